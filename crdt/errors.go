@@ -1,0 +1,93 @@
+package crdt
+
+import "errors"
+
+// Sentinel errors, grouped by the operation that returns them. Every error
+// returned by counterkit wraps exactly one of these, so callers test with
+// errors.Is and never compare strings. Adapters wrap driver errors so that
+// errors.Is(err, crdt.ErrX) and errors.As(err, &driverErr) both work.
+
+// Errors returned when validating input to Apply-style operations.
+var (
+	// ErrInvalidActor is returned when an ActorID is empty, too long, not
+	// valid UTF-8 or contains control characters.
+	ErrInvalidActor = errors.New("counterkit: invalid actor id")
+
+	// ErrInvalidTxnID is returned when a transaction or update id is empty,
+	// too long, not valid UTF-8 or contains control characters.
+	ErrInvalidTxnID = errors.New("counterkit: invalid transaction id")
+
+	// ErrInvalidAmount is returned when an amount is out of the domain an
+	// operation accepts (a negative increment of a grow-only counter, zero
+	// where zero is meaningless, math.MinInt64 where it cannot be negated).
+	ErrInvalidAmount = errors.New("counterkit: invalid amount")
+
+	// ErrOverflow is returned when an exact int64 result would not fit. The
+	// receiver is left unchanged; counterkit never wraps silently.
+	ErrOverflow = errors.New("counterkit: integer overflow")
+
+	// ErrConflictingTransaction is returned when one transaction id is seen
+	// with two different amounts or signs. The receiver is left unchanged.
+	ErrConflictingTransaction = errors.New("counterkit: conflicting amounts for one transaction id")
+
+	// ErrInvalidConfig is returned when options are out of range (a zero
+	// history length, a negative window).
+	ErrInvalidConfig = errors.New("counterkit: invalid configuration")
+)
+
+// Errors returned when an update falls outside a type's stated guarantee.
+var (
+	// ErrOutsideWindow is returned when an update is older than the type's
+	// write or retry window, so exactly-once can no longer be promised.
+	ErrOutsideWindow = errors.New("counterkit: update outside the write window")
+
+	// ErrExpired is returned by a sharded-tally mutator that is past its
+	// refuse-before-expiry margin; the caller must start a fresh mutator.
+	ErrExpired = errors.New("counterkit: mutator expired")
+
+	// ErrTooLarge is returned when a state would exceed a configured size
+	// bound (actors, history entries, shards, encoded bytes).
+	ErrTooLarge = errors.New("counterkit: state exceeds size limit")
+)
+
+// Errors returned by decoders.
+var (
+	// ErrCorruptEncoding is returned when bytes are not a well-formed
+	// encoding of the expected type (truncated, wrong msgpack kind, trailing
+	// bytes, invalid field values, non-canonical ordering).
+	ErrCorruptEncoding = errors.New("counterkit: corrupt encoding")
+
+	// ErrUnsupportedVersion is returned when the envelope carries a format
+	// version this build cannot read.
+	ErrUnsupportedVersion = errors.New("counterkit: unsupported format version")
+
+	// ErrTypeMismatch is returned when the envelope's type tag names a
+	// different type than the one being decoded.
+	ErrTypeMismatch = errors.New("counterkit: encoded type does not match")
+)
+
+// Errors returned by stores and the storage-independent drivers above them.
+var (
+	// ErrNotFound is returned when a key has no stored state and the
+	// operation requires one.
+	ErrNotFound = errors.New("counterkit: not found")
+
+	// ErrAmbiguousWrite is returned when a write may or may not have landed
+	// (a timeout after send, a connection reset, a 5xx) and retries were
+	// exhausted. Because counterkit writes are idempotent, retrying the same
+	// operation later is always safe.
+	ErrAmbiguousWrite = errors.New("counterkit: write outcome unknown")
+
+	// ErrUnavailable is returned when the store refused the operation
+	// before it could take effect (not enough replicas, connection refused).
+	// The write is known not to have landed.
+	ErrUnavailable = errors.New("counterkit: store unavailable")
+
+	// ErrInvalidIdentifier is returned when a keyspace, table or bucket name
+	// is not a safe identifier for the store.
+	ErrInvalidIdentifier = errors.New("counterkit: invalid identifier")
+
+	// ErrMisconfiguredStore is returned when the store's settings would break
+	// a guarantee (a Riak bucket with last_write_wins=true, allow_mult=false).
+	ErrMisconfiguredStore = errors.New("counterkit: store misconfigured")
+)

@@ -1,0 +1,92 @@
+package crdt
+
+import (
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxIDLen is the largest ActorID or TxnID, in bytes. Ids are stored in every
+// state that mentions them, so the bound keeps states small and decoders safe.
+const MaxIDLen = 255
+
+// ActorID names a replica, process or mutator that updates a counter. An
+// actor must apply its own updates serially; concurrency comes from having
+// several actors. Valid ids are 1..MaxIDLen bytes of UTF-8 with no control
+// characters.
+//
+// Actor ids should be stable across restarts of the same logical actor: a
+// fresh id per process start makes states grow forever (see the package
+// documentation on actor explosion).
+type ActorID string
+
+// NewActorID validates s and returns it as an ActorID.
+func NewActorID(s string) (ActorID, error) {
+	a := ActorID(s)
+	if err := a.Validate(); err != nil {
+		return "", err
+	}
+	return a, nil
+}
+
+// Validate reports whether a is a valid actor id. The error wraps
+// ErrInvalidActor.
+func (a ActorID) Validate() error {
+	if reason := checkID(string(a)); reason != "" {
+		return fmt.Errorf("%w: %q %s", ErrInvalidActor, truncate(string(a)), reason)
+	}
+	return nil
+}
+
+// String returns the id.
+func (a ActorID) String() string { return string(a) }
+
+// TxnID is a client-chosen, globally unique transaction id. Retrying an
+// operation with the same TxnID is what makes it idempotent. Valid ids follow
+// the same rules as ActorID.
+type TxnID string
+
+// NewTxnID validates s and returns it as a TxnID.
+func NewTxnID(s string) (TxnID, error) {
+	t := TxnID(s)
+	if err := t.Validate(); err != nil {
+		return "", err
+	}
+	return t, nil
+}
+
+// Validate reports whether t is a valid transaction id. The error wraps
+// ErrInvalidTxnID.
+func (t TxnID) Validate() error {
+	if reason := checkID(string(t)); reason != "" {
+		return fmt.Errorf("%w: %q %s", ErrInvalidTxnID, truncate(string(t)), reason)
+	}
+	return nil
+}
+
+// String returns the id.
+func (t TxnID) String() string { return string(t) }
+
+func checkID(s string) string {
+	switch {
+	case s == "":
+		return "is empty"
+	case len(s) > MaxIDLen:
+		return fmt.Sprintf("is %d bytes, longer than %d", len(s), MaxIDLen)
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return "contains a control character"
+		}
+	}
+	return ""
+}
+
+func truncate(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}

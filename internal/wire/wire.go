@@ -1,0 +1,319 @@
+// Package wire holds the bounded msgpack primitives every counterkit codec
+// uses: the envelope, length-checked arrays and strings, and exact integers.
+//
+// Encoding is deterministic as long as callers emit elements in a canonical
+// order (codecs sort by actor or id). Decoding never trusts a length prefix:
+// a declared length larger than the bytes that remain is corrupt before any
+// allocation happens, and callers pass an explicit cap for each collection.
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Encoder writes msgpack values into a buffer. It remembers the first error;
+// Bytes reports it.
+type Encoder struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+	err error
+}
+
+// NewEncoder returns an encoder that starts with the envelope for tag and
+// version already written. The caller then writes exactly one body value.
+func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
+	e := &Encoder{}
+	e.enc = msgpack.NewEncoder(&e.buf)
+	e.ArrayLen(crdt.EnvelopeLen)
+	e.String(string(tag))
+	e.Uint(version)
+	return e
+}
+
+func (e *Encoder) keep(err error) {
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+}
+
+// ArrayLen writes an array header.
+func (e *Encoder) ArrayLen(n int) { e.keep(e.enc.EncodeArrayLen(n)) }
+
+// String writes a str value.
+func (e *Encoder) String(s string) { e.keep(e.enc.EncodeString(s)) }
+
+// Int writes a signed integer in its smallest msgpack form.
+func (e *Encoder) Int(v int64) { e.keep(e.enc.EncodeInt(v)) }
+
+// Uint writes an unsigned integer in its smallest msgpack form.
+func (e *Encoder) Uint(v uint64) { e.keep(e.enc.EncodeUint(v)) }
+
+// Bool writes a boolean.
+func (e *Encoder) Bool(v bool) { e.keep(e.enc.EncodeBool(v)) }
+
+// Bin writes a bin value.
+func (e *Encoder) Bin(b []byte) { e.keep(e.enc.EncodeBytes(b)) }
+
+// Nil writes nil.
+func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
+
+// Bytes returns the encoding, or the first error met while writing.
+func (e *Encoder) Bytes() ([]byte, error) {
+	if e.err != nil {
+		return nil, fmt.Errorf("counterkit: encode: %w", e.err)
+	}
+	return e.buf.Bytes(), nil
+}
+
+// Decoder reads msgpack values from a byte slice with bounded lengths. Every
+// error it returns wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge,
+// crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
+type Decoder struct {
+	r   *bytes.Reader
+	dec *msgpack.Decoder
+}
+
+// NewDecoder checks the input size against maxSize, then reads the envelope
+// and checks its tag. It returns the decoder positioned at the body and the
+// format version, which must be between 1 and maxVersion.
+func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (*Decoder, uint64, error) {
+	if len(data) > maxSize {
+		return nil, 0, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(data), maxSize)
+	}
+	d := &Decoder{r: bytes.NewReader(data)}
+	d.dec = msgpack.NewDecoder(d.r)
+	n, err := d.ArrayLen(crdt.EnvelopeLen)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n != crdt.EnvelopeLen {
+		return nil, 0, fmt.Errorf("%w: envelope has %d elements, want %d", crdt.ErrCorruptEncoding, n, crdt.EnvelopeLen)
+	}
+	got, err := d.String(64)
+	if err != nil {
+		return nil, 0, err
+	}
+	if crdt.TypeTag(got) != tag {
+		return nil, 0, fmt.Errorf("%w: got %q, want %q", crdt.ErrTypeMismatch, got, tag)
+	}
+	v, err := d.Uint()
+	if err != nil {
+		return nil, 0, err
+	}
+	if v == 0 || v > maxVersion {
+		return nil, 0, fmt.Errorf("%w: %s format version %d (this build reads 1..%d)", crdt.ErrUnsupportedVersion, tag, v, maxVersion)
+	}
+	return d, v, nil
+}
+
+// Remaining is the number of unread bytes.
+func (d *Decoder) Remaining() int { return d.r.Len() }
+
+func corrupt(what string, err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: truncated reading %s", crdt.ErrCorruptEncoding, what)
+	}
+	return fmt.Errorf("%w: reading %s: %v", crdt.ErrCorruptEncoding, what, err)
+}
+
+// ArrayLen reads an array header. Nil arrays are corrupt. A length above max
+// wraps crdt.ErrTooLarge; a length above the remaining byte count (every
+// element takes at least one byte) is corrupt.
+func (d *Decoder) ArrayLen(max int) (int, error) {
+	n, err := d.dec.DecodeArrayLen()
+	if err != nil {
+		return 0, corrupt("array header", err)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%w: nil where an array is required", crdt.ErrCorruptEncoding)
+	}
+	if n > max {
+		return 0, fmt.Errorf("%w: array of %d elements, limit %d", crdt.ErrTooLarge, n, max)
+	}
+	if n > d.r.Len() {
+		return 0, fmt.Errorf("%w: array of %d elements but only %d bytes remain", crdt.ErrCorruptEncoding, n, d.r.Len())
+	}
+	return n, nil
+}
+
+// String reads a str of at most maxLen bytes.
+func (d *Decoder) String(maxLen int) (string, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return "", corrupt("string", err)
+	}
+	if !msgpcode.IsString(c) {
+		return "", fmt.Errorf("%w: code 0x%02x where a string is required", crdt.ErrCorruptEncoding, c)
+	}
+	s, err := d.dec.DecodeString()
+	if err != nil {
+		return "", corrupt("string", err)
+	}
+	if len(s) > maxLen {
+		return "", fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, len(s), maxLen)
+	}
+	return s, nil
+}
+
+// Actor reads and validates an actor id.
+func (d *Decoder) Actor() (crdt.ActorID, error) {
+	s, err := d.String(crdt.MaxIDLen)
+	if err != nil {
+		return "", err
+	}
+	a := crdt.ActorID(s)
+	if err := a.Validate(); err != nil {
+		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	return a, nil
+}
+
+// Txn reads and validates a transaction id.
+func (d *Decoder) Txn() (crdt.TxnID, error) {
+	s, err := d.String(crdt.MaxIDLen)
+	if err != nil {
+		return "", err
+	}
+	t := crdt.TxnID(s)
+	if err := t.Validate(); err != nil {
+		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	return t, nil
+}
+
+// Int reads an integer that must fit in int64.
+func (d *Decoder) Int() (int64, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return 0, corrupt("integer", err)
+	}
+	switch {
+	case c == msgpcode.Uint64:
+		u, err := d.dec.DecodeUint64()
+		if err != nil {
+			return 0, corrupt("integer", err)
+		}
+		if u > math.MaxInt64 {
+			return 0, fmt.Errorf("%w: integer %d does not fit int64", crdt.ErrCorruptEncoding, u)
+		}
+		return int64(u), nil
+	case msgpcode.IsFixedNum(c), c == msgpcode.Uint8, c == msgpcode.Uint16, c == msgpcode.Uint32,
+		c == msgpcode.Int8, c == msgpcode.Int16, c == msgpcode.Int32, c == msgpcode.Int64:
+		v, err := d.dec.DecodeInt64()
+		if err != nil {
+			return 0, corrupt("integer", err)
+		}
+		return v, nil
+	default:
+		return 0, fmt.Errorf("%w: code 0x%02x where an integer is required", crdt.ErrCorruptEncoding, c)
+	}
+}
+
+// NonNegInt reads an integer in [0, math.MaxInt64].
+func (d *Decoder) NonNegInt() (int64, error) {
+	v, err := d.Int()
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%w: negative integer %d where a non-negative one is required", crdt.ErrCorruptEncoding, v)
+	}
+	return v, nil
+}
+
+// Uint reads a non-negative integer as uint64.
+func (d *Decoder) Uint() (uint64, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return 0, corrupt("unsigned integer", err)
+	}
+	if c == msgpcode.Uint64 {
+		u, err := d.dec.DecodeUint64()
+		if err != nil {
+			return 0, corrupt("unsigned integer", err)
+		}
+		return u, nil
+	}
+	v, err := d.Int()
+	if err != nil {
+		return 0, err
+	}
+	if v < 0 {
+		return 0, fmt.Errorf("%w: negative integer %d where an unsigned one is required", crdt.ErrCorruptEncoding, v)
+	}
+	return uint64(v), nil
+}
+
+// Bool reads a boolean.
+func (d *Decoder) Bool() (bool, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return false, corrupt("bool", err)
+	}
+	if c != msgpcode.True && c != msgpcode.False {
+		return false, fmt.Errorf("%w: code 0x%02x where a bool is required", crdt.ErrCorruptEncoding, c)
+	}
+	return c == msgpcode.True, d.skipByte()
+}
+
+func (d *Decoder) skipByte() error {
+	if _, err := d.r.ReadByte(); err != nil {
+		return corrupt("byte", err)
+	}
+	return nil
+}
+
+// Bin reads a bin value of at most maxLen bytes.
+func (d *Decoder) Bin(maxLen int) ([]byte, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return nil, corrupt("bin", err)
+	}
+	if !msgpcode.IsBin(c) {
+		return nil, fmt.Errorf("%w: code 0x%02x where bin is required", crdt.ErrCorruptEncoding, c)
+	}
+	n, err := d.dec.DecodeBytesLen()
+	if err != nil {
+		return nil, corrupt("bin", err)
+	}
+	if n > maxLen {
+		return nil, fmt.Errorf("%w: bin of %d bytes, limit %d", crdt.ErrTooLarge, n, maxLen)
+	}
+	if n > d.r.Len() {
+		return nil, fmt.Errorf("%w: bin of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
+	}
+	b := make([]byte, n)
+	if err := d.dec.ReadFull(b); err != nil {
+		return nil, corrupt("bin", err)
+	}
+	return b, nil
+}
+
+// IsNil reports whether the next value is nil, consuming it if so.
+func (d *Decoder) IsNil() (bool, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return false, corrupt("value", err)
+	}
+	if c != msgpcode.Nil {
+		return false, nil
+	}
+	return true, d.skipByte()
+}
+
+// Finish reports trailing bytes as corrupt.
+func (d *Decoder) Finish() error {
+	if n := d.r.Len(); n != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", crdt.ErrCorruptEncoding, n)
+	}
+	return nil
+}
