@@ -1,0 +1,65 @@
+// Package counterkit is a library of counters that stay correct when the
+// network lies: a retried credit never counts twice, two replicas always
+// converge, and an increment costs one write.
+//
+// This root package holds no code; it is the design note for the module.
+// Each counter type lives in its own package and is pure (no I/O); stores are
+// small interfaces defined next to the type that uses them, with an
+// in-memory reference backend in adapters/memory and real backends for
+// Apache Cassandra (adapters/cassandra) and Riak KV (adapters/riak) in their
+// own Go modules, so importing the core never pulls a driver.
+//
+// # Which counter
+//
+//   - gcounter: grow-only, one entry per actor, Merge is the per-actor max.
+//   - pncounter: two GCounters (increments and decrements); Value = P − N.
+//   - tpncounter and ledger: a PN counter whose actors remember their recent
+//     transaction ids, so credits and debits retried by any actor count once
+//     within the history window. The Ledger drives it over any store that
+//     returns siblings (read, merge siblings, apply, write back).
+//   - tally: seed 001's sharded counter: each mutator overwrites its own
+//     expiring shard (never reads), a GC folds final shards into a tally with
+//     one idempotent last-write-wins write. Generic over the aggregate (sum,
+//     min, max, stats, HyperLogLog distinct counts).
+//   - deltalog: seed 003's windowed log: each update is a cell keyed by a
+//     client time-based id; merge cells summarise everything older than the
+//     write window.
+//   - balance: seed 000's N/S/T tombstone log (seller_balance).
+//
+// # What Merge means
+//
+// Every state-based type implements crdt.State: Merge is the join of a
+// join-semilattice, so it is commutative, associative and idempotent; any two
+// replicas that have seen the same updates, in any order and with any
+// duplication, hold equal states. Merge returns an error, and leaves its
+// receiver unchanged, only when the join cannot be represented (an exact int64
+// would overflow, a size bound would be exceeded, two states disagree about
+// one transaction's amount).
+//
+// # Guarantees and their limits
+//
+// Amounts are exact int64: overflow is an error wrapping crdt.ErrOverflow,
+// never a wrap-around. Each type states the window inside which an
+// acknowledged update is counted exactly once (the ledger's history length,
+// the tally's expiry and GC grace, the log's write window); outside it, the
+// API reports the limit (crdt.ErrOutsideWindow, crdt.ErrExpired, an outcome)
+// instead of drifting silently. Writes are idempotent, so an ambiguous write
+// (crdt.ErrAmbiguousWrite) is always safe to retry.
+//
+// # Wire format
+//
+// Every encoding is msgpack inside a versioned envelope
+// [type tag, format version, body] (see crdt.TypeTag and SPEC.md). Encodings
+// are deterministic; decoders are bounded, fuzzed, and wrap
+// crdt.ErrCorruptEncoding, crdt.ErrUnsupportedVersion, crdt.ErrTypeMismatch or
+// crdt.ErrTooLarge.
+//
+// # Caveats
+//
+//   - Actor ids should be stable across restarts. A fresh actor per process
+//     start grows every state forever (actor explosion); Stats accessors report
+//     sizes so growth is visible.
+//   - An actor applies its own updates serially; concurrency comes from many
+//     actors.
+//   - Time-based windows assume bounded clock skew, configured per type.
+package counterkit
