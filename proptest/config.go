@@ -1,0 +1,216 @@
+package proptest
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Environment variables read by this package.
+const (
+	// EnvSeed names the variable that fixes the random seed. When it is
+	// unset, seeds come from the clock. Every checker logs the seed it used,
+	// so a failure can always be replayed.
+	EnvSeed = "COUNTERKIT_SEED"
+
+	// EnvCases names the variable that scales the number of random cases: a
+	// positive decimal multiplier (COUNTERKIT_CASES=20 for a long local run,
+	// 0.1 for a quick one). Unset means 1.
+	EnvCases = "COUNTERKIT_CASES"
+)
+
+// Defaults used by DefaultConfig and for zero fields of a Config.
+const (
+	// DefaultCases is the number of random schedules per check before
+	// COUNTERKIT_CASES scales it.
+	DefaultCases = 1000
+	// DefaultReplicas is the number of replicas (and actors) per schedule.
+	DefaultReplicas = 3
+	// DefaultMaxOps bounds the Apply steps per schedule.
+	DefaultMaxOps = 40
+)
+
+// MinReplicas is the smallest number of replicas a schedule uses; a Config
+// asking for fewer gets this many.
+const MinReplicas = 3
+
+// Config sets the budget and the seed of a check. The zero value is ready to
+// use: zero fields mean DefaultCases (scaled by COUNTERKIT_CASES), a seed
+// from Seed, DefaultReplicas and DefaultMaxOps. A Config is a plain value and
+// safe to copy and share.
+type Config struct {
+	// Cases is the number of random schedules a check must pass.
+	Cases int
+	// Seed seeds gopter's random source. Zero means "ask Seed()", so an
+	// explicit seed of 0 cannot be requested.
+	Seed int64
+	// Replicas is the number of replicas, each its own actor (at least
+	// MinReplicas).
+	Replicas int
+	// MaxOps bounds the Apply steps in one schedule. A schedule has at most
+	// MaxSteps(MaxOps) steps in total.
+	MaxOps int
+}
+
+// DefaultConfig returns Cases = 1000 × COUNTERKIT_CASES, Seed from
+// COUNTERKIT_SEED or the clock, Replicas = 3 and MaxOps = 40. It panics when
+// either variable is malformed: a mistyped replay command must not silently
+// run a different test. Use FromEnv to get the error instead.
+func DefaultConfig() Config {
+	cfg, err := FromEnv()
+	if err != nil {
+		panic(err)
+	}
+	return cfg
+}
+
+// FromEnv is DefaultConfig returning an error wrapping crdt.ErrInvalidConfig
+// instead of panicking.
+func FromEnv() (Config, error) {
+	seed, err := seedFromEnv()
+	if err != nil {
+		return Config{}, err
+	}
+	cases, err := scale(DefaultCases)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{Cases: cases, Seed: seed, Replicas: DefaultReplicas, MaxOps: DefaultMaxOps}, nil
+}
+
+// Seed returns COUNTERKIT_SEED when it is set and the current time in
+// nanoseconds otherwise. It panics when the variable is not a decimal int64.
+func Seed() int64 {
+	seed, err := seedFromEnv()
+	if err != nil {
+		panic(err)
+	}
+	return seed
+}
+
+// Scale returns n multiplied by COUNTERKIT_CASES, rounded, and at least 1.
+// Simulations outside this package use it so that one variable scales every
+// randomised test. It panics when the variable is malformed.
+func Scale(n int) int {
+	v, err := scale(n)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func seedFromEnv() (int64, error) {
+	s, ok := os.LookupEnv(EnvSeed)
+	if !ok || strings.TrimSpace(s) == "" {
+		return time.Now().UnixNano(), nil
+	}
+	seed, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s=%q is not a decimal int64", crdt.ErrInvalidConfig, EnvSeed, s)
+	}
+	return seed, nil
+}
+
+func scale(n int) (int, error) {
+	s, ok := os.LookupEnv(EnvCases)
+	mult := 1.0
+	if ok && strings.TrimSpace(s) != "" {
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+			return 0, fmt.Errorf("%w: %s=%q is not a positive number", crdt.ErrInvalidConfig, EnvCases, s)
+		}
+		mult = f
+	}
+	v := math.Round(float64(n) * mult)
+	switch {
+	case v < 1:
+		return 1, nil
+	case v > math.MaxInt32:
+		return math.MaxInt32, nil
+	}
+	return int(v), nil
+}
+
+// MaxSteps is the most steps a schedule with maxOps Apply steps can have:
+// roughly two delivery or snapshot steps per operation.
+func MaxSteps(maxOps int) int { return 3 * maxOps }
+
+// normalize fills zero fields and rejects negative ones.
+func (c Config) normalize() (Config, error) {
+	if c.Cases < 0 || c.Replicas < 0 || c.MaxOps < 0 {
+		return c, fmt.Errorf("%w: negative field in %+v", crdt.ErrInvalidConfig, c)
+	}
+	if c.Cases == 0 {
+		n, err := scale(DefaultCases)
+		if err != nil {
+			return c, err
+		}
+		c.Cases = n
+	}
+	if c.Seed == 0 {
+		s, err := seedFromEnv()
+		if err != nil {
+			return c, err
+		}
+		c.Seed = s
+	}
+	if c.Replicas < MinReplicas {
+		c.Replicas = MinReplicas
+	}
+	if c.MaxOps == 0 {
+		c.MaxOps = DefaultMaxOps
+	}
+	return c, nil
+}
+
+// Replay returns the shell command that reruns tb's test with seed, for
+// example
+//
+//	COUNTERKIT_SEED=42 go test ./gcounter -run '^TestLaws$'
+//
+// The package path is tb's working directory relative to the enclosing
+// module (go test runs each package in its own directory).
+func Replay(tb testing.TB, seed int64) string {
+	return replayCommand(tb.Name(), seed)
+}
+
+func replayCommand(testName string, seed int64) string {
+	parts := strings.Split(testName, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	run := strings.Join(parts, "/")
+	run = strings.ReplaceAll(run, "'", `'\''`)
+	return fmt.Sprintf("%s=%d go test %s -run '%s'", EnvSeed, seed, packageDir(), run)
+}
+
+// packageDir returns "./<dir>" for the working directory relative to the
+// nearest go.mod above it, or "." when there is none.
+func packageDir() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			rel, err := filepath.Rel(dir, wd)
+			if err != nil || rel == "." {
+				return "."
+			}
+			return "./" + filepath.ToSlash(rel)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "."
+		}
+		dir = parent
+	}
+}

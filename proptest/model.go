@@ -1,0 +1,81 @@
+package proptest
+
+import (
+	"fmt"
+
+	"github.com/leanovate/gopter"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Model describes a state-based CRDT to the checkers: how to make, change,
+// merge, copy and compare states of type S, how to generate operations of
+// type O, and a plain reference model (Expect) for the observable value.
+//
+// All fields except Name and Leq are required. The functions must be
+// deterministic: a replayed seed reproduces a failure only if the same
+// schedule gives the same results. A Model is safe for concurrent use if its
+// functions are; the checkers call them from one goroutine.
+type Model[S any, O any] struct {
+	// Name labels reports ("gcounter", "pncounter/history=4").
+	Name string
+	// New returns a fresh empty state.
+	New func() S
+	// GenOp generates values of type O.
+	GenOp gopter.Gen
+	// Apply mutates s as actor. An error means the op was rejected and s is
+	// unchanged; the checkers verify the second half.
+	Apply func(s S, actor crdt.ActorID, op O) error
+	// Merge sets dst to dst ⊔ src. It must not modify src. Any error is
+	// reported as a property failure.
+	Merge func(dst, src S) error
+	// Clone returns a deep copy.
+	Clone func(S) S
+	// Equal reports whether two states are observably the same.
+	Equal func(a, b S) bool
+	// Value returns the observable value; it is compared with Expect's
+	// result by reflect.DeepEqual, so both must use the same dynamic type.
+	Value func(S) any
+	// Expect is the reference model: the value after exactly these accepted
+	// ops, in any order. The slice may hold the same op value more than once
+	// (a retry applied by two actors); deduplicating is the model's job when
+	// the type promises exactly-once.
+	Expect func(applied []O) any
+	// Leq is an optional partial order on states. When set, Apply must be
+	// inflationary (s ≤ Apply(s)), Merge must be an upper bound of both
+	// operands, and a ≤ b must imply a ⊔ b = b.
+	Leq func(a, b S) bool
+}
+
+func (m Model[S, O]) validate() error {
+	missing := ""
+	switch {
+	case m.New == nil:
+		missing = "New"
+	case m.GenOp == nil:
+		missing = "GenOp"
+	case m.Apply == nil:
+		missing = "Apply"
+	case m.Merge == nil:
+		missing = "Merge"
+	case m.Clone == nil:
+		missing = "Clone"
+	case m.Equal == nil:
+		missing = "Equal"
+	case m.Value == nil:
+		missing = "Value"
+	case m.Expect == nil:
+		missing = "Expect"
+	}
+	if missing != "" {
+		return fmt.Errorf("%w: proptest.Model %q has no %s", crdt.ErrInvalidConfig, m.name(), missing)
+	}
+	return nil
+}
+
+func (m Model[S, O]) name() string {
+	if m.Name == "" {
+		return "model"
+	}
+	return m.Name
+}
