@@ -61,7 +61,12 @@ func (e *Encoder) Uint(v uint64) { e.keep(e.enc.EncodeUint(v)) }
 func (e *Encoder) Bool(v bool) { e.keep(e.enc.EncodeBool(v)) }
 
 // Bin writes a bin value.
-func (e *Encoder) Bin(b []byte) { e.keep(e.enc.EncodeBytes(b)) }
+func (e *Encoder) Bin(b []byte) {
+	if b == nil {
+		b = []byte{} // EncodeBytes(nil) writes nil, which Decoder.Bin rejects
+	}
+	e.keep(e.enc.EncodeBytes(b))
+}
 
 // Nil writes nil.
 func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
@@ -91,7 +96,7 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 	}
 	d := &Decoder{r: bytes.NewReader(data)}
 	d.dec = msgpack.NewDecoder(d.r)
-	n, err := d.ArrayLen(crdt.EnvelopeLen)
+	n, err := d.ArrayLen(math.MaxInt32) // exact arity is checked below
 	if err != nil {
 		return nil, 0, err
 	}
@@ -154,14 +159,21 @@ func (d *Decoder) String(maxLen int) (string, error) {
 	if !msgpcode.IsString(c) {
 		return "", fmt.Errorf("%w: code 0x%02x where a string is required", crdt.ErrCorruptEncoding, c)
 	}
-	s, err := d.dec.DecodeString()
+	n, err := d.dec.DecodeBytesLen() // str headers too; checked before allocating
 	if err != nil {
 		return "", corrupt("string", err)
 	}
-	if len(s) > maxLen {
-		return "", fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, len(s), maxLen)
+	if n > maxLen {
+		return "", fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, n, maxLen)
 	}
-	return s, nil
+	if n > d.r.Len() {
+		return "", fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
+	}
+	b := make([]byte, n)
+	if err := d.dec.ReadFull(b); err != nil {
+		return "", corrupt("string", err)
+	}
+	return string(b), nil
 }
 
 // Actor reads and validates an actor id.
@@ -190,8 +202,58 @@ func (d *Decoder) Txn() (crdt.TxnID, error) {
 	return t, nil
 }
 
-// Int reads an integer that must fit in int64.
+// minimalCode is the code msgpack's smallest form uses for v.
+func minimalCode(v int64) byte {
+	switch {
+	case v >= 0 && v <= math.MaxInt8:
+		return msgpcode.PosFixedNumHigh // any positive fixnum
+	case v < 0 && v >= -32:
+		return msgpcode.NegFixedNumLow // any negative fixnum
+	case v >= 0 && v <= math.MaxUint8:
+		return msgpcode.Uint8
+	case v >= 0 && v <= math.MaxUint16:
+		return msgpcode.Uint16
+	case v >= 0 && v <= math.MaxUint32:
+		return msgpcode.Uint32
+	case v >= 0:
+		return msgpcode.Uint64
+	case v >= math.MinInt8:
+		return msgpcode.Int8
+	case v >= math.MinInt16:
+		return msgpcode.Int16
+	case v >= math.MinInt32:
+		return msgpcode.Int32
+	}
+	return msgpcode.Int64
+}
+
+func sameForm(c, want byte) bool {
+	switch want {
+	case msgpcode.PosFixedNumHigh:
+		return c <= msgpcode.PosFixedNumHigh
+	case msgpcode.NegFixedNumLow:
+		return c >= msgpcode.NegFixedNumLow
+	}
+	return c == want
+}
+
+// Int reads an integer that must fit in int64, in its smallest form.
 func (d *Decoder) Int() (int64, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return 0, corrupt("integer", err)
+	}
+	v, err := d.anyInt()
+	if err != nil {
+		return 0, err
+	}
+	if !sameForm(c, minimalCode(v)) {
+		return 0, fmt.Errorf("%w: integer %d not in its smallest form (code 0x%02x)", crdt.ErrCorruptEncoding, v, c)
+	}
+	return v, nil
+}
+
+func (d *Decoder) anyInt() (int64, error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
 		return 0, corrupt("integer", err)

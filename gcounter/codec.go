@@ -1,0 +1,158 @@
+package gcounter
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// Version is the format version MarshalBinary writes and the newest one
+// UnmarshalBinary reads.
+const Version = 1
+
+// MaxEncodedSize is the largest input UnmarshalBinary accepts.
+const MaxEncodedSize = crdt.DefaultMaxEncodedSize
+
+// envelopeSize is the encoded size of [tag, Version] plus the array header.
+var envelopeSize = arrayHeaderSize(crdt.EnvelopeLen) + strSize(len(crdt.TagGCounter)) + uintSize(Version)
+
+// MarshalBinary encodes the counter as the crdt envelope
+//
+//	["gcounter", 1, [[actor, count], ...]]
+//
+// with pairs sorted by actor byte order and every count positive, so equal
+// counters always give identical bytes.
+func (c *Counter) MarshalBinary() ([]byte, error) {
+	e := wire.NewEncoder(crdt.TagGCounter, Version)
+	e.ArrayLen(len(c.entries))
+	for _, en := range c.sorted() {
+		e.ArrayLen(2)
+		e.String(string(en.actor))
+		e.Int(en.count)
+	}
+	return e.Bytes()
+}
+
+// UnmarshalBinary replaces the counter with the one data encodes. It accepts
+// only the canonical form MarshalBinary writes: at most MaxEncodedSize bytes
+// and MaxActors pairs, actors valid and strictly increasing, counts positive
+// and summing to at most math.MaxInt64, no trailing bytes. Errors wrap
+// crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
+// ErrUnsupportedVersion, and leave the receiver unchanged.
+func (c *Counter) UnmarshalBinary(data []byte) error {
+	d, _, err := wire.NewDecoder(data, crdt.TagGCounter, Version, MaxEncodedSize)
+	if err != nil {
+		return fmt.Errorf("gcounter: decode: %w", err)
+	}
+	out, err := decodePairs(d)
+	if err != nil {
+		return fmt.Errorf("gcounter: decode: %w", err)
+	}
+	if err := d.Finish(); err != nil {
+		return fmt.Errorf("gcounter: decode: %w", err)
+	}
+	*c = *out
+	return nil
+}
+
+// decodePairs reads the body array of [actor, count] pairs.
+func decodePairs(d *wire.Decoder) (*Counter, error) {
+	n, err := d.ArrayLen(MaxActors)
+	if err != nil {
+		return nil, err
+	}
+	out := &Counter{}
+	out.Grow(n)
+	var prev crdt.ActorID
+	for i := range n {
+		if err := tuple(d, 2, "pair"); err != nil {
+			return nil, err
+		}
+		actor, err := d.Actor()
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 && actor <= prev {
+			return nil, fmt.Errorf("%w: actor %q after %q: pairs must be strictly increasing", crdt.ErrCorruptEncoding, actor, prev)
+		}
+		prev = actor
+		count, err := d.NonNegInt()
+		if err != nil {
+			return nil, err
+		}
+		if count == 0 {
+			return nil, fmt.Errorf("%w: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, actor)
+		}
+		if out.total > maxInt64-count {
+			return nil, fmt.Errorf("%w: counts sum past %d", crdt.ErrCorruptEncoding, int64(maxInt64))
+		}
+		out.add(actor, count)
+		out.total += count
+	}
+	return out, nil
+}
+
+const maxInt64 = 1<<63 - 1
+
+// tuple reads the header of a fixed-shape array of exactly n elements. A
+// different length is corrupt, never "too large": the shape is part of the
+// format, not a size a caller could exceed. (wire.Decoder.ArrayLen(n) would
+// report n+1 elements as crdt.ErrTooLarge.)
+func tuple(d *wire.Decoder, n int, what string) error {
+	m, err := d.ArrayLen(math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	if m != n {
+		return fmt.Errorf("%w: %s has %d elements, want %d", crdt.ErrCorruptEncoding, what, m, n)
+	}
+	return nil
+}
+
+// bodySize is the encoded size of the pairs array.
+func (c *Counter) bodySize() int {
+	n := arrayHeaderSize(len(c.entries))
+	for _, e := range c.entries {
+		n += arrayHeaderSize(2) + strSize(len(e.actor)) + uintSize(uint64(e.count))
+	}
+	return n
+}
+
+// Sizes of msgpack values in the smallest form, as msgpack/v5 writes them.
+func strSize(n int) int {
+	switch {
+	case n < 32:
+		return 1 + n
+	case n < 1<<8:
+		return 2 + n
+	case n < 1<<16:
+		return 3 + n
+	}
+	return 5 + n
+}
+
+func uintSize(v uint64) int {
+	switch {
+	case v < 128:
+		return 1
+	case v < 1<<8:
+		return 2
+	case v < 1<<16:
+		return 3
+	case v < 1<<32:
+		return 5
+	}
+	return 9
+}
+
+func arrayHeaderSize(n int) int {
+	switch {
+	case n < 16:
+		return 1
+	case n < 1<<16:
+		return 3
+	}
+	return 5
+}

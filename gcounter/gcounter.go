@@ -1,0 +1,287 @@
+package gcounter
+
+import (
+	"cmp"
+	"fmt"
+	"iter"
+	"math"
+	"slices"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// MaxActors is the largest number of actors a Counter holds. Increment and
+// Merge refuse to grow past it with an error wrapping crdt.ErrTooLarge, and
+// the decoder rejects longer encodings the same way.
+//
+// The bound is chosen so that every state the package can build also
+// encodes and decodes: even with MaxIDLen-byte actor ids and counts that
+// need nine bytes, a PNCounter (two Counters) stays under
+// crdt.DefaultMaxEncodedSize. Needing more actors than this is almost always
+// "actor explosion" (a fresh ActorID per process start), not real load.
+const MaxActors = 30000
+
+// entry is one actor's contribution.
+type entry struct {
+	actor crdt.ActorID
+	count int64
+}
+
+// Counter is a grow-only counter: each actor owns one non-negative count,
+// and the value is the sum of the counts.
+//
+// The zero value is an empty counter ready to use. A Counter is not safe for
+// concurrent use; callers that share one between goroutines must lock. Copying
+// a Counter value aliases its storage; use Clone.
+//
+// Every count is positive (an actor with nothing counted is not stored), so
+// two counters with the same value per actor are Equal and encode to the
+// same bytes.
+type Counter struct {
+	index   map[crdt.ActorID]int // actor -> position in entries
+	entries []entry              // unordered; sorted on demand
+	total   int64                // cached sum of counts, never overflowed
+}
+
+// Compile-time check that *Counter satisfies the shared contracts.
+var (
+	_ crdt.State[*Counter] = (*Counter)(nil)
+	_ crdt.Valuer          = (*Counter)(nil)
+	_ crdt.Codec           = (*Counter)(nil)
+)
+
+// New returns an empty counter. It is equivalent to new(Counter).
+func New() *Counter { return new(Counter) }
+
+// Increment adds n to actor's count.
+//
+// n must be non-negative (ErrInvalidAmount otherwise); zero validates the
+// actor and changes nothing. actor must be valid (ErrInvalidActor). When the
+// counter's total would exceed math.MaxInt64 the error wraps ErrOverflow;
+// when a new actor would exceed MaxActors it wraps ErrTooLarge. On error the
+// counter is unchanged.
+//
+// Incrementing an actor the counter already holds does not allocate.
+func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("gcounter: increment of %d by %q: %w (must be >= 0)", n, actor, crdt.ErrInvalidAmount)
+	}
+	i, ok := c.index[actor]
+	if !ok {
+		// Every stored actor was validated on the way in, so only new
+		// actors need checking; this keeps the hot path cheap.
+		if err := actor.Validate(); err != nil {
+			return fmt.Errorf("gcounter: increment: %w", err)
+		}
+	}
+	if c.total > math.MaxInt64-n {
+		return fmt.Errorf("gcounter: increment of %d by %q: %w (total %d)", n, actor, crdt.ErrOverflow, c.total)
+	}
+	if n == 0 {
+		return nil
+	}
+	if ok {
+		// count <= total, so count+n cannot overflow either.
+		c.entries[i].count += n
+		c.total += n
+		return nil
+	}
+	if len(c.entries) >= MaxActors {
+		return fmt.Errorf("gcounter: new actor %q: %w (%d actors, limit %d)", actor, crdt.ErrTooLarge, len(c.entries), MaxActors)
+	}
+	c.add(actor, n)
+	c.total += n
+	return nil
+}
+
+// Grow reserves room for n more actors, so that the next n Increments of new
+// actors (or a Merge bringing them) reallocate less. Like slices.Grow it
+// changes capacity only, never the state; n is capped at MaxActors. It is
+// most effective on an empty counter, whose index it can size exactly.
+func (c *Counter) Grow(n int) {
+	n = min(n, MaxActors-len(c.entries))
+	if n <= 0 {
+		return
+	}
+	if c.index == nil {
+		c.index = make(map[crdt.ActorID]int, n)
+	}
+	c.entries = slices.Grow(c.entries, n)
+}
+
+// add appends a new actor; the caller has validated it and updates total.
+func (c *Counter) add(actor crdt.ActorID, n int64) {
+	if c.index == nil {
+		c.index = make(map[crdt.ActorID]int)
+	}
+	c.index[actor] = len(c.entries)
+	c.entries = append(c.entries, entry{actor: actor, count: n})
+}
+
+// CheckMerge returns the error Merge(other) would return, without changing
+// the receiver. Types built from several Counters use it to merge all parts
+// or none.
+func (c *Counter) CheckMerge(other *Counter) error {
+	_, err := c.checkMerge(other)
+	return err
+}
+
+// checkMerge is CheckMerge that also returns how many actors Merge would
+// add.
+func (c *Counter) checkMerge(other *Counter) (int, error) {
+	if other == nil || other == c {
+		return 0, nil
+	}
+	total, added := c.total, 0
+	for _, e := range other.entries {
+		mine := int64(0)
+		if i, ok := c.index[e.actor]; ok {
+			mine = c.entries[i].count
+		} else {
+			added++
+		}
+		if d := e.count - mine; d > 0 { // both >= 0, so d cannot overflow
+			if total > math.MaxInt64-d {
+				return 0, fmt.Errorf("gcounter: merge: %w (merged total exceeds %d)", crdt.ErrOverflow, int64(math.MaxInt64))
+			}
+			total += d
+		}
+	}
+	if n := len(c.entries) + added; n > MaxActors {
+		return 0, fmt.Errorf("gcounter: merge: %w (%d actors, limit %d)", crdt.ErrTooLarge, n, MaxActors)
+	}
+	return added, nil
+}
+
+// Merge sets the receiver to the join of both counters: for every actor, the
+// larger of the two counts. Merge is commutative, associative and
+// idempotent, and never modifies other; a nil other is empty.
+//
+// When the merged total would exceed math.MaxInt64 the error wraps
+// ErrOverflow; when the union of actors would exceed MaxActors it wraps
+// ErrTooLarge. On error the receiver is unchanged.
+func (c *Counter) Merge(other *Counter) error {
+	if other == nil || other == c {
+		return nil
+	}
+	added, err := c.checkMerge(other)
+	if err != nil {
+		return err
+	}
+	c.Grow(added)
+	for _, e := range other.entries {
+		i, ok := c.index[e.actor]
+		switch {
+		case !ok:
+			c.add(e.actor, e.count)
+			c.total += e.count
+		case e.count > c.entries[i].count:
+			c.total += e.count - c.entries[i].count
+			c.entries[i].count = e.count
+		}
+	}
+	return nil
+}
+
+// Value returns the sum of all counts. It is O(1).
+func (c *Counter) Value() int64 { return c.total }
+
+// Get returns actor's count, zero if the counter does not hold actor.
+func (c *Counter) Get(actor crdt.ActorID) int64 {
+	if i, ok := c.index[actor]; ok {
+		return c.entries[i].count
+	}
+	return 0
+}
+
+// Len returns the number of actors with a positive count.
+func (c *Counter) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.entries)
+}
+
+// Actors returns the actors with a positive count, sorted by byte order.
+func (c *Counter) Actors() []crdt.ActorID {
+	out := make([]crdt.ActorID, len(c.entries))
+	for i, e := range c.sorted() {
+		out[i] = e.actor
+	}
+	return out
+}
+
+// All iterates over (actor, count) pairs in actor byte order, the order of
+// the encoding. The counter must not be changed during the iteration.
+func (c *Counter) All() iter.Seq2[crdt.ActorID, int64] {
+	return func(yield func(crdt.ActorID, int64) bool) {
+		for _, e := range c.sorted() {
+			if !yield(e.actor, e.count) {
+				return
+			}
+		}
+	}
+}
+
+// sorted returns a copy of the entries in actor order.
+func (c *Counter) sorted() []entry {
+	s := slices.Clone(c.entries)
+	slices.SortFunc(s, func(a, b entry) int { return cmp.Compare(a.actor, b.actor) })
+	return s
+}
+
+// Clone returns a deep copy.
+func (c *Counter) Clone() *Counter {
+	out := &Counter{total: c.total}
+	if len(c.entries) > 0 {
+		out.entries = slices.Clone(c.entries)
+		out.index = make(map[crdt.ActorID]int, len(c.entries))
+		for i, e := range out.entries {
+			out.index[e.actor] = i
+		}
+	}
+	return out
+}
+
+// Equal reports whether both counters hold the same count for every actor.
+// Equal counters have the same value and the same encoding. A nil counter
+// equals an empty one.
+func (c *Counter) Equal(other *Counter) bool {
+	if c == nil || other == nil {
+		return c.Len() == other.Len()
+	}
+	if c.total != other.total || len(c.entries) != len(other.entries) {
+		return false
+	}
+	for _, e := range c.entries {
+		if other.Get(e.actor) != e.count {
+			return false
+		}
+	}
+	return true
+}
+
+// String formats the counter for debugging, actors in order.
+func (c *Counter) String() string {
+	s := fmt.Sprintf("gcounter(%d){", c.total)
+	for i, e := range c.sorted() {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%q:%d", e.actor, e.count)
+	}
+	return s + "}"
+}
+
+// Stats describes a counter's size.
+type Stats struct {
+	// Actors is the number of actors with a positive count.
+	Actors int
+	// EncodedSize is len(MarshalBinary()) in bytes.
+	EncodedSize int
+}
+
+// Stats returns the counter's size without encoding it. It is O(actors).
+func (c *Counter) Stats() Stats {
+	return Stats{Actors: c.Len(), EncodedSize: envelopeSize + c.bodySize()}
+}

@@ -1,0 +1,387 @@
+package wire_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+const tag crdt.TypeTag = "test.type"
+
+// body encodes one envelope whose body is written by f.
+func body(t testing.TB, f func(e *wire.Encoder)) []byte {
+	t.Helper()
+	e := wire.NewEncoder(tag, 1)
+	f(e)
+	b, err := e.Bytes()
+	require.NoError(t, err)
+	return bytes.Clone(b)
+}
+
+// raw builds an envelope with the msgpack library directly, so that
+// decoder tests do not depend on the encoder under test.
+func raw(t testing.TB, tagv, version any, rest ...any) []byte {
+	t.Helper()
+	b, err := msgpack.Marshal(append([]any{tagv, version}, rest...))
+	require.NoError(t, err)
+	return b
+}
+
+func open(t testing.TB, data []byte) *wire.Decoder {
+	t.Helper()
+	d, v, err := wire.NewDecoder(data, tag, 1, 1<<20)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, v)
+	return d
+}
+
+func TestEnvelopeBytes(t *testing.T) {
+	got := body(t, func(e *wire.Encoder) { e.Nil() })
+	// fixarray(3), fixstr(9) "test.type", fixint 1, nil
+	require.Equal(t, "93a9746573742e7479706501c0", hex.EncodeToString(got))
+}
+
+func TestIntRoundTripAndMinimalForm(t *testing.T) {
+	// Each value with the size msgpack's smallest form takes.
+	cases := []struct {
+		v    int64
+		size int
+	}{
+		{0, 1}, {1, 1}, {127, 1}, {128, 2}, {255, 2}, {256, 3}, {65535, 3}, {65536, 5},
+		{math.MaxUint32, 5}, {math.MaxUint32 + 1, 9}, {math.MaxInt64, 9},
+		{-1, 1}, {-32, 1}, {-33, 2}, {-128, 2}, {-129, 3}, {-32768, 3}, {-32769, 5},
+		{math.MinInt32, 5}, {math.MinInt32 - 1, 9}, {math.MinInt64, 9},
+	}
+	empty := len(body(t, func(e *wire.Encoder) {}))
+	for _, c := range cases {
+		b := body(t, func(e *wire.Encoder) { e.Int(c.v) })
+		require.Equal(t, c.size, len(b)-empty, "size of %d", c.v)
+		d := open(t, b)
+		got, err := d.Int()
+		require.NoError(t, err)
+		require.Equal(t, c.v, got)
+		require.NoError(t, d.Finish())
+	}
+}
+
+func TestUintRoundTrip(t *testing.T) {
+	for _, v := range []uint64{0, 1, 127, 128, 1<<16 - 1, 1 << 16, 1<<32 - 1, 1 << 32, math.MaxInt64, math.MaxInt64 + 1, math.MaxUint64} {
+		d := open(t, body(t, func(e *wire.Encoder) { e.Uint(v) }))
+		got, err := d.Uint()
+		require.NoError(t, err)
+		require.Equal(t, v, got)
+		require.NoError(t, d.Finish())
+	}
+}
+
+func TestIntRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		v    any
+		read func(d *wire.Decoder) error
+	}{
+		{"uint64 above MaxInt64", uint64(math.MaxInt64) + 1, func(d *wire.Decoder) error { _, err := d.Int(); return err }},
+		{"float", 1.5, func(d *wire.Decoder) error { _, err := d.Int(); return err }},
+		{"string", "1", func(d *wire.Decoder) error { _, err := d.Int(); return err }},
+		{"nil", nil, func(d *wire.Decoder) error { _, err := d.Int(); return err }},
+		{"bool", true, func(d *wire.Decoder) error { _, err := d.Int(); return err }},
+		{"negative as NonNegInt", int64(-1), func(d *wire.Decoder) error { _, err := d.NonNegInt(); return err }},
+		{"MinInt64 as NonNegInt", int64(math.MinInt64), func(d *wire.Decoder) error { _, err := d.NonNegInt(); return err }},
+		{"negative as Uint", int64(-5), func(d *wire.Decoder) error { _, err := d.Uint(); return err }},
+		{"float as Uint", 2.0, func(d *wire.Decoder) error { _, err := d.Uint(); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := open(t, raw(t, string(tag), 1, tt.v))
+			require.ErrorIs(t, tt.read(d), crdt.ErrCorruptEncoding)
+		})
+	}
+}
+
+func TestStringsAndIDs(t *testing.T) {
+	long := strings.Repeat("x", crdt.MaxIDLen)
+	d := open(t, body(t, func(e *wire.Encoder) {
+		e.ArrayLen(4)
+		e.String("")
+		e.String("Zoë 🦀")
+		e.String(long)
+		e.String(long)
+	}))
+	n, err := d.ArrayLen(4)
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+	s, err := d.String(0)
+	require.NoError(t, err)
+	require.Empty(t, s)
+	s, err = d.String(100)
+	require.NoError(t, err)
+	require.Equal(t, "Zoë 🦀", s)
+	a, err := d.Actor()
+	require.NoError(t, err)
+	require.Equal(t, crdt.ActorID(long), a)
+	x, err := d.Txn()
+	require.NoError(t, err)
+	require.Equal(t, crdt.TxnID(long), x)
+	require.NoError(t, d.Finish())
+
+	for _, bad := range []string{"", "a\x00", "\xff\xfe", strings.Repeat("y", crdt.MaxIDLen+1)} {
+		d := open(t, raw(t, string(tag), 1, bad))
+		_, err := d.Actor()
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "actor %q", bad)
+		d = open(t, raw(t, string(tag), 1, bad))
+		_, err = d.Txn()
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "txn %q", bad)
+	}
+	d = open(t, raw(t, string(tag), 1, "abcdef"))
+	_, err = d.String(5)
+	require.Error(t, err, "string longer than maxLen")
+	d = open(t, raw(t, string(tag), 1, []byte("bin")))
+	_, err = d.String(10)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "bin is not a string")
+}
+
+func TestBoolBinNil(t *testing.T) {
+	d := open(t, body(t, func(e *wire.Encoder) {
+		e.ArrayLen(5)
+		e.Bool(true)
+		e.Bool(false)
+		e.Bin([]byte{1, 2, 3})
+		e.Bin([]byte{})
+		e.Nil()
+	}))
+	_, err := d.ArrayLen(5)
+	require.NoError(t, err)
+	v, err := d.Bool()
+	require.NoError(t, err)
+	require.True(t, v)
+	v, err = d.Bool()
+	require.NoError(t, err)
+	require.False(t, v)
+	b, err := d.Bin(3)
+	require.NoError(t, err)
+	require.Equal(t, []byte{1, 2, 3}, b)
+	b, err = d.Bin(0)
+	require.NoError(t, err)
+	require.Empty(t, b)
+	isNil, err := d.IsNil()
+	require.NoError(t, err)
+	require.True(t, isNil)
+	require.NoError(t, d.Finish())
+
+	d = open(t, raw(t, string(tag), 1, 0))
+	isNil, err = d.IsNil()
+	require.NoError(t, err)
+	require.False(t, isNil, "IsNil on a non-nil value")
+	n, err := d.Int()
+	require.NoError(t, err, "IsNil must not consume a non-nil value")
+	require.Zero(t, n)
+
+	d = open(t, raw(t, string(tag), 1, 1))
+	_, err = d.Bool()
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	d = open(t, raw(t, string(tag), 1, []byte("abcd")))
+	_, err = d.Bin(3)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	d = open(t, raw(t, string(tag), 1, "str"))
+	_, err = d.Bin(3)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+}
+
+func TestArrayLen(t *testing.T) {
+	d := open(t, raw(t, string(tag), 1, []int{1, 2, 3}))
+	_, err := d.ArrayLen(2)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+
+	d = open(t, raw(t, string(tag), 1, nil))
+	_, err = d.ArrayLen(10)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "nil array")
+
+	d = open(t, raw(t, string(tag), 1, map[string]int{}))
+	_, err = d.ArrayLen(10)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "map is not an array")
+
+	// A header claiming more elements than bytes remain is corrupt before
+	// anything is allocated.
+	env := raw(t, string(tag), 1, nil)
+	claim := append(env[:len(env)-1], 0xdd, 0x7f, 0xff, 0xff, 0xff, 0x01, 0x02)
+	d = open(t, claim)
+	_, err = d.ArrayLen(math.MaxInt32)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+}
+
+func TestNewDecoderRejects(t *testing.T) {
+	good := raw(t, string(tag), 1, nil)
+	tests := []struct {
+		name string
+		data []byte
+		max  int
+		want error
+	}{
+		{"too large", good, len(good) - 1, crdt.ErrTooLarge},
+		{"empty", nil, 100, crdt.ErrCorruptEncoding},
+		{"not array", []byte{0x01}, 100, crdt.ErrCorruptEncoding},
+		{"two elements", mustMarshal(t, []any{string(tag), 1}), 100, crdt.ErrCorruptEncoding},
+		{"wrong tag", raw(t, "other", 1, nil), 100, crdt.ErrTypeMismatch},
+		{"tag too long", raw(t, strings.Repeat("t", 65), 1, nil), 1000, crdt.ErrCorruptEncoding},
+		{"tag not string", mustMarshal(t, []any{1, 1, nil}), 100, crdt.ErrCorruptEncoding},
+		{"version 0", raw(t, string(tag), 0, nil), 100, crdt.ErrUnsupportedVersion},
+		{"version too new", raw(t, string(tag), 4, nil), 100, crdt.ErrUnsupportedVersion},
+		{"version negative", raw(t, string(tag), -1, nil), 100, crdt.ErrCorruptEncoding},
+		{"version string", raw(t, string(tag), "1", nil), 100, crdt.ErrCorruptEncoding},
+		{"truncated after tag", good[:11], 100, crdt.ErrCorruptEncoding},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := wire.NewDecoder(tt.data, tag, 3, tt.max)
+			require.ErrorIs(t, err, tt.want)
+		})
+	}
+	_, v, err := wire.NewDecoder(raw(t, string(tag), 3, nil), tag, 3, 100)
+	require.NoError(t, err)
+	require.EqualValues(t, 3, v)
+}
+
+func mustMarshal(t testing.TB, v any) []byte {
+	b, err := msgpack.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+func TestFinishAndRemaining(t *testing.T) {
+	b := append(body(t, func(e *wire.Encoder) { e.Int(5) }), 0xc0)
+	d := open(t, b)
+	_, err := d.Int()
+	require.NoError(t, err)
+	require.Equal(t, 1, d.Remaining())
+	require.ErrorIs(t, d.Finish(), crdt.ErrCorruptEncoding)
+}
+
+func TestEveryTruncationIsCorrupt(t *testing.T) {
+	b := body(t, func(e *wire.Encoder) {
+		e.ArrayLen(6)
+		e.String("actor")
+		e.Int(math.MinInt64)
+		e.Uint(math.MaxUint64)
+		e.Bool(true)
+		e.Bin([]byte("payload"))
+		e.Nil()
+	})
+	for i := range len(b) {
+		err := readAll(b[:i])
+		require.True(t, errors.Is(err, crdt.ErrCorruptEncoding), "cut at %d: %v", i, err)
+	}
+	require.NoError(t, readAll(b))
+}
+
+func readAll(data []byte) error {
+	d, _, err := wire.NewDecoder(data, tag, 1, 1<<20)
+	if err != nil {
+		return err
+	}
+	if _, err := d.ArrayLen(6); err != nil {
+		return err
+	}
+	if _, err := d.Actor(); err != nil {
+		return err
+	}
+	if _, err := d.Int(); err != nil {
+		return err
+	}
+	if _, err := d.Uint(); err != nil {
+		return err
+	}
+	if _, err := d.Bool(); err != nil {
+		return err
+	}
+	if _, err := d.Bin(100); err != nil {
+		return err
+	}
+	if isNil, err := d.IsNil(); err != nil || !isNil {
+		return errors.Join(err, errors.New("want nil"))
+	}
+	return d.Finish()
+}
+
+func TestEncodingIsDeterministic(t *testing.T) {
+	f := func(e *wire.Encoder) {
+		e.ArrayLen(3)
+		e.String("a")
+		e.Int(-7)
+		e.Bin([]byte{9})
+	}
+	require.Equal(t, body(t, f), body(t, f))
+}
+
+// Regression tests for four wire.go bugs found while writing the codecs
+// (hostile string length allocating before the bounds check, a 4-element
+// envelope reported as too large, Bin(nil) not round-tripping, non-minimal
+// integers accepted). Each failed before the fix.
+
+// TestKnownStringLengthPrefixAllocates: a str32 header claiming ~2 GiB in a
+// 20-byte input makes String allocate before noticing the input is short
+// (msgpack reads in 1 MiB chunks), breaking "a length prefix can never make
+// a decoder allocate more than the input's own size".
+func TestKnownStringLengthPrefixAllocates(t *testing.T) {
+	env := raw(t, string(tag), 1, nil)
+	data := append(env[:len(env)-1], 0xdb, 0x7f, 0xff, 0xff, 0xff, 'a', 'b')
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		d := open(t, data)
+		_, err := d.String(crdt.MaxIDLen)
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	}
+	runtime.ReadMemStats(&after)
+	perCall := (after.TotalAlloc - before.TotalAlloc) / 10
+	require.Less(t, perCall, uint64(64<<10), "decoding a %d-byte input allocated %d bytes", len(data), perCall)
+}
+
+// TestKnownFixedShapeReportedTooLarge: an envelope of four elements is a
+// malformed encoding, but NewDecoder reports it as crdt.ErrTooLarge
+// because it reads the header with ArrayLen(3).
+func TestKnownFixedShapeReportedTooLarge(t *testing.T) {
+	_, _, err := wire.NewDecoder(mustMarshal(t, []any{string(tag), 1, nil, nil}), tag, 1, 100)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	require.NotErrorIs(t, err, crdt.ErrTooLarge)
+}
+
+// TestKnownNonMinimalIntsAccepted: the decoder accepts 5 encoded as a
+// 9-byte uint64, so two different byte strings decode to one state and the
+// format is not canonical on input.
+func TestKnownNonMinimalIntsAccepted(t *testing.T) {
+	env := raw(t, string(tag), 1, nil)
+	data := append(env[:len(env)-1], 0xcf, 0, 0, 0, 0, 0, 0, 0, 5)
+	d := open(t, data)
+	_, err := d.Int()
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+}
+
+// TestKnownNilBinDoesNotRoundTrip: Encoder.Bin(nil) writes msgpack nil
+// (msgpack's EncodeBytes(nil)), which Decoder.Bin rejects, so a codec that
+// encodes a nil payload cannot decode its own output.
+func TestKnownNilBinDoesNotRoundTrip(t *testing.T) {
+	d := open(t, body(t, func(e *wire.Encoder) { e.Bin(nil) }))
+	b, err := d.Bin(10)
+	require.NoError(t, err)
+	require.Empty(t, b)
+}
+
+// TestStringOverCapSentinel documents an inconsistency rather than a bug:
+// Bin over its cap is ErrTooLarge, String over its cap is
+// ErrCorruptEncoding. Either rejects.
+func TestStringOverCapSentinel(t *testing.T) {
+	d := open(t, raw(t, string(tag), 1, "abcdef"))
+	_, err := d.String(5)
+	require.True(t, errors.Is(err, crdt.ErrCorruptEncoding) || errors.Is(err, crdt.ErrTooLarge), "%v", err)
+}

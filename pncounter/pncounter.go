@@ -1,0 +1,202 @@
+package pncounter
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
+)
+
+// Counter is a counter that goes up and down: a pair of grow-only counters,
+// P for increments and N for decrements, with value P − N.
+//
+// The zero value is an empty counter ready to use. A Counter is not safe for
+// concurrent use; callers that share one between goroutines must lock. Copying
+// a Counter value aliases its storage; use Clone.
+type Counter struct {
+	p, n gcounter.Counter
+}
+
+// Compile-time check that *Counter satisfies the shared contracts.
+var (
+	_ crdt.State[*Counter] = (*Counter)(nil)
+	_ crdt.Valuer          = (*Counter)(nil)
+	_ crdt.Codec           = (*Counter)(nil)
+)
+
+// New returns an empty counter. It is equivalent to new(Counter).
+func New() *Counter { return new(Counter) }
+
+// Increment adds n to the counter as actor. A negative n behaves exactly as
+// Decrement(actor, -n); math.MinInt64 cannot be negated and is rejected with
+// an error wrapping crdt.ErrInvalidAmount. Zero validates actor and changes
+// nothing.
+//
+// The error wraps crdt.ErrInvalidActor for an invalid actor, crdt.ErrOverflow
+// when the P or N total would pass math.MaxInt64, and crdt.ErrTooLarge when
+// a new actor would exceed gcounter.MaxActors. On error the counter is
+// unchanged. Incrementing an actor the counter already holds does not
+// allocate.
+func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
+	if n < 0 {
+		return c.Decrement(actor, negate(n))
+	}
+	if err := c.p.Increment(actor, n); err != nil {
+		return fmt.Errorf("pncounter: P: %w", err)
+	}
+	return nil
+}
+
+// negate returns -n for n < 0. For math.MinInt64 it returns a negative
+// number, which Decrement rejects.
+func negate(n int64) int64 {
+	if n == math.MinInt64 {
+		return n
+	}
+	return -n
+}
+
+// Decrement subtracts n (which must be non-negative) from the counter as
+// actor. Errors are as for Increment, with crdt.ErrInvalidAmount for a
+// negative n.
+func (c *Counter) Decrement(actor crdt.ActorID, n int64) error {
+	if n < 0 {
+		return fmt.Errorf("pncounter: decrement of %d by %q: %w (must be >= 0; math.MinInt64 cannot be negated)", n, actor, crdt.ErrInvalidAmount)
+	}
+	if err := c.n.Increment(actor, n); err != nil {
+		return fmt.Errorf("pncounter: N: %w", err)
+	}
+	return nil
+}
+
+// Grow reserves room for p more actors in P and n more in N, so that many
+// first-time updates (a decoder, a bulk import) do not reallocate. It
+// changes capacity only, never the state.
+func (c *Counter) Grow(p, n int) {
+	c.p.Grow(p)
+	c.n.Grow(n)
+}
+
+// Apply adds the signed delta as actor: it is Increment, named for callers
+// that think of updates as signed deltas (positive credits, negative
+// debits). Every int64 except math.MinInt64 is accepted.
+func (c *Counter) Apply(actor crdt.ActorID, delta int64) error { return c.Increment(actor, delta) }
+
+// Merge sets the receiver to the join of both counters: P and N are merged
+// separately, each taking the larger count per actor. Merge is commutative,
+// associative and idempotent, and never modifies other; a nil other is
+// empty.
+//
+// Merge is all or nothing: if either half would overflow (crdt.ErrOverflow)
+// or exceed gcounter.MaxActors (crdt.ErrTooLarge), the receiver is
+// unchanged.
+func (c *Counter) Merge(other *Counter) error {
+	if other == nil || other == c {
+		return nil
+	}
+	if err := c.p.CheckMerge(&other.p); err != nil {
+		return fmt.Errorf("pncounter: P: %w", err)
+	}
+	if err := c.n.CheckMerge(&other.n); err != nil {
+		return fmt.Errorf("pncounter: N: %w", err)
+	}
+	// Both checks passed, so neither merge can fail.
+	if err := c.p.Merge(&other.p); err != nil {
+		return fmt.Errorf("pncounter: P: %w", err)
+	}
+	if err := c.n.Merge(&other.n); err != nil {
+		return fmt.Errorf("pncounter: N: %w", err)
+	}
+	return nil
+}
+
+// Value returns P − N. It cannot overflow: P and N each lie in
+// [0, math.MaxInt64], so P − N lies in [−math.MaxInt64, math.MaxInt64],
+// which int64 represents exactly. It is O(1).
+func (c *Counter) Value() int64 { return c.p.Value() - c.n.Value() }
+
+// Positive returns P, the sum of all increments.
+func (c *Counter) Positive() int64 { return c.p.Value() }
+
+// Negative returns N, the sum of all decrements (a non-negative number).
+func (c *Counter) Negative() int64 { return c.n.Value() }
+
+// Get returns actor's contribution: its increments minus its decrements.
+// Like Value it cannot overflow.
+func (c *Counter) Get(actor crdt.ActorID) int64 { return c.p.Get(actor) - c.n.Get(actor) }
+
+// P returns a copy of the increments half.
+func (c *Counter) P() *gcounter.Counter { return c.p.Clone() }
+
+// N returns a copy of the decrements half.
+func (c *Counter) N() *gcounter.Counter { return c.n.Clone() }
+
+// Actors returns every actor that has incremented or decremented, sorted by
+// byte order without duplicates.
+func (c *Counter) Actors() []crdt.ActorID {
+	ps, ns := c.p.Actors(), c.n.Actors()
+	out := make([]crdt.ActorID, 0, len(ps)+len(ns))
+	i, j := 0, 0
+	for i < len(ps) || j < len(ns) {
+		switch {
+		case j == len(ns) || (i < len(ps) && ps[i] < ns[j]):
+			out = append(out, ps[i])
+			i++
+		case i == len(ps) || ns[j] < ps[i]:
+			out = append(out, ns[j])
+			j++
+		default:
+			out = append(out, ps[i])
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// Clone returns a deep copy.
+func (c *Counter) Clone() *Counter {
+	return &Counter{p: *c.p.Clone(), n: *c.n.Clone()}
+}
+
+// Equal reports whether both halves hold the same count for every actor.
+// Equal counters have the same value and the same encoding. A nil counter
+// equals an empty one.
+func (c *Counter) Equal(other *Counter) bool {
+	if c == nil || other == nil {
+		return c.empty() && other.empty()
+	}
+	return c.p.Equal(&other.p) && c.n.Equal(&other.n)
+}
+
+func (c *Counter) empty() bool { return c == nil || (c.p.Len() == 0 && c.n.Len() == 0) }
+
+// String formats the counter for debugging.
+func (c *Counter) String() string {
+	return fmt.Sprintf("pncounter(%d){P:%v N:%v}", c.Value(), &c.p, &c.n)
+}
+
+// Stats describes a counter's size.
+type Stats struct {
+	// Actors is the number of distinct actors in P or N.
+	Actors int
+	// PActors and NActors count the actors in each half.
+	PActors, NActors int
+	// EncodedSize is len(MarshalBinary()) in bytes.
+	EncodedSize int
+}
+
+// Stats returns the counter's size without encoding it. It is O(actors).
+func (c *Counter) Stats() Stats {
+	ps, ns := c.p.Stats(), c.n.Stats()
+	// Each half's Stats includes the gcounter envelope; the PN body holds
+	// only the two pair arrays.
+	body := ps.EncodedSize - gcounterEnvelopeSize + ns.EncodedSize - gcounterEnvelopeSize
+	return Stats{
+		Actors:      len(c.Actors()),
+		PActors:     ps.Actors,
+		NActors:     ns.Actors,
+		EncodedSize: envelopeSize + 1 + body, // 1: fixarray header of [P, N]
+	}
+}

@@ -1,0 +1,336 @@
+package pncounter_test
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+func TestZeroValueIsEmpty(t *testing.T) {
+	var c pncounter.Counter
+	require.Zero(t, c.Value())
+	require.Empty(t, c.Actors())
+	require.True(t, c.Equal(pncounter.New()))
+	require.NoError(t, c.Apply("a", -2))
+	require.EqualValues(t, -2, c.Value())
+}
+
+func TestIncrementDecrementApply(t *testing.T) {
+	c := pncounter.New()
+	require.NoError(t, c.Increment("a", 10))
+	require.NoError(t, c.Increment("a", -3)) // same as Decrement("a", 3)
+	require.NoError(t, c.Decrement("b", 4))
+	require.NoError(t, c.Apply("b", 1))
+	require.EqualValues(t, 4, c.Value())
+	require.EqualValues(t, 11, c.Positive())
+	require.EqualValues(t, 7, c.Negative())
+	require.EqualValues(t, 7, c.Get("a"))
+	require.EqualValues(t, -3, c.Get("b"))
+	require.Equal(t, []crdt.ActorID{"a", "b"}, c.Actors())
+
+	d := pncounter.New()
+	require.NoError(t, d.Decrement("a", 3))
+	require.NoError(t, d.Increment("a", 10))
+	require.NoError(t, d.Increment("b", 1))
+	require.NoError(t, d.Apply("b", -4))
+	require.True(t, c.Equal(d), "order of updates must not matter")
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(c *pncounter.Counter) error
+		want error
+	}{
+		{"increment MinInt64", func(c *pncounter.Counter) error { return c.Increment("a", math.MinInt64) }, crdt.ErrInvalidAmount},
+		{"apply MinInt64", func(c *pncounter.Counter) error { return c.Apply("a", math.MinInt64) }, crdt.ErrInvalidAmount},
+		{"negative decrement", func(c *pncounter.Counter) error { return c.Decrement("a", -1) }, crdt.ErrInvalidAmount},
+		{"bad actor", func(c *pncounter.Counter) error { return c.Increment("", 1) }, crdt.ErrInvalidActor},
+		{"bad actor decrement", func(c *pncounter.Counter) error { return c.Apply("\x7f", -1) }, crdt.ErrInvalidActor},
+		{"P overflow", func(c *pncounter.Counter) error { return c.Increment("z", math.MaxInt64-9) }, crdt.ErrOverflow},
+		{"N overflow", func(c *pncounter.Counter) error { return c.Apply("z", -(math.MaxInt64 - 4)) }, crdt.ErrOverflow},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := pncounter.New()
+			require.NoError(t, c.Increment("a", 10))
+			require.NoError(t, c.Decrement("b", 5))
+			before := c.Clone()
+			require.ErrorIs(t, tt.do(c), tt.want)
+			require.True(t, c.Equal(before), "state changed on error")
+		})
+	}
+}
+
+// TestExtremeValues shows the Value bound: P and N at their maxima give
+// ±MaxInt64 exactly, and the most negative accepted delta is -MaxInt64.
+func TestExtremeValues(t *testing.T) {
+	c := pncounter.New()
+	require.NoError(t, c.Apply("a", -math.MaxInt64))
+	require.EqualValues(t, -math.MaxInt64, c.Value())
+	require.NoError(t, c.Increment("b", math.MaxInt64))
+	require.Zero(t, c.Value())
+	d := pncounter.New()
+	require.NoError(t, d.Increment("b", math.MaxInt64))
+	require.EqualValues(t, int64(math.MaxInt64), d.Value())
+	require.ErrorIs(t, d.Apply("b", 1), crdt.ErrOverflow)
+	require.NoError(t, d.Apply("b", -1))
+	require.EqualValues(t, int64(math.MaxInt64-1), d.Value())
+}
+
+func TestMergeIsAllOrNothing(t *testing.T) {
+	// P merges fine, N overflows: nothing may change, not even P.
+	a, b := pncounter.New(), pncounter.New()
+	require.NoError(t, a.Increment("x", 1))
+	require.NoError(t, a.Decrement("n1", math.MaxInt64/2+1))
+	require.NoError(t, b.Increment("y", 5))
+	require.NoError(t, b.Decrement("n2", math.MaxInt64/2+1))
+	before, beforeB := a.Clone(), b.Clone()
+	require.ErrorIs(t, a.Merge(b), crdt.ErrOverflow)
+	require.True(t, a.Equal(before), "receiver changed: %v", a)
+	require.True(t, b.Equal(beforeB), "argument changed")
+	require.EqualValues(t, 1, a.Positive())
+
+	// And the other way round: P overflows.
+	c, d := pncounter.New(), pncounter.New()
+	require.NoError(t, c.Increment("p1", math.MaxInt64/2+1))
+	require.NoError(t, d.Increment("p2", math.MaxInt64/2+1))
+	require.NoError(t, d.Decrement("m", 3))
+	before = c.Clone()
+	require.ErrorIs(t, c.Merge(d), crdt.ErrOverflow)
+	require.True(t, c.Equal(before))
+}
+
+func TestCloneIsIndependent(t *testing.T) {
+	a := pncounter.New()
+	require.NoError(t, a.Apply("x", 5))
+	require.NoError(t, a.Apply("x", -2))
+	b := a.Clone()
+	require.NoError(t, b.Apply("x", -1))
+	require.NoError(t, b.Apply("y", 7))
+	require.EqualValues(t, 3, a.Value())
+	require.False(t, a.Equal(b))
+	p := a.P()
+	require.NoError(t, p.Increment("x", 100))
+	require.EqualValues(t, 5, a.Positive(), "P() must return a copy")
+}
+
+func TestEqualDistinguishesHalves(t *testing.T) {
+	a, b := pncounter.New(), pncounter.New()
+	require.NoError(t, a.Apply("x", 2))
+	require.NoError(t, a.Apply("x", -2))
+	require.Zero(t, a.Value())
+	require.False(t, a.Equal(b), "same value, different history")
+	var nilC *pncounter.Counter
+	require.True(t, nilC.Equal(b))
+	require.False(t, nilC.Equal(a))
+}
+
+func TestStatsMatchesEncoding(t *testing.T) {
+	c := pncounter.New()
+	check := func() {
+		t.Helper()
+		data, err := c.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, len(data), c.Stats().EncodedSize)
+	}
+	check()
+	deltas := []int64{1, -127, 128, -255, 65536, -(1 << 32), math.MaxInt64 / 4}
+	for i, d := range deltas {
+		require.NoError(t, c.Apply(crdt.ActorID(fmt.Sprintf("actor-%d-%s", i, strings.Repeat("é", i*5))), d))
+		check()
+	}
+	for i := range 20 {
+		require.NoError(t, c.Apply(crdt.ActorID(fmt.Sprint("n", i)), -1))
+		check()
+	}
+	s := c.Stats()
+	require.Equal(t, 4, s.PActors)
+	require.Equal(t, 23, s.NActors)
+	require.Equal(t, 27, s.Actors)
+}
+
+// TestWorstCaseFitsDecoder builds the largest state the type allows
+// (MaxActors 255-byte actors in each half, 9-byte counts) and checks that
+// it encodes under MaxEncodedSize and round-trips: no state Merge can build
+// is rejected by a peer's decoder.
+func TestWorstCaseFitsDecoder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds two halves of MaxActors actors")
+	}
+	c := pncounter.New()
+	for i := range gcounter.MaxActors {
+		id := fmt.Sprintf("%06d", i)
+		pa := crdt.ActorID(id + strings.Repeat("p", crdt.MaxIDLen-len(id)))
+		na := crdt.ActorID(id + strings.Repeat("n", crdt.MaxIDLen-len(id)))
+		require.NoError(t, c.Increment(pa, math.MaxInt64/gcounter.MaxActors))
+		require.NoError(t, c.Decrement(na, math.MaxInt64/gcounter.MaxActors))
+	}
+	data, err := c.MarshalBinary()
+	require.NoError(t, err)
+	t.Logf("worst case: %d bytes, limit %d", len(data), pncounter.MaxEncodedSize)
+	require.LessOrEqual(t, len(data), pncounter.MaxEncodedSize)
+	var d pncounter.Counter
+	require.NoError(t, d.UnmarshalBinary(data))
+	require.True(t, d.Equal(c))
+}
+
+// TestAgainstModel applies random signed deltas (including MinInt64 and
+// amounts that overflow a half) to a Counter and to a math/big model of P
+// and N, comparing every observable after each step.
+func TestAgainstModel(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	actors := []crdt.ActorID{"a", "b", "c", ""}
+	maxInt := big.NewInt(math.MaxInt64)
+	c := pncounter.New()
+	p, n := new(big.Int), new(big.Int)
+	perActor := map[crdt.ActorID]*big.Int{}
+	for step := range proptest.Scale(20000) {
+		actor := actors[rng.IntN(len(actors))]
+		var d int64
+		switch rng.IntN(6) {
+		case 0:
+			d = rng.Int64N(2001) - 1000
+		case 1:
+			d = rng.Int64N(math.MaxInt64/3) + 1
+		case 2:
+			d = -rng.Int64N(math.MaxInt64/3) - 1
+		case 3:
+			d = math.MinInt64
+		default:
+			d = rng.Int64N(21) - 10
+		}
+		half := p
+		if d < 0 {
+			half = n
+		}
+		mag := new(big.Int).Abs(big.NewInt(d))
+		var want error
+		switch {
+		case d == math.MinInt64:
+			want = crdt.ErrInvalidAmount
+		case actor == "":
+			want = crdt.ErrInvalidActor
+		case new(big.Int).Add(half, mag).Cmp(maxInt) > 0:
+			want = crdt.ErrOverflow
+		}
+		err := c.Apply(actor, d)
+		if want != nil {
+			require.ErrorIs(t, err, want, "step %d: Apply(%q, %d)", step, actor, d)
+		} else {
+			require.NoError(t, err, "step %d: Apply(%q, %d)", step, actor, d)
+			half.Add(half, mag)
+			if perActor[actor] == nil {
+				perActor[actor] = new(big.Int)
+			}
+			perActor[actor].Add(perActor[actor], big.NewInt(d))
+		}
+		require.Equal(t, p.Int64(), c.Positive(), "step %d", step)
+		require.Equal(t, n.Int64(), c.Negative(), "step %d", step)
+		require.Equal(t, new(big.Int).Sub(p, n).Int64(), c.Value(), "step %d", step)
+		for a, v := range perActor {
+			require.Equal(t, v.Int64(), c.Get(a), "step %d actor %q", step, a)
+		}
+		if rng.IntN(40) == 0 {
+			c, p, n, perActor = pncounter.New(), new(big.Int), new(big.Int), map[crdt.ActorID]*big.Int{}
+		}
+	}
+}
+
+func model() proptest.Model[*pncounter.Counter, int64] {
+	return proptest.Model[*pncounter.Counter, int64]{
+		Name: "pncounter",
+		New:  pncounter.New,
+		// Signed deltas; zero is a no-op. Rejection paths are covered by
+		// TestAgainstModel, which can afford overflowing amounts.
+		GenOp: gen.Int64Range(-50, 50),
+		Apply: func(c *pncounter.Counter, a crdt.ActorID, d int64) error { return c.Apply(a, d) },
+		Merge: func(dst, src *pncounter.Counter) error { return dst.Merge(src) },
+		Clone: (*pncounter.Counter).Clone,
+		Equal: (*pncounter.Counter).Equal,
+		Value: func(c *pncounter.Counter) any { return c.Value() },
+		// The plain model: increments minus decrements.
+		Expect: func(ops []int64) any {
+			var sum int64
+			for _, d := range ops {
+				sum += d
+			}
+			return sum
+		},
+		Leq: func(a, b *pncounter.Counter) bool {
+			pa, pb, na, nb := a.P(), b.P(), a.N(), b.N()
+			for actor, v := range pa.All() {
+				if v > pb.Get(actor) {
+					return false
+				}
+			}
+			for actor, v := range na.All() {
+				if v > nb.Get(actor) {
+					return false
+				}
+			}
+			return true
+		},
+	}
+}
+
+func TestLaws(t *testing.T) {
+	proptest.CheckLaws(t, model(), proptest.DefaultConfig())
+}
+
+func TestConvergence(t *testing.T) {
+	proptest.CheckConvergence(t, model(), proptest.DefaultConfig())
+}
+
+func TestEncodingRoundTripProperty(t *testing.T) {
+	cfg := proptest.DefaultConfig()
+	params := gopter.DefaultTestParametersWithSeed(cfg.Seed)
+	params.MinSuccessfulTests = cfg.Cases
+	params.MaxSize = 40
+	t.Logf("seed %d; replay: %s", cfg.Seed, proptest.Replay(t, cfg.Seed))
+	props := gopter.NewProperties(params)
+	props.Property("round trip", prop.ForAll(func(ids []string, deltas []int64) bool {
+		c := pncounter.New()
+		for i, id := range ids {
+			if i < len(deltas) {
+				_ = c.Apply(crdt.ActorID(id), deltas[i]) // invalid input is rejected, fine
+			}
+		}
+		b1, err := c.MarshalBinary()
+		if err != nil {
+			return false
+		}
+		b2, _ := c.MarshalBinary()
+		var got pncounter.Counter
+		if err := got.UnmarshalBinary(b1); err != nil {
+			return false
+		}
+		return string(b1) == string(b2) && got.Equal(c) && got.Value() == c.Value() &&
+			len(b1) == c.Stats().EncodedSize
+	}, gen.SliceOf(gen.AnyString()), gen.SliceOf(gen.Int64Range(-math.MaxInt64/8, math.MaxInt64/8))))
+	props.TestingRun(t)
+}
+
+func TestApplyKnownActorDoesNotAllocate(t *testing.T) {
+	c := pncounter.New()
+	require.NoError(t, c.Apply("a", 1))
+	require.NoError(t, c.Apply("a", -1))
+	d := int64(1)
+	allocs := testing.AllocsPerRun(1000, func() { _ = c.Apply("a", d); d = -d })
+	require.Zero(t, allocs)
+}

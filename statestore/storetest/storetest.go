@@ -1,0 +1,348 @@
+// Package storetest is the conformance suite for statestore.Store
+// implementations. Every backend runs it with one call:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) statestore.Store { return newStore(t) })
+//	}
+//
+// Each behaviour is its own subtest with a fresh store, and keys carry a
+// random suffix, so the suite also works against a shared database. It
+// assumes only what the statestore.Store documentation promises: no
+// particular number of encodings per key, no ordering, no in-process
+// visibility tricks.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/statestore"
+)
+
+// Run runs the conformance suite against stores made by newStore, which is
+// called once per subtest and may use t.Cleanup to release the store.
+func Run(t *testing.T, newStore func(t *testing.T) statestore.Store) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, s statestore.Store)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"AbsentKey", testAbsentKey},
+		{"KeysAreIndependent", testKeysAreIndependent},
+		{"ConcurrentActors", testConcurrentActors},
+		{"StaleSaveLosesNothing", testStaleSaveLosesNothing},
+		{"ResaveIsIdempotent", testResaveIsIdempotent},
+		{"UpdateFuncErrorSavesNothing", testUpdateFuncError},
+		{"RejectsBadEncodings", testRejectsBadEncodings},
+		{"RejectsInvalidActor", testRejectsInvalidActor},
+		{"MixedTypesDetected", testMixedTypes},
+		{"LargeState", testLargeState},
+		{"HonoursCancellation", testCancellation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run(t, newStore(t))
+		})
+	}
+}
+
+// key returns a key unique to this subtest run.
+func key(t *testing.T, name string) string {
+	return fmt.Sprintf("storetest/%s/%s/%016x", strings.ReplaceAll(t.Name(), "/", "."), name, rand.Uint64())
+}
+
+func loadG(t *testing.T, s statestore.Store, k string) *gcounter.Counter {
+	t.Helper()
+	c, err := statestore.Load[gcounter.Counter](context.Background(), s, k)
+	require.NoError(t, err)
+	return c
+}
+
+func loadPN(t *testing.T, s statestore.Store, k string) *pncounter.Counter {
+	t.Helper()
+	c, err := statestore.Load[pncounter.Counter](context.Background(), s, k)
+	require.NoError(t, err)
+	return c
+}
+
+func incr(t *testing.T, s statestore.Store, k string, actor crdt.ActorID, n int64) *gcounter.Counter {
+	t.Helper()
+	c, err := statestore.Update(context.Background(), s, k, actor, func(c *gcounter.Counter) error {
+		return c.Increment(actor, n)
+	})
+	require.NoError(t, err)
+	return c
+}
+
+func apply(t *testing.T, s statestore.Store, k string, actor crdt.ActorID, d int64) {
+	t.Helper()
+	_, err := statestore.Update(context.Background(), s, k, actor, func(c *pncounter.Counter) error {
+		return c.Apply(actor, d)
+	})
+	require.NoError(t, err)
+}
+
+func testRoundTrip(t *testing.T, s statestore.Store) {
+	kg, kp := key(t, "g"), key(t, "pn")
+	incr(t, s, kg, "alice", 3)
+	incr(t, s, kg, "bob", 4)
+	incr(t, s, kg, "alice", 5)
+	g := loadG(t, s, kg)
+	require.EqualValues(t, 12, g.Value())
+	require.EqualValues(t, 8, g.Get("alice"))
+	require.EqualValues(t, 4, g.Get("bob"))
+
+	apply(t, s, kp, "alice", 10)
+	apply(t, s, kp, "Zoë 🦀", -4)
+	apply(t, s, kp, "alice", -1)
+	p := loadPN(t, s, kp)
+	require.EqualValues(t, 5, p.Value())
+	require.EqualValues(t, 9, p.Get("alice"))
+	require.EqualValues(t, -4, p.Get("Zoë 🦀"))
+
+	// The raw encodings are what the store was given (or merges of them):
+	// each decodes on its own.
+	encs, err := s.Load(context.Background(), kp)
+	require.NoError(t, err)
+	require.NotEmpty(t, encs)
+	for _, b := range encs {
+		require.NoError(t, statestore.Check(b))
+	}
+}
+
+func testAbsentKey(t *testing.T, s statestore.Store) {
+	k := key(t, "absent")
+	encs, err := s.Load(context.Background(), k)
+	require.NoError(t, err)
+	require.Empty(t, encs)
+	require.True(t, loadG(t, s, k).Equal(gcounter.New()))
+	require.True(t, loadPN(t, s, k).Equal(pncounter.New()))
+}
+
+func testKeysAreIndependent(t *testing.T, s statestore.Store) {
+	k1, k2 := key(t, "one"), key(t, "two")
+	incr(t, s, k1, "a", 1)
+	incr(t, s, k2, "a", 10)
+	incr(t, s, k1, "b", 2)
+	require.EqualValues(t, 3, loadG(t, s, k1).Value())
+	require.EqualValues(t, 10, loadG(t, s, k2).Value())
+	require.EqualValues(t, 0, loadG(t, s, key(t, "three")).Value())
+}
+
+// testConcurrentActors runs several actors in parallel goroutines, each
+// applying its own serial stream of Updates to one key, and checks that
+// every update is counted exactly once, per actor and in total.
+func testConcurrentActors(t *testing.T, s statestore.Store) {
+	const actors, updates = 4, 15
+	k := key(t, "shared")
+	want := make([]int64, actors)
+	errs := make(chan error, actors)
+	var wg sync.WaitGroup
+	for i := range actors {
+		actor := crdt.ActorID(fmt.Sprintf("actor-%d", i))
+		deltas := make([]int64, updates)
+		for j := range deltas {
+			deltas[j] = int64((i+1)*(j+1)) * int64(1-2*(j%3/2)) // mixes credits and debits
+			want[i] += deltas[j]
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, d := range deltas {
+				_, err := statestore.Update(context.Background(), s, k, actor, func(c *pncounter.Counter) error {
+					return c.Apply(actor, d)
+				})
+				if err != nil {
+					errs <- fmt.Errorf("%s: %w", actor, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	got := loadPN(t, s, k)
+	var total int64
+	for i, w := range want {
+		require.Equal(t, w, got.Get(crdt.ActorID(fmt.Sprintf("actor-%d", i))), "actor-%d", i)
+		total += w
+	}
+	require.Equal(t, total, got.Value())
+}
+
+// testStaleSaveLosesNothing: actor b saves a state built before a's latest
+// update; a's update must survive.
+func testStaleSaveLosesNothing(t *testing.T, s statestore.Store) {
+	ctx := context.Background()
+	k := key(t, "stale")
+	incr(t, s, k, "a", 1)
+	stale := loadG(t, s, k) // b reads {a:1}
+	incr(t, s, k, "a", 1)   // a moves on to {a:2}
+	require.NoError(t, stale.Increment("b", 5))
+	require.NoError(t, statestore.Save(ctx, s, k, "b", stale)) // b writes {a:1, b:5}
+	got := loadG(t, s, k)
+	require.EqualValues(t, 2, got.Get("a"), "a's second increment was lost")
+	require.EqualValues(t, 5, got.Get("b"))
+	require.EqualValues(t, 7, got.Value())
+}
+
+// testResaveIsIdempotent: re-sending a saved state, the documented retry
+// after an ambiguous write, never counts twice.
+func testResaveIsIdempotent(t *testing.T, s statestore.Store) {
+	ctx := context.Background()
+	k := key(t, "resave")
+	incr(t, s, k, "other", 1)
+	c := incr(t, s, k, "a", 4)
+	for range 3 {
+		require.NoError(t, statestore.Save(ctx, s, k, "a", c))
+	}
+	got := loadG(t, s, k)
+	require.EqualValues(t, 5, got.Value())
+	require.True(t, got.Equal(c))
+}
+
+func testUpdateFuncError(t *testing.T, s statestore.Store) {
+	k := key(t, "fnerr")
+	incr(t, s, k, "a", 2)
+	boom := errors.New("boom")
+	_, err := statestore.Update(context.Background(), s, k, "a", func(c *gcounter.Counter) error {
+		_ = c.Increment("a", 100)
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	_, err = statestore.Update(context.Background(), s, k, "a", func(c *gcounter.Counter) error {
+		return c.Increment("a", -1)
+	})
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	require.EqualValues(t, 2, loadG(t, s, k).Value())
+}
+
+// BadEncodings returns inputs every Store must refuse, each with the
+// sentinel the error must wrap. Adapters may use it in their own tests.
+func BadEncodings() []struct {
+	Name string
+	Data []byte
+	Want error
+} {
+	g := gcounter.New()
+	_ = g.Increment("a", 1)
+	valid, _ := g.MarshalBinary()
+	huge := make([]byte, gcounter.MaxEncodedSize+1)
+	copy(huge, valid)
+	v2 := bytes.Clone(valid)
+	v2[10] = 2 // version byte: ["gcounter", 2, ...]
+	other := []byte{0x93, 0xab, 't', 'a', 'l', 'l', 'y', '.', 's', 'h', 'a', 'r', 'd', 0x01, 0x90}
+	return []struct {
+		Name string
+		Data []byte
+		Want error
+	}{
+		{"empty", nil, crdt.ErrCorruptEncoding},
+		{"garbage", []byte("not msgpack at all"), crdt.ErrCorruptEncoding},
+		{"truncated", valid[:len(valid)-1], crdt.ErrCorruptEncoding},
+		{"trailing byte", append(bytes.Clone(valid), 0), crdt.ErrCorruptEncoding},
+		{"unsupported version", v2, crdt.ErrUnsupportedVersion},
+		{"other type", other, crdt.ErrTypeMismatch},
+		{"oversized", huge, crdt.ErrTooLarge},
+	}
+}
+
+func testRejectsBadEncodings(t *testing.T, s statestore.Store) {
+	ctx := context.Background()
+	k := key(t, "bad")
+	incr(t, s, k, "a", 3)
+	before := loadG(t, s, k)
+	for _, tc := range BadEncodings() {
+		for _, actor := range []crdt.ActorID{"a", "new-actor"} {
+			err := s.Save(ctx, k, actor, tc.Data)
+			require.ErrorIs(t, err, tc.Want, "%s saved as %s", tc.Name, actor)
+			require.True(t, loadG(t, s, k).Equal(before), "%s saved as %s changed the stored state", tc.Name, actor)
+		}
+	}
+	// A bad save to an absent key leaves it absent.
+	k2 := key(t, "bad-absent")
+	require.Error(t, s.Save(ctx, k2, "a", []byte{0xc1}))
+	encs, err := s.Load(ctx, k2)
+	require.NoError(t, err)
+	require.Empty(t, encs)
+}
+
+func testRejectsInvalidActor(t *testing.T, s statestore.Store) {
+	ctx := context.Background()
+	k := key(t, "actor")
+	incr(t, s, k, "a", 3)
+	g := gcounter.New()
+	require.NoError(t, g.Increment("b", 1))
+	b, err := g.MarshalBinary()
+	require.NoError(t, err)
+	for _, actor := range []crdt.ActorID{"", "tab\there", crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen+1))} {
+		require.ErrorIs(t, s.Save(ctx, k, actor, b), crdt.ErrInvalidActor, "actor %q", actor)
+	}
+	require.EqualValues(t, 3, loadG(t, s, k).Value())
+}
+
+// testMixedTypes: a gcounter and a pncounter saved under one key must be
+// detected, either by Save or by a typed Load, never silently mixed.
+func testMixedTypes(t *testing.T, s statestore.Store) {
+	ctx := context.Background()
+	k := key(t, "mixed")
+	incr(t, s, k, "a", 3)
+	p := pncounter.New()
+	require.NoError(t, p.Apply("b", -1))
+	err := statestore.Save(ctx, s, k, "b", p)
+	if err != nil {
+		require.ErrorIs(t, err, crdt.ErrTypeMismatch)
+		require.EqualValues(t, 3, loadG(t, s, k).Value())
+		return
+	}
+	_, err = statestore.Load[gcounter.Counter](ctx, s, k)
+	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
+}
+
+// testLargeState checks that a state of many actors is stored whole.
+func testLargeState(t *testing.T, s statestore.Store) {
+	ctx := context.Background()
+	k := key(t, "large")
+	c := pncounter.New()
+	for i := range 2000 {
+		actor := crdt.ActorID(fmt.Sprintf("actor-%04d-%s", i, strings.Repeat("x", 40)))
+		require.NoError(t, c.Apply(actor, int64(i)*1_000_003+1))
+		require.NoError(t, c.Apply(actor, -int64(i)))
+	}
+	require.NoError(t, statestore.Save(ctx, s, k, "writer", c))
+	require.True(t, loadPN(t, s, k).Equal(c))
+}
+
+func testCancellation(t *testing.T, s statestore.Store) {
+	k := key(t, "ctx")
+	incr(t, s, k, "a", 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	_, err := s.Load(ctx, k)
+	require.ErrorIs(t, err, context.Canceled)
+
+	g := gcounter.New()
+	require.NoError(t, g.Increment("b", 100))
+	b, err := g.MarshalBinary()
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Save(ctx, k, "b", b), context.Canceled)
+	_, err = statestore.Update(ctx, s, k, "a", func(c *gcounter.Counter) error { return c.Increment("a", 1) })
+	require.ErrorIs(t, err, context.Canceled)
+
+	require.EqualValues(t, 3, loadG(t, s, k).Value(), "a cancelled save changed the stored state")
+}
