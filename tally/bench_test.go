@@ -1,0 +1,92 @@
+package tally_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/tally"
+)
+
+// BenchmarkRead measures a read against the number of live shards, and the
+// same 1,000 shards after a GC folded them into the tally (one row).
+func BenchmarkRead(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10, 100, 1000} {
+		for _, gc := range []bool{false, true} {
+			name := fmt.Sprintf("shards=%d", n)
+			if gc {
+				name += "/after-gc"
+			}
+			b.Run(name, func(b *testing.B) {
+				clock := newClock()
+				store := memory.NewTallyStore()
+				c, err := tally.New[*tally.Sum](store, "bench", tally.Config{Clock: clock.Now, NewID: ids()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for range n {
+					m, _ := c.NewMutator()
+					if err := m.Update(ctx, add(1)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if gc {
+					clock.Advance(tally.DefaultLifetime + tally.DefaultGrace + time.Minute)
+					if _, err := c.GC(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					v, err := c.Read(ctx)
+					if err != nil || v.Value() != int64(n) {
+						b.Fatal(v, err)
+					}
+				}
+				b.ReportMetric(float64(store.LiveShards("bench")), "live-shards")
+			})
+		}
+	}
+}
+
+// BenchmarkIncrement compares one write per increment with coalescing 100
+// increments into one write (Stage ×100, Flush), in memory.
+func BenchmarkIncrement(b *testing.B) {
+	ctx := context.Background()
+	for _, batch := range []int{1, 100} {
+		name := "flush-each"
+		if batch > 1 {
+			name = fmt.Sprintf("coalesce-%d", batch)
+		}
+		b.Run(name, func(b *testing.B) {
+			store := memory.NewTallyStore()
+			c, err := tally.New[*tally.Sum](store, "bench", tally.Config{Clock: newClock().Now, NewID: ids()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, _ := c.NewMutator()
+			b.ReportAllocs()
+			start := time.Now()
+			for i := range b.N {
+				if err := m.Stage(add(1)); err != nil {
+					b.Fatal(err)
+				}
+				if (i+1)%batch == 0 {
+					if err := m.Flush(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if err := m.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "incr/s")
+			b.ReportMetric(float64(store.Calls().ShardWrites)/float64(b.N), "writes/incr")
+			b.ReportMetric(float64(store.Calls().Reads)/float64(b.N), "reads/incr")
+		})
+	}
+}

@@ -1,0 +1,182 @@
+package tally
+
+import (
+	"fmt"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// Format versions written and read by this build.
+const (
+	shardVersion = 1
+	tallyVersion = 1
+)
+
+// MaxEncodedSize is the largest shard or tally encoding a decoder accepts
+// (crdt.DefaultMaxEncodedSize, 16 MiB). The largest valid encoding, a dense
+// Distinct, is about 16 KiB.
+const MaxEncodedSize = crdt.DefaultMaxEncodedSize
+
+// Shard is one mutator's row: its id, the time after which it never writes
+// again, and its full aggregate state. It is a plain value; it is safe for
+// concurrent use only if nobody mutates State.
+//
+// Encoding (envelope tag crdt.TagTallyShard, version 1):
+//
+//	[kind: str, mutator: str, expires_at: int (µs since the Unix epoch, > 0), state]
+type Shard[A Aggregate[A]] struct {
+	Mutator   crdt.ActorID
+	ExpiresAt int64 // microseconds since the Unix epoch
+	State     A     // nil encodes as the identity
+}
+
+// MarshalBinary returns the deterministic encoding of s. It fails, with an
+// error wrapping crdt.ErrInvalidActor or crdt.ErrCorruptEncoding, when the
+// mutator id is invalid or ExpiresAt is not positive.
+func (s Shard[A]) MarshalBinary() ([]byte, error) {
+	if err := s.Mutator.Validate(); err != nil {
+		return nil, err
+	}
+	if s.ExpiresAt <= 0 {
+		return nil, fmt.Errorf("%w: shard expires_at %d is not positive", crdt.ErrCorruptEncoding, s.ExpiresAt)
+	}
+	st := s.State
+	if isNil(st) {
+		st = identity[A]()
+	}
+	e := wire.NewEncoder(crdt.TagTallyShard, shardVersion)
+	e.ArrayLen(4)
+	e.String(string(st.Kind()))
+	e.String(string(s.Mutator))
+	e.Int(s.ExpiresAt)
+	st.encodeBody(e)
+	return e.Bytes()
+}
+
+// DecodeShard decodes a shard whose aggregate is of type A. Errors wrap
+// crdt.ErrCorruptEncoding, crdt.ErrTooLarge (input above MaxEncodedSize),
+// crdt.ErrUnsupportedVersion, or crdt.ErrTypeMismatch (not a shard, or a
+// shard of another kind).
+func DecodeShard[A Aggregate[A]](data []byte) (Shard[A], error) {
+	d, _, err := wire.NewDecoder(data, crdt.TagTallyShard, shardVersion, MaxEncodedSize)
+	if err != nil {
+		return Shard[A]{}, err
+	}
+	if err := fields(d, "shard", 4); err != nil {
+		return Shard[A]{}, err
+	}
+	if err := checkKind[A](d); err != nil {
+		return Shard[A]{}, err
+	}
+	var s Shard[A]
+	if s.Mutator, err = d.Actor(); err != nil {
+		return Shard[A]{}, err
+	}
+	if s.ExpiresAt, err = d.Int(); err != nil {
+		return Shard[A]{}, err
+	}
+	if s.ExpiresAt <= 0 {
+		return Shard[A]{}, fmt.Errorf("%w: shard expires_at %d is not positive", crdt.ErrCorruptEncoding, s.ExpiresAt)
+	}
+	if s.State, err = decodeState[A](d); err != nil {
+		return Shard[A]{}, err
+	}
+	return s, nil
+}
+
+// Tally is the folded part of a counter: the combination of every shard
+// whose expires_at is at most FoldedThrough. It is a plain value; it is safe
+// for concurrent use only if nobody mutates State.
+//
+// Encoding (envelope tag crdt.TagTally, version 1):
+//
+//	[kind: str, folded_through: int (µs, ≥ 0), state]
+type Tally[A Aggregate[A]] struct {
+	FoldedThrough int64 // microseconds since the Unix epoch; 0: nothing folded
+	State         A     // nil encodes as the identity
+}
+
+// MarshalBinary returns the deterministic encoding of t. A negative
+// FoldedThrough is an error wrapping crdt.ErrCorruptEncoding.
+func (t Tally[A]) MarshalBinary() ([]byte, error) {
+	if t.FoldedThrough < 0 {
+		return nil, fmt.Errorf("%w: tally folded_through %d is negative", crdt.ErrCorruptEncoding, t.FoldedThrough)
+	}
+	st := t.State
+	if isNil(st) {
+		st = identity[A]()
+	}
+	e := wire.NewEncoder(crdt.TagTally, tallyVersion)
+	e.ArrayLen(3)
+	e.String(string(st.Kind()))
+	e.Int(t.FoldedThrough)
+	st.encodeBody(e)
+	return e.Bytes()
+}
+
+// DecodeTally decodes a tally whose aggregate is of type A, with the errors
+// of DecodeShard.
+func DecodeTally[A Aggregate[A]](data []byte) (Tally[A], error) {
+	d, _, err := wire.NewDecoder(data, crdt.TagTally, tallyVersion, MaxEncodedSize)
+	if err != nil {
+		return Tally[A]{}, err
+	}
+	if err := fields(d, "tally", 3); err != nil {
+		return Tally[A]{}, err
+	}
+	if err := checkKind[A](d); err != nil {
+		return Tally[A]{}, err
+	}
+	var t Tally[A]
+	if t.FoldedThrough, err = d.NonNegInt(); err != nil {
+		return Tally[A]{}, err
+	}
+	if t.State, err = decodeState[A](d); err != nil {
+		return Tally[A]{}, err
+	}
+	return t, nil
+}
+
+func fields(d *wire.Decoder, what string, want int) error {
+	n, err := d.ArrayLen(want)
+	if err != nil {
+		return err
+	}
+	if n != want {
+		return fmt.Errorf("%w: %s has %d fields, want %d", crdt.ErrCorruptEncoding, what, n, want)
+	}
+	return nil
+}
+
+func checkKind[A Aggregate[A]](d *wire.Decoder) error {
+	k, err := d.String(maxKindLen)
+	if err != nil {
+		return err
+	}
+	want := identity[A]().Kind()
+	if Kind(k) != want {
+		return fmt.Errorf("%w: aggregate kind %q, want %q", crdt.ErrTypeMismatch, k, want)
+	}
+	return nil
+}
+
+func decodeState[A Aggregate[A]](d *wire.Decoder) (A, error) {
+	st := identity[A]()
+	if err := st.decodeBody(d); err != nil {
+		var zero A
+		return zero, err
+	}
+	if err := d.Finish(); err != nil {
+		var zero A
+		return zero, err
+	}
+	return st, nil
+}
+
+// isNil reports whether a is the nil pointer (every aggregate is a pointer
+// type, so interface comparison is safe).
+func isNil[A Aggregate[A]](a A) bool {
+	var zero A
+	return any(a) == any(zero)
+}

@@ -1,0 +1,319 @@
+package tally
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Defaults for zero Config fields; the durations are seed 001's.
+const (
+	DefaultLifetime = 24 * time.Hour
+	DefaultMargin   = time.Hour
+	DefaultMaxSkew  = time.Hour
+	DefaultGrace    = 24 * time.Hour
+	DefaultRetries  = 2
+)
+
+// MaxKeyLen is the longest counter key, in bytes.
+const MaxKeyLen = 1024
+
+// Config sets a counter's time contract. The zero value uses the defaults
+// (Lifetime 24h, Margin 1h, MaxSkew 1h, Grace 24h, 2 retries, time.Now and
+// random UUID mutator ids). A Config is a plain value, safe to copy.
+type Config struct {
+	// Lifetime is how long a mutator lives: expires_at = birth + Lifetime.
+	Lifetime time.Duration
+	// Margin is the refuse-before-expiry margin: a mutator stages and
+	// flushes no new updates once now ≥ expires_at − Margin. Leave room for
+	// a flush and its retries. 0 < Margin < Lifetime.
+	Margin time.Duration
+	// MaxSkew bounds, for every process using the counter, how far its
+	// clock is from true time, and how long a write may stay in flight
+	// before the store either applies it or never will. It is an
+	// assumption the caller guarantees, not something checked.
+	MaxSkew time.Duration
+	// Grace is how long after expires_at a shard must be before GC folds
+	// it. It must be at least 3·MaxSkew (see the package documentation).
+	Grace time.Duration
+	// Retries is how many times a write whose outcome is unknown is resent
+	// (the same bytes at the same write timestamp) before the caller is
+	// told. 0 means DefaultRetries; a negative value means none.
+	Retries int
+	// Clock returns the current time; nil means time.Now. Tests inject it.
+	Clock func() time.Time
+	// NewID returns a fresh mutator id, never used before for this key;
+	// nil means a random UUID. Reusing an id loses updates.
+	NewID func() crdt.ActorID
+}
+
+func (c Config) resolve() (Config, error) {
+	if c.Lifetime == 0 {
+		c.Lifetime = DefaultLifetime
+	}
+	if c.Margin == 0 {
+		c.Margin = DefaultMargin
+	}
+	if c.MaxSkew == 0 {
+		c.MaxSkew = DefaultMaxSkew
+	}
+	if c.Grace == 0 {
+		c.Grace = DefaultGrace
+	}
+	switch {
+	case c.Retries == 0:
+		c.Retries = DefaultRetries
+	case c.Retries < 0:
+		c.Retries = 0
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = func() crdt.ActorID { return crdt.ActorID(uuid.NewString()) }
+	}
+	switch {
+	case c.Lifetime < 0 || c.Margin < 0 || c.MaxSkew < 0 || c.Grace < 0:
+		return c, fmt.Errorf("%w: tally: negative duration in %+v", crdt.ErrInvalidConfig, c)
+	case c.Margin >= c.Lifetime:
+		return c, fmt.Errorf("%w: tally: margin %v must be below lifetime %v", crdt.ErrInvalidConfig, c.Margin, c.Lifetime)
+	case c.Grace < 3*c.MaxSkew:
+		return c, fmt.Errorf("%w: tally: grace %v must be at least 3 × max skew %v", crdt.ErrInvalidConfig, c.Grace, c.MaxSkew)
+	case c.Lifetime%time.Microsecond != 0 || c.Margin%time.Microsecond != 0 || c.Grace%time.Microsecond != 0:
+		return c, fmt.Errorf("%w: tally: durations must be whole microseconds", crdt.ErrInvalidConfig)
+	}
+	return c, nil
+}
+
+// Counter is one tally counter: a key in a Store, an aggregate type and a
+// time contract. It reads, runs GC and makes mutators. A Counter is safe
+// for concurrent use if its Store, Clock and NewID are; its Mutators are
+// not. The zero value is not usable; call New.
+type Counter[A Aggregate[A]] struct {
+	store Store
+	key   string
+	cfg   Config
+}
+
+// New returns the counter stored under key in store. Any number of Counter
+// values, in any number of processes, may share one key, provided they use
+// the same aggregate type and a compatible Config (the same MaxSkew
+// assumption; Grace ≥ 3·MaxSkew everywhere). Errors wrap
+// crdt.ErrInvalidConfig.
+func New[A Aggregate[A]](store Store, key string, cfg Config) (*Counter[A], error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: tally: nil store", crdt.ErrInvalidConfig)
+	}
+	if key == "" || len(key) > MaxKeyLen || !utf8.ValidString(key) {
+		return nil, fmt.Errorf("%w: tally: key must be 1..%d bytes of UTF-8", crdt.ErrInvalidConfig, MaxKeyLen)
+	}
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return &Counter[A]{store: store, key: key, cfg: cfg}, nil
+}
+
+// Key returns the counter's key.
+func (c *Counter[A]) Key() string { return c.key }
+
+func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
+
+// Read returns the counter's current value: the tally combined with every
+// shard not yet folded into it. It makes one store read that may be stale
+// (complete = false); a stale read can miss recent updates but never counts
+// one twice. Errors wrap crdt.ErrCorruptEncoding (a row that does not decode),
+// crdt.ErrOverflow (the total does not fit), or come from the store.
+func (c *Counter[A]) Read(ctx context.Context) (A, error) {
+	v, _, err := c.read(ctx, false)
+	return v, err
+}
+
+// ReadComplete is Read with a complete store read (Cassandra: consistency
+// ALL): it reflects every acknowledged update.
+func (c *Counter[A]) ReadComplete(ctx context.Context) (A, error) {
+	v, _, err := c.read(ctx, true)
+	return v, err
+}
+
+// view is a decoded store read.
+type view[A Aggregate[A]] struct {
+	tally  Tally[A]
+	shards []Shard[A] // sorted by (ExpiresAt, Mutator)
+}
+
+func (c *Counter[A]) load(ctx context.Context, complete bool) (view[A], error) {
+	raw, tb, err := c.store.Read(ctx, c.key, complete)
+	if err != nil {
+		return view[A]{}, fmt.Errorf("tally: read %q: %w", c.key, err)
+	}
+	var v view[A]
+	if tb == nil {
+		v.tally = Tally[A]{State: identity[A]()}
+	} else if v.tally, err = DecodeTally[A](tb); err != nil {
+		return view[A]{}, fmt.Errorf("tally: %q tally: %w", c.key, err)
+	}
+	v.shards = make([]Shard[A], 0, len(raw))
+	for _, r := range raw {
+		s, err := DecodeShard[A](r.Data)
+		if err != nil {
+			return view[A]{}, fmt.Errorf("tally: %q shard %q: %w", c.key, r.Mutator, err)
+		}
+		if s.Mutator != r.Mutator {
+			return view[A]{}, fmt.Errorf("%w: tally: %q row %q holds the shard of %q", crdt.ErrCorruptEncoding, c.key, r.Mutator, s.Mutator)
+		}
+		v.shards = append(v.shards, s)
+	}
+	slices.SortFunc(v.shards, func(a, b Shard[A]) int {
+		return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), cmp.Compare(a.Mutator, b.Mutator))
+	})
+	return v, nil
+}
+
+// read returns the value and the number of live (unfolded) shards it
+// combined.
+func (c *Counter[A]) read(ctx context.Context, complete bool) (A, int, error) {
+	v, err := c.load(ctx, complete)
+	if err != nil {
+		var zero A
+		return zero, 0, err
+	}
+	acc := v.tally.State
+	live := 0
+	for _, s := range v.shards {
+		if s.ExpiresAt <= v.tally.FoldedThrough {
+			continue // already in the tally, whatever version of it we see
+		}
+		if err := acc.Combine(s.State); err != nil {
+			var zero A
+			return zero, 0, fmt.Errorf("tally: %q: %w", c.key, err)
+		}
+		live++
+	}
+	return acc, live, nil
+}
+
+// GCPlan is what one GC would write. It is a plain value, safe to share.
+type GCPlan struct {
+	// Batch is the write; it is empty (no deletes) when there is nothing
+	// to do.
+	Batch GCBatch
+	// Folded counts the shards newly combined into the tally.
+	Folded int
+	// Live counts the shards left in place because they are not final.
+	Live int
+}
+
+// Empty reports whether the plan writes nothing.
+func (p GCPlan) Empty() bool { return len(p.Batch.Delete) == 0 }
+
+// PlanGC reads the counter completely and returns the batch that folds
+// every final shard (expires_at < now − Grace) into the tally. It writes
+// nothing; GC applies the plan. The plan stays valid forever: applying it
+// late, twice, or after or before another GC's plan converges to the same
+// state (see the package documentation).
+func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
+	v, err := c.load(ctx, true)
+	if err != nil {
+		return GCPlan{}, err
+	}
+	cutoff := c.nowMicros() - c.cfg.Grace.Microseconds()
+	t := v.tally
+	acc := t.State
+	newT := t.FoldedThrough
+	var plan GCPlan
+	for _, s := range v.shards {
+		switch {
+		case s.ExpiresAt <= t.FoldedThrough:
+			// Folded by an earlier GC whose deletes this view does not
+			// show; delete it again.
+		case s.ExpiresAt < cutoff:
+			if err := acc.Combine(s.State); err != nil {
+				return GCPlan{}, fmt.Errorf("tally: gc %q: %w", c.key, err)
+			}
+			newT = max(newT, s.ExpiresAt)
+			plan.Folded++
+		default:
+			plan.Live++
+			continue
+		}
+		plan.Batch.Delete = append(plan.Batch.Delete, s.Mutator)
+	}
+	if plan.Empty() {
+		return plan, nil
+	}
+	slices.Sort(plan.Batch.Delete)
+	b, err := Tally[A]{FoldedThrough: newT, State: acc}.MarshalBinary()
+	if err != nil {
+		return GCPlan{}, err
+	}
+	plan.Batch.WriteTS = newT
+	plan.Batch.Tally = b
+	return plan, nil
+}
+
+// GC folds every final shard into the tally and deletes it, in one atomic
+// batch (PlanGC, then Store.ApplyGC, resent up to Retries times when its
+// outcome is unknown). Any number of GCs may run at once, uncoordinated, and
+// may crash at any point; running GC again is always safe. It returns the
+// plan it applied. GC needs a complete read, so it fails while any replica
+// is down; it is an optimisation that bounds read cost, never needed for
+// correctness.
+func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
+	plan, err := c.PlanGC(ctx)
+	if err != nil || plan.Empty() {
+		return plan, err
+	}
+	if err := c.send(ctx, func() error { return c.store.ApplyGC(ctx, c.key, plan.Batch) }, nil); err != nil {
+		return plan, fmt.Errorf("tally: gc %q: %w", c.key, err)
+	}
+	return plan, nil
+}
+
+// send runs write up to 1+Retries times until it succeeds. stillOK, when
+// set, is consulted before each attempt; a false answer stops the attempts
+// with errLate. The result is nil, an error wrapping crdt.ErrUnavailable
+// when every attempt certainly failed, or one wrapping
+// crdt.ErrAmbiguousWrite when any attempt may have landed.
+func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func() bool) error {
+	var last error
+	ambiguous := false
+	for attempt := 0; attempt <= c.cfg.Retries; attempt++ {
+		if stillOK != nil && !stillOK() {
+			last = errLate
+			break
+		}
+		err := write()
+		if err == nil {
+			return nil
+		}
+		last = err
+		if !errors.Is(err, crdt.ErrUnavailable) {
+			ambiguous = true
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	switch {
+	case !ambiguous && last == errLate:
+		return fmt.Errorf("%w: %w", crdt.ErrUnavailable, last)
+	case !ambiguous:
+		return last
+	case errors.Is(last, crdt.ErrAmbiguousWrite):
+		return last
+	default:
+		return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, last)
+	}
+}
+
+// errLate stops a mutator's attempts once its clock reaches expires_at.
+var errLate = fmt.Errorf("%w: the mutator's expires_at has passed", crdt.ErrExpired)

@@ -1,0 +1,266 @@
+package tally
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// ErrUnresolved is returned (wrapped) by Stage, Flush and Update while a
+// mutator holds a write whose outcome is unknown: call Retry or Abandon
+// first. It wraps crdt.ErrAmbiguousWrite.
+var ErrUnresolved = fmt.Errorf("%w: tally: an earlier write is unresolved; call Retry or Abandon", crdt.ErrAmbiguousWrite)
+
+// Mutator owns one shard of a counter and overwrites it with its full
+// state; an update never reads the store. Create one with Counter.NewMutator,
+// use it from one goroutine (a Mutator is not safe for concurrent use; give
+// each goroutine its own), and replace it when it returns crdt.ErrExpired.
+//
+// # Outcomes
+//
+// Stage applies updates in memory; Flush writes them, all at once, as one
+// shard write. After Flush (or Update):
+//
+//   - nil: every update staged since the last success is counted, once;
+//   - an error wrapping crdt.ErrAmbiguousWrite: unknown. The mutator keeps
+//     the unresolved write and refuses new updates (ErrUnresolved) until
+//     Retry (counts it once) or Abandon (it is then not counted) succeeds;
+//   - any other error (crdt.ErrUnavailable, crdt.ErrExpired, an encoding
+//     error): nothing was written; the staged updates are discarded and
+//     not counted, so the caller may apply them again.
+//
+// An error wrapping both crdt.ErrAmbiguousWrite and crdt.ErrExpired means the
+// outcome stays unknown for good: the mutator expired before it could
+// resolve it.
+//
+// The zero value is not usable; call Counter.NewMutator.
+type Mutator[A Aggregate[A]] struct {
+	c         *Counter[A]
+	id        crdt.ActorID
+	expiresAt int64 // µs
+
+	staged A    // committed state plus staged updates
+	dirty  bool // staged holds updates not yet written
+
+	committed []byte // last acknowledged encoding; nil before the first
+	pending   []byte // unresolved encoding; nil when resolved
+	lastTS    int64  // greatest write timestamp attempted
+	lastSent  []byte // the bytes attempted at lastTS
+	dead      bool   // expired: no new updates, no resolution
+}
+
+// NewMutator returns a fresh mutator with a new id (Config.NewID) that
+// expires Lifetime from now. It does not touch the store. The error wraps
+// crdt.ErrInvalidActor when NewID returns an invalid id.
+func (c *Counter[A]) NewMutator() (*Mutator[A], error) {
+	id := c.cfg.NewID()
+	if err := id.Validate(); err != nil {
+		return nil, fmt.Errorf("tally: new mutator: %w", err)
+	}
+	return &Mutator[A]{
+		c:         c,
+		id:        id,
+		expiresAt: c.nowMicros() + c.cfg.Lifetime.Microseconds(),
+		staged:    identity[A](),
+	}, nil
+}
+
+// ID returns the mutator's id, the row key of its shard.
+func (m *Mutator[A]) ID() crdt.ActorID { return m.id }
+
+// ExpiresAt returns the time after which the mutator never writes.
+func (m *Mutator[A]) ExpiresAt() time.Time { return time.UnixMicro(m.expiresAt) }
+
+// Unresolved reports whether a write with an unknown outcome awaits Retry
+// or Abandon.
+func (m *Mutator[A]) Unresolved() bool { return m.pending != nil }
+
+// Stage applies fn to the mutator's in-memory state without writing it;
+// Flush writes everything staged as one shard write. fn must leave the state
+// unchanged when it returns an error (every method of this package's
+// aggregates does), and must not keep its argument; Stage returns fn's error
+// as is.
+//
+// Stage returns an error wrapping crdt.ErrExpired once now ≥ expires_at −
+// Margin (the updates staged since the last successful Flush are then
+// discarded, uncounted; use a fresh mutator), and ErrUnresolved while a
+// write is unresolved. Stage does no I/O.
+func (m *Mutator[A]) Stage(fn func(A) error) error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	if err := fn(m.staged); err != nil {
+		return err
+	}
+	m.dirty = true
+	return nil
+}
+
+// usable checks that new updates may be staged or flushed.
+func (m *Mutator[A]) usable() error {
+	switch {
+	case m.pending != nil:
+		return ErrUnresolved
+	case m.dead:
+		return fmt.Errorf("%w: tally: mutator %s", crdt.ErrExpired, m.id)
+	case m.c.nowMicros() >= m.expiresAt-m.c.cfg.Margin.Microseconds():
+		m.dead = true
+		m.rollback()
+		return fmt.Errorf("%w: tally: mutator %s is within %v of its expiry; staged updates were discarded",
+			crdt.ErrExpired, m.id, m.c.cfg.Margin)
+	}
+	return nil
+}
+
+// Flush writes the staged state as one shard write (one store call unless
+// the outcome is unknown and Retries resends it: the same bytes at the same
+// write timestamp, which is idempotent). It does nothing when nothing is
+// staged. See the type's documentation for what each result means.
+func (m *Mutator[A]) Flush(ctx context.Context) error {
+	if err := m.usable(); err != nil {
+		return err
+	}
+	if !m.dirty {
+		return nil
+	}
+	data, err := Shard[A]{Mutator: m.id, ExpiresAt: m.expiresAt, State: m.staged}.MarshalBinary()
+	if err != nil {
+		m.rollback()
+		return fmt.Errorf("tally: flush %s: %w", m.id, err)
+	}
+	ts, err := m.nextTS()
+	if err != nil {
+		m.rollback()
+		return err
+	}
+	err = m.write(ctx, data, ts)
+	switch {
+	case err == nil:
+		m.committed, m.dirty = data, false
+		return nil
+	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		m.pending = data
+		return fmt.Errorf("tally: flush %s: %w", m.id, err)
+	default:
+		m.rollback()
+		return fmt.Errorf("tally: flush %s (staged updates discarded): %w", m.id, err)
+	}
+}
+
+// Update stages fn and flushes it: Stage then Flush.
+func (m *Mutator[A]) Update(ctx context.Context, fn func(A) error) error {
+	if err := m.Stage(fn); err != nil {
+		return err
+	}
+	return m.Flush(ctx)
+}
+
+// Retry resends the unresolved write so that it counts, once: the same
+// bytes at the same write timestamp when that is still the latest attempt,
+// otherwise at a fresh timestamp (after a failed Abandon). nil means the
+// updates are now counted; an error wrapping crdt.ErrAmbiguousWrite means
+// still unknown (call Retry or Abandon again). Retry does nothing when no
+// write is unresolved. Once the mutator's clock reaches expires_at the
+// outcome can no longer be settled and Retry returns an error wrapping
+// crdt.ErrAmbiguousWrite and crdt.ErrExpired.
+func (m *Mutator[A]) Retry(ctx context.Context) error {
+	if m.pending == nil {
+		return nil
+	}
+	if err := m.resolve(ctx, m.pending); err != nil {
+		return fmt.Errorf("tally: retry %s: %w", m.id, err)
+	}
+	m.committed, m.pending, m.dirty = m.pending, nil, false
+	return nil
+}
+
+// Abandon overwrites the unresolved write with the last acknowledged state
+// (the identity if there is none) at a greater write timestamp. nil means
+// the unresolved updates are definitely not counted, now or later, and the
+// mutator accepts updates again; an error wrapping crdt.ErrAmbiguousWrite
+// means still unknown. Abandon does nothing when no write is unresolved.
+func (m *Mutator[A]) Abandon(ctx context.Context) error {
+	if m.pending == nil {
+		return nil
+	}
+	target := m.committed
+	if target == nil {
+		var err error
+		target, err = Shard[A]{Mutator: m.id, ExpiresAt: m.expiresAt}.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("tally: abandon %s: %w", m.id, err)
+		}
+	}
+	if err := m.resolve(ctx, target); err != nil {
+		return fmt.Errorf("tally: abandon %s: %w", m.id, err)
+	}
+	m.committed, m.pending = target, nil
+	m.rollback()
+	return nil
+}
+
+// resolve makes target the shard's value: the highest-timestamped write
+// that lands decides it, so target is resent at lastTS if it is what was
+// last attempted there, and written at a fresh timestamp otherwise.
+func (m *Mutator[A]) resolve(ctx context.Context, target []byte) error {
+	if m.dead || m.c.nowMicros() >= m.expiresAt {
+		m.dead = true
+		return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, errLate)
+	}
+	ts := m.lastTS
+	if !bytes.Equal(target, m.lastSent) {
+		var err error
+		if ts, err = m.nextTS(); err != nil {
+			return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
+		}
+	}
+	err := m.write(ctx, target, ts)
+	if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) {
+		// This round certainly failed, but an earlier one may have landed.
+		err = fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
+	}
+	return err
+}
+
+// nextTS returns a write timestamp above every earlier one and below
+// expires_at, from the mutator's clock.
+func (m *Mutator[A]) nextTS() (int64, error) {
+	ts := max(m.lastTS+1, m.c.nowMicros())
+	if ts >= m.expiresAt {
+		m.dead = true
+		return 0, fmt.Errorf("tally: mutator %s: %w", m.id, errLate)
+	}
+	return ts, nil
+}
+
+// write sends data at ts with the counter's retry policy, never after
+// expires_at by the mutator's clock.
+func (m *Mutator[A]) write(ctx context.Context, data []byte, ts int64) error {
+	m.lastTS, m.lastSent = ts, data
+	shard := EncodedShard{Mutator: m.id, Data: data}
+	err := m.c.send(ctx,
+		func() error { return m.c.store.PutShard(ctx, m.c.key, shard, ts) },
+		func() bool { return m.c.nowMicros() < m.expiresAt })
+	if errors.Is(err, crdt.ErrExpired) {
+		m.dead = true
+	}
+	return err
+}
+
+// rollback resets the staged state to the last acknowledged one.
+func (m *Mutator[A]) rollback() {
+	m.dirty = false
+	if m.committed == nil {
+		m.staged = identity[A]()
+		return
+	}
+	s, err := DecodeShard[A](m.committed)
+	if err != nil {
+		panic(fmt.Sprintf("tally: mutator %s cannot decode its own shard: %v", m.id, err))
+	}
+	m.staged = s.State
+}

@@ -1,0 +1,512 @@
+package tally_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tally"
+)
+
+// fakeClock is a settable clock, safe for concurrent use.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock { return &fakeClock{t: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// ids returns a NewID that yields m1, m2, ...
+func ids() func() crdt.ActorID {
+	var mu sync.Mutex
+	n := 0
+	return func() crdt.ActorID {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return crdt.ActorID(fmt.Sprintf("m%d", n))
+	}
+}
+
+type fixture struct {
+	store *memory.TallyStore
+	clock *fakeClock
+	c     *tally.Counter[*tally.Sum]
+	cfg   tally.Config
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{store: memory.NewTallyStore(), clock: newClock()}
+	f.cfg = tally.Config{Lifetime: 24 * time.Hour, Margin: time.Hour, MaxSkew: time.Hour, Grace: 3 * time.Hour,
+		Clock: f.clock.Now, NewID: ids()}
+	var err error
+	f.c, err = tally.New[*tally.Sum](f.store, "views", f.cfg)
+	require.NoError(t, err)
+	return f
+}
+
+func (f *fixture) mutator(t *testing.T) *tally.Mutator[*tally.Sum] {
+	m, err := f.c.NewMutator()
+	require.NoError(t, err)
+	return m
+}
+
+func (f *fixture) value(t *testing.T) int64 {
+	v, err := f.c.ReadComplete(context.Background())
+	require.NoError(t, err)
+	return v.Value()
+}
+
+func add(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
+
+// faults returns a fault function that serves the listed faults to
+// successive PutShard calls (then TallyOK) and records their timestamps.
+func faults(ts *[]int64, fs ...memory.TallyFault) memory.TallyFaultFunc {
+	return func(op memory.TallyOp) memory.TallyFault {
+		if op.Kind != memory.TallyOpPut {
+			return memory.TallyOK
+		}
+		*ts = append(*ts, op.WriteTS)
+		if len(fs) == 0 {
+			return memory.TallyOK
+		}
+		f := fs[0]
+		fs = fs[1:]
+		return f
+	}
+}
+
+func TestUpdateCostsOneWriteNoRead(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(1)))
+	require.Equal(t, memory.TallyCalls{ShardWrites: 1}, f.store.Calls())
+
+	f.store.ResetCalls()
+	for range 100 {
+		require.NoError(t, m.Stage(add(1)))
+	}
+	require.NoError(t, m.Flush(ctx))
+	require.Equal(t, memory.TallyCalls{ShardWrites: 1}, f.store.Calls(), "100 staged increments, one write")
+
+	f.store.ResetCalls()
+	require.NoError(t, m.Flush(ctx))
+	require.Equal(t, memory.TallyCalls{}, f.store.Calls(), "nothing staged, nothing written")
+
+	require.Equal(t, int64(101), f.value(t))
+	require.Equal(t, memory.TallyCalls{Reads: 1}, f.store.Calls(), "a read is one store read")
+
+	f.store.ResetCalls()
+	f.clock.Advance(f.cfg.Lifetime + f.cfg.Grace + time.Second)
+	plan, err := f.c.GC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, plan.Folded)
+	require.Equal(t, memory.TallyCalls{Reads: 1, GCWrites: 1}, f.store.Calls(), "GC is one complete read and one batch")
+}
+
+func TestAmbiguousLandedThenRetryCountsOnce(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(10)))
+
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyLanded, memory.TallyLanded))
+	err := m.Update(ctx, add(5))
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.True(t, m.Unresolved())
+	require.Len(t, ts, 3, "one attempt and two resends")
+	require.Equal(t, ts[0], ts[1], "a resend reuses the write timestamp")
+	require.Equal(t, ts[0], ts[2])
+
+	// The caller's natural retry, Update again, is refused.
+	require.ErrorIs(t, m.Update(ctx, add(5)), tally.ErrUnresolved)
+	require.ErrorIs(t, m.Stage(add(5)), crdt.ErrAmbiguousWrite)
+
+	require.NoError(t, m.Retry(ctx))
+	require.False(t, m.Unresolved())
+	require.Equal(t, ts[0], ts[3], "Retry resends at the same timestamp")
+	require.Equal(t, int64(15), f.value(t), "landed three times, retried once: counted once")
+	require.NoError(t, m.Update(ctx, add(1)))
+	require.Equal(t, int64(16), f.value(t))
+	require.Greater(t, ts[4], ts[3])
+}
+
+func TestLibraryResendSucceeds(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyLanded))
+	require.NoError(t, m.Update(ctx, add(7)), "the resend succeeds, so the caller sees success")
+	require.Equal(t, []int64{ts[0], ts[0]}, ts)
+	require.Equal(t, int64(7), f.value(t))
+}
+
+func TestAbandonUncountsEvenWhenTheWriteLandsLate(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(3)))
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyHeld, memory.TallyHeld))
+	require.ErrorIs(t, m.Update(ctx, add(100)), crdt.ErrAmbiguousWrite)
+	require.Equal(t, int64(103), f.value(t), "the first attempt landed")
+
+	require.NoError(t, m.Abandon(ctx))
+	require.Greater(t, ts[3], ts[0], "Abandon writes above the abandoned timestamp")
+	require.Equal(t, int64(3), f.value(t))
+	for _, seq := range f.store.Held() {
+		require.True(t, f.store.DeliverHeld(seq))
+	}
+	require.Equal(t, int64(3), f.value(t), "late copies of the abandoned write lose under LWW")
+
+	require.NoError(t, m.Update(ctx, add(1)), "the mutator accepts updates again, from the committed state")
+	require.Equal(t, int64(4), f.value(t))
+}
+
+func TestAbandonWithoutCommittedStateWritesIdentity(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyLanded, memory.TallyLanded))
+	require.ErrorIs(t, m.Update(ctx, add(9)), crdt.ErrAmbiguousWrite)
+	require.Equal(t, int64(9), f.value(t))
+	require.NoError(t, m.Abandon(ctx))
+	require.Equal(t, int64(0), f.value(t))
+}
+
+func TestFailedAbandonThenRetry(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	var ts []int64
+	lost := []memory.TallyFault{memory.TallyLost, memory.TallyLost, memory.TallyLost}
+	f.store.SetFault(faults(&ts, append(append([]memory.TallyFault{}, lost...), memory.TallyLanded, memory.TallyLanded, memory.TallyLanded)...))
+	require.ErrorIs(t, m.Update(ctx, add(4)), crdt.ErrAmbiguousWrite) // lost ×3
+	require.ErrorIs(t, m.Abandon(ctx), crdt.ErrAmbiguousWrite)        // landed ×3, unacknowledged
+	require.True(t, m.Unresolved())
+	require.NoError(t, m.Retry(ctx))
+	require.Greater(t, ts[6], ts[3], "after an Abandon attempt, Retry must write above it")
+	require.Equal(t, int64(4), f.value(t))
+}
+
+func TestDefiniteFailureDiscardsStaged(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(1)))
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyUnavailable, memory.TallyUnavailable, memory.TallyUnavailable))
+	require.NoError(t, m.Stage(add(5)))
+	err := m.Update(ctx, add(5))
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.False(t, m.Unresolved())
+	// The caller re-applies both updates.
+	require.NoError(t, m.Update(ctx, add(10)))
+	require.Equal(t, int64(11), f.value(t))
+}
+
+func TestMixedFailuresAreAmbiguous(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyUnavailable, memory.TallyUnavailable))
+	require.ErrorIs(t, m.Update(ctx, add(2)), crdt.ErrAmbiguousWrite, "one attempt may have landed")
+	require.NoError(t, m.Retry(ctx))
+	require.Equal(t, int64(2), f.value(t))
+}
+
+func TestRejectedUpdateLeavesStateUnchanged(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(math.MaxInt64-1)))
+	require.ErrorIs(t, m.Update(ctx, add(2)), crdt.ErrOverflow)
+	require.NoError(t, m.Update(ctx, add(1)))
+	require.Equal(t, int64(math.MaxInt64), f.value(t))
+}
+
+func TestExpiry(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.True(t, f.clock.Now().Add(24*time.Hour).Equal(m.ExpiresAt()))
+	require.NoError(t, m.Update(ctx, add(1)))
+	require.NoError(t, m.Stage(add(1)))
+	f.clock.Advance(23*time.Hour - time.Microsecond)
+	require.NoError(t, m.Stage(add(1)), "just before the margin")
+	f.clock.Advance(time.Microsecond)
+	require.ErrorIs(t, m.Flush(ctx), crdt.ErrExpired, "at the margin")
+	require.ErrorIs(t, m.Update(ctx, add(1)), crdt.ErrExpired, "dead for good")
+	require.Equal(t, int64(1), f.value(t), "the staged updates were discarded")
+
+	m2 := f.mutator(t)
+	require.NotEqual(t, m.ID(), m2.ID())
+	require.NoError(t, m2.Update(ctx, add(2)))
+	require.Equal(t, int64(3), f.value(t))
+}
+
+func TestUnresolvedPastExpiryStaysUnknown(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	var ts []int64
+	f.store.SetFault(faults(&ts, memory.TallyLost, memory.TallyLost, memory.TallyLost))
+	require.ErrorIs(t, m.Update(ctx, add(1)), crdt.ErrAmbiguousWrite)
+	f.clock.Advance(24 * time.Hour)
+	for _, err := range []error{m.Retry(ctx), m.Abandon(ctx)} {
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		require.ErrorIs(t, err, crdt.ErrExpired)
+	}
+	require.Len(t, ts, 3, "nothing is sent after expires_at")
+}
+
+func TestWriteTimestampsMonotonicBelowExpiry(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	var ts []int64
+	f.store.SetFault(faults(&ts))
+	m := f.mutator(t)
+	for i := range 50 {
+		require.NoError(t, m.Update(ctx, add(1)))
+		if i%10 == 0 {
+			f.clock.Advance(-time.Hour) // the clock steps back
+		} else {
+			f.clock.Advance(time.Minute)
+		}
+	}
+	for i := 1; i < len(ts); i++ {
+		require.Greater(t, ts[i], ts[i-1])
+	}
+	require.Less(t, ts[len(ts)-1], m.ExpiresAt().UnixMicro())
+}
+
+func TestConfigAndKeyValidation(t *testing.T) {
+	s := memory.NewTallyStore()
+	bad := []tally.Config{
+		{MaxSkew: 2 * time.Hour, Grace: 5 * time.Hour},
+		{Lifetime: time.Hour, Margin: time.Hour},
+		{Lifetime: -time.Hour},
+		{Lifetime: time.Hour + time.Nanosecond},
+	}
+	for _, cfg := range bad {
+		_, err := tally.New[*tally.Sum](s, "k", cfg)
+		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", cfg)
+	}
+	_, err := tally.New[*tally.Sum](s, "", tally.Config{})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	_, err = tally.New[*tally.Sum](nil, "k", tally.Config{})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	c, err := tally.New[*tally.Sum](s, "k", tally.Config{NewID: func() crdt.ActorID { return "" }})
+	require.NoError(t, err)
+	_, err = c.NewMutator()
+	require.ErrorIs(t, err, crdt.ErrInvalidActor)
+
+	c, err = tally.New[*tally.Sum](s, "k", tally.Config{})
+	require.NoError(t, err)
+	m1, err := c.NewMutator()
+	require.NoError(t, err)
+	m2, err := c.NewMutator()
+	require.NoError(t, err)
+	require.NotEqual(t, m1.ID(), m2.ID(), "default ids are random UUIDs")
+}
+
+func TestReadRejectsCorruptRows(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	require.NoError(t, f.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: "x", Data: []byte{1, 2, 3}}, 1))
+	_, err := f.c.ReadComplete(ctx)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	_, err = f.c.GC(ctx)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "GC never deletes what it cannot read")
+
+	g := newFixture(t)
+	b, err := tally.Shard[*tally.Sum]{Mutator: "a", ExpiresAt: exp0, State: sumOf(t, 1)}.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, g.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: "b", Data: b}, 1))
+	_, err = g.c.ReadComplete(ctx)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "a row holding another mutator's shard")
+
+	h := newFixture(t)
+	mx, err := tally.Shard[*tally.Max]{Mutator: "a", ExpiresAt: exp0, State: new(tally.Max)}.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, h.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: "a", Data: mx}, 1))
+	_, err = h.c.ReadComplete(ctx)
+	require.ErrorIs(t, err, crdt.ErrTypeMismatch, "a shard of another aggregate kind")
+}
+
+func TestReadOverflowIsAnError(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	for range 2 {
+		m := f.mutator(t)
+		require.NoError(t, m.Update(ctx, add(math.MaxInt64)))
+	}
+	_, err := f.c.ReadComplete(ctx)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+}
+
+// staleView is a Store whose Read returns a fixed mix of rows, to show a
+// reader that sees the new tally next to an old copy of a folded shard.
+type staleView struct {
+	tally.Store
+	shards []tally.EncodedShard
+	tally  []byte
+}
+
+func (s staleView) Read(context.Context, string, bool) ([]tally.EncodedShard, []byte, error) {
+	return s.shards, s.tally, nil
+}
+
+func TestGCFoldsFinalShardsOnly(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	old := f.mutator(t)
+	require.NoError(t, old.Update(ctx, add(5)))
+	f.clock.Advance(10 * time.Hour)
+	young := f.mutator(t)
+	require.NoError(t, young.Update(ctx, add(7)))
+
+	// old expires at +24h; GC may fold it only after +24h+grace.
+	f.clock.Advance(14*time.Hour + 3*time.Hour) // now = +27h = old's expiry + grace
+	plan, err := f.c.GC(ctx)
+	require.NoError(t, err)
+	require.True(t, plan.Empty(), "expires_at must be strictly before now − grace")
+	f.clock.Advance(time.Microsecond)
+	plan, err = f.c.GC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, plan.Folded)
+	require.Equal(t, 1, plan.Live)
+	require.Equal(t, old.ExpiresAt().UnixMicro(), plan.Batch.WriteTS, "the batch timestamp is the largest expires_at folded")
+	require.Equal(t, []crdt.ActorID{old.ID()}, plan.Batch.Delete)
+	require.Equal(t, 1, f.store.LiveShards("views"))
+	require.Equal(t, int64(12), f.value(t))
+
+	// A late copy of the folded shard's write never resurrects it.
+	late, err := tally.Shard[*tally.Sum]{Mutator: old.ID(), ExpiresAt: old.ExpiresAt().UnixMicro(), State: sumOf(t, 5)}.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, f.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: old.ID(), Data: late}, old.ExpiresAt().UnixMicro()-1))
+	require.Equal(t, 1, f.store.LiveShards("views"))
+	require.Equal(t, int64(12), f.value(t))
+
+	// A stale reader seeing the new tally and the old shard counts it once.
+	shards, tb, err := f.store.Read(ctx, "views", true)
+	require.NoError(t, err)
+	mixed := staleView{shards: append(shards, tally.EncodedShard{Mutator: old.ID(), Data: late}), tally: tb}
+	c2, err := tally.New[*tally.Sum](mixed, "views", f.cfg)
+	require.NoError(t, err)
+	v, err := c2.Read(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(12), v.Value())
+}
+
+func TestGCIdempotentAndRacing(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	var want int64
+	for i := range 6 {
+		m := f.mutator(t)
+		require.NoError(t, m.Update(ctx, add(int64(i+1))))
+		want += int64(i + 1)
+		f.clock.Advance(2 * time.Hour)
+	}
+	// Mutators expire at +24h, +26h, ... +34h; now = +12h.
+	f.clock.Advance(17*time.Hour + time.Minute) // now = +29h01: two are final
+	planA, err := f.c.PlanGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, planA.Folded)
+	planA2, err := f.c.PlanGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, planA, planA2, "two GCs on the same view plan byte-identical batches")
+
+	f.clock.Advance(4 * time.Hour) // four are final
+	planB, err := f.c.PlanGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 4, planB.Folded)
+	require.Greater(t, planB.Batch.WriteTS, planA.Batch.WriteTS)
+
+	// B lands first, then A's delayed batch, then both again.
+	for _, b := range []tally.GCBatch{planB.Batch, planA.Batch, planB.Batch, planA.Batch} {
+		require.NoError(t, f.store.ApplyGC(ctx, "views", b))
+		require.Equal(t, want, f.value(t))
+	}
+	require.Equal(t, 2, f.store.LiveShards("views"))
+
+	// A GC from the state after A alone reaches B's tally byte for byte.
+	g := newFixture(t)
+	for i := range 6 {
+		m := g.mutator(t)
+		require.NoError(t, m.Update(ctx, add(int64(i+1))))
+		g.clock.Advance(2 * time.Hour)
+	}
+	g.clock.Advance(17*time.Hour + time.Minute)
+	_, err = g.c.GC(ctx)
+	require.NoError(t, err)
+	g.clock.Advance(4 * time.Hour)
+	planB2, err := g.c.PlanGC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, planB.Batch.WriteTS, planB2.Batch.WriteTS)
+	require.Equal(t, planB.Batch.Tally, planB2.Batch.Tally, "the tally folded through T depends on T only")
+}
+
+func TestGCErrors(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(1)))
+	f.clock.Advance(30 * time.Hour)
+	f.store.SetFault(func(op memory.TallyOp) memory.TallyFault {
+		if op.Kind == memory.TallyOpGC {
+			return memory.TallyLost
+		}
+		return memory.TallyOK
+	})
+	_, err := f.c.GC(ctx)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.Equal(t, int64(3), f.store.Calls().GCWrites, "the same batch is resent Retries times")
+	f.store.SetFault(func(memory.TallyOp) memory.TallyFault { return memory.TallyUnavailable })
+	_, err = f.c.GC(ctx)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "no complete read, no GC")
+	f.store.SetFault(nil)
+	_, err = f.c.GC(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), f.value(t))
+	require.Equal(t, 0, f.store.LiveShards("views"))
+}
+
+func TestCanceledContext(t *testing.T) {
+	f := newFixture(t)
+	m := f.mutator(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := m.Update(ctx, add(1))
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "the memory store refuses before applying")
+	require.False(t, m.Unresolved())
+	_, err = f.c.Read(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -1,0 +1,232 @@
+package tally
+
+import (
+	"fmt"
+	"math/big"
+	"math/bits"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// u128 is an unsigned 128-bit integer, used for the exact sum of squares.
+type u128 struct{ hi, lo uint64 }
+
+func (a u128) add(b u128) (u128, bool) {
+	lo, c := bits.Add64(a.lo, b.lo, 0)
+	hi, c := bits.Add64(a.hi, b.hi, c)
+	return u128{hi: hi, lo: lo}, c == 0
+}
+
+func square(x int64) u128 {
+	u := uint64(x)
+	if x < 0 {
+		u = -u // two's complement: exact even for math.MinInt64 (2^63)
+	}
+	hi, lo := bits.Mul64(u, u)
+	return u128{hi: hi, lo: lo}
+}
+
+func (a u128) big() *big.Int {
+	b := new(big.Int).SetUint64(a.hi)
+	b.Lsh(b, 64)
+	return b.Or(b, new(big.Int).SetUint64(a.lo))
+}
+
+// Stats keeps the count, sum, minimum, maximum and sum of squares of its
+// observations, all exact: the count and sum are int64 and the sum of
+// squares is an unsigned 128-bit integer, each overflow-checked. The mean and
+// variance are derived from them on demand. Seed 003 suggested keeping the
+// same cells in its merge cells.
+//
+// The zero value is empty and ready to use. A Stats is not safe for
+// concurrent use.
+type Stats struct {
+	count    int64
+	sum      int64
+	min, max int64 // meaningful only when count > 0
+	sq       u128
+}
+
+// Add observes x. When the count, the sum or the sum of squares would
+// overflow it returns an error wrapping crdt.ErrOverflow and leaves s
+// unchanged.
+func (s *Stats) Add(x int64) error {
+	one := Stats{count: 1, sum: x, min: x, max: x, sq: square(x)}
+	return s.Combine(&one)
+}
+
+// Combine adds other's observations to s. Overflow is an error wrapping
+// crdt.ErrOverflow that leaves s unchanged.
+func (s *Stats) Combine(other *Stats) error {
+	if other == nil || other.count == 0 {
+		return nil
+	}
+	if s.count == 0 {
+		*s = *other
+		return nil
+	}
+	count, ok1 := addInt64(s.count, other.count)
+	sum, ok2 := addInt64(s.sum, other.sum)
+	sq, ok3 := s.sq.add(other.sq)
+	switch {
+	case !ok1:
+		return fmt.Errorf("%w: stats count %d + %d", crdt.ErrOverflow, s.count, other.count)
+	case !ok2:
+		return fmt.Errorf("%w: stats sum %d + %d does not fit int64", crdt.ErrOverflow, s.sum, other.sum)
+	case !ok3:
+		return fmt.Errorf("%w: stats sum of squares exceeds 2^128", crdt.ErrOverflow)
+	}
+	s.count, s.sum, s.sq = count, sum, sq
+	s.min = min(s.min, other.min)
+	s.max = max(s.max, other.max)
+	return nil
+}
+
+// Count returns the number of observations.
+func (s *Stats) Count() int64 { return s.count }
+
+// Sum returns the exact sum of the observations.
+func (s *Stats) Sum() int64 { return s.sum }
+
+// Min returns the smallest observation and true, or 0 and false when empty.
+func (s *Stats) Min() (int64, bool) { return s.min, s.count > 0 }
+
+// Max returns the largest observation and true, or 0 and false when empty.
+func (s *Stats) Max() (int64, bool) { return s.max, s.count > 0 }
+
+// SumOfSquares returns the exact sum of the squared observations as a new
+// big.Int.
+func (s *Stats) SumOfSquares() *big.Int { return s.sq.big() }
+
+// Mean returns the arithmetic mean and true, or 0 and false when empty.
+func (s *Stats) Mean() (float64, bool) {
+	if s.count == 0 {
+		return 0, false
+	}
+	m, _ := big.NewRat(s.sum, s.count).Float64()
+	return m, true
+}
+
+// Variance returns the population variance (sum of squares / n − mean²),
+// computed exactly from the integer cells and rounded once, and true; or 0
+// and false when empty.
+func (s *Stats) Variance() (float64, bool) {
+	if s.count == 0 {
+		return 0, false
+	}
+	n := big.NewInt(s.count)
+	sum := big.NewInt(s.sum)
+	num := new(big.Int).Mul(n, s.sq.big())   // n·Σx²
+	num.Sub(num, new(big.Int).Mul(sum, sum)) // − (Σx)²
+	den := new(big.Int).Mul(n, n)            // n²
+	v, _ := new(big.Rat).SetFrac(num, den).Float64()
+	return v, true
+}
+
+// Clone returns a copy of s.
+func (s *Stats) Clone() *Stats { c := s.cells(); return &c }
+
+// Equal reports whether s and other hold the same cells. A nil *Stats is
+// empty.
+func (s *Stats) Equal(other *Stats) bool { return s.cells() == other.cells() }
+
+func (s *Stats) cells() Stats {
+	if s == nil {
+		return Stats{}
+	}
+	return *s
+}
+
+// Kind returns KindStats.
+func (*Stats) Kind() Kind { return KindStats }
+
+// String renders the cells, for example "n=3 sum=6 min=1 max=3 sumsq=14".
+func (s *Stats) String() string {
+	c := s.cells()
+	if c.count == 0 {
+		return "n=0"
+	}
+	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%s", c.count, c.sum, c.min, c.max, c.sq.big())
+}
+
+func (*Stats) identity() *Stats { return new(Stats) }
+
+// Body: nil when empty, else [count, sum, min, max, sumsq_hi, sumsq_lo].
+const statsFields = 6
+
+func (s *Stats) encodeBody(e *wire.Encoder) {
+	if s.count == 0 {
+		e.Nil()
+		return
+	}
+	e.ArrayLen(statsFields)
+	e.Int(s.count)
+	e.Int(s.sum)
+	e.Int(s.min)
+	e.Int(s.max)
+	e.Uint(s.sq.hi)
+	e.Uint(s.sq.lo)
+}
+
+func (s *Stats) decodeBody(d *wire.Decoder) error {
+	isNil, err := d.IsNil()
+	if err != nil || isNil {
+		return err
+	}
+	n, err := d.ArrayLen(statsFields)
+	if err != nil {
+		return err
+	}
+	if n != statsFields {
+		return fmt.Errorf("%w: stats has %d fields, want %d", crdt.ErrCorruptEncoding, n, statsFields)
+	}
+	var v Stats
+	if v.count, err = d.Int(); err != nil {
+		return err
+	}
+	if v.sum, err = d.Int(); err != nil {
+		return err
+	}
+	if v.min, err = d.Int(); err != nil {
+		return err
+	}
+	if v.max, err = d.Int(); err != nil {
+		return err
+	}
+	if v.sq.hi, err = d.Uint(); err != nil {
+		return err
+	}
+	if v.sq.lo, err = d.Uint(); err != nil {
+		return err
+	}
+	if err := v.validate(); err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// validate rejects cells no sequence of observations produces. The empty
+// value is encoded as nil, so an array must have count ≥ 1.
+func (s *Stats) validate() error {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: stats %s: %s", crdt.ErrCorruptEncoding, s, why)
+	}
+	switch {
+	case s.count < 1:
+		return bad("count must be at least 1")
+	case s.min > s.max:
+		return bad("min above max")
+	}
+	// min·n ≤ sum ≤ max·n, checked exactly.
+	n := big.NewInt(s.count)
+	sum := big.NewInt(s.sum)
+	if new(big.Int).Mul(big.NewInt(s.min), n).Cmp(sum) > 0 || new(big.Int).Mul(big.NewInt(s.max), n).Cmp(sum) < 0 {
+		return bad("sum outside [min·n, max·n]")
+	}
+	if s.count == 1 && (s.min != s.max || s.sum != s.min || s.sq != square(s.min)) {
+		return bad("a single observation must have min = max = sum and sumsq = sum²")
+	}
+	return nil
+}
