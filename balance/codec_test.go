@@ -1,0 +1,121 @@
+package balance_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func rowCases() map[string]balance.Row {
+	at := time.Date(2015, 1, 2, 3, 4, 5, 0, time.UTC)
+	u := deltalog.IDFromParts(at, 0x0101, 0x0A0B0C0D0E0F)
+	v := deltalog.IDFromParts(at.Add(time.Minute), 0x0202, 0x010203040506)
+	return map[string]balance.Row{
+		"normal":        {UpdateID: u, Kind: balance.KindNormal, Amount: 5},
+		"normal_min":    {UpdateID: u, Kind: balance.KindNormal, Amount: math.MinInt64},
+		"sum":           {UpdateID: v, Kind: balance.KindSum, Version: v, Amount: 6, Covers: 2},
+		"sum_settled":   {UpdateID: v, Kind: balance.KindSum, Version: v, Amount: 0, Covers: 3, Settled: true},
+		"tombstone_n":   {UpdateID: u, Kind: balance.KindTombstone, Version: v, Amount: 5, Target: balance.KindNormal},
+		"tombstone_sum": {UpdateID: u, Kind: balance.KindTombstone, Version: v, Amount: -7, Target: balance.KindSum},
+	}
+}
+
+// TestRowGolden locks the encoding. Regenerate with
+//
+//	go test ./balance -run TestRowGolden -update
+func TestRowGolden(t *testing.T) {
+	for name, r := range rowCases() {
+		t.Run(name, func(t *testing.T) {
+			b, err := r.MarshalBinary()
+			require.NoError(t, err)
+			b2, err := r.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, b, b2, "deterministic")
+			path := filepath.Join("testdata", "row_"+name+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(path, []byte(hex.EncodeToString(b)+"\n"), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, strings.TrimSpace(string(want)), hex.EncodeToString(b))
+			var got balance.Row
+			require.NoError(t, got.UnmarshalBinary(b))
+			require.Equal(t, r, got)
+		})
+	}
+}
+
+func TestRowValidation(t *testing.T) {
+	c := rowCases()
+	bad := []balance.Row{
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal},                                     // zero amount
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal, Amount: 1, Covers: 1},               // merge field
+		{UpdateID: c["sum"].UpdateID, Kind: balance.KindSum, Version: c["normal"].UpdateID, Covers: 1}, // updateid != version
+		{UpdateID: c["sum"].UpdateID, Kind: balance.KindSum, Version: c["sum"].UpdateID},               // covers nothing
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindTombstone, Version: c["sum"].Version},       // no target
+		{UpdateID: c["normal"].UpdateID, Kind: 'X', Amount: 1},
+		{Kind: balance.KindNormal, Amount: 1}, // zero id
+	}
+	for i, r := range bad {
+		require.Error(t, r.Validate(), "case %d", i)
+		_, err := r.MarshalBinary()
+		require.Error(t, err)
+	}
+	good, _ := c["tombstone_n"].MarshalBinary()
+	var r balance.Row
+	for i := 0; i < len(good); i++ {
+		require.Error(t, r.UnmarshalBinary(good[:i]))
+	}
+	require.ErrorIs(t, r.UnmarshalBinary(append(append([]byte(nil), good...), 1)), crdt.ErrCorruptEncoding)
+	require.ErrorIs(t, r.UnmarshalBinary(make([]byte, balance.MaxRowSize+1)), crdt.ErrTooLarge)
+	require.Equal(t, balance.Row{}, r, "unchanged on error")
+}
+
+// FuzzRowDecode: decoding never panics; what decodes is canonical and
+// round-trips.
+//
+//	go test ./balance -run '^$' -fuzz FuzzRowDecode -fuzztime 60s
+func FuzzRowDecode(f *testing.F) {
+	for _, r := range rowCases() {
+		b, err := r.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var r balance.Row
+		if err := r.UnmarshalBinary(data); err != nil {
+			return
+		}
+		b, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatalf("decoded row does not encode: %v", err)
+		}
+		if !bytes.Equal(b, data) {
+			t.Fatalf("non-canonical input accepted:\n in %x\nout %x", data, b)
+		}
+		var d balance.Row
+		if err := d.UnmarshalBinary(b); err != nil || d != r {
+			t.Fatalf("round trip: %v %+v != %+v", err, d, r)
+		}
+		b2, _ := d.MarshalBinary()
+		if !bytes.Equal(b, b2) {
+			t.Fatal("encoding twice differs")
+		}
+	})
+}

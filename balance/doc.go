@@ -1,0 +1,89 @@
+// Package balance implements design 000 ("Algorithm for Arithmetic",
+// seller_balance): account balances kept as rows in one wide partition,
+// where an increment is one insert and a merge folds rows together with
+// tombstones (T) and a sum row (S), never blocking increments.
+//
+// # Basics
+//
+// Add inserts one normal row (N) keyed by a client-chosen time-based id: one
+// write, no read, and a retry rewrites the same row. Merge reads the
+// partition, writes a tombstone for every row that counts, then a sum row
+// holding their total, which makes those tombstones valid; later merges
+// delete the rows a valid merge covers (step 7) and collect invalid rows
+// (step 8). Balance reads the partition and sums the rows that count.
+// Apply writes updates to several accounts in one atomic batch (a
+// transfer). Amounts are exact int64 minor units: a sum that does not fit
+// is an error wrapping crdt.ErrOverflow and nothing is written.
+//
+// # Validity rules
+//
+// Evaluate decides what counts, as a pure function of the rows present:
+//
+//  1. Every N row starts live.
+//  2. S rows are taken in ascending (updateid, version) order; a sum row's
+//     update id is its merge's version, which the merge picks later than
+//     every sum row it covers, so a merge is always taken after the merges
+//     it builds on.
+//  3. An S row that is not settled is valid iff it has exactly Covers
+//     tombstones of its version, each naming (by kind, update id and
+//     amount) a row that is live at that moment, and the amounts add up to
+//     its own amount. Then those rows stop being live and the S row becomes
+//     live. Otherwise it is invalid and counts nothing.
+//  4. A settled S row is valid; its tombstones still cancel any live row
+//     they name (a retried increment that came back after deletion).
+//  5. The balance is the sum of the live rows.
+//
+// Consequences. Racing merges that read overlapping rows both write sum
+// rows; the one first in (updateid, version) order takes the rows and the
+// other finds them gone, so exactly one is valid and only the winner's
+// tombstones count. A chain of merges (merge 2 covering merge 1's S row)
+// is valid link by link while merge 1's tombstones keep cancelling merge 1's
+// rows. Because a valid unsettled S row's amount equals the sum of the rows
+// it cancels, whichever merges turn out valid, the balance equals the sum
+// of the N rows: writing tombstones or a sum row, crashing between any two
+// steps, or losing a race never changes it. The only step that asserts
+// validity without that check is settling.
+//
+// # Settling and collection, and the timing they assume
+//
+// Step 7 settles a valid sum row once its update id is SettleGrace old: in
+// one atomic batch it deletes the rows the merge covers and rewrites the S
+// row with Settled set. A covered sum row that still has tombstones of its
+// own is not deleted (it is marked settled instead): those tombstones
+// cancel retries of the rows it covered, and deleting the sum row would
+// orphan them and let a late retry count twice. Once step 8 has collected
+// them, a later step 7 deletes it. Step 8 deletes invalid T and S rows whose
+// update id is GCGrace old (the seed's 10 minutes). A fully merged, idle
+// account therefore shrinks to one settled S row after a few merges (a few
+// per level of a chain of merges). Both steps are safe under these
+// assumptions, which Options encodes:
+//
+//   - Clocks agree within FutureSkew, and a write lands within
+//     SafetyMargin − 2·FutureSkew of being sent.
+//   - A merge that has run longer than MaxMerge stops before writing its
+//     sum row (ErrSlowMerge), so a sum row lands within MaxMerge +
+//     SafetyMargin of its version's time.
+//   - SettleGrace ≥ MaxMerge + SafetyMargin: when a sum row is settled, any
+//     racing sum row that would precede it (it has an earlier version) has
+//     already landed and was seen by the settling merge's read, so the
+//     settled row really is the valid one and cannot later be displaced —
+//     a slow loser that arrives after the deletion finds its rows gone and
+//     is invalid.
+//   - GCGrace ≥ Window + SafetyMargin and ≥ SettleGrace: a tombstone is
+//     only collected once no retry of the row it cancels can still be
+//     accepted, and an invalid sum row only once it can no longer become
+//     valid.
+//
+// # Caveats
+//
+//   - Update ids are chosen by the client (the seed has the server make
+//     them, which makes a retried increment insert twice). Exactly-once
+//     holds within the write window: Add refuses ids older than Window.
+//   - Reusing an id with a different amount is not detectable by a
+//     write-only increment; the store keeps the last write. A tombstone
+//     names its target's amount, so it never cancels a row it did not read.
+//   - Rows must be read as a snapshot (Store.Rows); merges keep partitions
+//     small, and reads beyond MaxRows rows are refused.
+//   - Step 4 (the version) is taken after the read, as late as possible;
+//     the merge's start time bounds its running time.
+package balance

@@ -1,0 +1,237 @@
+package balance_test
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+// labeller prints ids as small integers the way the seed's trace does:
+// update ids and versions are numbered separately, in time order of first
+// appearance (versions from 1, update ids from 0).
+type labeller struct {
+	ids, versions map[balance.ID]int
+}
+
+func (l *labeller) row(r balance.Row) string {
+	if _, ok := l.ids[r.UpdateID]; !ok {
+		l.ids[r.UpdateID] = len(l.ids)
+	}
+	v := ""
+	if r.Kind != balance.KindNormal {
+		if _, ok := l.versions[r.Version]; !ok {
+			l.versions[r.Version] = len(l.versions) + 1
+		}
+		v = fmt.Sprint(l.versions[r.Version])
+	}
+	return fmt.Sprintf("(%d,%s,%s,%d)", l.ids[r.UpdateID], r.Kind, v, r.Amount)
+}
+
+// rows prints in ascending update id order, as the seed's trace does (the
+// table's clustering order is descending).
+func (l *labeller) rows(rs []balance.Row) string {
+	rs = append([]balance.Row(nil), rs...)
+	sort.SliceStable(rs, func(i, j int) bool { return balance.CompareRows(rs[i], rs[j]) > 0 })
+	sort.SliceStable(rs, func(i, j int) bool {
+		if c := rs[i].UpdateID.Compare(rs[j].UpdateID); c != 0 {
+			return c < 0
+		}
+		return rs[i].Kind < rs[j].Kind
+	})
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = l.row(r)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+// Example_seedTrace replays the worked trace of design 000 (merges 1–4 on
+// the two-row example) and prints the same intermediate row sets.
+//
+// The seed is inconsistent with itself: its example row is (2,N,,5) but its
+// trace uses update id 1, and step 6 says the S row takes "the latest
+// updateid" while the trace gives it a new id, 2. This package follows the
+// trace: a sum row's update id is its merge's fresh version, which is what
+// lets the age of a merge be judged by its update id.
+//
+// Ages are judged by update id time with GCGrace = 10 minutes (the seed's
+// value) and SettleGrace = 1 minute: row 0 is written at t0 and row 1 at
+// t0+9m, so in merge 3 the orphaned tombstone of row 0 is old enough to
+// collect and that of row 1 is not.
+func Example_seedTrace() {
+	ctx := context.Background()
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	store := memory.NewBalanceStore()
+	ledger, err := balance.New(store, balance.Options{Clock: func() time.Time { return now }})
+	if err != nil {
+		panic(err)
+	}
+	var after [][]balance.Row
+	store.SetHook(func(_ context.Context, op string, done bool) error {
+		if op == memory.BalanceOpWrite && done {
+			after = append(after, store.Snapshot("seller"))
+		}
+		return nil
+	})
+	lab := &labeller{ids: map[balance.ID]int{}, versions: map[balance.ID]int{}}
+
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	id0 := deltalog.IDFromParts(t0, 1, 0xA)
+	must(ledger.Add(ctx, "seller", id0, 1))
+	now = t0.Add(9 * time.Minute)
+	id1 := deltalog.IDFromParts(now, 1, 0xB)
+	must(ledger.Add(ctx, "seller", id1, 5))
+	lab.row(balance.Row{UpdateID: id0, Kind: balance.KindNormal})
+	lab.row(balance.Row{UpdateID: id1, Kind: balance.KindNormal})
+	b, _ := ledger.Balance(ctx, "seller")
+	fmt.Println("sum is", b, "for", lab.rows(store.Snapshot("seller")))
+
+	merge := func(n int, at time.Time) {
+		now = at
+		after = after[:0]
+		fmt.Printf("Start Merge %d\n", n)
+		fmt.Println("  mem:", lab.rows(store.Snapshot("seller")))
+		rep, err := ledger.Merge(ctx, "seller")
+		must(err)
+		w := 0
+		next := func() string { w++; return lab.rows(after[w-1]) }
+		if rep.Sum == nil {
+			fmt.Println("  Skip insert tombstone because no new record inserted")
+		} else {
+			fmt.Println("  After insert tombstone")
+			fmt.Println("  cas:", next())
+			terms := ""
+			for i := len(rep.Tombstones) - 1; i >= 0; i-- { // ascending update id
+				terms += fmt.Sprintf(" + %d", rep.Tombstones[i].Amount)
+			}
+			fmt.Printf("  %d =%s\n", rep.Sum.Amount, terms)
+			fmt.Println("  After insert merge", lab.rows([]balance.Row{*rep.Sum}))
+			fmt.Println("  cas:", next())
+		}
+		if len(rep.Deleted) == 0 {
+			fmt.Println("  Skip delete normal, merge with valid tombstone")
+		} else {
+			fmt.Println("  After delete normal, merge with valid tombstone", lab.rows(rep.Deleted))
+			fmt.Println("  cas:", next())
+		}
+		switch {
+		case len(rep.Collected) == 0 && len(rep.TooYoung) == 0:
+			fmt.Println("  Skip delete invalid, nothing to delete")
+		case len(rep.Collected) > 0:
+			fmt.Println("  After delete invalid tombstone", lab.rows(rep.Collected))
+			if len(rep.TooYoung) > 0 {
+				fmt.Println("  Some invalid tombstone", lab.rows(rep.TooYoung), "are skipped because they are not old enough")
+			}
+			fmt.Println("  cas:", next())
+		default:
+			fmt.Println("  Invalid rows", lab.rows(rep.TooYoung), "are not old enough")
+		}
+		b, err := ledger.Balance(ctx, "seller")
+		must(err)
+		fmt.Printf("Complete Merge %d (balance %d)\n", n, b)
+	}
+	m1 := t0.Add(9*time.Minute + time.Second)
+	merge(1, m1)
+	merge(2, m1.Add(61*time.Second)) // merge 1 is now SettleGrace old
+	merge(3, m1.Add(62*time.Second)) // row 0 is over 10 minutes old, row 1 is not
+	merge(4, m1.Add(11*time.Minute)) // now row 1 is too
+
+	// Output:
+	// sum is 6 for [(0,N,,1) (1,N,,5)]
+	// Start Merge 1
+	//   mem: [(0,N,,1) (1,N,,5)]
+	//   After insert tombstone
+	//   cas: [(0,N,,1) (0,T,1,1) (1,N,,5) (1,T,1,5)]
+	//   6 = + 1 + 5
+	//   After insert merge [(2,S,1,6)]
+	//   cas: [(0,N,,1) (0,T,1,1) (1,N,,5) (1,T,1,5) (2,S,1,6)]
+	//   Skip delete normal, merge with valid tombstone
+	//   Skip delete invalid, nothing to delete
+	// Complete Merge 1 (balance 6)
+	// Start Merge 2
+	//   mem: [(0,N,,1) (0,T,1,1) (1,N,,5) (1,T,1,5) (2,S,1,6)]
+	//   Skip insert tombstone because no new record inserted
+	//   After delete normal, merge with valid tombstone [(0,N,,1) (1,N,,5)]
+	//   cas: [(0,T,1,1) (1,T,1,5) (2,S,1,6)]
+	//   Skip delete invalid, nothing to delete
+	// Complete Merge 2 (balance 6)
+	// Start Merge 3
+	//   mem: [(0,T,1,1) (1,T,1,5) (2,S,1,6)]
+	//   Skip insert tombstone because no new record inserted
+	//   Skip delete normal, merge with valid tombstone
+	//   After delete invalid tombstone [(0,T,1,1)]
+	//   Some invalid tombstone [(1,T,1,5)] are skipped because they are not old enough
+	//   cas: [(1,T,1,5) (2,S,1,6)]
+	// Complete Merge 3 (balance 6)
+	// Start Merge 4
+	//   mem: [(1,T,1,5) (2,S,1,6)]
+	//   Skip insert tombstone because no new record inserted
+	//   Skip delete normal, merge with valid tombstone
+	//   After delete invalid tombstone [(1,T,1,5)]
+	//   cas: [(2,S,1,6)]
+	// Complete Merge 4 (balance 6)
+}
+
+// ExampleLedger_Apply moves money between two accounts in one atomic batch
+// and shows that a retried batch (same ids) counts once.
+func ExampleLedger_Apply() {
+	ctx := context.Background()
+	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
+	store := memory.NewBalanceStore()
+	ledger, _ := balance.New(store, balance.Options{Clock: func() time.Time { return now }})
+	_ = ledger.Add(ctx, "alice", deltalog.IDFromParts(now, 1, 1), 100)
+
+	transfer := deltalog.IDFromParts(now, 2, 1) // one id per transfer
+	var b balance.Batch
+	b.Add("alice", transfer, -30)
+	b.Add("bob", transfer, +30)
+	for range 2 { // the second Apply is a retry after a lost acknowledgement
+		if err := ledger.Apply(ctx, &b); err != nil {
+			panic(err)
+		}
+	}
+	a, _ := ledger.Balance(ctx, "alice")
+	c, _ := ledger.Balance(ctx, "bob")
+	fmt.Println("alice", a, "bob", c, "writes", store.Calls().Writes)
+	// Output: alice 70 bob 30 writes 3
+}
+
+// ExampleEvaluate interprets a partition where two merges raced over the
+// same rows: exactly one sum row is valid, and the balance is unchanged.
+func ExampleEvaluate() {
+	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	n1 := balance.Row{UpdateID: deltalog.IDFromParts(t, 1, 1), Kind: balance.KindNormal, Amount: 1}
+	n2 := balance.Row{UpdateID: deltalog.IDFromParts(t.Add(time.Second), 1, 1), Kind: balance.KindNormal, Amount: 5}
+	rows := []balance.Row{n1, n2}
+	for _, v := range []balance.ID{deltalog.IDFromParts(t.Add(time.Minute), 1, 2), deltalog.IDFromParts(t.Add(time.Minute), 1, 3)} {
+		for _, n := range []balance.Row{n1, n2} {
+			rows = append(rows, balance.Row{UpdateID: n.UpdateID, Kind: balance.KindTombstone, Version: v, Amount: n.Amount, Target: balance.KindNormal})
+		}
+		rows = append(rows, balance.Row{UpdateID: v, Kind: balance.KindSum, Version: v, Amount: 6, Covers: 2})
+	}
+	view, err := balance.Evaluate(rows)
+	fmt.Println(view.Value, err, len(view.Valid), len(view.InvalidSums), len(view.InvalidTombstones), view.Valid[0].Key().Version == rows[4].Version)
+	// Output: 6 <nil> 1 1 2 true
+}
+
+// ExampleRow_MarshalBinary encodes a tombstone in the crdt envelope.
+func ExampleRow_MarshalBinary() {
+	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := balance.Row{UpdateID: deltalog.IDFromParts(t, 1, 1), Kind: balance.KindTombstone,
+		Version: deltalog.IDFromParts(t.Add(time.Minute), 1, 2), Amount: 5, Target: balance.KindNormal}
+	b, _ := r.MarshalBinary()
+	var d balance.Row
+	fmt.Println(len(b), d.UnmarshalBinary(b), d == r, d.Kind, d.Target)
+	// Output: 56 <nil> true T N
+}

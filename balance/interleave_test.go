@@ -1,0 +1,380 @@
+package balance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+// This file model-checks the merge protocol. Each operation (a merge, an
+// increment) runs the real Ledger code in its own goroutine; the memory
+// store's hook parks it before every store call, so an operation is a
+// sequence of steps (its begin, then one step per store call). A
+// controller resumes one parked operation at a time, which lets the test
+// enumerate EVERY interleaving of the steps (stateless model checking,
+// depth-first over the controller's choices), and kill an operation after
+// any step (a crash between two steps). After every step the balance of the
+// store snapshot must equal the sum of the increments that have landed.
+
+type tidKey struct{}
+
+var errKilled = errors.New("killed by the scheduler")
+
+type event struct {
+	tid  int
+	done bool
+}
+
+type coop struct {
+	events chan event
+	resume []chan bool
+}
+
+func (c *coop) yield(ctx context.Context) error {
+	tid, ok := ctx.Value(tidKey{}).(int)
+	if !ok {
+		return nil
+	}
+	c.events <- event{tid: tid}
+	if !<-c.resume[tid] {
+		panic(errKilled)
+	}
+	return nil
+}
+
+// op is one concurrent operation of a scenario.
+type op struct {
+	name string
+	run  func(ctx context.Context, l *balance.Ledger, s balance.Store) error
+	// id and amount name the increment an op inserts (zero for merges).
+	id     balance.ID
+	amount int64
+}
+
+type scenario struct {
+	name    string
+	initial []balance.Row
+	base    int64 // balance of initial
+	ops     []op
+	tick    time.Duration
+	budget  []int // steps each op may run before it crashes (0 = no crash)
+	heavy   bool  // only with COUNTERKIT_EXHAUSTIVE=1 (tens of thousands of runs)
+}
+
+var t0 = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
+
+const acct = "acct"
+
+// runInterleaving executes sc once, asking choose which parked op to resume
+// at every point where more than one can run. It returns the first
+// invariant violation.
+func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
+	store := memory.NewBalanceStore()
+	if len(sc.initial) > 0 {
+		muts := make([]balance.Mutation, len(sc.initial))
+		for i, r := range sc.initial {
+			muts[i] = balance.Mutation{Account: acct, Row: r}
+		}
+		if err := store.Write(context.Background(), muts); err != nil {
+			return err
+		}
+	}
+	step := 0
+	clock := func() time.Time { return t0.Add(time.Duration(step) * sc.tick) }
+	ledger, err := balance.New(store, balance.Options{Clock: clock})
+	if err != nil {
+		return err
+	}
+	n := len(sc.ops)
+	c := &coop{events: make(chan event), resume: make([]chan bool, n)}
+	landed := map[balance.ID]bool{}
+	expected := sc.base
+	for _, r := range sc.initial {
+		if r.Kind == balance.KindNormal {
+			landed[r.UpdateID] = true
+		}
+	}
+	existing := map[balance.ID]bool{}
+	for k := range landed {
+		existing[k] = true
+	}
+	for _, o := range sc.ops {
+		if !o.id.IsZero() && (existing[o.id] || o.name == "retry") {
+			landed[o.id] = true // a retry of an update the initial state already counts
+		}
+	}
+	writing := make([]bool, n)
+	store.SetHook(func(ctx context.Context, opName string, after bool) error {
+		if after {
+			if tid, ok := ctx.Value(tidKey{}).(int); ok && opName == memory.BalanceOpWrite && writing[tid] {
+				o := sc.ops[tid]
+				if !landed[o.id] {
+					landed[o.id] = true
+					expected += o.amount
+				}
+			}
+			return nil
+		}
+		return c.yield(ctx)
+	})
+	errs := make([]error, n)
+	for i := range sc.ops {
+		c.resume[i] = make(chan bool)
+		ctx := context.WithValue(context.Background(), tidKey{}, i)
+		go func(i int) {
+			defer func() {
+				if r := recover(); r != nil && r != errKilled {
+					errs[i] = fmt.Errorf("panic: %v", r)
+				}
+				c.events <- event{tid: i, done: true}
+			}()
+			if !<-c.resume[i] {
+				panic(errKilled)
+			}
+			writing[i] = !sc.ops[i].id.IsZero()
+			errs[i] = sc.ops[i].run(ctx, ledger, store)
+		}(i)
+	}
+	steps := make([]int, n)
+	live := make([]int, n)
+	for i := range live {
+		live[i] = i
+	}
+	trace := ""
+	remove := func(i int) { live = append(live[:i], live[i+1:]...) }
+	for len(live) > 0 {
+		i := 0
+		if len(live) > 1 {
+			i = choose(len(live))
+		}
+		tid := live[i]
+		c.resume[tid] <- true
+		ev := <-c.events
+		steps[tid]++
+		step++
+		trace += fmt.Sprintf(" %s#%d", sc.ops[tid].name, steps[tid])
+		if ev.done {
+			remove(i)
+		} else if sc.budget != nil && sc.budget[tid] > 0 && steps[tid] >= sc.budget[tid] {
+			c.resume[tid] <- false // crash before its next store call
+			<-c.events
+			remove(i)
+			trace += "(crash)"
+		}
+		v, err := balance.Evaluate(store.Snapshot(acct))
+		if err != nil {
+			return fmt.Errorf("after%s: %v", trace, err)
+		}
+		if v.Value != expected {
+			return fmt.Errorf("after%s: balance %d, want %d\nrows: %v", trace, v.Value, expected, store.Snapshot(acct))
+		}
+	}
+	for i, err := range errs {
+		if err != nil && !errors.Is(err, balance.ErrSlowMerge) {
+			return fmt.Errorf("%s failed after%s: %v", sc.ops[i].name, trace, err)
+		}
+	}
+	if !quiesce {
+		return nil
+	}
+	// Quiescence: later merges keep the balance and shrink the partition to
+	// one sum row.
+	store.SetHook(nil)
+	for k := range 8 {
+		step = 0
+		t := t0.Add(2*time.Minute + time.Duration(k)*11*time.Minute)
+		ledger2, _ := balance.New(store, balance.Options{Clock: func() time.Time { return t }})
+		if _, err := ledger2.Merge(context.Background(), acct); err != nil {
+			return fmt.Errorf("quiescent merge after%s: %v", trace, err)
+		}
+		b, err := ledger2.Balance(context.Background(), acct)
+		if err != nil || b != expected {
+			return fmt.Errorf("after%s and a quiescent merge: balance %d (%v), want %d", trace, b, err, expected)
+		}
+	}
+	if rows := store.Snapshot(acct); len(rows) > 1 {
+		return fmt.Errorf("after%s: partition not compacted: %v", trace, rows)
+	}
+	return nil
+}
+
+// quiesceEvery: the (costly) quiescence check runs on one interleaving in
+// this many; the per-step invariant runs on all of them.
+const quiesceEvery = 7
+
+// enumerate runs every interleaving of sc (depth-first over choices) and
+// returns how many it ran.
+func enumerate(t *testing.T, sc scenario) int {
+	t.Helper()
+	var prefix, sizes []int
+	count := 0
+	for {
+		depth := 0
+		choose := func(n int) int {
+			if depth == len(prefix) {
+				prefix = append(prefix, 0)
+				sizes = append(sizes, n)
+			}
+			sizes[depth] = n
+			c := prefix[depth]
+			depth++
+			return c
+		}
+		if err := runInterleaving(sc, choose, count%quiesceEvery == 0); err != nil {
+			t.Fatalf("%s: interleaving %v: %v", sc.name, prefix[:depth], err)
+		}
+		count++
+		prefix, sizes = prefix[:depth], sizes[:depth]
+		for len(prefix) > 0 && prefix[len(prefix)-1]+1 >= sizes[len(prefix)-1] {
+			prefix, sizes = prefix[:len(prefix)-1], sizes[:len(sizes)-1]
+		}
+		if len(prefix) == 0 {
+			return count
+		}
+		prefix[len(prefix)-1]++
+	}
+}
+
+func id(at time.Duration, node uint64) balance.ID {
+	return deltalog.IDFromParts(t0.Add(at), 1, node)
+}
+
+func mergeOp(name string) op {
+	return op{name: name, run: func(ctx context.Context, l *balance.Ledger, _ balance.Store) error {
+		_, err := l.Merge(ctx, acct)
+		return err
+	}}
+}
+
+func increOp(name string, at time.Duration, node uint64, amount int64) op {
+	i := id(at, node)
+	return op{name: name, id: i, amount: amount, run: func(ctx context.Context, l *balance.Ledger, _ balance.Store) error {
+		return l.Add(ctx, acct, i, amount)
+	}}
+}
+
+func nRow(at time.Duration, node uint64, amount int64) balance.Row {
+	return balance.Row{UpdateID: id(at, node), Kind: balance.KindNormal, Amount: amount}
+}
+
+// mergedState builds rows as a completed merge with version at leaves them
+// (tombstones for rows, then the sum row).
+func mergedState(at time.Duration, node uint64, settled bool, rows ...balance.Row) []balance.Row {
+	v := id(at, node)
+	var out []balance.Row
+	var sum int64
+	for _, r := range rows {
+		sum += r.Amount
+		out = append(out, balance.Row{UpdateID: r.UpdateID, Kind: balance.KindTombstone, Version: v, Amount: r.Amount, Target: r.Kind})
+		if !settled {
+			out = append(out, r)
+		}
+	}
+	out = append(out, balance.Row{UpdateID: v, Kind: balance.KindSum, Version: v, Amount: sum, Covers: int64(len(rows)), Settled: settled})
+	return out
+}
+
+// scenarios returns the states and operation mixes the model checker runs.
+func scenarios() []scenario {
+	seedRows := []balance.Row{nRow(-2*time.Minute, 1, 1), nRow(-time.Minute, 2, 5)}
+	// A richer state: an old settled merge (its rows deleted, tombstones
+	// left), a valid merge old enough to settle, an orphan tombstone of a
+	// crashed merge, and a live row.
+	old := nRow(-200*time.Second, 3, 40)
+	mid1, mid2 := nRow(-4*time.Minute, 4, 2), nRow(-3*time.Minute, 5, -9)
+	rich := mergedState(-150*time.Second, 991, true, old)
+	rich = append(rich, mergedState(-2*time.Minute, 992, false, mid1, mid2)...)
+	rich = append(rich,
+		balance.Row{UpdateID: id(-20*time.Minute, 7), Kind: balance.KindTombstone, Version: id(-19*time.Minute, 8), Amount: 3, Target: balance.KindNormal},
+		nRow(-90*time.Second, 6, 11))
+	var out []scenario
+	for _, tick := range []time.Duration{time.Millisecond, 2 * time.Second} {
+		slow := tick != time.Millisecond
+		tn := fmt.Sprintf("tick=%v", tick)
+		out = append(out,
+			scenario{name: "seed incre vs merge " + tn, initial: seedRows, base: 6, tick: tick,
+				ops: []op{increOp("incre", 0, 10, 7), mergeOp("merge")}},
+			scenario{name: "seed merge vs merge " + tn, initial: seedRows, base: 6, tick: tick,
+				ops: []op{mergeOp("merge1"), mergeOp("merge2")}},
+			scenario{name: "two merges + incre " + tn, initial: seedRows, base: 6, tick: tick, heavy: slow,
+				ops: []op{mergeOp("m1"), mergeOp("m2"), increOp("incre", 0, 10, 7)}},
+			scenario{name: "rich: two merges + incre " + tn, initial: rich, base: 44, tick: tick, heavy: true,
+				ops: []op{mergeOp("m1"), mergeOp("m2"), increOp("incre", 0, 10, 7)}},
+			scenario{name: "rich: two merges + retried incre " + tn, initial: rich, base: 44, tick: tick, heavy: true,
+				ops: []op{mergeOp("m1"), mergeOp("m2"), increOp("retry", -200*time.Second, 3, 40)}},
+		)
+	}
+	return out
+}
+
+// TestEveryInterleaving enumerates every interleaving of the steps of each
+// scenario, then every interleaving again with each operation crashed after
+// each of its steps. By default the heavy scenarios (the rich state at a
+// 1ms tick, about 70,000 interleavings each) are skipped; run them, and
+// every pair of crashes, with
+//
+//	COUNTERKIT_EXHAUSTIVE=1 go test ./balance -run TestEveryInterleaving -v
+func TestEveryInterleaving(t *testing.T) {
+	total := 0
+	exhaustive := os.Getenv("COUNTERKIT_EXHAUSTIVE") != ""
+	if !exhaustive {
+		t.Log("COUNTERKIT_EXHAUSTIVE unset: skipping the heavy scenarios and double crashes")
+	}
+	for _, sc := range scenarios() {
+		if sc.heavy && !exhaustive {
+			continue
+		}
+		n := enumerate(t, sc)
+		total += n
+		crashed := 0
+		// Find each op's step count from a sequential run, then crash it
+		// after every step but its last.
+		for i := range sc.ops {
+			for k := 1; k < maxSteps(sc.ops[i].name); k++ {
+				b := make([]int, len(sc.ops))
+				b[i] = k
+				c := sc
+				c.budget = b
+				c.name = fmt.Sprintf("%s, %s crashes after step %d", sc.name, sc.ops[i].name, k)
+				crashed += enumerate(t, c)
+			}
+		}
+		if exhaustive {
+			for i := range sc.ops {
+				for j := i + 1; j < len(sc.ops); j++ {
+					for k := 1; k < maxSteps(sc.ops[i].name); k++ {
+						for m := 1; m < maxSteps(sc.ops[j].name); m++ {
+							b := make([]int, len(sc.ops))
+							b[i], b[j] = k, m
+							c := sc
+							c.budget = b
+							crashed += enumerate(t, c)
+						}
+					}
+				}
+			}
+		}
+		t.Logf("%s: %d interleavings, %d more with crashes", sc.name, n, crashed)
+		total += crashed
+	}
+	t.Logf("checked %d interleavings in total", total)
+	require.Greater(t, total, 1000)
+}
+
+// maxSteps is an upper bound on an op's steps: begin plus one per store
+// call (a merge makes at most 5: read, tombstones, sum, settle, collect).
+func maxSteps(name string) int {
+	if name == "incre" || name == "retry" {
+		return 2
+	}
+	return 6
+}

@@ -1,0 +1,262 @@
+package balance
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// ID is a time-based UUID (version 1, Cassandra's timeuuid), the same type
+// deltalog uses; see deltalog.ID for its order.
+type ID = deltalog.ID
+
+// Kind is a row's type column. The byte values are the storage format and
+// sort N < S < T.
+type Kind byte
+
+// The three row kinds of design 000.
+const (
+	// KindNormal is an increment or decrement.
+	KindNormal Kind = 'N'
+	// KindSum is a merge's sum record.
+	KindSum Kind = 'S'
+	// KindTombstone cancels one normal or sum row on behalf of one merge.
+	KindTombstone Kind = 'T'
+)
+
+// String returns "N", "S" or "T".
+func (k Kind) String() string {
+	switch k {
+	case KindNormal, KindSum, KindTombstone:
+		return string(rune(k))
+	}
+	return fmt.Sprintf("Kind(%d)", byte(k))
+}
+
+// Row is one row of an account's partition, keyed by (UpdateID, Kind,
+// Version).
+//
+//   - N: UpdateID is the client-chosen id of the update, Amount its signed
+//     non-zero amount; Version is zero.
+//   - S: written by the merge with version Version; UpdateID equals Version.
+//     Amount is the sum of the rows it covers and Covers how many rows that
+//     is (one tombstone each). Settled is set by a later merge once the
+//     covered rows have been deleted; a settled S row no longer needs its
+//     tombstones.
+//   - T: cancels the Target-kind row (N or S) with the same UpdateID, on
+//     behalf of the merge with version Version. Amount repeats the target's
+//     amount, so a tombstone never cancels a row it did not read.
+//
+// Row is a value type, safe for concurrent use.
+type Row struct {
+	UpdateID ID
+	Kind     Kind
+	Version  ID
+	Amount   int64
+	Covers   int64
+	Settled  bool
+	Target   Kind
+}
+
+// Key identifies a row within its partition.
+type Key struct {
+	UpdateID ID
+	Kind     Kind
+	Version  ID
+}
+
+// Key returns r's primary-key columns.
+func (r Row) Key() Key { return Key{r.UpdateID, r.Kind, r.Version} }
+
+// String renders the row as the seed does: (updateid,type,version,amount).
+func (r Row) String() string {
+	v := ""
+	if r.Kind != KindNormal {
+		v = r.Version.String()
+	}
+	return fmt.Sprintf("(%s,%s,%s,%d)", r.UpdateID, r.Kind, v, r.Amount)
+}
+
+// CompareRows orders rows the way stores cluster them: UpdateID descending
+// (deltalog.ID order), then Kind ascending, then Version ascending. It
+// returns -1 if a comes first, +1 if b does, 0 for the same key.
+func CompareRows(a, b Row) int {
+	if c := a.UpdateID.Compare(b.UpdateID); c != 0 {
+		return -c
+	}
+	switch {
+	case a.Kind < b.Kind:
+		return -1
+	case a.Kind > b.Kind:
+		return 1
+	}
+	return a.Version.Compare(b.Version)
+}
+
+// Validate reports whether r is well formed. Errors wrap
+// crdt.ErrInvalidTxnID (bad ids), crdt.ErrInvalidAmount (a zero increment,
+// fields that do not belong to the kind) or crdt.ErrCorruptEncoding (an
+// unknown kind).
+func (r Row) Validate() error {
+	if err := r.UpdateID.Validate(); err != nil {
+		return err
+	}
+	bad := func(why string) error { return fmt.Errorf("%w: %s row %s", crdt.ErrInvalidAmount, r.Kind, why) }
+	switch r.Kind {
+	case KindNormal:
+		switch {
+		case r.Amount == 0:
+			return bad("has a zero amount")
+		case !r.Version.IsZero() || r.Covers != 0 || r.Settled || r.Target != 0:
+			return bad("carries merge fields")
+		}
+		return nil
+	case KindSum:
+		if err := r.Version.Validate(); err != nil {
+			return err
+		}
+		switch {
+		case r.UpdateID != r.Version:
+			return bad("updateid differs from its version")
+		case r.Covers < 1:
+			return bad("covers no rows")
+		case r.Target != 0:
+			return bad("carries a target")
+		}
+		return nil
+	case KindTombstone:
+		if err := r.Version.Validate(); err != nil {
+			return err
+		}
+		switch {
+		case r.Target != KindNormal && r.Target != KindSum:
+			return bad("has no N or S target")
+		case r.Covers != 0 || r.Settled:
+			return bad("carries sum fields")
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown row kind %d", crdt.ErrCorruptEncoding, byte(r.Kind))
+}
+
+// Encoding caps and version.
+const (
+	// RowFormatVersion is the envelope version MarshalBinary writes.
+	RowFormatVersion = 1
+	// MaxRowSize is the largest encoded row UnmarshalBinary accepts; a
+	// valid row encodes to under 80 bytes.
+	MaxRowSize = 256
+)
+
+// MarshalBinary encodes r inside the crdt envelope (tag crdt.TagBalanceRow):
+//
+//	[updateid: bin16, kind: uint, version: nil | bin16, amount: int, covers: int, settled: bool, target: uint]
+//
+// The version is nil exactly for N rows. Deterministic; invalid rows are
+// refused with Validate's error.
+func (r Row) MarshalBinary() ([]byte, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	e := wire.NewEncoder(crdt.TagBalanceRow, RowFormatVersion)
+	e.ArrayLen(7)
+	e.Bin(r.UpdateID[:])
+	e.Uint(uint64(r.Kind))
+	if r.Kind == KindNormal {
+		e.Nil()
+	} else {
+		e.Bin(r.Version[:])
+	}
+	e.Int(r.Amount)
+	e.Int(r.Covers)
+	e.Bool(r.Settled)
+	e.Uint(uint64(r.Target))
+	return e.Bytes()
+}
+
+// UnmarshalBinary decodes MarshalBinary's output. Input larger than
+// MaxRowSize is refused. On error r is unchanged and the error wraps
+// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
+// crdt.ErrUnsupportedVersion.
+func (r *Row) UnmarshalBinary(data []byte) error {
+	d, _, err := wire.NewDecoder(data, crdt.TagBalanceRow, RowFormatVersion, MaxRowSize)
+	if err != nil {
+		return err
+	}
+	n, err := d.ArrayLen(7)
+	if err != nil {
+		return err
+	}
+	if n != 7 {
+		return fmt.Errorf("%w: row has %d fields, want 7", crdt.ErrCorruptEncoding, n)
+	}
+	var out Row
+	id16 := func(dst *ID) error {
+		b, err := d.Bin(16)
+		if err != nil {
+			return err
+		}
+		if len(b) != 16 {
+			return fmt.Errorf("%w: id of %d bytes", crdt.ErrCorruptEncoding, len(b))
+		}
+		copy(dst[:], b)
+		return nil
+	}
+	if err := id16(&out.UpdateID); err != nil {
+		return err
+	}
+	k, err := d.Uint()
+	if err != nil {
+		return err
+	}
+	if k > math.MaxUint8 {
+		return fmt.Errorf("%w: kind %d", crdt.ErrCorruptEncoding, k)
+	}
+	out.Kind = Kind(k)
+	isNil, err := d.IsNil()
+	if err != nil {
+		return err
+	}
+	if !isNil {
+		if err := id16(&out.Version); err != nil {
+			return err
+		}
+	}
+	if out.Amount, err = d.Int(); err != nil {
+		return err
+	}
+	if out.Covers, err = d.Int(); err != nil {
+		return err
+	}
+	if out.Settled, err = d.Bool(); err != nil {
+		return err
+	}
+	t, err := d.Uint()
+	if err != nil {
+		return err
+	}
+	if t > math.MaxUint8 {
+		return fmt.Errorf("%w: target %d", crdt.ErrCorruptEncoding, t)
+	}
+	out.Target = Kind(t)
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	if isNil != (out.Kind == KindNormal) {
+		return fmt.Errorf("%w: version must be nil exactly for N rows", crdt.ErrCorruptEncoding)
+	}
+	if err := out.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	// Only the canonical encoding is accepted (smallest integer forms), so
+	// equal values always have equal bytes.
+	if canon, err := out.MarshalBinary(); err != nil || !bytes.Equal(canon, data) {
+		return fmt.Errorf("%w: non-canonical encoding", crdt.ErrCorruptEncoding)
+	}
+	*r = out
+	return nil
+}

@@ -1,0 +1,227 @@
+package balance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+// The simulation runs the real Ledger against the memory store with many
+// accounts and, in each round, a random mix of increments (late ones within
+// the window, retries of earlier ones), transfers between two accounts (one
+// atomic batch), merges (several at once on one account) and crashes (an
+// operation stopped before one of its store calls). A seeded random
+// scheduler interleaves the operations at every store call, so a schedule
+// replays from its seed. Time moves a little per step and jumps between
+// rounds, so merges settle and collect each other's rows. After every step
+// each account's balance, evaluated on the store snapshot, must equal the
+// sum of the updates that have landed.
+
+type simTid struct{}
+
+type simOp struct {
+	kind  byte // 'a' add, 't' transfer, 'm' merge
+	acct  string
+	to    string
+	id    balance.ID
+	delta int64
+	crash int // crash before this store call (0 = never)
+}
+
+func runSim(seed int64, rounds int) error {
+	rng := rand.New(rand.NewSource(seed))
+	ctx := context.Background()
+	store := memory.NewBalanceStore()
+	c := &clock{now: t0}
+	l, err := balance.New(store, balance.Options{Clock: c.Now})
+	if err != nil {
+		return err
+	}
+	accts := []string{"a0", "a1", "a2", "a3", "a4"}
+	landed := map[string]map[balance.ID]int64{}
+	for _, a := range accts {
+		landed[a] = map[balance.ID]int64{}
+	}
+	sum := func(a string) int64 {
+		var s int64
+		for _, d := range landed[a] {
+			s += d
+		}
+		return s
+	}
+	var history []simOp
+	events := make(chan int)
+	for round := 0; round < rounds; round++ {
+		var ops []simOp
+		for range 2 + rng.Intn(5) {
+			a := accts[rng.Intn(len(accts))]
+			o := simOp{acct: a}
+			switch r := rng.Intn(10); {
+			case r < 4:
+				o.kind, o.id, o.delta = 'a', deltalog.NewIDAt(c.now.Add(-time.Duration(rng.Int63n(int64(4*time.Minute))))), rng.Int63n(199)-99
+				if o.delta == 0 {
+					o.delta = 50
+				}
+				if len(history) > 0 && rng.Intn(3) == 0 {
+					if h := history[rng.Intn(len(history))]; c.now.Sub(h.id.Time()) < 4*time.Minute {
+						o = h // a retry
+					}
+				}
+			case r < 6:
+				o.kind, o.to, o.id, o.delta = 't', accts[rng.Intn(len(accts))], deltalog.NewIDAt(c.now), rng.Int63n(20)+1
+				if o.to == o.acct {
+					o.kind = 'a'
+				}
+			default:
+				o.kind = 'm'
+			}
+			if rng.Intn(8) == 0 {
+				o.crash = 1 + rng.Intn(5)
+			}
+			ops = append(ops, o)
+		}
+		resume := make([]chan bool, len(ops))
+		calls := make([]int, len(ops))
+		errs := make([]error, len(ops))
+		store.SetHook(func(ctx context.Context, name string, after bool) error {
+			i, ok := ctx.Value(simTid{}).(int)
+			if !ok {
+				return nil
+			}
+			o := ops[i]
+			if after {
+				if name == memory.BalanceOpWrite && o.kind != 'm' {
+					landed[o.acct][o.id] = -o.delta*boolInt(o.kind == 't') + o.delta*boolInt(o.kind == 'a')
+					if o.kind == 't' {
+						landed[o.to][o.id] = o.delta
+					}
+				}
+				return nil
+			}
+			calls[i]++
+			if o.crash == calls[i] {
+				return errCrash
+			}
+			events <- i
+			<-resume[i]
+			return nil
+		})
+		for i := range ops {
+			resume[i] = make(chan bool)
+			go func(i int) {
+				defer func() { events <- -1 - i }()
+				<-resume[i]
+				cctx := context.WithValue(ctx, simTid{}, i)
+				switch o := ops[i]; o.kind {
+				case 'a':
+					errs[i] = l.Add(cctx, o.acct, o.id, o.delta)
+				case 't':
+					var b balance.Batch
+					b.Add(o.acct, o.id, -o.delta)
+					b.Add(o.to, o.id, o.delta)
+					errs[i] = l.Apply(cctx, &b)
+				case 'm':
+					_, errs[i] = l.Merge(cctx, o.acct)
+				}
+			}(i)
+		}
+		live := make([]int, len(ops))
+		for i := range live {
+			live[i] = i
+		}
+		for len(live) > 0 {
+			j := rng.Intn(len(live))
+			resume[live[j]] <- true
+			if ev := <-events; ev < 0 {
+				live = append(live[:j], live[j+1:]...)
+			}
+			c.now = c.now.Add(time.Duration(rng.Intn(1500)) * time.Millisecond)
+			for _, a := range accts {
+				v, err := balance.Evaluate(store.Snapshot(a))
+				if err != nil {
+					return fmt.Errorf("round %d: %v", round, err)
+				}
+				if v.Value != sum(a) {
+					return fmt.Errorf("round %d: account %s balance %d, want %d\nrows %v", round, a, v.Value, sum(a), store.Snapshot(a))
+				}
+			}
+		}
+		for i, err := range errs {
+			if err != nil && !errors.Is(err, errCrash) && !errors.Is(err, balance.ErrSlowMerge) {
+				return fmt.Errorf("round %d: op %c on %s: %v", round, ops[i].kind, ops[i].acct, err)
+			}
+			if ops[i].kind == 'a' {
+				history = append(history, ops[i])
+			}
+		}
+		store.SetHook(nil)
+		c.now = c.now.Add(time.Duration(rng.Intn(150)) * time.Second)
+	}
+	// Quiescence: merges 11 minutes apart settle and collect everything;
+	// each level of a chain of merges takes a few of them, so run until
+	// every account is down to one row (bounded).
+	for range 60 {
+		c.now = c.now.Add(11 * time.Minute)
+		done := true
+		for _, a := range accts {
+			if _, err := l.Merge(ctx, a); err != nil {
+				return fmt.Errorf("quiescent merge: %v", err)
+			}
+			done = done && len(store.Snapshot(a)) <= 1
+		}
+		if done {
+			break
+		}
+	}
+	for _, a := range accts {
+		b, err := l.Balance(ctx, a)
+		if err != nil || b != sum(a) {
+			return fmt.Errorf("final balance of %s: %d (%v), want %d", a, b, err, sum(a))
+		}
+		if rows := store.Snapshot(a); len(rows) > 1 {
+			return fmt.Errorf("account %s not compacted: %v", a, rows)
+		}
+	}
+	return nil
+}
+
+var errCrash = errors.New("simulated crash")
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestSimulation runs proptest.Scale(250) random schedules of 15 rounds
+// (COUNTERKIT_CASES=40 gives 10,000).
+//
+// Replay: COUNTERKIT_SEED=<seed> go test ./balance -run '^TestSimulation$'
+func TestSimulation(t *testing.T) {
+	seed := proptest.Seed()
+	n := proptest.Scale(250)
+	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
+	params := gopter.DefaultTestParametersWithSeed(seed)
+	params.MinSuccessfulTests = n
+	props := gopter.NewProperties(params)
+	props.Property("every step reads the sum of landed updates", prop.ForAll(func(s int64) string {
+		if err := runSim(s, 15); err != nil {
+			return fmt.Sprintf("schedule %d: %v", s, err)
+		}
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+}

@@ -1,0 +1,331 @@
+package deltalog
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// Kind distinguishes a regular update cell from a merge cell. The byte
+// values are part of the storage format: stores cluster cells by
+// (ID descending, Kind ascending), and KindMerge sorts before KindRegular so
+// that a merge cell is met before the regular cell sharing its ID.
+type Kind byte
+
+// The two cell kinds.
+const (
+	KindMerge   Kind = 'm'
+	KindRegular Kind = 'r'
+)
+
+// String returns "m" or "r".
+func (k Kind) String() string {
+	switch k {
+	case KindMerge, KindRegular:
+		return string(rune(k))
+	}
+	return fmt.Sprintf("Kind(%d)", byte(k))
+}
+
+// Stats are the order-free aggregates of a set of regular cells: how many,
+// their sum, smallest and largest delta, and the sum of squared deltas (kept
+// exactly as a 128-bit unsigned integer, SumSqHi:SumSqLo). The zero Stats
+// describes the empty set. Stats is a value type, safe for concurrent use.
+type Stats struct {
+	Count   int64
+	Sum     int64
+	Min     int64
+	Max     int64
+	SumSqHi uint64
+	SumSqLo uint64
+}
+
+// statsOf returns the stats of a single delta.
+func statsOf(delta int64) Stats {
+	a := uint64(delta)
+	if delta < 0 {
+		a = uint64(-(delta + 1)) + 1 // |MinInt64| without overflow
+	}
+	hi, lo := bits.Mul64(a, a)
+	return Stats{Count: 1, Sum: delta, Min: delta, Max: delta, SumSqHi: hi, SumSqLo: lo}
+}
+
+// Add returns the stats of the union of the two (disjoint) sets. It fails
+// with an error wrapping crdt.ErrOverflow if the count, the sum or the sum of
+// squares does not fit.
+func (s Stats) Add(o Stats) (Stats, error) {
+	if o.Count == 0 {
+		return s, nil
+	}
+	if s.Count == 0 {
+		return o, nil
+	}
+	out := s
+	var err error
+	if out.Count, err = addInt(s.Count, o.Count); err != nil {
+		return s, err
+	}
+	if out.Sum, err = addInt(s.Sum, o.Sum); err != nil {
+		return s, err
+	}
+	out.Min = min(s.Min, o.Min)
+	out.Max = max(s.Max, o.Max)
+	var carry uint64
+	out.SumSqLo, carry = bits.Add64(s.SumSqLo, o.SumSqLo, 0)
+	out.SumSqHi, carry = bits.Add64(s.SumSqHi, o.SumSqHi, carry)
+	if carry != 0 {
+		return s, fmt.Errorf("%w: sum of squares exceeds 128 bits", crdt.ErrOverflow)
+	}
+	return out, nil
+}
+
+// Mean returns Sum/Count, or 0 for the empty set.
+func (s Stats) Mean() float64 {
+	if s.Count == 0 {
+		return 0
+	}
+	return float64(s.Sum) / float64(s.Count)
+}
+
+// SumSquares returns the exact sum of squared deltas.
+func (s Stats) SumSquares() *big.Int {
+	v := new(big.Int).SetUint64(s.SumSqHi)
+	v.Lsh(v, 64)
+	return v.Add(v, new(big.Int).SetUint64(s.SumSqLo))
+}
+
+// Variance returns the population variance of the deltas (0 for fewer than
+// two), computed from the exact aggregates and rounded once to float64.
+func (s Stats) Variance() float64 {
+	if s.Count < 2 {
+		return 0
+	}
+	// (n*sumsq - sum^2) / n^2, exactly, then rounded.
+	n := big.NewInt(s.Count)
+	num := new(big.Int).Mul(n, s.SumSquares())
+	sum := big.NewInt(s.Sum)
+	num.Sub(num, sum.Mul(sum, sum))
+	den := new(big.Int).Mul(n, n)
+	f, _ := new(big.Rat).SetFrac(num, den).Float64()
+	return f
+}
+
+func addInt(a, b int64) (int64, error) {
+	c := a + b
+	if (c > a) != (b > 0) {
+		return a, fmt.Errorf("%w: %d + %d does not fit int64", crdt.ErrOverflow, a, b)
+	}
+	return c, nil
+}
+
+// Cell is one stored entry of a counter's log.
+//
+// A regular cell (KindRegular) holds one update: Delta is the signed amount
+// and Stats and Written are zero. A merge cell (KindMerge) holds the exact
+// sum of every regular cell at or below its ID (Delta), their aggregates
+// (Stats, with Stats.Sum == Delta) and the wall-clock time its writer sent it
+// (Written, Unix nanoseconds; used only to decide when compaction may drop
+// what it covers).
+//
+// Cell is a value type, safe for concurrent use.
+type Cell struct {
+	ID      ID
+	Kind    Kind
+	Delta   int64
+	Stats   Stats
+	Written int64
+}
+
+// Validate reports whether c is well formed. The error wraps
+// crdt.ErrInvalidTxnID (bad id), crdt.ErrInvalidAmount (zero delta, stats
+// that disagree with the delta) or crdt.ErrCorruptEncoding (unknown kind).
+func (c Cell) Validate() error {
+	if err := c.ID.Validate(); err != nil {
+		return err
+	}
+	switch c.Kind {
+	case KindRegular:
+		if c.Delta == 0 {
+			return fmt.Errorf("%w: a regular cell needs a non-zero delta", crdt.ErrInvalidAmount)
+		}
+		if c.Stats != (Stats{}) || c.Written != 0 {
+			return fmt.Errorf("%w: a regular cell carries no stats or write time", crdt.ErrInvalidAmount)
+		}
+	case KindMerge:
+		s := c.Stats
+		if s.Count < 1 || s.Sum != c.Delta || s.Min > s.Max || s.inconsistent() {
+			return fmt.Errorf("%w: merge cell stats %+v disagree with delta %d", crdt.ErrInvalidAmount, s, c.Delta)
+		}
+		if c.Written < 0 {
+			return fmt.Errorf("%w: negative merge write time", crdt.ErrInvalidAmount)
+		}
+	default:
+		return fmt.Errorf("%w: unknown cell kind %d", crdt.ErrCorruptEncoding, byte(c.Kind))
+	}
+	return nil
+}
+
+// inconsistent reports impossible combinations of count and extremes (a
+// single-element set whose min, max and sum differ).
+func (s Stats) inconsistent() bool {
+	return s.Count == 1 && (s.Min != s.Sum || s.Max != s.Sum)
+}
+
+// stats returns the aggregates this cell contributes to a read.
+func (c Cell) stats() Stats {
+	if c.Kind == KindMerge {
+		return c.Stats
+	}
+	return statsOf(c.Delta)
+}
+
+// sameContent reports whether two cells with the same key carry the same
+// value. Written is metadata (two racing merges at one cutoff compute the
+// same content at different times) and is ignored.
+func (c Cell) sameContent(d Cell) bool {
+	return c.Delta == d.Delta && c.Stats == d.Stats
+}
+
+// CompareCells orders cells the way stores cluster them: ID descending (by
+// ID.Compare), then Kind ascending, so the newest cell comes first and a
+// merge cell precedes the regular cell with the same ID. It returns -1 if a
+// comes first, +1 if b does, 0 for the same key.
+func CompareCells(a, b Cell) int {
+	if c := a.ID.Compare(b.ID); c != 0 {
+		return -c
+	}
+	switch {
+	case a.Kind < b.Kind:
+		return -1
+	case a.Kind > b.Kind:
+		return 1
+	}
+	return 0
+}
+
+// Encoding caps and version.
+const (
+	// CellFormatVersion is the envelope version MarshalBinary writes.
+	CellFormatVersion = 1
+	// MaxCellSize is the largest encoded cell UnmarshalBinary accepts. A
+	// valid cell encodes to under 100 bytes.
+	MaxCellSize = 256
+)
+
+// MarshalBinary encodes c inside the crdt envelope (tag crdt.TagLogCell):
+//
+//	[id: bin16, kind: uint, delta: int, written: int, stats: nil | [count, sum, min, max, sumsq_hi, sumsq_lo]]
+//
+// Regular cells encode stats as nil. The encoding is deterministic. Invalid
+// cells are refused with the error Validate returns.
+func (c Cell) MarshalBinary() ([]byte, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	e := wire.NewEncoder(crdt.TagLogCell, CellFormatVersion)
+	e.ArrayLen(5)
+	e.Bin(c.ID[:])
+	e.Uint(uint64(c.Kind))
+	e.Int(c.Delta)
+	e.Int(c.Written)
+	if c.Kind == KindRegular {
+		e.Nil()
+	} else {
+		s := c.Stats
+		e.ArrayLen(6)
+		e.Int(s.Count)
+		e.Int(s.Sum)
+		e.Int(s.Min)
+		e.Int(s.Max)
+		e.Uint(s.SumSqHi)
+		e.Uint(s.SumSqLo)
+	}
+	return e.Bytes()
+}
+
+// UnmarshalBinary decodes an encoding produced by MarshalBinary. Input
+// larger than MaxCellSize is refused. On error c is unchanged and the error
+// wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
+// crdt.ErrUnsupportedVersion.
+func (c *Cell) UnmarshalBinary(data []byte) error {
+	d, _, err := wire.NewDecoder(data, crdt.TagLogCell, CellFormatVersion, MaxCellSize)
+	if err != nil {
+		return err
+	}
+	n, err := d.ArrayLen(5)
+	if err != nil {
+		return err
+	}
+	if n != 5 {
+		return fmt.Errorf("%w: cell has %d fields, want 5", crdt.ErrCorruptEncoding, n)
+	}
+	var out Cell
+	idb, err := d.Bin(16)
+	if err != nil {
+		return err
+	}
+	if len(idb) != 16 {
+		return fmt.Errorf("%w: id of %d bytes", crdt.ErrCorruptEncoding, len(idb))
+	}
+	copy(out.ID[:], idb)
+	k, err := d.Uint()
+	if err != nil {
+		return err
+	}
+	if k > math.MaxUint8 {
+		return fmt.Errorf("%w: kind %d", crdt.ErrCorruptEncoding, k)
+	}
+	out.Kind = Kind(k)
+	if out.Delta, err = d.Int(); err != nil {
+		return err
+	}
+	if out.Written, err = d.Int(); err != nil {
+		return err
+	}
+	isNil, err := d.IsNil()
+	if err != nil {
+		return err
+	}
+	if !isNil {
+		m, err := d.ArrayLen(6)
+		if err != nil {
+			return err
+		}
+		if m != 6 {
+			return fmt.Errorf("%w: stats has %d fields, want 6", crdt.ErrCorruptEncoding, m)
+		}
+		s := &out.Stats
+		for _, p := range []*int64{&s.Count, &s.Sum, &s.Min, &s.Max} {
+			if *p, err = d.Int(); err != nil {
+				return err
+			}
+		}
+		if s.SumSqHi, err = d.Uint(); err != nil {
+			return err
+		}
+		if s.SumSqLo, err = d.Uint(); err != nil {
+			return err
+		}
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	if isNil != (out.Kind == KindRegular) {
+		return fmt.Errorf("%w: stats present iff merge cell", crdt.ErrCorruptEncoding)
+	}
+	if err := out.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	// Only the canonical encoding is accepted (smallest integer forms), so
+	// equal values always have equal bytes.
+	if canon, err := out.MarshalBinary(); err != nil || !bytes.Equal(canon, data) {
+		return fmt.Errorf("%w: non-canonical encoding", crdt.ErrCorruptEncoding)
+	}
+	*c = out
+	return nil
+}

@@ -1,0 +1,116 @@
+package deltalog_test
+
+import (
+	"bytes"
+	"encoding/hex"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files under testdata/")
+
+func codecCases() map[string]deltalog.Cell {
+	id := deltalog.IDFromParts(time.Date(2013, 5, 28, 10, 0, 0, 0, time.UTC), 0x1234, 0xA1B2C3D4E5F6)
+	return map[string]deltalog.Cell{
+		"regular_positive": {ID: id, Kind: deltalog.KindRegular, Delta: 1},
+		"regular_negative": {ID: id, Kind: deltalog.KindRegular, Delta: -3},
+		"regular_min":      {ID: id, Kind: deltalog.KindRegular, Delta: math.MinInt64},
+		"merge": {ID: id, Kind: deltalog.KindMerge, Delta: 4, Written: 1369735200000000000,
+			Stats: deltalog.Stats{Count: 3, Sum: 4, Min: 1, Max: 2, SumSqLo: 6}},
+		"merge_big": {ID: id, Kind: deltalog.KindMerge, Delta: math.MaxInt64, Written: 1,
+			Stats: deltalog.Stats{Count: 2, Sum: math.MaxInt64, Min: -1, Max: math.MaxInt64, SumSqHi: 1 << 62, SumSqLo: 42}},
+	}
+}
+
+// TestCellGolden locks the encoding. Regenerate with
+//
+//	go test ./deltalog -run TestCellGolden -update
+func TestCellGolden(t *testing.T) {
+	for name, c := range codecCases() {
+		t.Run(name, func(t *testing.T) {
+			b, err := c.MarshalBinary()
+			require.NoError(t, err)
+			b2, err := c.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, b, b2, "deterministic")
+			path := filepath.Join("testdata", "cell_"+name+".golden")
+			if *update {
+				require.NoError(t, os.WriteFile(path, []byte(hex.EncodeToString(b)+"\n"), 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err)
+			require.Equal(t, strings.TrimSpace(string(want)), hex.EncodeToString(b))
+			var got deltalog.Cell
+			require.NoError(t, got.UnmarshalBinary(b))
+			require.Equal(t, c, got)
+		})
+	}
+}
+
+func TestCellDecodeErrors(t *testing.T) {
+	good, err := codecCases()["merge"].MarshalBinary()
+	require.NoError(t, err)
+	var c deltalog.Cell
+	for i := 0; i < len(good); i++ {
+		require.Error(t, c.UnmarshalBinary(good[:i]), "truncated at %d", i)
+	}
+	require.ErrorIs(t, c.UnmarshalBinary(append(append([]byte(nil), good...), 0)), crdt.ErrCorruptEncoding)
+	require.ErrorIs(t, c.UnmarshalBinary(make([]byte, deltalog.MaxCellSize+1)), crdt.ErrTooLarge)
+	require.Equal(t, deltalog.Cell{}, c, "unchanged on error")
+	// A merge cell whose stats disagree with its delta is refused.
+	bad := codecCases()["merge"]
+	bad.Delta = 5
+	_, err = bad.MarshalBinary()
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	// Another type's tag.
+	var other bytes.Buffer
+	other.Write([]byte{0x93, 0xa8})
+	other.WriteString("gcounter")
+	other.Write([]byte{0x01, 0xc0})
+	require.ErrorIs(t, c.UnmarshalBinary(other.Bytes()), crdt.ErrTypeMismatch)
+}
+
+// FuzzCellDecode: decoding never panics, and whatever decodes re-encodes to
+// the same bytes (the encoding is canonical) and decodes to the same cell.
+//
+//	go test ./deltalog -run '^$' -fuzz FuzzCellDecode -fuzztime 60s
+func FuzzCellDecode(f *testing.F) {
+	for _, c := range codecCases() {
+		b, err := c.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c deltalog.Cell
+		if err := c.UnmarshalBinary(data); err != nil {
+			return
+		}
+		b, err := c.MarshalBinary()
+		if err != nil {
+			t.Fatalf("decoded cell does not encode: %v", err)
+		}
+		if !bytes.Equal(b, data) {
+			t.Fatalf("non-canonical input accepted:\n in %x\nout %x", data, b)
+		}
+		var d deltalog.Cell
+		if err := d.UnmarshalBinary(b); err != nil || d != c {
+			t.Fatalf("round trip: %v %+v != %+v", err, d, c)
+		}
+		b2, _ := d.MarshalBinary()
+		if !bytes.Equal(b, b2) {
+			t.Fatal("encoding twice differs")
+		}
+	})
+}

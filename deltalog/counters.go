@@ -1,0 +1,293 @@
+package deltalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Errors specific to this package. Each wraps a crdt sentinel.
+var (
+	// ErrInvalidKey is returned when a counter key is empty, longer than
+	// crdt.MaxIDLen bytes, not UTF-8 or contains control characters.
+	ErrInvalidKey = fmt.Errorf("%w: invalid counter key", crdt.ErrInvalidIdentifier)
+
+	// ErrSlowScan is returned when a read or merge scan took longer than
+	// Options.MaxScan. Its result may have missed cells that a compaction
+	// removed during the scan, so it is discarded; retrying is safe.
+	ErrSlowScan = fmt.Errorf("%w: scan took longer than MaxScan", crdt.ErrUnavailable)
+)
+
+// Options configure Counters. The zero value of each field selects the
+// default noted beside it.
+//
+// The timing assumptions behind the guarantees are:
+//
+//   - K: the clocks of all clients are within FutureSkew of each other.
+//   - L: a write accepted by Add lands in the store within
+//     SafetyMargin − 2·FutureSkew of Add reading its clock.
+//   - CompactGrace ≥ MaxScan + SafetyMargin (enforced by New).
+type Options struct {
+	// Window is the write window: Add refuses an update whose ID time is
+	// older than now − Window. Default 10 minutes.
+	Window time.Duration
+	// FutureSkew is how far in the future an ID time may be (clock skew
+	// allowance). Default 5 seconds.
+	FutureSkew time.Duration
+	// SafetyMargin is added to Window to get the merge cutoff: only cells
+	// older than now − Window − SafetyMargin are merged. It must exceed
+	// 2·FutureSkew. Default 1 minute.
+	SafetyMargin time.Duration
+	// MaxScan bounds how long a read or a merge may spend scanning; a
+	// slower one fails with ErrSlowScan. Default 10 seconds.
+	MaxScan time.Duration
+	// CompactGrace is how long a merge cell must have existed (by its
+	// Written time) before Compact deletes what it covers. Default 2
+	// minutes.
+	CompactGrace time.Duration
+	// Clock returns the current time. Default time.Now.
+	Clock func() time.Time
+}
+
+func (o Options) withDefaults() (Options, error) {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.Window, 10*time.Minute)
+	def(&o.FutureSkew, 5*time.Second)
+	def(&o.SafetyMargin, time.Minute)
+	def(&o.MaxScan, 10*time.Second)
+	def(&o.CompactGrace, 2*time.Minute)
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	switch {
+	case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxScan < 0, o.CompactGrace < 0:
+		return o, fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, o)
+	case o.SafetyMargin <= 2*o.FutureSkew:
+		return o, fmt.Errorf("%w: SafetyMargin %v must exceed 2·FutureSkew %v", crdt.ErrInvalidConfig, o.SafetyMargin, o.FutureSkew)
+	case o.CompactGrace < o.MaxScan+o.SafetyMargin:
+		return o, fmt.Errorf("%w: CompactGrace %v must be at least MaxScan + SafetyMargin (%v)", crdt.ErrInvalidConfig, o.CompactGrace, o.MaxScan+o.SafetyMargin)
+	}
+	return o, nil
+}
+
+// Counters reads and updates log-structured counters kept in a Store. It
+// holds no per-counter state, so any number of Counters, in any number of
+// processes, may share one store. Counters is safe for concurrent use.
+type Counters struct {
+	store Store
+	opts  Options
+}
+
+// New returns Counters over store. Options are validated (errors wrap
+// crdt.ErrInvalidConfig).
+func New(store Store, opts Options) (*Counters, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
+	}
+	return &Counters{store: store, opts: o}, nil
+}
+
+// Options returns the effective options (defaults filled in).
+func (c *Counters) Options() Options { return c.opts }
+
+func checkKey(counter string) error {
+	if err := crdt.TxnID(counter).Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidKey, errors.Unwrap(err))
+	}
+	return nil
+}
+
+// checkWindow refuses ids outside [now − Window, now + FutureSkew].
+func (c *Counters) checkWindow(id ID, now time.Time) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	t := id.Time()
+	if t.Before(now.Add(-c.opts.Window)) {
+		return fmt.Errorf("%w: id %s is from %s, older than the %v write window", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), c.opts.Window)
+	}
+	if t.After(now.Add(c.opts.FutureSkew)) {
+		return fmt.Errorf("%w: id %s is from %s, more than %v in the future", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), c.opts.FutureSkew)
+	}
+	return nil
+}
+
+// Add records one update of delta (non-zero) to counter under the
+// client-chosen id. It costs exactly one store write and no reads. Retrying
+// with the same id and delta rewrites the same cell, so it is counted once.
+//
+// Add refuses, without writing: an invalid key (ErrInvalidKey), an id that is
+// not a version 1 UUID (crdt.ErrInvalidTxnID), a zero delta
+// (crdt.ErrInvalidAmount), an id older than the write window or too far in
+// the future (crdt.ErrOutsideWindow).
+//
+// Reusing an id with a different delta cannot be detected without a read:
+// the store keeps the last write, so the counter holds exactly one of the two
+// deltas.
+func (c *Counters) Add(ctx context.Context, counter string, id ID, delta int64) error {
+	var b Batch
+	b.Add(counter, id, delta)
+	return c.Apply(ctx, &b)
+}
+
+// Batch collects updates to several counters that must be applied together,
+// such as a transfer (debit A, credit B). The zero Batch is empty and ready
+// to use. A Batch is not safe for concurrent use.
+type Batch struct {
+	entries []Entry
+}
+
+// Add appends one update. Validation happens in Counters.Apply.
+func (b *Batch) Add(counter string, id ID, delta int64) {
+	b.entries = append(b.entries, Entry{Counter: counter, Cell: Cell{ID: id, Kind: KindRegular, Delta: delta}})
+}
+
+// Len returns the number of updates in the batch.
+func (b *Batch) Len() int { return len(b.entries) }
+
+// Apply validates every update of b and writes them with one store call
+// (Cassandra: one logged batch), so they land all together or not at all.
+// Any invalid update (see Add) fails the whole batch before anything is
+// written; so does one (counter, id) given twice with different deltas
+// (crdt.ErrConflictingTransaction). An empty batch is a no-op.
+func (c *Counters) Apply(ctx context.Context, b *Batch) error {
+	if len(b.entries) == 0 {
+		return nil
+	}
+	now := c.opts.Clock()
+	type key struct {
+		counter string
+		id      ID
+	}
+	seen := make(map[key]int64, len(b.entries))
+	out := make([]Entry, 0, len(b.entries))
+	for _, e := range b.entries {
+		if err := checkKey(e.Counter); err != nil {
+			return err
+		}
+		if err := c.checkWindow(e.Cell.ID, now); err != nil {
+			return err
+		}
+		if err := e.Cell.Validate(); err != nil {
+			return err
+		}
+		k := key{e.Counter, e.Cell.ID}
+		if d, ok := seen[k]; ok {
+			if d != e.Cell.Delta {
+				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, e.Counter, e.Cell.ID, d, e.Cell.Delta)
+			}
+			continue
+		}
+		seen[k] = e.Cell.Delta
+		out = append(out, e)
+	}
+	return c.store.Insert(ctx, out)
+}
+
+// scanVisible reads counter's cells from the newest down to and including
+// the first merge cell, enforcing MaxScan.
+func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, time.Time, error) {
+	if err := checkKey(counter); err != nil {
+		return nil, time.Time{}, err
+	}
+	start := c.opts.Clock()
+	var cells []Cell
+	err := c.store.Scan(ctx, counter, func(cell Cell) bool {
+		cells = append(cells, cell)
+		return cell.Kind != KindMerge
+	})
+	if err != nil {
+		return nil, start, err
+	}
+	if el := c.opts.Clock().Sub(start); el > c.opts.MaxScan {
+		return nil, start, fmt.Errorf("%w (%v > %v)", ErrSlowScan, el, c.opts.MaxScan)
+	}
+	return cells, start, nil
+}
+
+// Read returns counter's value and aggregates: the sum of its cells from the
+// newest down to and including the first merge cell. Its cost (Reading.Cells)
+// is the number of updates since the newest merge cell, plus one. A counter
+// with no cells reads as zero. Overflow is an error wrapping
+// crdt.ErrOverflow.
+func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
+	cells, _, err := c.scanVisible(ctx, counter)
+	if err != nil {
+		return Reading{}, err
+	}
+	return sumVisible(cells)
+}
+
+// Merge folds the counter's old cells into one merge cell: it picks the
+// newest cell older than now − Window − SafetyMargin and writes, at that
+// cell's ID, a merge cell holding the sum and aggregates of everything at or
+// below it. It reads the cells since the previous merge cell and makes at
+// most one write. ok is false when there was nothing to merge.
+//
+// Merges need no coordination: every merge cell holds the exact sum of all
+// regular cells at or below its ID, whichever merge wrote it, because no
+// cell that old can still be written (see the timing assumptions on
+// Options). Two merges at one cutoff write the same content.
+func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error) {
+	cells, start, err := c.scanVisible(ctx, counter)
+	if err != nil {
+		return Cell{}, false, err
+	}
+	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
+	m, ok, err := planMerge(cells, cutoff, c.opts.Clock())
+	if err != nil || !ok {
+		return Cell{}, false, err
+	}
+	if err := c.store.Insert(ctx, []Entry{{Counter: counter, Cell: m}}); err != nil {
+		return Cell{}, false, err
+	}
+	return m, true, nil
+}
+
+// Compact deletes the cells covered by the counter's newest merge cell
+// that has existed for CompactGrace (by its Written time), so that no read
+// or merge that began before that merge cell appeared is still scanning. It
+// scans from the newest cell down to that merge cell (past younger merge
+// cells) and makes at most one range delete. It reports whether it deleted.
+// The value is unchanged.
+func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
+	if err := checkKey(counter); err != nil {
+		return false, err
+	}
+	var m Cell
+	found := false
+	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
+	err := c.store.Scan(ctx, counter, func(cell Cell) bool {
+		if cell.Kind == KindMerge && cell.Written <= horizon {
+			m, found = cell, true
+			return false
+		}
+		return true
+	})
+	if err != nil || !found {
+		return false, err
+	}
+	if err := c.store.DeleteCovered(ctx, counter, m.ID); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// Delete removes the whole counter with one store call.
+func (c *Counters) Delete(ctx context.Context, counter string) error {
+	if err := checkKey(counter); err != nil {
+		return err
+	}
+	return c.store.DeleteCounter(ctx, counter)
+}

@@ -1,0 +1,447 @@
+package deltalog_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+var base = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
+
+type fakeClock struct{ now time.Time }
+
+func (c *fakeClock) Now() time.Time          { return c.now }
+func (c *fakeClock) Advance(d time.Duration) { c.now = c.now.Add(d) }
+
+func testOptions(c *fakeClock) deltalog.Options {
+	return deltalog.Options{
+		Window: time.Minute, FutureSkew: time.Second, SafetyMargin: 10 * time.Second,
+		MaxScan: 5 * time.Second, CompactGrace: 20 * time.Second, Clock: c.Now,
+	}
+}
+
+func newCounters(t testing.TB, pageSize int) (*deltalog.Counters, *memory.DeltaLogStore, *fakeClock) {
+	t.Helper()
+	clock := &fakeClock{now: base}
+	store := memory.NewDeltaLogStore(pageSize)
+	c, err := deltalog.New(store, testOptions(clock))
+	require.NoError(t, err)
+	return c, store, clock
+}
+
+func TestIDTimeAndOrder(t *testing.T) {
+	at := base.Add(123456789 * time.Nanosecond)
+	id := deltalog.NewIDAt(at)
+	require.NoError(t, id.Validate())
+	require.Equal(t, at.Truncate(100*time.Nanosecond), id.Time())
+	require.Equal(t, uuid.UUID(id).Version(), uuid.Version(1))
+	// The uuid package agrees on the timestamp.
+	sec, nsec := uuid.UUID(id).Time().UnixTime()
+	require.Equal(t, id.Time(), time.Unix(sec, nsec).UTC())
+
+	p, err := deltalog.ParseID(id.String())
+	require.NoError(t, err)
+	require.Equal(t, id, p)
+	_, err = deltalog.ParseID(uuid.NewString()) // version 4
+	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
+	_, err = deltalog.ParseID("nope")
+	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
+	require.ErrorIs(t, deltalog.ID{}.Validate(), crdt.ErrInvalidTxnID)
+
+	// Timestamp first, whatever the other bytes say.
+	early := deltalog.IDFromParts(base, 0x3fff, 0xffffffffffff)
+	late := deltalog.IDFromParts(base.Add(100*time.Nanosecond), 0, 0)
+	require.Equal(t, -1, early.Compare(late))
+	require.Equal(t, 1, late.Compare(early))
+	// Equal timestamps: the tail compares as signed bytes (Cassandra's
+	// order). Byte 8 carries the variant bits and is equal here; byte 9
+	// decides, and 0xff is -1 as a signed byte.
+	a := deltalog.IDFromParts(base, 0x0001, 0) // byte 9 = 0x01
+	b := deltalog.IDFromParts(base, 0x00ff, 0) // byte 9 = 0xff (-1 signed)
+	require.Equal(t, 1, a.Compare(b), "0x01 > 0xff as signed bytes")
+	require.Equal(t, 0, a.Compare(a))
+	require.Equal(t, 1, a.NextTick().Compare(a))
+	require.Equal(t, 100*time.Nanosecond, a.NextTick().Time().Sub(a.Time()))
+}
+
+func TestAddIsOneWriteAndNoRead(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	for i := range 100 {
+		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), int64(i+1)))
+		clock.Advance(time.Millisecond)
+	}
+	calls := store.Calls()
+	require.Equal(t, int64(100), calls.Inserts, "one write per increment")
+	require.Equal(t, int64(100), calls.CellsWritten)
+	require.Zero(t, calls.Scans, "no reads")
+	require.Zero(t, calls.CellsRead)
+	r, err := c.Read(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, int64(5050), r.Value)
+}
+
+func TestRetryIsCountedOnce(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	id := deltalog.NewIDAt(clock.Now())
+	// The first attempt lands but its acknowledgement is lost.
+	store.SetHook(func(_ context.Context, op string, after bool) error {
+		if after && op == memory.DeltaLogOpInsert {
+			return crdt.ErrAmbiguousWrite
+		}
+		return nil
+	})
+	require.ErrorIs(t, c.Add(ctx, "k", id, 7), crdt.ErrAmbiguousWrite)
+	store.SetHook(nil)
+	clock.Advance(30 * time.Second)
+	require.NoError(t, c.Add(ctx, "k", id, 7))
+	r, err := c.Read(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, int64(7), r.Value)
+}
+
+func TestAddRefusesBadInput(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	now := clock.Now()
+	cases := []struct {
+		name    string
+		counter string
+		id      deltalog.ID
+		delta   int64
+		want    error
+	}{
+		{"too old", "k", deltalog.NewIDAt(now.Add(-time.Minute - time.Millisecond)), 1, crdt.ErrOutsideWindow},
+		{"future", "k", deltalog.NewIDAt(now.Add(2 * time.Second)), 1, crdt.ErrOutsideWindow},
+		{"zero id", "k", deltalog.ID{}, 1, crdt.ErrInvalidTxnID},
+		{"v4 id", "k", deltalog.ID(uuid.New()), 1, crdt.ErrInvalidTxnID},
+		{"zero delta", "k", deltalog.NewIDAt(now), 0, crdt.ErrInvalidAmount},
+		{"empty key", "", deltalog.NewIDAt(now), 1, crdt.ErrInvalidIdentifier},
+		{"control key", "a\x00b", deltalog.NewIDAt(now), 1, deltalog.ErrInvalidKey},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorIs(t, c.Add(ctx, tc.counter, tc.id, tc.delta), tc.want)
+		})
+	}
+	require.Zero(t, store.Calls().Inserts, "nothing was written")
+	// The window edges are inclusive.
+	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(-time.Minute)), 1))
+	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(time.Second)), 1))
+}
+
+func TestBatchIsAllOrNothing(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	id := deltalog.NewIDAt(clock.Now())
+
+	var bad deltalog.Batch
+	bad.Add("a", id, -5)
+	bad.Add("b", deltalog.NewIDAt(clock.Now().Add(-time.Hour)), 5)
+	require.ErrorIs(t, c.Apply(ctx, &bad), crdt.ErrOutsideWindow)
+
+	var conflict deltalog.Batch
+	conflict.Add("a", id, -5)
+	conflict.Add("a", id, -6)
+	require.ErrorIs(t, c.Apply(ctx, &conflict), crdt.ErrConflictingTransaction)
+	require.Zero(t, store.Calls().Inserts)
+
+	var transfer deltalog.Batch
+	transfer.Add("a", id, -5)
+	transfer.Add("b", id, 5)
+	store.SetHook(func(context.Context, string, bool) error { return crdt.ErrUnavailable })
+	require.ErrorIs(t, c.Apply(ctx, &transfer), crdt.ErrUnavailable)
+	store.SetHook(nil)
+	require.Zero(t, store.Len("a")+store.Len("b"), "a refused batch leaves nothing")
+
+	require.NoError(t, c.Apply(ctx, &transfer))
+	require.Equal(t, int64(1), store.Calls().Inserts, "one store call for the whole batch")
+	ra, _ := c.Read(ctx, "a")
+	rb, _ := c.Read(ctx, "b")
+	require.Equal(t, int64(-5), ra.Value)
+	require.Equal(t, int64(5), rb.Value)
+	require.NoError(t, c.Apply(ctx, &deltalog.Batch{}), "empty batch is a no-op")
+}
+
+func TestLogInsertConflictAndOverflow(t *testing.T) {
+	var l deltalog.Log
+	id := deltalog.NewIDAt(base)
+	require.NoError(t, l.Add(id, 5))
+	require.NoError(t, l.Add(id, 5), "retry")
+	before := l.Clone()
+	require.ErrorIs(t, l.Add(id, 6), crdt.ErrConflictingTransaction)
+	require.True(t, l.Equal(before), "unchanged after conflict")
+
+	var other deltalog.Log
+	require.NoError(t, other.Add(id, 9))
+	require.NoError(t, other.Add(deltalog.NewIDAt(base.Add(time.Second)), 1))
+	require.ErrorIs(t, l.Merge(&other), crdt.ErrConflictingTransaction)
+	require.True(t, l.Equal(before), "merge is all or nothing")
+
+	var big deltalog.Log
+	require.NoError(t, big.Add(deltalog.NewIDAt(base), math.MaxInt64))
+	require.NoError(t, big.Add(deltalog.NewIDAt(base.Add(time.Second)), 1))
+	_, err := big.Read()
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	snap := big.Clone()
+	_, ok, err := big.MergeBefore(base.Add(time.Hour), base)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	require.False(t, ok)
+	require.True(t, big.Equal(snap), "failed merge leaves the log unchanged")
+
+	// Only the total decides: MaxInt64 + 1 - 2 fits although a partial
+	// sum does not.
+	var edge deltalog.Log
+	require.NoError(t, edge.Add(deltalog.NewIDAt(base), math.MaxInt64))
+	require.NoError(t, edge.Add(deltalog.NewIDAt(base.Add(time.Second)), 1))
+	require.NoError(t, edge.Add(deltalog.NewIDAt(base.Add(2*time.Second)), -2))
+	r, err := edge.Read()
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MaxInt64-1), r.Value)
+	_, ok, err = edge.MergeBefore(base.Add(time.Hour), base)
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	var small deltalog.Log
+	require.NoError(t, small.Add(deltalog.NewIDAt(base), math.MinInt64))
+	r, err = small.Read()
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MinInt64), r.Value)
+	// |MinInt64|^2 = 2^126 fits the 128-bit sum of squares exactly.
+	require.Equal(t, "85070591730234615865843651857942052864", r.Stats.SumSquares().String())
+}
+
+func TestStatsMatchPlainModel(t *testing.T) {
+	var l deltalog.Log
+	deltas := []int64{3, -7, 12, 1, 1, -2, 40}
+	var sum, sq int64
+	mn, mx := deltas[0], deltas[0]
+	for i, d := range deltas {
+		require.NoError(t, l.Add(deltalog.NewIDAt(base.Add(time.Duration(i)*time.Second)), d))
+		sum += d
+		sq += d * d
+		mn, mx = min(mn, d), max(mx, d)
+	}
+	_, ok, err := l.MergeBefore(base.Add(3500*time.Millisecond), base)
+	require.NoError(t, err)
+	require.True(t, ok)
+	r, err := l.Read()
+	require.NoError(t, err)
+	require.Equal(t, sum, r.Value)
+	require.Equal(t, int64(len(deltas)), r.Stats.Count)
+	require.Equal(t, mn, r.Stats.Min)
+	require.Equal(t, mx, r.Stats.Max)
+	require.Equal(t, sq, r.Stats.SumSquares().Int64())
+	mean := float64(sum) / float64(len(deltas))
+	require.InDelta(t, float64(sq)/float64(len(deltas))-mean*mean, r.Stats.Variance(), 1e-9)
+	require.Equal(t, 4, r.Cells, "3 regular cells above the merge cell, plus it")
+}
+
+func TestMergeNeedsOldCellsAndIsIdempotent(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	for range 5 {
+		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 2))
+		clock.Advance(10 * time.Second)
+	}
+	_, ok, err := c.Merge(ctx, "k")
+	require.NoError(t, err)
+	require.False(t, ok, "nothing is older than window + margin yet")
+	clock.Advance(time.Minute + time.Second) // cutoff now just past the newest cell
+	m, ok, err := c.Merge(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(10), m.Delta)
+	_, ok, err = c.Merge(ctx, "k")
+	require.NoError(t, err)
+	require.False(t, ok, "the newest old cell is already merged")
+	require.Equal(t, 6, store.Len("k"))
+	r, _ := c.Read(ctx, "k")
+	require.Equal(t, int64(10), r.Value)
+	require.Equal(t, 1, r.Cells)
+}
+
+// TestConcurrentMergesAtDifferentCutoffs runs two merges whose reads both
+// happen before either writes, at different cutoffs, in both write orders.
+func TestConcurrentMergesAtDifferentCutoffs(t *testing.T) {
+	for _, order := range []string{"AB", "BA"} {
+		t.Run(order, func(t *testing.T) {
+			ctx := context.Background()
+			store := memory.NewDeltaLogStore(0)
+			clockA, clockB := &fakeClock{now: base}, &fakeClock{now: base}
+			a, err := deltalog.New(store, testOptions(clockA))
+			require.NoError(t, err)
+			b, err := deltalog.New(store, testOptions(clockB))
+			require.NoError(t, err)
+			var want int64
+			for i := range 20 {
+				d := int64(i%7 - 3)
+				if d == 0 {
+					d = 11
+				}
+				want += d
+				require.NoError(t, a.Add(ctx, "k", deltalog.NewIDAt(clockA.Now()), d))
+				clockA.Advance(5 * time.Second)
+			}
+			clockB.now = clockA.now.Add(20 * time.Second) // B's cutoff is later
+			// Park each merge between its scan and its write.
+			planned := map[string]chan struct{}{"A": make(chan struct{}), "B": make(chan struct{})}
+			release := map[string]chan struct{}{"A": make(chan struct{}), "B": make(chan struct{})}
+			store.SetHook(func(ctx context.Context, op string, after bool) error {
+				who, _ := ctx.Value(whoKey{}).(string)
+				if who != "" && op == memory.DeltaLogOpInsert && !after {
+					close(planned[who])
+					<-release[who]
+				}
+				return nil
+			})
+			done := make(chan error, 2)
+			run := func(who string, c *deltalog.Counters) {
+				_, _, err := c.Merge(context.WithValue(ctx, whoKey{}, who), "k")
+				done <- err
+			}
+			go run("A", a)
+			<-planned["A"]
+			go run("B", b)
+			<-planned["B"]
+			close(release[string(order[0])])
+			require.NoError(t, <-done)
+			close(release[string(order[1])])
+			require.NoError(t, <-done)
+			store.SetHook(nil)
+			cells := store.Snapshot("k")
+			merges := 0
+			for _, c := range cells {
+				if c.Kind == deltalog.KindMerge {
+					merges++
+				}
+			}
+			require.Equal(t, 2, merges)
+			r, err := a.Read(ctx, "k")
+			require.NoError(t, err)
+			require.Equal(t, want, r.Value)
+			// Each merge cell is the exact sum of the regular cells at or
+			// below it.
+			for _, m := range cells {
+				if m.Kind != deltalog.KindMerge {
+					continue
+				}
+				var s int64
+				for _, c := range cells {
+					if c.Kind == deltalog.KindRegular && c.ID.Compare(m.ID) <= 0 {
+						s += c.Delta
+					}
+				}
+				require.Equal(t, s, m.Delta)
+			}
+		})
+	}
+}
+
+type whoKey struct{}
+
+func TestCompactWaitsForGraceAndKeepsValue(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	for range 10 {
+		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 3))
+		clock.Advance(time.Second)
+	}
+	clock.Advance(2 * time.Minute)
+	_, ok, err := c.Merge(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, ok)
+	did, err := c.Compact(ctx, "k")
+	require.NoError(t, err)
+	require.False(t, did, "merge cell younger than CompactGrace")
+	clock.Advance(20 * time.Second)
+	did, err = c.Compact(ctx, "k")
+	require.NoError(t, err)
+	require.True(t, did)
+	require.Equal(t, 1, store.Len("k"))
+	r, _ := c.Read(ctx, "k")
+	require.Equal(t, int64(30), r.Value)
+
+	require.NoError(t, c.Delete(ctx, "k"))
+	require.Zero(t, store.Len("k"))
+	require.Equal(t, int64(1), store.Calls().CounterDeletes, "deleting a counter is one call")
+}
+
+// TestSlowScanIsRefused parks a paged read after its first page while a
+// merge cell is written and compaction removes what the read has yet to
+// see. The read must fail with ErrSlowScan rather than return a wrong sum.
+func TestSlowScanIsRefused(t *testing.T) {
+	c, store, clock := newCounters(t, 1)
+	ctx := context.Background()
+	var want int64
+	for i := range 6 {
+		want += int64(i + 1)
+		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), int64(i+1)))
+		clock.Advance(time.Second)
+	}
+	clock.Advance(2 * time.Minute)
+	pages := 0
+	store.SetHook(func(ctx context.Context, op string, after bool) error {
+		if ctx.Value(whoKey{}) == "reader" && op == memory.DeltaLogOpScanPage && !after {
+			pages++
+			if pages == 3 {
+				// While the reader is parked: merge, wait out the grace,
+				// compact.
+				_, ok, err := c.Merge(context.Background(), "k")
+				require.NoError(t, err)
+				require.True(t, ok)
+				clock.Advance(time.Minute)
+				did, err := c.Compact(context.Background(), "k")
+				require.NoError(t, err)
+				require.True(t, did)
+			}
+		}
+		return nil
+	})
+	_, err := c.Read(context.WithValue(ctx, whoKey{}, "reader"), "k")
+	require.ErrorIs(t, err, deltalog.ErrSlowScan)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	store.SetHook(nil)
+	r, err := c.Read(ctx, "k")
+	require.NoError(t, err)
+	require.Equal(t, want, r.Value)
+}
+
+func TestOptionsValidation(t *testing.T) {
+	store := memory.NewDeltaLogStore(0)
+	for _, o := range []deltalog.Options{
+		{Window: -1},
+		{FutureSkew: time.Minute, SafetyMargin: time.Minute},
+		{MaxScan: time.Hour},
+	} {
+		_, err := deltalog.New(store, o)
+		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", o)
+	}
+	_, err := deltalog.New(nil, deltalog.Options{})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	c, err := deltalog.New(store, deltalog.Options{})
+	require.NoError(t, err)
+	require.Equal(t, 10*time.Minute, c.Options().Window)
+}
+
+func TestStoreErrorsPropagate(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 1)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	require.True(t, errors.Is(err, context.Canceled))
+	_, err = c.Read(ctx, "k")
+	require.ErrorIs(t, err, context.Canceled)
+	require.Zero(t, store.Len("k"))
+}

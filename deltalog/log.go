@@ -1,0 +1,244 @@
+package deltalog
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Reading is the result of reading a counter: the value, the aggregates of
+// every update it includes, and how many cells the read examined (its cost).
+type Reading struct {
+	Value int64
+	Stats Stats
+	Cells int
+}
+
+// wide is an exact 128-bit two's-complement accumulator, so that a sum
+// whose partial sums leave the int64 range but whose total fits is not an
+// overflow (the result must not depend on the order of the cells).
+type wide struct {
+	hi int64
+	lo uint64
+}
+
+func (w *wide) add(x int64) {
+	var carry uint64
+	w.lo, carry = bits.Add64(w.lo, uint64(x), 0)
+	w.hi += (x >> 63) + int64(carry)
+}
+
+func (w wide) int64() (int64, error) {
+	if w.hi != int64(w.lo)>>63 {
+		return 0, fmt.Errorf("%w: sum does not fit int64", crdt.ErrOverflow)
+	}
+	return int64(w.lo), nil
+}
+
+// sumVisible folds cells given in clustering order, stopping after the first
+// merge cell. It returns the reading and how many cells it consumed.
+func sumVisible(cells []Cell) (Reading, error) {
+	var r Reading
+	var total wide
+	for _, c := range cells {
+		r.Cells++
+		cs := c.stats()
+		total.add(cs.Sum)
+		cs.Sum = 0
+		s, err := r.Stats.Add(cs)
+		if err != nil {
+			return Reading{}, err
+		}
+		r.Stats = s
+		if c.Kind == KindMerge {
+			break
+		}
+	}
+	v, err := total.int64()
+	if err != nil {
+		return Reading{}, err
+	}
+	r.Stats.Sum, r.Value = v, v
+	return r, nil
+}
+
+// planMerge computes the merge cell for a prefix of a log in clustering
+// order that ends at (and includes) the first merge cell, or at the end of
+// the log. The cutoff cell is the newest cell strictly older than cutoff; if
+// it is already a merge cell, or no cell is old enough, there is nothing to
+// do and ok is false.
+func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok bool, err error) {
+	i := sort.Search(len(prefix), func(i int) bool { return prefix[i].ID.Time().Before(cutoff) })
+	if i == len(prefix) || prefix[i].Kind == KindMerge {
+		return Cell{}, false, nil
+	}
+	r, err := sumVisible(prefix[i:])
+	if err != nil {
+		return Cell{}, false, err
+	}
+	return Cell{ID: prefix[i].ID, Kind: KindMerge, Delta: r.Stats.Sum, Stats: r.Stats, Written: written.UnixNano()}, true, nil
+}
+
+// Log is the pure, in-memory form of one counter's cells: a set of cells
+// keyed by (ID, Kind) and kept in clustering order. It is what a store
+// partition holds, without the I/O, and is used by tests and by callers
+// that replicate logs themselves.
+//
+// Log is a state-based CRDT. Merge is set union: a cell present in either
+// log is present in the result. Two cells with the same key must carry the
+// same delta and stats (a merge cell's Written time is metadata; the later
+// one is kept). The value is the sum of the cells from the newest down to
+// and including the first merge cell; Compact drops what lies below.
+//
+// The zero Log is empty and ready to use. A Log is not safe for concurrent
+// use; guard it with a mutex if goroutines share it.
+type Log struct {
+	cells []Cell // clustering order: newest first
+}
+
+// find returns the index where a cell with c's key is or would be.
+func (l *Log) find(c Cell) (int, bool) {
+	i := sort.Search(len(l.cells), func(i int) bool { return CompareCells(l.cells[i], c) >= 0 })
+	return i, i < len(l.cells) && CompareCells(l.cells[i], c) == 0
+}
+
+// check reports whether c could be inserted: it is valid and agrees with
+// any cell already stored under its key.
+func (l *Log) check(c Cell) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if i, ok := l.find(c); ok && !l.cells[i].sameContent(c) {
+		return fmt.Errorf("%w: cell %s/%s holds %d, update has %d",
+			crdt.ErrConflictingTransaction, c.ID, c.Kind, l.cells[i].Delta, c.Delta)
+	}
+	return nil
+}
+
+func (l *Log) put(c Cell) {
+	i, ok := l.find(c)
+	if ok {
+		if c.Written > l.cells[i].Written {
+			l.cells[i].Written = c.Written
+		}
+		return
+	}
+	l.cells = append(l.cells, Cell{})
+	copy(l.cells[i+1:], l.cells[i:])
+	l.cells[i] = c
+}
+
+// Insert adds c. Inserting a cell that is already present is a no-op (this
+// is what makes a retried update idempotent). A cell whose key is present
+// with a different delta or stats is refused with an error wrapping
+// crdt.ErrConflictingTransaction; an invalid cell with the error
+// Cell.Validate returns. On error the log is unchanged.
+//
+// Insert does not check the write window; Counters does that against its
+// clock before a cell reaches a store.
+func (l *Log) Insert(c Cell) error {
+	if err := l.check(c); err != nil {
+		return err
+	}
+	l.put(c)
+	return nil
+}
+
+// Add inserts a regular cell for one update.
+func (l *Log) Add(id ID, delta int64) error {
+	return l.Insert(Cell{ID: id, Kind: KindRegular, Delta: delta})
+}
+
+// Merge folds other into l (set union). On conflict it returns an error
+// wrapping crdt.ErrConflictingTransaction and leaves l unchanged.
+func (l *Log) Merge(other *Log) error {
+	for _, c := range other.cells {
+		if err := l.check(c); err != nil {
+			return err
+		}
+	}
+	for _, c := range other.cells {
+		l.put(c)
+	}
+	return nil
+}
+
+// Clone returns a deep copy.
+func (l *Log) Clone() *Log {
+	return &Log{cells: append([]Cell(nil), l.cells...)}
+}
+
+// Equal reports whether the two logs hold exactly the same cells.
+func (l *Log) Equal(other *Log) bool {
+	if len(l.cells) != len(other.cells) {
+		return false
+	}
+	for i := range l.cells {
+		if l.cells[i] != other.cells[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Len returns the number of stored cells.
+func (l *Log) Len() int { return len(l.cells) }
+
+// Cells returns a copy of the cells in clustering order.
+func (l *Log) Cells() []Cell { return append([]Cell(nil), l.cells...) }
+
+// Read sums the cells from the newest down to and including the first merge
+// cell. It fails with an error wrapping crdt.ErrOverflow if the value does
+// not fit an int64.
+func (l *Log) Read() (Reading, error) { return sumVisible(l.cells) }
+
+// Value returns Read's value, or 0 on overflow; use Read to see the error.
+func (l *Log) Value() int64 {
+	r, err := l.Read()
+	if err != nil {
+		return 0
+	}
+	return r.Value
+}
+
+// visiblePrefix returns the cells up to and including the first merge cell.
+func (l *Log) visiblePrefix() []Cell {
+	for i, c := range l.cells {
+		if c.Kind == KindMerge {
+			return l.cells[:i+1]
+		}
+	}
+	return l.cells
+}
+
+// MergeBefore writes a merge cell at the newest cell strictly older than
+// cutoff, holding the sum of everything at or below it, and returns it. ok
+// is false when there is nothing to merge (no cell is old enough, or the
+// newest old-enough cell is already a merge cell). written is recorded in
+// the merge cell. On overflow it returns an error wrapping crdt.ErrOverflow
+// and leaves l unchanged.
+//
+// The merge is only correct if no regular cell older than cutoff can still
+// arrive; Counters guarantees that with its write window.
+func (l *Log) MergeBefore(cutoff, written time.Time) (Cell, bool, error) {
+	m, ok, err := planMerge(l.visiblePrefix(), cutoff, written)
+	if err != nil || !ok {
+		return Cell{}, false, err
+	}
+	if err := l.Insert(m); err != nil {
+		return Cell{}, false, err
+	}
+	return m, true, nil
+}
+
+// Compact drops every cell below the first merge cell (they are covered by
+// it) and returns how many it dropped. The value is unchanged.
+func (l *Log) Compact() int {
+	p := len(l.visiblePrefix())
+	n := len(l.cells) - p
+	l.cells = l.cells[:p:p]
+	return n
+}
