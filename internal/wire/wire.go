@@ -134,6 +134,10 @@ func corrupt(what string, err error) error {
 // wraps crdt.ErrTooLarge; a length above the remaining byte count (every
 // element takes at least one byte) is corrupt.
 func (d *Decoder) ArrayLen(max int) (int, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return 0, corrupt("array header", err)
+	}
 	n, err := d.dec.DecodeArrayLen()
 	if err != nil {
 		return 0, corrupt("array header", err)
@@ -144,10 +148,42 @@ func (d *Decoder) ArrayLen(max int) (int, error) {
 	if n > max {
 		return 0, fmt.Errorf("%w: array of %d elements, limit %d", crdt.ErrTooLarge, n, max)
 	}
+	if !minimalHeader(c, n, msgpcode.IsFixedArray(c), 16, 0, msgpcode.Array16) {
+		return 0, fmt.Errorf("%w: array of %d elements not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
+	}
 	if n > d.r.Len() {
 		return 0, fmt.Errorf("%w: array of %d elements but only %d bytes remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 	}
 	return n, nil
+}
+
+// Tuple reads the header of a fixed-arity array (a struct-like body) and
+// requires exactly n elements; any other count is corrupt.
+func (d *Decoder) Tuple(n int) error {
+	got, err := d.ArrayLen(math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	if got != n {
+		return fmt.Errorf("%w: %d elements where exactly %d are required", crdt.ErrCorruptEncoding, got, n)
+	}
+	return nil
+}
+
+// minimalHeader reports whether a collection header with code c announcing n
+// elements or bytes uses msgpack's smallest form: the fix form below fixLimit,
+// then the 8-bit form (code8, 0 when the kind has none) below 256, then the
+// 16-bit form (code16) up to 65535, then the 32-bit form.
+func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {
+	switch {
+	case n < fixLimit:
+		return isFix
+	case code8 != 0 && n < 256:
+		return c == code8
+	case n <= math.MaxUint16:
+		return c == code16
+	}
+	return !isFix && c != code8 && c != code16
 }
 
 // String reads a str of at most maxLen bytes.
@@ -165,6 +201,9 @@ func (d *Decoder) String(maxLen int) (string, error) {
 	}
 	if n > maxLen {
 		return "", fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, n, maxLen)
+	}
+	if !minimalHeader(c, n, msgpcode.IsFixedString(c), 32, msgpcode.Str8, msgpcode.Str16) {
+		return "", fmt.Errorf("%w: string of %d bytes not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
 	}
 	if n > d.r.Len() {
 		return "", fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
@@ -303,6 +342,9 @@ func (d *Decoder) Uint() (uint64, error) {
 		if err != nil {
 			return 0, corrupt("unsigned integer", err)
 		}
+		if u <= math.MaxUint32 {
+			return 0, fmt.Errorf("%w: integer %d not in its smallest form (code 0x%02x)", crdt.ErrCorruptEncoding, u, c)
+		}
 		return u, nil
 	}
 	v, err := d.Int()
@@ -346,6 +388,9 @@ func (d *Decoder) Bin(maxLen int) ([]byte, error) {
 	n, err := d.dec.DecodeBytesLen()
 	if err != nil {
 		return nil, corrupt("bin", err)
+	}
+	if !minimalHeader(c, n, false, 0, msgpcode.Bin8, msgpcode.Bin16) {
+		return nil, fmt.Errorf("%w: bin of %d bytes not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
 	}
 	if n > maxLen {
 		return nil, fmt.Errorf("%w: bin of %d bytes, limit %d", crdt.ErrTooLarge, n, maxLen)

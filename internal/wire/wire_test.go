@@ -385,3 +385,62 @@ func TestStringOverCapSentinel(t *testing.T) {
 	_, err := d.String(5)
 	require.True(t, errors.Is(err, crdt.ErrCorruptEncoding) || errors.Is(err, crdt.ErrTooLarge), "%v", err)
 }
+
+// TestRejectsNonMinimalHeaders: every collection header and unsigned integer
+// must use msgpack's smallest form, so one state has exactly one encoding.
+func TestRejectsNonMinimalHeaders(t *testing.T) {
+	env := []byte{0x93, 0xa1, 'x', 0x01} // ["x", 1, ...]
+	cases := map[string][]byte{
+		"array16 for 1 element":  append(append([]byte{}, env...), 0xdc, 0x00, 0x01, 0x01),
+		"array32 for 1 element":  append(append([]byte{}, env...), 0xdd, 0, 0, 0, 1, 0x01),
+		"str8 for 1 byte":        append(append([]byte{}, env...), 0xd9, 0x01, 'a'),
+		"str16 for 1 byte":       append(append([]byte{}, env...), 0xda, 0x00, 0x01, 'a'),
+		"bin16 for 1 byte":       append(append([]byte{}, env...), 0xc5, 0x00, 0x01, 'a'),
+		"uint64 for 1 (version)": {0x93, 0xa1, 'x', 0xcf, 0, 0, 0, 0, 0, 0, 0, 1, 0x01},
+		"uint64 for 2^32-1":      append(append([]byte{}, env...), 0xcf, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff),
+	}
+	read := map[string]func(d *wire.Decoder) error{
+		"array": func(d *wire.Decoder) error { _, err := d.ArrayLen(10); return err },
+		"str":   func(d *wire.Decoder) error { _, err := d.String(10); return err },
+		"bin":   func(d *wire.Decoder) error { _, err := d.Bin(10); return err },
+		"uint":  func(d *wire.Decoder) error { _, err := d.Uint(); return err },
+	}
+	kind := map[string]string{
+		"array16 for 1 element": "array", "array32 for 1 element": "array",
+		"str8 for 1 byte": "str", "str16 for 1 byte": "str", "bin16 for 1 byte": "bin",
+		"uint64 for 1 (version)": "", "uint64 for 2^32-1": "uint",
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, _, err := wire.NewDecoder(in, "x", 1, 1<<10)
+			if kind[name] == "" {
+				require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+				return
+			}
+			require.NoError(t, err)
+			require.ErrorIs(t, read[kind[name]](d), crdt.ErrCorruptEncoding)
+		})
+	}
+	// The smallest forms of the same values are accepted.
+	d, _, err := wire.NewDecoder([]byte{0x93, 0xa1, 'x', 0x01, 0x91, 0xa1, 'a'}, "x", 1, 1<<10)
+	require.NoError(t, err)
+	require.NoError(t, d.Tuple(1))
+	s, err := d.String(10)
+	require.NoError(t, err)
+	require.Equal(t, "a", s)
+	require.NoError(t, d.Finish())
+}
+
+// TestTupleArity: a fixed-arity body with too few or too many elements is
+// corrupt (not too large).
+func TestTupleArity(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		in := []byte{0x93, 0xa1, 'x', 0x01, byte(0x90 | n)}
+		for i := 0; i < n; i++ {
+			in = append(in, 0x00)
+		}
+		d, _, err := wire.NewDecoder(in, "x", 1, 1<<10)
+		require.NoError(t, err)
+		require.ErrorIs(t, d.Tuple(2), crdt.ErrCorruptEncoding)
+	}
+}
