@@ -187,7 +187,7 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	n, err := d.ArrayLen(7)
+	n, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return err
 	}
@@ -260,3 +260,8 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	*r = out
 	return nil
 }
+
+// maxFields caps the header of a fixed-shape array before its exact arity is
+// checked, so a shape with extra fields is reported as corrupt (not as too
+// large) like every other malformed shape.
+const maxFields = 1 << 16

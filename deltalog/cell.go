@@ -257,7 +257,7 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	n, err := d.ArrayLen(5)
+	n, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return err
 	}
@@ -292,7 +292,7 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	if !isNil {
-		m, err := d.ArrayLen(6)
+		m, err := d.ArrayLen(maxFields)
 		if err != nil {
 			return err
 		}
@@ -329,3 +329,8 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 	*c = out
 	return nil
 }
+
+// maxFields caps the header of a fixed-shape array before its exact arity is
+// checked, so a shape with extra fields is reported as corrupt (not as too
+// large) like every other malformed shape.
+const maxFields = 1 << 16

@@ -139,7 +139,7 @@ func DecodeTally[A Aggregate[A]](data []byte) (Tally[A], error) {
 }
 
 func fields(d *wire.Decoder, what string, want int) error {
-	n, err := d.ArrayLen(want)
+	n, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return err
 	}
@@ -180,3 +180,8 @@ func isNil[A Aggregate[A]](a A) bool {
 	var zero A
 	return any(a) == any(zero)
 }
+
+// maxFields caps the header of a fixed-shape array before its exact arity is
+// checked, so a shape with extra fields is reported as corrupt (not as too
+// large) like every other malformed shape.
+const maxFields = 1 << 16

@@ -160,7 +160,7 @@ func (d *Distinct) encodeBody(e *wire.Encoder) {
 }
 
 func (d *Distinct) decodeBody(dec *wire.Decoder) error {
-	n, err := dec.ArrayLen(distinctFields)
+	n, err := dec.ArrayLen(maxFields)
 	if err != nil {
 		return err
 	}

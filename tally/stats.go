@@ -174,7 +174,7 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 	if err != nil || isNil {
 		return err
 	}
-	n, err := d.ArrayLen(statsFields)
+	n, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return err
 	}
