@@ -1,0 +1,51 @@
+// Package ledger is the storage-independent idempotent ledger of seeds 002
+// and 004: a tpncounter.Counter stored under one key of a small Store,
+// changed with Credit, Debit and Update under client-chosen transaction ids.
+//
+// # Basics
+//
+// Every write is one cycle: Fetch every sibling and a token, decode and
+// merge them, merge this ledger's own last write, apply the transaction as
+// this ledger's actor (which first compacts the actor's own entry), encode,
+// and Put with the token so the value supersedes exactly the siblings read.
+// Writers that did not see each other leave siblings; the next reader
+// merges them. A transaction already in the fetched state is not written
+// again (Duplicate). Find reads, merges, compacts and writes back, which
+// collapses siblings and folds the actor's history, like the gem's find!.
+//
+// Retries (Options.RetryCount, the gem's retry_count): a Put that fails with
+// crdt.ErrAmbiguousWrite (may have landed) or crdt.ErrUnavailable (did not
+// land) is retried by running the whole cycle again. That is safe because
+// the operation is idempotent: if the first attempt landed, the re-fetch
+// finds the transaction and the Result still says Applied and Landed.
+// Result.Landed is true only when the transaction is known to be stored.
+//
+// The ledger remembers the last state it tried to write, including an
+// ambiguous one, and merges it into every read. This gives read-your-writes
+// even when a replica serves a stale read, and it is what keeps the actor's
+// entry from forking: the actor never writes a state that lacks a write of
+// its own that may have landed. A pending ambiguous write therefore lands
+// with the ledger's next successful write (Pending reports it).
+//
+// # Caveats
+//
+// Exactly-once holds within the window of package tpncounter: a retry, a
+// stale replica, or a ledger's pending ambiguous write must reach the store
+// before any ledger holding the transaction has performed HistoryLength +
+// FoldedLength further writes. After ErrAmbiguousWrite, retry the same
+// transaction promptly (on any ledger) or call Find; do not leave a ledger
+// with a pending write idle for long.
+//
+// One Ledger per actor at a time, and stable actor ids: two processes
+// writing as one actor, or a restarted process whose first read is stale,
+// can fork the actor's entry, and Merge then keeps only one of the two
+// versions. Use a fresh actor id when in doubt, knowing each id adds an
+// entry forever (see tpncounter's size limits).
+//
+// A corrupt sibling stops every operation on the key with an error wrapping
+// crdt.ErrCorruptEncoding; nothing is written over it.
+//
+// The Store interface is what adapters implement (the memory store in
+// adapters/memory, Riak, Cassandra); package ledgertest is their
+// conformance suite.
+package ledger

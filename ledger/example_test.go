@@ -1,0 +1,118 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// Seed 002's history example through a Ledger: six credits with a history
+// of 3, then Find folds the history and writes it back.
+func ExampleLedger() {
+	ctx := context.Background()
+	store := memory.NewLedgers()
+	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 3}}
+	l, _ := ledger.New(store, "player_2", opts)
+	for _, txn := range []string{"txn1", "txn2", "txn3", "txn4", "txn5", "txn6"} {
+		l.Credit(ctx, crdt.TxnID(txn), 10)
+	}
+	v, _ := l.Value(ctx)
+	has1, _ := l.HasTransaction(ctx, "txn1")
+	has3, _ := l.HasTransaction(ctx, "txn3")
+	fmt.Println(v, has1, has3)
+
+	found, _ := ledger.New(store, "player_2", opts)
+	c, _ := found.Find(ctx)
+	fmt.Println(c.Value(), c.HasTransaction("txn3"), c.HasTransaction("txn4"))
+	// Output:
+	// 60 false true
+	// 60 false true
+}
+
+// A write whose acknowledgement is lost is retried; the retry finds the
+// transaction already stored, so it counts once and the result says so.
+func ExampleLedger_Credit_ambiguousWrite() {
+	ctx := context.Background()
+	store := memory.NewFaulty(memory.NewLedgers(), 1)
+	l, _ := ledger.New(store, "wallet-42", ledger.Options{Actor: "app-1"})
+	store.FailPuts(memory.PutAckLost)
+	r, err := l.Credit(ctx, "deposit-1", 100)
+	fmt.Println(r.Outcome, r.Attempts, r.Landed, r.Value, err)
+	// The client, unsure, resends through another instance: a duplicate.
+	other, _ := ledger.New(store, "wallet-42", ledger.Options{Actor: "app-2"})
+	r, err = other.Credit(ctx, "deposit-1", 100)
+	fmt.Println(r.Outcome, r.Value, err)
+	// Output:
+	// applied 2 true 100 <nil>
+	// duplicate 100 <nil>
+}
+
+// Two ledgers writing at once create siblings; any read merges them, and
+// Find writes the merge back.
+func ExampleLedger_Find() {
+	ctx := context.Background()
+	inner := memory.NewLedgers()
+	store := memory.NewFaulty(inner, 1)
+	a, _ := ledger.New(store, "k", ledger.Options{Actor: "a"})
+	b, _ := ledger.New(store, "k", ledger.Options{Actor: "b"})
+	a.Credit(ctx, "t1", 5)
+	store.StaleFetches(1) // b reads before a's write: a concurrent writer
+	b.Credit(ctx, "t2", 7)
+	fmt.Println("siblings:", inner.Siblings("k"))
+	c, _ := b.Find(ctx)
+	fmt.Println("value:", c.Value(), "siblings:", inner.Siblings("k"))
+	// Output:
+	// siblings: 2
+	// value: 12 siblings: 1
+}
+
+// Debit and Update take the other sign; a transaction id is a credit or a
+// debit, never both.
+func ExampleLedger_Update() {
+	ctx := context.Background()
+	l, _ := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
+	l.Update(ctx, "sale", 250)
+	r, _ := l.Debit(ctx, "refund", 40)
+	_, err := l.Credit(ctx, "refund", 40)
+	fmt.Println(r.Value, err != nil)
+	// Output: 210 true
+}
+
+// New validates its options.
+func ExampleNew() {
+	_, err := ledger.New(memory.NewLedgers(), "k", ledger.Options{})
+	fmt.Println(err)
+	// Output: counterkit: invalid actor id: "" is empty
+}
+
+// Result reports the outcome of a write.
+func ExampleResult() {
+	l, _ := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
+	r, _ := l.Credit(context.Background(), "t", 1)
+	fmt.Printf("%+v\n", r)
+	// Output: {Outcome:applied Attempts:1 Landed:true Value:1}
+}
+
+// A Store keeps siblings: a Put with the Token of a Fetch supersedes what
+// that Fetch returned; a Put without it lives alongside. A Deleter removes
+// the siblings a token names.
+func ExampleStore() {
+	ctx := context.Background()
+	var s ledger.Store = memory.NewLedgers()
+	s.Put(ctx, "k", "a", []byte("v1"), nil)
+	_, tok, _ := s.Fetch(ctx, "k")
+	s.Put(ctx, "k", "a", []byte("v2"), tok)  // replaces v1
+	s.Put(ctx, "k", "b", []byte("v2b"), tok) // concurrent: a sibling
+	sibs, tok, _ := s.Fetch(ctx, "k")
+	fmt.Println(len(sibs))
+	s.(ledger.Deleter).Delete(ctx, "k", tok)
+	sibs, _, _ = s.Fetch(ctx, "k")
+	fmt.Println(len(sibs))
+	// Output:
+	// 2
+	// 0
+}

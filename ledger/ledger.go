@@ -1,0 +1,391 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// Token is an opaque causal context returned by Fetch (a Riak vclock, a set
+// of row timestamps). nil means "no prior read".
+type Token []byte
+
+// Store is the storage a Ledger needs: a key holding one or more sibling
+// values. Implementations are safe for concurrent use.
+type Store interface {
+	// Fetch returns every sibling stored under key (none if absent) and a
+	// token covering exactly those siblings.
+	Fetch(ctx context.Context, key string) (siblings [][]byte, token Token, err error)
+	// Put stores value under key as written by actor. With the token of a
+	// Fetch, value supersedes the siblings that Fetch returned; siblings
+	// written concurrently (not covered by token) survive alongside it. Put
+	// may return an error wrapping crdt.ErrAmbiguousWrite when the write may
+	// or may not have landed.
+	Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token Token) error
+}
+
+// Deleter is an optional Store capability: Delete removes the siblings the
+// token covers (all of them when it comes from the latest Fetch).
+type Deleter interface {
+	Delete(ctx context.Context, key string, token Token) error
+}
+
+// DefaultRetryCount is the number of extra attempts when Options.RetryCount
+// is zero.
+const DefaultRetryCount = 3
+
+// MaxRetryCount is the largest accepted Options.RetryCount.
+const MaxRetryCount = 100
+
+// Options configure a Ledger.
+type Options struct {
+	// Actor is the id this ledger writes as (required). At most one Ledger
+	// per actor may run at a time, and the id should be stable across
+	// restarts (see the package documentation).
+	Actor crdt.ActorID
+
+	// RetryCount is how many more times a write is attempted after an
+	// ambiguous or refused Put (the gem's retry_count). Each attempt
+	// re-fetches, re-merges and re-applies, which is safe because the
+	// operation is idempotent. Zero means DefaultRetryCount.
+	RetryCount int
+
+	// Counter sets the history length and limits of the stored counter.
+	Counter tpncounter.Options
+}
+
+// Result describes a finished write.
+type Result struct {
+	// Outcome is what the transaction did: Applied when this call added it
+	// (even if an earlier attempt of this call is what landed), Duplicate or
+	// DuplicateFolded when it was already stored.
+	Outcome tpncounter.Outcome
+
+	// Attempts is the number of fetch-merge-put cycles run (at least 1).
+	Attempts int
+
+	// Landed reports whether the transaction is known to be in the store.
+	// It is false only together with an error; after an error wrapping
+	// crdt.ErrAmbiguousWrite the transaction may still have landed, and it
+	// will land with this ledger's next successful write (see Pending).
+	Landed bool
+
+	// Value is the ledger's value as this write saw it, including the
+	// transaction when Landed.
+	Value int64
+}
+
+// Ledger is an idempotent, storage-independent ledger: a tpncounter.Counter
+// stored under one key, read, merged with its siblings, changed and written
+// back by one actor. Credits and debits carry client-chosen transaction ids;
+// retrying one (on this or another ledger) is recognised within the window
+// documented by package tpncounter.
+//
+// A Ledger is safe for concurrent use; its operations are serialised, as an
+// actor must be.
+type Ledger struct {
+	store Store
+	key   string
+	opts  Options
+
+	mu      sync.Mutex
+	local   *tpncounter.Counter // the last state this ledger tried to write
+	pending bool                // local may hold a write not known to have landed
+
+	// A decode cache: the single sibling last read or written, decoded.
+	// Cached counters are never modified (writes work on clones).
+	cached      *tpncounter.Counter
+	cachedBytes []byte
+}
+
+// New returns a ledger for key in store, writing as opts.Actor. It does no
+// I/O. Errors wrap crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
+func New(store Store, key string, opts Options) (*Ledger, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
+	}
+	if key == "" {
+		return nil, fmt.Errorf("%w: empty key", crdt.ErrInvalidConfig)
+	}
+	if err := opts.Actor.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.RetryCount < 0 || opts.RetryCount > MaxRetryCount {
+		return nil, fmt.Errorf("%w: RetryCount %d outside 0..%d", crdt.ErrInvalidConfig, opts.RetryCount, MaxRetryCount)
+	}
+	if opts.RetryCount == 0 {
+		opts.RetryCount = DefaultRetryCount
+	}
+	if err := opts.Counter.Validate(); err != nil {
+		return nil, err
+	}
+	return &Ledger{store: store, key: key, opts: opts}, nil
+}
+
+// Key returns the ledger's key.
+func (l *Ledger) Key() string { return l.key }
+
+// Actor returns the actor the ledger writes as.
+func (l *Ledger) Actor() crdt.ActorID { return l.opts.Actor }
+
+// Pending reports whether the ledger holds a write that is not known to have
+// landed (its last Put was ambiguous). The next successful write, or Find,
+// lands it.
+func (l *Ledger) Pending() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pending
+}
+
+// Credit adds amount (> 0) under transaction txn.
+func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return l.Update(ctx, txn, amount)
+}
+
+// Debit subtracts amount (> 0) under transaction txn.
+func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return l.Update(ctx, txn, -amount)
+}
+
+// Update applies a signed amount under transaction txn: fetch every sibling,
+// merge them and this ledger's own last write, apply, and put with the
+// fetch's token. A transaction already in the fetched state is not written
+// again (Outcome Duplicate, Landed true). An ambiguous or refused Put is
+// retried up to Options.RetryCount times.
+//
+// Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
+// crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
+// nothing written; a corrupt stored sibling (crdt.ErrCorruptEncoding); the
+// store's last error after the retries (crdt.ErrAmbiguousWrite: may have
+// landed; crdt.ErrUnavailable: did not land); the context's error.
+func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if err := txn.Validate(); err != nil {
+		return Result{}, err
+	}
+	if amount == 0 {
+		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var res Result
+	appliedHere := false
+	for {
+		res.Attempts++
+		fetched, token, err := l.read(ctx)
+		if err != nil {
+			return res, err
+		}
+		if st := fetched.Status(txn); st != tpncounter.Unknown {
+			if got, _ := fetched.Amount(txn); got != amount {
+				return res, fmt.Errorf("%w: transaction %q is stored with amount %d, not %d", crdt.ErrConflictingTransaction, txn, got, amount)
+			}
+			view, err := l.view(fetched)
+			if err != nil {
+				return res, err
+			}
+			res.Outcome, res.Landed, res.Value = duplicateOutcome(st), true, view.Value()
+			if appliedHere {
+				res.Outcome = tpncounter.Applied
+			}
+			return res, nil
+		}
+		merged, err := l.writable(fetched)
+		if err != nil {
+			return res, err
+		}
+		out, err := merged.Apply(l.opts.Actor, txn, amount)
+		if err != nil {
+			return res, err
+		}
+		if out == tpncounter.Applied {
+			appliedHere = true
+		} else if _, err := merged.Compact(l.opts.Actor); err != nil {
+			return res, err
+		}
+		res.Outcome = out
+		if appliedHere {
+			res.Outcome = tpncounter.Applied
+		}
+		done, err := l.write(ctx, merged, token, res.Attempts)
+		if done {
+			res.Landed = err == nil
+			if err == nil {
+				res.Value = merged.Value()
+			}
+			return res, err
+		}
+	}
+}
+
+func duplicateOutcome(s tpncounter.Status) tpncounter.Outcome {
+	if s == tpncounter.Folded {
+		return tpncounter.DuplicateFolded
+	}
+	return tpncounter.Duplicate
+}
+
+// read fetches and merges every sibling. fetched is shared with the
+// ledger's decode cache and must not be modified; view merges this ledger's
+// own last write into fetched (a copy when they differ).
+func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token Token, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	sibs, token, err := l.store.Fetch(ctx, l.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
+	}
+	if len(sibs) == 1 && l.cached != nil && bytes.Equal(sibs[0], l.cachedBytes) {
+		fetched = l.cached
+	} else {
+		if fetched, err = tpncounter.New(l.opts.Counter); err != nil {
+			return nil, nil, err
+		}
+		for i, b := range sibs {
+			c, _ := tpncounter.New(l.opts.Counter)
+			if err := c.UnmarshalBinary(b); err != nil {
+				return nil, nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", l.key, i+1, len(sibs), err)
+			}
+			if err := fetched.Merge(c); err != nil {
+				return nil, nil, fmt.Errorf("ledger %q: merging siblings: %w", l.key, err)
+			}
+		}
+		if len(sibs) == 1 {
+			l.cached, l.cachedBytes = fetched, bytes.Clone(sibs[0])
+		}
+	}
+	if l.pending && l.local.Leq(fetched) {
+		l.pending = false // the write in doubt is in the store after all
+	}
+	return fetched, token, nil
+}
+
+// view returns fetched merged with this ledger's last write; it copies
+// fetched only when the two differ.
+func (l *Ledger) view(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
+	if l.local == nil || l.local == fetched {
+		return fetched, nil
+	}
+	merged := fetched.Clone()
+	if err := merged.Merge(l.local); err != nil {
+		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
+	}
+	return merged, nil
+}
+
+// writable is view, always returning a copy the caller may modify.
+func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
+	merged := fetched.Clone()
+	if l.local != nil && l.local != fetched {
+		if err := merged.Merge(l.local); err != nil {
+			return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
+		}
+	}
+	return merged, nil
+}
+
+// write puts merged with token. It reports done=false when the caller should
+// run another attempt.
+func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token Token, attempt int) (done bool, err error) {
+	b, err := merged.MarshalBinary()
+	if err != nil {
+		return true, err
+	}
+	err = l.store.Put(ctx, l.key, l.opts.Actor, b, token)
+	switch {
+	case err == nil:
+		l.local, l.pending = merged, false
+		l.cached, l.cachedBytes = merged, b
+		return true, nil
+	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		// It may have landed: never write a state without it again, or
+		// the actor's entry would fork.
+		l.local, l.pending = merged, true
+	case errors.Is(err, crdt.ErrUnavailable):
+		// Known not to have landed: forget it.
+	default:
+		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
+	}
+	if attempt > l.opts.RetryCount || ctx.Err() != nil {
+		return true, fmt.Errorf("ledger %q: put failed after %d attempts: %w", l.key, attempt, err)
+	}
+	return false, nil
+}
+
+// Value returns the ledger's value: the merged siblings plus this ledger's
+// own writes (read-your-writes even from a stale replica). It writes nothing.
+func (l *Ledger) Value(ctx context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fetched, _, err := l.read(ctx)
+	if err != nil {
+		return 0, err
+	}
+	merged, err := l.view(fetched)
+	if err != nil {
+		return 0, err
+	}
+	return merged.Value(), nil
+}
+
+// HasTransaction reports whether txn is held in some actor's history (the
+// gem's has_transaction?), reading like Value. A transaction that was folded
+// into a total is no longer "in history"; Find's counter reports it through
+// Status.
+func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
+	if err := txn.Validate(); err != nil {
+		return false, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fetched, _, err := l.read(ctx)
+	if err != nil {
+		return false, err
+	}
+	merged, err := l.view(fetched)
+	if err != nil {
+		return false, err
+	}
+	return merged.HasTransaction(txn), nil
+}
+
+// Find reads and merges every sibling, lets this actor compact its own entry
+// (dropping duplicates others own, folding beyond the history length) and
+// writes the result back with the token, collapsing the siblings it read. It
+// returns a copy of the written counter. Ambiguous writes are retried as in
+// Update.
+func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for attempt := 1; ; attempt++ {
+		fetched, token, err := l.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		merged, err := l.writable(fetched)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := merged.Compact(l.opts.Actor); err != nil {
+			return nil, err
+		}
+		done, err := l.write(ctx, merged, token, attempt)
+		if done {
+			if err != nil {
+				return nil, err
+			}
+			return merged.Clone(), nil
+		}
+	}
+}

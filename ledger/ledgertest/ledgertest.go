@@ -1,0 +1,355 @@
+// Package ledgertest is the conformance suite every ledger.Store runs: the
+// memory store, the Riak adapter (against a real Riak and a protocol test
+// double) and the Cassandra adapter each call Run once.
+//
+// Each behaviour is its own subtest with a fresh store and a fresh key. The
+// suite assumes only what ledger.Store documents: in particular it never
+// depends on the order of siblings, and it simulates ambiguous writes by
+// wrapping the store rather than by asking the backend to fail.
+package ledgertest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// Run runs every conformance subtest. newStore returns a fresh store for one
+// subtest (it may register cleanup with t.Cleanup, or call t.Skip when its
+// backend is not configured).
+func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, s ledger.Store, key string)
+	}{
+		{"AbsentKey", testAbsentKey},
+		{"RoundTrip", testRoundTrip},
+		{"ConcurrentPutsMakeSiblings", testSiblings},
+		{"PutWithTokenKeepsUnseenSiblings", testUnseenSiblingSurvives},
+		{"ContextCanceled", testContextCanceled},
+		{"LedgerCreditDebit", testLedgerBasics},
+		{"LedgerHistoryExample", testHistoryExample},
+		{"ConcurrentLedgersExact", testConcurrentLedgers},
+		{"AmbiguousWriteRetry", testAmbiguousRetry},
+		{"RefusedWriteRetry", testRefusedRetry},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStore(t)
+			tc.fn(t, s, freshKey(t))
+		})
+	}
+}
+
+// freshKey returns a key unique to this run, so a persistent backend never
+// sees state left by an earlier run.
+func freshKey(t *testing.T) string {
+	name := strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("ledgertest-%s-%d-%d", name, time.Now().UnixNano(), rand.Int63())
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func sorted(v [][]byte) [][]byte {
+	out := slices.Clone(v)
+	slices.SortFunc(out, bytes.Compare)
+	return out
+}
+
+func testAbsentKey(t *testing.T, s ledger.Store, key string) {
+	sibs, _, err := s.Fetch(ctxFor(t), key)
+	require.NoError(t, err)
+	require.Empty(t, sibs, "an absent key has no siblings")
+	l := newLedger(t, s, key, "reader")
+	v, err := l.Value(ctxFor(t))
+	require.NoError(t, err)
+	require.Zero(t, v)
+	ok, err := l.HasTransaction(ctxFor(t), "never")
+	require.NoError(t, err)
+	require.False(t, ok)
+}
+
+func testRoundTrip(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	require.NoError(t, s.Put(ctx, key, "a", []byte("one"), nil))
+	sibs, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("one")}, sibs)
+	require.NoError(t, s.Put(ctx, key, "a", []byte("two"), tok))
+	sibs, _, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("two")}, sibs, "a Put with the latest token supersedes what the Fetch returned")
+}
+
+func testSiblings(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	require.NoError(t, s.Put(ctx, key, "a", []byte("base"), nil))
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	// Two writers based on the same read: neither sees the other.
+	require.NoError(t, s.Put(ctx, key, "a", []byte("from-a"), tok))
+	require.NoError(t, s.Put(ctx, key, "b", []byte("from-b"), tok))
+	sibs, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("from-a"), []byte("from-b")}, sorted(sibs), "concurrent Puts become siblings")
+	require.NoError(t, s.Put(ctx, key, "a", []byte("merged"), tok))
+	sibs, _, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("merged")}, sibs, "a Put with a token covering both collapses them")
+}
+
+func testUnseenSiblingSurvives(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v1"), nil))
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v2"), tok))
+	// b writes with the old token: v2 was not covered and must survive.
+	require.NoError(t, s.Put(ctx, key, "b", []byte("v2b"), tok))
+	sibs, _, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("v2"), []byte("v2b")}, sorted(sibs))
+}
+
+func testContextCanceled(t *testing.T, s ledger.Store, key string) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	l := newLedger(t, s, key, "a")
+	_, err := l.Credit(ctx, "t1", 1)
+	require.ErrorIs(t, err, context.Canceled)
+	v, err := l.Value(ctxFor(t))
+	require.NoError(t, err)
+	require.Zero(t, v, "a canceled credit did not land")
+}
+
+func newLedger(t *testing.T, s ledger.Store, key string, actor crdt.ActorID, opts ...func(*ledger.Options)) *ledger.Ledger {
+	t.Helper()
+	o := ledger.Options{Actor: actor}
+	for _, f := range opts {
+		f(&o)
+	}
+	l, err := ledger.New(s, key, o)
+	require.NoError(t, err)
+	return l
+}
+
+func testLedgerBasics(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	l := newLedger(t, s, key, "a")
+	r, err := l.Credit(ctx, "c1", 100)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Applied, r.Outcome)
+	require.True(t, r.Landed)
+	r, err = l.Debit(ctx, "d1", 30)
+	require.NoError(t, err)
+	require.Equal(t, int64(70), r.Value)
+	r, err = l.Credit(ctx, "c1", 100)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+	_, err = l.Credit(ctx, "c1", 99)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	_, err = l.Credit(ctx, "d1", 30)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction, "a debit id reused as a credit")
+	// Another actor sees the same state.
+	other := newLedger(t, s, key, "b")
+	v, err := other.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(70), v)
+	r, err = other.Update(ctx, "d1", -30)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+	ok, err := other.HasTransaction(ctx, "c1")
+	require.NoError(t, err)
+	require.True(t, ok)
+}
+
+// testHistoryExample is seed 002's history_length=3 example.
+func testHistoryExample(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	hl3 := func(o *ledger.Options) { o.Counter.HistoryLength = 3 }
+	l := newLedger(t, s, key, "player_2", hl3)
+	for i := 1; i <= 6; i++ {
+		_, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("txn%d", i)), 10)
+		require.NoError(t, err)
+	}
+	has := func(l *ledger.Ledger, txn crdt.TxnID) bool {
+		ok, err := l.HasTransaction(ctx, txn)
+		require.NoError(t, err)
+		return ok
+	}
+	v, err := l.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(60), v)
+	require.Equal(t, []bool{false, false, true}, []bool{has(l, "txn1"), has(l, "txn2"), has(l, "txn3")})
+	found := newLedger(t, s, key, "player_2", hl3)
+	c, err := found.Find(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(60), c.Value())
+	require.Equal(t, []bool{false, true, true, true}, []bool{has(found, "txn3"), has(found, "txn4"), has(found, "txn5"), has(found, "txn6")})
+}
+
+// testConcurrentLedgers runs several ledgers (actors) at once over
+// overlapping transaction ids; every id is counted exactly once. Every actor
+// submits every id at some point of the run, so the history is longer than
+// the run: a resend after the id left every history is outside the window
+// (see package tpncounter) and is not what this subtest checks.
+func testConcurrentLedgers(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	const actors, txns = 4, 25
+	amount := func(i int) int64 {
+		if i%3 == 0 {
+			return -int64(i + 1)
+		}
+		return int64(i + 1)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, actors)
+	for a := 0; a < actors; a++ {
+		l := newLedger(t, s, key, crdt.ActorID(fmt.Sprintf("actor-%d", a)), func(o *ledger.Options) { o.Counter.HistoryLength = 2 * txns })
+		wg.Add(1)
+		go func(a int) {
+			defer wg.Done()
+			r := rand.New(rand.NewSource(int64(a)))
+			for _, i := range r.Perm(txns) {
+				if _, err := l.Update(ctx, crdt.TxnID(fmt.Sprintf("txn-%d", i)), amount(i)); err != nil {
+					errs <- fmt.Errorf("actor %d txn %d: %w", a, i, err)
+					return
+				}
+			}
+		}(a)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	var want int64
+	for i := 0; i < txns; i++ {
+		want += amount(i)
+	}
+	for a := 0; a < actors; a++ {
+		c, err := newLedger(t, s, key, crdt.ActorID(fmt.Sprintf("actor-%d", a)), func(o *ledger.Options) { o.Counter.HistoryLength = 2 * txns }).Find(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, c.Value(), "after actor %d's Find", a)
+	}
+	sibs, _, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Len(t, sibs, 1, "sequential Finds collapse the siblings")
+}
+
+// flaky wraps a store and injects one fault into the next Put.
+type flaky struct {
+	ledger.Store
+	mu    sync.Mutex
+	fault string // "ack-lost", "lost", "refused" or ""
+	puts  int
+}
+
+func (f *flaky) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+	f.mu.Lock()
+	fault := f.fault
+	f.fault = ""
+	f.puts++
+	f.mu.Unlock()
+	switch fault {
+	case "lost":
+		return fmt.Errorf("ledgertest: dropped write: %w", crdt.ErrAmbiguousWrite)
+	case "refused":
+		return fmt.Errorf("ledgertest: refused write: %w", crdt.ErrUnavailable)
+	}
+	if err := f.Store.Put(ctx, key, actor, value, token); err != nil {
+		return err
+	}
+	if fault == "ack-lost" {
+		return fmt.Errorf("ledgertest: lost acknowledgement: %w", crdt.ErrAmbiguousWrite)
+	}
+	return nil
+}
+
+func testAmbiguousRetry(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	for i, fault := range []string{"ack-lost", "lost"} {
+		f := &flaky{Store: s}
+		l := newLedger(t, f, key, "a")
+		f.fault = fault
+		r, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("t-%s", fault)), 10)
+		require.NoError(t, err, fault)
+		require.Equal(t, tpncounter.Applied, r.Outcome, fault)
+		require.True(t, r.Landed, fault)
+		require.Equal(t, 2, r.Attempts, fault)
+		require.Equal(t, int64(10*(i+1)), r.Value, "%s: the retried credit counts once", fault)
+		require.False(t, l.Pending())
+	}
+	// Retries exhausted: the error says the outcome is unknown.
+	f := &flaky{Store: s}
+	l := newLedger(t, f, key, "b", func(o *ledger.Options) { o.RetryCount = 1 })
+	lossy := &lossy{Store: s}
+	l2 := newLedger(t, lossy, key, "c", func(o *ledger.Options) { o.RetryCount = 2 })
+	r, err := l2.Credit(ctx, "t-never-acked", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.False(t, r.Landed)
+	require.Equal(t, 3, r.Attempts)
+	require.True(t, l2.Pending())
+	// The client retries on another ledger: it lands once.
+	r, err = l.Credit(ctx, "t-never-acked", 5)
+	require.NoError(t, err)
+	require.True(t, r.Landed)
+	require.Equal(t, int64(25), r.Value)
+	// When c's pending write finally lands, the duplicate is counted once.
+	lossy.heal()
+	c, err := l2.Find(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(25), c.Value())
+	require.False(t, l2.Pending())
+}
+
+// lossy loses every write with an ambiguous error until healed.
+type lossy struct {
+	ledger.Store
+	mu     sync.Mutex
+	healed bool
+}
+
+func (l *lossy) heal() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.healed = true
+}
+
+func (l *lossy) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+	l.mu.Lock()
+	healed := l.healed
+	l.mu.Unlock()
+	if !healed {
+		return fmt.Errorf("ledgertest: lost write: %w", crdt.ErrAmbiguousWrite)
+	}
+	return l.Store.Put(ctx, key, actor, value, token)
+}
+
+func testRefusedRetry(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	f := &flaky{Store: s, fault: "refused"}
+	l := newLedger(t, f, key, "a")
+	r, err := l.Credit(ctx, "t1", 7)
+	require.NoError(t, err)
+	require.Equal(t, 2, r.Attempts)
+	require.Equal(t, int64(7), r.Value)
+	require.False(t, errors.Is(err, crdt.ErrUnavailable))
+}

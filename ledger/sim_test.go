@@ -1,0 +1,318 @@
+package ledger_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// The ledger simulation runs real Ledgers (five actors) over the memory
+// store wrapped in memory.Faulty: refused writes, writes that land but lose
+// their acknowledgement, writes lost with an ambiguous error, and stale
+// fetches that create siblings. Clients resend unanswered transactions and
+// duplicate answered ones on random ledgers, inside the window (while the
+// store still knows the transaction). After every step the join of the
+// store's siblings must count every landed transaction exactly once, and
+// every acknowledged transaction must have landed.
+//
+// Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestLedgerSimulation$'
+// Scale:  COUNTERKIT_CASES=10 go test ./ledger -run '^TestLedgerSimulation$'
+
+const simKey = "sim"
+
+type recorder struct {
+	ledger.Store
+	inner  *memory.Ledgers
+	landed map[crdt.TxnID]int64
+	opts   tpncounter.Options
+	err    error
+}
+
+// Put records every transaction of a value that landed (it is among the live
+// siblings right after the call; the simulation is sequential).
+func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+	err := r.Store.Put(ctx, key, actor, value, token)
+	live, _, ferr := r.inner.Fetch(ctx, key)
+	if ferr != nil {
+		return ferr
+	}
+	for _, v := range live {
+		if bytes.Equal(v, value) {
+			c, _ := tpncounter.New(r.opts)
+			if derr := c.UnmarshalBinary(value); derr != nil {
+				r.err = derr
+			}
+			for _, g := range []*tpncounter.GCounter{c.Positive(), c.Negative()} {
+				for _, a := range g.Actors() {
+					e, _ := g.Entry(a)
+					for _, list := range [][]tpncounter.Txn{e.History, e.Folded} {
+						for _, tx := range list {
+							amt, _ := c.Amount(tx.ID)
+							r.landed[tx.ID] = amt
+						}
+					}
+				}
+			}
+		}
+	}
+	return err
+}
+
+func (r *recorder) joined(ctx context.Context) (*tpncounter.Counter, int, error) {
+	live, _, err := r.inner.Fetch(ctx, simKey)
+	if err != nil {
+		return nil, 0, err
+	}
+	j, _ := tpncounter.New(r.opts)
+	for _, v := range live {
+		c, _ := tpncounter.New(r.opts)
+		if err := c.UnmarshalBinary(v); err != nil {
+			return nil, 0, err
+		}
+		if err := j.Merge(c); err != nil {
+			return nil, 0, err
+		}
+	}
+	return j, len(live), nil
+}
+
+type ledgerSim struct {
+	r       *rand.Rand
+	rec     *recorder
+	faulty  *memory.Faulty
+	ledgers []*ledger.Ledger
+	acked   map[crdt.TxnID]int64
+	amounts map[crdt.TxnID]int64
+	recent  []crdt.TxnID
+	resend  map[crdt.TxnID]int // txn -> step by which the client resends it
+	flushBy map[int]int        // ledger -> step by which it must Find
+	next    int
+	sibSeen int
+}
+
+func runLedgerSim(seed int64, steps int) error {
+	ctx := context.Background()
+	opts := tpncounter.Options{HistoryLength: 2, FoldedLength: 2}
+	inner := memory.NewLedgers()
+	faulty := memory.NewFaulty(inner, seed)
+	faulty.SetRates(memory.Rates{Refused: 0.08, AckLost: 0.12, Lost: 0.08, Stale: 0.2, MaxStaleness: 2})
+	rec := &recorder{Store: faulty, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
+	s := &ledgerSim{r: rand.New(rand.NewSource(seed)), rec: rec, faulty: faulty,
+		acked: map[crdt.TxnID]int64{}, amounts: map[crdt.TxnID]int64{}, resend: map[crdt.TxnID]int{}, flushBy: map[int]int{}}
+	for a := 0; a < 5; a++ {
+		l, err := ledger.New(rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts})
+		if err != nil {
+			return err
+		}
+		s.ledgers = append(s.ledgers, l)
+	}
+	for step := 0; step < steps; step++ {
+		if err := s.step(ctx, step); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
+		}
+		if err := s.check(ctx); err != nil {
+			return fmt.Errorf("after step %d: %w", step, err)
+		}
+	}
+	// Quiesce without faults: resend what is unanswered, every ledger Finds.
+	faulty.SetRates(memory.Rates{})
+	for round := 0; round < 2; round++ {
+		for _, l := range s.ledgers {
+			if _, err := l.Find(ctx); err != nil {
+				return err
+			}
+		}
+		for _, txn := range slices.Sorted(maps.Keys(s.resend)) {
+			if err := s.submit(ctx, txn); err != nil {
+				return err
+			}
+		}
+	}
+	for _, l := range s.ledgers {
+		if _, err := l.Find(ctx); err != nil {
+			return err
+		}
+	}
+	if err := s.check(ctx); err != nil {
+		return fmt.Errorf("after quiescing: %w", err)
+	}
+	if _, n, _ := rec.joined(ctx); n != 1 {
+		return fmt.Errorf("after quiescing: %d siblings", n)
+	}
+	return rec.err
+}
+
+func (s *ledgerSim) check(ctx context.Context) error {
+	j, n, err := s.rec.joined(ctx)
+	if err != nil {
+		return err
+	}
+	if n > 1 {
+		s.sibSeen++
+	}
+	var want int64
+	for _, v := range s.rec.landed {
+		want += v
+	}
+	if j.Value() != want {
+		return fmt.Errorf("value %d, want %d over %d landed transactions", j.Value(), want, len(s.rec.landed))
+	}
+	for txn := range s.acked {
+		if _, ok := s.rec.landed[txn]; !ok {
+			return fmt.Errorf("acknowledged %s never landed", txn)
+		}
+	}
+	return nil
+}
+
+// submit sends txn to a random ledger, inside the window only.
+func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
+	delete(s.resend, txn)
+	if _, landed := s.rec.landed[txn]; landed {
+		// Inside the window means before any ledger has forgotten txn. A
+		// ledger's pending write may already have forgotten it, and its
+		// state is private, so while any ledger is pending a resend of a
+		// landed transaction waits.
+		for _, l := range s.ledgers {
+			if l.Pending() {
+				s.resend[txn] = 0
+				return nil
+			}
+		}
+		j, _, err := s.rec.joined(ctx)
+		if err != nil {
+			return err
+		}
+		if j.Status(txn) == tpncounter.Unknown {
+			return nil // outside the window: see tpncounter.TestRetryAfterWindow
+		}
+	}
+	a := s.r.Intn(len(s.ledgers))
+	res, err := s.ledgers[a].Update(ctx, txn, s.amounts[txn])
+	switch {
+	case err == nil:
+		if !res.Landed {
+			return fmt.Errorf("no error but not landed: %+v", res)
+		}
+		s.acked[txn] = s.amounts[txn]
+	case errors.Is(err, crdt.ErrAmbiguousWrite), errors.Is(err, crdt.ErrUnavailable):
+		s.resend[txn] = 0 // filled by the caller's step
+	default:
+		return err
+	}
+	if s.ledgers[a].Pending() {
+		s.flushBy[a] = -1
+	}
+	return nil
+}
+
+func (s *ledgerSim) step(ctx context.Context, step int) error {
+	// Sorted iteration keeps a replayed seed deterministic.
+	for _, a := range slices.Sorted(maps.Keys(s.flushBy)) {
+		by := s.flushBy[a]
+		if by < 0 {
+			s.flushBy[a] = step + 2
+		} else if by <= step {
+			delete(s.flushBy, a)
+			if _, err := s.ledgers[a].Find(ctx); err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+				return err
+			}
+			if s.ledgers[a].Pending() {
+				s.flushBy[a] = step + 2
+			}
+		}
+	}
+	for _, txn := range slices.Sorted(maps.Keys(s.resend)) {
+		by := s.resend[txn]
+		if by == 0 {
+			s.resend[txn] = step + 1 + s.r.Intn(8)
+		} else if by <= step {
+			if err := s.submit(ctx, txn); err != nil {
+				return err
+			}
+		}
+	}
+	switch x := s.r.Float64(); {
+	case x < 0.3 && len(s.recent) > 0:
+		return s.submit(ctx, s.recent[s.r.Intn(len(s.recent))])
+	case x < 0.9:
+		s.next++
+		txn := crdt.TxnID(fmt.Sprintf("t%d", s.next))
+		amt := int64(1 + s.r.Intn(100))
+		if s.r.Intn(3) == 0 {
+			amt = -amt
+		}
+		s.amounts[txn] = amt
+		s.recent = append(s.recent, txn)
+		if len(s.recent) > 8 {
+			s.recent = s.recent[1:]
+		}
+		return s.submit(ctx, txn)
+	default:
+		_, err := s.ledgers[s.r.Intn(len(s.ledgers))].Find(ctx)
+		if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+			return err
+		}
+		return nil
+	}
+}
+
+func TestLedgerSimulation(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	params := gopter.DefaultTestParametersWithSeed(seed)
+	params.MinSuccessfulTests = proptest.Scale(400)
+	params.MaxShrinkCount = 0
+	props := gopter.NewProperties(params)
+	props.Property("ledgers over a faulty store count every landed transaction once", prop.ForAll(func(s int64) string {
+		if err := runLedgerSim(s, 60); err != nil {
+			return fmt.Sprintf("schedule seed %d: %v", s, err)
+		}
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+	t.Logf("%d schedules of 60 steps over 5 ledgers", params.MinSuccessfulTests)
+}
+
+// A ledger simulation with faults must see siblings and faults at all, or
+// it proves nothing.
+func TestLedgerSimulationExercisesFaults(t *testing.T) {
+	ctx := context.Background()
+	opts := tpncounter.Options{HistoryLength: 2}
+	inner := memory.NewLedgers()
+	faulty := memory.NewFaulty(inner, 7)
+	faulty.SetRates(memory.Rates{Refused: 0.1, AckLost: 0.1, Lost: 0.1, Stale: 0.3, MaxStaleness: 2})
+	siblings := 0
+	var ls []*ledger.Ledger
+	for a := 0; a < 3; a++ {
+		l, err := ledger.New(faulty, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("l%d", a)), Counter: opts})
+		require.NoError(t, err)
+		ls = append(ls, l)
+	}
+	for i := 0; i < 200; i++ {
+		_, _ = ls[i%3].Credit(ctx, crdt.TxnID(fmt.Sprintf("t%d", i)), 1)
+		if inner.Siblings(simKey) > 1 {
+			siblings++
+		}
+	}
+	require.Positive(t, siblings)
+	for _, f := range []memory.PutFault{memory.PutRefused, memory.PutAckLost, memory.PutLost} {
+		require.Positive(t, faulty.Injected(f), "fault %d", f)
+	}
+}

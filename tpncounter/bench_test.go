@@ -1,0 +1,225 @@
+package tpncounter
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// naive is the deliberately naive design the index replaces: a duplicate
+// check scans every actor's history.
+type naive struct {
+	hl      int
+	entries map[crdt.ActorID]*naiveEntry
+}
+
+type naiveEntry struct {
+	total int64
+	hist  []Txn
+}
+
+func (n *naive) apply(actor crdt.ActorID, txn crdt.TxnID, amt int64) Outcome {
+	for _, e := range n.entries {
+		for _, t := range e.hist {
+			if t.ID == txn {
+				return Duplicate
+			}
+		}
+	}
+	e := n.entries[actor]
+	if e == nil {
+		e = &naiveEntry{}
+		n.entries[actor] = e
+	}
+	if len(e.hist) >= n.hl {
+		e.total += e.hist[0].Amount
+		e.hist = e.hist[1:]
+	}
+	e.hist = append(e.hist, Txn{ID: txn, Amount: amt})
+	return Applied
+}
+
+// load appends without the duplicate scan (the workload's fill has no
+// duplicates), so that setting up the naive baseline is not itself O(n²).
+func (n *naive) load(actor crdt.ActorID, txn crdt.TxnID, amt int64) {
+	e := n.entries[actor]
+	if e == nil {
+		e = &naiveEntry{}
+		n.entries[actor] = e
+	}
+	e.hist = append(e.hist, Txn{ID: txn, Amount: amt})
+}
+
+type applier interface {
+	apply(actor crdt.ActorID, txn crdt.TxnID, amt int64) Outcome
+}
+
+type indexed struct{ g *GCounter }
+
+func (x indexed) apply(actor crdt.ActorID, txn crdt.TxnID, amt int64) Outcome {
+	out, err := x.g.Apply(actor, txn, amt)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+const benchHistory = 100
+
+// workload fills actors × benchHistory transactions, then alternates a new
+// transaction (which folds the oldest) with a retry of it on another actor.
+type workload struct {
+	actors []crdt.ActorID
+	fresh  []crdt.TxnID
+	held   []crdt.TxnID
+}
+
+func newWorkload(actors int) workload {
+	w := workload{}
+	for a := 0; a < actors; a++ {
+		w.actors = append(w.actors, crdt.ActorID(fmt.Sprintf("actor-%04d", a)))
+	}
+	for i := 0; i < 1<<16; i++ {
+		w.fresh = append(w.fresh, crdt.TxnID(fmt.Sprintf("new-%08d", i)))
+	}
+	return w
+}
+
+func (w *workload) fill(x applier) {
+	w.held = w.held[:0]
+	for h := 0; h < benchHistory; h++ {
+		for _, a := range w.actors {
+			id := crdt.TxnID(fmt.Sprintf("%s-%04d", a, h))
+			if n, ok := x.(*naive); ok {
+				n.load(a, id, 1)
+			} else {
+				x.apply(a, id, 1)
+			}
+			if h >= benchHistory-10 {
+				w.held = append(w.held, id)
+			}
+		}
+	}
+}
+
+func runWorkload(b *testing.B, actors int, mk func() applier) {
+	w := newWorkload(actors)
+	for i := len(w.fresh); i <= b.N/2; i++ { // unique ids for the whole run
+		w.fresh = append(w.fresh, crdt.TxnID(fmt.Sprintf("new-%08d", i)))
+	}
+	x := mk()
+	w.fill(x)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		a := w.actors[i%len(w.actors)]
+		if i%2 == 0 {
+			x.apply(a, w.fresh[i/2], 1)
+		} else if x.apply(a, w.fresh[i/2], 1) == Applied { // retry the last new transaction, on another actor
+			b.Fatal("a retry was applied")
+		}
+	}
+}
+
+func newIndexed() applier {
+	g, _ := NewGCounter(Options{HistoryLength: benchHistory})
+	return indexed{g}
+}
+
+func newNaive() applier { return &naive{hl: benchHistory, entries: map[crdt.ActorID]*naiveEntry{}} }
+
+// BenchmarkApply: half new transactions, half retries, with a history of
+// 100 per actor.
+func BenchmarkApply(b *testing.B) {
+	for _, actors := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("indexed/actors=%d", actors), func(b *testing.B) { runWorkload(b, actors, newIndexed) })
+	}
+	b.Run("naive-scan/actors=1000", func(b *testing.B) { runWorkload(b, 1000, newNaive) })
+}
+
+// BenchmarkApplyRatios measures, in one run, the index at 1,000 actors
+// against 10 actors (target: within 2x) and against the naive scan at 1,000
+// actors (target: 100x faster or more). Each figure is a fixed number of
+// operations timed by hand (testing.Benchmark cannot nest).
+func BenchmarkApplyRatios(b *testing.B) {
+	perOp := func(actors, ops int, mk func() applier) float64 {
+		w := newWorkload(actors)
+		x := mk()
+		w.fill(x)
+		start := time.Now()
+		for i := 0; i < ops; i++ {
+			a := w.actors[i%len(w.actors)]
+			x.apply(a, w.fresh[i/2], 1)
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(ops)
+	}
+	var small, large, scan float64
+	for i := 0; i < b.N; i++ {
+		small = perOp(10, 100000, newIndexed)
+		large = perOp(1000, 100000, newIndexed)
+		scan = perOp(1000, 2000, newNaive)
+	}
+	b.ReportMetric(large, "ns/apply@1000")
+	b.ReportMetric(small, "ns/apply@10")
+	b.ReportMetric(scan, "ns/naive@1000")
+	b.ReportMetric(large/small, "x-1000-vs-10")
+	b.ReportMetric(scan/large, "x-naive-vs-index")
+}
+
+// BenchmarkIdempotentApply is the in-memory throughput of retried
+// transactions (the duplicate check alone).
+func BenchmarkIdempotentApply(b *testing.B) {
+	c, _ := New(Options{})
+	ids := make([]crdt.TxnID, 10)
+	for i := range ids {
+		ids[i] = crdt.TxnID(fmt.Sprintf("txn-%d", i))
+		c.Apply("a", ids[i], 1)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if out, _ := c.Apply("a", ids[i%len(ids)], 1); out != Duplicate {
+			b.Fatal(out)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "txns/s")
+}
+
+// BenchmarkEncodedSize reports the encoded size per actor and per history
+// entry, and the cost of a round trip.
+func BenchmarkEncodedSize(b *testing.B) {
+	build := func(actors, hist int) *Counter {
+		c, _ := New(Options{HistoryLength: hist})
+		for a := 0; a < actors; a++ {
+			for h := 0; h < hist; h++ {
+				c.Apply(crdt.ActorID(fmt.Sprintf("actor-%04d", a)), crdt.TxnID(fmt.Sprintf("txn-%04d-%04d", a, h)), 1000)
+			}
+		}
+		return c
+	}
+	size := func(c *Counter) int {
+		bs, err := c.MarshalBinary()
+		if err != nil {
+			b.Fatal(err)
+		}
+		return len(bs)
+	}
+	empty := size(build(0, 10))
+	perActor := size(build(100, 0+1)) - empty
+	withHist := size(build(100, 10))
+	c := build(100, 10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		bs, _ := c.MarshalBinary()
+		var d Counter
+		if err := d.UnmarshalBinary(bs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(perActor)/100, "bytes/actor-with-1-entry")
+	b.ReportMetric(float64(withHist-empty-perActor)/(100*9), "bytes/history-entry")
+	b.ReportMetric(float64(withHist), "bytes/100x10")
+}

@@ -1,0 +1,260 @@
+package tpncounter
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+type op struct {
+	actor crdt.ActorID
+	txn   crdt.TxnID
+	amt   int64
+}
+
+// codecCases are the table cases: the golden files and the fuzz seeds.
+func codecCases() map[string]*Counter {
+	build := func(hl int, ops ...op) *Counter {
+		c, err := New(Options{HistoryLength: hl})
+		if err != nil {
+			panic(err)
+		}
+		for _, o := range ops {
+			if _, err := c.Apply(o.actor, o.txn, o.amt); err != nil {
+				panic(err)
+			}
+		}
+		return c
+	}
+	dup := build(2, op{"a", "t1", 5}, op{"a", "t2", -3})
+	other := build(2, op{"b", "t1", 5}, op{"b", "t3", 7})
+	if err := dup.Merge(other); err != nil {
+		panic(err)
+	}
+	if _, err := dup.Compact("b"); err != nil {
+		panic(err)
+	}
+	return map[string]*Counter{
+		"empty":  build(3),
+		"one":    build(3, op{"actor-1", "txn-1", 42}),
+		"debit":  build(3, op{"a", "t", -7}),
+		"folded": build(2, op{"a", "t1", 1}, op{"a", "t2", 2}, op{"a", "t3", 3}, op{"a", "t4", 4}, op{"b", "t5", -5}),
+		"max":    build(3, op{"a", "big", math.MaxInt64}, op{"b", "small", -math.MaxInt64}),
+		"shared": dup,
+	}
+}
+
+func TestGolden(t *testing.T) {
+	for name, c := range codecCases() {
+		t.Run(name, func(t *testing.T) {
+			b, err := c.MarshalBinary()
+			require.NoError(t, err)
+			path := filepath.Join("testdata", name+".tpn")
+			if *update {
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				require.NoError(t, os.WriteFile(path, b, 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test ./tpncounter -run TestGolden -update to create it")
+			require.Equal(t, want, b, "encoding changed; if intended, bump FormatVersion or rerun with -update")
+			var d Counter
+			require.NoError(t, d.UnmarshalBinary(want))
+			require.True(t, d.Equal(c))
+			require.Equal(t, c.Value(), d.Value())
+		})
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	enc := func(build func(e *wire.Encoder)) []byte {
+		e := wire.NewEncoder(crdt.TagTPNCounter, FormatVersion)
+		build(e)
+		b, err := e.Bytes()
+		require.NoError(t, err)
+		return b
+	}
+	entry := func(e *wire.Encoder, actor string, seq uint64, total int64, hist ...Txn) {
+		e.ArrayLen(5)
+		e.String(actor)
+		e.Uint(seq)
+		e.Int(total)
+		e.ArrayLen(len(hist))
+		for _, t := range hist {
+			e.ArrayLen(2)
+			e.String(string(t.ID))
+			e.Int(t.Amount)
+		}
+		e.ArrayLen(0)
+	}
+	half := func(e *wire.Encoder, fill func()) { fill() }
+	good, err := codecCases()["one"].MarshalBinary()
+	require.NoError(t, err)
+	tg, err := codecCases()["one"].Positive().MarshalBinary()
+	require.NoError(t, err)
+	cases := map[string]struct {
+		data []byte
+		want error
+	}{
+		"truncated":   {good[:len(good)-1], crdt.ErrCorruptEncoding},
+		"trailing":    {append(bytes.Clone(good), 0xc0), crdt.ErrCorruptEncoding},
+		"wrong tag":   {tg, crdt.ErrTypeMismatch},
+		"empty input": {nil, crdt.ErrCorruptEncoding},
+		"unsorted actors": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			half(e, func() { e.ArrayLen(2); entry(e, "b", 1, 0); entry(e, "a", 1, 0) })
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"zero seq": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", 0, 0)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"negative total": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", 1, -1)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"zero amount": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", 1, 0, Txn{"t", 0})
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"conflicting amounts": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(2)
+			entry(e, "a", 1, 0, Txn{"t", 1})
+			entry(e, "b", 1, 0, Txn{"t", 2})
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"credit and debit": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", 1, 0, Txn{"t", 1})
+			e.ArrayLen(1)
+			entry(e, "b", 1, 0, Txn{"t", 1})
+		}), crdt.ErrCorruptEncoding},
+		"value overflows": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(2)
+			entry(e, "a", 1, math.MaxInt64)
+			entry(e, "b", 1, 1)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"txn twice in one actor": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", 1, 0, Txn{"t", 1}, Txn{"t", 1})
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"invalid actor": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "bad\x00actor", 1, 0)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := codecCases()["folded"]
+			before := c.Clone()
+			err := c.UnmarshalBinary(tc.data)
+			require.ErrorIs(t, err, tc.want)
+			require.True(t, c.Equal(before), "a failed decode leaves the receiver unchanged")
+		})
+	}
+	t.Run("too many actors", func(t *testing.T) {
+		big, err := New(Options{MaxActors: 10})
+		require.NoError(t, err)
+		for i := 0; i < 10; i++ {
+			_, err := big.Apply(crdt.ActorID(string(rune('a'+i))), crdt.TxnID(string(rune('a'+i))), 1)
+			require.NoError(t, err)
+		}
+		b, err := big.MarshalBinary()
+		require.NoError(t, err)
+		small, err := New(Options{MaxActors: 9})
+		require.NoError(t, err)
+		require.ErrorIs(t, small.UnmarshalBinary(b), crdt.ErrTooLarge)
+	})
+}
+
+func FuzzCounterDecode(f *testing.F) {
+	for _, c := range codecCases() {
+		b, err := c.MarshalBinary()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c Counter
+		if err := c.UnmarshalBinary(data); err != nil {
+			if !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) &&
+				!errors.Is(err, crdt.ErrTypeMismatch) && !errors.Is(err, crdt.ErrUnsupportedVersion) {
+				t.Fatalf("error wraps no decoder sentinel: %v", err)
+			}
+			return
+		}
+		b1, err := c.MarshalBinary()
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		b2, err := c.MarshalBinary()
+		if err != nil || !bytes.Equal(b1, b2) {
+			t.Fatalf("encoding twice differs")
+		}
+		var d Counter
+		if err := d.UnmarshalBinary(b1); err != nil {
+			t.Fatalf("decode(encode(x)): %v", err)
+		}
+		if !d.Equal(&c) || d.Value() != c.Value() {
+			t.Fatalf("decode(encode(x)) != x")
+		}
+	})
+}
+
+func FuzzGCounterDecode(f *testing.F) {
+	for _, c := range codecCases() {
+		for _, g := range []*GCounter{c.Positive(), c.Negative()} {
+			b, err := g.MarshalBinary()
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var g GCounter
+		if err := g.UnmarshalBinary(data); err != nil {
+			return
+		}
+		b1, err := g.MarshalBinary()
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		b2, _ := g.MarshalBinary()
+		if !bytes.Equal(b1, b2) {
+			t.Fatalf("encoding twice differs")
+		}
+		var d GCounter
+		if err := d.UnmarshalBinary(b1); err != nil {
+			t.Fatalf("decode(encode(x)): %v", err)
+		}
+		if !d.Equal(&g) || d.Value() != g.Value() {
+			t.Fatalf("decode(encode(x)) != x")
+		}
+	})
+}

@@ -1,0 +1,815 @@
+package tpncounter
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Outcome says what Apply did with a transaction.
+type Outcome uint8
+
+// The outcomes of Apply. Every outcome other than Applied leaves the state
+// unchanged; none of them is an error, because a retry is expected.
+const (
+	// Applied means the transaction was new and is now counted once.
+	Applied Outcome = iota + 1
+
+	// Duplicate means the transaction is already held in some actor's
+	// history with the same amount; it is counted once and nothing changed.
+	Duplicate
+
+	// DuplicateFolded means the transaction was recognised through a folded
+	// record: it is already counted in an actor's total and nothing changed.
+	// It also warns that the retry arrived late, near the edge of the window
+	// (see the package documentation).
+	DuplicateFolded
+)
+
+// String returns the outcome's name.
+func (o Outcome) String() string {
+	switch o {
+	case Applied:
+		return "applied"
+	case Duplicate:
+		return "duplicate"
+	case DuplicateFolded:
+		return "duplicate (folded)"
+	default:
+		return fmt.Sprintf("Outcome(%d)", uint8(o))
+	}
+}
+
+// Txn is one transaction held in an actor's history or folded record. Amount
+// is the magnitude (always positive; a Counter keeps debits in its N half).
+type Txn struct {
+	ID     crdt.TxnID
+	Amount int64
+}
+
+// Entry is a copy of one actor's part of a GCounter: its sequence number, the
+// total of the transactions it folded, its recent history (oldest first) and
+// its record of recently folded transactions (oldest first).
+type Entry struct {
+	Seq     uint64
+	Total   int64
+	History []Txn
+	Folded  []Txn
+}
+
+type entry struct {
+	seq    uint64
+	total  int64
+	hist   []item
+	folded []item
+}
+
+// item is a transaction in an entry together with its index record, so that
+// folding and forgetting need no index lookup.
+type item struct {
+	Txn
+	r *ref
+}
+
+// clone copies e; the copy's index pointers must be relinked by the caller
+// (GCounter.Clone, swap).
+func (e *entry) clone() *entry {
+	return &entry{seq: e.seq, total: e.total, hist: slices.Clone(e.hist), folded: slices.Clone(e.folded)}
+}
+
+func txns(items []item) []Txn {
+	out := make([]Txn, len(items))
+	for i, it := range items {
+		out[i] = it.Txn
+	}
+	return out
+}
+
+func (e *entry) size() int { return len(e.hist) + len(e.folded) }
+
+// compareEntries orders two entries of one actor: by seq, then (only when an
+// actor has forked, see the package documentation) by content, so that Merge
+// picks the same winner in every order.
+func compareEntries(a, b *entry) int {
+	if c := cmp.Compare(a.seq, b.seq); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.total, b.total); c != 0 {
+		return c
+	}
+	if c := slices.CompareFunc(a.hist, b.hist, compareItem); c != 0 {
+		return c
+	}
+	return slices.CompareFunc(a.folded, b.folded, compareItem)
+}
+
+func compareItem(a, b item) int {
+	if c := cmp.Compare(a.ID, b.ID); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Amount, b.Amount)
+}
+
+// holding records that one actor holds a transaction, in its history or in
+// its folded record.
+type holding struct {
+	actor  crdt.ActorID
+	folded bool
+}
+
+// ref is the index entry of one transaction: its amount and every actor that
+// holds it. An actor holds a transaction at most once.
+type ref struct {
+	amt  int64
+	hold []holding
+	one  [1]holding // backing array for the common single holder
+}
+
+func (r *ref) counts() (inHist, inFolded int) {
+	for _, h := range r.hold {
+		if h.folded {
+			inFolded++
+		} else {
+			inHist++
+		}
+	}
+	return
+}
+
+// addContrib adds sign times the transaction's contribution to the value: its
+// amount when it is held only in histories; when actors folded it, their
+// totals already count it, and every fold beyond the first is a double count
+// that is corrected here.
+func (r *ref) addContrib(a *acc, sign int64, v variant) {
+	h, f := r.counts()
+	if v == variantCountEveryCopy {
+		a.add(sign * int64(h) * r.amt)
+		return
+	}
+	switch {
+	case f == 0 && h > 0:
+		a.add(sign * r.amt)
+	case f > 1:
+		for i := 1; i < f; i++ {
+			a.add(-sign * r.amt)
+		}
+	}
+}
+
+// GCounter is a grow-only counter of transactions (the TGCounter): every
+// actor owns one entry holding a folded total, its recent transactions and a
+// record of recently folded ones. Its value counts every distinct transaction
+// once however many actors hold it. See the package documentation for the
+// rules that keep this exact while histories fold.
+//
+// The zero value is an empty counter with default Options. A GCounter is not
+// safe for concurrent use; callers serialise access.
+type GCounter struct {
+	o         Options
+	ready     bool
+	entries   map[crdt.ActorID]*entry
+	idx       map[crdt.TxnID]*ref
+	contested map[crdt.TxnID]struct{} // held by two or more actors
+	val       acc
+	variant   variant
+}
+
+// variant selects a deliberately broken rule set. It exists only so that the
+// tests can show the simulation catches the failures the package
+// documentation describes; it is never set outside tests.
+type variant uint8
+
+const (
+	correctRules variant = iota
+	// variantCountEveryCopy counts a transaction once per actor holding it,
+	// as the gem does by adding the amount to the total at apply time.
+	variantCountEveryCopy
+	// variantForgetOnFold forgets a transaction as soon as it is folded,
+	// even while another actor still holds it (no deferred forgetting).
+	variantForgetOnFold
+)
+
+// NewGCounter returns an empty GCounter with the given options. The error
+// wraps crdt.ErrInvalidConfig.
+func NewGCounter(opts Options) (*GCounter, error) {
+	o, err := opts.resolved()
+	if err != nil {
+		return nil, err
+	}
+	return &GCounter{o: o, ready: true, entries: map[crdt.ActorID]*entry{}, idx: map[crdt.TxnID]*ref{}, contested: map[crdt.TxnID]struct{}{}}, nil
+}
+
+func (g *GCounter) init() {
+	if g.ready {
+		return
+	}
+	o, err := g.o.resolved()
+	if err != nil {
+		o, _ = Options{}.resolved()
+	}
+	g.o, g.ready = o, true
+	g.entries = map[crdt.ActorID]*entry{}
+	g.idx = map[crdt.TxnID]*ref{}
+	g.contested = map[crdt.TxnID]struct{}{}
+}
+
+// Options returns the counter's options with defaults filled in.
+func (g *GCounter) Options() Options {
+	g.init()
+	return g.o
+}
+
+// Value returns the sum of every actor's folded total plus every distinct
+// transaction held only in histories, each counted once. It never overflows:
+// Apply and Merge refuse states whose value would not fit in an int64.
+func (g *GCounter) Value() int64 { return g.val.int64() }
+
+// Len returns the number of actors with an entry.
+func (g *GCounter) Len() int { return len(g.entries) }
+
+// Actors returns the actors with an entry, sorted.
+func (g *GCounter) Actors() []crdt.ActorID {
+	out := make([]crdt.ActorID, 0, len(g.entries))
+	for a := range g.entries {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Entry returns a copy of actor's entry.
+func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
+	e, ok := g.entries[actor]
+	if !ok {
+		return Entry{}, false
+	}
+	return Entry{Seq: e.seq, Total: e.total, History: txns(e.hist), Folded: txns(e.folded)}, true
+}
+
+// Status says where a transaction id is known.
+type Status uint8
+
+// The statuses reported by GCounter.Status and Counter.Status.
+const (
+	// Unknown means no actor holds the transaction: it was never applied or
+	// it has left every history and folded record. Applying it counts it.
+	Unknown Status = iota
+
+	// InHistory means some actor holds the transaction in its history and
+	// none has folded it yet.
+	InHistory
+
+	// Folded means some actor has folded the transaction into its total and
+	// still remembers it; a retry is recognised as DuplicateFolded.
+	Folded
+)
+
+// String returns the status name.
+func (s Status) String() string {
+	switch s {
+	case Unknown:
+		return "unknown"
+	case InHistory:
+		return "in history"
+	case Folded:
+		return "folded"
+	default:
+		return fmt.Sprintf("Status(%d)", uint8(s))
+	}
+}
+
+// Status reports where txn is known, in O(1).
+func (g *GCounter) Status(txn crdt.TxnID) Status {
+	r, ok := g.idx[txn]
+	if !ok {
+		return Unknown
+	}
+	if _, f := r.counts(); f > 0 {
+		return Folded
+	}
+	return InHistory
+}
+
+// HasTransaction reports whether txn is held in some actor's history, in
+// O(1). A transaction that was folded (Status Folded) is not "in history",
+// matching the gem's has_transaction?; Apply still recognises it.
+func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
+	r, ok := g.idx[txn]
+	if !ok {
+		return false
+	}
+	for _, h := range r.hold {
+		if !h.folded {
+			return true
+		}
+	}
+	return false
+}
+
+// amountOf returns the amount recorded for txn, if any actor holds it.
+func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
+	if r, ok := g.idx[txn]; ok {
+		return r.amt, true
+	}
+	return 0, false
+}
+
+// Apply records transaction txn of amount (> 0) as written by actor. The
+// duplicate check is one index lookup. When the transaction is already known
+// with the same amount, Apply returns Duplicate or DuplicateFolded and changes
+// nothing. Otherwise actor first compacts its own entry (see Compact) and then
+// appends txn to its history, returning Applied.
+//
+// Errors (state unchanged): an invalid actor or txn id, amount <= 0
+// (crdt.ErrInvalidAmount), txn known with another amount
+// (crdt.ErrConflictingTransaction), a value that would overflow
+// (crdt.ErrOverflow), too many actors or entries (crdt.ErrTooLarge).
+func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
+	if err := validate(actor, txn, amount); err != nil {
+		return 0, err
+	}
+	g.init()
+	if r, ok := g.idx[txn]; ok {
+		return known(txn, r, amount)
+	}
+	return g.applyNew(actor, txn, amount)
+}
+
+func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
+	if !printableASCII(string(actor)) {
+		if err := actor.Validate(); err != nil {
+			return err
+		}
+	}
+	if !printableASCII(string(txn)) {
+		if err := txn.Validate(); err != nil {
+			return err
+		}
+	}
+	if amount <= 0 {
+		return fmt.Errorf("%w: amount %d for transaction %q must be positive", crdt.ErrInvalidAmount, amount, txn)
+	}
+	return nil
+}
+
+// printableASCII is a fast path of crdt id validation: a non-empty id of at
+// most crdt.MaxIDLen printable ASCII bytes is valid. Anything else goes
+// through the full check.
+func printableASCII(s string) bool {
+	if len(s) == 0 || len(s) > crdt.MaxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func known(txn crdt.TxnID, r *ref, amount int64) (Outcome, error) {
+	if r.amt != amount {
+		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, r.amt, amount)
+	}
+	if _, f := r.counts(); f > 0 {
+		return DuplicateFolded, nil
+	}
+	return Duplicate, nil
+}
+
+func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
+	e := g.entries[actor]
+	if e == nil && len(g.entries) >= g.o.MaxActors {
+		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
+	}
+	next := g.val
+	next.add(amount)
+	if !next.fits() {
+		return 0, fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, amount, g.Value())
+	}
+	var p plan
+	if e != nil {
+		var err error
+		if p, err = g.plan(actor, e); err != nil {
+			return 0, err
+		}
+		if e.size()-len(p.drop)-len(p.unfold)-len(p.ageOut)+1 > MaxEntriesPerActor {
+			return 0, fmt.Errorf("%w: actor %q would hold more than %d transactions", crdt.ErrTooLarge, actor, MaxEntriesPerActor)
+		}
+		g.commit(actor, e, p)
+	} else {
+		e = &entry{}
+		g.entries[actor] = e
+	}
+	// txn is absent from the index (Apply looked): insert without a lookup.
+	r := &ref{amt: amount}
+	r.one[0] = holding{actor: actor}
+	r.hold = r.one[:1:1]
+	g.idx[txn] = r
+	g.val.add(amount)
+	e.hist = append(e.hist, item{Txn{ID: txn, Amount: amount}, r})
+	e.seq++
+	return Applied, nil
+}
+
+// Compact performs actor's housekeeping on its own entry without adding a
+// transaction, as a Find does: it drops duplicates that another actor owns
+// or has counted, folds the oldest transactions beyond HistoryLength into its
+// total, and forgets folded ids beyond FoldedLength that no other actor still
+// holds. The value does not change. It reports whether the entry changed (its
+// sequence number then increases). Only the entry's owner may call it.
+func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	g.init()
+	e := g.entries[actor]
+	if e == nil {
+		return false, nil
+	}
+	p, err := g.plan(actor, e)
+	if err != nil {
+		return false, err
+	}
+	if p.empty() {
+		return false, nil
+	}
+	g.commit(actor, e, p)
+	e.seq++
+	return true, nil
+}
+
+// plan is the housekeeping an actor is about to do on its entry.
+type plan struct {
+	drop   []crdt.TxnID // history items owned or counted by another actor
+	unfold []crdt.TxnID // folded items another (smaller) actor also folded
+	fold   int          // how many of the oldest remaining history items to fold
+	ageOut []crdt.TxnID // folded ids to forget
+	aged   []*ref       // their index records
+	total  int64        // the entry's total afterwards
+}
+
+func (p plan) empty() bool {
+	return len(p.drop) == 0 && len(p.unfold) == 0 && p.fold == 0 && len(p.ageOut) == 0
+}
+
+// plan computes actor's housekeeping without changing anything.
+func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
+	var p plan
+	if len(g.contested) > 0 {
+		if len(g.contested) <= e.size() {
+			for x := range g.contested {
+				g.classify(actor, x, &p)
+			}
+		} else {
+			for _, t := range e.hist {
+				g.classify(actor, t.ID, &p)
+			}
+			for _, t := range e.folded {
+				g.classify(actor, t.ID, &p)
+			}
+		}
+	}
+	if n := len(e.hist) - len(p.drop) - g.o.HistoryLength; n > 0 {
+		p.fold = n
+	}
+	total := acc{lo: uint64(e.total)}
+	for _, x := range p.unfold {
+		total.sub(g.idx[x].amt)
+	}
+	// The folded record after unfolding and folding, oldest first: the old
+	// record minus the unfolded items, then the newly folded items.
+	excess := len(e.folded) - len(p.unfold) + p.fold - g.o.FoldedLength
+	forgetAll := g.variant == variantForgetOnFold
+	if forgetAll {
+		excess = len(e.folded) + p.fold
+	}
+	for _, t := range e.folded {
+		if excess <= 0 {
+			break
+		}
+		if slices.Contains(p.unfold, t.ID) {
+			continue
+		}
+		if forgetAll || len(t.r.hold) == 1 {
+			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.r)
+			excess--
+		}
+	}
+	folded := 0
+	for _, t := range e.hist {
+		if folded == p.fold {
+			break
+		}
+		if len(p.drop) > 0 && slices.Contains(p.drop, t.ID) {
+			continue
+		}
+		folded++
+		total.add(t.Amount)
+		if excess > 0 && (forgetAll || len(t.r.hold) == 1) {
+			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.r)
+			excess--
+		}
+	}
+	if !total.fits() || total.int64() < 0 {
+		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, actor)
+	}
+	p.total = total.int64()
+	return p, nil
+}
+
+// classify applies the duplicate rules to one contested transaction x, if
+// actor holds it:
+//   - held in actor's history and folded by another actor: drop it (that
+//     actor's total counts it);
+//   - held in actor's history and in the history of a smaller actor id:
+//     drop it (the smallest holder owns it);
+//   - folded by actor and by a smaller actor id: unfold it (the smaller
+//     actor's total counts it).
+func (g *GCounter) classify(actor crdt.ActorID, x crdt.TxnID, p *plan) {
+	r := g.idx[x]
+	if len(r.hold) < 2 {
+		return
+	}
+	own := -1
+	for i, h := range r.hold {
+		if h.actor == actor {
+			own = i
+			break
+		}
+	}
+	if own < 0 {
+		return
+	}
+	mine := r.hold[own]
+	for i, h := range r.hold {
+		if i == own {
+			continue
+		}
+		switch {
+		case !mine.folded && h.folded, !mine.folded && h.actor < actor:
+			p.drop = append(p.drop, x)
+			return
+		case mine.folded && h.folded && h.actor < actor:
+			p.unfold = append(p.unfold, x)
+			return
+		}
+	}
+}
+
+// commit carries out p on actor's entry e and keeps the index and value in
+// step. The value does not change.
+func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
+	if len(p.drop) > 0 {
+		e.hist = slices.DeleteFunc(e.hist, func(t item) bool { return slices.Contains(p.drop, t.ID) })
+		for _, x := range p.drop {
+			g.dropHold(x, actor)
+		}
+	}
+	if len(p.unfold) > 0 {
+		e.folded = slices.DeleteFunc(e.folded, func(t item) bool { return slices.Contains(p.unfold, t.ID) })
+		for _, x := range p.unfold {
+			g.dropHold(x, actor)
+		}
+	}
+	g.val.add(p.total - e.total)
+	e.total = p.total
+	for _, t := range e.hist[:p.fold] {
+		e.folded = append(e.folded, t)
+		g.setFolded(t.r, actor)
+	}
+	e.hist = e.hist[p.fold:]
+	if len(p.ageOut) > 0 {
+		// The common case forgets a prefix; slice it off without copying.
+		k := 0
+		for k < len(e.folded) && k < len(p.ageOut) && e.folded[k].ID == p.ageOut[k] {
+			k++
+		}
+		rest := p.ageOut[k:]
+		e.folded = e.folded[k:]
+		if len(rest) > 0 {
+			e.folded = slices.DeleteFunc(e.folded, func(t item) bool { return slices.Contains(rest, t.ID) })
+		}
+		for i, x := range p.ageOut {
+			g.dropRef(x, p.aged[i], actor)
+		}
+	}
+}
+
+// addHold, dropHold and setFolded change one transaction's holders and keep
+// the value and the contested set in step.
+func (g *GCounter) addHold(x crdt.TxnID, amt int64, h holding) *ref {
+	r := g.idx[x]
+	if r == nil {
+		r = &ref{amt: amt}
+		r.one[0] = h
+		r.hold = r.one[:1:1]
+		g.idx[x] = r
+		r.addContrib(&g.val, 1, g.variant)
+		return r
+	}
+	r.addContrib(&g.val, -1, g.variant)
+	r.hold = append(r.hold, h)
+	r.addContrib(&g.val, 1, g.variant)
+	g.contest(x, r)
+	return r
+}
+
+func (g *GCounter) dropHold(x crdt.TxnID, actor crdt.ActorID) {
+	if r := g.idx[x]; r != nil {
+		g.dropRef(x, r, actor)
+	}
+}
+
+func (g *GCounter) dropRef(x crdt.TxnID, r *ref, actor crdt.ActorID) {
+	r.addContrib(&g.val, -1, g.variant)
+	if i := slices.IndexFunc(r.hold, func(h holding) bool { return h.actor == actor }); i >= 0 {
+		r.hold = slices.Delete(r.hold, i, i+1)
+	}
+	r.addContrib(&g.val, 1, g.variant)
+	if len(r.hold) == 0 {
+		delete(g.idx, x)
+	}
+	g.contest(x, r)
+}
+
+func (g *GCounter) setFolded(r *ref, actor crdt.ActorID) {
+	r.addContrib(&g.val, -1, g.variant)
+	for i := range r.hold {
+		if r.hold[i].actor == actor {
+			r.hold[i].folded = true
+		}
+	}
+	r.addContrib(&g.val, 1, g.variant)
+}
+
+// contest keeps x in the contested set exactly while two or more actors
+// hold it.
+func (g *GCounter) contest(x crdt.TxnID, r *ref) {
+	if len(r.hold) >= 2 {
+		g.contested[x] = struct{}{}
+	} else if len(g.contested) > 0 {
+		delete(g.contested, x)
+	}
+}
+
+// Clone returns a deep copy.
+func (g *GCounter) Clone() *GCounter {
+	g.init()
+	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant,
+		entries:   make(map[crdt.ActorID]*entry, len(g.entries)),
+		idx:       make(map[crdt.TxnID]*ref, len(g.idx)),
+		contested: make(map[crdt.TxnID]struct{}, len(g.contested)),
+	}
+	for x, r := range g.idx {
+		c.idx[x] = &ref{amt: r.amt, hold: slices.Clone(r.hold)}
+	}
+	for a, e := range g.entries {
+		ce := e.clone()
+		for _, list := range [2][]item{ce.hist, ce.folded} {
+			for i := range list {
+				list[i].r = c.idx[list[i].ID]
+			}
+		}
+		c.entries[a] = ce
+	}
+	for x := range g.contested {
+		c.contested[x] = struct{}{}
+	}
+	return c
+}
+
+// Equal reports whether g and other hold the same entries.
+func (g *GCounter) Equal(other *GCounter) bool {
+	if len(g.entries) != len(other.entries) {
+		return false
+	}
+	for a, e := range g.entries {
+		o, ok := other.entries[a]
+		if !ok || compareEntries(e, o) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Leq reports whether g ≤ other in the merge order: every entry of g is
+// present in other with a sequence number at least as large (and the same
+// content when equal). Merge(g, other) then equals other.
+func (g *GCounter) Leq(other *GCounter) bool {
+	for a, e := range g.entries {
+		o, ok := other.entries[a]
+		if !ok || compareEntries(e, o) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// mergePlan lists the entries of other that win over the receiver's.
+type mergePlan struct {
+	actors []crdt.ActorID
+	newer  []*entry // clones from other
+}
+
+// prepareMerge finds the winning entries of other and checks that taking
+// them keeps the counter within its limits and free of conflicting amounts.
+// conflict reports whether a transaction id is also used by the other half
+// of a Counter.
+func (g *GCounter) prepareMerge(other *GCounter, conflict func(crdt.TxnID) bool) (mergePlan, error) {
+	g.init()
+	var mp mergePlan
+	added := 0
+	for a, oe := range other.entries {
+		de, ok := g.entries[a]
+		if ok && compareEntries(oe, de) <= 0 {
+			continue
+		}
+		if !ok {
+			added++
+		}
+		if oe.size() > MaxEntriesPerActor {
+			return mergePlan{}, fmt.Errorf("%w: actor %q holds %d transactions, limit %d", crdt.ErrTooLarge, a, oe.size(), MaxEntriesPerActor)
+		}
+		for _, list := range [2][]item{oe.hist, oe.folded} {
+			for _, t := range list {
+				if r, ok := g.idx[t.ID]; ok && r.amt != t.Amount {
+					return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, t.ID, r.amt, t.Amount, a)
+				}
+				if conflict != nil && conflict(t.ID) {
+					return mergePlan{}, fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrConflictingTransaction, t.ID)
+				}
+			}
+		}
+		mp.actors = append(mp.actors, a)
+		mp.newer = append(mp.newer, oe.clone())
+	}
+	if len(g.entries)+added > g.o.MaxActors {
+		return mergePlan{}, fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(g.entries)+added, g.o.MaxActors)
+	}
+	return mp, nil
+}
+
+// applyMerge installs the winning entries and returns the entries they
+// replaced (nil for new actors), for undoMerge.
+func (g *GCounter) applyMerge(mp mergePlan) []*entry {
+	old := make([]*entry, len(mp.actors))
+	for i, a := range mp.actors {
+		old[i] = g.entries[a]
+		g.swap(a, old[i], mp.newer[i])
+	}
+	return old
+}
+
+func (g *GCounter) undoMerge(mp mergePlan, old []*entry) {
+	for i := len(mp.actors) - 1; i >= 0; i-- {
+		g.swap(mp.actors[i], mp.newer[i], old[i])
+	}
+}
+
+// swap replaces actor's entry from with to (either may be nil).
+func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
+	if from != nil {
+		g.val.sub(from.total)
+		for _, t := range from.hist {
+			g.dropHold(t.ID, actor)
+		}
+		for _, t := range from.folded {
+			g.dropHold(t.ID, actor)
+		}
+		delete(g.entries, actor)
+	}
+	if to != nil {
+		g.val.add(to.total)
+		for i, t := range to.hist {
+			to.hist[i].r = g.addHold(t.ID, t.Amount, holding{actor: actor})
+		}
+		for i, t := range to.folded {
+			to.folded[i].r = g.addHold(t.ID, t.Amount, holding{actor: actor, folded: true})
+		}
+		g.entries[actor] = to
+	}
+}
+
+// Merge sets g to the join of g and other: for every actor, the entry with
+// the larger sequence number. It never modifies other. Errors (g unchanged):
+// one transaction id with two amounts (crdt.ErrConflictingTransaction), a
+// value that would not fit in an int64 (crdt.ErrOverflow), more actors than
+// Options.MaxActors (crdt.ErrTooLarge).
+func (g *GCounter) Merge(other *GCounter) error {
+	mp, err := g.prepareMerge(other, nil)
+	if err != nil {
+		return err
+	}
+	old := g.applyMerge(mp)
+	if !g.val.fits() {
+		g.undoMerge(mp, old)
+		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+	}
+	return nil
+}
+
+var _ crdt.State[*GCounter] = (*GCounter)(nil)
+var _ crdt.Valuer = (*GCounter)(nil)

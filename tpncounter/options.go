@@ -1,0 +1,85 @@
+package tpncounter
+
+import (
+	"fmt"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Defaults and hard limits. See the package documentation for how the two
+// lengths bound the retry window.
+const (
+	// DefaultHistoryLength is the number of recent transactions an actor keeps
+	// in its history when Options.HistoryLength is zero. Seed 002 names the
+	// option but not its default; 10 recognises a retry across ten later
+	// writes by the same actor while keeping an entry under ~400 bytes.
+	DefaultHistoryLength = 10
+
+	// MaxHistoryLength is the largest accepted HistoryLength or FoldedLength.
+	MaxHistoryLength = 1024
+
+	// DefaultMaxActors is the actor limit when Options.MaxActors is zero.
+	DefaultMaxActors = 4096
+
+	// MaxActorsLimit is the largest accepted Options.MaxActors.
+	MaxActorsLimit = 1 << 16
+
+	// MaxEntriesPerActor bounds one actor's history plus folded record, in
+	// Apply, Merge and the decoder. Entries beyond HistoryLength+FoldedLength
+	// exist only while a folded transaction is still held elsewhere.
+	MaxEntriesPerActor = 4096
+)
+
+// Options configure a GCounter or Counter. The zero value selects every
+// default. Options are not part of the encoding: replicas that exchange
+// states should use the same lengths, although states encoded under other
+// lengths still decode and merge (within the size limits).
+type Options struct {
+	// HistoryLength is how many of its own recent transactions an actor keeps
+	// before the oldest is folded into its total (the gem's history_length).
+	// Apply folds before it appends, so right after an Apply an actor holds up
+	// to HistoryLength+1 transactions; Compact brings it back to
+	// HistoryLength. Zero means DefaultHistoryLength.
+	HistoryLength int
+
+	// FoldedLength is how many folded transaction ids an actor remembers after
+	// folding them, so that late retries and stale duplicates are still
+	// recognised. Zero means the same as HistoryLength. A folded id is
+	// forgotten only once no other actor visibly holds it.
+	FoldedLength int
+
+	// MaxActors bounds the number of actors in one GCounter. Apply and Merge
+	// return an error wrapping crdt.ErrTooLarge instead of exceeding it, and
+	// the decoder rejects larger encodings. Zero means DefaultMaxActors.
+	MaxActors int
+}
+
+// resolved returns o with defaults filled in, or an error wrapping
+// crdt.ErrInvalidConfig.
+func (o Options) resolved() (Options, error) {
+	if o.HistoryLength < 0 || o.HistoryLength > MaxHistoryLength {
+		return o, fmt.Errorf("%w: HistoryLength %d outside 0..%d", crdt.ErrInvalidConfig, o.HistoryLength, MaxHistoryLength)
+	}
+	if o.FoldedLength < 0 || o.FoldedLength > MaxHistoryLength {
+		return o, fmt.Errorf("%w: FoldedLength %d outside 0..%d", crdt.ErrInvalidConfig, o.FoldedLength, MaxHistoryLength)
+	}
+	if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {
+		return o, fmt.Errorf("%w: MaxActors %d outside 0..%d", crdt.ErrInvalidConfig, o.MaxActors, MaxActorsLimit)
+	}
+	if o.HistoryLength == 0 {
+		o.HistoryLength = DefaultHistoryLength
+	}
+	if o.FoldedLength == 0 {
+		o.FoldedLength = o.HistoryLength
+	}
+	if o.MaxActors == 0 {
+		o.MaxActors = DefaultMaxActors
+	}
+	return o, nil
+}
+
+// Validate reports whether o is usable. The error wraps crdt.ErrInvalidConfig.
+func (o Options) Validate() error {
+	_, err := o.resolved()
+	return err
+}
