@@ -1,0 +1,90 @@
+// Package riak stores counterkit ledgers and counter states in Riak KV
+// through github.com/basho/riak-go-client. It is its own Go module so that
+// the core module does not depend on the Riak driver.
+//
+// # Basics
+//
+// Riak keeps concurrent writes to one key as siblings and hands out a vclock
+// describing what a reader has seen. The adapter uses exactly that, and no
+// Riak data types:
+//
+//   - Store.Fetch returns every live sibling and the vclock (the
+//     ledger.Token). The ledger decodes the siblings and joins them with the
+//     CRDT Merge, which is commutative, associative and idempotent, so the
+//     order and duplication of siblings do not matter.
+//   - Store.Put stores the merged (and updated) state with that vclock.
+//     Riak drops every sibling the vclock covers, so siblings collapse on
+//     every write that read them, and the sibling count stays bounded by the
+//     number of writers that raced since the last write. A write that raced
+//     with it becomes a sibling and is merged by the next reader: it is
+//     never lost.
+//   - StateStore does the same for state-based counters (merge on write,
+//     statestore.Store): Save is fetch + MergeFunc + store with the vclock.
+//     MergeCounters is the MergeFunc for gcounter and pncounter.
+//   - Values are the core's msgpack encoding, stored with content type
+//     ContentType ("application/x-counterkit+msgpack").
+//
+// Without contention, one ledger update costs exactly one fetch and one
+// store.
+//
+// The bucket must keep siblings: allow_mult=true and last_write_wins=false.
+// ConfigureBucket sets both; New refuses (crdt.ErrMisconfiguredStore) a
+// bucket that would silently drop concurrent writes (see CheckBucket).
+//
+// # Failures and retries
+//
+// A failed request is resent up to Options.RetryCount times (retry_count in
+// the Ruby ledger this design comes from). That is safe because every write
+// carries a complete CRDT state and the ledger deduplicates transactions by
+// id: a resent write that had already landed adds, at worst, an identical
+// sibling that the next merge absorbs. The final error tells the caller what
+// is known:
+//
+//   - nil: the write landed;
+//   - crdt.ErrUnavailable: no attempt landed (refused with "overload", no
+//     node reachable, context done before sending);
+//   - crdt.ErrAmbiguousWrite: some attempt may have landed (a timeout, a
+//     connection reset after sending, Riak's "timeout" error, context done
+//     while waiting). Repeating the operation later is safe.
+//
+// Every error is an *Error that wraps the sentinel and the driver error, so
+// errors.Is(err, crdt.ErrAmbiguousWrite) and errors.As(err, &riakErr) both
+// work. Every method takes a context; the riak-go-client has none, so a
+// call whose context ends returns at once while the driver finishes (or
+// times out) the request in the background.
+//
+// Build clusters with NewCluster, or with ClusterOptions.ExecutionAttempts
+// = 1: the driver's own retries would hide which failures were ambiguous.
+//
+// ledger.Ledger retries whole fetch-merge-put cycles on top of this (its
+// own RetryCount). The two compose: the Store's resends cost no fetch, the
+// Ledger's re-reads collapse the siblings a landed resend left. Set
+// RetryCount to NoRetries to leave retries to the Ledger alone.
+//
+// # Deletes
+//
+// Store.Delete sends a Riak delete with the vclock from Fetch. Riak writes a
+// tombstone that supersedes exactly what the vclock covers. A write that was
+// concurrent with the delete survives as a sibling next to the tombstone;
+// Fetch skips tombstones, and the next Put (whose token covers them) removes
+// them. So a delete never loses a racing update, but the racing writer's
+// state (which it read before the delete) comes back whole: delete a ledger
+// only when no one writes to it. Riak reaps a key whose only siblings are
+// tombstones after delete_mode (3s by default).
+//
+// # Caveats
+//
+//   - Sibling counts grow with the number of writers racing between two
+//     writes; Fetch refuses more than MaxSiblings. Actor ids must be stable
+//     (see crdt.ActorID), or the states inside the siblings grow instead.
+//   - Exactly-once holds within the ledger's transaction window, as in the
+//     core; Riak adds no guarantee of its own.
+//   - write_once buckets cannot be detected through riak-go-client v1.7.0's
+//     bucket properties; do not use them.
+//   - Strongly consistent buckets (consistent=true) are refused.
+//   - The riak-go-client logs some connection errors to standard error.
+//
+// Package riaktest holds FakeServer, an in-process test double that speaks
+// Riak's protocol-buffers wire format; the conformance suites run against it
+// in CI and against a real Riak when RIAK_ADDR is set (see README.md).
+package riak

@@ -1,0 +1,221 @@
+package riak_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/riak"
+	"github.com/counterkit/counterkit/adapters/riak/riaktest"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/statestore"
+)
+
+// mergeGCounters is a hand-written riak.MergeFunc for gcounter states
+// (riak.MergeCounters does the same for gcounter and pncounter).
+func mergeGCounters(states [][]byte) ([]byte, error) {
+	acc := gcounter.New()
+	for _, b := range states {
+		var c gcounter.Counter
+		if err := c.UnmarshalBinary(b); err != nil {
+			return nil, err
+		}
+		if err := acc.Merge(&c); err != nil {
+			return nil, err
+		}
+	}
+	return acc.MarshalBinary()
+}
+
+func valueOf(states [][]byte) int64 {
+	b, err := mergeGCounters(states)
+	if err != nil {
+		panic(err)
+	}
+	var c gcounter.Counter
+	if err := c.UnmarshalBinary(b); err != nil {
+		panic(err)
+	}
+	return c.Value()
+}
+
+// A ledger stored in Riak: credits and debits with transaction ids, a retry
+// that counts once, and a write whose response was lost.
+//
+// This example runs against the Riak named by RIAK_ADDR (host:port of its
+// protocol-buffers listener) and, when that is not set, against the
+// in-process test double, so it always runs.
+func Example() {
+	ctx := context.Background()
+	addr, timeout := os.Getenv("RIAK_ADDR"), 2*time.Second
+	var srv *riaktest.FakeServer
+	if addr == "" {
+		timeout = time.Second // the double answers at once, or never
+		var err error
+		if srv, err = riaktest.NewFakeServer(riaktest.Options{}); err != nil {
+			panic(err)
+		}
+		defer srv.Close()
+		addr = srv.Addr()
+	}
+	cl, err := riak.NewCluster(timeout, addr)
+	if err != nil {
+		panic(err)
+	}
+	defer cl.Stop()
+
+	// allow_mult=true, last_write_wins=false: concurrent writes become
+	// siblings instead of overwriting each other.
+	if err := riak.ConfigureBucket(ctx, cl, "", "example-ledgers"); err != nil {
+		panic(err)
+	}
+	store, err := riak.New(ctx, cl, riak.Options{Bucket: "example-ledgers", RetryCount: 3})
+	if err != nil {
+		panic(err)
+	}
+	key := "player-2-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	web1, _ := ledger.New(store, key, ledger.Options{Actor: "web-1"})
+	web2, _ := ledger.New(store, key, ledger.Options{Actor: "web-2"})
+
+	r, _ := web1.Credit(ctx, "txn1", 50)
+	fmt.Println(r.Outcome, r.Value)
+	// The application timed out on web-1 and hands txn1 to web-2.
+	r, _ = web2.Credit(ctx, "txn1", 50)
+	fmt.Println(r.Outcome, r.Value)
+
+	if srv != nil {
+		// The store applies the next write but the response is lost; the
+		// adapter resends it, and the ledger still counts it once.
+		srv.InjectFault(riaktest.OpPut, riaktest.DropResponse, 1)
+	}
+	r, _ = web2.Debit(ctx, "txn2", 20)
+	fmt.Println(r.Outcome, r.Value)
+
+	v, _ := web1.Value(ctx)
+	fmt.Println("value:", v)
+	_ = store.Delete(ctx, key, nil)
+	// Output:
+	// applied 50
+	// duplicate 50
+	// applied 30
+	// value: 30
+}
+
+// A state-based counter kept with merge on write: every Save is one fetch
+// and one store, and siblings left by racing writers are folded in.
+func ExampleNewStateStore() {
+	ctx := context.Background()
+	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
+	defer srv.Close()
+	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	defer cl.Stop()
+	_ = riak.ConfigureBucket(ctx, cl, "", "counters")
+	store, err := riak.NewStateStore(ctx, cl, riak.Options{Bucket: "counters"}, riak.MergeCounters)
+	if err != nil {
+		panic(err)
+	}
+
+	for _, actor := range []crdt.ActorID{"web-1", "web-2", "web-1"} {
+		c := gcounter.New()
+		_ = c.Increment(actor, 5)
+		if err := statestore.Save(ctx, store, "visits", actor, c); err != nil {
+			panic(err)
+		}
+	}
+	c, _ := statestore.Load[gcounter.Counter](ctx, store, "visits")
+	// web-1 saved the same state twice: a G-counter state is idempotent.
+	fmt.Println(c.Value())
+	// Output:
+	// 10
+}
+
+// Two writers that read the same version write concurrently: Riak keeps
+// both as siblings. The next write that read both, with their vclock,
+// collapses them.
+func ExampleStore() {
+	ctx := context.Background()
+	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
+	defer srv.Close()
+	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	defer cl.Stop()
+	_ = riak.ConfigureBucket(ctx, cl, "", "ledgers")
+	store, err := riak.New(ctx, cl, riak.Options{Bucket: "ledgers"})
+	if err != nil {
+		panic(err)
+	}
+
+	_ = store.Put(ctx, "k", "a", []byte("v0"), nil)
+	_, token, _ := store.Fetch(ctx, "k")
+	_ = store.Put(ctx, "k", "a", []byte("from a"), token)
+	_ = store.Put(ctx, "k", "b", []byte("from b"), token)
+	siblings, token, _ := store.Fetch(ctx, "k")
+	fmt.Println("siblings after the race:", len(siblings))
+
+	_ = store.Put(ctx, "k", "a", []byte("merged"), token)
+	siblings, _, _ = store.Fetch(ctx, "k")
+	fmt.Printf("after writing back the merge: %q\n", siblings)
+	// Output:
+	// siblings after the race: 2
+	// after writing back the merge: ["merged"]
+}
+
+// New refuses a bucket that would silently drop concurrent writes.
+func ExampleCheckBucket() {
+	ctx := context.Background()
+	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
+	defer srv.Close()
+	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	defer cl.Stop()
+
+	// Riak's "default" bucket type has allow_mult=false.
+	_, err := riak.New(ctx, cl, riak.Options{Bucket: "fresh"})
+	fmt.Println(errors.Is(err, crdt.ErrMisconfiguredStore))
+
+	_ = riak.ConfigureBucket(ctx, cl, "", "fresh")
+	fmt.Println(riak.CheckBucket(ctx, cl, "", "fresh"))
+	// Output:
+	// true
+	// <nil>
+}
+
+// An ambiguous failure is retried; without retries the caller learns that
+// the outcome is unknown, and can still reach the driver's error.
+func ExampleError() {
+	ctx := context.Background()
+	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
+	defer srv.Close()
+	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	defer cl.Stop()
+	_ = riak.ConfigureBucket(ctx, cl, "", "ledgers")
+	once, _ := riak.New(ctx, cl, riak.Options{Bucket: "ledgers", RetryCount: riak.NoRetries})
+	retrying, _ := riak.New(ctx, cl, riak.Options{Bucket: "ledgers", RetryCount: 3})
+
+	// The double applies the write, then answers "timeout".
+	srv.InjectFault(riaktest.OpPut, riaktest.TimeoutAfterApply, 1)
+	err := once.Put(ctx, "k", "a", []byte("v"), nil)
+	var rerr *riak.Error
+	fmt.Println(errors.Is(err, crdt.ErrAmbiguousWrite), errors.As(err, &rerr), rerr.Attempts)
+
+	srv.InjectFault(riaktest.OpPut, riaktest.TimeoutAfterApply, 1)
+	fmt.Println(retrying.Put(ctx, "k2", "a", []byte("v"), nil))
+	// Output:
+	// true true 1
+	// <nil>
+}
+
+// Options choose the bucket and the retry policy; zero values are defaults.
+func ExampleOptions() {
+	opts := riak.Options{
+		BucketType: "ledgers",  // "" means "default"
+		Bucket:     "balances", // required
+		RetryCount: 5,          // 0 means DefaultRetryCount, NoRetries sends once
+	}
+	fmt.Println(opts.Bucket, riak.DefaultRetryCount, riak.ContentType)
+	// Output:
+	// balances 3 application/x-counterkit+msgpack
+}

@@ -1,0 +1,128 @@
+package riaktest_test
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/riak/riaktest"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+// TestCausalityAgainstModel drives the double through the real client with
+// random reads, context-carrying writes, blind writes and deletes from
+// several clients, and compares every read with a plain model of Riak's
+// causal semantics that knows nothing about version vectors: a write
+// supersedes exactly the writes its issuer had read (plus, for a blind write,
+// nothing), and a read returns the writes nobody has superseded.
+//
+// Replay a failure with the command the test logs.
+func TestCausalityAgainstModel(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewSource(seed))
+	srv := riaktest.Start(t)
+	cl := client(t, srv)
+	setProps(t, cl, "default", true, false)
+
+	const clients = 3
+	runs := proptest.Scale(20)
+	for run := 0; run < runs; run++ {
+		key := "k" + strconv.Itoa(run)
+		// Model state: every write ever made (by index) and the set each
+		// write superseded. The live set is what no write superseded.
+		type write struct {
+			value      string
+			tombstone  bool
+			supersedes []int
+		}
+		var writes []write
+		superseded := map[int]bool{}
+		live := func() []string {
+			var out []string
+			for i, w := range writes {
+				if !superseded[i] && !w.tombstone {
+					out = append(out, w.value)
+				}
+			}
+			return out
+		}
+		reaped := func() bool { // only tombstones left: the double reaps the key
+			for i := range writes {
+				if !superseded[i] && !writes[i].tombstone {
+					return false
+				}
+			}
+			return true
+		}
+		// Per client: the vclock of its last read and the write indexes that
+		// read had seen.
+		vclocks := make([][]byte, clients)
+		seen := make([][]int, clients)
+
+		for step := 0; step < 40; step++ {
+			c := rng.Intn(clients)
+			switch r := rng.Intn(10); {
+			case r < 4: // read
+				resp := fetch(t, cl, "default", key)
+				want := live()
+				if reaped() {
+					require.True(t, resp.IsNotFound, "seed %d run %d step %d", seed, run, step)
+					vclocks[c], seen[c] = nil, nil
+					continue
+				}
+				got := values(resp)
+				slices.Sort(got)
+				slices.Sort(want)
+				require.Equal(t, want, got, "seed %d run %d step %d", seed, run, step)
+				vclocks[c] = resp.VClock
+				seen[c] = nil
+				for i := range writes {
+					seen[c] = append(seen[c], i)
+				}
+			case r < 8: // write with the client's context (nil if it never read)
+				v := fmt.Sprintf("w%d", len(writes))
+				require.NoError(t, store(cl, "default", key, v, vclocks[c]))
+				writes = append(writes, write{value: v, supersedes: slices.Clone(seen[c])})
+				for _, i := range seen[c] {
+					superseded[i] = true
+				}
+			case r < 9: // blind write
+				v := fmt.Sprintf("w%d", len(writes))
+				require.NoError(t, store(cl, "default", key, v, nil))
+				writes = append(writes, write{value: v})
+			default: // delete with the client's context
+				if vclocks[c] == nil {
+					continue
+				}
+				del := deleteCmd(t, key, vclocks[c])
+				require.NoError(t, cl.Execute(del))
+				writes = append(writes, write{tombstone: true, supersedes: slices.Clone(seen[c])})
+				for _, i := range seen[c] {
+					superseded[i] = true
+				}
+				if reaped() {
+					// Only tombstones left: the double reaps the key at
+					// once and forgets them.
+					for i := range writes {
+						superseded[i] = true
+					}
+				}
+			}
+		}
+		n, _ := srv.Siblings("default", bucket, key)
+		if !reaped() {
+			unsuperseded := 0
+			for i := range writes {
+				if !superseded[i] {
+					unsuperseded++
+				}
+			}
+			require.Equal(t, unsuperseded, n, "stored siblings (tombstones included)")
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package riaktest
+
+import (
+	"strconv"
+	"time"
+
+	rpbkv "github.com/basho/riak-go-client/rpb/riak_kv"
+	"github.com/golang/protobuf/proto"
+)
+
+// sibling is one stored version of a value: its content and the dot of the
+// write that created it. A tombstone is a sibling whose content has
+// Deleted set.
+type sibling struct {
+	dot     Dot
+	content *rpbkv.RpbContent
+}
+
+func (s sibling) tombstone() bool { return s.content.GetDeleted() }
+
+// object is what the double keeps per key: the causal context of everything
+// ever written to it (vv) and the siblings nothing has superseded yet.
+type object struct {
+	vv   VClock
+	sibs []sibling
+}
+
+// live reports whether the object has a sibling that is not a tombstone.
+func (o *object) live() bool {
+	for _, s := range o.sibs {
+		if !s.tombstone() {
+			return true
+		}
+	}
+	return false
+}
+
+// writeProps is the part of the bucket properties that decides what a write
+// does to existing siblings.
+type writeProps struct {
+	allowMult     bool
+	lastWriteWins bool
+}
+
+// apply performs one write (a put, or a delete's tombstone) coordinated by
+// vnode coord with client context ctx, following Riak 2.x with
+// dvv_enabled=true:
+//
+//   - the new context is the join of the stored context and ctx, with the
+//     coordinator's counter incremented; the new sibling gets that dot;
+//   - siblings whose dot ctx covers are superseded and dropped; the others
+//     are concurrent with the write and stay, so a put without the latest
+//     vclock makes a sibling;
+//   - allow_mult=false keeps only the newest sibling (Riak resolves by
+//     timestamp, and the new write is the newest), and last_write_wins=true
+//     replaces the object outright; both silently lose concurrent writes,
+//     which is why counterkit refuses such buckets.
+//
+// The caller picks the new write's dot with nextDot. old may be nil (no
+// stored object). apply never mutates old.
+func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot Dot, now time.Time) *object {
+	var base VClock
+	var prev []sibling
+	if old != nil {
+		base = old.vv
+		prev = old.sibs
+	}
+	vv := base.Join(ctx)
+	coord := dot.Vnode
+	vv[coord] = dot.Counter
+	c := proto.Clone(content).(*rpbkv.RpbContent)
+	if c.Value == nil {
+		c.Value = []byte{}
+	}
+	secs, usecs := uint32(now.Unix()), uint32(now.Nanosecond()/1000)
+	c.LastMod, c.LastModUsecs = &secs, &usecs
+	vtag := []byte(Dot{coord, vv[coord]}.String())
+	c.Vtag = vtag
+	fresh := sibling{dot: Dot{Vnode: coord, Counter: vv[coord]}, content: c}
+	next := &object{vv: vv}
+	if !p.lastWriteWins && p.allowMult {
+		for _, s := range prev {
+			if !ctx.Covers(s.dot) {
+				next.sibs = append(next.sibs, s)
+			}
+		}
+	}
+	next.sibs = append(next.sibs, fresh)
+	return next
+}
+
+// nextDot returns the dot of the next write coordinated by coord to an object
+// whose merged context is ctx: one past both the context's entry and the
+// vnode's own counter. The vnode counter (last, updated in place) never goes
+// back, so a dot is never reused even after a key is reaped and written
+// again; this models Riak's per-key epochs, without which a stale vclock
+// could cover a newer write.
+func nextDot(last map[string]uint64, coord string, ctx VClock) Dot {
+	n := max(last[coord], ctx[coord]) + 1
+	last[coord] = n
+	return Dot{Vnode: coord, Counter: n}
+}
+
+// String renders a dot as vnode.counter.
+func (d Dot) String() string { return d.Vnode + "." + strconv.FormatUint(d.Counter, 10) }

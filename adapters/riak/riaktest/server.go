@@ -1,0 +1,790 @@
+package riaktest
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	rpb "github.com/basho/riak-go-client/rpb/riak"
+	rpbkv "github.com/basho/riak-go-client/rpb/riak_kv"
+	"github.com/golang/protobuf/proto"
+)
+
+// Riak protocol-buffers message codes the double understands.
+const (
+	codeErrorResp         byte = 0
+	codePingReq           byte = 1
+	codePingResp          byte = 2
+	codeGetServerInfoReq  byte = 7
+	codeGetServerInfoResp byte = 8
+	codeGetReq            byte = 9
+	codeGetResp           byte = 10
+	codePutReq            byte = 11
+	codePutResp           byte = 12
+	codeDelReq            byte = 13
+	codeDelResp           byte = 14
+	codeGetBucketReq      byte = 19
+	codeGetBucketResp     byte = 20
+	codeSetBucketReq      byte = 21
+	codeSetBucketResp     byte = 22
+	codeResetBucketReq    byte = 29
+	codeResetBucketResp   byte = 30
+	codeGetBucketTypeReq  byte = 31
+	codeSetBucketTypeReq  byte = 32
+)
+
+// MaxFrameSize is the largest request frame the double reads, in bytes
+// (length prefix excluded). A larger frame closes the connection.
+const MaxFrameSize = 64 << 20
+
+// Op classifies requests for counting and fault injection. Ops are plain
+// values, safe to share.
+type Op int
+
+// The request kinds the double counts separately.
+const (
+	OpOther     Op = iota // anything not listed below
+	OpPing                // RpbPingReq (the client's health check)
+	OpGet                 // RpbGetReq (FetchValueCommand)
+	OpPut                 // RpbPutReq (StoreValueCommand)
+	OpDelete              // RpbDelReq (DeleteValueCommand)
+	OpGetBucket           // RpbGetBucketReq and RpbGetBucketTypeReq
+	OpSetBucket           // RpbSetBucketReq, RpbResetBucketReq, RpbSetBucketTypeReq
+	numOps
+)
+
+var opNames = [...]string{"other", "ping", "get", "put", "delete", "get-bucket", "set-bucket"}
+
+// String returns a short lower-case name.
+func (o Op) String() string {
+	if o < 0 || o >= numOps {
+		return fmt.Sprintf("Op(%d)", int(o))
+	}
+	return opNames[o]
+}
+
+// Fault is a failure the double injects into one request. Faults are plain
+// values, safe to share.
+type Fault int
+
+// The injectable faults. "Apply" means the request takes effect on the
+// double's store (for a read it is a no-op).
+const (
+	// NoFault handles the request normally.
+	NoFault Fault = iota
+	// Refuse answers RpbErrorResp "overload" without applying: the client
+	// learns the write did not land.
+	Refuse
+	// CloseBeforeApply closes the connection without applying. The client
+	// sees a reset and cannot tell whether the write landed (it did not).
+	CloseBeforeApply
+	// DropResponse applies, then never answers; the client's read times out.
+	DropResponse
+	// CloseAfterApply applies, then closes the connection; the client sees
+	// EOF or a reset after sending.
+	CloseAfterApply
+	// TimeoutAfterApply applies, then answers RpbErrorResp "timeout", the way
+	// a Riak coordinator answers when W replicas did not confirm in time.
+	TimeoutAfterApply
+)
+
+var faultNames = [...]string{"none", "refuse", "close-before-apply", "drop-response", "close-after-apply", "timeout-after-apply"}
+
+// String returns a short lower-case name.
+func (f Fault) String() string {
+	if f < 0 || int(f) >= len(faultNames) {
+		return fmt.Sprintf("Fault(%d)", int(f))
+	}
+	return faultNames[f]
+}
+
+// Applies reports whether the request takes effect under f.
+func (f Fault) Applies() bool { return f != Refuse && f != CloseBeforeApply }
+
+// BucketTypeProps are the properties of a bucket type created with
+// CreateBucketType. Unlike riak-admin, the zero value means allow_mult=false:
+// set AllowMult explicitly. It is a plain value, safe to copy and share.
+type BucketTypeProps struct {
+	AllowMult     bool
+	LastWriteWins bool
+	// Datatype, when set (for example "counter"), marks a Riak data-type
+	// bucket type. The double stores KV values in it anyway; it exists so
+	// that clients' configuration checks can be tested.
+	Datatype string
+}
+
+// Options configure a FakeServer. The zero value is ready to use; it is a
+// plain value, safe to copy and share.
+type Options struct {
+	// Vnodes is how many coordinating vnode ids writes rotate over
+	// (default 3). More vnodes give wider version vectors.
+	Vnodes int
+}
+
+type bucketID struct{ typ, bucket string }
+
+type objectID struct{ typ, bucket, key string }
+
+// FakeServer is a TEST DOUBLE, not a database: an in-process server on a
+// loopback port that speaks Riak's protocol-buffers wire format (a 4-byte
+// big-endian length, a 1-byte message code, a protobuf body) well enough for
+// riak-go-client's FetchValue, StoreValue, DeleteValue, FetchBucketProps,
+// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands.
+//
+// It keeps everything in memory on a single simulated node and models what
+// matters for counterkit faithfully:
+//
+//   - causality with dotted version vectors encoded into the opaque vclock
+//     bytes (see VClock): a put without the latest vclock makes a sibling, a
+//     put whose vclock covers siblings replaces exactly those;
+//   - the bucket properties allow_mult and last_write_wins, including the
+//     data loss they cause when misconfigured;
+//   - deletes with a vclock: what the vclock covers is removed, concurrent
+//     siblings survive, and an object left with only tombstones is reaped
+//     at once (delete_mode=immediate);
+//   - fault injection per request (InjectFault, SetFaultFunc) and request
+//     counting per operation (Requests).
+//
+// It does not model replication, quorums, read repair, hinted handoff,
+// vclock pruning, secondary indexes, links, search, CRDT data types,
+// security or TLS. Use a real Riak (RIAK_ADDR) for those.
+//
+// A FakeServer is safe for concurrent use; its zero value is not usable:
+// create one with Start or NewFakeServer.
+type FakeServer struct {
+	ln     net.Listener
+	vnodes []string
+	rr     atomic.Uint64
+
+	counts [numOps]atomic.Int64
+
+	mu      sync.Mutex
+	types   map[string]*rpb.RpbBucketProps
+	buckets map[bucketID]*rpb.RpbBucketProps
+	objects map[objectID]*object
+	faults  map[Op][]Fault
+	faultFn func(op Op, key string) Fault
+	hist    map[int]int64
+	clocks  map[string]uint64 // per-vnode write counter, never reset
+	conns   map[net.Conn]struct{}
+	closed  bool
+
+	wg sync.WaitGroup
+}
+
+// Start starts a FakeServer on 127.0.0.1:0 and closes it when tb's test ends.
+func Start(tb testing.TB, opts ...Options) *FakeServer {
+	tb.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	s, err := NewFakeServer(o)
+	if err != nil {
+		tb.Fatalf("riaktest: %v", err)
+	}
+	tb.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// NewFakeServer starts a FakeServer listening on 127.0.0.1 on a free port.
+// The caller must Close it.
+func NewFakeServer(opts Options) (*FakeServer, error) {
+	n := opts.Vnodes
+	if n <= 0 {
+		n = 3
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s := &FakeServer{
+		ln:      ln,
+		types:   map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
+		buckets: map[bucketID]*rpb.RpbBucketProps{},
+		objects: map[objectID]*object{},
+		faults:  map[Op][]Fault{},
+		hist:    map[int]int64{},
+		clocks:  map[string]uint64{},
+		conns:   map[net.Conn]struct{}{},
+	}
+	for i := 0; i < n; i++ {
+		s.vnodes = append(s.vnodes, fmt.Sprintf("vnode-%d", i))
+	}
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+func typeProps(p BucketTypeProps) *rpb.RpbBucketProps {
+	props := &rpb.RpbBucketProps{
+		NVal:          proto.Uint32(3),
+		AllowMult:     proto.Bool(p.AllowMult),
+		LastWriteWins: proto.Bool(p.LastWriteWins),
+		Consistent:    proto.Bool(false),
+	}
+	if p.Datatype != "" {
+		props.Datatype = []byte(p.Datatype)
+	}
+	return props
+}
+
+// Addr is the host:port of the protocol-buffers listener.
+func (s *FakeServer) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the listener, closes every client connection and waits for
+// the serving goroutines to finish. It is safe to call more than once.
+func (s *FakeServer) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	err := s.ln.Close()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
+
+// CreateBucketType creates and activates a bucket type, like
+// `riak-admin bucket-type create` followed by `activate`. Buckets of a type
+// that does not exist are refused, as by Riak. The "default" type always
+// exists with allow_mult=false and last_write_wins=false, Riak 2.x's
+// defaults for it.
+func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
+	if name == "" || name == "default" {
+		return fmt.Errorf("riaktest: bucket type %q cannot be created", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.types[name]; ok {
+		return fmt.Errorf("riaktest: bucket type %q already exists", name)
+	}
+	s.types[name] = typeProps(p)
+	return nil
+}
+
+// InjectFault makes the next n requests of kind op fail with f, in arrival
+// order. Queued faults take precedence over SetFaultFunc.
+func (s *FakeServer) InjectFault(op Op, f Fault, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := 0; i < n; i++ {
+		s.faults[op] = append(s.faults[op], f)
+	}
+}
+
+// SetFaultFunc installs fn to choose a fault for every request with no
+// queued fault; key is the object key ("" for requests without one). fn is
+// called with the server's lock held and must not call back into s. A nil fn
+// removes it.
+func (s *FakeServer) SetFaultFunc(fn func(op Op, key string) Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faultFn = fn
+}
+
+// Requests returns how many requests of kind op have arrived, whether or
+// not a fault was injected into them.
+func (s *FakeServer) Requests(op Op) int64 {
+	if op < 0 || op >= numOps {
+		return 0
+	}
+	return s.counts[op].Load()
+}
+
+// ResetRequests zeroes the request counters and the sibling histogram.
+func (s *FakeServer) ResetRequests() {
+	for i := range s.counts {
+		s.counts[i].Store(0)
+	}
+	s.mu.Lock()
+	s.hist = map[int]int64{}
+	s.mu.Unlock()
+}
+
+// SiblingHistogram returns, for each sibling count, how many successful
+// fetches of an existing object returned that many siblings (tombstones
+// included).
+func (s *FakeServer) SiblingHistogram() map[int]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int]int64, len(s.hist))
+	for k, v := range s.hist {
+		out[k] = v
+	}
+	return out
+}
+
+// Siblings returns the number of siblings stored for a key (tombstones
+// included) and its causal context; 0 and nil if the key does not exist.
+func (s *FakeServer) Siblings(bucketType, bucket, key string) (int, VClock) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[objectID{bucketType, bucket, key}]
+	if o == nil {
+		return 0, nil
+	}
+	return len(o.sibs), o.vv.Join(nil)
+}
+
+// Values returns copies of the live (non-tombstone) sibling values stored
+// for a key.
+func (s *FakeServer) Values(bucketType, bucket, key string) [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.objects[objectID{bucketType, bucket, key}]
+	if o == nil {
+		return nil
+	}
+	var out [][]byte
+	for _, sib := range o.sibs {
+		if !sib.tombstone() {
+			out = append(out, append([]byte(nil), sib.content.Value...))
+		}
+	}
+	return out
+}
+
+func (s *FakeServer) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serve(c)
+	}
+}
+
+// rpcError is an RpbErrorResp to send.
+type rpcError string
+
+func (s *FakeServer) serve(c net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		_ = c.Close()
+	}()
+	r := bufio.NewReader(c)
+	for {
+		code, body, err := readFrame(r)
+		if err != nil {
+			return
+		}
+		op, key := classify(code, body)
+		s.counts[op].Add(1)
+		fault := s.nextFault(op, key)
+		switch fault {
+		case Refuse:
+			if writeError(c, "overload") != nil {
+				return
+			}
+			continue
+		case CloseBeforeApply:
+			return
+		}
+		respCode, resp, rerr := s.handle(code, body)
+		switch fault {
+		case DropResponse:
+			continue
+		case CloseAfterApply:
+			return
+		case TimeoutAfterApply:
+			if writeError(c, "timeout") != nil {
+				return
+			}
+			continue
+		}
+		if rerr != "" {
+			err = writeError(c, string(rerr))
+		} else {
+			err = writeFrame(c, respCode, resp)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (s *FakeServer) nextFault(op Op, key string) Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.faults[op]; len(q) > 0 {
+		s.faults[op] = q[1:]
+		return q[0]
+	}
+	if s.faultFn != nil {
+		return s.faultFn(op, key)
+	}
+	return NoFault
+}
+
+func readFrame(r io.Reader) (byte, []byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n == 0 || n > MaxFrameSize {
+		return 0, nil, fmt.Errorf("frame of %d bytes", n)
+	}
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return 0, nil, err
+	}
+	return buf[0], buf[1:], nil
+}
+
+func writeFrame(w io.Writer, code byte, msg proto.Message) error {
+	var body []byte
+	if msg != nil {
+		var err error
+		if body, err = proto.Marshal(msg); err != nil {
+			return err
+		}
+	}
+	frame := make([]byte, 5+len(body))
+	binary.BigEndian.PutUint32(frame, uint32(len(body)+1))
+	frame[4] = code
+	copy(frame[5:], body)
+	_, err := w.Write(frame)
+	return err
+}
+
+func writeError(w io.Writer, msg string) error {
+	return writeFrame(w, codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(msg), Errcode: proto.Uint32(0)})
+}
+
+// classify finds the op and, for key-addressed requests, the key. A body
+// that does not parse is classified by its code alone; handle reports it.
+func classify(code byte, body []byte) (Op, string) {
+	switch code {
+	case codePingReq:
+		return OpPing, ""
+	case codeGetReq:
+		var m rpbkv.RpbGetReq
+		_ = proto.Unmarshal(body, &m)
+		return OpGet, string(m.Key)
+	case codePutReq:
+		var m rpbkv.RpbPutReq
+		_ = proto.Unmarshal(body, &m)
+		return OpPut, string(m.Key)
+	case codeDelReq:
+		var m rpbkv.RpbDelReq
+		_ = proto.Unmarshal(body, &m)
+		return OpDelete, string(m.Key)
+	case codeGetBucketReq, codeGetBucketTypeReq:
+		return OpGetBucket, ""
+	case codeSetBucketReq, codeResetBucketReq, codeSetBucketTypeReq:
+		return OpSetBucket, ""
+	}
+	return OpOther, ""
+}
+
+func typeName(t []byte) string {
+	if len(t) == 0 {
+		return "default"
+	}
+	return string(t)
+}
+
+// handle applies one request and returns the response to send: a message
+// code and body, or an error message.
+func (s *FakeServer) handle(code byte, body []byte) (byte, proto.Message, rpcError) {
+	switch code {
+	case codePingReq:
+		return codePingResp, nil, ""
+	case codeGetServerInfoReq:
+		return codeGetServerInfoResp, &rpb.RpbGetServerInfoResp{
+			Node:          []byte("riaktest@127.0.0.1"),
+			ServerVersion: []byte("riaktest-fake-server"),
+		}, ""
+	case codeGetReq:
+		var m rpbkv.RpbGetReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbGetReq: " + err.Error())
+		}
+		return s.get(&m)
+	case codePutReq:
+		var m rpbkv.RpbPutReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbPutReq: " + err.Error())
+		}
+		return s.put(&m)
+	case codeDelReq:
+		var m rpbkv.RpbDelReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbDelReq: " + err.Error())
+		}
+		return s.del(&m)
+	case codeGetBucketReq:
+		var m rpb.RpbGetBucketReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbGetBucketReq: " + err.Error())
+		}
+		return s.getBucket(typeName(m.Type), string(m.Bucket))
+	case codeGetBucketTypeReq:
+		var m rpb.RpbGetBucketTypeReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbGetBucketTypeReq: " + err.Error())
+		}
+		return s.getBucket(typeName(m.Type), "")
+	case codeSetBucketReq:
+		var m rpb.RpbSetBucketReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbSetBucketReq: " + err.Error())
+		}
+		return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props, false)
+	case codeResetBucketReq:
+		var m rpb.RpbResetBucketReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbResetBucketReq: " + err.Error())
+		}
+		if _, _, r := s.setBucket(typeName(m.Type), string(m.Bucket), nil, true); r != "" {
+			return 0, nil, r
+		}
+		return codeResetBucketResp, nil, ""
+	case codeSetBucketTypeReq:
+		var m rpb.RpbSetBucketTypeReq
+		if err := proto.Unmarshal(body, &m); err != nil {
+			return 0, nil, rpcError("bad RpbSetBucketTypeReq: " + err.Error())
+		}
+		return s.setBucket(typeName(m.Type), "", m.Props, false)
+	}
+	return 0, nil, rpcError(fmt.Sprintf("unknown message code: %d", code))
+}
+
+// propsLocked returns the effective properties of a bucket (its type's,
+// overlaid with the bucket's own), or an error if the type does not exist.
+func (s *FakeServer) propsLocked(typ, bucket string) (*rpb.RpbBucketProps, rpcError) {
+	tp, ok := s.types[typ]
+	if !ok {
+		return nil, rpcError(fmt.Sprintf("Invalid bucket type: %q", typ))
+	}
+	p := proto.Clone(tp).(*rpb.RpbBucketProps)
+	if bucket != "" {
+		if bp := s.buckets[bucketID{typ, bucket}]; bp != nil {
+			proto.Merge(p, bp)
+		}
+	}
+	return p, ""
+}
+
+func (s *FakeServer) getBucket(typ, bucket string) (byte, proto.Message, rpcError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p, rerr := s.propsLocked(typ, bucket)
+	if rerr != "" {
+		return 0, nil, rerr
+	}
+	return codeGetBucketResp, &rpb.RpbGetBucketResp{Props: p}, ""
+}
+
+// setBucket stores bucket (or, with bucket == "", bucket-type) properties.
+func (s *FakeServer) setBucket(typ, bucket string, props *rpb.RpbBucketProps, reset bool) (byte, proto.Message, rpcError) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.types[typ]; !ok {
+		return 0, nil, rpcError(fmt.Sprintf("Invalid bucket type: %q", typ))
+	}
+	if props == nil && !reset {
+		return 0, nil, "props are required"
+	}
+	switch {
+	case bucket == "" && reset:
+		return 0, nil, "bucket is required"
+	case bucket == "":
+		proto.Merge(s.types[typ], props)
+	case reset:
+		delete(s.buckets, bucketID{typ, bucket})
+	default:
+		id := bucketID{typ, bucket}
+		bp := s.buckets[id]
+		if bp == nil {
+			bp = &rpb.RpbBucketProps{}
+			s.buckets[id] = bp
+		}
+		proto.Merge(bp, props)
+	}
+	return codeSetBucketResp, nil, ""
+}
+
+func decodeContext(b []byte) (VClock, rpcError) {
+	var vc VClock
+	if err := vc.UnmarshalBinary(b); err != nil {
+		return nil, rpcError("bad vclock: " + err.Error())
+	}
+	return vc, ""
+}
+
+func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
+	if len(m.Bucket) == 0 || len(m.Key) == 0 {
+		return 0, nil, "bucket and key are required"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	typ := typeName(m.Type)
+	if _, rerr := s.propsLocked(typ, string(m.Bucket)); rerr != "" {
+		return 0, nil, rerr
+	}
+	o := s.objects[objectID{typ, string(m.Bucket), string(m.Key)}]
+	if o == nil {
+		return codeGetResp, nil, "" // not found: an empty RpbGetResp
+	}
+	vc, err := o.vv.MarshalBinary()
+	if err != nil {
+		return 0, nil, rpcError(err.Error())
+	}
+	if len(m.IfModified) > 0 {
+		ctx, rerr := decodeContext(m.IfModified)
+		if rerr != "" {
+			return 0, nil, rerr
+		}
+		if ctx.Equal(o.vv) {
+			return codeGetResp, &rpbkv.RpbGetResp{Unchanged: proto.Bool(true), Vclock: vc}, ""
+		}
+	}
+	resp := &rpbkv.RpbGetResp{Vclock: vc}
+	for _, sib := range o.sibs {
+		c := proto.Clone(sib.content).(*rpbkv.RpbContent)
+		if m.GetHead() {
+			c.Value = []byte{}
+		}
+		resp.Content = append(resp.Content, c)
+	}
+	s.hist[len(o.sibs)]++
+	return codeGetResp, resp, ""
+}
+
+// dotLocked picks the coordinating vnode (round robin) and the new write's
+// dot.
+func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
+	coord := s.vnodes[int(s.rr.Add(1)-1)%len(s.vnodes)]
+	merged := ctx
+	if old != nil {
+		merged = old.vv.Join(ctx)
+	}
+	return nextDot(s.clocks, coord, merged)
+}
+
+func propsOf(p *rpb.RpbBucketProps) writeProps {
+	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins()}
+}
+
+func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
+	if len(m.Bucket) == 0 {
+		return 0, nil, "bucket is required"
+	}
+	if m.Content == nil {
+		return 0, nil, "content is required"
+	}
+	ctx, rerr := decodeContext(m.Vclock)
+	if rerr != "" {
+		return 0, nil, rerr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	typ := typeName(m.Type)
+	props, rerr := s.propsLocked(typ, string(m.Bucket))
+	if rerr != "" {
+		return 0, nil, rerr
+	}
+	key, generated := string(m.Key), false
+	if key == "" {
+		var b [10]byte
+		_, _ = rand.Read(b[:])
+		key, generated = hex.EncodeToString(b[:]), true
+	}
+	id := objectID{typ, string(m.Bucket), key}
+	old := s.objects[id]
+	if m.GetIfNoneMatch() && old != nil && old.live() {
+		return 0, nil, "match_found"
+	}
+	if m.GetIfNotModified() && (old == nil || !ctx.Equal(old.vv)) {
+		return 0, nil, "modified"
+	}
+	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
+	content.Deleted = nil
+	next := apply(old, ctx, content, propsOf(props), s.dotLocked(old, ctx), time.Now())
+	s.objects[id] = next
+	resp := &rpbkv.RpbPutResp{}
+	if generated {
+		resp.Key = []byte(key)
+	}
+	if m.GetReturnBody() || m.GetReturnHead() {
+		vc, err := next.vv.MarshalBinary()
+		if err != nil {
+			return 0, nil, rpcError(err.Error())
+		}
+		resp.Vclock = vc
+		for _, sib := range next.sibs {
+			c := proto.Clone(sib.content).(*rpbkv.RpbContent)
+			if !m.GetReturnBody() {
+				c.Value = []byte{}
+			}
+			resp.Content = append(resp.Content, c)
+		}
+	}
+	if !generated && resp.Vclock == nil {
+		return codePutResp, nil, ""
+	}
+	return codePutResp, resp, ""
+}
+
+func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
+	if len(m.Bucket) == 0 || len(m.Key) == 0 {
+		return 0, nil, "bucket and key are required"
+	}
+	ctx, rerr := decodeContext(m.Vclock)
+	if rerr != "" {
+		return 0, nil, rerr
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	typ := typeName(m.Type)
+	props, rerr := s.propsLocked(typ, string(m.Bucket))
+	if rerr != "" {
+		return 0, nil, rerr
+	}
+	id := objectID{typ, string(m.Bucket), string(m.Key)}
+	old := s.objects[id]
+	if old == nil {
+		return codeDelResp, nil, ""
+	}
+	if len(ctx) == 0 {
+		// Riak deletes without a vclock by fetching the current one first.
+		ctx = old.vv
+	}
+	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
+	next := apply(old, ctx, tomb, propsOf(props), s.dotLocked(old, ctx), time.Now())
+	if next.live() {
+		s.objects[id] = next
+	} else {
+		delete(s.objects, id) // delete_mode=immediate: reap tombstone-only objects
+	}
+	return codeDelResp, nil, ""
+}

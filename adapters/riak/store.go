@@ -1,0 +1,291 @@
+package riak
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	riakc "github.com/basho/riak-go-client"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+// ContentType is the content type of every value this package stores: the
+// counterkit msgpack envelope (see crdt.EnvelopeLen). Fetch refuses siblings
+// with any other content type.
+const ContentType = "application/x-counterkit+msgpack"
+
+// actorMetaKey is the user-metadata key that records which actor wrote a
+// sibling. It is informational (handy when inspecting siblings with other
+// tools); nothing reads it back.
+const actorMetaKey = "counterkit-actor"
+
+// Defaults for Options fields left zero.
+const (
+	// DefaultRetryCount is the number of extra attempts after a failed
+	// write or read when Options.RetryCount is zero.
+	DefaultRetryCount = 3
+	// DefaultRetryBackoff is the pause before the first retry; it doubles
+	// with each further retry up to one second (with jitter). With
+	// DefaultRetryCount the retries span more than the riak-go-client's
+	// node health-check interval (125ms), so a node that just saw a reset
+	// gets its chance again.
+	DefaultRetryBackoff = 50 * time.Millisecond
+	// NoRetries, as Options.RetryCount, sends every request exactly once.
+	NoRetries = -1
+)
+
+// Limits on what Store sends and accepts.
+const (
+	// MaxKeyLen is the longest key, in bytes.
+	MaxKeyLen = 1024
+	// MaxBucketLen is the longest bucket or bucket-type name, in bytes.
+	MaxBucketLen = 255
+	// MaxTokenSize is the largest vclock (ledger.Token) Put and Delete
+	// accept, in bytes.
+	MaxTokenSize = 64 << 10
+	// MaxSiblings is the most siblings Fetch accepts for one key. Riak
+	// itself warns at 25 and (by default) refuses writes past 100.
+	MaxSiblings = 1000
+)
+
+// Options configure a Store or a StateStore. The zero value selects every
+// default except Bucket, which is required. Options is a plain value, safe
+// to copy and share.
+type Options struct {
+	// BucketType is the Riak bucket type; "" means "default".
+	BucketType string
+	// Bucket is the bucket holding the objects. Required.
+	Bucket string
+	// RetryCount is how many times a failed request is resent (retry_count
+	// in the original Ruby ledger). An ambiguous failure (a timeout, a
+	// connection reset after sending, a Riak "timeout" error) and a refusal
+	// (overload, no node available) are both retried: the operations are
+	// idempotent, so a resent write that had already landed changes
+	// nothing. Zero means DefaultRetryCount; NoRetries sends once.
+	RetryCount int
+	// RetryBackoff is the pause before the first retry (doubling after);
+	// zero means DefaultRetryBackoff.
+	RetryBackoff time.Duration
+	// SkipBucketCheck skips the bucket-properties check in New. Use it only
+	// when the bucket properties cannot be read (restricted security
+	// permissions) and were checked another way.
+	SkipBucketCheck bool
+}
+
+// settings are validated Options with defaults applied.
+type settings struct {
+	bucketType, bucket string
+	retries            int
+	backoff            time.Duration
+}
+
+func (o Options) settings() (settings, error) {
+	st := settings{bucketType: o.BucketType, bucket: o.Bucket, retries: o.RetryCount, backoff: o.RetryBackoff}
+	if st.bucketType == "" {
+		st.bucketType = "default"
+	}
+	if err := checkName("bucket type", st.bucketType, MaxBucketLen); err != nil {
+		return st, err
+	}
+	if err := checkName("bucket", st.bucket, MaxBucketLen); err != nil {
+		return st, err
+	}
+	switch {
+	case o.RetryCount == 0:
+		st.retries = DefaultRetryCount
+	case o.RetryCount == NoRetries:
+		st.retries = 0
+	case o.RetryCount < 0:
+		return st, fmt.Errorf("%w: RetryCount %d (use NoRetries to disable retries)", crdt.ErrInvalidConfig, o.RetryCount)
+	}
+	if o.RetryBackoff < 0 {
+		return st, fmt.Errorf("%w: negative RetryBackoff %v", crdt.ErrInvalidConfig, o.RetryBackoff)
+	}
+	if o.RetryBackoff == 0 {
+		st.backoff = DefaultRetryBackoff
+	}
+	return st, nil
+}
+
+// checkName accepts 1..max bytes of UTF-8 without control characters.
+func checkName(what, s string, max int) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("%w: empty %s", crdt.ErrInvalidIdentifier, what)
+	case len(s) > max:
+		return fmt.Errorf("%w: %s of %d bytes, limit %d", crdt.ErrInvalidIdentifier, what, len(s), max)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%w: %s is not valid UTF-8", crdt.ErrInvalidIdentifier, what)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: %s contains a control character", crdt.ErrInvalidIdentifier, what)
+		}
+	}
+	return nil
+}
+
+// Store keeps counterkit ledgers in a Riak bucket. It implements
+// ledger.Store and ledger.Deleter: Fetch returns every sibling and the
+// vclock, Put stores with that vclock so that the siblings it merged
+// collapse, Delete removes what a vclock covers.
+//
+// A Store holds no state of its own beyond its options and is safe for
+// concurrent use by any number of goroutines; the riak-go-client cluster
+// it uses is the connection pool.
+type Store struct {
+	cl *riakc.Cluster
+	st settings
+}
+
+var (
+	_ ledger.Store   = (*Store)(nil)
+	_ ledger.Deleter = (*Store)(nil)
+)
+
+// New returns a Store on a started cluster. Unless opts.SkipBucketCheck is
+// set it reads the bucket properties first and refuses (with an error
+// wrapping crdt.ErrMisconfiguredStore) a bucket whose settings would lose
+// concurrent writes; see CheckBucket.
+//
+// Build the cluster with NewCluster, or configure your own with
+// ClusterOptions.ExecutionAttempts = 1: the Store does its own retries and
+// needs to see every failure to report ambiguity correctly.
+func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
+	if cl == nil {
+		return nil, fmt.Errorf("%w: nil cluster", crdt.ErrInvalidConfig)
+	}
+	st, err := opts.settings()
+	if err != nil {
+		return nil, err
+	}
+	if !opts.SkipBucketCheck {
+		if err := CheckBucket(ctx, cl, st.bucketType, st.bucket); err != nil {
+			return nil, err
+		}
+	}
+	return &Store{cl: cl, st: st}, nil
+}
+
+// Fetch reads key and returns the values of all its live siblings (in
+// Riak's order) and its vclock as the token. A key that does not exist
+// gives no siblings, a nil token and a nil error. Tombstone siblings left by
+// a delete are skipped, but their vclock is in the token, so the next Put
+// removes them.
+//
+// Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
+// sibling with a content type other than ContentType), crdt.ErrTooLarge
+// (more than MaxSiblings siblings) or crdt.ErrInvalidIdentifier.
+func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, error) {
+	if err := checkName("key", key, MaxKeyLen); err != nil {
+		return nil, nil, err
+	}
+	cmd, err := execute(ctx, s.cl, s.st, request{
+		op: "fetch", key: key,
+		build: func() (riakc.Command, error) {
+			return riakc.NewFetchValueCommandBuilder().
+				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).Build()
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	resp := cmd.(*riakc.FetchValueCommand).Response
+	if resp == nil || resp.IsNotFound {
+		return nil, nil, nil
+	}
+	if len(resp.Values) > MaxSiblings {
+		return nil, nil, &Error{Op: "fetch", Key: key, Attempts: 1, Kind: crdt.ErrTooLarge,
+			Err: fmt.Errorf("%d siblings, limit %d", len(resp.Values), MaxSiblings)}
+	}
+	var sibs [][]byte
+	for _, o := range resp.Values {
+		if o.IsTombstone {
+			continue
+		}
+		if o.ContentType != ContentType {
+			return nil, nil, &Error{Op: "fetch", Key: key, Attempts: 1, Kind: crdt.ErrTypeMismatch,
+				Err: fmt.Errorf("sibling has content type %q, want %q", o.ContentType, ContentType)}
+		}
+		sibs = append(sibs, o.Value)
+	}
+	return sibs, ledger.Token(resp.VClock), nil
+}
+
+// Put stores value under key with token (the vclock from Fetch) as its
+// causal context. Riak replaces every sibling the token covers, so a value
+// that merges all fetched siblings collapses them; a write that raced with
+// it becomes a sibling, never a loss. A nil token stores a new sibling next
+// to whatever exists.
+//
+// Put resends the request up to RetryCount times after a failure. A nil
+// error means the write landed. Otherwise the error wraps
+// crdt.ErrAmbiguousWrite (some attempt may have landed: the outcome is
+// unknown), crdt.ErrUnavailable (no attempt landed), crdt.ErrInvalidActor,
+// crdt.ErrInvalidIdentifier, crdt.ErrTooLarge or
+// crdt.ErrMisconfiguredStore, and the driver error is reachable with
+// errors.As.
+func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+	if err := checkName("key", key, MaxKeyLen); err != nil {
+		return err
+	}
+	if err := actor.Validate(); err != nil {
+		return err
+	}
+	if len(value) > crdt.DefaultMaxEncodedSize {
+		return fmt.Errorf("%w: value of %d bytes, limit %d", crdt.ErrTooLarge, len(value), crdt.DefaultMaxEncodedSize)
+	}
+	if len(token) > MaxTokenSize {
+		return fmt.Errorf("%w: token of %d bytes, limit %d", crdt.ErrTooLarge, len(token), MaxTokenSize)
+	}
+	_, err := execute(ctx, s.cl, s.st, request{
+		op: "store", key: key, write: true,
+		build: func() (riakc.Command, error) {
+			obj := &riakc.Object{
+				Value:       value,
+				ContentType: ContentType,
+				UserMeta:    []*riakc.Pair{{Key: actorMetaKey, Value: string(actor)}},
+			}
+			if len(token) > 0 {
+				obj.VClock = token
+			}
+			return riakc.NewStoreValueCommandBuilder().
+				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).
+				WithContent(obj).Build()
+		},
+	})
+	return err
+}
+
+// Delete removes key as far as token covers it: Riak writes a tombstone
+// with token as its context, which supersedes every sibling the token
+// covers. A write that was concurrent with the delete (not covered by the
+// token) survives as a live sibling, so a racing update is never lost, but
+// it resurrects the state its writer had read, which may include values the
+// delete meant to remove. A nil token deletes everything currently stored.
+//
+// Retries and errors are as for Put: nil means the delete landed.
+func (s *Store) Delete(ctx context.Context, key string, token ledger.Token) error {
+	if err := checkName("key", key, MaxKeyLen); err != nil {
+		return err
+	}
+	if len(token) > MaxTokenSize {
+		return fmt.Errorf("%w: token of %d bytes, limit %d", crdt.ErrTooLarge, len(token), MaxTokenSize)
+	}
+	_, err := execute(ctx, s.cl, s.st, request{
+		op: "delete", key: key, write: true,
+		build: func() (riakc.Command, error) {
+			b := riakc.NewDeleteValueCommandBuilder().
+				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key)
+			if len(token) > 0 {
+				b = b.WithVClock(token)
+			}
+			return b.Build()
+		},
+	})
+	return err
+}

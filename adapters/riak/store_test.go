@@ -1,0 +1,295 @@
+package riak_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	riakc "github.com/basho/riak-go-client"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/riak"
+	"github.com/counterkit/counterkit/adapters/riak/riaktest"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+var ctx = context.Background()
+
+func TestFetchMissingThenPut(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	key := uniqueKey("basic")
+
+	sibs, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, sibs)
+	require.Nil(t, tok)
+
+	require.NoError(t, s.Put(ctx, key, "a1", []byte("v1"), tok))
+	sibs, tok, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("v1")}, sibs)
+	require.NotEmpty(t, tok)
+
+	require.NoError(t, s.Put(ctx, key, "a1", []byte("v2"), tok))
+	require.Equal(t, [][]byte{[]byte("v2")}, srv.Values("default", testBucket, key))
+	require.Equal(t, int64(2), srv.Requests(riaktest.OpGet))
+	require.Equal(t, int64(2), srv.Requests(riaktest.OpPut))
+}
+
+func TestStaleTokenMakesSiblingAndMergedPutCollapses(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	key := uniqueKey("sib")
+	require.NoError(t, s.Put(ctx, key, "a", []byte("base"), nil))
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+
+	// Two actors read the same version and write concurrently.
+	require.NoError(t, s.Put(ctx, key, "a", []byte("from-a"), tok))
+	require.NoError(t, s.Put(ctx, key, "b", []byte("from-b"), tok))
+	sibs, tok2, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.ElementsMatch(t, [][]byte{[]byte("from-a"), []byte("from-b")}, sibs)
+
+	// Writing back the merge with the fetched vclock collapses them.
+	require.NoError(t, s.Put(ctx, key, "a", []byte("merged"), tok2))
+	n, _ := srv.Siblings("default", testBucket, key)
+	require.Equal(t, 1, n)
+	sibs, _, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("merged")}, sibs)
+}
+
+func TestCheckBucketRefusesUnsafeBuckets(t *testing.T) {
+	srv := riaktest.Start(t)
+	cl := newCluster(t, srv.Addr())
+	require.NoError(t, srv.CreateBucketType("lww", riaktest.BucketTypeProps{AllowMult: true, LastWriteWins: true}))
+	require.NoError(t, srv.CreateBucketType("counters", riaktest.BucketTypeProps{AllowMult: true, Datatype: "counter"}))
+	require.NoError(t, srv.CreateBucketType("ledgers", riaktest.BucketTypeProps{AllowMult: true}))
+
+	for _, tc := range []struct {
+		typ, want string
+	}{
+		{"", "allow_mult=false"}, // Riak's default type
+		{"lww", "last_write_wins=true"},
+		{"counters", "datatype"},
+	} {
+		_, err := riak.New(ctx, cl, riak.Options{BucketType: tc.typ, Bucket: "b"})
+		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore, tc.typ)
+		require.Contains(t, err.Error(), tc.want)
+	}
+	_, err := riak.New(ctx, cl, riak.Options{BucketType: "ledgers", Bucket: "b"})
+	require.NoError(t, err)
+
+	// ConfigureBucket repairs a bucket of the default type.
+	require.NoError(t, riak.ConfigureBucket(ctx, cl, "", "b"))
+	_, err = riak.New(ctx, cl, riak.Options{Bucket: "b"})
+	require.NoError(t, err)
+
+	// An unknown bucket type is a misconfiguration, not an outage.
+	_, err = riak.New(ctx, cl, riak.Options{BucketType: "nope", Bucket: "b"})
+	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
+	var re riakc.RiakError
+	require.ErrorAs(t, err, &re)
+}
+
+func TestAmbiguousPutIsRetried(t *testing.T) {
+	for _, f := range []riaktest.Fault{riaktest.DropResponse, riaktest.CloseAfterApply, riaktest.TimeoutAfterApply, riaktest.CloseBeforeApply, riaktest.Refuse} {
+		t.Run(f.String(), func(t *testing.T) {
+			srv, cl := fakeCluster(t)
+			s := newStore(t, cl, riak.Options{RetryCount: 5})
+			key := uniqueKey("retry")
+			srv.InjectFault(riaktest.OpPut, f, 1)
+			require.NoError(t, s.Put(ctx, key, "a", []byte("v"), nil))
+			require.GreaterOrEqual(t, srv.Requests(riaktest.OpPut), int64(2))
+			vals := srv.Values("default", testBucket, key)
+			require.NotEmpty(t, vals)
+			for _, v := range vals {
+				require.Equal(t, "v", string(v))
+			}
+			// A landed first attempt plus its resend leave at most two
+			// identical siblings; the next merged write collapses them.
+			if f.Applies() {
+				require.Len(t, vals, 2)
+			} else {
+				require.Len(t, vals, 1)
+			}
+		})
+	}
+}
+
+func TestOutcomeWithoutRetries(t *testing.T) {
+	for _, tc := range []struct {
+		fault  riaktest.Fault
+		kind   error
+		driver any
+	}{
+		{riaktest.DropResponse, crdt.ErrAmbiguousWrite, new(net.Error)},
+		{riaktest.TimeoutAfterApply, crdt.ErrAmbiguousWrite, new(riakc.RiakError)},
+		{riaktest.CloseAfterApply, crdt.ErrAmbiguousWrite, nil},
+		{riaktest.Refuse, crdt.ErrUnavailable, new(riakc.RiakError)},
+	} {
+		t.Run(tc.fault.String(), func(t *testing.T) {
+			srv, cl := fakeCluster(t)
+			s := newStore(t, cl, riak.Options{RetryCount: riak.NoRetries})
+			key := uniqueKey("once")
+			srv.InjectFault(riaktest.OpPut, tc.fault, 1)
+			err := s.Put(ctx, key, "a", []byte("v"), nil)
+			require.ErrorIs(t, err, tc.kind)
+			var rerr *riak.Error
+			require.ErrorAs(t, err, &rerr)
+			require.Equal(t, 1, rerr.Attempts)
+			require.Equal(t, "store", rerr.Op)
+			if tc.driver != nil {
+				require.ErrorAs(t, err, tc.driver)
+			}
+			var ce riakc.ClientError
+			require.ErrorAs(t, err, &ce, "the driver's own error is reachable too")
+			require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
+			require.Equal(t, tc.fault.Applies(), len(srv.Values("default", testBucket, key)) == 1)
+		})
+	}
+}
+
+func TestExhaustedRetries(t *testing.T) {
+	t.Run("all refused", func(t *testing.T) {
+		srv, cl := fakeCluster(t)
+		s := newStore(t, cl, riak.Options{RetryCount: 2, RetryBackoff: time.Millisecond})
+		srv.InjectFault(riaktest.OpPut, riaktest.Refuse, 3)
+		err := s.Put(ctx, uniqueKey("refused"), "a", []byte("v"), nil)
+		require.ErrorIs(t, err, crdt.ErrUnavailable, "nothing landed, and the error says so")
+		require.Equal(t, int64(3), srv.Requests(riaktest.OpPut))
+	})
+	t.Run("one ambiguous among refusals", func(t *testing.T) {
+		srv, cl := fakeCluster(t)
+		s := newStore(t, cl, riak.Options{RetryCount: 2, RetryBackoff: time.Millisecond})
+		srv.InjectFault(riaktest.OpPut, riaktest.Refuse, 1)
+		srv.InjectFault(riaktest.OpPut, riaktest.TimeoutAfterApply, 1)
+		srv.InjectFault(riaktest.OpPut, riaktest.Refuse, 1)
+		key := uniqueKey("mixed")
+		err := s.Put(ctx, key, "a", []byte("v"), nil)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		require.Len(t, srv.Values("default", testBucket, key), 1, "the ambiguous attempt did land")
+	})
+	t.Run("fetch", func(t *testing.T) {
+		srv, cl := fakeCluster(t)
+		s := newStore(t, cl, riak.Options{RetryCount: 1, RetryBackoff: time.Millisecond})
+		srv.InjectFault(riaktest.OpGet, riaktest.TimeoutAfterApply, 2)
+		_, _, err := s.Fetch(ctx, uniqueKey("fetch"))
+		require.ErrorIs(t, err, crdt.ErrUnavailable, "a read is never ambiguous")
+	})
+}
+
+func TestContext(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	err := s.Put(cancelled, uniqueKey("ctx"), "a", []byte("v"), nil)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "nothing was sent")
+	require.ErrorIs(t, err, context.Canceled)
+	require.Equal(t, int64(0), srv.Requests(riaktest.OpPut))
+
+	// A deadline that expires while the response is being dropped.
+	srv.SetFaultFunc(func(op riaktest.Op, _ string) riaktest.Fault {
+		if op == riaktest.OpPut {
+			return riaktest.DropResponse
+		}
+		return riaktest.NoFault
+	})
+	short, cancel2 := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel2()
+	start := time.Now()
+	err = s.Put(short, uniqueKey("ctx"), "a", []byte("v"), nil)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 2*time.Second, "returns at the deadline, not after retries")
+	srv.SetFaultFunc(nil)
+}
+
+func TestServerDown(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{RetryCount: 1, RetryBackoff: time.Millisecond})
+	require.NoError(t, srv.Close())
+	_, _, err := s.Fetch(ctx, uniqueKey("down"))
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	err = s.Put(ctx, uniqueKey("down"), "a", []byte("v"), nil)
+	require.Error(t, err)
+	require.True(t, errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite), "%v", err)
+}
+
+func TestDelete(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	var _ ledger.Deleter = s
+	key := uniqueKey("del")
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v1"), nil))
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+
+	// A writer the deleter has not seen survives the delete.
+	require.NoError(t, s.Put(ctx, key, "b", []byte("racing"), tok))
+	require.NoError(t, s.Delete(ctx, key, tok))
+	sibs, tok2, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("racing")}, sibs, "tombstones are not returned")
+	n, _ := srv.Siblings("default", testBucket, key)
+	require.Equal(t, 2, n, "live sibling + tombstone")
+
+	// A put with the new token removes the tombstone too.
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v2"), tok2))
+	n, _ = srv.Siblings("default", testBucket, key)
+	require.Equal(t, 1, n)
+
+	// Deleting with the latest token removes the key.
+	_, tok3, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.NoError(t, s.Delete(ctx, key, tok3))
+	sibs, tok4, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, sibs)
+	require.Nil(t, tok4)
+}
+
+func TestBadInput(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	key := uniqueKey("bad")
+	require.ErrorIs(t, s.Put(ctx, "", "a", []byte("v"), nil), crdt.ErrInvalidIdentifier)
+	require.ErrorIs(t, s.Put(ctx, key, "", []byte("v"), nil), crdt.ErrInvalidActor)
+	require.ErrorIs(t, s.Put(ctx, key, "a", []byte("v"), bytes.Repeat([]byte{1}, riak.MaxTokenSize+1)), crdt.ErrTooLarge)
+	require.ErrorIs(t, s.Put(ctx, key, "a", make([]byte, crdt.DefaultMaxEncodedSize+1), nil), crdt.ErrTooLarge)
+	_, _, err := s.Fetch(ctx, strings.Repeat("k", riak.MaxKeyLen+1))
+	require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
+	require.Equal(t, int64(0), srv.Requests(riaktest.OpPut), "bad input is refused before sending")
+
+	// A token that is not a vclock is refused by the server and not retried.
+	err = s.Put(ctx, key, "a", []byte("v"), ledger.Token("garbage"))
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
+
+	for _, o := range []riak.Options{{}, {Bucket: "b", RetryCount: -2}, {Bucket: "b", RetryBackoff: -1}, {Bucket: "b\x00"}} {
+		_, err := riak.New(ctx, cl, o)
+		require.Error(t, err, "%+v", o)
+	}
+	_, err = riak.New(ctx, nil, riak.Options{Bucket: "b"})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+}
+
+func TestForeignContentTypeIsRefused(t *testing.T) {
+	_, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	key := uniqueKey("foreign")
+	cmd, err := riakc.NewStoreValueCommandBuilder().WithBucket(testBucket).WithKey(key).
+		WithContent(&riakc.Object{Value: []byte("{}"), ContentType: "application/json"}).Build()
+	require.NoError(t, err)
+	require.NoError(t, cl.Execute(cmd))
+	_, _, err = s.Fetch(ctx, key)
+	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
+}
