@@ -1,0 +1,193 @@
+package cassandra
+
+// Shared harness for the integration suite. Everything here talks to a real
+// Cassandra (4.0 or later) addressed by CASSANDRA_HOSTS; without it every
+// integration test skips. The suite creates its own keyspace (SimpleStrategy,
+// RF 1; CASSANDRA_KEYSPACE names it, default a random counterkit_it_xxxxxxxx)
+// and drops it when the package's tests finish.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	"github.com/stretchr/testify/require"
+)
+
+const skipReason = "CASSANDRA_HOSTS is not set: the integration suite needs a real Cassandra 4.0+ " +
+	"(e.g. `docker compose up -d` in adapters/cassandra, then CASSANDRA_HOSTS=127.0.0.1)"
+
+type cluster struct {
+	session  *gocql.Session
+	keyspace string
+	err      error
+}
+
+var (
+	itOnce sync.Once
+	it     cluster
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if it.session != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := it.session.Query("DROP KEYSPACE IF EXISTS " + quote(it.keyspace)).ExecContext(ctx)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "dropping keyspace %s: %v\n", it.keyspace, err)
+		}
+		it.session.Close()
+	}
+	os.Exit(code)
+}
+
+// integration returns the shared session and keyspace (with the schema
+// created), or skips t when no cluster is configured.
+func integration(t testing.TB) (*gocql.Session, string) {
+	t.Helper()
+	hosts := os.Getenv("CASSANDRA_HOSTS")
+	if hosts == "" {
+		t.Skip(skipReason)
+	}
+	itOnce.Do(func() { it = connect(strings.Split(hosts, ",")) })
+	require.NoError(t, it.err, "connecting to CASSANDRA_HOSTS=%s", hosts)
+	return it.session, it.keyspace
+}
+
+func connect(hosts []string) cluster {
+	ks := os.Getenv("CASSANDRA_KEYSPACE")
+	if ks == "" {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		ks = "counterkit_it_" + hex.EncodeToString(b[:])
+	}
+	stmt, err := CreateKeyspaceStatement(ks, 1)
+	if err != nil {
+		return cluster{err: err}
+	}
+	for i := range hosts {
+		hosts[i] = strings.TrimSpace(hosts[i])
+	}
+	c := gocql.NewCluster(hosts...)
+	c.Consistency = gocql.Quorum
+	c.Timeout = 15 * time.Second
+	c.ConnectTimeout = 15 * time.Second
+	c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
+	c.QueryObserver = observer{}
+	c.BatchObserver = observer{}
+	s, err := c.CreateSession()
+	if err != nil {
+		return cluster{err: err}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := s.Query(stmt).ExecContext(ctx); err != nil {
+		s.Close()
+		return cluster{err: err}
+	}
+	// Set the session before CreateSchema so TestMain drops the keyspace even
+	// when table creation fails.
+	it.session, it.keyspace = s, ks
+	if err := CreateSchema(ctx, s, ks); err != nil {
+		return cluster{session: s, keyspace: ks, err: err}
+	}
+	return cluster{session: s, keyspace: ks}
+}
+
+// newTestDB returns a DB on the shared cluster.
+func newTestDB(t testing.TB, opts Options) *DB {
+	t.Helper()
+	s, ks := integration(t)
+	db, err := New(s, ks, opts)
+	require.NoError(t, err)
+	return db
+}
+
+// uniqueKey returns a key no other test uses, so tests (and conformance
+// subtests) share tables without sharing partitions.
+func uniqueKey(t testing.TB, name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s/%s/%s", t.Name(), name, hex.EncodeToString(b[:]))
+}
+
+// calls counts the statements sent on behalf of one context, as seen by the
+// driver's QueryObserver and BatchObserver: every attempt is counted, so a
+// driver-level retry would show up as an extra statement.
+type calls struct {
+	mu        sync.Mutex
+	reads     int
+	writes    int
+	batches   int
+	readParts map[string]bool // partition keys (first bound value) read
+	stmts     []string
+}
+
+type callsKey struct{}
+
+// counting returns a context whose statements are counted in the result.
+func counting(ctx context.Context) (context.Context, *calls) {
+	c := &calls{readParts: map[string]bool{}}
+	return context.WithValue(ctx, callsKey{}, c), c
+}
+
+func (c *calls) snapshot() (reads, writes, batches, partitions int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads, c.writes, c.batches, len(c.readParts)
+}
+
+type observer struct{}
+
+func (observer) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
+	c, _ := ctx.Value(callsKey{}).(*calls)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stmts = append(c.stmts, q.Statement)
+	verb := strings.ToUpper(strings.Fields(q.Statement + " x")[0])
+	if verb == "SELECT" {
+		c.reads++
+		if len(q.Values) > 0 {
+			c.readParts[fmt.Sprint(q.Values[0])] = true
+		}
+		return
+	}
+	c.writes++
+}
+
+func (observer) ObserveBatch(ctx context.Context, b gocql.ObservedBatch) {
+	c, _ := ctx.Value(callsKey{}).(*calls)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stmts = append(c.stmts, "BATCH: "+strings.Join(b.Statements, "; "))
+	c.writes++
+	c.batches++
+}
+
+// requireCalls asserts the exact statement counts of one counted context.
+func requireCalls(t testing.TB, c *calls, reads, writes, partitions int, what string) {
+	t.Helper()
+	r, w, _, p := c.snapshot()
+	c.mu.Lock()
+	stmts := append([]string(nil), c.stmts...)
+	c.mu.Unlock()
+	require.Equal(t, reads, r, "%s: reads; statements: %q", what, stmts)
+	require.Equal(t, writes, w, "%s: writes; statements: %q", what, stmts)
+	if reads > 0 {
+		require.Equal(t, partitions, p, "%s: partitions read", what)
+	}
+}

@@ -1,0 +1,77 @@
+package cassandra
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// MaxIdentifierLen is the longest keyspace or table name the adapter
+// accepts. Cassandra itself refuses names longer than 48 characters.
+const MaxIdentifierLen = 48
+
+// MaxKeyLen is the longest counter key, in bytes. Keys are partition keys;
+// Cassandra allows up to 64 KiB, but every read and write carries the key, so
+// the adapter keeps them small.
+const MaxKeyLen = 1024
+
+// ErrInvalidKey is returned when a counter key is empty, longer than
+// MaxKeyLen, or not valid UTF-8. It wraps crdt.ErrInvalidIdentifier (the core
+// has no sentinel for keys of its own).
+var ErrInvalidKey = fmt.Errorf("%w: counter key", crdt.ErrInvalidIdentifier)
+
+// CheckIdentifier reports whether name is a keyspace or table name the
+// adapter will put into CQL text. Only lower-case ASCII letters, digits and
+// underscores are accepted, starting with a letter, 1..MaxIdentifierLen
+// characters; the adapter then always double-quotes the name, so reserved
+// words are harmless and nothing in a name can change the meaning of a
+// statement. The error wraps crdt.ErrInvalidIdentifier.
+func CheckIdentifier(name string) error {
+	if reason := identProblem(name); reason != "" {
+		shown := name
+		if len(shown) > 60 {
+			shown = shown[:60] + "..."
+		}
+		return fmt.Errorf("%w: %q %s", crdt.ErrInvalidIdentifier, shown, reason)
+	}
+	return nil
+}
+
+func identProblem(name string) string {
+	switch {
+	case name == "":
+		return "is empty"
+	case len(name) > MaxIdentifierLen:
+		return fmt.Sprintf("is %d characters, longer than %d", len(name), MaxIdentifierLen)
+	case name[0] < 'a' || name[0] > 'z':
+		return "must start with a lower-case ASCII letter"
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
+			continue
+		}
+		return fmt.Sprintf("contains %q at byte %d; only a-z, 0-9 and _ are allowed", c, i)
+	}
+	return ""
+}
+
+// quote returns a validated identifier in double quotes. Callers validate
+// first; quote never sees a name containing a quote character.
+func quote(name string) string { return `"` + name + `"` }
+
+// checkKey validates a counter key. Keys are always bound as values, never
+// formatted into CQL; the check only keeps them within the documented bound
+// and valid for CQL's text type.
+func checkKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: is empty", ErrInvalidKey)
+	case len(key) > MaxKeyLen:
+		return fmt.Errorf("%w: is %d bytes, longer than %d", ErrInvalidKey, len(key), MaxKeyLen)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: is not valid UTF-8", ErrInvalidKey)
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// tableDDL holds the body of each CREATE TABLE; %s is the quoted
+// "keyspace"."table" name. Everything else is fixed text: no caller value is
+// ever formatted into it.
+var tableDDL = map[string]string{
+	// One row per (counter key, actor) for GCounter and PNCounter states.
+	// An actor overwrites only its own row; a read merges all rows.
+	tableState: `CREATE TABLE IF NOT EXISTS %s (
+	key   text,
+	actor text,
+	state blob,
+	PRIMARY KEY ((key), actor)
+)`,
+	// One row per (counter key, actor) for TPNCounter ledgers.
+	tableLedger: `CREATE TABLE IF NOT EXISTS %s (
+	key   text,
+	actor text,
+	value blob,
+	PRIMARY KEY ((key), actor)
+)`,
+	// Tally shards (one row per mutator; state is the encoded shard, which
+	// carries its own expires_at) and, in the static column, the tally that a
+	// GC folds expired shards into. Keeping both in one partition makes a
+	// GC's fold a single-partition (atomic, isolated) batch.
+	tableShard: `CREATE TABLE IF NOT EXISTS %s (
+	key     text,
+	mutator text,
+	state   blob,
+	tally   blob STATIC,
+	PRIMARY KEY ((key), mutator)
+)`,
+	// Windowed log: one cell per update, newest first; a merge cell ('m',
+	// 109) sorts before the regular cell ('r', 114) with the same id. cell
+	// is deltalog.Cell's encoding.
+	tableLog: `CREATE TABLE IF NOT EXISTS %s (
+	key  text,
+	id   timeuuid,
+	kind tinyint,
+	cell blob,
+	PRIMARY KEY ((key), id, kind)
+) WITH CLUSTERING ORDER BY (id DESC, kind ASC)`,
+	// Tombstone-merge balance (seed 000's seller_balance): N normal rows,
+	// T tombstones and S sum rows, newest update first. type is the row
+	// kind ('N' 78, 'S' 83, 'T' 84); version is a uuid rather than a
+	// timeuuid because N rows carry the zero UUID there; row is
+	// balance.Row's encoding (amount, target, covers, settled).
+	tableBalance: `CREATE TABLE IF NOT EXISTS %s (
+	id       text,
+	updateid timeuuid,
+	type     tinyint,
+	version  uuid,
+	row      blob,
+	PRIMARY KEY ((id), updateid, type, version)
+) WITH CLUSTERING ORDER BY (updateid DESC, type ASC, version ASC)`,
+}
+
+// Schema returns the CREATE TABLE statements for keyspace and table prefix
+// (empty prefix means "counterkit_"), in a fixed order. Names are validated
+// with CheckIdentifier; the error wraps crdt.ErrInvalidIdentifier.
+func Schema(keyspace, prefix string) ([]string, error) {
+	tables, err := tableNames(keyspace, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(allTables))
+	for _, t := range allTables {
+		out = append(out, fmt.Sprintf(tableDDL[t], tables[t]))
+	}
+	return out, nil
+}
+
+// CreateKeyspaceStatement returns a CREATE KEYSPACE IF NOT EXISTS statement
+// with SimpleStrategy and the given replication factor. It is meant for
+// tests and single-DC development clusters; production keyspaces usually
+// want NetworkTopologyStrategy and are created by operators.
+func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, error) {
+	if err := CheckIdentifier(keyspace); err != nil {
+		return "", err
+	}
+	if replicationFactor < 1 || replicationFactor > 100 {
+		return "", fmt.Errorf("%w: replication factor %d", crdt.ErrInvalidConfig, replicationFactor)
+	}
+	return fmt.Sprintf("CREATE KEYSPACE IF NOT EXISTS %s WITH replication = {'class': 'SimpleStrategy', 'replication_factor': %d}",
+		quote(keyspace), replicationFactor), nil
+}
+
+// CreateSchema creates the adapter's tables (default prefix) in an existing
+// keyspace and waits for schema agreement. It is idempotent.
+func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) error {
+	stmts, err := Schema(keyspace, "")
+	if err != nil {
+		return err
+	}
+	return runDDL(ctx, session, stmts)
+}
+
+// CreateSchema creates the DB's tables (with its prefix) and waits for
+// schema agreement. It is idempotent.
+func (db *DB) CreateSchema(ctx context.Context) error {
+	out := make([]string, 0, len(allTables))
+	for _, t := range allTables {
+		out = append(out, fmt.Sprintf(tableDDL[t], db.tables[t]))
+	}
+	return runDDL(ctx, db.session, out)
+}
+
+func runDDL(ctx context.Context, session *gocql.Session, stmts []string) error {
+	for _, s := range stmts {
+		if err := session.Query(s).ExecContext(ctx); err != nil {
+			return wrapErr("create schema", true, fmt.Errorf("%s: %w", firstLine(s), err))
+		}
+	}
+	if err := session.AwaitSchemaAgreement(ctx); err != nil {
+		return wrapErr("create schema", true, err)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
