@@ -1,0 +1,3130 @@
+package counterkit_test
+
+// Language-neutral test vectors (SPEC.md, "Test vectors").
+//
+// The JSON files under testdata/vectors are produced by the code and then
+// locked:
+//
+//	go test . -run TestVectors -update   # regenerate (review the diff!)
+//	go test . -run TestVectors           # check
+//
+// Checking replays every vector against the real types (operations, merges,
+// encodings, decodings, rejections) and, separately, against plain models
+// written here from the specification: a per-actor map for the G/PN counters,
+// a map of accepted transactions for the transactional counters, a map of
+// regular cells for the delta log, plain loops for the tally aggregates
+// (including HyperLogLog registers computed from MetroHash64 directly) and
+// "the sum of every normal row ever added" for balance. Every expected
+// encoding is also rebuilt from the vector's structured state by refEnc, a
+// small msgpack writer that shares no code with the codecs. So a vector
+// whose expectations merely mirror a bug in the implementation fails here.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math"
+	"math/big"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	metro "github.com/dgryski/go-metro"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+var update = flag.Bool("update", false, "regenerate testdata/vectors/*.json from the code (review the diff before committing)")
+
+const vectorDir = "testdata/vectors"
+
+// vectorFiles maps every vector file to the function that checks it. A file
+// in vectorDir that is not listed here fails TestVectorFilesAreRead.
+var vectorFiles = map[string]struct {
+	gen   func(t *testing.T) any
+	check func(t *testing.T, raw []byte)
+}{
+	"envelope.json":   {genEnvelope, checkEnvelope},
+	"gcounter.json":   {genGCounter, checkGCounter},
+	"pncounter.json":  {genPNCounter, checkPNCounter},
+	"tpncounter.json": {genTPN, checkTPN},
+	"tally.json":      {genTally, checkTally},
+	"deltalog.json":   {genDeltalog, checkDeltalog},
+	"balance.json":    {genBalance, checkBalance},
+}
+
+func TestVectors(t *testing.T) {
+	for _, name := range sortedKeys(vectorFiles) {
+		vf := vectorFiles[name]
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			path := filepath.Join(vectorDir, name)
+			if *update {
+				v := vf.gen(t)
+				b, err := json.MarshalIndent(v, "", "  ")
+				require.NoError(t, err)
+				require.NoError(t, os.MkdirAll(vectorDir, 0o755))
+				require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+			}
+			raw, err := os.ReadFile(path)
+			require.NoError(t, err, "run go test . -run TestVectors -update to create it")
+			vf.check(t, raw)
+		})
+	}
+}
+
+// TestVectorFilesAreRead fails when a vector file exists that no test reads,
+// when a package with a wire codec has no vector file, or when a type tag
+// registered in crdt/envelope.go appears in no vector.
+func TestVectorFilesAreRead(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(vectorDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		_, ok := vectorFiles[filepath.Base(f)]
+		require.True(t, ok, "%s is not read by any test: add it to vectorFiles", f)
+	}
+	// Every top-level package that encodes with internal/wire is a type
+	// package and needs <name>.json.
+	dirs, err := os.ReadDir(".")
+	require.NoError(t, err)
+	for _, d := range dirs {
+		if !d.IsDir() || d.Name() == "internal" || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		srcs, _ := filepath.Glob(filepath.Join(d.Name(), "*.go"))
+		codec := false
+		for _, s := range srcs {
+			if strings.HasSuffix(s, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(s)
+			require.NoError(t, err)
+			if bytes.Contains(b, []byte("wire.NewEncoder(")) {
+				codec = true
+			}
+		}
+		if codec {
+			_, ok := vectorFiles[d.Name()+".json"]
+			require.True(t, ok, "package %s has a wire codec but no %s/%s.json", d.Name(), vectorDir, d.Name())
+			_, err := os.Stat(filepath.Join(vectorDir, d.Name()+".json"))
+			require.NoError(t, err)
+		}
+	}
+	// Every registered tag occurs in some vector file.
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		all = append(all, b...)
+	}
+	for _, tag := range registeredTags(t) {
+		enc := hex.EncodeToString(refEnc{}.str(tag).b)
+		require.True(t, bytes.Contains(all, []byte(enc)), "type tag %q is in crdt/envelope.go but in no vector's hex", tag)
+	}
+}
+
+// registeredTags parses crdt/envelope.go for its TypeTag constants, so a new
+// tag without vectors is noticed.
+func registeredTags(t *testing.T) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("crdt", "envelope.go"), nil, 0)
+	require.NoError(t, err)
+	var tags []string
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "TypeTag" {
+				continue
+			}
+			for _, v := range vs.Values {
+				lit := v.(*ast.BasicLit)
+				s, err := strconv.Unquote(lit.Value)
+				require.NoError(t, err)
+				tags = append(tags, s)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, len(tags), 8)
+	return tags
+}
+
+// ---------------------------------------------------------------------------
+// Shared vocabulary of the vector files.
+
+// I64 is an int64 carried in JSON as a decimal string, so that parsers that
+// read numbers as doubles do not lose precision.
+type I64 int64
+
+// MarshalJSON writes the decimal string.
+func (v I64) MarshalJSON() ([]byte, error) { return json.Marshal(strconv.FormatInt(int64(v), 10)) }
+
+// UnmarshalJSON reads the decimal string.
+func (v *I64) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	*v = I64(n)
+	return err
+}
+
+// U64 is a uint64 carried in JSON as a decimal string.
+type U64 uint64
+
+// MarshalJSON writes the decimal string.
+func (v U64) MarshalJSON() ([]byte, error) { return json.Marshal(strconv.FormatUint(uint64(v), 10)) }
+
+// UnmarshalJSON reads the decimal string.
+func (v *U64) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	*v = U64(n)
+	return err
+}
+
+func ip(v int64) *I64 { x := I64(v); return &x }
+
+// errorKinds maps the error names used in vectors to sentinels. kindOf
+// picks the first that matches.
+var errorKinds = []struct {
+	name string
+	err  error
+}{
+	{"too_large", crdt.ErrTooLarge},
+	{"overflow", crdt.ErrOverflow},
+	{"conflicting_transaction", crdt.ErrConflictingTransaction},
+	{"invalid_actor", crdt.ErrInvalidActor},
+	{"invalid_txn", crdt.ErrInvalidTxnID},
+	{"invalid_amount", crdt.ErrInvalidAmount},
+	{"outside_window", crdt.ErrOutsideWindow},
+	{"type_mismatch", crdt.ErrTypeMismatch},
+	{"unsupported_version", crdt.ErrUnsupportedVersion},
+	{"corrupt", crdt.ErrCorruptEncoding},
+	{"invalid_config", crdt.ErrInvalidConfig},
+}
+
+func kindOf(t *testing.T, err error) string {
+	t.Helper()
+	if err == nil {
+		return ""
+	}
+	for _, k := range errorKinds {
+		if errors.Is(err, k.err) {
+			return k.name
+		}
+	}
+	t.Fatalf("error wraps no known sentinel: %v", err)
+	return ""
+}
+
+func requireKind(t *testing.T, want string, err error, msgAndArgs ...any) {
+	t.Helper()
+	if want == "" {
+		require.NoError(t, err, msgAndArgs...)
+		return
+	}
+	require.Error(t, err, msgAndArgs...)
+	for _, k := range errorKinds {
+		if k.name == want {
+			require.ErrorIs(t, err, k.err, msgAndArgs...)
+			return
+		}
+	}
+	t.Fatalf("unknown error kind %q in vector", want)
+}
+
+// Malformed is an input every conforming decoder rejects with Error.
+type Malformed struct {
+	Name    string `json:"name"`
+	Decoder string `json:"decoder"`
+	Hex     string `json:"hex"`
+	Error   string `json:"error"`
+	Note    string `json:"note,omitempty"`
+}
+
+func mal(name, decoder string, b []byte, t *testing.T, note ...string) Malformed {
+	t.Helper()
+	err := decodeAs(t, decoder, b)
+	require.Error(t, err, "malformed %s/%s was accepted", decoder, name)
+	return Malformed{Name: name, Decoder: decoder, Hex: hex.EncodeToString(b), Error: kindOf(t, err), Note: strings.Join(note, " ")}
+}
+
+func checkMalformed(t *testing.T, ms []Malformed) {
+	t.Helper()
+	require.NotEmpty(t, ms)
+	for _, m := range ms {
+		b, err := hex.DecodeString(m.Hex)
+		require.NoError(t, err)
+		requireKind(t, m.Error, decodeAs(t, m.Decoder, b), "%s: %s", m.Decoder, m.Name)
+	}
+}
+
+// decodeAs decodes data with the named decoder. Decoders that fill a
+// receiver are given a non-empty one, and on error the test asserts it is
+// unchanged.
+func decodeAs(t *testing.T, decoder string, data []byte) error {
+	t.Helper()
+	unchanged := func(before, after []byte, err error) error {
+		if err != nil {
+			require.Equal(t, hex.EncodeToString(before), hex.EncodeToString(after), "%s: failed decode changed the receiver", decoder)
+		}
+		return err
+	}
+	switch decoder {
+	case "gcounter":
+		c := gcounter.New()
+		require.NoError(t, c.Increment("keep", 7))
+		before := must(c.MarshalBinary())
+		err := c.UnmarshalBinary(data)
+		return unchanged(before, must(c.MarshalBinary()), err)
+	case "pncounter":
+		c := pncounter.New()
+		require.NoError(t, c.Apply("keep", -7))
+		before := must(c.MarshalBinary())
+		err := c.UnmarshalBinary(data)
+		return unchanged(before, must(c.MarshalBinary()), err)
+	case "tgcounter":
+		c := must(tpncounter.NewGCounter(tpncounter.Options{}))
+		_ = must(c.Apply("keep", "t-keep", 7))
+		before := must(c.MarshalBinary())
+		err := c.UnmarshalBinary(data)
+		return unchanged(before, must(c.MarshalBinary()), err)
+	case "tpncounter":
+		c := must(tpncounter.New(tpncounter.Options{}))
+		_ = must(c.Apply("keep", "t-keep", -7))
+		before := must(c.MarshalBinary())
+		err := c.UnmarshalBinary(data)
+		return unchanged(before, must(c.MarshalBinary()), err)
+	case "deltalog.cell":
+		c := deltalog.Cell{ID: deltalog.IDFromParts(t0, 1, 1), Kind: deltalog.KindRegular, Delta: 7}
+		before := must(c.MarshalBinary())
+		err := c.UnmarshalBinary(data)
+		return unchanged(before, must(c.MarshalBinary()), err)
+	case "balance.row":
+		r := balance.Row{UpdateID: deltalog.IDFromParts(t0, 1, 1), Kind: balance.KindNormal, Amount: 7}
+		before := must(r.MarshalBinary())
+		err := r.UnmarshalBinary(data)
+		return unchanged(before, must(r.MarshalBinary()), err)
+	}
+	if kind, ok := strings.CutPrefix(decoder, "tally.shard:"); ok {
+		_, err := decodeAgg(t, kind, data, true)
+		return err
+	}
+	if kind, ok := strings.CutPrefix(decoder, "tally.tally:"); ok {
+		_, err := decodeAgg(t, kind, data, false)
+		return err
+	}
+	t.Fatalf("unknown decoder %q", decoder)
+	return nil
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func unhex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	require.NoError(t, err)
+	return b
+}
+
+// ---------------------------------------------------------------------------
+// refEnc: an independent msgpack writer for the layouts in SPEC.md. It uses
+// the smallest form of every integer, string, bin and array header, as the
+// specification requires, and shares no code with internal/wire.
+
+type refEnc struct{ b []byte }
+
+func (e refEnc) raw(b ...byte) refEnc { e.b = append(e.b, b...); return e }
+
+func (e refEnc) arr(n int) refEnc {
+	switch {
+	case n < 16:
+		return e.raw(0x90 | byte(n))
+	case n < 1<<16:
+		return e.raw(0xdc, byte(n>>8), byte(n))
+	}
+	return e.raw(0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func (e refEnc) str(s string) refEnc {
+	n := len(s)
+	switch {
+	case n < 32:
+		e = e.raw(0xa0 | byte(n))
+	case n < 1<<8:
+		e = e.raw(0xd9, byte(n))
+	case n < 1<<16:
+		e = e.raw(0xda, byte(n>>8), byte(n))
+	default:
+		e = e.raw(0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return e.raw([]byte(s)...)
+}
+
+func (e refEnc) bin(b []byte) refEnc {
+	n := len(b)
+	switch {
+	case n < 1<<8:
+		e = e.raw(0xc4, byte(n))
+	case n < 1<<16:
+		e = e.raw(0xc5, byte(n>>8), byte(n))
+	default:
+		e = e.raw(0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return e.raw(b...)
+}
+
+func (e refEnc) uint(v uint64) refEnc {
+	switch {
+	case v < 128:
+		return e.raw(byte(v))
+	case v < 1<<8:
+		return e.raw(0xcc, byte(v))
+	case v < 1<<16:
+		return e.raw(0xcd, byte(v>>8), byte(v))
+	case v < 1<<32:
+		return e.raw(0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return e.raw(binary.BigEndian.AppendUint64([]byte{0xcf}, v)...)
+}
+
+func (e refEnc) int(v int64) refEnc {
+	switch {
+	case v >= 0:
+		return e.uint(uint64(v))
+	case v >= -32:
+		return e.raw(byte(v))
+	case v >= math.MinInt8:
+		return e.raw(0xd0, byte(v))
+	case v >= math.MinInt16:
+		return e.raw(0xd1, byte(v>>8), byte(v))
+	case v >= math.MinInt32:
+		return e.raw(0xd2, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return e.raw(binary.BigEndian.AppendUint64([]byte{0xd3}, uint64(v))...)
+}
+
+func (e refEnc) nil() refEnc { return e.raw(0xc0) }
+
+func (e refEnc) bool(v bool) refEnc {
+	if v {
+		return e.raw(0xc3)
+	}
+	return e.raw(0xc2)
+}
+
+// env starts the envelope [tag, version, ...body].
+func env(tag string, version uint64) refEnc { return refEnc{}.arr(3).str(tag).uint(version) }
+
+func (e refEnc) hex() string { return hex.EncodeToString(e.b) }
+
+// ---------------------------------------------------------------------------
+// Identifiers shared by several files.
+
+func sp(s string) *string { return &s }
+
+// idOf returns the id a step names: Hex when set, else the string.
+func idOf(t *testing.T, s *string, h string) string {
+	t.Helper()
+	if h != "" {
+		return string(unhex(t, h))
+	}
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// jsonID splits an id into the JSON fields: a string when it is valid UTF-8
+// and a hex string otherwise.
+func jsonID(id string) (*string, string) {
+	if utf8.ValidString(id) {
+		return sp(id), ""
+	}
+	return nil, hex.EncodeToString([]byte(id))
+}
+
+// validID is the specification's id rule, written independently of crdt.
+func validID(s string) bool {
+	if len(s) < 1 || len(s) > 255 || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// ---------------------------------------------------------------------------
+// envelope.json
+
+type envelopeFile struct {
+	Comment string `json:"comment"`
+	// Ints are int64 values and their only accepted encoding.
+	Ints []struct {
+		Value I64    `json:"value"`
+		Hex   string `json:"hex"`
+	} `json:"ints"`
+	// IDs are actor/transaction id candidates and whether they are valid.
+	IDs []struct {
+		ID    *string `json:"id,omitempty"`
+		IDHex string  `json:"id_hex,omitempty"`
+		Valid bool    `json:"valid"`
+	} `json:"ids"`
+	// Empty is the encoding of the empty state of every state type.
+	Empty []struct {
+		Decoder string `json:"decoder"`
+		Hex     string `json:"hex"`
+	} `json:"empty"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+func genEnvelope(t *testing.T) any {
+	var f envelopeFile
+	f.Comment = "Envelope, integer and id rules shared by every type. See SPEC.md sections 2-3."
+	for _, v := range []int64{0, 1, 127, 128, 255, 256, 65535, 65536, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt64,
+		-1, -32, -33, -128, -129, -32768, -32769, math.MinInt32, math.MinInt32 - 1, math.MinInt64} {
+		e := wire.NewEncoder("x", 1)
+		e.Int(v)
+		b := must(e.Bytes())
+		pre := len(refEnc{}.arr(3).str("x").uint(1).b)
+		f.Ints = append(f.Ints, struct {
+			Value I64    `json:"value"`
+			Hex   string `json:"hex"`
+		}{I64(v), hex.EncodeToString(b[pre:])})
+	}
+	for _, id := range []string{"a", "alice", "Zoë", "日本", "🦀", "with space", strings.Repeat("x", 255),
+		"", strings.Repeat("x", 256), "a\x00b", "tab\there", "del\x7f", "nel\u0085", "\xff\xfe", "line\n"} {
+		s, h := jsonID(id)
+		f.IDs = append(f.IDs, struct {
+			ID    *string `json:"id,omitempty"`
+			IDHex string  `json:"id_hex,omitempty"`
+			Valid bool    `json:"valid"`
+		}{s, h, crdt.ActorID(id).Validate() == nil})
+	}
+	addEmpty := func(dec string, b []byte) {
+		require.NoError(t, decodeAs(t, dec, b))
+		f.Empty = append(f.Empty, struct {
+			Decoder string `json:"decoder"`
+			Hex     string `json:"hex"`
+		}{dec, hex.EncodeToString(b)})
+	}
+	addEmpty("gcounter", must(gcounter.New().MarshalBinary()))
+	addEmpty("pncounter", must(pncounter.New().MarshalBinary()))
+	addEmpty("tgcounter", must(must(tpncounter.NewGCounter(tpncounter.Options{})).MarshalBinary()))
+	addEmpty("tpncounter", must(must(tpncounter.New(tpncounter.Options{})).MarshalBinary()))
+
+	g := "gcounter"
+	body := refEnc{}.arr(1).arr(2).str("a").int(5) // [["a", 5]]
+	good := append(env(g, 1).b, body.b...)
+	require.NoError(t, decodeAs(t, g, good))
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	f.Malformed = []Malformed{
+		mal("empty input", g, []byte{}, t),
+		mal("not an array", g, []byte{0x01}, t),
+		mal("nil instead of envelope", g, []byte{0xc0}, t),
+		mal("envelope of two elements", g, refEnc{}.arr(2).str(g).uint(1).b, t),
+		mal("envelope of four elements", g, cat(refEnc{}.arr(4).str(g).uint(1).b, body.b, []byte{0xc0}), t),
+		mal("tag is not a string", g, cat(refEnc{}.arr(3).uint(1).uint(1).b, body.b), t),
+		mal("tag longer than 64 bytes", g, cat(refEnc{}.arr(3).str(strings.Repeat("g", 65)).uint(1).b, body.b), t),
+		mal("wrong tag", g, cat(env("pncounter", 1).b, body.b), t),
+		mal("unknown tag", g, cat(env("nosuchtype", 1).b, body.b), t),
+		mal("tag differs in case", g, cat(env("GCounter", 1).b, body.b), t),
+		mal("version 0", g, cat(env(g, 0).b, body.b), t),
+		mal("version 2 (newer than this build)", g, cat(env(g, 2).b, body.b), t),
+		mal("version is negative", g, cat(refEnc{}.arr(3).str(g).int(-1).b, body.b), t),
+		mal("version is a string", g, cat(refEnc{}.arr(3).str(g).str("1").b, body.b), t),
+		mal("version is a float", g, cat(refEnc{}.arr(3).str(g).raw(0xcb, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0).b, body.b), t),
+		mal("tag checked before version", "pncounter", cat(env(g, 9).b, body.b), t, "a wrong tag is type_mismatch even when the version is unsupported too"),
+		mal("trailing byte", g, cat(good, []byte{0xc0}), t),
+		mal("truncated body", g, good[:len(good)-1], t),
+		mal("truncated in tag", g, good[:4], t),
+		mal("array header claims more elements than bytes remain", g, cat(env(g, 1).b, []byte{0xdd, 0, 0, 0x10, 0, 0x92}), t),
+		mal("int 5 as int8 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xd0, 5).b), t),
+		mal("int 5 as uint8 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xcc, 5).b), t),
+		mal("int 5 as uint64 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 5).b), t),
+		mal("int 200 as uint16 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xcd, 0, 200).b), t),
+		mal("uint64 above int64 range", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").uint(1<<63).b), t),
+		mal("float where int is required", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xca, 0x40, 0xa0, 0, 0).b), t),
+		mal("bin where string is required", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).bin([]byte("a")).int(5).b), t),
+		mal("map where array is required", g, cat(env(g, 1).b, []byte{0x80}), t),
+		mal("id of 256 bytes", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str(strings.Repeat("x", 256)).int(5).b), t),
+		mal("id with control character", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a\x01").int(5).b), t),
+		mal("id not UTF-8", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("\xc3\x28").int(5).b), t),
+		mal("empty id", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("").int(5).b), t),
+		mal("string header claims 2 GiB", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).raw(0xdb, 0x7f, 0xff, 0xff, 0xff, 'a').b), t),
+	}
+	// Non-canonical encodings: every header and integer must use its
+	// smallest msgpack form, so each state has exactly one encoding.
+	nonCanon := func(name, dec string, in []byte) {
+		m := mal(name, dec, in, t, "non-canonical: not the smallest msgpack form")
+		require.Equal(t, "corrupt", m.Error, name)
+		f.Malformed = append(f.Malformed, m)
+	}
+	nonCanon("version 1 as uint64", g, cat(refEnc{}.arr(3).str(g).raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 1).b, body.b))
+	nonCanon("tag as str8", g, cat(refEnc{}.arr(3).raw(0xd9, 8).raw([]byte(g)...).uint(1).b, body.b))
+	nonCanon("envelope header as array16", g, cat([]byte{0xdc, 0, 3}, refEnc{}.str(g).uint(1).b, body.b))
+	nonCanon("actor as str8", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).raw(0xd9, 1, 'a').int(5).b))
+	tg := must(tpncounter.NewGCounter(tpncounter.Options{}))
+	_ = must(tg.Apply("a", "t1", 5))
+	nonCanon("tgcounter seq 1 as uint64", "tgcounter",
+		cat(env("tgcounter", 1).b, refEnc{}.arr(1).arr(5).str("a").raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 1).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b))
+	st := must(aggKinds["stats"].build(ints(2)))
+	_ = st
+	nonCanon("tally stats sum of squares as uint64", "tally.shard:stats",
+		env("tally.shard", 1).arr(4).str("stats").str("m").int(1).arr(6).int(1).int(2).int(2).int(2).uint(0).raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 4).b)
+	return f
+}
+
+func checkEnvelope(t *testing.T, raw []byte) {
+	var f envelopeFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Ints)
+	for _, c := range f.Ints {
+		require.Equal(t, c.Hex, refEnc{}.int(int64(c.Value)).hex(), "reference encoding of %d", c.Value)
+		e := wire.NewEncoder("x", 1)
+		e.Int(int64(c.Value))
+		b := must(e.Bytes())
+		require.True(t, strings.HasSuffix(hex.EncodeToString(b), c.Hex), "wire encoding of %d", c.Value)
+		d, _, err := wire.NewDecoder(b, "x", 1, 100)
+		require.NoError(t, err)
+		v, err := d.Int()
+		require.NoError(t, err)
+		require.EqualValues(t, c.Value, v)
+	}
+	require.NotEmpty(t, f.IDs)
+	for _, c := range f.IDs {
+		id := idOf(t, c.ID, c.IDHex)
+		require.Equal(t, c.Valid, validID(id), "spec rule for %q", id)
+		require.Equal(t, c.Valid, crdt.ActorID(id).Validate() == nil, "ActorID %q", id)
+		require.Equal(t, c.Valid, crdt.TxnID(id).Validate() == nil, "TxnID %q", id)
+	}
+	for _, c := range f.Empty {
+		require.NoError(t, decodeAs(t, c.Decoder, unhex(t, c.Hex)))
+	}
+	wantEmpty := map[string]string{
+		"gcounter":   env("gcounter", 1).arr(0).hex(),
+		"pncounter":  env("pncounter", 1).arr(2).arr(0).arr(0).hex(),
+		"tgcounter":  env("tgcounter", 1).arr(0).hex(),
+		"tpncounter": env("tpncounter", 1).arr(2).arr(0).arr(0).hex(),
+	}
+	require.Len(t, f.Empty, len(wantEmpty))
+	for _, c := range f.Empty {
+		require.Equal(t, wantEmpty[c.Decoder], c.Hex, c.Decoder)
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+// reencode decodes data and encodes it again.
+func reencode(t *testing.T, decoder string, data []byte) []byte {
+	switch decoder {
+	case "gcounter":
+		c := gcounter.New()
+		require.NoError(t, c.UnmarshalBinary(data))
+		return must(c.MarshalBinary())
+	case "tgcounter":
+		c := must(tpncounter.NewGCounter(tpncounter.Options{}))
+		require.NoError(t, c.UnmarshalBinary(data))
+		return must(c.MarshalBinary())
+	}
+	if kind, ok := strings.CutPrefix(decoder, "tally.shard:"); ok {
+		k := aggKinds[kind]
+		m, exp, st, err := k.decodeShard(data)
+		require.NoError(t, err)
+		return must(k.shard(m, exp, st))
+	}
+	t.Fatalf("reencode: unsupported decoder %q", decoder)
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// gcounter.json and pncounter.json
+
+// Pair is one actor's count.
+type Pair struct {
+	Actor string `json:"actor"`
+	Count I64    `json:"count"`
+}
+
+// Step is one operation of a scenario, applied to one replica. Fields that
+// an operation does not use are omitted. Outputs (Outcome, Changed, Error)
+// are what the reference implementation returned.
+type Step struct {
+	Replica  string  `json:"replica"`
+	Op       string  `json:"op"`
+	Actor    *string `json:"actor,omitempty"`
+	ActorHex string  `json:"actor_hex,omitempty"`
+	Txn      *string `json:"txn,omitempty"`
+	Amount   *I64    `json:"amount,omitempty"`
+	From     string  `json:"from,omitempty"`
+	// Beyond marks a retry deliberately sent after the transaction left
+	// every history and folded record (outside the window): it is counted
+	// again, as SPEC.md states.
+	Beyond  bool   `json:"beyond_window,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
+	Changed *bool  `json:"changed,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func stepOp(replica, op, actor string, amount int64) Step {
+	s, h := jsonID(actor)
+	return Step{Replica: replica, Op: op, Actor: s, ActorHex: h, Amount: ip(amount)}
+}
+
+func stepMerge(replica, from string) Step { return Step{Replica: replica, Op: "merge", From: from} }
+
+type gState struct {
+	Entries []Pair `json:"entries"`
+	Value   I64    `json:"value"`
+	Hex     string `json:"hex"`
+}
+
+type gScenario struct {
+	Name     string            `json:"name"`
+	Note     string            `json:"note,omitempty"`
+	Replicas []string          `json:"replicas"`
+	Steps    []Step            `json:"steps"`
+	Final    map[string]gState `json:"final"`
+}
+
+type gFile struct {
+	Comment   string      `json:"comment"`
+	Scenarios []gScenario `json:"scenarios"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+func gPairs(c *gcounter.Counter) []Pair {
+	out := []Pair{}
+	for a, n := range c.All() {
+		out = append(out, Pair{string(a), I64(n)})
+	}
+	return out
+}
+
+// runG replays steps on real gcounters, filling outputs when fill is set
+// and checking them otherwise.
+func runG(t *testing.T, sc *gScenario, fill bool) map[string]*gcounter.Counter {
+	rs := map[string]*gcounter.Counter{}
+	for _, r := range sc.Replicas {
+		rs[r] = gcounter.New()
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		c := rs[st.Replica]
+		require.NotNil(t, c, "step %d: unknown replica %q", i, st.Replica)
+		before := must(c.MarshalBinary())
+		var err error
+		switch st.Op {
+		case "increment":
+			err = c.Increment(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), int64(*st.Amount))
+		case "merge":
+			err = c.Merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error = kindOf(t, err)
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+		}
+		if err != nil {
+			require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func genGCounter(t *testing.T) any {
+	long := strings.Repeat("x", 255)
+	inc := func(r, a string, n int64) Step { return stepOp(r, "increment", a, n) }
+	scs := []gScenario{
+		{Name: "empty", Replicas: []string{"r"}},
+		{Name: "single", Replicas: []string{"r"}, Steps: []Step{inc("r", "a", 1)}},
+		{Name: "several actors, sorted by byte order", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "carol", 1), inc("r", "alice", 3), inc("r", "bob", 7), inc("r", "alice", 2), inc("r", "Bob", 4)}},
+		{Name: "integer widths", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "fix", 127), inc("r", "u8", 128), inc("r", "u8max", 255), inc("r", "u16", 256), inc("r", "u16max", 65535),
+			inc("r", "u32", 65536), inc("r", "u32max", math.MaxUint32), inc("r", "u64", math.MaxUint32+1)}},
+		{Name: "unicode and long actors", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "日本", 2), inc("r", "Zoë", 5), inc("r", "🦀", 9), inc("r", "zoe", 1), inc("r", long, 42)}},
+		{Name: "zero increment stores nothing", Replicas: []string{"r"}, Steps: []Step{inc("r", "a", 0), inc("r", "b", 3), inc("r", "b", 0)}},
+		{Name: "rejected increments leave the state unchanged", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "a", 5),
+			inc("r", "a", -1),
+			inc("r", "", 1),
+			inc("r", "", 0),
+			inc("r", "a\x00", 1),
+			inc("r", "nel\u0085", 1),
+			inc("r", strings.Repeat("y", 256), 1),
+			inc("r", "\xff", 1),
+			inc("r", "b", math.MinInt64),
+		}},
+		{Name: "maximum total and overflow", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "a", math.MaxInt64-1), inc("r", "b", 1), inc("r", "b", 1), inc("r", "c", 1)}},
+		{Name: "merge takes the per-actor maximum", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			inc("r1", "a", 5), inc("r1", "b", 1), inc("r2", "a", 3), inc("r2", "c", 4),
+			stepMerge("r3", "r2"), stepMerge("r3", "r1"),
+			stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r1"), stepMerge("r1", "r2")}},
+		{Name: "merge of an empty counter changes nothing", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			inc("r1", "a", 5), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
+		{Name: "merge that would overflow is refused", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			inc("r1", "a", math.MaxInt64-1), inc("r2", "b", 2), inc("r2", "a", 1), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
+	}
+	for i := range scs {
+		rs := runG(t, &scs[i], true)
+		scs[i].Final = map[string]gState{}
+		for name, c := range rs {
+			scs[i].Final[name] = gState{Entries: gPairs(c), Value: I64(c.Value()), Hex: hex.EncodeToString(must(c.MarshalBinary()))}
+		}
+	}
+	g := "gcounter"
+	pairs := func(ps ...any) []byte {
+		e := env(g, 1).arr(len(ps) / 2)
+		for i := 0; i < len(ps); i += 2 {
+			e = e.arr(2).str(ps[i].(string)).int(int64(ps[i+1].(int)))
+		}
+		return e.b
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	return gFile{
+		Comment:   "G-Counter (SPEC.md section 4). Body: array of [actor str, count int > 0], strictly increasing by actor bytes.",
+		Scenarios: scs,
+		Malformed: []Malformed{
+			mal("actors out of order", g, pairs("b", 1, "a", 1), t),
+			mal("duplicate actor", g, pairs("a", 1, "a", 2), t),
+			mal("zero count", g, pairs("a", 0), t),
+			mal("negative count", g, pairs("a", -1), t),
+			mal("counts sum past int64", g, cat(env(g, 1).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b), t),
+			mal("pair of three elements", g, cat(env(g, 1).arr(1).arr(3).str("a").int(1).int(1).b), t),
+			mal("pair of one element", g, cat(env(g, 1).arr(1).arr(1).str("a").b), t),
+			mal("body is nil", g, cat(env(g, 1).nil().b), t),
+			mal("body is a map", g, cat(env(g, 1).raw(0x81).str("a").int(1).b), t),
+			mal("more than 30000 actors", g, cat(env(g, 1).arr(30001).b), t, "the cap is checked before the remaining-bytes check"),
+			mal("invalid actor", g, pairs("a\x7f", 1), t),
+			mal("trailing bytes", g, cat(pairs("a", 1), []byte{0}), t),
+		},
+	}
+}
+
+// gModel is the specification's G-Counter: a map from actor to count.
+type gModel map[string]int64
+
+func gModelStep(m map[string]gModel, st Step, t *testing.T) string {
+	cur := m[st.Replica]
+	switch st.Op {
+	case "increment":
+		a, n := idOf(t, st.Actor, st.ActorHex), int64(*st.Amount)
+		switch {
+		case n < 0:
+			return "invalid_amount"
+		case !validID(a):
+			return "invalid_actor"
+		}
+		if !fitsSum(cur, a, n) {
+			return "overflow"
+		}
+		if n > 0 {
+			cur[a] += n
+		}
+	case "merge":
+		out := gModel{}
+		for a, n := range cur {
+			out[a] = n
+		}
+		for a, n := range m[st.From] {
+			out[a] = max(out[a], n)
+		}
+		if !fitsSum(out, "", 0) {
+			return "overflow"
+		}
+		m[st.Replica] = out
+	}
+	return ""
+}
+
+// fitsSum reports whether sum(m) + n fits in int64 (exact arithmetic).
+func fitsSum(m gModel, _ string, n int64) bool {
+	s := big.NewInt(n)
+	for _, v := range m {
+		s.Add(s, big.NewInt(v))
+	}
+	return s.IsInt64()
+}
+
+func (m gModel) pairs() []Pair {
+	out := []Pair{}
+	for _, a := range sortedKeys(m) {
+		if m[a] > 0 {
+			out = append(out, Pair{a, I64(m[a])})
+		}
+	}
+	return out
+}
+
+func (m gModel) sum() int64 {
+	var s int64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// refG encodes a gcounter body from pairs.
+func refGBody(e refEnc, ps []Pair) refEnc {
+	e = e.arr(len(ps))
+	for _, p := range ps {
+		e = e.arr(2).str(p.Actor).int(int64(p.Count))
+	}
+	return e
+}
+
+func checkGCounter(t *testing.T, raw []byte) {
+	var f gFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runG(t, sc, false)
+			model := map[string]gModel{}
+			for _, r := range sc.Replicas {
+				model[r] = gModel{}
+			}
+			for j, st := range sc.Steps {
+				require.Equal(t, st.Error, gModelStep(model, st, t), "model disagrees with vector at step %d", j)
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				c := rs[name]
+				require.Equal(t, want.Hex, hex.EncodeToString(must(c.MarshalBinary())), "%s encoding", name)
+				require.Equal(t, want.Hex, refGBody(env("gcounter", 1), want.Entries).hex(), "%s: reference encoding of the listed entries", name)
+				require.Equal(t, model[name].pairs(), want.Entries, "%s entries vs model", name)
+				require.EqualValues(t, model[name].sum(), want.Value, "%s value vs model", name)
+				require.EqualValues(t, want.Value, c.Value())
+				dec := gcounter.New()
+				require.NoError(t, dec.UnmarshalBinary(unhex(t, want.Hex)))
+				require.True(t, dec.Equal(c), "%s: decode(hex) != state", name)
+			}
+			// Every merge in the scenario is commutative and idempotent
+			// on the final states.
+			for a, ca := range rs {
+				for b, cb := range rs {
+					ab, ba := ca.Clone(), cb.Clone()
+					ea, eb := ab.Merge(cb), ba.Merge(ca)
+					require.Equal(t, kindOf(t, ea), kindOf(t, eb), "%s⊔%s", a, b)
+					if ea == nil {
+						require.True(t, ab.Equal(ba), "%s⊔%s not commutative", a, b)
+						again := ab.Clone()
+						require.NoError(t, again.Merge(cb))
+						require.True(t, again.Equal(ab), "not idempotent")
+					}
+				}
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+type pnState struct {
+	P     []Pair `json:"p"`
+	N     []Pair `json:"n"`
+	Value I64    `json:"value"`
+	Hex   string `json:"hex"`
+}
+
+type pnScenario struct {
+	Name     string             `json:"name"`
+	Replicas []string           `json:"replicas"`
+	Steps    []Step             `json:"steps"`
+	Final    map[string]pnState `json:"final"`
+}
+
+type pnFile struct {
+	Comment   string       `json:"comment"`
+	Scenarios []pnScenario `json:"scenarios"`
+	Malformed []Malformed  `json:"malformed"`
+}
+
+func runPN(t *testing.T, sc *pnScenario, fill bool) map[string]*pncounter.Counter {
+	rs := map[string]*pncounter.Counter{}
+	for _, r := range sc.Replicas {
+		rs[r] = pncounter.New()
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		c := rs[st.Replica]
+		before := must(c.MarshalBinary())
+		var err error
+		switch st.Op {
+		case "apply":
+			err = c.Apply(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), int64(*st.Amount))
+		case "merge":
+			err = c.Merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error = kindOf(t, err)
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+		}
+		if err != nil {
+			require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func genPNCounter(t *testing.T) any {
+	ap := func(r, a string, n int64) Step { return stepOp(r, "apply", a, n) }
+	scs := []pnScenario{
+		{Name: "empty", Replicas: []string{"r"}},
+		{Name: "increments and decrements", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", 5), ap("r", "b", -3), ap("r", "a", -2), ap("r", "c", 7), ap("r", "b", 0)}},
+		{Name: "only decrements", Replicas: []string{"r"}, Steps: []Step{ap("r", "a", -1), ap("r", "b", -300)}},
+		{Name: "extremes and overflow per half", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", math.MaxInt64), ap("r", "b", -math.MaxInt64), ap("r", "c", 1), ap("r", "c", -1), ap("r", "d", math.MinInt64)}},
+		{Name: "rejected updates", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", 4), ap("r", "", 1), ap("r", "", -1), ap("r", "x\ny", -1), ap("r", "a", math.MinInt64)}},
+		{Name: "concurrent replicas converge", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", 10), ap("r1", "a", -4), ap("r2", "b", -7), ap("r2", "a", 3), ap("r2", "b", 2),
+			stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r2")}},
+		{Name: "merge overflowing one half is refused whole", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", -(math.MaxInt64 - 1)), ap("r1", "p", 1), ap("r2", "b", -2), ap("r2", "q", 5),
+			stepMerge("r1", "r2")}},
+	}
+	for i := range scs {
+		rs := runPN(t, &scs[i], true)
+		scs[i].Final = map[string]pnState{}
+		for name, c := range rs {
+			scs[i].Final[name] = pnState{P: gPairs(c.P()), N: gPairs(c.N()), Value: I64(c.Value()), Hex: hex.EncodeToString(must(c.MarshalBinary()))}
+		}
+	}
+	p := "pncounter"
+	return pnFile{
+		Comment:   "PN-Counter (SPEC.md section 5). Body: [P, N], each a G-Counter body.",
+		Scenarios: scs,
+		Malformed: []Malformed{
+			mal("body of one half", p, env(p, 1).arr(1).arr(0).b, t),
+			mal("body of three halves", p, env(p, 1).arr(3).arr(0).arr(0).arr(0).b, t),
+			mal("N unsorted", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("b").int(1).arr(2).str("a").int(1).b, t),
+			mal("P zero count", p, env(p, 1).arr(2).arr(1).arr(2).str("a").int(0).arr(0).b, t),
+			mal("N negative count", p, env(p, 1).arr(2).arr(0).arr(1).arr(2).str("a").int(-3).b, t),
+			mal("N sums past int64", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b, t),
+			mal("invalid actor in P", p, env(p, 1).arr(2).arr(1).arr(2).str("").int(1).arr(0).b, t),
+			mal("gcounter body under pncounter tag", p, env(p, 1).arr(0).b, t),
+			mal("gcounter envelope", p, env("gcounter", 1).arr(0).b, t),
+			mal("trailing bytes", p, append(env(p, 1).arr(2).arr(0).arr(0).b, 0x90), t),
+		},
+	}
+}
+
+func checkPNCounter(t *testing.T, raw []byte) {
+	var f pnFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runPN(t, sc, false)
+			// Model: two maps per replica.
+			P, N := map[string]gModel{}, map[string]gModel{}
+			for _, r := range sc.Replicas {
+				P[r], N[r] = gModel{}, gModel{}
+			}
+			for j, st := range sc.Steps {
+				var want string
+				switch st.Op {
+				case "apply":
+					n := int64(*st.Amount)
+					a := idOf(t, st.Actor, st.ActorHex)
+					switch {
+					case n == math.MinInt64:
+						want = "invalid_amount"
+					case !validID(a):
+						want = "invalid_actor"
+					case n >= 0:
+						want = gModelStep(P, Step{Replica: st.Replica, Op: "increment", Actor: sp(a), Amount: ip(n)}, t)
+					default:
+						want = gModelStep(N, Step{Replica: st.Replica, Op: "increment", Actor: sp(a), Amount: ip(-n)}, t)
+					}
+				case "merge":
+					p2, n2 := clone(P), clone(N)
+					if want = gModelStep(p2, st, t); want == "" {
+						want = gModelStep(n2, st, t)
+					}
+					if want == "" {
+						P, N = p2, n2
+					}
+				}
+				require.Equal(t, st.Error, want, "model disagrees with vector at step %d", j)
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				c := rs[name]
+				require.Equal(t, want.Hex, hex.EncodeToString(must(c.MarshalBinary())), "%s encoding", name)
+				require.Equal(t, want.Hex, refGBody(refGBody(env("pncounter", 1).arr(2), want.P), want.N).hex(), "%s reference encoding", name)
+				require.Equal(t, P[name].pairs(), want.P)
+				require.Equal(t, N[name].pairs(), want.N)
+				require.EqualValues(t, P[name].sum()-N[name].sum(), want.Value, "%s value vs model", name)
+				require.EqualValues(t, want.Value, c.Value())
+				dec := pncounter.New()
+				require.NoError(t, dec.UnmarshalBinary(unhex(t, want.Hex)))
+				require.True(t, dec.Equal(c))
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func clone(m map[string]gModel) map[string]gModel {
+	out := map[string]gModel{}
+	for r, g := range m {
+		c := gModel{}
+		for a, n := range g {
+			c[a] = n
+		}
+		out[r] = c
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// tpncounter.json (tgcounter and tpncounter)
+
+// TxnJSON is one transaction held in a history or folded record.
+type TxnJSON struct {
+	Txn    string `json:"txn"`
+	Amount I64    `json:"amount"`
+}
+
+type tEntry struct {
+	Actor   string    `json:"actor"`
+	Seq     U64       `json:"seq"`
+	Total   I64       `json:"total"`
+	History []TxnJSON `json:"history"`
+	Folded  []TxnJSON `json:"folded"`
+}
+
+type tState struct {
+	Entries *[]tEntry         `json:"entries,omitempty"`
+	P       *[]tEntry         `json:"p,omitempty"`
+	N       *[]tEntry         `json:"n,omitempty"`
+	Value   I64               `json:"value"`
+	Status  map[string]string `json:"status"`
+	Hex     string            `json:"hex"`
+}
+
+type tOptions struct {
+	HistoryLength int `json:"history_length"`
+	FoldedLength  int `json:"folded_length"`
+	MaxActors     int `json:"max_actors"`
+}
+
+type tScenario struct {
+	Name     string            `json:"name"`
+	Note     string            `json:"note,omitempty"`
+	Type     string            `json:"type"`
+	Options  tOptions          `json:"options"`
+	Replicas []string          `json:"replicas"`
+	Steps    []Step            `json:"steps"`
+	Final    map[string]tState `json:"final"`
+}
+
+type tFile struct {
+	Comment   string      `json:"comment"`
+	Scenarios []tScenario `json:"scenarios"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+// tReplica hides the difference between GCounter and Counter.
+type tReplica interface {
+	apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error)
+	compact(a crdt.ActorID) (bool, error)
+	merge(o tReplica) error
+	bytes() []byte
+	value() int64
+	status(x crdt.TxnID) tpncounter.Status
+	amount(x crdt.TxnID) (int64, bool)
+	state() tState
+	decodeEqual(t *testing.T, b []byte) bool
+}
+
+type tg struct{ c *tpncounter.GCounter }
+
+func (r tg) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
+	return r.c.Apply(a, x, n)
+}
+func (r tg) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
+func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
+func (r tg) bytes() []byte                         { return must(r.c.MarshalBinary()) }
+func (r tg) value() int64                          { return r.c.Value() }
+func (r tg) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
+func (r tg) amount(x crdt.TxnID) (int64, bool) {
+	for _, a := range r.c.Actors() {
+		e, _ := r.c.Entry(a)
+		for _, l := range [][]tpncounter.Txn{e.History, e.Folded} {
+			for _, tx := range l {
+				if tx.ID == x {
+					return tx.Amount, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+func (r tg) state() tState { es := tEntries(r.c); return tState{Entries: &es} }
+func (r tg) decodeEqual(t *testing.T, b []byte) bool {
+	d := must(tpncounter.NewGCounter(r.c.Options()))
+	require.NoError(t, d.UnmarshalBinary(b))
+	return d.Equal(r.c) && d.Value() == r.c.Value()
+}
+
+type tpn struct{ c *tpncounter.Counter }
+
+func (r tpn) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
+	return r.c.Apply(a, x, n)
+}
+func (r tpn) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
+func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
+func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
+func (r tpn) value() int64                          { return r.c.Value() }
+func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
+func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
+func (r tpn) state() tState {
+	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
+	return tState{P: &p, N: &n}
+}
+func (r tpn) decodeEqual(t *testing.T, b []byte) bool {
+	d := must(tpncounter.New(r.c.Options()))
+	require.NoError(t, d.UnmarshalBinary(b))
+	return d.Equal(r.c) && d.Value() == r.c.Value()
+}
+
+func tEntries(g *tpncounter.GCounter) []tEntry {
+	out := []tEntry{}
+	conv := func(l []tpncounter.Txn) []TxnJSON {
+		o := []TxnJSON{}
+		for _, x := range l {
+			o = append(o, TxnJSON{string(x.ID), I64(x.Amount)})
+		}
+		return o
+	}
+	for _, a := range g.Actors() {
+		e, _ := g.Entry(a)
+		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), History: conv(e.History), Folded: conv(e.Folded)})
+	}
+	return out
+}
+
+var outcomeNames = map[tpncounter.Outcome]string{
+	tpncounter.Applied: "applied", tpncounter.Duplicate: "duplicate", tpncounter.DuplicateFolded: "duplicate_folded",
+}
+
+var statusNames = map[tpncounter.Status]string{
+	tpncounter.Unknown: "unknown", tpncounter.InHistory: "in_history", tpncounter.Folded: "folded",
+}
+
+func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
+	opts := tpncounter.Options{HistoryLength: sc.Options.HistoryLength, FoldedLength: sc.Options.FoldedLength, MaxActors: sc.Options.MaxActors}
+	rs := map[string]tReplica{}
+	for _, r := range sc.Replicas {
+		switch sc.Type {
+		case "tgcounter":
+			rs[r] = tg{must(tpncounter.NewGCounter(opts))}
+		case "tpncounter":
+			rs[r] = tpn{must(tpncounter.New(opts))}
+		default:
+			t.Fatalf("unknown type %q", sc.Type)
+		}
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		r := rs[st.Replica]
+		require.NotNil(t, r, "step %d: replica %q", i, st.Replica)
+		before := r.bytes()
+		var err error
+		var outcome string
+		var changed *bool
+		switch st.Op {
+		case "apply":
+			var o tpncounter.Outcome
+			o, err = r.apply(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), crdt.TxnID(idOf(t, st.Txn, "")), int64(*st.Amount))
+			outcome = outcomeNames[o]
+		case "compact":
+			var ch bool
+			ch, err = r.compact(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)))
+			if err == nil {
+				changed = &ch
+			}
+		case "merge":
+			err = r.merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error, st.Outcome, st.Changed = kindOf(t, err), outcome, changed
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+			require.Equal(t, st.Outcome, outcome, "%s step %d outcome", sc.Name, i)
+			require.Equal(t, st.Changed, changed, "%s step %d changed", sc.Name, i)
+		}
+		if err != nil || (st.Op == "apply" && outcome != "applied") || (changed != nil && !*changed) {
+			require.Equal(t, hex.EncodeToString(before), hex.EncodeToString(r.bytes()), "%s step %d: state changed", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func tApply(r, actor, txn string, n int64) Step {
+	s := stepOp(r, "apply", actor, n)
+	s.Txn = sp(txn)
+	return s
+}
+
+func tCompact(r, actor string) Step { s := stepOp(r, "compact", actor, 0); s.Amount = nil; return s }
+
+func genTPN(t *testing.T) any {
+	ap, cp, mg := tApply, tCompact, stepMerge
+	var seed002 []Step
+	for i := 1; i <= 6; i++ {
+		seed002 = append(seed002, ap("r", "actor1", fmt.Sprintf("txn%d", i), 10))
+	}
+	seed002 = append(seed002, cp("r", "actor1"), ap("r", "actor1", "txn2", 10), ap("r", "actor1", "txn5", 10))
+	var window []Step
+	for i := 1; i <= 6; i++ {
+		window = append(window, ap("r", "a", fmt.Sprintf("t%d", i), int64(i)))
+	}
+	beyond := func(s Step) Step { s.Beyond = true; return s }
+	window = append(window, ap("r", "a", "t3", 3), ap("r", "a", "t5", 5), beyond(ap("r", "a", "t2", 2)), beyond(ap("r", "a", "t1", 1)))
+
+	scs := []tScenario{
+		{Name: "empty tgcounter", Type: "tgcounter", Replicas: []string{"r"}},
+		{Name: "empty tpncounter", Type: "tpncounter", Replicas: []string{"r"}},
+		{Name: "seed 002 history_length example", Type: "tgcounter", Options: tOptions{HistoryLength: 3}, Replicas: []string{"r"}, Steps: seed002,
+			Note: "six credits of 10 with history_length 3: value 60, txn1 and txn2 folded, txn3..txn6 in history; Compact (Find) folds txn3; retries are recognised"},
+		{Name: "forgetting and the window edge", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1}, Replicas: []string{"r"}, Steps: window,
+			Note: "t3 is recognised through the folded record, t5 in the history; t2 and t1 have been forgotten, so their retries count again (outside the window, counted twice)"},
+		{Name: "retries and rejected input on one replica", Type: "tgcounter", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", "t1", 10), ap("r", "a", "t1", 10), ap("r", "b", "t1", 10), ap("r", "a", "t1", 11),
+			ap("r", "a", "", 1), ap("r", "", "t2", 1), ap("r", "a", "t2", 0), ap("r", "a", "t2", -5), ap("r", "a", "t\x002", 1),
+			ap("r", "a", strings.Repeat("t", 255), 1)}},
+		{Name: "concurrent duplicate on two actors counts once", Type: "tgcounter", Options: tOptions{HistoryLength: 2}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 10), ap("r2", "b", "t1", 10), ap("r2", "b", "t2", 5),
+			mg("r1", "r2"), mg("r2", "r1"), cp("r2", "b"), cp("r2", "a"), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "folded by one actor, held by another", Type: "tgcounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 10), ap("r1", "a", "t2", 20), ap("r1", "a", "t3", 30), ap("r2", "b", "t1", 10),
+			mg("r1", "r2"), cp("r1", "b"), ap("r1", "b", "t1", 10), mg("r2", "r1")}},
+		{Name: "folded by two actors: the larger id unfolds", Type: "tgcounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 10), ap("r1", "a", "t2", 20), ap("r1", "a", "t3", 30),
+			ap("r2", "b", "t1", 10), ap("r2", "b", "u2", 1), ap("r2", "b", "u3", 2),
+			mg("r1", "r2"), cp("r1", "a"), cp("r1", "b"), mg("r2", "r1")}},
+		{Name: "forgetting is deferred while another actor holds the id", Type: "tgcounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 1), ap("r2", "b", "t1", 1), mg("r1", "r2"),
+			ap("r1", "a", "t2", 2), ap("r1", "a", "t3", 3), ap("r1", "a", "t4", 4),
+			cp("r1", "b"), ap("r1", "a", "t5", 5), mg("r2", "r1")}},
+		{Name: "credits and debits", Type: "tpncounter", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", "t1", 10), ap("r", "b", "t2", -4), ap("r", "a", "t2", -4), ap("r", "a", "t2", 4), ap("r", "a", "t1", -10),
+			ap("r", "a", "t3", 0), ap("r", "a", "t3", math.MinInt64), ap("r", "a", "", 1), ap("r", "", "t3", 1), ap("r", "c", "t3", -1)}},
+		{Name: "overflow of either half", Type: "tpncounter", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", "t1", math.MaxInt64), ap("r", "a", "t2", 1), ap("r", "b", "t3", -math.MaxInt64), ap("r", "b", "t4", -1), ap("r", "c", "t5", -1)}},
+		{Name: "merges with conflicting amounts are refused", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", -5), ap("r3", "c", "t1", 6), ap("r3", "c", "t2", 1),
+			mg("r1", "r2"), mg("r2", "r1"), mg("r1", "r3"), mg("r3", "r1")}},
+		{Name: "tgcounter merge with a conflicting amount is refused", Type: "tgcounter", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", 6), mg("r1", "r2")}},
+		{Name: "three replicas converge", Type: "tpncounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "a", "x1", 100), ap("r1", "a", "x2", -30), ap("r2", "b", "x2", -30), ap("r2", "b", "x3", 7),
+			ap("r3", "c", "x1", 100), ap("r3", "c", "x4", -1), ap("r3", "c", "x5", 2), ap("r3", "c", "x6", 3),
+			mg("r1", "r3"), ap("r1", "a", "x7", 9), mg("r2", "r1"), cp("r2", "b"), mg("r3", "r2"), cp("r3", "c"),
+			mg("r1", "r3"), mg("r2", "r1"), mg("r3", "r2")}},
+		{Name: "max actors", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 1), ap("r1", "c", "t3", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
+	}
+	for i := range scs {
+		sc := &scs[i]
+		rs := runT(t, sc, true)
+		sc.Final = map[string]tState{}
+		for name, r := range rs {
+			st := r.state()
+			st.Value, st.Hex, st.Status = I64(r.value()), hex.EncodeToString(r.bytes()), map[string]string{}
+			for _, x := range scenarioTxns(sc) {
+				st.Status[x] = statusNames[r.status(crdt.TxnID(x))]
+			}
+			sc.Final[name] = st
+		}
+	}
+	g, p := "tgcounter", "tpncounter"
+	entry := func(e refEnc, actor string, seq uint64, total int64, hist, folded [][2]any) refEnc {
+		e = e.arr(5).str(actor).uint(seq).int(total)
+		for _, l := range [][][2]any{hist, folded} {
+			e = e.arr(len(l))
+			for _, x := range l {
+				e = e.arr(2).str(x[0].(string)).int(int64(x[1].(int)))
+			}
+		}
+		return e
+	}
+	t1 := [][2]any{{"t1", 5}}
+	return tFile{
+		Comment:   "Transactional counters (SPEC.md section 6). tgcounter body: array of entries [actor, seq uint, total int, history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body].",
+		Scenarios: scs,
+		Malformed: []Malformed{
+			mal("actors out of order", g, entry(entry(env(g, 1).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t),
+			mal("seq 0", g, entry(env(g, 1).arr(1), "a", 0, 0, t1, nil).b, t),
+			mal("negative total", g, entry(env(g, 1).arr(1), "a", 1, -1, t1, nil).b, t),
+			mal("zero amount", g, entry(env(g, 1).arr(1), "a", 1, 0, [][2]any{{"t1", 0}}, nil).b, t),
+			mal("negative amount", g, entry(env(g, 1).arr(1), "a", 1, 0, [][2]any{{"t1", -5}}, nil).b, t),
+			mal("one actor holds a txn twice", g, entry(env(g, 1).arr(1), "a", 2, 5, t1, t1).b, t),
+			mal("two amounts for one txn", g, entry(entry(env(g, 1).arr(2), "a", 1, 0, t1, nil), "b", 1, 0, [][2]any{{"t1", 6}}, nil).b, t),
+			mal("value past int64", g, entry(entry(env(g, 1).arr(2), "a", 1, math.MaxInt64, nil, nil), "b", 1, 0, t1, nil).b, t),
+			mal("invalid txn id", g, entry(env(g, 1).arr(1), "a", 1, 0, [][2]any{{"", 1}}, nil).b, t),
+			mal("invalid actor id", g, entry(env(g, 1).arr(1), "a\x1b", 1, 0, t1, nil).b, t),
+			mal("entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
+			mal("entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).arr(0).arr(0).nil().b, t,
+				"reported as too_large: the reference reads entry headers with a cap of 5 (see SPEC.md, deviations)"),
+			mal("more actors than MaxActors (4096)", g, env(g, 1).arr(4097).b, t),
+			mal("more than 4096 txns in one entry", g, env(g, 1).arr(1).arr(5).str("a").uint(1).int(0).arr(4097).b, t),
+			mal("seq as negative int", g, env(g, 1).arr(1).arr(5).str("a").int(-1).int(0).arr(0).arr(0).b, t),
+			mal("tpncounter of one half", p, env(p, 1).arr(1).arr(0).b, t),
+			mal("tpncounter of three halves", p, env(p, 1).arr(3).arr(0).arr(0).arr(0).b, t,
+				"reported as too_large: the reference reads the halves header with a cap of 2"),
+			mal("txn both credit and debit", p, entry(entry(env(p, 1).arr(2).arr(1), "a", 1, 0, t1, nil).arr(1), "b", 1, 0, t1, nil).b, t),
+			mal("tgcounter envelope as tpncounter", p, env(g, 1).arr(0).b, t),
+			mal("trailing bytes", g, append(env(g, 1).arr(0).b, 0xc0), t),
+		},
+	}
+}
+
+// scenarioTxns lists the transaction ids a scenario names, sorted.
+func scenarioTxns(sc *tScenario) []string {
+	set := map[string]bool{}
+	for _, st := range sc.Steps {
+		if st.Txn != nil && validID(*st.Txn) {
+			set[*st.Txn] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// tModel is the specification's exactly-once rule: the value is the sum of
+// the distinct accepted transactions, each with one amount.
+type tModel struct {
+	txns    map[string]int64 // signed amounts
+	recount int64            // re-applications outside the window
+}
+
+func (m tModel) halves() (p, n *big.Int) {
+	p, n = new(big.Int), new(big.Int)
+	for _, a := range m.txns {
+		if a > 0 {
+			p.Add(p, big.NewInt(a))
+		} else {
+			n.Sub(n, big.NewInt(a))
+		}
+	}
+	if m.recount > 0 {
+		p.Add(p, big.NewInt(m.recount))
+	} else {
+		n.Sub(n, big.NewInt(m.recount))
+	}
+	return p, n
+}
+
+func (m tModel) fits() bool { p, n := m.halves(); return p.IsInt64() && n.IsInt64() }
+
+func (m tModel) value() int64 { p, n := m.halves(); return new(big.Int).Sub(p, n).Int64() }
+
+// tModelStep predicts a step's error and, for applies, whether it is new.
+func tModelStep(t *testing.T, typ string, ms map[string]*tModel, st Step) (errKind string, isNew bool) {
+	m := ms[st.Replica]
+	switch st.Op {
+	case "apply":
+		a, x, n := idOf(t, st.Actor, st.ActorHex), idOf(t, st.Txn, ""), int64(*st.Amount)
+		if typ == "tpncounter" && (n == 0 || n == math.MinInt64) {
+			return "invalid_amount", false
+		}
+		switch {
+		case !validID(a):
+			return "invalid_actor", false
+		case !validID(x):
+			return "invalid_txn", false
+		case n <= 0 && typ == "tgcounter":
+			return "invalid_amount", false
+		}
+		if old, ok := m.txns[x]; ok && !st.Beyond {
+			if old != n {
+				return "conflicting_transaction", false
+			}
+			return "", false
+		}
+		next := tModel{txns: maps(m.txns), recount: m.recount}
+		if st.Beyond {
+			next.recount += n
+		} else {
+			next.txns[x] = n
+		}
+		if !next.fits() {
+			return "overflow", false
+		}
+		*m = next
+		return "", true
+	case "merge":
+		o := ms[st.From]
+		next := tModel{txns: maps(m.txns), recount: m.recount}
+		for x, a := range o.txns {
+			if old, ok := next.txns[x]; ok && old != a {
+				return "conflicting_transaction", false
+			}
+			next.txns[x] = a
+		}
+		if !next.fits() {
+			return "overflow", false
+		}
+		*m = next
+	}
+	return "", false
+}
+
+func maps(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func refTBody(e refEnc, es []tEntry) refEnc {
+	e = e.arr(len(es))
+	for _, en := range es {
+		e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total))
+		for _, l := range [][]TxnJSON{en.History, en.Folded} {
+			e = e.arr(len(l))
+			for _, x := range l {
+				e = e.arr(2).str(x.Txn).int(int64(x.Amount))
+			}
+		}
+	}
+	return e
+}
+
+func checkTPN(t *testing.T, raw []byte) {
+	var f tFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runT(t, sc, false)
+			ms := map[string]*tModel{}
+			for _, r := range sc.Replicas {
+				ms[r] = &tModel{txns: map[string]int64{}}
+			}
+			for j, st := range sc.Steps {
+				if st.Beyond {
+					require.Len(t, sc.Replicas, 1, "beyond_window steps are only modelled on one replica")
+				}
+				if st.Op == "compact" {
+					continue
+				}
+				if st.Error == "too_large" {
+					// Size limits are not part of the model; the step
+					// changed nothing (checked by runT).
+					continue
+				}
+				wantErr, isNew := tModelStep(t, sc.Type, ms, st)
+				require.Equal(t, wantErr, st.Error, "model disagrees with vector at step %d", j)
+				if st.Op == "apply" && st.Error == "" {
+					if isNew {
+						require.Equal(t, "applied", st.Outcome, "step %d", j)
+					} else {
+						require.Contains(t, []string{"duplicate", "duplicate_folded"}, st.Outcome, "step %d", j)
+					}
+				}
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				r := rs[name]
+				require.Equal(t, want.Hex, hex.EncodeToString(r.bytes()), "%s encoding", name)
+				var ref refEnc
+				if sc.Type == "tgcounter" {
+					require.NotNil(t, want.Entries)
+					ref = refTBody(env("tgcounter", 1), *want.Entries)
+				} else {
+					require.NotNil(t, want.P)
+					ref = refTBody(refTBody(env("tpncounter", 1).arr(2), *want.P), *want.N)
+				}
+				require.Equal(t, want.Hex, ref.hex(), "%s: reference encoding of the listed entries", name)
+				got := r.state()
+				got.Value, got.Hex, got.Status = want.Value, want.Hex, want.Status
+				require.Equal(t, want, got, "%s structured state", name)
+				require.EqualValues(t, ms[name].value(), want.Value, "%s: value vs exactly-once model", name)
+				require.EqualValues(t, want.Value, r.value())
+				require.True(t, r.decodeEqual(t, unhex(t, want.Hex)), "%s: decode(hex) != state", name)
+				for x, s := range want.Status {
+					require.Equal(t, s, statusNames[r.status(crdt.TxnID(x))], "%s status of %s", name, x)
+					if s != "unknown" {
+						a, ok := r.amount(crdt.TxnID(x))
+						require.True(t, ok)
+						require.Equal(t, ms[name].txns[x], a, "%s amount of %s vs model", name, x)
+					}
+				}
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+// ---------------------------------------------------------------------------
+// tally.json
+
+// AggJSON is an aggregate state. Sum: sum. Min/Max: min or max, or empty.
+// Stats: count, sum, min, max and sumsq (decimal, up to 2^128), or empty.
+// Distinct: the non-zero registers as [index, value] pairs, or empty;
+// estimate is informative (it depends on the estimator, not the format).
+type AggJSON struct {
+	Kind      string  `json:"kind"`
+	Empty     bool    `json:"empty,omitempty"`
+	Count     *I64    `json:"count,omitempty"`
+	Sum       *I64    `json:"sum,omitempty"`
+	Min       *I64    `json:"min,omitempty"`
+	Max       *I64    `json:"max,omitempty"`
+	SumSq     string  `json:"sumsq,omitempty"`
+	Registers regList `json:"registers,omitempty"`
+	Estimate  *U64    `json:"estimate,omitempty"`
+}
+
+// regList is the non-zero registers of a Distinct, carried in JSON as one
+// string of space-separated "index:value" pairs in increasing index order.
+type regList [][2]int
+
+// MarshalJSON writes the string form.
+func (r regList) MarshalJSON() ([]byte, error) {
+	parts := make([]string, len(r))
+	for i, p := range r {
+		parts[i] = fmt.Sprintf("%d:%d", p[0], p[1])
+	}
+	return json.Marshal(strings.Join(parts, " "))
+}
+
+// UnmarshalJSON reads the string form.
+func (r *regList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*r = nil
+	for _, f := range strings.Fields(s) {
+		var p [2]int
+		if _, err := fmt.Sscanf(f, "%d:%d", &p[0], &p[1]); err != nil {
+			return err
+		}
+		*r = append(*r, p)
+	}
+	return nil
+}
+
+// Obs are the observations of one aggregate: integers, or items for
+// Distinct (hashed as their UTF-8 bytes).
+type Obs struct {
+	Values []I64    `json:"values,omitempty"`
+	Items  []string `json:"items,omitempty"`
+	// ItemRange adds Count more items, Prefix followed by 0..Count-1 in
+	// decimal ("u0", "u1", ...), after Items.
+	ItemRange *itemRange `json:"item_range,omitempty"`
+}
+
+type itemRange struct {
+	Prefix string `json:"prefix"`
+	Count  int    `json:"count"`
+}
+
+// allItems expands Items and ItemRange.
+func (o Obs) allItems() []string {
+	out := slices.Clone(o.Items)
+	if o.ItemRange != nil {
+		for i := range o.ItemRange.Count {
+			out = append(out, fmt.Sprintf("%s%d", o.ItemRange.Prefix, i))
+		}
+	}
+	return out
+}
+
+type shardVec struct {
+	Name      string  `json:"name"`
+	Kind      string  `json:"kind"`
+	Mutator   string  `json:"mutator"`
+	ExpiresAt I64     `json:"expires_at"`
+	Obs       Obs     `json:"observations"`
+	State     AggJSON `json:"state"`
+	Hex       string  `json:"hex"`
+}
+
+type tallyVec struct {
+	Name          string  `json:"name"`
+	Kind          string  `json:"kind"`
+	FoldedThrough I64     `json:"folded_through"`
+	Obs           Obs     `json:"observations"`
+	State         AggJSON `json:"state"`
+	Hex           string  `json:"hex"`
+}
+
+type readShard struct {
+	Mutator   string `json:"mutator"`
+	ExpiresAt I64    `json:"expires_at"`
+	WriteTS   I64    `json:"write_ts"`
+	Obs       Obs    `json:"observations"`
+}
+
+type gcJSON struct {
+	Empty   bool     `json:"empty"`
+	WriteTS I64      `json:"write_ts"`
+	Delete  []string `json:"delete"`
+	Folded  int      `json:"folded"`
+	Live    int      `json:"live"`
+	Tally   string   `json:"tally_hex,omitempty"`
+}
+
+type readVec struct {
+	Name    string      `json:"name"`
+	Kind    string      `json:"kind"`
+	NowUS   I64         `json:"now"`
+	GraceUS I64         `json:"grace"`
+	Tally   *tallyInput `json:"tally"`
+	Shards  []readShard `json:"shards"`
+	// Outputs.
+	Read      *AggJSON `json:"read,omitempty"`
+	ReadError string   `json:"read_error,omitempty"`
+	GC        *gcJSON  `json:"gc,omitempty"`
+	GCError   string   `json:"gc_error,omitempty"`
+	AfterGC   *AggJSON `json:"read_after_gc,omitempty"`
+	AfterErr  string   `json:"read_after_gc_error,omitempty"`
+}
+
+type tallyInput struct {
+	FoldedThrough I64 `json:"folded_through"`
+	Obs           Obs `json:"observations"`
+}
+
+type tallyFile struct {
+	Comment   string      `json:"comment"`
+	Shards    []shardVec  `json:"shards"`
+	Tallies   []tallyVec  `json:"tallies"`
+	Reads     []readVec   `json:"reads"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+// aggKind is one aggregate type, erased so that vectors can name it.
+type aggKind struct {
+	build       func(o Obs) (any, error)
+	shard       func(mutator string, exp int64, st any) ([]byte, error)
+	tally       func(ft int64, st any) ([]byte, error)
+	decodeShard func([]byte) (string, int64, any, error)
+	decodeTally func([]byte) (int64, any, error)
+	json        func(st any) AggJSON
+	readGC      func(store tally.Store, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error)
+}
+
+func mkAgg[A tally.Aggregate[A]](newA func() A, add func(A, int64) error, addItem func(A, string), toJSON func(A) AggJSON) aggKind {
+	return aggKind{
+		build: func(o Obs) (any, error) {
+			a := newA()
+			for _, v := range o.Values {
+				if err := add(a, int64(v)); err != nil {
+					return nil, err
+				}
+			}
+			for _, it := range o.allItems() {
+				addItem(a, it)
+			}
+			return a, nil
+		},
+		shard: func(m string, exp int64, st any) ([]byte, error) {
+			return tally.Shard[A]{Mutator: crdt.ActorID(m), ExpiresAt: exp, State: st.(A)}.MarshalBinary()
+		},
+		tally: func(ft int64, st any) ([]byte, error) {
+			return tally.Tally[A]{FoldedThrough: ft, State: st.(A)}.MarshalBinary()
+		},
+		decodeShard: func(b []byte) (string, int64, any, error) {
+			s, err := tally.DecodeShard[A](b)
+			return string(s.Mutator), s.ExpiresAt, s.State, err
+		},
+		decodeTally: func(b []byte) (int64, any, error) {
+			s, err := tally.DecodeTally[A](b)
+			return s.FoldedThrough, s.State, err
+		},
+		json: func(st any) AggJSON { return toJSON(st.(A)) },
+		readGC: func(store tally.Store, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error) {
+			c := must(tally.New[A](store, "k", tally.Config{Clock: func() time.Time { return now }, Grace: grace, MaxSkew: grace / 3}))
+			ctx := context.Background()
+			v, rerr := c.ReadComplete(ctx)
+			plan, gerr := c.GC(ctx)
+			after, aerr := c.ReadComplete(ctx)
+			return v, rerr, plan, gerr, after, aerr
+		},
+	}
+}
+
+var aggKinds = map[string]aggKind{
+	"sum": mkAgg(func() *tally.Sum { return new(tally.Sum) }, (*tally.Sum).Add, nil,
+		func(s *tally.Sum) AggJSON { return AggJSON{Kind: "sum", Sum: ip(s.Value())} }),
+	"min": mkAgg(func() *tally.Min { return new(tally.Min) }, func(m *tally.Min, v int64) error { m.Add(v); return nil }, nil,
+		func(m *tally.Min) AggJSON {
+			if v, ok := m.Value(); ok {
+				return AggJSON{Kind: "min", Min: ip(v)}
+			}
+			return AggJSON{Kind: "min", Empty: true}
+		}),
+	"max": mkAgg(func() *tally.Max { return new(tally.Max) }, func(m *tally.Max, v int64) error { m.Add(v); return nil }, nil,
+		func(m *tally.Max) AggJSON {
+			if v, ok := m.Value(); ok {
+				return AggJSON{Kind: "max", Max: ip(v)}
+			}
+			return AggJSON{Kind: "max", Empty: true}
+		}),
+	"stats": mkAgg(func() *tally.Stats { return new(tally.Stats) }, (*tally.Stats).Add, nil,
+		func(s *tally.Stats) AggJSON {
+			if s.Count() == 0 {
+				return AggJSON{Kind: "stats", Empty: true}
+			}
+			mn, _ := s.Min()
+			mx, _ := s.Max()
+			return AggJSON{Kind: "stats", Count: ip(s.Count()), Sum: ip(s.Sum()), Min: ip(mn), Max: ip(mx), SumSq: s.SumOfSquares().String()}
+		}),
+	"distinct": mkAgg(func() *tally.Distinct { return new(tally.Distinct) }, nil, (*tally.Distinct).AddString,
+		func(d *tally.Distinct) AggJSON {
+			regs := distinctRegisters(must(tally.Tally[*tally.Distinct]{State: d}.MarshalBinary()))
+			if len(regs) == 0 {
+				return AggJSON{Kind: "distinct", Empty: true}
+			}
+			e := U64(d.Estimate())
+			return AggJSON{Kind: "distinct", Registers: regs, Estimate: &e}
+		}),
+}
+
+// distinctRegisters extracts the non-zero registers from a Distinct tally
+// encoding, parsing the bytes by the layout in SPEC.md: the body is the
+// last value, [14, bin]; the bin is the last thing in the input.
+func distinctRegisters(b []byte) regList {
+	// Find the bin header from the end: try the three bin forms.
+	var raw []byte
+	for i := len(b) - 1; i >= 0; i-- {
+		n := len(b) - i
+		switch {
+		case b[i] == 0xc4 && i+1 < len(b) && int(b[i+1]) == n-2:
+			raw = b[i+2:]
+		case b[i] == 0xc5 && i+2 < len(b) && int(binary.BigEndian.Uint16(b[i+1:])) == n-3:
+			raw = b[i+3:]
+		default:
+			continue
+		}
+		break
+	}
+	var out regList
+	if len(raw) == 1<<14 {
+		for i, r := range raw {
+			if r != 0 {
+				out = append(out, [2]int{i, int(r)})
+			}
+		}
+		return out
+	}
+	for off := 0; off+4 <= len(raw); off += 4 {
+		v := binary.BigEndian.Uint32(raw[off:])
+		out = append(out, [2]int{int(v >> 8), int(v & 0xff)})
+	}
+	return out
+}
+
+func decodeAgg(t *testing.T, kind string, data []byte, shard bool) (any, error) {
+	k, ok := aggKinds[kind]
+	require.True(t, ok, "unknown aggregate kind %q", kind)
+	if shard {
+		_, _, st, err := k.decodeShard(data)
+		return st, err
+	}
+	_, st, err := k.decodeTally(data)
+	return st, err
+}
+
+// aggModel computes an aggregate from observations with plain arithmetic,
+// independently of package tally. It returns "overflow" when the exact
+// result does not fit the format.
+func aggModel(kind string, o Obs) (AggJSON, string) {
+	out := AggJSON{Kind: kind}
+	switch kind {
+	case "sum":
+		s := new(big.Int)
+		for _, v := range o.Values {
+			s.Add(s, big.NewInt(int64(v)))
+		}
+		if !s.IsInt64() {
+			return out, "overflow"
+		}
+		out.Sum = ip(s.Int64())
+	case "min", "max", "stats":
+		if len(o.Values) == 0 {
+			out.Empty = true
+			return out, ""
+		}
+		mn, mx := int64(o.Values[0]), int64(o.Values[0])
+		s, sq := new(big.Int), new(big.Int)
+		for _, v := range o.Values {
+			mn, mx = min(mn, int64(v)), max(mx, int64(v))
+			b := big.NewInt(int64(v))
+			s.Add(s, b)
+			sq.Add(sq, new(big.Int).Mul(b, b))
+		}
+		switch kind {
+		case "min":
+			out.Min = ip(mn)
+		case "max":
+			out.Max = ip(mx)
+		default:
+			if !s.IsInt64() || sq.BitLen() > 128 {
+				return out, "overflow"
+			}
+			out.Count, out.Sum, out.Min, out.Max, out.SumSq = ip(int64(len(o.Values))), ip(s.Int64()), ip(mn), ip(mx), sq.String()
+		}
+	case "distinct":
+		regs := hllRegisters(o.allItems())
+		for i, r := range regs {
+			if r != 0 {
+				out.Registers = append(out.Registers, [2]int{i, int(r)})
+			}
+		}
+		out.Empty = len(out.Registers) == 0
+	}
+	return out, ""
+}
+
+// hllRegisters is SPEC.md's Distinct insertion: x = MetroHash64(item, seed
+// 1337); register index = the top 14 bits of x; value = 1 + the number of
+// leading zeros of (x << 14 | 1 << 13); each register keeps its maximum.
+func hllRegisters(items []string) []byte {
+	regs := make([]byte, 1<<14)
+	for _, it := range items {
+		x := metro.Hash64([]byte(it), 1337)
+		i := x >> 50
+		r := byte(bits.LeadingZeros64(x<<14|1<<13) + 1)
+		regs[i] = max(regs[i], r)
+	}
+	return regs
+}
+
+// refAggBody encodes an aggregate body from its JSON state.
+func refAggBody(t *testing.T, e refEnc, a AggJSON) refEnc {
+	switch a.Kind {
+	case "sum":
+		return e.int(int64(*a.Sum))
+	case "min", "max":
+		if a.Empty {
+			return e.nil()
+		}
+		if a.Kind == "min" {
+			return e.int(int64(*a.Min))
+		}
+		return e.int(int64(*a.Max))
+	case "stats":
+		if a.Empty {
+			return e.nil()
+		}
+		sq, ok := new(big.Int).SetString(a.SumSq, 10)
+		require.True(t, ok)
+		lo := new(big.Int).And(sq, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
+		hi := new(big.Int).Rsh(sq, 64).Uint64()
+		return e.arr(6).int(int64(*a.Count)).int(int64(*a.Sum)).int(int64(*a.Min)).int(int64(*a.Max)).uint(hi).uint(lo)
+	case "distinct":
+		e = e.arr(2).uint(14)
+		if 4*len(a.Registers) >= 1<<14 {
+			dense := make([]byte, 1<<14)
+			for _, r := range a.Registers {
+				dense[r[0]] = byte(r[1])
+			}
+			return e.bin(dense)
+		}
+		var sparse []byte
+		for _, r := range a.Registers {
+			sparse = binary.BigEndian.AppendUint32(sparse, uint32(r[0])<<8|uint32(r[1]))
+		}
+		return e.bin(sparse)
+	}
+	t.Fatalf("kind %q", a.Kind)
+	return e
+}
+
+func refShard(t *testing.T, kind, mutator string, exp int64, a AggJSON) string {
+	return refAggBody(t, env("tally.shard", 1).arr(4).str(kind).str(mutator).int(exp), a).hex()
+}
+
+func refTally(t *testing.T, kind string, ft int64, a AggJSON) string {
+	return refAggBody(t, env("tally.tally", 1).arr(3).str(kind).int(ft), a).hex()
+}
+
+// sameAgg compares states ignoring the informative estimate.
+func sameAgg(t *testing.T, want, got AggJSON, msg string) {
+	t.Helper()
+	want.Estimate, got.Estimate = nil, nil
+	require.Equal(t, want, got, msg)
+}
+
+func ints(vs ...int64) Obs {
+	o := Obs{Values: []I64{}}
+	for _, v := range vs {
+		o.Values = append(o.Values, I64(v))
+	}
+	return o
+}
+
+func items(n int, prefix string) Obs { return Obs{ItemRange: &itemRange{Prefix: prefix, Count: n}} }
+
+const hourUS = int64(time.Hour / time.Microsecond)
+
+func genTally(t *testing.T) any {
+	var f tallyFile
+	f.Comment = "Sharded tally (SPEC.md section 7). Times are microseconds since the Unix epoch."
+	const exp = 1_700_000_000_000_000
+	shard := func(name, kind, mutator string, o Obs) {
+		k := aggKinds[kind]
+		st := must(k.build(o))
+		f.Shards = append(f.Shards, shardVec{Name: name, Kind: kind, Mutator: mutator, ExpiresAt: exp, Obs: o, State: k.json(st),
+			Hex: hex.EncodeToString(must(k.shard(mutator, exp, st)))})
+	}
+	shard("sum", "sum", "m1", ints(5, 7, -2))
+	shard("sum negative", "sum", "m1", ints(-1000))
+	shard("sum empty", "sum", "5f0c4a8e-3c2b-4d1e-9a7f-2b6c8d9e0f1a", ints())
+	shard("sum extremes", "sum", "m2", ints(math.MaxInt64, math.MinInt64))
+	shard("min", "min", "m1", ints(3, -7, 12))
+	shard("min empty", "min", "m1", ints())
+	shard("max", "max", "m1", ints(3, -7, 12))
+	shard("max empty", "max", "m1", ints())
+	shard("stats", "stats", "m1", ints(1, 2, 3))
+	shard("stats single", "stats", "m1", ints(-5))
+	shard("stats wide sum of squares", "stats", "m1", ints(math.MinInt64, math.MaxInt64, 1))
+	shard("stats empty", "stats", "m1", ints())
+	shard("distinct empty", "distinct", "m1", Obs{})
+	shard("distinct sparse", "distinct", "m1", Obs{Items: []string{"alice", "bob", "carol", "alice"}})
+	shard("distinct sparse 200", "distinct", "m1", items(200, "user-"))
+	shard("distinct dense", "distinct", "m1", items(6000, "u"))
+	tal := func(name, kind string, ft int64, o Obs) {
+		k := aggKinds[kind]
+		st := must(k.build(o))
+		f.Tallies = append(f.Tallies, tallyVec{Name: name, Kind: kind, FoldedThrough: I64(ft), Obs: o, State: k.json(st),
+			Hex: hex.EncodeToString(must(k.tally(ft, st)))})
+	}
+	tal("sum, nothing folded", "sum", 0, ints())
+	tal("sum", "sum", exp, ints(1, 2, 3, 4))
+	tal("max", "max", exp, ints(9))
+	tal("stats", "stats", exp, ints(10, 20))
+	tal("distinct", "distinct", exp, Obs{Items: []string{"x", "y"}})
+
+	now := int64(1_700_100_000_000_000)
+	grace := 24 * hourUS
+	read := func(name, kind string, ti *tallyInput, shards ...readShard) {
+		f.Reads = append(f.Reads, runRead(t, readVec{Name: name, Kind: kind, NowUS: I64(now), GraceUS: I64(grace), Tally: ti, Shards: shards}))
+	}
+	old := now - grace - 2*hourUS // final: folded by GC
+	edge := now - grace           // not strictly before the cutoff: stays live
+	live := now + 20*hourUS       // a live mutator
+	rs := func(m string, e int64, o Obs) readShard {
+		return readShard{Mutator: m, ExpiresAt: I64(e), WriteTS: I64(e - 1000), Obs: o}
+	}
+	read("sum: no tally, nothing final", "sum", nil, rs("m1", live, ints(1, 2)), rs("m2", live, ints(10)))
+	read("sum: GC folds final shards only", "sum", nil, rs("a", old, ints(5)), rs("b", old-1000, ints(7)), rs("c", edge, ints(100)), rs("d", live, ints(1000)))
+	read("sum: shards at or below folded_through are skipped and deleted again", "sum",
+		&tallyInput{FoldedThrough: I64(old), Obs: ints(12)},
+		rs("a", old, ints(5)), rs("b", old-1000, ints(7)), rs("c", old+1, ints(1)), rs("d", live, ints(2)))
+	read("max across tally and shards", "max", &tallyInput{FoldedThrough: I64(old - 5000), Obs: ints(40)},
+		rs("a", old, ints(3, 50)), rs("b", live, ints(45)))
+	read("stats across shards", "stats", nil, rs("a", old, ints(1, 2)), rs("b", live, ints(3)))
+	read("distinct union", "distinct", nil, rs("a", old, Obs{Items: []string{"x", "y"}}), rs("b", live, Obs{Items: []string{"y", "z"}}))
+	read("sum overflow is an error", "sum", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
+	read("empty counter", "min", nil)
+
+	sum := func(vs ...any) []byte {
+		e := env("tally.shard", 1).arr(4).str("sum").str("m1").int(exp)
+		for _, v := range vs {
+			switch v := v.(type) {
+			case int:
+				e = e.int(int64(v))
+			case []byte:
+				e = e.raw(v...)
+			}
+		}
+		return e.b
+	}
+	sh := func(kind string, body refEnc) []byte {
+		return append(env("tally.shard", 1).arr(4).str(kind).str("m1").int(exp).b, body.b...)
+	}
+	f.Malformed = []Malformed{
+		mal("sum shard read as min", "tally.shard:min", sum(5), t),
+		mal("tally read as shard", "tally.shard:sum", append(env("tally.tally", 1).arr(3).str("sum").int(0).b, 5), t),
+		mal("unknown kind", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("avg").str("m1").int(exp).b, 5), t),
+		mal("expires_at zero", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("m1").int(0).b, 5), t),
+		mal("expires_at negative", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("m1").int(-1).b, 5), t),
+		mal("invalid mutator", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("").int(exp).b, 5), t),
+		mal("shard of three fields", "tally.shard:sum", env("tally.shard", 1).arr(3).str("sum").str("m1").int(exp).b, t),
+		mal("shard of five fields", "tally.shard:sum", env("tally.shard", 1).arr(5).str("sum").str("m1").int(exp).int(5).nil().b, t,
+			"reported as too_large: the reference reads the field-count header with a cap of 4 (see SPEC.md, deviations)"),
+		mal("sum is nil", "tally.shard:sum", sum([]byte{0xc0}), t),
+		mal("trailing bytes", "tally.shard:sum", append(sum(5), 0xc0), t),
+		mal("negative folded_through", "tally.tally:sum", append(env("tally.tally", 1).arr(3).str("sum").int(-1).b, 5), t),
+		mal("stats count 0", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(0).int(0).int(0).int(0).uint(0).uint(0)), t),
+		mal("stats min above max", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(2).int(3).int(2).int(1).uint(0).uint(5)), t),
+		mal("stats sum outside [min·n, max·n]", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(2).int(100).int(1).int(2).uint(0).uint(5)), t),
+		mal("stats single observation inconsistent", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(1).int(3).int(3).int(3).uint(0).uint(10)), t),
+		mal("stats of five fields", "tally.shard:stats", sh("stats", refEnc{}.arr(5).int(1).int(3).int(3).int(3).uint(0)), t),
+		mal("distinct precision 12", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(12).bin(nil)), t),
+		mal("distinct sparse indexes not increasing", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0, 5, 0, 1, 0, 4, 0, 1})), t),
+		mal("distinct sparse register 0", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0, 5, 0, 0})), t),
+		mal("distinct sparse register 52", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0, 5, 0, 52})), t),
+		mal("distinct sparse index 16384", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0x40, 0, 0, 1})), t),
+		mal("distinct registers of 6 bytes", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(make([]byte, 6))), t),
+		mal("distinct dense with few registers set", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(append([]byte{1}, make([]byte, 1<<14-1)...))), t),
+		mal("distinct bin longer than 16384", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).raw(0xc5, 0x40, 0x01)), t,
+			"the bin header alone claims 16385 bytes: too_large before the missing bytes are noticed"),
+		mal("distinct registers as str", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).str("")), t),
+	}
+	return f
+}
+
+// runRead sets up a memory tally store from the vector's inputs, reads,
+// runs one GC and reads again, recording the outputs.
+func runRead(t *testing.T, rv readVec) readVec {
+	k := aggKinds[rv.Kind]
+	store := memory.NewTallyStore()
+	ctx := context.Background()
+	if rv.Tally != nil {
+		st := must(k.build(rv.Tally.Obs))
+		b := must(k.tally(int64(rv.Tally.FoldedThrough), st))
+		require.NoError(t, store.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: int64(rv.Tally.FoldedThrough), Tally: b}))
+	}
+	for _, s := range rv.Shards {
+		st := must(k.build(s.Obs))
+		b := must(k.shard(s.Mutator, int64(s.ExpiresAt), st))
+		require.NoError(t, store.PutShard(ctx, "k", tally.EncodedShard{Mutator: crdt.ActorID(s.Mutator), Data: b}, int64(s.WriteTS)))
+	}
+	v, rerr, plan, gerr, after, aerr := k.readGC(store, time.UnixMicro(int64(rv.NowUS)), time.Duration(rv.GraceUS)*time.Microsecond)
+	out := rv
+	out.Read, out.GC, out.AfterGC, out.AfterErr = nil, nil, nil, ""
+	out.ReadError, out.GCError = kindOf(t, rerr), kindOf(t, gerr)
+	if rerr == nil {
+		j := k.json(v)
+		out.Read = &j
+	}
+	if gerr == nil {
+		g := gcJSON{Empty: plan.Empty(), WriteTS: I64(plan.Batch.WriteTS), Delete: []string{}, Folded: plan.Folded, Live: plan.Live, Tally: hex.EncodeToString(plan.Batch.Tally)}
+		for _, d := range plan.Batch.Delete {
+			g.Delete = append(g.Delete, string(d))
+		}
+		out.GC = &g
+		if out.AfterErr = kindOf(t, aerr); aerr == nil {
+			j := k.json(after)
+			out.AfterGC = &j
+		}
+	}
+	return out
+}
+
+func checkTally(t *testing.T, raw []byte) {
+	var f tallyFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Shards)
+	kindsSeen := map[string]bool{}
+	for _, s := range f.Shards {
+		kindsSeen[s.Kind] = true
+		k := aggKinds[s.Kind]
+		st, err := k.build(s.Obs)
+		require.NoError(t, err, s.Name)
+		require.Equal(t, s.Hex, hex.EncodeToString(must(k.shard(s.Mutator, int64(s.ExpiresAt), st))), "%s encoding", s.Name)
+		model, merr := aggModel(s.Kind, s.Obs)
+		require.Empty(t, merr)
+		sameAgg(t, model, s.State, s.Name+": state vs model")
+		sameAgg(t, s.State, k.json(st), s.Name+": state vs implementation")
+		require.Equal(t, s.Hex, refShard(t, s.Kind, s.Mutator, int64(s.ExpiresAt), s.State), "%s reference encoding", s.Name)
+		m, e, dec, err := k.decodeShard(unhex(t, s.Hex))
+		require.NoError(t, err)
+		require.Equal(t, s.Mutator, m)
+		require.EqualValues(t, s.ExpiresAt, e)
+		sameAgg(t, s.State, k.json(dec), s.Name+": decoded")
+	}
+	require.Len(t, kindsSeen, len(aggKinds), "every aggregate kind has shard vectors")
+	for _, tv := range f.Tallies {
+		k := aggKinds[tv.Kind]
+		st := must(k.build(tv.Obs))
+		require.Equal(t, tv.Hex, hex.EncodeToString(must(k.tally(int64(tv.FoldedThrough), st))), tv.Name)
+		model, _ := aggModel(tv.Kind, tv.Obs)
+		sameAgg(t, model, tv.State, tv.Name)
+		require.Equal(t, tv.Hex, refTally(t, tv.Kind, int64(tv.FoldedThrough), tv.State), tv.Name)
+		ft, dec, err := k.decodeTally(unhex(t, tv.Hex))
+		require.NoError(t, err)
+		require.EqualValues(t, tv.FoldedThrough, ft)
+		sameAgg(t, tv.State, k.json(dec), tv.Name)
+	}
+	require.NotEmpty(t, f.Reads)
+	for _, rv := range f.Reads {
+		t.Run(rv.Name, func(t *testing.T) {
+			got := runRead(t, rv)
+			require.Equal(t, rv, got, "reference implementation vs vector")
+			// Model: a read combines the tally with every shard whose
+			// expires_at is above folded_through.
+			var ft int64
+			var all Obs
+			if rv.Tally != nil {
+				ft = int64(rv.Tally.FoldedThrough)
+				all = appendObs(all, rv.Tally.Obs)
+			}
+			folded := all
+			newT := ft
+			cutoff := int64(rv.NowUS) - int64(rv.GraceUS)
+			var del []string
+			nFolded, nLive := 0, 0
+			for _, s := range rv.Shards {
+				if int64(s.ExpiresAt) > ft {
+					all = appendObs(all, s.Obs)
+				}
+				switch {
+				case int64(s.ExpiresAt) <= ft:
+					del = append(del, s.Mutator)
+				case int64(s.ExpiresAt) < cutoff:
+					folded = appendObs(folded, s.Obs)
+					newT = max(newT, int64(s.ExpiresAt))
+					del = append(del, s.Mutator)
+					nFolded++
+				default:
+					nLive++
+				}
+			}
+			model, merr := aggModel(rv.Kind, all)
+			require.Equal(t, merr, rv.ReadError, "read error vs model")
+			if merr == "" {
+				sameAgg(t, model, *rv.Read, "read vs model")
+			}
+			foldedModel, ferr := aggModel(rv.Kind, folded)
+			require.Equal(t, ferr, rv.GCError, "gc error vs model")
+			if ferr != "" {
+				return
+			}
+			sort.Strings(del)
+			require.Equal(t, len(del) == 0, rv.GC.Empty)
+			if len(del) > 0 {
+				require.Equal(t, del, rv.GC.Delete)
+				require.EqualValues(t, newT, rv.GC.WriteTS)
+				require.Equal(t, nFolded, rv.GC.Folded)
+				require.Equal(t, refTally(t, rv.Kind, newT, foldedModel), rv.GC.Tally, "GC tally vs model")
+			}
+			require.Equal(t, nLive, rv.GC.Live)
+			require.Equal(t, merr, rv.AfterErr, "read after GC error vs model")
+			if merr == "" {
+				sameAgg(t, model, *rv.AfterGC, "a GC never changes the value")
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func appendObs(a, b Obs) Obs {
+	return Obs{Values: append(slices.Clone(a.Values), b.Values...), Items: append(a.allItems(), b.allItems()...)}
+}
+
+// ---------------------------------------------------------------------------
+// deltalog.json
+
+// t0 is the base time of every time-based id in the vectors.
+var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// vid is the deterministic id sec seconds after t0 with the given clock
+// sequence and node.
+func vid(sec float64, seq uint16, node uint64) deltalog.ID {
+	return deltalog.IDFromParts(t0.Add(time.Duration(sec*float64(time.Second))), seq, node)
+}
+
+type statsJSON struct {
+	Count   I64 `json:"count"`
+	Sum     I64 `json:"sum"`
+	Min     I64 `json:"min"`
+	Max     I64 `json:"max"`
+	SumSqHi U64 `json:"sumsq_hi"`
+	SumSqLo U64 `json:"sumsq_lo"`
+}
+
+type cellJSON struct {
+	ID      string     `json:"id"`
+	Kind    string     `json:"kind"`
+	Delta   I64        `json:"delta"`
+	Written I64        `json:"written"`
+	Stats   *statsJSON `json:"stats,omitempty"`
+	Hex     string     `json:"hex,omitempty"`
+}
+
+func toCellJSON(c deltalog.Cell, withHex bool) cellJSON {
+	j := cellJSON{ID: c.ID.String(), Kind: c.Kind.String(), Delta: I64(c.Delta), Written: I64(c.Written)}
+	if c.Kind == deltalog.KindMerge {
+		s := c.Stats
+		j.Stats = &statsJSON{I64(s.Count), I64(s.Sum), I64(s.Min), I64(s.Max), U64(s.SumSqHi), U64(s.SumSqLo)}
+	}
+	if withHex {
+		j.Hex = hex.EncodeToString(must(c.MarshalBinary()))
+	}
+	return j
+}
+
+func fromCellJSON(t *testing.T, j cellJSON) deltalog.Cell {
+	id, err := deltalog.ParseID(j.ID)
+	require.NoError(t, err)
+	c := deltalog.Cell{ID: id, Kind: deltalog.Kind(j.Kind[0]), Delta: int64(j.Delta), Written: int64(j.Written)}
+	if j.Stats != nil {
+		c.Stats = deltalog.Stats{Count: int64(j.Stats.Count), Sum: int64(j.Stats.Sum), Min: int64(j.Stats.Min), Max: int64(j.Stats.Max), SumSqHi: uint64(j.Stats.SumSqHi), SumSqLo: uint64(j.Stats.SumSqLo)}
+	}
+	return c
+}
+
+// refCell encodes a cell from its JSON form: [id bin16, kind uint, delta,
+// written, nil | [count, sum, min, max, sumsq_hi, sumsq_lo]].
+func refCell(t *testing.T, j cellJSON) string {
+	id, err := deltalog.ParseID(j.ID)
+	require.NoError(t, err)
+	e := env("deltalog.cell", 1).arr(5).bin(id[:]).uint(uint64(j.Kind[0])).int(int64(j.Delta)).int(int64(j.Written))
+	if j.Stats == nil {
+		e = e.nil()
+	} else {
+		s := j.Stats
+		e = e.arr(6).int(int64(s.Count)).int(int64(s.Sum)).int(int64(s.Min)).int(int64(s.Max)).uint(uint64(s.SumSqHi)).uint(uint64(s.SumSqLo))
+	}
+	return e.hex()
+}
+
+type idVec struct {
+	Time     string `json:"time"`
+	ClockSeq uint16 `json:"clock_seq"`
+	Node     string `json:"node"`
+	UUID     string `json:"uuid"`
+}
+
+type orderVec struct {
+	A       string `json:"a"`
+	AKind   string `json:"a_kind,omitempty"`
+	B       string `json:"b"`
+	BKind   string `json:"b_kind,omitempty"`
+	Compare int    `json:"compare"`
+}
+
+type windowVec struct {
+	Now        string `json:"now"`
+	WindowNS   I64    `json:"window_ns"`
+	FutureNS   I64    `json:"future_skew_ns"`
+	ID         string `json:"id"`
+	Delta      I64    `json:"delta"`
+	Error      string `json:"error,omitempty"`
+	IDTimeNote string `json:"id_time"`
+}
+
+type readingJSON struct {
+	Value I64       `json:"value"`
+	Stats statsJSON `json:"stats"`
+	Cells int       `json:"cells"`
+}
+
+type dStep struct {
+	Replica string    `json:"replica"`
+	Op      string    `json:"op"`
+	ID      string    `json:"id,omitempty"`
+	Delta   *I64      `json:"delta,omitempty"`
+	Cell    *cellJSON `json:"cell,omitempty"`
+	Cutoff  string    `json:"cutoff,omitempty"`
+	Written string    `json:"written,omitempty"`
+	From    string    `json:"from,omitempty"`
+	// Outputs.
+	OK      *bool     `json:"ok,omitempty"`
+	Merged  *cellJSON `json:"merge_cell,omitempty"`
+	Dropped *int      `json:"dropped,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+type dState struct {
+	Cells     []cellJSON   `json:"cells"`
+	Read      *readingJSON `json:"read,omitempty"`
+	ReadError string       `json:"read_error,omitempty"`
+}
+
+type dScenario struct {
+	Name     string            `json:"name"`
+	Note     string            `json:"note,omitempty"`
+	Replicas []string          `json:"replicas"`
+	Steps    []dStep           `json:"steps"`
+	Final    map[string]dState `json:"final"`
+}
+
+type dFile struct {
+	Comment   string      `json:"comment"`
+	IDs       []idVec     `json:"ids"`
+	Order     []orderVec  `json:"order"`
+	Cells     []cellJSON  `json:"cells"`
+	Windows   []windowVec `json:"windows"`
+	Scenarios []dScenario `json:"scenarios"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+func runD(t *testing.T, sc *dScenario, fill bool) map[string]*deltalog.Log {
+	rs := map[string]*deltalog.Log{}
+	for _, r := range sc.Replicas {
+		rs[r] = &deltalog.Log{}
+	}
+	parseT := func(s string) time.Time { return must(time.Parse(time.RFC3339Nano, s)) }
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		l := rs[st.Replica]
+		before := l.Cells()
+		var err error
+		var ok *bool
+		var merged *cellJSON
+		var dropped *int
+		switch st.Op {
+		case "add":
+			var id deltalog.ID
+			if st.ID != "" {
+				u := must(hex.DecodeString(strings.ReplaceAll(st.ID, "-", "")))
+				copy(id[:], u)
+			}
+			err = l.Add(id, int64(*st.Delta))
+		case "insert":
+			err = l.Insert(fromCellJSON(t, *st.Cell))
+		case "merge_before":
+			var c deltalog.Cell
+			var o bool
+			c, o, err = l.MergeBefore(parseT(st.Cutoff), parseT(st.Written))
+			if err == nil {
+				ok = &o
+				if o {
+					j := toCellJSON(c, true)
+					merged = &j
+				}
+			}
+		case "compact":
+			n := l.Compact()
+			dropped = &n
+		case "merge":
+			err = l.Merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error, st.OK, st.Merged, st.Dropped = kindOf(t, err), ok, merged, dropped
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+			require.Equal(t, st.OK, ok, "%s step %d ok", sc.Name, i)
+			require.Equal(t, st.Merged, merged, "%s step %d merge cell", sc.Name, i)
+			require.Equal(t, st.Dropped, dropped, "%s step %d dropped", sc.Name, i)
+		}
+		if err != nil {
+			require.Equal(t, before, l.Cells(), "%s step %d: failed op changed the log", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func dStateOf(t *testing.T, l *deltalog.Log) dState {
+	st := dState{Cells: []cellJSON{}}
+	for _, c := range l.Cells() {
+		st.Cells = append(st.Cells, toCellJSON(c, true))
+	}
+	r, err := l.Read()
+	st.ReadError = kindOf(t, err)
+	if err == nil {
+		s := r.Stats
+		st.Read = &readingJSON{Value: I64(r.Value), Cells: r.Cells, Stats: statsJSON{I64(s.Count), I64(s.Sum), I64(s.Min), I64(s.Max), U64(s.SumSqHi), U64(s.SumSqLo)}}
+	}
+	return st
+}
+
+func genDeltalog(t *testing.T) any {
+	var f dFile
+	f.Comment = "Delta log (SPEC.md section 8). Ids are RFC 4122 version 1 UUIDs; times are RFC 3339; written is Unix nanoseconds."
+	for _, c := range []struct {
+		at   time.Time
+		seq  uint16
+		node uint64
+	}{
+		{t0, 0, 0}, {t0, 0x3fff, 0xffffffffffff}, {t0.Add(123456789 * time.Nanosecond), 0x1234, 0x0a0b0c0d0e0f},
+		{time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC), 1, 1}, {time.Date(2100, 6, 1, 12, 0, 0, 500, time.UTC), 7, 42},
+	} {
+		id := deltalog.IDFromParts(c.at, c.seq, c.node)
+		f.IDs = append(f.IDs, idVec{Time: c.at.Format(time.RFC3339Nano), ClockSeq: c.seq, Node: fmt.Sprintf("%012x", c.node), UUID: id.String()})
+	}
+	ord := func(a, b deltalog.ID) {
+		f.Order = append(f.Order, orderVec{A: a.String(), B: b.String(), Compare: a.Compare(b)})
+	}
+	ord(vid(0, 1, 1), vid(1, 1, 1))
+	ord(vid(1, 0, 0), vid(0, 0x3fff, 0xffffffffffff))
+	ord(vid(0, 1, 1), vid(0, 1, 1))
+	ord(vid(0, 1, 0x7f0000000000), vid(0, 1, 0x800000000000))
+	ord(vid(0, 0x0001, 0), vid(0, 0x0100, 0))
+	ord(vid(0, 0x2000, 0), vid(0, 0x0000, 0))
+	ord(vid(0.0000001, 0, 0), vid(0, 0x3fff, 0xffffffffffff))
+	cord := func(a deltalog.ID, ak deltalog.Kind, b deltalog.ID, bk deltalog.Kind) {
+		f.Order = append(f.Order, orderVec{A: a.String(), AKind: ak.String(), B: b.String(), BKind: bk.String(),
+			Compare: deltalog.CompareCells(deltalog.Cell{ID: a, Kind: ak}, deltalog.Cell{ID: b, Kind: bk})})
+	}
+	cord(vid(0, 1, 1), deltalog.KindRegular, vid(1, 1, 1), deltalog.KindRegular)
+	cord(vid(1, 1, 1), deltalog.KindMerge, vid(1, 1, 1), deltalog.KindRegular)
+	cord(vid(1, 1, 1), deltalog.KindRegular, vid(1, 1, 1), deltalog.KindMerge)
+	cord(vid(1, 1, 0x7f0000000000), deltalog.KindRegular, vid(1, 1, 0x800000000000), deltalog.KindMerge)
+
+	cell := func(c deltalog.Cell) { f.Cells = append(f.Cells, toCellJSON(c, true)) }
+	cell(deltalog.Cell{ID: vid(0, 1, 1), Kind: deltalog.KindRegular, Delta: 5})
+	cell(deltalog.Cell{ID: vid(0, 1, 2), Kind: deltalog.KindRegular, Delta: -1})
+	cell(deltalog.Cell{ID: vid(0, 1, 3), Kind: deltalog.KindRegular, Delta: math.MinInt64})
+	cell(deltalog.Cell{ID: vid(0, 1, 4), Kind: deltalog.KindRegular, Delta: math.MaxInt64})
+	cell(deltalog.Cell{ID: vid(60, 2, 5), Kind: deltalog.KindMerge, Delta: 4, Written: t0.Add(time.Hour).UnixNano(),
+		Stats: deltalog.Stats{Count: 2, Sum: 4, Min: -1, Max: 5, SumSqLo: 26}})
+	cell(deltalog.Cell{ID: vid(60, 2, 6), Kind: deltalog.KindMerge, Delta: -1, Written: 0,
+		Stats: deltalog.Stats{Count: 3, Sum: -1, Min: math.MinInt64, Max: math.MaxInt64, SumSqHi: 1<<63 - 1, SumSqLo: 2}})
+
+	// Windows, checked by Counters.Add against a fixed clock.
+	now := t0.Add(time.Hour)
+	win := func(at time.Time, delta int64) {
+		id := deltalog.IDFromParts(at, 9, 9)
+		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Clock: func() time.Time { return now }}))
+		err := c.Add(context.Background(), "counter", id, delta)
+		o := c.Options()
+		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
+			ID: id.String(), Delta: I64(delta), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano)})
+	}
+	win(now, 1)
+	win(now.Add(-10*time.Minute), 1)
+	win(now.Add(-10*time.Minute-100*time.Nanosecond), 1)
+	win(now.Add(5*time.Second), 1)
+	win(now.Add(5*time.Second+100*time.Nanosecond), 1)
+	win(now, 0)
+
+	add := func(r string, id deltalog.ID, d int64) dStep {
+		return dStep{Replica: r, Op: "add", ID: id.String(), Delta: ip(d)}
+	}
+	mb := func(r string, cutoffSec, writtenSec float64) dStep {
+		return dStep{Replica: r, Op: "merge_before", Cutoff: t0.Add(time.Duration(cutoffSec * float64(time.Second))).Format(time.RFC3339Nano),
+			Written: t0.Add(time.Duration(writtenSec * float64(time.Second))).Format(time.RFC3339Nano)}
+	}
+	cp := func(r string) dStep { return dStep{Replica: r, Op: "compact"} }
+	mg := func(r, from string) dStep { return dStep{Replica: r, Op: "merge", From: from} }
+	badID := dStep{Replica: "r", Op: "add", ID: "00000000-0000-4000-8000-000000000000", Delta: ip(1)}
+	zeroID := dStep{Replica: "r", Op: "add", ID: "00000000-0000-0000-0000-000000000000", Delta: ip(1)}
+	conflictMerge := toCellJSON(deltalog.Cell{ID: vid(20, 1, 1), Kind: deltalog.KindMerge, Delta: 999, Written: 1,
+		Stats: deltalog.Stats{Count: 1, Sum: 999, Min: 999, Max: 999, SumSqLo: 998001}}, false)
+	scs := []dScenario{
+		{Name: "adds, retries and rejections", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 5), add("r", vid(1, 1, 1), -3), add("r", vid(0, 1, 1), 5), add("r", vid(0, 1, 1), 6),
+			add("r", vid(2, 1, 1), 0), badID, zeroID}},
+		{Name: "merge before a cutoff, then compact", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 1), add("r", vid(10, 1, 1), 2), add("r", vid(20, 1, 1), 4), add("r", vid(30, 1, 1), 8),
+			mb("r", 25, 100), mb("r", 25, 200), mb("r", 0, 100), cp("r"), cp("r")},
+			Note: "the merge cell takes the id of the newest cell strictly older than the cutoff; a second merge at the same cutoff finds a merge cell there and does nothing"},
+		{Name: "chained merges read down to the first merge cell", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 1), add("r", vid(10, 1, 1), -2), mb("r", 15, 100), add("r", vid(20, 1, 1), 30), add("r", vid(30, 1, 1), -40),
+			mb("r", 25, 200), add("r", vid(40, 1, 1), 500)}},
+		{Name: "merge is cell-set union; racing merges at one cutoff agree", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+			add("r1", vid(0, 1, 1), 3), add("r1", vid(10, 1, 1), 4), add("r2", vid(10, 1, 1), 4), add("r2", vid(5, 1, 1), 10),
+			mg("r1", "r2"), mg("r2", "r1"), mb("r1", 20, 100), mb("r2", 20, 300), mg("r1", "r2"), cp("r2"), mg("r2", "r1"), mg("r1", "r2")}},
+		{Name: "conflicting cells are refused", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+			add("r1", vid(20, 1, 1), 5), add("r2", vid(20, 1, 1), 6), mg("r1", "r2"), mb("r1", 30, 100),
+			{Replica: "r1", Op: "insert", Cell: &conflictMerge}}},
+		{Name: "ids with one timestamp order by signed tail bytes", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 0x7f0000000000), 1), add("r", vid(0, 1, 0x800000000000), 2), add("r", vid(0, 0x2000, 0), 4)}},
+		{Name: "exact sums: overflow only when the total does not fit", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+			add("r1", vid(0, 1, 1), math.MaxInt64), add("r1", vid(1, 1, 1), 1), add("r1", vid(2, 1, 1), -1),
+			add("r2", vid(0, 1, 1), math.MaxInt64), add("r2", vid(1, 1, 1), 1), mb("r2", 5, 100)}},
+		{Name: "empty log", Replicas: []string{"r"}},
+	}
+	for i := range scs {
+		rs := runD(t, &scs[i], true)
+		scs[i].Final = map[string]dState{}
+		for name, l := range rs {
+			scs[i].Final[name] = dStateOf(t, l)
+		}
+	}
+	f.Scenarios = scs
+
+	d := "deltalog.cell"
+	id := vid(0, 1, 1)
+	c := func(fields func(e refEnc) refEnc) []byte { return fields(env(d, 1).arr(5)).b }
+	reg := func(e refEnc) refEnc { return e.bin(id[:]).uint('r') }
+	v4 := id
+	v4[6] = v4[6]&0x0f | 0x40
+	f.Malformed = []Malformed{
+		mal("unknown kind", d, c(func(e refEnc) refEnc { return e.bin(id[:]).uint('x').int(1).int(0).nil() }), t),
+		mal("kind above 255", d, c(func(e refEnc) refEnc { return e.bin(id[:]).uint(0x172).int(1).int(0).nil() }), t),
+		mal("regular cell with stats", d, c(func(e refEnc) refEnc { return reg(e).int(1).int(0).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1) }), t),
+		mal("regular cell with zero delta", d, c(func(e refEnc) refEnc { return reg(e).int(0).int(0).nil() }), t),
+		mal("regular cell with a write time", d, c(func(e refEnc) refEnc { return reg(e).int(1).int(5).nil() }), t),
+		mal("merge cell without stats", d, c(func(e refEnc) refEnc { return e.bin(id[:]).uint('m').int(1).int(0).nil() }), t),
+		mal("merge cell sum differs from delta", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(2).int(0).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+		}), t),
+		mal("merge cell count 0", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(0).int(0).arr(6).int(0).int(0).int(0).int(0).uint(0).uint(0)
+		}), t),
+		mal("merge cell negative written", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(1).int(-1).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+		}), t),
+		mal("id of 15 bytes", d, c(func(e refEnc) refEnc { return e.bin(id[:15]).uint('r').int(1).int(0).nil() }), t),
+		mal("id of 17 bytes", d, c(func(e refEnc) refEnc { return e.bin(append(id[:], 0)).uint('r').int(1).int(0).nil() }), t),
+		mal("id not version 1", d, c(func(e refEnc) refEnc { return e.bin(v4[:]).uint('r').int(1).int(0).nil() }), t),
+		mal("id as str", d, c(func(e refEnc) refEnc { return e.str(string(id[:])).uint('r').int(1).int(0).nil() }), t),
+		mal("delta not in smallest form", d, c(func(e refEnc) refEnc { return reg(e).raw(0xd0, 5).int(0).nil() }), t),
+		mal("cell of four fields", d, env(d, 1).arr(4).bin(id[:]).uint('r').int(1).int(0).b, t),
+		mal("trailing bytes", d, append(c(func(e refEnc) refEnc { return reg(e).int(1).int(0).nil() }), 0), t),
+		mal("input above 256 bytes", d, append(c(func(e refEnc) refEnc { return reg(e).int(1).int(0).nil() }), make([]byte, 220)...), t),
+		mal("balance row envelope", d, env("balance.row", 1).arr(0).b, t),
+	}
+	return f
+}
+
+// dModel is a log's regular cells by id.
+type dModel map[string]int64
+
+func checkDeltalog(t *testing.T, raw []byte) {
+	var f dFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.IDs)
+	for _, v := range f.IDs {
+		at := must(time.Parse(time.RFC3339Nano, v.Time))
+		node := must(strconv.ParseUint(v.Node, 16, 64))
+		require.Equal(t, v.UUID, deltalog.IDFromParts(at, v.ClockSeq, node).String())
+		// Independently: 60-bit count of 100 ns ticks since 1582-10-15,
+		// version 1, RFC 4122 variant, clock sequence, node.
+		ticks := new(big.Int).Sub(big.NewInt(at.Unix()), big.NewInt(time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC).Unix()))
+		ticks.Mul(ticks, big.NewInt(10_000_000)).Add(ticks, big.NewInt(int64(at.Nanosecond()/100)))
+		tk := ticks.Uint64()
+		var u [16]byte
+		binary.BigEndian.PutUint32(u[0:], uint32(tk))
+		binary.BigEndian.PutUint16(u[4:], uint16(tk>>32))
+		binary.BigEndian.PutUint16(u[6:], uint16(tk>>48)&0x0fff|0x1000)
+		binary.BigEndian.PutUint16(u[8:], v.ClockSeq&0x3fff|0x8000)
+		copy(u[10:], binary.BigEndian.AppendUint64(nil, node)[2:])
+		id := must(deltalog.ParseID(v.UUID))
+		require.Equal(t, u[:], id[:], "uuid layout of %s", v.UUID)
+		require.True(t, id.Time().Equal(at.Truncate(100*time.Nanosecond)))
+	}
+	require.NotEmpty(t, f.Order)
+	for _, o := range f.Order {
+		a, b := must(deltalog.ParseID(o.A)), must(deltalog.ParseID(o.B))
+		if o.AKind == "" {
+			require.Equal(t, o.Compare, a.Compare(b), "%s vs %s", o.A, o.B)
+			require.Equal(t, o.Compare, refCompareID(a, b), "reference order %s vs %s", o.A, o.B)
+		} else {
+			ca, cb := deltalog.Cell{ID: a, Kind: deltalog.Kind(o.AKind[0])}, deltalog.Cell{ID: b, Kind: deltalog.Kind(o.BKind[0])}
+			require.Equal(t, o.Compare, deltalog.CompareCells(ca, cb))
+			ref := -refCompareID(a, b)
+			if ref == 0 {
+				ref = cmpInt(int(o.AKind[0]), int(o.BKind[0]))
+			}
+			require.Equal(t, o.Compare, ref, "reference cell order")
+		}
+	}
+	require.NotEmpty(t, f.Cells)
+	for _, j := range f.Cells {
+		c := fromCellJSON(t, j)
+		require.Equal(t, j.Hex, hex.EncodeToString(must(c.MarshalBinary())))
+		require.Equal(t, j.Hex, refCell(t, j))
+		var dec deltalog.Cell
+		require.NoError(t, dec.UnmarshalBinary(unhex(t, j.Hex)))
+		require.Equal(t, c, dec)
+	}
+	require.NotEmpty(t, f.Windows)
+	for _, w := range f.Windows {
+		now := must(time.Parse(time.RFC3339Nano, w.Now))
+		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
+		id := must(deltalog.ParseID(w.ID))
+		requireKind(t, w.Error, c.Add(context.Background(), "counter", id, int64(w.Delta)), w.ID)
+		// Model: accepted iff now-window <= id time <= now+skew, delta != 0.
+		at := id.Time()
+		want := ""
+		switch {
+		case w.Delta == 0:
+			want = "invalid_amount"
+		case at.Before(now.Add(-time.Duration(w.WindowNS))) || at.After(now.Add(time.Duration(w.FutureNS))):
+			want = "outside_window"
+		}
+		require.Equal(t, want, w.Error, "window model for %s", w.IDTimeNote)
+	}
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runD(t, sc, false)
+			ms := map[string]dModel{}
+			for _, r := range sc.Replicas {
+				ms[r] = dModel{}
+			}
+			for j, st := range sc.Steps {
+				m := ms[st.Replica]
+				want := ""
+				switch st.Op {
+				case "add":
+					id, err := deltalog.ParseID(st.ID)
+					switch {
+					case err != nil:
+						want = "invalid_txn"
+					case *st.Delta == 0:
+						want = "invalid_amount"
+					default:
+						if old, ok := m[id.String()]; ok && old != int64(*st.Delta) {
+							want = "conflicting_transaction"
+						} else {
+							m[id.String()] = int64(*st.Delta)
+						}
+					}
+				case "merge":
+					next := dModel{}
+					for k, v := range m {
+						next[k] = v
+					}
+					for k, v := range ms[st.From] {
+						if old, ok := next[k]; ok && old != v {
+							want = "conflicting_transaction"
+						}
+						next[k] = v
+					}
+					if want == "" {
+						ms[st.Replica] = next
+					}
+				case "merge_before":
+					if st.Merged != nil {
+						// The merge cell holds exactly the regular cells at
+						// or below its id.
+						mid := must(deltalog.ParseID(st.Merged.ID))
+						var below []int64
+						for k, v := range m {
+							if must(deltalog.ParseID(k)).Compare(mid) <= 0 {
+								below = append(below, v)
+							}
+						}
+						require.Equal(t, statsModel(below), *st.Merged.Stats, "step %d merge cell vs model", j)
+						require.Equal(t, st.Merged.Hex, refCell(t, *st.Merged))
+					}
+					continue
+				default:
+					continue
+				}
+				if st.Error == "conflicting_transaction" && st.Op == "insert" {
+					continue
+				}
+				require.Equal(t, want, st.Error, "model disagrees at step %d", j)
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				got := dStateOf(t, rs[name])
+				require.Equal(t, want, got, "%s final state", name)
+				for _, cj := range want.Cells {
+					require.Equal(t, cj.Hex, refCell(t, cj))
+				}
+				var vals []int64
+				for _, v := range ms[name] {
+					vals = append(vals, v)
+				}
+				sm := statsModel(vals)
+				if sm.Count == 0 || fitsInt64(vals) {
+					require.NotNil(t, want.Read, "%s read", name)
+					require.Equal(t, sm, want.Read.Stats, "%s: read stats vs model (sum of every regular cell ever added)", name)
+					require.Equal(t, sm.Sum, want.Read.Value)
+				} else {
+					require.Equal(t, "overflow", want.ReadError)
+				}
+				// decode(hex) of every cell rebuilds the log.
+				var l deltalog.Log
+				for _, cj := range want.Cells {
+					var c deltalog.Cell
+					require.NoError(t, c.UnmarshalBinary(unhex(t, cj.Hex)))
+					require.NoError(t, l.Insert(c))
+				}
+				require.True(t, l.Equal(rs[name]))
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func fitsInt64(vs []int64) bool {
+	s := new(big.Int)
+	for _, v := range vs {
+		s.Add(s, big.NewInt(v))
+	}
+	return s.IsInt64()
+}
+
+// statsModel computes SPEC.md's merge statistics of a set of deltas.
+func statsModel(vs []int64) statsJSON {
+	if len(vs) == 0 {
+		return statsJSON{}
+	}
+	s, sq := new(big.Int), new(big.Int)
+	mn, mx := vs[0], vs[0]
+	for _, v := range vs {
+		b := big.NewInt(v)
+		s.Add(s, b)
+		sq.Add(sq, new(big.Int).Mul(b, b))
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	lo := new(big.Int).And(sq, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
+	hi := new(big.Int).Rsh(sq, 64).Uint64()
+	return statsJSON{I64(len(vs)), I64(s.Int64()), I64(mn), I64(mx), U64(hi), U64(lo)}
+}
+
+// refCompareID is SPEC.md's timeuuid order: the 60-bit timestamp, then
+// bytes 0..7 unsigned, then bytes 8..15 as signed bytes.
+func refCompareID(a, b deltalog.ID) int {
+	ts := func(id deltalog.ID) uint64 {
+		return uint64(binary.BigEndian.Uint16(id[6:])&0x0fff)<<48 | uint64(binary.BigEndian.Uint16(id[4:]))<<32 | uint64(binary.BigEndian.Uint32(id[0:]))
+	}
+	if c := cmpInt64(int64(ts(a)), int64(ts(b))); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(a[:8], b[:8]); c != 0 {
+		return c
+	}
+	for i := 8; i < 16; i++ {
+		if c := cmpInt(int(int8(a[i])), int(int8(b[i]))); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int { return cmpInt64(int64(a), int64(b)) }
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ---------------------------------------------------------------------------
+// balance.json
+
+type rowJSON struct {
+	UpdateID string `json:"update_id"`
+	Kind     string `json:"kind"`
+	Version  string `json:"version,omitempty"`
+	Amount   I64    `json:"amount"`
+	Covers   I64    `json:"covers,omitempty"`
+	Settled  bool   `json:"settled,omitempty"`
+	Target   string `json:"target,omitempty"`
+	Hex      string `json:"hex,omitempty"`
+}
+
+func toRowJSON(r balance.Row, withHex bool) rowJSON {
+	j := rowJSON{UpdateID: r.UpdateID.String(), Kind: r.Kind.String(), Amount: I64(r.Amount), Covers: I64(r.Covers), Settled: r.Settled}
+	if r.Kind != balance.KindNormal {
+		j.Version = r.Version.String()
+	}
+	if r.Target != 0 {
+		j.Target = r.Target.String()
+	}
+	if withHex {
+		j.Hex = hex.EncodeToString(must(r.MarshalBinary()))
+	}
+	return j
+}
+
+func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
+	r := balance.Row{UpdateID: must(deltalog.ParseID(j.UpdateID)), Kind: balance.Kind(j.Kind[0]), Amount: int64(j.Amount), Covers: int64(j.Covers), Settled: j.Settled}
+	if j.Version != "" {
+		r.Version = must(deltalog.ParseID(j.Version))
+	}
+	if j.Target != "" {
+		r.Target = balance.Kind(j.Target[0])
+	}
+	return r
+}
+
+func refRow(t *testing.T, j rowJSON) string {
+	uid := must(deltalog.ParseID(j.UpdateID))
+	e := env("balance.row", 1).arr(7).bin(uid[:]).uint(uint64(j.Kind[0]))
+	if j.Version == "" {
+		e = e.nil()
+	} else {
+		v := must(deltalog.ParseID(j.Version))
+		e = e.bin(v[:])
+	}
+	var target uint64
+	if j.Target != "" {
+		target = uint64(j.Target[0])
+	}
+	return e.int(int64(j.Amount)).int(int64(j.Covers)).bool(j.Settled).uint(target).hex()
+}
+
+type keyJSON struct {
+	UpdateID string `json:"update_id"`
+	Kind     string `json:"kind"`
+	Version  string `json:"version,omitempty"`
+}
+
+func keyOf(r balance.Row) keyJSON {
+	k := keyJSON{UpdateID: r.UpdateID.String(), Kind: r.Kind.String()}
+	if r.Kind != balance.KindNormal {
+		k.Version = r.Version.String()
+	}
+	return k
+}
+
+type evalVec struct {
+	Name  string    `json:"name"`
+	Note  string    `json:"note,omitempty"`
+	Rows  []rowJSON `json:"rows"`
+	Added []I64     `json:"added"`
+	// Outputs.
+	Value             *I64      `json:"value,omitempty"`
+	Error             string    `json:"error,omitempty"`
+	Live              []keyJSON `json:"live,omitempty"`
+	Valid             []string  `json:"valid_sums,omitempty"`
+	InvalidSums       []string  `json:"invalid_sums,omitempty"`
+	InvalidTombstones []keyJSON `json:"invalid_tombstones,omitempty"`
+}
+
+type bFile struct {
+	Comment     string      `json:"comment"`
+	Rows        []rowJSON   `json:"rows"`
+	Evaluations []evalVec   `json:"evaluations"`
+	Windows     []windowVec `json:"windows"`
+	Malformed   []Malformed `json:"malformed"`
+}
+
+func evaluate(t *testing.T, ev evalVec) evalVec {
+	rows := make([]balance.Row, len(ev.Rows))
+	for i, j := range ev.Rows {
+		rows[i] = fromRowJSON(t, j)
+	}
+	v, err := balance.Evaluate(rows)
+	out := evalVec{Name: ev.Name, Note: ev.Note, Rows: ev.Rows, Added: ev.Added, Error: kindOf(t, err)}
+	if err == nil {
+		out.Value = ip(v.Value)
+		for _, r := range v.Live {
+			out.Live = append(out.Live, keyOf(r))
+		}
+		for _, r := range v.Valid {
+			out.Valid = append(out.Valid, r.Version.String())
+		}
+		for _, r := range v.InvalidSums {
+			out.InvalidSums = append(out.InvalidSums, r.Version.String())
+		}
+		for _, r := range v.InvalidTombstones {
+			out.InvalidTombstones = append(out.InvalidTombstones, keyOf(r))
+		}
+	}
+	return out
+}
+
+func genBalance(t *testing.T) any {
+	var f bFile
+	f.Comment = "Balance rows (SPEC.md section 9): N/S/T rows and the validity rules of Evaluate."
+	N := func(sec float64, amt int64) balance.Row {
+		return balance.Row{UpdateID: vid(sec, 1, 1), Kind: balance.KindNormal, Amount: amt}
+	}
+	S := func(ver deltalog.ID, amt, covers int64, settled bool) balance.Row {
+		return balance.Row{UpdateID: ver, Kind: balance.KindSum, Version: ver, Amount: amt, Covers: covers, Settled: settled}
+	}
+	T := func(target balance.Row, ver deltalog.ID) balance.Row {
+		return balance.Row{UpdateID: target.UpdateID, Kind: balance.KindTombstone, Version: ver, Amount: target.Amount, Target: target.Kind}
+	}
+	for _, r := range []balance.Row{N(0, 100), N(1, -30), N(2, math.MinInt64), S(vid(100, 2, 2), 70, 2, false), S(vid(100, 2, 2), 70, 2, true), T(N(0, 100), vid(100, 2, 2)), T(S(vid(100, 2, 2), 70, 2, false), vid(200, 3, 3))} {
+		f.Rows = append(f.Rows, toRowJSON(r, true))
+	}
+	a, b, c, d := N(0, 100), N(1, 50), N(2, -30), N(3, 7)
+	v1, v2, v3 := vid(10, 2, 2), vid(20, 3, 3), vid(30, 4, 4)
+	s1 := S(v1, 150, 2, false)
+	ev := func(name, note string, added []int64, rows ...balance.Row) {
+		e := evalVec{Name: name, Note: note, Added: []I64{}}
+		for _, x := range added {
+			e.Added = append(e.Added, I64(x))
+		}
+		for _, r := range rows {
+			e.Rows = append(e.Rows, toRowJSON(r, false))
+		}
+		f.Evaluations = append(f.Evaluations, evaluate(t, e))
+	}
+	ev("normal rows only", "", []int64{100, 50, -30}, a, b, c)
+	ev("empty partition", "", nil)
+	ev("one valid merge", "tombstones of version v1 name live rows and add up to the S row", []int64{100, 50, -30}, a, b, c, T(a, v1), T(b, v1), s1)
+	ev("crash after tombstones", "no S row: the tombstones are invalid and cancel nothing", []int64{100, 50}, a, b, T(a, v1), T(b, v1))
+	ev("sum row without all its tombstones", "covers 2 but one tombstone is present: invalid", []int64{100, 50}, a, b, T(a, v1), s1)
+	ev("racing merges", "v1 is validated first and takes a and b; v2's tombstones then name rows no longer live, so v2 is invalid", []int64{100, 50, -30},
+		a, b, c, T(a, v1), T(b, v1), s1, T(a, v2), T(b, v2), T(c, v2), S(v2, 120, 3, false))
+	ev("racing merges, later one only", "the earlier merge crashed before its S row; the later one is valid", []int64{100, 50, -30},
+		a, b, c, T(a, v1), T(b, v1), T(a, v2), T(b, v2), T(c, v2), S(v2, 120, 3, false))
+	ev("chain of merges", "v2 covers v1's S row and a new row", []int64{100, 50, 7},
+		a, b, T(a, v1), T(b, v1), s1, d, T(s1, v2), T(d, v2), S(v2, 157, 2, false))
+	ev("settled merge cancels a retried row", "v1 is settled, its covered rows were deleted; a retry of a came back and is cancelled", []int64{100, 50},
+		a, T(a, v1), T(b, v1), S(v1, 150, 2, true))
+	ev("settled merge alone", "", []int64{100, 50}, S(v1, 150, 2, true))
+	ev("settled chain keeps the inner S row", "step 7 keeps a covered S row that still has tombstones", []int64{100, 50, 7},
+		T(a, v1), T(b, v1), S(v1, 150, 2, true), T(s1, v2), T(d, v2), S(v2, 157, 2, true))
+	ev("tombstone amount differs from the row", "a tombstone only cancels the row it read", []int64{100},
+		a, balance.Row{UpdateID: a.UpdateID, Kind: balance.KindTombstone, Version: v1, Amount: 101, Target: balance.KindNormal}, S(v1, 101, 1, false))
+	ev("sum amount differs from its tombstones", "", []int64{100, 50}, a, b, T(a, v1), T(b, v1), S(v1, 151, 2, false))
+	ev("three-level chain", "", []int64{100, 50, -30, 7},
+		a, b, T(a, v1), T(b, v1), s1, c, T(s1, v2), T(c, v2), S(v2, 120, 2, false), d, T(S(v2, 120, 2, false), v3), T(d, v3), S(v3, 127, 2, false))
+	ev("partial sums leave int64 but the total fits", "", []int64{math.MaxInt64, 1, -1}, N(0, math.MaxInt64), N(1, 1), N(2, -1))
+	ev("balance overflow", "", []int64{math.MaxInt64, 1}, N(0, math.MaxInt64), N(1, 1))
+	ev("two rows with one key", "", []int64{100}, a, a)
+	ev("invalid row", "", []int64{0}, balance.Row{UpdateID: vid(0, 1, 1), Kind: balance.KindNormal})
+
+	now := t0.Add(time.Hour)
+	win := func(at time.Time, amt int64) {
+		id := deltalog.IDFromParts(at, 9, 9)
+		l := must(balance.New(memory.NewBalanceStore(), balance.Options{Clock: func() time.Time { return now }}))
+		err := l.Add(context.Background(), "acct", id, amt)
+		o := l.Options()
+		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
+			ID: id.String(), Delta: I64(amt), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano)})
+	}
+	win(now, 5)
+	win(now.Add(-5*time.Minute), -5)
+	win(now.Add(-5*time.Minute-100*time.Nanosecond), 5)
+	win(now.Add(5*time.Second), 5)
+	win(now.Add(5*time.Second+100*time.Nanosecond), 5)
+	win(now, 0)
+
+	r := "balance.row"
+	id := vid(0, 1, 1)
+	row := func(fn func(e refEnc) refEnc) []byte { return fn(env(r, 1).arr(7)).b }
+	nrow := func(e refEnc) refEnc { return e.bin(id[:]).uint('N').nil() }
+	f.Malformed = []Malformed{
+		mal("N row with a version", r, row(func(e refEnc) refEnc { return e.bin(id[:]).uint('N').bin(id[:]).int(1).int(0).bool(false).uint(0) }), t),
+		mal("N row with zero amount", r, row(func(e refEnc) refEnc { return nrow(e).int(0).int(0).bool(false).uint(0) }), t),
+		mal("N row with covers", r, row(func(e refEnc) refEnc { return nrow(e).int(1).int(1).bool(false).uint(0) }), t),
+		mal("N row settled", r, row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).bool(true).uint(0) }), t),
+		mal("S row without a version", r, row(func(e refEnc) refEnc { return e.bin(id[:]).uint('S').nil().int(1).int(1).bool(false).uint(0) }), t),
+		mal("S row whose update id differs from its version", r, row(func(e refEnc) refEnc {
+			v := vid(5, 1, 1)
+			return e.bin(id[:]).uint('S').bin(v[:]).int(1).int(1).bool(false).uint(0)
+		}), t),
+		mal("S row covering nothing", r, row(func(e refEnc) refEnc { return e.bin(id[:]).uint('S').bin(id[:]).int(1).int(0).bool(false).uint(0) }), t),
+		mal("T row without target", r, row(func(e refEnc) refEnc { return e.bin(id[:]).uint('T').bin(id[:]).int(1).int(0).bool(false).uint(0) }), t),
+		mal("T row targeting T", r, row(func(e refEnc) refEnc { return e.bin(id[:]).uint('T').bin(id[:]).int(1).int(0).bool(false).uint('T') }), t),
+		mal("unknown kind", r, row(func(e refEnc) refEnc { return e.bin(id[:]).uint('X').nil().int(1).int(0).bool(false).uint(0) }), t),
+		mal("settled as int", r, row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).int(0).uint(0) }), t),
+		mal("target above 255", r, row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).bool(false).uint(256) }), t),
+		mal("amount not in smallest form", r, row(func(e refEnc) refEnc { return nrow(e).raw(0xd1, 0, 1).int(0).bool(false).uint(0) }), t),
+		mal("row of six fields", r, env(r, 1).arr(6).bin(id[:]).uint('N').nil().int(1).int(0).bool(false).b, t),
+		mal("trailing bytes", r, append(row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).bool(false).uint(0) }), 0), t),
+		mal("input above 256 bytes", r, append(row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).bool(false).uint(0) }), make([]byte, 220)...), t),
+		mal("version 2", r, env(r, 2).arr(0).b, t),
+	}
+	return f
+}
+
+func checkBalance(t *testing.T, raw []byte) {
+	var f bFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Rows)
+	for _, j := range f.Rows {
+		r := fromRowJSON(t, j)
+		require.Equal(t, j.Hex, hex.EncodeToString(must(r.MarshalBinary())))
+		require.Equal(t, j.Hex, refRow(t, j))
+		var dec balance.Row
+		require.NoError(t, dec.UnmarshalBinary(unhex(t, j.Hex)))
+		require.Equal(t, r, dec)
+	}
+	require.NotEmpty(t, f.Evaluations)
+	for _, ev := range f.Evaluations {
+		t.Run(ev.Name, func(t *testing.T) {
+			require.Equal(t, ev, evaluate(t, ev), "reference implementation vs vector")
+			// Order does not matter.
+			rev := ev
+			rev.Rows = slices.Clone(ev.Rows)
+			slices.Reverse(rev.Rows)
+			got := evaluate(t, rev)
+			got.Rows = ev.Rows
+			require.Equal(t, ev, got, "Evaluate depends on row order")
+			// Model: the balance is the sum of every N row ever added,
+			// whatever merges ran, crashed, raced or settled.
+			if ev.Error != "" {
+				if ev.Error == "overflow" {
+					require.False(t, fitsInt64(i64s(ev.Added)))
+				}
+				return
+			}
+			s := new(big.Int)
+			for _, x := range ev.Added {
+				s.Add(s, big.NewInt(int64(x)))
+			}
+			require.True(t, s.IsInt64())
+			require.EqualValues(t, s.Int64(), *ev.Value, "balance vs the sum of the added rows")
+		})
+	}
+	require.NotEmpty(t, f.Windows)
+	for _, w := range f.Windows {
+		now := must(time.Parse(time.RFC3339Nano, w.Now))
+		l := must(balance.New(memory.NewBalanceStore(), balance.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
+		id := must(deltalog.ParseID(w.ID))
+		requireKind(t, w.Error, l.Add(context.Background(), "acct", id, int64(w.Delta)), w.ID)
+		at := id.Time()
+		want := ""
+		switch {
+		case w.Delta == 0:
+			want = "invalid_amount"
+		case at.Before(now.Add(-time.Duration(w.WindowNS))) || at.After(now.Add(time.Duration(w.FutureNS))):
+			want = "outside_window"
+		}
+		require.Equal(t, want, w.Error, "window model for %s", w.IDTimeNote)
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func i64s(vs []I64) []int64 {
+	out := make([]int64, len(vs))
+	for i, v := range vs {
+		out[i] = int64(v)
+	}
+	return out
+}
