@@ -8,7 +8,6 @@ package cassandra
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,65 +43,25 @@ func TestModelStatesConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) statestore.Store { return modelStates(unitDB(t), newRowModel()) })
 }
 
-// ledgerSuiteLiterals are the raw values ledgertest's store-level subtests
-// (RoundTrip, ConcurrentPutsMakeSiblings, PutWithTokenKeepsUnseenSiblings)
-// Put directly. They are not tpncounter encodings, so LedgerStore.Put
-// refuses them by design.
-var ledgerSuiteLiterals = map[string]bool{
-	"one": true, "two": true, "base": true, "from-a": true, "from-b": true,
-	"merged": true, "v1": true, "v2": true, "v2b": true,
-}
-
-// suiteLedgerCheck is LedgerStore's value check widened to accept exactly
-// ledgerSuiteLiterals, recording which values needed the exception. Every
-// other value, including everything package ledger writes during the
-// suite, still has to be a valid tpncounter encoding.
-type suiteLedgerCheck struct {
-	mu       sync.Mutex
-	excepted map[string]bool
-}
-
-func (c *suiteLedgerCheck) check(b []byte) error {
-	err := checkLedgerValue(b)
-	if err != nil && ledgerSuiteLiterals[string(b)] {
-		c.mu.Lock()
-		if c.excepted == nil {
-			c.excepted = map[string]bool{}
-		}
-		c.excepted[string(b)] = true
-		c.mu.Unlock()
-		return nil
-	}
-	return err
-}
-
-// runLedgerSuite runs ledgertest against stores from newStore with the
-// widened check, then checks that only the literals needed it.
+// runLedgerSuite runs ledgertest against stores from newStore. Every value
+// the suite Puts is a tpncounter encoding, so LedgerStore's validation runs
+// unchanged.
 func runLedgerSuite(t *testing.T, newStore func(t *testing.T) *LedgerStore) {
-	c := &suiteLedgerCheck{}
-	ledgertest.Run(t, func(t *testing.T) ledger.Store {
-		s := newStore(t)
-		s.check = c.check
-		return s
-	})
-	for v := range c.excepted {
-		require.True(t, ledgerSuiteLiterals[v], "value %q bypassed validation", v)
-	}
-	require.NotEmpty(t, c.excepted, "the suite's store-level subtests ran")
+	ledgertest.Run(t, func(t *testing.T) ledger.Store { return newStore(t) })
 }
 
 func TestModelLedgerConformance(t *testing.T) {
 	runLedgerSuite(t, func(t *testing.T) *LedgerStore { return modelLedger(unitDB(t), newRowModel()) })
 }
 
-// TestModelLedgerRefusesBadValues: without the test-only exception, every
-// literal the suite uses, and every other non-tpncounter encoding, is
-// refused with the decoder's sentinel and nothing is written.
+// TestModelLedgerRefusesBadValues: raw bytes and every other
+// non-tpncounter encoding are refused with the decoder's sentinel and nothing
+// is written.
 func TestModelLedgerRefusesBadValues(t *testing.T) {
 	ctx := context.Background()
 	m := newRowModel()
 	l := modelLedger(unitDB(t), m)
-	for v := range ledgerSuiteLiterals {
+	for _, v := range []string{"one", "from-a", "merged"} {
 		require.ErrorIs(t, l.Put(ctx, "k", "a", []byte(v), nil), crdt.ErrCorruptEncoding, v)
 	}
 	for _, tc := range storetest.BadEncodings() {
