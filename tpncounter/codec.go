@@ -106,7 +106,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	k, err := d.ArrayLen(2)
+	k, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
 	}
 	var prev crdt.ActorID
 	for i := 0; i < n; i++ {
-		k, err := d.ArrayLen(5)
+		k, err := d.ArrayLen(maxFields)
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
 }
 
 func decodeTxn(d *wire.Decoder) (Txn, error) {
-	k, err := d.ArrayLen(2)
+	k, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return Txn{}, err
 	}
@@ -228,3 +228,8 @@ func decodeTxn(d *wire.Decoder) (Txn, error) {
 
 var _ crdt.Codec = (*GCounter)(nil)
 var _ crdt.Codec = (*Counter)(nil)
+
+// maxFields caps the header of a fixed-shape array before its exact arity is
+// checked, so a shape with extra fields is reported as corrupt (not as too
+// large) like every other malformed shape.
+const maxFields = 1 << 16
