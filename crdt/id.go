@@ -73,7 +73,22 @@ func checkID(s string) string {
 		return "is empty"
 	case len(s) > MaxIDLen:
 		return fmt.Sprintf("is %d bytes, longer than %d", len(s), MaxIDLen)
-	case !utf8.ValidString(s):
+	}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if c < 0x20 || c == 0x7f {
+			return "contains a control character"
+		}
+	}
+	if ascii {
+		return ""
+	}
+	if !utf8.ValidString(s) {
 		return "is not valid UTF-8"
 	}
 	for _, r := range s {

@@ -83,8 +83,9 @@ func (e *Encoder) Bytes() ([]byte, error) {
 // error it returns wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge,
 // crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
 type Decoder struct {
-	r   *bytes.Reader
-	dec *msgpack.Decoder
+	data []byte
+	r    *bytes.Reader
+	dec  *msgpack.Decoder
 }
 
 // NewDecoder checks the input size against maxSize, then reads the envelope
@@ -94,7 +95,7 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 	if len(data) > maxSize {
 		return nil, 0, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(data), maxSize)
 	}
-	d := &Decoder{r: bytes.NewReader(data)}
+	d := &Decoder{data: data, r: bytes.NewReader(data)}
 	d.dec = msgpack.NewDecoder(d.r)
 	n, err := d.ArrayLen(math.MaxInt32) // exact arity is checked below
 	if err != nil {
@@ -208,11 +209,15 @@ func (d *Decoder) String(maxLen int) (string, error) {
 	if n > d.r.Len() {
 		return "", fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 	}
-	b := make([]byte, n)
-	if err := d.dec.ReadFull(b); err != nil {
+	// msgpack.Decoder reads a *bytes.Reader directly (it is an
+	// io.ByteScanner, so no read-ahead buffer): the unread bytes are the
+	// tail of data, and the string is copied out of it once.
+	pos := len(d.data) - d.r.Len()
+	str := string(d.data[pos : pos+n])
+	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
 		return "", corrupt("string", err)
 	}
-	return string(b), nil
+	return str, nil
 }
 
 // Actor reads and validates an actor id.
