@@ -1,0 +1,77 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// Options name the actor, bound the retries of a refused or ambiguous
+// write, and set the stored counter's history length. Every retry
+// re-fetches and re-applies, which is safe because the write is
+// idempotent.
+func ExampleOptions() {
+	ctx := context.Background()
+	store := memory.NewFaulty(memory.NewLedgers(), 1)
+	opts := ledger.Options{
+		Actor:      "app-1",
+		RetryCount: 1, // two attempts in all
+		Counter:    tpncounter.Options{HistoryLength: 5},
+	}
+	l, _ := ledger.New(store, "wallet", opts)
+
+	store.FailPuts(memory.PutRefused, memory.PutRefused)
+	r, err := l.Credit(ctx, "t1", 10)
+	fmt.Println(r.Attempts, r.Landed, errors.Is(err, crdt.ErrUnavailable))
+
+	store.FailPuts(memory.PutRefused)
+	r, err = l.Credit(ctx, "t1", 10)
+	fmt.Println(r.Attempts, r.Landed, r.Value, err)
+	// Output:
+	// 2 false true
+	// 2 true 10 <nil>
+}
+
+// A Token is the causal context of a Fetch. A Put with it supersedes
+// exactly the siblings that Fetch saw; a Put with nil (no prior read)
+// supersedes nothing and becomes a sibling. A token the store did not issue
+// is refused.
+func ExampleToken() {
+	ctx := context.Background()
+	s := memory.NewLedgers()
+	_ = s.Put(ctx, "k", "a", []byte("v1"), nil)
+	_, tok, _ := s.Fetch(ctx, "k")
+	_ = s.Put(ctx, "k", "a", []byte("v2"), tok)
+	fmt.Println("siblings:", s.Siblings("k"))
+	_ = s.Put(ctx, "k", "b", []byte("blind"), nil)
+	fmt.Println("siblings:", s.Siblings("k"))
+	err := s.Put(ctx, "k", "a", []byte("v3"), ledger.Token("not a token"))
+	fmt.Println(errors.Is(err, crdt.ErrCorruptEncoding), s.Siblings("k"))
+	// Output:
+	// siblings: 1
+	// siblings: 2
+	// true 2
+}
+
+// A Deleter is an optional Store capability, found by type assertion.
+// Deleting with the token of the latest Fetch removes the whole key;
+// with an older token, siblings written since survive.
+func ExampleDeleter() {
+	ctx := context.Background()
+	var s ledger.Store = memory.NewLedgers()
+	_ = s.Put(ctx, "k", "a", []byte("v1"), nil)
+	_, old, _ := s.Fetch(ctx, "k")
+	_ = s.Put(ctx, "k", "b", []byte("v2"), nil) // a concurrent sibling
+	d, ok := s.(ledger.Deleter)
+	fmt.Println(ok, d.Delete(ctx, "k", old))
+	sibs, _, _ := s.Fetch(ctx, "k")
+	fmt.Println(len(sibs), string(sibs[0]))
+	// Output:
+	// true <nil>
+	// 1 v2
+}
