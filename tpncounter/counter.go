@@ -87,7 +87,9 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	}
 	c.p.init()
 	c.n.init()
-	if r, ok := half.idx[txn]; ok {
+	h := hashID(txn)
+	r, free := half.ix.find(txn, h)
+	if r != nil {
 		return known(txn, r, mag)
 	}
 	if a, ok := other.amountOf(txn); ok {
@@ -96,7 +98,7 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		}
 		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, a, amount)
 	}
-	return half.applyNew(actor, txn, mag)
+	return half.applyNew(actor, txn, h, free, mag)
 }
 
 // Compact performs actor's housekeeping in both halves (see
@@ -140,11 +142,11 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 func (c *Counter) Merge(other *Counter) error {
 	c.p.init()
 	c.n.init()
-	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { _, ok := c.n.idx[x]; return ok })
+	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { return c.n.ix.get(x) != nil })
 	if err != nil {
 		return err
 	}
-	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { _, ok := c.p.idx[x]; return ok })
+	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { return c.p.ix.get(x) != nil })
 	if err != nil {
 		return err
 	}

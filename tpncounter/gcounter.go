@@ -64,6 +64,10 @@ type entry struct {
 	total  int64
 	hist   []item
 	folded []item
+	// hbuf and fbuf are the whole backing arrays of hist and folded when
+	// appendItem allocated them (nil otherwise), so that a full slice whose
+	// front was sliced off can slide back instead of reallocating.
+	hbuf, fbuf []item
 }
 
 // item is a transaction in an entry together with its index record, so that
@@ -77,6 +81,29 @@ type item struct {
 // (GCounter.Clone, swap).
 func (e *entry) clone() *entry {
 	return &entry{seq: e.seq, total: e.total, hist: slices.Clone(e.hist), folded: slices.Clone(e.folded)}
+}
+
+// appendItem appends x to s, which lives at the tail of *buf when appendItem
+// allocated it. Histories are queues (folding slices off the front,
+// appending at the back), so when s is full it first slides back to the
+// start of *buf if that frees at least half of it, and otherwise moves to a
+// new array twice its length; either way the cost per append is O(1)
+// amortised with no allocation in the steady state.
+func appendItem(s []item, buf *[]item, x item) []item {
+	if len(s) < cap(s) {
+		return append(s, x)
+	}
+	b := *buf
+	if n := len(s); cap(b) > 2*n && cap(s) > 0 && &s[:cap(s)][cap(s)-1] == &b[:cap(b)][cap(b)-1] {
+		b = b[:cap(b)]
+		copy(b, s)
+		clear(b[n:]) // drop stale references for the collector
+		return append(b[:n], x)
+	}
+	b = make([]item, len(s), 2*len(s)+4)
+	copy(b, s)
+	*buf = b
+	return append(b, x)
 }
 
 func txns(items []item) []Txn {
@@ -125,6 +152,11 @@ type ref struct {
 	amt  int64
 	hold []holding
 	one  [1]holding // backing array for the common single holder
+	// Set by index.insert: the id, its hash and the neighbours in the
+	// index's collision chain.
+	id         crdt.TxnID
+	h          uint64
+	next, prev *ref
 }
 
 func (r *ref) counts() (inHist, inFolded int) {
@@ -170,10 +202,15 @@ type GCounter struct {
 	o         Options
 	ready     bool
 	entries   map[crdt.ActorID]*entry
-	idx       map[crdt.TxnID]*ref
+	ix        index
 	contested map[crdt.TxnID]struct{} // held by two or more actors
 	val       acc
 	variant   variant
+	// ageBuf and agedBuf are reused as plan.ageOut and plan.aged by the
+	// next plan, so that steady-state folding does not allocate. A plan is
+	// used before the next one is made on the same counter.
+	ageBuf  []crdt.TxnID
+	agedBuf []*ref
 }
 
 // variant selects a deliberately broken rule set. It exists only so that the
@@ -198,7 +235,7 @@ func NewGCounter(opts Options) (*GCounter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GCounter{o: o, ready: true, entries: map[crdt.ActorID]*entry{}, idx: map[crdt.TxnID]*ref{}, contested: map[crdt.TxnID]struct{}{}}, nil
+	return &GCounter{o: o, ready: true, entries: map[crdt.ActorID]*entry{}, ix: newIndex(0), contested: map[crdt.TxnID]struct{}{}}, nil
 }
 
 func (g *GCounter) init() {
@@ -211,7 +248,7 @@ func (g *GCounter) init() {
 	}
 	g.o, g.ready = o, true
 	g.entries = map[crdt.ActorID]*entry{}
-	g.idx = map[crdt.TxnID]*ref{}
+	g.ix = newIndex(0)
 	g.contested = map[crdt.TxnID]struct{}{}
 }
 
@@ -282,8 +319,8 @@ func (s Status) String() string {
 
 // Status reports where txn is known, in O(1).
 func (g *GCounter) Status(txn crdt.TxnID) Status {
-	r, ok := g.idx[txn]
-	if !ok {
+	r := g.ix.get(txn)
+	if r == nil {
 		return Unknown
 	}
 	if _, f := r.counts(); f > 0 {
@@ -296,8 +333,8 @@ func (g *GCounter) Status(txn crdt.TxnID) Status {
 // O(1). A transaction that was folded (Status Folded) is not "in history",
 // matching the gem's has_transaction?; Apply still recognises it.
 func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
-	r, ok := g.idx[txn]
-	if !ok {
+	r := g.ix.get(txn)
+	if r == nil {
 		return false
 	}
 	for _, h := range r.hold {
@@ -310,7 +347,7 @@ func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 
 // amountOf returns the amount recorded for txn, if any actor holds it.
 func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
-	if r, ok := g.idx[txn]; ok {
+	if r := g.ix.get(txn); r != nil {
 		return r.amt, true
 	}
 	return 0, false
@@ -331,10 +368,12 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 		return 0, err
 	}
 	g.init()
-	if r, ok := g.idx[txn]; ok {
+	h := hashID(txn)
+	r, free := g.ix.find(txn, h)
+	if r != nil {
 		return known(txn, r, amount)
 	}
-	return g.applyNew(actor, txn, amount)
+	return g.applyNew(actor, txn, h, free, amount)
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -379,7 +418,9 @@ func known(txn crdt.TxnID, r *ref, amount int64) (Outcome, error) {
 	return Duplicate, nil
 }
 
-func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
+// applyNew applies txn, whose hash is h and which the index does not hold;
+// free is index.find's report that no record has hash h.
+func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, free bool, amount int64) (Outcome, error) {
 	e := g.entries[actor]
 	if e == nil && len(g.entries) >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
@@ -407,9 +448,14 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, amount int64) (O
 	r := &ref{amt: amount}
 	r.one[0] = holding{actor: actor}
 	r.hold = r.one[:1:1]
-	g.idx[txn] = r
+	// Apply looked txn up; commit only removed records since.
+	if free {
+		g.ix.insertFree(txn, h, r)
+	} else {
+		g.ix.insert(txn, h, r)
+	}
 	g.val.add(amount)
-	e.hist = append(e.hist, item{Txn{ID: txn, Amount: amount}, r})
+	e.hist = appendItem(e.hist, &e.hbuf, item{Txn{ID: txn, Amount: amount}, r})
 	e.seq++
 	return Applied, nil
 }
@@ -457,7 +503,8 @@ func (p plan) empty() bool {
 
 // plan computes actor's housekeeping without changing anything.
 func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
-	var p plan
+	p := plan{ageOut: g.ageBuf[:0], aged: g.agedBuf[:0]}
+	defer func() { g.ageBuf, g.agedBuf = p.ageOut[:0], p.aged[:0] }()
 	if len(g.contested) > 0 {
 		if len(g.contested) <= e.size() {
 			for x := range g.contested {
@@ -477,7 +524,7 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 	}
 	total := acc{lo: uint64(e.total)}
 	for _, x := range p.unfold {
-		total.sub(g.idx[x].amt)
+		total.sub(g.ix.get(x).amt)
 	}
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
@@ -529,7 +576,7 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 //   - folded by actor and by a smaller actor id: unfold it (the smaller
 //     actor's total counts it).
 func (g *GCounter) classify(actor crdt.ActorID, x crdt.TxnID, p *plan) {
-	r := g.idx[x]
+	r := g.ix.get(x)
 	if len(r.hold) < 2 {
 		return
 	}
@@ -577,7 +624,7 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 	g.val.add(p.total - e.total)
 	e.total = p.total
 	for _, t := range e.hist[:p.fold] {
-		e.folded = append(e.folded, t)
+		e.folded = appendItem(e.folded, &e.fbuf, t)
 		g.setFolded(t.r, actor)
 	}
 	e.hist = e.hist[p.fold:]
@@ -601,12 +648,13 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 // addHold, dropHold and setFolded change one transaction's holders and keep
 // the value and the contested set in step.
 func (g *GCounter) addHold(x crdt.TxnID, amt int64, h holding) *ref {
-	r := g.idx[x]
+	hx := hashID(x)
+	r := g.ix.getH(x, hx)
 	if r == nil {
 		r = &ref{amt: amt}
 		r.one[0] = h
 		r.hold = r.one[:1:1]
-		g.idx[x] = r
+		g.ix.insert(x, hx, r)
 		r.addContrib(&g.val, 1, g.variant)
 		return r
 	}
@@ -618,7 +666,7 @@ func (g *GCounter) addHold(x crdt.TxnID, amt int64, h holding) *ref {
 }
 
 func (g *GCounter) dropHold(x crdt.TxnID, actor crdt.ActorID) {
-	if r := g.idx[x]; r != nil {
+	if r := g.ix.get(x); r != nil {
 		g.dropRef(x, r, actor)
 	}
 }
@@ -630,7 +678,7 @@ func (g *GCounter) dropRef(x crdt.TxnID, r *ref, actor crdt.ActorID) {
 	}
 	r.addContrib(&g.val, 1, g.variant)
 	if len(r.hold) == 0 {
-		delete(g.idx, x)
+		g.ix.remove(r)
 	}
 	g.contest(x, r)
 }
@@ -660,17 +708,17 @@ func (g *GCounter) Clone() *GCounter {
 	g.init()
 	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant,
 		entries:   make(map[crdt.ActorID]*entry, len(g.entries)),
-		idx:       make(map[crdt.TxnID]*ref, len(g.idx)),
+		ix:        newIndex(len(g.ix.m)),
 		contested: make(map[crdt.TxnID]struct{}, len(g.contested)),
 	}
-	for x, r := range g.idx {
-		c.idx[x] = &ref{amt: r.amt, hold: slices.Clone(r.hold)}
+	for x, r := range g.ix.all {
+		c.ix.insert(x, r.h, &ref{amt: r.amt, hold: slices.Clone(r.hold)})
 	}
 	for a, e := range g.entries {
 		ce := e.clone()
 		for _, list := range [2][]item{ce.hist, ce.folded} {
 			for i := range list {
-				list[i].r = c.idx[list[i].ID]
+				list[i].r = c.ix.getH(list[i].ID, list[i].r.h)
 			}
 		}
 		c.entries[a] = ce
@@ -735,7 +783,7 @@ func (g *GCounter) prepareMerge(other *GCounter, conflict func(crdt.TxnID) bool)
 		}
 		for _, list := range [2][]item{oe.hist, oe.folded} {
 			for _, t := range list {
-				if r, ok := g.idx[t.ID]; ok && r.amt != t.Amount {
+				if r := g.ix.get(t.ID); r != nil && r.amt != t.Amount {
 					return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, t.ID, r.amt, t.Amount, a)
 				}
 				if conflict != nil && conflict(t.ID) {
