@@ -180,11 +180,11 @@ func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
 					return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, t.ID)
 				}
 				seen[t.ID] = struct{}{}
-				if r := g.ix.get(t.ID); r != nil && r.amt != t.Amount {
-					return fmt.Errorf("%w: transaction %q has amounts %d and %d", crdt.ErrCorruptEncoding, t.ID, r.amt, t.Amount)
+				if s := g.ix.get(t.ID); s != 0 && g.ix.at(s).amt != t.Amount {
+					return fmt.Errorf("%w: transaction %q has amounts %d and %d", crdt.ErrCorruptEncoding, t.ID, g.ix.at(s).amt, t.Amount)
 				}
 				if other != nil {
-					if other.ix.get(t.ID) != nil {
+					if other.ix.get(t.ID) != 0 {
 						return fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrCorruptEncoding, t.ID)
 					}
 				}

@@ -88,9 +88,8 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	c.p.init()
 	c.n.init()
 	h := hashID(txn)
-	r, free := half.ix.find(txn, h)
-	if r != nil {
-		return known(txn, r, mag)
+	if s := half.ix.find(txn, h); s != 0 {
+		return known(txn, &half.ix, s, mag)
 	}
 	if a, ok := other.amountOf(txn); ok {
 		if amount > 0 {
@@ -98,7 +97,7 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		}
 		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, a, amount)
 	}
-	return half.applyNew(actor, txn, h, free, mag)
+	return half.applyNew(actor, txn, h, mag)
 }
 
 // Compact performs actor's housekeeping in both halves (see
@@ -142,11 +141,11 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 func (c *Counter) Merge(other *Counter) error {
 	c.p.init()
 	c.n.init()
-	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { return c.n.ix.get(x) != nil })
+	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { return c.n.ix.get(x) != 0 })
 	if err != nil {
 		return err
 	}
-	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { return c.p.ix.get(x) != nil })
+	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { return c.p.ix.get(x) != 0 })
 	if err != nil {
 		return err
 	}

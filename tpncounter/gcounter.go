@@ -74,11 +74,18 @@ type entry struct {
 // folding and forgetting need no index lookup.
 type item struct {
 	Txn
-	r *ref
+	r   slot
+	tag uint32 // the top half of the id's hash: with r, its index table entry
 }
 
-// clone copies e; the copy's index pointers must be relinked by the caller
-// (GCounter.Clone, swap).
+// key returns the index table entry of t (see index).
+func (t item) key() uint64 { return uint64(t.tag)<<32 | uint64(t.r) }
+
+// setKey sets t's record from its index table entry k.
+func (t *item) setKey(k uint64) { t.r, t.tag = slot(k), uint32(k>>32) }
+
+// clone copies e; its slots stay valid in a clone of the index
+// (GCounter.Clone) and are reassigned by swap.
 func (e *entry) clone() *entry {
 	return &entry{seq: e.seq, total: e.total, hist: slices.Clone(e.hist), folded: slices.Clone(e.folded)}
 }
@@ -146,21 +153,22 @@ type holding struct {
 	folded bool
 }
 
-// ref is the index entry of one transaction: its amount and every actor that
-// holds it. An actor holds a transaction at most once.
+// ref is the index record of one transaction: its amount and every actor
+// that holds it. An actor holds a transaction at most once.
+//
+// It lives in index.recs (see index) and is 64 bytes, one cache line.
 type ref struct {
 	amt  int64
-	hold []holding
-	one  [1]holding // backing array for the common single holder
-	// Set by index.insert: the id, its hash and the neighbours in the
-	// index's collision chain.
-	id         crdt.TxnID
-	h          uint64
-	next, prev *ref
+	h    uint64     // hash of id
+	id   crdt.TxnID // "" in a free slot
+	next slot       // the next free slot, in a free slot
+	// The holder when there is exactly one; empty when two or more actors
+	// hold the record (index.more has them).
+	one [1]holding
 }
 
-func (r *ref) counts() (inHist, inFolded int) {
-	for _, h := range r.hold {
+func (ix *index) counts(s slot) (inHist, inFolded int) {
+	for _, h := range ix.holders(s) {
 		if h.folded {
 			inFolded++
 		} else {
@@ -174,8 +182,9 @@ func (r *ref) counts() (inHist, inFolded int) {
 // amount when it is held only in histories; when actors folded it, their
 // totals already count it, and every fold beyond the first is a double count
 // that is corrected here.
-func (r *ref) addContrib(a *acc, sign int64, v variant) {
-	h, f := r.counts()
+func (ix *index) addContrib(s slot, a *acc, sign int64, v variant) {
+	h, f := ix.counts(s)
+	r := ix.at(s)
 	if v == variantCountEveryCopy {
 		a.add(sign * int64(h) * r.amt)
 		return
@@ -210,7 +219,7 @@ type GCounter struct {
 	// next plan, so that steady-state folding does not allocate. A plan is
 	// used before the next one is made on the same counter.
 	ageBuf  []crdt.TxnID
-	agedBuf []*ref
+	agedBuf []uint64
 }
 
 // variant selects a deliberately broken rule set. It exists only so that the
@@ -319,11 +328,11 @@ func (s Status) String() string {
 
 // Status reports where txn is known, in O(1).
 func (g *GCounter) Status(txn crdt.TxnID) Status {
-	r := g.ix.get(txn)
-	if r == nil {
+	s := g.ix.get(txn)
+	if s == 0 {
 		return Unknown
 	}
-	if _, f := r.counts(); f > 0 {
+	if _, f := g.ix.counts(s); f > 0 {
 		return Folded
 	}
 	return InHistory
@@ -333,11 +342,11 @@ func (g *GCounter) Status(txn crdt.TxnID) Status {
 // O(1). A transaction that was folded (Status Folded) is not "in history",
 // matching the gem's has_transaction?; Apply still recognises it.
 func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
-	r := g.ix.get(txn)
-	if r == nil {
+	s := g.ix.get(txn)
+	if s == 0 {
 		return false
 	}
-	for _, h := range r.hold {
+	for _, h := range g.ix.holders(s) {
 		if !h.folded {
 			return true
 		}
@@ -347,8 +356,8 @@ func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 
 // amountOf returns the amount recorded for txn, if any actor holds it.
 func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
-	if r := g.ix.get(txn); r != nil {
-		return r.amt, true
+	if s := g.ix.get(txn); s != 0 {
+		return g.ix.at(s).amt, true
 	}
 	return 0, false
 }
@@ -369,11 +378,10 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 	}
 	g.init()
 	h := hashID(txn)
-	r, free := g.ix.find(txn, h)
-	if r != nil {
-		return known(txn, r, amount)
+	if s := g.ix.find(txn, h); s != 0 {
+		return known(txn, &g.ix, s, amount)
 	}
-	return g.applyNew(actor, txn, h, free, amount)
+	return g.applyNew(actor, txn, h, amount)
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -408,19 +416,19 @@ func printableASCII(s string) bool {
 	return true
 }
 
-func known(txn crdt.TxnID, r *ref, amount int64) (Outcome, error) {
+func known(txn crdt.TxnID, ix *index, s slot, amount int64) (Outcome, error) {
+	r := ix.at(s)
 	if r.amt != amount {
 		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, r.amt, amount)
 	}
-	if _, f := r.counts(); f > 0 {
+	if _, f := ix.counts(s); f > 0 {
 		return DuplicateFolded, nil
 	}
 	return Duplicate, nil
 }
 
-// applyNew applies txn, whose hash is h and which the index does not hold;
-// free is index.find's report that no record has hash h.
-func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, free bool, amount int64) (Outcome, error) {
+// applyNew applies txn, whose hash is h and which the index does not hold.
+func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount int64) (Outcome, error) {
 	e := g.entries[actor]
 	if e == nil && len(g.entries) >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
@@ -444,18 +452,10 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, free b
 		e = &entry{}
 		g.entries[actor] = e
 	}
-	// txn is absent from the index (Apply looked): insert without a lookup.
-	r := &ref{amt: amount}
-	r.one[0] = holding{actor: actor}
-	r.hold = r.one[:1:1]
-	// Apply looked txn up; commit only removed records since.
-	if free {
-		g.ix.insertFree(txn, h, r)
-	} else {
-		g.ix.insert(txn, h, r)
-	}
+	// txn is absent from the index (Apply looked).
+	s := g.ix.insert(txn, h, amount, holding{actor: actor})
 	g.val.add(amount)
-	e.hist = appendItem(e.hist, &e.hbuf, item{Txn{ID: txn, Amount: amount}, r})
+	e.hist = appendItem(e.hist, &e.hbuf, item{Txn{ID: txn, Amount: amount}, s, uint32(h >> 32)})
 	e.seq++
 	return Applied, nil
 }
@@ -493,7 +493,7 @@ type plan struct {
 	unfold []crdt.TxnID // folded items another (smaller) actor also folded
 	fold   int          // how many of the oldest remaining history items to fold
 	ageOut []crdt.TxnID // folded ids to forget
-	aged   []*ref       // their index records
+	aged   []uint64     // their index table entries (item.key)
 	total  int64        // the entry's total afterwards
 }
 
@@ -524,12 +524,13 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 	}
 	total := acc{lo: uint64(e.total)}
 	for _, x := range p.unfold {
-		total.sub(g.ix.get(x).amt)
+		total.sub(g.ix.at(g.ix.get(x)).amt)
 	}
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
 	excess := len(e.folded) - len(p.unfold) + p.fold - g.o.FoldedLength
 	forgetAll := g.variant == variantForgetOnFold
+	solo := g.solo()
 	if forgetAll {
 		excess = len(e.folded) + p.fold
 	}
@@ -540,8 +541,8 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 		if slices.Contains(p.unfold, t.ID) {
 			continue
 		}
-		if forgetAll || len(t.r.hold) == 1 {
-			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.r)
+		if forgetAll || solo || g.ix.single(t.r) {
+			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.key())
 			excess--
 		}
 	}
@@ -555,8 +556,8 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 		}
 		folded++
 		total.add(t.Amount)
-		if excess > 0 && (forgetAll || len(t.r.hold) == 1) {
-			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.r)
+		if excess > 0 && (forgetAll || solo || g.ix.single(t.r)) {
+			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.key())
 			excess--
 		}
 	}
@@ -576,12 +577,12 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 //   - folded by actor and by a smaller actor id: unfold it (the smaller
 //     actor's total counts it).
 func (g *GCounter) classify(actor crdt.ActorID, x crdt.TxnID, p *plan) {
-	r := g.ix.get(x)
-	if len(r.hold) < 2 {
+	hold := g.ix.holders(g.ix.get(x))
+	if len(hold) < 2 {
 		return
 	}
 	own := -1
-	for i, h := range r.hold {
+	for i, h := range hold {
 		if h.actor == actor {
 			own = i
 			break
@@ -590,8 +591,8 @@ func (g *GCounter) classify(actor crdt.ActorID, x crdt.TxnID, p *plan) {
 	if own < 0 {
 		return
 	}
-	mine := r.hold[own]
-	for i, h := range r.hold {
+	mine := hold[own]
+	for i, h := range hold {
 		if i == own {
 			continue
 		}
@@ -609,6 +610,7 @@ func (g *GCounter) classify(actor crdt.ActorID, x crdt.TxnID, p *plan) {
 // commit carries out p on actor's entry e and keeps the index and value in
 // step. The value does not change.
 func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
+	solo := g.solo()
 	if len(p.drop) > 0 {
 		e.hist = slices.DeleteFunc(e.hist, func(t item) bool { return slices.Contains(p.drop, t.ID) })
 		for _, x := range p.drop {
@@ -625,7 +627,14 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 	e.total = p.total
 	for _, t := range e.hist[:p.fold] {
 		e.folded = appendItem(e.folded, &e.fbuf, t)
-		g.setFolded(t.r, actor)
+		if solo {
+			// actor is the only holder: its total now counts t, which
+			// no longer counts on its own (see addContrib).
+			g.ix.recs[t.r].one[0].folded = true
+			g.val.sub(t.Amount)
+		} else {
+			g.setFolded(t.r, actor)
+		}
 	}
 	e.hist = e.hist[p.fold:]
 	if len(p.ageOut) > 0 {
@@ -640,63 +649,78 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 			e.folded = slices.DeleteFunc(e.folded, func(t item) bool { return slices.Contains(rest, t.ID) })
 		}
 		for i, x := range p.ageOut {
-			g.dropRef(x, p.aged[i], actor)
+			if solo {
+				// actor is the only holder and has folded x: forgetting it
+				// changes neither the value nor the contested set.
+				g.ix.removeKey(p.aged[i])
+			} else {
+				g.dropRef(x, p.aged[i], actor)
+			}
 		}
 	}
 }
 
 // addHold, dropHold and setFolded change one transaction's holders and keep
-// the value and the contested set in step.
-func (g *GCounter) addHold(x crdt.TxnID, amt int64, h holding) *ref {
+// the value and the contested set in step. addHold returns the index table
+// entry of x (see item.key).
+func (g *GCounter) addHold(x crdt.TxnID, amt int64, h holding) uint64 {
 	hx := hashID(x)
-	r := g.ix.getH(x, hx)
-	if r == nil {
-		r = &ref{amt: amt}
-		r.one[0] = h
-		r.hold = r.one[:1:1]
-		g.ix.insert(x, hx, r)
-		r.addContrib(&g.val, 1, g.variant)
-		return r
+	s := g.ix.find(x, hx)
+	if s == 0 {
+		s = g.ix.insert(x, hx, amt, h)
+		g.ix.addContrib(s, &g.val, 1, g.variant)
+		return tagOf(hx) | uint64(s)
 	}
-	r.addContrib(&g.val, -1, g.variant)
-	r.hold = append(r.hold, h)
-	r.addContrib(&g.val, 1, g.variant)
-	g.contest(x, r)
-	return r
+	g.ix.addContrib(s, &g.val, -1, g.variant)
+	g.ix.addHolder(s, h)
+	g.ix.addContrib(s, &g.val, 1, g.variant)
+	g.contest(x, s)
+	return tagOf(hx) | uint64(s)
 }
 
 func (g *GCounter) dropHold(x crdt.TxnID, actor crdt.ActorID) {
-	if r := g.ix.get(x); r != nil {
-		g.dropRef(x, r, actor)
+	if s := g.ix.get(x); s != 0 {
+		g.dropRef(x, g.ix.key(s), actor)
 	}
 }
 
-func (g *GCounter) dropRef(x crdt.TxnID, r *ref, actor crdt.ActorID) {
-	r.addContrib(&g.val, -1, g.variant)
-	if i := slices.IndexFunc(r.hold, func(h holding) bool { return h.actor == actor }); i >= 0 {
-		r.hold = slices.Delete(r.hold, i, i+1)
+// dropRef drops actor's hold of x, whose index table entry is k.
+func (g *GCounter) dropRef(x crdt.TxnID, k uint64, actor crdt.ActorID) {
+	s := slot(k)
+	g.ix.addContrib(s, &g.val, -1, g.variant)
+	left := g.ix.dropHolder(s, actor)
+	g.ix.addContrib(s, &g.val, 1, g.variant)
+	if left == 0 {
+		g.ix.removeKey(k)
+		if len(g.contested) > 0 {
+			delete(g.contested, x)
+		}
+		return
 	}
-	r.addContrib(&g.val, 1, g.variant)
-	if len(r.hold) == 0 {
-		g.ix.remove(r)
-	}
-	g.contest(x, r)
+	g.contest(x, s)
 }
 
-func (g *GCounter) setFolded(r *ref, actor crdt.ActorID) {
-	r.addContrib(&g.val, -1, g.variant)
-	for i := range r.hold {
-		if r.hold[i].actor == actor {
-			r.hold[i].folded = true
+func (g *GCounter) setFolded(s slot, actor crdt.ActorID) {
+	g.ix.addContrib(s, &g.val, -1, g.variant)
+	hold := g.ix.holders(s)
+	for i := range hold {
+		if hold[i].actor == actor {
+			hold[i].folded = true
 		}
 	}
-	r.addContrib(&g.val, 1, g.variant)
+	g.ix.addContrib(s, &g.val, 1, g.variant)
 }
+
+// solo reports whether every transaction has exactly one holder (none is
+// contested) under the correct rules: the housekeeping of an entry then
+// needs to read no index record to know who holds its transactions, which
+// saves cache misses on a large index.
+func (g *GCounter) solo() bool { return len(g.contested) == 0 && g.variant == correctRules }
 
 // contest keeps x in the contested set exactly while two or more actors
 // hold it.
-func (g *GCounter) contest(x crdt.TxnID, r *ref) {
-	if len(r.hold) >= 2 {
+func (g *GCounter) contest(x crdt.TxnID, s slot) {
+	if !g.ix.single(s) {
 		g.contested[x] = struct{}{}
 	} else if len(g.contested) > 0 {
 		delete(g.contested, x)
@@ -708,20 +732,11 @@ func (g *GCounter) Clone() *GCounter {
 	g.init()
 	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant,
 		entries:   make(map[crdt.ActorID]*entry, len(g.entries)),
-		ix:        newIndex(len(g.ix.m)),
+		ix:        g.ix.clone(),
 		contested: make(map[crdt.TxnID]struct{}, len(g.contested)),
 	}
-	for x, r := range g.ix.all {
-		c.ix.insert(x, r.h, &ref{amt: r.amt, hold: slices.Clone(r.hold)})
-	}
 	for a, e := range g.entries {
-		ce := e.clone()
-		for _, list := range [2][]item{ce.hist, ce.folded} {
-			for i := range list {
-				list[i].r = c.ix.getH(list[i].ID, list[i].r.h)
-			}
-		}
-		c.entries[a] = ce
+		c.entries[a] = e.clone() // the slots are the same in c.ix
 	}
 	for x := range g.contested {
 		c.contested[x] = struct{}{}
@@ -783,8 +798,8 @@ func (g *GCounter) prepareMerge(other *GCounter, conflict func(crdt.TxnID) bool)
 		}
 		for _, list := range [2][]item{oe.hist, oe.folded} {
 			for _, t := range list {
-				if r := g.ix.get(t.ID); r != nil && r.amt != t.Amount {
-					return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, t.ID, r.amt, t.Amount, a)
+				if s := g.ix.get(t.ID); s != 0 && g.ix.at(s).amt != t.Amount {
+					return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, t.ID, g.ix.at(s).amt, t.Amount, a)
 				}
 				if conflict != nil && conflict(t.ID) {
 					return mergePlan{}, fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrConflictingTransaction, t.ID)
@@ -832,10 +847,10 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	if to != nil {
 		g.val.add(to.total)
 		for i, t := range to.hist {
-			to.hist[i].r = g.addHold(t.ID, t.Amount, holding{actor: actor})
+			to.hist[i].setKey(g.addHold(t.ID, t.Amount, holding{actor: actor}))
 		}
 		for i, t := range to.folded {
-			to.folded[i].r = g.addHold(t.ID, t.Amount, holding{actor: actor, folded: true})
+			to.folded[i].setKey(g.addHold(t.ID, t.Amount, holding{actor: actor, folded: true}))
 		}
 		g.entries[actor] = to
 	}
