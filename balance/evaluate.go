@@ -2,11 +2,11 @@ package balance
 
 import (
 	"fmt"
-	"math/bits"
 	"sort"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // elem names a countable row: an N or S row by kind and update id.
@@ -89,7 +89,7 @@ func Evaluate(rows []Row) (View, error) {
 			}
 		} else {
 			ok = int64(len(ts)) == s.Covers
-			var sum wide
+			var sum exact.Int128
 			for _, t := range ts {
 				r, hit := live[elem{t.Target, t.UpdateID}]
 				if !ok || !hit || r.Amount != t.Amount {
@@ -97,9 +97,10 @@ func Evaluate(rows []Row) (View, error) {
 					break
 				}
 				targets = append(targets, r)
-				sum.add(t.Amount)
+				sum.Add(t.Amount)
 			}
-			ok = ok && sum.fits() && int64(sum.lo) == s.Amount
+			got, fits := sum.Int64()
+			ok = ok && fits && got == s.Amount
 		}
 		if !ok {
 			v.InvalidSums = append(v.InvalidSums, s)
@@ -121,34 +122,19 @@ func Evaluate(rows []Row) (View, error) {
 		}
 	}
 	sort.Slice(v.InvalidTombstones, func(i, j int) bool { return CompareRows(v.InvalidTombstones[i], v.InvalidTombstones[j]) < 0 })
-	var total wide
+	var total exact.Int128
 	for _, r := range live {
 		v.Live = append(v.Live, r)
-		total.add(r.Amount)
+		total.Add(r.Amount)
 	}
-	if !total.fits() {
+	value, fits := total.Int64()
+	if !fits {
 		return View{}, fmt.Errorf("%w: balance does not fit int64", crdt.ErrOverflow)
 	}
-	v.Value = int64(total.lo)
+	v.Value = value
 	sort.Slice(v.Live, func(i, j int) bool { return CompareRows(v.Live[i], v.Live[j]) < 0 })
 	return v, nil
 }
-
-// wide is an exact 128-bit two's-complement accumulator: a sum whose
-// partial sums leave the int64 range but whose total fits is not an
-// overflow, so results never depend on the order rows are added in.
-type wide struct {
-	hi int64
-	lo uint64
-}
-
-func (w *wide) add(x int64) {
-	var carry uint64
-	w.lo, carry = bits.Add64(w.lo, uint64(x), 0)
-	w.hi += (x >> 63) + int64(carry)
-}
-
-func (w wide) fits() bool { return w.hi == int64(w.lo)>>63 }
 
 // targetVersion is the Version column of the row a tombstone targets: empty
 // for N rows, and equal to the update id for S rows.
@@ -183,7 +169,7 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 	}
 	if nN > 0 || len(v.Live) > 1 {
 		byID := map[ID]bool{}
-		var sum wide
+		var sum exact.Int128
 		for _, r := range v.Live {
 			if byID[r.UpdateID] {
 				// An N and an S row share an update id (a client reused a
@@ -192,13 +178,14 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 				continue
 			}
 			byID[r.UpdateID] = true
-			sum.add(r.Amount)
+			sum.Add(r.Amount)
 			p.tombstones = append(p.tombstones, Row{UpdateID: r.UpdateID, Kind: KindTombstone, Version: version, Amount: r.Amount, Target: r.Kind})
 		}
-		if !sum.fits() {
+		amount, fits := sum.Int64()
+		if !fits {
 			return plan{}, fmt.Errorf("%w: merge sum does not fit int64", crdt.ErrOverflow)
 		}
-		p.sum = Row{UpdateID: version, Kind: KindSum, Version: version, Amount: int64(sum.lo), Covers: int64(len(p.tombstones))}
+		p.sum = Row{UpdateID: version, Kind: KindSum, Version: version, Amount: amount, Covers: int64(len(p.tombstones))}
 	}
 	// Step 7: settle valid merges old enough that no racing merge can still
 	// land (see doc.go), deleting what they cover.

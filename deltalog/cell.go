@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"math/bits"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -47,12 +47,8 @@ type Stats struct {
 
 // statsOf returns the stats of a single delta.
 func statsOf(delta int64) Stats {
-	a := uint64(delta)
-	if delta < 0 {
-		a = uint64(-(delta + 1)) + 1 // |MinInt64| without overflow
-	}
-	hi, lo := bits.Mul64(a, a)
-	return Stats{Count: 1, Sum: delta, Min: delta, Max: delta, SumSqHi: hi, SumSqLo: lo}
+	sq := exact.Square(delta)
+	return Stats{Count: 1, Sum: delta, Min: delta, Max: delta, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
 }
 
 // Add returns the stats of the union of the two (disjoint) sets. It fails
@@ -75,12 +71,11 @@ func (s Stats) Add(o Stats) (Stats, error) {
 	}
 	out.Min = min(s.Min, o.Min)
 	out.Max = max(s.Max, o.Max)
-	var carry uint64
-	out.SumSqLo, carry = bits.Add64(s.SumSqLo, o.SumSqLo, 0)
-	out.SumSqHi, carry = bits.Add64(s.SumSqHi, o.SumSqHi, carry)
-	if carry != 0 {
+	sq, fits := s.sumSq().Add(o.sumSq())
+	if !fits {
 		return s, fmt.Errorf("%w: sum of squares exceeds 128 bits", crdt.ErrOverflow)
 	}
+	out.SumSqHi, out.SumSqLo = sq.Hi, sq.Lo
 	return out, nil
 }
 
@@ -93,11 +88,9 @@ func (s Stats) Mean() float64 {
 }
 
 // SumSquares returns the exact sum of squared deltas.
-func (s Stats) SumSquares() *big.Int {
-	v := new(big.Int).SetUint64(s.SumSqHi)
-	v.Lsh(v, 64)
-	return v.Add(v, new(big.Int).SetUint64(s.SumSqLo))
-}
+func (s Stats) SumSquares() *big.Int { return s.sumSq().Big() }
+
+func (s Stats) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo: s.SumSqLo} }
 
 // Variance returns the population variance of the deltas (0 for fewer than
 // two), computed from the exact aggregates and rounded once to float64.

@@ -2,11 +2,11 @@ package deltalog
 
 import (
 	"fmt"
-	"math/bits"
 	"sort"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // Reading is the result of reading a counter: the value, the aggregates of
@@ -17,36 +17,15 @@ type Reading struct {
 	Cells int
 }
 
-// wide is an exact 128-bit two's-complement accumulator, so that a sum
-// whose partial sums leave the int64 range but whose total fits is not an
-// overflow (the result must not depend on the order of the cells).
-type wide struct {
-	hi int64
-	lo uint64
-}
-
-func (w *wide) add(x int64) {
-	var carry uint64
-	w.lo, carry = bits.Add64(w.lo, uint64(x), 0)
-	w.hi += (x >> 63) + int64(carry)
-}
-
-func (w wide) int64() (int64, error) {
-	if w.hi != int64(w.lo)>>63 {
-		return 0, fmt.Errorf("%w: sum does not fit int64", crdt.ErrOverflow)
-	}
-	return int64(w.lo), nil
-}
-
 // sumVisible folds cells given in clustering order, stopping after the first
 // merge cell. It returns the reading and how many cells it consumed.
 func sumVisible(cells []Cell) (Reading, error) {
 	var r Reading
-	var total wide
+	var total exact.Int128
 	for _, c := range cells {
 		r.Cells++
 		cs := c.stats()
-		total.add(cs.Sum)
+		total.Add(cs.Sum)
 		cs.Sum = 0
 		s, err := r.Stats.Add(cs)
 		if err != nil {
@@ -57,9 +36,9 @@ func sumVisible(cells []Cell) (Reading, error) {
 			break
 		}
 	}
-	v, err := total.int64()
-	if err != nil {
-		return Reading{}, err
+	v, fits := total.Int64()
+	if !fits {
+		return Reading{}, fmt.Errorf("%w: sum does not fit int64", crdt.ErrOverflow)
 	}
 	r.Stats.Sum, r.Value = v, v
 	return r, nil

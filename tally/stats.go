@@ -3,35 +3,11 @@ package tally
 import (
 	"fmt"
 	"math/big"
-	"math/bits"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
-
-// u128 is an unsigned 128-bit integer, used for the exact sum of squares.
-type u128 struct{ hi, lo uint64 }
-
-func (a u128) add(b u128) (u128, bool) {
-	lo, c := bits.Add64(a.lo, b.lo, 0)
-	hi, c := bits.Add64(a.hi, b.hi, c)
-	return u128{hi: hi, lo: lo}, c == 0
-}
-
-func square(x int64) u128 {
-	u := uint64(x)
-	if x < 0 {
-		u = -u // two's complement: exact even for math.MinInt64 (2^63)
-	}
-	hi, lo := bits.Mul64(u, u)
-	return u128{hi: hi, lo: lo}
-}
-
-func (a u128) big() *big.Int {
-	b := new(big.Int).SetUint64(a.hi)
-	b.Lsh(b, 64)
-	return b.Or(b, new(big.Int).SetUint64(a.lo))
-}
 
 // Stats keeps the count, sum, minimum, maximum and sum of squares of its
 // observations, all exact: the count and sum are int64 and the sum of
@@ -45,14 +21,14 @@ type Stats struct {
 	count    int64
 	sum      int64
 	min, max int64 // meaningful only when count > 0
-	sq       u128
+	sq       exact.Uint128
 }
 
 // Add observes x. When the count, the sum or the sum of squares would
 // overflow it returns an error wrapping crdt.ErrOverflow and leaves s
 // unchanged.
 func (s *Stats) Add(x int64) error {
-	one := Stats{count: 1, sum: x, min: x, max: x, sq: square(x)}
+	one := Stats{count: 1, sum: x, min: x, max: x, sq: exact.Square(x)}
 	return s.Combine(&one)
 }
 
@@ -68,7 +44,7 @@ func (s *Stats) Combine(other *Stats) error {
 	}
 	count, ok1 := addInt64(s.count, other.count)
 	sum, ok2 := addInt64(s.sum, other.sum)
-	sq, ok3 := s.sq.add(other.sq)
+	sq, ok3 := s.sq.Add(other.sq)
 	switch {
 	case !ok1:
 		return fmt.Errorf("%w: stats count %d + %d", crdt.ErrOverflow, s.count, other.count)
@@ -97,7 +73,7 @@ func (s *Stats) Max() (int64, bool) { return s.max, s.count > 0 }
 
 // SumOfSquares returns the exact sum of the squared observations as a new
 // big.Int.
-func (s *Stats) SumOfSquares() *big.Int { return s.sq.big() }
+func (s *Stats) SumOfSquares() *big.Int { return s.sq.Big() }
 
 // Mean returns the arithmetic mean and true, or 0 and false when empty.
 func (s *Stats) Mean() (float64, bool) {
@@ -117,7 +93,7 @@ func (s *Stats) Variance() (float64, bool) {
 	}
 	n := big.NewInt(s.count)
 	sum := big.NewInt(s.sum)
-	num := new(big.Int).Mul(n, s.sq.big())   // n·Σx²
+	num := new(big.Int).Mul(n, s.sq.Big())   // n·Σx²
 	num.Sub(num, new(big.Int).Mul(sum, sum)) // − (Σx)²
 	den := new(big.Int).Mul(n, n)            // n²
 	v, _ := new(big.Rat).SetFrac(num, den).Float64()
@@ -147,7 +123,7 @@ func (s *Stats) String() string {
 	if c.count == 0 {
 		return "n=0"
 	}
-	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%s", c.count, c.sum, c.min, c.max, c.sq.big())
+	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%s", c.count, c.sum, c.min, c.max, c.sq.Big())
 }
 
 func (*Stats) identity() *Stats { return new(Stats) }
@@ -165,8 +141,8 @@ func (s *Stats) encodeBody(e *wire.Encoder) {
 	e.Int(s.sum)
 	e.Int(s.min)
 	e.Int(s.max)
-	e.Uint(s.sq.hi)
-	e.Uint(s.sq.lo)
+	e.Uint(s.sq.Hi)
+	e.Uint(s.sq.Lo)
 }
 
 func (s *Stats) decodeBody(d *wire.Decoder) error {
@@ -194,10 +170,10 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 	if v.max, err = d.Int(); err != nil {
 		return err
 	}
-	if v.sq.hi, err = d.Uint(); err != nil {
+	if v.sq.Hi, err = d.Uint(); err != nil {
 		return err
 	}
-	if v.sq.lo, err = d.Uint(); err != nil {
+	if v.sq.Lo, err = d.Uint(); err != nil {
 		return err
 	}
 	if err := v.validate(); err != nil {
@@ -225,7 +201,7 @@ func (s *Stats) validate() error {
 	if new(big.Int).Mul(big.NewInt(s.min), n).Cmp(sum) > 0 || new(big.Int).Mul(big.NewInt(s.max), n).Cmp(sum) < 0 {
 		return bad("sum outside [min·n, max·n]")
 	}
-	if s.count == 1 && (s.min != s.max || s.sum != s.min || s.sq != square(s.min)) {
+	if s.count == 1 && (s.min != s.max || s.sum != s.min || s.sq != exact.Square(s.min)) {
 		return bad("a single observation must have min = max = sum and sumsq = sum²")
 	}
 	return nil

@@ -198,7 +198,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
 		}
 		g.swap(a, nil, en)
 	}
-	if !g.val.fits() || g.val.int64() < 0 {
+	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
 	}
 	return nil

@@ -151,7 +151,7 @@ func (c *Counter) Merge(other *Counter) error {
 	}
 	oldP := c.p.applyMerge(pp)
 	oldN := c.n.applyMerge(np)
-	if !c.p.val.fits() || !c.n.val.fits() {
+	if !fits(c.p.val) || !fits(c.n.val) {
 		c.n.undoMerge(np, oldN)
 		c.p.undoMerge(pp, oldP)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)

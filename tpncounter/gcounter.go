@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // Outcome says what Apply did with a transaction.
@@ -182,19 +183,19 @@ func (ix *index) counts(s slot) (inHist, inFolded int) {
 // amount when it is held only in histories; when actors folded it, their
 // totals already count it, and every fold beyond the first is a double count
 // that is corrected here.
-func (ix *index) addContrib(s slot, a *acc, sign int64, v variant) {
+func (ix *index) addContrib(s slot, a *exact.Int128, sign int64, v variant) {
 	h, f := ix.counts(s)
 	r := ix.at(s)
 	if v == variantCountEveryCopy {
-		a.add(sign * int64(h) * r.amt)
+		a.Add(sign * int64(h) * r.amt)
 		return
 	}
 	switch {
 	case f == 0 && h > 0:
-		a.add(sign * r.amt)
+		a.Add(sign * r.amt)
 	case f > 1:
 		for i := 1; i < f; i++ {
-			a.add(-sign * r.amt)
+			a.Add(-sign * r.amt)
 		}
 	}
 }
@@ -213,7 +214,7 @@ type GCounter struct {
 	entries   map[crdt.ActorID]*entry
 	ix        index
 	contested map[crdt.TxnID]struct{} // held by two or more actors
-	val       acc
+	val       exact.Int128
 	variant   variant
 	// ageBuf and agedBuf are reused as plan.ageOut and plan.aged by the
 	// next plan, so that steady-state folding does not allocate. A plan is
@@ -270,7 +271,7 @@ func (g *GCounter) Options() Options {
 // Value returns the sum of every actor's folded total plus every distinct
 // transaction held only in histories, each counted once. It never overflows:
 // Apply and Merge refuse states whose value would not fit in an int64.
-func (g *GCounter) Value() int64 { return g.val.int64() }
+func (g *GCounter) Value() int64 { v, _ := g.val.Int64(); return v } // Apply and Merge keep it in range
 
 // Len returns the number of actors with an entry.
 func (g *GCounter) Len() int { return len(g.entries) }
@@ -434,8 +435,8 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
 	}
 	next := g.val
-	next.add(amount)
-	if !next.fits() {
+	next.Add(amount)
+	if _, ok := next.Int64(); !ok {
 		return 0, fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, amount, g.Value())
 	}
 	var p plan
@@ -454,7 +455,7 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	}
 	// txn is absent from the index (Apply looked).
 	s := g.ix.insert(txn, h, amount, holding{actor: actor})
-	g.val.add(amount)
+	g.val.Add(amount)
 	e.hist = appendItem(e.hist, &e.hbuf, item{Txn{ID: txn, Amount: amount}, s, uint32(h >> 32)})
 	e.seq++
 	return Applied, nil
@@ -522,9 +523,10 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 	if n := len(e.hist) - len(p.drop) - g.o.HistoryLength; n > 0 {
 		p.fold = n
 	}
-	total := acc{lo: uint64(e.total)}
+	var total exact.Int128
+	total.Add(e.total)
 	for _, x := range p.unfold {
-		total.sub(g.ix.at(g.ix.get(x)).amt)
+		total.Sub(g.ix.at(g.ix.get(x)).amt)
 	}
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
@@ -555,16 +557,17 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 			continue
 		}
 		folded++
-		total.add(t.Amount)
+		total.Add(t.Amount)
 		if excess > 0 && (forgetAll || solo || g.ix.single(t.r)) {
 			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.key())
 			excess--
 		}
 	}
-	if !total.fits() || total.int64() < 0 {
+	t, ok := total.Int64()
+	if !ok || t < 0 {
 		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, actor)
 	}
-	p.total = total.int64()
+	p.total = t
 	return p, nil
 }
 
@@ -623,7 +626,7 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 			g.dropHold(x, actor)
 		}
 	}
-	g.val.add(p.total - e.total)
+	g.val.Add(p.total - e.total)
 	e.total = p.total
 	for _, t := range e.hist[:p.fold] {
 		e.folded = appendItem(e.folded, &e.fbuf, t)
@@ -631,7 +634,7 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 			// actor is the only holder: its total now counts t, which
 			// no longer counts on its own (see addContrib).
 			g.ix.recs[t.r].one[0].folded = true
-			g.val.sub(t.Amount)
+			g.val.Sub(t.Amount)
 		} else {
 			g.setFolded(t.r, actor)
 		}
@@ -835,7 +838,7 @@ func (g *GCounter) undoMerge(mp mergePlan, old []*entry) {
 // swap replaces actor's entry from with to (either may be nil).
 func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	if from != nil {
-		g.val.sub(from.total)
+		g.val.Sub(from.total)
 		for _, t := range from.hist {
 			g.dropHold(t.ID, actor)
 		}
@@ -845,7 +848,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 		delete(g.entries, actor)
 	}
 	if to != nil {
-		g.val.add(to.total)
+		g.val.Add(to.total)
 		for i, t := range to.hist {
 			to.hist[i].setKey(g.addHold(t.ID, t.Amount, holding{actor: actor}))
 		}
@@ -867,7 +870,7 @@ func (g *GCounter) Merge(other *GCounter) error {
 		return err
 	}
 	old := g.applyMerge(mp)
-	if !g.val.fits() {
+	if _, ok := g.val.Int64(); !ok {
 		g.undoMerge(mp, old)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}

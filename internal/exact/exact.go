@@ -1,0 +1,62 @@
+// Package exact holds the 128-bit integers counterkit sums with, so that a
+// result never depends on the order its terms are added in: intermediate
+// sums may leave the int64 range as long as the final one fits.
+package exact
+
+import (
+	"math/big"
+	"math/bits"
+)
+
+// Int128 is a signed 128-bit two's-complement accumulator. The zero value is
+// 0. Adding int64 terms cannot overflow it for fewer than 2^64 terms.
+type Int128 struct {
+	hi int64
+	lo uint64
+}
+
+// Add adds v.
+func (a *Int128) Add(v int64) {
+	var carry uint64
+	a.lo, carry = bits.Add64(a.lo, uint64(v), 0)
+	a.hi += int64(carry) + (v >> 63)
+}
+
+// Sub subtracts v (math.MinInt64 included).
+func (a *Int128) Sub(v int64) {
+	var borrow uint64
+	a.lo, borrow = bits.Sub64(a.lo, uint64(v), 0)
+	a.hi -= int64(borrow) + (v >> 63)
+}
+
+// Int64 returns the value and whether it fits in an int64.
+func (a Int128) Int64() (int64, bool) {
+	return int64(a.lo), a.hi == int64(a.lo)>>63
+}
+
+// Uint128 is an unsigned 128-bit integer (a sum of squares).
+type Uint128 struct{ Hi, Lo uint64 }
+
+// Square returns x², exact for every int64 (math.MinInt64 included).
+func Square(x int64) Uint128 {
+	u := uint64(x)
+	if x < 0 {
+		u = -u // two's complement: |x| as uint64, exact even for 2^63
+	}
+	hi, lo := bits.Mul64(u, u)
+	return Uint128{Hi: hi, Lo: lo}
+}
+
+// Add returns a+b and whether the sum fits in 128 bits.
+func (a Uint128) Add(b Uint128) (Uint128, bool) {
+	lo, c := bits.Add64(a.Lo, b.Lo, 0)
+	hi, c := bits.Add64(a.Hi, b.Hi, c)
+	return Uint128{Hi: hi, Lo: lo}, c == 0
+}
+
+// Big returns the value as a big.Int.
+func (a Uint128) Big() *big.Int {
+	b := new(big.Int).SetUint64(a.Hi)
+	b.Lsh(b, 64)
+	return b.Or(b, new(big.Int).SetUint64(a.Lo))
+}

@@ -1,0 +1,65 @@
+package exact_test
+
+import (
+	"math"
+	"math/big"
+	"math/rand"
+	"testing"
+
+	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+// TestAgainstBig compares random sums and squares with math/big, with terms
+// biased towards the int64 extremes.
+func TestAgainstBig(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d (replay: COUNTERKIT_SEED=%d go test ./internal/exact -run '^TestAgainstBig$')", seed, seed)
+	rng := rand.New(rand.NewSource(seed))
+	term := func() int64 {
+		switch rng.Intn(4) {
+		case 0:
+			return math.MaxInt64 - rng.Int63n(3)
+		case 1:
+			return math.MinInt64 + rng.Int63n(3)
+		default:
+			return rng.Int63n(2001) - 1000
+		}
+	}
+	minI, maxI := big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)
+	for i := 0; i < proptest.Scale(2000); i++ {
+		var a exact.Int128
+		want := new(big.Int)
+		for j := rng.Intn(20); j > 0; j-- {
+			v := term()
+			if rng.Intn(2) == 0 {
+				a.Add(v)
+				want.Add(want, big.NewInt(v))
+			} else {
+				a.Sub(v)
+				want.Sub(want, big.NewInt(v))
+			}
+			got, ok := a.Int64()
+			fits := want.Cmp(minI) >= 0 && want.Cmp(maxI) <= 0
+			if ok != fits || (ok && got != want.Int64()) {
+				t.Fatalf("seed %d: got (%d, %v), want %s", seed, got, ok, want)
+			}
+		}
+		x := term()
+		sq := new(big.Int).Mul(big.NewInt(x), big.NewInt(x))
+		if got := exact.Square(x).Big(); got.Cmp(sq) != 0 {
+			t.Fatalf("Square(%d) = %s, want %s", x, got, sq)
+		}
+	}
+}
+
+func TestUint128AddOverflow(t *testing.T) {
+	max := exact.Uint128{Hi: math.MaxUint64, Lo: math.MaxUint64}
+	if _, ok := max.Add(exact.Uint128{Lo: 1}); ok {
+		t.Fatal("2^128 reported as fitting")
+	}
+	s, ok := exact.Uint128{Lo: math.MaxUint64}.Add(exact.Uint128{Lo: 1})
+	if !ok || s != (exact.Uint128{Hi: 1}) {
+		t.Fatalf("carry: got %+v, %v", s, ok)
+	}
+}
