@@ -652,7 +652,7 @@ func checkEnvelope(t *testing.T, raw []byte) {
 	}
 	wantEmpty := map[string]string{
 		"gcounter":   env("gcounter", 1).arr(0).hex(),
-		"pncounter":  env("pncounter", 1).arr(2).arr(0).arr(0).hex(),
+		"pncounter":  env("pncounter", 2).arr(0).hex(),
 		"tgcounter":  env("tgcounter", 1).arr(0).hex(),
 		"tpncounter": env("tpncounter", 1).arr(2).arr(0).arr(0).hex(),
 	}
@@ -990,7 +990,62 @@ type pnScenario struct {
 type pnFile struct {
 	Comment   string       `json:"comment"`
 	Scenarios []pnScenario `json:"scenarios"`
+	Version1  []pnCompat   `json:"version1"`
 	Malformed []Malformed  `json:"malformed"`
+}
+
+// pnCompat is a format version 1 encoding that decoders still read: Hex
+// decodes to the state P, N, which encodes (in the current version) as
+// Reencoded.
+type pnCompat struct {
+	Name      string `json:"name"`
+	Hex       string `json:"hex"`
+	P         []Pair `json:"p"`
+	N         []Pair `json:"n"`
+	Reencoded string `json:"reencoded"`
+}
+
+// refShared is SPEC.md 5.4's shared prefix, written independently of the
+// package: the longest common byte prefix, shortened while the next byte of
+// next is a UTF-8 continuation byte (10xxxxxx).
+func refShared(prev, next string) int {
+	k := 0
+	for k < len(prev) && k < len(next) && prev[k] == next[k] {
+		k++
+	}
+	for k > 0 && k < len(next) && next[k]&0xc0 == 0x80 {
+		k--
+	}
+	return k
+}
+
+// refPNBody appends the version 2 body: one front-coded row per actor of P
+// or N, in byte order.
+func refPNBody(e refEnc, ps, ns []Pair) refEnc {
+	counts := map[string][2]int64{}
+	for _, p := range ps {
+		c := counts[p.Actor]
+		c[0] = int64(p.Count)
+		counts[p.Actor] = c
+	}
+	for _, n := range ns {
+		c := counts[n.Actor]
+		c[1] = int64(n.Count)
+		counts[n.Actor] = c
+	}
+	actors := make([]string, 0, len(counts))
+	for a := range counts {
+		actors = append(actors, a)
+	}
+	slices.Sort(actors)
+	e = e.arr(len(actors))
+	prev := ""
+	for _, a := range actors {
+		k := refShared(prev, a)
+		e = e.arr(4).uint(uint64(k)).str(a[k:]).int(counts[a][0]).int(counts[a][1])
+		prev = a
+	}
+	return e
 }
 
 func runPN(t *testing.T, sc *pnScenario, fill bool) map[string]*pncounter.Counter {
@@ -1040,6 +1095,12 @@ func genPNCounter(t *testing.T) any {
 		{Name: "merge overflowing one half is refused whole", Replicas: []string{"r1", "r2"}, Steps: []Step{
 			ap("r1", "a", -(math.MaxInt64 - 1)), ap("r1", "p", 1), ap("r2", "b", -2), ap("r2", "q", 5),
 			stepMerge("r1", "r2")}},
+		// Front coding: node-1 → node-10 shares 6 bytes, node-10 → node-2
+		// shares 5; "aāx" → "aąy" share the bytes 61 c4 but the prefix
+		// stops at the character boundary after "a".
+		{Name: "front-coded ids", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "node-2", 3), ap("r", "node-10", -4), ap("r", "node-1", 1), ap("r", "node-1", -1),
+			ap("r", "aāx", 200), ap("r", "aąy", -70000), ap("r", "node-10", 1)}},
 	}
 	for i := range scs {
 		rs := runPN(t, &scs[i], true)
@@ -1049,20 +1110,57 @@ func genPNCounter(t *testing.T) any {
 		}
 	}
 	p := "pncounter"
+	row := func(e refEnc, shared int, suffix string, pc, nc int64) refEnc {
+		return e.arr(4).uint(uint64(shared)).str(suffix).int(pc).int(nc)
+	}
+	v2 := func(rows int) refEnc { return env(p, 2).arr(rows) }
+	var compat []pnCompat
+	for _, c := range []struct {
+		name string
+		p, n []Pair
+	}{
+		{"empty", []Pair{}, []Pair{}},
+		{"both halves", []Pair{{"a", 5}, {"c", 7}}, []Pair{{"a", 2}, {"b", 3}}},
+		{"shared prefixes", []Pair{{"node-1", 1}, {"node-2", 3}}, []Pair{{"node-1", 1}, {"node-10", 4}}},
+	} {
+		v1 := refGBody(refGBody(env(p, 1).arr(2), c.p), c.n).b
+		dec := pncounter.New()
+		require.NoError(t, dec.UnmarshalBinary(v1), c.name)
+		compat = append(compat, pnCompat{Name: c.name, Hex: hex.EncodeToString(v1), P: c.p, N: c.n,
+			Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
+	}
 	return pnFile{
-		Comment:   "PN-Counter (SPEC.md section 5). Body: [P, N], each a G-Counter body.",
+		Comment:   "PN-Counter (SPEC.md section 5). Version 2 body: one front-coded row [shared, suffix, p, n] per actor. version1 lists version 1 encodings ([P, N], each a G-Counter body) that decoders still read.",
 		Scenarios: scs,
+		Version1:  compat,
 		Malformed: []Malformed{
-			mal("body of one half", p, env(p, 1).arr(1).arr(0).b, t),
-			mal("body of three halves", p, env(p, 1).arr(3).arr(0).arr(0).arr(0).b, t),
-			mal("N unsorted", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("b").int(1).arr(2).str("a").int(1).b, t),
-			mal("P zero count", p, env(p, 1).arr(2).arr(1).arr(2).str("a").int(0).arr(0).b, t),
-			mal("N negative count", p, env(p, 1).arr(2).arr(0).arr(1).arr(2).str("a").int(-3).b, t),
-			mal("N sums past int64", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b, t),
-			mal("invalid actor in P", p, env(p, 1).arr(2).arr(1).arr(2).str("").int(1).arr(0).b, t),
-			mal("gcounter body under pncounter tag", p, env(p, 1).arr(0).b, t),
+			mal("version 1 body under version 2", p, env(p, 2).arr(2).arr(0).arr(0).b, t),
+			mal("row of three", p, v2(1).arr(3).uint(0).str("a").int(1).b, t),
+			mal("first row shares a prefix", p, row(v2(1), 1, "a", 1, 0).b, t),
+			mal("shares more than the previous id", p, row(row(v2(2), 0, "ab", 1, 0), 3, "c", 1, 0).b, t),
+			mal("shares less than the common prefix", p, row(row(v2(2), 0, "ab", 1, 0), 0, "ac", 1, 0).b, t,
+				"ab → ac must be written with shared 1, suffix c"),
+			mal("shared prefix ends inside a character", p, row(row(v2(2), 0, "ā", 1, 0), 1, "\x85", 1, 0).b, t,
+				"ā is c4 81 and ą is c4 85: the canonical row is [0, ą]"),
+			mal("rows unsorted", p, row(row(v2(2), 0, "b", 1, 0), 0, "a", 1, 0).b, t),
+			mal("duplicate actor (empty suffix)", p, row(row(v2(2), 0, "a", 1, 0), 1, "", 0, 1).b, t),
+			mal("row with no count", p, row(v2(1), 0, "a", 0, 0).b, t),
+			mal("negative N", p, row(v2(1), 0, "a", 0, -3).b, t),
+			mal("N sums past int64", p, row(row(v2(2), 0, "a", 0, math.MaxInt64), 0, "b", 0, 1).b, t),
+			mal("invalid actor", p, row(v2(1), 0, "", 1, 0).b, t),
+			mal("actor longer than 255 bytes", p, row(row(v2(2), 0, strings.Repeat("x", 255), 1, 0), 255, "y", 1, 0).b, t),
+			mal("more than 60000 rows", p, append(env(p, 2).b, 0xdd, 0, 0, 0xea, 0x61), t),
 			mal("gcounter envelope", p, env("gcounter", 1).arr(0).b, t),
-			mal("trailing bytes", p, append(env(p, 1).arr(2).arr(0).arr(0).b, 0x90), t),
+			mal("version 3", p, env(p, 3).arr(0).b, t),
+			mal("trailing bytes", p, append(v2(0).b, 0x90), t),
+			mal("v1: body of one half", p, env(p, 1).arr(1).arr(0).b, t),
+			mal("v1: body of three halves", p, env(p, 1).arr(3).arr(0).arr(0).arr(0).b, t),
+			mal("v1: N unsorted", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("b").int(1).arr(2).str("a").int(1).b, t),
+			mal("v1: P zero count", p, env(p, 1).arr(2).arr(1).arr(2).str("a").int(0).arr(0).b, t),
+			mal("v1: N negative count", p, env(p, 1).arr(2).arr(0).arr(1).arr(2).str("a").int(-3).b, t),
+			mal("v1: N sums past int64", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b, t),
+			mal("v1: invalid actor in P", p, env(p, 1).arr(2).arr(1).arr(2).str("").int(1).arr(0).b, t),
+			mal("v1: rows under version 1", p, row(env(p, 1).arr(1), 0, "a", 1, 0).b, t),
 		},
 	}
 }
@@ -1111,7 +1209,7 @@ func checkPNCounter(t *testing.T, raw []byte) {
 			for name, want := range sc.Final {
 				c := rs[name]
 				require.Equal(t, want.Hex, hex.EncodeToString(must(c.MarshalBinary())), "%s encoding", name)
-				require.Equal(t, want.Hex, refGBody(refGBody(env("pncounter", 1).arr(2), want.P), want.N).hex(), "%s reference encoding", name)
+				require.Equal(t, want.Hex, refPNBody(env("pncounter", 2), want.P, want.N).hex(), "%s reference encoding", name)
 				require.Equal(t, P[name].pairs(), want.P)
 				require.Equal(t, N[name].pairs(), want.N)
 				require.EqualValues(t, P[name].sum()-N[name].sum(), want.Value, "%s value vs model", name)
@@ -1120,6 +1218,18 @@ func checkPNCounter(t *testing.T, raw []byte) {
 				require.NoError(t, dec.UnmarshalBinary(unhex(t, want.Hex)))
 				require.True(t, dec.Equal(c))
 			}
+		})
+	}
+	require.NotEmpty(t, f.Version1)
+	for _, c := range f.Version1 {
+		t.Run("version 1/"+c.Name, func(t *testing.T) {
+			require.Equal(t, c.Hex, refGBody(refGBody(env("pncounter", 1).arr(2), c.P), c.N).hex(), "reference version 1 encoding")
+			dec := pncounter.New()
+			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))
+			require.Equal(t, c.P, gPairs(dec.P()))
+			require.Equal(t, c.N, gPairs(dec.N()))
+			require.Equal(t, c.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
+			require.Equal(t, c.Reencoded, refPNBody(env("pncounter", 2), c.P, c.N).hex(), "reference version 2 encoding")
 		})
 	}
 	checkMalformed(t, f.Malformed)

@@ -16,7 +16,7 @@ const Version = 1
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
 // envelopeSize is the encoded size of [tag, Version] plus the array header.
-var envelopeSize = arrayHeaderSize(crdt.EnvelopeLen) + strSize(len(crdt.TagGCounter)) + uintSize(Version)
+var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(Version)
 
 // MarshalBinary encodes the counter as the crdt envelope
 //
@@ -113,46 +113,9 @@ func tuple(d *wire.Decoder, n int, what string) error {
 
 // bodySize is the encoded size of the pairs array.
 func (c *Counter) bodySize() int {
-	n := arrayHeaderSize(len(c.entries))
+	n := wire.ArrayHeaderSize(len(c.entries))
 	for _, e := range c.entries {
-		n += arrayHeaderSize(2) + strSize(len(e.actor)) + uintSize(uint64(e.count))
+		n += wire.ArrayHeaderSize(2) + wire.StrSize(len(e.actor)) + wire.UintSize(uint64(e.count))
 	}
 	return n
-}
-
-// Sizes of msgpack values in the smallest form, as msgpack/v5 writes them.
-func strSize(n int) int {
-	switch {
-	case n < 32:
-		return 1 + n
-	case n < 1<<8:
-		return 2 + n
-	case n < 1<<16:
-		return 3 + n
-	}
-	return 5 + n
-}
-
-func uintSize(v uint64) int {
-	switch {
-	case v < 128:
-		return 1
-	case v < 1<<8:
-		return 2
-	case v < 1<<16:
-		return 3
-	case v < 1<<32:
-		return 5
-	}
-	return 9
-}
-
-func arrayHeaderSize(n int) int {
-	switch {
-	case n < 16:
-		return 1
-	case n < 1<<16:
-		return 3
-	}
-	return 5
 }

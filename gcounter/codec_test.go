@@ -1,6 +1,7 @@
 package gcounter_test
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -80,11 +81,15 @@ func TestGolden(t *testing.T) {
 }
 
 // env builds an envelope with the msgpack library directly, independent of
-// the package's encoder.
+// the package's encoder, with integers in their smallest form so that each
+// case is rejected for the reason its name gives (an int64 would otherwise
+// be written as d3 and rejected as non-canonical).
 func env(t testing.TB, tag string, version any, body any) []byte {
-	b, err := msgpack.Marshal([]any{tag, version, body})
-	require.NoError(t, err)
-	return b
+	var buf bytes.Buffer
+	e := msgpack.NewEncoder(&buf)
+	e.UseCompactInts(true)
+	require.NoError(t, e.Encode([]any{tag, version, body}))
+	return buf.Bytes()
 }
 
 func p(actor any, n any) []any { return []any{actor, n} }

@@ -3,6 +3,7 @@ package pncounter
 import (
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
@@ -10,51 +11,118 @@ import (
 )
 
 // Version is the format version MarshalBinary writes and the newest one
-// UnmarshalBinary reads.
-const Version = 1
+// UnmarshalBinary reads. UnmarshalBinary also reads version 1.
+//
+// Version 1 (["pncounter", 1, [P, N]], each half a gcounter body) repeats
+// every actor id that has both increments and decrements. Version 2 writes
+// one row per actor and front-codes the sorted ids (each row stores only
+// how much of the previous id it shares and the rest), which roughly halves
+// the size of a counter whose actor ids share prefixes, as generated ids
+// usually do.
+const Version = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
-// Envelope sizes: array header (1), fixstr tag, fixint version (1).
-const (
-	envelopeSize         = 1 + 1 + len(crdt.TagPNCounter) + 1
-	gcounterEnvelopeSize = 1 + 1 + len(crdt.TagGCounter) + 1
-)
+// MaxRows is the most rows a version 2 encoding may hold: every actor of P
+// and of N, when no actor is in both.
+const MaxRows = 2 * gcounter.MaxActors
+
+// envelopeSize is the size of ["pncounter", Version, ...] without the body.
+var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagPNCounter)) + wire.UintSize(Version)
+
+// row is one actor's line in the version 2 body.
+type row struct {
+	shared int    // bytes of the previous row's actor that this one starts with
+	actor  string // the whole id; the encoding holds actor[shared:]
+	p, n   int64
+}
+
+// rows returns one row per actor with a count in either half, in actor
+// byte order, with the front-coded prefix lengths.
+func (c *Counter) rows() []row {
+	actors := c.Actors()
+	out := make([]row, len(actors))
+	prev := ""
+	for i, a := range actors {
+		out[i] = row{shared: sharedPrefix(prev, string(a)), actor: string(a), p: c.p.Get(a), n: c.n.Get(a)}
+		prev = string(a)
+	}
+	return out
+}
+
+// sharedPrefix returns how many leading bytes of next a front-coded row
+// takes from prev: their longest common prefix, shortened so that it ends on
+// a UTF-8 character boundary of next. The stored suffix next[k:] is then
+// itself valid UTF-8, as a msgpack str should be. prev < next in byte order,
+// so next is never a prefix of prev and the suffix is never empty.
+func sharedPrefix(prev, next string) int {
+	k := 0
+	for k < len(prev) && k < len(next) && prev[k] == next[k] {
+		k++
+	}
+	for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {
+		k--
+	}
+	return k
+}
 
 // MarshalBinary encodes the counter as the crdt envelope
 //
-//	["pncounter", 1, [P, N]]
+//	["pncounter", 2, [[shared, suffix, p, n], ...]]
 //
-// where P and N each have the gcounter body format: an array of
-// [actor, count] pairs sorted by actor byte order, counts positive. Equal
-// counters always give identical bytes.
+// with one row per actor that has a positive count in P or N, sorted by
+// actor byte order. A row's actor id is the first shared bytes of the
+// previous row's id followed by suffix; shared is the longest common prefix
+// of the two ids that ends on a character boundary (0 in the first row). p
+// and n are the actor's counts in the two halves, at least one of them
+// positive. Equal counters always give identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagPNCounter, Version)
-	e.ArrayLen(2)
-	for _, g := range []*gcounter.Counter{&c.p, &c.n} {
-		e.ArrayLen(g.Len())
-		for actor, count := range g.All() {
-			e.ArrayLen(2)
-			e.String(string(actor))
-			e.Int(count)
-		}
+	rows := c.rows()
+	e.ArrayLen(len(rows))
+	for _, r := range rows {
+		e.ArrayLen(4)
+		e.Uint(uint64(r.shared))
+		e.String(r.actor[r.shared:])
+		e.Int(r.p)
+		e.Int(r.n)
 	}
 	return e.Bytes()
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes. It accepts
-// only the canonical form MarshalBinary writes: at most MaxEncodedSize bytes;
-// in each half at most gcounter.MaxActors pairs, actors valid and strictly
-// increasing, counts positive and summing to at most math.MaxInt64; no
-// trailing bytes. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
-// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver unchanged.
+// bodySize is the size of the version 2 body MarshalBinary writes.
+func (c *Counter) bodySize() int {
+	rows := c.rows()
+	size := wire.ArrayHeaderSize(len(rows))
+	for _, r := range rows {
+		size += wire.ArrayHeaderSize(4) + wire.UintSize(uint64(r.shared)) + wire.StrSize(len(r.actor)-r.shared) +
+			wire.UintSize(uint64(r.p)) + wire.UintSize(uint64(r.n))
+	}
+	return size
+}
+
+// UnmarshalBinary replaces the counter with the one data encodes, in format
+// version 1 or 2. It accepts only the canonical form of each version: at
+// most MaxEncodedSize bytes, every actor id valid, actors strictly
+// increasing, counts non-negative and summing to at most math.MaxInt64 in
+// each half, at most gcounter.MaxActors actors per half, no trailing bytes;
+// in version 2 at most MaxRows rows, each with the shared prefix length the
+// encoder would write and at least one positive count; in version 1 only
+// positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
+// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
+// unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
-	d, _, err := wire.NewDecoder(data, crdt.TagPNCounter, Version, MaxEncodedSize)
+	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, Version, MaxEncodedSize)
 	if err != nil {
 		return fmt.Errorf("pncounter: decode: %w", err)
 	}
-	out, err := decodeBody(d)
+	var out *Counter
+	if version == 1 {
+		out, err = decodeBodyV1(d)
+	} else {
+		out, err = decodeRows(d)
+	}
 	if err != nil {
 		return fmt.Errorf("pncounter: decode: %w", err)
 	}
@@ -65,22 +133,101 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-func decodeBody(d *wire.Decoder) (*Counter, error) {
+// decodeRows reads a version 2 body.
+func decodeRows(d *wire.Decoder) (*Counter, error) {
+	n, err := d.ArrayLen(MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	out := &Counter{}
+	grow := min(n, gcounter.MaxActors)
+	out.Grow(grow, grow)
+	var (
+		prev       string
+		pLen, nLen int
+		buf        []byte
+	)
+	for i := range n {
+		if err := tuple(d, 4, "row"); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		shared, err := d.NonNegInt()
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if shared > int64(len(prev)) {
+			return nil, fmt.Errorf("%w: row %d shares %d bytes of a %d-byte previous actor", crdt.ErrCorruptEncoding, i, shared, len(prev))
+		}
+		suffix, err := d.StringBytes(crdt.MaxIDLen)
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if int(shared)+len(suffix) > crdt.MaxIDLen {
+			return nil, fmt.Errorf("%w: row %d: actor of %d bytes, limit %d", crdt.ErrCorruptEncoding, i, int(shared)+len(suffix), crdt.MaxIDLen)
+		}
+		buf = append(append(buf[:0], prev[:shared]...), suffix...)
+		actor := string(buf)
+		if i > 0 && actor <= prev {
+			return nil, fmt.Errorf("%w: row %d: actor %q after %q: rows must be strictly increasing", crdt.ErrCorruptEncoding, i, actor, prev)
+		}
+		if want := sharedPrefix(prev, actor); int64(want) != shared {
+			return nil, fmt.Errorf("%w: row %d: actor %q stored as %d shared bytes, canonical is %d", crdt.ErrCorruptEncoding, i, actor, shared, want)
+		}
+		prev = actor
+		p, err := d.NonNegInt()
+		if err != nil {
+			return nil, fmt.Errorf("row %d: P: %w", i, err)
+		}
+		m, err := d.NonNegInt()
+		if err != nil {
+			return nil, fmt.Errorf("row %d: N: %w", i, err)
+		}
+		if p == 0 && m == 0 {
+			return nil, fmt.Errorf("%w: row %d: actor %q has no count (not canonical)", crdt.ErrCorruptEncoding, i, actor)
+		}
+		if err := addRow(&out.p, actor, p, &pLen, "P"); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if err := addRow(&out.n, actor, m, &nLen, "N"); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// addRow adds a decoded row's count in one half, g, which already holds
+// *actors actors.
+func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half string) error {
+	if count == 0 {
+		return nil
+	}
+	if *actors++; *actors > gcounter.MaxActors {
+		return fmt.Errorf("%w: %s has more than %d actors", crdt.ErrTooLarge, half, gcounter.MaxActors)
+	}
+	// Increment validates the id and the half's total.
+	if err := g.Increment(crdt.ActorID(actor), count); err != nil {
+		return fmt.Errorf("%w: %s: %v", crdt.ErrCorruptEncoding, half, err)
+	}
+	return nil
+}
+
+// decodeBodyV1 reads a version 1 body, [P, N], each half a gcounter body.
+func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	if err := tuple(d, 2, "body [P, N]"); err != nil {
 		return nil, err
 	}
 	out := &Counter{}
 	for h, g := range []*gcounter.Counter{&out.p, &out.n} {
-		if err := decodeHalf(d, g); err != nil {
+		if err := decodeHalfV1(d, g); err != nil {
 			return nil, fmt.Errorf("%s: %w", "PN"[h:h+1], err)
 		}
 	}
 	return out, nil
 }
 
-// decodeHalf reads one gcounter body (sorted [actor, count] pairs) into the
-// empty counter g, enforcing the canonical form.
-func decodeHalf(d *wire.Decoder, g *gcounter.Counter) error {
+// decodeHalfV1 reads one gcounter body (sorted [actor, count] pairs) into
+// the empty counter g, enforcing the canonical form.
+func decodeHalfV1(d *wire.Decoder, g *gcounter.Counter) error {
 	n, err := d.ArrayLen(gcounter.MaxActors)
 	if err != nil {
 		return err

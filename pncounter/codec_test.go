@@ -1,20 +1,26 @@
 package pncounter_test
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/proptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -37,7 +43,16 @@ var goldenCases = []struct {
 	{"unicode", []delta{{"日本", -2}, {"Zoë", 5}, {"🦀", 9}, {"🦀", -9}}},
 	{"extremes", []delta{{"p", math.MaxInt64}, {"n", -math.MaxInt64}}},
 	{"long_actor", []delta{{crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen)), -42}, {"short", 1 << 40}}},
+	// Front coding: "node-1" → "node-10" shares 6 bytes, "node-2" 5.
+	{"shared_prefix", []delta{{"node-2", 3}, {"node-10", -4}, {"node-1", 1}, {"node-1", -1}}},
+	// "aā" and "aą" share the bytes 61 c4, but the prefix may not end
+	// inside a character: the second row shares only "a".
+	{"rune_boundary", []delta{{"aāx", 1}, {"aąy", -1}}},
 }
+
+// v1Cases are the golden cases locked in testdata/v1 in format version 1,
+// which UnmarshalBinary still reads.
+var v1Cases = goldenCases[:7]
 
 func build(t testing.TB, deltas []delta) *pncounter.Counter {
 	c := pncounter.New()
@@ -82,50 +97,172 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func env(t testing.TB, tag string, version any, body any) []byte {
-	b, err := msgpack.Marshal([]any{tag, version, body})
+// TestGoldenV1 decodes the version 1 golden files: a stored version 1 state
+// reads back as the same counter, and re-encodes as version 2.
+func TestGoldenV1(t *testing.T) {
+	for _, tc := range v1Cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "v1", tc.name+".golden"))
+			require.NoError(t, err)
+			data, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+			require.NoError(t, err)
+			require.Equal(t, byte(1), data[2+len("pncounter")], "a version 1 file")
+			var dec pncounter.Counter
+			require.NoError(t, dec.UnmarshalBinary(data))
+			want := build(t, tc.deltas)
+			require.True(t, dec.Equal(want), "%v vs %v", &dec, want)
+			v2, err := dec.MarshalBinary()
+			require.NoError(t, err)
+			wantV2, err := want.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, wantV2, v2)
+		})
+	}
+}
+
+// TestFrontCoding spells out the rows of the shared_prefix case.
+func TestFrontCoding(t *testing.T) {
+	c := build(t, []delta{{"node-2", 3}, {"node-10", -4}, {"node-1", 1}, {"node-1", -1}})
+	got, err := c.MarshalBinary()
 	require.NoError(t, err)
-	return b
+	want := env(t, "pncounter", 2, []any{
+		row(0, "node-1", 1, 1),
+		row(6, "0", 0, 4), // "node-1" + "0"
+		row(5, "2", 3, 0), // "node-" + "2"
+	})
+	require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got))
+}
+
+// TestUnicodeFrontCoding checks, on random ids over an alphabet of one- to
+// four-byte characters, that every row's suffix is valid UTF-8 (the shared
+// prefix ends on a character boundary), that the encoding round-trips and
+// that Stats predicts its size. Replay:
+// COUNTERKIT_SEED=<seed> go test ./pncounter -run '^TestUnicodeFrontCoding$'
+func TestUnicodeFrontCoding(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	alphabet := []rune{'a', 'b', 'ā', 'ą', 'ć', '日', '本', '🦀', '🦁'}
+	for range 300 {
+		c := pncounter.New()
+		for range 1 + rng.IntN(20) {
+			var id []rune
+			for range 1 + rng.IntN(5) {
+				id = append(id, alphabet[rng.IntN(len(alphabet))])
+			}
+			require.NoError(t, c.Apply(crdt.ActorID(string(id)), rng.Int64N(2001)-1000))
+		}
+		b, err := c.MarshalBinary()
+		require.NoError(t, err)
+		var back pncounter.Counter
+		require.NoError(t, back.UnmarshalBinary(b), "%x", b)
+		require.True(t, back.Equal(c))
+		require.Equal(t, len(b), c.Stats().EncodedSize)
+		var decoded []any
+		require.NoError(t, msgpack.Unmarshal(b, &decoded))
+		for _, r := range decoded[2].([]any) {
+			suffix := r.([]any)[1].(string)
+			require.True(t, utf8.ValidString(suffix), "suffix %q of %x", suffix, b)
+		}
+	}
+}
+
+// env encodes with the msgpack library directly, integers in their smallest
+// form, so that decoder tests do not depend on the encoder under test and
+// each case is rejected for the reason its name gives.
+func env(t testing.TB, tag string, version any, body any) []byte {
+	var buf bytes.Buffer
+	e := msgpack.NewEncoder(&buf)
+	e.UseCompactInts(true)
+	require.NoError(t, e.Encode([]any{tag, version, body}))
+	return buf.Bytes()
 }
 
 func p(actor any, n any) []any { return []any{actor, n} }
 
 func pn(p, n []any) []any { return []any{p, n} }
 
+func row(shared int, suffix any, p, n int64) []any { return []any{shared, suffix, p, n} }
+
 func corruptCases(t testing.TB) []struct {
 	name string
 	data []byte
 	want error
 } {
-	valid := env(t, "pncounter", 1, pn([]any{p("a", 1)}, []any{}))
+	v2 := func(rows ...[]any) []byte { return env(t, "pncounter", 2, rows) }
+	valid := v2(row(0, "a", 1, 0))
 	huge := make([]byte, pncounter.MaxEncodedSize+1)
 	copy(huge, valid)
-	prefix := env(t, "pncounter", 1, nil)
+	prefix := env(t, "pncounter", 2, nil)
 	prefix = prefix[:len(prefix)-1]
-	tooMany := append(append([]byte{}, prefix...), 0x92, 0xdd, 0, 0, 0x75, 0x31) // P: array32 of MaxActors+1
+	tooManyRows := append(append([]byte{}, prefix...), 0xdd, 0, 0, 0xea, 0x61) // array32 of MaxRows+1
+	// MaxActors+1 rows, every actor in P: too many actors in one half.
+	// The ids are fixed-width ASCII, so the canonical shared prefix is the
+	// plain common prefix.
+	rows := make([]any, gcounter.MaxActors+1)
+	prev := ""
+	for i := range rows {
+		id := fmt.Sprintf("%06d", i)
+		k := 0
+		for k < len(prev) && prev[k] == id[k] {
+			k++
+		}
+		rows[i] = row(k, id[k:], 1, 0)
+		prev = id
+	}
+	tooManyP := env(t, "pncounter", 2, rows)
+	v1prefix := env(t, "pncounter", 1, nil)
+	v1prefix = v1prefix[:len(v1prefix)-1]
+	tooManyV1 := append(append([]byte{}, v1prefix...), 0x92, 0xdd, 0, 0, 0x75, 0x31) // P: array32 of MaxActors+1
+	max := int64(math.MaxInt64)
 	return []struct {
 		name string
 		data []byte
 		want error
 	}{
 		{"empty input", nil, crdt.ErrCorruptEncoding},
-		{"wrong tag", env(t, "gcounter", 1, []any{}), crdt.ErrTypeMismatch},
-		{"version 2", env(t, "pncounter", 2, pn(nil, nil)), crdt.ErrUnsupportedVersion},
-		{"nil body", env(t, "pncounter", 1, nil), crdt.ErrCorruptEncoding},
-		{"body of one", env(t, "pncounter", 1, []any{[]any{}}), crdt.ErrCorruptEncoding},
-		{"body of three", env(t, "pncounter", 1, []any{[]any{}, []any{}, []any{}}), crdt.ErrCorruptEncoding},
-		{"nil half", env(t, "pncounter", 1, []any{[]any{}, nil}), crdt.ErrCorruptEncoding},
-		{"unsorted P", env(t, "pncounter", 1, pn([]any{p("b", 1), p("a", 1)}, []any{})), crdt.ErrCorruptEncoding},
-		{"duplicate N", env(t, "pncounter", 1, pn([]any{}, []any{p("a", 1), p("a", 1)})), crdt.ErrCorruptEncoding},
-		{"zero count", env(t, "pncounter", 1, pn([]any{}, []any{p("a", 0)})), crdt.ErrCorruptEncoding},
-		{"negative count", env(t, "pncounter", 1, pn([]any{p("a", -5)}, []any{})), crdt.ErrCorruptEncoding},
-		{"P overflow", env(t, "pncounter", 1, pn([]any{p("a", int64(math.MaxInt64)), p("b", 1)}, []any{})), crdt.ErrCorruptEncoding},
-		{"N overflow", env(t, "pncounter", 1, pn([]any{}, []any{p("a", int64(math.MaxInt64)), p("b", 1)})), crdt.ErrCorruptEncoding},
-		{"bad actor", env(t, "pncounter", 1, pn([]any{p("a\tb", 1)}, []any{})), crdt.ErrCorruptEncoding},
-		{"pair of three", env(t, "pncounter", 1, pn([]any{[]any{"a", 1, 1}}, []any{})), crdt.ErrCorruptEncoding},
+		{"wrong tag", env(t, "gcounter", 2, []any{}), crdt.ErrTypeMismatch},
+		{"version 0", env(t, "pncounter", 0, []any{}), crdt.ErrUnsupportedVersion},
+		{"version 3", env(t, "pncounter", 3, []any{}), crdt.ErrUnsupportedVersion},
+		{"nil body", env(t, "pncounter", 2, nil), crdt.ErrCorruptEncoding},
+		{"v1 body in v2", env(t, "pncounter", 2, pn([]any{}, []any{})), crdt.ErrCorruptEncoding},
+		{"nil row", v2(nil), crdt.ErrCorruptEncoding},
+		{"row of three", env(t, "pncounter", 2, []any{[]any{0, "a", 1}}), crdt.ErrCorruptEncoding},
+		{"row of five", env(t, "pncounter", 2, []any{[]any{0, "a", 1, 0, 0}}), crdt.ErrCorruptEncoding},
+		{"first row shares", v2(row(1, "a", 1, 0)), crdt.ErrCorruptEncoding},
+		{"shares more than previous", v2(row(0, "ab", 1, 0), row(3, "c", 1, 0)), crdt.ErrCorruptEncoding},
+		{"negative shared", v2([]any{-1, "a", 1, 0}), crdt.ErrCorruptEncoding},
+		{"shares too little", v2(row(0, "ab", 1, 0), row(1, "c", 1, 0), row(0, "ad", 1, 0)), crdt.ErrCorruptEncoding},
+		{"shares inside a character", v2(row(0, "ā", 1, 0), row(1, "\x85", 1, 0)), crdt.ErrCorruptEncoding},
+		{"suffix not a str", v2(row(0, []byte("a"), 1, 0)), crdt.ErrCorruptEncoding},
+		{"empty suffix (duplicate actor)", v2(row(0, "a", 1, 0), row(1, "", 0, 1)), crdt.ErrCorruptEncoding},
+		{"unsorted", v2(row(0, "b", 1, 0), row(0, "a", 1, 0)), crdt.ErrCorruptEncoding},
+		{"empty actor", v2(row(0, "", 1, 0)), crdt.ErrCorruptEncoding},
+		{"bad actor", v2(row(0, "a\tb", 1, 0)), crdt.ErrCorruptEncoding},
+		{"actor over 255 bytes", v2(row(0, strings.Repeat("x", 255), 1, 0), row(255, "y", 1, 0)), crdt.ErrCorruptEncoding},
+		{"no count", v2(row(0, "a", 0, 0)), crdt.ErrCorruptEncoding},
+		{"negative P", v2(row(0, "a", -5, 0)), crdt.ErrCorruptEncoding},
+		{"negative N", v2(row(0, "a", 0, -5)), crdt.ErrCorruptEncoding},
+		{"P overflow", v2(row(0, "a", max, 0), row(0, "b", 1, 0)), crdt.ErrCorruptEncoding},
+		{"N overflow", v2(row(0, "a", 0, max), row(0, "b", 0, 1)), crdt.ErrCorruptEncoding},
 		{"trailing byte", append(valid, 0x00), crdt.ErrCorruptEncoding},
-		{"too many actors", tooMany, crdt.ErrTooLarge},
+		{"too many rows", tooManyRows, crdt.ErrTooLarge},
+		{"too many P actors", tooManyP, crdt.ErrTooLarge},
 		{"oversized input", huge, crdt.ErrTooLarge},
+		// Version 1, still read.
+		{"v1 body of one", env(t, "pncounter", 1, []any{[]any{}}), crdt.ErrCorruptEncoding},
+		{"v1 body of three", env(t, "pncounter", 1, []any{[]any{}, []any{}, []any{}}), crdt.ErrCorruptEncoding},
+		{"v1 nil half", env(t, "pncounter", 1, []any{[]any{}, nil}), crdt.ErrCorruptEncoding},
+		{"v1 unsorted P", env(t, "pncounter", 1, pn([]any{p("b", 1), p("a", 1)}, []any{})), crdt.ErrCorruptEncoding},
+		{"v1 duplicate N", env(t, "pncounter", 1, pn([]any{}, []any{p("a", 1), p("a", 1)})), crdt.ErrCorruptEncoding},
+		{"v1 zero count", env(t, "pncounter", 1, pn([]any{}, []any{p("a", 0)})), crdt.ErrCorruptEncoding},
+		{"v1 negative count", env(t, "pncounter", 1, pn([]any{p("a", -5)}, []any{})), crdt.ErrCorruptEncoding},
+		{"v1 P overflow", env(t, "pncounter", 1, pn([]any{p("a", max), p("b", 1)}, []any{})), crdt.ErrCorruptEncoding},
+		{"v1 N overflow", env(t, "pncounter", 1, pn([]any{}, []any{p("a", max), p("b", 1)})), crdt.ErrCorruptEncoding},
+		{"v1 bad actor", env(t, "pncounter", 1, pn([]any{p("a\tb", 1)}, []any{})), crdt.ErrCorruptEncoding},
+		{"v1 pair of three", env(t, "pncounter", 1, pn([]any{[]any{"a", 1, 1}}, []any{})), crdt.ErrCorruptEncoding},
+		{"v1 rows", env(t, "pncounter", 1, []any{row(0, "a", 1, 0)}), crdt.ErrCorruptEncoding},
+		{"v1 too many actors", tooManyV1, crdt.ErrTooLarge},
 	}
 }
 

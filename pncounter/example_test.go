@@ -55,5 +55,5 @@ func ExampleCounter_Stats() {
 	_ = c.Apply("a", -2)
 	_ = c.Apply("b", -1)
 	fmt.Printf("%+v\n", c.Stats())
-	// Output: {Actors:2 PActors:1 NActors:2 EncodedSize:27}
+	// Output: {Actors:2 PActors:1 NActors:2 EncodedSize:25}
 }

@@ -189,14 +189,10 @@ type Stats struct {
 
 // Stats returns the counter's size without encoding it. It is O(actors).
 func (c *Counter) Stats() Stats {
-	ps, ns := c.p.Stats(), c.n.Stats()
-	// Each half's Stats includes the gcounter envelope; the PN body holds
-	// only the two pair arrays.
-	body := ps.EncodedSize - gcounterEnvelopeSize + ns.EncodedSize - gcounterEnvelopeSize
 	return Stats{
 		Actors:      len(c.Actors()),
-		PActors:     ps.Actors,
-		NActors:     ns.Actors,
-		EncodedSize: envelopeSize + 1 + body, // 1: fixarray header of [P, N]
+		PActors:     c.p.Len(),
+		NActors:     c.n.Len(),
+		EncodedSize: envelopeSize + c.bodySize(),
 	}
 }

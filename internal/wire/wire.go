@@ -189,35 +189,47 @@ func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) 
 
 // String reads a str of at most maxLen bytes.
 func (d *Decoder) String(maxLen int) (string, error) {
+	b, err := d.StringBytes(maxLen)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil // copied out of the input once
+}
+
+// StringBytes reads a str of at most maxLen bytes and returns its bytes
+// without copying them: the slice aliases the decoder's input and must not
+// be kept or modified. It lets a codec build a value from several pieces
+// with one allocation.
+func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
-		return "", corrupt("string", err)
+		return nil, corrupt("string", err)
 	}
 	if !msgpcode.IsString(c) {
-		return "", fmt.Errorf("%w: code 0x%02x where a string is required", crdt.ErrCorruptEncoding, c)
+		return nil, fmt.Errorf("%w: code 0x%02x where a string is required", crdt.ErrCorruptEncoding, c)
 	}
 	n, err := d.dec.DecodeBytesLen() // str headers too; checked before allocating
 	if err != nil {
-		return "", corrupt("string", err)
+		return nil, corrupt("string", err)
 	}
 	if n > maxLen {
-		return "", fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, n, maxLen)
+		return nil, fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, n, maxLen)
 	}
 	if !minimalHeader(c, n, msgpcode.IsFixedString(c), 32, msgpcode.Str8, msgpcode.Str16) {
-		return "", fmt.Errorf("%w: string of %d bytes not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
+		return nil, fmt.Errorf("%w: string of %d bytes not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
 	}
 	if n > d.r.Len() {
-		return "", fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
+		return nil, fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 	}
 	// msgpack.Decoder reads a *bytes.Reader directly (it is an
 	// io.ByteScanner, so no read-ahead buffer): the unread bytes are the
-	// tail of data, and the string is copied out of it once.
+	// tail of data.
 	pos := len(d.data) - d.r.Len()
-	str := string(d.data[pos : pos+n])
+	b := d.data[pos : pos+n : pos+n]
 	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
-		return "", corrupt("string", err)
+		return nil, corrupt("string", err)
 	}
-	return str, nil
+	return b, nil
 }
 
 // Actor reads and validates an actor id.
@@ -428,4 +440,46 @@ func (d *Decoder) Finish() error {
 		return fmt.Errorf("%w: %d trailing bytes", crdt.ErrCorruptEncoding, n)
 	}
 	return nil
+}
+
+// Encoded sizes of msgpack values in their smallest (canonical) form, for
+// codecs that report their encoded size without encoding.
+
+// StrSize is the size of a str of n bytes.
+func StrSize(n int) int {
+	switch {
+	case n < 32:
+		return 1 + n
+	case n < 1<<8:
+		return 2 + n
+	case n < 1<<16:
+		return 3 + n
+	}
+	return 5 + n
+}
+
+// UintSize is the size of the non-negative integer v.
+func UintSize(v uint64) int {
+	switch {
+	case v < 128:
+		return 1
+	case v < 1<<8:
+		return 2
+	case v < 1<<16:
+		return 3
+	case v < 1<<32:
+		return 5
+	}
+	return 9
+}
+
+// ArrayHeaderSize is the size of the header of an array of n elements.
+func ArrayHeaderSize(n int) int {
+	switch {
+	case n < 16:
+		return 1
+	case n < 1<<16:
+		return 3
+	}
+	return 5
 }

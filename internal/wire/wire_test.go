@@ -444,3 +444,45 @@ func TestTupleArity(t *testing.T) {
 		require.ErrorIs(t, d.Tuple(2), crdt.ErrCorruptEncoding)
 	}
 }
+
+func TestStringBytesAliasesInput(t *testing.T) {
+	data := body(t, func(e *wire.Encoder) { e.String("hello") })
+	d := open(t, data)
+	b, err := d.StringBytes(5)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(b))
+	require.Equal(t, len(b), cap(b), "capacity is clipped so an append cannot write into the input")
+	require.NoError(t, d.Finish())
+	i := bytes.Index(data, []byte("hello"))
+	require.Same(t, &data[i], &b[0], "StringBytes copies nothing")
+
+	d = open(t, data)
+	_, err = d.StringBytes(4)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+}
+
+// TestSizes checks StrSize, UintSize and ArrayHeaderSize against the encoder
+// at every boundary of msgpack's header forms.
+func TestSizes(t *testing.T) {
+	enc := func(f func(e *wire.Encoder)) int {
+		return len(body(t, f)) - len(body(t, func(e *wire.Encoder) { e.Nil() })) + 1
+	}
+	for _, n := range []int{0, 1, 31, 32, 255, 256, 65535, 65536} {
+		s := strings.Repeat("s", n)
+		require.Equal(t, enc(func(e *wire.Encoder) { e.String(s) }), wire.StrSize(n), "str of %d", n)
+	}
+	for _, v := range []uint64{0, 127, 128, 255, 256, 65535, 65536, 1<<32 - 1, 1 << 32, math.MaxInt64, math.MaxUint64} {
+		require.Equal(t, enc(func(e *wire.Encoder) { e.Uint(v) }), wire.UintSize(v), "uint %d", v)
+		if v <= math.MaxInt64 {
+			require.Equal(t, enc(func(e *wire.Encoder) { e.Int(int64(v)) }), wire.UintSize(v), "int %d", v)
+		}
+	}
+	for _, n := range []int{0, 15, 16, 65535, 65536} {
+		require.Equal(t, enc(func(e *wire.Encoder) {
+			e.ArrayLen(n)
+			for range n {
+				e.Nil()
+			}
+		})-n, wire.ArrayHeaderSize(n), "array of %d", n)
+	}
+}
