@@ -2,7 +2,6 @@ package balance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -156,8 +155,8 @@ func New(store Store, opts Options) (*Ledger, error) {
 func (l *Ledger) Options() Options { return l.opts }
 
 func checkKey(account string) error {
-	if err := crdt.TxnID(account).Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidKey, errors.Unwrap(err))
+	if reason := crdt.CheckID(account); reason != "" {
+		return fmt.Errorf("%w: account key %.40q %s", ErrInvalidKey, account, reason)
 	}
 	return nil
 }

@@ -52,6 +52,7 @@ func TestAddRefusesBadInputAndRetriesCountOnce(t *testing.T) {
 	require.ErrorIs(t, l.Add(ctx, "a", deltalog.ID(uuid.New()), 1), crdt.ErrInvalidTxnID)
 	require.ErrorIs(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), 0), crdt.ErrInvalidAmount)
 	require.ErrorIs(t, l.Add(ctx, "", deltalog.NewIDAt(c.now), 1), balance.ErrInvalidKey)
+	require.ErrorContains(t, l.Add(ctx, "a\x00b", deltalog.NewIDAt(c.now), 1), `account key "a\x00b" contains a control character`)
 	require.Zero(t, s.Calls().Writes)
 
 	id := deltalog.NewIDAt(c.now)

@@ -67,6 +67,12 @@ func (t TxnID) Validate() error {
 // String returns the id.
 func (t TxnID) String() string { return string(t) }
 
+// CheckID returns why s breaks the rules ActorID and TxnID share (empty,
+// longer than MaxIDLen bytes, not UTF-8, a control character), or "" when
+// it follows them. Packages that apply the same rules to their own keys use
+// it to report the reason under their own sentinel error.
+func CheckID(s string) string { return checkID(s) }
+
 func checkID(s string) string {
 	switch {
 	case s == "":

@@ -86,3 +86,16 @@ func TestIDValidationMatchesModel(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckIDMatchesValidate(t *testing.T) {
+	for _, s := range []string{"a", "", "a\x00", "\xff", strings.Repeat("x", crdt.MaxIDLen+1), "Zoë"} {
+		reason := crdt.CheckID(s)
+		err := crdt.ActorID(s).Validate()
+		if (reason == "") != (err == nil) {
+			t.Fatalf("%q: CheckID %q, Validate %v", s, reason, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), reason) {
+			t.Fatalf("%q: Validate %q does not give the reason %q", s, err, reason)
+		}
+	}
+}

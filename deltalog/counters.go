@@ -2,7 +2,6 @@ package deltalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -102,8 +101,8 @@ func New(store Store, opts Options) (*Counters, error) {
 func (c *Counters) Options() Options { return c.opts }
 
 func checkKey(counter string) error {
-	if err := crdt.TxnID(counter).Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidKey, errors.Unwrap(err))
+	if reason := crdt.CheckID(counter); reason != "" {
+		return fmt.Errorf("%w: counter key %.40q %s", ErrInvalidKey, counter, reason)
 	}
 	return nil
 }

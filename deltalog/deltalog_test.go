@@ -131,7 +131,11 @@ func TestAddRefusesBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			require.ErrorIs(t, c.Add(ctx, tc.counter, tc.id, tc.delta), tc.want)
+			err := c.Add(ctx, tc.counter, tc.id, tc.delta)
+			require.ErrorIs(t, err, tc.want)
+			if tc.want == deltalog.ErrInvalidKey {
+				require.ErrorContains(t, err, crdt.CheckID(tc.counter), "the error gives the reason")
+			}
 		})
 	}
 	require.Zero(t, store.Calls().Inserts, "nothing was written")
