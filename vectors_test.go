@@ -2720,6 +2720,12 @@ func genDeltalog(t *testing.T) any {
 		mal("merge cell count 0", d, c(func(e refEnc) refEnc {
 			return e.bin(id[:]).uint('m').int(0).int(0).arr(6).int(0).int(0).int(0).int(0).uint(0).uint(0)
 		}), t),
+		mal("merge cell sum outside [min·count, max·count]", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(100).int(0).arr(6).int(2).int(100).int(1).int(2).uint(0).uint(5)
+		}), t),
+		mal("merge cell single observation with a wrong sum of squares", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(3).int(0).arr(6).int(1).int(3).int(3).int(3).uint(0).uint(10)
+		}), t),
 		mal("merge cell negative written", d, c(func(e refEnc) refEnc {
 			return e.bin(id[:]).uint('m').int(1).int(-1).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
 		}), t),

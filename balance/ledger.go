@@ -273,7 +273,8 @@ type MergeReport struct {
 //  1. read the partition (one snapshot);
 //  2. discard invalid tombstones and sum rows (Evaluate);
 //  3. sum the live rows;
-//  4. take a fresh version (a time-based id later than every sum row);
+//  4. take a fresh version (a time-based id later than every valid sum
+//     row, the ones it may cover);
 //  5. if there is something to merge, write a tombstone for every live row
 //     (one batch);
 //  6. write the sum row, which makes those tombstones valid — unless the

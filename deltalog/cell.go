@@ -163,10 +163,17 @@ func (c Cell) Validate() error {
 	return nil
 }
 
-// inconsistent reports impossible combinations of count and extremes (a
-// single-element set whose min, max and sum differ).
+// inconsistent reports aggregates no set of observations has, by the rules
+// tally applies to its stats too: a sum outside [min·count, max·count]
+// (checked exactly), or a single observation whose min, max and sum differ
+// or whose sum of squares is not sum².
 func (s Stats) inconsistent() bool {
-	return s.Count == 1 && (s.Min != s.Sum || s.Max != s.Sum)
+	n, sum := big.NewInt(s.Count), big.NewInt(s.Sum)
+	if new(big.Int).Mul(big.NewInt(s.Min), n).Cmp(sum) > 0 || new(big.Int).Mul(big.NewInt(s.Max), n).Cmp(sum) < 0 {
+		return true
+	}
+	sq := exact.Square(s.Sum)
+	return s.Count == 1 && (s.Min != s.Sum || s.Max != s.Sum || s.SumSqHi != sq.Hi || s.SumSqLo != sq.Lo)
 }
 
 // stats returns the aggregates this cell contributes to a read.

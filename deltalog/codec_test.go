@@ -72,6 +72,21 @@ func TestCellDecodeErrors(t *testing.T) {
 	bad.Delta = 5
 	_, err = bad.MarshalBinary()
 	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	// Stats no set of observations has: the same rules as tally's.
+	id := codecCases()["merge"].ID
+	for name, s := range map[string]deltalog.Stats{
+		"sum above max·count":   {Count: 2, Sum: 100, Min: 1, Max: 2, SumSqLo: 5},
+		"sum below min·count":   {Count: 2, Sum: -100, Min: -2, Max: -1, SumSqLo: 5},
+		"single, wrong sumsq":   {Count: 1, Sum: 3, Min: 3, Max: 3, SumSqLo: 10},
+		"single, min differs":   {Count: 1, Sum: 3, Min: 2, Max: 3, SumSqLo: 9},
+		"extremes beyond int64": {Count: 3, Sum: math.MaxInt64, Min: 0, Max: math.MaxInt64/3 - 1},
+	} {
+		_, err := deltalog.Cell{ID: id, Kind: deltalog.KindMerge, Delta: s.Sum, Stats: s}.MarshalBinary()
+		require.ErrorIs(t, err, crdt.ErrInvalidAmount, name)
+	}
+	ok := deltalog.Stats{Count: 3, Sum: math.MaxInt64, Min: 0, Max: math.MaxInt64}
+	_, err = deltalog.Cell{ID: id, Kind: deltalog.KindMerge, Delta: ok.Sum, Stats: ok}.MarshalBinary()
+	require.NoError(t, err, "max·count beyond int64 is still compared exactly")
 	// Another type's tag.
 	var other bytes.Buffer
 	other.Write([]byte{0x93, 0xa8})
