@@ -15,7 +15,8 @@
 //   - pncounter: two GCounters (increments and decrements); Value = P − N.
 //   - tpncounter and ledger: a PN counter whose actors remember their recent
 //     transaction ids, so credits and debits retried by any actor count once
-//     within the history window. The Ledger drives it over any store that
+//     within the history window (and, with timed transactions, are refused
+//     rather than counted again after it). The Ledger drives it over any store that
 //     returns siblings (read, merge siblings, apply, write back).
 //   - tally: seed 001's sharded counter: each mutator overwrites its own
 //     expiring shard (never reads), a GC folds final shards into a tally with
@@ -43,14 +44,19 @@
 // acknowledged update is counted exactly once (the ledger's history length,
 // the tally's expiry and GC grace, the log's write window); outside it, the
 // API reports the limit (crdt.ErrOutsideWindow, crdt.ErrExpired, an outcome)
-// instead of drifting silently. Writes are idempotent, so an ambiguous write
-// (crdt.ErrAmbiguousWrite) is always safe to retry.
+// instead of drifting silently. One exception is stated where it applies: a
+// ledger whose transactions carry no time cannot tell a retry of a
+// transaction every actor has forgotten from a new one, and counts it again;
+// with tpncounter.Options.TxnTime (for example version 1 UUID ids) that retry
+// is refused with crdt.ErrOutsideWindow. Writes are idempotent, so an
+// ambiguous write (crdt.ErrAmbiguousWrite) is always safe to retry.
 //
 // # Wire format
 //
 // Every encoding is msgpack inside a versioned envelope
 // [type tag, format version, body] (see crdt.TypeTag and SPEC.md). Encodings
-// are deterministic; decoders are bounded, fuzzed, and wrap
+// are deterministic; encoders write a type's newest version and decoders read
+// every earlier one; decoders are bounded, fuzzed, and wrap
 // crdt.ErrCorruptEncoding, crdt.ErrUnsupportedVersion, crdt.ErrTypeMismatch or
 // crdt.ErrTooLarge.
 //

@@ -653,8 +653,8 @@ func checkEnvelope(t *testing.T, raw []byte) {
 	wantEmpty := map[string]string{
 		"gcounter":   env("gcounter", 1).arr(0).hex(),
 		"pncounter":  env("pncounter", 2).arr(0).hex(),
-		"tgcounter":  env("tgcounter", 1).arr(0).hex(),
-		"tpncounter": env("tpncounter", 1).arr(2).arr(0).arr(0).hex(),
+		"tgcounter":  env("tgcounter", 2).arr(0).hex(),
+		"tpncounter": env("tpncounter", 2).arr(2).arr(0).arr(0).hex(),
 	}
 	require.Len(t, f.Empty, len(wantEmpty))
 	for _, c := range f.Empty {
@@ -707,7 +707,8 @@ type Step struct {
 	From     string  `json:"from,omitempty"`
 	// Beyond marks a retry deliberately sent after the transaction left
 	// every history and folded record (outside the window): it is counted
-	// again, as SPEC.md states.
+	// again, as SPEC.md states, unless the scenario is timed (txn_time),
+	// where it is refused with outside_window.
 	Beyond  bool   `json:"beyond_window,omitempty"`
 	Outcome string `json:"outcome,omitempty"`
 	Changed *bool  `json:"changed,omitempty"`
@@ -1260,6 +1261,7 @@ type tEntry struct {
 	Actor   string    `json:"actor"`
 	Seq     U64       `json:"seq"`
 	Total   I64       `json:"total"`
+	Forgot  I64       `json:"forgot"`
 	History []TxnJSON `json:"history"`
 	Folded  []TxnJSON `json:"folded"`
 }
@@ -1277,6 +1279,9 @@ type tOptions struct {
 	HistoryLength int `json:"history_length"`
 	FoldedLength  int `json:"folded_length"`
 	MaxActors     int `json:"max_actors"`
+	// TxnTime is "timeuuid" when transactions are timed by their version 1
+	// UUID ids (SPEC.md 6.1), empty otherwise.
+	TxnTime string `json:"txn_time,omitempty"`
 }
 
 type tScenario struct {
@@ -1292,7 +1297,27 @@ type tScenario struct {
 type tFile struct {
 	Comment   string      `json:"comment"`
 	Scenarios []tScenario `json:"scenarios"`
+	Version1  []tCompat   `json:"version1"`
+	TimeUUIDs []tTimeUUID `json:"timeuuids"`
 	Malformed []Malformed `json:"malformed"`
+}
+
+// tCompat is a format version 1 tpncounter encoding (entries without
+// forgot) that decoders still read; it re-encodes as Reencoded.
+type tCompat struct {
+	Name      string   `json:"name"`
+	Hex       string   `json:"hex"`
+	P         []tEntry `json:"p"`
+	N         []tEntry `json:"n"`
+	Reencoded string   `json:"reencoded"`
+}
+
+// tTimeUUID is a transaction id and the time TimeUUID gives it (Unix
+// nanoseconds), or valid false when it has none.
+type tTimeUUID struct {
+	ID    string `json:"id"`
+	Valid bool   `json:"valid"`
+	Nanos I64    `json:"unix_nanos,omitempty"`
 }
 
 // tReplica hides the difference between GCounter and Counter.
@@ -1370,7 +1395,11 @@ func tEntries(g *tpncounter.GCounter) []tEntry {
 	}
 	for _, a := range g.Actors() {
 		e, _ := g.Entry(a)
-		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), History: conv(e.History), Folded: conv(e.Folded)})
+		var forgot int64
+		if !e.Forgot.IsZero() {
+			forgot = e.Forgot.UnixNano()
+		}
+		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), Forgot: I64(forgot), History: conv(e.History), Folded: conv(e.Folded)})
 	}
 	return out
 }
@@ -1385,6 +1414,13 @@ var statusNames = map[tpncounter.Status]string{
 
 func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
 	opts := tpncounter.Options{HistoryLength: sc.Options.HistoryLength, FoldedLength: sc.Options.FoldedLength, MaxActors: sc.Options.MaxActors}
+	switch sc.Options.TxnTime {
+	case "":
+	case "timeuuid":
+		opts.TxnTime = tpncounter.TimeUUID
+	default:
+		t.Fatalf("unknown txn_time %q", sc.Options.TxnTime)
+	}
 	rs := map[string]tReplica{}
 	for _, r := range sc.Replicas {
 		switch sc.Type {
@@ -1455,6 +1491,14 @@ func genTPN(t *testing.T) any {
 	}
 	beyond := func(s Step) Step { s.Beyond = true; return s }
 	window = append(window, ap("r", "a", "t3", 3), ap("r", "a", "t5", 5), beyond(ap("r", "a", "t2", 2)), beyond(ap("r", "a", "t1", 1)))
+	// tu(i) is a version 1 UUID id created i seconds after t0.
+	tu := func(i int) string { return vid(float64(i), 1, 1).String() }
+	var timedWindow []Step
+	for i := 1; i <= 6; i++ {
+		timedWindow = append(timedWindow, ap("r", "a", tu(i), int64(i)))
+	}
+	timedWindow = append(timedWindow, ap("r", "a", tu(3), 3), ap("r", "a", tu(5), 5), beyond(ap("r", "a", tu(2), 2)), beyond(ap("r", "a", tu(1), 1)),
+		beyond(ap("r", "b", vid(1.5, 7, 7).String(), 9)), ap("r", "b", tu(7), 7), ap("r", "a", "t8", 8))
 
 	scs := []tScenario{
 		{Name: "empty tgcounter", Type: "tgcounter", Replicas: []string{"r"}},
@@ -1498,6 +1542,14 @@ func genTPN(t *testing.T) any {
 			mg("r1", "r3"), mg("r2", "r1"), mg("r3", "r2")}},
 		{Name: "max actors", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"}, Steps: []Step{
 			ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 1), ap("r1", "c", "t3", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
+		{Name: "timed: a retry outside the window is refused", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1, TxnTime: "timeuuid"},
+			Replicas: []string{"r"}, Steps: timedWindow,
+			Note: "the forgetting-and-window-edge scenario with timed ids: t1 and t2 are forgotten (forgot = t2's time); their retries, and a new id no later than t2, are refused with outside_window instead of counted again; an untimed id is invalid_txn"},
+		{Name: "timed: the horizon travels with the entry", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1, TxnTime: "timeuuid"},
+			Replicas: []string{"r1", "r2"}, Steps: []Step{
+				ap("r1", "a", tu(1), 10), ap("r1", "a", tu(2), 20), ap("r1", "a", tu(3), 30), ap("r1", "a", tu(4), -5),
+				cp("r1", "a"), mg("r2", "r1"), beyond(ap("r2", "b", tu(1), 10)), ap("r2", "b", vid(0.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
+			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it; the debit half's horizon has not moved, so an old debit is accepted"},
 	}
 	for i := range scs {
 		sc := &scs[i]
@@ -1514,7 +1566,7 @@ func genTPN(t *testing.T) any {
 	}
 	g, p := "tgcounter", "tpncounter"
 	entry := func(e refEnc, actor string, seq uint64, total int64, hist, folded [][2]any) refEnc {
-		e = e.arr(5).str(actor).uint(seq).int(total)
+		e = e.arr(6).str(actor).uint(seq).int(total).int(0)
 		for _, l := range [][][2]any{hist, folded} {
 			e = e.arr(len(l))
 			for _, x := range l {
@@ -1524,32 +1576,64 @@ func genTPN(t *testing.T) any {
 		return e
 	}
 	t1 := [][2]any{{"t1", 5}}
+	var compat []tCompat
+	for _, c := range []struct {
+		name string
+		p, n []tEntry
+	}{
+		{"empty", []tEntry{}, []tEntry{}},
+		{"credits and a debit", []tEntry{
+			{Actor: "a", Seq: 4, Total: 3, History: []TxnJSON{{"t3", 3}, {"t4", 4}}, Folded: []TxnJSON{{"t1", 1}, {"t2", 2}}},
+			{Actor: "b", Seq: 1, History: []TxnJSON{{"t5", 5}}, Folded: []TxnJSON{}}},
+			[]tEntry{{Actor: "a", Seq: 1, History: []TxnJSON{{"d1", 7}}, Folded: []TxnJSON{}}}},
+	} {
+		v1 := refTBodyV(refTBodyV(env(p, 1).arr(2), c.p, 1), c.n, 1)
+		dec := must(tpncounter.New(tpncounter.Options{}))
+		require.NoError(t, dec.UnmarshalBinary(v1.b), c.name)
+		compat = append(compat, tCompat{Name: c.name, Hex: v1.hex(), P: c.p, N: c.n, Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
+	}
+	var tus []tTimeUUID
+	for _, id := range []string{tu(1), "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "6ba7b810-9dad-41d1-80b4-00c04fd430c8",
+		"6ba7b8109dad11d180b400c04fd430c8", "6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", "t1"} {
+		at, ok := tpncounter.TimeUUID(crdt.TxnID(id))
+		c := tTimeUUID{ID: id, Valid: ok}
+		if ok {
+			c.Nanos = I64(at.UnixNano())
+		}
+		tus = append(tus, c)
+	}
 	return tFile{
-		Comment:   "Transactional counters (SPEC.md section 6). tgcounter body: array of entries [actor, seq uint, total int, history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body].",
+		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids.",
 		Scenarios: scs,
+		Version1:  compat,
+		TimeUUIDs: tus,
 		Malformed: []Malformed{
 			mal("actors out of order", g, entry(entry(env(g, 1).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t),
-			mal("seq 0", g, entry(env(g, 1).arr(1), "a", 0, 0, t1, nil).b, t),
-			mal("negative total", g, entry(env(g, 1).arr(1), "a", 1, -1, t1, nil).b, t),
-			mal("zero amount", g, entry(env(g, 1).arr(1), "a", 1, 0, [][2]any{{"t1", 0}}, nil).b, t),
-			mal("negative amount", g, entry(env(g, 1).arr(1), "a", 1, 0, [][2]any{{"t1", -5}}, nil).b, t),
-			mal("one actor holds a txn twice", g, entry(env(g, 1).arr(1), "a", 2, 5, t1, t1).b, t),
-			mal("two amounts for one txn", g, entry(entry(env(g, 1).arr(2), "a", 1, 0, t1, nil), "b", 1, 0, [][2]any{{"t1", 6}}, nil).b, t),
-			mal("value past int64", g, entry(entry(env(g, 1).arr(2), "a", 1, math.MaxInt64, nil, nil), "b", 1, 0, t1, nil).b, t),
-			mal("invalid txn id", g, entry(env(g, 1).arr(1), "a", 1, 0, [][2]any{{"", 1}}, nil).b, t),
-			mal("invalid actor id", g, entry(env(g, 1).arr(1), "a\x1b", 1, 0, t1, nil).b, t),
-			mal("entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
-			mal("entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).arr(0).arr(0).nil().b, t,
-				"reported as too_large: the reference reads entry headers with a cap of 5 (see SPEC.md, deviations)"),
-			mal("more actors than MaxActors (4096)", g, env(g, 1).arr(4097).b, t),
-			mal("more than 4096 txns in one entry", g, env(g, 1).arr(1).arr(5).str("a").uint(1).int(0).arr(4097).b, t),
-			mal("seq as negative int", g, env(g, 1).arr(1).arr(5).str("a").int(-1).int(0).arr(0).arr(0).b, t),
-			mal("tpncounter of one half", p, env(p, 1).arr(1).arr(0).b, t),
-			mal("tpncounter of three halves", p, env(p, 1).arr(3).arr(0).arr(0).arr(0).b, t,
-				"reported as too_large: the reference reads the halves header with a cap of 2"),
-			mal("txn both credit and debit", p, entry(entry(env(p, 1).arr(2).arr(1), "a", 1, 0, t1, nil).arr(1), "b", 1, 0, t1, nil).b, t),
-			mal("tgcounter envelope as tpncounter", p, env(g, 1).arr(0).b, t),
-			mal("trailing bytes", g, append(env(g, 1).arr(0).b, 0xc0), t),
+			mal("seq 0", g, entry(env(g, 2).arr(1), "a", 0, 0, t1, nil).b, t),
+			mal("negative total", g, entry(env(g, 2).arr(1), "a", 1, -1, t1, nil).b, t),
+			mal("zero amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", 0}}, nil).b, t),
+			mal("negative amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", -5}}, nil).b, t),
+			mal("one actor holds a txn twice", g, entry(env(g, 2).arr(1), "a", 2, 5, t1, t1).b, t),
+			mal("two amounts for one txn", g, entry(entry(env(g, 2).arr(2), "a", 1, 0, t1, nil), "b", 1, 0, [][2]any{{"t1", 6}}, nil).b, t),
+			mal("value past int64", g, entry(entry(env(g, 2).arr(2), "a", 1, math.MaxInt64, nil, nil), "b", 1, 0, t1, nil).b, t),
+			mal("invalid txn id", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"", 1}}, nil).b, t),
+			mal("invalid actor id", g, entry(env(g, 2).arr(1), "a\x1b", 1, 0, t1, nil).b, t),
+			mal("entry of five fields", g, env(g, 2).arr(1).arr(5).str("a").uint(1).int(0).arr(0).arr(0).b, t,
+				"a version 1 entry under version 2"),
+			mal("entry of seven fields", g, env(g, 2).arr(1).arr(7).str("a").uint(1).int(0).int(0).arr(0).arr(0).nil().b, t),
+			mal("negative forgot", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(-1).arr(0).arr(0).b, t),
+			mal("more actors than MaxActors (4096)", g, env(g, 2).arr(4097).b, t),
+			mal("more than 4096 txns in one entry", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(4097).b, t),
+			mal("seq as negative int", g, env(g, 2).arr(1).arr(6).str("a").int(-1).int(0).int(0).arr(0).arr(0).b, t),
+			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
+			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
+			mal("txn both credit and debit", p, entry(entry(env(p, 2).arr(2).arr(1), "a", 1, 0, t1, nil).arr(1), "b", 1, 0, t1, nil).b, t),
+			mal("tgcounter envelope as tpncounter", p, env(g, 2).arr(0).b, t),
+			mal("version 3", g, env(g, 3).arr(0).b, t),
+			mal("trailing bytes", g, append(env(g, 2).arr(0).b, 0xc0), t),
+			mal("v1: entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(0).arr(0).b, t),
+			mal("v1: entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
+			mal("v1: seq 0", g, env(g, 1).arr(1).arr(5).str("a").uint(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t),
 		},
 	}
 }
@@ -1594,7 +1678,7 @@ func (m tModel) fits() bool { p, n := m.halves(); return p.IsInt64() && n.IsInt6
 func (m tModel) value() int64 { p, n := m.halves(); return new(big.Int).Sub(p, n).Int64() }
 
 // tModelStep predicts a step's error and, for applies, whether it is new.
-func tModelStep(t *testing.T, typ string, ms map[string]*tModel, st Step) (errKind string, isNew bool) {
+func tModelStep(t *testing.T, typ string, timed bool, ms map[string]*tModel, st Step) (errKind string, isNew bool) {
 	m := ms[st.Replica]
 	switch st.Op {
 	case "apply":
@@ -1609,6 +1693,13 @@ func tModelStep(t *testing.T, typ string, ms map[string]*tModel, st Step) (errKi
 			return "invalid_txn", false
 		case n <= 0 && typ == "tgcounter":
 			return "invalid_amount", false
+		case timed && !refTimeUUID(x).Valid:
+			return "invalid_txn", false
+		}
+		if timed && st.Beyond {
+			// The counter no longer knows x and its time is not after the
+			// horizon: refused, nothing changes.
+			return "outside_window", false
 		}
 		if old, ok := m.txns[x]; ok && !st.Beyond {
 			if old != n {
@@ -1652,10 +1743,18 @@ func maps(m map[string]int64) map[string]int64 {
 	return out
 }
 
-func refTBody(e refEnc, es []tEntry) refEnc {
+func refTBody(e refEnc, es []tEntry) refEnc { return refTBodyV(e, es, 2) }
+
+// refTBodyV is a tgcounter body in format version v: entries of six fields
+// in version 2, five (no forgot) in version 1.
+func refTBodyV(e refEnc, es []tEntry, v int) refEnc {
 	e = e.arr(len(es))
 	for _, en := range es {
-		e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total))
+		if v == 1 {
+			e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total))
+		} else {
+			e = e.arr(6).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total)).int(int64(en.Forgot))
+		}
 		for _, l := range [][]TxnJSON{en.History, en.Folded} {
 			e = e.arr(len(l))
 			for _, x := range l {
@@ -1679,8 +1778,8 @@ func checkTPN(t *testing.T, raw []byte) {
 				ms[r] = &tModel{txns: map[string]int64{}}
 			}
 			for j, st := range sc.Steps {
-				if st.Beyond {
-					require.Len(t, sc.Replicas, 1, "beyond_window steps are only modelled on one replica")
+				if st.Beyond && sc.Options.TxnTime == "" {
+					require.Len(t, sc.Replicas, 1, "untimed beyond_window steps are only modelled on one replica")
 				}
 				if st.Op == "compact" {
 					continue
@@ -1690,7 +1789,7 @@ func checkTPN(t *testing.T, raw []byte) {
 					// changed nothing (checked by runT).
 					continue
 				}
-				wantErr, isNew := tModelStep(t, sc.Type, ms, st)
+				wantErr, isNew := tModelStep(t, sc.Type, sc.Options.TxnTime != "", ms, st)
 				require.Equal(t, wantErr, st.Error, "model disagrees with vector at step %d", j)
 				if st.Op == "apply" && st.Error == "" {
 					if isNew {
@@ -1707,10 +1806,10 @@ func checkTPN(t *testing.T, raw []byte) {
 				var ref refEnc
 				if sc.Type == "tgcounter" {
 					require.NotNil(t, want.Entries)
-					ref = refTBody(env("tgcounter", 1), *want.Entries)
+					ref = refTBody(env("tgcounter", 2), *want.Entries)
 				} else {
 					require.NotNil(t, want.P)
-					ref = refTBody(refTBody(env("tpncounter", 1).arr(2), *want.P), *want.N)
+					ref = refTBody(refTBody(env("tpncounter", 2).arr(2), *want.P), *want.N)
 				}
 				require.Equal(t, want.Hex, ref.hex(), "%s: reference encoding of the listed entries", name)
 				got := r.state()
@@ -1730,7 +1829,47 @@ func checkTPN(t *testing.T, raw []byte) {
 			}
 		})
 	}
+	require.NotEmpty(t, f.Version1)
+	for _, c := range f.Version1 {
+		t.Run("version 1/"+c.Name, func(t *testing.T) {
+			require.Equal(t, c.Hex, refTBodyV(refTBodyV(env("tpncounter", 1).arr(2), c.P, 1), c.N, 1).hex(), "reference version 1 encoding")
+			dec := must(tpncounter.New(tpncounter.Options{}))
+			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))
+			require.Equal(t, c.P, tEntries(dec.Positive()))
+			require.Equal(t, c.N, tEntries(dec.Negative()))
+			require.Equal(t, c.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
+			require.Equal(t, c.Reencoded, refTBody(refTBody(env("tpncounter", 2).arr(2), c.P), c.N).hex(), "reference version 2 encoding")
+		})
+	}
+	require.NotEmpty(t, f.TimeUUIDs)
+	for _, c := range f.TimeUUIDs {
+		require.Equal(t, c, refTimeUUID(c.ID), "reference TimeUUID of %q", c.ID)
+		at, ok := tpncounter.TimeUUID(crdt.TxnID(c.ID))
+		require.Equal(t, c.Valid, ok, c.ID)
+		if ok {
+			require.EqualValues(t, c.Nanos, at.UnixNano(), c.ID)
+		}
+	}
 	checkMalformed(t, f.Malformed)
+}
+
+// refTimeUUID is SPEC.md 6.1's TimeUUID, written from the RFC 4122 layout:
+// 36 characters 8-4-4-4-12 of hex digits, version nibble 1, variant 10xx;
+// the time is the 60-bit count of 100 ns intervals since 1582-10-15.
+func refTimeUUID(id string) tTimeUUID {
+	out := tTimeUUID{ID: id}
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return out
+	}
+	b, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+	if err != nil || len(b) != 16 || b[6]>>4 != 1 || b[8]&0xc0 != 0x80 {
+		return out
+	}
+	ticks := uint64(b[6]&0x0f)<<56 | uint64(b[7])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 |
+		uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
+	const gregorianToUnix = 122192928000000000 // 100 ns intervals from 1582-10-15 to 1970-01-01
+	out.Valid, out.Nanos = true, I64((int64(ticks)-gregorianToUnix)*100)
+	return out
 }
 
 // ---------------------------------------------------------------------------

@@ -2,10 +2,13 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -115,4 +118,33 @@ func ExampleStore() {
 	// Output:
 	// 2
 	// 0
+}
+
+// With Options.Counter.TxnTime every transaction carries the time it was
+// created (here a version 1 UUID id). A retry that arrives after the
+// transaction has left every history and folded record is refused with
+// crdt.ErrOutsideWindow instead of being counted a second time.
+func ExampleLedger_Credit_timed() {
+	ctx := context.Background()
+	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID}}
+	l, _ := ledger.New(memory.NewLedgers(), "wallet", opts)
+	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	txn := func(i int) crdt.TxnID {
+		return crdt.TxnID(deltalog.NewIDAt(start.Add(time.Duration(i) * time.Second)).String())
+	}
+
+	first := txn(0)
+	l.Credit(ctx, first, 100)
+	for i := 1; i <= 3; i++ {
+		l.Credit(ctx, txn(i), 1)
+	}
+	_, err := l.Credit(ctx, first, 100) // a very late retry
+	v, _ := l.Value(ctx)
+	fmt.Println(errors.Is(err, crdt.ErrOutsideWindow), v)
+
+	_, err = l.Credit(ctx, crdt.TxnID("not-a-time-uuid"), 1)
+	fmt.Println(errors.Is(err, crdt.ErrInvalidTxnID))
+	// Output:
+	// true 103
+	// true
 }

@@ -55,7 +55,10 @@ type Options struct {
 	// operation is idempotent. Zero means DefaultRetryCount.
 	RetryCount int
 
-	// Counter sets the history length and limits of the stored counter.
+	// Counter sets the history length and limits of the stored counter,
+	// and with TxnTime makes transactions timed: a retry too late to be
+	// recognised is refused (crdt.ErrOutsideWindow) instead of counted
+	// twice. Every ledger writing one key must use the same Counter options.
 	Counter tpncounter.Options
 }
 
@@ -166,7 +169,9 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 //
 // Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
-// nothing written; a corrupt stored sibling (crdt.ErrCorruptEncoding); the
+// nothing written; with Options.Counter.TxnTime, crdt.ErrOutsideWindow for
+// a transaction the ledger no longer knows and whose time is not after the
+// counter's horizon (it may have been counted already; nothing written); a corrupt stored sibling (crdt.ErrCorruptEncoding); the
 // store's last error after the retries (crdt.ErrAmbiguousWrite: may have
 // landed; crdt.ErrUnavailable: did not land); the context's error.
 func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {

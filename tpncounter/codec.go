@@ -12,9 +12,13 @@ import (
 // Layout (msgpack), inside the crdt envelope [tag, version, body]:
 //
 //	GCounter body: [ entry... ]                 sorted by actor id, strictly ascending
-//	entry:         [ actor, seq, total, [ [txn, amount]... ], [ [txn, amount]... ] ]
-//	                                       history, oldest first   folded record, oldest first
+//	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ], [ [txn, amount]... ] ]
+//	                                               history, oldest first   folded record, oldest first
 //	Counter body:  [ P GCounter body, N GCounter body ]
+//
+// forgot is Entry.Forgot in Unix nanoseconds (0 for none). Version 1, still
+// read, has no forgot field (entries of five fields, forgot 0); version 2
+// added it for Options.TxnTime.
 //
 // Decoding caps: the input is at most crdt.DefaultMaxEncodedSize bytes; a
 // half holds at most Options.MaxActors actors (crdt.ErrTooLarge); an entry
@@ -23,7 +27,7 @@ import (
 // total >= 0, amounts > 0, a transaction at most once per actor, the same
 // amount wherever it appears, never in both halves, and a value that fits in
 // an int64 (otherwise crdt.ErrCorruptEncoding).
-const FormatVersion = 1
+const FormatVersion = 2
 
 // MarshalBinary returns the deterministic encoding of g (tag
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
@@ -60,10 +64,11 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 	e.ArrayLen(len(actors))
 	for _, a := range actors {
 		en := g.entries[a]
-		e.ArrayLen(5)
+		e.ArrayLen(6)
 		e.String(string(a))
 		e.Uint(en.seq)
 		e.Int(en.total)
+		e.Int(en.forgot)
 		for _, list := range [2][]item{en.hist, en.folded} {
 			e.ArrayLen(len(list))
 			for _, t := range list {
@@ -81,13 +86,13 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 // crdt.ErrUnsupportedVersion.
 func (g *GCounter) UnmarshalBinary(data []byte) error {
 	g.init()
-	d, _, err := wire.NewDecoder(data, crdt.TagTGCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
+	d, version, err := wire.NewDecoder(data, crdt.TagTGCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return err
 	}
 	n := &GCounter{o: g.o}
 	n.init()
-	if err := n.decodeBody(d, nil); err != nil {
+	if err := n.decodeBody(d, version, nil); err != nil {
 		return err
 	}
 	if err := d.Finish(); err != nil {
@@ -102,7 +107,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 // GCounter.UnmarshalBinary.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	c.p.init()
-	d, _, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
+	d, version, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return err
 	}
@@ -117,10 +122,10 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	n.p.o, n.n.o = c.p.o, c.p.o
 	n.p.init()
 	n.n.init()
-	if err := n.p.decodeBody(d, nil); err != nil {
+	if err := n.p.decodeBody(d, version, nil); err != nil {
 		return err
 	}
-	if err := n.n.decodeBody(d, &n.p); err != nil {
+	if err := n.n.decodeBody(d, version, &n.p); err != nil {
 		return err
 	}
 	if err := d.Finish(); err != nil {
@@ -130,9 +135,14 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// decodeBody reads a GCounter body into the empty receiver. A transaction
-// also present in other (the opposite half) is corrupt.
-func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
+// decodeBody reads a GCounter body of the given format version into the
+// empty receiver. A transaction also present in other (the opposite half) is
+// corrupt.
+func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, other *GCounter) error {
+	fields := 6
+	if version == 1 {
+		fields = 5
+	}
 	n, err := d.ArrayLen(g.o.MaxActors)
 	if err != nil {
 		return err
@@ -143,8 +153,8 @@ func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
 		if err != nil {
 			return err
 		}
-		if k != 5 {
-			return fmt.Errorf("%w: entry has %d fields, want 5", crdt.ErrCorruptEncoding, k)
+		if k != fields {
+			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
 		a, err := d.Actor()
 		if err != nil {
@@ -163,6 +173,11 @@ func (g *GCounter) decodeBody(d *wire.Decoder, other *GCounter) error {
 		}
 		if en.total, err = d.NonNegInt(); err != nil {
 			return err
+		}
+		if fields == 6 {
+			if en.forgot, err = d.NonNegInt(); err != nil {
+				return err
+			}
 		}
 		seen := map[crdt.TxnID]struct{}{}
 		for part := 0; part < 2; part++ {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -45,7 +46,19 @@ func codecCases() map[string]*Counter {
 	if _, err := dup.Compact("b"); err != nil {
 		panic(err)
 	}
+	// timed forgets x@5 under Options.TxnTime: entry a carries
+	// forgot = 5 s (y is folded, z and w are in the history).
+	timed, err := New(Options{HistoryLength: 1, FoldedLength: 1, TxnTime: atTime})
+	if err != nil {
+		panic(err)
+	}
+	for _, o := range []op{{"a", "x@5", 3}, {"a", "y@6", 4}, {"a", "z@7", 5}, {"a", "w@8", 6}, {"b", "d@9", -2}} {
+		if _, err := timed.Apply(o.actor, o.txn, o.amt); err != nil {
+			panic(err)
+		}
+	}
 	return map[string]*Counter{
+		"timed":  timed,
 		"empty":  build(3),
 		"one":    build(3, op{"actor-1", "txn-1", 42}),
 		"debit":  build(3, op{"a", "t", -7}),
@@ -72,6 +85,32 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, d.UnmarshalBinary(want))
 			require.True(t, d.Equal(c))
 			require.Equal(t, c.Value(), d.Value())
+			require.Equal(t, c.Horizon(), d.Horizon())
+		})
+	}
+	require.Equal(t, time.Unix(5, 0).UTC(), codecCases()["timed"].Horizon(), "the timed case has forgotten something")
+}
+
+// TestGoldenV1 decodes the format version 1 files (entries without the
+// forgot field), which the decoder still reads, and re-encodes them.
+func TestGoldenV1(t *testing.T) {
+	for name, c := range codecCases() {
+		if name == "timed" {
+			continue // not expressible in version 1
+		}
+		t.Run(name, func(t *testing.T) {
+			v1, err := os.ReadFile(filepath.Join("testdata", "v1", name+".tpn"))
+			require.NoError(t, err)
+			require.Equal(t, byte(1), v1[2+len(crdt.TagTPNCounter)], "a version 1 file")
+			var d Counter
+			require.NoError(t, d.UnmarshalBinary(v1))
+			require.True(t, d.Equal(c))
+			require.True(t, d.Horizon().IsZero())
+			want, err := c.MarshalBinary()
+			require.NoError(t, err)
+			got, err := d.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, want, got)
 		})
 	}
 }
@@ -84,11 +123,14 @@ func TestDecodeRejects(t *testing.T) {
 		require.NoError(t, err)
 		return b
 	}
-	entry := func(e *wire.Encoder, actor string, seq uint64, total int64, hist ...Txn) {
-		e.ArrayLen(5)
+	entryF := func(e *wire.Encoder, fields int, forgot int64, actor string, seq uint64, total int64, hist ...Txn) {
+		e.ArrayLen(fields)
 		e.String(actor)
 		e.Uint(seq)
 		e.Int(total)
+		if fields == 6 {
+			e.Int(forgot)
+		}
 		e.ArrayLen(len(hist))
 		for _, t := range hist {
 			e.ArrayLen(2)
@@ -97,7 +139,17 @@ func TestDecodeRejects(t *testing.T) {
 		}
 		e.ArrayLen(0)
 	}
+	entry := func(e *wire.Encoder, actor string, seq uint64, total int64, hist ...Txn) {
+		entryF(e, 6, 0, actor, seq, total, hist...)
+	}
 	half := func(e *wire.Encoder, fill func()) { fill() }
+	encV1 := func(build func(e *wire.Encoder)) []byte {
+		e := wire.NewEncoder(crdt.TagTPNCounter, 1)
+		build(e)
+		b, err := e.Bytes()
+		require.NoError(t, err)
+		return b
+	}
 	good, err := codecCases()["one"].MarshalBinary()
 	require.NoError(t, err)
 	tg, err := codecCases()["one"].Positive().MarshalBinary()
@@ -160,6 +212,33 @@ func TestDecodeRejects(t *testing.T) {
 			entry(e, "a", 1, 0, Txn{"t", 1}, Txn{"t", 1})
 			e.ArrayLen(0)
 		}), crdt.ErrCorruptEncoding},
+		"negative forgot": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entryF(e, 6, -1, "a", 1, 0)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"version 2 entry of five fields": {enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entryF(e, 5, 0, "a", 1, 0)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"version 1 entry of six fields": {encV1(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entryF(e, 6, 0, "a", 1, 0)
+			e.ArrayLen(0)
+		}), crdt.ErrCorruptEncoding},
+		"version 3": {func() []byte {
+			e := wire.NewEncoder(crdt.TagTPNCounter, 3)
+			e.ArrayLen(2)
+			e.ArrayLen(0)
+			e.ArrayLen(0)
+			b, err := e.Bytes()
+			require.NoError(t, err)
+			return b
+		}(), crdt.ErrUnsupportedVersion},
 		"invalid actor": {enc(func(e *wire.Encoder) {
 			e.ArrayLen(2)
 			e.ArrayLen(1)
@@ -192,12 +271,15 @@ func TestDecodeRejects(t *testing.T) {
 }
 
 func FuzzCounterDecode(f *testing.F) {
-	for _, c := range codecCases() {
+	for name, c := range codecCases() {
 		b, err := c.MarshalBinary()
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
+		if v1, err := os.ReadFile(filepath.Join("testdata", "v1", name+".tpn")); err == nil {
+			f.Add(v1)
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c Counter

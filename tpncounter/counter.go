@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -87,6 +88,10 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	}
 	c.p.init()
 	c.n.init()
+	at, err := half.checkTime(txn)
+	if err != nil {
+		return 0, err
+	}
 	h := hashID(txn)
 	if s := half.ix.find(txn, h); s != 0 {
 		return known(txn, &half.ix, s, mag)
@@ -97,7 +102,22 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		}
 		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, a, amount)
 	}
+	// A credit is checked against P's horizon and a debit against N's: a
+	// retry keeps its sign, so it was forgotten, if at all, in its own half.
+	if err := half.checkHorizon(txn, at); err != nil {
+		return 0, err
+	}
 	return half.applyNew(actor, txn, h, mag)
+}
+
+// Horizon returns the later of the two halves' horizons (see
+// GCounter.Horizon).
+func (c *Counter) Horizon() time.Time {
+	p, n := c.p.Horizon(), c.n.Horizon()
+	if n.After(p) {
+		return n
+	}
+	return p
 }
 
 // Compact performs actor's housekeeping in both halves (see

@@ -79,13 +79,55 @@
 // further writes. The simulation tests check exactly-once under siblings,
 // stale reads, lost acknowledgements and retries within this window, and
 // show that outside it (a resend after x has left every history and folded
-// record) x is counted twice; the library cannot detect that case, since it
-// no longer knows x. Inside the window but after x was folded, a retry is
+// record) x is counted twice: an untimed counter cannot detect that case,
+// since it no longer knows x (timed transactions, below, are refused
+// instead). Inside the window but after x was folded, a retry is
 // recognised and reported as DuplicateFolded.
 //
-// No time window is implemented: the guarantee is stated in writes per
-// actor, as the gem does. Choose h and f from the number of writes an
-// actor may perform during the longest retry delay you allow.
+// Choose h and f from the number of writes an actor may perform during the
+// longest retry delay you allow.
+//
+// # Timed transactions: refusing instead of counting twice
+//
+// Without more information a counter cannot tell a retry of a forgotten
+// transaction from a new one. Options.TxnTime supplies it: a function giving
+// each transaction id the time the client created it (TimeUUID reads it
+// from a version 1 UUID id). Each entry then also records forgot, the
+// newest time among the transactions its actor has forgotten, and the
+// counter's horizon is the largest forgot of any entry. Apply refuses, with
+// crdt.ErrOutsideWindow and no change, a transaction it does not know whose
+// time is not after the horizon of its half.
+//
+// Why this is sound: an actor forgets x only in a write that also raises
+// its forgot to at least x's time, and forgot travels with the entry through
+// Merge and the encoding. So any state that no longer knows x because an
+// actor forgot it also carries a horizon at or after x's time, and refuses
+// x: a timed retry applied to a state that contains the forgetting entry is
+// recognised or refused, never counted twice. That covers every retry the
+// ledger makes after the forgetting write has landed, because the ledger
+// merges every stored sibling before it applies. What remains is the
+// assumption above for concurrent states: a state still holding x that is
+// merged only after another actor has forgotten x. The simulation tests
+// resend transactions at any time, long after the window, and check that
+// timed counters never count one twice while untimed ones do.
+//
+// Why a horizon and not a fixed time window: a window rule ("refuse what is
+// older than W") needs a clock in every replica and still double counts if
+// an actor forgets x within W; the horizon needs no clock at Apply, and it
+// refuses exactly what might have been forgotten. Its price is the other
+// side of the same coin: a new transaction whose time is not after the
+// horizon is refused too, since it cannot be told from a forgotten one. The
+// horizon trails the newest transactions by about h + f writes per actor,
+// so clients must stamp a transaction when they create it and keep the
+// delay until its last retry (plus clock skew between clients) below the
+// time an actor takes to perform h + f writes; raise FoldedLength (up to
+// MaxHistoryLength) to widen it. A refused transaction may or may not have
+// been counted: the caller must reconcile it, which is the point of
+// reporting it.
+//
+// Every replica writing a counter must use the same TxnTime; an untimed
+// transaction reaching a timed counter through Merge or decoding is kept,
+// but its forgetting does not move the horizon.
 //
 // Sizes: an actor holds at most h+1 history entries after Apply, and its
 // folded record exceeds f only by transactions other actors still hold.
@@ -95,6 +137,6 @@
 // Actor ids should be stable (one per ledger writer, not per process
 // start): an actor's entry is never removed.
 //
-// Encoding: see FormatVersion. Values of GCounter and Counter are not safe
-// for concurrent use.
+// Encoding: see FormatVersion (version 2 added forgot; version 1 is still
+// read). Values of GCounter and Counter are not safe for concurrent use.
 package tpncounter

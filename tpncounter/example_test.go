@@ -150,6 +150,6 @@ func ExampleEntry() {
 	var g tpncounter.GCounter
 	g.Apply("a", "t1", 5)
 	e, _ := g.Entry("a")
-	fmt.Printf("%+v\n", e)
-	// Output: {Seq:1 Total:0 History:[{ID:t1 Amount:5}] Folded:[]}
+	fmt.Printf("seq %d, total %d, history %+v, folded %+v, forgot anything timed: %t\n", e.Seq, e.Total, e.History, e.Folded, !e.Forgot.IsZero())
+	// Output: seq 1, total 0, history [{ID:t1 Amount:5}], folded [], forgot anything timed: false
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
@@ -58,11 +59,15 @@ type Entry struct {
 	Total   int64
 	History []Txn
 	Folded  []Txn
+	// Forgot is the newest time (Options.TxnTime) of a transaction this
+	// actor has forgotten; zero when it has forgotten none with a time.
+	Forgot time.Time
 }
 
 type entry struct {
 	seq    uint64
 	total  int64
+	forgot int64 // Unix nanoseconds; 0 for none (see Entry.Forgot)
 	hist   []item
 	folded []item
 	// hbuf and fbuf are the whole backing arrays of hist and folded when
@@ -88,7 +93,7 @@ func (t *item) setKey(k uint64) { t.r, t.tag = slot(k), uint32(k>>32) }
 // clone copies e; its slots stay valid in a clone of the index
 // (GCounter.Clone) and are reassigned by swap.
 func (e *entry) clone() *entry {
-	return &entry{seq: e.seq, total: e.total, hist: slices.Clone(e.hist), folded: slices.Clone(e.folded)}
+	return &entry{seq: e.seq, total: e.total, forgot: e.forgot, hist: slices.Clone(e.hist), folded: slices.Clone(e.folded)}
 }
 
 // appendItem appends x to s, which lives at the tail of *buf when appendItem
@@ -132,6 +137,9 @@ func compareEntries(a, b *entry) int {
 		return c
 	}
 	if c := cmp.Compare(a.total, b.total); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.forgot, b.forgot); c != 0 {
 		return c
 	}
 	if c := slices.CompareFunc(a.hist, b.hist, compareItem); c != 0 {
@@ -216,6 +224,10 @@ type GCounter struct {
 	contested map[crdt.TxnID]struct{} // held by two or more actors
 	val       exact.Int128
 	variant   variant
+	// horizon is the largest entry.forgot; horizonStale says it must be
+	// recomputed because an entry holding it was replaced.
+	horizon      int64
+	horizonStale bool
 	// ageBuf and agedBuf are reused as plan.ageOut and plan.aged by the
 	// next plan, so that steady-state folding does not allocate. A plan is
 	// used before the next one is made on the same counter.
@@ -292,7 +304,54 @@ func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	return Entry{Seq: e.seq, Total: e.total, History: txns(e.hist), Folded: txns(e.folded)}, true
+	return Entry{Seq: e.seq, Total: e.total, History: txns(e.hist), Folded: txns(e.folded), Forgot: timeOf(e.forgot)}, true
+}
+
+func timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// Horizon returns the newest time (Options.TxnTime) of a transaction some
+// actor has forgotten, or the zero time when none has been. With
+// Options.TxnTime set, Apply refuses a transaction it does not know whose
+// time is not after the horizon, since it may be one that was counted and
+// forgotten.
+func (g *GCounter) Horizon() time.Time { return timeOf(g.horizonNanos()) }
+
+func (g *GCounter) horizonNanos() int64 {
+	if g.horizonStale {
+		g.horizon, g.horizonStale = 0, false
+		for _, e := range g.entries {
+			g.horizon = max(g.horizon, e.forgot)
+		}
+	}
+	return g.horizon
+}
+
+// checkTime returns the time of txn when Options.TxnTime is set (0
+// otherwise), and an error wrapping crdt.ErrInvalidTxnID when it gives none.
+func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
+	if g.o.TxnTime == nil {
+		return 0, nil
+	}
+	at, ok := g.o.TxnTime(txn)
+	if !ok || at.UnixNano() <= 0 {
+		return 0, fmt.Errorf("%w: transaction %q has no time (Options.TxnTime)", crdt.ErrInvalidTxnID, txn)
+	}
+	return at.UnixNano(), nil
+}
+
+// checkHorizon refuses a transaction the counter does not know whose time
+// at (from checkTime) is not after the horizon.
+func (g *GCounter) checkHorizon(txn crdt.TxnID, at int64) error {
+	if at != 0 && at <= g.horizonNanos() {
+		return fmt.Errorf("%w: transaction %q at %s is not after %s, the newest transaction forgotten here: it may have been counted already",
+			crdt.ErrOutsideWindow, txn, timeOf(at).Format(time.RFC3339Nano), g.Horizon().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 // Status says where a transaction id is known.
@@ -378,9 +437,16 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 		return 0, err
 	}
 	g.init()
+	at, err := g.checkTime(txn)
+	if err != nil {
+		return 0, err
+	}
 	h := hashID(txn)
 	if s := g.ix.find(txn, h); s != 0 {
 		return known(txn, &g.ix, s, amount)
+	}
+	if err := g.checkHorizon(txn, at); err != nil {
+		return 0, err
 	}
 	return g.applyNew(actor, txn, h, amount)
 }
@@ -496,6 +562,7 @@ type plan struct {
 	ageOut []crdt.TxnID // folded ids to forget
 	aged   []uint64     // their index table entries (item.key)
 	total  int64        // the entry's total afterwards
+	forgot int64        // the entry's forgot afterwards
 }
 
 func (p plan) empty() bool {
@@ -568,6 +635,14 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, actor)
 	}
 	p.total = t
+	p.forgot = e.forgot
+	if g.o.TxnTime != nil {
+		for _, x := range p.ageOut {
+			if at, ok := g.o.TxnTime(x); ok {
+				p.forgot = max(p.forgot, at.UnixNano())
+			}
+		}
+	}
 	return p, nil
 }
 
@@ -628,6 +703,10 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 	}
 	g.val.Add(p.total - e.total)
 	e.total = p.total
+	e.forgot = p.forgot
+	if !g.horizonStale {
+		g.horizon = max(g.horizon, p.forgot)
+	}
 	for _, t := range e.hist[:p.fold] {
 		e.folded = appendItem(e.folded, &e.fbuf, t)
 		if solo {
@@ -733,7 +812,7 @@ func (g *GCounter) contest(x crdt.TxnID, s slot) {
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
 	g.init()
-	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant,
+	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant, horizon: g.horizon, horizonStale: g.horizonStale,
 		entries:   make(map[crdt.ActorID]*entry, len(g.entries)),
 		ix:        g.ix.clone(),
 		contested: make(map[crdt.TxnID]struct{}, len(g.contested)),
@@ -838,6 +917,9 @@ func (g *GCounter) undoMerge(mp mergePlan, old []*entry) {
 // swap replaces actor's entry from with to (either may be nil).
 func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	if from != nil {
+		if from.forgot != 0 && from.forgot >= g.horizon {
+			g.horizonStale = true
+		}
 		g.val.Sub(from.total)
 		for _, t := range from.hist {
 			g.dropHold(t.ID, actor)
@@ -848,6 +930,9 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 		delete(g.entries, actor)
 	}
 	if to != nil {
+		if !g.horizonStale {
+			g.horizon = max(g.horizon, to.forgot)
+		}
 		g.val.Add(to.total)
 		for i, t := range to.hist {
 			to.hist[i].setKey(g.addHold(t.ID, t.Amount, holding{actor: actor}))

@@ -2,6 +2,9 @@ package tpncounter
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -48,6 +51,18 @@ type Options struct {
 	// forgotten only once no other actor visibly holds it.
 	FoldedLength int
 
+	// TxnTime, when set, gives every transaction a time: the moment the
+	// client created it, carried unchanged by every retry (a version 1 UUID
+	// id carries one; see TimeUUID). Apply then refuses ids it gives no
+	// time for (crdt.ErrInvalidTxnID), and refuses a transaction it does not
+	// know whose time is not after the horizon, the newest time among the
+	// transactions actors have forgotten (crdt.ErrOutsideWindow): that
+	// transaction may be one that was counted and forgotten, so a retry
+	// beyond the window is refused instead of counted twice. Every replica
+	// that writes a counter must use the same TxnTime. Nil (the default)
+	// keeps transactions untimed and the window stated in writes only.
+	TxnTime func(crdt.TxnID) (time.Time, bool)
+
 	// MaxActors bounds the number of actors in one GCounter. Apply and Merge
 	// return an error wrapping crdt.ErrTooLarge instead of exceeding it, and
 	// the decoder rejects larger encodings. Zero means DefaultMaxActors.
@@ -82,4 +97,17 @@ func (o Options) resolved() (Options, error) {
 func (o Options) Validate() error {
 	_, err := o.resolved()
 	return err
+}
+
+// TimeUUID is an Options.TxnTime for transaction ids that are version 1
+// (time-based) UUIDs in their canonical text form, such as
+// "6ba7b810-9dad-11d1-80b4-00c04fd430c8": it returns the time the UUID
+// encodes. Other ids have no time.
+func TimeUUID(txn crdt.TxnID) (time.Time, bool) {
+	u, err := uuid.Parse(string(txn))
+	if err != nil || u.Version() != 1 || len(txn) != 36 {
+		return time.Time{}, false
+	}
+	sec, nsec := u.Time().UnixTime()
+	return time.Unix(sec, nsec).UTC(), true
 }

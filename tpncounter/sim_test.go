@@ -1,6 +1,7 @@
 package tpncounter
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -39,6 +40,10 @@ type simParams struct {
 	staleLag                               int // puts
 	retryWithin, flushWithin               int // steps
 	variant                                variant
+	// timed stamps every transaction with its creation step (Options.TxnTime),
+	// and lateResends lets clients resend long after the window: the case
+	// TxnTime exists for.
+	timed, lateResends bool
 }
 
 func defaultSimParams() simParams {
@@ -115,10 +120,17 @@ type sim struct {
 // passing simulation is not vacuous.
 type simStats struct {
 	siblings, contested, forgotten, dupFolded, duplicates int
+	// lateResends counts resends of transactions the store had already
+	// forgotten; refused counts Applies refused with crdt.ErrOutsideWindow.
+	lateResends, refused int
 }
 
 func newSim(p simParams, seed int64) *sim {
-	s := &sim{p: p, r: rand.New(rand.NewSource(seed)), opts: Options{HistoryLength: p.hl, FoldedLength: p.fl},
+	opts := Options{HistoryLength: p.hl, FoldedLength: p.fl}
+	if p.timed {
+		opts.TxnTime = atTime
+	}
+	s := &sim{p: p, r: rand.New(rand.NewSource(seed)), opts: opts,
 		local: make([]*Counter, p.actors), dirty: make([]int, p.actors), landed: map[crdt.TxnID]int64{}}
 	for i := range s.dirty {
 		s.dirty[i] = -1
@@ -159,6 +171,15 @@ func (s *sim) write(a int, op *simTxn, faults bool) (acked bool, err error) {
 		}
 		if op != nil {
 			out, err := merged.Apply(s.actor(a), op.id, op.amt)
+			if s.p.timed && errors.Is(err, crdt.ErrOutsideWindow) {
+				// A definite answer: nothing is written, and the client
+				// is told the transaction may have been counted already.
+				s.logf("%s %s %+d refused: outside the window", s.actor(a), op.id, op.amt)
+				if s.stats != nil {
+					s.stats.refused++
+				}
+				return true, nil
+			}
 			if err != nil {
 				return false, fmt.Errorf("apply %s %d: %w", op.id, op.amt, err)
 			}
@@ -329,8 +350,16 @@ func (s *sim) stepOnce() error {
 		if s.r.Intn(3) == 0 {
 			amt = -amt
 		}
-		t := simTxn{id: crdt.TxnID(fmt.Sprintf("t%d", s.nextTxn)), amt: amt}
-		s.recent = append(s.recent, simRetry{txn: t, deadline: s.step + s.p.retryWithin})
+		id := crdt.TxnID(fmt.Sprintf("t%d", s.nextTxn))
+		if s.p.timed {
+			id = crdt.TxnID(fmt.Sprintf("t%d@%d", s.nextTxn, s.step+1))
+		}
+		t := simTxn{id: id, amt: amt}
+		deadline := s.step + s.p.retryWithin
+		if s.p.lateResends {
+			deadline = s.p.steps // resend at any time, far outside the window
+		}
+		s.recent = append(s.recent, simRetry{txn: t, deadline: deadline})
 		return s.submit(t, false)
 	default:
 		_, err := s.write(s.r.Intn(s.p.actors), nil, true)
@@ -359,8 +388,13 @@ func (s *sim) submit(t simTxn, final bool) error {
 			}
 		}
 		if j.Status(t.id) == Unknown {
-			s.logf("%s resend skipped: outside the window", t.id)
-			return nil
+			if !s.p.lateResends {
+				s.logf("%s resend skipped: outside the window", t.id)
+				return nil
+			}
+			if s.stats != nil {
+				s.stats.lateResends++
+			}
 		}
 	}
 	acked, err := s.write(s.r.Intn(s.p.actors), &t, !final)
@@ -415,6 +449,46 @@ func TestSimulationExactlyOnce(t *testing.T) {
 	require.Positive(t, st.contested)
 	require.Positive(t, st.forgotten)
 	require.Positive(t, st.dupFolded)
+}
+
+// TestSimulationTimedNeverCountsTwice lets clients resend at any time, long
+// after the window, with timed transactions: every late resend is either
+// recognised or refused with crdt.ErrOutsideWindow, never counted again.
+func TestSimulationTimedNeverCountsTwice(t *testing.T) {
+	params := simParameters(t, 1000)
+	props := gopter.NewProperties(params)
+	var st simStats
+	p := defaultSimParams()
+	p.timed, p.lateResends = true, true
+	props.Property("timed: exactly once or refused, resends at any time", simProp(p, &st))
+	tight := p
+	tight.hl, tight.fl = 1, 1
+	props.Property("timed, history 1, folded record 1", simProp(tight, &st))
+	props.TestingRun(t)
+	t.Logf("%d schedules; resends of forgotten transactions %d, refused %d; duplicates recognised %d, via a folded record %d",
+		params.MinSuccessfulTests, st.lateResends, st.refused, st.duplicates, st.dupFolded)
+	require.Positive(t, st.lateResends)
+	require.Positive(t, st.refused)
+}
+
+// TestSimulationUntimedLateResendsCountTwice is the contrast: the same late
+// resends without TxnTime are counted again (the documented limit of the
+// write window), and the simulation sees it.
+func TestSimulationUntimedLateResendsCountTwice(t *testing.T) {
+	p := defaultSimParams()
+	p.lateResends = true
+	p.hl, p.fl = 1, 1
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewSource(seed))
+	n := proptest.Scale(300)
+	for i := 0; i < n; i++ {
+		if err := newSim(p, rng.Int63()).run(); err != nil {
+			t.Logf("double count seen after %d schedules, as expected: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatalf("%d schedules with late resends and untimed transactions never counted one twice", n)
 }
 
 // The two broken variants are the failures NOTES.md describes; the same

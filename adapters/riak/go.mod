@@ -11,6 +11,7 @@ require (
 
 require (
 	github.com/basho/backoff v0.0.0-20150307023525-2ff7c4694083 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/leanovate/gopter v0.2.11 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
