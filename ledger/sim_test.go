@@ -8,7 +8,10 @@ import (
 	"maps"
 	"math/rand"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/leanovate/gopter"
 	"github.com/leanovate/gopter/gen"
@@ -104,30 +107,51 @@ type ledgerSim struct {
 	flushBy map[int]int        // ledger -> step by which it must Find
 	next    int
 	sibSeen int
+	// timed gives every transaction its creation step as time
+	// (Options.Counter.TxnTime) and lets clients resend at any time, long
+	// after the window; refused counts the resends refused with
+	// crdt.ErrOutsideWindow.
+	timed   bool
+	refused int
+}
+
+// stepTime is a TxnTime for the simulation's ids "t<n>@<step>".
+func stepTime(x crdt.TxnID) (time.Time, bool) {
+	_, at, ok := strings.Cut(string(x), "@")
+	n, err := strconv.Atoi(at)
+	return time.Unix(int64(n), 0), ok && err == nil && n > 0
 }
 
 func runLedgerSim(seed int64, steps int) error {
+	_, err := runLedgerSimMode(seed, steps, false)
+	return err
+}
+
+func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
 	ctx := context.Background()
 	opts := tpncounter.Options{HistoryLength: 2, FoldedLength: 2}
+	if timed {
+		opts.TxnTime = stepTime
+	}
 	inner := memory.NewLedgers()
 	faulty := memory.NewFaulty(inner, seed)
 	faulty.SetRates(memory.Rates{Refused: 0.08, AckLost: 0.12, Lost: 0.08, Stale: 0.2, MaxStaleness: 2})
 	rec := &recorder{Store: faulty, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
-	s := &ledgerSim{r: rand.New(rand.NewSource(seed)), rec: rec, faulty: faulty,
+	s := &ledgerSim{r: rand.New(rand.NewSource(seed)), rec: rec, faulty: faulty, timed: timed,
 		acked: map[crdt.TxnID]int64{}, amounts: map[crdt.TxnID]int64{}, resend: map[crdt.TxnID]int{}, flushBy: map[int]int{}}
 	for a := 0; a < 5; a++ {
 		l, err := ledger.New(rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts})
 		if err != nil {
-			return err
+			return s, err
 		}
 		s.ledgers = append(s.ledgers, l)
 	}
 	for step := 0; step < steps; step++ {
 		if err := s.step(ctx, step); err != nil {
-			return fmt.Errorf("step %d: %w", step, err)
+			return s, fmt.Errorf("step %d: %w", step, err)
 		}
 		if err := s.check(ctx); err != nil {
-			return fmt.Errorf("after step %d: %w", step, err)
+			return s, fmt.Errorf("after step %d: %w", step, err)
 		}
 	}
 	// Quiesce without faults: resend what is unanswered, every ledger Finds.
@@ -135,27 +159,27 @@ func runLedgerSim(seed int64, steps int) error {
 	for round := 0; round < 2; round++ {
 		for _, l := range s.ledgers {
 			if _, err := l.Find(ctx); err != nil {
-				return err
+				return s, err
 			}
 		}
 		for _, txn := range slices.Sorted(maps.Keys(s.resend)) {
 			if err := s.submit(ctx, txn); err != nil {
-				return err
+				return s, err
 			}
 		}
 	}
 	for _, l := range s.ledgers {
 		if _, err := l.Find(ctx); err != nil {
-			return err
+			return s, err
 		}
 	}
 	if err := s.check(ctx); err != nil {
-		return fmt.Errorf("after quiescing: %w", err)
+		return s, fmt.Errorf("after quiescing: %w", err)
 	}
 	if _, n, _ := rec.joined(ctx); n != 1 {
-		return fmt.Errorf("after quiescing: %d siblings", n)
+		return s, fmt.Errorf("after quiescing: %d siblings", n)
 	}
-	return rec.err
+	return s, rec.err
 }
 
 func (s *ledgerSim) check(ctx context.Context) error {
@@ -184,7 +208,7 @@ func (s *ledgerSim) check(ctx context.Context) error {
 // submit sends txn to a random ledger, inside the window only.
 func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
 	delete(s.resend, txn)
-	if _, landed := s.rec.landed[txn]; landed {
+	if _, landed := s.rec.landed[txn]; landed && !s.timed {
 		// Inside the window means before any ledger has forgotten txn. A
 		// ledger's pending write may already have forgotten it, and its
 		// state is private, so while any ledger is pending a resend of a
@@ -213,6 +237,8 @@ func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
 		s.acked[txn] = s.amounts[txn]
 	case errors.Is(err, crdt.ErrAmbiguousWrite), errors.Is(err, crdt.ErrUnavailable):
 		s.resend[txn] = 0 // filled by the caller's step
+	case s.timed && errors.Is(err, crdt.ErrOutsideWindow):
+		s.refused++ // a definite answer: the client reconciles, nothing was written
 	default:
 		return err
 	}
@@ -254,13 +280,16 @@ func (s *ledgerSim) step(ctx context.Context, step int) error {
 	case x < 0.9:
 		s.next++
 		txn := crdt.TxnID(fmt.Sprintf("t%d", s.next))
+		if s.timed {
+			txn = crdt.TxnID(fmt.Sprintf("t%d@%d", s.next, step+1))
+		}
 		amt := int64(1 + s.r.Intn(100))
 		if s.r.Intn(3) == 0 {
 			amt = -amt
 		}
 		s.amounts[txn] = amt
 		s.recent = append(s.recent, txn)
-		if len(s.recent) > 8 {
+		if len(s.recent) > 8 && !s.timed { // timed clients resend anything, at any time
 			s.recent = s.recent[1:]
 		}
 		return s.submit(ctx, txn)
@@ -288,6 +317,31 @@ func TestLedgerSimulation(t *testing.T) {
 	}, gen.Int64()))
 	props.TestingRun(t)
 	t.Logf("%d schedules of 60 steps over 5 ledgers", params.MinSuccessfulTests)
+}
+
+// TestLedgerSimulationTimed: the same ledgers with timed transactions, and
+// clients that resend any earlier transaction at any time, long after the
+// window: every resend is recognised or refused (crdt.ErrOutsideWindow),
+// none is counted twice.
+func TestLedgerSimulationTimed(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	params := gopter.DefaultTestParametersWithSeed(seed)
+	params.MinSuccessfulTests = proptest.Scale(400)
+	params.MaxShrinkCount = 0
+	props := gopter.NewProperties(params)
+	refused := 0
+	props.Property("timed ledgers never count a late resend twice", prop.ForAll(func(s int64) string {
+		sim, err := runLedgerSimMode(s, 60, true)
+		if err != nil {
+			return fmt.Sprintf("schedule seed %d: %v", s, err)
+		}
+		refused += sim.refused
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+	t.Logf("%d schedules of 60 steps over 5 ledgers; late resends refused: %d", params.MinSuccessfulTests, refused)
+	require.Positive(t, refused, "the schedules must reach resends after the window")
 }
 
 // A ledger simulation with faults must see siblings and faults at all, or
