@@ -1594,7 +1594,8 @@ func genTPN(t *testing.T) any {
 	}
 	var tus []tTimeUUID
 	for _, id := range []string{tu(1), "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "6ba7b810-9dad-41d1-80b4-00c04fd430c8",
-		"6ba7b8109dad11d180b400c04fd430c8", "6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", "t1"} {
+		"6ba7b8109dad11d180b400c04fd430c8", "6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", "t1",
+		"00000000-0000-1000-8000-000000000000", "ffffffff-ffff-1fff-8000-000000000000", "6ba7b810-9dad-11d1-00b4-00c04fd430c8"} {
 		at, ok := tpncounter.TimeUUID(crdt.TxnID(id))
 		c := tTimeUUID{ID: id, Valid: ok}
 		if ok {
@@ -1868,6 +1869,9 @@ func refTimeUUID(id string) tTimeUUID {
 	ticks := uint64(b[6]&0x0f)<<56 | uint64(b[7])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 |
 		uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
 	const gregorianToUnix = 122192928000000000 // 100 ns intervals from 1582-10-15 to 1970-01-01
+	if ticks <= gregorianToUnix || ticks-gregorianToUnix > math.MaxInt64/100 {
+		return out // before 1970 or after 2262: outside the Unix-nanosecond range
+	}
 	out.Valid, out.Nanos = true, I64((int64(ticks)-gregorianToUnix)*100)
 	return out
 }

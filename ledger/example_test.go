@@ -126,7 +126,7 @@ func ExampleStore() {
 // crdt.ErrOutsideWindow instead of being counted a second time.
 func ExampleLedger_Credit_timed() {
 	ctx := context.Background()
-	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID}}
+	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID, FutureSkew: time.Minute}}
 	l, _ := ledger.New(memory.NewLedgers(), "wallet", opts)
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	txn := func(i int) crdt.TxnID {

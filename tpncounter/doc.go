@@ -125,6 +125,10 @@
 // been counted: the caller must reconcile it, which is the point of
 // reporting it.
 //
+// A transaction stamped in the future moves the horizon that far once it is
+// forgotten, after which everything older is refused: set FutureSkew so that
+// Apply refuses times too far ahead of the replica's clock.
+//
 // Every replica writing a counter must use the same TxnTime; an untimed
 // transaction reaching a timed counter through Merge or decoding is kept,
 // but its forgetting does not move the horizon.

@@ -338,8 +338,14 @@ func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 		return 0, nil
 	}
 	at, ok := g.o.TxnTime(txn)
-	if !ok || at.UnixNano() <= 0 {
-		return 0, fmt.Errorf("%w: transaction %q has no time (Options.TxnTime)", crdt.ErrInvalidTxnID, txn)
+	if !ok || at.Year() < 1970 || at.Year() > 2261 || at.UnixNano() <= 0 {
+		return 0, fmt.Errorf("%w: transaction %q has no time between 1970 and 2261 (Options.TxnTime)", crdt.ErrInvalidTxnID, txn)
+	}
+	if g.o.FutureSkew > 0 {
+		if now := g.o.Clock(); at.After(now.Add(g.o.FutureSkew)) {
+			return 0, fmt.Errorf("%w: transaction %q at %s is more than %v after now (%s)",
+				crdt.ErrOutsideWindow, txn, at.Format(time.RFC3339Nano), g.o.FutureSkew, now.Format(time.RFC3339Nano))
+		}
 	}
 	return at.UnixNano(), nil
 }

@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,6 +64,16 @@ type Options struct {
 	// keeps transactions untimed and the window stated in writes only.
 	TxnTime func(crdt.TxnID) (time.Time, bool)
 
+	// FutureSkew, with TxnTime, makes Apply refuse (crdt.ErrOutsideWindow)
+	// a transaction whose time is more than FutureSkew after Clock(). Set
+	// it: a transaction stamped far in the future moves the horizon that
+	// far once it is forgotten, and every transaction older than it is then
+	// refused. Zero leaves times unchecked.
+	FutureSkew time.Duration
+
+	// Clock returns the current time for FutureSkew. Nil means time.Now.
+	Clock func() time.Time
+
 	// MaxActors bounds the number of actors in one GCounter. Apply and Merge
 	// return an error wrapping crdt.ErrTooLarge instead of exceeding it, and
 	// the decoder rejects larger encodings. Zero means DefaultMaxActors.
@@ -78,6 +89,9 @@ func (o Options) resolved() (Options, error) {
 	if o.FoldedLength < 0 || o.FoldedLength > MaxHistoryLength {
 		return o, fmt.Errorf("%w: FoldedLength %d outside 0..%d", crdt.ErrInvalidConfig, o.FoldedLength, MaxHistoryLength)
 	}
+	if o.FutureSkew < 0 {
+		return o, fmt.Errorf("%w: negative FutureSkew %v", crdt.ErrInvalidConfig, o.FutureSkew)
+	}
 	if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {
 		return o, fmt.Errorf("%w: MaxActors %d outside 0..%d", crdt.ErrInvalidConfig, o.MaxActors, MaxActorsLimit)
 	}
@@ -89,6 +103,9 @@ func (o Options) resolved() (Options, error) {
 	}
 	if o.MaxActors == 0 {
 		o.MaxActors = DefaultMaxActors
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	return o, nil
 }
@@ -105,9 +122,14 @@ func (o Options) Validate() error {
 // encodes. Other ids have no time.
 func TimeUUID(txn crdt.TxnID) (time.Time, bool) {
 	u, err := uuid.Parse(string(txn))
-	if err != nil || u.Version() != 1 || len(txn) != 36 {
+	if err != nil || u.Version() != 1 || u.Variant() != uuid.RFC4122 || len(txn) != 36 {
 		return time.Time{}, false
 	}
-	sec, nsec := u.Time().UnixTime()
-	return time.Unix(sec, nsec).UTC(), true
+	// Only times a Unix-nanosecond int64 holds (1970 to 2262) are times.
+	const gregorianToUnix = 122192928000000000 // 100 ns intervals, 1582-10-15 to 1970-01-01
+	ticks := int64(u.Time())
+	if ticks <= gregorianToUnix || ticks-gregorianToUnix > math.MaxInt64/100 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, (ticks-gregorianToUnix)*100).UTC(), true
 }

@@ -129,3 +129,41 @@ func TestTimeUUID(t *testing.T) {
 		require.False(t, ok, x)
 	}
 }
+
+// TestFutureSkew: a transaction stamped too far ahead of the clock is
+// refused, so one bad clock cannot push the horizon into the future.
+func TestFutureSkew(t *testing.T) {
+	now := time.Unix(1000, 0)
+	c, err := New(Options{TxnTime: atTime, FutureSkew: time.Minute, Clock: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.Equal(t, Applied, apply(t, c, "a", "x@1060", 1), "exactly FutureSkew ahead is accepted")
+	_, err = c.Apply("a", "y@1061", 1)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+	require.ErrorContains(t, err, "after now")
+	g, err := NewGCounter(Options{TxnTime: atTime, FutureSkew: time.Second, Clock: func() time.Time { return now }})
+	require.NoError(t, err)
+	_, err = g.Apply("a", "z@1002", 1)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+	require.Zero(t, g.Len())
+
+	_, err = New(Options{FutureSkew: -time.Second})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	// Without FutureSkew nothing is checked against the clock.
+	d := timed(t, 2, 2)
+	require.Equal(t, Applied, apply(t, d, "a", "far@9000000000", 1))
+}
+
+func TestTimeUUIDRange(t *testing.T) {
+	// Version 1 UUIDs whose 60-bit timestamps lie before 1970 or after 2262
+	// (the int64 nanosecond range) have no time.
+	for _, x := range []crdt.TxnID{
+		"00000000-0000-1000-8000-000000000000", // 1582-10-15
+		"ffffffff-ffff-1fff-8000-000000000000", // 5236
+		"6ba7b810-9dad-11d1-00b4-00c04fd430c8", // variant bits 00
+	} {
+		_, ok := TimeUUID(x)
+		require.False(t, ok, x)
+	}
+	_, ok := TimeUUID("6ba7b810-9dad-11d1-80b4-00c04fd430c8")
+	require.True(t, ok)
+}
