@@ -58,9 +58,9 @@ func (b *BalanceStore) Rows(ctx context.Context, account string) ([]balance.Row,
 		return nil, &Error{Op: OpBalanceRead.String(), Kind: crdt.ErrUnavailable, Err: err}
 	}
 	cql := fmt.Sprintf("SELECT updateid, type, version, row, WRITETIME(row) FROM %s WHERE id = ?", b.table)
-	// PageState(nil) starts at the beginning and turns automatic paging off:
-	// a second page would not belong to the same snapshot.
-	iter := b.db.query(OpBalanceRead, cql, account).PageSize(balance.MaxRows + 1).PageState(nil).IterContext(ctx)
+	// One page, automatic paging off (see singlePage): a second page would
+	// not belong to the same snapshot.
+	iter := b.db.openPage(ctx, OpBalanceRead, balance.MaxRows, cql, []any{account})
 	var (
 		rows     []balance.Row
 		updateID gocql.UUID
@@ -89,12 +89,10 @@ func (b *BalanceStore) Rows(ctx context.Context, account string) ([]balance.Row,
 			maxTS = ts
 		}
 	}
-	more := len(iter.PageState()) > 0
-	if err := iter.Close(); err != nil {
-		return nil, wrapErr(OpBalanceRead.String(), false, err)
-	}
-	if more {
-		return nil, fmt.Errorf("%w: account %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(account), balance.MaxRows+1)
+	if err := closePage(iter, OpBalanceRead, func() error {
+		return fmt.Errorf("%w: account %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(account), balance.MaxRows+1)
+	}); err != nil {
+		return nil, err
 	}
 	b.db.clock.observe(maxTS)
 	sort.SliceStable(rows, func(i, j int) bool { return balance.CompareRows(rows[i], rows[j]) < 0 })
@@ -126,7 +124,7 @@ func (b *BalanceStore) writeStmts(muts []balance.Mutation) ([]stmt, bool, error)
 			default:
 				return nil, false, fmt.Errorf("%w: delete of unknown row kind %d", crdt.ErrCorruptEncoding, byte(r.Kind))
 			}
-			out = append(out, stmt{cql: del, args: []any{int64(0), m.Account, gocql.UUID(r.UpdateID), int8(r.Kind), gocql.UUID(r.Version)}})
+			out = append(out, stmt{cql: del, args: []any{int64(0), m.Account, gocql.UUID(r.UpdateID), int8(r.Kind), gocql.UUID(r.Version)}, key: m.Account})
 			continue
 		}
 		blob, err := r.MarshalBinary() // validates the row
@@ -136,7 +134,7 @@ func (b *BalanceStore) writeStmts(muts []balance.Mutation) ([]stmt, bool, error)
 		if r.Kind != balance.KindNormal {
 			onlyN = false
 		}
-		out = append(out, stmt{cql: ins, args: []any{m.Account, gocql.UUID(r.UpdateID), int8(r.Kind), gocql.UUID(r.Version), blob, int64(0)}})
+		out = append(out, stmt{cql: ins, args: []any{m.Account, gocql.UUID(r.UpdateID), int8(r.Kind), gocql.UUID(r.Version), blob, int64(0)}, key: m.Account})
 	}
 	// Stamp only once everything is valid: consecutive timestamps in
 	// mutation order (the DELETE binds it first, the INSERT last).

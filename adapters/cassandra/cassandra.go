@@ -51,7 +51,10 @@ const (
 	// OpBalanceMergeWrite writes every other balance mutation: tombstone
 	// and sum rows, row deletes, account deletes.
 	OpBalanceMergeWrite
-	// OpTxCommit executes a transaction-context batch (see Tx).
+	// OpTxCommit executes a transaction-context batch (see Tx). A Tx
+	// writes state, ledger, shard, log and balance rows, so it must overlap
+	// every read that depends on those writes (OpStateLoad, OpLedgerFetch,
+	// OpLogRead, OpBalanceRead).
 	OpTxCommit
 
 	opEnd
@@ -113,12 +116,21 @@ type Options struct {
 
 	// RetryPolicy, when not nil, is set on every statement; otherwise the
 	// session's policy applies. Every statement the adapter sends is marked
-	// idempotent, so any policy is safe.
+	// idempotent, so a policy may resend it (a write retried after a
+	// failure is reported as crdt.ErrAmbiguousWrite, never as
+	// crdt.ErrUnavailable; see Error). A policy must not answer
+	// gocql.Ignore (that reports a failed write as applied) nor lower a
+	// statement's consistency (SetConsistency): New refuses
+	// *gocql.DowngradingConsistencyRetryPolicy, which does both (see
+	// CheckRetryPolicy). New cannot see the session's own policy; check
+	// ClusterConfig.RetryPolicy with CheckRetryPolicy before creating the
+	// session.
 	RetryPolicy gocql.RetryPolicy
 
 	// LogPageSize is the page size of windowed-log scans
-	// (default 100). Scans stop paging at the first merge cell; balance
-	// reads always fetch one page of balance.MaxRows+1 rows.
+	// (default 100). Scans stop paging at the first merge cell. It does not
+	// apply to whole-partition reads (state, ledger, tally, balance), which
+	// always fetch one page of their row cap plus one.
 	LogPageSize int
 
 	// Now returns the current time; nil means time.Now. Tests use it to move
@@ -135,10 +147,20 @@ type Options struct {
 //   - each read that precedes a dependent write to overlap that write:
 //     state load/save, ledger fetch/put, log read/append (log merges read
 //     through the same scan), balance read/increment and balance
-//     read/merge write (merges read through Rows too). Two levels overlap when either is ALL or both are
-//     quorums (QUORUM, LOCAL_QUORUM, EACH_QUORUM). LOCAL_QUORUM pairs only
-//     overlap within one data center: an actor must then stay in its DC, and
-//     merges must run in the DC the writes go to.
+//     read/merge write (merges read through Rows too);
+//   - the transaction commit to overlap every read of rows a Tx writes:
+//     state load, ledger fetch, log read and balance read, each against
+//     OpTxCommit (the tally's only read that needs overlap, the GC read,
+//     is ALL).
+//
+// A read level r and a write level w overlap when either is ALL, or both
+// are in {QUORUM, EACH_QUORUM}, or both are in {LOCAL_QUORUM, EACH_QUORUM}.
+// QUORUM and LOCAL_QUORUM do not overlap: with several data centers a
+// QUORUM write can miss a DC's local quorum entirely. LOCAL_QUORUM pairs
+// only overlap within one data center: an actor must then stay in its DC,
+// and merges must run in the DC the writes go to. A DC-local setup sets
+// every read above and its writes to LOCAL_QUORUM (or the Tx commit to
+// EACH_QUORUM, which overlaps both families).
 //
 // The error wraps crdt.ErrInvalidConfig.
 func CheckConsistency(levels map[Op]gocql.Consistency) error {
@@ -171,6 +193,10 @@ func CheckConsistency(levels map[Op]gocql.Consistency) error {
 		{OpLogRead, OpLogAppend},
 		{OpBalanceRead, OpBalanceIncrement},
 		{OpBalanceRead, OpBalanceMergeWrite},
+		{OpStateLoad, OpTxCommit},
+		{OpLedgerFetch, OpTxCommit},
+		{OpLogRead, OpTxCommit},
+		{OpBalanceRead, OpTxCommit},
 	}
 	for _, p := range pairs {
 		r, w := get(p[0]), get(p[1])
@@ -182,14 +208,44 @@ func CheckConsistency(levels map[Op]gocql.Consistency) error {
 	return nil
 }
 
-func isQuorum(c gocql.Consistency) bool {
-	return c == gocql.Quorum || c == gocql.LocalQuorum || c == gocql.EachQuorum
+// globalQuorum reports whether c acknowledges a majority of all replicas
+// (EACH_QUORUM: a majority in every DC, hence of all of them).
+func globalQuorum(c gocql.Consistency) bool {
+	return c == gocql.Quorum || c == gocql.EachQuorum
+}
+
+// localQuorum reports whether c acknowledges a majority of the
+// coordinator's DC (EACH_QUORUM: of every DC, the local one included).
+func localQuorum(c gocql.Consistency) bool {
+	return c == gocql.LocalQuorum || c == gocql.EachQuorum
 }
 
 // overlaps reports whether every read at r is guaranteed to meet every
-// acknowledged write at w (within a data center for LOCAL_QUORUM).
+// acknowledged write at w (within a data center for LOCAL_QUORUM): either
+// is ALL, or both are majorities of the same replica set. Mixed locality
+// (QUORUM with LOCAL_QUORUM) does not overlap with several DCs, as
+// Cassandra's own ConsistencyLevel.satisfies warns.
 func overlaps(r, w gocql.Consistency) bool {
-	return r == gocql.All || w == gocql.All || (isQuorum(r) && isQuorum(w))
+	return r == gocql.All || w == gocql.All ||
+		(globalQuorum(r) && globalQuorum(w)) || (localQuorum(r) && localQuorum(w))
+}
+
+// CheckRetryPolicy reports whether p may be used for the adapter's
+// statements, as Options.RetryPolicy (New calls it) or as the session's
+// ClusterConfig.RetryPolicy (which New cannot see: gocql offers no way to
+// read it back, so call CheckRetryPolicy on it yourself). A nil policy is
+// fine. *gocql.DowngradingConsistencyRetryPolicy is refused: on a write
+// timeout of type SIMPLE or BATCH with at least one replica acknowledging
+// it answers Ignore, so a write below the configured level is reported as
+// applied, and on read timeouts and unavailable errors it retries at lower
+// levels, breaking the read/write overlap CheckConsistency enforces. A
+// custom policy must likewise never answer gocql.Ignore and never call
+// SetConsistency. The error wraps crdt.ErrInvalidConfig.
+func CheckRetryPolicy(p gocql.RetryPolicy) error {
+	if _, ok := p.(*gocql.DowngradingConsistencyRetryPolicy); ok {
+		return fmt.Errorf("%w: gocql.DowngradingConsistencyRetryPolicy ignores write timeouts and lowers consistency levels", crdt.ErrInvalidConfig)
+	}
+	return nil
 }
 
 // Table names, without prefix.
@@ -217,14 +273,19 @@ type DB struct {
 	retry    gocql.RetryPolicy
 	pageSize int
 	now      func() time.Time
+	// openPage starts a single-page read (sessionPage; unit tests
+	// substitute it).
+	openPage func(ctx context.Context, op Op, limit int, cql string, args []any) rowIter
 	// clock stamps per-actor rows; it observes WRITETIMEs read back.
 	clock clock
 }
 
 // New returns a DB that uses session and the tables in keyspace (create
-// them with CreateSchema). It validates the keyspace, the table names and
-// the consistency levels; errors wrap crdt.ErrInvalidIdentifier or
-// crdt.ErrInvalidConfig. It sends no statement.
+// them with CreateSchema). It validates the keyspace, the table names, the
+// consistency levels (CheckConsistency) and Options.RetryPolicy
+// (CheckRetryPolicy; the session's own policy is not visible to it); errors
+// wrap crdt.ErrInvalidIdentifier or crdt.ErrInvalidConfig. It sends no
+// statement.
 func New(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 	if session == nil {
 		return nil, fmt.Errorf("%w: nil session", crdt.ErrInvalidConfig)
@@ -240,6 +301,9 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if err := CheckConsistency(opts.Consistency); err != nil {
+		return nil, err
+	}
+	if err := CheckRetryPolicy(opts.RetryPolicy); err != nil {
 		return nil, err
 	}
 	if opts.LogPageSize < 0 {
@@ -267,6 +331,7 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 		}
 	}
 	db.clock.now = db.now
+	db.openPage = db.sessionPage
 	return db, nil
 }
 
@@ -306,23 +371,49 @@ func (db *DB) query(op Op, stmt string, args ...any) *gocql.Query {
 	return q
 }
 
-// exec runs a single write or schema statement.
+// exec runs a single write statement. A failure after more than one
+// attempt by the driver is ambiguous (see classifyWrite).
 func (db *DB) exec(ctx context.Context, op Op, stmt string, args ...any) error {
 	if err := ctx.Err(); err != nil {
 		return &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
 	}
-	return wrapErr(op.String(), op.isWrite(), db.query(op, stmt, args...).ExecContext(ctx))
+	iter := db.query(op, stmt, args...).IterContext(ctx)
+	err := iter.Close()
+	if !op.isWrite() {
+		return wrapErr(op.String(), false, err)
+	}
+	return wrapWrite(op.String(), err, iter.Attempts(), false)
 }
 
-// stmt is one write statement: CQL text and bound values. Stores build
-// stmts so that the same write can run alone or inside a Tx batch.
+// stmt is one write statement: CQL text, bound values and the partition
+// key it writes. Stores build stmts so that the same write can run alone or
+// inside a Tx batch.
 type stmt struct {
 	cql  string
 	args []any
+	// key is the statement's partition key value. Every table has a single
+	// text partition key and all live in one keyspace, so statements with
+	// equal keys are one Cassandra mutation (BatchUpdatesCollector groups by
+	// keyspace and partition key).
+	key string
+}
+
+// batchlogged reports whether stmts, sent as one LOGGED batch, span more
+// than one partition: only then does the coordinator go through the
+// batchlog (and the batch size thresholds apply).
+func batchlogged(stmts []stmt) bool {
+	for _, s := range stmts[min(1, len(stmts)):] {
+		if s.key != stmts[0].key {
+			return true
+		}
+	}
+	return false
 }
 
 // batch runs stmts as one LOGGED batch at op's consistency. All entries are
-// marked idempotent, so the driver's retry policy may resend the batch.
+// marked idempotent, so the driver's retry policy may resend the batch; a
+// failure after more than one attempt, or an Overloaded refusal of a
+// multi-partition batch, is ambiguous (see classifyWrite).
 func (db *DB) batch(ctx context.Context, op Op, stmts []stmt) error {
 	if err := ctx.Err(); err != nil {
 		return &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
@@ -340,7 +431,48 @@ func (db *DB) batch(ctx context.Context, op Op, stmts []stmt) error {
 	for _, s := range stmts {
 		b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: s.cql, Args: s.args, Idempotent: true})
 	}
-	return wrapErr(op.String(), true, b.ExecContext(ctx))
+	iter := b.IterContext(ctx)
+	err := iter.Close()
+	return wrapWrite(op.String(), err, iter.Attempts(), batchlogged(stmts))
+}
+
+// rowIter is the part of *gocql.Iter a single-page read uses.
+type rowIter interface {
+	Scan(dest ...any) bool
+	PageState() []byte
+	Close() error
+}
+
+// singlePage makes q fetch at most limit+1 rows in one request, with
+// automatic paging off (PageState(nil) starts at the beginning and
+// disables it). Pages are separate reads, so a write landing between two of
+// them (a tally GC, a ledger Put, a balance merge) could be seen in half;
+// one page is one read of the partition, which Cassandra answers from one
+// consistent view of each replica and reconciles cell by cell, keeping a
+// single-partition batch whole. The extra row detects a partition above
+// limit without reading all of it.
+func singlePage(q *gocql.Query, limit int) *gocql.Query {
+	return q.PageSize(limit + 1).PageState(nil)
+}
+
+// sessionPage starts a single-page read through the session.
+func (db *DB) sessionPage(ctx context.Context, op Op, limit int, cql string, args []any) rowIter {
+	return singlePage(db.query(op, cql, args...), limit).IterContext(ctx)
+}
+
+// closePage ends a single-page read: it returns the driver's error
+// (mapped as a read) or, when the server had rows beyond the page,
+// tooLarge(), an error wrapping crdt.ErrTooLarge. A partition that does not
+// fit in one page is refused, never read in pieces.
+func closePage(iter rowIter, op Op, tooLarge func() error) error {
+	more := len(iter.PageState()) > 0
+	if err := iter.Close(); err != nil {
+		return wrapErr(op.String(), false, err)
+	}
+	if more {
+		return tooLarge()
+	}
+	return nil
 }
 
 // clock hands out write timestamps in microseconds that are strictly

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -24,9 +25,27 @@ import (
 //	gocql.ErrTimeoutNoResponse, ErrConnectionClosed,
 //	context.DeadlineExceeded, context.Canceled               W: crdt.ErrAmbiguousWrite  R: crdt.ErrUnavailable
 //	*gocql.RequestErrReadTimeout, ReadFailure                R,W: crdt.ErrUnavailable
-//	Syntax, Invalid, Config, Unauthorized, Credentials,
+//	Invalid "Batch too large" (batch_size_fail_threshold),
+//	Invalid "Rejected an oversized mutation",
+//	gocql.ErrTooManyStmts (never sent)                       W,R: crdt.ErrTooLarge (not applied)
+//	Syntax, other Invalid, Config, Unauthorized, Credentials,
 //	AlreadyExists, FunctionFailure                           W,R: crdt.ErrMisconfiguredStore
 //	anything else                                            W: crdt.ErrAmbiguousWrite  R: crdt.ErrUnavailable
+//
+// Two cases turn a write's crdt.ErrUnavailable into crdt.ErrAmbiguousWrite,
+// because an earlier part of the same write may have landed:
+//
+//   - the driver sent the statement more than once (its retry policy or a
+//     speculative execution; Iter.Attempts > 1): only the last attempt's
+//     error is reported, and an earlier attempt may have timed out after
+//     being applied;
+//   - an Overloaded error on a LOGGED batch over more than one partition:
+//     the coordinator may have written the batch to its batchlog before
+//     refusing, and the batchlog replays it later.
+//
+// The crdt.ErrTooLarge refusals are made by the coordinator before it
+// applies anything and are kept after a retry: with the same thresholds on
+// every node (the supported setup) every attempt was refused the same way.
 //
 // Every write the adapter sends is idempotent, so an ErrAmbiguousWrite can
 // always be resolved by retrying the same call.
@@ -52,11 +71,65 @@ func (e *Error) Unwrap() []error { return []error{e.Kind, e.Err} }
 
 // wrapErr maps a driver error from operation op. write reports whether the
 // failed statement could have changed stored data. A nil err stays nil.
+// Writes that reached the driver go through wrapWrite instead.
 func wrapErr(op string, write bool, err error) error {
 	if err == nil {
 		return nil
 	}
 	return &Error{Op: op, Kind: classify(err, write), Err: err}
+}
+
+// wrapWrite maps the error of a write the driver executed; see
+// classifyWrite. A nil err stays nil.
+func wrapWrite(op string, err error, attempts int, batchlog bool) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Op: op, Kind: classifyWrite(err, attempts, batchlog), Err: err}
+}
+
+// classifyWrite picks the sentinel for the error of a write that the
+// driver sent attempts times (Iter.Attempts; 0 when it never reached a
+// host). batchlog reports a LOGGED batch over more than one partition,
+// which the coordinator records in its batchlog before applying it. A
+// "not applied" answer (crdt.ErrUnavailable) is only trusted when it
+// describes the write's only attempt and no batchlog entry can replay it;
+// otherwise the outcome is unknown (see Error).
+func classifyWrite(err error, attempts int, batchlog bool) error {
+	kind := classify(err, true)
+	if kind != crdt.ErrUnavailable {
+		return kind
+	}
+	if attempts > 1 {
+		return crdt.ErrAmbiguousWrite
+	}
+	var overloaded *gocql.RequestErrOverloaded
+	if batchlog && errors.As(err, &overloaded) {
+		return crdt.ErrAmbiguousWrite
+	}
+	return kind
+}
+
+// tooLargeMessages are the InvalidRequest messages Cassandra uses when it
+// refuses a write for its size, before applying any of it: a
+// multi-partition batch above batch_size_fail_threshold_in_kb (4.0:
+// BatchStatement.verifyBatchSize), and, in versions that check it on the
+// coordinator, a mutation above max_mutation_size (half of
+// commitlog_segment_size_in_mb).
+var tooLargeMessages = []string{"Batch too large", "Rejected an oversized mutation"}
+
+// isTooLarge reports whether err is one of Cassandra's size refusals.
+func isTooLarge(err error) bool {
+	var invalid *gocql.RequestErrInvalid
+	if !errors.As(err, &invalid) {
+		return false
+	}
+	for _, m := range tooLargeMessages {
+		if strings.Contains(invalid.Message(), m) {
+			return true
+		}
+	}
+	return false
 }
 
 // classify picks the sentinel for a driver error; see Error for the table.
@@ -89,6 +162,8 @@ func classify(err error, write bool) error {
 		return crdt.ErrUnavailable
 	case errors.As(err, &readTimeout), errors.As(err, &readFailure):
 		return crdt.ErrUnavailable
+	case isTooLarge(err), errors.Is(err, gocql.ErrTooManyStmts):
+		return crdt.ErrTooLarge
 	case errors.As(err, &syntax), errors.As(err, &invalid), errors.As(err, &config),
 		errors.As(err, &unauthorized), errors.As(err, &credentials), errors.As(err, &exists),
 		errors.As(err, &function):

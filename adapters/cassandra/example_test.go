@@ -3,6 +3,8 @@ package cassandra_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +33,10 @@ func Example() {
 	cluster := gocql.NewCluster(strings.Split(os.Getenv("CASSANDRA_HOSTS"), ",")...)
 	cluster.Consistency = gocql.Quorum
 	cluster.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2} // safe: every adapter write is idempotent
+	if err := cassandra.CheckRetryPolicy(cluster.RetryPolicy); err != nil {
+		fmt.Println(err) // New cannot see the session's policy
+		return
+	}
 	session, err := cluster.CreateSession()
 	if err != nil {
 		fmt.Println("connect:", err)
@@ -38,7 +44,7 @@ func Example() {
 	}
 	defer session.Close()
 
-	const keyspace = "counterkit_example"
+	keyspace := exampleKeyspace() // unique per run: the example drops what it created
 	create, _ := cassandra.CreateKeyspaceStatement(keyspace, 1)
 	if err := session.Query(create).ExecContext(ctx); err != nil {
 		fmt.Println("keyspace:", err)
@@ -80,6 +86,27 @@ func Example() {
 	fmt.Println(len(rows), "rows;", views.Get("web-1"), "+", views.Get("web-2"), "=", views.Value())
 	// Output when run against a cluster:
 	// 2 rows; 4 + 2 = 6
+}
+
+// exampleKeyspace returns a fresh keyspace name, counterkit_example_ and 8
+// random hex digits, so that Example never reuses (and then drops) a
+// keyspace it did not create.
+func exampleKeyspace() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "counterkit_example_" + hex.EncodeToString(b[:])
+}
+
+func TestExampleKeyspaceIsUnique(t *testing.T) {
+	a, b := exampleKeyspace(), exampleKeyspace()
+	if a == b {
+		t.Fatalf("two runs share keyspace %q", a)
+	}
+	for _, ks := range []string{a, b} {
+		if err := cassandra.CheckIdentifier(ks); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestExampleRuns runs Example against the cluster and checks its output.
@@ -136,9 +163,12 @@ func ExampleCheckConsistency() {
 		cassandra.OpLedgerFetch: gocql.One, // would miss the actor's own last Put
 	})
 	fmt.Println(errors.Is(err, crdt.ErrInvalidConfig))
+	// DC-local ledgers: their fetch must also overlap transaction commits,
+	// which EACH_QUORUM does for LOCAL_QUORUM and QUORUM reads alike.
 	err = cassandra.CheckConsistency(map[cassandra.Op]gocql.Consistency{
 		cassandra.OpLedgerFetch: gocql.LocalQuorum,
 		cassandra.OpLedgerPut:   gocql.LocalQuorum,
+		cassandra.OpTxCommit:    gocql.EachQuorum,
 	})
 	fmt.Println(err)
 	// Output:

@@ -4,12 +4,15 @@ package cassandra
 // Cassandra (4.0 or later) addressed by CASSANDRA_HOSTS; without it every
 // integration test skips. The suite creates its own keyspace (SimpleStrategy,
 // RF 1; CASSANDRA_KEYSPACE names it, default a random counterkit_it_xxxxxxxx)
-// and drops it when the package's tests finish.
+// and drops it when the package's tests finish. A keyspace named by
+// CASSANDRA_KEYSPACE that already exists is used as it is (the adapter's
+// tables are created in it if missing) and never dropped.
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -27,7 +30,19 @@ const skipReason = "CASSANDRA_HOSTS is not set: the integration suite needs a re
 type cluster struct {
 	session  *gocql.Session
 	keyspace string
-	err      error
+	// created reports that this run created keyspace (it did not exist
+	// before), so that TestMain may drop it.
+	created bool
+	err     error
+}
+
+// dropOnExit returns the keyspace TestMain drops: the suite's keyspace if
+// this run created it, otherwise "".
+func (c cluster) dropOnExit() string {
+	if c.created {
+		return c.keyspace
+	}
+	return ""
 }
 
 var (
@@ -38,11 +53,13 @@ var (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if it.session != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err := it.session.Query("DROP KEYSPACE IF EXISTS " + quote(it.keyspace)).ExecContext(ctx)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "dropping keyspace %s: %v\n", it.keyspace, err)
+		if ks := it.dropOnExit(); ks != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			err := it.session.Query("DROP KEYSPACE IF EXISTS " + quote(ks)).ExecContext(ctx)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "dropping keyspace %s: %v\n", ks, err)
+			}
 		}
 		it.session.Close()
 	}
@@ -73,6 +90,9 @@ func connect(hosts []string) cluster {
 	if err != nil {
 		return cluster{err: err}
 	}
+	// Without IF NOT EXISTS, so that the server tells whether this run
+	// created the keyspace (AlreadyExists otherwise).
+	stmt = strings.Replace(stmt, "CREATE KEYSPACE IF NOT EXISTS ", "CREATE KEYSPACE ", 1)
 	for i := range hosts {
 		hosts[i] = strings.TrimSpace(hosts[i])
 	}
@@ -89,17 +109,22 @@ func connect(hosts []string) cluster {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	created := true
 	if err := s.Query(stmt).ExecContext(ctx); err != nil {
-		s.Close()
-		return cluster{err: err}
+		var exists *gocql.RequestErrAlreadyExists
+		if !errors.As(err, &exists) {
+			s.Close()
+			return cluster{err: err}
+		}
+		created = false // someone else's keyspace: use it, never drop it
 	}
-	// Set the session before CreateSchema so TestMain drops the keyspace even
-	// when table creation fails.
-	it.session, it.keyspace = s, ks
+	// Set the session before CreateSchema so TestMain drops a keyspace this
+	// run created even when table creation fails.
+	it.session, it.keyspace, it.created = s, ks, created
 	if err := CreateSchema(ctx, s, ks); err != nil {
-		return cluster{session: s, keyspace: ks, err: err}
+		return cluster{session: s, keyspace: ks, created: created, err: err}
 	}
-	return cluster{session: s, keyspace: ks}
+	return cluster{session: s, keyspace: ks, created: created}
 }
 
 // newTestDB returns a DB on the shared cluster.

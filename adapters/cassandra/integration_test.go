@@ -21,6 +21,7 @@ import (
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/statestore"
+	"github.com/counterkit/counterkit/tally"
 )
 
 func TestIntegrationStateRows(t *testing.T) {
@@ -176,7 +177,14 @@ func TestIntegrationErrorMapping(t *testing.T) {
 
 	// Consistency ALL against RF 1 works; asking for THREE replicas on a
 	// single-replica keyspace is refused by the coordinator as unavailable.
-	three, err := New(s, ks, Options{Consistency: map[Op]gocql.Consistency{OpStateSave: gocql.Three, OpStateLoad: gocql.All}})
+	// Without retries (the session's policy could resend to another
+	// coordinator on a multi-node cluster, which makes the outcome
+	// ambiguous; see TestIntegrationRetriedWriteIsAmbiguous) that is a
+	// certain "not applied".
+	three, err := New(s, ks, Options{
+		Consistency: map[Op]gocql.Consistency{OpStateSave: gocql.Three, OpStateLoad: gocql.All},
+		RetryPolicy: &gocql.SimpleRetryPolicy{NumRetries: 0},
+	})
 	require.NoError(t, err)
 	err = three.States().Save(ctx, uniqueKey(t, "u"), "a", one)
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
@@ -253,4 +261,141 @@ func TestIntegrationConcurrentActors(t *testing.T) {
 	for a := 0; a < actors; a++ {
 		require.Equal(t, int64(perActor), c.Get(crdt.ActorID(fmt.Sprintf("actor-%d", a))))
 	}
+}
+
+// sameHostRetry resends every failed statement to the same host, up to n
+// more times, so a single-node cluster shows driver retries.
+type sameHostRetry struct{ n int }
+
+func (p sameHostRetry) Attempt(q gocql.RetryableQuery) bool { return q.Attempts() <= p.n }
+func (sameHostRetry) GetRetryType(error) gocql.RetryType    { return gocql.Retry }
+
+// TestIntegrationRetriedWriteIsAmbiguous checks, against the server, that
+// the adapter reads the driver's attempt count for single statements and
+// batches: a write the driver sent several times is ambiguous even when
+// the last attempt's error (Unavailable: THREE replicas on RF 1) says "not
+// applied", because an earlier attempt could have timed out after landing.
+func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
+	s, ks := integration(t)
+	ctx := context.Background()
+	levels := map[Op]gocql.Consistency{
+		OpStateSave: gocql.Three, OpTxCommit: gocql.Three,
+		// Reads at ALL overlap writes at THREE.
+		OpStateLoad: gocql.All, OpLedgerFetch: gocql.All, OpLogRead: gocql.All, OpBalanceRead: gocql.All,
+	}
+	one := gEnc(t, map[crdt.ActorID]int64{"a": 1})
+	for _, c := range []struct {
+		retries int
+		want    error
+	}{{0, crdt.ErrUnavailable}, {2, crdt.ErrAmbiguousWrite}} {
+		db, err := New(s, ks, Options{Consistency: levels, RetryPolicy: sameHostRetry{c.retries}})
+		require.NoError(t, err)
+
+		cctx, calls := counting(ctx)
+		err = db.States().Save(cctx, uniqueKey(t, "single"), "a", one)
+		require.ErrorIs(t, err, c.want, "single statement, %d retries", c.retries)
+		var un *gocql.RequestErrUnavailable
+		require.ErrorAs(t, err, &un, "the last attempt's error stays reachable")
+		_, w, _, _ := calls.snapshot()
+		require.Equal(t, c.retries+1, w, "attempts of the single statement")
+
+		tx := db.Tx()
+		require.NoError(t, tx.SaveState(uniqueKey(t, "tx-a"), "a", one))
+		require.NoError(t, tx.SaveState(uniqueKey(t, "tx-b"), "a", one))
+		cctx, calls = counting(ctx)
+		err = tx.Commit(cctx)
+		require.ErrorIs(t, err, c.want, "batch, %d retries", c.retries)
+		require.ErrorAs(t, err, &un)
+		_, w, b, _ := calls.snapshot()
+		require.Equal(t, c.retries+1, w, "attempts of the batch")
+		require.Equal(t, c.retries+1, b)
+	}
+}
+
+// TestIntegrationSinglePageReads checks that whole-partition reads are one
+// request even above the driver's default page size (5000 rows), so a
+// concurrent GC batch or ledger Put cannot fall between two pages, and that
+// a partition above the adapter's cap is refused with crdt.ErrTooLarge.
+func TestIntegrationSinglePageReads(t *testing.T) {
+	db := newTestDB(t, Options{})
+	ctx := context.Background()
+	const rows = 5001 // one more than gocql's default page size
+
+	tallyKey, stateKey := uniqueKey(t, "tally"), uniqueKey(t, "state")
+	state := gEnc(t, map[crdt.ActorID]int64{"a": 1})
+	fill := func(from, to int, add func(tx *Tx, i int) error) {
+		t.Helper()
+		tx := db.Tx()
+		for i := from; i < to; i++ {
+			if tx.Len() == MaxTxStatements {
+				require.NoError(t, tx.Commit(ctx))
+				tx = db.Tx()
+			}
+			require.NoError(t, add(tx, i))
+		}
+		require.NoError(t, tx.Commit(ctx))
+	}
+	shard := func(tx *Tx, i int) error {
+		return tx.PutShard(tallyKey, tally.EncodedShard{Mutator: crdt.ActorID(fmt.Sprintf("m%05d", i)), Data: []byte{1}}, 100)
+	}
+	fill(0, rows, shard)
+	fill(0, rows, func(tx *Tx, i int) error { return tx.SaveState(stateKey, crdt.ActorID(fmt.Sprintf("a%05d", i)), state) })
+
+	for _, complete := range []bool{false, true} {
+		cctx, calls := counting(ctx)
+		shards, _, err := db.Tally().Read(cctx, tallyKey, complete)
+		require.NoError(t, err)
+		require.Len(t, shards, rows)
+		requireCalls(t, calls, 1, 0, 1, "tally read of 5001 shards")
+	}
+	cctx, calls := counting(ctx)
+	got, err := db.States().Load(cctx, stateKey)
+	require.NoError(t, err)
+	require.Len(t, got, rows)
+	requireCalls(t, calls, 1, 0, 1, "state load of 5001 rows")
+
+	// Above the cap: refused, not read in pieces.
+	fill(rows, maxShardsPerKey+1, shard)
+	_, _, err = db.Tally().Read(ctx, tallyKey, true)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+}
+
+// TestIntegrationBatchTooLarge checks that a multi-partition batch above
+// the server's batch_size_fail_threshold_in_kb (50 KiB by default) is
+// refused as crdt.ErrTooLarge, with nothing applied, while the same data in
+// one partition (one mutation, exempt from the threshold) is accepted.
+func TestIntegrationBatchTooLarge(t *testing.T) {
+	db := newTestDB(t, Options{})
+	ctx := context.Background()
+	data := make([]byte, 2048)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	var keys []string
+	tx := db.Tx()
+	for i := 0; i < MaxTxStatements; i++ {
+		k := uniqueKey(t, fmt.Sprintf("big%d", i))
+		keys = append(keys, k)
+		require.NoError(t, tx.PutShard(k, tally.EncodedShard{Mutator: "m", Data: data}, 100))
+	}
+	err := tx.Commit(ctx)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	var inv *gocql.RequestErrInvalid
+	require.ErrorAs(t, err, &inv)
+	require.Contains(t, inv.Message(), "Batch too large")
+	for _, k := range keys[:3] {
+		shards, _, err := db.Tally().Read(ctx, k, true)
+		require.NoError(t, err)
+		require.Empty(t, shards, "a refused batch applies nothing")
+	}
+
+	one := uniqueKey(t, "one")
+	tx = db.Tx()
+	for i := 0; i < MaxTxStatements; i++ {
+		require.NoError(t, tx.PutShard(one, tally.EncodedShard{Mutator: crdt.ActorID(fmt.Sprintf("m%d", i)), Data: data}, 100))
+	}
+	require.NoError(t, tx.Commit(ctx), "a single-partition batch is one mutation")
+	shards, _, err := db.Tally().Read(ctx, one, true)
+	require.NoError(t, err)
+	require.Len(t, shards, MaxTxStatements)
 }

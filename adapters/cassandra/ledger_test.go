@@ -29,8 +29,8 @@ func TestLedgerPutStatements(t *testing.T) {
 	require.Len(t, s, 3, "the insert and one delete per other actor in the token")
 	require.Equal(t, []any{"k", "b", v}, s[0].args[:3])
 	require.Greater(t, s[0].args[3].(int64), far, "written above every timestamp in the token")
-	require.Equal(t, stmt{cql: l.rows.deleteCQL(), args: []any{int64(5), "k", "a"}}, s[1], "a's row as of the version read")
-	require.Equal(t, stmt{cql: l.rows.deleteCQL(), args: []any{far, "k", "c"}}, s[2])
+	require.Equal(t, stmt{cql: l.rows.deleteCQL(), args: []any{int64(5), "k", "a"}, key: "k"}, s[1], "a's row as of the version read")
+	require.Equal(t, stmt{cql: l.rows.deleteCQL(), args: []any{far, "k", "c"}, key: "k"}, s[2])
 
 	for _, c := range []struct {
 		name  string

@@ -46,8 +46,12 @@ func (db *DB) Log() *LogStore { return &LogStore{db: db, table: db.tables[tableL
 
 // MaxLogEntries bounds the entries of one LogStore.Insert. Entries of one
 // counter are one partition mutation, which Cassandra caps only at half a
-// commit log segment (8 MiB by default); an encoded cell is under 100
-// bytes plus its key.
+// commit log segment (max_mutation_size: 16 MiB with 4.0's default 32 MiB
+// segments); an encoded cell is under 100 bytes. Entries of several
+// counters form a multi-partition batch, which the server refuses above
+// batch_size_fail_threshold_in_kb (50 KiB of mutation data by default;
+// reported as crdt.ErrTooLarge), so keep inserts over several counters
+// small.
 const MaxLogEntries = 1000
 
 // insertStmts validates every entry and builds its INSERT, stamped with
@@ -67,7 +71,7 @@ func (l *LogStore) insertStmts(entries []deltalog.Entry) ([]stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, stmt{cql: cql, args: []any{e.Counter, gocql.UUID(e.Cell.ID), int8(e.Cell.Kind), b}})
+		out = append(out, stmt{cql: cql, args: []any{e.Counter, gocql.UUID(e.Cell.ID), int8(e.Cell.Kind), b}, key: e.Counter})
 	}
 	if len(out) > 0 {
 		ts := l.db.clock.reserve(0, len(out))
@@ -136,8 +140,8 @@ func (l *LogStore) deleteCoveredStmts(counter string, id deltalog.ID) ([]stmt, e
 	u := gocql.UUID(id)
 	ts := l.db.clock.next(0)
 	return []stmt{
-		{cql: fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND id < ?", l.table), args: []any{ts, counter, u}},
-		{cql: fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND id = ? AND kind = ?", l.table), args: []any{ts, counter, u, int8(deltalog.KindRegular)}},
+		{cql: fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND id < ?", l.table), args: []any{ts, counter, u}, key: counter},
+		{cql: fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND id = ? AND kind = ?", l.table), args: []any{ts, counter, u, int8(deltalog.KindRegular)}, key: counter},
 	}, nil
 }
 

@@ -96,7 +96,11 @@ func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, er
 }
 
 // CreateSchema creates the adapter's tables (default prefix) in an existing
-// keyspace and waits for schema agreement. It is idempotent.
+// keyspace and waits for schema agreement. It is idempotent, but on a
+// multi-node cluster it must run from one process at a time: concurrent
+// CREATE TABLE IF NOT EXISTS statements on different coordinators can each
+// create the table, with different table ids (a schema conflict in
+// Cassandra 4.0). Run it once, at deploy time, not from every instance.
 func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) error {
 	stmts, err := Schema(keyspace, "")
 	if err != nil {
@@ -106,7 +110,8 @@ func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) 
 }
 
 // CreateSchema creates the DB's tables (with its prefix) and waits for
-// schema agreement. It is idempotent.
+// schema agreement. It is idempotent; like the package-level CreateSchema,
+// run it from one process at a time.
 func (db *DB) CreateSchema(ctx context.Context) error {
 	out := make([]string, 0, len(allTables))
 	for _, t := range allTables {

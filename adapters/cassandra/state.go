@@ -64,10 +64,14 @@ func (r *actorRows) deleteCQL() string {
 	return fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?", r.table)
 }
 
-// sessionReadRows reads every row of key through the session (one
-// single-partition SELECT at readOp's level, paged by the driver).
+// sessionReadRows reads every row of key through the session: one
+// single-partition SELECT at readOp's level, as one page of MaxActorRows+1
+// rows with automatic paging off, so that the result is one consistent
+// snapshot (a ledger Put's batch is seen entirely or not at all; a second
+// page would be a second read). More than MaxActorRows rows are refused
+// with an error wrapping crdt.ErrTooLarge.
 func sessionReadRows(ctx context.Context, r *actorRows, key string) ([]actorRow, error) {
-	iter := r.db.query(r.readOp, r.selectCQL(), key).IterContext(ctx)
+	iter := r.db.openPage(ctx, r.readOp, MaxActorRows, r.selectCQL(), []any{key})
 	var (
 		out   []actorRow
 		actor string
@@ -82,8 +86,10 @@ func sessionReadRows(ctx context.Context, r *actorRows, key string) ([]actorRow,
 		out = append(out, actorRow{actor: crdt.ActorID(actor), value: value, ts: ts})
 		value = nil // the driver reuses a non-nil buffer
 	}
-	if err := iter.Close(); err != nil {
-		return nil, wrapErr(r.readOp.String(), false, err)
+	if err := closePage(iter, r.readOp, func() error {
+		return fmt.Errorf("%w: key %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(key), MaxActorRows+1)
+	}); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -138,13 +144,13 @@ func (r *actorRows) checkWrite(key string, actor crdt.ActorID, value []byte) err
 // so an actor that loaded its row first always supersedes it. Callers
 // validate first (checkWrite).
 func (r *actorRows) saveStmt(key string, actor crdt.ActorID, value []byte, floor int64) stmt {
-	return stmt{cql: r.insertCQL(), args: []any{key, string(actor), value, r.db.clock.next(floor)}}
+	return stmt{cql: r.insertCQL(), args: []any{key, string(actor), value, r.db.clock.next(floor)}, key: key}
 }
 
 // deleteStmt builds the removal of actor's row version written at ts (and
 // of anything older); a version written later survives.
 func (r *actorRows) deleteStmt(key string, actor crdt.ActorID, ts int64) stmt {
-	return stmt{cql: r.deleteCQL(), args: []any{ts, key, string(actor)}}
+	return stmt{cql: r.deleteCQL(), args: []any{ts, key, string(actor)}, key: key}
 }
 
 // send checks the context and writes stmts as one statement or one

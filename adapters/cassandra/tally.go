@@ -57,7 +57,7 @@ func (t *TallyStore) putStmt(key string, s tally.EncodedShard, writeTS int64) (s
 		return stmt{}, fmt.Errorf("%w: shard of %d bytes, limit %d", crdt.ErrTooLarge, len(s.Data), tally.MaxEncodedSize)
 	}
 	cql := fmt.Sprintf("INSERT INTO %s (key, mutator, state) VALUES (?, ?, ?) USING TIMESTAMP ?", t.table)
-	return stmt{cql: cql, args: []any{key, string(s.Mutator), s.Data, writeTS}}, nil
+	return stmt{cql: cql, args: []any{key, string(s.Mutator), s.Data, writeTS}, key: key}, nil
 }
 
 // PutShard overwrites mutator s.Mutator's row with s.Data at writeTS. It
@@ -72,6 +72,12 @@ func (t *TallyStore) PutShard(ctx context.Context, key string, s tally.EncodedSh
 
 // Read returns key's live shard rows (in mutator order) and its tally (nil
 // when none). complete reads at OpTallyGCRead's level, which is ALL.
+//
+// The partition is read as one page of maxShardsPerKey+1 rows with
+// automatic paging off, so that a GC batch landing during the read is seen
+// entirely or not at all (a second page would be a second read). A key
+// with more than maxShardsPerKey shard rows is refused with an error
+// wrapping crdt.ErrTooLarge.
 func (t *TallyStore) Read(ctx context.Context, key string, complete bool) ([]tally.EncodedShard, []byte, error) {
 	if err := checkKey(key); err != nil {
 		return nil, nil, err
@@ -84,7 +90,7 @@ func (t *TallyStore) Read(ctx context.Context, key string, complete bool) ([]tal
 		return nil, nil, &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
 	}
 	cql := fmt.Sprintf("SELECT mutator, state, tally FROM %s WHERE key = ?", t.table)
-	iter := t.db.query(op, cql, key).IterContext(ctx)
+	iter := t.db.openPage(ctx, op, maxShardsPerKey, cql, []any{key})
 	var (
 		shards  []tally.EncodedShard
 		tallyV  []byte
@@ -108,8 +114,10 @@ func (t *TallyStore) Read(ctx context.Context, key string, complete bool) ([]tal
 		shards = append(shards, tally.EncodedShard{Mutator: crdt.ActorID(mutator), Data: state})
 		state = nil
 	}
-	if err := iter.Close(); err != nil {
-		return nil, nil, wrapErr(op.String(), false, err)
+	if err := closePage(iter, op, func() error {
+		return fmt.Errorf("%w: key %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(key), maxShardsPerKey+1)
+	}); err != nil {
+		return nil, nil, err
 	}
 	return shards, tallyV, nil
 }
@@ -137,13 +145,14 @@ func (t *TallyStore) ApplyGC(ctx context.Context, key string, b tally.GCBatch) e
 	stmts = append(stmts, stmt{
 		cql:  fmt.Sprintf("UPDATE %s USING TIMESTAMP ? SET tally = ? WHERE key = ?", t.table),
 		args: []any{b.WriteTS, b.Tally, key},
+		key:  key,
 	})
 	del := fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND mutator = ?", t.table)
 	for _, m := range b.Delete {
 		if err := m.Validate(); err != nil {
 			return err
 		}
-		stmts = append(stmts, stmt{cql: del, args: []any{b.WriteTS, key, string(m)}})
+		stmts = append(stmts, stmt{cql: del, args: []any{b.WriteTS, key, string(m)}, key: key})
 	}
 	return t.db.batch(ctx, OpTallyGCWrite, stmts)
 }

@@ -7,9 +7,12 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// MaxTxStatements bounds the statements of one Tx. Cassandra warns about,
-// and by default fails, large batches; a transaction context touching more
-// counters than this should be split.
+// MaxTxStatements bounds the statements of one Tx. Cassandra warns about
+// multi-partition batches above batch_size_warn_threshold_in_kb (5 KiB) and
+// refuses those above batch_size_fail_threshold_in_kb (50 KiB of mutation
+// data by default; Commit then returns an error wrapping crdt.ErrTooLarge
+// and nothing is applied), whatever their statement count; a transaction
+// context touching more counters than this should be split.
 const MaxTxStatements = 100
 
 // Tx is a transaction context: it collects the writes of several counters
@@ -64,7 +67,9 @@ func (tx *Tx) SaveState(key string, actor crdt.ActorID, state []byte) error {
 // Commit sends the collected writes as one logged batch at OpTxCommit's
 // consistency. An empty Tx sends nothing. After Commit returns (with or
 // without error) the Tx keeps its statements, so Commit may be called again
-// to retry.
+// to retry. An Overloaded refusal of a Tx over several partitions, and any
+// failure after the driver retried, is reported as crdt.ErrAmbiguousWrite
+// (see Error).
 func (tx *Tx) Commit(ctx context.Context) error {
 	if len(tx.stmts) == 0 {
 		return nil

@@ -180,9 +180,11 @@ func TestDefaultConsistency(t *testing.T) {
 func TestCheckConsistency(t *testing.T) {
 	type levels = map[Op]gocql.Consistency
 	good := []levels{
-		{OpStateLoad: gocql.LocalQuorum, OpStateSave: gocql.LocalQuorum},
+		// DC-local state; the Tx commit at EACH_QUORUM overlaps both the
+		// LOCAL_QUORUM state load and the other (QUORUM) reads.
+		{OpStateLoad: gocql.LocalQuorum, OpStateSave: gocql.LocalQuorum, OpTxCommit: gocql.EachQuorum},
 		{OpStateLoad: gocql.All, OpStateSave: gocql.One},
-		{OpStateLoad: gocql.One, OpStateSave: gocql.All},
+		{OpStateLoad: gocql.One, OpStateSave: gocql.All, OpTxCommit: gocql.All},
 		{OpLedgerFetch: gocql.EachQuorum, OpLedgerPut: gocql.Quorum},
 		{OpTallyRead: gocql.One, OpShardWrite: gocql.One, OpLogDelete: gocql.One},
 		{OpLogAppend: gocql.One, OpLogRead: gocql.All},
@@ -243,8 +245,8 @@ func TestOverlapModel(t *testing.T) {
 				require.True(t, always, "overlaps(%v,%v) claims overlap that replica arithmetic denies", r, w)
 			}
 			// The conservative rule may refuse pairs like TWO+TWO at RF 3;
-			// it must accept every quorum/ALL pair.
-			if r == gocql.All || w == gocql.All || (isQuorum(r) && isQuorum(w)) {
+			// it must accept ALL with anything and same-locality quorums.
+			if r == gocql.All || w == gocql.All || (globalQuorum(r) && globalQuorum(w)) || (localQuorum(r) && localQuorum(w)) {
 				require.True(t, overlaps(r, w), "%v,%v", r, w)
 			}
 		}
@@ -279,9 +281,13 @@ func TestErrorMapping(t *testing.T) {
 		{&gocql.RequestErrCredentials{}, crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{&gocql.RequestErrAlreadyExists{}, crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{&gocql.RequestErrFunctionFailure{}, crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
+		{invalidRequest("Batch too large"), crdt.ErrTooLarge, crdt.ErrTooLarge},
+		{invalidRequest("Rejected an oversized mutation (17000000/16777216) for keyspace: ks. Top keys are: t.k"), crdt.ErrTooLarge, crdt.ErrTooLarge},
+		{invalidRequest("unconfigured table counterkit_state"), crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
+		{gocql.ErrTooManyStmts, crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{errors.New("something new"), crdt.ErrAmbiguousWrite, crdt.ErrUnavailable},
 	}
-	sentinels := []error{crdt.ErrUnavailable, crdt.ErrAmbiguousWrite, crdt.ErrMisconfiguredStore}
+	sentinels := []error{crdt.ErrUnavailable, crdt.ErrAmbiguousWrite, crdt.ErrMisconfiguredStore, crdt.ErrTooLarge}
 	for _, c := range cases {
 		for _, write := range []bool{true, false} {
 			want := c.read
