@@ -8,26 +8,49 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/riak"
+	"github.com/counterkit/counterkit/crdt"
 )
 
-// backend is a place to run the same test: the test double always, a real
-// Riak when RIAK_ADDR is set.
+// target is a bucket to run a test against.
+type target struct {
+	cl *riakc.Cluster
+	// opts name the bucket type and bucket (and allow the default type
+	// where it is used). Tests use unique keys, so the bucket may be shared
+	// (on a real Riak every bucket with its own properties is kept in the
+	// ring forever).
+	opts riak.Options
+	// dvv reports whether the bucket type has dotted version vectors:
+	// false for Riak's default type.
+	dvv bool
+}
+
+// requireDVV skips the rest of a test whose remaining assertions hold only
+// with dotted version vectors.
+func (tg target) requireDVV(t *testing.T, what string) {
+	t.Helper()
+	if !tg.dvv {
+		t.Skipf("bucket type %q has no dotted version vectors (dvv_enabled=false): skipping %s", tg.opts.BucketType, what)
+	}
+}
+
+// backend is a place to run the same test: the test double always (with a
+// created bucket type, and with its default type), a real Riak when
+// RIAK_ADDR is set.
 type backend struct {
 	name string
-	// open returns a cluster and a bucket configured for counterkit. Tests
-	// use unique keys, so the bucket may be shared (on a real Riak every
-	// bucket with its own properties is kept in the ring forever).
-	open func(t testing.TB) (*riakc.Cluster, string)
+	open func(t testing.TB) target
 }
 
 var backends = []backend{
-	{"fake", func(t testing.TB) (*riakc.Cluster, string) {
+	{"fake", func(t testing.TB) target {
 		_, cl := fakeCluster(t)
-		return cl, testBucket
+		return target{cl: cl, opts: riak.Options{BucketType: fakeType, Bucket: testBucket}, dvv: true}
 	}},
-	{"riak", func(t testing.TB) (*riakc.Cluster, string) {
-		return realCluster(t), testBucket
+	{"fake-default-type", func(t testing.TB) target {
+		_, cl := fakeDefaultTypeCluster(t)
+		return target{cl: cl, opts: defaultTypeOptions, dvv: false}
 	}},
+	{"riak", realTarget},
 }
 
 // eachBackend runs fn as a subtest per backend; the real-Riak subtest
@@ -43,17 +66,16 @@ func eachBackend(t *testing.T, fn func(t *testing.T, b backend)) {
 	}
 }
 
-// forEachBackend is eachBackend with a cluster and a fresh bucket opened.
-func forEachBackend(t *testing.T, fn func(t *testing.T, cl *riakc.Cluster, bucket string)) {
+// forEachBackend is eachBackend with the backend's target opened.
+func forEachBackend(t *testing.T, fn func(t *testing.T, tg target)) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		cl, bucket := b.open(t)
-		fn(t, cl, bucket)
+		fn(t, b.open(t))
 	})
 }
 
 func TestBackendSiblingsCollapse(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, cl *riakc.Cluster, bucket string) {
-		s := newStore(t, cl, riak.Options{Bucket: bucket})
+	forEachBackend(t, func(t *testing.T, tg target) {
+		s := newStore(t, tg.cl, tg.opts)
 		key := uniqueKey("sib")
 		sibs, tok, err := s.Fetch(ctx, key)
 		require.NoError(t, err)
@@ -74,9 +96,39 @@ func TestBackendSiblingsCollapse(t *testing.T) {
 	})
 }
 
+// TestBackendContendedWrite: x reads siblings a and b, y writes in between,
+// then x writes its merge with the vclock of its read. Nothing is lost in
+// any bucket type; with dotted version vectors, x's write also drops the
+// siblings it read (without them, Riak keeps a, b, y and x).
+func TestBackendContendedWrite(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tg target) {
+		s := newStore(t, tg.cl, tg.opts)
+		key := uniqueKey("contended")
+		require.NoError(t, s.Put(ctx, key, "a", []byte("a"), nil))
+		require.NoError(t, s.Put(ctx, key, "b", []byte("b"), nil))
+		sibs, tok, err := s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.ElementsMatch(t, [][]byte{[]byte("a"), []byte("b")}, sibs)
+		require.NoError(t, s.Put(ctx, key, "y", []byte("y"), nil))
+		require.NoError(t, s.Put(ctx, key, "x", []byte("x"), tok))
+		sibs, tok, err = s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Subset(t, sibs, [][]byte{[]byte("x"), []byte("y")}, "no write is lost")
+		require.Subset(t, [][]byte{[]byte("a"), []byte("b"), []byte("x"), []byte("y")}, sibs)
+		// A quiet write collapses everything in any bucket type.
+		require.NoError(t, s.Put(ctx, key, "x", []byte("xy"), tok))
+		after, _, err := s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Equal(t, [][]byte{[]byte("xy")}, after)
+
+		tg.requireDVV(t, "the assertion that a contended write drops the siblings it read")
+		require.ElementsMatch(t, [][]byte{[]byte("x"), []byte("y")}, sibs, "x's write dropped a and b, which it had read")
+	})
+}
+
 func TestBackendDeleteKeepsRacingWrite(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, cl *riakc.Cluster, bucket string) {
-		s := newStore(t, cl, riak.Options{Bucket: bucket})
+	forEachBackend(t, func(t *testing.T, tg target) {
+		s := newStore(t, tg.cl, tg.opts)
 		key := uniqueKey("del")
 		require.NoError(t, s.Put(ctx, key, "a", []byte("v1"), nil))
 		_, tok, err := s.Fetch(ctx, key)
@@ -94,17 +146,30 @@ func TestBackendDeleteKeepsRacingWrite(t *testing.T) {
 }
 
 func TestBackendCheckBucket(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, cl *riakc.Cluster, _ string) {
+	forEachBackend(t, func(t *testing.T, tg target) {
 		// A bucket of its own: this test changes its properties.
-		bucket := "counterkit-test-props"
-		require.NoError(t, riak.ConfigureBucket(ctx, cl, "", bucket))
-		require.NoError(t, riak.CheckBucket(ctx, cl, "", bucket))
+		typ, bucket := tg.opts.BucketType, "counterkit-test-props"
+		checkSafe := func() {
+			t.Helper()
+			err := riak.CheckBucket(ctx, tg.cl, typ, bucket)
+			if tg.dvv {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, riak.ErrDefaultBucketType)
+				require.NotContains(t, err.Error(), "last_write_wins")
+			}
+		}
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, bucket))
+		checkSafe()
 		// Flip the bucket to last_write_wins and back.
-		cmd, err := riakc.NewStoreBucketPropsCommandBuilder().WithBucket(bucket).WithLastWriteWins(true).Build()
+		cmd, err := riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(typ).WithBucket(bucket).WithLastWriteWins(true).Build()
 		require.NoError(t, err)
-		require.NoError(t, cl.Execute(cmd))
-		require.Error(t, riak.CheckBucket(ctx, cl, "", bucket))
-		require.NoError(t, riak.ConfigureBucket(ctx, cl, "", bucket))
-		require.NoError(t, riak.CheckBucket(ctx, cl, "", bucket))
+		require.NoError(t, tg.cl.Execute(cmd))
+		err = riak.CheckBucket(ctx, tg.cl, typ, bucket)
+		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
+		require.NotErrorIs(t, err, riak.ErrDefaultBucketType)
+		require.Contains(t, err.Error(), "last_write_wins=true")
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, bucket))
+		checkSafe()
 	})
 }

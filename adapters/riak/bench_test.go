@@ -23,12 +23,12 @@ func BenchmarkUpdate(b *testing.B) {
 		key := uniqueKey("bench-driver")
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			get, _ := riakc.NewFetchValueCommandBuilder().WithBucket(testBucket).WithKey(key).Build()
+			get, _ := riakc.NewFetchValueCommandBuilder().WithBucketType(fakeType).WithBucket(testBucket).WithKey(key).Build()
 			if err := cl.Execute(get); err != nil {
 				b.Fatal(err)
 			}
 			vclock := get.(*riakc.FetchValueCommand).Response.VClock
-			put, _ := riakc.NewStoreValueCommandBuilder().WithBucket(testBucket).WithKey(key).
+			put, _ := riakc.NewStoreValueCommandBuilder().WithBucketType(fakeType).WithBucket(testBucket).WithKey(key).
 				WithContent(&riakc.Object{Value: value, ContentType: riak.ContentType, VClock: vclock}).Build()
 			if err := cl.Execute(put); err != nil {
 				b.Fatal(err)
@@ -63,7 +63,7 @@ func BenchmarkUpdate(b *testing.B) {
 		})
 	}
 	b.Run("StateStore", func(b *testing.B) {
-		s, err := riak.NewStateStore(ctx, cl, riak.Options{Bucket: testBucket}, mergeGCounters)
+		s, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket}, mergeGCounters)
 		if err != nil {
 			b.Fatal(err)
 		}

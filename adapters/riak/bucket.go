@@ -2,7 +2,9 @@ package riak
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -10,6 +12,21 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 )
+
+// ErrDefaultBucketType is what CheckBucket (and so New) reports for a bucket
+// of Riak's "default" bucket type. It wraps crdt.ErrMisconfiguredStore.
+//
+// The default type runs with dvv_enabled=false (types created with `riak
+// admin bucket-type create` have it on). Data stays correct there, as long
+// as allow_mult=true: no write is lost and merges are idempotent. But
+// without dotted version vectors Riak drops the siblings a write has read
+// only when the write's vclock descends everything stored; a write that
+// raced with another one keeps them all next to its own value. On a
+// contended key siblings then pile up until a write lands with nothing in
+// between, and past max_siblings (100 by default) Riak refuses every write
+// that would add one. Use a custom bucket type (README.md), or set
+// Options.AllowDefaultBucketType to accept this.
+var ErrDefaultBucketType = fmt.Errorf("%w: Riak's default bucket type has no dotted version vectors (dvv_enabled=false)", crdt.ErrMisconfiguredStore)
 
 // bucketSettings is used for bucket-level requests, which are retried like
 // reads.
@@ -23,10 +40,16 @@ func bucketSettings(bucketType, bucket string) (settings, error) {
 // timestamps, decide what a write supersedes). It only changes those two
 // properties. bucketType "" means "default".
 //
-// For a bucket type other than "default", prefer setting the properties on
-// the type itself (riak-admin bucket-type create NAME
-// '{"props":{"allow_mult":true,"last_write_wins":false}}'); Riak 2.x
-// creates new types with these values already.
+// It cannot turn on dotted version vectors (dvv_enabled is not among the
+// properties the protocol-buffers API sets; see ErrDefaultBucketType). In
+// production create a bucket type once per cluster instead, which needs no
+// ConfigureBucket:
+//
+//	riak admin bucket-type create counterkit '{"props":{"allow_mult":true}}'
+//	riak admin bucket-type activate counterkit
+//
+// (`riak-admin` instead of `riak admin` on Riak 2.x). New types have
+// allow_mult=true, last_write_wins=false and dvv_enabled=true by default.
 func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
 	st, err := bucketSettings(bucketType, bucket)
 	if err != nil {
@@ -54,6 +77,13 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 //   - consistent=true: strongly consistent buckets never keep siblings and
 //     refuse a write whose vclock is not the latest, which this adapter
 //     does not handle.
+//
+// If none of these applies but bucketType is "" or "default", the error
+// wraps ErrDefaultBucketType (which wraps crdt.ErrMisconfiguredStore): the
+// bucket is safe but has no dotted version vectors, so siblings are not
+// collapsed under contention. dvv_enabled is not among the properties Riak
+// returns, so a custom type created with dvv_enabled=false cannot be
+// detected: do not create one.
 //
 // Other failures wrap crdt.ErrUnavailable.
 func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
@@ -92,8 +122,16 @@ func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket stri
 		return fmt.Errorf("%w: bucket %s/%s has %s; run riak.ConfigureBucket or fix the bucket type",
 			crdt.ErrMisconfiguredStore, st.bucketType, st.bucket, strings.Join(problems, ", "))
 	}
+	if st.bucketType == "default" {
+		return fmt.Errorf("%w: bucket %s/%s: siblings are collapsed only by a write that has seen all of them, and a contended key can reach max_siblings; "+
+			"use a bucket type created with `riak admin bucket-type create` (README.md) or set Options.AllowDefaultBucketType",
+			ErrDefaultBucketType, st.bucketType, st.bucket)
+	}
 	return nil
 }
+
+// dialTimeout bounds NewCluster's check that some node accepts connections.
+const dialTimeout = 5 * time.Second
 
 // NewCluster builds and starts a riak-go-client cluster for the given
 // protocol-buffers addresses (host:port) with the settings this package
@@ -101,6 +139,21 @@ func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket stri
 // itself and must see every failure to tell ambiguous from refused), and
 // requestTimeout as the per-request read timeout (0 means the driver's
 // default, 5s). Stop it when done.
+//
+// Before returning, NewCluster connects to the addresses in turn (up to 5s
+// each) and, once one accepts, sends a ping through the cluster. If no node
+// accepts or the ping fails, it stops the cluster and returns an error
+// wrapping crdt.ErrUnavailable; call it again later. This works around
+// riak-go-client v1.7.0's node manager: until some command has been run, a
+// command that no node can take (all unreachable or health-checking) is not
+// refused but retried in a busy loop, on a goroutine that keeps spinning
+// even after the cluster is stopped, until a node answers. So the first
+// command on a cluster started while Riak is down never completes: a Store
+// call returns when its context ends (never, without a deadline), and the
+// driver's goroutine spins on. Once a node has executed a command, such a
+// command fails at once (and the Store retries it with backoff). A cluster
+// you build yourself needs the same care: have a node execute one command
+// (a ping) before using it.
 func NewCluster(requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)
@@ -117,8 +170,27 @@ func NewCluster(requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, 
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", crdt.ErrInvalidConfig, err)
 	}
+	// Check that some node accepts connections before the cluster runs its
+	// first command, which would otherwise spin until one does.
+	var dialErrs []error
+	for _, a := range addrs {
+		c, err := net.DialTimeout("tcp", a, dialTimeout)
+		if err == nil {
+			_ = c.Close()
+			dialErrs = nil
+			break
+		}
+		dialErrs = append(dialErrs, err)
+	}
+	if dialErrs != nil {
+		return nil, fmt.Errorf("%w: no Riak node reachable: %w", crdt.ErrUnavailable, errors.Join(dialErrs...))
+	}
 	if err := cl.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting cluster: %v", crdt.ErrUnavailable, err)
+	}
+	if err := cl.Execute(&riakc.PingCommand{}); err != nil {
+		_ = cl.Stop()
+		return nil, fmt.Errorf("%w: ping: %w", crdt.ErrUnavailable, err)
 	}
 	return cl, nil
 }

@@ -122,7 +122,7 @@ func TestConcurrentLedger(t *testing.T) {
 	b, err := c.MarshalBinary()
 	require.NoError(t, err)
 	require.NoError(t, stores[0].Put(ctx, key, "actor-0", b, tok))
-	n, _ := srv.Siblings("default", testBucket, key)
+	n, _ := srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 1, n)
 	maxSibs := 0
 	for k := range hist {
@@ -165,7 +165,7 @@ func TestLedgerUpdateCost(t *testing.T) {
 		require.Equal(t, tpncounter.Applied, res.Outcome)
 		require.Equal(t, int64(1), srv.Requests(riaktest.OpGet), "update %d", i)
 		require.Equal(t, int64(1), srv.Requests(riaktest.OpPut), "update %d", i)
-		n, _ := srv.Siblings("default", testBucket, key)
+		n, _ := srv.Siblings(fakeType, testBucket, key)
 		require.Equal(t, 1, n)
 	}
 	srv.ResetRequests()
@@ -187,11 +187,11 @@ func TestLedgerUpdateCost(t *testing.T) {
 	require.Equal(t, int64(2), srv.Requests(riaktest.OpPut))
 
 	// Find collapses the duplicate sibling the resend left.
-	n, _ := srv.Siblings("default", testBucket, key)
+	n, _ := srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 2, n)
 	c, err := bob.Find(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(70), c.Value())
-	n, _ = srv.Siblings("default", testBucket, key)
+	n, _ = srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 1, n)
 }

@@ -11,13 +11,13 @@ import (
 )
 
 // TestStateStoreConformance runs the shared statestore suite against the
-// test double and, with RIAK_ADDR set, a real Riak; every subtest of the
-// suite gets a fresh store.
+// test double (in a created bucket type and in its default type) and, with
+// RIAK_ADDR set, a real Riak; every subtest of the suite gets a fresh store.
 func TestStateStoreConformance(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		storetest.Run(t, func(t *testing.T) statestore.Store {
-			cl, bucket := b.open(t)
-			s, err := riak.NewStateStore(ctx, cl, riak.Options{Bucket: bucket}, riak.MergeCounters)
+			tg := b.open(t)
+			s, err := riak.NewStateStore(ctx, tg.cl, tg.opts, riak.MergeCounters)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -27,12 +27,13 @@ func TestStateStoreConformance(t *testing.T) {
 }
 
 // TestLedgerConformance runs the shared ledger store suite against the test
-// double and, with RIAK_ADDR set, a real Riak.
+// double (in a created bucket type and in its default type) and, with
+// RIAK_ADDR set, a real Riak.
 func TestLedgerConformance(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ledgertest.Run(t, func(t *testing.T) ledger.Store {
-			cl, bucket := b.open(t)
-			return newStore(t, cl, riak.Options{Bucket: bucket})
+			tg := b.open(t)
+			return newStore(t, tg.cl, tg.opts)
 		})
 	})
 }

@@ -12,12 +12,12 @@
 //     ledger.Token). The ledger decodes the siblings and joins them with the
 //     CRDT Merge, which is commutative, associative and idempotent, so the
 //     order and duplication of siblings do not matter.
-//   - Store.Put stores the merged (and updated) state with that vclock.
-//     Riak drops every sibling the vclock covers, so siblings collapse on
-//     every write that read them, and the sibling count stays bounded by the
-//     number of writers that raced since the last write. A write that raced
-//     with it becomes a sibling and is merged by the next reader: it is
-//     never lost.
+//   - Store.Put stores the merged (and updated) state with that vclock. In
+//     a bucket type with dotted version vectors (DVV), Riak drops every
+//     sibling the vclock covers, so siblings collapse on every write that
+//     read them, and the sibling count stays bounded by the number of
+//     writers that raced since the last write. A write that raced with it
+//     becomes a sibling and is merged by the next reader: it is never lost.
 //   - StateStore does the same for state-based counters (merge on write,
 //     statestore.Store): Save is fetch + MergeFunc + store with the vclock.
 //     MergeCounters is the MergeFunc for gcounter and pncounter.
@@ -28,8 +28,29 @@
 // store.
 //
 // The bucket must keep siblings: allow_mult=true and last_write_wins=false.
-// ConfigureBucket sets both; New refuses (crdt.ErrMisconfiguredStore) a
-// bucket that would silently drop concurrent writes (see CheckBucket).
+// New refuses (crdt.ErrMisconfiguredStore) a bucket that would silently drop
+// concurrent writes (see CheckBucket).
+//
+// # Bucket types
+//
+// Use a bucket type created once per cluster with
+//
+//	riak admin bucket-type create counterkit '{"props":{"allow_mult":true}}'
+//	riak admin bucket-type activate counterkit
+//
+// (`riak-admin` on Riak 2.x), and Options{BucketType: "counterkit"}. Types
+// created this way have DVV (dvv_enabled=true), which the sibling collapse
+// above relies on. Riak's "default" bucket type has allow_mult=false and
+// dvv_enabled=false; ConfigureBucket can fix the former but not the
+// latter. Counts stay correct there (no write is lost, merges are
+// idempotent), but Riak drops the siblings a write has read only when the
+// write's vclock descends everything stored: a write that raced with
+// another keeps them all next to its own value. On a contended key siblings
+// pile up until a write lands with nothing in between, and past
+// max_siblings (100 by default) Riak refuses every write that would add one
+// (the Store reports that as crdt.ErrUnavailable without resending, and
+// the ledger fetches again). So New refuses the default type
+// (ErrDefaultBucketType) unless Options.AllowDefaultBucketType is set.
 //
 // # Failures and retries
 //
@@ -41,8 +62,8 @@
 // is known:
 //
 //   - nil: the write landed;
-//   - crdt.ErrUnavailable: no attempt landed (refused with "overload", no
-//     node reachable, context done before sending);
+//   - crdt.ErrUnavailable: no attempt landed (refused with "overload" or
+//     "too_many_siblings", no node reachable, context done before sending);
 //   - crdt.ErrAmbiguousWrite: some attempt may have landed (a timeout, a
 //     connection reset after sending, Riak's "timeout" error, context done
 //     while waiting). Repeating the operation later is safe.
@@ -55,6 +76,9 @@
 //
 // Build clusters with NewCluster, or with ClusterOptions.ExecutionAttempts
 // = 1: the driver's own retries would hide which failures were ambiguous.
+// NewCluster also makes sure a node answers before returning: the driver's
+// first command on a fresh cluster otherwise spins until one does (see
+// NewCluster).
 //
 // ledger.Ledger retries whole fetch-merge-put cycles on top of this (its
 // own RetryCount). The two compose: the Store's resends cost no fetch, the
@@ -64,18 +88,21 @@
 // # Deletes
 //
 // Store.Delete sends a Riak delete with the vclock from Fetch. Riak writes a
-// tombstone that supersedes exactly what the vclock covers. A write that was
-// concurrent with the delete survives as a sibling next to the tombstone;
-// Fetch skips tombstones, and the next Put (whose token covers them) removes
-// them. So a delete never loses a racing update, but the racing writer's
-// state (which it read before the delete) comes back whole: delete a ledger
-// only when no one writes to it. Riak reaps a key whose only siblings are
-// tombstones after delete_mode (3s by default).
+// tombstone that supersedes what the vclock covers (with DVV; see Put for
+// the default type). A write that was concurrent with the delete survives
+// as a sibling next to the tombstone; Fetch skips tombstones, and the next
+// Put (whose token covers them) removes them. So a delete never loses a
+// racing update, but the racing writer's state (which it read before the
+// delete) comes back whole: delete a ledger only when no one writes to it.
+// Riak reaps a key whose only siblings are tombstones after delete_mode (3s
+// by default); until then Fetch returns no siblings and the tombstones'
+// vclock, so a Put replaces them.
 //
 // # Caveats
 //
 //   - Sibling counts grow with the number of writers racing between two
-//     writes; Fetch refuses more than MaxSiblings. Actor ids must be stable
+//     writes (and, in the default bucket type, further until a quiet
+//     write); Fetch refuses more than MaxSiblings. Actor ids must be stable
 //     (see crdt.ActorID), or the states inside the siblings grow instead.
 //   - Exactly-once holds within the ledger's transaction window, as in the
 //     core; Riak adds no guarantee of its own.

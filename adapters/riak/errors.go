@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -85,17 +86,57 @@ const (
 	maybeApplied
 	// fatal: retrying cannot help (misconfiguration, bad input).
 	fatal
+	// stale: Riak refused the request before applying it, and resending
+	// the same request would be refused again: the caller must read again
+	// (a fresh vclock) before writing. Not resent.
+	stale
 )
 
 // Riak error messages that mean a request was refused before any vnode
 // applied it.
 var refusedMessages = []string{"overload", "all_nodes_down", "insufficient_vnodes"}
 
+// Riak error messages that mean a write was refused before any vnode applied
+// it because of what is stored: "{too_many_siblings,N}" (the coordinating
+// vnode refuses a put that would leave more than max_siblings siblings,
+// before it forwards the put to the other replicas).
+var staleMessages = []string{"too_many_siblings"}
+
 // Riak error messages that mean the bucket or the request is misconfigured.
+// Riak names a missing bucket type no_type ("Invalid bucket properties:
+// no_type", or {error,no_type} in a crash report); the others are the test
+// double's.
 var misconfiguredMessages = []string{"invalid bucket type", "no bucket-type", "no_type", "datatype"}
 
 // Riak error messages that mean the request carried a malformed vclock.
-var corruptMessages = []string{"bad vclock"}
+// Riak's protocol-buffers handler crashes on one and reports the crash,
+// whose stack trace names riak_object:decode_vclock ("bad vclock" is the
+// test double's message).
+var corruptMessages = []string{"bad vclock", "decode_vclock", "erlify_rpbvc"}
+
+// crashPrefix starts the message Riak's protocol-buffers server sends when
+// its request handler crashed (it then closes the connection). The rest is
+// an Erlang stack trace, which may quote the request, so only the specific
+// causes above are looked for in it.
+const crashPrefix = "error processing incoming message"
+
+// unsentClientErrors are riak-go-client errors (with no inner error) raised
+// before a request is written.
+var unsentClientErrors = []error{
+	riakc.ErrConnMgrAllConnectionsInUse,
+	riakc.ErrClusterShuttingDown,
+	riakc.ErrClusterEnqueueWhileShuttingDown,
+	riakc.ErrDefaultNodeManagerRequiresNode,
+}
+
+func containsAny(msg string, subs []string) bool {
+	for _, m := range subs {
+		if strings.Contains(msg, m) {
+			return true
+		}
+	}
+	return false
+}
 
 // classify maps a driver error to an outcome and, for fatal errors, the
 // sentinel.
@@ -103,32 +144,49 @@ func classify(err error) (outcome, error) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return maybeApplied, nil
 	}
-	var ce riakc.ClientError
-	if errors.As(err, &ce) {
+	// The driver nests ClientErrors (a cluster-level ClientError wrapping a
+	// node's, for example "all connections in use"), and ClientError has no
+	// Unwrap method: peel every layer.
+	for {
+		var ce riakc.ClientError
+		if !errors.As(err, &ce) {
+			break
+		}
 		if ce.InnerError == nil {
-			// No node could take the command (all down, health-checking,
-			// connection pool exhausted): nothing was sent.
-			return notApplied, nil
+			if ce.Errmsg == riakc.ErrClusterNoNodesAvailable || slices.Contains(unsentClientErrors, error(ce)) {
+				// No node could take the command (all down,
+				// health-checking, connection pool exhausted, shutting
+				// down): nothing was sent.
+				return notApplied, nil
+			}
+			// A short read or write on a connection: the request may
+			// have been sent.
+			return maybeApplied, nil
 		}
 		err = ce.InnerError
 	}
 	var re riakc.RiakError
 	if errors.As(err, &re) {
 		msg := strings.ToLower(re.Errmsg)
-		for _, m := range refusedMessages {
-			if strings.Contains(msg, m) {
-				return notApplied, nil
-			}
-		}
-		for _, m := range misconfiguredMessages {
-			if strings.Contains(msg, m) {
+		if strings.HasPrefix(msg, crashPrefix) {
+			switch {
+			case containsAny(msg, corruptMessages):
+				return fatal, crdt.ErrCorruptEncoding
+			case strings.Contains(msg, "no_type"):
 				return fatal, crdt.ErrMisconfiguredStore
 			}
+			// Any other crash may have happened after the write.
+			return maybeApplied, nil
 		}
-		for _, m := range corruptMessages {
-			if strings.Contains(msg, m) {
-				return fatal, crdt.ErrCorruptEncoding
-			}
+		switch {
+		case containsAny(msg, refusedMessages):
+			return notApplied, nil
+		case containsAny(msg, staleMessages):
+			return stale, nil
+		case containsAny(msg, misconfiguredMessages):
+			return fatal, crdt.ErrMisconfiguredStore
+		case containsAny(msg, corruptMessages):
+			return fatal, crdt.ErrCorruptEncoding
 		}
 		// "timeout", "{w_val_unsatisfied,...}", "{pw_val_unsatisfied,...}"
 		// and anything unknown: some vnodes may have applied the write.

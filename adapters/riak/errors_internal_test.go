@@ -42,6 +42,24 @@ func TestClassify(t *testing.T) {
 		{"context", context.DeadlineExceeded, maybeApplied, nil},
 		{"bad bucket type", wrap(riakErr(`Invalid bucket type: "x"`)), fatal, crdt.ErrMisconfiguredStore},
 		{"bad vclock", wrap(riakErr("bad vclock: ...")), fatal, crdt.ErrCorruptEncoding},
+
+		// The driver nests ClientErrors: peel them all.
+		{"nested pool exhausted", wrap(riakc.ErrConnMgrAllConnectionsInUse), notApplied, nil},
+		{"doubly nested pool exhausted", wrap(wrap(riakc.ErrConnMgrAllConnectionsInUse)), notApplied, nil},
+		{"nested overload", wrap(wrap(riakErr("overload"))), notApplied, nil},
+		{"nested riak timeout", wrap(wrap(riakErr("timeout"))), maybeApplied, nil},
+		{"nested short read", wrap(riakc.ClientError{Errmsg: "[Connection] expected to read 4 bytes, only read: 0"}), maybeApplied, nil},
+
+		// Riak's own messages.
+		{"too many siblings", wrap(riakErr("{too_many_siblings,101}")), stale, nil},
+		{"no type", wrap(riakErr("Invalid bucket properties: no_type")), fatal, crdt.ErrMisconfiguredStore},
+		{"no type crash", wrap(riakErr("Error processing incoming message: error:{badmatch,{error,no_type}}:" +
+			"[{riak_kv_pb_object,process,2,[{file,\"src/riak_kv_pb_object.erl\"},{line,210}]}]")), fatal, crdt.ErrMisconfiguredStore},
+		{"bad vclock crash", wrap(riakErr("Error processing incoming message: error:data_error:" +
+			"[{zlib,call,3,[]},{zlib,inflate,2,[]},{zlib,unzip,1,[]},{riak_object,decode_vclock,2,[{file,\"src/riak_object.erl\"},{line,1125}]}," +
+			"{riak_kv_pb_object,process,2,[]},{riak_api_pb_server,process_message,4,[]}]")), fatal, crdt.ErrCorruptEncoding},
+		{"other crash quoting the request", wrap(riakErr("Error processing incoming message: error:function_clause:" +
+			"[{riak_kv_pb_object,process,[{rpbputreq,<<\"overload\">>,<<\"too_many_siblings\">>}],[]}]")), maybeApplied, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, kind := classify(tc.err)

@@ -48,11 +48,16 @@ func valueOf(states [][]byte) int64 {
 // that counts once, and a write whose response was lost.
 //
 // This example runs against the Riak named by RIAK_ADDR (host:port of its
-// protocol-buffers listener) and, when that is not set, against the
-// in-process test double, so it always runs.
+// protocol-buffers listener), in the bucket type named by RIAK_BUCKET_TYPE,
+// and, when RIAK_ADDR is not set, against the in-process test double, so it
+// always runs.
 func Example() {
 	ctx := context.Background()
 	addr, timeout := os.Getenv("RIAK_ADDR"), 2*time.Second
+	// Created once per cluster with
+	//   riak admin bucket-type create counterkit '{"props":{"allow_mult":true}}'
+	//   riak admin bucket-type activate counterkit
+	bucketType := os.Getenv("RIAK_BUCKET_TYPE")
 	var srv *riaktest.FakeServer
 	if addr == "" {
 		timeout = time.Second // the double answers at once, or never
@@ -61,7 +66,10 @@ func Example() {
 			panic(err)
 		}
 		defer srv.Close()
-		addr = srv.Addr()
+		addr, bucketType = srv.Addr(), "counterkit"
+		if err := srv.CreateBucketType(bucketType, riaktest.BucketTypeProps{AllowMult: true}); err != nil {
+			panic(err)
+		}
 	}
 	cl, err := riak.NewCluster(timeout, addr)
 	if err != nil {
@@ -69,12 +77,16 @@ func Example() {
 	}
 	defer cl.Stop()
 
-	// allow_mult=true, last_write_wins=false: concurrent writes become
-	// siblings instead of overwriting each other.
-	if err := riak.ConfigureBucket(ctx, cl, "", "example-ledgers"); err != nil {
-		panic(err)
+	opts := riak.Options{BucketType: bucketType, Bucket: "example-ledgers", RetryCount: 3}
+	if bucketType == "" {
+		// Riak's default type works once allow_mult=true, but without
+		// dotted version vectors (see riak.ErrDefaultBucketType).
+		if err := riak.ConfigureBucket(ctx, cl, "", opts.Bucket); err != nil {
+			panic(err)
+		}
+		opts.AllowDefaultBucketType = true
 	}
-	store, err := riak.New(ctx, cl, riak.Options{Bucket: "example-ledgers", RetryCount: 3})
+	store, err := riak.New(ctx, cl, opts)
 	if err != nil {
 		panic(err)
 	}
@@ -112,10 +124,10 @@ func ExampleNewStateStore() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
+	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
 	cl, _ := riak.NewCluster(time.Second, srv.Addr())
 	defer cl.Stop()
-	_ = riak.ConfigureBucket(ctx, cl, "", "counters")
-	store, err := riak.NewStateStore(ctx, cl, riak.Options{Bucket: "counters"}, riak.MergeCounters)
+	store, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "counters"}, riak.MergeCounters)
 	if err != nil {
 		panic(err)
 	}
@@ -141,10 +153,11 @@ func ExampleStore() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
+	// Like `riak admin bucket-type create counterkit '{"props":{"allow_mult":true}}'`.
+	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
 	cl, _ := riak.NewCluster(time.Second, srv.Addr())
 	defer cl.Stop()
-	_ = riak.ConfigureBucket(ctx, cl, "", "ledgers")
-	store, err := riak.New(ctx, cl, riak.Options{Bucket: "ledgers"})
+	store, err := riak.New(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers"})
 	if err != nil {
 		panic(err)
 	}
@@ -164,22 +177,33 @@ func ExampleStore() {
 	// after writing back the merge: ["merged"]
 }
 
-// New refuses a bucket that would silently drop concurrent writes.
+// New refuses a bucket that would silently drop concurrent writes, and
+// Riak's default bucket type unless told otherwise.
 func ExampleCheckBucket() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
+	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
 	cl, _ := riak.NewCluster(time.Second, srv.Addr())
 	defer cl.Stop()
 
-	// Riak's "default" bucket type has allow_mult=false.
-	_, err := riak.New(ctx, cl, riak.Options{Bucket: "fresh"})
-	fmt.Println(errors.Is(err, crdt.ErrMisconfiguredStore))
+	// A created bucket type: allow_mult=true and dotted version vectors.
+	fmt.Println(riak.CheckBucket(ctx, cl, "counterkit", "ledgers"))
 
+	// Riak's "default" bucket type has allow_mult=false...
+	_, err := riak.New(ctx, cl, riak.Options{Bucket: "fresh"})
+	fmt.Println(errors.Is(err, crdt.ErrMisconfiguredStore), errors.Is(err, riak.ErrDefaultBucketType))
+
+	// ...which ConfigureBucket fixes, but no dotted version vectors.
 	_ = riak.ConfigureBucket(ctx, cl, "", "fresh")
-	fmt.Println(riak.CheckBucket(ctx, cl, "", "fresh"))
+	err = riak.CheckBucket(ctx, cl, "", "fresh")
+	fmt.Println(errors.Is(err, crdt.ErrMisconfiguredStore), errors.Is(err, riak.ErrDefaultBucketType))
+	_, err = riak.New(ctx, cl, riak.Options{Bucket: "fresh", AllowDefaultBucketType: true})
+	fmt.Println(err)
 	// Output:
-	// true
+	// <nil>
+	// true false
+	// true true
 	// <nil>
 }
 
@@ -189,11 +213,11 @@ func ExampleError() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
+	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
 	cl, _ := riak.NewCluster(time.Second, srv.Addr())
 	defer cl.Stop()
-	_ = riak.ConfigureBucket(ctx, cl, "", "ledgers")
-	once, _ := riak.New(ctx, cl, riak.Options{Bucket: "ledgers", RetryCount: riak.NoRetries})
-	retrying, _ := riak.New(ctx, cl, riak.Options{Bucket: "ledgers", RetryCount: 3})
+	once, _ := riak.New(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers", RetryCount: riak.NoRetries})
+	retrying, _ := riak.New(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers", RetryCount: 3})
 
 	// The double applies the write, then answers "timeout".
 	srv.InjectFault(riaktest.OpPut, riaktest.TimeoutAfterApply, 1)
@@ -211,7 +235,7 @@ func ExampleError() {
 // Options choose the bucket and the retry policy; zero values are defaults.
 func ExampleOptions() {
 	opts := riak.Options{
-		BucketType: "ledgers",  // "" means "default"
+		BucketType: "ledgers",  // created with riak admin bucket-type create; "" means "default"
 		Bucket:     "balances", // required
 		RetryCount: 5,          // 0 means DefaultRetryCount, NoRetries sends once
 	}

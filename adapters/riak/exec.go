@@ -24,9 +24,11 @@ type request struct {
 
 // execute runs req with up to st.retries extra attempts. Every failure is
 // retried (the operations this package sends are idempotent) except fatal
-// ones and those after ctx is done. The final error is an *Error whose Kind
-// is crdt.ErrAmbiguousWrite when req is a write and any attempt may have
-// been applied, and crdt.ErrUnavailable otherwise.
+// ones, stale ones (Riak's too_many_siblings: the same request would be
+// refused again, the caller must read again first) and those after ctx is
+// done. The final error is an *Error whose Kind is crdt.ErrAmbiguousWrite
+// when req is a write and any attempt may have been applied, and
+// crdt.ErrUnavailable otherwise.
 func execute(ctx context.Context, cl *riakc.Cluster, st settings, req request) (riakc.Command, error) {
 	maybe := false
 	var last error
@@ -57,7 +59,7 @@ func execute(ctx context.Context, cl *riakc.Cluster, st settings, req request) (
 		if o == maybeApplied {
 			maybe = true
 		}
-		if ctx.Err() != nil {
+		if o == stale || ctx.Err() != nil {
 			break
 		}
 	}

@@ -39,7 +39,9 @@ func MergeCounters(states [][]byte) ([]byte, error) {
 // in a Riak bucket with merge on write: Save fetches the siblings and the
 // vclock, joins them with the new state using the MergeFunc given at
 // construction, and stores the join with the vclock, so the siblings it read
-// collapse. Load returns the siblings for the caller to merge.
+// collapse (in the default bucket type, only if nothing was written in
+// between; see Store.Put). Load returns the siblings for the caller to
+// merge.
 //
 // A StateStore is safe for concurrent use.
 type StateStore struct {

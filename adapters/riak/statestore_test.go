@@ -85,7 +85,7 @@ func untilStored(t *testing.T, op func() error) (retries int) {
 
 func TestStateStoreSaveCostsOneFetchOneStore(t *testing.T) {
 	srv, cl := fakeCluster(t)
-	s, err := riak.NewStateStore(ctx, cl, riak.Options{Bucket: testBucket}, mergeGCounters)
+	s, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket}, mergeGCounters)
 	require.NoError(t, err)
 	key := uniqueKey("cost")
 	c := gcounter.New()
@@ -107,7 +107,7 @@ func TestStateStoreSaveCostsOneFetchOneStore(t *testing.T) {
 	require.ErrorIs(t, s.Save(ctx, key, "a", []byte{0xc1}), crdt.ErrCorruptEncoding)
 	require.Equal(t, int64(0), srv.Requests(riaktest.OpPut))
 	require.ErrorIs(t, s.Save(ctx, key, "", []byte{}), crdt.ErrInvalidActor)
-	_, err = riak.NewStateStore(ctx, cl, riak.Options{Bucket: testBucket}, nil)
+	_, err = riak.NewStateStore(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket}, nil)
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 }
 
@@ -123,7 +123,7 @@ func TestStateStoreConcurrentActors(t *testing.T) {
 	const actors = 6
 	stores := make([]*riak.StateStore, actors)
 	for a := range stores {
-		s, err := riak.NewStateStore(ctx, clusters[a%len(clusters)], riak.Options{Bucket: testBucket, RetryBackoff: 5 * time.Millisecond}, mergeGCounters)
+		s, err := riak.NewStateStore(ctx, clusters[a%len(clusters)], riak.Options{BucketType: fakeType, Bucket: testBucket, RetryBackoff: 5 * time.Millisecond}, mergeGCounters)
 		require.NoError(t, err)
 		stores[a] = s
 	}
@@ -162,7 +162,7 @@ func TestStateStoreConcurrentActors(t *testing.T) {
 	for _, n := range totals {
 		want += n
 	}
-	s, err := riak.NewStateStore(ctx, cl0, riak.Options{Bucket: testBucket}, mergeGCounters)
+	s, err := riak.NewStateStore(ctx, cl0, riak.Options{BucketType: fakeType, Bucket: testBucket}, mergeGCounters)
 	require.NoError(t, err)
 	states, err := s.Load(ctx, key)
 	require.NoError(t, err)
@@ -172,7 +172,7 @@ func TestStateStoreConcurrentActors(t *testing.T) {
 	empty, err := gcounter.New().MarshalBinary()
 	require.NoError(t, err)
 	require.NoError(t, s.Save(ctx, key, "reader", empty))
-	n, _ := srv.Siblings("default", testBucket, key)
+	n, _ := srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 1, n)
 	states, err = s.Load(ctx, key)
 	require.NoError(t, err)

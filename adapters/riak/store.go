@@ -2,6 +2,7 @@ package riak
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode"
@@ -48,7 +49,8 @@ const (
 	// accept, in bytes.
 	MaxTokenSize = 64 << 10
 	// MaxSiblings is the most siblings Fetch accepts for one key. Riak
-	// itself warns at 25 and (by default) refuses writes past 100.
+	// itself warns at 25 and (by default) refuses writes past 100
+	// (max_siblings).
 	MaxSiblings = 1000
 )
 
@@ -56,7 +58,9 @@ const (
 // default except Bucket, which is required. Options is a plain value, safe
 // to copy and share.
 type Options struct {
-	// BucketType is the Riak bucket type; "" means "default".
+	// BucketType is the Riak bucket type; "" means "default". Use a type
+	// created with `riak admin bucket-type create` (see ConfigureBucket):
+	// New refuses the default type unless AllowDefaultBucketType is set.
 	BucketType string
 	// Bucket is the bucket holding the objects. Required.
 	Bucket string
@@ -65,7 +69,9 @@ type Options struct {
 	// connection reset after sending, a Riak "timeout" error) and a refusal
 	// (overload, no node available) are both retried: the operations are
 	// idempotent, so a resent write that had already landed changes
-	// nothing. Zero means DefaultRetryCount; NoRetries sends once.
+	// nothing. Riak's too_many_siblings refusal is not resent (the same
+	// write would be refused again). Zero means DefaultRetryCount;
+	// NoRetries sends once.
 	RetryCount int
 	// RetryBackoff is the pause before the first retry (doubling after);
 	// zero means DefaultRetryBackoff.
@@ -74,6 +80,12 @@ type Options struct {
 	// when the bucket properties cannot be read (restricted security
 	// permissions) and were checked another way.
 	SkipBucketCheck bool
+	// AllowDefaultBucketType lets New accept a bucket of Riak's "default"
+	// bucket type (configured with ConfigureBucket), which has no dotted
+	// version vectors: counts stay correct, but siblings are collapsed only
+	// by a write that has seen all of them, so a contended key accumulates
+	// siblings and can reach Riak's max_siblings (see ErrDefaultBucketType).
+	AllowDefaultBucketType bool
 }
 
 // settings are validated Options with defaults applied.
@@ -132,7 +144,8 @@ func checkName(what, s string, max int) error {
 // Store keeps counterkit ledgers in a Riak bucket. It implements
 // ledger.Store and ledger.Deleter: Fetch returns every sibling and the
 // vclock, Put stores with that vclock so that the siblings it merged
-// collapse, Delete removes what a vclock covers.
+// collapse (see Put for Riak's default bucket type), Delete removes what a
+// vclock covers.
 //
 // A Store holds no state of its own beyond its options and is safe for
 // concurrent use by any number of goroutines; the riak-go-client cluster
@@ -150,11 +163,14 @@ var (
 // New returns a Store on a started cluster. Unless opts.SkipBucketCheck is
 // set it reads the bucket properties first and refuses (with an error
 // wrapping crdt.ErrMisconfiguredStore) a bucket whose settings would lose
-// concurrent writes; see CheckBucket.
+// concurrent writes, and a bucket of the "default" bucket type (an error
+// wrapping ErrDefaultBucketType) unless opts.AllowDefaultBucketType is set;
+// see CheckBucket.
 //
 // Build the cluster with NewCluster, or configure your own with
-// ClusterOptions.ExecutionAttempts = 1: the Store does its own retries and
-// needs to see every failure to report ambiguity correctly.
+// ClusterOptions.ExecutionAttempts = 1 (the Store does its own retries and
+// needs to see every failure to report ambiguity correctly) and run one
+// command on it first (see NewCluster).
 func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
 	if cl == nil {
 		return nil, fmt.Errorf("%w: nil cluster", crdt.ErrInvalidConfig)
@@ -164,7 +180,8 @@ func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
 		return nil, err
 	}
 	if !opts.SkipBucketCheck {
-		if err := CheckBucket(ctx, cl, st.bucketType, st.bucket); err != nil {
+		err := CheckBucket(ctx, cl, st.bucketType, st.bucket)
+		if err != nil && !(opts.AllowDefaultBucketType && errors.Is(err, ErrDefaultBucketType)) {
 			return nil, err
 		}
 	}
@@ -175,7 +192,11 @@ func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
 // Riak's order) and its vclock as the token. A key that does not exist
 // gives no siblings, a nil token and a nil error. Tombstone siblings left by
 // a delete are skipped, but their vclock is in the token, so the next Put
-// removes them.
+// removes them. That includes a key that holds only tombstones, which Riak
+// keeps for delete_mode (3s by default) after a delete: Fetch asks for their
+// vclock (deletedvclock) and returns no siblings with a token, so that a Put
+// right after a Delete replaces the tombstone instead of becoming its
+// sibling.
 //
 // Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
 // sibling with a content type other than ContentType), crdt.ErrTooLarge
@@ -188,7 +209,8 @@ func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, 
 		op: "fetch", key: key,
 		build: func() (riakc.Command, error) {
 			return riakc.NewFetchValueCommandBuilder().
-				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).Build()
+				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).
+				WithReturnDeletedVClock(true).Build()
 		},
 	})
 	if err != nil {
@@ -217,18 +239,24 @@ func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, 
 }
 
 // Put stores value under key with token (the vclock from Fetch) as its
-// causal context. Riak replaces every sibling the token covers, so a value
-// that merges all fetched siblings collapses them; a write that raced with
-// it becomes a sibling, never a loss. A nil token stores a new sibling next
-// to whatever exists.
+// causal context. In a bucket type with dotted version vectors (any type
+// created with `riak admin bucket-type create`) Riak replaces every sibling
+// the token covers, so a value that merges all fetched siblings collapses
+// them; a write that raced with it becomes a sibling, never a loss. In the
+// "default" type (no dotted version vectors) Riak replaces the siblings
+// only if nothing was written since the Fetch, and otherwise keeps them all
+// next to the new value (see ErrDefaultBucketType). A nil token stores a
+// new sibling next to whatever exists.
 //
 // Put resends the request up to RetryCount times after a failure. A nil
 // error means the write landed. Otherwise the error wraps
 // crdt.ErrAmbiguousWrite (some attempt may have landed: the outcome is
-// unknown), crdt.ErrUnavailable (no attempt landed), crdt.ErrInvalidActor,
-// crdt.ErrInvalidIdentifier, crdt.ErrTooLarge or
-// crdt.ErrMisconfiguredStore, and the driver error is reachable with
-// errors.As.
+// unknown), crdt.ErrUnavailable (no attempt landed; this includes Riak's
+// refusal of a write that would leave more than max_siblings siblings,
+// which is not resent: fetch again and write the merge with the new token,
+// as ledger.Ledger does), crdt.ErrInvalidActor, crdt.ErrInvalidIdentifier,
+// crdt.ErrTooLarge or crdt.ErrMisconfiguredStore, and the driver error is
+// reachable with errors.As.
 func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
 	if err := checkName("key", key, MaxKeyLen); err != nil {
 		return err
@@ -263,7 +291,8 @@ func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value [
 
 // Delete removes key as far as token covers it: Riak writes a tombstone
 // with token as its context, which supersedes every sibling the token
-// covers. A write that was concurrent with the delete (not covered by the
+// covers (in the "default" bucket type, only if nothing was written since
+// the Fetch; see Put). A write that was concurrent with the delete (not covered by the
 // token) survives as a live sibling, so a racing update is never lost, but
 // it resurrects the state its writer had read, which may include values the
 // delete meant to remove. A nil token deletes everything currently stored.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 var ctx = context.Background()
@@ -37,7 +39,7 @@ func TestFetchMissingThenPut(t *testing.T) {
 	require.NotEmpty(t, tok)
 
 	require.NoError(t, s.Put(ctx, key, "a1", []byte("v2"), tok))
-	require.Equal(t, [][]byte{[]byte("v2")}, srv.Values("default", testBucket, key))
+	require.Equal(t, [][]byte{[]byte("v2")}, srv.Values(fakeType, testBucket, key))
 	require.Equal(t, int64(2), srv.Requests(riaktest.OpGet))
 	require.Equal(t, int64(2), srv.Requests(riaktest.OpPut))
 }
@@ -59,7 +61,7 @@ func TestStaleTokenMakesSiblingAndMergedPutCollapses(t *testing.T) {
 
 	// Writing back the merge with the fetched vclock collapses them.
 	require.NoError(t, s.Put(ctx, key, "a", []byte("merged"), tok2))
-	n, _ := srv.Siblings("default", testBucket, key)
+	n, _ := srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 1, n)
 	sibs, _, err = s.Fetch(ctx, key)
 	require.NoError(t, err)
@@ -87,10 +89,25 @@ func TestCheckBucketRefusesUnsafeBuckets(t *testing.T) {
 	_, err := riak.New(ctx, cl, riak.Options{BucketType: "ledgers", Bucket: "b"})
 	require.NoError(t, err)
 
-	// ConfigureBucket repairs a bucket of the default type.
+	// ConfigureBucket makes a bucket of the default type safe, but the
+	// default type has no dotted version vectors: New refuses it unless
+	// told otherwise.
 	require.NoError(t, riak.ConfigureBucket(ctx, cl, "", "b"))
-	_, err = riak.New(ctx, cl, riak.Options{Bucket: "b"})
-	require.NoError(t, err)
+	for _, typ := range []string{"", "default"} {
+		err = riak.CheckBucket(ctx, cl, typ, "b")
+		require.ErrorIs(t, err, riak.ErrDefaultBucketType)
+		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
+		require.Contains(t, err.Error(), "bucket-type create")
+		_, err = riak.New(ctx, cl, riak.Options{BucketType: typ, Bucket: "b"})
+		require.ErrorIs(t, err, riak.ErrDefaultBucketType)
+		_, err = riak.New(ctx, cl, riak.Options{BucketType: typ, Bucket: "b", AllowDefaultBucketType: true})
+		require.NoError(t, err)
+	}
+	// AllowDefaultBucketType does not let an unsafe bucket through.
+	_, err = riak.New(ctx, cl, riak.Options{Bucket: "unconfigured", AllowDefaultBucketType: true})
+	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
+	require.NotErrorIs(t, err, riak.ErrDefaultBucketType)
+	require.Contains(t, err.Error(), "allow_mult=false")
 
 	// An unknown bucket type is a misconfiguration, not an outage.
 	_, err = riak.New(ctx, cl, riak.Options{BucketType: "nope", Bucket: "b"})
@@ -108,7 +125,7 @@ func TestAmbiguousPutIsRetried(t *testing.T) {
 			srv.InjectFault(riaktest.OpPut, f, 1)
 			require.NoError(t, s.Put(ctx, key, "a", []byte("v"), nil))
 			require.GreaterOrEqual(t, srv.Requests(riaktest.OpPut), int64(2))
-			vals := srv.Values("default", testBucket, key)
+			vals := srv.Values(fakeType, testBucket, key)
 			require.NotEmpty(t, vals)
 			for _, v := range vals {
 				require.Equal(t, "v", string(v))
@@ -152,7 +169,7 @@ func TestOutcomeWithoutRetries(t *testing.T) {
 			var ce riakc.ClientError
 			require.ErrorAs(t, err, &ce, "the driver's own error is reachable too")
 			require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
-			require.Equal(t, tc.fault.Applies(), len(srv.Values("default", testBucket, key)) == 1)
+			require.Equal(t, tc.fault.Applies(), len(srv.Values(fakeType, testBucket, key)) == 1)
 		})
 	}
 }
@@ -175,7 +192,7 @@ func TestExhaustedRetries(t *testing.T) {
 		key := uniqueKey("mixed")
 		err := s.Put(ctx, key, "a", []byte("v"), nil)
 		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-		require.Len(t, srv.Values("default", testBucket, key), 1, "the ambiguous attempt did land")
+		require.Len(t, srv.Values(fakeType, testBucket, key), 1, "the ambiguous attempt did land")
 	})
 	t.Run("fetch", func(t *testing.T) {
 		srv, cl := fakeCluster(t)
@@ -239,22 +256,117 @@ func TestDelete(t *testing.T) {
 	sibs, tok2, err := s.Fetch(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, [][]byte{[]byte("racing")}, sibs, "tombstones are not returned")
-	n, _ := srv.Siblings("default", testBucket, key)
+	n, _ := srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 2, n, "live sibling + tombstone")
 
 	// A put with the new token removes the tombstone too.
 	require.NoError(t, s.Put(ctx, key, "a", []byte("v2"), tok2))
-	n, _ = srv.Siblings("default", testBucket, key)
+	n, _ = srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 1, n)
 
-	// Deleting with the latest token removes the key.
+	// Deleting with the latest token leaves only a tombstone, which Riak
+	// keeps for delete_mode. Fetch returns no siblings but the tombstone's
+	// vclock, so a Put right after the delete replaces the tombstone
+	// instead of becoming its sibling.
 	_, tok3, err := s.Fetch(ctx, key)
 	require.NoError(t, err)
 	require.NoError(t, s.Delete(ctx, key, tok3))
 	sibs, tok4, err := s.Fetch(ctx, key)
 	require.NoError(t, err)
 	require.Empty(t, sibs)
-	require.Nil(t, tok4)
+	require.NotEmpty(t, tok4, "the tombstone's vclock")
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v3"), tok4))
+	n, _ = srv.Siblings(fakeType, testBucket, key)
+	require.Equal(t, 1, n, "the tombstone is gone")
+	require.Equal(t, [][]byte{[]byte("v3")}, srv.Values(fakeType, testBucket, key))
+}
+
+// TestDeleteThenReaped: once Riak has reaped the tombstone, Fetch finds
+// nothing and returns no token.
+func TestDeleteThenReaped(t *testing.T) {
+	srv, cl := fakeCluster(t, riaktest.Options{DeleteMode: riaktest.ReapImmediately})
+	s := newStore(t, cl, riak.Options{})
+	key := uniqueKey("reaped")
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v1"), nil))
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.NoError(t, s.Delete(ctx, key, tok))
+	n, _ := srv.Siblings(fakeType, testBucket, key)
+	require.Zero(t, n)
+	sibs, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Empty(t, sibs)
+	require.Nil(t, tok)
+}
+
+// TestTooManySiblingsIsNotResent: Riak refuses a write that would leave
+// more than max_siblings siblings before applying it. The Store does not
+// resend it (the same write would be refused again) and reports that it
+// did not land; the ledger then fetches again, and its next write, whose
+// token covers every sibling, lands. In the default bucket type (no dotted
+// version vectors) a write raced by another keeps every sibling it read,
+// which is how a hot key reaches the limit.
+func TestTooManySiblingsIsNotResent(t *testing.T) {
+	srv, cl := fakeDefaultTypeCluster(t, riaktest.Options{MaxSiblings: 4})
+	s := newStore(t, cl, defaultTypeOptions)
+	key := uniqueKey("hot")
+	for _, v := range []string{"a", "b", "c"} {
+		require.NoError(t, s.Put(ctx, key, crdt.ActorID(v), []byte(v), nil))
+	}
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.NoError(t, s.Put(ctx, key, "d", []byte("d"), nil)) // lands between the fetch and the put
+	srv.ResetRequests()
+	err = s.Put(ctx, key, "x", []byte("merged"), tok)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "refused: known not to have landed")
+	require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	var re riakc.RiakError
+	require.ErrorAs(t, err, &re)
+	require.Contains(t, re.Errmsg, "too_many_siblings")
+	require.Equal(t, int64(1), srv.Requests(riaktest.OpPut), "not resent")
+	require.Len(t, srv.Values("default", testBucket, key), 4)
+
+	// The ledger recovers by fetching again.
+	key = uniqueKey("hot-ledger")
+	for _, v := range []string{"a", "b", "c"} {
+		var c tpncounter.Counter
+		_, err := c.Apply(crdt.ActorID(v), crdt.TxnID("seed-"+v), 1)
+		require.NoError(t, err)
+		b, err := c.MarshalBinary()
+		require.NoError(t, err)
+		require.NoError(t, s.Put(ctx, key, crdt.ActorID(v), b, nil))
+	}
+	var c tpncounter.Counter
+	_, err = c.Apply("d", "seed-d", 1)
+	require.NoError(t, err)
+	racing, err := c.MarshalBinary()
+	require.NoError(t, err)
+	racer := &racingStore{Store: s, race: func() {
+		require.NoError(t, s.Put(ctx, key, "d", racing, nil))
+	}}
+	l, err := ledger.New(racer, key, ledger.Options{Actor: "x"})
+	require.NoError(t, err)
+	srv.ResetRequests()
+	res, err := l.Credit(ctx, "txn", 10)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Attempts, "one refused write, one after a fresh fetch")
+	require.Equal(t, int64(14), res.Value)
+	require.Equal(t, int64(3), srv.Requests(riaktest.OpPut), "the racing put, the refused put, the landed put")
+	require.Len(t, srv.Values("default", testBucket, key), 1)
+}
+
+// racingStore is a ledger.Store wrapper for tests: after its first Fetch it
+// runs race, a write that lands between that Fetch and the next Put.
+type racingStore struct {
+	*riak.Store
+	once sync.Once
+	race func()
+}
+
+func (r *racingStore) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, error) {
+	sibs, tok, err := r.Store.Fetch(ctx, key)
+	r.once.Do(r.race)
+	return sibs, tok, err
 }
 
 func TestBadInput(t *testing.T) {
@@ -286,7 +398,7 @@ func TestForeignContentTypeIsRefused(t *testing.T) {
 	_, cl := fakeCluster(t)
 	s := newStore(t, cl, riak.Options{})
 	key := uniqueKey("foreign")
-	cmd, err := riakc.NewStoreValueCommandBuilder().WithBucket(testBucket).WithKey(key).
+	cmd, err := riakc.NewStoreValueCommandBuilder().WithBucketType(fakeType).WithBucket(testBucket).WithKey(key).
 		WithContent(&riakc.Object{Value: []byte("{}"), ContentType: "application/json"}).Build()
 	require.NoError(t, err)
 	require.NoError(t, cl.Execute(cmd))

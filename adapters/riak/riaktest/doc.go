@@ -9,17 +9,26 @@
 // The double models the parts of Riak that counterkit's correctness
 // depends on, on one simulated node:
 //
-//   - Causality with dotted version vectors (Riak 2.x with
-//     dvv_enabled=true). Every stored sibling carries the dot of the write
-//     that made it; the object's causal context is a version vector
-//     (VClock) encoded into the opaque vclock bytes. A put supersedes
-//     exactly the siblings its vclock covers; the rest stay as siblings.
-//     Dots are never reused, even after a key is reaped (Riak's per-key
+//   - Causality with version vectors encoded into the opaque vclock bytes
+//     (VClock). Every stored sibling carries the dot of the write that made
+//     it. Dots are never reused, even after a key is reaped (Riak's per-key
 //     epochs), so a stale vclock never covers a newer write.
+//   - Bucket types as in Riak: a type created with CreateBucketType has
+//     dvv_enabled=true, and a put supersedes exactly the siblings its
+//     vclock covers; the "default" type has dvv_enabled=false, and only a
+//     put whose vclock descends the stored object supersedes anything: any
+//     other put keeps every stored sibling next to its own
+//     (riak_object:merge_contents with DVV off), so on a contended key
+//     siblings pile up until a write that has seen all of them lands.
+//   - max_siblings (Options.MaxSiblings, 100 by default): a write that
+//     would leave more siblings is refused with "{too_many_siblings,N}",
+//     as by Riak.
 //   - The bucket properties allow_mult and last_write_wins, per bucket type
 //     and per bucket, including the data loss they cause when set unsafely.
-//   - Deletes as tombstone writes; a key left with only tombstones is reaped
-//     at once.
+//   - Deletes as tombstone writes. A key left with only tombstones is kept
+//     for Options.DeleteMode (3s, Riak's delete_mode) and then reaped;
+//     meanwhile a fetch answers "not found", or with deletedvclock the
+//     tombstone's vclock.
 //   - Fault injection (InjectFault, SetFaultFunc): refuse before applying,
 //     close before applying, drop the response after applying, close after
 //     applying, answer "timeout" after applying.
@@ -35,6 +44,15 @@
 // vclock pruning, secondary indexes, links, MapReduce, search, Riak data
 // types, strong consistency, security or TLS. Behaviour that depends on
 // those needs a real Riak.
+//
+// Error messages are Riak's where counterkit classifies them ("overload",
+// "timeout", "{too_many_siblings,N}"), with two exceptions: a malformed
+// vclock is refused with "bad vclock: ...", where Riak's protocol-buffers
+// handler crashes, answers "Error processing incoming message: ..." with
+// the crash (naming riak_object's decode_vclock) and closes the connection;
+// and an unknown bucket type is refused with "Invalid bucket type: ...",
+// where Riak's message names no_type. dvv_enabled cannot be turned off on a
+// created type.
 //
 // The vclock encoding (VClockTag) is local to this package and may change
 // only with its golden files under testdata/.

@@ -20,9 +20,13 @@ func (s sibling) tombstone() bool { return s.content.GetDeleted() }
 
 // object is what the double keeps per key: the causal context of everything
 // ever written to it (vv) and the siblings nothing has superseded yet.
+// reapAt is set when a delete left only tombstones: the object is kept
+// (fetches answer "not found", or the tombstone's vclock when asked for it)
+// until then, and reaped at the first access after it (Riak's delete_mode).
 type object struct {
-	vv   VClock
-	sibs []sibling
+	vv     VClock
+	sibs   []sibling
+	reapAt time.Time
 }
 
 // live reports whether the object has a sibling that is not a tombstone.
@@ -40,17 +44,25 @@ func (o *object) live() bool {
 type writeProps struct {
 	allowMult     bool
 	lastWriteWins bool
+	// dvv is dvv_enabled: false for Riak's "default" bucket type, true for
+	// every type created with `riak admin bucket-type create`.
+	dvv bool
 }
 
 // apply performs one write (a put, or a delete's tombstone) coordinated by
-// vnode coord with client context ctx, following Riak 2.x with
-// dvv_enabled=true:
+// vnode coord with client context ctx, following riak_object:update/merge:
 //
 //   - the new context is the join of the stored context and ctx, with the
 //     coordinator's counter incremented; the new sibling gets that dot;
-//   - siblings whose dot ctx covers are superseded and dropped; the others
-//     are concurrent with the write and stay, so a put without the latest
-//     vclock makes a sibling;
+//   - with dvv (custom bucket types): siblings whose dot ctx covers are
+//     superseded and dropped; the others are concurrent with the write and
+//     stay, so a put without the latest vclock makes a sibling;
+//   - without dvv (the default bucket type, dvv_enabled=false): a write whose
+//     ctx descends the stored context replaces every sibling; any other
+//     write keeps every stored sibling, including those its writer had read
+//     and merged (riak_object:merge_contents(New, Old, false) is the union
+//     of both sibling lists), so siblings pile up until a write that read
+//     all of them lands with nothing in between;
 //   - allow_mult=false keeps only the newest sibling (Riak resolves by
 //     timestamp, and the new write is the newest), and last_write_wins=true
 //     replaces the object outright; both silently lose concurrent writes,
@@ -79,10 +91,17 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 	fresh := sibling{dot: Dot{Vnode: coord, Counter: vv[coord]}, content: c}
 	next := &object{vv: vv}
 	if !p.lastWriteWins && p.allowMult {
-		for _, s := range prev {
-			if !ctx.Covers(s.dot) {
-				next.sibs = append(next.sibs, s)
+		switch {
+		case p.dvv:
+			for _, s := range prev {
+				if !ctx.Covers(s.dot) {
+					next.sibs = append(next.sibs, s)
+				}
 			}
+		case ctx.Descends(base):
+			// Without DVV, a write that has seen everything replaces it.
+		default:
+			next.sibs = append(next.sibs, prev...)
 		}
 	}
 	next.sibs = append(next.sibs, fresh)

@@ -110,8 +110,10 @@ func (f Fault) String() string {
 func (f Fault) Applies() bool { return f != Refuse && f != CloseBeforeApply }
 
 // BucketTypeProps are the properties of a bucket type created with
-// CreateBucketType. Unlike riak-admin, the zero value means allow_mult=false:
-// set AllowMult explicitly. It is a plain value, safe to copy and share.
+// CreateBucketType. Unlike `riak admin bucket-type create`, the zero value
+// means allow_mult=false: set AllowMult explicitly. Every created type has
+// dvv_enabled=true, as in Riak; only the "default" type runs without dotted
+// version vectors. It is a plain value, safe to copy and share.
 type BucketTypeProps struct {
 	AllowMult     bool
 	LastWriteWins bool
@@ -121,12 +123,38 @@ type BucketTypeProps struct {
 	Datatype string
 }
 
+// Defaults for Options fields left zero, and the Options.DeleteMode that
+// reaps at once.
+const (
+	// DefaultMaxSiblings is Riak's default max_siblings (riak_kv): a write
+	// that would leave more siblings than this on an object is refused.
+	DefaultMaxSiblings = 100
+	// DefaultDeleteMode is Riak's default delete_mode: how long an object
+	// left with only tombstones is kept before it is reaped.
+	DefaultDeleteMode = 3 * time.Second
+	// ReapImmediately, as Options.DeleteMode, reaps an object as soon as a
+	// delete leaves it with only tombstones (delete_mode=immediate).
+	ReapImmediately time.Duration = -1
+)
+
 // Options configure a FakeServer. The zero value is ready to use; it is a
 // plain value, safe to copy and share.
 type Options struct {
 	// Vnodes is how many coordinating vnode ids writes rotate over
 	// (default 3). More vnodes give wider version vectors.
 	Vnodes int
+	// MaxSiblings is the most siblings (tombstones included) a write may
+	// leave on an object; a put or delete that would leave more is refused,
+	// with nothing applied, by the error Riak sends: "{too_many_siblings,N}".
+	// Zero means DefaultMaxSiblings; a negative value means no limit.
+	MaxSiblings int
+	// DeleteMode is how long an object left with only tombstones is kept
+	// before it is reaped. Meanwhile a fetch answers "not found", or, with
+	// deletedvclock set, the tombstone's vclock and no value, and a write
+	// whose vclock does not cover the tombstone becomes its sibling. Zero
+	// means DefaultDeleteMode; ReapImmediately (any negative value) reaps at
+	// once.
+	DeleteMode time.Duration
 }
 
 type bucketID struct{ typ, bucket string }
@@ -142,14 +170,19 @@ type objectID struct{ typ, bucket, key string }
 // It keeps everything in memory on a single simulated node and models what
 // matters for counterkit faithfully:
 //
-//   - causality with dotted version vectors encoded into the opaque vclock
-//     bytes (see VClock): a put without the latest vclock makes a sibling, a
-//     put whose vclock covers siblings replaces exactly those;
+//   - causality with version vectors encoded into the opaque vclock bytes
+//     (see VClock): a put without the latest vclock makes a sibling. In
+//     bucket types created with CreateBucketType (dvv_enabled=true) a put
+//     replaces exactly the siblings its vclock covers; in the "default"
+//     type (dvv_enabled=false) only a put whose vclock descends the stored
+//     one replaces anything, and any other put keeps every stored sibling;
+//   - max_siblings: a write that would leave more than Options.MaxSiblings
+//     siblings is refused with "{too_many_siblings,N}";
 //   - the bucket properties allow_mult and last_write_wins, including the
 //     data loss they cause when misconfigured;
 //   - deletes with a vclock: what the vclock covers is removed, concurrent
-//     siblings survive, and an object left with only tombstones is reaped
-//     at once (delete_mode=immediate);
+//     siblings survive, and an object left with only tombstones is kept for
+//     Options.DeleteMode (3s, as Riak's delete_mode) and then reaped;
 //   - fault injection per request (InjectFault, SetFaultFunc) and request
 //     counting per operation (Requests).
 //
@@ -160,9 +193,11 @@ type objectID struct{ typ, bucket, key string }
 // A FakeServer is safe for concurrent use; its zero value is not usable:
 // create one with Start or NewFakeServer.
 type FakeServer struct {
-	ln     net.Listener
-	vnodes []string
-	rr     atomic.Uint64
+	ln         net.Listener
+	vnodes     []string
+	rr         atomic.Uint64
+	maxSibs    int           // < 0: no limit
+	deleteMode time.Duration // < 0: reap at once
 
 	counts [numOps]atomic.Int64
 
@@ -207,14 +242,22 @@ func NewFakeServer(opts Options) (*FakeServer, error) {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
 	s := &FakeServer{
-		ln:      ln,
-		types:   map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
-		buckets: map[bucketID]*rpb.RpbBucketProps{},
-		objects: map[objectID]*object{},
-		faults:  map[Op][]Fault{},
-		hist:    map[int]int64{},
-		clocks:  map[string]uint64{},
-		conns:   map[net.Conn]struct{}{},
+		ln:         ln,
+		maxSibs:    opts.MaxSiblings,
+		deleteMode: opts.DeleteMode,
+		types:      map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
+		buckets:    map[bucketID]*rpb.RpbBucketProps{},
+		objects:    map[objectID]*object{},
+		faults:     map[Op][]Fault{},
+		hist:       map[int]int64{},
+		clocks:     map[string]uint64{},
+		conns:      map[net.Conn]struct{}{},
+	}
+	if s.maxSibs == 0 {
+		s.maxSibs = DefaultMaxSiblings
+	}
+	if s.deleteMode == 0 {
+		s.deleteMode = DefaultDeleteMode
 	}
 	for i := 0; i < n; i++ {
 		s.vnodes = append(s.vnodes, fmt.Sprintf("vnode-%d", i))
@@ -259,10 +302,11 @@ func (s *FakeServer) Close() error {
 }
 
 // CreateBucketType creates and activates a bucket type, like
-// `riak-admin bucket-type create` followed by `activate`. Buckets of a type
-// that does not exist are refused, as by Riak. The "default" type always
-// exists with allow_mult=false and last_write_wins=false, Riak 2.x's
-// defaults for it.
+// `riak admin bucket-type create` followed by `activate` (`riak-admin` on
+// Riak 2.x). The type has dvv_enabled=true, as every created type in Riak.
+// Buckets of a type that does not exist are refused, as by Riak. The
+// "default" type always exists with allow_mult=false, last_write_wins=false
+// and dvv_enabled=false, Riak's defaults for it.
 func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
 	if name == "" || name == "default" {
 		return fmt.Errorf("riaktest: bucket type %q cannot be created", name)
@@ -329,11 +373,12 @@ func (s *FakeServer) SiblingHistogram() map[int]int64 {
 }
 
 // Siblings returns the number of siblings stored for a key (tombstones
-// included) and its causal context; 0 and nil if the key does not exist.
+// included) and its causal context; 0 and nil if the key does not exist
+// (or was reaped).
 func (s *FakeServer) Siblings(bucketType, bucket, key string) (int, VClock) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.objects[objectID{bucketType, bucket, key}]
+	o := s.objectLocked(objectID{bucketType, bucket, key})
 	if o == nil {
 		return 0, nil
 	}
@@ -345,7 +390,7 @@ func (s *FakeServer) Siblings(bucketType, bucket, key string) (int, VClock) {
 func (s *FakeServer) Values(bucketType, bucket, key string) [][]byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	o := s.objects[objectID{bucketType, bucket, key}]
+	o := s.objectLocked(objectID{bucketType, bucket, key})
 	if o == nil {
 		return nil
 	}
@@ -651,13 +696,22 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 	if _, rerr := s.propsLocked(typ, string(m.Bucket)); rerr != "" {
 		return 0, nil, rerr
 	}
-	o := s.objects[objectID{typ, string(m.Bucket), string(m.Key)}]
+	o := s.objectLocked(objectID{typ, string(m.Bucket), string(m.Key)})
 	if o == nil {
 		return codeGetResp, nil, "" // not found: an empty RpbGetResp
 	}
 	vc, err := o.vv.MarshalBinary()
 	if err != nil {
 		return 0, nil, rpcError(err.Error())
+	}
+	if !o.live() {
+		// Only tombstones, not yet reaped: "not found", unless the client
+		// asked for the tombstone's vclock (a response with a vclock and
+		// no content).
+		if m.GetDeletedvclock() {
+			return codeGetResp, &rpbkv.RpbGetResp{Vclock: vc}, ""
+		}
+		return codeGetResp, nil, ""
 	}
 	if len(m.IfModified) > 0 {
 		ctx, rerr := decodeContext(m.IfModified)
@@ -691,8 +745,29 @@ func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
 	return nextDot(s.clocks, coord, merged)
 }
 
-func propsOf(p *rpb.RpbBucketProps) writeProps {
-	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins()}
+// propsOf returns the write properties of a bucket of type typ.
+func propsOf(typ string, p *rpb.RpbBucketProps) writeProps {
+	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: typ != "default"}
+}
+
+// objectLocked returns the object stored under id, reaping it first if it
+// holds only tombstones and its delete_mode has passed.
+func (s *FakeServer) objectLocked(id objectID) *object {
+	o := s.objects[id]
+	if o != nil && !o.reapAt.IsZero() && !o.live() && !time.Now().Before(o.reapAt) {
+		delete(s.objects, id)
+		return nil
+	}
+	return o
+}
+
+// tooManySiblingsLocked returns Riak's refusal when o has more siblings than
+// max_siblings allows.
+func (s *FakeServer) tooManySiblingsLocked(o *object) rpcError {
+	if s.maxSibs >= 0 && len(o.sibs) > s.maxSibs {
+		return rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(o.sibs)))
+	}
+	return ""
 }
 
 func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
@@ -720,7 +795,7 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 		key, generated = hex.EncodeToString(b[:]), true
 	}
 	id := objectID{typ, string(m.Bucket), key}
-	old := s.objects[id]
+	old := s.objectLocked(id)
 	if m.GetIfNoneMatch() && old != nil && old.live() {
 		return 0, nil, "match_found"
 	}
@@ -729,7 +804,10 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
-	next := apply(old, ctx, content, propsOf(props), s.dotLocked(old, ctx), time.Now())
+	next := apply(old, ctx, content, propsOf(typ, props), s.dotLocked(old, ctx), time.Now())
+	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
+		return 0, nil, rerr
+	}
 	s.objects[id] = next
 	resp := &rpbkv.RpbPutResp{}
 	if generated {
@@ -771,7 +849,7 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 		return 0, nil, rerr
 	}
 	id := objectID{typ, string(m.Bucket), string(m.Key)}
-	old := s.objects[id]
+	old := s.objectLocked(id)
 	if old == nil {
 		return codeDelResp, nil, ""
 	}
@@ -780,11 +858,19 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 		ctx = old.vv
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
-	next := apply(old, ctx, tomb, propsOf(props), s.dotLocked(old, ctx), time.Now())
-	if next.live() {
+	now := time.Now()
+	next := apply(old, ctx, tomb, propsOf(typ, props), s.dotLocked(old, ctx), now)
+	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
+		return 0, nil, rerr
+	}
+	switch {
+	case next.live():
 		s.objects[id] = next
-	} else {
-		delete(s.objects, id) // delete_mode=immediate: reap tombstone-only objects
+	case s.deleteMode < 0:
+		delete(s.objects, id) // delete_mode=immediate
+	default:
+		next.reapAt = now.Add(s.deleteMode) // reaped by objectLocked
+		s.objects[id] = next
 	}
 	return codeDelResp, nil, ""
 }

@@ -2,7 +2,9 @@ package riaktest_test
 
 import (
 	"errors"
+	"fmt"
 	"net"
+	"strconv"
 	"testing"
 	"time"
 
@@ -13,6 +15,19 @@ import (
 )
 
 const bucket = "b"
+
+// dvvType is a bucket type created by startDVV: allow_mult=true and, like
+// every type created with `riak admin bucket-type create`, dotted version
+// vectors. Riak's "default" type has neither.
+const dvvType = "dvv"
+
+// startDVV starts a FakeServer with dvvType created.
+func startDVV(t *testing.T, opts ...riaktest.Options) *riaktest.FakeServer {
+	t.Helper()
+	srv := riaktest.Start(t, opts...)
+	require.NoError(t, srv.CreateBucketType(dvvType, riaktest.BucketTypeProps{AllowMult: true}))
+	return srv
+}
 
 // client returns a started riak-go-client cluster for srv with a short
 // request timeout and no driver-level retries.
@@ -79,27 +94,26 @@ func TestNotFoundThenStoreThenFetch(t *testing.T) {
 }
 
 func TestSiblingsAndCollapse(t *testing.T) {
-	srv := riaktest.Start(t)
+	srv := startDVV(t)
 	cl := client(t, srv)
-	setProps(t, cl, "default", true, false)
 
-	require.NoError(t, store(cl, "default", "k", "a", nil))
-	first := fetch(t, cl, "default", "k")
+	require.NoError(t, store(cl, dvvType, "k", "a", nil))
+	first := fetch(t, cl, dvvType, "k")
 	// Two writers both start from the same context: concurrent puts.
-	require.NoError(t, store(cl, "default", "k", "b", first.VClock))
-	require.NoError(t, store(cl, "default", "k", "c", first.VClock))
-	r := fetch(t, cl, "default", "k")
+	require.NoError(t, store(cl, dvvType, "k", "b", first.VClock))
+	require.NoError(t, store(cl, dvvType, "k", "c", first.VClock))
+	r := fetch(t, cl, dvvType, "k")
 	require.ElementsMatch(t, []string{"b", "c"}, values(r))
 	// A put without any vclock is concurrent with everything.
-	require.NoError(t, store(cl, "default", "k", "d", nil))
-	r = fetch(t, cl, "default", "k")
+	require.NoError(t, store(cl, dvvType, "k", "d", nil))
+	r = fetch(t, cl, dvvType, "k")
 	require.ElementsMatch(t, []string{"b", "c", "d"}, values(r))
-	n, _ := srv.Siblings("default", bucket, "k")
+	n, _ := srv.Siblings(dvvType, bucket, "k")
 	require.Equal(t, 3, n)
 
 	// Writing with the latest vclock replaces every sibling it covers.
-	require.NoError(t, store(cl, "default", "k", "merged", r.VClock))
-	r2 := fetch(t, cl, "default", "k")
+	require.NoError(t, store(cl, dvvType, "k", "merged", r.VClock))
+	r2 := fetch(t, cl, dvvType, "k")
 	require.Equal(t, []string{"merged"}, values(r2))
 
 	var before, after riaktest.VClock
@@ -110,16 +124,109 @@ func TestSiblingsAndCollapse(t *testing.T) {
 }
 
 func TestStaleWriteAfterCollapseMakesSibling(t *testing.T) {
-	srv := riaktest.Start(t)
+	srv := startDVV(t)
 	cl := client(t, srv)
-	setProps(t, cl, "default", true, false)
-	require.NoError(t, store(cl, "default", "k", "a", nil))
-	old := fetch(t, cl, "default", "k").VClock
-	require.NoError(t, store(cl, "default", "k", "b", old))
+	require.NoError(t, store(cl, dvvType, "k", "a", nil))
+	old := fetch(t, cl, dvvType, "k").VClock
+	require.NoError(t, store(cl, dvvType, "k", "b", old))
 	// A writer still holding the old vclock: its write is concurrent with b
 	// but supersedes a (which both b and it have seen).
-	require.NoError(t, store(cl, "default", "k", "c", old))
-	require.ElementsMatch(t, []string{"b", "c"}, values(fetch(t, cl, "default", "k")))
+	require.NoError(t, store(cl, dvvType, "k", "c", old))
+	require.ElementsMatch(t, []string{"b", "c"}, values(fetch(t, cl, dvvType, "k")))
+}
+
+// TestDefaultTypeHasNoDVV: in Riak's "default" bucket type
+// (dvv_enabled=false) a put whose vclock does not descend the stored object
+// keeps every stored sibling, even those its writer read and merged; in a
+// created type (dvv_enabled=true) it drops exactly the siblings its vclock
+// covers. In both, a put whose vclock descends everything collapses them.
+func TestDefaultTypeHasNoDVV(t *testing.T) {
+	for _, tc := range []struct {
+		typ  string
+		want []string // after the contended write
+	}{
+		{"default", []string{"a", "b", "y", "x"}},
+		{dvvType, []string{"y", "x"}},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			srv := startDVV(t)
+			cl := client(t, srv)
+			setProps(t, cl, "default", true, false)
+			require.NoError(t, store(cl, tc.typ, "k", "a", nil))
+			require.NoError(t, store(cl, tc.typ, "k", "b", nil))
+			read := fetch(t, cl, tc.typ, "k")
+			require.ElementsMatch(t, []string{"a", "b"}, values(read))
+			// Another writer lands in between; then x, which read and
+			// merged a and b, writes with the vclock of that read.
+			require.NoError(t, store(cl, tc.typ, "k", "y", nil))
+			require.NoError(t, store(cl, tc.typ, "k", "x", read.VClock))
+			r := fetch(t, cl, tc.typ, "k")
+			require.ElementsMatch(t, tc.want, values(r))
+			n, _ := srv.Siblings(tc.typ, bucket, "k")
+			require.Equal(t, len(tc.want), n)
+
+			// A quiet write with the latest vclock collapses everything.
+			require.NoError(t, store(cl, tc.typ, "k", "merged", r.VClock))
+			require.Equal(t, []string{"merged"}, values(fetch(t, cl, tc.typ, "k")))
+		})
+	}
+}
+
+// TestMaxSiblings: a write that would leave more than max_siblings siblings
+// is refused with Riak's error and applies nothing; a write whose vclock
+// covers the siblings still lands.
+func TestMaxSiblings(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  riaktest.Options
+		limit int
+	}{
+		{"default limit", riaktest.Options{}, riaktest.DefaultMaxSiblings},
+		{"limit 3", riaktest.Options{MaxSiblings: 3}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startDVV(t, tc.opts)
+			cl := client(t, srv)
+			for i := 0; i < tc.limit; i++ {
+				require.NoError(t, store(cl, dvvType, "k", strconv.Itoa(i), nil))
+			}
+			err := store(cl, dvvType, "k", "one too many", nil)
+			var re riakc.RiakError
+			require.True(t, errors.As(unwrapClient(err), &re), "%v", err)
+			require.Equal(t, fmt.Sprintf("{too_many_siblings,%d}", tc.limit+1), re.Errmsg)
+			r := fetch(t, cl, dvvType, "k")
+			require.Len(t, r.Values, tc.limit, "the refused write applied nothing")
+			require.NotContains(t, values(r), "one too many")
+
+			// A delete that would add a tombstone sibling is refused too.
+			stale, err := riakc.NewDeleteValueCommandBuilder().WithBucketType(dvvType).WithBucket(bucket).
+				WithKey("k").WithVClock(unrelatedVClock(t)).Build()
+			require.NoError(t, err)
+			require.Error(t, cl.Execute(stale))
+			require.Len(t, fetch(t, cl, dvvType, "k").Values, tc.limit)
+
+			require.NoError(t, store(cl, dvvType, "k", "merged", r.VClock))
+			require.Equal(t, []string{"merged"}, values(fetch(t, cl, dvvType, "k")))
+		})
+	}
+
+	t.Run("no limit", func(t *testing.T) {
+		srv := startDVV(t, riaktest.Options{MaxSiblings: -1})
+		cl := client(t, srv)
+		for i := 0; i <= riaktest.DefaultMaxSiblings; i++ {
+			require.NoError(t, store(cl, dvvType, "k", strconv.Itoa(i), nil))
+		}
+		n, _ := srv.Siblings(dvvType, bucket, "k")
+		require.Equal(t, riaktest.DefaultMaxSiblings+1, n)
+	})
+}
+
+// unrelatedVClock returns a vclock that covers no write the server made.
+func unrelatedVClock(t *testing.T) []byte {
+	t.Helper()
+	b, err := riaktest.VClock{"elsewhere": 1}.MarshalBinary()
+	require.NoError(t, err)
+	return b
 }
 
 func TestAllowMultFalseAndLWWLoseConcurrentWrites(t *testing.T) {
@@ -177,25 +284,71 @@ func unwrapClient(err error) error {
 }
 
 func TestDeleteWithVClock(t *testing.T) {
-	srv := riaktest.Start(t)
+	srv := startDVV(t, riaktest.Options{DeleteMode: riaktest.ReapImmediately})
 	cl := client(t, srv)
-	setProps(t, cl, "default", true, false)
-	require.NoError(t, store(cl, "default", "k", "a", nil))
-	seen := fetch(t, cl, "default", "k").VClock
+	require.NoError(t, store(cl, dvvType, "k", "a", nil))
+	seen := fetch(t, cl, dvvType, "k").VClock
 	// A concurrent writer the deleter has not seen.
-	require.NoError(t, store(cl, "default", "k", "late", nil))
-	del, err := riakc.NewDeleteValueCommandBuilder().WithBucket(bucket).WithKey("k").WithVClock(seen).Build()
-	require.NoError(t, err)
-	require.NoError(t, cl.Execute(del))
-	r := fetch(t, cl, "default", "k")
+	require.NoError(t, store(cl, dvvType, "k", "late", nil))
+	require.NoError(t, cl.Execute(deleteCmd(t, dvvType, "k", seen)))
+	r := fetch(t, cl, dvvType, "k")
 	require.Equal(t, []string{"late"}, values(r), "the unseen write survives the delete")
 	require.Len(t, r.Values, 2, "plus the tombstone sibling")
 
 	// Deleting with the latest vclock removes the key.
-	del, err = riakc.NewDeleteValueCommandBuilder().WithBucket(bucket).WithKey("k").WithVClock(r.VClock).Build()
-	require.NoError(t, err)
-	require.NoError(t, cl.Execute(del))
-	require.True(t, fetch(t, cl, "default", "k").IsNotFound)
+	require.NoError(t, cl.Execute(deleteCmd(t, dvvType, "k", r.VClock)))
+	require.True(t, fetch(t, cl, dvvType, "k").IsNotFound)
+	n, _ := srv.Siblings(dvvType, bucket, "k")
+	require.Zero(t, n, "reaped at once")
+}
+
+// TestTombstoneKeptForDeleteMode: an object left with only tombstones is
+// kept for delete_mode. A plain fetch says "not found" (no vclock), so a
+// put after it becomes a sibling of the tombstone; a fetch with
+// deletedvclock returns the tombstone's vclock, and a put with it replaces
+// the tombstone. After delete_mode the object is reaped.
+func TestTombstoneKeptForDeleteMode(t *testing.T) {
+	const deleteMode = 300 * time.Millisecond
+	srv := startDVV(t, riaktest.Options{DeleteMode: deleteMode})
+	cl := client(t, srv)
+	fetchDeleted := func(key string) *riakc.FetchValueResponse {
+		cmd, err := riakc.NewFetchValueCommandBuilder().WithBucketType(dvvType).WithBucket(bucket).
+			WithKey(key).WithReturnDeletedVClock(true).Build()
+		require.NoError(t, err)
+		require.NoError(t, cl.Execute(cmd))
+		return cmd.(*riakc.FetchValueCommand).Response
+	}
+	deleteAll := func(key string) {
+		require.NoError(t, store(cl, dvvType, key, "v", nil))
+		require.NoError(t, cl.Execute(deleteCmd(t, dvvType, key, fetch(t, cl, dvvType, key).VClock)))
+	}
+
+	deleteAll("plain")
+	r := fetch(t, cl, dvvType, "plain")
+	require.True(t, r.IsNotFound)
+	require.Empty(t, r.VClock)
+	require.NoError(t, store(cl, dvvType, "plain", "new", r.VClock))
+	n, _ := srv.Siblings(dvvType, bucket, "plain")
+	require.Equal(t, 2, n, "a put without the tombstone's vclock is its sibling")
+
+	deleteAll("deleted-vclock")
+	r = fetchDeleted("deleted-vclock")
+	require.False(t, r.IsNotFound)
+	require.NotEmpty(t, r.VClock)
+	require.Len(t, r.Values, 1)
+	require.True(t, r.Values[0].IsTombstone)
+	require.NoError(t, store(cl, dvvType, "deleted-vclock", "new", r.VClock))
+	n, _ = srv.Siblings(dvvType, bucket, "deleted-vclock")
+	require.Equal(t, 1, n, "a put with the tombstone's vclock replaces it")
+	require.Equal(t, []string{"new"}, values(fetch(t, cl, dvvType, "deleted-vclock")))
+
+	deleteAll("reaped")
+	n, _ = srv.Siblings(dvvType, bucket, "reaped")
+	require.Equal(t, 1, n, "the tombstone is kept")
+	time.Sleep(deleteMode + 50*time.Millisecond)
+	n, _ = srv.Siblings(dvvType, bucket, "reaped")
+	require.Zero(t, n, "and reaped after delete_mode")
+	require.True(t, fetchDeleted("reaped").IsNotFound)
 }
 
 func TestFaultsAndCounting(t *testing.T) {
@@ -269,9 +422,9 @@ func TestMalformedVClockIsRefused(t *testing.T) {
 	require.Contains(t, re.Errmsg, "bad vclock")
 }
 
-func deleteCmd(t *testing.T, key string, vclock []byte) riakc.Command {
+func deleteCmd(t *testing.T, typ, key string, vclock []byte) riakc.Command {
 	t.Helper()
-	cmd, err := riakc.NewDeleteValueCommandBuilder().WithBucket(bucket).WithKey(key).WithVClock(vclock).Build()
+	cmd, err := riakc.NewDeleteValueCommandBuilder().WithBucketType(typ).WithBucket(bucket).WithKey(key).WithVClock(vclock).Build()
 	require.NoError(t, err)
 	return cmd
 }

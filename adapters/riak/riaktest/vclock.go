@@ -31,7 +31,7 @@ const (
 
 // Dot names one write: the vnode that coordinated it and that vnode's
 // counter after the write. Every sibling the double stores carries the dot of
-// the write that created it (dotted version vectors, as Riak 2.x with
+// the write that created it (dotted version vectors, as Riak with
 // dvv_enabled=true). A Dot is a plain value, safe to copy and share.
 type Dot struct {
 	Vnode   string
