@@ -302,13 +302,19 @@ func (s *ledgerSim) step(ctx context.Context, step int) error {
 	}
 }
 
-func TestLedgerSimulation(t *testing.T) {
+// simProperties returns gopter properties over COUNTERKIT_CASES × 400
+// schedule seeds, printing the seed and its replay command.
+func simProperties(t *testing.T) (*gopter.Properties, *gopter.TestParameters) {
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = proptest.Scale(400)
 	params.MaxShrinkCount = 0
-	props := gopter.NewProperties(params)
+	return gopter.NewProperties(params), params
+}
+
+func TestLedgerSimulation(t *testing.T) {
+	props, params := simProperties(t)
 	props.Property("ledgers over a faulty store count every landed transaction once", prop.ForAll(func(s int64) string {
 		if err := runLedgerSim(s, 60); err != nil {
 			return fmt.Sprintf("schedule seed %d: %v", s, err)
@@ -324,12 +330,7 @@ func TestLedgerSimulation(t *testing.T) {
 // window: every resend is recognised or refused (crdt.ErrOutsideWindow),
 // none is counted twice.
 func TestLedgerSimulationTimed(t *testing.T) {
-	seed := proptest.Seed()
-	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
-	params := gopter.DefaultTestParametersWithSeed(seed)
-	params.MinSuccessfulTests = proptest.Scale(400)
-	params.MaxShrinkCount = 0
-	props := gopter.NewProperties(params)
+	props, params := simProperties(t)
 	refused := 0
 	props.Property("timed ledgers never count a late resend twice", prop.ForAll(func(s int64) string {
 		sim, err := runLedgerSimMode(s, 60, true)

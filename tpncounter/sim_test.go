@@ -471,6 +471,23 @@ func TestSimulationTimedNeverCountsTwice(t *testing.T) {
 	require.Positive(t, st.refused)
 }
 
+// expectCaught runs up to COUNTERKIT_CASES × 300 schedules of p and fails
+// unless one of them breaks the exactly-once invariant.
+func expectCaught(t *testing.T, p simParams, what string) {
+	t.Helper()
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewSource(seed))
+	n := proptest.Scale(300)
+	for i := 0; i < n; i++ {
+		if err := newSim(p, rng.Int63()).run(); err != nil {
+			t.Logf("caught after %d schedules, as expected: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatalf("%d schedules never caught %s", n, what)
+}
+
 // TestSimulationUntimedLateResendsCountTwice is the contrast: the same late
 // resends without TxnTime are counted again (the documented limit of the
 // write window), and the simulation sees it.
@@ -478,17 +495,7 @@ func TestSimulationUntimedLateResendsCountTwice(t *testing.T) {
 	p := defaultSimParams()
 	p.lateResends = true
 	p.hl, p.fl = 1, 1
-	seed := proptest.Seed()
-	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
-	rng := rand.New(rand.NewSource(seed))
-	n := proptest.Scale(300)
-	for i := 0; i < n; i++ {
-		if err := newSim(p, rng.Int63()).run(); err != nil {
-			t.Logf("double count seen after %d schedules, as expected: %v", i+1, err)
-			return
-		}
-	}
-	t.Fatalf("%d schedules with late resends and untimed transactions never counted one twice", n)
+	expectCaught(t, p, "a late resend of an untimed transaction counted twice")
 }
 
 // The two broken variants are the failures NOTES.md describes; the same
@@ -504,17 +511,7 @@ func TestSimulationCatchesBrokenRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := defaultSimParams()
 			p.variant = tc.v
-			seed := proptest.Seed()
-			t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
-			rng := rand.New(rand.NewSource(seed))
-			n := proptest.Scale(300)
-			for i := 0; i < n; i++ {
-				if err := newSim(p, rng.Int63()).run(); err != nil {
-					t.Logf("caught after %d schedules, as expected: %v", i+1, err)
-					return
-				}
-			}
-			t.Fatalf("%d schedules did not catch the broken variant %q", n, tc.name)
+			expectCaught(t, p, fmt.Sprintf("the broken variant %q", tc.name))
 		})
 	}
 }
