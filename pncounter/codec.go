@@ -28,6 +28,13 @@ const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 // and of N, when no actor is in both.
 const MaxRows = 2 * gcounter.MaxActors
 
+// The smallest encoded row (fixarray, shared, a one-byte suffix, two
+// counts) and version 1 pair (fixarray, a one-byte actor, a count), in bytes.
+const (
+	minRowSize  = 1 + 1 + 2 + 1 + 1
+	minPairSize = 1 + 2 + 1
+)
+
 // envelopeSize is the size of ["pncounter", Version, ...] without the body.
 var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagPNCounter)) + wire.UintSize(Version)
 
@@ -140,7 +147,9 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		return nil, err
 	}
 	out := &Counter{}
-	grow := min(n, gcounter.MaxActors)
+	// Pre-size for the rows the remaining bytes can hold, so that a short
+	// hostile input cannot make the decoder allocate for rows it lacks.
+	grow := min(n, d.Remaining()/minRowSize, gcounter.MaxActors)
 	out.Grow(grow, grow)
 	var (
 		prev       string
@@ -232,7 +241,7 @@ func decodeHalfV1(d *wire.Decoder, g *gcounter.Counter) error {
 	if err != nil {
 		return err
 	}
-	g.Grow(n)
+	g.Grow(min(n, d.Remaining()/minPairSize))
 	var prev crdt.ActorID
 	for i := range n {
 		if err := tuple(d, 2, "pair"); err != nil {

@@ -337,8 +337,8 @@ func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 	if g.o.TxnTime == nil {
 		return 0, nil
 	}
-	at, ok := g.o.TxnTime(txn)
-	if !ok || at.Year() < 1970 || at.Year() > 2261 || at.UnixNano() <= 0 {
+	at, ok := g.txnTime(txn)
+	if !ok {
 		return 0, fmt.Errorf("%w: transaction %q has no time between 1970 and 2261 (Options.TxnTime)", crdt.ErrInvalidTxnID, txn)
 	}
 	if g.o.FutureSkew > 0 {
@@ -348,6 +348,19 @@ func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 		}
 	}
 	return at.UnixNano(), nil
+}
+
+// txnTime returns txn's time under Options.TxnTime when it gives one in
+// 1970..2261 (so that its Unix nanoseconds are a positive int64); any other
+// answer is no time. Apply and forgetting use the same rule, so a
+// transaction that reached the counter without a valid time (by Merge or
+// decoding) never moves the horizon.
+func (g *GCounter) txnTime(txn crdt.TxnID) (time.Time, bool) {
+	at, ok := g.o.TxnTime(txn)
+	if !ok || at.Year() < 1970 || at.Year() > 2261 || at.UnixNano() <= 0 {
+		return time.Time{}, false
+	}
+	return at, true
 }
 
 // checkHorizon refuses a transaction the counter does not know whose time
@@ -644,7 +657,7 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 	p.forgot = e.forgot
 	if g.o.TxnTime != nil {
 		for _, x := range p.ageOut {
-			if at, ok := g.o.TxnTime(x); ok {
+			if at, ok := g.txnTime(x); ok {
 				p.forgot = max(p.forgot, at.UnixNano())
 			}
 		}

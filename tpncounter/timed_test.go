@@ -167,3 +167,26 @@ func TestTimeUUIDRange(t *testing.T) {
 	_, ok := TimeUUID("6ba7b810-9dad-11d1-80b4-00c04fd430c8")
 	require.True(t, ok)
 }
+
+// TestForgettingOutOfRangeTimeKeepsHorizon: a transaction that reached a
+// timed counter without a valid time (here written by an untimed counter,
+// with a time after 2262 that would overflow int64 nanoseconds) does not
+// move the horizon when it is forgotten. Found by review: the horizon
+// wrapped to 2216 and every later transaction was refused.
+func TestForgettingOutOfRangeTimeKeepsHorizon(t *testing.T) {
+	un, err := New(Options{HistoryLength: 1, FoldedLength: 1})
+	require.NoError(t, err)
+	for _, x := range []crdt.TxnID{"old@99999999999", "y@20", "z@21"} {
+		apply(t, un, "a", x, 1)
+	}
+	data, err := un.MarshalBinary()
+	require.NoError(t, err)
+	c := timed(t, 1, 1)
+	require.NoError(t, c.UnmarshalBinary(data))
+	apply(t, c, "b", "ok@1000", 1)
+	_, err = c.Compact("a")
+	require.NoError(t, err)
+	require.Equal(t, Unknown, c.Status("old@99999999999"), "forgotten")
+	require.True(t, c.Horizon().IsZero(), "horizon %v", c.Horizon())
+	require.Equal(t, Applied, apply(t, c, "b", "new@1700000000", 1))
+}
