@@ -112,9 +112,10 @@
 // timed counters never count one twice while untimed ones do.
 //
 // Why a horizon and not a fixed time window: a window rule ("refuse what is
-// older than W") needs a clock in every replica and still double counts if
-// an actor forgets x within W; the horizon needs no clock at Apply, and it
-// refuses exactly what might have been forgotten. Its price is the other
+// older than W") rests on every replica's clock and still double counts if
+// an actor forgets x within W; the horizon is part of the state, needs no
+// clock to be correct (FutureSkew's clock only guards against bad stamps),
+// and refuses exactly what might have been forgotten. Its price is the other
 // side of the same coin: a new transaction whose time is not after the
 // horizon is refused too, since it cannot be told from a forgotten one. The
 // horizon trails the newest transactions by about h + f writes per actor,
