@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -43,6 +44,7 @@ func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
 		{"ContextCanceled", testContextCanceled},
 		{"LedgerCreditDebit", testLedgerBasics},
 		{"LedgerHistoryExample", testHistoryExample},
+		{"LedgerTimedLateRetryRefused", testTimedLateRetry},
 		{"ConcurrentLedgersExact", testConcurrentLedgers},
 		{"AmbiguousWriteRetry", testAmbiguousRetry},
 		{"RefusedWriteRetry", testRefusedRetry},
@@ -203,6 +205,42 @@ func testHistoryExample(t *testing.T, s ledger.Store, key string) {
 	require.NoError(t, err)
 	require.Equal(t, int64(60), c.Value())
 	require.Equal(t, []bool{false, true, true, true}, []bool{has(found, "txn3"), has(found, "txn4"), has(found, "txn5"), has(found, "txn6")})
+}
+
+// testTimedLateRetry: with timed transactions (version 1 UUID ids), a retry
+// that arrives after every actor forgot the transaction is refused with
+// crdt.ErrOutsideWindow, through the store's encoding, by another ledger
+// too; the value counts it once.
+func testTimedLateRetry(t *testing.T, s ledger.Store, key string) {
+	ctx := ctxFor(t)
+	timed := func(o *ledger.Options) {
+		o.Counter = tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID, FutureSkew: time.Minute}
+	}
+	start := time.Now().Add(-time.Hour)
+	txn := func(i int) crdt.TxnID {
+		return crdt.TxnID(deltalog.NewIDAt(start.Add(time.Duration(i) * time.Second)).String())
+	}
+	l := newLedger(t, s, key, "a", timed)
+	first := txn(0)
+	_, err := l.Credit(ctx, first, 100)
+	require.NoError(t, err)
+	for i := 1; i <= 3; i++ {
+		_, err := l.Credit(ctx, txn(i), 1)
+		require.NoError(t, err)
+	}
+	other := newLedger(t, s, key, "b", timed)
+	_, err = other.Credit(ctx, first, 100)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a late retry on another ledger")
+	_, err = l.Credit(ctx, first, 100)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a late retry on the same ledger")
+	r, err := other.Credit(ctx, txn(4), 1)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Applied, r.Outcome)
+	v, err := other.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(104), v, "100 once, not twice, and four credits of 1")
+	_, err = other.Credit(ctx, "not-a-time-uuid", 1)
+	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
 }
 
 // testConcurrentLedgers runs several ledgers (actors) at once over
