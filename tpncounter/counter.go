@@ -74,7 +74,9 @@ func (c *Counter) Amount(txn crdt.TxnID) (int64, bool) {
 // positive, a debit when negative) as written by actor. It behaves as
 // GCounter.Apply on the matching half; a transaction id already used with
 // the other sign is a conflict. amount must be non-zero and not
-// math.MinInt64 (crdt.ErrInvalidAmount). The state is unchanged on error.
+// math.MinInt64 (crdt.ErrInvalidAmount). With Options.TxnTime the horizon
+// checked is the half's own (see GCounter.Apply). The state is unchanged on
+// error.
 func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if amount == 0 || amount == math.MinInt64 {
 		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)

@@ -450,7 +450,10 @@ func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
 // Errors (state unchanged): an invalid actor or txn id, amount <= 0
 // (crdt.ErrInvalidAmount), txn known with another amount
 // (crdt.ErrConflictingTransaction), a value that would overflow
-// (crdt.ErrOverflow), too many actors or entries (crdt.ErrTooLarge).
+// (crdt.ErrOverflow), too many actors or entries (crdt.ErrTooLarge). With
+// Options.TxnTime: a txn without a time (crdt.ErrInvalidTxnID), and an
+// unknown txn whose time is not after Horizon or more than FutureSkew ahead
+// of the clock (crdt.ErrOutsideWindow).
 func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := validate(actor, txn, amount); err != nil {
 		return 0, err
