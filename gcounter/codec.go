@@ -2,7 +2,6 @@ package gcounter
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -59,57 +58,22 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 
 // decodePairs reads the body array of [actor, count] pairs.
 func decodePairs(d *wire.Decoder) (*Counter, error) {
-	n, err := d.ArrayLen(MaxActors)
-	if err != nil {
-		return nil, err
-	}
 	out := &Counter{}
-	out.Grow(n)
-	var prev crdt.ActorID
-	for i := range n {
-		if err := tuple(d, 2, "pair"); err != nil {
-			return nil, err
-		}
-		actor, err := d.Actor()
-		if err != nil {
-			return nil, err
-		}
-		if i > 0 && actor <= prev {
-			return nil, fmt.Errorf("%w: actor %q after %q: pairs must be strictly increasing", crdt.ErrCorruptEncoding, actor, prev)
-		}
-		prev = actor
-		count, err := d.NonNegInt()
-		if err != nil {
-			return nil, err
-		}
-		if count == 0 {
-			return nil, fmt.Errorf("%w: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, actor)
-		}
+	err := d.ActorCounts(MaxActors, out.Grow, func(actor crdt.ActorID, count int64) error {
 		if out.total > maxInt64-count {
-			return nil, fmt.Errorf("%w: counts sum past %d", crdt.ErrCorruptEncoding, int64(maxInt64))
+			return fmt.Errorf("%w: counts sum past %d", crdt.ErrCorruptEncoding, int64(maxInt64))
 		}
 		out.add(actor, count)
 		out.total += count
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 const maxInt64 = 1<<63 - 1
-
-// tuple reads the header of a fixed-shape array of exactly n elements. A
-// different length is corrupt, never "too large": the shape is part of the
-// format, not a size a caller could exceed. (wire.Decoder.ArrayLen(n) would
-// report n+1 elements as crdt.ErrTooLarge.)
-func tuple(d *wire.Decoder, n int, what string) error {
-	m, err := d.ArrayLen(math.MaxInt32)
-	if err != nil {
-		return err
-	}
-	if m != n {
-		return fmt.Errorf("%w: %s has %d elements, want %d", crdt.ErrCorruptEncoding, what, m, n)
-	}
-	return nil
-}
 
 // bodySize is the encoded size of the pairs array.
 func (c *Counter) bodySize() int {

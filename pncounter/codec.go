@@ -2,7 +2,6 @@ package pncounter
 
 import (
 	"fmt"
-	"math"
 	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -28,12 +27,9 @@ const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 // and of N, when no actor is in both.
 const MaxRows = 2 * gcounter.MaxActors
 
-// The smallest encoded row (fixarray, shared, a one-byte suffix, two
-// counts) and version 1 pair (fixarray, a one-byte actor, a count), in bytes.
-const (
-	minRowSize  = 1 + 1 + 2 + 1 + 1
-	minPairSize = 1 + 2 + 1
-)
+// minRowSize is the smallest encoded row: fixarray, shared, a one-byte
+// suffix, two counts.
+const minRowSize = 1 + 1 + 2 + 1 + 1
 
 // envelopeSize is the size of ["pncounter", Version, ...] without the body.
 var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagPNCounter)) + wire.UintSize(Version)
@@ -157,7 +153,7 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		buf        []byte
 	)
 	for i := range n {
-		if err := tuple(d, 4, "row"); err != nil {
+		if err := d.Tuple(4, "row"); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
 		shared, err := d.NonNegInt()
@@ -222,7 +218,7 @@ func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half st
 
 // decodeBodyV1 reads a version 1 body, [P, N], each half a gcounter body.
 func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
-	if err := tuple(d, 2, "body [P, N]"); err != nil {
+	if err := d.Tuple(2, "body [P, N]"); err != nil {
 		return nil, err
 	}
 	out := &Counter{}
@@ -237,54 +233,12 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 // decodeHalfV1 reads one gcounter body (sorted [actor, count] pairs) into
 // the empty counter g, enforcing the canonical form.
 func decodeHalfV1(d *wire.Decoder, g *gcounter.Counter) error {
-	n, err := d.ArrayLen(gcounter.MaxActors)
-	if err != nil {
-		return err
-	}
-	g.Grow(min(n, d.Remaining()/minPairSize))
-	var prev crdt.ActorID
-	for i := range n {
-		if err := tuple(d, 2, "pair"); err != nil {
-			return fmt.Errorf("pair %d: %w", i, err)
-		}
-		// Increment validates the id (ErrInvalidActor, reported as
-		// corrupt below), so read it as a plain bounded string.
-		s, err := d.String(crdt.MaxIDLen)
-		if err != nil {
-			return err
-		}
-		actor := crdt.ActorID(s)
-		if i > 0 && actor <= prev {
-			return fmt.Errorf("%w: actor %q after %q: pairs must be strictly increasing", crdt.ErrCorruptEncoding, actor, prev)
-		}
-		prev = actor
-		count, err := d.NonNegInt()
-		if err != nil {
-			return err
-		}
-		if count == 0 {
-			return fmt.Errorf("%w: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, actor)
-		}
-		// Actors are distinct and n <= MaxActors, so Increment fails only
-		// for an invalid actor id or an overflowing total.
+	// Actors are distinct and at most MaxActors, so Increment fails only
+	// for an overflowing total.
+	return d.ActorCounts(gcounter.MaxActors, g.Grow, func(actor crdt.ActorID, count int64) error {
 		if err := g.Increment(actor, count); err != nil {
 			return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 		}
-	}
-	return nil
-}
-
-// tuple reads the header of a fixed-shape array of exactly n elements. A
-// different length is corrupt, never "too large": the shape is part of the
-// format. (wire.Decoder.ArrayLen(n) would report n+1 elements as
-// crdt.ErrTooLarge.)
-func tuple(d *wire.Decoder, n int, what string) error {
-	m, err := d.ArrayLen(math.MaxInt32)
-	if err != nil {
-		return err
-	}
-	if m != n {
-		return fmt.Errorf("%w: %s has %d elements, want %d", crdt.ErrCorruptEncoding, what, m, n)
-	}
-	return nil
+		return nil
+	})
 }

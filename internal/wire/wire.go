@@ -158,15 +158,62 @@ func (d *Decoder) ArrayLen(max int) (int, error) {
 	return n, nil
 }
 
-// Tuple reads the header of a fixed-arity array (a struct-like body) and
-// requires exactly n elements; any other count is corrupt.
-func (d *Decoder) Tuple(n int) error {
+// Tuple reads the header of a fixed-arity array (a struct-like body, named
+// what in errors) and requires exactly n elements. Any other count is
+// corrupt, never "too large": the shape is part of the format, not a size a
+// caller could exceed (ArrayLen(n) would report n+1 elements as
+// crdt.ErrTooLarge).
+func (d *Decoder) Tuple(n int, what string) error {
 	got, err := d.ArrayLen(math.MaxInt32)
 	if err != nil {
 		return err
 	}
 	if got != n {
-		return fmt.Errorf("%w: %d elements where exactly %d are required", crdt.ErrCorruptEncoding, got, n)
+		return fmt.Errorf("%w: %s has %d elements, want %d", crdt.ErrCorruptEncoding, what, got, n)
+	}
+	return nil
+}
+
+// minPairSize is the smallest encoded [actor, count] pair: a fixarray
+// header, a one-byte actor and a fixint count.
+const minPairSize = 1 + 2 + 1
+
+// ActorCounts reads the gcounter body, an array of at most max [actor,
+// count] pairs, in canonical form: actors valid and strictly increasing,
+// counts positive. It first calls grow with the number of pairs the
+// remaining input can hold (never more than declared, so a hostile length
+// cannot make the caller pre-allocate for pairs the input lacks), then add
+// for each pair in order; an error from add stops the decoding and is
+// returned as it is.
+func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, int64) error) error {
+	n, err := d.ArrayLen(max)
+	if err != nil {
+		return err
+	}
+	grow(min(n, d.Remaining()/minPairSize))
+	var prev crdt.ActorID
+	for i := range n {
+		if err := d.Tuple(2, "pair"); err != nil {
+			return fmt.Errorf("pair %d: %w", i, err)
+		}
+		actor, err := d.Actor()
+		if err != nil {
+			return err
+		}
+		if i > 0 && actor <= prev {
+			return fmt.Errorf("%w: actor %q after %q: pairs must be strictly increasing", crdt.ErrCorruptEncoding, actor, prev)
+		}
+		prev = actor
+		count, err := d.NonNegInt()
+		if err != nil {
+			return err
+		}
+		if count == 0 {
+			return fmt.Errorf("%w: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, actor)
+		}
+		if err := add(actor, count); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -424,7 +424,7 @@ func TestRejectsNonMinimalHeaders(t *testing.T) {
 	// The smallest forms of the same values are accepted.
 	d, _, err := wire.NewDecoder([]byte{0x93, 0xa1, 'x', 0x01, 0x91, 0xa1, 'a'}, "x", 1, 1<<10)
 	require.NoError(t, err)
-	require.NoError(t, d.Tuple(1))
+	require.NoError(t, d.Tuple(1, "body"))
 	s, err := d.String(10)
 	require.NoError(t, err)
 	require.Equal(t, "a", s)
@@ -441,7 +441,7 @@ func TestTupleArity(t *testing.T) {
 		}
 		d, _, err := wire.NewDecoder(in, "x", 1, 1<<10)
 		require.NoError(t, err)
-		require.ErrorIs(t, d.Tuple(2), crdt.ErrCorruptEncoding)
+		require.ErrorIs(t, d.Tuple(2, "body"), crdt.ErrCorruptEncoding)
 	}
 }
 
@@ -485,4 +485,35 @@ func TestSizes(t *testing.T) {
 			}
 		})-n, wire.ArrayHeaderSize(n), "array of %d", n)
 	}
+}
+
+// TestActorCountsGrowIsBoundedByInput: a body declaring 30,000 pairs but
+// holding one-byte nils asks grow for no more pairs than the bytes can hold.
+func TestActorCountsGrowIsBoundedByInput(t *testing.T) {
+	data := body(t, func(e *wire.Encoder) {
+		e.ArrayLen(30000)
+		for range 30000 {
+			e.Nil()
+		}
+	})
+	d := open(t, data)
+	grown := -1
+	err := d.ActorCounts(30000, func(n int) { grown = n }, func(crdt.ActorID, int64) error { return nil })
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	require.Equal(t, 30000/4, grown)
+
+	good := body(t, func(e *wire.Encoder) {
+		e.ArrayLen(2)
+		for _, a := range []string{"a", "b"} {
+			e.ArrayLen(2)
+			e.String(a)
+			e.Int(7)
+		}
+	})
+	var got []crdt.ActorID
+	require.NoError(t, open(t, good).ActorCounts(10, func(int) {}, func(a crdt.ActorID, n int64) error {
+		got = append(got, a)
+		return nil
+	}))
+	require.Equal(t, []crdt.ActorID{"a", "b"}, got)
 }
