@@ -45,7 +45,7 @@ type BalanceCalls struct {
 type BalanceStore struct {
 	mu    sync.Mutex
 	parts map[string]map[balance.Key]balance.Row
-	hook  atomic.Pointer[BalanceHook]
+	hook  hookSlot[BalanceHook]
 
 	reads, rowsRead, writes, rowsWritten, rowsDeleted, accountDeletes atomic.Int64
 }
@@ -56,24 +56,10 @@ func NewBalanceStore() *BalanceStore {
 }
 
 // SetHook installs h (nil removes it).
-func (s *BalanceStore) SetHook(h BalanceHook) {
-	if h == nil {
-		s.hook.Store(nil)
-		return
-	}
-	s.hook.Store(&h)
-}
+func (s *BalanceStore) SetHook(h BalanceHook) { s.hook.set(h) }
 
 func (s *BalanceStore) call(ctx context.Context, op string, after bool) error {
-	if !after {
-		if err := errIfDone(ctx); err != nil {
-			return err
-		}
-	}
-	if h := s.hook.Load(); h != nil {
-		return (*h)(ctx, op, after)
-	}
-	return nil
+	return s.hook.call(ctx, op, after)
 }
 
 // Calls returns the operation counts so far.

@@ -53,7 +53,7 @@ type DeltaLogStore struct {
 	mu       sync.Mutex
 	parts    map[string][]deltalog.Cell // each in reverse clustering order (oldest first)
 	pageSize int
-	hook     atomic.Pointer[DeltaLogHook]
+	hook     hookSlot[DeltaLogHook]
 
 	inserts, cellsWritten, scans, pages, cellsRead, rangeDeletes, counterDeletes atomic.Int64
 }
@@ -68,24 +68,10 @@ func NewDeltaLogStore(pageSize int) *DeltaLogStore {
 }
 
 // SetHook installs h (nil removes it).
-func (s *DeltaLogStore) SetHook(h DeltaLogHook) {
-	if h == nil {
-		s.hook.Store(nil)
-		return
-	}
-	s.hook.Store(&h)
-}
+func (s *DeltaLogStore) SetHook(h DeltaLogHook) { s.hook.set(h) }
 
 func (s *DeltaLogStore) call(ctx context.Context, op string, after bool) error {
-	if !after {
-		if err := errIfDone(ctx); err != nil {
-			return err
-		}
-	}
-	if h := s.hook.Load(); h != nil {
-		return (*h)(ctx, op, after)
-	}
-	return nil
+	return s.hook.call(ctx, op, after)
 }
 
 // Calls returns the operation counts so far.
