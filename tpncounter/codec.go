@@ -69,12 +69,14 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 		e.Uint(en.seq)
 		e.Int(en.total)
 		e.Int(en.forgot)
-		for _, list := range [2][]item{en.hist, en.folded} {
-			e.ArrayLen(len(list))
-			for _, t := range list {
+		nf, n := en.nf(), uint32(en.size())
+		for _, part := range [2][2]uint32{{nf, n}, {0, nf}} { // history, then folded record
+			e.ArrayLen(int(part[1] - part[0]))
+			for off := part[0]; off < part[1]; off++ {
+				p := en.pos(off)
 				e.ArrayLen(2)
-				e.String(string(t.ID))
-				e.Int(t.Amount)
+				e.String(string(en.ids[p]))
+				e.Int(en.ring[p].amt)
 			}
 		}
 	}
@@ -164,28 +166,30 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, other *GCounter) 
 			return fmt.Errorf("%w: actor %q not in strictly ascending order", crdt.ErrCorruptEncoding, a)
 		}
 		prev = a
-		en := &entry{}
-		if en.seq, err = d.Uint(); err != nil {
+		var seq uint64
+		var total, forgot int64
+		if seq, err = d.Uint(); err != nil {
 			return err
 		}
-		if en.seq == 0 {
+		if seq == 0 {
 			return fmt.Errorf("%w: actor %q has sequence number 0", crdt.ErrCorruptEncoding, a)
 		}
-		if en.total, err = d.NonNegInt(); err != nil {
+		if total, err = d.NonNegInt(); err != nil {
 			return err
 		}
 		if fields == 6 {
-			if en.forgot, err = d.NonNegInt(); err != nil {
+			if forgot, err = d.NonNegInt(); err != nil {
 				return err
 			}
 		}
 		seen := map[crdt.TxnID]struct{}{}
+		var lists [2][]Txn // history, folded record
 		for part := 0; part < 2; part++ {
 			m, err := d.ArrayLen(MaxEntriesPerActor - len(seen))
 			if err != nil {
 				return err
 			}
-			list := make([]item, 0, m)
+			list := make([]Txn, 0, m)
 			for j := 0; j < m; j++ {
 				t, err := decodeTxn(d)
 				if err != nil {
@@ -195,23 +199,19 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, other *GCounter) 
 					return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, t.ID)
 				}
 				seen[t.ID] = struct{}{}
-				if s := g.ix.get(t.ID); s != 0 && g.ix.at(s).amt != t.Amount {
-					return fmt.Errorf("%w: transaction %q has amounts %d and %d", crdt.ErrCorruptEncoding, t.ID, g.ix.at(s).amt, t.Amount)
+				if r := g.get(t.ID); r != 0 && g.amtOf(r) != t.Amount {
+					return fmt.Errorf("%w: transaction %q has amounts %d and %d", crdt.ErrCorruptEncoding, t.ID, g.amtOf(r), t.Amount)
 				}
 				if other != nil {
-					if other.ix.get(t.ID) != 0 {
+					if other.get(t.ID) != 0 {
 						return fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrCorruptEncoding, t.ID)
 					}
 				}
-				list = append(list, item{Txn: t})
+				list = append(list, t)
 			}
-			if part == 0 {
-				en.hist = list
-			} else {
-				en.folded = list
-			}
+			lists[part] = list
 		}
-		g.swap(a, nil, en)
+		g.swap(a, nil, entryFrom(a, seq, total, forgot, lists[0], lists[1]))
 	}
 	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)

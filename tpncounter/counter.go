@@ -95,8 +95,9 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		return 0, err
 	}
 	h := hashID(txn)
-	if s := half.ix.find(txn, h); s != 0 {
-		return known(txn, &half.ix, s, mag)
+	e := half.entries[actor]
+	if r := half.find(txn, h); r != 0 {
+		return half.known(txn, r, mag)
 	}
 	if a, ok := other.amountOf(txn); ok {
 		if amount > 0 {
@@ -109,7 +110,7 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if err := half.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return half.applyNew(actor, txn, h, mag)
+	return half.applyNew(actor, e, txn, h, mag)
 }
 
 // Horizon returns the later of the two halves' horizons (see
@@ -141,7 +142,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		if e == nil {
 			continue
 		}
-		p, err := g.plan(actor, e)
+		p, err := g.plan(e)
 		if err != nil {
 			return false, err
 		}
@@ -150,7 +151,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		}
 	}
 	for _, j := range jobs {
-		j.g.commit(actor, j.e, j.p)
+		j.g.commit(j.e, j.p)
 		j.e.seq++
 	}
 	return len(jobs) > 0, nil
@@ -163,11 +164,11 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 func (c *Counter) Merge(other *Counter) error {
 	c.p.init()
 	c.n.init()
-	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { return c.n.ix.get(x) != 0 })
+	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { return c.n.get(x) != 0 })
 	if err != nil {
 		return err
 	}
-	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { return c.p.ix.get(x) != 0 })
+	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { return c.p.get(x) != 0 })
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package tpncounter
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -64,175 +63,31 @@ type Entry struct {
 	Forgot time.Time
 }
 
-type entry struct {
-	seq    uint64
-	total  int64
-	forgot int64 // Unix nanoseconds; 0 for none (see Entry.Forgot)
-	hist   []item
-	folded []item
-	// hbuf and fbuf are the whole backing arrays of hist and folded when
-	// appendItem allocated them (nil otherwise), so that a full slice whose
-	// front was sliced off can slide back instead of reallocating.
-	hbuf, fbuf []item
-}
-
-// item is a transaction in an entry together with its index record, so that
-// folding and forgetting need no index lookup.
-type item struct {
-	Txn
-	r   slot
-	tag uint32 // the top half of the id's hash: with r, its index table entry
-}
-
-// key returns the index table entry of t (see index).
-func (t item) key() uint64 { return uint64(t.tag)<<32 | uint64(t.r) }
-
-// setKey sets t's record from its index table entry k.
-func (t *item) setKey(k uint64) { t.r, t.tag = slot(k), uint32(k>>32) }
-
-// clone copies e; its slots stay valid in a clone of the index
-// (GCounter.Clone) and are reassigned by swap.
-func (e *entry) clone() *entry {
-	return &entry{seq: e.seq, total: e.total, forgot: e.forgot, hist: slices.Clone(e.hist), folded: slices.Clone(e.folded)}
-}
-
-// appendItem appends x to s, which lives at the tail of *buf when appendItem
-// allocated it. Histories are queues (folding slices off the front,
-// appending at the back), so when s is full it first slides back to the
-// start of *buf if that frees at least half of it, and otherwise moves to a
-// new array twice its length; either way the cost per append is O(1)
-// amortised with no allocation in the steady state.
-func appendItem(s []item, buf *[]item, x item) []item {
-	if len(s) < cap(s) {
-		return append(s, x)
-	}
-	b := *buf
-	if n := len(s); cap(b) > 2*n && cap(s) > 0 && &s[:cap(s)][cap(s)-1] == &b[:cap(b)][cap(b)-1] {
-		b = b[:cap(b)]
-		copy(b, s)
-		clear(b[n:]) // drop stale references for the collector
-		return append(b[:n], x)
-	}
-	b = make([]item, len(s), 2*len(s)+4)
-	copy(b, s)
-	*buf = b
-	return append(b, x)
-}
-
-func txns(items []item) []Txn {
-	out := make([]Txn, len(items))
-	for i, it := range items {
-		out[i] = it.Txn
-	}
-	return out
-}
-
-func (e *entry) size() int { return len(e.hist) + len(e.folded) }
-
-// compareEntries orders two entries of one actor: by seq, then (only when an
-// actor has forked, see the package documentation) by content, so that Merge
-// picks the same winner in every order.
-func compareEntries(a, b *entry) int {
-	if c := cmp.Compare(a.seq, b.seq); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.total, b.total); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.forgot, b.forgot); c != 0 {
-		return c
-	}
-	if c := slices.CompareFunc(a.hist, b.hist, compareItem); c != 0 {
-		return c
-	}
-	return slices.CompareFunc(a.folded, b.folded, compareItem)
-}
-
-func compareItem(a, b item) int {
-	if c := cmp.Compare(a.ID, b.ID); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.Amount, b.Amount)
-}
-
-// holding records that one actor holds a transaction, in its history or in
-// its folded record.
-type holding struct {
-	actor  crdt.ActorID
-	folded bool
-}
-
-// ref is the index record of one transaction: its amount and every actor
-// that holds it. An actor holds a transaction at most once.
-//
-// It lives in index.recs (see index) and is 64 bytes, one cache line.
-type ref struct {
-	amt  int64
-	h    uint64     // hash of id
-	id   crdt.TxnID // "" in a free slot
-	next slot       // the next free slot, in a free slot
-	// The holder when there is exactly one; empty when two or more actors
-	// hold the record (index.more has them).
-	one [1]holding
-}
-
-func (ix *index) counts(s slot) (inHist, inFolded int) {
-	for _, h := range ix.holders(s) {
-		if h.folded {
-			inFolded++
-		} else {
-			inHist++
-		}
-	}
-	return
-}
-
-// addContrib adds sign times the transaction's contribution to the value: its
-// amount when it is held only in histories; when actors folded it, their
-// totals already count it, and every fold beyond the first is a double count
-// that is corrected here.
-func (ix *index) addContrib(s slot, a *exact.Int128, sign int64, v variant) {
-	h, f := ix.counts(s)
-	r := ix.at(s)
-	if v == variantCountEveryCopy {
-		a.Add(sign * int64(h) * r.amt)
-		return
-	}
-	switch {
-	case f == 0 && h > 0:
-		a.Add(sign * r.amt)
-	case f > 1:
-		for i := 1; i < f; i++ {
-			a.Add(-sign * r.amt)
-		}
-	}
-}
-
-// GCounter is a grow-only counter of transactions (the TGCounter): every
-// actor owns one entry holding a folded total, its recent transactions and a
-// record of recently folded ones. Its value counts every distinct transaction
-// once however many actors hold it. See the package documentation for the
-// rules that keep this exact while histories fold.
-//
-// The zero value is an empty counter with default Options. A GCounter is not
-// safe for concurrent use; callers serialise access.
 type GCounter struct {
-	o         Options
-	ready     bool
-	entries   map[crdt.ActorID]*entry
-	ix        index
-	contested map[crdt.TxnID]struct{} // held by two or more actors
-	val       exact.Int128
-	variant   variant
+	o       Options
+	ready   bool
+	entries map[crdt.ActorID]*entry
+	// The index (see index.go): ents holds the installed entries by actor
+	// index (nil at the free indexes in afree); tab finds every known
+	// transaction; multi holds the records of transactions two or more
+	// actors hold (multi[0] is unused; mfree lists free records, nmulti
+	// counts the live ones).
+	ents    []*entry
+	afree   []uint32
+	tab     table
+	multi   []multiRec
+	mfree   []uint32
+	nmulti  int
+	val     exact.Int128
+	variant variant
 	// horizon is the largest entry.forgot; horizonStale says it must be
 	// recomputed because an entry holding it was replaced.
 	horizon      int64
 	horizonStale bool
-	// ageBuf and agedBuf are reused as plan.ageOut and plan.aged by the
-	// next plan, so that steady-state folding does not allocate. A plan is
-	// used before the next one is made on the same counter.
-	ageBuf  []crdt.TxnID
-	agedBuf []uint64
+	// offBuf is reused as plan.ageOut by the next plan, so that
+	// steady-state folding does not allocate. A plan is used before the
+	// next one is made on the same counter.
+	offBuf []uint32
 }
 
 // variant selects a deliberately broken rule set. It exists only so that the
@@ -257,7 +112,9 @@ func NewGCounter(opts Options) (*GCounter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &GCounter{o: o, ready: true, entries: map[crdt.ActorID]*entry{}, ix: newIndex(0), contested: map[crdt.TxnID]struct{}{}}, nil
+	g := &GCounter{o: o}
+	g.reset()
+	return g, nil
 }
 
 func (g *GCounter) init() {
@@ -268,10 +125,16 @@ func (g *GCounter) init() {
 	if err != nil {
 		o, _ = Options{}.resolved()
 	}
-	g.o, g.ready = o, true
+	g.o = o
+	g.reset()
+}
+
+// reset makes g an empty counter with its current options.
+func (g *GCounter) reset() {
+	g.ready = true
 	g.entries = map[crdt.ActorID]*entry{}
-	g.ix = newIndex(0)
-	g.contested = map[crdt.TxnID]struct{}{}
+	g.tab = newTable(0)
+	g.multi = make([]multiRec, 1)
 }
 
 // Options returns the counter's options with defaults filled in.
@@ -304,7 +167,7 @@ func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	return Entry{Seq: e.seq, Total: e.total, History: txns(e.hist), Folded: txns(e.folded), Forgot: timeOf(e.forgot)}, true
+	return Entry{Seq: e.seq, Total: e.total, History: e.txns(e.nf(), uint32(e.size())), Folded: e.txns(0, e.nf()), Forgot: timeOf(e.forgot)}, true
 }
 
 func timeOf(ns int64) time.Time {
@@ -407,11 +270,11 @@ func (s Status) String() string {
 
 // Status reports where txn is known, in O(1).
 func (g *GCounter) Status(txn crdt.TxnID) Status {
-	s := g.ix.get(txn)
-	if s == 0 {
+	r := g.get(txn)
+	if r == 0 {
 		return Unknown
 	}
-	if _, f := g.ix.counts(s); f > 0 {
+	if _, f := g.counts(r); f > 0 {
 		return Folded
 	}
 	return InHistory
@@ -421,22 +284,18 @@ func (g *GCounter) Status(txn crdt.TxnID) Status {
 // O(1). A transaction that was folded (Status Folded) is not "in history",
 // matching the gem's has_transaction?; Apply still recognises it.
 func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
-	s := g.ix.get(txn)
-	if s == 0 {
+	r := g.get(txn)
+	if r == 0 {
 		return false
 	}
-	for _, h := range g.ix.holders(s) {
-		if !h.folded {
-			return true
-		}
-	}
-	return false
+	h, _ := g.counts(r)
+	return h > 0
 }
 
 // amountOf returns the amount recorded for txn, if any actor holds it.
 func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
-	if s := g.ix.get(txn); s != 0 {
-		return g.ix.at(s).amt, true
+	if r := g.get(txn); r != 0 {
+		return g.amtOf(r), true
 	}
 	return 0, false
 }
@@ -464,13 +323,14 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 		return 0, err
 	}
 	h := hashID(txn)
-	if s := g.ix.find(txn, h); s != 0 {
-		return known(txn, &g.ix, s, amount)
+	e := g.entries[actor]
+	if r := g.find(txn, h); r != 0 {
+		return g.known(txn, r, amount)
 	}
 	if err := g.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return g.applyNew(actor, txn, h, amount)
+	return g.applyNew(actor, e, txn, h, amount)
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -505,20 +365,20 @@ func printableASCII(s string) bool {
 	return true
 }
 
-func known(txn crdt.TxnID, ix *index, s slot, amount int64) (Outcome, error) {
-	r := ix.at(s)
-	if r.amt != amount {
-		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, r.amt, amount)
+// known reports a transaction the index found at r.
+func (g *GCounter) known(txn crdt.TxnID, r ref, amount int64) (Outcome, error) {
+	if amt := g.amtOf(r); amt != amount {
+		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amt, amount)
 	}
-	if _, f := ix.counts(s); f > 0 {
+	if _, f := g.counts(r); f > 0 {
 		return DuplicateFolded, nil
 	}
 	return Duplicate, nil
 }
 
-// applyNew applies txn, whose hash is h and which the index does not hold.
-func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount int64) (Outcome, error) {
-	e := g.entries[actor]
+// applyNew applies txn, whose hash is h and which the index does not hold,
+// for actor, whose entry is e (nil when it has none).
+func (g *GCounter) applyNew(actor crdt.ActorID, e *entry, txn crdt.TxnID, h uint64, amount int64) (Outcome, error) {
 	if e == nil && len(g.entries) >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
 	}
@@ -527,24 +387,30 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	if _, ok := next.Int64(); !ok {
 		return 0, fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, amount, g.Value())
 	}
-	var p plan
 	if e != nil {
-		var err error
-		if p, err = g.plan(actor, e); err != nil {
+		p, err := g.plan(e)
+		if err != nil {
 			return 0, err
 		}
 		if e.size()-len(p.drop)-len(p.unfold)-len(p.ageOut)+1 > MaxEntriesPerActor {
 			return 0, fmt.Errorf("%w: actor %q would hold more than %d transactions", crdt.ErrTooLarge, actor, MaxEntriesPerActor)
 		}
-		g.commit(actor, e, p)
+		g.commit(e, p)
 	} else {
-		e = &entry{}
-		g.entries[actor] = e
+		e = newEntry(actor, 2)
+		g.attach(e)
 	}
-	// txn is absent from the index (Apply looked).
-	s := g.ix.insert(txn, h, amount, holding{actor: actor})
+	// txn is absent from the index (Apply looked): it becomes a solo
+	// transaction of actor, counted once.
+	if e.size() == len(e.ring) {
+		g.growRing(e)
+	}
+	p := e.tail & e.mask()
+	g.addKey(tableKey(tagOf(h), soloBit|e.locAt(p))) // before the item is live, for rebuild
+	e.ring[p] = item{amt: amount, tag: tagOf(h)}
+	e.ids[p] = txn
+	e.tail++
 	g.val.Add(amount)
-	e.hist = appendItem(e.hist, &e.hbuf, item{Txn{ID: txn, Amount: amount}, s, uint32(h >> 32)})
 	e.seq++
 	return Applied, nil
 }
@@ -564,103 +430,108 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	if e == nil {
 		return false, nil
 	}
-	p, err := g.plan(actor, e)
+	p, err := g.plan(e)
 	if err != nil {
 		return false, err
 	}
 	if p.empty() {
 		return false, nil
 	}
-	g.commit(actor, e, p)
+	g.commit(e, p)
 	e.seq++
 	return true, nil
 }
 
-// plan is the housekeeping an actor is about to do on its entry.
+// plan is the housekeeping an actor is about to do on its entry. Items are
+// named by their offsets in the entry before the plan is carried out.
 type plan struct {
-	drop   []crdt.TxnID // history items owned or counted by another actor
-	unfold []crdt.TxnID // folded items another (smaller) actor also folded
-	fold   int          // how many of the oldest remaining history items to fold
-	ageOut []crdt.TxnID // folded ids to forget
-	aged   []uint64     // their index table entries (item.key)
-	total  int64        // the entry's total afterwards
-	forgot int64        // the entry's forgot afterwards
+	drop   []uint32 // history items owned or counted by another actor, ascending
+	unfold []uint32 // folded items another (smaller) actor also folded, ascending
+	fold   int      // how many of the oldest remaining history items to fold
+	ageOut []uint32 // folded (or now folding) items to forget, ascending
+	total  int64    // the entry's total afterwards
+	forgot int64    // the entry's forgot afterwards
 }
 
 func (p plan) empty() bool {
 	return len(p.drop) == 0 && len(p.unfold) == 0 && p.fold == 0 && len(p.ageOut) == 0
 }
 
-// plan computes actor's housekeeping without changing anything.
-func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
-	p := plan{ageOut: g.ageBuf[:0], aged: g.agedBuf[:0]}
-	defer func() { g.ageBuf, g.agedBuf = p.ageOut[:0], p.aged[:0] }()
-	if len(g.contested) > 0 {
-		if len(g.contested) <= e.size() {
-			for x := range g.contested {
-				g.classify(actor, x, &p)
+// plan computes e's housekeeping without changing anything.
+func (g *GCounter) plan(e *entry) (plan, error) {
+	p := plan{ageOut: g.offBuf[:0]}
+	defer func() { g.offBuf = p.ageOut[:0] }()
+	if g.nmulti > 0 {
+		// Only transactions two or more actors hold are subject to the
+		// duplicate rules: visit the fewer of the multi records and e's
+		// items.
+		if len(g.multi)-1 <= e.size() {
+			for m := 1; m < len(g.multi); m++ {
+				for _, l := range g.multi[m].holders {
+					if l>>posBits == e.aix {
+						g.classify(e, uint32(m), e.offOf(l&posMask), &p)
+						break
+					}
+				}
 			}
+			slices.Sort(p.drop)
+			slices.Sort(p.unfold)
 		} else {
-			for _, t := range e.hist {
-				g.classify(actor, t.ID, &p)
-			}
-			for _, t := range e.folded {
-				g.classify(actor, t.ID, &p)
+			for off := uint32(0); off < uint32(e.size()); off++ {
+				if m := e.ring[e.pos(off)].multi; m != 0 {
+					g.classify(e, m, off, &p)
+				}
 			}
 		}
 	}
-	if n := len(e.hist) - len(p.drop) - g.o.HistoryLength; n > 0 {
+	nf := e.nf()
+	if n := e.size() - int(nf) - len(p.drop) - g.o.HistoryLength; n > 0 {
 		p.fold = n
 	}
 	var total exact.Int128
 	total.Add(e.total)
-	for _, x := range p.unfold {
-		total.Sub(g.ix.at(g.ix.get(x)).amt)
+	for _, off := range p.unfold {
+		total.Sub(e.ring[e.pos(off)].amt)
 	}
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
-	excess := len(e.folded) - len(p.unfold) + p.fold - g.o.FoldedLength
+	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
 	forgetAll := g.variant == variantForgetOnFold
-	solo := g.solo()
 	if forgetAll {
-		excess = len(e.folded) + p.fold
+		excess = int(nf) + p.fold
 	}
-	for _, t := range e.folded {
-		if excess <= 0 {
-			break
-		}
-		if slices.Contains(p.unfold, t.ID) {
+	// Rule 5: forget the oldest beyond FoldedLength that no other actor
+	// holds (a solo item).
+	for off := uint32(0); off < nf && excess > 0; off++ {
+		if len(p.unfold) > 0 && slices.Contains(p.unfold, off) {
 			continue
 		}
-		if forgetAll || solo || g.ix.single(t.r) {
-			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.key())
+		if forgetAll || e.ring[e.pos(off)].multi == 0 {
+			p.ageOut = append(p.ageOut, off)
 			excess--
 		}
 	}
-	folded := 0
-	for _, t := range e.hist {
-		if folded == p.fold {
-			break
-		}
-		if len(p.drop) > 0 && slices.Contains(p.drop, t.ID) {
+	for off, folded := nf, 0; folded < p.fold; off++ {
+		if len(p.drop) > 0 && slices.Contains(p.drop, off) {
 			continue
 		}
 		folded++
-		total.Add(t.Amount)
-		if excess > 0 && (forgetAll || solo || g.ix.single(t.r)) {
-			p.ageOut, p.aged = append(p.ageOut, t.ID), append(p.aged, t.key())
+		it := &e.ring[e.pos(off)]
+		total.Add(it.amt)
+		if excess > 0 && (forgetAll || it.multi == 0) {
+			p.ageOut = append(p.ageOut, off)
 			excess--
 		}
 	}
 	t, ok := total.Int64()
 	if !ok || t < 0 {
-		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, actor)
+		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, e.actor)
 	}
 	p.total = t
 	p.forgot = e.forgot
 	if g.o.TxnTime != nil {
-		for _, x := range p.ageOut {
-			if at, ok := g.txnTime(x); ok {
+		for _, off := range p.ageOut {
+			if at, ok := g.txnTime(e.ids[e.pos(off)]); ok {
 				p.forgot = max(p.forgot, at.UnixNano())
 			}
 		}
@@ -668,60 +539,45 @@ func (g *GCounter) plan(actor crdt.ActorID, e *entry) (plan, error) {
 	return p, nil
 }
 
-// classify applies the duplicate rules to one contested transaction x, if
-// actor holds it:
-//   - held in actor's history and folded by another actor: drop it (that
+// classify applies the duplicate rules to e's item at offset off, whose
+// transaction has the multi record m:
+//   - held in e's history and folded by another actor: drop it (that
 //     actor's total counts it);
-//   - held in actor's history and in the history of a smaller actor id:
-//     drop it (the smallest holder owns it);
-//   - folded by actor and by a smaller actor id: unfold it (the smaller
-//     actor's total counts it).
-func (g *GCounter) classify(actor crdt.ActorID, x crdt.TxnID, p *plan) {
-	hold := g.ix.holders(g.ix.get(x))
-	if len(hold) < 2 {
-		return
-	}
-	own := -1
-	for i, h := range hold {
-		if h.actor == actor {
-			own = i
-			break
-		}
-	}
-	if own < 0 {
-		return
-	}
-	mine := hold[own]
-	for i, h := range hold {
-		if i == own {
+//   - held in e's history and in the history of a smaller actor id: drop it
+//     (the smallest holder owns it);
+//   - folded by e and by a smaller actor id: unfold it (the smaller actor's
+//     total counts it).
+func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
+	mine := off < e.nf()
+	for _, l := range g.multi[m].holders {
+		if l>>posBits == e.aix {
 			continue
 		}
+		he, hp := g.itemOf(l)
+		folded := he.foldedAt(hp)
 		switch {
-		case !mine.folded && h.folded, !mine.folded && h.actor < actor:
-			p.drop = append(p.drop, x)
+		case !mine && (folded || he.actor < e.actor):
+			p.drop = append(p.drop, off)
 			return
-		case mine.folded && h.folded && h.actor < actor:
-			p.unfold = append(p.unfold, x)
+		case mine && folded && he.actor < e.actor:
+			p.unfold = append(p.unfold, off)
 			return
 		}
 	}
 }
 
-// commit carries out p on actor's entry e and keeps the index and value in
-// step. The value does not change.
-func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
+// commit carries out p on e and keeps the index and value in step. The value
+// does not change.
+func (g *GCounter) commit(e *entry, p plan) {
 	solo := g.solo()
-	if len(p.drop) > 0 {
-		e.hist = slices.DeleteFunc(e.hist, func(t item) bool { return slices.Contains(p.drop, t.ID) })
-		for _, x := range p.drop {
-			g.dropHold(x, actor)
-		}
+	// Drop and unfold: another actor counts these.
+	for _, off := range p.drop {
+		g.adjust(g.refAt(e, off), -1, 0)
+		g.uninstall(e, off)
 	}
-	if len(p.unfold) > 0 {
-		e.folded = slices.DeleteFunc(e.folded, func(t item) bool { return slices.Contains(p.unfold, t.ID) })
-		for _, x := range p.unfold {
-			g.dropHold(x, actor)
-		}
+	for _, off := range p.unfold {
+		g.adjust(g.refAt(e, off), 0, -1)
+		g.uninstall(e, off)
 	}
 	g.val.Add(p.total - e.total)
 	e.total = p.total
@@ -729,121 +585,77 @@ func (g *GCounter) commit(actor crdt.ActorID, e *entry, p plan) {
 	if !g.horizonStale {
 		g.horizon = max(g.horizon, p.forgot)
 	}
-	for _, t := range e.hist[:p.fold] {
-		e.folded = appendItem(e.folded, &e.fbuf, t)
-		if solo {
-			// actor is the only holder: its total now counts t, which
-			// no longer counts on its own (see addContrib).
-			g.ix.recs[t.r].one[0].folded = true
-			g.val.Sub(t.Amount)
-		} else {
-			g.setFolded(t.r, actor)
+	ageOut := p.ageOut
+	if len(p.drop)+len(p.unfold) > 0 {
+		removed := append(slices.Clone(p.unfold), p.drop...) // ascending: folded offsets come first
+		g.compact(e, removed)
+		for i, off := range ageOut {
+			below, _ := slices.BinarySearch(removed, off)
+			ageOut[i] = off - uint32(below)
 		}
 	}
-	e.hist = e.hist[p.fold:]
-	if len(p.ageOut) > 0 {
-		// The common case forgets a prefix; slice it off without copying.
-		k := 0
-		for k < len(e.folded) && k < len(p.ageOut) && e.folded[k].ID == p.ageOut[k] {
-			k++
+	// Fold the oldest p.fold history items: their actor's total counts
+	// them now.
+	nf := e.nf()
+	for off := nf; off < nf+uint32(p.fold); off++ {
+		if solo {
+			// e is the only holder: its total now counts the item, which
+			// no longer counts on its own (see addContrib).
+			g.val.Sub(e.ring[e.pos(off)].amt)
+		} else {
+			g.adjust(g.refAt(e, off), -1, 1)
 		}
-		rest := p.ageOut[k:]
-		e.folded = e.folded[k:]
-		if len(rest) > 0 {
-			e.folded = slices.DeleteFunc(e.folded, func(t item) bool { return slices.Contains(rest, t.ID) })
-		}
-		for i, x := range p.ageOut {
-			if solo {
-				// actor is the only holder and has folded x: forgetting it
-				// changes neither the value nor the contested set.
-				g.ix.removeKey(p.aged[i])
+	}
+	e.mid += uint32(p.fold)
+	// Forget. The table entry of a forgotten item that was its
+	// transaction's only holder is left in place, stale (see table).
+	if n := len(ageOut); n > 0 {
+		for _, off := range ageOut {
+			if !solo {
+				g.adjust(g.refAt(e, off), 0, -1)
+			}
+			if e.ring[e.pos(off)].multi == 0 {
+				g.tab.n--
+				g.tab.stale++
 			} else {
-				g.dropRef(x, p.aged[i], actor)
+				g.uninstall(e, off)
 			}
 		}
-	}
-}
-
-// addHold, dropHold and setFolded change one transaction's holders and keep
-// the value and the contested set in step. addHold returns the index table
-// entry of x (see item.key).
-func (g *GCounter) addHold(x crdt.TxnID, amt int64, h holding) uint64 {
-	hx := hashID(x)
-	s := g.ix.find(x, hx)
-	if s == 0 {
-		s = g.ix.insert(x, hx, amt, h)
-		g.ix.addContrib(s, &g.val, 1, g.variant)
-		return tagOf(hx) | uint64(s)
-	}
-	g.ix.addContrib(s, &g.val, -1, g.variant)
-	g.ix.addHolder(s, h)
-	g.ix.addContrib(s, &g.val, 1, g.variant)
-	g.contest(x, s)
-	return tagOf(hx) | uint64(s)
-}
-
-func (g *GCounter) dropHold(x crdt.TxnID, actor crdt.ActorID) {
-	if s := g.ix.get(x); s != 0 {
-		g.dropRef(x, g.ix.key(s), actor)
-	}
-}
-
-// dropRef drops actor's hold of x, whose index table entry is k.
-func (g *GCounter) dropRef(x crdt.TxnID, k uint64, actor crdt.ActorID) {
-	s := slot(k)
-	g.ix.addContrib(s, &g.val, -1, g.variant)
-	left := g.ix.dropHolder(s, actor)
-	g.ix.addContrib(s, &g.val, 1, g.variant)
-	if left == 0 {
-		g.ix.removeKey(k)
-		if len(g.contested) > 0 {
-			delete(g.contested, x)
-		}
-		return
-	}
-	g.contest(x, s)
-}
-
-func (g *GCounter) setFolded(s slot, actor crdt.ActorID) {
-	g.ix.addContrib(s, &g.val, -1, g.variant)
-	hold := g.ix.holders(s)
-	for i := range hold {
-		if hold[i].actor == actor {
-			hold[i].folded = true
+		if ageOut[n-1] == uint32(n-1) {
+			e.head += uint32(n) // the common case: the oldest n
+		} else {
+			g.compact(e, ageOut)
 		}
 	}
-	g.ix.addContrib(s, &g.val, 1, g.variant)
 }
 
 // solo reports whether every transaction has exactly one holder (none is
 // contested) under the correct rules: the housekeeping of an entry then
-// needs to read no index record to know who holds its transactions, which
-// saves cache misses on a large index.
-func (g *GCounter) solo() bool { return len(g.contested) == 0 && g.variant == correctRules }
-
-// contest keeps x in the contested set exactly while two or more actors
-// hold it.
-func (g *GCounter) contest(x crdt.TxnID, s slot) {
-	if !g.ix.single(s) {
-		g.contested[x] = struct{}{}
-	} else if len(g.contested) > 0 {
-		delete(g.contested, x)
-	}
-}
+// reads nothing but the entry's own ring to know who holds its
+// transactions, which saves cache misses on a large index.
+func (g *GCounter) solo() bool { return g.nmulti == 0 && g.variant == correctRules }
 
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
 	g.init()
 	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant, horizon: g.horizon, horizonStale: g.horizonStale,
-		entries:   make(map[crdt.ActorID]*entry, len(g.entries)),
-		ix:        g.ix.clone(),
-		contested: make(map[crdt.TxnID]struct{}, len(g.contested)),
+		entries: make(map[crdt.ActorID]*entry, len(g.entries)),
+		ents:    make([]*entry, len(g.ents)),
+		afree:   slices.Clone(g.afree),
+		tab:     g.tab.clone(),
+		multi:   slices.Clone(g.multi),
+		mfree:   slices.Clone(g.mfree),
+		nmulti:  g.nmulti,
 	}
-	for a, e := range g.entries {
-		c.entries[a] = e.clone() // the slots are the same in c.ix
+	for i, e := range g.ents {
+		if e != nil {
+			ce := e.clone() // same positions, so the index copies stay valid
+			c.ents[i] = ce
+			c.entries[ce.actor] = ce
+		}
 	}
-	for x := range g.contested {
-		c.contested[x] = struct{}{}
+	for m := range c.multi {
+		c.multi[m].holders = slices.Clone(c.multi[m].holders)
 	}
 	return c
 }
@@ -900,14 +712,14 @@ func (g *GCounter) prepareMerge(other *GCounter, conflict func(crdt.TxnID) bool)
 		if oe.size() > MaxEntriesPerActor {
 			return mergePlan{}, fmt.Errorf("%w: actor %q holds %d transactions, limit %d", crdt.ErrTooLarge, a, oe.size(), MaxEntriesPerActor)
 		}
-		for _, list := range [2][]item{oe.hist, oe.folded} {
-			for _, t := range list {
-				if s := g.ix.get(t.ID); s != 0 && g.ix.at(s).amt != t.Amount {
-					return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, t.ID, g.ix.at(s).amt, t.Amount, a)
-				}
-				if conflict != nil && conflict(t.ID) {
-					return mergePlan{}, fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrConflictingTransaction, t.ID)
-				}
+		for off := uint32(0); off < uint32(oe.size()); off++ {
+			p := oe.pos(off)
+			x, amt := oe.ids[p], oe.ring[p].amt
+			if r := g.find(x, uint64(oe.ring[p].tag)<<32); r != 0 && g.amtOf(r) != amt {
+				return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, x, g.amtOf(r), amt, a)
+			}
+			if conflict != nil && conflict(x) {
+				return mergePlan{}, fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrConflictingTransaction, x)
 			}
 		}
 		mp.actors = append(mp.actors, a)
@@ -936,33 +748,46 @@ func (g *GCounter) undoMerge(mp mergePlan, old []*entry) {
 	}
 }
 
-// swap replaces actor's entry from with to (either may be nil).
+// swap replaces actor's entry from with to (either may be nil; to is not
+// installed) and keeps the index and value in step.
 func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	if from != nil {
 		if from.forgot != 0 && from.forgot >= g.horizon {
 			g.horizonStale = true
 		}
 		g.val.Sub(from.total)
-		for _, t := range from.hist {
-			g.dropHold(t.ID, actor)
+		nf := from.nf()
+		for off := uint32(0); off < uint32(from.size()); off++ {
+			if off < nf {
+				g.adjust(g.refAt(from, off), 0, -1)
+			} else {
+				g.adjust(g.refAt(from, off), -1, 0)
+			}
+			g.uninstall(from, off)
 		}
-		for _, t := range from.folded {
-			g.dropHold(t.ID, actor)
+		if to == nil {
+			g.detach(from)
 		}
-		delete(g.entries, actor)
 	}
 	if to != nil {
 		if !g.horizonStale {
 			g.horizon = max(g.horizon, to.forgot)
 		}
 		g.val.Add(to.total)
-		for i, t := range to.hist {
-			to.hist[i].setKey(g.addHold(t.ID, t.Amount, holding{actor: actor}))
+		to.actor = actor
+		if from != nil {
+			to.aix = from.aix
+			g.ents[to.aix] = to
+			g.entries[actor] = to
+		} else {
+			g.attach(to)
 		}
-		for i, t := range to.folded {
-			to.folded[i].setKey(g.addHold(t.ID, t.Amount, holding{actor: actor, folded: true}))
+		for off := uint32(0); off < uint32(to.size()); off++ {
+			to.ring[to.pos(off)].multi = notInstalled // so that find skips them
 		}
-		g.entries[actor] = to
+		for off := uint32(0); off < uint32(to.size()); off++ {
+			g.install(to, off)
+		}
 	}
 }
 

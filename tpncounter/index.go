@@ -5,253 +5,469 @@ import (
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// idxSeed seeds the index hash. It is fixed for the process so that a record
-// keeps its hash when Clone copies it; nothing encoded depends on it.
+// idxSeed seeds the index hash. It is fixed for the process, so that an
+// item keeps its tag when Clone or Merge copies it between counters;
+// nothing encoded depends on it.
 var idxSeed = maphash.MakeSeed()
 
-func hashID(x crdt.TxnID) uint64 { return maphash.String(idxSeed, string(x)) }
+// forcedHash replaces the hash of transaction ids when set. Only tests set
+// it, to drive the table through the long probe runs and equal tags that
+// real 64-bit hashes almost never produce.
+var forcedHash func(crdt.TxnID) uint64
 
-// slot numbers a record in index.recs. Slot 0 is never used, so that the
-// zero slot means "none". A counter holds at most MaxActorsLimit ×
-// MaxEntriesPerActor (2^28) records, so 32 bits suffice.
-type slot = uint32
+func hashID(x crdt.TxnID) uint64 {
+	if forcedHash != nil {
+		return forcedHash(x)
+	}
+	return maphash.String(idxSeed, string(x))
+}
 
-// index maps each known transaction id to its record. Records live in one
-// slice, recs, and are named by their slot number; freed slots are chained
-// into a free list (through ref.next) and reused, most recently freed
-// first. The table tab finds them: an open-addressing hash table with
-// linear probing over the ids' 64-bit hashes, each entry the slot number in
-// its low 32 bits and the top 32 bits of the hash as a tag (0 is an empty
-// entry; slot 0 is never used). An id's home entry is given by the top bits
-// of its hash, so the tag alone gives the home of an entry. Ids whose hashes collide simply occupy
-// several entries of one probe run; find tells them apart by comparing the
-// record's full hash and id. Removal shifts the rest of the run back, so no
-// tombstones accumulate. The table is at most half full.
+// tagOf returns the tag of hash h: its top 32 bits. The table's home
+// entries are chosen by the top bits of the hash, so the tag alone gives an
+// entry's home (the table never has more than 2^32 entries).
+func tagOf(h uint64) uint32 { return uint32(h >> 32) }
+
+// A ref says where the index finds a transaction. Most transactions are
+// held by one actor: their ref is soloBit plus the location of the item in
+// that actor's ring (loc). A transaction held by two or more actors has a
+// multi record instead, and its ref is the record's number (≥ 1, without
+// soloBit). A ref is never 0, so 0 means "not found".
+type ref = uint32
+
+// A loc names one ring position of one actor: the actor's index (entry.aix)
+// in the bits above posBits and the position below them.
+type loc = uint32
+
+const (
+	soloBit = 1 << 31
+	// posBits holds a ring position: a ring has a power-of-two length of at
+	// most MaxEntriesPerActor (4096, 12 bits).
+	posBits = 13
+	posMask = 1<<posBits - 1
+)
+
+// The layout holds every actor index and ring position.
+var _ = [1]struct{}{}[(MaxActorsLimit<<posBits)>>31] // aix and position fit under soloBit
+var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in posBits
+
+// table is an open-addressing hash table with linear probing over the
+// transactions a counter knows, one entry per distinct id: the id's tag in
+// the top 32 bits and its ref in the low 32 (0 is an empty entry). An
+// entry's home is given by the top bits of its tag. Ids whose tags are
+// equal simply occupy several entries of one probe run; GCounter.find tells
+// them apart by comparing the id the ref leads to. Removal shifts the rest
+// of the run back, so no tombstones accumulate, and growing rehashes from
+// the entries alone. The table is at most half full.
 //
-// Compared with a Go map from id string to a separately allocated record:
-// the table and the records hold no pointers the collector must follow
-// except the id strings, Apply allocates nothing in the steady state, a
-// lookup of an absent id usually reads one cache line of the table and
-// nothing else, removing a record rehashes nothing (the hash is stored), and
-// a record is one 64-byte cache line. The record a new transaction gets is
-// usually the one its actor has just forgotten, which is already in cache.
+// An absent id usually costs one cache line of the table and nothing else;
+// a present one, that line and the item it points to. The entries of one
+// tag are interchangeable, so replace and remove may act on any entry equal
+// to the key they are given.
 //
-// A record has one holder inline (ref.one); a record held by two or more
-// actors keeps its holders in more instead and ref.one is empty.
-//
-// A *ref obtained from at is valid only until the next insert, which may
-// move recs.
-//
-// The zero value is not usable; see newIndex.
-type index struct {
+// Stale entries: when an actor forgets a transaction it alone held (the
+// steady state of every Apply), its entry is left in the table instead of
+// being removed, which would cost a cache miss on a large counter. Such an
+// entry still names a ring position, which is soon dead or holds another
+// item; GCounter.find accepts a solo entry only if its position is live and
+// holds the id looked up as a solo item, and an entry that passes this test
+// is equal to that item's own entry, so stale entries are never mistaken
+// for live ones. They only take room: GCounter.addKey rebuilds the table
+// from the rings when they would fill it (table size at least four times
+// the live entries, so a rebuild comes at most once per as many forgotten
+// transactions as there are live ones, O(1) amortised).
+type table struct {
 	tab   []uint64
-	shift uint8 // 64 - log2(len(tab)): an entry's home is h >> shift
-	recs  []ref
-	more  map[slot][]holding
-	free  slot // head of the free list, 0 when empty
-	n     int
+	shift uint8 // 64 - log2(len(tab)): an entry's home is entry >> shift
+	n     int   // live entries: one per known transaction
+	stale int   // stale entries
 }
 
 // minTabBits is log2 of the smallest table.
 const minTabBits = 3
 
-func newIndex(size int) index {
+func newTable(size int) table {
 	b := minTabBits
 	for 1<<b < 2*size {
 		b++
 	}
-	return index{tab: make([]uint64, 1<<b), shift: uint8(64 - b), recs: make([]ref, 1, size+1), more: map[slot][]holding{}}
+	return table{tab: make([]uint64, 1<<b), shift: uint8(64 - b)}
 }
 
-// tagOf returns the tag of hash h: its top half, in place. The table never
-// has more than 2^29 entries (twice the most records), so the tag holds the
-// bits that choose an entry's home.
-func tagOf(h uint64) uint64 { return h &^ (1<<32 - 1) }
+func tableKey(tag uint32, r ref) uint64 { return uint64(tag)<<32 | uint64(r) }
 
-// clone returns a deep copy of ix; slots are unchanged.
-func (ix *index) clone() index {
-	c := index{tab: slices.Clone(ix.tab), shift: ix.shift, recs: slices.Clone(ix.recs), more: make(map[slot][]holding, len(ix.more)), free: ix.free, n: ix.n}
-	for s, hs := range ix.more {
-		c.more[s] = slices.Clone(hs)
-	}
-	return c
+func (t *table) clone() table {
+	return table{tab: append([]uint64(nil), t.tab...), shift: t.shift, n: t.n, stale: t.stale}
 }
 
-// at returns the record in slot s.
-func (ix *index) at(s slot) *ref { return &ix.recs[s] }
-
-// holders returns the holders of the record in slot s. The slice aliases the
-// index: writes to its elements change the record.
-func (ix *index) holders(s slot) []holding {
-	r := &ix.recs[s]
-	if r.one[0].actor != "" {
-		return r.one[:]
+// add inserts key k; its id must be absent.
+func (t *table) add(k uint64) {
+	if 2*(t.n+t.stale+1) > len(t.tab) {
+		t.grow()
 	}
-	return ix.more[s]
+	t.place(k)
+	t.n++
 }
 
-// single reports whether the record in slot s has exactly one holder.
-func (ix *index) single(s slot) bool { return ix.recs[s].one[0].actor != "" }
-
-// addHolder adds h to the holders of the record in slot s.
-func (ix *index) addHolder(s slot, h holding) {
-	r := &ix.recs[s]
-	if r.one[0].actor != "" {
-		ix.more[s] = []holding{r.one[0], h}
-		r.one[0] = holding{}
-		return
-	}
-	if hs := ix.more[s]; len(hs) > 0 {
-		ix.more[s] = append(hs, h)
-		return
-	}
-	r.one[0] = h
-}
-
-// dropHolder removes actor from the holders of the record in slot s and
-// returns how many remain.
-func (ix *index) dropHolder(s slot, actor crdt.ActorID) int {
-	r := &ix.recs[s]
-	if r.one[0].actor != "" {
-		if r.one[0].actor == actor {
-			r.one[0] = holding{}
-			return 0
-		}
-		return 1
-	}
-	hs := ix.more[s]
-	if i := slices.IndexFunc(hs, func(h holding) bool { return h.actor == actor }); i >= 0 {
-		hs = slices.Delete(hs, i, i+1)
-	}
-	switch len(hs) {
-	case 0:
-		delete(ix.more, s)
-	case 1:
-		r.one[0] = hs[0]
-		delete(ix.more, s)
-		return 1
-	default:
-		ix.more[s] = hs
-	}
-	return len(hs)
-}
-
-// get returns the slot of x, or 0.
-func (ix *index) get(x crdt.TxnID) slot { return ix.find(x, hashID(x)) }
-
-// find returns the slot of x, whose hash is h, or 0.
-func (ix *index) find(x crdt.TxnID, h uint64) slot {
-	mask := uint64(len(ix.tab) - 1)
-	tag := tagOf(h)
-	for i := h >> ix.shift; ; i = (i + 1) & mask {
-		e := ix.tab[i]
-		if e == 0 {
-			return 0
-		}
-		if e&^(1<<32-1) == tag {
-			if s := slot(e); ix.recs[s].h == h && ix.recs[s].id == x {
-				return s
-			}
-		}
-	}
-}
-
-// insert adds a record for x, whose hash is h, with amount amt and one
-// holder h0, and returns its slot; x must be absent. It may move recs.
-func (ix *index) insert(x crdt.TxnID, h uint64, amt int64, h0 holding) slot {
-	if 2*(ix.n+1) > len(ix.tab) {
-		ix.grow()
-	}
-	s := ix.free
-	if s != 0 {
-		ix.free = ix.recs[s].next
-	} else {
-		s = slot(len(ix.recs))
-		ix.recs = append(ix.recs, ref{})
-	}
-	ix.recs[s] = ref{amt: amt, id: x, h: h, one: [1]holding{h0}}
-	ix.place(h, s)
-	ix.n++
-	return s
-}
-
-// place puts slot s, whose hash is h, in the first empty entry of its run.
-func (ix *index) place(h uint64, s slot) {
-	mask := uint64(len(ix.tab) - 1)
-	i := h >> ix.shift
-	for ix.tab[i] != 0 {
+// place puts k in the first empty entry of its run.
+func (t *table) place(k uint64) {
+	mask := uint64(len(t.tab) - 1)
+	i := k >> t.shift
+	for t.tab[i] != 0 {
 		i = (i + 1) & mask
 	}
-	ix.tab[i] = tagOf(h) | uint64(s)
+	t.tab[i] = k
 }
 
 // grow doubles the table.
-func (ix *index) grow() {
-	ix.tab, ix.shift = make([]uint64, 2*len(ix.tab)), ix.shift-1
-	for s := 1; s < len(ix.recs); s++ {
-		if r := &ix.recs[s]; r.id != "" {
-			ix.place(r.h, slot(s))
+func (t *table) grow() {
+	old := t.tab
+	t.tab, t.shift = make([]uint64, 2*len(old)), t.shift-1
+	for _, k := range old {
+		if k != 0 {
+			t.place(k)
 		}
 	}
 }
 
-// key returns the table entry of the record in slot s.
-func (ix *index) key(s slot) uint64 { return tagOf(ix.recs[s].h) | uint64(s) }
-
-// remove takes the record in slot s, which must be in the index, out of it
-// and frees the slot.
-func (ix *index) remove(s slot) { ix.removeKey(ix.key(s)) }
-
-// removeKey is remove for the record whose table entry is k: it finds the
-// entry without reading the record.
-func (ix *index) removeKey(k uint64) {
-	s := slot(k)
-	r := &ix.recs[s]
-	mask := uint64(len(ix.tab) - 1)
-	i := k >> ix.shift
-	for ix.tab[i] != k {
+// slotOf returns the position of an entry equal to k, which must be present.
+func (t *table) slotOf(k uint64) uint64 {
+	mask := uint64(len(t.tab) - 1)
+	i := k >> t.shift
+	for t.tab[i] != k {
 		i = (i + 1) & mask
 	}
+	return i
+}
+
+// replace changes an entry equal to old into nw; both have the same tag, so
+// the entry stays in its run.
+func (t *table) replace(old, nw uint64) { t.tab[t.slotOf(old)] = nw }
+
+// remove takes out an entry equal to k, which must be present.
+func (t *table) remove(k uint64) {
+	mask := uint64(len(t.tab) - 1)
+	i := t.slotOf(k)
 	// Shift back every later entry of the run that may live at i (its home
 	// is not cyclically in (i, j]), so that no lookup meets a gap.
 	for j := (i + 1) & mask; ; j = (j + 1) & mask {
-		e := ix.tab[j]
+		e := t.tab[j]
 		if e == 0 {
 			break
 		}
-		home := e >> ix.shift
+		home := e >> t.shift
 		if (j-home)&mask >= (j-i)&mask {
-			ix.tab[i] = e
+			t.tab[i] = e
 			i = j
 		}
 	}
-	ix.tab[i] = 0
-	if len(ix.more) > 0 && r.one[0].actor == "" {
-		delete(ix.more, s)
-	}
-	*r = ref{next: ix.free} // drop the id for the collector
-	ix.free = s
-	ix.n--
+	t.tab[i] = 0
+	t.n--
 }
 
-// all yields every id and its slot, in no particular order.
-func (ix *index) all(yield func(crdt.TxnID, slot) bool) {
-	for _, e := range ix.tab {
-		if e != 0 {
-			if s := slot(e); !yield(ix.recs[s].id, s) {
-				return
+// multiRec is the index record of a transaction held by two or more actors:
+// its id, amount and tag, and the location of every holder's item. An
+// actor holds a transaction at most once. A free record has no holders.
+type multiRec struct {
+	id      crdt.TxnID
+	amt     int64
+	tag     uint32
+	holders []loc
+}
+
+// The GCounter's index: every transaction some actor holds is found through
+// the table, either at its only holder's ring item (a solo ref) or in a
+// multi record listing every holder. The value is kept in step: addContrib
+// gives what one transaction contributes given how many actors hold it in
+// a history and how many have folded it, and every change of holders goes
+// through adjust before it is made.
+
+// notInstalled marks the items of an entry swap is installing, until
+// install has given each its real multi field.
+const notInstalled = ^uint32(0)
+
+// addKey adds the live table entry k, first rebuilding the table without
+// its stale entries when they would fill it. The item k names must not yet
+// be live (or must still be marked notInstalled), or a rebuild would place
+// it twice.
+func (g *GCounter) addKey(k uint64) {
+	if t := &g.tab; t.stale > 0 && 2*(t.n+t.stale+1) > len(t.tab) {
+		g.rebuild()
+	}
+	g.tab.add(k)
+}
+
+// rebuild replaces the table with one holding only the live entries, read
+// from the rings and the multi records, and at least four times as large.
+func (g *GCounter) rebuild() {
+	t := newTable(2 * (g.tab.n + 1))
+	for _, e := range g.ents {
+		if e == nil {
+			continue
+		}
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			if p := e.pos(off); e.ring[p].multi == 0 {
+				t.place(tableKey(e.ring[p].tag, soloBit|e.locAt(p)))
 			}
 		}
 	}
-}
-
-// idx ranges over every known transaction and its record (for the tests).
-func (g *GCounter) idx(yield func(crdt.TxnID, *ref) bool) {
-	for x, s := range g.ix.all {
-		if !yield(x, g.ix.at(s)) {
-			return
+	for m := 1; m < len(g.multi); m++ {
+		if rec := &g.multi[m]; len(rec.holders) > 0 {
+			t.place(tableKey(rec.tag, uint32(m)))
 		}
 	}
+	t.n = g.tab.n
+	g.tab = t
+}
+
+// itemOf returns the entry and ring position of l.
+func (g *GCounter) itemOf(l loc) (*entry, uint32) { return g.ents[l>>posBits], l & posMask }
+
+// get returns the ref of x, or 0.
+func (g *GCounter) get(x crdt.TxnID) ref { return g.find(x, hashID(x)) }
+
+// find returns the ref of x, whose hash is h, or 0. Only the top 32 bits of
+// h (the tag) are used.
+func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
+	t := &g.tab
+	mask := uint64(len(t.tab) - 1)
+	tag := tagOf(h)
+	for i := h >> t.shift; ; i = (i + 1) & mask {
+		k := t.tab[i]
+		if k == 0 {
+			return 0
+		}
+		if uint32(k>>32) != tag {
+			continue
+		}
+		r := ref(k)
+		if r&soloBit == 0 {
+			if g.multi[r].id == x {
+				return r
+			}
+			continue
+		}
+		// A solo entry counts only if it is not stale: its position is in
+		// the live part of an installed entry's ring and holds x as a solo
+		// item. (A stale entry that passes is equal to x's live one.)
+		if e, p := g.itemOf(r &^ soloBit); e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) &&
+			e.ring[p].multi == 0 && e.ids[p] == x {
+			return r
+		}
+	}
+}
+
+func (g *GCounter) idOf(r ref) crdt.TxnID {
+	if r&soloBit != 0 {
+		e, p := g.itemOf(r &^ soloBit)
+		return e.ids[p]
+	}
+	return g.multi[r].id
+}
+
+func (g *GCounter) amtOf(r ref) int64 {
+	if r&soloBit != 0 {
+		e, p := g.itemOf(r &^ soloBit)
+		return e.ring[p].amt
+	}
+	return g.multi[r].amt
+}
+
+// counts returns how many actors hold r's transaction in their history and
+// how many have folded it.
+func (g *GCounter) counts(r ref) (inHist, inFolded int) {
+	if r&soloBit != 0 {
+		if e, p := g.itemOf(r &^ soloBit); e.foldedAt(p) {
+			return 0, 1
+		}
+		return 1, 0
+	}
+	for _, l := range g.multi[r].holders {
+		if e, p := g.itemOf(l); e.foldedAt(p) {
+			inFolded++
+		} else {
+			inHist++
+		}
+	}
+	return
+}
+
+// refAt returns the ref of e's item at offset off (e installed).
+func (g *GCounter) refAt(e *entry, off uint32) ref {
+	p := e.pos(off)
+	if m := e.ring[p].multi; m != 0 {
+		return m
+	}
+	return soloBit | e.locAt(p)
+}
+
+// addContrib adds sign times what a transaction of amount amt contributes
+// to the value when inHist actors hold it in a history and inFolded have
+// folded it: its amount when it is held only in histories; when actors
+// folded it, their totals already count it, and every fold beyond the first
+// is a double count that is corrected here.
+func addContrib(a *exact.Int128, sign int64, inHist, inFolded int, amt int64, v variant) {
+	if v == variantCountEveryCopy {
+		a.Add(sign * int64(inHist) * amt)
+		return
+	}
+	switch {
+	case inFolded == 0 && inHist > 0:
+		a.Add(sign * amt)
+	case inFolded > 1:
+		for i := 1; i < inFolded; i++ {
+			a.Add(-sign * amt)
+		}
+	}
+}
+
+// adjust changes the value for a change of r's holders by dh history holds
+// and df folds, before the change is made.
+func (g *GCounter) adjust(r ref, dh, df int) {
+	h, f := g.counts(r)
+	amt := g.amtOf(r)
+	addContrib(&g.val, -1, h, f, amt, g.variant)
+	addContrib(&g.val, 1, h+dh, f+df, amt, g.variant)
+}
+
+// install adds e's item at offset off to the index (e is installed) and
+// keeps the value in step.
+func (g *GCounter) install(e *entry, off uint32) {
+	p := e.pos(off)
+	it := &e.ring[p]
+	l := e.locAt(p)
+	dh, df := 1, 0
+	if off < e.nf() {
+		dh, df = 0, 1
+	}
+	r := g.find(e.ids[p], uint64(it.tag)<<32)
+	if r == 0 {
+		g.addKey(tableKey(it.tag, soloBit|l)) // while it is notInstalled, for rebuild
+		it.multi = 0
+		addContrib(&g.val, 1, dh, df, it.amt, g.variant)
+		return
+	}
+	g.adjust(r, dh, df)
+	if r&soloBit != 0 {
+		m := g.newMulti(multiRec{id: e.ids[p], amt: it.amt, tag: it.tag, holders: []loc{r &^ soloBit, l}})
+		g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
+		oe, op := g.itemOf(r &^ soloBit)
+		oe.ring[op].multi = m
+		it.multi = m
+		return
+	}
+	g.multi[r].holders = append(g.multi[r].holders, l)
+	it.multi = r
+}
+
+// uninstall removes e's hold of its item at offset off from the index; the
+// caller has adjusted the value. A multi record left with one holder turns
+// back into a solo ref to that holder's item.
+func (g *GCounter) uninstall(e *entry, off uint32) {
+	p := e.pos(off)
+	it := &e.ring[p]
+	l := e.locAt(p)
+	if it.multi == 0 {
+		g.tab.remove(tableKey(it.tag, soloBit|l))
+		return
+	}
+	m := it.multi
+	it.multi = 0
+	rec := &g.multi[m]
+	i := slices.Index(rec.holders, l)
+	rec.holders = slices.Delete(rec.holders, i, i+1)
+	if len(rec.holders) == 1 {
+		l2 := rec.holders[0]
+		g.tab.replace(tableKey(rec.tag, m), tableKey(rec.tag, soloBit|l2))
+		oe, op := g.itemOf(l2)
+		oe.ring[op].multi = 0
+		g.multi[m] = multiRec{}
+		g.mfree = append(g.mfree, m)
+		g.nmulti--
+	}
+}
+
+func (g *GCounter) newMulti(rec multiRec) uint32 {
+	g.nmulti++
+	if n := len(g.mfree); n > 0 {
+		m := g.mfree[n-1]
+		g.mfree = g.mfree[:n-1]
+		g.multi[m] = rec
+		return m
+	}
+	g.multi = append(g.multi, rec)
+	return uint32(len(g.multi) - 1)
+}
+
+// relocate points the index at it's new location to instead of from.
+func (g *GCounter) relocate(it item, from, to loc) {
+	if it.multi == 0 {
+		g.tab.replace(tableKey(it.tag, soloBit|from), tableKey(it.tag, soloBit|to))
+		return
+	}
+	hs := g.multi[it.multi].holders
+	hs[slices.Index(hs, from)] = to
+}
+
+// compact removes the items at the given offsets (ascending, already
+// uninstalled) from e's ring, moving the later ones back.
+func (g *GCounter) compact(e *entry, removed []uint32) {
+	nf, n := e.nf(), uint32(e.size())
+	w, ri, below := uint32(0), 0, uint32(0)
+	for off := uint32(0); off < n; off++ {
+		if ri < len(removed) && removed[ri] == off {
+			ri++
+			if off < nf {
+				below++
+			}
+			continue
+		}
+		if off != w {
+			pf, pt := e.pos(off), e.pos(w)
+			it := e.ring[pf]
+			g.relocate(it, e.locAt(pf), e.locAt(pt))
+			e.ring[pt], e.ids[pt] = it, e.ids[pf]
+		}
+		w++
+	}
+	e.tail = e.head + w
+	e.mid -= below
+}
+
+// growRing doubles e's ring (e installed), moving every item.
+func (g *GCounter) growRing(e *entry) {
+	n := max(2*len(e.ring), 2)
+	ring, ids := make([]item, n), make([]crdt.TxnID, n)
+	nmask := uint32(n - 1)
+	for off := uint32(0); off < uint32(e.size()); off++ {
+		pf, pt := e.pos(off), (e.head+off)&nmask
+		it := e.ring[pf]
+		ring[pt], ids[pt] = it, e.ids[pf]
+		if pf != pt {
+			g.relocate(it, e.locAt(pf), e.locAt(pt))
+		}
+	}
+	e.ring, e.ids = ring, ids
+}
+
+// attach gives e an actor index and installs it in the maps (not its items).
+func (g *GCounter) attach(e *entry) {
+	if n := len(g.afree); n > 0 {
+		e.aix = g.afree[n-1]
+		g.afree = g.afree[:n-1]
+		g.ents[e.aix] = e
+	} else {
+		e.aix = uint32(len(g.ents))
+		g.ents = append(g.ents, e)
+	}
+	g.entries[e.actor] = e
+}
+
+// detach removes e (its items already uninstalled) from the maps.
+func (g *GCounter) detach(e *entry) {
+	g.ents[e.aix] = nil
+	g.afree = append(g.afree, e.aix)
+	delete(g.entries, e.actor)
 }

@@ -225,8 +225,8 @@ func (s *sim) write(a int, op *simTxn, faults bool) (acked bool, err error) {
 			if g == &merged.n {
 				sign = -1
 			}
-			for x, r := range g.idx {
-				s.landed[x] = sign * r.amt
+			for x, amt := range g.idx {
+				s.landed[x] = sign * amt
 			}
 		}
 		if fault == "ok" {
@@ -262,11 +262,16 @@ func (s *sim) check() error {
 	if err != nil {
 		return err
 	}
+	for _, g := range []*GCounter{&j.p, &j.n} {
+		if err := g.checkIndex(); err != nil {
+			return err
+		}
+	}
 	if s.stats != nil {
 		if len(s.store.sibs) > 1 {
 			s.stats.siblings++
 		}
-		if len(j.p.contested)+len(j.n.contested) > 0 {
+		if j.p.nmulti+j.n.nmulti > 0 {
 			s.stats.contested++
 		}
 		for x := range s.landed {
