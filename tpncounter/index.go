@@ -89,11 +89,17 @@ type table struct {
 const minTabBits = 3
 
 func newTable(size int) table {
+	b := newTableBits(size)
+	return table{tab: make([]uint64, 1<<b), shift: uint8(64 - b)}
+}
+
+// newTableBits returns log2 of the length of a table for size entries.
+func newTableBits(size int) int {
 	b := minTabBits
 	for 1<<b < 2*size {
 		b++
 	}
-	return table{tab: make([]uint64, 1<<b), shift: uint8(64 - b)}
+	return b
 }
 
 func tableKey(tag uint32, r ref) uint64 { return uint64(tag)<<32 | uint64(r) }
@@ -202,7 +208,15 @@ func (g *GCounter) addKey(k uint64) {
 // rebuild replaces the table with one holding only the live entries, read
 // from the rings and the multi records, and at least four times as large.
 func (g *GCounter) rebuild() {
-	t := newTable(2 * (g.tab.n + 1))
+	t := newTable(0)
+	if want := newTableBits(2 * (g.tab.n + 1)); want == 64-int(g.tab.shift) {
+		// The same size: reuse the array, so that the steady state
+		// allocates nothing.
+		clear(g.tab.tab)
+		t = table{tab: g.tab.tab, shift: g.tab.shift}
+	} else {
+		t = newTable(2 * (g.tab.n + 1))
+	}
 	for _, e := range g.ents {
 		if e == nil {
 			continue

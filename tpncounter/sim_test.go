@@ -27,9 +27,13 @@ import (
 // ambiguous error. Clients retry ambiguous transactions on a random actor,
 // and also resend acknowledged ones (duplicates) while they are recent.
 //
-// The model is a plain map: every transaction contained in a state that
-// landed in the store is "landed", and the join of the store's siblings must
-// count each landed transaction exactly once after every step.
+// The model is a plain map: every transaction applied anywhere in the causal
+// history of a state that landed in the store (its provenance) is "landed",
+// and the join of the store's siblings must count each landed transaction
+// exactly once after every step. Provenance, not the ids a landed state
+// shows: with short histories a transaction can be applied, folded and
+// forgotten in states that never landed (writes in doubt) and land only as
+// part of an actor's total.
 //
 // Replay a failure: COUNTERKIT_SEED=<seed> go test ./tpncounter -run '^TestSimulation'
 // Scale: COUNTERKIT_CASES=10 runs ten times the default schedules.
@@ -55,8 +59,24 @@ func defaultSimParams() simParams {
 }
 
 type simSibling struct {
-	dot int
-	c   *Counter
+	dot  int
+	c    *Counter
+	prov provenance
+}
+
+// provenance is the set of transactions (with signed amounts) applied in a
+// state's causal history.
+type provenance map[crdt.TxnID]int64
+
+func (p provenance) join(q provenance) provenance {
+	out := make(provenance, len(p)+len(q))
+	for x, a := range p {
+		out[x] = a
+	}
+	for x, a := range q {
+		out[x] = a
+	}
+	return out
 }
 
 type simStore struct {
@@ -78,7 +98,7 @@ func (s *simStore) fetch(r *rand.Rand, stale bool, lag int) ([]simSibling, []int
 	return sibs, token
 }
 
-func (s *simStore) put(token []int, c *Counter) {
+func (s *simStore) put(token []int, c *Counter, prov provenance) {
 	keep := make([]simSibling, 0, len(s.sibs)+1)
 	for _, sb := range s.sibs {
 		if !slices.Contains(token, sb.dot) {
@@ -86,7 +106,7 @@ func (s *simStore) put(token []int, c *Counter) {
 		}
 	}
 	s.nextDot++
-	s.sibs = append(keep, simSibling{dot: s.nextDot, c: c.Clone()})
+	s.sibs = append(keep, simSibling{dot: s.nextDot, c: c.Clone(), prov: prov})
 	s.past = append(s.past, s.sibs)
 }
 
@@ -106,6 +126,7 @@ type sim struct {
 	opts    Options
 	store   simStore
 	local   []*Counter // last attempted state per actor (nil: none)
+	lprov   []provenance
 	dirty   []int      // step by which the actor must flush; -1 when clean
 	landed  map[crdt.TxnID]int64
 	recent  []simRetry // transactions clients may still resend
@@ -131,7 +152,7 @@ func newSim(p simParams, seed int64) *sim {
 		opts.TxnTime = atTime
 	}
 	s := &sim{p: p, r: rand.New(rand.NewSource(seed)), opts: opts,
-		local: make([]*Counter, p.actors), dirty: make([]int, p.actors), landed: map[crdt.TxnID]int64{}}
+		local: make([]*Counter, p.actors), lprov: make([]provenance, p.actors), dirty: make([]int, p.actors), landed: map[crdt.TxnID]int64{}}
 	for i := range s.dirty {
 		s.dirty[i] = -1
 	}
@@ -159,11 +180,14 @@ func (s *sim) write(a int, op *simTxn, faults bool) (acked bool, err error) {
 	for attempt := 0; attempt < 3; attempt++ {
 		sibs, token := s.store.fetch(s.r, faults && s.r.Float64() < s.p.pStale, s.p.staleLag)
 		merged := s.newCounter()
+		prov := provenance{}
 		for _, i := range s.r.Perm(len(sibs)) {
 			if err := merged.Merge(sibs[i].c); err != nil {
 				return false, fmt.Errorf("merging siblings: %w", err)
 			}
+			prov = prov.join(sibs[i].prov)
 		}
+		prov = prov.join(s.lprov[a])
 		if s.local[a] != nil {
 			if err := merged.Merge(s.local[a]); err != nil {
 				return false, fmt.Errorf("merging local state: %w", err)
@@ -182,6 +206,9 @@ func (s *sim) write(a int, op *simTxn, faults bool) (acked bool, err error) {
 			}
 			if err != nil {
 				return false, fmt.Errorf("apply %s %d: %w", op.id, op.amt, err)
+			}
+			if out == Applied {
+				prov = prov.join(provenance{op.id: op.amt})
 			}
 			if s.stats != nil {
 				switch out {
@@ -214,20 +241,14 @@ func (s *sim) write(a int, op *simTxn, faults bool) (acked bool, err error) {
 		case "fail":
 			continue
 		case "lost, ambiguous":
-			s.local[a] = merged
+			s.local[a], s.lprov[a] = merged, prov
 			s.dirty[a] = s.step + s.p.flushWithin
 			continue
 		}
-		s.store.put(token, merged)
-		s.local[a] = merged
-		for _, g := range []*GCounter{&merged.p, &merged.n} {
-			sign := int64(1)
-			if g == &merged.n {
-				sign = -1
-			}
-			for x, amt := range g.idx {
-				s.landed[x] = sign * amt
-			}
+		s.store.put(token, merged, prov)
+		s.local[a], s.lprov[a] = merged, prov
+		for x, amt := range prov {
+			s.landed[x] = amt
 		}
 		if fault == "ok" {
 			s.dirty[a] = -1
