@@ -305,6 +305,29 @@ func FuzzCounterDecode(f *testing.F) {
 		if !d.Equal(&c) || d.Value() != c.Value() {
 			t.Fatalf("decode(encode(x)) != x")
 		}
+		// The decoded index is sound, and stays so (with the value) through
+		// every actor's housekeeping.
+		v := c.Value()
+		for _, g := range []*GCounter{&c.p, &c.n} {
+			if err := g.checkIndex(); err != nil {
+				t.Fatalf("decoded index: %v", err)
+			}
+		}
+		for _, g := range []*GCounter{&c.p, &c.n} {
+			for _, a := range g.Actors() {
+				if _, err := c.Compact(a); err != nil && !errors.Is(err, crdt.ErrOverflow) {
+					t.Fatalf("compact %q: %v", a, err)
+				}
+			}
+		}
+		for _, g := range []*GCounter{&c.p, &c.n} {
+			if err := g.checkIndex(); err != nil {
+				t.Fatalf("index after compacting: %v", err)
+			}
+		}
+		if c.Value() != v {
+			t.Fatalf("compacting changed the value from %d to %d", v, c.Value())
+		}
 	})
 }
 
