@@ -127,7 +127,7 @@ type sim struct {
 	store   simStore
 	local   []*Counter // last attempted state per actor (nil: none)
 	lprov   []provenance
-	dirty   []int      // step by which the actor must flush; -1 when clean
+	dirty   []int // step by which the actor must flush; -1 when clean
 	landed  map[crdt.TxnID]int64
 	recent  []simRetry // transactions clients may still resend
 	retries []simRetry // transactions clients must resend
