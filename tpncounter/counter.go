@@ -95,7 +95,6 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		return 0, err
 	}
 	h := hashID(txn)
-	e := half.entries[actor]
 	if r := half.find(txn, h); r != 0 {
 		return half.known(txn, r, mag)
 	}
@@ -110,7 +109,7 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if err := half.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return half.applyNew(actor, e, txn, h, mag)
+	return half.applyNew(actor, txn, h, mag)
 }
 
 // Horizon returns the later of the two halves' horizons (see

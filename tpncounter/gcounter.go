@@ -323,14 +323,13 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 		return 0, err
 	}
 	h := hashID(txn)
-	e := g.entries[actor]
 	if r := g.find(txn, h); r != 0 {
 		return g.known(txn, r, amount)
 	}
 	if err := g.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return g.applyNew(actor, e, txn, h, amount)
+	return g.applyNew(actor, txn, h, amount)
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -376,9 +375,9 @@ func (g *GCounter) known(txn crdt.TxnID, r ref, amount int64) (Outcome, error) {
 	return Duplicate, nil
 }
 
-// applyNew applies txn, whose hash is h and which the index does not hold,
-// for actor, whose entry is e (nil when it has none).
-func (g *GCounter) applyNew(actor crdt.ActorID, e *entry, txn crdt.TxnID, h uint64, amount int64) (Outcome, error) {
+// applyNew applies txn, whose hash is h and which the index does not hold.
+func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount int64) (Outcome, error) {
+	e := g.entries[actor]
 	if e == nil && len(g.entries) >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
 	}
@@ -500,13 +499,16 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	if forgetAll {
 		excess = int(nf) + p.fold
 	}
+	// Without contested transactions every item is solo: no need to read
+	// the items to know.
+	solo := g.solo()
 	// Rule 5: forget the oldest beyond FoldedLength that no other actor
 	// holds (a solo item).
 	for off := uint32(0); off < nf && excess > 0; off++ {
 		if len(p.unfold) > 0 && slices.Contains(p.unfold, off) {
 			continue
 		}
-		if forgetAll || e.ring[e.pos(off)].multi == 0 {
+		if forgetAll || solo || e.ring[e.pos(off)].multi == 0 {
 			p.ageOut = append(p.ageOut, off)
 			excess--
 		}
@@ -518,7 +520,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 		folded++
 		it := &e.ring[e.pos(off)]
 		total.Add(it.amt)
-		if excess > 0 && (forgetAll || it.multi == 0) {
+		if excess > 0 && (forgetAll || solo || it.multi == 0) {
 			p.ageOut = append(p.ageOut, off)
 			excess--
 		}
@@ -614,7 +616,7 @@ func (g *GCounter) commit(e *entry, p plan) {
 			if !solo {
 				g.adjust(g.refAt(e, off), 0, -1)
 			}
-			if e.ring[e.pos(off)].multi == 0 {
+			if solo || e.ring[e.pos(off)].multi == 0 {
 				g.tab.n--
 				g.tab.stale++
 			} else {
