@@ -173,9 +173,9 @@ func BenchmarkApply(b *testing.B) {
 // against 10 actors (target: within 2x) and against the naive scan at 1,000
 // actors (target: 100x faster or more). Each figure is a fixed number of
 // operations in the steady state (see workload), timed by hand
-// (testing.Benchmark cannot nest). A million operations span more than one
-// rebuild of the index table at 1,000 actors (one per about 320,000
-// forgotten transactions there), so its amortised cost is in the figure.
+// (testing.Benchmark cannot nest). A million operations span several
+// rebuilds of the index table at 1,000 actors (one per about 61,000
+// forgotten transactions there), so their amortised cost is in the figure.
 //
 // The two sizes are measured in alternation, five times each with a fresh
 // counter, so that both see the same background (the reference machine is

@@ -75,9 +75,14 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // holds the id looked up as a solo item, and an entry that passes this test
 // is equal to that item's own entry, so stale entries are never mistaken
 // for live ones. They only take room: GCounter.addKey rebuilds the table
-// from the rings when they would fill it (table size at least four times
-// the live entries, so a rebuild comes at most once per as many forgotten
-// transactions as there are live ones, O(1) amortised).
+// from the rings when they would fill it. A rebuilt table is the smallest
+// power of two at least 2.5 times the live entries, so that a rebuild
+// comes at most once per a quarter as many forgotten transactions as there
+// are live ones (O(1) amortised), while the table stays as small as the
+// half-full rule allows: it is the part of the counter every Apply reads
+// at random, so its size decides whether that read hits the cache (at
+// 1,000 actors × 200 transactions, 4 MB instead of the 8 MB a four-fold
+// table takes).
 type table struct {
 	tab   []uint64
 	shift uint8 // 64 - log2(len(tab)): an entry's home is entry >> shift
@@ -206,16 +211,18 @@ func (g *GCounter) addKey(k uint64) {
 }
 
 // rebuild replaces the table with one holding only the live entries, read
-// from the rings and the multi records, and at least four times as large.
+// from the rings and the multi records, sized as the table documentation
+// says.
 func (g *GCounter) rebuild() {
 	t := newTable(0)
-	if want := newTableBits(2 * (g.tab.n + 1)); want == 64-int(g.tab.shift) {
+	size := (g.tab.n + 1) * 5 / 4
+	if want := newTableBits(size); want == 64-int(g.tab.shift) {
 		// The same size: reuse the array, so that the steady state
 		// allocates nothing.
 		clear(g.tab.tab)
 		t = table{tab: g.tab.tab, shift: g.tab.shift}
 	} else {
-		t = newTable(2 * (g.tab.n + 1))
+		t = newTable(size)
 	}
 	for _, e := range g.ents {
 		if e == nil {

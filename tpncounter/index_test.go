@@ -279,3 +279,38 @@ func TestIndexUnderCollisions(t *testing.T) {
 	require.Positive(t, multi, "no transaction was ever held by two actors")
 	require.Positive(t, grown, "no ring grew")
 }
+
+// TestStaleEntriesAreRebuiltAway applies 100,000 transactions on three
+// actors with short histories: every Apply forgets one transaction and
+// leaves a stale table entry. The table must stay as small as its sizing
+// rule says (live entries × 2.5, rounded up to a power of two, never more
+// than half full), stale entries must come and go, forgotten ids must be
+// unknown again, and the index must stay sound throughout.
+func TestStaleEntriesAreRebuiltAway(t *testing.T) {
+	g, err := NewGCounter(Options{HistoryLength: 3, FoldedLength: 2})
+	require.NoError(t, err)
+	maxStale, rebuilds, prevStale := 0, 0, 0
+	for i := 0; i < 100000; i++ {
+		out, err := g.Apply(crdt.ActorID(fmt.Sprintf("a%d", i%3)), crdt.TxnID(fmt.Sprintf("t%d", i)), 1)
+		require.NoError(t, err)
+		require.Equal(t, Applied, out)
+		if g.tab.stale < prevStale {
+			rebuilds++
+		}
+		prevStale = g.tab.stale
+		maxStale = max(maxStale, g.tab.stale)
+		require.LessOrEqual(t, 2*(g.tab.n+g.tab.stale), len(g.tab.tab))
+		if i%997 == 0 {
+			require.NoError(t, g.checkIndex(), "after %d applies", i)
+		}
+	}
+	// 3 actors × (3 or 4 history + 2 folded) = at most 18 live entries.
+	require.LessOrEqual(t, g.tab.n, 18)
+	require.LessOrEqual(t, len(g.tab.tab), 64, "the table grew with the forgotten transactions")
+	require.Positive(t, maxStale)
+	require.Greater(t, rebuilds, 1000)
+	require.Equal(t, int64(100000), g.Value())
+	require.Equal(t, Unknown, g.Status("t5"))
+	require.NoError(t, g.checkIndex())
+	t.Logf("live %d, table %d, most stale entries %d, rebuilds %d", g.tab.n, len(g.tab.tab), maxStale, rebuilds)
+}
