@@ -275,3 +275,62 @@ func withAnyValue(m proptest.Model[*Counter, txnOp]) proptest.Model[*Counter, tx
 	m.Expect = func([]txnOp) any { return 0 }
 	return m
 }
+
+// TestZeroValueReads: the zero Counter and GCounter are empty counters, read
+// methods included (they used to index a table not yet made).
+func TestZeroValueReads(t *testing.T) {
+	var c Counter
+	require.Equal(t, Unknown, c.Status("x"))
+	require.False(t, c.HasTransaction("x"))
+	_, ok := c.Amount("x")
+	require.False(t, ok)
+	require.Zero(t, c.Value())
+	var g GCounter
+	require.Equal(t, Unknown, g.Status("x"))
+	require.False(t, g.HasTransaction("x"))
+	_, known := g.Entry("a")
+	require.False(t, known)
+	out, err := g.Apply("a", "x", 2)
+	require.NoError(t, err)
+	require.Equal(t, Applied, out)
+	require.Equal(t, InHistory, g.Status("x"))
+}
+
+// TestIdxSkipsStaleEntries is the reviewer's case: after a Merge replaces an
+// actor's entry with one whose ring is smaller, stale table entries point
+// past its end; idx (the simulations' view of what a state holds) and find
+// must both ignore them.
+func TestIdxSkipsStaleEntries(t *testing.T) {
+	r1, _ := New(Options{HistoryLength: 4, FoldedLength: 4})
+	for i := 0; i < 20; i++ {
+		_, err := r1.Apply("a", crdt.TxnID(fmt.Sprintf("t%d", i)), 1)
+		require.NoError(t, err)
+	}
+	require.Positive(t, r1.p.tab.stale)
+	b, err := r1.MarshalBinary()
+	require.NoError(t, err)
+	r2, _ := New(Options{HistoryLength: 1, FoldedLength: 1})
+	require.NoError(t, r2.UnmarshalBinary(b))
+	for _, x := range []crdt.TxnID{"u1", "u2"} {
+		_, err := r2.Apply("a", x, 1)
+		require.NoError(t, err)
+	}
+	b, err = r2.MarshalBinary()
+	require.NoError(t, err)
+	r3, _ := New(Options{})
+	require.NoError(t, r3.UnmarshalBinary(b))
+	require.NoError(t, r1.Merge(r3))
+	require.NoError(t, r1.p.checkIndex())
+	held := map[crdt.TxnID]int64{}
+	for x, amt := range r1.p.idx {
+		held[x] = amt
+		require.NotEqual(t, Unknown, r1.Status(x))
+	}
+	e, _ := r1.p.Entry("a")
+	require.Len(t, held, len(e.History)+len(e.Folded))
+	for i := 0; i < 20; i++ {
+		if x := crdt.TxnID(fmt.Sprintf("t%d", i)); held[x] == 0 {
+			require.Equal(t, Unknown, r1.Status(x), "%s", x)
+		}
+	}
+}

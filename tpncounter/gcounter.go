@@ -63,6 +63,14 @@ type Entry struct {
 	Forgot time.Time
 }
 
+// GCounter is a grow-only counter of transactions (the TGCounter): every
+// actor owns one entry holding a folded total, its recent transactions and a
+// record of recently folded ones. Its value counts every distinct transaction
+// once however many actors hold it. See the package documentation for the
+// rules that keep this exact while histories fold.
+//
+// The zero value is an empty counter with default Options. A GCounter is not
+// safe for concurrent use; callers serialise access.
 type GCounter struct {
 	o       Options
 	ready   bool

@@ -143,11 +143,15 @@ func (t *table) grow() {
 	}
 }
 
-// slotOf returns the position of an entry equal to k, which must be present.
+// slotOf returns the position of an entry equal to k, which must be present
+// (a missing one is a broken index: it panics rather than loop).
 func (t *table) slotOf(k uint64) uint64 {
 	mask := uint64(len(t.tab) - 1)
 	i := k >> t.shift
 	for t.tab[i] != k {
+		if t.tab[i] == 0 {
+			panic("tpncounter: index table entry missing")
+		}
 		i = (i + 1) & mask
 	}
 	return i
@@ -246,8 +250,14 @@ func (g *GCounter) rebuild() {
 // itemOf returns the entry and ring position of l.
 func (g *GCounter) itemOf(l loc) (*entry, uint32) { return g.ents[l>>posBits], l & posMask }
 
-// get returns the ref of x, or 0.
-func (g *GCounter) get(x crdt.TxnID) ref { return g.find(x, hashID(x)) }
+// get returns the ref of x, or 0 (also in a zero GCounter, which has no
+// table yet).
+func (g *GCounter) get(x crdt.TxnID) ref {
+	if len(g.tab.tab) == 0 {
+		return 0
+	}
+	return g.find(x, hashID(x))
+}
 
 // find returns the ref of x, whose hash is h, or 0. Only the top 32 bits of
 // h (the tag) are used.

@@ -13,12 +13,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// idx ranges over every known transaction and its amount (for the tests).
+// idx ranges over every known transaction and its amount (for the tests),
+// read from the rings: the table also holds stale entries.
 func (g *GCounter) idx(yield func(crdt.TxnID, int64) bool) {
-	for _, k := range g.tab.tab {
-		if k != 0 {
-			if r := ref(k); !yield(g.idOf(r), g.amtOf(r)) {
-				return
+	seen := map[crdt.TxnID]bool{}
+	for _, e := range g.ents {
+		if e == nil {
+			continue
+		}
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			p := e.pos(off)
+			if x := e.ids[p]; !seen[x] {
+				seen[x] = true
+				if !yield(x, e.ring[p].amt) {
+					return
+				}
 			}
 		}
 	}
@@ -118,7 +127,8 @@ func (g *GCounter) checkIndex() error {
 			continue
 		}
 		e, p := g.itemOf(r &^ soloBit)
-		if e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) && e.ring[p].multi == 0 && e.ring[p].tag == uint32(k>>32) {
+		if e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) && e.ring[p].multi == 0 &&
+			e.ring[p].tag == uint32(k>>32) && g.find(e.ids[p], uint64(k>>32)<<32) == r {
 			liveKeys[k] = true
 		}
 	}
