@@ -109,7 +109,7 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if err := half.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return half.applyNew(actor, txn, h, mag)
+	return half.applyNew(actor, txn, h, mag, at)
 }
 
 // Horizon returns the later of the two halves' horizons (see

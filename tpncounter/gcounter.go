@@ -337,7 +337,7 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 	if err := g.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return g.applyNew(actor, txn, h, amount)
+	return g.applyNew(actor, txn, h, amount, at)
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -383,8 +383,9 @@ func (g *GCounter) known(txn crdt.TxnID, r ref, amount int64) (Outcome, error) {
 	return Duplicate, nil
 }
 
-// applyNew applies txn, whose hash is h and which the index does not hold.
-func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount int64) (Outcome, error) {
+// applyNew applies txn, whose hash is h and which the index does not hold;
+// at is its time from checkTime (0 when untimed).
+func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount, at int64) (Outcome, error) {
 	e := g.entries[actor]
 	if e == nil && len(g.entries) >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
@@ -416,6 +417,12 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	g.addKey(tableKey(tagOf(h), soloBit|e.locAt(p))) // before the item is live, for rebuild
 	e.ring[p] = item{amt: amount, tag: tagOf(h)}
 	e.ids[p] = txn
+	if at != 0 && e.times == nil {
+		e.times = make([]int64, len(e.ring))
+	}
+	if e.times != nil {
+		e.times[p] = at // so that forgetting txn need not parse its id again
+	}
 	e.tail++
 	g.val.Add(amount)
 	e.seq++
@@ -541,7 +548,10 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	p.forgot = e.forgot
 	if g.o.TxnTime != nil {
 		for _, off := range p.ageOut {
-			if at, ok := g.txnTime(e.ids[e.pos(off)]); ok {
+			q := e.pos(off)
+			if e.times != nil && e.times[q] != 0 {
+				p.forgot = max(p.forgot, e.times[q])
+			} else if at, ok := g.txnTime(e.ids[q]); ok {
 				p.forgot = max(p.forgot, at.UnixNano())
 			}
 		}
@@ -785,6 +795,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 		}
 		g.val.Add(to.total)
 		to.actor = actor
+		to.times = nil // cached under another counter's options, perhaps
 		if from != nil {
 			to.aix = from.aix
 			g.ents[to.aix] = to

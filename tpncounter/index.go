@@ -460,6 +460,9 @@ func (g *GCounter) compact(e *entry, removed []uint32) {
 			it := e.ring[pf]
 			g.relocate(it, e.locAt(pf), e.locAt(pt))
 			e.ring[pt], e.ids[pt] = it, e.ids[pf]
+			if e.times != nil {
+				e.times[pt] = e.times[pf]
+			}
 		}
 		w++
 	}
@@ -471,16 +474,23 @@ func (g *GCounter) compact(e *entry, removed []uint32) {
 func (g *GCounter) growRing(e *entry) {
 	n := max(2*len(e.ring), 2)
 	ring, ids := make([]item, n), make([]crdt.TxnID, n)
+	var times []int64
+	if e.times != nil {
+		times = make([]int64, n)
+	}
 	nmask := uint32(n - 1)
 	for off := uint32(0); off < uint32(e.size()); off++ {
 		pf, pt := e.pos(off), (e.head+off)&nmask
 		it := e.ring[pf]
 		ring[pt], ids[pt] = it, e.ids[pf]
+		if times != nil {
+			times[pt] = e.times[pf]
+		}
 		if pf != pt {
 			g.relocate(it, e.locAt(pf), e.locAt(pt))
 		}
 	}
-	e.ring, e.ids = ring, ids
+	e.ring, e.ids, e.times = ring, ids, times
 }
 
 // attach gives e an actor index and installs it in the maps (not its items).

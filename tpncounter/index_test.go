@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
@@ -54,7 +55,7 @@ func (g *GCounter) checkIndex() error {
 		if e.aix != uint32(i) || g.entries[e.actor] != e {
 			return fmt.Errorf("actor %q: index %d, stored at %d", e.actor, e.aix, i)
 		}
-		if n := len(e.ring); n&(n-1) != 0 || e.size() > n || len(e.ids) != n || e.nf() > uint32(e.size()) {
+		if n := len(e.ring); n&(n-1) != 0 || e.size() > n || len(e.ids) != n || (e.times != nil && len(e.times) != n) || e.nf() > uint32(e.size()) {
 			return fmt.Errorf("actor %q: ring of %d holds %d (folded %d)", e.actor, n, e.size(), e.nf())
 		}
 		val.Add(e.total)
@@ -63,6 +64,15 @@ func (g *GCounter) checkIndex() error {
 			it, x := e.ring[p], e.ids[p]
 			if it.tag != tagOf(hashID(x)) {
 				return fmt.Errorf("actor %q: %q has tag %x", e.actor, x, it.tag)
+			}
+			if e.times != nil && e.times[p] != 0 {
+				at, ok := time.Time{}, false
+				if g.o.TxnTime != nil {
+					at, ok = g.txnTime(x)
+				}
+				if !ok || at.UnixNano() != e.times[p] {
+					return fmt.Errorf("actor %q: %q has cached time %d, its time is %v (%v)", e.actor, x, e.times[p], at, ok)
+				}
 			}
 			r := g.get(x)
 			switch {

@@ -38,9 +38,14 @@ type entry struct {
 	seq   uint64
 	total int64
 	// forgot is Entry.Forgot in Unix nanoseconds; 0 for none.
-	forgot          int64
-	ring            []item
-	ids             []crdt.TxnID // parallel to ring
+	forgot int64
+	ring   []item
+	ids    []crdt.TxnID // parallel to ring
+	// times, parallel to ring once a timed transaction has been applied
+	// here (nil before), caches the items' Options.TxnTime in Unix
+	// nanoseconds (0: not cached), so that forgetting one does not parse
+	// its id again. Only times from this counter's own Apply are cached.
+	times           []int64
 	head, mid, tail uint32
 }
 
@@ -87,7 +92,7 @@ func (e *entry) locAt(p uint32) loc { return e.aix<<posBits | p }
 // counter afresh.
 func (e *entry) clone() *entry {
 	c := *e
-	c.ring, c.ids = slices.Clone(e.ring), slices.Clone(e.ids)
+	c.ring, c.ids, c.times = slices.Clone(e.ring), slices.Clone(e.ids), slices.Clone(e.times)
 	return &c
 }
 
