@@ -174,7 +174,7 @@ func BenchmarkApply(b *testing.B) {
 // actors (target: 100x faster or more). Each figure is a fixed number of
 // operations in the steady state (see workload), timed by hand
 // (testing.Benchmark cannot nest). A million operations span several
-// rebuilds of the index table at 1,000 actors (one per about 61,000
+// rebuilds of the index table at 1,000 actors (one per about 59,000
 // forgotten transactions there), so their amortised cost is in the figure.
 //
 // The two sizes are measured in alternation, five times each with a fresh

@@ -154,7 +154,7 @@
 // reads the table line and the item it points to. The table entry of a
 // forgotten transaction is left in place and recognised as stale (its ring
 // position no longer holds that id as a live item) until a rebuild from the
-// rings drops all of them, at most once per a quarter as many forgotten
+// rings drops all of them, at most once per a third as many forgotten
 // transactions as there are live ones. BENCHMARKS.md has the figures.
 //
 // Encoding: see FormatVersion (version 2 added forgot; version 1 is still
