@@ -293,14 +293,6 @@ func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 	}
 }
 
-func (g *GCounter) idOf(r ref) crdt.TxnID {
-	if r&soloBit != 0 {
-		e, p := g.itemOf(r &^ soloBit)
-		return e.ids[p]
-	}
-	return g.multi[r].id
-}
-
 func (g *GCounter) amtOf(r ref) int64 {
 	if r&soloBit != 0 {
 		e, p := g.itemOf(r &^ soloBit)
