@@ -335,3 +335,40 @@ func TestStaleEntriesAreRebuiltAway(t *testing.T) {
 	require.NoError(t, g.checkIndex())
 	t.Logf("live %d, table %d, most stale entries %d, rebuilds %d", g.tab.n, len(g.tab.tab), maxStale, rebuilds)
 }
+
+// TestCheckIndexCatchesBrokenIndexes shows the checker can fail: each
+// corruption of a sound counter's index or value must be reported.
+func TestCheckIndexCatchesBrokenIndexes(t *testing.T) {
+	build := func() *GCounter {
+		g, err := NewGCounter(Options{HistoryLength: 2, FoldedLength: 2, TxnTime: atTime})
+		require.NoError(t, err)
+		for i := 0; i < 12; i++ {
+			_, err := g.Apply(crdt.ActorID(fmt.Sprintf("a%d", i%2)), crdt.TxnID(fmt.Sprintf("t%d@%d", i, i+1)), int64(i+1))
+			require.NoError(t, err)
+		}
+		_, err = g.Apply("a1", "t11@12", 12) // a duplicate: still sound
+		require.NoError(t, err)
+		require.NoError(t, g.checkIndex())
+		return g
+	}
+	live := func(g *GCounter) (*entry, uint32) {
+		e := g.entries["a0"]
+		return e, e.pos(uint32(e.size() - 1))
+	}
+	for name, corrupt := range map[string]func(g *GCounter){
+		"value off by one": func(g *GCounter) { g.val.Add(1) },
+		"live table entry removed": func(g *GCounter) {
+			e, p := live(g)
+			g.tab.remove(tableKey(e.ring[p].tag, soloBit|e.locAt(p)))
+		},
+		"amount changed in the ring": func(g *GCounter) { e, p := live(g); e.ring[p].amt++ },
+		"tag changed":                func(g *GCounter) { e, p := live(g); e.ring[p].tag ^= 1 },
+		"cached time wrong":          func(g *GCounter) { e, p := live(g); e.times[p]++ },
+		"stale count wrong":          func(g *GCounter) { g.tab.stale++ },
+		"entry detached from map":    func(g *GCounter) { delete(g.entries, "a1") },
+	} {
+		g := build()
+		corrupt(g)
+		require.Error(t, g.checkIndex(), name)
+	}
+}
