@@ -1,6 +1,9 @@
 package crdt
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors, grouped by the operation that returns them. Every error
 // returned by counterkit wraps exactly one of these, so callers test with
@@ -86,6 +89,11 @@ var (
 	// ErrInvalidIdentifier is returned when a keyspace, table or bucket name
 	// is not a safe identifier for the store.
 	ErrInvalidIdentifier = errors.New("counterkit: invalid identifier")
+
+	// ErrInvalidKey is returned by every driver (ledger, tally, deltalog,
+	// balance) and adapter for a storage key that breaks the rules of
+	// ValidateKey. It wraps ErrInvalidIdentifier.
+	ErrInvalidKey = fmt.Errorf("%w: invalid key", ErrInvalidIdentifier)
 
 	// ErrMisconfiguredStore is returned when the store's settings would break
 	// a guarantee (a Riak bucket with last_write_wins=true, allow_mult=false).

@@ -105,6 +105,21 @@ func checkID(s string) string {
 	return ""
 }
 
+// MaxKeyLen is the longest storage key (a ledger, tally, counter or account
+// key), in bytes.
+const MaxKeyLen = 255
+
+// ValidateKey checks a storage key the way every driver and adapter does: it
+// must be 1..MaxKeyLen bytes of valid UTF-8 with no control character (NUL
+// included). kind names the key in the message ("ledger key", "account
+// key"). The error wraps ErrInvalidKey.
+func ValidateKey(kind, key string) error {
+	if reason := checkID(key); reason != "" {
+		return fmt.Errorf("%w: %s %q %s", ErrInvalidKey, kind, truncate(key), reason)
+	}
+	return nil
+}
+
 func truncate(s string) string {
 	if len(s) > 40 {
 		return s[:40] + "..."

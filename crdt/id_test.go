@@ -99,3 +99,17 @@ func TestCheckIDMatchesValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateKey(t *testing.T) {
+	for _, bad := range []string{"", "a\x00b", "\xff\xfe", strings.Repeat("k", crdt.MaxKeyLen+1), "tab\there"} {
+		err := crdt.ValidateKey("ledger key", bad)
+		if !errors.Is(err, crdt.ErrInvalidKey) || !errors.Is(err, crdt.ErrInvalidIdentifier) {
+			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey wrapping ErrInvalidIdentifier", bad, err)
+		}
+	}
+	for _, good := range []string{"k", "account/42", "naïve", strings.Repeat("k", crdt.MaxKeyLen)} {
+		if err := crdt.ValidateKey("ledger key", good); err != nil {
+			t.Errorf("ValidateKey(%q) = %v, want nil", good, err)
+		}
+	}
+}
