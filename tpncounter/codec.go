@@ -94,7 +94,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 	}
 	n := &GCounter{o: g.o}
 	n.init()
-	if err := n.decodeBody(d, version, nil); err != nil {
+	if err := n.decodeBody(d, version); err != nil {
 		return err
 	}
 	if err := d.Finish(); err != nil {
@@ -124,23 +124,26 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	n.p.o, n.n.o = c.p.o, c.p.o
 	n.p.init()
 	n.n.init()
-	if err := n.p.decodeBody(d, version, nil); err != nil {
+	if err := n.p.decodeBody(d, version); err != nil {
 		return err
 	}
-	if err := n.n.decodeBody(d, version, &n.p); err != nil {
+	if err := n.n.decodeBody(d, version); err != nil {
 		return err
 	}
 	if err := d.Finish(); err != nil {
 		return err
 	}
 	*c = *n
+	c.cross = nil
+	c.link()
+	c.findCross(c.p.ents, nil)
 	return nil
 }
 
 // decodeBody reads a GCounter body of the given format version into the
-// empty receiver. A transaction also present in other (the opposite half) is
-// corrupt.
-func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, other *GCounter) error {
+// empty receiver. One id held with different amounts by two actors (or in
+// both halves of a Counter) is a conflict Merge can produce, not corruption.
+func (g *GCounter) decodeBody(d *wire.Decoder, version uint64) error {
 	fields := 6
 	if version == 1 {
 		fields = 5
@@ -199,14 +202,6 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, other *GCounter) 
 					return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, t.ID)
 				}
 				seen[t.ID] = struct{}{}
-				if r := g.get(t.ID); r != 0 && g.amtOf(r) != t.Amount {
-					return fmt.Errorf("%w: transaction %q has amounts %d and %d", crdt.ErrCorruptEncoding, t.ID, g.amtOf(r), t.Amount)
-				}
-				if other != nil {
-					if other.get(t.ID) != 0 {
-						return fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrCorruptEncoding, t.ID)
-					}
-				}
 				list = append(list, t)
 			}
 			lists[part] = list
