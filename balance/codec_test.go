@@ -25,6 +25,7 @@ func rowCases() map[string]balance.Row {
 	u := deltalog.IDFromParts(at, 0x0101, 0x0A0B0C0D0E0F)
 	v := deltalog.IDFromParts(at.Add(time.Minute), 0x0202, 0x010203040506)
 	return map[string]balance.Row{
+		"normal_keyed":  balance.NormalRow(u, -5),
 		"normal":        {UpdateID: u, Kind: balance.KindNormal, Amount: 5},
 		"normal_min":    {UpdateID: u, Kind: balance.KindNormal, Amount: math.MinInt64},
 		"sum":           {UpdateID: v, Kind: balance.KindSum, Version: v, Amount: 6, Covers: 2},
@@ -34,7 +35,7 @@ func rowCases() map[string]balance.Row {
 	}
 }
 
-// TestRowGolden locks the encoding. Regenerate with
+// TestRowGolden locks the encoding (format version 2). Regenerate with
 //
 //	go test ./balance -run TestRowGolden -update
 func TestRowGolden(t *testing.T) {
@@ -45,7 +46,7 @@ func TestRowGolden(t *testing.T) {
 			b2, err := r.MarshalBinary()
 			require.NoError(t, err)
 			require.Equal(t, b, b2, "deterministic")
-			path := filepath.Join("testdata", "row_"+name+".golden")
+			path := filepath.Join("testdata", "row_v2_"+name+".golden")
 			if *update {
 				require.NoError(t, os.WriteFile(path, []byte(hex.EncodeToString(b)+"\n"), 0o644))
 			}
@@ -59,14 +60,47 @@ func TestRowGolden(t *testing.T) {
 	}
 }
 
+// TestRowGoldenV1 decodes the rows written in format version 1 (where N
+// rows have no version) to the same values, and refuses an N row with a
+// version in that format.
+func TestRowGoldenV1(t *testing.T) {
+	for name, r := range rowCases() {
+		if name == "normal_keyed" {
+			continue // not representable in version 1
+		}
+		t.Run(name, func(t *testing.T) {
+			h, err := os.ReadFile(filepath.Join("testdata", "row_"+name+".golden"))
+			require.NoError(t, err)
+			b, err := hex.DecodeString(strings.TrimSpace(string(h)))
+			require.NoError(t, err)
+			var got balance.Row
+			require.NoError(t, got.UnmarshalBinary(b))
+			require.Equal(t, r, got)
+		})
+	}
+	// A keyed N row in a version 1 envelope: the v2 body with the version
+	// byte set back to 1 (the envelope is [tag, version, body]).
+	b, err := rowCases()["normal_keyed"].MarshalBinary()
+	require.NoError(t, err)
+	i := bytes.Index(b, []byte("balance.row")) + len("balance.row")
+	require.Equal(t, byte(2), b[i])
+	b[i] = 1
+	var r balance.Row
+	require.ErrorIs(t, r.UnmarshalBinary(b), crdt.ErrCorruptEncoding)
+	b[i] = 3
+	require.ErrorIs(t, r.UnmarshalBinary(b), crdt.ErrUnsupportedVersion)
+}
+
 func TestRowValidation(t *testing.T) {
 	c := rowCases()
 	bad := []balance.Row{
-		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal},                                     // zero amount
-		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal, Amount: 1, Covers: 1},               // merge field
-		{UpdateID: c["sum"].UpdateID, Kind: balance.KindSum, Version: c["normal"].UpdateID, Covers: 1}, // updateid != version
-		{UpdateID: c["sum"].UpdateID, Kind: balance.KindSum, Version: c["sum"].UpdateID},               // covers nothing
-		{UpdateID: c["normal"].UpdateID, Kind: balance.KindTombstone, Version: c["sum"].Version},       // no target
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal},                                       // zero amount
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal, Amount: 1, Covers: 1},                 // merge field
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindNormal, Amount: 1, Version: c["sum"].Version}, // version is not the amount key
+		func() balance.Row { r := balance.NormalRow(c["normal"].UpdateID, 1); r.Amount = 2; return r }(), // key of another amount
+		{UpdateID: c["sum"].UpdateID, Kind: balance.KindSum, Version: c["normal"].UpdateID, Covers: 1},   // updateid != version
+		{UpdateID: c["sum"].UpdateID, Kind: balance.KindSum, Version: c["sum"].UpdateID},                 // covers nothing
+		{UpdateID: c["normal"].UpdateID, Kind: balance.KindTombstone, Version: c["sum"].Version},         // no target
 		{UpdateID: c["normal"].UpdateID, Kind: 'X', Amount: 1},
 		{Kind: balance.KindNormal, Amount: 1}, // zero id
 	}

@@ -2,6 +2,7 @@ package balance
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -41,7 +42,12 @@ func (k Kind) String() string {
 // Version).
 //
 //   - N: UpdateID is the client-chosen id of the update, Amount its signed
-//     non-zero amount; Version is zero.
+//     non-zero amount. Version is the amount's key (NormalRow sets it: eight
+//     zero bytes, then the amount as a big-endian two's-complement int64),
+//     so that one update id written with two amounts is two rows, not one
+//     overwriting the other, while a retry with the same amount rewrites
+//     the same row. Rows written before format version 2 have a zero
+//     Version; both forms are valid.
 //   - S: written by the merge with version Version; UpdateID equals Version.
 //     Amount is the sum of the rows it covers and Covers how many rows that
 //     is (one tombstone each). Settled is set by a later merge once the
@@ -60,6 +66,20 @@ type Row struct {
 	Covers   int64
 	Settled  bool
 	Target   Kind
+}
+
+// NormalRow returns the N row of an update of amount under id, with its
+// amount key as Version.
+func NormalRow(id ID, amount int64) Row {
+	return Row{UpdateID: id, Kind: KindNormal, Version: amountKey(amount), Amount: amount}
+}
+
+// amountKey is the Version of an N row of amount. It is never zero for a
+// valid (non-zero) amount.
+func amountKey(amount int64) ID {
+	var k ID
+	binary.BigEndian.PutUint64(k[8:], uint64(amount))
+	return k
 }
 
 // Key identifies a row within its partition.
@@ -111,7 +131,9 @@ func (r Row) Validate() error {
 		switch {
 		case r.Amount == 0:
 			return bad("has a zero amount")
-		case !r.Version.IsZero() || r.Covers != 0 || r.Settled || r.Target != 0:
+		case !r.Version.IsZero() && r.Version != amountKey(r.Amount):
+			return bad("has a version that is not its amount's key")
+		case r.Covers != 0 || r.Settled || r.Target != 0:
 			return bad("carries merge fields")
 		}
 		return nil
@@ -146,7 +168,9 @@ func (r Row) Validate() error {
 // Encoding caps and version.
 const (
 	// RowFormatVersion is the envelope version MarshalBinary writes.
-	RowFormatVersion = 1
+	// Version 2 lets an N row carry its amount key as version; version 1
+	// (no version for N rows) still decodes.
+	RowFormatVersion = 2
 	// MaxRowSize is the largest encoded row UnmarshalBinary accepts; a
 	// valid row encodes to under 80 bytes.
 	MaxRowSize = 256
@@ -156,17 +180,21 @@ const (
 //
 //	[updateid: bin16, kind: uint, version: nil | bin16, amount: int, covers: int, settled: bool, target: uint]
 //
-// The version is nil exactly for N rows. Deterministic; invalid rows are
-// refused with Validate's error.
+// The version is nil exactly when it is zero (an N row in the format of
+// version 1). Deterministic; invalid rows are refused with Validate's error.
 func (r Row) MarshalBinary() ([]byte, error) {
+	return r.marshal(RowFormatVersion)
+}
+
+func (r Row) marshal(version uint64) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	e := wire.NewEncoder(crdt.TagBalanceRow, RowFormatVersion)
+	e := wire.NewEncoder(crdt.TagBalanceRow, version)
 	e.ArrayLen(7)
 	e.Bin(r.UpdateID[:])
 	e.Uint(uint64(r.Kind))
-	if r.Kind == KindNormal {
+	if r.Version.IsZero() {
 		e.Nil()
 	} else {
 		e.Bin(r.Version[:])
@@ -178,12 +206,13 @@ func (r Row) MarshalBinary() ([]byte, error) {
 	return e.Bytes()
 }
 
-// UnmarshalBinary decodes MarshalBinary's output. Input larger than
+// UnmarshalBinary decodes MarshalBinary's output, in format version 2 or
+// 1 (where every N row has a zero version). Input larger than
 // MaxRowSize is refused. On error r is unchanged and the error wraps
 // crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
 // crdt.ErrUnsupportedVersion.
 func (r *Row) UnmarshalBinary(data []byte) error {
-	d, _, err := wire.NewDecoder(data, crdt.TagBalanceRow, RowFormatVersion, MaxRowSize)
+	d, format, err := wire.NewDecoder(data, crdt.TagBalanceRow, RowFormatVersion, MaxRowSize)
 	if err != nil {
 		return err
 	}
@@ -246,15 +275,18 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	if err := d.Finish(); err != nil {
 		return err
 	}
-	if isNil != (out.Kind == KindNormal) {
-		return fmt.Errorf("%w: version must be nil exactly for N rows", crdt.ErrCorruptEncoding)
+	switch {
+	case out.Kind != KindNormal && isNil:
+		return fmt.Errorf("%w: %s row without a version", crdt.ErrCorruptEncoding, out.Kind)
+	case out.Kind == KindNormal && !isNil && format < 2:
+		return fmt.Errorf("%w: N row with a version in format version %d", crdt.ErrCorruptEncoding, format)
 	}
 	if err := out.Validate(); err != nil {
 		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 	}
 	// Only the canonical encoding is accepted (smallest integer forms), so
 	// equal values always have equal bytes.
-	if canon, err := out.MarshalBinary(); err != nil || !bytes.Equal(canon, data) {
+	if canon, err := out.marshal(format); err != nil || !bytes.Equal(canon, data) {
 		return fmt.Errorf("%w: non-canonical encoding", crdt.ErrCorruptEncoding)
 	}
 	*r = out

@@ -110,6 +110,21 @@ func Run(t *testing.T, newStore func(t *testing.T) balance.Store) {
 		require.Equal(t, sorted([]balance.Row{tomb, settled}), rows(t, s, a))
 		require.NoError(t, s.Write(ctx, del(a, n1)), "deleting a missing row is a no-op")
 	})
+	t.Run("NormalRowsAreKeyedByAmount", func(t *testing.T) {
+		// One update id written with two amounts is two rows (the amount
+		// key is the version column), beside a row in the format of
+		// version 1 (zero version); a retry rewrites its own row.
+		s, a := newStore(t), key(t)
+		u := id(3*time.Second, 4)
+		five, seven := balance.NormalRow(u, 5), balance.NormalRow(u, 7)
+		legacy := balance.Row{UpdateID: u, Kind: balance.KindNormal, Amount: 5}
+		require.NoError(t, s.Write(ctx, put(a, five)))
+		require.NoError(t, s.Write(ctx, put(a, seven, legacy)))
+		require.NoError(t, s.Write(ctx, put(a, five)))
+		require.Equal(t, sorted([]balance.Row{five, seven, legacy}), rows(t, s, a))
+		require.NoError(t, s.Write(ctx, del(a, seven)))
+		require.Equal(t, sorted([]balance.Row{five, legacy}), rows(t, s, a))
+	})
 	t.Run("WriteSpansAccounts", func(t *testing.T) {
 		s, a := newStore(t), key(t)
 		require.NoError(t, s.Write(ctx, append(put(a, n1), put(a+"-b", n2)...)))
