@@ -9,6 +9,18 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
+// broken selects known-broken variants of the rules, so that tests can show
+// that their checks catch them (export_test.go). Both are false outside
+// those tests.
+var broken struct {
+	// amountClaims: a settled merge's tombstone cancels only an N row of
+	// its own amount, so an id reused with another amount counts twice.
+	amountClaims bool
+	// levelPerMerge: a covered sum row with tombstones is never deleted in
+	// the merge that collects them, so a chain unwinds one level per merge.
+	levelPerMerge bool
+}
+
 // elem names a countable row: an N or S row by kind and update id.
 type elem struct {
 	kind Kind
@@ -31,11 +43,31 @@ type View struct {
 	// InvalidTombstones are T rows that cancel nothing: their merge is not
 	// valid, or their target row is gone.
 	InvalidTombstones []Row
+	// Conflicts are the update ids present with an amount that does not
+	// count (an id reused with another amount), in clustering order.
+	Conflicts []Conflict
 
-	// claimed maps a valid S row's version to the rows it cancelled.
+	// claimed maps a valid S row's version to the rows it cancelled (for
+	// an N target, every N row of that update id).
 	claimed map[ID][]Row
-	// tombs counts the tombstones present per version.
-	tombs map[ID]int
+	// tombs holds the tombstones present per version.
+	tombs map[ID][]Row
+	// normals holds the N rows present per update id.
+	normals map[ID][]Row
+	// keys holds the key of every row present.
+	keys map[Key]bool
+}
+
+// Conflict is an update id whose N rows carry more than one amount, or
+// whose amount differs from the one a merge already counted for it. Exactly
+// one amount counts (see the package documentation); the others count
+// nothing.
+type Conflict struct {
+	UpdateID ID
+	// Counted is the amount that counts for the id.
+	Counted int64
+	// Refused are the other amounts present, ascending.
+	Refused []int64
 }
 
 // Evaluate interprets a snapshot of one account's rows (any order) under the
@@ -45,8 +77,9 @@ type View struct {
 func Evaluate(rows []Row) (View, error) {
 	live := map[elem]Row{}
 	var sums []Row
-	tombs := map[ID][]Row{}
+	v := View{claimed: map[ID][]Row{}, tombs: map[ID][]Row{}, normals: map[ID][]Row{}}
 	seen := map[Key]bool{}
+	v.keys = seen
 	for _, r := range rows {
 		if err := r.Validate(); err != nil {
 			return View{}, fmt.Errorf("%w: stored row %s: %v", crdt.ErrCorruptEncoding, r, err)
@@ -57,12 +90,23 @@ func Evaluate(rows []Row) (View, error) {
 		seen[r.Key()] = true
 		switch r.Kind {
 		case KindNormal:
-			live[elem{KindNormal, r.UpdateID}] = r
+			v.normals[r.UpdateID] = append(v.normals[r.UpdateID], r)
 		case KindSum:
 			sums = append(sums, r)
 		case KindTombstone:
-			tombs[r.Version] = append(tombs[r.Version], r)
+			v.tombs[r.Version] = append(v.tombs[r.Version], r)
 		}
+	}
+	// Until a merge counts an update id, its smallest amount counts (rows of
+	// one amount are copies of one update).
+	for u, ns := range v.normals {
+		sort.Slice(ns, func(i, j int) bool {
+			if ns[i].Amount != ns[j].Amount {
+				return ns[i].Amount < ns[j].Amount
+			}
+			return CompareRows(ns[i], ns[j]) < 0
+		})
+		live[elem{KindNormal, u}] = ns[0]
 	}
 	sort.Slice(sums, func(i, j int) bool {
 		if c := sums[i].UpdateID.Compare(sums[j].UpdateID); c != 0 {
@@ -70,21 +114,19 @@ func Evaluate(rows []Row) (View, error) {
 		}
 		return sums[i].Version.Compare(sums[j].Version) < 0
 	})
-	v := View{claimed: map[ID][]Row{}, tombs: map[ID]int{}}
-	for ver, ts := range tombs {
-		v.tombs[ver] = len(ts)
-	}
 	valid := map[ID]bool{}
+	counted := map[ID]int64{} // update id -> the amount a valid merge counted
 	for _, s := range sums {
-		ts := tombs[s.Version]
-		var targets []Row
+		ts := v.tombs[s.Version]
+		var targets, named []Row
 		ok := true
 		if s.Settled {
 			// Covered rows were deleted when it settled; its tombstones
-			// still cancel a retried N row that comes back.
+			// still cancel a retried N row that comes back, and an N row
+			// of a counted id with another amount counts nothing.
 			for _, t := range ts {
-				if r, hit := live[elem{t.Target, t.UpdateID}]; hit && r.Amount == t.Amount {
-					targets = append(targets, r)
+				if r, hit := live[elem{t.Target, t.UpdateID}]; hit && ((t.Target == KindNormal && !broken.amountClaims) || r.Amount == t.Amount) {
+					targets, named = append(targets, r), append(named, t)
 				}
 			}
 		} else {
@@ -96,7 +138,7 @@ func Evaluate(rows []Row) (View, error) {
 					ok = false
 					break
 				}
-				targets = append(targets, r)
+				targets, named = append(targets, r), append(named, t)
 				sum.Add(t.Amount)
 			}
 			got, fits := sum.Int64()
@@ -106,22 +148,45 @@ func Evaluate(rows []Row) (View, error) {
 			v.InvalidSums = append(v.InvalidSums, s)
 			continue
 		}
-		for _, r := range targets {
+		var claimed []Row
+		for i, r := range targets {
 			delete(live, elem{r.Kind, r.UpdateID})
+			if r.Kind == KindNormal {
+				counted[r.UpdateID] = named[i].Amount
+				claimed = append(claimed, v.normals[r.UpdateID]...)
+			} else {
+				claimed = append(claimed, r)
+			}
 		}
 		live[elem{KindSum, s.UpdateID}] = s
 		valid[s.Version] = true
 		v.Valid = append(v.Valid, s)
-		v.claimed[s.Version] = targets
+		v.claimed[s.Version] = claimed
 	}
-	for _, ts := range tombs {
+	for _, ts := range v.tombs {
 		for _, t := range ts {
-			if !valid[t.Version] || !seen[Key{UpdateID: t.UpdateID, Kind: t.Target, Version: targetVersion(t)}] {
+			if !valid[t.Version] || !v.targetRemains(t, nil) {
 				v.InvalidTombstones = append(v.InvalidTombstones, t)
 			}
 		}
 	}
 	sort.Slice(v.InvalidTombstones, func(i, j int) bool { return CompareRows(v.InvalidTombstones[i], v.InvalidTombstones[j]) < 0 })
+	for u, ns := range v.normals {
+		amount, ok := counted[u]
+		if !ok {
+			amount = ns[0].Amount
+		}
+		c := Conflict{UpdateID: u, Counted: amount}
+		for i, r := range ns {
+			if r.Amount != amount && (i == 0 || r.Amount != ns[i-1].Amount) {
+				c.Refused = append(c.Refused, r.Amount)
+			}
+		}
+		if len(c.Refused) > 0 {
+			v.Conflicts = append(v.Conflicts, c)
+		}
+	}
+	sort.Slice(v.Conflicts, func(i, j int) bool { return v.Conflicts[i].UpdateID.Compare(v.Conflicts[j].UpdateID) > 0 })
 	var total exact.Int128
 	for _, r := range live {
 		v.Live = append(v.Live, r)
@@ -136,22 +201,13 @@ func Evaluate(rows []Row) (View, error) {
 	return v, nil
 }
 
-// targetVersion is the Version column of the row a tombstone targets: empty
-// for N rows, and equal to the update id for S rows.
-func targetVersion(t Row) ID {
-	if t.Target == KindSum {
-		return t.UpdateID
-	}
-	return ID{}
-}
-
 // plan is what one merge will write, computed from a View.
 type plan struct {
 	tombstones []Row // step 5
 	sum        Row   // step 6 (valid when len(tombstones) > 0)
 	settle     []Row // step 7 upserts (settled S rows)
 	deletes    []Row // step 7 deletes (rows covered by settled merges)
-	gc         []Row // step 8 deletes (invalid rows older than GCGrace)
+	gc         []Row // step 8 deletes (invalid rows older than GCGrace, and tombstones whose targets step 7 deletes)
 	gcYoung    []Row // invalid rows kept because they are not old enough
 }
 
@@ -187,9 +243,29 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 		}
 		p.sum = Row{UpdateID: version, Kind: KindSum, Version: version, Amount: amount, Covers: int64(len(p.tombstones))}
 	}
+	// Step 8: collect invalid rows older than gcGrace (aged by update id,
+	// which for a tombstone is its target's).
+	old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }
+	gone := map[Key]bool{} // rows this merge deletes
+	for _, r := range append(append([]Row(nil), v.InvalidSums...), v.InvalidTombstones...) {
+		if old(r) {
+			p.gc = append(p.gc, r)
+			gone[r.Key()] = true
+		} else {
+			p.gcYoung = append(p.gcYoung, r)
+		}
+	}
+	allGone := func(rows []Row) bool {
+		for _, r := range rows {
+			if !gone[r.Key()] {
+				return false
+			}
+		}
+		return true
+	}
 	// Step 7: settle valid merges old enough that no racing merge can still
-	// land (see doc.go), deleting what they cover.
-	deleted := map[Key]bool{}
+	// land (see doc.go), deleting what they cover, in validation order so
+	// that a merge meets the merges it covers already processed.
 	for _, s := range v.Valid {
 		// A settled merge may still cancel a retried N row that came back;
 		// that row is deleted too.
@@ -197,31 +273,49 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 			continue
 		}
 		for _, r := range v.claimed[s.Version] {
-			if r.Kind == KindSum && v.tombs[r.Version] > 0 {
+			if r.Kind == KindSum && (!allGone(v.tombs[r.Version]) || broken.levelPerMerge && len(v.tombs[r.Version]) > 0) {
 				// A covered sum row stays while it has tombstones: they
 				// cancel retries of the rows it covers until the window
-				// has passed and step 8 collects them. It is marked
-				// settled below instead.
+				// has passed. It is marked settled below instead.
 				continue
 			}
 			p.deletes = append(p.deletes, r)
-			deleted[r.Key()] = true
+			gone[r.Key()] = true
+		}
+		// Its tombstones whose targets this merge deletes are collected
+		// by step 8 once they are gcGrace old, as if they were already
+		// targetless; counting them as gone lets the merge that covers s
+		// delete s in this same pass, so a chain of merges is compacted
+		// in one merge, not one level per merge. Step 8's batch is
+		// written after step 7's, so a tombstone never goes before its
+		// target.
+		for _, t := range v.tombs[s.Version] {
+			if !gone[t.Key()] && old(t) && !v.targetRemains(t, gone) {
+				p.gc = append(p.gc, t)
+				gone[t.Key()] = true
+			}
 		}
 	}
 	for _, s := range v.Valid {
-		if !s.Settled && s.UpdateID.Time().Before(now.Add(-settleGrace)) && !deleted[s.Key()] {
+		if !s.Settled && s.UpdateID.Time().Before(now.Add(-settleGrace)) && !gone[s.Key()] {
 			s.Settled = true
 			p.settle = append(p.settle, s)
 		}
 	}
-	// Step 8: garbage-collect invalid rows older than gcGrace (age by
-	// update id time).
-	for _, r := range append(append([]Row(nil), v.InvalidSums...), v.InvalidTombstones...) {
-		if r.UpdateID.Time().Before(now.Add(-gcGrace)) {
-			p.gc = append(p.gc, r)
-		} else {
-			p.gcYoung = append(p.gcYoung, r)
-		}
-	}
 	return p, nil
+}
+
+// targetRemains reports whether some row a tombstone targets is in the
+// snapshot and not among gone.
+func (v View) targetRemains(t Row, gone map[Key]bool) bool {
+	if t.Target == KindNormal {
+		for _, r := range v.normals[t.UpdateID] {
+			if !gone[r.Key()] {
+				return true
+			}
+		}
+		return false
+	}
+	k := Key{UpdateID: t.UpdateID, Kind: KindSum, Version: t.UpdateID}
+	return v.keys[k] && !gone[k]
 }

@@ -52,7 +52,11 @@ func (l *labeller) rows(rs []balance.Row) string {
 }
 
 // Example_seedTrace replays the worked trace of design 000 (merges 1–4 on
-// the two-row example) and prints the same intermediate row sets.
+// the two-row example) and prints its intermediate row sets, with one
+// difference: the seed's merge 2 leaves the tombstone of row 0 for merge 3
+// to collect, while here merge 2's step 8 collects it, since step 7 of the
+// same merge deleted its target and it is GCGrace old (see doc.go,
+// Compaction).
 //
 // The seed is inconsistent with itself: its example row is (2,N,,5) but its
 // trace uses update id 1, and step 6 says the S row takes "the latest
@@ -62,8 +66,8 @@ func (l *labeller) rows(rs []balance.Row) string {
 //
 // Ages are judged by update id time with GCGrace = 10 minutes (the seed's
 // value) and SettleGrace = 1 minute: row 0 is written at t0 and row 1 at
-// t0+9m, so in merge 3 the orphaned tombstone of row 0 is old enough to
-// collect and that of row 1 is not.
+// t0+9m, so in merge 2 the tombstone of row 0 is old enough to collect
+// and that of row 1 is not (merge 4 collects it).
 func Example_seedTrace() {
 	ctx := context.Background()
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -164,15 +168,14 @@ func Example_seedTrace() {
 	//   Skip insert tombstone because no new record inserted
 	//   After delete normal, merge with valid tombstone [(0,N,,1) (1,N,,5)]
 	//   cas: [(0,T,1,1) (1,T,1,5) (2,S,1,6)]
-	//   Skip delete invalid, nothing to delete
+	//   After delete invalid tombstone [(0,T,1,1)]
+	//   cas: [(1,T,1,5) (2,S,1,6)]
 	// Complete Merge 2 (balance 6)
 	// Start Merge 3
-	//   mem: [(0,T,1,1) (1,T,1,5) (2,S,1,6)]
+	//   mem: [(1,T,1,5) (2,S,1,6)]
 	//   Skip insert tombstone because no new record inserted
 	//   Skip delete normal, merge with valid tombstone
-	//   After delete invalid tombstone [(0,T,1,1)]
-	//   Some invalid tombstone [(1,T,1,5)] are skipped because they are not old enough
-	//   cas: [(1,T,1,5) (2,S,1,6)]
+	//   Invalid rows [(1,T,1,5)] are not old enough
 	// Complete Merge 3 (balance 6)
 	// Start Merge 4
 	//   mem: [(1,T,1,5) (2,S,1,6)]

@@ -59,9 +59,11 @@ type Store interface {
 
 // Errors specific to this package. Each wraps a crdt sentinel.
 var (
-	// ErrInvalidKey is returned when an account key is empty, longer than
-	// crdt.MaxIDLen bytes, not UTF-8 or contains control characters.
-	ErrInvalidKey = fmt.Errorf("%w: invalid account key", crdt.ErrInvalidIdentifier)
+	// ErrInvalidKey is returned when an account key breaks the rules of
+	// crdt.ValidateKey (empty, longer than crdt.MaxKeyLen bytes, not UTF-8,
+	// a control character). It is crdt.ErrInvalidKey, the error every
+	// driver returns for a bad key.
+	ErrInvalidKey = crdt.ErrInvalidKey
 
 	// ErrSlowMerge is returned when a merge ran longer than
 	// Options.MaxMerge before writing its sum row. It then writes nothing
@@ -155,15 +157,13 @@ func New(store Store, opts Options) (*Ledger, error) {
 func (l *Ledger) Options() Options { return l.opts }
 
 func checkKey(account string) error {
-	if reason := crdt.CheckID(account); reason != "" {
-		return fmt.Errorf("%w: account key %.40q %s", ErrInvalidKey, account, reason)
-	}
-	return nil
+	return crdt.ValidateKey("account key", account)
 }
 
 // Batch collects increments and decrements of several accounts that must
-// land together (a transfer). The zero Batch is empty and ready to use. It
-// is not safe for concurrent use.
+// land together (a transfer). The zero Batch is empty and ready to use. A
+// nil *Batch reads as empty (Len is 0, Apply writes nothing); Add on a nil
+// *Batch panics. A Batch is not safe for concurrent use.
 type Batch struct {
 	muts []Mutation
 }
@@ -171,16 +171,25 @@ type Batch struct {
 // Add appends one update of amount (non-zero, exact minor units) to account
 // under the client-chosen id.
 func (b *Batch) Add(account string, id ID, amount int64) {
-	b.muts = append(b.muts, Mutation{Account: account, Row: Row{UpdateID: id, Kind: KindNormal, Amount: amount}})
+	b.muts = append(b.muts, Mutation{Account: account, Row: NormalRow(id, amount)})
 }
 
 // Len returns the number of updates.
-func (b *Batch) Len() int { return len(b.muts) }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.muts)
+}
 
 // Add inserts one N row: an increment (amount > 0) or decrement (< 0) of
 // account. It costs one store write and no reads. The id is chosen by the
 // client (unlike the seed, where the server generates it), so retrying after
-// a lost acknowledgement rewrites the same row and counts once. Refused,
+// a lost acknowledgement rewrites the same row and counts once. Reusing the
+// id with another amount writes a second row: Add cannot see the first
+// without a read, so it is not refused; exactly one of the amounts counts
+// and the id is reported as a Conflict (see the package documentation).
+// Refused,
 // without writing: invalid key (ErrInvalidKey) or id (crdt.ErrInvalidTxnID),
 // zero amount (crdt.ErrInvalidAmount), id outside [now − Window,
 // now + FutureSkew] (crdt.ErrOutsideWindow).
@@ -193,9 +202,10 @@ func (l *Ledger) Add(ctx context.Context, account string, id ID, amount int64) e
 // Apply validates every update of b and writes them in one atomic store
 // call (Cassandra: one logged batch). Any invalid update fails the whole
 // batch before anything is written, as does one (account, id) given twice
-// with different amounts (crdt.ErrConflictingTransaction).
+// with different amounts (crdt.ErrConflictingTransaction). A nil or empty
+// batch writes nothing.
 func (l *Ledger) Apply(ctx context.Context, b *Batch) error {
-	if len(b.muts) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
 	now := l.opts.Clock()
@@ -250,6 +260,14 @@ func (l *Ledger) Balance(ctx context.Context, account string) (int64, error) {
 	return v.Value, err
 }
 
+// Conflicts returns the account's update ids that are present with more than
+// one amount, or with an amount other than the one already counted, and
+// which amount counts for each (one partition read).
+func (l *Ledger) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
+	v, err := l.view(ctx, account)
+	return v.Conflicts, err
+}
+
 // MergeReport says what one Merge did, step by step (the seed's steps 5–8).
 type MergeReport struct {
 	// Version is the merge's version (and its sum row's update id).
@@ -266,6 +284,10 @@ type MergeReport struct {
 	// kept because they are not yet GCGrace old.
 	Collected []Row
 	TooYoung  []Row
+	// Conflicts are the update ids the merge's read found with an amount
+	// that does not count (see View.Conflicts). A merge that deletes such
+	// a row always reports it.
+	Conflicts []Conflict
 }
 
 // Merge runs one merge of account, following the seed's steps:
@@ -282,8 +304,8 @@ type MergeReport struct {
 //     ErrSlowMerge;
 //  7. if any valid merge is SettleGrace old, delete the rows it covers and
 //     mark it settled (one batch);
-//  8. if any invalid tombstone or sum row is GCGrace old, delete it (one
-//     batch).
+//  8. if any invalid tombstone or sum row is GCGrace old, or any tombstone
+//     whose target step 7 deleted, delete it (one batch).
 //
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
@@ -312,7 +334,7 @@ func (l *Ledger) Merge(ctx context.Context, account string) (MergeReport, error)
 	if err != nil {
 		return MergeReport{}, err
 	}
-	rep := MergeReport{Version: version, TooYoung: p.gcYoung}
+	rep := MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
 	if len(p.tombstones) > 0 {
 		muts := make([]Mutation, len(p.tombstones))
 		for i, t := range p.tombstones {

@@ -1,0 +1,86 @@
+package balance_test
+
+import (
+	"context"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+// TestChecksCatchBrokenVariants runs the checks of this package against
+// the known-broken variants of the rules (export_test.go) and requires each
+// to fail: a settled merge whose tombstone cancels only its own amount (a
+// reused id then counts twice), and a chain of merges that unwinds one
+// level per merge.
+func TestChecksCatchBrokenVariants(t *testing.T) {
+	ctx := context.Background()
+	t.Run("reused id counts twice", func(t *testing.T) {
+		defer balance.BreakAmountClaims()()
+		// Through the public API: add, merge, settle, reuse the id.
+		l, _, c := newLedger(t)
+		u := deltalog.NewIDAt(c.now)
+		require.NoError(t, l.Add(ctx, "a", u, 5))
+		for range 2 {
+			_, err := l.Merge(ctx, "a")
+			require.NoError(t, err)
+			c.now = c.now.Add(61 * time.Second)
+		}
+		require.NoError(t, l.Add(ctx, "a", u, 7))
+		b, err := l.Balance(ctx, "a")
+		require.NoError(t, err)
+		require.Equal(t, int64(12), b, "the broken rule counts both amounts")
+
+		// The interleaving checker.
+		var found bool
+		for _, sc := range scenarios() {
+			if strings.HasPrefix(sc.name, "rich: reuse of covered and settled ids") {
+				err := runInterleaving(sc, func(int) int { return 0 }, false)
+				require.ErrorContains(t, err, "is not a sum of one landed amount per update id")
+				found = true
+			}
+		}
+		require.True(t, found)
+
+		// The simulation, within a few schedules.
+		caught := 0
+		for s := int64(1); s <= 40 && caught == 0; s++ {
+			if err := runSim(s, 15); err != nil {
+				require.ErrorContains(t, err, "is not a sum of one landed amount per update id")
+				caught++
+			}
+		}
+		require.Positive(t, caught, "no schedule of 40 caught the double count")
+	})
+	t.Run("chain unwinds one level per merge", func(t *testing.T) {
+		defer balance.BreakChainCompaction()()
+		c := &clock{now: t0}
+		store := memory.NewBalanceStore()
+		l, err := balance.New(store, balance.Options{Clock: c.Now})
+		require.NoError(t, err)
+		want, err := runBurst(rand.New(rand.NewSource(1)), l, store, c, 60)
+		require.NoError(t, err)
+		opts := l.Options()
+		step := opts.SettleGrace + opts.FutureSkew
+		c.now = c.now.Add(opts.GCGrace + opts.FutureSkew - step)
+		n, err := mergesToCompact(l, store, c, step, 1000, want)
+		require.NoError(t, err)
+		require.Greater(t, n, 2, "the burst check would catch it")
+		t.Logf("the broken variant took %d merges", n)
+
+		caught := false
+		for s := int64(1); s <= 20 && !caught; s++ {
+			if err := runSim(s, 15); err != nil {
+				require.ErrorContains(t, err, "not compacted by two merges")
+				caught = true
+			}
+		}
+		require.True(t, caught, "no schedule of 20 caught the slow compaction")
+	})
+}

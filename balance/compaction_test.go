@@ -1,0 +1,162 @@
+package balance_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+type burstTid struct{}
+
+// runBurst drives waves of concurrent operations on one account: in each
+// wave, several merges and increments run at once and a seeded scheduler
+// interleaves them at every store call, while the clock moves up to
+// 300ms per step. It returns the sum of the increments that landed.
+func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *clock, waves int) (int64, error) {
+	ctx := context.Background()
+	var want int64
+	events := make(chan int)
+	for range waves {
+		type bop struct {
+			merge  bool
+			id     balance.ID
+			amount int64
+		}
+		var ops []bop
+		for range 2 + rng.Intn(7) {
+			if rng.Intn(3) == 0 {
+				ops = append(ops, bop{id: deltalog.NewIDAt(c.now), amount: 1 + rng.Int63n(99)})
+			} else {
+				ops = append(ops, bop{merge: true})
+			}
+		}
+		resume := make([]chan bool, len(ops))
+		errs := make([]error, len(ops))
+		store.SetHook(func(ctx context.Context, name string, after bool) error {
+			i, ok := ctx.Value(burstTid{}).(int)
+			if !ok {
+				return nil
+			}
+			if after {
+				if name == memory.BalanceOpWrite && !ops[i].merge {
+					want += ops[i].amount
+				}
+				return nil
+			}
+			events <- i
+			<-resume[i]
+			return nil
+		})
+		for i := range ops {
+			resume[i] = make(chan bool)
+			go func(i int) {
+				defer func() { events <- -1 - i }()
+				<-resume[i]
+				cctx := context.WithValue(ctx, burstTid{}, i)
+				if ops[i].merge {
+					_, errs[i] = l.Merge(cctx, acct)
+				} else {
+					errs[i] = l.Add(cctx, acct, ops[i].id, ops[i].amount)
+				}
+			}(i)
+		}
+		live := make([]int, len(ops))
+		for i := range live {
+			live[i] = i
+		}
+		for len(live) > 0 {
+			j := rng.Intn(len(live))
+			resume[live[j]] <- true
+			if ev := <-events; ev < 0 {
+				live = append(live[:j], live[j+1:]...)
+			}
+			c.now = c.now.Add(time.Duration(rng.Intn(300)) * time.Millisecond)
+		}
+		store.SetHook(nil)
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, balance.ErrSlowMerge) {
+				return 0, err
+			}
+		}
+	}
+	return want, nil
+}
+
+// mergesToCompact runs merges spaced by step until the account has at most
+// one row, and returns how many it took (at most limit).
+func mergesToCompact(l *balance.Ledger, store *memory.BalanceStore, c *clock, step time.Duration, limit int, want int64) (int, error) {
+	ctx := context.Background()
+	for n := 1; n <= limit; n++ {
+		c.now = c.now.Add(step)
+		if _, err := l.Merge(ctx, acct); err != nil {
+			return n, err
+		}
+		b, err := l.Balance(ctx, acct)
+		if err != nil || b != want {
+			return n, fmt.Errorf("balance %d (%v) after %d quiescent merges, want %d", b, err, n, want)
+		}
+		if len(store.Snapshot(acct)) <= 1 {
+			return n, nil
+		}
+	}
+	return limit, fmt.Errorf("%d rows left after %d merges", len(store.Snapshot(acct)), limit)
+}
+
+// TestBurstCompactsInBoundedMerges builds long chains of sum rows with
+// bursts of racing merges and increments, then checks that an idle account
+// is back to one row within the bound the package documentation states:
+// two merges, the first once every row is GCGrace old and the second
+// SettleGrace + FutureSkew after it.
+//
+// It runs proptest.Scale(6) bursts of 60 waves.
+//
+// Replay: COUNTERKIT_SEED=<seed> go test ./balance -run '^TestBurstCompactsInBoundedMerges$'
+func TestBurstCompactsInBoundedMerges(t *testing.T) {
+	seed := proptest.Seed()
+	n := proptest.Scale(6)
+	t.Logf("seed %d, %d bursts; replay: %s", seed, n, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewSource(seed))
+	worst, longest := 0, 0
+	for k := range n {
+		c := &clock{now: t0}
+		store := memory.NewBalanceStore()
+		l, err := balance.New(store, balance.Options{Clock: c.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := runBurst(rng, l, store, c, 60)
+		if err != nil {
+			t.Fatalf("burst %d (seed %d): %v", k, seed, err)
+		}
+		sums := 0
+		for _, r := range store.Snapshot(acct) {
+			if r.Kind == balance.KindSum {
+				sums++
+			}
+		}
+		longest = max(longest, sums)
+		opts := l.Options()
+		// Idle from here: wait until every row is GCGrace old (ids may be
+		// FutureSkew ahead of the clock), then merge SettleGrace (plus the
+		// skew) apart.
+		step := opts.SettleGrace + opts.FutureSkew
+		c.now = c.now.Add(opts.GCGrace + opts.FutureSkew - step)
+		got, err := mergesToCompact(l, store, c, step, 1000, want)
+		if err != nil {
+			t.Fatalf("burst %d (seed %d): %v", k, seed, err)
+		}
+		worst = max(worst, got)
+		if got > 2 {
+			t.Errorf("burst %d (seed %d): %d sum rows after the burst took %d merges to compact, bound 2", k, seed, sums, got)
+		}
+	}
+	t.Logf("up to %d sum rows after a burst; compacted in at most %d merges", longest, worst)
+}

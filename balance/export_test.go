@@ -1,0 +1,16 @@
+package balance
+
+// BreakAmountClaims and BreakChainCompaction switch on a known-broken
+// variant of the rules (the behaviour before reused ids and chain
+// compaction were handled) and return a function that switches it off.
+// Tests use them to show that their checks catch the broken variant; they
+// must not run in parallel with other tests of the package.
+func BreakAmountClaims() (restore func()) {
+	broken.amountClaims = true
+	return func() { broken.amountClaims = false }
+}
+
+func BreakChainCompaction() (restore func()) {
+	broken.levelPerMerge = true
+	return func() { broken.levelPerMerge = false }
+}
