@@ -1,8 +1,11 @@
 package tpncounter
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -10,12 +13,56 @@ import (
 
 // Counter is a transactional PN counter (the TPNCounter): credits live in a
 // positive GCounter P, debits in a negative GCounter N, and the value is
-// P − N. One transaction id is either a credit or a debit, never both.
+// P − N. One transaction id is either a credit or a debit: Apply refuses to
+// reuse one with the other sign, and when writers that could not see each
+// other did, only the owner's copy counts (see Owner and Conflicts).
 //
 // The zero value is an empty counter with default Options. A Counter is not
 // safe for concurrent use; callers serialise access.
 type Counter struct {
 	p, n GCounter
+	// cross lists the ids held in both halves (see GCounter.cross).
+	cross map[crdt.TxnID]struct{}
+}
+
+// link readies both halves and points each at the other.
+func (c *Counter) link() {
+	c.p.init()
+	c.n.init()
+	if c.cross == nil {
+		c.cross = map[crdt.TxnID]struct{}{}
+	}
+	c.p.twin, c.n.twin, c.n.neg = &c.n, &c.p, true
+	c.p.cross, c.n.cross = c.cross, c.cross
+}
+
+// findCross records every id held in both halves (after a decode or merge
+// brought in the given entries of one half) and forgets ids that are no
+// longer in both.
+func (c *Counter) findCross(newP, newN []*entry) {
+	for x := range c.cross {
+		if c.p.get(x) == 0 || c.n.get(x) == 0 {
+			delete(c.cross, x)
+		}
+	}
+	for _, side := range [2]struct {
+		es    []*entry
+		other *GCounter
+	}{{newP, &c.n}, {newN, &c.p}} {
+		if side.other.tab.n == 0 {
+			continue
+		}
+		for _, e := range side.es {
+			if e == nil {
+				continue
+			}
+			for off := uint32(0); off < uint32(e.size()); off++ {
+				if x := e.ids[e.pos(off)]; side.other.get(x) != 0 {
+					c.cross[x] = struct{}{}
+				}
+			}
+		}
+	}
 }
 
 // New returns an empty Counter with the given options. The error wraps
@@ -27,17 +74,35 @@ func New(opts Options) (*Counter, error) {
 	}
 	c := &Counter{}
 	c.p.o, c.n.o = o, o
-	c.p.init()
-	c.n.init()
+	c.link()
 	return c, nil
 }
 
 // Options returns the counter's options with defaults filled in.
 func (c *Counter) Options() Options { return c.p.Options() }
 
-// Value returns P − N. Both halves are at most math.MaxInt64, so the
-// difference always fits.
-func (c *Counter) Value() int64 { return c.p.Value() - c.n.Value() }
+// Value returns P − N, counting an id held in both halves once, by its
+// owner's copy. Both halves are at most math.MaxInt64, so the difference
+// always fits.
+func (c *Counter) Value() int64 {
+	if c == nil {
+		return 0
+	}
+	p, n := c.p.Value(), c.n.Value()
+	for x := range c.cross {
+		r, tr := c.p.get(x), c.n.get(x)
+		if r == 0 || tr == 0 {
+			continue
+		}
+		// The losing half's owner copy is what that half counts for x.
+		if debitOwns(&c.p, r, &c.n, tr) {
+			p -= c.p.amtOf(r)
+		} else {
+			n -= c.n.amtOf(tr)
+		}
+	}
+	return p - n
+}
 
 // Positive returns a copy of the credit half.
 func (c *Counter) Positive() *GCounter { return c.p.Clone() }
@@ -54,29 +119,93 @@ func (c *Counter) HasTransaction(txn crdt.TxnID) bool {
 // Status reports where txn is known, in O(1).
 func (c *Counter) Status(txn crdt.TxnID) Status {
 	if s := c.p.Status(txn); s != Unknown {
-		return s
+		return max(s, c.n.Status(txn))
 	}
 	return c.n.Status(txn)
 }
 
-// Amount returns the signed amount recorded for txn, if it is known.
+// Amount returns the signed amount of txn's copy that counts, if txn is
+// known (see Owner).
 func (c *Counter) Amount(txn crdt.TxnID) (int64, bool) {
-	if a, ok := c.p.amountOf(txn); ok {
-		return a, true
+	o, ok := c.Owner(txn)
+	return o.Amount, ok
+}
+
+// Owner returns the copy of txn that counts, if some actor holds txn: the
+// copy of the smallest actor id among those that folded it, or, when none
+// has, of the smallest actor id holding it in a history (a credit wins a tie
+// with a debit of the same actor). Every duplicate rule keeps that copy and
+// removes the others, so the owner does not depend on the order in which
+// states were merged.
+//
+// When one transaction was delivered to several actors at once, each may
+// have been told Applied; Owner names the one whose copy counts, so that a
+// side effect (a receipt, a notification) can be run once, by that actor.
+// The owner is final once every state holding a copy has been merged; until
+// then a copy not yet seen may take over (an earlier fold, a smaller id).
+func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
+	if c == nil {
+		return Copy{}, false
 	}
-	if a, ok := c.n.amountOf(txn); ok {
-		return -a, true
+	pr, nr := c.p.get(txn), c.n.get(txn)
+	switch {
+	case pr == 0 && nr == 0:
+		return Copy{}, false
+	case nr == 0 || (pr != 0 && !debitOwns(&c.p, pr, &c.n, nr)):
+		_, o := c.p.copies(pr, 1)
+		return o, true
+	default:
+		_, o := c.n.copies(nr, -1)
+		return o, true
 	}
-	return 0, false
+}
+
+// Conflicts lists the transaction ids held with more than one amount or as
+// both a credit and a debit, sorted by id, with every copy and the one that
+// counts. It is empty unless writers that could not see each other used one
+// id for different operations (for example after a stale read).
+func (c *Counter) Conflicts() []Conflict {
+	if c == nil {
+		return nil
+	}
+	byID := map[crdt.TxnID]bool{}
+	var out []Conflict
+	for _, h := range [2]*GCounter{&c.p, &c.n} {
+		for _, k := range h.Conflicts() {
+			byID[k.ID] = true
+		}
+	}
+	for x := range c.cross {
+		if c.p.get(x) != 0 && c.n.get(x) != 0 {
+			byID[x] = true
+		}
+	}
+	for x := range byID {
+		var all []Copy
+		if r := c.p.get(x); r != 0 {
+			all, _ = c.p.copies(r, 1)
+		}
+		if r := c.n.get(x); r != 0 {
+			n, _ := c.n.copies(r, -1)
+			all = append(all, n...)
+		}
+		o, _ := c.Owner(x)
+		out = append(out, Conflict{ID: x, Counted: o, Copies: all})
+	}
+	slices.SortFunc(out, func(a, b Conflict) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 // Apply records transaction txn with a signed amount (a credit when
 // positive, a debit when negative) as written by actor. It behaves as
-// GCounter.Apply on the matching half; a transaction id already used with
-// the other sign is a conflict. amount must be non-zero and not
-// math.MinInt64 (crdt.ErrInvalidAmount). With Options.TxnTime the horizon
-// checked is the half's own (see GCounter.Apply). The state is unchanged on
-// error.
+// GCounter.Apply on the matching half, with a known transaction judged
+// against the copy that counts across both halves (see Owner): the same
+// signed amount is Duplicate or DuplicateFolded, the amount of a copy that
+// lost a conflict is Superseded, and any other amount or sign is
+// crdt.ErrConflictingTransaction. amount must be non-zero and not
+// math.MinInt64 (crdt.ErrInvalidAmount). With Options.TxnTime an unknown
+// transaction must be after Horizon, the later of both halves' horizons.
+// The state is unchanged on error.
 func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if amount == 0 || amount == math.MinInt64 {
 		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
@@ -88,28 +217,52 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if err := validate(actor, txn, mag); err != nil {
 		return 0, err
 	}
-	c.p.init()
-	c.n.init()
+	c.link()
 	at, err := half.checkTime(txn)
 	if err != nil {
 		return 0, err
 	}
 	h := hashID(txn)
 	if r := half.find(txn, h); r != 0 {
-		return half.known(txn, r, mag)
-	}
-	if a, ok := other.amountOf(txn); ok {
-		if amount > 0 {
-			a = -a
+		if len(c.cross) == 0 {
+			return half.known(txn, r, mag)
 		}
-		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, a, amount)
+		return c.known(txn, amount)
 	}
-	// A credit is checked against P's horizon and a debit against N's: a
-	// retry keeps its sign, so it was forgotten, if at all, in its own half.
-	if err := half.checkHorizon(txn, at); err != nil {
+	if other.get(txn) != 0 {
+		return c.known(txn, amount)
+	}
+	// Checked against the later of both halves' horizons: a retry usually
+	// keeps its sign, but the losing write of a credit/debit conflict was
+	// forgotten, if at all, in the other half.
+	later := half
+	if other.horizonNanos() > half.horizonNanos() {
+		later = other
+	}
+	if err := later.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
 	return half.applyNew(actor, txn, h, mag, at)
+}
+
+// known reports a transaction some half holds, against the copy that
+// counts across both halves.
+func (c *Counter) known(txn crdt.TxnID, amount int64) (Outcome, error) {
+	o, _ := c.Owner(txn)
+	if o.Amount == amount {
+		if c.Status(txn) == Folded {
+			return DuplicateFolded, nil
+		}
+		return Duplicate, nil
+	}
+	half, mag := &c.p, amount
+	if amount < 0 {
+		half, mag = &c.n, -amount
+	}
+	if r := half.get(txn); r != 0 && (half.amtOf(r) == mag || half.holdsAmount(r, mag)) {
+		return Superseded, nil
+	}
+	return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, o.Amount, amount)
 }
 
 // Horizon returns the later of the two halves' horizons (see
@@ -128,8 +281,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
 	}
-	c.p.init()
-	c.n.init()
+	c.link()
 	type job struct {
 		g *GCounter
 		e *entry
@@ -153,21 +305,27 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		j.g.commit(j.e, j.p)
 		j.e.seq++
 	}
+	if len(jobs) > 0 && len(c.cross) > 0 {
+		c.findCross(nil, nil)
+	}
 	return len(jobs) > 0, nil
 }
 
 // Merge sets c to the join of c and other (both halves). It never modifies
-// other. Errors (c unchanged): a transaction id with two amounts or signs
-// (crdt.ErrConflictingTransaction), overflow (crdt.ErrOverflow), too many
-// actors (crdt.ErrTooLarge).
+// other; a nil other (or c itself) changes nothing. A transaction id held
+// with two amounts or signs, written concurrently, is not an error: the
+// owner's copy counts (see Owner and Conflicts). Errors (c unchanged):
+// overflow (crdt.ErrOverflow), too many actors (crdt.ErrTooLarge).
 func (c *Counter) Merge(other *Counter) error {
-	c.p.init()
-	c.n.init()
-	pp, err := c.p.prepareMerge(&other.p, func(x crdt.TxnID) bool { return c.n.get(x) != 0 })
+	c.link()
+	if other == nil || other == c {
+		return nil
+	}
+	pp, err := c.p.prepareMerge(&other.p)
 	if err != nil {
 		return err
 	}
-	np, err := c.n.prepareMerge(&other.n, func(x crdt.TxnID) bool { return c.p.get(x) != 0 })
+	np, err := c.n.prepareMerge(&other.n)
 	if err != nil {
 		return err
 	}
@@ -178,12 +336,15 @@ func (c *Counter) Merge(other *Counter) error {
 		c.p.undoMerge(pp, oldP)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}
+	c.findCross(pp.newer, np.newer)
 	return nil
 }
 
 // Clone returns a deep copy.
 func (c *Counter) Clone() *Counter {
-	return &Counter{p: *c.p.Clone(), n: *c.n.Clone()}
+	n := &Counter{p: *c.p.Clone(), n: *c.n.Clone(), cross: maps.Clone(c.cross)}
+	n.link()
+	return n
 }
 
 // Equal reports whether c and other hold the same entries.

@@ -1,7 +1,9 @@
 package tpncounter
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"hash/fnv"
 	"math"
 	"testing"
@@ -75,29 +77,95 @@ func TestMaxActors(t *testing.T) {
 	require.ErrorIs(t, Options{HistoryLength: -1}.Validate(), crdt.ErrInvalidConfig)
 }
 
-func TestMergeConflictAndOverflowUnchanged(t *testing.T) {
-	a, b := mustNew(t, 3), mustNew(t, 3)
-	apply(t, a, "a", "t", 5)
-	apply(t, b, "b", "t", 6)
-	before := a.Clone()
-	require.ErrorIs(t, a.Merge(b), crdt.ErrConflictingTransaction)
-	require.True(t, a.Equal(before))
-
-	c, d := mustNew(t, 3), mustNew(t, 3)
-	apply(t, c, "a", "t", 5)
-	apply(t, d, "b", "u", -5)
-	d2 := mustNew(t, 3)
-	apply(t, d2, "b", "t", -5)
-	require.ErrorIs(t, c.Merge(d2), crdt.ErrConflictingTransaction, "credit in one state, debit in another")
-
+func TestMergeOverflowUnchanged(t *testing.T) {
 	x, y := mustNew(t, 3), mustNew(t, 3)
 	apply(t, x, "a", "big", math.MaxInt64)
 	apply(t, y, "b", "one", 1)
 	apply(t, y, "b", "debit", -1)
-	before = x.Clone()
+	before := x.Clone()
 	require.ErrorIs(t, x.Merge(y), crdt.ErrOverflow)
 	require.True(t, x.Equal(before))
 	require.Equal(t, int64(math.MaxInt64), x.Value())
+}
+
+// Two writers that could not see each other use one id with different
+// amounts (or signs). Merge must not leave a state no one can read or
+// write: it is a join, exactly one copy counts (the owner's, in every merge
+// order), the conflict is listed, the loser's retry is Superseded, the
+// owner's retry a Duplicate, another amount still an error, and the losing
+// copy goes away when its holder compacts, leaving the value unchanged.
+func TestConflictResolvedByOwner(t *testing.T) {
+	for name, tc := range map[string]struct {
+		amtA, amtB int64 // actor "a" < "b": a's copy counts while both are in histories
+	}{
+		"amounts": {50, 60},
+		"signs":   {50, -50},
+		"debits":  {-50, -60},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, b := mustNew(t, 3), mustNew(t, 3)
+			apply(t, a, "a", "base", 1000)
+			require.NoError(t, b.Merge(a)) // b read before a wrote T: a stale read
+			apply(t, a, "a", "T", tc.amtA)
+			apply(t, b, "b", "T", tc.amtB)
+			ab, ba := a.Clone(), b.Clone()
+			require.NoError(t, ab.Merge(b))
+			require.NoError(t, ba.Merge(a))
+			require.True(t, ab.Equal(ba))
+			want := 1000 + tc.amtA
+			require.Equal(t, want, ab.Value())
+			require.Equal(t, want, ba.Value())
+			o, ok := ab.Owner("T")
+			require.True(t, ok)
+			require.Equal(t, Copy{Actor: "a", Amount: tc.amtA}, o)
+			cs := ab.Conflicts()
+			require.Len(t, cs, 1)
+			require.Equal(t, Conflict{ID: "T", Counted: o, Copies: []Copy{{"a", tc.amtA, false}, {"b", tc.amtB, false}}}, sortCopies(cs[0]))
+			require.Equal(t, 1, ab.Stats().Conflicts)
+
+			// Still readable and writable; retries are recognised.
+			require.Equal(t, Duplicate, apply(t, ab, "c", "T", tc.amtA))
+			require.Equal(t, Superseded, apply(t, ab, "b", "T", tc.amtB))
+			before := ab.Clone()
+			_, err := ab.Apply("c", "T", 7)
+			require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+			require.True(t, ab.Equal(before))
+			apply(t, ab, "b", "next", 1)
+			require.Equal(t, want+1, ab.Value())
+
+			// b drops its copy when it compacts: the conflict is gone.
+			_, err = ab.Compact("b")
+			require.NoError(t, err)
+			require.Empty(t, ab.Conflicts())
+			require.Equal(t, want+1, ab.Value())
+			b2 := ab.Clone()
+			require.NoError(t, b2.UnmarshalBinary(mustBytes(ab)))
+			require.Equal(t, want+1, b2.Value())
+		})
+	}
+}
+
+// A conflicted state encodes and decodes to the same value and conflicts.
+func TestConflictSurvivesEncoding(t *testing.T) {
+	a, b := mustNew(t, 3), mustNew(t, 3)
+	apply(t, a, "b", "T", 5)
+	apply(t, b, "a", "T", -7)
+	require.NoError(t, a.Merge(b))
+	require.Equal(t, int64(-7), a.Value())
+	d := mustNew(t, 3)
+	require.NoError(t, d.UnmarshalBinary(mustBytes(a)))
+	require.True(t, d.Equal(a))
+	require.Equal(t, a.Value(), d.Value())
+	require.Equal(t, a.Conflicts(), d.Conflicts())
+	_, err := d.Compact("b")
+	require.NoError(t, err)
+	require.Equal(t, int64(-7), d.Value())
+	require.Empty(t, d.Conflicts())
+}
+
+func sortCopies(c Conflict) Conflict {
+	slices.SortFunc(c.Copies, func(x, y Copy) int { return cmp.Compare(x.Actor, y.Actor) })
+	return c
 }
 
 // The concurrent duplicate of NOTES.md: two actors apply one transaction

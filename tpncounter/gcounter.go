@@ -27,6 +27,11 @@ const (
 	// It also warns that the retry arrived late, near the edge of the window
 	// (see the package documentation).
 	DuplicateFolded
+
+	// Superseded means the transaction is held with this amount, but a copy
+	// written concurrently with another amount (or sign) is the one that
+	// counts: this write lost a conflict (see Conflicts). Nothing changed.
+	Superseded
 )
 
 // String returns the outcome's name.
@@ -38,6 +43,8 @@ func (o Outcome) String() string {
 		return "duplicate"
 	case DuplicateFolded:
 		return "duplicate (folded)"
+	case Superseded:
+		return "superseded"
 	default:
 		return fmt.Sprintf("Outcome(%d)", uint8(o))
 	}
@@ -88,6 +95,12 @@ type GCounter struct {
 	nmulti  int
 	val     exact.Int128
 	variant variant
+	// In a Counter: twin is the other half, neg tells the debit half, and
+	// cross (shared with the twin) lists the ids held in both halves,
+	// written concurrently as a credit and a debit; empty almost always.
+	twin  *GCounter
+	neg   bool
+	cross map[crdt.TxnID]struct{}
 	// horizon is the largest entry.forgot; horizonStale says it must be
 	// recomputed because an entry holding it was replaced.
 	horizon      int64
@@ -111,6 +124,10 @@ const (
 	// variantForgetOnFold forgets a transaction as soon as it is folded,
 	// even while another actor still holds it (no deferred forgetting).
 	variantForgetOnFold
+	// variantDeferredShrinksWindow counts deferred items against
+	// FoldedLength, so that they push newer folded items out early: the
+	// rule before the window was made to hold for every schedule.
+	variantDeferredShrinksWindow
 )
 
 // NewGCounter returns an empty GCounter with the given options. The error
@@ -375,12 +392,28 @@ func printableASCII(s string) bool {
 // known reports a transaction the index found at r.
 func (g *GCounter) known(txn crdt.TxnID, r ref, amount int64) (Outcome, error) {
 	if amt := g.amtOf(r); amt != amount {
+		if g.holdsAmount(r, amount) {
+			return Superseded, nil
+		}
 		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amt, amount)
 	}
 	if _, f := g.counts(r); f > 0 {
 		return DuplicateFolded, nil
 	}
 	return Duplicate, nil
+}
+
+// holdsAmount reports whether some holder's copy of r has amount.
+func (g *GCounter) holdsAmount(r ref, amount int64) bool {
+	if r&soloBit != 0 {
+		return false // its only copy is the owner's
+	}
+	for _, l := range g.multi[r].holders {
+		if e, p := g.itemOf(l); e.ring[p].amt == amount {
+			return true
+		}
+	}
+	return false
 }
 
 // applyNew applies txn, whose hash is h and which the index does not hold;
@@ -498,6 +531,10 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 			}
 		}
 	}
+	var keep []uint32 // offsets of e's items the other half also holds
+	if len(g.cross) > 0 {
+		keep = g.classifyCross(e, &p)
+	}
 	nf := e.nf()
 	if n := e.size() - int(nf) - len(p.drop) - g.o.HistoryLength; n > 0 {
 		p.fold = n
@@ -510,21 +547,27 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
 	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
-	forgetAll := g.variant == variantForgetOnFold
+	forgetAll, shrink := g.variant == variantForgetOnFold, g.variant == variantDeferredShrinksWindow
 	if forgetAll {
 		excess = int(nf) + p.fold
 	}
 	// Without contested transactions every item is solo: no need to read
 	// the items to know.
-	solo := g.solo()
-	// Rule 5: forget the oldest beyond FoldedLength that no other actor
-	// holds (a solo item).
+	solo := g.solo() && len(keep) == 0
+	// Rule 5: the record keeps its newest FoldedLength items whatever else
+	// it holds. Of the excess = the oldest items beyond them, forget those
+	// no other actor holds (solo items); the others are deferred, kept until
+	// their other holders let go. Deferred items take room of their own and
+	// never push a newer item out early, so an id stays known until its
+	// holder has made HistoryLength + FoldedLength later writes.
 	for off := uint32(0); off < nf && excess > 0; off++ {
 		if len(p.unfold) > 0 && slices.Contains(p.unfold, off) {
 			continue
 		}
-		if forgetAll || solo || e.ring[e.pos(off)].multi == 0 {
+		if forgetAll || solo || (e.ring[e.pos(off)].multi == 0 && !slices.Contains(keep, off)) {
 			p.ageOut = append(p.ageOut, off)
+			excess--
+		} else if !shrink {
 			excess--
 		}
 	}
@@ -535,9 +578,13 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 		folded++
 		it := &e.ring[e.pos(off)]
 		total.Add(it.amt)
-		if excess > 0 && (forgetAll || solo || it.multi == 0) {
-			p.ageOut = append(p.ageOut, off)
-			excess--
+		if excess > 0 {
+			if forgetAll || solo || (it.multi == 0 && !slices.Contains(keep, off)) {
+				p.ageOut = append(p.ageOut, off)
+				excess--
+			} else if !shrink {
+				excess--
+			}
 		}
 	}
 	t, ok := total.Int64()
@@ -586,18 +633,88 @@ func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
 	}
 }
 
+// classifyCross applies the duplicate rules to e's items whose id the other
+// half of the Counter also holds: when the other half's copy counts (see
+// Counter.Owner), e drops its copy from its history or unfolds it;
+// otherwise e keeps it from being forgotten while the other half holds it.
+// It returns the offsets to keep.
+func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
+	var keep []uint32
+	for x := range g.cross {
+		r, tr := g.get(x), g.twin.get(x)
+		if r == 0 || tr == 0 {
+			continue
+		}
+		off, ok := g.offIn(e, r)
+		if !ok {
+			continue
+		}
+		switch {
+		case !g.twinOwns(r, tr):
+			keep = append(keep, off)
+		case off < e.nf():
+			if !slices.Contains(p.unfold, off) {
+				p.unfold = append(p.unfold, off)
+			}
+		default:
+			if !slices.Contains(p.drop, off) {
+				p.drop = append(p.drop, off)
+			}
+		}
+	}
+	slices.Sort(p.drop)
+	slices.Sort(p.unfold)
+	return keep
+}
+
+// offIn returns the offset of e's item of r's transaction, if e holds it.
+func (g *GCounter) offIn(e *entry, r ref) (uint32, bool) {
+	if r&soloBit != 0 {
+		if l := r &^ soloBit; l>>posBits == e.aix {
+			return e.offOf(l & posMask), true
+		}
+		return 0, false
+	}
+	for _, l := range g.multi[r].holders {
+		if l>>posBits == e.aix {
+			return e.offOf(l & posMask), true
+		}
+	}
+	return 0, false
+}
+
+// twinOwns reports whether, for a transaction both halves hold (r here, tr
+// in the twin), the twin's copy counts.
+func (g *GCounter) twinOwns(r, tr ref) bool {
+	if g.neg {
+		return !debitOwns(g.twin, tr, g, r)
+	}
+	return debitOwns(g, r, g.twin, tr)
+}
+
+// debitOwns reports whether, for a transaction held in both halves of a
+// Counter (pr in the credit half p, nr in the debit half n), the debit
+// copy counts: the owner rule across both halves (folded first, then the
+// smaller actor id; the credit on a tie).
+func debitOwns(p *GCounter, pr ref, n *GCounter, nr ref) bool {
+	pe, pp := p.owner(pr)
+	ne, np := n.owner(nr)
+	if fp, fn := pe.foldedAt(pp), ne.foldedAt(np); fp != fn {
+		return fn
+	}
+	return ne.actor < pe.actor
+}
+
 // commit carries out p on e and keeps the index and value in step. The value
 // does not change.
 func (g *GCounter) commit(e *entry, p plan) {
 	solo := g.solo()
 	// Drop and unfold: another actor counts these.
 	for _, off := range p.drop {
-		g.adjust(g.refAt(e, off), -1, 0)
-		g.uninstall(e, off)
+		g.release(e, off)
 	}
 	for _, off := range p.unfold {
-		g.adjust(g.refAt(e, off), 0, -1)
-		g.uninstall(e, off)
+		g.release(e, off)
 	}
 	g.val.Add(p.total - e.total)
 	e.total = p.total
@@ -620,25 +737,28 @@ func (g *GCounter) commit(e *entry, p plan) {
 	for off := nf; off < nf+uint32(p.fold); off++ {
 		if solo {
 			// e is the only holder: its total now counts the item, which
-			// no longer counts on its own (see addContrib).
+			// no longer counts on its own (see contrib).
 			g.val.Sub(e.ring[e.pos(off)].amt)
 		} else {
-			g.adjust(g.refAt(e, off), -1, 1)
+			g.contrib(&g.val, -1, g.refAt(e, off))
 		}
 	}
 	e.mid += uint32(p.fold)
+	if !solo {
+		for off := nf; off < nf+uint32(p.fold); off++ {
+			g.contrib(&g.val, 1, g.refAt(e, off))
+		}
+	}
 	// Forget. The table entry of a forgotten item that was its
 	// transaction's only holder is left in place, stale (see table).
 	if n := len(ageOut); n > 0 {
 		for _, off := range ageOut {
-			if !solo {
-				g.adjust(g.refAt(e, off), 0, -1)
-			}
+			// A solo folded item contributes nothing beyond e's total.
 			if solo || e.ring[e.pos(off)].multi == 0 {
 				g.tab.n--
 				g.tab.stale++
 			} else {
-				g.uninstall(e, off)
+				g.release(e, off)
 			}
 		}
 		if ageOut[n-1] == uint32(n-1) {
@@ -714,10 +834,9 @@ type mergePlan struct {
 }
 
 // prepareMerge finds the winning entries of other and checks that taking
-// them keeps the counter within its limits and free of conflicting amounts.
-// conflict reports whether a transaction id is also used by the other half
-// of a Counter.
-func (g *GCounter) prepareMerge(other *GCounter, conflict func(crdt.TxnID) bool) (mergePlan, error) {
+// them keeps the counter within its limits. Conflicting amounts are not an
+// error: the owner rule decides which copy counts (see Conflicts).
+func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	g.init()
 	var mp mergePlan
 	added := 0
@@ -731,16 +850,6 @@ func (g *GCounter) prepareMerge(other *GCounter, conflict func(crdt.TxnID) bool)
 		}
 		if oe.size() > MaxEntriesPerActor {
 			return mergePlan{}, fmt.Errorf("%w: actor %q holds %d transactions, limit %d", crdt.ErrTooLarge, a, oe.size(), MaxEntriesPerActor)
-		}
-		for off := uint32(0); off < uint32(oe.size()); off++ {
-			p := oe.pos(off)
-			x, amt := oe.ids[p], oe.ring[p].amt
-			if r := g.find(x, uint64(oe.ring[p].tag)<<32); r != 0 && g.amtOf(r) != amt {
-				return mergePlan{}, fmt.Errorf("%w: transaction %q has amount %d here and %d in actor %q", crdt.ErrConflictingTransaction, x, g.amtOf(r), amt, a)
-			}
-			if conflict != nil && conflict(x) {
-				return mergePlan{}, fmt.Errorf("%w: transaction %q is both a credit and a debit", crdt.ErrConflictingTransaction, x)
-			}
 		}
 		mp.actors = append(mp.actors, a)
 		mp.newer = append(mp.newer, oe.clone())
@@ -776,14 +885,8 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 			g.horizonStale = true
 		}
 		g.val.Sub(from.total)
-		nf := from.nf()
 		for off := uint32(0); off < uint32(from.size()); off++ {
-			if off < nf {
-				g.adjust(g.refAt(from, off), 0, -1)
-			} else {
-				g.adjust(g.refAt(from, off), -1, 0)
-			}
-			g.uninstall(from, off)
+			g.release(from, off)
 		}
 		if to == nil {
 			g.detach(from)
@@ -813,12 +916,17 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 }
 
 // Merge sets g to the join of g and other: for every actor, the entry with
-// the larger sequence number. It never modifies other. Errors (g unchanged):
-// one transaction id with two amounts (crdt.ErrConflictingTransaction), a
-// value that would not fit in an int64 (crdt.ErrOverflow), more actors than
+// the larger sequence number. It never modifies other; a nil other (or g
+// itself) changes nothing. One transaction id held with two amounts, written
+// concurrently by two actors, is not an error: the owner's copy counts and
+// the conflict is reported by Conflicts. Errors (g unchanged): a value that
+// would not fit in an int64 (crdt.ErrOverflow), more actors than
 // Options.MaxActors (crdt.ErrTooLarge).
 func (g *GCounter) Merge(other *GCounter) error {
-	mp, err := g.prepareMerge(other, nil)
+	if other == nil || other == g {
+		return nil
+	}
+	mp, err := g.prepareMerge(other)
 	if err != nil {
 		return err
 	}

@@ -186,21 +186,20 @@ func (t *table) remove(k uint64) {
 }
 
 // multiRec is the index record of a transaction held by two or more actors:
-// its id, amount and tag, and the location of every holder's item. An
-// actor holds a transaction at most once. A free record has no holders.
+// its id and tag, and the location of every holder's item (each item keeps
+// its own amount: copies written concurrently may disagree). An actor holds
+// a transaction at most once. A free record has no holders.
 type multiRec struct {
 	id      crdt.TxnID
-	amt     int64
 	tag     uint32
 	holders []loc
 }
 
 // The GCounter's index: every transaction some actor holds is found through
 // the table, either at its only holder's ring item (a solo ref) or in a
-// multi record listing every holder. The value is kept in step: addContrib
-// gives what one transaction contributes given how many actors hold it in
-// a history and how many have folded it, and every change of holders goes
-// through adjust before it is made.
+// multi record listing every holder. The value is kept in step: contrib
+// gives what one transaction contributes given its holders, and every change
+// of holders subtracts the contribution before it and adds the one after.
 
 // notInstalled marks the items of an entry swap is installing, until
 // install has given each its real multi field.
@@ -293,12 +292,33 @@ func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 	}
 }
 
+// amtOf returns the amount of r's counting copy (see owner).
 func (g *GCounter) amtOf(r ref) int64 {
+	e, p := g.owner(r)
+	return e.ring[p].amt
+}
+
+// owner returns the holder whose copy of r's transaction counts: the
+// smallest actor id among those that folded it, or, when none has, the
+// smallest among those holding it in a history. Every duplicate rule keeps
+// that copy and removes the others, so the choice never depends on the
+// order in which states were merged; it matters only when copies were
+// written concurrently with different amounts.
+func (g *GCounter) owner(r ref) (*entry, uint32) {
 	if r&soloBit != 0 {
-		e, p := g.itemOf(r &^ soloBit)
-		return e.ring[p].amt
+		return g.itemOf(r &^ soloBit)
 	}
-	return g.multi[r].amt
+	var be *entry
+	var bp uint32
+	bf := false
+	for _, l := range g.multi[r].holders {
+		e, p := g.itemOf(l)
+		f := e.foldedAt(p)
+		if be == nil || (f && !bf) || (f == bf && e.actor < be.actor) {
+			be, bp, bf = e, p, f
+		}
+	}
+	return be, bp
 }
 
 // counts returns how many actors hold r's transaction in their history and
@@ -329,33 +349,47 @@ func (g *GCounter) refAt(e *entry, off uint32) ref {
 	return soloBit | e.locAt(p)
 }
 
-// addContrib adds sign times what a transaction of amount amt contributes
-// to the value when inHist actors hold it in a history and inFolded have
-// folded it: its amount when it is held only in histories; when actors
-// folded it, their totals already count it, and every fold beyond the first
-// is a double count that is corrected here.
-func addContrib(a *exact.Int128, sign int64, inHist, inFolded int, amt int64, v variant) {
-	if v == variantCountEveryCopy {
-		a.Add(sign * int64(inHist) * amt)
+// contrib adds sign times what r's transaction contributes to the value
+// beyond the folded totals (nothing for r = 0). Held only in histories, it
+// contributes its owner's amount. Once folded, the totals of the actors
+// that folded it count it: the owner's total is the one that stands, and
+// every other fold is a double count subtracted here.
+func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
+	if r == 0 {
 		return
 	}
-	switch {
-	case inFolded == 0 && inHist > 0:
-		a.Add(sign * amt)
-	case inFolded > 1:
-		for i := 1; i < inFolded; i++ {
-			a.Add(-sign * amt)
+	if r&soloBit != 0 {
+		if e, p := g.itemOf(r &^ soloBit); !e.foldedAt(p) {
+			a.Add(sign * e.ring[p].amt)
+		}
+		return
+	}
+	hs := g.multi[r].holders
+	if g.variant == variantCountEveryCopy {
+		for _, l := range hs {
+			if e, p := g.itemOf(l); !e.foldedAt(p) {
+				a.Add(sign * e.ring[p].amt)
+			}
+		}
+		return
+	}
+	oe, op := g.owner(r)
+	if !oe.foldedAt(op) {
+		a.Add(sign * oe.ring[op].amt)
+		return
+	}
+	for _, l := range hs {
+		if e, p := g.itemOf(l); e != oe && e.foldedAt(p) {
+			a.Add(-sign * e.ring[p].amt)
 		}
 	}
 }
 
-// adjust changes the value for a change of r's holders by dh history holds
-// and df folds, before the change is made.
-func (g *GCounter) adjust(r ref, dh, df int) {
-	h, f := g.counts(r)
-	amt := g.amtOf(r)
-	addContrib(&g.val, -1, h, f, amt, g.variant)
-	addContrib(&g.val, 1, h+dh, f+df, amt, g.variant)
+// release removes e's hold of its item at offset off from the index and
+// keeps the value in step.
+func (g *GCounter) release(e *entry, off uint32) {
+	g.contrib(&g.val, -1, g.refAt(e, off))
+	g.contrib(&g.val, 1, g.uninstall(e, off))
 }
 
 // install adds e's item at offset off to the index (e is installed) and
@@ -364,40 +398,39 @@ func (g *GCounter) install(e *entry, off uint32) {
 	p := e.pos(off)
 	it := &e.ring[p]
 	l := e.locAt(p)
-	dh, df := 1, 0
-	if off < e.nf() {
-		dh, df = 0, 1
-	}
 	r := g.find(e.ids[p], uint64(it.tag)<<32)
 	if r == 0 {
 		g.addKey(tableKey(it.tag, soloBit|l)) // while it is notInstalled, for rebuild
 		it.multi = 0
-		addContrib(&g.val, 1, dh, df, it.amt, g.variant)
+		g.contrib(&g.val, 1, soloBit|l)
 		return
 	}
-	g.adjust(r, dh, df)
+	g.contrib(&g.val, -1, r)
 	if r&soloBit != 0 {
-		m := g.newMulti(multiRec{id: e.ids[p], amt: it.amt, tag: it.tag, holders: []loc{r &^ soloBit, l}})
+		m := g.newMulti(multiRec{id: e.ids[p], tag: it.tag, holders: []loc{r &^ soloBit, l}})
 		g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
 		oe, op := g.itemOf(r &^ soloBit)
 		oe.ring[op].multi = m
 		it.multi = m
-		return
+		r = m
+	} else {
+		g.multi[r].holders = append(g.multi[r].holders, l)
+		it.multi = r
 	}
-	g.multi[r].holders = append(g.multi[r].holders, l)
-	it.multi = r
+	g.contrib(&g.val, 1, r)
 }
 
-// uninstall removes e's hold of its item at offset off from the index; the
-// caller has adjusted the value. A multi record left with one holder turns
-// back into a solo ref to that holder's item.
-func (g *GCounter) uninstall(e *entry, off uint32) {
+// uninstall removes e's hold of its item at offset off from the index and
+// returns the ref of the transaction's remaining holders (0 if none); the
+// caller keeps the value in step (see release). A multi record left with
+// one holder turns back into a solo ref to that holder's item.
+func (g *GCounter) uninstall(e *entry, off uint32) ref {
 	p := e.pos(off)
 	it := &e.ring[p]
 	l := e.locAt(p)
 	if it.multi == 0 {
 		g.tab.remove(tableKey(it.tag, soloBit|l))
-		return
+		return 0
 	}
 	m := it.multi
 	it.multi = 0
@@ -412,7 +445,9 @@ func (g *GCounter) uninstall(e *entry, off uint32) {
 		g.multi[m] = multiRec{}
 		g.mfree = append(g.mfree, m)
 		g.nmulti--
+		return soloBit | l2
 	}
+	return m
 }
 
 func (g *GCounter) newMulti(rec multiRec) uint32 {

@@ -32,6 +32,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,7 +91,9 @@ type rvHalf struct {
 	ents    map[crdt.ActorID]Entry
 	inHist  map[crdt.TxnID]int
 	inFold  map[crdt.TxnID]int
-	amt     map[crdt.TxnID]int64
+	amt     map[crdt.TxnID]int64 // the owner's copy
+	owner   map[crdt.TxnID]Copy
+	copies  map[crdt.TxnID][]Copy
 	value   *big.Int
 	horizon time.Time
 }
@@ -107,31 +110,54 @@ func rvView(g *GCounter) rvHalf {
 
 func (h *rvHalf) recount() {
 	h.inHist, h.inFold, h.amt = map[crdt.TxnID]int{}, map[crdt.TxnID]int{}, map[crdt.TxnID]int64{}
+	h.owner, h.copies = map[crdt.TxnID]Copy{}, map[crdt.TxnID][]Copy{}
 	h.value = new(big.Int)
 	h.horizon = time.Time{}
-	for _, e := range h.ents {
+	for a, e := range h.ents {
 		h.value.Add(h.value, big.NewInt(e.Total))
 		if e.Forgot.After(h.horizon) {
 			h.horizon = e.Forgot
 		}
 		for _, t := range e.History {
 			h.inHist[t.ID]++
-			h.amt[t.ID] = t.Amount
+			h.copies[t.ID] = append(h.copies[t.ID], Copy{a, t.Amount, false})
 		}
 		for _, t := range e.Folded {
 			h.inFold[t.ID]++
-			h.amt[t.ID] = t.Amount
+			h.copies[t.ID] = append(h.copies[t.ID], Copy{a, t.Amount, true})
 		}
 	}
-	for x, a := range h.amt {
-		hi, fo := h.inHist[x], h.inFold[x]
-		switch {
-		case fo == 0 && hi > 0:
-			h.value.Add(h.value, big.NewInt(a))
-		case fo > 1:
-			h.value.Sub(h.value, new(big.Int).Mul(big.NewInt(a), big.NewInt(int64(fo-1))))
+	// The owner's copy counts: the folded copy of the smallest actor, else
+	// the history copy of the smallest actor. Folded copies other than the
+	// owner's are in their actors' totals and are subtracted.
+	for x, cs := range h.copies {
+		o := cs[0]
+		for _, c := range cs[1:] {
+			if (c.Folded && !o.Folded) || (c.Folded == o.Folded && c.Actor < o.Actor) {
+				o = c
+			}
+		}
+		h.owner[x], h.amt[x] = o, o.Amount
+		if !o.Folded {
+			h.value.Add(h.value, big.NewInt(o.Amount))
+			continue
+		}
+		for _, c := range cs {
+			if c.Folded && c.Actor != o.Actor {
+				h.value.Sub(h.value, big.NewInt(c.Amount))
+			}
 		}
 	}
+}
+
+// rvDebitOwns is the owner rule across the halves of a Counter for an id
+// both hold.
+func rvDebitOwns(pv, nv rvHalf, x crdt.TxnID) bool {
+	po, no := pv.owner[x], nv.owner[x]
+	if po.Folded != no.Folded {
+		return no.Folded
+	}
+	return no.Actor < po.Actor
 }
 
 func (h rvHalf) status(x crdt.TxnID) Status {
@@ -200,13 +226,47 @@ func rvCheck(c *Counter, pool []crdt.TxnID) error {
 		}
 	}
 	pv, nv := rvView(&c.p), rvView(&c.n)
-	for _, x := range pool {
-		if pv.status(x) != Unknown && nv.status(x) != Unknown {
-			return fmt.Errorf("%s in both halves", x)
+	value := new(big.Int).Sub(pv.value, nv.value)
+	conflicts := 0
+	for x, po := range pv.owner {
+		if no, ok := nv.owner[x]; ok {
+			if rvDebitOwns(pv, nv, x) {
+				value.Sub(value, big.NewInt(po.Amount))
+			} else {
+				value.Add(value, big.NewInt(no.Amount))
+			}
 		}
-		ws := pv.status(x)
-		if ws == Unknown {
-			ws = nv.status(x)
+	}
+	if !fitsBig(value) || value.Int64() != c.Value() {
+		return fmt.Errorf("Counter.Value %d, brute %s", c.Value(), value)
+	}
+	for x, cs := range pv.copies {
+		if _, both := nv.copies[x]; both || slices.ContainsFunc(cs, func(c Copy) bool { return c.Amount != cs[0].Amount }) {
+			conflicts++
+		}
+	}
+	for _, cs := range nv.copies {
+		if slices.ContainsFunc(cs, func(c Copy) bool { return c.Amount != cs[0].Amount }) {
+			conflicts++
+		}
+	}
+	if got := c.Conflicts(); len(got) != conflicts {
+		return fmt.Errorf("Counter.Conflicts lists %d, brute %d", len(got), conflicts)
+	}
+	if conflicts > 0 && forcedHash == nil {
+		modelStats["conflicted states"]++
+	}
+	for _, x := range pool {
+		ws := max(pv.status(x), nv.status(x))
+		want, known := pv.owner[x], false
+		if _, ok := pv.owner[x]; ok {
+			known = true
+		}
+		if no, ok := nv.owner[x]; ok && (!known || rvDebitOwns(pv, nv, x)) {
+			want, known = Copy{no.Actor, -no.Amount, no.Folded}, true
+		}
+		if got, ok := c.Owner(x); ok != known || got != want {
+			return fmt.Errorf("Counter.Owner(%s) = %+v %v, brute %+v %v", x, got, ok, want, known)
 		}
 		if s := c.Status(x); s != ws {
 			return fmt.Errorf("Counter.Status(%s) = %v, want %v", x, s, ws)
@@ -294,10 +354,12 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				amt = -amt
 			}
 			pv, nv := rvView(&c.p), rvView(&c.n)
-			half, other, mag := pv, nv, amt
+			half, mag := pv, amt
 			if amt < 0 {
-				half, other, mag = nv, pv, -amt
+				half, mag = nv, -amt
 			}
+			owner, known := c.Owner(x) // checked against the brute force by rvCheck
+			superseded := slices.ContainsFunc(half.copies[x], func(c Copy) bool { return c.Amount == mag })
 			o, err := c.Apply(a, x, amt)
 			out = fmt.Sprintf("apply %s %s %d: %v %s", a, x, amt, o, kind(err))
 			if forcedHash == nil && err == nil {
@@ -308,22 +370,27 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				after = rvView(&c.n)
 			}
 			// The expected answer.
+			status := max(pv.status(x), nv.status(x))
+			horizon := pv.horizon // Apply checks the later of both halves' horizons
+			if nv.horizon.After(horizon) {
+				horizon = nv.horizon
+			}
 			switch {
-			case half.status(x) != Unknown && half.amt[x] != mag:
-				if !errors.Is(err, crdt.ErrConflictingTransaction) {
-					fail(step, out, errors.New("want conflict (amount)"))
+			case known && owner.Amount != amt && superseded:
+				if err != nil || o != Superseded {
+					fail(step, out, errors.New("want Superseded"))
 				}
-			case half.status(x) == Folded:
+			case known && owner.Amount != amt:
+				if !errors.Is(err, crdt.ErrConflictingTransaction) {
+					fail(step, out, errors.New("want conflict"))
+				}
+			case status == Folded:
 				if err != nil || o != DuplicateFolded {
 					fail(step, out, errors.New("want DuplicateFolded"))
 				}
-			case half.status(x) == InHistory:
+			case status == InHistory:
 				if err != nil || o != Duplicate {
 					fail(step, out, errors.New("want Duplicate"))
-				}
-			case other.status(x) != Unknown:
-				if !errors.Is(err, crdt.ErrConflictingTransaction) {
-					fail(step, out, errors.New("want conflict (sign)"))
 				}
 			case err == nil:
 				if o != Applied {
@@ -350,7 +417,7 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				}
 			case errors.Is(err, crdt.ErrOutsideWindow):
 				at, _ := rvTxnTime(x)
-				if !cfg.timed || at.After(half.horizon) {
+				if !cfg.timed || at.After(horizon) {
 					fail(step, out, errors.New("spurious ErrOutsideWindow"))
 				}
 			default:
@@ -358,7 +425,7 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 			}
 			if cfg.timed && err == nil && o == Applied {
 				at, _ := rvTxnTime(x)
-				if !at.After(half.horizon) {
+				if !at.After(horizon) {
 					fail(step, out, errors.New("applied a txn not after the horizon"))
 				}
 			}
@@ -406,7 +473,7 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				if errors.Is(err, crdt.ErrOverflow) && fitsBig(wantP.value) && fitsBig(wantN.value) {
 					fail(step, out, errors.New("overflow refused a fitting merge"))
 				}
-				if !errors.Is(err, crdt.ErrOverflow) && !errors.Is(err, crdt.ErrTooLarge) && !errors.Is(err, crdt.ErrConflictingTransaction) {
+				if !errors.Is(err, crdt.ErrOverflow) && !errors.Is(err, crdt.ErrTooLarge) {
 					fail(step, out, err)
 				}
 			}

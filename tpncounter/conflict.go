@@ -1,0 +1,92 @@
+package tpncounter
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Copy is one actor's copy of a transaction.
+type Copy struct {
+	Actor crdt.ActorID
+	// Amount is signed in a Counter (negative for a debit), a magnitude in
+	// a GCounter.
+	Amount int64
+	// Folded reports whether the actor has folded the copy into its total.
+	Folded bool
+}
+
+// Conflict is a transaction id held with more than one amount (or, in a
+// Counter, as both a credit and a debit). Writers that could not see each
+// other used one id for different operations; Merge accepts it rather than
+// leave a state no one can read or write, and counts exactly one copy: the
+// owner's.
+type Conflict struct {
+	ID crdt.TxnID
+	// Counted is the copy that counts: the owner's (see Counter.Owner).
+	Counted Copy
+	// Copies lists every copy held, sorted by actor (a Counter's credit
+	// copies first).
+	Copies []Copy
+}
+
+// copies returns every holder's copy of r's transaction, sorted by actor,
+// and the owner's.
+func (g *GCounter) copies(r ref, sign int64) (all []Copy, owner Copy) {
+	oe, op := g.owner(r)
+	owner = Copy{Actor: oe.actor, Amount: sign * oe.ring[op].amt, Folded: oe.foldedAt(op)}
+	if r&soloBit != 0 {
+		return []Copy{owner}, owner
+	}
+	for _, l := range g.multi[r].holders {
+		e, p := g.itemOf(l)
+		all = append(all, Copy{Actor: e.actor, Amount: sign * e.ring[p].amt, Folded: e.foldedAt(p)})
+	}
+	slices.SortFunc(all, func(a, b Copy) int { return cmp.Compare(a.Actor, b.Actor) })
+	return all, owner
+}
+
+// Conflicts lists the transaction ids held with more than one amount, sorted
+// by id, with every copy and the one that counts. It is empty unless writers
+// that could not see each other used one id with different amounts.
+func (g *GCounter) Conflicts() []Conflict {
+	if g == nil {
+		return nil
+	}
+	var out []Conflict
+	for m := 1; m < len(g.multi); m++ {
+		rec := &g.multi[m]
+		if len(rec.holders) == 0 {
+			continue
+		}
+		all, owner := g.copies(uint32(m), 1)
+		for _, c := range all[1:] {
+			if c.Amount != all[0].Amount {
+				out = append(out, Conflict{ID: rec.id, Counted: owner, Copies: all})
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Conflict) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Owner returns the copy of txn that counts, if some actor holds txn: the
+// copy of the smallest actor id among those that folded it, or, when none
+// has, of the smallest actor id holding it in a history. After copies were
+// written concurrently by several actors (a retry delivered to two actors
+// at once), it names the one whose write counts, so that a side effect of
+// the transaction (a receipt, a notification) can run exactly once: by the
+// owner, or by whoever reads that Owner is itself.
+func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
+	if g == nil {
+		return Copy{}, false
+	}
+	r := g.get(txn)
+	if r == 0 {
+		return Copy{}, false
+	}
+	_, owner := g.copies(r, 1)
+	return owner, true
+}

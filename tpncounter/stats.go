@@ -1,0 +1,57 @@
+package tpncounter
+
+// Stats describes the size of a GCounter or Counter: what the window costs
+// and what it holds.
+type Stats struct {
+	// Actors is the number of actors with an entry (in either half of a
+	// Counter).
+	Actors int
+	// Transactions is the number of distinct transaction ids known.
+	Transactions int
+	// History and Folded count the items in every actor's history and
+	// folded record (an id two actors hold counts twice).
+	History, Folded int
+	// Deferred counts folded items kept beyond FoldedLength because another
+	// actor still holds them. They never shorten the window; they take
+	// room of their own, bounded by MaxEntriesPerActor per actor (Apply and
+	// Compact return crdt.ErrTooLarge rather than exceed it).
+	Deferred int
+	// Conflicts is the number of transaction ids held with more than one
+	// amount (or, in a Counter, as both a credit and a debit): see
+	// Conflicts.
+	Conflicts int
+}
+
+// Stats returns the counter's size in O(actors).
+func (g *GCounter) Stats() Stats {
+	if g == nil {
+		return Stats{}
+	}
+	s := Stats{Actors: len(g.entries), Transactions: g.tab.n}
+	for _, e := range g.entries {
+		nf := int(e.nf())
+		s.Folded += nf
+		s.History += e.size() - nf
+		s.Deferred += max(0, nf-g.o.FoldedLength)
+	}
+	s.Conflicts = len(g.Conflicts())
+	return s
+}
+
+// Stats returns the sizes of both halves added up; Actors counts the actors
+// of either half once.
+func (c *Counter) Stats() Stats {
+	if c == nil {
+		return Stats{}
+	}
+	p, n := c.p.Stats(), c.n.Stats()
+	actors := p.Actors
+	for a := range c.n.entries {
+		if _, ok := c.p.entries[a]; !ok {
+			actors++
+		}
+	}
+	return Stats{Actors: actors, Transactions: p.Transactions + n.Transactions,
+		History: p.History + n.History, Folded: p.Folded + n.Folded, Deferred: p.Deferred + n.Deferred,
+		Conflicts: len(c.Conflicts())}
+}

@@ -1,0 +1,40 @@
+package tpncounter
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// TestWindowHoldsWithDeferredIDs: ids that actor A keeps in its folded
+// record because an idle actor B still holds them must not push A's newer
+// folded ids out early. x is recognised until A has made h+f later writes.
+func TestWindowHoldsWithDeferredIDs(t *testing.T) {
+	for _, hf := range []int{2, 3, 10} {
+		t.Run(fmt.Sprint(hf), func(t *testing.T) {
+			opts := Options{HistoryLength: hf, FoldedLength: hf}
+			a, err := New(opts)
+			require.NoError(t, err)
+			b, _ := New(opts)
+			for i := 0; i < hf; i++ { // B holds p0..p(h-1) and then stays idle
+				id := crdt.TxnID(fmt.Sprint("p", i))
+				apply(t, a, "A", id, 1)
+				apply(t, b, "B", id, 1)
+			}
+			require.NoError(t, a.Merge(b))
+			apply(t, a, "A", "x", 100)
+			for i := 1; i <= 2*hf; i++ { // the documented window: h+f later writes
+				apply(t, a, "A", crdt.TxnID(fmt.Sprint("y", i)), 10)
+				before := a.Value()
+				out, err := a.Clone().Apply("C", "x", 100)
+				require.NoError(t, err)
+				require.NotEqual(t, Applied, out, "retry of x after %d later writes counted again (value %d)", i, before)
+				require.NotEqual(t, Unknown, a.Status("x"))
+			}
+			require.Positive(t, a.Stats().Deferred, "the test must exercise deferred ids")
+		})
+	}
+}
