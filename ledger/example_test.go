@@ -97,7 +97,51 @@ func ExampleResult() {
 	l, _ := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
 	r, _ := l.Credit(context.Background(), "t", 1)
 	fmt.Printf("%+v\n", r)
-	// Output: {Outcome:applied Attempts:1 Landed:true Value:1}
+	// Output: {Outcome:applied Owner:{Actor:a Amount:1 Folded:false} Attempts:1 Landed:true Value:1}
+}
+
+// blindStore is a Store whose reads miss every stored sibling, as a stale
+// replica's do; writes go through.
+type blindStore struct{ ledger.Store }
+
+func (blindStore) Fetch(context.Context, string) ([][]byte, ledger.Token, error) {
+	return nil, nil, nil
+}
+
+// One transaction delivered to two ledgers that cannot see each other: both
+// write it and both answer Applied, but it counts once, and once the copies
+// are merged Owner names the one that counts, so that exactly one writer
+// sends the receipt. A client bug that reuses an id with another amount
+// through a stale read is resolved the same way: one amount counts, the
+// conflict is listed, and the losing write's retry is told it was
+// Superseded.
+func ExampleResult_owner() {
+	ctx := context.Background()
+	store := memory.NewLedgers()
+	a, _ := ledger.New(store, "wallet-7", ledger.Options{Actor: "app-a"})
+	b, _ := ledger.New(blindStore{store}, "wallet-7", ledger.Options{Actor: "app-b"})
+	ra, _ := a.Credit(ctx, "order-1", 100)
+	rb, _ := b.Credit(ctx, "order-1", 100)
+	fmt.Println(ra.Outcome, rb.Outcome)
+
+	a.Credit(ctx, "order-2", 50)
+	b.Credit(ctx, "order-2", 60) // the same id, another amount, unseen
+	c, _ := a.Find(ctx)
+	o, _ := c.Owner("order-1")
+	fmt.Println("order-1 counted once, owner", o.Actor)
+	for _, k := range c.Conflicts() {
+		fmt.Println("conflict", k.ID, "counts", k.Counted.Amount, "from", k.Counted.Actor, "of", len(k.Copies), "copies")
+	}
+	fmt.Println("value", c.Value())
+	b2, _ := ledger.New(store, "wallet-7", ledger.Options{Actor: "app-b"})
+	r, err := b2.Credit(ctx, "order-2", 60) // the losing write, retried
+	fmt.Println(r.Outcome, "counted:", r.Owner.Amount, err)
+	// Output:
+	// applied applied
+	// order-1 counted once, owner app-a
+	// conflict order-2 counts 50 from app-a of 2 copies
+	// value 150
+	// superseded counted: 50 <nil>
 }
 
 // A Store keeps siblings: a Put with the Token of a Fetch supersedes what

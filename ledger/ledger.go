@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -55,6 +57,10 @@ type Options struct {
 	// operation is idempotent. Zero means DefaultRetryCount.
 	RetryCount int
 
+	// Backoff spaces the attempts of one operation (see Backoff). The zero
+	// value waits DefaultBackoff.
+	Backoff Backoff
+
 	// Counter sets the history length and limits of the stored counter,
 	// and with TxnTime makes transactions timed: a retry too late to be
 	// recognised is refused (crdt.ErrOutsideWindow) instead of counted
@@ -62,12 +68,64 @@ type Options struct {
 	Counter tpncounter.Options
 }
 
+// Backoff is the wait between the attempts of one operation: before the
+// k-th retry, a random duration in [0, min(Max, Initial·2^(k−1))] ("full
+// jitter"), so that ledgers retrying together spread out. The wait ends
+// early, with the context's error, when the context is done.
+type Backoff struct {
+	// Initial is the longest first wait; zero means DefaultBackoff.Initial,
+	// and a negative value disables waiting (every retry is immediate).
+	Initial time.Duration
+	// Max caps every wait; zero means DefaultBackoff.Max.
+	Max time.Duration
+}
+
+// DefaultBackoff is used for the zero fields of Options.Backoff.
+var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
+
+// wait sleeps before the retry that follows attempt (1-based).
+func (b Backoff) wait(ctx context.Context, attempt int) error {
+	if b.Initial < 0 {
+		return ctx.Err()
+	}
+	limit := b.Initial
+	for i := 1; i < attempt && limit < b.Max; i++ {
+		limit *= 2
+	}
+	limit = min(limit, b.Max)
+	if limit <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(rand.N(limit + 1))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // Result describes a finished write.
 type Result struct {
 	// Outcome is what the transaction did: Applied when this call added it
 	// (even if an earlier attempt of this call is what landed), Duplicate or
-	// DuplicateFolded when it was already stored.
+	// DuplicateFolded when it was already stored, Superseded when it was
+	// stored with this amount but a concurrent write of the same id with
+	// another amount or sign is the one that counts (see Owner).
+	//
+	// Applied means this call wrote the transaction; it does not mean that
+	// this call's copy is the one that counts. When one transaction is
+	// delivered to two ledgers at once, both may answer Applied (each
+	// wrote it without seeing the other), and the value still counts it
+	// once. To run a side effect exactly once, let the owner run it: compare
+	// Owner.Actor with the ledger's Actor, or ask Find's counter later.
 	Outcome tpncounter.Outcome
+
+	// Owner is the copy of the transaction that counts as this write saw it
+	// (zero when the transaction did not land). It is final once every
+	// concurrent write of the transaction has been merged.
+	Owner tpncounter.Copy
 
 	// Attempts is the number of fetch-merge-put cycles run (at least 1).
 	Attempts int
@@ -112,8 +170,8 @@ func New(store Store, key string, opts Options) (*Ledger, error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	if key == "" {
-		return nil, fmt.Errorf("%w: empty key", crdt.ErrInvalidConfig)
+	if err := crdt.ValidateKey("ledger key", key); err != nil {
+		return nil, err
 	}
 	if err := opts.Actor.Validate(); err != nil {
 		return nil, err
@@ -123,6 +181,15 @@ func New(store Store, key string, opts Options) (*Ledger, error) {
 	}
 	if opts.RetryCount == 0 {
 		opts.RetryCount = DefaultRetryCount
+	}
+	if opts.Backoff.Initial == 0 {
+		opts.Backoff.Initial = DefaultBackoff.Initial
+	}
+	if opts.Backoff.Max == 0 {
+		opts.Backoff.Max = DefaultBackoff.Max
+	}
+	if opts.Backoff.Max < 0 {
+		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
 	}
 	if err := opts.Counter.Validate(); err != nil {
 		return nil, err
@@ -191,16 +258,17 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		if err != nil {
 			return res, err
 		}
-		if st := fetched.Status(txn); st != tpncounter.Unknown {
-			if got, _ := fetched.Amount(txn); got != amount {
-				return res, fmt.Errorf("%w: transaction %q is stored with amount %d, not %d", crdt.ErrConflictingTransaction, txn, got, amount)
+		if out, err := fetched.Known(txn, amount); err != nil || out != 0 {
+			if err != nil {
+				return res, err
 			}
 			view, err := l.view(fetched)
 			if err != nil {
 				return res, err
 			}
-			res.Outcome, res.Landed, res.Value = duplicateOutcome(st), true, view.Value()
-			if appliedHere {
+			res.Outcome, res.Landed, res.Value = out, true, view.Value()
+			res.Owner, _ = fetched.Owner(txn)
+			if appliedHere && out != tpncounter.Superseded {
 				res.Outcome = tpncounter.Applied
 			}
 			return res, nil
@@ -227,17 +295,11 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 			res.Landed = err == nil
 			if err == nil {
 				res.Value = merged.Value()
+				res.Owner, _ = merged.Owner(txn)
 			}
 			return res, err
 		}
 	}
-}
-
-func duplicateOutcome(s tpncounter.Status) tpncounter.Outcome {
-	if s == tpncounter.Folded {
-		return tpncounter.DuplicateFolded
-	}
-	return tpncounter.Duplicate
 }
 
 // read fetches and merges every sibling. fetched is shared with the
@@ -324,6 +386,9 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token To
 	}
 	if attempt > l.opts.RetryCount || ctx.Err() != nil {
 		return true, fmt.Errorf("ledger %q: put failed after %d attempts: %w", l.key, attempt, err)
+	}
+	if werr := l.opts.Backoff.wait(ctx, attempt); werr != nil {
+		return true, fmt.Errorf("ledger %q: put failed after %d attempts (%w): %w", l.key, attempt, werr, err)
 	}
 	return false, nil
 }

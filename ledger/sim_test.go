@@ -140,7 +140,7 @@ func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
 	s := &ledgerSim{r: rand.New(rand.NewSource(seed)), rec: rec, faulty: faulty, timed: timed,
 		acked: map[crdt.TxnID]int64{}, amounts: map[crdt.TxnID]int64{}, resend: map[crdt.TxnID]int{}, flushBy: map[int]int{}}
 	for a := 0; a < 5; a++ {
-		l, err := ledger.New(rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts})
+		l, err := ledger.New(rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
 		if err != nil {
 			return s, err
 		}
@@ -356,7 +356,7 @@ func TestLedgerSimulationExercisesFaults(t *testing.T) {
 	siblings := 0
 	var ls []*ledger.Ledger
 	for a := 0; a < 3; a++ {
-		l, err := ledger.New(faulty, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("l%d", a)), Counter: opts})
+		l, err := ledger.New(faulty, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("l%d", a)), Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
 		require.NoError(t, err)
 		ls = append(ls, l)
 	}

@@ -227,10 +227,10 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		if len(c.cross) == 0 {
 			return half.known(txn, r, mag)
 		}
-		return c.known(txn, amount)
+		return c.Known(txn, amount)
 	}
 	if other.get(txn) != 0 {
-		return c.known(txn, amount)
+		return c.Known(txn, amount)
 	}
 	// Checked against the later of both halves' horizons: a retry usually
 	// keeps its sign, but the losing write of a credit/debit conflict was
@@ -245,10 +245,17 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	return half.applyNew(actor, txn, h, mag, at)
 }
 
-// known reports a transaction some half holds, against the copy that
-// counts across both halves.
-func (c *Counter) known(txn crdt.TxnID, amount int64) (Outcome, error) {
-	o, _ := c.Owner(txn)
+// Known says what Apply would answer for a transaction the counter already
+// knows, without changing anything: Duplicate or DuplicateFolded for the
+// amount that counts, Superseded for the amount of a copy that lost a
+// conflict, and crdt.ErrConflictingTransaction for any other amount. It
+// returns 0 and no error when txn is unknown (Apply would apply it, or
+// refuse it as outside the window).
+func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, error) {
+	o, ok := c.Owner(txn)
+	if !ok {
+		return 0, nil
+	}
 	if o.Amount == amount {
 		if c.Status(txn) == Folded {
 			return DuplicateFolded, nil
@@ -298,6 +305,9 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 			return false, err
 		}
 		if !p.empty() {
+			if err := e.checkSeq(); err != nil {
+				return false, err
+			}
 			jobs = append(jobs, job{g, e, p})
 		}
 	}

@@ -3,9 +3,9 @@ package tpncounter
 import (
 	"cmp"
 	"fmt"
-	"slices"
 	"hash/fnv"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/leanovate/gopter/gen"

@@ -22,9 +22,10 @@
 // (adding at apply time is how the Ruby gem double counts: merge cannot undo
 // it). The value of a half is the sum of the folded totals plus the amount
 // of every distinct transaction held only in histories, each once however
-// many actors hold it; a transaction some actor has folded is counted by
-// that actor's total, and a second fold of it is subtracted. An index from
-// transaction id to its amount and holders keeps this exact and makes
+// many actors hold it (the owner's copy, below); a transaction some actor
+// has folded is counted by the owner's total, and every other fold of it is
+// subtracted. An index from transaction id to its holders keeps this exact
+// and makes
 // Apply's duplicate check, HasTransaction and Status O(1). The value is kept
 // in a 128-bit accumulator: Apply and Merge refuse (crdt.ErrOverflow,
 // state unchanged) any state whose value would not fit in an int64; P − N
@@ -34,7 +35,33 @@
 // with the same amount, nothing changed) or DuplicateFolded (recognised
 // through a folded record: already counted, nothing changed, and the retry
 // is late). The same id with another amount or sign is
-// crdt.ErrConflictingTransaction, on Apply and on Merge, state unchanged.
+// crdt.ErrConflictingTransaction, state unchanged.
+//
+// # Owners and conflicts
+//
+// When several actors hold one transaction (it was delivered to each of
+// them, or retried on another actor before the first write was seen), one
+// copy counts: the owner's. The owner is the smallest actor id among those
+// that folded the transaction, or, when none has, the smallest actor id
+// holding it in a history; in a Counter the same rule runs across both
+// halves (a credit wins a tie with a debit of the same actor). Every
+// duplicate rule below keeps the owner's copy and removes the others, so
+// the owner does not depend on the order in which states were merged, and
+// Owner reports it: when a transaction was delivered to two actors at
+// once, each was told Applied, and Owner tells which one should run the
+// side effect. It is final once every state holding a copy has been merged.
+//
+// Writers that could not see each other may also use one id with different
+// amounts or signs (a client bug, met through a stale read). Apply refuses
+// that when it can see the other copy, but Merge cannot refuse it without
+// leaving a state no one could read or write, and refusing would not be a
+// join. So Merge accepts it and the owner's copy counts, exactly once:
+// Merge stays commutative, associative and idempotent. Conflicts lists such
+// ids with every copy and the one that counts; a retry with a losing copy's
+// amount is answered Superseded (nothing changes), and the losing copies go
+// away as their holders compact. The value of a GCounter can therefore go
+// down in a merge that brings a conflicting copy that takes over (a
+// smaller actor's, or an earlier fold).
 //
 // # Folding and duplicates
 //
@@ -53,9 +80,11 @@
 //     hold x, because a folded x no longer counts through histories.
 //  4. x is folded by the actor and by an actor with a smaller id: unfold it
 //     (subtract it from the total); the smaller actor's fold counts it.
-//  5. Folded ids beyond f are forgotten, oldest first, but only when no
-//     other actor visibly holds x in a history or a folded record; until
-//     then forgetting is deferred and the record grows.
+//  5. The folded record keeps its newest f items whatever else it holds.
+//     Older items are forgotten when no other actor visibly holds them in a
+//     history or a folded record; the others are deferred: kept, beyond f,
+//     until their other holders let go. Deferred items take room of their
+//     own (Stats.Deferred) and never push a newer item out early.
 //
 // Every rule leaves the value of the actor's own view unchanged. Because
 // states travel whole, any state that contains an actor's entry also
@@ -69,11 +98,20 @@
 //
 // # Caveats: the window
 //
+// The window, defined once: an actor forgets its copy of x only after it has
+// applied at least h + f later transactions of its own, and only when it
+// sees no other holder; it drops its copy earlier only when it sees another
+// actor's copy that counts. So in any state, a retry of x, by any actor, is
+// recognised (Duplicate, DuplicateFolded or Superseded) as long as some
+// actor that applied x has made fewer than h + f later transactions in that
+// state, whatever other actors hold or have stopped doing. Deferred ids cost
+// room, never window: an actor's entry is capped by MaxEntriesPerActor, and
+// Apply returns crdt.ErrTooLarge rather than go past it (Stats.Deferred shows
+// how close it is).
+//
 // Exactly-once holds for a transaction x under this assumption: every entry
 // that holds x, in any state that will ever be merged, is merged into an
-// actor's state before that actor forgets x. An actor forgets its x only
-// after at least h + f later transactions of its own (and only when it sees
-// no other holder). Concretely, with the ledger: a retry or a stale replica
+// actor's state before that actor forgets x. Concretely, with the ledger: a retry or a stale replica
 // holding x must reach the store, and a ledger whose write of x was
 // ambiguous must write again, before any holder of x has performed h + f
 // further writes. The simulation tests check exactly-once under siblings,
@@ -140,7 +178,9 @@
 // entry; Apply, Merge and the decoder return crdt.ErrTooLarge beyond them,
 // and MarshalBinary refuses encodings above crdt.DefaultMaxEncodedSize.
 // Actor ids should be stable (one per ledger writer, not per process
-// start): an actor's entry is never removed.
+// start): an actor's entry is never removed. A sequence number stops at
+// MaxSeq: Apply and Compact then return crdt.ErrOverflow rather than wrap
+// (a wrapped entry would lose to every older one).
 //
 // # Cost
 //

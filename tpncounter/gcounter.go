@@ -429,6 +429,9 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 		return 0, fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, amount, g.Value())
 	}
 	if e != nil {
+		if err := e.checkSeq(); err != nil {
+			return 0, err
+		}
 		p, err := g.plan(e)
 		if err != nil {
 			return 0, err
@@ -484,9 +487,21 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	if p.empty() {
 		return false, nil
 	}
+	if err := e.checkSeq(); err != nil {
+		return false, err
+	}
 	g.commit(e, p)
 	e.seq++
 	return true, nil
+}
+
+// checkSeq refuses a change of e that would take its sequence number past
+// MaxSeq: a wrapped number would lose to every older entry in Merge.
+func (e *entry) checkSeq() error {
+	if e.seq >= MaxSeq {
+		return fmt.Errorf("%w: actor %q has sequence number %d, the largest allowed (MaxSeq); use another actor id", crdt.ErrOverflow, e.actor, e.seq)
+	}
+	return nil
 }
 
 // plan is the housekeeping an actor is about to do on its entry. Items are

@@ -182,10 +182,10 @@ type sim struct {
 	store   simStore
 	local   []*Counter // last attempted state per actor (nil: none)
 	lprov   []provenance
-	dirty   []int // step by which the actor must flush; -1 when clean
+	dirty   []int                         // step by which the actor must flush; -1 when clean
 	landed  map[crdt.TxnID]map[int64]bool // every amount that landed per id
-	recent  []simRetry // transactions clients may still resend
-	retries []simRetry // transactions clients must resend
+	recent  []simRetry                    // transactions clients may still resend
+	retries []simRetry                    // transactions clients must resend
 	nextTxn int
 	step    int
 	log     []string

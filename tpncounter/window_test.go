@@ -38,3 +38,20 @@ func TestWindowHoldsWithDeferredIDs(t *testing.T) {
 		})
 	}
 }
+
+// An entry at MaxSeq refuses to change rather than wrap to 0 (a wrapped
+// entry would lose to every older one in Merge).
+func TestSeqDoesNotWrap(t *testing.T) {
+	c := mustNew(t, 1)
+	apply(t, c, "a", "t1", 5)
+	apply(t, c, "a", "t2", 5)
+	c.p.entries["a"].seq = MaxSeq
+	before := c.Clone()
+	_, err := c.Apply("a", "t3", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	_, err = c.Compact("a")
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	require.True(t, c.Equal(before))
+	require.Equal(t, Duplicate, apply(t, c, "a", "t2", 5))
+	require.Equal(t, Applied, apply(t, c, "b", "t3", 1), "other actors write on")
+}
