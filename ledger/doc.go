@@ -19,6 +19,18 @@
 // the operation is idempotent: if the first attempt landed, the re-fetch
 // finds the transaction and the Result still says Applied and Landed.
 // Result.Landed is true only when the transaction is known to be stored.
+// Attempts are spaced by a jittered exponential backoff (Options.Backoff)
+// that ends early when the context does.
+//
+// What Applied means: this call wrote the transaction. It does not mean this
+// call's copy is the one that counts. A transaction delivered to two
+// ledgers at once is written by both, both answer Applied, and the value
+// counts it once; Result.Owner (and Counter.Owner on Find's counter) names
+// the copy that counts, so a side effect such as a receipt can run exactly
+// once, by the owner. Two writers that used one id with different amounts
+// without seeing each other are resolved the same way: one amount counts,
+// Find's counter lists the conflict (Conflicts), and a retry of the losing
+// write answers Superseded.
 //
 // The ledger remembers the last state it tried to write, including an
 // ambiguous one, and merges it into every read. This gives read-your-writes

@@ -238,9 +238,14 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
 // nothing written; with Options.Counter.TxnTime, crdt.ErrOutsideWindow for
 // a transaction the ledger no longer knows and whose time is not after the
-// counter's horizon (it may have been counted already; nothing written); a corrupt stored sibling (crdt.ErrCorruptEncoding); the
-// store's last error after the retries (crdt.ErrAmbiguousWrite: may have
-// landed; crdt.ErrUnavailable: did not land); the context's error.
+// counter's horizon (it may have been counted already; nothing written); a
+// stored sibling the ledger cannot read, which stops every operation on the
+// key with nothing written over it (crdt.ErrCorruptEncoding for bad bytes,
+// crdt.ErrTypeMismatch for another type's encoding,
+// crdt.ErrUnsupportedVersion for a newer format, crdt.ErrTooLarge beyond
+// the size limits); the store's last error after the retries
+// (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable: did not
+// land); the context's error, also while waiting between attempts.
 func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := txn.Validate(); err != nil {
 		return Result{}, err

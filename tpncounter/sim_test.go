@@ -643,7 +643,7 @@ func simParameters(t *testing.T, cases int) *gopter.TestParameters {
 }
 
 func TestSimulationExactlyOnce(t *testing.T) {
-	params := simParameters(t, 1000)
+	params := simParameters(t, 400)
 	props := gopter.NewProperties(params)
 	var st simStats
 	props.Property("exactly once under siblings, stale reads, lost acks and retries", simProp(defaultSimParams(), &st))
@@ -669,7 +669,7 @@ func TestSimulationExactlyOnce(t *testing.T) {
 // after the window, with timed transactions: every late resend is either
 // recognised or refused with crdt.ErrOutsideWindow, never counted again.
 func TestSimulationTimedNeverCountsTwice(t *testing.T) {
-	params := simParameters(t, 1000)
+	params := simParameters(t, 400)
 	props := gopter.NewProperties(params)
 	var st simStats
 	p := defaultSimParams()

@@ -13,11 +13,28 @@
 // cancellation, so code tested against memory does not meet new errors in
 // production.
 //
+// # Fault injection
+//
+// The stores keep the semantics real databases have and the core must
+// survive: Ledgers keeps siblings (two writers that fetched the same state
+// both survive, as in Riak with allow_mult), and the tally store orders
+// writes by their timestamps. On top of that, each store can inject the
+// faults of a network, for tests and examples:
+//
+//   - Faulty wraps Ledgers: Puts that land but lose their acknowledgement
+//     (ErrAmbiguousWrite), Puts lost with an ambiguous error, refused Puts
+//     (ErrUnavailable), and Fetches served from an older snapshot (a stale
+//     replica), each by rate (SetRates) or one by one (FailPuts,
+//     StaleFetches); Injected counts them.
+//   - TallyStore, through SetFaults, takes a TallyFaultFunc that refuses,
+//     loses, lands without acknowledgement or holds each call (a held write
+//     lands late, when DeliverHeld is called, or never: DropHeld).
+//   - DeltaLogStore and BalanceStore take a hook (SetHook) called before and
+//     after every operation, which may fail it before or after it took
+//     effect.
+//
 // # Caveats
 //
-// Nothing is persisted: state lives as long as the value. There is no
-// network, so the failures real stores add (timeouts, ambiguous writes,
-// siblings, replicas that lag) never happen here; test those with the
-// adapters' own fault-injecting doubles. Every store is safe for concurrent
-// use.
+// Nothing is persisted: state lives as long as the value. Every store is
+// safe for concurrent use.
 package memory

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -34,6 +35,11 @@ type txn struct {
 
 type stats struct {
 	submitted, applied, duplicates, retries, ambiguous atomic.Int64
+
+	mu sync.Mutex
+	// appliedBy lists, per transaction, the actors that were told Applied:
+	// two when it was delivered to two actors that did not see each other.
+	appliedBy map[crdt.TxnID][]crdt.ActorID
 }
 
 func main() {
@@ -75,7 +81,7 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 	store := memory.NewFaulty(inner, seed)
 	store.SetRates(memory.Rates{Refused: 0.05, AckLost: 0.10, Lost: 0.05, Stale: 0.10, MaxStaleness: 2})
 
-	var st stats
+	st := stats{appliedBy: map[crdt.TxnID][]crdt.ActorID{}}
 	var wg sync.WaitGroup
 	errs := make(chan error, nActors)
 	inboxes := make([]chan txn, nActors)
@@ -116,6 +122,7 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 	fmt.Printf("injected: %d lost acks (write landed), %d lost writes, %d refused writes\n",
 		store.Injected(memory.PutAckLost), store.Injected(memory.PutLost), store.Injected(memory.PutRefused))
 	ok := true
+	owners, known := 0, 0 // transactions still known, and those whose owner was told Applied
 	for _, acct := range accounts {
 		reader, err := ledger.New(inner, "account/"+acct, ledger.Options{Actor: "auditor"})
 		if err != nil {
@@ -124,6 +131,14 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 		c, err := reader.Find(ctx)
 		if err != nil {
 			return fmt.Errorf("find %s: %w", acct, err)
+		}
+		for x, by := range st.appliedBy {
+			if o, ok := c.Owner(x); ok {
+				known++
+				if slices.Contains(by, o.Actor) {
+					owners++
+				}
+			}
 		}
 		got := c.Value()
 		status := "ok"
@@ -134,6 +149,9 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 		fmt.Printf("%-6s balance %6d  expected %6d  siblings after find %d  %s\n",
 			acct, got, want[acct], inner.Siblings("account/"+acct), status)
 	}
+	fmt.Printf("%d Applied answers for %d distinct transactions: both actors of a concurrent delivery are told Applied;\n"+
+		"the owner (Result.Owner, Counter.Owner) names the one whose copy counts: an Applied actor for %d of the %d still known\n",
+		st.applied.Load(), nTxns, owners, known)
 	if !ok {
 		return errors.New("a balance differs from the sum of its distinct transactions")
 	}
@@ -163,6 +181,9 @@ func actor(ctx context.Context, store ledger.Store, id crdt.ActorID, accounts []
 				switch res.Outcome {
 				case tpncounter.Applied:
 					st.applied.Add(1)
+					st.mu.Lock()
+					st.appliedBy[t.id] = append(st.appliedBy[t.id], id)
+					st.mu.Unlock()
 				case tpncounter.Duplicate, tpncounter.DuplicateFolded:
 					st.duplicates.Add(1)
 				}
