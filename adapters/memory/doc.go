@@ -26,7 +26,7 @@
 //     (ErrUnavailable), and Fetches served from an older snapshot (a stale
 //     replica), each by rate (SetRates) or one by one (FailPuts,
 //     StaleFetches); Injected counts them.
-//   - TallyStore, through SetFaults, takes a TallyFaultFunc that refuses,
+//   - TallyStore, through SetFault, takes a TallyFaultFunc that refuses,
 //     loses, lands without acknowledgement or holds each call (a held write
 //     lands late, when DeliverHeld is called, or never: DropHeld).
 //   - DeltaLogStore and BalanceStore take a hook (SetHook) called before and
