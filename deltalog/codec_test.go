@@ -3,6 +3,7 @@ package deltalog_test
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"math"
 	"os"
@@ -27,8 +28,9 @@ func codecCases() map[string]deltalog.Cell {
 		"regular_min":      {ID: id, Kind: deltalog.KindRegular, Delta: math.MinInt64},
 		"merge": {ID: id, Kind: deltalog.KindMerge, Delta: 4, Written: 1369735200000000000,
 			Stats: deltalog.Stats{Count: 3, Sum: 4, Min: 1, Max: 2, SumSqLo: 6}},
-		"merge_big": {ID: id, Kind: deltalog.KindMerge, Delta: math.MaxInt64, Written: 1,
-			Stats: deltalog.Stats{Count: 2, Sum: math.MaxInt64, Min: -1, Max: math.MaxInt64, SumSqHi: 1 << 62, SumSqLo: 42}},
+		// The deltas −1 and 2^63−1: the sum of squares is 2^126 − 2^64 + 2.
+		"merge_big": {ID: id, Kind: deltalog.KindMerge, Delta: math.MaxInt64 - 1, Written: 1,
+			Stats: deltalog.Stats{Count: 2, Sum: math.MaxInt64 - 1, Min: -1, Max: math.MaxInt64, SumSqHi: 1<<62 - 1, SumSqLo: 2}},
 	}
 }
 
@@ -84,7 +86,7 @@ func TestCellDecodeErrors(t *testing.T) {
 		_, err := deltalog.Cell{ID: id, Kind: deltalog.KindMerge, Delta: s.Sum, Stats: s}.MarshalBinary()
 		require.ErrorIs(t, err, crdt.ErrInvalidAmount, name)
 	}
-	ok := deltalog.Stats{Count: 3, Sum: math.MaxInt64, Min: 0, Max: math.MaxInt64}
+	ok := deltalog.Stats{Count: 3, Sum: math.MaxInt64, Min: 0, Max: math.MaxInt64, SumSqHi: 1<<62 - 1, SumSqLo: 1} // 0, 0, 2^63−1
 	_, err = deltalog.Cell{ID: id, Kind: deltalog.KindMerge, Delta: ok.Sum, Stats: ok}.MarshalBinary()
 	require.NoError(t, err, "max·count beyond int64 is still compared exactly")
 	// Another type's tag.
@@ -107,6 +109,17 @@ func FuzzCellDecode(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// Merge cells at and just past the bounds of the stats check.
+	for _, s := range []deltalog.Stats{
+		{Count: 2, Sum: 4, Min: 2, Max: 2, SumSqLo: 6}, // variance −1 without the check
+		{Count: 4, Sum: 20, Min: 0, Max: 10, SumSqLo: 150},
+		{Count: 4, Sum: 20, Min: 0, Max: 10, SumSqLo: 148},
+		{Count: 4, Sum: 20, Min: 0, Max: 10, SumSqLo: 200},
+		{Count: 4, Sum: 20, Min: 0, Max: 10, SumSqLo: 202},
+		statsOfDeltas(math.MinInt64, math.MaxInt64, 0),
+	} {
+		f.Add(encodeMergeCell(f, s))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c deltalog.Cell
 		if err := c.UnmarshalBinary(data); err != nil {
@@ -126,6 +139,28 @@ func FuzzCellDecode(f *testing.F) {
 		b2, _ := d.MarshalBinary()
 		if !bytes.Equal(b, b2) {
 			t.Fatal("encoding twice differs")
+		}
+		if c.Kind != deltalog.KindMerge {
+			return
+		}
+		// The stats of a decoded merge cell, and whatever Add builds from
+		// them, have a variance that is not negative and stay valid.
+		acc := c.Stats
+		for i := range 3 {
+			if v := acc.Variance(); v < 0 || math.IsNaN(v) {
+				t.Fatalf("stats %+v (decoded %+v added %d times) have variance %v", acc, c.Stats, i, v)
+			}
+			if err := (deltalog.Cell{ID: c.ID, Kind: deltalog.KindMerge, Delta: acc.Sum, Stats: acc}).Validate(); err != nil {
+				t.Fatalf("Add built %+v from the decoded %+v, which is invalid: %v", acc, c.Stats, err)
+			}
+			next, err := acc.Add(acc)
+			if err != nil {
+				if !errors.Is(err, crdt.ErrOverflow) {
+					t.Fatalf("add %+v: %v", acc, err)
+				}
+				return
+			}
+			acc = next
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,7 +149,41 @@ func checkDecodeErr(err error) error {
 	return fmt.Errorf("decode error wraps no decoder sentinel: %v", err)
 }
 
+// checkState checks what every decoded state must satisfy beyond the
+// round trip: a decoded Stats has a variance that is not negative, and so
+// has every Stats Combine builds from it (combined with itself, twice),
+// which must decode again.
+func checkState[A tally.Aggregate[A]](st A) error {
+	s, ok := any(st).(*tally.Stats)
+	if !ok {
+		return nil
+	}
+	acc := s.Clone()
+	for i := range 3 {
+		if v, _ := acc.Variance(); v < 0 || math.IsNaN(v) {
+			return fmt.Errorf("stats %s (decoded %s combined %d times) has variance %v", acc, s, i, v)
+		}
+		b, err := tally.Tally[*tally.Stats]{State: acc}.MarshalBinary()
+		if err != nil {
+			return fmt.Errorf("encode %s: %v", acc, err)
+		}
+		if _, err := tally.DecodeTally[*tally.Stats](b); err != nil {
+			return fmt.Errorf("Combine built %s from the decoded %s, which does not decode: %v", acc, s, err)
+		}
+		if err := acc.Combine(acc.Clone()); err != nil {
+			if errors.Is(err, crdt.ErrOverflow) {
+				return nil
+			}
+			return fmt.Errorf("combine %s: %v", acc, err)
+		}
+	}
+	return nil
+}
+
 func checkShardRoundTrip[A tally.Aggregate[A]](s tally.Shard[A]) error {
+	if err := checkState(s.State); err != nil {
+		return err
+	}
 	b1, err := s.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("re-encode: %v", err)
@@ -168,6 +203,9 @@ func checkShardRoundTrip[A tally.Aggregate[A]](s tally.Shard[A]) error {
 }
 
 func checkTallyRoundTrip[A tally.Aggregate[A]](tl tally.Tally[A]) error {
+	if err := checkState(tl.State); err != nil {
+		return err
+	}
 	b1, err := tl.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("re-encode: %v", err)
@@ -340,6 +378,17 @@ func FuzzDecodeTally(f *testing.F) {
 		if strings.HasPrefix(tc.name, "tally_") {
 			f.Add(tc.data)
 		}
+	}
+	// Stats at and just past the bounds of the decoder's check.
+	for _, c := range []statsCells{
+		{n: 2, sum: 4, min: 2, max: 2, sq: big.NewInt(6)}, // variance −1 without the check
+		{n: 4, sum: 20, min: 0, max: 10, sq: big.NewInt(150)},
+		{n: 4, sum: 20, min: 0, max: 10, sq: big.NewInt(148)},
+		{n: 4, sum: 20, min: 0, max: 10, sq: big.NewInt(200)},
+		{n: 4, sum: 20, min: 0, max: 10, sq: big.NewInt(202)},
+		cellsOf(math.MinInt64, math.MaxInt64, 0),
+	} {
+		f.Add(c.encode(f))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if err := roundTripAny(data); err != nil {
