@@ -2,7 +2,6 @@ package cassandra
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -11,15 +10,15 @@ import (
 // accepts. Cassandra itself refuses names longer than 48 characters.
 const MaxIdentifierLen = 48
 
-// MaxKeyLen is the longest counter key, in bytes. Keys are partition keys;
-// Cassandra allows up to 64 KiB, but every read and write carries the key, so
-// the adapter keeps them small.
-const MaxKeyLen = 1024
+// MaxKeyLen is the longest counter key, in bytes: the core's limit for
+// every storage key (crdt.MaxKeyLen).
+const MaxKeyLen = crdt.MaxKeyLen
 
-// ErrInvalidKey is returned when a counter key is empty, longer than
-// MaxKeyLen, or not valid UTF-8. It wraps crdt.ErrInvalidIdentifier (the core
-// has no sentinel for keys of its own).
-var ErrInvalidKey = fmt.Errorf("%w: counter key", crdt.ErrInvalidIdentifier)
+// ErrInvalidKey is returned when a counter key breaks crdt.ValidateKey's
+// rules: empty, longer than MaxKeyLen, not valid UTF-8, or containing a
+// control character (NUL included). It is crdt.ErrInvalidKey, which wraps
+// crdt.ErrInvalidIdentifier.
+var ErrInvalidKey = crdt.ErrInvalidKey
 
 // CheckIdentifier reports whether name is a keyspace or table name the
 // adapter will put into CQL text. Only lower-case ASCII letters, digits and
@@ -61,17 +60,9 @@ func identProblem(name string) string {
 // first; quote never sees a name containing a quote character.
 func quote(name string) string { return `"` + name + `"` }
 
-// checkKey validates a counter key. Keys are always bound as values, never
-// formatted into CQL; the check only keeps them within the documented bound
-// and valid for CQL's text type.
+// checkKey validates a counter key with crdt.ValidateKey. Keys are always
+// bound as values, never formatted into CQL; the check keeps them within
+// the bound every store shares and valid for CQL's text type.
 func checkKey(key string) error {
-	switch {
-	case key == "":
-		return fmt.Errorf("%w: is empty", ErrInvalidKey)
-	case len(key) > MaxKeyLen:
-		return fmt.Errorf("%w: is %d bytes, longer than %d", ErrInvalidKey, len(key), MaxKeyLen)
-	case !utf8.ValidString(key):
-		return fmt.Errorf("%w: is not valid UTF-8", ErrInvalidKey)
-	}
-	return nil
+	return crdt.ValidateKey("counter key", key)
 }

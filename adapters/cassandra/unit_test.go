@@ -100,13 +100,23 @@ func TestCheckIdentifierModel(t *testing.T) {
 }
 
 func TestCheckKey(t *testing.T) {
+	require.Equal(t, crdt.MaxKeyLen, MaxKeyLen)
+	require.Same(t, crdt.ErrInvalidKey, ErrInvalidKey)
 	require.NoError(t, checkKey("k"))
 	require.NoError(t, checkKey(`it's "fine"; DROP TABLE x`)) // keys are bound, never formatted
+	require.NoError(t, checkKey("naïve/ключ"))
 	require.NoError(t, checkKey(strings.Repeat("k", MaxKeyLen)))
-	for _, k := range []string{"", strings.Repeat("k", MaxKeyLen+1), "\xff"} {
+	bad := []string{"", strings.Repeat("k", MaxKeyLen+1), strings.Repeat("k", 1024), "\xff", "a\x00b", "tab\there", "del\x7f", "c1\u0085"}
+	for _, k := range bad {
 		err := checkKey(k)
-		require.ErrorIs(t, err, ErrInvalidKey)
-		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
+		require.ErrorIs(t, err, ErrInvalidKey, "%q", k)
+		require.ErrorIs(t, err, crdt.ErrInvalidKey, "%q", k)
+		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "%q", k)
+	}
+	// checkKey is crdt.ValidateKey: the same verdict on every key, valid
+	// or not.
+	for _, k := range append(bad, "k", "account/42", strings.Repeat("é", MaxKeyLen/2)) {
+		require.Equal(t, crdt.ValidateKey("counter key", k) == nil, checkKey(k) == nil, "%q", k)
 	}
 }
 
