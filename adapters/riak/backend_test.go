@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/riak"
+	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 	"github.com/counterkit/counterkit/crdt"
 )
 
@@ -22,6 +23,10 @@ type target struct {
 	// dvv reports whether the bucket type has dotted version vectors:
 	// false for Riak's default type.
 	dvv bool
+	// addr is the server's protocol-buffers address, for more clusters.
+	addr string
+	// srv is the test double, nil for a real Riak.
+	srv *riaktest.FakeServer
 }
 
 // requireDVV skips the rest of a test whose remaining assertions hold only
@@ -43,12 +48,12 @@ type backend struct {
 
 var backends = []backend{
 	{"fake", func(t testing.TB) target {
-		_, cl := fakeCluster(t)
-		return target{cl: cl, opts: riak.Options{BucketType: fakeType, Bucket: testBucket}, dvv: true}
+		srv, cl := fakeCluster(t)
+		return target{cl: cl, opts: riak.Options{BucketType: fakeType, Bucket: testBucket}, dvv: true, addr: srv.Addr(), srv: srv}
 	}},
 	{"fake-default-type", func(t testing.TB) target {
-		_, cl := fakeDefaultTypeCluster(t)
-		return target{cl: cl, opts: defaultTypeOptions, dvv: false}
+		srv, cl := fakeDefaultTypeCluster(t)
+		return target{cl: cl, opts: defaultTypeOptions, dvv: false, addr: srv.Addr(), srv: srv}
 	}},
 	{"riak", realTarget},
 }
@@ -145,31 +150,70 @@ func TestBackendDeleteKeepsRacingWrite(t *testing.T) {
 	})
 }
 
+// propsBucket is the bucket whose properties the bucket-property tests
+// change; no other test uses it.
+const propsBucket = "counterkit-test-props"
+
+// setLastWriteWins sets a bucket's last_write_wins property through the
+// driver, as an operator would.
+func setLastWriteWins(cl *riakc.Cluster, bucketType, bucket string, lww bool) error {
+	cmd, err := riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(bucketType).WithBucket(bucket).WithLastWriteWins(lww).Build()
+	if err != nil {
+		return err
+	}
+	return cl.Execute(cmd)
+}
+
+// lwwNeedsNoDVV is Riak's reason for refusing last_write_wins=true on a
+// bucket whose type has dotted version vectors (riak_kv_bucket). Riak
+// sends it inside "Invalid bucket properties: [{dvv_enabled,...}]".
+const lwwNeedsNoDVV = "If last_write_wins is true, dvv_enabled must be false"
+
+// TestBackendLastWriteWinsRefusedWithDVV: Riak 3.2 refuses
+// last_write_wins=true on a bucket of a type with dotted version vectors
+// (every type created with `riak admin bucket-type create`), so such a
+// bucket cannot become unsafe that way; the refusal changes nothing.
+func TestBackendLastWriteWinsRefusedWithDVV(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tg target) {
+		tg.requireDVV(t, "Riak accepts last_write_wins=true in a bucket type without dotted version vectors")
+		typ := tg.opts.BucketType
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, propsBucket))
+		err := setLastWriteWins(tg.cl, typ, propsBucket, true)
+		require.ErrorContains(t, err, lwwNeedsNoDVV)
+		require.ErrorContains(t, err, "Invalid bucket properties")
+		require.NoError(t, riak.CheckBucket(ctx, tg.cl, typ, propsBucket), "the refused change left the bucket as it was")
+		// ConfigureBucket sets last_write_wins=false, which is always
+		// accepted.
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, propsBucket))
+	})
+}
+
+// TestBackendCheckBucket: CheckBucket accepts a bucket ConfigureBucket set
+// up and refuses one with last_write_wins=true. Riak 3.2 accepts
+// last_write_wins=true only where dvv_enabled=false, which over protocol
+// buffers means Riak's default bucket type (a created type has dvv_enabled
+// unless created without it, which RIAK_BUCKET_TYPE's type is not), so the
+// unsafe bucket is made there on every backend.
 func TestBackendCheckBucket(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tg target) {
-		// A bucket of its own: this test changes its properties.
-		typ, bucket := tg.opts.BucketType, "counterkit-test-props"
-		checkSafe := func() {
-			t.Helper()
-			err := riak.CheckBucket(ctx, tg.cl, typ, bucket)
-			if tg.dvv {
-				require.NoError(t, err)
-			} else {
-				require.ErrorIs(t, err, riak.ErrDefaultBucketType)
-				require.NotContains(t, err.Error(), "last_write_wins")
-			}
+		if tg.opts.BucketType != "default" {
+			require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, tg.opts.BucketType, propsBucket))
+			require.NoError(t, riak.CheckBucket(ctx, tg.cl, tg.opts.BucketType, propsBucket))
 		}
-		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, bucket))
-		checkSafe()
-		// Flip the bucket to last_write_wins and back.
-		cmd, err := riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(typ).WithBucket(bucket).WithLastWriteWins(true).Build()
-		require.NoError(t, err)
-		require.NoError(t, tg.cl.Execute(cmd))
-		err = riak.CheckBucket(ctx, tg.cl, typ, bucket)
+		checkDefault := func() {
+			t.Helper()
+			err := riak.CheckBucket(ctx, tg.cl, "default", propsBucket)
+			require.ErrorIs(t, err, riak.ErrDefaultBucketType)
+			require.NotContains(t, err.Error(), "last_write_wins")
+		}
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, "default", propsBucket))
+		checkDefault()
+		require.NoError(t, setLastWriteWins(tg.cl, "default", propsBucket, true))
+		err := riak.CheckBucket(ctx, tg.cl, "default", propsBucket)
 		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 		require.NotErrorIs(t, err, riak.ErrDefaultBucketType)
 		require.Contains(t, err.Error(), "last_write_wins=true")
-		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, bucket))
-		checkSafe()
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, "default", propsBucket))
+		checkDefault()
 	})
 }

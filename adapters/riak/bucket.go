@@ -72,7 +72,9 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 //
 //   - allow_mult=false: Riak keeps one of two concurrent writes and drops
 //     the other, so a credit can silently disappear;
-//   - last_write_wins=true: the same, decided by timestamps;
+//   - last_write_wins=true: the same, decided by timestamps (Riak accepts
+//     it only where dvv_enabled=false: the default type, or a type
+//     created without dotted version vectors);
 //   - datatype set: the bucket type holds Riak data types, not KV objects;
 //   - consistent=true: strongly consistent buckets never keep siblings and
 //     refuse a write whose vclock is not the latest, which this adapter

@@ -104,9 +104,11 @@ var staleMessages = []string{"too_many_siblings"}
 
 // Riak error messages that mean the bucket or the request is misconfigured.
 // Riak names a missing bucket type no_type ("Invalid bucket properties:
-// no_type", or {error,no_type} in a crash report); the others are the test
-// double's.
-var misconfiguredMessages = []string{"invalid bucket type", "no bucket-type", "no_type", "datatype"}
+// no_type", or {error,no_type} in a crash report) or "No bucket-type named
+// 'NAME'" (bucket-properties requests), and refuses properties it does not
+// accept with "Invalid bucket properties: [...]" (nothing is changed); the
+// others are the test double's.
+var misconfiguredMessages = []string{"invalid bucket type", "no bucket-type", "no_type", "datatype", "invalid bucket properties"}
 
 // Riak error messages that mean the request carried a malformed vclock.
 // Riak's protocol-buffers handler crashes on one and reports the crash,

@@ -90,7 +90,7 @@ func realTarget(t testing.TB) target {
 		t.Fatalf("%s=%s: no Riak answered: %v", EnvRiakAddr, addr, err)
 	}
 	t.Cleanup(func() { _ = cl.Stop() })
-	tg := target{cl: cl, opts: riak.Options{BucketType: os.Getenv(EnvRiakBucketType), Bucket: testBucket}, dvv: true}
+	tg := target{cl: cl, opts: riak.Options{BucketType: os.Getenv(EnvRiakBucketType), Bucket: testBucket}, dvv: true, addr: addr}
 	if tg.opts.BucketType == "" || tg.opts.BucketType == "default" {
 		tg.opts = defaultTypeOptions
 		tg.dvv = false

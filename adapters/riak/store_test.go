@@ -71,7 +71,9 @@ func TestStaleTokenMakesSiblingAndMergedPutCollapses(t *testing.T) {
 func TestCheckBucketRefusesUnsafeBuckets(t *testing.T) {
 	srv := riaktest.Start(t)
 	cl := newCluster(t, srv.Addr())
-	require.NoError(t, srv.CreateBucketType("lww", riaktest.BucketTypeProps{AllowMult: true, LastWriteWins: true}))
+	// Riak accepts last_write_wins=true only without dotted version vectors.
+	require.ErrorContains(t, srv.CreateBucketType("lww", riaktest.BucketTypeProps{AllowMult: true, LastWriteWins: true}), "dvv_enabled must be false")
+	require.NoError(t, srv.CreateBucketType("lww", riaktest.BucketTypeProps{AllowMult: true, LastWriteWins: true, DisableDVV: true}))
 	require.NoError(t, srv.CreateBucketType("counters", riaktest.BucketTypeProps{AllowMult: true, Datatype: "counter"}))
 	require.NoError(t, srv.CreateBucketType("ledgers", riaktest.BucketTypeProps{AllowMult: true}))
 
@@ -405,3 +407,4 @@ func TestForeignContentTypeIsRefused(t *testing.T) {
 	_, _, err = s.Fetch(ctx, key)
 	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
 }
+

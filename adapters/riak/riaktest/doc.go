@@ -14,8 +14,9 @@
 //     it. Dots are never reused, even after a key is reaped (Riak's per-key
 //     epochs), so a stale vclock never covers a newer write.
 //   - Bucket types as in Riak: a type created with CreateBucketType has
-//     dvv_enabled=true, and a put supersedes exactly the siblings its
-//     vclock covers; the "default" type has dvv_enabled=false, and only a
+//     dvv_enabled=true (unless BucketTypeProps.DisableDVV), and a put
+//     supersedes exactly the siblings its vclock covers; the "default"
+//     type has dvv_enabled=false, and only a
 //     put whose vclock descends the stored object supersedes anything: any
 //     other put keeps every stored sibling next to its own
 //     (riak_object:merge_contents with DVV off), so on a contended key
@@ -24,7 +25,8 @@
 //     would leave more siblings is refused with "{too_many_siblings,N}",
 //     as by Riak.
 //   - The bucket properties allow_mult and last_write_wins, per bucket type
-//     and per bucket, including the data loss they cause when set unsafely.
+//     and per bucket, including the data loss they cause when set unsafely,
+//     and Riak's validation of them (below).
 //   - Deletes as tombstone writes. A key left with only tombstones is kept
 //     for Options.DeleteMode (3s, Riak's delete_mode) and then reaped;
 //     meanwhile a fetch answers "not found", or with deletedvclock the
@@ -38,6 +40,48 @@
 // Tests of the double compare it with a plain model of Riak's causal
 // semantics through the real client.
 //
+// # Bucket properties
+//
+// Setting bucket or bucket-type properties (RpbSetBucketReq,
+// RpbSetBucketTypeReq) is validated as Riak KV 3.2 validates it
+// (riak_kv_bucket:validate/4), for the rules the properties a client can
+// send over protocol buffers can break. Refused properties change nothing,
+// and the answer is Riak's message, "Invalid bucket properties: " followed
+// by the list of {property,reason} pairs:
+//
+//   - last_write_wins=true on a bucket or type whose type has
+//     dvv_enabled=true (every created type, unless
+//     BucketTypeProps.DisableDVV): {dvv_enabled,"If last_write_wins is
+//     true, dvv_enabled must be false"}. Riak checks the merged result, so
+//     the default type (dvv_enabled=false) accepts last_write_wins=true,
+//     and dvv_enabled cannot be set over protocol buffers at all;
+//   - in a data-type bucket type (Datatype set): allow_mult=false
+//     ("Data Type buckets must be allow_mult=true") and a different
+//     datatype ("NAME not supported for bucket datatype property");
+//   - in any other created type: setting datatype ("`datatype` must not be
+//     defined."), consistent=true ("Write once buckets must not be
+//     consistent=true", Riak's text) or write_once=true ("Cannot set
+//     existing bucket type to `write_once`");
+//   - in the default type: consistent=true ("cannot update consistent
+//     property") or write_once=true ("cannot update write_once property");
+//     datatype is accepted there, as by Riak;
+//   - anywhere: n_val, old_vclock, big_vclock or small_vclock of 0
+//     ({n_val,not_integer}).
+//
+// Updating the "default" type itself is refused with "Invalid bucket
+// properties: no_default_update", a bucket of a type that does not exist
+// with "No bucket-type named 'NAME'", and resetting a bucket always
+// succeeds, as in Riak. CreateBucketType refuses, with the same reasons,
+// LastWriteWins without DisableDVV and a Datatype without AllowMult.
+//
+// Not validated: the quorum properties (r, w, pr, pw, dw, rw,
+// node_confirms), hll_precision, the datatype name at creation, commit
+// hooks, and the rules for strongly consistent and write_once types (the
+// double creates neither). Riak prints the error list with Erlang's ~p,
+// which breaks a long list over several lines; the double prints it on
+// one, in the order Riak lists the errors. Match on the reason, not on the
+// whole message.
+//
 // # Caveats
 //
 // No replication, quorums (r, w, pr, pw are ignored), read repair, handoff,
@@ -50,9 +94,11 @@
 // vclock is refused with "bad vclock: ...", where Riak's protocol-buffers
 // handler crashes, answers "Error processing incoming message: ..." with
 // the crash (naming riak_object's decode_vclock) and closes the connection;
-// and an unknown bucket type is refused with "Invalid bucket type: ...",
-// where Riak's message names no_type. dvv_enabled cannot be turned off on a
-// created type.
+// and a fetch, store or delete in an unknown bucket type (and setting the
+// properties of an unknown type) is refused with "Invalid bucket type:
+// ...", where Riak's message names no_type. dvv_enabled is fixed when a
+// type is created (BucketTypeProps.DisableDVV), as it is over protocol
+// buffers in Riak.
 //
 // The vclock encoding (VClockTag) is local to this package and may change
 // only with its golden files under testdata/.

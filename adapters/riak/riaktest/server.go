@@ -111,15 +111,22 @@ func (f Fault) Applies() bool { return f != Refuse && f != CloseBeforeApply }
 
 // BucketTypeProps are the properties of a bucket type created with
 // CreateBucketType. Unlike `riak admin bucket-type create`, the zero value
-// means allow_mult=false: set AllowMult explicitly. Every created type has
-// dvv_enabled=true, as in Riak; only the "default" type runs without dotted
-// version vectors. It is a plain value, safe to copy and share.
+// means allow_mult=false: set AllowMult explicitly. A created type has
+// dvv_enabled=true unless DisableDVV is set, as in Riak, where a created
+// type has it unless its properties say "dvv_enabled":false; the "default"
+// type always runs without dotted version vectors. It is a plain value,
+// safe to copy and share.
 type BucketTypeProps struct {
 	AllowMult     bool
 	LastWriteWins bool
+	// DisableDVV creates the type with dvv_enabled=false, like
+	// `riak admin bucket-type create NAME '{"props":{"dvv_enabled":false}}'`.
+	// Riak refuses last_write_wins=true on a type with dvv_enabled=true.
+	DisableDVV bool
 	// Datatype, when set (for example "counter"), marks a Riak data-type
-	// bucket type. The double stores KV values in it anyway; it exists so
-	// that clients' configuration checks can be tested.
+	// bucket type, which Riak requires to have allow_mult=true. The double
+	// stores KV values in it anyway; it exists so that clients'
+	// configuration checks can be tested.
 	Datatype string
 }
 
@@ -172,14 +179,19 @@ type objectID struct{ typ, bucket, key string }
 //
 //   - causality with version vectors encoded into the opaque vclock bytes
 //     (see VClock): a put without the latest vclock makes a sibling. In
-//     bucket types created with CreateBucketType (dvv_enabled=true) a put
-//     replaces exactly the siblings its vclock covers; in the "default"
-//     type (dvv_enabled=false) only a put whose vclock descends the stored
-//     one replaces anything, and any other put keeps every stored sibling;
+//     bucket types created with CreateBucketType (dvv_enabled=true unless
+//     BucketTypeProps.DisableDVV) a put replaces exactly the siblings its
+//     vclock covers; in the "default" type and types with DisableDVV
+//     (dvv_enabled=false) only a put whose vclock descends the stored one
+//     replaces anything, and any other put keeps every stored sibling;
 //   - max_siblings: a write that would leave more than Options.MaxSiblings
 //     siblings is refused with "{too_many_siblings,N}";
 //   - the bucket properties allow_mult and last_write_wins, including the
 //     data loss they cause when misconfigured;
+//   - Riak's validation of bucket and bucket-type properties: what Riak
+//     refuses (last_write_wins=true with dvv_enabled=true, for example) is
+//     refused with Riak's message and changes nothing (see "Bucket
+//     properties" in the package documentation);
 //   - deletes with a vclock: what the vclock covers is removed, concurrent
 //     siblings survive, and an object left with only tombstones is kept for
 //     Options.DeleteMode (3s, as Riak's delete_mode) and then reaped;
@@ -203,6 +215,7 @@ type FakeServer struct {
 
 	mu      sync.Mutex
 	types   map[string]*rpb.RpbBucketProps
+	dvv     map[string]bool // dvv_enabled per bucket type
 	buckets map[bucketID]*rpb.RpbBucketProps
 	objects map[objectID]*object
 	faults  map[Op][]Fault
@@ -233,19 +246,30 @@ func Start(tb testing.TB, opts ...Options) *FakeServer {
 // NewFakeServer starts a FakeServer listening on 127.0.0.1 on a free port.
 // The caller must Close it.
 func NewFakeServer(opts Options) (*FakeServer, error) {
-	n := opts.Vnodes
-	if n <= 0 {
-		n = 3
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
+	s := newState(opts)
+	s.ln = ln
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+// newState returns a FakeServer with empty state and no listener: what
+// NewFakeServer serves, and what the fuzz targets feed requests to
+// directly.
+func newState(opts Options) *FakeServer {
+	n := opts.Vnodes
+	if n <= 0 {
+		n = 3
+	}
 	s := &FakeServer{
-		ln:         ln,
 		maxSibs:    opts.MaxSiblings,
 		deleteMode: opts.DeleteMode,
 		types:      map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
+		dvv:        map[string]bool{"default": false},
 		buckets:    map[bucketID]*rpb.RpbBucketProps{},
 		objects:    map[objectID]*object{},
 		faults:     map[Op][]Fault{},
@@ -262,9 +286,7 @@ func NewFakeServer(opts Options) (*FakeServer, error) {
 	for i := 0; i < n; i++ {
 		s.vnodes = append(s.vnodes, fmt.Sprintf("vnode-%d", i))
 	}
-	s.wg.Add(1)
-	go s.accept()
-	return s, nil
+	return s
 }
 
 func typeProps(p BucketTypeProps) *rpb.RpbBucketProps {
@@ -292,7 +314,10 @@ func (s *FakeServer) Close() error {
 		return nil
 	}
 	s.closed = true
-	err := s.ln.Close()
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
 	for c := range s.conns {
 		_ = c.Close()
 	}
@@ -303,20 +328,30 @@ func (s *FakeServer) Close() error {
 
 // CreateBucketType creates and activates a bucket type, like
 // `riak admin bucket-type create` followed by `activate` (`riak-admin` on
-// Riak 2.x). The type has dvv_enabled=true, as every created type in Riak.
-// Buckets of a type that does not exist are refused, as by Riak. The
-// "default" type always exists with allow_mult=false, last_write_wins=false
-// and dvv_enabled=false, Riak's defaults for it.
+// Riak 2.x). The type has dvv_enabled=true unless p.DisableDVV is set, as
+// in Riak. Buckets of a type that does not exist are refused, as by Riak.
+// The "default" type always exists with allow_mult=false,
+// last_write_wins=false and dvv_enabled=false, Riak's defaults for it.
+//
+// Properties Riak refuses at creation are refused with its reasons
+// (see "Bucket properties" in the package documentation):
+// last_write_wins=true with dvv_enabled=true, and a Datatype with
+// allow_mult=false.
 func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
 	if name == "" || name == "default" {
 		return fmt.Errorf("riaktest: bucket type %q cannot be created", name)
+	}
+	props := typeProps(p)
+	if errs := validateCreate(props, !p.DisableDVV); len(errs) > 0 {
+		return fmt.Errorf("riaktest: bucket type %q: %s", name, invalidProps(errs))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.types[name]; ok {
 		return fmt.Errorf("riaktest: bucket type %q already exists", name)
 	}
-	s.types[name] = typeProps(p)
+	s.types[name] = props
+	s.dvv[name] = !p.DisableDVV
 	return nil
 }
 
@@ -603,22 +638,19 @@ func (s *FakeServer) handle(code byte, body []byte) (byte, proto.Message, rpcErr
 		if err := proto.Unmarshal(body, &m); err != nil {
 			return 0, nil, rpcError("bad RpbSetBucketReq: " + err.Error())
 		}
-		return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props, false)
+		return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props)
 	case codeResetBucketReq:
 		var m rpb.RpbResetBucketReq
 		if err := proto.Unmarshal(body, &m); err != nil {
 			return 0, nil, rpcError("bad RpbResetBucketReq: " + err.Error())
 		}
-		if _, _, r := s.setBucket(typeName(m.Type), string(m.Bucket), nil, true); r != "" {
-			return 0, nil, r
-		}
-		return codeResetBucketResp, nil, ""
+		return s.resetBucket(typeName(m.Type), string(m.Bucket))
 	case codeSetBucketTypeReq:
 		var m rpb.RpbSetBucketTypeReq
 		if err := proto.Unmarshal(body, &m); err != nil {
 			return 0, nil, rpcError("bad RpbSetBucketTypeReq: " + err.Error())
 		}
-		return s.setBucket(typeName(m.Type), "", m.Props, false)
+		return s.setBucketType(typeName(m.Type), m.Props)
 	}
 	return 0, nil, rpcError(fmt.Sprintf("unknown message code: %d", code))
 }
@@ -639,9 +671,22 @@ func (s *FakeServer) propsLocked(typ, bucket string) (*rpb.RpbBucketProps, rpcEr
 	return p, ""
 }
 
+// noType is Riak's answer to a bucket-properties request for a bucket of a
+// bucket type that does not exist.
+func noType(typ string) rpcError {
+	return rpcError(fmt.Sprintf("No bucket-type named '%s'", typ))
+}
+
 func (s *FakeServer) getBucket(typ, bucket string) (byte, proto.Message, rpcError) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.types[typ]; !ok {
+		if bucket == "" {
+			// RpbGetBucketTypeReq: Riak formats the name with ~p.
+			return 0, nil, rpcError(fmt.Sprintf("Invalid bucket type: <<%q>>", typ))
+		}
+		return 0, nil, noType(typ)
+	}
 	p, rerr := s.propsLocked(typ, bucket)
 	if rerr != "" {
 		return 0, nil, rerr
@@ -649,33 +694,67 @@ func (s *FakeServer) getBucket(typ, bucket string) (byte, proto.Message, rpcErro
 	return codeGetBucketResp, &rpb.RpbGetBucketResp{Props: p}, ""
 }
 
-// setBucket stores bucket (or, with bucket == "", bucket-type) properties.
-func (s *FakeServer) setBucket(typ, bucket string, props *rpb.RpbBucketProps, reset bool) (byte, proto.Message, rpcError) {
+// setBucket validates and stores a bucket's own properties, as Riak's
+// riak_core_bucket:set_bucket does: refused properties change nothing.
+func (s *FakeServer) setBucket(typ, bucket string, props *rpb.RpbBucketProps) (byte, proto.Message, rpcError) {
+	if bucket == "" {
+		return 0, nil, "bucket is required"
+	}
+	if props == nil {
+		return 0, nil, "props are required"
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.types[typ]; !ok {
-		return 0, nil, rpcError(fmt.Sprintf("Invalid bucket type: %q", typ))
+		return 0, nil, noType(typ)
 	}
-	if props == nil && !reset {
+	existing, _ := s.propsLocked(typ, bucket)
+	if errs := validateUpdate(typ == "default", existing, s.dvv[typ], props); len(errs) > 0 {
+		return 0, nil, rpcError(invalidProps(errs))
+	}
+	id := bucketID{typ, bucket}
+	bp := s.buckets[id]
+	if bp == nil {
+		bp = &rpb.RpbBucketProps{}
+		s.buckets[id] = bp
+	}
+	proto.Merge(bp, props)
+	return codeSetBucketResp, nil, ""
+}
+
+// setBucketType validates and stores a created bucket type's properties.
+// Riak refuses to update the "default" type, whose properties come from
+// its configuration file.
+func (s *FakeServer) setBucketType(typ string, props *rpb.RpbBucketProps) (byte, proto.Message, rpcError) {
+	if props == nil {
 		return 0, nil, "props are required"
 	}
-	switch {
-	case bucket == "" && reset:
-		return 0, nil, "bucket is required"
-	case bucket == "":
-		proto.Merge(s.types[typ], props)
-	case reset:
-		delete(s.buckets, bucketID{typ, bucket})
-	default:
-		id := bucketID{typ, bucket}
-		bp := s.buckets[id]
-		if bp == nil {
-			bp = &rpb.RpbBucketProps{}
-			s.buckets[id] = bp
-		}
-		proto.Merge(bp, props)
+	if typ == "default" {
+		return 0, nil, rpcError(invalidProps(nil) + "no_default_update")
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tp, ok := s.types[typ]
+	if !ok {
+		return 0, nil, rpcError(fmt.Sprintf("Invalid bucket type: %q", typ))
+	}
+	if errs := validateUpdate(false, tp, s.dvv[typ], props); len(errs) > 0 {
+		return 0, nil, rpcError(invalidProps(errs))
+	}
+	proto.Merge(tp, props)
 	return codeSetBucketResp, nil, ""
+}
+
+// resetBucket drops a bucket's own properties. Riak answers success even
+// for a bucket type that does not exist.
+func (s *FakeServer) resetBucket(typ, bucket string) (byte, proto.Message, rpcError) {
+	if bucket == "" {
+		return 0, nil, "bucket is required"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.buckets, bucketID{typ, bucket})
+	return codeResetBucketResp, nil, ""
 }
 
 func decodeContext(b []byte) (VClock, rpcError) {
@@ -745,9 +824,9 @@ func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
 	return nextDot(s.clocks, coord, merged)
 }
 
-// propsOf returns the write properties of a bucket of type typ.
-func propsOf(typ string, p *rpb.RpbBucketProps) writeProps {
-	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: typ != "default"}
+// propsOfLocked returns the write properties of a bucket of type typ.
+func (s *FakeServer) propsOfLocked(typ string, p *rpb.RpbBucketProps) writeProps {
+	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
 }
 
 // objectLocked returns the object stored under id, reaping it first if it
@@ -804,7 +883,7 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
-	next := apply(old, ctx, content, propsOf(typ, props), s.dotLocked(old, ctx), time.Now())
+	next := apply(old, ctx, content, s.propsOfLocked(typ, props), s.dotLocked(old, ctx), time.Now())
 	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
 		return 0, nil, rerr
 	}
@@ -859,7 +938,7 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
 	now := time.Now()
-	next := apply(old, ctx, tomb, propsOf(typ, props), s.dotLocked(old, ctx), now)
+	next := apply(old, ctx, tomb, s.propsOfLocked(typ, props), s.dotLocked(old, ctx), now)
 	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
 		return 0, nil, rerr
 	}

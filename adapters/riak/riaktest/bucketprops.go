@@ -1,0 +1,167 @@
+package riaktest
+
+import (
+	"strconv"
+	"strings"
+
+	rpb "github.com/basho/riak-go-client/rpb/riak"
+)
+
+// This file reproduces the bucket-property validation Riak KV 3.2 applies
+// when a client sets bucket or bucket-type properties (riak_kv_bucket's
+// validate/4, called by riak_core_bucket:set_bucket), limited to the rules
+// that properties sent over protocol buffers can trigger and that the
+// double models. See "Bucket properties" in the package documentation.
+
+// propError is one {Property, Reason} entry of Riak's refusal. An atom
+// reason (not_integer) is printed bare, a string reason in double quotes,
+// as Erlang's ~p prints them.
+type propError struct {
+	prop, reason string
+	atom         bool
+}
+
+func (e propError) String() string {
+	if e.atom {
+		return "{" + e.prop + "," + e.reason + "}"
+	}
+	return "{" + e.prop + "," + strconv.Quote(e.reason) + "}"
+}
+
+// Riak's reasons, verbatim.
+const (
+	reasonLWWNeedsNoDVV      = "If last_write_wins is true, dvv_enabled must be false"
+	reasonDatatypeAllowMult  = "Data Type buckets must be allow_mult=true"
+	reasonDatatypeDefined    = "`datatype` must not be defined."
+	reasonConsistentOnUpdate = "Write once buckets must not be consistent=true"
+	reasonWriteOnceOnUpdate  = "Cannot set existing bucket type to `write_once`"
+	reasonCannotConsistent   = "cannot update consistent property"
+	reasonCannotWriteOnce    = "cannot update write_once property"
+)
+
+// invalidProps is the message Riak's protocol-buffers bucket service sends
+// for refused properties: "Invalid bucket properties: " and the error list
+// printed with ~p. Riak's ~p breaks a list longer than its line width over
+// several lines; this prints it on one.
+func invalidProps(errs []propError) string {
+	if errs == nil {
+		return "Invalid bucket properties: "
+	}
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.String()
+	}
+	return "Invalid bucket properties: [" + strings.Join(parts, ",") + "]"
+}
+
+// erlAtom prints name as Erlang's ~p prints the atom Riak decodes it to:
+// bare if it is a lower-case identifier, in single quotes otherwise.
+func erlAtom(name string) string {
+	bare := name != ""
+	for i, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z':
+		case i > 0 && (r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '@'):
+		default:
+			bare = false
+		}
+	}
+	if bare {
+		return name
+	}
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), "'", `\'`) + "'"
+}
+
+// prepend mirrors how riak_kv_bucket accumulates errors ([Err | Errors]),
+// so that a refusal lists them in Riak's order.
+func prepend(errs []propError, e propError) []propError {
+	return append([]propError{e}, errs...)
+}
+
+// genericErrors applies riak_kv_bucket's per-property checks
+// (validate/3) to the properties present in p, in the order Riak decodes
+// them from RpbBucketProps (riak_pb_codec:decode_bucket_props: integers,
+// then booleans), prepending each refusal to errs. consistent and
+// write_once are checked only when checkFlags is set: on a created type,
+// the type-specific checks have already taken a true value out.
+func genericErrors(errs []propError, p *rpb.RpbBucketProps, checkFlags bool) []propError {
+	// n_val, old_vclock, big_vclock and small_vclock must be integers > 0.
+	for _, f := range []struct {
+		name string
+		v    *uint32
+	}{{"n_val", p.NVal}, {"old_vclock", p.OldVclock}, {"big_vclock", p.BigVclock}, {"small_vclock", p.SmallVclock}} {
+		if f.v != nil && *f.v == 0 {
+			errs = prepend(errs, propError{prop: f.name, reason: "not_integer", atom: true})
+		}
+	}
+	if p.Consistent != nil && *p.Consistent && checkFlags {
+		errs = prepend(errs, propError{prop: "consistent", reason: reasonCannotConsistent})
+	}
+	if p.WriteOnce != nil && *p.WriteOnce && checkFlags {
+		errs = prepend(errs, propError{prop: "write_once", reason: reasonCannotWriteOnce})
+	}
+	return errs
+}
+
+// lwwDVVErrors is riak_kv_bucket's check on the merged result: a bucket
+// (or type) may not end up with both last_write_wins=true and
+// dvv_enabled=true.
+func lwwDVVErrors(errs []propError, existing, p *rpb.RpbBucketProps, dvv bool) []propError {
+	lww := existing.GetLastWriteWins()
+	if p.LastWriteWins != nil {
+		lww = *p.LastWriteWins
+	}
+	if lww && dvv {
+		errs = prepend(errs, propError{prop: "dvv_enabled", reason: reasonLWWNeedsNoDVV})
+	}
+	return errs
+}
+
+// validateUpdate returns Riak's refusals of setting the properties p on a
+// bucket or a created bucket type whose effective properties are existing
+// and whose type has dvv_enabled=dvv; none if Riak accepts them.
+// defaultBucket is set for a bucket of the "default" type, which Riak
+// checks with fewer rules ("default buckets are free to do as they
+// please").
+func validateUpdate(defaultBucket bool, existing *rpb.RpbBucketProps, dvv bool, p *rpb.RpbBucketProps) []propError {
+	var errs []propError
+	if defaultBucket {
+		errs = genericErrors(errs, p, true)
+		return lwwDVVErrors(errs, existing, p, dvv)
+	}
+	// A bucket of a created type, or the type itself. The double's types
+	// are never consistent or write_once, so Riak's type-specific rules
+	// are those for data-type types and for plain ones.
+	if len(existing.Datatype) > 0 {
+		if p.Datatype != nil && string(p.Datatype) != string(existing.Datatype) {
+			errs = prepend(errs, propError{prop: "datatype", reason: erlAtom(string(p.Datatype)) + " not supported for bucket datatype property"})
+		}
+		if p.AllowMult != nil && !*p.AllowMult {
+			errs = prepend(errs, propError{prop: "allow_mult", reason: reasonDatatypeAllowMult})
+		}
+		errs = genericErrors(errs, p, true)
+	} else {
+		if p.Datatype != nil {
+			errs = prepend(errs, propError{prop: "datatype", reason: reasonDatatypeDefined})
+		}
+		if p.Consistent != nil && *p.Consistent {
+			errs = prepend(errs, propError{prop: "consistent", reason: reasonConsistentOnUpdate})
+		}
+		if p.WriteOnce != nil && *p.WriteOnce {
+			errs = prepend(errs, propError{prop: "write_once", reason: reasonWriteOnceOnUpdate})
+		}
+		errs = genericErrors(errs, p, false)
+	}
+	return lwwDVVErrors(errs, existing, p, dvv)
+}
+
+// validateCreate returns Riak's refusals of creating a bucket type with
+// the properties p and dvv_enabled=dvv.
+func validateCreate(p *rpb.RpbBucketProps, dvv bool) []propError {
+	var errs []propError
+	if len(p.Datatype) > 0 && !p.GetAllowMult() {
+		errs = prepend(errs, propError{prop: "allow_mult", reason: reasonDatatypeAllowMult})
+	}
+	errs = genericErrors(errs, p, false)
+	return lwwDVVErrors(errs, &rpb.RpbBucketProps{}, p, dvv)
+}
