@@ -8,18 +8,19 @@ import (
 	"github.com/golang/protobuf/proto"
 )
 
-// FuzzHandle feeds arbitrary request frames (message code and protobuf
-// body) to the double's request handler: it must never panic, and must
-// answer every request with either a response or an error message.
-func FuzzHandle(f *testing.F) {
+// fuzzRequest is a request frame for the fuzz corpora.
+type fuzzRequest struct {
+	code byte
+	msg  proto.Message
+}
+
+// fuzzRequests returns one request of every kind the double handles.
+func fuzzRequests(tb testing.TB) []fuzzRequest {
 	vc, err := VClock{"vnode-0": 1}.MarshalBinary()
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	seeds := []struct {
-		code byte
-		msg  proto.Message
-	}{
+	return []fuzzRequest{
 		{codePingReq, nil},
 		{codeGetReq, &rpbkv.RpbGetReq{Bucket: []byte("b"), Key: []byte("k")}},
 		{codeGetReq, &rpbkv.RpbGetReq{Bucket: []byte("b"), Key: []byte("k"), IfModified: vc, Head: proto.Bool(true)}},
@@ -28,34 +29,99 @@ func FuzzHandle(f *testing.F) {
 		{codeDelReq, &rpbkv.RpbDelReq{Bucket: []byte("b"), Key: []byte("k"), Vclock: vc}},
 		{codeGetBucketReq, &rpb.RpbGetBucketReq{Bucket: []byte("b"), Type: []byte("default")}},
 		{codeSetBucketReq, &rpb.RpbSetBucketReq{Bucket: []byte("b"), Props: &rpb.RpbBucketProps{AllowMult: proto.Bool(true)}}},
+		{codeSetBucketReq, &rpb.RpbSetBucketReq{Bucket: []byte("b"), Type: []byte("t"), Props: &rpb.RpbBucketProps{LastWriteWins: proto.Bool(true)}}},
 		{codeResetBucketReq, &rpb.RpbResetBucketReq{Bucket: []byte("b")}},
 		{codeGetBucketTypeReq, &rpb.RpbGetBucketTypeReq{Type: []byte("default")}},
-		{codeSetBucketTypeReq, &rpb.RpbSetBucketTypeReq{Type: []byte("default"), Props: &rpb.RpbBucketProps{NVal: proto.Uint32(1)}}},
+		{codeSetBucketTypeReq, &rpb.RpbSetBucketTypeReq{Type: []byte("t"), Props: &rpb.RpbBucketProps{NVal: proto.Uint32(1)}}},
 		{codeGetServerInfoReq, nil},
 	}
-	for _, s := range seeds {
-		var body []byte
-		if s.msg != nil {
-			if body, err = proto.Marshal(s.msg); err != nil {
-				f.Fatal(err)
-			}
-		}
-		f.Add(s.code, body)
+}
+
+func marshalRequest(tb testing.TB, r fuzzRequest) []byte {
+	if r.msg == nil {
+		return nil
 	}
-	srv, err := NewFakeServer(Options{})
+	body, err := proto.Marshal(r.msg)
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
-	f.Cleanup(func() { _ = srv.Close() })
-	f.Fuzz(func(t *testing.T, code byte, body []byte) {
-		respCode, resp, rerr := srv.handle(code, body)
-		if rerr == "" && respCode == 0 {
-			t.Fatalf("code %d: neither a response nor an error", code)
+	return body
+}
+
+// fuzzServer returns a fresh double with no listener, and a created bucket
+// type "t" (with dotted version vectors), so that every fuzz input starts
+// from the same state and a failing input replays from its corpus file
+// alone.
+func fuzzServer(t *testing.T) *FakeServer {
+	s := newState(Options{})
+	if err := s.CreateBucketType("t", BucketTypeProps{AllowMult: true}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// handleChecked sends one request to s's handler: it must answer with
+// either a response or an error message, and the response must marshal.
+func handleChecked(t *testing.T, s *FakeServer, code byte, body []byte) {
+	t.Helper()
+	respCode, resp, rerr := s.handle(code, body)
+	if rerr == "" && respCode == 0 {
+		t.Fatalf("code %d: neither a response nor an error", code)
+	}
+	if resp != nil {
+		if _, err := proto.Marshal(resp); err != nil {
+			t.Fatalf("code %d: response does not marshal: %v", code, err)
 		}
-		if resp != nil {
-			if _, err := proto.Marshal(resp); err != nil {
-				t.Fatalf("code %d: response does not marshal: %v", code, err)
+	}
+}
+
+// FuzzHandle feeds arbitrary request frames (message code and protobuf
+// body) to a fresh double's request handler: it must never panic, and
+// must answer every request with either a response or an error message.
+func FuzzHandle(f *testing.F) {
+	for _, r := range fuzzRequests(f) {
+		f.Add(r.code, marshalRequest(f, r))
+	}
+	f.Fuzz(func(t *testing.T, code byte, body []byte) {
+		handleChecked(t, fuzzServer(t), code, body)
+	})
+}
+
+// FuzzHandleSequence feeds a sequence of request frames to one fresh
+// double, so that requests meet the state earlier ones left (bucket
+// properties, siblings, tombstones). The input is a script of frames, each
+// a message code, a one-byte body length and the body; a truncated last
+// frame is dropped. Every input starts from the same state, so a failing
+// one replays from its corpus file alone.
+func FuzzHandleSequence(f *testing.F) {
+	reqs := fuzzRequests(f)
+	frame := func(r fuzzRequest) []byte {
+		body := marshalRequest(f, r)
+		if len(body) > 255 {
+			f.Fatalf("seed body of %d bytes", len(body))
+		}
+		return append([]byte{r.code, byte(len(body))}, body...)
+	}
+	var all []byte
+	for i, r := range reqs {
+		f.Add(frame(r))
+		all = append(all, frame(r)...)
+		// Each request followed by every other one.
+		for _, next := range reqs[i+1:] {
+			f.Add(append(frame(r), frame(next)...))
+		}
+	}
+	f.Add(all)
+	f.Fuzz(func(t *testing.T, script []byte) {
+		s := fuzzServer(t)
+		for len(script) >= 2 {
+			code, n := script[0], int(script[1])
+			script = script[2:]
+			if n > len(script) {
+				return
 			}
+			handleChecked(t, s, code, script[:n])
+			script = script[n:]
 		}
 	})
 }
