@@ -19,38 +19,47 @@ import (
 	"github.com/counterkit/counterkit/proptest"
 )
 
-// randomFaults installs a seeded fault function: each put fails with
-// probability putP and each get with probability getP, with a fault drawn
-// from the kinds a real network produces. The returned function reports how
-// many faults of each kind were injected so far.
+// randomFaults makes srv fail puts with probability putP and gets with
+// probability getP, choosing the fault with a rand seeded by seed (see
+// randomFaultFunc). It returns a summary of the faults injected.
 func randomFaults(srv *riaktest.FakeServer, seed int64, putP, getP float64) func() string {
+	fn, summary := randomFaultFunc(seed, putP, getP)
+	srv.SetFaultFunc(fn)
+	return summary
+}
+
+// randomFaultFunc returns a fault function for riaktest.FakeServer's
+// SetFaultFunc or faultProxy's setFaultFunc that fails puts with
+// probability putP (with any fault) and gets with probability getP
+// (refused, or "timeout" after reading), choosing with a rand seeded by
+// seed, and a summary of the faults it chose. It is safe for concurrent
+// use.
+func randomFaultFunc(seed int64, putP, getP float64) (func(op riaktest.Op, key string) riaktest.Fault, func() string) {
 	rng := rand.New(rand.NewSource(seed))
 	var mu sync.Mutex
 	injected := map[string]int{}
-	note := func(op riaktest.Op, f riaktest.Fault) riaktest.Fault {
-		mu.Lock()
-		injected[op.String()+"/"+f.String()]++
-		mu.Unlock()
-		return f
-	}
 	putFaults := []riaktest.Fault{riaktest.DropResponse, riaktest.CloseAfterApply, riaktest.TimeoutAfterApply, riaktest.Refuse, riaktest.CloseBeforeApply}
 	getFaults := []riaktest.Fault{riaktest.Refuse, riaktest.TimeoutAfterApply}
-	// SetFaultFunc calls fn with the server's lock held, so rng needs no
-	// lock of its own.
-	srv.SetFaultFunc(func(op riaktest.Op, _ string) riaktest.Fault {
+	fn := func(op riaktest.Op, _ string) riaktest.Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		f := riaktest.NoFault
 		switch op {
 		case riaktest.OpPut:
 			if rng.Float64() < putP {
-				return note(op, putFaults[rng.Intn(len(putFaults))])
+				f = putFaults[rng.Intn(len(putFaults))]
 			}
 		case riaktest.OpGet:
 			if rng.Float64() < getP {
-				return note(op, getFaults[rng.Intn(len(getFaults))])
+				f = getFaults[rng.Intn(len(getFaults))]
 			}
 		}
-		return riaktest.NoFault
-	})
-	return func() string {
+		if f != riaktest.NoFault {
+			injected[op.String()+"/"+f.String()]++
+		}
+		return f
+	}
+	summary := func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		keys := make([]string, 0, len(injected))
@@ -64,6 +73,7 @@ func randomFaults(srv *riaktest.FakeServer, seed int64, putP, getP float64) func
 		}
 		return out
 	}
+	return fn, summary
 }
 
 // untilStored repeats op while it fails with an error that says "try
