@@ -78,8 +78,12 @@ func (s *StateStore) Load(ctx context.Context, key string) ([][]byte, error) {
 // before anything is sent, so a bad state is refused with the MergeFunc's
 // error and the key is left as it was. Other errors are as for Store.Fetch
 // and Store.Put; an error wrapping crdt.ErrAmbiguousWrite means the state
-// may or may not be stored, and saving it again is safe.
+// may or may not be stored, and saving it again is safe. An invalid key
+// (crdt.ErrInvalidKey) or actor is refused first.
 func (s *StateStore) Save(ctx context.Context, key string, actor crdt.ActorID, state []byte) error {
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return err
+	}
 	if err := actor.Validate(); err != nil {
 		return err
 	}

@@ -41,8 +41,10 @@ const (
 
 // Limits on what Store sends and accepts.
 const (
-	// MaxKeyLen is the longest key, in bytes.
-	MaxKeyLen = 1024
+	// MaxKeyLen is the longest key, in bytes: the core's limit for every
+	// storage key. Keys are checked with crdt.ValidateKey (1..MaxKeyLen
+	// bytes of UTF-8, no control character).
+	MaxKeyLen = crdt.MaxKeyLen
 	// MaxBucketLen is the longest bucket or bucket-type name, in bytes.
 	MaxBucketLen = 255
 	// MaxTokenSize is the largest vclock (ledger.Token) Put and Delete
@@ -123,7 +125,9 @@ func (o Options) settings() (settings, error) {
 	return st, nil
 }
 
-// checkName accepts 1..max bytes of UTF-8 without control characters.
+// checkName accepts 1..max bytes of UTF-8 without control characters. It
+// checks bucket and bucket-type names; keys are checked with
+// crdt.ValidateKey.
 func checkName(what, s string, max int) error {
 	switch {
 	case s == "":
@@ -200,9 +204,10 @@ func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
 //
 // Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
 // sibling with a content type other than ContentType), crdt.ErrTooLarge
-// (more than MaxSiblings siblings) or crdt.ErrInvalidIdentifier.
+// (more than MaxSiblings siblings) or crdt.ErrInvalidKey (a key that
+// crdt.ValidateKey refuses; nothing is sent).
 func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, error) {
-	if err := checkName("key", key, MaxKeyLen); err != nil {
+	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
 	}
 	cmd, err := execute(ctx, s.cl, s.st, request{
@@ -254,11 +259,12 @@ func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, 
 // unknown), crdt.ErrUnavailable (no attempt landed; this includes Riak's
 // refusal of a write that would leave more than max_siblings siblings,
 // which is not resent: fetch again and write the merge with the new token,
-// as ledger.Ledger does), crdt.ErrInvalidActor, crdt.ErrInvalidIdentifier,
-// crdt.ErrTooLarge or crdt.ErrMisconfiguredStore, and the driver error is
-// reachable with errors.As.
+// as ledger.Ledger does), crdt.ErrInvalidActor, crdt.ErrInvalidKey,
+// crdt.ErrInvalidIdentifier, crdt.ErrTooLarge or
+// crdt.ErrMisconfiguredStore, and the driver error is reachable with
+// errors.As.
 func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
-	if err := checkName("key", key, MaxKeyLen); err != nil {
+	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
 	if err := actor.Validate(); err != nil {
@@ -299,7 +305,7 @@ func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value [
 //
 // Retries and errors are as for Put: nil means the delete landed.
 func (s *Store) Delete(ctx context.Context, key string, token ledger.Token) error {
-	if err := checkName("key", key, MaxKeyLen); err != nil {
+	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
 	if len(token) > MaxTokenSize {

@@ -16,6 +16,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -408,3 +409,38 @@ func TestForeignContentTypeIsRefused(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
 }
 
+// TestKeysAreValidated: every entry point refuses a key crdt.ValidateKey
+// refuses, with crdt.ErrInvalidKey and before sending anything, and accepts
+// the longest valid key.
+func TestKeysAreValidated(t *testing.T) {
+	srv, cl := fakeCluster(t)
+	s := newStore(t, cl, riak.Options{})
+	ss, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket}, riak.MergeCounters)
+	require.NoError(t, err)
+	state, err := gcounter.New().MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, 255, riak.MaxKeyLen)
+	require.Equal(t, crdt.MaxKeyLen, riak.MaxKeyLen)
+	srv.ResetRequests()
+	for _, key := range []string{"", strings.Repeat("k", riak.MaxKeyLen+1), "a\x00b", "tab\there", "del\x7f", "\xff\xfe", "c1\u0085"} {
+		_, _, err := s.Fetch(ctx, key)
+		require.ErrorIs(t, err, crdt.ErrInvalidKey, "Fetch %q", key)
+		require.ErrorIs(t, s.Put(ctx, key, "a", []byte("v"), nil), crdt.ErrInvalidKey, "Put %q", key)
+		require.ErrorIs(t, s.Delete(ctx, key, nil), crdt.ErrInvalidKey, "Delete %q", key)
+		_, err = ss.Load(ctx, key)
+		require.ErrorIs(t, err, crdt.ErrInvalidKey, "Load %q", key)
+		require.ErrorIs(t, ss.Save(ctx, key, "a", state), crdt.ErrInvalidKey, "Save %q", key)
+		require.ErrorIs(t, ss.Save(ctx, key, "", []byte{0xc1}), crdt.ErrInvalidKey, "Save %q checks the key first", key)
+	}
+	for _, op := range []riaktest.Op{riaktest.OpGet, riaktest.OpPut, riaktest.OpDelete} {
+		require.Zero(t, srv.Requests(op), "an invalid key was sent (%s)", op)
+	}
+
+	long := strings.Repeat("k", riak.MaxKeyLen)
+	require.NoError(t, s.Put(ctx, long, "a", []byte("v"), nil))
+	sibs, tok, err := s.Fetch(ctx, long)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("v")}, sibs)
+	require.NoError(t, s.Delete(ctx, long, tok))
+	require.NoError(t, ss.Save(ctx, "naïve/"+uniqueKey("k"), "a", state))
+}
