@@ -10,15 +10,21 @@ import (
 
 // Errors specific to this package. Each wraps a crdt sentinel.
 var (
-	// ErrInvalidKey is returned when a counter key is empty, longer than
-	// crdt.MaxIDLen bytes, not UTF-8 or contains control characters.
-	ErrInvalidKey = fmt.Errorf("%w: invalid counter key", crdt.ErrInvalidIdentifier)
+	// ErrInvalidKey is returned for a counter key that breaks the rules of
+	// crdt.ValidateKey: empty, longer than MaxKeyLen bytes, not valid UTF-8,
+	// or holding a control character (NUL included). It is
+	// crdt.ErrInvalidKey, so it also wraps crdt.ErrInvalidIdentifier.
+	ErrInvalidKey = crdt.ErrInvalidKey
 
 	// ErrSlowScan is returned when a read or merge scan took longer than
 	// Options.MaxScan. Its result may have missed cells that a compaction
 	// removed during the scan, so it is discarded; retrying is safe.
 	ErrSlowScan = fmt.Errorf("%w: scan took longer than MaxScan", crdt.ErrUnavailable)
 )
+
+// MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen, the limit
+// every driver and adapter shares.
+const MaxKeyLen = crdt.MaxKeyLen
 
 // Options configure Counters. The zero value of each field selects the
 // default noted beside it.
@@ -79,6 +85,9 @@ func (o Options) withDefaults() (Options, error) {
 // Counters reads and updates log-structured counters kept in a Store. It
 // holds no per-counter state, so any number of Counters, in any number of
 // processes, may share one store. Counters is safe for concurrent use.
+//
+// Every method refuses an invalid counter key (see crdt.ValidateKey) with an
+// error wrapping ErrInvalidKey, before calling the store.
 type Counters struct {
 	store Store
 	opts  Options
@@ -101,8 +110,8 @@ func New(store Store, opts Options) (*Counters, error) {
 func (c *Counters) Options() Options { return c.opts }
 
 func checkKey(counter string) error {
-	if reason := crdt.CheckID(counter); reason != "" {
-		return fmt.Errorf("%w: counter key %.40q %s", ErrInvalidKey, counter, reason)
+	if err := crdt.ValidateKey("counter key", counter); err != nil {
+		return fmt.Errorf("deltalog: %w", err)
 	}
 	return nil
 }

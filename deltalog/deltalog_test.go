@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,6 +143,56 @@ func TestAddRefusesBadInput(t *testing.T) {
 	// The window edges are inclusive.
 	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(-time.Minute)), 1))
 	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(time.Second)), 1))
+}
+
+// invalidKeys are keys crdt.ValidateKey refuses, by rule.
+var invalidKeys = map[string]string{
+	"empty":          "",
+	"NUL":            "\x00",
+	"NUL inside":     "a\x00b",
+	"DEL":            "a\x7f",
+	"C1 control":     "a\u0085",
+	"invalid UTF-8":  "a\xffb",
+	"256 bytes":      strings.Repeat("k", 256),
+	"256 bytes UTF8": strings.Repeat("é", 128),
+}
+
+// TestEveryMethodRefusesInvalidKeys: every Counters method refuses a key
+// that breaks crdt.ValidateKey with ErrInvalidKey (crdt.ErrInvalidKey)
+// before calling the store, and a 255-byte key is accepted.
+func TestEveryMethodRefusesInvalidKeys(t *testing.T) {
+	c, store, clock := newCounters(t, 0)
+	ctx := context.Background()
+	require.Equal(t, crdt.MaxKeyLen, deltalog.MaxKeyLen)
+	for name, key := range invalidKeys {
+		t.Run(name, func(t *testing.T) {
+			var b deltalog.Batch
+			b.Add("ok", deltalog.NewIDAt(clock.Now()), 1)
+			b.Add(key, deltalog.NewIDAt(clock.Now()), 1)
+			_, _, mergeErr := c.Merge(ctx, key)
+			_, compactErr := c.Compact(ctx, key)
+			_, readErr := c.Read(ctx, key)
+			for method, err := range map[string]error{
+				"Add":     c.Add(ctx, key, deltalog.NewIDAt(clock.Now()), 1),
+				"Apply":   c.Apply(ctx, &b),
+				"Read":    readErr,
+				"Merge":   mergeErr,
+				"Compact": compactErr,
+				"Delete":  c.Delete(ctx, key),
+			} {
+				require.ErrorIs(t, err, deltalog.ErrInvalidKey, method)
+				require.ErrorIs(t, err, crdt.ErrInvalidKey, method)
+				require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, method)
+				require.ErrorContains(t, err, crdt.CheckID(key), "%s: the error gives the reason", method)
+			}
+		})
+	}
+	require.Equal(t, memory.DeltaLogCalls{}, store.Calls(), "the store was never called")
+	long := strings.Repeat("k", deltalog.MaxKeyLen)
+	require.NoError(t, c.Add(ctx, long, deltalog.NewIDAt(clock.Now()), 1))
+	r, err := c.Read(ctx, long)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), r.Value)
 }
 
 func TestBatchIsAllOrNothing(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -23,8 +22,15 @@ const (
 	DefaultRetries  = 2
 )
 
-// MaxKeyLen is the longest counter key, in bytes.
-const MaxKeyLen = 1024
+// MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen, the limit
+// every driver and adapter shares.
+const MaxKeyLen = crdt.MaxKeyLen
+
+// ErrInvalidKey is returned by New for a counter key that breaks the rules of
+// crdt.ValidateKey: empty, longer than MaxKeyLen bytes, not valid UTF-8, or
+// holding a control character (NUL included). It is crdt.ErrInvalidKey, so it
+// also wraps crdt.ErrInvalidIdentifier.
+var ErrInvalidKey = crdt.ErrInvalidKey
 
 // Config sets a counter's time contract. The zero value uses the defaults
 // (Lifetime 24h, Margin 1h, MaxSkew 1h, Grace 24h, 2 retries, time.Now and
@@ -106,14 +112,15 @@ type Counter[A Aggregate[A]] struct {
 // New returns the counter stored under key in store. Any number of Counter
 // values, in any number of processes, may share one key, provided they use
 // the same aggregate type and a compatible Config (the same MaxSkew
-// assumption; Grace ≥ 3·MaxSkew everywhere). Errors wrap
+// assumption; Grace ≥ 3·MaxSkew everywhere). An invalid key is an error
+// wrapping ErrInvalidKey; a nil store or invalid Config, one wrapping
 // crdt.ErrInvalidConfig.
 func New[A Aggregate[A]](store Store, key string, cfg Config) (*Counter[A], error) {
 	if store == nil {
 		return nil, fmt.Errorf("%w: tally: nil store", crdt.ErrInvalidConfig)
 	}
-	if key == "" || len(key) > MaxKeyLen || !utf8.ValidString(key) {
-		return nil, fmt.Errorf("%w: tally: key must be 1..%d bytes of UTF-8", crdt.ErrInvalidConfig, MaxKeyLen)
+	if err := crdt.ValidateKey("tally key", key); err != nil {
+		return nil, fmt.Errorf("tally: %w", err)
 	}
 	cfg, err := cfg.resolve()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -317,9 +318,7 @@ func TestConfigAndKeyValidation(t *testing.T) {
 		_, err := tally.New[*tally.Sum](s, "k", cfg)
 		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", cfg)
 	}
-	_, err := tally.New[*tally.Sum](s, "", tally.Config{})
-	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
-	_, err = tally.New[*tally.Sum](nil, "k", tally.Config{})
+	_, err := tally.New[*tally.Sum](nil, "k", tally.Config{})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 	c, err := tally.New[*tally.Sum](s, "k", tally.Config{NewID: func() crdt.ActorID { return "" }})
 	require.NoError(t, err)
@@ -333,6 +332,35 @@ func TestConfigAndKeyValidation(t *testing.T) {
 	m2, err := c.NewMutator()
 	require.NoError(t, err)
 	require.NotEqual(t, m1.ID(), m2.ID(), "default ids are random UUIDs")
+}
+
+// TestNewRefusesInvalidKeys: New refuses a key that breaks
+// crdt.ValidateKey with ErrInvalidKey (crdt.ErrInvalidKey), and accepts one
+// of MaxKeyLen bytes.
+func TestNewRefusesInvalidKeys(t *testing.T) {
+	s := memory.NewTallyStore()
+	require.Equal(t, crdt.MaxKeyLen, tally.MaxKeyLen)
+	for name, key := range map[string]string{
+		"empty":          "",
+		"NUL":            "\x00",
+		"NUL inside":     "a\x00b",
+		"DEL":            "a\x7f",
+		"C1 control":     "a\u0085",
+		"invalid UTF-8":  "a\xffb",
+		"256 bytes":      strings.Repeat("k", 256),
+		"256 bytes UTF8": strings.Repeat("é", 128),
+	} {
+		c, err := tally.New[*tally.Sum](s, key, tally.Config{})
+		require.Nil(t, c, name)
+		require.ErrorIs(t, err, tally.ErrInvalidKey, name)
+		require.ErrorIs(t, err, crdt.ErrInvalidKey, name)
+		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, name)
+		require.ErrorContains(t, err, crdt.CheckID(key), "%s: the error gives the reason", name)
+	}
+	c, err := tally.New[*tally.Sum](s, strings.Repeat("k", tally.MaxKeyLen), tally.Config{})
+	require.NoError(t, err)
+	_, err = c.ReadComplete(context.Background())
+	require.NoError(t, err)
 }
 
 func TestReadRejectsCorruptRows(t *testing.T) {
