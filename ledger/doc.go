@@ -48,11 +48,26 @@
 // transaction promptly (on any ledger) or call Find; do not leave a ledger
 // with a pending write idle for long.
 //
-// One Ledger per actor at a time, and stable actor ids: two processes
-// writing as one actor, or a restarted process whose first read is stale,
-// can fork the actor's entry, and Merge then keeps only one of the two
-// versions. Use a fresh actor id when in doubt, knowing each id adds an
-// entry forever (see tpncounter's size limits).
+// # Incarnations: restarts lose nothing
+//
+// A Put that answered crdt.ErrAmbiguousWrite may still be in the network
+// when its process dies, and land after the restarted process has written
+// again. If the new process continued the actor's entry, the two writes
+// would be two versions of one entry with the same sequence number, and
+// Merge could keep only one: an acknowledged credit would be lost. So every
+// Ledger value writes its own entry, an incarnation of its actor:
+// Options.Actor, "~", and 8 random characters (Writer). A late write from
+// an earlier life lands in that life's entry and counts as what it is; a
+// stale first read cannot fork anything; and any number of Ledgers, in any
+// number of processes, may write as one actor at once. Riak KV does the
+// same for its own vnodes, which take a new actor id when they restart.
+//
+// The price is one entry per Ledger value that writes (reads, Find without
+// new transactions and duplicates add none). Create one Ledger per key and
+// actor when the process starts and reuse it: it is safe for concurrent
+// use. An entry stays in the counter (see tpncounter's size limits), so a
+// process that restarts often adds entries that only retirement of idle
+// incarnations, not yet provided, would remove.
 //
 // A corrupt sibling stops every operation on the key with an error wrapping
 // crdt.ErrCorruptEncoding; nothing is written over it.

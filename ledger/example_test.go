@@ -28,8 +28,7 @@ func ExampleLedger() {
 	has3, _ := l.HasTransaction(ctx, "txn3")
 	fmt.Println(v, has1, has3)
 
-	found, _ := ledger.New(store, "player_2", opts)
-	c, _ := found.Find(ctx)
+	c, _ := l.Find(ctx)
 	fmt.Println(c.Value(), c.HasTransaction("txn3"), c.HasTransaction("txn4"))
 	// Output:
 	// 60 false true
@@ -96,8 +95,11 @@ func ExampleNew() {
 func ExampleResult() {
 	l, _ := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
 	r, _ := l.Credit(context.Background(), "t", 1)
-	fmt.Printf("%+v\n", r)
-	// Output: {Outcome:applied Owner:{Actor:a Amount:1 Folded:false} Attempts:1 Landed:true Value:1}
+	fmt.Println(r.Outcome, r.Attempts, r.Landed, r.Value)
+	fmt.Println("counted copy written by this ledger:", r.Owner.Actor == l.Writer(), r.Owner.Amount)
+	// Output:
+	// applied 1 true 1
+	// counted copy written by this ledger: true 1
 }
 
 // blindStore is a Store whose reads miss every stored sibling, as a stale
@@ -128,9 +130,9 @@ func ExampleResult_owner() {
 	b.Credit(ctx, "order-2", 60) // the same id, another amount, unseen
 	c, _ := a.Find(ctx)
 	o, _ := c.Owner("order-1")
-	fmt.Println("order-1 counted once, owner", o.Actor)
+	fmt.Println("order-1 counted once, written by a:", o.Actor == a.Writer())
 	for _, k := range c.Conflicts() {
-		fmt.Println("conflict", k.ID, "counts", k.Counted.Amount, "from", k.Counted.Actor, "of", len(k.Copies), "copies")
+		fmt.Println("conflict", k.ID, "counts", k.Counted.Amount, "written by a:", k.Counted.Actor == a.Writer(), "copies:", len(k.Copies))
 	}
 	fmt.Println("value", c.Value())
 	b2, _ := ledger.New(store, "wallet-7", ledger.Options{Actor: "app-b"})
@@ -138,8 +140,8 @@ func ExampleResult_owner() {
 	fmt.Println(r.Outcome, "counted:", r.Owner.Amount, err)
 	// Output:
 	// applied applied
-	// order-1 counted once, owner app-a
-	// conflict order-2 counts 50 from app-a of 2 copies
+	// order-1 counted once, written by a: true
+	// conflict order-2 counts 50 written by a: true copies: 2
 	// value 150
 	// superseded counted: 50 <nil>
 }

@@ -3,9 +3,12 @@ package ledger
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,9 +49,11 @@ const MaxRetryCount = 100
 
 // Options configure a Ledger.
 type Options struct {
-	// Actor is the id this ledger writes as (required). At most one Ledger
-	// per actor may run at a time, and the id should be stable across
-	// restarts (see the package documentation).
+	// Actor names the writer (required), at most MaxActorLen bytes. The
+	// ledger writes its entry as an incarnation of it, Actor~<incarnation>
+	// (see Writer and the package documentation), so that a restarted or
+	// second Ledger never continues, and so never forks, an entry whose
+	// writes may still be in flight.
 	Actor crdt.ActorID
 
 	// RetryCount is how many more times a write is attempted after an
@@ -141,6 +146,21 @@ type Result struct {
 	Value int64
 }
 
+// MaxActorLen is the longest Options.Actor: the writer id adds the
+// incarnation suffix to it.
+const MaxActorLen = crdt.MaxIDLen - 1 - incarnationLen
+
+// incarnationLen is the length of an incarnation: 8 base32 characters, 40
+// random bits.
+const incarnationLen = 8
+
+// newWriter returns actor's id for a new incarnation.
+func newWriter(actor crdt.ActorID) crdt.ActorID {
+	var b [5]byte
+	_, _ = crand.Read(b[:]) // never fails (crypto/rand)
+	return actor + "~" + crdt.ActorID(strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
+}
+
 // Ledger is an idempotent, storage-independent ledger: a tpncounter.Counter
 // stored under one key, read, merged with its siblings, changed and written
 // back by one actor. Credits and debits carry client-chosen transaction ids;
@@ -150,9 +170,10 @@ type Result struct {
 // A Ledger is safe for concurrent use; its operations are serialised, as an
 // actor must be.
 type Ledger struct {
-	store Store
-	key   string
-	opts  Options
+	store  Store
+	key    string
+	opts   Options
+	writer crdt.ActorID // the entry this ledger writes: an incarnation of opts.Actor
 
 	mu      sync.Mutex
 	local   *tpncounter.Counter // the last state this ledger tried to write
@@ -176,6 +197,9 @@ func New(store Store, key string, opts Options) (*Ledger, error) {
 	if err := opts.Actor.Validate(); err != nil {
 		return nil, err
 	}
+	if len(opts.Actor) > MaxActorLen {
+		return nil, fmt.Errorf("%w: %d bytes, longer than %d (MaxActorLen)", crdt.ErrInvalidActor, len(opts.Actor), MaxActorLen)
+	}
 	if opts.RetryCount < 0 || opts.RetryCount > MaxRetryCount {
 		return nil, fmt.Errorf("%w: RetryCount %d outside 0..%d", crdt.ErrInvalidConfig, opts.RetryCount, MaxRetryCount)
 	}
@@ -194,14 +218,19 @@ func New(store Store, key string, opts Options) (*Ledger, error) {
 	if err := opts.Counter.Validate(); err != nil {
 		return nil, err
 	}
-	return &Ledger{store: store, key: key, opts: opts}, nil
+	return &Ledger{store: store, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
 }
 
 // Key returns the ledger's key.
 func (l *Ledger) Key() string { return l.key }
 
-// Actor returns the actor the ledger writes as.
+// Actor returns Options.Actor.
 func (l *Ledger) Actor() crdt.ActorID { return l.opts.Actor }
+
+// Writer returns the id of the entry this ledger writes in the counter:
+// Options.Actor, "~", and this Ledger's incarnation, 8 random base32
+// characters chosen by New. Compare it with Result.Owner.Actor.
+func (l *Ledger) Writer() crdt.ActorID { return l.writer }
 
 // Pending reports whether the ledger holds a write that is not known to have
 // landed (its last Put was ambiguous). The next successful write, or Find,
@@ -282,13 +311,13 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		if err != nil {
 			return res, err
 		}
-		out, err := merged.Apply(l.opts.Actor, txn, amount)
+		out, err := merged.Apply(l.writer, txn, amount)
 		if err != nil {
 			return res, err
 		}
 		if out == tpncounter.Applied {
 			appliedHere = true
-		} else if _, err := merged.Compact(l.opts.Actor); err != nil {
+		} else if _, err := merged.Compact(l.writer); err != nil {
 			return res, err
 		}
 		res.Outcome = out
@@ -374,7 +403,7 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token To
 	if err != nil {
 		return true, err
 	}
-	err = l.store.Put(ctx, l.key, l.opts.Actor, b, token)
+	err = l.store.Put(ctx, l.key, l.writer, b, token)
 	switch {
 	case err == nil:
 		l.local, l.pending = merged, false
@@ -452,7 +481,7 @@ func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := merged.Compact(l.opts.Actor); err != nil {
+		if _, err := merged.Compact(l.writer); err != nil {
 			return nil, err
 		}
 		done, err := l.write(ctx, merged, token, attempt)

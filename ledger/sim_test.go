@@ -28,7 +28,10 @@ import (
 // The ledger simulation runs real Ledgers (five actors) over the memory
 // store wrapped in memory.Faulty: refused writes, writes that land but lose
 // their acknowledgement, writes lost with an ambiguous error, and stale
-// fetches that create siblings. Clients resend unanswered transactions and
+// fetches that create siblings. In the restart mode, Puts are also held in
+// flight (answered ambiguous at once, landing steps later), and processes
+// restart: a ledger is replaced by a new one with the same actor id and
+// none of its memory, while its held Puts are still to land. Clients resend unanswered transactions and
 // duplicate answered ones on random ledgers, inside the window (while the
 // store still knows the transaction). After every step the join of the
 // store's siblings must count every landed transaction exactly once, and
@@ -51,6 +54,14 @@ type recorder struct {
 // siblings right after the call; the simulation is sequential).
 func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
 	err := r.Store.Put(ctx, key, actor, value, token)
+	if ferr := r.note(ctx, key, value); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// note records the transactions of value if it is among the live siblings.
+func (r *recorder) note(ctx context.Context, key string, value []byte) error {
 	live, _, ferr := r.inner.Fetch(ctx, key)
 	if ferr != nil {
 		return ferr
@@ -74,7 +85,7 @@ func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 			}
 		}
 	}
-	return err
+	return nil
 }
 
 func (r *recorder) joined(ctx context.Context) (*tpncounter.Counter, int, error) {
@@ -95,9 +106,42 @@ func (r *recorder) joined(ctx context.Context) (*tpncounter.Counter, int, error)
 	return j, len(live), nil
 }
 
+// holder holds some Puts in flight (see ledgerSim.restarts); it sits
+// between the recorder and the faulty store, and a held Put lands in the
+// inner store, unfaulted, and is recorded then.
+type holder struct {
+	ledger.Store
+	rec   *recorder
+	r     *rand.Rand
+	pHold float64
+	held  []func() error
+}
+
+func (h *holder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+	if h.pHold > 0 && h.r.Float64() < h.pHold {
+		h.held = append(h.held, func() error {
+			ctx := context.Background()
+			if err := h.rec.inner.Put(ctx, key, actor, value, token); err != nil {
+				return err
+			}
+			return h.rec.note(ctx, key, value)
+		})
+		return fmt.Errorf("held in flight: %w", crdt.ErrAmbiguousWrite)
+	}
+	return h.Store.Put(ctx, key, actor, value, token)
+}
+
+// deliver lands the i-th held Put.
+func (h *holder) deliver(i int) error {
+	put := h.held[i]
+	h.held = slices.Delete(h.held, i, i+1)
+	return put()
+}
+
 type ledgerSim struct {
 	r       *rand.Rand
 	rec     *recorder
+	hold    *holder
 	faulty  *memory.Faulty
 	ledgers []*ledger.Ledger
 	acked   map[crdt.TxnID]int64
@@ -113,6 +157,11 @@ type ledgerSim struct {
 	// crdt.ErrOutsideWindow.
 	timed   bool
 	refused int
+	// restarts holds Puts and restarts ledgers (see the file comment);
+	// stable makes a restarted ledger continue its actor's entry, the
+	// behaviour that loses acknowledged writes (a broken variant).
+	restarts, stable   bool
+	restarted, delayed int
 }
 
 // stepTime is a TxnTime for the simulation's ids "t<n>@<step>".
@@ -128,6 +177,19 @@ func runLedgerSim(seed int64, steps int) error {
 }
 
 func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
+	return runLedgerSimWith(seed, steps, &ledgerSim{timed: timed})
+}
+
+func (s *ledgerSim) newLedger(a int, opts tpncounter.Options) (*ledger.Ledger, error) {
+	l, err := ledger.New(s.rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
+	if err == nil && s.stable {
+		ledger.ContinueActorEntry(l)
+	}
+	return l, err
+}
+
+func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
+	timed := s.timed
 	ctx := context.Background()
 	opts := tpncounter.Options{HistoryLength: 2, FoldedLength: 2}
 	if timed {
@@ -136,17 +198,27 @@ func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
 	inner := memory.NewLedgers()
 	faulty := memory.NewFaulty(inner, seed)
 	faulty.SetRates(memory.Rates{Refused: 0.08, AckLost: 0.12, Lost: 0.08, Stale: 0.2, MaxStaleness: 2})
-	rec := &recorder{Store: faulty, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
-	s := &ledgerSim{r: rand.New(rand.NewSource(seed)), rec: rec, faulty: faulty, timed: timed,
-		acked: map[crdt.TxnID]int64{}, amounts: map[crdt.TxnID]int64{}, resend: map[crdt.TxnID]int{}, flushBy: map[int]int{}}
+	s.r, s.faulty = rand.New(rand.NewSource(seed)), faulty
+	s.hold = &holder{Store: faulty, r: s.r}
+	rec := &recorder{Store: s.hold, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
+	s.rec, s.hold.rec = rec, rec
+	if s.restarts {
+		s.hold.pHold = 0.08
+	}
+	s.acked, s.amounts, s.resend, s.flushBy = map[crdt.TxnID]int64{}, map[crdt.TxnID]int64{}, map[crdt.TxnID]int{}, map[int]int{}
 	for a := 0; a < 5; a++ {
-		l, err := ledger.New(rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
+		l, err := s.newLedger(a, opts)
 		if err != nil {
 			return s, err
 		}
 		s.ledgers = append(s.ledgers, l)
 	}
 	for step := 0; step < steps; step++ {
+		if s.restarts {
+			if err := s.chaos(step, opts); err != nil {
+				return s, fmt.Errorf("step %d: %w", step, err)
+			}
+		}
 		if err := s.step(ctx, step); err != nil {
 			return s, fmt.Errorf("step %d: %w", step, err)
 		}
@@ -154,8 +226,15 @@ func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
 			return s, fmt.Errorf("after step %d: %w", step, err)
 		}
 	}
-	// Quiesce without faults: resend what is unanswered, every ledger Finds.
+	// Quiesce without faults: held Puts land, resend what is unanswered,
+	// every ledger Finds.
 	faulty.SetRates(memory.Rates{})
+	s.hold.pHold = 0
+	for len(s.hold.held) > 0 {
+		if err := s.hold.deliver(0); err != nil {
+			return s, err
+		}
+	}
 	for round := 0; round < 2; round++ {
 		for _, l := range s.ledgers {
 			if _, err := l.Find(ctx); err != nil {
@@ -180,6 +259,28 @@ func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
 		return s, fmt.Errorf("after quiescing: %d siblings", n)
 	}
 	return s, rec.err
+}
+
+// chaos restarts a ledger process now and then (its memory is lost, its
+// held Puts stay in flight) and lands held Puts late, in any order.
+func (s *ledgerSim) chaos(step int, opts tpncounter.Options) error {
+	if s.r.Float64() < 0.05 {
+		a := s.r.Intn(len(s.ledgers))
+		l, err := s.newLedger(a, opts)
+		if err != nil {
+			return err
+		}
+		s.ledgers[a] = l
+		delete(s.flushBy, a)
+		s.restarted++
+	}
+	for len(s.hold.held) > 0 && s.r.Float64() < 0.3 {
+		if err := s.hold.deliver(s.r.Intn(len(s.hold.held))); err != nil {
+			return err
+		}
+		s.delayed++
+	}
+	return nil
 }
 
 func (s *ledgerSim) check(ctx context.Context) error {
@@ -218,6 +319,10 @@ func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
 				s.resend[txn] = 0
 				return nil
 			}
+		}
+		if len(s.hold.held) > 0 { // writes in flight are pending too
+			s.resend[txn] = 0
+			return nil
 		}
 		j, _, err := s.rec.joined(ctx)
 		if err != nil {
@@ -343,6 +448,41 @@ func TestLedgerSimulationTimed(t *testing.T) {
 	props.TestingRun(t)
 	t.Logf("%d schedules of 60 steps over 5 ledgers; late resends refused: %d", params.MinSuccessfulTests, refused)
 	require.Positive(t, refused, "the schedules must reach resends after the window")
+}
+
+// TestLedgerSimulationRestarts: processes restart (a ledger's memory is
+// lost) while Puts from their previous life are still in flight and land
+// later, in any order. Every acknowledged transaction still counts, and
+// every landed one exactly once. A ledger that continues its actor's entry
+// after a restart (the old behaviour) forks it, and the simulation catches
+// that.
+func TestLedgerSimulationRestarts(t *testing.T) {
+	props, params := simProperties(t)
+	restarted, delayed := 0, 0
+	props.Property("restarts and late Puts lose nothing", prop.ForAll(func(seed int64) string {
+		s, err := runLedgerSimWith(seed, 60, &ledgerSim{restarts: true})
+		if err != nil {
+			return fmt.Sprintf("schedule seed %d: %v", seed, err)
+		}
+		restarted += s.restarted
+		delayed += s.delayed
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+	t.Logf("%d schedules of 60 steps over 5 ledgers; restarts %d, Puts landed late %d", params.MinSuccessfulTests, restarted, delayed)
+	require.Positive(t, restarted)
+	require.Positive(t, delayed)
+
+	seed := proptest.Seed()
+	rng := rand.New(rand.NewSource(seed))
+	n := proptest.Scale(400)
+	for i := 0; i < n; i++ {
+		if _, err := runLedgerSimWith(rng.Int63(), 60, &ledgerSim{restarts: true, stable: true}); err != nil {
+			t.Logf("the old behaviour (a restart continues the entry) caught after %d schedules: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatalf("seed %d: %d schedules never caught a restart continuing its actor's entry", seed, n)
 }
 
 // A ledger simulation with faults must see siblings and faults at all, or

@@ -1,0 +1,7 @@
+package ledger
+
+// ContinueActorEntry makes l write as Options.Actor itself, continuing the
+// actor's entry across Ledger values as ledgers did before incarnations.
+// It exists so that the simulation can show that this loses acknowledged
+// writes after a restart.
+func ContinueActorEntry(l *Ledger) { l.writer = l.opts.Actor }

@@ -1,0 +1,90 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+// holdingStore is a Store whose Puts can be held in flight: a held Put
+// answers crdt.ErrAmbiguousWrite at once and lands later, when deliver is
+// called, with the token it was sent with, as a request stuck in the
+// network does.
+type holdingStore struct {
+	ledger.Store
+	mu   sync.Mutex
+	hold bool
+	held []func() error
+}
+
+func (s *holdingStore) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold {
+		s.held = append(s.held, func() error { return s.Store.Put(context.Background(), key, actor, value, token) })
+		return fmt.Errorf("held in flight: %w", crdt.ErrAmbiguousWrite)
+	}
+	return s.Store.Put(ctx, key, actor, value, token)
+}
+
+func (s *holdingStore) deliver(t *testing.T) {
+	s.mu.Lock()
+	held := s.held
+	s.held, s.hold = nil, false
+	s.mu.Unlock()
+	for _, put := range held {
+		require.NoError(t, put())
+	}
+}
+
+// A process's Put of x is in flight when it dies; the restarted process,
+// with the same actor id, credits y and is acknowledged; then the old Put
+// lands. y must still count (it was acknowledged), x at most once, in
+// every order of ids and amounts. Writing the restarted process's entry
+// as a continuation of the old one forks it, and the merge then loses y
+// in about half of the orders.
+func TestRestartWithLateWriteLosesNothing(t *testing.T) {
+	ctx := context.Background()
+	for i, tc := range []struct{ x, y crdt.TxnID }{{"x", "y"}, {"y", "x"}, {"a", "b"}, {"b", "a"}, {"m1", "m0"}, {"m0", "m1"}} {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			store := &holdingStore{Store: memory.NewLedgers()}
+			opts := ledger.Options{Actor: "A", Backoff: ledger.Backoff{Initial: -1}}
+			life1, err := ledger.New(store, "k", opts)
+			require.NoError(t, err)
+			_, err = life1.Credit(ctx, "base", 1)
+			require.NoError(t, err)
+			store.hold = true
+			_, err = life1.Credit(ctx, tc.x, 10)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			store.mu.Lock()
+			store.hold = false // the process dies; its Puts are still in flight
+			store.mu.Unlock()
+
+			life2, err := ledger.New(store, "k", opts)
+			require.NoError(t, err)
+			r, err := life2.Credit(ctx, tc.y, 100)
+			require.NoError(t, err)
+			require.True(t, r.Landed)
+
+			store.deliver(t)
+			reader, _ := ledger.New(store, "k", ledger.Options{Actor: "reader"})
+			c, err := reader.Find(ctx)
+			require.NoError(t, err)
+			require.Contains(t, []int64{101, 111}, c.Value(), "base and the acknowledged y, and x at most once")
+			require.NotEqual(t, 0, int(c.Status(tc.y)), "the acknowledged %s is known", tc.y)
+			// The ambiguous x, retried, counts once.
+			_, err = life2.Credit(ctx, tc.x, 10)
+			require.NoError(t, err)
+			v, err := reader.Value(ctx)
+			require.NoError(t, err)
+			require.Equal(t, int64(111), v)
+		})
+	}
+}
