@@ -15,8 +15,11 @@
 // it never modifies its argument. Two entries with one sequence number but
 // different content can only come from an actor running twice at once (or
 // restarting from a stale read); Merge then keeps the larger in a fixed
-// total order so that it stays commutative. The ledger package prevents
-// such forks by remembering its own last write.
+// total order so that it stays commutative, and one of the two versions is
+// lost. The ledger package prevents such forks: each Ledger remembers its
+// own last write, and each Ledger value writes its own entry (an
+// incarnation), so a restarted process never continues an entry whose
+// writes may still be in flight.
 //
 // The value is counted when it is read, never when a transaction is applied
 // (adding at apply time is how the Ruby gem double counts: merge cannot undo
@@ -177,8 +180,9 @@
 // Limits are Options.MaxActors (default 4096) and MaxEntriesPerActor per
 // entry; Apply, Merge and the decoder return crdt.ErrTooLarge beyond them,
 // and MarshalBinary refuses encodings above crdt.DefaultMaxEncodedSize.
-// Actor ids should be stable (one per ledger writer, not per process
-// start): an actor's entry is never removed. A sequence number stops at
+// An actor's entry is never removed, so the number of actors should stay
+// small: one per writer that lives long (the ledger adds one entry per
+// Ledger value). A sequence number stops at
 // MaxSeq: Apply and Compact then return crdt.ErrOverflow rather than wrap
 // (a wrapped entry would lose to every older one).
 //
