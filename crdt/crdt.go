@@ -12,12 +12,20 @@ package crdt
 // (least upper bound) of the two states. Merge is commutative, associative and
 // idempotent on the value it produces; it never modifies other. When the join
 // cannot be represented (an exact sum would overflow, a size limit would be
-// exceeded, two states disagree about one transaction) Merge returns an error
-// wrapping a sentinel and leaves the receiver unchanged.
+// exceeded) Merge returns an error wrapping a sentinel and leaves the
+// receiver unchanged. Copies of one transaction written concurrently with
+// different amounts are not such a case: a type that can meet them resolves
+// them deterministically as part of the join and reports them.
 //
 // Clone returns a deep copy that shares no memory with the receiver. Equal
 // reports whether two states are observably the same (same value, same
 // per-actor entries, same encoding).
+//
+// Nil values, alike in every type: Merge(nil), and merging a state with
+// itself, change nothing and return nil; read-only methods on a nil pointer
+// (Value, Len, Equal, Stats, lookups) answer as the empty state does;
+// methods that change the receiver panic on a nil pointer, as any nil
+// pointer use does.
 type State[T any] interface {
 	Merge(other T) error
 	Clone() T

@@ -113,11 +113,17 @@ func (c *Counter) Negative() *GCounter { return c.n.Clone() }
 // HasTransaction reports whether txn is held in some actor's history, in
 // either half, in O(1).
 func (c *Counter) HasTransaction(txn crdt.TxnID) bool {
+	if c == nil {
+		return false
+	}
 	return c.p.HasTransaction(txn) || c.n.HasTransaction(txn)
 }
 
 // Status reports where txn is known, in O(1).
 func (c *Counter) Status(txn crdt.TxnID) Status {
+	if c == nil {
+		return Unknown
+	}
 	if s := c.p.Status(txn); s != Unknown {
 		return max(s, c.n.Status(txn))
 	}
@@ -275,6 +281,9 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, error) {
 // Horizon returns the later of the two halves' horizons (see
 // GCounter.Horizon).
 func (c *Counter) Horizon() time.Time {
+	if c == nil {
+		return time.Time{}
+	}
 	p, n := c.p.Horizon(), c.n.Horizon()
 	if n.After(p) {
 		return n
@@ -359,11 +368,17 @@ func (c *Counter) Clone() *Counter {
 
 // Equal reports whether c and other hold the same entries.
 func (c *Counter) Equal(other *Counter) bool {
+	if c == nil || other == nil {
+		return c.Stats().Actors == other.Stats().Actors
+	}
 	return c.p.Equal(&other.p) && c.n.Equal(&other.n)
 }
 
 // Leq reports whether c ≤ other in the merge order (both halves).
 func (c *Counter) Leq(other *Counter) bool {
+	if c == nil || other == nil {
+		return c.Stats().Actors == 0 || other != nil
+	}
 	return c.p.Leq(&other.p) && c.n.Leq(&other.n)
 }
 

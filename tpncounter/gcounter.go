@@ -171,13 +171,27 @@ func (g *GCounter) Options() Options {
 // Value returns the sum of every actor's folded total plus every distinct
 // transaction held only in histories, each counted once. It never overflows:
 // Apply and Merge refuse states whose value would not fit in an int64.
-func (g *GCounter) Value() int64 { v, _ := g.val.Int64(); return v } // Apply and Merge keep it in range
+func (g *GCounter) Value() int64 {
+	if g == nil {
+		return 0
+	}
+	v, _ := g.val.Int64() // Apply and Merge keep it in range
+	return v
+}
 
 // Len returns the number of actors with an entry.
-func (g *GCounter) Len() int { return len(g.entries) }
+func (g *GCounter) Len() int {
+	if g == nil {
+		return 0
+	}
+	return len(g.entries)
+}
 
 // Actors returns the actors with an entry, sorted.
 func (g *GCounter) Actors() []crdt.ActorID {
+	if g == nil {
+		return nil
+	}
 	out := make([]crdt.ActorID, 0, len(g.entries))
 	for a := range g.entries {
 		out = append(out, a)
@@ -188,6 +202,9 @@ func (g *GCounter) Actors() []crdt.ActorID {
 
 // Entry returns a copy of actor's entry.
 func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
+	if g == nil {
+		return Entry{}, false
+	}
 	e, ok := g.entries[actor]
 	if !ok {
 		return Entry{}, false
@@ -207,7 +224,12 @@ func timeOf(ns int64) time.Time {
 // Options.TxnTime set, Apply refuses a transaction it does not know whose
 // time is not after the horizon, since it may be one that was counted and
 // forgotten.
-func (g *GCounter) Horizon() time.Time { return timeOf(g.horizonNanos()) }
+func (g *GCounter) Horizon() time.Time {
+	if g == nil {
+		return time.Time{}
+	}
+	return timeOf(g.horizonNanos())
+}
 
 func (g *GCounter) horizonNanos() int64 {
 	if g.horizonStale {
@@ -817,6 +839,9 @@ func (g *GCounter) Clone() *GCounter {
 
 // Equal reports whether g and other hold the same entries.
 func (g *GCounter) Equal(other *GCounter) bool {
+	if g == nil || other == nil {
+		return g.Len() == other.Len()
+	}
 	if len(g.entries) != len(other.entries) {
 		return false
 	}
@@ -833,6 +858,9 @@ func (g *GCounter) Equal(other *GCounter) bool {
 // present in other with a sequence number at least as large (and the same
 // content when equal). Merge(g, other) then equals other.
 func (g *GCounter) Leq(other *GCounter) bool {
+	if g == nil || other == nil {
+		return g.Len() == 0 || other != nil
+	}
 	for a, e := range g.entries {
 		o, ok := other.entries[a]
 		if !ok || compareEntries(e, o) > 0 {

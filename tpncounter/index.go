@@ -255,7 +255,7 @@ func (g *GCounter) itemOf(l loc) (*entry, uint32) { return g.ents[l>>posBits], l
 // get returns the ref of x, or 0 (also in a zero GCounter, which has no
 // table yet).
 func (g *GCounter) get(x crdt.TxnID) ref {
-	if len(g.tab.tab) == 0 {
+	if g == nil || len(g.tab.tab) == 0 {
 		return 0
 	}
 	return g.find(x, hashID(x))

@@ -55,3 +55,41 @@ func TestSeqDoesNotWrap(t *testing.T) {
 	require.Equal(t, Duplicate, apply(t, c, "a", "t2", 5))
 	require.Equal(t, Applied, apply(t, c, "b", "t3", 1), "other actors write on")
 }
+
+// Nil values follow crdt.State's rule: merging nil or itself changes
+// nothing; read-only methods on nil answer as the empty state does.
+func TestNilValues(t *testing.T) {
+	c := mustNew(t, 2)
+	apply(t, c, "a", "t", 5)
+	before := c.Clone()
+	require.NoError(t, c.Merge(nil))
+	require.NoError(t, c.Merge(c))
+	require.True(t, c.Equal(before))
+	g := c.Positive()
+	require.NoError(t, g.Merge(nil))
+	require.NoError(t, g.Merge(g))
+	require.Equal(t, int64(5), g.Value())
+
+	var nc *Counter
+	var ng *GCounter
+	require.Zero(t, nc.Value())
+	require.Equal(t, Unknown, nc.Status("t"))
+	require.False(t, nc.HasTransaction("t"))
+	_, ok := nc.Owner("t")
+	require.False(t, ok)
+	require.Empty(t, nc.Conflicts())
+	require.Zero(t, nc.Stats())
+	require.True(t, nc.Horizon().IsZero())
+	require.True(t, nc.Leq(c))
+	require.False(t, c.Leq(nc))
+	require.True(t, nc.Equal(mustNew(t, 2)))
+	require.Zero(t, ng.Value())
+	require.Zero(t, ng.Len())
+	require.Empty(t, ng.Actors())
+	require.Equal(t, Unknown, ng.Status("t"))
+	_, ok = ng.Entry("a")
+	require.False(t, ok)
+	require.True(t, ng.Equal(&GCounter{}))
+	require.False(t, ng.Equal(g))
+	require.Panics(t, func() { _, _ = nc.Apply("a", "t", 1) })
+}
