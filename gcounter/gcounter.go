@@ -184,10 +184,18 @@ func (c *Counter) Merge(other *Counter) error {
 }
 
 // Value returns the sum of all counts. It is O(1).
-func (c *Counter) Value() int64 { return c.total }
+func (c *Counter) Value() int64 {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
+	return c.total
+}
 
 // Get returns actor's count, zero if the counter does not hold actor.
 func (c *Counter) Get(actor crdt.ActorID) int64 {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	if i, ok := c.index[actor]; ok {
 		return c.entries[i].count
 	}
@@ -204,6 +212,9 @@ func (c *Counter) Len() int {
 
 // Actors returns the actors with a positive count, sorted by byte order.
 func (c *Counter) Actors() []crdt.ActorID {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	out := make([]crdt.ActorID, len(c.entries))
 	for i, e := range c.sorted() {
 		out[i] = e.actor
@@ -214,6 +225,9 @@ func (c *Counter) Actors() []crdt.ActorID {
 // All iterates over (actor, count) pairs in actor byte order, the order of
 // the encoding. The counter must not be changed during the iteration.
 func (c *Counter) All() iter.Seq2[crdt.ActorID, int64] {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	return func(yield func(crdt.ActorID, int64) bool) {
 		for _, e := range c.sorted() {
 			if !yield(e.actor, e.count) {
@@ -263,6 +277,9 @@ func (c *Counter) Equal(other *Counter) bool {
 
 // String formats the counter for debugging, actors in order.
 func (c *Counter) String() string {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	s := fmt.Sprintf("gcounter(%d){", c.total)
 	for i, e := range c.sorted() {
 		if i > 0 {
@@ -283,5 +300,8 @@ type Stats struct {
 
 // Stats returns the counter's size without encoding it. It is O(actors).
 func (c *Counter) Stats() Stats {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	return Stats{Actors: c.Len(), EncodedSize: envelopeSize + c.bodySize()}
 }

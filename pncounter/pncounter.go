@@ -114,17 +114,37 @@ func (c *Counter) Merge(other *Counter) error {
 // Value returns P − N. It cannot overflow: P and N each lie in
 // [0, math.MaxInt64], so P − N lies in [−math.MaxInt64, math.MaxInt64],
 // which int64 represents exactly. It is O(1).
-func (c *Counter) Value() int64 { return c.p.Value() - c.n.Value() }
+func (c *Counter) Value() int64 {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
+	return c.p.Value() - c.n.Value()
+}
 
 // Positive returns P, the sum of all increments.
-func (c *Counter) Positive() int64 { return c.p.Value() }
+func (c *Counter) Positive() int64 {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
+	return c.p.Value()
+}
 
 // Negative returns N, the sum of all decrements (a non-negative number).
-func (c *Counter) Negative() int64 { return c.n.Value() }
+func (c *Counter) Negative() int64 {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
+	return c.n.Value()
+}
 
 // Get returns actor's contribution: its increments minus its decrements.
 // Like Value it cannot overflow.
-func (c *Counter) Get(actor crdt.ActorID) int64 { return c.p.Get(actor) - c.n.Get(actor) }
+func (c *Counter) Get(actor crdt.ActorID) int64 {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
+	return c.p.Get(actor) - c.n.Get(actor)
+}
 
 // P returns a copy of the increments half.
 func (c *Counter) P() *gcounter.Counter { return c.p.Clone() }
@@ -135,6 +155,9 @@ func (c *Counter) N() *gcounter.Counter { return c.n.Clone() }
 // Actors returns every actor that has incremented or decremented, sorted by
 // byte order without duplicates.
 func (c *Counter) Actors() []crdt.ActorID {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	ps, ns := c.p.Actors(), c.n.Actors()
 	out := make([]crdt.ActorID, 0, len(ps)+len(ns))
 	i, j := 0, 0
@@ -174,6 +197,9 @@ func (c *Counter) empty() bool { return c == nil || (c.p.Len() == 0 && c.n.Len()
 
 // String formats the counter for debugging.
 func (c *Counter) String() string {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	return fmt.Sprintf("pncounter(%d){P:%v N:%v}", c.Value(), &c.p, &c.n)
 }
 
@@ -189,6 +215,9 @@ type Stats struct {
 
 // Stats returns the counter's size without encoding it. It is O(actors).
 func (c *Counter) Stats() Stats {
+	if c == nil {
+		c = &Counter{} // reads as the empty counter
+	}
 	return Stats{
 		Actors:      len(c.Actors()),
 		PActors:     c.p.Len(),

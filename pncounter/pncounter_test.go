@@ -334,3 +334,18 @@ func TestApplyKnownActorDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() { _ = c.Apply("a", d); d = -d })
 	require.Zero(t, allocs)
 }
+
+// Read-only methods on a nil counter answer as the empty counter does.
+func TestNilCounterReads(t *testing.T) {
+	var c *pncounter.Counter
+	require.Zero(t, c.Value())
+	require.Zero(t, c.Get("a"))
+	require.Empty(t, c.Actors())
+	require.Zero(t, c.Stats().Actors)
+	require.Equal(t, (&pncounter.Counter{}).String(), c.String())
+	var g *gcounter.Counter
+	require.Zero(t, g.Value())
+	require.Zero(t, g.Get("a"))
+	require.Empty(t, g.Actors())
+	require.Equal(t, (&gcounter.Counter{}).Stats(), g.Stats())
+}
