@@ -151,7 +151,8 @@ func (c *Counters) Add(ctx context.Context, counter string, id ID, delta int64) 
 
 // Batch collects updates to several counters that must be applied together,
 // such as a transfer (debit A, credit B). The zero Batch is empty and ready
-// to use. A Batch is not safe for concurrent use.
+// to use; a nil *Batch is empty too (Len 0; Counters.Apply does nothing with
+// it), and Add panics on it. A Batch is not safe for concurrent use.
 type Batch struct {
 	entries []Entry
 }
@@ -162,15 +163,20 @@ func (b *Batch) Add(counter string, id ID, delta int64) {
 }
 
 // Len returns the number of updates in the batch.
-func (b *Batch) Len() int { return len(b.entries) }
+func (b *Batch) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.entries)
+}
 
 // Apply validates every update of b and writes them with one store call
 // (Cassandra: one logged batch), so they land all together or not at all.
 // Any invalid update (see Add) fails the whole batch before anything is
 // written; so does one (counter, id) given twice with different deltas
-// (crdt.ErrConflictingTransaction). An empty batch is a no-op.
+// (crdt.ErrConflictingTransaction). An empty or nil batch is a no-op.
 func (c *Counters) Apply(ctx context.Context, b *Batch) error {
-	if len(b.entries) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
 	now := c.opts.Clock()

@@ -72,10 +72,22 @@ func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok b
 // one is kept). The value is the sum of the cells from the newest down to
 // and including the first merge cell; Compact drops what lies below.
 //
-// The zero Log is empty and ready to use. A Log is not safe for concurrent
-// use; guard it with a mutex if goroutines share it.
+// The zero Log is empty and ready to use. A nil *Log reads as the empty log
+// (Len 0, Value 0, Read, Cells, Equal and Clone as for an empty log);
+// Insert, Add, Merge, MergeBefore and Compact panic on a nil receiver, like
+// any nil-pointer use. Merge(nil) and merging a log with itself are no-ops
+// that return nil. A Log is not safe for concurrent use; guard it with a
+// mutex if goroutines share it.
 type Log struct {
 	cells []Cell // clustering order: newest first
+}
+
+// all returns the cells, none for a nil log.
+func (l *Log) all() []Cell {
+	if l == nil {
+		return nil
+	}
+	return l.cells
 }
 
 // find returns the index where a cell with c's key is or would be.
@@ -132,8 +144,13 @@ func (l *Log) Add(id ID, delta int64) error {
 }
 
 // Merge folds other into l (set union). On conflict it returns an error
-// wrapping crdt.ErrConflictingTransaction and leaves l unchanged.
+// wrapping crdt.ErrConflictingTransaction and leaves l unchanged. A nil
+// other, or l itself, changes nothing.
 func (l *Log) Merge(other *Log) error {
+	_ = *l // a nil receiver panics, even with nothing to merge
+	if other == nil || other == l {
+		return nil
+	}
 	for _, c := range other.cells {
 		if err := l.check(c); err != nil {
 			return err
@@ -145,18 +162,20 @@ func (l *Log) Merge(other *Log) error {
 	return nil
 }
 
-// Clone returns a deep copy.
+// Clone returns a deep copy (an empty log for a nil one).
 func (l *Log) Clone() *Log {
-	return &Log{cells: append([]Cell(nil), l.cells...)}
+	return &Log{cells: append([]Cell(nil), l.all()...)}
 }
 
-// Equal reports whether the two logs hold exactly the same cells.
+// Equal reports whether the two logs hold exactly the same cells. A nil log
+// equals an empty one.
 func (l *Log) Equal(other *Log) bool {
-	if len(l.cells) != len(other.cells) {
+	a, b := l.all(), other.all()
+	if len(a) != len(b) {
 		return false
 	}
-	for i := range l.cells {
-		if l.cells[i] != other.cells[i] {
+	for i := range a {
+		if a[i] != b[i] {
 			return false
 		}
 	}
@@ -164,15 +183,15 @@ func (l *Log) Equal(other *Log) bool {
 }
 
 // Len returns the number of stored cells.
-func (l *Log) Len() int { return len(l.cells) }
+func (l *Log) Len() int { return len(l.all()) }
 
 // Cells returns a copy of the cells in clustering order.
-func (l *Log) Cells() []Cell { return append([]Cell(nil), l.cells...) }
+func (l *Log) Cells() []Cell { return append([]Cell(nil), l.all()...) }
 
 // Read sums the cells from the newest down to and including the first merge
 // cell. It fails with an error wrapping crdt.ErrOverflow if the value does
 // not fit an int64.
-func (l *Log) Read() (Reading, error) { return sumVisible(l.cells) }
+func (l *Log) Read() (Reading, error) { return sumVisible(l.all()) }
 
 // Value returns Read's value, or 0 on overflow; use Read to see the error.
 func (l *Log) Value() int64 {
@@ -203,6 +222,7 @@ func (l *Log) visiblePrefix() []Cell {
 // The merge is only correct if no regular cell older than cutoff can still
 // arrive; Counters guarantees that with its write window.
 func (l *Log) MergeBefore(cutoff, written time.Time) (Cell, bool, error) {
+	_ = *l // a nil receiver panics, even with nothing to merge
 	m, ok, err := planMerge(l.visiblePrefix(), cutoff, written)
 	if err != nil || !ok {
 		return Cell{}, false, err
@@ -216,6 +236,7 @@ func (l *Log) MergeBefore(cutoff, written time.Time) (Cell, bool, error) {
 // Compact drops every cell below the first merge cell (they are covered by
 // it) and returns how many it dropped. The value is unchanged.
 func (l *Log) Compact() int {
+	_ = *l // a nil receiver panics, even with nothing to drop
 	p := len(l.visiblePrefix())
 	n := len(l.cells) - p
 	l.cells = l.cells[:p:p]

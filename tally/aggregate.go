@@ -36,9 +36,16 @@ const maxKindLen = 32
 // Combine sets the receiver to receiver ⊕ other and never modifies other.
 // When the result cannot be represented exactly (an int64 overflow) it
 // returns an error wrapping crdt.ErrOverflow and leaves the receiver
-// unchanged. A nil other is the identity. Clone returns a deep copy; Equal
-// reports whether two values are observably the same, which for every kind
-// here means they encode to the same bytes.
+// unchanged. A nil other is the identity, so Combine(nil) is a no-op that
+// returns nil. Combining a value with itself is receiver ⊕ receiver: a
+// no-op for the idempotent kinds, a doubling for Sum and Stats. Clone
+// returns a deep copy; Equal reports whether two values are observably the
+// same, which for every kind here means they encode to the same bytes.
+//
+// Nil pointers: every read-only method (Value, Estimate, Count, Clone,
+// Equal, String, ...) answers for a nil pointer as for the empty value;
+// every mutating method (Add, Combine) panics on a nil receiver, like any
+// nil-pointer use.
 //
 // The set of aggregates is closed (Sum, Min, Max, Stats, Distinct): each
 // one's encoding is part of the wire format, so the interface has unexported
@@ -72,7 +79,8 @@ func addInt64(a, b int64) (int64, bool) {
 }
 
 // Sum is an exact int64 sum of observations. The zero value is the empty sum
-// (0) and is ready to use. A Sum is not safe for concurrent use.
+// (0) and is ready to use; a nil *Sum reads as it, and Add and Combine panic
+// on it. A Sum is not safe for concurrent use.
 type Sum struct {
 	v int64
 }
@@ -88,17 +96,12 @@ func (s *Sum) Add(n int64) error {
 	return nil
 }
 
-// Value returns the sum.
-func (s *Sum) Value() int64 { return s.v }
+// Value returns the sum; 0 for a nil *Sum.
+func (s *Sum) Value() int64 { return s.val() }
 
 // Combine adds other's sum to s. Overflow is an error wrapping
-// crdt.ErrOverflow that leaves s unchanged.
-func (s *Sum) Combine(other *Sum) error {
-	if other == nil {
-		return nil
-	}
-	return s.Add(other.v)
-}
+// crdt.ErrOverflow that leaves s unchanged. A nil other is the empty sum.
+func (s *Sum) Combine(other *Sum) error { return s.Add(other.val()) }
 
 // Clone returns a copy of s.
 func (s *Sum) Clone() *Sum { return &Sum{v: s.val()} }
@@ -167,7 +170,8 @@ func (x extreme) String() string {
 }
 
 // Min is the smallest observation. The zero value is empty (no observation)
-// and is ready to use. A Min is not safe for concurrent use.
+// and is ready to use; a nil *Min reads as it, and Add and Combine panic on
+// it. A Min is not safe for concurrent use.
 type Min struct{ x extreme }
 
 // Add observes n.
@@ -178,13 +182,15 @@ func (m *Min) Add(n int64) {
 }
 
 // Value returns the smallest observation and true, or 0 and false when
-// nothing was observed.
-func (m *Min) Value() (int64, bool) { return m.x.v, m.x.ok }
+// nothing was observed (or m is nil).
+func (m *Min) Value() (int64, bool) { x := m.ext(); return x.v, x.ok }
 
-// Combine sets m to the smaller of m and other. It never fails.
+// Combine sets m to the smaller of m and other. It never fails. A nil other
+// is empty.
 func (m *Min) Combine(other *Min) error {
-	if other != nil && other.x.ok {
-		m.Add(other.x.v)
+	_ = *m // a nil receiver panics, even with nothing to add
+	if o := other.ext(); o.ok {
+		m.Add(o.v)
 	}
 	return nil
 }
@@ -220,7 +226,8 @@ func (m *Min) decodeBody(d *wire.Decoder) error {
 }
 
 // Max is the largest observation. The zero value is empty (no observation)
-// and is ready to use. A Max is not safe for concurrent use.
+// and is ready to use; a nil *Max reads as it, and Add and Combine panic on
+// it. A Max is not safe for concurrent use.
 type Max struct{ x extreme }
 
 // Add observes n.
@@ -231,13 +238,15 @@ func (m *Max) Add(n int64) {
 }
 
 // Value returns the largest observation and true, or 0 and false when
-// nothing was observed.
-func (m *Max) Value() (int64, bool) { return m.x.v, m.x.ok }
+// nothing was observed (or m is nil).
+func (m *Max) Value() (int64, bool) { x := m.ext(); return x.v, x.ok }
 
-// Combine sets m to the larger of m and other. It never fails.
+// Combine sets m to the larger of m and other. It never fails. A nil other
+// is empty.
 func (m *Max) Combine(other *Max) error {
-	if other != nil && other.x.ok {
-		m.Add(other.x.v)
+	_ = *m // a nil receiver panics, even with nothing to add
+	if o := other.ext(); o.ok {
+		m.Add(o.v)
 	}
 	return nil
 }

@@ -39,7 +39,8 @@ const (
 // than a quarter are set, so small sketches stay small on the wire; in memory
 // a non-empty Distinct takes 16 KiB.
 //
-// The zero value is empty and ready to use. A Distinct is not safe for
+// The zero value is empty and ready to use; a nil *Distinct reads as it, and
+// Add, AddString and Combine panic on it. A Distinct is not safe for
 // concurrent use.
 type Distinct struct {
 	sk *hyperloglog.Sketch // nil when empty; always dense when set
@@ -72,9 +73,11 @@ func (d *Distinct) Estimate() uint64 {
 	return d.sk.Estimate()
 }
 
-// Combine sets d to the union of d and other. It never fails.
+// Combine sets d to the union of d and other. It never fails. A nil other
+// is empty.
 func (d *Distinct) Combine(other *Distinct) error {
-	if other == nil || other.sk == nil {
+	_ = *d // a nil receiver panics, even with nothing to add
+	if other == nil || other.sk == nil || other == d {
 		return nil
 	}
 	if d.sk == nil {

@@ -23,8 +23,8 @@ import (
 // is min). So Variance is never negative for a decoded Stats, nor for any
 // Stats that Add and Combine build from decoded ones.
 //
-// The zero value is empty and ready to use. A Stats is not safe for
-// concurrent use.
+// The zero value is empty and ready to use; a nil *Stats reads as it, and
+// Add and Combine panic on it. A Stats is not safe for concurrent use.
 type Stats struct {
 	count    int64
 	sum      int64
@@ -41,8 +41,9 @@ func (s *Stats) Add(x int64) error {
 }
 
 // Combine adds other's observations to s. Overflow is an error wrapping
-// crdt.ErrOverflow that leaves s unchanged.
+// crdt.ErrOverflow that leaves s unchanged. A nil other is empty.
 func (s *Stats) Combine(other *Stats) error {
+	_ = *s // a nil receiver panics, even with nothing to add
 	if other == nil || other.count == 0 {
 		return nil
 	}
@@ -67,28 +68,31 @@ func (s *Stats) Combine(other *Stats) error {
 	return nil
 }
 
+// The read-only methods below answer for a nil *Stats as for the empty one.
+
 // Count returns the number of observations.
-func (s *Stats) Count() int64 { return s.count }
+func (s *Stats) Count() int64 { return s.cells().count }
 
 // Sum returns the exact sum of the observations.
-func (s *Stats) Sum() int64 { return s.sum }
+func (s *Stats) Sum() int64 { return s.cells().sum }
 
 // Min returns the smallest observation and true, or 0 and false when empty.
-func (s *Stats) Min() (int64, bool) { return s.min, s.count > 0 }
+func (s *Stats) Min() (int64, bool) { c := s.cells(); return c.min, c.count > 0 }
 
 // Max returns the largest observation and true, or 0 and false when empty.
-func (s *Stats) Max() (int64, bool) { return s.max, s.count > 0 }
+func (s *Stats) Max() (int64, bool) { c := s.cells(); return c.max, c.count > 0 }
 
 // SumOfSquares returns the exact sum of the squared observations as a new
 // big.Int.
-func (s *Stats) SumOfSquares() *big.Int { return s.sq.Big() }
+func (s *Stats) SumOfSquares() *big.Int { return s.cells().sq.Big() }
 
 // Mean returns the arithmetic mean and true, or 0 and false when empty.
 func (s *Stats) Mean() (float64, bool) {
-	if s.count == 0 {
+	c := s.cells()
+	if c.count == 0 {
 		return 0, false
 	}
-	m, _ := big.NewRat(s.sum, s.count).Float64()
+	m, _ := big.NewRat(c.sum, c.count).Float64()
 	return m, true
 }
 
@@ -96,7 +100,7 @@ func (s *Stats) Mean() (float64, bool) {
 // computed exactly from the integer cells and rounded once, and true; or 0
 // and false when empty.
 func (s *Stats) Variance() (float64, bool) {
-	if s.count == 0 {
+	if s == nil || s.count == 0 {
 		return 0, false
 	}
 	n := big.NewInt(s.count)
