@@ -24,6 +24,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 var epoch = time.Date(2024, 2, 2, 0, 0, 0, 0, time.UTC)
@@ -32,9 +33,16 @@ func regular(at time.Duration, node uint64, delta int64) deltalog.Cell {
 	return deltalog.Cell{ID: deltalog.IDFromParts(epoch.Add(at), 7, node), Kind: deltalog.KindRegular, Delta: delta}
 }
 
+// mergeAt returns a merge cell at c's id whose stats are those of count
+// deltas summing to sum: sum itself and count − 1 zeros, so they pass
+// Cell.Validate.
 func mergeAt(c deltalog.Cell, sum int64, count int64) deltalog.Cell {
-	return deltalog.Cell{ID: c.ID, Kind: deltalog.KindMerge, Delta: sum, Written: epoch.UnixNano(),
-		Stats: deltalog.Stats{Count: count, Sum: sum, Min: -1000, Max: 1000, SumSqLo: 99}}
+	sq := exact.Square(sum)
+	st := deltalog.Stats{Count: count, Sum: sum, Min: sum, Max: sum, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
+	if count > 1 {
+		st.Min, st.Max = min(sum, 0), max(sum, 0)
+	}
+	return deltalog.Cell{ID: c.ID, Kind: deltalog.KindMerge, Delta: sum, Written: epoch.UnixNano(), Stats: st}
 }
 
 func scanAll(t *testing.T, s deltalog.Store, counter string) []deltalog.Cell {
