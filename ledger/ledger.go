@@ -88,18 +88,24 @@ type Backoff struct {
 // DefaultBackoff is used for the zero fields of Options.Backoff.
 var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
 
-// wait sleeps before the retry that follows attempt (1-based).
-func (b Backoff) wait(ctx context.Context, attempt int) error {
-	if b.Initial < 0 {
-		return ctx.Err()
+// limit is the longest wait before the retry that follows attempt
+// (1-based): Initial·2^(attempt−1), at most Max; 0 when waiting is off.
+func (b Backoff) limit(attempt int) time.Duration {
+	if b.Initial <= 0 {
+		return 0
 	}
 	limit := b.Initial
 	for i := 1; i < attempt && limit < b.Max; i++ {
 		limit *= 2
 	}
-	limit = min(limit, b.Max)
-	if limit <= 0 {
-		return ctx.Err()
+	return min(limit, b.Max)
+}
+
+// wait sleeps a random duration up to limit(attempt), or until ctx is done.
+func (b Backoff) wait(ctx context.Context, attempt int) error {
+	limit := b.limit(attempt)
+	if err := ctx.Err(); err != nil || limit <= 0 {
+		return err
 	}
 	t := time.NewTimer(rand.N(limit + 1))
 	defer t.Stop()
@@ -418,7 +424,7 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token To
 	default:
 		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
 	}
-	if attempt > l.opts.RetryCount || ctx.Err() != nil {
+	if attempt > l.opts.RetryCount {
 		return true, fmt.Errorf("ledger %q: put failed after %d attempts: %w", l.key, attempt, err)
 	}
 	if werr := l.opts.Backoff.wait(ctx, attempt); werr != nil {
