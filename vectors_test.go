@@ -1272,7 +1272,39 @@ type tState struct {
 	N       *[]tEntry         `json:"n,omitempty"`
 	Value   I64               `json:"value"`
 	Status  map[string]string `json:"status"`
-	Hex     string            `json:"hex"`
+	// Conflicts lists the ids held with more than one signed amount, sorted
+	// by id (absent when there is none).
+	Conflicts []tConflictJSON `json:"conflicts,omitempty"`
+	Hex       string          `json:"hex"`
+}
+
+// tCopyJSON is one actor's copy of a transaction: a signed amount in a
+// tpncounter (negative for a debit), folded when the actor folded it.
+type tCopyJSON struct {
+	Actor  string `json:"actor"`
+	Amount I64    `json:"amount"`
+	Folded bool   `json:"folded"`
+}
+
+// tConflictJSON is an id held with more than one signed amount: every copy
+// (sorted by actor, a tpncounter's credits first) and the one that counts.
+type tConflictJSON struct {
+	Txn     string      `json:"txn"`
+	Counted tCopyJSON   `json:"counted"`
+	Copies  []tCopyJSON `json:"copies"`
+}
+
+func conflictsJSON(cs []tpncounter.Conflict) []tConflictJSON {
+	var out []tConflictJSON
+	cp := func(c tpncounter.Copy) tCopyJSON { return tCopyJSON{string(c.Actor), I64(c.Amount), c.Folded} }
+	for _, c := range cs {
+		j := tConflictJSON{Txn: string(c.ID), Counted: cp(c.Counted)}
+		for _, x := range c.Copies {
+			j.Copies = append(j.Copies, cp(x))
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 type tOptions struct {
@@ -1299,7 +1331,54 @@ type tFile struct {
 	Scenarios []tScenario `json:"scenarios"`
 	Version1  []tCompat   `json:"version1"`
 	TimeUUIDs []tTimeUUID `json:"timeuuids"`
+	Decoded   []tDecoded  `json:"decoded"`
 	Malformed []Malformed `json:"malformed"`
+}
+
+// tDecoded is a valid encoding holding conflicting copies (one id with two
+// amounts, or in both halves), as Merge leaves them: the state it decodes
+// to, its value and its conflicts.
+type tDecoded struct {
+	Name      string          `json:"name"`
+	Note      string          `json:"note,omitempty"`
+	Type      string          `json:"type"`
+	Hex       string          `json:"hex"`
+	Entries   *[]tEntry       `json:"entries,omitempty"`
+	P         *[]tEntry       `json:"p,omitempty"`
+	N         *[]tEntry       `json:"n,omitempty"`
+	Value     I64             `json:"value"`
+	Conflicts []tConflictJSON `json:"conflicts"`
+}
+
+// decodeT decodes a tgcounter or tpncounter encoding.
+func decodeT(t *testing.T, typ string, b []byte) tReplica {
+	if typ == "tgcounter" {
+		g := must(tpncounter.NewGCounter(tpncounter.Options{}))
+		require.NoError(t, g.UnmarshalBinary(b))
+		return tg{g}
+	}
+	c := must(tpncounter.New(tpncounter.Options{}))
+	require.NoError(t, c.UnmarshalBinary(b))
+	return tpn{c}
+}
+
+// modelOf is the model holding the listed entries (forgotten copies, which
+// an encoding only shows in totals, are not needed for conflicts).
+func modelOf(halves ...[]tEntry) *tModel {
+	m := newTModel(tOptions{})
+	for s, es := range halves {
+		for _, e := range es {
+			en := &tEnt{seq: uint64(e.Seq)}
+			for _, x := range e.Folded {
+				en.items = append(en.items, tItem{txn: x.Txn, amt: int64(x.Amount), folded: true})
+			}
+			for _, x := range e.History {
+				en.items = append(en.items, tItem{txn: x.Txn, amt: int64(x.Amount)})
+			}
+			m.half[s][e.Actor] = en
+		}
+	}
+	return m
 }
 
 // tCompat is a format version 1 tpncounter encoding (entries without
@@ -1344,19 +1423,13 @@ func (r tg) bytes() []byte                         { return must(r.c.MarshalBina
 func (r tg) value() int64                          { return r.c.Value() }
 func (r tg) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
 func (r tg) amount(x crdt.TxnID) (int64, bool) {
-	for _, a := range r.c.Actors() {
-		e, _ := r.c.Entry(a)
-		for _, l := range [][]tpncounter.Txn{e.History, e.Folded} {
-			for _, tx := range l {
-				if tx.ID == x {
-					return tx.Amount, true
-				}
-			}
-		}
-	}
-	return 0, false
+	o, ok := r.c.Owner(x)
+	return o.Amount, ok
 }
-func (r tg) state() tState { es := tEntries(r.c); return tState{Entries: &es} }
+func (r tg) state() tState {
+	es := tEntries(r.c)
+	return tState{Entries: &es, Conflicts: conflictsJSON(r.c.Conflicts())}
+}
 func (r tg) decodeEqual(t *testing.T, b []byte) bool {
 	d := must(tpncounter.NewGCounter(r.c.Options()))
 	require.NoError(t, d.UnmarshalBinary(b))
@@ -1376,7 +1449,7 @@ func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
 func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
 func (r tpn) state() tState {
 	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
-	return tState{P: &p, N: &n}
+	return tState{P: &p, N: &n, Conflicts: conflictsJSON(r.c.Conflicts())}
 }
 func (r tpn) decodeEqual(t *testing.T, b []byte) bool {
 	d := must(tpncounter.New(r.c.Options()))
@@ -1406,6 +1479,7 @@ func tEntries(g *tpncounter.GCounter) []tEntry {
 
 var outcomeNames = map[tpncounter.Outcome]string{
 	tpncounter.Applied: "applied", tpncounter.Duplicate: "duplicate", tpncounter.DuplicateFolded: "duplicate_folded",
+	tpncounter.Superseded: "superseded",
 }
 
 var statusNames = map[tpncounter.Status]string{
@@ -1464,6 +1538,8 @@ func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
 			require.Equal(t, st.Changed, changed, "%s step %d changed", sc.Name, i)
 		}
 		if err != nil || (st.Op == "apply" && outcome != "applied") || (changed != nil && !*changed) {
+			// Refused, recognised (duplicate, duplicate_folded, superseded)
+			// or nothing to do: nothing changes.
 			require.Equal(t, hex.EncodeToString(before), hex.EncodeToString(r.bytes()), "%s step %d: state changed", sc.Name, i)
 		}
 	}
@@ -1500,6 +1576,21 @@ func genTPN(t *testing.T) any {
 	timedWindow = append(timedWindow, ap("r", "a", tu(3), 3), ap("r", "a", tu(5), 5), beyond(ap("r", "a", tu(2), 2)), beyond(ap("r", "a", tu(1), 1)),
 		beyond(ap("r", "b", vid(1.5, 7, 7).String(), 9)), ap("r", "b", tu(7), 7), ap("r", "a", "t8", 8))
 
+	// The window with deferred ids (SPEC.md 6.5 rule 5): p0 and p1 are
+	// held by a and b; c retries x after each of a's later transactions.
+	deferred := []Step{ap("r1", "a", "p0", 1), ap("r1", "a", "p1", 1), ap("r2", "b", "p0", 1), ap("r2", "b", "p1", 1),
+		mg("r1", "r2"), ap("r1", "a", "x", 100), ap("r1", "c", "x", 100)}
+	edge := []Step{ap("r", "a", "x", 100), ap("r", "c", "x", 100)}
+	for i := 1; i <= 5; i++ {
+		y := fmt.Sprintf("y%d", i)
+		if i <= 4 {
+			deferred = append(deferred, ap("r1", "a", y, 10), ap("r1", "c", "x", 100))
+			edge = append(edge, ap("r", "a", y, 10), ap("r", "c", "x", 100))
+		} else {
+			edge = append(edge, ap("r", "a", y, 10), beyond(ap("r", "c", "x", 100)))
+		}
+	}
+
 	scs := []tScenario{
 		{Name: "empty tgcounter", Type: "tgcounter", Replicas: []string{"r"}},
 		{Name: "empty tpncounter", Type: "tpncounter", Replicas: []string{"r"}},
@@ -1530,11 +1621,33 @@ func genTPN(t *testing.T) any {
 			ap("r", "a", "t3", 0), ap("r", "a", "t3", math.MinInt64), ap("r", "a", "", 1), ap("r", "", "t3", 1), ap("r", "c", "t3", -1)}},
 		{Name: "overflow of either half", Type: "tpncounter", Replicas: []string{"r"}, Steps: []Step{
 			ap("r", "a", "t1", math.MaxInt64), ap("r", "a", "t2", 1), ap("r", "b", "t3", -math.MaxInt64), ap("r", "b", "t4", -1), ap("r", "c", "t5", -1)}},
-		{Name: "merges with conflicting amounts are refused", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+		{Name: "merges with conflicting amounts: the owner's copy counts", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
 			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", -5), ap("r3", "c", "t1", 6), ap("r3", "c", "t2", 1),
-			mg("r1", "r2"), mg("r2", "r1"), mg("r1", "r3"), mg("r3", "r1")}},
-		{Name: "tgcounter merge with a conflicting amount is refused", Type: "tgcounter", Replicas: []string{"r1", "r2"}, Steps: []Step{
-			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", 6), mg("r1", "r2")}},
+			mg("r1", "r2"), mg("r2", "r1"), mg("r1", "r3"), mg("r3", "r1"),
+			ap("r1", "d", "t1", 5), ap("r1", "d", "t1", -5), ap("r1", "d", "t1", 6), ap("r1", "d", "t1", -6)},
+			Note: "t1 is written concurrently as a credit of 5 (a), a debit of 5 (b) and a credit of 6 (c): Merge accepts it (no error) and a's copy counts, a being the smallest actor id holding t1 and none having folded it: value 5 + 1; a retry with a losing copy's amount is superseded, with any other amount conflicting_transaction"},
+		{Name: "tgcounter merge with a conflicting amount: the smaller actor's copy counts", Type: "tgcounter", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", 6), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "the window: deferred ids do not shorten it", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r1", "r2"}, Steps: deferred,
+			Note: "a and b both hold p0 and p1, so a defers them (keeps them folded beyond folded_length) while b holds them. After a applies x and then y1..y4, a retry of x by c is recognised after every step (duplicate while x is in a's history, duplicate_folded once folded): x stays known for history_length + folded_length = 4 later transactions of a. Deferred ids take room of their own; under the earlier rule they took folded_length room and x was forgotten after y3"},
+		{Name: "the window edge: forgotten after history_length + folded_length + 1 later transactions", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r"}, Steps: edge,
+			Note: "a applies x and then y1..y5, and c retries x after every step: recognised through y4 (H+F = 4 later transactions), unknown after y5, so the last retry is counted again (outside the window)"},
+		{Name: "conflict within a half: the smaller actor counts, the loser is superseded, then dropped", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "a", "T", 50), ap("r2", "b", "T", 60), mg("r1", "r2"), mg("r3", "r1"),
+			ap("r1", "c", "T", 60), ap("r1", "c", "T", 7), ap("r1", "c", "T", 50),
+			cp("r1", "b"), ap("r1", "c", "T", 60), ap("r1", "c", "T", 50), mg("r2", "r1")},
+			Note: "a and b write T concurrently with 50 and 60; merged, a's 50 counts (smallest actor, neither folded) and T is listed as a conflict (r3 keeps that state). A retry of 60 is superseded, of 7 conflicting_transaction, of 50 duplicate. When b compacts it drops its losing copy: the conflict is gone and the value is unchanged; a retry of 60 is now conflicting_transaction. r2 converges on the same state"},
+		{Name: "conflict across halves: credit against debit", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "b", "T", 50), ap("r1", "a", "U", 5), ap("r2", "a", "T", -30), ap("r2", "a", "U", -5),
+			mg("r1", "r2"), mg("r3", "r1"),
+			ap("r1", "c", "T", 50), ap("r1", "c", "T", -30), ap("r1", "c", "T", 30), ap("r1", "c", "U", 5), ap("r1", "c", "U", -5),
+			cp("r1", "b"), cp("r1", "a"), ap("r1", "c", "T", 50), ap("r1", "c", "U", -5), mg("r2", "r1")},
+			Note: "T: a credit of 50 by b and a debit of 30 by a, neither folded: a is the smaller actor, so the debit counts (-30) and b's credit counts nothing. U: a credit and a debit of 5 by one actor, a: the credit wins the tie. Value -30 + 5 = -25 with both listed as conflicts (r3). Retries: the losing copy's signed amount is superseded, the counting one duplicate, any other conflicting_transaction. Compacting b drops its credit of T and compacting a drops its debit of U (copies that lose across halves); the conflicts are gone and the value is unchanged"},
+		{Name: "conflict: a folded copy beats a history copy of a smaller actor", Type: "tgcounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r2", "b", "T", 60), ap("r2", "b", "u1", 1), ap("r2", "b", "u2", 2), ap("r1", "a", "T", 50),
+			mg("r1", "r2"), mg("r3", "r1"), ap("r1", "c", "T", 60), ap("r1", "c", "T", 50), ap("r1", "c", "T", 7),
+			cp("r1", "a"), ap("r1", "c", "T", 50), mg("r2", "r1")},
+			Note: "b folded T (60) before it saw a's concurrent T (50, in a's history): the folded copy counts although a < b, so the value is 60 + 1 + 2 (r3). A retry of 60 is duplicate_folded, of 50 superseded. When a compacts it drops its history copy"},
 		{Name: "three replicas converge", Type: "tpncounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
 			ap("r1", "a", "x1", 100), ap("r1", "a", "x2", -30), ap("r2", "b", "x2", -30), ap("r2", "b", "x3", 7),
 			ap("r3", "c", "x1", 100), ap("r3", "c", "x4", -1), ap("r3", "c", "x5", 2), ap("r3", "c", "x6", 3),
@@ -1548,8 +1661,9 @@ func genTPN(t *testing.T) any {
 		{Name: "timed: the horizon travels with the entry", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1, TxnTime: "timeuuid"},
 			Replicas: []string{"r1", "r2"}, Steps: []Step{
 				ap("r1", "a", tu(1), 10), ap("r1", "a", tu(2), 20), ap("r1", "a", tu(3), 30), ap("r1", "a", tu(4), -5),
-				cp("r1", "a"), mg("r2", "r1"), beyond(ap("r2", "b", tu(1), 10)), ap("r2", "b", vid(0.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
-			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it; the debit half's horizon has not moved, so an old debit is accepted"},
+				cp("r1", "a"), mg("r2", "r1"), beyond(ap("r2", "b", tu(1), 10)), beyond(ap("r2", "b", vid(0.5, 3, 3).String(), -1)),
+				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
+			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
 	}
 	for i := range scs {
 		sc := &scs[i]
@@ -1603,11 +1717,46 @@ func genTPN(t *testing.T) any {
 		}
 		tus = append(tus, c)
 	}
+	var decoded []tDecoded
+	h := func(txn string, amt int64) []TxnJSON { return []TxnJSON{{txn, I64(amt)}} }
+	none := []TxnJSON{}
+	for _, d := range []struct {
+		name, note string
+		p, n       []tEntry
+	}{
+		{"tgcounter: one id with two amounts", "a < b and neither folded t1: a's 5 counts",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 5), Folded: none}, {Actor: "b", Seq: 1, History: h("t1", 6), Folded: none}}, nil},
+		{"tgcounter: a folded copy counts over a smaller actor's history copy", "b folded t1 (total 6): its copy counts, a's 5 in a history counts nothing",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 5), Folded: none}, {Actor: "b", Seq: 2, Total: 6, History: none, Folded: h("t1", 6)}}, nil},
+		{"tgcounter: two folded copies", "a and b both folded t1 with 5 and 6: the smaller actor's fold counts, b's is subtracted from the sum of the totals (5 + 6 - 6)",
+			[]tEntry{{Actor: "a", Seq: 2, Total: 5, History: none, Folded: h("t1", 5)}, {Actor: "b", Seq: 2, Total: 6, History: none, Folded: h("t1", 6)}}, nil},
+		{"tpncounter: one id with two amounts and one in both halves", "t1 is credited 5 by a and 6 by b: a's 5 counts; t2 is credited 3 by a and debited 3 by c: a < c, the credit counts; value 5 + 3",
+			[]tEntry{{Actor: "a", Seq: 2, History: []TxnJSON{{"t1", 5}, {"t2", 3}}, Folded: none}, {Actor: "b", Seq: 1, History: h("t1", 6), Folded: none}},
+			[]tEntry{{Actor: "c", Seq: 1, History: h("t2", 3), Folded: none}}},
+		{"tpncounter: in both halves, the folded debit counts", "t1 is credited 5 by a (history) and debited 7 by b (folded): the folded copy counts, value -7",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 5), Folded: none}},
+			[]tEntry{{Actor: "b", Seq: 2, Total: 7, History: none, Folded: h("t1", 7)}}},
+		{"tpncounter: in both halves, one actor", "a credited and debited t1: the credit wins the tie, value 4",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 4), Folded: none}},
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 4), Folded: none}}},
+	} {
+		dv := tDecoded{Name: d.name, Note: d.note}
+		var enc refEnc
+		if d.n == nil {
+			dv.Type, dv.Entries, enc = g, &d.p, refTBody(env(g, 2), d.p)
+		} else {
+			dv.Type, dv.P, dv.N, enc = p, &d.p, &d.n, refTBody(refTBody(env(p, 2).arr(2), d.p), d.n)
+		}
+		r := decodeT(t, dv.Type, enc.b)
+		dv.Hex, dv.Value, dv.Conflicts = enc.hex(), I64(r.value()), r.state().Conflicts
+		decoded = append(decoded, dv)
+	}
 	return tFile{
-		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids.",
+		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
+		Decoded:   decoded,
 		Malformed: []Malformed{
 			mal("actors out of order", g, entry(entry(env(g, 1).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t),
 			mal("seq 0", g, entry(env(g, 2).arr(1), "a", 0, 0, t1, nil).b, t),
@@ -1615,7 +1764,6 @@ func genTPN(t *testing.T) any {
 			mal("zero amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", 0}}, nil).b, t),
 			mal("negative amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", -5}}, nil).b, t),
 			mal("one actor holds a txn twice", g, entry(env(g, 2).arr(1), "a", 2, 5, t1, t1).b, t),
-			mal("two amounts for one txn", g, entry(entry(env(g, 2).arr(2), "a", 1, 0, t1, nil), "b", 1, 0, [][2]any{{"t1", 6}}, nil).b, t),
 			mal("value past int64", g, entry(entry(env(g, 2).arr(2), "a", 1, math.MaxInt64, nil, nil), "b", 1, 0, t1, nil).b, t),
 			mal("invalid txn id", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"", 1}}, nil).b, t),
 			mal("invalid actor id", g, entry(env(g, 2).arr(1), "a\x1b", 1, 0, t1, nil).b, t),
@@ -1628,7 +1776,6 @@ func genTPN(t *testing.T) any {
 			mal("seq as negative int", g, env(g, 2).arr(1).arr(6).str("a").int(-1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
-			mal("txn both credit and debit", p, entry(entry(env(p, 2).arr(2).arr(1), "a", 1, 0, t1, nil).arr(1), "b", 1, 0, t1, nil).b, t),
 			mal("tgcounter envelope as tpncounter", p, env(g, 2).arr(0).b, t),
 			mal("version 3", g, env(g, 3).arr(0).b, t),
 			mal("trailing bytes", g, append(env(g, 2).arr(0).b, 0xc0), t),
@@ -1650,98 +1797,448 @@ func scenarioTxns(sc *tScenario) []string {
 	return sortedKeys(set)
 }
 
-// tModel is the specification's exactly-once rule: the value is the sum of
-// the distinct accepted transactions, each with one amount.
+// tModel is SPEC.md section 6 written plainly, sharing nothing with the
+// package: per half (credits, debits) and per actor an ordered list of the
+// copies the actor holds, folds, or has forgotten, and the rules as the
+// specification states them. Every copy that is not the owner's is dropped
+// or unfolded by its holder; the oldest history items beyond history_length
+// are folded; of the folded items older than the newest folded_length, those
+// no other copy shares are forgotten (the others are deferred). The value
+// counts each distinct transaction once, by its owner's copy: the smallest
+// actor id among the holders that folded it, else among those holding it in
+// a history; across halves the owners compare the same way, a credit
+// winning a tie of one actor.
 type tModel struct {
-	txns    map[string]int64 // signed amounts
-	recount int64            // re-applications outside the window
+	h, f    int
+	timed   bool
+	half    [2]map[string]*tEnt // credits, debits (magnitudes)
+	recount [2]int64            // amounts counted a second time: a retry after the window
 }
 
-func (m tModel) halves() (p, n *big.Int) {
-	p, n = new(big.Int), new(big.Int)
-	for _, a := range m.txns {
-		if a > 0 {
-			p.Add(p, big.NewInt(a))
-		} else {
-			n.Sub(n, big.NewInt(a))
-		}
-	}
-	if m.recount > 0 {
-		p.Add(p, big.NewInt(m.recount))
-	} else {
-		n.Sub(n, big.NewInt(m.recount))
-	}
-	return p, n
+// tEnt is one actor's entry in one half of the model.
+type tEnt struct {
+	seq   uint64
+	items []tItem // oldest first: forgotten and folded items, then the history
 }
 
-func (m tModel) fits() bool { p, n := m.halves(); return p.IsInt64() && n.IsInt64() }
+type tItem struct {
+	txn    string
+	amt    int64 // magnitude
+	folded bool
+	gone   bool // forgotten: still counted by the actor's total, no longer held
+}
 
-func (m tModel) value() int64 { p, n := m.halves(); return new(big.Int).Sub(p, n).Int64() }
+// tHeld is one held copy of a transaction.
+type tHeld struct {
+	actor  string
+	amt    int64 // magnitude
+	folded bool
+}
 
-// tModelStep predicts a step's error and, for applies, whether it is new.
-func tModelStep(t *testing.T, typ string, timed bool, ms map[string]*tModel, st Step) (errKind string, isNew bool) {
-	m := ms[st.Replica]
-	switch st.Op {
-	case "apply":
-		a, x, n := idOf(t, st.Actor, st.ActorHex), idOf(t, st.Txn, ""), int64(*st.Amount)
-		if typ == "tpncounter" && (n == 0 || n == math.MinInt64) {
-			return "invalid_amount", false
+func newTModel(o tOptions) *tModel {
+	h := o.HistoryLength
+	if h == 0 {
+		h = 10
+	}
+	f := o.FoldedLength
+	if f == 0 {
+		f = h
+	}
+	return &tModel{h: h, f: f, timed: o.TxnTime != "", half: [2]map[string]*tEnt{{}, {}}}
+}
+
+func (m *tModel) clone() *tModel {
+	c := *m
+	for s := range c.half {
+		c.half[s] = map[string]*tEnt{}
+		for a, e := range m.half[s] {
+			c.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
 		}
-		switch {
-		case !validID(a):
-			return "invalid_actor", false
-		case !validID(x):
-			return "invalid_txn", false
-		case n <= 0 && typ == "tgcounter":
-			return "invalid_amount", false
-		case timed && !refTimeUUID(x).Valid:
-			return "invalid_txn", false
-		}
-		if timed && st.Beyond {
-			// The counter no longer knows x and its time is not after the
-			// horizon: refused, nothing changes.
-			return "outside_window", false
-		}
-		if old, ok := m.txns[x]; ok && !st.Beyond {
-			if old != n {
-				return "conflicting_transaction", false
+	}
+	return &c
+}
+
+// held lists the copies of x held in half s, sorted by actor.
+func (m *tModel) held(s int, x string) []tHeld {
+	var out []tHeld
+	for _, a := range sortedKeys(m.half[s]) {
+		for _, it := range m.half[s][a].items {
+			if it.txn == x && !it.gone {
+				out = append(out, tHeld{a, it.amt, it.folded})
 			}
-			return "", false
 		}
-		next := tModel{txns: maps(m.txns), recount: m.recount}
-		if st.Beyond {
-			next.recount += n
-		} else {
-			next.txns[x] = n
-		}
-		if !next.fits() {
-			return "overflow", false
-		}
-		*m = next
-		return "", true
-	case "merge":
-		o := ms[st.From]
-		next := tModel{txns: maps(m.txns), recount: m.recount}
-		for x, a := range o.txns {
-			if old, ok := next.txns[x]; ok && old != a {
-				return "conflicting_transaction", false
-			}
-			next.txns[x] = a
-		}
-		if !next.fits() {
-			return "overflow", false
-		}
-		*m = next
-	}
-	return "", false
-}
-
-func maps(m map[string]int64) map[string]int64 {
-	out := make(map[string]int64, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
+}
+
+// ownerOf is the owner rule: folded first, then the smallest actor id
+// (Go compares strings by bytes).
+func ownerOf(cs []tHeld) (tHeld, bool) {
+	var o tHeld
+	for i, c := range cs {
+		if i == 0 || (c.folded && !o.folded) || (c.folded == o.folded && c.actor < o.actor) {
+			o = c
+		}
+	}
+	return o, len(cs) > 0
+}
+
+// counted returns the copy of x that counts and its half, if x is held.
+func (m *tModel) counted(x string) (tHeld, int, bool) {
+	po, pok := ownerOf(m.held(0, x))
+	no, nok := ownerOf(m.held(1, x))
+	switch {
+	case !pok && !nok:
+		return tHeld{}, 0, false
+	case !nok:
+		return po, 0, true
+	case !pok:
+		return no, 1, true
+	case po.folded != no.folded:
+		if no.folded {
+			return no, 1, true
+		}
+		return po, 0, true
+	case no.actor < po.actor:
+		return no, 1, true
+	default:
+		return po, 0, true
+	}
+}
+
+func signed(s int, a int64) int64 {
+	if s == 1 {
+		return -a
+	}
+	return a
+}
+
+// goneAmt is the amount of a forgotten copy of x in half s, if any.
+func (m *tModel) goneAmt(s int, x string) (int64, bool) {
+	for _, a := range sortedKeys(m.half[s]) {
+		for _, it := range m.half[s][a].items {
+			if it.txn == x && it.gone {
+				return it.amt, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// txnsOf lists every id half s holds or forgot, sorted.
+func (m *tModel) txnsOf(s int) []string {
+	set := map[string]bool{}
+	for _, e := range m.half[s] {
+		for _, it := range e.items {
+			set[it.txn] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// halfValue is what half s counts on its own: each id once, by the half's
+// owner copy or else by its forgotten copy, plus the second countings.
+func (m *tModel) halfValue(s int) *big.Int {
+	v := big.NewInt(m.recount[s])
+	for _, x := range m.txnsOf(s) {
+		if o, ok := ownerOf(m.held(s, x)); ok {
+			v.Add(v, big.NewInt(o.amt))
+		} else if a, ok := m.goneAmt(s, x); ok {
+			v.Add(v, big.NewInt(a))
+		}
+	}
+	return v
+}
+
+func (m *tModel) fits() bool { return m.halfValue(0).IsInt64() && m.halfValue(1).IsInt64() }
+
+// value is P − N, an id held in both halves counting once, by its owner.
+func (m *tModel) value() int64 {
+	v := new(big.Int).Sub(m.halfValue(0), m.halfValue(1))
+	for _, x := range m.txnsOf(0) {
+		po, pok := ownerOf(m.held(0, x))
+		no, nok := ownerOf(m.held(1, x))
+		if !pok || !nok {
+			continue
+		}
+		if _, s, _ := m.counted(x); s == 0 {
+			v.Add(v, big.NewInt(no.amt)) // the debit's copy counts nothing
+		} else {
+			v.Sub(v, big.NewInt(po.amt))
+		}
+	}
+	return v.Int64()
+}
+
+func (m *tModel) status(x string) string {
+	st := "unknown"
+	for s := range m.half {
+		for _, c := range m.held(s, x) {
+			if c.folded {
+				return "folded"
+			}
+			st = "in_history"
+		}
+	}
+	return st
+}
+
+// conflicts lists the ids held with two amounts or in both halves.
+func (m *tModel) conflicts() []tConflictJSON {
+	var out []tConflictJSON
+	set := map[string]bool{}
+	for s := range m.half {
+		for _, x := range m.txnsOf(s) {
+			set[x] = true
+		}
+	}
+	for _, x := range sortedKeys(set) {
+		var all []tCopyJSON
+		amts := map[int64]bool{}
+		for s := range m.half {
+			for _, c := range m.held(s, x) {
+				all = append(all, tCopyJSON{c.actor, I64(signed(s, c.amt)), c.folded})
+				amts[signed(s, c.amt)] = true
+			}
+		}
+		if len(amts) > 1 {
+			o, s, _ := m.counted(x)
+			out = append(out, tConflictJSON{x, tCopyJSON{o.actor, I64(signed(s, o.amt)), o.folded}, all})
+		}
+	}
+	return out
+}
+
+// plan is actor a's housekeeping of its entry in half s, read from the
+// state before any of it is done: the entry's items afterwards, and whether
+// they changed.
+func (m *tModel) plan(s int, a string) ([]tItem, bool) {
+	e := m.half[s][a]
+	if e == nil {
+		return nil, false
+	}
+	var out []tItem
+	changed := false
+	for _, it := range e.items {
+		if !it.gone {
+			if o, os, _ := m.counted(it.txn); os != s || o.actor != a {
+				changed = true // not the owner's copy: dropped or unfolded
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	hist := 0
+	for _, it := range out {
+		if !it.gone && !it.folded {
+			hist++
+		}
+	}
+	for i := range out {
+		if hist <= m.h {
+			break
+		}
+		if !out[i].gone && !out[i].folded {
+			out[i].folded, changed = true, true
+			hist--
+		}
+	}
+	var folded []int
+	for i, it := range out {
+		if it.folded && !it.gone {
+			folded = append(folded, i)
+		}
+	}
+	for _, i := range folded[:max(0, len(folded)-m.f)] {
+		if len(m.held(0, out[i].txn))+len(m.held(1, out[i].txn)) == 1 {
+			out[i].gone, changed = true, true
+		}
+	}
+	return out, changed
+}
+
+// step predicts st's error, and the outcome of an apply or whether a
+// compaction changes anything; it updates the model.
+func (m *tModel) step(t *testing.T, typ string, ms map[string]*tModel, st Step) (errKind, outcome string, changed bool) {
+	halves := 1
+	if typ == "tpncounter" {
+		halves = 2
+	}
+	switch st.Op {
+	case "compact":
+		a := idOf(t, st.Actor, st.ActorHex)
+		if !validID(a) {
+			return "invalid_actor", "", false
+		}
+		var plans [2][]tItem
+		var ch [2]bool
+		for s := 0; s < halves; s++ {
+			plans[s], ch[s] = m.plan(s, a)
+		}
+		for s := 0; s < halves; s++ {
+			if ch[s] {
+				e := m.half[s][a]
+				e.items = plans[s]
+				e.seq++
+			}
+		}
+		return "", "", ch[0] || ch[1]
+	case "merge":
+		next := m.clone()
+		for s := range next.half {
+			for a, e := range ms[st.From].half[s] {
+				if mine := next.half[s][a]; mine == nil || e.seq > mine.seq {
+					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
+				}
+			}
+		}
+		if !next.fits() {
+			return "overflow", "", false
+		}
+		*m = *next
+		return "", "", false
+	case "apply":
+	default:
+		t.Fatalf("unknown op %q", st.Op)
+	}
+	a, x, n := idOf(t, st.Actor, st.ActorHex), idOf(t, st.Txn, ""), int64(*st.Amount)
+	if typ == "tpncounter" && (n == 0 || n == math.MinInt64) {
+		return "invalid_amount", "", false
+	}
+	switch {
+	case !validID(a):
+		return "invalid_actor", "", false
+	case !validID(x):
+		return "invalid_txn", "", false
+	case n <= 0 && typ == "tgcounter":
+		return "invalid_amount", "", false
+	case m.timed && !refTimeUUID(x).Valid:
+		return "invalid_txn", "", false
+	}
+	s, mag := 0, n
+	if n < 0 {
+		s, mag = 1, -n
+	}
+	if _, _, known := m.counted(x); known {
+		require.False(t, st.Beyond, "a beyond_window step retries %s, which is still known", x)
+		o, os, _ := m.counted(x)
+		switch {
+		case signed(os, o.amt) == n && m.status(x) == "folded":
+			return "", "duplicate_folded", false
+		case signed(os, o.amt) == n:
+			return "", "duplicate", false
+		case slices.ContainsFunc(m.held(s, x), func(c tHeld) bool { return c.amt == mag }):
+			return "", "superseded", false
+		default:
+			return "conflicting_transaction", "", false
+		}
+	}
+	if m.timed && st.Beyond {
+		// Unknown, and its time is not after the horizon: refused.
+		return "outside_window", "", false
+	}
+	next := m.clone()
+	if st.Beyond {
+		// Forgotten and retried: the forgotten copy stays counted in its
+		// holder's total, and the retry counts again.
+		g, ok := next.goneAmt(s, x)
+		require.True(t, ok, "a beyond_window step retries %s, which this half never forgot", x)
+		next.recount[s] += g
+	}
+	e := next.half[s][a]
+	if e == nil {
+		e = &tEnt{}
+		next.half[s][a] = e
+	} else {
+		e.items, _ = next.plan(s, a)
+	}
+	e.items = append(e.items, tItem{txn: x, amt: mag})
+	e.seq++
+	if !next.fits() {
+		return "overflow", "", false
+	}
+	*m = *next
+	return "", "applied", false
+}
+
+// entries is the model's half s as listed in a vector: held items, and
+// total = every folded or forgotten amount (an unfolded copy leaves the
+// list, and with it the total).
+func (m *tModel) entries(s int) []tEntry {
+	out := []tEntry{}
+	for _, a := range sortedKeys(m.half[s]) {
+		e := m.half[s][a]
+		en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}}
+		for _, it := range e.items {
+			switch {
+			case it.gone:
+				if tu := refTimeUUID(it.txn); m.timed && tu.Valid {
+					en.Forgot = max(en.Forgot, tu.Nanos)
+				}
+			case it.folded:
+				en.Folded = append(en.Folded, TxnJSON{it.txn, I64(it.amt)})
+			default:
+				en.History = append(en.History, TxnJSON{it.txn, I64(it.amt)})
+			}
+			if it.gone || it.folded {
+				en.Total += I64(it.amt)
+			}
+		}
+		out = append(out, en)
+	}
+	return out
+}
+
+// refTValue is the value SPEC.md gives a tgcounter (n nil) or tpncounter
+// read from its listed entries alone: per half, the sum of the totals plus,
+// for every id held, its owner's amount when the owner holds it in a
+// history, or, when the owner folded it (its total counts it), minus the
+// amount of every other folded copy; across halves, the losing half's owner
+// copy counts nothing.
+func refTValue(p, n []tEntry) int64 {
+	half := func(es []tEntry) (*big.Int, map[string]tHeld) {
+		v := new(big.Int)
+		copies := map[string][]tHeld{}
+		for _, e := range es {
+			v.Add(v, big.NewInt(int64(e.Total)))
+			for _, x := range e.History {
+				copies[x.Txn] = append(copies[x.Txn], tHeld{e.Actor, int64(x.Amount), false})
+			}
+			for _, x := range e.Folded {
+				copies[x.Txn] = append(copies[x.Txn], tHeld{e.Actor, int64(x.Amount), true})
+			}
+		}
+		owners := map[string]tHeld{}
+		for x, cs := range copies {
+			o, _ := ownerOf(cs)
+			owners[x] = o
+			if !o.folded {
+				v.Add(v, big.NewInt(o.amt))
+				continue
+			}
+			for _, c := range cs {
+				if c.folded && c.actor != o.actor {
+					v.Sub(v, big.NewInt(c.amt))
+				}
+			}
+		}
+		return v, owners
+	}
+	pv, po := half(p)
+	nv, no := half(n)
+	v := new(big.Int).Sub(pv, nv)
+	for x, a := range po {
+		b, ok := no[x]
+		if !ok {
+			continue
+		}
+		if (b.folded && !a.folded) || (a.folded == b.folded && b.actor < a.actor) {
+			v.Sub(v, big.NewInt(a.amt)) // the debit counts
+		} else {
+			v.Add(v, big.NewInt(b.amt))
+		}
+	}
+	return v.Int64()
 }
 
 func refTBody(e refEnc, es []tEntry) refEnc { return refTBodyV(e, es, 2) }
@@ -1776,55 +2273,62 @@ func checkTPN(t *testing.T, raw []byte) {
 			rs := runT(t, sc, false)
 			ms := map[string]*tModel{}
 			for _, r := range sc.Replicas {
-				ms[r] = &tModel{txns: map[string]int64{}}
+				ms[r] = newTModel(sc.Options)
 			}
 			for j, st := range sc.Steps {
 				if st.Beyond && sc.Options.TxnTime == "" {
 					require.Len(t, sc.Replicas, 1, "untimed beyond_window steps are only modelled on one replica")
-				}
-				if st.Op == "compact" {
-					continue
 				}
 				if st.Error == "too_large" {
 					// Size limits are not part of the model; the step
 					// changed nothing (checked by runT).
 					continue
 				}
-				wantErr, isNew := tModelStep(t, sc.Type, sc.Options.TxnTime != "", ms, st)
+				wantErr, outcome, changed := ms[st.Replica].step(t, sc.Type, ms, st)
 				require.Equal(t, wantErr, st.Error, "model disagrees with vector at step %d", j)
-				if st.Op == "apply" && st.Error == "" {
-					if isNew {
-						require.Equal(t, "applied", st.Outcome, "step %d", j)
-					} else {
-						require.Contains(t, []string{"duplicate", "duplicate_folded"}, st.Outcome, "step %d", j)
+				if st.Error == "" {
+					switch st.Op {
+					case "apply":
+						require.Equal(t, outcome, st.Outcome, "model disagrees with vector at step %d", j)
+					case "compact":
+						require.NotNil(t, st.Changed, "step %d", j)
+						require.Equal(t, changed, *st.Changed, "model disagrees with vector at step %d", j)
 					}
 				}
 			}
 			require.Len(t, sc.Final, len(rs))
 			for name, want := range sc.Final {
-				r := rs[name]
+				r, m := rs[name], ms[name]
 				require.Equal(t, want.Hex, hex.EncodeToString(r.bytes()), "%s encoding", name)
 				var ref refEnc
 				if sc.Type == "tgcounter" {
 					require.NotNil(t, want.Entries)
 					ref = refTBody(env("tgcounter", 2), *want.Entries)
+					require.Equal(t, *want.Entries, m.entries(0), "%s: entries vs model", name)
+					require.EqualValues(t, want.Value, refTValue(*want.Entries, nil), "%s: value of the listed entries", name)
 				} else {
 					require.NotNil(t, want.P)
 					ref = refTBody(refTBody(env("tpncounter", 2).arr(2), *want.P), *want.N)
+					require.Equal(t, *want.P, m.entries(0), "%s: credit entries vs model", name)
+					require.Equal(t, *want.N, m.entries(1), "%s: debit entries vs model", name)
+					require.EqualValues(t, want.Value, refTValue(*want.P, *want.N), "%s: value of the listed entries", name)
 				}
 				require.Equal(t, want.Hex, ref.hex(), "%s: reference encoding of the listed entries", name)
 				got := r.state()
 				got.Value, got.Hex, got.Status = want.Value, want.Hex, want.Status
 				require.Equal(t, want, got, "%s structured state", name)
-				require.EqualValues(t, ms[name].value(), want.Value, "%s: value vs exactly-once model", name)
+				require.Equal(t, want.Conflicts, m.conflicts(), "%s: conflicts vs model", name)
+				require.EqualValues(t, m.value(), want.Value, "%s: value vs model", name)
 				require.EqualValues(t, want.Value, r.value())
 				require.True(t, r.decodeEqual(t, unhex(t, want.Hex)), "%s: decode(hex) != state", name)
 				for x, s := range want.Status {
 					require.Equal(t, s, statusNames[r.status(crdt.TxnID(x))], "%s status of %s", name, x)
+					require.Equal(t, s, m.status(x), "%s status of %s vs model", name, x)
 					if s != "unknown" {
 						a, ok := r.amount(crdt.TxnID(x))
 						require.True(t, ok)
-						require.Equal(t, ms[name].txns[x], a, "%s amount of %s vs model", name, x)
+						o, os, _ := m.counted(x)
+						require.Equal(t, signed(os, o.amt), a, "%s amount of %s vs model", name, x)
 					}
 				}
 			}
@@ -1850,6 +2354,33 @@ func checkTPN(t *testing.T, raw []byte) {
 		if ok {
 			require.EqualValues(t, c.Nanos, at.UnixNano(), c.ID)
 		}
+	}
+	require.NotEmpty(t, f.Decoded)
+	for _, d := range f.Decoded {
+		t.Run("decoded/"+d.Name, func(t *testing.T) {
+			r := decodeT(t, d.Type, unhex(t, d.Hex))
+			var ref refEnc
+			var m *tModel
+			if d.Type == "tgcounter" {
+				require.NotNil(t, d.Entries)
+				ref, m = refTBody(env("tgcounter", 2), *d.Entries), modelOf(*d.Entries)
+				require.EqualValues(t, d.Value, refTValue(*d.Entries, nil), "value of the listed entries")
+			} else {
+				require.NotNil(t, d.P)
+				ref, m = refTBody(refTBody(env("tpncounter", 2).arr(2), *d.P), *d.N), modelOf(*d.P, *d.N)
+				require.EqualValues(t, d.Value, refTValue(*d.P, *d.N), "value of the listed entries")
+			}
+			require.Equal(t, d.Hex, ref.hex(), "reference encoding of the listed entries")
+			require.Equal(t, d.Hex, hex.EncodeToString(r.bytes()), "re-encoding")
+			got := r.state()
+			require.Equal(t, d.Entries, got.Entries)
+			require.Equal(t, d.P, got.P)
+			require.Equal(t, d.N, got.N)
+			require.EqualValues(t, d.Value, r.value())
+			require.NotEmpty(t, d.Conflicts)
+			require.Equal(t, d.Conflicts, got.Conflicts)
+			require.Equal(t, d.Conflicts, m.conflicts(), "conflicts vs model")
+		})
 	}
 	checkMalformed(t, f.Malformed)
 }
@@ -2779,7 +3310,8 @@ func genDeltalog(t *testing.T) any {
 	cell(deltalog.Cell{ID: vid(60, 2, 5), Kind: deltalog.KindMerge, Delta: 4, Written: t0.Add(time.Hour).UnixNano(),
 		Stats: deltalog.Stats{Count: 2, Sum: 4, Min: -1, Max: 5, SumSqLo: 26}})
 	cell(deltalog.Cell{ID: vid(60, 2, 6), Kind: deltalog.KindMerge, Delta: -1, Written: 0,
-		Stats: deltalog.Stats{Count: 3, Sum: -1, Min: math.MinInt64, Max: math.MaxInt64, SumSqHi: 1<<63 - 1, SumSqLo: 2}})
+		// The deltas -2^63, 2^63-1 and 0: the sum of squares is 2^127 - 2^64 + 1.
+		Stats: deltalog.Stats{Count: 3, Sum: -1, Min: math.MinInt64, Max: math.MaxInt64, SumSqHi: 1<<63 - 1, SumSqLo: 1}})
 
 	// Windows, checked by Counters.Add against a fixed clock.
 	now := t0.Add(time.Hour)
@@ -2930,6 +3462,11 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	require.NotEmpty(t, f.Cells)
 	for _, j := range f.Cells {
 		c := fromCellJSON(t, j)
+		if s := j.Stats; s != nil && s.Count > 0 {
+			// Stats some observations have: x² ≡ x (mod 2), so the sum
+			// of squares has the sum's parity.
+			require.Equal(t, uint64(s.Sum)&1, uint64(s.SumSqLo)&1, "cell %s: sumsq and sum differ in parity", j.ID)
+		}
 		require.Equal(t, j.Hex, hex.EncodeToString(must(c.MarshalBinary())))
 		require.Equal(t, j.Hex, refCell(t, j))
 		var dec deltalog.Cell
@@ -3123,7 +3660,7 @@ type rowJSON struct {
 
 func toRowJSON(r balance.Row, withHex bool) rowJSON {
 	j := rowJSON{UpdateID: r.UpdateID.String(), Kind: r.Kind.String(), Amount: I64(r.Amount), Covers: I64(r.Covers), Settled: r.Settled}
-	if r.Kind != balance.KindNormal {
+	if r.Kind != balance.KindNormal || !r.Version.IsZero() {
 		j.Version = r.Version.String()
 	}
 	if r.Target != 0 {
@@ -3138,7 +3675,7 @@ func toRowJSON(r balance.Row, withHex bool) rowJSON {
 func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
 	r := balance.Row{UpdateID: must(deltalog.ParseID(j.UpdateID)), Kind: balance.Kind(j.Kind[0]), Amount: int64(j.Amount), Covers: int64(j.Covers), Settled: j.Settled}
 	if j.Version != "" {
-		r.Version = must(deltalog.ParseID(j.Version))
+		r.Version = rowVersion(t, j)
 	}
 	if j.Target != "" {
 		r.Target = balance.Kind(j.Target[0])
@@ -3146,14 +3683,32 @@ func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
 	return r
 }
 
-func refRow(t *testing.T, j rowJSON) string {
+// rowVersion is a row's version column. An S or T row's is a version 1
+// UUID; an N row's (format version 2) is its amount's key, 8 zero bytes and
+// the amount as a big-endian two's-complement int64, written in UUID form.
+func rowVersion(t *testing.T, j rowJSON) deltalog.ID {
+	if j.Kind != "N" {
+		return must(deltalog.ParseID(j.Version))
+	}
+	b := unhex(t, strings.ReplaceAll(j.Version, "-", ""))
+	require.Len(t, b, 16)
+	var k deltalog.ID
+	binary.BigEndian.PutUint64(k[8:], uint64(j.Amount))
+	require.Equal(t, k[:], b, "an N row's version is its amount's key")
+	return deltalog.ID(b)
+}
+
+// refRow is j's encoding in row format version v.
+func refRow(t *testing.T, j rowJSON) string { return refRowV(t, j, 2) }
+
+func refRowV(t *testing.T, j rowJSON, v uint64) string {
 	uid := must(deltalog.ParseID(j.UpdateID))
-	e := env("balance.row", 1).arr(7).bin(uid[:]).uint(uint64(j.Kind[0]))
+	e := env("balance.row", v).arr(7).bin(uid[:]).uint(uint64(j.Kind[0]))
 	if j.Version == "" {
 		e = e.nil()
 	} else {
-		v := must(deltalog.ParseID(j.Version))
-		e = e.bin(v[:])
+		ver := rowVersion(t, j)
+		e = e.bin(ver[:])
 	}
 	var target uint64
 	if j.Target != "" {
@@ -3170,7 +3725,7 @@ type keyJSON struct {
 
 func keyOf(r balance.Row) keyJSON {
 	k := keyJSON{UpdateID: r.UpdateID.String(), Kind: r.Kind.String()}
-	if r.Kind != balance.KindNormal {
+	if r.Kind != balance.KindNormal || !r.Version.IsZero() {
 		k.Version = r.Version.String()
 	}
 	return k
@@ -3182,17 +3737,36 @@ type evalVec struct {
 	Rows  []rowJSON `json:"rows"`
 	Added []I64     `json:"added"`
 	// Outputs.
-	Value             *I64      `json:"value,omitempty"`
-	Error             string    `json:"error,omitempty"`
-	Live              []keyJSON `json:"live,omitempty"`
-	Valid             []string  `json:"valid_sums,omitempty"`
-	InvalidSums       []string  `json:"invalid_sums,omitempty"`
-	InvalidTombstones []keyJSON `json:"invalid_tombstones,omitempty"`
+	Value             *I64            `json:"value,omitempty"`
+	Error             string          `json:"error,omitempty"`
+	Live              []keyJSON       `json:"live,omitempty"`
+	Valid             []string        `json:"valid_sums,omitempty"`
+	InvalidSums       []string        `json:"invalid_sums,omitempty"`
+	InvalidTombstones []keyJSON       `json:"invalid_tombstones,omitempty"`
+	Conflicts         []bConflictJSON `json:"conflicts,omitempty"`
+}
+
+// bConflictJSON is an update id whose N rows carry more than one amount, or
+// an amount other than the one a merge counted: the amount that counts and
+// the others (ascending).
+type bConflictJSON struct {
+	UpdateID string `json:"update_id"`
+	Counted  I64    `json:"counted"`
+	Refused  []I64  `json:"refused"`
+}
+
+// rowV1 is a row in format version 1 (N rows carry no version), which
+// decoders still read, and its version 2 re-encoding.
+type rowV1 struct {
+	Row       rowJSON `json:"row"`
+	Hex       string  `json:"hex"`
+	Reencoded string  `json:"reencoded"`
 }
 
 type bFile struct {
 	Comment     string      `json:"comment"`
 	Rows        []rowJSON   `json:"rows"`
+	Version1    []rowV1     `json:"version1"`
 	Evaluations []evalVec   `json:"evaluations"`
 	Windows     []windowVec `json:"windows"`
 	Malformed   []Malformed `json:"malformed"`
@@ -3219,13 +3793,20 @@ func evaluate(t *testing.T, ev evalVec) evalVec {
 		for _, r := range v.InvalidTombstones {
 			out.InvalidTombstones = append(out.InvalidTombstones, keyOf(r))
 		}
+		for _, c := range v.Conflicts {
+			j := bConflictJSON{UpdateID: c.UpdateID.String(), Counted: I64(c.Counted), Refused: []I64{}}
+			for _, a := range c.Refused {
+				j.Refused = append(j.Refused, I64(a))
+			}
+			out.Conflicts = append(out.Conflicts, j)
+		}
 	}
 	return out
 }
 
 func genBalance(t *testing.T) any {
 	var f bFile
-	f.Comment = "Balance rows (SPEC.md section 9): N/S/T rows and the validity rules of Evaluate."
+	f.Comment = "Balance rows (SPEC.md section 9): N/S/T rows (row format version 2: an N row's version is its amount's key; version1 lists version 1 rows decoders still read) and the validity rules of Evaluate, including update ids reused with another amount."
 	N := func(sec float64, amt int64) balance.Row {
 		return balance.Row{UpdateID: vid(sec, 1, 1), Kind: balance.KindNormal, Amount: amt}
 	}
@@ -3235,8 +3816,16 @@ func genBalance(t *testing.T) any {
 	T := func(target balance.Row, ver deltalog.ID) balance.Row {
 		return balance.Row{UpdateID: target.UpdateID, Kind: balance.KindTombstone, Version: ver, Amount: target.Amount, Target: target.Kind}
 	}
-	for _, r := range []balance.Row{N(0, 100), N(1, -30), N(2, math.MinInt64), S(vid(100, 2, 2), 70, 2, false), S(vid(100, 2, 2), 70, 2, true), T(N(0, 100), vid(100, 2, 2)), T(S(vid(100, 2, 2), 70, 2, false), vid(200, 3, 3))} {
+	for _, r := range []balance.Row{balance.NormalRow(vid(0, 1, 1), 100), balance.NormalRow(vid(1, 1, 1), -30), balance.NormalRow(vid(2, 1, 1), math.MinInt64),
+		N(0, 100), N(1, -30), N(2, math.MinInt64), S(vid(100, 2, 2), 70, 2, false), S(vid(100, 2, 2), 70, 2, true), T(N(0, 100), vid(100, 2, 2)), T(S(vid(100, 2, 2), 70, 2, false), vid(200, 3, 3))} {
 		f.Rows = append(f.Rows, toRowJSON(r, true))
+	}
+	for _, r := range []balance.Row{N(0, 100), S(vid(100, 2, 2), 70, 2, false), T(N(0, 100), vid(100, 2, 2))} {
+		j := toRowJSON(r, false)
+		v1 := refRowV(t, j, 1)
+		var dec balance.Row
+		require.NoError(t, dec.UnmarshalBinary(unhex(t, v1)))
+		f.Version1 = append(f.Version1, rowV1{Row: j, Hex: v1, Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
 	}
 	a, b, c, d := N(0, 100), N(1, 50), N(2, -30), N(3, 7)
 	v1, v2, v3 := vid(10, 2, 2), vid(20, 3, 3), vid(30, 4, 4)
@@ -3276,6 +3865,17 @@ func genBalance(t *testing.T) any {
 	ev("balance overflow", "", []int64{math.MaxInt64, 1}, N(0, math.MaxInt64), N(1, 1))
 	ev("two rows with one key", "", []int64{100}, a, a)
 	ev("invalid row", "", []int64{0}, balance.Row{UpdateID: vid(0, 1, 1), Kind: balance.KindNormal})
+	// Format version 2: an N row's version is its amount's key, so an
+	// update id reused with another amount is a second row.
+	u100, u70 := balance.NormalRow(vid(5, 1, 1), 100), balance.NormalRow(vid(5, 1, 1), 70)
+	ev("version 2 rows", "N rows keyed by amount; the balance is unchanged", []int64{100, 50, -30},
+		balance.NormalRow(vid(0, 1, 1), 100), balance.NormalRow(vid(1, 1, 1), 50), balance.NormalRow(vid(2, 1, 1), -30))
+	ev("a version 1 and a version 2 row of one update", "a retry written by a newer writer: two keys, one amount, counted once", []int64{100}, a, balance.NormalRow(a.UpdateID, 100))
+	ev("an update id reused with another amount counts once", "no merge has counted it: the smallest amount counts, the other is a conflict", []int64{70}, u100, u70)
+	ev("a reused id's smaller amount voids an unsettled merge", "the merge read 100; 70 arrived after it, counts, and the merge is invalid", []int64{70, 50},
+		u100, b, T(u100, v1), T(b, v1), S(v1, 150, 2, false), u70)
+	ev("a settled merge fixes a reused id's amount", "the settled merge counted 100 (its rows are deleted); 70 arriving later counts nothing", []int64{100, 50},
+		T(u100, v1), T(b, v1), S(v1, 150, 2, true), u70)
 
 	now := t0.Add(time.Hour)
 	win := func(at time.Time, amt int64) {
@@ -3317,7 +3917,11 @@ func genBalance(t *testing.T) any {
 		mal("row of six fields", r, env(r, 1).arr(6).bin(id[:]).uint('N').nil().int(1).int(0).bool(false).b, t),
 		mal("trailing bytes", r, append(row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).bool(false).uint(0) }), 0), t),
 		mal("input above 256 bytes", r, append(row(func(e refEnc) refEnc { return nrow(e).int(1).int(0).bool(false).uint(0) }), make([]byte, 220)...), t),
-		mal("version 2", r, env(r, 2).arr(0).b, t),
+		mal("version 3", r, env(r, 3).arr(0).b, t),
+		mal("N row whose version is another amount's key", r, func() []byte {
+			k := [16]byte{15: 2}
+			return env(r, 2).arr(7).bin(id[:]).uint('N').bin(k[:]).int(1).int(0).bool(false).uint(0).b
+		}(), t, "format version 2: amount 1 under the key of amount 2"),
 	}
 	return f
 }
@@ -3333,6 +3937,15 @@ func checkBalance(t *testing.T, raw []byte) {
 		var dec balance.Row
 		require.NoError(t, dec.UnmarshalBinary(unhex(t, j.Hex)))
 		require.Equal(t, r, dec)
+	}
+	require.NotEmpty(t, f.Version1)
+	for _, v := range f.Version1 {
+		require.Equal(t, v.Hex, refRowV(t, v.Row, 1), "reference version 1 encoding")
+		require.Equal(t, v.Reencoded, refRow(t, v.Row), "reference version 2 encoding")
+		var dec balance.Row
+		require.NoError(t, dec.UnmarshalBinary(unhex(t, v.Hex)))
+		require.Equal(t, fromRowJSON(t, v.Row), dec)
+		require.Equal(t, v.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
 	}
 	require.NotEmpty(t, f.Evaluations)
 	for _, ev := range f.Evaluations {
@@ -3359,6 +3972,32 @@ func checkBalance(t *testing.T, raw []byte) {
 			}
 			require.True(t, s.IsInt64())
 			require.EqualValues(t, s.Int64(), *ev.Value, "balance vs the sum of the added rows")
+			// Conflicts: every update id whose N rows carry two amounts
+			// is listed, and what it lists are those amounts.
+			amounts := map[string]map[int64]bool{}
+			for _, r := range ev.Rows {
+				if r.Kind == "N" {
+					if amounts[r.UpdateID] == nil {
+						amounts[r.UpdateID] = map[int64]bool{}
+					}
+					amounts[r.UpdateID][int64(r.Amount)] = true
+				}
+			}
+			listed := map[string]bool{}
+			for _, c := range ev.Conflicts {
+				listed[c.UpdateID] = true
+				require.NotEmpty(t, c.Refused)
+				for _, a := range c.Refused {
+					require.True(t, amounts[c.UpdateID][int64(a)], "refused amount %d of %s is no N row's", a, c.UpdateID)
+					require.NotEqual(t, c.Counted, a)
+				}
+				require.Len(t, c.Refused, len(amounts[c.UpdateID])-map[bool]int{true: 1}[amounts[c.UpdateID][int64(c.Counted)]])
+			}
+			for u, as := range amounts {
+				if len(as) > 1 {
+					require.True(t, listed[u], "update id %s has %d amounts but is not a conflict", u, len(as))
+				}
+			}
 		})
 	}
 	require.NotEmpty(t, f.Windows)
