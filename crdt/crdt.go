@@ -13,9 +13,11 @@ package crdt
 // idempotent on the value it produces; it never modifies other. When the join
 // cannot be represented (an exact sum would overflow, a size limit would be
 // exceeded) Merge returns an error wrapping a sentinel and leaves the
-// receiver unchanged. Copies of one transaction written concurrently with
-// different amounts are not such a case: a type that can meet them resolves
-// them deterministically as part of the join and reports them.
+// receiver unchanged. Where a stored state can hold copies of one
+// transaction written concurrently with different amounts (tpncounter's
+// entries, balance's rows), that is not such a case: the type resolves
+// them deterministically as part of the join and reports them, so that no
+// stored state is left that no one can read.
 //
 // Clone returns a deep copy that shares no memory with the receiver. Equal
 // reports whether two states are observably the same (same value, same
