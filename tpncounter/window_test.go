@@ -93,3 +93,35 @@ func TestNilValues(t *testing.T) {
 	require.False(t, ng.Equal(g))
 	require.Panics(t, func() { _, _ = nc.Apply("a", "t", 1) })
 }
+
+// Deferred ids cost room, never window: when idle actors hold so many of an
+// actor's folded ids that its entry would pass MaxEntriesPerActor, Apply
+// refuses with crdt.ErrTooLarge and changes nothing, rather than forget a
+// newer id early; Stats.Deferred shows the build-up.
+func TestDeferredIDsAreBoundedByAnError(t *testing.T) {
+	opts := Options{HistoryLength: 10, FoldedLength: 10}
+	a, err := New(opts)
+	require.NoError(t, err)
+	var refused error
+	for j := 0; refused == nil && j < 500; j++ {
+		b, _ := New(opts)
+		for i := 0; i < 11; i++ {
+			x := crdt.TxnID(fmt.Sprintf("x%d-%d", j, i))
+			if _, refused = a.Apply("A", x, 1); refused != nil {
+				break
+			}
+			apply(t, b, crdt.ActorID(fmt.Sprintf("B%03d", j)), x, 1) // delivered twice, B then idles
+		}
+		require.NoError(t, a.Merge(b))
+	}
+	require.ErrorIs(t, refused, crdt.ErrTooLarge)
+	st := a.Stats()
+	require.Greater(t, st.Deferred, MaxEntriesPerActor-30, "the entry filled with deferred ids")
+	e, _ := a.p.Entry("A")
+	require.LessOrEqual(t, len(e.History)+len(e.Folded), MaxEntriesPerActor)
+	before := a.Clone()
+	_, err = a.Apply("A", "another", 1)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	require.True(t, a.Equal(before))
+	t.Logf("refused at %d deferred ids: %v", st.Deferred, refused)
+}
