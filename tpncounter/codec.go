@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -23,10 +24,18 @@ import (
 // Decoding caps: the input is at most crdt.DefaultMaxEncodedSize bytes; a
 // half holds at most Options.MaxActors actors (crdt.ErrTooLarge); an entry
 // holds at most MaxEntriesPerActor transactions (crdt.ErrTooLarge); ids obey
-// crdt.MaxIDLen. Decoded states are checked like merged ones: seq >= 1,
-// total >= 0, amounts > 0, a transaction at most once per actor, the same
-// amount wherever it appears, never in both halves, and a value that fits in
-// an int64 (otherwise crdt.ErrCorruptEncoding).
+// crdt.MaxIDLen. Decoded states are checked like merged ones: 1 <= seq <=
+// MaxSeq, total >= 0, amounts > 0, a transaction at most once per actor,
+// and a value that fits in an int64 (otherwise crdt.ErrCorruptEncoding).
+// One id held with two amounts, or in both halves, is a conflict Merge can
+// produce and decodes as such.
+//
+// Decoding memory: the decoder reads the input twice, first only to count
+// each entry's transactions and id bytes, then to build the state with
+// every ring, id string and index table allocated once at its final size
+// (an entry's ids are substrings of one string). What it allocates is then
+// the decoded state plus a few per-entry scratch bytes; see
+// TestDecodeMemory for the bound per input byte.
 const FormatVersion = 2
 
 // MarshalBinary returns the deterministic encoding of g (tag
@@ -88,13 +97,14 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 // crdt.ErrUnsupportedVersion.
 func (g *GCounter) UnmarshalBinary(data []byte) error {
 	g.init()
+	sizes := scanSizes(data, crdt.TagTGCounter, 1)
 	d, version, err := wire.NewDecoder(data, crdt.TagTGCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return err
 	}
 	n := &GCounter{o: g.o}
 	n.init()
-	if err := n.decodeBody(d, version); err != nil {
+	if err := n.decodeBody(d, version, sizes[0]); err != nil {
 		return err
 	}
 	if err := d.Finish(); err != nil {
@@ -109,6 +119,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 // GCounter.UnmarshalBinary.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	c.p.init()
+	sizes := scanSizes(data, crdt.TagTPNCounter, 2)
 	d, version, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return err
@@ -124,10 +135,10 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	n.p.o, n.n.o = c.p.o, c.p.o
 	n.p.init()
 	n.n.init()
-	if err := n.p.decodeBody(d, version); err != nil {
+	if err := n.p.decodeBody(d, version, sizes[0]); err != nil {
 		return err
 	}
-	if err := n.n.decodeBody(d, version); err != nil {
+	if err := n.n.decodeBody(d, version, sizes[1]); err != nil {
 		return err
 	}
 	if err := d.Finish(); err != nil {
@@ -140,10 +151,94 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
+// MaxSeq is the largest sequence number an entry may have. The decoder
+// refuses larger ones (crdt.ErrCorruptEncoding), so that every sequence
+// number also fits in a signed 64-bit integer, the widest integer of some
+// ports.
+const MaxSeq uint64 = 1<<63 - 1
+
+// entrySize is what scanSizes learns of one entry: its number of
+// transactions and the bytes of their ids.
+type entrySize struct{ txns, idBytes int32 }
+
+// scanSizes walks the GCounter bodies (halves of them: 1 for a GCounter, 2
+// for a Counter) of data the way the decoder reads them, and returns the
+// size of each entry of each body, so that the decoder can allocate every
+// ring, id string and index table once and at its final size. It only
+// reads: it checks no more than the decoder does, so where it stops (at the
+// first thing it cannot read, returning the sizes found so far) the decoder
+// fails at the same point or earlier, and the sizes only ever size
+// allocations. It allocates at most 8 bytes per entry, an entry taking at
+// least 8 bytes of input.
+func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
+	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
+	if err != nil {
+		return
+	}
+	if halves == 2 {
+		if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
+			return
+		}
+	}
+	fields := 6
+	if version == 1 {
+		fields = 5
+	}
+	for h := 0; h < halves; h++ {
+		n, err := d.ArrayLen(MaxActorsLimit)
+		if err != nil {
+			return
+		}
+		sizes[h] = make([]entrySize, 0, min(n, d.Remaining()/8))
+		for i := 0; i < n; i++ {
+			if k, err := d.ArrayLen(maxFields); err != nil || k != fields {
+				return
+			}
+			if _, err := d.StringBytes(crdt.MaxIDLen); err != nil {
+				return
+			}
+			if _, err := d.Uint(); err != nil {
+				return
+			}
+			for f := 4; f < fields; f++ { // total and (version 2) forgot
+				if _, err := d.Int(); err != nil {
+					return
+				}
+			}
+			var s entrySize
+			for part := 0; part < 2; part++ {
+				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
+				if err != nil {
+					return
+				}
+				for j := 0; j < m; j++ {
+					if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
+						return
+					}
+					id, err := d.StringBytes(crdt.MaxIDLen)
+					if err != nil {
+						return
+					}
+					if _, err := d.Int(); err != nil {
+						return
+					}
+					s.txns++
+					s.idBytes += int32(len(id))
+				}
+			}
+			sizes[h] = append(sizes[h], s)
+		}
+	}
+	return
+}
+
 // decodeBody reads a GCounter body of the given format version into the
 // empty receiver. One id held with different amounts by two actors (or in
 // both halves of a Counter) is a conflict Merge can produce, not corruption.
-func (g *GCounter) decodeBody(d *wire.Decoder, version uint64) error {
+// sizes are the body's entry sizes from scanSizes (perhaps fewer
+// than its entries, or none, when the input is corrupt); they size
+// allocations only.
+func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize) error {
 	fields := 6
 	if version == 1 {
 		fields = 5
@@ -152,6 +247,16 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64) error {
 	if err != nil {
 		return err
 	}
+	// Size the index once: the table an Add per transaction would have
+	// grown to (Add keeps it at most 80% full), the actor map and slice.
+	txns := 0
+	for _, s := range sizes {
+		txns += int(s.txns)
+	}
+	g.tab = newTable((5*txns + 7) / 8)
+	g.entries = make(map[crdt.ActorID]*entry, len(sizes))
+	g.ents = make([]*entry, 0, len(sizes))
+	var seen idSet
 	var prev crdt.ActorID
 	for i := 0; i < n; i++ {
 		k, err := d.ArrayLen(maxFields)
@@ -177,6 +282,9 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64) error {
 		if seq == 0 {
 			return fmt.Errorf("%w: actor %q has sequence number 0", crdt.ErrCorruptEncoding, a)
 		}
+		if seq > MaxSeq {
+			return fmt.Errorf("%w: actor %q has sequence number %d, above MaxSeq (%d)", crdt.ErrCorruptEncoding, a, seq, MaxSeq)
+		}
 		if total, err = d.NonNegInt(); err != nil {
 			return err
 		}
@@ -185,28 +293,21 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64) error {
 				return err
 			}
 		}
-		seen := map[crdt.TxnID]struct{}{}
-		var lists [2][]Txn // history, folded record
-		for part := 0; part < 2; part++ {
-			m, err := d.ArrayLen(MaxEntriesPerActor - len(seen))
-			if err != nil {
-				return err
-			}
-			list := make([]Txn, 0, m)
-			for j := 0; j < m; j++ {
-				t, err := decodeTxn(d)
-				if err != nil {
-					return err
-				}
-				if _, dup := seen[t.ID]; dup {
-					return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, t.ID)
-				}
-				seen[t.ID] = struct{}{}
-				list = append(list, t)
-			}
-			lists[part] = list
+		var size entrySize
+		if i < len(sizes) {
+			size = sizes[i]
 		}
-		g.swap(a, nil, entryFrom(a, seq, total, forgot, lists[0], lists[1]))
+		e, err := decodeEntry(d, a, size, &seen)
+		if err != nil {
+			return err
+		}
+		e.seq, e.total, e.forgot = seq, total, forgot
+		g.swap(a, nil, e)
+	}
+	if 8*g.tab.n < len(g.tab.tab) && len(g.tab.tab) > 1<<minTabBits {
+		// Actors share most ids: the table sized for every transaction is
+		// mostly empty. Keep one sized for the distinct ones.
+		g.rebuild()
 	}
 	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
@@ -214,26 +315,138 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64) error {
 	return nil
 }
 
-func decodeTxn(d *wire.Decoder) (Txn, error) {
-	k, err := d.ArrayLen(maxFields)
+// decodeEntry reads the history and folded record of actor a's entry
+// straight into a new, uninstalled entry whose ring, ids and id string are
+// allocated for size (from scanSizes; when it is wrong, which can only
+// happen in an input the decoder refuses, they grow instead). Every id of
+// the entry is a substring of one string, copied once from the input.
+// seen is scratch space reused across entries.
+func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
+	nh, err := d.ArrayLen(MaxEntriesPerActor)
 	if err != nil {
-		return Txn{}, err
+		return nil, err
 	}
-	if k != 2 {
-		return Txn{}, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
+	// The folded record goes to ring positions [0, nf) and the history to
+	// [nf, nf+nh), as entryFrom lays them out.
+	n := max(int(size.txns), nh)
+	e := newEntry(a, n)
+	nf := n - nh
+	var ids strings.Builder
+	ids.Grow(int(size.idBytes))
+	seen.reset(n)
+	// pos returns the ring position of the j-th transaction read.
+	pos := func(j int) int {
+		if j < nh {
+			return nf + j
+		}
+		return j - nh
 	}
-	id, err := d.Txn()
-	if err != nil {
-		return Txn{}, err
+	for part, m, read := 0, nh, 0; part < 2; part++ {
+		if part == 1 {
+			if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
+				return nil, err
+			}
+			if m != nf {
+				// size was wrong: lay the history out again.
+				old := e
+				e = newEntry(a, nh+m)
+				copy(e.ring[m:], old.ring[nf:nf+nh])
+				copy(e.ids[m:], old.ids[nf:nf+nh])
+				nf = m
+			}
+		}
+		for j := 0; j < m; j, read = j+1, read+1 {
+			k, err := d.ArrayLen(maxFields)
+			if err != nil {
+				return nil, err
+			}
+			if k != 2 {
+				return nil, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
+			}
+			b, err := d.StringBytes(crdt.MaxIDLen)
+			if err != nil {
+				return nil, err
+			}
+			start := ids.Len()
+			ids.Write(b)
+			x := crdt.TxnID(ids.String()[start:])
+			if err := x.Validate(); err != nil {
+				return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+			}
+			amt, err := d.Int()
+			if err != nil {
+				return nil, err
+			}
+			if amt <= 0 {
+				return nil, fmt.Errorf("%w: transaction %q has amount %d, want > 0", crdt.ErrCorruptEncoding, x, amt)
+			}
+			h := hashID(x)
+			if seen.add(e, x, tagOf(h), read, pos) {
+				return nil, fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, x)
+			}
+			p := pos(read)
+			e.ring[p] = item{amt: amt, tag: tagOf(h)}
+			e.ids[p] = x
+		}
 	}
-	amt, err := d.Int()
-	if err != nil {
-		return Txn{}, err
+	e.mid = uint32(nf)
+	e.tail = uint32(nf + nh)
+	return e, nil
+}
+
+// idSet finds a transaction read twice in one entry. It holds, by tag, the
+// read index + 1 of each transaction read so far; the entry's ring holds its
+// id. It is reused across entries, and reset costs O(entry size).
+type idSet struct {
+	slots []uint32
+	n     int
+}
+
+// reset empties s for an entry of about n transactions.
+func (s *idSet) reset(n int) {
+	c := 8
+	for c < 2*n {
+		c *= 2
 	}
-	if amt <= 0 {
-		return Txn{}, fmt.Errorf("%w: transaction %q has amount %d, want > 0", crdt.ErrCorruptEncoding, id, amt)
+	if cap(s.slots) < c {
+		s.slots = make([]uint32, c)
 	}
-	return Txn{ID: id, Amount: amt}, nil
+	s.slots = s.slots[:c]
+	clear(s.slots)
+	s.n = 0
+}
+
+// add records the read-th transaction x (tag tag) of e, whose earlier
+// transactions are at e's ring positions pos(j), and reports whether it was
+// already there.
+func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
+	if 2*(s.n+1) > len(s.slots) {
+		old := s.slots
+		s.slots = make([]uint32, 2*len(old))
+		for _, v := range old {
+			if v != 0 {
+				s.place(e.ring[pos(int(v-1))].tag, v)
+			}
+		}
+	}
+	mask := uint32(len(s.slots) - 1)
+	for i := tag & mask; s.slots[i] != 0; i = (i + 1) & mask {
+		if e.ids[pos(int(s.slots[i]-1))] == x {
+			return true
+		}
+	}
+	s.place(tag, uint32(read+1))
+	s.n++
+	return false
+}
+
+func (s *idSet) place(tag, v uint32) {
+	mask := uint32(len(s.slots) - 1)
+	i := tag & mask
+	for s.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	s.slots[i] = v
 }
 
 var _ crdt.Codec = (*GCounter)(nil)

@@ -185,19 +185,17 @@ func TestDecodeRejects(t *testing.T) {
 			entry(e, "a", 1, 0, Txn{"t", 0})
 			e.ArrayLen(0)
 		}), crdt.ErrCorruptEncoding},
-		"conflicting amounts": {enc(func(e *wire.Encoder) {
+		"seq MaxSeq+1": {enc(func(e *wire.Encoder) {
 			e.ArrayLen(2)
-			e.ArrayLen(2)
-			entry(e, "a", 1, 0, Txn{"t", 1})
-			entry(e, "b", 1, 0, Txn{"t", 2})
+			e.ArrayLen(1)
+			entry(e, "a", MaxSeq+1, 0)
 			e.ArrayLen(0)
 		}), crdt.ErrCorruptEncoding},
-		"credit and debit": {enc(func(e *wire.Encoder) {
+		"seq 2^64-1": {enc(func(e *wire.Encoder) {
 			e.ArrayLen(2)
 			e.ArrayLen(1)
-			entry(e, "a", 1, 0, Txn{"t", 1})
-			e.ArrayLen(1)
-			entry(e, "b", 1, 0, Txn{"t", 1})
+			entry(e, "a", math.MaxUint64, 0)
+			e.ArrayLen(0)
 		}), crdt.ErrCorruptEncoding},
 		"value overflows": {enc(func(e *wire.Encoder) {
 			e.ArrayLen(2)
@@ -255,6 +253,53 @@ func TestDecodeRejects(t *testing.T) {
 			require.True(t, c.Equal(before), "a failed decode leaves the receiver unchanged")
 		})
 	}
+	t.Run("seq bound named", func(t *testing.T) {
+		var c Counter
+		err := c.UnmarshalBinary(cases["seq 2^64-1"].data)
+		require.ErrorContains(t, err, `actor "a" has sequence number 18446744073709551615, above MaxSeq (9223372036854775807)`)
+	})
+	// Decoded as conflicts (which Merge can produce), not refused.
+	accepted := map[string][]byte{
+		"conflicting amounts": enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(2)
+			entry(e, "a", 1, 0, Txn{"t", 1})
+			entry(e, "b", 1, 0, Txn{"t", 2})
+			e.ArrayLen(0)
+		}),
+		"credit and debit": enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", 1, 0, Txn{"t", 1})
+			e.ArrayLen(1)
+			entry(e, "b", 1, 0, Txn{"t", 1})
+		}),
+		"seq MaxSeq": enc(func(e *wire.Encoder) {
+			e.ArrayLen(2)
+			e.ArrayLen(1)
+			entry(e, "a", MaxSeq, 0, Txn{"t", 1})
+			e.ArrayLen(0)
+		}),
+	}
+	for name, data := range accepted {
+		t.Run(name, func(t *testing.T) {
+			var c Counter
+			require.NoError(t, c.UnmarshalBinary(data))
+			for _, g := range []*GCounter{&c.p, &c.n} {
+				require.NoError(t, g.checkIndex())
+			}
+			again, err := c.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, data, again)
+		})
+	}
+	e, ok := func() (Entry, bool) {
+		var c Counter
+		require.NoError(t, c.UnmarshalBinary(accepted["seq MaxSeq"]))
+		return c.Positive().Entry("a")
+	}()
+	require.True(t, ok)
+	require.Equal(t, MaxSeq, e.Seq)
 	t.Run("too many actors", func(t *testing.T) {
 		big, err := New(Options{MaxActors: 10})
 		require.NoError(t, err)

@@ -1,0 +1,273 @@
+package tpncounter
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// memShape is a tgcounter encoding built to make the decoder allocate as
+// much as possible per input byte within the limits: up to actors entries
+// of up to perActor transactions each (all in the history, amount 1), until
+// the encoding reaches size bytes.
+type memShape struct {
+	name     string
+	actors   int // at most Options.MaxActors of the decoding counter
+	perActor int // at most MaxEntriesPerActor
+	// idLen is the length of every transaction id; 0 gives the shortest
+	// ids (95 of one byte, then two bytes, ...).
+	idLen int
+	// shared makes every actor hold the same ids (one multi record per id);
+	// otherwise every id is held by one actor.
+	shared bool
+}
+
+// memShapes are the shapes measured; the first is the worst (see
+// TestDecodeMemory for the figures).
+var memShapes = []memShape{
+	{name: "distinct-tiny-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor},
+	{name: "shared-tiny-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor, shared: true},
+	{name: "small-entries", actors: MaxActorsLimit, perActor: 3},
+	{name: "half-empty-rings", actors: DefaultMaxActors, perActor: MaxEntriesPerActor/2 + 1},
+	{name: "many-half-empty", actors: MaxActorsLimit, perActor: 33},
+	{name: "max-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor, idLen: crdt.MaxIDLen},
+	{name: "shared-max-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor, idLen: crdt.MaxIDLen, shared: true},
+}
+
+// tinyID returns the i-th id in length-then-lexical order over the 95
+// printable ASCII characters.
+func tinyID(i int) string {
+	n := 1
+	for span := 95; i >= span; span *= 95 {
+		i -= span
+		n++
+	}
+	b := make([]byte, n)
+	for k := n - 1; k >= 0; k-- {
+		b[k] = byte(0x20 + i%95)
+		i /= 95
+	}
+	return string(b)
+}
+
+// encoding returns the shape's tgcounter encoding of at most size bytes.
+func (s memShape) encoding(size int) []byte {
+	id := func(i int) string {
+		if s.idLen == 0 {
+			return tinyID(i)
+		}
+		return fmt.Sprintf("%0*d", s.idLen, i)
+	}
+	actors := make([]string, s.actors)
+	for i := range actors {
+		actors[i] = tinyID(i)
+	}
+	slices.Sort(actors)
+	// Plan the entries first: the body's array header depends on their
+	// number.
+	budget := size - 32 // envelope and body header
+	var lists [][]string
+	next := 0
+	for a := 0; a < s.actors && budget > 0; a++ {
+		budget -= 1 + wire.StrSize(len(actors[a])) + 3 + 3 + 1 // shape, actor, seq/total/forgot, headers
+		var list []string
+		for j := 0; j < s.perActor; j++ {
+			k := next + j
+			if s.shared {
+				k = j
+			}
+			x := id(k)
+			if need := 1 + wire.StrSize(len(x)) + 1; need <= budget {
+				budget -= need
+				list = append(list, x)
+			} else {
+				budget = 0
+				break
+			}
+		}
+		if !s.shared {
+			next += len(list)
+		}
+		lists = append(lists, list)
+	}
+	e := wire.NewEncoder(crdt.TagTGCounter, FormatVersion)
+	e.ArrayLen(len(lists))
+	for a, list := range lists {
+		e.ArrayLen(6)
+		e.String(actors[a])
+		e.Uint(1)
+		e.Int(0)
+		e.Int(0)
+		e.ArrayLen(len(list))
+		for _, x := range list {
+			e.ArrayLen(2)
+			e.String(x)
+			e.Int(1)
+		}
+		e.ArrayLen(0)
+	}
+	b, err := e.Bytes()
+	if err != nil || len(b) > size {
+		panic(fmt.Sprintf("shape %s: %d bytes, %v", s.name, len(b), err))
+	}
+	return b
+}
+
+// decodeMem decodes data into a GCounter with MaxActors actors and returns
+// the bytes allocated meanwhile (TotalAlloc), the peak growth of the heap's
+// objects during the decode (sampled) and the growth of the live heap with
+// the result still reachable.
+func decodeMem(t testing.TB, data []byte, maxActors int, decode func(*GCounter, []byte) error) (total, peak, live uint64, actors int) {
+	g, err := NewGCounter(Options{MaxActors: maxActors})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heap := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64()
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	base := heap()
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var max uint64
+		for {
+			if h := heap(); h > max {
+				max = h
+			}
+			select {
+			case <-stop:
+				done <- max
+				return
+			case <-time.After(100 * time.Microsecond):
+			}
+		}
+	}()
+	err = decode(g, data)
+	runtime.ReadMemStats(&after)
+	close(stop)
+	if max := <-done; max > base {
+		peak = max - base
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	total = after.TotalAlloc - before.TotalAlloc
+	runtime.GC()
+	if h := heap(); h > base {
+		live = h - base
+	}
+	runtime.KeepAlive(g)
+	runtime.KeepAlive(data)
+	return total, peak, live, g.Len()
+}
+
+// decodeMemK bounds what decoding allocates in total per input byte, for
+// the worst shapes of memShapes (measured on linux/amd64: 13.2 for
+// many-half-empty at 16 MiB and 14.2 for small-entries, whose 65,536
+// actors fill only 1.8 MB; the reference decoder allocates 26-35 there).
+// Nearly all of it is the decoded state: every ring slot takes 32 bytes
+// and rings have a power-of-two length, so an entry of 33 transactions of
+// 5 bytes each holds 64 slots.
+const decodeMemK = 16
+
+// TestDecodeMemory decodes the worst shape for allocation per input byte
+// (many actors, each with one transaction more than a power of two, ids of
+// one to three bytes) and requires the decoder to allocate at most
+// decodeMemK bytes per input byte. The input is 1 MiB, so that the test
+// stays quick under the race detector: the ratio, not the size, is what is
+// bounded, and it is the same at 16 MiB (TestDecodeMemoryReport).
+func TestDecodeMemory(t *testing.T) {
+	const size = 1 << 20
+	s := memShape{name: "many-half-empty", actors: MaxActorsLimit, perActor: 33}
+	data := s.encoding(size)
+	// A limit keeps the garbage collector close behind a decoder that
+	// allocates too much, so that the test fails on the assertion rather
+	// than by exhausting the machine.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(int64(64<<20 + 2*decodeMemK*len(data))))
+	total, peak, live, actors := decodeMem(t, data, s.actors, (*GCounter).UnmarshalBinary)
+	in := float64(len(data))
+	t.Logf("%s, %d bytes, %d actors: allocated %.2fx the input, peak heap %.2fx, live %.2fx",
+		s.name, len(data), actors, float64(total)/in, float64(peak)/in, float64(live)/in)
+	if total > decodeMemK*uint64(len(data)) {
+		t.Errorf("decoding %d bytes allocated %d bytes (%.2fx), more than %dx", len(data), total, float64(total)/in, decodeMemK)
+	}
+}
+
+// TestDecodeMemoryReport prints the allocation of every shape at 16 MiB,
+// by the decoder and by the reference decoder.
+func TestDecodeMemoryReport(t *testing.T) {
+	if os.Getenv("COUNTERKIT_DECODE_MEMORY") == "" {
+		t.Skip("set COUNTERKIT_DECODE_MEMORY=1 to print the figures (about a minute)")
+	}
+	for _, s := range memShapes {
+		data := s.encoding(crdt.DefaultMaxEncodedSize)
+		in := float64(len(data))
+		for _, dec := range []struct {
+			name string
+			f    func(*GCounter, []byte) error
+		}{{"decoder", (*GCounter).UnmarshalBinary}, {"reference", refUnmarshalGCounter}} {
+			total, peak, live, actors := decodeMem(t, data, s.actors, dec.f)
+			t.Logf("%-18s %-9s input %8d B, %5d actors: allocated %10d B (%5.2fx), peak heap %10d B (%5.2fx), live %10d B (%5.2fx)",
+				s.name, dec.name, len(data), actors, total, float64(total)/in, peak, float64(peak)/in, live, float64(live)/in)
+		}
+	}
+}
+
+// BenchmarkDecode decodes the worst shape at 16 MiB and the 100 actors × 10
+// history state of BenchmarkEncodedSize, with the decoder and the reference
+// decoder, reporting the allocation per input byte.
+func BenchmarkDecode(b *testing.B) {
+	normal, _ := New(Options{})
+	for a := 0; a < 100; a++ {
+		for h := 0; h < 10; h++ {
+			normal.Apply(crdt.ActorID(fmt.Sprintf("actor-%04d", a)), crdt.TxnID(fmt.Sprintf("txn-%04d-%04d", a, h)), 1000)
+		}
+	}
+	inputs := []struct {
+		name      string
+		data      []byte
+		maxActors int
+	}{
+		{"100x10", must(normal.Positive().MarshalBinary()), 0},
+		{"worst-16MiB", memShape{actors: MaxActorsLimit, perActor: 33}.encoding(crdt.DefaultMaxEncodedSize), MaxActorsLimit},
+	}
+	for _, in := range inputs {
+		for _, dec := range []struct {
+			name string
+			f    func(*GCounter, []byte) error
+		}{{"decoder", (*GCounter).UnmarshalBinary}, {"reference", refUnmarshalGCounter}} {
+			b.Run(in.name+"/"+dec.name, func(b *testing.B) {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					g, _ := NewGCounter(Options{MaxActors: in.maxActors})
+					if err := dec.f(g, in.data); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(in.data)), "alloc/input-byte")
+			})
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,264 @@
+package tpncounter
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// The reference decoder is the straightforward one the package had before
+// decoding was made to allocate each part of the state once (it collects
+// every entry's transactions in []Txn lists and a map, then builds the entry
+// with entryFrom), plus the MaxSeq check. The real decoder must accept the
+// same inputs with the same errors and build the same states; the
+// reference's allocations are also the "before" figures of
+// TestDecodeMemory.
+
+func refUnmarshalGCounter(g *GCounter, data []byte) error {
+	g.init()
+	d, version, err := wire.NewDecoder(data, crdt.TagTGCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
+	if err != nil {
+		return err
+	}
+	n := &GCounter{o: g.o}
+	n.init()
+	if err := n.refDecodeBody(d, version); err != nil {
+		return err
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	*g = *n
+	return nil
+}
+
+func refUnmarshalCounter(c *Counter, data []byte) error {
+	c.p.init()
+	d, version, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
+	if err != nil {
+		return err
+	}
+	k, err := d.ArrayLen(maxFields)
+	if err != nil {
+		return err
+	}
+	if k != 2 {
+		return fmt.Errorf("%w: counter body has %d halves, want 2", crdt.ErrCorruptEncoding, k)
+	}
+	n := &Counter{}
+	n.p.o, n.n.o = c.p.o, c.p.o
+	n.p.init()
+	n.n.init()
+	if err := n.p.refDecodeBody(d, version); err != nil {
+		return err
+	}
+	if err := n.n.refDecodeBody(d, version); err != nil {
+		return err
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	*c = *n
+	c.cross = nil
+	c.link()
+	c.findCross(c.p.ents, nil)
+	return nil
+}
+
+func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
+	fields := 6
+	if version == 1 {
+		fields = 5
+	}
+	n, err := d.ArrayLen(g.o.MaxActors)
+	if err != nil {
+		return err
+	}
+	var prev crdt.ActorID
+	for i := 0; i < n; i++ {
+		k, err := d.ArrayLen(maxFields)
+		if err != nil {
+			return err
+		}
+		if k != fields {
+			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
+		}
+		a, err := d.Actor()
+		if err != nil {
+			return err
+		}
+		if i > 0 && a <= prev {
+			return fmt.Errorf("%w: actor %q not in strictly ascending order", crdt.ErrCorruptEncoding, a)
+		}
+		prev = a
+		var seq uint64
+		var total, forgot int64
+		if seq, err = d.Uint(); err != nil {
+			return err
+		}
+		if seq == 0 {
+			return fmt.Errorf("%w: actor %q has sequence number 0", crdt.ErrCorruptEncoding, a)
+		}
+		if seq > MaxSeq {
+			return fmt.Errorf("%w: actor %q has sequence number %d, above MaxSeq (%d)", crdt.ErrCorruptEncoding, a, seq, MaxSeq)
+		}
+		if total, err = d.NonNegInt(); err != nil {
+			return err
+		}
+		if fields == 6 {
+			if forgot, err = d.NonNegInt(); err != nil {
+				return err
+			}
+		}
+		seen := map[crdt.TxnID]struct{}{}
+		var lists [2][]Txn // history, folded record
+		for part := 0; part < 2; part++ {
+			m, err := d.ArrayLen(MaxEntriesPerActor - len(seen))
+			if err != nil {
+				return err
+			}
+			list := make([]Txn, 0, m)
+			for j := 0; j < m; j++ {
+				t, err := refDecodeTxn(d)
+				if err != nil {
+					return err
+				}
+				if _, dup := seen[t.ID]; dup {
+					return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, t.ID)
+				}
+				seen[t.ID] = struct{}{}
+				list = append(list, t)
+			}
+			lists[part] = list
+		}
+		g.swap(a, nil, entryFrom(a, seq, total, forgot, lists[0], lists[1]))
+	}
+	if v, ok := g.val.Int64(); !ok || v < 0 {
+		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
+	}
+	return nil
+}
+
+func refDecodeTxn(d *wire.Decoder) (Txn, error) {
+	k, err := d.ArrayLen(maxFields)
+	if err != nil {
+		return Txn{}, err
+	}
+	if k != 2 {
+		return Txn{}, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
+	}
+	id, err := d.Txn()
+	if err != nil {
+		return Txn{}, err
+	}
+	amt, err := d.Int()
+	if err != nil {
+		return Txn{}, err
+	}
+	if amt <= 0 {
+		return Txn{}, fmt.Errorf("%w: transaction %q has amount %d, want > 0", crdt.ErrCorruptEncoding, id, amt)
+	}
+	return Txn{ID: id, Amount: amt}, nil
+}
+
+// checkSameAsReference decodes data with both decoders, as a Counter and as
+// a GCounter, and fails unless they give the same error text, or equal
+// states with sound indexes.
+func checkSameAsReference(t *testing.T, data []byte) {
+	t.Helper()
+	var c, rc Counter
+	err, rerr := c.UnmarshalBinary(data), refUnmarshalCounter(&rc, data)
+	if fmt.Sprint(err) != fmt.Sprint(rerr) {
+		t.Fatalf("Counter: decoder says %v, reference %v (input %x)", err, rerr, data)
+	}
+	if err == nil {
+		if !c.Equal(&rc) || c.Value() != rc.Value() || c.Horizon() != rc.Horizon() {
+			t.Fatalf("Counter: decoded states differ (input %x)", data)
+		}
+		for _, g := range []*GCounter{&c.p, &c.n} {
+			if err := g.checkIndex(); err != nil {
+				t.Fatalf("Counter: decoded index: %v (input %x)", err, data)
+			}
+		}
+	}
+	var g, rg GCounter
+	err, rerr = g.UnmarshalBinary(data), refUnmarshalGCounter(&rg, data)
+	if fmt.Sprint(err) != fmt.Sprint(rerr) {
+		t.Fatalf("GCounter: decoder says %v, reference %v (input %x)", err, rerr, data)
+	}
+	if err == nil {
+		if !g.Equal(&rg) || g.Value() != rg.Value() || g.Horizon() != rg.Horizon() {
+			t.Fatalf("GCounter: decoded states differ (input %x)", data)
+		}
+		if err := g.checkIndex(); err != nil {
+			t.Fatalf("GCounter: decoded index: %v (input %x)", err, data)
+		}
+	}
+}
+
+// referenceInputs are the golden encodings, both halves of each as
+// GCounters, and some worst-case shapes at a small size.
+func referenceInputs(t testing.TB) [][]byte {
+	var out [][]byte
+	for name, c := range codecCases() {
+		for _, enc := range []interface{ MarshalBinary() ([]byte, error) }{c, c.Positive(), c.Negative()} {
+			b, err := enc.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, b)
+		}
+		if v1, err := os.ReadFile(filepath.Join("testdata", "v1", name+".tpn")); err == nil {
+			out = append(out, v1)
+		}
+	}
+	for _, s := range memShapes {
+		s.actors = min(s.actors, 20)
+		s.perActor = min(s.perActor, 40)
+		out = append(out, s.encoding(600))
+	}
+	return out
+}
+
+// TestDecodeSameAsReference compares the decoders on every prefix of the
+// reference inputs (each is corrupt but the whole) and on random one-byte
+// changes of them.
+func TestDecodeSameAsReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	changes := 300
+	if testing.Short() {
+		changes = 30
+	}
+	for _, data := range referenceInputs(t) {
+		for n := 0; n <= len(data); n++ {
+			checkSameAsReference(t, data[:n])
+		}
+		for k := 0; k < changes; k++ {
+			b := bytes.Clone(data)
+			b[rng.Intn(len(b))] = byte(rng.Intn(256))
+			checkSameAsReference(t, b)
+		}
+	}
+}
+
+// FuzzDecodeSameAsReference checks any input the same way.
+func FuzzDecodeSameAsReference(f *testing.F) {
+	for _, data := range referenceInputs(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkSameAsReference(t, data)
+		var c Counter
+		if err := c.UnmarshalBinary(data); err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) &&
+			!errors.Is(err, crdt.ErrTypeMismatch) && !errors.Is(err, crdt.ErrUnsupportedVersion) {
+			t.Fatalf("error wraps no decoder sentinel: %v", err)
+		}
+	})
+}
