@@ -60,8 +60,12 @@ func TestTimedRetryAfterWindowIsRefused(t *testing.T) {
 	require.Equal(t, Applied, apply(t, c, "b", "z@11", 5))
 	_, err = c.Apply("b", "w@10", 5)
 	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
-	// Debits are checked against N's horizon, which has not moved.
-	require.Equal(t, Applied, apply(t, c, "b", "d@1", -1))
+	// Debits are checked against the later of both halves' horizons: the
+	// losing write of a credit/debit conflict is forgotten in the other
+	// half, so an old debit is refused too, and a debit after it applied.
+	_, err = c.Apply("b", "d@1", -1)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+	require.Equal(t, Applied, apply(t, c, "b", "d@12", -1))
 }
 
 func TestTimedRejectsIDsWithoutTime(t *testing.T) {
