@@ -783,6 +783,9 @@ func (g *GCounter) commit(e *entry, p plan) {
 	e.mid += uint32(p.fold)
 	if !solo {
 		for off := nf; off < nf+uint32(p.fold); off++ {
+			if q := e.pos(off); e.ring[q].multi != 0 {
+				g.folded(e.ring[q].multi, e.locAt(q))
+			}
 			g.contrib(&g.val, 1, g.refAt(e, off))
 		}
 	}

@@ -193,6 +193,14 @@ type multiRec struct {
 	id      crdt.TxnID
 	tag     uint32
 	holders []loc
+	// Kept in step with the holders, so that adding or folding a holder
+	// reads none of the others (a hostile state may give one transaction
+	// thousands of holders): own is the owner's location (see owner),
+	// nfold the number of holders that folded it, hsum and fsum the sums of
+	// the history and the folded copies' amounts.
+	own        loc
+	nfold      int
+	hsum, fsum exact.Int128
 }
 
 // The GCounter's index: every transaction some actor holds is found through
@@ -308,17 +316,46 @@ func (g *GCounter) owner(r ref) (*entry, uint32) {
 	if r&soloBit != 0 {
 		return g.itemOf(r &^ soloBit)
 	}
-	var be *entry
-	var bp uint32
-	bf := false
-	for _, l := range g.multi[r].holders {
-		e, p := g.itemOf(l)
-		f := e.foldedAt(p)
-		if be == nil || (f && !bf) || (f == bf && e.actor < be.actor) {
-			be, bp, bf = e, p, f
-		}
+	return g.itemOf(g.multi[r].own)
+}
+
+// beats reports whether holder a's copy counts before holder b's (see
+// owner).
+func (g *GCounter) beats(a, b loc) bool {
+	ae, ap := g.itemOf(a)
+	be, bp := g.itemOf(b)
+	if fa, fb := ae.foldedAt(ap), be.foldedAt(bp); fa != fb {
+		return fa
 	}
-	return be, bp
+	return ae.actor < be.actor
+}
+
+// hold adds holder l, already in record m's holders, to its sums and owner.
+func (g *GCounter) hold(m uint32, l loc) {
+	rec := &g.multi[m]
+	e, p := g.itemOf(l)
+	if e.foldedAt(p) {
+		rec.nfold++
+		rec.fsum.Add(e.ring[p].amt)
+	} else {
+		rec.hsum.Add(e.ring[p].amt)
+	}
+	if len(rec.holders) == 1 || g.beats(l, rec.own) {
+		rec.own = l
+	}
+}
+
+// folded moves holder l of record m, which its entry has just folded,
+// from the history sums to the folded ones.
+func (g *GCounter) folded(m uint32, l loc) {
+	rec := &g.multi[m]
+	e, p := g.itemOf(l)
+	rec.hsum.Sub(e.ring[p].amt)
+	rec.fsum.Add(e.ring[p].amt)
+	rec.nfold++
+	if l != rec.own && g.beats(l, rec.own) {
+		rec.own = l
+	}
 }
 
 // counts returns how many actors hold r's transaction in their history and
@@ -330,14 +367,8 @@ func (g *GCounter) counts(r ref) (inHist, inFolded int) {
 		}
 		return 1, 0
 	}
-	for _, l := range g.multi[r].holders {
-		if e, p := g.itemOf(l); e.foldedAt(p) {
-			inFolded++
-		} else {
-			inHist++
-		}
-	}
-	return
+	rec := &g.multi[r]
+	return len(rec.holders) - rec.nfold, rec.nfold
 }
 
 // refAt returns the ref of e's item at offset off (e installed).
@@ -364,24 +395,22 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 		}
 		return
 	}
-	hs := g.multi[r].holders
-	if g.variant == variantCountEveryCopy {
-		for _, l := range hs {
-			if e, p := g.itemOf(l); !e.foldedAt(p) {
-				a.Add(sign * e.ring[p].amt)
-			}
+	rec := &g.multi[r]
+	d := rec.hsum // variantCountEveryCopy: every history copy
+	if g.variant != variantCountEveryCopy {
+		oe, op := g.itemOf(rec.own)
+		if !oe.foldedAt(op) {
+			a.Add(sign * oe.ring[op].amt)
+			return
 		}
-		return
+		d = rec.fsum // minus every folded copy but the owner's
+		d.Sub(oe.ring[op].amt)
+		sign = -sign
 	}
-	oe, op := g.owner(r)
-	if !oe.foldedAt(op) {
-		a.Add(sign * oe.ring[op].amt)
-		return
-	}
-	for _, l := range hs {
-		if e, p := g.itemOf(l); e != oe && e.foldedAt(p) {
-			a.Add(-sign * e.ring[p].amt)
-		}
+	if sign > 0 {
+		a.AddInt128(d)
+	} else {
+		a.SubInt128(d)
 	}
 }
 
@@ -407,16 +436,17 @@ func (g *GCounter) install(e *entry, off uint32) {
 	}
 	g.contrib(&g.val, -1, r)
 	if r&soloBit != 0 {
-		m := g.newMulti(multiRec{id: e.ids[p], tag: it.tag, holders: []loc{r &^ soloBit, l}})
+		first := r &^ soloBit
+		m := g.newMulti(multiRec{id: e.ids[p], tag: it.tag, holders: []loc{first}})
+		g.hold(m, first)
 		g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
-		oe, op := g.itemOf(r &^ soloBit)
+		oe, op := g.itemOf(first)
 		oe.ring[op].multi = m
-		it.multi = m
 		r = m
-	} else {
-		g.multi[r].holders = append(g.multi[r].holders, l)
-		it.multi = r
 	}
+	g.multi[r].holders = append(g.multi[r].holders, l)
+	it.multi = r
+	g.hold(r, l)
 	g.contrib(&g.val, 1, r)
 }
 
@@ -433,10 +463,24 @@ func (g *GCounter) uninstall(e *entry, off uint32) ref {
 		return 0
 	}
 	m := it.multi
-	it.multi = 0
 	rec := &g.multi[m]
+	if e.foldedAt(p) {
+		rec.nfold--
+		rec.fsum.Sub(it.amt)
+	} else {
+		rec.hsum.Sub(it.amt)
+	}
+	it.multi = 0
 	i := slices.Index(rec.holders, l)
 	rec.holders = slices.Delete(rec.holders, i, i+1)
+	if rec.own == l && len(rec.holders) > 1 {
+		rec.own = rec.holders[0]
+		for _, h := range rec.holders[1:] {
+			if g.beats(h, rec.own) {
+				rec.own = h
+			}
+		}
+	}
 	if len(rec.holders) == 1 {
 		l2 := rec.holders[0]
 		g.tab.replace(tableKey(rec.tag, m), tableKey(rec.tag, soloBit|l2))
@@ -468,8 +512,11 @@ func (g *GCounter) relocate(it item, from, to loc) {
 		g.tab.replace(tableKey(it.tag, soloBit|from), tableKey(it.tag, soloBit|to))
 		return
 	}
-	hs := g.multi[it.multi].holders
-	hs[slices.Index(hs, from)] = to
+	rec := &g.multi[it.multi]
+	rec.holders[slices.Index(rec.holders, from)] = to
+	if rec.own == from {
+		rec.own = to
+	}
 }
 
 // compact removes the items at the given offsets (ascending, already

@@ -96,10 +96,27 @@ func (g *GCounter) checkIndex() error {
 		if len(rec.holders) < 2 {
 			return fmt.Errorf("multi record %d (%q) has %d holder", m, rec.id, len(rec.holders))
 		}
+		var hsum, fsum exact.Int128
+		nfold, own := 0, rec.holders[0]
 		for _, l := range rec.holders {
-			if e, p := g.itemOf(l); e == nil || e.ring[p].multi != uint32(m) || e.ids[p] != rec.id {
+			e, p := g.itemOf(l)
+			if e == nil || e.ring[p].multi != uint32(m) || e.ids[p] != rec.id {
 				return fmt.Errorf("multi record %d (%q): holder %x does not point back", m, rec.id, l)
 			}
+			if e.foldedAt(p) {
+				nfold++
+				fsum.Add(e.ring[p].amt)
+			} else {
+				hsum.Add(e.ring[p].amt)
+			}
+			oe, op := g.itemOf(own)
+			if f, of := e.foldedAt(p), oe.foldedAt(op); (f && !of) || (f == of && e.actor < oe.actor) {
+				own = l
+			}
+		}
+		if nfold != rec.nfold || hsum != rec.hsum || fsum != rec.fsum || own != rec.own {
+			return fmt.Errorf("multi record %d (%q): kept nfold %d, sums %v/%v, owner %x; recounted %d, %v/%v, %x",
+				m, rec.id, rec.nfold, rec.hsum, rec.fsum, rec.own, nfold, hsum, fsum, own)
 		}
 	}
 	if nm != g.nmulti || len(g.mfree) != len(g.multi)-1-nm {
@@ -385,6 +402,37 @@ func TestCheckIndexCatchesBrokenIndexes(t *testing.T) {
 		"entry detached from map":    func(g *GCounter) { delete(g.entries, "a1") },
 	} {
 		g := build()
+		corrupt(g)
+		require.Error(t, g.checkIndex(), name)
+	}
+	// The multi records' kept owner and sums.
+	shared := func() *GCounter {
+		g := build()
+		o, _ := NewGCounter(Options{HistoryLength: 2, FoldedLength: 2, TxnTime: atTime})
+		for _, a := range []crdt.ActorID{"a9", "a8"} {
+			_, err := o.Apply(a, "t11@12", 12)
+			require.NoError(t, err)
+		}
+		require.NoError(t, g.Merge(o))
+		require.NoError(t, g.checkIndex())
+		require.Positive(t, g.nmulti)
+		return g
+	}
+	rec := func(g *GCounter) *multiRec {
+		for m := 1; m < len(g.multi); m++ {
+			if len(g.multi[m].holders) > 0 {
+				return &g.multi[m]
+			}
+		}
+		panic("no multi record")
+	}
+	for name, corrupt := range map[string]func(g *GCounter){
+		"owner wrong":       func(g *GCounter) { r := rec(g); r.own = r.holders[len(r.holders)-1] },
+		"history sum wrong": func(g *GCounter) { rec(g).hsum.Add(1) },
+		"folded sum wrong":  func(g *GCounter) { rec(g).fsum.Add(1) },
+		"fold count wrong":  func(g *GCounter) { rec(g).nfold++ },
+	} {
+		g := shared()
 		corrupt(g)
 		require.Error(t, g.checkIndex(), name)
 	}

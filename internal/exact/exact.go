@@ -29,6 +29,20 @@ func (a *Int128) Sub(v int64) {
 	a.hi -= int64(borrow) + (v >> 63)
 }
 
+// AddInt128 adds b (modulo 2^128).
+func (a *Int128) AddInt128(b Int128) {
+	var carry uint64
+	a.lo, carry = bits.Add64(a.lo, b.lo, 0)
+	a.hi += b.hi + int64(carry)
+}
+
+// SubInt128 subtracts b (modulo 2^128).
+func (a *Int128) SubInt128(b Int128) {
+	var borrow uint64
+	a.lo, borrow = bits.Sub64(a.lo, b.lo, 0)
+	a.hi -= b.hi + int64(borrow)
+}
+
 // Int64 returns the value and whether it fits in an int64.
 func (a Int128) Int64() (int64, bool) {
 	return int64(a.lo), a.hi == int64(a.lo)>>63

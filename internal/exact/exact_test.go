@@ -30,14 +30,27 @@ func TestAgainstBig(t *testing.T) {
 	for i := 0; i < proptest.Scale(2000); i++ {
 		var a exact.Int128
 		want := new(big.Int)
+		var b exact.Int128 // a second accumulator, added or subtracted whole
+		wantB := new(big.Int)
 		for j := rng.Intn(20); j > 0; j-- {
 			v := term()
-			if rng.Intn(2) == 0 {
+			switch rng.Intn(4) {
+			case 0:
 				a.Add(v)
 				want.Add(want, big.NewInt(v))
-			} else {
+			case 1:
 				a.Sub(v)
 				want.Sub(want, big.NewInt(v))
+			case 2:
+				b.Add(v)
+				wantB.Add(wantB, big.NewInt(v))
+				a.AddInt128(b)
+				want.Add(want, wantB)
+			default:
+				b.Sub(v)
+				wantB.Sub(wantB, big.NewInt(v))
+				a.SubInt128(b)
+				want.Sub(want, wantB)
 			}
 			got, ok := a.Int64()
 			fits := want.Cmp(minI) >= 0 && want.Cmp(maxI) <= 0
