@@ -177,76 +177,11 @@ func (c Cell) Validate() error {
 }
 
 // defect returns why no multiset of Count integer deltas has these
-// aggregates, or "" when they pass every check. The checks are tally's for
-// its Stats, all exact:
-//
-//   - Count ≥ 1 and Min ≤ Max;
-//   - when Count = 1 or Min = Max, every delta is Min: Sum = Count·Min and
-//     the sum of squares is Count·Min²;
-//   - otherwise one delta is Min, one is Max and the other Count − 2 lie in
-//     [Min, Max], so their sum r = Sum − Min − Max lies in
-//     [(Count−2)·Min, (Count−2)·Max];
-//   - the sum of squares ≡ Sum (mod 2), because x² ≡ x (mod 2);
-//   - the sum of squares lies between the least and the greatest of any
-//     such multiset: the least spreads r over the Count − 2 as evenly as
-//     integers allow, the greatest puts them at the ends (all at Min or Max
-//     but one).
-//
-// Both bounds are attained, so the interval is the tightest one; every real
-// multiset passes, Add keeps cells that pass passing (concatenating two
-// multisets that attain each operand's bounds shows the combined bounds
-// enclose the sum), and the least bound is at least Sum²/Count
-// (Cauchy–Schwarz), so Variance is never negative for cells that pass.
+// aggregates, or "" when they pass every check: the checks of tally's Stats
+// (exact.StatsDefect), which Add keeps passing and under which Variance is
+// never negative.
 func (s Stats) defect() string {
-	n, sum, lo, hi, sq := s.Count, s.Sum, s.Min, s.Max, s.SumSquares()
-	switch {
-	case n < 1:
-		return "count must be at least 1"
-	case lo > hi:
-		return "min above max"
-	}
-	N, S, m, M := big.NewInt(n), big.NewInt(sum), big.NewInt(lo), big.NewInt(hi)
-	square := func(x *big.Int) *big.Int { return new(big.Int).Mul(x, x) }
-	mul := func(x, y *big.Int) *big.Int { return new(big.Int).Mul(x, y) }
-	if n == 1 || lo == hi {
-		if lo != hi || S.Cmp(mul(N, m)) != 0 || sq.Cmp(mul(N, square(m))) != 0 {
-			return "with one delta, or min = max, every delta is min: want min = max, sum = count·min, sum of squares = count·min²"
-		}
-		return ""
-	}
-	// d deltas other than one min and one max, summing to r.
-	d := big.NewInt(n - 2)
-	r := new(big.Int).Sub(S, m)
-	r.Sub(r, M)
-	if r.Cmp(mul(d, m)) < 0 || r.Cmp(mul(d, M)) > 0 {
-		return "sum outside [(count−1)·min + max, min + (count−1)·max]"
-	}
-	if new(big.Int).Sub(sq, S).Bit(0) != 0 {
-		return "sum of squares and sum differ in parity (x² ≡ x mod 2)"
-	}
-	ends := new(big.Int).Add(square(m), square(M))
-	least := new(big.Int).Set(ends)
-	if n > 2 {
-		// d−k of them at q and k at q+1, where r = q·d + k, 0 ≤ k < d.
-		q, k := new(big.Int).DivMod(r, d, new(big.Int))
-		least.Add(least, mul(new(big.Int).Sub(d, k), square(q)))
-		least.Add(least, mul(k, square(new(big.Int).Add(q, big.NewInt(1)))))
-	}
-	// j of them at max, one at min + rem and d − j − 1 at min, where
-	// r − d·min = j·(max − min) + rem; j = d only when rem = 0, and then the
-	// −1 cancels the one at min + rem.
-	t := new(big.Int).Sub(r, mul(d, m))
-	j, rem := new(big.Int).DivMod(t, new(big.Int).Sub(M, m), new(big.Int))
-	greatest := new(big.Int).Add(ends, mul(j, square(M)))
-	greatest.Add(greatest, square(new(big.Int).Add(m, rem)))
-	greatest.Add(greatest, mul(new(big.Int).Sub(d, new(big.Int).Add(j, big.NewInt(1))), square(m)))
-	switch {
-	case sq.Cmp(least) < 0:
-		return fmt.Sprintf("sum of squares below %s, the least any such deltas have", least)
-	case sq.Cmp(greatest) > 0:
-		return fmt.Sprintf("sum of squares above %s, the greatest any such deltas have", greatest)
-	}
-	return ""
+	return exact.StatsDefect(s.Count, s.Sum, s.Min, s.Max, s.SumSquares())
 }
 
 // stats returns the aggregates this cell contributes to a read.
