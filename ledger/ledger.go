@@ -298,7 +298,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		if err != nil {
 			return res, err
 		}
-		if out, err := fetched.Known(txn, amount); err != nil || out != 0 {
+		if out, owner, err := fetched.Known(txn, amount); err != nil || out != 0 {
 			if err != nil {
 				return res, err
 			}
@@ -306,8 +306,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 			if err != nil {
 				return res, err
 			}
-			res.Outcome, res.Landed, res.Value = out, true, view.Value()
-			res.Owner, _ = fetched.Owner(txn)
+			res.Outcome, res.Landed, res.Value, res.Owner = out, true, view.Value(), owner
 			if appliedHere && out != tpncounter.Superseded {
 				res.Outcome = tpncounter.Applied
 			}

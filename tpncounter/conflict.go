@@ -31,11 +31,16 @@ type Conflict struct {
 	Copies []Copy
 }
 
+// ownerCopy returns the owner's copy of r's transaction.
+func (g *GCounter) ownerCopy(r ref, sign int64) Copy {
+	oe, op := g.owner(r)
+	return Copy{Actor: oe.actor, Amount: sign * oe.ring[op].amt, Folded: oe.foldedAt(op)}
+}
+
 // copies returns every holder's copy of r's transaction, sorted by actor,
 // and the owner's.
 func (g *GCounter) copies(r ref, sign int64) (all []Copy, owner Copy) {
-	oe, op := g.owner(r)
-	owner = Copy{Actor: oe.actor, Amount: sign * oe.ring[op].amt, Folded: oe.foldedAt(op)}
+	owner = g.ownerCopy(r, sign)
 	if r&soloBit != 0 {
 		return []Copy{owner}, owner
 	}
@@ -87,6 +92,5 @@ func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if r == 0 {
 		return Copy{}, false
 	}
-	_, owner := g.copies(r, 1)
-	return owner, true
+	return g.ownerCopy(r, 1), true
 }

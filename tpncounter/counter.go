@@ -32,9 +32,6 @@ func (c *Counter) link() {
 	}
 	c.p.init()
 	c.n.init()
-	if c.cross == nil {
-		c.cross = map[crdt.TxnID]struct{}{}
-	}
 	c.p.twin, c.n.twin, c.n.neg = &c.n, &c.p, true
 	c.p.cross, c.n.cross = c.cross, c.cross
 }
@@ -61,6 +58,10 @@ func (c *Counter) findCross(newP, newN []*entry) {
 			}
 			for off := uint32(0); off < uint32(e.size()); off++ {
 				if x := e.ids[e.pos(off)]; side.other.get(x) != 0 {
+					if c.cross == nil { // made only when needed: almost never
+						c.cross = map[crdt.TxnID]struct{}{}
+						c.p.cross, c.n.cross = c.cross, c.cross
+					}
 					c.cross[x] = struct{}{}
 				}
 			}
@@ -156,16 +157,18 @@ func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if c == nil {
 		return Copy{}, false
 	}
-	pr, nr := c.p.get(txn), c.n.get(txn)
+	pr := c.p.get(txn)
+	if pr != 0 && len(c.cross) == 0 {
+		return c.p.ownerCopy(pr, 1), true // held in P only: the common case
+	}
+	nr := c.n.get(txn)
 	switch {
 	case pr == 0 && nr == 0:
 		return Copy{}, false
 	case nr == 0 || (pr != 0 && !debitOwns(&c.p, pr, &c.n, nr)):
-		_, o := c.p.copies(pr, 1)
-		return o, true
+		return c.p.ownerCopy(pr, 1), true
 	default:
-		_, o := c.n.copies(nr, -1)
-		return o, true
+		return c.n.ownerCopy(nr, -1), true
 	}
 }
 
@@ -236,10 +239,10 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 		if len(c.cross) == 0 {
 			return half.known(txn, r, mag)
 		}
-		return c.Known(txn, amount)
+		return c.known(txn, amount)
 	}
 	if other.get(txn) != 0 {
-		return c.Known(txn, amount)
+		return c.known(txn, amount)
 	}
 	// Checked against the later of both halves' horizons: a retry usually
 	// keeps its sign, but the losing write of a credit/debit conflict was
@@ -255,18 +258,34 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 }
 
 // Known says what Apply would answer for a transaction the counter already
-// knows, without changing anything: Duplicate or DuplicateFolded for the
-// amount that counts, Superseded for the amount of a copy that lost a
-// conflict, and crdt.ErrConflictingTransaction for any other amount. It
-// returns 0 and no error when txn is unknown (Apply would apply it, or
-// refuse it as outside the window).
-func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, error) {
+// knows, without changing anything, and returns the copy that counts (see
+// Owner): Duplicate or DuplicateFolded for the amount that counts,
+// Superseded for the amount of a copy that lost a conflict, and
+// crdt.ErrConflictingTransaction for any other amount. It returns 0, a zero
+// Copy and no error when txn is unknown (Apply would apply it, or refuse it
+// as outside the window).
+func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 	o, ok := c.Owner(txn)
 	if !ok {
-		return 0, nil
+		return 0, Copy{}, nil
 	}
+	out, err := c.judge(txn, amount, o)
+	return out, o, err
+}
+
+// known is Known without the owner, for Apply.
+func (c *Counter) known(txn crdt.TxnID, amount int64) (Outcome, error) {
+	out, _, err := c.Known(txn, amount)
+	return out, err
+}
+
+// judge answers a retry of a known txn of the given signed amount, whose
+// owner's copy is o.
+func (c *Counter) judge(txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
-		if c.Status(txn) == Folded {
+		// The owner is folded exactly when some copy is: a folded copy
+		// always wins over a history copy, in either half.
+		if o.Folded {
 			return DuplicateFolded, nil
 		}
 		return Duplicate, nil
