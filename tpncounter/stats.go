@@ -22,7 +22,8 @@ type Stats struct {
 	Conflicts int
 }
 
-// Stats returns the counter's size in O(actors).
+// Stats returns the counter's size in O(actors + transactions two or more
+// actors hold).
 func (g *GCounter) Stats() Stats {
 	if g == nil {
 		return Stats{}
