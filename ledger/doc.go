@@ -46,7 +46,15 @@
 // before any ledger holding the transaction has performed HistoryLength +
 // FoldedLength further writes. After ErrAmbiguousWrite, retry the same
 // transaction promptly (on any ledger) or call Find; do not leave a ledger
-// with a pending write idle for long.
+// with a pending write idle for long. With timed transactions
+// (Options.Counter.TxnTime) a pending write that waited too long is
+// handled: when the ledger next reads, a transaction of its pending write
+// that it never saw land, that the store does not know and whose time is
+// not after the store's horizon is taken back out of the pending write
+// (tpncounter.Counter.Retract), since it may have been retried elsewhere,
+// counted and forgotten; a retry of it is refused with
+// crdt.ErrOutsideWindow, like any transaction that old. Untimed
+// transactions give the ledger nothing to judge that by.
 //
 // # Incarnations: restarts lose nothing
 //

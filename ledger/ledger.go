@@ -184,6 +184,10 @@ type Ledger struct {
 	mu      sync.Mutex
 	local   *tpncounter.Counter // the last state this ledger tried to write
 	pending bool                // local may hold a write not known to have landed
+	// unacked lists the transactions this ledger applied in writes not yet
+	// known to have landed (emptied by any write that lands): their
+	// callers were never told they landed.
+	unacked map[crdt.TxnID]struct{}
 
 	// A decode cache: the single sibling last read or written, decoded.
 	// Cached counters are never modified (writes work on clones).
@@ -329,7 +333,11 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		if appliedHere {
 			res.Outcome = tpncounter.Applied
 		}
-		done, err := l.write(ctx, merged, token, res.Attempts)
+		applied := crdt.TxnID("")
+		if appliedHere {
+			applied = txn
+		}
+		done, err := l.write(ctx, merged, token, res.Attempts, applied)
 		if done {
 			res.Landed = err == nil
 			if err == nil {
@@ -372,9 +380,46 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token T
 		}
 	}
 	if l.pending && l.local.Leq(fetched) {
-		l.pending = false // the write in doubt is in the store after all
+		l.pending, l.unacked = false, nil // the write in doubt is in the store after all
+	}
+	if l.pending && len(l.unacked) > 0 && l.opts.Counter.TxnTime != nil {
+		if err := l.retractLate(fetched); err != nil {
+			return nil, nil, err
+		}
 	}
 	return fetched, token, nil
+}
+
+// retractLate takes out of this ledger's pending write every transaction it
+// applied but never saw land that the store no longer knows and whose time
+// is not after the store's horizon: the caller, told the write was
+// ambiguous, may have retried it on another ledger that counted it and has
+// since forgotten it, and writing the pending copy would count it again. A
+// retry of it is then refused (crdt.ErrOutsideWindow) like any transaction
+// older than the horizon. The retraction is a newer version of this
+// ledger's entry, so it also wins over the pending Put should that land
+// late. Untimed transactions cannot be judged; see the package
+// documentation.
+func (l *Ledger) retractLate(fetched *tpncounter.Counter) error {
+	horizon := fetched.Horizon()
+	var local *tpncounter.Counter
+	for x := range l.unacked {
+		at, ok := l.opts.Counter.TxnTime(x)
+		if !ok || at.After(horizon) || fetched.Status(x) != tpncounter.Unknown {
+			continue
+		}
+		if local == nil {
+			local = l.local.Clone() // local may be shared with the decode cache
+		}
+		if _, err := local.Retract(l.writer, x); err != nil {
+			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
+		}
+		delete(l.unacked, x)
+	}
+	if local != nil {
+		l.local = local
+	}
+	return nil
 }
 
 // view returns fetched merged with this ledger's last write; it copies
@@ -403,7 +448,7 @@ func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, err
 
 // write puts merged with token. It reports done=false when the caller should
 // run another attempt.
-func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token Token, attempt int) (done bool, err error) {
+func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token Token, attempt int, applied crdt.TxnID) (done bool, err error) {
 	b, err := merged.MarshalBinary()
 	if err != nil {
 		return true, err
@@ -411,13 +456,19 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token To
 	err = l.store.Put(ctx, l.key, l.writer, b, token)
 	switch {
 	case err == nil:
-		l.local, l.pending = merged, false
+		l.local, l.pending, l.unacked = merged, false, nil
 		l.cached, l.cachedBytes = merged, b
 		return true, nil
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
 		// It may have landed: never write a state without it again, or
 		// the actor's entry would fork.
 		l.local, l.pending = merged, true
+		if applied != "" {
+			if l.unacked == nil {
+				l.unacked = map[crdt.TxnID]struct{}{}
+			}
+			l.unacked[applied] = struct{}{}
+		}
 	case errors.Is(err, crdt.ErrUnavailable):
 		// Known not to have landed: forget it.
 	default:
@@ -489,7 +540,7 @@ func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 		if _, err := merged.Compact(l.writer); err != nil {
 			return nil, err
 		}
-		done, err := l.write(ctx, merged, token, attempt)
+		done, err := l.write(ctx, merged, token, attempt, "")
 		if done {
 			if err != nil {
 				return nil, err

@@ -358,7 +358,14 @@ func (s *ledgerSim) step(ctx context.Context, step int) error {
 	for _, a := range slices.Sorted(maps.Keys(s.flushBy)) {
 		by := s.flushBy[a]
 		if by < 0 {
+			// A pending ledger writes again soon. Timed clients resend at
+			// any time, so in timed mode a pending ledger may also stay
+			// idle long past the window while its transaction is retried
+			// elsewhere, counted and forgotten.
 			s.flushBy[a] = step + 2
+			if s.timed {
+				s.flushBy[a] += s.r.Intn(50)
+			}
 		} else if by <= step {
 			delete(s.flushBy, a)
 			if _, err := s.ledgers[a].Find(ctx); err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {

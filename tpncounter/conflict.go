@@ -94,3 +94,50 @@ func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	}
 	return g.ownerCopy(r, 1), true
 }
+
+// Retract takes actor's own copy of txn out of its entry: out of its
+// history, or out of its folded record and its total. It is for a writer
+// that finds a transaction it wrote, but never saw acknowledged, older than
+// the horizon: the transaction may have been retried elsewhere, counted
+// and forgotten, and the writer's copy would count it again. The entry
+// changes like any other (its sequence number increases), so the new
+// version wins over the unacknowledged one wherever that lands. Only the
+// entry's owner may call it. It reports whether actor held txn; the value
+// goes down by txn's amount when actor's copy was the one that counted.
+func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	if err := txn.Validate(); err != nil {
+		return false, err
+	}
+	c.link()
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
+		e := g.entries[actor]
+		r := g.get(txn)
+		if e == nil || r == 0 {
+			continue
+		}
+		off, ok := g.offIn(e, r)
+		if !ok {
+			continue
+		}
+		if err := e.checkSeq(); err != nil {
+			return false, err
+		}
+		p := plan{total: e.total, forgot: e.forgot}
+		if off < e.nf() {
+			p.unfold = []uint32{off}
+			p.total -= e.ring[e.pos(off)].amt
+		} else {
+			p.drop = []uint32{off}
+		}
+		g.commit(e, p)
+		e.seq++
+		if len(c.cross) > 0 {
+			c.findCross(nil, nil)
+		}
+		return true, nil
+	}
+	return false, nil
+}

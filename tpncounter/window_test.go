@@ -125,3 +125,36 @@ func TestDeferredIDsAreBoundedByAnError(t *testing.T) {
 	require.True(t, a.Equal(before))
 	t.Logf("refused at %d deferred ids: %v", st.Deferred, refused)
 }
+
+// Retract takes an actor's own copy out, from its history or its folded
+// record and total, with a new version of its entry; another actor's copy
+// then counts, or nothing does.
+func TestRetract(t *testing.T) {
+	c := mustNew(t, 1)
+	apply(t, c, "a", "x", 10)
+	apply(t, c, "a", "y", 20) // x folded
+	apply(t, c, "a", "z", 30)
+	o := mustNew(t, 1)
+	apply(t, o, "b", "y", 20)
+	require.NoError(t, c.Merge(o))
+	require.Equal(t, int64(60), c.Value())
+	e, _ := c.p.Entry("a")
+	seq := e.Seq
+	for _, tc := range []struct {
+		x    crdt.TxnID
+		want int64
+	}{{"x", 50}, {"y", 50}, {"z", 20}} { // y: b's copy counts instead
+		ok, err := c.Retract("a", tc.x)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, tc.want, c.Value(), tc.x)
+		require.NoError(t, c.p.checkIndex())
+	}
+	e, _ = c.p.Entry("a")
+	require.Equal(t, seq+3, e.Seq)
+	require.Zero(t, e.Total)
+	ok, err := c.Retract("a", "x")
+	require.NoError(t, err)
+	require.False(t, ok, "nothing left to retract")
+	require.Equal(t, InHistory, c.Status("y"))
+}
