@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
@@ -74,4 +75,23 @@ func ExampleDeleter() {
 	// Output:
 	// true <nil>
 	// 1 v2
+}
+
+// Backoff spaces the attempts of one write: with these settings a write
+// that keeps failing waits up to 50 ms, 100 ms, then 200 ms between its
+// four attempts, each wait drawn at random below its cap so that ledgers
+// retrying together spread out, and cut short when the context ends.
+func ExampleBackoff() {
+	opts := ledger.Options{
+		Actor:      "app-1",
+		RetryCount: 3,
+		Backoff:    ledger.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond},
+	}
+	l, err := ledger.New(memory.NewLedgers(), "wallet-1", opts)
+	fmt.Println(err)
+	r, err := l.Credit(context.Background(), "deposit-1", 100)
+	fmt.Println(r.Outcome, r.Attempts, err)
+	// Output:
+	// <nil>
+	// applied 1 <nil>
 }

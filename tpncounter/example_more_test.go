@@ -68,3 +68,67 @@ func ExampleCounter_Horizon() {
 	// true 100
 	// applied 105
 }
+
+// Two actors that could not see each other used one id with different
+// amounts. Merge keeps both copies and counts one, the owner's (the
+// smaller actor id while neither has folded it); Conflicts lists them, and
+// a retry of the losing amount is Superseded.
+func ExampleConflict() {
+	a, _ := tpncounter.New(tpncounter.Options{})
+	b, _ := tpncounter.New(tpncounter.Options{})
+	a.Apply("app-a", "order-1", 50)
+	b.Apply("app-b", "order-1", 60)
+	a.Merge(b)
+	for _, k := range a.Conflicts() {
+		fmt.Println(k.ID, "counts", k.Counted.Amount, "from", k.Counted.Actor)
+		for _, cp := range k.Copies {
+			fmt.Printf("  copy %+v\n", cp)
+		}
+	}
+	out, _ := a.Apply("app-c", "order-1", 60)
+	fmt.Println(a.Value(), out)
+	// Output:
+	// order-1 counts 50 from app-a
+	//   copy {Actor:app-a Amount:50 Folded:false}
+	//   copy {Actor:app-b Amount:60 Folded:false}
+	// 50 superseded
+}
+
+// Owner names the copy that counts; Copy says whose it is, its signed
+// amount and whether it is folded.
+func ExampleCopy() {
+	c, _ := tpncounter.New(tpncounter.Options{})
+	c.Apply("app-b", "refund-9", -30)
+	o, _ := c.Owner("refund-9")
+	fmt.Printf("%+v\n", o)
+	// Output: {Actor:app-b Amount:-30 Folded:false}
+}
+
+// Stats shows what the window costs: items in histories and folded
+// records, and folded ids kept beyond FoldedLength for another holder.
+func ExampleStats() {
+	a, _ := tpncounter.New(tpncounter.Options{HistoryLength: 1, FoldedLength: 1})
+	b, _ := tpncounter.New(tpncounter.Options{HistoryLength: 1, FoldedLength: 1})
+	for _, x := range []crdt.TxnID{"p1", "p2"} {
+		a.Apply("a", x, 1)
+		b.Apply("b", x, 1) // b holds them too, then stays idle
+	}
+	a.Merge(b)
+	for _, x := range []crdt.TxnID{"x1", "x2", "x3"} {
+		a.Apply("a", x, 1)
+	}
+	fmt.Printf("%+v\n", a.Stats())
+	// Output: {Actors:2 Transactions:5 History:4 Folded:3 Deferred:2 Conflicts:0}
+}
+
+// Retract takes an actor's own copy back out: the ledger does it for a
+// transaction it wrote but never saw land that has since become older than
+// the horizon.
+func ExampleCounter_Retract() {
+	c, _ := tpncounter.New(tpncounter.Options{})
+	c.Apply("a", "t1", 10)
+	c.Apply("a", "t2", 5)
+	ok, _ := c.Retract("a", "t2")
+	fmt.Println(ok, c.Value(), c.Status("t2"))
+	// Output: true 10 unknown
+}
