@@ -10,6 +10,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/crdt/crdttest"
 	"github.com/counterkit/counterkit/deltalog"
 )
 
@@ -33,14 +34,7 @@ func TestAccountKeys(t *testing.T) {
 		"Merge":     func(k string) error { _, err := l.Merge(ctx, k); return err },
 		"Delete":    func(k string) error { return l.Delete(ctx, k) },
 	}
-	bad := map[string]string{
-		"empty":         "",
-		"NUL":           "a\x00b",
-		"invalid UTF-8": "a\xffb",
-		"256 bytes":     strings.Repeat("k", 256),
-		"DEL":           "a\x7fb",
-		"C1 control":    "a\u0085b",
-	}
+	bad := crdttest.InvalidKeys()
 	for name, f := range calls {
 		for what, k := range bad {
 			err := f(k)

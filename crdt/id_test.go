@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/crdt/crdttest"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -101,15 +102,15 @@ func TestCheckIDMatchesValidate(t *testing.T) {
 }
 
 func TestValidateKey(t *testing.T) {
-	for _, bad := range []string{"", "a\x00b", "\xff\xfe", strings.Repeat("k", crdt.MaxKeyLen+1), "tab\there"} {
+	for name, bad := range crdttest.InvalidKeys() {
 		err := crdt.ValidateKey("ledger key", bad)
 		if !errors.Is(err, crdt.ErrInvalidKey) || !errors.Is(err, crdt.ErrInvalidIdentifier) {
-			t.Errorf("ValidateKey(%q) = %v, want ErrInvalidKey wrapping ErrInvalidIdentifier", bad, err)
+			t.Errorf("%s: ValidateKey(%q) = %v, want ErrInvalidKey wrapping ErrInvalidIdentifier", name, bad, err)
 		}
 	}
-	for _, good := range []string{"k", "account/42", "naïve", strings.Repeat("k", crdt.MaxKeyLen)} {
+	for name, good := range crdttest.ValidKeys() {
 		if err := crdt.ValidateKey("ledger key", good); err != nil {
-			t.Errorf("ValidateKey(%q) = %v, want nil", good, err)
+			t.Errorf("%s: ValidateKey(%q) = %v, want nil", name, good, err)
 		}
 	}
 }

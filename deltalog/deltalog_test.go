@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/crdt/crdttest"
 	"github.com/counterkit/counterkit/deltalog"
 )
 
@@ -145,18 +146,6 @@ func TestAddRefusesBadInput(t *testing.T) {
 	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(time.Second)), 1))
 }
 
-// invalidKeys are keys crdt.ValidateKey refuses, by rule.
-var invalidKeys = map[string]string{
-	"empty":          "",
-	"NUL":            "\x00",
-	"NUL inside":     "a\x00b",
-	"DEL":            "a\x7f",
-	"C1 control":     "a\u0085",
-	"invalid UTF-8":  "a\xffb",
-	"256 bytes":      strings.Repeat("k", 256),
-	"256 bytes UTF8": strings.Repeat("é", 128),
-}
-
 // TestEveryMethodRefusesInvalidKeys: every Counters method refuses a key
 // that breaks crdt.ValidateKey with ErrInvalidKey (crdt.ErrInvalidKey)
 // before calling the store, and a 255-byte key is accepted.
@@ -164,7 +153,7 @@ func TestEveryMethodRefusesInvalidKeys(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx := context.Background()
 	require.Equal(t, crdt.MaxKeyLen, deltalog.MaxKeyLen)
-	for name, key := range invalidKeys {
+	for name, key := range crdttest.InvalidKeys() {
 		t.Run(name, func(t *testing.T) {
 			var b deltalog.Batch
 			b.Add("ok", deltalog.NewIDAt(clock.Now()), 1)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/crdt/crdttest"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -340,16 +341,7 @@ func TestConfigAndKeyValidation(t *testing.T) {
 func TestNewRefusesInvalidKeys(t *testing.T) {
 	s := memory.NewTallyStore()
 	require.Equal(t, crdt.MaxKeyLen, tally.MaxKeyLen)
-	for name, key := range map[string]string{
-		"empty":          "",
-		"NUL":            "\x00",
-		"NUL inside":     "a\x00b",
-		"DEL":            "a\x7f",
-		"C1 control":     "a\u0085",
-		"invalid UTF-8":  "a\xffb",
-		"256 bytes":      strings.Repeat("k", 256),
-		"256 bytes UTF8": strings.Repeat("é", 128),
-	} {
+	for name, key := range crdttest.InvalidKeys() {
 		c, err := tally.New[*tally.Sum](s, key, tally.Config{})
 		require.Nil(t, c, name)
 		require.ErrorIs(t, err, tally.ErrInvalidKey, name)
