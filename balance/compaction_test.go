@@ -23,7 +23,7 @@ type burstTid struct{}
 func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *clock, waves int) (int64, error) {
 	ctx := context.Background()
 	var want int64
-	events := make(chan int)
+	sched := newScheduler()
 	for range waves {
 		type bop struct {
 			merge  bool
@@ -38,7 +38,6 @@ func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *
 				ops = append(ops, bop{merge: true})
 			}
 		}
-		resume := make([]chan bool, len(ops))
 		errs := make([]error, len(ops))
 		store.SetHook(func(ctx context.Context, name string, after bool) error {
 			i, ok := ctx.Value(burstTid{}).(int)
@@ -51,35 +50,20 @@ func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *
 				}
 				return nil
 			}
-			events <- i
-			<-resume[i]
+			sched.park(i)
 			return nil
 		})
-		for i := range ops {
-			resume[i] = make(chan bool)
-			go func(i int) {
-				defer func() { events <- -1 - i }()
-				<-resume[i]
-				cctx := context.WithValue(ctx, burstTid{}, i)
-				if ops[i].merge {
-					_, errs[i] = l.Merge(cctx, acct)
-				} else {
-					errs[i] = l.Add(cctx, acct, ops[i].id, ops[i].amount)
-				}
-			}(i)
-		}
-		live := make([]int, len(ops))
-		for i := range live {
-			live[i] = i
-		}
-		for len(live) > 0 {
-			j := rng.Intn(len(live))
-			resume[live[j]] <- true
-			if ev := <-events; ev < 0 {
-				live = append(live[:j], live[j+1:]...)
+		_ = sched.run(rng, len(ops), func(i int) {
+			cctx := context.WithValue(ctx, burstTid{}, i)
+			if ops[i].merge {
+				_, errs[i] = l.Merge(cctx, acct)
+			} else {
+				errs[i] = l.Add(cctx, acct, ops[i].id, ops[i].amount)
 			}
+		}, func() error {
 			c.now = c.now.Add(time.Duration(rng.Intn(300)) * time.Millisecond)
-		}
+			return nil
+		})
 		store.SetHook(nil)
 		for _, err := range errs {
 			if err != nil && !errors.Is(err, balance.ErrSlowMerge) {

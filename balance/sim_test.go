@@ -44,6 +44,55 @@ type simOp struct {
 	crash int // crash before this store call (0 = never)
 }
 
+// scheduler runs operations as goroutines that park at every store call
+// (park, from the store's hook) and resumes one parked operation at a
+// time, chosen by the seeded rng, so that a schedule replays from its seed.
+type scheduler struct {
+	events chan int // the index of an operation that parked, or -1-i when it returned
+	resume []chan bool
+}
+
+func newScheduler() *scheduler { return &scheduler{events: make(chan int)} }
+
+// park is called by operation i, from the store's hook, before each call.
+func (s *scheduler) park(i int) {
+	s.events <- i
+	<-s.resume[i]
+}
+
+// run starts op(0), ..., op(n-1), each parked before it begins, and resumes
+// a random live one until all have returned, calling step after each
+// resumed step; an error from step ends the run (the parked operations are
+// abandoned).
+func (s *scheduler) run(rng *rand.Rand, n int, op func(i int), step func() error) error {
+	s.resume = make([]chan bool, n)
+	for i := range s.resume {
+		s.resume[i] = make(chan bool)
+	}
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			defer func() { s.events <- -1 - i }()
+			<-s.resume[i]
+			op(i)
+		}(i)
+	}
+	live := make([]int, n)
+	for i := range live {
+		live[i] = i
+	}
+	for len(live) > 0 {
+		j := rng.Intn(len(live))
+		s.resume[live[j]] <- true
+		if ev := <-s.events; ev < 0 {
+			live = append(live[:j], live[j+1:]...)
+		}
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func runSim(seed int64, rounds int) error {
 	rng := rand.New(rand.NewSource(seed))
 	ctx := context.Background()
@@ -65,7 +114,7 @@ func runSim(seed int64, rounds int) error {
 		landed[a][id][amount] = true
 	}
 	var history []simOp
-	events := make(chan int)
+	sched := newScheduler()
 	for round := 0; round < rounds; round++ {
 		var ops []simOp
 		for range 2 + rng.Intn(5) {
@@ -102,7 +151,6 @@ func runSim(seed int64, rounds int) error {
 			}
 			ops = append(ops, o)
 		}
-		resume := make([]chan bool, len(ops))
 		calls := make([]int, len(ops))
 		errs := make([]error, len(ops))
 		store.SetHook(func(ctx context.Context, name string, after bool) error {
@@ -124,45 +172,33 @@ func runSim(seed int64, rounds int) error {
 			if o.crash == calls[i] {
 				return errCrash
 			}
-			events <- i
-			<-resume[i]
+			sched.park(i)
 			return nil
 		})
-		for i := range ops {
-			resume[i] = make(chan bool)
-			go func(i int) {
-				defer func() { events <- -1 - i }()
-				<-resume[i]
-				cctx := context.WithValue(ctx, simTid{}, i)
-				switch o := ops[i]; o.kind {
-				case 'a':
-					errs[i] = l.Add(cctx, o.acct, o.id, o.delta)
-				case 't':
-					var b balance.Batch
-					b.Add(o.acct, o.id, -o.delta)
-					b.Add(o.to, o.id, o.delta)
-					errs[i] = l.Apply(cctx, &b)
-				case 'm':
-					_, errs[i] = l.Merge(cctx, o.acct)
-				}
-			}(i)
-		}
-		live := make([]int, len(ops))
-		for i := range live {
-			live[i] = i
-		}
-		for len(live) > 0 {
-			j := rng.Intn(len(live))
-			resume[live[j]] <- true
-			if ev := <-events; ev < 0 {
-				live = append(live[:j], live[j+1:]...)
+		err := sched.run(rng, len(ops), func(i int) {
+			cctx := context.WithValue(ctx, simTid{}, i)
+			switch o := ops[i]; o.kind {
+			case 'a':
+				errs[i] = l.Add(cctx, o.acct, o.id, o.delta)
+			case 't':
+				var b balance.Batch
+				b.Add(o.acct, o.id, -o.delta)
+				b.Add(o.to, o.id, o.delta)
+				errs[i] = l.Apply(cctx, &b)
+			case 'm':
+				_, errs[i] = l.Merge(cctx, o.acct)
 			}
+		}, func() error {
 			c.now = c.now.Add(time.Duration(rng.Intn(1500)) * time.Millisecond)
 			for _, a := range accts {
 				if err := checkOnce(store.Snapshot(a), landed[a]); err != nil {
 					return fmt.Errorf("round %d: account %s: %v\nrows %v", round, a, err, store.Snapshot(a))
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for i, err := range errs {
 			if err != nil && !errors.Is(err, errCrash) && !errors.Is(err, balance.ErrSlowMerge) {
