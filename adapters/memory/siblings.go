@@ -1,0 +1,168 @@
+package memory
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// Siblings is an in-memory store.Siblings with real sibling semantics.
+//
+// Every stored value carries a unique dot. Fetch returns all live siblings
+// of a key and a token naming their dots; Put removes exactly the siblings
+// whose dots the token names and adds the new value with a fresh dot. So two
+// writers that fetched the same siblings both survive as siblings, as in
+// Riak with allow_mult=true. Fetch returns siblings in an unspecified order.
+//
+// The zero value is ready to use; a Siblings is safe for concurrent use.
+type Siblings struct {
+	mu      sync.Mutex
+	keys    map[string][]dotted
+	nextDot uint64
+}
+
+type dotted struct {
+	dot   uint64
+	value []byte
+}
+
+var (
+	_ store.Siblings       = (*Siblings)(nil)
+	_ store.SiblingDeleter = (*Siblings)(nil)
+)
+
+// NewSiblings returns an empty store.
+func NewSiblings() *Siblings { return &Siblings{} }
+
+// Fetch returns the live siblings of key (copies) and a token naming them.
+func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sibs := s.keys[key]
+	if len(sibs) == 0 {
+		return nil, nil, nil
+	}
+	out := make([][]byte, len(sibs))
+	dots := make([]uint64, len(sibs))
+	for i, sb := range sibs {
+		out[i] = slices.Clone(sb.value)
+		dots[i] = sb.dot
+	}
+	return out, encodeDots(dots), nil
+}
+
+// Put stores value under key, superseding exactly the siblings the token
+// names (concurrent siblings survive).
+func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return err
+	}
+	if err := actor.Validate(); err != nil {
+		return err
+	}
+	if len(value) == 0 {
+		return fmt.Errorf("memory: empty value: %w", crdt.ErrInvalidAmount)
+	}
+	dots, err := decodeDots(token)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replace(key, value, dots)
+	return nil
+}
+
+// Delete removes the siblings the token names.
+func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return err
+	}
+	dots, err := decodeDots(token)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.replace(key, nil, dots)
+	return nil
+}
+
+// replace drops the siblings named by dots and adds value (if non-nil)
+// under a fresh dot.
+func (s *Siblings) replace(key string, value []byte, dots []uint64) {
+	if s.keys == nil {
+		s.keys = map[string][]dotted{}
+	}
+	old := s.keys[key]
+	next := make([]dotted, 0, len(old)+1)
+	for _, sb := range old {
+		if slices.Contains(dots, sb.dot) {
+			continue
+		}
+		next = append(next, sb)
+	}
+	if value != nil {
+		s.nextDot++
+		next = append(next, dotted{dot: s.nextDot, value: slices.Clone(value)})
+	}
+	if len(next) == 0 {
+		delete(s.keys, key)
+		return
+	}
+	s.keys[key] = next
+}
+
+// Count returns the number of live siblings of key.
+func (s *Siblings) Count(key string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.keys[key])
+}
+
+const dotsMagic = 'm'
+
+func encodeDots(dots []uint64) store.Token {
+	slices.Sort(dots)
+	b := []byte{dotsMagic}
+	for _, d := range dots {
+		b = binary.AppendUvarint(b, d)
+	}
+	return b
+}
+
+func decodeDots(t store.Token) ([]uint64, error) {
+	if len(t) == 0 {
+		return nil, nil
+	}
+	if t[0] != dotsMagic {
+		return nil, fmt.Errorf("%w: not a memory store token", crdt.ErrCorruptEncoding)
+	}
+	var dots []uint64
+	for rest := t[1:]; len(rest) > 0; {
+		d, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return nil, fmt.Errorf("%w: malformed memory store token", crdt.ErrCorruptEncoding)
+		}
+		dots = append(dots, d)
+		rest = rest[n:]
+	}
+	return dots, nil
+}

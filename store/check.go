@@ -1,0 +1,96 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Limits every backend accepts at least; backends may refuse more
+// (crdt.ErrTooLarge), never less.
+const (
+	// MaxRowKey is the longest row key, in bytes.
+	MaxRowKey = 1024
+	// MaxValue is the longest value or row value, in bytes.
+	MaxValue = 16 << 20
+	// MaxBatch is the most mutations one Apply takes.
+	MaxBatch = 65_536
+)
+
+// CheckMutations reports whether muts is a batch every backend must accept,
+// so that backends refuse bad batches alike and before writing anything.
+// Errors wrap crdt.ErrInvalidKey, crdt.ErrInvalidAmount or crdt.ErrTooLarge
+// and name the mutation.
+func CheckMutations(muts []Mutation) error {
+	if len(muts) > MaxBatch {
+		return fmt.Errorf("store: batch of %d mutations (max %d): %w", len(muts), MaxBatch, crdt.ErrTooLarge)
+	}
+	for i, m := range muts {
+		if err := m.check(); err != nil {
+			return fmt.Errorf("store: mutation %d of %d (%s): %w", i+1, len(muts), m.Op, err)
+		}
+	}
+	return nil
+}
+
+func (m Mutation) check() error {
+	if err := crdt.ValidateKey("partition key", m.Partition); err != nil {
+		return err
+	}
+	if m.Timestamp <= 0 {
+		return fmt.Errorf("timestamp %d is not positive: %w", m.Timestamp, crdt.ErrInvalidAmount)
+	}
+	if len(m.Key) > MaxRowKey || len(m.End) > MaxRowKey {
+		return fmt.Errorf("row key over %d bytes: %w", MaxRowKey, crdt.ErrTooLarge)
+	}
+	switch m.Op {
+	case OpPut:
+		if len(m.Value) == 0 {
+			return fmt.Errorf("empty value: %w", crdt.ErrInvalidAmount)
+		}
+		if len(m.Value) > MaxValue {
+			return fmt.Errorf("value of %d bytes (max %d): %w", len(m.Value), MaxValue, crdt.ErrTooLarge)
+		}
+	case OpDelete:
+	case OpDeleteRange:
+		if m.End != nil && string(m.End) <= string(m.Key) {
+			return fmt.Errorf("empty range: %w", crdt.ErrInvalidAmount)
+		}
+	case OpDeletePartition:
+	default:
+		return fmt.Errorf("unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
+	}
+	if m.Op != OpPut && m.Value != nil {
+		return fmt.Errorf("a %s carries a value: %w", m.Op, crdt.ErrInvalidAmount)
+	}
+	return nil
+}
+
+// Shadows reports whether a deletion (op OpDelete, OpDeleteRange or
+// OpDeletePartition, with key, end and timestamp as in m) hides a value
+// written at ts under row key k: it covers k and its timestamp is ≥ ts.
+// Backends that resolve writes themselves use it to share one rule.
+func (m Mutation) Shadows(k []byte, ts int64) bool {
+	if m.Timestamp < ts {
+		return false
+	}
+	switch m.Op {
+	case OpDelete:
+		return string(m.Key) == string(k)
+	case OpDeleteRange:
+		return string(k) >= string(m.Key) && (m.End == nil || string(k) < string(m.End))
+	case OpDeletePartition:
+		return true
+	}
+	return false
+}
+
+// Wins reports whether a value a written at timestamp ta replaces a value b
+// written at tb under the same row key: the greater timestamp wins, and on
+// equal timestamps the greater value as unsigned bytes.
+func Wins(a []byte, ta int64, b []byte, tb int64) bool {
+	if ta != tb {
+		return ta > tb
+	}
+	return string(a) > string(b)
+}

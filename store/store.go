@@ -1,0 +1,168 @@
+// Package store defines the two storage shapes every counterkit driver is
+// built on. A backend implements them by storing bytes and mapping its errors;
+// the counter packages (ledger, statestore, tally, deltalog, balance) are the
+// validating clients on top and are the only code that knows what the bytes
+// mean. Nothing here knows a concrete counter type.
+//
+// # The shapes
+//
+// Siblings is a key holding one or more concurrent values: a write that read
+// the key supersedes exactly what it read, and writes that did not see each
+// other survive side by side, as in Riak with allow_mult or Cassandra rows
+// keyed by writer. State-based counters and the ledger use it.
+//
+// Partitions is an ordered set of rows per partition key, written in atomic
+// batches with explicit write timestamps (last write wins per row, deletes
+// and range deletes shadow older writes), as in one Cassandra partition. The
+// windowed delta log, the tombstone balance and the sharded tally use it.
+//
+// A new backend implements Siblings, Partitions, or both, and runs the
+// matching suites of package storetest.
+//
+// # Errors
+//
+// A write that certainly did not take effect returns an error wrapping
+// crdt.ErrUnavailable. A write whose outcome is unknown (a timeout after
+// sending, a lost connection) returns an error wrapping
+// crdt.ErrAmbiguousWrite; callers treat every other error from a write as
+// ambiguous too. A malformed token wraps crdt.ErrCorruptEncoding, a key the
+// backend cannot hold crdt.ErrInvalidKey, a value or batch over the
+// backend's limits crdt.ErrTooLarge. Backends wrap driver errors so that
+// errors.As still reaches the driver's type, and a done context's error so
+// that errors.Is(err, context.Canceled) holds.
+package store
+
+import (
+	"context"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Token names the siblings one Fetch returned. It is opaque to callers; a
+// backend encodes whatever it needs (dots, vector clocks, write times).
+type Token []byte
+
+// Siblings is a key-value store whose keys hold sibling values.
+// Implementations are safe for concurrent use.
+type Siblings interface {
+	// Fetch returns every sibling stored under key (none if absent, with
+	// no error) and a token covering exactly those siblings. The order of
+	// siblings is unspecified.
+	Fetch(ctx context.Context, key string) (values [][]byte, token Token, err error)
+
+	// Put stores value under key as written by actor. With the token of a
+	// Fetch, value supersedes the siblings that Fetch returned; siblings
+	// written concurrently (not covered by token) survive alongside it.
+	// With a nil token nothing is superseded. Values are non-empty.
+	Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token Token) error
+}
+
+// SiblingDeleter is an optional capability of a Siblings store: Delete
+// removes the siblings the token covers (all of them when it comes from the
+// latest Fetch); siblings written since survive.
+type SiblingDeleter interface {
+	Delete(ctx context.Context, key string, token Token) error
+}
+
+// Row is one row of a partition: its clustering key and value. A Row handed
+// out by a store shares no memory with the store.
+type Row struct {
+	Key   []byte
+	Value []byte
+}
+
+// Op is what a Mutation does.
+type Op uint8
+
+// The mutation kinds.
+const (
+	// OpPut writes Value as the row Key.
+	OpPut Op = iota + 1
+	// OpDelete deletes the row Key.
+	OpDelete
+	// OpDeleteRange deletes every row whose key k has Key ≤ k < End (End
+	// nil: no upper bound).
+	OpDeleteRange
+	// OpDeletePartition deletes every row of the partition.
+	OpDeletePartition
+)
+
+// String names the op.
+func (o Op) String() string {
+	switch o {
+	case OpPut:
+		return "put"
+	case OpDelete:
+		return "delete"
+	case OpDeleteRange:
+		return "delete-range"
+	case OpDeletePartition:
+		return "delete-partition"
+	}
+	return "op?"
+}
+
+// Mutation is one write of a batch.
+//
+// Every mutation carries its write timestamp, in microseconds, chosen by
+// the caller and never by the store or by arrival order (CQL: USING
+// TIMESTAMP). For each row:
+//
+//   - the value with the greater timestamp wins;
+//   - a delete of any kind with timestamp ≥ a value's timestamp shadows it,
+//     so a late write with a smaller timestamp than a delete stays invisible,
+//     while a write with a greater timestamp is visible again;
+//   - two values with equal timestamps: the greater value, compared as
+//     unsigned bytes, wins (Cassandra's tie-break).
+//
+// So applying any set of mutations, in any order, any number of times,
+// yields the same rows.
+type Mutation struct {
+	Partition string
+	Op        Op
+	Key       []byte // the row (OpPut, OpDelete), the first key (OpDeleteRange)
+	End       []byte // OpDeleteRange: the first key not deleted; nil for no bound
+	Value     []byte // OpPut: the row's value, non-empty
+	Timestamp int64  // write time, µs; positive
+}
+
+// Read selects how complete a partition read must be.
+type Read uint8
+
+// The read levels.
+const (
+	// ReadAny may be stale: each row may show any value it held before,
+	// or be missing if it was written recently (Cassandra: ONE or QUORUM
+	// against a write at a weaker level).
+	ReadAny Read = iota
+	// ReadComplete reflects every mutation acknowledged before the call
+	// (Cassandra: ALL, or QUORUM reads after QUORUM writes).
+	ReadComplete
+)
+
+// Partitions is a store of ordered partitions. Keys within a partition are
+// ordered as unsigned bytes, ascending. Implementations are safe for
+// concurrent use.
+type Partitions interface {
+	// Scan calls fn with the live rows of partition in key order, starting
+	// at the first key ≥ from (nil: the first row), until fn returns false
+	// or the rows run out. It fetches pages lazily and does not read far
+	// past the point where fn stopped. A scan is not a snapshot: rows
+	// written or deleted during it may or may not be seen. fn must not
+	// call the store.
+	Scan(ctx context.Context, partition string, from []byte, level Read, fn func(Row) bool) error
+
+	// Snapshot returns every live row of partition in key order, read in
+	// isolation: each batch applied to the partition is either wholly in
+	// it or wholly absent. A partition of more than limit rows is refused
+	// with an error wrapping crdt.ErrTooLarge.
+	Snapshot(ctx context.Context, partition string, limit int, level Read) ([]Row, error)
+
+	// Apply applies muts atomically: either every mutation takes effect
+	// or none does. Mutations of one partition are also isolated from
+	// Snapshot. A batch may address several partitions. Invalid
+	// mutations are refused before anything is written, with an error
+	// wrapping crdt.ErrInvalidKey (partition), crdt.ErrInvalidAmount (a
+	// timestamp ≤ 0, an empty value, an unknown op) or crdt.ErrTooLarge.
+	Apply(ctx context.Context, muts []Mutation) error
+}
