@@ -87,14 +87,13 @@ type GCounter struct {
 	// transaction; multi holds the records of transactions two or more
 	// actors hold (multi[0] is unused; mfree lists free records, nmulti
 	// counts the live ones).
-	ents    []*entry
-	afree   []uint32
-	tab     table
-	multi   []multiRec
-	mfree   []uint32
-	nmulti  int
-	val     exact.Int128
-	variant variant
+	ents   []*entry
+	afree  []uint32
+	tab    table
+	multi  []multiRec
+	mfree  []uint32
+	nmulti int
+	val    exact.Int128
 	// In a Counter: twin is the other half, neg tells the debit half, and
 	// cross (shared with the twin) lists the ids held in both halves,
 	// written concurrently as a credit and a debit; empty almost always.
@@ -111,24 +110,29 @@ type GCounter struct {
 	offBuf []uint32
 }
 
-// variant selects a deliberately broken rule set. It exists only so that the
-// tests can show the simulation catches the failures the package
-// documentation describes; it is never set outside tests.
-type variant uint8
+// broken selects known-broken variants of the rules. Only tests set it
+// (export_test.go), to show that the simulation catches the failures the
+// package documentation describes; it applies to every counter of the
+// process, so those tests do not run in parallel with others. Production
+// code only reads it, on paths where a false field costs a predicted
+// branch.
+var broken struct {
+	// countEveryCopy counts a transaction once per actor holding it, as
+	// the gem does by adding the amount to the total at apply time.
+	countEveryCopy bool
+	// forgetOnFold forgets a transaction as soon as it is folded, even
+	// while another actor still holds it (no deferred forgetting).
+	forgetOnFold bool
+	// deferredShrinksWindow counts deferred items against FoldedLength, so
+	// that they push newer folded items out early: the rule before the
+	// window was made to hold for every schedule.
+	deferredShrinksWindow bool
+}
 
-const (
-	correctRules variant = iota
-	// variantCountEveryCopy counts a transaction once per actor holding it,
-	// as the gem does by adding the amount to the total at apply time.
-	variantCountEveryCopy
-	// variantForgetOnFold forgets a transaction as soon as it is folded,
-	// even while another actor still holds it (no deferred forgetting).
-	variantForgetOnFold
-	// variantDeferredShrinksWindow counts deferred items against
-	// FoldedLength, so that they push newer folded items out early: the
-	// rule before the window was made to hold for every schedule.
-	variantDeferredShrinksWindow
-)
+// correctRules reports whether no broken variant is selected.
+func correctRules() bool {
+	return !broken.countEveryCopy && !broken.forgetOnFold && !broken.deferredShrinksWindow
+}
 
 // NewGCounter returns an empty GCounter with the given options. The error
 // wraps crdt.ErrInvalidConfig.
@@ -584,7 +588,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
 	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
-	forgetAll, shrink := g.variant == variantForgetOnFold, g.variant == variantDeferredShrinksWindow
+	forgetAll, shrink := broken.forgetOnFold, broken.deferredShrinksWindow
 	if forgetAll {
 		excess = int(nf) + p.fold
 	}
@@ -813,12 +817,12 @@ func (g *GCounter) commit(e *entry, p plan) {
 // contested) under the correct rules: the housekeeping of an entry then
 // reads nothing but the entry's own ring to know who holds its
 // transactions, which saves cache misses on a large index.
-func (g *GCounter) solo() bool { return g.nmulti == 0 && g.variant == correctRules }
+func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
 
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
 	g.init()
-	c := &GCounter{o: g.o, ready: true, val: g.val, variant: g.variant, horizon: g.horizon, horizonStale: g.horizonStale,
+	c := &GCounter{o: g.o, ready: true, val: g.val, horizon: g.horizon, horizonStale: g.horizonStale,
 		entries: make(map[crdt.ActorID]*entry, len(g.entries)),
 		ents:    make([]*entry, len(g.ents)),
 		afree:   slices.Clone(g.afree),

@@ -396,8 +396,8 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 		return
 	}
 	rec := &g.multi[r]
-	d := rec.hsum // variantCountEveryCopy: every history copy
-	if g.variant != variantCountEveryCopy {
+	d := rec.hsum // broken.countEveryCopy: every history copy
+	if !broken.countEveryCopy {
 		oe, op := g.itemOf(rec.own)
 		if !oe.foldedAt(op) {
 			a.Add(sign * oe.ring[op].amt)

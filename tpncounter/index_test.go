@@ -148,7 +148,7 @@ func (g *GCounter) checkIndex() error {
 		return fmt.Errorf("table: %d entries (%d live), n %d, stale %d, %d distinct transactions, size %d", keys, len(liveKeys), g.tab.n, g.tab.stale, len(seen), len(g.tab.tab))
 	}
 	for x, cs := range seen {
-		owner := recountContrib(&val, cs, g.variant)
+		owner := recountContrib(&val, cs, broken.countEveryCopy)
 		if got := g.amtOf(g.get(x)); got != owner.Amount {
 			return fmt.Errorf("%q: index says amount %d, its owner %q holds %d", x, got, owner.Actor, owner.Amount)
 		}
@@ -166,7 +166,7 @@ func (g *GCounter) checkIndex() error {
 // documentation states (independently of contrib), and returns its owner:
 // the folded copy of the smallest actor, else the history copy of the
 // smallest actor.
-func recountContrib(val *exact.Int128, cs []Copy, v variant) Copy {
+func recountContrib(val *exact.Int128, cs []Copy, everyCopy bool) Copy {
 	owner := cs[0]
 	for _, c := range cs[1:] {
 		if (c.Folded && !owner.Folded) || (c.Folded == owner.Folded && c.Actor < owner.Actor) {
@@ -175,7 +175,7 @@ func recountContrib(val *exact.Int128, cs []Copy, v variant) Copy {
 	}
 	for _, c := range cs {
 		switch {
-		case v == variantCountEveryCopy:
+		case everyCopy:
 			if !c.Folded {
 				val.Add(c.Amount)
 			}

@@ -225,7 +225,6 @@ func (s *sim) newCounter() *Counter {
 	if err != nil {
 		panic(err)
 	}
-	c.p.variant, c.n.variant = s.p.variant, s.p.variant
 	return c
 }
 
@@ -440,6 +439,7 @@ func (s *sim) check() error {
 }
 
 func (s *sim) run() error {
+	defer breakRules(s.p.variant)()
 	for s.step = 0; s.step < s.p.steps; s.step++ {
 		if err := s.stepOnce(); err != nil {
 			return err
