@@ -1,0 +1,520 @@
+// Package faulty wraps a store.Siblings or a store.Partitions with the faults
+// of an unreliable network, for tests: refused calls, writes that land but
+// lose their acknowledgement, writes lost with an ambiguous error, writes
+// held in flight and delivered late (or never), and stale reads. It is a
+// test double, not a production component.
+//
+// # Choosing faults
+//
+// Each call on a wrapper is described by a Call (method, key, sequence
+// number) and a Policy decides its Fault. Seeded draws faults from Rates with
+// a seeded source, so a failing run replays from its seed; Script queues
+// faults for the next calls, then passes; any func(Call) Fault is a Policy
+// too. A Hook runs before and after every call, so an interleaving test can
+// park a goroutine at every store call, or fail a call before it happens
+// (a crash, a refused write) or after it took effect (a lost
+// acknowledgement).
+//
+// # What each fault does
+//
+// For a write (Put, Delete, Apply):
+//
+//   - Pass: the call reaches the wrapped store unchanged.
+//   - Refuse: the write is not applied; the error wraps crdt.ErrUnavailable.
+//   - LoseAck: the write is applied; the error wraps crdt.ErrAmbiguousWrite.
+//   - Lose: the write is not applied; the error wraps crdt.ErrAmbiguousWrite.
+//   - Hold: the write is not applied now and the error wraps
+//     crdt.ErrAmbiguousWrite; it is applied later, possibly after newer
+//     writes, by Deliver or DeliverAll, or never (DropHeld).
+//   - Stale: not a write fault; the write passes.
+//
+// For a read (Fetch, Scan, Snapshot and, with Options.ScanPage, each further
+// page of a scan), Refuse, LoseAck, Lose and Hold all refuse the read with an
+// error wrapping crdt.ErrUnavailable (counted as Refuse), and Stale answers
+// from an older state of the key or partition: a Siblings Fetch returns an
+// older Fetch result with its old token (a Put based on it leaves siblings,
+// as with a lagging Riak replica), a Partitions Snapshot an older Snapshot
+// of the partition, a Scan an older Snapshot or complete Scan. The wrapper
+// keeps the states it needs itself: the last Options.History distinct
+// results of the reads made through it, per key or partition, and, with
+// Options.RecordWrites, the state read back after every write that took
+// effect. A stale read with no older state recorded is answered fresh and
+// counted as Pass, as is a Stale Partitions read at store.ReadComplete,
+// which by contract reflects every acknowledged write.
+//
+// A call whose context is already done returns an error wrapping both
+// crdt.ErrUnavailable and the context's error; it consumes no sequence
+// number and sees neither the Policy nor the Hook.
+package faulty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"sync"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Fault is what a wrapper does to one call.
+type Fault uint8
+
+// The faults. See the package documentation for their effect on reads and
+// writes.
+const (
+	// Pass lets the call through unchanged.
+	Pass Fault = iota
+	// Refuse fails the call without applying it: crdt.ErrUnavailable.
+	Refuse
+	// LoseAck applies a write and reports crdt.ErrAmbiguousWrite.
+	LoseAck
+	// Lose drops a write and reports crdt.ErrAmbiguousWrite.
+	Lose
+	// Hold keeps a write in flight and reports crdt.ErrAmbiguousWrite; the
+	// write is applied by Deliver or DeliverAll, or dropped by DropHeld.
+	Hold
+	// Stale answers a read from the previous recorded state of its key or
+	// partition (StaleBy chooses an older one).
+	Stale
+)
+
+const (
+	kindBits = 3
+	kindMask = 1<<kindBits - 1
+	// MaxStaleness is the largest age StaleBy encodes.
+	MaxStaleness = 1 << (8 - kindBits)
+)
+
+// StaleBy returns a Stale fault that answers a read from the state age
+// recorded states back (1: the previous one, as Stale). Ages above
+// MaxStaleness are capped, and older than the oldest recorded state means
+// the oldest; age ≤ 0 is Pass (a fresh read).
+func StaleBy(age int) Fault {
+	if age <= 0 {
+		return Pass
+	}
+	age = min(age, MaxStaleness)
+	return Stale | Fault((age-1)<<kindBits)
+}
+
+// Kind returns the fault without its staleness: StaleBy(3).Kind() == Stale.
+func (f Fault) Kind() Fault { return f & kindMask }
+
+// Age returns how many recorded states back a Stale fault reads (0 for
+// other faults).
+func (f Fault) Age() int {
+	if f.Kind() != Stale {
+		return 0
+	}
+	return 1 + int(f>>kindBits)
+}
+
+var faultNames = [...]string{"pass", "refuse", "lose-ack", "lose", "hold", "stale"}
+
+// String names the fault: "pass", "refuse", "lose-ack", "lose", "hold",
+// "stale", or "stale(n)" for StaleBy(n) with n > 1.
+func (f Fault) String() string {
+	k := f.Kind()
+	if int(k) >= len(faultNames) {
+		return fmt.Sprintf("Fault(%d)", uint8(f))
+	}
+	if k == Stale && f.Age() > 1 {
+		return fmt.Sprintf("stale(%d)", f.Age())
+	}
+	if k != Stale && f != k {
+		return fmt.Sprintf("Fault(%d)", uint8(f))
+	}
+	return faultNames[k]
+}
+
+// The method names a Call carries.
+const (
+	MethodFetch    = "Fetch"
+	MethodPut      = "Put"
+	MethodDelete   = "Delete"
+	MethodScan     = "Scan"
+	MethodScanPage = "ScanPage" // a page of a Scan after its first (Options.ScanPage)
+	MethodSnapshot = "Snapshot"
+	MethodApply    = "Apply"
+)
+
+// IsRead reports whether method names a read.
+func IsRead(method string) bool {
+	switch method {
+	case MethodFetch, MethodScan, MethodScanPage, MethodSnapshot:
+		return true
+	}
+	return false
+}
+
+// Call describes one call on a wrapper. It is a plain value.
+type Call struct {
+	// Method is one of the Method constants.
+	Method string
+	// Key is the key (Siblings), the partition (Scan, Snapshot), or the
+	// partition of the first mutation of an Apply ("" for an empty batch).
+	Key string
+	// N numbers the calls on one wrapper: 1, 2, 3, ...
+	N uint64
+}
+
+// String renders the call as "Method key #N".
+func (c Call) String() string { return fmt.Sprintf("%s %q #%d", c.Method, c.Key, c.N) }
+
+// Policy decides the fault of a call. A wrapper calls it with its own lock
+// held, in call order, so it must not call the wrapper; it may be shared by
+// several wrappers only if it is safe for concurrent use (Seeded and Script
+// are).
+type Policy func(Call) Fault
+
+// Rates are the probabilities of the faults Seeded draws. Refuse, LoseAck,
+// Lose and Hold apply to writes and should sum to at most 1; Stale applies
+// to reads.
+type Rates struct {
+	Refuse, LoseAck, Lose, Hold float64
+	Stale                       float64
+	// MaxStaleness bounds the age of a stale read: each is 1..MaxStaleness
+	// recorded states old (zero means 1).
+	MaxStaleness int
+}
+
+// Seeded returns a Policy drawing faults at rates r from a source seeded
+// with seed: the same seed and the same sequence of calls give the same
+// faults. Writes get Refuse, LoseAck, Lose or Hold; reads get Stale (reads
+// are never refused by Seeded: use Script or a Policy of your own). Every
+// call draws from the source, whatever its rates, so faults depend only on
+// the order of calls. Seeded is safe for concurrent use.
+func Seeded(seed int64, r Rates) Policy {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewSource(seed))
+	maxAge := min(max(r.MaxStaleness, 1), MaxStaleness)
+	return func(c Call) Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		x := rng.Float64()
+		if IsRead(c.Method) {
+			if x < r.Stale {
+				return StaleBy(1 + rng.Intn(maxAge))
+			}
+			return Pass
+		}
+		switch {
+		case x < r.Refuse:
+			return Refuse
+		case x < r.Refuse+r.LoseAck:
+			return LoseAck
+		case x < r.Refuse+r.LoseAck+r.Lose:
+			return Lose
+		case x < r.Refuse+r.LoseAck+r.Lose+r.Hold:
+			return Hold
+		}
+		return Pass
+	}
+}
+
+// Script returns a Policy giving faults to the next calls in order, one
+// per call whatever its method, then Pass. It is safe for concurrent use.
+func Script(faults ...Fault) Policy {
+	var mu sync.Mutex
+	q := slices.Clone(faults)
+	return func(Call) Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(q) == 0 {
+			return Pass
+		}
+		f := q[0]
+		q = q[1:]
+		return f
+	}
+}
+
+// Only returns a Policy that asks p about calls of the given methods and
+// passes every other call without consulting p.
+func Only(p Policy, methods ...string) Policy {
+	return func(c Call) Fault {
+		if !slices.Contains(methods, c.Method) {
+			return Pass
+		}
+		return p(c)
+	}
+}
+
+// Hook runs around every call. Before it (after false), a non-nil error
+// means the call does not happen and returns that error (a crash or a
+// refused call). After it (after true), which runs only once the call has
+// taken effect (a read was served, a write applied: Pass, LoseAck, Stale, a
+// held write when it is delivered), a non-nil error is returned to the
+// caller although the call happened (a lost acknowledgement). Hooks run
+// without the wrapper's lock held and may block, to interleave callers
+// deterministically; they may call the wrapper.
+type Hook func(ctx context.Context, c Call, after bool) error
+
+// DefaultHistory is how many distinct states per key or partition a wrapper
+// keeps for stale reads when Options.History is zero.
+const DefaultHistory = 16
+
+// Options configure a wrapper. The zero value injects no faults.
+type Options struct {
+	// Policy decides each call's fault; nil passes every call.
+	Policy Policy
+	// Hook runs before and after every call; nil for none.
+	Hook Hook
+	// History is how many distinct states per key or partition are kept
+	// for stale reads: zero means DefaultHistory, negative none.
+	History int
+	// RecordWrites makes the wrapper read a key or partition back after
+	// every write through it that took effect and record the result for
+	// stale reads, so that a stale read can show a state no reader saw.
+	// The read-backs are extra calls on the wrapped store.
+	RecordWrites bool
+	// ScanPage, for Partitions: when positive, Scan reads ScanPage rows at
+	// a time, and every page after the first is a call of its own
+	// (MethodScanPage) with its own fault and hooks, so a test can act
+	// between the pages of a scan. Zero: a Scan is one call.
+	ScanPage int
+}
+
+// core is the state the two wrappers share: the policy, the hook, the call
+// counter, the fault counts and the held writes.
+type core struct {
+	mu     sync.Mutex
+	policy Policy
+	hook   Hook
+	n      uint64
+	counts map[Fault]int
+	held   []held
+	hist   int
+}
+
+type held struct {
+	call  Call
+	ctx   context.Context
+	apply func(ctx context.Context) error
+	after func(ctx context.Context) // records the state, when RecordWrites
+}
+
+func newCore(o Options) core {
+	h := o.History
+	if h == 0 {
+		h = DefaultHistory
+	}
+	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}, hist: max(h, 0)}
+}
+
+// begin numbers a call and decides its fault.
+func (c *core) begin(method, key string) (Call, Fault) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	call := Call{Method: method, Key: key, N: c.n}
+	f := Pass
+	if c.policy != nil {
+		f = c.policy(call)
+	}
+	return call, f
+}
+
+func (c *core) count(f Fault) {
+	c.mu.Lock()
+	c.counts[f.Kind()]++
+	c.mu.Unlock()
+}
+
+func (c *core) hookFn() Hook {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hook
+}
+
+// before runs the checks every call makes first: a done context, then the
+// hook. It returns the call and its fault.
+func (c *core) before(ctx context.Context, method, key string) (Call, Fault, error) {
+	if err := ctx.Err(); err != nil {
+		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", method, key, crdt.ErrUnavailable, err)
+	}
+	call, f := c.begin(method, key)
+	if h := c.hookFn(); h != nil {
+		if err := h(ctx, call, false); err != nil {
+			return call, f, err
+		}
+	}
+	if k := f.Kind(); k > Stale {
+		return call, f, fmt.Errorf("faulty: %v: policy returned %v: %w", call, f, crdt.ErrInvalidConfig)
+	}
+	return call, f, nil
+}
+
+// after runs the after hook of a call that took effect.
+func (c *core) after(ctx context.Context, call Call) error {
+	if h := c.hookFn(); h != nil {
+		return h(ctx, call, true)
+	}
+	return nil
+}
+
+// readFault turns a write fault on a read into a refusal.
+func readFault(call Call) error {
+	return fmt.Errorf("faulty: %v: injected refusal: %w", call, crdt.ErrUnavailable)
+}
+
+// write runs a write call under fault f. apply applies it to the wrapped
+// store; record, if not nil, records the state after it.
+func (c *core) write(ctx context.Context, call Call, f Fault, apply func(ctx context.Context) error, record func(ctx context.Context)) error {
+	switch f.Kind() {
+	case Refuse:
+		c.count(Refuse)
+		return fmt.Errorf("faulty: %v: injected refusal: %w", call, crdt.ErrUnavailable)
+	case Lose:
+		c.count(Lose)
+		return fmt.Errorf("faulty: %v: injected lost write: %w", call, crdt.ErrAmbiguousWrite)
+	case Hold:
+		c.mu.Lock()
+		c.held = append(c.held, held{call: call, ctx: context.WithoutCancel(ctx), apply: apply, after: record})
+		c.counts[Hold]++
+		c.mu.Unlock()
+		return fmt.Errorf("faulty: %v: injected timeout, write held in flight: %w", call, crdt.ErrAmbiguousWrite)
+	}
+	if err := apply(ctx); err != nil {
+		return err
+	}
+	if record != nil {
+		record(context.WithoutCancel(ctx))
+	}
+	fault := Pass
+	if f.Kind() == LoseAck {
+		fault = LoseAck
+	}
+	c.count(fault)
+	if err := c.after(ctx, call); err != nil {
+		return err
+	}
+	if fault == LoseAck {
+		return fmt.Errorf("faulty: %v: injected lost acknowledgement: %w", call, crdt.ErrAmbiguousWrite)
+	}
+	return nil
+}
+
+func (c *core) setPolicy(p Policy) {
+	c.mu.Lock()
+	c.policy = p
+	c.mu.Unlock()
+}
+
+func (c *core) setHook(h Hook) {
+	c.mu.Lock()
+	c.hook = h
+	c.mu.Unlock()
+}
+
+func (c *core) heldCalls() []Call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Call, len(c.held))
+	for i, h := range c.held {
+		out[i] = h.call
+	}
+	return out
+}
+
+func (c *core) numHeld() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.held)
+}
+
+// deliver applies the i-th held write (oldest first) and forgets it.
+func (c *core) deliver(i int) error {
+	c.mu.Lock()
+	if i < 0 || i >= len(c.held) {
+		n := len(c.held)
+		c.mu.Unlock()
+		return fmt.Errorf("faulty: no held write %d (%d held): %w", i, n, crdt.ErrNotFound)
+	}
+	h := c.held[i]
+	c.held = slices.Delete(c.held, i, i+1)
+	c.mu.Unlock()
+	if err := h.apply(h.ctx); err != nil {
+		return fmt.Errorf("faulty: delivering held %v: %w", h.call, err)
+	}
+	if h.after != nil {
+		h.after(h.ctx)
+	}
+	return c.after(h.ctx, h.call)
+}
+
+func (c *core) deliverAll() error {
+	var errs []error
+	for c.numHeld() > 0 {
+		if err := c.deliver(0); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *core) dropHeld() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := len(c.held)
+	c.held = nil
+	return n
+}
+
+func (c *core) countsCopy() map[Fault]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[Fault]int, len(c.counts))
+	for f, n := range c.counts {
+		out[f] = n
+	}
+	return out
+}
+
+// history keeps the last few distinct states of each key, oldest first.
+type history[S any] struct {
+	depth  int
+	states map[string][]S
+}
+
+// add records s for key unless it equals the newest state recorded; then
+// merge, if not nil, folds s into that state.
+func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(old *S, s S)) {
+	if h.depth <= 0 {
+		return
+	}
+	if h.states == nil {
+		h.states = map[string][]S{}
+	}
+	st := h.states[key]
+	if n := len(st); n > 0 && equal(st[n-1], s) {
+		if merge != nil {
+			merge(&st[n-1], s)
+		}
+		return
+	}
+	st = append(st, s)
+	if len(st) > h.depth {
+		st = slices.Delete(st, 0, len(st)-h.depth)
+	}
+	h.states[key] = st
+}
+
+// older returns the state age states before the newest of key that ok
+// accepts, or the oldest accepted one if there are fewer; false if no
+// state other than the newest is accepted.
+func (h *history[S]) older(key string, age int, ok func(S) bool) (S, bool) {
+	st := h.states[key]
+	var found S
+	any := false
+	for i := len(st) - 2; i >= 0 && age > 0; i-- {
+		if ok != nil && !ok(st[i]) {
+			continue
+		}
+		found, any = st[i], true
+		age--
+	}
+	return found, any
+}

@@ -1,0 +1,301 @@
+package faulty
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// Partitions wraps a store.Partitions with injected faults. It is safe for
+// concurrent use.
+type Partitions struct {
+	inner  store.Partitions
+	record bool
+	page   int
+	core
+
+	hmu  sync.Mutex
+	hist history[partState]
+}
+
+// partState is a recorded read of a whole partition; isolated when it came
+// from a Snapshot.
+type partState struct {
+	rows     []store.Row
+	isolated bool
+}
+
+// merge keeps one entry for equal rows, isolated if either read was.
+func (a *partState) merge(b partState) { a.isolated = a.isolated || b.isolated }
+
+func (a partState) equal(b partState) bool {
+	return slices.EqualFunc(a.rows, b.rows, func(x, y store.Row) bool {
+		return bytes.Equal(x.Key, y.Key) && bytes.Equal(x.Value, y.Value)
+	})
+}
+
+func cloneRows(rows []store.Row) []store.Row {
+	out := make([]store.Row, len(rows))
+	for i, r := range rows {
+		out[i] = store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)}
+	}
+	return out
+}
+
+var _ store.Partitions = (*Partitions)(nil)
+
+// recordLimit bounds the partitions RecordWrites reads back.
+const recordLimit = 10_000
+
+// NewPartitions wraps inner.
+func NewPartitions(inner store.Partitions, o Options) *Partitions {
+	p := &Partitions{inner: inner, record: o.RecordWrites, page: o.ScanPage, core: newCore(o)}
+	p.hist.depth = p.core.hist
+	return p
+}
+
+// SetPolicy replaces the policy (nil: pass every call).
+func (p *Partitions) SetPolicy(pol Policy) { p.setPolicy(pol) }
+
+// SetHook replaces the hook (nil: none).
+func (p *Partitions) SetHook(h Hook) { p.setHook(h) }
+
+// Held returns how many batches are held in flight.
+func (p *Partitions) Held() int { return p.numHeld() }
+
+// HeldCalls returns the calls of the held batches, oldest first.
+func (p *Partitions) HeldCalls() []Call { return p.heldCalls() }
+
+// Deliver applies the i-th held batch (0: the oldest still held) to the
+// wrapped store now, with its original timestamps, and forgets it; the
+// others keep their order. The after hook then runs with the original
+// call. It returns the wrapped store's error, or one wrapping
+// crdt.ErrNotFound if there is no such held batch.
+func (p *Partitions) Deliver(i int) error { return p.deliver(i) }
+
+// DeliverAll delivers every held batch, oldest first, and returns the
+// errors of those that failed (they are forgotten too).
+func (p *Partitions) DeliverAll() error { return p.deliverAll() }
+
+// DropHeld forgets every held batch, which then never takes effect, and
+// returns how many there were.
+func (p *Partitions) DropHeld() int { return p.dropHeld() }
+
+// Counts returns how many calls received each fault so far (a copy).
+func (p *Partitions) Counts() map[Fault]int { return p.countsCopy() }
+
+func (p *Partitions) remember(partition string, st partState) {
+	p.hmu.Lock()
+	p.hist.add(partition, st, partState.equal, (*partState).merge)
+	p.hmu.Unlock()
+}
+
+// stale returns an older recorded state of partition, age states back
+// (isolated ones only if isolated), after recording fresh if it is not nil.
+func (p *Partitions) stale(partition string, fresh *partState, age int, isolated bool) ([]store.Row, bool) {
+	p.hmu.Lock()
+	defer p.hmu.Unlock()
+	if fresh != nil {
+		p.hist.add(partition, *fresh, partState.equal, (*partState).merge)
+	}
+	var ok func(partState) bool
+	if isolated {
+		ok = func(s partState) bool { return s.isolated }
+	}
+	st, found := p.hist.older(partition, age, ok)
+	if !found {
+		return nil, false
+	}
+	return cloneRows(st.rows), true
+}
+
+// Snapshot is the wrapped store's Snapshot, with faults.
+func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
+	call, f, err := p.before(ctx, MethodSnapshot, partition)
+	if err != nil {
+		return nil, err
+	}
+	switch f.Kind() {
+	case Refuse, LoseAck, Lose, Hold:
+		p.count(Refuse)
+		return nil, readFault(call)
+	}
+	rows, err := p.inner.Snapshot(ctx, partition, limit, level)
+	if err != nil {
+		return nil, err
+	}
+	served := Pass
+	if f.Kind() == Stale && level != store.ReadComplete {
+		if old, ok := p.stale(partition, &partState{cloneRows(rows), true}, f.Age(), true); ok {
+			if len(old) > limit {
+				return nil, fmt.Errorf("faulty: %v: stale partition has more than %d rows: %w", call, limit, crdt.ErrTooLarge)
+			}
+			rows, served = old, Stale
+		}
+	} else if p.hist.depth > 0 {
+		p.remember(partition, partState{cloneRows(rows), true})
+	}
+	p.count(served)
+	if err := p.after(ctx, call); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// Scan is the wrapped store's Scan, with faults; with Options.ScanPage,
+// each page after the first is a call of its own.
+func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
+	call, f, err := p.before(ctx, MethodScan, partition)
+	if err != nil {
+		return err
+	}
+	switch f.Kind() {
+	case Refuse, LoseAck, Lose, Hold:
+		p.count(Refuse)
+		return readFault(call)
+	}
+	if f.Kind() == Stale && level != store.ReadComplete && p.hist.depth > 0 {
+		var fresh []store.Row
+		if err := p.inner.Scan(ctx, partition, nil, level, func(r store.Row) bool {
+			fresh = append(fresh, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+			return true
+		}); err != nil {
+			return err
+		}
+		if old, ok := p.stale(partition, &partState{rows: fresh}, f.Age(), false); ok {
+			p.count(Stale)
+			for _, r := range old {
+				if bytes.Compare(r.Key, from) >= 0 && !fn(r) {
+					break
+				}
+			}
+			return p.after(ctx, call)
+		}
+	}
+	// Record the rows of a scan from the start that runs to the end.
+	var seen []store.Row
+	keep := from == nil && p.hist.depth > 0
+	stopped := false
+	visit := func(r store.Row) bool {
+		if keep {
+			seen = append(seen, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+		}
+		if !fn(r) {
+			stopped = true
+			return false
+		}
+		return true
+	}
+	if p.page > 0 {
+		err = p.scanPaged(ctx, partition, from, level, visit)
+	} else {
+		err = p.inner.Scan(ctx, partition, from, level, visit)
+	}
+	if err != nil {
+		return err
+	}
+	if keep && !stopped {
+		p.remember(partition, partState{rows: seen})
+	}
+	p.count(Pass)
+	return p.after(ctx, call)
+}
+
+// scanPaged reads p.page rows at a time from the wrapped store; every page
+// after the first is a call with its own fault and hooks.
+func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
+	next := slices.Clone(from)
+	for first := true; ; first = false {
+		var call Call
+		if !first {
+			var f Fault
+			var err error
+			call, f, err = p.before(ctx, MethodScanPage, partition)
+			if err != nil {
+				return err
+			}
+			switch f.Kind() {
+			case Refuse, LoseAck, Lose, Hold:
+				p.count(Refuse)
+				return readFault(call)
+			}
+		}
+		page := make([]store.Row, 0, p.page)
+		err := p.inner.Scan(ctx, partition, next, level, func(r store.Row) bool {
+			page = append(page, r)
+			return len(page) < p.page
+		})
+		if err != nil {
+			return err
+		}
+		if !first {
+			p.count(Pass)
+			if err := p.after(ctx, call); err != nil {
+				return err
+			}
+		}
+		for _, r := range page {
+			if !fn(r) {
+				return nil
+			}
+		}
+		if len(page) < p.page {
+			return nil
+		}
+		next = append(slices.Clone(page[len(page)-1].Key), 0)
+	}
+}
+
+// Apply is the wrapped store's Apply, with faults.
+func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
+	key := ""
+	if len(muts) > 0 {
+		key = muts[0].Partition
+	}
+	call, f, err := p.before(ctx, MethodApply, key)
+	if err != nil {
+		return err
+	}
+	if f.Kind() == Hold {
+		muts = cloneMutations(muts)
+	}
+	var record func(context.Context)
+	if p.record && p.hist.depth > 0 {
+		parts := partitionsOf(muts)
+		record = func(ctx context.Context) {
+			for _, part := range parts {
+				if rows, err := p.inner.Snapshot(ctx, part, recordLimit, store.ReadComplete); err == nil {
+					p.remember(part, partState{cloneRows(rows), true})
+				}
+			}
+		}
+	}
+	return p.write(ctx, call, f, func(ctx context.Context) error {
+		return p.inner.Apply(ctx, muts)
+	}, record)
+}
+
+func cloneMutations(muts []store.Mutation) []store.Mutation {
+	out := slices.Clone(muts)
+	for i := range out {
+		out[i].Key = slices.Clone(out[i].Key)
+		out[i].End = slices.Clone(out[i].End)
+		out[i].Value = slices.Clone(out[i].Value)
+	}
+	return out
+}
+
+func partitionsOf(muts []store.Mutation) []string {
+	var parts []string
+	for _, m := range muts {
+		if !slices.Contains(parts, m.Partition) {
+			parts = append(parts, m.Partition)
+		}
+	}
+	return parts
+}
