@@ -285,9 +285,12 @@ func checkMalformed(t *testing.T, ms []Malformed) {
 	t.Helper()
 	require.NotEmpty(t, ms)
 	for _, m := range ms {
-		b, err := hex.DecodeString(m.Hex)
-		require.NoError(t, err)
-		requireKind(t, m.Error, decodeAs(t, m.Decoder, b), "%s: %s", m.Decoder, m.Name)
+		// One subtest per input, so that every failing vector is reported.
+		t.Run("malformed/"+m.Decoder+"/"+m.Name, func(t *testing.T) {
+			b, err := hex.DecodeString(m.Hex)
+			require.NoError(t, err)
+			requireKind(t, m.Error, decodeAs(t, m.Decoder, b), "%s: %s", m.Decoder, m.Name)
+		})
 	}
 }
 
@@ -587,7 +590,12 @@ func genEnvelope(t *testing.T) any {
 		mal("trailing byte", g, cat(good, []byte{0xc0}), t),
 		mal("truncated body", g, good[:len(good)-1], t),
 		mal("truncated in tag", g, good[:4], t),
-		mal("array header claims more elements than bytes remain", g, cat(env(g, 1).b, []byte{0xdd, 0, 0, 0x10, 0, 0x92}), t),
+		mal("array header claims more elements than bytes remain", g, cat(env(g, 1).b, []byte{0xdc, 0x00, 0x10, 0x92}), t,
+			"16 pairs in the canonical array16 header (dc 0010, below the 30000 cap) but 1 byte remains: rejected for the count"),
+		mal("envelope header claims more elements than bytes remain", g, []byte{0xdc, 0x00, 0x10, 0xa1, 'g'}, t,
+			"canonical array16 header of 16 elements with 2 bytes left: the remaining-bytes check comes before the length-3 check"),
+		mal("envelope header claims 2^31 elements", g, []byte{0xdd, 0x80, 0, 0, 0, 0xa1, 'g'}, t,
+			"above the envelope's nominal cap of 2^31-1: too_large (SPEC.md 3.2, section 12 item 7)"),
 		mal("int 5 as int8 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xd0, 5).b), t),
 		mal("int 5 as uint8 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xcc, 5).b), t),
 		mal("int 5 as uint64 (not smallest form)", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 5).b), t),
@@ -1758,7 +1766,12 @@ func genTPN(t *testing.T) any {
 		TimeUUIDs: tus,
 		Decoded:   decoded,
 		Malformed: []Malformed{
-			mal("actors out of order", g, entry(entry(env(g, 1).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t),
+			mal("actors out of order", g, entry(entry(env(g, 2).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t,
+				"format version 2, entries of 6 fields: only the actor order is wrong"),
+			mal("duplicate actor", g, entry(entry(env(g, 2).arr(2), "a", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t,
+				"format version 2: actors must be strictly increasing"),
+			mal("tpncounter N half actors out of order", p, entry(entry(env(p, 2).arr(2).arr(0).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t,
+				"each half is checked like a tgcounter body"),
 			mal("seq 0", g, entry(env(g, 2).arr(1), "a", 0, 0, t1, nil).b, t),
 			mal("negative total", g, entry(env(g, 2).arr(1), "a", 1, -1, t1, nil).b, t),
 			mal("zero amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", 0}}, nil).b, t),
@@ -2897,7 +2910,9 @@ func genTally(t *testing.T) any {
 		mal("invalid mutator", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("").int(exp).b, 5), t),
 		mal("shard of three fields", "tally.shard:sum", env("tally.shard", 1).arr(3).str("sum").str("m1").int(exp).b, t),
 		mal("shard of five fields", "tally.shard:sum", env("tally.shard", 1).arr(5).str("sum").str("m1").int(exp).int(5).nil().b, t,
-			"reported as too_large: the reference reads the field-count header with a cap of 4 (see SPEC.md, deviations)"),
+			"a fixed-shape array with an extra field is corrupt, never too_large (SPEC.md section 12, item 2: earlier builds said too_large)"),
+		mal("fixed-shape array header above 65536", "tally.shard:sum", append(env("tally.shard", 1).b, 0xdd, 0, 1, 0, 1, 0xa3, 's', 'u', 'm'), t,
+			"65537 fields in a canonical array32 header: above the nominal cap of fixed-shape arrays, too_large (SPEC.md 3.2, section 12 item 7)"),
 		mal("sum is nil", "tally.shard:sum", sum([]byte{0xc0}), t),
 		mal("trailing bytes", "tally.shard:sum", append(sum(5), 0xc0), t),
 		mal("negative folded_through", "tally.tally:sum", append(env("tally.tally", 1).arr(3).str("sum").int(-1).b, 5), t),
@@ -3413,7 +3428,32 @@ func genDeltalog(t *testing.T) any {
 		mal("trailing bytes", d, append(c(func(e refEnc) refEnc { return reg(e).int(1).int(0).nil() }), 0), t),
 		mal("input above 256 bytes", d, append(c(func(e refEnc) refEnc { return reg(e).int(1).int(0).nil() }), make([]byte, 220)...), t),
 		mal("balance row envelope", d, env("balance.row", 1).arr(0).b, t),
+		mal("id of 17 bytes as bin16", d, c(func(e refEnc) refEnc { return e.raw(0xc5, 0, 17).raw(append(id[:], 0)...).uint('r').int(1).int(0).nil() }), t,
+			"a bin header is checked for its smallest form before its cap (SPEC.md 3.2): corrupt, where the bin8 form is too_large"),
+		mal("cell body header above 65536 fields", d, append(env(d, 1).b, 0xdd, 0, 1, 0, 1, 0xc4), t,
+			"above the nominal cap of fixed-shape arrays: too_large (SPEC.md 3.2, section 12 item 7)"),
 	}
+	// Non-canonical cells: every field is valid but one header or integer is
+	// not in its smallest form, so the input differs from the re-encoding of
+	// the cell it holds (SPEC.md 8.2: the decoder rejects any input that is
+	// not the canonical re-encoding).
+	nonCanon := func(name string, body func(e refEnc) refEnc) {
+		f.Malformed = append(f.Malformed, mal(name, d, c(body), t, "non-canonical: differs from the re-encoding of the cell it holds"))
+	}
+	nonCanon("non-canonical id header (bin16)", func(e refEnc) refEnc { return e.raw(0xc5, 0, 16).raw(id[:]...).uint('r').int(1).int(0).nil() })
+	nonCanon("non-canonical kind (uint8 r)", func(e refEnc) refEnc { return e.bin(id[:]).raw(0xcc, 'r').int(1).int(0).nil() })
+	nonCanon("non-canonical written (uint64 0)", func(e refEnc) refEnc {
+		return e.bin(id[:]).uint('m').int(1).raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 0).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+	})
+	nonCanon("non-canonical stats header (array16)", func(e refEnc) refEnc {
+		return e.bin(id[:]).uint('m').int(1).int(0).raw(0xdc, 0, 6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+	})
+	nonCanon("non-canonical sumsq_lo (uint32 1)", func(e refEnc) refEnc {
+		return e.bin(id[:]).uint('m').int(1).int(0).arr(6).int(1).int(1).int(1).int(1).uint(0).raw(0xce, 0, 0, 0, 1)
+	})
+	nonCanon("non-canonical negative delta (int16 -1)", func(e refEnc) refEnc { return e.bin(id[:]).uint('r').raw(0xd1, 0xff, 0xff).int(0).nil() })
+	f.Malformed = append(f.Malformed, mal("non-canonical body header (array16)", d, append(env(d, 1).raw(0xdc, 0, 5).bin(id[:]).uint('r').int(1).int(0).nil().b), t,
+		"non-canonical: differs from the re-encoding of the cell it holds"))
 	return f
 }
 
