@@ -1,0 +1,451 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// FileName is the data file Open keeps in its directory.
+const FileName = "counterkit.db"
+
+// FormatVersion is the version of the on-disk layout this build writes and
+// reads. A file with a greater version is refused with an error wrapping
+// crdt.ErrUnsupportedVersion.
+const FormatVersion = 1
+
+// Defaults for the zero Options.
+const (
+	// DefaultLockTimeout is how long Open waits for the directory's lock.
+	DefaultLockTimeout = 100 * time.Millisecond
+	// DefaultTombstoneGrace is how long a deletion is kept after its
+	// timestamp (ten days, Cassandra's gc_grace_seconds).
+	DefaultTombstoneGrace = 10 * 24 * time.Hour
+	// DefaultPageSize is how many rows Partitions.Scan reads per read
+	// transaction.
+	DefaultPageSize = 100
+)
+
+// Limits beyond the ones every store accepts (store.MaxValue, MaxRowKey,
+// MaxBatch).
+const (
+	// MaxBatchBytes is the most key and value bytes one Apply writes.
+	MaxBatchBytes = 256 << 20
+)
+
+// ErrLocked is returned by Open when another DB, in this process or
+// another, holds the directory. It wraps crdt.ErrUnavailable.
+var ErrLocked = fmt.Errorf("%w: embedded: directory in use (locked by another open DB)", crdt.ErrUnavailable)
+
+// ErrClosed is returned by every operation on a closed DB. It wraps
+// crdt.ErrUnavailable.
+var ErrClosed = fmt.Errorf("%w: embedded: database closed", crdt.ErrUnavailable)
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// LockTimeout is how long Open waits for another process to release
+	// the directory before failing with ErrLocked; zero means
+	// DefaultLockTimeout.
+	LockTimeout time.Duration
+
+	// TombstoneGrace is how long a deletion (point, range or partition)
+	// is kept after its timestamp so that a late write it shadows stays
+	// invisible. Zero means DefaultTombstoneGrace; a negative value keeps
+	// deletions forever. A write older than a deletion that arrives more
+	// than TombstoneGrace after the deletion's timestamp may become
+	// visible, as in Cassandra after gc_grace_seconds.
+	TombstoneGrace time.Duration
+
+	// PageSize is how many rows Partitions.Scan reads per read
+	// transaction; zero means DefaultPageSize.
+	PageSize int
+
+	// Now is the clock that decides when a tombstone's grace has passed;
+	// nil means time.Now. Timestamps of mutations never come from it.
+	Now func() time.Time
+}
+
+// DB is an open data directory. It is safe for concurrent use; Close it
+// to release the directory's lock.
+type DB struct {
+	bolt  *bolt.DB
+	path  string
+	opts  Options
+	group group
+
+	closed atomic.Bool
+	// failed is set when a commit failed: the file may hold a write the
+	// process no longer knows about, so further writes are refused until
+	// the directory is reopened.
+	failed atomic.Pointer[error]
+}
+
+var (
+	bucketMeta     = []byte("meta")
+	bucketSiblings = []byte("siblings")
+	bucketRows     = []byte("rows")
+	bucketPoints   = []byte("points")
+	bucketRanges   = []byte("ranges")
+	bucketDrops    = []byte("drops")
+	bucketGC       = []byte("gc")
+
+	allBuckets = [][]byte{bucketMeta, bucketSiblings, bucketRows, bucketPoints, bucketRanges, bucketDrops, bucketGC}
+
+	keyFormat   = []byte("format")
+	formatMagic = []byte("counterkit embedded\x00")
+)
+
+// Open opens the data directory dir, creating it and its data file if
+// they do not exist. It fails with an error wrapping:
+//
+//   - ErrLocked (crdt.ErrUnavailable) when another open DB holds dir;
+//   - crdt.ErrUnavailable when dir or its file cannot be created, opened
+//     or written (a read-only directory, a missing permission); the
+//     underlying *fs.PathError is reachable with errors.As;
+//   - crdt.ErrMisconfiguredStore when dir holds files but no data file,
+//     or a data file of another program;
+//   - crdt.ErrCorruptEncoding when the data file is truncated or damaged;
+//   - crdt.ErrUnsupportedVersion when the data file was written by a newer
+//     format.
+//
+// Nothing in an existing directory is changed by a failed Open.
+func Open(dir string, opts Options) (*DB, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
+	}
+	if opts.LockTimeout == 0 {
+		opts.LockTimeout = DefaultLockTimeout
+	}
+	if opts.TombstoneGrace == 0 {
+		opts.TombstoneGrace = DefaultTombstoneGrace
+	}
+	if opts.PageSize <= 0 {
+		opts.PageSize = DefaultPageSize
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("embedded: create directory: %w: %w", crdt.ErrUnavailable, err)
+	}
+	path := filepath.Join(dir, FileName)
+	created := false
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: read directory: %w: %w", crdt.ErrUnavailable, err)
+		}
+		if len(entries) > 0 {
+			return nil, fmt.Errorf("embedded: %s holds %d entries (%s, ...) but no %s: not a counterkit data directory: %w",
+				dir, len(entries), entries[0].Name(), FileName, crdt.ErrMisconfiguredStore)
+		}
+		created = true
+	} else if err != nil {
+		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.LockTimeout,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	db := &DB{bolt: bdb, path: path, opts: opts}
+	if err := db.checkFormat(); err != nil {
+		bdb.Close()
+		return nil, err
+	}
+	if created {
+		if err := syncDir(dir); err != nil {
+			bdb.Close()
+			return nil, fmt.Errorf("embedded: sync directory: %w: %w", crdt.ErrUnavailable, err)
+		}
+	}
+	return db, nil
+}
+
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%w: %s: %w", ErrLocked, path, err)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
+		return fmt.Errorf("embedded: %s is not a readable data file: %w: %w", path, crdt.ErrCorruptEncoding, err)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
+		return fmt.Errorf("embedded: %s cannot be opened for writing (read-only directory or file?): %w: %w", path, crdt.ErrUnavailable, err)
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		// bbolt's own checks (a file too small to hold its header).
+		return fmt.Errorf("embedded: %s is not a readable data file: %w: %w", path, crdt.ErrCorruptEncoding, err)
+	}
+	return fmt.Errorf("embedded: open %s: %w: %w", path, crdt.ErrUnavailable, err)
+}
+
+// checkFormat refuses a file that is truncated or not ours, and initialises
+// an empty one.
+func (d *DB) checkFormat() error {
+	st, err := os.Stat(d.path)
+	if err != nil {
+		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	empty := true
+	err = d.view(func(tx *bolt.Tx) error {
+		if st.Size() < tx.Size() {
+			return fmt.Errorf("embedded: %s is truncated (%d bytes, its header says %d): %w", d.path, st.Size(), tx.Size(), crdt.ErrCorruptEncoding)
+		}
+		if err := tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil }); err != nil {
+			return err
+		}
+		if empty {
+			return nil
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return fmt.Errorf("embedded: %s is a bbolt file of another program (no meta bucket): %w", d.path, crdt.ErrMisconfiguredStore)
+		}
+		f := meta.Get(keyFormat)
+		if !bytes.HasPrefix(f, formatMagic) || len(f) != len(formatMagic)+2 {
+			return fmt.Errorf("embedded: %s has no counterkit format marker: %w", d.path, crdt.ErrMisconfiguredStore)
+		}
+		if v := binary.BigEndian.Uint16(f[len(formatMagic):]); v != FormatVersion {
+			return fmt.Errorf("embedded: %s has format version %d, this build reads %d: %w", d.path, v, FormatVersion, crdt.ErrUnsupportedVersion)
+		}
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("embedded: %s lacks bucket %q: %w", d.path, b, crdt.ErrCorruptEncoding)
+			}
+		}
+		return nil
+	})
+	if err != nil || !empty {
+		return err
+	}
+	// A new file, or one whose creation crashed before the marker was
+	// written (it then holds no data): lay out the buckets and the marker
+	// in one durable transaction.
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		marker := binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion)
+		return tx.Bucket(bucketMeta).Put(keyFormat, marker)
+	})
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// Close waits for writes in progress and releases the directory. Further
+// operations fail with ErrClosed.
+func (d *DB) Close() error {
+	if d.closed.Swap(true) {
+		return nil
+	}
+	if err := d.bolt.Close(); err != nil {
+		return fmt.Errorf("embedded: close: %w", err)
+	}
+	return nil
+}
+
+// Path returns the data file's path.
+func (d *DB) Path() string { return d.path }
+
+// Siblings returns the DB's sibling store.
+func (d *DB) Siblings() *Siblings { return &Siblings{db: d} }
+
+// Partitions returns the DB's partition store.
+func (d *DB) Partitions() *Partitions { return &Partitions{db: d} }
+
+// view runs fn in a read transaction. A damaged file that makes the engine
+// panic or fault is reported as crdt.ErrCorruptEncoding.
+func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("embedded: %s is damaged (%v): %w", d.path, r, crdt.ErrCorruptEncoding)
+		}
+	}()
+	err = d.bolt.View(fn)
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}
+
+// update runs fn in a write transaction shared with concurrent callers
+// (group commit) and returns once that transaction is durable.
+func (d *DB) update(fn func(*bolt.Tx) error, size int) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	if p := d.failed.Load(); p != nil {
+		return fmt.Errorf("embedded: an earlier commit failed (%v); close and reopen %s: %w", *p, d.path, crdt.ErrUnavailable)
+	}
+	return d.group.run(d, &op{fn: fn, size: size})
+}
+
+// Group commit: a writer that finds no commit in progress leads one with
+// every write queued so far; writers that arrive meanwhile queue and are
+// committed, with one fsync, by the next leader, which is the first of
+// them. No writer waits for a timer.
+
+const (
+	maxGroupOps   = 256
+	maxGroupBytes = 8 << 20
+)
+
+type op struct {
+	fn       func(*bolt.Tx) error
+	size     int
+	err      error
+	finished bool
+	wake     chan struct{}
+}
+
+type group struct {
+	mu      sync.Mutex
+	queue   []*op
+	leading bool
+}
+
+func (g *group) run(d *DB, o *op) error {
+	o.wake = make(chan struct{})
+	g.mu.Lock()
+	g.queue = append(g.queue, o)
+	if g.leading {
+		g.mu.Unlock()
+		<-o.wake
+		if o.finished {
+			return o.err
+		}
+		g.mu.Lock() // this writer leads the next commit
+	} else {
+		g.leading = true
+	}
+	n, bytes := 0, 0
+	for n < len(g.queue) && n < maxGroupOps && (n == 0 || bytes+g.queue[n].size <= maxGroupBytes) {
+		bytes += g.queue[n].size
+		n++
+	}
+	batch := g.queue[:n:n]
+	g.queue = append([]*op(nil), g.queue[n:]...)
+	g.mu.Unlock()
+
+	d.commit(batch)
+	for _, b := range batch {
+		b.finished = true
+		if b != o {
+			close(b.wake)
+		}
+	}
+
+	g.mu.Lock()
+	if len(g.queue) > 0 {
+		close(g.queue[0].wake)
+	} else {
+		g.leading = false
+	}
+	g.mu.Unlock()
+	return o.err
+}
+
+// opFailed carries the index of the operation whose function refused.
+type opFailed struct {
+	i   int
+	err error
+}
+
+func (e *opFailed) Error() string { return e.err.Error() }
+
+// commit runs the batch's functions in one write transaction. A function
+// that returns an error is dropped with its error and the rest are run
+// again; a failed commit fails them all and stops further writes.
+func (d *DB) commit(batch []*op) {
+	for len(batch) > 0 {
+		err := d.commitOnce(batch)
+		var f *opFailed
+		if errors.As(err, &f) {
+			batch[f.i].err = f.err
+			batch = append(batch[:f.i:f.i], batch[f.i+1:]...)
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+				err = fmt.Errorf("%w: %w", ErrClosed, err)
+			} else {
+				d.failed.CompareAndSwap(nil, &err)
+				err = fmt.Errorf("embedded: commit failed, the write may or may not be on disk: %w: %w", crdt.ErrAmbiguousWrite, err)
+			}
+		}
+		for _, o := range batch {
+			o.err = err
+		}
+		return
+	}
+}
+
+func (d *DB) commitOnce(batch []*op) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("embedded: %s is damaged (%v): %w", d.path, r, crdt.ErrCorruptEncoding)
+		}
+	}()
+	return d.bolt.Update(func(tx *bolt.Tx) error {
+		for i, o := range batch {
+			if err := o.fn(tx); err != nil {
+				return &opFailed{i, err}
+			}
+		}
+		return nil
+	})
+}
+
+// Keys: a partition or sibling key is stored as uvarint(len) || key, so
+// that one key's prefix is never another's, followed by the row key or the
+// sibling's dot.
+
+func appendPrefix(b []byte, key string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	return append(b, key...)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checksum covers a stored record's key and value, so that a damaged byte
+// in either is reported rather than served.
+func checksum(key, value []byte) uint32 {
+	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, value)
+}
+
+func crcUpdate(c uint32, b []byte) uint32 { return crc32.Update(c, castagnoli, b) }
+
+func corrupt(what string, key []byte) error {
+	return fmt.Errorf("embedded: %s %q fails its checksum: %w", what, key, crdt.ErrCorruptEncoding)
+}

@@ -1,0 +1,15 @@
+module github.com/counterkit/counterkit/adapters/embedded
+
+go 1.25.0
+
+require (
+	github.com/counterkit/counterkit v0.0.0
+	go.etcd.io/bbolt v1.5.0
+)
+
+require (
+	github.com/leanovate/gopter v0.2.11 // indirect
+	golang.org/x/sys v0.45.0 // indirect
+)
+
+replace github.com/counterkit/counterkit => ../..

@@ -1,0 +1,463 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Partitions is the DB's store.Partitions, with the semantics of
+// memory.Partitions: ordered rows per partition, last write wins by the
+// mutations' timestamps, and point, range and partition deletions kept as
+// tombstones so that a late write under a deletion stays invisible.
+//
+// Apply is one durable write transaction (all of a batch or none of it,
+// also across a crash); Snapshot reads in one read transaction; Scan reads
+// a page of Options.PageSize rows per read transaction. Reads are always
+// complete: the store.Read level is accepted and ignored.
+//
+// Tombstones are kept for Options.TombstoneGrace after their timestamp and
+// then collected by later Applies, a few per transaction, oldest first.
+type Partitions struct {
+	db *DB
+}
+
+var _ store.Partitions = (*Partitions)(nil)
+
+// gcPerApply bounds the tombstones one Apply collects.
+const gcPerApply = 64
+
+// Tombstone kinds in the gc index.
+const (
+	gcPoint = 'p'
+	gcRange = 'r'
+	gcDrop  = 'd'
+)
+
+// Apply applies muts atomically and durably.
+func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := store.CheckMutations(muts); err != nil {
+		return fmt.Errorf("embedded: %w", err)
+	}
+	size := 0
+	own := make([]store.Mutation, len(muts))
+	for i, m := range muts {
+		size += len(m.Partition) + len(m.Key) + len(m.End) + len(m.Value) + 16
+		// bbolt keeps written bytes until the commit: the batch must not
+		// share memory with the caller's.
+		own[i] = store.Mutation{Partition: m.Partition, Op: m.Op, Key: slices.Clone(m.Key),
+			End: slices.Clone(m.End), Value: slices.Clone(m.Value), Timestamp: m.Timestamp}
+	}
+	if size > MaxBatchBytes {
+		return fmt.Errorf("embedded: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	var cutoff int64 = -1
+	if g := p.db.opts.TombstoneGrace; g > 0 {
+		cutoff = p.db.opts.Now().Add(-g).UnixMicro()
+	}
+	return p.db.update(func(tx *bolt.Tx) error {
+		w := writer{
+			rows: tx.Bucket(bucketRows), points: tx.Bucket(bucketPoints),
+			ranges: tx.Bucket(bucketRanges), drops: tx.Bucket(bucketDrops), gc: tx.Bucket(bucketGC),
+		}
+		for _, m := range own {
+			if err := w.apply(m); err != nil {
+				return err
+			}
+		}
+		if cutoff > 0 {
+			return w.collect(cutoff)
+		}
+		return nil
+	}, size)
+}
+
+type writer struct {
+	rows, points, ranges, drops, gc *bolt.Bucket
+}
+
+// A row is stored under prefix(partition) || row key as
+// timestamp (8 bytes) || CRC-32C(key, timestamp || value) || value.
+
+func sealCell(key []byte, ts int64, value []byte) []byte {
+	out := make([]byte, 12, 12+len(value))
+	binary.BigEndian.PutUint64(out, uint64(ts))
+	out = append(out, value...)
+	c := crcUpdate(checksum(key, out[:8]), out[12:])
+	binary.BigEndian.PutUint32(out[8:], c)
+	return out
+}
+
+// openCell returns a stored row's timestamp and value (shared with the
+// transaction's memory).
+func openCell(key, rec []byte) (int64, []byte, error) {
+	if len(rec) < 13 || binary.BigEndian.Uint32(rec[8:]) != crcUpdate(checksum(key, rec[:8]), rec[12:]) {
+		return 0, nil, corrupt("row", key)
+	}
+	return int64(binary.BigEndian.Uint64(rec)), rec[12:], nil
+}
+
+func getTS(b *bolt.Bucket, k []byte) (int64, bool) {
+	v := b.Get(k)
+	if len(v) != 8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(v)), true
+}
+
+func tsBytes(ts int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ts)) }
+
+func gcKey(ts int64, kind byte, body []byte) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 9+len(body)), uint64(ts))
+	k = append(k, kind)
+	return append(k, body...)
+}
+
+// A range tombstone is stored under prefix(partition) || sequence as
+// timestamp || uvarint(len(start)) || start || [end] (end absent: no bound;
+// a flag byte tells which).
+type rangeDel struct {
+	id         []byte
+	start, end []byte
+	hasEnd     bool
+	ts         int64
+}
+
+func encodeRange(m store.Mutation) []byte {
+	b := tsBytes(m.Timestamp)
+	b = binary.AppendUvarint(b, uint64(len(m.Key)))
+	b = append(b, m.Key...)
+	if m.End == nil {
+		return append(b, 0)
+	}
+	b = append(b, 1)
+	return append(b, m.End...)
+}
+
+func decodeRange(id, v []byte) (rangeDel, error) {
+	bad := fmt.Errorf("embedded: range tombstone %q malformed: %w", id, crdt.ErrCorruptEncoding)
+	if len(v) < 10 {
+		return rangeDel{}, bad
+	}
+	r := rangeDel{id: id, ts: int64(binary.BigEndian.Uint64(v))}
+	n, l := binary.Uvarint(v[8:])
+	if l <= 0 || uint64(len(v)-8-l) < n+1 {
+		return rangeDel{}, bad
+	}
+	rest := v[8+l:]
+	r.start = rest[:n]
+	switch rest[n] {
+	case 0:
+		if len(rest) != int(n)+1 {
+			return rangeDel{}, bad
+		}
+	case 1:
+		r.hasEnd, r.end = true, rest[n+1:]
+	default:
+		return rangeDel{}, bad
+	}
+	return r, nil
+}
+
+func (r rangeDel) mutation() store.Mutation {
+	m := store.Mutation{Op: store.OpDeleteRange, Key: r.start, Timestamp: r.ts}
+	if r.hasEnd {
+		m.End = r.end
+		if m.End == nil {
+			m.End = []byte{}
+		}
+	}
+	return m
+}
+
+// covers reports whether range a contains range b.
+func covers(a, b store.Mutation) bool {
+	if string(b.Key) < string(a.Key) {
+		return false
+	}
+	return a.End == nil || (b.End != nil && string(b.End) <= string(a.End))
+}
+
+func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
+	var out []rangeDel
+	c := w.ranges.Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, v = c.Next() {
+		r, err := decodeRange(k, v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func (w *writer) apply(m store.Mutation) error {
+	prefix := appendPrefix(nil, m.Partition)
+	switch m.Op {
+	case store.OpPut:
+		ck := append(slices.Clip(prefix), m.Key...)
+		if d, ok := getTS(w.drops, prefix); ok && d >= m.Timestamp {
+			return nil
+		}
+		if d, ok := getTS(w.points, ck); ok && d >= m.Timestamp {
+			return nil
+		}
+		rs, err := w.rangesOf(prefix)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if r.mutation().Shadows(m.Key, m.Timestamp) {
+				return nil
+			}
+		}
+		if old := w.rows.Get(ck); old != nil {
+			ts, val, err := openCell(ck, old)
+			if err != nil {
+				return err
+			}
+			if !store.Wins(m.Value, m.Timestamp, val, ts) {
+				return nil
+			}
+		}
+		return w.rows.Put(ck, sealCell(ck, m.Timestamp, m.Value))
+	case store.OpDelete:
+		ck := append(slices.Clip(prefix), m.Key...)
+		old, ok := getTS(w.points, ck)
+		if ok && old >= m.Timestamp {
+			return nil
+		}
+		if err := w.setTombstone(w.points, ck, gcPoint, old, ok, m.Timestamp); err != nil {
+			return err
+		}
+		if rec := w.rows.Get(ck); rec != nil {
+			ts, _, err := openCell(ck, rec)
+			if err != nil {
+				return err
+			}
+			if ts <= m.Timestamp {
+				return w.rows.Delete(ck)
+			}
+		}
+		return nil
+	case store.OpDeleteRange:
+		rs, err := w.rangesOf(prefix)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && covers(rm, m) {
+				return nil
+			}
+		}
+		for _, r := range rs {
+			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && covers(m, rm) {
+				if err := w.ranges.Delete(r.id); err != nil {
+					return err
+				}
+				if err := w.gc.Delete(gcKey(r.ts, gcRange, r.id)); err != nil {
+					return err
+				}
+			}
+		}
+		seq, err := w.ranges.NextSequence()
+		if err != nil {
+			return err
+		}
+		id := binary.BigEndian.AppendUint64(slices.Clip(prefix), seq)
+		if err := w.ranges.Put(id, encodeRange(m)); err != nil {
+			return err
+		}
+		if err := w.gc.Put(gcKey(m.Timestamp, gcRange, id), nil); err != nil {
+			return err
+		}
+		var end []byte
+		if m.End != nil {
+			end = append(slices.Clip(prefix), m.End...)
+		}
+		return w.deleteRows(prefix, append(slices.Clip(prefix), m.Key...), end, m.Timestamp)
+	case store.OpDeletePartition:
+		old, ok := getTS(w.drops, prefix)
+		if ok && old >= m.Timestamp {
+			return nil
+		}
+		if err := w.setTombstone(w.drops, prefix, gcDrop, old, ok, m.Timestamp); err != nil {
+			return err
+		}
+		return w.deleteRows(prefix, prefix, nil, m.Timestamp)
+	}
+	return fmt.Errorf("embedded: unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
+}
+
+// setTombstone records a deletion at ts under k in b, replacing an older
+// one at old (if had), and keeps the gc index in step.
+func (w *writer) setTombstone(b *bolt.Bucket, k []byte, kind byte, old int64, had bool, ts int64) error {
+	if had {
+		if err := w.gc.Delete(gcKey(old, kind, k)); err != nil {
+			return err
+		}
+	}
+	if err := b.Put(k, tsBytes(ts)); err != nil {
+		return err
+	}
+	return w.gc.Put(gcKey(ts, kind, k), nil)
+}
+
+// deleteRows deletes the rows of the partition with prefix whose stored
+// key is in [from, end) (end nil: to the partition's end) and whose
+// timestamp is ≤ ts.
+func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
+	var doomed [][]byte
+	c := w.rows.Cursor()
+	for k, v := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if end != nil && bytes.Compare(k, end) >= 0 {
+			break
+		}
+		t, _, err := openCell(k, v)
+		if err != nil {
+			return err
+		}
+		if t <= ts {
+			doomed = append(doomed, slices.Clone(k))
+		}
+	}
+	for _, k := range doomed {
+		if err := w.rows.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// collect drops up to gcPerApply tombstones whose timestamp is before
+// cutoff, oldest first.
+func (w *writer) collect(cutoff int64) error {
+	type entry struct {
+		key  []byte
+		ts   int64
+		kind byte
+		body []byte
+	}
+	var due []entry
+	c := w.gc.Cursor()
+	for k, _ := c.First(); k != nil && len(due) < gcPerApply; k, _ = c.Next() {
+		if len(k) < 9 {
+			return fmt.Errorf("embedded: gc index entry %q malformed: %w", k, crdt.ErrCorruptEncoding)
+		}
+		ts := int64(binary.BigEndian.Uint64(k))
+		if ts >= cutoff {
+			break
+		}
+		k = slices.Clone(k)
+		due = append(due, entry{k, ts, k[8], k[9:]})
+	}
+	for _, e := range due {
+		var b *bolt.Bucket
+		switch e.kind {
+		case gcPoint:
+			b = w.points
+		case gcDrop:
+			b = w.drops
+		case gcRange:
+			b = w.ranges
+		default:
+			return fmt.Errorf("embedded: gc index entry %q malformed: %w", e.key, crdt.ErrCorruptEncoding)
+		}
+		v := b.Get(e.body)
+		if len(v) >= 8 && int64(binary.BigEndian.Uint64(v)) == e.ts {
+			if err := b.Delete(e.body); err != nil {
+				return err
+			}
+		}
+		if err := w.gc.Delete(e.key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Scan calls fn with the live rows of partition from from on, reading
+// Options.PageSize rows per read transaction.
+func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ store.Read, fn func(store.Row) bool) error {
+	if err := crdt.ValidateKey("partition key", partition); err != nil {
+		return err
+	}
+	prefix := appendPrefix(nil, partition)
+	next := append(slices.Clip(prefix), from...)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rows, err := p.read(prefix, next, p.db.opts.PageSize)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if !fn(r) {
+				return nil
+			}
+		}
+		if len(rows) < p.db.opts.PageSize {
+			return nil
+		}
+		next = append(append(slices.Clip(prefix), rows[len(rows)-1].Key...), 0)
+	}
+}
+
+// Snapshot returns every live row of partition, read in one read
+// transaction.
+func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := crdt.ValidateKey("partition key", partition); err != nil {
+		return nil, err
+	}
+	prefix := appendPrefix(nil, partition)
+	rows, err := p.read(prefix, prefix, limit+1)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) > limit {
+		return nil, fmt.Errorf("embedded: partition %q has more than %d rows: %w", partition, limit, crdt.ErrTooLarge)
+	}
+	return rows, nil
+}
+
+// read returns up to n rows of the partition with prefix, from the stored
+// key from on, in one read transaction.
+func (p *Partitions) read(prefix, from []byte, n int) ([]store.Row, error) {
+	var rows []store.Row
+	err := p.db.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRows).Cursor()
+		for k, v := c.Seek(from); k != nil && bytes.HasPrefix(k, prefix) && len(rows) < n; k, v = c.Next() {
+			_, val, err := openCell(k, v)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, store.Row{Key: slices.Clone(k[len(prefix):]), Value: slices.Clone(val)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		if rows[i].Key == nil {
+			rows[i].Key = []byte{}
+		}
+	}
+	return rows, nil
+}

@@ -1,0 +1,182 @@
+package embedded
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Siblings is the DB's store.Siblings, with the semantics of
+// memory.Siblings: every stored value carries a dot unique in the file
+// (never reused, also across restarts); Fetch returns the key's siblings
+// and a token naming their dots; Put removes exactly the siblings the token
+// names and adds its value under a fresh dot, in one durable transaction.
+// Two writers that fetched the same siblings therefore both survive.
+//
+// Each value is stored with a CRC-32C of its key and bytes; a value that
+// fails it is reported with crdt.ErrCorruptEncoding, never returned.
+type Siblings struct {
+	db *DB
+}
+
+var (
+	_ store.Siblings       = (*Siblings)(nil)
+	_ store.SiblingDeleter = (*Siblings)(nil)
+)
+
+// Fetch returns the siblings of key, read in one read transaction, and a
+// token naming them. An absent key has no siblings and a nil token.
+func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return nil, nil, err
+	}
+	prefix := appendPrefix(nil, key)
+	var values [][]byte
+	var dots []uint64
+	err := s.db.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketSiblings).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue // another key of which this one is a prefix: impossible with the length prefix
+			}
+			val, err := openRecord(k, v)
+			if err != nil {
+				return err
+			}
+			values = append(values, val)
+			dots = append(dots, binary.BigEndian.Uint64(k[len(prefix):]))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(values) == 0 {
+		return nil, nil, nil
+	}
+	return values, encodeDots(dots), nil
+}
+
+// Put stores value under key, superseding exactly the siblings the token
+// names; it returns once the write is durable.
+func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return err
+	}
+	if err := actor.Validate(); err != nil {
+		return err
+	}
+	if len(value) == 0 {
+		return fmt.Errorf("embedded: empty value: %w", crdt.ErrInvalidAmount)
+	}
+	if len(value) > store.MaxValue {
+		return fmt.Errorf("embedded: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
+	}
+	dots, err := decodeDots(token)
+	if err != nil {
+		return err
+	}
+	prefix := appendPrefix(nil, key)
+	value = slices.Clone(value) // bbolt keeps it until the commit
+	return s.db.update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketSiblings)
+		if err := deleteDots(b, prefix, dots); err != nil {
+			return err
+		}
+		dot, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		k := binary.BigEndian.AppendUint64(slices.Clip(prefix), dot)
+		return b.Put(k, sealRecord(k, value))
+	}, len(prefix)+len(value)+16)
+}
+
+// Delete removes the siblings the token names; siblings written since
+// survive. It returns once the delete is durable.
+func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return err
+	}
+	dots, err := decodeDots(token)
+	if err != nil {
+		return err
+	}
+	if len(dots) == 0 {
+		return nil
+	}
+	prefix := appendPrefix(nil, key)
+	return s.db.update(func(tx *bolt.Tx) error {
+		return deleteDots(tx.Bucket(bucketSiblings), prefix, dots)
+	}, len(prefix)+8*len(dots))
+}
+
+func deleteDots(b *bolt.Bucket, prefix []byte, dots []uint64) error {
+	for _, d := range dots {
+		if err := b.Delete(binary.BigEndian.AppendUint64(slices.Clip(prefix), d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A sibling record is CRC-32C(key, value) || value.
+
+func sealRecord(key, value []byte) []byte {
+	out := make([]byte, 4, 4+len(value))
+	binary.BigEndian.PutUint32(out, checksum(key, value))
+	return append(out, value...)
+}
+
+func openRecord(key, rec []byte) ([]byte, error) {
+	if len(rec) < 5 || binary.BigEndian.Uint32(rec) != checksum(key, rec[4:]) {
+		return nil, corrupt("sibling", key)
+	}
+	return slices.Clone(rec[4:]), nil
+}
+
+// A token is 'e' followed by the dots, ascending, as uvarints.
+const dotsMagic = 'e'
+
+func encodeDots(dots []uint64) store.Token {
+	slices.Sort(dots)
+	b := []byte{dotsMagic}
+	for _, d := range dots {
+		b = binary.AppendUvarint(b, d)
+	}
+	return b
+}
+
+func decodeDots(t store.Token) ([]uint64, error) {
+	if len(t) == 0 {
+		return nil, nil
+	}
+	if t[0] != dotsMagic {
+		return nil, fmt.Errorf("embedded: not an embedded store token: %w", crdt.ErrCorruptEncoding)
+	}
+	var dots []uint64
+	for rest := t[1:]; len(rest) > 0; {
+		d, n := binary.Uvarint(rest)
+		if n <= 0 {
+			return nil, fmt.Errorf("embedded: malformed token: %w", crdt.ErrCorruptEncoding)
+		}
+		dots = append(dots, d)
+		rest = rest[n:]
+	}
+	return dots, nil
+}
