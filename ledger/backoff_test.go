@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 )
 
 func TestBackoffLimits(t *testing.T) {
@@ -28,12 +29,12 @@ func TestBackoffLimits(t *testing.T) {
 // refusing refuses every Put and cancels the caller's context on the
 // first, so the ledger must give up while waiting to retry.
 type refusing struct {
-	ledger.Store
+	store.Siblings
 	cancel context.CancelFunc
 	puts   int
 }
 
-func (s *refusing) Put(context.Context, string, crdt.ActorID, []byte, ledger.Token) error {
+func (s *refusing) Put(context.Context, string, crdt.ActorID, []byte, store.Token) error {
 	s.puts++
 	s.cancel()
 	return fmt.Errorf("refused: %w", crdt.ErrUnavailable)
@@ -44,7 +45,7 @@ func (s *refusing) Put(context.Context, string, crdt.ActorID, []byte, ledger.Tok
 // context's error and the store's.
 func TestBackoffEndsWithContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &refusing{Store: memory.NewLedgers(), cancel: cancel}
+	s := &refusing{Siblings: memory.NewSiblings(), cancel: cancel}
 	l, err := ledger.New(s, "k", ledger.Options{Actor: "a", Backoff: ledger.Backoff{Initial: time.Hour, Max: time.Hour}})
 	require.NoError(t, err)
 	done := make(chan error, 1)

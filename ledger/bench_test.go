@@ -18,7 +18,7 @@ import (
 func BenchmarkLedger(b *testing.B) {
 	ctx := context.Background()
 	setup := func(b *testing.B) (*ledger.Ledger, []crdt.TxnID) {
-		l, err := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
+		l, err := ledger.New(memory.NewSiblings(), "k", ledger.Options{Actor: "a"})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,6 +1,6 @@
-// Package ledger is the storage-independent idempotent ledger of seeds 002
-// and 004: a tpncounter.Counter stored under one key of a small Store,
-// changed with Credit, Debit and Update under client-chosen transaction ids.
+// Package ledger is the storage-independent idempotent ledger: a
+// tpncounter.Counter stored under one key of a store.Siblings, changed with
+// Credit, Debit and Update under client-chosen transaction ids.
 //
 // # Basics
 //
@@ -11,9 +11,9 @@
 // Writers that did not see each other leave siblings; the next reader
 // merges them. A transaction already in the fetched state is not written
 // again (Duplicate). Find reads, merges, compacts and writes back, which
-// collapses siblings and folds the actor's history, like the gem's find!.
+// collapses siblings and folds the actor's history.
 //
-// Retries (Options.RetryCount, the gem's retry_count): a Put that fails with
+// Retries (Options.RetryCount): a Put that fails with
 // crdt.ErrAmbiguousWrite (may have landed) or crdt.ErrUnavailable (did not
 // land) is retried by running the whole cycle again. That is safe because
 // the operation is idempotent: if the first attempt landed, the re-fetch
@@ -80,7 +80,9 @@
 // A corrupt sibling stops every operation on the key with an error wrapping
 // crdt.ErrCorruptEncoding; nothing is written over it.
 //
-// The Store interface is what adapters implement (the memory store in
-// adapters/memory, Riak, Cassandra); package ledgertest is their
-// conformance suite.
+// Storage is any store.Siblings (memory, the embedded store, Riak,
+// Cassandra). The ledger validates everything it reads: a sibling that does
+// not decode is reported, never merged. Package ledgertest runs the
+// ledger's behaviours against any store.Siblings; store/storetest runs it
+// as part of the shape's conformance kit.
 package ledger

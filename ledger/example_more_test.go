@@ -9,6 +9,8 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -18,7 +20,7 @@ import (
 // idempotent.
 func ExampleOptions() {
 	ctx := context.Background()
-	store := memory.NewFaulty(memory.NewLedgers(), 1)
+	store := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
 	opts := ledger.Options{
 		Actor:      "app-1",
 		RetryCount: 1, // two attempts in all
@@ -26,11 +28,11 @@ func ExampleOptions() {
 	}
 	l, _ := ledger.New(store, "wallet", opts)
 
-	store.FailPuts(memory.PutRefused, memory.PutRefused)
+	store.SetPolicy(faulty.Only(faulty.Script(faulty.Refuse, faulty.Refuse), faulty.MethodPut))
 	r, err := l.Credit(ctx, "t1", 10)
 	fmt.Println(r.Attempts, r.Landed, errors.Is(err, crdt.ErrUnavailable))
 
-	store.FailPuts(memory.PutRefused)
+	store.SetPolicy(faulty.Only(faulty.Script(faulty.Refuse), faulty.MethodPut))
 	r, err = l.Credit(ctx, "t1", 10)
 	fmt.Println(r.Attempts, r.Landed, r.Value, err)
 	// Output:
@@ -44,37 +46,19 @@ func ExampleOptions() {
 // is refused.
 func ExampleToken() {
 	ctx := context.Background()
-	s := memory.NewLedgers()
+	s := memory.NewSiblings()
 	_ = s.Put(ctx, "k", "a", []byte("v1"), nil)
 	_, tok, _ := s.Fetch(ctx, "k")
 	_ = s.Put(ctx, "k", "a", []byte("v2"), tok)
-	fmt.Println("siblings:", s.Siblings("k"))
+	fmt.Println("siblings:", s.Count("k"))
 	_ = s.Put(ctx, "k", "b", []byte("blind"), nil)
-	fmt.Println("siblings:", s.Siblings("k"))
-	err := s.Put(ctx, "k", "a", []byte("v3"), ledger.Token("not a token"))
-	fmt.Println(errors.Is(err, crdt.ErrCorruptEncoding), s.Siblings("k"))
+	fmt.Println("siblings:", s.Count("k"))
+	err := s.Put(ctx, "k", "a", []byte("v3"), store.Token("not a token"))
+	fmt.Println(errors.Is(err, crdt.ErrCorruptEncoding), s.Count("k"))
 	// Output:
 	// siblings: 1
 	// siblings: 2
 	// true 2
-}
-
-// A Deleter is an optional Store capability, found by type assertion.
-// Deleting with the token of the latest Fetch removes the whole key;
-// with an older token, siblings written since survive.
-func ExampleDeleter() {
-	ctx := context.Background()
-	var s ledger.Store = memory.NewLedgers()
-	_ = s.Put(ctx, "k", "a", []byte("v1"), nil)
-	_, old, _ := s.Fetch(ctx, "k")
-	_ = s.Put(ctx, "k", "b", []byte("v2"), nil) // a concurrent sibling
-	d, ok := s.(ledger.Deleter)
-	fmt.Println(ok, d.Delete(ctx, "k", old))
-	sibs, _, _ := s.Fetch(ctx, "k")
-	fmt.Println(len(sibs), string(sibs[0]))
-	// Output:
-	// true <nil>
-	// 1 v2
 }
 
 // Backoff spaces the attempts of one write: with these settings a write
@@ -87,7 +71,7 @@ func ExampleBackoff() {
 		RetryCount: 3,
 		Backoff:    ledger.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond},
 	}
-	l, err := ledger.New(memory.NewLedgers(), "wallet-1", opts)
+	l, err := ledger.New(memory.NewSiblings(), "wallet-1", opts)
 	fmt.Println(err)
 	r, err := l.Credit(context.Background(), "deposit-1", 100)
 	fmt.Println(r.Outcome, r.Attempts, err)

@@ -10,14 +10,16 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// Seed 002's history example through a Ledger: six credits with a history
-// of 3, then Find folds the history and writes it back.
+// Six credits with a history of 3: the oldest fold into the actor's total
+// (still counted, no longer listed), and Find writes the folded state back.
 func ExampleLedger() {
 	ctx := context.Background()
-	store := memory.NewLedgers()
+	store := memory.NewSiblings()
 	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 3}}
 	l, _ := ledger.New(store, "player_2", opts)
 	for _, txn := range []string{"txn1", "txn2", "txn3", "txn4", "txn5", "txn6"} {
@@ -39,9 +41,9 @@ func ExampleLedger() {
 // transaction already stored, so it counts once and the result says so.
 func ExampleLedger_Credit_ambiguousWrite() {
 	ctx := context.Background()
-	store := memory.NewFaulty(memory.NewLedgers(), 1)
+	store := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
 	l, _ := ledger.New(store, "wallet-42", ledger.Options{Actor: "app-1"})
-	store.FailPuts(memory.PutAckLost)
+	store.SetPolicy(faulty.Only(faulty.Script(faulty.LoseAck), faulty.MethodPut))
 	r, err := l.Credit(ctx, "deposit-1", 100)
 	fmt.Println(r.Outcome, r.Attempts, r.Landed, r.Value, err)
 	// The client, unsure, resends through another instance: a duplicate.
@@ -57,16 +59,16 @@ func ExampleLedger_Credit_ambiguousWrite() {
 // Find writes the merge back.
 func ExampleLedger_Find() {
 	ctx := context.Background()
-	inner := memory.NewLedgers()
-	store := memory.NewFaulty(inner, 1)
+	inner := memory.NewSiblings()
+	store := faulty.NewSiblings(inner, faulty.Options{RecordWrites: true})
 	a, _ := ledger.New(store, "k", ledger.Options{Actor: "a"})
 	b, _ := ledger.New(store, "k", ledger.Options{Actor: "b"})
 	a.Credit(ctx, "t1", 5)
-	store.StaleFetches(1) // b reads before a's write: a concurrent writer
+	store.SetPolicy(faulty.Only(faulty.Script(faulty.Stale), faulty.MethodFetch)) // b reads before a's write: a concurrent writer
 	b.Credit(ctx, "t2", 7)
-	fmt.Println("siblings:", inner.Siblings("k"))
+	fmt.Println("siblings:", inner.Count("k"))
 	c, _ := b.Find(ctx)
-	fmt.Println("value:", c.Value(), "siblings:", inner.Siblings("k"))
+	fmt.Println("value:", c.Value(), "siblings:", inner.Count("k"))
 	// Output:
 	// siblings: 2
 	// value: 12 siblings: 1
@@ -76,7 +78,7 @@ func ExampleLedger_Find() {
 // debit, never both.
 func ExampleLedger_Update() {
 	ctx := context.Background()
-	l, _ := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
+	l, _ := ledger.New(memory.NewSiblings(), "k", ledger.Options{Actor: "a"})
 	l.Update(ctx, "sale", 250)
 	r, _ := l.Debit(ctx, "refund", 40)
 	_, err := l.Credit(ctx, "refund", 40)
@@ -86,14 +88,14 @@ func ExampleLedger_Update() {
 
 // New validates its options.
 func ExampleNew() {
-	_, err := ledger.New(memory.NewLedgers(), "k", ledger.Options{})
+	_, err := ledger.New(memory.NewSiblings(), "k", ledger.Options{})
 	fmt.Println(err)
 	// Output: counterkit: invalid actor id: "" is empty
 }
 
 // Result reports the outcome of a write.
 func ExampleResult() {
-	l, _ := ledger.New(memory.NewLedgers(), "k", ledger.Options{Actor: "a"})
+	l, _ := ledger.New(memory.NewSiblings(), "k", ledger.Options{Actor: "a"})
 	r, _ := l.Credit(context.Background(), "t", 1)
 	fmt.Println(r.Outcome, r.Attempts, r.Landed, r.Value)
 	fmt.Println("counted copy written by this ledger:", r.Owner.Actor == l.Writer(), r.Owner.Amount)
@@ -104,9 +106,9 @@ func ExampleResult() {
 
 // blindStore is a Store whose reads miss every stored sibling, as a stale
 // replica's do; writes go through.
-type blindStore struct{ ledger.Store }
+type blindStore struct{ store.Siblings }
 
-func (blindStore) Fetch(context.Context, string) ([][]byte, ledger.Token, error) {
+func (blindStore) Fetch(context.Context, string) ([][]byte, store.Token, error) {
 	return nil, nil, nil
 }
 
@@ -119,7 +121,7 @@ func (blindStore) Fetch(context.Context, string) ([][]byte, ledger.Token, error)
 // Superseded.
 func ExampleResult_owner() {
 	ctx := context.Background()
-	store := memory.NewLedgers()
+	store := memory.NewSiblings()
 	a, _ := ledger.New(store, "wallet-7", ledger.Options{Actor: "app-a"})
 	b, _ := ledger.New(blindStore{store}, "wallet-7", ledger.Options{Actor: "app-b"})
 	ra, _ := a.Credit(ctx, "order-1", 100)
@@ -146,26 +148,6 @@ func ExampleResult_owner() {
 	// superseded counted: 50 <nil>
 }
 
-// A Store keeps siblings: a Put with the Token of a Fetch supersedes what
-// that Fetch returned; a Put without it lives alongside. A Deleter removes
-// the siblings a token names.
-func ExampleStore() {
-	ctx := context.Background()
-	var s ledger.Store = memory.NewLedgers()
-	s.Put(ctx, "k", "a", []byte("v1"), nil)
-	_, tok, _ := s.Fetch(ctx, "k")
-	s.Put(ctx, "k", "a", []byte("v2"), tok)  // replaces v1
-	s.Put(ctx, "k", "b", []byte("v2b"), tok) // concurrent: a sibling
-	sibs, tok, _ := s.Fetch(ctx, "k")
-	fmt.Println(len(sibs))
-	s.(ledger.Deleter).Delete(ctx, "k", tok)
-	sibs, _, _ = s.Fetch(ctx, "k")
-	fmt.Println(len(sibs))
-	// Output:
-	// 2
-	// 0
-}
-
 // With Options.Counter.TxnTime every transaction carries the time it was
 // created (here a version 1 UUID id). A retry that arrives after the
 // transaction has left every history and folded record is refused with
@@ -173,7 +155,7 @@ func ExampleStore() {
 func ExampleLedger_Credit_timed() {
 	ctx := context.Background()
 	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID, FutureSkew: time.Minute}}
-	l, _ := ledger.New(memory.NewLedgers(), "wallet", opts)
+	l, _ := ledger.New(memory.NewSiblings(), "wallet", opts)
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	txn := func(i int) crdt.TxnID {
 		return crdt.TxnID(deltalog.NewIDAt(start.Add(time.Duration(i) * time.Second)).String())

@@ -13,32 +13,10 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
-
-// Token is an opaque causal context returned by Fetch (a Riak vclock, a set
-// of row timestamps). nil means "no prior read".
-type Token []byte
-
-// Store is the storage a Ledger needs: a key holding one or more sibling
-// values. Implementations are safe for concurrent use.
-type Store interface {
-	// Fetch returns every sibling stored under key (none if absent) and a
-	// token covering exactly those siblings.
-	Fetch(ctx context.Context, key string) (siblings [][]byte, token Token, err error)
-	// Put stores value under key as written by actor. With the token of a
-	// Fetch, value supersedes the siblings that Fetch returned; siblings
-	// written concurrently (not covered by token) survive alongside it. Put
-	// may return an error wrapping crdt.ErrAmbiguousWrite when the write may
-	// or may not have landed.
-	Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token Token) error
-}
-
-// Deleter is an optional Store capability: Delete removes the siblings the
-// token covers (all of them when it comes from the latest Fetch).
-type Deleter interface {
-	Delete(ctx context.Context, key string, token Token) error
-}
 
 // DefaultRetryCount is the number of extra attempts when Options.RetryCount
 // is zero.
@@ -57,7 +35,7 @@ type Options struct {
 	Actor crdt.ActorID
 
 	// RetryCount is how many more times a write is attempted after an
-	// ambiguous or refused Put (the gem's retry_count). Each attempt
+	// ambiguous or refused Put. Each attempt
 	// re-fetches, re-merges and re-applies, which is safe because the
 	// operation is idempotent. Zero means DefaultRetryCount.
 	RetryCount int
@@ -71,6 +49,12 @@ type Options struct {
 	// recognised is refused (crdt.ErrOutsideWindow) instead of counted
 	// twice. Every ledger writing one key must use the same Counter options.
 	Counter tpncounter.Options
+
+	// Observer, when set, receives one observe.Event per Update (Credit,
+	// Debit), Find, Value and HasTransaction: the outcome, attempts,
+	// ambiguous and refused writes, siblings merged, conflicts, and the
+	// size of the state written. Nil costs nothing.
+	Observer observe.Observer
 }
 
 // Backoff is the wait between the attempts of one operation: before the
@@ -176,7 +160,7 @@ func newWriter(actor crdt.ActorID) crdt.ActorID {
 // A Ledger is safe for concurrent use; its operations are serialised, as an
 // actor must be.
 type Ledger struct {
-	store  Store
+	store  store.Siblings
 	key    string
 	opts   Options
 	writer crdt.ActorID // the entry this ledger writes: an incarnation of opts.Actor
@@ -193,12 +177,20 @@ type Ledger struct {
 	// Cached counters are never modified (writes work on clones).
 	cached      *tpncounter.Counter
 	cachedBytes []byte
+
+	// stats of the operation in progress, for Options.Observer.
+	stats opStats
+}
+
+// opStats counts what one operation did, for the Observer.
+type opStats struct {
+	ambiguous, refused, siblings, bytes int
 }
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
 // I/O. Errors wrap crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
-func New(store Store, key string, opts Options) (*Ledger, error) {
-	if store == nil {
+func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
+	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
 	if err := crdt.ValidateKey("ledger key", key); err != nil {
@@ -228,7 +220,7 @@ func New(store Store, key string, opts Options) (*Ledger, error) {
 	if err := opts.Counter.Validate(); err != nil {
 		return nil, err
 	}
-	return &Ledger{store: store, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
+	return &Ledger{store: st, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
 }
 
 // Key returns the ledger's key.
@@ -294,6 +286,22 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.opts.Observer == nil {
+		return l.update(ctx, txn, amount)
+	}
+	start := time.Now()
+	l.stats = opStats{}
+	res, err := l.update(ctx, txn, amount)
+	outcome := observe.OutcomeOf(err)
+	if err == nil {
+		outcome = outcomeName(res.Outcome)
+	}
+	l.report(ctx, "update", outcome, start, res.Attempts, err)
+	return res, err
+}
+
+// update is Update with l.mu held.
+func (l *Ledger) update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	var res Result
 	appliedHere := false
 	for {
@@ -352,7 +360,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // read fetches and merges every sibling. fetched is shared with the
 // ledger's decode cache and must not be modified; view merges this ledger's
 // own last write into fetched (a copy when they differ).
-func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token Token, err error) {
+func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token store.Token, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
@@ -360,6 +368,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token T
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
+	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	if len(sibs) == 1 && l.cached != nil && bytes.Equal(sibs[0], l.cachedBytes) {
 		fetched = l.cached
 	} else {
@@ -448,18 +457,20 @@ func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, err
 
 // write puts merged with token. It reports done=false when the caller should
 // run another attempt.
-func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token Token, attempt int, applied crdt.TxnID) (done bool, err error) {
+func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token store.Token, attempt int, applied crdt.TxnID) (done bool, err error) {
 	b, err := merged.MarshalBinary()
 	if err != nil {
 		return true, err
 	}
 	err = l.store.Put(ctx, l.key, l.writer, b, token)
+	l.stats.bytes = len(b)
 	switch {
 	case err == nil:
 		l.local, l.pending, l.unacked = merged, false, nil
 		l.cached, l.cachedBytes = merged, b
 		return true, nil
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		l.stats.ambiguous++
 		// It may have landed: never write a state without it again, or
 		// the actor's entry would fork.
 		l.local, l.pending = merged, true
@@ -470,6 +481,7 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token To
 			l.unacked[applied] = struct{}{}
 		}
 	case errors.Is(err, crdt.ErrUnavailable):
+		l.stats.refused++
 		// Known not to have landed: forget it.
 	default:
 		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
@@ -488,19 +500,33 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token To
 func (l *Ledger) Value(ctx context.Context) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fetched, _, err := l.read(ctx)
-	if err != nil {
-		return 0, err
-	}
-	merged, err := l.view(fetched)
+	merged, err := l.readView(ctx)
 	if err != nil {
 		return 0, err
 	}
 	return merged.Value(), nil
 }
 
-// HasTransaction reports whether txn is held in some actor's history (the
-// gem's has_transaction?), reading like Value. A transaction that was folded
+// readView is read then view, reported to the Observer as a "read".
+func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
+	var start time.Time
+	if l.opts.Observer != nil {
+		start = time.Now()
+		l.stats = opStats{}
+	}
+	fetched, _, err := l.read(ctx)
+	var merged *tpncounter.Counter
+	if err == nil {
+		merged, err = l.view(fetched)
+	}
+	if l.opts.Observer != nil {
+		l.report(ctx, "read", observe.OutcomeOf(err), start, 0, err)
+	}
+	return merged, err
+}
+
+// HasTransaction reports whether txn is held in some actor's history,
+// reading like Value. A transaction that was folded
 // into a total is no longer "in history"; Find's counter reports it through
 // Status.
 func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
@@ -509,11 +535,7 @@ func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, erro
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fetched, _, err := l.read(ctx)
-	if err != nil {
-		return false, err
-	}
-	merged, err := l.view(fetched)
+	merged, err := l.readView(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -528,24 +550,65 @@ func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, erro
 func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.opts.Observer == nil {
+		c, _, err := l.find(ctx)
+		return c, err
+	}
+	start := time.Now()
+	l.stats = opStats{}
+	c, attempts, err := l.find(ctx)
+	l.report(ctx, "find", observe.OutcomeOf(err), start, attempts, err)
+	return c, err
+}
+
+// find is Find with l.mu held; it also returns the attempts made.
+func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 	for attempt := 1; ; attempt++ {
 		fetched, token, err := l.read(ctx)
 		if err != nil {
-			return nil, err
+			return nil, attempt, err
 		}
 		merged, err := l.writable(fetched)
 		if err != nil {
-			return nil, err
+			return nil, attempt, err
 		}
 		if _, err := merged.Compact(l.writer); err != nil {
-			return nil, err
+			return nil, attempt, err
 		}
 		done, err := l.write(ctx, merged, token, attempt, "")
 		if done {
 			if err != nil {
-				return nil, err
+				return nil, attempt, err
 			}
-			return merged.Clone(), nil
+			return merged.Clone(), attempt, nil
 		}
 	}
+}
+
+// report sends one event to the Observer, with the state l last read or
+// wrote.
+func (l *Ledger) report(ctx context.Context, op, outcome string, start time.Time, attempts int, err error) {
+	e := observe.Event{Component: "ledger", Op: op, Outcome: outcome, Err: err,
+		Start: start, Duration: time.Since(start), Attempts: attempts,
+		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes}
+	if c := l.local; c != nil {
+		st := c.Stats()
+		e.Actors, e.Conflicts = st.Actors, st.Conflicts
+	}
+	l.opts.Observer.Observe(ctx, e)
+}
+
+// outcomeName maps a transaction's outcome to an observe outcome.
+func outcomeName(o tpncounter.Outcome) string {
+	switch o {
+	case tpncounter.Applied:
+		return observe.Applied
+	case tpncounter.Duplicate:
+		return observe.Duplicate
+	case tpncounter.DuplicateFolded:
+		return observe.DuplicateFolded
+	case tpncounter.Superseded:
+		return observe.Superseded
+	}
+	return observe.OK
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -19,20 +20,20 @@ import (
 // called, with the token it was sent with, as a request stuck in the
 // network does.
 type holdingStore struct {
-	ledger.Store
+	store.Siblings
 	mu   sync.Mutex
 	hold bool
 	held []func() error
 }
 
-func (s *holdingStore) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+func (s *holdingStore) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hold {
-		s.held = append(s.held, func() error { return s.Store.Put(context.Background(), key, actor, value, token) })
+		s.held = append(s.held, func() error { return s.Siblings.Put(context.Background(), key, actor, value, token) })
 		return fmt.Errorf("held in flight: %w", crdt.ErrAmbiguousWrite)
 	}
-	return s.Store.Put(ctx, key, actor, value, token)
+	return s.Siblings.Put(ctx, key, actor, value, token)
 }
 
 func (s *holdingStore) deliver(t *testing.T) {
@@ -55,7 +56,7 @@ func TestRestartWithLateWriteLosesNothing(t *testing.T) {
 	ctx := context.Background()
 	for i, tc := range []struct{ x, y crdt.TxnID }{{"x", "y"}, {"y", "x"}, {"a", "b"}, {"b", "a"}, {"m1", "m0"}, {"m0", "m1"}} {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
-			store := &holdingStore{Store: memory.NewLedgers()}
+			store := &holdingStore{Siblings: memory.NewSiblings()}
 			opts := ledger.Options{Actor: "A", Backoff: ledger.Backoff{Initial: -1}}
 			life1, err := ledger.New(store, "k", opts)
 			require.NoError(t, err)
@@ -99,7 +100,7 @@ func TestRestartWithLateWriteLosesNothing(t *testing.T) {
 // late) instead of counting it a second time.
 func TestPendingWriteAfterTheWindowIsNotCountedTwice(t *testing.T) {
 	ctx := context.Background()
-	store := &holdingStore{Store: memory.NewLedgers()}
+	store := &holdingStore{Siblings: memory.NewSiblings()}
 	opts := ledger.Options{Backoff: ledger.Backoff{Initial: -1}, RetryCount: 1,
 		Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: stepTime}}
 	a, b := opts, opts

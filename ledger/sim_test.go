@@ -22,11 +22,13 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // The ledger simulation runs real Ledgers (five actors) over the memory
-// store wrapped in memory.Faulty: refused writes, writes that land but lose
+// store wrapped in faulty.Siblings: refused writes, writes that land but lose
 // their acknowledgement, writes lost with an ambiguous error, and stale
 // fetches that create siblings. In the restart mode, Puts are also held in
 // flight (answered ambiguous at once, landing steps later), and processes
@@ -43,8 +45,8 @@ import (
 const simKey = "sim"
 
 type recorder struct {
-	ledger.Store
-	inner  *memory.Ledgers
+	store.Siblings
+	inner  *memory.Siblings
 	landed map[crdt.TxnID]int64
 	opts   tpncounter.Options
 	err    error
@@ -52,8 +54,8 @@ type recorder struct {
 
 // Put records every transaction of a value that landed (it is among the live
 // siblings right after the call; the simulation is sequential).
-func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
-	err := r.Store.Put(ctx, key, actor, value, token)
+func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	err := r.Siblings.Put(ctx, key, actor, value, token)
 	if ferr := r.note(ctx, key, value); ferr != nil {
 		return ferr
 	}
@@ -110,14 +112,14 @@ func (r *recorder) joined(ctx context.Context) (*tpncounter.Counter, int, error)
 // between the recorder and the faulty store, and a held Put lands in the
 // inner store, unfaulted, and is recorded then.
 type holder struct {
-	ledger.Store
+	store.Siblings
 	rec   *recorder
 	r     *rand.Rand
 	pHold float64
 	held  []func() error
 }
 
-func (h *holder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+func (h *holder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	if h.pHold > 0 && h.r.Float64() < h.pHold {
 		h.held = append(h.held, func() error {
 			ctx := context.Background()
@@ -128,7 +130,7 @@ func (h *holder) Put(ctx context.Context, key string, actor crdt.ActorID, value 
 		})
 		return fmt.Errorf("held in flight: %w", crdt.ErrAmbiguousWrite)
 	}
-	return h.Store.Put(ctx, key, actor, value, token)
+	return h.Siblings.Put(ctx, key, actor, value, token)
 }
 
 // deliver lands the i-th held Put.
@@ -142,7 +144,7 @@ type ledgerSim struct {
 	r       *rand.Rand
 	rec     *recorder
 	hold    *holder
-	faulty  *memory.Faulty
+	faulty  *faulty.Siblings
 	ledgers []*ledger.Ledger
 	acked   map[crdt.TxnID]int64
 	amounts map[crdt.TxnID]int64
@@ -195,12 +197,14 @@ func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
 	if timed {
 		opts.TxnTime = stepTime
 	}
-	inner := memory.NewLedgers()
-	faulty := memory.NewFaulty(inner, seed)
-	faulty.SetRates(memory.Rates{Refused: 0.08, AckLost: 0.12, Lost: 0.08, Stale: 0.2, MaxStaleness: 2})
-	s.r, s.faulty = rand.New(rand.NewSource(seed)), faulty
-	s.hold = &holder{Store: faulty, r: s.r}
-	rec := &recorder{Store: s.hold, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
+	inner := memory.NewSiblings()
+	fs := faulty.NewSiblings(inner, faulty.Options{
+		Policy:       faulty.Seeded(seed, faulty.Rates{Refuse: 0.08, LoseAck: 0.12, Lose: 0.08, Stale: 0.2, MaxStaleness: 2}),
+		RecordWrites: true,
+	})
+	s.r, s.faulty = rand.New(rand.NewSource(seed)), fs
+	s.hold = &holder{Siblings: fs, r: s.r}
+	rec := &recorder{Siblings: s.hold, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
 	s.rec, s.hold.rec = rec, rec
 	if s.restarts {
 		s.hold.pHold = 0.08
@@ -228,7 +232,7 @@ func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
 	}
 	// Quiesce without faults: held Puts land, resend what is unanswered,
 	// every ledger Finds.
-	faulty.SetRates(memory.Rates{})
+	fs.SetPolicy(nil)
 	s.hold.pHold = 0
 	for len(s.hold.held) > 0 {
 		if err := s.hold.deliver(0); err != nil {
@@ -497,24 +501,27 @@ func TestLedgerSimulationRestarts(t *testing.T) {
 func TestLedgerSimulationExercisesFaults(t *testing.T) {
 	ctx := context.Background()
 	opts := tpncounter.Options{HistoryLength: 2}
-	inner := memory.NewLedgers()
-	faulty := memory.NewFaulty(inner, 7)
-	faulty.SetRates(memory.Rates{Refused: 0.1, AckLost: 0.1, Lost: 0.1, Stale: 0.3, MaxStaleness: 2})
+	inner := memory.NewSiblings()
+	fs := faulty.NewSiblings(inner, faulty.Options{
+		Policy:       faulty.Seeded(7, faulty.Rates{Refuse: 0.1, LoseAck: 0.1, Lose: 0.1, Stale: 0.3, MaxStaleness: 2}),
+		RecordWrites: true,
+	})
 	siblings := 0
 	var ls []*ledger.Ledger
 	for a := 0; a < 3; a++ {
-		l, err := ledger.New(faulty, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("l%d", a)), Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
+		l, err := ledger.New(fs, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("l%d", a)), Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
 		require.NoError(t, err)
 		ls = append(ls, l)
 	}
 	for i := 0; i < 200; i++ {
 		_, _ = ls[i%3].Credit(ctx, crdt.TxnID(fmt.Sprintf("t%d", i)), 1)
-		if inner.Siblings(simKey) > 1 {
+		if inner.Count(simKey) > 1 {
 			siblings++
 		}
 	}
 	require.Positive(t, siblings)
-	for _, f := range []memory.PutFault{memory.PutRefused, memory.PutAckLost, memory.PutLost} {
-		require.Positive(t, faulty.Injected(f), "fault %d", f)
+	counts := fs.Counts()
+	for _, f := range []faulty.Fault{faulty.Refuse, faulty.LoseAck, faulty.Lose, faulty.Stale} {
+		require.Positive(t, counts[f], "fault %s", f)
 	}
 }

@@ -11,29 +11,36 @@ import (
 	"github.com/counterkit/counterkit/statestore"
 )
 
-// A Store holds encoded states; the helpers decode and merge whatever it
-// returns. Replicas that save their own states under one key converge on
-// Load, and a Store refuses bytes that are not a counter encoding.
-func ExampleStore() {
+// Replicas that save their own states under one key leave siblings, which
+// Load merges; the next Update collapses them into one. A sibling that is
+// not a counter encoding is reported, never merged.
+func ExampleLoad() {
 	ctx := context.Background()
-	var store statestore.Store = memory.NewStates()
+	siblings := memory.NewSiblings()
 	for _, r := range []struct {
 		actor crdt.ActorID
 		n     int64
 	}{{"eu-1", 3}, {"us-1", 5}} {
 		var c gcounter.Counter
 		_ = c.Increment(r.actor, r.n)
-		if err := statestore.Save(ctx, store, "signups", r.actor, &c); err != nil {
+		if err := statestore.Save(ctx, siblings, "signups", r.actor, &c); err != nil {
 			panic(err)
 		}
 	}
-	encodings, _ := store.Load(ctx, "signups")
-	total, _ := statestore.Load[gcounter.Counter](ctx, store, "signups")
-	fmt.Println(len(encodings), total.Value())
+	total, _ := statestore.Load[gcounter.Counter](ctx, siblings, "signups")
+	fmt.Println(siblings.Count("signups"), total.Value())
 
-	err := store.Save(ctx, "signups", "eu-1", []byte("not a counter"))
+	_, _ = statestore.Update(ctx, siblings, "signups", "eu-1", func(c *gcounter.Counter) error {
+		return c.Increment("eu-1", 1)
+	})
+	total, _ = statestore.Load[gcounter.Counter](ctx, siblings, "signups")
+	fmt.Println(siblings.Count("signups"), total.Value())
+
+	_ = siblings.Put(ctx, "signups", "intruder", []byte("not a counter"), nil)
+	_, err := statestore.Load[gcounter.Counter](ctx, siblings, "signups")
 	fmt.Println(errors.Is(err, crdt.ErrCorruptEncoding))
 	// Output:
-	// 1 8
+	// 2 8
+	// 1 9
 	// true
 }

@@ -16,7 +16,7 @@ import (
 // Update again would apply the debit twice.
 func ExampleUpdate() {
 	ctx := context.Background()
-	var store statestore.Store = memory.NewStates()
+	store := memory.NewSiblings()
 
 	debit := func(actor crdt.ActorID, amount int64) error {
 		c, err := statestore.Update(ctx, store, "account:42", actor, func(c *pncounter.Counter) error {

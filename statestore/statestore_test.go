@@ -11,31 +11,27 @@ import (
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/statestore"
+	"github.com/counterkit/counterkit/store"
 )
 
-// fixed is a Store that returns canned encodings and records saves; it can
-// be told to fail the next save ambiguously after storing it.
+// fixed is a store.Siblings that returns canned siblings and records puts;
+// it can be told to fail the next put ambiguously after storing it.
 type fixed struct {
 	encs      [][]byte
-	saves     int
+	puts      int
 	ambiguous bool
 }
 
-func (f *fixed) Load(ctx context.Context, key string) ([][]byte, error) { return f.encs, ctx.Err() }
+func (f *fixed) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	return f.encs, store.Token("all"), ctx.Err()
+}
 
-func (f *fixed) Save(ctx context.Context, key string, actor crdt.ActorID, state []byte) error {
-	if err := statestore.Check(state); err != nil {
-		return err
+func (f *fixed) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	f.puts++
+	if token != nil {
+		f.encs = nil
 	}
-	f.saves++
-	if len(f.encs) == 0 {
-		f.encs = [][]byte{nil}
-	}
-	m, err := statestore.MergeEncoded(f.encs[0], state) // one merged row
-	if err != nil {
-		return err
-	}
-	f.encs[0] = m
+	f.encs = append(f.encs, value)
 	if f.ambiguous {
 		f.ambiguous = false
 		return fmt.Errorf("timeout after send: %w", crdt.ErrAmbiguousWrite)
@@ -92,7 +88,7 @@ func TestAmbiguousWriteRetry(t *testing.T) {
 	got, err := statestore.Load[gcounter.Counter](ctx, f, "k")
 	require.NoError(t, err)
 	require.EqualValues(t, 10, got.Value())
-	require.Equal(t, 2, f.saves)
+	require.Equal(t, 2, f.puts)
 }
 
 func TestUpdateValidatesActorBeforeIO(t *testing.T) {
@@ -100,39 +96,33 @@ func TestUpdateValidatesActorBeforeIO(t *testing.T) {
 	_, err := statestore.Update(context.Background(), f, "k", "", func(c *gcounter.Counter) error { return nil })
 	require.ErrorIs(t, err, crdt.ErrInvalidActor)
 	require.ErrorIs(t, statestore.Save(context.Background(), f, "k", "", gcounter.New()), crdt.ErrInvalidActor)
-	require.Zero(t, f.saves)
+	require.Zero(t, f.puts)
 }
 
-func TestCheck(t *testing.T) {
-	g, p := gcounter.New(), pncounter.New()
-	require.NoError(t, g.Increment("a", 1))
-	require.NoError(t, p.Apply("a", -1))
-	require.NoError(t, statestore.Check(enc(t, g)))
-	require.NoError(t, statestore.Check(enc(t, p)))
-	require.ErrorIs(t, statestore.Check(nil), crdt.ErrCorruptEncoding)
-	tally := []byte{0x93, 0xab, 't', 'a', 'l', 'l', 'y', '.', 's', 'h', 'a', 'r', 'd', 0x01, 0x90}
-	require.ErrorIs(t, statestore.Check(tally), crdt.ErrTypeMismatch)
-	pBad := enc(t, p)
-	require.ErrorIs(t, statestore.Check(pBad[:len(pBad)-1]), crdt.ErrCorruptEncoding)
+// TestUpdateSupersedesWhatItRead: Update writes with the token of its read,
+// so siblings it merged are replaced by one value; Save adds beside them.
+func TestUpdateSupersedesWhatItRead(t *testing.T) {
+	ctx := context.Background()
+	a, b := gcounter.New(), gcounter.New()
+	require.NoError(t, a.Increment("a", 1))
+	require.NoError(t, b.Increment("b", 2))
+	f := &fixed{encs: [][]byte{enc(t, a), enc(t, b)}}
+	_, err := statestore.Update(ctx, f, "k", "c", func(c *gcounter.Counter) error { return c.Increment("c", 4) })
+	require.NoError(t, err)
+	require.Len(t, f.encs, 1)
+	got, err := statestore.Load[gcounter.Counter](ctx, f, "k")
+	require.NoError(t, err)
+	require.EqualValues(t, 7, got.Value())
+	require.NoError(t, statestore.Save(ctx, f, "k", "d", b))
+	require.Len(t, f.encs, 2)
 }
 
-func TestMergeEncoded(t *testing.T) {
-	a, b := pncounter.New(), pncounter.New()
-	require.NoError(t, a.Apply("a", 5))
-	require.NoError(t, b.Apply("b", -7))
-	m, err := statestore.MergeEncoded(enc(t, a), enc(t, b))
-	require.NoError(t, err)
-	var got pncounter.Counter
-	require.NoError(t, got.UnmarshalBinary(m))
-	require.EqualValues(t, -2, got.Value())
-
-	first, err := statestore.MergeEncoded(nil, enc(t, a))
-	require.NoError(t, err)
-	require.Equal(t, enc(t, a), first)
-
-	g := gcounter.New()
-	_, err = statestore.MergeEncoded(enc(t, a), enc(t, g))
-	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
-	_, err = statestore.MergeEncoded([]byte{0xc1}, enc(t, a))
-	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+func TestInvalidKeyIsRefusedBeforeIO(t *testing.T) {
+	f := &fixed{}
+	for _, k := range []string{"", "nul\x00"} {
+		_, err := statestore.Load[gcounter.Counter](context.Background(), f, k)
+		require.ErrorIs(t, err, crdt.ErrInvalidKey)
+		require.ErrorIs(t, statestore.Save(context.Background(), f, k, "a", gcounter.New()), crdt.ErrInvalidKey)
+	}
+	require.Zero(t, f.puts)
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -77,9 +79,11 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 	// and resubmits to another while the first is still working. Channels are
 	// unbuffered, so a duplicate reaches its second actor while the first is
 	// still on it: well inside the history window (see package tpncounter).
-	inner := memory.NewLedgers()
-	store := memory.NewFaulty(inner, seed)
-	store.SetRates(memory.Rates{Refused: 0.05, AckLost: 0.10, Lost: 0.05, Stale: 0.10, MaxStaleness: 2})
+	inner := memory.NewSiblings()
+	store := faulty.NewSiblings(inner, faulty.Options{
+		Policy:       faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.10, Lose: 0.05, Stale: 0.10, MaxStaleness: 2}),
+		RecordWrites: true,
+	})
 
 	st := stats{appliedBy: map[crdt.TxnID][]crdt.ActorID{}}
 	var wg sync.WaitGroup
@@ -120,7 +124,7 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 	fmt.Printf("absorbed: %d duplicate deliveries, %d retried cycles, %d ambiguous writes re-submitted\n",
 		st.duplicates.Load(), st.retries.Load(), st.ambiguous.Load())
 	fmt.Printf("injected: %d lost acks (write landed), %d lost writes, %d refused writes\n",
-		store.Injected(memory.PutAckLost), store.Injected(memory.PutLost), store.Injected(memory.PutRefused))
+		store.Counts()[faulty.LoseAck], store.Counts()[faulty.Lose], store.Counts()[faulty.Refuse])
 	ok := true
 	owners, known := 0, 0 // transactions still known, and those whose owner was told Applied
 	for _, acct := range accounts {
@@ -147,7 +151,7 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 			ok = false
 		}
 		fmt.Printf("%-6s balance %6d  expected %6d  siblings after find %d  %s\n",
-			acct, got, want[acct], inner.Siblings("account/"+acct), status)
+			acct, got, want[acct], inner.Count("account/"+acct), status)
 	}
 	fmt.Printf("%d Applied answers for %d distinct transactions: both actors of a concurrent delivery are told Applied;\n"+
 		"the owner (Result.Owner, Counter.Owner) names the one whose copy counts: an Applied actor for %d of the %d still known\n",
@@ -161,7 +165,7 @@ func run(seed int64, nTxns, nActors int, dupRate float64) error {
 
 // actor plays one server: one Ledger per account, transactions applied
 // serially, each retried until it is known to have landed.
-func actor(ctx context.Context, store ledger.Store, id crdt.ActorID, accounts []string, inbox <-chan txn, st *stats) error {
+func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, accounts []string, inbox <-chan txn, st *stats) error {
 	ledgers := map[string]*ledger.Ledger{}
 	for _, acct := range accounts {
 		l, err := ledger.New(store, "account/"+acct, ledger.Options{Actor: id, RetryCount: 3})

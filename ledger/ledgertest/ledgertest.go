@@ -1,9 +1,9 @@
-// Package ledgertest is the conformance suite every ledger.Store runs: the
+// Package ledgertest is the conformance suite every store.Siblings runs: the
 // memory store, the Riak adapter (against a real Riak and a protocol test
 // double) and the Cassandra adapter each call Run once.
 //
 // Each behaviour is its own subtest with a fresh store and a fresh key. The
-// suite assumes only what ledger.Store documents: in particular it never
+// suite assumes only what store.Siblings documents: in particular it never
 // depends on the order of siblings, and it simulates ambiguous writes by
 // wrapping the store rather than by asking the backend to fail.
 package ledgertest
@@ -23,19 +23,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // Run runs every conformance subtest. newStore returns a fresh store for one
 // subtest (it may register cleanup with t.Cleanup, or call t.Skip when its
 // backend is not configured).
-func Run(t *testing.T, newStore func(t *testing.T) ledger.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 	t.Helper()
 	for _, tc := range []struct {
 		name string
-		fn   func(t *testing.T, s ledger.Store, key string)
+		fn   func(t *testing.T, s store.Siblings, key string)
 	}{
 		{"AbsentKey", testAbsentKey},
 		{"RoundTrip", testRoundTrip},
@@ -75,7 +77,7 @@ func sorted(v [][]byte) [][]byte {
 	return out
 }
 
-func testAbsentKey(t *testing.T, s ledger.Store, key string) {
+func testAbsentKey(t *testing.T, s store.Siblings, key string) {
 	sibs, _, err := s.Fetch(ctxFor(t), key)
 	require.NoError(t, err)
 	require.Empty(t, sibs, "an absent key has no siblings")
@@ -88,7 +90,7 @@ func testAbsentKey(t *testing.T, s ledger.Store, key string) {
 	require.False(t, ok)
 }
 
-func testRoundTrip(t *testing.T, s ledger.Store, key string) {
+func testRoundTrip(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	require.NoError(t, s.Put(ctx, key, "a", value(t, "one"), nil))
 	sibs, tok, err := s.Fetch(ctx, key)
@@ -100,7 +102,7 @@ func testRoundTrip(t *testing.T, s ledger.Store, key string) {
 	require.Equal(t, [][]byte{value(t, "two")}, sibs, "a Put with the latest token supersedes what the Fetch returned")
 }
 
-func testSiblings(t *testing.T, s ledger.Store, key string) {
+func testSiblings(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	require.NoError(t, s.Put(ctx, key, "a", value(t, "base"), nil))
 	_, tok, err := s.Fetch(ctx, key)
@@ -117,7 +119,7 @@ func testSiblings(t *testing.T, s ledger.Store, key string) {
 	require.Equal(t, [][]byte{value(t, "merged")}, sibs, "a Put with a token covering both collapses them")
 }
 
-func testUnseenSiblingSurvives(t *testing.T, s ledger.Store, key string) {
+func testUnseenSiblingSurvives(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	require.NoError(t, s.Put(ctx, key, "a", value(t, "v1"), nil))
 	_, tok, err := s.Fetch(ctx, key)
@@ -130,7 +132,7 @@ func testUnseenSiblingSurvives(t *testing.T, s ledger.Store, key string) {
 	require.Equal(t, sorted([][]byte{value(t, "v2"), value(t, "v2b")}), sorted(sibs))
 }
 
-func testContextCanceled(t *testing.T, s ledger.Store, key string) {
+func testContextCanceled(t *testing.T, s store.Siblings, key string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	l := newLedger(t, s, key, "a")
@@ -141,7 +143,7 @@ func testContextCanceled(t *testing.T, s ledger.Store, key string) {
 	require.Zero(t, v, "a canceled credit did not land")
 }
 
-func newLedger(t *testing.T, s ledger.Store, key string, actor crdt.ActorID, opts ...func(*ledger.Options)) *ledger.Ledger {
+func newLedger(t *testing.T, s store.Siblings, key string, actor crdt.ActorID, opts ...func(*ledger.Options)) *ledger.Ledger {
 	t.Helper()
 	o := ledger.Options{Actor: actor}
 	for _, f := range opts {
@@ -152,7 +154,7 @@ func newLedger(t *testing.T, s ledger.Store, key string, actor crdt.ActorID, opt
 	return l
 }
 
-func testLedgerBasics(t *testing.T, s ledger.Store, key string) {
+func testLedgerBasics(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	l := newLedger(t, s, key, "a")
 	r, err := l.Credit(ctx, "c1", 100)
@@ -183,7 +185,7 @@ func testLedgerBasics(t *testing.T, s ledger.Store, key string) {
 }
 
 // testHistoryExample is seed 002's history_length=3 example.
-func testHistoryExample(t *testing.T, s ledger.Store, key string) {
+func testHistoryExample(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	hl3 := func(o *ledger.Options) { o.Counter.HistoryLength = 3 }
 	l := newLedger(t, s, key, "player_2", hl3)
@@ -216,14 +218,14 @@ func testHistoryExample(t *testing.T, s ledger.Store, key string) {
 // that arrives after every actor forgot the transaction is refused with
 // crdt.ErrOutsideWindow, through the store's encoding, by another ledger
 // too; the value counts it once.
-func testTimedLateRetry(t *testing.T, s ledger.Store, key string) {
+func testTimedLateRetry(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	timed := func(o *ledger.Options) {
 		o.Counter = tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID, FutureSkew: time.Minute}
 	}
 	start := time.Now().Add(-time.Hour)
 	txn := func(i int) crdt.TxnID {
-		return crdt.TxnID(deltalog.NewIDAt(start.Add(time.Duration(i) * time.Second)).String())
+		return crdt.TxnID(timeid.New(start.Add(time.Duration(i) * time.Second)).String())
 	}
 	l := newLedger(t, s, key, "a", timed)
 	first := txn(0)
@@ -253,7 +255,7 @@ func testTimedLateRetry(t *testing.T, s ledger.Store, key string) {
 // submits every id at some point of the run, so the history is longer than
 // the run: a resend after the id left every history is outside the window
 // (see package tpncounter) and is not what this subtest checks.
-func testConcurrentLedgers(t *testing.T, s ledger.Store, key string) {
+func testConcurrentLedgers(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	const actors, txns = 4, 25
 	amount := func(i int) int64 {
@@ -297,41 +299,15 @@ func testConcurrentLedgers(t *testing.T, s ledger.Store, key string) {
 	require.Len(t, sibs, 1, "sequential Finds collapse the siblings")
 }
 
-// flaky wraps a store and injects one fault into the next Put.
-type flaky struct {
-	ledger.Store
-	mu    sync.Mutex
-	fault string // "ack-lost", "lost", "refused" or ""
-	puts  int
+// putFault wraps s so that its next Put gets fault f.
+func putFault(s store.Siblings, f faulty.Fault) *faulty.Siblings {
+	return faulty.NewSiblings(s, faulty.Options{Policy: faulty.Only(faulty.Script(f), faulty.MethodPut)})
 }
 
-func (f *flaky) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
-	f.mu.Lock()
-	fault := f.fault
-	f.fault = ""
-	f.puts++
-	f.mu.Unlock()
-	switch fault {
-	case "lost":
-		return fmt.Errorf("ledgertest: dropped write: %w", crdt.ErrAmbiguousWrite)
-	case "refused":
-		return fmt.Errorf("ledgertest: refused write: %w", crdt.ErrUnavailable)
-	}
-	if err := f.Store.Put(ctx, key, actor, value, token); err != nil {
-		return err
-	}
-	if fault == "ack-lost" {
-		return fmt.Errorf("ledgertest: lost acknowledgement: %w", crdt.ErrAmbiguousWrite)
-	}
-	return nil
-}
-
-func testAmbiguousRetry(t *testing.T, s ledger.Store, key string) {
+func testAmbiguousRetry(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
-	for i, fault := range []string{"ack-lost", "lost"} {
-		f := &flaky{Store: s}
-		l := newLedger(t, f, key, "a")
-		f.fault = fault
+	for i, fault := range []faulty.Fault{faulty.LoseAck, faulty.Lose} {
+		l := newLedger(t, putFault(s, fault), key, "a")
 		r, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("t-%s", fault)), 10)
 		require.NoError(t, err, fault)
 		require.Equal(t, tpncounter.Applied, r.Outcome, fault)
@@ -341,9 +317,8 @@ func testAmbiguousRetry(t *testing.T, s ledger.Store, key string) {
 		require.False(t, l.Pending())
 	}
 	// Retries exhausted: the error says the outcome is unknown.
-	f := &flaky{Store: s}
-	l := newLedger(t, f, key, "b", func(o *ledger.Options) { o.RetryCount = 1 })
-	lossy := &lossy{Store: s}
+	l := newLedger(t, s, key, "b", func(o *ledger.Options) { o.RetryCount = 1 })
+	lossy := faulty.NewSiblings(s, faulty.Options{Policy: faulty.Only(func(faulty.Call) faulty.Fault { return faulty.Lose }, faulty.MethodPut)})
 	l2 := newLedger(t, lossy, key, "c", func(o *ledger.Options) { o.RetryCount = 2 })
 	r, err := l2.Credit(ctx, "t-never-acked", 5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
@@ -356,40 +331,16 @@ func testAmbiguousRetry(t *testing.T, s ledger.Store, key string) {
 	require.True(t, r.Landed)
 	require.Equal(t, int64(25), r.Value)
 	// When c's pending write finally lands, the duplicate is counted once.
-	lossy.heal()
+	lossy.SetPolicy(nil) // the network heals
 	c, err := l2.Find(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(25), c.Value())
 	require.False(t, l2.Pending())
 }
 
-// lossy loses every write with an ambiguous error until healed.
-type lossy struct {
-	ledger.Store
-	mu     sync.Mutex
-	healed bool
-}
-
-func (l *lossy) heal() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.healed = true
-}
-
-func (l *lossy) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
-	l.mu.Lock()
-	healed := l.healed
-	l.mu.Unlock()
-	if !healed {
-		return fmt.Errorf("ledgertest: lost write: %w", crdt.ErrAmbiguousWrite)
-	}
-	return l.Store.Put(ctx, key, actor, value, token)
-}
-
-func testRefusedRetry(t *testing.T, s ledger.Store, key string) {
+func testRefusedRetry(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
-	f := &flaky{Store: s, fault: "refused"}
-	l := newLedger(t, f, key, "a")
+	l := newLedger(t, putFault(s, faulty.Refuse), key, "a")
 	r, err := l.Credit(ctx, "t1", 7)
 	require.NoError(t, err)
 	require.Equal(t, 2, r.Attempts)

@@ -1,16 +1,15 @@
-// Package storetest is the conformance suite for statestore.Store
-// implementations. Every backend runs it with one call:
+// Package statestoretest runs statestore's behaviours (gcounter and
+// pncounter states over a store.Siblings) against any backend:
 //
-//	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) statestore.Store { return newStore(t) })
+//	func TestStateStore(t *testing.T) {
+//		statestoretest.Run(t, func(t *testing.T) store.Siblings { return newStore(t) })
 //	}
 //
 // Each behaviour is its own subtest with a fresh store, and keys carry a
 // random suffix, so the suite also works against a shared database. It
-// assumes only what the statestore.Store documentation promises: no
-// particular number of encodings per key, no ordering, no in-process
-// visibility tricks.
-package storetest
+// assumes only what store.Siblings promises: no particular number of
+// siblings per key, no ordering, no in-process visibility tricks.
+package statestoretest
 
 import (
 	"bytes"
@@ -28,15 +27,16 @@ import (
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/statestore"
+	"github.com/counterkit/counterkit/store"
 )
 
 // Run runs the conformance suite against stores made by newStore, which is
 // called once per subtest and may use t.Cleanup to release the store.
-func Run(t *testing.T, newStore func(t *testing.T) statestore.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 	t.Helper()
 	for _, tc := range []struct {
 		name string
-		run  func(t *testing.T, s statestore.Store)
+		run  func(t *testing.T, s store.Siblings)
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"AbsentKey", testAbsentKey},
@@ -45,7 +45,7 @@ func Run(t *testing.T, newStore func(t *testing.T) statestore.Store) {
 		{"StaleSaveLosesNothing", testStaleSaveLosesNothing},
 		{"ResaveIsIdempotent", testResaveIsIdempotent},
 		{"UpdateFuncErrorSavesNothing", testUpdateFuncError},
-		{"RejectsBadEncodings", testRejectsBadEncodings},
+		{"ReportsBadSiblings", testReportsBadSiblings},
 		{"RejectsInvalidActor", testRejectsInvalidActor},
 		{"MixedTypesDetected", testMixedTypes},
 		{"LargeState", testLargeState},
@@ -62,21 +62,21 @@ func key(t *testing.T, name string) string {
 	return fmt.Sprintf("storetest/%s/%s/%016x", strings.ReplaceAll(t.Name(), "/", "."), name, rand.Uint64())
 }
 
-func loadG(t *testing.T, s statestore.Store, k string) *gcounter.Counter {
+func loadG(t *testing.T, s store.Siblings, k string) *gcounter.Counter {
 	t.Helper()
 	c, err := statestore.Load[gcounter.Counter](context.Background(), s, k)
 	require.NoError(t, err)
 	return c
 }
 
-func loadPN(t *testing.T, s statestore.Store, k string) *pncounter.Counter {
+func loadPN(t *testing.T, s store.Siblings, k string) *pncounter.Counter {
 	t.Helper()
 	c, err := statestore.Load[pncounter.Counter](context.Background(), s, k)
 	require.NoError(t, err)
 	return c
 }
 
-func incr(t *testing.T, s statestore.Store, k string, actor crdt.ActorID, n int64) *gcounter.Counter {
+func incr(t *testing.T, s store.Siblings, k string, actor crdt.ActorID, n int64) *gcounter.Counter {
 	t.Helper()
 	c, err := statestore.Update(context.Background(), s, k, actor, func(c *gcounter.Counter) error {
 		return c.Increment(actor, n)
@@ -85,7 +85,7 @@ func incr(t *testing.T, s statestore.Store, k string, actor crdt.ActorID, n int6
 	return c
 }
 
-func apply(t *testing.T, s statestore.Store, k string, actor crdt.ActorID, d int64) {
+func apply(t *testing.T, s store.Siblings, k string, actor crdt.ActorID, d int64) {
 	t.Helper()
 	_, err := statestore.Update(context.Background(), s, k, actor, func(c *pncounter.Counter) error {
 		return c.Apply(actor, d)
@@ -93,7 +93,7 @@ func apply(t *testing.T, s statestore.Store, k string, actor crdt.ActorID, d int
 	require.NoError(t, err)
 }
 
-func testRoundTrip(t *testing.T, s statestore.Store) {
+func testRoundTrip(t *testing.T, s store.Siblings) {
 	kg, kp := key(t, "g"), key(t, "pn")
 	incr(t, s, kg, "alice", 3)
 	incr(t, s, kg, "bob", 4)
@@ -111,26 +111,26 @@ func testRoundTrip(t *testing.T, s statestore.Store) {
 	require.EqualValues(t, 9, p.Get("alice"))
 	require.EqualValues(t, -4, p.Get("Zoë 🦀"))
 
-	// The raw encodings are what the store was given (or merges of them):
-	// each decodes on its own.
-	encs, err := s.Load(context.Background(), kp)
+	// The raw siblings are what the store was given: each decodes on its
+	// own.
+	encs, _, err := s.Fetch(context.Background(), kp)
 	require.NoError(t, err)
 	require.NotEmpty(t, encs)
 	for _, b := range encs {
-		require.NoError(t, statestore.Check(b))
+		require.NoError(t, new(pncounter.Counter).UnmarshalBinary(b))
 	}
 }
 
-func testAbsentKey(t *testing.T, s statestore.Store) {
+func testAbsentKey(t *testing.T, s store.Siblings) {
 	k := key(t, "absent")
-	encs, err := s.Load(context.Background(), k)
+	encs, _, err := s.Fetch(context.Background(), k)
 	require.NoError(t, err)
 	require.Empty(t, encs)
 	require.True(t, loadG(t, s, k).Equal(gcounter.New()))
 	require.True(t, loadPN(t, s, k).Equal(pncounter.New()))
 }
 
-func testKeysAreIndependent(t *testing.T, s statestore.Store) {
+func testKeysAreIndependent(t *testing.T, s store.Siblings) {
 	k1, k2 := key(t, "one"), key(t, "two")
 	incr(t, s, k1, "a", 1)
 	incr(t, s, k2, "a", 10)
@@ -143,7 +143,7 @@ func testKeysAreIndependent(t *testing.T, s statestore.Store) {
 // testConcurrentActors runs several actors in parallel goroutines, each
 // applying its own serial stream of Updates to one key, and checks that
 // every update is counted exactly once, per actor and in total.
-func testConcurrentActors(t *testing.T, s statestore.Store) {
+func testConcurrentActors(t *testing.T, s store.Siblings) {
 	const actors, updates = 4, 15
 	k := key(t, "shared")
 	want := make([]int64, actors)
@@ -186,7 +186,7 @@ func testConcurrentActors(t *testing.T, s statestore.Store) {
 
 // testStaleSaveLosesNothing: actor b saves a state built before a's latest
 // update; a's update must survive.
-func testStaleSaveLosesNothing(t *testing.T, s statestore.Store) {
+func testStaleSaveLosesNothing(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "stale")
 	incr(t, s, k, "a", 1)
@@ -202,7 +202,7 @@ func testStaleSaveLosesNothing(t *testing.T, s statestore.Store) {
 
 // testResaveIsIdempotent: re-sending a saved state, the documented retry
 // after an ambiguous write, never counts twice.
-func testResaveIsIdempotent(t *testing.T, s statestore.Store) {
+func testResaveIsIdempotent(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "resave")
 	incr(t, s, k, "other", 1)
@@ -215,7 +215,7 @@ func testResaveIsIdempotent(t *testing.T, s statestore.Store) {
 	require.True(t, got.Equal(c))
 }
 
-func testUpdateFuncError(t *testing.T, s statestore.Store) {
+func testUpdateFuncError(t *testing.T, s store.Siblings) {
 	k := key(t, "fnerr")
 	incr(t, s, k, "a", 2)
 	boom := errors.New("boom")
@@ -231,8 +231,8 @@ func testUpdateFuncError(t *testing.T, s statestore.Store) {
 	require.EqualValues(t, 2, loadG(t, s, k).Value())
 }
 
-// BadEncodings returns inputs every Store must refuse, each with the
-// sentinel the error must wrap. Adapters may use it in their own tests.
+// BadEncodings returns stored values Load must refuse, each with the
+// sentinel the error must wrap.
 func BadEncodings() []struct {
 	Name string
 	Data []byte
@@ -251,7 +251,6 @@ func BadEncodings() []struct {
 		Data []byte
 		Want error
 	}{
-		{"empty", nil, crdt.ErrCorruptEncoding},
 		{"garbage", []byte("not msgpack at all"), crdt.ErrCorruptEncoding},
 		{"truncated", valid[:len(valid)-1], crdt.ErrCorruptEncoding},
 		{"trailing byte", append(bytes.Clone(valid), 0), crdt.ErrCorruptEncoding},
@@ -261,43 +260,44 @@ func BadEncodings() []struct {
 	}
 }
 
-func testRejectsBadEncodings(t *testing.T, s statestore.Store) {
+// testReportsBadSiblings: a sibling that does not decode (written by
+// something else, or damaged) makes Load and Update fail with the
+// decoder's sentinel, and Update writes nothing over it.
+func testReportsBadSiblings(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
-	k := key(t, "bad")
-	incr(t, s, k, "a", 3)
-	before := loadG(t, s, k)
 	for _, tc := range BadEncodings() {
-		for _, actor := range []crdt.ActorID{"a", "new-actor"} {
-			err := s.Save(ctx, k, actor, tc.Data)
-			require.ErrorIs(t, err, tc.Want, "%s saved as %s", tc.Name, actor)
-			require.True(t, loadG(t, s, k).Equal(before), "%s saved as %s changed the stored state", tc.Name, actor)
-		}
+		k := key(t, "bad")
+		incr(t, s, k, "a", 3)
+		require.NoError(t, s.Put(ctx, k, "intruder", tc.Data, nil), tc.Name)
+		_, err := statestore.Load[gcounter.Counter](ctx, s, k)
+		require.ErrorIs(t, err, tc.Want, tc.Name)
+		before, _, err := s.Fetch(ctx, k)
+		require.NoError(t, err)
+		_, err = statestore.Update(ctx, s, k, "a", func(c *gcounter.Counter) error { return c.Increment("a", 1) })
+		require.ErrorIs(t, err, tc.Want, tc.Name)
+		after, _, err := s.Fetch(ctx, k)
+		require.NoError(t, err)
+		require.ElementsMatch(t, before, after, "%s: a failed Update wrote", tc.Name)
 	}
-	// A bad save to an absent key leaves it absent.
-	k2 := key(t, "bad-absent")
-	require.Error(t, s.Save(ctx, k2, "a", []byte{0xc1}))
-	encs, err := s.Load(ctx, k2)
-	require.NoError(t, err)
-	require.Empty(t, encs)
 }
 
-func testRejectsInvalidActor(t *testing.T, s statestore.Store) {
+func testRejectsInvalidActor(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "actor")
 	incr(t, s, k, "a", 3)
 	g := gcounter.New()
 	require.NoError(t, g.Increment("b", 1))
-	b, err := g.MarshalBinary()
-	require.NoError(t, err)
 	for _, actor := range []crdt.ActorID{"", "tab\there", crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen+1))} {
-		require.ErrorIs(t, s.Save(ctx, k, actor, b), crdt.ErrInvalidActor, "actor %q", actor)
+		require.ErrorIs(t, statestore.Save(ctx, s, k, actor, g), crdt.ErrInvalidActor, "actor %q", actor)
+		_, err := statestore.Update(ctx, s, k, actor, func(c *gcounter.Counter) error { return nil })
+		require.ErrorIs(t, err, crdt.ErrInvalidActor, "actor %q", actor)
 	}
 	require.EqualValues(t, 3, loadG(t, s, k).Value())
 }
 
 // testMixedTypes: a gcounter and a pncounter saved under one key must be
 // detected, either by Save or by a typed Load, never silently mixed.
-func testMixedTypes(t *testing.T, s statestore.Store) {
+func testMixedTypes(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "mixed")
 	incr(t, s, k, "a", 3)
@@ -314,7 +314,7 @@ func testMixedTypes(t *testing.T, s statestore.Store) {
 }
 
 // testLargeState checks that a state of many actors is stored whole.
-func testLargeState(t *testing.T, s statestore.Store) {
+func testLargeState(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "large")
 	c := pncounter.New()
@@ -327,20 +327,18 @@ func testLargeState(t *testing.T, s statestore.Store) {
 	require.True(t, loadPN(t, s, k).Equal(c))
 }
 
-func testCancellation(t *testing.T, s statestore.Store) {
+func testCancellation(t *testing.T, s store.Siblings) {
 	k := key(t, "ctx")
 	incr(t, s, k, "a", 3)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 
-	_, err := s.Load(ctx, k)
+	_, err := statestore.Load[gcounter.Counter](ctx, s, k)
 	require.ErrorIs(t, err, context.Canceled)
 
 	g := gcounter.New()
 	require.NoError(t, g.Increment("b", 100))
-	b, err := g.MarshalBinary()
-	require.NoError(t, err)
-	require.ErrorIs(t, s.Save(ctx, k, "b", b), context.Canceled)
+	require.ErrorIs(t, statestore.Save(ctx, s, k, "b", g), context.Canceled)
 	_, err = statestore.Update(ctx, s, k, "a", func(c *gcounter.Counter) error { return c.Increment("a", 1) })
 	require.ErrorIs(t, err, context.Canceled)
 
