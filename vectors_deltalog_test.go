@@ -1,0 +1,636 @@
+package counterkit_test
+
+// Vectors of testdata/vectors/deltalog.json: generation (-update) and checks.
+// See vectors_test.go for the harness and SPEC.md section 11.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/deltalog"
+)
+
+// ---------------------------------------------------------------------------
+// deltalog.json
+
+// t0 is the base time of every time-based id in the vectors.
+var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// vid is the deterministic id sec seconds after t0 with the given clock
+// sequence and node.
+func vid(sec float64, seq uint16, node uint64) deltalog.ID {
+	return deltalog.IDFromParts(t0.Add(time.Duration(sec*float64(time.Second))), seq, node)
+}
+
+type statsJSON struct {
+	Count   I64 `json:"count"`
+	Sum     I64 `json:"sum"`
+	Min     I64 `json:"min"`
+	Max     I64 `json:"max"`
+	SumSqHi U64 `json:"sumsq_hi"`
+	SumSqLo U64 `json:"sumsq_lo"`
+}
+
+type cellJSON struct {
+	ID      string     `json:"id"`
+	Kind    string     `json:"kind"`
+	Delta   I64        `json:"delta"`
+	Written I64        `json:"written"`
+	Stats   *statsJSON `json:"stats,omitempty"`
+	Hex     string     `json:"hex,omitempty"`
+}
+
+func toCellJSON(c deltalog.Cell, withHex bool) cellJSON {
+	j := cellJSON{ID: c.ID.String(), Kind: c.Kind.String(), Delta: I64(c.Delta), Written: I64(c.Written)}
+	if c.Kind == deltalog.KindMerge {
+		s := c.Stats
+		j.Stats = &statsJSON{I64(s.Count), I64(s.Sum), I64(s.Min), I64(s.Max), U64(s.SumSqHi), U64(s.SumSqLo)}
+	}
+	if withHex {
+		j.Hex = hex.EncodeToString(must(c.MarshalBinary()))
+	}
+	return j
+}
+
+func fromCellJSON(t *testing.T, j cellJSON) deltalog.Cell {
+	id, err := deltalog.ParseID(j.ID)
+	require.NoError(t, err)
+	c := deltalog.Cell{ID: id, Kind: deltalog.Kind(j.Kind[0]), Delta: int64(j.Delta), Written: int64(j.Written)}
+	if j.Stats != nil {
+		c.Stats = deltalog.Stats{Count: int64(j.Stats.Count), Sum: int64(j.Stats.Sum), Min: int64(j.Stats.Min), Max: int64(j.Stats.Max), SumSqHi: uint64(j.Stats.SumSqHi), SumSqLo: uint64(j.Stats.SumSqLo)}
+	}
+	return c
+}
+
+// refCell encodes a cell from its JSON form: [id bin16, kind uint, delta,
+// written, nil | [count, sum, min, max, sumsq_hi, sumsq_lo]].
+func refCell(t *testing.T, j cellJSON) string {
+	id, err := deltalog.ParseID(j.ID)
+	require.NoError(t, err)
+	e := env("deltalog.cell", 1).arr(5).bin(id[:]).uint(uint64(j.Kind[0])).int(int64(j.Delta)).int(int64(j.Written))
+	if j.Stats == nil {
+		e = e.nil()
+	} else {
+		s := j.Stats
+		e = e.arr(6).int(int64(s.Count)).int(int64(s.Sum)).int(int64(s.Min)).int(int64(s.Max)).uint(uint64(s.SumSqHi)).uint(uint64(s.SumSqLo))
+	}
+	return e.hex()
+}
+
+type idVec struct {
+	Time     string `json:"time"`
+	ClockSeq uint16 `json:"clock_seq"`
+	Node     string `json:"node"`
+	UUID     string `json:"uuid"`
+}
+
+type orderVec struct {
+	A       string `json:"a"`
+	AKind   string `json:"a_kind,omitempty"`
+	B       string `json:"b"`
+	BKind   string `json:"b_kind,omitempty"`
+	Compare int    `json:"compare"`
+}
+
+type windowVec struct {
+	Now        string `json:"now"`
+	WindowNS   I64    `json:"window_ns"`
+	FutureNS   I64    `json:"future_skew_ns"`
+	ID         string `json:"id"`
+	Delta      I64    `json:"delta"`
+	Error      string `json:"error,omitempty"`
+	IDTimeNote string `json:"id_time"`
+}
+
+type readingJSON struct {
+	Value I64       `json:"value"`
+	Stats statsJSON `json:"stats"`
+	Cells int       `json:"cells"`
+}
+
+type dStep struct {
+	Replica string    `json:"replica"`
+	Op      string    `json:"op"`
+	ID      string    `json:"id,omitempty"`
+	Delta   *I64      `json:"delta,omitempty"`
+	Cell    *cellJSON `json:"cell,omitempty"`
+	Cutoff  string    `json:"cutoff,omitempty"`
+	Written string    `json:"written,omitempty"`
+	From    string    `json:"from,omitempty"`
+	// Outputs.
+	OK      *bool     `json:"ok,omitempty"`
+	Merged  *cellJSON `json:"merge_cell,omitempty"`
+	Dropped *int      `json:"dropped,omitempty"`
+	Error   string    `json:"error,omitempty"`
+}
+
+type dState struct {
+	Cells     []cellJSON   `json:"cells"`
+	Read      *readingJSON `json:"read,omitempty"`
+	ReadError string       `json:"read_error,omitempty"`
+}
+
+type dScenario struct {
+	Name     string            `json:"name"`
+	Note     string            `json:"note,omitempty"`
+	Replicas []string          `json:"replicas"`
+	Steps    []dStep           `json:"steps"`
+	Final    map[string]dState `json:"final"`
+}
+
+type dFile struct {
+	Comment   string      `json:"comment"`
+	IDs       []idVec     `json:"ids"`
+	Order     []orderVec  `json:"order"`
+	Cells     []cellJSON  `json:"cells"`
+	Windows   []windowVec `json:"windows"`
+	Scenarios []dScenario `json:"scenarios"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+func runD(t *testing.T, sc *dScenario, fill bool) map[string]*deltalog.Log {
+	rs := map[string]*deltalog.Log{}
+	for _, r := range sc.Replicas {
+		rs[r] = &deltalog.Log{}
+	}
+	parseT := func(s string) time.Time { return must(time.Parse(time.RFC3339Nano, s)) }
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		l := rs[st.Replica]
+		before := l.Cells()
+		var err error
+		var ok *bool
+		var merged *cellJSON
+		var dropped *int
+		switch st.Op {
+		case "add":
+			var id deltalog.ID
+			if st.ID != "" {
+				u := must(hex.DecodeString(strings.ReplaceAll(st.ID, "-", "")))
+				copy(id[:], u)
+			}
+			err = l.Add(id, int64(*st.Delta))
+		case "insert":
+			err = l.Insert(fromCellJSON(t, *st.Cell))
+		case "merge_before":
+			var c deltalog.Cell
+			var o bool
+			c, o, err = l.MergeBefore(parseT(st.Cutoff), parseT(st.Written))
+			if err == nil {
+				ok = &o
+				if o {
+					j := toCellJSON(c, true)
+					merged = &j
+				}
+			}
+		case "compact":
+			n := l.Compact()
+			dropped = &n
+		case "merge":
+			err = l.Merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error, st.OK, st.Merged, st.Dropped = kindOf(t, err), ok, merged, dropped
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+			require.Equal(t, st.OK, ok, "%s step %d ok", sc.Name, i)
+			require.Equal(t, st.Merged, merged, "%s step %d merge cell", sc.Name, i)
+			require.Equal(t, st.Dropped, dropped, "%s step %d dropped", sc.Name, i)
+		}
+		if err != nil {
+			require.Equal(t, before, l.Cells(), "%s step %d: failed op changed the log", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func dStateOf(t *testing.T, l *deltalog.Log) dState {
+	st := dState{Cells: []cellJSON{}}
+	for _, c := range l.Cells() {
+		st.Cells = append(st.Cells, toCellJSON(c, true))
+	}
+	r, err := l.Read()
+	st.ReadError = kindOf(t, err)
+	if err == nil {
+		s := r.Stats
+		st.Read = &readingJSON{Value: I64(r.Value), Cells: r.Cells, Stats: statsJSON{I64(s.Count), I64(s.Sum), I64(s.Min), I64(s.Max), U64(s.SumSqHi), U64(s.SumSqLo)}}
+	}
+	return st
+}
+
+func genDeltalog(t *testing.T) any {
+	var f dFile
+	f.Comment = "Delta log (SPEC.md section 8). Ids are RFC 4122 version 1 UUIDs; times are RFC 3339; written is Unix nanoseconds."
+	for _, c := range []struct {
+		at   time.Time
+		seq  uint16
+		node uint64
+	}{
+		{t0, 0, 0}, {t0, 0x3fff, 0xffffffffffff}, {t0.Add(123456789 * time.Nanosecond), 0x1234, 0x0a0b0c0d0e0f},
+		{time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC), 1, 1}, {time.Date(2100, 6, 1, 12, 0, 0, 500, time.UTC), 7, 42},
+	} {
+		id := deltalog.IDFromParts(c.at, c.seq, c.node)
+		f.IDs = append(f.IDs, idVec{Time: c.at.Format(time.RFC3339Nano), ClockSeq: c.seq, Node: fmt.Sprintf("%012x", c.node), UUID: id.String()})
+	}
+	ord := func(a, b deltalog.ID) {
+		f.Order = append(f.Order, orderVec{A: a.String(), B: b.String(), Compare: a.Compare(b)})
+	}
+	ord(vid(0, 1, 1), vid(1, 1, 1))
+	ord(vid(1, 0, 0), vid(0, 0x3fff, 0xffffffffffff))
+	ord(vid(0, 1, 1), vid(0, 1, 1))
+	ord(vid(0, 1, 0x7f0000000000), vid(0, 1, 0x800000000000))
+	ord(vid(0, 0x0001, 0), vid(0, 0x0100, 0))
+	ord(vid(0, 0x2000, 0), vid(0, 0x0000, 0))
+	ord(vid(0.0000001, 0, 0), vid(0, 0x3fff, 0xffffffffffff))
+	cord := func(a deltalog.ID, ak deltalog.Kind, b deltalog.ID, bk deltalog.Kind) {
+		f.Order = append(f.Order, orderVec{A: a.String(), AKind: ak.String(), B: b.String(), BKind: bk.String(),
+			Compare: deltalog.CompareCells(deltalog.Cell{ID: a, Kind: ak}, deltalog.Cell{ID: b, Kind: bk})})
+	}
+	cord(vid(0, 1, 1), deltalog.KindRegular, vid(1, 1, 1), deltalog.KindRegular)
+	cord(vid(1, 1, 1), deltalog.KindMerge, vid(1, 1, 1), deltalog.KindRegular)
+	cord(vid(1, 1, 1), deltalog.KindRegular, vid(1, 1, 1), deltalog.KindMerge)
+	cord(vid(1, 1, 0x7f0000000000), deltalog.KindRegular, vid(1, 1, 0x800000000000), deltalog.KindMerge)
+
+	cell := func(c deltalog.Cell) { f.Cells = append(f.Cells, toCellJSON(c, true)) }
+	cell(deltalog.Cell{ID: vid(0, 1, 1), Kind: deltalog.KindRegular, Delta: 5})
+	cell(deltalog.Cell{ID: vid(0, 1, 2), Kind: deltalog.KindRegular, Delta: -1})
+	cell(deltalog.Cell{ID: vid(0, 1, 3), Kind: deltalog.KindRegular, Delta: math.MinInt64})
+	cell(deltalog.Cell{ID: vid(0, 1, 4), Kind: deltalog.KindRegular, Delta: math.MaxInt64})
+	cell(deltalog.Cell{ID: vid(60, 2, 5), Kind: deltalog.KindMerge, Delta: 4, Written: t0.Add(time.Hour).UnixNano(),
+		Stats: deltalog.Stats{Count: 2, Sum: 4, Min: -1, Max: 5, SumSqLo: 26}})
+	cell(deltalog.Cell{ID: vid(60, 2, 6), Kind: deltalog.KindMerge, Delta: -1, Written: 0,
+		// The deltas -2^63, 2^63-1 and 0: the sum of squares is 2^127 - 2^64 + 1.
+		Stats: deltalog.Stats{Count: 3, Sum: -1, Min: math.MinInt64, Max: math.MaxInt64, SumSqHi: 1<<63 - 1, SumSqLo: 1}})
+
+	// Windows, checked by Counters.Add against a fixed clock.
+	now := t0.Add(time.Hour)
+	win := func(at time.Time, delta int64) {
+		id := deltalog.IDFromParts(at, 9, 9)
+		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Clock: func() time.Time { return now }}))
+		err := c.Add(context.Background(), "counter", id, delta)
+		o := c.Options()
+		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
+			ID: id.String(), Delta: I64(delta), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano)})
+	}
+	win(now, 1)
+	win(now.Add(-10*time.Minute), 1)
+	win(now.Add(-10*time.Minute-100*time.Nanosecond), 1)
+	win(now.Add(5*time.Second), 1)
+	win(now.Add(5*time.Second+100*time.Nanosecond), 1)
+	win(now, 0)
+
+	add := func(r string, id deltalog.ID, d int64) dStep {
+		return dStep{Replica: r, Op: "add", ID: id.String(), Delta: ip(d)}
+	}
+	mb := func(r string, cutoffSec, writtenSec float64) dStep {
+		return dStep{Replica: r, Op: "merge_before", Cutoff: t0.Add(time.Duration(cutoffSec * float64(time.Second))).Format(time.RFC3339Nano),
+			Written: t0.Add(time.Duration(writtenSec * float64(time.Second))).Format(time.RFC3339Nano)}
+	}
+	cp := func(r string) dStep { return dStep{Replica: r, Op: "compact"} }
+	mg := func(r, from string) dStep { return dStep{Replica: r, Op: "merge", From: from} }
+	badID := dStep{Replica: "r", Op: "add", ID: "00000000-0000-4000-8000-000000000000", Delta: ip(1)}
+	zeroID := dStep{Replica: "r", Op: "add", ID: "00000000-0000-0000-0000-000000000000", Delta: ip(1)}
+	conflictMerge := toCellJSON(deltalog.Cell{ID: vid(20, 1, 1), Kind: deltalog.KindMerge, Delta: 999, Written: 1,
+		Stats: deltalog.Stats{Count: 1, Sum: 999, Min: 999, Max: 999, SumSqLo: 998001}}, false)
+	scs := []dScenario{
+		{Name: "adds, retries and rejections", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 5), add("r", vid(1, 1, 1), -3), add("r", vid(0, 1, 1), 5), add("r", vid(0, 1, 1), 6),
+			add("r", vid(2, 1, 1), 0), badID, zeroID}},
+		{Name: "merge before a cutoff, then compact", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 1), add("r", vid(10, 1, 1), 2), add("r", vid(20, 1, 1), 4), add("r", vid(30, 1, 1), 8),
+			mb("r", 25, 100), mb("r", 25, 200), mb("r", 0, 100), cp("r"), cp("r")},
+			Note: "the merge cell takes the id of the newest cell strictly older than the cutoff; a second merge at the same cutoff finds a merge cell there and does nothing"},
+		{Name: "chained merges read down to the first merge cell", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 1), add("r", vid(10, 1, 1), -2), mb("r", 15, 100), add("r", vid(20, 1, 1), 30), add("r", vid(30, 1, 1), -40),
+			mb("r", 25, 200), add("r", vid(40, 1, 1), 500)}},
+		{Name: "merge is cell-set union; racing merges at one cutoff agree", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+			add("r1", vid(0, 1, 1), 3), add("r1", vid(10, 1, 1), 4), add("r2", vid(10, 1, 1), 4), add("r2", vid(5, 1, 1), 10),
+			mg("r1", "r2"), mg("r2", "r1"), mb("r1", 20, 100), mb("r2", 20, 300), mg("r1", "r2"), cp("r2"), mg("r2", "r1"), mg("r1", "r2")}},
+		{Name: "conflicting cells are refused", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+			add("r1", vid(20, 1, 1), 5), add("r2", vid(20, 1, 1), 6), mg("r1", "r2"), mb("r1", 30, 100),
+			{Replica: "r1", Op: "insert", Cell: &conflictMerge}}},
+		{Name: "ids with one timestamp order by signed tail bytes", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 0x7f0000000000), 1), add("r", vid(0, 1, 0x800000000000), 2), add("r", vid(0, 0x2000, 0), 4)}},
+		{Name: "exact sums: overflow only when the total does not fit", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+			add("r1", vid(0, 1, 1), math.MaxInt64), add("r1", vid(1, 1, 1), 1), add("r1", vid(2, 1, 1), -1),
+			add("r2", vid(0, 1, 1), math.MaxInt64), add("r2", vid(1, 1, 1), 1), mb("r2", 5, 100)}},
+		{Name: "empty log", Replicas: []string{"r"}},
+	}
+	for i := range scs {
+		rs := runD(t, &scs[i], true)
+		scs[i].Final = map[string]dState{}
+		for name, l := range rs {
+			scs[i].Final[name] = dStateOf(t, l)
+		}
+	}
+	f.Scenarios = scs
+
+	d := "deltalog.cell"
+	id := vid(0, 1, 1)
+	c := func(fields func(e refEnc) refEnc) []byte { return fields(env(d, 1).arr(5)).b }
+	reg := func(e refEnc) refEnc { return e.bin(id[:]).uint('r') }
+	v4 := id
+	v4[6] = v4[6]&0x0f | 0x40
+	f.Malformed = []Malformed{
+		mal("unknown kind", d, c(func(e refEnc) refEnc { return e.bin(id[:]).uint('x').int(1).int(0).nil() }), t),
+		mal("kind above 255", d, c(func(e refEnc) refEnc { return e.bin(id[:]).uint(0x172).int(1).int(0).nil() }), t),
+		mal("regular cell with stats", d, c(func(e refEnc) refEnc { return reg(e).int(1).int(0).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1) }), t),
+		mal("regular cell with zero delta", d, c(func(e refEnc) refEnc { return reg(e).int(0).int(0).nil() }), t),
+		mal("regular cell with a write time", d, c(func(e refEnc) refEnc { return reg(e).int(1).int(5).nil() }), t),
+		mal("merge cell without stats", d, c(func(e refEnc) refEnc { return e.bin(id[:]).uint('m').int(1).int(0).nil() }), t),
+		mal("merge cell sum differs from delta", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(2).int(0).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+		}), t),
+		mal("merge cell count 0", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(0).int(0).arr(6).int(0).int(0).int(0).int(0).uint(0).uint(0)
+		}), t),
+		mal("merge cell sum outside [min·count, max·count]", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(100).int(0).arr(6).int(2).int(100).int(1).int(2).uint(0).uint(5)
+		}), t),
+		mal("merge cell single observation with a wrong sum of squares", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(3).int(0).arr(6).int(1).int(3).int(3).int(3).uint(0).uint(10)
+		}), t),
+		mal("merge cell negative written", d, c(func(e refEnc) refEnc {
+			return e.bin(id[:]).uint('m').int(1).int(-1).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+		}), t),
+		mal("id of 15 bytes", d, c(func(e refEnc) refEnc { return e.bin(id[:15]).uint('r').int(1).int(0).nil() }), t),
+		mal("id of 17 bytes", d, c(func(e refEnc) refEnc { return e.bin(append(id[:], 0)).uint('r').int(1).int(0).nil() }), t),
+		mal("id not version 1", d, c(func(e refEnc) refEnc { return e.bin(v4[:]).uint('r').int(1).int(0).nil() }), t),
+		mal("id as str", d, c(func(e refEnc) refEnc { return e.str(string(id[:])).uint('r').int(1).int(0).nil() }), t),
+		mal("delta not in smallest form", d, c(func(e refEnc) refEnc { return reg(e).raw(0xd0, 5).int(0).nil() }), t),
+		mal("cell of four fields", d, env(d, 1).arr(4).bin(id[:]).uint('r').int(1).int(0).b, t),
+		mal("trailing bytes", d, append(c(func(e refEnc) refEnc { return reg(e).int(1).int(0).nil() }), 0), t),
+		mal("input above 256 bytes", d, append(c(func(e refEnc) refEnc { return reg(e).int(1).int(0).nil() }), make([]byte, 220)...), t),
+		mal("balance row envelope", d, env("balance.row", 1).arr(0).b, t),
+		mal("id of 17 bytes as bin16", d, c(func(e refEnc) refEnc {
+			return e.raw(0xc5, 0, 17).raw(append(id[:], 0)...).uint('r').int(1).int(0).nil()
+		}), t,
+			"a bin header is checked for its smallest form before its cap (SPEC.md 3.2): corrupt, where the bin8 form is too_large"),
+		mal("cell body header above 65536 fields", d, append(env(d, 1).b, 0xdd, 0, 1, 0, 1, 0xc4), t,
+			"above the nominal cap of fixed-shape arrays: too_large (SPEC.md 3.2, section 12 item 7)"),
+	}
+	// Non-canonical cells: every field is valid but one header or integer is
+	// not in its smallest form, so the input differs from the re-encoding of
+	// the cell it holds (SPEC.md 8.2: the decoder rejects any input that is
+	// not the canonical re-encoding).
+	nonCanon := func(name string, body func(e refEnc) refEnc) {
+		f.Malformed = append(f.Malformed, mal(name, d, c(body), t, "non-canonical: differs from the re-encoding of the cell it holds"))
+	}
+	nonCanon("non-canonical id header (bin16)", func(e refEnc) refEnc { return e.raw(0xc5, 0, 16).raw(id[:]...).uint('r').int(1).int(0).nil() })
+	nonCanon("non-canonical kind (uint8 r)", func(e refEnc) refEnc { return e.bin(id[:]).raw(0xcc, 'r').int(1).int(0).nil() })
+	nonCanon("non-canonical written (uint64 0)", func(e refEnc) refEnc {
+		return e.bin(id[:]).uint('m').int(1).raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 0).arr(6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+	})
+	nonCanon("non-canonical stats header (array16)", func(e refEnc) refEnc {
+		return e.bin(id[:]).uint('m').int(1).int(0).raw(0xdc, 0, 6).int(1).int(1).int(1).int(1).uint(0).uint(1)
+	})
+	nonCanon("non-canonical sumsq_lo (uint32 1)", func(e refEnc) refEnc {
+		return e.bin(id[:]).uint('m').int(1).int(0).arr(6).int(1).int(1).int(1).int(1).uint(0).raw(0xce, 0, 0, 0, 1)
+	})
+	nonCanon("non-canonical negative delta (int16 -1)", func(e refEnc) refEnc { return e.bin(id[:]).uint('r').raw(0xd1, 0xff, 0xff).int(0).nil() })
+	f.Malformed = append(f.Malformed, mal("non-canonical body header (array16)", d, env(d, 1).raw(0xdc, 0, 5).bin(id[:]).uint('r').int(1).int(0).nil().b, t,
+		"non-canonical: differs from the re-encoding of the cell it holds"))
+	return f
+}
+
+// dModel is a log's regular cells by id.
+type dModel map[string]int64
+
+func checkDeltalog(t *testing.T, raw []byte) {
+	var f dFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.IDs)
+	for _, v := range f.IDs {
+		at := must(time.Parse(time.RFC3339Nano, v.Time))
+		node := must(strconv.ParseUint(v.Node, 16, 64))
+		require.Equal(t, v.UUID, deltalog.IDFromParts(at, v.ClockSeq, node).String())
+		// Independently: 60-bit count of 100 ns ticks since 1582-10-15,
+		// version 1, RFC 4122 variant, clock sequence, node.
+		ticks := new(big.Int).Sub(big.NewInt(at.Unix()), big.NewInt(time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC).Unix()))
+		ticks.Mul(ticks, big.NewInt(10_000_000)).Add(ticks, big.NewInt(int64(at.Nanosecond()/100)))
+		tk := ticks.Uint64()
+		var u [16]byte
+		binary.BigEndian.PutUint32(u[0:], uint32(tk))
+		binary.BigEndian.PutUint16(u[4:], uint16(tk>>32))
+		binary.BigEndian.PutUint16(u[6:], uint16(tk>>48)&0x0fff|0x1000)
+		binary.BigEndian.PutUint16(u[8:], v.ClockSeq&0x3fff|0x8000)
+		copy(u[10:], binary.BigEndian.AppendUint64(nil, node)[2:])
+		id := must(deltalog.ParseID(v.UUID))
+		require.Equal(t, u[:], id[:], "uuid layout of %s", v.UUID)
+		require.True(t, id.Time().Equal(at.Truncate(100*time.Nanosecond)))
+	}
+	require.NotEmpty(t, f.Order)
+	for _, o := range f.Order {
+		a, b := must(deltalog.ParseID(o.A)), must(deltalog.ParseID(o.B))
+		if o.AKind == "" {
+			require.Equal(t, o.Compare, a.Compare(b), "%s vs %s", o.A, o.B)
+			require.Equal(t, o.Compare, refCompareID(a, b), "reference order %s vs %s", o.A, o.B)
+		} else {
+			ca, cb := deltalog.Cell{ID: a, Kind: deltalog.Kind(o.AKind[0])}, deltalog.Cell{ID: b, Kind: deltalog.Kind(o.BKind[0])}
+			require.Equal(t, o.Compare, deltalog.CompareCells(ca, cb))
+			ref := -refCompareID(a, b)
+			if ref == 0 {
+				ref = cmpInt(int(o.AKind[0]), int(o.BKind[0]))
+			}
+			require.Equal(t, o.Compare, ref, "reference cell order")
+		}
+	}
+	require.NotEmpty(t, f.Cells)
+	for _, j := range f.Cells {
+		c := fromCellJSON(t, j)
+		if s := j.Stats; s != nil && s.Count > 0 {
+			// Stats some observations have: x² ≡ x (mod 2), so the sum
+			// of squares has the sum's parity.
+			require.Equal(t, uint64(s.Sum)&1, uint64(s.SumSqLo)&1, "cell %s: sumsq and sum differ in parity", j.ID)
+		}
+		require.Equal(t, j.Hex, hex.EncodeToString(must(c.MarshalBinary())))
+		require.Equal(t, j.Hex, refCell(t, j))
+		var dec deltalog.Cell
+		require.NoError(t, dec.UnmarshalBinary(unhex(t, j.Hex)))
+		require.Equal(t, c, dec)
+	}
+	require.NotEmpty(t, f.Windows)
+	for _, w := range f.Windows {
+		now := must(time.Parse(time.RFC3339Nano, w.Now))
+		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
+		id := must(deltalog.ParseID(w.ID))
+		requireKind(t, w.Error, c.Add(context.Background(), "counter", id, int64(w.Delta)), w.ID)
+		// Model: accepted iff now-window <= id time <= now+skew, delta != 0.
+		at := id.Time()
+		want := ""
+		switch {
+		case w.Delta == 0:
+			want = "invalid_amount"
+		case at.Before(now.Add(-time.Duration(w.WindowNS))) || at.After(now.Add(time.Duration(w.FutureNS))):
+			want = "outside_window"
+		}
+		require.Equal(t, want, w.Error, "window model for %s", w.IDTimeNote)
+	}
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runD(t, sc, false)
+			ms := map[string]dModel{}
+			for _, r := range sc.Replicas {
+				ms[r] = dModel{}
+			}
+			for j, st := range sc.Steps {
+				m := ms[st.Replica]
+				want := ""
+				switch st.Op {
+				case "add":
+					id, err := deltalog.ParseID(st.ID)
+					switch {
+					case err != nil:
+						want = "invalid_txn"
+					case *st.Delta == 0:
+						want = "invalid_amount"
+					default:
+						if old, ok := m[id.String()]; ok && old != int64(*st.Delta) {
+							want = "conflicting_transaction"
+						} else {
+							m[id.String()] = int64(*st.Delta)
+						}
+					}
+				case "merge":
+					next := dModel{}
+					for k, v := range m {
+						next[k] = v
+					}
+					for k, v := range ms[st.From] {
+						if old, ok := next[k]; ok && old != v {
+							want = "conflicting_transaction"
+						}
+						next[k] = v
+					}
+					if want == "" {
+						ms[st.Replica] = next
+					}
+				case "merge_before":
+					if st.Merged != nil {
+						// The merge cell holds exactly the regular cells at
+						// or below its id.
+						mid := must(deltalog.ParseID(st.Merged.ID))
+						var below []int64
+						for k, v := range m {
+							if must(deltalog.ParseID(k)).Compare(mid) <= 0 {
+								below = append(below, v)
+							}
+						}
+						require.Equal(t, statsModel(below), *st.Merged.Stats, "step %d merge cell vs model", j)
+						require.Equal(t, st.Merged.Hex, refCell(t, *st.Merged))
+					}
+					continue
+				default:
+					continue
+				}
+				if st.Error == "conflicting_transaction" && st.Op == "insert" {
+					continue
+				}
+				require.Equal(t, want, st.Error, "model disagrees at step %d", j)
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				got := dStateOf(t, rs[name])
+				require.Equal(t, want, got, "%s final state", name)
+				for _, cj := range want.Cells {
+					require.Equal(t, cj.Hex, refCell(t, cj))
+				}
+				var vals []int64
+				for _, v := range ms[name] {
+					vals = append(vals, v)
+				}
+				sm := statsModel(vals)
+				if sm.Count == 0 || fitsInt64(vals) {
+					require.NotNil(t, want.Read, "%s read", name)
+					require.Equal(t, sm, want.Read.Stats, "%s: read stats vs model (sum of every regular cell ever added)", name)
+					require.Equal(t, sm.Sum, want.Read.Value)
+				} else {
+					require.Equal(t, "overflow", want.ReadError)
+				}
+				// decode(hex) of every cell rebuilds the log.
+				var l deltalog.Log
+				for _, cj := range want.Cells {
+					var c deltalog.Cell
+					require.NoError(t, c.UnmarshalBinary(unhex(t, cj.Hex)))
+					require.NoError(t, l.Insert(c))
+				}
+				require.True(t, l.Equal(rs[name]))
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func fitsInt64(vs []int64) bool {
+	s := new(big.Int)
+	for _, v := range vs {
+		s.Add(s, big.NewInt(v))
+	}
+	return s.IsInt64()
+}
+
+// statsModel computes SPEC.md's merge statistics of a set of deltas.
+func statsModel(vs []int64) statsJSON {
+	if len(vs) == 0 {
+		return statsJSON{}
+	}
+	s, sq := new(big.Int), new(big.Int)
+	mn, mx := vs[0], vs[0]
+	for _, v := range vs {
+		b := big.NewInt(v)
+		s.Add(s, b)
+		sq.Add(sq, new(big.Int).Mul(b, b))
+		mn, mx = min(mn, v), max(mx, v)
+	}
+	lo := new(big.Int).And(sq, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
+	hi := new(big.Int).Rsh(sq, 64).Uint64()
+	return statsJSON{I64(len(vs)), I64(s.Int64()), I64(mn), I64(mx), U64(hi), U64(lo)}
+}
+
+// refCompareID is SPEC.md's timeuuid order: the 60-bit timestamp, then
+// bytes 0..7 unsigned, then bytes 8..15 as signed bytes.
+func refCompareID(a, b deltalog.ID) int {
+	ts := func(id deltalog.ID) uint64 {
+		return uint64(binary.BigEndian.Uint16(id[6:])&0x0fff)<<48 | uint64(binary.BigEndian.Uint16(id[4:]))<<32 | uint64(binary.BigEndian.Uint32(id[0:]))
+	}
+	if c := cmpInt64(int64(ts(a)), int64(ts(b))); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(a[:8], b[:8]); c != 0 {
+		return c
+	}
+	for i := 8; i < 16; i++ {
+		if c := cmpInt(int(int8(a[i])), int(int8(b[i]))); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+func cmpInt(a, b int) int { return cmpInt64(int64(a), int64(b)) }
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

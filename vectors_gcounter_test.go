@@ -1,0 +1,274 @@
+package counterkit_test
+
+// Vectors of testdata/vectors/gcounter.json: generation (-update) and checks.
+// See vectors_test.go for the harness and SPEC.md section 11.
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/gcounter"
+)
+
+// ---------------------------------------------------------------------------
+// gcounter.json
+
+type gState struct {
+	Entries []Pair `json:"entries"`
+	Value   I64    `json:"value"`
+	Hex     string `json:"hex"`
+}
+
+type gScenario struct {
+	Name     string            `json:"name"`
+	Note     string            `json:"note,omitempty"`
+	Replicas []string          `json:"replicas"`
+	Steps    []Step            `json:"steps"`
+	Final    map[string]gState `json:"final"`
+}
+
+type gFile struct {
+	Comment   string      `json:"comment"`
+	Scenarios []gScenario `json:"scenarios"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+func gPairs(c *gcounter.Counter) []Pair {
+	out := []Pair{}
+	for a, n := range c.All() {
+		out = append(out, Pair{string(a), I64(n)})
+	}
+	return out
+}
+
+// runG replays steps on real gcounters, filling outputs when fill is set
+// and checking them otherwise.
+func runG(t *testing.T, sc *gScenario, fill bool) map[string]*gcounter.Counter {
+	rs := map[string]*gcounter.Counter{}
+	for _, r := range sc.Replicas {
+		rs[r] = gcounter.New()
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		c := rs[st.Replica]
+		require.NotNil(t, c, "step %d: unknown replica %q", i, st.Replica)
+		before := must(c.MarshalBinary())
+		var err error
+		switch st.Op {
+		case "increment":
+			err = c.Increment(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), int64(*st.Amount))
+		case "merge":
+			err = c.Merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error = kindOf(t, err)
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+		}
+		if err != nil {
+			require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func genGCounter(t *testing.T) any {
+	long := strings.Repeat("x", 255)
+	inc := func(r, a string, n int64) Step { return stepOp(r, "increment", a, n) }
+	scs := []gScenario{
+		{Name: "empty", Replicas: []string{"r"}},
+		{Name: "single", Replicas: []string{"r"}, Steps: []Step{inc("r", "a", 1)}},
+		{Name: "several actors, sorted by byte order", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "carol", 1), inc("r", "alice", 3), inc("r", "bob", 7), inc("r", "alice", 2), inc("r", "Bob", 4)}},
+		{Name: "integer widths", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "fix", 127), inc("r", "u8", 128), inc("r", "u8max", 255), inc("r", "u16", 256), inc("r", "u16max", 65535),
+			inc("r", "u32", 65536), inc("r", "u32max", math.MaxUint32), inc("r", "u64", math.MaxUint32+1)}},
+		{Name: "unicode and long actors", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "日本", 2), inc("r", "Zoë", 5), inc("r", "🦀", 9), inc("r", "zoe", 1), inc("r", long, 42)}},
+		{Name: "zero increment stores nothing", Replicas: []string{"r"}, Steps: []Step{inc("r", "a", 0), inc("r", "b", 3), inc("r", "b", 0)}},
+		{Name: "rejected increments leave the state unchanged", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "a", 5),
+			inc("r", "a", -1),
+			inc("r", "", 1),
+			inc("r", "", 0),
+			inc("r", "a\x00", 1),
+			inc("r", "nel\u0085", 1),
+			inc("r", strings.Repeat("y", 256), 1),
+			inc("r", "\xff", 1),
+			inc("r", "b", math.MinInt64),
+		}},
+		{Name: "maximum total and overflow", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "a", math.MaxInt64-1), inc("r", "b", 1), inc("r", "b", 1), inc("r", "c", 1)}},
+		{Name: "merge takes the per-actor maximum", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			inc("r1", "a", 5), inc("r1", "b", 1), inc("r2", "a", 3), inc("r2", "c", 4),
+			stepMerge("r3", "r2"), stepMerge("r3", "r1"),
+			stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r1"), stepMerge("r1", "r2")}},
+		{Name: "merge of an empty counter changes nothing", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			inc("r1", "a", 5), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
+		{Name: "merge that would overflow is refused", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			inc("r1", "a", math.MaxInt64-1), inc("r2", "b", 2), inc("r2", "a", 1), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
+	}
+	for i := range scs {
+		rs := runG(t, &scs[i], true)
+		scs[i].Final = map[string]gState{}
+		for name, c := range rs {
+			scs[i].Final[name] = gState{Entries: gPairs(c), Value: I64(c.Value()), Hex: hex.EncodeToString(must(c.MarshalBinary()))}
+		}
+	}
+	g := "gcounter"
+	pairs := func(ps ...any) []byte {
+		e := env(g, 1).arr(len(ps) / 2)
+		for i := 0; i < len(ps); i += 2 {
+			e = e.arr(2).str(ps[i].(string)).int(int64(ps[i+1].(int)))
+		}
+		return e.b
+	}
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	return gFile{
+		Comment:   "G-Counter (SPEC.md section 4). Body: array of [actor str, count int > 0], strictly increasing by actor bytes.",
+		Scenarios: scs,
+		Malformed: []Malformed{
+			mal("actors out of order", g, pairs("b", 1, "a", 1), t),
+			mal("duplicate actor", g, pairs("a", 1, "a", 2), t),
+			mal("zero count", g, pairs("a", 0), t),
+			mal("negative count", g, pairs("a", -1), t),
+			mal("counts sum past int64", g, cat(env(g, 1).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b), t),
+			mal("pair of three elements", g, cat(env(g, 1).arr(1).arr(3).str("a").int(1).int(1).b), t),
+			mal("pair of one element", g, cat(env(g, 1).arr(1).arr(1).str("a").b), t),
+			mal("body is nil", g, cat(env(g, 1).nil().b), t),
+			mal("body is a map", g, cat(env(g, 1).raw(0x81).str("a").int(1).b), t),
+			mal("more than 30000 actors", g, cat(env(g, 1).arr(30001).b), t, "the cap is checked before the remaining-bytes check"),
+			mal("invalid actor", g, pairs("a\x7f", 1), t),
+			mal("trailing bytes", g, cat(pairs("a", 1), []byte{0}), t),
+		},
+	}
+}
+
+// gModel is the specification's G-Counter: a map from actor to count.
+type gModel map[string]int64
+
+func gModelStep(m map[string]gModel, st Step, t *testing.T) string {
+	cur := m[st.Replica]
+	switch st.Op {
+	case "increment":
+		a, n := idOf(t, st.Actor, st.ActorHex), int64(*st.Amount)
+		switch {
+		case n < 0:
+			return "invalid_amount"
+		case !validID(a):
+			return "invalid_actor"
+		}
+		if !fitsSum(cur, a, n) {
+			return "overflow"
+		}
+		if n > 0 {
+			cur[a] += n
+		}
+	case "merge":
+		out := gModel{}
+		for a, n := range cur {
+			out[a] = n
+		}
+		for a, n := range m[st.From] {
+			out[a] = max(out[a], n)
+		}
+		if !fitsSum(out, "", 0) {
+			return "overflow"
+		}
+		m[st.Replica] = out
+	}
+	return ""
+}
+
+// fitsSum reports whether sum(m) + n fits in int64 (exact arithmetic).
+func fitsSum(m gModel, _ string, n int64) bool {
+	s := big.NewInt(n)
+	for _, v := range m {
+		s.Add(s, big.NewInt(v))
+	}
+	return s.IsInt64()
+}
+
+func (m gModel) pairs() []Pair {
+	out := []Pair{}
+	for _, a := range sortedKeys(m) {
+		if m[a] > 0 {
+			out = append(out, Pair{a, I64(m[a])})
+		}
+	}
+	return out
+}
+
+func (m gModel) sum() int64 {
+	var s int64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// refG encodes a gcounter body from pairs.
+func refGBody(e refEnc, ps []Pair) refEnc {
+	e = e.arr(len(ps))
+	for _, p := range ps {
+		e = e.arr(2).str(p.Actor).int(int64(p.Count))
+	}
+	return e
+}
+
+func checkGCounter(t *testing.T, raw []byte) {
+	var f gFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runG(t, sc, false)
+			model := map[string]gModel{}
+			for _, r := range sc.Replicas {
+				model[r] = gModel{}
+			}
+			for j, st := range sc.Steps {
+				require.Equal(t, st.Error, gModelStep(model, st, t), "model disagrees with vector at step %d", j)
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				c := rs[name]
+				require.Equal(t, want.Hex, hex.EncodeToString(must(c.MarshalBinary())), "%s encoding", name)
+				require.Equal(t, want.Hex, refGBody(env("gcounter", 1), want.Entries).hex(), "%s: reference encoding of the listed entries", name)
+				require.Equal(t, model[name].pairs(), want.Entries, "%s entries vs model", name)
+				require.EqualValues(t, model[name].sum(), want.Value, "%s value vs model", name)
+				require.EqualValues(t, want.Value, c.Value())
+				dec := gcounter.New()
+				require.NoError(t, dec.UnmarshalBinary(unhex(t, want.Hex)))
+				require.True(t, dec.Equal(c), "%s: decode(hex) != state", name)
+			}
+			// Every merge in the scenario is commutative and idempotent
+			// on the final states.
+			for a, ca := range rs {
+				for b, cb := range rs {
+					ab, ba := ca.Clone(), cb.Clone()
+					ea, eb := ab.Merge(cb), ba.Merge(ca)
+					require.Equal(t, kindOf(t, ea), kindOf(t, eb), "%s⊔%s", a, b)
+					if ea == nil {
+						require.True(t, ab.Equal(ba), "%s⊔%s not commutative", a, b)
+						again := ab.Clone()
+						require.NoError(t, again.Merge(cb))
+						require.True(t, again.Equal(ab), "not idempotent")
+					}
+				}
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}

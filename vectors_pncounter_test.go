@@ -1,0 +1,295 @@
+package counterkit_test
+
+// Vectors of testdata/vectors/pncounter.json: generation (-update) and checks.
+// See vectors_test.go for the harness and SPEC.md section 11.
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/pncounter"
+)
+
+// ---------------------------------------------------------------------------
+// pncounter.json
+
+type pnState struct {
+	P     []Pair `json:"p"`
+	N     []Pair `json:"n"`
+	Value I64    `json:"value"`
+	Hex   string `json:"hex"`
+}
+
+type pnScenario struct {
+	Name     string             `json:"name"`
+	Replicas []string           `json:"replicas"`
+	Steps    []Step             `json:"steps"`
+	Final    map[string]pnState `json:"final"`
+}
+
+type pnFile struct {
+	Comment   string       `json:"comment"`
+	Scenarios []pnScenario `json:"scenarios"`
+	Version1  []pnCompat   `json:"version1"`
+	Malformed []Malformed  `json:"malformed"`
+}
+
+// pnCompat is a format version 1 encoding that decoders still read: Hex
+// decodes to the state P, N, which encodes (in the current version) as
+// Reencoded.
+type pnCompat struct {
+	Name      string `json:"name"`
+	Hex       string `json:"hex"`
+	P         []Pair `json:"p"`
+	N         []Pair `json:"n"`
+	Reencoded string `json:"reencoded"`
+}
+
+// refShared is SPEC.md 5.4's shared prefix, written independently of the
+// package: the longest common byte prefix, shortened while the next byte of
+// next is a UTF-8 continuation byte (10xxxxxx).
+func refShared(prev, next string) int {
+	k := 0
+	for k < len(prev) && k < len(next) && prev[k] == next[k] {
+		k++
+	}
+	for k > 0 && k < len(next) && next[k]&0xc0 == 0x80 {
+		k--
+	}
+	return k
+}
+
+// refPNBody appends the version 2 body: one front-coded row per actor of P
+// or N, in byte order.
+func refPNBody(e refEnc, ps, ns []Pair) refEnc {
+	counts := map[string][2]int64{}
+	for _, p := range ps {
+		c := counts[p.Actor]
+		c[0] = int64(p.Count)
+		counts[p.Actor] = c
+	}
+	for _, n := range ns {
+		c := counts[n.Actor]
+		c[1] = int64(n.Count)
+		counts[n.Actor] = c
+	}
+	actors := make([]string, 0, len(counts))
+	for a := range counts {
+		actors = append(actors, a)
+	}
+	slices.Sort(actors)
+	e = e.arr(len(actors))
+	prev := ""
+	for _, a := range actors {
+		k := refShared(prev, a)
+		e = e.arr(4).uint(uint64(k)).str(a[k:]).int(counts[a][0]).int(counts[a][1])
+		prev = a
+	}
+	return e
+}
+
+func runPN(t *testing.T, sc *pnScenario, fill bool) map[string]*pncounter.Counter {
+	rs := map[string]*pncounter.Counter{}
+	for _, r := range sc.Replicas {
+		rs[r] = pncounter.New()
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		c := rs[st.Replica]
+		before := must(c.MarshalBinary())
+		var err error
+		switch st.Op {
+		case "apply":
+			err = c.Apply(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), int64(*st.Amount))
+		case "merge":
+			err = c.Merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error = kindOf(t, err)
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+		}
+		if err != nil {
+			require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func genPNCounter(t *testing.T) any {
+	ap := func(r, a string, n int64) Step { return stepOp(r, "apply", a, n) }
+	scs := []pnScenario{
+		{Name: "empty", Replicas: []string{"r"}},
+		{Name: "increments and decrements", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", 5), ap("r", "b", -3), ap("r", "a", -2), ap("r", "c", 7), ap("r", "b", 0)}},
+		{Name: "only decrements", Replicas: []string{"r"}, Steps: []Step{ap("r", "a", -1), ap("r", "b", -300)}},
+		{Name: "extremes and overflow per half", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", math.MaxInt64), ap("r", "b", -math.MaxInt64), ap("r", "c", 1), ap("r", "c", -1), ap("r", "d", math.MinInt64)}},
+		{Name: "rejected updates", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", 4), ap("r", "", 1), ap("r", "", -1), ap("r", "x\ny", -1), ap("r", "a", math.MinInt64)}},
+		{Name: "concurrent replicas converge", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", 10), ap("r1", "a", -4), ap("r2", "b", -7), ap("r2", "a", 3), ap("r2", "b", 2),
+			stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r2")}},
+		{Name: "merge overflowing one half is refused whole", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", -(math.MaxInt64 - 1)), ap("r1", "p", 1), ap("r2", "b", -2), ap("r2", "q", 5),
+			stepMerge("r1", "r2")}},
+		// Front coding: node-1 → node-10 shares 6 bytes, node-10 → node-2
+		// shares 5; "aāx" → "aąy" share the bytes 61 c4 but the prefix
+		// stops at the character boundary after "a".
+		{Name: "front-coded ids", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "node-2", 3), ap("r", "node-10", -4), ap("r", "node-1", 1), ap("r", "node-1", -1),
+			ap("r", "aāx", 200), ap("r", "aąy", -70000), ap("r", "node-10", 1)}},
+	}
+	for i := range scs {
+		rs := runPN(t, &scs[i], true)
+		scs[i].Final = map[string]pnState{}
+		for name, c := range rs {
+			scs[i].Final[name] = pnState{P: gPairs(c.P()), N: gPairs(c.N()), Value: I64(c.Value()), Hex: hex.EncodeToString(must(c.MarshalBinary()))}
+		}
+	}
+	p := "pncounter"
+	row := func(e refEnc, shared int, suffix string, pc, nc int64) refEnc {
+		return e.arr(4).uint(uint64(shared)).str(suffix).int(pc).int(nc)
+	}
+	v2 := func(rows int) refEnc { return env(p, 2).arr(rows) }
+	var compat []pnCompat
+	for _, c := range []struct {
+		name string
+		p, n []Pair
+	}{
+		{"empty", []Pair{}, []Pair{}},
+		{"both halves", []Pair{{"a", 5}, {"c", 7}}, []Pair{{"a", 2}, {"b", 3}}},
+		{"shared prefixes", []Pair{{"node-1", 1}, {"node-2", 3}}, []Pair{{"node-1", 1}, {"node-10", 4}}},
+	} {
+		v1 := refGBody(refGBody(env(p, 1).arr(2), c.p), c.n).b
+		dec := pncounter.New()
+		require.NoError(t, dec.UnmarshalBinary(v1), c.name)
+		compat = append(compat, pnCompat{Name: c.name, Hex: hex.EncodeToString(v1), P: c.p, N: c.n,
+			Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
+	}
+	return pnFile{
+		Comment:   "PN-Counter (SPEC.md section 5). Version 2 body: one front-coded row [shared, suffix, p, n] per actor. version1 lists version 1 encodings ([P, N], each a G-Counter body) that decoders still read.",
+		Scenarios: scs,
+		Version1:  compat,
+		Malformed: []Malformed{
+			mal("version 1 body under version 2", p, env(p, 2).arr(2).arr(0).arr(0).b, t),
+			mal("row of three", p, v2(1).arr(3).uint(0).str("a").int(1).b, t),
+			mal("first row shares a prefix", p, row(v2(1), 1, "a", 1, 0).b, t),
+			mal("shares more than the previous id", p, row(row(v2(2), 0, "ab", 1, 0), 3, "c", 1, 0).b, t),
+			mal("shares less than the common prefix", p, row(row(v2(2), 0, "ab", 1, 0), 0, "ac", 1, 0).b, t,
+				"ab → ac must be written with shared 1, suffix c"),
+			mal("shared prefix ends inside a character", p, row(row(v2(2), 0, "ā", 1, 0), 1, "\x85", 1, 0).b, t,
+				"ā is c4 81 and ą is c4 85: the canonical row is [0, ą]"),
+			mal("rows unsorted", p, row(row(v2(2), 0, "b", 1, 0), 0, "a", 1, 0).b, t),
+			mal("duplicate actor (empty suffix)", p, row(row(v2(2), 0, "a", 1, 0), 1, "", 0, 1).b, t),
+			mal("row with no count", p, row(v2(1), 0, "a", 0, 0).b, t),
+			mal("negative N", p, row(v2(1), 0, "a", 0, -3).b, t),
+			mal("N sums past int64", p, row(row(v2(2), 0, "a", 0, math.MaxInt64), 0, "b", 0, 1).b, t),
+			mal("invalid actor", p, row(v2(1), 0, "", 1, 0).b, t),
+			mal("actor longer than 255 bytes", p, row(row(v2(2), 0, strings.Repeat("x", 255), 1, 0), 255, "y", 1, 0).b, t),
+			mal("more than 60000 rows", p, append(env(p, 2).b, 0xdd, 0, 0, 0xea, 0x61), t),
+			mal("gcounter envelope", p, env("gcounter", 1).arr(0).b, t),
+			mal("version 3", p, env(p, 3).arr(0).b, t),
+			mal("trailing bytes", p, append(v2(0).b, 0x90), t),
+			mal("v1: body of one half", p, env(p, 1).arr(1).arr(0).b, t),
+			mal("v1: body of three halves", p, env(p, 1).arr(3).arr(0).arr(0).arr(0).b, t),
+			mal("v1: N unsorted", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("b").int(1).arr(2).str("a").int(1).b, t),
+			mal("v1: P zero count", p, env(p, 1).arr(2).arr(1).arr(2).str("a").int(0).arr(0).b, t),
+			mal("v1: N negative count", p, env(p, 1).arr(2).arr(0).arr(1).arr(2).str("a").int(-3).b, t),
+			mal("v1: N sums past int64", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b, t),
+			mal("v1: invalid actor in P", p, env(p, 1).arr(2).arr(1).arr(2).str("").int(1).arr(0).b, t),
+			mal("v1: rows under version 1", p, row(env(p, 1).arr(1), 0, "a", 1, 0).b, t),
+		},
+	}
+}
+
+func checkPNCounter(t *testing.T, raw []byte) {
+	var f pnFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runPN(t, sc, false)
+			// Model: two maps per replica.
+			P, N := map[string]gModel{}, map[string]gModel{}
+			for _, r := range sc.Replicas {
+				P[r], N[r] = gModel{}, gModel{}
+			}
+			for j, st := range sc.Steps {
+				var want string
+				switch st.Op {
+				case "apply":
+					n := int64(*st.Amount)
+					a := idOf(t, st.Actor, st.ActorHex)
+					switch {
+					case n == math.MinInt64:
+						want = "invalid_amount"
+					case !validID(a):
+						want = "invalid_actor"
+					case n >= 0:
+						want = gModelStep(P, Step{Replica: st.Replica, Op: "increment", Actor: sp(a), Amount: ip(n)}, t)
+					default:
+						want = gModelStep(N, Step{Replica: st.Replica, Op: "increment", Actor: sp(a), Amount: ip(-n)}, t)
+					}
+				case "merge":
+					p2, n2 := clone(P), clone(N)
+					if want = gModelStep(p2, st, t); want == "" {
+						want = gModelStep(n2, st, t)
+					}
+					if want == "" {
+						P, N = p2, n2
+					}
+				}
+				require.Equal(t, st.Error, want, "model disagrees with vector at step %d", j)
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				c := rs[name]
+				require.Equal(t, want.Hex, hex.EncodeToString(must(c.MarshalBinary())), "%s encoding", name)
+				require.Equal(t, want.Hex, refPNBody(env("pncounter", 2), want.P, want.N).hex(), "%s reference encoding", name)
+				require.Equal(t, P[name].pairs(), want.P)
+				require.Equal(t, N[name].pairs(), want.N)
+				require.EqualValues(t, P[name].sum()-N[name].sum(), want.Value, "%s value vs model", name)
+				require.EqualValues(t, want.Value, c.Value())
+				dec := pncounter.New()
+				require.NoError(t, dec.UnmarshalBinary(unhex(t, want.Hex)))
+				require.True(t, dec.Equal(c))
+			}
+		})
+	}
+	require.NotEmpty(t, f.Version1)
+	for _, c := range f.Version1 {
+		t.Run("version 1/"+c.Name, func(t *testing.T) {
+			require.Equal(t, c.Hex, refGBody(refGBody(env("pncounter", 1).arr(2), c.P), c.N).hex(), "reference version 1 encoding")
+			dec := pncounter.New()
+			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))
+			require.Equal(t, c.P, gPairs(dec.P()))
+			require.Equal(t, c.N, gPairs(dec.N()))
+			require.Equal(t, c.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
+			require.Equal(t, c.Reencoded, refPNBody(env("pncounter", 2), c.P, c.N).hex(), "reference version 2 encoding")
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func clone(m map[string]gModel) map[string]gModel {
+	out := map[string]gModel{}
+	for r, g := range m {
+		c := gModel{}
+		for a, n := range g {
+			c[a] = n
+		}
+		out[r] = c
+	}
+	return out
+}

@@ -1,0 +1,681 @@
+package counterkit_test
+
+// Vectors of testdata/vectors/tally.json: generation (-update) and checks.
+// See vectors_test.go for the harness and SPEC.md section 11.
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"math/bits"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metro "github.com/dgryski/go-metro"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tally"
+)
+
+// ---------------------------------------------------------------------------
+// tally.json
+
+// AggJSON is an aggregate state. Sum: sum. Min/Max: min or max, or empty.
+// Stats: count, sum, min, max and sumsq (decimal, up to 2^128), or empty.
+// Distinct: the non-zero registers as [index, value] pairs, or empty;
+// estimate is informative (it depends on the estimator, not the format).
+type AggJSON struct {
+	Kind      string  `json:"kind"`
+	Empty     bool    `json:"empty,omitempty"`
+	Count     *I64    `json:"count,omitempty"`
+	Sum       *I64    `json:"sum,omitempty"`
+	Min       *I64    `json:"min,omitempty"`
+	Max       *I64    `json:"max,omitempty"`
+	SumSq     string  `json:"sumsq,omitempty"`
+	Registers regList `json:"registers,omitempty"`
+	Estimate  *U64    `json:"estimate,omitempty"`
+}
+
+// regList is the non-zero registers of a Distinct, carried in JSON as one
+// string of space-separated "index:value" pairs in increasing index order.
+type regList [][2]int
+
+// MarshalJSON writes the string form.
+func (r regList) MarshalJSON() ([]byte, error) {
+	parts := make([]string, len(r))
+	for i, p := range r {
+		parts[i] = fmt.Sprintf("%d:%d", p[0], p[1])
+	}
+	return json.Marshal(strings.Join(parts, " "))
+}
+
+// UnmarshalJSON reads the string form.
+func (r *regList) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*r = nil
+	for _, f := range strings.Fields(s) {
+		var p [2]int
+		if _, err := fmt.Sscanf(f, "%d:%d", &p[0], &p[1]); err != nil {
+			return err
+		}
+		*r = append(*r, p)
+	}
+	return nil
+}
+
+// Obs are the observations of one aggregate: integers, or items for
+// Distinct (hashed as their UTF-8 bytes).
+type Obs struct {
+	Values []I64    `json:"values,omitempty"`
+	Items  []string `json:"items,omitempty"`
+	// ItemRange adds Count more items, Prefix followed by 0..Count-1 in
+	// decimal ("u0", "u1", ...), after Items.
+	ItemRange *itemRange `json:"item_range,omitempty"`
+}
+
+type itemRange struct {
+	Prefix string `json:"prefix"`
+	Count  int    `json:"count"`
+}
+
+// allItems expands Items and ItemRange.
+func (o Obs) allItems() []string {
+	out := slices.Clone(o.Items)
+	if o.ItemRange != nil {
+		for i := range o.ItemRange.Count {
+			out = append(out, fmt.Sprintf("%s%d", o.ItemRange.Prefix, i))
+		}
+	}
+	return out
+}
+
+type shardVec struct {
+	Name      string  `json:"name"`
+	Kind      string  `json:"kind"`
+	Mutator   string  `json:"mutator"`
+	ExpiresAt I64     `json:"expires_at"`
+	Obs       Obs     `json:"observations"`
+	State     AggJSON `json:"state"`
+	Hex       string  `json:"hex"`
+}
+
+type tallyVec struct {
+	Name          string  `json:"name"`
+	Kind          string  `json:"kind"`
+	FoldedThrough I64     `json:"folded_through"`
+	Obs           Obs     `json:"observations"`
+	State         AggJSON `json:"state"`
+	Hex           string  `json:"hex"`
+}
+
+type readShard struct {
+	Mutator   string `json:"mutator"`
+	ExpiresAt I64    `json:"expires_at"`
+	WriteTS   I64    `json:"write_ts"`
+	Obs       Obs    `json:"observations"`
+}
+
+type gcJSON struct {
+	Empty   bool     `json:"empty"`
+	WriteTS I64      `json:"write_ts"`
+	Delete  []string `json:"delete"`
+	Folded  int      `json:"folded"`
+	Live    int      `json:"live"`
+	Tally   string   `json:"tally_hex,omitempty"`
+}
+
+type readVec struct {
+	Name    string      `json:"name"`
+	Kind    string      `json:"kind"`
+	NowUS   I64         `json:"now"`
+	GraceUS I64         `json:"grace"`
+	Tally   *tallyInput `json:"tally"`
+	Shards  []readShard `json:"shards"`
+	// Outputs.
+	Read      *AggJSON `json:"read,omitempty"`
+	ReadError string   `json:"read_error,omitempty"`
+	GC        *gcJSON  `json:"gc,omitempty"`
+	GCError   string   `json:"gc_error,omitempty"`
+	AfterGC   *AggJSON `json:"read_after_gc,omitempty"`
+	AfterErr  string   `json:"read_after_gc_error,omitempty"`
+}
+
+type tallyInput struct {
+	FoldedThrough I64 `json:"folded_through"`
+	Obs           Obs `json:"observations"`
+}
+
+type tallyFile struct {
+	Comment   string      `json:"comment"`
+	Shards    []shardVec  `json:"shards"`
+	Tallies   []tallyVec  `json:"tallies"`
+	Reads     []readVec   `json:"reads"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+// aggKind is one aggregate type, erased so that vectors can name it.
+type aggKind struct {
+	build       func(o Obs) (any, error)
+	shard       func(mutator string, exp int64, st any) ([]byte, error)
+	tally       func(ft int64, st any) ([]byte, error)
+	decodeShard func([]byte) (string, int64, any, error)
+	decodeTally func([]byte) (int64, any, error)
+	json        func(st any) AggJSON
+	readGC      func(store tally.Store, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error)
+}
+
+func mkAgg[A tally.Aggregate[A]](newA func() A, add func(A, int64) error, addItem func(A, string), toJSON func(A) AggJSON) aggKind {
+	return aggKind{
+		build: func(o Obs) (any, error) {
+			a := newA()
+			for _, v := range o.Values {
+				if err := add(a, int64(v)); err != nil {
+					return nil, err
+				}
+			}
+			for _, it := range o.allItems() {
+				addItem(a, it)
+			}
+			return a, nil
+		},
+		shard: func(m string, exp int64, st any) ([]byte, error) {
+			return tally.Shard[A]{Mutator: crdt.ActorID(m), ExpiresAt: exp, State: st.(A)}.MarshalBinary()
+		},
+		tally: func(ft int64, st any) ([]byte, error) {
+			return tally.Tally[A]{FoldedThrough: ft, State: st.(A)}.MarshalBinary()
+		},
+		decodeShard: func(b []byte) (string, int64, any, error) {
+			s, err := tally.DecodeShard[A](b)
+			return string(s.Mutator), s.ExpiresAt, s.State, err
+		},
+		decodeTally: func(b []byte) (int64, any, error) {
+			s, err := tally.DecodeTally[A](b)
+			return s.FoldedThrough, s.State, err
+		},
+		json: func(st any) AggJSON { return toJSON(st.(A)) },
+		readGC: func(store tally.Store, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error) {
+			c := must(tally.New[A](store, "k", tally.Config{Clock: func() time.Time { return now }, Grace: grace, MaxSkew: grace / 3}))
+			ctx := context.Background()
+			v, rerr := c.ReadComplete(ctx)
+			plan, gerr := c.GC(ctx)
+			after, aerr := c.ReadComplete(ctx)
+			return v, rerr, plan, gerr, after, aerr
+		},
+	}
+}
+
+var aggKinds = map[string]aggKind{
+	"sum": mkAgg(func() *tally.Sum { return new(tally.Sum) }, (*tally.Sum).Add, nil,
+		func(s *tally.Sum) AggJSON { return AggJSON{Kind: "sum", Sum: ip(s.Value())} }),
+	"min": mkAgg(func() *tally.Min { return new(tally.Min) }, func(m *tally.Min, v int64) error { m.Add(v); return nil }, nil,
+		func(m *tally.Min) AggJSON {
+			if v, ok := m.Value(); ok {
+				return AggJSON{Kind: "min", Min: ip(v)}
+			}
+			return AggJSON{Kind: "min", Empty: true}
+		}),
+	"max": mkAgg(func() *tally.Max { return new(tally.Max) }, func(m *tally.Max, v int64) error { m.Add(v); return nil }, nil,
+		func(m *tally.Max) AggJSON {
+			if v, ok := m.Value(); ok {
+				return AggJSON{Kind: "max", Max: ip(v)}
+			}
+			return AggJSON{Kind: "max", Empty: true}
+		}),
+	"stats": mkAgg(func() *tally.Stats { return new(tally.Stats) }, (*tally.Stats).Add, nil,
+		func(s *tally.Stats) AggJSON {
+			if s.Count() == 0 {
+				return AggJSON{Kind: "stats", Empty: true}
+			}
+			mn, _ := s.Min()
+			mx, _ := s.Max()
+			return AggJSON{Kind: "stats", Count: ip(s.Count()), Sum: ip(s.Sum()), Min: ip(mn), Max: ip(mx), SumSq: s.SumOfSquares().String()}
+		}),
+	"distinct": mkAgg(func() *tally.Distinct { return new(tally.Distinct) }, nil, (*tally.Distinct).AddString,
+		func(d *tally.Distinct) AggJSON {
+			regs := distinctRegisters(must(tally.Tally[*tally.Distinct]{State: d}.MarshalBinary()))
+			if len(regs) == 0 {
+				return AggJSON{Kind: "distinct", Empty: true}
+			}
+			e := U64(d.Estimate())
+			return AggJSON{Kind: "distinct", Registers: regs, Estimate: &e}
+		}),
+}
+
+// distinctRegisters extracts the non-zero registers from a Distinct tally
+// encoding, parsing the bytes by the layout in SPEC.md: the body is the
+// last value, [14, bin]; the bin is the last thing in the input.
+func distinctRegisters(b []byte) regList {
+	// Find the bin header from the end: try the three bin forms.
+	var raw []byte
+	for i := len(b) - 1; i >= 0; i-- {
+		n := len(b) - i
+		switch {
+		case b[i] == 0xc4 && i+1 < len(b) && int(b[i+1]) == n-2:
+			raw = b[i+2:]
+		case b[i] == 0xc5 && i+2 < len(b) && int(binary.BigEndian.Uint16(b[i+1:])) == n-3:
+			raw = b[i+3:]
+		default:
+			continue
+		}
+		break
+	}
+	var out regList
+	if len(raw) == 1<<14 {
+		for i, r := range raw {
+			if r != 0 {
+				out = append(out, [2]int{i, int(r)})
+			}
+		}
+		return out
+	}
+	for off := 0; off+4 <= len(raw); off += 4 {
+		v := binary.BigEndian.Uint32(raw[off:])
+		out = append(out, [2]int{int(v >> 8), int(v & 0xff)})
+	}
+	return out
+}
+
+func decodeAgg(t *testing.T, kind string, data []byte, shard bool) (any, error) {
+	k, ok := aggKinds[kind]
+	require.True(t, ok, "unknown aggregate kind %q", kind)
+	if shard {
+		_, _, st, err := k.decodeShard(data)
+		return st, err
+	}
+	_, st, err := k.decodeTally(data)
+	return st, err
+}
+
+// aggModel computes an aggregate from observations with plain arithmetic,
+// independently of package tally. It returns "overflow" when the exact
+// result does not fit the format.
+func aggModel(kind string, o Obs) (AggJSON, string) {
+	out := AggJSON{Kind: kind}
+	switch kind {
+	case "sum":
+		s := new(big.Int)
+		for _, v := range o.Values {
+			s.Add(s, big.NewInt(int64(v)))
+		}
+		if !s.IsInt64() {
+			return out, "overflow"
+		}
+		out.Sum = ip(s.Int64())
+	case "min", "max", "stats":
+		if len(o.Values) == 0 {
+			out.Empty = true
+			return out, ""
+		}
+		mn, mx := int64(o.Values[0]), int64(o.Values[0])
+		s, sq := new(big.Int), new(big.Int)
+		for _, v := range o.Values {
+			mn, mx = min(mn, int64(v)), max(mx, int64(v))
+			b := big.NewInt(int64(v))
+			s.Add(s, b)
+			sq.Add(sq, new(big.Int).Mul(b, b))
+		}
+		switch kind {
+		case "min":
+			out.Min = ip(mn)
+		case "max":
+			out.Max = ip(mx)
+		default:
+			if !s.IsInt64() || sq.BitLen() > 128 {
+				return out, "overflow"
+			}
+			out.Count, out.Sum, out.Min, out.Max, out.SumSq = ip(int64(len(o.Values))), ip(s.Int64()), ip(mn), ip(mx), sq.String()
+		}
+	case "distinct":
+		regs := hllRegisters(o.allItems())
+		for i, r := range regs {
+			if r != 0 {
+				out.Registers = append(out.Registers, [2]int{i, int(r)})
+			}
+		}
+		out.Empty = len(out.Registers) == 0
+	}
+	return out, ""
+}
+
+// hllRegisters is SPEC.md's Distinct insertion: x = MetroHash64(item, seed
+// 1337); register index = the top 14 bits of x; value = 1 + the number of
+// leading zeros of (x << 14 | 1 << 13); each register keeps its maximum.
+func hllRegisters(items []string) []byte {
+	regs := make([]byte, 1<<14)
+	for _, it := range items {
+		x := metro.Hash64([]byte(it), 1337)
+		i := x >> 50
+		r := byte(bits.LeadingZeros64(x<<14|1<<13) + 1)
+		regs[i] = max(regs[i], r)
+	}
+	return regs
+}
+
+// refAggBody encodes an aggregate body from its JSON state.
+func refAggBody(t *testing.T, e refEnc, a AggJSON) refEnc {
+	switch a.Kind {
+	case "sum":
+		return e.int(int64(*a.Sum))
+	case "min", "max":
+		if a.Empty {
+			return e.nil()
+		}
+		if a.Kind == "min" {
+			return e.int(int64(*a.Min))
+		}
+		return e.int(int64(*a.Max))
+	case "stats":
+		if a.Empty {
+			return e.nil()
+		}
+		sq, ok := new(big.Int).SetString(a.SumSq, 10)
+		require.True(t, ok)
+		lo := new(big.Int).And(sq, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
+		hi := new(big.Int).Rsh(sq, 64).Uint64()
+		return e.arr(6).int(int64(*a.Count)).int(int64(*a.Sum)).int(int64(*a.Min)).int(int64(*a.Max)).uint(hi).uint(lo)
+	case "distinct":
+		e = e.arr(2).uint(14)
+		if 4*len(a.Registers) >= 1<<14 {
+			dense := make([]byte, 1<<14)
+			for _, r := range a.Registers {
+				dense[r[0]] = byte(r[1])
+			}
+			return e.bin(dense)
+		}
+		var sparse []byte
+		for _, r := range a.Registers {
+			sparse = binary.BigEndian.AppendUint32(sparse, uint32(r[0])<<8|uint32(r[1]))
+		}
+		return e.bin(sparse)
+	}
+	t.Fatalf("kind %q", a.Kind)
+	return e
+}
+
+func refShard(t *testing.T, kind, mutator string, exp int64, a AggJSON) string {
+	return refAggBody(t, env("tally.shard", 1).arr(4).str(kind).str(mutator).int(exp), a).hex()
+}
+
+func refTally(t *testing.T, kind string, ft int64, a AggJSON) string {
+	return refAggBody(t, env("tally.tally", 1).arr(3).str(kind).int(ft), a).hex()
+}
+
+// sameAgg compares states ignoring the informative estimate.
+func sameAgg(t *testing.T, want, got AggJSON, msg string) {
+	t.Helper()
+	want.Estimate, got.Estimate = nil, nil
+	require.Equal(t, want, got, msg)
+}
+
+func ints(vs ...int64) Obs {
+	o := Obs{Values: []I64{}}
+	for _, v := range vs {
+		o.Values = append(o.Values, I64(v))
+	}
+	return o
+}
+
+func items(n int, prefix string) Obs { return Obs{ItemRange: &itemRange{Prefix: prefix, Count: n}} }
+
+const hourUS = int64(time.Hour / time.Microsecond)
+
+func genTally(t *testing.T) any {
+	var f tallyFile
+	f.Comment = "Sharded tally (SPEC.md section 7). Times are microseconds since the Unix epoch."
+	const exp = 1_700_000_000_000_000
+	shard := func(name, kind, mutator string, o Obs) {
+		k := aggKinds[kind]
+		st := must(k.build(o))
+		f.Shards = append(f.Shards, shardVec{Name: name, Kind: kind, Mutator: mutator, ExpiresAt: exp, Obs: o, State: k.json(st),
+			Hex: hex.EncodeToString(must(k.shard(mutator, exp, st)))})
+	}
+	shard("sum", "sum", "m1", ints(5, 7, -2))
+	shard("sum negative", "sum", "m1", ints(-1000))
+	shard("sum empty", "sum", "5f0c4a8e-3c2b-4d1e-9a7f-2b6c8d9e0f1a", ints())
+	shard("sum extremes", "sum", "m2", ints(math.MaxInt64, math.MinInt64))
+	shard("min", "min", "m1", ints(3, -7, 12))
+	shard("min empty", "min", "m1", ints())
+	shard("max", "max", "m1", ints(3, -7, 12))
+	shard("max empty", "max", "m1", ints())
+	shard("stats", "stats", "m1", ints(1, 2, 3))
+	shard("stats single", "stats", "m1", ints(-5))
+	shard("stats wide sum of squares", "stats", "m1", ints(math.MinInt64, math.MaxInt64, 1))
+	shard("stats empty", "stats", "m1", ints())
+	shard("distinct empty", "distinct", "m1", Obs{})
+	shard("distinct sparse", "distinct", "m1", Obs{Items: []string{"alice", "bob", "carol", "alice"}})
+	shard("distinct sparse 200", "distinct", "m1", items(200, "user-"))
+	shard("distinct dense", "distinct", "m1", items(6000, "u"))
+	tal := func(name, kind string, ft int64, o Obs) {
+		k := aggKinds[kind]
+		st := must(k.build(o))
+		f.Tallies = append(f.Tallies, tallyVec{Name: name, Kind: kind, FoldedThrough: I64(ft), Obs: o, State: k.json(st),
+			Hex: hex.EncodeToString(must(k.tally(ft, st)))})
+	}
+	tal("sum, nothing folded", "sum", 0, ints())
+	tal("sum", "sum", exp, ints(1, 2, 3, 4))
+	tal("max", "max", exp, ints(9))
+	tal("stats", "stats", exp, ints(10, 20))
+	tal("distinct", "distinct", exp, Obs{Items: []string{"x", "y"}})
+
+	now := int64(1_700_100_000_000_000)
+	grace := 24 * hourUS
+	read := func(name, kind string, ti *tallyInput, shards ...readShard) {
+		f.Reads = append(f.Reads, runRead(t, readVec{Name: name, Kind: kind, NowUS: I64(now), GraceUS: I64(grace), Tally: ti, Shards: shards}))
+	}
+	old := now - grace - 2*hourUS // final: folded by GC
+	edge := now - grace           // not strictly before the cutoff: stays live
+	live := now + 20*hourUS       // a live mutator
+	rs := func(m string, e int64, o Obs) readShard {
+		return readShard{Mutator: m, ExpiresAt: I64(e), WriteTS: I64(e - 1000), Obs: o}
+	}
+	read("sum: no tally, nothing final", "sum", nil, rs("m1", live, ints(1, 2)), rs("m2", live, ints(10)))
+	read("sum: GC folds final shards only", "sum", nil, rs("a", old, ints(5)), rs("b", old-1000, ints(7)), rs("c", edge, ints(100)), rs("d", live, ints(1000)))
+	read("sum: shards at or below folded_through are skipped and deleted again", "sum",
+		&tallyInput{FoldedThrough: I64(old), Obs: ints(12)},
+		rs("a", old, ints(5)), rs("b", old-1000, ints(7)), rs("c", old+1, ints(1)), rs("d", live, ints(2)))
+	read("max across tally and shards", "max", &tallyInput{FoldedThrough: I64(old - 5000), Obs: ints(40)},
+		rs("a", old, ints(3, 50)), rs("b", live, ints(45)))
+	read("stats across shards", "stats", nil, rs("a", old, ints(1, 2)), rs("b", live, ints(3)))
+	read("distinct union", "distinct", nil, rs("a", old, Obs{Items: []string{"x", "y"}}), rs("b", live, Obs{Items: []string{"y", "z"}}))
+	read("sum overflow is an error", "sum", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
+	read("empty counter", "min", nil)
+
+	sum := func(vs ...any) []byte {
+		e := env("tally.shard", 1).arr(4).str("sum").str("m1").int(exp)
+		for _, v := range vs {
+			switch v := v.(type) {
+			case int:
+				e = e.int(int64(v))
+			case []byte:
+				e = e.raw(v...)
+			}
+		}
+		return e.b
+	}
+	sh := func(kind string, body refEnc) []byte {
+		return append(env("tally.shard", 1).arr(4).str(kind).str("m1").int(exp).b, body.b...)
+	}
+	f.Malformed = []Malformed{
+		mal("sum shard read as min", "tally.shard:min", sum(5), t),
+		mal("tally read as shard", "tally.shard:sum", append(env("tally.tally", 1).arr(3).str("sum").int(0).b, 5), t),
+		mal("unknown kind", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("avg").str("m1").int(exp).b, 5), t),
+		mal("expires_at zero", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("m1").int(0).b, 5), t),
+		mal("expires_at negative", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("m1").int(-1).b, 5), t),
+		mal("invalid mutator", "tally.shard:sum", append(env("tally.shard", 1).arr(4).str("sum").str("").int(exp).b, 5), t),
+		mal("shard of three fields", "tally.shard:sum", env("tally.shard", 1).arr(3).str("sum").str("m1").int(exp).b, t),
+		mal("shard of five fields", "tally.shard:sum", env("tally.shard", 1).arr(5).str("sum").str("m1").int(exp).int(5).nil().b, t,
+			"a fixed-shape array with an extra field is corrupt, never too_large (SPEC.md section 12, item 2: earlier builds said too_large)"),
+		mal("fixed-shape array header above 65536", "tally.shard:sum", append(env("tally.shard", 1).b, 0xdd, 0, 1, 0, 1, 0xa3, 's', 'u', 'm'), t,
+			"65537 fields in a canonical array32 header: above the nominal cap of fixed-shape arrays, too_large (SPEC.md 3.2, section 12 item 7)"),
+		mal("sum is nil", "tally.shard:sum", sum([]byte{0xc0}), t),
+		mal("trailing bytes", "tally.shard:sum", append(sum(5), 0xc0), t),
+		mal("negative folded_through", "tally.tally:sum", append(env("tally.tally", 1).arr(3).str("sum").int(-1).b, 5), t),
+		mal("stats count 0", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(0).int(0).int(0).int(0).uint(0).uint(0)), t),
+		mal("stats min above max", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(2).int(3).int(2).int(1).uint(0).uint(5)), t),
+		mal("stats sum outside [min·n, max·n]", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(2).int(100).int(1).int(2).uint(0).uint(5)), t),
+		mal("stats single observation inconsistent", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(1).int(3).int(3).int(3).uint(0).uint(10)), t),
+		mal("stats of five fields", "tally.shard:stats", sh("stats", refEnc{}.arr(5).int(1).int(3).int(3).int(3).uint(0)), t),
+		mal("distinct precision 12", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(12).bin(nil)), t),
+		mal("distinct sparse indexes not increasing", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0, 5, 0, 1, 0, 4, 0, 1})), t),
+		mal("distinct sparse register 0", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0, 5, 0, 0})), t),
+		mal("distinct sparse register 52", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0, 5, 0, 52})), t),
+		mal("distinct sparse index 16384", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin([]byte{0x40, 0, 0, 1})), t),
+		mal("distinct registers of 6 bytes", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(make([]byte, 6))), t),
+		mal("distinct dense with few registers set", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(append([]byte{1}, make([]byte, 1<<14-1)...))), t),
+		mal("distinct bin longer than 16384", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).raw(0xc5, 0x40, 0x01)), t,
+			"the bin header alone claims 16385 bytes: too_large before the missing bytes are noticed"),
+		mal("distinct registers as str", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).str("")), t),
+	}
+	return f
+}
+
+// runRead sets up a memory tally store from the vector's inputs, reads,
+// runs one GC and reads again, recording the outputs.
+func runRead(t *testing.T, rv readVec) readVec {
+	k := aggKinds[rv.Kind]
+	store := memory.NewTallyStore()
+	ctx := context.Background()
+	if rv.Tally != nil {
+		st := must(k.build(rv.Tally.Obs))
+		b := must(k.tally(int64(rv.Tally.FoldedThrough), st))
+		require.NoError(t, store.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: int64(rv.Tally.FoldedThrough), Tally: b}))
+	}
+	for _, s := range rv.Shards {
+		st := must(k.build(s.Obs))
+		b := must(k.shard(s.Mutator, int64(s.ExpiresAt), st))
+		require.NoError(t, store.PutShard(ctx, "k", tally.EncodedShard{Mutator: crdt.ActorID(s.Mutator), Data: b}, int64(s.WriteTS)))
+	}
+	v, rerr, plan, gerr, after, aerr := k.readGC(store, time.UnixMicro(int64(rv.NowUS)), time.Duration(rv.GraceUS)*time.Microsecond)
+	out := rv
+	out.Read, out.GC, out.AfterGC, out.AfterErr = nil, nil, nil, ""
+	out.ReadError, out.GCError = kindOf(t, rerr), kindOf(t, gerr)
+	if rerr == nil {
+		j := k.json(v)
+		out.Read = &j
+	}
+	if gerr == nil {
+		g := gcJSON{Empty: plan.Empty(), WriteTS: I64(plan.Batch.WriteTS), Delete: []string{}, Folded: plan.Folded, Live: plan.Live, Tally: hex.EncodeToString(plan.Batch.Tally)}
+		for _, d := range plan.Batch.Delete {
+			g.Delete = append(g.Delete, string(d))
+		}
+		out.GC = &g
+		if out.AfterErr = kindOf(t, aerr); aerr == nil {
+			j := k.json(after)
+			out.AfterGC = &j
+		}
+	}
+	return out
+}
+
+func checkTally(t *testing.T, raw []byte) {
+	var f tallyFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Shards)
+	kindsSeen := map[string]bool{}
+	for _, s := range f.Shards {
+		kindsSeen[s.Kind] = true
+		k := aggKinds[s.Kind]
+		st, err := k.build(s.Obs)
+		require.NoError(t, err, s.Name)
+		require.Equal(t, s.Hex, hex.EncodeToString(must(k.shard(s.Mutator, int64(s.ExpiresAt), st))), "%s encoding", s.Name)
+		model, merr := aggModel(s.Kind, s.Obs)
+		require.Empty(t, merr)
+		sameAgg(t, model, s.State, s.Name+": state vs model")
+		sameAgg(t, s.State, k.json(st), s.Name+": state vs implementation")
+		require.Equal(t, s.Hex, refShard(t, s.Kind, s.Mutator, int64(s.ExpiresAt), s.State), "%s reference encoding", s.Name)
+		m, e, dec, err := k.decodeShard(unhex(t, s.Hex))
+		require.NoError(t, err)
+		require.Equal(t, s.Mutator, m)
+		require.EqualValues(t, s.ExpiresAt, e)
+		sameAgg(t, s.State, k.json(dec), s.Name+": decoded")
+	}
+	require.Len(t, kindsSeen, len(aggKinds), "every aggregate kind has shard vectors")
+	for _, tv := range f.Tallies {
+		k := aggKinds[tv.Kind]
+		st := must(k.build(tv.Obs))
+		require.Equal(t, tv.Hex, hex.EncodeToString(must(k.tally(int64(tv.FoldedThrough), st))), tv.Name)
+		model, _ := aggModel(tv.Kind, tv.Obs)
+		sameAgg(t, model, tv.State, tv.Name)
+		require.Equal(t, tv.Hex, refTally(t, tv.Kind, int64(tv.FoldedThrough), tv.State), tv.Name)
+		ft, dec, err := k.decodeTally(unhex(t, tv.Hex))
+		require.NoError(t, err)
+		require.EqualValues(t, tv.FoldedThrough, ft)
+		sameAgg(t, tv.State, k.json(dec), tv.Name)
+	}
+	require.NotEmpty(t, f.Reads)
+	for _, rv := range f.Reads {
+		t.Run(rv.Name, func(t *testing.T) {
+			got := runRead(t, rv)
+			require.Equal(t, rv, got, "reference implementation vs vector")
+			// Model: a read combines the tally with every shard whose
+			// expires_at is above folded_through.
+			var ft int64
+			var all Obs
+			if rv.Tally != nil {
+				ft = int64(rv.Tally.FoldedThrough)
+				all = appendObs(all, rv.Tally.Obs)
+			}
+			folded := all
+			newT := ft
+			cutoff := int64(rv.NowUS) - int64(rv.GraceUS)
+			var del []string
+			nFolded, nLive := 0, 0
+			for _, s := range rv.Shards {
+				if int64(s.ExpiresAt) > ft {
+					all = appendObs(all, s.Obs)
+				}
+				switch {
+				case int64(s.ExpiresAt) <= ft:
+					del = append(del, s.Mutator)
+				case int64(s.ExpiresAt) < cutoff:
+					folded = appendObs(folded, s.Obs)
+					newT = max(newT, int64(s.ExpiresAt))
+					del = append(del, s.Mutator)
+					nFolded++
+				default:
+					nLive++
+				}
+			}
+			model, merr := aggModel(rv.Kind, all)
+			require.Equal(t, merr, rv.ReadError, "read error vs model")
+			if merr == "" {
+				sameAgg(t, model, *rv.Read, "read vs model")
+			}
+			foldedModel, ferr := aggModel(rv.Kind, folded)
+			require.Equal(t, ferr, rv.GCError, "gc error vs model")
+			if ferr != "" {
+				return
+			}
+			sort.Strings(del)
+			require.Equal(t, len(del) == 0, rv.GC.Empty)
+			if len(del) > 0 {
+				require.Equal(t, del, rv.GC.Delete)
+				require.EqualValues(t, newT, rv.GC.WriteTS)
+				require.Equal(t, nFolded, rv.GC.Folded)
+				require.Equal(t, refTally(t, rv.Kind, newT, foldedModel), rv.GC.Tally, "GC tally vs model")
+			}
+			require.Equal(t, nLive, rv.GC.Live)
+			require.Equal(t, merr, rv.AfterErr, "read after GC error vs model")
+			if merr == "" {
+				sameAgg(t, model, *rv.AfterGC, "a GC never changes the value")
+			}
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+func appendObs(a, b Obs) Obs {
+	return Obs{Values: append(slices.Clone(a.Values), b.Values...), Items: append(a.allItems(), b.allItems()...)}
+}

@@ -1,0 +1,1184 @@
+package counterkit_test
+
+// Vectors of testdata/vectors/tpncounter.json: generation (-update) and checks.
+// See vectors_test.go for the harness and SPEC.md section 11.
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// ---------------------------------------------------------------------------
+// tpncounter.json (tgcounter and tpncounter)
+
+// TxnJSON is one transaction held in a history or folded record.
+type TxnJSON struct {
+	Txn    string `json:"txn"`
+	Amount I64    `json:"amount"`
+}
+
+type tEntry struct {
+	Actor   string    `json:"actor"`
+	Seq     U64       `json:"seq"`
+	Total   I64       `json:"total"`
+	Forgot  I64       `json:"forgot"`
+	History []TxnJSON `json:"history"`
+	Folded  []TxnJSON `json:"folded"`
+}
+
+type tState struct {
+	Entries *[]tEntry         `json:"entries,omitempty"`
+	P       *[]tEntry         `json:"p,omitempty"`
+	N       *[]tEntry         `json:"n,omitempty"`
+	Value   I64               `json:"value"`
+	Status  map[string]string `json:"status"`
+	// Conflicts lists the ids held with more than one signed amount, sorted
+	// by id (absent when there is none).
+	Conflicts []tConflictJSON `json:"conflicts,omitempty"`
+	Hex       string          `json:"hex"`
+}
+
+// tCopyJSON is one actor's copy of a transaction: a signed amount in a
+// tpncounter (negative for a debit), folded when the actor folded it.
+type tCopyJSON struct {
+	Actor  string `json:"actor"`
+	Amount I64    `json:"amount"`
+	Folded bool   `json:"folded"`
+}
+
+// tConflictJSON is an id held with more than one signed amount: every copy
+// (sorted by actor, a tpncounter's credits first) and the one that counts.
+type tConflictJSON struct {
+	Txn     string      `json:"txn"`
+	Counted tCopyJSON   `json:"counted"`
+	Copies  []tCopyJSON `json:"copies"`
+}
+
+func conflictsJSON(cs []tpncounter.Conflict) []tConflictJSON {
+	var out []tConflictJSON
+	cp := func(c tpncounter.Copy) tCopyJSON { return tCopyJSON{string(c.Actor), I64(c.Amount), c.Folded} }
+	for _, c := range cs {
+		j := tConflictJSON{Txn: string(c.ID), Counted: cp(c.Counted)}
+		for _, x := range c.Copies {
+			j.Copies = append(j.Copies, cp(x))
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+type tOptions struct {
+	HistoryLength int `json:"history_length"`
+	FoldedLength  int `json:"folded_length"`
+	MaxActors     int `json:"max_actors"`
+	// TxnTime is "timeuuid" when transactions are timed by their version 1
+	// UUID ids (SPEC.md 6.1), empty otherwise.
+	TxnTime string `json:"txn_time,omitempty"`
+}
+
+type tScenario struct {
+	Name     string            `json:"name"`
+	Note     string            `json:"note,omitempty"`
+	Type     string            `json:"type"`
+	Options  tOptions          `json:"options"`
+	Replicas []string          `json:"replicas"`
+	Steps    []Step            `json:"steps"`
+	Final    map[string]tState `json:"final"`
+}
+
+type tFile struct {
+	Comment   string      `json:"comment"`
+	Scenarios []tScenario `json:"scenarios"`
+	Version1  []tCompat   `json:"version1"`
+	TimeUUIDs []tTimeUUID `json:"timeuuids"`
+	Decoded   []tDecoded  `json:"decoded"`
+	Malformed []Malformed `json:"malformed"`
+}
+
+// tDecoded is a valid encoding holding conflicting copies (one id with two
+// amounts, or in both halves), as Merge leaves them: the state it decodes
+// to, its value and its conflicts.
+type tDecoded struct {
+	Name      string          `json:"name"`
+	Note      string          `json:"note,omitempty"`
+	Type      string          `json:"type"`
+	Hex       string          `json:"hex"`
+	Entries   *[]tEntry       `json:"entries,omitempty"`
+	P         *[]tEntry       `json:"p,omitempty"`
+	N         *[]tEntry       `json:"n,omitempty"`
+	Value     I64             `json:"value"`
+	Conflicts []tConflictJSON `json:"conflicts"`
+}
+
+// decodeT decodes a tgcounter or tpncounter encoding.
+func decodeT(t *testing.T, typ string, b []byte) tReplica {
+	if typ == "tgcounter" {
+		g := must(tpncounter.NewGCounter(tpncounter.Options{}))
+		require.NoError(t, g.UnmarshalBinary(b))
+		return tg{g}
+	}
+	c := must(tpncounter.New(tpncounter.Options{}))
+	require.NoError(t, c.UnmarshalBinary(b))
+	return tpn{c}
+}
+
+// modelOf is the model holding the listed entries (forgotten copies, which
+// an encoding only shows in totals, are not needed for conflicts).
+func modelOf(halves ...[]tEntry) *tModel {
+	m := newTModel(tOptions{})
+	for s, es := range halves {
+		for _, e := range es {
+			en := &tEnt{seq: uint64(e.Seq)}
+			for _, x := range e.Folded {
+				en.items = append(en.items, tItem{txn: x.Txn, amt: int64(x.Amount), folded: true})
+			}
+			for _, x := range e.History {
+				en.items = append(en.items, tItem{txn: x.Txn, amt: int64(x.Amount)})
+			}
+			m.half[s][e.Actor] = en
+		}
+	}
+	return m
+}
+
+// tCompat is a format version 1 tpncounter encoding (entries without
+// forgot) that decoders still read; it re-encodes as Reencoded.
+type tCompat struct {
+	Name      string   `json:"name"`
+	Hex       string   `json:"hex"`
+	P         []tEntry `json:"p"`
+	N         []tEntry `json:"n"`
+	Reencoded string   `json:"reencoded"`
+}
+
+// tTimeUUID is a transaction id and the time TimeUUID gives it (Unix
+// nanoseconds), or valid false when it has none.
+type tTimeUUID struct {
+	ID    string `json:"id"`
+	Valid bool   `json:"valid"`
+	Nanos I64    `json:"unix_nanos,omitempty"`
+}
+
+// tReplica hides the difference between GCounter and Counter.
+type tReplica interface {
+	apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error)
+	compact(a crdt.ActorID) (bool, error)
+	merge(o tReplica) error
+	bytes() []byte
+	value() int64
+	status(x crdt.TxnID) tpncounter.Status
+	amount(x crdt.TxnID) (int64, bool)
+	state() tState
+	decodeEqual(t *testing.T, b []byte) bool
+}
+
+type tg struct{ c *tpncounter.GCounter }
+
+func (r tg) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
+	return r.c.Apply(a, x, n)
+}
+func (r tg) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
+func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
+func (r tg) bytes() []byte                         { return must(r.c.MarshalBinary()) }
+func (r tg) value() int64                          { return r.c.Value() }
+func (r tg) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
+func (r tg) amount(x crdt.TxnID) (int64, bool) {
+	o, ok := r.c.Owner(x)
+	return o.Amount, ok
+}
+func (r tg) state() tState {
+	es := tEntries(r.c)
+	return tState{Entries: &es, Conflicts: conflictsJSON(r.c.Conflicts())}
+}
+func (r tg) decodeEqual(t *testing.T, b []byte) bool {
+	d := must(tpncounter.NewGCounter(r.c.Options()))
+	require.NoError(t, d.UnmarshalBinary(b))
+	return d.Equal(r.c) && d.Value() == r.c.Value()
+}
+
+type tpn struct{ c *tpncounter.Counter }
+
+func (r tpn) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
+	return r.c.Apply(a, x, n)
+}
+func (r tpn) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
+func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
+func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
+func (r tpn) value() int64                          { return r.c.Value() }
+func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
+func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
+func (r tpn) state() tState {
+	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
+	return tState{P: &p, N: &n, Conflicts: conflictsJSON(r.c.Conflicts())}
+}
+func (r tpn) decodeEqual(t *testing.T, b []byte) bool {
+	d := must(tpncounter.New(r.c.Options()))
+	require.NoError(t, d.UnmarshalBinary(b))
+	return d.Equal(r.c) && d.Value() == r.c.Value()
+}
+
+func tEntries(g *tpncounter.GCounter) []tEntry {
+	out := []tEntry{}
+	conv := func(l []tpncounter.Txn) []TxnJSON {
+		o := []TxnJSON{}
+		for _, x := range l {
+			o = append(o, TxnJSON{string(x.ID), I64(x.Amount)})
+		}
+		return o
+	}
+	for _, a := range g.Actors() {
+		e, _ := g.Entry(a)
+		var forgot int64
+		if !e.Forgot.IsZero() {
+			forgot = e.Forgot.UnixNano()
+		}
+		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), Forgot: I64(forgot), History: conv(e.History), Folded: conv(e.Folded)})
+	}
+	return out
+}
+
+var outcomeNames = map[tpncounter.Outcome]string{
+	tpncounter.Applied: "applied", tpncounter.Duplicate: "duplicate", tpncounter.DuplicateFolded: "duplicate_folded",
+	tpncounter.Superseded: "superseded",
+}
+
+var statusNames = map[tpncounter.Status]string{
+	tpncounter.Unknown: "unknown", tpncounter.InHistory: "in_history", tpncounter.Folded: "folded",
+}
+
+func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
+	opts := tpncounter.Options{HistoryLength: sc.Options.HistoryLength, FoldedLength: sc.Options.FoldedLength, MaxActors: sc.Options.MaxActors}
+	switch sc.Options.TxnTime {
+	case "":
+	case "timeuuid":
+		opts.TxnTime = tpncounter.TimeUUID
+	default:
+		t.Fatalf("unknown txn_time %q", sc.Options.TxnTime)
+	}
+	rs := map[string]tReplica{}
+	for _, r := range sc.Replicas {
+		switch sc.Type {
+		case "tgcounter":
+			rs[r] = tg{must(tpncounter.NewGCounter(opts))}
+		case "tpncounter":
+			rs[r] = tpn{must(tpncounter.New(opts))}
+		default:
+			t.Fatalf("unknown type %q", sc.Type)
+		}
+	}
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
+		r := rs[st.Replica]
+		require.NotNil(t, r, "step %d: replica %q", i, st.Replica)
+		before := r.bytes()
+		var err error
+		var outcome string
+		var changed *bool
+		switch st.Op {
+		case "apply":
+			var o tpncounter.Outcome
+			o, err = r.apply(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), crdt.TxnID(idOf(t, st.Txn, "")), int64(*st.Amount))
+			outcome = outcomeNames[o]
+		case "compact":
+			var ch bool
+			ch, err = r.compact(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)))
+			if err == nil {
+				changed = &ch
+			}
+		case "merge":
+			err = r.merge(rs[st.From])
+		default:
+			t.Fatalf("unknown op %q", st.Op)
+		}
+		if fill {
+			st.Error, st.Outcome, st.Changed = kindOf(t, err), outcome, changed
+		} else {
+			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
+			require.Equal(t, st.Outcome, outcome, "%s step %d outcome", sc.Name, i)
+			require.Equal(t, st.Changed, changed, "%s step %d changed", sc.Name, i)
+		}
+		if err != nil || (st.Op == "apply" && outcome != "applied") || (changed != nil && !*changed) {
+			// Refused, recognised (duplicate, duplicate_folded, superseded)
+			// or nothing to do: nothing changes.
+			require.Equal(t, hex.EncodeToString(before), hex.EncodeToString(r.bytes()), "%s step %d: state changed", sc.Name, i)
+		}
+	}
+	return rs
+}
+
+func tApply(r, actor, txn string, n int64) Step {
+	s := stepOp(r, "apply", actor, n)
+	s.Txn = sp(txn)
+	return s
+}
+
+func tCompact(r, actor string) Step { s := stepOp(r, "compact", actor, 0); s.Amount = nil; return s }
+
+func genTPN(t *testing.T) any {
+	ap, cp, mg := tApply, tCompact, stepMerge
+	var seed002 []Step
+	for i := 1; i <= 6; i++ {
+		seed002 = append(seed002, ap("r", "actor1", fmt.Sprintf("txn%d", i), 10))
+	}
+	seed002 = append(seed002, cp("r", "actor1"), ap("r", "actor1", "txn2", 10), ap("r", "actor1", "txn5", 10))
+	var window []Step
+	for i := 1; i <= 6; i++ {
+		window = append(window, ap("r", "a", fmt.Sprintf("t%d", i), int64(i)))
+	}
+	beyond := func(s Step) Step { s.Beyond = true; return s }
+	window = append(window, ap("r", "a", "t3", 3), ap("r", "a", "t5", 5), beyond(ap("r", "a", "t2", 2)), beyond(ap("r", "a", "t1", 1)))
+	// tu(i) is a version 1 UUID id created i seconds after t0.
+	tu := func(i int) string { return vid(float64(i), 1, 1).String() }
+	var timedWindow []Step
+	for i := 1; i <= 6; i++ {
+		timedWindow = append(timedWindow, ap("r", "a", tu(i), int64(i)))
+	}
+	timedWindow = append(timedWindow, ap("r", "a", tu(3), 3), ap("r", "a", tu(5), 5), beyond(ap("r", "a", tu(2), 2)), beyond(ap("r", "a", tu(1), 1)),
+		beyond(ap("r", "b", vid(1.5, 7, 7).String(), 9)), ap("r", "b", tu(7), 7), ap("r", "a", "t8", 8))
+
+	// The window with deferred ids (SPEC.md 6.5 rule 5): p0 and p1 are
+	// held by a and b; c retries x after each of a's later transactions.
+	deferred := []Step{ap("r1", "a", "p0", 1), ap("r1", "a", "p1", 1), ap("r2", "b", "p0", 1), ap("r2", "b", "p1", 1),
+		mg("r1", "r2"), ap("r1", "a", "x", 100), ap("r1", "c", "x", 100)}
+	edge := []Step{ap("r", "a", "x", 100), ap("r", "c", "x", 100)}
+	for i := 1; i <= 5; i++ {
+		y := fmt.Sprintf("y%d", i)
+		if i <= 4 {
+			deferred = append(deferred, ap("r1", "a", y, 10), ap("r1", "c", "x", 100))
+			edge = append(edge, ap("r", "a", y, 10), ap("r", "c", "x", 100))
+		} else {
+			edge = append(edge, ap("r", "a", y, 10), beyond(ap("r", "c", "x", 100)))
+		}
+	}
+
+	scs := []tScenario{
+		{Name: "empty tgcounter", Type: "tgcounter", Replicas: []string{"r"}},
+		{Name: "empty tpncounter", Type: "tpncounter", Replicas: []string{"r"}},
+		{Name: "seed 002 history_length example", Type: "tgcounter", Options: tOptions{HistoryLength: 3}, Replicas: []string{"r"}, Steps: seed002,
+			Note: "six credits of 10 with history_length 3: value 60, txn1 and txn2 folded, txn3..txn6 in history; Compact (Find) folds txn3; retries are recognised"},
+		{Name: "forgetting and the window edge", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1}, Replicas: []string{"r"}, Steps: window,
+			Note: "t3 is recognised through the folded record, t5 in the history; t2 and t1 have been forgotten, so their retries count again (outside the window, counted twice)"},
+		{Name: "retries and rejected input on one replica", Type: "tgcounter", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", "t1", 10), ap("r", "a", "t1", 10), ap("r", "b", "t1", 10), ap("r", "a", "t1", 11),
+			ap("r", "a", "", 1), ap("r", "", "t2", 1), ap("r", "a", "t2", 0), ap("r", "a", "t2", -5), ap("r", "a", "t\x002", 1),
+			ap("r", "a", strings.Repeat("t", 255), 1)}},
+		{Name: "concurrent duplicate on two actors counts once", Type: "tgcounter", Options: tOptions{HistoryLength: 2}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 10), ap("r2", "b", "t1", 10), ap("r2", "b", "t2", 5),
+			mg("r1", "r2"), mg("r2", "r1"), cp("r2", "b"), cp("r2", "a"), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "folded by one actor, held by another", Type: "tgcounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 10), ap("r1", "a", "t2", 20), ap("r1", "a", "t3", 30), ap("r2", "b", "t1", 10),
+			mg("r1", "r2"), cp("r1", "b"), ap("r1", "b", "t1", 10), mg("r2", "r1")}},
+		{Name: "folded by two actors: the larger id unfolds", Type: "tgcounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 10), ap("r1", "a", "t2", 20), ap("r1", "a", "t3", 30),
+			ap("r2", "b", "t1", 10), ap("r2", "b", "u2", 1), ap("r2", "b", "u3", 2),
+			mg("r1", "r2"), cp("r1", "a"), cp("r1", "b"), mg("r2", "r1")}},
+		{Name: "forgetting is deferred while another actor holds the id", Type: "tgcounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 1), ap("r2", "b", "t1", 1), mg("r1", "r2"),
+			ap("r1", "a", "t2", 2), ap("r1", "a", "t3", 3), ap("r1", "a", "t4", 4),
+			cp("r1", "b"), ap("r1", "a", "t5", 5), mg("r2", "r1")}},
+		{Name: "credits and debits", Type: "tpncounter", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", "t1", 10), ap("r", "b", "t2", -4), ap("r", "a", "t2", -4), ap("r", "a", "t2", 4), ap("r", "a", "t1", -10),
+			ap("r", "a", "t3", 0), ap("r", "a", "t3", math.MinInt64), ap("r", "a", "", 1), ap("r", "", "t3", 1), ap("r", "c", "t3", -1)}},
+		{Name: "overflow of either half", Type: "tpncounter", Replicas: []string{"r"}, Steps: []Step{
+			ap("r", "a", "t1", math.MaxInt64), ap("r", "a", "t2", 1), ap("r", "b", "t3", -math.MaxInt64), ap("r", "b", "t4", -1), ap("r", "c", "t5", -1)}},
+		{Name: "merges with conflicting amounts: the owner's copy counts", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", -5), ap("r3", "c", "t1", 6), ap("r3", "c", "t2", 1),
+			mg("r1", "r2"), mg("r2", "r1"), mg("r1", "r3"), mg("r3", "r1"),
+			ap("r1", "d", "t1", 5), ap("r1", "d", "t1", -5), ap("r1", "d", "t1", 6), ap("r1", "d", "t1", -6)},
+			Note: "t1 is written concurrently as a credit of 5 (a), a debit of 5 (b) and a credit of 6 (c): Merge accepts it (no error) and a's copy counts, a being the smallest actor id holding t1 and none having folded it: value 5 + 1; a retry with a losing copy's amount is superseded, with any other amount conflicting_transaction"},
+		{Name: "tgcounter merge with a conflicting amount: the smaller actor's copy counts", Type: "tgcounter", Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", 6), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "the window: deferred ids do not shorten it", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r1", "r2"}, Steps: deferred,
+			Note: "a and b both hold p0 and p1, so a defers them (keeps them folded beyond folded_length) while b holds them. After a applies x and then y1..y4, a retry of x by c is recognised after every step (duplicate while x is in a's history, duplicate_folded once folded): x stays known for history_length + folded_length = 4 later transactions of a. Deferred ids take room of their own; under the earlier rule they took folded_length room and x was forgotten after y3"},
+		{Name: "the window edge: forgotten after history_length + folded_length + 1 later transactions", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r"}, Steps: edge,
+			Note: "a applies x and then y1..y5, and c retries x after every step: recognised through y4 (H+F = 4 later transactions), unknown after y5, so the last retry is counted again (outside the window)"},
+		{Name: "conflict within a half: the smaller actor counts, the loser is superseded, then dropped", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "a", "T", 50), ap("r2", "b", "T", 60), mg("r1", "r2"), mg("r3", "r1"),
+			ap("r1", "c", "T", 60), ap("r1", "c", "T", 7), ap("r1", "c", "T", 50),
+			cp("r1", "b"), ap("r1", "c", "T", 60), ap("r1", "c", "T", 50), mg("r2", "r1")},
+			Note: "a and b write T concurrently with 50 and 60; merged, a's 50 counts (smallest actor, neither folded) and T is listed as a conflict (r3 keeps that state). A retry of 60 is superseded, of 7 conflicting_transaction, of 50 duplicate. When b compacts it drops its losing copy: the conflict is gone and the value is unchanged; a retry of 60 is now conflicting_transaction. r2 converges on the same state"},
+		{Name: "conflict across halves: credit against debit", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "b", "T", 50), ap("r1", "a", "U", 5), ap("r2", "a", "T", -30), ap("r2", "a", "U", -5),
+			mg("r1", "r2"), mg("r3", "r1"),
+			ap("r1", "c", "T", 50), ap("r1", "c", "T", -30), ap("r1", "c", "T", 30), ap("r1", "c", "U", 5), ap("r1", "c", "U", -5),
+			cp("r1", "b"), cp("r1", "a"), ap("r1", "c", "T", 50), ap("r1", "c", "U", -5), mg("r2", "r1")},
+			Note: "T: a credit of 50 by b and a debit of 30 by a, neither folded: a is the smaller actor, so the debit counts (-30) and b's credit counts nothing. U: a credit and a debit of 5 by one actor, a: the credit wins the tie. Value -30 + 5 = -25 with both listed as conflicts (r3). Retries: the losing copy's signed amount is superseded, the counting one duplicate, any other conflicting_transaction. Compacting b drops its credit of T and compacting a drops its debit of U (copies that lose across halves); the conflicts are gone and the value is unchanged"},
+		{Name: "conflict: a folded copy beats a history copy of a smaller actor", Type: "tgcounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r2", "b", "T", 60), ap("r2", "b", "u1", 1), ap("r2", "b", "u2", 2), ap("r1", "a", "T", 50),
+			mg("r1", "r2"), mg("r3", "r1"), ap("r1", "c", "T", 60), ap("r1", "c", "T", 50), ap("r1", "c", "T", 7),
+			cp("r1", "a"), ap("r1", "c", "T", 50), mg("r2", "r1")},
+			Note: "b folded T (60) before it saw a's concurrent T (50, in a's history): the folded copy counts although a < b, so the value is 60 + 1 + 2 (r3). A retry of 60 is duplicate_folded, of 50 superseded. When a compacts it drops its history copy"},
+		{Name: "three replicas converge", Type: "tpncounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r1", "r2", "r3"}, Steps: []Step{
+			ap("r1", "a", "x1", 100), ap("r1", "a", "x2", -30), ap("r2", "b", "x2", -30), ap("r2", "b", "x3", 7),
+			ap("r3", "c", "x1", 100), ap("r3", "c", "x4", -1), ap("r3", "c", "x5", 2), ap("r3", "c", "x6", 3),
+			mg("r1", "r3"), ap("r1", "a", "x7", 9), mg("r2", "r1"), cp("r2", "b"), mg("r3", "r2"), cp("r3", "c"),
+			mg("r1", "r3"), mg("r2", "r1"), mg("r3", "r2")}},
+		{Name: "max actors", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"}, Steps: []Step{
+			ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 1), ap("r1", "c", "t3", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
+		{Name: "timed: a retry outside the window is refused", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1, TxnTime: "timeuuid"},
+			Replicas: []string{"r"}, Steps: timedWindow,
+			Note: "the forgetting-and-window-edge scenario with timed ids: t1 and t2 are forgotten (forgot = t2's time); their retries, and a new id no later than t2, are refused with outside_window instead of counted again; an untimed id is invalid_txn"},
+		{Name: "timed: the horizon travels with the entry", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1, TxnTime: "timeuuid"},
+			Replicas: []string{"r1", "r2"}, Steps: []Step{
+				ap("r1", "a", tu(1), 10), ap("r1", "a", tu(2), 20), ap("r1", "a", tu(3), 30), ap("r1", "a", tu(4), -5),
+				cp("r1", "a"), mg("r2", "r1"), beyond(ap("r2", "b", tu(1), 10)), beyond(ap("r2", "b", vid(0.5, 3, 3).String(), -1)),
+				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
+			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
+	}
+	for i := range scs {
+		sc := &scs[i]
+		rs := runT(t, sc, true)
+		sc.Final = map[string]tState{}
+		for name, r := range rs {
+			st := r.state()
+			st.Value, st.Hex, st.Status = I64(r.value()), hex.EncodeToString(r.bytes()), map[string]string{}
+			for _, x := range scenarioTxns(sc) {
+				st.Status[x] = statusNames[r.status(crdt.TxnID(x))]
+			}
+			sc.Final[name] = st
+		}
+	}
+	g, p := "tgcounter", "tpncounter"
+	entry := func(e refEnc, actor string, seq uint64, total int64, hist, folded [][2]any) refEnc {
+		e = e.arr(6).str(actor).uint(seq).int(total).int(0)
+		for _, l := range [][][2]any{hist, folded} {
+			e = e.arr(len(l))
+			for _, x := range l {
+				e = e.arr(2).str(x[0].(string)).int(int64(x[1].(int)))
+			}
+		}
+		return e
+	}
+	t1 := [][2]any{{"t1", 5}}
+	var compat []tCompat
+	for _, c := range []struct {
+		name string
+		p, n []tEntry
+	}{
+		{"empty", []tEntry{}, []tEntry{}},
+		{"credits and a debit", []tEntry{
+			{Actor: "a", Seq: 4, Total: 3, History: []TxnJSON{{"t3", 3}, {"t4", 4}}, Folded: []TxnJSON{{"t1", 1}, {"t2", 2}}},
+			{Actor: "b", Seq: 1, History: []TxnJSON{{"t5", 5}}, Folded: []TxnJSON{}}},
+			[]tEntry{{Actor: "a", Seq: 1, History: []TxnJSON{{"d1", 7}}, Folded: []TxnJSON{}}}},
+	} {
+		v1 := refTBodyV(refTBodyV(env(p, 1).arr(2), c.p, 1), c.n, 1)
+		dec := must(tpncounter.New(tpncounter.Options{}))
+		require.NoError(t, dec.UnmarshalBinary(v1.b), c.name)
+		compat = append(compat, tCompat{Name: c.name, Hex: v1.hex(), P: c.p, N: c.n, Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
+	}
+	var tus []tTimeUUID
+	for _, id := range []string{tu(1), "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "6ba7b810-9dad-41d1-80b4-00c04fd430c8",
+		"6ba7b8109dad11d180b400c04fd430c8", "6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", "t1",
+		"00000000-0000-1000-8000-000000000000", "ffffffff-ffff-1fff-8000-000000000000", "6ba7b810-9dad-11d1-00b4-00c04fd430c8"} {
+		at, ok := tpncounter.TimeUUID(crdt.TxnID(id))
+		c := tTimeUUID{ID: id, Valid: ok}
+		if ok {
+			c.Nanos = I64(at.UnixNano())
+		}
+		tus = append(tus, c)
+	}
+	var decoded []tDecoded
+	h := func(txn string, amt int64) []TxnJSON { return []TxnJSON{{txn, I64(amt)}} }
+	none := []TxnJSON{}
+	for _, d := range []struct {
+		name, note string
+		p, n       []tEntry
+	}{
+		{"tgcounter: one id with two amounts", "a < b and neither folded t1: a's 5 counts",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 5), Folded: none}, {Actor: "b", Seq: 1, History: h("t1", 6), Folded: none}}, nil},
+		{"tgcounter: a folded copy counts over a smaller actor's history copy", "b folded t1 (total 6): its copy counts, a's 5 in a history counts nothing",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 5), Folded: none}, {Actor: "b", Seq: 2, Total: 6, History: none, Folded: h("t1", 6)}}, nil},
+		{"tgcounter: two folded copies", "a and b both folded t1 with 5 and 6: the smaller actor's fold counts, b's is subtracted from the sum of the totals (5 + 6 - 6)",
+			[]tEntry{{Actor: "a", Seq: 2, Total: 5, History: none, Folded: h("t1", 5)}, {Actor: "b", Seq: 2, Total: 6, History: none, Folded: h("t1", 6)}}, nil},
+		{"tpncounter: one id with two amounts and one in both halves", "t1 is credited 5 by a and 6 by b: a's 5 counts; t2 is credited 3 by a and debited 3 by c: a < c, the credit counts; value 5 + 3",
+			[]tEntry{{Actor: "a", Seq: 2, History: []TxnJSON{{"t1", 5}, {"t2", 3}}, Folded: none}, {Actor: "b", Seq: 1, History: h("t1", 6), Folded: none}},
+			[]tEntry{{Actor: "c", Seq: 1, History: h("t2", 3), Folded: none}}},
+		{"tpncounter: in both halves, the folded debit counts", "t1 is credited 5 by a (history) and debited 7 by b (folded): the folded copy counts, value -7",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 5), Folded: none}},
+			[]tEntry{{Actor: "b", Seq: 2, Total: 7, History: none, Folded: h("t1", 7)}}},
+		{"tpncounter: in both halves, one actor", "a credited and debited t1: the credit wins the tie, value 4",
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 4), Folded: none}},
+			[]tEntry{{Actor: "a", Seq: 1, History: h("t1", 4), Folded: none}}},
+	} {
+		dv := tDecoded{Name: d.name, Note: d.note}
+		var enc refEnc
+		if d.n == nil {
+			dv.Type, dv.Entries, enc = g, &d.p, refTBody(env(g, 2), d.p)
+		} else {
+			dv.Type, dv.P, dv.N, enc = p, &d.p, &d.n, refTBody(refTBody(env(p, 2).arr(2), d.p), d.n)
+		}
+		r := decodeT(t, dv.Type, enc.b)
+		dv.Hex, dv.Value, dv.Conflicts = enc.hex(), I64(r.value()), r.state().Conflicts
+		decoded = append(decoded, dv)
+	}
+	return tFile{
+		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them.",
+		Scenarios: scs,
+		Version1:  compat,
+		TimeUUIDs: tus,
+		Decoded:   decoded,
+		Malformed: []Malformed{
+			mal("actors out of order", g, entry(entry(env(g, 2).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t,
+				"format version 2, entries of 6 fields: only the actor order is wrong"),
+			mal("duplicate actor", g, entry(entry(env(g, 2).arr(2), "a", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t,
+				"format version 2: actors must be strictly increasing"),
+			mal("tpncounter N half actors out of order", p, entry(entry(env(p, 2).arr(2).arr(0).arr(2), "b", 1, 0, t1, nil), "a", 1, 0, [][2]any{{"t2", 1}}, nil).b, t,
+				"each half is checked like a tgcounter body"),
+			mal("seq 0", g, entry(env(g, 2).arr(1), "a", 0, 0, t1, nil).b, t),
+			mal("negative total", g, entry(env(g, 2).arr(1), "a", 1, -1, t1, nil).b, t),
+			mal("zero amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", 0}}, nil).b, t),
+			mal("negative amount", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"t1", -5}}, nil).b, t),
+			mal("one actor holds a txn twice", g, entry(env(g, 2).arr(1), "a", 2, 5, t1, t1).b, t),
+			mal("value past int64", g, entry(entry(env(g, 2).arr(2), "a", 1, math.MaxInt64, nil, nil), "b", 1, 0, t1, nil).b, t),
+			mal("invalid txn id", g, entry(env(g, 2).arr(1), "a", 1, 0, [][2]any{{"", 1}}, nil).b, t),
+			mal("invalid actor id", g, entry(env(g, 2).arr(1), "a\x1b", 1, 0, t1, nil).b, t),
+			mal("entry of five fields", g, env(g, 2).arr(1).arr(5).str("a").uint(1).int(0).arr(0).arr(0).b, t,
+				"a version 1 entry under version 2"),
+			mal("entry of seven fields", g, env(g, 2).arr(1).arr(7).str("a").uint(1).int(0).int(0).arr(0).arr(0).nil().b, t),
+			mal("negative forgot", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(-1).arr(0).arr(0).b, t),
+			mal("more actors than MaxActors (4096)", g, env(g, 2).arr(4097).b, t),
+			mal("more than 4096 txns in one entry", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(4097).b, t),
+			mal("seq as negative int", g, env(g, 2).arr(1).arr(6).str("a").int(-1).int(0).int(0).arr(0).arr(0).b, t),
+			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
+			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
+			mal("tgcounter envelope as tpncounter", p, env(g, 2).arr(0).b, t),
+			mal("version 3", g, env(g, 3).arr(0).b, t),
+			mal("trailing bytes", g, append(env(g, 2).arr(0).b, 0xc0), t),
+			mal("v1: entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(0).arr(0).b, t),
+			mal("v1: entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
+			mal("v1: seq 0", g, env(g, 1).arr(1).arr(5).str("a").uint(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t),
+		},
+	}
+}
+
+// scenarioTxns lists the transaction ids a scenario names, sorted.
+func scenarioTxns(sc *tScenario) []string {
+	set := map[string]bool{}
+	for _, st := range sc.Steps {
+		if st.Txn != nil && validID(*st.Txn) {
+			set[*st.Txn] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// tModel is SPEC.md section 6 written plainly, sharing nothing with the
+// package: per half (credits, debits) and per actor an ordered list of the
+// copies the actor holds, folds, or has forgotten, and the rules as the
+// specification states them. Every copy that is not the owner's is dropped
+// or unfolded by its holder; the oldest history items beyond history_length
+// are folded; of the folded items older than the newest folded_length, those
+// no other copy shares are forgotten (the others are deferred). The value
+// counts each distinct transaction once, by its owner's copy: the smallest
+// actor id among the holders that folded it, else among those holding it in
+// a history; across halves the owners compare the same way, a credit
+// winning a tie of one actor.
+type tModel struct {
+	h, f    int
+	timed   bool
+	half    [2]map[string]*tEnt // credits, debits (magnitudes)
+	recount [2]int64            // amounts counted a second time: a retry after the window
+}
+
+// tEnt is one actor's entry in one half of the model.
+type tEnt struct {
+	seq   uint64
+	items []tItem // oldest first: forgotten and folded items, then the history
+}
+
+type tItem struct {
+	txn    string
+	amt    int64 // magnitude
+	folded bool
+	gone   bool // forgotten: still counted by the actor's total, no longer held
+}
+
+// tHeld is one held copy of a transaction.
+type tHeld struct {
+	actor  string
+	amt    int64 // magnitude
+	folded bool
+}
+
+func newTModel(o tOptions) *tModel {
+	h := o.HistoryLength
+	if h == 0 {
+		h = 10
+	}
+	f := o.FoldedLength
+	if f == 0 {
+		f = h
+	}
+	return &tModel{h: h, f: f, timed: o.TxnTime != "", half: [2]map[string]*tEnt{{}, {}}}
+}
+
+func (m *tModel) clone() *tModel {
+	c := *m
+	for s := range c.half {
+		c.half[s] = map[string]*tEnt{}
+		for a, e := range m.half[s] {
+			c.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
+		}
+	}
+	return &c
+}
+
+// held lists the copies of x held in half s, sorted by actor.
+func (m *tModel) held(s int, x string) []tHeld {
+	var out []tHeld
+	for _, a := range sortedKeys(m.half[s]) {
+		for _, it := range m.half[s][a].items {
+			if it.txn == x && !it.gone {
+				out = append(out, tHeld{a, it.amt, it.folded})
+			}
+		}
+	}
+	return out
+}
+
+// ownerOf is the owner rule: folded first, then the smallest actor id
+// (Go compares strings by bytes).
+func ownerOf(cs []tHeld) (tHeld, bool) {
+	var o tHeld
+	for i, c := range cs {
+		if i == 0 || (c.folded && !o.folded) || (c.folded == o.folded && c.actor < o.actor) {
+			o = c
+		}
+	}
+	return o, len(cs) > 0
+}
+
+// counted returns the copy of x that counts and its half, if x is held.
+func (m *tModel) counted(x string) (tHeld, int, bool) {
+	po, pok := ownerOf(m.held(0, x))
+	no, nok := ownerOf(m.held(1, x))
+	switch {
+	case !pok && !nok:
+		return tHeld{}, 0, false
+	case !nok:
+		return po, 0, true
+	case !pok:
+		return no, 1, true
+	case po.folded != no.folded:
+		if no.folded {
+			return no, 1, true
+		}
+		return po, 0, true
+	case no.actor < po.actor:
+		return no, 1, true
+	default:
+		return po, 0, true
+	}
+}
+
+func signed(s int, a int64) int64 {
+	if s == 1 {
+		return -a
+	}
+	return a
+}
+
+// goneAmt is the amount of a forgotten copy of x in half s, if any.
+func (m *tModel) goneAmt(s int, x string) (int64, bool) {
+	for _, a := range sortedKeys(m.half[s]) {
+		for _, it := range m.half[s][a].items {
+			if it.txn == x && it.gone {
+				return it.amt, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// txnsOf lists every id half s holds or forgot, sorted.
+func (m *tModel) txnsOf(s int) []string {
+	set := map[string]bool{}
+	for _, e := range m.half[s] {
+		for _, it := range e.items {
+			set[it.txn] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// halfValue is what half s counts on its own: each id once, by the half's
+// owner copy or else by its forgotten copy, plus the second countings.
+func (m *tModel) halfValue(s int) *big.Int {
+	v := big.NewInt(m.recount[s])
+	for _, x := range m.txnsOf(s) {
+		if o, ok := ownerOf(m.held(s, x)); ok {
+			v.Add(v, big.NewInt(o.amt))
+		} else if a, ok := m.goneAmt(s, x); ok {
+			v.Add(v, big.NewInt(a))
+		}
+	}
+	return v
+}
+
+func (m *tModel) fits() bool { return m.halfValue(0).IsInt64() && m.halfValue(1).IsInt64() }
+
+// value is P − N, an id held in both halves counting once, by its owner.
+func (m *tModel) value() int64 {
+	v := new(big.Int).Sub(m.halfValue(0), m.halfValue(1))
+	for _, x := range m.txnsOf(0) {
+		po, pok := ownerOf(m.held(0, x))
+		no, nok := ownerOf(m.held(1, x))
+		if !pok || !nok {
+			continue
+		}
+		if _, s, _ := m.counted(x); s == 0 {
+			v.Add(v, big.NewInt(no.amt)) // the debit's copy counts nothing
+		} else {
+			v.Sub(v, big.NewInt(po.amt))
+		}
+	}
+	return v.Int64()
+}
+
+func (m *tModel) status(x string) string {
+	st := "unknown"
+	for s := range m.half {
+		for _, c := range m.held(s, x) {
+			if c.folded {
+				return "folded"
+			}
+			st = "in_history"
+		}
+	}
+	return st
+}
+
+// conflicts lists the ids held with two amounts or in both halves.
+func (m *tModel) conflicts() []tConflictJSON {
+	var out []tConflictJSON
+	set := map[string]bool{}
+	for s := range m.half {
+		for _, x := range m.txnsOf(s) {
+			set[x] = true
+		}
+	}
+	for _, x := range sortedKeys(set) {
+		var all []tCopyJSON
+		amts := map[int64]bool{}
+		for s := range m.half {
+			for _, c := range m.held(s, x) {
+				all = append(all, tCopyJSON{c.actor, I64(signed(s, c.amt)), c.folded})
+				amts[signed(s, c.amt)] = true
+			}
+		}
+		if len(amts) > 1 {
+			o, s, _ := m.counted(x)
+			out = append(out, tConflictJSON{x, tCopyJSON{o.actor, I64(signed(s, o.amt)), o.folded}, all})
+		}
+	}
+	return out
+}
+
+// plan is actor a's housekeeping of its entry in half s, read from the
+// state before any of it is done: the entry's items afterwards, and whether
+// they changed.
+func (m *tModel) plan(s int, a string) ([]tItem, bool) {
+	e := m.half[s][a]
+	if e == nil {
+		return nil, false
+	}
+	var out []tItem
+	changed := false
+	for _, it := range e.items {
+		if !it.gone {
+			if o, os, _ := m.counted(it.txn); os != s || o.actor != a {
+				changed = true // not the owner's copy: dropped or unfolded
+				continue
+			}
+		}
+		out = append(out, it)
+	}
+	hist := 0
+	for _, it := range out {
+		if !it.gone && !it.folded {
+			hist++
+		}
+	}
+	for i := range out {
+		if hist <= m.h {
+			break
+		}
+		if !out[i].gone && !out[i].folded {
+			out[i].folded, changed = true, true
+			hist--
+		}
+	}
+	var folded []int
+	for i, it := range out {
+		if it.folded && !it.gone {
+			folded = append(folded, i)
+		}
+	}
+	for _, i := range folded[:max(0, len(folded)-m.f)] {
+		if len(m.held(0, out[i].txn))+len(m.held(1, out[i].txn)) == 1 {
+			out[i].gone, changed = true, true
+		}
+	}
+	return out, changed
+}
+
+// step predicts st's error, and the outcome of an apply or whether a
+// compaction changes anything; it updates the model.
+func (m *tModel) step(t *testing.T, typ string, ms map[string]*tModel, st Step) (errKind, outcome string, changed bool) {
+	halves := 1
+	if typ == "tpncounter" {
+		halves = 2
+	}
+	switch st.Op {
+	case "compact":
+		a := idOf(t, st.Actor, st.ActorHex)
+		if !validID(a) {
+			return "invalid_actor", "", false
+		}
+		var plans [2][]tItem
+		var ch [2]bool
+		for s := 0; s < halves; s++ {
+			plans[s], ch[s] = m.plan(s, a)
+		}
+		for s := 0; s < halves; s++ {
+			if ch[s] {
+				e := m.half[s][a]
+				e.items = plans[s]
+				e.seq++
+			}
+		}
+		return "", "", ch[0] || ch[1]
+	case "merge":
+		next := m.clone()
+		for s := range next.half {
+			for a, e := range ms[st.From].half[s] {
+				if mine := next.half[s][a]; mine == nil || e.seq > mine.seq {
+					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
+				}
+			}
+		}
+		if !next.fits() {
+			return "overflow", "", false
+		}
+		*m = *next
+		return "", "", false
+	case "apply":
+	default:
+		t.Fatalf("unknown op %q", st.Op)
+	}
+	a, x, n := idOf(t, st.Actor, st.ActorHex), idOf(t, st.Txn, ""), int64(*st.Amount)
+	if typ == "tpncounter" && (n == 0 || n == math.MinInt64) {
+		return "invalid_amount", "", false
+	}
+	switch {
+	case !validID(a):
+		return "invalid_actor", "", false
+	case !validID(x):
+		return "invalid_txn", "", false
+	case n <= 0 && typ == "tgcounter":
+		return "invalid_amount", "", false
+	case m.timed && !refTimeUUID(x).Valid:
+		return "invalid_txn", "", false
+	}
+	s, mag := 0, n
+	if n < 0 {
+		s, mag = 1, -n
+	}
+	if _, _, known := m.counted(x); known {
+		require.False(t, st.Beyond, "a beyond_window step retries %s, which is still known", x)
+		o, os, _ := m.counted(x)
+		switch {
+		case signed(os, o.amt) == n && m.status(x) == "folded":
+			return "", "duplicate_folded", false
+		case signed(os, o.amt) == n:
+			return "", "duplicate", false
+		case slices.ContainsFunc(m.held(s, x), func(c tHeld) bool { return c.amt == mag }):
+			return "", "superseded", false
+		default:
+			return "conflicting_transaction", "", false
+		}
+	}
+	if m.timed && st.Beyond {
+		// Unknown, and its time is not after the horizon: refused.
+		return "outside_window", "", false
+	}
+	next := m.clone()
+	if st.Beyond {
+		// Forgotten and retried: the forgotten copy stays counted in its
+		// holder's total, and the retry counts again.
+		g, ok := next.goneAmt(s, x)
+		require.True(t, ok, "a beyond_window step retries %s, which this half never forgot", x)
+		next.recount[s] += g
+	}
+	e := next.half[s][a]
+	if e == nil {
+		e = &tEnt{}
+		next.half[s][a] = e
+	} else {
+		e.items, _ = next.plan(s, a)
+	}
+	e.items = append(e.items, tItem{txn: x, amt: mag})
+	e.seq++
+	if !next.fits() {
+		return "overflow", "", false
+	}
+	*m = *next
+	return "", "applied", false
+}
+
+// entries is the model's half s as listed in a vector: held items, and
+// total = every folded or forgotten amount (an unfolded copy leaves the
+// list, and with it the total).
+func (m *tModel) entries(s int) []tEntry {
+	out := []tEntry{}
+	for _, a := range sortedKeys(m.half[s]) {
+		e := m.half[s][a]
+		en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}}
+		for _, it := range e.items {
+			switch {
+			case it.gone:
+				if tu := refTimeUUID(it.txn); m.timed && tu.Valid {
+					en.Forgot = max(en.Forgot, tu.Nanos)
+				}
+			case it.folded:
+				en.Folded = append(en.Folded, TxnJSON{it.txn, I64(it.amt)})
+			default:
+				en.History = append(en.History, TxnJSON{it.txn, I64(it.amt)})
+			}
+			if it.gone || it.folded {
+				en.Total += I64(it.amt)
+			}
+		}
+		out = append(out, en)
+	}
+	return out
+}
+
+// refTValue is the value SPEC.md gives a tgcounter (n nil) or tpncounter
+// read from its listed entries alone: per half, the sum of the totals plus,
+// for every id held, its owner's amount when the owner holds it in a
+// history, or, when the owner folded it (its total counts it), minus the
+// amount of every other folded copy; across halves, the losing half's owner
+// copy counts nothing.
+func refTValue(p, n []tEntry) int64 {
+	half := func(es []tEntry) (*big.Int, map[string]tHeld) {
+		v := new(big.Int)
+		copies := map[string][]tHeld{}
+		for _, e := range es {
+			v.Add(v, big.NewInt(int64(e.Total)))
+			for _, x := range e.History {
+				copies[x.Txn] = append(copies[x.Txn], tHeld{e.Actor, int64(x.Amount), false})
+			}
+			for _, x := range e.Folded {
+				copies[x.Txn] = append(copies[x.Txn], tHeld{e.Actor, int64(x.Amount), true})
+			}
+		}
+		owners := map[string]tHeld{}
+		for x, cs := range copies {
+			o, _ := ownerOf(cs)
+			owners[x] = o
+			if !o.folded {
+				v.Add(v, big.NewInt(o.amt))
+				continue
+			}
+			for _, c := range cs {
+				if c.folded && c.actor != o.actor {
+					v.Sub(v, big.NewInt(c.amt))
+				}
+			}
+		}
+		return v, owners
+	}
+	pv, po := half(p)
+	nv, no := half(n)
+	v := new(big.Int).Sub(pv, nv)
+	for x, a := range po {
+		b, ok := no[x]
+		if !ok {
+			continue
+		}
+		if (b.folded && !a.folded) || (a.folded == b.folded && b.actor < a.actor) {
+			v.Sub(v, big.NewInt(a.amt)) // the debit counts
+		} else {
+			v.Add(v, big.NewInt(b.amt))
+		}
+	}
+	return v.Int64()
+}
+
+func refTBody(e refEnc, es []tEntry) refEnc { return refTBodyV(e, es, 2) }
+
+// refTBodyV is a tgcounter body in format version v: entries of six fields
+// in version 2, five (no forgot) in version 1.
+func refTBodyV(e refEnc, es []tEntry, v int) refEnc {
+	e = e.arr(len(es))
+	for _, en := range es {
+		if v == 1 {
+			e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total))
+		} else {
+			e = e.arr(6).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total)).int(int64(en.Forgot))
+		}
+		for _, l := range [][]TxnJSON{en.History, en.Folded} {
+			e = e.arr(len(l))
+			for _, x := range l {
+				e = e.arr(2).str(x.Txn).int(int64(x.Amount))
+			}
+		}
+	}
+	return e
+}
+
+func checkTPN(t *testing.T, raw []byte) {
+	var f tFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for i := range f.Scenarios {
+		sc := &f.Scenarios[i]
+		t.Run(sc.Name, func(t *testing.T) {
+			rs := runT(t, sc, false)
+			ms := map[string]*tModel{}
+			for _, r := range sc.Replicas {
+				ms[r] = newTModel(sc.Options)
+			}
+			for j, st := range sc.Steps {
+				if st.Beyond && sc.Options.TxnTime == "" {
+					require.Len(t, sc.Replicas, 1, "untimed beyond_window steps are only modelled on one replica")
+				}
+				if st.Error == "too_large" {
+					// Size limits are not part of the model; the step
+					// changed nothing (checked by runT).
+					continue
+				}
+				wantErr, outcome, changed := ms[st.Replica].step(t, sc.Type, ms, st)
+				require.Equal(t, wantErr, st.Error, "model disagrees with vector at step %d", j)
+				if st.Error == "" {
+					switch st.Op {
+					case "apply":
+						require.Equal(t, outcome, st.Outcome, "model disagrees with vector at step %d", j)
+					case "compact":
+						require.NotNil(t, st.Changed, "step %d", j)
+						require.Equal(t, changed, *st.Changed, "model disagrees with vector at step %d", j)
+					}
+				}
+			}
+			require.Len(t, sc.Final, len(rs))
+			for name, want := range sc.Final {
+				r, m := rs[name], ms[name]
+				require.Equal(t, want.Hex, hex.EncodeToString(r.bytes()), "%s encoding", name)
+				var ref refEnc
+				if sc.Type == "tgcounter" {
+					require.NotNil(t, want.Entries)
+					ref = refTBody(env("tgcounter", 2), *want.Entries)
+					require.Equal(t, *want.Entries, m.entries(0), "%s: entries vs model", name)
+					require.EqualValues(t, want.Value, refTValue(*want.Entries, nil), "%s: value of the listed entries", name)
+				} else {
+					require.NotNil(t, want.P)
+					ref = refTBody(refTBody(env("tpncounter", 2).arr(2), *want.P), *want.N)
+					require.Equal(t, *want.P, m.entries(0), "%s: credit entries vs model", name)
+					require.Equal(t, *want.N, m.entries(1), "%s: debit entries vs model", name)
+					require.EqualValues(t, want.Value, refTValue(*want.P, *want.N), "%s: value of the listed entries", name)
+				}
+				require.Equal(t, want.Hex, ref.hex(), "%s: reference encoding of the listed entries", name)
+				got := r.state()
+				got.Value, got.Hex, got.Status = want.Value, want.Hex, want.Status
+				require.Equal(t, want, got, "%s structured state", name)
+				require.Equal(t, want.Conflicts, m.conflicts(), "%s: conflicts vs model", name)
+				require.EqualValues(t, m.value(), want.Value, "%s: value vs model", name)
+				require.EqualValues(t, want.Value, r.value())
+				require.True(t, r.decodeEqual(t, unhex(t, want.Hex)), "%s: decode(hex) != state", name)
+				for x, s := range want.Status {
+					require.Equal(t, s, statusNames[r.status(crdt.TxnID(x))], "%s status of %s", name, x)
+					require.Equal(t, s, m.status(x), "%s status of %s vs model", name, x)
+					if s != "unknown" {
+						a, ok := r.amount(crdt.TxnID(x))
+						require.True(t, ok)
+						o, os, _ := m.counted(x)
+						require.Equal(t, signed(os, o.amt), a, "%s amount of %s vs model", name, x)
+					}
+				}
+			}
+		})
+	}
+	require.NotEmpty(t, f.Version1)
+	for _, c := range f.Version1 {
+		t.Run("version 1/"+c.Name, func(t *testing.T) {
+			require.Equal(t, c.Hex, refTBodyV(refTBodyV(env("tpncounter", 1).arr(2), c.P, 1), c.N, 1).hex(), "reference version 1 encoding")
+			dec := must(tpncounter.New(tpncounter.Options{}))
+			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))
+			require.Equal(t, c.P, tEntries(dec.Positive()))
+			require.Equal(t, c.N, tEntries(dec.Negative()))
+			require.Equal(t, c.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
+			require.Equal(t, c.Reencoded, refTBody(refTBody(env("tpncounter", 2).arr(2), c.P), c.N).hex(), "reference version 2 encoding")
+		})
+	}
+	require.NotEmpty(t, f.TimeUUIDs)
+	for _, c := range f.TimeUUIDs {
+		require.Equal(t, c, refTimeUUID(c.ID), "reference TimeUUID of %q", c.ID)
+		at, ok := tpncounter.TimeUUID(crdt.TxnID(c.ID))
+		require.Equal(t, c.Valid, ok, c.ID)
+		if ok {
+			require.EqualValues(t, c.Nanos, at.UnixNano(), c.ID)
+		}
+	}
+	require.NotEmpty(t, f.Decoded)
+	for _, d := range f.Decoded {
+		t.Run("decoded/"+d.Name, func(t *testing.T) {
+			r := decodeT(t, d.Type, unhex(t, d.Hex))
+			var ref refEnc
+			var m *tModel
+			if d.Type == "tgcounter" {
+				require.NotNil(t, d.Entries)
+				ref, m = refTBody(env("tgcounter", 2), *d.Entries), modelOf(*d.Entries)
+				require.EqualValues(t, d.Value, refTValue(*d.Entries, nil), "value of the listed entries")
+			} else {
+				require.NotNil(t, d.P)
+				ref, m = refTBody(refTBody(env("tpncounter", 2).arr(2), *d.P), *d.N), modelOf(*d.P, *d.N)
+				require.EqualValues(t, d.Value, refTValue(*d.P, *d.N), "value of the listed entries")
+			}
+			require.Equal(t, d.Hex, ref.hex(), "reference encoding of the listed entries")
+			require.Equal(t, d.Hex, hex.EncodeToString(r.bytes()), "re-encoding")
+			got := r.state()
+			require.Equal(t, d.Entries, got.Entries)
+			require.Equal(t, d.P, got.P)
+			require.Equal(t, d.N, got.N)
+			require.EqualValues(t, d.Value, r.value())
+			require.NotEmpty(t, d.Conflicts)
+			require.Equal(t, d.Conflicts, got.Conflicts)
+			require.Equal(t, d.Conflicts, m.conflicts(), "conflicts vs model")
+		})
+	}
+	checkMalformed(t, f.Malformed)
+}
+
+// refTimeUUID is SPEC.md 6.1's TimeUUID, written from the RFC 4122 layout:
+// 36 characters 8-4-4-4-12 of hex digits, version nibble 1, variant 10xx;
+// the time is the 60-bit count of 100 ns intervals since 1582-10-15.
+func refTimeUUID(id string) tTimeUUID {
+	out := tTimeUUID{ID: id}
+	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
+		return out
+	}
+	b, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
+	if err != nil || len(b) != 16 || b[6]>>4 != 1 || b[8]&0xc0 != 0x80 {
+		return out
+	}
+	ticks := uint64(b[6]&0x0f)<<56 | uint64(b[7])<<48 | uint64(b[4])<<40 | uint64(b[5])<<32 |
+		uint64(b[0])<<24 | uint64(b[1])<<16 | uint64(b[2])<<8 | uint64(b[3])
+	const gregorianToUnix = 122192928000000000 // 100 ns intervals from 1582-10-15 to 1970-01-01
+	if ticks <= gregorianToUnix || ticks-gregorianToUnix > math.MaxInt64/100 {
+		return out // before 1970 or after 2262: outside the Unix-nanosecond range
+	}
+	out.Valid, out.Nanos = true, I64((int64(ticks)-gregorianToUnix)*100)
+	return out
+}
