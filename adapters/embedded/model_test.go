@@ -89,7 +89,11 @@ func sameRows(a, b []store.Row) bool {
 func showRows(rs []store.Row) string {
 	s := "["
 	for _, r := range rs {
-		s += fmt.Sprintf(" %q=%q", r.Key, r.Value)
+		v := r.Value
+		if len(v) > 24 {
+			v = append(v[:24:24], "..."...)
+		}
+		s += fmt.Sprintf(" %q=%q", r.Key, v)
 	}
 	return s + " ]"
 }
