@@ -143,39 +143,84 @@ func Open(dir string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("embedded: create directory: %w: %w", crdt.ErrUnavailable, err)
 	}
 	path := filepath.Join(dir, FileName)
-	created := false
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("embedded: read directory: %w: %w", crdt.ErrUnavailable, err)
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := create(dir, path, opts); err != nil {
+			return nil, err
 		}
-		if len(entries) > 0 {
-			return nil, fmt.Errorf("embedded: %s holds %d entries (%s, ...) but no %s: not a counterkit data directory: %w",
-				dir, len(entries), entries[0].Name(), FileName, crdt.ErrMisconfiguredStore)
-		}
-		created = true
-	} else if err != nil {
+	case err != nil:
 		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	case st.Size() == 0:
+		// Open creates the file complete under another name and links it
+		// into place, so an empty data file is damage, not a new one.
+		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
 	}
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:      opts.LockTimeout,
-		FreelistType: bolt.FreelistMapType,
-	})
+	bdb, err := bolt.Open(path, 0o600, boltOptions(opts))
 	if err != nil {
 		return nil, openError(path, err)
 	}
 	db := &DB{bolt: bdb, path: path, opts: opts}
-	if err := db.checkFormat(); err != nil {
+	if err := db.checkFormat(false); err != nil {
 		bdb.Close()
 		return nil, err
 	}
-	if created {
-		if err := syncDir(dir); err != nil {
-			bdb.Close()
-			return nil, fmt.Errorf("embedded: sync directory: %w: %w", crdt.ErrUnavailable, err)
+	return db, nil
+}
+
+func boltOptions(opts Options) *bolt.Options {
+	return &bolt.Options{Timeout: opts.LockTimeout, FreelistType: bolt.FreelistMapType}
+}
+
+// create makes a new data file: it writes the format marker into FileName
+// + ".new", makes it durable, and links it to FileName, which fails if
+// another process created FileName meanwhile (then that one is used). A
+// crash leaves no file or a complete one; a left-over ".new" file is
+// replaced.
+func create(dir, path string, opts Options) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("embedded: read directory: %w: %w", crdt.ErrUnavailable, err)
+	}
+	tmp := path + ".new"
+	for _, e := range entries {
+		if e.Name() != filepath.Base(tmp) {
+			return fmt.Errorf("embedded: %s holds %s but no %s: not a counterkit data directory: %w",
+				dir, e.Name(), FileName, crdt.ErrMisconfiguredStore)
 		}
 	}
-	return db, nil
+	bdb, err := bolt.Open(tmp, 0o600, boltOptions(opts))
+	if err != nil {
+		return openError(tmp, err)
+	}
+	// A left-over file of a crashed creation is started again.
+	if err := bdb.Close(); err != nil {
+		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	if bdb, err = bolt.Open(tmp, 0o600, boltOptions(opts)); err != nil {
+		return openError(tmp, err)
+	}
+	db := &DB{bolt: bdb, path: tmp, opts: opts}
+	err = db.checkFormat(true)
+	if cerr := bdb.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	if err := os.Remove(tmp); err != nil {
+		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("embedded: sync directory: %w: %w", crdt.ErrUnavailable, err)
+	}
+	return nil
 }
 
 func openError(path string, err error) error {
@@ -196,9 +241,9 @@ func openError(path string, err error) error {
 	return fmt.Errorf("embedded: open %s: %w: %w", path, crdt.ErrUnavailable, err)
 }
 
-// checkFormat refuses a file that is truncated or not ours, and initialises
-// an empty one.
-func (d *DB) checkFormat() error {
+// checkFormat refuses a file that is truncated or not ours; with init, it
+// lays out an empty one.
+func (d *DB) checkFormat(init bool) error {
 	st, err := os.Stat(d.path)
 	if err != nil {
 		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
@@ -235,9 +280,10 @@ func (d *DB) checkFormat() error {
 	if err != nil || !empty {
 		return err
 	}
-	// A new file, or one whose creation crashed before the marker was
-	// written (it then holds no data): lay out the buckets and the marker
-	// in one durable transaction.
+	if !init {
+		return fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
+	}
+	// Lay out the buckets and the marker in one durable transaction.
 	return d.bolt.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
