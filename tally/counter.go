@@ -11,9 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 )
 
-// Defaults for zero Config fields; the durations are seed 001's.
+// Defaults for zero Config fields.
 const (
 	DefaultLifetime = 24 * time.Hour
 	DefaultMargin   = time.Hour
@@ -59,6 +60,10 @@ type Config struct {
 	// NewID returns a fresh mutator id, never used before for this key;
 	// nil means a random UUID. Reusing an id loses updates.
 	NewID func() crdt.ActorID
+	// MaxRows is the most rows (shards plus the tally) a read accepts; a
+	// counter with more is refused with an error wrapping crdt.ErrTooLarge
+	// until a GC folds its final shards. 0 means DefaultMaxRows.
+	MaxRows int
 }
 
 func (c Config) resolve() (Config, error) {
@@ -83,10 +88,15 @@ func (c Config) resolve() (Config, error) {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
+	if c.MaxRows == 0 {
+		c.MaxRows = DefaultMaxRows
+	}
 	if c.NewID == nil {
 		c.NewID = func() crdt.ActorID { return crdt.ActorID(uuid.NewString()) }
 	}
 	switch {
+	case c.MaxRows < 0:
+		return c, fmt.Errorf("%w: tally: negative MaxRows %d", crdt.ErrInvalidConfig, c.MaxRows)
 	case c.Lifetime < 0 || c.Margin < 0 || c.MaxSkew < 0 || c.Grace < 0:
 		return c, fmt.Errorf("%w: tally: negative duration in %+v", crdt.ErrInvalidConfig, c)
 	case c.Margin >= c.Lifetime:
@@ -99,24 +109,25 @@ func (c Config) resolve() (Config, error) {
 	return c, nil
 }
 
-// Counter is one tally counter: a key in a Store, an aggregate type and a
+// Counter is one tally counter: a partition of a store.Partitions (the
+// layout is described at ShardRowKey's constants), an aggregate type and a
 // time contract. It reads, runs GC and makes mutators. A Counter is safe
-// for concurrent use if its Store, Clock and NewID are; its Mutators are
+// for concurrent use if its store, Clock and NewID are; its Mutators are
 // not. The zero value is not usable; call New.
 type Counter[A Aggregate[A]] struct {
-	store Store
+	store store.Partitions
 	key   string
 	cfg   Config
 }
 
-// New returns the counter stored under key in store. Any number of Counter
+// New returns the counter stored in partition key of s. Any number of Counter
 // values, in any number of processes, may share one key, provided they use
 // the same aggregate type and a compatible Config (the same MaxSkew
 // assumption; Grace ≥ 3·MaxSkew everywhere). An invalid key is an error
 // wrapping ErrInvalidKey; a nil store or invalid Config, one wrapping
 // crdt.ErrInvalidConfig.
-func New[A Aggregate[A]](store Store, key string, cfg Config) (*Counter[A], error) {
-	if store == nil {
+func New[A Aggregate[A]](s store.Partitions, key string, cfg Config) (*Counter[A], error) {
+	if s == nil {
 		return nil, fmt.Errorf("%w: tally: nil store", crdt.ErrInvalidConfig)
 	}
 	if err := crdt.ValidateKey("tally key", key); err != nil {
@@ -126,7 +137,7 @@ func New[A Aggregate[A]](store Store, key string, cfg Config) (*Counter[A], erro
 	if err != nil {
 		return nil, err
 	}
-	return &Counter[A]{store: store, key: key, cfg: cfg}, nil
+	return &Counter[A]{store: s, key: key, cfg: cfg}, nil
 }
 
 // Key returns the counter's key.
@@ -136,16 +147,18 @@ func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
 
 // Read returns the counter's current value: the tally combined with every
 // shard not yet folded into it. It makes one store read that may be stale
-// (complete = false); a stale read can miss recent updates but never counts
-// one twice. Errors wrap crdt.ErrCorruptEncoding (a row that does not decode),
-// crdt.ErrOverflow (the total does not fit), or come from the store.
+// (store.ReadAny); a stale read can miss recent updates but never counts
+// one twice. Errors wrap crdt.ErrCorruptEncoding (a row that does not decode,
+// or a row key outside the layout), crdt.ErrOverflow (the total does not
+// fit), crdt.ErrTooLarge (more than Config.MaxRows rows), or come from the
+// store.
 func (c *Counter[A]) Read(ctx context.Context) (A, error) {
 	v, _, err := c.read(ctx, false)
 	return v, err
 }
 
-// ReadComplete is Read with a complete store read (Cassandra: consistency
-// ALL): it reflects every acknowledged update.
+// ReadComplete is Read with a complete store read (store.ReadComplete;
+// Cassandra: consistency ALL): it reflects every acknowledged update.
 func (c *Counter[A]) ReadComplete(ctx context.Context) (A, error) {
 	v, _, err := c.read(ctx, true)
 	return v, err
@@ -158,24 +171,33 @@ type view[A Aggregate[A]] struct {
 }
 
 func (c *Counter[A]) load(ctx context.Context, complete bool) (view[A], error) {
-	raw, tb, err := c.store.Read(ctx, c.key, complete)
+	level := store.ReadAny
+	if complete {
+		level = store.ReadComplete
+	}
+	rows, err := c.store.Snapshot(ctx, c.key, c.cfg.MaxRows, level)
 	if err != nil {
 		return view[A]{}, fmt.Errorf("tally: read %q: %w", c.key, err)
 	}
-	var v view[A]
-	if tb == nil {
-		v.tally = Tally[A]{State: identity[A]()}
-	} else if v.tally, err = DecodeTally[A](tb); err != nil {
-		return view[A]{}, fmt.Errorf("tally: %q tally: %w", c.key, err)
-	}
-	v.shards = make([]Shard[A], 0, len(raw))
-	for _, r := range raw {
-		s, err := DecodeShard[A](r.Data)
+	v := view[A]{tally: Tally[A]{State: identity[A]()}}
+	v.shards = make([]Shard[A], 0, len(rows))
+	for _, r := range rows {
+		id, isTally, err := parseRow(r.Key)
 		if err != nil {
-			return view[A]{}, fmt.Errorf("tally: %q shard %q: %w", c.key, r.Mutator, err)
+			return view[A]{}, fmt.Errorf("tally: %q: %w", c.key, err)
 		}
-		if s.Mutator != r.Mutator {
-			return view[A]{}, fmt.Errorf("%w: tally: %q row %q holds the shard of %q", crdt.ErrCorruptEncoding, c.key, r.Mutator, s.Mutator)
+		if isTally {
+			if v.tally, err = DecodeTally[A](r.Value); err != nil {
+				return view[A]{}, fmt.Errorf("tally: %q tally: %w", c.key, err)
+			}
+			continue
+		}
+		s, err := DecodeShard[A](r.Value)
+		if err != nil {
+			return view[A]{}, fmt.Errorf("tally: %q shard %q: %w", c.key, id, err)
+		}
+		if s.Mutator != id {
+			return view[A]{}, fmt.Errorf("%w: tally: %q row %q holds the shard of %q", crdt.ErrCorruptEncoding, c.key, id, s.Mutator)
 		}
 		v.shards = append(v.shards, s)
 	}
@@ -268,8 +290,8 @@ func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 }
 
 // GC folds every final shard into the tally and deletes it, in one atomic
-// batch (PlanGC, then Store.ApplyGC, resent up to Retries times when its
-// outcome is unknown). Any number of GCs may run at once, uncoordinated, and
+// batch (PlanGC, then one store Apply of the plan's Mutations, resent up
+// to Retries times when its outcome is unknown). Any number of GCs may run at once, uncoordinated, and
 // may crash at any point; running GC again is always safe. It returns the
 // plan it applied. GC needs a complete read, so it fails while any replica
 // is down; it is an optimisation that bounds read cost, never needed for
@@ -279,7 +301,8 @@ func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 	if err != nil || plan.Empty() {
 		return plan, err
 	}
-	if err := c.send(ctx, func() error { return c.store.ApplyGC(ctx, c.key, plan.Batch) }, nil); err != nil {
+	muts := plan.Batch.Mutations(c.key)
+	if err := c.send(ctx, func() error { return c.store.Apply(ctx, muts) }, nil); err != nil {
 		return plan, fmt.Errorf("tally: gc %q: %w", c.key, err)
 	}
 	return plan, nil
@@ -298,6 +321,11 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 			last = errLate
 			break
 		}
+		if err := ctx.Err(); err != nil {
+			// Not sent: this attempt certainly had no effect.
+			last = fmt.Errorf("%w: %w", crdt.ErrUnavailable, err)
+			break
+		}
 		err := write()
 		if err == nil {
 			return nil
@@ -305,9 +333,6 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 		last = err
 		if !errors.Is(err, crdt.ErrUnavailable) {
 			ambiguous = true
-		}
-		if ctx.Err() != nil {
-			break
 		}
 	}
 	switch {

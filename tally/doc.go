@@ -1,6 +1,6 @@
-// Package tally implements seed 001's order-free sharded counter: every
-// mutator owns one shard row and overwrites it with its full state, so an
-// update costs one write and no read; readers combine all shards; a GC folds
+// Package tally implements an order-free sharded counter: every mutator
+// owns one shard row and overwrites it with its full state, so an update
+// costs one write and no read; readers combine all shards; a GC folds
 // shards that can no longer change into a single tally row with one
 // idempotent last-write-wins batch.
 //
@@ -46,9 +46,9 @@
 // A definite failure (crdt.ErrUnavailable, expiry before sending) discards
 // the staged updates: they are not counted and may be applied again. So a
 // caller that re-applies an update only after a definite failure or a
-// successful Abandon counts it exactly once. (Seed 001 changed its memory
-// before saving, so a retried update after a timeout that had landed was
-// counted twice; the simulation test shows that variant failing.)
+// successful Abandon counts it exactly once. (A mutator that changed its
+// memory before saving would count a retried update twice after a timeout
+// that had landed; the simulation test shows that variant failing.)
 //
 // # GC, and why concurrent GCs compose
 //
@@ -107,7 +107,24 @@
 //   - Distinct is a HyperLogLog estimate (about 0.81% standard error at
 //     precision 14), not an exact count.
 //
-// The Store interface is the storage contract; adapters/memory holds the
-// in-memory reference implementation and tally/tallytest the conformance
-// suite every implementation runs.
+// # Storage
+//
+// A counter lives in one partition of a store.Partitions, named by the
+// counter key, with one row per mutator shard and one tally row:
+//
+//	row key          value
+//	's' + mutator id the encoded Shard of that mutator (ShardRowKey)
+//	't'              the encoded Tally (TallyRowKey), absent before the first GC
+//
+// A flush is one Apply of a single put of the mutator's row at its write
+// timestamp; a GC is one Apply, atomic within the partition, of the tally
+// put and a delete of every folded shard row, all at GCBatch.WriteTS
+// (GCBatch.Mutations). Read takes a store.ReadAny snapshot, ReadComplete,
+// PlanGC and GC a store.ReadComplete one, refused above Config.MaxRows
+// rows. Every row is validated on read: an unknown row key, a value that
+// does not decode, or a shard row holding another mutator's shard is an
+// error wrapping crdt.ErrCorruptEncoding, and GC never deletes what it
+// could not read. Package tally/tallytest runs the counter's behaviours
+// against any store.Partitions; adapters/memory.Partitions is the
+// in-memory one.
 package tally

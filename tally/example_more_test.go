@@ -8,6 +8,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -21,7 +22,7 @@ func ExampleConfig() {
 	cfg.Margin = 10 * time.Minute
 	cfg.MaxSkew = time.Minute
 	cfg.Grace = 5 * time.Minute
-	c, err := tally.New[*tally.Sum](memory.NewTallyStore(), "k", cfg)
+	c, err := tally.New[*tally.Sum](memory.NewPartitions(), "k", cfg)
 	fmt.Println(err)
 	m, _ := c.NewMutator()
 	fmt.Println(m.ID(), "expires", m.ExpiresAt().Format(time.TimeOnly))
@@ -30,7 +31,7 @@ func ExampleConfig() {
 	fmt.Println(errors.Is(err, crdt.ErrExpired))
 
 	cfg.Grace = 2 * time.Minute // < 3·MaxSkew
-	_, err = tally.New[*tally.Sum](memory.NewTallyStore(), "k", cfg)
+	_, err = tally.New[*tally.Sum](memory.NewPartitions(), "k", cfg)
 	fmt.Println(errors.Is(err, crdt.ErrInvalidConfig))
 	// Output:
 	// <nil>
@@ -39,20 +40,35 @@ func ExampleConfig() {
 	// true
 }
 
-// An EncodedShard is a shard row as the store holds it: the mutator id and
-// opaque bytes that DecodeShard turns back into a Shard.
-func ExampleEncodedShard() {
+// A counter is one partition: a row per mutator shard, keyed 's' + the
+// mutator id and holding bytes that DecodeShard turns back into a Shard,
+// and after a GC the tally row, keyed 't'.
+func ExampleShardRowKey() {
 	ctx := context.Background()
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	store := memory.NewTallyStore()
-	c, _ := tally.New[*tally.Sum](store, "k", exampleConfig(&now))
-	m, _ := c.NewMutator()
-	_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(42) })
+	db := memory.NewPartitions()
+	c, _ := tally.New[*tally.Sum](db, "k", exampleConfig(&now))
+	for _, n := range []int64{42, 8} {
+		m, _ := c.NewMutator()
+		_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(n) })
+	}
+	fmt.Printf("%q\n", tally.ShardRowKey("web-1"))
 
-	rows, _, _ := store.Read(ctx, "k", true)
-	sh, err := tally.DecodeShard[*tally.Sum](rows[0].Data)
-	fmt.Println(rows[0].Mutator, sh.Mutator, sh.State.Value(), time.UnixMicro(sh.ExpiresAt).UTC().Format(time.DateTime), err)
-	// Output: web-1 web-1 42 2024-05-02 00:00:00 <nil>
+	rows, _ := db.Snapshot(ctx, "k", 100, store.ReadComplete)
+	for _, r := range rows {
+		sh, err := tally.DecodeShard[*tally.Sum](r.Value)
+		fmt.Printf("%q %s %d %s %v\n", r.Key, sh.Mutator, sh.State.Value(), time.UnixMicro(sh.ExpiresAt).UTC().Format(time.DateTime), err)
+	}
+	now = now.Add(49 * time.Hour) // both shards are final
+	_, _ = c.GC(ctx)
+	rows, _ = db.Snapshot(ctx, "k", 100, store.ReadComplete)
+	t, err := tally.DecodeTally[*tally.Sum](rows[0].Value)
+	fmt.Printf("%d row: %q %d %v\n", len(rows), rows[0].Key, t.State.Value(), err)
+	// Output:
+	// "sweb-1"
+	// "sweb-1" web-1 42 2024-05-02 00:00:00 <nil>
+	// "sweb-2" web-2 8 2024-05-02 00:00:00 <nil>
+	// 1 row: "t" 50 <nil>
 }
 
 // A GCBatch is idempotent and carries its own timestamp, so applying it
@@ -60,8 +76,8 @@ func ExampleEncodedShard() {
 func ExampleGCBatch() {
 	ctx := context.Background()
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	store := memory.NewTallyStore()
-	c, _ := tally.New[*tally.Sum](store, "k", exampleConfig(&now))
+	db := memory.NewPartitions()
+	c, _ := tally.New[*tally.Sum](db, "k", exampleConfig(&now))
 	m, _ := c.NewMutator()
 	_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(7) })
 
@@ -69,16 +85,22 @@ func ExampleGCBatch() {
 	plan, _ := c.PlanGC(ctx)
 	b := plan.Batch
 	fmt.Println("delete:", b.Delete, "at", time.UnixMicro(b.WriteTS).UTC().Format(time.DateTime))
+	for _, m := range b.Mutations("k") {
+		fmt.Printf("%s %q at %d\n", m.Op, m.Key, m.Timestamp)
+	}
 	for range 2 { // the second apply is a retry
-		if err := store.ApplyGC(ctx, "k", b); err != nil {
+		if err := db.Apply(ctx, b.Mutations("k")); err != nil {
 			panic(err)
 		}
 	}
 	v, _ := c.ReadComplete(ctx)
-	fmt.Println("value:", v.Value(), "live shards:", store.LiveShards("k"))
+	rows, _ := db.Snapshot(ctx, "k", 100, store.ReadComplete)
+	fmt.Println("value:", v.Value(), "rows:", len(rows))
 	// Output:
 	// delete: [web-1] at 2024-05-02 00:00:00
-	// value: 7 live shards: 0
+	// put "t" at 1714608000000000
+	// delete "sweb-1" at 1714608000000000
+	// value: 7 rows: 1
 }
 
 // A GCPlan counts the final shards it folds and the live ones it leaves;
@@ -86,7 +108,7 @@ func ExampleGCBatch() {
 func ExampleGCPlan() {
 	ctx := context.Background()
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	c, _ := tally.New[*tally.Sum](memory.NewTallyStore(), "k", exampleConfig(&now))
+	c, _ := tally.New[*tally.Sum](memory.NewPartitions(), "k", exampleConfig(&now))
 	old, _ := c.NewMutator()
 	_ = old.Update(ctx, func(s *tally.Sum) error { return s.Add(1) })
 	now = now.Add(49 * time.Hour) // old's shard is final
@@ -146,24 +168,4 @@ func ExampleAggregate() {
 	// Output:
 	// n=3 sum=9 min=1 max=5 sumsq=35 true
 	// true true
-}
-
-// A Store resolves every cell by last write wins on explicit timestamps:
-// a GC's delete at timestamp 20 hides a late shard write stamped 15 for
-// good, while a write stamped 30 is visible again.
-func ExampleStore() {
-	ctx := context.Background()
-	var s tally.Store = memory.NewTallyStore()
-	sh := func(v string) tally.EncodedShard { return tally.EncodedShard{Mutator: "web-1", Data: []byte(v)} }
-	_ = s.PutShard(ctx, "k", sh("a"), 10)
-	_ = s.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: 20, Tally: []byte("t"), Delete: []crdt.ActorID{"web-1"}})
-	_ = s.PutShard(ctx, "k", sh("late"), 15)
-	rows, tb, _ := s.Read(ctx, "k", true)
-	fmt.Println(len(rows), string(tb))
-	_ = s.PutShard(ctx, "k", sh("new"), 30)
-	rows, _, _ = s.Read(ctx, "k", true)
-	fmt.Println(len(rows), string(rows[0].Data))
-	// Output:
-	// 0 t
-	// 1 new
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -25,9 +26,9 @@ func exampleConfig(now *time.Time) tally.Config {
 // GC folds their shards into the tally and the read cost drops to one row.
 func ExampleCounter() {
 	ctx := context.Background()
-	store := memory.NewTallyStore()
+	db := memory.NewPartitions()
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	views, err := tally.New[*tally.Sum](store, "page:/home", exampleConfig(&now))
+	views, err := tally.New[*tally.Sum](db, "page:/home", exampleConfig(&now))
 	if err != nil {
 		panic(err)
 	}
@@ -45,7 +46,8 @@ func ExampleCounter() {
 		fmt.Printf("%s counted %d views\n", m.ID(), hits)
 	}
 	v, _ := views.Read(ctx)
-	fmt.Println("views:", v.Value(), "live shards:", store.LiveShards("page:/home"))
+	rows, _ := db.Snapshot(ctx, "page:/home", 100, store.ReadComplete)
+	fmt.Println("views:", v.Value(), "rows:", len(rows))
 
 	now = now.Add(tally.DefaultLifetime + tally.DefaultGrace + time.Minute)
 	plan, err := views.GC(ctx)
@@ -53,13 +55,14 @@ func ExampleCounter() {
 		panic(err)
 	}
 	v, _ = views.Read(ctx)
-	fmt.Println("gc folded:", plan.Folded, "views:", v.Value(), "live shards:", store.LiveShards("page:/home"))
+	rows, _ = db.Snapshot(ctx, "page:/home", 100, store.ReadComplete)
+	fmt.Println("gc folded:", plan.Folded, "views:", v.Value(), "rows:", len(rows))
 	// Output:
 	// web-1 counted 120 views
 	// web-2 counted 45 views
 	// web-3 counted 300 views
-	// views: 465 live shards: 3
-	// gc folded: 3 views: 465 live shards: 0
+	// views: 465 rows: 3
+	// gc folded: 3 views: 465 rows: 1
 }
 
 // Unique visitors: each server keeps a HyperLogLog of the visitor ids it
@@ -67,7 +70,7 @@ func ExampleCounter() {
 func ExampleCounter_uniqueVisitors() {
 	ctx := context.Background()
 	now := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
-	visitors, err := tally.New[*tally.Distinct](memory.NewTallyStore(), "visitors:2024-05-01", exampleConfig(&now))
+	visitors, err := tally.New[*tally.Distinct](memory.NewPartitions(), "visitors:2024-05-01", exampleConfig(&now))
 	if err != nil {
 		panic(err)
 	}
@@ -97,7 +100,7 @@ func ExampleCounter_uniqueVisitors() {
 func ExampleCounter_PlanGC() {
 	ctx := context.Background()
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	c, _ := tally.New[*tally.Max](memory.NewTallyStore(), "latency-max", exampleConfig(&now))
+	c, _ := tally.New[*tally.Max](memory.NewPartitions(), "latency-max", exampleConfig(&now))
 	m, _ := c.NewMutator()
 	_ = m.Update(ctx, func(x *tally.Max) error { x.Add(250); return nil })
 	now = now.Add(49 * time.Hour)
@@ -117,19 +120,19 @@ func ExampleCounter_PlanGC() {
 // twice, so the mutator refuses until the caller resolves it.
 func ExampleMutator_Retry() {
 	ctx := context.Background()
-	store := memory.NewTallyStore()
+	db := newFaultStore(memory.NewPartitions())
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	c, _ := tally.New[*tally.Sum](store, "credits", exampleConfig(&now))
+	c, _ := tally.New[*tally.Sum](db, "credits", exampleConfig(&now))
 	m, _ := c.NewMutator()
 
 	// Every attempt lands but its acknowledgement is lost.
-	store.SetFault(func(op memory.TallyOp) memory.TallyFault { return memory.TallyLanded })
+	db.setPolicy(func(call) fault { return loseAck })
 	err := m.Update(ctx, func(s *tally.Sum) error { return s.Add(100) })
 	fmt.Println("update:", errors.Is(err, crdt.ErrAmbiguousWrite))
 	err = m.Update(ctx, func(s *tally.Sum) error { return s.Add(100) })
 	fmt.Println("update again refused:", errors.Is(err, tally.ErrUnresolved))
 
-	store.SetFault(nil)
+	db.setPolicy(nil)
 	fmt.Println("retry:", m.Retry(ctx))
 	v, _ := c.ReadComplete(ctx)
 	fmt.Println("credits:", v.Value())
@@ -143,16 +146,16 @@ func ExampleMutator_Retry() {
 // Abandon makes an unknown write definitely not count.
 func ExampleMutator_Abandon() {
 	ctx := context.Background()
-	store := memory.NewTallyStore()
+	db := newFaultStore(memory.NewPartitions())
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
-	c, _ := tally.New[*tally.Sum](store, "credits", exampleConfig(&now))
+	c, _ := tally.New[*tally.Sum](db, "credits", exampleConfig(&now))
 	m, _ := c.NewMutator()
 	_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(5) })
 
-	store.SetFault(func(op memory.TallyOp) memory.TallyFault { return memory.TallyLanded })
+	db.setPolicy(func(call) fault { return loseAck })
 	err := m.Update(ctx, func(s *tally.Sum) error { return s.Add(100) })
 	fmt.Println("unknown:", errors.Is(err, crdt.ErrAmbiguousWrite))
-	store.SetFault(nil)
+	db.setPolicy(nil)
 	fmt.Println("abandon:", m.Abandon(ctx))
 	v, _ := c.ReadComplete(ctx)
 	fmt.Println("credits:", v.Value())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 )
 
 // ErrUnresolved is returned (wrapped) by Stage, Flush and Update while a
@@ -69,7 +70,7 @@ func (c *Counter[A]) NewMutator() (*Mutator[A], error) {
 	}, nil
 }
 
-// ID returns the mutator's id, the row key of its shard.
+// ID returns the mutator's id, which names its shard row (ShardRowKey).
 func (m *Mutator[A]) ID() crdt.ActorID { return m.id }
 
 // ExpiresAt returns the time after which the mutator never writes.
@@ -241,9 +242,9 @@ func (m *Mutator[A]) nextTS() (int64, error) {
 // expires_at by the mutator's clock.
 func (m *Mutator[A]) write(ctx context.Context, data []byte, ts int64) error {
 	m.lastTS, m.lastSent = ts, data
-	shard := EncodedShard{Mutator: m.id, Data: data}
+	muts := []store.Mutation{shardMutation(m.c.key, m.id, data, ts)}
 	err := m.c.send(ctx,
-		func() error { return m.c.store.PutShard(ctx, m.c.key, shard, ts) },
+		func() error { return m.c.store.Apply(ctx, muts) },
 		func() bool { return m.c.nowMicros() < m.expiresAt })
 	if errors.Is(err, crdt.ErrExpired) {
 		m.dead = true

@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -50,14 +51,14 @@ func ids() func() crdt.ActorID {
 }
 
 type fixture struct {
-	store *memory.TallyStore
+	store *faultStore
 	clock *fakeClock
 	c     *tally.Counter[*tally.Sum]
 	cfg   tally.Config
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{store: memory.NewTallyStore(), clock: newClock()}
+	f := &fixture{store: newFaultStore(memory.NewPartitions()), clock: newClock()}
 	f.cfg = tally.Config{Lifetime: 24 * time.Hour, Margin: time.Hour, MaxSkew: time.Hour, Grace: 3 * time.Hour,
 		Clock: f.clock.Now, NewID: ids()}
 	var err error
@@ -80,16 +81,17 @@ func (f *fixture) value(t *testing.T) int64 {
 
 func add(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
 
-// faults returns a fault function that serves the listed faults to
-// successive PutShard calls (then TallyOK) and records their timestamps.
-func faults(ts *[]int64, fs ...memory.TallyFault) memory.TallyFaultFunc {
-	return func(op memory.TallyOp) memory.TallyFault {
-		if op.Kind != memory.TallyOpPut {
-			return memory.TallyOK
+// faults returns a policy that serves the listed faults to successive
+// shard writes (then pass) and records their timestamps.
+func faults(ts *[]int64, fs ...fault) func(call) fault {
+	return func(c call) fault {
+		_, wts, ok := c.shardPut()
+		if !ok {
+			return pass
 		}
-		*ts = append(*ts, op.WriteTS)
+		*ts = append(*ts, wts)
 		if len(fs) == 0 {
-			return memory.TallyOK
+			return pass
 		}
 		f := fs[0]
 		fs = fs[1:]
@@ -102,28 +104,38 @@ func TestUpdateCostsOneWriteNoRead(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	require.NoError(t, m.Update(ctx, add(1)))
-	require.Equal(t, memory.TallyCalls{ShardWrites: 1}, f.store.Calls())
+	// calls() is {snapshots, applies}.
+	require.Equal(t, [2]int64{0, 1}, f.store.calls())
 
-	f.store.ResetCalls()
+	f.store.resetCalls()
 	for range 100 {
 		require.NoError(t, m.Stage(add(1)))
 	}
 	require.NoError(t, m.Flush(ctx))
-	require.Equal(t, memory.TallyCalls{ShardWrites: 1}, f.store.Calls(), "100 staged increments, one write")
+	require.Equal(t, [2]int64{0, 1}, f.store.calls(), "100 staged increments, one write")
 
-	f.store.ResetCalls()
+	f.store.resetCalls()
 	require.NoError(t, m.Flush(ctx))
-	require.Equal(t, memory.TallyCalls{}, f.store.Calls(), "nothing staged, nothing written")
+	require.Equal(t, [2]int64{}, f.store.calls(), "nothing staged, nothing written")
 
 	require.Equal(t, int64(101), f.value(t))
-	require.Equal(t, memory.TallyCalls{Reads: 1}, f.store.Calls(), "a read is one store read")
+	require.Equal(t, [2]int64{1, 0}, f.store.calls(), "a read is one store read")
 
-	f.store.ResetCalls()
+	f.store.resetCalls()
 	f.clock.Advance(f.cfg.Lifetime + f.cfg.Grace + time.Second)
+	var batches [][]store.Mutation
+	f.store.setPolicy(func(c call) fault {
+		if c.method == "apply" {
+			batches = append(batches, c.muts)
+		}
+		return pass
+	})
 	plan, err := f.c.GC(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, plan.Folded)
-	require.Equal(t, memory.TallyCalls{Reads: 1, GCWrites: 1}, f.store.Calls(), "GC is one complete read and one batch")
+	require.Equal(t, [2]int64{1, 1}, f.store.calls(), "GC is one complete read and one batch")
+	require.Equal(t, [][]store.Mutation{plan.Batch.Mutations("views")}, batches, "the batch: the tally put and the shard delete")
+	require.Len(t, batches[0], 2)
 }
 
 func TestAmbiguousLandedThenRetryCountsOnce(t *testing.T) {
@@ -133,7 +145,7 @@ func TestAmbiguousLandedThenRetryCountsOnce(t *testing.T) {
 	require.NoError(t, m.Update(ctx, add(10)))
 
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyLanded, memory.TallyLanded))
+	f.store.setPolicy(faults(&ts, loseAck, loseAck, loseAck))
 	err := m.Update(ctx, add(5))
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.True(t, m.Unresolved())
@@ -159,7 +171,7 @@ func TestLibraryResendSucceeds(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyLanded))
+	f.store.setPolicy(faults(&ts, loseAck))
 	require.NoError(t, m.Update(ctx, add(7)), "the resend succeeds, so the caller sees success")
 	require.Equal(t, []int64{ts[0], ts[0]}, ts)
 	require.Equal(t, int64(7), f.value(t))
@@ -171,15 +183,15 @@ func TestAbandonUncountsEvenWhenTheWriteLandsLate(t *testing.T) {
 	m := f.mutator(t)
 	require.NoError(t, m.Update(ctx, add(3)))
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyHeld, memory.TallyHeld))
+	f.store.setPolicy(faults(&ts, loseAck, hold, hold))
 	require.ErrorIs(t, m.Update(ctx, add(100)), crdt.ErrAmbiguousWrite)
 	require.Equal(t, int64(103), f.value(t), "the first attempt landed")
 
 	require.NoError(t, m.Abandon(ctx))
 	require.Greater(t, ts[3], ts[0], "Abandon writes above the abandoned timestamp")
 	require.Equal(t, int64(3), f.value(t))
-	for _, seq := range f.store.Held() {
-		require.True(t, f.store.DeliverHeld(seq))
+	for _, seq := range f.store.heldSeqs() {
+		require.True(t, f.store.deliver(seq))
 	}
 	require.Equal(t, int64(3), f.value(t), "late copies of the abandoned write lose under LWW")
 
@@ -192,7 +204,7 @@ func TestAbandonWithoutCommittedStateWritesIdentity(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyLanded, memory.TallyLanded))
+	f.store.setPolicy(faults(&ts, loseAck, loseAck, loseAck))
 	require.ErrorIs(t, m.Update(ctx, add(9)), crdt.ErrAmbiguousWrite)
 	require.Equal(t, int64(9), f.value(t))
 	require.NoError(t, m.Abandon(ctx))
@@ -204,8 +216,8 @@ func TestFailedAbandonThenRetry(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	lost := []memory.TallyFault{memory.TallyLost, memory.TallyLost, memory.TallyLost}
-	f.store.SetFault(faults(&ts, append(append([]memory.TallyFault{}, lost...), memory.TallyLanded, memory.TallyLanded, memory.TallyLanded)...))
+	lost := []fault{lose, lose, lose}
+	f.store.setPolicy(faults(&ts, append(append([]fault{}, lost...), loseAck, loseAck, loseAck)...))
 	require.ErrorIs(t, m.Update(ctx, add(4)), crdt.ErrAmbiguousWrite) // lost ×3
 	require.ErrorIs(t, m.Abandon(ctx), crdt.ErrAmbiguousWrite)        // landed ×3, unacknowledged
 	require.True(t, m.Unresolved())
@@ -220,7 +232,7 @@ func TestDefiniteFailureDiscardsStaged(t *testing.T) {
 	m := f.mutator(t)
 	require.NoError(t, m.Update(ctx, add(1)))
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyUnavailable, memory.TallyUnavailable, memory.TallyUnavailable))
+	f.store.setPolicy(faults(&ts, refuse, refuse, refuse))
 	require.NoError(t, m.Stage(add(5)))
 	err := m.Update(ctx, add(5))
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
@@ -236,7 +248,7 @@ func TestMixedFailuresAreAmbiguous(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyLanded, memory.TallyUnavailable, memory.TallyUnavailable))
+	f.store.setPolicy(faults(&ts, loseAck, refuse, refuse))
 	require.ErrorIs(t, m.Update(ctx, add(2)), crdt.ErrAmbiguousWrite, "one attempt may have landed")
 	require.NoError(t, m.Retry(ctx))
 	require.Equal(t, int64(2), f.value(t))
@@ -277,7 +289,7 @@ func TestUnresolvedPastExpiryStaysUnknown(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.SetFault(faults(&ts, memory.TallyLost, memory.TallyLost, memory.TallyLost))
+	f.store.setPolicy(faults(&ts, lose, lose, lose))
 	require.ErrorIs(t, m.Update(ctx, add(1)), crdt.ErrAmbiguousWrite)
 	f.clock.Advance(24 * time.Hour)
 	for _, err := range []error{m.Retry(ctx), m.Abandon(ctx)} {
@@ -291,7 +303,7 @@ func TestWriteTimestampsMonotonicBelowExpiry(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	var ts []int64
-	f.store.SetFault(faults(&ts))
+	f.store.setPolicy(faults(&ts))
 	m := f.mutator(t)
 	for i := range 50 {
 		require.NoError(t, m.Update(ctx, add(1)))
@@ -308,12 +320,13 @@ func TestWriteTimestampsMonotonicBelowExpiry(t *testing.T) {
 }
 
 func TestConfigAndKeyValidation(t *testing.T) {
-	s := memory.NewTallyStore()
+	s := memory.NewPartitions()
 	bad := []tally.Config{
 		{MaxSkew: 2 * time.Hour, Grace: 5 * time.Hour},
 		{Lifetime: time.Hour, Margin: time.Hour},
 		{Lifetime: -time.Hour},
 		{Lifetime: time.Hour + time.Nanosecond},
+		{MaxRows: -1},
 	}
 	for _, cfg := range bad {
 		_, err := tally.New[*tally.Sum](s, "k", cfg)
@@ -339,7 +352,7 @@ func TestConfigAndKeyValidation(t *testing.T) {
 // crdt.ValidateKey with ErrInvalidKey (crdt.ErrInvalidKey), and accepts one
 // of MaxKeyLen bytes.
 func TestNewRefusesInvalidKeys(t *testing.T) {
-	s := memory.NewTallyStore()
+	s := memory.NewPartitions()
 	require.Equal(t, crdt.MaxKeyLen, tally.MaxKeyLen)
 	for name, key := range crdttest.InvalidKeys() {
 		c, err := tally.New[*tally.Sum](s, key, tally.Config{})
@@ -355,10 +368,16 @@ func TestNewRefusesInvalidKeys(t *testing.T) {
 	require.NoError(t, err)
 }
 
+// putRow writes one raw row into counter key's partition.
+func putRow(t *testing.T, s store.Partitions, key string, row []byte, value []byte, ts int64) {
+	t.Helper()
+	require.NoError(t, s.Apply(context.Background(), []store.Mutation{{Partition: key, Op: store.OpPut, Key: row, Value: value, Timestamp: ts}}))
+}
+
 func TestReadRejectsCorruptRows(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
-	require.NoError(t, f.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: "x", Data: []byte{1, 2, 3}}, 1))
+	putRow(t, f.store, "views", tally.ShardRowKey("x"), []byte{1, 2, 3}, 1)
 	_, err := f.c.ReadComplete(ctx)
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
 	_, err = f.c.GC(ctx)
@@ -367,16 +386,68 @@ func TestReadRejectsCorruptRows(t *testing.T) {
 	g := newFixture(t)
 	b, err := tally.Shard[*tally.Sum]{Mutator: "a", ExpiresAt: exp0, State: sumOf(t, 1)}.MarshalBinary()
 	require.NoError(t, err)
-	require.NoError(t, g.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: "b", Data: b}, 1))
+	putRow(t, g.store, "views", tally.ShardRowKey("b"), b, 1)
 	_, err = g.c.ReadComplete(ctx)
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "a row holding another mutator's shard")
 
 	h := newFixture(t)
 	mx, err := tally.Shard[*tally.Max]{Mutator: "a", ExpiresAt: exp0, State: new(tally.Max)}.MarshalBinary()
 	require.NoError(t, err)
-	require.NoError(t, h.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: "a", Data: mx}, 1))
+	putRow(t, h.store, "views", tally.ShardRowKey("a"), mx, 1)
 	_, err = h.c.ReadComplete(ctx)
 	require.ErrorIs(t, err, crdt.ErrTypeMismatch, "a shard of another aggregate kind")
+
+	// Row keys outside the layout, and a tally row that does not decode.
+	good, err := tally.Tally[*tally.Sum]{State: sumOf(t, 1)}.MarshalBinary()
+	require.NoError(t, err)
+	for name, row := range map[string]struct {
+		key, value []byte
+		want       error
+	}{
+		"unknown prefix":        {[]byte("xm"), b, crdt.ErrCorruptEncoding},
+		"shard key without id":  {[]byte("s"), b, crdt.ErrCorruptEncoding},
+		"shard key, invalid id": {[]byte("s\x00"), b, crdt.ErrCorruptEncoding},
+		"tally key with suffix": {[]byte("tt"), good, crdt.ErrCorruptEncoding},
+		"empty key":             {[]byte{}, b, crdt.ErrCorruptEncoding},
+		"tally does not decode": {[]byte(tally.TallyRowKey), []byte{1, 2, 3}, crdt.ErrCorruptEncoding},
+		"tally row of a shard":  {[]byte(tally.TallyRowKey), b, crdt.ErrTypeMismatch},
+	} {
+		k := newFixture(t)
+		putRow(t, k.store, "views", row.key, row.value, 1)
+		_, err := k.c.ReadComplete(ctx)
+		require.ErrorIs(t, err, row.want, name)
+		_, err = k.c.Read(ctx)
+		require.ErrorIs(t, err, row.want, name)
+		_, err = k.c.GC(ctx)
+		require.ErrorIs(t, err, row.want, name)
+	}
+}
+
+// TestReadRefusesTooManyRows: a partition over Config.MaxRows is refused
+// with crdt.ErrTooLarge, by reads and GC alike.
+func TestReadRefusesTooManyRows(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	cfg := f.cfg
+	cfg.MaxRows = 3
+	c, err := tally.New[*tally.Sum](f.store, "views", cfg)
+	require.NoError(t, err)
+	for range 3 {
+		m, err := c.NewMutator()
+		require.NoError(t, err)
+		require.NoError(t, m.Update(ctx, add(1)))
+	}
+	v, err := c.ReadComplete(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), v.Value())
+	m, err := c.NewMutator()
+	require.NoError(t, err)
+	require.NoError(t, m.Update(ctx, add(1)), "writes never read, so they still work")
+	_, err = c.Read(ctx)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	_, err = c.GC(ctx)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	require.Equal(t, int64(4), f.value(t), "the default limit reads them")
 }
 
 func TestReadOverflowIsAnError(t *testing.T) {
@@ -390,16 +461,15 @@ func TestReadOverflowIsAnError(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrOverflow)
 }
 
-// staleView is a Store whose Read returns a fixed mix of rows, to show a
-// reader that sees the new tally next to an old copy of a folded shard.
+// staleView is a store whose snapshots return a fixed set of rows, to show
+// a reader that sees the new tally next to an old copy of a folded shard.
 type staleView struct {
-	tally.Store
-	shards []tally.EncodedShard
-	tally  []byte
+	store.Partitions
+	rows []store.Row
 }
 
-func (s staleView) Read(context.Context, string, bool) ([]tally.EncodedShard, []byte, error) {
-	return s.shards, s.tally, nil
+func (s staleView) Snapshot(context.Context, string, int, store.Read) ([]store.Row, error) {
+	return s.rows, nil
 }
 
 func TestGCFoldsFinalShardsOnly(t *testing.T) {
@@ -423,20 +493,21 @@ func TestGCFoldsFinalShardsOnly(t *testing.T) {
 	require.Equal(t, 1, plan.Live)
 	require.Equal(t, old.ExpiresAt().UnixMicro(), plan.Batch.WriteTS, "the batch timestamp is the largest expires_at folded")
 	require.Equal(t, []crdt.ActorID{old.ID()}, plan.Batch.Delete)
-	require.Equal(t, 1, f.store.LiveShards("views"))
+	require.Equal(t, 1, liveShards(t, f.store, "views"))
 	require.Equal(t, int64(12), f.value(t))
 
 	// A late copy of the folded shard's write never resurrects it.
 	late, err := tally.Shard[*tally.Sum]{Mutator: old.ID(), ExpiresAt: old.ExpiresAt().UnixMicro(), State: sumOf(t, 5)}.MarshalBinary()
 	require.NoError(t, err)
-	require.NoError(t, f.store.PutShard(ctx, "views", tally.EncodedShard{Mutator: old.ID(), Data: late}, old.ExpiresAt().UnixMicro()-1))
-	require.Equal(t, 1, f.store.LiveShards("views"))
+	putRow(t, f.store, "views", tally.ShardRowKey(old.ID()), late, old.ExpiresAt().UnixMicro()-1)
+	require.Equal(t, 1, liveShards(t, f.store, "views"))
 	require.Equal(t, int64(12), f.value(t))
 
 	// A stale reader seeing the new tally and the old shard counts it once.
-	shards, tb, err := f.store.Read(ctx, "views", true)
+	rows, err := f.store.Snapshot(ctx, "views", 100, store.ReadComplete)
 	require.NoError(t, err)
-	mixed := staleView{shards: append(shards, tally.EncodedShard{Mutator: old.ID(), Data: late}), tally: tb}
+	require.Len(t, rows, 2, "the young shard and the tally")
+	mixed := staleView{rows: []store.Row{{Key: tally.ShardRowKey(old.ID()), Value: late}, rows[0], rows[1]}}
 	c2, err := tally.New[*tally.Sum](mixed, "views", f.cfg)
 	require.NoError(t, err)
 	v, err := c2.Read(ctx)
@@ -471,10 +542,10 @@ func TestGCIdempotentAndRacing(t *testing.T) {
 
 	// B lands first, then A's delayed batch, then both again.
 	for _, b := range []tally.GCBatch{planB.Batch, planA.Batch, planB.Batch, planA.Batch} {
-		require.NoError(t, f.store.ApplyGC(ctx, "views", b))
+		require.NoError(t, f.store.Apply(ctx, b.Mutations("views")))
 		require.Equal(t, want, f.value(t))
 	}
-	require.Equal(t, 2, f.store.LiveShards("views"))
+	require.Equal(t, 2, liveShards(t, f.store, "views"))
 
 	// A GC from the state after A alone reaches B's tally byte for byte.
 	g := newFixture(t)
@@ -499,23 +570,27 @@ func TestGCErrors(t *testing.T) {
 	m := f.mutator(t)
 	require.NoError(t, m.Update(ctx, add(1)))
 	f.clock.Advance(30 * time.Hour)
-	f.store.SetFault(func(op memory.TallyOp) memory.TallyFault {
-		if op.Kind == memory.TallyOpGC {
-			return memory.TallyLost
+	var sent [][]store.Mutation
+	f.store.setPolicy(func(c call) fault {
+		if c.isGC() {
+			sent = append(sent, c.muts)
+			return lose
 		}
-		return memory.TallyOK
+		return pass
 	})
 	_, err := f.c.GC(ctx)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-	require.Equal(t, int64(3), f.store.Calls().GCWrites, "the same batch is resent Retries times")
-	f.store.SetFault(func(memory.TallyOp) memory.TallyFault { return memory.TallyUnavailable })
+	require.Len(t, sent, 3, "the batch is resent Retries times")
+	require.Equal(t, sent[0], sent[1], "the same batch")
+	require.Equal(t, sent[0], sent[2])
+	f.store.setPolicy(func(call) fault { return refuse })
 	_, err = f.c.GC(ctx)
 	require.ErrorIs(t, err, crdt.ErrUnavailable, "no complete read, no GC")
-	f.store.SetFault(nil)
+	f.store.setPolicy(nil)
 	_, err = f.c.GC(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), f.value(t))
-	require.Equal(t, 0, f.store.LiveShards("views"))
+	require.Equal(t, 0, liveShards(t, f.store, "views"))
 }
 
 func TestCanceledContext(t *testing.T) {
@@ -525,8 +600,9 @@ func TestCanceledContext(t *testing.T) {
 	cancel()
 	err := m.Update(ctx, add(1))
 	require.ErrorIs(t, err, context.Canceled)
-	require.ErrorIs(t, err, crdt.ErrUnavailable, "the memory store refuses before applying")
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "nothing is sent once the context is done: certainly not applied")
 	require.False(t, m.Unresolved())
+	require.Equal(t, [2]int64{}, f.store.calls())
 	_, err = f.c.Read(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 }

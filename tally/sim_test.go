@@ -15,14 +15,19 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
-// The simulation drives a Sum tally through random schedules against the
-// memory store with Cassandra's LWW rules: mutators born and killed at
-// random, processes whose clocks are off by up to MaxSkew (and change),
-// refused, lost, landed-but-unacknowledged and late (held) writes, GCs that
-// race, crash between planning and writing, or land late, and stale reads.
+// The simulation drives a Sum tally through random schedules against
+// memory.Partitions (Cassandra's LWW rules) behind two test wrappers:
+// staleRows, whose stale reads show each row at any version it held, and
+// faultStore, which refuses, loses, lands without acknowledgement or holds
+// each write as the schedule decides. Schedules cover mutators born and
+// killed at random, processes whose clocks are off by up to MaxSkew (and
+// change), refused, lost, landed-but-unacknowledged and late (held) writes,
+// GCs that race, crash between planning and writing, or land late, and
+// stale reads.
 //
 // The model is a plain account of operations: each increment is an op with
 // an id and an amount. The simulation knows which write attempts landed
@@ -72,8 +77,9 @@ const (
 	partition                // every write times out (lost, landed or held)
 )
 
-// simMutator is what the simulation drives: the library's Mutator, or a
-// replica of seed 001's to show the simulation catching its bug.
+// simMutator is what the simulation drives: the library's Mutator, or
+// memoryFirstMutator, a broken variant, to show the simulation catching its
+// bug.
 type simMutator interface {
 	ID() crdt.ActorID
 	Stage(amount int64) error
@@ -90,11 +96,12 @@ func (r realMutator) Flush(ctx context.Context) error   { return r.m.Flush(ctx) 
 func (r realMutator) Retry(ctx context.Context) error   { return r.m.Retry(ctx) }
 func (r realMutator) Abandon(ctx context.Context) error { return r.m.Abandon(ctx) }
 
-// seedMutator reproduces seed 001's mutator: it changes its memory first and
+// memoryFirstMutator is a broken mutator: it changes its memory first and
 // saves afterwards, and its caller retries a failed update by applying it
-// again. Everything else (ids, expiry, timestamps, encoding) is correct.
-type seedMutator struct {
-	store     tally.Store
+// again. Everything else (ids, expiry, timestamps, encoding, row layout) is
+// correct.
+type memoryFirstMutator struct {
+	store     store.Partitions
 	clock     func() time.Time
 	id        crdt.ActorID
 	expiresAt int64
@@ -103,9 +110,9 @@ type seedMutator struct {
 	lastTS    int64
 }
 
-func (s *seedMutator) ID() crdt.ActorID { return s.id }
+func (s *memoryFirstMutator) ID() crdt.ActorID { return s.id }
 
-func (s *seedMutator) Stage(n int64) error {
+func (s *memoryFirstMutator) Stage(n int64) error {
 	if s.clock().UnixMicro() >= s.expiresAt-simCfg.Margin.Microseconds() {
 		return crdt.ErrExpired
 	}
@@ -114,7 +121,7 @@ func (s *seedMutator) Stage(n int64) error {
 	return nil
 }
 
-func (s *seedMutator) Flush(ctx context.Context) error {
+func (s *memoryFirstMutator) Flush(ctx context.Context) error {
 	if len(s.unsaved) == 0 {
 		return nil
 	}
@@ -127,9 +134,10 @@ func (s *seedMutator) Flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.PutShard(ctx, simKey, tally.EncodedShard{Mutator: s.id, Data: b}, ts); err != nil {
+	put := store.Mutation{Partition: simKey, Op: store.OpPut, Key: tally.ShardRowKey(s.id), Value: b, Timestamp: ts}
+	if err := s.store.Apply(ctx, []store.Mutation{put}); err != nil {
 		if errors.Is(err, crdt.ErrUnavailable) {
-			// Seed 001 keeps its memory; report it as unknown.
+			// It keeps its memory; report it as unknown.
 			return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
 		}
 		return err
@@ -138,9 +146,9 @@ func (s *seedMutator) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Retry is what seed 001's caller does after a failed update: apply it
-// again and save.
-func (s *seedMutator) Retry(ctx context.Context) error {
+// Retry is what its caller does after a failed update: apply it again and
+// save.
+func (s *memoryFirstMutator) Retry(ctx context.Context) error {
 	for _, n := range s.unsaved {
 		s.state += n
 	}
@@ -148,7 +156,7 @@ func (s *seedMutator) Retry(ctx context.Context) error {
 	return s.Flush(ctx)
 }
 
-func (s *seedMutator) Abandon(context.Context) error { panic("seed 001 has no abandon") }
+func (s *memoryFirstMutator) Abandon(context.Context) error { panic("memoryFirstMutator has no abandon") }
 
 func sumOfUnchecked(n int64) *tally.Sum {
 	s := new(tally.Sum)
@@ -190,7 +198,7 @@ type simWorld struct {
 	buggy    bool
 	now      int64 // true time, µs
 	start    int64
-	store    *memory.TallyStore
+	store    *faultStore // over staleRows over memory.Partitions
 	procs    []*simProc
 	muts     map[crdt.ActorID]*simMut
 	order    []*simMut // creation order, for reproducible picks
@@ -228,13 +236,12 @@ func newSimWorld(seed int64, buggy bool) (*simWorld, error) {
 		seed:  seed,
 		buggy: buggy,
 		now:   time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro(),
-		store: memory.NewTallyStore(),
+		store: newFaultStore(newStaleRows(memory.NewPartitions(), rand.New(rand.NewPCG(uint64(seed), 0x57a1e)))),
 		muts:  map[crdt.ActorID]*simMut{},
 		held:  map[uint64]heldPut{},
 	}
 	w.start = w.now
-	w.store.SetFault(w.fault)
-	w.store.SetStaleReads(rand.New(rand.NewPCG(uint64(seed), 0x57a1e)))
+	w.store.setPolicy(w.fault)
 	for i := range simProcs {
 		p := &simProc{skew: w.randSkew()}
 		cfg := simCfg
@@ -266,59 +273,56 @@ func (w *simWorld) randSkew() int64 {
 }
 
 // fault decides each store call's fate and records what landed.
-func (w *simWorld) fault(op memory.TallyOp) memory.TallyFault {
-	f := memory.TallyOK
+func (w *simWorld) fault(c call) fault {
+	f := pass
 	if w.faultsOn {
-		f = w.draw(op)
+		f = w.draw(c)
 	}
-	switch op.Kind {
-	case memory.TallyOpPut:
-		m := w.muts[op.Shard.Mutator]
+	if id, ts, ok := c.shardPut(); ok {
+		m := w.muts[id]
 		switch f {
-		case memory.TallyOK, memory.TallyLanded:
-			w.land(m, op.WriteTS, w.curOps)
-		case memory.TallyHeld:
-			w.held[op.Seq] = heldPut{mut: m, ts: op.WriteTS, ops: slices.Clone(w.curOps), sentAt: w.now}
+		case pass, loseAck:
+			w.land(m, ts, w.curOps)
+		case hold:
+			w.held[c.seq] = heldPut{mut: m, ts: ts, ops: slices.Clone(w.curOps), sentAt: w.now}
 		}
-	case memory.TallyOpGC:
-		if f == memory.TallyHeld {
-			w.heldGC = append(w.heldGC, op.Seq)
-		}
+	} else if c.isGC() && f == hold {
+		w.heldGC = append(w.heldGC, c.seq)
 	}
 	return f
 }
 
-// draw picks a fault for op under the current weather.
-func (w *simWorld) draw(op memory.TallyOp) memory.TallyFault {
+// draw picks a fault for c under the current weather.
+func (w *simWorld) draw(c call) fault {
 	r := w.rng.IntN(100)
-	if op.Kind == memory.TallyOpRead {
-		if op.Complete && (w.weather == outage || r < 5) {
-			return memory.TallyUnavailable
+	if c.method != "apply" {
+		if c.level == store.ReadComplete && (w.weather == outage || r < 5) {
+			return refuse
 		}
-		return memory.TallyOK
+		return pass
 	}
-	timeouts := []memory.TallyFault{memory.TallyLost, memory.TallyLanded, memory.TallyHeld}
+	timeouts := []fault{lose, loseAck, hold}
 	switch w.weather {
 	case outage:
-		return memory.TallyUnavailable
+		return refuse
 	case partition:
 		return timeouts[w.rng.IntN(3)]
 	case flaky:
 		if r < 50 {
-			return memory.TallyOK
+			return pass
 		}
 		if r < 65 {
-			return memory.TallyUnavailable
+			return refuse
 		}
 		return timeouts[w.rng.IntN(3)]
 	}
 	switch {
 	case r < 3:
-		return memory.TallyUnavailable
+		return refuse
 	case r < 9:
 		return timeouts[w.rng.IntN(3)]
 	}
-	return memory.TallyOK
+	return pass
 }
 
 func (w *simWorld) sum(ops []int) int64 {
@@ -398,7 +402,7 @@ func (w *simWorld) newMutator() error {
 	if w.buggy {
 		clock := func() time.Time { return time.UnixMicro(w.now + p.skew) }
 		w.nextID++
-		impl = &seedMutator{store: w.store, clock: clock, id: crdt.ActorID(fmt.Sprintf("seed-m%d", w.nextID)),
+		impl = &memoryFirstMutator{store: w.store, clock: clock, id: crdt.ActorID(fmt.Sprintf("mf-m%d", w.nextID)),
 			expiresAt: clock().Add(simCfg.Lifetime).UnixMicro()}
 	} else {
 		m, err := p.counter.NewMutator()
@@ -460,7 +464,7 @@ func (w *simWorld) update(ctx context.Context, m *simMut, n int) error {
 }
 
 func (w *simWorld) resolve(ctx context.Context, m *simMut) error {
-	// Seed 001's caller only knows how to retry.
+	// memoryFirstMutator's caller only knows how to retry.
 	if w.buggy || w.rng.IntN(10) < 6 {
 		w.curOps = m.pending
 		err := m.impl.Retry(ctx)
@@ -512,12 +516,12 @@ func (w *simWorld) settleHeld(seq uint64, deliver bool) {
 	h := w.held[seq]
 	delete(w.held, seq)
 	if deliver {
-		w.store.DeliverHeld(seq)
+		w.store.deliver(seq)
 		w.land(h.mut, h.ts, h.ops)
 		w.stats.lateDeliveries++
 		w.logf("late delivery of %s@%d %v", h.mut.impl.ID(), h.ts, h.ops)
 	} else {
-		w.store.DropHeld(seq)
+		w.store.drop(seq)
 	}
 }
 
@@ -593,7 +597,7 @@ func (w *simWorld) step(ctx context.Context) error {
 		if w.rng.IntN(4) == 0 {
 			w.logf("gc crashed before writing its plan through %d", plan.Batch.WriteTS)
 		} else {
-			err := w.store.ApplyGC(ctx, simKey, plan.Batch)
+			err := w.store.Apply(ctx, plan.Batch.Mutations(simKey))
 			w.stats.gcs++
 			w.logf("late gc batch through %d: %v", plan.Batch.WriteTS, err)
 			if w.rng.IntN(3) == 0 {
@@ -608,7 +612,7 @@ func (w *simWorld) step(ctx context.Context) error {
 	case r < 98 && (len(w.held) > 0 || len(w.heldGC) > 0):
 		if len(w.heldGC) > 0 && w.rng.IntN(2) == 0 {
 			i := w.rng.IntN(len(w.heldGC))
-			w.store.DeliverHeld(w.heldGC[i])
+			w.store.deliver(w.heldGC[i])
 			w.logf("held gc batch delivered")
 			w.heldGC = slices.Delete(w.heldGC, i, i+1)
 		} else if len(w.held) > 0 {
@@ -729,7 +733,7 @@ func (w *simWorld) finish(ctx context.Context) error {
 		w.settleHeld(seq, true)
 	}
 	for _, seq := range w.heldGC {
-		w.store.DeliverHeld(seq)
+		w.store.deliver(seq)
 	}
 	w.heldGC = nil
 	if err := w.check(ctx); err != nil {
@@ -741,8 +745,8 @@ func (w *simWorld) finish(ctx context.Context) error {
 			return w.failf("final gc: %v", err)
 		}
 	}
-	if n := w.store.LiveShards(simKey); n != 0 {
-		return w.failf("%d shards left after the final GC", n)
+	if n, err := countShards(w.store, simKey); err != nil || n != 0 {
+		return w.failf("%d shards left after the final GC (%v)", n, err)
 	}
 	return w.check(ctx)
 }
@@ -809,9 +813,10 @@ func TestSimulation(t *testing.T) {
 	}
 }
 
-// TestSimulationCatchesSeed001Bug runs the same schedules with seed 001's
-// mutate-before-save mutator and requires the simulation to fail.
-func TestSimulationCatchesSeed001Bug(t *testing.T) {
+// TestSimulationCatchesMemoryFirstMutator runs the same schedules with a
+// mutate-before-save mutator (memoryFirstMutator) and requires the
+// simulation to fail.
+func TestSimulationCatchesMemoryFirstMutator(t *testing.T) {
 	base := proptest.Seed()
 	t.Logf("seed %d; replay: %s", base, proptest.Replay(t, base))
 	for i := range simBaseCases {
@@ -820,7 +825,7 @@ func TestSimulationCatchesSeed001Bug(t *testing.T) {
 			return
 		}
 	}
-	t.Fatal("the simulation did not catch seed 001's retry double count")
+	t.Fatal("the simulation did not catch the memory-first mutator's retry double count")
 }
 
 // TestSimulationSettlesPastTheStrictCutoff pins the bound simSettle relies
@@ -831,7 +836,7 @@ func TestSimulationCatchesSeed001Bug(t *testing.T) {
 // on the cutoff when the simulation waited only the first amount.
 func TestSimulationSettlesPastTheStrictCutoff(t *testing.T) {
 	ctx := context.Background()
-	store := memory.NewTallyStore()
+	store := memory.NewPartitions()
 	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	counter := func(skew time.Duration) *tally.Counter[*tally.Sum] {
 		cfg := simCfg
@@ -853,7 +858,7 @@ func TestSimulationSettlesPastTheStrictCutoff(t *testing.T) {
 	plan, err = slow.GC(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, plan.Folded)
-	require.Equal(t, 0, store.LiveShards(simKey))
+	require.Equal(t, 0, liveShards(t, store, simKey))
 
 	const onTheCutoff = 6876 // its last mutator was born MaxSkew fast, and every clock ends MaxSkew slow
 	if _, err := runSim(onTheCutoff, false); err != nil {

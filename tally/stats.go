@@ -12,8 +12,8 @@ import (
 // Stats keeps the count, sum, minimum, maximum and sum of squares of its
 // observations, all exact: the count and sum are int64 and the sum of
 // squares is an unsigned 128-bit integer, each overflow-checked. The mean and
-// variance are derived from them on demand. Seed 003 suggested keeping the
-// same cells in its merge cells.
+// variance are derived from them on demand. The windowed log (package
+// deltalog) keeps the same cells in its merge cells.
 //
 // Decoding refuses cells that no set of observations has: with n
 // observations the sum must lie in [(n−1)·min + max, min + (n−1)·max], and

@@ -1,85 +1,53 @@
 package tally
 
 import (
-	"context"
+	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 )
 
-// Store is the storage a tally counter needs, shaped after Apache
-// Cassandra's data model. Implementations must be safe for concurrent use.
+// The row layout of a counter in a store.Partitions: one partition per
+// counter key, holding
 //
-// # Data model
+//   - one shard row per mutator: row key ShardRowKey(id), the byte 's'
+//     followed by the mutator id (1..crdt.MaxIDLen bytes); value: the
+//     encoded Shard;
+//   - at most one tally row: row key TallyRowKey, the single byte 't';
+//     value: the encoded Tally.
 //
-// A counter key is one partition holding one row per shard (clustering key:
-// the mutator id; value: the encoded shard) and one tally cell. The store
-// treats every []byte as opaque and never interprets it.
+// The keys cannot collide: a shard key is at least two bytes and starts
+// with 's', the tally key is one byte. In the store's key order every
+// shard row comes before the tally row. Any other row key in a counter's
+// partition is corruption, and reads refuse it.
 //
-// # Last write wins, by explicit timestamp
-//
-// Every write and every delete carries an explicit write timestamp in
-// microseconds (CQL: USING TIMESTAMP writeTS), chosen by the caller, never by
-// the server or the arrival order. For each cell (a shard row, or the tally):
-//
-//   - the value with the greater timestamp wins;
-//   - a delete (tombstone) with timestamp ≥ a value's timestamp shadows it,
-//     so a late write with a smaller timestamp than a delete stays invisible
-//     forever, while a write with a greater timestamp is visible again;
-//   - two values with equal timestamps: the greater value, compared as
-//     unsigned bytes, wins (Cassandra's tie-break).
-//
-// So applying any set of writes and deletes, in any order, any number of
-// times, yields the same state.
-//
-// # Errors
-//
-// A write that certainly did not take effect returns an error wrapping
-// crdt.ErrUnavailable (for example: not enough replicas, refused before
-// sending). A write whose outcome is unknown (a timeout after sending)
-// returns an error wrapping crdt.ErrAmbiguousWrite. Callers treat every
-// other error from a write as ambiguous. Adapters wrap driver errors so that
-// errors.As still reaches the driver's type, and a done context's error so
-// that errors.Is(err, context.Canceled) holds.
-//
-// # Input
-//
-// Write timestamps are positive, shard and tally bytes non-empty, and at
-// most MaxEncodedSize long. A call with an invalid mutator id returns an
-// error wrapping crdt.ErrInvalidActor and writes nothing.
-type Store interface {
-	// PutShard writes s.Data as the row of mutator s.Mutator under key,
-	// with write timestamp writeTS (µs). It never reads; the mutator that
-	// owns a row is its only writer.
-	PutShard(ctx context.Context, key string, s EncodedShard, writeTS int64) error
+// Every write carries an explicit timestamp (store.Mutation.Timestamp, µs)
+// and the store resolves each row by last write wins, deletes shadowing
+// values at or below their timestamp; the package documentation explains
+// why that makes every write below idempotent.
+const (
+	shardPrefix = 's'
+	tallyPrefix = 't'
+)
 
-	// Read returns the live shard rows of key (in any order) and the tally
-	// cell, nil when it has none. With complete set, the result must
-	// reflect every write acknowledged before the call and every ApplyGC
-	// batch either entirely or not at all (Cassandra: consistency ALL on
-	// the single partition). Without it the result may be stale: each cell
-	// may show any value it held before (Cassandra: ONE or QUORUM); the
-	// package's readers tolerate that without double counting.
-	Read(ctx context.Context, key string, complete bool) (shards []EncodedShard, tally []byte, err error)
+// TallyRowKey is the row key of a counter's tally row.
+const TallyRowKey = string(tallyPrefix)
 
-	// ApplyGC atomically writes b.Tally as key's tally cell and deletes
-	// the rows of every mutator in b.Delete, all with write timestamp
-	// b.WriteTS: a complete Read sees all of it or none of it (Cassandra:
-	// one single-partition batch, which is atomic and isolated). Applying
-	// the same batch again changes nothing.
-	ApplyGC(ctx context.Context, key string, b GCBatch) error
-}
+// DefaultMaxRows is the most rows a read accepts when Config.MaxRows is
+// zero.
+const DefaultMaxRows = 1 << 20
 
-// EncodedShard is one shard row as the store sees it: the mutator id (the
-// row key) and the encoded Shard (opaque to the store). It is a plain
-// value, safe to share if nobody mutates Data.
-type EncodedShard struct {
-	Mutator crdt.ActorID
-	Data    []byte
+// ShardRowKey returns the row key of mutator id's shard row: 's' followed
+// by the id.
+func ShardRowKey(id crdt.ActorID) []byte {
+	k := make([]byte, 0, 1+len(id))
+	k = append(k, shardPrefix)
+	return append(k, id...)
 }
 
 // GCBatch is one GC write: the new tally and the shards it folded, all
-// written at WriteTS. It is a plain value, safe to share if nobody mutates
-// it.
+// written at WriteTS in one atomic batch of the counter's partition
+// (Mutations). It is a plain value, safe to share if nobody mutates it.
 type GCBatch struct {
 	// WriteTS is the write timestamp (µs) of the tally and of every
 	// delete. It equals the largest expires_at folded into Tally, which is
@@ -89,4 +57,39 @@ type GCBatch struct {
 	Tally []byte
 	// Delete lists the mutator ids whose rows are deleted, sorted.
 	Delete []crdt.ActorID
+}
+
+// Mutations returns the batch as the store writes it for the counter key:
+// a put of the tally row, then a delete of each folded shard row, all at
+// WriteTS. Applying them again, or late after a newer GC's, changes
+// nothing.
+func (b GCBatch) Mutations(key string) []store.Mutation {
+	muts := make([]store.Mutation, 0, 1+len(b.Delete))
+	muts = append(muts, store.Mutation{Partition: key, Op: store.OpPut, Key: []byte(TallyRowKey), Value: b.Tally, Timestamp: b.WriteTS})
+	for _, id := range b.Delete {
+		muts = append(muts, store.Mutation{Partition: key, Op: store.OpDelete, Key: ShardRowKey(id), Timestamp: b.WriteTS})
+	}
+	return muts
+}
+
+// shardMutation is the write of one shard row.
+func shardMutation(key string, id crdt.ActorID, data []byte, writeTS int64) store.Mutation {
+	return store.Mutation{Partition: key, Op: store.OpPut, Key: ShardRowKey(id), Value: data, Timestamp: writeTS}
+}
+
+// parseRow names a row of a counter's partition: a shard row (its mutator
+// id) or the tally row. Any other key is an error wrapping
+// crdt.ErrCorruptEncoding.
+func parseRow(k []byte) (id crdt.ActorID, isTally bool, err error) {
+	switch {
+	case len(k) == 1 && k[0] == tallyPrefix:
+		return "", true, nil
+	case len(k) > 1 && k[0] == shardPrefix:
+		id = crdt.ActorID(k[1:])
+		if err := id.Validate(); err != nil {
+			return "", false, fmt.Errorf("%w: shard row %q: %w", crdt.ErrCorruptEncoding, k, err)
+		}
+		return id, false, nil
+	}
+	return "", false, fmt.Errorf("%w: row key %q is neither a shard row nor the tally row", crdt.ErrCorruptEncoding, k)
 }

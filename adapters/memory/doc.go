@@ -1,6 +1,7 @@
 // Package memory is counterkit's in-memory reference backend: it implements
 // every store interface the core defines (statestore.Store, and the ledger,
-// tally, delta-log and balance stores) with plain maps behind a mutex.
+// delta-log and balance stores; the tally counter runs on Partitions) with
+// plain maps behind a mutex.
 //
 // # Basics
 //
@@ -17,8 +18,8 @@
 //
 // The stores keep the semantics real databases have and the core must
 // survive: Ledgers keeps siblings (two writers that fetched the same state
-// both survive, as in Riak with allow_mult), and the tally store orders
-// writes by their timestamps. On top of that, each store can inject the
+// both survive, as in Riak with allow_mult), and Partitions orders writes
+// by their timestamps. On top of that, each store can inject the
 // faults of a network, for tests and examples:
 //
 //   - Faulty wraps Ledgers: Puts that land but lose their acknowledgement
@@ -26,9 +27,8 @@
 //     (ErrUnavailable), and Fetches served from an older snapshot (a stale
 //     replica), each by rate (SetRates) or one by one (FailPuts,
 //     StaleFetches); Injected counts them.
-//   - TallyStore, through SetFault, takes a TallyFaultFunc that refuses,
-//     loses, lands without acknowledgement or holds each call (a held write
-//     lands late, when DeliverHeld is called, or never: DropHeld).
+//   - Partitions, which the tally counter uses, gets its faults from
+//     package store/faulty.
 //   - DeltaLogStore and BalanceStore take a hook (SetHook) called before and
 //     after every operation, which may fail it before or after it took
 //     effect.

@@ -14,7 +14,6 @@ import (
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/statestore"
-	"github.com/counterkit/counterkit/tally"
 )
 
 // exampleTime is the fixed instant the examples in this file run at.
@@ -154,73 +153,6 @@ func ExampleBalanceHook() {
 	// balance: 0 rows: 0
 }
 
-// TallyCalls shows what a tally counter costs: each update is one shard
-// write and no read.
-func ExampleTallyCalls() {
-	ctx := context.Background()
-	store := memory.NewTallyStore()
-	c, _ := tally.New[*tally.Sum](store, "views", tally.Config{
-		Clock: func() time.Time { return exampleTime },
-		NewID: func() crdt.ActorID { return "web-1" },
-	})
-	m, _ := c.NewMutator()
-	for range 3 {
-		_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(1) })
-	}
-	v, _ := c.Read(ctx)
-	fmt.Println(v.Value())
-	fmt.Printf("%+v\n", store.Calls())
-	// Output:
-	// 3
-	// {Reads:1 ShardWrites:3 GCWrites:0}
-}
-
-// TallyHeld keeps a write in flight: the caller sees a timeout, and the
-// write takes effect only when the test delivers it. Because every shard
-// write carries an explicit timestamp, a late delivery cannot undo a newer
-// write.
-func ExampleTallyFault() {
-	ctx := context.Background()
-	s := memory.NewTallyStore()
-	s.SetFault(func(op memory.TallyOp) memory.TallyFault {
-		if op.Seq == 1 {
-			return memory.TallyHeld
-		}
-		return memory.TallyOK
-	})
-	err := s.PutShard(ctx, "k", tally.EncodedShard{Mutator: "m", Data: []byte("v1")}, 10)
-	fmt.Println("timed out:", errors.Is(err, crdt.ErrAmbiguousWrite), "held:", s.Held())
-	_ = s.PutShard(ctx, "k", tally.EncodedShard{Mutator: "m", Data: []byte("v2")}, 20)
-	fmt.Println("delivered:", s.DeliverHeld(1))
-	shards, _, _ := s.Read(ctx, "k", true)
-	fmt.Println(string(shards[0].Data))
-	// Output:
-	// timed out: true held: [1]
-	// delivered: true
-	// v2
-}
-
-// A TallyFaultFunc sees each call as a TallyOp and can pick its victims:
-// here every read is refused while writes go through.
-func ExampleTallyOp() {
-	ctx := context.Background()
-	s := memory.NewTallyStore()
-	s.SetFault(func(op memory.TallyOp) memory.TallyFault {
-		fmt.Printf("#%d %s %s\n", op.Seq, op.Kind, op.Key)
-		if op.Kind == memory.TallyOpRead {
-			return memory.TallyUnavailable
-		}
-		return memory.TallyOK
-	})
-	_ = s.PutShard(ctx, "k", tally.EncodedShard{Mutator: "m", Data: []byte("v")}, 10)
-	_, _, err := s.Read(ctx, "k", false)
-	fmt.Println("read refused:", errors.Is(err, crdt.ErrUnavailable))
-	// Output:
-	// #1 put-shard k
-	// #2 read k
-	// read refused: true
-}
-
 // StaleFetches makes the next Fetch return an old sibling set, as a
 // lagging replica would; a Put based on it leaves siblings behind.
 func ExampleFaulty_StaleFetches() {
@@ -274,22 +206,4 @@ func ExampleStates_Save() {
 	// Output:
 	// 5
 	// true
-}
-
-// A TallyFaultFunc can script a scenario by call number: here the first
-// shard write is refused and the second loses its acknowledgement after
-// landing, as a Cassandra timeout can.
-func ExampleTallyFaultFunc() {
-	ctx := context.Background()
-	s := memory.NewTallyStore()
-	script := map[uint64]memory.TallyFault{1: memory.TallyUnavailable, 2: memory.TallyLanded}
-	s.SetFault(func(op memory.TallyOp) memory.TallyFault { return script[op.Seq] })
-	sh := tally.EncodedShard{Mutator: "m", Data: []byte("v")}
-	err := s.PutShard(ctx, "k", sh, 10)
-	fmt.Println(errors.Is(err, crdt.ErrUnavailable), s.LiveShards("k"))
-	err = s.PutShard(ctx, "k", sh, 10)
-	fmt.Println(errors.Is(err, crdt.ErrAmbiguousWrite), s.LiveShards("k"))
-	// Output:
-	// true 0
-	// true 1
 }

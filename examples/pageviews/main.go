@@ -1,5 +1,5 @@
-// Command pageviews shows the sharded tally (package tally, seed 001) on the
-// in-memory store: three web servers count page views and unique visitors,
+// Command pageviews shows the sharded tally (package tally) on the in-memory
+// store (memory.Partitions): three web servers count page views and unique visitors,
 // each overwriting only its own shard (one write per flush, no read); a day
 // later a GC folds the expired shards into the tally. The program checks the
 // exact page-view total and exits non-zero if it is wrong.
@@ -15,6 +15,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -33,12 +34,12 @@ func run() error {
 		Clock: func() time.Time { return now },
 		NewID: func() crdt.ActorID { n++; return crdt.ActorID(fmt.Sprintf("web-%d", n)) },
 	}
-	store := memory.NewTallyStore()
-	views, err := tally.New[*tally.Sum](store, "views:/pricing", cfg)
+	db := memory.NewPartitions()
+	views, err := tally.New[*tally.Sum](db, "views:/pricing", cfg)
 	if err != nil {
 		return err
 	}
-	visitors, err := tally.New[*tally.Distinct](store, "visitors:/pricing", cfg)
+	visitors, err := tally.New[*tally.Distinct](db, "visitors:/pricing", cfg)
 	if err != nil {
 		return err
 	}
@@ -80,8 +81,12 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("page views %d (expected %d), unique visitors ~%d (exactly 10000), live shards %d\n",
-		v.Value(), want, u.Estimate(), store.LiveShards("views:/pricing"))
+	rows, err := db.Snapshot(ctx, "views:/pricing", 100, store.ReadComplete)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("page views %d (expected %d), unique visitors ~%d (exactly 10000), rows %d (one shard per server)\n",
+		v.Value(), want, u.Estimate(), len(rows))
 
 	now = now.Add(tally.DefaultLifetime + tally.DefaultGrace + time.Hour)
 	plan, err := views.GC(ctx)
@@ -92,8 +97,14 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("after GC: folded %d shards, page views %d, live shards %d\n",
-		plan.Folded, v.Value(), store.LiveShards("views:/pricing"))
+	if rows, err = db.Snapshot(ctx, "views:/pricing", 100, store.ReadComplete); err != nil {
+		return err
+	}
+	fmt.Printf("after GC: folded %d shards, page views %d, rows %d (the tally)\n",
+		plan.Folded, v.Value(), len(rows))
+	if len(rows) != 1 {
+		return fmt.Errorf("%d rows after GC, want the tally row alone", len(rows))
+	}
 	if v.Value() != want {
 		return fmt.Errorf("page views %d, want %d", v.Value(), want)
 	}

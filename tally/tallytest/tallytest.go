@@ -1,23 +1,26 @@
-// Package tallytest is the conformance suite for tally.Store
-// implementations. Every backend (the memory store, the Cassandra adapter)
-// runs the same behaviours with one call:
+// Package tallytest runs the tally counter's behaviours against any
+// store.Partitions. Every backend (the memory store, the Cassandra adapter,
+// an embedded engine) runs them with one call:
 //
-//	func TestConformance(t *testing.T) {
-//		tallytest.Run(t, func(t *testing.T) tally.Store { return newStore(t) })
+//	func TestTally(t *testing.T) {
+//		tallytest.Run(t, func(t *testing.T) store.Partitions { return newStore(t) })
 //	}
 //
-// Each behaviour is its own subtest and gets a fresh store from newStore
-// (or, for a shared database, a store whose keys no other subtest uses; the
-// suite also uses a fresh random key per subtest). The suite assumes only
-// what tally.Store documents: last-write-wins by explicit write timestamp,
-// Cassandra's tie-break, atomic GC batches, complete reads. It never relies
-// on timing, on stale reads or on anything specific to the memory store.
+// Each behaviour is its own subtest and gets a store from newStore (a fresh
+// one, or for a shared database one whose partitions no other subtest
+// uses: the suite also uses a fresh random counter key per subtest). The
+// suite assumes only what store.Partitions documents: last write wins per
+// row by explicit timestamp, deletes shadowing older writes, atomic
+// batches, complete reads at store.ReadComplete. It never relies on
+// timing, on stale reads or on anything specific to one backend; the
+// counters run on a test clock.
 package tallytest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,275 +28,439 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
 // Run runs every behaviour against stores made by newStore.
-func Run(t *testing.T, newStore func(t *testing.T) tally.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 	for _, b := range behaviours {
 		t.Run(b.name, func(t *testing.T) {
-			s := newStore(t)
-			key := "tallytest-" + uuid.NewString()
-			b.run(t, s, key)
+			b.run(t, newEnv(t, newStore(t)))
 		})
 	}
 }
 
 type behaviour struct {
 	name string
-	run  func(t *testing.T, s tally.Store, key string)
+	run  func(t *testing.T, e *env)
 }
 
 var behaviours = []behaviour{
-	{"EmptyKeyReadsNothing", emptyKey},
-	{"PutThenCompleteRead", putThenRead},
-	{"GreaterTimestampWins", greaterTimestampWins},
-	{"SmallerTimestampLoses", smallerTimestampLoses},
-	{"EqualTimestampGreaterValueWins", equalTimestampGreaterValue},
-	{"RowsAreIndependent", rowsIndependent},
-	{"KeysAreIndependent", keysIndependent},
-	{"BinaryDataRoundTrips", binaryData},
-	{"ApplyGCWritesTallyAndDeletes", applyGC},
-	{"DeleteShadowsEqualAndOlderWrites", deleteShadows},
-	{"NewerWriteOutlivesOlderDelete", newerWriteOutlivesDelete},
-	{"ApplyGCIsIdempotent", gcIdempotent},
-	{"TallyLastWriteWins", tallyLWW},
-	{"TallyEqualTimestampGreaterValueWins", tallyEqualTS},
-	{"GCWithoutDeletes", gcWithoutDeletes},
-	{"NonCompleteReadShowsOnlyWrittenData", nonCompleteRead},
+	{"EmptyCounterReadsZero", emptyCounter},
+	{"UpdatesAreCountedOnce", updatesCounted},
+	{"ShardRowsFollowTheLayout", shardRows},
+	{"FlushOverwritesItsOwnRow", flushOverwrites},
+	{"LateShardWriteLoses", lateShardWriteLoses},
+	{"ResentWriteIsIdempotent", resentWrite},
+	{"GCFoldsFinalShardsIntoTheTallyRow", gcFolds},
+	{"FoldedShardStaysFoldedAfterALateWrite", foldedStaysFolded},
+	{"GCBatchesCommuteAndRepeat", gcCommute},
+	{"CountersAreIndependent", countersIndependent},
+	{"LongAndUnicodeMutatorIDs", longIDs},
+	{"DistinctShardsRoundTrip", distinctRoundTrip},
+	{"CorruptRowIsRefused", corruptRow},
+	{"StaleReadNeverCountsTwice", staleRead},
+	{"ConcurrentMutators", concurrentMutators},
 	{"CanceledContext", canceledContext},
-	{"InvalidMutatorRejected", invalidMutator},
-	{"CounterEndToEnd", counterEndToEnd},
 }
 
 func ctx() context.Context { return context.Background() }
 
-func put(t *testing.T, s tally.Store, key string, id crdt.ActorID, data string, ts int64) {
+// env is one subtest's store, counter key and test clock.
+type env struct {
+	s   store.Partitions
+	key string
+
+	mu  sync.Mutex
+	now time.Time
+	ids int
+}
+
+func newEnv(t *testing.T, s store.Partitions) *env {
+	require.NotNil(t, s)
+	return &env{s: s, key: "tallytest-" + uuid.NewString(), now: time.Now().Truncate(time.Microsecond)}
+}
+
+func (e *env) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now
+}
+
+func (e *env) advance(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = e.now.Add(d)
+}
+
+func (e *env) cfg() tally.Config {
+	return tally.Config{Clock: e.clock, NewID: func() crdt.ActorID {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.ids++
+		return crdt.ActorID(fmt.Sprintf("m%d", e.ids))
+	}}
+}
+
+// final moves the clock past the GC cutoff of every mutator made so far.
+func (e *env) final() { e.advance(tally.DefaultLifetime + tally.DefaultGrace + time.Hour) }
+
+func sumCounter(t *testing.T, e *env, key string) *tally.Counter[*tally.Sum] {
 	t.Helper()
-	require.NoError(t, s.PutShard(ctx(), key, tally.EncodedShard{Mutator: id, Data: []byte(data)}, ts))
+	c, err := tally.New[*tally.Sum](e.s, key, e.cfg())
+	require.NoError(t, err)
+	return c
 }
 
-// rows reads completely and returns mutator → data, and the tally.
-func rows(t *testing.T, s tally.Store, key string) (map[crdt.ActorID]string, []byte) {
+func mutator[A tally.Aggregate[A]](t *testing.T, c *tally.Counter[A]) *tally.Mutator[A] {
 	t.Helper()
-	shards, tb, err := s.Read(ctx(), key, true)
+	m, err := c.NewMutator()
 	require.NoError(t, err)
-	out := map[crdt.ActorID]string{}
-	for _, sh := range shards {
-		_, dup := out[sh.Mutator]
-		require.False(t, dup, "mutator %q returned twice", sh.Mutator)
-		out[sh.Mutator] = string(sh.Data)
-	}
-	return out, tb
+	return m
 }
 
-func emptyKey(t *testing.T, s tally.Store, key string) {
-	shards, tb, err := s.Read(ctx(), key, true)
-	require.NoError(t, err)
-	require.Empty(t, shards)
-	require.Nil(t, tb, "no tally cell: nil")
-}
+func add(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
 
-func putThenRead(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "m1", "state-1", 100)
-	got, tb := rows(t, s, key)
-	require.Equal(t, map[crdt.ActorID]string{"m1": "state-1"}, got)
-	require.Nil(t, tb)
-}
-
-func greaterTimestampWins(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "m1", "old", 100)
-	put(t, s, key, "m1", "new", 101)
-	got, _ := rows(t, s, key)
-	require.Equal(t, "new", got["m1"])
-}
-
-func smallerTimestampLoses(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "m1", "new", 200)
-	put(t, s, key, "m1", "late-old", 199)
-	got, _ := rows(t, s, key)
-	require.Equal(t, "new", got["m1"], "a late write with a smaller timestamp must not overwrite")
-}
-
-func equalTimestampGreaterValue(t *testing.T, s tally.Store, key string) {
-	for _, order := range [][2]string{{"aaa", "bbb"}, {"bbb", "aaa"}} {
-		id := crdt.ActorID("m-" + order[0])
-		put(t, s, key, id, order[0], 300)
-		put(t, s, key, id, order[1], 300)
-		got, _ := rows(t, s, key)
-		require.Equal(t, "bbb", got[id], "equal timestamps: the greater value wins, in either arrival order")
-	}
-}
-
-func rowsIndependent(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "m1", "one", 100)
-	put(t, s, key, "m2", "two", 50)
-	put(t, s, key, "m3", "three", 500)
-	got, _ := rows(t, s, key)
-	require.Equal(t, map[crdt.ActorID]string{"m1": "one", "m2": "two", "m3": "three"}, got)
-}
-
-func keysIndependent(t *testing.T, s tally.Store, key string) {
-	other := key + "-other"
-	put(t, s, key, "m1", "mine", 100)
-	put(t, s, other, "m1", "theirs", 200)
-	require.NoError(t, s.ApplyGC(ctx(), other, tally.GCBatch{WriteTS: 300, Tally: []byte("t"), Delete: []crdt.ActorID{"m1"}}))
-	got, tb := rows(t, s, key)
-	require.Equal(t, map[crdt.ActorID]string{"m1": "mine"}, got)
-	require.Nil(t, tb)
-}
-
-func binaryData(t *testing.T, s tally.Store, key string) {
-	data := []byte{0, 0xff, 0x93, 0, 'x', 0xc0}
-	ids := []crdt.ActorID{"日本-🦀", "zoë", crdt.ActorID(bytes.Repeat([]byte("x"), crdt.MaxIDLen))}
-	for i, id := range ids {
-		require.NoError(t, s.PutShard(ctx(), key, tally.EncodedShard{Mutator: id, Data: data}, int64(100+i)))
-	}
-	tallyBytes := append([]byte{0}, data...)
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 1, Tally: tallyBytes}))
-	got, tb := rows(t, s, key)
-	require.Len(t, got, len(ids))
-	for _, id := range ids {
-		require.Equal(t, string(data), got[id])
-	}
-	require.Equal(t, tallyBytes, tb)
-}
-
-func applyGC(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "a", "A", 10)
-	put(t, s, key, "b", "B", 20)
-	put(t, s, key, "c", "C", 30)
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 25, Tally: []byte("tally-ab"), Delete: []crdt.ActorID{"a", "b"}}))
-	got, tb := rows(t, s, key)
-	require.Equal(t, map[crdt.ActorID]string{"c": "C"}, got)
-	require.Equal(t, []byte("tally-ab"), tb)
-}
-
-func deleteShadows(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "a", "A", 50)
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 50, Tally: []byte("t"), Delete: []crdt.ActorID{"a"}}))
-	got, _ := rows(t, s, key)
-	require.Empty(t, got, "a delete at the write's own timestamp shadows it")
-	put(t, s, key, "a", "A-late", 49)
-	put(t, s, key, "a", "ZZZ-late", 50)
-	got, _ = rows(t, s, key)
-	require.Empty(t, got, "late writes at or below the delete's timestamp stay invisible")
-}
-
-func newerWriteOutlivesDelete(t *testing.T, s tally.Store, key string) {
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 50, Tally: []byte("t"), Delete: []crdt.ActorID{"a"}}))
-	put(t, s, key, "a", "A", 51)
-	got, _ := rows(t, s, key)
-	require.Equal(t, map[crdt.ActorID]string{"a": "A"}, got, "a write above the delete's timestamp is live (Cassandra semantics)")
-}
-
-func gcIdempotent(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "a", "A", 10)
-	put(t, s, key, "b", "B", 60)
-	b := tally.GCBatch{WriteTS: 40, Tally: []byte("tally-a"), Delete: []crdt.ActorID{"a"}}
-	for range 3 {
-		require.NoError(t, s.ApplyGC(ctx(), key, b))
-		got, tb := rows(t, s, key)
-		require.Equal(t, map[crdt.ActorID]string{"b": "B"}, got)
-		require.Equal(t, []byte("tally-a"), tb)
-	}
-}
-
-func tallyLWW(t *testing.T, s tally.Store, key string) {
-	newer := tally.GCBatch{WriteTS: 200, Tally: []byte("tally-200")}
-	older := tally.GCBatch{WriteTS: 100, Tally: []byte("tally-100-zzz")}
-	require.NoError(t, s.ApplyGC(ctx(), key, newer))
-	require.NoError(t, s.ApplyGC(ctx(), key, older))
-	_, tb := rows(t, s, key)
-	require.Equal(t, []byte("tally-200"), tb, "a late GC batch with a smaller timestamp must not replace the tally")
-}
-
-func tallyEqualTS(t *testing.T, s tally.Store, key string) {
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 100, Tally: []byte("bbb")}))
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 100, Tally: []byte("aaa")}))
-	_, tb := rows(t, s, key)
-	require.Equal(t, []byte("bbb"), tb)
-}
-
-func gcWithoutDeletes(t *testing.T, s tally.Store, key string) {
-	put(t, s, key, "a", "A", 10)
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 5, Tally: []byte("t")}))
-	got, tb := rows(t, s, key)
-	require.Equal(t, map[crdt.ActorID]string{"a": "A"}, got)
-	require.Equal(t, []byte("t"), tb)
-}
-
-func nonCompleteRead(t *testing.T, s tally.Store, key string) {
-	written := map[string]bool{"v1": true, "v2": true}
-	put(t, s, key, "a", "v1", 10)
-	put(t, s, key, "a", "v2", 20)
-	require.NoError(t, s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 5, Tally: []byte("t")}))
-	shards, tb, err := s.Read(ctx(), key, false)
-	require.NoError(t, err)
-	for _, sh := range shards {
-		require.Equal(t, crdt.ActorID("a"), sh.Mutator)
-		require.True(t, written[string(sh.Data)], "a stale read may only show values that were written, got %q", sh.Data)
-	}
-	if tb != nil {
-		require.Equal(t, []byte("t"), tb)
-	}
-}
-
-func canceledContext(t *testing.T, s tally.Store, key string) {
-	c, cancel := context.WithCancel(ctx())
-	cancel()
-	err := s.PutShard(c, key, tally.EncodedShard{Mutator: "a", Data: []byte("A")}, 1)
-	require.ErrorIs(t, err, context.Canceled)
-	_, _, err = s.Read(c, key, true)
-	require.ErrorIs(t, err, context.Canceled)
-	err = s.ApplyGC(c, key, tally.GCBatch{WriteTS: 1, Tally: []byte("t")})
-	require.ErrorIs(t, err, context.Canceled)
-}
-
-func invalidMutator(t *testing.T, s tally.Store, key string) {
-	err := s.PutShard(ctx(), key, tally.EncodedShard{Mutator: "", Data: []byte("A")}, 1)
-	require.ErrorIs(t, err, crdt.ErrInvalidActor)
-	err = s.ApplyGC(ctx(), key, tally.GCBatch{WriteTS: 1, Tally: []byte("t"), Delete: []crdt.ActorID{"ok", "bad\x00"}})
-	require.ErrorIs(t, err, crdt.ErrInvalidActor)
-	_, tb := rows(t, s, key)
-	require.Nil(t, tb, "a rejected batch writes nothing")
-}
-
-// counterEndToEnd drives a tally.Counter over the store: three mutators
-// with a test clock, a GC once they are final, and reads before and after.
-func counterEndToEnd(t *testing.T, s tally.Store, key string) {
-	now := time.Now().Truncate(time.Microsecond)
-	clock := func() time.Time { return now }
-	n := 0
-	cfg := tally.Config{Clock: clock, NewID: func() crdt.ActorID { n++; return crdt.ActorID(fmt.Sprintf("m%d", n)) }}
-	c, err := tally.New[*tally.Sum](s, key, cfg)
-	require.NoError(t, err)
-	var want int64
-	for i := range 3 {
-		m, err := c.NewMutator()
-		require.NoError(t, err)
-		for j := range 5 {
-			amount := int64(10*i + j)
-			require.NoError(t, m.Update(ctx(), func(v *tally.Sum) error { return v.Add(amount) }))
-			want += amount
-		}
-		now = now.Add(time.Minute)
-	}
+func value(t *testing.T, c *tally.Counter[*tally.Sum]) int64 {
+	t.Helper()
 	v, err := c.ReadComplete(ctx())
 	require.NoError(t, err)
-	require.Equal(t, want, v.Value())
+	return v.Value()
+}
 
-	now = now.Add(tally.DefaultLifetime + tally.DefaultGrace + time.Hour)
+// rows reads key's partition completely: row key → value.
+func rows(t *testing.T, e *env, key string) map[string][]byte {
+	t.Helper()
+	rs, err := e.s.Snapshot(ctx(), key, 1000, store.ReadComplete)
+	require.NoError(t, err)
+	out := map[string][]byte{}
+	for i, r := range rs {
+		if i > 0 {
+			require.Less(t, string(rs[i-1].Key), string(r.Key), "rows in ascending key order")
+		}
+		out[string(r.Key)] = r.Value
+	}
+	return out
+}
+
+func emptyCounter(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	require.Zero(t, value(t, c))
+	v, err := c.Read(ctx())
+	require.NoError(t, err)
+	require.Zero(t, v.Value())
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
+	require.True(t, plan.Empty())
+	require.Empty(t, rows(t, e, e.key), "reading and an empty GC write nothing")
+}
+
+func updatesCounted(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	var want int64
+	for i := range 3 {
+		m := mutator(t, c)
+		for j := range 5 {
+			n := int64(10*i + j)
+			require.NoError(t, m.Update(ctx(), add(n)))
+			want += n
+		}
+		e.advance(time.Minute)
+	}
+	require.Equal(t, want, value(t, c))
+	v, err := c.Read(ctx())
+	require.NoError(t, err)
+	require.LessOrEqual(t, v.Value(), want)
+}
+
+func shardRows(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	require.NoError(t, m.Update(ctx(), add(42)))
+	got := rows(t, e, e.key)
+	require.Len(t, got, 1)
+	b, ok := got[string(tally.ShardRowKey(m.ID()))]
+	require.True(t, ok, "the shard row is keyed 's' + mutator id")
+	sh, err := tally.DecodeShard[*tally.Sum](b)
+	require.NoError(t, err)
+	require.Equal(t, m.ID(), sh.Mutator)
+	require.Equal(t, int64(42), sh.State.Value())
+	require.Equal(t, m.ExpiresAt().UnixMicro(), sh.ExpiresAt)
+}
+
+func flushOverwrites(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	for range 10 {
+		require.NoError(t, m.Update(ctx(), add(1)))
+	}
+	for range 100 {
+		require.NoError(t, m.Stage(add(1)))
+	}
+	require.NoError(t, m.Flush(ctx()))
+	require.Len(t, rows(t, e, e.key), 1, "one row per mutator, however many flushes")
+	require.Equal(t, int64(110), value(t, c))
+}
+
+// shardBytes encodes a Sum shard of m holding n.
+func shardBytes(t *testing.T, m *tally.Mutator[*tally.Sum], n int64) []byte {
+	t.Helper()
+	s := new(tally.Sum)
+	require.NoError(t, s.Add(n))
+	b, err := tally.Shard[*tally.Sum]{Mutator: m.ID(), ExpiresAt: m.ExpiresAt().UnixMicro(), State: s}.MarshalBinary()
+	require.NoError(t, err)
+	return b
+}
+
+func putShard(t *testing.T, e *env, key string, id crdt.ActorID, data []byte, ts int64) {
+	t.Helper()
+	require.NoError(t, e.s.Apply(ctx(), []store.Mutation{{Partition: key, Op: store.OpPut, Key: tally.ShardRowKey(id), Value: data, Timestamp: ts}}))
+}
+
+func lateShardWriteLoses(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	first := e.clock().UnixMicro()
+	require.NoError(t, m.Update(ctx(), add(1)))
+	e.advance(time.Second)
+	require.NoError(t, m.Update(ctx(), add(1)))
+	// An old write of the row, stamped as the first flush was, lands late.
+	putShard(t, e, e.key, m.ID(), shardBytes(t, m, 1), first)
+	require.Equal(t, int64(2), value(t, c), "a late write with a smaller timestamp never overwrites")
+}
+
+func resentWrite(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	ts := e.clock().UnixMicro()
+	require.NoError(t, m.Update(ctx(), add(5)))
+	b := rows(t, e, e.key)[string(tally.ShardRowKey(m.ID()))]
+	for range 3 { // the same bytes at the same timestamp: a resend
+		putShard(t, e, e.key, m.ID(), b, ts)
+	}
+	require.Equal(t, int64(5), value(t, c))
+}
+
+func gcFolds(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	var ids []crdt.ActorID
+	for i := range 3 {
+		m := mutator(t, c)
+		require.NoError(t, m.Update(ctx(), add(int64(i+1))))
+		ids = append(ids, m.ID())
+		e.advance(time.Minute)
+	}
+	e.final()
+	young := mutator(t, c)
+	require.NoError(t, young.Update(ctx(), add(100)))
 	plan, err := c.GC(ctx())
 	require.NoError(t, err)
 	require.Equal(t, 3, plan.Folded)
-	got, tb := rows(t, s, key)
-	require.Empty(t, got, "GC deleted the folded shards")
-	require.NotNil(t, tb)
-	v, err = c.ReadComplete(ctx())
+	require.Equal(t, 1, plan.Live)
+	require.Equal(t, ids, plan.Batch.Delete)
+
+	got := rows(t, e, e.key)
+	require.Len(t, got, 2, "the young shard and the tally row")
+	require.Contains(t, got, string(tally.ShardRowKey(young.ID())))
+	tb, ok := got[tally.TallyRowKey]
+	require.True(t, ok, "the tally row is keyed 't'")
+	require.Equal(t, plan.Batch.Tally, tb)
+	tl, err := tally.DecodeTally[*tally.Sum](tb)
 	require.NoError(t, err)
-	require.Equal(t, want, v.Value())
+	require.Equal(t, int64(6), tl.State.Value())
+	require.Equal(t, plan.Batch.WriteTS, tl.FoldedThrough)
+	require.Equal(t, int64(106), value(t, c))
+
 	plan, err = c.GC(ctx())
 	require.NoError(t, err)
 	require.True(t, plan.Empty(), "nothing left to fold")
+}
+
+func foldedStaysFolded(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	sent := e.clock().UnixMicro()
+	require.NoError(t, m.Update(ctx(), add(7)))
+	e.final()
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
+	require.Equal(t, 1, plan.Folded)
+	// A copy of the shard's write, in flight all along, lands after the GC:
+	// its timestamp is below expires_at ≤ the batch's, so the delete hides it.
+	putShard(t, e, e.key, m.ID(), shardBytes(t, m, 7), sent)
+	putShard(t, e, e.key, m.ID(), shardBytes(t, m, 7), m.ExpiresAt().UnixMicro()-1)
+	require.Len(t, rows(t, e, e.key), 1, "only the tally row")
+	require.Equal(t, int64(7), value(t, c))
+}
+
+func gcCommute(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	var want int64
+	for i := range 4 {
+		m := mutator(t, c)
+		require.NoError(t, m.Update(ctx(), add(int64(i+1))))
+		want += int64(i + 1)
+		e.advance(2 * time.Hour)
+	}
+	// Expiries are 2h apart; fold the first two, then all four.
+	e.advance(tally.DefaultLifetime + tally.DefaultGrace - 5*time.Hour)
+	planA, err := c.PlanGC(ctx())
+	require.NoError(t, err)
+	e.advance(5 * time.Hour)
+	planB, err := c.PlanGC(ctx())
+	require.NoError(t, err)
+	require.Less(t, planA.Folded, planB.Folded)
+	require.Equal(t, 4, planB.Folded)
+	for _, b := range []tally.GCBatch{planB.Batch, planA.Batch, planB.Batch, planA.Batch} {
+		require.NoError(t, e.s.Apply(ctx(), b.Mutations(e.key)))
+		require.Equal(t, want, value(t, c))
+	}
+	got := rows(t, e, e.key)
+	require.Len(t, got, 1)
+	require.Equal(t, planB.Batch.Tally, got[tally.TallyRowKey], "the later GC's tally wins")
+}
+
+func countersIndependent(t *testing.T, e *env) {
+	other := e.key + "-other"
+	a, b := sumCounter(t, e, e.key), sumCounter(t, e, other)
+	ma, mb := mutator(t, a), mutator(t, b)
+	require.NoError(t, ma.Update(ctx(), add(1)))
+	require.NoError(t, mb.Update(ctx(), add(20)))
+	e.final()
+	_, err := b.GC(ctx())
+	require.NoError(t, err)
+	require.Equal(t, int64(1), value(t, a))
+	require.Equal(t, int64(20), value(t, b))
+	require.Len(t, rows(t, e, e.key), 1)
+	require.NotContains(t, rows(t, e, e.key), tally.TallyRowKey, "another counter's GC writes only its own partition")
+}
+
+func longIDs(t *testing.T, e *env) {
+	ids := []crdt.ActorID{"日本-🦀", "zoë", crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen)), "a\u00a0b"}
+	i := 0
+	cfg := e.cfg()
+	cfg.NewID = func() crdt.ActorID { i++; return ids[i-1] }
+	c, err := tally.New[*tally.Sum](e.s, e.key, cfg)
+	require.NoError(t, err)
+	for range ids {
+		m := mutator(t, c)
+		require.NoError(t, m.Update(ctx(), add(1)))
+	}
+	got := rows(t, e, e.key)
+	for _, id := range ids {
+		require.Contains(t, got, string(tally.ShardRowKey(id)))
+	}
+	require.Equal(t, int64(len(ids)), value(t, c))
+	e.final()
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
+	require.Equal(t, len(ids), plan.Folded)
+	require.Len(t, rows(t, e, e.key), 1)
+}
+
+func distinctRoundTrip(t *testing.T, e *env) {
+	c, err := tally.New[*tally.Distinct](e.s, e.key, e.cfg())
+	require.NoError(t, err)
+	var want tally.Distinct
+	for s := range 3 {
+		m := mutator(t, c)
+		for i := range 20_000 { // a dense sketch: a 16 KiB row
+			id := fmt.Sprint(s*10_000 + i)
+			want.AddString(id)
+			require.NoError(t, m.Stage(func(d *tally.Distinct) error { d.AddString(id); return nil }))
+		}
+		require.NoError(t, m.Flush(ctx()))
+	}
+	v, err := c.ReadComplete(ctx())
+	require.NoError(t, err)
+	require.True(t, want.Equal(v), "the union of the shards, register for register")
+	e.final()
+	_, err = c.GC(ctx())
+	require.NoError(t, err)
+	v, err = c.ReadComplete(ctx())
+	require.NoError(t, err)
+	require.True(t, want.Equal(v))
+}
+
+func corruptRow(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	require.NoError(t, m.Update(ctx(), add(1)))
+	require.NoError(t, e.s.Apply(ctx(), []store.Mutation{{Partition: e.key, Op: store.OpPut, Key: []byte("x-not-tally"), Value: []byte{1}, Timestamp: 1}}))
+	_, err := c.ReadComplete(ctx())
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "a row key outside the layout")
+	e.final()
+	_, err = c.GC(ctx())
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	require.Len(t, rows(t, e, e.key), 2, "GC never deletes what it cannot read")
+}
+
+func staleRead(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	var want int64
+	for i := range 5 {
+		m := mutator(t, c)
+		require.NoError(t, m.Update(ctx(), add(int64(i+1))))
+		want += int64(i + 1)
+		if i == 2 {
+			e.final()
+			_, err := c.GC(ctx())
+			require.NoError(t, err)
+		}
+	}
+	for range 5 {
+		v, err := c.Read(ctx())
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, v.Value(), int64(0))
+		require.LessOrEqual(t, v.Value(), want, "a read at store.ReadAny may miss updates, never count one twice")
+	}
+	require.Equal(t, want, value(t, c))
+}
+
+func concurrentMutators(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	const workers, updates = 8, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		m := mutator(t, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range updates {
+				if err := m.Update(ctx(), add(1)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := c.Read(ctx()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, int64(workers*updates), value(t, c))
+}
+
+func canceledContext(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	m := mutator(t, c)
+	done, cancel := context.WithCancel(ctx())
+	cancel()
+	err := m.Update(done, add(1))
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "nothing is sent on a done context")
+	require.False(t, m.Unresolved())
+	_, err = c.Read(done)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = c.GC(done)
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, m.Update(ctx(), add(2)))
+	require.Equal(t, int64(2), value(t, c), "the canceled update was not counted")
 }
