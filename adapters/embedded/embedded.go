@@ -156,20 +156,44 @@ func Open(dir string, opts Options) (*DB, error) {
 		// into place, so an empty data file is damage, not a new one.
 		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
 	}
-	bdb, err := bolt.Open(path, 0o600, boltOptions(opts))
+	// Check the file read-only first (a shared lock; the engine loads
+	// nothing it does not need), so that a truncated or foreign file is
+	// refused before the engine reads its free list.
+	bdb, err := openBolt(path, opts, true)
 	if err != nil {
-		return nil, openError(path, err)
-	}
-	db := &DB{bolt: bdb, path: path, opts: opts}
-	if err := db.checkFormat(false); err != nil {
-		bdb.Close()
 		return nil, err
 	}
+	err = (&DB{bolt: bdb, path: path, opts: opts}).checkFormat(false)
+	bdb.Close()
+	if err != nil {
+		return nil, err
+	}
+	if bdb, err = openBolt(path, opts, false); err != nil {
+		return nil, err
+	}
+	db := &DB{bolt: bdb, path: path, opts: opts}
 	return db, nil
 }
 
-func boltOptions(opts Options) *bolt.Options {
-	return &bolt.Options{Timeout: opts.LockTimeout, FreelistType: bolt.FreelistMapType}
+// openBolt opens the engine's file. A file damaged in a way the engine
+// panics or faults on is reported as crdt.ErrCorruptEncoding; the engine
+// then keeps the file open (and locked) until the process exits.
+func openBolt(path string, opts Options, readOnly bool) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("embedded: %s is damaged (%v): %w", path, r, crdt.ErrCorruptEncoding)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:      opts.LockTimeout,
+		FreelistType: bolt.FreelistMapType,
+		ReadOnly:     readOnly,
+	})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	return db, nil
 }
 
 // create makes a new data file: it writes the format marker into FileName
@@ -189,19 +213,13 @@ func create(dir, path string, opts Options) error {
 				dir, e.Name(), FileName, crdt.ErrMisconfiguredStore)
 		}
 	}
-	bdb, err := bolt.Open(tmp, 0o600, boltOptions(opts))
-	if err != nil {
-		return openError(tmp, err)
-	}
 	// A left-over file of a crashed creation is started again.
-	if err := bdb.Close(); err != nil {
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
-	if err := os.Remove(tmp); err != nil {
-		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
-	}
-	if bdb, err = bolt.Open(tmp, 0o600, boltOptions(opts)); err != nil {
-		return openError(tmp, err)
+	bdb, err := openBolt(tmp, opts, false)
+	if err != nil {
+		return err
 	}
 	db := &DB{bolt: bdb, path: tmp, opts: opts}
 	err = db.checkFormat(true)
