@@ -2,7 +2,6 @@ package tpncounter
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -84,7 +83,7 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 			for off := part[0]; off < part[1]; off++ {
 				p := en.pos(off)
 				e.ArrayLen(2)
-				e.String(string(en.ids[p]))
+				e.String(string(en.id(p)))
 				e.Int(en.ring[p].amt)
 			}
 		}
@@ -329,10 +328,8 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (
 	// The folded record goes to ring positions [0, nf) and the history to
 	// [nf, nf+nh), as entryFrom lays them out.
 	n := max(int(size.txns), nh)
-	e := newEntry(a, n)
+	e := newExactEntry(a, n, int(size.idBytes))
 	nf := n - nh
-	var ids strings.Builder
-	ids.Grow(int(size.idBytes))
 	seen.reset(n)
 	// pos returns the ring position of the j-th transaction read.
 	pos := func(j int) int {
@@ -349,9 +346,10 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (
 			if m != nf {
 				// size was wrong: lay the history out again.
 				old := e
-				e = newEntry(a, nh+m)
+				e = newExactEntry(a, nh+m, 0)
 				copy(e.ring[m:], old.ring[nf:nf+nh])
-				copy(e.ids[m:], old.ids[nf:nf+nh])
+				copy(e.idAt[m:], old.idAt[nf:nf+nh])
+				e.ids = old.ids
 				nf = m
 			}
 		}
@@ -367,9 +365,10 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (
 			if err != nil {
 				return nil, err
 			}
-			start := ids.Len()
-			ids.Write(b)
-			x := crdt.TxnID(ids.String()[start:])
+			p := pos(read)
+			e.idAt[p] = uint32(len(e.ids))<<idBits | uint32(len(b))
+			e.ids = append(e.ids, b...)
+			x := e.id(uint32(p))
 			if err := x.Validate(); err != nil {
 				return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 			}
@@ -384,9 +383,7 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (
 			if seen.add(e, x, tagOf(h), read, pos) {
 				return nil, fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, x)
 			}
-			p := pos(read)
 			e.ring[p] = item{amt: amt, tag: tagOf(h)}
-			e.ids[p] = x
 		}
 	}
 	e.mid = uint32(nf)
@@ -431,7 +428,7 @@ func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) 
 	}
 	mask := uint32(len(s.slots) - 1)
 	for i := tag & mask; s.slots[i] != 0; i = (i + 1) & mask {
-		if e.ids[pos(int(s.slots[i]-1))] == x {
+		if e.id(uint32(pos(int(s.slots[i]-1)))) == x {
 			return true
 		}
 	}

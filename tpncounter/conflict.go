@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -68,7 +69,7 @@ func (g *GCounter) Conflicts() []Conflict {
 		all, owner := g.copies(uint32(m), 1)
 		for _, c := range all[1:] {
 			if c.Amount != all[0].Amount {
-				out = append(out, Conflict{ID: rec.id, Counted: owner, Copies: all})
+				out = append(out, Conflict{ID: crdt.TxnID(strings.Clone(string(g.multiID(rec)))), Counted: owner, Copies: all})
 				break
 			}
 		}

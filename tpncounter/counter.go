@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -57,12 +58,12 @@ func (c *Counter) findCross(newP, newN []*entry) {
 				continue
 			}
 			for off := uint32(0); off < uint32(e.size()); off++ {
-				if x := e.ids[e.pos(off)]; side.other.get(x) != 0 {
+				if x := e.id(e.pos(off)); side.other.get(x) != 0 {
 					if c.cross == nil { // made only when needed: almost never
 						c.cross = map[crdt.TxnID]struct{}{}
 						c.p.cross, c.n.cross = c.cross, c.cross
 					}
-					c.cross[x] = struct{}{}
+					c.cross[crdt.TxnID(strings.Clone(string(x)))] = struct{}{} // x is only valid until e's next Apply
 				}
 			}
 		}

@@ -28,6 +28,10 @@ type memShape struct {
 	// shared makes every actor hold the same ids (one multi record per id);
 	// otherwise every id is held by one actor.
 	shared bool
+	// paired makes each two actors hold the same ids (one multi record per
+	// two transactions); otherwise, unless shared, every id is held by one
+	// actor.
+	paired bool
 }
 
 // memShapes are the shapes measured; the first is the worst (see
@@ -35,6 +39,7 @@ type memShape struct {
 var memShapes = []memShape{
 	{name: "distinct-tiny-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor},
 	{name: "shared-tiny-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor, shared: true},
+	{name: "paired-tiny-ids", actors: DefaultMaxActors, perActor: MaxEntriesPerActor, paired: true},
 	{name: "small-entries", actors: MaxActorsLimit, perActor: 3},
 	{name: "half-empty-rings", actors: DefaultMaxActors, perActor: MaxEntriesPerActor/2 + 1},
 	{name: "many-half-empty", actors: MaxActorsLimit, perActor: 33},
@@ -83,6 +88,8 @@ func (s memShape) encoding(size int) []byte {
 			k := next + j
 			if s.shared {
 				k = j
+			} else if s.paired && a%2 == 1 {
+				k = next - len(lists[a-1]) + j
 			}
 			x := id(k)
 			if need := 1 + wire.StrSize(len(x)) + 1; need <= budget {
@@ -93,7 +100,7 @@ func (s memShape) encoding(size int) []byte {
 				break
 			}
 		}
-		if !s.shared {
+		if !s.shared && !(s.paired && a%2 == 1) {
 			next += len(list)
 		}
 		lists = append(lists, list)

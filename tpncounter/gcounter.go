@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -472,13 +473,14 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	}
 	// txn is absent from the index (Apply looked): it becomes a solo
 	// transaction of actor, counted once.
-	if e.size() == len(e.ring) {
+	p := e.tail & e.mask
+	if e.size() == len(e.ring) || p >= uint32(len(e.ring)) { // full, or a decoded ring at its end
 		g.growRing(e)
+		p = e.tail & e.mask
 	}
-	p := e.tail & e.mask()
 	g.addKey(tableKey(tagOf(h), soloBit|e.locAt(p))) // before the item is live, for rebuild
 	e.ring[p] = item{amt: amount, tag: tagOf(h)}
-	e.ids[p] = txn
+	e.setID(p, txn)
 	if at != 0 && e.times == nil {
 		e.times = make([]int64, len(e.ring))
 	}
@@ -639,7 +641,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 			q := e.pos(off)
 			if e.times != nil && e.times[q] != 0 {
 				p.forgot = max(p.forgot, e.times[q])
-			} else if at, ok := g.txnTime(e.ids[q]); ok {
+			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(e.id(q))))); ok { // a copy: TxnTime may keep it
 				p.forgot = max(p.forgot, at.UnixNano())
 			}
 		}

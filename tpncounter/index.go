@@ -186,12 +186,11 @@ func (t *table) remove(k uint64) {
 }
 
 // multiRec is the index record of a transaction held by two or more actors:
-// its id and tag, and the location of every holder's item (each item keeps
-// its own amount: copies written concurrently may disagree). An actor holds
-// a transaction at most once. A free record has no holders.
+// the location of every holder's item (each item keeps its own amount:
+// copies written concurrently may disagree; all of them keep the id and
+// its tag, which the record therefore does not). An actor holds a
+// transaction at most once. A free record has no holders.
 type multiRec struct {
-	id      crdt.TxnID
-	tag     uint32
 	holders []loc
 	// Kept in step with the holders, so that adding or folding a holder
 	// reads none of the others (a hostile state may give one transaction
@@ -199,7 +198,7 @@ type multiRec struct {
 	// nfold the number of holders that folded it, hsum and fsum the sums of
 	// the history and the folded copies' amounts.
 	own        loc
-	nfold      int
+	nfold      int32
 	hsum, fsum exact.Int128
 }
 
@@ -250,11 +249,25 @@ func (g *GCounter) rebuild() {
 	}
 	for m := 1; m < len(g.multi); m++ {
 		if rec := &g.multi[m]; len(rec.holders) > 0 {
-			t.place(tableKey(rec.tag, uint32(m)))
+			t.place(tableKey(g.multiTag(rec), uint32(m)))
 		}
 	}
 	t.n = g.tab.n
 	g.tab = t
+}
+
+// multiTag returns the tag of rec's transaction, which its owner's item
+// keeps.
+func (g *GCounter) multiTag(rec *multiRec) uint32 {
+	e, p := g.itemOf(rec.own)
+	return e.ring[p].tag
+}
+
+// multiID returns the id of rec's transaction, which its owner's item
+// keeps.
+func (g *GCounter) multiID(rec *multiRec) crdt.TxnID {
+	e, p := g.itemOf(rec.own)
+	return e.id(p)
 }
 
 // itemOf returns the entry and ring position of l.
@@ -285,7 +298,7 @@ func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 		}
 		r := ref(k)
 		if r&soloBit == 0 {
-			if g.multi[r].id == x {
+			if g.multiID(&g.multi[r]) == x {
 				return r
 			}
 			continue
@@ -294,7 +307,7 @@ func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 		// the live part of an installed entry's ring and holds x as a solo
 		// item. (A stale entry that passes is equal to x's live one.)
 		if e, p := g.itemOf(r &^ soloBit); e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) &&
-			e.ring[p].multi == 0 && e.ids[p] == x {
+			e.ring[p].multi == 0 && e.id(p) == x {
 			return r
 		}
 	}
@@ -368,7 +381,7 @@ func (g *GCounter) counts(r ref) (inHist, inFolded int) {
 		return 1, 0
 	}
 	rec := &g.multi[r]
-	return len(rec.holders) - rec.nfold, rec.nfold
+	return len(rec.holders) - int(rec.nfold), int(rec.nfold)
 }
 
 // refAt returns the ref of e's item at offset off (e installed).
@@ -427,7 +440,7 @@ func (g *GCounter) install(e *entry, off uint32) {
 	p := e.pos(off)
 	it := &e.ring[p]
 	l := e.locAt(p)
-	r := g.find(e.ids[p], uint64(it.tag)<<32)
+	r := g.find(e.id(p), uint64(it.tag)<<32)
 	if r == 0 {
 		g.addKey(tableKey(it.tag, soloBit|l)) // while it is notInstalled, for rebuild
 		it.multi = 0
@@ -437,7 +450,7 @@ func (g *GCounter) install(e *entry, off uint32) {
 	g.contrib(&g.val, -1, r)
 	if r&soloBit != 0 {
 		first := r &^ soloBit
-		m := g.newMulti(multiRec{id: e.ids[p], tag: it.tag, holders: []loc{first}})
+		m := g.newMulti(multiRec{holders: append(make([]loc, 0, 2), first)})
 		g.hold(m, first)
 		g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
 		oe, op := g.itemOf(first)
@@ -483,7 +496,7 @@ func (g *GCounter) uninstall(e *entry, off uint32) ref {
 	}
 	if len(rec.holders) == 1 {
 		l2 := rec.holders[0]
-		g.tab.replace(tableKey(rec.tag, m), tableKey(rec.tag, soloBit|l2))
+		g.tab.replace(tableKey(it.tag, m), tableKey(it.tag, soloBit|l2))
 		oe, op := g.itemOf(l2)
 		oe.ring[op].multi = 0
 		g.multi[m] = multiRec{}
@@ -536,7 +549,7 @@ func (g *GCounter) compact(e *entry, removed []uint32) {
 			pf, pt := e.pos(off), e.pos(w)
 			it := e.ring[pf]
 			g.relocate(it, e.locAt(pf), e.locAt(pt))
-			e.ring[pt], e.ids[pt] = it, e.ids[pf]
+			e.ring[pt], e.idAt[pt] = it, e.idAt[pf]
 			if e.times != nil {
 				e.times[pt] = e.times[pf]
 			}
@@ -547,10 +560,15 @@ func (g *GCounter) compact(e *entry, removed []uint32) {
 	e.mid -= below
 }
 
-// growRing doubles e's ring (e installed), moving every item.
+// growRing gives e (installed) a ring of twice its length, or, when a
+// decoded ring is shorter than mask+1, of length mask+1 (see entry),
+// moving every item.
 func (g *GCounter) growRing(e *entry) {
-	n := max(2*len(e.ring), 2)
-	ring, ids := make([]item, n), make([]crdt.TxnID, n)
+	n := int(e.mask) + 1
+	if len(e.ring) == n {
+		n *= 2
+	}
+	ring, idAt := make([]item, n), make([]uint32, n)
 	var times []int64
 	if e.times != nil {
 		times = make([]int64, n)
@@ -559,7 +577,7 @@ func (g *GCounter) growRing(e *entry) {
 	for off := uint32(0); off < uint32(e.size()); off++ {
 		pf, pt := e.pos(off), (e.head+off)&nmask
 		it := e.ring[pf]
-		ring[pt], ids[pt] = it, e.ids[pf]
+		ring[pt], idAt[pt] = it, e.idAt[pf]
 		if times != nil {
 			times[pt] = e.times[pf]
 		}
@@ -567,7 +585,7 @@ func (g *GCounter) growRing(e *entry) {
 			g.relocate(it, e.locAt(pf), e.locAt(pt))
 		}
 	}
-	e.ring, e.ids, e.times = ring, ids, times
+	e.ring, e.idAt, e.times, e.mask = ring, idAt, times, nmask
 }
 
 // attach gives e an actor index and installs it in the maps (not its items).

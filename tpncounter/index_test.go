@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func (g *GCounter) idx(yield func(crdt.TxnID, int64) bool) {
 		}
 		for off := uint32(0); off < uint32(e.size()); off++ {
 			p := e.pos(off)
-			if x := e.ids[p]; !seen[x] {
+			if x := crdt.TxnID(strings.Clone(string(e.id(p)))); !seen[x] {
 				seen[x] = true
 				if !yield(x, e.ring[p].amt) {
 					return
@@ -51,13 +52,21 @@ func (g *GCounter) checkIndex() error {
 		if e.aix != uint32(i) || g.entries[e.actor] != e {
 			return fmt.Errorf("actor %q: index %d, stored at %d", e.actor, e.aix, i)
 		}
-		if n := len(e.ring); n&(n-1) != 0 || e.size() > n || len(e.ids) != n || (e.times != nil && len(e.times) != n) || e.nf() > uint32(e.size()) {
-			return fmt.Errorf("actor %q: ring of %d holds %d (folded %d)", e.actor, n, e.size(), e.nf())
+		// A ring is mask+1 long (a power of two), or shorter when decoded,
+		// with every live item below its end.
+		if n, c := len(e.ring), int(e.mask)+1; c&(c-1) != 0 || n > c || e.size() > n || len(e.idAt) != n ||
+			(e.times != nil && len(e.times) != n) || e.nf() > uint32(e.size()) {
+			return fmt.Errorf("actor %q: ring of %d (mask %x) holds %d (folded %d)", e.actor, n, e.mask, e.size(), e.nf())
+		}
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			if r := e.idAt[e.pos(off)]; e.pos(off) >= uint32(len(e.ring)) || int(r>>idBits+r&(1<<idBits-1)) > len(e.ids) {
+				return fmt.Errorf("actor %q: offset %d at position %d, id %x beyond the arena of %d", e.actor, off, e.pos(off), r, len(e.ids))
+			}
 		}
 		val.Add(e.total)
 		for off := uint32(0); off < uint32(e.size()); off++ {
 			p := e.pos(off)
-			it, x := e.ring[p], e.ids[p]
+			it, x := e.ring[p], e.id(p)
 			if it.tag != tagOf(hashID(x)) {
 				return fmt.Errorf("actor %q: %q has tag %x", e.actor, x, it.tag)
 			}
@@ -94,14 +103,19 @@ func (g *GCounter) checkIndex() error {
 		}
 		nm++
 		if len(rec.holders) < 2 {
-			return fmt.Errorf("multi record %d (%q) has %d holder", m, rec.id, len(rec.holders))
+			return fmt.Errorf("multi record %d has %d holder", m, len(rec.holders))
 		}
 		var hsum, fsum exact.Int128
-		nfold, own := 0, rec.holders[0]
+		nfold, own := int32(0), rec.holders[0]
+		fe, fp := g.itemOf(rec.holders[0])
+		if fe == nil {
+			return fmt.Errorf("multi record %d: holder %x is not installed", m, rec.holders[0])
+		}
+		id, tag := fe.id(fp), fe.ring[fp].tag
 		for _, l := range rec.holders {
 			e, p := g.itemOf(l)
-			if e == nil || e.ring[p].multi != uint32(m) || e.ids[p] != rec.id {
-				return fmt.Errorf("multi record %d (%q): holder %x does not point back", m, rec.id, l)
+			if e == nil || e.ring[p].multi != uint32(m) || e.id(p) != id || e.ring[p].tag != tag {
+				return fmt.Errorf("multi record %d (%q): holder %x does not point back", m, id, l)
 			}
 			if e.foldedAt(p) {
 				nfold++
@@ -116,7 +130,7 @@ func (g *GCounter) checkIndex() error {
 		}
 		if nfold != rec.nfold || hsum != rec.hsum || fsum != rec.fsum || own != rec.own {
 			return fmt.Errorf("multi record %d (%q): kept nfold %d, sums %v/%v, owner %x; recounted %d, %v/%v, %x",
-				m, rec.id, rec.nfold, rec.hsum, rec.fsum, rec.own, nfold, hsum, fsum, own)
+				m, id, rec.nfold, rec.hsum, rec.fsum, rec.own, nfold, hsum, fsum, own)
 		}
 	}
 	if nm != g.nmulti || len(g.mfree) != len(g.multi)-1-nm {
@@ -132,7 +146,7 @@ func (g *GCounter) checkIndex() error {
 		// whose entry it is; any other is stale.
 		r := ref(k)
 		if r&soloBit == 0 {
-			if g.multi[r].tag != uint32(k>>32) || len(g.multi[r].holders) == 0 {
+			if len(g.multi[r].holders) == 0 || g.multiTag(&g.multi[r]) != uint32(k>>32) {
 				return fmt.Errorf("table entry %x names a free or other multi record", k)
 			}
 			liveKeys[k] = true
@@ -140,7 +154,7 @@ func (g *GCounter) checkIndex() error {
 		}
 		e, p := g.itemOf(r &^ soloBit)
 		if e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) && e.ring[p].multi == 0 &&
-			e.ring[p].tag == uint32(k>>32) && g.find(e.ids[p], uint64(k>>32)<<32) == r {
+			e.ring[p].tag == uint32(k>>32) && g.find(e.id(p), uint64(k>>32)<<32) == r {
 			liveKeys[k] = true
 		}
 	}
