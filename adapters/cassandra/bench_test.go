@@ -13,11 +13,8 @@ import (
 	"testing"
 	"time"
 
-	gocql "github.com/apache/cassandra-gocql-driver/v2"
-
-	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store"
 )
 
 // writeBench is one way of writing row i of a benchmark.
@@ -26,17 +23,36 @@ type writeBench struct {
 	write func(ctx context.Context, i int64) error
 }
 
-func stateWriters(b *testing.B, db *DB) []writeBench {
+// siblingWriters compares Siblings.Put (nil token: one INSERT) with the
+// raw INSERT it sends.
+func siblingWriters(b *testing.B, db *DB) []writeBench {
 	key := uniqueKey(b, "bench")
-	state := gEnc(b, map[crdt.ActorID]int64{"a1": 3, "a2": 5}) // a typical small encoded state
-	raw := fmt.Sprintf("INSERT INTO %s (key, actor, state) VALUES (?, ?, ?) USING TIMESTAMP ?", db.tables[tableState])
-	st := db.States()
+	value := make([]byte, 64) // a typical small encoded state
+	s := db.Siblings()
+	raw := s.insertCQL()
 	return []writeBench{
 		{"raw-driver", func(ctx context.Context, i int64) error {
-			return db.session.Query(raw, key, fmt.Sprintf("a%d", i%64), state, time.Now().UnixMicro()).ExecContext(ctx)
+			return db.session.Query(raw, key, fmt.Sprintf("a%d", i%64), value, time.Now().UnixMicro()).ExecContext(ctx)
 		}},
 		{"adapter", func(ctx context.Context, i int64) error {
-			return st.Save(ctx, key, crdt.ActorID(fmt.Sprintf("a%d", i%64)), state)
+			return s.Put(ctx, key, crdt.ActorID(fmt.Sprintf("a%d", i%64)), value, nil)
+		}},
+	}
+}
+
+// partitionWriters compares a one-row Partitions.Apply with the raw
+// INSERT it sends.
+func partitionWriters(b *testing.B, db *DB) []writeBench {
+	part := uniqueKey(b, "bench")
+	value := make([]byte, 32)
+	p := db.Partitions()
+	raw := p.mutationStmt(store.Mutation{Partition: part, Op: store.OpPut, Value: value, Timestamp: 1}).cql
+	return []writeBench{
+		{"raw-driver", func(ctx context.Context, i int64) error {
+			return db.session.Query(raw, part, []byte(fmt.Sprintf("r%d", i)), value, time.Now().UnixMicro()).ExecContext(ctx)
+		}},
+		{"adapter", func(ctx context.Context, i int64) error {
+			return p.Apply(ctx, []store.Mutation{{Partition: part, Op: store.OpPut, Key: []byte(fmt.Sprintf("r%d", i)), Value: value, Timestamp: time.Now().UnixMicro()}})
 		}},
 	}
 }
@@ -59,21 +75,9 @@ func runWriters(b *testing.B, writers []writeBench) {
 	}
 }
 
-// BenchmarkStateSave compares StateStore.Save with the raw INSERT it sends.
-func BenchmarkStateSave(b *testing.B) {
-	db := newTestDB(b, Options{})
-	runWriters(b, stateWriters(b, db))
-}
-
-// BenchmarkStateSaveRatio interleaves rounds of raw and adapter writes and
-// reports adapter throughput divided by raw throughput (goal >= 0.9), so
-// cluster noise affects both sides alike.
-func BenchmarkStateSaveRatio(b *testing.B) {
-	db := newTestDB(b, Options{})
-	ws := stateWriters(b, db)
-	ratio(b, ws[0], ws[1])
-}
-
+// ratio interleaves rounds of raw and adapter writes and reports adapter
+// throughput divided by raw throughput (goal >= 0.9), so cluster noise
+// affects both sides alike.
 func ratio(b *testing.B, raw, adapter writeBench) {
 	b.ReportAllocs()
 	ctx := context.Background()
@@ -98,77 +102,26 @@ func ratio(b *testing.B, raw, adapter writeBench) {
 	}
 }
 
-// logWriters compares deltalog.Counters.Add through the adapter with a raw
-// INSERT of the same encoded cell.
-func logWriters(b *testing.B, db *DB) []writeBench {
-	key := uniqueKey(b, "benchlog")
-	c, err := deltalog.New(db.Log(), deltalog.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw := fmt.Sprintf("INSERT INTO %s (key, id, kind, cell) VALUES (?, ?, ?, ?)", db.tables[tableLog])
-	return []writeBench{
-		{"raw-driver", func(ctx context.Context, i int64) error {
-			cell := deltalog.Cell{ID: deltalog.NewIDAt(time.Now()), Kind: deltalog.KindRegular, Delta: 1}
-			blob, err := cell.MarshalBinary()
-			if err != nil {
-				return err
-			}
-			return db.session.Query(raw, key, gocql.UUID(cell.ID), int8(cell.Kind), blob).ExecContext(ctx)
-		}},
-		{"adapter", func(ctx context.Context, i int64) error {
-			return c.Add(ctx, key, deltalog.NewIDAt(time.Now()), 1)
-		}},
-	}
+// BenchmarkSiblingsPut compares Siblings.Put with the raw INSERT it sends.
+func BenchmarkSiblingsPut(b *testing.B) {
+	runWriters(b, siblingWriters(b, newTestDB(b, Options{})))
 }
 
-// balanceWriters compares balance.Ledger.Add through the adapter with a raw
-// INSERT of the same encoded N row.
-func balanceWriters(b *testing.B, db *DB) []writeBench {
-	key := uniqueKey(b, "benchbal")
-	l, err := balance.New(db.Balance(), balance.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw := fmt.Sprintf("INSERT INTO %s (id, updateid, type, version, row) VALUES (?, ?, ?, ?, ?)", db.tables[tableBalance])
-	return []writeBench{
-		{"raw-driver", func(ctx context.Context, i int64) error {
-			r := balance.Row{UpdateID: deltalog.NewIDAt(time.Now()), Kind: balance.KindNormal, Amount: 1}
-			blob, err := r.MarshalBinary()
-			if err != nil {
-				return err
-			}
-			return db.session.Query(raw, key, gocql.UUID(r.UpdateID), int8(r.Kind), gocql.UUID{}, blob).ExecContext(ctx)
-		}},
-		{"adapter", func(ctx context.Context, i int64) error {
-			return l.Add(ctx, key, deltalog.NewIDAt(time.Now()), 1)
-		}},
-	}
-}
-
-// BenchmarkLogAdd compares log increments with raw INSERTs.
-func BenchmarkLogAdd(b *testing.B) {
-	db := newTestDB(b, Options{})
-	runWriters(b, logWriters(b, db))
-}
-
-// BenchmarkLogAddRatio reports adapter/raw throughput for log increments.
-func BenchmarkLogAddRatio(b *testing.B) {
-	db := newTestDB(b, Options{})
-	ws := logWriters(b, db)
+// BenchmarkSiblingsPutRatio reports adapter/raw throughput for Puts.
+func BenchmarkSiblingsPutRatio(b *testing.B) {
+	ws := siblingWriters(b, newTestDB(b, Options{}))
 	ratio(b, ws[0], ws[1])
 }
 
-// BenchmarkBalanceAdd compares balance increments with raw INSERTs.
-func BenchmarkBalanceAdd(b *testing.B) {
-	db := newTestDB(b, Options{})
-	runWriters(b, balanceWriters(b, db))
+// BenchmarkPartitionsApply compares a one-row Apply with the raw INSERT
+// it sends.
+func BenchmarkPartitionsApply(b *testing.B) {
+	runWriters(b, partitionWriters(b, newTestDB(b, Options{})))
 }
 
-// BenchmarkBalanceAddRatio reports adapter/raw throughput for balance
-// increments.
-func BenchmarkBalanceAddRatio(b *testing.B) {
-	db := newTestDB(b, Options{})
-	ws := balanceWriters(b, db)
+// BenchmarkPartitionsApplyRatio reports adapter/raw throughput for
+// one-row Applies.
+func BenchmarkPartitionsApplyRatio(b *testing.B) {
+	ws := partitionWriters(b, newTestDB(b, Options{}))
 	ratio(b, ws[0], ws[1])
 }

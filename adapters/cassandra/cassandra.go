@@ -3,6 +3,7 @@ package cassandra
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 	"time"
@@ -18,58 +19,34 @@ type Op int
 
 // The operations whose consistency level can be configured.
 const (
-	// OpStateLoad reads all per-actor rows of a GCounter/PNCounter key.
-	OpStateLoad Op = iota + 1
-	// OpStateSave overwrites one actor's row of a GCounter/PNCounter key.
-	OpStateSave
-	// OpLedgerFetch reads all per-actor rows of a TPNCounter key.
-	OpLedgerFetch
-	// OpLedgerPut overwrites one actor's row of a TPNCounter key.
-	OpLedgerPut
-	// OpShardWrite overwrites one tally shard.
-	OpShardWrite
-	// OpTallyRead reads the shards and the tally of a key to compute a value.
-	OpTallyRead
-	// OpTallyGCRead reads shards and tally before a GC. It must be ALL: a GC
-	// may only fold shards when it has certainly seen every one of them.
-	OpTallyGCRead
-	// OpTallyGCWrite writes a GC's fold (tally update plus shard deletes).
-	OpTallyGCWrite
-	// OpLogAppend writes one windowed-log cell.
-	OpLogAppend
-	// OpLogRead scans log cells (newest first, stopping at the first merge
-	// cell) for reads, merges and compactions. Because merges use it, it
-	// must overlap OpLogAppend.
-	OpLogRead
-	// OpLogDelete removes the cells a merge cell covers, or a whole counter.
-	OpLogDelete
-	// OpBalanceIncrement writes normal (N) balance rows and nothing else.
-	OpBalanceIncrement
-	// OpBalanceRead reads a balance partition, for sums and for merges
-	// alike, so it must overlap both balance writes.
-	OpBalanceRead
-	// OpBalanceMergeWrite writes every other balance mutation: tombstone
-	// and sum rows, row deletes, account deletes.
-	OpBalanceMergeWrite
-	// OpTxCommit executes a transaction-context batch (see Tx). A Tx
-	// writes state, ledger, shard, log and balance rows, so it must overlap
-	// every read that depends on those writes (OpStateLoad, OpLedgerFetch,
-	// OpLogRead, OpBalanceRead).
-	OpTxCommit
+	// OpSiblingsFetch reads every row of a key of the siblings table
+	// (Siblings.Fetch).
+	OpSiblingsFetch Op = iota + 1
+	// OpSiblingsPut writes one actor's row of a key and deletes the rows a
+	// token names (Siblings.Put). It must overlap OpSiblingsFetch: an actor
+	// reads its own last write before overwriting it.
+	OpSiblingsPut
+	// OpPartitionRead reads a partition at store.ReadAny (Partitions.Scan
+	// and Snapshot). It must overlap OpPartitionApply: clients merge and
+	// compact from what it returns.
+	OpPartitionRead
+	// OpPartitionReadComplete reads a partition at store.ReadComplete. It
+	// must be ALL: such a read is what a client folds and deletes rows
+	// after, so it must see every replica, including a write that reached
+	// only one of them (an ambiguous write).
+	OpPartitionReadComplete
+	// OpPartitionApply writes a batch of mutations (Partitions.Apply).
+	OpPartitionApply
 
 	opEnd
 )
 
 var opNames = map[Op]string{
-	OpStateLoad: "state load", OpStateSave: "state save",
-	OpLedgerFetch: "ledger fetch", OpLedgerPut: "ledger put",
-	OpShardWrite: "tally shard write", OpTallyRead: "tally read",
-	OpTallyGCRead: "tally gc read", OpTallyGCWrite: "tally gc write",
-	OpLogAppend: "log append", OpLogRead: "log read",
-	OpLogDelete:        "log delete",
-	OpBalanceIncrement: "balance increment", OpBalanceRead: "balance read",
-	OpBalanceMergeWrite: "balance merge write",
-	OpTxCommit:          "tx commit",
+	OpSiblingsFetch:         "siblings fetch",
+	OpSiblingsPut:           "siblings put",
+	OpPartitionRead:         "partition read",
+	OpPartitionReadComplete: "partition read complete",
+	OpPartitionApply:        "partition apply",
 }
 
 // String returns the operation's name as used in error messages.
@@ -81,12 +58,12 @@ func (o Op) String() string {
 }
 
 // DefaultConsistency returns the level used for op when Options does not
-// override it: ALL for OpTallyGCRead, QUORUM for everything else. QUORUM
-// reads and writes overlap, which the per-actor stores need (an actor must
-// read its own last write before overwriting its row) and the merges need
-// (a merge must see every cell older than its cutoff).
+// override it: ALL for OpPartitionReadComplete, QUORUM for everything
+// else. QUORUM reads and writes overlap, which both shapes need: an actor
+// must read its own last Put before overwriting its row, and a client must
+// see every acknowledged mutation of a partition before it merges.
 func DefaultConsistency(op Op) gocql.Consistency {
-	if op == OpTallyGCRead {
+	if op == OpPartitionReadComplete {
 		return gocql.All
 	}
 	return gocql.Quorum
@@ -94,18 +71,17 @@ func DefaultConsistency(op Op) gocql.Consistency {
 
 // isWrite reports whether statements of op can change stored data.
 func (o Op) isWrite() bool {
-	switch o {
-	case OpStateSave, OpLedgerPut, OpShardWrite, OpTallyGCWrite, OpLogAppend, OpLogDelete,
-		OpBalanceIncrement, OpBalanceMergeWrite, OpTxCommit:
-		return true
-	}
-	return false
+	return o == OpSiblingsPut || o == OpPartitionApply
 }
+
+// DefaultScanPageSize is the page size of Partitions.Scan when
+// Options.ScanPageSize is zero.
+const DefaultScanPageSize = 100
 
 // Options configure a DB. The zero value is valid and gives the defaults.
 type Options struct {
-	// TablePrefix is prepended to every table name (default "counterkit_").
-	// The resulting names must pass CheckIdentifier.
+	// TablePrefix is prepended to both table names (default
+	// "counterkit_"). The resulting names must pass CheckIdentifier.
 	TablePrefix string
 
 	// Consistency overrides the level of individual operations. Missing
@@ -127,11 +103,10 @@ type Options struct {
 	// session.
 	RetryPolicy gocql.RetryPolicy
 
-	// LogPageSize is the page size of windowed-log scans
-	// (default 100). Scans stop paging at the first merge cell. It does not
-	// apply to whole-partition reads (state, ledger, tally, balance), which
-	// always fetch one page of their row cap plus one.
-	LogPageSize int
+	// ScanPageSize is the number of rows each page of Partitions.Scan
+	// fetches (default DefaultScanPageSize). It does not apply to
+	// Snapshot or Siblings.Fetch, which always read one page.
+	ScanPageSize int
 
 	// Now returns the current time; nil means time.Now. Tests use it to move
 	// the clock.
@@ -143,24 +118,16 @@ type Options struct {
 // It requires:
 //   - no ANY, SERIAL or LOCAL_SERIAL (the adapter uses no lightweight
 //     transactions, and ANY reads nothing back);
-//   - OpTallyGCRead at ALL;
-//   - each read that precedes a dependent write to overlap that write:
-//     state load/save, ledger fetch/put, log read/append (log merges read
-//     through the same scan), balance read/increment and balance
-//     read/merge write (merges read through Rows too);
-//   - the transaction commit to overlap every read of rows a Tx writes:
-//     state load, ledger fetch, log read and balance read, each against
-//     OpTxCommit (the tally's only read that needs overlap, the GC read,
-//     is ALL).
+//   - OpPartitionReadComplete at ALL;
+//   - each read to overlap the writes it depends on: OpSiblingsFetch with
+//     OpSiblingsPut, OpPartitionRead with OpPartitionApply.
 //
 // A read level r and a write level w overlap when either is ALL, or both
 // are in {QUORUM, EACH_QUORUM}, or both are in {LOCAL_QUORUM, EACH_QUORUM}.
 // QUORUM and LOCAL_QUORUM do not overlap: with several data centers a
 // QUORUM write can miss a DC's local quorum entirely. LOCAL_QUORUM pairs
 // only overlap within one data center: an actor must then stay in its DC,
-// and merges must run in the DC the writes go to. A DC-local setup sets
-// every read above and its writes to LOCAL_QUORUM (or the Tx commit to
-// EACH_QUORUM, which overlaps both families).
+// and merges must run in the DC the writes go to.
 //
 // The error wraps crdt.ErrInvalidConfig.
 func CheckConsistency(levels map[Op]gocql.Consistency) error {
@@ -171,11 +138,11 @@ func CheckConsistency(levels map[Op]gocql.Consistency) error {
 		return DefaultConsistency(op)
 	}
 	for op := range levels {
-		if op < OpStateLoad || op >= opEnd {
+		if op < OpSiblingsFetch || op >= opEnd {
 			return fmt.Errorf("%w: unknown operation %v", crdt.ErrInvalidConfig, op)
 		}
 	}
-	for op := OpStateLoad; op < opEnd; op++ {
+	for op := OpSiblingsFetch; op < opEnd; op++ {
 		switch c := get(op); c {
 		case gocql.Serial, gocql.LocalSerial:
 			return fmt.Errorf("%w: %v at %v: serial levels are for lightweight transactions only", crdt.ErrInvalidConfig, op, c)
@@ -184,19 +151,12 @@ func CheckConsistency(levels map[Op]gocql.Consistency) error {
 			return fmt.Errorf("%w: %v at unknown level %v", crdt.ErrInvalidConfig, op, c)
 		}
 	}
-	if c := get(OpTallyGCRead); c != gocql.All {
-		return fmt.Errorf("%w: %v must be ALL (a GC folds shards only after seeing every replica), got %v", crdt.ErrInvalidConfig, OpTallyGCRead, c)
+	if c := get(OpPartitionReadComplete); c != gocql.All {
+		return fmt.Errorf("%w: %v must be ALL (a complete read must see every replica), got %v", crdt.ErrInvalidConfig, OpPartitionReadComplete, c)
 	}
 	pairs := [][2]Op{
-		{OpStateLoad, OpStateSave},
-		{OpLedgerFetch, OpLedgerPut},
-		{OpLogRead, OpLogAppend},
-		{OpBalanceRead, OpBalanceIncrement},
-		{OpBalanceRead, OpBalanceMergeWrite},
-		{OpStateLoad, OpTxCommit},
-		{OpLedgerFetch, OpTxCommit},
-		{OpLogRead, OpTxCommit},
-		{OpBalanceRead, OpTxCommit},
+		{OpSiblingsFetch, OpSiblingsPut},
+		{OpPartitionRead, OpPartitionApply},
 	}
 	for _, p := range pairs {
 		r, w := get(p[0]), get(p[1])
@@ -250,18 +210,15 @@ func CheckRetryPolicy(p gocql.RetryPolicy) error {
 
 // Table names, without prefix.
 const (
-	tableState   = "state"
-	tableLedger  = "ledger"
-	tableShard   = "tally_shard"
-	tableLog     = "log"
-	tableBalance = "balance"
+	tableSiblings   = "siblings"
+	tablePartitions = "partitions"
 )
 
-var allTables = []string{tableState, tableLedger, tableShard, tableLog, tableBalance}
+var allTables = []string{tableSiblings, tablePartitions}
 
 // DB is the adapter: one session, one keyspace, validated names and levels.
-// The stores it hands out (States, Ledger, Tally, Log, Balance) share its
-// session and write clock.
+// The stores it hands out (Siblings, Partitions) share its session and
+// write clock.
 //
 // A DB is safe for concurrent use by multiple goroutines. It does not own
 // the session: closing the session is the caller's job.
@@ -273,10 +230,13 @@ type DB struct {
 	retry    gocql.RetryPolicy
 	pageSize int
 	now      func() time.Time
-	// openPage starts a single-page read (sessionPage; unit tests
+	// openPage starts a read of one page (sessionPage; unit tests
 	// substitute it).
-	openPage func(ctx context.Context, op Op, limit int, cql string, args []any) rowIter
-	// clock stamps per-actor rows; it observes WRITETIMEs read back.
+	openPage func(ctx context.Context, op Op, cql string, args []any, pageSize int, pageState []byte) rowIter
+	// send runs a write: one statement, or one LOGGED batch (sessionSend;
+	// unit tests substitute it).
+	send func(ctx context.Context, op Op, stmts []stmt) error
+	// clock stamps sibling rows; it observes WRITETIMEs read back.
 	clock clock
 }
 
@@ -306,8 +266,8 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 	if err := CheckRetryPolicy(opts.RetryPolicy); err != nil {
 		return nil, err
 	}
-	if opts.LogPageSize < 0 {
-		return nil, fmt.Errorf("%w: negative LogPageSize %d", crdt.ErrInvalidConfig, opts.LogPageSize)
+	if opts.ScanPageSize < 0 || opts.ScanPageSize > maxPageRows {
+		return nil, fmt.Errorf("%w: ScanPageSize %d out of 0..%d", crdt.ErrInvalidConfig, opts.ScanPageSize, maxPageRows)
 	}
 	db := &DB{
 		session:  session,
@@ -315,16 +275,16 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 		tables:   tables,
 		cons:     make(map[Op]gocql.Consistency),
 		retry:    opts.RetryPolicy,
-		pageSize: opts.LogPageSize,
+		pageSize: opts.ScanPageSize,
 		now:      opts.Now,
 	}
 	if db.pageSize == 0 {
-		db.pageSize = 100
+		db.pageSize = DefaultScanPageSize
 	}
 	if db.now == nil {
 		db.now = time.Now
 	}
-	for op := OpStateLoad; op < opEnd; op++ {
+	for op := OpSiblingsFetch; op < opEnd; op++ {
 		db.cons[op] = DefaultConsistency(op)
 		if c, ok := opts.Consistency[op]; ok && c != gocql.Any {
 			db.cons[op] = c
@@ -332,6 +292,7 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 	}
 	db.clock.now = db.now
 	db.openPage = db.sessionPage
+	db.send = db.sessionSend
 	return db, nil
 }
 
@@ -361,8 +322,8 @@ func (db *DB) Consistency(op Op) gocql.Consistency { return db.cons[op] }
 
 // query builds a statement with op's consistency, the configured retry
 // policy, and the idempotence flag. Every adapter statement is idempotent:
-// writes bind their own timestamps and client-chosen keys, so sending one
-// twice stores the same cells.
+// writes bind their own timestamps and keys, so sending one twice stores
+// the same cells.
 func (db *DB) query(op Op, stmt string, args ...any) *gocql.Query {
 	q := db.session.Query(stmt, args...).Consistency(db.cons[op]).Idempotent(true)
 	if db.retry != nil {
@@ -371,36 +332,21 @@ func (db *DB) query(op Op, stmt string, args ...any) *gocql.Query {
 	return q
 }
 
-// exec runs a single write statement. A failure after more than one
-// attempt by the driver is ambiguous (see classifyWrite).
-func (db *DB) exec(ctx context.Context, op Op, stmt string, args ...any) error {
-	if err := ctx.Err(); err != nil {
-		return &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
-	}
-	iter := db.query(op, stmt, args...).IterContext(ctx)
-	err := iter.Close()
-	if !op.isWrite() {
-		return wrapErr(op.String(), false, err)
-	}
-	return wrapWrite(op.String(), err, iter.Attempts(), false)
-}
-
 // stmt is one write statement: CQL text, bound values and the partition
-// key it writes. Stores build stmts so that the same write can run alone or
-// inside a Tx batch.
+// key it writes.
 type stmt struct {
 	cql  string
 	args []any
-	// key is the statement's partition key value. Every table has a single
-	// text partition key and all live in one keyspace, so statements with
-	// equal keys are one Cassandra mutation (BatchUpdatesCollector groups by
-	// keyspace and partition key).
+	// key is the statement's partition key value. Both tables have a
+	// single text partition key, so statements of one table with equal
+	// keys are one Cassandra mutation.
 	key string
 }
 
 // batchlogged reports whether stmts, sent as one LOGGED batch, span more
 // than one partition: only then does the coordinator go through the
-// batchlog (and the batch size thresholds apply).
+// batchlog (and the batch size thresholds apply). All statements of one
+// batch address one table.
 func batchlogged(stmts []stmt) bool {
 	for _, s := range stmts[min(1, len(stmts)):] {
 		if s.key != stmts[0].key {
@@ -410,69 +356,65 @@ func batchlogged(stmts []stmt) bool {
 	return false
 }
 
-// batch runs stmts as one LOGGED batch at op's consistency. All entries are
-// marked idempotent, so the driver's retry policy may resend the batch; a
-// failure after more than one attempt, or an Overloaded refusal of a
-// multi-partition batch, is ambiguous (see classifyWrite).
-func (db *DB) batch(ctx context.Context, op Op, stmts []stmt) error {
+// write checks the context and sends stmts through db.send. A done
+// context is reported before anything is sent, as a write that certainly
+// did not happen.
+func (db *DB) write(ctx context.Context, op Op, stmts []stmt) error {
 	if err := ctx.Err(); err != nil {
 		return &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
 	}
 	if len(stmts) == 0 {
 		return nil
 	}
+	return db.send(ctx, op, stmts)
+}
+
+// sessionSend runs stmts through the session at op's consistency: a single
+// statement alone, several as one LOGGED batch. Every entry is marked
+// idempotent, so the driver's retry policy may resend it; a failure after
+// more than one attempt, or an Overloaded refusal of a multi-partition
+// batch, is ambiguous (see classifyWrite).
+func (db *DB) sessionSend(ctx context.Context, op Op, stmts []stmt) error {
+	var iter *gocql.Iter
 	if len(stmts) == 1 {
-		return db.exec(ctx, op, stmts[0].cql, stmts[0].args...)
+		iter = db.query(op, stmts[0].cql, stmts[0].args...).IterContext(ctx)
+	} else {
+		b := db.session.Batch(gocql.LoggedBatch).Consistency(db.cons[op])
+		if db.retry != nil {
+			b = b.RetryPolicy(db.retry)
+		}
+		for _, s := range stmts {
+			b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: s.cql, Args: s.args, Idempotent: true})
+		}
+		iter = b.IterContext(ctx)
 	}
-	b := db.session.Batch(gocql.LoggedBatch).Consistency(db.cons[op])
-	if db.retry != nil {
-		b = b.RetryPolicy(db.retry)
-	}
-	for _, s := range stmts {
-		b.Entries = append(b.Entries, gocql.BatchEntry{Stmt: s.cql, Args: s.args, Idempotent: true})
-	}
-	iter := b.IterContext(ctx)
 	err := iter.Close()
 	return wrapWrite(op.String(), err, iter.Attempts(), batchlogged(stmts))
 }
 
-// rowIter is the part of *gocql.Iter a single-page read uses.
+// rowIter is the part of *gocql.Iter a one-page read uses.
 type rowIter interface {
 	Scan(dest ...any) bool
 	PageState() []byte
 	Close() error
 }
 
-// singlePage makes q fetch at most limit+1 rows in one request, with
-// automatic paging off (PageState(nil) starts at the beginning and
-// disables it). Pages are separate reads, so a write landing between two of
-// them (a tally GC, a ledger Put, a balance merge) could be seen in half;
-// one page is one read of the partition, which Cassandra answers from one
-// consistent view of each replica and reconciles cell by cell, keeping a
-// single-partition batch whole. The extra row detects a partition above
-// limit without reading all of it.
-func singlePage(q *gocql.Query, limit int) *gocql.Query {
-	return q.PageSize(limit + 1).PageState(nil)
+// maxPageRows bounds the rows of one page: the native protocol's page size
+// is a signed 32-bit integer, and a one-page read asks for one row more
+// than its limit.
+const maxPageRows = math.MaxInt32 - 1
+
+// onePage makes q fetch one page of pageSize rows from pageState (nil: the
+// beginning), with automatic paging off: PageState always disables it, so
+// each page is exactly one request and the caller decides whether to ask
+// for the next one.
+func onePage(q *gocql.Query, pageSize int, pageState []byte) *gocql.Query {
+	return q.PageSize(pageSize).PageState(pageState)
 }
 
-// sessionPage starts a single-page read through the session.
-func (db *DB) sessionPage(ctx context.Context, op Op, limit int, cql string, args []any) rowIter {
-	return singlePage(db.query(op, cql, args...), limit).IterContext(ctx)
-}
-
-// closePage ends a single-page read: it returns the driver's error
-// (mapped as a read) or, when the server had rows beyond the page,
-// tooLarge(), an error wrapping crdt.ErrTooLarge. A partition that does not
-// fit in one page is refused, never read in pieces.
-func closePage(iter rowIter, op Op, tooLarge func() error) error {
-	more := len(iter.PageState()) > 0
-	if err := iter.Close(); err != nil {
-		return wrapErr(op.String(), false, err)
-	}
-	if more {
-		return tooLarge()
-	}
-	return nil
+// sessionPage starts a one-page read through the session.
+func (db *DB) sessionPage(ctx context.Context, op Op, cql string, args []any, pageSize int, pageState []byte) rowIter {
+	return onePage(db.query(op, cql, args...), pageSize, pageState).IterContext(ctx)
 }
 
 // clock hands out write timestamps in microseconds that are strictly
@@ -486,25 +428,29 @@ type clock struct {
 	now  func() time.Time
 }
 
-// next returns a timestamp above every earlier one and above floor.
-func (c *clock) next(floor int64) int64 { return c.reserve(floor, 1) }
-
-// reserve returns the first of n consecutive timestamps (n ≥ 1), all above
-// every earlier one and above floor. A multi-statement write stamps its
-// statements in order with them, so that within one batch a later statement
-// on the same cell wins, exactly as if they had been sent one by one.
-func (c *clock) reserve(floor int64, n int) int64 {
+// next returns a timestamp above every earlier one and above floor (or
+// math.MaxInt64 when there is none).
+func (c *clock) next(floor int64) int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.now().UnixMicro()
 	if t <= c.last {
-		t = c.last + 1
+		t = sat(c.last)
 	}
 	if t <= floor {
-		t = floor + 1
+		t = sat(floor)
 	}
-	c.last = t + int64(max(n, 1)) - 1
+	c.last = t
 	return t
+}
+
+// sat returns ts+1, or ts when that would overflow. Callers that need a
+// timestamp strictly above ts check the result (see Siblings.Put).
+func sat(ts int64) int64 {
+	if ts == math.MaxInt64 {
+		return ts
+	}
+	return ts + 1
 }
 
 // observe raises the clock to at least ts.

@@ -52,7 +52,7 @@ import (
 //
 // An Error is immutable and safe to share between goroutines.
 type Error struct {
-	// Op names the adapter operation that failed, for example "ledger put".
+	// Op names the adapter operation that failed, for example "siblings put".
 	Op string
 	// Kind is the counterkit sentinel the failure maps to.
 	Kind error

@@ -61,12 +61,12 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	states := db.States()
+	views := db.Siblings() // a store.Siblings: one row per (key, actor)
 	key := fmt.Sprintf("page-views/%d", time.Now().UnixNano())
 	// Each web server counts its own page views: it loads and merges every
-	// row, increments as itself, and saves its own row.
+	// row, increments as itself, and writes its own row back.
 	for i, actor := range []crdt.ActorID{"web-1", "web-2", "web-1"} {
-		_, err := statestore.Update(ctx, states, key, actor, func(c *gcounter.Counter) error {
+		_, err := statestore.Update(ctx, views, key, actor, func(c *gcounter.Counter) error {
 			return c.Increment(actor, int64(i+1))
 		})
 		if errors.Is(err, crdt.ErrAmbiguousWrite) {
@@ -77,13 +77,13 @@ func Example() {
 			return
 		}
 	}
-	rows, _ := states.Load(ctx, key)
-	views, err := statestore.Load[gcounter.Counter](ctx, states, key)
+	rows, _, _ := views.Fetch(ctx, key)
+	c, err := statestore.Load[gcounter.Counter](ctx, views, key)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(rows), "rows;", views.Get("web-1"), "+", views.Get("web-2"), "=", views.Value())
+	fmt.Println(len(rows), "rows;", c.Get("web-1"), "+", c.Get("web-2"), "=", c.Value())
 	// Output when run against a cluster:
 	// 2 rows; 4 + 2 = 6
 }
@@ -147,28 +147,36 @@ func ExampleSchema() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(stmts[0])
+	for _, s := range stmts {
+		fmt.Println(s)
+	}
 	// Output:
-	// CREATE TABLE IF NOT EXISTS "shop"."counterkit_state" (
+	// CREATE TABLE IF NOT EXISTS "shop"."counterkit_siblings" (
 	// 	key   text,
 	// 	actor text,
-	// 	state blob,
+	// 	value blob,
 	// 	PRIMARY KEY ((key), actor)
+	// )
+	// CREATE TABLE IF NOT EXISTS "shop"."counterkit_partitions" (
+	// 	partition text,
+	// 	key       blob,
+	// 	value     blob,
+	// 	PRIMARY KEY ((partition), key)
 	// )
 }
 
 func ExampleCheckConsistency() {
-	fmt.Println(cassandra.DefaultConsistency(cassandra.OpLedgerPut), cassandra.DefaultConsistency(cassandra.OpTallyGCRead))
+	fmt.Println(cassandra.DefaultConsistency(cassandra.OpSiblingsPut), cassandra.DefaultConsistency(cassandra.OpPartitionReadComplete))
 	err := cassandra.CheckConsistency(map[cassandra.Op]gocql.Consistency{
-		cassandra.OpLedgerFetch: gocql.One, // would miss the actor's own last Put
+		cassandra.OpSiblingsFetch: gocql.One, // would miss the actor's own last Put
 	})
 	fmt.Println(errors.Is(err, crdt.ErrInvalidConfig))
-	// DC-local ledgers: their fetch must also overlap transaction commits,
-	// which EACH_QUORUM does for LOCAL_QUORUM and QUORUM reads alike.
+	// DC-local: every read and the writes it depends on at LOCAL_QUORUM.
 	err = cassandra.CheckConsistency(map[cassandra.Op]gocql.Consistency{
-		cassandra.OpLedgerFetch: gocql.LocalQuorum,
-		cassandra.OpLedgerPut:   gocql.LocalQuorum,
-		cassandra.OpTxCommit:    gocql.EachQuorum,
+		cassandra.OpSiblingsFetch:  gocql.LocalQuorum,
+		cassandra.OpSiblingsPut:    gocql.LocalQuorum,
+		cassandra.OpPartitionRead:  gocql.LocalQuorum,
+		cassandra.OpPartitionApply: gocql.LocalQuorum,
 	})
 	fmt.Println(err)
 	// Output:
@@ -178,8 +186,8 @@ func ExampleCheckConsistency() {
 }
 
 func ExampleOp() {
-	fmt.Println(cassandra.OpLogRead, "/", cassandra.OpTallyGCWrite)
-	// Output: log read / tally gc write
+	fmt.Println(cassandra.OpPartitionReadComplete, "/", cassandra.OpSiblingsPut)
+	// Output: partition read complete / siblings put
 }
 
 func ExampleError() {
@@ -187,7 +195,7 @@ func ExampleError() {
 	// caller: the counterkit sentinel and the driver's typed error are both
 	// reachable.
 	var err error = &cassandra.Error{
-		Op:   "ledger put",
+		Op:   "siblings put",
 		Kind: crdt.ErrAmbiguousWrite,
 		Err:  &gocql.RequestErrWriteTimeout{Consistency: gocql.Quorum, Received: 1, BlockFor: 2, WriteType: "SIMPLE"},
 	}

@@ -10,11 +10,11 @@ import (
 // accepts. Cassandra itself refuses names longer than 48 characters.
 const MaxIdentifierLen = 48
 
-// MaxKeyLen is the longest counter key, in bytes: the core's limit for
-// every storage key (crdt.MaxKeyLen).
+// MaxKeyLen is the longest key (Siblings) or partition key (Partitions),
+// in bytes: the core's limit for every storage key (crdt.MaxKeyLen).
 const MaxKeyLen = crdt.MaxKeyLen
 
-// ErrInvalidKey is returned when a counter key breaks crdt.ValidateKey's
+// ErrInvalidKey is returned when a key or partition key breaks crdt.ValidateKey's
 // rules: empty, longer than MaxKeyLen, not valid UTF-8, or containing a
 // control character (NUL included). It is crdt.ErrInvalidKey, which wraps
 // crdt.ErrInvalidIdentifier.
@@ -60,9 +60,10 @@ func identProblem(name string) string {
 // first; quote never sees a name containing a quote character.
 func quote(name string) string { return `"` + name + `"` }
 
-// checkKey validates a counter key with crdt.ValidateKey. Keys are always
-// bound as values, never formatted into CQL; the check keeps them within
-// the bound every store shares and valid for CQL's text type.
-func checkKey(key string) error {
-	return crdt.ValidateKey("counter key", key)
+// checkKey validates a key or partition key (what names it in errors) with
+// crdt.ValidateKey. Keys are always bound as values, never formatted into
+// CQL; the check keeps them within the bound every store shares and valid
+// for CQL's text type.
+func checkKey(what, key string) error {
+	return crdt.ValidateKey(what, key)
 }

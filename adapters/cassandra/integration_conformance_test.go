@@ -1,50 +1,37 @@
 package cassandra
 
-// Every shared conformance suite, one call each, against the real cluster
-// named by CASSANDRA_HOSTS (see harness_test.go); each test skips with the
+// The shared suites, one call each, against the real cluster named by
+// CASSANDRA_HOSTS (see harness_test.go); each test skips with the
 // harness's reason when it is not set. Subtests share the suite keyspace
-// and use keys of their own.
-//
-// statestore and ledger also run against a model of Cassandra's timestamp
-// rules in CI (model_conformance_test.go); tally, deltalog and balance
-// depend on clustering order, range deletes, static columns and paging,
-// which only a server checks.
+// and use keys of their own. The same suites run in CI against the model
+// of Cassandra's rules (model_conformance_test.go).
 
 import (
 	"testing"
 
-	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/balance/balancetest"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
-	"github.com/counterkit/counterkit/statestore"
-	"github.com/counterkit/counterkit/statestore/storetest"
-	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
+	"github.com/counterkit/counterkit/statestore/statestoretest"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally/tallytest"
 )
 
-func TestConformanceStates(t *testing.T) {
+func TestConformanceStateStore(t *testing.T) {
 	db := newTestDB(t, Options{})
-	storetest.Run(t, func(t *testing.T) statestore.Store { return db.States() })
+	statestoretest.Run(t, func(t *testing.T) store.Siblings { return db.Siblings() })
 }
 
-// TestConformanceLedger runs ledgertest; LedgerStore validates every value.
 func TestConformanceLedger(t *testing.T) {
 	db := newTestDB(t, Options{})
-	runLedgerSuite(t, func(t *testing.T) *LedgerStore { return db.Ledger() })
+	ledgertest.Run(t, func(t *testing.T) store.Siblings { return db.Siblings() })
 }
 
 func TestConformanceTally(t *testing.T) {
 	db := newTestDB(t, Options{})
-	tallytest.Run(t, func(t *testing.T) tally.Store { return db.Tally() })
+	tallytest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
 }
 
 func TestConformanceDeltalog(t *testing.T) {
-	db := newTestDB(t, Options{LogPageSize: 97}) // LongScanCrossesPages crosses many pages
-	deltalogtest.Run(t, func(t *testing.T) deltalog.Store { return db.Log() })
-}
-
-func TestConformanceBalance(t *testing.T) {
-	db := newTestDB(t, Options{})
-	balancetest.Run(t, func(t *testing.T) balance.Store { return db.Balance() })
+	db := newTestDB(t, Options{ScanPageSize: 97}) // long scans cross many pages
+	deltalogtest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
 }

@@ -5,6 +5,7 @@ package cassandra
 // CQL at real consistency levels, timestamps are real write timestamps.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,134 +17,261 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/statestore"
-	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/store"
 )
 
-func TestIntegrationStateRows(t *testing.T) {
+func TestIntegrationSiblings(t *testing.T) {
 	db := newTestDB(t, Options{})
-	st := db.States()
+	s := db.Siblings()
 	ctx := context.Background()
-	key := uniqueKey(t, "g")
+	key := uniqueKey(t, "s")
 
-	got, err := st.Load(ctx, key)
+	got, tok, err := s.Fetch(ctx, key)
 	require.NoError(t, err)
 	require.Empty(t, got)
+	require.Nil(t, tok)
 
-	a1, a2, b1 := gEnc(t, map[crdt.ActorID]int64{"a": 1}), gEnc(t, map[crdt.ActorID]int64{"a": 2}), gEnc(t, map[crdt.ActorID]int64{"b": 1})
-	require.NoError(t, st.Save(ctx, key, "b", b1))
-	require.NoError(t, st.Save(ctx, key, "a", a1))
-	require.NoError(t, st.Save(ctx, key, "a", a2))
-	require.NoError(t, st.Save(ctx, key, "a", a2)) // a retry rewrites the same row
+	require.NoError(t, s.Put(ctx, key, "b", []byte("b1"), nil))
+	require.NoError(t, s.Put(ctx, key, "a", []byte("a1"), nil))
+	require.NoError(t, s.Put(ctx, key, "a", []byte("a2"), nil))
+	require.NoError(t, s.Put(ctx, key, "a", []byte("a2"), nil)) // a retry rewrites the same row
 
 	cctx, c := counting(ctx)
-	got, err = st.Load(cctx, key)
+	got, tok, err = s.Fetch(cctx, key)
 	require.NoError(t, err)
-	require.Equal(t, [][]byte{a2, b1}, got, "one row per actor, actor order, last write wins")
-	requireCalls(t, c, 1, 0, 1, "state load")
+	require.Equal(t, [][]byte{[]byte("a2"), []byte("b1")}, got, "one row per actor, actor order, last write wins")
+	requireCalls(t, c, 1, 0, 1, "fetch")
 
+	// A Put with the token supersedes what the Fetch returned, in one
+	// single-partition batch; a row written since survives as a sibling.
+	require.NoError(t, s.Put(ctx, key, "c", []byte("c1"), nil))
 	cctx, c = counting(ctx)
-	require.NoError(t, st.Save(cctx, key, "c", gEnc(t, map[crdt.ActorID]int64{"c": 1})))
-	requireCalls(t, c, 0, 1, 0, "state save")
+	require.NoError(t, s.Put(cctx, key, "a", []byte("merged"), tok))
+	requireCalls(t, c, 0, 1, 0, "put")
+	_, _, b, _ := c.snapshot()
+	require.Equal(t, 1, b, "the put deletes b's row in the same batch")
+	got, tok, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("c1"), []byte("merged")}, sortedValues(got), "the unseen sibling survives")
+
+	// Two writers with the same token: both survive.
+	require.NoError(t, s.Put(ctx, key, "x", []byte("from-x"), tok))
+	require.NoError(t, s.Put(ctx, key, "y", []byte("from-y"), tok))
+	got, tok, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("from-x"), []byte("from-y")}, got)
+	require.NoError(t, s.Put(ctx, key, "x", []byte("all"), tok))
+	got, _, err = s.Fetch(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{[]byte("all")}, got, "a put whose token covers every row collapses them")
+
+	// Binary values and awkward keys round-trip.
+	odd := uniqueKey(t, `it's "odd"; DROP TABLE x --/ключ`)
+	v := []byte{0, 0xff, 0x80, 0}
+	require.NoError(t, s.Put(ctx, odd, "a", v, nil))
+	got, _, err = s.Fetch(ctx, odd)
+	require.NoError(t, err)
+	require.Equal(t, [][]byte{v}, got)
+}
+
+func sortedValues(v [][]byte) [][]byte {
+	out := append([][]byte(nil), v...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if bytes.Compare(out[j], out[i]) < 0 {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
 }
 
 // TestIntegrationTimestampsSurviveClockSteps moves the DB's wall clock back
-// an hour between two saves by the same actor. Because the actor loads (and
-// so observes its row's WRITETIME) before saving, the second save still wins.
+// an hour between two puts by the same actor. Because the actor fetches
+// (and so observes its row's WRITETIME) before putting, the second put
+// still wins.
 func TestIntegrationTimestampsSurviveClockSteps(t *testing.T) {
 	ctx := context.Background()
 	key := uniqueKey(t, "skew")
 	wall := time.Now()
 	opts := Options{Now: func() time.Time { return wall }}
 	first := newTestDB(t, opts)
-	v1, v2, v3 := ledgerEnc(t, "a", "t1"), ledgerEnc(t, "a", "t1", "t2"), ledgerEnc(t, "a", "t1", "t2", "t3")
-	require.NoError(t, first.Ledger().Put(ctx, key, "a", v1, nil))
+	require.NoError(t, first.Siblings().Put(ctx, key, "a", []byte("v1"), nil))
 
 	// A fresh DB (a restarted process) whose clock is an hour behind.
 	wall = wall.Add(-time.Hour)
 	second := newTestDB(t, opts)
-	_, token, err := second.Ledger().Fetch(ctx, key)
+	_, token, err := second.Siblings().Fetch(ctx, key)
 	require.NoError(t, err)
-	require.NoError(t, second.Ledger().Put(ctx, key, "a", v2, token))
-	vals, _, err := second.Ledger().Fetch(ctx, key)
+	require.NoError(t, second.Siblings().Put(ctx, key, "a", []byte("v2"), token))
+	vals, _, err := second.Siblings().Fetch(ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, [][]byte{v2}, vals)
+	require.Equal(t, [][]byte{[]byte("v2")}, vals)
 
 	// Without the fetch, the behind clock would lose: this documents why
-	// the per-actor stores read before they write.
+	// clients read before they write.
 	third := newTestDB(t, opts)
-	require.NoError(t, third.Ledger().Put(ctx, key, "a", v3, nil))
-	vals, _, err = third.Ledger().Fetch(ctx, key)
+	require.NoError(t, third.Siblings().Put(ctx, key, "a", []byte("v3"), nil))
+	vals, _, err = third.Siblings().Fetch(ctx, key)
 	require.NoError(t, err)
-	require.Equal(t, [][]byte{v2}, vals)
+	require.Equal(t, [][]byte{[]byte("v2")}, vals)
 }
 
-func TestIntegrationLedgerAccounting(t *testing.T) {
-	db := newTestDB(t, Options{})
-	l := db.Ledger()
+// TestIntegrationPartitionsRules checks, against the server, the
+// timestamp rules store.Mutation states: greater timestamp wins, equal
+// timestamps keep the greater value, a delete shadows values at or below
+// its timestamp forever, a later value reappears, range deletes cover
+// [Key, End) with either bound open, a partition delete covers everything;
+// and that Snapshot and Scan return rows in unsigned byte order.
+func TestIntegrationPartitionsRules(t *testing.T) {
+	db := newTestDB(t, Options{ScanPageSize: 2})
+	p := db.Partitions()
 	ctx := context.Background()
-	key := uniqueKey(t, "l")
-	for i, a := range []crdt.ActorID{"x", "y", "z"} {
-		require.NoError(t, l.Put(ctx, key, a, ledgerEnc(t, a, crdt.TxnID(fmt.Sprint("t", i))), nil))
+	part := uniqueKey(t, "rules")
+	apply := func(muts ...store.Mutation) {
+		t.Helper()
+		for i := range muts {
+			muts[i].Partition = part
+		}
+		cctx, calls := counting(ctx)
+		require.NoError(t, p.Apply(cctx, muts))
+		requireCalls(t, calls, 0, 1, 0, "apply")
 	}
-	cctx, c := counting(ctx)
-	vals, token, err := l.Fetch(cctx, key)
+	put := func(k string, v string, ts int64) store.Mutation {
+		return store.Mutation{Op: store.OpPut, Key: []byte(k), Value: []byte(v), Timestamp: ts}
+	}
+	rows := func() map[string]string {
+		t.Helper()
+		cctx, calls := counting(ctx)
+		got, err := p.Snapshot(cctx, part, 100, store.ReadComplete)
+		require.NoError(t, err)
+		requireCalls(t, calls, 1, 0, 1, "snapshot")
+		out := map[string]string{}
+		for i, r := range got {
+			if i > 0 {
+				require.Negative(t, bytes.Compare(got[i-1].Key, r.Key), "ascending unsigned byte order")
+			}
+			out[string(r.Key)] = string(r.Value)
+		}
+		return out
+	}
+	require.Empty(t, rows())
+
+	apply(put("m1", "a", 100), put("m1", "b", 50), put("m2", "x", 100), put("m3", "y", 300))
+	require.Equal(t, map[string]string{"m1": "a", "m2": "x", "m3": "y"}, rows(), "older timestamp loses, within one batch too")
+	apply(put("m2", "w", 100))
+	require.Equal(t, "x", rows()["m2"], "equal timestamps: the greater value stays")
+	apply(put("m2", "z", 100))
+	require.Equal(t, "z", rows()["m2"], "equal timestamps: the greater value wins")
+
+	apply(store.Mutation{Op: store.OpDelete, Key: []byte("m1"), Timestamp: 200}, store.Mutation{Op: store.OpDelete, Key: []byte("m2"), Timestamp: 100})
+	require.Equal(t, map[string]string{"m3": "y"}, rows(), "a delete at the value's own timestamp shadows it")
+	apply(put("m1", "late", 150), put("m2", "again", 101))
+	require.Equal(t, map[string]string{"m2": "again", "m3": "y"}, rows(), "below the delete stays invisible, above reappears")
+
+	// Range deletes, with the empty key and high bytes.
+	keys := []string{"", "\x00", "\x01", "a", "ab", "b", "\x7f", "\x80", "\xff", "\xff\x00"}
+	var muts []store.Mutation
+	for _, k := range keys {
+		muts = append(muts, put(k, "v", 400))
+	}
+	apply(muts...)
+	apply(store.Mutation{Op: store.OpDeleteRange, Key: []byte("a"), End: []byte("b"), Timestamp: 400})
+	got := rows()
+	require.NotContains(t, got, "a")
+	require.NotContains(t, got, "ab")
+	require.Contains(t, got, "b", "End is exclusive")
+	apply(store.Mutation{Op: store.OpDeleteRange, End: []byte("\x01"), Timestamp: 400})
+	got = rows()
+	require.NotContains(t, got, "")
+	require.NotContains(t, got, "\x00")
+	require.Contains(t, got, "\x01")
+	apply(store.Mutation{Op: store.OpDeleteRange, Key: []byte("\xff"), Timestamp: 400})
+	got = rows()
+	require.NotContains(t, got, "\xff")
+	require.NotContains(t, got, "\xff\x00")
+	require.Contains(t, got, "\x80", "0x80 sorts below 0xff: unsigned bytes")
+
+	// Scan: from a key, early stop, across pages.
+	var scanned []string
+	require.NoError(t, p.Scan(ctx, part, []byte("\x01"), store.ReadAny, func(r store.Row) bool {
+		scanned = append(scanned, string(r.Key))
+		return true
+	}))
+	require.Equal(t, []string{"\x01", "b", "m2", "m3", "\x7f", "\x80"}, scanned, "unsigned byte order")
+	n := 0
+	cctx, calls := counting(ctx)
+	require.NoError(t, p.Scan(cctx, part, nil, store.ReadAny, func(store.Row) bool { n++; return n < 3 }))
+	require.Equal(t, 3, n)
+	requireCalls(t, calls, 2, 0, 1, "a scan stopping at row 3 with pages of 2 reads two pages")
+
+	// A batch over two partitions, then partition deletes.
+	other := uniqueKey(t, "other")
+	require.NoError(t, p.Apply(ctx, []store.Mutation{
+		{Partition: part, Op: store.OpPut, Key: []byte("t"), Value: []byte("1"), Timestamp: 500},
+		{Partition: other, Op: store.OpPut, Key: []byte("t"), Value: []byte("2"), Timestamp: 500},
+	}))
+	require.Equal(t, "1", rows()["t"])
+	apply(store.Mutation{Op: store.OpDeletePartition, Timestamp: 450})
+	require.Equal(t, map[string]string{"t": "1"}, rows(), "a partition delete shadows only what is at or below it")
+	apply(store.Mutation{Op: store.OpDeleteRange, Timestamp: 500})
+	require.Empty(t, rows(), "a range with no bounds is the whole partition")
+	o, err := p.Snapshot(ctx, other, 10, store.ReadAny)
 	require.NoError(t, err)
-	require.Len(t, vals, 3)
-	merged := ledgerEnc(t, "x", "t0", "t1", "t2") // stands in for the merge of the three
-	require.NoError(t, l.Put(cctx, key, "x", merged, token))
-	requireCalls(t, c, 1, 1, 1, "ledger update (fetch + put: one single-partition batch)")
-	_, _, b, _ := c.snapshot()
-	require.Equal(t, 1, b, "the put supersedes y and z in the same batch")
-	vals, _, err = l.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, [][]byte{merged}, vals, "a put whose token covers every row collapses them")
+	require.Equal(t, []store.Row{{Key: []byte("t"), Value: []byte("2")}}, o, "partitions are independent")
 }
 
-func TestIntegrationTxBatch(t *testing.T) {
-	db := newTestDB(t, Options{})
+// TestIntegrationPartitionsMatchReference runs random batches against the
+// server and the contract's own helpers (refPartitions) and compares every
+// partition after each batch.
+func TestIntegrationPartitionsMatchReference(t *testing.T) {
+	db := newTestDB(t, Options{ScanPageSize: 3})
+	p := db.Partitions()
 	ctx := context.Background()
-	keys := []string{uniqueKey(t, "a"), uniqueKey(t, "b"), uniqueKey(t, "c")}
-	tx := db.Tx()
-	for i, k := range keys {
-		require.NoError(t, tx.SaveState(k, "tx-actor", gEnc(t, map[crdt.ActorID]int64{"tx-actor": int64(i + 1)})))
+	seed := testSeed(t)
+	rng := rand.New(rand.NewSource(seed))
+	keys := [][]byte{{}, {0}, {0, 0}, {1}, {0x7f}, {0x80}, {0xff}, {0xff, 0}, []byte("a"), []byte("ab"), []byte("b")}
+	key := func() []byte { return bytes.Clone(keys[rng.Intn(len(keys))]) }
+	for c := 0; c < testCases(t, 5); c++ {
+		parts := []string{uniqueKey(t, "p"), uniqueKey(t, "q")}
+		ref := &refPartitions{}
+		for step := 0; step < 25; step++ {
+			var batch []store.Mutation
+			for i := 0; i < 1+rng.Intn(4); i++ {
+				m := store.Mutation{Partition: parts[rng.Intn(2)], Timestamp: int64(1 + rng.Intn(20))}
+				switch rng.Intn(10) {
+				case 0, 1, 2, 3, 4:
+					m.Op, m.Key, m.Value = store.OpPut, key(), []byte{byte(rng.Intn(3)) + 1}
+				case 5, 6:
+					m.Op, m.Key = store.OpDelete, key()
+				case 7, 8:
+					m.Op, m.Key = store.OpDeleteRange, key()
+					if rng.Intn(3) > 0 {
+						m.End = key()
+						if bytes.Compare(m.End, m.Key) <= 0 {
+							m.Key, m.End = m.End, m.Key
+						}
+						if bytes.Equal(m.Key, m.End) {
+							m.End = append(m.End, 0)
+						}
+					}
+				default:
+					m.Op = store.OpDeletePartition
+				}
+				batch = append(batch, m)
+			}
+			require.NoError(t, p.Apply(ctx, batch))
+			ref.log = append(ref.log, batch...)
+			for _, part := range parts {
+				got, err := p.Snapshot(ctx, part, 100, store.ReadComplete)
+				require.NoError(t, err)
+				require.Equal(t, norm(ref.rows(part)), norm(got), "seed %d case %d step %d after %+v", seed, c, step, batch)
+			}
+		}
 	}
-	// A transfer between two balance accounts and a log credit, in the
-	// same transaction context.
-	id := deltalog.NewIDAt(time.Now())
-	from, to, logKey := uniqueKey(t, "from"), uniqueKey(t, "to"), uniqueKey(t, "log")
-	require.NoError(t, tx.WriteBalance(
-		balance.Mutation{Account: from, Row: balance.Row{UpdateID: id, Kind: balance.KindNormal, Amount: -30}},
-		balance.Mutation{Account: to, Row: balance.Row{UpdateID: id, Kind: balance.KindNormal, Amount: 30}},
-	))
-	require.NoError(t, tx.InsertLog(deltalog.Entry{Counter: logKey, Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 30}}))
-	cctx, c := counting(ctx)
-	require.NoError(t, tx.Commit(cctx))
-	_, w, b, _ := c.snapshot()
-	require.Equal(t, 1, w)
-	require.Equal(t, 1, b, "one logged batch for all counters")
-	require.NoError(t, tx.Commit(ctx), "committing again is an idempotent retry")
-	for i, k := range keys {
-		got, err := db.States().Load(ctx, k)
-		require.NoError(t, err)
-		require.Equal(t, [][]byte{gEnc(t, map[crdt.ActorID]int64{"tx-actor": int64(i + 1)})}, got)
-	}
-	bl, err := balance.New(db.Balance(), balance.Options{})
-	require.NoError(t, err)
-	for acct, want := range map[string]int64{from: -30, to: 30} {
-		v, err := bl.Balance(ctx, acct)
-		require.NoError(t, err)
-		require.Equal(t, want, v)
-	}
-	lc, err := deltalog.New(db.Log(), deltalog.Options{})
-	require.NoError(t, err)
-	r, err := lc.Read(ctx, logKey)
-	require.NoError(t, err)
-	require.Equal(t, int64(30), r.Value)
 }
 
 func TestIntegrationErrorMapping(t *testing.T) {
@@ -153,18 +281,19 @@ func TestIntegrationErrorMapping(t *testing.T) {
 	// typed error stays reachable.
 	db, err := New(s, ks, Options{TablePrefix: "missing_"})
 	require.NoError(t, err)
-	one := gEnc(t, map[crdt.ActorID]int64{"a": 1})
-	err = db.States().Save(ctx, "k", "a", one)
+	err = db.Siblings().Put(ctx, "k", "a", []byte("v"), nil)
 	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 	var inv *gocql.RequestErrInvalid
 	require.ErrorAs(t, err, &inv)
+	_, err = db.Partitions().Snapshot(ctx, "k", 1, store.ReadAny)
+	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 
 	// A deadline that expires while the write is in flight is ambiguous.
 	good := newTestDB(t, Options{})
 	sawAmbiguous := false
 	for i := 0; i < 50 && !sawAmbiguous; i++ {
 		dctx, cancel := context.WithTimeout(ctx, time.Duration(i*20)*time.Microsecond)
-		err := good.States().Save(dctx, uniqueKey(t, "d"), "a", one)
+		err := good.Siblings().Put(dctx, uniqueKey(t, "d"), "a", []byte("v"), nil)
 		cancel()
 		if err == nil {
 			continue
@@ -175,32 +304,33 @@ func TestIntegrationErrorMapping(t *testing.T) {
 	}
 	t.Logf("saw an ambiguous write: %v", sawAmbiguous)
 
-	// Consistency ALL against RF 1 works; asking for THREE replicas on a
-	// single-replica keyspace is refused by the coordinator as unavailable.
-	// Without retries (the session's policy could resend to another
-	// coordinator on a multi-node cluster, which makes the outcome
-	// ambiguous; see TestIntegrationRetriedWriteIsAmbiguous) that is a
-	// certain "not applied".
+	// Asking for THREE replicas on a single-replica keyspace is refused by
+	// the coordinator as unavailable. Without retries (the session's
+	// policy could resend to another coordinator on a multi-node cluster,
+	// which makes the outcome ambiguous; see
+	// TestIntegrationRetriedWriteIsAmbiguous) that is a certain "not
+	// applied".
 	three, err := New(s, ks, Options{
-		Consistency: map[Op]gocql.Consistency{OpStateSave: gocql.Three, OpStateLoad: gocql.All},
+		Consistency: map[Op]gocql.Consistency{OpSiblingsPut: gocql.Three, OpSiblingsFetch: gocql.All},
 		RetryPolicy: &gocql.SimpleRetryPolicy{NumRetries: 0},
 	})
 	require.NoError(t, err)
-	err = three.States().Save(ctx, uniqueKey(t, "u"), "a", one)
+	err = three.Siblings().Put(ctx, uniqueKey(t, "u"), "a", []byte("v"), nil)
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 	var un *gocql.RequestErrUnavailable
 	require.ErrorAs(t, err, &un)
 }
 
 // TestIntegrationConcurrentActors runs several goroutines, each its own
-// actor, over one key. Each increment loads and merges the partition, adds
-// one as its actor and saves its own row, and some saves run under a tiny
-// deadline so they fail ambiguously (landed or not) and are retried with the
-// same state. The total is exact because an actor's retry rewrites the same
-// row with the state it already meant to write.
+// actor, over one key of a Siblings store through statestore. Each
+// increment loads and merges the key, adds one as its actor and saves, and
+// some saves run under a tiny deadline so they fail ambiguously (landed or
+// not) and are retried with the same state. The total is exact because an
+// actor's retry rewrites the same row with the state it already meant to
+// write.
 func TestIntegrationConcurrentActors(t *testing.T) {
 	db := newTestDB(t, Options{})
-	st := db.States()
+	st := db.Siblings()
 	ctx := context.Background()
 	key := uniqueKey(t, "conc")
 	seed := testSeed(t)
@@ -224,17 +354,12 @@ func TestIntegrationConcurrentActors(t *testing.T) {
 					errs <- err
 					return
 				}
-				next, err := c.MarshalBinary()
-				if err != nil {
-					errs <- err
-					return
-				}
 				for attempt := 0; ; attempt++ {
 					sctx, cancel := ctx, context.CancelFunc(func() {})
 					if rng.Intn(3) == 0 && attempt < 3 {
 						sctx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(400))*time.Microsecond)
 					}
-					err := st.Save(sctx, key, actor, next)
+					err := statestore.Save(sctx, st, key, actor, c)
 					cancel()
 					if err == nil {
 						break
@@ -252,7 +377,7 @@ func TestIntegrationConcurrentActors(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	rows, err := st.Load(ctx, key)
+	rows, _, err := st.Fetch(ctx, key)
 	require.NoError(t, err)
 	require.Len(t, rows, actors, "one row per actor")
 	c, err := statestore.Load[gcounter.Counter](ctx, st, key)
@@ -279,11 +404,10 @@ func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
 	s, ks := integration(t)
 	ctx := context.Background()
 	levels := map[Op]gocql.Consistency{
-		OpStateSave: gocql.Three, OpTxCommit: gocql.Three,
+		OpSiblingsPut: gocql.Three, OpPartitionApply: gocql.Three,
 		// Reads at ALL overlap writes at THREE.
-		OpStateLoad: gocql.All, OpLedgerFetch: gocql.All, OpLogRead: gocql.All, OpBalanceRead: gocql.All,
+		OpSiblingsFetch: gocql.All, OpPartitionRead: gocql.All,
 	}
-	one := gEnc(t, map[crdt.ActorID]int64{"a": 1})
 	for _, c := range []struct {
 		retries int
 		want    error
@@ -292,18 +416,18 @@ func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
 		require.NoError(t, err)
 
 		cctx, calls := counting(ctx)
-		err = db.States().Save(cctx, uniqueKey(t, "single"), "a", one)
+		err = db.Siblings().Put(cctx, uniqueKey(t, "single"), "a", []byte("v"), nil)
 		require.ErrorIs(t, err, c.want, "single statement, %d retries", c.retries)
 		var un *gocql.RequestErrUnavailable
 		require.ErrorAs(t, err, &un, "the last attempt's error stays reachable")
 		_, w, _, _ := calls.snapshot()
 		require.Equal(t, c.retries+1, w, "attempts of the single statement")
 
-		tx := db.Tx()
-		require.NoError(t, tx.SaveState(uniqueKey(t, "tx-a"), "a", one))
-		require.NoError(t, tx.SaveState(uniqueKey(t, "tx-b"), "a", one))
 		cctx, calls = counting(ctx)
-		err = tx.Commit(cctx)
+		err = db.Partitions().Apply(cctx, []store.Mutation{
+			{Partition: uniqueKey(t, "b1"), Op: store.OpPut, Key: []byte("k"), Value: []byte("v"), Timestamp: 1},
+			{Partition: uniqueKey(t, "b2"), Op: store.OpPut, Key: []byte("k"), Value: []byte("v"), Timestamp: 1},
+		})
 		require.ErrorIs(t, err, c.want, "batch, %d retries", c.retries)
 		require.ErrorAs(t, err, &un)
 		_, w, b, _ := calls.snapshot()
@@ -312,90 +436,107 @@ func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
 	}
 }
 
-// TestIntegrationSinglePageReads checks that whole-partition reads are one
+// TestIntegrationSinglePageReads checks that Fetch and Snapshot are one
 // request even above the driver's default page size (5000 rows), so a
-// concurrent GC batch or ledger Put cannot fall between two pages, and that
-// a partition above the adapter's cap is refused with crdt.ErrTooLarge.
+// concurrent single-partition batch cannot fall between two pages, and
+// that a key or partition above the limit is refused with
+// crdt.ErrTooLarge.
 func TestIntegrationSinglePageReads(t *testing.T) {
 	db := newTestDB(t, Options{})
 	ctx := context.Background()
 	const rows = 5001 // one more than gocql's default page size
 
-	tallyKey, stateKey := uniqueKey(t, "tally"), uniqueKey(t, "state")
-	state := gEnc(t, map[crdt.ActorID]int64{"a": 1})
-	fill := func(from, to int, add func(tx *Tx, i int) error) {
+	part, key := uniqueKey(t, "part"), uniqueKey(t, "sib")
+	p := db.Partitions()
+	fillPartition := func(from, to int) {
 		t.Helper()
-		tx := db.Tx()
+		var muts []store.Mutation
 		for i := from; i < to; i++ {
-			if tx.Len() == MaxTxStatements {
-				require.NoError(t, tx.Commit(ctx))
-				tx = db.Tx()
+			muts = append(muts, store.Mutation{Partition: part, Op: store.OpPut, Key: []byte(fmt.Sprintf("r%05d", i)), Value: []byte{1}, Timestamp: 100})
+			if len(muts) == 1000 || i == to-1 {
+				require.NoError(t, p.Apply(ctx, muts), "a single-partition batch is one mutation")
+				muts = nil
 			}
-			require.NoError(t, add(tx, i))
 		}
-		require.NoError(t, tx.Commit(ctx))
 	}
-	shard := func(tx *Tx, i int) error {
-		return tx.PutShard(tallyKey, tally.EncodedShard{Mutator: crdt.ActorID(fmt.Sprintf("m%05d", i)), Data: []byte{1}}, 100)
-	}
-	fill(0, rows, shard)
-	fill(0, rows, func(tx *Tx, i int) error { return tx.SaveState(stateKey, crdt.ActorID(fmt.Sprintf("a%05d", i)), state) })
+	fillPartition(0, rows)
+	fillSiblings(t, db, key, 0, rows)
 
-	for _, complete := range []bool{false, true} {
+	for _, level := range []store.Read{store.ReadAny, store.ReadComplete} {
 		cctx, calls := counting(ctx)
-		shards, _, err := db.Tally().Read(cctx, tallyKey, complete)
+		got, err := p.Snapshot(cctx, part, rows, level)
 		require.NoError(t, err)
-		require.Len(t, shards, rows)
-		requireCalls(t, calls, 1, 0, 1, "tally read of 5001 shards")
+		require.Len(t, got, rows)
+		requireCalls(t, calls, 1, 0, 1, "snapshot of 5001 rows")
 	}
+	_, err := p.Snapshot(ctx, part, rows-1, store.ReadAny)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+
 	cctx, calls := counting(ctx)
-	got, err := db.States().Load(cctx, stateKey)
+	got, _, err := db.Siblings().Fetch(cctx, key)
 	require.NoError(t, err)
 	require.Len(t, got, rows)
-	requireCalls(t, calls, 1, 0, 1, "state load of 5001 rows")
+	requireCalls(t, calls, 1, 0, 1, "fetch of 5001 rows")
 
 	// Above the cap: refused, not read in pieces.
-	fill(rows, maxShardsPerKey+1, shard)
-	_, _, err = db.Tally().Read(ctx, tallyKey, true)
+	fillSiblings(t, db, key, rows, MaxSiblings+1)
+	_, _, err = db.Siblings().Fetch(ctx, key)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 }
 
-// TestIntegrationBatchTooLarge checks that a multi-partition batch above
-// the server's batch_size_fail_threshold_in_kb (50 KiB by default) is
-// refused as crdt.ErrTooLarge, with nothing applied, while the same data in
-// one partition (one mutation, exempt from the threshold) is accepted.
+// fillSiblings writes actor rows from..to of key directly, in
+// single-partition batches of the same INSERT Put sends.
+func fillSiblings(t *testing.T, db *DB, key string, from, to int) {
+	t.Helper()
+	s := db.Siblings()
+	var stmts []stmt
+	for i := from; i < to; i++ {
+		stmts = append(stmts, stmt{cql: s.insertCQL(), args: []any{key, fmt.Sprintf("a%05d", i), []byte{1}, int64(100)}, key: key})
+		if len(stmts) == 1000 || i == to-1 {
+			require.NoError(t, db.write(context.Background(), OpSiblingsPut, stmts))
+			stmts = nil
+		}
+	}
+}
+
+// TestIntegrationBatchTooLarge checks that a batch over several partitions
+// above the server's batch_size_fail_threshold_in_kb (50 KiB by default)
+// is refused as crdt.ErrTooLarge, with nothing applied, while the same
+// data in one partition (one mutation, exempt from the threshold) is
+// accepted.
 func TestIntegrationBatchTooLarge(t *testing.T) {
 	db := newTestDB(t, Options{})
+	p := db.Partitions()
 	ctx := context.Background()
 	data := make([]byte, 2048)
 	for i := range data {
 		data[i] = byte(i)
 	}
-	var keys []string
-	tx := db.Tx()
-	for i := 0; i < MaxTxStatements; i++ {
-		k := uniqueKey(t, fmt.Sprintf("big%d", i))
-		keys = append(keys, k)
-		require.NoError(t, tx.PutShard(k, tally.EncodedShard{Mutator: "m", Data: data}, 100))
+	var parts []string
+	var muts []store.Mutation
+	for i := 0; i < 100; i++ {
+		part := uniqueKey(t, fmt.Sprintf("big%d", i))
+		parts = append(parts, part)
+		muts = append(muts, store.Mutation{Partition: part, Op: store.OpPut, Key: []byte("k"), Value: data, Timestamp: 100})
 	}
-	err := tx.Commit(ctx)
+	err := p.Apply(ctx, muts)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 	var inv *gocql.RequestErrInvalid
 	require.ErrorAs(t, err, &inv)
 	require.Contains(t, inv.Message(), "Batch too large")
-	for _, k := range keys[:3] {
-		shards, _, err := db.Tally().Read(ctx, k, true)
+	for _, part := range parts[:3] {
+		rows, err := p.Snapshot(ctx, part, 1, store.ReadComplete)
 		require.NoError(t, err)
-		require.Empty(t, shards, "a refused batch applies nothing")
+		require.Empty(t, rows, "a refused batch applies nothing")
 	}
 
 	one := uniqueKey(t, "one")
-	tx = db.Tx()
-	for i := 0; i < MaxTxStatements; i++ {
-		require.NoError(t, tx.PutShard(one, tally.EncodedShard{Mutator: crdt.ActorID(fmt.Sprintf("m%d", i)), Data: data}, 100))
+	for i := range muts {
+		muts[i].Partition = one
+		muts[i].Key = []byte(fmt.Sprintf("k%03d", i))
 	}
-	require.NoError(t, tx.Commit(ctx), "a single-partition batch is one mutation")
-	shards, _, err := db.Tally().Read(ctx, one, true)
+	require.NoError(t, p.Apply(ctx, muts), "a single-partition batch is one mutation")
+	rows, err := p.Snapshot(ctx, one, 100, store.ReadComplete)
 	require.NoError(t, err)
-	require.Len(t, shards, MaxTxStatements)
+	require.Len(t, rows, 100)
 }

@@ -2,7 +2,7 @@ package cassandra
 
 // Unit tests (no cluster) for how write outcomes are classified after
 // retries and batchlog writes, for the retry-policy and consistency checks,
-// and for the single-page snapshot reads.
+// and for the one-page reads.
 
 import (
 	"context"
@@ -10,16 +10,13 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
-	"time"
 	"unsafe"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
-	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/store"
 )
 
 // invalidRequest returns the driver's *gocql.RequestErrInvalid carrying the
@@ -87,49 +84,22 @@ func TestClassifyWrite(t *testing.T) {
 	require.NoError(t, wrapWrite("x", nil, 3, true))
 }
 
-// TestBatchlogged checks which of the stores' batches Cassandra sends
-// through the batchlog: those whose statements name more than one
-// partition key.
+// TestBatchlogged checks which batches Cassandra sends through the
+// batchlog: those whose statements name more than one partition key.
 func TestBatchlogged(t *testing.T) {
-	db := unitDB(t)
-	id := testID(t, time.Unix(1_700_000_000, 0), 1)
-	cell := func(counter string) deltalog.Entry {
-		return deltalog.Entry{Counter: counter, Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 1}}
+	p := unitDB(t).Partitions()
+	put := func(part string) store.Mutation {
+		return store.Mutation{Partition: part, Op: store.OpPut, Key: []byte("r"), Value: []byte{1}, Timestamp: 5}
 	}
-
-	one, err := db.Log().insertStmts([]deltalog.Entry{cell("c"), cell("c")})
+	one, err := p.applyStmts([]store.Mutation{put("a"), put("a"), {Partition: "a", Op: store.OpDeletePartition, Timestamp: 6}})
 	require.NoError(t, err)
-	require.False(t, batchlogged(one), "one counter: one mutation")
-	two, err := db.Log().insertStmts([]deltalog.Entry{cell("c"), cell("d")})
+	require.False(t, batchlogged(one), "one partition: one mutation")
+	two, err := p.applyStmts([]store.Mutation{put("a"), put("b")})
 	require.NoError(t, err)
-	require.True(t, batchlogged(two), "two counters")
-
-	del, err := db.Log().deleteCoveredStmts("c", id)
-	require.NoError(t, err)
-	require.False(t, batchlogged(del))
-
-	tok, err := encodeToken([]tokenEntry{{"a", 5}, {"c", 6}})
-	require.NoError(t, err)
-	put, err := db.Ledger().putStmts("k", "b", ledgerEnc(t, "b", "t1"), tok)
-	require.NoError(t, err)
-	require.Len(t, put, 3)
-	require.False(t, batchlogged(put), "a ledger put is single-partition")
-
-	n := balance.Row{UpdateID: id, Kind: balance.KindNormal, Amount: 5}
-	transfer, _, err := db.Balance().writeStmts([]balance.Mutation{{Account: "from", Row: n}, {Account: "to", Row: n}})
-	require.NoError(t, err)
-	require.True(t, batchlogged(transfer))
-
-	tx := db.Tx()
-	require.NoError(t, tx.PutShard("k", tally.EncodedShard{Mutator: "m", Data: []byte{1}}, 5))
-	require.NoError(t, tx.SaveState("k", "a", gEnc(t, map[crdt.ActorID]int64{"a": 1})))
-	require.False(t, batchlogged(tx.stmts), "one partition key across tables is one mutation")
-	require.NoError(t, tx.InsertLog(cell("other")))
-	require.True(t, batchlogged(tx.stmts))
-	for _, s := range tx.stmts {
+	require.True(t, batchlogged(two), "two partitions")
+	for _, s := range two {
 		require.NotEmpty(t, s.key, "every statement names its partition: %s", s.cql)
 	}
-
 	require.False(t, batchlogged(nil))
 }
 
@@ -254,37 +224,6 @@ func TestOverlapMultiDCModel(t *testing.T) {
 	}
 }
 
-// TestTxCommitMustOverlapReads: a Tx writes state, ledger, log and balance
-// rows at OpTxCommit's level, so each of their reads must overlap it.
-func TestTxCommitMustOverlapReads(t *testing.T) {
-	type levels = map[Op]gocql.Consistency
-	for _, weak := range []gocql.Consistency{gocql.One, gocql.Two, gocql.LocalOne, gocql.LocalQuorum} {
-		err := CheckConsistency(levels{OpTxCommit: weak})
-		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%v", weak)
-		require.Contains(t, err.Error(), "tx commit")
-	}
-	for _, read := range []Op{OpStateLoad, OpLedgerFetch, OpLogRead, OpBalanceRead} {
-		// Everything ALL except the one read: only that pair can fail.
-		l := levels{OpStateLoad: gocql.All, OpLedgerFetch: gocql.All, OpLogRead: gocql.All, OpBalanceRead: gocql.All, OpTxCommit: gocql.One}
-		require.NoError(t, CheckConsistency(l), "reads at ALL overlap a commit at ONE")
-		l[read] = gocql.Quorum
-		err := CheckConsistency(l)
-		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%v", read)
-		require.Contains(t, err.Error(), read.String())
-		require.Contains(t, err.Error(), "tx commit")
-	}
-	// DC-local reads need a DC-local (or EACH_QUORUM) commit.
-	local := levels{
-		OpStateLoad: gocql.LocalQuorum, OpStateSave: gocql.LocalQuorum,
-		OpLedgerFetch: gocql.LocalQuorum, OpLedgerPut: gocql.LocalQuorum,
-	}
-	require.ErrorIs(t, CheckConsistency(local), crdt.ErrInvalidConfig, "QUORUM commit vs LOCAL_QUORUM load")
-	local[OpTxCommit] = gocql.EachQuorum
-	require.NoError(t, CheckConsistency(local))
-	_, err := newDB(nil, "ks", Options{Consistency: levels{OpTxCommit: gocql.One}})
-	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
-}
-
 // fakeIter is a single-page result: rows of column values, the paging
 // state the server returned, and the error Close reports.
 type fakeIter struct {
@@ -312,116 +251,36 @@ func (f *fakeIter) Close() error { f.closed = true; return f.err }
 
 // pageCall records one openPage call.
 type pageCall struct {
-	op    Op
-	limit int
+	op        Op
+	pageSize  int
+	pageState []byte
 }
 
-// fakePages routes db's single-page reads to iter and records them.
+// fakePages routes db's page reads to iter and records them.
 func fakePages(db *DB, iter *fakeIter) *[]pageCall {
 	var calls []pageCall
-	db.openPage = func(_ context.Context, op Op, limit int, _ string, _ []any) rowIter {
-		calls = append(calls, pageCall{op, limit})
+	db.openPage = func(_ context.Context, op Op, _ string, _ []any, pageSize int, pageState []byte) rowIter {
+		calls = append(calls, pageCall{op, pageSize, pageState})
 		return iter
 	}
 	return &calls
 }
 
-// TestSinglePageQuery checks the driver settings of a single-page read:
-// limit+1 rows per page and automatic paging off (read back from the
-// pinned driver's Query fields).
-func TestSinglePageQuery(t *testing.T) {
-	q := singlePage(new(gocql.Query), 7)
+func readTimeout() error { return &gocql.RequestErrReadTimeout{} }
+
+// TestOnePageQuery checks the driver settings of a one-page read: the page
+// size asked for and automatic paging off (read back from the pinned
+// driver's Query fields), from the beginning or from a paging state.
+func TestOnePageQuery(t *testing.T) {
+	q := onePage(new(gocql.Query), 8, nil)
 	v := reflect.ValueOf(q).Elem()
 	require.Equal(t, int64(8), v.FieldByName("pageSize").Int())
 	require.True(t, v.FieldByName("disableAutoPage").Bool(), "PageState(nil) turns automatic paging off")
 	require.Zero(t, v.FieldByName("initialPageState").Len(), "starts at the beginning")
-}
-
-func TestPerActorReadsAreOnePage(t *testing.T) {
-	ctx := context.Background()
-	row := func(a string) []any { return []any{a, []byte{1}, int64(10)} }
-
-	for _, fetch := range []struct {
-		name string
-		op   Op
-		read func(db *DB) error
-	}{
-		{"state load", OpStateLoad, func(db *DB) error { _, err := db.States().Load(ctx, "k"); return err }},
-		{"ledger fetch", OpLedgerFetch, func(db *DB) error { _, _, err := db.Ledger().Fetch(ctx, "k"); return err }},
-	} {
-		db := unitDB(t)
-		it := &fakeIter{rows: [][]any{row("b"), row("a")}}
-		calls := fakePages(db, it)
-		require.NoError(t, fetch.read(db), fetch.name)
-		require.Equal(t, []pageCall{{fetch.op, MaxActorRows}}, *calls, fetch.name)
-		require.True(t, it.closed)
-
-		// The server had more rows than fit in the page: refused, not
-		// continued with a second (later) read.
-		it = &fakeIter{rows: [][]any{row("a")}, pageState: []byte{1}}
-		fakePages(db, it)
-		require.ErrorIs(t, fetch.read(db), crdt.ErrTooLarge, fetch.name)
-
-		// More rows than the cap in the page.
-		many := make([][]any, MaxActorRows+1)
-		for i := range many {
-			many[i] = row(fmt.Sprintf("a%05d", i))
-		}
-		it = &fakeIter{rows: many}
-		fakePages(db, it)
-		require.ErrorIs(t, fetch.read(db), crdt.ErrTooLarge, fetch.name)
-		require.True(t, it.closed)
-
-		// Driver errors are mapped as reads.
-		fakePages(db, &fakeIter{err: &gocql.RequestErrReadTimeout{}})
-		err := fetch.read(db)
-		require.ErrorIs(t, err, crdt.ErrUnavailable, fetch.name)
-		require.NotErrorIs(t, err, crdt.ErrTooLarge)
-	}
-}
-
-func TestTallyReadIsOnePage(t *testing.T) {
-	ctx := context.Background()
-	for _, complete := range []bool{true, false} {
-		db := unitDB(t)
-		it := &fakeIter{rows: [][]any{{"m1", []byte("s1"), []byte("T")}, {"m2", []byte("s2"), []byte("T")}}}
-		calls := fakePages(db, it)
-		shards, tv, err := db.Tally().Read(ctx, "k", complete)
-		require.NoError(t, err)
-		require.Len(t, shards, 2)
-		require.Equal(t, []byte("T"), tv)
-		op := OpTallyRead
-		if complete {
-			op = OpTallyGCRead
-		}
-		require.Equal(t, []pageCall{{op, maxShardsPerKey}}, *calls)
-
-		fakePages(db, &fakeIter{rows: [][]any{{"m1", []byte("s1"), []byte("T")}}, pageState: []byte{9}})
-		_, _, err = db.Tally().Read(ctx, "k", complete)
-		require.ErrorIs(t, err, crdt.ErrTooLarge, "a GC landing between two pages could hide shards")
-
-		fakePages(db, &fakeIter{err: &gocql.RequestErrReadFailure{}})
-		_, _, err = db.Tally().Read(ctx, "k", complete)
-		require.ErrorIs(t, err, crdt.ErrUnavailable)
-	}
-}
-
-func TestBalanceRowsIsOnePage(t *testing.T) {
-	ctx := context.Background()
-	db := unitDB(t)
-	r := balance.Row{UpdateID: testID(t, time.Unix(1_700_000_000, 0), 1), Kind: balance.KindNormal, Amount: 5}
-	blob, err := r.MarshalBinary()
-	require.NoError(t, err)
-	row := []any{gocql.UUID(r.UpdateID), int8(r.Kind), gocql.UUID(r.Version), blob, int64(10)}
-	calls := fakePages(db, &fakeIter{rows: [][]any{row}})
-	rows, err := db.Balance().Rows(ctx, "acct")
-	require.NoError(t, err)
-	require.Equal(t, []balance.Row{r}, rows)
-	require.Equal(t, []pageCall{{OpBalanceRead, balance.MaxRows}}, *calls)
-
-	fakePages(db, &fakeIter{rows: [][]any{row}, pageState: []byte{1}})
-	_, err = db.Balance().Rows(ctx, "acct")
-	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	q = onePage(new(gocql.Query), 3, []byte{7, 7})
+	v = reflect.ValueOf(q).Elem()
+	require.True(t, v.FieldByName("disableAutoPage").Bool())
+	require.Equal(t, []byte{7, 7}, v.FieldByName("initialPageState").Bytes())
 }
 
 func TestHarnessDropsOnlyCreatedKeyspace(t *testing.T) {

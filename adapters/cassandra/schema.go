@@ -14,59 +14,27 @@ import (
 // "keyspace"."table" name. Everything else is fixed text: no caller value is
 // ever formatted into it.
 var tableDDL = map[string]string{
-	// One row per (counter key, actor) for GCounter and PNCounter states.
-	// An actor overwrites only its own row; a read merges all rows.
-	tableState: `CREATE TABLE IF NOT EXISTS %s (
-	key   text,
-	actor text,
-	state blob,
-	PRIMARY KEY ((key), actor)
-)`,
-	// One row per (counter key, actor) for TPNCounter ledgers.
-	tableLedger: `CREATE TABLE IF NOT EXISTS %s (
+	// store.Siblings: one row per (key, actor). An actor overwrites only
+	// its own row; a Put also deletes the other rows its token names.
+	tableSiblings: `CREATE TABLE IF NOT EXISTS %s (
 	key   text,
 	actor text,
 	value blob,
 	PRIMARY KEY ((key), actor)
 )`,
-	// Tally shards (one row per mutator; state is the encoded shard, which
-	// carries its own expires_at) and, in the static column, the tally that a
-	// GC folds expired shards into. Keeping both in one partition makes a
-	// GC's fold a single-partition (atomic, isolated) batch.
-	tableShard: `CREATE TABLE IF NOT EXISTS %s (
-	key     text,
-	mutator text,
-	state   blob,
-	tally   blob STATIC,
-	PRIMARY KEY ((key), mutator)
+	// store.Partitions: ordered rows per partition. A blob clustering
+	// column sorts as unsigned bytes, ascending: store.Partitions' order.
+	tablePartitions: `CREATE TABLE IF NOT EXISTS %s (
+	partition text,
+	key       blob,
+	value     blob,
+	PRIMARY KEY ((partition), key)
 )`,
-	// Windowed log: one cell per update, newest first; a merge cell ('m',
-	// 109) sorts before the regular cell ('r', 114) with the same id. cell
-	// is deltalog.Cell's encoding.
-	tableLog: `CREATE TABLE IF NOT EXISTS %s (
-	key  text,
-	id   timeuuid,
-	kind tinyint,
-	cell blob,
-	PRIMARY KEY ((key), id, kind)
-) WITH CLUSTERING ORDER BY (id DESC, kind ASC)`,
-	// Tombstone-merge balance (seed 000's seller_balance): N normal rows,
-	// T tombstones and S sum rows, newest update first. type is the row
-	// kind ('N' 78, 'S' 83, 'T' 84); version is a uuid rather than a
-	// timeuuid because N rows carry the zero UUID there; row is
-	// balance.Row's encoding (amount, target, covers, settled).
-	tableBalance: `CREATE TABLE IF NOT EXISTS %s (
-	id       text,
-	updateid timeuuid,
-	type     tinyint,
-	version  uuid,
-	row      blob,
-	PRIMARY KEY ((id), updateid, type, version)
-) WITH CLUSTERING ORDER BY (updateid DESC, type ASC, version ASC)`,
 }
 
 // Schema returns the CREATE TABLE statements for keyspace and table prefix
-// (empty prefix means "counterkit_"), in a fixed order. Names are validated
+// (empty prefix means "counterkit_"): the siblings table, then the
+// partitions table. Names are validated
 // with CheckIdentifier; the error wraps crdt.ErrInvalidIdentifier.
 func Schema(keyspace, prefix string) ([]string, error) {
 	tables, err := tableNames(keyspace, prefix)
@@ -95,7 +63,7 @@ func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, er
 		quote(keyspace), replicationFactor), nil
 }
 
-// CreateSchema creates the adapter's tables (default prefix) in an existing
+// CreateSchema creates the adapter's two tables (default prefix) in an existing
 // keyspace and waits for schema agreement. It is idempotent, but on a
 // multi-node cluster it must run from one process at a time: concurrent
 // CREATE TABLE IF NOT EXISTS statements on different coordinators can each

@@ -3,7 +3,9 @@ package cassandra
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -28,7 +30,7 @@ var tokenCases = []struct {
 	{"unicode and long ids", []tokenEntry{{"日本-🦀", 7}, {crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen)), 1 << 40}}},
 }
 
-// TestTokenGolden locks the ledger token format. Regenerate with:
+// TestTokenGolden locks the token format. Regenerate with:
 //
 //	go test -run TestTokenGolden -update
 func TestTokenGolden(t *testing.T) {
@@ -38,7 +40,7 @@ func TestTokenGolden(t *testing.T) {
 		require.NoError(t, err, tc.name)
 		buf.WriteString(tc.name + ": " + hex.EncodeToString(b) + "\n")
 	}
-	path := filepath.Join("testdata", "ledger_token.golden")
+	path := filepath.Join("testdata", "siblings_token.golden")
 	if *update {
 		require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 	}
@@ -77,18 +79,16 @@ func TestTokenErrors(t *testing.T) {
 	}
 	_, err := encodeToken([]tokenEntry{{"", 1}})
 	require.ErrorIs(t, err, crdt.ErrInvalidActor)
-	many := make([]tokenEntry, MaxActorRows+1)
+	many := make([]tokenEntry, MaxSiblings+1)
 	_, err = encodeToken(many)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 
-	raw := func(version uint64, body func(e *wire.Encoder)) []byte {
-		e := wire.NewEncoder(tokenTag, version)
-		body(e)
-		b, err := e.Bytes()
-		require.NoError(t, err)
-		return b
+	raw := func(version uint64, body func(b []byte) []byte) []byte {
+		return body(appendEnvelope(nil, tokenTag, version))
 	}
-	pair := func(e *wire.Encoder, a string, ts int64) { e.ArrayLen(2); e.String(a); e.Int(ts) }
+	pair := func(b []byte, a string, ts uint64) []byte {
+		return appendUint(appendStr(appendArrayLen(b, 2), a), ts)
+	}
 	valid, err := encodeToken([]tokenEntry{{"a", 1}})
 	require.NoError(t, err)
 	for _, c := range []struct {
@@ -100,32 +100,90 @@ func TestTokenErrors(t *testing.T) {
 		{"old 8-byte format", []byte{0, 0, 0, 0, 0, 0, 0, 1}, crdt.ErrCorruptEncoding},
 		{"truncated", valid[:len(valid)-1], crdt.ErrCorruptEncoding},
 		{"trailing", append(bytes.Clone(valid), 0), crdt.ErrCorruptEncoding},
-		{"version 2", raw(2, func(e *wire.Encoder) { e.ArrayLen(1); pair(e, "a", 1) }), crdt.ErrUnsupportedVersion},
-		{"empty list", raw(1, func(e *wire.Encoder) { e.ArrayLen(0) }), crdt.ErrCorruptEncoding},
-		{"unsorted", raw(1, func(e *wire.Encoder) { e.ArrayLen(2); pair(e, "b", 1); pair(e, "a", 1) }), crdt.ErrCorruptEncoding},
-		{"duplicate", raw(1, func(e *wire.Encoder) { e.ArrayLen(2); pair(e, "a", 1); pair(e, "a", 2) }), crdt.ErrCorruptEncoding},
-		{"zero ts", raw(1, func(e *wire.Encoder) { e.ArrayLen(1); pair(e, "a", 0) }), crdt.ErrCorruptEncoding},
-		{"negative ts", raw(1, func(e *wire.Encoder) { e.ArrayLen(1); pair(e, "a", -1) }), crdt.ErrCorruptEncoding},
-		{"triple", raw(1, func(e *wire.Encoder) { e.ArrayLen(1); e.ArrayLen(3); e.String("a"); e.Int(1); e.Int(1) }), crdt.ErrTooLarge},
-		{"single", raw(1, func(e *wire.Encoder) { e.ArrayLen(1); e.ArrayLen(1); e.String("a") }), crdt.ErrCorruptEncoding},
-		{"bad actor", raw(1, func(e *wire.Encoder) { e.ArrayLen(1); pair(e, "a\x00", 1) }), crdt.ErrCorruptEncoding},
-		{"too many", raw(1, func(e *wire.Encoder) {
-			e.ArrayLen(MaxActorRows + 1)
-			for i := 0; i <= MaxActorRows; i++ {
-				pair(e, "a", 1)
+		{"version 2", raw(2, func(b []byte) []byte { return pair(appendArrayLen(b, 1), "a", 1) }), crdt.ErrUnsupportedVersion},
+		{"version 0", raw(0, func(b []byte) []byte { return pair(appendArrayLen(b, 1), "a", 1) }), crdt.ErrUnsupportedVersion},
+		{"empty list", raw(1, func(b []byte) []byte { return appendArrayLen(b, 0) }), crdt.ErrCorruptEncoding},
+		{"unsorted", raw(1, func(b []byte) []byte { return pair(pair(appendArrayLen(b, 2), "b", 1), "a", 1) }), crdt.ErrCorruptEncoding},
+		{"duplicate", raw(1, func(b []byte) []byte { return pair(pair(appendArrayLen(b, 2), "a", 1), "a", 2) }), crdt.ErrCorruptEncoding},
+		{"zero ts", raw(1, func(b []byte) []byte { return pair(appendArrayLen(b, 1), "a", 0) }), crdt.ErrCorruptEncoding},
+		{"ts above int64", raw(1, func(b []byte) []byte { return pair(appendArrayLen(b, 1), "a", math.MaxUint64) }), crdt.ErrCorruptEncoding},
+		{"negative ts", raw(1, func(b []byte) []byte { return append(appendStr(appendArrayLen(appendArrayLen(b, 1), 2), "a"), 0xff) }), crdt.ErrCorruptEncoding},
+		{"triple", raw(1, func(b []byte) []byte { return appendUint(pair(appendArrayLen(appendArrayLen(b, 1), 3), "a", 1), 1) }), crdt.ErrCorruptEncoding},
+		{"single", raw(1, func(b []byte) []byte { return appendStr(appendArrayLen(appendArrayLen(b, 1), 1), "a") }), crdt.ErrCorruptEncoding},
+		{"bad actor", raw(1, func(b []byte) []byte { return pair(appendArrayLen(b, 1), "a\x00", 1) }), crdt.ErrCorruptEncoding},
+		{"empty actor", raw(1, func(b []byte) []byte { return pair(appendArrayLen(b, 1), "", 1) }), crdt.ErrCorruptEncoding},
+		{"long actor", raw(1, func(b []byte) []byte { return pair(appendArrayLen(b, 1), strings.Repeat("a", crdt.MaxIDLen+1), 1) }), crdt.ErrCorruptEncoding},
+		{"non-minimal uint", raw(1, func(b []byte) []byte {
+			return append(appendStr(appendArrayLen(appendArrayLen(b, 1), 2), "a"), mpUint8, 5)
+		}), crdt.ErrCorruptEncoding},
+		{"non-minimal str", raw(1, func(b []byte) []byte { return append(appendArrayLen(appendArrayLen(b, 1), 2), mpStr8, 1, 'a', 1) }), crdt.ErrCorruptEncoding},
+		{"non-minimal array", raw(1, func(b []byte) []byte { return pair(append(b, mpArray16, 0, 1), "a", 1) }), crdt.ErrCorruptEncoding},
+		{"too many", raw(1, func(b []byte) []byte {
+			b = appendArrayLen(b, MaxSiblings+1)
+			for i := 0; i <= MaxSiblings; i++ {
+				b = pair(b, "a", 1)
 			}
-		}), crdt.ErrTooLarge},
-		{"other type", func() []byte {
-			e := wire.NewEncoder(crdt.TagGCounter, 1)
-			e.ArrayLen(0)
-			b, _ := e.Bytes()
 			return b
-		}(), crdt.ErrTypeMismatch},
+		}), crdt.ErrTooLarge},
+		{"other type", appendArrayLen(appendEnvelope(nil, "gcounter", 1), 0), crdt.ErrTypeMismatch},
+		{"memory store token", []byte{'m', 1, 2}, crdt.ErrCorruptEncoding},
 		{"oversized", make([]byte, MaxTokenSize+1), crdt.ErrTooLarge},
 	} {
 		_, err := decodeToken(c.b)
 		require.ErrorIs(t, err, c.want, c.name)
 	}
+}
+
+// isDecodeSentinel reports whether err wraps one of the decoding
+// sentinels.
+func isDecodeSentinel(err error) bool {
+	for _, s := range []error{crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion, crdt.ErrTooLarge} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTokenIsMsgpack decodes tokens with an independent msgpack decoder:
+// the envelope and entries are the documented layout.
+func TestTokenIsMsgpack(t *testing.T) {
+	for _, tc := range tokenCases {
+		b, err := encodeToken(tc.entries)
+		require.NoError(t, err)
+		var v []any
+		require.NoError(t, msgpack.Unmarshal(b, &v), tc.name)
+		require.Len(t, v, 3)
+		require.Equal(t, tokenTag, v[0])
+		require.EqualValues(t, TokenFormatVersion, v[1])
+		body := v[2].([]any)
+		require.Len(t, body, len(tc.entries))
+		for i, e := range body {
+			pair := e.([]any)
+			got, err := decodeToken(b)
+			require.NoError(t, err)
+			require.Equal(t, string(got[i].actor), pair[0])
+			require.EqualValues(t, got[i].ts, pair[1])
+		}
+	}
+	// Every header size the encoder has: a 16-entry body (array16), a
+	// 40-byte actor (str8) and each integer width.
+	var entries []tokenEntry
+	for i, ts := range []int64{1, 0x7f, 0x80, 0xff, 0x100, 0xffff, 0x10000, 0xffffffff, 0x100000000, math.MaxInt64, 2, 3, 4, 5, 6, 7} {
+		entries = append(entries, tokenEntry{crdt.ActorID(fmt.Sprintf("%02d-%s", i, strings.Repeat("x", 38))), ts})
+	}
+	b, err := encodeToken(entries)
+	require.NoError(t, err)
+	var v []any
+	require.NoError(t, msgpack.Unmarshal(b, &v))
+	var again bytes.Buffer
+	enc := msgpack.NewEncoder(&again)
+	enc.UseCompactInts(true)
+	require.NoError(t, enc.Encode(v))
+	require.Equal(t, b, again.Bytes(), "the smallest forms, as a msgpack encoder writes them")
+	back, err := decodeToken(b)
+	require.NoError(t, err)
+	require.Equal(t, entries, back)
 }
 
 // FuzzToken: decoding never panics; whatever decodes re-encodes to the same

@@ -19,10 +19,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
-	"github.com/counterkit/counterkit/tally"
 )
 
 // testSeed returns COUNTERKIT_SEED or a clock seed, and logs how to replay.
@@ -102,13 +99,14 @@ func TestCheckIdentifierModel(t *testing.T) {
 func TestCheckKey(t *testing.T) {
 	require.Equal(t, crdt.MaxKeyLen, MaxKeyLen)
 	require.Same(t, crdt.ErrInvalidKey, ErrInvalidKey)
-	require.NoError(t, checkKey("k"))
-	require.NoError(t, checkKey(`it's "fine"; DROP TABLE x`)) // keys are bound, never formatted
-	require.NoError(t, checkKey("naïve/ключ"))
-	require.NoError(t, checkKey(strings.Repeat("k", MaxKeyLen)))
+	require.NoError(t, checkKey("key", "k"))
+	require.NoError(t, checkKey("key", `it's "fine"; DROP TABLE x`)) // keys are bound, never formatted
+	require.NoError(t, checkKey("key", "naïve/ключ"))
+	require.NoError(t, checkKey("key", strings.Repeat("k", MaxKeyLen)))
 	bad := []string{"", strings.Repeat("k", MaxKeyLen+1), strings.Repeat("k", 1024), "\xff", "a\x00b", "tab\there", "del\x7f", "c1\u0085"}
 	for _, k := range bad {
-		err := checkKey(k)
+		err := checkKey("partition key", k)
+		require.Contains(t, err.Error(), "partition key")
 		require.ErrorIs(t, err, ErrInvalidKey, "%q", k)
 		require.ErrorIs(t, err, crdt.ErrInvalidKey, "%q", k)
 		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "%q", k)
@@ -116,23 +114,36 @@ func TestCheckKey(t *testing.T) {
 	// checkKey is crdt.ValidateKey: the same verdict on every key, valid
 	// or not.
 	for _, k := range append(bad, "k", "account/42", strings.Repeat("é", MaxKeyLen/2)) {
-		require.Equal(t, crdt.ValidateKey("counter key", k) == nil, checkKey(k) == nil, "%q", k)
+		require.Equal(t, crdt.ValidateKey("key", k) == nil, checkKey("key", k) == nil, "%q", k)
 	}
 }
 
 func TestSchemaStatements(t *testing.T) {
 	stmts, err := Schema("shop", "")
 	require.NoError(t, err)
-	require.Len(t, stmts, len(allTables))
-	for i, tbl := range allTables {
-		require.Contains(t, stmts[i], `CREATE TABLE IF NOT EXISTS "shop"."counterkit_`+tbl+`" (`)
+	require.Equal(t, []string{
+		`CREATE TABLE IF NOT EXISTS "shop"."counterkit_siblings" (
+	key   text,
+	actor text,
+	value blob,
+	PRIMARY KEY ((key), actor)
+)`,
+		`CREATE TABLE IF NOT EXISTS "shop"."counterkit_partitions" (
+	partition text,
+	key       blob,
+	value     blob,
+	PRIMARY KEY ((partition), key)
+)`,
+	}, stmts)
+	for _, s := range stmts {
+		require.NotContains(t, s, "CLUSTERING ORDER", "ascending is Cassandra's default order")
+		require.NotContains(t, s, "STATIC")
 	}
-	require.Contains(t, stmts[3], "CLUSTERING ORDER BY (id DESC, kind ASC)")
-	require.Contains(t, stmts[4], "CLUSTERING ORDER BY (updateid DESC, type ASC, version ASC)")
 
 	stmts, err = Schema("shop", "app_")
 	require.NoError(t, err)
-	require.Contains(t, stmts[0], `"shop"."app_state"`)
+	require.Contains(t, stmts[0], `"shop"."app_siblings"`)
+	require.Contains(t, stmts[1], `"shop"."app_partitions"`)
 
 	for _, c := range []struct{ ks, prefix string }{
 		{`shop"; DROP KEYSPACE shop; --`, ""},
@@ -161,67 +172,76 @@ func TestNewValidates(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
 	_, err = newDB(nil, "ks", Options{TablePrefix: "Bad"})
 	require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
-	_, err = newDB(nil, "ks", Options{LogPageSize: -1})
+	_, err = newDB(nil, "ks", Options{ScanPageSize: -1})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
-	_, err = newDB(nil, "ks", Options{Consistency: map[Op]gocql.Consistency{OpTallyGCRead: gocql.Quorum}})
+	_, err = newDB(nil, "ks", Options{Consistency: map[Op]gocql.Consistency{OpPartitionReadComplete: gocql.Quorum}})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 
-	db, err := newDB(nil, "ks", Options{Consistency: map[Op]gocql.Consistency{OpStateLoad: gocql.All, OpStateSave: gocql.One}})
+	db, err := newDB(nil, "ks", Options{Consistency: map[Op]gocql.Consistency{OpSiblingsFetch: gocql.All, OpSiblingsPut: gocql.One}})
 	require.NoError(t, err)
-	require.Equal(t, gocql.All, db.Consistency(OpStateLoad))
-	require.Equal(t, gocql.One, db.Consistency(OpStateSave))
-	require.Equal(t, gocql.Quorum, db.Consistency(OpLedgerPut))
-	require.Equal(t, gocql.All, db.Consistency(OpTallyGCRead))
+	require.Equal(t, gocql.All, db.Consistency(OpSiblingsFetch))
+	require.Equal(t, gocql.One, db.Consistency(OpSiblingsPut))
+	require.Equal(t, gocql.Quorum, db.Consistency(OpPartitionApply))
+	require.Equal(t, gocql.All, db.Consistency(OpPartitionReadComplete))
 	require.Equal(t, "ks", db.Keyspace())
+	require.Equal(t, DefaultScanPageSize, db.pageSize)
 }
 
 func TestDefaultConsistency(t *testing.T) {
 	require.NoError(t, CheckConsistency(nil))
+	require.Len(t, sortedOps(), int(opEnd)-1, "every operation has a name")
 	for _, op := range sortedOps() {
 		want := gocql.Quorum
-		if op == OpTallyGCRead {
+		if op == OpPartitionReadComplete {
 			want = gocql.All
 		}
 		require.Equal(t, want, DefaultConsistency(op), op.String())
-		require.NotContains(t, op.String(), "Op(", "every operation has a name")
+		require.NotContains(t, op.String(), "Op(")
 	}
+	require.True(t, OpSiblingsPut.isWrite())
+	require.True(t, OpPartitionApply.isWrite())
+	require.False(t, OpSiblingsFetch.isWrite())
+	require.False(t, OpPartitionRead.isWrite())
+	require.False(t, OpPartitionReadComplete.isWrite())
 }
 
 func TestCheckConsistency(t *testing.T) {
 	type levels = map[Op]gocql.Consistency
 	good := []levels{
-		// DC-local state; the Tx commit at EACH_QUORUM overlaps both the
-		// LOCAL_QUORUM state load and the other (QUORUM) reads.
-		{OpStateLoad: gocql.LocalQuorum, OpStateSave: gocql.LocalQuorum, OpTxCommit: gocql.EachQuorum},
-		{OpStateLoad: gocql.All, OpStateSave: gocql.One},
-		{OpStateLoad: gocql.One, OpStateSave: gocql.All, OpTxCommit: gocql.All},
-		{OpLedgerFetch: gocql.EachQuorum, OpLedgerPut: gocql.Quorum},
-		{OpTallyRead: gocql.One, OpShardWrite: gocql.One, OpLogDelete: gocql.One},
-		{OpLogAppend: gocql.One, OpLogRead: gocql.All},
-		{OpTallyGCRead: gocql.Any}, // Any means "default"
+		{OpSiblingsFetch: gocql.LocalQuorum, OpSiblingsPut: gocql.LocalQuorum},
+		{OpSiblingsFetch: gocql.All, OpSiblingsPut: gocql.One},
+		{OpSiblingsFetch: gocql.One, OpSiblingsPut: gocql.All},
+		{OpSiblingsFetch: gocql.EachQuorum, OpSiblingsPut: gocql.Quorum},
+		{OpPartitionRead: gocql.LocalQuorum, OpPartitionApply: gocql.EachQuorum},
+		{OpPartitionRead: gocql.All, OpPartitionApply: gocql.One},
+		{OpPartitionReadComplete: gocql.Any}, // Any means "default"
+		{OpPartitionReadComplete: gocql.All},
 	}
 	for _, l := range good {
 		require.NoError(t, CheckConsistency(l), "%v", l)
 	}
 	bad := []levels{
-		{OpTallyGCRead: gocql.Quorum},
-		{OpStateLoad: gocql.One},
-		{OpStateSave: gocql.LocalOne},
-		{OpLedgerFetch: gocql.Two},
-		{OpLogAppend: gocql.One},
-		{OpLogRead: gocql.One},
-		{OpBalanceIncrement: gocql.One},
-		{OpBalanceRead: gocql.LocalOne},
-		{OpBalanceMergeWrite: gocql.One},
-		{OpStateSave: gocql.Serial},
-		{OpLogRead: gocql.LocalSerial},
-		{OpLogRead: gocql.Consistency(0x77)},
+		{OpPartitionReadComplete: gocql.Quorum},
+		{OpPartitionReadComplete: gocql.EachQuorum},
+		{OpSiblingsFetch: gocql.One},
+		{OpSiblingsPut: gocql.LocalOne},
+		{OpSiblingsFetch: gocql.Two},
+		{OpSiblingsFetch: gocql.LocalQuorum}, // against the default QUORUM put
+		{OpPartitionApply: gocql.One},
+		{OpPartitionRead: gocql.One},
+		{OpPartitionRead: gocql.LocalOne},
+		{OpPartitionRead: gocql.LocalQuorum, OpPartitionApply: gocql.Quorum},
+		{OpSiblingsPut: gocql.Serial},
+		{OpPartitionRead: gocql.LocalSerial},
+		{OpPartitionRead: gocql.Consistency(0x77)},
 		{Op(0): gocql.Quorum},
 		{opEnd: gocql.Quorum},
 	}
 	for _, l := range bad {
 		require.ErrorIs(t, CheckConsistency(l), crdt.ErrInvalidConfig, "%v", l)
 	}
+	err := CheckConsistency(levels{OpPartitionRead: gocql.One})
+	require.Contains(t, err.Error(), "partition read at ONE does not overlap partition apply at QUORUM")
 }
 
 // TestOverlapModel checks overlaps against replica arithmetic for a single
@@ -293,7 +313,7 @@ func TestErrorMapping(t *testing.T) {
 		{&gocql.RequestErrFunctionFailure{}, crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{invalidRequest("Batch too large"), crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{invalidRequest("Rejected an oversized mutation (17000000/16777216) for keyspace: ks. Top keys are: t.k"), crdt.ErrTooLarge, crdt.ErrTooLarge},
-		{invalidRequest("unconfigured table counterkit_state"), crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
+		{invalidRequest("unconfigured table counterkit_partitions"), crdt.ErrMisconfiguredStore, crdt.ErrMisconfiguredStore},
 		{gocql.ErrTooManyStmts, crdt.ErrTooLarge, crdt.ErrTooLarge},
 		{errors.New("something new"), crdt.ErrAmbiguousWrite, crdt.ErrUnavailable},
 	}
@@ -322,7 +342,7 @@ func TestErrorMapping(t *testing.T) {
 		}
 	}
 	// errors.As reaches the typed driver error with its fields.
-	err := wrapErr("ledger put", true, &gocql.RequestErrWriteTimeout{Received: 1, BlockFor: 2, WriteType: "SIMPLE"})
+	err := wrapErr("siblings put", true, &gocql.RequestErrWriteTimeout{Received: 1, BlockFor: 2, WriteType: "SIMPLE"})
 	var wt *gocql.RequestErrWriteTimeout
 	require.ErrorAs(t, err, &wt)
 	require.Equal(t, 2, wt.BlockFor)
@@ -330,60 +350,23 @@ func TestErrorMapping(t *testing.T) {
 	require.NoError(t, wrapErr("x", true, nil))
 }
 
-func TestExecCanceledContextIsUnavailable(t *testing.T) {
-	db, err := newDB(nil, "ks", Options{})
-	require.NoError(t, err)
+func TestWriteCanceledContextIsUnavailable(t *testing.T) {
+	db := unitDB(t)
+	sent := 0
+	db.send = func(context.Context, Op, []stmt) error { sent++; return nil }
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	// The context is checked before anything is sent (there is no session
-	// here), so the write is known not to have happened.
-	err = db.exec(ctx, OpStateSave, "INSERT")
+	// The context is checked before anything is sent, so the write is
+	// known not to have happened.
+	err := db.write(ctx, OpSiblingsPut, []stmt{{cql: "a"}})
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 	require.ErrorIs(t, err, context.Canceled)
-	err = db.batch(ctx, OpTxCommit, []stmt{{cql: "a"}, {cql: "b"}})
+	err = db.write(ctx, OpPartitionApply, []stmt{{cql: "a"}, {cql: "b"}})
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
-	_, err = db.States().Load(ctx, "k")
-	require.ErrorIs(t, err, crdt.ErrUnavailable)
-}
-
-func TestSaveStatement(t *testing.T) {
-	db, err := newDB(nil, "shop", Options{TablePrefix: "ck_"})
-	require.NoError(t, err)
-	st := db.States()
-	key := `k'); DROP TABLE x; --`
-	state := gEnc(t, map[crdt.ActorID]int64{"actor-1": 2})
-	s, err := st.saveStmt(key, "actor-1", state)
-	require.NoError(t, err)
-	require.Equal(t, `INSERT INTO "shop"."ck_state" (key, actor, state) VALUES (?, ?, ?) USING TIMESTAMP ?`, s.cql)
-	require.NotContains(t, s.cql, "DROP")
-	require.Len(t, s.args, 4)
-	require.Equal(t, key, s.args[0])
-	require.Equal(t, "actor-1", s.args[1])
-	require.Equal(t, state, s.args[2])
-	ts1 := s.args[3].(int64)
-
-	s2 := st.rows.saveStmt(key, "actor-1", state, ts1+1000)
-	require.Greater(t, s2.args[3].(int64), ts1+1000, "timestamp is above the floor")
-
-	for _, c := range []struct {
-		key   string
-		actor crdt.ActorID
-		state []byte
-		want  error
-	}{
-		{"", "a", state, crdt.ErrInvalidIdentifier},
-		{"k", "", state, crdt.ErrInvalidActor},
-		{"k", "a\x00", state, crdt.ErrInvalidActor},
-		{"k", "a", nil, crdt.ErrCorruptEncoding},
-		{"k", "a", []byte{1}, crdt.ErrCorruptEncoding},
-		{"k", "a", make([]byte, maxStateBytes+1), crdt.ErrTooLarge},
-	} {
-		_, err := st.saveStmt(c.key, c.actor, c.state)
-		require.ErrorIs(t, err, c.want, "%q %q", c.key, c.actor)
-	}
-	require.Equal(t, `INSERT INTO "shop"."ck_ledger" (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?`, db.Ledger().rows.insertCQL())
-	require.Equal(t, `DELETE FROM "shop"."ck_ledger" USING TIMESTAMP ? WHERE key = ? AND actor = ?`, db.Ledger().rows.deleteCQL())
-	require.Equal(t, `SELECT actor, value, WRITETIME(value) FROM "shop"."ck_ledger" WHERE key = ?`, db.Ledger().rows.selectCQL())
+	require.NoError(t, db.write(context.Background(), OpPartitionApply, nil), "nothing to send")
+	require.Zero(t, sent)
+	require.NoError(t, db.write(context.Background(), OpPartitionApply, []stmt{{cql: "a"}}))
+	require.Equal(t, 1, sent)
 }
 
 // TestClockMonotonic drives the clock with a wall clock that jumps back and
@@ -416,142 +399,4 @@ func TestClockMonotonic(t *testing.T) {
 			last = ts
 		}
 	}
-}
-
-func TestTxCollectsAndBounds(t *testing.T) {
-	db, err := newDB(nil, "ks", Options{})
-	require.NoError(t, err)
-	tx := db.Tx()
-	require.NoError(t, tx.Commit(context.Background()), "empty tx sends nothing")
-	state := gEnc(t, map[crdt.ActorID]int64{"a": 1})
-	require.ErrorIs(t, tx.SaveState("", "a", state), crdt.ErrInvalidIdentifier)
-	require.ErrorIs(t, tx.SaveState("k", "a", []byte{1}), crdt.ErrCorruptEncoding, "Check applies in a Tx too")
-	require.Equal(t, 0, tx.Len(), "invalid input leaves the tx unchanged")
-	for i := 0; i < MaxTxStatements; i++ {
-		require.NoError(t, tx.SaveState(fmt.Sprintf("k%d", i), "a", state))
-	}
-	require.ErrorIs(t, tx.SaveState("k", "a", state), crdt.ErrTooLarge)
-	require.Equal(t, MaxTxStatements, tx.Len())
-}
-
-func testID(t testing.TB, at time.Time, seq uint16) deltalog.ID {
-	t.Helper()
-	return deltalog.IDFromParts(at, seq, 0x0102030405)
-}
-
-func TestLogStatements(t *testing.T) {
-	db, err := newDB(nil, "ks", Options{})
-	require.NoError(t, err)
-	l := db.Log()
-	id := testID(t, time.Unix(1_700_000_000, 0), 7)
-	stmts, err := l.insertStmts([]deltalog.Entry{
-		{Counter: "c1", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 5}},
-		{Counter: "c2", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: -3}},
-	})
-	require.NoError(t, err)
-	require.Len(t, stmts, 2)
-	require.Equal(t, `INSERT INTO "ks"."counterkit_log" (key, id, kind, cell) VALUES (?, ?, ?, ?) USING TIMESTAMP ?`, stmts[0].cql)
-	require.Len(t, stmts[1].args, 5)
-	require.Equal(t, stmts[0].args[4].(int64)+1, stmts[1].args[4], "consecutive timestamps in entry order: a later entry for the same cell wins")
-	require.Equal(t, "c2", stmts[1].args[0])
-	require.Equal(t, gocql.UUID(id), stmts[1].args[1])
-	require.Equal(t, int8('r'), stmts[1].args[2])
-	var back deltalog.Cell
-	require.NoError(t, back.UnmarshalBinary(stmts[1].args[3].([]byte)))
-	require.Equal(t, int64(-3), back.Delta)
-
-	// One bad entry refuses the whole insert.
-	for _, bad := range []deltalog.Entry{
-		{Counter: "", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 1}},
-		{Counter: "c", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 0}},
-		{Counter: "c", Cell: deltalog.Cell{Kind: deltalog.KindRegular, Delta: 1}},
-		{Counter: "c", Cell: deltalog.Cell{ID: id, Kind: 'x', Delta: 1}},
-	} {
-		_, err := l.insertStmts([]deltalog.Entry{{Counter: "ok", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 1}}, bad})
-		require.Error(t, err, "%+v", bad)
-	}
-	_, err = l.insertStmts(make([]deltalog.Entry, MaxLogEntries+1))
-	require.ErrorIs(t, err, crdt.ErrTooLarge)
-	// Validation happens before the context or the session is touched.
-	require.ErrorIs(t, l.DeleteCovered(context.Background(), "c", deltalog.ID{}), crdt.ErrInvalidTxnID)
-	require.ErrorIs(t, l.DeleteCounter(context.Background(), ""), crdt.ErrInvalidIdentifier)
-	require.ErrorIs(t, l.Scan(context.Background(), "", func(deltalog.Cell) bool { return true }), crdt.ErrInvalidIdentifier)
-}
-
-func TestTallyStatements(t *testing.T) {
-	db, err := newDB(nil, "ks", Options{})
-	require.NoError(t, err)
-	ts := db.Tally()
-	s, err := ts.putStmt("k", tally.EncodedShard{Mutator: "m1", Data: []byte{1}}, 42)
-	require.NoError(t, err)
-	require.Equal(t, `INSERT INTO "ks"."counterkit_tally_shard" (key, mutator, state) VALUES (?, ?, ?) USING TIMESTAMP ?`, s.cql)
-	require.Equal(t, []any{"k", "m1", []byte{1}, int64(42)}, s.args)
-	for _, c := range []struct {
-		key string
-		s   tally.EncodedShard
-		ts  int64
-		err error
-	}{
-		{"", tally.EncodedShard{Mutator: "m", Data: []byte{1}}, 1, crdt.ErrInvalidIdentifier},
-		{"k", tally.EncodedShard{Mutator: "", Data: []byte{1}}, 1, crdt.ErrInvalidActor},
-		{"k", tally.EncodedShard{Mutator: "m", Data: nil}, 1, crdt.ErrCorruptEncoding},
-		{"k", tally.EncodedShard{Mutator: "m", Data: []byte{1}}, 0, crdt.ErrInvalidConfig},
-		{"k", tally.EncodedShard{Mutator: "m", Data: make([]byte, tally.MaxEncodedSize+1)}, 1, crdt.ErrTooLarge},
-	} {
-		_, err := ts.putStmt(c.key, c.s, c.ts)
-		require.ErrorIs(t, err, c.err)
-	}
-	ctx := context.Background()
-	require.ErrorIs(t, ts.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: 0, Tally: []byte{1}}), crdt.ErrInvalidConfig)
-	require.ErrorIs(t, ts.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: 1}), crdt.ErrCorruptEncoding)
-	require.ErrorIs(t, ts.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: 1, Tally: []byte{1}, Delete: []crdt.ActorID{"ok", ""}}), crdt.ErrInvalidActor)
-	_, _, err = ts.Read(ctx, "", true)
-	require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
-}
-
-func TestBalanceStatements(t *testing.T) {
-	db, err := newDB(nil, "ks", Options{})
-	require.NoError(t, err)
-	b := db.Balance()
-	id := testID(t, time.Unix(1_700_000_000, 0), 1)
-	ver := testID(t, time.Unix(1_700_000_100, 0), 2)
-	n := balance.Row{UpdateID: id, Kind: balance.KindNormal, Amount: 5}
-	stmts, onlyN, err := b.writeStmts([]balance.Mutation{{Account: "a", Row: n}})
-	require.NoError(t, err)
-	require.True(t, onlyN)
-	require.Equal(t, `INSERT INTO "ks"."counterkit_balance" (id, updateid, type, version, row) VALUES (?, ?, ?, ?, ?) USING TIMESTAMP ?`, stmts[0].cql)
-	require.Equal(t, "a", stmts[0].args[0])
-	require.Equal(t, int8('N'), stmts[0].args[2])
-	require.Equal(t, gocql.UUID{}, stmts[0].args[3], "N rows carry the zero version")
-
-	stmts, onlyN, err = b.writeStmts([]balance.Mutation{
-		{Account: "a", Row: n},
-		{Account: "a", Row: balance.Row{UpdateID: id, Kind: balance.KindTombstone, Version: ver}, Delete: true},
-	})
-	require.NoError(t, err)
-	require.False(t, onlyN, "a delete is a merge write")
-	require.Equal(t, `DELETE FROM "ks"."counterkit_balance" USING TIMESTAMP ? WHERE id = ? AND updateid = ? AND type = ? AND version = ?`, stmts[1].cql)
-	require.Equal(t, stmts[0].args[5].(int64)+1, stmts[1].args[0], "consecutive timestamps in mutation order")
-	// A later Write is stamped above every statement of an earlier one.
-	later, _, err := b.writeStmts([]balance.Mutation{{Account: "a", Row: n}})
-	require.NoError(t, err)
-	require.Greater(t, later[0].args[5].(int64), stmts[1].args[0].(int64))
-
-	for _, bad := range []balance.Mutation{
-		{Account: "", Row: n},
-		{Account: "a", Row: balance.Row{UpdateID: id, Kind: balance.KindNormal}},
-		{Account: "a", Row: balance.Row{Kind: balance.KindNormal, Amount: 1}},
-		{Account: "a", Row: balance.Row{UpdateID: id, Kind: 'X'}, Delete: true},
-	} {
-		_, _, err := b.writeStmts([]balance.Mutation{{Account: "a", Row: n}, bad})
-		require.Error(t, err, "%+v", bad)
-	}
-	tx := db.Tx()
-	require.Error(t, tx.WriteBalance(balance.Mutation{Account: "a", Row: balance.Row{UpdateID: id, Kind: balance.KindNormal}}))
-	require.Equal(t, 0, tx.Len())
-	require.NoError(t, tx.WriteBalance(balance.Mutation{Account: "a", Row: n}))
-	require.NoError(t, tx.InsertLog(deltalog.Entry{Counter: "c", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 1}}))
-	require.NoError(t, tx.PutShard("k", tally.EncodedShard{Mutator: "m", Data: []byte{1}}, 5))
-	require.NoError(t, tx.SaveState("k", "a", gEnc(t, map[crdt.ActorID]int64{"a": 1})))
-	require.Equal(t, 4, tx.Len())
 }

@@ -1,0 +1,252 @@
+package cassandra
+
+import (
+	"context"
+	"fmt"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// MaxApplyMutations is the most mutations one Partitions.Apply sends: a
+// batch is one native-protocol BATCH message, whose statement count is a
+// 16-bit number (gocql.BatchSizeMaximum). store.MaxBatch is one more;
+// Apply refuses such a batch with crdt.ErrTooLarge, writing nothing.
+const MaxApplyMutations = gocql.BatchSizeMaximum
+
+// Partitions implements store.Partitions on the partitions table: one
+// Cassandra partition per store partition, one row per row key, clustered
+// by a blob column, which Cassandra orders as unsigned bytes, ascending:
+// exactly store.Partitions' order, so rows come back in order without
+// sorting.
+//
+// Every mutation is one statement carrying the caller's timestamp (USING
+// TIMESTAMP), so Cassandra's own rules are store.Mutation's: the greater
+// timestamp wins, a delete of any kind shadows values written at or below
+// its timestamp, equal timestamps keep the greater value as unsigned bytes.
+// OpPut is an INSERT, OpDelete a row delete, OpDeleteRange a range delete
+// on the clustering column (key >= Key AND key < End, either bound omitted
+// when absent; a range with neither bound is a partition delete, which
+// shadows the same rows), OpDeletePartition a partition delete.
+//
+// Apply sends one statement alone, and several as one LOGGED batch:
+// atomic (across partitions through the batchlog), and isolated when all
+// mutations address one partition, because Cassandra applies them as one
+// mutation. Snapshot reads the partition as one page of limit+1 rows with
+// automatic paging off; a single-partition read is answered from one view
+// of each replica, merged cell by cell, so every single-partition batch is
+// in it wholly or not at all. Scan pages (Options.ScanPageSize rows per
+// request), asks for the next page only when fn has taken every row of the
+// last one, and stops when fn returns false; it is not a snapshot.
+//
+// Reads at store.ReadAny run at OpPartitionRead's level, reads at
+// store.ReadComplete at OpPartitionReadComplete's (ALL); Apply runs at
+// OpPartitionApply's.
+//
+// Apply validates with store.CheckMutations before sending anything, and
+// refuses more than MaxApplyMutations mutations (crdt.ErrTooLarge). The
+// server refuses a batch over several partitions above
+// batch_size_fail_threshold_in_kb (50 KiB by default), and any mutation of
+// one partition above max_mutation_size; both come back as
+// crdt.ErrTooLarge with nothing applied (see Error).
+//
+// A Partitions is safe for concurrent use.
+type Partitions struct {
+	db *DB
+}
+
+var _ store.Partitions = (*Partitions)(nil)
+
+// Partitions returns the DB's store.Partitions.
+func (db *DB) Partitions() *Partitions { return &Partitions{db: db} }
+
+func (p *Partitions) table() string { return p.db.tables[tablePartitions] }
+
+// readOp returns the operation (and so the level) of a read at level.
+func readOp(level store.Read) (Op, error) {
+	switch level {
+	case store.ReadAny:
+		return OpPartitionRead, nil
+	case store.ReadComplete:
+		return OpPartitionReadComplete, nil
+	}
+	return 0, fmt.Errorf("%w: unknown read level %d", crdt.ErrInvalidConfig, level)
+}
+
+// selectCQL reads a partition from its first row, or (from) from the
+// first key ≥ a bound.
+func (p *Partitions) selectCQL(from bool) string {
+	if from {
+		return fmt.Sprintf("SELECT key, value FROM %s WHERE partition = ? AND key >= ?", p.table())
+	}
+	return fmt.Sprintf("SELECT key, value FROM %s WHERE partition = ?", p.table())
+}
+
+// readStart validates a read and returns its operation.
+func (p *Partitions) readStart(ctx context.Context, partition string, level store.Read) (Op, error) {
+	if err := checkKey("partition key", partition); err != nil {
+		return 0, err
+	}
+	op, err := readOp(level)
+	if err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
+	}
+	return op, nil
+}
+
+// scanRow reads the next row of iter into a fresh Row (the driver would
+// reuse a non-nil buffer). Rows without a value are skipped.
+func scanRow(iter rowIter) (store.Row, bool) {
+	for {
+		var key, value []byte
+		if !iter.Scan(&key, &value) {
+			return store.Row{}, false
+		}
+		if len(value) == 0 {
+			continue
+		}
+		if key == nil {
+			key = []byte{}
+		}
+		return store.Row{Key: key, Value: value}, true
+	}
+}
+
+// Scan calls fn with the live rows of partition in key order, from the
+// first key ≥ from, a page at a time, until fn returns false or the rows
+// run out.
+func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
+	op, err := p.readStart(ctx, partition, level)
+	if err != nil {
+		return err
+	}
+	cql, args := p.selectCQL(false), []any{partition}
+	if len(from) > 0 {
+		cql, args = p.selectCQL(true), []any{partition, from}
+	}
+	var state []byte
+	for {
+		iter := p.db.openPage(ctx, op, cql, args, p.db.pageSize, state)
+		for {
+			row, ok := scanRow(iter)
+			if !ok {
+				break
+			}
+			if !fn(row) {
+				return wrapErr(op.String(), false, iter.Close())
+			}
+		}
+		state = append([]byte(nil), iter.PageState()...)
+		if err := iter.Close(); err != nil {
+			return wrapErr(op.String(), false, err)
+		}
+		if len(state) == 0 {
+			return nil
+		}
+	}
+}
+
+// Snapshot returns every live row of partition in key order, read as one
+// page of limit+1 rows, or an error wrapping crdt.ErrTooLarge when the
+// partition has more than limit rows (or more than fit in one page: at
+// most math.MaxInt32-1). A negative limit wraps crdt.ErrInvalidConfig.
+func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
+	if limit < 0 {
+		return nil, fmt.Errorf("%w: snapshot limit %d", crdt.ErrInvalidConfig, limit)
+	}
+	op, err := p.readStart(ctx, partition, level)
+	if err != nil {
+		return nil, err
+	}
+	limit = min(limit, maxPageRows-1)
+	iter := p.db.openPage(ctx, op, p.selectCQL(false), []any{partition}, limit+1, nil)
+	var rows []store.Row
+	for {
+		row, ok := scanRow(iter)
+		if !ok {
+			break
+		}
+		if len(rows) >= limit {
+			_ = iter.Close()
+			return nil, fmt.Errorf("%w: partition %q has more than %d rows", crdt.ErrTooLarge, truncateKey(partition), limit)
+		}
+		rows = append(rows, row)
+	}
+	more := len(iter.PageState()) > 0
+	if err := iter.Close(); err != nil {
+		return nil, wrapErr(op.String(), false, err)
+	}
+	if more {
+		return nil, fmt.Errorf("%w: partition %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(partition), limit+1)
+	}
+	return rows, nil
+}
+
+// mutationStmt builds the statement of one validated mutation. Keys are
+// bound as non-nil slices: gocql sends a nil []byte as null, which no
+// clustering column accepts, while an empty key is a valid row key.
+func (p *Partitions) mutationStmt(m store.Mutation) stmt {
+	key := m.Key
+	if key == nil {
+		key = []byte{}
+	}
+	t := p.table()
+	s := stmt{key: m.Partition}
+	switch m.Op {
+	case store.OpPut:
+		s.cql = fmt.Sprintf("INSERT INTO %s (partition, key, value) VALUES (?, ?, ?) USING TIMESTAMP ?", t)
+		s.args = []any{m.Partition, key, m.Value, m.Timestamp}
+	case store.OpDelete:
+		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key = ?", t)
+		s.args = []any{m.Timestamp, m.Partition, key}
+	case store.OpDeleteRange:
+		switch {
+		case len(m.Key) > 0 && m.End != nil:
+			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key >= ? AND key < ?", t)
+			s.args = []any{m.Timestamp, m.Partition, key, m.End}
+		case len(m.Key) > 0:
+			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key >= ?", t)
+			s.args = []any{m.Timestamp, m.Partition, key}
+		case m.End != nil:
+			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key < ?", t)
+			s.args = []any{m.Timestamp, m.Partition, m.End}
+		default: // every key: the partition
+			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?", t)
+			s.args = []any{m.Timestamp, m.Partition}
+		}
+	case store.OpDeletePartition:
+		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?", t)
+		s.args = []any{m.Timestamp, m.Partition}
+	}
+	return s
+}
+
+// applyStmts validates muts and builds their statements, in order.
+func (p *Partitions) applyStmts(muts []store.Mutation) ([]stmt, error) {
+	if err := store.CheckMutations(muts); err != nil {
+		return nil, fmt.Errorf("cassandra: apply: %w", err)
+	}
+	if len(muts) > MaxApplyMutations {
+		return nil, fmt.Errorf("cassandra: apply: %w: batch of %d mutations, limit %d", crdt.ErrTooLarge, len(muts), MaxApplyMutations)
+	}
+	out := make([]stmt, len(muts))
+	for i, m := range muts {
+		out[i] = p.mutationStmt(m)
+	}
+	return out, nil
+}
+
+// Apply applies muts atomically: one statement, or one LOGGED batch. It
+// never reads. An empty batch sends nothing.
+func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
+	stmts, err := p.applyStmts(muts)
+	if err != nil {
+		return err
+	}
+	return p.db.write(ctx, OpPartitionApply, stmts)
+}
