@@ -9,6 +9,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -120,19 +121,18 @@ func ExampleCounter_PlanGC() {
 // twice, so the mutator refuses until the caller resolves it.
 func ExampleMutator_Retry() {
 	ctx := context.Background()
-	db := newFaultStore(memory.NewPartitions())
+	db := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	c, _ := tally.New[*tally.Sum](db, "credits", exampleConfig(&now))
 	m, _ := c.NewMutator()
 
-	// Every attempt lands but its acknowledgement is lost.
-	db.setPolicy(func(call) fault { return loseAck })
+	// The write and both resends land, but their acknowledgements are lost.
+	db.SetPolicy(faulty.Script(faulty.LoseAck, faulty.LoseAck, faulty.LoseAck))
 	err := m.Update(ctx, func(s *tally.Sum) error { return s.Add(100) })
 	fmt.Println("update:", errors.Is(err, crdt.ErrAmbiguousWrite))
 	err = m.Update(ctx, func(s *tally.Sum) error { return s.Add(100) })
 	fmt.Println("update again refused:", errors.Is(err, tally.ErrUnresolved))
 
-	db.setPolicy(nil)
 	fmt.Println("retry:", m.Retry(ctx))
 	v, _ := c.ReadComplete(ctx)
 	fmt.Println("credits:", v.Value())
@@ -146,16 +146,15 @@ func ExampleMutator_Retry() {
 // Abandon makes an unknown write definitely not count.
 func ExampleMutator_Abandon() {
 	ctx := context.Background()
-	db := newFaultStore(memory.NewPartitions())
+	db := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	c, _ := tally.New[*tally.Sum](db, "credits", exampleConfig(&now))
 	m, _ := c.NewMutator()
 	_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(5) })
 
-	db.setPolicy(func(call) fault { return loseAck })
+	db.SetPolicy(faulty.Script(faulty.LoseAck, faulty.LoseAck, faulty.LoseAck))
 	err := m.Update(ctx, func(s *tally.Sum) error { return s.Add(100) })
 	fmt.Println("unknown:", errors.Is(err, crdt.ErrAmbiguousWrite))
-	db.setPolicy(nil)
 	fmt.Println("abandon:", m.Abandon(ctx))
 	v, _ := c.ReadComplete(ctx)
 	fmt.Println("credits:", v.Value())

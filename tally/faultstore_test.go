@@ -15,172 +15,109 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 )
 
-// fault is what a faultStore makes of one call.
-type fault int
+// recorder sits above a faulty.Partitions. It counts the calls made
+// through it and keeps the batch (or read level) of the call in progress,
+// which a faulty.Call does not carry, so that a policy can tell a shard
+// write, its mutator and timestamp, from a GC batch, and a complete read
+// from a stale one. Tests using it make one call at a time.
+type recorder struct {
+	*faulty.Partitions
 
-// The faults. A read with any fault but pass is refused (crdt.ErrUnavailable).
-const (
-	pass    fault = iota // served normally
-	refuse               // no effect, crdt.ErrUnavailable
-	lose                 // no effect, crdt.ErrAmbiguousWrite
-	loseAck              // applied, then crdt.ErrAmbiguousWrite
-	hold                 // crdt.ErrAmbiguousWrite now; applied on deliver, or never
-)
-
-// call is one store call as a faultStore's policy sees it.
-type call struct {
-	seq       uint64 // 1, 2, ... per store
-	method    string // "apply" or "snapshot"
-	muts      []store.Mutation
-	partition string // snapshot
-	level     store.Read
-}
-
-// shardPut reports the mutator and timestamp of a call that writes one
-// shard row.
-func (c call) shardPut() (crdt.ActorID, int64, bool) {
-	if c.method != "apply" || len(c.muts) != 1 || c.muts[0].Op != store.OpPut {
-		return "", 0, false
-	}
-	k := c.muts[0].Key
-	if len(k) < 2 || k[0] != tally.ShardRowKey("x")[0] {
-		return "", 0, false
-	}
-	return crdt.ActorID(k[1:]), c.muts[0].Timestamp, true
-}
-
-// isGC reports whether the call writes a tally row.
-func (c call) isGC() bool {
-	return c.method == "apply" && len(c.muts) > 0 && string(c.muts[0].Key) == tally.TallyRowKey
-}
-
-// faultStore wraps a store.Partitions with a fault policy decided per
-// call (refused, lost, landed-but-unacknowledged and held writes, refused
-// reads) and counts its calls. The policy runs under the store's lock and
-// must not call the store.
-type faultStore struct {
-	inner store.Partitions
-
-	mu     sync.Mutex
-	policy func(call) fault
-	seq    uint64
-	held   map[uint64][]store.Mutation
+	mu    sync.Mutex
+	muts  []store.Mutation // of the Apply in progress
+	level store.Read       // of the Snapshot in progress
 
 	snapshots, applies atomic.Int64
 }
 
-var _ store.Partitions = (*faultStore)(nil)
-
-func newFaultStore(inner store.Partitions) *faultStore {
-	return &faultStore{inner: inner, held: map[uint64][]store.Mutation{}}
+func newRecorder(inner store.Partitions, o faulty.Options) *recorder {
+	return &recorder{Partitions: faulty.NewPartitions(inner, o)}
 }
 
-func (s *faultStore) setPolicy(p func(call) fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.policy = p
+func (r *recorder) Apply(ctx context.Context, muts []store.Mutation) error {
+	r.applies.Add(1)
+	r.mu.Lock()
+	r.muts = muts
+	r.mu.Unlock()
+	return r.Partitions.Apply(ctx, muts)
 }
 
-func (s *faultStore) resetCalls() { s.snapshots.Store(0); s.applies.Store(0) }
+func (r *recorder) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
+	r.snapshots.Add(1)
+	r.mu.Lock()
+	r.muts, r.level = nil, level
+	r.mu.Unlock()
+	return r.Partitions.Snapshot(ctx, partition, limit, level)
+}
 
-// calls returns the number of snapshots and applies served, faulted ones
+// current returns the batch of the Apply in progress and the level of the
+// Snapshot in progress (for a policy, which runs inside the call).
+func (r *recorder) current() ([]store.Mutation, store.Read) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.muts, r.level
+}
+
+func (r *recorder) resetCalls() { r.snapshots.Store(0); r.applies.Store(0) }
+
+// calls returns the number of snapshots and applies made, faulted ones
 // included.
-func (s *faultStore) calls() [2]int64 { return [2]int64{s.snapshots.Load(), s.applies.Load()} }
+func (r *recorder) calls() [2]int64 { return [2]int64{r.snapshots.Load(), r.applies.Load()} }
 
-func (s *faultStore) decide(c call) fault {
-	s.seq++
-	c.seq = s.seq
-	if s.policy == nil {
-		return pass
-	}
-	return s.policy(c)
-}
-
-func (s *faultStore) Apply(ctx context.Context, muts []store.Mutation) error {
-	s.applies.Add(1)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := store.CheckMutations(muts); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.decide(call{method: "apply", muts: muts})
-	switch f {
-	case pass:
-		return s.inner.Apply(ctx, muts)
-	case refuse:
-		return fmt.Errorf("%w: injected refusal of apply #%d", crdt.ErrUnavailable, s.seq)
-	case lose:
-		return fmt.Errorf("%w: injected timeout of apply #%d (dropped)", crdt.ErrAmbiguousWrite, s.seq)
-	case loseAck:
-		if err := s.inner.Apply(ctx, muts); err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: injected timeout of apply #%d (applied)", crdt.ErrAmbiguousWrite, s.seq)
-	case hold:
-		s.held[s.seq] = cloneMuts(muts)
-		return fmt.Errorf("%w: injected timeout of apply #%d (held in flight)", crdt.ErrAmbiguousWrite, s.seq)
-	}
-	return fmt.Errorf("unknown fault %d", f)
-}
-
-func cloneMuts(muts []store.Mutation) []store.Mutation {
-	out := slices.Clone(muts)
-	for i := range out {
-		out[i].Key, out[i].End, out[i].Value = slices.Clone(out[i].Key), slices.Clone(out[i].End), slices.Clone(out[i].Value)
-	}
-	return out
-}
-
-func (s *faultStore) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
-	s.snapshots.Add(1)
-	s.mu.Lock()
-	f := s.decide(call{method: "snapshot", partition: partition, level: level})
-	seq := s.seq
-	s.mu.Unlock()
-	if f != pass {
-		return nil, fmt.Errorf("%w: injected failure of snapshot #%d", crdt.ErrUnavailable, seq)
-	}
-	return s.inner.Snapshot(ctx, partition, limit, level)
-}
-
-func (s *faultStore) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	return s.inner.Scan(ctx, partition, from, level, fn)
-}
-
-// heldSeqs returns the seq of every held write, ascending.
-func (s *faultStore) heldSeqs() []uint64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return sortedKeys(s.held)
-}
-
-// deliver applies held write seq now and reports whether there was one.
-func (s *faultStore) deliver(seq uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	muts, ok := s.held[seq]
-	if ok {
-		delete(s.held, seq)
-		if err := s.inner.Apply(context.Background(), muts); err != nil {
-			panic(err)
+// deliverCall delivers the held batch of call n and reports whether there
+// was one.
+func (r *recorder) deliverCall(n uint64) bool {
+	for i, c := range r.HeldCalls() {
+		if c.N == n {
+			if err := r.Deliver(i); err != nil {
+				panic(err)
+			}
+			return true
 		}
 	}
-	return ok
+	return false
 }
 
-// drop discards held write seq for good.
-func (s *faultStore) drop(seq uint64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, ok := s.held[seq]
-	delete(s.held, seq)
-	return ok
+// shardFaults returns a policy that serves fs, in order, to the shard
+// writes (then passes them) and records their timestamps in ts; every
+// other call passes.
+func (r *recorder) shardFaults(ts *[]int64, fs ...faulty.Fault) faulty.Policy {
+	return func(c faulty.Call) faulty.Fault {
+		muts, _ := r.current()
+		_, wts, ok := shardPut(c, muts)
+		if !ok {
+			return faulty.Pass
+		}
+		*ts = append(*ts, wts)
+		if len(fs) == 0 {
+			return faulty.Pass
+		}
+		f := fs[0]
+		fs = fs[1:]
+		return f
+	}
+}
+
+// shardPut reports the mutator and timestamp of an Apply that writes one
+// shard row.
+func shardPut(c faulty.Call, muts []store.Mutation) (crdt.ActorID, int64, bool) {
+	if c.Method != faulty.MethodApply || len(muts) != 1 || muts[0].Op != store.OpPut {
+		return "", 0, false
+	}
+	k := muts[0].Key
+	if len(k) < 2 || k[0] != tally.ShardRowKey("x")[0] {
+		return "", 0, false
+	}
+	return crdt.ActorID(k[1:]), muts[0].Timestamp, true
+}
+
+// isGC reports whether an Apply writes a tally row.
+func isGC(c faulty.Call, muts []store.Mutation) bool {
+	return c.Method == faulty.MethodApply && len(muts) > 0 && string(muts[0].Key) == tally.TallyRowKey
 }
 
 // staleRows wraps a store.Partitions so that a store.ReadAny snapshot
@@ -325,52 +262,4 @@ func TestStaleRowsShowsEveryPastVersion(t *testing.T) {
 		require.Equal(t, []store.Row{{Key: []byte("t"), Value: []byte("T")}}, rows)
 	}
 	require.Len(t, seen, 6, "every past version, and absence, shows up in stale reads")
-}
-
-// TestFaultStore: each fault does what it says.
-func TestFaultStore(t *testing.T) {
-	ctx := context.Background()
-	s := newFaultStore(memory.NewPartitions())
-	put := func(data string, ts int64) error {
-		return s.Apply(ctx, []store.Mutation{{Partition: "k", Op: store.OpPut, Key: []byte("sm"), Value: []byte(data), Timestamp: ts}})
-	}
-	read := func() string {
-		rows, err := s.Snapshot(ctx, "k", 10, store.ReadComplete)
-		require.NoError(t, err)
-		if len(rows) == 0 {
-			return ""
-		}
-		return string(rows[0].Value)
-	}
-	var next fault
-	s.setPolicy(func(c call) fault {
-		if c.method != "apply" {
-			return pass
-		}
-		return next
-	})
-	next = refuse
-	require.ErrorIs(t, put("refused", 1), crdt.ErrUnavailable)
-	require.Equal(t, "", read())
-	next = lose
-	require.ErrorIs(t, put("lost", 2), crdt.ErrAmbiguousWrite)
-	require.Equal(t, "", read())
-	next = loseAck
-	require.ErrorIs(t, put("landed", 3), crdt.ErrAmbiguousWrite)
-	require.Equal(t, "landed", read())
-	next = hold
-	require.ErrorIs(t, put("held-late", 5), crdt.ErrAmbiguousWrite)
-	require.ErrorIs(t, put("held-dropped", 6), crdt.ErrAmbiguousWrite)
-	require.Equal(t, "landed", read())
-	held := s.heldSeqs()
-	require.Len(t, held, 2)
-	require.True(t, s.deliver(held[0]))
-	require.Equal(t, "held-late", read())
-	require.True(t, s.drop(held[1]))
-	require.False(t, s.deliver(held[1]))
-	require.Equal(t, "held-late", read())
-	require.Equal(t, [2]int64{6, 5}, s.calls())
-	s.setPolicy(func(call) fault { return lose })
-	_, err := s.Snapshot(ctx, "k", 10, store.ReadComplete)
-	require.ErrorIs(t, err, crdt.ErrUnavailable, "a faulted read is refused")
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -51,14 +52,14 @@ func ids() func() crdt.ActorID {
 }
 
 type fixture struct {
-	store *faultStore
+	store *recorder
 	clock *fakeClock
 	c     *tally.Counter[*tally.Sum]
 	cfg   tally.Config
 }
 
 func newFixture(t *testing.T) *fixture {
-	f := &fixture{store: newFaultStore(memory.NewPartitions()), clock: newClock()}
+	f := &fixture{store: newRecorder(memory.NewPartitions(), faulty.Options{}), clock: newClock()}
 	f.cfg = tally.Config{Lifetime: 24 * time.Hour, Margin: time.Hour, MaxSkew: time.Hour, Grace: 3 * time.Hour,
 		Clock: f.clock.Now, NewID: ids()}
 	var err error
@@ -80,24 +81,6 @@ func (f *fixture) value(t *testing.T) int64 {
 }
 
 func add(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
-
-// faults returns a policy that serves the listed faults to successive
-// shard writes (then pass) and records their timestamps.
-func faults(ts *[]int64, fs ...fault) func(call) fault {
-	return func(c call) fault {
-		_, wts, ok := c.shardPut()
-		if !ok {
-			return pass
-		}
-		*ts = append(*ts, wts)
-		if len(fs) == 0 {
-			return pass
-		}
-		f := fs[0]
-		fs = fs[1:]
-		return f
-	}
-}
 
 func TestUpdateCostsOneWriteNoRead(t *testing.T) {
 	ctx := context.Background()
@@ -124,11 +107,11 @@ func TestUpdateCostsOneWriteNoRead(t *testing.T) {
 	f.store.resetCalls()
 	f.clock.Advance(f.cfg.Lifetime + f.cfg.Grace + time.Second)
 	var batches [][]store.Mutation
-	f.store.setPolicy(func(c call) fault {
-		if c.method == "apply" {
-			batches = append(batches, c.muts)
+	f.store.SetPolicy(func(c faulty.Call) faulty.Fault {
+		if muts, _ := f.store.current(); c.Method == faulty.MethodApply {
+			batches = append(batches, muts)
 		}
-		return pass
+		return faulty.Pass
 	})
 	plan, err := f.c.GC(ctx)
 	require.NoError(t, err)
@@ -145,7 +128,7 @@ func TestAmbiguousLandedThenRetryCountsOnce(t *testing.T) {
 	require.NoError(t, m.Update(ctx, add(10)))
 
 	var ts []int64
-	f.store.setPolicy(faults(&ts, loseAck, loseAck, loseAck))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.LoseAck, faulty.LoseAck, faulty.LoseAck))
 	err := m.Update(ctx, add(5))
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.True(t, m.Unresolved())
@@ -171,7 +154,7 @@ func TestLibraryResendSucceeds(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.setPolicy(faults(&ts, loseAck))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.LoseAck))
 	require.NoError(t, m.Update(ctx, add(7)), "the resend succeeds, so the caller sees success")
 	require.Equal(t, []int64{ts[0], ts[0]}, ts)
 	require.Equal(t, int64(7), f.value(t))
@@ -183,16 +166,15 @@ func TestAbandonUncountsEvenWhenTheWriteLandsLate(t *testing.T) {
 	m := f.mutator(t)
 	require.NoError(t, m.Update(ctx, add(3)))
 	var ts []int64
-	f.store.setPolicy(faults(&ts, loseAck, hold, hold))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.LoseAck, faulty.Hold, faulty.Hold))
 	require.ErrorIs(t, m.Update(ctx, add(100)), crdt.ErrAmbiguousWrite)
 	require.Equal(t, int64(103), f.value(t), "the first attempt landed")
 
 	require.NoError(t, m.Abandon(ctx))
 	require.Greater(t, ts[3], ts[0], "Abandon writes above the abandoned timestamp")
 	require.Equal(t, int64(3), f.value(t))
-	for _, seq := range f.store.heldSeqs() {
-		require.True(t, f.store.deliver(seq))
-	}
+	require.Equal(t, 2, f.store.Held())
+	require.NoError(t, f.store.DeliverAll())
 	require.Equal(t, int64(3), f.value(t), "late copies of the abandoned write lose under LWW")
 
 	require.NoError(t, m.Update(ctx, add(1)), "the mutator accepts updates again, from the committed state")
@@ -204,7 +186,7 @@ func TestAbandonWithoutCommittedStateWritesIdentity(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.setPolicy(faults(&ts, loseAck, loseAck, loseAck))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.LoseAck, faulty.LoseAck, faulty.LoseAck))
 	require.ErrorIs(t, m.Update(ctx, add(9)), crdt.ErrAmbiguousWrite)
 	require.Equal(t, int64(9), f.value(t))
 	require.NoError(t, m.Abandon(ctx))
@@ -216,8 +198,8 @@ func TestFailedAbandonThenRetry(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	lost := []fault{lose, lose, lose}
-	f.store.setPolicy(faults(&ts, append(append([]fault{}, lost...), loseAck, loseAck, loseAck)...))
+	lost := []faulty.Fault{faulty.Lose, faulty.Lose, faulty.Lose}
+	f.store.SetPolicy(f.store.shardFaults(&ts, append(append([]faulty.Fault{}, lost...), faulty.LoseAck, faulty.LoseAck, faulty.LoseAck)...))
 	require.ErrorIs(t, m.Update(ctx, add(4)), crdt.ErrAmbiguousWrite) // lost ×3
 	require.ErrorIs(t, m.Abandon(ctx), crdt.ErrAmbiguousWrite)        // landed ×3, unacknowledged
 	require.True(t, m.Unresolved())
@@ -232,7 +214,7 @@ func TestDefiniteFailureDiscardsStaged(t *testing.T) {
 	m := f.mutator(t)
 	require.NoError(t, m.Update(ctx, add(1)))
 	var ts []int64
-	f.store.setPolicy(faults(&ts, refuse, refuse, refuse))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.Refuse, faulty.Refuse, faulty.Refuse))
 	require.NoError(t, m.Stage(add(5)))
 	err := m.Update(ctx, add(5))
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
@@ -248,7 +230,7 @@ func TestMixedFailuresAreAmbiguous(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.setPolicy(faults(&ts, loseAck, refuse, refuse))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.LoseAck, faulty.Refuse, faulty.Refuse))
 	require.ErrorIs(t, m.Update(ctx, add(2)), crdt.ErrAmbiguousWrite, "one attempt may have landed")
 	require.NoError(t, m.Retry(ctx))
 	require.Equal(t, int64(2), f.value(t))
@@ -289,7 +271,7 @@ func TestUnresolvedPastExpiryStaysUnknown(t *testing.T) {
 	f := newFixture(t)
 	m := f.mutator(t)
 	var ts []int64
-	f.store.setPolicy(faults(&ts, lose, lose, lose))
+	f.store.SetPolicy(f.store.shardFaults(&ts, faulty.Lose, faulty.Lose, faulty.Lose))
 	require.ErrorIs(t, m.Update(ctx, add(1)), crdt.ErrAmbiguousWrite)
 	f.clock.Advance(24 * time.Hour)
 	for _, err := range []error{m.Retry(ctx), m.Abandon(ctx)} {
@@ -303,7 +285,7 @@ func TestWriteTimestampsMonotonicBelowExpiry(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)
 	var ts []int64
-	f.store.setPolicy(faults(&ts))
+	f.store.SetPolicy(f.store.shardFaults(&ts))
 	m := f.mutator(t)
 	for i := range 50 {
 		require.NoError(t, m.Update(ctx, add(1)))
@@ -571,22 +553,22 @@ func TestGCErrors(t *testing.T) {
 	require.NoError(t, m.Update(ctx, add(1)))
 	f.clock.Advance(30 * time.Hour)
 	var sent [][]store.Mutation
-	f.store.setPolicy(func(c call) fault {
-		if c.isGC() {
-			sent = append(sent, c.muts)
-			return lose
+	f.store.SetPolicy(func(c faulty.Call) faulty.Fault {
+		if muts, _ := f.store.current(); isGC(c, muts) {
+			sent = append(sent, muts)
+			return faulty.Lose
 		}
-		return pass
+		return faulty.Pass
 	})
 	_, err := f.c.GC(ctx)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.Len(t, sent, 3, "the batch is resent Retries times")
 	require.Equal(t, sent[0], sent[1], "the same batch")
 	require.Equal(t, sent[0], sent[2])
-	f.store.setPolicy(func(call) fault { return refuse })
+	f.store.SetPolicy(func(faulty.Call) faulty.Fault { return faulty.Refuse })
 	_, err = f.c.GC(ctx)
 	require.ErrorIs(t, err, crdt.ErrUnavailable, "no complete read, no GC")
-	f.store.setPolicy(nil)
+	f.store.SetPolicy(nil)
 	_, err = f.c.GC(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), f.value(t))

@@ -16,14 +16,16 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 )
 
 // The simulation drives a Sum tally through random schedules against
-// memory.Partitions (Cassandra's LWW rules) behind two test wrappers:
-// staleRows, whose stale reads show each row at any version it held, and
-// faultStore, which refuses, loses, lands without acknowledgement or holds
-// each write as the schedule decides. Schedules cover mutators born and
+// memory.Partitions (Cassandra's LWW rules) behind staleRows, whose stale
+// reads show each row at any version it held, and store/faulty, which
+// refuses, loses, lands without acknowledgement or holds each write as the
+// schedule decides (a recorder above it shows the policy each call's
+// batch). Schedules cover mutators born and
 // killed at random, processes whose clocks are off by up to MaxSkew (and
 // change), refused, lost, landed-but-unacknowledged and late (held) writes,
 // GCs that race, crash between planning and writing, or land late, and
@@ -198,7 +200,7 @@ type simWorld struct {
 	buggy    bool
 	now      int64 // true time, µs
 	start    int64
-	store    *faultStore // over staleRows over memory.Partitions
+	store    *recorder // faulty.Partitions over staleRows over memory.Partitions
 	procs    []*simProc
 	muts     map[crdt.ActorID]*simMut
 	order    []*simMut // creation order, for reproducible picks
@@ -236,12 +238,12 @@ func newSimWorld(seed int64, buggy bool) (*simWorld, error) {
 		seed:  seed,
 		buggy: buggy,
 		now:   time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro(),
-		store: newFaultStore(newStaleRows(memory.NewPartitions(), rand.New(rand.NewPCG(uint64(seed), 0x57a1e)))),
+		store: newRecorder(newStaleRows(memory.NewPartitions(), rand.New(rand.NewPCG(uint64(seed), 0x57a1e))), faulty.Options{History: -1}),
 		muts:  map[crdt.ActorID]*simMut{},
 		held:  map[uint64]heldPut{},
 	}
 	w.start = w.now
-	w.store.setPolicy(w.fault)
+	w.store.SetPolicy(w.fault)
 	for i := range simProcs {
 		p := &simProc{skew: w.randSkew()}
 		cfg := simCfg
@@ -273,56 +275,58 @@ func (w *simWorld) randSkew() int64 {
 }
 
 // fault decides each store call's fate and records what landed.
-func (w *simWorld) fault(c call) fault {
-	f := pass
+func (w *simWorld) fault(c faulty.Call) faulty.Fault {
+	muts, level := w.store.current()
+	f := faulty.Pass
 	if w.faultsOn {
-		f = w.draw(c)
+		f = w.draw(c, level)
 	}
-	if id, ts, ok := c.shardPut(); ok {
+	if id, ts, ok := shardPut(c, muts); ok {
 		m := w.muts[id]
 		switch f {
-		case pass, loseAck:
+		case faulty.Pass, faulty.LoseAck:
 			w.land(m, ts, w.curOps)
-		case hold:
-			w.held[c.seq] = heldPut{mut: m, ts: ts, ops: slices.Clone(w.curOps), sentAt: w.now}
+		case faulty.Hold:
+			w.held[c.N] = heldPut{mut: m, ts: ts, ops: slices.Clone(w.curOps), sentAt: w.now}
 		}
-	} else if c.isGC() && f == hold {
-		w.heldGC = append(w.heldGC, c.seq)
+	} else if isGC(c, muts) && f == faulty.Hold {
+		w.heldGC = append(w.heldGC, c.N)
 	}
 	return f
 }
 
-// draw picks a fault for c under the current weather.
-func (w *simWorld) draw(c call) fault {
+// draw picks a fault for c (a read at level, or a write) under the current
+// weather.
+func (w *simWorld) draw(c faulty.Call, level store.Read) faulty.Fault {
 	r := w.rng.IntN(100)
-	if c.method != "apply" {
-		if c.level == store.ReadComplete && (w.weather == outage || r < 5) {
-			return refuse
+	if c.Method != faulty.MethodApply {
+		if level == store.ReadComplete && (w.weather == outage || r < 5) {
+			return faulty.Refuse
 		}
-		return pass
+		return faulty.Pass
 	}
-	timeouts := []fault{lose, loseAck, hold}
+	timeouts := []faulty.Fault{faulty.Lose, faulty.LoseAck, faulty.Hold}
 	switch w.weather {
 	case outage:
-		return refuse
+		return faulty.Refuse
 	case partition:
 		return timeouts[w.rng.IntN(3)]
 	case flaky:
 		if r < 50 {
-			return pass
+			return faulty.Pass
 		}
 		if r < 65 {
-			return refuse
+			return faulty.Refuse
 		}
 		return timeouts[w.rng.IntN(3)]
 	}
 	switch {
 	case r < 3:
-		return refuse
+		return faulty.Refuse
 	case r < 9:
 		return timeouts[w.rng.IntN(3)]
 	}
-	return pass
+	return faulty.Pass
 }
 
 func (w *simWorld) sum(ops []int) int64 {
@@ -516,13 +520,13 @@ func (w *simWorld) settleHeld(seq uint64, deliver bool) {
 	h := w.held[seq]
 	delete(w.held, seq)
 	if deliver {
-		w.store.deliver(seq)
+		w.store.deliverCall(seq)
 		w.land(h.mut, h.ts, h.ops)
 		w.stats.lateDeliveries++
 		w.logf("late delivery of %s@%d %v", h.mut.impl.ID(), h.ts, h.ops)
-	} else {
-		w.store.drop(seq)
 	}
+	// Otherwise the write is lost in flight: faulty keeps it held, and
+	// nothing ever delivers it.
 }
 
 func sortedKeys[V any](m map[uint64]V) []uint64 {
@@ -612,7 +616,7 @@ func (w *simWorld) step(ctx context.Context) error {
 	case r < 98 && (len(w.held) > 0 || len(w.heldGC) > 0):
 		if len(w.heldGC) > 0 && w.rng.IntN(2) == 0 {
 			i := w.rng.IntN(len(w.heldGC))
-			w.store.deliver(w.heldGC[i])
+			w.store.deliverCall(w.heldGC[i])
 			w.logf("held gc batch delivered")
 			w.heldGC = slices.Delete(w.heldGC, i, i+1)
 		} else if len(w.held) > 0 {
@@ -733,7 +737,7 @@ func (w *simWorld) finish(ctx context.Context) error {
 		w.settleHeld(seq, true)
 	}
 	for _, seq := range w.heldGC {
-		w.store.deliver(seq)
+		w.store.deliverCall(seq)
 	}
 	w.heldGC = nil
 	if err := w.check(ctx); err != nil {
