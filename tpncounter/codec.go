@@ -31,10 +31,12 @@ import (
 //
 // Decoding memory: the decoder reads the input twice, first only to count
 // each entry's transactions and id bytes, then to build the state with
-// every ring, id string and index table allocated once at its final size
-// (an entry's ids are substrings of one string). What it allocates is then
-// the decoded state plus a few per-entry scratch bytes; see
-// TestDecodeMemory for the bound per input byte.
+// every ring, id arena and index table allocated once at its final size
+// (rings exactly as long as their entries), and then installs every entry
+// in the index at once, allocating the multi records and their holder
+// lists once at their final size (see installDecoded). What it allocates
+// is then the decoded state plus a few scratch bytes per entry and per
+// multi record; see TestDecodeMemory for the bound per input byte.
 const FormatVersion = 2
 
 // MarshalBinary returns the deterministic encoding of g (tag
@@ -301,8 +303,9 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 			return err
 		}
 		e.seq, e.total, e.forgot = seq, total, forgot
-		g.swap(a, nil, e)
+		g.attach(e)
 	}
+	g.installDecoded()
 	if 8*g.tab.n < len(g.tab.tab) && len(g.tab.tab) > 1<<minTabBits {
 		// Actors share most ids: the table sized for every transaction is
 		// mostly empty. Keep one sized for the distinct ones.

@@ -195,11 +195,11 @@ type multiRec struct {
 	// Kept in step with the holders, so that adding or folding a holder
 	// reads none of the others (a hostile state may give one transaction
 	// thousands of holders): own is the owner's location (see owner),
-	// nfold the number of holders that folded it, hsum and fsum the sums of
-	// the history and the folded copies' amounts.
-	own        loc
-	nfold      int32
-	hsum, fsum exact.Int128
+	// nfold the number of holders that folded it, fsum the sum of the
+	// folded copies' amounts.
+	own   loc
+	nfold int32
+	fsum  exact.Int128
 }
 
 // The GCounter's index: every transaction some actor holds is found through
@@ -350,20 +350,17 @@ func (g *GCounter) hold(m uint32, l loc) {
 	if e.foldedAt(p) {
 		rec.nfold++
 		rec.fsum.Add(e.ring[p].amt)
-	} else {
-		rec.hsum.Add(e.ring[p].amt)
 	}
 	if len(rec.holders) == 1 || g.beats(l, rec.own) {
 		rec.own = l
 	}
 }
 
-// folded moves holder l of record m, which its entry has just folded,
-// from the history sums to the folded ones.
+// folded adds holder l of record m, which its entry has just folded, to
+// the folded sum and count.
 func (g *GCounter) folded(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
-	rec.hsum.Sub(e.ring[p].amt)
 	rec.fsum.Add(e.ring[p].amt)
 	rec.nfold++
 	if l != rec.own && g.beats(l, rec.own) {
@@ -409,8 +406,16 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 		return
 	}
 	rec := &g.multi[r]
-	d := rec.hsum // broken.countEveryCopy: every history copy
-	if !broken.countEveryCopy {
+	var d exact.Int128
+	if broken.countEveryCopy {
+		// Every history copy counts (a broken rule, for tests: read from
+		// the holders, in O(holders)).
+		for _, l := range rec.holders {
+			if e, p := g.itemOf(l); !e.foldedAt(p) {
+				d.Add(e.ring[p].amt)
+			}
+		}
+	} else {
 		oe, op := g.itemOf(rec.own)
 		if !oe.foldedAt(op) {
 			a.Add(sign * oe.ring[op].amt)
@@ -463,6 +468,97 @@ func (g *GCounter) install(e *entry, off uint32) {
 	g.contrib(&g.val, 1, r)
 }
 
+// installDecoded installs the items of every entry decodeBody attached,
+// giving the same index and value as swap installing the entries one after
+// the other (each item, entry by entry, in ring order), but with the multi
+// records and their holder lists allocated once at their final size. A
+// first pass puts every transaction in the table and gives each one held
+// twice its record number as swap would, the record standing for now only
+// as its first holder (firsts) and its number of holders (counts); a
+// second fills the records in the same order, and the value is the
+// entries' totals plus what each transaction contributes in the end.
+func (g *GCounter) installDecoded() {
+	firsts, counts := make([]loc, 1), make([]uint32, 1) // record 0 is unused
+	for _, e := range g.ents {
+		g.val.Add(e.total)
+		if !g.horizonStale {
+			g.horizon = max(g.horizon, e.forgot)
+		}
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			p := e.pos(off)
+			it := &e.ring[p]
+			r := g.findDecoded(e.id(p), it.tag, firsts)
+			switch {
+			case r == 0:
+				g.tab.add(tableKey(it.tag, soloBit|e.locAt(p))) // no stale entries: nothing to rebuild
+				it.multi = 0
+			case r&soloBit != 0:
+				m := uint32(len(firsts))
+				firsts, counts = append(firsts, r&^soloBit), append(counts, 2)
+				g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
+				fe, fp := g.itemOf(r &^ soloBit)
+				fe.ring[fp].multi = m
+				it.multi = m
+			default:
+				counts[r]++
+				it.multi = r
+			}
+		}
+	}
+	g.multi = make([]multiRec, len(firsts))
+	g.nmulti = len(firsts) - 1
+	total := 0
+	for _, c := range counts {
+		total += int(c)
+	}
+	slab := make([]loc, total)
+	for m := 1; m < len(g.multi); m++ {
+		c := counts[m]
+		g.multi[m].holders = slab[:0:c] // full at c: a later append copies it
+		slab = slab[c:]
+	}
+	for _, e := range g.ents {
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			p := e.pos(off)
+			l := e.locAt(p)
+			if m := e.ring[p].multi; m != 0 {
+				g.multi[m].holders = append(g.multi[m].holders, l)
+				g.hold(m, l)
+			} else {
+				g.contrib(&g.val, 1, soloBit|l)
+			}
+		}
+	}
+	for m := 1; m < len(g.multi); m++ {
+		g.contrib(&g.val, 1, uint32(m))
+	}
+}
+
+// findDecoded is find during installDecoded's first pass: the table has no
+// stale entries yet, and multi record m is known only by its first holder,
+// firsts[m].
+func (g *GCounter) findDecoded(x crdt.TxnID, tag uint32, firsts []loc) ref {
+	t := &g.tab
+	mask := uint64(len(t.tab) - 1)
+	for i := (uint64(tag) << 32) >> t.shift; ; i = (i + 1) & mask {
+		k := t.tab[i]
+		if k == 0 {
+			return 0
+		}
+		if uint32(k>>32) != tag {
+			continue
+		}
+		r := ref(k)
+		l := r &^ soloBit
+		if r&soloBit == 0 {
+			l = firsts[r]
+		}
+		if e, p := g.itemOf(l); e.id(p) == x {
+			return r
+		}
+	}
+}
+
 // uninstall removes e's hold of its item at offset off from the index and
 // returns the ref of the transaction's remaining holders (0 if none); the
 // caller keeps the value in step (see release). A multi record left with
@@ -480,8 +576,6 @@ func (g *GCounter) uninstall(e *entry, off uint32) ref {
 	if e.foldedAt(p) {
 		rec.nfold--
 		rec.fsum.Sub(it.amt)
-	} else {
-		rec.hsum.Sub(it.amt)
 	}
 	it.multi = 0
 	i := slices.Index(rec.holders, l)

@@ -105,7 +105,7 @@ func (g *GCounter) checkIndex() error {
 		if len(rec.holders) < 2 {
 			return fmt.Errorf("multi record %d has %d holder", m, len(rec.holders))
 		}
-		var hsum, fsum exact.Int128
+		var fsum exact.Int128
 		nfold, own := int32(0), rec.holders[0]
 		fe, fp := g.itemOf(rec.holders[0])
 		if fe == nil {
@@ -120,17 +120,15 @@ func (g *GCounter) checkIndex() error {
 			if e.foldedAt(p) {
 				nfold++
 				fsum.Add(e.ring[p].amt)
-			} else {
-				hsum.Add(e.ring[p].amt)
 			}
 			oe, op := g.itemOf(own)
 			if f, of := e.foldedAt(p), oe.foldedAt(op); (f && !of) || (f == of && e.actor < oe.actor) {
 				own = l
 			}
 		}
-		if nfold != rec.nfold || hsum != rec.hsum || fsum != rec.fsum || own != rec.own {
-			return fmt.Errorf("multi record %d (%q): kept nfold %d, sums %v/%v, owner %x; recounted %d, %v/%v, %x",
-				m, id, rec.nfold, rec.hsum, rec.fsum, rec.own, nfold, hsum, fsum, own)
+		if nfold != rec.nfold || fsum != rec.fsum || own != rec.own {
+			return fmt.Errorf("multi record %d (%q): kept nfold %d, folded sum %v, owner %x; recounted %d, %v, %x",
+				m, id, rec.nfold, rec.fsum, rec.own, nfold, fsum, own)
 		}
 	}
 	if nm != g.nmulti || len(g.mfree) != len(g.multi)-1-nm {
@@ -441,10 +439,9 @@ func TestCheckIndexCatchesBrokenIndexes(t *testing.T) {
 		panic("no multi record")
 	}
 	for name, corrupt := range map[string]func(g *GCounter){
-		"owner wrong":       func(g *GCounter) { r := rec(g); r.own = r.holders[len(r.holders)-1] },
-		"history sum wrong": func(g *GCounter) { rec(g).hsum.Add(1) },
-		"folded sum wrong":  func(g *GCounter) { rec(g).fsum.Add(1) },
-		"fold count wrong":  func(g *GCounter) { rec(g).nfold++ },
+		"owner wrong":      func(g *GCounter) { r := rec(g); r.own = r.holders[len(r.holders)-1] },
+		"folded sum wrong": func(g *GCounter) { rec(g).fsum.Add(1) },
+		"fold count wrong": func(g *GCounter) { rec(g).nfold++ },
 	} {
 		g := shared()
 		corrupt(g)
