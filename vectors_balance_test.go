@@ -256,13 +256,13 @@ func genBalance(t *testing.T) any {
 		T(u100, v1), T(b, v1), S(v1, 150, 2, true), u70)
 
 	now := t0.Add(time.Hour)
-	win := func(at time.Time, amt int64) {
+	win := func(at time.Time, amt int64, note ...string) {
 		id := deltalog.IDFromParts(at, 9, 9)
 		l := must(balance.New(memory.NewBalanceStore(), balance.Options{Clock: func() time.Time { return now }}))
 		err := l.Add(context.Background(), "acct", id, amt)
 		o := l.Options()
 		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
-			ID: id.String(), Delta: I64(amt), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano)})
+			ID: id.String(), Delta: I64(amt), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano), Note: strings.Join(note, " ")})
 	}
 	win(now, 5)
 	win(now.Add(-5*time.Minute), -5)
@@ -270,6 +270,8 @@ func genBalance(t *testing.T) any {
 	win(now.Add(5*time.Second), 5)
 	win(now.Add(5*time.Second+100*time.Nanosecond), 5)
 	win(now, 0)
+	win(now.Add(-time.Hour), 0, "zero amount outside the window: the amount is checked first (SPEC.md 9.3)")
+	win(now.Add(time.Minute), 0, "zero amount too far in the future: invalid_amount (SPEC.md 9.3)")
 
 	r := "balance.row"
 	id := vid(0, 1, 1)

@@ -113,6 +113,7 @@ type windowVec struct {
 	Delta      I64    `json:"delta"`
 	Error      string `json:"error,omitempty"`
 	IDTimeNote string `json:"id_time"`
+	Note       string `json:"note,omitempty"`
 }
 
 type readingJSON struct {
@@ -157,6 +158,7 @@ type dFile struct {
 	Order     []orderVec  `json:"order"`
 	Cells     []cellJSON  `json:"cells"`
 	Windows   []windowVec `json:"windows"`
+	Moments   []momentVec `json:"moments"`
 	Scenarios []dScenario `json:"scenarios"`
 	Malformed []Malformed `json:"malformed"`
 }
@@ -279,13 +281,13 @@ func genDeltalog(t *testing.T) any {
 
 	// Windows, checked by Counters.Add against a fixed clock.
 	now := t0.Add(time.Hour)
-	win := func(at time.Time, delta int64) {
+	win := func(at time.Time, delta int64, note ...string) {
 		id := deltalog.IDFromParts(at, 9, 9)
 		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Clock: func() time.Time { return now }}))
 		err := c.Add(context.Background(), "counter", id, delta)
 		o := c.Options()
 		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
-			ID: id.String(), Delta: I64(delta), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano)})
+			ID: id.String(), Delta: I64(delta), Error: kindOf(t, err), IDTimeNote: at.Format(time.RFC3339Nano), Note: strings.Join(note, " ")})
 	}
 	win(now, 1)
 	win(now.Add(-10*time.Minute), 1)
@@ -293,6 +295,18 @@ func genDeltalog(t *testing.T) any {
 	win(now.Add(5*time.Second), 1)
 	win(now.Add(5*time.Second+100*time.Nanosecond), 1)
 	win(now, 0)
+	win(now.Add(-time.Hour), 0, "zero delta outside the window: the window is checked first (SPEC.md 8.4)")
+	win(now.Add(time.Minute), 0, "zero delta too far in the future: outside_window (SPEC.md 8.4)")
+
+	for _, c := range momentCases {
+		mv := momentVec{Name: c.name, Values: []I64{}, Note: c.note}
+		st := logStats(t, c.vs)
+		for _, v := range c.vs {
+			mv.Values = append(mv.Values, I64(v))
+		}
+		mv.Mean, mv.Variance = fmtDouble(st.Mean()), fmtDouble(st.Variance())
+		f.Moments = append(f.Moments, mv)
+	}
 
 	add := func(r string, id deltalog.ID, d int64) dStep {
 		return dStep{Replica: r, Op: "add", ID: id.String(), Delta: ip(d)}
@@ -464,6 +478,30 @@ func checkDeltalog(t *testing.T, raw []byte) {
 		require.NoError(t, dec.UnmarshalBinary(unhex(t, j.Hex)))
 		require.Equal(t, c, dec)
 	}
+	require.NotEmpty(t, f.Moments)
+	for _, mv := range f.Moments {
+		t.Run("moments/"+mv.Name, func(t *testing.T) {
+			vs := i64s(mv.Values)
+			st := logStats(t, vs)
+			require.Equal(t, mv.Mean, fmtDouble(st.Mean()), "Stats.Mean")
+			require.Equal(t, mv.Variance, fmtDouble(st.Variance()), "Stats.Variance")
+			// Model (SPEC.md 8.3): the mean divides the operands rounded
+			// to doubles; the variance is tally's, or 0 below 2 values.
+			var sum int64
+			for _, v := range vs {
+				sum += v
+			}
+			wantMean, wantVar := 0.0, "0"
+			if len(vs) > 0 {
+				wantMean = float64(sum) / float64(len(vs))
+			}
+			if len(vs) >= 2 {
+				_, wantVar = exactMoments(vs)
+			}
+			require.Equal(t, fmtDouble(wantMean), mv.Mean, "mean model")
+			require.Equal(t, wantVar, mv.Variance, "variance model")
+		})
+	}
 	require.NotEmpty(t, f.Windows)
 	for _, w := range f.Windows {
 		now := must(time.Parse(time.RFC3339Nano, w.Now))
@@ -473,11 +511,11 @@ func checkDeltalog(t *testing.T, raw []byte) {
 		// Model: accepted iff now-window <= id time <= now+skew, delta != 0.
 		at := id.Time()
 		want := ""
-		switch {
-		case w.Delta == 0:
-			want = "invalid_amount"
+		switch { // SPEC.md 8.4: the window before the delta
 		case at.Before(now.Add(-time.Duration(w.WindowNS))) || at.After(now.Add(time.Duration(w.FutureNS))):
 			want = "outside_window"
+		case w.Delta == 0:
+			want = "invalid_amount"
 		}
 		require.Equal(t, want, w.Error, "window model for %s", w.IDTimeNote)
 	}
@@ -633,4 +671,16 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// logStats reads the stats of a log holding one regular cell per value.
+func logStats(t *testing.T, vs []int64) deltalog.Stats {
+	l := &deltalog.Log{}
+	for i, v := range vs {
+		require.NoError(t, l.Add(vid(float64(i), 1, 1), v))
+	}
+	r, err := l.Read()
+	require.NoError(t, err)
+	require.Equal(t, len(vs), r.Cells)
+	return r.Stats
 }

@@ -14,6 +14,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -162,7 +163,142 @@ type tallyFile struct {
 	Shards    []shardVec  `json:"shards"`
 	Tallies   []tallyVec  `json:"tallies"`
 	Reads     []readVec   `json:"reads"`
+	Hashes    []hashVec   `json:"hashes"`
+	Refusals  []refusal   `json:"encoder_refusals"`
+	Moments   []momentVec `json:"moments"`
 	Malformed []Malformed `json:"malformed"`
+}
+
+// hashVec is one item's MetroHash64 (seed 1337, SPEC.md 7.2.1) as 16 hex
+// digits, and the register index and value the item sets in a Distinct.
+type hashVec struct {
+	Item     *string `json:"item,omitempty"`
+	ItemHex  string  `json:"item_hex,omitempty"`
+	Length   int     `json:"length"`
+	Hash     string  `json:"hash"`
+	Register int     `json:"register"`
+	Value    int     `json:"value"`
+}
+
+// refusal is a value an encoder refuses (SPEC.md 2.3), with the kind.
+type refusal struct {
+	Name          string `json:"name"`
+	Encoder       string `json:"encoder"` // "tally.shard" or "tally.tally"
+	Mutator       string `json:"mutator,omitempty"`
+	ExpiresAt     *I64   `json:"expires_at,omitempty"`
+	FoldedThrough *I64   `json:"folded_through,omitempty"`
+	Error         string `json:"error"`
+}
+
+// momentVec is the derived mean and variance of a stats aggregate (SPEC.md
+// 7.1 for tally, 8.3 for deltalog): doubles as the shortest decimal that
+// reads back as the same double; absent when the stats are empty.
+type momentVec struct {
+	Name     string `json:"name"`
+	Values   []I64  `json:"values"`
+	Mean     string `json:"mean,omitempty"`
+	Variance string `json:"variance,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+func fmtDouble(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// refMetro64 is SPEC.md 7.2.1's MetroHash64, written from the
+// specification's pseudo-code (it shares no code with go-metro).
+func refMetro64(p []byte, seed uint64) uint64 {
+	const k0, k1, k2, k3 = 0xD6D018F5, 0xA2AA033B, 0x62992FC1, 0x30BC5B29
+	rotr := func(v uint64, n int) uint64 { return v>>n | v<<(64-n) }
+	le := func(b []byte, n int) uint64 {
+		var v uint64
+		for i := n - 1; i >= 0; i-- {
+			v = v<<8 | uint64(b[i])
+		}
+		return v
+	}
+	h := (seed + k2) * k0
+	if len(p) >= 32 {
+		v0, v1, v2, v3 := h, h, h, h
+		for len(p) >= 32 {
+			v0 = rotr(v0+le(p, 8)*k0, 29) + v2
+			v1 = rotr(v1+le(p[8:], 8)*k1, 29) + v3
+			v2 = rotr(v2+le(p[16:], 8)*k2, 29) + v0
+			v3 = rotr(v3+le(p[24:], 8)*k3, 29) + v1
+			p = p[32:]
+		}
+		v2 ^= rotr((v0+v3)*k0+v1, 37) * k1
+		v3 ^= rotr((v1+v2)*k1+v0, 37) * k0
+		v0 ^= rotr((v0+v2)*k0+v3, 37) * k1
+		v1 ^= rotr((v1+v3)*k1+v2, 37) * k0
+		h += v0 ^ v1
+	}
+	if len(p) >= 16 {
+		v0 := rotr(h+le(p, 8)*k2, 29) * k3
+		v1 := rotr(h+le(p[8:], 8)*k2, 29) * k3
+		v0 ^= rotr(v0*k0, 21) + v1
+		v1 ^= rotr(v1*k3, 21) + v0
+		h += v1
+		p = p[16:]
+	}
+	for _, c := range []struct{ n, r int }{{8, 55}, {4, 26}, {2, 48}, {1, 37}} {
+		if len(p) >= c.n {
+			h += le(p, c.n) * k3
+			p = p[c.n:]
+			h ^= rotr(h, c.r) * k1
+		}
+	}
+	h ^= rotr(h, 28)
+	h *= k0
+	h ^= rotr(h, 29)
+	return h
+}
+
+// hashItems are items of every length class of MetroHash64's branches.
+func hashItems() []string {
+	items := []string{"", "a", "ab", "abc", "abcd", "alice", "日本", "🦀", "\xff\x00\x80"}
+	for _, n := range []int{7, 8, 9, 12, 15, 16, 17, 23, 24, 31, 32, 33, 47, 48, 63, 64, 65, 95, 96, 100} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(i*37 + n)
+		}
+		items = append(items, string(b))
+	}
+	return items
+}
+
+// exactMoments is SPEC.md 7.1's mean and variance: the exact quotients
+// rounded once to the nearest double (big.Rat rounds to nearest even).
+func exactMoments(vs []int64) (mean, variance string) {
+	if len(vs) == 0 {
+		return "", ""
+	}
+	n, sum, sq := big.NewInt(int64(len(vs))), new(big.Int), new(big.Int)
+	for _, v := range vs {
+		x := big.NewInt(v)
+		sum.Add(sum, x)
+		sq.Add(sq, new(big.Int).Mul(x, x))
+	}
+	m, _ := new(big.Rat).SetFrac(sum, n).Float64()
+	num := new(big.Int).Sub(new(big.Int).Mul(n, sq), new(big.Int).Mul(sum, sum))
+	v, _ := new(big.Rat).SetFrac(num, new(big.Int).Mul(n, n)).Float64()
+	return fmtDouble(m), fmtDouble(v)
+}
+
+// momentCases are the observation lists of the moments vectors.
+var momentCases = []struct {
+	name string
+	vs   []int64
+	note string
+}{
+	{"empty", nil, "no mean and no variance (tally); deltalog reads 0 and 0"},
+	{"one value", []int64{7}, ""},
+	{"halves", []int64{1, 2, 3, 4}, ""},
+	{"thirds", []int64{1, 1, 2}, "mean 4/3 and variance 2/9 are rounded to the nearest double"},
+	{"negative", []int64{-5, -6}, ""},
+	{"extremes", []int64{math.MinInt64, math.MaxInt64}, "sum -1, mean -0.5; the variance (2^64-1)^2/4 is exact before rounding"},
+	{"sum past 2^53", []int64{1 << 53, 1, 1}, "tally rounds (2^53+2)/3 once; deltalog first rounds 2^53+2 to a double, then divides"},
+	{"large sum", []int64{1<<62 + 1, 1<<61 + 3, 7}, "|sum| above 2^53: the two means may differ (SPEC.md section 12, item 8)"},
+	{"mean rounded once", []int64{3518327057984836985, 1, 1}, "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (deltalog's mean) is 1.1727756859949458e+18"},
+	{"large sum, 7 values", []int64{1<<60 + 1, 1<<60 + 3, 1<<59 + 5, 1, 1, 1, 1}, "|sum| above 2^53 and a divisor that is not a power of two"},
 }
 
 // aggKind is one aggregate type, erased so that vectors can name it.
@@ -507,6 +643,46 @@ func genTally(t *testing.T) any {
 	sh := func(kind string, body refEnc) []byte {
 		return append(env("tally.shard", 1).arr(4).str(kind).str("m1").int(exp).b, body.b...)
 	}
+	for _, it := range hashItems() {
+		x := metro.Hash64([]byte(it), 1337)
+		d := new(tally.Distinct)
+		d.AddString(it)
+		regs := distinctRegisters(must(tally.Tally[*tally.Distinct]{State: d}.MarshalBinary()))
+		require.Len(t, regs, 1)
+		s, h := jsonID(it)
+		if it == "" {
+			s, h = sp(""), ""
+		}
+		f.Hashes = append(f.Hashes, hashVec{Item: s, ItemHex: h, Length: len(it), Hash: fmt.Sprintf("%016x", x), Register: regs[0][0], Value: regs[0][1]})
+	}
+	for _, r := range []refusal{
+		{Name: "shard expires_at zero", Encoder: "tally.shard", Mutator: "m1", ExpiresAt: ip(0)},
+		{Name: "shard expires_at negative", Encoder: "tally.shard", Mutator: "m1", ExpiresAt: ip(-1)},
+		{Name: "shard with an invalid mutator", Encoder: "tally.shard", Mutator: "", ExpiresAt: ip(exp)},
+		{Name: "shard with an invalid mutator and expires_at zero", Encoder: "tally.shard", Mutator: "", ExpiresAt: ip(0)},
+		{Name: "tally folded_through negative", Encoder: "tally.tally", FoldedThrough: ip(-1)},
+	} {
+		r.Error = kindOf(t, encodeRefusal(r))
+		require.NotEmpty(t, r.Error, r.Name)
+		f.Refusals = append(f.Refusals, r)
+	}
+	for _, c := range momentCases {
+		st := new(tally.Stats)
+		for _, v := range c.vs {
+			require.NoError(t, st.Add(v))
+		}
+		mv := momentVec{Name: c.name, Values: []I64{}, Note: c.note}
+		for _, v := range c.vs {
+			mv.Values = append(mv.Values, I64(v))
+		}
+		if m, ok := st.Mean(); ok {
+			mv.Mean = fmtDouble(m)
+		}
+		if v, ok := st.Variance(); ok {
+			mv.Variance = fmtDouble(v)
+		}
+		f.Moments = append(f.Moments, mv)
+	}
 	f.Malformed = []Malformed{
 		mal("sum shard read as min", "tally.shard:min", sum(5), t),
 		mal("tally read as shard", "tally.shard:sum", append(env("tally.tally", 1).arr(3).str("sum").int(0).b, 5), t),
@@ -582,6 +758,25 @@ func runRead(t *testing.T, rv readVec) readVec {
 func checkTally(t *testing.T, raw []byte) {
 	var f tallyFile
 	require.NoError(t, json.Unmarshal(raw, &f))
+	// Hashes, encoder refusals and moments first: they do not depend on
+	// the aggregates below.
+	require.NotEmpty(t, f.Hashes)
+	lengths := map[int]bool{}
+	for _, h := range f.Hashes {
+		t.Run(fmt.Sprintf("hash/%d", h.Length), func(t *testing.T) { checkHash(t, h) })
+		lengths[h.Length] = true
+	}
+	for _, n := range []int{0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 33, 64, 65} {
+		require.True(t, lengths[n], "no hash vector of length %d", n)
+	}
+	require.NotEmpty(t, f.Refusals)
+	for _, r := range f.Refusals {
+		t.Run("refusal/"+r.Name, func(t *testing.T) { requireKind(t, r.Error, encodeRefusal(r), r.Name) })
+	}
+	require.NotEmpty(t, f.Moments)
+	for _, mv := range f.Moments {
+		t.Run("moments/"+mv.Name, func(t *testing.T) { checkMoments(t, mv) })
+	}
 	require.NotEmpty(t, f.Shards)
 	kindsSeen := map[string]bool{}
 	for _, s := range f.Shards {
@@ -676,6 +871,53 @@ func checkTally(t *testing.T, raw []byte) {
 	checkMalformed(t, f.Malformed)
 }
 
+func checkHash(t *testing.T, h hashVec) {
+	it := idOf(t, h.Item, h.ItemHex)
+	require.Len(t, it, h.Length)
+	x, err := strconv.ParseUint(h.Hash, 16, 64)
+	require.NoError(t, err)
+	require.Len(t, h.Hash, 16)
+	require.Equal(t, x, refMetro64([]byte(it), 1337), "SPEC.md's MetroHash64 of %q", it)
+	require.Equal(t, x, metro.Hash64([]byte(it), 1337), "go-metro's MetroHash64 of %q", it)
+	require.Equal(t, int(x>>50), h.Register, "register index of %q", it)
+	require.Equal(t, bits.LeadingZeros64(x<<14|1<<13)+1, h.Value, "register value of %q", it)
+	d := new(tally.Distinct)
+	d.AddString(it)
+	require.Equal(t, regList{{h.Register, h.Value}}, distinctRegisters(must(tally.Tally[*tally.Distinct]{State: d}.MarshalBinary())), "Distinct of %q", it)
+}
+
+func checkMoments(t *testing.T, mv momentVec) {
+	st := new(tally.Stats)
+	vs := i64s(mv.Values)
+	for _, v := range vs {
+		require.NoError(t, st.Add(v))
+	}
+	m, ok := st.Mean()
+	require.Equal(t, mv.Mean != "", ok, mv.Name)
+	v, _ := st.Variance()
+	wm, wv := exactMoments(vs)
+	require.Equal(t, wm, mv.Mean, "%s: exact mean rounded once", mv.Name)
+	require.Equal(t, wv, mv.Variance, "%s: exact variance rounded once", mv.Name)
+	if ok {
+		require.Equal(t, mv.Mean, fmtDouble(m), mv.Name)
+		require.Equal(t, mv.Variance, fmtDouble(v), mv.Name)
+	}
+}
+
 func appendObs(a, b Obs) Obs {
 	return Obs{Values: append(slices.Clone(a.Values), b.Values...), Items: append(a.allItems(), b.allItems()...)}
+}
+
+// encodeRefusal runs the encoder a refusal names on a sum aggregate.
+func encodeRefusal(r refusal) error {
+	var err error
+	switch r.Encoder {
+	case "tally.shard":
+		_, err = tally.Shard[*tally.Sum]{Mutator: crdt.ActorID(r.Mutator), ExpiresAt: int64(*r.ExpiresAt)}.MarshalBinary()
+	case "tally.tally":
+		_, err = tally.Tally[*tally.Sum]{FoldedThrough: int64(*r.FoldedThrough)}.MarshalBinary()
+	default:
+		panic("unknown encoder " + r.Encoder)
+	}
+	return err
 }
