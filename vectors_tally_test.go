@@ -24,6 +24,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -309,7 +310,7 @@ type aggKind struct {
 	decodeShard func([]byte) (string, int64, any, error)
 	decodeTally func([]byte) (int64, any, error)
 	json        func(st any) AggJSON
-	readGC      func(store tally.Store, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error)
+	readGC      func(db store.Partitions, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error)
 }
 
 func mkAgg[A tally.Aggregate[A]](newA func() A, add func(A, int64) error, addItem func(A, string), toJSON func(A) AggJSON) aggKind {
@@ -341,8 +342,8 @@ func mkAgg[A tally.Aggregate[A]](newA func() A, add func(A, int64) error, addIte
 			return s.FoldedThrough, s.State, err
 		},
 		json: func(st any) AggJSON { return toJSON(st.(A)) },
-		readGC: func(store tally.Store, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error) {
-			c := must(tally.New[A](store, "k", tally.Config{Clock: func() time.Time { return now }, Grace: grace, MaxSkew: grace / 3}))
+		readGC: func(db store.Partitions, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error) {
+			c := must(tally.New[A](db, "k", tally.Config{Clock: func() time.Time { return now }, Grace: grace, MaxSkew: grace / 3}))
 			ctx := context.Background()
 			v, rerr := c.ReadComplete(ctx)
 			plan, gerr := c.GC(ctx)
@@ -717,23 +718,25 @@ func genTally(t *testing.T) any {
 	return f
 }
 
-// runRead sets up a memory tally store from the vector's inputs, reads,
-// runs one GC and reads again, recording the outputs.
+// runRead sets up a counter's partition in memory.Partitions from the
+// vector's inputs, reads, runs one GC and reads again, recording the
+// outputs.
 func runRead(t *testing.T, rv readVec) readVec {
 	k := aggKinds[rv.Kind]
-	store := memory.NewTallyStore()
+	db := memory.NewPartitions()
 	ctx := context.Background()
 	if rv.Tally != nil {
 		st := must(k.build(rv.Tally.Obs))
 		b := must(k.tally(int64(rv.Tally.FoldedThrough), st))
-		require.NoError(t, store.ApplyGC(ctx, "k", tally.GCBatch{WriteTS: int64(rv.Tally.FoldedThrough), Tally: b}))
+		require.NoError(t, db.Apply(ctx, tally.GCBatch{WriteTS: int64(rv.Tally.FoldedThrough), Tally: b}.Mutations("k")))
 	}
 	for _, s := range rv.Shards {
 		st := must(k.build(s.Obs))
 		b := must(k.shard(s.Mutator, int64(s.ExpiresAt), st))
-		require.NoError(t, store.PutShard(ctx, "k", tally.EncodedShard{Mutator: crdt.ActorID(s.Mutator), Data: b}, int64(s.WriteTS)))
+		put := store.Mutation{Partition: "k", Op: store.OpPut, Key: tally.ShardRowKey(crdt.ActorID(s.Mutator)), Value: b, Timestamp: int64(s.WriteTS)}
+		require.NoError(t, db.Apply(ctx, []store.Mutation{put}))
 	}
-	v, rerr, plan, gerr, after, aerr := k.readGC(store, time.UnixMicro(int64(rv.NowUS)), time.Duration(rv.GraceUS)*time.Microsecond)
+	v, rerr, plan, gerr, after, aerr := k.readGC(db, time.UnixMicro(int64(rv.NowUS)), time.Duration(rv.GraceUS)*time.Microsecond)
 	out := rv
 	out.Read, out.GC, out.AfterGC, out.AfterErr = nil, nil, nil, ""
 	out.ReadError, out.GCError = kindOf(t, rerr), kindOf(t, gerr)
