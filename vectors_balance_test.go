@@ -255,6 +255,19 @@ func genBalance(t *testing.T) any {
 	ev("a settled merge fixes a reused id's amount", "the settled merge counted 100 (its rows are deleted); 70 arriving later counts nothing", []int64{100, 50},
 		T(u100, v1), T(b, v1), S(v1, 150, 2, true), u70)
 
+	// Settled merges (SPEC.md 9.2 step 3): a tombstone naming an S row
+	// cancels it only with the S row's amount, and a tombstone whose target
+	// is present but not live, or of another amount, stays valid.
+	tS := func(target balance.Row, ver deltalog.ID, amt int64) balance.Row {
+		r := T(target, ver)
+		r.Amount = amt
+		return r
+	}
+	ev("settled merge ignores an S row of another amount", "v2 is settled; its tombstone names v1's S row with amount 149 but the row holds 150, so the row stays live and the tombstone, whose target is present, is valid; d was deleted when v2 settled",
+		[]int64{100, 50, 7}, a, b, T(a, v1), T(b, v1), s1, tS(s1, v2, 149), T(d, v2), S(v2, 7, 2, true))
+	ev("settled merge's tombstone names a row that is not live", "v1 took a and b; v2 (settled) names a too: a is present but not live, so the tombstone cancels nothing and is valid",
+		[]int64{100, 50}, a, b, T(a, v1), T(b, v1), s1, T(a, v2), S(v2, 0, 1, true))
+
 	now := t0.Add(time.Hour)
 	win := func(at time.Time, amt int64, note ...string) {
 		id := deltalog.IDFromParts(at, 9, 9)
