@@ -6,56 +6,15 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
-// Mutation is one row write or delete in one account's partition.
-type Mutation struct {
-	Account string
-	Row     Row
-	// Delete removes the row with Row's key instead of writing Row.
-	Delete bool
-}
-
-// MaxRows bounds the rows of one partition a Store returns. Merges keep
+// MaxRows bounds the rows of one account's partition. Merges keep
 // partitions far smaller; a partition above the bound is refused with
 // crdt.ErrTooLarge rather than read partially.
 const MaxRows = 100_000
-
-// Store is what Ledger needs from a database. It is shaped after the seed's
-// Cassandra table (with the version a timeuuid instead of text):
-//
-//	CREATE TABLE seller_balance (
-//	    account  text,
-//	    updateid timeuuid,
-//	    type     tinyint,   -- 'N' (78), 'S' (83), 'T' (84)
-//	    version  timeuuid,  -- null for N rows is stored as the zero UUID
-//	    row      blob,      -- Row.MarshalBinary
-//	    PRIMARY KEY ((account), updateid, type, version)
-//	) WITH CLUSTERING ORDER BY (updateid DESC, type ASC, version ASC);
-//
-// Every method takes a context first and returns errors wrapping crdt
-// sentinels (ErrUnavailable when a write is known not to have landed,
-// ErrAmbiguousWrite when it may have). Implementations must be safe for
-// concurrent use.
-type Store interface {
-	// Rows returns a consistent snapshot of every row of account, in
-	// clustering order (CompareRows): all effects of a Write either are in
-	// it or are not. Cassandra gives this for a single-partition read
-	// fetched in one page, so adapters fetch up to MaxRows+1 rows at once
-	// and return crdt.ErrTooLarge beyond MaxRows.
-	Rows(ctx context.Context, account string) ([]Row, error)
-
-	// Write applies every mutation atomically: all or none (Cassandra: one
-	// logged batch; mutations of one partition are also isolated from
-	// readers). Writing a key that exists replaces its row; deleting a key
-	// that does not exist is a no-op. Write never reads. Invalid rows are
-	// refused before anything is written.
-	Write(ctx context.Context, muts []Mutation) error
-
-	// DeleteAccount removes the whole partition (one partition delete).
-	DeleteAccount(ctx context.Context, account string) error
-}
 
 // Errors specific to this package. Each wraps a crdt sentinel.
 var (
@@ -75,7 +34,7 @@ var (
 	ErrClockSkew = fmt.Errorf("%w: merge clock is behind the newest sum row", crdt.ErrUnavailable)
 )
 
-// Options configure a Ledger. The zero value of each field selects the
+// Options configure Accounts. The zero value of each field selects the
 // default beside it. See the package documentation for the timing
 // assumptions these encode.
 type Options struct {
@@ -97,7 +56,7 @@ type Options struct {
 	SettleGrace time.Duration
 	// GCGrace is how old (by update id) an invalid tombstone or sum row
 	// must be before it is deleted (step 8). At least Window + SafetyMargin
-	// and at least SettleGrace. Default 10 minutes, as in the seed.
+	// and at least SettleGrace. Default 10 minutes.
 	GCGrace time.Duration
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
@@ -131,30 +90,88 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Ledger keeps account balances in a Store with design 000's tombstone
-// merge. It holds no per-account state: any number of Ledgers in any number
-// of processes may share a store and merge the same account at once. Ledger
-// is safe for concurrent use.
-type Ledger struct {
-	store Store
+// Accounts keeps account balances with the tombstone merge in a
+// store.Partitions: one partition per account, one row per N, S or T row,
+// keyed by EncodeKey and holding Row.MarshalBinary. It holds no per-account
+// state: any number of Accounts in any number of processes may share a
+// store and merge the same account at once. Accounts is safe for
+// concurrent use.
+//
+// Each write is one store Apply whose mutations carry consecutive
+// timestamps from the process's write clock (the Options.Clock reading in
+// microseconds, kept strictly increasing across every Accounts of the
+// process), so a settled sum row replaces the unsettled one and a merge's
+// deletes shadow the rows it read, as long as the clocks of the processes
+// that write an account agree within FutureSkew. A store.Partitions should
+// hold balance accounts only: rows another package wrote are refused as
+// corrupt (crdt.ErrCorruptEncoding).
+//
+// Every method refuses an invalid account key with an error wrapping
+// ErrInvalidKey before calling the store; a done context fails a call with
+// an error wrapping crdt.ErrUnavailable and the context's error, before
+// calling the store.
+type Accounts struct {
+	store store.Partitions
 	opts  Options
 }
 
-// New returns a Ledger over store. Invalid options wrap
+// New returns Accounts over st. Invalid options wrap
 // crdt.ErrInvalidConfig.
-func New(store Store, opts Options) (*Ledger, error) {
+func New(st store.Partitions, opts Options) (*Accounts, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if store == nil {
+	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	return &Ledger{store: store, opts: o}, nil
+	return &Accounts{store: st, opts: o}, nil
+}
+
+// notDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
+// ctx is done: the store call was not attempted.
+func notDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("balance: %w: %w", crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// write stamps muts with consecutive write timestamps, in order (so a
+// later mutation of a row in one batch wins, as if applied one by one), and
+// applies them in one store call.
+func (l *Accounts) write(ctx context.Context, muts []store.Mutation) error {
+	if err := notDone(ctx); err != nil {
+		return err
+	}
+	ts := stamp.Reserve(l.opts.Clock(), len(muts))
+	for i := range muts {
+		muts[i].Timestamp = ts + int64(i)
+	}
+	return l.store.Apply(ctx, muts)
+}
+
+// rows reads account's partition as one snapshot and decodes it, in
+// clustering order.
+func (l *Accounts) rows(ctx context.Context, account string) ([]Row, error) {
+	if err := notDone(ctx); err != nil {
+		return nil, err
+	}
+	stored, err := l.store.Snapshot(ctx, account, MaxRows, store.ReadComplete)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Row, len(stored))
+	for i, sr := range stored {
+		if out[i], err = decodeRow(account, sr); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // Options returns the effective options.
-func (l *Ledger) Options() Options { return l.opts }
+func (l *Accounts) Options() Options { return l.opts }
 
 func checkKey(account string) error {
 	return crdt.ValidateKey("account key", account)
@@ -165,13 +182,19 @@ func checkKey(account string) error {
 // nil *Batch reads as empty (Len is 0, Apply writes nothing); Add on a nil
 // *Batch panics. A Batch is not safe for concurrent use.
 type Batch struct {
-	muts []Mutation
+	muts []update
+}
+
+// update is one N row addressed to one account.
+type update struct {
+	account string
+	row     Row
 }
 
 // Add appends one update of amount (non-zero, exact minor units) to account
 // under the client-chosen id.
 func (b *Batch) Add(account string, id ID, amount int64) {
-	b.muts = append(b.muts, Mutation{Account: account, Row: NormalRow(id, amount)})
+	b.muts = append(b.muts, update{account: account, row: NormalRow(id, amount)})
 }
 
 // Len returns the number of updates.
@@ -184,8 +207,8 @@ func (b *Batch) Len() int {
 
 // Add inserts one N row: an increment (amount > 0) or decrement (< 0) of
 // account. It costs one store write and no reads. The id is chosen by the
-// client (unlike the seed, where the server generates it), so retrying after
-// a lost acknowledgement rewrites the same row and counts once. Reusing the
+// client, so retrying after a lost acknowledgement rewrites the same row and
+// counts once. Reusing the
 // id with another amount writes a second row: Add cannot see the first
 // without a read, so it is not refused; exactly one of the amounts counts
 // and the id is reported as a Conflict (see the package documentation).
@@ -193,7 +216,7 @@ func (b *Batch) Len() int {
 // without writing: invalid key (ErrInvalidKey) or id (crdt.ErrInvalidTxnID),
 // zero amount (crdt.ErrInvalidAmount), id outside [now − Window,
 // now + FutureSkew] (crdt.ErrOutsideWindow).
-func (l *Ledger) Add(ctx context.Context, account string, id ID, amount int64) error {
+func (l *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
 	var b Batch
 	b.Add(account, id, amount)
 	return l.Apply(ctx, &b)
@@ -204,7 +227,7 @@ func (l *Ledger) Add(ctx context.Context, account string, id ID, amount int64) e
 // batch before anything is written, as does one (account, id) given twice
 // with different amounts (crdt.ErrConflictingTransaction). A nil or empty
 // batch writes nothing.
-func (l *Ledger) Apply(ctx context.Context, b *Batch) error {
+func (l *Accounts) Apply(ctx context.Context, b *Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
@@ -214,48 +237,49 @@ func (l *Ledger) Apply(ctx context.Context, b *Batch) error {
 		id      ID
 	}
 	seen := map[key]int64{}
-	out := make([]Mutation, 0, len(b.muts))
+	out := make([]store.Mutation, 0, len(b.muts))
 	for _, m := range b.muts {
-		if err := checkKey(m.Account); err != nil {
+		if err := checkKey(m.account); err != nil {
 			return err
 		}
-		if err := m.Row.Validate(); err != nil {
+		if err := m.row.Validate(); err != nil {
 			return err
 		}
-		t := m.Row.UpdateID.Time()
+		t := m.row.UpdateID.Time()
 		if t.Before(now.Add(-l.opts.Window)) || t.After(now.Add(l.opts.FutureSkew)) {
-			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.Row.UpdateID, t.UTC().Format(time.RFC3339Nano), l.opts.Window, l.opts.FutureSkew)
+			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.row.UpdateID, t.UTC().Format(time.RFC3339Nano), l.opts.Window, l.opts.FutureSkew)
 		}
-		k := key{m.Account, m.Row.UpdateID}
+		k := key{m.account, m.row.UpdateID}
 		if a, ok := seen[k]; ok {
-			if a != m.Row.Amount {
-				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, m.Account, m.Row.UpdateID, a, m.Row.Amount)
+			if a != m.row.Amount {
+				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, m.account, m.row.UpdateID, a, m.row.Amount)
 			}
 			continue
 		}
-		seen[k] = m.Row.Amount
-		out = append(out, m)
+		mut, err := putRow(m.account, m.row)
+		if err != nil {
+			return err
+		}
+		seen[k] = m.row.Amount
+		out = append(out, mut)
 	}
-	return l.store.Write(ctx, out)
+	return l.write(ctx, out)
 }
 
-func (l *Ledger) view(ctx context.Context, account string) (View, error) {
+func (l *Accounts) view(ctx context.Context, account string) (View, error) {
 	if err := checkKey(account); err != nil {
 		return View{}, err
 	}
-	rows, err := l.store.Rows(ctx, account)
+	rows, err := l.rows(ctx, account)
 	if err != nil {
 		return View{}, err
-	}
-	if len(rows) > MaxRows {
-		return View{}, fmt.Errorf("%w: account %q has %d rows, limit %d", crdt.ErrTooLarge, account, len(rows), MaxRows)
 	}
 	return Evaluate(rows)
 }
 
 // Balance returns the account's balance: one partition read, then the sum of
 // the rows that count (see Evaluate). An account with no rows is zero.
-func (l *Ledger) Balance(ctx context.Context, account string) (int64, error) {
+func (l *Accounts) Balance(ctx context.Context, account string) (int64, error) {
 	v, err := l.view(ctx, account)
 	return v.Value, err
 }
@@ -263,12 +287,12 @@ func (l *Ledger) Balance(ctx context.Context, account string) (int64, error) {
 // Conflicts returns the account's update ids that are present with more than
 // one amount, or with an amount other than the one already counted, and
 // which amount counts for each (one partition read).
-func (l *Ledger) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
+func (l *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	v, err := l.view(ctx, account)
 	return v.Conflicts, err
 }
 
-// MergeReport says what one Merge did, step by step (the seed's steps 5–8).
+// MergeReport says what one Merge did, step by step (steps 5–8 of Merge).
 type MergeReport struct {
 	// Version is the merge's version (and its sum row's update id).
 	Version ID
@@ -290,7 +314,7 @@ type MergeReport struct {
 	Conflicts []Conflict
 }
 
-// Merge runs one merge of account, following the seed's steps:
+// Merge runs one merge of account, in these steps:
 //
 //  1. read the partition (one snapshot);
 //  2. discard invalid tombstones and sum rows (Evaluate);
@@ -310,7 +334,7 @@ type MergeReport struct {
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
 // balance unchanged.
-func (l *Ledger) Merge(ctx context.Context, account string) (MergeReport, error) {
+func (l *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
 	start := l.opts.Clock()
 	v, err := l.view(ctx, account)
 	if err != nil {
@@ -329,48 +353,58 @@ func (l *Ledger) Merge(ctx context.Context, account string) (MergeReport, error)
 			vt = t
 		}
 	}
-	version := deltalog.NewIDAt(vt)
+	version := timeid.New(vt)
 	p, err := planSteps(v, start, version, l.opts.SettleGrace, l.opts.GCGrace)
 	if err != nil {
 		return MergeReport{}, err
 	}
 	rep := MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
 	if len(p.tombstones) > 0 {
-		muts := make([]Mutation, len(p.tombstones))
+		muts := make([]store.Mutation, len(p.tombstones))
 		for i, t := range p.tombstones {
-			muts[i] = Mutation{Account: account, Row: t}
+			if muts[i], err = putRow(account, t); err != nil {
+				return rep, err
+			}
 		}
-		if err := l.store.Write(ctx, muts); err != nil {
+		if err := l.write(ctx, muts); err != nil {
 			return rep, err
 		}
 		rep.Tombstones = p.tombstones
 		if el := l.opts.Clock().Sub(start); el > l.opts.MaxMerge {
 			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, l.opts.MaxMerge)
 		}
-		if err := l.store.Write(ctx, []Mutation{{Account: account, Row: p.sum}}); err != nil {
+		sum, err := putRow(account, p.sum)
+		if err != nil {
+			return rep, err
+		}
+		if err := l.write(ctx, []store.Mutation{sum}); err != nil {
 			return rep, err
 		}
 		rep.Sum = &p.sum
 	}
 	if len(p.deletes)+len(p.settle) > 0 {
-		muts := make([]Mutation, 0, len(p.deletes)+len(p.settle))
+		muts := make([]store.Mutation, 0, len(p.deletes)+len(p.settle))
 		for _, r := range p.deletes {
-			muts = append(muts, Mutation{Account: account, Row: r, Delete: true})
+			muts = append(muts, deleteRow(account, r))
 		}
 		for _, r := range p.settle {
-			muts = append(muts, Mutation{Account: account, Row: r})
+			m, err := putRow(account, r)
+			if err != nil {
+				return rep, err
+			}
+			muts = append(muts, m)
 		}
-		if err := l.store.Write(ctx, muts); err != nil {
+		if err := l.write(ctx, muts); err != nil {
 			return rep, err
 		}
 		rep.Settled, rep.Deleted = p.settle, p.deletes
 	}
 	if len(p.gc) > 0 {
-		muts := make([]Mutation, len(p.gc))
+		muts := make([]store.Mutation, len(p.gc))
 		for i, r := range p.gc {
-			muts[i] = Mutation{Account: account, Row: r, Delete: true}
+			muts[i] = deleteRow(account, r)
 		}
-		if err := l.store.Write(ctx, muts); err != nil {
+		if err := l.write(ctx, muts); err != nil {
 			return rep, err
 		}
 		rep.Collected = p.gc
@@ -378,10 +412,11 @@ func (l *Ledger) Merge(ctx context.Context, account string) (MergeReport, error)
 	return rep, nil
 }
 
-// Delete removes the whole account with one store call.
-func (l *Ledger) Delete(ctx context.Context, account string) error {
+// Delete removes the whole account with one store call (a partition
+// delete).
+func (l *Accounts) Delete(ctx context.Context, account string) error {
 	if err := checkKey(account); err != nil {
 		return err
 	}
-	return l.store.DeleteAccount(ctx, account)
+	return l.write(ctx, []store.Mutation{{Partition: account, Op: store.OpDeletePartition}})
 }

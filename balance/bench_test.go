@@ -6,21 +6,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 func BenchmarkAdd(b *testing.B) {
-	l, s, c := newLedger(b)
+	l, s, c := newAccounts(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
 		c.now = c.now.Add(time.Microsecond)
-		if err := l.Add(ctx, "a", deltalog.NewIDAt(c.now), 1); err != nil {
+		if err := l.Add(ctx, "a", timeid.New(c.now), 1); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(s.Calls().Writes)/float64(b.N), "writes/op")
-	b.ReportMetric(float64(s.Calls().Reads)/float64(b.N), "reads/op")
+	b.ReportMetric(float64(s.Calls().Applies)/float64(b.N), "writes/op")
+	b.ReportMetric(float64(s.Calls().Snapshots)/float64(b.N), "reads/op")
 }
 
 // BenchmarkBalance reads an account after n increments, with a merge every
@@ -31,11 +31,11 @@ func BenchmarkBalance(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		for _, merges := range []bool{true, false} {
 			b.Run(fmt.Sprintf("updates=%d/merges=%v", n, merges), func(b *testing.B) {
-				l, s, c := newLedger(b)
+				l, s, c := newAccounts(b)
 				ctx := context.Background()
 				for i := range n {
 					c.now = c.now.Add(100 * time.Millisecond)
-					if err := l.Add(ctx, "a", deltalog.NewIDAt(c.now), 1); err != nil {
+					if err := l.Add(ctx, "a", timeid.New(c.now), 1); err != nil {
 						b.Fatal(err)
 					}
 					if merges && i%100 == 99 {
@@ -59,14 +59,14 @@ func BenchmarkBalance(b *testing.B) {
 }
 
 func BenchmarkMerge(b *testing.B) {
-	l, _, c := newLedger(b)
+	l, _, c := newAccounts(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
 		for range 100 {
 			c.now = c.now.Add(10 * time.Millisecond)
-			_ = l.Add(ctx, "a", deltalog.NewIDAt(c.now), 1)
+			_ = l.Add(ctx, "a", timeid.New(c.now), 1)
 		}
 		c.now = c.now.Add(2 * time.Minute)
 		b.StartTimer()

@@ -9,9 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // TestChecksCatchBrokenVariants runs the checks of this package against
@@ -24,8 +23,8 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 	t.Run("reused id counts twice", func(t *testing.T) {
 		defer balance.BreakAmountClaims()()
 		// Through the public API: add, merge, settle, reuse the id.
-		l, _, c := newLedger(t)
-		u := deltalog.NewIDAt(c.now)
+		l, _, c := newAccounts(t)
+		u := timeid.New(c.now)
 		require.NoError(t, l.Add(ctx, "a", u, 5))
 		for range 2 {
 			_, err := l.Merge(ctx, "a")
@@ -61,7 +60,7 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 	t.Run("chain unwinds one level per merge", func(t *testing.T) {
 		defer balance.BreakChainCompaction()()
 		c := &clock{now: t0}
-		store := memory.NewBalanceStore()
+		store := newSpy()
 		l, err := balance.New(store, balance.Options{Clock: c.Now})
 		require.NoError(t, err)
 		want, err := runBurst(rand.New(rand.NewSource(1)), l, store, c, 60)

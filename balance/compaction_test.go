@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 type burstTid struct{}
@@ -20,7 +20,7 @@ type burstTid struct{}
 // wave, several merges and increments run at once and a seeded scheduler
 // interleaves them at every store call, while the clock moves up to
 // 300ms per step. It returns the sum of the increments that landed.
-func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *clock, waves int) (int64, error) {
+func runBurst(rng *rand.Rand, l *balance.Accounts, store *spy, c *clock, waves int) (int64, error) {
 	ctx := context.Background()
 	var want int64
 	sched := newScheduler()
@@ -33,19 +33,19 @@ func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *
 		var ops []bop
 		for range 2 + rng.Intn(7) {
 			if rng.Intn(3) == 0 {
-				ops = append(ops, bop{id: deltalog.NewIDAt(c.now), amount: 1 + rng.Int63n(99)})
+				ops = append(ops, bop{id: timeid.New(c.now), amount: 1 + rng.Int63n(99)})
 			} else {
 				ops = append(ops, bop{merge: true})
 			}
 		}
 		errs := make([]error, len(ops))
-		store.SetHook(func(ctx context.Context, name string, after bool) error {
+		store.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
 			i, ok := ctx.Value(burstTid{}).(int)
 			if !ok {
 				return nil
 			}
 			if after {
-				if name == memory.BalanceOpWrite && !ops[i].merge {
+				if call.Method == faulty.MethodApply && !ops[i].merge {
 					want += ops[i].amount
 				}
 				return nil
@@ -76,7 +76,7 @@ func runBurst(rng *rand.Rand, l *balance.Ledger, store *memory.BalanceStore, c *
 
 // mergesToCompact runs merges spaced by step until the account has at most
 // one row, and returns how many it took (at most limit).
-func mergesToCompact(l *balance.Ledger, store *memory.BalanceStore, c *clock, step time.Duration, limit int, want int64) (int, error) {
+func mergesToCompact(l *balance.Accounts, store *spy, c *clock, step time.Duration, limit int, want int64) (int, error) {
 	ctx := context.Background()
 	for n := 1; n <= limit; n++ {
 		c.now = c.now.Add(step)
@@ -87,11 +87,11 @@ func mergesToCompact(l *balance.Ledger, store *memory.BalanceStore, c *clock, st
 		if err != nil || b != want {
 			return n, fmt.Errorf("balance %d (%v) after %d quiescent merges, want %d", b, err, n, want)
 		}
-		if len(store.Snapshot(acct)) <= 1 {
+		if len(store.Stored(acct)) <= 1 {
 			return n, nil
 		}
 	}
-	return limit, fmt.Errorf("%d rows left after %d merges", len(store.Snapshot(acct)), limit)
+	return limit, fmt.Errorf("%d rows left after %d merges", len(store.Stored(acct)), limit)
 }
 
 // TestBurstCompactsInBoundedMerges builds long chains of sum rows with
@@ -111,7 +111,7 @@ func TestBurstCompactsInBoundedMerges(t *testing.T) {
 	worst, longest := 0, 0
 	for k := range n {
 		c := &clock{now: t0}
-		store := memory.NewBalanceStore()
+		store := newSpy()
 		l, err := balance.New(store, balance.Options{Clock: c.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -121,7 +121,7 @@ func TestBurstCompactsInBoundedMerges(t *testing.T) {
 			t.Fatalf("burst %d (seed %d): %v", k, seed, err)
 		}
 		sums := 0
-		for _, r := range store.Snapshot(acct) {
+		for _, r := range store.Stored(acct) {
 			if r.Kind == balance.KindSum {
 				sums++
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // TestReusedIDWithAnotherAmount reuses an update id with another amount
@@ -36,10 +36,10 @@ func TestReusedIDWithAnotherAmount(t *testing.T) {
 		{"after the merge settled, smaller second", 2, 7, 5, 7},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, s, c := newLedger(t)
-			other := deltalog.NewIDAt(c.now)
+			l, s, c := newAccounts(t)
+			other := timeid.New(c.now)
 			require.NoError(t, l.Add(ctx, "a", other, 100))
-			id := deltalog.NewIDAt(c.now)
+			id := timeid.New(c.now)
 			require.NoError(t, l.Add(ctx, "a", id, tc.first))
 			for range tc.merges {
 				_, err := l.Merge(ctx, "a")
@@ -47,7 +47,7 @@ func TestReusedIDWithAnotherAmount(t *testing.T) {
 				c.now = c.now.Add(61 * time.Second) // the next merge settles it
 			}
 			if tc.merges == 2 {
-				require.Len(t, s.Snapshot("a"), 3, "settled: covered rows deleted, only tombstones and the sum row left")
+				require.Len(t, s.Stored("a"), 3, "settled: covered rows deleted, only tombstones and the sum row left")
 			}
 			require.NoError(t, l.Add(ctx, "a", id, tc.second), "Add cannot see the first write")
 			check := func() {
@@ -84,7 +84,7 @@ func TestReusedIDWithAnotherAmount(t *testing.T) {
 				check()
 			}
 			require.True(t, reported, "the refused row was deleted by a merge that reported it")
-			require.Len(t, s.Snapshot("a"), 1)
+			require.Len(t, s.Stored("a"), 1)
 		})
 	}
 }

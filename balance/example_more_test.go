@@ -1,6 +1,7 @@
 package balance_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,25 +10,26 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // An account balance: every Add is one insert, a retry with the same id
 // counts once, and a Merge folds the rows without changing the balance.
-func ExampleLedger() {
+func ExampleAccounts() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	store := memory.NewBalanceStore()
-	l, _ := balance.New(store, balance.Options{Clock: func() time.Time { return now }})
-	sale := deltalog.IDFromParts(now, 1, 1)
+	st := memory.NewPartitions()
+	l, _ := balance.New(st, balance.Options{Clock: func() time.Time { return now }})
+	sale := timeid.FromParts(now, 1, 1)
 	_ = l.Add(ctx, "seller-7", sale, 2500)
 	_ = l.Add(ctx, "seller-7", sale, 2500) // retry after a lost acknowledgement
-	_ = l.Add(ctx, "seller-7", deltalog.IDFromParts(now, 2, 1), -300)
+	_ = l.Add(ctx, "seller-7", timeid.FromParts(now, 2, 1), -300)
 	b, _ := l.Balance(ctx, "seller-7")
-	fmt.Println("balance:", b, "rows:", len(store.Snapshot("seller-7")))
+	fmt.Println("balance:", b, "rows:", len(storedRows(st, "seller-7")))
 	_, _ = l.Merge(ctx, "seller-7")
 	b, _ = l.Balance(ctx, "seller-7")
-	fmt.Println("balance:", b, "rows:", len(store.Snapshot("seller-7")))
+	fmt.Println("balance:", b, "rows:", len(storedRows(st, "seller-7")))
 	// Output:
 	// balance: 2200 rows: 2
 	// balance: 2200 rows: 5
@@ -39,9 +41,9 @@ func ExampleLedger() {
 func ExampleMergeReport() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	l, _ := balance.New(memory.NewBalanceStore(), balance.Options{Clock: func() time.Time { return now }})
-	_ = l.Add(ctx, "a", deltalog.IDFromParts(now, 1, 1), 10)
-	_ = l.Add(ctx, "a", deltalog.IDFromParts(now, 2, 1), 5)
+	l, _ := balance.New(memory.NewPartitions(), balance.Options{Clock: func() time.Time { return now }})
+	_ = l.Add(ctx, "a", timeid.FromParts(now, 1, 1), 10)
+	_ = l.Add(ctx, "a", timeid.FromParts(now, 2, 1), 5)
 
 	now = now.Add(time.Second)
 	rep, _ := l.Merge(ctx, "a")
@@ -63,10 +65,10 @@ func ExampleMergeReport() {
 // normal rows stay live, and the balance is unchanged.
 func ExampleView() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	version := deltalog.IDFromParts(t.Add(time.Minute), 1, 9)
+	version := timeid.FromParts(t.Add(time.Minute), 1, 9)
 	var rows []balance.Row
 	for i, amount := range []int64{10, -4} {
-		id := deltalog.IDFromParts(t.Add(time.Duration(i)*time.Second), 1, 1)
+		id := timeid.FromParts(t.Add(time.Duration(i)*time.Second), 1, 1)
 		rows = append(rows,
 			balance.Row{UpdateID: id, Kind: balance.KindNormal, Amount: amount},
 			balance.Row{UpdateID: id, Kind: balance.KindTombstone, Version: version, Amount: amount, Target: balance.KindNormal})
@@ -82,15 +84,15 @@ func ExampleView() {
 func ExampleBatch() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	store := memory.NewBalanceStore()
-	l, _ := balance.New(store, balance.Options{Clock: func() time.Time { return now }})
-	id := deltalog.IDFromParts(now, 1, 1)
+	st := memory.NewPartitions()
+	l, _ := balance.New(st, balance.Options{Clock: func() time.Time { return now }})
+	id := timeid.FromParts(now, 1, 1)
 	var b balance.Batch
 	b.Add("alice", id, -50)
 	b.Add("bob", id, +50)
 	b.Add("alice", id, -60) // same (account, id), another amount
 	err := l.Apply(ctx, &b)
-	fmt.Println(b.Len(), errors.Is(err, crdt.ErrConflictingTransaction), store.Calls().Writes)
+	fmt.Println(b.Len(), errors.Is(err, crdt.ErrConflictingTransaction), len(storedRows(st, "alice")))
 	// Output: 3 true 0
 }
 
@@ -100,9 +102,9 @@ func ExampleBatch() {
 func ExampleID() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	l, _ := balance.New(memory.NewBalanceStore(), balance.Options{Clock: func() time.Time { return now }})
-	fresh := deltalog.IDFromParts(now.Add(-time.Minute), 1, 1)
-	stale := deltalog.IDFromParts(now.Add(-time.Hour), 1, 1)
+	l, _ := balance.New(memory.NewPartitions(), balance.Options{Clock: func() time.Time { return now }})
+	fresh := timeid.FromParts(now.Add(-time.Minute), 1, 1)
+	stale := timeid.FromParts(now.Add(-time.Hour), 1, 1)
 	fmt.Println(fresh.Time().Format(time.TimeOnly), l.Add(ctx, "a", fresh, 1))
 	err := l.Add(ctx, "a", stale, 1)
 	fmt.Println(stale.Time().Format(time.TimeOnly), errors.Is(err, crdt.ErrOutsideWindow))
@@ -111,88 +113,78 @@ func ExampleID() {
 	// 11:00:00 true
 }
 
-// A Key is a row's primary key. Writing a row whose key exists replaces
-// it, which is why a retried increment (same update id) is stored once.
+// A Key is a row's primary key, and EncodeKey its row key in a
+// store.Partitions: in byte order, newest update id first, then N, S, T.
+// A retried increment has the same key, so it is stored once.
 func ExampleKey() {
-	ctx := context.Background()
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	store := memory.NewBalanceStore()
-	r := balance.Row{UpdateID: deltalog.IDFromParts(t, 1, 1), Kind: balance.KindNormal, Amount: 7}
-	retry := r
-	fmt.Println(r.Key() == retry.Key(), r.Key().Kind, r.Key().Version.IsZero())
-	_ = store.Write(ctx, []balance.Mutation{{Account: "a", Row: r}})
-	_ = store.Write(ctx, []balance.Mutation{{Account: "a", Row: retry}})
-	fmt.Println(len(store.Snapshot("a")))
+	id := timeid.FromParts(t, 1, 1)
+	n := balance.NormalRow(id, 7)
+	retry := balance.NormalRow(id, 7)
+	tomb := balance.Row{UpdateID: id, Kind: balance.KindTombstone, Version: timeid.FromParts(t.Add(time.Second), 1, 1), Amount: 7, Target: balance.KindNormal}
+	newer := balance.NormalRow(timeid.FromParts(t.Add(time.Second), 1, 1), 1)
+	fmt.Println(n.Key() == retry.Key(), len(balance.EncodeKey(n.Key())))
+	fmt.Println(bytes.Compare(balance.EncodeKey(newer.Key()), balance.EncodeKey(n.Key())),
+		bytes.Compare(balance.EncodeKey(n.Key()), balance.EncodeKey(tomb.Key())))
+	k, err := balance.DecodeKey(balance.EncodeKey(tomb.Key()))
+	fmt.Println(k == tomb.Key(), err)
 	// Output:
-	// true N true
-	// 1
+	// true 33
+	// -1 -1
+	// true <nil>
 }
 
 // Kind is a row's type: N for updates, S for a merge's sum, T for a
 // tombstone. For one update id, rows cluster N, then S, then T.
 func ExampleKind() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	id := deltalog.IDFromParts(t, 1, 1)
+	id := timeid.FromParts(t, 1, 1)
 	n := balance.Row{UpdateID: id, Kind: balance.KindNormal, Amount: 1}
-	ts := balance.Row{UpdateID: id, Kind: balance.KindTombstone, Version: deltalog.IDFromParts(t.Add(time.Second), 1, 1), Amount: 1, Target: balance.KindNormal}
+	ts := balance.Row{UpdateID: id, Kind: balance.KindTombstone, Version: timeid.FromParts(t.Add(time.Second), 1, 1), Amount: 1, Target: balance.KindNormal}
 	fmt.Println(balance.KindNormal, balance.KindSum, balance.KindTombstone, balance.CompareRows(n, ts))
 	// Output: N S T -1
-}
-
-// A Mutation writes or deletes one row of one account. A store applies a
-// slice of them atomically; here a settled merge's cleanup deletes a row.
-func ExampleMutation() {
-	ctx := context.Background()
-	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	var store balance.Store = memory.NewBalanceStore()
-	a := balance.Row{UpdateID: deltalog.IDFromParts(t, 1, 1), Kind: balance.KindNormal, Amount: 3}
-	b := balance.Row{UpdateID: deltalog.IDFromParts(t, 2, 1), Kind: balance.KindNormal, Amount: 4}
-	_ = store.Write(ctx, []balance.Mutation{{Account: "x", Row: a}, {Account: "x", Row: b}})
-	_ = store.Write(ctx, []balance.Mutation{{Account: "x", Row: a, Delete: true}})
-	rows, _ := store.Rows(ctx, "x")
-	fmt.Println(len(rows), rows[0].Amount)
-	// Output: 1 4
 }
 
 // The zero Options select the defaults; New refuses timings that would
 // break the settling and collection rules.
 func ExampleOptions() {
-	l, _ := balance.New(memory.NewBalanceStore(), balance.Options{})
+	l, _ := balance.New(memory.NewPartitions(), balance.Options{})
 	o := l.Options()
 	fmt.Println(o.Window, o.FutureSkew, o.SafetyMargin, o.MaxMerge, o.SettleGrace, o.GCGrace)
-	_, err := balance.New(memory.NewBalanceStore(), balance.Options{SettleGrace: time.Second})
+	_, err := balance.New(memory.NewPartitions(), balance.Options{SettleGrace: time.Second})
 	fmt.Println(errors.Is(err, crdt.ErrInvalidConfig))
 	// Output:
 	// 5m0s 5s 30s 10s 1m0s 10m0s
 	// true
 }
 
-// loggingStore wraps any Store and prints the kinds of rows each Write
-// sends.
-type loggingStore struct{ balance.Store }
+// loggingStore wraps a store.Partitions and prints the rows each Apply
+// writes (a leading "-" for a delete).
+type loggingStore struct{ store.Partitions }
 
-func (s loggingStore) Write(ctx context.Context, muts []balance.Mutation) error {
+func (s loggingStore) Apply(ctx context.Context, muts []store.Mutation) error {
 	var kinds []string
 	for _, m := range muts {
-		k := m.Row.Kind.String()
-		if m.Delete {
-			k = "-" + k
+		k, _ := balance.DecodeKey(m.Key)
+		name := k.Kind.String()
+		if m.Op == store.OpDelete {
+			name = "-" + name
 		}
-		kinds = append(kinds, k)
+		kinds = append(kinds, name)
 	}
 	fmt.Println("write", kinds)
-	return s.Store.Write(ctx, muts)
+	return s.Partitions.Apply(ctx, muts)
 }
 
-// A Store is three calls; wrapping one shows the batches a Ledger sends:
-// one row per Add, then a merge's tombstones and its sum row in separate
-// writes (step 5, then step 6).
-func ExampleStore() {
+// Wrapping the store shows the batches Accounts sends: one row per Add,
+// then a merge's tombstones and its sum row in separate writes (step 5,
+// then step 6).
+func Example_batches() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	l, _ := balance.New(loggingStore{memory.NewBalanceStore()}, balance.Options{Clock: func() time.Time { return now }})
-	_ = l.Add(ctx, "a", deltalog.IDFromParts(now, 1, 1), 10)
-	_ = l.Add(ctx, "a", deltalog.IDFromParts(now, 2, 1), 5)
+	l, _ := balance.New(loggingStore{memory.NewPartitions()}, balance.Options{Clock: func() time.Time { return now }})
+	_ = l.Add(ctx, "a", timeid.FromParts(now, 1, 1), 10)
+	_ = l.Add(ctx, "a", timeid.FromParts(now, 2, 1), 5)
 	_, _ = l.Merge(ctx, "a")
 	// Output:
 	// write [N]

@@ -9,12 +9,13 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
-// labeller prints ids as small integers the way the seed's trace does:
-// update ids and versions are numbered separately, in time order of first
-// appearance (versions from 1, update ids from 0).
+// labeller prints ids as small integers: update ids and versions are
+// numbered separately, in time order of first appearance (versions from 1,
+// update ids from 0).
 type labeller struct {
 	ids, versions map[balance.ID]int
 }
@@ -33,8 +34,8 @@ func (l *labeller) row(r balance.Row) string {
 	return fmt.Sprintf("(%d,%s,%s,%d)", l.ids[r.UpdateID], r.Kind, v, r.Amount)
 }
 
-// rows prints in ascending update id order, as the seed's trace does (the
-// table's clustering order is descending).
+// rows prints in ascending update id order (the clustering order is
+// descending).
 func (l *labeller) rows(rs []balance.Row) string {
 	rs = append([]balance.Row(nil), rs...)
 	sort.SliceStable(rs, func(i, j int) bool { return balance.CompareRows(rs[i], rs[j]) > 0 })
@@ -51,39 +52,36 @@ func (l *labeller) rows(rs []balance.Row) string {
 	return "[" + strings.Join(parts, " ") + "]"
 }
 
-// Example_seedTrace replays the worked trace of design 000 (merges 1–4 on
-// the two-row example) and prints its intermediate row sets, with one
-// difference: the seed's merge 2 leaves the tombstone of row 0 for merge 3
-// to collect, while here merge 2's step 8 collects it, since step 7 of the
-// same merge deleted its target and it is GCGrace old (see doc.go,
-// Compaction).
+// Example_mergeTrace follows a two-row account through four merges and
+// prints the rows after every write. Rows print as (updateid, type,
+// version, amount), ids numbered in order of appearance. A sum row's update
+// id is its merge's fresh version, which is what lets the age of a merge
+// be judged by its update id. Merge 2's step 8 collects the tombstone of
+// row 0, since step 7 of the same merge deleted its target and it is
+// GCGrace old (see the package documentation, Compaction bound).
 //
-// The seed is inconsistent with itself: its example row is (2,N,,5) but its
-// trace uses update id 1, and step 6 says the S row takes "the latest
-// updateid" while the trace gives it a new id, 2. This package follows the
-// trace: a sum row's update id is its merge's fresh version, which is what
-// lets the age of a merge be judged by its update id.
-//
-// Ages are judged by update id time with GCGrace = 10 minutes (the seed's
-// value) and SettleGrace = 1 minute: row 0 is written at t0 and row 1 at
-// t0+9m, so in merge 2 the tombstone of row 0 is old enough to collect
-// and that of row 1 is not (merge 4 collects it).
-func Example_seedTrace() {
+// Ages are judged by update id time with GCGrace = 10 minutes and
+// SettleGrace = 1 minute: row 0 is written at t0 and row 1 at t0+9m, so in
+// merge 2 the tombstone of row 0 is old enough to collect and that of row
+// 1 is not (merge 4 collects it).
+func Example_mergeTrace() {
 	ctx := context.Background()
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	store := memory.NewBalanceStore()
-	ledger, err := balance.New(store, balance.Options{Clock: func() time.Time { return now }})
+	mem := memory.NewPartitions()
+	var after [][]balance.Row
+	// A faulty.Partitions with no faults, for its hook: the rows after
+	// every write.
+	watched := faulty.NewPartitions(mem, faulty.Options{Hook: func(_ context.Context, call faulty.Call, done bool) error {
+		if call.Method == faulty.MethodApply && done {
+			after = append(after, storedRows(mem, "seller"))
+		}
+		return nil
+	}})
+	accounts, err := balance.New(watched, balance.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		panic(err)
 	}
-	var after [][]balance.Row
-	store.SetHook(func(_ context.Context, op string, done bool) error {
-		if op == memory.BalanceOpWrite && done {
-			after = append(after, store.Snapshot("seller"))
-		}
-		return nil
-	})
 	lab := &labeller{ids: map[balance.ID]int{}, versions: map[balance.ID]int{}}
 
 	must := func(err error) {
@@ -91,22 +89,22 @@ func Example_seedTrace() {
 			panic(err)
 		}
 	}
-	id0 := deltalog.IDFromParts(t0, 1, 0xA)
-	must(ledger.Add(ctx, "seller", id0, 1))
+	id0 := timeid.FromParts(t0, 1, 0xA)
+	must(accounts.Add(ctx, "seller", id0, 1))
 	now = t0.Add(9 * time.Minute)
-	id1 := deltalog.IDFromParts(now, 1, 0xB)
-	must(ledger.Add(ctx, "seller", id1, 5))
+	id1 := timeid.FromParts(now, 1, 0xB)
+	must(accounts.Add(ctx, "seller", id1, 5))
 	lab.row(balance.Row{UpdateID: id0, Kind: balance.KindNormal})
 	lab.row(balance.Row{UpdateID: id1, Kind: balance.KindNormal})
-	b, _ := ledger.Balance(ctx, "seller")
-	fmt.Println("sum is", b, "for", lab.rows(store.Snapshot("seller")))
+	b, _ := accounts.Balance(ctx, "seller")
+	fmt.Println("sum is", b, "for", lab.rows(storedRows(mem, "seller")))
 
 	merge := func(n int, at time.Time) {
 		now = at
 		after = after[:0]
 		fmt.Printf("Start Merge %d\n", n)
-		fmt.Println("  mem:", lab.rows(store.Snapshot("seller")))
-		rep, err := ledger.Merge(ctx, "seller")
+		fmt.Println("  mem:", lab.rows(storedRows(mem, "seller")))
+		rep, err := accounts.Merge(ctx, "seller")
 		must(err)
 		w := 0
 		next := func() string { w++; return lab.rows(after[w-1]) }
@@ -141,7 +139,7 @@ func Example_seedTrace() {
 		default:
 			fmt.Println("  Invalid rows", lab.rows(rep.TooYoung), "are not old enough")
 		}
-		b, err := ledger.Balance(ctx, "seller")
+		b, err := accounts.Balance(ctx, "seller")
 		must(err)
 		fmt.Printf("Complete Merge %d (balance %d)\n", n, b)
 	}
@@ -186,38 +184,37 @@ func Example_seedTrace() {
 	// Complete Merge 4 (balance 6)
 }
 
-// ExampleLedger_Apply moves money between two accounts in one atomic batch
+// ExampleAccounts_Apply moves money between two accounts in one atomic batch
 // and shows that a retried batch (same ids) counts once.
-func ExampleLedger_Apply() {
+func ExampleAccounts_Apply() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	store := memory.NewBalanceStore()
-	ledger, _ := balance.New(store, balance.Options{Clock: func() time.Time { return now }})
-	_ = ledger.Add(ctx, "alice", deltalog.IDFromParts(now, 1, 1), 100)
+	accounts, _ := balance.New(memory.NewPartitions(), balance.Options{Clock: func() time.Time { return now }})
+	_ = accounts.Add(ctx, "alice", timeid.FromParts(now, 1, 1), 100)
 
-	transfer := deltalog.IDFromParts(now, 2, 1) // one id per transfer
+	transfer := timeid.FromParts(now, 2, 1) // one id per transfer
 	var b balance.Batch
 	b.Add("alice", transfer, -30)
 	b.Add("bob", transfer, +30)
 	for range 2 { // the second Apply is a retry after a lost acknowledgement
-		if err := ledger.Apply(ctx, &b); err != nil {
+		if err := accounts.Apply(ctx, &b); err != nil {
 			panic(err)
 		}
 	}
-	a, _ := ledger.Balance(ctx, "alice")
-	c, _ := ledger.Balance(ctx, "bob")
-	fmt.Println("alice", a, "bob", c, "writes", store.Calls().Writes)
-	// Output: alice 70 bob 30 writes 3
+	a, _ := accounts.Balance(ctx, "alice")
+	c, _ := accounts.Balance(ctx, "bob")
+	fmt.Println("alice", a, "bob", c)
+	// Output: alice 70 bob 30
 }
 
 // ExampleEvaluate interprets a partition where two merges raced over the
 // same rows: exactly one sum row is valid, and the balance is unchanged.
 func ExampleEvaluate() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	n1 := balance.Row{UpdateID: deltalog.IDFromParts(t, 1, 1), Kind: balance.KindNormal, Amount: 1}
-	n2 := balance.Row{UpdateID: deltalog.IDFromParts(t.Add(time.Second), 1, 1), Kind: balance.KindNormal, Amount: 5}
+	n1 := balance.Row{UpdateID: timeid.FromParts(t, 1, 1), Kind: balance.KindNormal, Amount: 1}
+	n2 := balance.Row{UpdateID: timeid.FromParts(t.Add(time.Second), 1, 1), Kind: balance.KindNormal, Amount: 5}
 	rows := []balance.Row{n1, n2}
-	for _, v := range []balance.ID{deltalog.IDFromParts(t.Add(time.Minute), 1, 2), deltalog.IDFromParts(t.Add(time.Minute), 1, 3)} {
+	for _, v := range []balance.ID{timeid.FromParts(t.Add(time.Minute), 1, 2), timeid.FromParts(t.Add(time.Minute), 1, 3)} {
 		for _, n := range []balance.Row{n1, n2} {
 			rows = append(rows, balance.Row{UpdateID: n.UpdateID, Kind: balance.KindTombstone, Version: v, Amount: n.Amount, Target: balance.KindNormal})
 		}
@@ -231,8 +228,8 @@ func ExampleEvaluate() {
 // ExampleRow_MarshalBinary encodes a tombstone in the crdt envelope.
 func ExampleRow_MarshalBinary() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := balance.Row{UpdateID: deltalog.IDFromParts(t, 1, 1), Kind: balance.KindTombstone,
-		Version: deltalog.IDFromParts(t.Add(time.Minute), 1, 2), Amount: 5, Target: balance.KindNormal}
+	r := balance.Row{UpdateID: timeid.FromParts(t, 1, 1), Kind: balance.KindTombstone,
+		Version: timeid.FromParts(t.Add(time.Minute), 1, 2), Amount: 5, Target: balance.KindNormal}
 	b, _ := r.MarshalBinary()
 	var d balance.Row
 	fmt.Println(len(b), d.UnmarshalBinary(b), d == r, d.Kind, d.Target)

@@ -10,9 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // This file model-checks the merge protocol. Each operation (a merge, an
@@ -56,7 +57,7 @@ func (c *coop) yield(ctx context.Context) error {
 // op is one concurrent operation of a scenario.
 type op struct {
 	name string
-	run  func(ctx context.Context, l *balance.Ledger, s balance.Store) error
+	run  func(ctx context.Context, l *balance.Accounts, s store.Partitions) error
 	// id and amount name the increment an op inserts (zero for merges).
 	id     balance.ID
 	amount int64
@@ -80,13 +81,9 @@ const acct = "acct"
 // at every point where more than one can run. It returns the first
 // invariant violation.
 func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
-	store := memory.NewBalanceStore()
+	store := newSpy()
 	if len(sc.initial) > 0 {
-		muts := make([]balance.Mutation, len(sc.initial))
-		for i, r := range sc.initial {
-			muts[i] = balance.Mutation{Account: acct, Row: r}
-		}
-		if err := store.Write(context.Background(), muts); err != nil {
+		if err := writeRows(store, acct, sc.initial...); err != nil {
 			return err
 		}
 	}
@@ -109,9 +106,9 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 		land(r.UpdateID, r.Amount)
 	}
 	writing := make([]bool, n)
-	store.SetHook(func(ctx context.Context, opName string, after bool) error {
+	store.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
 		if after {
-			if tid, ok := ctx.Value(tidKey{}).(int); ok && opName == memory.BalanceOpWrite && writing[tid] {
+			if tid, ok := ctx.Value(tidKey{}).(int); ok && call.Method == faulty.MethodApply && writing[tid] {
 				land(sc.ops[tid].id, sc.ops[tid].amount)
 			}
 			return nil
@@ -162,8 +159,8 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 			remove(i)
 			trace += "(crash)"
 		}
-		if err := checkOnce(store.Snapshot(acct), landed); err != nil {
-			return fmt.Errorf("after%s: %v\nrows: %v", trace, err, store.Snapshot(acct))
+		if err := checkOnce(store.Stored(acct), landed); err != nil {
+			return fmt.Errorf("after%s: %v\nrows: %v", trace, err, store.Stored(acct))
 		}
 	}
 	for i, err := range errs {
@@ -184,11 +181,11 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 		if _, err := ledger2.Merge(context.Background(), acct); err != nil {
 			return fmt.Errorf("quiescent merge after%s: %v", trace, err)
 		}
-		if err := checkOnce(store.Snapshot(acct), landed); err != nil {
+		if err := checkOnce(store.Stored(acct), landed); err != nil {
 			return fmt.Errorf("after%s and a quiescent merge: %v", trace, err)
 		}
 	}
-	if rows := store.Snapshot(acct); len(rows) > 1 {
+	if rows := store.Stored(acct); len(rows) > 1 {
 		return fmt.Errorf("after%s: partition not compacted: %v", trace, rows)
 	}
 	return nil
@@ -232,11 +229,11 @@ func enumerate(t *testing.T, sc scenario) int {
 }
 
 func id(at time.Duration, node uint64) balance.ID {
-	return deltalog.IDFromParts(t0.Add(at), 1, node)
+	return timeid.FromParts(t0.Add(at), 1, node)
 }
 
 func mergeOp(name string) op {
-	return op{name: name, run: func(ctx context.Context, l *balance.Ledger, _ balance.Store) error {
+	return op{name: name, run: func(ctx context.Context, l *balance.Accounts, _ store.Partitions) error {
 		_, err := l.Merge(ctx, acct)
 		return err
 	}}
@@ -244,7 +241,7 @@ func mergeOp(name string) op {
 
 func increOp(name string, at time.Duration, node uint64, amount int64) op {
 	i := id(at, node)
-	return op{name: name, id: i, amount: amount, run: func(ctx context.Context, l *balance.Ledger, _ balance.Store) error {
+	return op{name: name, id: i, amount: amount, run: func(ctx context.Context, l *balance.Accounts, _ store.Partitions) error {
 		return l.Add(ctx, acct, i, amount)
 	}}
 }

@@ -7,11 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // TestAccountKeys: every Ledger method checks the account key with
@@ -19,8 +18,8 @@ import (
 func TestAccountKeys(t *testing.T) {
 	require.Same(t, crdt.ErrInvalidKey, balance.ErrInvalidKey)
 	ctx := context.Background()
-	l, s, c := newLedger(t)
-	id := deltalog.NewIDAt(c.now)
+	l, s, c := newAccounts(t)
+	id := timeid.New(c.now)
 	calls := map[string]func(key string) error{
 		"Add": func(k string) error { return l.Add(ctx, k, id, 1) },
 		"Apply": func(k string) error {
@@ -44,7 +43,7 @@ func TestAccountKeys(t *testing.T) {
 		}
 	}
 	require.ErrorContains(t, l.Add(ctx, "a\x00b", id, 1), `account key "a\x00b" contains a control character`)
-	require.Equal(t, memory.BalanceCalls{}, s.Calls(), "bad keys never reach the store")
+	require.Equal(t, storeCalls{}, s.Calls(), "bad keys never reach the store")
 	for name, f := range calls {
 		require.NoError(t, f(strings.Repeat("k", 255)), "%s: 255 bytes is the longest key", name)
 		require.NoError(t, f("ключ"), "%s: UTF-8", name)
@@ -58,12 +57,12 @@ func TestAccountKeys(t *testing.T) {
 func TestNilValues(t *testing.T) {
 	var b *balance.Batch
 	require.Zero(t, b.Len())
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	require.NoError(t, l.Apply(context.Background(), b))
 	require.NoError(t, l.Apply(context.Background(), &balance.Batch{}))
-	require.Zero(t, s.Calls().Writes)
-	require.Panics(t, func() { b.Add("a", deltalog.NewIDAt(c.now), 1) })
-	good, err := balance.NormalRow(deltalog.NewIDAt(c.now), 1).MarshalBinary()
+	require.Zero(t, s.Calls().Applies)
+	require.Panics(t, func() { b.Add("a", timeid.New(c.now), 1) })
+	good, err := balance.NormalRow(timeid.New(c.now), 1).MarshalBinary()
 	require.NoError(t, err)
 	var r *balance.Row
 	require.Panics(t, func() { _ = r.UnmarshalBinary(good) })

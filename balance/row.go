@@ -7,19 +7,19 @@ import (
 	"math"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/timeid"
 )
 
-// ID is a time-based UUID (version 1, Cassandra's timeuuid), the same type
-// deltalog uses; see deltalog.ID for its order.
-type ID = deltalog.ID
+// ID is a time-based UUID (version 1, Cassandra's timeuuid); see package
+// timeid for its order and encoding.
+type ID = timeid.ID
 
 // Kind is a row's type column. The byte values are the storage format and
 // sort N < S < T.
 type Kind byte
 
-// The three row kinds of design 000.
+// The three row kinds.
 const (
 	// KindNormal is an increment or decrement.
 	KindNormal Kind = 'N'
@@ -92,7 +92,8 @@ type Key struct {
 // Key returns r's primary-key columns.
 func (r Row) Key() Key { return Key{r.UpdateID, r.Kind, r.Version} }
 
-// String renders the row as the seed does: (updateid,type,version,amount).
+// String renders the row as (updateid,type,version,amount), with an empty
+// version for N rows.
 func (r Row) String() string {
 	v := ""
 	if r.Kind != KindNormal {
@@ -102,7 +103,7 @@ func (r Row) String() string {
 }
 
 // CompareRows orders rows the way stores cluster them: UpdateID descending
-// (deltalog.ID order), then Kind ascending, then Version ascending. It
+// (timeid.ID.Compare order), then Kind ascending, then Version ascending. It
 // returns -1 if a comes first, +1 if b does, 0 for the same key.
 func CompareRows(a, b Row) int {
 	if c := a.UpdateID.Compare(b.UpdateID); c != 0 {

@@ -12,10 +12,10 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // The simulation runs the real Ledger against the memory store with many
@@ -96,7 +96,7 @@ func (s *scheduler) run(rng *rand.Rand, n int, op func(i int), step func() error
 func runSim(seed int64, rounds int) error {
 	rng := rand.New(rand.NewSource(seed))
 	ctx := context.Background()
-	store := memory.NewBalanceStore()
+	store := newSpy()
 	c := &clock{now: t0}
 	l, err := balance.New(store, balance.Options{Clock: c.Now})
 	if err != nil {
@@ -122,7 +122,7 @@ func runSim(seed int64, rounds int) error {
 			o := simOp{acct: a}
 			switch r := rng.Intn(10); {
 			case r < 4:
-				o.kind, o.id, o.delta = 'a', deltalog.NewIDAt(c.now.Add(-time.Duration(rng.Int63n(int64(4*time.Minute))))), rng.Int63n(199)-99
+				o.kind, o.id, o.delta = 'a', timeid.New(c.now.Add(-time.Duration(rng.Int63n(int64(4*time.Minute))))), rng.Int63n(199)-99
 				if o.delta == 0 {
 					o.delta = 50
 				}
@@ -139,7 +139,7 @@ func runSim(seed int64, rounds int) error {
 					}
 				}
 			case r < 6:
-				o.kind, o.to, o.id, o.delta = 't', accts[rng.Intn(len(accts))], deltalog.NewIDAt(c.now), rng.Int63n(20)+1
+				o.kind, o.to, o.id, o.delta = 't', accts[rng.Intn(len(accts))], timeid.New(c.now), rng.Int63n(20)+1
 				if o.to == o.acct {
 					o.kind = 'a'
 				}
@@ -153,14 +153,14 @@ func runSim(seed int64, rounds int) error {
 		}
 		calls := make([]int, len(ops))
 		errs := make([]error, len(ops))
-		store.SetHook(func(ctx context.Context, name string, after bool) error {
+		store.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
 			i, ok := ctx.Value(simTid{}).(int)
 			if !ok {
 				return nil
 			}
 			o := ops[i]
 			if after {
-				if name == memory.BalanceOpWrite && o.kind != 'm' {
+				if call.Method == faulty.MethodApply && o.kind != 'm' {
 					land(o.acct, o.id, -o.delta*boolInt(o.kind == 't')+o.delta*boolInt(o.kind == 'a'))
 					if o.kind == 't' {
 						land(o.to, o.id, o.delta)
@@ -191,8 +191,8 @@ func runSim(seed int64, rounds int) error {
 		}, func() error {
 			c.now = c.now.Add(time.Duration(rng.Intn(1500)) * time.Millisecond)
 			for _, a := range accts {
-				if err := checkOnce(store.Snapshot(a), landed[a]); err != nil {
-					return fmt.Errorf("round %d: account %s: %v\nrows %v", round, a, err, store.Snapshot(a))
+				if err := checkOnce(store.Stored(a), landed[a]); err != nil {
+					return fmt.Errorf("round %d: account %s: %v\nrows %v", round, a, err, store.Stored(a))
 				}
 			}
 			return nil
@@ -221,13 +221,13 @@ func runSim(seed int64, rounds int) error {
 			if _, err := l.Merge(ctx, a); err != nil {
 				return fmt.Errorf("quiescent merge %d: %v", i+1, err)
 			}
-			if err := checkOnce(store.Snapshot(a), landed[a]); err != nil {
+			if err := checkOnce(store.Stored(a), landed[a]); err != nil {
 				return fmt.Errorf("after quiescent merge %d, account %s: %v", i+1, a, err)
 			}
 		}
 	}
 	for _, a := range accts {
-		if rows := store.Snapshot(a); len(rows) > 1 {
+		if rows := store.Stored(a); len(rows) > 1 {
 			return fmt.Errorf("account %s not compacted by two merges: %v", a, rows)
 		}
 	}

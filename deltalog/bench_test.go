@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 func BenchmarkAdd(b *testing.B) {
@@ -16,11 +16,11 @@ func BenchmarkAdd(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		clock.Advance(time.Microsecond)
-		if err := c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 1); err != nil {
+		if err := c.Add(ctx, "k", timeid.New(clock.Now()), 1); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(store.Calls().Inserts)/float64(b.N), "writes/op")
+	b.ReportMetric(float64(store.Calls().Applies)/float64(b.N), "writes/op")
 	b.ReportMetric(float64(store.Calls().Scans)/float64(b.N), "reads/op")
 }
 
@@ -34,7 +34,7 @@ func BenchmarkRead(b *testing.B) {
 			b.Run(fmt.Sprintf("updates=%d/merges=%v", n, merges), func(b *testing.B) {
 				ctx := context.Background()
 				clock := &fakeClock{now: base}
-				store := memory.NewDeltaLogStore(0)
+				store := newSpy(0)
 				c, err := deltalog.New(store, testOptions(clock))
 				if err != nil {
 					b.Fatal(err)
@@ -42,7 +42,7 @@ func BenchmarkRead(b *testing.B) {
 				var want int64
 				for i := range n {
 					clock.Advance(100 * time.Millisecond)
-					if err := c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), int64(i%5+1)); err != nil {
+					if err := c.Add(ctx, "k", timeid.New(clock.Now()), int64(i%5+1)); err != nil {
 						b.Fatal(err)
 					}
 					want += int64(i%5 + 1)
@@ -80,7 +80,7 @@ func BenchmarkMerge(b *testing.B) {
 		b.StopTimer()
 		for range 100 {
 			clock.Advance(10 * time.Millisecond)
-			_ = c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 1)
+			_ = c.Add(ctx, "k", timeid.New(clock.Now()), 1)
 		}
 		clock.Advance(2 * time.Minute)
 		b.StartTimer()

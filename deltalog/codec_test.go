@@ -16,12 +16,13 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func codecCases() map[string]deltalog.Cell {
-	id := deltalog.IDFromParts(time.Date(2013, 5, 28, 10, 0, 0, 0, time.UTC), 0x1234, 0xA1B2C3D4E5F6)
+	id := timeid.FromParts(time.Date(2013, 5, 28, 10, 0, 0, 0, time.UTC), 0x1234, 0xA1B2C3D4E5F6)
 	return map[string]deltalog.Cell{
 		"regular_positive": {ID: id, Kind: deltalog.KindRegular, Delta: 1},
 		"regular_negative": {ID: id, Kind: deltalog.KindRegular, Delta: -3},

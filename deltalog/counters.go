@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/store"
 )
 
 // Errors specific to this package. Each wraps a crdt sentinel.
@@ -82,28 +84,83 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Counters reads and updates log-structured counters kept in a Store. It
-// holds no per-counter state, so any number of Counters, in any number of
-// processes, may share one store. Counters is safe for concurrent use.
+// Counters reads and updates log-structured counters kept in a
+// store.Partitions: one partition per counter, one row per cell, keyed by
+// EncodeKey and holding Cell.MarshalBinary. It holds no per-counter state,
+// so any number of Counters, in any number of processes, may share one
+// store. Counters is safe for concurrent use.
+//
+// Every write carries a timestamp from the process's write clock (the
+// Options.Clock reading in microseconds, kept strictly increasing across
+// every Counters of the process), so rewriting a cell replaces it and a
+// compaction or a counter delete shadows every cell written before it.
+// A store.Partitions should hold deltalog counters only: rows another
+// package wrote are refused as corrupt (crdt.ErrCorruptEncoding).
 //
 // Every method refuses an invalid counter key (see crdt.ValidateKey) with an
-// error wrapping ErrInvalidKey, before calling the store.
+// error wrapping ErrInvalidKey, before calling the store; a done context
+// fails a call with an error wrapping crdt.ErrUnavailable and the context's
+// error, before calling the store.
 type Counters struct {
-	store Store
+	store store.Partitions
 	opts  Options
 }
 
-// New returns Counters over store. Options are validated (errors wrap
+// New returns Counters over st. Options are validated (errors wrap
 // crdt.ErrInvalidConfig).
-func New(store Store, opts Options) (*Counters, error) {
+func New(st store.Partitions, opts Options) (*Counters, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	if store == nil {
+	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	return &Counters{store: store, opts: o}, nil
+	return &Counters{store: st, opts: o}, nil
+}
+
+// notDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
+// ctx is done: the store call was not attempted.
+func notDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("deltalog: %w: %w", crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// apply stamps muts with one write timestamp and applies them in one
+// store call.
+func (c *Counters) apply(ctx context.Context, muts []store.Mutation) error {
+	if err := notDone(ctx); err != nil {
+		return err
+	}
+	ts := stamp.Reserve(c.opts.Clock(), 1)
+	for i := range muts {
+		muts[i].Timestamp = ts
+	}
+	return c.store.Apply(ctx, muts)
+}
+
+// scan calls fn with counter's cells, newest first, until fn returns false.
+// A row that does not decode ends the scan with an error wrapping
+// crdt.ErrCorruptEncoding.
+func (c *Counters) scan(ctx context.Context, counter string, fn func(Cell) bool) error {
+	if err := notDone(ctx); err != nil {
+		return err
+	}
+	var bad error
+	err := c.store.Scan(ctx, counter, nil, store.ReadComplete, func(r store.Row) bool {
+		cell, err := decodeRow(counter, r)
+		if err != nil {
+			bad = err
+			return false
+		}
+		return fn(cell)
+	})
+	if err != nil {
+		return err
+	}
+	return bad
 }
 
 // Options returns the effective options (defaults filled in).
@@ -132,7 +189,8 @@ func (c *Counters) checkWindow(id ID, now time.Time) error {
 }
 
 // Add records one update of delta (non-zero) to counter under the
-// client-chosen id. It costs exactly one store write and no reads. Retrying
+// client-chosen id. It costs exactly one store write (one Apply of one put)
+// and no reads. Retrying
 // with the same id and delta rewrites the same cell, so it is counted once.
 //
 // Add refuses, without writing: an invalid key (ErrInvalidKey), an id that is
@@ -154,12 +212,18 @@ func (c *Counters) Add(ctx context.Context, counter string, id ID, delta int64) 
 // to use; a nil *Batch is empty too (Len 0; Counters.Apply does nothing with
 // it), and Add panics on it. A Batch is not safe for concurrent use.
 type Batch struct {
-	entries []Entry
+	entries []entry
+}
+
+// entry is one cell addressed to one counter.
+type entry struct {
+	counter string
+	cell    Cell
 }
 
 // Add appends one update. Validation happens in Counters.Apply.
 func (b *Batch) Add(counter string, id ID, delta int64) {
-	b.entries = append(b.entries, Entry{Counter: counter, Cell: Cell{ID: id, Kind: KindRegular, Delta: delta}})
+	b.entries = append(b.entries, entry{counter: counter, cell: Cell{ID: id, Kind: KindRegular, Delta: delta}})
 }
 
 // Len returns the number of updates in the batch.
@@ -170,7 +234,7 @@ func (b *Batch) Len() int {
 	return len(b.entries)
 }
 
-// Apply validates every update of b and writes them with one store call
+// Apply validates every update of b and writes them with one store Apply
 // (Cassandra: one logged batch), so they land all together or not at all.
 // Any invalid update (see Add) fails the whole batch before anything is
 // written; so does one (counter, id) given twice with different deltas
@@ -185,28 +249,29 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 		id      ID
 	}
 	seen := make(map[key]int64, len(b.entries))
-	out := make([]Entry, 0, len(b.entries))
+	out := make([]store.Mutation, 0, len(b.entries))
 	for _, e := range b.entries {
-		if err := checkKey(e.Counter); err != nil {
+		if err := checkKey(e.counter); err != nil {
 			return err
 		}
-		if err := c.checkWindow(e.Cell.ID, now); err != nil {
+		if err := c.checkWindow(e.cell.ID, now); err != nil {
 			return err
 		}
-		if err := e.Cell.Validate(); err != nil {
-			return err
-		}
-		k := key{e.Counter, e.Cell.ID}
+		k := key{e.counter, e.cell.ID}
 		if d, ok := seen[k]; ok {
-			if d != e.Cell.Delta {
-				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, e.Counter, e.Cell.ID, d, e.Cell.Delta)
+			if d != e.cell.Delta {
+				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, e.counter, e.cell.ID, d, e.cell.Delta)
 			}
 			continue
 		}
-		seen[k] = e.Cell.Delta
-		out = append(out, e)
+		m, err := cellMutation(e.counter, e.cell, 0) // validates the cell
+		if err != nil {
+			return err
+		}
+		seen[k] = e.cell.Delta
+		out = append(out, m)
 	}
-	return c.store.Insert(ctx, out)
+	return c.apply(ctx, out)
 }
 
 // scanVisible reads counter's cells from the newest down to and including
@@ -217,7 +282,7 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 	}
 	start := c.opts.Clock()
 	var cells []Cell
-	err := c.store.Scan(ctx, counter, func(cell Cell) bool {
+	err := c.scan(ctx, counter, func(cell Cell) bool {
 		cells = append(cells, cell)
 		return cell.Kind != KindMerge
 	})
@@ -263,7 +328,11 @@ func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error
 	if err != nil || !ok {
 		return Cell{}, false, err
 	}
-	if err := c.store.Insert(ctx, []Entry{{Counter: counter, Cell: m}}); err != nil {
+	mut, err := cellMutation(counter, m, 0)
+	if err != nil {
+		return Cell{}, false, err
+	}
+	if err := c.apply(ctx, []store.Mutation{mut}); err != nil {
 		return Cell{}, false, err
 	}
 	return m, true, nil
@@ -273,7 +342,8 @@ func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error
 // that has existed for CompactGrace (by its Written time), so that no read
 // or merge that began before that merge cell appeared is still scanning. It
 // scans from the newest cell down to that merge cell (past younger merge
-// cells) and makes at most one range delete. It reports whether it deleted.
+// cells) and makes at most one range delete (from the regular cell at the
+// merge cell's id to the end of the partition). It reports whether it deleted.
 // The value is unchanged.
 func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
 	if err := checkKey(counter); err != nil {
@@ -282,7 +352,7 @@ func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
-	err := c.store.Scan(ctx, counter, func(cell Cell) bool {
+	err := c.scan(ctx, counter, func(cell Cell) bool {
 		if cell.Kind == KindMerge && cell.Written <= horizon {
 			m, found = cell, true
 			return false
@@ -292,16 +362,21 @@ func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
 	if err != nil || !found {
 		return false, err
 	}
-	if err := c.store.DeleteCovered(ctx, counter, m.ID); err != nil {
+	// The regular cell at the merge cell's id and every older cell: the
+	// rows from (id, 'r') to the end of the partition. The merge cell,
+	// (id, 'm'), sorts just before and stays.
+	del := store.Mutation{Partition: counter, Op: store.OpDeleteRange, Key: EncodeKey(m.ID, KindRegular)}
+	if err := c.apply(ctx, []store.Mutation{del}); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
-// Delete removes the whole counter with one store call.
+// Delete removes the whole counter with one store call (a partition
+// delete).
 func (c *Counters) Delete(ctx context.Context, counter string) error {
 	if err := checkKey(counter); err != nil {
 		return err
 	}
-	return c.store.DeleteCounter(ctx, counter)
+	return c.apply(ctx, []store.Mutation{{Partition: counter, Op: store.OpDeletePartition}})
 }

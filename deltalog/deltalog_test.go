@@ -11,10 +11,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 var base = time.Date(2024, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -31,62 +32,27 @@ func testOptions(c *fakeClock) deltalog.Options {
 	}
 }
 
-func newCounters(t testing.TB, pageSize int) (*deltalog.Counters, *memory.DeltaLogStore, *fakeClock) {
+func newCounters(t testing.TB, pageSize int) (*deltalog.Counters, *spy, *fakeClock) {
 	t.Helper()
 	clock := &fakeClock{now: base}
-	store := memory.NewDeltaLogStore(pageSize)
+	store := newSpy(pageSize)
 	c, err := deltalog.New(store, testOptions(clock))
 	require.NoError(t, err)
 	return c, store, clock
-}
-
-func TestIDTimeAndOrder(t *testing.T) {
-	at := base.Add(123456789 * time.Nanosecond)
-	id := deltalog.NewIDAt(at)
-	require.NoError(t, id.Validate())
-	require.Equal(t, at.Truncate(100*time.Nanosecond), id.Time())
-	require.Equal(t, uuid.UUID(id).Version(), uuid.Version(1))
-	// The uuid package agrees on the timestamp.
-	sec, nsec := uuid.UUID(id).Time().UnixTime()
-	require.Equal(t, id.Time(), time.Unix(sec, nsec).UTC())
-
-	p, err := deltalog.ParseID(id.String())
-	require.NoError(t, err)
-	require.Equal(t, id, p)
-	_, err = deltalog.ParseID(uuid.NewString()) // version 4
-	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
-	_, err = deltalog.ParseID("nope")
-	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
-	require.ErrorIs(t, deltalog.ID{}.Validate(), crdt.ErrInvalidTxnID)
-
-	// Timestamp first, whatever the other bytes say.
-	early := deltalog.IDFromParts(base, 0x3fff, 0xffffffffffff)
-	late := deltalog.IDFromParts(base.Add(100*time.Nanosecond), 0, 0)
-	require.Equal(t, -1, early.Compare(late))
-	require.Equal(t, 1, late.Compare(early))
-	// Equal timestamps: the tail compares as signed bytes (Cassandra's
-	// order). Byte 8 carries the variant bits and is equal here; byte 9
-	// decides, and 0xff is -1 as a signed byte.
-	a := deltalog.IDFromParts(base, 0x0001, 0) // byte 9 = 0x01
-	b := deltalog.IDFromParts(base, 0x00ff, 0) // byte 9 = 0xff (-1 signed)
-	require.Equal(t, 1, a.Compare(b), "0x01 > 0xff as signed bytes")
-	require.Equal(t, 0, a.Compare(a))
-	require.Equal(t, 1, a.NextTick().Compare(a))
-	require.Equal(t, 100*time.Nanosecond, a.NextTick().Time().Sub(a.Time()))
 }
 
 func TestAddIsOneWriteAndNoRead(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx := context.Background()
 	for i := range 100 {
-		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), int64(i+1)))
+		require.NoError(t, c.Add(ctx, "k", timeid.New(clock.Now()), int64(i+1)))
 		clock.Advance(time.Millisecond)
 	}
 	calls := store.Calls()
-	require.Equal(t, int64(100), calls.Inserts, "one write per increment")
-	require.Equal(t, int64(100), calls.CellsWritten)
+	require.Equal(t, int64(100), calls.Applies, "one write per increment")
+	require.Equal(t, int64(100), calls.Puts)
 	require.Zero(t, calls.Scans, "no reads")
-	require.Zero(t, calls.CellsRead)
+	require.Zero(t, calls.RowsRead)
 	r, err := c.Read(ctx, "k")
 	require.NoError(t, err)
 	require.Equal(t, int64(5050), r.Value)
@@ -95,10 +61,10 @@ func TestAddIsOneWriteAndNoRead(t *testing.T) {
 func TestRetryIsCountedOnce(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx := context.Background()
-	id := deltalog.NewIDAt(clock.Now())
+	id := timeid.New(clock.Now())
 	// The first attempt lands but its acknowledgement is lost.
-	store.SetHook(func(_ context.Context, op string, after bool) error {
-		if after && op == memory.DeltaLogOpInsert {
+	store.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if after && call.Method == faulty.MethodApply {
 			return crdt.ErrAmbiguousWrite
 		}
 		return nil
@@ -123,13 +89,13 @@ func TestAddRefusesBadInput(t *testing.T) {
 		delta   int64
 		want    error
 	}{
-		{"too old", "k", deltalog.NewIDAt(now.Add(-time.Minute - time.Millisecond)), 1, crdt.ErrOutsideWindow},
-		{"future", "k", deltalog.NewIDAt(now.Add(2 * time.Second)), 1, crdt.ErrOutsideWindow},
+		{"too old", "k", timeid.New(now.Add(-time.Minute - time.Millisecond)), 1, crdt.ErrOutsideWindow},
+		{"future", "k", timeid.New(now.Add(2 * time.Second)), 1, crdt.ErrOutsideWindow},
 		{"zero id", "k", deltalog.ID{}, 1, crdt.ErrInvalidTxnID},
 		{"v4 id", "k", deltalog.ID(uuid.New()), 1, crdt.ErrInvalidTxnID},
-		{"zero delta", "k", deltalog.NewIDAt(now), 0, crdt.ErrInvalidAmount},
-		{"empty key", "", deltalog.NewIDAt(now), 1, crdt.ErrInvalidIdentifier},
-		{"control key", "a\x00b", deltalog.NewIDAt(now), 1, deltalog.ErrInvalidKey},
+		{"zero delta", "k", timeid.New(now), 0, crdt.ErrInvalidAmount},
+		{"empty key", "", timeid.New(now), 1, crdt.ErrInvalidIdentifier},
+		{"control key", "a\x00b", timeid.New(now), 1, deltalog.ErrInvalidKey},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -140,10 +106,10 @@ func TestAddRefusesBadInput(t *testing.T) {
 			}
 		})
 	}
-	require.Zero(t, store.Calls().Inserts, "nothing was written")
+	require.Zero(t, store.Calls().Applies, "nothing was written")
 	// The window edges are inclusive.
-	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(-time.Minute)), 1))
-	require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(now.Add(time.Second)), 1))
+	require.NoError(t, c.Add(ctx, "k", timeid.New(now.Add(-time.Minute)), 1))
+	require.NoError(t, c.Add(ctx, "k", timeid.New(now.Add(time.Second)), 1))
 }
 
 // TestEveryMethodRefusesInvalidKeys: every Counters method refuses a key
@@ -156,13 +122,13 @@ func TestEveryMethodRefusesInvalidKeys(t *testing.T) {
 	for name, key := range crdttest.InvalidKeys() {
 		t.Run(name, func(t *testing.T) {
 			var b deltalog.Batch
-			b.Add("ok", deltalog.NewIDAt(clock.Now()), 1)
-			b.Add(key, deltalog.NewIDAt(clock.Now()), 1)
+			b.Add("ok", timeid.New(clock.Now()), 1)
+			b.Add(key, timeid.New(clock.Now()), 1)
 			_, _, mergeErr := c.Merge(ctx, key)
 			_, compactErr := c.Compact(ctx, key)
 			_, readErr := c.Read(ctx, key)
 			for method, err := range map[string]error{
-				"Add":     c.Add(ctx, key, deltalog.NewIDAt(clock.Now()), 1),
+				"Add":     c.Add(ctx, key, timeid.New(clock.Now()), 1),
 				"Apply":   c.Apply(ctx, &b),
 				"Read":    readErr,
 				"Merge":   mergeErr,
@@ -176,9 +142,9 @@ func TestEveryMethodRefusesInvalidKeys(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, memory.DeltaLogCalls{}, store.Calls(), "the store was never called")
+	require.Equal(t, calls{}, store.Calls(), "the store was never called")
 	long := strings.Repeat("k", deltalog.MaxKeyLen)
-	require.NoError(t, c.Add(ctx, long, deltalog.NewIDAt(clock.Now()), 1))
+	require.NoError(t, c.Add(ctx, long, timeid.New(clock.Now()), 1))
 	r, err := c.Read(ctx, long)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), r.Value)
@@ -187,29 +153,29 @@ func TestEveryMethodRefusesInvalidKeys(t *testing.T) {
 func TestBatchIsAllOrNothing(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx := context.Background()
-	id := deltalog.NewIDAt(clock.Now())
+	id := timeid.New(clock.Now())
 
 	var bad deltalog.Batch
 	bad.Add("a", id, -5)
-	bad.Add("b", deltalog.NewIDAt(clock.Now().Add(-time.Hour)), 5)
+	bad.Add("b", timeid.New(clock.Now().Add(-time.Hour)), 5)
 	require.ErrorIs(t, c.Apply(ctx, &bad), crdt.ErrOutsideWindow)
 
 	var conflict deltalog.Batch
 	conflict.Add("a", id, -5)
 	conflict.Add("a", id, -6)
 	require.ErrorIs(t, c.Apply(ctx, &conflict), crdt.ErrConflictingTransaction)
-	require.Zero(t, store.Calls().Inserts)
+	require.Zero(t, store.Calls().Applies)
 
 	var transfer deltalog.Batch
 	transfer.Add("a", id, -5)
 	transfer.Add("b", id, 5)
-	store.SetHook(func(context.Context, string, bool) error { return crdt.ErrUnavailable })
+	store.SetHook(func(context.Context, faulty.Call, bool) error { return crdt.ErrUnavailable })
 	require.ErrorIs(t, c.Apply(ctx, &transfer), crdt.ErrUnavailable)
 	store.SetHook(nil)
 	require.Zero(t, store.Len("a")+store.Len("b"), "a refused batch leaves nothing")
 
 	require.NoError(t, c.Apply(ctx, &transfer))
-	require.Equal(t, int64(1), store.Calls().Inserts, "one store call for the whole batch")
+	require.Equal(t, int64(1), store.Calls().Applies, "one store call for the whole batch")
 	ra, _ := c.Read(ctx, "a")
 	rb, _ := c.Read(ctx, "b")
 	require.Equal(t, int64(-5), ra.Value)
@@ -219,7 +185,7 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 
 func TestLogInsertConflictAndOverflow(t *testing.T) {
 	var l deltalog.Log
-	id := deltalog.NewIDAt(base)
+	id := timeid.New(base)
 	require.NoError(t, l.Add(id, 5))
 	require.NoError(t, l.Add(id, 5), "retry")
 	before := l.Clone()
@@ -228,13 +194,13 @@ func TestLogInsertConflictAndOverflow(t *testing.T) {
 
 	var other deltalog.Log
 	require.NoError(t, other.Add(id, 9))
-	require.NoError(t, other.Add(deltalog.NewIDAt(base.Add(time.Second)), 1))
+	require.NoError(t, other.Add(timeid.New(base.Add(time.Second)), 1))
 	require.ErrorIs(t, l.Merge(&other), crdt.ErrConflictingTransaction)
 	require.True(t, l.Equal(before), "merge is all or nothing")
 
 	var big deltalog.Log
-	require.NoError(t, big.Add(deltalog.NewIDAt(base), math.MaxInt64))
-	require.NoError(t, big.Add(deltalog.NewIDAt(base.Add(time.Second)), 1))
+	require.NoError(t, big.Add(timeid.New(base), math.MaxInt64))
+	require.NoError(t, big.Add(timeid.New(base.Add(time.Second)), 1))
 	_, err := big.Read()
 	require.ErrorIs(t, err, crdt.ErrOverflow)
 	snap := big.Clone()
@@ -246,9 +212,9 @@ func TestLogInsertConflictAndOverflow(t *testing.T) {
 	// Only the total decides: MaxInt64 + 1 - 2 fits although a partial
 	// sum does not.
 	var edge deltalog.Log
-	require.NoError(t, edge.Add(deltalog.NewIDAt(base), math.MaxInt64))
-	require.NoError(t, edge.Add(deltalog.NewIDAt(base.Add(time.Second)), 1))
-	require.NoError(t, edge.Add(deltalog.NewIDAt(base.Add(2*time.Second)), -2))
+	require.NoError(t, edge.Add(timeid.New(base), math.MaxInt64))
+	require.NoError(t, edge.Add(timeid.New(base.Add(time.Second)), 1))
+	require.NoError(t, edge.Add(timeid.New(base.Add(2*time.Second)), -2))
 	r, err := edge.Read()
 	require.NoError(t, err)
 	require.Equal(t, int64(math.MaxInt64-1), r.Value)
@@ -257,7 +223,7 @@ func TestLogInsertConflictAndOverflow(t *testing.T) {
 	require.True(t, ok)
 
 	var small deltalog.Log
-	require.NoError(t, small.Add(deltalog.NewIDAt(base), math.MinInt64))
+	require.NoError(t, small.Add(timeid.New(base), math.MinInt64))
 	r, err = small.Read()
 	require.NoError(t, err)
 	require.Equal(t, int64(math.MinInt64), r.Value)
@@ -271,7 +237,7 @@ func TestStatsMatchPlainModel(t *testing.T) {
 	var sum, sq int64
 	mn, mx := deltas[0], deltas[0]
 	for i, d := range deltas {
-		require.NoError(t, l.Add(deltalog.NewIDAt(base.Add(time.Duration(i)*time.Second)), d))
+		require.NoError(t, l.Add(timeid.New(base.Add(time.Duration(i)*time.Second)), d))
 		sum += d
 		sq += d * d
 		mn, mx = min(mn, d), max(mx, d)
@@ -295,7 +261,7 @@ func TestMergeNeedsOldCellsAndIsIdempotent(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx := context.Background()
 	for range 5 {
-		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 2))
+		require.NoError(t, c.Add(ctx, "k", timeid.New(clock.Now()), 2))
 		clock.Advance(10 * time.Second)
 	}
 	_, ok, err := c.Merge(ctx, "k")
@@ -321,7 +287,7 @@ func TestConcurrentMergesAtDifferentCutoffs(t *testing.T) {
 	for _, order := range []string{"AB", "BA"} {
 		t.Run(order, func(t *testing.T) {
 			ctx := context.Background()
-			store := memory.NewDeltaLogStore(0)
+			store := newSpy(0)
 			clockA, clockB := &fakeClock{now: base}, &fakeClock{now: base}
 			a, err := deltalog.New(store, testOptions(clockA))
 			require.NoError(t, err)
@@ -334,16 +300,16 @@ func TestConcurrentMergesAtDifferentCutoffs(t *testing.T) {
 					d = 11
 				}
 				want += d
-				require.NoError(t, a.Add(ctx, "k", deltalog.NewIDAt(clockA.Now()), d))
+				require.NoError(t, a.Add(ctx, "k", timeid.New(clockA.Now()), d))
 				clockA.Advance(5 * time.Second)
 			}
 			clockB.now = clockA.now.Add(20 * time.Second) // B's cutoff is later
 			// Park each merge between its scan and its write.
 			planned := map[string]chan struct{}{"A": make(chan struct{}), "B": make(chan struct{})}
 			release := map[string]chan struct{}{"A": make(chan struct{}), "B": make(chan struct{})}
-			store.SetHook(func(ctx context.Context, op string, after bool) error {
+			store.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
 				who, _ := ctx.Value(whoKey{}).(string)
-				if who != "" && op == memory.DeltaLogOpInsert && !after {
+				if who != "" && call.Method == faulty.MethodApply && !after {
 					close(planned[who])
 					<-release[who]
 				}
@@ -363,7 +329,7 @@ func TestConcurrentMergesAtDifferentCutoffs(t *testing.T) {
 			close(release[string(order[1])])
 			require.NoError(t, <-done)
 			store.SetHook(nil)
-			cells := store.Snapshot("k")
+			cells := store.Cells("k")
 			merges := 0
 			for _, c := range cells {
 				if c.Kind == deltalog.KindMerge {
@@ -398,7 +364,7 @@ func TestCompactWaitsForGraceAndKeepsValue(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx := context.Background()
 	for range 10 {
-		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 3))
+		require.NoError(t, c.Add(ctx, "k", timeid.New(clock.Now()), 3))
 		clock.Advance(time.Second)
 	}
 	clock.Advance(2 * time.Minute)
@@ -418,7 +384,7 @@ func TestCompactWaitsForGraceAndKeepsValue(t *testing.T) {
 
 	require.NoError(t, c.Delete(ctx, "k"))
 	require.Zero(t, store.Len("k"))
-	require.Equal(t, int64(1), store.Calls().CounterDeletes, "deleting a counter is one call")
+	require.Equal(t, int64(1), store.Calls().PartitionDeletes, "deleting a counter is one call")
 }
 
 // TestSlowScanIsRefused parks a paged read after its first page while a
@@ -430,13 +396,13 @@ func TestSlowScanIsRefused(t *testing.T) {
 	var want int64
 	for i := range 6 {
 		want += int64(i + 1)
-		require.NoError(t, c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), int64(i+1)))
+		require.NoError(t, c.Add(ctx, "k", timeid.New(clock.Now()), int64(i+1)))
 		clock.Advance(time.Second)
 	}
 	clock.Advance(2 * time.Minute)
 	pages := 0
-	store.SetHook(func(ctx context.Context, op string, after bool) error {
-		if ctx.Value(whoKey{}) == "reader" && op == memory.DeltaLogOpScanPage && !after {
+	store.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
+		if ctx.Value(whoKey{}) == "reader" && (call.Method == faulty.MethodScan || call.Method == faulty.MethodScanPage) && !after {
 			pages++
 			if pages == 3 {
 				// While the reader is parked: merge, wait out the grace,
@@ -462,7 +428,7 @@ func TestSlowScanIsRefused(t *testing.T) {
 }
 
 func TestOptionsValidation(t *testing.T) {
-	store := memory.NewDeltaLogStore(0)
+	store := newSpy(0)
 	for _, o := range []deltalog.Options{
 		{Window: -1},
 		{FutureSkew: time.Minute, SafetyMargin: time.Minute},
@@ -482,7 +448,7 @@ func TestStoreErrorsPropagate(t *testing.T) {
 	c, store, clock := newCounters(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := c.Add(ctx, "k", deltalog.NewIDAt(clock.Now()), 1)
+	err := c.Add(ctx, "k", timeid.New(clock.Now()), 1)
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 	require.True(t, errors.Is(err, context.Canceled))
 	_, err = c.Read(ctx, "k")

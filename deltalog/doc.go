@@ -1,7 +1,7 @@
 // Package deltalog implements log-structured counters with windowed merge
-// cells (design 003, "Counters 2.0"): every update is its own cell, keyed by
-// a client-chosen time-based UUID, and old cells are folded into merge cells
-// without any coordination between the processes that merge.
+// cells: every update is its own cell, keyed by a client-chosen time-based
+// UUID (package timeid), and old cells are folded into merge cells without
+// any coordination between the processes that merge.
 //
 // # Basics
 //
@@ -50,6 +50,7 @@
 //   - Read cost is the number of updates since the newest merge cell plus
 //     one; without merges it grows with the counter's whole history.
 //
-// IDs are ordered as Cassandra orders timeuuid values: timestamp first, then
-// the clock-sequence and node bytes compared as signed bytes.
+// IDs are ordered as Cassandra orders timeuuid values (timeid.ID.Compare):
+// timestamp first, then the clock-sequence and node bytes compared as
+// signed bytes.
 package deltalog

@@ -1,14 +1,18 @@
 package deltalog_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // Counters over a store: an update is one write, a retry counts once, and
@@ -16,12 +20,11 @@ import (
 func ExampleCounters() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	store := memory.NewDeltaLogStore(0)
-	c, _ := deltalog.New(store, deltalog.Options{Clock: func() time.Time { return now }})
-	id := deltalog.IDFromParts(now, 1, 1)
+	c, _ := deltalog.New(memory.NewPartitions(), deltalog.Options{Clock: func() time.Time { return now }})
+	id := timeid.FromParts(now, 1, 1)
 	_ = c.Add(ctx, "likes", id, 1)
 	_ = c.Add(ctx, "likes", id, 1) // retry: same cell
-	_ = c.Add(ctx, "likes", deltalog.IDFromParts(now, 2, 1), 1)
+	_ = c.Add(ctx, "likes", timeid.FromParts(now, 2, 1), 1)
 	r, _ := c.Read(ctx, "likes")
 	fmt.Println("value:", r.Value, "cells read:", r.Cells)
 
@@ -38,33 +41,37 @@ func ExampleCounters() {
 func ExampleBatch() {
 	ctx := context.Background()
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	store := memory.NewDeltaLogStore(0)
-	c, _ := deltalog.New(store, deltalog.Options{Clock: func() time.Time { return now }})
+	st := memory.NewPartitions()
+	c, _ := deltalog.New(st, deltalog.Options{Clock: func() time.Time { return now }})
 	var b deltalog.Batch
-	b.Add("seats:flight-1", deltalog.IDFromParts(now, 1, 1), -2)
-	b.Add("seats:flight-2", deltalog.IDFromParts(now, 1, 1), 0) // zero delta: invalid
+	b.Add("seats:flight-1", timeid.FromParts(now, 1, 1), -2)
+	b.Add("seats:flight-2", timeid.FromParts(now, 1, 1), 0) // zero delta: invalid
 	err := c.Apply(ctx, &b)
-	fmt.Println(b.Len(), errors.Is(err, crdt.ErrInvalidAmount), store.Len("seats:flight-1"))
+	rows, _ := st.Snapshot(ctx, "seats:flight-1", 10, store.ReadComplete)
+	fmt.Println(b.Len(), errors.Is(err, crdt.ErrInvalidAmount), len(rows))
 	// Output: 2 true 0
 }
 
-// An Entry addresses a cell to a counter; Store.Insert writes a slice of
-// them atomically, possibly across counters.
-func ExampleEntry() {
-	ctx := context.Background()
+// Each cell is one row of its counter's partition, keyed by EncodeKey:
+// keys in byte order are cells newest first, a merge cell before the
+// regular cell with its id. DecodeKey reads a key back.
+func ExampleEncodeKey() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	var store deltalog.Store = memory.NewDeltaLogStore(0)
-	id := deltalog.IDFromParts(t, 1, 1)
-	_ = store.Insert(ctx, []deltalog.Entry{
-		{Counter: "from", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: -5}},
-		{Counter: "to", Cell: deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 5}},
-	})
-	for _, k := range []string{"from", "to"} {
-		_ = store.Scan(ctx, k, func(c deltalog.Cell) bool { fmt.Println(k, c.Delta); return true })
+	older, newer := timeid.FromParts(t, 1, 1), timeid.FromParts(t.Add(time.Second), 1, 1)
+	keys := [][]byte{
+		deltalog.EncodeKey(older, deltalog.KindRegular),
+		deltalog.EncodeKey(older, deltalog.KindMerge),
+		deltalog.EncodeKey(newer, deltalog.KindRegular),
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	for _, k := range keys {
+		id, kind, err := deltalog.DecodeKey(k)
+		fmt.Println(len(k), id.Time().Format(time.TimeOnly), kind, err)
 	}
 	// Output:
-	// from -5
-	// to 5
+	// 17 00:00:01 r <nil>
+	// 17 00:00:00 m <nil>
+	// 17 00:00:00 r <nil>
 }
 
 // Kind tells a regular update cell from a merge cell. A merge cell sorts
@@ -72,7 +79,7 @@ func ExampleEntry() {
 // stops there.
 func ExampleKind() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	id := deltalog.IDFromParts(t, 1, 1)
+	id := timeid.FromParts(t, 1, 1)
 	r := deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 3}
 	m := deltalog.Cell{ID: id, Kind: deltalog.KindMerge, Delta: 3, Stats: deltalog.Stats{Count: 1, Sum: 3, Min: 3, Max: 3, SumSqLo: 9}}
 	fmt.Println(deltalog.KindMerge, deltalog.KindRegular, deltalog.CompareCells(m, r))
@@ -82,10 +89,10 @@ func ExampleKind() {
 // The zero Options select the defaults; New checks the timing
 // assumptions (CompactGrace ≥ MaxScan + SafetyMargin).
 func ExampleOptions() {
-	c, _ := deltalog.New(memory.NewDeltaLogStore(0), deltalog.Options{})
+	c, _ := deltalog.New(memory.NewPartitions(), deltalog.Options{})
 	o := c.Options()
 	fmt.Println(o.Window, o.FutureSkew, o.SafetyMargin, o.MaxScan, o.CompactGrace)
-	_, err := deltalog.New(memory.NewDeltaLogStore(0), deltalog.Options{CompactGrace: time.Second})
+	_, err := deltalog.New(memory.NewPartitions(), deltalog.Options{CompactGrace: time.Second})
 	fmt.Println(errors.Is(err, crdt.ErrInvalidConfig))
 	// Output:
 	// 10m0s 5s 1m0s 10s 2m0s
@@ -98,7 +105,7 @@ func ExampleReading() {
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	var l deltalog.Log
 	for i, d := range []int64{3, -1, 4, 1, 5} {
-		_ = l.Add(deltalog.IDFromParts(t.Add(time.Duration(i)*time.Second), 1, 1), d)
+		_ = l.Add(timeid.FromParts(t.Add(time.Duration(i)*time.Second), 1, 1), d)
 	}
 	r, _ := l.Read()
 	fmt.Printf("value %d over %d cells, n=%d min=%d max=%d\n", r.Value, r.Cells, r.Stats.Count, r.Stats.Min, r.Stats.Max)
@@ -123,33 +130,48 @@ func ExampleStats() {
 	// 2.6667
 }
 
-// A Store scans a counter newest first, merge cell before the regular cell
-// of the same id, so a reader can stop at the first merge cell: everything
-// below it is already in its sum.
-func ExampleStore() {
+// Counters keep a counter in one partition of a store.Partitions; a scan of
+// the partition meets its cells newest first, a merge cell before the
+// regular cell of the same id, so a reader stops at the first merge cell.
+// Compact then deletes, with one range delete, what that merge cell
+// covers.
+func ExampleCounters_Compact() {
 	ctx := context.Background()
 	t := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	var store deltalog.Store = memory.NewDeltaLogStore(0)
-	id := func(s int) deltalog.ID { return deltalog.IDFromParts(t.Add(time.Duration(s)*time.Second), 1, 1) }
-	_ = store.Insert(ctx, []deltalog.Entry{
-		{Counter: "c", Cell: deltalog.Cell{ID: id(0), Kind: deltalog.KindRegular, Delta: 2}},
-		{Counter: "c", Cell: deltalog.Cell{ID: id(1), Kind: deltalog.KindRegular, Delta: 3}},
-		{Counter: "c", Cell: deltalog.Cell{ID: id(1), Kind: deltalog.KindMerge, Delta: 5,
-			Stats: deltalog.Stats{Count: 2, Sum: 5, Min: 2, Max: 3, SumSqLo: 13}, Written: 1}},
-		{Counter: "c", Cell: deltalog.Cell{ID: id(2), Kind: deltalog.KindRegular, Delta: 4}},
-	})
-	var sum int64
-	_ = store.Scan(ctx, "c", func(c deltalog.Cell) bool {
-		fmt.Println(c.ID.Time().Format(time.TimeOnly), c.Kind, c.Delta)
-		sum += c.Delta
-		return c.Kind != deltalog.KindMerge
-	})
-	fmt.Println("value:", sum)
-	_ = store.DeleteCovered(ctx, "c", id(1))
-	fmt.Println("cells left:", store.(*memory.DeltaLogStore).Len("c"))
+	now := t
+	st := memory.NewPartitions()
+	c, _ := deltalog.New(st, deltalog.Options{Clock: func() time.Time { return now }})
+	for i, d := range []int64{2, 3, 4} {
+		now = t.Add(time.Duration(i) * time.Second)
+		_ = c.Add(ctx, "c", timeid.FromParts(now, 1, 1), d)
+	}
+	now = t.Add(11*time.Minute + 1500*time.Millisecond) // the first two cells are past Window + SafetyMargin
+	_, _, _ = c.Merge(ctx, "c")
+	show := func() {
+		_ = st.Scan(ctx, "c", nil, store.ReadComplete, func(r store.Row) bool {
+			id, kind, _ := deltalog.DecodeKey(r.Key)
+			var cell deltalog.Cell
+			_ = cell.UnmarshalBinary(r.Value)
+			fmt.Println(" ", id.Time().Format(time.TimeOnly), kind, cell.Delta)
+			return true
+		})
+	}
+	fmt.Println("before compaction:")
+	show()
+	now = now.Add(3 * time.Minute) // past CompactGrace
+	did, _ := c.Compact(ctx, "c")
+	fmt.Println("compacted:", did)
+	show()
+	r, _ := c.Read(ctx, "c")
+	fmt.Println("value:", r.Value)
 	// Output:
-	// 00:00:02 r 4
-	// 00:00:01 m 5
+	// before compaction:
+	//   00:00:02 r 4
+	//   00:00:01 m 5
+	//   00:00:01 r 3
+	//   00:00:00 r 2
+	// compacted: true
+	//   00:00:02 r 4
+	//   00:00:01 m 5
 	// value: 9
-	// cells left: 2
 }

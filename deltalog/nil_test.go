@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // TestNilLog checks the rule Log follows: read-only methods on a nil *Log
@@ -28,7 +28,7 @@ func TestNilLog(t *testing.T) {
 	require.NotNil(t, c)
 	require.Zero(t, c.Len())
 
-	id := deltalog.NewIDAt(base)
+	id := timeid.New(base)
 	require.Panics(t, func() { _ = l.Add(id, 1) })
 	require.Panics(t, func() { _ = l.Insert(deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 1}) })
 	require.Panics(t, func() { _ = l.Merge(nil) })
@@ -38,7 +38,7 @@ func TestNilLog(t *testing.T) {
 
 	var v deltalog.Log
 	require.NoError(t, v.Add(id, 5))
-	require.NoError(t, v.Add(deltalog.NewIDAt(base.Add(time.Second)), -2))
+	require.NoError(t, v.Add(timeid.New(base.Add(time.Second)), -2))
 	_, ok, err := v.MergeBefore(base.Add(time.Second), base)
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -59,6 +59,6 @@ func TestNilBatch(t *testing.T) {
 	var b *deltalog.Batch
 	require.Zero(t, b.Len())
 	require.NoError(t, c.Apply(context.Background(), b))
-	require.Equal(t, memory.DeltaLogCalls{}, store.Calls())
-	require.Panics(t, func() { b.Add("k", deltalog.NewIDAt(clock.Now()), 1) })
+	require.Equal(t, calls{}, store.Calls())
+	require.Panics(t, func() { b.Add("k", timeid.New(clock.Now()), 1) })
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // logUpdate is one generated logUpdate: ids come from a small pool so retries
@@ -26,7 +27,7 @@ func poolUpdate(i int) logUpdate {
 	if i%2 == 1 {
 		d = -d
 	}
-	return logUpdate{ID: deltalog.IDFromParts(base.Add(time.Duration(i)*time.Second), uint16(i), uint64(i)), Delta: d}
+	return logUpdate{ID: timeid.FromParts(base.Add(time.Duration(i)*time.Second), uint16(i), uint64(i)), Delta: d}
 }
 
 func logModel() proptest.Model[*deltalog.Log, logUpdate] {
@@ -124,7 +125,7 @@ func TestCompactedEqualsUncompacted(t *testing.T) {
 			switch {
 			case s.Kind < 6:
 				n++
-				id := deltalog.IDFromParts(now.Add(-time.Duration(s.Age)*time.Second), 1, n)
+				id := timeid.FromParts(now.Add(-time.Duration(s.Age)*time.Second), 1, n)
 				if full.Add(id, s.Delta) != nil || compact.Add(id, s.Delta) != nil {
 					return "add failed"
 				}

@@ -12,9 +12,10 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // The simulation runs real Counters code against the paged memory store
@@ -41,7 +42,7 @@ type simOp struct {
 func runSim(seed int64, rounds int) error {
 	rng := rand.New(rand.NewSource(seed))
 	ctx := context.Background()
-	store := memory.NewDeltaLogStore(2)
+	store := newSpy(2)
 	clock := &fakeClock{now: base}
 	c, err := deltalog.New(store, testOptions(clock))
 	if err != nil {
@@ -67,7 +68,7 @@ func runSim(seed int64, rounds int) error {
 			k := counters[rng.Intn(len(counters))]
 			switch r := rng.Intn(10); {
 			case r < 5:
-				id := deltalog.NewIDAt(clock.Now().Add(-time.Duration(rng.Int63n(int64(55 * time.Second)))))
+				id := timeid.New(clock.Now().Add(-time.Duration(rng.Int63n(int64(55 * time.Second)))))
 				op := simOp{kind: 'a', counter: k, id: id, delta: rng.Int63n(201) - 100}
 				if op.delta == 0 {
 					op.delta = 7
@@ -93,13 +94,13 @@ func runSim(seed int64, rounds int) error {
 		readLanded := make([]bool, len(ops))
 		readVal := make([]int64, len(ops))
 		running := -1
-		store.SetHook(func(ctx context.Context, op string, after bool) error {
+		store.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
 			i, ok := ctx.Value(simKey{}).(int)
 			if !ok {
 				return nil
 			}
 			if after {
-				if ops[i].kind == 'a' && op == memory.DeltaLogOpInsert {
+				if ops[i].kind == 'a' && call.Method == faulty.MethodApply {
 					landed[ops[i].counter][ops[i].id] = ops[i].delta
 					for j := range ops {
 						if ops[j].kind == 'r' && ops[j].counter == ops[i].counter {
@@ -148,7 +149,7 @@ func runSim(seed int64, rounds int) error {
 			clock.Advance(time.Duration(rng.Intn(200)) * time.Millisecond)
 			for _, k := range counters {
 				var l deltalog.Log
-				for _, cell := range store.Snapshot(k) {
+				for _, cell := range store.Cells(k) {
 					if err := l.Insert(cell); err != nil {
 						return fmt.Errorf("round %d: stored cells conflict: %v", round, err)
 					}

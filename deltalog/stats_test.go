@@ -16,9 +16,10 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/timeid"
 )
 
-var statsID = deltalog.IDFromParts(time.Date(2013, 5, 28, 10, 0, 0, 0, time.UTC), 0x1234, 0xA1B2C3D4E5F6)
+var statsID = timeid.FromParts(time.Date(2013, 5, 28, 10, 0, 0, 0, time.UTC), 0x1234, 0xA1B2C3D4E5F6)
 
 // withSq returns s with the sum of squares q.
 func withSq(s deltalog.Stats, q *big.Int) deltalog.Stats {
@@ -223,7 +224,7 @@ func TestMergeCellsOfRealDeltasPass(t *testing.T) {
 		}
 		var l deltalog.Log
 		for j, x := range xs {
-			require.NoError(t, l.Add(deltalog.NewIDAt(base.Add(time.Duration(j)*time.Second)), x))
+			require.NoError(t, l.Add(timeid.New(base.Add(time.Duration(j)*time.Second)), x))
 		}
 		m, ok, err := l.MergeBefore(base.Add(time.Duration(len(xs))*time.Second), base)
 		if err != nil || !ok {

@@ -4,10 +4,10 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/memory"
-	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/balance/balancetest"
+	"github.com/counterkit/counterkit/store"
 )
 
-func TestBalanceStoreConformance(t *testing.T) {
-	balancetest.Run(t, func(*testing.T) balance.Store { return memory.NewBalanceStore() })
+func TestPartitionsBalance(t *testing.T) {
+	balancetest.Run(t, func(*testing.T) store.Partitions { return memory.NewPartitions() })
 }

@@ -4,15 +4,15 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/memory"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
+	"github.com/counterkit/counterkit/store"
 )
 
-func TestDeltaLogStoreConformance(t *testing.T) {
-	deltalogtest.Run(t, func(*testing.T) deltalog.Store { return memory.NewDeltaLogStore(0) })
+func TestPartitionsDeltaLog(t *testing.T) {
+	deltalogtest.Run(t, func(*testing.T) store.Partitions { return memory.NewPartitions() })
 }
 
-// Small pages exercise the resume-after-last-cell logic.
-func TestDeltaLogStoreConformanceSmallPages(t *testing.T) {
-	deltalogtest.Run(t, func(*testing.T) deltalog.Store { return memory.NewDeltaLogStore(3) })
+// Small pages exercise scans that resume after the last row of a page.
+func TestPartitionsDeltaLogSmallPages(t *testing.T) {
+	deltalogtest.Run(t, func(*testing.T) store.Partitions { return &memory.Partitions{PageSize: 3} })
 }

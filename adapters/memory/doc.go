@@ -1,6 +1,6 @@
 // Package memory is counterkit's in-memory reference backend: it implements
-// every store interface the core defines (statestore.Store, and the ledger,
-// delta-log and balance stores; the tally counter runs on Partitions) with
+// every store interface the core defines (statestore.Store, and the ledger
+// store; the tally, delta-log and balance counters run on Partitions) with
 // plain maps behind a mutex.
 //
 // # Basics
@@ -27,11 +27,8 @@
 //     (ErrUnavailable), and Fetches served from an older snapshot (a stale
 //     replica), each by rate (SetRates) or one by one (FailPuts,
 //     StaleFetches); Injected counts them.
-//   - Partitions, which the tally counter uses, gets its faults from
-//     package store/faulty.
-//   - DeltaLogStore and BalanceStore take a hook (SetHook) called before and
-//     after every operation, which may fail it before or after it took
-//     effect.
+//   - Partitions, which the tally, delta-log and balance counters use,
+//     gets its faults from package store/faulty.
 //
 // # Caveats
 //

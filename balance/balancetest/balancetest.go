@@ -1,162 +1,144 @@
-// Package balancetest is the conformance suite for balance.Store
-// implementations. Every backend runs it with one call:
+// Package balancetest runs balance's account-level behaviours against any
+// store.Partitions, so that every backend shows the tombstone balance works
+// on it. A backend runs it with one call:
 //
-//	func TestConformance(t *testing.T) {
-//	    balancetest.Run(t, func(t *testing.T) balance.Store { return newStore(t) })
+//	func TestBalance(t *testing.T) {
+//	    balancetest.Run(t, func(t *testing.T) store.Partitions { return newStore(t) })
 //	}
 //
 // Each behaviour is its own subtest with a fresh store from newStore, using
-// only the Store interface, so it runs unchanged against a real database.
-// Account keys are unique per subtest.
+// only balance.Accounts and the store.Partitions interface, so it runs
+// unchanged against a real database. Account keys are unique per subtest.
+// The store's own contract (ordering, timestamps, atomicity, isolation) is
+// checked by package store/storetest.
 package balancetest
 
 import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
-var epoch = time.Date(2024, 2, 2, 0, 0, 0, 0, time.UTC)
+// clock is a settable clock for the single goroutine of a subtest.
+type clock struct{ now time.Time }
 
-func id(at time.Duration, node uint64) balance.ID {
-	return deltalog.IDFromParts(epoch.Add(at), 9, node)
-}
+func (c *clock) Now() time.Time { return c.now }
 
-func normal(at time.Duration, node uint64, amount int64) balance.Row {
-	return balance.Row{UpdateID: id(at, node), Kind: balance.KindNormal, Amount: amount}
-}
-
-func put(account string, rows ...balance.Row) []balance.Mutation {
-	out := make([]balance.Mutation, len(rows))
-	for i, r := range rows {
-		out[i] = balance.Mutation{Account: account, Row: r}
+// rows returns account's stored rows in row order, checking that every row
+// decodes, that its key is its row's, and that the order is CompareRows'.
+func rows(t *testing.T, s store.Partitions, account string) []balance.Row {
+	t.Helper()
+	stored, err := s.Snapshot(context.Background(), account, balance.MaxRows, store.ReadComplete)
+	require.NoError(t, err)
+	out := make([]balance.Row, len(stored))
+	for i, sr := range stored {
+		k, err := balance.DecodeKey(sr.Key)
+		require.NoError(t, err)
+		require.NoError(t, out[i].UnmarshalBinary(sr.Value))
+		require.Equal(t, k, out[i].Key())
+		if i > 0 {
+			require.Equal(t, -1, balance.CompareRows(out[i-1], out[i]), "rows %d and %d", i-1, i)
+		}
 	}
 	return out
 }
 
-func del(account string, rows ...balance.Row) []balance.Mutation {
-	out := put(account, rows...)
-	for i := range out {
-		out[i].Delete = true
-	}
-	return out
-}
-
-func sorted(rows []balance.Row) []balance.Row {
-	out := append([]balance.Row(nil), rows...)
-	sort.Slice(out, func(i, j int) bool { return balance.CompareRows(out[i], out[j]) < 0 })
-	return out
-}
-
-// Run runs every conformance test against stores made by newStore.
-func Run(t *testing.T, newStore func(t *testing.T) balance.Store) {
+// Run runs every behaviour against stores made by newStore.
+func Run(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 	t.Helper()
 	ctx := context.Background()
-	key := func(t *testing.T) string { return fmt.Sprintf("conf-%s-%d", t.Name(), time.Now().UnixNano()) }
-	rows := func(t *testing.T, s balance.Store, a string) []balance.Row {
-		t.Helper()
-		r, err := s.Rows(ctx, a)
+	key := func(t *testing.T) string { return fmt.Sprintf("balance-%s-%d", t.Name(), time.Now().UnixNano()) }
+	setup := func(t *testing.T) (*balance.Accounts, store.Partitions, *clock, string) {
+		s := newStore(t)
+		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+		a, err := balance.New(s, balance.Options{Clock: c.Now})
 		require.NoError(t, err)
-		return r
+		return a, s, c, key(t)
 	}
-	v := id(time.Hour, 100)
-	n1, n2 := normal(0, 1, 5), normal(time.Second, 2, -3)
-	tomb := balance.Row{UpdateID: n1.UpdateID, Kind: balance.KindTombstone, Version: v, Amount: 5, Target: balance.KindNormal}
-	sum := balance.Row{UpdateID: v, Kind: balance.KindSum, Version: v, Amount: 2, Covers: 2}
-
-	t.Run("EmptyAccount", func(t *testing.T) {
-		require.Empty(t, rows(t, newStore(t), key(t)))
-	})
-	t.Run("RowsAreInClusteringOrder", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		n3 := normal(time.Second, 3, 8) // same second, different node
-		all := []balance.Row{n1, n2, n3, tomb, sum,
-			{UpdateID: n1.UpdateID, Kind: balance.KindTombstone, Version: id(2*time.Hour, 1), Amount: 5, Target: balance.KindNormal}}
-		require.NoError(t, s.Write(ctx, put(a, all[3], all[0], all[5], all[2], all[4], all[1])))
-		require.Equal(t, sorted(all), rows(t, s, a))
-	})
-	t.Run("RowsRoundTripExactly", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		big := normal(0, 7, math.MinInt64)
-		settled := sum
-		settled.Settled, settled.Amount, settled.Covers = true, math.MaxInt64, math.MaxInt64
-		require.NoError(t, s.Write(ctx, put(a, big, settled)))
-		require.Equal(t, sorted([]balance.Row{big, settled}), rows(t, s, a))
-	})
-	t.Run("WriteIsAnUpsert", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		require.NoError(t, s.Write(ctx, put(a, sum)))
-		require.NoError(t, s.Write(ctx, put(a, sum)))
-		settled := sum
-		settled.Settled = true
-		require.NoError(t, s.Write(ctx, put(a, settled)))
-		require.Equal(t, []balance.Row{settled}, rows(t, s, a))
-	})
-	t.Run("DeletesAndPutsInOneBatch", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		require.NoError(t, s.Write(ctx, put(a, n1, n2, tomb, sum)))
-		settled := sum
-		settled.Settled = true
-		muts := append(del(a, n1, n2), put(a, settled)...)
-		require.NoError(t, s.Write(ctx, muts))
-		require.Equal(t, sorted([]balance.Row{tomb, settled}), rows(t, s, a))
-		require.NoError(t, s.Write(ctx, del(a, n1)), "deleting a missing row is a no-op")
-	})
-	t.Run("NormalRowsAreKeyedByAmount", func(t *testing.T) {
-		// One update id written with two amounts is two rows (the amount
-		// key is the version column), beside a row in the format of
-		// version 1 (zero version); a retry rewrites its own row.
-		s, a := newStore(t), key(t)
-		u := id(3*time.Second, 4)
-		five, seven := balance.NormalRow(u, 5), balance.NormalRow(u, 7)
-		legacy := balance.Row{UpdateID: u, Kind: balance.KindNormal, Amount: 5}
-		require.NoError(t, s.Write(ctx, put(a, five)))
-		require.NoError(t, s.Write(ctx, put(a, seven, legacy)))
-		require.NoError(t, s.Write(ctx, put(a, five)))
-		require.Equal(t, sorted([]balance.Row{five, seven, legacy}), rows(t, s, a))
-		require.NoError(t, s.Write(ctx, del(a, seven)))
-		require.Equal(t, sorted([]balance.Row{five, legacy}), rows(t, s, a))
-	})
-	t.Run("WriteSpansAccounts", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		require.NoError(t, s.Write(ctx, append(put(a, n1), put(a+"-b", n2)...)))
-		require.Equal(t, []balance.Row{n1}, rows(t, s, a))
-		require.Equal(t, []balance.Row{n2}, rows(t, s, a+"-b"))
-	})
-	t.Run("InvalidRowIsRefusedAndNothingWritten", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		bad := balance.Row{UpdateID: id(0, 3), Kind: balance.KindNormal} // zero amount
-		require.Error(t, s.Write(ctx, put(a, n1, bad)))
-		require.Empty(t, rows(t, s, a))
-	})
-	t.Run("DeleteAccount", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		require.NoError(t, s.Write(ctx, put(a, n1, tomb, sum)))
-		require.NoError(t, s.Write(ctx, put(a+"x", n2)))
-		require.NoError(t, s.DeleteAccount(ctx, a))
-		require.Empty(t, rows(t, s, a))
-		require.Len(t, rows(t, s, a+"x"), 1)
-	})
-	t.Run("CancelledContext", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		require.Error(t, s.Write(cctx, put(a, n1)))
-		require.Empty(t, rows(t, s, a))
-	})
-	t.Run("LedgerEndToEnd", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		now := time.Now().UTC()
-		l, err := balance.New(s, balance.Options{Clock: func() time.Time { return now }})
+	balanceOf := func(t *testing.T, a *balance.Accounts, account string) int64 {
+		t.Helper()
+		b, err := a.Balance(ctx, account)
 		require.NoError(t, err)
+		return b
+	}
+
+	t.Run("EmptyAccountIsZero", func(t *testing.T) {
+		a, s, _, k := setup(t)
+		require.Zero(t, balanceOf(t, a, k))
+		require.Empty(t, rows(t, s, k))
+	})
+	t.Run("RowsAreStoredInClusteringOrder", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		// Equal timestamps: the tail decides, as signed bytes.
+		ids := []balance.ID{timeid.FromParts(c.now, 0x0001, 1), timeid.FromParts(c.now, 0x00ff, 1),
+			timeid.FromParts(c.now.Add(-time.Second), 5, 5)}
+		for i, id := range []balance.ID{ids[2], ids[0], ids[1]} {
+			require.NoError(t, a.Add(ctx, k, id, int64(i+1)))
+		}
+		c.now = c.now.Add(time.Second)
+		_, err := a.Merge(ctx, k)
+		require.NoError(t, err)
+		got := rows(t, s, k) // checks the order
+		require.Len(t, got, 7, "three N rows, three tombstones, one sum row")
+		require.Equal(t, int64(6), balanceOf(t, a, k))
+	})
+	t.Run("RetryIsCountedOnce", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		id := timeid.New(c.now)
+		for range 3 {
+			require.NoError(t, a.Add(ctx, k, id, 4))
+		}
+		require.Len(t, rows(t, s, k), 1)
+		require.Equal(t, int64(4), balanceOf(t, a, k))
+	})
+	t.Run("ExtremeAmountsRoundTrip", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		require.NoError(t, a.Add(ctx, k, timeid.New(c.now), math.MinInt64))
+		require.Equal(t, int64(math.MinInt64), balanceOf(t, a, k))
+		require.NoError(t, a.Add(ctx, k+"-max", timeid.New(c.now), math.MaxInt64))
+		require.Equal(t, int64(math.MaxInt64), balanceOf(t, a, k+"-max"))
+		require.Equal(t, int64(math.MinInt64), rows(t, s, k)[0].Amount)
+	})
+	t.Run("ReusedIDCountsOnceAndIsReported", func(t *testing.T) {
+		// One update id written with two amounts is two rows (the amount
+		// is in the key); one amount counts.
+		a, s, c, k := setup(t)
+		u := timeid.New(c.now)
+		require.NoError(t, a.Add(ctx, k, u, 5))
+		require.NoError(t, a.Add(ctx, k, u, 7))
+		require.NoError(t, a.Add(ctx, k, u, 5))
+		require.Len(t, rows(t, s, k), 2)
+		require.Equal(t, int64(5), balanceOf(t, a, k))
+		conflicts, err := a.Conflicts(ctx, k)
+		require.NoError(t, err)
+		require.Equal(t, []balance.Conflict{{UpdateID: u, Counted: 5, Refused: []int64{7}}}, conflicts)
+	})
+	t.Run("BatchSpansAccountsAtomically", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		id := timeid.New(c.now)
+		var ok balance.Batch
+		ok.Add(k, id, -30)
+		ok.Add(k+"-b", id, 30)
+		require.NoError(t, a.Apply(ctx, &ok))
+		require.Equal(t, int64(-30), balanceOf(t, a, k))
+		require.Equal(t, int64(30), balanceOf(t, a, k+"-b"))
+		var bad balance.Batch
+		bad.Add(k+"-c", timeid.New(c.now), 1)
+		bad.Add(k+"-d", timeid.New(c.now), 0)
+		require.ErrorIs(t, a.Apply(ctx, &bad), crdt.ErrInvalidAmount)
+		require.Empty(t, rows(t, s, k+"-c"), "an invalid batch writes nothing")
+	})
+	t.Run("MergesSettleAndCollect", func(t *testing.T) {
+		a, s, c, k := setup(t)
 		var want int64
 		for i := range 20 {
 			amt := int64(i*3 - 20)
@@ -164,21 +146,72 @@ func Run(t *testing.T, newStore func(t *testing.T) balance.Store) {
 				amt = 1
 			}
 			want += amt
-			require.NoError(t, l.Add(ctx, a, deltalog.NewIDAt(now), amt))
-			now = now.Add(time.Second)
+			require.NoError(t, a.Add(ctx, k, timeid.New(c.now), amt))
+			c.now = c.now.Add(time.Second)
 			if i%7 == 6 {
-				_, err := l.Merge(ctx, a)
+				_, err := a.Merge(ctx, k)
 				require.NoError(t, err)
+				require.Equal(t, want, balanceOf(t, a, k))
 			}
 		}
 		for range 8 {
-			now = now.Add(11 * time.Minute)
-			_, err := l.Merge(ctx, a)
+			c.now = c.now.Add(11 * time.Minute)
+			_, err := a.Merge(ctx, k)
 			require.NoError(t, err)
-			b, err := l.Balance(ctx, a)
-			require.NoError(t, err)
-			require.Equal(t, want, b)
+			require.Equal(t, want, balanceOf(t, a, k))
 		}
-		require.Len(t, rows(t, s, a), 1, "fully merged and collected")
+		require.Len(t, rows(t, s, k), 1, "fully merged and collected")
+	})
+	t.Run("AccountsAreIsolated", func(t *testing.T) {
+		a, _, c, k := setup(t)
+		require.NoError(t, a.Add(ctx, k, timeid.New(c.now), 1))
+		require.NoError(t, a.Add(ctx, k+"x", timeid.New(c.now), 2))
+		require.NoError(t, a.Delete(ctx, k+"x"))
+		require.Equal(t, int64(1), balanceOf(t, a, k))
+		require.Zero(t, balanceOf(t, a, k+"x"))
+	})
+	t.Run("DeleteRemovesEverythingAndTheKeyIsReusable", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		require.NoError(t, a.Add(ctx, k, timeid.New(c.now), 3))
+		c.now = c.now.Add(time.Second)
+		_, err := a.Merge(ctx, k)
+		require.NoError(t, err)
+		require.NoError(t, a.Delete(ctx, k))
+		require.Empty(t, rows(t, s, k))
+		require.NoError(t, a.Delete(ctx, k), "deleting an empty account is fine")
+		require.NoError(t, a.Add(ctx, k, timeid.New(c.now), 2))
+		require.Equal(t, int64(2), balanceOf(t, a, k), "a write after the delete counts")
+	})
+	t.Run("CancelledContextWritesNothing", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		err := a.Add(cctx, k, timeid.New(c.now), 1)
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorIs(t, err, crdt.ErrUnavailable)
+		require.Empty(t, rows(t, s, k))
+	})
+	t.Run("CorruptRowsAreReported", func(t *testing.T) {
+		a, s, c, k := setup(t)
+		r := balance.NormalRow(timeid.New(c.now), 5)
+		other := balance.NormalRow(timeid.New(c.now), 6)
+		v, err := other.MarshalBinary()
+		require.NoError(t, err)
+		put := func(account string, key, value []byte) {
+			require.NoError(t, s.Apply(ctx, []store.Mutation{{Partition: account, Op: store.OpPut,
+				Key: key, Value: value, Timestamp: c.now.UnixMicro()}}))
+		}
+		// A row whose key names another row than its value.
+		put(k, balance.EncodeKey(r.Key()), v)
+		_, err = a.Balance(ctx, k)
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+		// A row that does not decode.
+		put(k+"-2", balance.EncodeKey(r.Key()), []byte("not a row"))
+		_, err = a.Merge(ctx, k+"-2")
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+		// A key that is not a row key.
+		put(k+"-3", []byte("x"), v)
+		_, err = a.Balance(ctx, k+"-3")
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
 	})
 }

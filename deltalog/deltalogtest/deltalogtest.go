@@ -1,22 +1,23 @@
-// Package deltalogtest is the conformance suite for deltalog.Store
-// implementations. Every backend runs it with one call:
+// Package deltalogtest runs deltalog's counter-level behaviours against any
+// store.Partitions, so that every backend shows the windowed log works on
+// it. A backend runs it with one call:
 //
-//	func TestConformance(t *testing.T) {
-//	    deltalogtest.Run(t, func(t *testing.T) deltalog.Store { return newStore(t) })
+//	func TestDeltaLog(t *testing.T) {
+//	    deltalogtest.Run(t, func(t *testing.T) store.Partitions { return newStore(t) })
 //	}
 //
 // Each behaviour is its own subtest with a fresh store from newStore, and
-// only the Store interface is used, so the suite runs unchanged against a
-// real database. Counter keys are unique per subtest, so a backend may
-// share one table between subtests.
+// only deltalog.Counters and the store.Partitions interface are used, so the
+// suite runs unchanged against a real database. Counter keys are unique per
+// subtest, so a backend may share one table between subtests. The store's
+// own contract (ordering, timestamps, atomicity) is checked by package
+// store/storetest.
 package deltalogtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"testing"
 	"time"
 
@@ -24,181 +25,146 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
-	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
-var epoch = time.Date(2024, 2, 2, 0, 0, 0, 0, time.UTC)
+// clock is a settable clock, safe for the single goroutine of a subtest.
+type clock struct{ now time.Time }
 
-func regular(at time.Duration, node uint64, delta int64) deltalog.Cell {
-	return deltalog.Cell{ID: deltalog.IDFromParts(epoch.Add(at), 7, node), Kind: deltalog.KindRegular, Delta: delta}
+func (c *clock) Now() time.Time { return c.now }
+
+// options are short windows so merges and compactions happen within a test.
+func options(c *clock) deltalog.Options {
+	return deltalog.Options{Window: time.Minute, FutureSkew: time.Second,
+		SafetyMargin: 5 * time.Second, MaxScan: 30 * time.Second, CompactGrace: 40 * time.Second,
+		Clock: c.Now}
 }
 
-// mergeAt returns a merge cell at c's id whose stats are those of count
-// deltas summing to sum: sum itself and count − 1 zeros, so they pass
-// Cell.Validate.
-func mergeAt(c deltalog.Cell, sum int64, count int64) deltalog.Cell {
-	sq := exact.Square(sum)
-	st := deltalog.Stats{Count: count, Sum: sum, Min: sum, Max: sum, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
-	if count > 1 {
-		st.Min, st.Max = min(sum, 0), max(sum, 0)
-	}
-	return deltalog.Cell{ID: c.ID, Kind: deltalog.KindMerge, Delta: sum, Written: epoch.UnixNano(), Stats: st}
-}
-
-func scanAll(t *testing.T, s deltalog.Store, counter string) []deltalog.Cell {
+// cells returns counter's stored cells in row order, checking that every
+// row decodes and that its key is its cell's.
+func cells(t *testing.T, s store.Partitions, counter string) []deltalog.Cell {
 	t.Helper()
 	var out []deltalog.Cell
-	require.NoError(t, s.Scan(context.Background(), counter, func(c deltalog.Cell) bool {
+	require.NoError(t, s.Scan(context.Background(), counter, nil, store.ReadComplete, func(r store.Row) bool {
+		id, kind, err := deltalog.DecodeKey(r.Key)
+		require.NoError(t, err)
+		var c deltalog.Cell
+		require.NoError(t, c.UnmarshalBinary(r.Value))
+		require.Equal(t, id, c.ID)
+		require.Equal(t, kind, c.Kind)
 		out = append(out, c)
 		return true
 	}))
 	return out
 }
 
-func insert(t *testing.T, s deltalog.Store, counter string, cells ...deltalog.Cell) {
+// Run runs every behaviour against stores made by newStore.
+func Run(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 	t.Helper()
-	entries := make([]deltalog.Entry, len(cells))
-	for i, c := range cells {
-		entries[i] = deltalog.Entry{Counter: counter, Cell: c}
-	}
-	require.NoError(t, s.Insert(context.Background(), entries))
-}
-
-func sorted(cells []deltalog.Cell) []deltalog.Cell {
-	out := append([]deltalog.Cell(nil), cells...)
-	sort.Slice(out, func(i, j int) bool { return deltalog.CompareCells(out[i], out[j]) < 0 })
-	return out
-}
-
-// Run runs every conformance test against stores made by newStore.
-func Run(t *testing.T, newStore func(t *testing.T) deltalog.Store) {
-	t.Helper()
-	key := func(t *testing.T) string { return fmt.Sprintf("conf-%s-%d", t.Name(), time.Now().UnixNano()) }
+	key := func(t *testing.T) string { return fmt.Sprintf("deltalog-%s-%d", t.Name(), time.Now().UnixNano()) }
 	ctx := context.Background()
+	setup := func(t *testing.T) (*deltalog.Counters, store.Partitions, *clock, string) {
+		s := newStore(t)
+		c := &clock{now: time.Now().UTC().Truncate(time.Second)}
+		counters, err := deltalog.New(s, options(c))
+		require.NoError(t, err)
+		return counters, s, c, key(t)
+	}
+	read := func(t *testing.T, c *deltalog.Counters, k string) deltalog.Reading {
+		t.Helper()
+		r, err := c.Read(ctx, k)
+		require.NoError(t, err)
+		return r
+	}
 
-	t.Run("EmptyCounterScansNothing", func(t *testing.T) {
-		require.Empty(t, scanAll(t, newStore(t), key(t)))
+	t.Run("EmptyCounterReadsZero", func(t *testing.T) {
+		c, _, _, k := setup(t)
+		require.Equal(t, deltalog.Reading{}, read(t, c, k))
 	})
-	t.Run("ScanIsClusteringOrder", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		cells := []deltalog.Cell{regular(0, 1, 1), regular(time.Second, 1, 2), regular(2*time.Second, 1, -3)}
-		cells = append(cells, mergeAt(cells[1], 3, 2))
-		// Equal timestamps: order decided by the tail as signed bytes.
-		cells = append(cells,
-			deltalog.Cell{ID: deltalog.IDFromParts(epoch.Add(5*time.Second), 0x0001, 1), Kind: deltalog.KindRegular, Delta: 5},
-			deltalog.Cell{ID: deltalog.IDFromParts(epoch.Add(5*time.Second), 0x00ff, 1), Kind: deltalog.KindRegular, Delta: 6})
-		insert(t, s, k, cells[3], cells[0], cells[5], cells[2], cells[4], cells[1])
-		got := scanAll(t, s, k)
-		require.Equal(t, sorted(cells), got)
-		require.Equal(t, deltalog.KindMerge, got[3].Kind, "merge cell precedes the regular cell with its id")
-		require.Equal(t, deltalog.KindRegular, got[4].Kind)
+	t.Run("CellsAreStoredNewestFirst", func(t *testing.T) {
+		c, s, clk, k := setup(t)
+		// Equal timestamps: the tail decides, as signed bytes.
+		ids := []deltalog.ID{timeid.FromParts(clk.now, 0x0001, 1), timeid.FromParts(clk.now, 0x00ff, 1),
+			timeid.FromParts(clk.now.Add(-time.Second), 5, 5), timeid.FromParts(clk.now.Add(-2*time.Second), 5, 5)}
+		for i, id := range []deltalog.ID{ids[2], ids[0], ids[3], ids[1]} {
+			require.NoError(t, c.Add(ctx, k, id, int64(i+1)))
+		}
+		got := cells(t, s, k)
+		require.Len(t, got, 4)
+		for i := 1; i < len(got); i++ {
+			require.Equal(t, -1, deltalog.CompareCells(got[i-1], got[i]), "row %d", i)
+		}
+		require.Equal(t, []deltalog.ID{ids[0], ids[1], ids[2], ids[3]}, []deltalog.ID{got[0].ID, got[1].ID, got[2].ID, got[3].ID})
 	})
-	t.Run("CellsRoundTripExactly", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		r := regular(0, 1, math.MinInt64)
-		m := deltalog.Cell{ID: r.ID, Kind: deltalog.KindMerge, Delta: math.MaxInt64, Written: 1234567890123456789,
-			Stats: deltalog.Stats{Count: math.MaxInt64, Sum: math.MaxInt64, Min: math.MinInt64, Max: math.MaxInt64, SumSqHi: math.MaxUint64, SumSqLo: math.MaxUint64}}
-		insert(t, s, k, r, m)
-		require.Equal(t, []deltalog.Cell{m, r}, scanAll(t, s, k))
+	t.Run("RetryIsCountedOnce", func(t *testing.T) {
+		c, s, clk, k := setup(t)
+		id := timeid.New(clk.now)
+		for range 3 {
+			require.NoError(t, c.Add(ctx, k, id, 4))
+		}
+		require.Len(t, cells(t, s, k), 1)
+		require.Equal(t, int64(4), read(t, c, k).Value)
 	})
-	t.Run("InsertIsAnUpsert", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		c := regular(0, 1, 4)
-		insert(t, s, k, c)
-		insert(t, s, k, c)
-		require.Equal(t, []deltalog.Cell{c}, scanAll(t, s, k), "rewriting a cell keeps one cell")
-		c2 := c
-		c2.Delta = 9
-		insert(t, s, k, c2)
-		require.Equal(t, []deltalog.Cell{c2}, scanAll(t, s, k), "last write wins")
+	t.Run("ExtremeValuesRoundTrip", func(t *testing.T) {
+		c, _, clk, k := setup(t)
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.now), math.MinInt64))
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.now), math.MaxInt64))
+		r := read(t, c, k)
+		require.Equal(t, int64(-1), r.Value)
+		require.Equal(t, int64(math.MinInt64), r.Stats.Min)
+		require.Equal(t, int64(math.MaxInt64), r.Stats.Max)
+		clk.now = clk.now.Add(2 * time.Minute)
+		m, ok, err := c.Merge(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, r.Stats, m.Stats, "the merge cell carries the exact aggregates")
+		require.Equal(t, r.Stats, read(t, c, k).Stats)
 	})
-	t.Run("InsertSpansCounters", func(t *testing.T) {
-		s, a := newStore(t), key(t)
+	t.Run("BatchSpansCountersAtomically", func(t *testing.T) {
+		c, s, clk, a := setup(t)
 		b := a + "-b"
-		c := regular(0, 1, 4)
-		require.NoError(t, s.Insert(ctx, []deltalog.Entry{{Counter: a, Cell: c}, {Counter: b, Cell: regular(0, 1, -4)}}))
-		require.Len(t, scanAll(t, s, a), 1)
-		require.Equal(t, int64(-4), scanAll(t, s, b)[0].Delta)
-	})
-	t.Run("InvalidCellIsRefusedAndNothingWritten", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		err := s.Insert(ctx, []deltalog.Entry{{Counter: k, Cell: regular(0, 1, 1)}, {Counter: k, Cell: deltalog.Cell{Kind: deltalog.KindRegular, Delta: 1}}})
-		require.Error(t, err)
-		require.True(t, errors.Is(err, crdt.ErrInvalidTxnID) || errors.Is(err, crdt.ErrInvalidAmount))
-		require.Empty(t, scanAll(t, s, k))
-	})
-	t.Run("ScanStopsWhenAsked", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		var cells []deltalog.Cell
-		for i := range 25 {
-			cells = append(cells, regular(time.Duration(i)*time.Second, 1, int64(i+1)))
-		}
-		insert(t, s, k, cells...)
-		var seen []deltalog.Cell
-		require.NoError(t, s.Scan(ctx, k, func(c deltalog.Cell) bool {
-			seen = append(seen, c)
-			return len(seen) < 3
-		}))
-		require.Equal(t, sorted(cells)[:3], seen)
-	})
-	t.Run("LongScanCrossesPages", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		var cells []deltalog.Cell
-		for i := range 6000 {
-			cells = append(cells, regular(time.Duration(i)*time.Millisecond, uint64(i%3), 1))
-		}
-		for i := 0; i < len(cells); i += 500 {
-			insert(t, s, k, cells[i:min(i+500, len(cells))]...)
-		}
-		require.Equal(t, sorted(cells), scanAll(t, s, k))
+		id := timeid.New(clk.now)
+		var ok deltalog.Batch
+		ok.Add(a, id, -5)
+		ok.Add(b, id, 5)
+		require.NoError(t, c.Apply(ctx, &ok))
+		require.Equal(t, int64(-5), read(t, c, a).Value)
+		require.Equal(t, int64(5), read(t, c, b).Value)
+		var bad deltalog.Batch
+		bad.Add(a+"-c", timeid.New(clk.now), 1)
+		bad.Add(a+"-d", timeid.New(clk.now), 0)
+		require.ErrorIs(t, c.Apply(ctx, &bad), crdt.ErrInvalidAmount)
+		require.Empty(t, cells(t, s, a+"-c"), "an invalid batch writes nothing")
 	})
 	t.Run("CountersAreIsolated", func(t *testing.T) {
-		s, a := newStore(t), key(t)
-		insert(t, s, a, regular(0, 1, 1))
-		insert(t, s, a+"x", regular(0, 2, 2))
-		require.Len(t, scanAll(t, s, a), 1)
-		require.NoError(t, s.DeleteCounter(ctx, a+"x"))
-		require.Len(t, scanAll(t, s, a), 1)
+		c, _, clk, a := setup(t)
+		require.NoError(t, c.Add(ctx, a, timeid.New(clk.now), 1))
+		require.NoError(t, c.Add(ctx, a+"x", timeid.New(clk.now), 2))
+		require.NoError(t, c.Delete(ctx, a+"x"))
+		require.Equal(t, int64(1), read(t, c, a).Value)
+		require.Zero(t, read(t, c, a+"x").Value)
 	})
-	t.Run("DeleteCoveredRemovesExactlyWhatTheMergeCovers", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		var cells []deltalog.Cell
-		for i := range 8 {
-			cells = append(cells, regular(time.Duration(i)*time.Second, 1, 1))
+	t.Run("LongReadCrossesPages", func(t *testing.T) {
+		c, s, clk, k := setup(t)
+		start := clk.now
+		var want int64
+		var b deltalog.Batch
+		for i := range 6000 {
+			b.Add(k, timeid.FromParts(start.Add(-time.Duration(i)*time.Millisecond), uint16(i%3), uint64(i)), int64(i%7+1))
+			want += int64(i%7 + 1)
+			if b.Len() == 500 {
+				require.NoError(t, c.Apply(ctx, &b))
+				b = deltalog.Batch{}
+			}
 		}
-		m := mergeAt(cells[4], 5, 5)
-		older := mergeAt(cells[1], 2, 2)
-		insert(t, s, k, append(cells, m, older)...)
-		require.NoError(t, s.DeleteCovered(ctx, k, m.ID))
-		want := sorted([]deltalog.Cell{cells[7], cells[6], cells[5], m})
-		require.Equal(t, want, scanAll(t, s, k))
-		require.NoError(t, s.DeleteCovered(ctx, k, m.ID), "idempotent")
-		require.Equal(t, want, scanAll(t, s, k))
-		// Later writes at a covered id are not resurrected by the delete
-		// (the cell is written after it).
+		r := read(t, c, k)
+		require.Equal(t, want, r.Value)
+		require.Equal(t, 6000, r.Cells)
+		require.Len(t, cells(t, s, k), 6000)
 	})
-	t.Run("DeleteCounterRemovesEverything", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		c := regular(0, 1, 1)
-		insert(t, s, k, c, mergeAt(c, 1, 2))
-		require.NoError(t, s.DeleteCounter(ctx, k))
-		require.Empty(t, scanAll(t, s, k))
-		require.NoError(t, s.DeleteCounter(ctx, k), "deleting an empty counter is fine")
-	})
-	t.Run("CancelledContext", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		cctx, cancel := context.WithCancel(ctx)
-		cancel()
-		require.Error(t, s.Insert(cctx, []deltalog.Entry{{Counter: k, Cell: regular(0, 1, 1)}}))
-		require.Empty(t, scanAll(t, s, k))
-	})
-	t.Run("CountersEndToEnd", func(t *testing.T) {
-		s, k := newStore(t), key(t)
-		now := time.Now().UTC()
-		c, err := deltalog.New(s, deltalog.Options{Window: time.Minute, FutureSkew: time.Second,
-			SafetyMargin: 5 * time.Second, MaxScan: 30 * time.Second, CompactGrace: 40 * time.Second,
-			Clock: func() time.Time { return now }})
-		require.NoError(t, err)
+	t.Run("MergeThenCompactKeepsTheValue", func(t *testing.T) {
+		c, s, clk, k := setup(t)
 		var want int64
 		for i := range 30 {
 			d := int64(i - 10)
@@ -206,19 +172,77 @@ func Run(t *testing.T, newStore func(t *testing.T) deltalog.Store) {
 				continue
 			}
 			want += d
-			require.NoError(t, c.Add(ctx, k, deltalog.NewIDAt(now), d))
-			now = now.Add(time.Second)
+			require.NoError(t, c.Add(ctx, k, timeid.New(clk.now), d))
+			clk.now = clk.now.Add(time.Second)
 		}
-		now = now.Add(50 * time.Second)
-		_, ok, err := c.Merge(ctx, k)
+		clk.now = clk.now.Add(50 * time.Second)
+		m, ok, err := c.Merge(ctx, k)
 		require.NoError(t, err)
 		require.True(t, ok)
-		now = now.Add(time.Minute)
+		require.Equal(t, want, read(t, c, k).Value)
+		before := cells(t, s, k)
+		clk.now = clk.now.Add(time.Minute)
 		did, err := c.Compact(ctx, k)
 		require.NoError(t, err)
 		require.True(t, did)
-		r, err := c.Read(ctx, k)
-		require.NoError(t, err)
+		var kept []deltalog.Cell
+		for _, cell := range before {
+			if deltalog.CompareCells(cell, m) <= 0 {
+				kept = append(kept, cell)
+			}
+		}
+		require.Equal(t, kept, cells(t, s, k), "compaction deletes exactly what the merge cell covers")
+		r := read(t, c, k)
 		require.Equal(t, want, r.Value)
+		require.Equal(t, len(kept), r.Cells)
+		did, err = c.Compact(ctx, k)
+		require.NoError(t, err)
+		require.True(t, did, "compacting again is harmless")
+		require.Equal(t, kept, cells(t, s, k))
+	})
+	t.Run("DeleteRemovesEverythingAndTheKeyIsReusable", func(t *testing.T) {
+		c, s, clk, k := setup(t)
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.now), 3))
+		clk.now = clk.now.Add(2 * time.Minute)
+		_, ok, err := c.Merge(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.NoError(t, c.Delete(ctx, k))
+		require.Empty(t, cells(t, s, k))
+		require.NoError(t, c.Delete(ctx, k), "deleting an empty counter is fine")
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.now), 2))
+		require.Equal(t, int64(2), read(t, c, k).Value, "a write after the delete counts")
+	})
+	t.Run("CancelledContextWritesNothing", func(t *testing.T) {
+		c, s, clk, k := setup(t)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		err := c.Add(cctx, k, timeid.New(clk.now), 1)
+		require.ErrorIs(t, err, context.Canceled)
+		require.ErrorIs(t, err, crdt.ErrUnavailable)
+		require.Empty(t, cells(t, s, k))
+	})
+	t.Run("CorruptRowsAreReported", func(t *testing.T) {
+		c, s, clk, k := setup(t)
+		id := timeid.New(clk.now)
+		other := deltalog.Cell{ID: timeid.New(clk.now), Kind: deltalog.KindRegular, Delta: 2}
+		v, err := other.MarshalBinary()
+		require.NoError(t, err)
+		put := func(partition string, key, value []byte) {
+			require.NoError(t, s.Apply(ctx, []store.Mutation{{Partition: partition, Op: store.OpPut,
+				Key: key, Value: value, Timestamp: clk.now.UnixMicro()}}))
+		}
+		// A row whose key names another cell than its value.
+		put(k, deltalog.EncodeKey(id, deltalog.KindRegular), v)
+		_, err = c.Read(ctx, k)
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+		// A row that does not decode.
+		put(k+"-2", deltalog.EncodeKey(id, deltalog.KindRegular), []byte("not a cell"))
+		_, err = c.Read(ctx, k+"-2")
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+		// A key that is not a cell key.
+		put(k+"-3", []byte("x"), v)
+		_, _, err = c.Merge(ctx, k+"-3")
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
 	})
 }

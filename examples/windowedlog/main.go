@@ -1,4 +1,4 @@
-// Command windowedlog shows the windowed log (package deltalog, seed 003) on
+// Command windowedlog shows the windowed log (package deltalog) on
 // the in-memory store: every update is its own cell keyed by a client-chosen
 // time-based id, so a retried update rewrites the same cell; a merge cell
 // summarises everything older than the write window, and reads stop at it.
@@ -19,6 +19,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 func main() {
@@ -32,8 +33,7 @@ func run() error {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(1))
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
-	store := memory.NewDeltaLogStore(0)
-	log, err := deltalog.New(store, deltalog.Options{Clock: func() time.Time { return now }})
+	log, err := deltalog.New(memory.NewPartitions(), deltalog.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func run() error {
 	want, retries, rejected := int64(0), 0, 0
 	for i := 0; i < 5000; i++ {
 		now = now.Add(time.Second)
-		id := deltalog.IDFromParts(now, 1, uint64(i))
+		id := timeid.FromParts(now, 1, uint64(i))
 		delta := int64(rng.Intn(10) - 3)
 		if delta == 0 {
 			delta = 1
@@ -63,7 +63,7 @@ func run() error {
 		}
 	}
 	// An update whose id is older than the write window is refused, not counted.
-	stale := deltalog.IDFromParts(now.Add(-time.Hour), 1, 999999)
+	stale := timeid.FromParts(now.Add(-time.Hour), 1, 999999)
 	if err := log.Add(ctx, key, stale, 100); errors.Is(err, crdt.ErrOutsideWindow) {
 		rejected++
 	} else {

@@ -9,54 +9,54 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 type clock struct{ now time.Time }
 
 func (c *clock) Now() time.Time { return c.now }
 
-func newLedger(t testing.TB) (*balance.Ledger, *memory.BalanceStore, *clock) {
+func newAccounts(t testing.TB) (*balance.Accounts, *spy, *clock) {
 	t.Helper()
 	c := &clock{now: t0}
-	s := memory.NewBalanceStore()
+	s := newSpy()
 	l, err := balance.New(s, balance.Options{Clock: c.Now})
 	require.NoError(t, err)
 	return l, s, c
 }
 
 func TestAddIsOneWriteAndNoRead(t *testing.T) {
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	ctx := context.Background()
 	for i := range 50 {
-		require.NoError(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), int64(i+1)))
+		require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), int64(i+1)))
 		c.now = c.now.Add(time.Millisecond)
 	}
 	calls := s.Calls()
-	require.Equal(t, int64(50), calls.Writes)
-	require.Equal(t, int64(50), calls.RowsWritten)
-	require.Zero(t, calls.Reads, "an increment never reads")
+	require.Equal(t, int64(50), calls.Applies)
+	require.Equal(t, int64(50), calls.Puts)
+	require.Zero(t, calls.Snapshots, "an increment never reads")
 	b, err := l.Balance(ctx, "a")
 	require.NoError(t, err)
 	require.Equal(t, int64(1275), b)
 }
 
 func TestAddRefusesBadInputAndRetriesCountOnce(t *testing.T) {
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	ctx := context.Background()
-	require.ErrorIs(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now.Add(-6*time.Minute)), 1), crdt.ErrOutsideWindow)
-	require.ErrorIs(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now.Add(time.Minute)), 1), crdt.ErrOutsideWindow)
-	require.ErrorIs(t, l.Add(ctx, "a", deltalog.ID(uuid.New()), 1), crdt.ErrInvalidTxnID)
-	require.ErrorIs(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), 0), crdt.ErrInvalidAmount)
-	require.ErrorIs(t, l.Add(ctx, "", deltalog.NewIDAt(c.now), 1), balance.ErrInvalidKey)
-	require.ErrorContains(t, l.Add(ctx, "a\x00b", deltalog.NewIDAt(c.now), 1), `account key "a\x00b" contains a control character`)
-	require.Zero(t, s.Calls().Writes)
+	require.ErrorIs(t, l.Add(ctx, "a", timeid.New(c.now.Add(-6*time.Minute)), 1), crdt.ErrOutsideWindow)
+	require.ErrorIs(t, l.Add(ctx, "a", timeid.New(c.now.Add(time.Minute)), 1), crdt.ErrOutsideWindow)
+	require.ErrorIs(t, l.Add(ctx, "a", balance.ID(uuid.New()), 1), crdt.ErrInvalidTxnID)
+	require.ErrorIs(t, l.Add(ctx, "a", timeid.New(c.now), 0), crdt.ErrInvalidAmount)
+	require.ErrorIs(t, l.Add(ctx, "", timeid.New(c.now), 1), balance.ErrInvalidKey)
+	require.ErrorContains(t, l.Add(ctx, "a\x00b", timeid.New(c.now), 1), `account key "a\x00b" contains a control character`)
+	require.Zero(t, s.Calls().Applies)
 
-	id := deltalog.NewIDAt(c.now)
-	s.SetHook(func(_ context.Context, op string, after bool) error {
+	id := timeid.New(c.now)
+	s.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
 		if after {
 			return crdt.ErrAmbiguousWrite // landed, acknowledgement lost
 		}
@@ -70,9 +70,9 @@ func TestAddRefusesBadInputAndRetriesCountOnce(t *testing.T) {
 }
 
 func TestApplyIsAllOrNothing(t *testing.T) {
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	ctx := context.Background()
-	id := deltalog.NewIDAt(c.now)
+	id := timeid.New(c.now)
 	var bad balance.Batch
 	bad.Add("a", id, -5)
 	bad.Add("b", id, 0)
@@ -84,13 +84,13 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 	var transfer balance.Batch
 	transfer.Add("a", id, -5)
 	transfer.Add("b", id, 5)
-	s.SetHook(func(context.Context, string, bool) error { return crdt.ErrUnavailable })
+	s.SetHook(func(context.Context, faulty.Call, bool) error { return crdt.ErrUnavailable })
 	require.ErrorIs(t, l.Apply(ctx, &transfer), crdt.ErrUnavailable)
 	s.SetHook(nil)
-	require.Empty(t, s.Snapshot("a"))
-	require.Empty(t, s.Snapshot("b"))
+	require.Empty(t, s.Stored("a"))
+	require.Empty(t, s.Stored("b"))
 	require.NoError(t, l.Apply(ctx, &transfer))
-	require.Equal(t, int64(1), s.Calls().Writes)
+	require.Equal(t, int64(1), s.Calls().Applies)
 	a, _ := l.Balance(ctx, "a")
 	b, _ := l.Balance(ctx, "b")
 	require.Equal(t, [2]int64{-5, 5}, [2]int64{a, b})
@@ -154,8 +154,8 @@ func TestEvaluateRules(t *testing.T) {
 		require.Contains(t, v.InvalidSums, sB)
 		require.Len(t, v.InvalidTombstones, 3, "only the winner's tombstones count")
 		// Same update-id time: the version breaks the tie.
-		vC := deltalog.IDFromParts(vA.Time(), 0x0001, 5)
-		vD := deltalog.IDFromParts(vA.Time(), 0x00ff, 5) // sorts first (signed bytes)
+		vC := timeid.FromParts(vA.Time(), 0x0001, 5)
+		vD := timeid.FromParts(vA.Time(), 0x00ff, 5) // sorts first (signed bytes)
 		sC, sD := sumRow(vC, 6, 2), sumRow(vD, 6, 2)
 		v, err = balance.Evaluate([]balance.Row{n1, n2, tomb(n1, vC), tomb(n2, vC), sC, tomb(n1, vD), tomb(n2, vD), sD})
 		require.NoError(t, err)
@@ -189,40 +189,40 @@ func TestEvaluateRules(t *testing.T) {
 }
 
 func TestMergeOverflowWritesNothing(t *testing.T) {
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	ctx := context.Background()
 	// Partial sums may leave the int64 range in some orders; only the total
 	// decides, whatever order the rows are summed in.
-	require.NoError(t, l.Add(ctx, "b", deltalog.NewIDAt(c.now), math.MaxInt64))
-	require.NoError(t, l.Add(ctx, "b", deltalog.NewIDAt(c.now), 1))
-	require.NoError(t, l.Add(ctx, "b", deltalog.NewIDAt(c.now), -2))
+	require.NoError(t, l.Add(ctx, "b", timeid.New(c.now), math.MaxInt64))
+	require.NoError(t, l.Add(ctx, "b", timeid.New(c.now), 1))
+	require.NoError(t, l.Add(ctx, "b", timeid.New(c.now), -2))
 	_, err := l.Merge(ctx, "b")
 	require.NoError(t, err)
 	bal, err := l.Balance(ctx, "b")
 	require.NoError(t, err)
 	require.Equal(t, int64(math.MaxInt64-1), bal)
 
-	require.NoError(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), math.MaxInt64))
-	require.NoError(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), 5))
-	before := s.Snapshot("a")
+	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), math.MaxInt64))
+	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), 5))
+	before := s.Stored("a")
 	s.ResetCalls()
 	_, err = l.Merge(ctx, "a")
 	require.ErrorIs(t, err, crdt.ErrOverflow)
-	require.Zero(t, s.Calls().Writes)
-	require.Equal(t, before, s.Snapshot("a"))
+	require.Zero(t, s.Calls().Applies)
+	require.Equal(t, before, s.Stored("a"))
 }
 
 // TestSlowMergeAborts delays a merge between its tombstones and its sum row
 // past MaxMerge: it must stop, the balance must not change, and a later
 // merge must collect the void tombstones once they are old enough.
 func TestSlowMergeAborts(t *testing.T) {
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	ctx := context.Background()
-	require.NoError(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), 3))
-	require.NoError(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), 4))
+	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), 3))
+	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), 4))
 	writes := 0
-	s.SetHook(func(_ context.Context, op string, after bool) error {
-		if op == memory.BalanceOpWrite && after {
+	s.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if call.Method == faulty.MethodApply && after {
 			writes++
 			c.now = c.now.Add(11 * time.Second) // the merge stalls after its tombstones
 		}
@@ -246,12 +246,12 @@ func TestSlowMergeAborts(t *testing.T) {
 }
 
 func TestDeleteAndOptions(t *testing.T) {
-	l, s, c := newLedger(t)
+	l, s, c := newAccounts(t)
 	ctx := context.Background()
-	require.NoError(t, l.Add(ctx, "a", deltalog.NewIDAt(c.now), 3))
+	require.NoError(t, l.Add(ctx, "a", timeid.New(c.now), 3))
 	require.NoError(t, l.Delete(ctx, "a"))
-	require.Empty(t, s.Snapshot("a"))
-	require.Equal(t, int64(1), s.Calls().AccountDeletes)
+	require.Empty(t, s.Stored("a"))
+	require.Equal(t, int64(1), s.Calls().PartitionDeletes)
 	for _, o := range []balance.Options{
 		{Window: -1},
 		{SettleGrace: time.Second},
