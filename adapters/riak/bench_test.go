@@ -8,12 +8,14 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/statestore"
 )
 
 // BenchmarkUpdate measures one read-modify-write against the test double on
-// loopback: the adapter (Store.Fetch + Store.Put) next to the same two
+// loopback: the adapter (Siblings.Fetch + Siblings.Put) next to the same two
 // requests issued with the bare driver, so the ratio between the two rows is
-// the adapter's overhead. StateStore.Save adds a gcounter decode/merge/encode.
+// the adapter's overhead. statestore.Update adds a gcounter
+// decode/merge/encode.
 // Loopback timings are noisy on a shared machine; compare rows of one run.
 func BenchmarkUpdate(b *testing.B) {
 	_, cl := fakeCluster(b)
@@ -36,11 +38,11 @@ func BenchmarkUpdate(b *testing.B) {
 		}
 	})
 	for _, withCancel := range []bool{false, true} {
-		name := "Store"
+		name := "Siblings"
 		if withCancel {
 			// A cancellable context runs each request on the driver's
 			// async path so that the call can return when ctx ends.
-			name = "Store/cancellable-ctx"
+			name = "Siblings/cancellable-ctx"
 		}
 		b.Run(name, func(b *testing.B) {
 			s := newStore(b, cl, riak.Options{})
@@ -62,23 +64,13 @@ func BenchmarkUpdate(b *testing.B) {
 			}
 		})
 	}
-	b.Run("StateStore", func(b *testing.B) {
-		s, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket}, mergeGCounters)
-		if err != nil {
-			b.Fatal(err)
-		}
+	b.Run("statestore.Update", func(b *testing.B) {
+		s := newStore(b, cl, riak.Options{})
 		key := uniqueKey("bench-state")
-		c := gcounter.New()
+		inc := func(c *gcounter.Counter) error { return c.Increment("bench", 1) }
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			if err := c.Increment("bench", 1); err != nil {
-				b.Fatal(err)
-			}
-			state, err := c.MarshalBinary()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Save(ctx, key, "bench", state); err != nil {
+			if _, err := statestore.Update(ctx, s, key, "bench", inc); err != nil {
 				b.Fatal(err)
 			}
 		}

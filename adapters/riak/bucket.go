@@ -13,8 +13,9 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// ErrDefaultBucketType is what CheckBucket (and so New) reports for a bucket
-// of Riak's "default" bucket type. It wraps crdt.ErrMisconfiguredStore.
+// ErrDefaultBucketType is what CheckBucket (and so NewSiblings) reports for
+// a bucket of Riak's "default" bucket type. It wraps
+// crdt.ErrMisconfiguredStore.
 //
 // The default type runs with dvv_enabled=false (types created with `riak
 // admin bucket-type create` have it on). Data stays correct there, as long
@@ -137,28 +138,32 @@ const dialTimeout = 5 * time.Second
 
 // NewCluster builds and starts a riak-go-client cluster for the given
 // protocol-buffers addresses (host:port) with the settings this package
-// expects: driver-level retries off (ExecutionAttempts 1; Store retries
+// expects: driver-level retries off (ExecutionAttempts 1; Siblings retries
 // itself and must see every failure to tell ambiguous from refused), and
 // requestTimeout as the per-request read timeout (0 means the driver's
 // default, 5s). Stop it when done.
 //
 // Before returning, NewCluster connects to the addresses in turn (up to 5s
-// each) and, once one accepts, sends a ping through the cluster. If no node
-// accepts or the ping fails, it stops the cluster and returns an error
-// wrapping crdt.ErrUnavailable; call it again later. This works around
+// each, and not past ctx) and, once one accepts, sends a ping through the
+// cluster. If no node accepts, the ping fails or ctx ends first, it stops
+// the cluster and returns an error wrapping crdt.ErrUnavailable (and ctx's
+// error, if that was the cause); call it again later. This works around
 // riak-go-client v1.7.0's node manager: until some command has been run, a
 // command that no node can take (all unreachable or health-checking) is not
 // refused but retried in a busy loop, on a goroutine that keeps spinning
 // even after the cluster is stopped, until a node answers. So the first
-// command on a cluster started while Riak is down never completes: a Store
-// call returns when its context ends (never, without a deadline), and the
-// driver's goroutine spins on. Once a node has executed a command, such a
-// command fails at once (and the Store retries it with backoff). A cluster
-// you build yourself needs the same care: have a node execute one command
-// (a ping) before using it.
-func NewCluster(requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
+// command on a cluster started while Riak is down never completes: a
+// Siblings call returns when its context ends (never, without a deadline),
+// and the driver's goroutine spins on. Once a node has executed a command,
+// such a command fails at once (and Siblings retries it with backoff). A
+// cluster you build yourself needs the same care: have a node execute one
+// command (a ping) before using it.
+func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", crdt.ErrUnavailable, err)
 	}
 	nodes := make([]*riakc.Node, 0, len(addrs))
 	for _, a := range addrs {
@@ -175,14 +180,19 @@ func NewCluster(requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, 
 	// Check that some node accepts connections before the cluster runs its
 	// first command, which would otherwise spin until one does.
 	var dialErrs []error
+	d := net.Dialer{Timeout: dialTimeout}
 	for _, a := range addrs {
-		c, err := net.DialTimeout("tcp", a, dialTimeout)
+		c, err := d.DialContext(ctx, "tcp", a)
 		if err == nil {
 			_ = c.Close()
 			dialErrs = nil
 			break
 		}
 		dialErrs = append(dialErrs, err)
+		if ctx.Err() != nil {
+			dialErrs = append(dialErrs, ctx.Err())
+			break
+		}
 	}
 	if dialErrs != nil {
 		return nil, fmt.Errorf("%w: no Riak node reachable: %w", crdt.ErrUnavailable, errors.Join(dialErrs...))
@@ -190,7 +200,7 @@ func NewCluster(requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, 
 	if err := cl.Start(); err != nil {
 		return nil, fmt.Errorf("%w: starting cluster: %v", crdt.ErrUnavailable, err)
 	}
-	if err := cl.Execute(&riakc.PingCommand{}); err != nil {
+	if err := run(ctx, cl, &riakc.PingCommand{}); err != nil {
 		_ = cl.Stop()
 		return nil, fmt.Errorf("%w: ping: %w", crdt.ErrUnavailable, err)
 	}

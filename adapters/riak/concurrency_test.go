@@ -16,6 +16,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -24,7 +25,7 @@ import (
 var counterOpts = tpncounter.Options{HistoryLength: 256}
 
 // readLedger merges every sibling under key (what a fresh reader sees).
-func readLedger(t *testing.T, s *riak.Store, key string) (*tpncounter.Counter, ledger.Token) {
+func readLedger(t *testing.T, s *riak.Siblings, key string) (*tpncounter.Counter, store.Token) {
 	t.Helper()
 	sibs, tok, err := s.Fetch(ctx, key)
 	require.NoError(t, err)
@@ -41,13 +42,13 @@ func readLedger(t *testing.T, s *riak.Store, key string) (*tpncounter.Counter, l
 
 // observedStore records how many siblings each successful Fetch returned.
 type observedStore struct {
-	*riak.Store
+	*riak.Siblings
 	mu   *sync.Mutex
 	hist map[int]int64
 }
 
-func (o observedStore) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, error) {
-	sibs, tok, err := o.Store.Fetch(ctx, key)
+func (o observedStore) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	sibs, tok, err := o.Siblings.Fetch(ctx, key)
 	if err == nil && (len(sibs) > 0 || tok != nil) {
 		o.mu.Lock()
 		o.hist[len(sibs)]++
@@ -126,7 +127,7 @@ func concurrentLedger(t *testing.T, tg target, viaProxy bool) {
 	hist := map[int]int64{}
 	opts := tg.opts
 	opts.RetryBackoff = 5 * time.Millisecond
-	stores := make([]*riak.Store, actors)
+	stores := make([]*riak.Siblings, actors)
 	ledgers := make([]*ledger.Ledger, actors)
 	for a := range stores {
 		stores[a] = newStore(t, clusters[a%len(clusters)], opts)

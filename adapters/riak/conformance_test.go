@@ -2,38 +2,42 @@ package riak_test
 
 import (
 	"testing"
+	"time"
 
-	"github.com/counterkit/counterkit/adapters/riak"
-	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
-	"github.com/counterkit/counterkit/statestore"
-	"github.com/counterkit/counterkit/statestore/storetest"
+	"github.com/counterkit/counterkit/statestore/statestoretest"
+	"github.com/counterkit/counterkit/store"
 )
 
-// TestStateStoreConformance runs the shared statestore suite against the
-// test double (in a created bucket type and in its default type) and, with
-// RIAK_ADDR set, a real Riak; every subtest of the suite gets a fresh store.
-func TestStateStoreConformance(t *testing.T) {
+// The behaviour suites run on every backend: the test double in a created
+// bucket type and in its default type, and, with RIAK_ADDR set, a real Riak
+// (in the bucket type RIAK_BUCKET_TYPE). Every subtest of a suite gets a
+// fresh store.Siblings, and keys are unique, so a real bucket may be shared.
+
+// suiteRequestTimeout is the per-request timeout of the clusters the
+// suites use. They inject no faults that cost a timeout, and they store
+// values of up to 16 MiB, which the double takes seconds to receive under
+// the race detector on a loaded machine.
+const suiteRequestTimeout = 30 * time.Second
+
+// openSiblings returns a fresh riak.Siblings on b, on a cluster of its own
+// with suiteRequestTimeout.
+func openSiblings(t *testing.T, b backend) store.Siblings {
+	tg := b.open(t)
+	return newStore(t, newClusterTimeout(t, tg.addr, suiteRequestTimeout), tg.opts)
+}
+
+// TestStatestoreBehaviours runs statestore's behaviours (gcounter and
+// pncounter states loaded, updated and saved) over riak.Siblings.
+func TestStatestoreBehaviours(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		storetest.Run(t, func(t *testing.T) statestore.Store {
-			tg := b.open(t)
-			s, err := riak.NewStateStore(ctx, tg.cl, tg.opts, riak.MergeCounters)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		})
+		statestoretest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
 	})
 }
 
-// TestLedgerConformance runs the shared ledger store suite against the test
-// double (in a created bucket type and in its default type) and, with
-// RIAK_ADDR set, a real Riak.
-func TestLedgerConformance(t *testing.T) {
+// TestLedgerBehaviours runs the ledger's behaviours over riak.Siblings.
+func TestLedgerBehaviours(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
-		ledgertest.Run(t, func(t *testing.T) ledger.Store {
-			tg := b.open(t)
-			return newStore(t, tg.cl, tg.opts)
-		})
+		ledgertest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
 	})
 }

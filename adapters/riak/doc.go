@@ -1,35 +1,40 @@
-// Package riak stores counterkit ledgers and counter states in Riak KV
-// through github.com/basho/riak-go-client. It is its own Go module so that
-// the core module does not depend on the Riak driver.
+// Package riak is a store.Siblings in Riak KV, through
+// github.com/basho/riak-go-client: the storage under counterkit's ledgers
+// (package ledger) and state-based counters (package statestore). It is its
+// own Go module so that the core module does not depend on the Riak driver.
 //
 // # Basics
 //
 // Riak keeps concurrent writes to one key as siblings and hands out a vclock
-// describing what a reader has seen. The adapter uses exactly that, and no
-// Riak data types:
+// describing what a reader has seen. That is exactly the store.Siblings
+// shape, and Siblings maps it one to one, with no Riak data types:
 //
-//   - Store.Fetch returns every live sibling and the vclock (the
-//     ledger.Token). The ledger decodes the siblings and joins them with the
-//     CRDT Merge, which is commutative, associative and idempotent, so the
-//     order and duplication of siblings do not matter.
-//   - Store.Put stores the merged (and updated) state with that vclock. In
-//     a bucket type with dotted version vectors (DVV), Riak drops every
-//     sibling the vclock covers, so siblings collapse on every write that
-//     read them, and the sibling count stays bounded by the number of
-//     writers that raced since the last write. A write that raced with it
-//     becomes a sibling and is merged by the next reader: it is never lost.
-//   - StateStore does the same for state-based counters (merge on write,
-//     statestore.Store): Save is fetch + MergeFunc + store with the vclock.
-//     MergeCounters is the MergeFunc for gcounter and pncounter.
-//   - Values are the core's msgpack encoding, stored with content type
-//     ContentType ("application/x-counterkit+msgpack").
+//   - Siblings.Fetch returns every live sibling and the vclock (the
+//     store.Token).
+//   - Siblings.Put stores a value with that vclock. In a bucket type with
+//     dotted version vectors (DVV), Riak drops every sibling the vclock
+//     covers, so a write that merged what it read collapses the siblings,
+//     and the sibling count stays bounded by the number of writers that
+//     raced since the last write. A write that raced with it becomes a
+//     sibling and is merged by the next reader: it is never lost.
+//   - Values are stored as given, with content type ContentType
+//     ("application/x-counterkit+msgpack"); Fetch refuses a sibling with
+//     any other content type.
+//
+// The adapter stores bytes and maps errors; it never decodes a value. The
+// counter packages on top are the validating clients: ledger.New(siblings,
+// key, ...) decodes the siblings and joins them with the CRDT Merge (which
+// is commutative, associative and idempotent, so the order and duplication
+// of siblings do not matter), and statestore.Load, Update and Save do the
+// same for gcounter and pncounter states over any store.Siblings, this one
+// included.
 //
 // Without contention, one ledger update costs exactly one fetch and one
 // store.
 //
 // The bucket must keep siblings: allow_mult=true and last_write_wins=false.
-// New refuses (crdt.ErrMisconfiguredStore) a bucket that would silently drop
-// concurrent writes (see CheckBucket).
+// NewSiblings refuses (crdt.ErrMisconfiguredStore) a bucket that would
+// silently drop concurrent writes (see CheckBucket).
 //
 // # Bucket types
 //
@@ -48,16 +53,15 @@
 // another keeps them all next to its own value. On a contended key siblings
 // pile up until a write lands with nothing in between, and past
 // max_siblings (100 by default) Riak refuses every write that would add one
-// (the Store reports that as crdt.ErrUnavailable without resending, and
-// the ledger fetches again). So New refuses the default type
+// (Siblings reports that as crdt.ErrUnavailable without resending, and
+// the ledger fetches again). So NewSiblings refuses the default type
 // (ErrDefaultBucketType) unless Options.AllowDefaultBucketType is set.
 //
 // # Failures and retries
 //
-// A failed request is resent up to Options.RetryCount times (retry_count in
-// the Ruby ledger this design comes from). That is safe because every write
-// carries a complete CRDT state and the ledger deduplicates transactions by
-// id: a resent write that had already landed adds, at worst, an identical
+// A failed request is resent up to Options.RetryCount times. That is safe
+// because every write the counter packages make carries a complete CRDT
+// state and the ledger deduplicates transactions by id: a resent write that had already landed adds, at worst, an identical
 // sibling that the next merge absorbs. The final error tells the caller what
 // is known:
 //
@@ -81,13 +85,13 @@
 // NewCluster).
 //
 // ledger.Ledger retries whole fetch-merge-put cycles on top of this (its
-// own RetryCount). The two compose: the Store's resends cost no fetch, the
+// own RetryCount). The two compose: the store's resends cost no fetch, the
 // Ledger's re-reads collapse the siblings a landed resend left. Set
 // RetryCount to NoRetries to leave retries to the Ledger alone.
 //
 // # Deletes
 //
-// Store.Delete sends a Riak delete with the vclock from Fetch. Riak writes a
+// Siblings.Delete sends a Riak delete with the vclock from Fetch. Riak writes a
 // tombstone that supersedes what the vclock covers (with DVV; see Put for
 // the default type). A write that was concurrent with the delete survives
 // as a sibling next to the tombstone; Fetch skips tombstones, and the next
@@ -112,6 +116,7 @@
 //   - The riak-go-client logs some connection errors to standard error.
 //
 // Package riaktest holds FakeServer, an in-process test double that speaks
-// Riak's protocol-buffers wire format; the conformance suites run against it
-// in CI and against a real Riak when RIAK_ADDR is set (see README.md).
+// Riak's protocol-buffers wire format; the store.Siblings conformance kit
+// and the ledger and statestore behaviours run against it in CI and
+// against a real Riak when RIAK_ADDR is set (see README.md).
 package riak

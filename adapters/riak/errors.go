@@ -14,8 +14,8 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Error is the error every Store and StateStore method returns when the
-// store or the driver fails. It wraps both a counterkit sentinel (Kind) and
+// Error is the error every Siblings method returns when Riak or the driver
+// fails (and CheckBucket and ConfigureBucket when a request fails). It wraps both a counterkit sentinel (Kind) and
 // the driver's error, so that
 //
 //	errors.Is(err, crdt.ErrAmbiguousWrite)   // what happened, portably

@@ -16,34 +16,6 @@ import (
 	"github.com/counterkit/counterkit/statestore"
 )
 
-// mergeGCounters is a hand-written riak.MergeFunc for gcounter states
-// (riak.MergeCounters does the same for gcounter and pncounter).
-func mergeGCounters(states [][]byte) ([]byte, error) {
-	acc := gcounter.New()
-	for _, b := range states {
-		var c gcounter.Counter
-		if err := c.UnmarshalBinary(b); err != nil {
-			return nil, err
-		}
-		if err := acc.Merge(&c); err != nil {
-			return nil, err
-		}
-	}
-	return acc.MarshalBinary()
-}
-
-func valueOf(states [][]byte) int64 {
-	b, err := mergeGCounters(states)
-	if err != nil {
-		panic(err)
-	}
-	var c gcounter.Counter
-	if err := c.UnmarshalBinary(b); err != nil {
-		panic(err)
-	}
-	return c.Value()
-}
-
 // A ledger stored in Riak: credits and debits with transaction ids, a retry
 // that counts once, and a write whose response was lost.
 //
@@ -71,7 +43,7 @@ func Example() {
 			panic(err)
 		}
 	}
-	cl, err := riak.NewCluster(timeout, addr)
+	cl, err := riak.NewCluster(ctx, timeout, addr)
 	if err != nil {
 		panic(err)
 	}
@@ -86,13 +58,13 @@ func Example() {
 		}
 		opts.AllowDefaultBucketType = true
 	}
-	store, err := riak.New(ctx, cl, opts)
+	siblings, err := riak.NewSiblings(ctx, cl, opts)
 	if err != nil {
 		panic(err)
 	}
 	key := "player-2-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	web1, _ := ledger.New(store, key, ledger.Options{Actor: "web-1"})
-	web2, _ := ledger.New(store, key, ledger.Options{Actor: "web-2"})
+	web1, _ := ledger.New(siblings, key, ledger.Options{Actor: "web-1"})
+	web2, _ := ledger.New(siblings, key, ledger.Options{Actor: "web-2"})
 
 	r, _ := web1.Credit(ctx, "txn1", 50)
 	fmt.Println(r.Outcome, r.Value)
@@ -110,7 +82,9 @@ func Example() {
 
 	v, _ := web1.Value(ctx)
 	fmt.Println("value:", v)
-	_ = store.Delete(ctx, key, nil)
+	if _, token, err := siblings.Fetch(ctx, key); err == nil {
+		_ = siblings.Delete(ctx, key, token)
+	}
 	// Output:
 	// applied 50
 	// duplicate 50
@@ -118,87 +92,95 @@ func Example() {
 	// value: 30
 }
 
-// A state-based counter kept with merge on write: every Save is one fetch
-// and one store, and siblings left by racing writers are folded in.
-func ExampleNewStateStore() {
+// A state-based counter in Riak: package statestore works over any
+// store.Siblings, riak.Siblings included. Each Update is one fetch and one
+// store that supersedes the siblings it merged; a Save adds a state beside
+// the others, and the next Load merges them.
+func Example_stateCounter() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
 	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
-	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	cl, _ := riak.NewCluster(ctx, time.Second, srv.Addr())
 	defer cl.Stop()
-	store, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "counters"}, riak.MergeCounters)
+	siblings, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "counters"})
 	if err != nil {
 		panic(err)
 	}
 
 	for _, actor := range []crdt.ActorID{"web-1", "web-2", "web-1"} {
-		c := gcounter.New()
-		_ = c.Increment(actor, 5)
-		if err := statestore.Save(ctx, store, "visits", actor, c); err != nil {
+		_, err := statestore.Update(ctx, siblings, "visits", actor, func(c *gcounter.Counter) error {
+			return c.Increment(actor, 5)
+		})
+		if err != nil {
 			panic(err)
 		}
 	}
-	c, _ := statestore.Load[gcounter.Counter](ctx, store, "visits")
-	// web-1 saved the same state twice: a G-counter state is idempotent.
-	fmt.Println(c.Value())
+	// A state saved twice (say, resent after an ambiguous write) counts once.
+	c := gcounter.New()
+	_ = c.Increment("batch", 100)
+	_ = statestore.Save(ctx, siblings, "visits", "batch", c)
+	_ = statestore.Save(ctx, siblings, "visits", "batch", c)
+
+	total, _ := statestore.Load[gcounter.Counter](ctx, siblings, "visits")
+	fmt.Println(total.Value())
 	// Output:
-	// 10
+	// 115
 }
 
 // Two writers that read the same version write concurrently: Riak keeps
 // both as siblings. The next write that read both, with their vclock,
 // collapses them.
-func ExampleStore() {
+func ExampleSiblings() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
 	// Like `riak admin bucket-type create counterkit '{"props":{"allow_mult":true}}'`.
 	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
-	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	cl, _ := riak.NewCluster(ctx, time.Second, srv.Addr())
 	defer cl.Stop()
-	store, err := riak.New(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers"})
+	s, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers"})
 	if err != nil {
 		panic(err)
 	}
 
-	_ = store.Put(ctx, "k", "a", []byte("v0"), nil)
-	_, token, _ := store.Fetch(ctx, "k")
-	_ = store.Put(ctx, "k", "a", []byte("from a"), token)
-	_ = store.Put(ctx, "k", "b", []byte("from b"), token)
-	siblings, token, _ := store.Fetch(ctx, "k")
-	fmt.Println("siblings after the race:", len(siblings))
+	_ = s.Put(ctx, "k", "a", []byte("v0"), nil)
+	_, token, _ := s.Fetch(ctx, "k")
+	_ = s.Put(ctx, "k", "a", []byte("from a"), token)
+	_ = s.Put(ctx, "k", "b", []byte("from b"), token)
+	values, token, _ := s.Fetch(ctx, "k")
+	fmt.Println("siblings after the race:", len(values))
 
-	_ = store.Put(ctx, "k", "a", []byte("merged"), token)
-	siblings, _, _ = store.Fetch(ctx, "k")
-	fmt.Printf("after writing back the merge: %q\n", siblings)
+	_ = s.Put(ctx, "k", "a", []byte("merged"), token)
+	values, _, _ = s.Fetch(ctx, "k")
+	fmt.Printf("after writing back the merge: %q\n", values)
 	// Output:
 	// siblings after the race: 2
 	// after writing back the merge: ["merged"]
 }
 
-// New refuses a bucket that would silently drop concurrent writes, and
+// NewSiblings refuses a bucket that would silently drop concurrent writes, and
 // Riak's default bucket type unless told otherwise.
 func ExampleCheckBucket() {
 	ctx := context.Background()
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
 	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
-	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	cl, _ := riak.NewCluster(ctx, time.Second, srv.Addr())
 	defer cl.Stop()
 
 	// A created bucket type: allow_mult=true and dotted version vectors.
 	fmt.Println(riak.CheckBucket(ctx, cl, "counterkit", "ledgers"))
 
 	// Riak's "default" bucket type has allow_mult=false...
-	_, err := riak.New(ctx, cl, riak.Options{Bucket: "fresh"})
+	_, err := riak.NewSiblings(ctx, cl, riak.Options{Bucket: "fresh"})
 	fmt.Println(errors.Is(err, crdt.ErrMisconfiguredStore), errors.Is(err, riak.ErrDefaultBucketType))
 
 	// ...which ConfigureBucket fixes, but no dotted version vectors.
 	_ = riak.ConfigureBucket(ctx, cl, "", "fresh")
 	err = riak.CheckBucket(ctx, cl, "", "fresh")
 	fmt.Println(errors.Is(err, crdt.ErrMisconfiguredStore), errors.Is(err, riak.ErrDefaultBucketType))
-	_, err = riak.New(ctx, cl, riak.Options{Bucket: "fresh", AllowDefaultBucketType: true})
+	_, err = riak.NewSiblings(ctx, cl, riak.Options{Bucket: "fresh", AllowDefaultBucketType: true})
 	fmt.Println(err)
 	// Output:
 	// <nil>
@@ -214,10 +196,10 @@ func ExampleError() {
 	srv, _ := riaktest.NewFakeServer(riaktest.Options{})
 	defer srv.Close()
 	_ = srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true})
-	cl, _ := riak.NewCluster(time.Second, srv.Addr())
+	cl, _ := riak.NewCluster(ctx, time.Second, srv.Addr())
 	defer cl.Stop()
-	once, _ := riak.New(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers", RetryCount: riak.NoRetries})
-	retrying, _ := riak.New(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers", RetryCount: 3})
+	once, _ := riak.NewSiblings(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers", RetryCount: riak.NoRetries})
+	retrying, _ := riak.NewSiblings(ctx, cl, riak.Options{BucketType: "counterkit", Bucket: "ledgers", RetryCount: 3})
 
 	// The double applies the write, then answers "timeout".
 	srv.InjectFault(riaktest.OpPut, riaktest.TimeoutAfterApply, 1)

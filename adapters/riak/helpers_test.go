@@ -68,7 +68,12 @@ var defaultTypeOptions = riak.Options{BucketType: "default", Bucket: testBucket,
 
 func newCluster(t testing.TB, addr string) *riakc.Cluster {
 	t.Helper()
-	cl, err := riak.NewCluster(requestTimeout, addr)
+	return newClusterTimeout(t, addr, requestTimeout)
+}
+
+func newClusterTimeout(t testing.TB, addr string, requestTimeout time.Duration) *riakc.Cluster {
+	t.Helper()
+	cl, err := riak.NewCluster(ctx, requestTimeout, addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = cl.Stop() })
 	return cl
@@ -85,7 +90,7 @@ func realTarget(t testing.TB) target {
 	}
 	// NewCluster dials and pings with timeouts, so a wrong address fails
 	// here at once instead of hanging the first command.
-	cl, err := riak.NewCluster(5*time.Second, addr)
+	cl, err := riak.NewCluster(ctx, 5*time.Second, addr)
 	if err != nil {
 		t.Fatalf("%s=%s: no Riak answered: %v", EnvRiakAddr, addr, err)
 	}
@@ -107,7 +112,7 @@ func realTarget(t testing.TB) target {
 
 // newStore returns a Store for opts, with testBucket in fakeType for what
 // opts leaves empty.
-func newStore(t testing.TB, cl *riakc.Cluster, opts riak.Options) *riak.Store {
+func newStore(t testing.TB, cl *riakc.Cluster, opts riak.Options) *riak.Siblings {
 	t.Helper()
 	if opts.Bucket == "" {
 		opts.Bucket = testBucket
@@ -115,7 +120,7 @@ func newStore(t testing.TB, cl *riakc.Cluster, opts riak.Options) *riak.Store {
 	if opts.BucketType == "" {
 		opts.BucketType = fakeType
 	}
-	s, err := riak.New(context.Background(), cl, opts)
+	s, err := riak.NewSiblings(context.Background(), cl, opts)
 	require.NoError(t, err)
 	return s
 }

@@ -11,12 +11,14 @@ import (
 	riakc "github.com/basho/riak-go-client"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 )
 
-// ContentType is the content type of every value this package stores: the
-// counterkit msgpack envelope (see crdt.EnvelopeLen). Fetch refuses siblings
-// with any other content type.
+// ContentType is the content type of every value this package stores. The
+// values are the bytes the counter packages hand to Put (counterkit's msgpack
+// envelopes); the adapter does not decode them. Fetch refuses siblings with
+// any other content type, so a key written by another application is never
+// mistaken for a counter.
 const ContentType = "application/x-counterkit+msgpack"
 
 // actorMetaKey is the user-metadata key that records which actor wrote a
@@ -39,7 +41,7 @@ const (
 	NoRetries = -1
 )
 
-// Limits on what Store sends and accepts.
+// Limits on what Siblings sends and accepts.
 const (
 	// MaxKeyLen is the longest key, in bytes: the core's limit for every
 	// storage key. Keys are checked with crdt.ValidateKey (1..MaxKeyLen
@@ -47,7 +49,13 @@ const (
 	MaxKeyLen = crdt.MaxKeyLen
 	// MaxBucketLen is the longest bucket or bucket-type name, in bytes.
 	MaxBucketLen = 255
-	// MaxTokenSize is the largest vclock (ledger.Token) Put and Delete
+	// MaxValueSize is the largest value Put accepts, in bytes: Riak's
+	// default max_object_size ("50MB"), past which Riak refuses a write
+	// with an error that would otherwise read as ambiguous. It is above
+	// store.MaxValue, which every backend accepts. Riak logs a warning
+	// for objects over warn_object_size (5 MB by default).
+	MaxValueSize = 50 << 20
+	// MaxTokenSize is the largest vclock (store.Token) Put and Delete
 	// accept, in bytes.
 	MaxTokenSize = 64 << 10
 	// MaxSiblings is the most siblings Fetch accepts for one key. Riak
@@ -56,18 +64,18 @@ const (
 	MaxSiblings = 1000
 )
 
-// Options configure a Store or a StateStore. The zero value selects every
+// Options configure a Siblings store. The zero value selects every
 // default except Bucket, which is required. Options is a plain value, safe
 // to copy and share.
 type Options struct {
 	// BucketType is the Riak bucket type; "" means "default". Use a type
 	// created with `riak admin bucket-type create` (see ConfigureBucket):
-	// New refuses the default type unless AllowDefaultBucketType is set.
+	// NewSiblings refuses the default type unless AllowDefaultBucketType
+	// is set.
 	BucketType string
 	// Bucket is the bucket holding the objects. Required.
 	Bucket string
-	// RetryCount is how many times a failed request is resent (retry_count
-	// in the original Ruby ledger). An ambiguous failure (a timeout, a
+	// RetryCount is how many times a failed request is resent. An ambiguous failure (a timeout, a
 	// connection reset after sending, a Riak "timeout" error) and a refusal
 	// (overload, no node available) are both retried: the operations are
 	// idempotent, so a resent write that had already landed changes
@@ -78,11 +86,11 @@ type Options struct {
 	// RetryBackoff is the pause before the first retry (doubling after);
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
-	// SkipBucketCheck skips the bucket-properties check in New. Use it only
+	// SkipBucketCheck skips the bucket-properties check in NewSiblings. Use it only
 	// when the bucket properties cannot be read (restricted security
 	// permissions) and were checked another way.
 	SkipBucketCheck bool
-	// AllowDefaultBucketType lets New accept a bucket of Riak's "default"
+	// AllowDefaultBucketType lets NewSiblings accept a bucket of Riak's "default"
 	// bucket type (configured with ConfigureBucket), which has no dotted
 	// version vectors: counts stay correct, but siblings are collapsed only
 	// by a write that has seen all of them, so a contended key accumulates
@@ -145,37 +153,40 @@ func checkName(what, s string, max int) error {
 	return nil
 }
 
-// Store keeps counterkit ledgers in a Riak bucket. It implements
-// ledger.Store and ledger.Deleter: Fetch returns every sibling and the
-// vclock, Put stores with that vclock so that the siblings it merged
-// collapse (see Put for Riak's default bucket type), Delete removes what a
-// vclock covers.
+// Siblings is a store.Siblings (and store.SiblingDeleter) in one Riak
+// bucket: a key holds Riak's siblings. Fetch returns every live sibling and
+// the key's vclock as the token, Put stores with that vclock so that the
+// siblings it covers are superseded (see Put for Riak's default bucket
+// type), and Delete removes what a vclock covers. It stores and returns
+// bytes: the counter packages on top (ledger, statestore) decode, validate
+// and merge them.
 //
-// A Store holds no state of its own beyond its options and is safe for
-// concurrent use by any number of goroutines; the riak-go-client cluster
-// it uses is the connection pool.
-type Store struct {
+// A Siblings holds no state of its own beyond its options and is safe for
+// concurrent use by any number of goroutines; the riak-go-client cluster it
+// uses is the connection pool.
+type Siblings struct {
 	cl *riakc.Cluster
 	st settings
 }
 
 var (
-	_ ledger.Store   = (*Store)(nil)
-	_ ledger.Deleter = (*Store)(nil)
+	_ store.Siblings       = (*Siblings)(nil)
+	_ store.SiblingDeleter = (*Siblings)(nil)
 )
 
-// New returns a Store on a started cluster. Unless opts.SkipBucketCheck is
-// set it reads the bucket properties first and refuses (with an error
-// wrapping crdt.ErrMisconfiguredStore) a bucket whose settings would lose
-// concurrent writes, and a bucket of the "default" bucket type (an error
-// wrapping ErrDefaultBucketType) unless opts.AllowDefaultBucketType is set;
-// see CheckBucket.
+// NewSiblings returns a Siblings store on a started cluster. Unless
+// opts.SkipBucketCheck is set it reads the bucket properties first and
+// refuses (with an error wrapping crdt.ErrMisconfiguredStore) a bucket whose
+// settings would lose concurrent writes, and a bucket of the "default" bucket
+// type (an error wrapping ErrDefaultBucketType) unless
+// opts.AllowDefaultBucketType is set; see CheckBucket. Invalid options wrap
+// crdt.ErrInvalidConfig or crdt.ErrInvalidIdentifier.
 //
 // Build the cluster with NewCluster, or configure your own with
-// ClusterOptions.ExecutionAttempts = 1 (the Store does its own retries and
+// ClusterOptions.ExecutionAttempts = 1 (the store does its own retries and
 // needs to see every failure to report ambiguity correctly) and run one
 // command on it first (see NewCluster).
-func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
+func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Siblings, error) {
 	if cl == nil {
 		return nil, fmt.Errorf("%w: nil cluster", crdt.ErrInvalidConfig)
 	}
@@ -189,7 +200,7 @@ func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{cl: cl, st: st}, nil
+	return &Siblings{cl: cl, st: st}, nil
 }
 
 // Fetch reads key and returns the values of all its live siblings (in
@@ -206,7 +217,7 @@ func New(ctx context.Context, cl *riakc.Cluster, opts Options) (*Store, error) {
 // sibling with a content type other than ContentType), crdt.ErrTooLarge
 // (more than MaxSiblings siblings) or crdt.ErrInvalidKey (a key that
 // crdt.ValidateKey refuses; nothing is sent).
-func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, error) {
+func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
 	}
@@ -240,14 +251,16 @@ func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, 
 		}
 		sibs = append(sibs, o.Value)
 	}
-	return sibs, ledger.Token(resp.VClock), nil
+	return sibs, store.Token(resp.VClock), nil
 }
 
 // Put stores value under key with token (the vclock from Fetch) as its
 // causal context. In a bucket type with dotted version vectors (any type
 // created with `riak admin bucket-type create`) Riak replaces every sibling
 // the token covers, so a value that merges all fetched siblings collapses
-// them; a write that raced with it becomes a sibling, never a loss. In the
+// them; a write that raced with it becomes a sibling, never a loss. The
+// value is stored as given (non-empty, at most MaxValueSize bytes) with
+// ContentType, and actor in the sibling's user metadata. In the
 // "default" type (no dotted version vectors) Riak replaces the siblings
 // only if nothing was written since the Fetch, and otherwise keeps them all
 // next to the new value (see ErrDefaultBucketType). A nil token stores a
@@ -260,18 +273,22 @@ func (s *Store) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, 
 // refusal of a write that would leave more than max_siblings siblings,
 // which is not resent: fetch again and write the merge with the new token,
 // as ledger.Ledger does), crdt.ErrInvalidActor, crdt.ErrInvalidKey,
-// crdt.ErrInvalidIdentifier, crdt.ErrTooLarge or
+// crdt.ErrInvalidAmount (an empty value), crdt.ErrInvalidIdentifier,
+// crdt.ErrCorruptEncoding (a token Riak cannot decode), crdt.ErrTooLarge or
 // crdt.ErrMisconfiguredStore, and the driver error is reachable with
 // errors.As.
-func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token ledger.Token) error {
+func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
 	if err := actor.Validate(); err != nil {
 		return err
 	}
-	if len(value) > crdt.DefaultMaxEncodedSize {
-		return fmt.Errorf("%w: value of %d bytes, limit %d", crdt.ErrTooLarge, len(value), crdt.DefaultMaxEncodedSize)
+	if len(value) == 0 {
+		return fmt.Errorf("%w: empty value", crdt.ErrInvalidAmount)
+	}
+	if len(value) > MaxValueSize {
+		return fmt.Errorf("%w: value of %d bytes, limit %d", crdt.ErrTooLarge, len(value), MaxValueSize)
 	}
 	if len(token) > MaxTokenSize {
 		return fmt.Errorf("%w: token of %d bytes, limit %d", crdt.ErrTooLarge, len(token), MaxTokenSize)
@@ -298,28 +315,33 @@ func (s *Store) Put(ctx context.Context, key string, actor crdt.ActorID, value [
 // Delete removes key as far as token covers it: Riak writes a tombstone
 // with token as its context, which supersedes every sibling the token
 // covers (in the "default" bucket type, only if nothing was written since
-// the Fetch; see Put). A write that was concurrent with the delete (not covered by the
-// token) survives as a live sibling, so a racing update is never lost, but
-// it resurrects the state its writer had read, which may include values the
-// delete meant to remove. A nil token deletes everything currently stored.
+// the Fetch; see Put). A write that was concurrent with the delete (not
+// covered by the token) survives as a live sibling, so a racing update is
+// never lost, but it resurrects the state its writer had read, which may
+// include values the delete meant to remove. A nil token covers nothing:
+// Delete then sends nothing and removes nothing (as store.SiblingDeleter
+// requires; Riak itself would delete whatever is stored).
 //
 // Retries and errors are as for Put: nil means the delete landed.
-func (s *Store) Delete(ctx context.Context, key string, token ledger.Token) error {
+func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) error {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
 	if len(token) > MaxTokenSize {
 		return fmt.Errorf("%w: token of %d bytes, limit %d", crdt.ErrTooLarge, len(token), MaxTokenSize)
 	}
+	if len(token) == 0 {
+		if err := ctx.Err(); err != nil {
+			return &Error{Op: "delete", Key: key, Kind: crdt.ErrUnavailable, Err: err}
+		}
+		return nil
+	}
 	_, err := execute(ctx, s.cl, s.st, request{
 		op: "delete", key: key, write: true,
 		build: func() (riakc.Command, error) {
-			b := riakc.NewDeleteValueCommandBuilder().
-				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key)
-			if len(token) > 0 {
-				b = b.WithVClock(token)
-			}
-			return b.Build()
+			return riakc.NewDeleteValueCommandBuilder().
+				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).
+				WithVClock(token).Build()
 		},
 	})
 	return err

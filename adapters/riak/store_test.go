@@ -16,8 +16,8 @@ import (
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -85,11 +85,11 @@ func TestCheckBucketRefusesUnsafeBuckets(t *testing.T) {
 		{"lww", "last_write_wins=true"},
 		{"counters", "datatype"},
 	} {
-		_, err := riak.New(ctx, cl, riak.Options{BucketType: tc.typ, Bucket: "b"})
+		_, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: tc.typ, Bucket: "b"})
 		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore, tc.typ)
 		require.Contains(t, err.Error(), tc.want)
 	}
-	_, err := riak.New(ctx, cl, riak.Options{BucketType: "ledgers", Bucket: "b"})
+	_, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: "ledgers", Bucket: "b"})
 	require.NoError(t, err)
 
 	// ConfigureBucket makes a bucket of the default type safe, but the
@@ -101,19 +101,19 @@ func TestCheckBucketRefusesUnsafeBuckets(t *testing.T) {
 		require.ErrorIs(t, err, riak.ErrDefaultBucketType)
 		require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 		require.Contains(t, err.Error(), "bucket-type create")
-		_, err = riak.New(ctx, cl, riak.Options{BucketType: typ, Bucket: "b"})
+		_, err = riak.NewSiblings(ctx, cl, riak.Options{BucketType: typ, Bucket: "b"})
 		require.ErrorIs(t, err, riak.ErrDefaultBucketType)
-		_, err = riak.New(ctx, cl, riak.Options{BucketType: typ, Bucket: "b", AllowDefaultBucketType: true})
+		_, err = riak.NewSiblings(ctx, cl, riak.Options{BucketType: typ, Bucket: "b", AllowDefaultBucketType: true})
 		require.NoError(t, err)
 	}
 	// AllowDefaultBucketType does not let an unsafe bucket through.
-	_, err = riak.New(ctx, cl, riak.Options{Bucket: "unconfigured", AllowDefaultBucketType: true})
+	_, err = riak.NewSiblings(ctx, cl, riak.Options{Bucket: "unconfigured", AllowDefaultBucketType: true})
 	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 	require.NotErrorIs(t, err, riak.ErrDefaultBucketType)
 	require.Contains(t, err.Error(), "allow_mult=false")
 
 	// An unknown bucket type is a misconfiguration, not an outage.
-	_, err = riak.New(ctx, cl, riak.Options{BucketType: "nope", Bucket: "b"})
+	_, err = riak.NewSiblings(ctx, cl, riak.Options{BucketType: "nope", Bucket: "b"})
 	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 	var re riakc.RiakError
 	require.ErrorAs(t, err, &re)
@@ -247,7 +247,7 @@ func TestServerDown(t *testing.T) {
 func TestDelete(t *testing.T) {
 	srv, cl := fakeCluster(t)
 	s := newStore(t, cl, riak.Options{})
-	var _ ledger.Deleter = s
+	var _ store.SiblingDeleter = s
 	key := uniqueKey("del")
 	require.NoError(t, s.Put(ctx, key, "a", []byte("v1"), nil))
 	_, tok, err := s.Fetch(ctx, key)
@@ -282,6 +282,15 @@ func TestDelete(t *testing.T) {
 	n, _ = srv.Siblings(fakeType, testBucket, key)
 	require.Equal(t, 1, n, "the tombstone is gone")
 	require.Equal(t, [][]byte{[]byte("v3")}, srv.Values(fakeType, testBucket, key))
+
+	// A nil token covers nothing: nothing is sent, nothing removed.
+	srv.ResetRequests()
+	require.NoError(t, s.Delete(ctx, key, nil))
+	require.Zero(t, srv.Requests(riaktest.OpDelete))
+	require.Equal(t, [][]byte{[]byte("v3")}, srv.Values(fakeType, testBucket, key))
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, s.Delete(done, key, nil), context.Canceled)
 }
 
 // TestDeleteThenReaped: once Riak has reaped the tombstone, Fetch finds
@@ -303,7 +312,7 @@ func TestDeleteThenReaped(t *testing.T) {
 }
 
 // TestTooManySiblingsIsNotResent: Riak refuses a write that would leave
-// more than max_siblings siblings before applying it. The Store does not
+// more than max_siblings siblings before applying it. Siblings does not
 // resend it (the same write would be refused again) and reports that it
 // did not land; the ledger then fetches again, and its next write, whose
 // token covers every sibling, lands. In the default bucket type (no dotted
@@ -344,7 +353,7 @@ func TestTooManySiblingsIsNotResent(t *testing.T) {
 	require.NoError(t, err)
 	racing, err := c.MarshalBinary()
 	require.NoError(t, err)
-	racer := &racingStore{Store: s, race: func() {
+	racer := &racingStore{Siblings: s, race: func() {
 		require.NoError(t, s.Put(ctx, key, "d", racing, nil))
 	}}
 	l, err := ledger.New(racer, key, ledger.Options{Actor: "x"})
@@ -358,16 +367,16 @@ func TestTooManySiblingsIsNotResent(t *testing.T) {
 	require.Len(t, srv.Values("default", testBucket, key), 1)
 }
 
-// racingStore is a ledger.Store wrapper for tests: after its first Fetch it
+// racingStore is a store.Siblings wrapper for tests: after its first Fetch it
 // runs race, a write that lands between that Fetch and the next Put.
 type racingStore struct {
-	*riak.Store
+	*riak.Siblings
 	once sync.Once
 	race func()
 }
 
-func (r *racingStore) Fetch(ctx context.Context, key string) ([][]byte, ledger.Token, error) {
-	sibs, tok, err := r.Store.Fetch(ctx, key)
+func (r *racingStore) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	sibs, tok, err := r.Siblings.Fetch(ctx, key)
 	r.once.Do(r.race)
 	return sibs, tok, err
 }
@@ -379,21 +388,24 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, s.Put(ctx, "", "a", []byte("v"), nil), crdt.ErrInvalidIdentifier)
 	require.ErrorIs(t, s.Put(ctx, key, "", []byte("v"), nil), crdt.ErrInvalidActor)
 	require.ErrorIs(t, s.Put(ctx, key, "a", []byte("v"), bytes.Repeat([]byte{1}, riak.MaxTokenSize+1)), crdt.ErrTooLarge)
-	require.ErrorIs(t, s.Put(ctx, key, "a", make([]byte, crdt.DefaultMaxEncodedSize+1), nil), crdt.ErrTooLarge)
+	require.GreaterOrEqual(t, riak.MaxValueSize, store.MaxValue, "every backend accepts store.MaxValue")
+	require.ErrorIs(t, s.Put(ctx, key, "a", make([]byte, riak.MaxValueSize+1), nil), crdt.ErrTooLarge)
+	require.ErrorIs(t, s.Put(ctx, key, "a", nil, nil), crdt.ErrInvalidAmount)
+	require.ErrorIs(t, s.Put(ctx, key, "a", []byte{}, nil), crdt.ErrInvalidAmount)
 	_, _, err := s.Fetch(ctx, strings.Repeat("k", riak.MaxKeyLen+1))
 	require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
 	require.Equal(t, int64(0), srv.Requests(riaktest.OpPut), "bad input is refused before sending")
 
 	// A token that is not a vclock is refused by the server and not retried.
-	err = s.Put(ctx, key, "a", []byte("v"), ledger.Token("garbage"))
+	err = s.Put(ctx, key, "a", []byte("v"), store.Token("garbage"))
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
 	require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
 
 	for _, o := range []riak.Options{{}, {Bucket: "b", RetryCount: -2}, {Bucket: "b", RetryBackoff: -1}, {Bucket: "b\x00"}} {
-		_, err := riak.New(ctx, cl, o)
+		_, err := riak.NewSiblings(ctx, cl, o)
 		require.Error(t, err, "%+v", o)
 	}
-	_, err = riak.New(ctx, nil, riak.Options{Bucket: "b"})
+	_, err = riak.NewSiblings(ctx, nil, riak.Options{Bucket: "b"})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 }
 
@@ -415,10 +427,6 @@ func TestForeignContentTypeIsRefused(t *testing.T) {
 func TestKeysAreValidated(t *testing.T) {
 	srv, cl := fakeCluster(t)
 	s := newStore(t, cl, riak.Options{})
-	ss, err := riak.NewStateStore(ctx, cl, riak.Options{BucketType: fakeType, Bucket: testBucket}, riak.MergeCounters)
-	require.NoError(t, err)
-	state, err := gcounter.New().MarshalBinary()
-	require.NoError(t, err)
 	require.Equal(t, 255, riak.MaxKeyLen)
 	require.Equal(t, crdt.MaxKeyLen, riak.MaxKeyLen)
 	srv.ResetRequests()
@@ -427,10 +435,7 @@ func TestKeysAreValidated(t *testing.T) {
 		require.ErrorIs(t, err, crdt.ErrInvalidKey, "Fetch %q", key)
 		require.ErrorIs(t, s.Put(ctx, key, "a", []byte("v"), nil), crdt.ErrInvalidKey, "Put %q", key)
 		require.ErrorIs(t, s.Delete(ctx, key, nil), crdt.ErrInvalidKey, "Delete %q", key)
-		_, err = ss.Load(ctx, key)
-		require.ErrorIs(t, err, crdt.ErrInvalidKey, "Load %q", key)
-		require.ErrorIs(t, ss.Save(ctx, key, "a", state), crdt.ErrInvalidKey, "Save %q", key)
-		require.ErrorIs(t, ss.Save(ctx, key, "", []byte{0xc1}), crdt.ErrInvalidKey, "Save %q checks the key first", key)
+		require.ErrorIs(t, s.Put(ctx, key, "", nil, []byte("garbage")), crdt.ErrInvalidKey, "Put %q checks the key first", key)
 	}
 	for _, op := range []riaktest.Op{riaktest.OpGet, riaktest.OpPut, riaktest.OpDelete} {
 		require.Zero(t, srv.Requests(op), "an invalid key was sent (%s)", op)
@@ -442,5 +447,5 @@ func TestKeysAreValidated(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, [][]byte{[]byte("v")}, sibs)
 	require.NoError(t, s.Delete(ctx, long, tok))
-	require.NoError(t, ss.Save(ctx, "naïve/"+uniqueKey("k"), "a", state))
+	require.NoError(t, s.Put(ctx, "naïve/"+uniqueKey("k"), "a", []byte("v"), nil))
 }

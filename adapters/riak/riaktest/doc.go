@@ -100,6 +100,8 @@
 // type is created (BucketTypeProps.DisableDVV), as it is over protocol
 // buffers in Riak.
 //
-// The vclock encoding (VClockTag) is local to this package and may change
-// only with its golden files under testdata/.
+// The vclock bytes are the double's own small binary format (see
+// VClock.MarshalBinary), opaque to clients as Riak's are, strictly
+// validated when a client sends them back, and pinned by the golden files
+// under testdata/vclock.
 package riaktest

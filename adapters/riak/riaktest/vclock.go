@@ -1,21 +1,19 @@
 package riaktest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// VClockTag is the envelope tag of the test double's vclock bytes. The tag is
-// local to this package: clients treat vclocks as opaque, so the format is
-// not part of counterkit's registered wire formats.
-const VClockTag crdt.TypeTag = "riaktest.vclock"
-
-// vclockVersion is the only format version this build writes and reads.
-const vclockVersion = 1
+// vclockMagic is the first byte of every non-empty vclock the double hands
+// out. It names this package's format (version 1): clients treat vclocks as
+// opaque, so the format belongs to the double alone and is not one of
+// counterkit's wire formats.
+const vclockMagic = 0xC7
 
 // Decoder caps for vclock bytes. Real Riak prunes vclocks past big_vclock (50
 // entries by default); the double never has more entries than vnodes.
@@ -103,10 +101,19 @@ func (v VClock) ids() []string {
 	return ids
 }
 
-// MarshalBinary encodes v deterministically: the counterkit envelope with
-// VClockTag, then an array of [vnode, counter] pairs sorted by vnode id.
-// The empty vclock encodes as no bytes at all, the way Riak clients send "no
-// context". Entries with a zero counter are dropped.
+// MarshalBinary encodes v deterministically. The empty vclock encodes as
+// no bytes at all, the way Riak clients send "no context"; entries with a
+// zero counter are dropped. Any other vclock is
+//
+//	magic     1 byte, 0xC7
+//	count     uvarint, 1..MaxVClockEntries
+//	count ×   uvarint id length (1..MaxVnodeIDLen), the id's bytes,
+//	          uvarint counter (> 0)
+//
+// with entries in strictly increasing id order (bytewise) and every uvarint
+// in its shortest form, so each vclock has exactly one encoding. Ids must be
+// valid actor ids (crdt.ActorID.Validate); an invalid id wraps
+// crdt.ErrCorruptEncoding, too many entries crdt.ErrTooLarge.
 func (v VClock) MarshalBinary() ([]byte, error) {
 	ids := make([]string, 0, len(v))
 	for _, id := range v.ids() {
@@ -120,58 +127,66 @@ func (v VClock) MarshalBinary() ([]byte, error) {
 	if len(ids) > MaxVClockEntries {
 		return nil, fmt.Errorf("%w: vclock has %d entries, limit %d", crdt.ErrTooLarge, len(ids), MaxVClockEntries)
 	}
-	e := wire.NewEncoder(VClockTag, vclockVersion)
-	e.ArrayLen(len(ids))
+	b := []byte{vclockMagic}
+	b = binary.AppendUvarint(b, uint64(len(ids)))
 	for _, id := range ids {
 		if err := checkVnodeID(id); err != nil {
 			return nil, err
 		}
-		e.ArrayLen(2)
-		e.String(id)
-		e.Uint(v[id])
+		b = binary.AppendUvarint(b, uint64(len(id)))
+		b = append(b, id...)
+		b = binary.AppendUvarint(b, v[id])
 	}
-	b, err := e.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	return slices.Clone(b), nil
+	return b, nil
 }
 
 // UnmarshalBinary decodes bytes written by MarshalBinary. Empty input is the
-// empty vclock. Input must be canonical (at least one entry, ids strictly
-// increasing, counters positive); on error the receiver is unchanged and the error wraps
-// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
-// crdt.ErrUnsupportedVersion.
+// empty vclock. Anything else must be the one canonical encoding of a
+// non-empty vclock (see MarshalBinary): on error the receiver is unchanged
+// and the error wraps crdt.ErrCorruptEncoding (a wrong magic byte,
+// truncated or trailing bytes, a uvarint not in its shortest form, ids out
+// of order or invalid, a zero counter) or crdt.ErrTooLarge (input over
+// MaxVClockSize bytes, more than MaxVClockEntries entries, an id over
+// MaxVnodeIDLen bytes).
 func (v *VClock) UnmarshalBinary(data []byte) error {
 	if len(data) == 0 {
 		*v = VClock{}
 		return nil
 	}
-	d, _, err := wire.NewDecoder(data, VClockTag, vclockVersion, MaxVClockSize)
+	if len(data) > MaxVClockSize {
+		return fmt.Errorf("%w: vclock of %d bytes, limit %d", crdt.ErrTooLarge, len(data), MaxVClockSize)
+	}
+	if data[0] != vclockMagic {
+		return fmt.Errorf("%w: not a vclock of this test double (first byte %#x, want %#x)", crdt.ErrCorruptEncoding, data[0], vclockMagic)
+	}
+	r := vclockReader{rest: data[1:]}
+	n, err := r.uvarint("entry count")
 	if err != nil {
 		return err
 	}
-	n, err := d.ArrayLen(MaxVClockEntries)
-	if err != nil {
-		return err
-	}
-	if n == 0 {
+	switch {
+	case n == 0:
 		return fmt.Errorf("%w: empty vclock must be encoded as no bytes", crdt.ErrCorruptEncoding)
+	case n > MaxVClockEntries:
+		return fmt.Errorf("%w: vclock has %d entries, limit %d", crdt.ErrTooLarge, n, MaxVClockEntries)
 	}
 	out := make(VClock, n)
 	prev := ""
-	for i := 0; i < n; i++ {
-		m, err := d.ArrayLen(2)
+	for i := range int(n) {
+		l, err := r.uvarint("id length")
 		if err != nil {
 			return err
 		}
-		if m != 2 {
-			return fmt.Errorf("%w: vclock entry has %d elements, want 2", crdt.ErrCorruptEncoding, m)
+		switch {
+		case l == 0:
+			return fmt.Errorf("%w: vclock entry %d has an empty id", crdt.ErrCorruptEncoding, i)
+		case l > MaxVnodeIDLen:
+			return fmt.Errorf("%w: vclock entry %d has an id of %d bytes, limit %d", crdt.ErrTooLarge, i, l, MaxVnodeIDLen)
+		case l > uint64(len(r.rest)):
+			return fmt.Errorf("%w: vclock truncated in entry %d", crdt.ErrCorruptEncoding, i)
 		}
-		id, err := d.String(MaxVnodeIDLen)
-		if err != nil {
-			return err
-		}
+		id := string(r.rest[:l])
+		r.rest = r.rest[l:]
 		if err := checkVnodeID(id); err != nil {
 			return err
 		}
@@ -179,7 +194,7 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: vclock ids not strictly increasing (%q after %q)", crdt.ErrCorruptEncoding, id, prev)
 		}
 		prev = id
-		c, err := d.Uint()
+		c, err := r.uvarint("counter")
 		if err != nil {
 			return err
 		}
@@ -188,11 +203,39 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 		}
 		out[id] = c
 	}
-	if err := d.Finish(); err != nil {
-		return err
+	if len(r.rest) > 0 {
+		return fmt.Errorf("%w: %d trailing bytes after the vclock", crdt.ErrCorruptEncoding, len(r.rest))
 	}
 	*v = out
 	return nil
+}
+
+// vclockReader reads the uvarints of a vclock encoding.
+type vclockReader struct{ rest []byte }
+
+// uvarint reads one uvarint, which must be complete, fit in 64 bits and be
+// in its shortest form.
+func (r *vclockReader) uvarint(what string) (uint64, error) {
+	x, n := binary.Uvarint(r.rest)
+	switch {
+	case n == 0:
+		return 0, fmt.Errorf("%w: vclock truncated in %s", crdt.ErrCorruptEncoding, what)
+	case n < 0:
+		return 0, fmt.Errorf("%w: vclock %s overflows 64 bits", crdt.ErrCorruptEncoding, what)
+	case n != uvarintLen(x):
+		return 0, fmt.Errorf("%w: vclock %s is not in its shortest form", crdt.ErrCorruptEncoding, what)
+	}
+	r.rest = r.rest[n:]
+	return x, nil
+}
+
+// uvarintLen is the length of x's shortest uvarint encoding.
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
 }
 
 func checkVnodeID(id string) error {
@@ -200,7 +243,7 @@ func checkVnodeID(id string) error {
 		return fmt.Errorf("%w: vnode id of %d bytes (want 1..%d)", crdt.ErrCorruptEncoding, len(id), MaxVnodeIDLen)
 	}
 	if err := crdt.ActorID(id).Validate(); err != nil {
-		return fmt.Errorf("%w: vnode id: %v", crdt.ErrCorruptEncoding, err)
+		return fmt.Errorf("%w: vnode id: %w", crdt.ErrCorruptEncoding, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package riaktest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
@@ -68,57 +68,66 @@ func TestVClockGolden(t *testing.T) {
 	}
 }
 
-func TestVClockRejects(t *testing.T) {
-	good, err := VClock{"m": 1, "n": 2}.MarshalBinary()
+// TestVClockEncoding pins the format byte by byte, so that the golden files
+// are not the only statement of it.
+func TestVClockEncoding(t *testing.T) {
+	b, err := VClock{"b": 300, "a": 1}.MarshalBinary()
 	require.NoError(t, err)
-	// Swap the two one-byte ids to make the order non-canonical ("m" and
-	// "n" do not occur in the envelope tag).
-	swapped := bytes.Clone(good)
-	im, in := bytes.IndexByte(swapped, 'm'), bytes.IndexByte(swapped, 'n')
-	require.Positive(t, im)
-	require.Positive(t, in)
-	swapped[im], swapped[in] = 'n', 'm'
-	zero := bytes.Clone(good)
-	zero[len(zero)-1] = 0 // last counter 2 -> 0
+	require.Equal(t, []byte{0xC7, 2, 1, 'a', 1, 1, 'b', 0xAC, 0x02}, b)
+}
 
-	var sb strings.Builder
-	for i := 0; i < MaxVClockEntries+1; i++ {
-		sb.WriteString("x")
+func TestVClockRejects(t *testing.T) {
+	// entry encodes one id and counter as MarshalBinary does.
+	entry := func(id string, c uint64) []byte {
+		b := binary.AppendUvarint(nil, uint64(len(id)))
+		return binary.AppendUvarint(append(b, id...), c)
 	}
+	vc := func(count byte, entries ...[]byte) []byte {
+		return append([]byte{vclockMagic, count}, bytes.Join(entries, nil)...)
+	}
+	good := vc(2, entry("m", 1), entry("n", 2))
+	var check VClock
+	require.NoError(t, check.UnmarshalBinary(good), "the cases below differ from a valid vclock in one way")
+	require.Equal(t, VClock{"m": 1, "n": 2}, check)
+
 	tooMany := VClock{}
+	var many [][]byte
 	for i := 0; i <= MaxVClockEntries; i++ {
-		tooMany[sb.String()[:i+1]] = 1
+		id := strings.Repeat("x", i+1)
+		tooMany[id] = 1
+		many = append(many, entry(id, 1))
 	}
 	_, errMany := tooMany.MarshalBinary()
 	require.ErrorIs(t, errMany, crdt.ErrTooLarge)
-
-	e := wire.NewEncoder(VClockTag, vclockVersion)
-	e.ArrayLen(0)
-	emptyArray, err := e.Bytes()
-	require.NoError(t, err)
-	e = wire.NewEncoder("other.tag", vclockVersion)
-	e.ArrayLen(0)
-	otherTag, err := e.Bytes()
-	require.NoError(t, err)
-	e = wire.NewEncoder(VClockTag, vclockVersion+1)
-	e.ArrayLen(0)
-	newer, err := e.Bytes()
-	require.NoError(t, err)
+	_, errID := VClock{"bad\x00id": 1}.MarshalBinary()
+	require.ErrorIs(t, errID, crdt.ErrCorruptEncoding)
 
 	for _, tc := range []struct {
 		name string
 		in   []byte
 		want error
 	}{
-		{"empty array (found by fuzzing)", emptyArray, crdt.ErrCorruptEncoding},
-		{"other tag", otherTag, crdt.ErrTypeMismatch},
-		{"newer version", newer, crdt.ErrUnsupportedVersion},
-		{"truncated", good[:len(good)-1], crdt.ErrCorruptEncoding},
+		{"no entries (must be no bytes)", []byte{vclockMagic, 0}, crdt.ErrCorruptEncoding},
+		{"magic only", []byte{vclockMagic}, crdt.ErrCorruptEncoding},
+		{"wrong magic", append([]byte{0xC6}, good[1:]...), crdt.ErrCorruptEncoding},
+		{"old msgpack format", []byte("\x93\xafriaktest.vclock\x01\x90"), crdt.ErrCorruptEncoding},
+		{"not a vclock", []byte("not a vclock"), crdt.ErrCorruptEncoding},
+		{"truncated counter", good[:len(good)-1], crdt.ErrCorruptEncoding},
+		{"truncated id", vc(1, []byte{3, 'a', 'b'}), crdt.ErrCorruptEncoding},
+		{"missing entry", vc(3, entry("m", 1), entry("n", 2)), crdt.ErrCorruptEncoding},
 		{"trailing", append(bytes.Clone(good), 0), crdt.ErrCorruptEncoding},
-		{"unsorted", swapped, crdt.ErrCorruptEncoding},
-		{"zero counter", zero, crdt.ErrCorruptEncoding},
-		{"not msgpack", []byte("not a vclock"), crdt.ErrCorruptEncoding},
-		{"oversized", make([]byte, MaxVClockSize+1), crdt.ErrTooLarge},
+		{"unsorted", vc(2, entry("n", 2), entry("m", 1)), crdt.ErrCorruptEncoding},
+		{"duplicate id", vc(2, entry("m", 1), entry("m", 2)), crdt.ErrCorruptEncoding},
+		{"zero counter", vc(2, entry("m", 1), entry("n", 0)), crdt.ErrCorruptEncoding},
+		{"empty id", vc(1, entry("", 1)), crdt.ErrCorruptEncoding},
+		{"invalid id", vc(1, entry("a\x00", 1)), crdt.ErrCorruptEncoding},
+		{"long count", []byte{vclockMagic, 0x82, 0x00, 1, 'm', 1, 1, 'n', 2}, crdt.ErrCorruptEncoding},
+		{"long id length", vc(1, []byte{0x81, 0x00, 'm', 1}), crdt.ErrCorruptEncoding},
+		{"long counter", vc(1, []byte{1, 'm', 0x81, 0x00}), crdt.ErrCorruptEncoding},
+		{"counter over 64 bits", vc(1, append([]byte{1, 'm'}, bytes.Repeat([]byte{0xFF}, 10)...)), crdt.ErrCorruptEncoding},
+		{"too many entries", append([]byte{vclockMagic, MaxVClockEntries + 1}, bytes.Join(many, nil)...), crdt.ErrTooLarge},
+		{"id too long", vc(1, entry(strings.Repeat("x", MaxVnodeIDLen+1), 1)), crdt.ErrTooLarge},
+		{"oversized", append([]byte{vclockMagic}, make([]byte, MaxVClockSize)...), crdt.ErrTooLarge},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := VClock{"keep": 9}
@@ -152,11 +161,11 @@ func FuzzVClockDecode(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("not a vclock"))
+	f.Add([]byte{vclockMagic, 1, 1, 'a', 0x81, 0x00}) // a counter not in its shortest form
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v VClock
 		if err := v.UnmarshalBinary(data); err != nil {
-			if !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) &&
-				!errors.Is(err, crdt.ErrTypeMismatch) && !errors.Is(err, crdt.ErrUnsupportedVersion) {
+			if !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) {
 				t.Fatalf("error wraps no sentinel: %v", err)
 			}
 			return
