@@ -9,6 +9,7 @@ package cassandra
 import (
 	"testing"
 
+	"github.com/counterkit/counterkit/balance/balancetest"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
@@ -34,4 +35,9 @@ func TestConformanceTally(t *testing.T) {
 func TestConformanceDeltalog(t *testing.T) {
 	db := newTestDB(t, Options{ScanPageSize: 97}) // long scans cross many pages
 	deltalogtest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
+}
+
+func TestConformanceBalance(t *testing.T) {
+	db := newTestDB(t, Options{})
+	balancetest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
 }

@@ -8,6 +8,7 @@ package cassandra
 import (
 	"testing"
 
+	"github.com/counterkit/counterkit/balance/balancetest"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
@@ -16,12 +17,6 @@ import (
 )
 
 func TestModelStateStore(t *testing.T) {
-	// ReportsBadSiblings Puts a value of store.MaxValue+1 bytes and
-	// requires the store to accept it; this store refuses values over
-	// store.MaxValue (as the contract allows, and as Cassandra's
-	// max_mutation_size would anyway), so that subtest cannot pass here
-	// or against a server until the suite accepts the refusal.
-	t.Skip("statestoretest's ReportsBadSiblings requires a Put above store.MaxValue to succeed")
 	statestoretest.Run(t, func(t *testing.T) store.Siblings { s, _ := modelSiblings(t); return s })
 }
 
@@ -35,4 +30,8 @@ func TestModelTally(t *testing.T) {
 
 func TestModelDeltalog(t *testing.T) {
 	deltalogtest.Run(t, func(t *testing.T) store.Partitions { p, _ := modelPartitions(t, Options{ScanPageSize: 7}); return p })
+}
+
+func TestModelBalance(t *testing.T) {
+	balancetest.Run(t, func(t *testing.T) store.Partitions { p, _ := modelPartitions(t, Options{ScanPageSize: 5}); return p })
 }

@@ -12,7 +12,9 @@ package cassandra
 //   - a delete (row, range or partition) at timestamp t shadows values
 //     written at t or below, forever, and not values written above t;
 //   - clustering order is unsigned byte order (blob, and text as UTF-8);
-//   - a batch is applied whole;
+//   - a batch is applied whole, and refused whole when one partition's
+//     part of it is above max_mutation_size (16 MiB, half of 4.0's default
+//     32 MiB commit log segment), as the coordinator does;
 //   - a read of one page returns at most pageSize rows and a paging state
 //     when the page is full.
 //
@@ -258,9 +260,28 @@ func (t *modelTable) part(pk string) *modelPartition {
 	return p
 }
 
+// modelMaxMutation is Cassandra 4.0's default max_mutation_size.
+const modelMaxMutation = 16 << 20
+
+// modelRowOverhead approximates what a row adds to a mutation besides its
+// key and value bytes (timestamps, flags, lengths).
+const modelRowOverhead = 16
+
 func (m *cqlModel) send(ctx context.Context, op Op, stmts []stmt) error {
 	if !op.isWrite() {
 		return fmt.Errorf("model: write under read op %v", op)
+	}
+	size := map[string]int{}
+	for _, s := range stmts {
+		size[s.key] += modelRowOverhead
+		for _, a := range s.args {
+			if b, ok := a.([]byte); ok {
+				size[s.key] += len(b)
+			}
+		}
+		if size[s.key] > modelMaxMutation {
+			return wrapWrite(op.String(), invalidRequest(fmt.Sprintf("Rejected an oversized mutation (%d/%d) for keyspace: ks", size[s.key], modelMaxMutation)), 1, batchlogged(stmts))
+		}
 	}
 	ops := make([]modelOp, len(stmts))
 	for i, s := range stmts {

@@ -1,0 +1,285 @@
+package cassandra
+
+// Counter-level behaviours against the real cluster (see harness_test.go):
+// the statement costs of the log and balance types, and concurrent
+// writers, merges and compactions whose totals are checked against a
+// model. They skip without CASSANDRA_HOSTS.
+
+import (
+	"context"
+	"errors"
+	"math/rand"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/store"
+)
+
+func TestIntegrationLogAccounting(t *testing.T) {
+	db := newTestDB(t, Options{})
+	c, err := deltalog.New(db.Partitions(), deltalog.Options{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	a, b := uniqueKey(t, "a"), uniqueKey(t, "b")
+
+	cctx, calls := counting(ctx)
+	require.NoError(t, c.Add(cctx, a, deltalog.NewIDAt(time.Now()), 5))
+	requireCalls(t, calls, 0, 1, 0, "log increment")
+
+	var batch deltalog.Batch
+	id := deltalog.NewIDAt(time.Now())
+	batch.Add(a, id, -2)
+	batch.Add(b, id, 2)
+	cctx, calls = counting(ctx)
+	require.NoError(t, c.Apply(cctx, &batch))
+	requireCalls(t, calls, 0, 1, 0, "log transfer (one logged batch)")
+
+	r, err := c.Read(ctx, a)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), r.Value)
+	r, err = c.Read(ctx, b)
+	require.NoError(t, err)
+	require.Equal(t, int64(2), r.Value)
+}
+
+// TestIntegrationLogConcurrent runs writers (each retrying after forced
+// timeouts with the same id) and concurrent merges and compactions over one
+// counter, then compares the value with the model: the sum of every delta
+// whose Add eventually succeeded.
+func TestIntegrationLogConcurrent(t *testing.T) {
+	db := newTestDB(t, Options{ScanPageSize: 7})
+	seed := testSeed(t)
+	ctx := context.Background()
+	key := uniqueKey(t, "conc")
+	// The write window is short and the cells' ids are spread over the
+	// past, so merges and compactions really happen during the run.
+	opts := deltalog.Options{Window: 2 * time.Second, FutureSkew: 100 * time.Millisecond,
+		SafetyMargin: time.Second, MaxScan: 5 * time.Second, CompactGrace: 7 * time.Second}
+	c, err := deltalog.New(db.Partitions(), opts)
+	require.NoError(t, err)
+
+	const writers = 4
+	perWriter := testCases(t, 60)
+	var (
+		mu    sync.Mutex
+		model int64
+		wg    sync.WaitGroup
+		stop  = make(chan struct{})
+		errs  = make(chan error, writers+2)
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(seed + int64(w)))
+			for i := 0; i < perWriter; i++ {
+				id := deltalog.NewIDAt(time.Now())
+				delta := int64(rng.Intn(19) - 9)
+				if delta == 0 {
+					delta = 1
+				}
+				for attempt := 0; ; attempt++ {
+					actx, cancel := ctx, context.CancelFunc(func() {})
+					if attempt < 2 && rng.Intn(3) == 0 {
+						actx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(300))*time.Microsecond)
+					}
+					err := c.Add(actx, key, id, delta)
+					cancel()
+					if err == nil {
+						mu.Lock()
+						model += delta
+						mu.Unlock()
+						break
+					}
+					if errors.Is(err, crdt.ErrOutsideWindow) {
+						// The retry came too late: the outcome of the first
+						// attempt is unknown, which the test cannot model.
+						errs <- err
+						return
+					}
+					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+						errs <- err
+						return
+					}
+				}
+				time.Sleep(time.Duration(rng.Intn(30)) * time.Millisecond)
+			}
+		}(w)
+	}
+	for m := 0; m < 2; m++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				if _, _, err := c.Merge(ctx, key); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := c.Compact(ctx, key); err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	for i := 0; i < 2; i++ {
+		require.NoError(t, <-errs)
+	}
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	r, err := c.Read(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, model, r.Value)
+	// Wait out the window, merge once more, and read again: same value.
+	time.Sleep(opts.Window + opts.SafetyMargin + 500*time.Millisecond)
+	_, merged, err := c.Merge(ctx, key)
+	require.NoError(t, err)
+	require.True(t, merged)
+	r2, err := c.Read(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, model, r2.Value)
+	require.LessOrEqual(t, r2.Cells, 1, "after the final merge a read costs one cell")
+}
+
+func TestIntegrationBalanceAccounting(t *testing.T) {
+	db := newTestDB(t, Options{})
+	l, err := balance.New(db.Partitions(), balance.Options{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	acct := uniqueKey(t, "acct")
+
+	cctx, calls := counting(ctx)
+	require.NoError(t, l.Add(cctx, acct, deltalog.NewIDAt(time.Now()), 7))
+	requireCalls(t, calls, 0, 1, 0, "balance increment")
+	require.NoError(t, l.Add(ctx, acct, deltalog.NewIDAt(time.Now()), -2))
+
+	cctx, calls = counting(ctx)
+	v, err := l.Balance(cctx, acct)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), v)
+	requireCalls(t, calls, 1, 0, 1, "balance sum (one single-partition read)")
+
+	require.NoError(t, l.Delete(ctx, acct))
+	v, err = l.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.Zero(t, v)
+}
+
+// TestIntegrationBalanceConcurrent runs writers (retrying after forced
+// timeouts with the same id) and two merging goroutines on one account, so
+// increment/merge and merge/merge interleavings all occur, then compares
+// the balance with the model and checks that after everything settles the
+// partition has shrunk.
+func TestIntegrationBalanceConcurrent(t *testing.T) {
+	db := newTestDB(t, Options{})
+	seed := testSeed(t)
+	ctx := context.Background()
+	acct := uniqueKey(t, "conc")
+	opts := balance.Options{Window: 2 * time.Second, FutureSkew: 100 * time.Millisecond, SafetyMargin: time.Second,
+		MaxMerge: 5 * time.Second, SettleGrace: 6 * time.Second, GCGrace: 6 * time.Second}
+	l, err := balance.New(db.Partitions(), opts)
+	require.NoError(t, err)
+
+	const writers = 4
+	perWriter := testCases(t, 40)
+	var (
+		mu    sync.Mutex
+		model int64
+		wg    sync.WaitGroup
+		stop  = make(chan struct{})
+		werr  = make(chan error, writers)
+		merr  = make(chan error, 2)
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(seed + int64(w)))
+			for i := 0; i < perWriter; i++ {
+				id := deltalog.NewIDAt(time.Now())
+				amount := int64(rng.Intn(199) - 99)
+				if amount == 0 {
+					amount = 100
+				}
+				for attempt := 0; ; attempt++ {
+					actx, cancel := ctx, context.CancelFunc(func() {})
+					if attempt < 2 && rng.Intn(3) == 0 {
+						actx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(300))*time.Microsecond)
+					}
+					err := l.Add(actx, acct, id, amount)
+					cancel()
+					if err == nil {
+						mu.Lock()
+						model += amount
+						mu.Unlock()
+						break
+					}
+					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+						werr <- err
+						return
+					}
+				}
+				time.Sleep(time.Duration(rng.Intn(40)) * time.Millisecond)
+			}
+		}(w)
+	}
+	for m := 0; m < 2; m++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					merr <- nil
+					return
+				default:
+				}
+				if _, err := l.Merge(ctx, acct); err != nil && !errors.Is(err, crdt.ErrUnavailable) {
+					merr <- err
+					return
+				}
+				time.Sleep(30 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(werr)
+	for err := range werr {
+		require.NoError(t, err)
+	}
+	require.NoError(t, <-merr)
+	require.NoError(t, <-merr)
+	v, err := l.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.Equal(t, model, v)
+
+	// Let everything pass every grace period, merge until quiet, and check
+	// the value again and the partition's size.
+	time.Sleep(opts.GCGrace + opts.SafetyMargin)
+	for i := 0; i < 4; i++ {
+		_, err := l.Merge(ctx, acct)
+		require.NoError(t, err)
+		time.Sleep(opts.GCGrace / 2)
+	}
+	v, err = l.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.Equal(t, model, v)
+	rows, err := db.Partitions().Snapshot(ctx, acct, balance.MaxRows, store.ReadComplete)
+	require.NoError(t, err)
+	t.Logf("%d rows left after settling (%d updates)", len(rows), writers*perWriter)
+	require.Less(t, len(rows), writers*perWriter, "settled merges delete the rows they cover")
+}
