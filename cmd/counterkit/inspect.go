@@ -1,0 +1,414 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+const inspectUsage = `usage: counterkit inspect [-format json|table] [-hex HEX | FILE | -]
+
+Decodes one counterkit encoding (any type: gcounter, pncounter, tgcounter,
+tpncounter, tally.shard, tally.tally, deltalog.cell, balance.row) and prints
+what it holds: type, format version, size, value, and per type the actors,
+totals, history and folded records, window and stats.
+
+The input is the raw bytes of FILE, of standard input (no FILE, or -), or
+the hexadecimal string given with -hex (spaces allowed). Bytes that do not
+decode are reported with the sentinel error they wrap, and the exit status
+is 1.
+
+Flags:
+`
+
+// Description is what inspect prints, as JSON or as a table.
+type Description struct {
+	Type    string `json:"type"`
+	Version uint64 `json:"version"`
+	Bytes   int    `json:"bytes"`
+	Value   any    `json:"value,omitempty"`
+	// Actors lists per-actor parts (gcounter, pncounter, tgcounter,
+	// tpncounter).
+	Actors []ActorPart `json:"actors,omitempty"`
+	// Stats is the size summary of a tpncounter or tgcounter.
+	Stats *tpncounter.Stats `json:"stats,omitempty"`
+	// Window is the history and folded lengths the state was read with.
+	Window *Window `json:"window,omitempty"`
+	// Fields holds the fields of single-record types (cells, rows, shards).
+	Fields map[string]any `json:"fields,omitempty"`
+}
+
+// ActorPart is one actor's part of a counter.
+type ActorPart struct {
+	Actor   string `json:"actor"`
+	Half    string `json:"half,omitempty"` // P or N for pncounter and tpncounter
+	Count   *int64 `json:"count,omitempty"`
+	Seq     uint64 `json:"seq,omitempty"`
+	Total   *int64 `json:"total,omitempty"`
+	History []Txn  `json:"history,omitempty"`
+	Folded  []Txn  `json:"folded,omitempty"`
+}
+
+// Txn is one transaction of a history or folded record.
+type Txn struct {
+	ID     string `json:"id"`
+	Amount int64  `json:"amount"`
+}
+
+// Window is the window a tpncounter was decoded with.
+type Window struct {
+	HistoryLength int `json:"history_length"`
+	FoldedLength  int `json:"folded_length"`
+}
+
+func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "json", "output format: json or table")
+	hexIn := fs.String("hex", "", "decode this hexadecimal string instead of a file")
+	history := fs.Int("history", 0, "tpncounter/tgcounter: the HistoryLength the state was written with (0: the default)")
+	folded := fs.Int("folded", 0, "tpncounter/tgcounter: the FoldedLength (0: same as -history)")
+	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if *format != "json" && *format != "table" {
+		fmt.Fprintf(stderr, "counterkit inspect: -format must be json or table, not %q\n", *format)
+		return 2
+	}
+	data, err := readInput(*hexIn, fs.Args(), stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "counterkit inspect: %v\n", err)
+		return 1
+	}
+	d, err := Describe(data, tpncounter.Options{HistoryLength: *history, FoldedLength: *folded})
+	if err != nil {
+		fmt.Fprintf(stderr, "counterkit inspect: %v (%s)\n", err, sentinelName(err))
+		return 1
+	}
+	if *format == "table" {
+		writeTable(stdout, d)
+		return 0
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		fmt.Fprintf(stderr, "counterkit inspect: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func readInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
+	if hexIn != "" {
+		if len(args) > 0 {
+			return nil, errors.New("give -hex or a file, not both")
+		}
+		b, err := hex.DecodeString(strings.Join(strings.Fields(hexIn), ""))
+		if err != nil {
+			return nil, fmt.Errorf("-hex: %v", err)
+		}
+		return b, nil
+	}
+	var r io.Reader = stdin
+	switch {
+	case len(args) > 1:
+		return nil, errors.New("one input at a time")
+	case len(args) == 1 && args[0] != "-":
+		f, err := os.Open(args[0])
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	// One byte more than any decoder accepts, so oversized input is
+	// reported by the decoder rather than truncated.
+	b, err := io.ReadAll(io.LimitReader(r, crdt.DefaultMaxEncodedSize+1))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// envelope reads the tag and version of an encoding without decoding its
+// body; the type's own decoder then checks everything.
+func envelope(data []byte) (crdt.TypeTag, uint64, error) {
+	d := msgpack.NewDecoder(bytes.NewReader(data))
+	n, err := d.DecodeArrayLen()
+	if err != nil || n != crdt.EnvelopeLen {
+		return "", 0, fmt.Errorf("%w: not a counterkit envelope ([tag, version, body])", crdt.ErrCorruptEncoding)
+	}
+	tag, err := d.DecodeString()
+	if err != nil || len(tag) > 64 {
+		return "", 0, fmt.Errorf("%w: envelope tag is not a short string", crdt.ErrCorruptEncoding)
+	}
+	v, err := d.DecodeUint64()
+	if err != nil {
+		return "", 0, fmt.Errorf("%w: envelope version is not an unsigned integer", crdt.ErrCorruptEncoding)
+	}
+	return crdt.TypeTag(tag), v, nil
+}
+
+// Describe decodes data, whatever counterkit type it holds, and describes
+// it. opts are the window a tgcounter or tpncounter is read with.
+func Describe(data []byte, opts tpncounter.Options) (*Description, error) {
+	tag, version, err := envelope(data)
+	if err != nil {
+		return nil, err
+	}
+	d := &Description{Type: string(tag), Version: version, Bytes: len(data)}
+	switch tag {
+	case crdt.TagGCounter:
+		var c gcounter.Counter
+		if err := c.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = c.Value()
+		for a, n := range c.All() {
+			d.Actors = append(d.Actors, ActorPart{Actor: string(a), Count: ptr(n)})
+		}
+	case crdt.TagPNCounter:
+		var c pncounter.Counter
+		if err := c.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = c.Value()
+		for _, h := range []struct {
+			name string
+			g    *gcounter.Counter
+		}{{"P", c.P()}, {"N", c.N()}} {
+			for a, n := range h.g.All() {
+				d.Actors = append(d.Actors, ActorPart{Actor: string(a), Half: h.name, Count: ptr(n)})
+			}
+		}
+	case crdt.TagTGCounter:
+		g, err := tpncounter.NewGCounter(opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := g.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = g.Value()
+		d.Actors = entries("", g)
+		st := g.Stats()
+		d.Stats = &st
+		o := g.Options()
+		d.Window = &Window{o.HistoryLength, o.FoldedLength}
+	case crdt.TagTPNCounter:
+		c, err := tpncounter.New(opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = c.Value()
+		d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
+		st := c.Stats()
+		d.Stats = &st
+		o := c.Options()
+		d.Window = &Window{o.HistoryLength, o.FoldedLength}
+	case crdt.TagTallyShard, crdt.TagTally:
+		return describeTally(data, d)
+	case crdt.TagLogCell:
+		var c deltalog.Cell
+		if err := c.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = c.Delta
+		d.Fields = map[string]any{"id": c.ID.String(), "kind": c.Kind.String(), "delta": c.Delta, "written": c.Written,
+			"stats": map[string]any{"count": c.Stats.Count, "sum": c.Stats.Sum, "min": c.Stats.Min, "max": c.Stats.Max,
+				"sum_of_squares": c.Stats.SumSquares().String()}}
+	case crdt.TagBalanceRow:
+		var r balance.Row
+		if err := r.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = r.Amount
+		d.Fields = map[string]any{"amount": r.Amount, "covers": r.Covers, "settled": r.Settled, "target": r.Target.String()}
+	default:
+		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
+	}
+	return d, nil
+}
+
+func entries(half string, g *tpncounter.GCounter) []ActorPart {
+	var out []ActorPart
+	for _, a := range g.Actors() {
+		e, _ := g.Entry(a)
+		p := ActorPart{Actor: string(a), Half: half, Seq: e.Seq, Total: ptr(e.Total)}
+		for _, t := range e.History {
+			p.History = append(p.History, Txn{string(t.ID), t.Amount})
+		}
+		for _, t := range e.Folded {
+			p.Folded = append(p.Folded, Txn{string(t.ID), t.Amount})
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// describeTally decodes a tally shard or tally with each aggregate kind in
+// turn; the encoding names its kind, so exactly one can succeed.
+func describeTally(data []byte, d *Description) (*Description, error) {
+	try := []func() (map[string]any, any, error){
+		func() (map[string]any, any, error) { return tallyFields[*tally.Sum](data, d.Type) },
+		func() (map[string]any, any, error) { return tallyFields[*tally.Min](data, d.Type) },
+		func() (map[string]any, any, error) { return tallyFields[*tally.Max](data, d.Type) },
+		func() (map[string]any, any, error) { return tallyFields[*tally.Stats](data, d.Type) },
+		func() (map[string]any, any, error) { return tallyFields[*tally.Distinct](data, d.Type) },
+	}
+	var first error
+	for _, f := range try {
+		fields, value, err := f()
+		if err == nil {
+			d.Fields, d.Value = fields, value
+			return d, nil
+		}
+		if !errors.Is(err, crdt.ErrTypeMismatch) {
+			return nil, err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
+}
+
+func tallyFields[A tally.Aggregate[A]](data []byte, typ string) (map[string]any, any, error) {
+	var state A
+	fields := map[string]any{}
+	if typ == string(crdt.TagTallyShard) {
+		s, err := tally.DecodeShard[A](data)
+		if err != nil {
+			return nil, nil, err
+		}
+		state = s.State
+		fields["mutator"], fields["expires_at_us"] = string(s.Mutator), s.ExpiresAt
+	} else {
+		t, err := tally.DecodeTally[A](data)
+		if err != nil {
+			return nil, nil, err
+		}
+		state = t.State
+		fields["folded_through_us"] = t.FoldedThrough
+	}
+	fields["kind"] = string(state.Kind())
+	fields["state"] = fmt.Sprint(state)
+	return fields, fmt.Sprint(state), nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// sentinelName names the crdt sentinel err wraps, for messages.
+func sentinelName(err error) string {
+	for _, s := range []struct {
+		name string
+		err  error
+	}{
+		{"ErrCorruptEncoding", crdt.ErrCorruptEncoding},
+		{"ErrUnsupportedVersion", crdt.ErrUnsupportedVersion},
+		{"ErrTypeMismatch", crdt.ErrTypeMismatch},
+		{"ErrTooLarge", crdt.ErrTooLarge},
+		{"ErrOverflow", crdt.ErrOverflow},
+		{"ErrInvalidKey", crdt.ErrInvalidKey},
+		{"ErrInvalidIdentifier", crdt.ErrInvalidIdentifier},
+		{"ErrInvalidConfig", crdt.ErrInvalidConfig},
+		{"ErrNotFound", crdt.ErrNotFound},
+		{"ErrUnavailable", crdt.ErrUnavailable},
+		{"ErrAmbiguousWrite", crdt.ErrAmbiguousWrite},
+		{"ErrMisconfiguredStore", crdt.ErrMisconfiguredStore},
+	} {
+		if errors.Is(err, s.err) {
+			return "crdt." + s.name
+		}
+	}
+	return "no counterkit sentinel"
+}
+
+func writeTable(w io.Writer, d *Description) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "type\t%s\n", d.Type)
+	fmt.Fprintf(tw, "version\t%d\n", d.Version)
+	fmt.Fprintf(tw, "bytes\t%d\n", d.Bytes)
+	if d.Value != nil {
+		fmt.Fprintf(tw, "value\t%v\n", d.Value)
+	}
+	if d.Window != nil {
+		fmt.Fprintf(tw, "window\thistory %d, folded %d\n", d.Window.HistoryLength, d.Window.FoldedLength)
+	}
+	if s := d.Stats; s != nil {
+		fmt.Fprintf(tw, "stats\tactors %d, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
+			s.Actors, s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
+	}
+	for _, k := range sortedKeys(d.Fields) {
+		fmt.Fprintf(tw, "%s\t%v\n", k, d.Fields[k])
+	}
+	tw.Flush()
+	if len(d.Actors) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "actor\thalf\tcount/total\tseq\thistory\tfolded")
+	for _, a := range d.Actors {
+		n := int64(0)
+		if a.Count != nil {
+			n = *a.Count
+		} else if a.Total != nil {
+			n = *a.Total
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, dash(a.Half), n, a.Seq, txns(a.History), txns(a.Folded))
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func txns(ts []Txn) string {
+	if len(ts) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%s:%d", t.ID, t.Amount)
+	}
+	return strings.Join(parts, " ")
+}
