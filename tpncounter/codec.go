@@ -306,7 +306,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		g.attach(e)
 	}
 	g.installDecoded()
-	if 8*g.tab.n < len(g.tab.tab) && len(g.tab.tab) > 1<<minTabBits {
+	if 8*g.tab.n < len(g.tab.tab) && len(g.tab.tab) > minTabLen {
 		// Actors share most ids: the table sized for every transaction is
 		// mostly empty. Keep one sized for the distinct ones.
 		g.rebuild()

@@ -26,8 +26,9 @@ func hashID(x crdt.TxnID) uint64 {
 }
 
 // tagOf returns the tag of hash h: its top 32 bits. The table's home
-// entries are chosen by the top bits of the hash, so the tag alone gives an
-// entry's home (the table never has more than 2^32 entries).
+// entries are chosen from the top bits of the hash (see table.home), so the
+// tag alone gives an entry's home (the table never has more than 2^32
+// entries).
 func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
 // A ref says where the index finds a transaction. Most transactions are
@@ -56,7 +57,9 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // table is an open-addressing hash table with linear probing over the
 // transactions a counter knows, one entry per distinct id: the id's tag in
 // the top 32 bits and its ref in the low 32 (0 is an empty entry). An
-// entry's home is given by the top bits of its tag. Ids whose tags are
+// entry's home is its tag scaled to the table's length (tag × length /
+// 2^32), so that a table may have any length: decoding sizes one exactly
+// for the transactions it holds (see home). Ids whose tags are
 // equal simply occupy several entries of one probe run; GCounter.find tells
 // them apart by comparing the id the ref leads to. Removal shifts the rest
 // of the run back, so no tombstones accumulate, and growing rehashes from
@@ -78,8 +81,8 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // holds the id looked up as a solo item, and an entry that passes this test
 // is equal to that item's own entry, so stale entries are never mistaken
 // for live ones. They only take room: GCounter.addKey rebuilds the table
-// from the rings when they would fill it. A rebuilt table is the smallest
-// power of two at least 5/3 times the live entries (at most 60% live), so
+// from the rings when they would fill it. A rebuilt table is at least 5/3
+// times the live entries (at most 60% live), and at most twice that, so
 // that a rebuild comes at most once per a third as many forgotten
 // transactions as there are live ones (O(1) amortised), while the table
 // stays small: it is the part of the counter every Apply reads at random,
@@ -88,32 +91,37 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // 8 MB with room for as many stale entries as live ones).
 type table struct {
 	tab   []uint64
-	shift uint8 // 64 - log2(len(tab)): an entry's home is entry >> shift
-	n     int   // live entries: one per known transaction
-	stale int   // stale entries
+	n     int // live entries: one per known transaction
+	stale int // stale entries
 }
 
-// minTabBits is log2 of the smallest table.
-const minTabBits = 3
+// minTabLen is the length of the smallest table.
+const minTabLen = 8
 
-func newTable(size int) table {
-	b := newTableBits(size)
-	return table{tab: make([]uint64, 1<<b), shift: uint8(64 - b)}
-}
+// newTable returns an empty table with room for size entries at most half
+// full.
+func newTable(size int) table { return table{tab: make([]uint64, tableLen(size))} }
 
-// newTableBits returns log2 of the length of a table for size entries.
-func newTableBits(size int) int {
-	b := minTabBits
-	for 1<<b < 2*size {
-		b++
+// tableLen returns the length of a table for size entries at most half
+// full.
+func tableLen(size int) int { return max(minTabLen, 2*size) }
+
+// home returns the home of key (or hash) k: its tag scaled to the table's
+// length.
+func (t *table) home(k uint64) uint64 { return (k >> 32) * uint64(len(t.tab)) >> 32 }
+
+// next returns the entry after i, the last one followed by the first.
+func (t *table) next(i uint64) uint64 {
+	if i++; i == uint64(len(t.tab)) {
+		return 0
 	}
-	return b
+	return i
 }
 
 func tableKey(tag uint32, r ref) uint64 { return uint64(tag)<<32 | uint64(r) }
 
 func (t *table) clone() table {
-	return table{tab: append([]uint64(nil), t.tab...), shift: t.shift, n: t.n, stale: t.stale}
+	return table{tab: append([]uint64(nil), t.tab...), n: t.n, stale: t.stale}
 }
 
 // add inserts key k; its id must be absent.
@@ -127,10 +135,9 @@ func (t *table) add(k uint64) {
 
 // place puts k in the first empty entry of its run.
 func (t *table) place(k uint64) {
-	mask := uint64(len(t.tab) - 1)
-	i := k >> t.shift
+	i := t.home(k)
 	for t.tab[i] != 0 {
-		i = (i + 1) & mask
+		i = t.next(i)
 	}
 	t.tab[i] = k
 }
@@ -138,7 +145,7 @@ func (t *table) place(k uint64) {
 // grow doubles the table.
 func (t *table) grow() {
 	old := t.tab
-	t.tab, t.shift = make([]uint64, 2*len(old)), t.shift-1
+	t.tab = make([]uint64, 2*len(old))
 	for _, k := range old {
 		if k != 0 {
 			t.place(k)
@@ -149,13 +156,12 @@ func (t *table) grow() {
 // slotOf returns the position of an entry equal to k, which must be present
 // (a missing one is a broken index: it panics rather than loop).
 func (t *table) slotOf(k uint64) uint64 {
-	mask := uint64(len(t.tab) - 1)
-	i := k >> t.shift
+	i := t.home(k)
 	for t.tab[i] != k {
 		if t.tab[i] == 0 {
 			panic("tpncounter: index table entry missing")
 		}
-		i = (i + 1) & mask
+		i = t.next(i)
 	}
 	return i
 }
@@ -166,17 +172,23 @@ func (t *table) replace(old, nw uint64) { t.tab[t.slotOf(old)] = nw }
 
 // remove takes out an entry equal to k, which must be present.
 func (t *table) remove(k uint64) {
-	mask := uint64(len(t.tab) - 1)
+	n := uint64(len(t.tab))
+	// dist is the cyclic distance from a forward to b.
+	dist := func(a, b uint64) uint64 {
+		if b < a {
+			b += n
+		}
+		return b - a
+	}
 	i := t.slotOf(k)
 	// Shift back every later entry of the run that may live at i (its home
 	// is not cyclically in (i, j]), so that no lookup meets a gap.
-	for j := (i + 1) & mask; ; j = (j + 1) & mask {
+	for j := t.next(i); ; j = t.next(j) {
 		e := t.tab[j]
 		if e == 0 {
 			break
 		}
-		home := e >> t.shift
-		if (j-home)&mask >= (j-i)&mask {
+		if dist(t.home(e), j) >= dist(i, j) {
 			t.tab[i] = e
 			i = j
 		}
@@ -229,11 +241,11 @@ func (g *GCounter) addKey(k uint64) {
 func (g *GCounter) rebuild() {
 	t := newTable(0)
 	size := (g.tab.n + 1) * 5 / 6 // newTable makes it at least twice that: live entries ≤ 60%
-	if want := newTableBits(size); want == 64-int(g.tab.shift) {
-		// The same size: reuse the array, so that the steady state
-		// allocates nothing.
+	if want, have := tableLen(size), len(g.tab.tab); want <= have && have <= 2*want {
+		// Large enough and not too large: reuse the array, so that the
+		// steady state allocates nothing.
 		clear(g.tab.tab)
-		t = table{tab: g.tab.tab, shift: g.tab.shift}
+		t = table{tab: g.tab.tab}
 	} else {
 		t = newTable(size)
 	}
@@ -286,9 +298,8 @@ func (g *GCounter) get(x crdt.TxnID) ref {
 // h (the tag) are used.
 func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 	t := &g.tab
-	mask := uint64(len(t.tab) - 1)
 	tag := tagOf(h)
-	for i := h >> t.shift; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = t.next(i) {
 		k := t.tab[i]
 		if k == 0 {
 			return 0
@@ -539,8 +550,7 @@ func (g *GCounter) installDecoded() {
 // firsts[m].
 func (g *GCounter) findDecoded(x crdt.TxnID, tag uint32, firsts []loc) ref {
 	t := &g.tab
-	mask := uint64(len(t.tab) - 1)
-	for i := (uint64(tag) << 32) >> t.shift; ; i = (i + 1) & mask {
+	for i := t.home(uint64(tag) << 32); ; i = t.next(i) {
 		k := t.tab[i]
 		if k == 0 {
 			return 0
