@@ -217,8 +217,8 @@ const (
 var allTables = []string{tableSiblings, tablePartitions}
 
 // DB is the adapter: one session, one keyspace, validated names and levels.
-// The stores it hands out (Siblings, Partitions) share its session and
-// write clock.
+// The stores it hands out (Siblings, Partitions) share its session; the
+// Siblings stores also share its write clock.
 //
 // A DB is safe for concurrent use by multiple goroutines. It does not own
 // the session: closing the session is the caller's job.
