@@ -29,8 +29,8 @@
 // same for gcounter and pncounter states over any store.Siblings, this one
 // included.
 //
-// Without contention, one ledger update costs exactly one fetch and one
-// store.
+// Without contention, one ledger update (or statestore.Update) costs
+// exactly one fetch and one store.
 //
 // The bucket must keep siblings: allow_mult=true and last_write_wins=false.
 // NewSiblings refuses (crdt.ErrMisconfiguredStore) a bucket that would
@@ -61,9 +61,9 @@
 //
 // A failed request is resent up to Options.RetryCount times. That is safe
 // because every write the counter packages make carries a complete CRDT
-// state and the ledger deduplicates transactions by id: a resent write that had already landed adds, at worst, an identical
-// sibling that the next merge absorbs. The final error tells the caller what
-// is known:
+// state and the ledger deduplicates transactions by id: a resent write that
+// had already landed adds, at worst, an identical sibling that the next
+// merge absorbs. The final error tells the caller what is known:
 //
 //   - nil: the write landed;
 //   - crdt.ErrUnavailable: no attempt landed (refused with "overload" or
@@ -100,7 +100,8 @@
 // delete) comes back whole: delete a ledger only when no one writes to it.
 // Riak reaps a key whose only siblings are tombstones after delete_mode (3s
 // by default); until then Fetch returns no siblings and the tombstones'
-// vclock, so a Put replaces them.
+// vclock, so a Put replaces them. A nil token covers nothing: Delete then
+// sends nothing.
 //
 // # Caveats
 //
