@@ -109,9 +109,9 @@ func (c Config) resolve() (Config, error) {
 	return c, nil
 }
 
-// Counter is one tally counter: a partition of a store.Partitions (the
-// layout is described at ShardRowKey's constants), an aggregate type and a
-// time contract. It reads, runs GC and makes mutators. A Counter is safe
+// Counter is one tally counter: a partition of a store.Partitions (see
+// Storage in the package documentation for its rows), an aggregate type and
+// a time contract. It reads, runs GC and makes mutators. A Counter is safe
 // for concurrent use if its store, Clock and NewID are; its Mutators are
 // not. The zero value is not usable; call New.
 type Counter[A Aggregate[A]] struct {

@@ -112,9 +112,9 @@
 // A counter lives in one partition of a store.Partitions, named by the
 // counter key, with one row per mutator shard and one tally row:
 //
-//	row key          value
-//	's' + mutator id the encoded Shard of that mutator (ShardRowKey)
-//	't'              the encoded Tally (TallyRowKey), absent before the first GC
+//	row key             value
+//	's' + mutator id    the encoded Shard of that mutator (ShardRowKey)
+//	't'                 the encoded Tally (TallyRowKey); absent before the first GC
 //
 // A flush is one Apply of a single put of the mutator's row at its write
 // timestamp; a GC is one Apply, atomic within the partition, of the tally

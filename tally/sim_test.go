@@ -158,7 +158,9 @@ func (s *memoryFirstMutator) Retry(ctx context.Context) error {
 	return s.Flush(ctx)
 }
 
-func (s *memoryFirstMutator) Abandon(context.Context) error { panic("memoryFirstMutator has no abandon") }
+func (s *memoryFirstMutator) Abandon(context.Context) error {
+	panic("memoryFirstMutator has no abandon")
+}
 
 func sumOfUnchecked(n int64) *tally.Sum {
 	s := new(tally.Sum)

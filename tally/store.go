@@ -7,38 +7,23 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// The row layout of a counter in a store.Partitions: one partition per
-// counter key, holding
-//
-//   - one shard row per mutator: row key ShardRowKey(id), the byte 's'
-//     followed by the mutator id (1..crdt.MaxIDLen bytes); value: the
-//     encoded Shard;
-//   - at most one tally row: row key TallyRowKey, the single byte 't';
-//     value: the encoded Tally.
-//
-// The keys cannot collide: a shard key is at least two bytes and starts
-// with 's', the tally key is one byte. In the store's key order every
-// shard row comes before the tally row. Any other row key in a counter's
-// partition is corruption, and reads refuse it.
-//
-// Every write carries an explicit timestamp (store.Mutation.Timestamp, µs)
-// and the store resolves each row by last write wins, deletes shadowing
-// values at or below their timestamp; the package documentation explains
-// why that makes every write below idempotent.
-const (
-	shardPrefix = 's'
-	tallyPrefix = 't'
-)
+// The row layout of a counter in a store.Partitions (see Storage in the
+// package documentation): a shard row per mutator, keyed 's' + mutator id,
+// and at most one tally row, keyed 't'. The keys cannot collide: a shard key
+// is at least two bytes and starts with 's', the tally key is one byte. In
+// key order every shard row comes before the tally row. Any other key in a
+// counter's partition is corruption, and reads refuse it.
+const shardPrefix = 's'
 
-// TallyRowKey is the row key of a counter's tally row.
-const TallyRowKey = string(tallyPrefix)
+// TallyRowKey is the row key of a counter's tally row: the byte 't'.
+const TallyRowKey = "t"
 
 // DefaultMaxRows is the most rows a read accepts when Config.MaxRows is
 // zero.
 const DefaultMaxRows = 1 << 20
 
-// ShardRowKey returns the row key of mutator id's shard row: 's' followed
-// by the id.
+// ShardRowKey returns the row key of mutator id's shard row: the byte 's'
+// followed by the id.
 func ShardRowKey(id crdt.ActorID) []byte {
 	k := make([]byte, 0, 1+len(id))
 	k = append(k, shardPrefix)
@@ -82,7 +67,7 @@ func shardMutation(key string, id crdt.ActorID, data []byte, writeTS int64) stor
 // crdt.ErrCorruptEncoding.
 func parseRow(k []byte) (id crdt.ActorID, isTally bool, err error) {
 	switch {
-	case len(k) == 1 && k[0] == tallyPrefix:
+	case string(k) == TallyRowKey:
 		return "", true, nil
 	case len(k) > 1 && k[0] == shardPrefix:
 		id = crdt.ActorID(k[1:])
