@@ -156,6 +156,7 @@ func TestCrashChild(t *testing.T) {
 // TestCrash kills the child COUNTERKIT_CASES × 10 times (200 for
 // COUNTERKIT_CASES=20) and checks the directory after each kill.
 func TestCrash(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test skipped in -short mode")
 	}

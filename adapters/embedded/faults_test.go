@@ -84,6 +84,7 @@ func wantErr(t *testing.T, err error, sentinels ...error) {
 }
 
 func TestReopenKeepsData(t *testing.T) {
+	t.Parallel()
 	db, dir := openTemp(t, embedded.Options{})
 	fill(t, db, "x", 50)
 	db.Close()
@@ -96,6 +97,7 @@ func TestReopenKeepsData(t *testing.T) {
 }
 
 func TestSecondOpenInThisProcessIsLocked(t *testing.T) {
+	t.Parallel()
 	_, dir := openTemp(t, embedded.Options{})
 	_, err := embedded.Open(dir, embedded.Options{})
 	wantErr(t, err, embedded.ErrLocked, crdt.ErrUnavailable)
@@ -104,6 +106,7 @@ func TestSecondOpenInThisProcessIsLocked(t *testing.T) {
 // TestSecondProcessIsLocked opens a directory here and again in a child
 // process, which must get ErrLocked.
 func TestSecondProcessIsLocked(t *testing.T) {
+	t.Parallel()
 	db, dir := openTemp(t, embedded.Options{})
 	fill(t, db, "l", 5)
 	out := runChild(t, "lock", dir, nil)
@@ -151,6 +154,7 @@ func TestFaultChild(t *testing.T) {
 }
 
 func TestForeignDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	t.Run("other files", func(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o600)
@@ -214,6 +218,7 @@ func TestForeignDirectoryIsRefused(t *testing.T) {
 }
 
 func TestLeftOverNewFileIsReplaced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, embedded.FileName+".new"), []byte("half-made"), 0o600)
 	db, err := embedded.Open(dir, embedded.Options{})
@@ -226,8 +231,9 @@ func TestLeftOverNewFileIsReplaced(t *testing.T) {
 }
 
 func TestTruncatedFileIsRefused(t *testing.T) {
+	t.Parallel()
 	db, dir := openTemp(t, embedded.Options{})
-	fill(t, db, "t", 300)
+	fill(t, db, "t", 150)
 	db.Close()
 	path := filepath.Join(dir, embedded.FileName)
 	orig, err := os.ReadFile(path)
@@ -257,10 +263,11 @@ func TestTruncatedFileIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	intact(t, db, "t", 300)
+	intact(t, db, "t", 150)
 }
 
 func TestCorruptedBytesAreReported(t *testing.T) {
+	t.Parallel()
 	db, dir := openTemp(t, embedded.Options{})
 	fill(t, db, "c", 20)
 	db.Close()
@@ -331,6 +338,7 @@ func TestCorruptedBytesAreReported(t *testing.T) {
 // the next growth of the data file exceeds: its writes must fail with a
 // clear error, and what was stored before must survive.
 func TestDiskFull(t *testing.T) {
+	t.Parallel()
 	db, dir := openTemp(t, embedded.Options{})
 	fill(t, db, "d", 50)
 	db.Close()
@@ -410,6 +418,7 @@ func diskFullChild(dir string) {
 // the process may not write. As root, permissions do not apply, so the
 // check runs in a child process under the nobody user.
 func TestReadOnlyDirectory(t *testing.T) {
+	t.Parallel()
 	base, err := os.MkdirTemp("", "embedded-ro-")
 	if err != nil {
 		t.Fatal(err)
@@ -476,6 +485,7 @@ func TestReadOnlyDirectory(t *testing.T) {
 }
 
 func TestClosedDB(t *testing.T) {
+	t.Parallel()
 	db, _ := openTemp(t, embedded.Options{})
 	db.Close()
 	ctx := context.Background()

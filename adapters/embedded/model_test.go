@@ -103,9 +103,10 @@ func showRows(rs []store.Row) string {
 // memory.Partitions and to the embedded store, reopening the directory now
 // and then, and compares every partition after each batch.
 func TestPartitionsBehaveLikeMemory(t *testing.T) {
+	t.Parallel()
 	rng, _ := seeded(t)
 	ctx := context.Background()
-	for c := range proptest.Scale(30) {
+	for c := range proptest.Scale(15) {
 		dir := t.TempDir()
 		opts := embedded.Options{PageSize: 1 + rng.IntN(3)}
 		db, err := embedded.Open(dir, opts)
@@ -153,10 +154,11 @@ func joinLines(l []string) string {
 // their last token (or none) and delete, against memory.Siblings and the
 // embedded store, and compares the siblings of every key after each step.
 func TestSiblingsBehaveLikeMemory(t *testing.T) {
+	t.Parallel()
 	rng, _ := seeded(t)
 	ctx := context.Background()
 	keys := []string{"k1", "k2", "k"}
-	for c := range proptest.Scale(20) {
+	for c := range proptest.Scale(12) {
 		dir := t.TempDir()
 		db, err := embedded.Open(dir, embedded.Options{})
 		if err != nil {

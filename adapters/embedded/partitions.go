@@ -404,6 +404,11 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		if err != nil {
 			return err
 		}
+		if len(rows) == 0 {
+			return nil
+		}
+		// fn owns the rows it is given and may change them.
+		next = append(append(slices.Clip(prefix), rows[len(rows)-1].Key...), 0)
 		for _, r := range rows {
 			if !fn(r) {
 				return nil
@@ -412,7 +417,6 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		if len(rows) < p.db.opts.PageSize {
 			return nil
 		}
-		next = append(append(slices.Clip(prefix), rows[len(rows)-1].Key...), 0)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 // timestamp, and are then collected by a later Apply; with a negative
 // grace they are never collected.
 func TestTombstonesAreKeptForTheGrace(t *testing.T) {
+	t.Parallel()
 	for _, grace := range []time.Duration{time.Hour, -1} {
 		t.Run(grace.String(), func(t *testing.T) {
 			now := time.Unix(1_800_000_000, 0)
@@ -79,6 +80,7 @@ func TestTombstonesAreKeptForTheGrace(t *testing.T) {
 // commit (here: it must read a damaged row) fails alone; the writes
 // committed with it succeed.
 func TestFailingWriteLeavesItsGroupAlone(t *testing.T) {
+	t.Parallel()
 	db, dir := openTemp(t, embedded.Options{})
 	ctx := context.Background()
 	p := db.Partitions()
