@@ -248,13 +248,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 	if err != nil {
 		return err
 	}
-	// Size the index once: the table an Add per transaction would have
-	// grown to (Add keeps it at most 80% full), the actor map and slice.
-	txns := 0
-	for _, s := range sizes {
-		txns += int(s.txns)
-	}
-	g.tab = newTable((5*txns + 7) / 8)
+	// Size the actor map and slice once (installDecoded sizes the table).
 	g.entries = make(map[crdt.ActorID]*entry, len(sizes))
 	g.ents = make([]*entry, 0, len(sizes))
 	var seen idSet
@@ -306,11 +300,6 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		g.attach(e)
 	}
 	g.installDecoded()
-	if 8*g.tab.n < len(g.tab.tab) && len(g.tab.tab) > minTabLen {
-		// Actors share most ids: the table sized for every transaction is
-		// mostly empty. Keep one sized for the distinct ones.
-		g.rebuild()
-	}
 	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
 	}

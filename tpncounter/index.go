@@ -2,6 +2,8 @@ package tpncounter
 
 import (
 	"hash/maphash"
+	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -489,7 +491,15 @@ func (g *GCounter) install(e *entry, off uint32) {
 // second fills the records in the same order, and the value is the
 // entries' totals plus what each transaction contributes in the end.
 func (g *GCounter) installDecoded() {
-	firsts, counts := make([]loc, 1), make([]uint32, 1) // record 0 is unused
+	// The table an add per transaction would have grown to (add keeps it
+	// at most 80% full), sized once, and the scratch for the records: no
+	// more than the distinct transactions, nor than the items beyond them.
+	// With margins for the estimate (see distinctTxns): either grows if it
+	// is short.
+	m, n := distinctTxns(g.ents)
+	g.tab = newTable((5*min(m, int(1.02*n)+16) + 7) / 8)
+	recs := min(m, min(int(1.02*n), max(0, m-int(0.98*n)))+16)
+	firsts, counts := make([]loc, 1, 1+recs), make([]uint32, 1, 1+recs) // record 0 is unused
 	for _, e := range g.ents {
 		g.val.Add(e.total)
 		if !g.horizonStale {
@@ -543,6 +553,37 @@ func (g *GCounter) installDecoded() {
 	for m := 1; m < len(g.multi); m++ {
 		g.contrib(&g.val, 1, uint32(m))
 	}
+}
+
+// distinctTxns returns the number m of items of the uninstalled entries
+// and an estimate n of how many distinct transactions they hold, from
+// their items' tags, by linear counting: with one bit per item, set at
+// each tag's place (the tag scaled to the bits), m items of which n are
+// distinct leave about m·e^(-n/m) bits unset, so n is about
+// -m·ln(unset/m), within a fraction of a percent at m of thousands and
+// more. It only sizes allocations. It allocates m/8 bytes.
+func distinctTxns(ents []*entry) (m int, n float64) {
+	for _, e := range ents {
+		m += e.size()
+	}
+	if m == 0 {
+		return 0, 0
+	}
+	set := make([]uint64, (m+63)/64)
+	for _, e := range ents {
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			i := uint64(e.ring[e.pos(off)].tag) * uint64(m) >> 32
+			set[i/64] |= 1 << (i % 64)
+		}
+	}
+	ones := 0
+	for _, w := range set {
+		ones += bits.OnesCount64(w)
+	}
+	if ones == m {
+		return m, float64(m)
+	}
+	return m, -float64(m) * math.Log(float64(m-ones)/float64(m))
 }
 
 // findDecoded is find during installDecoded's first pass: the table has no
