@@ -15,15 +15,15 @@ import (
 
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/")
 
 func rowCases() map[string]balance.Row {
 	at := time.Date(2015, 1, 2, 3, 4, 5, 0, time.UTC)
-	u := deltalog.IDFromParts(at, 0x0101, 0x0A0B0C0D0E0F)
-	v := deltalog.IDFromParts(at.Add(time.Minute), 0x0202, 0x010203040506)
+	u := timeid.FromParts(at, 0x0101, 0x0A0B0C0D0E0F)
+	v := timeid.FromParts(at.Add(time.Minute), 0x0202, 0x010203040506)
 	return map[string]balance.Row{
 		"normal_keyed":  balance.NormalRow(u, -5),
 		"normal":        {UpdateID: u, Kind: balance.KindNormal, Amount: 5},

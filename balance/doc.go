@@ -1,7 +1,7 @@
-// Package balance implements design 000 ("Algorithm for Arithmetic",
-// seller_balance): account balances kept as rows in one wide partition,
-// where an increment is one insert and a merge folds rows together with
-// tombstones (T) and a sum row (S), never blocking increments.
+// Package balance keeps account balances as rows in one wide partition per
+// account (the "tombstone balance"), where an increment is one insert and
+// a merge folds rows together with tombstones (T) and a sum row (S), never
+// blocking increments. Accounts runs it on a store.Partitions.
 //
 // # Basics
 //
@@ -46,7 +46,7 @@
 // counts: the amount a settled merge counted for the id, else the smallest
 // amount present. So each update id counts once, with one of its amounts;
 // the others count nothing and are reported as a Conflict, by
-// View.Conflicts, Ledger.Conflicts and MergeReport.Conflicts, until a merge
+// View.Conflicts, Accounts.Conflicts and MergeReport.Conflicts, until a merge
 // deletes them (that merge's report lists them). A retry with the same
 // amount rewrites its own row and changes nothing. Which amount counts can
 // change once while no settled merge has counted the id: a smaller amount
@@ -75,7 +75,7 @@
 // own is not deleted (it is marked settled instead): those tombstones
 // cancel retries of the rows it covered, and deleting the sum row would
 // orphan them and let a late retry count twice. Step 8 deletes invalid T and
-// S rows whose update id is GCGrace old (the seed's 10 minutes), and the
+// S rows whose update id is GCGrace old (10 minutes by default), and the
 // GCGrace-old tombstones whose targets step 7 of the same merge deletes.
 // Step 7 takes merges in validation order and counts those tombstones as
 // gone already, so it deletes a covered sum row whose tombstones all go in
@@ -114,20 +114,25 @@
 //
 // # Caveats
 //
-//   - Update ids are chosen by the client (the seed has the server make
-//     them, which makes a retried increment insert twice). Exactly-once
-//     holds within the write window: Add refuses ids older than Window.
+//   - Update ids are chosen by the client (an id made by the server would
+//     make a retried increment insert twice). Exactly-once holds within
+//     the write window: Add refuses ids older than Window.
 //   - Reusing an id with a different amount is not refused (see Reused
 //     update ids): one amount counts and the conflict is reported. Within
 //     one Apply it is refused (crdt.ErrConflictingTransaction). An unsettled
 //     merge's tombstone names its target's amount, so it never cancels a
 //     row it did not read.
-//   - Rows must be read as a snapshot (Store.Rows); merges keep partitions
-//     small, and reads beyond MaxRows rows are refused.
+//   - Rows must be read as a snapshot (one store.Partitions Snapshot,
+//     isolated from every batch); merges keep partitions small, and reads
+//     beyond MaxRows rows are refused.
+//   - Write timestamps come from the writing process's clock: the
+//     guarantees that a settled sum row replaces the unsettled one and
+//     that a merge's deletes shadow the rows it read assume the clocks of
+//     the processes writing one account agree within FutureSkew.
 //   - Step 4 (the version) is taken after the read, as late as possible;
 //     the merge's start time bounds its running time.
 //   - Row, Key, Kind, View, Conflict and MergeReport are plain values. A
-//     nil *Batch reads as empty (Len, Ledger.Apply); Batch.Add on nil
-//     panics. No type here has a Merge of values: Ledger.Merge merges an
+//     nil *Batch reads as empty (Len, Accounts.Apply); Batch.Add on nil
+//     panics. No type here has a Merge of values: Accounts.Merge merges an
 //     account in the store.
 package balance

@@ -17,7 +17,7 @@ import (
 )
 
 // This file model-checks the merge protocol. Each operation (a merge, an
-// increment) runs the real Ledger code in its own goroutine; the memory
+// increment) runs the real Accounts code in its own goroutine; the faulty
 // store's hook parks it before every store call, so an operation is a
 // sequence of steps (its begin, then one step per store call). A
 // controller resumes one parked operation at a time, which lets the test
@@ -89,7 +89,7 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 	}
 	step := 0
 	clock := func() time.Time { return t0.Add(time.Duration(step) * sc.tick) }
-	ledger, err := balance.New(store, balance.Options{Clock: clock})
+	accounts, err := balance.New(store, balance.Options{Clock: clock})
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 				panic(errKilled)
 			}
 			writing[i] = !sc.ops[i].id.IsZero()
-			errs[i] = sc.ops[i].run(ctx, ledger, store)
+			errs[i] = sc.ops[i].run(ctx, accounts, store)
 		}(i)
 	}
 	steps := make([]int, n)
@@ -177,8 +177,8 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 	for k := range 8 {
 		step = 0
 		t := t0.Add(2*time.Minute + time.Duration(k)*11*time.Minute)
-		ledger2, _ := balance.New(store, balance.Options{Clock: func() time.Time { return t }})
-		if _, err := ledger2.Merge(context.Background(), acct); err != nil {
+		accounts2, _ := balance.New(store, balance.Options{Clock: func() time.Time { return t }})
+		if _, err := accounts2.Merge(context.Background(), acct); err != nil {
 			return fmt.Errorf("quiescent merge after%s: %v", trace, err)
 		}
 		if err := checkOnce(store.Stored(acct), landed); err != nil {
@@ -269,7 +269,7 @@ func mergedState(at time.Duration, node uint64, settled bool, rows ...balance.Ro
 
 // scenarios returns the states and operation mixes the model checker runs.
 func scenarios() []scenario {
-	seedRows := []balance.Row{nRow(-2*time.Minute, 1, 1), nRow(-time.Minute, 2, 5)}
+	twoRows := []balance.Row{nRow(-2*time.Minute, 1, 1), nRow(-time.Minute, 2, 5)}
 	// A richer state: an old settled merge (its rows deleted, tombstones
 	// left), a valid merge old enough to settle, an orphan tombstone of a
 	// crashed merge, and a live row.
@@ -287,11 +287,11 @@ func scenarios() []scenario {
 		slow := tick != time.Millisecond
 		tn := fmt.Sprintf("tick=%v", tick)
 		out = append(out,
-			scenario{name: "seed incre vs merge " + tn, initial: seedRows, counts: seedRows, tick: tick,
+			scenario{name: "two rows: incre vs merge " + tn, initial: twoRows, counts: twoRows, tick: tick,
 				ops: []op{increOp("incre", 0, 10, 7), mergeOp("merge")}},
-			scenario{name: "seed merge vs merge " + tn, initial: seedRows, counts: seedRows, tick: tick,
+			scenario{name: "two rows: merge vs merge " + tn, initial: twoRows, counts: twoRows, tick: tick,
 				ops: []op{mergeOp("merge1"), mergeOp("merge2")}},
-			scenario{name: "two merges + incre " + tn, initial: seedRows, counts: seedRows, tick: tick, heavy: slow,
+			scenario{name: "two merges + incre " + tn, initial: twoRows, counts: twoRows, tick: tick, heavy: slow,
 				ops: []op{mergeOp("m1"), mergeOp("m2"), increOp("incre", 0, 10, 7)}},
 			scenario{name: "rich: two merges + incre " + tn, initial: rich, counts: richCounts, tick: tick, heavy: true,
 				ops: []op{mergeOp("m1"), mergeOp("m2"), increOp("incre", 0, 10, 7)}},
@@ -300,11 +300,11 @@ func scenarios() []scenario {
 			// Ids reused with another amount: a row no merge has covered,
 			// one a valid merge covers, one a settled merge has deleted,
 			// and a new id written twice at once.
-			scenario{name: "seed reuse vs merge " + tn, initial: seedRows, counts: seedRows, tick: tick,
+			scenario{name: "two rows: reuse vs merge " + tn, initial: twoRows, counts: twoRows, tick: tick,
 				ops: []op{increOp("reuse", -time.Minute, 2, 3), mergeOp("merge")}},
-			scenario{name: "seed reuse vs two merges " + tn, initial: seedRows, counts: seedRows, tick: tick, heavy: slow,
+			scenario{name: "two rows: reuse vs two merges " + tn, initial: twoRows, counts: twoRows, tick: tick, heavy: slow,
 				ops: []op{increOp("reuse", -2*time.Minute, 1, 8), mergeOp("m1"), mergeOp("m2")}},
-			scenario{name: "two amounts of a new id vs merge " + tn, initial: seedRows, counts: seedRows, tick: tick,
+			scenario{name: "two amounts of a new id vs merge " + tn, initial: twoRows, counts: twoRows, tick: tick,
 				ops: []op{increOp("incre", 0, 10, 7), increOp("reuse", 0, 10, 4), mergeOp("merge")}},
 			scenario{name: "rich: reuse of covered and settled ids vs merge " + tn, initial: rich, counts: richCounts, tick: tick,
 				ops: []op{increOp("reuse", -4*time.Minute, 4, 6), increOp("reuse", -200*time.Second, 3, 39), mergeOp("m1")}},

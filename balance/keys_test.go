@@ -13,7 +13,7 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// TestAccountKeys: every Ledger method checks the account key with
+// TestAccountKeys: every Accounts method checks the account key with
 // crdt.ValidateKey before touching the store.
 func TestAccountKeys(t *testing.T) {
 	require.Same(t, crdt.ErrInvalidKey, balance.ErrInvalidKey)

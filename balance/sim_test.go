@@ -18,7 +18,7 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// The simulation runs the real Ledger against the memory store with many
+// The simulation runs the real Accounts against the memory store with many
 // accounts and, in each round, a random mix of increments (late ones within
 // the window, retries of earlier ones, earlier ids reused with another
 // amount), transfers between two accounts (one atomic batch), merges

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/leanovate/gopter/prop"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -28,9 +30,18 @@ import (
 // step, each counter's stored cells read as the sum of the updates that
 // have landed; each read returns the sum of the updates landed when it
 // started, plus any subset of those landing while it ran (checked exactly
-// when none landed); merges and compactions never fail.
+// when none landed); an operation fails only when a write of its own is
+// refused, lost or held by the fault policy (store/faulty, seeded from the
+// schedule), or a read with ErrSlowScan; held writes land at the end of
+// the round.
 
 type simKey struct{}
+
+// simFaults counts the faults injected over every schedule run.
+var simFaults = struct {
+	sync.Mutex
+	n map[faulty.Fault]int
+}{n: map[faulty.Fault]int{}}
 
 type simOp struct {
 	kind    byte // 'a' add, 'm' merge, 'c' compact, 'r' read
@@ -62,6 +73,24 @@ func runSim(seed int64, rounds int) error {
 	}
 	var history []simOp
 	events := make(chan int)
+	// Writes fail as a network makes them: refused, landed without an
+	// acknowledgement, lost, or held in flight and delivered at the end of
+	// the round (within SafetyMargin − 2·FutureSkew of being sent).
+	store.SetPolicy(faulty.Only(faulty.Seeded(rng.Int63(), faulty.Rates{Refuse: 0.04, LoseAck: 0.04, Lose: 0.04, Hold: 0.04}), faulty.MethodApply))
+	check := func(round int) error {
+		for _, k := range counters {
+			var l deltalog.Log
+			for _, cell := range store.Cells(k) {
+				if err := l.Insert(cell); err != nil {
+					return fmt.Errorf("round %d: stored cells conflict: %v", round, err)
+				}
+			}
+			if got, want := l.Value(), sum(k); got != want {
+				return fmt.Errorf("round %d: counter %s reads %d from the store, want %d", round, k, got, want)
+			}
+		}
+		return nil
+	}
 	for round := 0; round < rounds; round++ {
 		var ops []simOp
 		for range 2 + rng.Intn(6) {
@@ -147,20 +176,19 @@ func runSim(seed int64, rounds int) error {
 				live = append(live[:j], live[j+1:]...)
 			}
 			clock.Advance(time.Duration(rng.Intn(200)) * time.Millisecond)
-			for _, k := range counters {
-				var l deltalog.Log
-				for _, cell := range store.Cells(k) {
-					if err := l.Insert(cell); err != nil {
-						return fmt.Errorf("round %d: stored cells conflict: %v", round, err)
-					}
-				}
-				if got, want := l.Value(), sum(k); got != want {
-					return fmt.Errorf("round %d: counter %s reads %d from the store, want %d", round, k, got, want)
-				}
+			if err := check(round); err != nil {
+				return err
 			}
 		}
+		if err := store.DeliverAll(); err != nil {
+			return err
+		}
+		if err := check(round); err != nil {
+			return fmt.Errorf("after delivering held writes: %v", err)
+		}
 		for i, err := range errs {
-			if err != nil && !errors.Is(err, deltalog.ErrSlowScan) {
+			failedWrite := ops[i].kind != 'r' && (errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite))
+			if err != nil && !errors.Is(err, deltalog.ErrSlowScan) && !failedWrite {
 				return fmt.Errorf("round %d: op %c on %s: %v", round, ops[i].kind, ops[i].counter, err)
 			}
 			if ops[i].kind == 'r' && err == nil && !readLanded[i] && readVal[i] != readStart[i] {
@@ -173,6 +201,12 @@ func runSim(seed int64, rounds int) error {
 		store.SetHook(nil)
 		clock.Advance(time.Duration(rng.Intn(40)) * time.Second)
 	}
+	store.SetPolicy(nil)
+	simFaults.Lock()
+	for f, n := range store.Counts() {
+		simFaults.n[f] += n
+	}
+	simFaults.Unlock()
 	// Quiescence: after the window, one merge and a compaction per counter
 	// leave exactly one cell holding the sum.
 	clock.Advance(2 * time.Minute)
@@ -215,4 +249,12 @@ func TestSimulation(t *testing.T) {
 		return ""
 	}, gen.Int64()))
 	props.TestingRun(t)
+	simFaults.Lock()
+	defer simFaults.Unlock()
+	t.Logf("faults injected: %v", simFaults.n)
+	for _, f := range []faulty.Fault{faulty.Refuse, faulty.LoseAck, faulty.Lose, faulty.Hold} {
+		if simFaults.n[f] == 0 {
+			t.Errorf("no %v fault was injected", f)
+		}
+	}
 }
