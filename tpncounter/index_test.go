@@ -204,15 +204,23 @@ func recountContrib(val *exact.Int128, cs []Copy, everyCopy bool) Copy {
 
 // TestTable drives the table alone with tags forced into a few values, so
 // that every operation runs through long probe runs of equal tags
-// (including runs that wrap around the end of the table), and compares it
-// with a multiset model after every step. Replay: COUNTERKIT_SEED=<seed> go
-// test ./tpncounter -run '^TestTable$'
+// (including runs that wrap around the end of the table), from a table of
+// a power-of-two length and from one of another length (as decoding makes),
+// and compares it with a multiset model after every step. Replay:
+// COUNTERKIT_SEED=<seed> go test ./tpncounter -run '^TestTable$'
 func TestTable(t *testing.T) {
 	seed := proptest.Seed()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
-	for _, tags := range [][]uint32{{0, 1, 2}, {^uint32(0), ^uint32(0) - 1, 1 << 8}} {
-		tb := newTable(0)
+	for _, c := range []struct {
+		size int
+		tags []uint32
+	}{
+		{0, []uint32{0, 1, 2}},
+		{0, []uint32{^uint32(0), ^uint32(0) - 1, 1 << 8}},
+		{7, []uint32{0, 1 << 31, 3 << 30, ^uint32(0)}},
+	} {
+		tb, tags := newTable(c.size), c.tags
 		model := map[uint64]int{}
 		n := 0
 		for step := 0; step < 3000; step++ {
