@@ -75,11 +75,12 @@
 //
 // A deletion shadows writes with a timestamp ≤ its own, also writes that
 // arrive later. It is kept for Options.TombstoneGrace
-// (DefaultTombstoneGrace, ten days, by default) after its timestamp,
-// measured with Options.Now; afterwards each Apply collects up to 64 such
-// tombstones, oldest first, in its own transaction. A write older than a
-// collected deletion can then become visible, as in Cassandra after
-// gc_grace_seconds: choose a grace longer than any write can be delayed.
+// (DefaultTombstoneGrace, ten days, by default) after it was applied, by
+// the clock Options.Now and whatever its timestamp (as Cassandra counts
+// gc_grace_seconds from the local deletion time); afterwards each Apply
+// collects up to 64 such tombstones, oldest first, in its own
+// transaction. A write older than a collected deletion can then become
+// visible: choose a grace longer than any write can be delayed.
 // A negative grace keeps tombstones forever. Rows shadowed by a deletion
 // are removed when the deletion is applied.
 //

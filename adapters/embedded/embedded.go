@@ -32,8 +32,8 @@ const FormatVersion = 1
 const (
 	// DefaultLockTimeout is how long Open waits for the directory's lock.
 	DefaultLockTimeout = 100 * time.Millisecond
-	// DefaultTombstoneGrace is how long a deletion is kept after its
-	// timestamp (ten days, Cassandra's gc_grace_seconds).
+	// DefaultTombstoneGrace is how long a deletion is kept after it was
+	// applied (ten days, Cassandra's gc_grace_seconds).
 	DefaultTombstoneGrace = 10 * 24 * time.Hour
 	// DefaultPageSize is how many rows Partitions.Scan reads per read
 	// transaction.
@@ -63,19 +63,21 @@ type Options struct {
 	LockTimeout time.Duration
 
 	// TombstoneGrace is how long a deletion (point, range or partition)
-	// is kept after its timestamp so that a late write it shadows stays
-	// invisible. Zero means DefaultTombstoneGrace; a negative value keeps
-	// deletions forever. A write older than a deletion that arrives more
-	// than TombstoneGrace after the deletion's timestamp may become
-	// visible, as in Cassandra after gc_grace_seconds.
+	// is kept after it was applied (by Now, whatever its timestamp), so
+	// that a late write it shadows stays invisible. Zero means
+	// DefaultTombstoneGrace; a negative value keeps deletions forever. A
+	// write older than a deletion that arrives more than TombstoneGrace
+	// after the deletion may become visible, as in Cassandra after
+	// gc_grace_seconds (counted, as here, from the local deletion time).
 	TombstoneGrace time.Duration
 
 	// PageSize is how many rows Partitions.Scan reads per read
 	// transaction; zero means DefaultPageSize.
 	PageSize int
 
-	// Now is the clock that decides when a tombstone's grace has passed;
-	// nil means time.Now. Timestamps of mutations never come from it.
+	// Now is the clock that stamps a tombstone's arrival and decides when
+	// its grace has passed; nil means time.Now. Timestamps of mutations
+	// never come from it.
 	Now func() time.Time
 }
 
@@ -544,7 +546,7 @@ func (d *DB) Verify() error {
 		}
 		for _, b := range [][]byte{bucketPoints, bucketDrops} {
 			if err := tx.Bucket(b).ForEach(func(k, v []byte) error {
-				if len(v) != 8 {
+				if len(v) != 16 {
 					return fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
 				}
 				return nil

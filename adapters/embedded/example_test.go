@@ -35,9 +35,7 @@ func Example() {
 	sib.Put(ctx, "account-1", "actor-c", []byte("merged by c"), tok)
 
 	// Partitions: rows with explicit timestamps (µs); a delete shadows a
-	// late write with an older timestamp. (Tombstones are kept for
-	// Options.TombstoneGrace after their timestamp: write times near the
-	// clock.)
+	// late write with an older timestamp.
 	parts := db.Partitions()
 	now := time.Now().UnixMicro()
 	parts.Apply(ctx, []store.Mutation{

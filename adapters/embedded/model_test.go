@@ -26,8 +26,7 @@ func randMutation(rng *rand.Rand) store.Mutation {
 	m := store.Mutation{
 		Partition: modelParts[rng.IntN(len(modelParts))],
 		Key:       []byte(modelKeys[rng.IntN(len(modelKeys))]),
-		// A small spread: ties and late writes are common. Near the clock,
-		// so that the default tombstone grace keeps every deletion.
+		// A small spread: ties and late writes are common.
 		Timestamp: tsBase + rng.Int64N(12),
 	}
 	switch r := rng.IntN(20); {

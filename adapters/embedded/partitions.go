@@ -22,8 +22,8 @@ import (
 // a page of Options.PageSize rows per read transaction. Reads are always
 // complete: the store.Read level is accepted and ignored.
 //
-// Tombstones are kept for Options.TombstoneGrace after their timestamp and
-// then collected by later Applies, a few per transaction, oldest first.
+// Tombstones are kept for Options.TombstoneGrace after they were applied
+// and then collected by later Applies, a few per transaction, oldest first.
 type Partitions struct {
 	db *DB
 }
@@ -63,14 +63,16 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	if len(own) == 0 {
 		return nil
 	}
+	now := p.db.opts.Now()
 	var cutoff int64 = -1
 	if g := p.db.opts.TombstoneGrace; g > 0 {
-		cutoff = p.db.opts.Now().Add(-g).UnixMicro()
+		cutoff = now.Add(-g).UnixMicro()
 	}
 	return p.db.update(func(tx *bolt.Tx) error {
 		w := writer{
 			rows: tx.Bucket(bucketRows), points: tx.Bucket(bucketPoints),
 			ranges: tx.Bucket(bucketRanges), drops: tx.Bucket(bucketDrops), gc: tx.Bucket(bucketGC),
+			now: now.UnixMicro(),
 		}
 		for _, m := range own {
 			if err := w.apply(m); err != nil {
@@ -86,6 +88,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 
 type writer struct {
 	rows, points, ranges, drops, gc *bolt.Bucket
+	now                             int64 // arrival time of the batch's tombstones, µs
 }
 
 // A row is stored under prefix(partition) || row key as
@@ -109,34 +112,38 @@ func openCell(key, rec []byte) (int64, []byte, error) {
 	return int64(binary.BigEndian.Uint64(rec)), rec[12:], nil
 }
 
-func getTS(b *bolt.Bucket, k []byte) (int64, bool) {
+// A point or partition tombstone is stored as its timestamp and its
+// arrival time (Options.Now when it was applied), 8 bytes each; the gc
+// index orders tombstones by arrival time.
+
+func getTombstone(b *bolt.Bucket, k []byte) (ts, arrival int64, ok bool) {
 	v := b.Get(k)
-	if len(v) != 8 {
-		return 0, false
+	if len(v) != 16 {
+		return 0, 0, false
 	}
-	return int64(binary.BigEndian.Uint64(v)), true
+	return int64(binary.BigEndian.Uint64(v)), int64(binary.BigEndian.Uint64(v[8:])), true
 }
 
 func tsBytes(ts int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(ts)) }
 
-func gcKey(ts int64, kind byte, body []byte) []byte {
-	k := binary.BigEndian.AppendUint64(make([]byte, 0, 9+len(body)), uint64(ts))
+func gcKey(arrival int64, kind byte, body []byte) []byte {
+	k := binary.BigEndian.AppendUint64(make([]byte, 0, 9+len(body)), uint64(arrival))
 	k = append(k, kind)
 	return append(k, body...)
 }
 
 // A range tombstone is stored under prefix(partition) || sequence as
-// timestamp || uvarint(len(start)) || start || [end] (end absent: no bound;
-// a flag byte tells which).
+// timestamp || arrival || uvarint(len(start)) || start || flag || end
+// (flag 0: no upper bound, no end; 1: end follows).
 type rangeDel struct {
-	id         []byte
-	start, end []byte
-	hasEnd     bool
-	ts         int64
+	id          []byte
+	start, end  []byte
+	hasEnd      bool
+	ts, arrival int64
 }
 
-func encodeRange(m store.Mutation) []byte {
-	b := tsBytes(m.Timestamp)
+func encodeRange(m store.Mutation, arrival int64) []byte {
+	b := binary.BigEndian.AppendUint64(tsBytes(m.Timestamp), uint64(arrival))
 	b = binary.AppendUvarint(b, uint64(len(m.Key)))
 	b = append(b, m.Key...)
 	if m.End == nil {
@@ -148,15 +155,15 @@ func encodeRange(m store.Mutation) []byte {
 
 func decodeRange(id, v []byte) (rangeDel, error) {
 	bad := fmt.Errorf("embedded: range tombstone %q malformed: %w", id, crdt.ErrCorruptEncoding)
-	if len(v) < 10 {
+	if len(v) < 18 {
 		return rangeDel{}, bad
 	}
-	r := rangeDel{id: id, ts: int64(binary.BigEndian.Uint64(v))}
-	n, l := binary.Uvarint(v[8:])
-	if l <= 0 || uint64(len(v)-8-l) < n+1 {
+	r := rangeDel{id: id, ts: int64(binary.BigEndian.Uint64(v)), arrival: int64(binary.BigEndian.Uint64(v[8:]))}
+	n, l := binary.Uvarint(v[16:])
+	if l <= 0 || uint64(len(v)-16-l) < n+1 {
 		return rangeDel{}, bad
 	}
-	rest := v[8+l:]
+	rest := v[16+l:]
 	r.start = rest[:n]
 	switch rest[n] {
 	case 0:
@@ -208,10 +215,10 @@ func (w *writer) apply(m store.Mutation) error {
 	switch m.Op {
 	case store.OpPut:
 		ck := append(slices.Clip(prefix), m.Key...)
-		if d, ok := getTS(w.drops, prefix); ok && d >= m.Timestamp {
+		if d, _, ok := getTombstone(w.drops, prefix); ok && d >= m.Timestamp {
 			return nil
 		}
-		if d, ok := getTS(w.points, ck); ok && d >= m.Timestamp {
+		if d, _, ok := getTombstone(w.points, ck); ok && d >= m.Timestamp {
 			return nil
 		}
 		rs, err := w.rangesOf(prefix)
@@ -235,11 +242,11 @@ func (w *writer) apply(m store.Mutation) error {
 		return w.rows.Put(ck, sealCell(ck, m.Timestamp, m.Value))
 	case store.OpDelete:
 		ck := append(slices.Clip(prefix), m.Key...)
-		old, ok := getTS(w.points, ck)
+		old, arrived, ok := getTombstone(w.points, ck)
 		if ok && old >= m.Timestamp {
 			return nil
 		}
-		if err := w.setTombstone(w.points, ck, gcPoint, old, ok, m.Timestamp); err != nil {
+		if err := w.setTombstone(w.points, ck, gcPoint, arrived, ok, m.Timestamp); err != nil {
 			return err
 		}
 		if rec := w.rows.Get(ck); rec != nil {
@@ -267,7 +274,7 @@ func (w *writer) apply(m store.Mutation) error {
 				if err := w.ranges.Delete(r.id); err != nil {
 					return err
 				}
-				if err := w.gc.Delete(gcKey(r.ts, gcRange, r.id)); err != nil {
+				if err := w.gc.Delete(gcKey(r.arrival, gcRange, r.id)); err != nil {
 					return err
 				}
 			}
@@ -277,10 +284,10 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		id := binary.BigEndian.AppendUint64(slices.Clip(prefix), seq)
-		if err := w.ranges.Put(id, encodeRange(m)); err != nil {
+		if err := w.ranges.Put(id, encodeRange(m, w.now)); err != nil {
 			return err
 		}
-		if err := w.gc.Put(gcKey(m.Timestamp, gcRange, id), nil); err != nil {
+		if err := w.gc.Put(gcKey(w.now, gcRange, id), nil); err != nil {
 			return err
 		}
 		var end []byte
@@ -289,11 +296,11 @@ func (w *writer) apply(m store.Mutation) error {
 		}
 		return w.deleteRows(prefix, append(slices.Clip(prefix), m.Key...), end, m.Timestamp)
 	case store.OpDeletePartition:
-		old, ok := getTS(w.drops, prefix)
+		old, arrived, ok := getTombstone(w.drops, prefix)
 		if ok && old >= m.Timestamp {
 			return nil
 		}
-		if err := w.setTombstone(w.drops, prefix, gcDrop, old, ok, m.Timestamp); err != nil {
+		if err := w.setTombstone(w.drops, prefix, gcDrop, arrived, ok, m.Timestamp); err != nil {
 			return err
 		}
 		return w.deleteRows(prefix, prefix, nil, m.Timestamp)
@@ -301,18 +308,19 @@ func (w *writer) apply(m store.Mutation) error {
 	return fmt.Errorf("embedded: unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
 }
 
-// setTombstone records a deletion at ts under k in b, replacing an older
-// one at old (if had), and keeps the gc index in step.
-func (w *writer) setTombstone(b *bolt.Bucket, k []byte, kind byte, old int64, had bool, ts int64) error {
+// setTombstone records a deletion at ts under k in b, arriving now,
+// replacing an older one that arrived at oldArrival (if had), and keeps the
+// gc index in step.
+func (w *writer) setTombstone(b *bolt.Bucket, k []byte, kind byte, oldArrival int64, had bool, ts int64) error {
 	if had {
-		if err := w.gc.Delete(gcKey(old, kind, k)); err != nil {
+		if err := w.gc.Delete(gcKey(oldArrival, kind, k)); err != nil {
 			return err
 		}
 	}
-	if err := b.Put(k, tsBytes(ts)); err != nil {
+	if err := b.Put(k, binary.BigEndian.AppendUint64(tsBytes(ts), uint64(w.now))); err != nil {
 		return err
 	}
-	return w.gc.Put(gcKey(ts, kind, k), nil)
+	return w.gc.Put(gcKey(w.now, kind, k), nil)
 }
 
 // deleteRows deletes the rows of the partition with prefix whose stored
@@ -341,8 +349,8 @@ func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
 	return nil
 }
 
-// collect drops up to gcPerApply tombstones whose timestamp is before
-// cutoff, oldest first.
+// collect drops up to gcPerApply tombstones that arrived before cutoff,
+// oldest first.
 func (w *writer) collect(cutoff int64) error {
 	type entry struct {
 		key  []byte
@@ -376,7 +384,7 @@ func (w *writer) collect(cutoff int64) error {
 			return fmt.Errorf("embedded: gc index entry %q malformed: %w", e.key, crdt.ErrCorruptEncoding)
 		}
 		v := b.Get(e.body)
-		if len(v) >= 8 && int64(binary.BigEndian.Uint64(v)) == e.ts {
+		if len(v) >= 16 && int64(binary.BigEndian.Uint64(v[8:])) == e.ts {
 			if err := b.Delete(e.body); err != nil {
 				return err
 			}

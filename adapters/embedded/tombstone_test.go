@@ -27,7 +27,9 @@ func TestTombstonesAreKeptForTheGrace(t *testing.T) {
 			db, _ := openTemp(t, embedded.Options{TombstoneGrace: grace, Now: func() time.Time { return now }})
 			p := db.Partitions()
 			ctx := context.Background()
-			ts := now.UnixMicro()
+			// Grace counts from when a deletion was applied, not from its
+			// timestamp: an old timestamp is kept as long.
+			ts := now.Add(-365 * 24 * time.Hour).UnixMicro()
 			must := func(muts ...store.Mutation) {
 				t.Helper()
 				if err := p.Apply(ctx, muts); err != nil {
