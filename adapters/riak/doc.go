@@ -9,8 +9,9 @@
 // describing what a reader has seen. That is exactly the store.Siblings
 // shape, and Siblings maps it one to one, with no Riak data types:
 //
-//   - Siblings.Fetch returns every live sibling and the vclock (the
-//     store.Token).
+//   - Siblings.Fetch returns every live sibling and the vclock, framed
+//     with a checksum, as the store.Token; Put and Delete refuse a token
+//     Fetch did not make (crdt.ErrCorruptEncoding) before sending anything.
 //   - Siblings.Put stores a value with that vclock. In a bucket type with
 //     dotted version vectors (DVV), Riak drops every sibling the vclock
 //     covers, so a write that merged what it read collapses the siblings,

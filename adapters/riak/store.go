@@ -55,7 +55,7 @@ const (
 	// store.MaxValue, which every backend accepts. Riak logs a warning
 	// for objects over warn_object_size (5 MB by default).
 	MaxValueSize = 50 << 20
-	// MaxTokenSize is the largest vclock (store.Token) Put and Delete
+	// MaxTokenSize is the largest token (a framed vclock) Put and Delete
 	// accept, in bytes.
 	MaxTokenSize = 64 << 10
 	// MaxSiblings is the most siblings Fetch accepts for one key. Riak
@@ -204,10 +204,11 @@ func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Sibling
 }
 
 // Fetch reads key and returns the values of all its live siblings (in
-// Riak's order) and its vclock as the token. A key that does not exist
-// gives no siblings, a nil token and a nil error. Tombstone siblings left by
-// a delete are skipped, but their vclock is in the token, so the next Put
-// removes them. That includes a key that holds only tombstones, which Riak
+// Riak's order) and its vclock, framed with a checksum, as the token (Put
+// and Delete refuse, before sending, a token Fetch did not make). A key
+// that does not exist gives no siblings, a nil token and a nil error.
+// Tombstone siblings left by a delete are skipped, but their vclock is in
+// the token, so the next Put removes them. That includes a key that holds only tombstones, which Riak
 // keeps for delete_mode (3s by default) after a delete: Fetch asks for their
 // vclock (deletedvclock) and returns no siblings with a token, so that a Put
 // right after a Delete replaces the tombstone instead of becoming its
@@ -251,7 +252,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		}
 		sibs = append(sibs, o.Value)
 	}
-	return sibs, store.Token(resp.VClock), nil
+	return sibs, makeToken(resp.VClock), nil
 }
 
 // Put stores value under key with token (the vclock from Fetch) as its
@@ -274,7 +275,8 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 // which is not resent: fetch again and write the merge with the new token,
 // as ledger.Ledger does), crdt.ErrInvalidActor, crdt.ErrInvalidKey,
 // crdt.ErrInvalidAmount (an empty value), crdt.ErrInvalidIdentifier,
-// crdt.ErrCorruptEncoding (a token Riak cannot decode), crdt.ErrTooLarge or
+// crdt.ErrCorruptEncoding (a token Fetch did not make, refused before
+// sending; or one Riak cannot decode), crdt.ErrTooLarge or
 // crdt.ErrMisconfiguredStore, and the driver error is reachable with
 // errors.As.
 func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
@@ -290,10 +292,11 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: value of %d bytes, limit %d", crdt.ErrTooLarge, len(value), MaxValueSize)
 	}
-	if len(token) > MaxTokenSize {
-		return fmt.Errorf("%w: token of %d bytes, limit %d", crdt.ErrTooLarge, len(token), MaxTokenSize)
+	vclock, err := vclockOf(token)
+	if err != nil {
+		return err
 	}
-	_, err := execute(ctx, s.cl, s.st, request{
+	_, err = execute(ctx, s.cl, s.st, request{
 		op: "store", key: key, write: true,
 		build: func() (riakc.Command, error) {
 			obj := &riakc.Object{
@@ -301,8 +304,8 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 				ContentType: ContentType,
 				UserMeta:    []*riakc.Pair{{Key: actorMetaKey, Value: string(actor)}},
 			}
-			if len(token) > 0 {
-				obj.VClock = token
+			if len(vclock) > 0 {
+				obj.VClock = vclock
 			}
 			return riakc.NewStoreValueCommandBuilder().
 				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).
@@ -327,21 +330,22 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
-	if len(token) > MaxTokenSize {
-		return fmt.Errorf("%w: token of %d bytes, limit %d", crdt.ErrTooLarge, len(token), MaxTokenSize)
+	vclock, err := vclockOf(token)
+	if err != nil {
+		return err
 	}
-	if len(token) == 0 {
+	if len(vclock) == 0 {
 		if err := ctx.Err(); err != nil {
 			return &Error{Op: "delete", Key: key, Kind: crdt.ErrUnavailable, Err: err}
 		}
 		return nil
 	}
-	_, err := execute(ctx, s.cl, s.st, request{
+	_, err = execute(ctx, s.cl, s.st, request{
 		op: "delete", key: key, write: true,
 		build: func() (riakc.Command, error) {
 			return riakc.NewDeleteValueCommandBuilder().
 				WithBucketType(s.st.bucketType).WithBucket(s.st.bucket).WithKey(key).
-				WithVClock(token).Build()
+				WithVClock(vclock).Build()
 		},
 	})
 	return err

@@ -3,7 +3,9 @@ package riak_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"net"
 	"strings"
 	"sync"
@@ -395,11 +397,33 @@ func TestBadInput(t *testing.T) {
 	_, _, err := s.Fetch(ctx, strings.Repeat("k", riak.MaxKeyLen+1))
 	require.ErrorIs(t, err, crdt.ErrInvalidIdentifier)
 	require.Equal(t, int64(0), srv.Requests(riaktest.OpPut), "bad input is refused before sending")
+	require.Equal(t, int64(0), srv.Requests(riaktest.OpGet), "bad input is refused before sending")
 
-	// A token that is not a vclock is refused by the server and not retried.
-	err = s.Put(ctx, key, "a", []byte("v"), store.Token("garbage"))
-	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	// A token Fetch did not make is refused before sending: other bytes, a
+	// token with a byte changed, cut or extended.
+	require.NoError(t, s.Put(ctx, key, "a", []byte("v"), nil))
+	_, tok, err := s.Fetch(ctx, key)
+	require.NoError(t, err)
+	flipped := bytes.Clone(tok)
+	flipped[len(flipped)-1] ^= 1
+	srv.ResetRequests()
+	for _, bad := range []store.Token{
+		store.Token("garbage"), tok[:1], tok[:5], tok[:len(tok)-1], append(bytes.Clone(tok), 0xff), flipped,
+		append([]byte{'X'}, tok[1:]...),
+	} {
+		require.ErrorIs(t, s.Put(ctx, key, "a", []byte("w"), bad), crdt.ErrCorruptEncoding, "Put %x", bad)
+		require.ErrorIs(t, s.Delete(ctx, key, bad), crdt.ErrCorruptEncoding, "Delete %x", bad)
+	}
+	require.Zero(t, srv.Requests(riaktest.OpPut)+srv.Requests(riaktest.OpDelete))
+
+	// A token whose framing is intact but whose vclock Riak cannot decode
+	// is refused by the server and not retried.
+	garbled := bytes.Clone(tok)
+	garbled[5] ^= 0xff
+	binary.BigEndian.PutUint32(garbled[1:], crc32.Checksum(garbled[5:], crc32.MakeTable(crc32.Castagnoli)))
+	require.ErrorIs(t, s.Put(ctx, key, "a", []byte("w"), garbled), crdt.ErrCorruptEncoding)
 	require.Equal(t, int64(1), srv.Requests(riaktest.OpPut))
+	require.Equal(t, [][]byte{[]byte("v")}, srv.Values(fakeType, testBucket, key))
 
 	for _, o := range []riak.Options{{}, {Bucket: "b", RetryCount: -2}, {Bucket: "b", RetryBackoff: -1}, {Bucket: "b\x00"}} {
 		_, err := riak.NewSiblings(ctx, cl, o)
