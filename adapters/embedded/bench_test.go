@@ -221,7 +221,10 @@ func BenchmarkVsRaw(b *testing.B) {
 					wg.Wait()
 					return time.Since(start)
 				}
-				chunk := max(g*4, 8)
+				chunk := 1 // one goroutine: alternate every write
+				if g > 1 {
+					chunk = 2 * g
+				}
 				for done := 0; done < b.N; done += chunk {
 					c := min(chunk, b.N-done)
 					tA += phase(adapter, c)
