@@ -8,10 +8,10 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -158,7 +158,7 @@ func ExampleLedger_Credit_timed() {
 	l, _ := ledger.New(memory.NewSiblings(), "wallet", opts)
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	txn := func(i int) crdt.TxnID {
-		return crdt.TxnID(deltalog.NewIDAt(start.Add(time.Duration(i) * time.Second)).String())
+		return crdt.TxnID(timeid.New(start.Add(time.Duration(i) * time.Second)).String())
 	}
 
 	first := txn(0)
