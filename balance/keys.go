@@ -8,8 +8,8 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// KeyLen is the length of a row key.
-const KeyLen = 2*timeid.KeyLen + 1
+// RowKeyLen is the length of a row key (EncodeKey).
+const RowKeyLen = 2*timeid.KeyLen + 1
 
 // EncodeKey returns the row key of k in a store.Partitions: the descending
 // encoding of the update id (timeid.AppendDescending), the kind byte, then
@@ -28,7 +28,7 @@ const KeyLen = 2*timeid.KeyLen + 1
 //
 // flattened into one byte string per row.
 func EncodeKey(k Key) []byte {
-	b := timeid.AppendDescending(make([]byte, 0, KeyLen), k.UpdateID)
+	b := timeid.AppendDescending(make([]byte, 0, RowKeyLen), k.UpdateID)
 	b = append(b, byte(k.Kind))
 	return timeid.AppendAscending(b, k.Version)
 }
@@ -38,8 +38,8 @@ func EncodeKey(k Key) []byte {
 // is neither zero nor an amount key, or an S or T row version that is not
 // a version 1 UUID is refused with an error wrapping crdt.ErrCorruptEncoding.
 func DecodeKey(b []byte) (Key, error) {
-	if len(b) != KeyLen {
-		return Key{}, fmt.Errorf("%w: row key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(b), KeyLen)
+	if len(b) != RowKeyLen {
+		return Key{}, fmt.Errorf("%w: row key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(b), RowKeyLen)
 	}
 	var k Key
 	var err error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
@@ -115,6 +117,10 @@ func runSim(seed int64, rounds int) error {
 	}
 	var history []simOp
 	sched := newScheduler()
+	// Writes fail as a network makes them: refused, landed without an
+	// acknowledgement, lost, or held in flight and delivered a step or two
+	// later (well within SafetyMargin − 2·FutureSkew).
+	store.SetPolicy(faulty.Only(faulty.Seeded(rng.Int63(), faulty.Rates{Refuse: 0.03, LoseAck: 0.03, Lose: 0.03, Hold: 0.03}), faulty.MethodApply))
 	for round := 0; round < rounds; round++ {
 		var ops []simOp
 		for range 2 + rng.Intn(5) {
@@ -190,6 +196,11 @@ func runSim(seed int64, rounds int) error {
 			}
 		}, func() error {
 			c.now = c.now.Add(time.Duration(rng.Intn(1500)) * time.Millisecond)
+			if rng.Intn(2) == 0 {
+				if err := store.DeliverAll(); err != nil {
+					return err
+				}
+			}
 			for _, a := range accts {
 				if err := checkOnce(store.Stored(a), landed[a]); err != nil {
 					return fmt.Errorf("round %d: account %s: %v\nrows %v", round, a, err, store.Stored(a))
@@ -200,8 +211,17 @@ func runSim(seed int64, rounds int) error {
 		if err != nil {
 			return err
 		}
+		if err := store.DeliverAll(); err != nil {
+			return err
+		}
+		for _, a := range accts {
+			if err := checkOnce(store.Stored(a), landed[a]); err != nil {
+				return fmt.Errorf("round %d, held writes delivered: account %s: %v\nrows %v", round, a, err, store.Stored(a))
+			}
+		}
 		for i, err := range errs {
-			if err != nil && !errors.Is(err, errCrash) && !errors.Is(err, balance.ErrSlowMerge) {
+			faulted := errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite)
+			if err != nil && !errors.Is(err, errCrash) && !errors.Is(err, balance.ErrSlowMerge) && !faulted {
 				return fmt.Errorf("round %d: op %c on %s: %v", round, ops[i].kind, ops[i].acct, err)
 			}
 			if ops[i].kind == 'a' {
@@ -211,6 +231,12 @@ func runSim(seed int64, rounds int) error {
 		store.SetHook(nil)
 		c.now = c.now.Add(time.Duration(rng.Intn(150)) * time.Second)
 	}
+	simFaults.Lock()
+	for f, n := range store.Counts() {
+		simFaults.n[f] += n
+	}
+	simFaults.Unlock()
+	store.SetPolicy(nil)
 	// Quiescence: once every row is GCGrace old, two merges (the second
 	// SettleGrace later) compact every account to one row, and the counts
 	// still hold.
@@ -235,6 +261,12 @@ func runSim(seed int64, rounds int) error {
 }
 
 var errCrash = errors.New("simulated crash")
+
+// simFaults counts the faults injected over every schedule run.
+var simFaults = struct {
+	sync.Mutex
+	n map[faulty.Fault]int
+}{n: map[faulty.Fault]int{}}
 
 func boolInt(b bool) int64 {
 	if b {
@@ -261,4 +293,12 @@ func TestSimulation(t *testing.T) {
 		return ""
 	}, gen.Int64()))
 	props.TestingRun(t)
+	simFaults.Lock()
+	defer simFaults.Unlock()
+	t.Logf("faults injected: %v", simFaults.n)
+	for _, f := range []faulty.Fault{faulty.Refuse, faulty.LoseAck, faulty.Lose, faulty.Hold} {
+		if simFaults.n[f] == 0 {
+			t.Errorf("no %v fault was injected", f)
+		}
+	}
 }

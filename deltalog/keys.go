@@ -8,8 +8,9 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// KeyLen is the length of a cell's row key.
-const KeyLen = timeid.KeyLen + 1
+// RowKeyLen is the length of a cell's row key (EncodeKey); MaxKeyLen
+// bounds the counter key, which names the partition.
+const RowKeyLen = timeid.KeyLen + 1
 
 // EncodeKey returns the row key of the cell (id, kind) in a
 // store.Partitions: the descending encoding of id (timeid.AppendDescending),
@@ -28,15 +29,15 @@ const KeyLen = timeid.KeyLen + 1
 //
 // flattened into one byte string per row.
 func EncodeKey(id ID, kind Kind) []byte {
-	return append(timeid.AppendDescending(make([]byte, 0, KeyLen), id), byte(kind))
+	return append(timeid.AppendDescending(make([]byte, 0, RowKeyLen), id), byte(kind))
 }
 
 // DecodeKey inverts EncodeKey. A key of the wrong length, of an unknown
 // kind or of an id that is not a version 1 UUID is refused with an error
 // wrapping crdt.ErrCorruptEncoding.
 func DecodeKey(key []byte) (ID, Kind, error) {
-	if len(key) != KeyLen {
-		return ID{}, 0, fmt.Errorf("%w: cell key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(key), KeyLen)
+	if len(key) != RowKeyLen {
+		return ID{}, 0, fmt.Errorf("%w: cell key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(key), RowKeyLen)
 	}
 	id, err := timeid.DecodeDescending(key[:timeid.KeyLen])
 	if err != nil {
