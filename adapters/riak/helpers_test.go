@@ -110,7 +110,7 @@ func realTarget(t testing.TB) target {
 	return tg
 }
 
-// newStore returns a Store for opts, with testBucket in fakeType for what
+// newStore returns a riak.Siblings for opts, with testBucket in fakeType for what
 // opts leaves empty.
 func newStore(t testing.TB, cl *riakc.Cluster, opts riak.Options) *riak.Siblings {
 	t.Helper()
