@@ -7,8 +7,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
-	"math/big"
+	"math/bits"
 	"strings"
 	"testing"
 
@@ -32,8 +33,21 @@ type gScenario struct {
 	Note     string            `json:"note,omitempty"`
 	Replicas []string          `json:"replicas"`
 	Steps    []Step            `json:"steps"`
-	Final    map[string]gState `json:"final"`
+	Final    map[string]gState `json:"final,omitempty"`
+	// FinalDigest replaces Final in scenarios with generated steps.
+	FinalDigest map[string]gDigest `json:"final_digest,omitempty"`
 }
+
+// gDigest is a big final state: its number of actors, value and the
+// SHA-256 of its encoding.
+type gDigest struct {
+	Actors    int    `json:"actors"`
+	Value     I64    `json:"value"`
+	HexSHA256 string `json:"hex_sha256"`
+}
+
+// gMaxActors is SPEC.md 4.1's bound, written here independently.
+const gMaxActors = 30000
 
 type gFile struct {
 	Comment   string      `json:"comment"`
@@ -58,25 +72,26 @@ func runG(t *testing.T, sc *gScenario, fill bool) map[string]*gcounter.Counter {
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
-		c := rs[st.Replica]
-		require.NotNil(t, c, "step %d: unknown replica %q", i, st.Replica)
-		before := must(c.MarshalBinary())
-		var err error
-		switch st.Op {
-		case "increment":
-			err = c.Increment(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), int64(*st.Amount))
-		case "merge":
-			err = c.Merge(rs[st.From])
-		default:
-			t.Fatalf("unknown op %q", st.Op)
-		}
-		if fill {
-			st.Error = kindOf(t, err)
-		} else {
-			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
-		}
-		if err != nil {
-			require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+		for k, x := range expandStep(*st) {
+			c := rs[x.Replica]
+			require.NotNil(t, c, "step %d: unknown replica %q", i, x.Replica)
+			var before []byte
+			if keepBefore(fill, *st) {
+				before = must(c.MarshalBinary())
+			}
+			var err error
+			switch x.Op {
+			case "increment":
+				err = c.Increment(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), int64(*x.Amount))
+			case "merge":
+				err = c.Merge(rs[x.From])
+			default:
+				t.Fatalf("unknown op %q", x.Op)
+			}
+			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), "", nil, fmt.Sprintf("%s step %d.%d", sc.Name, i, k))
+			if err != nil && before != nil {
+				require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+			}
 		}
 	}
 	return rs
@@ -85,6 +100,9 @@ func runG(t *testing.T, sc *gScenario, fill bool) map[string]*gcounter.Counter {
 func genGCounter(t *testing.T) any {
 	long := strings.Repeat("x", 255)
 	inc := func(r, a string, n int64) Step { return stepOp(r, "increment", a, n) }
+	incRange := func(r, prefix string, first, count int, n int64) Step {
+		return Step{Replica: r, Op: "increment", ActorRange: &idRange{Prefix: prefix, First: first, Count: count, Width: 5}, Amount: ip(n)}
+	}
 	scs := []gScenario{
 		{Name: "empty", Replicas: []string{"r"}},
 		{Name: "single", Replicas: []string{"r"}, Steps: []Step{inc("r", "a", 1)}},
@@ -117,9 +135,31 @@ func genGCounter(t *testing.T) any {
 			inc("r1", "a", 5), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
 		{Name: "merge that would overflow is refused", Replicas: []string{"r1", "r2"}, Steps: []Step{
 			inc("r1", "a", math.MaxInt64-1), inc("r2", "b", 2), inc("r2", "a", 1), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
+		// Generated: 30000 actors (SPEC.md 4.2 step 5 and Merge).
+		{Name: "30000 actors: a new actor is refused", Replicas: []string{"r"},
+			Note: "a00001..a30000 each count 1; then a new actor is too_large, while a zero increment, an increment of a present actor, an invalid actor and an overflow are judged first (SPEC.md 4.2 order)",
+			Steps: []Step{
+				incRange("r", "a", 1, gMaxActors, 1),
+				inc("r", "b", 1), inc("r", "b", 0), inc("r", "a00001", 5), inc("r", "", 1), inc("r", "b", math.MaxInt64), inc("r", "zzz", 2)}},
+		{Name: "merge beyond 30000 actors is refused", Replicas: []string{"r1", "r2", "r3"},
+			Note: "r1 holds a00001..a20000, r2 b00001..b10001, r3 a10001..a30000: r1⊔r2 would hold 30001 actors (too_large, r1 unchanged); r1⊔r3 holds exactly 30000",
+			Steps: []Step{
+				incRange("r1", "a", 1, 20000, 1), incRange("r2", "b", 1, 10001, 1), incRange("r3", "a", 10001, 20000, 2),
+				stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r3"), stepMerge("r1", "r2"), stepMerge("r3", "r1")}},
+		{Name: "merge checks overflow before the actor cap", Replicas: []string{"r1", "r2"},
+			Note: "the union would exceed 30000 actors and the total would not fit: overflow is reported (SPEC.md 4.2)",
+			Steps: []Step{
+				incRange("r1", "a", 1, gMaxActors, 1), inc("r2", "b", math.MaxInt64-1), stepMerge("r1", "r2")}},
 	}
 	for i := range scs {
 		rs := runG(t, &scs[i], true)
+		if generated(scs[i].Steps) {
+			scs[i].FinalDigest = map[string]gDigest{}
+			for name, c := range rs {
+				scs[i].FinalDigest[name] = gDigest{Actors: c.Len(), Value: I64(c.Value()), HexSHA256: sha256Hex(must(c.MarshalBinary()))}
+			}
+			continue
+		}
 		scs[i].Final = map[string]gState{}
 		for name, c := range rs {
 			scs[i].Final[name] = gState{Entries: gPairs(c), Value: I64(c.Value()), Hex: hex.EncodeToString(must(c.MarshalBinary()))}
@@ -154,10 +194,24 @@ func genGCounter(t *testing.T) any {
 	}
 }
 
-// gModel is the specification's G-Counter: a map from actor to count.
-type gModel map[string]int64
+// gModel is the specification's G-Counter: a map from actor to count, and
+// their total (kept so that big vectors stay linear).
+type gModel struct {
+	counts map[string]int64
+	total  int64
+}
 
-func gModelStep(m map[string]gModel, st Step, t *testing.T) string {
+func newGModel() *gModel { return &gModel{counts: map[string]int64{}} }
+
+func (m *gModel) clone() *gModel {
+	c := &gModel{counts: make(map[string]int64, len(m.counts)), total: m.total}
+	for a, n := range m.counts {
+		c.counts[a] = n
+	}
+	return c
+}
+
+func gModelStep(m map[string]*gModel, st Step, t *testing.T) string {
 	cur := m[st.Replica]
 	switch st.Op {
 	case "increment":
@@ -168,54 +222,53 @@ func gModelStep(m map[string]gModel, st Step, t *testing.T) string {
 		case !validID(a):
 			return "invalid_actor"
 		}
-		if !fitsSum(cur, a, n) {
+		if !fitsSum(cur.total, n) {
 			return "overflow"
+		}
+		if n > 0 && cur.counts[a] == 0 && len(cur.counts) >= gMaxActors {
+			return "too_large"
 		}
 		if n > 0 {
-			cur[a] += n
+			cur.counts[a] += n
+			cur.total += n
 		}
 	case "merge":
-		out := gModel{}
-		for a, n := range cur {
-			out[a] = n
+		out := cur.clone()
+		var hi, lo uint64 // the merged total, exactly
+		for a, n := range m[st.From].counts {
+			out.counts[a] = max(out.counts[a], n)
 		}
-		for a, n := range m[st.From] {
-			out[a] = max(out[a], n)
+		for _, n := range out.counts {
+			var c uint64
+			lo, c = bits.Add64(lo, uint64(n), 0)
+			hi += c
 		}
-		if !fitsSum(out, "", 0) {
+		if hi != 0 || lo > math.MaxInt64 {
 			return "overflow"
 		}
+		if len(out.counts) > gMaxActors {
+			return "too_large"
+		}
+		out.total = int64(lo)
 		m[st.Replica] = out
 	}
 	return ""
 }
 
-// fitsSum reports whether sum(m) + n fits in int64 (exact arithmetic).
-func fitsSum(m gModel, _ string, n int64) bool {
-	s := big.NewInt(n)
-	for _, v := range m {
-		s.Add(s, big.NewInt(v))
-	}
-	return s.IsInt64()
-}
+// fitsSum reports whether total + n fits in int64, for total and n ≥ 0.
+func fitsSum(total, n int64) bool { return n <= math.MaxInt64-total }
 
-func (m gModel) pairs() []Pair {
+func (m *gModel) pairs() []Pair {
 	out := []Pair{}
-	for _, a := range sortedKeys(m) {
-		if m[a] > 0 {
-			out = append(out, Pair{a, I64(m[a])})
+	for _, a := range sortedKeys(m.counts) {
+		if m.counts[a] > 0 {
+			out = append(out, Pair{a, I64(m.counts[a])})
 		}
 	}
 	return out
 }
 
-func (m gModel) sum() int64 {
-	var s int64
-	for _, v := range m {
-		s += v
-	}
-	return s
-}
+func (m *gModel) sum() int64 { return m.total }
 
 // refG encodes a gcounter body from pairs.
 func refGBody(e refEnc, ps []Pair) refEnc {
@@ -234,12 +287,26 @@ func checkGCounter(t *testing.T, raw []byte) {
 		sc := &f.Scenarios[i]
 		t.Run(sc.Name, func(t *testing.T) {
 			rs := runG(t, sc, false)
-			model := map[string]gModel{}
+			model := map[string]*gModel{}
 			for _, r := range sc.Replicas {
-				model[r] = gModel{}
+				model[r] = newGModel()
 			}
-			for j, st := range sc.Steps {
+			for j, st := range expandSteps(sc.Steps) {
 				require.Equal(t, st.Error, gModelStep(model, st, t), "model disagrees with vector at step %d", j)
+			}
+			if generated(sc.Steps) {
+				require.Empty(t, sc.Final)
+				require.Len(t, sc.FinalDigest, len(rs))
+				for name, want := range sc.FinalDigest {
+					c := rs[name]
+					require.Equal(t, want.HexSHA256, sha256Hex(must(c.MarshalBinary())), "%s encoding", name)
+					require.Equal(t, want.HexSHA256, sha256Hex(refGBody(env("gcounter", 1), model[name].pairs()).b), "%s: reference encoding of the model", name)
+					require.Equal(t, want.Actors, len(model[name].pairs()), "%s actors vs model", name)
+					require.Equal(t, want.Actors, c.Len(), "%s actors", name)
+					require.EqualValues(t, model[name].sum(), want.Value, "%s value vs model", name)
+					require.EqualValues(t, want.Value, c.Value())
+				}
+				return
 			}
 			require.Len(t, sc.Final, len(rs))
 			for name, want := range sc.Final {

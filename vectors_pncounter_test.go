@@ -6,6 +6,7 @@ package counterkit_test
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -29,9 +30,21 @@ type pnState struct {
 
 type pnScenario struct {
 	Name     string             `json:"name"`
+	Note     string             `json:"note,omitempty"`
 	Replicas []string           `json:"replicas"`
 	Steps    []Step             `json:"steps"`
-	Final    map[string]pnState `json:"final"`
+	Final    map[string]pnState `json:"final,omitempty"`
+	// FinalDigest replaces Final in scenarios with generated steps.
+	FinalDigest map[string]pnDigest `json:"final_digest,omitempty"`
+}
+
+// pnDigest is a big final state: the number of actors of each half, the
+// value and the SHA-256 of the encoding.
+type pnDigest struct {
+	PActors   int    `json:"p_actors"`
+	NActors   int    `json:"n_actors"`
+	Value     I64    `json:"value"`
+	HexSHA256 string `json:"hex_sha256"`
 }
 
 type pnFile struct {
@@ -102,24 +115,25 @@ func runPN(t *testing.T, sc *pnScenario, fill bool) map[string]*pncounter.Counte
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
-		c := rs[st.Replica]
-		before := must(c.MarshalBinary())
-		var err error
-		switch st.Op {
-		case "apply":
-			err = c.Apply(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), int64(*st.Amount))
-		case "merge":
-			err = c.Merge(rs[st.From])
-		default:
-			t.Fatalf("unknown op %q", st.Op)
-		}
-		if fill {
-			st.Error = kindOf(t, err)
-		} else {
-			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
-		}
-		if err != nil {
-			require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+		for k, x := range expandStep(*st) {
+			c := rs[x.Replica]
+			var before []byte
+			if keepBefore(fill, *st) {
+				before = must(c.MarshalBinary())
+			}
+			var err error
+			switch x.Op {
+			case "apply":
+				err = c.Apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), int64(*x.Amount))
+			case "merge":
+				err = c.Merge(rs[x.From])
+			default:
+				t.Fatalf("unknown op %q", x.Op)
+			}
+			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), "", nil, fmt.Sprintf("%s step %d.%d", sc.Name, i, k))
+			if err != nil && before != nil {
+				require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
+			}
 		}
 	}
 	return rs
@@ -149,8 +163,32 @@ func genPNCounter(t *testing.T) any {
 			ap("r", "node-2", 3), ap("r", "node-10", -4), ap("r", "node-1", 1), ap("r", "node-1", -1),
 			ap("r", "aāx", 200), ap("r", "aąy", -70000), ap("r", "node-10", 1)}},
 	}
+	apRange := func(r, prefix string, first, count int, n int64) Step {
+		return Step{Replica: r, Op: "apply", ActorRange: &idRange{Prefix: prefix, First: first, Count: count, Width: 5}, Amount: ip(n)}
+	}
+	scs = append(scs,
+		pnScenario{Name: "30000 actors in P", Replicas: []string{"r"},
+			Note:  "a00001..a30000 each +1: a new actor's increment is too_large, its decrement is accepted (N has its own 30000), a present actor's increment is accepted",
+			Steps: []Step{apRange("r", "a", 1, gMaxActors, 1), ap("r", "b", 1), ap("r", "b", -1), ap("r", "a00001", 1), ap("r", "c", 0)}},
+		pnScenario{Name: "30000 actors in N", Replicas: []string{"r"},
+			Note:  "a00001..a30000 each -1: a new actor's decrement is too_large, its increment is accepted",
+			Steps: []Step{apRange("r", "a", 1, gMaxActors, -1), ap("r", "b", -1), ap("r", "b", 1), ap("r", "a00001", -1)}},
+		pnScenario{Name: "merge beyond 30000 actors in one half", Replicas: []string{"p1", "p2", "n1", "n2", "n3"},
+			Note: "P: a00001..a20000 ⊔ b00001..b10001 is 30001 actors (too_large, all or nothing); N likewise, and P's new actor p is not merged either; a counter with 20000 actors in P and 30000 in N is fine",
+			Steps: []Step{
+				apRange("p1", "a", 1, 20000, 1), apRange("p2", "b", 1, 10001, 1), stepMerge("p1", "p2"),
+				apRange("n1", "a", 1, 20000, -1), apRange("n2", "b", 1, 10001, -1), ap("n2", "p", 5), stepMerge("n1", "n2"),
+				apRange("n3", "c", 1, gMaxActors, -1), stepMerge("p1", "n3"), stepMerge("n2", "p2")}},
+	)
 	for i := range scs {
 		rs := runPN(t, &scs[i], true)
+		if generated(scs[i].Steps) {
+			scs[i].FinalDigest = map[string]pnDigest{}
+			for name, c := range rs {
+				scs[i].FinalDigest[name] = pnDigest{PActors: c.P().Len(), NActors: c.N().Len(), Value: I64(c.Value()), HexSHA256: sha256Hex(must(c.MarshalBinary()))}
+			}
+			continue
+		}
 		scs[i].Final = map[string]pnState{}
 		for name, c := range rs {
 			scs[i].Final[name] = pnState{P: gPairs(c.P()), N: gPairs(c.N()), Value: I64(c.Value()), Hex: hex.EncodeToString(must(c.MarshalBinary()))}
@@ -221,11 +259,11 @@ func checkPNCounter(t *testing.T, raw []byte) {
 		t.Run(sc.Name, func(t *testing.T) {
 			rs := runPN(t, sc, false)
 			// Model: two maps per replica.
-			P, N := map[string]gModel{}, map[string]gModel{}
+			P, N := map[string]*gModel{}, map[string]*gModel{}
 			for _, r := range sc.Replicas {
-				P[r], N[r] = gModel{}, gModel{}
+				P[r], N[r] = newGModel(), newGModel()
 			}
-			for j, st := range sc.Steps {
+			for j, st := range expandSteps(sc.Steps) {
 				var want string
 				switch st.Op {
 				case "apply":
@@ -251,6 +289,22 @@ func checkPNCounter(t *testing.T, raw []byte) {
 					}
 				}
 				require.Equal(t, st.Error, want, "model disagrees with vector at step %d", j)
+			}
+			if generated(sc.Steps) {
+				require.Empty(t, sc.Final)
+				require.Len(t, sc.FinalDigest, len(rs))
+				for name, want := range sc.FinalDigest {
+					c := rs[name]
+					require.Equal(t, want.HexSHA256, sha256Hex(must(c.MarshalBinary())), "%s encoding", name)
+					require.Equal(t, want.HexSHA256, sha256Hex(refPNBody(env("pncounter", 2), P[name].pairs(), N[name].pairs()).b), "%s: reference encoding of the model", name)
+					require.Equal(t, want.PActors, len(P[name].pairs()), "%s P actors vs model", name)
+					require.Equal(t, want.NActors, len(N[name].pairs()), "%s N actors vs model", name)
+					require.Equal(t, want.PActors, c.P().Len())
+					require.Equal(t, want.NActors, c.N().Len())
+					require.EqualValues(t, P[name].sum()-N[name].sum(), want.Value, "%s value vs model", name)
+					require.EqualValues(t, want.Value, c.Value())
+				}
+				return
 			}
 			require.Len(t, sc.Final, len(rs))
 			for name, want := range sc.Final {
@@ -282,14 +336,10 @@ func checkPNCounter(t *testing.T, raw []byte) {
 	checkMalformed(t, f.Malformed)
 }
 
-func clone(m map[string]gModel) map[string]gModel {
-	out := map[string]gModel{}
+func clone(m map[string]*gModel) map[string]*gModel {
+	out := map[string]*gModel{}
 	for r, g := range m {
-		c := gModel{}
-		for a, n := range g {
-			c[a] = n
-		}
-		out[r] = c
+		out[r] = g.clone()
 	}
 	return out
 }

@@ -29,17 +29,20 @@ package counterkit_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -522,8 +525,12 @@ type Step struct {
 	Actor    *string `json:"actor,omitempty"`
 	ActorHex string  `json:"actor_hex,omitempty"`
 	Txn      *string `json:"txn,omitempty"`
-	Amount   *I64    `json:"amount,omitempty"`
-	From     string  `json:"from,omitempty"`
+	// ActorRange and TxnRange stand for one step per generated id (SPEC.md
+	// section 11, generated vectors); see expandSteps.
+	ActorRange *idRange `json:"actor_range,omitempty"`
+	TxnRange   *idRange `json:"txn_range,omitempty"`
+	Amount     *I64     `json:"amount,omitempty"`
+	From       string   `json:"from,omitempty"`
 	// Beyond marks a retry deliberately sent after the transaction left
 	// every history and folded record (outside the window): it is counted
 	// again, as SPEC.md states, unless the scenario is timed (txn_time),
@@ -532,6 +539,99 @@ type Step struct {
 	Outcome string `json:"outcome,omitempty"`
 	Changed *bool  `json:"changed,omitempty"`
 	Error   string `json:"error,omitempty"`
+}
+
+// idRange is a generated list of ids: prefix followed by first,
+// first+1, ... (count of them) in decimal, left-padded with zeros to width
+// digits (SPEC.md section 11).
+type idRange struct {
+	Prefix string `json:"prefix"`
+	First  int    `json:"first"`
+	Count  int    `json:"count"`
+	Width  int    `json:"width"`
+}
+
+func (r idRange) ids() []string {
+	out := make([]string, r.Count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%0*d", r.Prefix, r.Width, r.First+i)
+	}
+	return out
+}
+
+// expandStep returns the steps a step stands for: itself, or one step per
+// id of its actor_range or txn_range (with the same outputs).
+func expandStep(st Step) []Step {
+	switch {
+	case st.ActorRange != nil:
+		var out []Step
+		for _, a := range st.ActorRange.ids() {
+			x := st
+			x.ActorRange, x.Actor, x.ActorHex = nil, sp(a), ""
+			out = append(out, x)
+		}
+		return out
+	case st.TxnRange != nil:
+		var out []Step
+		for _, id := range st.TxnRange.ids() {
+			x := st
+			x.TxnRange, x.Txn = nil, sp(id)
+			out = append(out, x)
+		}
+		return out
+	}
+	return []Step{st}
+}
+
+// expandSteps expands every step (see expandStep).
+func expandSteps(steps []Step) []Step {
+	var out []Step
+	for _, st := range steps {
+		out = append(out, expandStep(st)...)
+	}
+	return out
+}
+
+// generated reports whether a scenario uses generated steps; its final
+// states are then given as digests.
+func generated(steps []Step) bool {
+	return slices.ContainsFunc(steps, func(s Step) bool { return s.ActorRange != nil || s.TxnRange != nil })
+}
+
+func sha256Hex(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+
+// fillOrCheck records (fill) or checks the outputs of one expanded step
+// against its step: all expansions of a range step must agree.
+func fillOrCheck(t *testing.T, fill bool, st *Step, first bool, errKind, outcome string, changed *bool, what string) {
+	t.Helper()
+	if fill && first {
+		st.Error, st.Outcome, st.Changed = errKind, outcome, changed
+		return
+	}
+	requireKind(t, st.Error, errorOf(errKind), what)
+	require.Equal(t, st.Outcome, outcome, "%s outcome", what)
+	require.Equal(t, st.Changed, changed, "%s changed", what)
+}
+
+// keepBefore reports whether a runner should snapshot the state before a
+// step, to check that a failing step changes nothing: always, except for
+// the expansions of a generated step that is expected to succeed (a
+// snapshot per expansion would make big vectors quadratic).
+func keepBefore(fill bool, st Step) bool {
+	return (st.ActorRange == nil && st.TxnRange == nil) || (!fill && st.Error != "")
+}
+
+// errorOf turns a kind name back into an error of that kind (nil for "").
+func errorOf(kind string) error {
+	if kind == "" {
+		return nil
+	}
+	for _, k := range errorKinds {
+		if k.name == kind {
+			return k.err
+		}
+	}
+	return fmt.Errorf("unknown kind %q", kind)
 }
 
 func stepOp(replica, op, actor string, amount int64) Step {
