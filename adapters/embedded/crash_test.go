@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,6 +112,7 @@ func TestCrashChild(t *testing.T) {
 	}
 	seed, _ := strconv.ParseInt(os.Getenv(envCrashSeed), 10, 64)
 	base, _ := strconv.ParseInt(os.Getenv(envCrashBase), 10, 64)
+	os.Stdout.WriteString("opening - -\n")
 	db, err := embedded.Open(dir, embedded.Options{LockTimeout: 5 * time.Second})
 	if err != nil {
 		fmt.Printf("error open: %v\n", err)
@@ -547,4 +550,60 @@ func (w *partitionsWorkload) check(ctx context.Context, db *embedded.DB, round i
 		}
 	}
 	return nil
+}
+
+// TestCrashWhileCreating kills the child at random moments from its start,
+// so also while Open creates the data file: a directory left behind opens
+// (empty, or with what was acknowledged) and verifies; it is never refused.
+func TestCrashWhileCreating(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("crash test skipped in -short mode")
+	}
+	rng, seed := seeded(t)
+	states := map[string]int{}
+	defer func() { t.Logf("directories left by the kills: %v", states) }()
+	for round := range proptest.Scale(10) {
+		dir := filepath.Join(t.TempDir(), "data")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
+		cmd.Env = append(os.Environ(),
+			envCrashDir+"="+dir,
+			envCrashSeed+"="+strconv.FormatInt(seed+int64(round), 10),
+			envCrashBase+"="+strconv.FormatInt(time.Now().UnixMicro(), 10),
+			envCrashTag+"="+"c"+strconv.Itoa(round),
+		)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Kill within a few milliseconds of the child starting Open
+		// (creating the file takes two commits and a link).
+		sc := bufio.NewScanner(out)
+		for sc.Scan() && sc.Text() != "opening - -" {
+		}
+		time.Sleep(time.Duration(rng.IntN(25_000)) * time.Microsecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		io.Copy(io.Discard, out)
+		cmd.Wait()
+		state := "no directory"
+		if _, err := os.Stat(filepath.Join(dir, embedded.FileName)); err == nil {
+			state = "data file"
+		} else if _, err := os.Stat(filepath.Join(dir, embedded.FileName+".new")); err == nil {
+			state = "half-made file"
+		} else if _, err := os.Stat(dir); err == nil {
+			state = "empty directory"
+		}
+		states[state]++
+		db, err := embedded.Open(dir, embedded.Options{})
+		if err != nil {
+			t.Fatalf("round %d: a directory left by a crash is refused: %v", round, err)
+		}
+		if err := db.Verify(); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		db.Close()
+	}
 }
