@@ -188,9 +188,12 @@
 //
 // # Cost
 //
-// Each actor's folded record and history sit in one ring: folding and
-// forgetting move a boundary, appending writes the next slot, and nothing is
-// copied or allocated in the steady state. The index is an open-addressing
+// Each actor's folded record and history sit in one ring of 16-byte items,
+// with the ids in one byte arena per actor (4 bytes of offset and length
+// per item): folding and forgetting move a boundary, appending writes the
+// next slot and the id's bytes, and nothing is copied or allocated in the
+// steady state but the occasional move of the live ids to the front of the
+// arena. The index is an open-addressing
 // table whose entries point straight at the ring item of a transaction's
 // only holder; a transaction two or more actors hold gets a small record
 // listing them instead. An Apply of a new transaction therefore reads one
@@ -199,7 +202,9 @@
 // forgotten transaction is left in place and recognised as stale (its ring
 // position no longer holds that id as a live item) until a rebuild from the
 // rings drops all of them, at most once per a third as many forgotten
-// transactions as there are live ones. BENCHMARKS.md has the figures.
+// transactions as there are live ones. Decoding allocates each part of the
+// state once at its final size, rings exactly as long as their entries (see
+// FormatVersion). BENCHMARKS.md has the figures.
 //
 // Encoding: see FormatVersion (version 2 added forgot; version 1 is still
 // read). Values of GCounter and Counter are not safe for concurrent use.

@@ -46,8 +46,8 @@ type loc = uint32
 
 const (
 	soloBit = 1 << 31
-	// posBits holds a ring position: a ring has a power-of-two length of at
-	// most MaxEntriesPerActor (4096, 12 bits).
+	// posBits holds a ring position: a ring's positions are below its
+	// mask+1, a power of two of at most MaxEntriesPerActor (4096, 12 bits).
 	posBits = 13
 	posMask = 1<<posBits - 1
 )
