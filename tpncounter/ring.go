@@ -106,8 +106,8 @@ func (e *entry) id(p uint32) crdt.TxnID {
 	return crdt.TxnID(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
-// setID appends x to the arena as the id of ring position p, first
-// compacting the arena into a new one when x does not fit.
+// setID appends x to the arena as the id of ring position p, first making
+// room (compactIDs) when x does not fit.
 func (e *entry) setID(p uint32, x crdt.TxnID) {
 	if len(e.ids)+len(x) > cap(e.ids) {
 		e.compactIDs(len(x))
