@@ -540,3 +540,41 @@ func TestIntegrationBatchTooLarge(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 100)
 }
+
+// TestIntegrationSiblingsSimulation runs the sibling simulation of
+// TestSiblingsSimulation against the server: processes with clocks skewed
+// by up to ±2 s that step backwards, restarts, stale tokens; after every
+// step the rows Cassandra keeps visible must equal the plain sibling
+// model's.
+func TestIntegrationSiblingsSimulation(t *testing.T) {
+	s, ks := integration(t)
+	seed := testSeed(t)
+	for c := 0; c < testCases(t, 5); c++ {
+		key := uniqueKey(t, fmt.Sprint("sim", c))
+		env := simEnv{
+			key: key,
+			newDB: func(now func() time.Time) *DB {
+				db, err := New(s, ks, Options{Now: now})
+				require.NoError(t, err)
+				return db
+			},
+			wall:    time.Now,
+			advance: func(time.Duration) {},
+			rows: func(db *DB) map[crdt.ActorID]string {
+				out := map[crdt.ActorID]string{}
+				iter := s.Query(fmt.Sprintf("SELECT actor, value FROM %s WHERE key = ?", db.tables[tableSiblings]), key).
+					Consistency(gocql.Quorum).Iter()
+				var (
+					actor string
+					value []byte
+				)
+				for iter.Scan(&actor, &value) {
+					out[crdt.ActorID(actor)] = string(value)
+				}
+				require.NoError(t, iter.Close())
+				return out
+			},
+		}
+		runSiblingsSim(t, rand.New(rand.NewSource(seed+int64(c))), fmt.Sprintf("seed %d case %d", seed, c), env)
+	}
+}

@@ -225,22 +225,43 @@ func TestSiblingsSimulation(t *testing.T) {
 	seed := testSeed(t)
 	cases := testCases(t, 300)
 	for c := 0; c < cases; c++ {
-		runSiblingsSim(t, rand.New(rand.NewSource(seed+int64(c))), fmt.Sprintf("seed %d case %d", seed, c))
+		wall := time.Unix(1_700_000_000, 0)
+		var m *cqlModel
+		env := simEnv{
+			key: "k",
+			newDB: func(now func() time.Time) *DB {
+				db, err := newDB(nil, "ks", Options{Now: now})
+				require.NoError(t, err)
+				if m == nil {
+					m = newCQLModel(db)
+				}
+				m.attach(db)
+				return db
+			},
+			wall:    func() time.Time { return wall },
+			advance: func(d time.Duration) { wall = wall.Add(d) },
+			rows:    func(db *DB) map[crdt.ActorID]string { return m.siblingRows(db, "k") },
+		}
+		runSiblingsSim(t, rand.New(rand.NewSource(seed+int64(c))), fmt.Sprintf("seed %d case %d", seed, c), env)
 	}
 }
 
-func runSiblingsSim(t *testing.T, rng *rand.Rand, name string) {
+// simEnv is where a simulation runs: the model, or a real cluster.
+type simEnv struct {
+	key     string
+	newDB   func(now func() time.Time) *DB // a new process with the given clock
+	wall    func() time.Time               // real time
+	advance func(time.Duration)            // lets real time pass (model only)
+	rows    func(db *DB) map[crdt.ActorID]string
+}
+
+func runSiblingsSim(t *testing.T, rng *rand.Rand, name string, env simEnv) {
 	ctx := context.Background()
-	var m *cqlModel
 	ref := &refSiblings{live: map[int]refSibling{}}
-	wall := time.Unix(1_700_000_000, 0)
 	newProcess := func(a *simActor) {
-		db, err := newDB(nil, "ks", Options{Now: func() time.Time { return wall.Add(a.skew) }})
-		require.NoError(t, err)
-		if m == nil {
-			m = newCQLModel(db)
-		}
-		a.db, a.store = db, m.siblings(db)
+		skew := a.skew
+		a.db = env.newDB(func() time.Time { return env.wall().Add(skew) })
+		a.store = a.db.Siblings()
 		a.token, a.ref, a.fetched = nil, nil, false
 	}
 	skew := func() time.Duration { return time.Duration(rng.Int63n(int64(4*time.Second))) - 2*time.Second }
@@ -252,7 +273,7 @@ func runSiblingsSim(t *testing.T, rng *rand.Rand, name string) {
 	steps := 40 + rng.Intn(40)
 	for step := 0; step < steps; step++ {
 		// Real time moves forward by 0..2 ms; each actor's clock may step.
-		wall = wall.Add(time.Duration(rng.Intn(2000)) * time.Microsecond)
+		env.advance(time.Duration(rng.Intn(2000)) * time.Microsecond)
 		a := actors[rng.Intn(len(actors))]
 		what := ""
 		switch op := rng.Intn(10); {
@@ -263,18 +284,20 @@ func runSiblingsSim(t *testing.T, rng *rand.Rand, name string) {
 		case op == 1:
 			what = "clock step back"
 			a.skew -= time.Duration(rng.Intn(1500)) * time.Millisecond
+			skew := a.skew
+			a.db.clock.now = func() time.Time { return env.wall().Add(skew) }
 		case op < 5 || !a.fetched:
 			what = "fetch"
-			_, tok, err := a.store.Fetch(ctx, "k")
+			_, tok, err := a.store.Fetch(ctx, env.key)
 			require.NoError(t, err, name)
 			a.token, a.ref, a.fetched = tok, ref.fetch(), true
 		default:
 			v := fmt.Sprintf("value-%d", rng.Intn(64))
 			what = "put " + v
-			require.NoError(t, a.store.Put(ctx, "k", a.id, []byte(v), a.token), name)
+			require.NoError(t, a.store.Put(ctx, env.key, a.id, []byte(v), a.token), name)
 			ref.put(a.id, v, a.ref)
 		}
-		require.Equal(t, ref.byActor(), m.siblingRows(a.db, "k"), "%s: step %d (%s by %s)", name, step, what, a.id)
+		require.Equal(t, ref.byActor(), env.rows(a.db), "%s: step %d (%s by %s)", name, step, what, a.id)
 	}
 }
 
