@@ -2,6 +2,7 @@ package cassandra
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -297,9 +298,19 @@ func (r *tokenReader) uint() (uint64, error) {
 }
 
 // decodeToken accepts an empty token (no Fetch, or an absent key) as no
-// entries. Errors wrap crdt.ErrCorruptEncoding, crdt.ErrTooLarge,
-// crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
+// entries. Every error wraps crdt.ErrCorruptEncoding (a token this store
+// did not make is malformed, as store.Siblings says), and also
+// crdt.ErrTooLarge, crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion
+// when that is what is wrong with it.
 func decodeToken(b []byte) ([]tokenEntry, error) {
+	out, err := decodeTokenBody(b)
+	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
+		err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
+	}
+	return out, err
+}
+
+func decodeTokenBody(b []byte) ([]tokenEntry, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}

@@ -131,6 +131,7 @@ func TestTokenErrors(t *testing.T) {
 	} {
 		_, err := decodeToken(c.b)
 		require.ErrorIs(t, err, c.want, c.name)
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "%s: every refused token is malformed", c.name)
 	}
 }
 
