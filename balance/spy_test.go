@@ -70,7 +70,7 @@ func (c *counting) reset() {
 
 // spy is the store the tests run Accounts on: a memory.Partitions,
 // counted, under a faulty.Partitions whose hook and policy the tests set
-// (SetHook, SetPolicy).
+// (SetHook, SetPolicy); it keeps no history, so it serves no stale reads.
 type spy struct {
 	*faulty.Partitions
 	c *counting
@@ -78,7 +78,7 @@ type spy struct {
 
 func newSpy() *spy {
 	c := &counting{mem: memory.NewPartitions()}
-	return &spy{Partitions: faulty.NewPartitions(c, faulty.Options{}), c: c}
+	return &spy{Partitions: faulty.NewPartitions(c, faulty.Options{History: -1}), c: c}
 }
 
 // Calls returns the counts so far.

@@ -64,8 +64,9 @@ func (c *counting) Snapshot(ctx context.Context, partition string, limit int, le
 
 // spy is the store the tests run Counters on: a memory.Partitions, counted,
 // under a faulty.Partitions whose hook and policy the tests set (SetHook,
-// SetPolicy). With page > 0 a scan reads page rows at a time, each page
-// after the first a call of its own (faulty.MethodScanPage).
+// SetPolicy); it keeps no history, so it serves no stale reads. With
+// page > 0 a scan reads page rows at a time, each page after the first a
+// call of its own (faulty.MethodScanPage).
 type spy struct {
 	*faulty.Partitions
 	c *counting
@@ -73,7 +74,7 @@ type spy struct {
 
 func newSpy(page int) *spy {
 	c := &counting{mem: memory.NewPartitions()}
-	return &spy{Partitions: faulty.NewPartitions(c, faulty.Options{ScanPage: page}), c: c}
+	return &spy{Partitions: faulty.NewPartitions(c, faulty.Options{ScanPage: page, History: -1}), c: c}
 }
 
 // Calls returns the counts so far.
