@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -46,6 +45,10 @@ type cell struct {
 
 type partition struct {
 	cells map[string]cell
+	// keys holds the keys of cells in order when sorted is true; a write
+	// that adds or removes a cell clears sorted, and the next read sorts.
+	keys   []string
+	sorted bool
 	// dels holds the deletions that may still shadow a late write: point
 	// deletes by key (the newest per key), range deletes (none covered by
 	// another with a later timestamp), and the newest partition delete.
@@ -79,6 +82,9 @@ func (p *partition) apply(m store.Mutation) {
 		if c, ok := p.cells[k]; ok && !store.Wins(m.Value, m.Timestamp, c.value, c.ts) {
 			return
 		}
+		if _, ok := p.cells[k]; !ok {
+			p.sorted = false
+		}
 		p.cells[k] = cell{slices.Clone(m.Value), m.Timestamp}
 		return
 	case store.OpDelete:
@@ -103,8 +109,22 @@ func (p *partition) apply(m store.Mutation) {
 	for k, c := range p.cells {
 		if m.Shadows([]byte(k), c.ts) {
 			delete(p.cells, k)
+			p.sorted = false
 		}
 	}
+}
+
+// sortedKeys returns the keys of the live cells in order.
+func (p *partition) sortedKeys() []string {
+	if !p.sorted {
+		p.keys = p.keys[:0]
+		for k := range p.cells {
+			p.keys = append(p.keys, k)
+		}
+		slices.Sort(p.keys)
+		p.sorted = true
+	}
+	return p.keys
 }
 
 // covers reports whether range a contains range b.
@@ -146,13 +166,9 @@ func (s *Partitions) rows(partition string, from []byte, n int) []store.Row {
 	if p == nil {
 		return nil
 	}
-	keys := make([]string, 0, len(p.cells))
-	for k := range p.cells {
-		if k >= string(from) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
+	keys := p.sortedKeys()
+	i, _ := slices.BinarySearch(keys, string(from))
+	keys = keys[i:]
 	if n >= 0 && len(keys) > n {
 		keys = keys[:n]
 	}
@@ -180,6 +196,10 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		s.mu.Lock()
 		rows := s.rows(partition, next, page)
 		s.mu.Unlock()
+		if len(rows) == 0 {
+			return nil
+		}
+		last := slices.Clone(rows[len(rows)-1].Key)
 		for _, r := range rows {
 			if !fn(r) {
 				return nil
@@ -188,7 +208,8 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		if len(rows) < page {
 			return nil
 		}
-		next = append(rows[len(rows)-1].Key, 0)
+		// fn owns the rows it was given and may have changed them.
+		next = append(last, 0)
 	}
 }
 

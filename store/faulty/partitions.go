@@ -239,6 +239,11 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 				return err
 			}
 		}
+		if len(page) == 0 {
+			return nil
+		}
+		// fn owns the rows it is given and may change them.
+		last := slices.Clone(page[len(page)-1].Key)
 		for _, r := range page {
 			if !fn(r) {
 				return nil
@@ -247,7 +252,7 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 		if len(page) < p.page {
 			return nil
 		}
-		next = append(slices.Clone(page[len(page)-1].Key), 0)
+		next = append(last, 0)
 	}
 }
 

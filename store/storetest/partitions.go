@@ -1,0 +1,733 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/crdt/crdttest"
+	"github.com/counterkit/counterkit/store"
+)
+
+// RunPartitions checks that the stores newStore returns keep the
+// store.Partitions contract, each check on a fresh, empty store:
+//
+//   - lww: the greater timestamp wins, equal timestamps the greater value
+//     as unsigned bytes, in whatever order the writes arrive, and
+//     partitions are independent;
+//   - delete-shadows: a delete hides values with older and equal
+//     timestamps, not newer ones;
+//   - late-write: a write arriving after a point, range or partition
+//     delete with a greater timestamp stays invisible;
+//   - range-bounds: a range delete covers Key inclusive to End exclusive
+//     (nil End: no bound), keys compared as unsigned bytes;
+//   - scan: key order, from, stopping early, a partition of more than one
+//     page (1,500 rows), rows handed out that stay valid;
+//   - snapshot: order, the empty partition, the limit (crdt.ErrTooLarge);
+//   - atomic: a batch over several partitions with one invalid mutation
+//     writes nothing;
+//   - refusals: every refusal of store.CheckMutations, with its sentinel,
+//     writing nothing; invalid partition keys on reads;
+//   - limits: a row key of store.MaxRowKey bytes, a value of store.MaxValue
+//     bytes and a batch of store.MaxBatch mutations are accepted;
+//   - copies: keys and values are copied in and out;
+//   - cancelled: a done context is honoured and the write does not happen;
+//   - isolation: concurrent Snapshots see each batch wholly or not at all;
+//   - model: seeded random histories of batches and reads give the same
+//     reads as a plain model of the contract (a metamorphic check: one op
+//     list, two implementations, histories compared);
+//   - idempotence: the batches of each history applied in a shuffled
+//     order, some twice, leave the same rows.
+func RunPartitions(t *testing.T, newStore func(t *testing.T) store.Partitions) {
+	t.Helper()
+	run(t, partitionChecks, newStore)
+}
+
+var partitionChecks = []check[store.Partitions]{
+	{"lww", partLWW},
+	{"delete-shadows", partDeleteShadows},
+	{"late-write", partLateWrite},
+	{"range-bounds", partRangeBounds},
+	{"scan", partScan},
+	{"snapshot", partSnapshot},
+	{"atomic", partAtomic},
+	{"refusals", partRefusals},
+	{"limits", partLimits},
+	{"copies", partCopies},
+	{"cancelled", partCancelled},
+	{"isolation", partIsolation},
+	{"model", partModel},
+	{"idempotence", partIdempotence},
+}
+
+func put(part, key, value string, ts int64) store.Mutation {
+	return store.Mutation{Partition: part, Op: store.OpPut, Key: []byte(key), Value: []byte(value), Timestamp: ts}
+}
+
+func del(part, key string, ts int64) store.Mutation {
+	return store.Mutation{Partition: part, Op: store.OpDelete, Key: []byte(key), Timestamp: ts}
+}
+
+func delRange(part string, key, end []byte, ts int64) store.Mutation {
+	return store.Mutation{Partition: part, Op: store.OpDeleteRange, Key: key, End: end, Timestamp: ts}
+}
+
+func delPart(part string, ts int64) store.Mutation {
+	return store.Mutation{Partition: part, Op: store.OpDeletePartition, Timestamp: ts}
+}
+
+// applyEach applies each mutation as a batch of its own.
+func applyEach(ctx context.Context, p store.Partitions, muts ...store.Mutation) error {
+	for _, m := range muts {
+		if err := p.Apply(ctx, []store.Mutation{m}); err != nil {
+			return fmt.Errorf("Apply %s: %w", renderMutation(m), err)
+		}
+	}
+	return nil
+}
+
+// rowsOf renders a partition's rows as "k=v k=v" read by Snapshot, and
+// checks that Scan agrees.
+func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error) {
+	snap, err := p.Snapshot(ctx, part, 1<<20, store.ReadComplete)
+	if err != nil {
+		return "", fmt.Errorf("Snapshot(%s): %w", part, err)
+	}
+	var scanned []store.Row
+	if err := p.Scan(ctx, part, nil, store.ReadComplete, func(r store.Row) bool { scanned = append(scanned, r); return true }); err != nil {
+		return "", fmt.Errorf("Scan(%s): %w", part, err)
+	}
+	if !sameRows(snap, scanned) {
+		return "", fmt.Errorf("partition %s: Snapshot %s but Scan %s", part, renderRows(snap), renderRows(scanned))
+	}
+	s := make([]string, len(snap))
+	for i, r := range snap {
+		s[i] = string(r.Key) + "=" + string(r.Value)
+	}
+	return strings.Join(s, " "), nil
+}
+
+func expectRows(ctx context.Context, p store.Partitions, part, what, want string) error {
+	got, err := rowsOf(ctx, p, part)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if got != want {
+		return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
+	}
+	return nil
+}
+
+func partLWW(ctx context.Context, e *env[store.Partitions]) error {
+	writes := []store.Mutation{
+		put("p", "k", "b", 5),
+		put("p", "k", "z", 3), // older: loses though greater
+		put("p", "k", "a", 7), // newer: wins though smaller
+		put("p", "k", "c", 7), // equal: the greater value wins
+		put("p", "k", "b", 7),
+		put("p", "j", "\x80", 2), // unsigned: 0x80 > 0x7f
+		put("p", "j", "\x7f", 2),
+		put("p", "i", "ab", 4), // a longer value with the same prefix is greater
+		put("p", "i", "a", 4),
+	}
+	const want = "i=ab j=\x80 k=c"
+	for _, order := range []string{"forward", "reverse"} {
+		p := e.fresh()
+		w := slices.Clone(writes)
+		if order == "reverse" {
+			slices.Reverse(w)
+		}
+		if err := applyEach(ctx, p, w...); err != nil {
+			return err
+		}
+		if err := expectRows(ctx, p, "p", "last write wins, "+order+" arrival", want); err != nil {
+			return err
+		}
+		if err := expectRows(ctx, p, "q", "another partition is independent", ""); err != nil {
+			return err
+		}
+	}
+	// In one batch too.
+	p := e.fresh()
+	if err := p.Apply(ctx, writes); err != nil {
+		return err
+	}
+	return expectRows(ctx, p, "p", "last write wins within one batch", want)
+}
+
+func partDeleteShadows(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	if err := applyEach(ctx, p,
+		put("p", "older", "v", 4), put("p", "equal", "v", 5), put("p", "newer", "v", 6),
+		del("p", "older", 5), del("p", "equal", 5), del("p", "newer", 5),
+		put("p", "other", "v", 1), put("q", "older", "v", 4),
+	); err != nil {
+		return err
+	}
+	if err := expectRows(ctx, p, "p", "a delete hides older and equal values, not newer", "newer=v other=v"); err != nil {
+		return err
+	}
+	if err := expectRows(ctx, p, "q", "a delete touches its own partition only", "older=v"); err != nil {
+		return err
+	}
+	// A newer write after the delete is visible again.
+	if err := applyEach(ctx, p, put("p", "older", "w", 6)); err != nil {
+		return err
+	}
+	return expectRows(ctx, p, "p", "a write newer than the delete", "newer=v older=w other=v")
+}
+
+func partLateWrite(ctx context.Context, e *env[store.Partitions]) error {
+	cases := []struct {
+		name string
+		del  store.Mutation
+	}{
+		{"point", del("p", "k", 10)},
+		{"range", delRange("p", []byte("a"), []byte("z"), 10)},
+		{"open range", delRange("p", []byte("j"), nil, 10)},
+		{"partition", delPart("p", 10)},
+	}
+	for _, c := range cases {
+		p := e.fresh()
+		if err := applyEach(ctx, p, put("p", "k", "before", 9), c.del, put("p", "k", "late", 9), put("p", "k", "late-equal", 10)); err != nil {
+			return err
+		}
+		if err := expectRows(ctx, p, "p", "a late write under a "+c.name+" delete", ""); err != nil {
+			return err
+		}
+		// Also when the delete is in the batch after the write, and when
+		// the delete arrives first and alone.
+		if err := applyEach(ctx, p, put("p", "k", "newer", 11)); err != nil {
+			return err
+		}
+		if err := expectRows(ctx, p, "p", "a write newer than a "+c.name+" delete", "k=newer"); err != nil {
+			return err
+		}
+		q := e.fresh()
+		if err := q.Apply(ctx, []store.Mutation{put("p", "k", "late", 3), c.del}); err != nil {
+			return err
+		}
+		if err := expectRows(ctx, q, "p", "a write and a newer "+c.name+" delete in one batch", ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func partRangeBounds(ctx context.Context, e *env[store.Partitions]) error {
+	keys := []string{"", "\x00", "a", "b", "ba", "c", "d", "\x7f", "\x80", "\xff", "\xff\xff"}
+	write := func(p store.Partitions) error {
+		muts := make([]store.Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = put("p", k, "v", 1)
+		}
+		return p.Apply(ctx, muts)
+	}
+	cases := []struct {
+		name     string
+		key, end []byte
+		left     string // the keys left, as rendered by rowsOf
+	}{
+		{"[b,c)", []byte("b"), []byte("c"), "=v \x00=v a=v c=v d=v \x7f=v \x80=v \xff=v \xff\xff=v"},
+		{"[b,ba)", []byte("b"), []byte("ba"), "=v \x00=v a=v ba=v c=v d=v \x7f=v \x80=v \xff=v \xff\xff=v"},
+		{"[c,nil)", []byte("c"), nil, "=v \x00=v a=v b=v ba=v"},
+		{"[nil,a)", nil, []byte("a"), "a=v b=v ba=v c=v d=v \x7f=v \x80=v \xff=v \xff\xff=v"},
+		{"[\\x7f,\\x80)", []byte{0x7f}, []byte{0x80}, "=v \x00=v a=v b=v ba=v c=v d=v \x80=v \xff=v \xff\xff=v"},
+		{"[\\x80,\\xff\\xff)", []byte{0x80}, []byte{0xff, 0xff}, "=v \x00=v a=v b=v ba=v c=v d=v \x7f=v \xff\xff=v"},
+		{"[\\x00,\\x00\\x00)", []byte{0}, []byte{0, 0}, "=v a=v b=v ba=v c=v d=v \x7f=v \x80=v \xff=v \xff\xff=v"},
+	}
+	for _, c := range cases {
+		p := e.fresh()
+		if err := write(p); err != nil {
+			return err
+		}
+		if err := applyEach(ctx, p, delRange("p", c.key, c.end, 1)); err != nil {
+			return err
+		}
+		if err := expectRows(ctx, p, "p", "range delete "+c.name, c.left); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// bigPartition writes n rows with keys that sort differently as signed and
+// unsigned bytes and returns them in order.
+func bigPartition(ctx context.Context, p store.Partitions, part string, n int) ([]store.Row, error) {
+	rows := make([]store.Row, n)
+	muts := make([]store.Mutation, n)
+	for i := range n {
+		k := []byte{byte(i * 7919 % 256), byte(i / 256), byte(i)}
+		rows[i] = store.Row{Key: k, Value: []byte(fmt.Sprint(i))}
+		muts[i] = store.Mutation{Partition: part, Op: store.OpPut, Key: k, Value: rows[i].Value, Timestamp: 1}
+	}
+	for lo := 0; lo < n; lo += 500 {
+		if err := p.Apply(ctx, muts[lo:min(lo+500, n)]); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(rows, func(a, b store.Row) int { return bytes.Compare(a.Key, b.Key) })
+	return rows, nil
+}
+
+func partScan(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	const n = 1500
+	want, err := bigPartition(ctx, p, "p", n)
+	if err != nil {
+		return err
+	}
+	var got []store.Row // kept without copying: rows must stay valid
+	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
+		return err
+	}
+	if !sameRows(got, want) {
+		return fmt.Errorf("Scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
+	}
+	// fn owns each row: changing it does not disturb the scan.
+	got = got[:0]
+	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
+		got = append(got, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+		for i := range r.Key {
+			r.Key[i] = 0
+		}
+		clear(r.Value)
+		return true
+	}); err != nil {
+		return err
+	}
+	if !sameRows(got, want) {
+		return fmt.Errorf("Scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
+	}
+	// From a key present, from between two keys, from past the end.
+	for _, i := range []int{0, 1, 700, n - 1} {
+		for _, between := range []bool{false, true} {
+			from := slices.Clone(want[i].Key)
+			start := i
+			if between {
+				from = append(from, 0)
+				start = i + 1
+			}
+			got = got[:0]
+			if err := p.Scan(ctx, "p", from, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
+				return err
+			}
+			if !sameRows(got, want[start:]) {
+				return fmt.Errorf("Scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
+			}
+		}
+	}
+	// Stopping early: fn is not called again.
+	for _, stop := range []int{1, 3, 150, 1200} {
+		calls := 0
+		if err := p.Scan(ctx, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return calls < stop }); err != nil {
+			return err
+		}
+		if calls != stop {
+			return fmt.Errorf("Scan told to stop at row %d called fn %d times", stop, calls)
+		}
+	}
+	// The empty and the absent partition.
+	calls := 0
+	if err := p.Scan(ctx, "absent", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); err != nil || calls != 0 {
+		return fmt.Errorf("Scan of an absent partition: %d rows, %v", calls, err)
+	}
+	for name, k := range crdttest.InvalidKeys() {
+		if err := p.Scan(ctx, k, nil, store.ReadAny, func(store.Row) bool { return true }); !errors.Is(err, crdt.ErrInvalidKey) {
+			return fmt.Errorf("Scan of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+		}
+	}
+	return nil
+}
+
+func firstDiff(a, b []store.Row) int {
+	for i := range min(len(a), len(b)) {
+		if !bytes.Equal(a[i].Key, b[i].Key) || !bytes.Equal(a[i].Value, b[i].Value) {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	rows, err := p.Snapshot(ctx, "absent", 10, store.ReadAny)
+	if err != nil || len(rows) != 0 {
+		return fmt.Errorf("Snapshot of an absent partition: %s, %v", renderRows(rows), err)
+	}
+	want, err := bigPartition(ctx, p, "p", 1500)
+	if err != nil {
+		return err
+	}
+	for _, level := range []store.Read{store.ReadAny, store.ReadComplete} {
+		got, err := p.Snapshot(ctx, "p", 1500, level)
+		if err != nil {
+			return fmt.Errorf("Snapshot of 1500 rows with limit 1500: %w", err)
+		}
+		if !sameRows(got, want) {
+			return fmt.Errorf("Snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
+		}
+	}
+	for _, limit := range []int{1499, 10, 0} {
+		if rows, err := p.Snapshot(ctx, "p", limit, store.ReadComplete); !errors.Is(err, crdt.ErrTooLarge) {
+			return fmt.Errorf("Snapshot of 1500 rows with limit %d: %d rows, %v; want an error wrapping crdt.ErrTooLarge", limit, len(rows), err)
+		}
+	}
+	// Deleted rows do not count against the limit.
+	if err := applyEach(ctx, p, delRange("p", nil, want[1000].Key, 2)); err != nil {
+		return err
+	}
+	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !sameRows(got, want[1000:]) {
+		return fmt.Errorf("Snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
+	}
+	for name, k := range crdttest.InvalidKeys() {
+		if _, err := p.Snapshot(ctx, k, 10, store.ReadAny); !errors.Is(err, crdt.ErrInvalidKey) {
+			return fmt.Errorf("Snapshot of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+		}
+	}
+	return nil
+}
+
+func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	if err := applyEach(ctx, p, put("p", "old", "v", 1), put("q", "old", "v", 1)); err != nil {
+		return err
+	}
+	for i, bad := range []store.Mutation{
+		put("r", "k", "v", 0),
+		put("r", "k", "", 1),
+		{Partition: "", Op: store.OpPut, Key: []byte("k"), Value: []byte("v"), Timestamp: 1},
+	} {
+		batch := []store.Mutation{put("p", "new", "v", 2), delPart("q", 2), put("s", "new", "v", 2)}
+		batch = slices.Insert(batch, min(i+1, len(batch)), bad)
+		if err := p.Apply(ctx, batch); err == nil {
+			return fmt.Errorf("Apply of %s succeeded", renderBatch(batch))
+		}
+		for part, want := range map[string]string{"p": "old=v", "q": "old=v", "r": "", "s": ""} {
+			if err := expectRows(ctx, p, part, "a batch with one invalid mutation writes nothing", want); err != nil {
+				return err
+			}
+		}
+	}
+	// A valid batch over several partitions applies wholly.
+	if err := p.Apply(ctx, []store.Mutation{put("p", "new", "v", 2), delPart("q", 2), put("s", "new", "v", 2)}); err != nil {
+		return err
+	}
+	for part, want := range map[string]string{"p": "new=v old=v", "q": "", "s": "new=v"} {
+		if err := expectRows(ctx, p, part, "a batch over three partitions", want); err != nil {
+			return err
+		}
+	}
+	if err := p.Apply(ctx, nil); err != nil {
+		return fmt.Errorf("Apply of an empty batch: %w", err)
+	}
+	return nil
+}
+
+func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
+	long := bytes.Repeat([]byte("k"), store.MaxRowKey+1)
+	cases := []struct {
+		name string
+		m    store.Mutation
+		want error
+	}{
+		{"zero timestamp", put("p", "k", "v", 0), crdt.ErrInvalidAmount},
+		{"negative timestamp", del("p", "k", -1), crdt.ErrInvalidAmount},
+		{"empty value", put("p", "k", "", 1), crdt.ErrInvalidAmount},
+		{"nil value", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("k"), Timestamp: 1}, crdt.ErrInvalidAmount},
+		{"row key too long", store.Mutation{Partition: "p", Op: store.OpPut, Key: long, Value: []byte("v"), Timestamp: 1}, crdt.ErrTooLarge},
+		{"range end too long", delRange("p", nil, long, 1), crdt.ErrTooLarge},
+		{"value too long", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("k"), Value: make([]byte, store.MaxValue+1), Timestamp: 1}, crdt.ErrTooLarge},
+		{"empty range", delRange("p", []byte("b"), []byte("b"), 1), crdt.ErrInvalidAmount},
+		{"reversed range", delRange("p", []byte("b"), []byte("a"), 1), crdt.ErrInvalidAmount},
+		{"unknown op 0", store.Mutation{Partition: "p", Key: []byte("k"), Timestamp: 1}, crdt.ErrInvalidAmount},
+		{"unknown op 9", store.Mutation{Partition: "p", Op: 9, Key: []byte("k"), Timestamp: 1}, crdt.ErrInvalidAmount},
+		{"delete with a value", store.Mutation{Partition: "p", Op: store.OpDelete, Key: []byte("k"), Value: []byte("v"), Timestamp: 1}, crdt.ErrInvalidAmount},
+		{"partition delete with a value", store.Mutation{Partition: "p", Op: store.OpDeletePartition, Value: []byte{}, Timestamp: 1}, crdt.ErrInvalidAmount},
+	}
+	for name, k := range crdttest.InvalidKeys() {
+		cases = append(cases, struct {
+			name string
+			m    store.Mutation
+			want error
+		}{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
+	}
+	p := e.fresh()
+	for _, c := range cases {
+		batch := []store.Mutation{put("p", "first", "v", 1), c.m}
+		err := p.Apply(ctx, batch)
+		if !errors.Is(err, c.want) {
+			return fmt.Errorf("Apply with %s: %v, want an error wrapping %v", c.name, err, c.want)
+		}
+		if err := expectRows(ctx, p, "p", "a refused batch ("+c.name+") writes nothing", ""); err != nil {
+			return err
+		}
+	}
+	big := make([]store.Mutation, store.MaxBatch+1)
+	for i := range big {
+		big[i] = put("p", fmt.Sprint(i), "v", 1)
+	}
+	if err := p.Apply(ctx, big); !errors.Is(err, crdt.ErrTooLarge) {
+		return fmt.Errorf("Apply of %d mutations: %v, want an error wrapping crdt.ErrTooLarge", len(big), err)
+	}
+	return expectRows(ctx, p, "p", "a batch over store.MaxBatch writes nothing", "")
+}
+
+func partLimits(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	key := bytes.Repeat([]byte{0xff}, store.MaxRowKey)
+	value := bytes.Repeat([]byte("v"), store.MaxValue)
+	if err := p.Apply(ctx, []store.Mutation{{Partition: "p", Op: store.OpPut, Key: key, Value: value, Timestamp: 1}}); err != nil {
+		return fmt.Errorf("a row key of store.MaxRowKey bytes with a value of store.MaxValue bytes: %w", err)
+	}
+	rows, err := p.Snapshot(ctx, "p", 1, store.ReadComplete)
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 || !bytes.Equal(rows[0].Key, key) || !bytes.Equal(rows[0].Value, value) {
+		return errors.New("the largest row did not read back intact")
+	}
+	if err := p.Apply(ctx, []store.Mutation{delRange("p", nil, key, 2)}); err != nil {
+		return fmt.Errorf("a range delete ending at a key of store.MaxRowKey bytes: %w", err)
+	}
+	batch := make([]store.Mutation, store.MaxBatch)
+	for i := range batch {
+		batch[i] = store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 1}
+	}
+	if err := p.Apply(ctx, batch); err != nil {
+		return fmt.Errorf("a batch of store.MaxBatch mutations: %w", err)
+	}
+	n := 0
+	if err := p.Scan(ctx, "q", nil, store.ReadComplete, func(store.Row) bool { n++; return true }); err != nil {
+		return err
+	}
+	if n != store.MaxBatch {
+		return fmt.Errorf("a batch of store.MaxBatch mutations left %d rows", n)
+	}
+	return nil
+}
+
+func partCopies(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	k, v := []byte("key"), []byte("value")
+	from := []byte("x")
+	batch := []store.Mutation{{Partition: "p", Op: store.OpPut, Key: k, Value: v, Timestamp: 2}, delRange("p", from, []byte("y"), 5)}
+	if err := p.Apply(ctx, batch); err != nil {
+		return err
+	}
+	copy(k, "XXX")
+	copy(v, "YYYYY")
+	if err := expectRows(ctx, p, "p", "changing a put's key and value after Apply changed the store", "key=value"); err != nil {
+		return err
+	}
+	// Were the range [x,y) kept by reference, it would now be [a,y) and
+	// hide a later write to "key" at a timestamp below its own.
+	from[0] = 'a'
+	if err := applyEach(ctx, p, put("p", "key", "late", 3)); err != nil {
+		return err
+	}
+	if err := expectRows(ctx, p, "p", "changing a range delete's bounds after Apply changed the store", "key=late"); err != nil {
+		return err
+	}
+	rows, err := p.Snapshot(ctx, "p", 10, store.ReadAny)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		r.Key[0], r.Value[0] = 'Z', 'Z'
+	}
+	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
+		r.Key[0], r.Value[0] = 'W', 'W'
+		return true
+	}); err != nil {
+		return err
+	}
+	return expectRows(ctx, p, "p", "changing rows a read returned changed the store", "key=late")
+}
+
+func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	if err := applyEach(ctx, p, put("p", "k", "v", 1)); err != nil {
+		return err
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}); !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("Apply with a cancelled context: %v, want an error wrapping context.Canceled", err)
+	}
+	if _, err := p.Snapshot(done, "p", 10, store.ReadAny); !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("Snapshot with a cancelled context: %v, want an error wrapping context.Canceled", err)
+	}
+	calls := 0
+	if err := p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); !errors.Is(err, context.Canceled) || calls != 0 {
+		return fmt.Errorf("Scan with a cancelled context: %v after %d rows, want an error wrapping context.Canceled and no row", err, calls)
+	}
+	return expectRows(ctx, p, "p", "an Apply with a cancelled context", "k=v")
+}
+
+// partIsolation: writers apply batches that set every row of two
+// partitions to the same generation; concurrent Snapshots must see one
+// generation across each partition.
+func partIsolation(ctx context.Context, e *env[store.Partitions]) error {
+	p := e.fresh()
+	const rows, writers, gens = 8, 3, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+2)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g := range gens {
+				ts := int64(g*writers + w + 1)
+				batch := make([]store.Mutation, 0, 2*rows)
+				for _, part := range []string{"p", "q"} {
+					for r := range rows {
+						batch = append(batch, put(part, fmt.Sprint(r), fmt.Sprintf("%06d", ts), ts))
+					}
+				}
+				if err := p.Apply(ctx, batch); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for _, part := range []string{"p", "q"} {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				got, err := p.Snapshot(ctx, part, rows, store.ReadComplete)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, r := range got {
+					if !bytes.Equal(r.Value, got[0].Value) || len(got) != rows && len(got) != 0 {
+						errs <- fmt.Errorf("a Snapshot concurrent with batches saw part of a batch: %s", renderRows(got))
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	return <-errs
+}
+
+// partModel applies seeded random histories to the store and to the model
+// and compares every read.
+func partModel(ctx context.Context, e *env[store.Partitions]) error {
+	e.logSeed()
+	r := rand.New(rand.NewSource(e.seed))
+	for c := range e.cases {
+		p := e.fresh()
+		var m model
+		hist := genHistory(r, 40)
+		for i, op := range hist {
+			if op.batch != nil {
+				if err := p.Apply(ctx, op.batch); err != nil {
+					return e.seeded(fmt.Errorf("case %d, op %d %v: %w", c, i, op, err))
+				}
+				m.apply(op.batch)
+				continue
+			}
+			want := m.rows(op.part)
+			var got []store.Row
+			var err error
+			if op.read == "snapshot" {
+				got, err = p.Snapshot(ctx, op.part, 100, store.ReadComplete)
+			} else {
+				want = scanModel(want, op.from, op.stop)
+				err = p.Scan(ctx, op.part, op.from, store.ReadComplete, func(row store.Row) bool {
+					got = append(got, row)
+					return op.stop == 0 || len(got) < op.stop
+				})
+			}
+			if err != nil {
+				return e.seeded(fmt.Errorf("case %d, op %d %v: %w", c, i, op, err))
+			}
+			if !sameRows(got, want) {
+				return e.seeded(fmt.Errorf("case %d, op %d %v: store %s, model %s\nhistory:\n%s", c, i, op, renderRows(got), renderRows(want), renderHistory(hist[:i+1])))
+			}
+		}
+	}
+	return nil
+}
+
+func renderHistory(h []genOp) string {
+	var b strings.Builder
+	for i, op := range h {
+		fmt.Fprintf(&b, "  %d: %v\n", i, op)
+	}
+	return b.String()
+}
+
+// partIdempotence applies the batches of seeded random histories to a
+// fresh store in a shuffled order, some twice and some split into single
+// mutations, and compares the rows with the model's.
+func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
+	e.logSeed()
+	r := rand.New(rand.NewSource(e.seed ^ 0x5eed))
+	for c := range e.cases {
+		var m model
+		var batches [][]store.Mutation
+		for _, op := range genHistory(r, 30) {
+			if op.batch != nil {
+				m.apply(op.batch)
+				batches = append(batches, op.batch)
+			}
+		}
+		var order [][]store.Mutation
+		for _, b := range batches {
+			order = append(order, b)
+			switch r.Intn(4) {
+			case 0:
+				order = append(order, cloneBatch(b))
+			case 1:
+				for _, mu := range b {
+					order = append(order, []store.Mutation{mu})
+				}
+			}
+		}
+		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		p := e.fresh()
+		for _, b := range order {
+			if err := p.Apply(ctx, b); err != nil {
+				return e.seeded(fmt.Errorf("case %d: Apply %s: %w", c, renderBatch(b), err))
+			}
+		}
+		for _, part := range genParts {
+			got, err := p.Snapshot(ctx, part, 100, store.ReadComplete)
+			if err != nil {
+				return e.seeded(err)
+			}
+			if want := m.rows(part); !sameRows(got, want) {
+				var lines []string
+				for i, b := range order {
+					lines = append(lines, fmt.Sprintf("  %d: %s", i, renderBatch(b)))
+				}
+				return e.seeded(fmt.Errorf("case %d: batches applied in another order, some twice, give %s in partition %s; the model %s\norder:\n%s",
+					c, renderRows(got), part, renderRows(want), strings.Join(lines, "\n")))
+			}
+		}
+	}
+	return nil
+}

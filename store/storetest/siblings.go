@@ -1,0 +1,445 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/crdt/crdttest"
+	"github.com/counterkit/counterkit/store"
+)
+
+// RunSiblings checks that the stores newStore returns keep the
+// store.Siblings contract, each check on a fresh, empty store:
+//
+//   - absent: an absent key has no values and no error;
+//   - supersede: a Put with a Fetch's token replaces exactly what that
+//     Fetch returned, and keys are independent;
+//   - stale-token: two writers with the same token leave two siblings;
+//   - nil-token: a Put with a nil token supersedes nothing;
+//   - delete: Delete removes what its token covers and nothing written
+//     since (stores that are a store.SiblingDeleter);
+//   - keys-and-actors: every crdttest.ValidKeys key works; invalid keys,
+//     invalid actors and empty values are refused (crdt.ErrInvalidKey,
+//     crdt.ErrInvalidActor) and change nothing;
+//   - malformed-token: a token the store never made is refused with
+//     crdt.ErrCorruptEncoding and changes nothing;
+//   - copies: values are copied in and out;
+//   - cancelled: a done context is honoured and the write does not happen;
+//   - concurrent: goroutines fetching and putting one key never lose a
+//     sibling they did not read, nor keep one they superseded.
+func RunSiblings(t *testing.T, newStore func(t *testing.T) store.Siblings) {
+	t.Helper()
+	run(t, siblingChecks, newStore)
+}
+
+var siblingChecks = []check[store.Siblings]{
+	{"absent", sibAbsent},
+	{"supersede", sibSupersede},
+	{"stale-token", sibStaleToken},
+	{"nil-token", sibNilToken},
+	{"delete", sibDelete},
+	{"keys-and-actors", sibKeysAndActors},
+	{"malformed-token", sibMalformedToken},
+	{"copies", sibCopies},
+	{"cancelled", sibCancelled},
+	{"concurrent", sibConcurrent},
+}
+
+// bag renders values as a sorted list, the order of siblings being
+// unspecified.
+func bag(values [][]byte) string {
+	s := make([]string, len(values))
+	for i, v := range values {
+		s[i] = strconv.Quote(string(v))
+	}
+	sort.Strings(s)
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func want(vals ...string) string {
+	b := make([][]byte, len(vals))
+	for i, v := range vals {
+		b[i] = []byte(v)
+	}
+	return bag(b)
+}
+
+// expect fetches key and compares its siblings with vals.
+func expect(ctx context.Context, s store.Siblings, key, what string, vals ...string) (store.Token, error) {
+	got, tok, err := s.Fetch(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
+	}
+	if bag(got) != want(vals...) {
+		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), want(vals...))
+	}
+	return tok, nil
+}
+
+func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	vals, tok, err := s.Fetch(ctx, "absent")
+	if err != nil || len(vals) != 0 {
+		return fmt.Errorf("Fetch of an absent key = %s, %v; want no values and no error", bag(vals), err)
+	}
+	// Its token is good for a Put.
+	if err := s.Put(ctx, "absent", "a", []byte("v"), tok); err != nil {
+		return fmt.Errorf("Put with the token of an absent key: %w", err)
+	}
+	_, err = expect(ctx, s, "absent", "after a Put with the token of an absent key", "v")
+	return err
+}
+
+func sibSupersede(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	if err := s.Put(ctx, "k", "a", []byte("v1"), nil); err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "other", "a", []byte("o1"), nil); err != nil {
+		return err
+	}
+	tok, err := expect(ctx, s, "k", "after one Put", "v1")
+	if err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "k", "a", []byte("v2"), tok); err != nil {
+		return err
+	}
+	tok, err = expect(ctx, s, "k", "a Put with the token of a Fetch supersedes what it returned", "v2")
+	if err != nil {
+		return err
+	}
+	// A writer with the latest token, by another actor, supersedes too.
+	if err := s.Put(ctx, "k", "b", []byte("v3"), tok); err != nil {
+		return err
+	}
+	if _, err := expect(ctx, s, "k", "a Put by another actor with the latest token", "v3"); err != nil {
+		return err
+	}
+	_, err = expect(ctx, s, "other", "another key is independent", "o1")
+	return err
+}
+
+func sibStaleToken(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	if err := s.Put(ctx, "k", "a", []byte("v0"), nil); err != nil {
+		return err
+	}
+	_, tok, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "k", "a", []byte("from a"), tok); err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "k", "b", []byte("from b"), tok); err != nil {
+		return err
+	}
+	tok, err = expect(ctx, s, "k", "two writers with the same token", "from a", "from b")
+	if err != nil {
+		return err
+	}
+	// The same actor twice with the same token also leaves two siblings
+	// (a retry the store cannot recognise).
+	if err := s.Put(ctx, "k", "a", []byte("m1"), tok); err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "k", "a", []byte("m2"), tok); err != nil {
+		return err
+	}
+	tok, err = expect(ctx, s, "k", "one actor writing twice with the same token", "m1", "m2")
+	if err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "k", "c", []byte("merged"), tok); err != nil {
+		return err
+	}
+	_, err = expect(ctx, s, "k", "a Put with the token of both siblings", "merged")
+	return err
+}
+
+func sibNilToken(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	for _, v := range []string{"v1", "v2", "v2"} {
+		if err := s.Put(ctx, "k", "a", []byte(v), nil); err != nil {
+			return err
+		}
+	}
+	_, err := expect(ctx, s, "k", "three Puts with a nil token, two of equal values", "v1", "v2", "v2")
+	return err
+}
+
+func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	d, ok := s.(store.SiblingDeleter)
+	if !ok {
+		e.logf("%T is not a store.SiblingDeleter; nothing to check", s)
+		return nil
+	}
+	if err := s.Put(ctx, "k", "a", []byte("v1"), nil); err != nil {
+		return err
+	}
+	_, tok, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	if err := s.Put(ctx, "k", "b", []byte("since"), nil); err != nil {
+		return err
+	}
+	if err := d.Delete(ctx, "k", tok); err != nil {
+		return err
+	}
+	if tok, err = expect(ctx, s, "k", "Delete keeps siblings written since its Fetch", "since"); err != nil {
+		return err
+	}
+	if err := d.Delete(ctx, "k", nil); err != nil {
+		return fmt.Errorf("Delete with a nil token: %w", err)
+	}
+	if _, err := expect(ctx, s, "k", "Delete with a nil token removes nothing", "since"); err != nil {
+		return err
+	}
+	if err := d.Delete(ctx, "k", tok); err != nil {
+		return err
+	}
+	if _, err := expect(ctx, s, "k", "Delete with the latest token"); err != nil {
+		return err
+	}
+	_, tok, err = s.Fetch(ctx, "never")
+	if err != nil {
+		return err
+	}
+	if err := d.Delete(ctx, "never", tok); err != nil {
+		return fmt.Errorf("Delete of an absent key: %w", err)
+	}
+	// A deleted key can be written again.
+	if err := s.Put(ctx, "k", "a", []byte("again"), nil); err != nil {
+		return err
+	}
+	_, err = expect(ctx, s, "k", "a Put after Delete", "again")
+	return err
+}
+
+func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	for name, k := range crdttest.ValidKeys() {
+		if err := s.Put(ctx, k, "a", []byte(name), nil); err != nil {
+			return fmt.Errorf("Put with a valid key (%s): %w", name, err)
+		}
+		if _, err := expect(ctx, s, k, "a valid key ("+name+")", name); err != nil {
+			return err
+		}
+	}
+	const k = "refusals"
+	if err := s.Put(ctx, k, "a", []byte("v"), nil); err != nil {
+		return err
+	}
+	_, tok, err := s.Fetch(ctx, k)
+	if err != nil {
+		return err
+	}
+	for name, k := range crdttest.InvalidKeys() {
+		if _, _, err := s.Fetch(ctx, k); !errors.Is(err, crdt.ErrInvalidKey) {
+			return fmt.Errorf("Fetch with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+		}
+		if err := s.Put(ctx, k, "a", []byte("x"), nil); !errors.Is(err, crdt.ErrInvalidKey) {
+			return fmt.Errorf("Put with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+		}
+		if d, ok := s.(store.SiblingDeleter); ok {
+			if err := d.Delete(ctx, k, nil); !errors.Is(err, crdt.ErrInvalidKey) {
+				return fmt.Errorf("Delete with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+			}
+		}
+	}
+	for name, a := range crdttest.InvalidKeys() {
+		if err := s.Put(ctx, k, crdt.ActorID(a), []byte("x"), tok); !errors.Is(err, crdt.ErrInvalidActor) {
+			return fmt.Errorf("Put with an invalid actor (%s): %v, want an error wrapping crdt.ErrInvalidActor", name, err)
+		}
+	}
+	for _, v := range [][]byte{nil, {}} {
+		if err := s.Put(ctx, k, "a", v, tok); err == nil {
+			return fmt.Errorf("Put of an empty value (%#v) succeeded", v)
+		}
+	}
+	_, err = expect(ctx, s, k, "refused Puts change nothing", "v")
+	return err
+}
+
+// malformedTokens are tokens no backend makes.
+var malformedTokens = []store.Token{
+	{0xff, 0xfe, 0xfd, 0xfc},
+	store.Token("\x00\x01not a token\xff\xff\xff"),
+}
+
+func sibMalformedToken(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	if err := s.Put(ctx, "k", "a", []byte("v"), nil); err != nil {
+		return err
+	}
+	_, tok, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	bad := append(slices.Clone(malformedTokens), append(slices.Clone(tok), 0xff, 0xff, 0xff, 0xff))
+	for _, b := range bad {
+		if err := s.Put(ctx, "k", "a", []byte("w"), b); !errors.Is(err, crdt.ErrCorruptEncoding) {
+			return fmt.Errorf("Put with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
+		}
+		if d, ok := s.(store.SiblingDeleter); ok {
+			if err := d.Delete(ctx, "k", b); !errors.Is(err, crdt.ErrCorruptEncoding) {
+				return fmt.Errorf("Delete with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
+			}
+		}
+	}
+	_, err = expect(ctx, s, "k", "refused Puts and Deletes change nothing", "v")
+	return err
+}
+
+func sibCopies(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	v := []byte("value")
+	if err := s.Put(ctx, "k", "a", v, nil); err != nil {
+		return err
+	}
+	copy(v, "XXXXX")
+	got, _, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	if bag(got) != want("value") {
+		return fmt.Errorf("changing a value after Put changed the store: %s", bag(got))
+	}
+	for _, g := range got {
+		for i := range g {
+			g[i] = 'Y'
+		}
+	}
+	if _, err := expect(ctx, s, "k", "changing the values a Fetch returned changed the store", "value"); err != nil {
+		return err
+	}
+	// Two fetches do not share memory either.
+	a, _, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	b, _, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	a[0][0] = 'Z'
+	if b[0][0] == 'Z' {
+		return errors.New("two Fetches returned the same value slice")
+	}
+	return nil
+}
+
+func sibCancelled(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	if err := s.Put(ctx, "k", "a", []byte("v"), nil); err != nil {
+		return err
+	}
+	_, tok, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, _, err := s.Fetch(done, "k"); !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("Fetch with a cancelled context: %v, want an error wrapping context.Canceled", err)
+	}
+	if err := s.Put(done, "k", "a", []byte("w"), tok); !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("Put with a cancelled context: %v, want an error wrapping context.Canceled", err)
+	}
+	if d, ok := s.(store.SiblingDeleter); ok {
+		if err := d.Delete(done, "k", tok); !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("Delete with a cancelled context: %v, want an error wrapping context.Canceled", err)
+		}
+	}
+	_, err = expect(ctx, s, "k", "calls with a cancelled context change nothing", "v")
+	return err
+}
+
+// sibConcurrent runs writers that each fetch a key and put a unique value
+// with the token. Every value must end up present unless a Put's Fetch
+// returned it (then it must be gone).
+func sibConcurrent(ctx context.Context, e *env[store.Siblings]) error {
+	e.logSeed()
+	s := e.fresh()
+	const writers, rounds = 4, 25
+	var mu sync.Mutex
+	written := map[string]bool{}
+	superseded := map[string]bool{}
+	errs := make(chan error, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(e.seed + int64(w)))
+			actor := crdt.ActorID("w" + strconv.Itoa(w))
+			for r := range rounds {
+				vals, tok, err := s.Fetch(ctx, "k")
+				if err != nil {
+					errs <- err
+					return
+				}
+				if rng.Intn(4) == 0 {
+					tok = nil // now and then a blind write
+					vals = nil
+				}
+				if rng.Intn(2) == 0 {
+					runtime.Gosched() // let another writer in between
+				}
+				v := fmt.Sprintf("%s/%d", actor, r)
+				if err := s.Put(ctx, "k", actor, []byte(v), tok); err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				written[v] = true
+				for _, old := range vals {
+					superseded[string(old)] = true
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return e.seeded(err)
+	}
+	got, _, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	final := map[string]int{}
+	for _, v := range got {
+		final[string(v)]++
+	}
+	for v := range written {
+		switch {
+		case superseded[v] && final[v] > 0:
+			return e.seeded(fmt.Errorf("concurrent writers: %q was superseded by a Put whose Fetch returned it, yet survives", v))
+		case !superseded[v] && final[v] == 0:
+			return e.seeded(fmt.Errorf("concurrent writers: %q was lost, though no Put's Fetch returned it", v))
+		}
+	}
+	for v, n := range final {
+		if !written[v] || n > 1 {
+			return e.seeded(fmt.Errorf("concurrent writers: %q appears %d times, written %v", v, n, written[v]))
+		}
+	}
+	e.logf("%d writes, %d siblings left", len(written), len(got))
+	return nil
+}
+
