@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -85,6 +86,10 @@ type tOptions struct {
 	// TxnTime is "timeuuid" when transactions are timed by their version 1
 	// UUID ids (SPEC.md 6.1), empty otherwise.
 	TxnTime string `json:"txn_time,omitempty"`
+	// FutureSkewNS and Clock (RFC 3339, the fixed time Clock returns) set
+	// Options.FutureSkew and Options.Clock (SPEC.md 6.1).
+	FutureSkewNS I64    `json:"future_skew_ns,omitempty"`
+	Clock        string `json:"clock,omitempty"`
 }
 
 type tScenario struct {
@@ -94,7 +99,34 @@ type tScenario struct {
 	Options  tOptions          `json:"options"`
 	Replicas []string          `json:"replicas"`
 	Steps    []Step            `json:"steps"`
-	Final    map[string]tState `json:"final"`
+	Final    map[string]tState `json:"final,omitempty"`
+	// FinalDigest replaces Final in scenarios with generated steps.
+	FinalDigest map[string]tDigest `json:"final_digest,omitempty"`
+}
+
+// tDigest is a big final state: the value, the number of txns each
+// actor's entry holds (history and folded) and the SHA-256 of the encoding.
+type tDigest struct {
+	Value     I64            `json:"value"`
+	Txns      map[string]int `json:"txns"`
+	HexSHA256 string         `json:"hex_sha256"`
+}
+
+// tOpts turns a scenario's options into tpncounter.Options.
+func tOpts(t *testing.T, o tOptions) tpncounter.Options {
+	opts := tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength, MaxActors: o.MaxActors, FutureSkew: time.Duration(o.FutureSkewNS)}
+	switch o.TxnTime {
+	case "":
+	case "timeuuid":
+		opts.TxnTime = tpncounter.TimeUUID
+	default:
+		t.Fatalf("unknown txn_time %q", o.TxnTime)
+	}
+	if o.Clock != "" {
+		now := must(time.Parse(time.RFC3339Nano, o.Clock))
+		opts.Clock = func() time.Time { return now }
+	}
+	return opts
 }
 
 type tFile struct {
@@ -258,14 +290,7 @@ var statusNames = map[tpncounter.Status]string{
 }
 
 func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
-	opts := tpncounter.Options{HistoryLength: sc.Options.HistoryLength, FoldedLength: sc.Options.FoldedLength, MaxActors: sc.Options.MaxActors}
-	switch sc.Options.TxnTime {
-	case "":
-	case "timeuuid":
-		opts.TxnTime = tpncounter.TimeUUID
-	default:
-		t.Fatalf("unknown txn_time %q", sc.Options.TxnTime)
-	}
+	opts := tOpts(t, sc.Options)
 	rs := map[string]tReplica{}
 	for _, r := range sc.Replicas {
 		switch sc.Type {
@@ -279,39 +304,38 @@ func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
-		r := rs[st.Replica]
-		require.NotNil(t, r, "step %d: replica %q", i, st.Replica)
-		before := r.bytes()
-		var err error
-		var outcome string
-		var changed *bool
-		switch st.Op {
-		case "apply":
-			var o tpncounter.Outcome
-			o, err = r.apply(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)), crdt.TxnID(idOf(t, st.Txn, "")), int64(*st.Amount))
-			outcome = outcomeNames[o]
-		case "compact":
-			var ch bool
-			ch, err = r.compact(crdt.ActorID(idOf(t, st.Actor, st.ActorHex)))
-			if err == nil {
-				changed = &ch
+		for k, x := range expandStep(*st) {
+			r := rs[x.Replica]
+			require.NotNil(t, r, "step %d: replica %q", i, x.Replica)
+			var before []byte
+			if keepBefore(fill, *st) {
+				before = r.bytes()
 			}
-		case "merge":
-			err = r.merge(rs[st.From])
-		default:
-			t.Fatalf("unknown op %q", st.Op)
-		}
-		if fill {
-			st.Error, st.Outcome, st.Changed = kindOf(t, err), outcome, changed
-		} else {
-			requireKind(t, st.Error, err, "%s step %d", sc.Name, i)
-			require.Equal(t, st.Outcome, outcome, "%s step %d outcome", sc.Name, i)
-			require.Equal(t, st.Changed, changed, "%s step %d changed", sc.Name, i)
-		}
-		if err != nil || (st.Op == "apply" && outcome != "applied") || (changed != nil && !*changed) {
-			// Refused, recognised (duplicate, duplicate_folded, superseded)
-			// or nothing to do: nothing changes.
-			require.Equal(t, hex.EncodeToString(before), hex.EncodeToString(r.bytes()), "%s step %d: state changed", sc.Name, i)
+			var err error
+			var outcome string
+			var changed *bool
+			switch x.Op {
+			case "apply":
+				var o tpncounter.Outcome
+				o, err = r.apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), crdt.TxnID(idOf(t, x.Txn, "")), int64(*x.Amount))
+				outcome = outcomeNames[o]
+			case "compact":
+				var ch bool
+				ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
+				if err == nil {
+					changed = &ch
+				}
+			case "merge":
+				err = r.merge(rs[x.From])
+			default:
+				t.Fatalf("unknown op %q", x.Op)
+			}
+			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), outcome, changed, fmt.Sprintf("%s step %d.%d", sc.Name, i, k))
+			if before != nil && (err != nil || (x.Op == "apply" && outcome != "applied") || (changed != nil && !*changed)) {
+				// Refused, recognised (duplicate, duplicate_folded, superseded)
+				// or nothing to do: nothing changes.
+				require.Equal(t, hex.EncodeToString(before), hex.EncodeToString(r.bytes()), "%s step %d: state changed", sc.Name, i)
+			}
 		}
 	}
 	return rs
@@ -436,9 +460,65 @@ func genTPN(t *testing.T) any {
 				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
 			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
 	}
+	// Merge order after seq (SPEC.md 6.5): one actor ran twice at once, so
+	// two replicas hold entries of equal seq; each scenario is built so that
+	// skipping the tie-breaker in question picks the other entry.
+	tv := func(sec float64) string { return vid(sec, 1, 1).String() }
+	scs = append(scs,
+		tScenario{Name: "merge order: total", Type: "tgcounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1}, Replicas: []string{"r1", "r2"},
+			Note: "equal seq 3; r2's entry has the larger total (5 > 1) and wins, although r1's history compares larger (t2 > a2)",
+			Steps: []Step{ap("r1", "a", "t1", 1), ap("r1", "a", "t2", 1), ap("r1", "a", "t3", 1), ap("r2", "a", "a1", 5), ap("r2", "a", "a2", 1), ap("r2", "a", "a3", 1),
+				mg("r1", "r2"), mg("r2", "r1")}},
+		tScenario{Name: "merge order: forgot", Type: "tgcounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1, TxnTime: "timeuuid"}, Replicas: []string{"r1", "r2"},
+			Note: "equal seq 4 and total 2; r2 forgot a later transaction (t=5 s against t=1 s) and wins, although r1's history compares larger",
+			Steps: []Step{ap("r1", "a", tv(1), 1), ap("r1", "a", tv(2), 1), ap("r1", "a", tv(3), 1), ap("r1", "a", tv(4), 1),
+				ap("r2", "a", tv(5), 1), ap("r2", "a", tv(0.5), 1), ap("r2", "a", tv(0.6), 1), ap("r2", "a", tv(0.7), 1),
+				mg("r1", "r2"), mg("r2", "r1")}},
+		tScenario{Name: "merge order: history", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note: "equal seq 1, totals and forgot: the history decides, compared as a list of (txn bytes, amount): alpha > Zed (bytes 0x61 > 0x5a), then (x, 2) > (x, 1)",
+			Steps: []Step{ap("r1", "a", "Zed", 1), ap("r2", "a", "alpha", 1), ap("r3", "a", "x", 1), ap("r4", "a", "x", 2),
+				mg("r1", "r2"), mg("r2", "r1"), mg("r3", "r4"), mg("r4", "r3")}},
+		tScenario{Name: "merge order: folded", Type: "tgcounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1}, Replicas: []string{"r1", "r2"},
+			Note: "equal seq 3, total 1, forgot 0 and history [h2, h3]: the folded record decides (g1 > f1)",
+			Steps: []Step{ap("r1", "a", "f1", 1), ap("r1", "a", "h2", 1), ap("r1", "a", "h3", 1), ap("r2", "a", "g1", 1), ap("r2", "a", "h2", 1), ap("r2", "a", "h3", 1),
+				mg("r1", "r2"), mg("r2", "r1")}},
+		tScenario{Name: "merge overflow is refused", Type: "tgcounter", Replicas: []string{"r1", "r2"},
+			Note:  "the merged value would be 2^63: overflow, r1 unchanged (SPEC.md 6.5 step 3)",
+			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ap("r2", "b", "t2", 1), mg("r1", "r2"), mg("r2", "r1")}},
+		tScenario{Name: "merge overflow in one half is refused whole", Type: "tpncounter", Replicas: []string{"r1", "r2"},
+			Note:  "N's value would be 2^63 while P merges fine: overflow, and neither half changes (SPEC.md 6.6)",
+			Steps: []Step{ap("r1", "a", "t1", -math.MaxInt64), ap("r2", "b", "t2", -1), ap("r2", "c", "t3", 7), mg("r1", "r2"), mg("r2", "r1")}},
+		tScenario{Name: "timed: FutureSkew", Type: "tgcounter", Options: tOptions{TxnTime: "timeuuid", FutureSkewNS: I64(5 * time.Second), Clock: t0.Add(10 * time.Second).Format(time.RFC3339Nano)},
+			Replicas: []string{"r"},
+			Note:     "the clock reads t0+10 s and FutureSkew is 5 s: a txn at t0+15 s is accepted, one 100 ns later is outside_window; an untimed id is invalid_txn first (SPEC.md 6.3 step 1)",
+			Steps:    []Step{ap("r", "a", tv(15), 1), ap("r", "a", tv(15.0000001), 1), ap("r", "a", "untimed", 1), ap("r", "a", tv(3), 1), ap("r", "a", tv(15), 1)}},
+	)
+	// Generated: the 4096-transaction cap of one entry on Apply (SPEC.md
+	// 6.3 step 6). a and b both apply t00001..t02049 (H = F = 1024, so each
+	// holds all 2049); once r holds b's entry, a's old transactions are
+	// deferred (b holds them) and a grows by one per new transaction until
+	// it would hold 4097.
+	tr := func(r, actor, prefix string, first, count int) Step {
+		return Step{Replica: r, Op: "apply", Actor: sp(actor), TxnRange: &idRange{Prefix: prefix, First: first, Count: count, Width: 5}, Amount: ip(1)}
+	}
+	scs = append(scs, tScenario{Name: "4096 transactions in one entry", Type: "tgcounter", Options: tOptions{HistoryLength: 1024, FoldedLength: 1024}, Replicas: []string{"r", "s"},
+		Note:  "a and b apply t00001..t02049; r merges b's entry; a then applies u00001..u02047 (holding 4096: 1025 in history, 3071 folded, 2049 of them deferred because b holds them) and u02048 is too_large",
+		Steps: []Step{tr("r", "a", "t", 1, 2049), tr("s", "b", "t", 1, 2049), mg("r", "s"), tr("r", "a", "u", 1, 2047), ap("r", "a", "u02048", 1), ap("r", "a", "t00001", 1)}})
 	for i := range scs {
 		sc := &scs[i]
 		rs := runT(t, sc, true)
+		if generated(sc.Steps) {
+			require.Equal(t, "tgcounter", sc.Type, "generated tpncounter scenarios are not supported")
+			sc.FinalDigest = map[string]tDigest{}
+			for name, r := range rs {
+				d := tDigest{Value: I64(r.value()), Txns: map[string]int{}, HexSHA256: sha256Hex(r.bytes())}
+				for _, e := range *r.state().Entries {
+					d.Txns[e.Actor] = len(e.History) + len(e.Folded)
+				}
+				sc.FinalDigest[name] = d
+			}
+			continue
+		}
 		sc.Final = map[string]tState{}
 		for name, r := range rs {
 			st := r.state()
@@ -587,6 +667,8 @@ func scenarioTxns(sc *tScenario) []string {
 type tModel struct {
 	h, f    int
 	timed   bool
+	skew    int64               // FutureSkew (ns); 0: unchecked
+	now     int64               // the Clock's reading (Unix ns)
 	half    [2]map[string]*tEnt // credits, debits (magnitudes)
 	recount [2]int64            // amounts counted a second time: a retry after the window
 }
@@ -620,7 +702,11 @@ func newTModel(o tOptions) *tModel {
 	if f == 0 {
 		f = h
 	}
-	return &tModel{h: h, f: f, timed: o.TxnTime != "", half: [2]map[string]*tEnt{{}, {}}}
+	m := &tModel{h: h, f: f, timed: o.TxnTime != "", skew: int64(o.FutureSkewNS), half: [2]map[string]*tEnt{{}, {}}}
+	if o.Clock != "" {
+		m.now = must(time.Parse(time.RFC3339Nano, o.Clock)).UnixNano()
+	}
+	return m
 }
 
 func (m *tModel) clone() *tModel {
@@ -863,7 +949,7 @@ func (m *tModel) step(t *testing.T, typ string, ms map[string]*tModel, st Step) 
 		next := m.clone()
 		for s := range next.half {
 			for a, e := range ms[st.From].half[s] {
-				if mine := next.half[s][a]; mine == nil || e.seq > mine.seq {
+				if mine := next.half[s][a]; mine == nil || cmpEntries(m.entry(a, e), m.entry(a, mine)) > 0 {
 					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
 				}
 			}
@@ -890,6 +976,8 @@ func (m *tModel) step(t *testing.T, typ string, ms map[string]*tModel, st Step) 
 		return "invalid_amount", "", false
 	case m.timed && !refTimeUUID(x).Valid:
 		return "invalid_txn", "", false
+	case m.timed && m.skew > 0 && int64(refTimeUUID(x).Nanos) > m.now+m.skew:
+		return "outside_window", "", false
 	}
 	s, mag := 0, n
 	if n < 0 {
@@ -943,26 +1031,61 @@ func (m *tModel) step(t *testing.T, typ string, ms map[string]*tModel, st Step) 
 func (m *tModel) entries(s int) []tEntry {
 	out := []tEntry{}
 	for _, a := range sortedKeys(m.half[s]) {
-		e := m.half[s][a]
-		en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}}
-		for _, it := range e.items {
-			switch {
-			case it.gone:
-				if tu := refTimeUUID(it.txn); m.timed && tu.Valid {
-					en.Forgot = max(en.Forgot, tu.Nanos)
-				}
-			case it.folded:
-				en.Folded = append(en.Folded, TxnJSON{it.txn, I64(it.amt)})
-			default:
-				en.History = append(en.History, TxnJSON{it.txn, I64(it.amt)})
-			}
-			if it.gone || it.folded {
-				en.Total += I64(it.amt)
-			}
-		}
-		out = append(out, en)
+		out = append(out, m.entry(a, m.half[s][a]))
 	}
 	return out
+}
+
+// entry is one model entry as a vector lists it.
+func (m *tModel) entry(a string, e *tEnt) tEntry {
+	en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}}
+	for _, it := range e.items {
+		switch {
+		case it.gone:
+			if tu := refTimeUUID(it.txn); m.timed && tu.Valid {
+				en.Forgot = max(en.Forgot, tu.Nanos)
+			}
+		case it.folded:
+			en.Folded = append(en.Folded, TxnJSON{it.txn, I64(it.amt)})
+		default:
+			en.History = append(en.History, TxnJSON{it.txn, I64(it.amt)})
+		}
+		if it.gone || it.folded {
+			en.Total += I64(it.amt)
+		}
+	}
+	return en
+}
+
+// cmpEntries is SPEC.md 6.5's merge order: seq, total, forgot, then
+// history and folded compared as lists of (txn bytes, amount).
+func cmpEntries(a, b tEntry) int {
+	list := func(x, y []TxnJSON) int {
+		for i := 0; i < len(x) && i < len(y); i++ {
+			if c := strings.Compare(x[i].Txn, y[i].Txn); c != 0 {
+				return c
+			}
+			if c := cmpInt64(int64(x[i].Amount), int64(y[i].Amount)); c != 0 {
+				return c
+			}
+		}
+		return cmpInt(len(x), len(y))
+	}
+	switch {
+	case a.Seq != b.Seq:
+		if a.Seq < b.Seq {
+			return -1
+		}
+		return 1
+	case a.Total != b.Total:
+		return cmpInt64(int64(a.Total), int64(b.Total))
+	case a.Forgot != b.Forgot:
+		return cmpInt64(int64(a.Forgot), int64(b.Forgot))
+	}
+	if c := list(a.History, b.History); c != 0 {
+		return c
+	}
+	return list(a.Folded, b.Folded)
 }
 
 // refTValue is the value SPEC.md gives a tgcounter (n nil) or tpncounter
@@ -1050,6 +1173,10 @@ func checkTPN(t *testing.T, raw []byte) {
 			ms := map[string]*tModel{}
 			for _, r := range sc.Replicas {
 				ms[r] = newTModel(sc.Options)
+			}
+			if generated(sc.Steps) {
+				checkTDigest(t, sc, rs)
+				return
 			}
 			for j, st := range sc.Steps {
 				if st.Beyond && sc.Options.TxnTime == "" {
@@ -1181,4 +1308,51 @@ func refTimeUUID(id string) tTimeUUID {
 	}
 	out.Valid, out.Nanos = true, I64((int64(ticks)-gregorianToUnix)*100)
 	return out
+}
+
+// checkTDigest checks a generated scenario's digests against the replicas
+// and against the plainest model, "every distinct transaction once": each
+// replica's value is the sum of the amounts of the distinct txns applied to
+// it or to a replica it merged (the full model is quadratic in the number
+// of txns an entry holds, too slow for thousands).
+func checkTDigest(t *testing.T, sc *tScenario, rs map[string]tReplica) {
+	require.Empty(t, sc.Final)
+	require.Equal(t, "tgcounter", sc.Type)
+	applied := map[string]map[string]int64{}
+	for _, r := range sc.Replicas {
+		applied[r] = map[string]int64{}
+	}
+	for _, st := range expandSteps(sc.Steps) {
+		switch {
+		case st.Op == "apply" && st.Outcome == "applied":
+			_, dup := applied[st.Replica][*st.Txn]
+			require.False(t, dup, "%s applied twice", *st.Txn)
+			applied[st.Replica][*st.Txn] = int64(*st.Amount)
+		case st.Op == "apply" && (st.Outcome == "duplicate" || st.Outcome == "duplicate_folded"):
+			require.Contains(t, applied[st.Replica], *st.Txn)
+		case st.Op == "merge" && st.Error == "":
+			for x, n := range applied[st.From] {
+				applied[st.Replica][x] = n
+			}
+		}
+	}
+	require.Len(t, sc.FinalDigest, len(rs))
+	for name, want := range sc.FinalDigest {
+		r := rs[name]
+		require.Equal(t, want.HexSHA256, sha256Hex(r.bytes()), "%s encoding", name)
+		es := *r.state().Entries
+		require.Equal(t, want.HexSHA256, sha256Hex(refTBody(env("tgcounter", 2), es).b), "%s: reference encoding of the entries", name)
+		require.Len(t, want.Txns, len(es))
+		for _, e := range es {
+			require.Equal(t, want.Txns[e.Actor], len(e.History)+len(e.Folded), "%s: txns of %s", name, e.Actor)
+			require.LessOrEqual(t, want.Txns[e.Actor], 4096, "MaxEntriesPerActor")
+		}
+		var sum int64
+		for _, n := range applied[name] {
+			sum += n
+		}
+		require.EqualValues(t, sum, want.Value, "%s: value vs every distinct transaction once", name)
+		require.EqualValues(t, want.Value, r.value())
+		require.EqualValues(t, want.Value, refTValue(es, nil), "%s: value of the entries", name)
+	}
 }
