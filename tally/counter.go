@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -60,6 +61,12 @@ type Config struct {
 	// NewID returns a fresh mutator id, never used before for this key;
 	// nil means a random UUID. Reusing an id loses updates.
 	NewID func() crdt.ActorID
+	// Observer, when set, receives one observe.Event per Flush, Update,
+	// Retry, Abandon, GC, Read and ReadComplete: the outcome, write
+	// attempts, ambiguous and refused writes, bytes written, and for a GC
+	// the shards folded and how long after its shards expired it ran. Nil
+	// costs nothing.
+	Observer observe.Observer
 	// MaxRows is the most rows (shards plus the tally) a read accepts; a
 	// counter with more is refused with an error wrapping crdt.ErrTooLarge
 	// until a GC folds its final shards. 0 means DefaultMaxRows.
@@ -153,14 +160,23 @@ func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
 // fit), crdt.ErrTooLarge (more than Config.MaxRows rows), or come from the
 // store.
 func (c *Counter[A]) Read(ctx context.Context) (A, error) {
-	v, _, err := c.read(ctx, false)
-	return v, err
+	return c.observedRead(ctx, "read", false)
 }
 
 // ReadComplete is Read with a complete store read (store.ReadComplete;
 // Cassandra: consistency ALL): it reflects every acknowledged update.
 func (c *Counter[A]) ReadComplete(ctx context.Context) (A, error) {
-	v, _, err := c.read(ctx, true)
+	return c.observedRead(ctx, "read_complete", true)
+}
+
+func (c *Counter[A]) observedRead(ctx context.Context, op string, complete bool) (A, error) {
+	if c.cfg.Observer == nil {
+		v, _, err := c.read(ctx, complete)
+		return v, err
+	}
+	start := time.Now()
+	v, _, err := c.read(ctx, complete)
+	c.cfg.Observer.Observe(ctx, c.event(op, start, sendStats{}, err))
 	return v, err
 }
 
@@ -297,15 +313,45 @@ func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 // is down; it is an optimisation that bounds read cost, never needed for
 // correctness.
 func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
+	if c.cfg.Observer == nil {
+		return c.gc(ctx, nil)
+	}
+	start := time.Now()
+	var st sendStats
+	plan, err := c.gc(ctx, &st)
+	e := c.event("gc", start, st, err)
+	e.Folded, e.Bytes = plan.Folded, len(plan.Batch.Tally)
+	if plan.Folded > 0 {
+		// The newest shard folded expired at WriteTS; the GC ran this long
+		// after.
+		e.Lag = c.cfg.Clock().Sub(time.UnixMicro(plan.Batch.WriteTS))
+	}
+	c.cfg.Observer.Observe(ctx, e)
+	return plan, err
+}
+
+func (c *Counter[A]) gc(ctx context.Context, st *sendStats) (GCPlan, error) {
 	plan, err := c.PlanGC(ctx)
 	if err != nil || plan.Empty() {
 		return plan, err
 	}
 	muts := plan.Batch.Mutations(c.key)
-	if err := c.send(ctx, func() error { return c.store.Apply(ctx, muts) }, nil); err != nil {
+	if err := c.send(ctx, func() error { return c.store.Apply(ctx, muts) }, nil, st); err != nil {
 		return plan, fmt.Errorf("tally: gc %q: %w", c.key, err)
 	}
 	return plan, nil
+}
+
+// sendStats counts the attempts of writes, for the Observer.
+type sendStats struct {
+	attempts, ambiguous, refused int
+}
+
+// event is the observe.Event of an operation that started at start.
+func (c *Counter[A]) event(op string, start time.Time, st sendStats, err error) observe.Event {
+	return observe.Event{Component: "tally", Op: op, Outcome: observe.OutcomeOf(err), Err: err,
+		Start: start, Duration: time.Since(start),
+		Attempts: st.attempts, Ambiguous: st.ambiguous, Refused: st.refused}
 }
 
 // send runs write up to 1+Retries times until it succeeds. stillOK, when
@@ -313,7 +359,7 @@ func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 // with errLate. The result is nil, an error wrapping crdt.ErrUnavailable
 // when every attempt certainly failed, or one wrapping
 // crdt.ErrAmbiguousWrite when any attempt may have landed.
-func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func() bool) error {
+func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func() bool, st *sendStats) error {
 	var last error
 	ambiguous := false
 	for attempt := 0; attempt <= c.cfg.Retries; attempt++ {
@@ -327,6 +373,15 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 			break
 		}
 		err := write()
+		if st != nil {
+			st.attempts++
+			switch {
+			case errors.Is(err, crdt.ErrAmbiguousWrite):
+				st.ambiguous++
+			case errors.Is(err, crdt.ErrUnavailable):
+				st.refused++
+			}
+		}
 		if err == nil {
 			return nil
 		}

@@ -52,6 +52,8 @@ type Mutator[A Aggregate[A]] struct {
 	lastTS    int64  // greatest write timestamp attempted
 	lastSent  []byte // the bytes attempted at lastTS
 	dead      bool   // expired: no new updates, no resolution
+
+	stats sendStats // of the operation in progress, for Config.Observer
 }
 
 // NewMutator returns a fresh mutator with a new id (Config.NewID) that
@@ -122,6 +124,19 @@ func (m *Mutator[A]) usable() error {
 // write timestamp, which is idempotent). It does nothing when nothing is
 // staged. See the type's documentation for what each result means.
 func (m *Mutator[A]) Flush(ctx context.Context) error {
+	if m.c.cfg.Observer == nil {
+		return m.flush(ctx)
+	}
+	start := time.Now()
+	m.stats = sendStats{}
+	err := m.flush(ctx)
+	e := m.c.event("flush", start, m.stats, err)
+	e.Bytes = len(m.lastSent)
+	m.c.cfg.Observer.Observe(ctx, e)
+	return err
+}
+
+func (m *Mutator[A]) flush(ctx context.Context) error {
 	if err := m.usable(); err != nil {
 		return err
 	}
@@ -169,6 +184,19 @@ func (m *Mutator[A]) Update(ctx context.Context, fn func(A) error) error {
 // outcome can no longer be settled and Retry returns an error wrapping
 // crdt.ErrAmbiguousWrite and crdt.ErrExpired.
 func (m *Mutator[A]) Retry(ctx context.Context) error {
+	if m.c.cfg.Observer == nil {
+		return m.retry(ctx)
+	}
+	start := time.Now()
+	m.stats = sendStats{}
+	err := m.retry(ctx)
+	e := m.c.event("retry", start, m.stats, err)
+	e.Bytes = len(m.lastSent)
+	m.c.cfg.Observer.Observe(ctx, e)
+	return err
+}
+
+func (m *Mutator[A]) retry(ctx context.Context) error {
 	if m.pending == nil {
 		return nil
 	}
@@ -185,6 +213,19 @@ func (m *Mutator[A]) Retry(ctx context.Context) error {
 // mutator accepts updates again; an error wrapping crdt.ErrAmbiguousWrite
 // means still unknown. Abandon does nothing when no write is unresolved.
 func (m *Mutator[A]) Abandon(ctx context.Context) error {
+	if m.c.cfg.Observer == nil {
+		return m.abandon(ctx)
+	}
+	start := time.Now()
+	m.stats = sendStats{}
+	err := m.abandon(ctx)
+	e := m.c.event("abandon", start, m.stats, err)
+	e.Bytes = len(m.lastSent)
+	m.c.cfg.Observer.Observe(ctx, e)
+	return err
+}
+
+func (m *Mutator[A]) abandon(ctx context.Context) error {
 	if m.pending == nil {
 		return nil
 	}
@@ -245,7 +286,7 @@ func (m *Mutator[A]) write(ctx context.Context, data []byte, ts int64) error {
 	muts := []store.Mutation{shardMutation(m.c.key, m.id, data, ts)}
 	err := m.c.send(ctx,
 		func() error { return m.c.store.Apply(ctx, muts) },
-		func() bool { return m.c.nowMicros() < m.expiresAt })
+		func() bool { return m.c.nowMicros() < m.expiresAt }, &m.stats)
 	if errors.Is(err, crdt.ErrExpired) {
 		m.dead = true
 	}
