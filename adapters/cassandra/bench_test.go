@@ -1,8 +1,10 @@
 package cassandra
 
-// Benchmarks need a cluster (CASSANDRA_HOSTS) and skip without one. They
-// compare the adapter's writes with raw driver INSERTs of the same rows in
-// the same run; the goal is adapter throughput >= 0.9x raw. Run with
+// Benchmarks need a cluster (CASSANDRA_HOSTS) and skip without one.
+// BenchmarkStoreKit runs the storetest benchmarks every backend runs, each
+// on freshly created tables; the others compare the adapter's writes with
+// raw driver INSERTs of the same rows in the same run (goal: adapter
+// throughput >= 0.9x raw). Run with
 //
 //	CASSANDRA_HOSTS=127.0.0.1 go test -run '^$' -bench . -benchtime 5s
 
@@ -15,7 +17,20 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/storetest"
 )
+
+// BenchmarkStoreKit runs storetest.BenchmarkSiblings and
+// BenchmarkPartitions against the cluster.
+func BenchmarkStoreKit(b *testing.B) {
+	integration(b)
+	b.Run("Siblings", func(b *testing.B) {
+		storetest.BenchmarkSiblings(b, func(b *testing.B) store.Siblings { return freshDB(b, Options{}).Siblings() })
+	})
+	b.Run("Partitions", func(b *testing.B) {
+		storetest.BenchmarkPartitions(b, func(b *testing.B) store.Partitions { return freshDB(b, Options{}).Partitions() })
+	})
+}
 
 // writeBench is one way of writing row i of a benchmark.
 type writeBench struct {
