@@ -271,7 +271,7 @@ func genBalance(t *testing.T) any {
 	now := t0.Add(time.Hour)
 	win := func(at time.Time, amt int64, note ...string) {
 		id := deltalog.IDFromParts(at, 9, 9)
-		l := must(balance.New(memory.NewBalanceStore(), balance.Options{Clock: func() time.Time { return now }}))
+		l := must(balance.New(memory.NewPartitions(), balance.Options{Clock: func() time.Time { return now }}))
 		err := l.Add(context.Background(), "acct", id, amt)
 		o := l.Options()
 		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
@@ -396,7 +396,7 @@ func checkBalance(t *testing.T, raw []byte) {
 	require.NotEmpty(t, f.Windows)
 	for _, w := range f.Windows {
 		now := must(time.Parse(time.RFC3339Nano, w.Now))
-		l := must(balance.New(memory.NewBalanceStore(), balance.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
+		l := must(balance.New(memory.NewPartitions(), balance.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
 		id := must(deltalog.ParseID(w.ID))
 		requireKind(t, w.Error, l.Add(context.Background(), "acct", id, int64(w.Delta)), w.ID)
 		at := id.Time()

@@ -283,7 +283,7 @@ func genDeltalog(t *testing.T) any {
 	now := t0.Add(time.Hour)
 	win := func(at time.Time, delta int64, note ...string) {
 		id := deltalog.IDFromParts(at, 9, 9)
-		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Clock: func() time.Time { return now }}))
+		c := must(deltalog.New(memory.NewPartitions(), deltalog.Options{Clock: func() time.Time { return now }}))
 		err := c.Add(context.Background(), "counter", id, delta)
 		o := c.Options()
 		f.Windows = append(f.Windows, windowVec{Now: now.Format(time.RFC3339Nano), WindowNS: I64(o.Window), FutureNS: I64(o.FutureSkew),
@@ -505,7 +505,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	require.NotEmpty(t, f.Windows)
 	for _, w := range f.Windows {
 		now := must(time.Parse(time.RFC3339Nano, w.Now))
-		c := must(deltalog.New(memory.NewDeltaLogStore(16), deltalog.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
+		c := must(deltalog.New(memory.NewPartitions(), deltalog.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
 		id := must(deltalog.ParseID(w.ID))
 		requireKind(t, w.Error, c.Add(context.Background(), "counter", id, int64(w.Delta)), w.ID)
 		// Model: accepted iff now-window <= id time <= now+skew, delta != 0.
