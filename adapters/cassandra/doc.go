@@ -78,7 +78,8 @@
 // range tombstone), OpDeletePartition a partition delete. Cassandra's
 // reconciliation is store.Mutation's rule: greater timestamp wins, a
 // tombstone at t shadows values at t or below, and of two values with equal
-// timestamps the greater (compared as unsigned bytes) wins.
+// timestamps the greater (compared as unsigned bytes since 4.0; 3.x
+// compared them as signed bytes) wins.
 //
 // Apply sends one statement alone, and several as one LOGGED batch: atomic
 // (a batch over several partitions is written to the batchlog first and

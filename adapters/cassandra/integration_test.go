@@ -166,6 +166,9 @@ func TestIntegrationPartitionsRules(t *testing.T) {
 	require.Equal(t, "x", rows()["m2"], "equal timestamps: the greater value stays")
 	apply(put("m2", "z", 100))
 	require.Equal(t, "z", rows()["m2"], "equal timestamps: the greater value wins")
+	apply(put("hi", "\x7f", 100), put("hi", "\x80", 100))
+	require.Equal(t, "\x80", rows()["hi"], "equal timestamps: values compare as unsigned bytes (4.0; 3.x compared signed)")
+	apply(store.Mutation{Op: store.OpDelete, Key: []byte("hi"), Timestamp: 100})
 
 	apply(store.Mutation{Op: store.OpDelete, Key: []byte("m1"), Timestamp: 200}, store.Mutation{Op: store.OpDelete, Key: []byte("m2"), Timestamp: 100})
 	require.Equal(t, map[string]string{"m3": "y"}, rows(), "a delete at the value's own timestamp shadows it")
