@@ -257,16 +257,16 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 		if err := c.checkWindow(e.cell.ID, now); err != nil {
 			return err
 		}
+		m, err := cellMutation(e.counter, e.cell, 0) // validates the cell
+		if err != nil {
+			return err
+		}
 		k := key{e.counter, e.cell.ID}
 		if d, ok := seen[k]; ok {
 			if d != e.cell.Delta {
 				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, e.counter, e.cell.ID, d, e.cell.Delta)
 			}
 			continue
-		}
-		m, err := cellMutation(e.counter, e.cell, 0) // validates the cell
-		if err != nil {
-			return err
 		}
 		seen[k] = e.cell.Delta
 		out = append(out, m)

@@ -164,6 +164,12 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 	conflict.Add("a", id, -5)
 	conflict.Add("a", id, -6)
 	require.ErrorIs(t, c.Apply(ctx, &conflict), crdt.ErrConflictingTransaction)
+	// Each update is checked (a zero delta) before it is compared with an
+	// earlier update of the same (counter, id), as SPEC 8.4 orders it.
+	var zero deltalog.Batch
+	zero.Add("a", id, -5)
+	zero.Add("a", id, 0)
+	require.ErrorIs(t, c.Apply(ctx, &zero), crdt.ErrInvalidAmount)
 	require.Zero(t, store.Calls().Applies)
 
 	var transfer deltalog.Batch
