@@ -90,6 +90,15 @@ func TestModelStoreKit(t *testing.T) {
 			return p
 		}))
 	})
+	// The same wiring as TestIntegrationStoreKit: one store, a namespace
+	// per fresh store.
+	t.Run("PartitionsNamespaced", func(t *testing.T) {
+		p, _ := modelPartitions(t, Options{ScanPageSize: 3})
+		var n atomic.Int64
+		storetest.RunPartitions(t, kitPartitions(func(t *testing.T) store.Partitions {
+			return namespaced{Partitions: p, prefix: fmt.Sprintf("ns%d/", n.Add(1))}
+		}))
+	})
 }
 
 // freshDB returns a DB on the cluster whose two tables were created for
@@ -114,6 +123,40 @@ func freshDB(t testing.TB, opts Options) *DB {
 	return db
 }
 
+// namespaced gives a shared Partitions store a fresh namespace: every
+// valid partition name gets a prefix of its own, so the store looks empty
+// to the kit without creating tables for each of its many fresh stores (the
+// randomised checks ask for one per case). Invalid names pass unchanged, so
+// refusals stay the adapter's.
+type namespaced struct {
+	store.Partitions
+	prefix string
+}
+
+func (n namespaced) name(p string) string {
+	if crdt.ValidateKey("partition key", p) != nil || crdt.ValidateKey("partition key", n.prefix+p) != nil {
+		return p
+	}
+	return n.prefix + p
+}
+
+func (n namespaced) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
+	return n.Partitions.Scan(ctx, n.name(partition), from, level, fn)
+}
+
+func (n namespaced) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
+	return n.Partitions.Snapshot(ctx, n.name(partition), limit, level)
+}
+
+func (n namespaced) Apply(ctx context.Context, muts []store.Mutation) error {
+	out := make([]store.Mutation, len(muts))
+	for i, m := range muts {
+		m.Partition = n.name(m.Partition)
+		out[i] = m
+	}
+	return n.Partitions.Apply(ctx, out)
+}
+
 func TestIntegrationStoreKit(t *testing.T) {
 	integration(t) // skip early without a cluster
 	t.Run("Siblings", func(t *testing.T) {
@@ -122,8 +165,10 @@ func TestIntegrationStoreKit(t *testing.T) {
 		})
 	})
 	t.Run("Partitions", func(t *testing.T) {
+		p := freshDB(t, Options{ScanPageSize: 3}).Partitions()
+		var n atomic.Int64
 		storetest.RunPartitions(t, kitPartitions(func(t *testing.T) store.Partitions {
-			return freshDB(t, Options{ScanPageSize: 3}).Partitions()
+			return namespaced{Partitions: p, prefix: fmt.Sprintf("ns%d/", n.Add(1))}
 		}))
 	})
 }
