@@ -26,14 +26,20 @@ func (m *model) apply(batch []store.Mutation) {
 
 // rows returns the live rows of partition in unsigned byte order.
 func (m *model) rows(partition string) []store.Row {
+	var dels []store.Mutation
+	for _, d := range m.muts {
+		if d.Partition == partition && d.Op != store.OpPut {
+			dels = append(dels, d)
+		}
+	}
 	best := map[string]store.Mutation{}
 	for _, p := range m.muts {
 		if p.Partition != partition || p.Op != store.OpPut {
 			continue
 		}
 		shadowed := false
-		for _, d := range m.muts {
-			if d.Partition == partition && d.Op != store.OpPut && d.Shadows(p.Key, p.Timestamp) {
+		for _, d := range dels {
+			if d.Shadows(p.Key, p.Timestamp) {
 				shadowed = true
 				break
 			}

@@ -442,4 +442,3 @@ func sibConcurrent(ctx context.Context, e *env[store.Siblings]) error {
 	e.logf("%d writes, %d siblings left", len(written), len(got))
 	return nil
 }
-
