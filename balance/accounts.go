@@ -140,24 +140,24 @@ func notDone(ctx context.Context) error {
 // write stamps muts with consecutive write timestamps, in order (so a
 // later mutation of a row in one batch wins, as if applied one by one), and
 // applies them in one store call.
-func (l *Accounts) write(ctx context.Context, muts []store.Mutation) error {
+func (ac *Accounts) write(ctx context.Context, muts []store.Mutation) error {
 	if err := notDone(ctx); err != nil {
 		return err
 	}
-	ts := stamp.Reserve(l.opts.Clock(), len(muts))
+	ts := stamp.Reserve(ac.opts.Clock(), len(muts))
 	for i := range muts {
 		muts[i].Timestamp = ts + int64(i)
 	}
-	return l.store.Apply(ctx, muts)
+	return ac.store.Apply(ctx, muts)
 }
 
 // rows reads account's partition as one snapshot and decodes it, in
 // clustering order.
-func (l *Accounts) rows(ctx context.Context, account string) ([]Row, error) {
+func (ac *Accounts) rows(ctx context.Context, account string) ([]Row, error) {
 	if err := notDone(ctx); err != nil {
 		return nil, err
 	}
-	stored, err := l.store.Snapshot(ctx, account, MaxRows, store.ReadComplete)
+	stored, err := ac.store.Snapshot(ctx, account, MaxRows, store.ReadComplete)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (l *Accounts) rows(ctx context.Context, account string) ([]Row, error) {
 }
 
 // Options returns the effective options.
-func (l *Accounts) Options() Options { return l.opts }
+func (ac *Accounts) Options() Options { return ac.opts }
 
 func checkKey(account string) error {
 	return crdt.ValidateKey("account key", account)
@@ -216,10 +216,10 @@ func (b *Batch) Len() int {
 // without writing: invalid key (ErrInvalidKey) or id (crdt.ErrInvalidTxnID),
 // zero amount (crdt.ErrInvalidAmount), id outside [now − Window,
 // now + FutureSkew] (crdt.ErrOutsideWindow).
-func (l *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
+func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
 	var b Batch
 	b.Add(account, id, amount)
-	return l.Apply(ctx, &b)
+	return ac.Apply(ctx, &b)
 }
 
 // Apply validates every update of b and writes them in one atomic store
@@ -227,11 +227,11 @@ func (l *Accounts) Add(ctx context.Context, account string, id ID, amount int64)
 // batch before anything is written, as does one (account, id) given twice
 // with different amounts (crdt.ErrConflictingTransaction). A nil or empty
 // batch writes nothing.
-func (l *Accounts) Apply(ctx context.Context, b *Batch) error {
+func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	now := l.opts.Clock()
+	now := ac.opts.Clock()
 	type key struct {
 		account string
 		id      ID
@@ -246,8 +246,8 @@ func (l *Accounts) Apply(ctx context.Context, b *Batch) error {
 			return err
 		}
 		t := m.row.UpdateID.Time()
-		if t.Before(now.Add(-l.opts.Window)) || t.After(now.Add(l.opts.FutureSkew)) {
-			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.row.UpdateID, t.UTC().Format(time.RFC3339Nano), l.opts.Window, l.opts.FutureSkew)
+		if t.Before(now.Add(-ac.opts.Window)) || t.After(now.Add(ac.opts.FutureSkew)) {
+			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.row.UpdateID, t.UTC().Format(time.RFC3339Nano), ac.opts.Window, ac.opts.FutureSkew)
 		}
 		k := key{m.account, m.row.UpdateID}
 		if a, ok := seen[k]; ok {
@@ -263,14 +263,14 @@ func (l *Accounts) Apply(ctx context.Context, b *Batch) error {
 		seen[k] = m.row.Amount
 		out = append(out, mut)
 	}
-	return l.write(ctx, out)
+	return ac.write(ctx, out)
 }
 
-func (l *Accounts) view(ctx context.Context, account string) (View, error) {
+func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 	if err := checkKey(account); err != nil {
 		return View{}, err
 	}
-	rows, err := l.rows(ctx, account)
+	rows, err := ac.rows(ctx, account)
 	if err != nil {
 		return View{}, err
 	}
@@ -279,16 +279,16 @@ func (l *Accounts) view(ctx context.Context, account string) (View, error) {
 
 // Balance returns the account's balance: one partition read, then the sum of
 // the rows that count (see Evaluate). An account with no rows is zero.
-func (l *Accounts) Balance(ctx context.Context, account string) (int64, error) {
-	v, err := l.view(ctx, account)
+func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) {
+	v, err := ac.view(ctx, account)
 	return v.Value, err
 }
 
 // Conflicts returns the account's update ids that are present with more than
 // one amount, or with an amount other than the one already counted, and
 // which amount counts for each (one partition read).
-func (l *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
-	v, err := l.view(ctx, account)
+func (ac *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
+	v, err := ac.view(ctx, account)
 	return v.Conflicts, err
 }
 
@@ -334,27 +334,27 @@ type MergeReport struct {
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
 // balance unchanged.
-func (l *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
-	start := l.opts.Clock()
-	v, err := l.view(ctx, account)
+func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
+	start := ac.opts.Clock()
+	v, err := ac.view(ctx, account)
 	if err != nil {
 		return MergeReport{}, err
 	}
 	// The version must sort after every sum row it may cover, so that
 	// validation (ascending version order) meets a merge after the merges
 	// it builds on.
-	readAt := l.opts.Clock()
+	readAt := ac.opts.Clock()
 	vt := readAt
 	for _, s := range v.Valid {
 		if t := s.UpdateID.Time().Add(100 * time.Nanosecond); !t.Before(vt) {
-			if t.Sub(readAt) > l.opts.FutureSkew {
+			if t.Sub(readAt) > ac.opts.FutureSkew {
 				return MergeReport{}, fmt.Errorf("%w: sum row %s is %v ahead", ErrClockSkew, s.UpdateID, t.Sub(readAt))
 			}
 			vt = t
 		}
 	}
 	version := timeid.New(vt)
-	p, err := planSteps(v, start, version, l.opts.SettleGrace, l.opts.GCGrace)
+	p, err := planSteps(v, start, version, ac.opts.SettleGrace, ac.opts.GCGrace)
 	if err != nil {
 		return MergeReport{}, err
 	}
@@ -366,18 +366,18 @@ func (l *Accounts) Merge(ctx context.Context, account string) (MergeReport, erro
 				return rep, err
 			}
 		}
-		if err := l.write(ctx, muts); err != nil {
+		if err := ac.write(ctx, muts); err != nil {
 			return rep, err
 		}
 		rep.Tombstones = p.tombstones
-		if el := l.opts.Clock().Sub(start); el > l.opts.MaxMerge {
-			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, l.opts.MaxMerge)
+		if el := ac.opts.Clock().Sub(start); el > ac.opts.MaxMerge {
+			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, ac.opts.MaxMerge)
 		}
 		sum, err := putRow(account, p.sum)
 		if err != nil {
 			return rep, err
 		}
-		if err := l.write(ctx, []store.Mutation{sum}); err != nil {
+		if err := ac.write(ctx, []store.Mutation{sum}); err != nil {
 			return rep, err
 		}
 		rep.Sum = &p.sum
@@ -394,7 +394,7 @@ func (l *Accounts) Merge(ctx context.Context, account string) (MergeReport, erro
 			}
 			muts = append(muts, m)
 		}
-		if err := l.write(ctx, muts); err != nil {
+		if err := ac.write(ctx, muts); err != nil {
 			return rep, err
 		}
 		rep.Settled, rep.Deleted = p.settle, p.deletes
@@ -404,7 +404,7 @@ func (l *Accounts) Merge(ctx context.Context, account string) (MergeReport, erro
 		for i, r := range p.gc {
 			muts[i] = deleteRow(account, r)
 		}
-		if err := l.write(ctx, muts); err != nil {
+		if err := ac.write(ctx, muts); err != nil {
 			return rep, err
 		}
 		rep.Collected = p.gc
@@ -414,9 +414,9 @@ func (l *Accounts) Merge(ctx context.Context, account string) (MergeReport, erro
 
 // Delete removes the whole account with one store call (a partition
 // delete).
-func (l *Accounts) Delete(ctx context.Context, account string) error {
+func (ac *Accounts) Delete(ctx context.Context, account string) error {
 	if err := checkKey(account); err != nil {
 		return err
 	}
-	return l.write(ctx, []store.Mutation{{Partition: account, Op: store.OpDeletePartition}})
+	return ac.write(ctx, []store.Mutation{{Partition: account, Op: store.OpDeletePartition}})
 }
