@@ -474,3 +474,61 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("counted %d calls, want 800", total)
 	}
 }
+
+// Under seeded faults, exactly the writes the faults say landed have
+// landed: those passed or whose acknowledgement was lost, and the held
+// ones once delivered; refused and lost ones have not. Last write wins by
+// timestamp, so a reference store given only those writes, in order, must
+// end up with the same rows.
+func TestSeededFaultsLandAsDocumented(t *testing.T) {
+	for seed := int64(1); seed <= 20; seed++ {
+		inner, ref := memory.NewPartitions(), memory.NewPartitions()
+		var landed []faulty.Call
+		p := faulty.NewPartitions(inner, faulty.Options{
+			Policy: faulty.Seeded(seed, faulty.Rates{Refuse: 0.15, LoseAck: 0.15, Lose: 0.15, Hold: 0.15}),
+			Hook: func(_ context.Context, c faulty.Call, after bool) error {
+				if after && c.Method == faulty.MethodApply {
+					landed = append(landed, c)
+				}
+				return nil
+			},
+		})
+		batches := map[uint64][]store.Mutation{}
+		dropped := 0
+		for i := range 100 {
+			b := []store.Mutation{put("p", strconv.Itoa(i%9), int64(1+i*7%50))}
+			if i%5 == 0 {
+				b = append(b, store.Mutation{Partition: "p", Op: store.OpDeleteRange, Key: []byte("3"), End: []byte("6"), Timestamp: int64(i%40 + 1)})
+			}
+			batches[uint64(i+1)] = b
+			err := p.Apply(bg, b)
+			if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+				t.Fatal(err)
+			}
+			if i%17 == 16 {
+				if p.Held() > 1 {
+					must(t, p.Deliver(0))
+					dropped += p.DropHeld()
+				}
+			}
+		}
+		must(t, p.DeliverAll())
+		for _, c := range landed {
+			must(t, ref.Apply(bg, batches[c.N]))
+		}
+		got, err := inner.Snapshot(bg, "p", 100, store.ReadComplete)
+		must(t, err)
+		want, err := ref.Snapshot(bg, "p", 100, store.ReadComplete)
+		must(t, err)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("seed %d: store %v, landed writes %v", seed, got, want)
+		}
+		c := p.Counts()
+		if c[faulty.Pass]+c[faulty.LoseAck]+c[faulty.Hold]+c[faulty.Refuse]+c[faulty.Lose] != 100 || c[faulty.Hold] == 0 {
+			t.Fatalf("seed %d: counts %v", seed, c)
+		}
+		if want := c[faulty.Pass] + c[faulty.LoseAck] + c[faulty.Hold] - dropped; len(landed) != want || dropped == 0 {
+			t.Fatalf("seed %d: %d writes landed, want %d (counts %v, %d held writes dropped)", seed, len(landed), want, c, dropped)
+		}
+	}
+}
