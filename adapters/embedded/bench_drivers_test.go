@@ -14,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -62,7 +63,7 @@ func driverOps(b *testing.B, driver string, sib store.Siblings, parts store.Part
 				b.Fatal(err)
 			}
 			ops[w] = func(i uint64) error {
-				return c.Add(ctx, fmt.Sprintf("views-%02d", w), deltalog.NewIDAt(time.Now()), 1+int64(i%100))
+				return c.Add(ctx, fmt.Sprintf("views-%02d", w), timeid.New(time.Now()), 1+int64(i%100))
 			}
 		}
 	}

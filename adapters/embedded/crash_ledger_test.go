@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
@@ -88,54 +86,11 @@ func (w *ledgerWorkload) step(ctx context.Context, env *childEnv, rng *rand.Rand
 }
 
 func (w *ledgerWorkload) check(ctx context.Context, db *embedded.DB, round int, tries, acks []string) error {
-	acked := map[string]bool{}
-	for _, a := range acks {
-		acked[a] = true
-	}
-	for _, acct := range ledgerAccounts {
-		sure := int64(0)
-		var maybe []int64
-		seen := map[string]bool{}
-		for _, r := range tries {
-			f := strings.Split(r, "|")
-			if len(f) != 3 || f[0] != acct || seen[r] {
-				continue
-			}
-			seen[r] = true
-			amount, _ := strconv.ParseInt(f[2], 10, 64)
-			if acked[r] {
-				sure += amount
-			} else {
-				maybe = append(maybe, amount)
-			}
-		}
+	return checkSums(tries, acks, ledgerAccounts, w.balance, func(acct string) (int64, error) {
 		reader, err := ledger.New(db.Siblings(), acct, ledger.Options{Actor: "auditor"})
 		if err != nil {
-			return err
+			return 0, err
 		}
-		got, err := reader.Value(ctx)
-		if err != nil {
-			return fmt.Errorf("%s: %v", acct, err)
-		}
-		diff := got - w.balance[acct] - sure
-		if len(maybe) > 16 {
-			return fmt.Errorf("%s: %d unacknowledged transactions in one round", acct, len(maybe))
-		}
-		ok := false
-		for mask := 0; mask < 1<<len(maybe) && !ok; mask++ {
-			var s int64
-			for i, a := range maybe {
-				if mask>>i&1 == 1 {
-					s += a
-				}
-			}
-			ok = s == diff
-		}
-		if !ok {
-			return fmt.Errorf("%s: balance %d = %d before + %d acknowledged + %d, which no subset of the unacknowledged %v makes",
-				acct, got, w.balance[acct], sure, diff, maybe)
-		}
-		w.balance[acct] = got
-	}
-	return nil
+		return reader.Value(ctx)
+	})
 }
