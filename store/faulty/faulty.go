@@ -56,6 +56,7 @@ import (
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 )
 
 // Fault is what a wrapper does to one call.
@@ -149,7 +150,7 @@ func IsRead(method string) bool {
 	return false
 }
 
-// Call describes one call on a wrapper. It is a plain value.
+// Call describes one call on a wrapper.
 type Call struct {
 	// Method is one of the Method constants.
 	Method string
@@ -158,6 +159,12 @@ type Call struct {
 	Key string
 	// N numbers the calls on one wrapper: 1, 2, 3, ...
 	N uint64
+	// Level is the read level of a Scan, ScanPage or Snapshot.
+	Level store.Read
+	// Batch is the batch of an Apply, so a policy can tell one kind of
+	// write from another. It belongs to the caller: a Policy or Hook must
+	// neither change nor keep it.
+	Batch []store.Mutation
 }
 
 // String renders the call as "Method key #N".
@@ -305,11 +312,11 @@ func newCore(o Options) core {
 }
 
 // begin numbers a call and decides its fault.
-func (c *core) begin(method, key string) (Call, Fault) {
+func (c *core) begin(call Call) (Call, Fault) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.n++
-	call := Call{Method: method, Key: key, N: c.n}
+	call.N = c.n
 	f := Pass
 	if c.policy != nil {
 		f = c.policy(call)
@@ -331,11 +338,11 @@ func (c *core) hookFn() Hook {
 
 // before runs the checks every call makes first: a done context, then the
 // hook. It returns the call and its fault.
-func (c *core) before(ctx context.Context, method, key string) (Call, Fault, error) {
+func (c *core) before(ctx context.Context, proto Call) (Call, Fault, error) {
 	if err := ctx.Err(); err != nil {
-		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", method, key, crdt.ErrUnavailable, err)
+		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", proto.Method, proto.Key, crdt.ErrUnavailable, err)
 	}
-	call, f := c.begin(method, key)
+	call, f := c.begin(proto)
 	if h := c.hookFn(); h != nil {
 		if err := h(ctx, call, false); err != nil {
 			return call, f, err

@@ -532,3 +532,33 @@ func TestSeededFaultsLandAsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// A policy can tell writes apart by their batch and reads by their level.
+func TestCallCarriesBatchAndLevel(t *testing.T) {
+	inner := memory.NewPartitions()
+	var seen []string
+	p := faulty.NewPartitions(inner, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+		seen = append(seen, fmt.Sprintf("%s:%d:%d", c.Method, len(c.Batch), c.Level))
+		if c.Method == faulty.MethodApply && c.Batch[0].Op == store.OpDeletePartition {
+			return faulty.Hold
+		}
+		return faulty.Pass
+	}})
+	must(t, p.Apply(bg, []store.Mutation{put("p", "a", 1), put("p", "b", 1)}))
+	b := []store.Mutation{{Partition: "p", Op: store.OpDeletePartition, Timestamp: 2}}
+	wantIs(t, p.Apply(bg, b), crdt.ErrAmbiguousWrite)
+	b[0].Timestamp = 1 // the held batch is a copy
+	if hc := p.HeldCalls(); len(hc) != 1 || hc[0].Batch[0].Timestamp != 2 {
+		t.Fatalf("held calls %v", hc)
+	}
+	_, _ = p.Snapshot(bg, "p", 10, store.ReadComplete)
+	_ = p.Scan(bg, "p", nil, store.ReadAny, func(store.Row) bool { return true })
+	if got := fmt.Sprint(seen); got != "[Apply:2:0 Apply:1:0 Snapshot:0:1 Scan:0:0]" {
+		t.Fatalf("policy saw %s", got)
+	}
+	must(t, p.DeliverAll())
+	rows, _ := inner.Snapshot(bg, "p", 10, store.ReadComplete)
+	if len(rows) != 0 {
+		t.Fatalf("the held delete, delivered, left %v", rows)
+	}
+}

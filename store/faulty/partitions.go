@@ -116,7 +116,7 @@ func (p *Partitions) stale(partition string, fresh *partState, age int, isolated
 
 // Snapshot is the wrapped store's Snapshot, with faults.
 func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
-	call, f, err := p.before(ctx, MethodSnapshot, partition)
+	call, f, err := p.before(ctx, Call{Method: MethodSnapshot, Key: partition, Level: level})
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 // Scan is the wrapped store's Scan, with faults; with Options.ScanPage,
 // each page after the first is a call of its own.
 func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	call, f, err := p.before(ctx, MethodScan, partition)
+	call, f, err := p.before(ctx, Call{Method: MethodScan, Key: partition, Level: level})
 	if err != nil {
 		return err
 	}
@@ -215,7 +215,7 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 		if !first {
 			var f Fault
 			var err error
-			call, f, err = p.before(ctx, MethodScanPage, partition)
+			call, f, err = p.before(ctx, Call{Method: MethodScanPage, Key: partition, Level: level})
 			if err != nil {
 				return err
 			}
@@ -262,12 +262,13 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	if len(muts) > 0 {
 		key = muts[0].Partition
 	}
-	call, f, err := p.before(ctx, MethodApply, key)
+	call, f, err := p.before(ctx, Call{Method: MethodApply, Key: key, Batch: muts})
 	if err != nil {
 		return err
 	}
 	if f.Kind() == Hold {
 		muts = cloneMutations(muts)
+		call.Batch = muts
 	}
 	var record func(context.Context)
 	if p.record && p.hist.depth > 0 {

@@ -125,7 +125,7 @@ func (s *Siblings) readBack(key string) func(ctx context.Context) {
 
 // Fetch is the wrapped store's Fetch, with faults.
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	call, f, err := s.before(ctx, MethodFetch, key)
+	call, f, err := s.before(ctx, Call{Method: MethodFetch, Key: key})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -158,7 +158,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 
 // Put is the wrapped store's Put, with faults.
 func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	call, f, err := s.before(ctx, MethodPut, key)
+	call, f, err := s.before(ctx, Call{Method: MethodPut, Key: key})
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	if !ok {
 		return fmt.Errorf("faulty: %T has no Delete: %w", s.inner, crdt.ErrMisconfiguredStore)
 	}
-	call, f, err := s.before(ctx, MethodDelete, key)
+	call, f, err := s.before(ctx, Call{Method: MethodDelete, Key: key})
 	if err != nil {
 		return err
 	}
