@@ -15,6 +15,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
@@ -332,30 +334,57 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// sentinelName names the crdt sentinel err wraps, for messages.
+// sentinels are the crdt sentinels errors are named by, most specific
+// first.
+var sentinels = []struct {
+	name string
+	err  error
+}{
+	{"embedded.ErrLocked, crdt.ErrUnavailable", embedded.ErrLocked},
+	{"riak.ErrDefaultBucketType, crdt.ErrMisconfiguredStore", riak.ErrDefaultBucketType},
+	{"crdt.ErrCorruptEncoding", crdt.ErrCorruptEncoding},
+	{"crdt.ErrUnsupportedVersion", crdt.ErrUnsupportedVersion},
+	{"crdt.ErrTypeMismatch", crdt.ErrTypeMismatch},
+	{"crdt.ErrTooLarge", crdt.ErrTooLarge},
+	{"crdt.ErrOverflow", crdt.ErrOverflow},
+	{"crdt.ErrInvalidKey", crdt.ErrInvalidKey},
+	{"crdt.ErrInvalidIdentifier", crdt.ErrInvalidIdentifier},
+	{"crdt.ErrInvalidActor", crdt.ErrInvalidActor},
+	{"crdt.ErrInvalidTxnID", crdt.ErrInvalidTxnID},
+	{"crdt.ErrInvalidAmount", crdt.ErrInvalidAmount},
+	{"crdt.ErrConflictingTransaction", crdt.ErrConflictingTransaction},
+	{"crdt.ErrOutsideWindow", crdt.ErrOutsideWindow},
+	{"crdt.ErrExpired", crdt.ErrExpired},
+	{"crdt.ErrInvalidConfig", crdt.ErrInvalidConfig},
+	{"crdt.ErrNotFound", crdt.ErrNotFound},
+	{"crdt.ErrAmbiguousWrite", crdt.ErrAmbiguousWrite},
+	{"crdt.ErrUnavailable", crdt.ErrUnavailable},
+	{"crdt.ErrMisconfiguredStore", crdt.ErrMisconfiguredStore},
+}
+
+// sentinelName names the sentinels err wraps, for messages: the adapter's
+// own sentinel first where it has one (embedded.ErrLocked), then the crdt
+// ones, leaving out a sentinel another named one wraps.
 func sentinelName(err error) string {
-	for _, s := range []struct {
-		name string
-		err  error
-	}{
-		{"ErrCorruptEncoding", crdt.ErrCorruptEncoding},
-		{"ErrUnsupportedVersion", crdt.ErrUnsupportedVersion},
-		{"ErrTypeMismatch", crdt.ErrTypeMismatch},
-		{"ErrTooLarge", crdt.ErrTooLarge},
-		{"ErrOverflow", crdt.ErrOverflow},
-		{"ErrInvalidKey", crdt.ErrInvalidKey},
-		{"ErrInvalidIdentifier", crdt.ErrInvalidIdentifier},
-		{"ErrInvalidConfig", crdt.ErrInvalidConfig},
-		{"ErrNotFound", crdt.ErrNotFound},
-		{"ErrUnavailable", crdt.ErrUnavailable},
-		{"ErrAmbiguousWrite", crdt.ErrAmbiguousWrite},
-		{"ErrMisconfiguredStore", crdt.ErrMisconfiguredStore},
-	} {
-		if errors.Is(err, s.err) {
-			return "crdt." + s.name
+	var names []string
+	var found []error
+outer:
+	for _, s := range sentinels {
+		if !errors.Is(err, s.err) {
+			continue
 		}
+		for _, f := range found {
+			if errors.Is(f, s.err) {
+				continue outer // implied by a more specific one
+			}
+		}
+		found = append(found, s.err)
+		names = append(names, s.name)
 	}
-	return "no counterkit sentinel"
+	if len(names) == 0 {
+		return "no counterkit sentinel"
+	}
+	return strings.Join(names, ", ")
 }
 
 func writeTable(w io.Writer, d *Description) {

@@ -16,9 +16,27 @@ const usage = `counterkit inspects and operates counterkit data.
 usage: counterkit <command> [flags] [arguments]
 
 commands:
-  inspect   decode any counterkit encoding (hex, file or stdin) and print it
-            as JSON or a table
-  help      print this text, or a command's: counterkit help inspect
+  inspect           decode any counterkit encoding (hex, file or stdin) and
+                    print it as JSON or a table
+  get               read a key from a store: its value, and every sibling or
+                    row stored under it
+  check             check a store's configuration: a Cassandra keyspace,
+                    a Riak bucket, or an embedded data file
+  gc tally          fold the expired shards of tally counters into their tally
+  compact deltalog  merge and compact the cells of deltalog counters
+  merge balance     run the tombstone merge on balance accounts
+  find ledger       collapse a ledger's siblings (ledger.Find)
+  help              print this text, or a command's: counterkit help get
+
+Stores (-store):
+  embedded:DIR                         an embedded data directory
+  cassandra:HOST[,HOST]/KEYSPACE       a Cassandra keyspace (-prefix P)
+  riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET  a Riak bucket (sibling keys only)
+
+Maintenance jobs (gc, compact, merge, find) take keys as arguments or one
+per line on standard input, print one line per key, report progress on
+standard error, and with -dry-run run the driver on a copy of each key's
+state and print what it would write, writing nothing.
 
 Every command prints its own flags with -h. Exit status: 0 on success, 1
 when the input or the store gave an error (the message names the counterkit
@@ -38,6 +56,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "inspect":
 		return runInspect(rest, stdin, stdout, stderr)
+	case "get":
+		return runGet(rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 1 {
 			return run([]string{rest[0], "-h"}, stdin, stdout, stdout)

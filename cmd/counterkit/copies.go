@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// frozenSiblings is a store.Siblings holding the siblings one Fetch
+// returned, so that a driver's read path (ledger.Value, statestore.Load)
+// runs on exactly the values printed, and a dry run of a driver's write
+// path (ledger.Find) runs on them without writing: Put records the value
+// instead of storing it.
+type frozenSiblings struct {
+	key    string
+	values [][]byte
+
+	mu  sync.Mutex
+	put []byte // the last value Put, if any
+}
+
+// frozenToken is the token frozenSiblings hands out: it names every
+// sibling it holds.
+var frozenToken = store.Token("frozen")
+
+func (f *frozenSiblings) Fetch(_ context.Context, key string) ([][]byte, store.Token, error) {
+	if key != f.key {
+		return nil, nil, nil
+	}
+	out := make([][]byte, len(f.values))
+	for i, v := range f.values {
+		out[i] = append([]byte(nil), v...)
+	}
+	if len(out) == 0 {
+		return nil, nil, nil
+	}
+	return out, frozenToken, nil
+}
+
+func (f *frozenSiblings) Put(_ context.Context, key string, _ crdt.ActorID, value []byte, _ store.Token) error {
+	if key != f.key {
+		return fmt.Errorf("%w: dry run: put to another key %q", crdt.ErrUnavailable, key)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.put = append([]byte(nil), value...)
+	return nil
+}
+
+// written returns the value a dry run would have written, or nil.
+func (f *frozenSiblings) written() []byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.put
+}
+
+// partitionCopy is an in-memory copy of one partition's live rows
+// (adapters/memory), on which a driver reads a snapshot as printed or runs
+// a maintenance job as a dry run. The rows are copied at write timestamp 1,
+// below every timestamp a driver writes with, so the driver's own writes and
+// deletes on the copy behave as they would on the store. It counts the
+// mutations applied to it.
+type partitionCopy struct {
+	*memory.Partitions
+	mu        sync.Mutex
+	mutations []store.Mutation
+}
+
+func copyPartition(ctx context.Context, partition string, rows []store.Row) (*partitionCopy, error) {
+	p := &partitionCopy{Partitions: memory.NewPartitions()}
+	for len(rows) > 0 {
+		n := min(len(rows), store.MaxBatch)
+		muts := make([]store.Mutation, n)
+		for i, r := range rows[:n] {
+			muts[i] = store.Mutation{Partition: partition, Op: store.OpPut, Key: r.Key, Value: r.Value, Timestamp: 1}
+		}
+		if err := p.Partitions.Apply(ctx, muts); err != nil {
+			return nil, err
+		}
+		rows = rows[n:]
+	}
+	return p, nil
+}
+
+// Apply applies muts to the copy and records them.
+func (p *partitionCopy) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := p.Partitions.Apply(ctx, muts); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.mutations = append(p.mutations, muts...)
+	p.mu.Unlock()
+	return nil
+}
+
+// applied returns how many mutations were applied to the copy, by op.
+func (p *partitionCopy) applied() map[store.Op]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[store.Op]int{}
+	for _, m := range p.mutations {
+		out[m.Op]++
+	}
+	return out
+}

@@ -1,0 +1,451 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/statestore"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+const getUsage = `usage: counterkit get -store STORE -type TYPE [flags] KEY
+
+Reads one key and prints its value and what is stored under it.
+
+Sibling keys (-type ledger, gcounter or pncounter; any store): every
+sibling is decoded and described as inspect does, and the value is the
+merge of all of them, computed by the counter's own driver (ledger.Value,
+statestore.Load) on exactly the siblings printed.
+
+Partition keys (-type tally, deltalog or balance; embedded and cassandra):
+every row is decoded and described, and the value is what the counter's own
+reader returns on that snapshot (tally Read, deltalog Counters.Read, balance
+Accounts.Balance and Conflicts).
+
+` + storeSpecHelp + `
+An embedded directory is locked while open: a service holding it makes get
+fail with embedded.ErrLocked (crdt.ErrUnavailable). get never creates a
+directory or data file. A key with nothing stored is crdt.ErrNotFound.
+
+Flags:
+`
+
+// sibling and partition key types.
+var (
+	siblingTypes   = []string{"ledger", "gcounter", "pncounter"}
+	partitionTypes = []string{"tally", "deltalog", "balance"}
+)
+
+// GetResult is what get prints.
+type GetResult struct {
+	Store string `json:"store"`
+	Key   string `json:"key"`
+	Type  string `json:"type"`
+	// Value is the counter's value as its driver reads it.
+	Value any `json:"value"`
+	// Summary holds type-specific readings: a deltalog's stats and cells
+	// read, a balance's conflicts and row classes, a tally's kind.
+	Summary map[string]any `json:"summary,omitempty"`
+	// SiblingCount and Siblings are the stored siblings (sibling keys).
+	SiblingCount *int           `json:"sibling_count,omitempty"`
+	Merged       *Description   `json:"merged,omitempty"`
+	Siblings     []*Description `json:"siblings,omitempty"`
+	// Rows are the stored rows (partition keys).
+	Rows []RowDescription `json:"rows,omitempty"`
+}
+
+// RowDescription is one stored row of a partition key.
+type RowDescription struct {
+	Row   string       `json:"row"`
+	State *Description `json:"state"`
+}
+
+// commonFlags are the flags every store command shares.
+type commonFlags struct {
+	store   *string
+	prefix  *string
+	timeout *time.Duration
+}
+
+func addCommonFlags(fs *flag.FlagSet) commonFlags {
+	return commonFlags{
+		store:   fs.String("store", "", "the store: embedded:DIR, cassandra:HOST[,HOST]/KEYSPACE or riak:ADDR/BUCKET_TYPE/BUCKET"),
+		prefix:  fs.String("prefix", "", "cassandra: the table prefix (empty: the adapter's default, counterkit_)"),
+		timeout: fs.Duration("timeout", 10*time.Second, "connect and request timeout (cassandra, riak)"),
+	}
+}
+
+// parseFlags parses args; it returns -1 to go on, or the exit status.
+func parseFlags(fs *flag.FlagSet, args []string) int {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	return -1
+}
+
+// fail prints err for cmd and returns its exit status: 2 for a usage
+// error, 1 otherwise.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "counterkit %s: %v (%s)\n", cmd, err, sentinelName(err))
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("get", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := addCommonFlags(fs)
+	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter (sibling keys), tally, deltalog, balance (partition keys)")
+	format := fs.String("format", "json", "output format: json or table")
+	history := fs.Int("history", 0, "ledger: the HistoryLength the state was written with (0: the default)")
+	folded := fs.Int("folded", 0, "ledger: the FoldedLength (0: same as -history)")
+	maxRows := fs.Int("max-rows", balance.MaxRows, "partition keys: the most rows read")
+	fs.Usage = func() { fmt.Fprint(stderr, getUsage); fs.PrintDefaults() }
+	if code := parseFlags(fs, args); code >= 0 {
+		return code
+	}
+	if *format != "json" && *format != "table" {
+		return fail(stderr, "get", usagef("%w: -format must be json or table, not %q", crdt.ErrInvalidConfig, *format))
+	}
+	if fs.NArg() != 1 {
+		return fail(stderr, "get", usagef("%w: give exactly one KEY", crdt.ErrInvalidConfig))
+	}
+	key := fs.Arg(0)
+	spec, err := parseStore(*cf.store)
+	if err != nil {
+		return fail(stderr, "get", err)
+	}
+	isSibling, isPartition := contains(siblingTypes, *typ), contains(partitionTypes, *typ)
+	switch {
+	case !isSibling && !isPartition:
+		return fail(stderr, "get", usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
+			strings.Join(append(append([]string{}, siblingTypes...), partitionTypes...), ", "), *typ))
+	case isPartition && spec.kind == "riak":
+		return fail(stderr, "get", usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
+	}
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return fail(stderr, "get", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
+	defer cancel()
+	b, err := openStore(ctx, spec, storeOpts{prefix: *cf.prefix, timeout: *cf.timeout})
+	if err != nil {
+		return fail(stderr, "get", err)
+	}
+	defer b.close()
+	res := &GetResult{Store: spec.String(), Key: key, Type: *typ}
+	if isSibling {
+		err = getSiblings(ctx, b.siblings, key, *typ, tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, res)
+	} else {
+		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, res)
+	}
+	if err != nil {
+		return fail(stderr, "get", err)
+	}
+	if *format == "table" {
+		writeGetTable(stdout, res)
+		return 0
+	}
+	return writeJSON(stdout, stderr, "get", res)
+}
+
+func writeJSON(stdout, stderr io.Writer, cmd string, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "counterkit %s: %v\n", cmd, err)
+		return 1
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// typeTags are the encodings each sibling type stores.
+var typeTags = map[string]crdt.TypeTag{
+	"ledger":    crdt.TagTPNCounter,
+	"gcounter":  crdt.TagGCounter,
+	"pncounter": crdt.TagPNCounter,
+}
+
+func getSiblings(ctx context.Context, st store.Siblings, key, typ string, opts tpncounter.Options, res *GetResult) error {
+	values, _, err := st.Fetch(ctx, key)
+	if err != nil {
+		return err
+	}
+	if len(values) == 0 {
+		return fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
+	}
+	for i, v := range values {
+		d, err := Describe(v, opts)
+		if err != nil {
+			return fmt.Errorf("sibling %d of %d: %w", i+1, len(values), err)
+		}
+		if d.Type != string(typeTags[typ]) {
+			return fmt.Errorf("%w: sibling %d of %d is a %s, not a %s (-type %s)", crdt.ErrTypeMismatch, i+1, len(values), d.Type, typeTags[typ], typ)
+		}
+		res.Siblings = append(res.Siblings, d)
+	}
+	n := len(values)
+	res.SiblingCount = &n
+	frozen := &frozenSiblings{key: key, values: values}
+	var merged []byte
+	switch typ {
+	case "ledger":
+		l, err := ledger.New(frozen, key, ledger.Options{Actor: "counterkit", Counter: opts})
+		if err != nil {
+			return err
+		}
+		v, err := l.Value(ctx)
+		if err != nil {
+			return err
+		}
+		res.Value = v
+		c, err := tpncounter.New(opts)
+		if err != nil {
+			return err
+		}
+		for _, v := range values {
+			s, err := tpncounter.New(opts)
+			if err != nil {
+				return err
+			}
+			if err := s.UnmarshalBinary(v); err != nil {
+				return err
+			}
+			if err := c.Merge(s); err != nil {
+				return err
+			}
+		}
+		if merged, err = c.MarshalBinary(); err != nil {
+			return err
+		}
+	case "gcounter":
+		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)
+		if err != nil {
+			return err
+		}
+		res.Value = c.Value()
+		if merged, err = c.MarshalBinary(); err != nil {
+			return err
+		}
+	case "pncounter":
+		c, err := statestore.Load[pncounter.Counter](ctx, frozen, key)
+		if err != nil {
+			return err
+		}
+		res.Value = c.Value()
+		if merged, err = c.MarshalBinary(); err != nil {
+			return err
+		}
+	}
+	res.Merged, err = Describe(merged, opts)
+	return err
+}
+
+// readPartition takes a snapshot of one partition and copies it to memory.
+func readPartition(ctx context.Context, st store.Partitions, key string, limit int, level store.Read) ([]store.Row, *partitionCopy, error) {
+	rows, err := st.Snapshot(ctx, key, limit, level)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(rows) == 0 {
+		return nil, nil, fmt.Errorf("%w: key %q has no stored rows", crdt.ErrNotFound, key)
+	}
+	cp, err := copyPartition(ctx, key, rows)
+	return rows, cp, err
+}
+
+func getPartition(ctx context.Context, st store.Partitions, key, typ string, limit int, res *GetResult) error {
+	rows, cp, err := readPartition(ctx, st, key, limit, store.ReadAny)
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		name, err := rowName(typ, r.Key)
+		if err != nil {
+			return err
+		}
+		d, err := Describe(r.Value, tpncounter.Options{})
+		if err != nil {
+			return fmt.Errorf("row %s: %w", name, err)
+		}
+		res.Rows = append(res.Rows, RowDescription{Row: name, State: d})
+	}
+	switch typ {
+	case "tally":
+		kind, _ := res.Rows[0].State.Fields["kind"].(string)
+		v, err := readTally(ctx, cp, key, tally.Kind(kind))
+		if err != nil {
+			return err
+		}
+		res.Value = v
+		res.Summary = map[string]any{"kind": kind}
+	case "deltalog":
+		c, err := deltalog.New(cp, deltalog.Options{})
+		if err != nil {
+			return err
+		}
+		r, err := c.Read(ctx, key)
+		if err != nil {
+			return err
+		}
+		res.Value = r.Value
+		res.Summary = map[string]any{"cells_read": r.Cells, "count": r.Stats.Count, "sum": r.Stats.Sum,
+			"min": r.Stats.Min, "max": r.Stats.Max, "sum_of_squares": r.Stats.SumSquares().String()}
+	case "balance":
+		a, err := balance.New(cp, balance.Options{})
+		if err != nil {
+			return err
+		}
+		v, err := a.Balance(ctx, key)
+		if err != nil {
+			return err
+		}
+		conflicts, err := a.Conflicts(ctx, key)
+		if err != nil {
+			return err
+		}
+		decoded := make([]balance.Row, len(rows))
+		for i, r := range rows {
+			if err := decoded[i].UnmarshalBinary(r.Value); err != nil {
+				return err
+			}
+		}
+		view, err := balance.Evaluate(decoded)
+		if err != nil {
+			return err
+		}
+		cs := []string{}
+		for _, c := range conflicts {
+			cs = append(cs, fmt.Sprintf("%s counted %d refused %v", c.UpdateID, c.Counted, c.Refused))
+		}
+		res.Value = v
+		res.Summary = map[string]any{"live_rows": len(view.Live), "valid_sums": len(view.Valid),
+			"invalid_sums": len(view.InvalidSums), "invalid_tombstones": len(view.InvalidTombstones), "conflicts": cs}
+	}
+	return nil
+}
+
+// rowName names a stored row by its decoded row key.
+func rowName(typ string, key []byte) (string, error) {
+	switch typ {
+	case "tally":
+		switch {
+		case string(key) == tally.TallyRowKey:
+			return "tally", nil
+		case len(key) > 1 && key[0] == 's':
+			return "shard " + string(key[1:]), nil
+		}
+		return "", fmt.Errorf("%w: tally: unknown row key %q", crdt.ErrCorruptEncoding, key)
+	case "deltalog":
+		id, kind, err := deltalog.DecodeKey(key)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s %s", id, kind), nil
+	default:
+		k, err := balance.DecodeKey(key)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s %s %s", k.UpdateID, k.Kind, k.Version), nil
+	}
+}
+
+// readTally reads a tally counter of the given kind with tally's reader.
+func readTally(ctx context.Context, st store.Partitions, key string, kind tally.Kind) (string, error) {
+	switch kind {
+	case tally.KindSum:
+		return tallyRead[*tally.Sum](ctx, st, key)
+	case tally.KindMin:
+		return tallyRead[*tally.Min](ctx, st, key)
+	case tally.KindMax:
+		return tallyRead[*tally.Max](ctx, st, key)
+	case tally.KindStats:
+		return tallyRead[*tally.Stats](ctx, st, key)
+	case tally.KindDistinct:
+		return tallyRead[*tally.Distinct](ctx, st, key)
+	}
+	return "", fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, kind)
+}
+
+func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string) (string, error) {
+	c, err := tally.New[A](st, key, tally.Config{})
+	if err != nil {
+		return "", err
+	}
+	v, err := c.Read(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(v), nil
+}
+
+func writeGetTable(w io.Writer, r *GetResult) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "store\t%s\n", r.Store)
+	fmt.Fprintf(tw, "key\t%s\n", r.Key)
+	fmt.Fprintf(tw, "type\t%s\n", r.Type)
+	fmt.Fprintf(tw, "value\t%v\n", r.Value)
+	if r.SiblingCount != nil {
+		fmt.Fprintf(tw, "siblings\t%d\n", *r.SiblingCount)
+	}
+	if r.Rows != nil {
+		fmt.Fprintf(tw, "rows\t%d\n", len(r.Rows))
+	}
+	for _, k := range sortedKeys(r.Summary) {
+		fmt.Fprintf(tw, "%s\t%v\n", k, r.Summary[k])
+	}
+	tw.Flush()
+	section := func(title string, d *Description) {
+		fmt.Fprintf(w, "\n%s\n", title)
+		var buf bytes.Buffer
+		writeTable(&buf, d)
+		for _, line := range strings.SplitAfter(buf.String(), "\n") {
+			if line != "" && line != "\n" {
+				fmt.Fprint(w, "  "+line)
+			} else {
+				fmt.Fprint(w, line)
+			}
+		}
+	}
+	if r.Merged != nil {
+		section("merged", r.Merged)
+	}
+	for i, d := range r.Siblings {
+		section(fmt.Sprintf("sibling %d of %d", i+1, len(r.Siblings)), d)
+	}
+	for _, row := range r.Rows {
+		section("row "+row.Row, row.State)
+	}
+}

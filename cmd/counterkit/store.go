@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+	riakc "github.com/basho/riak-go-client"
+
+	"github.com/counterkit/counterkit/adapters/cassandra"
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/adapters/riak"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// storeSpecHelp describes the -store flag, for every command's usage text.
+const storeSpecHelp = `The store is one of
+  embedded:DIR                       an embedded data directory (adapters/embedded)
+  cassandra:HOST[,HOST]/KEYSPACE     a Cassandra keyspace (-prefix sets the table prefix)
+  riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET  a Riak bucket (sibling keys only)
+`
+
+// usageError is a mistake in the command line: the exit status is 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// storeSpec is a parsed -store value.
+type storeSpec struct {
+	kind     string // embedded, cassandra or riak
+	dir      string
+	hosts    []string
+	keyspace string
+	typ      string // riak bucket type
+	bucket   string
+}
+
+func (s storeSpec) String() string {
+	switch s.kind {
+	case "embedded":
+		return "embedded:" + s.dir
+	case "cassandra":
+		return "cassandra:" + strings.Join(s.hosts, ",") + "/" + s.keyspace
+	default:
+		return "riak:" + strings.Join(s.hosts, ",") + "/" + s.typ + "/" + s.bucket
+	}
+}
+
+// parseStore parses a -store value. Errors are usage errors wrapping
+// crdt.ErrInvalidConfig.
+func parseStore(spec string) (storeSpec, error) {
+	bad := func(why string) (storeSpec, error) {
+		return storeSpec{}, usageError{fmt.Errorf("%w: -store %q: %s (want embedded:DIR, cassandra:HOST[,HOST]/KEYSPACE or riak:ADDR/BUCKET_TYPE/BUCKET)",
+			crdt.ErrInvalidConfig, spec, why)}
+	}
+	kind, rest, ok := strings.Cut(spec, ":")
+	if spec == "" {
+		return bad("missing")
+	}
+	if !ok {
+		return bad("no store kind")
+	}
+	hosts := func(s string) []string {
+		var out []string
+		for _, h := range strings.Split(s, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				out = append(out, h)
+			}
+		}
+		return out
+	}
+	switch kind {
+	case "embedded":
+		if rest == "" {
+			return bad("no directory")
+		}
+		return storeSpec{kind: kind, dir: rest}, nil
+	case "cassandra":
+		h, ks, ok := strings.Cut(rest, "/")
+		if !ok || ks == "" || strings.Contains(ks, "/") {
+			return bad("no keyspace")
+		}
+		if len(hosts(h)) == 0 {
+			return bad("no host")
+		}
+		return storeSpec{kind: kind, hosts: hosts(h), keyspace: ks}, nil
+	case "riak":
+		parts := strings.Split(rest, "/")
+		if len(parts) != 3 || parts[2] == "" {
+			return bad("want ADDR/BUCKET_TYPE/BUCKET")
+		}
+		if len(hosts(parts[0])) == 0 {
+			return bad("no address")
+		}
+		return storeSpec{kind: kind, hosts: hosts(parts[0]), typ: parts[1], bucket: parts[2]}, nil
+	default:
+		return bad(fmt.Sprintf("unknown store kind %q", kind))
+	}
+}
+
+// storeOpts are the flags that shape how a store is opened.
+type storeOpts struct {
+	prefix  string        // cassandra table prefix
+	timeout time.Duration // connect and request timeout
+	// write: the command writes (jobs); a Riak bucket of the default type
+	// is then refused, as riak.NewSiblings does by default.
+	write bool
+}
+
+// backend is an open store: one or both shapes, and how to close it.
+type backend struct {
+	spec       storeSpec
+	siblings   store.Siblings
+	partitions store.Partitions // nil for riak
+	close      func()
+}
+
+// openStore opens the store spec names.
+func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, error) {
+	switch spec.kind {
+	case "embedded":
+		db, err := openEmbedded(spec.dir)
+		if err != nil {
+			return nil, err
+		}
+		return &backend{spec: spec, siblings: db.Siblings(), partitions: db.Partitions(), close: func() { db.Close() }}, nil
+	case "cassandra":
+		sess, err := cassandraSession(ctx, spec.hosts, spec.keyspace, o.timeout)
+		if err != nil {
+			return nil, err
+		}
+		db, err := cassandra.New(sess, spec.keyspace, cassandra.Options{TablePrefix: o.prefix})
+		if err != nil {
+			sess.Close()
+			return nil, err
+		}
+		return &backend{spec: spec, siblings: db.Siblings(), partitions: db.Partitions(), close: sess.Close}, nil
+	default:
+		cl, err := riak.NewCluster(ctx, o.timeout, spec.hosts...)
+		if err != nil {
+			return nil, err
+		}
+		sib, err := riak.NewSiblings(ctx, cl, riak.Options{BucketType: spec.typ, Bucket: spec.bucket, AllowDefaultBucketType: !o.write})
+		if err != nil {
+			cl.Stop()
+			return nil, err
+		}
+		return &backend{spec: spec, siblings: sib, close: func() { cl.Stop() }}, nil
+	}
+}
+
+// openEmbedded opens an existing data directory. It never creates one:
+// a directory without a data file is reported with crdt.ErrNotFound.
+// The embedded store locks its directory, so a service that has it open
+// makes this fail with embedded.ErrLocked.
+func openEmbedded(dir string) (*embedded.DB, error) {
+	if _, err := os.Stat(filepath.Join(dir, embedded.FileName)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
+		}
+		return nil, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
+	}
+	db, err := embedded.Open(dir, embedded.Options{})
+	if errors.Is(err, embedded.ErrLocked) {
+		return nil, fmt.Errorf("%w (a running service holds %s: stop it, or read through the service)", err, dir)
+	}
+	return db, err
+}
+
+// cassandraSession connects to hosts with the keyspace as default.
+func cassandraSession(ctx context.Context, hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
+	if err := cassandra.CheckIdentifier(keyspace); err != nil {
+		return nil, usageError{err}
+	}
+	cfg := gocql.NewCluster(hosts...)
+	cfg.Keyspace = keyspace
+	cfg.Consistency = gocql.Quorum
+	if timeout > 0 {
+		cfg.Timeout, cfg.ConnectTimeout = timeout, timeout
+	}
+	sess, err := cfg.CreateSession()
+	if err != nil {
+		return nil, fmt.Errorf("%w: cassandra %s: %v", crdt.ErrUnavailable, strings.Join(hosts, ","), err)
+	}
+	return sess, nil
+}
+
+// riakCluster starts a cluster on addrs (riak.NewCluster).
+func riakCluster(ctx context.Context, addrs []string, timeout time.Duration) (*riakc.Cluster, error) {
+	return riak.NewCluster(ctx, timeout, addrs...)
+}
