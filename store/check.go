@@ -6,15 +6,24 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Limits every backend accepts at least; backends may refuse more
-// (crdt.ErrTooLarge), never less.
+// Limits every backend accepts; CheckMutations refuses anything beyond them
+// (crdt.ErrTooLarge), so that a batch one backend takes every backend takes.
+// They are what Cassandra 4.0 accepts with its default settings: a mutation
+// (one partition's part of a batch) under 16 MiB with its overhead, a batch
+// spanning partitions under 50 KiB (batch_size_fail_threshold_in_kb), at most
+// 65,535 statements.
 const (
 	// MaxRowKey is the longest row key, in bytes.
 	MaxRowKey = 1024
-	// MaxValue is the longest value or row value, in bytes.
-	MaxValue = 16 << 20
+	// MaxValue is the longest sibling value or row value, in bytes.
+	MaxValue = 8 << 20
 	// MaxBatch is the most mutations one Apply takes.
-	MaxBatch = 65_536
+	MaxBatch = 10_000
+	// MaxBatchBytes bounds the keys and values of one Apply, summed.
+	MaxBatchBytes = 12 << 20
+	// MaxSpanningBatchBytes bounds the keys and values of an Apply that
+	// addresses more than one partition, summed.
+	MaxSpanningBatchBytes = 32 << 10
 )
 
 // CheckMutations reports whether muts is a batch every backend must accept,
@@ -25,10 +34,19 @@ func CheckMutations(muts []Mutation) error {
 	if len(muts) > MaxBatch {
 		return fmt.Errorf("store: batch of %d mutations (max %d): %w", len(muts), MaxBatch, crdt.ErrTooLarge)
 	}
+	size, spanning := 0, false
 	for i, m := range muts {
 		if err := m.check(); err != nil {
 			return fmt.Errorf("store: mutation %d of %d (%s): %w", i+1, len(muts), m.Op, err)
 		}
+		size += len(m.Key) + len(m.End) + len(m.Value)
+		spanning = spanning || m.Partition != muts[0].Partition
+	}
+	switch {
+	case size > MaxBatchBytes:
+		return fmt.Errorf("store: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
+	case spanning && size > MaxSpanningBatchBytes:
+		return fmt.Errorf("store: batch of %d bytes across partitions (max %d): %w", size, MaxSpanningBatchBytes, crdt.ErrTooLarge)
 	}
 	return nil
 }

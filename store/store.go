@@ -53,7 +53,14 @@ type Siblings interface {
 	// Put stores value under key as written by actor. With the token of a
 	// Fetch, value supersedes the siblings that Fetch returned; siblings
 	// written concurrently (not covered by token) survive alongside it.
-	// With a nil token nothing is superseded. Values are non-empty.
+	// With a nil token nothing that Fetch returned is superseded.
+	//
+	// A store may keep one value per actor (Cassandra keeps a row per
+	// writer): a Put then also supersedes the value the same actor wrote
+	// before, token or not. So every Put of an actor must contain
+	// everything that actor wrote before, as a state-based counter's
+	// does; the ledger and statestore write that way. Values are
+	// non-empty, at most MaxValue bytes.
 	Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token Token) error
 }
 
@@ -131,12 +138,16 @@ type Read uint8
 
 // The read levels.
 const (
-	// ReadAny may be stale: each row may show any value it held before,
-	// or be missing if it was written recently (Cassandra: ONE or QUORUM
-	// against a write at a weaker level).
+	// ReadAny reflects every mutation acknowledged before the call, but a
+	// mutation that took effect without being acknowledged (an ambiguous
+	// write) may be seen by one read and missed by a later one (Cassandra:
+	// a read level that overlaps the write level, QUORUM by default). A
+	// reader that tolerates more (tally's Read tolerates rows older than
+	// acknowledged) says so.
 	ReadAny Read = iota
-	// ReadComplete reflects every mutation acknowledged before the call
-	// (Cassandra: ALL, or QUORUM reads after QUORUM writes).
+	// ReadComplete also reflects every mutation that took effect anywhere
+	// before the call, acknowledged or not (Cassandra: ALL, so such a read
+	// fails while a replica is down).
 	ReadComplete
 )
 

@@ -77,6 +77,9 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if len(value) == 0 {
 		return fmt.Errorf("memory: empty value: %w", crdt.ErrInvalidAmount)
 	}
+	if len(value) > store.MaxValue {
+		return fmt.Errorf("memory: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
+	}
 	dots, err := decodeDots(token)
 	if err != nil {
 		return err
