@@ -3,11 +3,18 @@
 // converge, and an increment costs one write.
 //
 // This root package holds no code; it is the design note for the module.
-// Each counter type lives in its own package and is pure (no I/O); stores are
-// small interfaces defined next to the type that uses them, with an
-// in-memory reference backend in adapters/memory and real backends for
-// Apache Cassandra (adapters/cassandra) and Riak KV (adapters/riak) in their
-// own Go modules, so importing the core never pulls a driver.
+// Each counter type lives in its own package and is pure (no I/O). Storage
+// is two shapes, defined once in package store: store.Siblings (a key
+// holding concurrent values, for the state-based counters and the ledger)
+// and store.Partitions (ordered rows written in atomic, timestamped batches,
+// for the tally, the windowed log and the tombstone balance). The drivers
+// (ledger, statestore, tally, deltalog, balance) validate everything they
+// read and write; backends only store bytes and map errors: an in-memory
+// reference in adapters/memory, and, each in its own Go module so that
+// importing the core never pulls a driver or an engine, a durable embedded
+// store (adapters/embedded), Apache Cassandra (adapters/cassandra) and Riak
+// KV (adapters/riak). A new backend implements one or both shapes and runs
+// store/storetest's suites.
 //
 // # Which counter
 //
@@ -18,14 +25,17 @@
 //     within the history window (and, with timed transactions, are refused
 //     rather than counted again after it). The Ledger drives it over any store that
 //     returns siblings (read, merge siblings, apply, write back).
-//   - tally: seed 001's sharded counter: each mutator overwrites its own
+//   - tally: a sharded counter: each mutator overwrites its own
 //     expiring shard (never reads), a GC folds final shards into a tally with
 //     one idempotent last-write-wins write. Generic over the aggregate (sum,
 //     min, max, stats, HyperLogLog distinct counts).
-//   - deltalog: seed 003's windowed log: each update is a cell keyed by a
+//   - deltalog: a windowed log: each update is a cell keyed by a
 //     client time-based id; merge cells summarise everything older than the
 //     write window.
-//   - balance: seed 000's N/S/T tombstone log (seller_balance).
+//   - balance: a tombstone log for account balances: normal (N) rows per
+//     update, tombstone (T) rows and sum (S) rows written by merges that
+//     need no coordination, with a deterministic rule for which rows are
+//     valid.
 //
 // # What Merge means
 //
@@ -34,8 +44,9 @@
 // replicas that have seen the same updates, in any order and with any
 // duplication, hold equal states. Merge returns an error, and leaves its
 // receiver unchanged, only when the join cannot be represented (an exact int64
-// would overflow, a size bound would be exceeded, two states disagree about
-// one transaction's amount).
+// would overflow, a size bound would be exceeded). Two states that hold one
+// transaction with different amounts are resolved deterministically, and
+// reported, as part of the join.
 //
 // # Guarantees and their limits
 //
@@ -62,9 +73,10 @@
 //
 // # Caveats
 //
-//   - Actor ids should be stable across restarts. A fresh actor per process
-//     start grows every state forever (actor explosion); Stats accessors report
-//     sizes so growth is visible.
+//   - Every actor that ever wrote keeps an entry in a state-based counter, so
+//     states grow with the actors (and, for the ledger, with every Ledger
+//     value that wrote: each is an incarnation of its actor); Stats
+//     accessors report sizes so growth is visible.
 //   - An actor applies its own updates serially; concurrency comes from many
 //     actors.
 //   - Time-based windows assume bounded clock skew, configured per type.

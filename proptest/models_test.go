@@ -167,7 +167,7 @@ func ledgerModel() proptest.Model[*ledger, txn] {
 	}
 }
 
-// perActorLedger reproduces the riak-ruby-ledger bug: each actor deduplicates
+// perActorLedger reproduces a known ledger bug: each actor deduplicates
 // only its own transactions, so one transaction applied by two actors counts
 // twice.
 type perActorLedger struct {

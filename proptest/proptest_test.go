@@ -254,8 +254,8 @@ func TestBrokenCountersAreCaught(t *testing.T) {
 	}
 }
 
-// TestConcurrentDuplicateTransactionIsCaught reproduces the
-// riak-ruby-ledger bug: a transaction applied by two actors counts twice.
+// TestConcurrentDuplicateTransactionIsCaught reproduces the per-actor
+// deduplication bug: a transaction applied by two actors counts twice.
 func TestConcurrentDuplicateTransactionIsCaught(t *testing.T) {
 	cfg := testConfig(t, 300)
 	res, err := proptest.RunConvergence(perActorLedgerModel(), cfg)

@@ -184,7 +184,8 @@ func testLedgerBasics(t *testing.T, s store.Siblings, key string) {
 	require.True(t, ok)
 }
 
-// testHistoryExample is seed 002's history_length=3 example.
+// testHistoryExample: six credits with a history length of 3; the oldest
+// fold into the actor's total and Find writes the folded state back.
 func testHistoryExample(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	hl3 := func(o *ledger.Options) { o.Counter.HistoryLength = 3 }
