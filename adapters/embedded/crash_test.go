@@ -72,7 +72,7 @@ type childEnv struct {
 }
 
 func crashWorkloads() []crashWorkload {
-	return []crashWorkload{newSiblingsWorkload(), newPartitionsWorkload(), newLedgerWorkload(), newDeltalogWorkload()}
+	return []crashWorkload{newSiblingsWorkload(), newPartitionsWorkload(), newLedgerWorkload(), newDeltalogWorkload(), newBalanceWorkload()}
 }
 
 // payload is the value written for id: its id, then filler derived from
