@@ -58,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runInspect(rest, stdin, stdout, stderr)
 	case "get":
 		return runGet(rest, stdin, stdout, stderr)
+	case "check":
+		return runCheck(rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 1 {
 			return run([]string{rest[0], "-h"}, stdin, stdout, stdout)

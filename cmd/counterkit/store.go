@@ -180,8 +180,10 @@ func openEmbedded(dir string) (*embedded.DB, error) {
 
 // cassandraSession connects to hosts with the keyspace as default.
 func cassandraSession(ctx context.Context, hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
-	if err := cassandra.CheckIdentifier(keyspace); err != nil {
-		return nil, usageError{err}
+	if keyspace != "" {
+		if err := cassandra.CheckIdentifier(keyspace); err != nil {
+			return nil, usageError{err}
+		}
 	}
 	cfg := gocql.NewCluster(hosts...)
 	cfg.Keyspace = keyspace

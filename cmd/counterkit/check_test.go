@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/cassandra"
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/adapters/riak/riaktest"
+	"github.com/counterkit/counterkit/crdt"
+)
+
+func TestCheckEmbedded(t *testing.T) {
+	dir := fixture(t)
+	code, out, errOut := runCmd(t, "", "check", "embedded", "-data", dir)
+	require.Equal(t, 0, code, errOut)
+	golden(t, "check-embedded.txt", normalize(out, dir))
+
+	// Damage one stored value: Verify finds it.
+	ctx := context.Background()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	vals, _, err := db.Siblings().Fetch(ctx, "temp")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	path := filepath.Join(dir, embedded.FileName)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := 0
+	for i := bytes.Index(data, vals[0]); i >= 0; n++ {
+		data[i+len(vals[0])-1] ^= 0xff
+		j := bytes.Index(data[i+1:], vals[0])
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	require.Positive(t, n)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	code, out, errOut = runCmd(t, "", "check", "embedded", "-data", dir)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "FAIL  verify")
+	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
+	// And get refuses to serve it.
+	code, _, errOut = runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "pncounter", "temp")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
+}
+
+func TestCheckUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check"}, "name the store"},
+		{[]string{"check", "mysql"}, `unknown store "mysql"`},
+		{[]string{"check", "embedded"}, "-data DIR"},
+		{[]string{"check", "cassandra", "-hosts", "h"}, "-hosts and -keyspace"},
+		{[]string{"check", "cassandra", "-hosts", "h", "-keyspace", "Bad-Name"}, "crdt.ErrInvalidIdentifier"},
+		{[]string{"check", "cassandra", "-hosts", "h", "-keyspace", "k", "-consistency", "fetch=ONE"}, "want OP=LEVEL"},
+		{[]string{"check", "cassandra", "-hosts", "h", "-keyspace", "k", "-consistency", "siblings-fetch=MOST"}, "crdt.ErrInvalidConfig"},
+		{[]string{"check", "riak", "-addr", "h:1"}, "-addr, -type and -bucket"},
+	} {
+		code, _, errOut := runCmd(t, "", tc.args...)
+		require.Equal(t, 2, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.want, tc.args)
+	}
+	code, _, errOut := runCmd(t, "", "check", "embedded", "-data", t.TempDir())
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "crdt.ErrNotFound")
+}
+
+// The consistency levels are checked before connecting; an unreachable
+// cluster is crdt.ErrUnavailable.
+func TestCheckCassandraConsistency(t *testing.T) {
+	code, out, errOut := runCmd(t, "", "check", "cassandra", "-hosts", "127.0.0.1:1", "-keyspace", "ks", "-timeout", "1s")
+	require.Equal(t, 1, code)
+	golden(t, "check-cassandra-unreachable.txt", out)
+	require.Contains(t, errOut, "crdt.ErrUnavailable")
+	require.NotContains(t, errOut, "ErrInvalidConfig")
+
+	code, out, errOut = runCmd(t, "", "check", "cassandra", "-hosts", "127.0.0.1:1", "-keyspace", "ks", "-timeout", "1s",
+		"-consistency", "siblings-fetch=LOCAL_QUORUM,partition-read-complete=quorum")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "siblings-fetch           LOCAL_QUORUM  (-consistency)")
+	require.Contains(t, out, "FAIL  consistency")
+	require.Contains(t, errOut, "crdt.ErrInvalidConfig")
+	require.Contains(t, errOut, "crdt.ErrUnavailable")
+}
+
+// The table comparison reads cassandra.Schema and reports each difference.
+func TestCompareTable(t *testing.T) {
+	stmts, err := cassandra.Schema("ks", "p_")
+	require.NoError(t, err)
+	require.Len(t, stmts, 2)
+	sib, err := parseCreateTable(stmts[0])
+	require.NoError(t, err)
+	require.Equal(t, "(actor text, key text, value blob) PRIMARY KEY ((key), actor asc)", sib.String())
+	require.Equal(t, "p_siblings", sib.name)
+	parts, err := parseCreateTable(stmts[1])
+	require.NoError(t, err)
+	require.Equal(t, "(key blob, partition text, value blob) PRIMARY KEY ((partition), key asc)", parts.String())
+
+	require.NoError(t, compareTable(sib, sib))
+	require.ErrorIs(t, compareTable(sib, nil), crdt.ErrMisconfiguredStore)
+	bad := &tableShape{name: sib.name, columns: map[string]string{"key": "text", "actor": "text", "value": "text", "extra": "int"},
+		partition: []string{"key"}, clustering: []string{"actor"}, order: []string{"desc"}}
+	err = compareTable(sib, bad)
+	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
+	for _, want := range []string{"column value is text, not blob", "extra column extra", "clustering [actor] [desc]"} {
+		require.Contains(t, err.Error(), want)
+	}
+	_, err = parseCreateTable("DROP TABLE x")
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+}
+
+func TestCheckRiakFake(t *testing.T) {
+	srv := riaktest.Start(t)
+	require.NoError(t, srv.CreateBucketType("counterkit", riaktest.BucketTypeProps{AllowMult: true}))
+	require.NoError(t, srv.CreateBucketType("lww", riaktest.BucketTypeProps{LastWriteWins: true, DisableDVV: true}))
+	code, out, errOut := runCmd(t, "", "check", "riak", "-addr", srv.Addr(), "-type", "counterkit", "-bucket", "balances", "-timeout", "2s")
+	require.Equal(t, 0, code, errOut)
+	golden(t, "check-riak.txt", out)
+
+	code, out, errOut = runCmd(t, "", "check", "riak", "-addr", srv.Addr(), "-type", "lww", "-bucket", "b", "-timeout", "2s")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "last_write_wins   true")
+	require.Contains(t, errOut, "crdt.ErrMisconfiguredStore")
+
+	code, _, errOut = runCmd(t, "", "check", "riak", "-addr", srv.Addr(), "-bucket", "b", "-timeout", "2s")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "crdt.ErrMisconfiguredStore")
+	require.True(t, strings.Contains(errOut, "allow_mult=false") || strings.Contains(errOut, "riak.ErrDefaultBucketType"), errOut)
+}
