@@ -18,10 +18,10 @@ import (
 // Partitions store), a quarter of them re-sends of a recent add, and now
 // and then a merge. A record is account|id|amount. After a kill, each
 // balance must be the last balance plus every acknowledged add once, plus
-// some subset of the round's unacknowledged ones. (With the default
-// windows, a merge folds only rows older than minutes, so in a run of
-// seconds merges mostly read; a merge interrupted by the kill must change
-// no balance either way.)
+// some subset of the round's unacknowledged ones. Each child's clock runs
+// crashRoundSkew (11 minutes) ahead of the last one's, past the write
+// window and the graces, so merges fold, settle and collect the rows of
+// earlier rounds; a merge interrupted by the kill must change no balance.
 type balanceWorkload struct {
 	balance map[string]int64 // per account, as of the last check
 
@@ -41,7 +41,7 @@ func (*balanceWorkload) name() string { return "balance" }
 func (w *balanceWorkload) step(ctx context.Context, env *childEnv, rng *rand.Rand, try, ack func(string)) error {
 	w.mu.Lock()
 	if w.accounts == nil {
-		a, err := balance.New(env.db.Partitions(), balance.Options{})
+		a, err := balance.New(env.db.Partitions(), balance.Options{Clock: env.clock})
 		if err != nil {
 			w.mu.Unlock()
 			return err
@@ -51,8 +51,21 @@ func (w *balanceWorkload) step(ctx context.Context, env *childEnv, rng *rand.Ran
 	ac := w.accounts
 	if rng.IntN(8) == 0 {
 		w.mu.Unlock()
-		_, err := ac.Merge(ctx, balanceAccounts[rng.IntN(len(balanceAccounts))])
-		return err
+		r, err := ac.Merge(ctx, balanceAccounts[rng.IntN(len(balanceAccounts))])
+		if err != nil {
+			return err
+		}
+		env.note("balance-merges")
+		if r.Sum != nil {
+			env.note("balance-merges-wrote-a-sum")
+		}
+		if len(r.Deleted) > 0 {
+			env.note("balance-merges-settled")
+		}
+		if len(r.Collected) > 0 {
+			env.note("balance-merges-collected")
+		}
+		return nil
 	}
 	var rec string
 	if len(w.recent) > 0 && rng.IntN(4) == 0 {
@@ -62,7 +75,7 @@ func (w *balanceWorkload) step(ctx context.Context, env *childEnv, rng *rand.Ran
 		if rng.IntN(3) == 0 {
 			amount = -amount
 		}
-		rec = fmt.Sprintf("%s|%s|%d", balanceAccounts[rng.IntN(len(balanceAccounts))], timeid.New(time.Now()), amount)
+		rec = fmt.Sprintf("%s|%s|%d", balanceAccounts[rng.IntN(len(balanceAccounts))], timeid.New(env.clock()), amount)
 		w.recent = append(w.recent, rec)
 		if len(w.recent) > 16 {
 			w.recent = w.recent[1:]
@@ -84,7 +97,8 @@ func (w *balanceWorkload) step(ctx context.Context, env *childEnv, rng *rand.Ran
 }
 
 func (w *balanceWorkload) check(ctx context.Context, db *embedded.DB, round int, tries, acks []string) error {
-	ac, err := balance.New(db.Partitions(), balance.Options{})
+	clock := func() time.Time { return time.Now().Add(time.Duration(round) * crashRoundSkew) }
+	ac, err := balance.New(db.Partitions(), balance.Options{Clock: clock})
 	if err != nil {
 		return err
 	}

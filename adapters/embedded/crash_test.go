@@ -41,6 +41,12 @@ const (
 	envCrashSeed = "COUNTERKIT_EMBEDDED_CRASH_SEED"
 	envCrashBase = "COUNTERKIT_EMBEDDED_CRASH_BASE"
 	envCrashTag  = "COUNTERKIT_EMBEDDED_CRASH_TAG"
+	envCrashSkew = "COUNTERKIT_EMBEDDED_CRASH_SKEW"
+
+	// crashRoundSkew is how far ahead of the last child's clock each new
+	// child's clock runs, for the workloads that take a clock, so that
+	// windows and graces of minutes pass between kills.
+	crashRoundSkew = 11 * time.Minute
 
 	crashWorkers = 4
 )
@@ -68,6 +74,11 @@ type childEnv struct {
 	db   *embedded.DB
 	tag  string // unique per child process: ids it makes are unique
 	base int64  // timestamps, µs: base + small offsets
+	// clock is the child's clock for drivers that take one: the wall
+	// clock plus crashRoundSkew per round.
+	clock func() time.Time
+	// note logs a fact for the parent's summary (a single word).
+	note func(string)
 	seq  func() int64
 }
 
@@ -127,12 +138,14 @@ func TestCrashChild(t *testing.T) {
 	}
 	var n int64
 	var nmu sync.Mutex
-	env := &childEnv{db: db, tag: os.Getenv(envCrashTag), base: base, seq: func() int64 {
+	skew, _ := time.ParseDuration(os.Getenv(envCrashSkew))
+	env := &childEnv{db: db, tag: os.Getenv(envCrashTag), base: base, clock: func() time.Time { return time.Now().Add(skew) }, seq: func() int64 {
 		nmu.Lock()
 		defer nmu.Unlock()
 		n++
 		return n
 	}}
+	env.note = func(n string) { emit("note", "-", n) }
 	emit("ready", "-", "-")
 	wls := crashWorkloads()
 	var wg sync.WaitGroup
@@ -170,6 +183,7 @@ func TestCrash(t *testing.T) {
 	wls := crashWorkloads()
 	ctx := context.Background()
 	totalAcks, totalTries := 0, 0
+	notes := map[string]int{}
 	for round := range kills {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
 		cmd.Env = append(os.Environ(),
@@ -177,6 +191,7 @@ func TestCrash(t *testing.T) {
 			envCrashSeed+"="+strconv.FormatInt(seed+int64(round)*7919, 10),
 			envCrashBase+"="+strconv.FormatInt(base, 10),
 			envCrashTag+"="+"r"+strconv.Itoa(round),
+			envCrashSkew+"="+(time.Duration(round)*crashRoundSkew).String(),
 		)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -238,6 +253,8 @@ func TestCrash(t *testing.T) {
 				tries[f[1]] = append(tries[f[1]], f[2])
 			case "ack":
 				acks[f[1]] = append(acks[f[1]], f[2])
+			case "note":
+				notes[f[2]]++
 			}
 		}
 		db, err := embedded.Open(dir, embedded.Options{})
@@ -260,7 +277,7 @@ func TestCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("%d kills, %d writes tried, %d acknowledged, all checked", kills, totalTries, totalAcks)
+	t.Logf("%d kills, %d writes tried, %d acknowledged, all checked; %v", kills, totalTries, totalAcks, notes)
 	if totalAcks == 0 {
 		t.Fatal("no write was acknowledged: the crash test checked nothing")
 	}
