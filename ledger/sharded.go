@@ -1,0 +1,346 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// MaxShards is the largest number of sub-keys a Sharded ledger spreads an
+// account over.
+const MaxShards = 1024
+
+// shardedMarkerPrefix starts the layout marker stored under the account key
+// itself; the number of sub-keys follows in decimal.
+const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
+
+// Sharded is a hot account: one balance spread over n sub-keys, each a plain
+// Ledger key, so that many concurrent actors credit and debit it without
+// all reading and rewriting one key.
+//
+// A transaction belongs to the sub-key ShardOf(txn, n): every attempt and
+// every retry of it, by any actor in any process, goes to that sub-key and
+// is recognised there exactly as on a plain Ledger, with the same outcomes
+// and within the same window. The window is counted per sub-key: an actor's
+// history on a sub-key advances only with its writes to that sub-key, about
+// one in n of its writes, so at a given HistoryLength the window in time is
+// about n times longer than on one key.
+//
+// The sub-keys are the account, "/", and the shard index in decimal
+// (account/0 … account/n-1). The account key itself holds a small layout
+// marker naming n, written by the first operation on a new account; n is
+// fixed for the account's lifetime, since another n would send retries of
+// earlier transactions to other sub-keys, where they would count again. A
+// Sharded with another n, or an account key holding anything else (a plain
+// Ledger), is refused with crdt.ErrInvalidConfig, and a plain Ledger on a
+// sharded account's key refuses the marker as a corrupt sibling.
+//
+// A Sharded creates its sub-ledgers lazily, one per sub-key it touches,
+// each with Options and its own incarnation (see Writer). It is safe for
+// concurrent use; operations on different sub-keys run in parallel, and
+// operations on one sub-key are serialised, as an actor's must be. Create
+// one Sharded per account and actor when the process starts and reuse it.
+type Sharded struct {
+	store   store.Siblings
+	account string
+	n       int
+	opts    Options // validated by New; Backoff normalised as New does
+	marker  []byte
+
+	// route maps a transaction to its shard: ShardOf, except in tests
+	// that show what a wrong routing breaks.
+	route func(crdt.TxnID) int
+
+	subs []atomic.Pointer[Ledger]
+
+	layoutMu sync.Mutex
+	layoutOK atomic.Bool // the marker was seen or written by this value
+}
+
+// NewSharded returns a hot-account ledger spreading account over n
+// sub-keys of st (1 ≤ n ≤ MaxShards), writing as opts.Actor. It does no
+// I/O: the first operation reads the account's layout marker, and writes it
+// when the account is new. Errors wrap crdt.ErrInvalidConfig,
+// crdt.ErrInvalidKey or crdt.ErrInvalidActor, as New's do.
+func NewSharded(st store.Siblings, account string, n int, opts Options) (*Sharded, error) {
+	if n < 1 || n > MaxShards {
+		return nil, fmt.Errorf("%w: %d shards, outside 1..%d (MaxShards)", crdt.ErrInvalidConfig, n, MaxShards)
+	}
+	if err := crdt.ValidateKey("account", account); err != nil {
+		return nil, err
+	}
+	// The longest sub-key must be a valid key; New validates the rest.
+	l, err := New(st, shardKey(account, n-1), opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sharded{store: st, account: account, n: n, opts: l.opts,
+		marker: []byte(shardedMarkerPrefix + strconv.Itoa(n)),
+		subs:   make([]atomic.Pointer[Ledger], n)}
+	s.route = func(txn crdt.TxnID) int { return ShardOf(txn, s.n) }
+	return s, nil
+}
+
+// ShardOf returns the shard of transaction txn in an account of n shards:
+// the 64-bit FNV-1a hash of the id's bytes (offset basis
+// 14695981039346656037, prime 1099511628211), modulo n. It depends on
+// nothing else, so it is the same in every process and every version, and
+// other implementations can compute it. It panics if n < 1.
+func ShardOf(txn crdt.TxnID, n int) int {
+	if n < 1 {
+		panic("ledger.ShardOf: n < 1")
+	}
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(txn); i++ {
+		h ^= uint64(txn[i])
+		h *= 1099511628211
+	}
+	return int(h % uint64(n))
+}
+
+// shardKey is the key of shard i of account.
+func shardKey(account string, i int) string { return account + "/" + strconv.Itoa(i) }
+
+// Account returns the account key, which holds the layout marker.
+func (s *Sharded) Account() string { return s.account }
+
+// Shards returns n, the number of sub-keys.
+func (s *Sharded) Shards() int { return s.n }
+
+// Shard returns the shard of txn (ShardOf(txn, Shards())).
+func (s *Sharded) Shard(txn crdt.TxnID) int { return s.route(txn) }
+
+// Key returns the key of shard i: the account, "/", and i in decimal.
+func (s *Sharded) Key(i int) string { return shardKey(s.account, i) }
+
+// Actor returns Options.Actor.
+func (s *Sharded) Actor() crdt.ActorID { return s.opts.Actor }
+
+// sub returns the ledger of shard i, creating it on first use.
+func (s *Sharded) sub(i int) *Ledger {
+	if l := s.subs[i].Load(); l != nil {
+		return l
+	}
+	l, err := New(s.store, s.Key(i), s.opts)
+	if err != nil {
+		panic(fmt.Sprintf("ledger: options validated by NewSharded refused: %v", err))
+	}
+	if s.subs[i].CompareAndSwap(nil, l) {
+		return l
+	}
+	return s.subs[i].Load() // another goroutine's; l never wrote
+}
+
+// Writer returns the id of the entry this Sharded writes on txn's sub-key
+// (each sub-ledger is an incarnation of its own): compare it with
+// Result.Owner.Actor of a write of txn. It does no I/O.
+func (s *Sharded) Writer(txn crdt.TxnID) crdt.ActorID { return s.sub(s.route(txn)).Writer() }
+
+// Pending reports whether a sub-ledger holds a write not known to have
+// landed (see Ledger.Pending); FindAll, or the next write to that sub-key,
+// lands it.
+func (s *Sharded) Pending() bool {
+	for i := range s.subs {
+		if l := s.subs[i].Load(); l != nil && l.Pending() {
+			return true
+		}
+	}
+	return false
+}
+
+// Credit adds amount (> 0) under transaction txn on txn's sub-key.
+func (s *Sharded) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return s.Update(ctx, txn, amount)
+}
+
+// Debit subtracts amount (> 0) under transaction txn on txn's sub-key.
+func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return s.Update(ctx, txn, -amount)
+}
+
+// Update applies a signed amount under transaction txn: Ledger.Update on
+// txn's sub-key, with its outcomes, retries and errors. Result.Value is
+// that sub-key's value, not the account's (use Value). The first operation
+// of a Sharded also checks the account's layout (see Sharded); a mismatch
+// is an error wrapping crdt.ErrInvalidConfig, with nothing written.
+func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if err := txn.Validate(); err != nil {
+		return Result{}, err
+	}
+	if amount == 0 {
+		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+	}
+	if err := s.layout(ctx, false); err != nil {
+		return Result{}, err
+	}
+	return s.sub(s.route(txn)).Update(ctx, txn, amount)
+}
+
+// HasTransaction reports whether txn is held in some actor's history on
+// txn's sub-key (see Ledger.HasTransaction).
+func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
+	if err := txn.Validate(); err != nil {
+		return false, err
+	}
+	if err := s.layout(ctx, false); err != nil {
+		return false, err
+	}
+	return s.sub(s.route(txn)).HasTransaction(ctx, txn)
+}
+
+// Find runs Ledger.Find on txn's sub-key: it reads, merges, compacts and
+// writes back that sub-key, and returns its counter, whose Status, Owner
+// and Conflicts describe txn. Its Value is the sub-key's, not the
+// account's.
+func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter, error) {
+	if err := txn.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.layout(ctx, false); err != nil {
+		return nil, err
+	}
+	return s.sub(s.route(txn)).Find(ctx)
+}
+
+// FindAll runs Ledger.Find on every sub-key, in order, collapsing their
+// siblings and landing this Sharded's pending writes, and returns the n
+// counters. It stops at the first error.
+func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
+	if err := s.layout(ctx, false); err != nil {
+		return nil, err
+	}
+	out := make([]*tpncounter.Counter, s.n)
+	for i := range out {
+		c, err := s.sub(i).Find(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = c
+	}
+	return out, nil
+}
+
+// Value returns the account's value: the sum of the n sub-keys' values,
+// each read as Ledger.Value reads (merged siblings plus this Sharded's own
+// writes), the sub-keys read concurrently. It also reads the layout marker
+// again, and refuses an account whose marker names another n. It writes
+// nothing.
+//
+// The sum is not a snapshot of the account: each sub-key is read at its
+// own moment. Every transaction lives in one sub-key, so each counts fully
+// or not at all, and every transaction acknowledged before Value was
+// called counts; but of transactions landing during the call, one may be
+// counted while another that landed earlier, on a sub-key read sooner, is
+// not, so the sum may be a balance the account never held. A check such as
+// "debit only if the balance covers it" must allow for that.
+func (s *Sharded) Value(ctx context.Context) (int64, error) {
+	if err := s.layout(ctx, true); err != nil {
+		return 0, err
+	}
+	vals := make([]int64, s.n)
+	errs := make([]error, s.n)
+	var wg sync.WaitGroup
+	for i := 1; i < s.n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vals[i], errs[i] = s.sub(i).Value(ctx)
+		}()
+	}
+	vals[0], errs[0] = s.sub(0).Value(ctx)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	var sum int64
+	for i, v := range vals {
+		if (v > 0 && sum > math.MaxInt64-v) || (v < 0 && sum < math.MinInt64-v) {
+			return 0, fmt.Errorf("%w: account %q: sum of sub-keys 0..%d", crdt.ErrOverflow, s.account, i)
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// layout checks the account's marker once per Sharded value, writing it
+// when the account is new; with again (reads) it checks every time and
+// writes nothing. A write of the
+// marker that may not have landed is retried as Options.RetryCount allows;
+// no transaction is written before the marker is known to be stored.
+func (s *Sharded) layout(ctx context.Context, again bool) error {
+	if !again && s.layoutOK.Load() {
+		return nil
+	}
+	s.layoutMu.Lock()
+	defer s.layoutMu.Unlock()
+	if !again && s.layoutOK.Load() {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		vals, token, err := s.store.Fetch(ctx, s.account)
+		if err != nil {
+			return fmt.Errorf("sharded ledger %q: fetch layout: %w", s.account, err)
+		}
+		found, err := s.checkMarkers(vals)
+		if err != nil {
+			return err
+		}
+		if found {
+			s.layoutOK.Store(true)
+			return nil
+		}
+		if again || s.layoutOK.Load() {
+			// A read writes nothing; or seen before, absent now: a stale
+			// replica. Nothing to refuse either way.
+			return nil
+		}
+		err = s.store.Put(ctx, s.account, s.opts.Actor, s.marker, token)
+		if err == nil {
+			s.layoutOK.Store(true)
+			return nil
+		}
+		if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+			return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
+		}
+		if attempt > s.opts.RetryCount {
+			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts: %w", s.account, attempt, err)
+		}
+		if werr := s.opts.Backoff.wait(ctx, attempt); werr != nil {
+			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts (%w): %w", s.account, attempt, werr, err)
+		}
+	}
+}
+
+// checkMarkers reports whether the account key's siblings hold this
+// layout's marker, and refuses any sibling that is not a marker or names
+// another n.
+func (s *Sharded) checkMarkers(vals [][]byte) (bool, error) {
+	for _, v := range vals {
+		n, ok := strings.CutPrefix(string(v), shardedMarkerPrefix)
+		if !ok {
+			return false, fmt.Errorf("%w: account %q holds something other than a sharded ledger's layout (a plain ledger?); it cannot be sharded", crdt.ErrInvalidConfig, s.account)
+		}
+		if n != strconv.Itoa(s.n) {
+			return false, fmt.Errorf("%w: account %q is sharded over %q sub-keys, not %d; the number of shards is fixed for an account's lifetime", crdt.ErrInvalidConfig, s.account, n, s.n)
+		}
+	}
+	return len(vals) > 0, nil
+}
