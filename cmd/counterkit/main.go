@@ -60,9 +60,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runGet(rest, stdin, stdout, stderr)
 	case "check":
 		return runCheck(rest, stdin, stdout, stderr)
+	case "gc", "compact", "merge", "find":
+		return runJob(cmd, rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
-		if len(rest) == 1 {
-			return run([]string{rest[0], "-h"}, stdin, stdout, stdout)
+		if len(rest) == 1 || len(rest) == 2 {
+			return run(append(rest, "-h"), stdin, stdout, stdout)
 		}
 		fmt.Fprint(stdout, usage)
 		return 0

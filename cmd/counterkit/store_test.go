@@ -22,7 +22,6 @@ import (
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
-	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // epoch is when the fixtures were written: long enough ago that every
@@ -43,6 +42,8 @@ func fixedClock(at time.Time) func() time.Time {
 //	temp         pncounter
 //	pageviews    tally Sum: two expired shards (web-1: 5, web-2: 7)
 //	dl-1         deltalog: three regular cells (5, 7, -2)
+//	dl-2         deltalog: three cells (1, 2, 3), a merge cell over them written
+//	             an hour later, and a newer cell (100)
 //	seller-1     balance: two N rows (25, -5)
 //	bad          a sibling that is not a counterkit encoding
 //	bad-tally    a tally row that is not a counterkit encoding
@@ -56,21 +57,7 @@ func fixture(t *testing.T) string {
 	sib, parts := db.Siblings(), db.Partitions()
 
 	// Two ledger states written without seeing each other: two siblings.
-	for _, s := range []struct {
-		actor string
-		txns  []string
-		amts  []int64
-	}{{"a", []string{"t1", "t2"}, []int64{10, 20}}, {"b", []string{"t3"}, []int64{-4}}} {
-		c, err := tpncounter.New(tpncounter.Options{})
-		require.NoError(t, err)
-		for i, id := range s.txns {
-			_, err := c.Apply(crdt.ActorID(s.actor), crdt.TxnID(id), s.amts[i])
-			require.NoError(t, err)
-		}
-		b, err := c.MarshalBinary()
-		require.NoError(t, err)
-		require.NoError(t, sib.Put(ctx, "acct-1", crdt.ActorID(s.actor), b, nil))
-	}
+	putLedgerSiblings(t, sib.Put)
 	for _, a := range []crdt.ActorID{"eu-1", "us-1"} {
 		_, err := statestore.Update[gcounter.Counter](ctx, sib, "views", a, func(c *gcounter.Counter) error { return c.Increment(a, 3) })
 		require.NoError(t, err)
@@ -96,6 +83,17 @@ func fixture(t *testing.T) string {
 	for i, d := range []int64{5, 7, -2} {
 		require.NoError(t, dl.Add(ctx, "dl-1", timeid.FromParts(epoch.Add(-time.Duration(3-i)*time.Second), uint16(i), 1), d))
 	}
+
+	for i, d := range []int64{1, 2, 3} {
+		require.NoError(t, dl.Add(ctx, "dl-2", timeid.FromParts(epoch.Add(-time.Duration(3-i)*time.Second), uint16(i), 3), d))
+	}
+	later := epoch.Add(time.Hour)
+	dl2, err := deltalog.New(parts, deltalog.Options{Clock: fixedClock(later)})
+	require.NoError(t, err)
+	_, ok, err := dl2.Merge(ctx, "dl-2")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, dl2.Add(ctx, "dl-2", timeid.FromParts(later.Add(-time.Second), 9, 3), 100))
 
 	ac, err := balance.New(parts, balance.Options{Clock: fixedClock(epoch)})
 	require.NoError(t, err)

@@ -1,0 +1,439 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+const jobsUsage = `usage: counterkit gc tally        -store STORE [flags] [KEY...]
+       counterkit compact deltalog  -store STORE [flags] [KEY...]
+       counterkit merge balance     -store STORE [flags] [KEY...]
+       counterkit find ledger       -store STORE [flags] [KEY...]
+
+Maintenance jobs. Each runs the counter's own driver on every key given as
+an argument, or, with no KEY, on each line of standard input (blank lines
+skipped), prints one line per key on standard output, and reports progress
+on standard error every -progress and a summary at the end.
+
+gc tally         tally's Counter.GC: folds every shard expired for longer
+                 than -grace into the tally, in one idempotent batch. It
+                 reads completely (Cassandra: ALL). The aggregate kind is
+                 read from the stored rows unless -kind names it.
+compact deltalog deltalog's Counters.Merge, then Counters.Compact: writes a
+                 merge cell for the cells older than the write window and
+                 the safety margin, and deletes the cells covered by a merge
+                 cell older than -compact-grace.
+merge balance    balance's Accounts.Merge: tombstones and a sum row for the
+                 rows outside the write window, settles older sum rows and
+                 collects invalid rows.
+find ledger      ledger's Ledger.Find: merges every sibling of the key and
+                 writes the result back, collapsing them (any store, Riak
+                 included).
+
+The window and grace flags must be the ones the counters' writers use:
+a shorter write window than the writers' lets a merge run before every
+write has landed. Zero means the package's default.
+
+-dry-run reads each key, runs the same driver on an in-memory copy of what it
+read (for gc tally, PlanGC), prints what the job would write, and writes
+nothing. A key with nothing stored is an error (crdt.ErrNotFound). The exit
+status is 1 when any key failed; every failure names its sentinel.
+
+` + storeSpecHelp + `
+Flags:
+`
+
+// jobRunner runs a job on one key and returns its line of output.
+type jobRunner func(ctx context.Context, key string) (string, error)
+
+// jobDef is one maintenance job: its flags, and how to run it on an open
+// store.
+type jobDef struct {
+	// partitions: the job works on partition keys (not on Riak).
+	partitions bool
+	// flags registers the job's own flags and returns the function that
+	// makes its runner once the store is open.
+	flags func(fs *flag.FlagSet, dry *bool) func(b *backend) (jobRunner, error)
+}
+
+var jobs = map[string]jobDef{
+	"gc tally":         {partitions: true, flags: gcTallyFlags},
+	"compact deltalog": {partitions: true, flags: compactDeltalogFlags},
+	"merge balance":    {partitions: true, flags: mergeBalanceFlags},
+	"find ledger":      {flags: findLedgerFlags},
+}
+
+// jobNouns are the valid second words of each job verb.
+var jobNouns = map[string]string{"gc": "tally", "compact": "deltalog", "merge": "balance", "find": "ledger"}
+
+func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	noun := jobNouns[verb]
+	if len(args) == 0 || args[0] != noun {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fmt.Fprint(stderr, jobsUsage)
+			return 0
+		}
+		return fail(stderr, verb, usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
+	}
+	name := verb + " " + noun
+	def := jobs[name]
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cf := addCommonFlags(fs)
+	dry := fs.Bool("dry-run", false, "read and report what the job would write; write nothing")
+	progress := fs.Duration("progress", 5*time.Second, "report progress on standard error this often (0: only the summary)")
+	keyTimeout := fs.Duration("key-timeout", time.Minute, "the most time spent on one key")
+	mk := def.flags(fs, dry)
+	fs.Usage = func() { fmt.Fprint(stderr, jobsUsage); fs.PrintDefaults() }
+	if code := parseFlags(fs, args[1:]); code >= 0 {
+		return code
+	}
+	spec, err := parseStore(*cf.store)
+	if err != nil {
+		return fail(stderr, name, err)
+	}
+	if def.partitions && spec.kind == "riak" {
+		return fail(stderr, name, usagef("%w: riak holds sibling keys only; %s needs embedded or cassandra", crdt.ErrInvalidConfig, name))
+	}
+	keys, err := readKeys(fs.Args(), stdin)
+	if err != nil {
+		return fail(stderr, name, err)
+	}
+	ctx := context.Background()
+	openCtx, cancel := context.WithTimeout(ctx, *cf.timeout+30*time.Second)
+	b, err := openStore(openCtx, spec, storeOpts{prefix: *cf.prefix, timeout: *cf.timeout, write: !*dry})
+	cancel()
+	if err != nil {
+		return fail(stderr, name, err)
+	}
+	defer b.close()
+	runner, err := mk(b)
+	if err != nil {
+		return fail(stderr, name, usageError{err})
+	}
+	mode := ""
+	if *dry {
+		mode = " (dry run: nothing written)"
+	}
+	failed := 0
+	last := time.Now()
+	for i, key := range keys {
+		kctx, cancel := context.WithTimeout(ctx, *keyTimeout)
+		line, err := func() (string, error) {
+			if err := crdt.ValidateKey("key", key); err != nil {
+				return "", err
+			}
+			return runner(kctx, key)
+		}()
+		cancel()
+		if err != nil {
+			failed++
+			fmt.Fprintf(stderr, "counterkit %s: %s: %v (%s)\n", name, key, err, sentinelName(err))
+		} else {
+			fmt.Fprintf(stdout, "%s: %s\n", key, line)
+		}
+		if *progress > 0 && time.Since(last) >= *progress && i+1 < len(keys) {
+			last = time.Now()
+			fmt.Fprintf(stderr, "counterkit %s: %d/%d keys, %d failed%s\n", name, i+1, len(keys), failed, mode)
+		}
+	}
+	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), failed, mode)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+// readKeys returns the keys given as arguments, or else one per line of
+// stdin.
+func readKeys(args []string, stdin io.Reader) ([]string, error) {
+	if len(args) > 0 {
+		return args, nil
+	}
+	var keys []string
+	sc := bufio.NewScanner(stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if k := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(k) != "" {
+			keys = append(keys, k)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%w: standard input: %v", crdt.ErrUnavailable, err)
+	}
+	if len(keys) == 0 {
+		return nil, usagef("%w: no keys: give them as arguments or one per line on standard input", crdt.ErrInvalidConfig)
+	}
+	return keys, nil
+}
+
+// firstRow reads the first row of a partition, or fails with
+// crdt.ErrNotFound.
+func firstRow(ctx context.Context, st store.Partitions, key string) (store.Row, error) {
+	var first *store.Row
+	err := st.Scan(ctx, key, nil, store.ReadAny, func(r store.Row) bool { first = &r; return false })
+	if err != nil {
+		return store.Row{}, err
+	}
+	if first == nil {
+		return store.Row{}, fmt.Errorf("%w: key %q has no stored rows", crdt.ErrNotFound, key)
+	}
+	return *first, nil
+}
+
+func formatMicros(us int64) string {
+	return time.UnixMicro(us).UTC().Format(time.RFC3339Nano)
+}
+
+func gcTallyFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+	kind := fs.String("kind", "", "the aggregate: sum, min, max, stats or distinct (empty: read it from the stored rows)")
+	grace := fs.Duration("grace", 0, "tally Config.Grace: how long after expiry a shard is folded (0: 24h)")
+	maxSkew := fs.Duration("max-skew", 0, "tally Config.MaxSkew (0: 1h); grace must be at least 3 times it")
+	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
+	return func(b *backend) (jobRunner, error) {
+		cfg := tally.Config{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows}
+		// Check the configuration once, before any key.
+		if _, err := tally.New[*tally.Sum](b.partitions, "config-check", cfg); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, key string) (string, error) {
+			k := tally.Kind(*kind)
+			if k == "" {
+				r, err := firstRow(ctx, b.partitions, key)
+				if err != nil {
+					return "", err
+				}
+				d, err := Describe(r.Value, tpncounter.Options{})
+				if err != nil {
+					return "", err
+				}
+				s, _ := d.Fields["kind"].(string)
+				k = tally.Kind(s)
+			}
+			var plan tally.GCPlan
+			var err error
+			switch k {
+			case tally.KindSum:
+				plan, err = tallyGC[*tally.Sum](ctx, b.partitions, key, cfg, *dry)
+			case tally.KindMin:
+				plan, err = tallyGC[*tally.Min](ctx, b.partitions, key, cfg, *dry)
+			case tally.KindMax:
+				plan, err = tallyGC[*tally.Max](ctx, b.partitions, key, cfg, *dry)
+			case tally.KindStats:
+				plan, err = tallyGC[*tally.Stats](ctx, b.partitions, key, cfg, *dry)
+			case tally.KindDistinct:
+				plan, err = tallyGC[*tally.Distinct](ctx, b.partitions, key, cfg, *dry)
+			default:
+				return "", fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, k)
+			}
+			if err != nil {
+				return "", err
+			}
+			if plan.Empty() {
+				return fmt.Sprintf("nothing to fold (%d live shards)", plan.Live), nil
+			}
+			verb := "folded"
+			if *dry {
+				verb = "would fold"
+			}
+			return fmt.Sprintf("%s %d shards (%s) into the tally, through %s; %d live shards",
+				verb, plan.Folded, joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plan.Live), nil
+		}, nil
+	}
+}
+
+func joinActors(ids []crdt.ActorID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = string(id)
+	}
+	return strings.Join(s, ", ")
+}
+
+func tallyGC[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string, cfg tally.Config, dry bool) (tally.GCPlan, error) {
+	c, err := tally.New[A](st, key, cfg)
+	if err != nil {
+		return tally.GCPlan{}, err
+	}
+	if dry {
+		return c.PlanGC(ctx)
+	}
+	return c.GC(ctx)
+}
+
+// target returns the store a job writes to: the store itself, or, for a
+// dry run, an in-memory copy of the key's partition.
+func target(ctx context.Context, b *backend, key string, dry bool, maxRows int) (store.Partitions, *partitionCopy, error) {
+	if _, err := firstRow(ctx, b.partitions, key); err != nil {
+		return nil, nil, err
+	}
+	if !dry {
+		return b.partitions, nil, nil
+	}
+	_, cp, err := readPartition(ctx, b.partitions, key, maxRows, store.ReadComplete)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cp, cp, nil
+}
+
+func compactDeltalogFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+	var o deltalog.Options
+	fs.DurationVar(&o.Window, "window", 0, "deltalog Options.Window: the writers' write window (0: 10m)")
+	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "deltalog Options.FutureSkew (0: 5s)")
+	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
+	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
+	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
+	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied")
+	return func(b *backend) (jobRunner, error) {
+		if _, err := deltalog.New(b.partitions, o); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, key string) (string, error) {
+			st, cp, err := target(ctx, b, key, *dry, *maxRows)
+			if err != nil {
+				return "", err
+			}
+			c, err := deltalog.New(st, o)
+			if err != nil {
+				return "", err
+			}
+			cell, merged, err := c.Merge(ctx, key)
+			if err != nil {
+				return "", err
+			}
+			compacted, err := c.Compact(ctx, key)
+			if err != nil {
+				return "", err
+			}
+			would := ""
+			if *dry {
+				would = "would "
+			}
+			var parts []string
+			if merged {
+				parts = append(parts, fmt.Sprintf("%smerge through %s (merge cell %d, %d updates)", would, cell.ID, cell.Delta, cell.Stats.Count))
+			} else {
+				parts = append(parts, "nothing to merge")
+			}
+			switch {
+			case compacted && cp != nil:
+				parts = append(parts, fmt.Sprintf("would compact (%d range delete)", cp.applied()[store.OpDeleteRange]))
+			case compacted:
+				parts = append(parts, "compacted")
+			default:
+				parts = append(parts, "nothing to compact")
+			}
+			return strings.Join(parts, "; "), nil
+		}, nil
+	}
+}
+
+func mergeBalanceFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+	var o balance.Options
+	fs.DurationVar(&o.Window, "window", 0, "balance Options.Window: the writers' write window (0: 5m)")
+	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "balance Options.FutureSkew (0: 5s)")
+	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "balance Options.SafetyMargin (0: 30s)")
+	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
+	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
+	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
+	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied")
+	return func(b *backend) (jobRunner, error) {
+		if _, err := balance.New(b.partitions, o); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, key string) (string, error) {
+			st, _, err := target(ctx, b, key, *dry, *maxRows)
+			if err != nil {
+				return "", err
+			}
+			a, err := balance.New(st, o)
+			if err != nil {
+				return "", err
+			}
+			r, err := a.Merge(ctx, key)
+			if err != nil {
+				return "", err
+			}
+			var parts []string
+			if r.Sum != nil {
+				parts = append(parts, fmt.Sprintf("sum row %d covering %d rows, %d tombstones", r.Sum.Amount, r.Sum.Covers, len(r.Tombstones)))
+			} else {
+				parts = append(parts, "nothing to merge")
+			}
+			parts = append(parts, fmt.Sprintf("settled %d sum rows, deleted %d rows, collected %d invalid rows (%d too young)",
+				len(r.Settled), len(r.Deleted), len(r.Collected), len(r.TooYoung)))
+			if len(r.Conflicts) > 0 {
+				parts = append(parts, fmt.Sprintf("%d conflicting update ids", len(r.Conflicts)))
+			}
+			prefix := "merged: "
+			if *dry {
+				prefix = "would merge: "
+			}
+			return prefix + strings.Join(parts, "; "), nil
+		}, nil
+	}
+}
+
+func findLedgerFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+	actor := fs.String("actor", "counterkit-cli", "ledger Options.Actor the write is made as")
+	history := fs.Int("history", 0, "tpncounter Options.HistoryLength the ledger's writers use (0: the default)")
+	folded := fs.Int("folded", 0, "tpncounter Options.FoldedLength the ledger's writers use (0: same as -history)")
+	retries := fs.Int("retries", 0, "ledger Options.RetryCount (0: the default)")
+	return func(b *backend) (jobRunner, error) {
+		opts := ledger.Options{Actor: crdt.ActorID(*actor), RetryCount: *retries,
+			Counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}}
+		if _, err := ledger.New(b.siblings, "config-check", opts); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, key string) (string, error) {
+			values, _, err := b.siblings.Fetch(ctx, key)
+			if err != nil {
+				return "", err
+			}
+			if len(values) == 0 {
+				return "", fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
+			}
+			var st store.Siblings = b.siblings
+			frozen := &frozenSiblings{key: key, values: values}
+			if *dry {
+				st = frozen
+			}
+			l, err := ledger.New(st, key, opts)
+			if err != nil {
+				return "", err
+			}
+			c, err := l.Find(ctx)
+			if err != nil {
+				return "", err
+			}
+			s := c.Stats()
+			if *dry {
+				return fmt.Sprintf("would collapse %d siblings into one value of %d bytes (value %d, %d actors, %d transactions in history, %d folded)",
+					len(values), len(frozen.written()), c.Value(), s.Actors, s.History, s.Folded), nil
+			}
+			return fmt.Sprintf("collapsed %d siblings (value %d, %d actors, %d transactions in history, %d folded)",
+				len(values), c.Value(), s.Actors, s.History, s.Folded), nil
+		}, nil
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
