@@ -43,9 +43,9 @@ func script(t *testing.T, dir string, lines [][]string, stdin ...string) string 
 
 // value reads a key with get and returns its value and how many siblings
 // or rows it holds, as printed in the table.
-func value(t *testing.T, dir, typ, key string) string {
+func value(t *testing.T, spec, typ, key string) string {
 	t.Helper()
-	code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", typ, "-format", "table", key)
+	code, out, errOut := runCmd(t, "", "get", "-store", spec, "-type", typ, "-format", "table", key)
 	require.Equal(t, 0, code, errOut)
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
@@ -62,11 +62,17 @@ func value(t *testing.T, dir, typ, key string) string {
 
 func TestJobsGolden(t *testing.T) {
 	dir := fixture(t)
-	emb := "embedded:" + dir
+	golden(t, "jobs.txt", jobsTranscript(t, "embedded:"+dir, dir))
+}
+
+// jobsTranscript runs every job on the fixture's keys in store spec,
+// first as dry runs, and returns the transcript, with the values before
+// and after; dir (if not empty) is replaced by DIR.
+func jobsTranscript(t *testing.T, emb, dir string) string {
 	before := map[string]string{}
 	keys := []struct{ typ, key string }{{"tally", "pageviews"}, {"deltalog", "dl-1"}, {"deltalog", "dl-2"}, {"balance", "seller-1"}, {"ledger", "acct-1"}}
 	for _, k := range keys {
-		before[k.key] = value(t, dir, k.typ, k.key)
+		before[k.key] = value(t, emb, k.typ, k.key)
 	}
 	// Dry runs write nothing.
 	dry := script(t, dir, [][]string{
@@ -76,7 +82,7 @@ func TestJobsGolden(t *testing.T) {
 		{"find", "ledger", "-store", emb, "-dry-run", "-progress", "0", "acct-1"},
 	})
 	for _, k := range keys {
-		require.Equal(t, before[k.key], value(t, dir, k.typ, k.key), "dry run changed %s", k.key)
+		require.Equal(t, before[k.key], value(t, emb, k.typ, k.key), "dry run changed %s", k.key)
 	}
 	real := script(t, dir, [][]string{
 		{"gc", "tally", "-store", emb, "-progress", "0", "pageviews"},
@@ -88,9 +94,9 @@ func TestJobsGolden(t *testing.T) {
 	}, "", "", "dl-1\n\ndl-2\n")
 	var after strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&after, "%s %s: before %s; after %s\n", k.typ, k.key, before[k.key], value(t, dir, k.typ, k.key))
+		fmt.Fprintf(&after, "%s %s: before %s; after %s\n", k.typ, k.key, before[k.key], value(t, emb, k.typ, k.key))
 	}
-	golden(t, "jobs.txt", dry+real+after.String())
+	return dry + real + after.String()
 }
 
 func TestJobsErrors(t *testing.T) {

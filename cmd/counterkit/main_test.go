@@ -134,6 +134,16 @@ func TestUsage(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, run([]string{"help", "inspect"}, nil, &out, &errOut))
 	golden(t, "help-inspect.txt", out.String())
+	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"find", "ledger"}} {
+		out.Reset()
+		require.Equal(t, 0, run(append([]string{"help"}, cmd...), nil, &out, &errOut), cmd)
+		golden(t, "help-"+strings.Join(cmd, "-")+".txt", out.String())
+		// -h prints the same on standard error.
+		var hOut, hErr bytes.Buffer
+		require.Equal(t, 0, run(append(cmd, "-h"), nil, &hOut, &hErr), cmd)
+		require.Empty(t, hOut.String())
+		require.Equal(t, out.String(), hErr.String())
+	}
 	errOut.Reset()
 	require.Equal(t, 2, run([]string{"frobnicate"}, nil, &out, &errOut))
 	require.True(t, strings.HasPrefix(errOut.String(), `counterkit: unknown command "frobnicate"`))

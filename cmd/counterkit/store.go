@@ -21,8 +21,9 @@ import (
 
 // storeSpecHelp describes the -store flag, for every command's usage text.
 const storeSpecHelp = `The store is one of
-  embedded:DIR                       an embedded data directory (adapters/embedded)
-  cassandra:HOST[,HOST]/KEYSPACE     a Cassandra keyspace (-prefix sets the table prefix)
+  embedded:DIR                         an embedded data directory
+  cassandra:HOST[,HOST]/KEYSPACE       a Cassandra keyspace (-prefix sets
+                                       the table prefix)
   riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET  a Riak bucket (sibling keys only)
 `
 
