@@ -83,7 +83,7 @@ type childEnv struct {
 }
 
 func crashWorkloads() []crashWorkload {
-	return []crashWorkload{newSiblingsWorkload(), newPartitionsWorkload(), newLedgerWorkload(), newDeltalogWorkload(), newBalanceWorkload()}
+	return []crashWorkload{newSiblingsWorkload(), newPartitionsWorkload(), newLedgerWorkload(), newDeltalogWorkload(), newBalanceWorkload(), newTallyWorkload()}
 }
 
 // payload is the value written for id: its id, then filler derived from
