@@ -1,0 +1,169 @@
+package counterkit_test
+
+// Mutation check of the vectors (issue 19): every SPEC.md rule listed in
+// vectorMutants is removed from the Go implementation in turn, in a copy of
+// the module, and at least one vector must then fail. A rule no vector
+// catches could be deleted from a port that passes every vector.
+//
+// Each mutant rebuilds the module, so the check is opt-in:
+//
+//	go test . -run TestVectorMutants -mutants            # every mutant
+//	go test . -run 'TestVectorMutants/gcounter' -mutants # some
+//
+// A mutant whose text is no longer found in its file fails: the rule moved,
+// and the mutant must follow it.
+
+import (
+	"flag"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var mutants = flag.Bool("mutants", false, "run TestVectorMutants: remove each listed SPEC rule from the code in a copy of the module and require a vector to fail")
+
+// edit replaces old, which must occur exactly once in file, with new.
+type edit struct{ file, old, new string }
+
+// vectorMutant removes one rule. Vectors names the vector file whose check
+// must fail (the test runs only that file's vectors) and Want a string the
+// failure output must contain (usually the failing vector's subtest name).
+type vectorMutant struct {
+	name    string
+	rule    string
+	edits   []edit
+	vectors string
+	want    string
+}
+
+var vectorMutants = []vectorMutant{
+	// gcounter, pncounter (SPEC.md 4.2, 5.2)
+	{"gcounter/increment cap", "4.2 step 5: a new actor when 30000 are present is too_large",
+		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "gcounter", "30000_actors:_a_new_actor_is_refused"},
+	{"gcounter/merge cap", "4.2 Merge: a union above 30000 actors is too_large",
+		[]edit{{"gcounter/gcounter.go", "if n := len(c.entries) + added; n > MaxActors {", "if n := len(c.entries) + added; false && n > MaxActors {"}}, "gcounter", "merge_beyond_30000_actors_is_refused"},
+	{"pncounter/half cap on increment", "5.1: each half has its own 30000 actors",
+		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "pncounter", "30000_actors_in_N"},
+	{"pncounter/merge checks N first", "5.2 Merge: all or nothing, both halves checked first",
+		[]edit{{"pncounter/pncounter.go", "if err := c.n.CheckMerge(&other.n); err != nil {", "if err := c.n.CheckMerge(&other.n); false && err != nil {"}}, "pncounter", "merge_beyond_30000_actors_in_one_half"},
+	// tgcounter, tpncounter (SPEC.md 6)
+	{"tpncounter/actor order", "6.7: actors strictly increasing in a body",
+		[]edit{{"tpncounter/codec.go", "if i > 0 && a <= prev {", "if false && i > 0 && a <= prev {"}}, "tpncounter", "actors_out_of_order"},
+	{"tpncounter/merge order total", "6.5: total breaks a seq tie",
+		[]edit{{"tpncounter/ring.go", "\tif c := cmp.Compare(a.total, b.total); c != 0 {\n\t\treturn c\n\t}\n", ""}}, "tpncounter", "merge_order:_total"},
+	{"tpncounter/merge order forgot", "6.5: forgot breaks a seq and total tie",
+		[]edit{{"tpncounter/ring.go", "\tif c := cmp.Compare(a.forgot, b.forgot); c != 0 {\n\t\treturn c\n\t}\n", ""}}, "tpncounter", "merge_order:_forgot"},
+	{"tpncounter/merge order history", "6.5: the history list breaks the next tie",
+		[]edit{{"tpncounter/ring.go", "if c := compareRuns(a, a.nf(), uint32(a.size()), b, b.nf(), uint32(b.size())); c != 0 {", "if c := 0; c != 0 {"}}, "tpncounter", "merge_order:_history"},
+	{"tpncounter/merge order folded", "6.5: the folded list breaks the last tie",
+		[]edit{{"tpncounter/ring.go", "return compareRuns(a, 0, a.nf(), b, 0, b.nf())", "return 0"}}, "tpncounter", "merge_order:_folded"},
+	{"tpncounter/merge order amount", "6.5: lists compare (txn, amount) pairs",
+		[]edit{{"tpncounter/ring.go", "if c := cmp.Compare(a.ring[ap].amt, b.ring[bp].amt); c != 0 {", "if c := 0; c != 0 {"}}, "tpncounter", "merge_order:_history"},
+	{"tpncounter/merge overflow", "6.5 step 3: the merged value must fit",
+		[]edit{{"tpncounter/gcounter.go", "if _, ok := g.val.Int64(); !ok {", "if _, ok := g.val.Int64(); false && !ok {"}}, "tpncounter", "merge_overflow_is_refused"},
+	{"tpncounter/merge overflow of N", "6.6 Merge: each half's value must fit, all or nothing",
+		[]edit{{"tpncounter/counter.go", "if !fits(c.p.val) || !fits(c.n.val) {", "if !fits(c.p.val) {"}}, "tpncounter", "merge_overflow_in_one_half_is_refused_whole"},
+	{"tpncounter/merge actor cap", "6.5 step 2: MaxActors before overflow",
+		[]edit{{"tpncounter/gcounter.go", "if len(g.entries)+added > g.o.MaxActors {", "if false && len(g.entries)+added > g.o.MaxActors {"}}, "tpncounter", "merge_checks_the_actor_cap_before_overflow"},
+	{"tpncounter/FutureSkew", "6.1, 6.3 step 1: a txn more than FutureSkew ahead is outside_window",
+		[]edit{{"tpncounter/gcounter.go", "if g.o.FutureSkew > 0 {", "if false && g.o.FutureSkew > 0 {"}}, "tpncounter", "timed:_FutureSkew"},
+	{"tpncounter/4096 per entry", "6.3 step 6: an entry holds at most 4096 txns",
+		[]edit{{"tpncounter/gcounter.go", "len(p.ageOut)+1 > MaxEntriesPerActor {", "len(p.ageOut)+1 > 1<<30 {"}}, "tpncounter", "4096_transactions_in_one_entry"},
+	// tally (SPEC.md 2.3, 3.2, 7)
+	{"tally/MetroHash64 input", "7.2: the item's bytes are hashed with MetroHash64",
+		[]edit{{"tally/distinct.go", "d.sk.Insert(item)", "d.sk.Insert(append([]byte{0}, item...))"}}, "tally", "hash/"},
+	{"tally/encoder expires_at", "2.3: the shard encoder refuses expires_at ≤ 0",
+		[]edit{{"tally/codec.go", "if s.ExpiresAt <= 0 {\n\t\treturn nil,", "if s.ExpiresAt < 0 {\n\t\treturn nil,"}}, "tally", "refusal/shard_expires_at_zero"},
+	{"tally/encoder folded_through", "2.3: the tally encoder refuses folded_through < 0",
+		[]edit{{"tally/codec.go", "if t.FoldedThrough < 0 {\n\t\treturn nil,", "if false && t.FoldedThrough < 0 {\n\t\treturn nil,"}}, "tally", "refusal/tally_folded_through_negative"},
+	{"tally/mean rounded once", "7.1: the mean is the exact quotient rounded once",
+		[]edit{{"tally/stats.go", "m, _ := big.NewRat(c.sum, c.count).Float64()", "m := float64(c.sum) / float64(c.count)"}}, "tally", "moments/mean_rounded_once"},
+	{"tally/variance exact", "7.1: the variance is exact, rounded once",
+		[]edit{{"tally/stats.go", "v, _ := new(big.Rat).SetFrac(num, den).Float64()", "v := float64(num.Int64()) / float64(den.Int64())"}}, "tally", "moments/extremes"},
+	{"tally/fixed-shape cap", "3.2: a fixed-shape header above 65536 is too_large",
+		[]edit{{"tally/codec.go", "const maxFields = 1 << 16", "const maxFields = 1<<31 - 1"}}, "tally", "fixed-shape_array_header_above_65536"},
+	// envelope and primitives (SPEC.md 3)
+	{"wire/envelope nominal cap", "3.2: the envelope header above 2^31-1 is too_large",
+		[]edit{{"internal/wire/wire.go", "n, err := d.ArrayLen(math.MaxInt32) // exact", "n, err := d.ArrayLen(math.MaxInt64) // exact"}}, "envelope", "envelope_header_claims_2^31_elements"},
+	{"wire/bin form before cap", "3.2: a bin header's form is checked before its cap",
+		[]edit{{"internal/wire/wire.go", "\tif !minimalHeader(c, n, false, 0, msgpcode.Bin8, msgpcode.Bin16) {",
+			"\tif n > maxLen {\n\t\treturn nil, fmt.Errorf(\"%w: bin\", crdt.ErrTooLarge)\n\t}\n\tif !minimalHeader(c, n, false, 0, msgpcode.Bin8, msgpcode.Bin16) {"}}, "deltalog", "id_of_17_bytes_as_bin16"},
+	// deltalog (SPEC.md 8)
+	{"deltalog/fixed-shape cap", "3.2: a cell body header above 65536 is too_large",
+		[]edit{{"deltalog/cell.go", "const maxFields = 1 << 16", "const maxFields = 1<<31 - 1"}}, "deltalog", "cell_body_header_above_65536_fields"},
+	{"deltalog/re-encode check", "8.2: only the canonical re-encoding decodes (with lax primitives, as a port might have)",
+		[]edit{
+			{"deltalog/cell.go", "err != nil || !bytes.Equal(canon, data)", "false && (err != nil || !bytes.Equal(canon, data))"},
+			{"internal/wire/wire.go", "func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {", "func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {\n\treturn true\n}\n\nfunc minimalHeaderUnused(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {"},
+			{"internal/wire/wire.go", "func sameForm(c, want byte) bool {", "func sameForm(c, want byte) bool {\n\treturn true\n}\n\nfunc sameFormUnused(c, want byte) bool {"},
+			{"internal/wire/wire.go", "if u <= math.MaxUint32 {", "if false && u <= math.MaxUint32 {"},
+		}, "deltalog", "non-canonical_kind_(uint8_r)"},
+	{"deltalog/mean", "8.3: the mean divides the operands as doubles",
+		[]edit{{"deltalog/cell.go", "return float64(s.Sum) / float64(s.Count)", "m, _ := big.NewRat(s.Sum, s.Count).Float64()\n\treturn m"}}, "deltalog", "moments/mean_rounded_once"},
+	{"deltalog/window before delta", "8.4: the window is checked before the delta",
+		[]edit{{"deltalog/counters.go", "if err := c.checkWindow(e.cell.ID, now); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := c.checkWindow(e.cell.ID, now); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
+	// balance (SPEC.md 9)
+	{"balance/amount before window", "9.3: the amount is checked before the window",
+		[]edit{{"balance/accounts.go", "if err := m.row.Validate(); err != nil {", "if t := m.row.UpdateID.Time(); t.Before(now.Add(-l.opts.Window)) {\n\t\t\treturn crdt.ErrOutsideWindow\n\t\t}\n\t\tif err := m.row.Validate(); err != nil {"}}, "balance", "b4cc8000-a838-11ee-8009-000000000009"},
+	{"balance/settled S target amount", "9.2 step 3: a settled merge cancels an S row only with its amount",
+		[]edit{{"balance/evaluate.go", "hit && ((t.Target == KindNormal && !broken.amountClaims) || r.Amount == t.Amount)", "hit"}}, "balance", "settled_merge_ignores_an_S_row_of_another_amount"},
+}
+
+func TestVectorMutants(t *testing.T) {
+	if !*mutants {
+		t.Skip("opt-in: go test . -run TestVectorMutants -mutants")
+	}
+	root := t.TempDir()
+	// Copy the module (this directory) once; each mutant edits and restores.
+	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	}))
+	for _, m := range vectorMutants {
+		t.Run(m.name, func(t *testing.T) {
+			originals := map[string][]byte{}
+			for _, e := range m.edits {
+				p := filepath.Join(root, e.file)
+				b, err := os.ReadFile(p)
+				require.NoError(t, err)
+				if _, ok := originals[p]; !ok {
+					originals[p] = b
+				}
+				require.Equal(t, 1, strings.Count(string(b), e.old), "%s: the rule's text is not found once in %s: update the mutant", m.name, e.file)
+				require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), e.old, e.new, 1)), 0o644))
+			}
+			defer func() {
+				for p, b := range originals {
+					require.NoError(t, os.WriteFile(p, b, 0o644))
+				}
+			}()
+			cmd := exec.Command("go", "test", "-count=1", "-run", "TestVectors$/^"+m.vectors+"$", ".")
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			require.Error(t, err, "%s (SPEC.md %s): no vector failed without the rule\n%s", m.name, m.rule, out)
+			require.NotContains(t, string(out), "[build failed]", "%s: the mutant does not build\n%s", m.name, out)
+			require.Contains(t, string(out), m.want, "%s: the expected vector did not fail\n%s", m.name, out)
+		})
+	}
+}
