@@ -34,7 +34,10 @@
 // from an older state of the key or partition: a Siblings Fetch returns an
 // older Fetch result with its old token (a Put based on it leaves siblings,
 // as with a lagging Riak replica), a Partitions Snapshot an older Snapshot
-// of the partition, a Scan an older Snapshot or complete Scan. The wrapper
+// of the partition, a Scan an older Snapshot or complete Scan. That is
+// more than store.ReadAny allows (it reflects every acknowledged write):
+// inject Stale into Partitions reads only to test readers that tolerate
+// older rows. The wrapper
 // keeps the states it needs itself: the last Options.History distinct
 // results of the reads made through it, per key or partition, and, with
 // Options.RecordWrites, the state read back after every write that took

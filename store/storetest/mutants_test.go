@@ -18,9 +18,9 @@ import (
 // on purpose, and must report the break. A mutant lists the checks that
 // must fail on it; every other check may pass or fail.
 
-// heavy checks (16 MiB values, 65,536-mutation batches) run on a mutant
+// heavy checks (values of store.MaxValue, batches of store.MaxBatch) run on a mutant
 // only when it must fail them.
-var heavy = []string{"limits", "refusals"}
+var heavy = []string{"limits", "refusals", "value-size"}
 
 // runChecks runs checks on fresh stores from mk and returns the error of
 // each by name; with mustFail not nil, heavy checks not in it are skipped.
@@ -220,6 +220,21 @@ var siblingMutants = []struct {
 				return in.Delete(context.Background(), k, tok)
 			},
 		}
+	}},
+	{"the largest values refused", []string{"value-size"}, func() store.Siblings {
+		in := memory.NewSiblings()
+		return &sibWrap{Siblings: in, put: func(ctx context.Context, k string, a crdt.ActorID, v []byte, tok store.Token) error {
+			if len(v) > 1<<20 {
+				return fmt.Errorf("over 1 MiB: %w", crdt.ErrTooLarge)
+			}
+			return in.Put(ctx, k, a, v, tok)
+		}}
+	}},
+	{"oversized values cut to size", []string{"value-size"}, func() store.Siblings {
+		in := memory.NewSiblings()
+		return &sibWrap{Siblings: in, put: func(ctx context.Context, k string, a crdt.ActorID, v []byte, tok store.Token) error {
+			return in.Put(ctx, k, a, v[:min(len(v), store.MaxValue)], tok)
+		}}
 	}},
 	{"Delete removes every sibling", []string{"delete"}, func() store.Siblings {
 		in := memory.NewSiblings()

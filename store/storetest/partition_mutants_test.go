@@ -25,13 +25,20 @@ type modelStore struct {
 	tieSmaller    bool // equal timestamps: the smaller value wins
 	strictDeletes bool // a delete hides only strictly older values
 	forgetDeletes bool // a delete hides only values already applied
+	mutationsOnly bool // mutations checked one by one: no batch limits
 }
 
 func (s *modelStore) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := store.CheckMutations(muts); err != nil {
+	if s.mutationsOnly {
+		for _, m := range muts {
+			if err := store.CheckMutations([]store.Mutation{m}); err != nil {
+				return err
+			}
+		}
+	} else if err := store.CheckMutations(muts); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -336,6 +343,7 @@ var partitionMutants = []struct {
 			return in.Apply(ctx, ok)
 		}}
 	}},
+	{"batch limits not enforced", []string{"refusals"}, func() store.Partitions { return &modelStore{mutationsOnly: true} }},
 	{"the largest rows refused", []string{"limits"}, func() store.Partitions {
 		in := memory.NewPartitions()
 		return &partWrap{Partitions: in, apply: func(ctx context.Context, muts []store.Mutation) error {

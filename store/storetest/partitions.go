@@ -36,7 +36,9 @@ import (
 //   - refusals: every refusal of store.CheckMutations, with its sentinel,
 //     writing nothing; invalid partition keys on reads;
 //   - limits: a row key of store.MaxRowKey bytes, a value of store.MaxValue
-//     bytes and a batch of store.MaxBatch mutations are accepted;
+//     bytes, a batch of store.MaxBatch mutations, of store.MaxBatchBytes
+//     bytes in one partition and of store.MaxSpanningBatchBytes across two
+//     are accepted;
 //   - copies: keys and values are copied in and out;
 //   - cancelled: a done context is honoured and the write does not happen;
 //   - isolation: concurrent Snapshots see each batch wholly or not at all;
@@ -452,6 +454,21 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 		{"delete with a value", store.Mutation{Partition: "p", Op: store.OpDelete, Key: []byte("k"), Value: []byte("v"), Timestamp: 1}, crdt.ErrInvalidAmount},
 		{"partition delete with a value", store.Mutation{Partition: "p", Op: store.OpDeletePartition, Value: []byte{}, Timestamp: 1}, crdt.ErrInvalidAmount},
 	}
+	// Batches over the byte limits: two values of MaxValue in one
+	// partition, and a batch spanning two partitions one byte over
+	// MaxSpanningBatchBytes.
+	big2 := make([]byte, store.MaxValue)
+	cases = append(cases, struct {
+		name string
+		m    store.Mutation
+		want error
+	}{"batch over store.MaxBatchBytes", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("big"), Value: big2, Timestamp: 1}, crdt.ErrTooLarge})
+	cases = append(cases, struct {
+		name string
+		m    store.Mutation
+		want error
+	}{"spanning batch over store.MaxSpanningBatchBytes", store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte("k"),
+		Value: make([]byte, store.MaxSpanningBatchBytes-len("first")-len("v")-len("k")+1), Timestamp: 1}, crdt.ErrTooLarge})
 	for name, k := range crdttest.InvalidKeys() {
 		cases = append(cases, struct {
 			name string
@@ -462,12 +479,17 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	p := e.fresh()
 	for _, c := range cases {
 		batch := []store.Mutation{put("p", "first", "v", 1), c.m}
+		if c.name == "batch over store.MaxBatchBytes" {
+			batch[0].Value = big2
+		}
 		err := p.Apply(ctx, batch)
 		if !errors.Is(err, c.want) {
 			return fmt.Errorf("Apply with %s: %v, want an error wrapping %v", c.name, err, c.want)
 		}
-		if err := expectRows(ctx, p, "p", "a refused batch ("+c.name+") writes nothing", ""); err != nil {
-			return err
+		for _, part := range []string{"p", "q"} {
+			if err := expectRows(ctx, p, part, "a refused batch ("+c.name+") writes nothing", ""); err != nil {
+				return err
+			}
 		}
 	}
 	big := make([]store.Mutation, store.MaxBatch+1)
@@ -496,6 +518,33 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 	}
 	if err := p.Apply(ctx, []store.Mutation{delRange("p", nil, key, 2)}); err != nil {
 		return fmt.Errorf("a range delete ending at a key of store.MaxRowKey bytes: %w", err)
+	}
+	// A batch of exactly store.MaxBatchBytes in one partition, and one of
+	// exactly store.MaxSpanningBatchBytes across two.
+	full := fillBytes("r", store.MaxBatchBytes)
+	if err := p.Apply(ctx, full); err != nil {
+		return fmt.Errorf("a batch of store.MaxBatchBytes bytes in one partition: %w", err)
+	}
+	spanning := append(fillBytes("s", store.MaxSpanningBatchBytes/2), fillBytes("t", store.MaxSpanningBatchBytes-store.MaxSpanningBatchBytes/2)...)
+	if err := p.Apply(ctx, spanning); err != nil {
+		return fmt.Errorf("a batch of store.MaxSpanningBatchBytes bytes across two partitions: %w", err)
+	}
+	for _, b := range [][]store.Mutation{full, spanning} {
+		for _, part := range partitionsOf(b) {
+			rows, err := p.Snapshot(ctx, part, len(b), store.ReadComplete)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, m := range b {
+				if m.Partition == part {
+					n++
+				}
+			}
+			if len(rows) != n {
+				return fmt.Errorf("a batch at the byte limits left %d rows in partition %s, want %d", len(rows), part, n)
+			}
+		}
 	}
 	batch := make([]store.Mutation, store.MaxBatch)
 	for i := range batch {
@@ -730,4 +779,31 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 		}
 	}
 	return nil
+}
+
+// fillBytes returns puts to partition whose keys and values sum to exactly
+// n bytes, each value at most store.MaxValue.
+func fillBytes(partition string, n int) []store.Mutation {
+	var muts []store.Mutation
+	for i := 0; n > 0; i++ {
+		k := []byte(fmt.Sprintf("%04d", i))
+		v := min(n-len(k), store.MaxValue)
+		if v < 1 { // too little left for a row: widen the previous value
+			muts[len(muts)-1].Value = append(muts[len(muts)-1].Value, make([]byte, n)...)
+			break
+		}
+		muts = append(muts, store.Mutation{Partition: partition, Op: store.OpPut, Key: k, Value: bytes.Repeat([]byte{'x'}, v), Timestamp: 1})
+		n -= len(k) + v
+	}
+	return muts
+}
+
+func partitionsOf(muts []store.Mutation) []string {
+	var parts []string
+	for _, m := range muts {
+		if !slices.Contains(parts, m.Partition) {
+			parts = append(parts, m.Partition)
+		}
+	}
+	return parts
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,8 @@ import (
 //   - keys-and-actors: every crdttest.ValidKeys key works; invalid keys,
 //     invalid actors and empty values are refused (crdt.ErrInvalidKey,
 //     crdt.ErrInvalidActor) and change nothing;
+//   - value-size: a value of store.MaxValue bytes is kept intact, one
+//     byte more is refused (crdt.ErrTooLarge) and changes nothing;
 //   - malformed-token: a token the store never made is refused with
 //     crdt.ErrCorruptEncoding and changes nothing;
 //   - copies: values are copied in and out;
@@ -51,6 +54,7 @@ var siblingChecks = []check[store.Siblings]{
 	{"nil-token", sibNilToken},
 	{"delete", sibDelete},
 	{"keys-and-actors", sibKeysAndActors},
+	{"value-size", sibValueSize},
 	{"malformed-token", sibMalformedToken},
 	{"copies", sibCopies},
 	{"cancelled", sibCancelled},
@@ -294,6 +298,32 @@ func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
 	}
 	_, err = expect(ctx, s, k, "refused Puts change nothing", "v")
 	return err
+}
+
+func sibValueSize(ctx context.Context, e *env[store.Siblings]) error {
+	s := e.fresh()
+	largest := bytes.Repeat([]byte{'v'}, store.MaxValue)
+	if err := s.Put(ctx, "k", "a", largest, nil); err != nil {
+		return fmt.Errorf("a value of store.MaxValue bytes: %w", err)
+	}
+	got, tok, err := s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	if len(got) != 1 || !bytes.Equal(got[0], largest) {
+		return errors.New("a value of store.MaxValue bytes did not read back intact")
+	}
+	if err := s.Put(ctx, "k", "b", append(largest, 'v'), tok); !errors.Is(err, crdt.ErrTooLarge) {
+		return fmt.Errorf("a value of store.MaxValue+1 bytes: %v, want an error wrapping crdt.ErrTooLarge", err)
+	}
+	got, _, err = s.Fetch(ctx, "k")
+	if err != nil {
+		return err
+	}
+	if len(got) != 1 || !bytes.Equal(got[0], largest) {
+		return errors.New("a refused oversized Put changed the store")
+	}
+	return nil
 }
 
 // malformedTokens are tokens no backend makes.
