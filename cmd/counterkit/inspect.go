@@ -250,7 +250,11 @@ func Describe(data []byte, opts tpncounter.Options) (*Description, error) {
 			return nil, err
 		}
 		d.Value = r.Amount
-		d.Fields = map[string]any{"amount": r.Amount, "covers": r.Covers, "settled": r.Settled, "target": r.Target.String()}
+		d.Fields = map[string]any{"update_id": r.UpdateID.String(), "kind": r.Kind.String(), "row_version": r.Version.String(),
+			"amount": r.Amount, "covers": r.Covers, "settled": r.Settled}
+		if r.Target != 0 {
+			d.Fields["target"] = r.Target.String()
+		}
 	default:
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}
