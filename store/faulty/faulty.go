@@ -7,7 +7,7 @@
 // # Choosing faults
 //
 // Each call on a wrapper is described by a Call (method, key, sequence
-// number) and a Policy decides its Fault. Seeded draws faults from Rates with
+// number, and the read level or the batch) and a Policy decides its Fault. Seeded draws faults from Rates with
 // a seeded source, so a failing run replays from its seed; Script queues
 // faults for the next calls, then passes; any func(Call) Fault is a Policy
 // too. A Hook runs before and after every call, so an interleaving test can
@@ -43,7 +43,7 @@
 // Options.RecordWrites, the state read back after every write that took
 // effect. A stale read with no older state recorded is answered fresh and
 // counted as Pass, as is a Stale Partitions read at store.ReadComplete,
-// which by contract reflects every acknowledged write.
+// which must reflect every write that took effect.
 //
 // A call whose context is already done returns an error wrapping both
 // crdt.ErrUnavailable and the context's error; it consumes no sequence
