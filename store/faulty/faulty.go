@@ -37,11 +37,10 @@
 // of the partition, a Scan an older Snapshot or complete Scan. That is
 // more than store.ReadAny allows (it reflects every acknowledged write):
 // inject Stale into Partitions reads only to test readers that tolerate
-// older rows. The wrapper
-// keeps the states it needs itself: the last Options.History distinct
-// results of the reads made through it, per key or partition, and, with
-// Options.RecordWrites, the state read back after every write that took
-// effect. A stale read with no older state recorded is answered fresh and
+// older rows. The wrapper keeps the states it needs itself: the last
+// Options.History distinct results of the reads made through it, per key or
+// partition, and, with Options.RecordWrites, the state read back after
+// every write that took effect. A stale read with no older state recorded is answered fresh and
 // counted as Pass, as is a Stale Partitions read at store.ReadComplete,
 // which must reflect every write that took effect.
 //
