@@ -1,0 +1,97 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// BenchmarkHotAccount measures credits/s on one hot account in the memory
+// store: "plain/actors=1" is one actor on one Ledger key, the baseline;
+// "plain/actors=32" is 32 concurrent actors (goroutines, each its own
+// Ledger, as 32 processes would be) on that one key; "sharded-N/actors=32"
+// the same 32 actors on a Sharded account of N sub-keys (each its own
+// Sharded). Every credit is a new transaction. x-vs-1actor is the
+// sub-benchmark's credits/s over the baseline's, measured earlier in the
+// same run (run the baseline with the others: -bench 'HotAccount$'). The
+// "history=H" variants lower HistoryLength so that the window, counted per
+// sub-key, stays about as long in credits as the plain key's (see Sharded).
+func BenchmarkHotAccount(b *testing.B) {
+	ctx := context.Background()
+	var base float64
+	type mk func(st *memory.Siblings, actor crdt.ActorID) (func(crdt.TxnID) error, error)
+	plain := func(h int) mk {
+		return func(st *memory.Siblings, actor crdt.ActorID) (func(crdt.TxnID) error, error) {
+			l, err := ledger.New(st, "hot", ledger.Options{Actor: actor, Counter: tpncounter.Options{HistoryLength: h}})
+			return func(txn crdt.TxnID) error { _, err := l.Credit(ctx, txn, 1); return err }, err
+		}
+	}
+	sharded := func(n, h int) mk {
+		return func(st *memory.Siblings, actor crdt.ActorID) (func(crdt.TxnID) error, error) {
+			s, err := ledger.NewSharded(st, "hot", n, ledger.Options{Actor: actor, Counter: tpncounter.Options{HistoryLength: h}})
+			return func(txn crdt.TxnID) error { _, err := s.Credit(ctx, txn, 1); return err }, err
+		}
+	}
+	run := func(name string, actors int, make mk) {
+		b.Run(name, func(b *testing.B) {
+			st := memory.NewSiblings()
+			var next atomic.Int64
+			b.ReportAllocs()
+			if actors == 1 {
+				credit, err := make(st, "actor-1")
+				if err != nil {
+					b.Fatal(err)
+				}
+				next.Store(1)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := credit(crdt.TxnID(fmt.Sprintf("t%d", i))); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				b.SetParallelism(max(1, actors/runtime.GOMAXPROCS(0)))
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					g := next.Add(1)
+					credit, err := make(st, crdt.ActorID(fmt.Sprintf("actor-%d", g)))
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					for i := 0; pb.Next(); i++ {
+						if err := credit(crdt.TxnID(fmt.Sprintf("g%d-t%d", g, i))); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			rate := float64(b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(rate, "credits/s")
+			b.ReportMetric(float64(next.Load()), "actors")
+			if name == "plain/actors=1" {
+				base = rate // the last, longest run of the baseline counts
+			} else if base > 0 {
+				b.ReportMetric(rate/base, "x-vs-1actor")
+			}
+		})
+	}
+	h := tpncounter.DefaultHistoryLength
+	run("plain/actors=1", 1, plain(h))
+	run("sharded-8/actors=1", 1, sharded(8, h))
+	run("plain/actors=32", 32, plain(h))
+	for _, n := range []int{8, 16, 32} {
+		run(fmt.Sprintf("sharded-%d/actors=32", n), 32, sharded(n, h))
+	}
+	for _, n := range []int{8, 32} {
+		run(fmt.Sprintf("sharded-%d/actors=32/history=%d", n, max(1, h/n)), 32, sharded(n, max(1, h/n)))
+	}
+}
