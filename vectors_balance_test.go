@@ -147,6 +147,7 @@ type bFile struct {
 	Version1    []rowV1     `json:"version1"`
 	Evaluations []evalVec   `json:"evaluations"`
 	Windows     []windowVec `json:"windows"`
+	Batches     []batchVec  `json:"batches"`
 	Malformed   []Malformed `json:"malformed"`
 }
 
@@ -286,6 +287,24 @@ func genBalance(t *testing.T) any {
 	win(now.Add(-time.Hour), 0, "zero amount outside the window: the amount is checked first (SPEC.md 9.3)")
 	win(now.Add(time.Minute), 0, "zero amount too far in the future: invalid_amount (SPEC.md 9.3)")
 
+	// Batches (SPEC.md 9.3: the amount is judged before the window and
+	// before a repeated (account, id)).
+	{
+		id1, id2, old := deltalog.IDFromParts(now, 1, 1), deltalog.IDFromParts(now.Add(-time.Second), 2, 2), deltalog.IDFromParts(now.Add(-time.Hour), 3, 3)
+		batch := func(note string, us ...batchUpdate) {
+			bv := batchVec{Note: note, Now: now.Format(time.RFC3339Nano), Updates: us}
+			bv.Error = runBatch(t, bv, applyBalanceBatch)
+			f.Batches = append(f.Batches, bv)
+		}
+		bu := func(key string, id deltalog.ID, d int64) batchUpdate { return batchUpdate{key, id.String(), I64(d)} }
+		batch("a transfer: two accounts, one id", bu("a", id1, -5), bu("b", id1, 5))
+		batch("the same update twice is written once", bu("a", id1, 5), bu("a", id1, 5), bu("a", id2, 1))
+		batch("a repeated (account, id) with another amount is conflicting_transaction", bu("a", id1, 5), bu("a", id1, 7))
+		batch("a zero amount is invalid_amount before the repeat is judged", bu("a", id1, 5), bu("a", id1, 0))
+		batch("a zero amount outside the window is invalid_amount", bu("a", old, 0))
+		batch("an invalid key fails the whole batch", bu("a", id1, 5), bu("", id2, 1))
+	}
+
 	r := "balance.row"
 	id := vid(0, 1, 1)
 	row := func(fn func(e refEnc) refEnc) []byte { return fn(env(r, 1).arr(7)).b }
@@ -409,7 +428,23 @@ func checkBalance(t *testing.T, raw []byte) {
 		}
 		require.Equal(t, want, w.Error, "window model for %s", w.IDTimeNote)
 	}
+	require.NotEmpty(t, f.Batches)
+	for _, bv := range f.Batches {
+		t.Run("batch/"+bv.Note, func(t *testing.T) {
+			require.Equal(t, bv.Error, runBatch(t, bv, applyBalanceBatch), "Accounts.Apply")
+			require.Equal(t, bv.Error, batchModel(bv, 5*time.Minute, true), "model of SPEC.md 9.3")
+		})
+	}
 	checkMalformed(t, f.Malformed)
+}
+
+// applyBalanceBatch applies a batch with Accounts.Apply (default options
+// and a fixed clock) on an empty store.
+func applyBalanceBatch(now time.Time, fill func(func(string, deltalog.ID, int64))) error {
+	l := must(balance.New(memory.NewPartitions(), balance.Options{Clock: func() time.Time { return now }}))
+	var b balance.Batch
+	fill(b.Add)
+	return l.Apply(context.Background(), &b)
 }
 
 func i64s(vs []I64) []int64 {

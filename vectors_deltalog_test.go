@@ -159,6 +159,7 @@ type dFile struct {
 	Cells     []cellJSON  `json:"cells"`
 	Windows   []windowVec `json:"windows"`
 	Moments   []momentVec `json:"moments"`
+	Batches   []batchVec  `json:"batches"`
 	Scenarios []dScenario `json:"scenarios"`
 	Malformed []Malformed `json:"malformed"`
 }
@@ -307,6 +308,23 @@ func genDeltalog(t *testing.T) any {
 		mv.Mean, mv.Variance = fmtDouble(st.Mean()), fmtDouble(st.Variance())
 		f.Moments = append(f.Moments, mv)
 	}
+
+	// Batches (SPEC.md 8.4: a repeated (counter, id) is judged before the
+	// delta).
+	id1, id2, old := deltalog.IDFromParts(now, 1, 1), deltalog.IDFromParts(now.Add(-time.Second), 2, 2), deltalog.IDFromParts(now.Add(-time.Hour), 3, 3)
+	batch := func(note string, us ...batchUpdate) {
+		bv := batchVec{Note: note, Now: now.Format(time.RFC3339Nano), Updates: us}
+		bv.Error = runBatch(t, bv, applyDeltalogBatch)
+		f.Batches = append(f.Batches, bv)
+	}
+	bu := func(key string, id deltalog.ID, d int64) batchUpdate { return batchUpdate{key, id.String(), I64(d)} }
+	batch("a transfer: two counters, one id", bu("a", id1, -5), bu("b", id1, 5))
+	batch("the same update twice is written once", bu("a", id1, 5), bu("a", id1, 5), bu("a", id2, 1))
+	batch("a repeated (counter, id) with another delta is conflicting_transaction, checked before the delta: the whole batch fails", bu("a", id1, 5), bu("a", id1, 0))
+	batch("a zero delta met first is invalid_amount", bu("a", id1, 0), bu("a", id1, 5))
+	batch("an update outside the window fails the whole batch", bu("a", id1, 5), bu("b", old, 1))
+	batch("an invalid key fails the whole batch", bu("a", id1, 5), bu("", id2, 1))
+	batch("the window before a zero delta", bu("a", old, 0))
 
 	add := func(r string, id deltalog.ID, d int64) dStep {
 		return dStep{Replica: r, Op: "add", ID: id.String(), Delta: ip(d)}
@@ -502,6 +520,13 @@ func checkDeltalog(t *testing.T, raw []byte) {
 			require.Equal(t, wantVar, mv.Variance, "variance model")
 		})
 	}
+	require.NotEmpty(t, f.Batches)
+	for _, bv := range f.Batches {
+		t.Run("batch/"+bv.Note, func(t *testing.T) {
+			require.Equal(t, bv.Error, runBatch(t, bv, applyDeltalogBatch), "Counters.Apply")
+			require.Equal(t, bv.Error, batchModel(bv, 10*time.Minute, false), "model of SPEC.md 8.4")
+		})
+	}
 	require.NotEmpty(t, f.Windows)
 	for _, w := range f.Windows {
 		now := must(time.Parse(time.RFC3339Nano, w.Now))
@@ -673,6 +698,63 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
+// batchVec is one Apply of a batch against a fixed clock (default
+// options): the error the whole batch fails with, or none. Used by
+// deltalog.json (Counters.Apply, deltas) and balance.json (Accounts.Apply,
+// amounts).
+type batchVec struct {
+	Note    string        `json:"note"`
+	Now     string        `json:"now"`
+	Updates []batchUpdate `json:"updates"`
+	Error   string        `json:"error,omitempty"`
+}
+
+type batchUpdate struct {
+	Key   string `json:"key"`
+	ID    string `json:"id"`
+	Delta I64    `json:"delta"`
+}
+
+// runBatch applies bv with apply, building one batch of its updates.
+func runBatch(t *testing.T, bv batchVec, apply func(now time.Time, add func(func(key string, id deltalog.ID, d int64))) error) string {
+	now := must(time.Parse(time.RFC3339Nano, bv.Now))
+	err := apply(now, func(add func(string, deltalog.ID, int64)) {
+		for _, u := range bv.Updates {
+			add(u.Key, must(deltalog.ParseID(u.ID)), int64(u.Delta))
+		}
+	})
+	return kindOf(t, err)
+}
+
+// batchModel is SPEC.md 8.4's (deltalog) or 9.3's (balance) order of
+// checks, for the default window (5 min or 10 min) and FutureSkew 5 s.
+func batchModel(bv batchVec, window time.Duration, amountFirst bool) string {
+	now := must(time.Parse(time.RFC3339Nano, bv.Now))
+	seen := map[[2]string]int64{}
+	for _, u := range bv.Updates {
+		at := must(deltalog.ParseID(u.ID)).Time()
+		outside := at.Before(now.Add(-window)) || at.After(now.Add(5*time.Second))
+		k := [2]string{u.Key, u.ID}
+		d, dup := seen[k]
+		switch {
+		case !validID(u.Key):
+			return "invalid_identifier"
+		case amountFirst && u.Delta == 0:
+			return "invalid_amount"
+		case outside:
+			return "outside_window"
+		case dup && d != int64(u.Delta):
+			return "conflicting_transaction"
+		case dup:
+			continue
+		case u.Delta == 0:
+			return "invalid_amount"
+		}
+		seen[k] = int64(u.Delta)
+	}
+	return ""
+}
+
 // logStats reads the stats of a log holding one regular cell per value.
 func logStats(t *testing.T, vs []int64) deltalog.Stats {
 	l := &deltalog.Log{}
@@ -683,4 +765,13 @@ func logStats(t *testing.T, vs []int64) deltalog.Stats {
 	require.NoError(t, err)
 	require.Equal(t, len(vs), r.Cells)
 	return r.Stats
+}
+
+// applyDeltalogBatch applies a batch with Counters.Apply (default options
+// and a fixed clock) on an empty store.
+func applyDeltalogBatch(now time.Time, fill func(func(string, deltalog.ID, int64))) error {
+	c := must(deltalog.New(memory.NewPartitions(), deltalog.Options{Clock: func() time.Time { return now }}))
+	var b deltalog.Batch
+	fill(b.Add)
+	return c.Apply(context.Background(), &b)
 }

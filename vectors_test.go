@@ -234,6 +234,7 @@ var errorKinds = []struct {
 	{"unsupported_version", crdt.ErrUnsupportedVersion},
 	{"corrupt", crdt.ErrCorruptEncoding},
 	{"invalid_config", crdt.ErrInvalidConfig},
+	{"invalid_identifier", crdt.ErrInvalidIdentifier},
 }
 
 func kindOf(t *testing.T, err error) string {
