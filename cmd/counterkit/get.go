@@ -383,7 +383,8 @@ func rowName(typ string, key []byte) (string, error) {
 }
 
 // readTally reads a tally counter of the given kind with tally's reader.
-func readTally(ctx context.Context, st store.Partitions, key string, kind tally.Kind) (string, error) {
+// A Sum reads as a number, the other kinds as their String form.
+func readTally(ctx context.Context, st store.Partitions, key string, kind tally.Kind) (any, error) {
 	switch kind {
 	case tally.KindSum:
 		return tallyRead[*tally.Sum](ctx, st, key)
@@ -396,17 +397,20 @@ func readTally(ctx context.Context, st store.Partitions, key string, kind tally.
 	case tally.KindDistinct:
 		return tallyRead[*tally.Distinct](ctx, st, key)
 	}
-	return "", fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, kind)
+	return nil, fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, kind)
 }
 
-func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string) (string, error) {
+func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string) (any, error) {
 	c, err := tally.New[A](st, key, tally.Config{})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	v, err := c.Read(ctx)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	if s, ok := any(v).(*tally.Sum); ok {
+		return s.Value(), nil
 	}
 	return fmt.Sprint(v), nil
 }

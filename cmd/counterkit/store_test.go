@@ -41,6 +41,8 @@ func fixedClock(at time.Time) func() time.Time {
 //	views        gcounter: one value, two actors
 //	temp         pncounter
 //	pageviews    tally Sum: two expired shards (web-1: 5, web-2: 7)
+//	latency      tally Stats: one shard (12, 30, 18)
+//	visitors     tally Distinct: one shard (ann, bob, cy, ann)
 //	dl-1         deltalog: three regular cells (5, 7, -2)
 //	dl-2         deltalog: three cells (1, 2, 3), a merge cell over them written
 //	             an hour later, and a newer cell (100)
@@ -86,6 +88,28 @@ func populate(t *testing.T, sib store.Siblings, parts store.Partitions) {
 		require.NoError(t, err)
 		require.NoError(t, m.Update(ctx, func(s *tally.Sum) error { return s.Add(n) }))
 	}
+	st, err := tally.New[*tally.Stats](parts, "latency", tally.Config{Clock: fixedClock(epoch), NewID: func() crdt.ActorID { return "api-1" }})
+	require.NoError(t, err)
+	m, err := st.NewMutator()
+	require.NoError(t, err)
+	require.NoError(t, m.Update(ctx, func(s *tally.Stats) error {
+		for _, x := range []int64{12, 30, 18} {
+			if err := s.Add(x); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	dt, err := tally.New[*tally.Distinct](parts, "visitors", tally.Config{Clock: fixedClock(epoch), NewID: func() crdt.ActorID { return "web-1" }})
+	require.NoError(t, err)
+	dm, err := dt.NewMutator()
+	require.NoError(t, err)
+	require.NoError(t, dm.Update(ctx, func(d *tally.Distinct) error {
+		for _, v := range []string{"ann", "bob", "cy", "ann"} {
+			d.AddString(v)
+		}
+		return nil
+	}))
 	require.NoError(t, parts.Apply(ctx, []store.Mutation{{Partition: "bad-tally", Op: store.OpPut,
 		Key: tally.ShardRowKey("web-1"), Value: []byte{0xc1}, Timestamp: 1}}))
 
@@ -138,13 +162,14 @@ func TestGetGolden(t *testing.T) {
 	for _, tc := range []struct{ typ, key string }{
 		{"ledger", "acct-1"}, {"gcounter", "views"}, {"pncounter", "temp"},
 		{"tally", "pageviews"}, {"deltalog", "dl-1"}, {"balance", "seller-1"},
+		{"tally", "latency"}, {"tally", "visitors"},
 	} {
 		for _, format := range []string{"json", "table"} {
-			t.Run(tc.typ+"/"+format, func(t *testing.T) {
+			t.Run(tc.key+"/"+format, func(t *testing.T) {
 				code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", tc.typ, "-format", format, tc.key)
 				require.Equal(t, 0, code, errOut)
 				require.Empty(t, errOut)
-				golden(t, "get-"+tc.typ+"."+format, normalize(out, dir))
+				golden(t, "get-"+tc.key+"."+format, normalize(out, dir))
 			})
 		}
 	}
