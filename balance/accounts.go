@@ -2,11 +2,13 @@ package balance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -60,6 +62,11 @@ type Options struct {
 	GCGrace time.Duration
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
+	// Observer, when set, receives one observe.Event per Add or Apply
+	// ("add"), Balance and Conflicts ("read") and Merge: the outcome (window
+	// refusals included), ambiguous or refused writes, conflicts found, and
+	// the rows a merge settled or collected. Nil costs nothing.
+	Observer observe.Observer
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -227,7 +234,10 @@ func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64
 // batch before anything is written, as does one (account, id) given twice
 // with different amounts (crdt.ErrConflictingTransaction). A nil or empty
 // batch writes nothing.
-func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
+func (ac *Accounts) Apply(ctx context.Context, b *Batch) (err error) {
+	if ac.opts.Observer != nil {
+		defer func(start time.Time) { ac.report(ctx, "add", start, err, observe.Event{Attempts: 1}) }(time.Now())
+	}
 	if b.Len() == 0 {
 		return nil
 	}
@@ -280,16 +290,40 @@ func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 // Balance returns the account's balance: one partition read, then the sum of
 // the rows that count (see Evaluate). An account with no rows is zero.
 func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) {
-	v, err := ac.view(ctx, account)
+	v, err := ac.observedView(ctx, account)
 	return v.Value, err
+}
+
+// observedView is view, reported to the Observer as a read.
+func (ac *Accounts) observedView(ctx context.Context, account string) (View, error) {
+	if ac.opts.Observer == nil {
+		return ac.view(ctx, account)
+	}
+	start := time.Now()
+	v, err := ac.view(ctx, account)
+	ac.report(ctx, "read", start, err, observe.Event{Conflicts: len(v.Conflicts)})
+	return v, err
 }
 
 // Conflicts returns the account's update ids that are present with more than
 // one amount, or with an amount other than the one already counted, and
 // which amount counts for each (one partition read).
 func (ac *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
-	v, err := ac.view(ctx, account)
+	v, err := ac.observedView(ctx, account)
 	return v.Conflicts, err
+}
+
+// report completes e and sends it to the Observer.
+func (ac *Accounts) report(ctx context.Context, op string, start time.Time, err error, e observe.Event) {
+	e.Component, e.Op, e.Outcome, e.Err = "balance", op, observe.OutcomeOf(err), err
+	e.Start, e.Duration = start, time.Since(start)
+	switch {
+	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		e.Ambiguous = 1
+	case errors.Is(err, crdt.ErrUnavailable):
+		e.Refused = 1
+	}
+	ac.opts.Observer.Observe(ctx, e)
 }
 
 // MergeReport says what one Merge did, step by step (steps 5–8 of Merge).
@@ -334,7 +368,17 @@ type MergeReport struct {
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
 // balance unchanged.
-func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
+func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport, err error) {
+	if ac.opts.Observer != nil {
+		defer func(began time.Time) {
+			e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
+				Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
+			if rep.Sum != nil {
+				e.Rows++
+			}
+			ac.report(ctx, "merge", began, err, e)
+		}(time.Now())
+	}
 	start := ac.opts.Clock()
 	v, err := ac.view(ctx, account)
 	if err != nil {
@@ -358,7 +402,7 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, err
 	if err != nil {
 		return MergeReport{}, err
 	}
-	rep := MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
+	rep = MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
 	if len(p.tombstones) > 0 {
 		muts := make([]store.Mutation, len(p.tombstones))
 		for i, t := range p.tombstones {

@@ -2,11 +2,13 @@ package deltalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -57,6 +59,11 @@ type Options struct {
 	CompactGrace time.Duration
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
+	// Observer, when set, receives one observe.Event per Add or Apply
+	// ("add"), Read, Merge and Compact: the outcome (window refusals
+	// included), ambiguous or refused writes, cells read, and the updates
+	// a merge folded. Nil costs nothing.
+	Observer observe.Observer
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -239,7 +246,10 @@ func (b *Batch) Len() int {
 // Any invalid update (see Add) fails the whole batch before anything is
 // written; so does one (counter, id) given twice with different deltas
 // (crdt.ErrConflictingTransaction). An empty or nil batch is a no-op.
-func (c *Counters) Apply(ctx context.Context, b *Batch) error {
+func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
+	if c.opts.Observer != nil {
+		defer func(start time.Time) { c.report(ctx, "add", start, err, 0, 0) }(time.Now())
+	}
 	if b.Len() == 0 {
 		return nil
 	}
@@ -300,12 +310,31 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 // is the number of updates since the newest merge cell, plus one. A counter
 // with no cells reads as zero. Overflow is an error wrapping
 // crdt.ErrOverflow.
-func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
+func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
+	if c.opts.Observer != nil {
+		defer func(start time.Time) { c.report(ctx, "read", start, err, r.Cells, 0) }(time.Now())
+	}
 	cells, _, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Reading{}, err
 	}
 	return sumVisible(cells)
+}
+
+// report sends one event to the Observer.
+func (c *Counters) report(ctx context.Context, op string, start time.Time, err error, rows, folded int) {
+	e := observe.Event{Component: "deltalog", Op: op, Outcome: observe.OutcomeOf(err), Err: err,
+		Start: start, Duration: time.Since(start), Rows: rows, Folded: folded}
+	if op == "add" || op == "merge" || op == "compact" {
+		e.Attempts = 1
+		switch {
+		case errors.Is(err, crdt.ErrAmbiguousWrite):
+			e.Ambiguous = 1
+		case errors.Is(err, crdt.ErrUnavailable):
+			e.Refused = 1
+		}
+	}
+	c.opts.Observer.Observe(ctx, e)
 }
 
 // Merge folds the counter's old cells into one merge cell: it picks the
@@ -318,13 +347,16 @@ func (c *Counters) Read(ctx context.Context, counter string) (Reading, error) {
 // regular cells at or below its ID, whichever merge wrote it, because no
 // cell that old can still be written (see the timing assumptions on
 // Options). Two merges at one cutoff write the same content.
-func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error) {
+func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
+	if c.opts.Observer != nil {
+		defer func(start time.Time) { c.report(ctx, "merge", start, err, 0, int(m.Stats.Count)) }(time.Now())
+	}
 	cells, start, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Cell{}, false, err
 	}
 	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
-	m, ok, err := planMerge(cells, cutoff, c.opts.Clock())
+	m, ok, err = planMerge(cells, cutoff, c.opts.Clock())
 	if err != nil || !ok {
 		return Cell{}, false, err
 	}
@@ -345,14 +377,23 @@ func (c *Counters) Merge(ctx context.Context, counter string) (Cell, bool, error
 // cells) and makes at most one range delete (from the regular cell at the
 // merge cell's id to the end of the partition). It reports whether it deleted.
 // The value is unchanged.
-func (c *Counters) Compact(ctx context.Context, counter string) (bool, error) {
+func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, err error) {
+	if c.opts.Observer != nil {
+		defer func(start time.Time) {
+			folded := 0
+			if deleted {
+				folded = 1 // one range delete
+			}
+			c.report(ctx, "compact", start, err, 0, folded)
+		}(time.Now())
+	}
 	if err := checkKey(counter); err != nil {
 		return false, err
 	}
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
-	err := c.scan(ctx, counter, func(cell Cell) bool {
+	err = c.scan(ctx, counter, func(cell Cell) bool {
 		if cell.Kind == KindMerge && cell.Written <= horizon {
 			m, found = cell, true
 			return false
