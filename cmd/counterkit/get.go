@@ -36,7 +36,9 @@ statestore.Load) on exactly the siblings printed.
 Partition keys (-type tally, deltalog or balance; embedded and cassandra):
 every row is decoded and described, and the value is what the counter's own
 reader returns on that snapshot (tally Read, deltalog Counters.Read, balance
-Accounts.Balance and Conflicts).
+Accounts.Balance and Conflicts). The snapshot is one read of the partition,
+at the store's ordinary level (Cassandra: QUORUM), or with -complete at
+store.ReadComplete (Cassandra: ALL).
 
 ` + storeSpecHelp + `
 An embedded directory is locked while open: a service holding it makes get
@@ -122,6 +124,7 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	history := fs.Int("history", 0, "ledger: the HistoryLength the state was written with (0: the default)")
 	folded := fs.Int("folded", 0, "ledger: the FoldedLength (0: same as -history)")
 	maxRows := fs.Int("max-rows", balance.MaxRows, "partition keys: the most rows read")
+	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
 	fs.Usage = func() { fmt.Fprint(stderr, getUsage); fs.PrintDefaults() }
 	if code := parseFlags(fs, args); code >= 0 {
 		return code
@@ -159,7 +162,11 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if isSibling {
 		err = getSiblings(ctx, b.siblings, key, *typ, tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, res)
 	} else {
-		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, res)
+		level := store.ReadAny
+		if *complete {
+			level = store.ReadComplete
+		}
+		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, level, res)
 	}
 	if err != nil {
 		return fail(stderr, "get", err)
@@ -285,8 +292,8 @@ func readPartition(ctx context.Context, st store.Partitions, key string, limit i
 	return rows, cp, err
 }
 
-func getPartition(ctx context.Context, st store.Partitions, key, typ string, limit int, res *GetResult) error {
-	rows, cp, err := readPartition(ctx, st, key, limit, store.ReadAny)
+func getPartition(ctx context.Context, st store.Partitions, key, typ string, limit int, level store.Read, res *GetResult) error {
+	rows, cp, err := readPartition(ctx, st, key, limit, level)
 	if err != nil {
 		return err
 	}

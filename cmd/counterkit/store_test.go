@@ -170,6 +170,9 @@ func TestGetGolden(t *testing.T) {
 				require.Equal(t, 0, code, errOut)
 				require.Empty(t, errOut)
 				golden(t, "get-"+tc.key+"."+format, normalize(out, dir))
+				// A complete read prints the same on the embedded store.
+				_, complete, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", tc.typ, "-format", format, "-complete", tc.key)
+				require.Equal(t, out, complete)
 			})
 		}
 	}
