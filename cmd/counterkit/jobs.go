@@ -243,14 +243,14 @@ func gcTallyFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error)
 				return "", err
 			}
 			if plan.Empty() {
-				return fmt.Sprintf("nothing to fold (%d live shards)", plan.Live), nil
+				return fmt.Sprintf("nothing to fold (%s)", plural(plan.Live, "live shard")), nil
 			}
 			verb := "folded"
 			if *dry {
 				verb = "would fold"
 			}
-			return fmt.Sprintf("%s %d shards (%s) into the tally, through %s; %d live shards",
-				verb, plan.Folded, joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plan.Live), nil
+			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
+				verb, plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
 		}, nil
 	}
 }
@@ -325,13 +325,13 @@ func compactDeltalogFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner
 			}
 			var parts []string
 			if merged {
-				parts = append(parts, fmt.Sprintf("%smerge through %s (merge cell %d, %d updates)", would, cell.ID, cell.Delta, cell.Stats.Count))
+				parts = append(parts, fmt.Sprintf("%smerge through %s (merge cell %d, %s)", would, cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update")))
 			} else {
 				parts = append(parts, "nothing to merge")
 			}
 			switch {
 			case compacted && cp != nil:
-				parts = append(parts, fmt.Sprintf("would compact (%d range delete)", cp.applied()[store.OpDeleteRange]))
+				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(cp.applied()[store.OpDeleteRange], "range delete")))
 			case compacted:
 				parts = append(parts, "compacted")
 			default:
@@ -370,14 +370,14 @@ func mergeBalanceFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, e
 			}
 			var parts []string
 			if r.Sum != nil {
-				parts = append(parts, fmt.Sprintf("sum row %d covering %d rows, %d tombstones", r.Sum.Amount, r.Sum.Covers, len(r.Tombstones)))
+				parts = append(parts, fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone")))
 			} else {
 				parts = append(parts, "nothing to merge")
 			}
-			parts = append(parts, fmt.Sprintf("settled %d sum rows, deleted %d rows, collected %d invalid rows (%d too young)",
-				len(r.Settled), len(r.Deleted), len(r.Collected), len(r.TooYoung)))
+			parts = append(parts, fmt.Sprintf("settled %s, deleted %s, collected %s (%d too young)",
+				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung)))
 			if len(r.Conflicts) > 0 {
-				parts = append(parts, fmt.Sprintf("%d conflicting update ids", len(r.Conflicts)))
+				parts = append(parts, plural(len(r.Conflicts), "conflicting update id"))
 			}
 			prefix := "merged: "
 			if *dry {
@@ -422,11 +422,11 @@ func findLedgerFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, err
 			}
 			s := c.Stats()
 			if *dry {
-				return fmt.Sprintf("would collapse %d siblings into one value of %d bytes (value %d, %d actors, %d transactions in history, %d folded)",
-					len(values), len(frozen.written()), c.Value(), s.Actors, s.History, s.Folded), nil
+				return fmt.Sprintf("would collapse %s into one value of %d bytes (value %d, %s, %s in history, %d folded)",
+					plural(len(values), "sibling"), len(frozen.written()), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 			}
-			return fmt.Sprintf("collapsed %d siblings (value %d, %d actors, %d transactions in history, %d folded)",
-				len(values), c.Value(), s.Actors, s.History, s.Folded), nil
+			return fmt.Sprintf("collapsed %s (value %d, %s, %s in history, %d folded)",
+				plural(len(values), "sibling"), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}, nil
 	}
 }
