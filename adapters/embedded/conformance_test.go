@@ -1,6 +1,7 @@
 package embedded_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
@@ -8,35 +9,32 @@ import (
 	"github.com/counterkit/counterkit/store/storetest"
 )
 
-// The conformance kit of package store, each check on a fresh directory.
+// harness makes every store in a fresh data directory. Partitions read
+// three rows per page, so that scans cross pages.
+type harness struct{}
 
-func TestSiblingsConformance(t *testing.T) {
-	t.Parallel()
-	storetest.RunSiblings(t, func(t *testing.T) store.Siblings {
-		db, _ := openTemp(t, embedded.Options{})
-		return db.Siblings()
-	})
+func (harness) MakeSiblings(_ context.Context, t testing.TB) (store.Siblings, error) {
+	db, _ := openTemp(t, embedded.Options{})
+	return db.Siblings(), nil
 }
 
-func TestPartitionsConformance(t *testing.T) {
+func (harness) MakePartitions(_ context.Context, t testing.TB) (store.Partitions, error) {
+	db, _ := openTemp(t, embedded.Options{PageSize: 3})
+	return db.Partitions(), nil
+}
+
+func (harness) Close() {}
+
+func newHarness(context.Context, testing.TB) (storetest.Harness, error) { return harness{}, nil }
+
+// TestConformance is the whole conformance run: the store kit's checks of
+// both shapes and every driver's behaviours (ledger, statestore, tally,
+// deltalog, balance) on this backend.
+func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.RunPartitions(t, func(t *testing.T) store.Partitions {
-		db, _ := openTemp(t, embedded.Options{PageSize: 3})
-		return db.Partitions()
-	})
+	storetest.Run(t, newHarness)
 }
 
 func BenchmarkConformance(b *testing.B) {
-	b.Run("Siblings", func(b *testing.B) {
-		storetest.BenchmarkSiblings(b, func(b *testing.B) store.Siblings {
-			db, _ := openTemp(b, embedded.Options{})
-			return db.Siblings()
-		})
-	})
-	b.Run("Partitions", func(b *testing.B) {
-		storetest.BenchmarkPartitions(b, func(b *testing.B) store.Partitions {
-			db, _ := openTemp(b, embedded.Options{})
-			return db.Partitions()
-		})
-	})
+	storetest.Benchmark(b, newHarness)
 }

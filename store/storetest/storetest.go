@@ -37,8 +37,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/counterkit/counterkit/balance/balancetest"
+	"github.com/counterkit/counterkit/deltalog/deltalogtest"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/statestore/statestoretest"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tally/tallytest"
 )
 
 // Harness makes fresh stores of one backend, for Run and Benchmark.
@@ -56,38 +61,50 @@ type Harness interface {
 // HarnessMaker returns a new Harness.
 type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
 
-// Run runs RunSiblings and RunPartitions, as subtests "Siblings" and
-// "Partitions", for the shapes the harness makes (a shape whose first Make
-// call fails with errors.ErrUnsupported is skipped).
+// Run is the whole conformance run of a backend, for the shapes the harness
+// makes (a shape whose first Make call fails with errors.ErrUnsupported is
+// skipped): under subtest "Siblings", RunSiblings and the behaviour suites
+// of the drivers built on that shape (ledger/ledgertest,
+// statestore/statestoretest); under "Partitions", RunPartitions and those of
+// tally, deltalog and balance (tally/tallytest, deltalog/deltalogtest,
+// balance/balancetest). A new backend implements Harness and calls Run and
+// Benchmark: nothing else.
 func Run(t *testing.T, newHarness HarnessMaker) {
 	h, err := newHarness(t.Context(), t)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.Close)
+	newSiblings := func(t *testing.T) store.Siblings {
+		s, err := h.MakeSiblings(t.Context(), t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	newPartitions := func(t *testing.T) store.Partitions {
+		p, err := h.MakePartitions(t.Context(), t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	t.Run("Siblings", func(t *testing.T) {
 		if _, err := h.MakeSiblings(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
 			t.Skip(err)
 		}
-		RunSiblings(t, func(t *testing.T) store.Siblings {
-			s, err := h.MakeSiblings(t.Context(), t)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		})
+		RunSiblings(t, newSiblings)
+		t.Run("ledger", func(t *testing.T) { ledgertest.Run(t, newSiblings) })
+		t.Run("statestore", func(t *testing.T) { statestoretest.Run(t, newSiblings) })
 	})
 	t.Run("Partitions", func(t *testing.T) {
 		if _, err := h.MakePartitions(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
 			t.Skip(err)
 		}
-		RunPartitions(t, func(t *testing.T) store.Partitions {
-			p, err := h.MakePartitions(t.Context(), t)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p
-		})
+		RunPartitions(t, newPartitions)
+		t.Run("tally", func(t *testing.T) { tallytest.Run(t, newPartitions) })
+		t.Run("deltalog", func(t *testing.T) { deltalogtest.Run(t, newPartitions) })
+		t.Run("balance", func(t *testing.T) { balancetest.Run(t, newPartitions) })
 	})
 }
 
