@@ -488,7 +488,7 @@ func shardedSchedules(t *testing.T, cases int, mode shSim) shSim {
 // TestShardedSimulation: refused, lost and unacknowledged writes, no stale
 // reads: every resend of an acknowledged transaction is recognised.
 func TestShardedSimulation(t *testing.T) {
-	tot := shardedSchedules(t, 60, shSim{})
+	tot := shardedSchedules(t, 30, shSim{})
 	require.Positive(t, tot.recognised)
 	require.Zero(t, tot.reapplied)
 }
@@ -496,7 +496,7 @@ func TestShardedSimulation(t *testing.T) {
 // TestShardedSimulationStale adds stale reads (siblings), writes held in
 // flight and restarts.
 func TestShardedSimulationStale(t *testing.T) {
-	tot := shardedSchedules(t, 60, shSim{stale: true, restarts: true})
+	tot := shardedSchedules(t, 30, shSim{stale: true, restarts: true})
 	require.Positive(t, tot.recognised)
 	require.Positive(t, tot.siblings)
 	require.Positive(t, tot.restarted)
