@@ -129,7 +129,8 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		mode = " (dry run: nothing written)"
 	}
 	failed := 0
-	last := time.Now()
+	start := time.Now()
+	last := start
 	for i, key := range keys {
 		kctx, cancel := context.WithTimeout(ctx, *keyTimeout)
 		line, err := func() (string, error) {
@@ -147,7 +148,9 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		}
 		if *progress > 0 && time.Since(last) >= *progress && i+1 < len(keys) {
 			last = time.Now()
-			fmt.Fprintf(stderr, "counterkit %s: %d/%d keys, %d failed%s\n", name, i+1, len(keys), failed, mode)
+			per := last.Sub(start) / time.Duration(i+1)
+			left := (per * time.Duration(len(keys)-i-1)).Round(time.Second)
+			fmt.Fprintf(stderr, "counterkit %s: %d/%d keys, %d failed, about %s left%s\n", name, i+1, len(keys), failed, left, mode)
 		}
 	}
 	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), failed, mode)
