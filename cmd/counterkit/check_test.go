@@ -53,6 +53,17 @@ func TestCheckEmbedded(t *testing.T) {
 	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
 }
 
+func TestCheckEmbeddedLocked(t *testing.T) {
+	dir := fixture(t)
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	defer db.Close()
+	code, out, errOut := runCmd(t, "", "check", "embedded", "-data", dir)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "embedded.ErrLocked, crdt.ErrUnavailable")
+}
+
 func TestCheckUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -132,6 +143,11 @@ func TestCheckRiakFake(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "last_write_wins   true")
 	require.Contains(t, errOut, "crdt.ErrMisconfiguredStore")
+
+	code, out, errOut = runCmd(t, "", "check", "riak", "-addr", "127.0.0.1:1", "-type", "counterkit", "-bucket", "b", "-timeout", "1s")
+	require.Equal(t, 1, code)
+	require.Equal(t, "FAIL  connect to 127.0.0.1:1\n", out)
+	require.Contains(t, errOut, "crdt.ErrUnavailable")
 
 	code, _, errOut = runCmd(t, "", "check", "riak", "-addr", srv.Addr(), "-bucket", "b", "-timeout", "2s")
 	require.Equal(t, 1, code)

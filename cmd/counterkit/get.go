@@ -408,7 +408,7 @@ func readTally(ctx context.Context, st store.Partitions, key string, kind tally.
 }
 
 func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string) (any, error) {
-	c, err := tally.New[A](st, key, tally.Config{})
+	c, err := tally.New[A](st, key, tally.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -207,7 +207,7 @@ func gcTallyFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error)
 	maxSkew := fs.Duration("max-skew", 0, "tally Config.MaxSkew (0: 1h); grace must be at least 3 times it")
 	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
 	return func(b *backend) (jobRunner, error) {
-		cfg := tally.Config{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows}
+		cfg := tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows}
 		// Check the configuration once, before any key.
 		if _, err := tally.New[*tally.Sum](b.partitions, "config-check", cfg); err != nil {
 			return nil, err
@@ -266,7 +266,7 @@ func joinActors(ids []crdt.ActorID) string {
 	return strings.Join(s, ", ")
 }
 
-func tallyGC[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string, cfg tally.Config, dry bool) (tally.GCPlan, error) {
+func tallyGC[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string, cfg tally.Options, dry bool) (tally.GCPlan, error) {
 	c, err := tally.New[A](st, key, cfg)
 	if err != nil {
 		return tally.GCPlan{}, err

@@ -80,7 +80,7 @@ func populate(t *testing.T, sib store.Siblings, parts store.Partitions) {
 	}
 
 	ids := []crdt.ActorID{"web-1", "web-2"}
-	tc, err := tally.New[*tally.Sum](parts, "pageviews", tally.Config{Clock: fixedClock(epoch),
+	tc, err := tally.New[*tally.Sum](parts, "pageviews", tally.Options{Clock: fixedClock(epoch),
 		NewID: func() crdt.ActorID { id := ids[0]; ids = ids[1:]; return id }})
 	require.NoError(t, err)
 	for _, n := range []int64{5, 7} {
@@ -88,7 +88,7 @@ func populate(t *testing.T, sib store.Siblings, parts store.Partitions) {
 		require.NoError(t, err)
 		require.NoError(t, m.Update(ctx, func(s *tally.Sum) error { return s.Add(n) }))
 	}
-	st, err := tally.New[*tally.Stats](parts, "latency", tally.Config{Clock: fixedClock(epoch), NewID: func() crdt.ActorID { return "api-1" }})
+	st, err := tally.New[*tally.Stats](parts, "latency", tally.Options{Clock: fixedClock(epoch), NewID: func() crdt.ActorID { return "api-1" }})
 	require.NoError(t, err)
 	m, err := st.NewMutator()
 	require.NoError(t, err)
@@ -100,7 +100,7 @@ func populate(t *testing.T, sib store.Siblings, parts store.Partitions) {
 		}
 		return nil
 	}))
-	dt, err := tally.New[*tally.Distinct](parts, "visitors", tally.Config{Clock: fixedClock(epoch), NewID: func() crdt.ActorID { return "web-1" }})
+	dt, err := tally.New[*tally.Distinct](parts, "visitors", tally.Options{Clock: fixedClock(epoch), NewID: func() crdt.ActorID { return "web-1" }})
 	require.NoError(t, err)
 	dm, err := dt.NewMutator()
 	require.NoError(t, err)
