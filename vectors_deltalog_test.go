@@ -309,8 +309,8 @@ func genDeltalog(t *testing.T) any {
 		f.Moments = append(f.Moments, mv)
 	}
 
-	// Batches (SPEC.md 8.4: a repeated (counter, id) is judged before the
-	// delta).
+	// Batches (SPEC.md 8.4: the delta is judged before a repeated
+	// (counter, id)).
 	id1, id2, old := deltalog.IDFromParts(now, 1, 1), deltalog.IDFromParts(now.Add(-time.Second), 2, 2), deltalog.IDFromParts(now.Add(-time.Hour), 3, 3)
 	batch := func(note string, us ...batchUpdate) {
 		bv := batchVec{Note: note, Now: now.Format(time.RFC3339Nano), Updates: us}
@@ -320,7 +320,8 @@ func genDeltalog(t *testing.T) any {
 	bu := func(key string, id deltalog.ID, d int64) batchUpdate { return batchUpdate{key, id.String(), I64(d)} }
 	batch("a transfer: two counters, one id", bu("a", id1, -5), bu("b", id1, 5))
 	batch("the same update twice is written once", bu("a", id1, 5), bu("a", id1, 5), bu("a", id2, 1))
-	batch("a repeated (counter, id) with another delta is conflicting_transaction, checked before the delta: the whole batch fails", bu("a", id1, 5), bu("a", id1, 0))
+	batch("a zero delta is invalid_amount before the repeat is judged: the whole batch fails", bu("a", id1, 5), bu("a", id1, 0))
+	batch("a repeated (counter, id) with another delta is conflicting_transaction", bu("a", id1, 5), bu("a", id1, 7))
 	batch("a zero delta met first is invalid_amount", bu("a", id1, 0), bu("a", id1, 5))
 	batch("an update outside the window fails the whole batch", bu("a", id1, 5), bu("b", old, 1))
 	batch("an invalid key fails the whole batch", bu("a", id1, 5), bu("", id2, 1))
@@ -743,12 +744,12 @@ func batchModel(bv batchVec, window time.Duration, amountFirst bool) string {
 			return "invalid_amount"
 		case outside:
 			return "outside_window"
+		case u.Delta == 0:
+			return "invalid_amount"
 		case dup && d != int64(u.Delta):
 			return "conflicting_transaction"
 		case dup:
 			continue
-		case u.Delta == 0:
-			return "invalid_amount"
 		}
 		seen[k] = int64(u.Delta)
 	}

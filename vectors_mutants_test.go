@@ -107,8 +107,8 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"deltalog/cell.go", "return float64(s.Sum) / float64(s.Count)", "m, _ := big.NewRat(s.Sum, s.Count).Float64()\n\treturn m"}}, "deltalog", "moments/mean_rounded_once"},
 	{"deltalog/window before delta", "8.4: the window is checked before the delta",
 		[]edit{{"deltalog/counters.go", "if err := c.checkWindow(e.cell.ID, now); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := c.checkWindow(e.cell.ID, now); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
-	{"deltalog/repeat before delta", "8.4: a repeated (counter, id) is judged before the delta",
-		[]edit{{"deltalog/counters.go", "\t\tk := key{e.counter, e.cell.ID}\n", "\t\tif e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tk := key{e.counter, e.cell.ID}\n"}}, "deltalog", "batch/a_repeated_(counter,_id)"},
+	{"deltalog/delta before repeat", "8.4: the delta is judged before a repeated (counter, id)",
+		[]edit{{"deltalog/counters.go", "\t\tm, err := cellMutation(e.counter, e.cell, 0) // validates the cell\n", "\t\tif d, ok := seen[key{e.counter, e.cell.ID}]; ok && d != e.cell.Delta {\n\t\t\treturn crdt.ErrConflictingTransaction\n\t\t}\n\t\tm, err := cellMutation(e.counter, e.cell, 0) // validates the cell\n"}}, "deltalog", "batch/a_zero_delta_is_invalid_amount_before"},
 	// balance (SPEC.md 9)
 	{"balance/amount before window", "9.3: the amount is checked before the window",
 		[]edit{{"balance/accounts.go", "if err := m.row.Validate(); err != nil {", "if t := m.row.UpdateID.Time(); t.Before(now.Add(-l.opts.Window)) {\n\t\t\treturn crdt.ErrOutsideWindow\n\t\t}\n\t\tif err := m.row.Validate(); err != nil {"}}, "balance", "b4cc8000-a838-11ee-8009-000000000009"},

@@ -343,7 +343,7 @@ func mkAgg[A tally.Aggregate[A]](newA func() A, add func(A, int64) error, addIte
 		},
 		json: func(st any) AggJSON { return toJSON(st.(A)) },
 		readGC: func(db store.Partitions, now time.Time, grace time.Duration) (any, error, tally.GCPlan, error, any, error) {
-			c := must(tally.New[A](db, "k", tally.Config{Clock: func() time.Time { return now }, Grace: grace, MaxSkew: grace / 3}))
+			c := must(tally.New[A](db, "k", tally.Options{Clock: func() time.Time { return now }, Grace: grace, MaxSkew: grace / 3}))
 			ctx := context.Background()
 			v, rerr := c.ReadComplete(ctx)
 			plan, gerr := c.GC(ctx)
