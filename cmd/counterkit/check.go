@@ -32,8 +32,9 @@ crdt.ErrUnavailable when the store cannot be reached).
 cassandra  the consistency level of each adapter operation and whether
            cassandra.CheckConsistency accepts them (-consistency overrides
            levels, e.g. siblings-fetch=LOCAL_QUORUM,siblings-put=LOCAL_QUORUM);
-           the keyspace's replication; and each adapter table, column by
-           column, against cassandra.Schema.
+           the keyspace's replication; the contacted node's commitlog_sync;
+           and each adapter table, column by column, against
+           cassandra.Schema, with its gc_grace_seconds.
 riak       the bucket's properties as Riak returns them, and the verdict of
            riak.CheckBucket (allow_mult, last_write_wins, datatype, consistent,
            and the default bucket type, which has no dotted version vectors).
@@ -199,6 +200,18 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	// Durability of acknowledged writes: informational (Cassandra 4.0+
+	// exposes the contacted node's settings in system_views.settings).
+	var sync string
+	if err := sess.Query(`SELECT value FROM system_views.settings WHERE name = 'commitlog_sync'`).WithContext(ctx).Scan(&sync); err != nil {
+		fmt.Fprintf(stdout, "note  commitlog_sync: could not read it (%v)\n", err)
+	} else {
+		fmt.Fprintf(stdout, "commitlog_sync (contacted node): %s\n", sync)
+		if sync == "periodic" {
+			fmt.Fprintln(stdout, "note  commitlog_sync periodic acknowledges writes before they reach the disk; for balances use batch or group")
+		}
+	}
+
 	// Tables.
 	for _, stmt := range schema {
 		want, err := parseCreateTable(stmt)
@@ -216,6 +229,13 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "  got   (no such table)")
 		} else {
 			fmt.Fprintf(stdout, "  got   %s\n", got)
+		}
+		if got != nil {
+			var grace int
+			if err := sess.Query(`SELECT gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`,
+				*keyspace, want.name).WithContext(ctx).Scan(&grace); err == nil {
+				fmt.Fprintf(stdout, "  gc_grace_seconds %d: run repairs more often than every %s\n", grace, time.Duration(grace)*time.Second)
+			}
 		}
 		if err := compareTable(want, got); err != nil {
 			failed = append(failed, err)
