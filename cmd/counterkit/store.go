@@ -10,7 +10,6 @@ import (
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
-	riakc "github.com/basho/riak-go-client"
 
 	"github.com/counterkit/counterkit/adapters/cassandra"
 	"github.com/counterkit/counterkit/adapters/embedded"
@@ -197,9 +196,4 @@ func cassandraSession(ctx context.Context, hosts []string, keyspace string, time
 		return nil, fmt.Errorf("%w: cassandra %s: %v", crdt.ErrUnavailable, strings.Join(hosts, ","), err)
 	}
 	return sess, nil
-}
-
-// riakCluster starts a cluster on addrs (riak.NewCluster).
-func riakCluster(ctx context.Context, addrs []string, timeout time.Duration) (*riakc.Cluster, error) {
-	return riak.NewCluster(ctx, timeout, addrs...)
 }
