@@ -41,7 +41,7 @@ func BenchmarkRead(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				clock := newClock()
 				db := memory.NewPartitions()
-				c, err := tally.New[*tally.Sum](db, "bench", tally.Config{Clock: clock.Now, NewID: ids()})
+				c, err := tally.New[*tally.Sum](db, "bench", tally.Options{Clock: clock.Now, NewID: ids()})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -82,7 +82,7 @@ func BenchmarkIncrement(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			db := &countingStore{Partitions: memory.NewPartitions()}
-			c, err := tally.New[*tally.Sum](db, "bench", tally.Config{Clock: newClock().Now, NewID: ids()})
+			c, err := tally.New[*tally.Sum](db, "bench", tally.Options{Clock: newClock().Now, NewID: ids()})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// Defaults for zero Config fields.
+// Defaults for zero Options fields.
 const (
 	DefaultLifetime = 24 * time.Hour
 	DefaultMargin   = time.Hour
@@ -34,10 +34,10 @@ const MaxKeyLen = crdt.MaxKeyLen
 // also wraps crdt.ErrInvalidIdentifier.
 var ErrInvalidKey = crdt.ErrInvalidKey
 
-// Config sets a counter's time contract. The zero value uses the defaults
+// Options set a counter's time contract. The zero value uses the defaults
 // (Lifetime 24h, Margin 1h, MaxSkew 1h, Grace 24h, 2 retries, time.Now and
-// random UUID mutator ids). A Config is a plain value, safe to copy.
-type Config struct {
+// random UUID mutator ids). Options is a plain value, safe to copy.
+type Options struct {
 	// Lifetime is how long a mutator lives: expires_at = birth + Lifetime.
 	Lifetime time.Duration
 	// Margin is the refuse-before-expiry margin: a mutator stages and
@@ -73,7 +73,7 @@ type Config struct {
 	MaxRows int
 }
 
-func (c Config) resolve() (Config, error) {
+func (c Options) resolve() (Options, error) {
 	if c.Lifetime == 0 {
 		c.Lifetime = DefaultLifetime
 	}
@@ -124,16 +124,16 @@ func (c Config) resolve() (Config, error) {
 type Counter[A Aggregate[A]] struct {
 	store store.Partitions
 	key   string
-	cfg   Config
+	cfg   Options
 }
 
 // New returns the counter stored in partition key of s. Any number of Counter
 // values, in any number of processes, may share one key, provided they use
-// the same aggregate type and a compatible Config (the same MaxSkew
+// the same aggregate type and a compatible Options (the same MaxSkew
 // assumption; Grace ≥ 3·MaxSkew everywhere). An invalid key is an error
-// wrapping ErrInvalidKey; a nil store or invalid Config, one wrapping
+// wrapping ErrInvalidKey; a nil store or invalid Options, one wrapping
 // crdt.ErrInvalidConfig.
-func New[A Aggregate[A]](s store.Partitions, key string, cfg Config) (*Counter[A], error) {
+func New[A Aggregate[A]](s store.Partitions, key string, cfg Options) (*Counter[A], error) {
 	if s == nil {
 		return nil, fmt.Errorf("%w: tally: nil store", crdt.ErrInvalidConfig)
 	}
@@ -157,7 +157,7 @@ func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
 // (store.ReadAny); a stale read can miss recent updates but never counts
 // one twice. Errors wrap crdt.ErrCorruptEncoding (a row that does not decode,
 // or a row key outside the layout), crdt.ErrOverflow (the total does not
-// fit), crdt.ErrTooLarge (more than Config.MaxRows rows), or come from the
+// fit), crdt.ErrTooLarge (more than Options.MaxRows rows), or come from the
 // store.
 func (c *Counter[A]) Read(ctx context.Context) (A, error) {
 	return c.observedRead(ctx, "read", false)

@@ -120,7 +120,7 @@
 // timestamp; a GC is one Apply, atomic within the partition, of the tally
 // put and a delete of every folded shard row, all at GCBatch.WriteTS
 // (GCBatch.Mutations). Read takes a store.ReadAny snapshot, ReadComplete,
-// PlanGC and GC a store.ReadComplete one, refused above Config.MaxRows
+// PlanGC and GC a store.ReadComplete one, refused above Options.MaxRows
 // rows. Every row is validated on read: an unknown row key, a value that
 // does not decode, or a shard row holding another mutator's shard is an
 // error wrapping crdt.ErrCorruptEncoding, and GC never deletes what it

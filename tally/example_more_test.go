@@ -12,10 +12,10 @@ import (
 	"github.com/counterkit/counterkit/tally"
 )
 
-// A Config is the time contract: a mutator lives Lifetime and stops
+// Options are the time contract: a mutator lives Lifetime and stops
 // taking updates Margin before it expires; New refuses a Grace shorter
 // than 3·MaxSkew.
-func ExampleConfig() {
+func ExampleOptions() {
 	now := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	cfg := exampleConfig(&now)
 	cfg.Lifetime = time.Hour

@@ -13,11 +13,11 @@ import (
 	"github.com/counterkit/counterkit/tally"
 )
 
-// exampleConfig returns a Config with a hand-driven clock and readable
+// exampleConfig returns Options with a hand-driven clock and readable
 // mutator ids, so that examples are deterministic.
-func exampleConfig(now *time.Time) tally.Config {
+func exampleConfig(now *time.Time) tally.Options {
 	n := 0
-	return tally.Config{
+	return tally.Options{
 		Clock: func() time.Time { return *now },
 		NewID: func() crdt.ActorID { n++; return crdt.ActorID(fmt.Sprintf("web-%d", n)) },
 	}

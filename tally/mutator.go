@@ -53,10 +53,10 @@ type Mutator[A Aggregate[A]] struct {
 	lastSent  []byte // the bytes attempted at lastTS
 	dead      bool   // expired: no new updates, no resolution
 
-	stats sendStats // of the operation in progress, for Config.Observer
+	stats sendStats // of the operation in progress, for Options.Observer
 }
 
-// NewMutator returns a fresh mutator with a new id (Config.NewID) that
+// NewMutator returns a fresh mutator with a new id (Options.NewID) that
 // expires Lifetime from now. It does not touch the store. The error wraps
 // crdt.ErrInvalidActor when NewID returns an invalid id.
 func (c *Counter[A]) NewMutator() (*Mutator[A], error) {

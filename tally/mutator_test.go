@@ -55,12 +55,12 @@ type fixture struct {
 	store *recorder
 	clock *fakeClock
 	c     *tally.Counter[*tally.Sum]
-	cfg   tally.Config
+	cfg   tally.Options
 }
 
 func newFixture(t *testing.T) *fixture {
 	f := &fixture{store: newRecorder(memory.NewPartitions(), faulty.Options{}), clock: newClock()}
-	f.cfg = tally.Config{Lifetime: 24 * time.Hour, Margin: time.Hour, MaxSkew: time.Hour, Grace: 3 * time.Hour,
+	f.cfg = tally.Options{Lifetime: 24 * time.Hour, Margin: time.Hour, MaxSkew: time.Hour, Grace: 3 * time.Hour,
 		Clock: f.clock.Now, NewID: ids()}
 	var err error
 	f.c, err = tally.New[*tally.Sum](f.store, "views", f.cfg)
@@ -303,7 +303,7 @@ func TestWriteTimestampsMonotonicBelowExpiry(t *testing.T) {
 
 func TestConfigAndKeyValidation(t *testing.T) {
 	s := memory.NewPartitions()
-	bad := []tally.Config{
+	bad := []tally.Options{
 		{MaxSkew: 2 * time.Hour, Grace: 5 * time.Hour},
 		{Lifetime: time.Hour, Margin: time.Hour},
 		{Lifetime: -time.Hour},
@@ -314,14 +314,14 @@ func TestConfigAndKeyValidation(t *testing.T) {
 		_, err := tally.New[*tally.Sum](s, "k", cfg)
 		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", cfg)
 	}
-	_, err := tally.New[*tally.Sum](nil, "k", tally.Config{})
+	_, err := tally.New[*tally.Sum](nil, "k", tally.Options{})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
-	c, err := tally.New[*tally.Sum](s, "k", tally.Config{NewID: func() crdt.ActorID { return "" }})
+	c, err := tally.New[*tally.Sum](s, "k", tally.Options{NewID: func() crdt.ActorID { return "" }})
 	require.NoError(t, err)
 	_, err = c.NewMutator()
 	require.ErrorIs(t, err, crdt.ErrInvalidActor)
 
-	c, err = tally.New[*tally.Sum](s, "k", tally.Config{})
+	c, err = tally.New[*tally.Sum](s, "k", tally.Options{})
 	require.NoError(t, err)
 	m1, err := c.NewMutator()
 	require.NoError(t, err)
@@ -337,14 +337,14 @@ func TestNewRefusesInvalidKeys(t *testing.T) {
 	s := memory.NewPartitions()
 	require.Equal(t, crdt.MaxKeyLen, tally.MaxKeyLen)
 	for name, key := range crdttest.InvalidKeys() {
-		c, err := tally.New[*tally.Sum](s, key, tally.Config{})
+		c, err := tally.New[*tally.Sum](s, key, tally.Options{})
 		require.Nil(t, c, name)
 		require.ErrorIs(t, err, tally.ErrInvalidKey, name)
 		require.ErrorIs(t, err, crdt.ErrInvalidKey, name)
 		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, name)
 		require.ErrorContains(t, err, crdt.CheckID(key), "%s: the error gives the reason", name)
 	}
-	c, err := tally.New[*tally.Sum](s, strings.Repeat("k", tally.MaxKeyLen), tally.Config{})
+	c, err := tally.New[*tally.Sum](s, strings.Repeat("k", tally.MaxKeyLen), tally.Options{})
 	require.NoError(t, err)
 	_, err = c.ReadComplete(context.Background())
 	require.NoError(t, err)
@@ -405,7 +405,7 @@ func TestReadRejectsCorruptRows(t *testing.T) {
 	}
 }
 
-// TestReadRefusesTooManyRows: a partition over Config.MaxRows is refused
+// TestReadRefusesTooManyRows: a partition over Options.MaxRows is refused
 // with crdt.ErrTooLarge, by reads and GC alike.
 func TestReadRefusesTooManyRows(t *testing.T) {
 	ctx := context.Background()

@@ -54,7 +54,7 @@ const (
 
 // simCfg keeps lifetimes short next to the step sizes, so schedules cross
 // many expiries, margins and GC cutoffs.
-var simCfg = tally.Config{
+var simCfg = tally.Options{
 	Lifetime: simLifetime,
 	Margin:   30 * time.Minute,
 	MaxSkew:  simMaxSkew,

@@ -18,7 +18,7 @@ const shardPrefix = 's'
 // TallyRowKey is the row key of a counter's tally row: the byte 't'.
 const TallyRowKey = "t"
 
-// DefaultMaxRows is the most rows a read accepts when Config.MaxRows is
+// DefaultMaxRows is the most rows a read accepts when Options.MaxRows is
 // zero.
 const DefaultMaxRows = 1 << 20
 

@@ -38,9 +38,9 @@ func newTallyWorkload() *tallyWorkload {
 
 func (*tallyWorkload) name() string { return "tally" }
 
-func tallyConfig(clock func() time.Time, tag string) tally.Config {
+func tallyConfig(clock func() time.Time, tag string) tally.Options {
 	n := 0
-	return tally.Config{
+	return tally.Options{
 		Lifetime: 5 * time.Minute, Margin: time.Minute, MaxSkew: time.Second, Grace: 3 * time.Second,
 		Clock: clock,
 		NewID: func() crdt.ActorID { n++; return crdt.ActorID(fmt.Sprintf("%s-m%d", tag, n)) },

@@ -30,7 +30,7 @@ func run() error {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	n := 0
-	cfg := tally.Config{
+	cfg := tally.Options{
 		Clock: func() time.Time { return now },
 		NewID: func() crdt.ActorID { n++; return crdt.ActorID(fmt.Sprintf("web-%d", n)) },
 	}

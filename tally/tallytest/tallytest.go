@@ -94,8 +94,8 @@ func (e *env) advance(d time.Duration) {
 	e.now = e.now.Add(d)
 }
 
-func (e *env) cfg() tally.Config {
-	return tally.Config{Clock: e.clock, NewID: func() crdt.ActorID {
+func (e *env) cfg() tally.Options {
+	return tally.Options{Clock: e.clock, NewID: func() crdt.ActorID {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.ids++
