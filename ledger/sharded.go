@@ -44,6 +44,17 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // Ledger), is refused with crdt.ErrInvalidConfig, and a plain Ledger on a
 // sharded account's key refuses the marker as a corrupt sibling.
 //
+// Cost: a credit reads and writes one sub-key, whose state holds an entry
+// for every Ledger value (actor incarnation) that has written it. Since
+// every actor's transactions hash to every sub-key, with many actors each
+// sub-key soon holds about as many entries as one plain key would: what
+// sharding divides is the writes per key (contention, siblings, retries)
+// and, through the window, the history. An actor makes about one in n of
+// its writes on each sub-key, so a HistoryLength about n times smaller
+// gives, on average, the same window counted in the actor's credits, and
+// shrinks every sub-key's state by as much (BenchmarkHotAccount measures
+// both).
+//
 // A Sharded creates its sub-ledgers lazily, one per sub-key it touches,
 // each with Options and its own incarnation (see Writer). It is safe for
 // concurrent use; operations on different sub-keys run in parallel, and
@@ -244,7 +255,7 @@ func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
 // The sum is not a snapshot of the account: each sub-key is read at its
 // own moment. Every transaction lives in one sub-key, so each counts fully
 // or not at all, and every transaction acknowledged before Value was
-// called counts; but of transactions landing during the call, one may be
+// called counts (at the store's read consistency, as for a Ledger); but of transactions landing during the call, one may be
 // counted while another that landed earlier, on a sub-key read sooner, is
 // not, so the sum may be a balance the account never held. A check such as
 // "debit only if the balance covers it" must allow for that.
