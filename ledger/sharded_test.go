@@ -655,6 +655,22 @@ func TestShardedLayout(t *testing.T) {
 		}
 	}
 
+	// What the marker prevents (a broken variant that skips it): with 16
+	// shards, a retry of a transaction made with 8 goes to another
+	// sub-key and counts again.
+	txn := crdt.TxnID("t1")
+	for i := 0; ShardOf(txn, 8) == ShardOf(txn, 16); i++ {
+		txn = crdt.TxnID(fmt.Sprintf("r%d", i))
+	}
+	_, err = s8.Credit(ctx, txn, 5)
+	require.NoError(t, err)
+	unchecked, err := NewSharded(st, "acct", 16, Options{Actor: "c"})
+	require.NoError(t, err)
+	unchecked.layoutOK.Store(true)
+	r, err := unchecked.Credit(ctx, txn, 5)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Applied, r.Outcome, "the retry is not recognised on another sub-key")
+
 	plain, err := New(st, "acct", Options{Actor: "p"})
 	require.NoError(t, err)
 	_, err = plain.Credit(ctx, "t3", 5)
