@@ -70,7 +70,7 @@ func logModel() proptest.Model[*deltalog.Log, logUpdate] {
 // Add is inflationary, and the value is the sum over distinct logUpdate ids.
 // Replay: COUNTERKIT_SEED=<seed> go test ./deltalog -run TestLogLaws
 func TestLogLaws(t *testing.T) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = max(50, cfg.Cases/5)
 	proptest.CheckLaws(t, logModel(), cfg)
 }
@@ -78,7 +78,7 @@ func TestLogLaws(t *testing.T) {
 // TestLogConvergence: replicas gossiping with duplication and reordering
 // converge to the model's value.
 func TestLogConvergence(t *testing.T) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = max(50, cfg.Cases/5)
 	proptest.CheckConvergence(t, logModel(), cfg)
 }

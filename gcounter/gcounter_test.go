@@ -304,17 +304,17 @@ func model() proptest.Model[*gcounter.Counter, int64] {
 }
 
 func TestLaws(t *testing.T) {
-	proptest.CheckLaws(t, model(), proptest.DefaultConfig())
+	proptest.CheckLaws(t, model(), proptest.DefaultOptions())
 }
 
 func TestConvergence(t *testing.T) {
-	proptest.CheckConvergence(t, model(), proptest.DefaultConfig())
+	proptest.CheckConvergence(t, model(), proptest.DefaultOptions())
 }
 
 // TestEncodingRoundTripProperty checks decode(encode(c)) == c and stable
 // bytes on random counters.
 func TestEncodingRoundTripProperty(t *testing.T) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	params := gopter.DefaultTestParametersWithSeed(cfg.Seed)
 	params.MinSuccessfulTests = cfg.Cases
 	params.MaxSize = 40

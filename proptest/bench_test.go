@@ -13,7 +13,7 @@ import (
 // the test-only counter and ledger, so packages can budget cfg.Cases.
 func BenchmarkCheck(b *testing.B) {
 	const cases = 100
-	cfg := proptest.Config{Cases: cases, Seed: 1}
+	cfg := proptest.Options{Cases: cases, Seed: 1}
 	run := map[string]func() (proptest.Result, error){
 		"laws/counter":        func() (proptest.Result, error) { return proptest.RunLaws(counterModel(), cfg) },
 		"convergence/counter": func() (proptest.Result, error) { return proptest.RunConvergence(counterModel(), cfg) },
@@ -36,7 +36,7 @@ func BenchmarkCheck(b *testing.B) {
 
 // BenchmarkGenSchedule measures generating one full-length schedule.
 func BenchmarkGenSchedule(b *testing.B) {
-	g := proptest.GenSchedule[int64](gen.Int64Range(1, 9), proptest.Config{})
+	g := proptest.GenSchedule[int64](gen.Int64Range(1, 9), proptest.Options{})
 	params := gopter.DefaultGenParameters().CloneWithSeed(1).WithSize(proptest.MaxSteps(proptest.DefaultMaxOps))
 	b.ReportAllocs()
 	for b.Loop() {

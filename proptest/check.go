@@ -44,7 +44,7 @@ type Result struct {
 //
 // The error, wrapping crdt.ErrInvalidConfig, is for an invalid model or
 // configuration; a broken law is reported in the Result.
-func RunLaws[S any, O any](m Model[S, O], cfg Config) (Result, error) {
+func RunLaws[S any, O any](m Model[S, O], cfg Options) (Result, error) {
 	return runCheck(m, cfg, "laws of "+m.name(), (*checker[S, O]).laws)
 }
 
@@ -56,33 +56,33 @@ func RunLaws[S any, O any](m Model[S, O], cfg Config) (Result, error) {
 //
 // The error, wrapping crdt.ErrInvalidConfig, is for an invalid model or
 // configuration; a non-converging model is reported in the Result.
-func RunConvergence[S any, O any](m Model[S, O], cfg Config) (Result, error) {
+func RunConvergence[S any, O any](m Model[S, O], cfg Options) (Result, error) {
 	return runCheck(m, cfg, "convergence of "+m.name(), (*checker[S, O]).converge)
 }
 
 // LawsProp returns RunLaws's property for use in a gopter.Properties of
 // your own. Its failure label is the Violation text.
-func LawsProp[S any, O any](m Model[S, O], cfg Config) gopter.Prop {
+func LawsProp[S any, O any](m Model[S, O], cfg Options) gopter.Prop {
 	return scheduleProp(m, cfg, (*checker[S, O]).laws, nil)
 }
 
 // ConvergenceProp returns RunConvergence's property for use in a
 // gopter.Properties of your own.
-func ConvergenceProp[S any, O any](m Model[S, O], cfg Config) gopter.Prop {
+func ConvergenceProp[S any, O any](m Model[S, O], cfg Options) gopter.Prop {
 	return scheduleProp(m, cfg, (*checker[S, O]).converge, nil)
 }
 
 // CheckLaws runs RunLaws and fails t on any violation. It always logs the
 // seed; a failure message contains the violated law, the shrunk schedule
 // and the command that replays it.
-func CheckLaws[S any, O any](t *testing.T, m Model[S, O], cfg Config) {
+func CheckLaws[S any, O any](t *testing.T, m Model[S, O], cfg Options) {
 	t.Helper()
 	checkWith(t, func() (Result, error) { return RunLaws(m, cfg) })
 }
 
 // CheckConvergence runs RunConvergence and fails t when replicas diverge
 // or any per-step law breaks, reporting like CheckLaws.
-func CheckConvergence[S any, O any](t *testing.T, m Model[S, O], cfg Config) {
+func CheckConvergence[S any, O any](t *testing.T, m Model[S, O], cfg Options) {
 	t.Helper()
 	checkWith(t, func() (Result, error) { return RunConvergence(m, cfg) })
 }
@@ -110,7 +110,7 @@ func checkWith(t testingT, run func() (Result, error)) {
 	}
 }
 
-func runCheck[S any, O any](m Model[S, O], cfg Config, name string, final func(*checker[S, O]) *Violation) (Result, error) {
+func runCheck[S any, O any](m Model[S, O], cfg Options, name string, final func(*checker[S, O]) *Violation) (Result, error) {
 	if err := m.validate(); err != nil {
 		return Result{}, err
 	}
@@ -162,7 +162,7 @@ func runCheck[S any, O any](m Model[S, O], cfg Config, name string, final func(*
 // run final, and on failure shrink by removing steps while some law still
 // breaks. record, if set, receives the violation of the smallest failing
 // schedule.
-func scheduleProp[S any, O any](m Model[S, O], cfg Config, final func(*checker[S, O]) *Violation, record func(*Violation)) gopter.Prop {
+func scheduleProp[S any, O any](m Model[S, O], cfg Options, final func(*checker[S, O]) *Violation, record func(*Violation)) gopter.Prop {
 	if err := m.validate(); err != nil {
 		return func(*gopter.GenParameters) *gopter.PropResult {
 			return &gopter.PropResult{Status: gopter.PropError, Error: err}

@@ -55,7 +55,7 @@
 //
 // # Budgets, replay and scaling
 //
-// DefaultConfig: 1000 cases, 3 replicas, at most 40 ops and MaxSteps(40) =
+// DefaultOptions: 1000 cases, 3 replicas, at most 40 ops and MaxSteps(40) =
 // 120 steps per schedule, schedule length growing with gopter's size from
 // short to long over the run. Both checkers on a map-based counter take
 // well under a second under -race; a heavier type can lower cfg.Cases.
@@ -89,6 +89,6 @@
 //   - Values are compared with reflect.DeepEqual: Value and Expect must
 //     return the same dynamic type (int64 and int differ).
 //   - Model functions must be deterministic, or replays will not
-//     reproduce. Seed 0 in a Config means "from the environment or the
+//     reproduce. Seed 0 in Options means "from the environment or the
 //     clock".
 package proptest

@@ -63,12 +63,12 @@ func gcounterModel() proptest.Model[gcounter, int64] {
 	}
 }
 
-// In a test, call proptest.CheckLaws(t, m, proptest.DefaultConfig()) and
-// proptest.CheckConvergence(t, m, proptest.DefaultConfig()). RunLaws and
+// In a test, call proptest.CheckLaws(t, m, proptest.DefaultOptions()) and
+// proptest.CheckConvergence(t, m, proptest.DefaultOptions()). RunLaws and
 // RunConvergence are the same checks returning a Result.
 func Example() {
 	m := gcounterModel()
-	cfg := proptest.Config{Cases: 200, Seed: 1}
+	cfg := proptest.Options{Cases: 200, Seed: 1}
 	laws, _ := proptest.RunLaws(m, cfg)
 	conv, _ := proptest.RunConvergence(m, cfg)
 	fmt.Println(laws.Property, laws.Passed)
@@ -78,9 +78,9 @@ func Example() {
 	// convergence of gcounter true
 }
 
-func ExampleConfig() {
+func ExampleOptions() {
 	// Zero fields take defaults; a fixed Seed makes the run reproducible.
-	res, err := proptest.RunLaws(gcounterModel(), proptest.Config{Cases: 50, Seed: 7})
+	res, err := proptest.RunLaws(gcounterModel(), proptest.Options{Cases: 50, Seed: 7})
 	fmt.Println(res.Cases, res.Seed, res.Succeeded, err)
 	// Output: 50 7 50 <nil>
 }
@@ -107,7 +107,7 @@ func ExampleResult() {
 		}
 		return nil
 	}
-	res, _ := proptest.RunLaws(m, proptest.Config{Cases: 200, Seed: 1})
+	res, _ := proptest.RunLaws(m, proptest.Options{Cases: 200, Seed: 1})
 	fmt.Println(res.Passed, res.Violation.Law)
 	fmt.Println(res.Schedule)
 	// Output:
@@ -211,7 +211,7 @@ func ExampleViolation() {
 }
 
 func ExampleGenSchedule() {
-	g := proptest.GenSchedule[int64](gen.Int64Range(1, 3), proptest.Config{MaxOps: 4})
+	g := proptest.GenSchedule[int64](gen.Int64Range(1, 3), proptest.Options{MaxOps: 4})
 	params := gopter.DefaultGenParameters().CloneWithSeed(1)
 	v, _ := g(params.WithSize(8)).Retrieve()
 	s := v.(proptest.Schedule[int64])

@@ -61,7 +61,7 @@ func sumMerge(dst, src *int64) error { *dst += *src; return nil }
 
 func TestCheckLogsSeedAndReplay(t *testing.T) {
 	r := &recorder{name: "TestSomething/case_1"}
-	cfg := Config{Cases: 100, Seed: 99}
+	cfg := Options{Cases: 100, Seed: 99}
 	checkWith(r, func() (Result, error) { return RunLaws(maxRegister(maxMerge), cfg) })
 	require.Empty(t, r.errs)
 	require.Empty(t, r.fats)
@@ -71,13 +71,13 @@ func TestCheckLogsSeedAndReplay(t *testing.T) {
 }
 
 func TestCheckFailureCarriesReplayCommand(t *testing.T) {
-	for _, run := range []func(Config) (Result, error){
-		func(c Config) (Result, error) { return RunLaws(maxRegister(sumMerge), c) },
-		func(c Config) (Result, error) { return RunConvergence(maxRegister(sumMerge), c) },
+	for _, run := range []func(Options) (Result, error){
+		func(c Options) (Result, error) { return RunLaws(maxRegister(sumMerge), c) },
+		func(c Options) (Result, error) { return RunConvergence(maxRegister(sumMerge), c) },
 	} {
 		seed := Seed()
 		r := &recorder{name: "TestBroken"}
-		checkWith(r, func() (Result, error) { return run(Config{Cases: 200, Seed: seed}) })
+		checkWith(r, func() (Result, error) { return run(Options{Cases: 200, Seed: seed}) })
 		require.Len(t, r.errs, 1, "a broken merge must fail the check")
 		msg := r.errs[0]
 		require.Contains(t, msg, fmt.Sprintf("replay: COUNTERKIT_SEED=%d go test ./proptest -run '^TestBroken$'", seed))
@@ -92,7 +92,7 @@ func TestCheckInvalidModelIsFatal(t *testing.T) {
 	m := maxRegister(maxMerge)
 	m.Value = nil
 	r := &recorder{name: "TestX"}
-	checkWith(r, func() (Result, error) { return RunLaws(m, Config{Seed: 1}) })
+	checkWith(r, func() (Result, error) { return RunLaws(m, Options{Seed: 1}) })
 	require.Len(t, r.fats, 1)
 	require.Contains(t, r.fats[0], "has no Value")
 }
@@ -125,7 +125,7 @@ func TestUnion(t *testing.T) {
 
 func TestShrinkingFindsMinimalCounterexample(t *testing.T) {
 	// A sum-merge register breaks idempotence with a single applied op.
-	res, err := RunLaws(maxRegister(sumMerge), Config{Cases: 100, Seed: 3})
+	res, err := RunLaws(maxRegister(sumMerge), Options{Cases: 100, Seed: 3})
 	require.NoError(t, err)
 	require.False(t, res.Passed)
 	require.Equal(t, 1, strings.Count(res.Schedule, "apply"), res.Report)

@@ -13,21 +13,21 @@ import (
 	"github.com/counterkit/counterkit/proptest"
 )
 
-// testConfig is DefaultConfig with a smaller budget for checks that run
+// testConfig is DefaultOptions with a smaller budget for checks that run
 // many models; COUNTERKIT_CASES still scales it.
-func testConfig(t *testing.T, cases int) proptest.Config {
+func testConfig(t *testing.T, cases int) proptest.Options {
 	t.Helper()
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(cases)
 	return cfg
 }
 
 func TestCorrectCounterPassesLaws(t *testing.T) {
-	proptest.CheckLaws(t, counterModel(), proptest.DefaultConfig())
+	proptest.CheckLaws(t, counterModel(), proptest.DefaultOptions())
 }
 
 func TestCorrectCounterConverges(t *testing.T) {
-	proptest.CheckConvergence(t, counterModel(), proptest.DefaultConfig())
+	proptest.CheckConvergence(t, counterModel(), proptest.DefaultOptions())
 }
 
 func TestCorrectLedgerPassesLawsAndConverges(t *testing.T) {
@@ -293,7 +293,7 @@ func TestConflictingMergeIsAFailure(t *testing.T) {
 func TestReplayIsDeterministic(t *testing.T) {
 	for _, seed := range []int64{1, 42, proptest.Seed()} {
 		for _, b := range brokenCounters()[:3] {
-			cfg := proptest.Config{Cases: 300, Seed: seed}
+			cfg := proptest.Options{Cases: 300, Seed: seed}
 			first, err := proptest.RunLaws(b.model(), cfg)
 			require.NoError(t, err)
 			second, err := proptest.RunLaws(b.model(), cfg)
@@ -316,17 +316,17 @@ func TestReplayIsDeterministic(t *testing.T) {
 func TestFixedSeedReplay(t *testing.T) {
 	const seed = 20240601
 	m := brokenCounters()[0].model() // merge-sums
-	res, err := proptest.RunConvergence(m, proptest.Config{Cases: 200, Seed: seed})
+	res, err := proptest.RunConvergence(m, proptest.Options{Cases: 200, Seed: seed})
 	require.NoError(t, err)
 	require.False(t, res.Passed)
 	require.Equal(t, int64(seed), res.Seed)
-	again, err := proptest.RunConvergence(m, proptest.Config{Cases: 200, Seed: seed})
+	again, err := proptest.RunConvergence(m, proptest.Options{Cases: 200, Seed: seed})
 	require.NoError(t, err)
 	require.Equal(t, res.Schedule, again.Schedule)
 	require.Equal(t, res.Succeeded, again.Succeeded)
 
 	// A different seed explores different schedules.
-	other, err := proptest.RunConvergence(m, proptest.Config{Cases: 200, Seed: seed + 1})
+	other, err := proptest.RunConvergence(m, proptest.Options{Cases: 200, Seed: seed + 1})
 	require.NoError(t, err)
 	require.False(t, other.Passed)
 	t.Logf("seed %d: %d passed before failure; seed %d: %d", seed, res.Succeeded, seed+1, other.Succeeded)
@@ -335,14 +335,14 @@ func TestFixedSeedReplay(t *testing.T) {
 func TestSeedFromEnvironment(t *testing.T) {
 	t.Setenv(proptest.EnvSeed, "12345")
 	t.Setenv(proptest.EnvCases, "0.5")
-	cfg := proptest.DefaultConfig()
-	require.Equal(t, proptest.Config{Cases: 500, Seed: 12345, Replicas: 3, MaxOps: 40}, cfg)
+	cfg := proptest.DefaultOptions()
+	require.Equal(t, proptest.Options{Cases: 500, Seed: 12345, Replicas: 3, MaxOps: 40}, cfg)
 	require.Equal(t, int64(12345), proptest.Seed())
 	require.Equal(t, 5, proptest.Scale(10))
 	require.Equal(t, 1, proptest.Scale(1)) // never zero
 
-	// The zero Config takes the same values from the environment.
-	res, err := proptest.RunLaws(counterModel(), proptest.Config{Cases: 5})
+	// The zero Options takes the same values from the environment.
+	res, err := proptest.RunLaws(counterModel(), proptest.Options{Cases: 5})
 	require.NoError(t, err)
 	require.True(t, res.Passed, res.Report)
 	require.Equal(t, int64(12345), res.Seed)
@@ -352,7 +352,7 @@ func TestMalformedEnvironment(t *testing.T) {
 	t.Setenv(proptest.EnvSeed, "12x")
 	_, err := proptest.FromEnv()
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
-	require.Panics(t, func() { proptest.DefaultConfig() })
+	require.Panics(t, func() { proptest.DefaultOptions() })
 	require.Panics(t, func() { proptest.Seed() })
 
 	t.Setenv(proptest.EnvSeed, "7")
@@ -367,13 +367,13 @@ func TestMalformedEnvironment(t *testing.T) {
 func TestInvalidModelAndConfig(t *testing.T) {
 	m := counterModel()
 	m.Merge = nil
-	_, err := proptest.RunLaws(m, proptest.Config{Seed: 1})
+	_, err := proptest.RunLaws(m, proptest.Options{Seed: 1})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 	require.ErrorContains(t, err, "Merge")
 	_, err = proptest.Simulate(m, proptest.Schedule[int64]{Replicas: 3})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 
-	_, err = proptest.RunConvergence(counterModel(), proptest.Config{Cases: -1, Seed: 1})
+	_, err = proptest.RunConvergence(counterModel(), proptest.Options{Cases: -1, Seed: 1})
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 }
 
@@ -443,7 +443,7 @@ func TestSimulateReportsTheFirstViolation(t *testing.T) {
 }
 
 func TestGenScheduleCoversTheFaultModel(t *testing.T) {
-	cfg := proptest.Config{Seed: proptest.Seed(), Replicas: 4, MaxOps: 20}
+	cfg := proptest.Options{Seed: proptest.Seed(), Replicas: 4, MaxOps: 20}
 	t.Logf("seed %d", cfg.Seed)
 	g := proptest.GenSchedule[int64](gen.Int64Range(1, 3), cfg)
 	params := gopterParams(cfg.Seed)
@@ -515,7 +515,7 @@ func TestGenScheduleCoversTheFaultModel(t *testing.T) {
 }
 
 func TestGenScheduleShrinksByRemovingSteps(t *testing.T) {
-	g := proptest.GenSchedule[int64](gen.Int64Range(1, 3), proptest.Config{MaxOps: 20})
+	g := proptest.GenSchedule[int64](gen.Int64Range(1, 3), proptest.Options{MaxOps: 20})
 	params := gopterParams(7)
 	var r = g(params.WithSize(60))
 	v, ok := r.Retrieve()

@@ -24,7 +24,7 @@ func TestReplayHelperBrokenCheck(t *testing.T) {
 	if os.Getenv(helperEnv) != "1" {
 		t.Skip("helper for TestReplayCommandReproducesFailure; fails on purpose")
 	}
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = 300
 	proptest.CheckConvergence(t, brokenCounters()[1].model(), cfg) // merge-keeps-left
 }
@@ -60,7 +60,7 @@ func TestPropsComposeWithGopter(t *testing.T) {
 	seed := proptest.Seed()
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = 100
-	cfg := proptest.Config{Seed: seed}
+	cfg := proptest.Options{Seed: seed}
 
 	props := gopter.NewProperties(params)
 	props.Property("laws", proptest.LawsProp(counterModel(), cfg))

@@ -146,7 +146,7 @@ func pick(i, n int) int {
 //
 // Values shrink by removing chunks of steps, halving the chunk size down to
 // single steps.
-func GenSchedule[O any](genOp gopter.Gen, cfg Config) gopter.Gen {
+func GenSchedule[O any](genOp gopter.Gen, cfg Options) gopter.Gen {
 	replicas := max(cfg.Replicas, MinReplicas)
 	maxOps := cfg.MaxOps
 	if maxOps <= 0 {

@@ -311,13 +311,13 @@ func counterModel(hl int) proptest.Model[*Counter, txnOp] {
 // exactly-once hold for any gossip. Folding is covered by the simulation,
 // whose schedules respect the window.
 func TestLaws(t *testing.T) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(400)
 	proptest.CheckLaws(t, counterModel(64), cfg)
 }
 
 func TestConvergence(t *testing.T) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(400)
 	cfg.Replicas = 4
 	proptest.CheckConvergence(t, counterModel(64), cfg)
@@ -326,7 +326,7 @@ func TestConvergence(t *testing.T) {
 // The merge laws hold whatever the history length: folding changes which
 // states are reachable, never the algebra of Merge.
 func TestLawsWithFolding(t *testing.T) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	cfg.Cases = proptest.Scale(300)
 	m := counterModel(1)
 	m.Expect = nil

@@ -27,7 +27,7 @@ const (
 	EnvCases = "COUNTERKIT_CASES"
 )
 
-// Defaults used by DefaultConfig and for zero fields of a Config.
+// Defaults used by DefaultOptions and for zero fields of Options.
 const (
 	// DefaultCases is the number of random schedules per check before
 	// COUNTERKIT_CASES scales it.
@@ -38,15 +38,15 @@ const (
 	DefaultMaxOps = 40
 )
 
-// MinReplicas is the smallest number of replicas a schedule uses; a Config
+// MinReplicas is the smallest number of replicas a schedule uses; an Options value
 // asking for fewer gets this many.
 const MinReplicas = 3
 
-// Config sets the budget and the seed of a check. The zero value is ready to
+// Options sets the budget and the seed of a check. The zero value is ready to
 // use: zero fields mean DefaultCases (scaled by COUNTERKIT_CASES), a seed
-// from Seed, DefaultReplicas and DefaultMaxOps. A Config is a plain value and
+// from Seed, DefaultReplicas and DefaultMaxOps. Options is a plain value and
 // safe to copy and share.
-type Config struct {
+type Options struct {
 	// Cases is the number of random schedules a check must pass.
 	Cases int
 	// Seed seeds gopter's random source. Zero means "ask Seed()", so an
@@ -60,11 +60,11 @@ type Config struct {
 	MaxOps int
 }
 
-// DefaultConfig returns Cases = 1000 × COUNTERKIT_CASES, Seed from
+// DefaultOptions returns Cases = 1000 × COUNTERKIT_CASES, Seed from
 // COUNTERKIT_SEED or the clock, Replicas = 3 and MaxOps = 40. It panics when
 // either variable is malformed: a mistyped replay command must not silently
 // run a different test. Use FromEnv to get the error instead.
-func DefaultConfig() Config {
+func DefaultOptions() Options {
 	cfg, err := FromEnv()
 	if err != nil {
 		panic(err)
@@ -72,18 +72,18 @@ func DefaultConfig() Config {
 	return cfg
 }
 
-// FromEnv is DefaultConfig returning an error wrapping crdt.ErrInvalidConfig
+// FromEnv is DefaultOptions returning an error wrapping crdt.ErrInvalidConfig
 // instead of panicking.
-func FromEnv() (Config, error) {
+func FromEnv() (Options, error) {
 	seed, err := seedFromEnv()
 	if err != nil {
-		return Config{}, err
+		return Options{}, err
 	}
 	cases, err := scale(DefaultCases)
 	if err != nil {
-		return Config{}, err
+		return Options{}, err
 	}
-	return Config{Cases: cases, Seed: seed, Replicas: DefaultReplicas, MaxOps: DefaultMaxOps}, nil
+	return Options{Cases: cases, Seed: seed, Replicas: DefaultReplicas, MaxOps: DefaultMaxOps}, nil
 }
 
 // Seed returns COUNTERKIT_SEED when it is set and the current time in
@@ -144,7 +144,7 @@ func scale(n int) (int, error) {
 func MaxSteps(maxOps int) int { return 3 * maxOps }
 
 // normalize fills zero fields and rejects negative ones.
-func (c Config) normalize() (Config, error) {
+func (c Options) normalize() (Options, error) {
 	if c.Cases < 0 || c.Replicas < 0 || c.MaxOps < 0 {
 		return c, fmt.Errorf("%w: negative field in %+v", crdt.ErrInvalidConfig, c)
 	}
