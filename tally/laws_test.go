@@ -255,7 +255,7 @@ func directModel[A tally.Aggregate[A], O any](k kind[A, O]) proptest.Model[A, O]
 }
 
 func checkKind[A tally.Aggregate[A], O any](t *testing.T, k kind[A, O]) {
-	cfg := proptest.DefaultConfig()
+	cfg := proptest.DefaultOptions()
 	if k.cases != 0 {
 		cfg.Cases = proptest.Scale(k.cases)
 	}
