@@ -146,7 +146,7 @@ func FuzzRowDecode(f *testing.F) {
 		want := data
 		if tag := len("\x93\xabbalance.row"); len(data) > tag && data[tag] == 1 {
 			want = bytes.Clone(data)
-			want[tag] = balance.RowFormatVersion
+			want[tag] = balance.FormatVersion
 		}
 		if !bytes.Equal(b, want) {
 			t.Fatalf("non-canonical input accepted:\n in %x\nout %x", data, b)

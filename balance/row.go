@@ -168,10 +168,10 @@ func (r Row) Validate() error {
 
 // Encoding caps and version.
 const (
-	// RowFormatVersion is the envelope version MarshalBinary writes.
+	// FormatVersion is the envelope version MarshalBinary writes.
 	// Version 2 lets an N row carry its amount key as version; version 1
 	// (no version for N rows) still decodes.
-	RowFormatVersion = 2
+	FormatVersion = 2
 	// MaxRowSize is the largest encoded row UnmarshalBinary accepts; a
 	// valid row encodes to under 80 bytes.
 	MaxRowSize = 256
@@ -184,7 +184,7 @@ const (
 // The version is nil exactly when it is zero (an N row in the format of
 // version 1). Deterministic; invalid rows are refused with Validate's error.
 func (r Row) MarshalBinary() ([]byte, error) {
-	return r.marshal(RowFormatVersion)
+	return r.marshal(FormatVersion)
 }
 
 func (r Row) marshal(version uint64) ([]byte, error) {
@@ -213,7 +213,7 @@ func (r Row) marshal(version uint64) ([]byte, error) {
 // crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
 // crdt.ErrUnsupportedVersion.
 func (r *Row) UnmarshalBinary(data []byte) error {
-	d, format, err := wire.NewDecoder(data, crdt.TagBalanceRow, RowFormatVersion, MaxRowSize)
+	d, format, err := wire.NewDecoder(data, crdt.TagBalanceRow, FormatVersion, MaxRowSize)
 	if err != nil {
 		return err
 	}

@@ -218,8 +218,8 @@ func CompareCells(a, b Cell) int {
 
 // Encoding caps and version.
 const (
-	// CellFormatVersion is the envelope version MarshalBinary writes.
-	CellFormatVersion = 1
+	// FormatVersion is the envelope version MarshalBinary writes.
+	FormatVersion = 1
 	// MaxCellSize is the largest encoded cell UnmarshalBinary accepts. A
 	// valid cell encodes to under 100 bytes.
 	MaxCellSize = 256
@@ -235,7 +235,7 @@ func (c Cell) MarshalBinary() ([]byte, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	e := wire.NewEncoder(crdt.TagLogCell, CellFormatVersion)
+	e := wire.NewEncoder(crdt.TagLogCell, FormatVersion)
 	e.ArrayLen(5)
 	e.Bin(c.ID[:])
 	e.Uint(uint64(c.Kind))
@@ -261,7 +261,7 @@ func (c Cell) MarshalBinary() ([]byte, error) {
 // wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
 // crdt.ErrUnsupportedVersion.
 func (c *Cell) UnmarshalBinary(data []byte) error {
-	d, _, err := wire.NewDecoder(data, crdt.TagLogCell, CellFormatVersion, MaxCellSize)
+	d, _, err := wire.NewDecoder(data, crdt.TagLogCell, FormatVersion, MaxCellSize)
 	if err != nil {
 		return err
 	}

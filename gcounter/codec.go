@@ -7,15 +7,15 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// Version is the format version MarshalBinary writes and the newest one
+// FormatVersion is the format version MarshalBinary writes and the newest one
 // UnmarshalBinary reads.
-const Version = 1
+const FormatVersion = 1
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
-// envelopeSize is the encoded size of [tag, Version] plus the array header.
-var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(Version)
+// envelopeSize is the encoded size of [tag, FormatVersion] plus the array header.
+var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(FormatVersion)
 
 // MarshalBinary encodes the counter as the crdt envelope
 //
@@ -24,7 +24,7 @@ var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crd
 // with pairs sorted by actor byte order and every count positive, so equal
 // counters always give identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
-	e := wire.NewEncoder(crdt.TagGCounter, Version)
+	e := wire.NewEncoder(crdt.TagGCounter, FormatVersion)
 	e.ArrayLen(len(c.entries))
 	for _, en := range c.sorted() {
 		e.ArrayLen(2)
@@ -41,7 +41,7 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 // crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
 // ErrUnsupportedVersion, and leave the receiver unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
-	d, _, err := wire.NewDecoder(data, crdt.TagGCounter, Version, MaxEncodedSize)
+	d, _, err := wire.NewDecoder(data, crdt.TagGCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {
 		return fmt.Errorf("gcounter: decode: %w", err)
 	}

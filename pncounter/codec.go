@@ -9,7 +9,7 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// Version is the format version MarshalBinary writes and the newest one
+// FormatVersion is the format version MarshalBinary writes and the newest one
 // UnmarshalBinary reads. UnmarshalBinary also reads version 1.
 //
 // Version 1 (["pncounter", 1, [P, N]], each half a gcounter body) repeats
@@ -18,7 +18,7 @@ import (
 // how much of the previous id it shares and the rest), which roughly halves
 // the size of a counter whose actor ids share prefixes, as generated ids
 // usually do.
-const Version = 2
+const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
@@ -31,8 +31,8 @@ const MaxRows = 2 * gcounter.MaxActors
 // suffix, two counts.
 const minRowSize = 1 + 1 + 2 + 1 + 1
 
-// envelopeSize is the size of ["pncounter", Version, ...] without the body.
-var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagPNCounter)) + wire.UintSize(Version)
+// envelopeSize is the size of ["pncounter", FormatVersion, ...] without the body.
+var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagPNCounter)) + wire.UintSize(FormatVersion)
 
 // row is one actor's line in the version 2 body.
 type row struct {
@@ -81,7 +81,7 @@ func sharedPrefix(prev, next string) int {
 // and n are the actor's counts in the two halves, at least one of them
 // positive. Equal counters always give identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
-	e := wire.NewEncoder(crdt.TagPNCounter, Version)
+	e := wire.NewEncoder(crdt.TagPNCounter, FormatVersion)
 	rows := c.rows()
 	e.ArrayLen(len(rows))
 	for _, r := range rows {
@@ -116,7 +116,7 @@ func (c *Counter) bodySize() int {
 // ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
 // unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
-	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, Version, MaxEncodedSize)
+	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {
 		return fmt.Errorf("pncounter: decode: %w", err)
 	}

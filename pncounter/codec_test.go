@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err, "run go test ./pncounter -run TestGolden -update to create it")
 			want, err := hex.DecodeString(strings.TrimSpace(string(raw)))
 			require.NoError(t, err)
-			require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got), "encoding changed: a format change needs a new Version")
+			require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got), "encoding changed: a format change needs a new FormatVersion")
 
 			dec := pncounter.New()
 			require.NoError(t, dec.UnmarshalBinary(want))
