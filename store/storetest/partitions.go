@@ -89,7 +89,7 @@ func delPart(part string, ts int64) store.Mutation {
 func applyEach(ctx context.Context, p store.Partitions, muts ...store.Mutation) error {
 	for _, m := range muts {
 		if err := p.Apply(ctx, []store.Mutation{m}); err != nil {
-			return fmt.Errorf("Apply %s: %w", renderMutation(m), err)
+			return fmt.Errorf("apply %s: %w", renderMutation(m), err)
 		}
 	}
 	return nil
@@ -291,7 +291,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 		return err
 	}
 	if !sameRows(got, want) {
-		return fmt.Errorf("Scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
+		return fmt.Errorf("scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
 	}
 	// fn owns each row: changing it does not disturb the scan.
 	got = got[:0]
@@ -306,7 +306,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 		return err
 	}
 	if !sameRows(got, want) {
-		return fmt.Errorf("Scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
+		return fmt.Errorf("scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
 	}
 	// From a key present, from between two keys, from past the end.
 	for _, i := range []int{0, 1, 700, n - 1} {
@@ -322,7 +322,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 				return err
 			}
 			if !sameRows(got, want[start:]) {
-				return fmt.Errorf("Scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
+				return fmt.Errorf("scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
 			}
 		}
 	}
@@ -333,17 +333,17 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 			return err
 		}
 		if calls != stop {
-			return fmt.Errorf("Scan told to stop at row %d called fn %d times", stop, calls)
+			return fmt.Errorf("scan told to stop at row %d called fn %d times", stop, calls)
 		}
 	}
 	// The empty and the absent partition.
 	calls := 0
 	if err := p.Scan(ctx, "absent", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); err != nil || calls != 0 {
-		return fmt.Errorf("Scan of an absent partition: %d rows, %v", calls, err)
+		return fmt.Errorf("scan of an absent partition: %d rows, %v", calls, err)
 	}
 	for name, k := range crdttest.InvalidKeys() {
 		if err := p.Scan(ctx, k, nil, store.ReadAny, func(store.Row) bool { return true }); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("Scan of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+			return fmt.Errorf("scan of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
 		}
 	}
 	return nil
@@ -362,7 +362,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 	p := e.fresh()
 	rows, err := p.Snapshot(ctx, "absent", 10, store.ReadAny)
 	if err != nil || len(rows) != 0 {
-		return fmt.Errorf("Snapshot of an absent partition: %s, %v", renderRows(rows), err)
+		return fmt.Errorf("snapshot of an absent partition: %s, %v", renderRows(rows), err)
 	}
 	want, err := bigPartition(ctx, p, "p", 1500)
 	if err != nil {
@@ -371,7 +371,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 	for _, level := range []store.Read{store.ReadAny, store.ReadComplete} {
 		got, err := p.Snapshot(ctx, "p", 1500, level)
 		if err != nil {
-			return fmt.Errorf("Snapshot of 1500 rows with limit 1500: %w", err)
+			return fmt.Errorf("snapshot of 1500 rows with limit 1500: %w", err)
 		}
 		if !sameRows(got, want) {
 			return fmt.Errorf("Snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
@@ -379,7 +379,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 	}
 	for _, limit := range []int{1499, 10, 0} {
 		if rows, err := p.Snapshot(ctx, "p", limit, store.ReadComplete); !errors.Is(err, crdt.ErrTooLarge) {
-			return fmt.Errorf("Snapshot of 1500 rows with limit %d: %d rows, %v; want an error wrapping crdt.ErrTooLarge", limit, len(rows), err)
+			return fmt.Errorf("snapshot of 1500 rows with limit %d: %d rows, %v; want an error wrapping crdt.ErrTooLarge", limit, len(rows), err)
 		}
 	}
 	// Deleted rows do not count against the limit.
@@ -387,11 +387,11 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 		return err
 	}
 	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !sameRows(got, want[1000:]) {
-		return fmt.Errorf("Snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
+		return fmt.Errorf("snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
 	}
 	for name, k := range crdttest.InvalidKeys() {
 		if _, err := p.Snapshot(ctx, k, 10, store.ReadAny); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("Snapshot of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+			return fmt.Errorf("snapshot of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
 		}
 	}
 	return nil
@@ -410,7 +410,7 @@ func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
 		batch := []store.Mutation{put("p", "new", "v", 2), delPart("q", 2), put("s", "new", "v", 2)}
 		batch = slices.Insert(batch, min(i+1, len(batch)), bad)
 		if err := p.Apply(ctx, batch); err == nil {
-			return fmt.Errorf("Apply of %s succeeded", renderBatch(batch))
+			return fmt.Errorf("apply of %s succeeded", renderBatch(batch))
 		}
 		for part, want := range map[string]string{"p": "old=v", "q": "old=v", "r": "", "s": ""} {
 			if err := expectRows(ctx, p, part, "a batch with one invalid mutation writes nothing", want); err != nil {
@@ -428,7 +428,7 @@ func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
 		}
 	}
 	if err := p.Apply(ctx, nil); err != nil {
-		return fmt.Errorf("Apply of an empty batch: %w", err)
+		return fmt.Errorf("apply of an empty batch: %w", err)
 	}
 	return nil
 }
@@ -484,7 +484,7 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 		}
 		err := p.Apply(ctx, batch)
 		if !errors.Is(err, c.want) {
-			return fmt.Errorf("Apply with %s: %v, want an error wrapping %v", c.name, err, c.want)
+			return fmt.Errorf("apply with %s: %v, want an error wrapping %v", c.name, err, c.want)
 		}
 		for _, part := range []string{"p", "q"} {
 			if err := expectRows(ctx, p, part, "a refused batch ("+c.name+") writes nothing", ""); err != nil {
@@ -497,7 +497,7 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 		big[i] = put("p", fmt.Sprint(i), "v", 1)
 	}
 	if err := p.Apply(ctx, big); !errors.Is(err, crdt.ErrTooLarge) {
-		return fmt.Errorf("Apply of %d mutations: %v, want an error wrapping crdt.ErrTooLarge", len(big), err)
+		return fmt.Errorf("apply of %d mutations: %v, want an error wrapping crdt.ErrTooLarge", len(big), err)
 	}
 	return expectRows(ctx, p, "p", "a batch over store.MaxBatch writes nothing", "")
 }
@@ -609,14 +609,14 @@ func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	if err := p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("Apply with a cancelled context: %v, want an error wrapping context.Canceled", err)
+		return fmt.Errorf("apply with a cancelled context: %v, want an error wrapping context.Canceled", err)
 	}
 	if _, err := p.Snapshot(done, "p", 10, store.ReadAny); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("Snapshot with a cancelled context: %v, want an error wrapping context.Canceled", err)
+		return fmt.Errorf("snapshot with a cancelled context: %v, want an error wrapping context.Canceled", err)
 	}
 	calls := 0
 	if err := p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); !errors.Is(err, context.Canceled) || calls != 0 {
-		return fmt.Errorf("Scan with a cancelled context: %v after %d rows, want an error wrapping context.Canceled and no row", err, calls)
+		return fmt.Errorf("scan with a cancelled context: %v after %d rows, want an error wrapping context.Canceled and no row", err, calls)
 	}
 	return expectRows(ctx, p, "p", "an Apply with a cancelled context", "k=v")
 }

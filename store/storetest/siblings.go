@@ -96,11 +96,11 @@ func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
 	vals, tok, err := s.Fetch(ctx, "absent")
 	if err != nil || len(vals) != 0 {
-		return fmt.Errorf("Fetch of an absent key = %s, %v; want no values and no error", bag(vals), err)
+		return fmt.Errorf("fetch of an absent key = %s, %v; want no values and no error", bag(vals), err)
 	}
 	// Its token is good for a Put.
 	if err := s.Put(ctx, "absent", "a", []byte("v"), tok); err != nil {
-		return fmt.Errorf("Put with the token of an absent key: %w", err)
+		return fmt.Errorf("put with the token of an absent key: %w", err)
 	}
 	_, err = expect(ctx, s, "absent", "after a Put with the token of an absent key", "v")
 	return err
@@ -229,7 +229,7 @@ func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 		return err
 	}
 	if err := d.Delete(ctx, "k", nil); err != nil {
-		return fmt.Errorf("Delete with a nil token: %w", err)
+		return fmt.Errorf("delete with a nil token: %w", err)
 	}
 	if _, err := expect(ctx, s, "k", "Delete with a nil token removes nothing", "since"); err != nil {
 		return err
@@ -245,7 +245,7 @@ func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 		return err
 	}
 	if err := d.Delete(ctx, "never", tok); err != nil {
-		return fmt.Errorf("Delete of an absent key: %w", err)
+		return fmt.Errorf("delete of an absent key: %w", err)
 	}
 	// A deleted key can be written again.
 	if err := s.Put(ctx, "k", "a", []byte("again"), nil); err != nil {
@@ -259,7 +259,7 @@ func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
 	for name, k := range crdttest.ValidKeys() {
 		if err := s.Put(ctx, k, "a", []byte(name), nil); err != nil {
-			return fmt.Errorf("Put with a valid key (%s): %w", name, err)
+			return fmt.Errorf("put with a valid key (%s): %w", name, err)
 		}
 		if _, err := expect(ctx, s, k, "a valid key ("+name+")", name); err != nil {
 			return err
@@ -275,25 +275,25 @@ func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
 	}
 	for name, k := range crdttest.InvalidKeys() {
 		if _, _, err := s.Fetch(ctx, k); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("Fetch with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+			return fmt.Errorf("fetch with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
 		}
 		if err := s.Put(ctx, k, "a", []byte("x"), nil); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("Put with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+			return fmt.Errorf("put with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
 		}
 		if d, ok := s.(store.SiblingDeleter); ok {
 			if err := d.Delete(ctx, k, nil); !errors.Is(err, crdt.ErrInvalidKey) {
-				return fmt.Errorf("Delete with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
+				return fmt.Errorf("delete with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
 			}
 		}
 	}
 	for name, a := range crdttest.InvalidKeys() {
 		if err := s.Put(ctx, k, crdt.ActorID(a), []byte("x"), tok); !errors.Is(err, crdt.ErrInvalidActor) {
-			return fmt.Errorf("Put with an invalid actor (%s): %v, want an error wrapping crdt.ErrInvalidActor", name, err)
+			return fmt.Errorf("put with an invalid actor (%s): %v, want an error wrapping crdt.ErrInvalidActor", name, err)
 		}
 	}
 	for _, v := range [][]byte{nil, {}} {
 		if err := s.Put(ctx, k, "a", v, tok); err == nil {
-			return fmt.Errorf("Put of an empty value (%#v) succeeded", v)
+			return fmt.Errorf("put of an empty value (%#v) succeeded", v)
 		}
 	}
 	_, err = expect(ctx, s, k, "refused Puts change nothing", "v")
@@ -344,11 +344,11 @@ func sibMalformedToken(ctx context.Context, e *env[store.Siblings]) error {
 	bad := append(slices.Clone(malformedTokens), append(slices.Clone(tok), 0xff, 0xff, 0xff, 0xff))
 	for _, b := range bad {
 		if err := s.Put(ctx, "k", "a", []byte("w"), b); !errors.Is(err, crdt.ErrCorruptEncoding) {
-			return fmt.Errorf("Put with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
+			return fmt.Errorf("put with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
 		}
 		if d, ok := s.(store.SiblingDeleter); ok {
 			if err := d.Delete(ctx, "k", b); !errors.Is(err, crdt.ErrCorruptEncoding) {
-				return fmt.Errorf("Delete with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
+				return fmt.Errorf("delete with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
 			}
 		}
 	}
@@ -406,14 +406,14 @@ func sibCancelled(ctx context.Context, e *env[store.Siblings]) error {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, _, err := s.Fetch(done, "k"); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("Fetch with a cancelled context: %v, want an error wrapping context.Canceled", err)
+		return fmt.Errorf("fetch with a cancelled context: %v, want an error wrapping context.Canceled", err)
 	}
 	if err := s.Put(done, "k", "a", []byte("w"), tok); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("Put with a cancelled context: %v, want an error wrapping context.Canceled", err)
+		return fmt.Errorf("put with a cancelled context: %v, want an error wrapping context.Canceled", err)
 	}
 	if d, ok := s.(store.SiblingDeleter); ok {
 		if err := d.Delete(done, "k", tok); !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("Delete with a cancelled context: %v, want an error wrapping context.Canceled", err)
+			return fmt.Errorf("delete with a cancelled context: %v, want an error wrapping context.Canceled", err)
 		}
 	}
 	_, err = expect(ctx, s, "k", "calls with a cancelled context change nothing", "v")
