@@ -19,6 +19,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 func TestIntegrationLogAccounting(t *testing.T) {
@@ -29,11 +30,11 @@ func TestIntegrationLogAccounting(t *testing.T) {
 	a, b := uniqueKey(t, "a"), uniqueKey(t, "b")
 
 	cctx, calls := counting(ctx)
-	require.NoError(t, c.Add(cctx, a, deltalog.NewIDAt(time.Now()), 5))
+	require.NoError(t, c.Add(cctx, a, timeid.New(time.Now()), 5))
 	requireCalls(t, calls, 0, 1, 0, "log increment")
 
 	var batch deltalog.Batch
-	id := deltalog.NewIDAt(time.Now())
+	id := timeid.New(time.Now())
 	batch.Add(a, id, -2)
 	batch.Add(b, id, 2)
 	cctx, calls = counting(ctx)
@@ -79,7 +80,7 @@ func TestIntegrationLogConcurrent(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(seed + int64(w)))
 			for i := 0; i < perWriter; i++ {
-				id := deltalog.NewIDAt(time.Now())
+				id := timeid.New(time.Now())
 				delta := int64(rng.Intn(19) - 9)
 				if delta == 0 {
 					delta = 1
@@ -164,9 +165,9 @@ func TestIntegrationBalanceAccounting(t *testing.T) {
 	acct := uniqueKey(t, "acct")
 
 	cctx, calls := counting(ctx)
-	require.NoError(t, l.Add(cctx, acct, deltalog.NewIDAt(time.Now()), 7))
+	require.NoError(t, l.Add(cctx, acct, timeid.New(time.Now()), 7))
 	requireCalls(t, calls, 0, 1, 0, "balance increment")
-	require.NoError(t, l.Add(ctx, acct, deltalog.NewIDAt(time.Now()), -2))
+	require.NoError(t, l.Add(ctx, acct, timeid.New(time.Now()), -2))
 
 	cctx, calls = counting(ctx)
 	v, err := l.Balance(cctx, acct)
@@ -211,7 +212,7 @@ func TestIntegrationBalanceConcurrent(t *testing.T) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(seed + int64(w)))
 			for i := 0; i < perWriter; i++ {
-				id := deltalog.NewIDAt(time.Now())
+				id := timeid.New(time.Now())
 				amount := int64(rng.Intn(199) - 99)
 				if amount == 0 {
 					amount = 100

@@ -184,7 +184,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 
 	// Replication.
 	var replication map[string]string
-	err = sess.Query(`SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?`, *keyspace).WithContext(ctx).Scan(&replication)
+	err = sess.Query(`SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?`, *keyspace).ScanContext(ctx, &replication)
 	switch {
 	case errors.Is(err, gocql.ErrNotFound):
 		err = fmt.Errorf("%w: keyspace %q does not exist", crdt.ErrMisconfiguredStore, *keyspace)
@@ -203,7 +203,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	// Durability of acknowledged writes: informational (Cassandra 4.0+
 	// exposes the contacted node's settings in system_views.settings).
 	var sync string
-	if err := sess.Query(`SELECT value FROM system_views.settings WHERE name = 'commitlog_sync'`).WithContext(ctx).Scan(&sync); err != nil {
+	if err := sess.Query(`SELECT value FROM system_views.settings WHERE name = 'commitlog_sync'`).ScanContext(ctx, &sync); err != nil {
 		fmt.Fprintf(stdout, "note  commitlog_sync: could not read it (%v)\n", err)
 	} else {
 		fmt.Fprintf(stdout, "commitlog_sync (contacted node): %s\n", sync)
@@ -233,7 +233,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		if got != nil {
 			var grace int
 			if err := sess.Query(`SELECT gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`,
-				*keyspace, want.name).WithContext(ctx).Scan(&grace); err == nil {
+				*keyspace, want.name).ScanContext(ctx, &grace); err == nil {
 				fmt.Fprintf(stdout, "  gc_grace_seconds %d: run repairs more often than every %s\n", grace, time.Duration(grace)*time.Second)
 			}
 		}
@@ -342,7 +342,7 @@ func parseCreateTable(stmt string) (*tableShape, error) {
 // table does not exist.
 func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string) (*tableShape, error) {
 	iter := sess.Query(`SELECT column_name, kind, position, type, clustering_order FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`,
-		keyspace, table).WithContext(ctx).Iter()
+		keyspace, table).IterContext(ctx)
 	t := &tableShape{name: table, columns: map[string]string{}}
 	type keyCol struct {
 		pos         int

@@ -55,7 +55,7 @@ func TestCassandraServer(t *testing.T) {
 	ks := randomName("counterkit_cli_")
 	stmt, err := cassandra.CreateKeyspaceStatement(ks, 1)
 	require.NoError(t, err)
-	require.NoError(t, sess.Query(stmt).WithContext(ctx).Exec())
+	require.NoError(t, sess.Query(stmt).ExecContext(ctx))
 	t.Cleanup(func() { _ = sess.Query(`DROP KEYSPACE IF EXISTS "` + ks + `"`).Exec() })
 	require.NoError(t, cassandra.CreateSchema(ctx, sess, ks))
 	db, err := cassandra.New(sess, ks, cassandra.Options{})

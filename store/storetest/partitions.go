@@ -374,7 +374,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 			return fmt.Errorf("snapshot of 1500 rows with limit 1500: %w", err)
 		}
 		if !sameRows(got, want) {
-			return fmt.Errorf("Snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
+			return fmt.Errorf("snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
 		}
 	}
 	for _, limit := range []int{1499, 10, 0} {
