@@ -5,6 +5,7 @@ import (
 
 	rpb "github.com/basho/riak-go-client/rpb/riak"
 	rpbkv "github.com/basho/riak-go-client/rpb/riak_kv"
+	//lint:ignore SA1019 riak-go-client v1.7.0 generates its messages with github.com/golang/protobuf (API v1); this package marshals them as the client does
 	"github.com/golang/protobuf/proto"
 )
 
