@@ -174,13 +174,12 @@
 //     crdt.ErrTooLarge with nothing applied; a batch on one partition is
 //     exempt. One mutation (one partition's part of a write) must stay
 //     below max_mutation_size, half of commitlog_segment_size_in_mb: 16 MiB
-//     with 4.0's defaults, overhead included, so a value of store.MaxValue
-//     bytes is refused; keep values far smaller. An oversized mutation is
-//     reported as crdt.ErrTooLarge when the coordinator refuses it, and
-//     otherwise (a replica refusing it) as a failed, ambiguous write. A
-//     BATCH message holds at most MaxApplyMutations (65,535) statements,
-//     one less than store.MaxBatch; Apply refuses more with
-//     crdt.ErrTooLarge.
+//     with 4.0's defaults, overhead included; store.MaxBatchBytes (12 MiB
+//     of keys and values in one Apply) and store.MaxValue (8 MiB) stay
+//     below it. Keep values far smaller. An oversized mutation is reported as crdt.ErrTooLarge when
+//     the coordinator refuses it, and otherwise (a replica refusing it) as
+//     a failed, ambiguous write. A BATCH message holds at most
+//     MaxApplyMutations (65,535) statements, above store.MaxBatch.
 //   - Deletes leave tombstones until gc_grace_seconds has passed and
 //     compaction purges them, and reads scan them. Siblings Puts leave one
 //     row tombstone per superseded sibling; Partitions leave what their

@@ -10,10 +10,10 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// MaxApplyMutations is the most mutations one Partitions.Apply sends: a
-// batch is one native-protocol BATCH message, whose statement count is a
-// 16-bit number (gocql.BatchSizeMaximum). store.MaxBatch is one more;
-// Apply refuses such a batch with crdt.ErrTooLarge, writing nothing.
+// MaxApplyMutations is the most mutations one BATCH message can hold: its
+// statement count is a 16-bit number (gocql.BatchSizeMaximum). store.MaxBatch
+// is below it, so store.CheckMutations refuses a longer batch first; Apply
+// checks this bound too, writing nothing.
 const MaxApplyMutations = gocql.BatchSizeMaximum
 
 // Partitions implements store.Partitions on the partitions table: one

@@ -84,14 +84,15 @@ func TestPartitionsStatements(t *testing.T) {
 		_, err := p.applyStmts([]store.Mutation{ok, c.m})
 		require.ErrorIs(t, err, c.want, c.name)
 	}
-	big := make([]store.Mutation, MaxApplyMutations+1)
+	big := make([]store.Mutation, store.MaxBatch+1)
 	for i := range big {
 		big[i] = ok
 	}
 	_, err = p.applyStmts(big)
-	require.ErrorIs(t, err, crdt.ErrTooLarge, "one more than a BATCH message holds")
-	_, err = p.applyStmts(big[:MaxApplyMutations])
+	require.ErrorIs(t, err, crdt.ErrTooLarge, "one more than store.MaxBatch")
+	_, err = p.applyStmts(big[:store.MaxBatch])
 	require.NoError(t, err)
+	require.Less(t, store.MaxBatch, MaxApplyMutations, "store.MaxBatch fits in one BATCH message")
 }
 
 // TestPartitionsRefuseBeforeSending: invalid batches, keys, levels and
