@@ -20,6 +20,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // ---------------------------------------------------------------------------
@@ -51,7 +52,7 @@ func toRowJSON(r balance.Row, withHex bool) rowJSON {
 }
 
 func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
-	r := balance.Row{UpdateID: must(deltalog.ParseID(j.UpdateID)), Kind: balance.Kind(j.Kind[0]), Amount: int64(j.Amount), Covers: int64(j.Covers), Settled: j.Settled}
+	r := balance.Row{UpdateID: must(timeid.Parse(j.UpdateID)), Kind: balance.Kind(j.Kind[0]), Amount: int64(j.Amount), Covers: int64(j.Covers), Settled: j.Settled}
 	if j.Version != "" {
 		r.Version = rowVersion(t, j)
 	}
@@ -66,7 +67,7 @@ func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
 // the amount as a big-endian two's-complement int64, written in UUID form.
 func rowVersion(t *testing.T, j rowJSON) deltalog.ID {
 	if j.Kind != "N" {
-		return must(deltalog.ParseID(j.Version))
+		return must(timeid.Parse(j.Version))
 	}
 	b := unhex(t, strings.ReplaceAll(j.Version, "-", ""))
 	require.Len(t, b, 16)
@@ -80,7 +81,7 @@ func rowVersion(t *testing.T, j rowJSON) deltalog.ID {
 func refRow(t *testing.T, j rowJSON) string { return refRowV(t, j, 2) }
 
 func refRowV(t *testing.T, j rowJSON, v uint64) string {
-	uid := must(deltalog.ParseID(j.UpdateID))
+	uid := must(timeid.Parse(j.UpdateID))
 	e := env("balance.row", v).arr(7).bin(uid[:]).uint(uint64(j.Kind[0]))
 	if j.Version == "" {
 		e = e.nil()
@@ -271,7 +272,7 @@ func genBalance(t *testing.T) any {
 
 	now := t0.Add(time.Hour)
 	win := func(at time.Time, amt int64, note ...string) {
-		id := deltalog.IDFromParts(at, 9, 9)
+		id := timeid.FromParts(at, 9, 9)
 		l := must(balance.New(memory.NewPartitions(), balance.Options{Clock: func() time.Time { return now }}))
 		err := l.Add(context.Background(), "acct", id, amt)
 		o := l.Options()
@@ -290,7 +291,7 @@ func genBalance(t *testing.T) any {
 	// Batches (SPEC.md 9.3: the amount is judged before the window and
 	// before a repeated (account, id)).
 	{
-		id1, id2, old := deltalog.IDFromParts(now, 1, 1), deltalog.IDFromParts(now.Add(-time.Second), 2, 2), deltalog.IDFromParts(now.Add(-time.Hour), 3, 3)
+		id1, id2, old := timeid.FromParts(now, 1, 1), timeid.FromParts(now.Add(-time.Second), 2, 2), timeid.FromParts(now.Add(-time.Hour), 3, 3)
 		batch := func(note string, us ...batchUpdate) {
 			bv := batchVec{Note: note, Now: now.Format(time.RFC3339Nano), Updates: us}
 			bv.Error = runBatch(t, bv, applyBalanceBatch)
@@ -416,7 +417,7 @@ func checkBalance(t *testing.T, raw []byte) {
 	for _, w := range f.Windows {
 		now := must(time.Parse(time.RFC3339Nano, w.Now))
 		l := must(balance.New(memory.NewPartitions(), balance.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
-		id := must(deltalog.ParseID(w.ID))
+		id := must(timeid.Parse(w.ID))
 		requireKind(t, w.Error, l.Add(context.Background(), "acct", id, int64(w.Delta)), w.ID)
 		at := id.Time()
 		want := ""

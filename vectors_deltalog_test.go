@@ -21,6 +21,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // ---------------------------------------------------------------------------
@@ -32,7 +33,7 @@ var t0 = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 // vid is the deterministic id sec seconds after t0 with the given clock
 // sequence and node.
 func vid(sec float64, seq uint16, node uint64) deltalog.ID {
-	return deltalog.IDFromParts(t0.Add(time.Duration(sec*float64(time.Second))), seq, node)
+	return timeid.FromParts(t0.Add(time.Duration(sec*float64(time.Second))), seq, node)
 }
 
 type statsJSON struct {
@@ -66,7 +67,7 @@ func toCellJSON(c deltalog.Cell, withHex bool) cellJSON {
 }
 
 func fromCellJSON(t *testing.T, j cellJSON) deltalog.Cell {
-	id, err := deltalog.ParseID(j.ID)
+	id, err := timeid.Parse(j.ID)
 	require.NoError(t, err)
 	c := deltalog.Cell{ID: id, Kind: deltalog.Kind(j.Kind[0]), Delta: int64(j.Delta), Written: int64(j.Written)}
 	if j.Stats != nil {
@@ -78,7 +79,7 @@ func fromCellJSON(t *testing.T, j cellJSON) deltalog.Cell {
 // refCell encodes a cell from its JSON form: [id bin16, kind uint, delta,
 // written, nil | [count, sum, min, max, sumsq_hi, sumsq_lo]].
 func refCell(t *testing.T, j cellJSON) string {
-	id, err := deltalog.ParseID(j.ID)
+	id, err := timeid.Parse(j.ID)
 	require.NoError(t, err)
 	e := env("deltalog.cell", 1).arr(5).bin(id[:]).uint(uint64(j.Kind[0])).int(int64(j.Delta)).int(int64(j.Written))
 	if j.Stats == nil {
@@ -247,7 +248,7 @@ func genDeltalog(t *testing.T) any {
 		{t0, 0, 0}, {t0, 0x3fff, 0xffffffffffff}, {t0.Add(123456789 * time.Nanosecond), 0x1234, 0x0a0b0c0d0e0f},
 		{time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC), 1, 1}, {time.Date(2100, 6, 1, 12, 0, 0, 500, time.UTC), 7, 42},
 	} {
-		id := deltalog.IDFromParts(c.at, c.seq, c.node)
+		id := timeid.FromParts(c.at, c.seq, c.node)
 		f.IDs = append(f.IDs, idVec{Time: c.at.Format(time.RFC3339Nano), ClockSeq: c.seq, Node: fmt.Sprintf("%012x", c.node), UUID: id.String()})
 	}
 	ord := func(a, b deltalog.ID) {
@@ -283,7 +284,7 @@ func genDeltalog(t *testing.T) any {
 	// Windows, checked by Counters.Add against a fixed clock.
 	now := t0.Add(time.Hour)
 	win := func(at time.Time, delta int64, note ...string) {
-		id := deltalog.IDFromParts(at, 9, 9)
+		id := timeid.FromParts(at, 9, 9)
 		c := must(deltalog.New(memory.NewPartitions(), deltalog.Options{Clock: func() time.Time { return now }}))
 		err := c.Add(context.Background(), "counter", id, delta)
 		o := c.Options()
@@ -311,7 +312,7 @@ func genDeltalog(t *testing.T) any {
 
 	// Batches (SPEC.md 8.4: the delta is judged before a repeated
 	// (counter, id)).
-	id1, id2, old := deltalog.IDFromParts(now, 1, 1), deltalog.IDFromParts(now.Add(-time.Second), 2, 2), deltalog.IDFromParts(now.Add(-time.Hour), 3, 3)
+	id1, id2, old := timeid.FromParts(now, 1, 1), timeid.FromParts(now.Add(-time.Second), 2, 2), timeid.FromParts(now.Add(-time.Hour), 3, 3)
 	batch := func(note string, us ...batchUpdate) {
 		bv := batchVec{Note: note, Now: now.Format(time.RFC3339Nano), Updates: us}
 		bv.Error = runBatch(t, bv, applyDeltalogBatch)
@@ -451,7 +452,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	for _, v := range f.IDs {
 		at := must(time.Parse(time.RFC3339Nano, v.Time))
 		node := must(strconv.ParseUint(v.Node, 16, 64))
-		require.Equal(t, v.UUID, deltalog.IDFromParts(at, v.ClockSeq, node).String())
+		require.Equal(t, v.UUID, timeid.FromParts(at, v.ClockSeq, node).String())
 		// Independently: 60-bit count of 100 ns ticks since 1582-10-15,
 		// version 1, RFC 4122 variant, clock sequence, node.
 		ticks := new(big.Int).Sub(big.NewInt(at.Unix()), big.NewInt(time.Date(1582, 10, 15, 0, 0, 0, 0, time.UTC).Unix()))
@@ -463,13 +464,13 @@ func checkDeltalog(t *testing.T, raw []byte) {
 		binary.BigEndian.PutUint16(u[6:], uint16(tk>>48)&0x0fff|0x1000)
 		binary.BigEndian.PutUint16(u[8:], v.ClockSeq&0x3fff|0x8000)
 		copy(u[10:], binary.BigEndian.AppendUint64(nil, node)[2:])
-		id := must(deltalog.ParseID(v.UUID))
+		id := must(timeid.Parse(v.UUID))
 		require.Equal(t, u[:], id[:], "uuid layout of %s", v.UUID)
 		require.True(t, id.Time().Equal(at.Truncate(100*time.Nanosecond)))
 	}
 	require.NotEmpty(t, f.Order)
 	for _, o := range f.Order {
-		a, b := must(deltalog.ParseID(o.A)), must(deltalog.ParseID(o.B))
+		a, b := must(timeid.Parse(o.A)), must(timeid.Parse(o.B))
 		if o.AKind == "" {
 			require.Equal(t, o.Compare, a.Compare(b), "%s vs %s", o.A, o.B)
 			require.Equal(t, o.Compare, refCompareID(a, b), "reference order %s vs %s", o.A, o.B)
@@ -532,7 +533,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	for _, w := range f.Windows {
 		now := must(time.Parse(time.RFC3339Nano, w.Now))
 		c := must(deltalog.New(memory.NewPartitions(), deltalog.Options{Window: time.Duration(w.WindowNS), FutureSkew: time.Duration(w.FutureNS), Clock: func() time.Time { return now }}))
-		id := must(deltalog.ParseID(w.ID))
+		id := must(timeid.Parse(w.ID))
 		requireKind(t, w.Error, c.Add(context.Background(), "counter", id, int64(w.Delta)), w.ID)
 		// Model: accepted iff now-window <= id time <= now+skew, delta != 0.
 		at := id.Time()
@@ -559,7 +560,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 				want := ""
 				switch st.Op {
 				case "add":
-					id, err := deltalog.ParseID(st.ID)
+					id, err := timeid.Parse(st.ID)
 					switch {
 					case err != nil:
 						want = "invalid_txn"
@@ -590,10 +591,10 @@ func checkDeltalog(t *testing.T, raw []byte) {
 					if st.Merged != nil {
 						// The merge cell holds exactly the regular cells at
 						// or below its id.
-						mid := must(deltalog.ParseID(st.Merged.ID))
+						mid := must(timeid.Parse(st.Merged.ID))
 						var below []int64
 						for k, v := range m {
-							if must(deltalog.ParseID(k)).Compare(mid) <= 0 {
+							if must(timeid.Parse(k)).Compare(mid) <= 0 {
 								below = append(below, v)
 							}
 						}
@@ -721,7 +722,7 @@ func runBatch(t *testing.T, bv batchVec, apply func(now time.Time, add func(func
 	now := must(time.Parse(time.RFC3339Nano, bv.Now))
 	err := apply(now, func(add func(string, deltalog.ID, int64)) {
 		for _, u := range bv.Updates {
-			add(u.Key, must(deltalog.ParseID(u.ID)), int64(u.Delta))
+			add(u.Key, must(timeid.Parse(u.ID)), int64(u.Delta))
 		}
 	})
 	return kindOf(t, err)
@@ -733,7 +734,7 @@ func batchModel(bv batchVec, window time.Duration, amountFirst bool) string {
 	now := must(time.Parse(time.RFC3339Nano, bv.Now))
 	seen := map[[2]string]int64{}
 	for _, u := range bv.Updates {
-		at := must(deltalog.ParseID(u.ID)).Time()
+		at := must(timeid.Parse(u.ID)).Time()
 		outside := at.Before(now.Add(-window)) || at.After(now.Add(5*time.Second))
 		k := [2]string{u.Key, u.ID}
 		d, dup := seen[k]

@@ -184,25 +184,3 @@ func checkEnvelope(t *testing.T, raw []byte) {
 	}
 	checkMalformed(t, f.Malformed)
 }
-
-// reencode decodes data and encodes it again.
-func reencode(t *testing.T, decoder string, data []byte) []byte {
-	switch decoder {
-	case "gcounter":
-		c := gcounter.New()
-		require.NoError(t, c.UnmarshalBinary(data))
-		return must(c.MarshalBinary())
-	case "tgcounter":
-		c := must(tpncounter.NewGCounter(tpncounter.Options{}))
-		require.NoError(t, c.UnmarshalBinary(data))
-		return must(c.MarshalBinary())
-	}
-	if kind, ok := strings.CutPrefix(decoder, "tally.shard:"); ok {
-		k := aggKinds[kind]
-		m, exp, st, err := k.decodeShard(data)
-		require.NoError(t, err)
-		return must(k.shard(m, exp, st))
-	}
-	t.Fatalf("reencode: unsupported decoder %q", decoder)
-	return nil
-}

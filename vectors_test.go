@@ -57,6 +57,7 @@ import (
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -333,12 +334,12 @@ func decodeAs(t *testing.T, decoder string, data []byte) error {
 		err := c.UnmarshalBinary(data)
 		return unchanged(before, must(c.MarshalBinary()), err)
 	case "deltalog.cell":
-		c := deltalog.Cell{ID: deltalog.IDFromParts(t0, 1, 1), Kind: deltalog.KindRegular, Delta: 7}
+		c := deltalog.Cell{ID: timeid.FromParts(t0, 1, 1), Kind: deltalog.KindRegular, Delta: 7}
 		before := must(c.MarshalBinary())
 		err := c.UnmarshalBinary(data)
 		return unchanged(before, must(c.MarshalBinary()), err)
 	case "balance.row":
-		r := balance.Row{UpdateID: deltalog.IDFromParts(t0, 1, 1), Kind: balance.KindNormal, Amount: 7}
+		r := balance.Row{UpdateID: timeid.FromParts(t0, 1, 1), Kind: balance.KindNormal, Amount: 7}
 		before := must(r.MarshalBinary())
 		err := r.UnmarshalBinary(data)
 		return unchanged(before, must(r.MarshalBinary()), err)
