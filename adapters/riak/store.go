@@ -49,12 +49,13 @@ const (
 	MaxKeyLen = crdt.MaxKeyLen
 	// MaxBucketLen is the longest bucket or bucket-type name, in bytes.
 	MaxBucketLen = 255
-	// MaxValueSize is the largest value Put accepts, in bytes: Riak's
-	// default max_object_size ("50MB"), past which Riak refuses a write
-	// with an error that would otherwise read as ambiguous. It is above
-	// store.MaxValue, which every backend accepts. Riak logs a warning
-	// for objects over warn_object_size (5 MB by default).
-	MaxValueSize = 50 << 20
+	// MaxValueSize is the largest value Put accepts, in bytes:
+	// store.MaxValue, the limit every backend shares, so a value one
+	// backend takes every backend takes. It is below Riak's default
+	// max_object_size ("50MB"), past which Riak refuses a write with an
+	// error that would otherwise read as ambiguous; Riak logs a warning for
+	// objects over warn_object_size (5 MB by default).
+	MaxValueSize = store.MaxValue
 	// MaxTokenSize is the largest token (a framed vclock) Put and Delete
 	// accept, in bytes.
 	MaxTokenSize = 64 << 10

@@ -390,7 +390,7 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, s.Put(ctx, "", "a", []byte("v"), nil), crdt.ErrInvalidIdentifier)
 	require.ErrorIs(t, s.Put(ctx, key, "", []byte("v"), nil), crdt.ErrInvalidActor)
 	require.ErrorIs(t, s.Put(ctx, key, "a", []byte("v"), bytes.Repeat([]byte{1}, riak.MaxTokenSize+1)), crdt.ErrTooLarge)
-	require.GreaterOrEqual(t, riak.MaxValueSize, store.MaxValue, "every backend accepts store.MaxValue")
+	require.Equal(t, store.MaxValue, riak.MaxValueSize, "every backend takes exactly store.MaxValue")
 	require.ErrorIs(t, s.Put(ctx, key, "a", make([]byte, riak.MaxValueSize+1), nil), crdt.ErrTooLarge)
 	require.ErrorIs(t, s.Put(ctx, key, "a", nil, nil), crdt.ErrInvalidAmount)
 	require.ErrorIs(t, s.Put(ctx, key, "a", []byte{}, nil), crdt.ErrInvalidAmount)
