@@ -1,6 +1,6 @@
-// Package tpncounter implements transactional counters: GCounter (the
-// TGCounter of seed 002) and Counter (the TPNCounter: a P and an N
-// GCounter). Every update carries a client-chosen transaction id, so a
+// Package tpncounter implements transactional counters: GCounter (a
+// transactional grow-only counter, TGCounter) and Counter (the TPNCounter:
+// a P and an N GCounter). Every update carries a client-chosen transaction id, so a
 // retried credit or debit, on the same actor or another one, is recognised
 // instead of counted twice.
 //
@@ -22,8 +22,8 @@
 // writes may still be in flight.
 //
 // The value is counted when it is read, never when a transaction is applied
-// (adding at apply time is how the Ruby gem double counts: merge cannot undo
-// it). The value of a half is the sum of the folded totals plus the amount
+// (adding at apply time is how a transaction applied by two actors ends up
+// counted twice: merge cannot undo it). The value of a half is the sum of the folded totals plus the amount
 // of every distinct transaction held only in histories, each once however
 // many actors hold it (the owner's copy, below); a transaction some actor
 // has folded is counted by the owner's total, and every other fold of it is
@@ -70,7 +70,7 @@
 //
 // Before appending, Apply lets the actor compact its own entry (Compact does
 // only this, and the ledger's Find calls it). With HistoryLength h
-// (default 10; seed 002 names history_length without a default) and
+// (default 10) and
 // FoldedLength f (default h), the rules are, for a transaction x:
 //
 //  1. x is in the actor's history and another actor has folded it: drop x
@@ -94,7 +94,7 @@
 // contains (a successor of) everything that actor saw when it wrote it,
 // which is what makes the "visibly" in rules 2 and 5 stick.
 //
-// This reproduces seed 002's example: with h = 3, after six credits of 10
+// For example, with h = 3, after six credits of 10
 // the value is 60, txn1 and txn2 have been folded and txn3..txn6 are in the
 // history (h+1 entries, because Apply folds before it appends); a Find
 // (Compact) folds txn3.

@@ -15,7 +15,7 @@ func show(c *tpncounter.Counter, actors ...crdt.ActorID) {
 	}
 }
 
-// Seed 002's history_length example: six credits of 10 with a history of 3.
+// Six credits of 10 with a history of 3: the oldest fold into the total.
 // Apply folds before it appends, so txn3 is still held after the sixth
 // credit; a Find (Compact) folds it.
 func ExampleCounter_historyLength() {
@@ -35,7 +35,7 @@ func ExampleCounter_historyLength() {
 	// duplicate (folded) 60
 }
 
-// Seed 004, approach 1: two actors write txn1 concurrently (siblings); the
+// Two actors write txn1 concurrently (siblings); the
 // merged value counts it once. 150.
 func ExampleCounter_approach1() {
 	actor1, actor2 := &tpncounter.Counter{}, &tpncounter.Counter{}
@@ -47,10 +47,9 @@ func ExampleCounter_approach1() {
 	// Output: 150
 }
 
-// Seed 004, approach 2a (one transaction kept per actor). The seed's
-// diagrams fold right after each write; Apply keeps history+1 entries until
-// the next write or Find, so the diagram's shape appears after Compact. The
-// total, 160, is the same.
+// One transaction kept per actor (history length 1). Apply keeps
+// history+1 entries until the next write or Find, so the one-per-actor shape
+// appears after Compact; the total, 160, is the same either way.
 func ExampleCounter_approach2a() {
 	c, _ := tpncounter.New(tpncounter.Options{HistoryLength: 1})
 	c.Apply("Actor1", "txn1", 50)
@@ -68,7 +67,7 @@ func ExampleCounter_approach2a() {
 	// 160
 }
 
-// Seed 004, approach 2b with X = 5: 330.
+// A history of 5 transactions per actor: 330.
 func ExampleCounter_approach2b() {
 	c, _ := tpncounter.New(tpncounter.Options{HistoryLength: 5})
 	c.Apply("Actor1", "txn1", 50)
@@ -88,7 +87,7 @@ func ExampleCounter_approach2b() {
 	// 330
 }
 
-// Seed 004, approach 3: request ids unique only per actor. Our ids are
+// Request ids unique only per actor. Transaction ids are
 // global, so each actor namespaces its own; the retry of request1 is
 // ignored. 260.
 func ExampleCounter_approach3() {

@@ -119,7 +119,7 @@ type GCounter struct {
 // branch.
 var broken struct {
 	// countEveryCopy counts a transaction once per actor holding it, as
-	// the gem does by adding the amount to the total at apply time.
+	// adding the amount to the total at apply time does.
 	countEveryCopy bool
 	// forgetOnFold forgets a transaction as soon as it is folded, even
 	// while another actor still holds it (no deferred forgetting).

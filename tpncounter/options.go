@@ -40,7 +40,7 @@ const (
 // lengths still decode and merge (within the size limits).
 type Options struct {
 	// HistoryLength is how many of its own recent transactions an actor keeps
-	// before the oldest is folded into its total (the gem's history_length).
+	// before the oldest is folded into its total.
 	// Apply folds before it appends, so right after an Apply an actor holds up
 	// to HistoryLength+1 transactions; Compact brings it back to
 	// HistoryLength. Zero means DefaultHistoryLength.
