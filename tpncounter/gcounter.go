@@ -333,8 +333,8 @@ func (g *GCounter) Status(txn crdt.TxnID) Status {
 }
 
 // HasTransaction reports whether txn is held in some actor's history, in
-// O(1). A transaction that was folded (Status Folded) is not "in history",
-// matching the gem's has_transaction?; Apply still recognises it.
+// O(1). A transaction that was folded (Status Folded) is not "in history";
+// Apply still recognises it.
 func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	r := g.get(txn)
 	if r == 0 {

@@ -14,9 +14,9 @@ import (
 // lengths bound the retry window.
 const (
 	// DefaultHistoryLength is the number of recent transactions an actor keeps
-	// in its history when Options.HistoryLength is zero. Seed 002 names the
-	// option but not its default; 10 recognises a retry across ten later
-	// writes by the same actor while keeping an entry under ~400 bytes.
+	// in its history when Options.HistoryLength is zero: 10 recognises a
+	// retry across ten later writes by the same actor while keeping an
+	// entry under ~400 bytes.
 	DefaultHistoryLength = 10
 
 	// MaxHistoryLength is the largest accepted HistoryLength or FoldedLength.
