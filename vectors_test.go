@@ -78,6 +78,7 @@ var vectorFiles = map[string]struct {
 	"tally.json":      {genTally, checkTally},
 	"deltalog.json":   {genDeltalog, checkDeltalog},
 	"balance.json":    {genBalance, checkBalance},
+	"storage.json":    {genStorage, checkStorage},
 }
 
 func TestVectors(t *testing.T) {
