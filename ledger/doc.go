@@ -80,6 +80,12 @@
 // A corrupt sibling stops every operation on the key with an error wrapping
 // crdt.ErrCorruptEncoding; nothing is written over it.
 //
+// Size: every store accepts values up to store.MaxValue (8 MiB) and refuses
+// larger ones with crdt.ErrTooLarge, below tpncounter's own encoding cap
+// (16 MiB). A write whose state would encode larger is refused the same way
+// and changes nothing stored; keep actors × history well inside it (about
+// 18 bytes per history item and 35 per actor).
+//
 // Storage is any store.Siblings (memory, the embedded store, Riak,
 // Cassandra). The ledger validates everything it reads: a sibling that does
 // not decode is reported, never merged. Package ledgertest runs the
