@@ -16,8 +16,16 @@
 // and range deletes shadow older writes), as in one Cassandra partition. The
 // windowed delta log, the tombstone balance and the sharded tally use it.
 //
-// A new backend implements Siblings, Partitions, or both, and runs the
-// matching suites of package storetest.
+// A new backend implements Siblings, Partitions, or both, and a
+// storetest.Harness, and calls storetest.Run: the shapes' contract checks
+// and the behaviour suites of every driver built on them. Package
+// store/faulty wraps either shape with seeded faults for tests.
+//
+// # Limits
+//
+// CheckMutations and the Max constants state what every backend accepts
+// and refuses alike (crdt.ErrTooLarge beyond them), so that code tested on
+// one backend meets no new size error on another.
 //
 // # Errors
 //
@@ -25,9 +33,9 @@
 // crdt.ErrUnavailable. A write whose outcome is unknown (a timeout after
 // sending, a lost connection) returns an error wrapping
 // crdt.ErrAmbiguousWrite; callers treat every other error from a write as
-// ambiguous too. A malformed token wraps crdt.ErrCorruptEncoding, a key the
-// backend cannot hold crdt.ErrInvalidKey, a value or batch over the
-// backend's limits crdt.ErrTooLarge. Backends wrap driver errors so that
+// ambiguous too. A malformed token wraps crdt.ErrCorruptEncoding, an
+// invalid key crdt.ErrInvalidKey, a value or batch over the limits
+// crdt.ErrTooLarge. Backends wrap driver errors so that
 // errors.As still reaches the driver's type, and a done context's error so
 // that errors.Is(err, context.Canceled) holds.
 package store
