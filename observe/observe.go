@@ -14,8 +14,8 @@
 // # Cost
 //
 // Observation is opt-in per driver (its Options.Observer). With none set a
-// driver does no extra work: no clock reads, no allocation (the drivers'
-// benchmarks compare both in one run). An Observer is called on the
+// driver does no extra work: no clock read and no allocation. An Observer
+// is called on the
 // operation's goroutine after the operation finished, so it must be fast
 // and must not block; it must be safe for concurrent use.
 //
