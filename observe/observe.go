@@ -15,9 +15,8 @@
 //
 // Observation is opt-in per driver (its Options.Observer). With none set a
 // driver does no extra work: no clock read and no allocation. An Observer
-// is called on the
-// operation's goroutine after the operation finished, so it must be fast
-// and must not block; it must be safe for concurrent use.
+// is called on the operation's goroutine after the operation finished, so
+// it must be fast and must not block; it must be safe for concurrent use.
 //
 // Events carry no keys, transaction ids or amounts: labels built from them
 // would have unbounded cardinality, and they may be personal data.
