@@ -11,6 +11,7 @@
 //	counterkit compact deltalog -store embedded:/var/lib/svc < counters.txt
 //	counterkit merge balance -store cassandra:db1/counters seller-1
 //	counterkit find ledger -store riak:riak1:8087/counterkit/ledgers acct-1
+//	counterkit compare -hosts db1 -keyspace bench -timeout 5ms -workers 32
 //
 // Stores are named by -store: embedded:DIR (adapters/embedded; the directory
 // is locked while open, so a running service holding it makes the command
@@ -20,7 +21,9 @@
 // Every value is read and every job is run by the counter's own driver
 // (ledger, statestore, tally, deltalog, balance); the tool reimplements none
 // of their logic. A dry run runs the same driver on an in-memory copy of
-// what it read.
+// what it read. compare runs one increment workload, with client timeouts
+// and resends, on Cassandra's native counters and on every counterkit type,
+// and prints each one's drift and throughput side by side.
 //
 // Exit status: 0 on success, 1 when the input or the store gave an error
 // (the message names the sentinels it wraps), 2 for a usage error.
@@ -48,6 +51,9 @@ commands:
   compact deltalog  merge and compact the cells of deltalog counters
   merge balance     run the tombstone merge on balance accounts
   find ledger       collapse a ledger's siblings (ledger.Find)
+  compare           run one increment workload on Cassandra's native counters
+                    and on the counterkit types, with client timeouts and
+                    retries, and print drift and throughput side by side
   help              print this text, or a command's: counterkit help get
 
 Stores (-store):
@@ -84,6 +90,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(rest, stdin, stdout, stderr)
 	case "gc", "compact", "merge", "find":
 		return runJob(cmd, rest, stdin, stdout, stderr)
+	case "compare":
+		return runCompare(rest, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 1 || len(rest) == 2 {
 			return run(append(rest, "-h"), stdin, stdout, stdout)
