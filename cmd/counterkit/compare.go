@@ -406,13 +406,19 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 	if rep.Count > 0 {
 		per = fmt.Sprintf("%d increments per worker", rep.Count)
 	}
-	fmt.Fprintf(w, "%d workers, %s, client timeout %s, %d retries, %d shards, tally flush every %d\n\n",
+	fmt.Fprintf(w, "workers %d, %s, client timeout %s, retries %d, shards %d, tally flush every %d\n\n",
 		rep.Workers, per, rep.Timeout, rep.Retries, rep.Shards, rep.FlushEvery)
+	// Numbers align right; the type names, padded to one width, left.
+	width := len("type")
+	for _, r := range rep.Rows {
+		width = max(width, len(r.Type))
+	}
+	name := func(s string) string { return fmt.Sprintf("%-*s", width, s) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "type\tacked\tunresolved\tsent\tfinal\tdrift\tdrift %\tper_s\tp50 ms\tp99 ms\t")
+	fmt.Fprintln(tw, name("type")+"\tacked\tunresolved\tsent\tfinal\tdrift\tdrift %\tper_s\tp50 ms\tp99 ms\t")
 	for _, r := range rep.Rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t\n", r.Type)
+			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t\n", name(r.Type))
 			continue
 		}
 		pct := "-"
@@ -420,7 +426,7 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 			pct = fmt.Sprintf("%+.2f", 100*float64(r.Drift)/float64(r.Acknowledged))
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%+d\t%s\t%.0f\t%.2f\t%.2f\t\n",
-			r.Type, r.Acknowledged, r.Unresolved, r.Sent, r.Final, r.Drift, pct, r.PerSecond, r.P50ms, r.P99ms)
+			name(r.Type), r.Acknowledged, r.Unresolved, r.Sent, r.Final, r.Drift, pct, r.PerSecond, r.P50ms, r.P99ms)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
