@@ -88,10 +88,13 @@ func (w *incWorker) send(ctx context.Context, seq int, _ bool) (int, int, error)
 
 func (w *incWorker) retryable(err error) bool { return w.retryFn(err) }
 
-// giveUp keeps an increment that may have landed for resolve; one that
-// definitely did not is dropped (not acknowledged, not counted).
+// giveUp keeps an increment that may have landed for resolve (a counterkit
+// increment whatever the error: resending it is safe, and an earlier
+// attempt may have landed before a later one failed otherwise); a native
+// one that definitely did not land is dropped (not acknowledged, not
+// counted).
 func (w *incWorker) giveUp(seq int, err error) {
-	if w.retryFn(err) {
+	if w.canRetry || w.retryFn(err) {
 		w.pending = append(w.pending, seq)
 	}
 }
@@ -122,9 +125,11 @@ func (w *incWorker) resolve(ctx context.Context) (sent, acked, unresolved int) {
 }
 
 // counterkitRetryable: every counterkit write may be resent after an
-// ambiguous or refused write (it carries its id); other errors are final.
+// ambiguous or refused write or a timeout (it carries its id); other errors
+// (invalid input, a corrupt state) are final.
 func counterkitRetryable(err error) bool {
-	return errors.Is(err, crdt.ErrAmbiguousWrite) || errors.Is(err, crdt.ErrUnavailable)
+	return errors.Is(err, crdt.ErrAmbiguousWrite) || errors.Is(err, crdt.ErrUnavailable) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // nativeTarget increments one native counter.

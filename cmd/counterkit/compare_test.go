@@ -271,3 +271,33 @@ func TestCompareCassandraServer(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "deltalog: exact")
 }
+
+// A counterkit increment that failed with an error that is not retried
+// (here a bare one) may still have landed in an earlier attempt: it is
+// resent after the run and so acknowledged, never dropped. A native one is
+// dropped only when its error says it did not land.
+func TestCompareGiveUpKeepsCounterkitIncrements(t *testing.T) {
+	var calls int
+	w := &incWorker{
+		sendFn: func(context.Context, int) (int, error) {
+			calls++
+			if calls == 1 {
+				return 1, errors.New("bare failure after a landed attempt")
+			}
+			return 1, nil
+		},
+		retryFn: counterkitRetryable, canRetry: true, retries: 2,
+	}
+	_, _, err := w.send(context.Background(), 0, false)
+	require.False(t, w.retryable(err))
+	w.giveUp(0, err)
+	sent, acked, unresolved := w.resolve(context.Background())
+	require.Equal(t, [3]int{1, 1, 0}, [3]int{sent, acked, unresolved})
+
+	d := newNativeDouble(1, 0)
+	n := &incWorker{sendFn: func(context.Context, int) (int, error) { return 1, nil }, retryFn: d.Ambiguous}
+	n.giveUp(0, errors.New("refused"))
+	n.giveUp(1, errDoubleTimeout)
+	sent, acked, unresolved = n.resolve(context.Background())
+	require.Equal(t, [3]int{0, 0, 1}, [3]int{sent, acked, unresolved})
+}
