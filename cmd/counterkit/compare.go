@@ -38,9 +38,11 @@ an increment after a timeout, up to -retries times: the native counter
 resends the same c = c + 1 (which counts again if the first one landed);
 the counterkit types resend the same transaction or update id (ledger,
 deltalog, balance) or the same shard state (tally: Mutator.Retry). After the
-run, increments still unresolved are resent once more with -read-timeout
-where the type can tell (counterkit types); a native increment cannot be
-resolved and is reported as unresolved.
+run, a counterkit increment that never got an acknowledgement is resent
+with -read-timeout (up to -retries + 1 times; a tally write still unknown
+then is abandoned and its updates applied again); a native increment that
+timed out every time cannot be resolved and is reported as unresolved.
+Every statement runs at QUORUM, the adapter's default.
 
 Then every counter is read back with -read-timeout and compared:
   acked       distinct increments acknowledged (after retries and resolution)
