@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
@@ -28,11 +29,25 @@ type Encoder struct {
 	err error
 }
 
-// NewEncoder returns an encoder that starts with the envelope for tag and
-// version already written. The caller then writes exactly one body value.
-func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
+// encoders keeps encoders between encodings, so that an encoding costs one
+// allocation (its result) rather than an encoder, a msgpack writer and a
+// growing buffer each time. Encoders whose buffer grew past maxPooledBuf are
+// dropped, so one large state does not keep its buffer alive.
+var encoders = sync.Pool{New: func() any {
 	e := &Encoder{}
 	e.enc = msgpack.NewEncoder(&e.buf)
+	return e
+}}
+
+const maxPooledBuf = 64 << 10
+
+// NewEncoder returns an encoder that starts with the envelope for tag and
+// version already written. The caller then writes exactly one body value
+// and calls Bytes once, after which the encoder must not be used.
+func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
+	e := encoders.Get().(*Encoder)
+	e.buf.Reset()
+	e.err = nil
 	e.ArrayLen(crdt.EnvelopeLen)
 	e.String(string(tag))
 	e.Uint(version)
@@ -71,12 +86,22 @@ func (e *Encoder) Bin(b []byte) {
 // Nil writes nil.
 func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
 
-// Bytes returns the encoding, or the first error met while writing.
+// Bytes returns the encoding, or the first error met while writing, and
+// ends the encoder's use. A small encoding is copied out and the encoder
+// kept for the next one; a large one is returned as written and its
+// encoder dropped.
 func (e *Encoder) Bytes() ([]byte, error) {
+	if e.buf.Cap() > maxPooledBuf {
+		if e.err != nil {
+			return nil, fmt.Errorf("counterkit: encode: %w", e.err)
+		}
+		return e.buf.Bytes(), nil
+	}
+	defer encoders.Put(e)
 	if e.err != nil {
 		return nil, fmt.Errorf("counterkit: encode: %w", e.err)
 	}
-	return e.buf.Bytes(), nil
+	return bytes.Clone(e.buf.Bytes()), nil
 }
 
 // Decoder reads msgpack values from a byte slice with bounded lengths. Every
