@@ -54,7 +54,12 @@
 // (tpncounter.Counter.Retract), since it may have been retried elsewhere,
 // counted and forgotten; a retry of it is refused with
 // crdt.ErrOutsideWindow, like any transaction that old. Untimed
-// transactions give the ledger nothing to judge that by.
+// transactions give the ledger nothing to judge that by: a ledger whose
+// write is pending must write again (any Update, or Find) promptly, because
+// if the transaction is retried on another ledger and that ledger makes more
+// than HistoryLength + FoldedLength further writes before this one writes
+// again, this ledger's next write carries the transaction back in and it is
+// counted twice.
 //
 // # Incarnations: restarts lose nothing
 //
