@@ -124,13 +124,18 @@ func (m *Mutator[A]) usable() error {
 // write timestamp, which is idempotent). It does nothing when nothing is
 // staged. See the type's documentation for what each result means.
 func (m *Mutator[A]) Flush(ctx context.Context) error {
+	return m.observed(ctx, "flush", m.flush)
+}
+
+// observed runs one write operation and, with an Observer, reports it.
+func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.Context) error) error {
 	if m.c.cfg.Observer == nil {
-		return m.flush(ctx)
+		return run(ctx)
 	}
 	start := time.Now()
 	m.stats = sendStats{}
-	err := m.flush(ctx)
-	e := m.c.event("flush", start, m.stats, err)
+	err := run(ctx)
+	e := m.c.event(op, start, m.stats, err)
 	e.Bytes = len(m.lastSent)
 	m.c.cfg.Observer.Observe(ctx, e)
 	return err
@@ -184,16 +189,7 @@ func (m *Mutator[A]) Update(ctx context.Context, fn func(A) error) error {
 // outcome can no longer be settled and Retry returns an error wrapping
 // crdt.ErrAmbiguousWrite and crdt.ErrExpired.
 func (m *Mutator[A]) Retry(ctx context.Context) error {
-	if m.c.cfg.Observer == nil {
-		return m.retry(ctx)
-	}
-	start := time.Now()
-	m.stats = sendStats{}
-	err := m.retry(ctx)
-	e := m.c.event("retry", start, m.stats, err)
-	e.Bytes = len(m.lastSent)
-	m.c.cfg.Observer.Observe(ctx, e)
-	return err
+	return m.observed(ctx, "retry", m.retry)
 }
 
 func (m *Mutator[A]) retry(ctx context.Context) error {
@@ -213,16 +209,7 @@ func (m *Mutator[A]) retry(ctx context.Context) error {
 // mutator accepts updates again; an error wrapping crdt.ErrAmbiguousWrite
 // means still unknown. Abandon does nothing when no write is unresolved.
 func (m *Mutator[A]) Abandon(ctx context.Context) error {
-	if m.c.cfg.Observer == nil {
-		return m.abandon(ctx)
-	}
-	start := time.Now()
-	m.stats = sendStats{}
-	err := m.abandon(ctx)
-	e := m.c.event("abandon", start, m.stats, err)
-	e.Bytes = len(m.lastSent)
-	m.c.cfg.Observer.Observe(ctx, e)
-	return err
+	return m.observed(ctx, "abandon", m.abandon)
 }
 
 func (m *Mutator[A]) abandon(ctx context.Context) error {
