@@ -245,16 +245,24 @@ func (l *Ledger) Pending() bool {
 
 // Credit adds amount (> 0) under transaction txn.
 func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if amount <= 0 {
-		return Result{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	if err := positive("credit", amount); err != nil {
+		return Result{}, err
 	}
 	return l.Update(ctx, txn, amount)
 }
 
+// positive refuses an amount of a credit or debit that is not above zero.
+func positive(op string, amount int64) error {
+	if amount <= 0 {
+		return fmt.Errorf("%w: %s of %d; use a positive amount", crdt.ErrInvalidAmount, op, amount)
+	}
+	return nil
+}
+
 // Debit subtracts amount (> 0) under transaction txn.
 func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if amount <= 0 {
-		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	if err := positive("debit", amount); err != nil {
+		return Result{}, err
 	}
 	return l.Update(ctx, txn, -amount)
 }

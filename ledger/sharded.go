@@ -170,16 +170,16 @@ func (s *Sharded) Pending() bool {
 
 // Credit adds amount (> 0) under transaction txn on txn's sub-key.
 func (s *Sharded) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if amount <= 0 {
-		return Result{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	if err := positive("credit", amount); err != nil {
+		return Result{}, err
 	}
 	return s.Update(ctx, txn, amount)
 }
 
 // Debit subtracts amount (> 0) under transaction txn on txn's sub-key.
 func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if amount <= 0 {
-		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	if err := positive("debit", amount); err != nil {
+		return Result{}, err
 	}
 	return s.Update(ctx, txn, -amount)
 }
