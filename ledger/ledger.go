@@ -452,8 +452,16 @@ func (l *Ledger) view(fetched *tpncounter.Counter) (*tpncounter.Counter, error) 
 	return merged, nil
 }
 
-// writable is view, always returning a copy the caller may modify.
+// writable is view, returning a state the caller may modify. When fetched
+// is this ledger's own last write, unchanged in the store (the steady state
+// of a ledger that is the key's only writer), it is that state itself, not
+// a copy: write then either installs it or, if the write is refused,
+// restores the state the store holds (see restore). Otherwise it is a copy.
 func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
+	if fetched == l.cached && fetched == l.local && !l.pending {
+		l.cached = nil // about to change: it no longer decodes cachedBytes
+		return fetched, nil
+	}
 	merged := fetched.Clone()
 	if l.local != nil && l.local != fetched {
 		if err := merged.Merge(l.local); err != nil {
@@ -468,6 +476,9 @@ func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, err
 func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token store.Token, attempt int, applied crdt.TxnID) (done bool, err error) {
 	b, err := merged.MarshalBinary()
 	if err != nil {
+		if merged == l.local {
+			l.restore()
+		}
 		return true, err
 	}
 	err = l.store.Put(ctx, l.key, l.writer, b, token)
@@ -491,7 +502,13 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token st
 	case errors.Is(err, crdt.ErrUnavailable):
 		l.stats.refused++
 		// Known not to have landed: forget it.
+		if merged == l.local {
+			l.restore()
+		}
 	default:
+		if merged == l.local {
+			l.restore()
+		}
 		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
 	}
 	if attempt > l.opts.RetryCount {
@@ -501,6 +518,18 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token st
 		return true, fmt.Errorf("ledger %q: put failed after %d attempts (%w): %w", l.key, attempt, werr, err)
 	}
 	return false, nil
+}
+
+// restore undoes a refused write that writable let run on the ledger's own
+// last write in place: that state is decoded again from the bytes it was
+// written as (the ledger was not pending, so they are what the store holds
+// from it).
+func (l *Ledger) restore() {
+	l.local, l.cached = nil, nil
+	c, err := tpncounter.New(l.opts.Counter)
+	if err == nil && c.UnmarshalBinary(l.cachedBytes) == nil {
+		l.local, l.cached = c, c
+	}
 }
 
 // Value returns the ledger's value: the merged siblings plus this ledger's

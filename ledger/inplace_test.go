@@ -1,0 +1,69 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+// A ledger that is its key's only writer changes its last written state in
+// place instead of copying it. A write that does not land must leave no
+// trace of its transaction: a refused Put (every attempt), a store error,
+// and a state too large to encode, each followed by a write that lands.
+func TestFailedWriteInPlaceLeavesNoTrace(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		faults []faulty.Fault
+		want   error
+	}{
+		{"refused every attempt", []faulty.Fault{faulty.Refuse, faulty.Refuse}, crdt.ErrUnavailable},
+		{"refused then landed", []faulty.Fault{faulty.Refuse}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+			l, err := ledger.New(st, "k", ledger.Options{Actor: "a", RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Credit(ctx, "t1", 1); err != nil {
+				t.Fatal(err)
+			}
+			st.SetPolicy(faulty.Only(faulty.Script(tc.faults...), faulty.MethodPut))
+			_, err = l.Credit(ctx, "t2", 2)
+			if !errors.Is(err, tc.want) && (tc.want != nil || err != nil) {
+				t.Fatalf("credit t2: %v, want %v", err, tc.want)
+			}
+			if _, err := l.Credit(ctx, "t3", 4); err != nil {
+				t.Fatal(err)
+			}
+			want := int64(1 + 4)
+			if tc.want == nil {
+				want += 2
+			}
+			// A fresh reader sees only what the store holds.
+			r, err := ledger.New(st, "k", ledger.Options{Actor: "r"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, rd := range []*ledger.Ledger{l, r} {
+				v, err := rd.Value(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				has, err := rd.HasTransaction(ctx, "t2")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if v != want || has != (tc.want == nil) {
+					t.Errorf("%s: value %d, holds t2 %v; want %d, %v", rd.Writer(), v, has, want, tc.want == nil)
+				}
+			}
+		})
+	}
+}

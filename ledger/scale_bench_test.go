@@ -1,0 +1,96 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// scaleState stores under "k" a state of actors entries, each holding a
+// full history and folded record of length history, and returns the store
+// and the options to read it with.
+func scaleState(b *testing.B, actors, history int) (*memory.Siblings, tpncounter.Options) {
+	b.Helper()
+	opts := tpncounter.Options{HistoryLength: history, MaxActors: tpncounter.MaxActorsLimit}
+	c, err := tpncounter.New(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for a := 0; a < actors; a++ {
+		actor := crdt.ActorID(fmt.Sprintf("svc-%04d~abcdefgh", a))
+		for t := 0; t < 2*history+1; t++ {
+			if _, err := c.Apply(actor, crdt.TxnID(fmt.Sprintf("%08x-%04d-4000-8000-%012d", a, t%10000, t)), 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := c.Compact(actor); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bs, err := c.MarshalBinary()
+	if err != nil {
+		b.Skipf("%d actors × %d history cannot be built: %v", actors, history, err)
+	}
+	st := memory.NewSiblings()
+	ctx := context.Background()
+	_, token, err := st.Fetch(ctx, "k")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Put(ctx, "k", "builder", bs, token); err != nil {
+		b.Skipf("%d actors × %d history (%d bytes) cannot be stored: %v", actors, history, len(bs), err)
+	}
+	b.ReportMetric(float64(len(bs)), "state-bytes")
+	return st, opts
+}
+
+// BenchmarkLedgerScale measures one ledger's credit and idempotent resend
+// on a key whose state holds other actors' full entries: cost against
+// actors × history. Run: go test ./ledger -run '^$' -bench LedgerScale -cpu 1
+func BenchmarkLedgerScale(b *testing.B) {
+	ctx := context.Background()
+	for _, actors := range []int{10, 32, 100, 1000} {
+		for _, history := range []int{10, 100, 1000} {
+			name := fmt.Sprintf("actors=%d/history=%d", actors, history)
+			b.Run(name+"/credit", func(b *testing.B) {
+				st, opts := scaleState(b, actors, history)
+				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.Credit(ctx, "warm", 1); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("new-%d", i)), 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(name+"/resend", func(b *testing.B) {
+				st, opts := scaleState(b, actors, history)
+				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.Credit(ctx, "warm", 1); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := l.Credit(ctx, "warm", 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
