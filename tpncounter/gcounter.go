@@ -111,30 +111,6 @@ type GCounter struct {
 	offBuf []uint32
 }
 
-// broken selects known-broken variants of the rules. Only tests set it
-// (export_test.go), to show that the simulation catches the failures the
-// package documentation describes; it applies to every counter of the
-// process, so those tests do not run in parallel with others. Production
-// code only reads it, on paths where a false field costs a predicted
-// branch.
-var broken struct {
-	// countEveryCopy counts a transaction once per actor holding it, as
-	// adding the amount to the total at apply time does.
-	countEveryCopy bool
-	// forgetOnFold forgets a transaction as soon as it is folded, even
-	// while another actor still holds it (no deferred forgetting).
-	forgetOnFold bool
-	// deferredShrinksWindow counts deferred items against FoldedLength, so
-	// that they push newer folded items out early: the rule before the
-	// window was made to hold for every schedule.
-	deferredShrinksWindow bool
-}
-
-// correctRules reports whether no broken variant is selected.
-func correctRules() bool {
-	return !broken.countEveryCopy && !broken.forgetOnFold && !broken.deferredShrinksWindow
-}
-
 // NewGCounter returns an empty GCounter with the given options. The error
 // wraps crdt.ErrInvalidConfig.
 func NewGCounter(opts Options) (*GCounter, error) {
@@ -590,7 +566,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	// The folded record after unfolding and folding, oldest first: the old
 	// record minus the unfolded items, then the newly folded items.
 	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
-	forgetAll, shrink := broken.forgetOnFold, broken.deferredShrinksWindow
+	forgetAll, shrink := brokenForgetOnFold, brokenDeferredShrinksWindow
 	if forgetAll {
 		excess = int(nf) + p.fold
 	}

@@ -420,7 +420,7 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	}
 	rec := &g.multi[r]
 	var d exact.Int128
-	if broken.countEveryCopy {
+	if brokenCountEveryCopy {
 		// Every history copy counts (a broken rule, for tests: read from
 		// the holders, in O(holders)).
 		for _, l := range rec.holders {

@@ -160,7 +160,7 @@ func (g *GCounter) checkIndex() error {
 		return fmt.Errorf("table: %d entries (%d live), n %d, stale %d, %d distinct transactions, size %d", keys, len(liveKeys), g.tab.n, g.tab.stale, len(seen), len(g.tab.tab))
 	}
 	for x, cs := range seen {
-		owner := recountContrib(&val, cs, broken.countEveryCopy)
+		owner := recountContrib(&val, cs, brokenCountEveryCopy)
 		if got := g.amtOf(g.get(x)); got != owner.Amount {
 			return fmt.Errorf("%q: index says amount %d, its owner %q holds %d", x, got, owner.Actor, owner.Amount)
 		}

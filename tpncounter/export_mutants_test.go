@@ -1,0 +1,14 @@
+//go:build counterkit_mutants
+
+package tpncounter
+
+// breakRules switches on variant v of the rules for every counter of the
+// process (correctVariant: none) and returns a function that switches it
+// off again. Tests using it must not run in parallel with other tests of
+// the package.
+func breakRules(v variant) (restore func()) {
+	brokenCountEveryCopy = v == variantCountEveryCopy
+	brokenForgetOnFold = v == variantForgetOnFold
+	brokenDeferredShrinksWindow = v == variantDeferredShrinksWindow
+	return func() { brokenCountEveryCopy, brokenForgetOnFold, brokenDeferredShrinksWindow = false, false, false }
+}

@@ -1,0 +1,28 @@
+//go:build counterkit_mutants
+
+package tpncounter
+
+// Known-broken variants of the rules, built only with the
+// counterkit_mutants build tag. Tests switch them on (export_mutants_test.go)
+// to show that the simulation catches the failures the package
+// documentation describes. They apply to every counter of the process, so
+// the tests that set them do not run in parallel with others. Without the
+// tag they are false constants (rules.go) and the branches that read them
+// are compiled out.
+var (
+	// brokenCountEveryCopy counts a transaction once per actor holding it,
+	// as adding the amount to the total at apply time does.
+	brokenCountEveryCopy bool
+	// brokenForgetOnFold forgets a transaction as soon as it is folded,
+	// even while another actor still holds it (no deferred forgetting).
+	brokenForgetOnFold bool
+	// brokenDeferredShrinksWindow counts deferred items against
+	// FoldedLength, so that they push newer folded items out early: the
+	// rule before the window was made to hold for every schedule.
+	brokenDeferredShrinksWindow bool
+)
+
+// correctRules reports whether no broken variant is selected.
+func correctRules() bool {
+	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow
+}
