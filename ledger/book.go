@@ -1,0 +1,356 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// DefaultMaxOpen is the number of ledgers a Book keeps when
+// BookOptions.MaxOpen is zero.
+const DefaultMaxOpen = 1024
+
+// BookOptions configure a Book.
+type BookOptions struct {
+	// Options configure every key's Ledger: the actor, retries, backoff,
+	// counter options and observer, as for New.
+	Options
+
+	// MaxOpen is how many ledgers (decoded states) the Book keeps; zero
+	// means DefaultMaxOpen. Idle ledgers beyond it are dropped, least
+	// recently used first. Ledgers running an operation and ledgers
+	// holding a pending write are never dropped, so the Book holds more
+	// than MaxOpen while more than MaxOpen of those exist (see Book).
+	MaxOpen int
+}
+
+// Book keeps many keys' balances as one actor in one shared store: one
+// Ledger per key, created on the key's first operation. Every operation
+// takes the key; operations on different keys run concurrently, and
+// operations on one key are serialised, as a Ledger's are (the Book never
+// holds two Ledgers for one key at once).
+//
+// The Book keeps at most MaxOpen Ledgers, with their decoded states: when
+// more are open, it drops the least recently used idle one. It never drops
+// a Ledger running or waiting for an operation, nor one holding a pending
+// write (Ledger.Pending), whose state is the only copy of a write that may
+// still be in flight; while more than MaxOpen are in use or pending it
+// holds them all, and it never refuses an operation for the bound. Stats
+// reports the counts; LandPending writes the pending ones.
+//
+// Dropping costs an actor entry: a key opened again gets a new Ledger, a new
+// incarnation (see Writer), and its next write adds a new entry to the key's
+// state. Size MaxOpen to the keys written in the working set; the package
+// documentation ("Many keys, one actor") explains the bound, the cost, and
+// why a re-opened key cannot reuse its previous writer id.
+//
+// A Book has no Close: it starts no goroutines and owns nothing to release
+// (the store is the caller's). A service that stops should call LandPending,
+// as a Ledger with a pending write should write again soon.
+//
+// A Book is safe for concurrent use. Create one per actor when the process
+// starts and reuse it.
+type Book struct {
+	store store.Siblings
+	opts  Options // as given; New validates and normalises them per key
+	max   int
+
+	// open creates key's Ledger and keep reports whether an idle Ledger
+	// must stay open: New and (*Ledger).Pending, except in tests that show
+	// what dropping pending ledgers or reusing writer ids breaks.
+	open func(key string) (*Ledger, error)
+	keep func(*Ledger) bool
+
+	mu      sync.Mutex
+	entries map[string]*bookEntry
+	idle    bookList // droppable ledgers, least recently used first
+	inUse   int
+	pending int // idle ledgers kept because they hold a pending write
+	opened  uint64
+	evicted uint64
+}
+
+// bookEntry is one open key. It is in exactly one state: in use (refs >
+// 0), idle and pending, or idle in the Book's idle list.
+type bookEntry struct {
+	key        string
+	l          *Ledger
+	refs       int  // operations running or waiting on l
+	pending    bool // idle, kept because l.Pending()
+	prev, next *bookEntry
+}
+
+// NewBook returns a Book over st writing as opts.Actor. It does no I/O.
+// Errors wrap crdt.ErrInvalidActor or crdt.ErrInvalidConfig, as New's do.
+func NewBook(st store.Siblings, opts BookOptions) (*Book, error) {
+	if opts.MaxOpen < 0 {
+		return nil, fmt.Errorf("%w: MaxOpen %d is negative", crdt.ErrInvalidConfig, opts.MaxOpen)
+	}
+	if opts.MaxOpen == 0 {
+		opts.MaxOpen = DefaultMaxOpen
+	}
+	if _, err := New(st, "book", opts.Options); err != nil { // validates st and the options
+		return nil, err
+	}
+	b := &Book{store: st, opts: opts.Options, max: opts.MaxOpen, entries: map[string]*bookEntry{}}
+	b.open = func(key string) (*Ledger, error) { return New(b.store, key, b.opts) }
+	b.keep = (*Ledger).Pending
+	return b, nil
+}
+
+// Actor returns Options.Actor.
+func (b *Book) Actor() crdt.ActorID { return b.opts.Actor }
+
+// MaxOpen returns the bound on idle ledgers (BookOptions.MaxOpen).
+func (b *Book) MaxOpen() int { return b.max }
+
+// BookResult is a Book write's Result and the writer that made it.
+type BookResult struct {
+	Result
+	// Writer is the incarnation that ran the write (Ledger.Writer of the
+	// key's Ledger at the time). Result.Owner.Actor == Writer means this
+	// write's copy is the one that counts; the Book may since have dropped
+	// that Ledger, and a later write of the key has another Writer.
+	Writer crdt.ActorID
+}
+
+// Credit adds amount (> 0) to key under transaction txn (Ledger.Credit).
+func (b *Book) Credit(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
+	if amount <= 0 {
+		return BookResult{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return b.Update(ctx, key, txn, amount)
+}
+
+// Debit subtracts amount (> 0) from key under transaction txn
+// (Ledger.Debit).
+func (b *Book) Debit(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
+	if amount <= 0 {
+		return BookResult{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return b.Update(ctx, key, txn, -amount)
+}
+
+// Update applies a signed amount to key under transaction txn, with
+// Ledger.Update's outcomes, retries and errors. An invalid key, txn or
+// amount is refused before any Ledger is opened (crdt.ErrInvalidKey,
+// crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount).
+func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
+	if err := txn.Validate(); err != nil {
+		return BookResult{}, err
+	}
+	if amount == 0 {
+		return BookResult{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+	}
+	e, err := b.acquire(key)
+	if err != nil {
+		return BookResult{}, err
+	}
+	defer b.release(e)
+	res, err := e.l.Update(ctx, txn, amount)
+	return BookResult{Result: res, Writer: e.l.Writer()}, err
+}
+
+// Value returns key's value as Ledger.Value does: the merged siblings plus
+// this Book's own writes to key. It writes nothing.
+func (b *Book) Value(ctx context.Context, key string) (int64, error) {
+	e, err := b.acquire(key)
+	if err != nil {
+		return 0, err
+	}
+	defer b.release(e)
+	return e.l.Value(ctx)
+}
+
+// HasTransaction reports whether txn is held in some actor's history of
+// key (Ledger.HasTransaction).
+func (b *Book) HasTransaction(ctx context.Context, key string, txn crdt.TxnID) (bool, error) {
+	if err := txn.Validate(); err != nil {
+		return false, err
+	}
+	e, err := b.acquire(key)
+	if err != nil {
+		return false, err
+	}
+	defer b.release(e)
+	return e.l.HasTransaction(ctx, txn)
+}
+
+// Find runs Ledger.Find on key: it reads, merges, compacts and writes back
+// the key, landing a pending write, and returns a copy of the counter.
+func (b *Book) Find(ctx context.Context, key string) (*tpncounter.Counter, error) {
+	e, err := b.acquire(key)
+	if err != nil {
+		return nil, err
+	}
+	defer b.release(e)
+	return e.l.Find(ctx)
+}
+
+// LandPending runs Find on every key whose Ledger holds a pending write and
+// is idle, so that the writes land and the ledgers may be dropped. It
+// returns the errors of the keys that failed, joined; their ledgers stay
+// pending.
+func (b *Book) LandPending(ctx context.Context) error {
+	b.mu.Lock()
+	var keys []*bookEntry
+	for _, e := range b.entries {
+		if e.pending {
+			b.take(e)
+			keys = append(keys, e)
+		}
+	}
+	b.mu.Unlock()
+	var errs []error
+	for i, e := range keys {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			for _, e := range keys[i:] {
+				b.release(e)
+			}
+			break
+		}
+		if _, err := e.l.Find(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		b.release(e)
+	}
+	return errors.Join(errs...)
+}
+
+// BookStats describe a Book's ledgers at one moment.
+type BookStats struct {
+	// Open is the number of ledgers held: InUse + Pending + the idle ones.
+	// It exceeds MaxOpen only while InUse + Pending does.
+	Open int
+	// InUse is the number running or waiting for an operation.
+	InUse int
+	// Pending is the number idle with a pending write, kept until a write
+	// or Find on their key (or LandPending) lands it.
+	Pending int
+	// Opened counts the Ledgers created since NewBook: each writes its key
+	// as a new incarnation, one more actor entry in the key's state.
+	Opened uint64
+	// Evicted counts the idle Ledgers dropped to stay within MaxOpen.
+	Evicted uint64
+}
+
+// Stats returns the current counts.
+func (b *Book) Stats() BookStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BookStats{Open: len(b.entries), InUse: b.inUse, Pending: b.pending,
+		Opened: b.opened, Evicted: b.evicted}
+}
+
+// acquire returns key's entry, opening its Ledger if needed, with a
+// reference the caller must release.
+func (b *Book) acquire(key string) (*bookEntry, error) {
+	b.mu.Lock()
+	if e := b.entries[key]; e != nil {
+		b.take(e)
+		b.mu.Unlock()
+		return e, nil
+	}
+	b.mu.Unlock()
+	// New checks the key and draws the incarnation outside the lock; a
+	// Ledger that loses the race below is dropped before it wrote anything.
+	l, err := b.open(key)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := b.entries[key]
+	if e == nil {
+		e = &bookEntry{key: key, l: l}
+		b.entries[key] = e
+		b.opened++
+	}
+	b.take(e)
+	b.evict()
+	return e, nil
+}
+
+// take adds a reference to e; b.mu is held.
+func (b *Book) take(e *bookEntry) {
+	if e.refs == 0 {
+		if e.pending {
+			e.pending = false
+			b.pending--
+		} else if e.next != nil {
+			b.idle.remove(e)
+		}
+		b.inUse++
+	}
+	e.refs++
+}
+
+// release drops a reference to e. When e turns idle it is kept as pending
+// or queued as the most recently used, and idle ledgers beyond the bound
+// are dropped.
+func (b *Book) release(e *bookEntry) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e.refs--
+	if e.refs > 0 {
+		return
+	}
+	b.inUse--
+	// No operation runs on e.l now, and none can start while b.mu is
+	// held, so its pending state cannot change under us.
+	if b.keep(e.l) {
+		e.pending = true
+		b.pending++
+	} else {
+		b.idle.pushBack(e)
+	}
+	b.evict()
+}
+
+// evict drops least recently used idle ledgers while more than b.max are
+// open; b.mu is held.
+func (b *Book) evict() {
+	for len(b.entries) > b.max {
+		e := b.idle.front()
+		if e == nil {
+			return // the rest are in use or pending
+		}
+		b.idle.remove(e)
+		delete(b.entries, e.key)
+		b.evicted++
+	}
+}
+
+// bookList is an intrusive doubly linked list of entries; the zero value
+// is empty. An entry is in the list exactly when its next is not nil.
+type bookList struct {
+	root bookEntry // root.next is the front, root.prev the back
+}
+
+func (q *bookList) front() *bookEntry {
+	if q.root.next == nil || q.root.next == &q.root {
+		return nil
+	}
+	return q.root.next
+}
+
+func (q *bookList) pushBack(e *bookEntry) {
+	if q.root.next == nil {
+		q.root.next, q.root.prev = &q.root, &q.root
+	}
+	e.prev, e.next = q.root.prev, &q.root
+	q.root.prev.next = e
+	q.root.prev = e
+}
+
+func (q *bookList) remove(e *bookEntry) {
+	e.prev.next = e.next
+	e.next.prev = e.prev
+	e.prev, e.next = nil, nil
+}
