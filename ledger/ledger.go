@@ -165,18 +165,20 @@ type Ledger struct {
 	opts   Options
 	writer crdt.ActorID // the entry this ledger writes: an incarnation of opts.Actor
 
-	mu      sync.Mutex
-	local   *tpncounter.Counter // the last state this ledger tried to write
-	pending bool                // local may hold a write not known to have landed
+	mu sync.Mutex
+	// local is this ledger's state: the last state it tried to write and,
+	// while that write is known to have landed (not pending), everything
+	// it has read since, merged in place. pending reports that local's last
+	// write is not known to have landed.
+	local   *tpncounter.Counter
+	pending bool
+	// seen is the single sibling last merged into local or written from
+	// it (nil when pending): fetching it again changes nothing.
+	seen []byte
 	// unacked lists the transactions this ledger applied in writes not yet
 	// known to have landed (emptied by any write that lands): their
 	// callers were never told they landed.
 	unacked map[crdt.TxnID]struct{}
-
-	// A decode cache: the single sibling last read or written, decoded.
-	// Cached counters are never modified (writes work on clones).
-	cached      *tpncounter.Counter
-	cachedBytes []byte
 
 	// stats of the operation in progress, for Options.Observer.
 	stats opStats
@@ -365,9 +367,13 @@ func (l *Ledger) update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	}
 }
 
-// read fetches and merges every sibling. fetched is shared with the
-// ledger's decode cache and must not be modified; view merges this ledger's
-// own last write into fetched (a copy when they differ).
+// read fetches every sibling and returns their join with this ledger's
+// state. Unless a write is pending, that is local itself, with the siblings
+// merged into it in place (tpncounter.Counter.MergeBinary decodes only the
+// entries that changed), so a ledger reads at the cost of what others
+// wrote since its last call. While a write is pending the siblings are
+// decoded on their own, since the ledger must tell whether they hold it.
+// The result must be modified only through writable.
 func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token store.Token, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -377,29 +383,44 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
-	if len(sibs) == 1 && l.cached != nil && bytes.Equal(sibs[0], l.cachedBytes) {
-		fetched = l.cached
-	} else {
-		if fetched, err = tpncounter.New(l.opts.Counter); err != nil {
-			return nil, nil, err
-		}
-		for i, b := range sibs {
-			c, _ := tpncounter.New(l.opts.Counter)
-			if err := c.UnmarshalBinary(b); err != nil {
-				return nil, nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", l.key, i+1, len(sibs), err)
+	if !l.pending {
+		if l.local == nil {
+			if l.local, err = tpncounter.New(l.opts.Counter); err != nil {
+				return nil, nil, err
 			}
-			if err := fetched.Merge(c); err != nil {
-				return nil, nil, fmt.Errorf("ledger %q: merging siblings: %w", l.key, err)
+		}
+		if len(sibs) == 1 && bytes.Equal(sibs[0], l.seen) {
+			return l.local, token, nil
+		}
+		l.seen = nil
+		for i, b := range sibs {
+			if err := l.local.MergeBinary(b); err != nil {
+				return nil, nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", l.key, i+1, len(sibs), err)
 			}
 		}
 		if len(sibs) == 1 {
-			l.cached, l.cachedBytes = fetched, bytes.Clone(sibs[0])
+			l.seen = bytes.Clone(sibs[0])
+		}
+		return l.local, token, nil
+	}
+	if fetched, err = tpncounter.New(l.opts.Counter); err != nil {
+		return nil, nil, err
+	}
+	for i, b := range sibs {
+		if err := fetched.MergeBinary(b); err != nil {
+			return nil, nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", l.key, i+1, len(sibs), err)
 		}
 	}
-	if l.pending && l.local.Leq(fetched) {
-		l.pending, l.unacked = false, nil // the write in doubt is in the store after all
+	if l.local.Leq(fetched) {
+		// The write in doubt is in the store after all.
+		l.pending, l.unacked = false, nil
+		if err := fetched.Merge(l.local); err != nil {
+			return nil, nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
+		}
+		l.local = fetched
+		return l.local, token, nil
 	}
-	if l.pending && len(l.unacked) > 0 && l.opts.Counter.TxnTime != nil {
+	if len(l.unacked) > 0 && l.opts.Counter.TxnTime != nil {
 		if err := l.retractLate(fetched); err != nil {
 			return nil, nil, err
 		}
@@ -426,7 +447,7 @@ func (l *Ledger) retractLate(fetched *tpncounter.Counter) error {
 			continue
 		}
 		if local == nil {
-			local = l.local.Clone() // local may be shared with the decode cache
+			local = l.local.Clone() // the pending write as it was sent
 		}
 		if _, err := local.Retract(l.writer, x); err != nil {
 			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
@@ -439,10 +460,10 @@ func (l *Ledger) retractLate(fetched *tpncounter.Counter) error {
 	return nil
 }
 
-// view returns fetched merged with this ledger's last write; it copies
-// fetched only when the two differ.
+// view returns fetched merged with this ledger's last write: fetched itself
+// unless a write is pending.
 func (l *Ledger) view(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
-	if l.local == nil || l.local == fetched {
+	if fetched == l.local {
 		return fetched, nil
 	}
 	merged := fetched.Clone()
@@ -452,21 +473,17 @@ func (l *Ledger) view(fetched *tpncounter.Counter) (*tpncounter.Counter, error) 
 	return merged, nil
 }
 
-// writable is view, returning a state the caller may modify. When fetched
-// is this ledger's own last write, unchanged in the store (the steady state
-// of a ledger that is the key's only writer), it is that state itself, not
-// a copy: write then either installs it or, if the write is refused,
-// restores the state the store holds (see restore). Otherwise it is a copy.
+// writable is view, returning a state the caller may change: the ledger's
+// own state, changed in place, unless a write is pending. write then
+// installs it or, if it is known not to have landed, takes the transaction
+// back out (see unapply).
 func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
-	if fetched == l.cached && fetched == l.local && !l.pending {
-		l.cached = nil // about to change: it no longer decodes cachedBytes
+	if fetched == l.local {
 		return fetched, nil
 	}
-	merged := fetched.Clone()
-	if l.local != nil && l.local != fetched {
-		if err := merged.Merge(l.local); err != nil {
-			return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
-		}
+	merged := fetched // decoded by read for this attempt alone
+	if err := merged.Merge(l.local); err != nil {
+		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
 	}
 	return merged, nil
 }
@@ -476,23 +493,20 @@ func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, err
 func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token store.Token, attempt int, applied crdt.TxnID) (done bool, err error) {
 	b, err := merged.MarshalBinary()
 	if err != nil {
-		if merged == l.local {
-			l.restore()
-		}
+		l.unapply(merged, applied)
 		return true, err
 	}
 	err = l.store.Put(ctx, l.key, l.writer, b, token)
 	l.stats.bytes = len(b)
 	switch {
 	case err == nil:
-		l.local, l.pending, l.unacked = merged, false, nil
-		l.cached, l.cachedBytes = merged, b
+		l.local, l.pending, l.unacked, l.seen = merged, false, nil, b
 		return true, nil
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
 		l.stats.ambiguous++
 		// It may have landed: never write a state without it again, or
 		// the actor's entry would fork.
-		l.local, l.pending = merged, true
+		l.local, l.pending, l.seen = merged, true, nil
 		if applied != "" {
 			if l.unacked == nil {
 				l.unacked = map[crdt.TxnID]struct{}{}
@@ -502,13 +516,9 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token st
 	case errors.Is(err, crdt.ErrUnavailable):
 		l.stats.refused++
 		// Known not to have landed: forget it.
-		if merged == l.local {
-			l.restore()
-		}
+		l.unapply(merged, applied)
 	default:
-		if merged == l.local {
-			l.restore()
-		}
+		l.unapply(merged, applied)
 		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
 	}
 	if attempt > l.opts.RetryCount {
@@ -520,15 +530,19 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token st
 	return false, nil
 }
 
-// restore undoes a refused write that writable let run on the ledger's own
-// last write in place: that state is decoded again from the bytes it was
-// written as (the ledger was not pending, so they are what the store holds
-// from it).
-func (l *Ledger) restore() {
-	l.local, l.cached = nil, nil
-	c, err := tpncounter.New(l.opts.Counter)
-	if err == nil && c.UnmarshalBinary(l.cachedBytes) == nil {
-		l.local, l.cached = c, c
+// unapply takes txn back out of merged, a write known not to have landed,
+// when merged is the ledger's own state changed in place (see writable);
+// otherwise merged is a copy that is simply dropped. The retraction is a
+// newer version of the ledger's entry than the write that did not land.
+func (l *Ledger) unapply(merged *tpncounter.Counter, txn crdt.TxnID) {
+	if merged != l.local || txn == "" {
+		return
+	}
+	l.seen = nil
+	if _, err := l.local.Retract(l.writer, txn); err != nil {
+		// Only a sequence number at its limit (tpncounter.MaxSeq) refuses;
+		// then the ledger starts again from the store.
+		l.local = nil
 	}
 }
 

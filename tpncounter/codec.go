@@ -46,6 +46,7 @@ const FormatVersion = 2
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagTGCounter, FormatVersion)
+	e.Grow(g.encodedSize())
 	g.encodeBody(e)
 	return finish(e, crdt.TagTGCounter)
 }
@@ -54,6 +55,7 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 // crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagTPNCounter, FormatVersion)
+	e.Grow(1 + c.p.encodedSize() + c.n.encodedSize())
 	e.ArrayLen(2)
 	c.p.encodeBody(e)
 	c.n.encodeBody(e)
@@ -75,23 +77,50 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 	actors := g.Actors()
 	e.ArrayLen(len(actors))
 	for _, a := range actors {
-		en := g.entries[a]
-		e.ArrayLen(6)
-		e.String(string(a))
-		e.Uint(en.seq)
-		e.Int(en.total)
-		e.Int(en.forgot)
-		nf, n := en.nf(), uint32(en.size())
-		for _, part := range [2][2]uint32{{nf, n}, {0, nf}} { // history, then folded record
-			e.ArrayLen(int(part[1] - part[0]))
-			for off := part[0]; off < part[1]; off++ {
-				p := en.pos(off)
-				e.ArrayLen(2)
-				e.String(string(en.id(p)))
-				e.Int(en.ring[p].amt)
-			}
+		e.Raw(g.entries[a].encoded())
+	}
+}
+
+// encodedSize returns the size of g's body, encoding (and caching) every
+// entry that has no cached encoding.
+func (g *GCounter) encodedSize() int {
+	n := wire.ArrayHeaderSize(len(g.entries))
+	for _, en := range g.entries {
+		n += len(en.encoded())
+	}
+	return n
+}
+
+// encoded returns the entry's encoding, cached until the entry changes: an
+// encoding costs what changed since the last one (every entry the last
+// MarshalBinary or MergeBinary saw is reused), at the price of holding
+// each entry's encoding in memory.
+func (en *entry) encoded() []byte {
+	if en.enc != nil {
+		return en.enc
+	}
+	e := wire.NewValueEncoder()
+	e.ArrayLen(6)
+	e.String(string(en.actor))
+	e.Uint(en.seq)
+	e.Int(en.total)
+	e.Int(en.forgot)
+	nf, n := en.nf(), uint32(en.size())
+	for _, part := range [2][2]uint32{{nf, n}, {0, nf}} { // history, then folded record
+		e.ArrayLen(int(part[1] - part[0]))
+		for off := part[0]; off < part[1]; off++ {
+			p := en.pos(off)
+			e.ArrayLen(2)
+			e.String(string(en.id(p)))
+			e.Int(en.ring[p].amt)
 		}
 	}
+	b, err := e.Bytes()
+	if err != nil {
+		panic(err) // writing to memory cannot fail
+	}
+	en.enc = b
+	return b
 }
 
 // UnmarshalBinary replaces g with the decoded state, keeping g's Options
@@ -174,13 +203,29 @@ type entrySize struct{ txns, idBytes int32 }
 // allocations. It allocates at most 8 bytes per entry, an entry taking at
 // least 8 bytes of input.
 func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
+	walkEntries(data, tag, halves, func(h, n int) {
+		sizes[h] = make([]entrySize, 0, n)
+	}, func(h int, _ []byte, _, _ int, s entrySize) {
+		sizes[h] = append(sizes[h], s)
+	})
+	return sizes
+}
+
+// walkEntries reads the GCounter bodies of data as scanSizes describes,
+// calling body with the number of entries a body declares (at most one per
+// 8 bytes left) and entry for each entry read whole: its actor id (a
+// sub-slice of data), the offsets of its encoding in data, [start, end),
+// and its size. It returns the format version and whether it read every
+// byte of data without meeting anything the decoder would refuse before
+// its own checks (a wrong entry shape, a bad length).
+func walkEntries(data []byte, tag crdt.TypeTag, halves int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize)) (version uint64, whole bool) {
 	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
-		return
+		return 0, false
 	}
 	if halves == 2 {
 		if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
-			return
+			return version, false
 		}
 	}
 	fields := 6
@@ -190,49 +235,51 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 	for h := 0; h < halves; h++ {
 		n, err := d.ArrayLen(MaxActorsLimit)
 		if err != nil {
-			return
+			return version, false
 		}
-		sizes[h] = make([]entrySize, 0, min(n, d.Remaining()/8))
+		body(h, min(n, d.Remaining()/8))
 		for i := 0; i < n; i++ {
+			start := len(data) - d.Remaining()
 			if k, err := d.ArrayLen(maxFields); err != nil || k != fields {
-				return
+				return version, false
 			}
-			if _, err := d.StringBytes(crdt.MaxIDLen); err != nil {
-				return
+			actor, err := d.StringBytes(crdt.MaxIDLen)
+			if err != nil {
+				return version, false
 			}
 			if _, err := d.Uint(); err != nil {
-				return
+				return version, false
 			}
 			for f := 4; f < fields; f++ { // total and (version 2) forgot
 				if _, err := d.Int(); err != nil {
-					return
+					return version, false
 				}
 			}
 			var s entrySize
 			for part := 0; part < 2; part++ {
 				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
 				if err != nil {
-					return
+					return version, false
 				}
 				for j := 0; j < m; j++ {
 					if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
-						return
+						return version, false
 					}
 					id, err := d.StringBytes(crdt.MaxIDLen)
 					if err != nil {
-						return
+						return version, false
 					}
 					if _, err := d.Int(); err != nil {
-						return
+						return version, false
 					}
 					s.txns++
 					s.idBytes += int32(len(id))
 				}
 			}
-			sizes[h] = append(sizes[h], s)
+			entry(h, actor, start, len(data)-d.Remaining(), s)
 		}
 	}
-	return
+	return version, d.Remaining() == 0
 }
 
 // decodeBody reads a GCounter body of the given format version into the

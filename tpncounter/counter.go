@@ -345,7 +345,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	}
 	for _, j := range jobs {
 		j.g.commit(j.e, j.p)
-		j.e.seq++
+		j.e.bump()
 	}
 	if len(jobs) > 0 && len(c.cross) > 0 {
 		c.findCross(nil, nil)

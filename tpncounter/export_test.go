@@ -11,3 +11,13 @@ const (
 	variantForgetOnFold
 	variantDeferredShrinksWindow
 )
+
+// dropEncodings forgets every entry's cached encoding, so that the next
+// MarshalBinary encodes c from scratch.
+func dropEncodings(c *Counter) {
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
+		for _, e := range g.entries {
+			e.enc = nil
+		}
+	}
+}

@@ -465,7 +465,7 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	}
 	e.tail++
 	g.val.Add(amount)
-	e.seq++
+	e.bump()
 	return Applied, nil
 }
 
@@ -495,7 +495,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	g.commit(e, p)
-	e.seq++
+	e.bump()
 	return true, nil
 }
 

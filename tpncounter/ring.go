@@ -68,6 +68,17 @@ type entry struct {
 	// its id again. Only times from this counter's own Apply are cached.
 	times           []int64
 	head, mid, tail uint32
+	// enc caches the entry's encoding (see encoded); nil when unknown. An
+	// entry's content changes only with its sequence number (bump) or by
+	// replacement, so bump is the one place that drops it.
+	enc []byte
+}
+
+// bump records a change of the entry by its owner: a new sequence number,
+// and a cached encoding that no longer holds.
+func (e *entry) bump() {
+	e.seq++
+	e.enc = nil
 }
 
 // idBits is the width of an id's length in idAt.

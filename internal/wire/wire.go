@@ -54,6 +54,22 @@ func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
 	return e
 }
 
+// NewValueEncoder returns an encoder with nothing written, for a value that
+// is stored or compared on its own and later written with Raw.
+func NewValueEncoder() *Encoder {
+	e := encoders.Get().(*Encoder)
+	e.buf.Reset()
+	e.err = nil
+	return e
+}
+
+// Grow makes room for n more bytes, so that an encoding whose size is known
+// in advance is written into one allocation.
+func (e *Encoder) Grow(n int) { e.buf.Grow(n) }
+
+// Raw writes b, which must be one or more complete msgpack values.
+func (e *Encoder) Raw(b []byte) { e.buf.Write(b) }
+
 func (e *Encoder) keep(err error) {
 	if err != nil && e.err == nil {
 		e.err = err

@@ -1,0 +1,86 @@
+package tpncounter
+
+import (
+	"bytes"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// MergeBinary merges the state encoded in data into c. The result, and the
+// errors, are those of decoding data into a Counter with c's Options and
+// merging it into c (on error c is unchanged), but an entry whose encoding
+// is byte for byte the encoding of c's entry for that actor is skipped
+// without being decoded: merging a state that differs from c in a few
+// entries costs those entries, not the whole state. A reader that keeps
+// one Counter and merges every state it fetches into it (as the ledger
+// does) thus decodes only what other writers changed since its last read.
+//
+// What is not decoded is still read: data must be a well-formed encoding
+// whose actors are in order (the checks of UnmarshalBinary that involve
+// only skipped entries, such as the value of data on its own, are those of
+// c's entries, which c already passed).
+func (c *Counter) MergeBinary(data []byte) error {
+	c.link()
+	var changed [2][][]byte
+	var actors [2][]crdt.ActorID
+	var prev [2][]byte
+	ordered := true
+	halves := [2]*GCounter{&c.p, &c.n}
+	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize) {
+		if prev[h] != nil && bytes.Compare(actor, prev[h]) <= 0 {
+			ordered = false
+		}
+		prev[h] = actor
+		seg := data[start:end]
+		if e := halves[h].entries[crdt.ActorID(actor)]; e != nil && bytes.Equal(e.encoded(), seg) {
+			return
+		}
+		changed[h] = append(changed[h], seg)
+		actors[h] = append(actors[h], crdt.ActorID(actor))
+	})
+	if version != FormatVersion || !whole || !ordered {
+		// An older format, or an input the decoder will refuse: decode it
+		// whole, which reports the error.
+		o, err := New(c.p.o)
+		if err != nil {
+			return err
+		}
+		if err := o.UnmarshalBinary(data); err != nil {
+			return err
+		}
+		return c.Merge(o)
+	}
+	if len(changed[0])+len(changed[1]) == 0 {
+		return nil
+	}
+	e := wire.NewEncoder(crdt.TagTPNCounter, FormatVersion)
+	e.ArrayLen(2)
+	for _, segs := range changed {
+		e.ArrayLen(len(segs))
+		for _, seg := range segs {
+			e.Raw(seg)
+		}
+	}
+	part, err := e.Bytes()
+	if err != nil {
+		return err
+	}
+	o, err := New(c.p.o)
+	if err != nil {
+		return err
+	}
+	if err := o.UnmarshalBinary(part); err != nil {
+		return err
+	}
+	// The decoded entries are encoded as they were read: keep that, so that
+	// the next MarshalBinary need not encode them again.
+	for h, g := range [2]*GCounter{&o.p, &o.n} {
+		for i, seg := range changed[h] {
+			if en := g.entries[actors[h][i]]; en != nil {
+				en.enc = bytes.Clone(seg)
+			}
+		}
+	}
+	return c.Merge(o)
+}
