@@ -96,4 +96,50 @@
 // not decode is reported, never merged. Package ledgertest runs the
 // ledger's behaviours against any store.Siblings; store/storetest runs it
 // as part of the shape's conformance kit.
+//
+// # Many keys, one actor: Book
+//
+// A service that keeps many balances as one actor uses a Book (NewBook)
+// rather than a map of Ledgers: one shared store, one Ledger per key,
+// created on the key's first operation. Operations on one key are
+// serialised, as a Ledger's are; operations on different keys run
+// concurrently.
+//
+// A Book keeps at most BookOptions.MaxOpen Ledgers (each holds up to two
+// decoded states of its key, its last write and its last read, and one
+// encoding), dropping the least recently used idle one.
+// It never drops a Ledger running an operation, nor one whose last write
+// was ambiguous (Pending): that Ledger holds the only copy of a write that
+// may still be in flight, the copy that the key's next write, Find or
+// Book.LandPending lands, and that must land promptly (see Caveats). When
+// more than MaxOpen Ledgers are in use or pending, the Book keeps them all,
+// beyond the bound, and drops idle ones as the count falls. It does not
+// refuse operations instead: a store outage turns ledgers pending, and
+// refusing then would fail work on every other key as well. Book.Stats
+// reports the counts; after an outage, LandPending writes the pending
+// Ledgers, which makes them droppable again.
+//
+// Dropping costs an actor entry. A key opened again gets a new Ledger, so
+// a new incarnation, and its first write adds an entry to the key's state
+// (reads and duplicates add none). Entries are not removed, so a key
+// dropped and written again n times holds n + 1 entries of the actor: its
+// state and the cost of every operation on it grow, up to tpncounter's
+// actor limit, beyond which writes to the key are refused with
+// crdt.ErrTooLarge. Size MaxOpen to the keys the service writes in its
+// working set, so that the keys dropped are the ones written rarely;
+// Book.Stats counts the Ledgers opened and dropped.
+//
+// A re-opened key cannot take back its previous writer id. Continuing an
+// entry requires the entry's last write: a Ledger merges the state it last
+// wrote into every read for exactly that reason, and the dropped Ledger
+// took that state with it. A new Ledger with the old id would learn the
+// entry only by reading, and a read may miss the last write (a lagging
+// replica, or a read racing the write's replication); continuing from such
+// a read writes a second version of the entry under a sequence number the
+// entry already used, Merge keeps one of the two, and an acknowledged
+// transaction is lost. Keeping every dropped key's last state would undo
+// the bound. Keeping only its last sequence number would let a re-opened
+// Ledger recognise a stale read and read again, but that is memory for
+// every key ever written, not every key open, and a Ledger cannot be
+// started from it. A new incarnation collides with no earlier write.
 package ledger
