@@ -55,7 +55,9 @@ type Token []byte
 type Siblings interface {
 	// Fetch returns every sibling stored under key (none if absent, with
 	// no error) and a token covering exactly those siblings. The order of
-	// siblings is unspecified.
+	// siblings is unspecified. The values are read-only: a store may
+	// return bytes it keeps (the in-memory store does), so a caller must
+	// not modify them.
 	Fetch(ctx context.Context, key string) (values [][]byte, token Token, err error)
 
 	// Put stores value under key as written by actor. With the token of a
@@ -68,7 +70,9 @@ type Siblings interface {
 	// before, token or not. So every Put of an actor must contain
 	// everything that actor wrote before, as a state-based counter's
 	// does; the ledger and statestore write that way. Values are
-	// non-empty, at most MaxValue bytes.
+	// non-empty, at most MaxValue bytes. A store may keep value itself
+	// rather than a copy (the in-memory store does), so a caller must not
+	// modify it after the call.
 	Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token Token) error
 }
 

@@ -56,7 +56,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	out := make([][]byte, len(sibs))
 	dots := make([]uint64, len(sibs))
 	for i, sb := range sibs {
-		out[i] = slices.Clone(sb.value)
+		out[i] = sb.value // read-only (see store.Siblings.Fetch)
 		dots[i] = sb.dot
 	}
 	return out, encodeDots(dots), nil
@@ -124,7 +124,7 @@ func (s *Siblings) replace(key string, value []byte, dots []uint64) {
 	}
 	if value != nil {
 		s.nextDot++
-		next = append(next, dotted{dot: s.nextDot, value: slices.Clone(value)})
+		next = append(next, dotted{dot: s.nextDot, value: value}) // kept as given (see store.Siblings.Put)
 	}
 	if len(next) == 0 {
 		delete(s.keys, key)
