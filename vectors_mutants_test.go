@@ -113,7 +113,7 @@ var vectorMutants = []vectorMutant{
 	{"balance/amount before window", "9.3: the amount is checked before the window",
 		[]edit{{"balance/accounts.go", "if err := m.row.Validate(); err != nil {", "if err := m.row.Validate(); err != nil && m.row.Amount != 0 {"}}, "balance", "b4cc8000-a838-11ee-8009-000000000009"},
 	{"balance/settled S target amount", "9.2 step 3: a settled merge cancels an S row only with its amount",
-		[]edit{{"balance/evaluate.go", "hit && ((t.Target == KindNormal && !broken.amountClaims) || r.Amount == t.Amount)", "hit"}}, "balance", "settled_merge_ignores_an_S_row_of_another_amount"},
+		[]edit{{"balance/evaluate.go", "hit && ((t.Target == KindNormal && !brokenAmountClaims) || r.Amount == t.Amount)", "hit"}}, "balance", "settled_merge_ignores_an_S_row_of_another_amount"},
 }
 
 func TestVectorMutants(t *testing.T) {

@@ -1,3 +1,5 @@
+//go:build counterkit_mutants
+
 package balance_test
 
 import (
@@ -14,10 +16,10 @@ import (
 )
 
 // TestChecksCatchBrokenVariants runs the checks of this package against
-// the known-broken variants of the rules (export_test.go) and requires each
-// to fail: a settled merge whose tombstone cancels only its own amount (a
-// reused id then counts twice), and a chain of merges that unwinds one
-// level per merge.
+// the known-broken variants of the rules (export_mutants_test.go, built
+// with -tags counterkit_mutants) and requires each to fail: a settled merge
+// whose tombstone cancels only its own amount (a reused id then counts
+// twice), and a chain of merges that unwinds one level per merge.
 func TestChecksCatchBrokenVariants(t *testing.T) {
 	ctx := context.Background()
 	t.Run("reused id counts twice", func(t *testing.T) {

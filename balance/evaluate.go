@@ -9,18 +9,6 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// broken selects known-broken variants of the rules, so that tests can show
-// that their checks catch them (export_test.go). Both are false outside
-// those tests.
-var broken struct {
-	// amountClaims: a settled merge's tombstone cancels only an N row of
-	// its own amount, so an id reused with another amount counts twice.
-	amountClaims bool
-	// levelPerMerge: a covered sum row with tombstones is never deleted in
-	// the merge that collects them, so a chain unwinds one level per merge.
-	levelPerMerge bool
-}
-
 // elem names a countable row: an N or S row by kind and update id.
 type elem struct {
 	kind Kind
@@ -125,7 +113,7 @@ func Evaluate(rows []Row) (View, error) {
 			// still cancel a retried N row that comes back, and an N row
 			// of a counted id with another amount counts nothing.
 			for _, t := range ts {
-				if r, hit := live[elem{t.Target, t.UpdateID}]; hit && ((t.Target == KindNormal && !broken.amountClaims) || r.Amount == t.Amount) {
+				if r, hit := live[elem{t.Target, t.UpdateID}]; hit && ((t.Target == KindNormal && !brokenAmountClaims) || r.Amount == t.Amount) {
 					targets, named = append(targets, r), append(named, t)
 				}
 			}
@@ -273,7 +261,7 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 			continue
 		}
 		for _, r := range v.claimed[s.Version] {
-			if r.Kind == KindSum && (!allGone(v.tombs[r.Version]) || broken.levelPerMerge && len(v.tombs[r.Version]) > 0) {
+			if r.Kind == KindSum && (!allGone(v.tombs[r.Version]) || brokenLevelPerMerge && len(v.tombs[r.Version]) > 0) {
 				// A covered sum row stays while it has tombstones: they
 				// cancel retries of the rows it covers until the window
 				// has passed. It is marked settled below instead.

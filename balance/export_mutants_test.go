@@ -1,3 +1,5 @@
+//go:build counterkit_mutants
+
 package balance
 
 // BreakAmountClaims and BreakChainCompaction switch on a known-broken
@@ -6,11 +8,11 @@ package balance
 // Tests use them to show that their checks catch the broken variant; they
 // must not run in parallel with other tests of the package.
 func BreakAmountClaims() (restore func()) {
-	broken.amountClaims = true
-	return func() { broken.amountClaims = false }
+	brokenAmountClaims = true
+	return func() { brokenAmountClaims = false }
 }
 
 func BreakChainCompaction() (restore func()) {
-	broken.levelPerMerge = true
-	return func() { broken.levelPerMerge = false }
+	brokenLevelPerMerge = true
+	return func() { brokenLevelPerMerge = false }
 }
