@@ -206,6 +206,16 @@
 // state once at its final size, rings exactly as long as their entries (see
 // FormatVersion). BENCHMARKS.md has the figures.
 //
+// Encoding costs what changed. Each entry keeps its encoding once it has
+// been encoded, until it changes (its sequence number moves) or is
+// replaced, so MarshalBinary re-encodes only the entries changed since the
+// last one and copies the rest into one buffer sized in advance; the price
+// is the encoded size again in memory. MergeBinary is the read side: it
+// merges an encoded state into a counter, skipping without decoding every
+// entry whose bytes equal the encoding of the counter's own entry for that
+// actor. A reader that keeps one counter and merges each state it fetches
+// into it, as the ledger does, decodes only what other writers changed.
+//
 // Encoding: see FormatVersion (version 2 added forgot; version 1 is still
 // read). Values of GCounter and Counter are not safe for concurrent use.
 package tpncounter
