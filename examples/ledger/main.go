@@ -1,12 +1,15 @@
 // Command ledger is counterkit's main runnable example: several concurrent
-// actors credit and debit three accounts kept in the durable embedded store
+// actors credit and debit accounts kept in the durable embedded store
 // (adapters/embedded), while a fault wrapper makes the store lose
 // acknowledgements of writes that landed, refuse writes and serve stale
 // reads, and the application delivers some transactions twice, to two
-// different actors at once. Every transaction is retried until it is known
-// to have landed. At the end the program checks each balance against the
-// balance it started from plus the sum of this run's distinct transactions,
-// and exits non-zero if any differs.
+// different actors at once. Each actor is a server keeping every account in
+// one ledger.Book; -open bounds the ledgers a Book keeps, so with more
+// accounts than that, Books drop and re-open ledgers as they go. Every
+// transaction is retried until it is known to have landed. At the end the
+// program checks each balance against the balance it started from plus the
+// sum of this run's distinct transactions, and exits non-zero if any
+// differs.
 //
 // The balances live in a data directory: a new temporary one by default, or
 // the one -data names, so a second run with the same -data continues where
@@ -15,6 +18,7 @@
 //	go -C examples/ledger run . -data /tmp/counterkit-demo
 //	go -C examples/ledger run . -data /tmp/counterkit-demo -seed 7 -txns 2000 -actors 8
 //	go -C examples/ledger run . -memory   # the in-memory store instead
+//	go -C examples/ledger run . -memory -accounts 200 -open 16
 package main
 
 import (
@@ -44,13 +48,23 @@ type txn struct {
 	amount  int64 // signed: credit > 0, debit < 0
 }
 
+// workload is one run's settings.
+type workload struct {
+	seed           int64
+	txns, actors   int
+	dup            float64 // fraction of transactions delivered to two actors at once
+	accounts, open int     // open: BookOptions.MaxOpen of each actor's Book
+}
+
 type stats struct {
 	submitted, applied, duplicates, retries, ambiguous atomic.Int64
 
 	mu sync.Mutex
-	// appliedBy lists, per transaction, the actors that were told Applied:
-	// two when it was delivered to two actors that did not see each other.
+	// appliedBy lists, per transaction, the writers (BookResult.Writer)
+	// that were told Applied: two when it was delivered to two actors that
+	// did not see each other.
 	appliedBy map[crdt.TxnID][]crdt.ActorID
+	books     ledger.BookStats // summed over the actors' Books when they stop
 }
 
 func main() {
@@ -61,16 +75,19 @@ func main() {
 }
 
 func mainErr() error {
-	seed := flag.Int64("seed", 1, "seed for the workload and the injected faults")
-	nTxns := flag.Int("txns", 600, "number of distinct transactions")
-	nActors := flag.Int("actors", 5, "number of concurrent actors")
-	dupRate := flag.Float64("dup", 0.3, "fraction of transactions delivered to two actors at once")
+	var w workload
+	flag.Int64Var(&w.seed, "seed", 1, "seed for the workload and the injected faults")
+	flag.IntVar(&w.txns, "txns", 600, "number of distinct transactions")
+	flag.IntVar(&w.actors, "actors", 5, "number of concurrent actors")
+	flag.Float64Var(&w.dup, "dup", 0.3, "fraction of transactions delivered to two actors at once")
+	flag.IntVar(&w.accounts, "accounts", 3, "number of accounts")
+	flag.IntVar(&w.open, "open", 0, "ledgers each actor's Book keeps open (0: ledger.DefaultMaxOpen)")
 	data := flag.String("data", "", "data directory of the embedded store (default: a new temporary directory)")
 	inMemory := flag.Bool("memory", false, "use the in-memory store instead of the embedded one")
 	flag.Parse()
 	if *inMemory {
 		fmt.Println("store: in memory")
-		_, err := run(memory.NewSiblings(), *seed, *nTxns, *nActors, *dupRate)
+		_, err := run(memory.NewSiblings(), w)
 		return err
 	}
 	dir := *data
@@ -86,28 +103,45 @@ func mainErr() error {
 	}
 	defer db.Close()
 	fmt.Printf("store: embedded, data directory %s\n", dir)
-	if _, err := run(db.Siblings(), *seed, *nTxns, *nActors, *dupRate); err != nil {
+	if _, err := run(db.Siblings(), w); err != nil {
 		return err
 	}
 	fmt.Printf("run again with -data %s to continue from these balances\n", dir)
 	return nil
 }
 
+// accountNames names n accounts: alice, bob and carol, then acct-0004 on.
+// The names depend only on n, so a later run finds the same accounts.
+func accountNames(n int) []string {
+	names := []string{"alice", "bob", "carol"}
+	for i := len(names); i < n; i++ {
+		names = append(names, fmt.Sprintf("acct-%04d", i+1))
+	}
+	return names[:n]
+}
+
 // run plays the workload on inner and checks every balance.
-func run(inner store.Siblings, seed int64, nTxns, nActors int, dupRate float64) (map[string]int64, error) {
+func run(inner store.Siblings, w workload) (map[string]int64, error) {
 	ctx := context.Background()
+	if w.txns < 0 || w.actors < 1 || w.accounts < 1 || w.open < 0 {
+		return nil, fmt.Errorf("need txns >= 0, actors >= 1, accounts >= 1, open >= 0")
+	}
+	seed, nTxns, nActors, dupRate := w.seed, w.txns, w.actors, w.dup
 	rng := rand.New(rand.NewSource(seed))
-	accounts := []string{"alice", "bob", "carol"}
+	accounts := accountNames(w.accounts)
+
+	// The auditor reads and settles every account through a Book of its
+	// own, on the store without faults.
+	auditor, err := ledger.NewBook(inner, ledger.BookOptions{Options: ledger.Options{Actor: "auditor"}, MaxOpen: w.open})
+	if err != nil {
+		return nil, err
+	}
 
 	// Where the balances start: empty in a new store, the last run's in a
 	// store that already holds some.
 	before := map[string]int64{}
 	for _, acct := range accounts {
-		reader, err := ledger.New(inner, "account/"+acct, ledger.Options{Actor: "auditor"})
-		if err != nil {
-			return nil, err
-		}
-		if before[acct], err = reader.Value(ctx); err != nil {
+		if before[acct], err = auditor.Value(ctx, "account/"+acct); err != nil {
 			return nil, fmt.Errorf("read %s: %w", acct, err)
 		}
 	}
@@ -148,7 +182,7 @@ func run(inner store.Siblings, seed int64, nTxns, nActors int, dupRate float64) 
 		wg.Add(1)
 		go func(a int) {
 			defer wg.Done()
-			if err := actor(ctx, store, crdt.ActorID(fmt.Sprintf("server-%d", a)), accounts, inboxes[a], &st); err != nil {
+			if err := actor(ctx, store, crdt.ActorID(fmt.Sprintf("server-%d", a)), w.open, inboxes[a], &st); err != nil {
 				errs <- err
 			}
 		}(a)
@@ -179,15 +213,14 @@ func run(inner store.Siblings, seed int64, nTxns, nActors int, dupRate float64) 
 		st.duplicates.Load(), st.retries.Load(), st.ambiguous.Load())
 	fmt.Printf("injected: %d lost acks (write landed), %d lost writes, %d refused writes\n",
 		store.Counts()[faulty.LoseAck], store.Counts()[faulty.Lose], store.Counts()[faulty.Refuse])
+	fmt.Printf("%d Books (one per actor, each keeping up to %d ledgers): %d ledgers opened, %d dropped; each opening that writes adds an actor entry to its account\n",
+		nActors, auditor.MaxOpen(), st.books.Opened, st.books.Evicted)
 	ok := true
 	after := map[string]int64{}
 	owners, known := 0, 0 // transactions still known, and those whose owner was told Applied
+	wrong, maxEntries := 0, 0
 	for _, acct := range accounts {
-		reader, err := ledger.New(inner, "account/"+acct, ledger.Options{Actor: "auditor"})
-		if err != nil {
-			return nil, err
-		}
-		c, err := reader.Find(ctx)
+		c, err := auditor.Find(ctx, "account/"+acct)
 		if err != nil {
 			return nil, fmt.Errorf("find %s: %w", acct, err)
 		}
@@ -205,16 +238,25 @@ func run(inner store.Siblings, seed int64, nTxns, nActors int, dupRate float64) 
 		if got != before[acct]+want[acct] {
 			status = "WRONG"
 			ok = false
+			wrong++
 		}
+		entries := c.Stats().Actors
+		maxEntries = max(maxEntries, entries)
 		sibs, _, err := inner.Fetch(ctx, "account/"+acct)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Printf("%-6s balance %6d = %6d before this run %+6d this run  siblings after find %d  %s\n",
-			acct, got, before[acct], want[acct], len(sibs), status)
+		if len(accounts) <= 10 || status != "ok" {
+			fmt.Printf("%-9s balance %6d = %6d before %+6d this run  actor entries %3d  siblings after find %d  %s\n",
+				acct, got, before[acct], want[acct], entries, len(sibs), status)
+		}
+	}
+	if len(accounts) > 10 {
+		fmt.Printf("%d accounts: %d ok, %d wrong; at most %d actor entries in one account\n",
+			len(accounts), len(accounts)-wrong, wrong, maxEntries)
 	}
 	fmt.Printf("%d Applied answers for %d distinct transactions: both actors of a concurrent delivery are told Applied;\n"+
-		"the owner (Result.Owner, Counter.Owner) names the one whose copy counts: an Applied actor for %d of the %d still known\n",
+		"the owner (Result.Owner, Counter.Owner) names the writer whose copy counts: a writer told Applied (BookResult.Writer) for %d of the %d still known\n",
 		st.applied.Load(), nTxns, owners, known)
 	if !ok {
 		return nil, errors.New("a balance differs from the sum of its distinct transactions")
@@ -223,21 +265,24 @@ func run(inner store.Siblings, seed int64, nTxns, nActors int, dupRate float64) 
 	return after, nil
 }
 
-// actor plays one server: one Ledger per account, transactions applied
-// serially, each retried until it is known to have landed.
-func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, accounts []string, inbox <-chan txn, st *stats) error {
-	ledgers := map[string]*ledger.Ledger{}
-	for _, acct := range accounts {
-		l, err := ledger.New(store, "account/"+acct, ledger.Options{Actor: id, RetryCount: 3})
-		if err != nil {
-			return err
-		}
-		ledgers[acct] = l
+// actor plays one server: one Book holds every account, transactions are
+// applied serially, each retried until it is known to have landed.
+func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, maxOpen int, inbox <-chan txn, st *stats) error {
+	book, err := ledger.NewBook(store, ledger.BookOptions{Options: ledger.Options{Actor: id, RetryCount: 3}, MaxOpen: maxOpen})
+	if err != nil {
+		return err
 	}
+	defer func() {
+		b := book.Stats()
+		st.mu.Lock()
+		st.books.Opened += b.Opened
+		st.books.Evicted += b.Evicted
+		st.mu.Unlock()
+	}()
 	for t := range inbox {
 		st.submitted.Add(1)
 		for {
-			res, err := ledgers[t.account].Update(ctx, t.id, t.amount)
+			res, err := book.Update(ctx, "account/"+t.account, t.id, t.amount)
 			if res.Attempts > 1 {
 				st.retries.Add(int64(res.Attempts - 1))
 			}
@@ -246,7 +291,7 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, accounts 
 				case tpncounter.Applied:
 					st.applied.Add(1)
 					st.mu.Lock()
-					st.appliedBy[t.id] = append(st.appliedBy[t.id], ledgers[t.account].Writer())
+					st.appliedBy[t.id] = append(st.appliedBy[t.id], res.Writer)
 					st.mu.Unlock()
 				case tpncounter.Duplicate, tpncounter.DuplicateFolded:
 					st.duplicates.Add(1)
@@ -261,5 +306,7 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, accounts 
 			return fmt.Errorf("%s: %s %s: %w", id, t.account, t.id, err)
 		}
 	}
-	return nil
+	// Every transaction was retried until it landed, so no ledger is
+	// pending; a server that stops after giving some up lands them here.
+	return book.LandPending(ctx)
 }

@@ -17,7 +17,7 @@ import (
 func TestRunVerifiesBalances(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			if _, err := run(memory.NewSiblings(), seed, 300, 5, 0.3); err != nil {
+			if _, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0.3, accounts: 3}); err != nil {
 				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 300: %v", seed, err)
 			}
 		})
@@ -47,7 +47,7 @@ func TestSecondRunContinues(t *testing.T) {
 				t.Fatalf("after reopening, %s holds %d (%v), the last run left %d", acct, got, err, want)
 			}
 		}
-		if last, err = run(db.Siblings(), seed, 200, 4, 0.3); err != nil {
+		if last, err = run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0.3, accounts: 3}); err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
 		if err := db.Close(); err != nil {
@@ -56,5 +56,37 @@ func TestSecondRunContinues(t *testing.T) {
 	}
 	if len(last) != 3 {
 		t.Fatalf("balances of %d accounts, want 3", len(last))
+	}
+}
+
+// TestRunManyAccounts runs the workload over 60 accounts with Books that
+// keep 8 ledgers each, so every actor drops and re-opens ledgers all the
+// time: the balances still verify, and the accounts hold more actor entries
+// than there are actors (one per re-opening that wrote).
+func TestRunManyAccounts(t *testing.T) {
+	ctx := context.Background()
+	for seed := int64(1); seed <= 2; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			st := memory.NewSiblings()
+			w := workload{seed: seed, txns: 400, actors: 4, dup: 0.3, accounts: 60, open: 8}
+			if _, err := run(st, w); err != nil {
+				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 400 -actors 4 -accounts 60 -open 8: %v", seed, err)
+			}
+			most := 0
+			for _, acct := range accountNames(w.accounts) {
+				l, err := ledger.New(st, "account/"+acct, ledger.Options{Actor: "test"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				c, err := l.Find(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				most = max(most, c.Stats().Actors)
+			}
+			if most <= w.actors {
+				t.Fatalf("at most %d actor entries in an account, %d actors: no ledger was re-opened", most, w.actors)
+			}
+		})
 	}
 }
