@@ -74,6 +74,29 @@ func BenchmarkLedgerScale(b *testing.B) {
 					}
 				}
 			})
+			b.Run(name+"/two-writers", func(b *testing.B) {
+				// Two ledgers credit in turn: each credit also reads the
+				// other's last change.
+				st, opts := scaleState(b, actors, history)
+				var ls [2]*ledger.Ledger
+				for i := range ls {
+					l, err := ledger.New(st, "k", ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("bench%d", i)), Counter: opts})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("warm%d", i)), 1); err != nil {
+						b.Fatal(err)
+					}
+					ls[i] = l
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if _, err := ls[i%2].Credit(ctx, crdt.TxnID(fmt.Sprintf("new-%d", i)), 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 			b.Run(name+"/resend", func(b *testing.B) {
 				st, opts := scaleState(b, actors, history)
 				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})

@@ -203,7 +203,7 @@ type entrySize struct{ txns, idBytes int32 }
 // allocations. It allocates at most 8 bytes per entry, an entry taking at
 // least 8 bytes of input.
 func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
-	walkEntries(data, tag, halves, func(h, n int) {
+	walkEntries(data, tag, halves, nil, func(h, n int) {
 		sizes[h] = make([]entrySize, 0, n)
 	}, func(h int, _ []byte, _, _ int, s entrySize) {
 		sizes[h] = append(sizes[h], s)
@@ -218,7 +218,12 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 // and its size. It returns the format version and whether it read every
 // byte of data without meeting anything the decoder would refuse before
 // its own checks (a wrong entry shape, a bad length).
-func walkEntries(data []byte, tag crdt.TypeTag, halves int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize)) (version uint64, whole bool) {
+//
+// known, when not nil, may recognise an entry from its actor and the bytes
+// from its start: it returns the entry's length when those bytes begin
+// with an encoding it knows to be the entry's, and the walk passes over
+// the entry without reading it (its size is then reported as zero).
+func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, actor, rest []byte) int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize)) (version uint64, whole bool) {
 	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return 0, false
@@ -246,6 +251,13 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, body func(h, n int),
 			actor, err := d.StringBytes(crdt.MaxIDLen)
 			if err != nil {
 				return version, false
+			}
+			if known != nil {
+				if n := known(h, actor, data[start:]); n > 0 {
+					d.SkipTo(start + n)
+					entry(h, actor, start, start+n, entrySize{})
+					continue
+				}
 			}
 			if _, err := d.Uint(); err != nil {
 				return version, false

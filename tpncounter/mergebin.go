@@ -27,16 +27,27 @@ func (c *Counter) MergeBinary(data []byte) error {
 	var prev [2][]byte
 	ordered := true
 	halves := [2]*GCounter{&c.p, &c.n}
-	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize) {
+	// An entry whose bytes begin with the encoding of c's entry for its
+	// actor is that encoding (an encoding is one complete value): it is
+	// passed over unread.
+	skipped := false
+	known := func(h int, actor, rest []byte) int {
+		if e := halves[h].entries[crdt.ActorID(actor)]; e != nil && bytes.HasPrefix(rest, e.encoded()) {
+			skipped = true
+			return len(e.enc)
+		}
+		return 0
+	}
+	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, known, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize) {
 		if prev[h] != nil && bytes.Compare(actor, prev[h]) <= 0 {
 			ordered = false
 		}
 		prev[h] = actor
-		seg := data[start:end]
-		if e := halves[h].entries[crdt.ActorID(actor)]; e != nil && bytes.Equal(e.encoded(), seg) {
+		if skipped {
+			skipped = false
 			return
 		}
-		changed[h] = append(changed[h], seg)
+		changed[h] = append(changed[h], data[start:end])
 		actors[h] = append(actors[h], crdt.ActorID(actor))
 	})
 	if version != FormatVersion || !whole || !ordered {

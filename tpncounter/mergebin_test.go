@@ -90,7 +90,7 @@ func TestEncodingCacheAndMergeBinary(t *testing.T) {
 					continue
 				}
 				if !want.Equal(c) || want.Value() != c.Value() {
-					t.Fatalf("seed %d schedule %d step %d (%s): MergeBinary gave value %d, decode and Merge %d", seed, s, step, what, c.Value(), want.Value())
+					t.Fatalf("seed %d schedule %d step %d (%s): MergeBinary gave another state (value %d) than decode and Merge (value %d)", seed, s, step, what, c.Value(), want.Value())
 				}
 			}
 			for k, rep := range reps {

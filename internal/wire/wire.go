@@ -165,6 +165,13 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 // Remaining is the number of unread bytes.
 func (d *Decoder) Remaining() int { return d.r.Len() }
 
+// SkipTo moves the decoder to offset off of its input (at or after the
+// current position), passing over values the caller has recognised
+// without reading them.
+func (d *Decoder) SkipTo(off int) {
+	_, _ = d.r.Seek(int64(off), io.SeekStart) // off is within the input
+}
+
 func corrupt(what string, err error) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: truncated reading %s", crdt.ErrCorruptEncoding, what)
