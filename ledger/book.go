@@ -46,7 +46,7 @@ type BookOptions struct {
 // Dropping costs an actor entry: a key opened again gets a new Ledger, a new
 // incarnation (see Writer), and its next write adds a new entry to the key's
 // state. Size MaxOpen to the keys written in the working set; the package
-// documentation ("Many keys, one actor") explains the bound, the cost, and
+// documentation ("Many keys, one actor: Book") explains the bound, the cost, and
 // why a re-opened key cannot reuse its previous writer id.
 //
 // A Book has no Close: it starts no goroutines and owns nothing to release
@@ -106,7 +106,8 @@ func NewBook(st store.Siblings, opts BookOptions) (*Book, error) {
 // Actor returns Options.Actor.
 func (b *Book) Actor() crdt.ActorID { return b.opts.Actor }
 
-// MaxOpen returns the bound on idle ledgers (BookOptions.MaxOpen).
+// MaxOpen returns how many ledgers the Book keeps when none is in use or
+// pending: BookOptions.MaxOpen, or DefaultMaxOpen for zero.
 func (b *Book) MaxOpen() int { return b.max }
 
 // BookResult is a Book write's Result and the writer that made it.
