@@ -46,8 +46,8 @@ type BookOptions struct {
 // Dropping costs an actor entry: a key opened again gets a new Ledger, a new
 // incarnation (see Writer), and its next write adds a new entry to the key's
 // state. Size MaxOpen to the keys written in the working set; the package
-// documentation ("Many keys, one actor: Book") explains the bound, the cost, and
-// why a re-opened key cannot reuse its previous writer id.
+// documentation ("Many keys, one actor: Book") explains the bound, the
+// cost, and why a re-opened key cannot reuse its previous writer id.
 //
 // A Book has no Close: it starts no goroutines and owns nothing to release
 // (the store is the caller's). A service that stops should call LandPending,
