@@ -1,22 +1,19 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/gcounter.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of gcounter.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/bits"
 	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -65,7 +62,7 @@ func gPairs(c *gcounter.Counter) []Pair {
 
 // runG replays steps on real gcounters, filling outputs when fill is set
 // and checking them otherwise.
-func runG(t *testing.T, sc *gScenario, fill bool) map[string]*gcounter.Counter {
+func runG(t *checker, sc *gScenario, fill bool) map[string]*gcounter.Counter {
 	rs := map[string]*gcounter.Counter{}
 	for _, r := range sc.Replicas {
 		rs[r] = gcounter.New()
@@ -97,7 +94,7 @@ func runG(t *testing.T, sc *gScenario, fill bool) map[string]*gcounter.Counter {
 	return rs
 }
 
-func genGCounter(t *testing.T) any {
+func genGCounter(t *checker) any {
 	long := strings.Repeat("x", 255)
 	inc := func(r, a string, n int64) Step { return stepOp(r, "increment", a, n) }
 	incRange := func(r, prefix string, first, count int, n int64) Step {
@@ -211,7 +208,7 @@ func (m *gModel) clone() *gModel {
 	return c
 }
 
-func gModelStep(m map[string]*gModel, st Step, t *testing.T) string {
+func gModelStep(m map[string]*gModel, st Step, t *checker) string {
 	cur := m[st.Replica]
 	switch st.Op {
 	case "increment":
@@ -279,13 +276,13 @@ func refGBody(e refEnc, ps []Pair) refEnc {
 	return e
 }
 
-func checkGCounter(t *testing.T, raw []byte) {
+func checkGCounter(t *checker, raw []byte) {
 	var f gFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	require.NotEmpty(t, f.Scenarios)
 	for i := range f.Scenarios {
 		sc := &f.Scenarios[i]
-		t.Run(sc.Name, func(t *testing.T) {
+		t.Run(sc.Name, func(t *checker) {
 			rs := runG(t, sc, false)
 			model := map[string]*gModel{}
 			for _, r := range sc.Replicas {

@@ -1,26 +1,23 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/balance.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of balance.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"math"
 	"math/big"
 	"slices"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/timeid"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -51,7 +48,7 @@ func toRowJSON(r balance.Row, withHex bool) rowJSON {
 	return j
 }
 
-func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
+func fromRowJSON(t *checker, j rowJSON) balance.Row {
 	r := balance.Row{UpdateID: must(timeid.Parse(j.UpdateID)), Kind: balance.Kind(j.Kind[0]), Amount: int64(j.Amount), Covers: int64(j.Covers), Settled: j.Settled}
 	if j.Version != "" {
 		r.Version = rowVersion(t, j)
@@ -65,7 +62,7 @@ func fromRowJSON(t *testing.T, j rowJSON) balance.Row {
 // rowVersion is a row's version column. An S or T row's is a version 1
 // UUID; an N row's (format version 2) is its amount's key, 8 zero bytes and
 // the amount as a big-endian two's-complement int64, written in UUID form.
-func rowVersion(t *testing.T, j rowJSON) deltalog.ID {
+func rowVersion(t *checker, j rowJSON) deltalog.ID {
 	if j.Kind != "N" {
 		return must(timeid.Parse(j.Version))
 	}
@@ -78,9 +75,9 @@ func rowVersion(t *testing.T, j rowJSON) deltalog.ID {
 }
 
 // refRow is j's encoding in row format version v.
-func refRow(t *testing.T, j rowJSON) string { return refRowV(t, j, 2) }
+func refRow(t *checker, j rowJSON) string { return refRowV(t, j, 2) }
 
-func refRowV(t *testing.T, j rowJSON, v uint64) string {
+func refRowV(t *checker, j rowJSON, v uint64) string {
 	uid := must(timeid.Parse(j.UpdateID))
 	e := env("balance.row", v).arr(7).bin(uid[:]).uint(uint64(j.Kind[0]))
 	if j.Version == "" {
@@ -152,7 +149,7 @@ type bFile struct {
 	Malformed   []Malformed `json:"malformed"`
 }
 
-func evaluate(t *testing.T, ev evalVec) evalVec {
+func evaluate(t *checker, ev evalVec) evalVec {
 	rows := make([]balance.Row, len(ev.Rows))
 	for i, j := range ev.Rows {
 		rows[i] = fromRowJSON(t, j)
@@ -184,7 +181,7 @@ func evaluate(t *testing.T, ev evalVec) evalVec {
 	return out
 }
 
-func genBalance(t *testing.T) any {
+func genBalance(t *checker) any {
 	var f bFile
 	f.Comment = "Balance rows (SPEC.md section 9): N/S/T rows (row format version 2: an N row's version is its amount's key; version1 lists version 1 rows decoders still read) and the validity rules of Evaluate, including update ids reused with another amount."
 	N := func(sec float64, amt int64) balance.Row {
@@ -339,9 +336,9 @@ func genBalance(t *testing.T) any {
 	return f
 }
 
-func checkBalance(t *testing.T, raw []byte) {
+func checkBalance(t *checker, raw []byte) {
 	var f bFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	require.NotEmpty(t, f.Rows)
 	for _, j := range f.Rows {
 		r := fromRowJSON(t, j)
@@ -362,7 +359,7 @@ func checkBalance(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Evaluations)
 	for _, ev := range f.Evaluations {
-		t.Run(ev.Name, func(t *testing.T) {
+		t.Run(ev.Name, func(t *checker) {
 			require.Equal(t, ev, evaluate(t, ev), "reference implementation vs vector")
 			// Order does not matter.
 			rev := ev
@@ -431,7 +428,7 @@ func checkBalance(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Batches)
 	for _, bv := range f.Batches {
-		t.Run("batch/"+bv.Note, func(t *testing.T) {
+		t.Run("batch/"+bv.Note, func(t *checker) {
 			require.Equal(t, bv.Error, runBatch(t, bv, applyBalanceBatch), "Accounts.Apply")
 			require.Equal(t, bv.Error, batchModel(bv, 5*time.Minute, true), "model of SPEC.md 9.3")
 		})

@@ -1,23 +1,20 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/envelope.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of envelope.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"math"
 	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tpncounter"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -44,7 +41,7 @@ type envelopeFile struct {
 	Malformed []Malformed `json:"malformed"`
 }
 
-func genEnvelope(t *testing.T) any {
+func genEnvelope(t *checker) any {
 	var f envelopeFile
 	f.Comment = "Envelope, integer and id rules shared by every type. See SPEC.md sections 2-3."
 	for _, v := range []int64{0, 1, 127, 128, 255, 256, 65535, 65536, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt64,
@@ -146,9 +143,9 @@ func genEnvelope(t *testing.T) any {
 	return f
 }
 
-func checkEnvelope(t *testing.T, raw []byte) {
+func checkEnvelope(t *checker, raw []byte) {
 	var f envelopeFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	require.NotEmpty(t, f.Ints)
 	for _, c := range f.Ints {
 		require.Equal(t, c.Hex, refEnc{}.int(int64(c.Value)).hex(), "reference encoding of %d", c.Value)

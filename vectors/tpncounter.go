@@ -1,23 +1,20 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/tpncounter.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of tpncounter.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"slices"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/tpncounter"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -113,7 +110,7 @@ type tDigest struct {
 }
 
 // tOpts turns a scenario's options into tpncounter.Options.
-func tOpts(t *testing.T, o tOptions) tpncounter.Options {
+func tOpts(t *checker, o tOptions) tpncounter.Options {
 	opts := tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength, MaxActors: o.MaxActors, FutureSkew: time.Duration(o.FutureSkewNS)}
 	switch o.TxnTime {
 	case "":
@@ -154,7 +151,7 @@ type tDecoded struct {
 }
 
 // decodeT decodes a tgcounter or tpncounter encoding.
-func decodeT(t *testing.T, typ string, b []byte) tReplica {
+func decodeT(t *checker, typ string, b []byte) tReplica {
 	if typ == "tgcounter" {
 		g := must(tpncounter.NewGCounter(tpncounter.Options{}))
 		require.NoError(t, g.UnmarshalBinary(b))
@@ -212,7 +209,7 @@ type tReplica interface {
 	status(x crdt.TxnID) tpncounter.Status
 	amount(x crdt.TxnID) (int64, bool)
 	state() tState
-	decodeEqual(t *testing.T, b []byte) bool
+	decodeEqual(t *checker, b []byte) bool
 }
 
 type tg struct{ c *tpncounter.GCounter }
@@ -233,7 +230,7 @@ func (r tg) state() tState {
 	es := tEntries(r.c)
 	return tState{Entries: &es, Conflicts: conflictsJSON(r.c.Conflicts())}
 }
-func (r tg) decodeEqual(t *testing.T, b []byte) bool {
+func (r tg) decodeEqual(t *checker, b []byte) bool {
 	d := must(tpncounter.NewGCounter(r.c.Options()))
 	require.NoError(t, d.UnmarshalBinary(b))
 	return d.Equal(r.c) && d.Value() == r.c.Value()
@@ -254,7 +251,7 @@ func (r tpn) state() tState {
 	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
 	return tState{P: &p, N: &n, Conflicts: conflictsJSON(r.c.Conflicts())}
 }
-func (r tpn) decodeEqual(t *testing.T, b []byte) bool {
+func (r tpn) decodeEqual(t *checker, b []byte) bool {
 	d := must(tpncounter.New(r.c.Options()))
 	require.NoError(t, d.UnmarshalBinary(b))
 	return d.Equal(r.c) && d.Value() == r.c.Value()
@@ -289,7 +286,7 @@ var statusNames = map[tpncounter.Status]string{
 	tpncounter.Unknown: "unknown", tpncounter.InHistory: "in_history", tpncounter.Folded: "folded",
 }
 
-func runT(t *testing.T, sc *tScenario, fill bool) map[string]tReplica {
+func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 	opts := tOpts(t, sc.Options)
 	rs := map[string]tReplica{}
 	for _, r := range sc.Replicas {
@@ -349,7 +346,7 @@ func tApply(r, actor, txn string, n int64) Step {
 
 func tCompact(r, actor string) Step { s := stepOp(r, "compact", actor, 0); s.Amount = nil; return s }
 
-func genTPN(t *testing.T) any {
+func genTPN(t *checker) any {
 	ap, cp, mg := tApply, tCompact, stepMerge
 	var seed002 []Step
 	for i := 1; i <= 6; i++ {
@@ -924,7 +921,7 @@ func (m *tModel) plan(s int, a string) ([]tItem, bool) {
 
 // step predicts st's error, and the outcome of an apply or whether a
 // compaction changes anything; it updates the model.
-func (m *tModel) step(t *testing.T, typ string, ms map[string]*tModel, st Step) (errKind, outcome string, changed bool) {
+func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (errKind, outcome string, changed bool) {
 	halves := 1
 	if typ == "tpncounter" {
 		halves = 2
@@ -1165,13 +1162,13 @@ func refTBodyV(e refEnc, es []tEntry, v int) refEnc {
 	return e
 }
 
-func checkTPN(t *testing.T, raw []byte) {
+func checkTPN(t *checker, raw []byte) {
 	var f tFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	require.NotEmpty(t, f.Scenarios)
 	for i := range f.Scenarios {
 		sc := &f.Scenarios[i]
-		t.Run(sc.Name, func(t *testing.T) {
+		t.Run(sc.Name, func(t *checker) {
 			rs := runT(t, sc, false)
 			ms := map[string]*tModel{}
 			for _, r := range sc.Replicas {
@@ -1242,7 +1239,7 @@ func checkTPN(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Version1)
 	for _, c := range f.Version1 {
-		t.Run("version 1/"+c.Name, func(t *testing.T) {
+		t.Run("version 1/"+c.Name, func(t *checker) {
 			require.Equal(t, c.Hex, refTBodyV(refTBodyV(env("tpncounter", 1).arr(2), c.P, 1), c.N, 1).hex(), "reference version 1 encoding")
 			dec := must(tpncounter.New(tpncounter.Options{}))
 			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))
@@ -1263,7 +1260,7 @@ func checkTPN(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Decoded)
 	for _, d := range f.Decoded {
-		t.Run("decoded/"+d.Name, func(t *testing.T) {
+		t.Run("decoded/"+d.Name, func(t *checker) {
 			r := decodeT(t, d.Type, unhex(t, d.Hex))
 			var ref refEnc
 			var m *tModel
@@ -1318,7 +1315,7 @@ func refTimeUUID(id string) tTimeUUID {
 // replica's value is the sum of the amounts of the distinct txns applied to
 // it or to a replica it merged (the full model is quadratic in the number
 // of txns an entry holds, too slow for thousands).
-func checkTDigest(t *testing.T, sc *tScenario, rs map[string]tReplica) {
+func checkTDigest(t *checker, sc *tScenario, rs map[string]tReplica) {
 	require.Empty(t, sc.Final)
 	require.Equal(t, "tgcounter", sc.Type)
 	applied := map[string]map[string]int64{}

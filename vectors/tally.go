@@ -1,7 +1,7 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/tally.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of tally.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"context"
@@ -16,16 +16,15 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	metro "github.com/dgryski/go-metro"
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -424,7 +423,7 @@ func distinctRegisters(b []byte) regList {
 	return out
 }
 
-func decodeAgg(t *testing.T, kind string, data []byte, shard bool) (any, error) {
+func decodeAgg(t *checker, kind string, data []byte, shard bool) (any, error) {
 	k, ok := aggKinds[kind]
 	require.True(t, ok, "unknown aggregate kind %q", kind)
 	if shard {
@@ -501,7 +500,7 @@ func hllRegisters(items []string) []byte {
 }
 
 // refAggBody encodes an aggregate body from its JSON state.
-func refAggBody(t *testing.T, e refEnc, a AggJSON) refEnc {
+func refAggBody(t *checker, e refEnc, a AggJSON) refEnc {
 	switch a.Kind {
 	case "sum":
 		return e.int(int64(*a.Sum))
@@ -541,17 +540,16 @@ func refAggBody(t *testing.T, e refEnc, a AggJSON) refEnc {
 	return e
 }
 
-func refShard(t *testing.T, kind, mutator string, exp int64, a AggJSON) string {
+func refShard(t *checker, kind, mutator string, exp int64, a AggJSON) string {
 	return refAggBody(t, env("tally.shard", 1).arr(4).str(kind).str(mutator).int(exp), a).hex()
 }
 
-func refTally(t *testing.T, kind string, ft int64, a AggJSON) string {
+func refTally(t *checker, kind string, ft int64, a AggJSON) string {
 	return refAggBody(t, env("tally.tally", 1).arr(3).str(kind).int(ft), a).hex()
 }
 
 // sameAgg compares states ignoring the informative estimate.
-func sameAgg(t *testing.T, want, got AggJSON, msg string) {
-	t.Helper()
+func sameAgg(t *checker, want, got AggJSON, msg string) {
 	want.Estimate, got.Estimate = nil, nil
 	require.Equal(t, want, got, msg)
 }
@@ -568,7 +566,7 @@ func items(n int, prefix string) Obs { return Obs{ItemRange: &itemRange{Prefix: 
 
 const hourUS = int64(time.Hour / time.Microsecond)
 
-func genTally(t *testing.T) any {
+func genTally(t *checker) any {
 	var f tallyFile
 	f.Comment = "Sharded tally (SPEC.md section 7). Times are microseconds since the Unix epoch."
 	const exp = 1_700_000_000_000_000
@@ -721,7 +719,7 @@ func genTally(t *testing.T) any {
 // runRead sets up a counter's partition in memory.Partitions from the
 // vector's inputs, reads, runs one GC and reads again, recording the
 // outputs.
-func runRead(t *testing.T, rv readVec) readVec {
+func runRead(t *checker, rv readVec) readVec {
 	k := aggKinds[rv.Kind]
 	db := memory.NewPartitions()
 	ctx := context.Background()
@@ -758,15 +756,15 @@ func runRead(t *testing.T, rv readVec) readVec {
 	return out
 }
 
-func checkTally(t *testing.T, raw []byte) {
+func checkTally(t *checker, raw []byte) {
 	var f tallyFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	// Hashes, encoder refusals and moments first: they do not depend on
 	// the aggregates below.
 	require.NotEmpty(t, f.Hashes)
 	lengths := map[int]bool{}
 	for _, h := range f.Hashes {
-		t.Run(fmt.Sprintf("hash/%d", h.Length), func(t *testing.T) { checkHash(t, h) })
+		t.Run(fmt.Sprintf("hash/%d", h.Length), func(t *checker) { checkHash(t, h) })
 		lengths[h.Length] = true
 	}
 	for _, n := range []int{0, 1, 2, 3, 4, 7, 8, 15, 16, 31, 32, 33, 64, 65} {
@@ -774,11 +772,11 @@ func checkTally(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Refusals)
 	for _, r := range f.Refusals {
-		t.Run("refusal/"+r.Name, func(t *testing.T) { requireKind(t, r.Error, encodeRefusal(r), r.Name) })
+		t.Run("refusal/"+r.Name, func(t *checker) { requireKind(t, r.Error, encodeRefusal(r), r.Name) })
 	}
 	require.NotEmpty(t, f.Moments)
 	for _, mv := range f.Moments {
-		t.Run("moments/"+mv.Name, func(t *testing.T) { checkMoments(t, mv) })
+		t.Run("moments/"+mv.Name, func(t *checker) { checkMoments(t, mv) })
 	}
 	require.NotEmpty(t, f.Shards)
 	kindsSeen := map[string]bool{}
@@ -814,7 +812,7 @@ func checkTally(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Reads)
 	for _, rv := range f.Reads {
-		t.Run(rv.Name, func(t *testing.T) {
+		t.Run(rv.Name, func(t *checker) {
 			got := runRead(t, rv)
 			require.Equal(t, rv, got, "reference implementation vs vector")
 			// Model: a read combines the tally with every shard whose
@@ -874,7 +872,7 @@ func checkTally(t *testing.T, raw []byte) {
 	checkMalformed(t, f.Malformed)
 }
 
-func checkHash(t *testing.T, h hashVec) {
+func checkHash(t *checker, h hashVec) {
 	it := idOf(t, h.Item, h.ItemHex)
 	require.Len(t, it, h.Length)
 	x, err := strconv.ParseUint(h.Hash, 16, 64)
@@ -889,7 +887,7 @@ func checkHash(t *testing.T, h hashVec) {
 	require.Equal(t, regList{{h.Register, h.Value}}, distinctRegisters(must(tally.Tally[*tally.Distinct]{State: d}.MarshalBinary())), "Distinct of %q", it)
 }
 
-func checkMoments(t *testing.T, mv momentVec) {
+func checkMoments(t *checker, mv momentVec) {
 	st := new(tally.Stats)
 	vs := i64s(mv.Values)
 	for _, v := range vs {

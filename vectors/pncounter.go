@@ -1,21 +1,18 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/pncounter.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of pncounter.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/pncounter"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -108,7 +105,7 @@ func refPNBody(e refEnc, ps, ns []Pair) refEnc {
 	return e
 }
 
-func runPN(t *testing.T, sc *pnScenario, fill bool) map[string]*pncounter.Counter {
+func runPN(t *checker, sc *pnScenario, fill bool) map[string]*pncounter.Counter {
 	rs := map[string]*pncounter.Counter{}
 	for _, r := range sc.Replicas {
 		rs[r] = pncounter.New()
@@ -139,7 +136,7 @@ func runPN(t *testing.T, sc *pnScenario, fill bool) map[string]*pncounter.Counte
 	return rs
 }
 
-func genPNCounter(t *testing.T) any {
+func genPNCounter(t *checker) any {
 	ap := func(r, a string, n int64) Step { return stepOp(r, "apply", a, n) }
 	scs := []pnScenario{
 		{Name: "empty", Replicas: []string{"r"}},
@@ -250,13 +247,13 @@ func genPNCounter(t *testing.T) any {
 	}
 }
 
-func checkPNCounter(t *testing.T, raw []byte) {
+func checkPNCounter(t *checker, raw []byte) {
 	var f pnFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	require.NotEmpty(t, f.Scenarios)
 	for i := range f.Scenarios {
 		sc := &f.Scenarios[i]
-		t.Run(sc.Name, func(t *testing.T) {
+		t.Run(sc.Name, func(t *checker) {
 			rs := runPN(t, sc, false)
 			// Model: two maps per replica.
 			P, N := map[string]*gModel{}, map[string]*gModel{}
@@ -323,7 +320,7 @@ func checkPNCounter(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Version1)
 	for _, c := range f.Version1 {
-		t.Run("version 1/"+c.Name, func(t *testing.T) {
+		t.Run("version 1/"+c.Name, func(t *checker) {
 			require.Equal(t, c.Hex, refGBody(refGBody(env("pncounter", 1).arr(2), c.P), c.N).hex(), "reference version 1 encoding")
 			dec := pncounter.New()
 			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))

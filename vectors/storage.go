@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // Vectors of testdata/vectors/storage.json: the row keys the tally, the
 // windowed log and the balance use in an ordered partition store (SPEC.md
@@ -10,18 +10,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 type storageVectors struct {
@@ -78,7 +76,7 @@ func specKeyDesc(u [16]byte) []byte {
 	return k
 }
 
-func genStorage(t *testing.T) any {
+func genStorage(t *checker) any {
 	var v storageVectors
 	v.Comment = "Row keys of the ordered partition store (SPEC 10.2). Keys are hex; time_ids are listed oldest first, and their key_asc must sort ascending and key_desc descending as unsigned bytes."
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
@@ -159,9 +157,9 @@ func genStorage(t *testing.T) any {
 	return v
 }
 
-func checkStorage(t *testing.T, raw []byte) {
+func checkStorage(t *checker, raw []byte) {
 	var v storageVectors
-	require.NoError(t, json.Unmarshal(raw, &v))
+	readJSON(t, raw, &v)
 	require.NotEmpty(t, v.TimeIDs)
 	var prevAsc, prevDesc []byte
 	for i, c := range v.TimeIDs {

@@ -1,27 +1,24 @@
-package counterkit_test
+package vectors
 
-// Vectors of testdata/vectors/deltalog.json: generation (-update) and checks.
-// See vectors_test.go for the harness and SPEC.md section 11.
+// Vectors of deltalog.json: generation (Generate) and checks (CheckFile).
+// See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
 	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/timeid"
+	"github.com/counterkit/counterkit/vectors/internal/require"
 )
 
 // ---------------------------------------------------------------------------
@@ -66,7 +63,7 @@ func toCellJSON(c deltalog.Cell, withHex bool) cellJSON {
 	return j
 }
 
-func fromCellJSON(t *testing.T, j cellJSON) deltalog.Cell {
+func fromCellJSON(t *checker, j cellJSON) deltalog.Cell {
 	id, err := timeid.Parse(j.ID)
 	require.NoError(t, err)
 	c := deltalog.Cell{ID: id, Kind: deltalog.Kind(j.Kind[0]), Delta: int64(j.Delta), Written: int64(j.Written)}
@@ -78,7 +75,7 @@ func fromCellJSON(t *testing.T, j cellJSON) deltalog.Cell {
 
 // refCell encodes a cell from its JSON form: [id bin16, kind uint, delta,
 // written, nil | [count, sum, min, max, sumsq_hi, sumsq_lo]].
-func refCell(t *testing.T, j cellJSON) string {
+func refCell(t *checker, j cellJSON) string {
 	id, err := timeid.Parse(j.ID)
 	require.NoError(t, err)
 	e := env("deltalog.cell", 1).arr(5).bin(id[:]).uint(uint64(j.Kind[0])).int(int64(j.Delta)).int(int64(j.Written))
@@ -165,7 +162,7 @@ type dFile struct {
 	Malformed []Malformed `json:"malformed"`
 }
 
-func runD(t *testing.T, sc *dScenario, fill bool) map[string]*deltalog.Log {
+func runD(t *checker, sc *dScenario, fill bool) map[string]*deltalog.Log {
 	rs := map[string]*deltalog.Log{}
 	for _, r := range sc.Replicas {
 		rs[r] = &deltalog.Log{}
@@ -223,7 +220,7 @@ func runD(t *testing.T, sc *dScenario, fill bool) map[string]*deltalog.Log {
 	return rs
 }
 
-func dStateOf(t *testing.T, l *deltalog.Log) dState {
+func dStateOf(t *checker, l *deltalog.Log) dState {
 	st := dState{Cells: []cellJSON{}}
 	for _, c := range l.Cells() {
 		st.Cells = append(st.Cells, toCellJSON(c, true))
@@ -237,7 +234,7 @@ func dStateOf(t *testing.T, l *deltalog.Log) dState {
 	return st
 }
 
-func genDeltalog(t *testing.T) any {
+func genDeltalog(t *checker) any {
 	var f dFile
 	f.Comment = "Delta log (SPEC.md section 8). Ids are RFC 4122 version 1 UUIDs; times are RFC 3339; written is Unix nanoseconds."
 	for _, c := range []struct {
@@ -445,9 +442,9 @@ func genDeltalog(t *testing.T) any {
 // dModel is a log's regular cells by id.
 type dModel map[string]int64
 
-func checkDeltalog(t *testing.T, raw []byte) {
+func checkDeltalog(t *checker, raw []byte) {
 	var f dFile
-	require.NoError(t, json.Unmarshal(raw, &f))
+	readJSON(t, raw, &f)
 	require.NotEmpty(t, f.IDs)
 	for _, v := range f.IDs {
 		at := must(time.Parse(time.RFC3339Nano, v.Time))
@@ -500,7 +497,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Moments)
 	for _, mv := range f.Moments {
-		t.Run("moments/"+mv.Name, func(t *testing.T) {
+		t.Run("moments/"+mv.Name, func(t *checker) {
 			vs := i64s(mv.Values)
 			st := logStats(t, vs)
 			require.Equal(t, mv.Mean, fmtDouble(st.Mean()), "Stats.Mean")
@@ -524,7 +521,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	}
 	require.NotEmpty(t, f.Batches)
 	for _, bv := range f.Batches {
-		t.Run("batch/"+bv.Note, func(t *testing.T) {
+		t.Run("batch/"+bv.Note, func(t *checker) {
 			require.Equal(t, bv.Error, runBatch(t, bv, applyDeltalogBatch), "Counters.Apply")
 			require.Equal(t, bv.Error, batchModel(bv, 10*time.Minute, false), "model of SPEC.md 8.4")
 		})
@@ -549,7 +546,7 @@ func checkDeltalog(t *testing.T, raw []byte) {
 	require.NotEmpty(t, f.Scenarios)
 	for i := range f.Scenarios {
 		sc := &f.Scenarios[i]
-		t.Run(sc.Name, func(t *testing.T) {
+		t.Run(sc.Name, func(t *checker) {
 			rs := runD(t, sc, false)
 			ms := map[string]dModel{}
 			for _, r := range sc.Replicas {
@@ -718,7 +715,7 @@ type batchUpdate struct {
 }
 
 // runBatch applies bv with apply, building one batch of its updates.
-func runBatch(t *testing.T, bv batchVec, apply func(now time.Time, add func(func(key string, id deltalog.ID, d int64))) error) string {
+func runBatch(t *checker, bv batchVec, apply func(now time.Time, add func(func(key string, id deltalog.ID, d int64))) error) string {
 	now := must(time.Parse(time.RFC3339Nano, bv.Now))
 	err := apply(now, func(add func(string, deltalog.ID, int64)) {
 		for _, u := range bv.Updates {
@@ -758,7 +755,7 @@ func batchModel(bv batchVec, window time.Duration, amountFirst bool) string {
 }
 
 // logStats reads the stats of a log holding one regular cell per value.
-func logStats(t *testing.T, vs []int64) deltalog.Stats {
+func logStats(t *checker, vs []int64) deltalog.Stats {
 	l := &deltalog.Log{}
 	for i, v := range vs {
 		require.NoError(t, l.Add(vid(float64(i), 1, 1), v))
