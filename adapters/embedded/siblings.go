@@ -63,7 +63,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	if len(values) == 0 {
 		return nil, nil, nil
 	}
-	return values, encodeDots(dots), nil
+	return values, dotTokens.Encode(dots), nil
 }
 
 // Put stores value under key, superseding exactly the siblings the token
@@ -84,7 +84,7 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if len(value) > store.MaxValue {
 		return fmt.Errorf("embedded: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
 	}
-	dots, err := decodeDots(token)
+	dots, err := dotTokens.Decode(token)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
-	dots, err := decodeDots(token)
+	dots, err := dotTokens.Decode(token)
 	if err != nil {
 		return err
 	}
@@ -150,33 +150,5 @@ func openRecord(key, rec []byte) ([]byte, error) {
 	return slices.Clone(rec[4:]), nil
 }
 
-// A token is 'e' followed by the dots, ascending, as uvarints.
-const dotsMagic = 'e'
-
-func encodeDots(dots []uint64) store.Token {
-	slices.Sort(dots)
-	b := []byte{dotsMagic}
-	for _, d := range dots {
-		b = binary.AppendUvarint(b, d)
-	}
-	return b
-}
-
-func decodeDots(t store.Token) ([]uint64, error) {
-	if len(t) == 0 {
-		return nil, nil
-	}
-	if t[0] != dotsMagic {
-		return nil, fmt.Errorf("embedded: not an embedded store token: %w", crdt.ErrCorruptEncoding)
-	}
-	var dots []uint64
-	for rest := t[1:]; len(rest) > 0; {
-		d, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return nil, fmt.Errorf("embedded: malformed token: %w", crdt.ErrCorruptEncoding)
-		}
-		dots = append(dots, d)
-		rest = rest[n:]
-	}
-	return dots, nil
-}
+// dotTokens makes the store's tokens: 'e' followed by the dots.
+const dotTokens = store.DotTokens('e')

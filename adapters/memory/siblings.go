@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync"
@@ -59,7 +58,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		out[i] = sb.value // read-only (see store.Siblings.Fetch)
 		dots[i] = sb.dot
 	}
-	return out, encodeDots(dots), nil
+	return out, dotTokens.Encode(dots), nil
 }
 
 // Put stores value under key, superseding exactly the siblings the token
@@ -80,7 +79,7 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if len(value) > store.MaxValue {
 		return fmt.Errorf("memory: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
 	}
-	dots, err := decodeDots(token)
+	dots, err := dotTokens.Decode(token)
 	if err != nil {
 		return err
 	}
@@ -98,7 +97,7 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
-	dots, err := decodeDots(token)
+	dots, err := dotTokens.Decode(token)
 	if err != nil {
 		return err
 	}
@@ -140,32 +139,5 @@ func (s *Siblings) Count(key string) int {
 	return len(s.keys[key])
 }
 
-const dotsMagic = 'm'
-
-func encodeDots(dots []uint64) store.Token {
-	slices.Sort(dots)
-	b := []byte{dotsMagic}
-	for _, d := range dots {
-		b = binary.AppendUvarint(b, d)
-	}
-	return b
-}
-
-func decodeDots(t store.Token) ([]uint64, error) {
-	if len(t) == 0 {
-		return nil, nil
-	}
-	if t[0] != dotsMagic {
-		return nil, fmt.Errorf("%w: not a memory store token", crdt.ErrCorruptEncoding)
-	}
-	var dots []uint64
-	for rest := t[1:]; len(rest) > 0; {
-		d, n := binary.Uvarint(rest)
-		if n <= 0 {
-			return nil, fmt.Errorf("%w: malformed memory store token", crdt.ErrCorruptEncoding)
-		}
-		dots = append(dots, d)
-		rest = rest[n:]
-	}
-	return dots, nil
-}
+// dotTokens makes the store's tokens: 'm' followed by the dots.
+const dotTokens = store.DotTokens('m')
