@@ -12,6 +12,7 @@
 //	counterkit merge balance -store cassandra:db1/counters seller-1
 //	counterkit find ledger -store riak:riak1:8087/counterkit/ledgers acct-1
 //	counterkit compare -hosts db1 -keyspace bench -timeout 5ms -workers 32
+//	counterkit vectors ./testdata/vectors
 //
 // Stores are named by -store: embedded:DIR (adapters/embedded; the directory
 // is locked while open, so a running service holding it makes the command
@@ -23,7 +24,8 @@
 // of their logic. A dry run runs the same driver on an in-memory copy of
 // what it read. compare runs one increment workload, with client timeouts
 // and resends, on Cassandra's native counters and on every counterkit type,
-// and prints each one's drift and throughput side by side.
+// and prints each one's drift and throughput side by side. vectors replays
+// the language-neutral test vectors (package vectors) against this build.
 //
 // Exit status: 0 on success, 1 when the input or the store gave an error
 // (the message names the sentinels it wraps), 2 for a usage error.
@@ -54,6 +56,8 @@ commands:
   compare           run one increment workload on Cassandra's native counters
                     and on the counterkit types, with client timeouts and
                     retries, and print drift and throughput side by side
+  vectors           replay a directory of test vectors (default: the ones
+                    shipped with the module) against this build
   help              print this text, or a command's: counterkit help get
 
 Stores (-store):
@@ -92,6 +96,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runJob(cmd, rest, stdin, stdout, stderr)
 	case "compare":
 		return runCompare(rest, stdin, stdout, stderr)
+	case "vectors":
+		return runVectors(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 1 || len(rest) == 2 {
 			return run(append(rest, "-h"), stdin, stdout, stdout)

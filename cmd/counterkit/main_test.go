@@ -134,7 +134,7 @@ func TestUsage(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, run([]string{"help", "inspect"}, nil, &out, &errOut))
 	golden(t, "help-inspect.txt", out.String())
-	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"find", "ledger"}} {
+	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"find", "ledger"}, {"vectors"}} {
 		out.Reset()
 		require.Equal(t, 0, run(append([]string{"help"}, cmd...), nil, &out, &errOut), cmd)
 		golden(t, "help-"+strings.Join(cmd, "-")+".txt", out.String())

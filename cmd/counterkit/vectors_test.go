@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// shippedVectors is the module's vectors directory, seen from this
+// package's directory.
+var shippedVectors = filepath.Join("..", "..", "testdata", "vectors")
+
+// TestVectorsShipped runs counterkit vectors with no directory: it finds
+// the module's own vectors and every one of them passes.
+func TestVectorsShipped(t *testing.T) {
+	want, err := filepath.Abs(shippedVectors)
+	require.NoError(t, err)
+	var out, errOut bytes.Buffer
+	code := run([]string{"vectors"}, nil, &out, &errOut)
+	require.Equal(t, 0, code, errOut.String())
+	require.Empty(t, errOut.String())
+	got, ok := strings.CutPrefix(out.String(), "dir  "+want+"\n")
+	require.True(t, ok, "the default directory is the module's testdata/vectors:\n%s", out.String())
+	golden(t, "vectors.txt", "dir  MODULE/testdata/vectors\n"+got)
+}
+
+// TestVectorsFailures runs counterkit vectors on a directory holding a
+// vector whose expected error was changed, a truncated file and a file
+// with no checker: the changed vector and the truncated file fail with
+// messages that say where, the other file is skipped, and the exit status
+// is 1.
+func TestVectorsFailures(t *testing.T) {
+	dir := t.TempDir()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(shippedVectors, name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	write := func(name, s string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
+	}
+	// envelope.json: the input 01 is refused as corrupt; the file now
+	// claims too_large.
+	env := read("envelope.json")
+	vector := `"name": "not an array",
+      "decoder": "gcounter",
+      "hex": "01",
+      "error": "corrupt"`
+	require.Equal(t, 1, strings.Count(env, vector))
+	write("envelope.json", strings.Replace(env, vector, strings.Replace(vector, `"corrupt"`, `"too_large"`, 1), 1))
+	// storage.json: cut in the middle of its third line.
+	storage := read("storage.json")
+	lines := strings.SplitAfterN(storage, "\n", 4)
+	write("storage.json", lines[0]+lines[1]+lines[2][:len(lines[2])/2])
+	// drivers.json: no checker in this build.
+	write("drivers.json", `{"comment": "replayed by a test of the root module"}`+"\n")
+
+	var out, errOut bytes.Buffer
+	code := run([]string{"vectors", dir}, nil, &out, &errOut)
+	require.Equal(t, 1, code)
+	got := strings.ReplaceAll(out.String(), dir, "DIR")
+	golden(t, "vectors-failures.txt", got+"-- stderr --\n"+errOut.String())
+
+	// -v lists the passed vectors too, each under its file.
+	var verbose bytes.Buffer
+	require.Equal(t, 1, run([]string{"vectors", "-v", dir}, nil, &verbose, &errOut))
+	require.Contains(t, verbose.String(), "FAIL  envelope.json  1 of 41 vectors failed\n      ok    malformed/gcounter/empty input\n")
+	require.Contains(t, verbose.String(), "      FAIL  malformed/gcounter/not an array\n")
+	require.Equal(t, strings.Count(out.String(), "\n")+40, strings.Count(verbose.String(), "\n"))
+}
+
+func TestVectorsBadDirectory(t *testing.T) {
+	empty := t.TempDir()
+	file := filepath.Join(empty, "envelope.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing", []string{"vectors", filepath.Join(empty, "nope")}, 1, "no such file or directory"},
+		{"no vector files", []string{"vectors", empty}, 1, "no vector files (*.json)"},
+		{"a file", []string{"vectors", file}, 1, "not a directory"},
+		{"two directories", []string{"vectors", empty, empty}, 2, "at most one directory"},
+		{"unknown flag", []string{"vectors", "-x"}, 2, "flag provided but not defined: -x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "a file" {
+				require.NoError(t, os.WriteFile(file, []byte("{}"), 0o644))
+				defer os.Remove(file)
+			}
+			var out, errOut bytes.Buffer
+			require.Equal(t, tc.code, run(tc.args, nil, &out, &errOut))
+			require.Empty(t, out.String())
+			require.Contains(t, errOut.String(), tc.want)
+			require.True(t, strings.HasPrefix(errOut.String(), "counterkit vectors: ") || tc.code == 2, errOut.String())
+		})
+	}
+}
