@@ -4,10 +4,20 @@
 //
 // # Basics
 //
-// Every write is one cycle: Fetch every sibling and a token, decode and
-// merge them, merge this ledger's own last write, apply the transaction as
-// this ledger's actor (which first compacts the actor's own entry), encode,
-// and Put with the token so the value supersedes exactly the siblings read.
+// Every write is one cycle: Fetch every sibling and a token, merge them into
+// the ledger's own state (its last write and what it has read since),
+// apply the transaction as this ledger's actor (which first compacts the
+// actor's own entry), encode, and Put with the token so the value
+// supersedes exactly the siblings read.
+//
+// A cycle costs what changed, not the whole state: the ledger keeps one
+// decoded state, merges each sibling into it decoding only the entries that
+// differ from its own (tpncounter.Counter.MergeBinary), applies in place,
+// and re-encodes only the entries that changed. Bytes still travel whole:
+// the Put carries the whole state, and a sibling equal to the one last
+// seen is recognised by comparing it (which is free when the store returns
+// the very bytes it was given, as the in-memory store does).
+// BENCHMARKS.md has cost against actors and history.
 // Writers that did not see each other leave siblings; the next reader
 // merges them. A transaction already in the fetched state is not written
 // again (Duplicate). Find reads, merges, compacts and writes back, which
@@ -105,9 +115,9 @@
 // serialised, as a Ledger's are; operations on different keys run
 // concurrently.
 //
-// A Book keeps at most BookOptions.MaxOpen Ledgers (each holds up to two
-// decoded states of its key, its last write and its last read, and one
-// encoding), dropping the least recently used idle one.
+// A Book keeps at most BookOptions.MaxOpen Ledgers (each holds one decoded
+// state of its key, with its entries' encodings, and the last bytes it
+// read or wrote), dropping the least recently used idle one.
 // It never drops a Ledger running an operation, nor one whose last write
 // was ambiguous (Pending): that Ledger holds the only copy of a write that
 // may still be in flight, the copy that the key's next write, Find or

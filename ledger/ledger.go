@@ -114,7 +114,7 @@ type Result struct {
 	// delivered to two ledgers at once, both may answer Applied (each
 	// wrote it without seeing the other), and the value still counts it
 	// once. To run a side effect exactly once, let the owner run it: compare
-	// Owner.Actor with the ledger's Actor, or ask Find's counter later.
+	// Owner.Actor with the ledger's Writer, or ask Find's counter later.
 	Outcome tpncounter.Outcome
 
 	// Owner is the copy of the transaction that counts as this write saw it
