@@ -14,6 +14,7 @@ const (
 	TagTally      TypeTag = "tally.tally"
 	TagLogCell    TypeTag = "deltalog.cell"
 	TagBalanceRow TypeTag = "balance.row"
+	TagBounded    TypeTag = "bounded"
 )
 
 // Envelope layout (see SPEC.md): every encoded value is a msgpack array of

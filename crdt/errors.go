@@ -51,6 +51,12 @@ var (
 	// ErrTooLarge is returned when a state would exceed a configured size
 	// bound (actors, history entries, shards, encoded bytes).
 	ErrTooLarge = errors.New("counterkit: state exceeds size limit")
+
+	// ErrInsufficientRights is returned when a bounded counter's actor
+	// debits or gives away more than the rights it holds, so the write
+	// could take the value below its bound. Nothing is changed; the error
+	// says how much the actor may debit now.
+	ErrInsufficientRights = errors.New("counterkit: insufficient rights")
 )
 
 // Errors returned by decoders.
