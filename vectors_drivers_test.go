@@ -1,0 +1,3855 @@
+package counterkit_test
+
+// Driver protocol vectors (SPEC.md 11.1; schema in testdata/vectors/README.md):
+// scripted runs of the ledger, tally, deltalog and balance drivers. A vector
+// is a list of steps. A step sets the clock, calls the driver and lists every
+// store call the driver makes: its arguments (keys, the bytes written, the
+// token, the write timestamps) and the store's answer (the siblings or rows
+// read, and whether a write was acknowledged, refused or ambiguous, landed or
+// not, or a read answered from an older state). It then gives what the call
+// returned.
+//
+//	go test . -run TestDriverVectors            # replay and check
+//	go test . -run TestDriverVectors -update    # regenerate from the code (review the diff)
+//
+// Replaying runs the steps against the Go drivers with a scripted store that
+// answers every call from the vector and records it; the recorded calls and
+// the results must equal the vector's. Generating runs the same steps on the
+// in-memory stores with the vector's faults injected.
+//
+// The expectations are also checked without the drivers: a model store
+// written from SPEC.md 10 must give every read answer the vector gives (or
+// an older state, for a read marked stale); a msgpack writer written from the
+// SPEC layouts must give every value and key; and a plain model of each
+// protocol (SPEC.md 6.9, 7.4, 8.4-8.5, 9.3) derives what each call writes
+// and returns, and the value as "each update counted once".
+//
+// deltalog and balance stamp their writes with the process's write clock,
+// which only moves forward and is shared by every test in the process, so
+// their files are replayed in a child process that starts from a fresh
+// clock.
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tally"
+	"github.com/counterkit/counterkit/timeid"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// dvDrivers lists the driver vector files: how to build each from the code,
+// and whether it must be replayed from a fresh process write clock.
+var dvDrivers = map[string]struct {
+	driver string
+	gen    func() dvFile
+	fresh  bool
+}{
+	"driver_ledger.json":   {"ledger", dvGenLedger, false},
+	"driver_tally.json":    {"tally", dvGenTally, false},
+	"driver_deltalog.json": {"deltalog", dvGenDeltalog, true},
+	"driver_balance.json":  {"balance", dvGenBalance, true},
+}
+
+// The driver files are vector files like the others: TestVectors checks
+// and regenerates them too, and TestVectorFilesAreRead knows them.
+func init() {
+	for name := range dvDrivers {
+		vectorFiles[name] = struct {
+			gen   func(t *testing.T) any
+			check func(t *testing.T, raw []byte)
+		}{
+			gen:   func(t *testing.T) any { return dvGenerateFile(t, name) },
+			check: func(t *testing.T, raw []byte) { dvCheckFile(t, name, raw) },
+		}
+	}
+}
+
+// The environment of a child process (see dvChild).
+const (
+	dvEnvChild  = "COUNTERKIT_DRIVER_VECTORS_CHILD"  // "1": replay fresh-clock files in this process
+	dvEnvReplay = "COUNTERKIT_DRIVER_VECTORS_REPLAY" // "<driver>:<path>": TestDriverVectorsReplayFile's input
+)
+
+func dvInChild() bool { return os.Getenv(dvEnvChild) == "1" }
+
+func TestDriverVectors(t *testing.T) {
+	for _, name := range dvFileNames() {
+		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
+			path := filepath.Join(vectorDir, name)
+			if dvDrivers[name].fresh && !dvInChild() {
+				run := "^TestDriverVectors$/^" + regexp.QuoteMeta(strings.TrimSuffix(name, ".json")) + "$"
+				if *update {
+					dvChild(t, true, run, "")
+				}
+				dvChild(t, false, run, "")
+				return
+			}
+			if *update {
+				dvWrite(t, path, dvDrivers[name].gen())
+				if dvDrivers[name].fresh {
+					return // generating moved the write clock: the parent checks in another process
+				}
+			}
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test . -run TestDriverVectors -update to create it)", err)
+			}
+			dvCheckFile(t, name, raw)
+		})
+	}
+}
+
+// TestDriverVectorsReplayFile replays one file named by the environment; it
+// is the child process of TestDriverVectorsCatchWrongExpectations.
+func TestDriverVectorsReplayFile(t *testing.T) {
+	spec := os.Getenv(dvEnvReplay)
+	if spec == "" {
+		t.Skip("runs only as a child process of TestDriverVectorsCatchWrongExpectations")
+	}
+	driver, path, _ := strings.Cut(spec, ":")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f dvFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range dvReplayFile(driver, f) {
+		t.Error(p)
+	}
+}
+
+func dvFileNames() []string {
+	names := make([]string, 0, len(dvDrivers))
+	for n := range dvDrivers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func dvWrite(t *testing.T, path string, f dvFile) {
+	t.Helper()
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dvGenerateFile builds a file from the code (TestVectors -update).
+func dvGenerateFile(t *testing.T, name string) any {
+	if dvDrivers[name].fresh && !dvInChild() {
+		dvChild(t, true, "^TestDriverVectors$/^"+regexp.QuoteMeta(strings.TrimSuffix(name, ".json"))+"$", "")
+		raw, err := os.ReadFile(filepath.Join(vectorDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return json.RawMessage(raw)
+	}
+	return dvDrivers[name].gen()
+}
+
+// dvCheckFile replays every vector of a file and runs the independent checks.
+func dvCheckFile(t *testing.T, name string, raw []byte) {
+	t.Helper()
+	d := dvDrivers[name]
+	if d.fresh && !dvInChild() {
+		dvChild(t, false, "^TestDriverVectors$/^"+regexp.QuoteMeta(strings.TrimSuffix(name, ".json"))+"$", "")
+		return
+	}
+	var f dvFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if f.Driver != d.driver {
+		t.Fatalf("%s: driver %q, want %q", name, f.Driver, d.driver)
+	}
+	if len(f.Vectors) == 0 {
+		t.Fatalf("%s: no vectors", name)
+	}
+	for _, p := range dvReplayFile(d.driver, f) {
+		t.Error(p)
+	}
+	for _, p := range dvModelFile(d.driver, f) {
+		t.Error("model: " + p)
+	}
+}
+
+// dvChild runs this test binary again, so with a fresh write clock,
+// running the tests run selects. Without replay it fails t if the child
+// fails; with replay (TestDriverVectorsReplayFile's input) it returns the
+// child's output, empty if the child passed.
+func dvChild(t *testing.T, passUpdate bool, run, replay string) string {
+	t.Helper()
+	args := []string{"-test.run=" + run, "-test.count=1"}
+	if passUpdate && *update {
+		args = append(args, "-update")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), dvEnvChild+"=1")
+	if replay != "" {
+		cmd.Env = append(cmd.Env, dvEnvReplay+"="+replay)
+	}
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	if replay == "" {
+		t.Fatalf("child process %s: %v\n%s", run, err, out)
+	}
+	return string(out)
+}
+
+// dvReplayFile replays every vector of f against the Go driver and returns
+// the differences from the vector.
+func dvReplayFile(driver string, f dvFile) []string {
+	var problems []string
+	for _, v := range f.Vectors {
+		got, err := dvRun(driver, v, true)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", v.Name, err))
+			continue
+		}
+		problems = append(problems, dvCompare(v, got)...)
+	}
+	return problems
+}
+
+// dvModelFile runs the independent checks of every vector of f.
+func dvModelFile(driver string, f dvFile) []string {
+	var problems []string
+	for _, v := range f.Vectors {
+		var ps []string
+		switch driver {
+		case "ledger":
+			ps = dvModelLedger(v)
+		case "tally":
+			ps = dvModelTally(v)
+		case "deltalog":
+			ps = dvModelDeltalog(v)
+		case "balance":
+			ps = dvModelBalance(v)
+		}
+		ps = append(ps, dvModelStore(v)...)
+		ps = append(ps, dvCheckEncodings(driver, v)...)
+		for _, p := range ps {
+			problems = append(problems, v.Name+": "+p)
+		}
+	}
+	return problems
+}
+
+func dvRun(driver string, v dvVector, replay bool) (dvVector, error) {
+	switch driver {
+	case "ledger":
+		return dvRunLedger(v, replay)
+	case "tally":
+		return dvRunTally(v, replay)
+	case "deltalog":
+		return dvRunDeltalog(v, replay)
+	case "balance":
+		return dvRunBalance(v, replay)
+	}
+	return dvVector{}, fmt.Errorf("unknown driver %q", driver)
+}
+
+// dvCompare reports every field where a replay differs from the vector.
+func dvCompare(want, got dvVector) []string {
+	var out []string
+	if len(got.Steps) != len(want.Steps) {
+		out = append(out, fmt.Sprintf("%s: %d steps replayed, vector has %d", want.Name, len(got.Steps), len(want.Steps)))
+	}
+	for i := range min(len(got.Steps), len(want.Steps)) {
+		for _, d := range dvDiff("", dvGeneric(want.Steps[i]), dvGeneric(got.Steps[i])) {
+			out = append(out, fmt.Sprintf("%s: step %d (%s): %s", want.Name, i+1, want.Steps[i].Op, d))
+		}
+	}
+	return out
+}
+
+// dvGeneric turns v into plain JSON values (maps, slices, strings, numbers).
+func dvGeneric(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	var g any
+	if err := json.Unmarshal(b, &g); err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// dvDiff lists the paths where two plain JSON values differ, with both
+// values ("vector" then "replay").
+func dvDiff(path string, want, got any) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			break
+		}
+		var out []string
+		keys := map[string]bool{}
+		for k := range w {
+			keys[k] = true
+		}
+		for k := range g {
+			keys[k] = true
+		}
+		for _, k := range slices.Sorted(func(yield func(string) bool) {
+			for k := range keys {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			out = append(out, dvDiff(path+"."+k, w[k], g[k])...)
+		}
+		return out
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			break
+		}
+		var out []string
+		for i := range w {
+			out = append(out, dvDiff(fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
+		}
+		return out
+	}
+	if reflect.DeepEqual(want, got) {
+		return nil
+	}
+	wb, _ := json.Marshal(want)
+	gb, _ := json.Marshal(got)
+	return []string{fmt.Sprintf("%s: vector %s, replay %s", strings.TrimPrefix(path, "."), dvShorten(wb), dvShorten(gb))}
+}
+
+func dvShorten(b []byte) string {
+	if len(b) > 400 {
+		return string(b[:400]) + "..."
+	}
+	return string(b)
+}
+
+// ---------------------------------------------------------------------------
+// The file format (testdata/vectors/README.md, "Driver vectors").
+
+// dvInt is an int64 carried as a JSON decimal string.
+type dvInt int64
+
+func (v dvInt) MarshalJSON() ([]byte, error) { return json.Marshal(strconv.FormatInt(int64(v), 10)) }
+
+func (v *dvInt) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	*v = dvInt(n)
+	return err
+}
+
+func dvI(v int64) *dvInt { x := dvInt(v); return &x }
+func dvB(v bool) *bool   { return &v }
+func dvN(v int) *int     { return &v }
+
+type dvFile struct {
+	Driver  string     `json:"driver"`
+	Note    string     `json:"note"`
+	Vectors []dvVector `json:"vectors"`
+}
+
+type dvVector struct {
+	Name    string     `json:"name"`
+	Note    string     `json:"note,omitempty"`
+	Options dvOptions  `json:"options"`
+	Ledgers []dvLedger `json:"ledgers,omitempty"`
+	// InitialSiblings (ledger) and InitialRows (tally, deltalog, balance)
+	// are what the store holds before the first step: siblings written
+	// with no token by actor "init", rows written at timestamp 1.
+	InitialSiblings []dvSibling `json:"initial_siblings,omitempty"`
+	InitialRows     []dvRow     `json:"initial_rows,omitempty"`
+	Steps           []dvStep    `json:"steps"`
+}
+
+// dvLedger declares one ledger of a ledger vector: its actor and the writer
+// id that stands for its random incarnation in the vector's bytes.
+type dvLedger struct {
+	Actor  string `json:"actor"`
+	Writer string `json:"writer"`
+}
+
+// dvOptions are every option a driver takes, all given (no defaults).
+// Durations are nanoseconds, as decimal strings.
+type dvOptions struct {
+	Key string `json:"key"`
+	// ledger
+	RetryCount    int `json:"retry_count,omitempty"`
+	HistoryLength int `json:"history_length,omitempty"`
+	FoldedLength  int `json:"folded_length,omitempty"`
+	// tally
+	Kind       string `json:"kind,omitempty"`
+	LifetimeNS *dvInt `json:"lifetime_ns,omitempty"`
+	MarginNS   *dvInt `json:"margin_ns,omitempty"`
+	MaxSkewNS  *dvInt `json:"max_skew_ns,omitempty"`
+	GraceNS    *dvInt `json:"grace_ns,omitempty"`
+	Resends    *int   `json:"resends,omitempty"`
+	MaxRows    int    `json:"max_rows,omitempty"`
+	// deltalog and balance
+	WindowNS       *dvInt `json:"window_ns,omitempty"`
+	FutureSkewNS   *dvInt `json:"future_skew_ns,omitempty"`
+	SafetyMarginNS *dvInt `json:"safety_margin_ns,omitempty"`
+	MaxScanNS      *dvInt `json:"max_scan_ns,omitempty"`
+	CompactGraceNS *dvInt `json:"compact_grace_ns,omitempty"`
+	MaxMergeNS     *dvInt `json:"max_merge_ns,omitempty"`
+	SettleGraceNS  *dvInt `json:"settle_grace_ns,omitempty"`
+	GCGraceNS      *dvInt `json:"gc_grace_ns,omitempty"`
+}
+
+func dvDur(p *dvInt) time.Duration {
+	if p == nil {
+		return 0
+	}
+	return time.Duration(*p)
+}
+
+// dvStep is one driver call with the store calls it makes and its results.
+type dvStep struct {
+	// Clock, when set, is what the driver's clock reads from this step on
+	// (RFC 3339); the clock does not move during a step.
+	Clock string `json:"clock,omitempty"`
+	Op    string `json:"op"`
+	Note  string `json:"note,omitempty"`
+
+	// Inputs.
+	Ledger  string  `json:"ledger,omitempty"`
+	Mutator string  `json:"mutator,omitempty"`
+	Key     string  `json:"key,omitempty"`
+	Txn     string  `json:"txn,omitempty"`
+	ID      string  `json:"id,omitempty"`
+	Amount  *dvInt  `json:"amount,omitempty"`
+	Values  []dvInt `json:"values,omitempty"`
+
+	// faults are the store faults of this step's calls, in order, when
+	// generating: "" (pass), "refuse", "ambiguous_landed",
+	// "ambiguous_lost", "stale" or "stale2" (reads).
+	faults []string
+
+	Calls []dvCall `json:"calls"`
+
+	// Results.
+	Error      string   `json:"error,omitempty"`
+	Outcome    string   `json:"outcome,omitempty"`
+	Landed     *bool    `json:"landed,omitempty"`
+	Attempts   int      `json:"attempts,omitempty"`
+	Owner      *dvCopy  `json:"owner,omitempty"`
+	Value      *dvInt   `json:"value,omitempty"`
+	Pending    *bool    `json:"pending,omitempty"`
+	ExpiresAt  *dvInt   `json:"expires_at,omitempty"`
+	Unresolved *bool    `json:"unresolved,omitempty"`
+	GC         *dvGC    `json:"gc,omitempty"`
+	Cells      *int     `json:"cells,omitempty"`
+	Merged     *bool    `json:"merged,omitempty"`
+	MergeCell  *dvDesc  `json:"merge_cell,omitempty"`
+	Deleted    *bool    `json:"deleted,omitempty"`
+	Merge      *dvMerge `json:"merge,omitempty"`
+}
+
+// dvCopy is the copy of a transaction that counts (ledger Result.Owner).
+type dvCopy struct {
+	Actor  string `json:"actor"`
+	Amount dvInt  `json:"amount"`
+	Folded bool   `json:"folded"`
+}
+
+// dvGC is what a tally GC reports.
+type dvGC struct {
+	Folded  int      `json:"folded"`
+	Live    int      `json:"live"`
+	WriteTS dvInt    `json:"write_ts"`
+	Delete  []string `json:"delete"`
+}
+
+// dvMerge is a balance MergeReport: the merge's version and the rows of
+// steps 5-8, each as a row key (update_id, kind, version).
+type dvMerge struct {
+	Version    string   `json:"version"`
+	Tombstones []dvDesc `json:"tombstones"`
+	Sum        *dvDesc  `json:"sum"`
+	Settled    []dvDesc `json:"settled"`
+	Deleted    []dvDesc `json:"deleted"`
+	Collected  []dvDesc `json:"collected"`
+	TooYoung   []dvDesc `json:"too_young"`
+}
+
+// dvCall is one store call: the method and its arguments, as the driver
+// made it, and the store's answer.
+type dvCall struct {
+	Method string `json:"method"` // fetch, put (Siblings); snapshot, scan, apply (Partitions)
+	Key    string `json:"key,omitempty"`
+
+	// Siblings.
+	Actor    string      `json:"actor,omitempty"`
+	Token    string      `json:"token,omitempty"` // hex; absent: no token
+	Value    string      `json:"value,omitempty"` // hex
+	State    *dvState    `json:"state,omitempty"`
+	Siblings []dvSibling `json:"siblings,omitempty"`
+
+	// Partitions.
+	Level     string  `json:"level,omitempty"` // any, complete
+	Limit     int     `json:"limit,omitempty"`
+	From      string  `json:"from,omitempty"` // hex
+	Rows      []dvRow `json:"rows,omitempty"`
+	Visited   *int    `json:"visited,omitempty"`
+	Mutations []dvMut `json:"mutations,omitempty"`
+
+	// The answer.
+	Reply  string `json:"reply"`            // ok, refused, ambiguous
+	Landed *bool  `json:"landed,omitempty"` // ambiguous writes: whether the write took effect
+	Stale  int    `json:"stale,omitempty"`  // reads: answered as of this many landed writes ago
+}
+
+type dvSibling struct {
+	Value string   `json:"value"`
+	State *dvState `json:"state"`
+}
+
+// dvState is a decoded tpncounter (SPEC.md 6.7).
+type dvState struct {
+	P     []dvEntry `json:"p"`
+	N     []dvEntry `json:"n"`
+	Value dvInt     `json:"value"`
+}
+
+type dvEntry struct {
+	Actor   string  `json:"actor"`
+	Seq     string  `json:"seq"`
+	Total   dvInt   `json:"total"`
+	Forgot  dvInt   `json:"forgot"`
+	History []dvTxn `json:"history"`
+	Folded  []dvTxn `json:"folded"`
+}
+
+type dvTxn struct {
+	Txn    string `json:"txn"`
+	Amount dvInt  `json:"amount"`
+}
+
+// dvRow is a row a read returned: key and value, and what they hold.
+type dvRow struct {
+	Key   string  `json:"key"`
+	Value string  `json:"value"`
+	Is    *dvDesc `json:"is"`
+}
+
+// dvMut is one mutation of an Apply.
+type dvMut struct {
+	Op        string  `json:"op"` // put, delete, delete-range, delete-partition
+	Partition string  `json:"partition"`
+	Key       string  `json:"key,omitempty"`
+	End       string  `json:"end,omitempty"`
+	Value     string  `json:"value,omitempty"`
+	TS        dvInt   `json:"ts"`
+	Is        *dvDesc `json:"is,omitempty"`
+}
+
+// dvDesc describes a row key, and for a put or a read row its value: a
+// tally shard or tally row, a deltalog cell, a balance row.
+type dvDesc struct {
+	// tally
+	Mutator       string `json:"mutator,omitempty"`
+	TallyRow      bool   `json:"tally_row,omitempty"`
+	ExpiresAt     *dvInt `json:"expires_at,omitempty"`
+	FoldedThrough *dvInt `json:"folded_through,omitempty"`
+	Sum           *dvInt `json:"sum,omitempty"`
+	// deltalog and balance
+	ID       string `json:"id,omitempty"`
+	UpdateID string `json:"update_id,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	Version  string `json:"version,omitempty"`
+	// deltalog cell
+	Delta   *dvInt   `json:"delta,omitempty"`
+	Written *dvInt   `json:"written,omitempty"`
+	Stats   *dvStats `json:"stats,omitempty"`
+	// balance row
+	Amount  *dvInt `json:"amount,omitempty"`
+	Covers  *dvInt `json:"covers,omitempty"`
+	Settled *bool  `json:"settled,omitempty"`
+	Target  string `json:"target,omitempty"`
+}
+
+type dvStats struct {
+	Count   dvInt  `json:"count"`
+	Sum     dvInt  `json:"sum"`
+	Min     dvInt  `json:"min"`
+	Max     dvInt  `json:"max"`
+	SumSqHi string `json:"sumsq_hi"`
+	SumSqLo string `json:"sumsq_lo"`
+}
+
+// ---------------------------------------------------------------------------
+// Error kinds (SPEC.md 2.3). A driver error may carry two kinds (a tally
+// write that stays unknown because its mutator expired is ambiguous_write
+// and expired): the vector lists every kind it carries, in the order of
+// 2.3's table, joined with "+".
+
+var dvKinds = []struct {
+	name string
+	err  error
+}{
+	{"invalid_actor", crdt.ErrInvalidActor},
+	{"invalid_txn", crdt.ErrInvalidTxnID},
+	{"invalid_amount", crdt.ErrInvalidAmount},
+	{"overflow", crdt.ErrOverflow},
+	{"conflicting_transaction", crdt.ErrConflictingTransaction},
+	{"invalid_config", crdt.ErrInvalidConfig},
+	{"outside_window", crdt.ErrOutsideWindow},
+	{"expired", crdt.ErrExpired},
+	{"too_large", crdt.ErrTooLarge},
+	{"corrupt", crdt.ErrCorruptEncoding},
+	{"unsupported_version", crdt.ErrUnsupportedVersion},
+	{"type_mismatch", crdt.ErrTypeMismatch},
+	{"not_found", crdt.ErrNotFound},
+	{"ambiguous_write", crdt.ErrAmbiguousWrite},
+	{"unavailable", crdt.ErrUnavailable},
+	{"invalid_identifier", crdt.ErrInvalidIdentifier},
+	{"misconfigured_store", crdt.ErrMisconfiguredStore},
+}
+
+func dvKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	var names []string
+	for _, k := range dvKinds {
+		if errors.Is(err, k.err) {
+			names = append(names, k.name)
+		}
+	}
+	if len(names) == 0 {
+		return "unknown: " + err.Error()
+	}
+	return strings.Join(names, "+")
+}
+
+// The errors a scripted store returns.
+var (
+	errDVRefused   = fmt.Errorf("vector store: refused: %w", crdt.ErrUnavailable)
+	errDVAmbiguous = fmt.Errorf("vector store: outcome unknown: %w", crdt.ErrAmbiguousWrite)
+	// A call the vector does not list: answered as refused, and recorded
+	// with reply "unscripted" so the comparison shows it.
+	errDVUnscripted = fmt.Errorf("vector store: call not in the vector: %w", crdt.ErrUnavailable)
+)
+
+func dvReplyErr(reply string) error {
+	switch reply {
+	case "ok":
+		return nil
+	case "refused":
+		return errDVRefused
+	case "ambiguous":
+		return errDVAmbiguous
+	}
+	return errDVUnscripted
+}
+
+func dvMustTime(s string) time.Time {
+	at, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return at
+}
+
+func dvUnhex(s string) []byte {
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func dvMustID(s string) timeid.ID {
+	id, err := timeid.Parse(s)
+	if err != nil {
+		panic(fmt.Sprintf("id %q: %v", s, err))
+	}
+	return id
+}
+
+// dvUUID formats 16 bytes as a UUID (8-4-4-4-12 lowercase hex digits).
+func dvUUID(b [16]byte) string {
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// dvParseUUID reads any UUID's 16 bytes (an N row version is an amount key,
+// not a version 1 UUID).
+func dvParseUUID(s string) ([16]byte, error) {
+	var id [16]byte
+	b, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
+	if err != nil || len(b) != 16 || len(s) != 36 {
+		return id, fmt.Errorf("not a UUID: %q", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// ---------------------------------------------------------------------------
+// The stores. One type per shape serves both modes: replaying, it answers
+// every call from the step's calls in the vector; generating, it passes the
+// call to an in-memory store with the step's fault. Either way it records
+// every call the driver makes.
+
+// dvRec holds the store calls of the step being run.
+type dvRec struct {
+	replay bool
+	script []dvCall // replay: the vector's calls of the step, answered in order
+	next   int
+	faults []string // generation: the faults of the step's calls, in order
+	calls  []dvCall // the calls the driver made
+}
+
+func (r *dvRec) begin(s dvStep) {
+	r.script, r.next, r.faults, r.calls = s.Calls, 0, s.faults, []dvCall{}
+}
+
+// expect returns the vector's next call of the step if it is a call of
+// method.
+func (r *dvRec) expect(method string) (dvCall, bool) {
+	if r.next >= len(r.script) {
+		return dvCall{}, false
+	}
+	c := r.script[r.next]
+	r.next++
+	return c, c.Method == method
+}
+
+func (r *dvRec) fault() string {
+	if len(r.faults) == 0 {
+		return ""
+	}
+	f := r.faults[0]
+	r.faults = r.faults[1:]
+	return f
+}
+
+// dvWriteFault turns a generation fault into the answer to a write: the
+// reply, whether it lands, and the error the driver sees.
+func dvWriteFault(f string) (reply string, landed *bool, applies bool, err error) {
+	switch f {
+	case "":
+		return "ok", nil, true, nil
+	case "refuse":
+		return "refused", nil, false, errDVRefused
+	case "ambiguous_landed":
+		return "ambiguous", dvB(true), true, errDVAmbiguous
+	case "ambiguous_lost":
+		return "ambiguous", dvB(false), false, errDVAmbiguous
+	}
+	panic("unknown write fault " + f)
+}
+
+func dvStaleness(f string) int {
+	switch f {
+	case "stale":
+		return 1
+	case "stale2":
+		return 2
+	}
+	return 0
+}
+
+// dvSiblings is the scripted store.Siblings.
+type dvSiblings struct {
+	rec      *dvRec
+	back     *memory.Siblings        // generation
+	hist     map[string][]dvSibState // generation: every state after a write that landed, oldest first
+	toActual func([]byte) []byte     // replay: a vector value as the driver must read it
+}
+
+type dvSibState struct {
+	values [][]byte
+	token  store.Token
+}
+
+func (s *dvSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	call := dvCall{Method: "fetch", Key: key}
+	if s.rec.replay {
+		exp, ok := s.rec.expect("fetch")
+		if !ok {
+			call.Reply = "unscripted"
+			s.rec.calls = append(s.rec.calls, call)
+			return nil, nil, errDVUnscripted
+		}
+		call.Reply, call.Stale, call.Siblings, call.Token = exp.Reply, exp.Stale, exp.Siblings, exp.Token
+		s.rec.calls = append(s.rec.calls, call)
+		if exp.Reply != "ok" {
+			return nil, nil, dvReplyErr(exp.Reply)
+		}
+		vals := make([][]byte, len(exp.Siblings))
+		for i, sb := range exp.Siblings {
+			vals[i] = s.toActual(dvUnhex(sb.Value))
+		}
+		var tok store.Token
+		if exp.Token != "" {
+			tok = dvUnhex(exp.Token)
+		}
+		return vals, tok, nil
+	}
+	f := s.rec.fault()
+	if f == "refuse" {
+		call.Reply = "refused"
+		s.rec.calls = append(s.rec.calls, call)
+		return nil, nil, errDVRefused
+	}
+	var vals [][]byte
+	var tok store.Token
+	if n := dvStaleness(f); n > 0 {
+		h := s.states(key)
+		st := h[max(0, len(h)-1-n)]
+		vals, tok, call.Stale = st.values, st.token, n
+	} else {
+		var err error
+		if vals, tok, err = s.back.Fetch(ctx, key); err != nil {
+			return nil, nil, err
+		}
+	}
+	call.Reply, call.Token = "ok", hex.EncodeToString(tok)
+	for _, v := range vals {
+		call.Siblings = append(call.Siblings, dvSibling{Value: hex.EncodeToString(v)})
+	}
+	s.rec.calls = append(s.rec.calls, call)
+	return vals, tok, nil
+}
+
+func (s *dvSiblings) states(key string) []dvSibState {
+	if len(s.hist[key]) == 0 {
+		s.hist[key] = []dvSibState{{}}
+	}
+	return s.hist[key]
+}
+
+func (s *dvSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	call := dvCall{Method: "put", Key: key, Actor: string(actor), Token: hex.EncodeToString(token), Value: hex.EncodeToString(value)}
+	if s.rec.replay {
+		exp, ok := s.rec.expect("put")
+		if !ok {
+			call.Reply = "unscripted"
+			s.rec.calls = append(s.rec.calls, call)
+			return errDVUnscripted
+		}
+		call.Reply, call.Landed = exp.Reply, exp.Landed
+		s.rec.calls = append(s.rec.calls, call)
+		return dvReplyErr(exp.Reply)
+	}
+	var applies bool
+	var err error
+	call.Reply, call.Landed, applies, err = dvWriteFault(s.rec.fault())
+	if applies {
+		if err := s.back.Put(ctx, key, actor, value, token); err != nil {
+			return err
+		}
+		vals, tok, err := s.back.Fetch(ctx, key)
+		if err != nil {
+			return err
+		}
+		s.hist[key] = append(s.states(key), dvSibState{vals, tok})
+	}
+	s.rec.calls = append(s.rec.calls, call)
+	return err
+}
+
+// dvPartitions is the scripted store.Partitions.
+type dvPartitions struct {
+	rec      *dvRec
+	back     *memory.Partitions        // generation
+	hist     map[string][][]store.Row  // generation: every state after a write that landed, oldest first
+	toActual func(store.Row) store.Row // replay: a vector row as the driver must read it
+}
+
+func dvLevel(l store.Read) string {
+	if l == store.ReadComplete {
+		return "complete"
+	}
+	return "any"
+}
+
+func (p *dvPartitions) states(partition string) [][]store.Row {
+	if len(p.hist[partition]) == 0 {
+		p.hist[partition] = [][]store.Row{nil}
+	}
+	return p.hist[partition]
+}
+
+// read answers a Snapshot or Scan: the rows (all of the partition from
+// from) and the error.
+func (p *dvPartitions) read(ctx context.Context, call *dvCall, partition string, from []byte) ([]store.Row, error) {
+	if p.rec.replay {
+		exp, ok := p.rec.expect(call.Method)
+		if !ok {
+			call.Reply = "unscripted"
+			return nil, errDVUnscripted
+		}
+		call.Reply, call.Stale, call.Rows = exp.Reply, exp.Stale, exp.Rows
+		if exp.Reply != "ok" {
+			return nil, dvReplyErr(exp.Reply)
+		}
+		rows := make([]store.Row, len(exp.Rows))
+		for i, r := range exp.Rows {
+			rows[i] = p.toActual(store.Row{Key: dvUnhex(r.Key), Value: dvUnhex(r.Value)})
+		}
+		return rows, nil
+	}
+	f := p.rec.fault()
+	if f == "refuse" {
+		call.Reply = "refused"
+		return nil, errDVRefused
+	}
+	var rows []store.Row
+	if n := dvStaleness(f); n > 0 {
+		h := p.states(partition)
+		rows, call.Stale = h[max(0, len(h)-1-n)], n
+	} else {
+		var err error
+		if rows, err = p.back.Snapshot(ctx, partition, store.MaxBatch*100, store.ReadComplete); err != nil {
+			return nil, err
+		}
+	}
+	var out []store.Row
+	for _, r := range rows {
+		if bytes.Compare(r.Key, from) >= 0 {
+			out = append(out, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+		}
+	}
+	call.Reply = "ok"
+	for _, r := range out {
+		call.Rows = append(call.Rows, dvRow{Key: hex.EncodeToString(r.Key), Value: hex.EncodeToString(r.Value)})
+	}
+	return out, nil
+}
+
+func (p *dvPartitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
+	call := dvCall{Method: "snapshot", Key: partition, Level: dvLevel(level), Limit: limit}
+	rows, err := p.read(ctx, &call, partition, nil)
+	p.rec.calls = append(p.rec.calls, call)
+	return rows, err
+}
+
+func (p *dvPartitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
+	call := dvCall{Method: "scan", Key: partition, From: hex.EncodeToString(from), Level: dvLevel(level)}
+	rows, err := p.read(ctx, &call, partition, from)
+	if err == nil {
+		visited := 0
+		for _, r := range rows {
+			visited++
+			if !fn(r) {
+				break
+			}
+		}
+		call.Visited = &visited
+	}
+	p.rec.calls = append(p.rec.calls, call)
+	return err
+}
+
+func (p *dvPartitions) Apply(ctx context.Context, muts []store.Mutation) error {
+	call := dvCall{Method: "apply"}
+	for _, m := range muts {
+		call.Mutations = append(call.Mutations, dvMut{Op: m.Op.String(), Partition: m.Partition,
+			Key: hex.EncodeToString(m.Key), End: hex.EncodeToString(m.End), Value: hex.EncodeToString(m.Value), TS: dvInt(m.Timestamp)})
+	}
+	if p.rec.replay {
+		exp, ok := p.rec.expect("apply")
+		if !ok {
+			call.Reply = "unscripted"
+			p.rec.calls = append(p.rec.calls, call)
+			return errDVUnscripted
+		}
+		call.Reply, call.Landed = exp.Reply, exp.Landed
+		p.rec.calls = append(p.rec.calls, call)
+		return dvReplyErr(exp.Reply)
+	}
+	var applies bool
+	var err error
+	call.Reply, call.Landed, applies, err = dvWriteFault(p.rec.fault())
+	if applies {
+		if err := p.back.Apply(ctx, muts); err != nil {
+			return err
+		}
+		var parts []string
+		for _, m := range muts {
+			if !slices.Contains(parts, m.Partition) {
+				parts = append(parts, m.Partition)
+			}
+		}
+		for _, part := range parts {
+			rows, err := p.back.Snapshot(ctx, part, store.MaxBatch*100, store.ReadComplete)
+			if err != nil {
+				return err
+			}
+			p.hist[part] = append(p.states(part), rows)
+		}
+	}
+	p.rec.calls = append(p.rec.calls, call)
+	return err
+}
+
+// initial writes a vector's initial rows (generation) at timestamp 1.
+func (p *dvPartitions) initial(key string, rows []dvRow) error {
+	if p.back == nil || len(rows) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	var muts []store.Mutation
+	for _, r := range rows {
+		muts = append(muts, store.Mutation{Partition: key, Op: store.OpPut, Key: dvUnhex(r.Key), Value: dvUnhex(r.Value), Timestamp: 1})
+	}
+	if err := p.back.Apply(ctx, muts); err != nil {
+		return err
+	}
+	got, err := p.back.Snapshot(ctx, key, store.MaxBatch*100, store.ReadComplete)
+	if err != nil {
+		return err
+	}
+	p.hist[key] = [][]store.Row{got}
+	return nil
+}
+
+// dvNormRows rewrites the rows and mutations of recorded partition calls
+// with norm (actual ids to the vector's) and describes each.
+func dvNormRows(calls []dvCall, norm func(k, v []byte) ([]byte, []byte), desc func(k, v []byte) *dvDesc) []dvCall {
+	for i := range calls {
+		c := &calls[i]
+		for j := range c.Rows {
+			r := &c.Rows[j]
+			k, v := norm(dvUnhex(r.Key), dvUnhex(r.Value))
+			r.Key, r.Value, r.Is = hex.EncodeToString(k), hex.EncodeToString(v), desc(k, v)
+		}
+		for j := range c.Mutations {
+			m := &c.Mutations[j]
+			if m.Op == "delete-partition" {
+				continue
+			}
+			k, v := norm(dvUnhex(m.Key), dvUnhex(m.Value))
+			m.Key, m.Value, m.Is = hex.EncodeToString(k), hex.EncodeToString(v), desc(k, v)
+		}
+	}
+	return calls
+}
+
+func dvSameRow(k, v []byte) ([]byte, []byte) { return k, v }
+
+// ---------------------------------------------------------------------------
+// ledger (SPEC.md 6.9)
+
+func dvOutcome(o tpncounter.Outcome) string {
+	switch o {
+	case tpncounter.Applied:
+		return "applied"
+	case tpncounter.Duplicate:
+		return "duplicate"
+	case tpncounter.DuplicateFolded:
+		return "duplicate_folded"
+	case tpncounter.Superseded:
+		return "superseded"
+	}
+	return ""
+}
+
+// dvRunLedger runs a ledger vector: replaying it against the scripted
+// store, or generating its calls and results on a memory store.
+func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
+	rec := &dvRec{replay: replay}
+	st := &dvSiblings{rec: rec}
+	if !replay {
+		st.back, st.hist = memory.NewSiblings(), map[string][]dvSibState{}
+	}
+	ledgers := map[string]*ledger.Ledger{}
+	var actual, vector [][]byte
+	for _, d := range v.Ledgers {
+		l, err := ledger.New(st, v.Options.Key, ledger.Options{
+			Actor: crdt.ActorID(d.Actor), RetryCount: v.Options.RetryCount, Backoff: ledger.Backoff{Initial: -1},
+			Counter: tpncounter.Options{HistoryLength: v.Options.HistoryLength, FoldedLength: v.Options.FoldedLength},
+		})
+		if err != nil {
+			return dvVector{}, err
+		}
+		if len(l.Writer()) != len(d.Writer) || !strings.HasPrefix(d.Writer, d.Actor+"~") {
+			return dvVector{}, fmt.Errorf("writer %q does not stand for %q", d.Writer, l.Writer())
+		}
+		ledgers[d.Actor] = l
+		actual, vector = append(actual, []byte(l.Writer())), append(vector, []byte(d.Writer))
+	}
+	swap := func(from, to [][]byte) func([]byte) []byte {
+		return func(b []byte) []byte {
+			for i := range from {
+				b = bytes.ReplaceAll(b, from[i], to[i])
+			}
+			return b
+		}
+	}
+	toVector := swap(actual, vector)
+	st.toActual = swap(vector, actual)
+	ctx := context.Background()
+	if !replay && len(v.InitialSiblings) > 0 {
+		for _, sb := range v.InitialSiblings {
+			if err := st.back.Put(ctx, v.Options.Key, "init", st.toActual(dvUnhex(sb.Value)), nil); err != nil {
+				return dvVector{}, err
+			}
+		}
+		vals, tok, err := st.back.Fetch(ctx, v.Options.Key)
+		if err != nil {
+			return dvVector{}, err
+		}
+		st.hist[v.Options.Key] = []dvSibState{{vals, tok}}
+	}
+	out := v
+	out.Steps = nil
+	for _, s := range v.Steps {
+		rec.begin(s)
+		got := dvStep{Clock: s.Clock, Op: s.Op, Note: s.Note, Ledger: s.Ledger, Txn: s.Txn, Amount: s.Amount}
+		l := ledgers[s.Ledger]
+		if l == nil {
+			return dvVector{}, fmt.Errorf("step %q: unknown ledger %q", s.Op, s.Ledger)
+		}
+		switch s.Op {
+		case "credit", "debit":
+			call := l.Credit
+			if s.Op == "debit" {
+				call = l.Debit
+			}
+			res, err := call(ctx, crdt.TxnID(s.Txn), int64(*s.Amount))
+			got.Error, got.Outcome, got.Attempts, got.Landed = dvKind(err), dvOutcome(res.Outcome), res.Attempts, dvB(res.Landed)
+			if res.Landed {
+				got.Value = dvI(res.Value)
+				got.Owner = &dvCopy{Actor: string(toVector([]byte(res.Owner.Actor))), Amount: dvInt(res.Owner.Amount), Folded: res.Owner.Folded}
+			}
+		case "find":
+			c, err := l.Find(ctx)
+			if got.Error = dvKind(err); err == nil {
+				got.Value = dvI(c.Value())
+			}
+		case "value":
+			n, err := l.Value(ctx)
+			if got.Error = dvKind(err); err == nil {
+				got.Value = dvI(n)
+			}
+		default:
+			return dvVector{}, fmt.Errorf("unknown ledger op %q", s.Op)
+		}
+		got.Pending = dvB(l.Pending())
+		got.Calls = rec.calls
+		for i := range got.Calls {
+			c := &got.Calls[i]
+			c.Actor = string(toVector([]byte(c.Actor)))
+			if c.Method == "put" {
+				b := toVector(dvUnhex(c.Value))
+				c.Value, c.State = hex.EncodeToString(b), dvDecodeState(b)
+			}
+			for j := range c.Siblings {
+				b := toVector(dvUnhex(c.Siblings[j].Value))
+				c.Siblings[j] = dvSibling{Value: hex.EncodeToString(b), State: dvDecodeState(b)}
+			}
+		}
+		out.Steps = append(out.Steps, got)
+	}
+	return out, nil
+}
+
+// dvDecodeState decodes a tpncounter with the real decoder; nil if it does
+// not decode.
+func dvDecodeState(b []byte) *dvState {
+	c, err := tpncounter.New(tpncounter.Options{})
+	if err != nil {
+		panic(err)
+	}
+	if err := c.UnmarshalBinary(b); err != nil {
+		return nil
+	}
+	half := func(g *tpncounter.GCounter) []dvEntry {
+		out := []dvEntry{}
+		for _, a := range g.Actors() {
+			e, _ := g.Entry(a)
+			de := dvEntry{Actor: string(a), Seq: strconv.FormatUint(e.Seq, 10), Total: dvInt(e.Total), History: []dvTxn{}, Folded: []dvTxn{}}
+			if !e.Forgot.IsZero() {
+				de.Forgot = dvInt(e.Forgot.UnixNano())
+			}
+			for _, x := range e.History {
+				de.History = append(de.History, dvTxn{string(x.ID), dvInt(x.Amount)})
+			}
+			for _, x := range e.Folded {
+				de.Folded = append(de.Folded, dvTxn{string(x.ID), dvInt(x.Amount)})
+			}
+			out = append(out, de)
+		}
+		return out
+	}
+	return &dvState{P: half(c.Positive()), N: half(c.Negative()), Value: dvInt(c.Value())}
+}
+
+// ---------------------------------------------------------------------------
+// tally (SPEC.md 7.4)
+
+func dvTallyOptions(o dvOptions, clock func() time.Time, newID func() crdt.ActorID) tally.Options {
+	retries := *o.Resends
+	if retries == 0 {
+		retries = -1
+	}
+	return tally.Options{Lifetime: dvDur(o.LifetimeNS), Margin: dvDur(o.MarginNS), MaxSkew: dvDur(o.MaxSkewNS),
+		Grace: dvDur(o.GraceNS), Retries: retries, Clock: clock, NewID: newID, MaxRows: o.MaxRows}
+}
+
+func dvRunTally(v dvVector, replay bool) (dvVector, error) {
+	rec := &dvRec{replay: replay}
+	st := &dvPartitions{rec: rec, toActual: func(r store.Row) store.Row { return r }}
+	if !replay {
+		st.back, st.hist = memory.NewPartitions(), map[string][][]store.Row{}
+	}
+	var now time.Time
+	var nextID string
+	if v.Options.Kind != "sum" {
+		return dvVector{}, fmt.Errorf("kind %q: the vectors count sums", v.Options.Kind)
+	}
+	c, err := tally.New[*tally.Sum](st, v.Options.Key, dvTallyOptions(v.Options, func() time.Time { return now }, func() crdt.ActorID { return crdt.ActorID(nextID) }))
+	if err != nil {
+		return dvVector{}, err
+	}
+	muts := map[string]*tally.Mutator[*tally.Sum]{}
+	adder := func(vals []dvInt) func(*tally.Sum) error {
+		return func(s *tally.Sum) error {
+			for _, x := range vals {
+				if err := s.Add(int64(x)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	if err := st.initial(v.Options.Key, v.InitialRows); err != nil {
+		return dvVector{}, err
+	}
+	out := v
+	out.Steps = nil
+	ctx := context.Background()
+	for _, s := range v.Steps {
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock)
+		}
+		rec.begin(s)
+		got := dvStep{Clock: s.Clock, Op: s.Op, Note: s.Note, Mutator: s.Mutator, Values: s.Values}
+		m := muts[s.Mutator]
+		if m == nil && s.Mutator != "" && s.Op != "new_mutator" {
+			return dvVector{}, fmt.Errorf("step %q: unknown mutator %q", s.Op, s.Mutator)
+		}
+		var err error
+		switch s.Op {
+		case "new_mutator":
+			nextID = s.Mutator
+			if m, err = c.NewMutator(); err == nil {
+				muts[s.Mutator] = m
+				got.ExpiresAt = dvI(m.ExpiresAt().UnixMicro())
+			}
+		case "stage":
+			err = m.Stage(adder(s.Values))
+		case "update":
+			err = m.Update(ctx, adder(s.Values))
+		case "flush":
+			err = m.Flush(ctx)
+		case "retry":
+			err = m.Retry(ctx)
+		case "abandon":
+			err = m.Abandon(ctx)
+		case "read", "read_complete":
+			read := c.Read
+			if s.Op == "read_complete" {
+				read = c.ReadComplete
+			}
+			var sum *tally.Sum
+			if sum, err = read(ctx); err == nil {
+				got.Value = dvI(sum.Value())
+			}
+		case "gc":
+			var plan tally.GCPlan
+			if plan, err = c.GC(ctx); err == nil {
+				got.GC = &dvGC{Folded: plan.Folded, Live: plan.Live, WriteTS: dvInt(plan.Batch.WriteTS), Delete: []string{}}
+				for _, id := range plan.Batch.Delete {
+					got.GC.Delete = append(got.GC.Delete, string(id))
+				}
+			}
+		default:
+			return dvVector{}, fmt.Errorf("unknown tally op %q", s.Op)
+		}
+		got.Error = dvKind(err)
+		if m != nil {
+			got.Unresolved = dvB(m.Unresolved())
+		}
+		got.Calls = dvNormRows(rec.calls, dvSameRow, dvDescTally)
+		out.Steps = append(out.Steps, got)
+	}
+	return out, nil
+}
+
+// dvDescTally describes a tally row (SPEC.md 7.3, 10.2) with the real
+// decoders.
+func dvDescTally(k, v []byte) *dvDesc {
+	d := &dvDesc{}
+	switch {
+	case string(k) == "t":
+		d.TallyRow = true
+		if len(v) > 0 {
+			if t, err := tally.DecodeTally[*tally.Sum](v); err == nil {
+				d.FoldedThrough, d.Sum = dvI(t.FoldedThrough), dvI(t.State.Value())
+			}
+		}
+	case len(k) > 1 && k[0] == 's':
+		d.Mutator = string(k[1:])
+		if len(v) > 0 {
+			if s, err := tally.DecodeShard[*tally.Sum](v); err == nil {
+				d.ExpiresAt, d.Sum = dvI(s.ExpiresAt), dvI(s.State.Value())
+			}
+		}
+	}
+	return d
+}
+
+// ---------------------------------------------------------------------------
+// deltalog (SPEC.md 8.4, 8.5)
+
+func dvRunDeltalog(v dvVector, replay bool) (dvVector, error) {
+	rec := &dvRec{replay: replay}
+	st := &dvPartitions{rec: rec, toActual: func(r store.Row) store.Row { return r }}
+	if !replay {
+		st.back, st.hist = memory.NewPartitions(), map[string][][]store.Row{}
+	}
+	var now time.Time
+	o := v.Options
+	c, err := deltalog.New(st, deltalog.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
+		SafetyMargin: dvDur(o.SafetyMarginNS), MaxScan: dvDur(o.MaxScanNS), CompactGrace: dvDur(o.CompactGraceNS),
+		Clock: func() time.Time { return now }})
+	if err != nil {
+		return dvVector{}, err
+	}
+	if err := st.initial(v.Options.Key, v.InitialRows); err != nil {
+		return dvVector{}, err
+	}
+	out := v
+	out.Steps = nil
+	ctx := context.Background()
+	for _, s := range v.Steps {
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock)
+		}
+		rec.begin(s)
+		got := dvStep{Clock: s.Clock, Op: s.Op, Note: s.Note, Key: s.Key, ID: s.ID, Amount: s.Amount}
+		var err error
+		switch s.Op {
+		case "add":
+			err = c.Add(ctx, s.Key, dvMustID(s.ID), int64(*s.Amount))
+		case "read":
+			var r deltalog.Reading
+			if r, err = c.Read(ctx, s.Key); err == nil {
+				got.Value, got.Cells = dvI(r.Value), dvN(r.Cells)
+			}
+		case "merge":
+			var m deltalog.Cell
+			var ok bool
+			if m, ok, err = c.Merge(ctx, s.Key); err == nil {
+				got.Merged = dvB(ok)
+				if ok {
+					got.MergeCell = dvDescCellValue(m)
+				}
+			}
+		case "compact":
+			var deleted bool
+			if deleted, err = c.Compact(ctx, s.Key); err == nil {
+				got.Deleted = dvB(deleted)
+			}
+		default:
+			return dvVector{}, fmt.Errorf("unknown deltalog op %q", s.Op)
+		}
+		got.Error = dvKind(err)
+		got.Calls = dvNormRows(rec.calls, dvSameRow, dvDescCell)
+		out.Steps = append(out.Steps, got)
+	}
+	return out, nil
+}
+
+// dvDescCell describes a deltalog row (SPEC.md 8.2, 10.2) with the real
+// decoders.
+func dvDescCell(k, v []byte) *dvDesc {
+	d := &dvDesc{}
+	if id, kind, err := deltalog.DecodeKey(k); err == nil {
+		d.ID, d.Kind = dvUUID(id), kind.String()
+	}
+	if len(v) > 0 {
+		var c deltalog.Cell
+		if err := c.UnmarshalBinary(v); err == nil {
+			vd := dvDescCellValue(c)
+			d.Delta, d.Written, d.Stats = vd.Delta, vd.Written, vd.Stats
+		}
+	}
+	return d
+}
+
+func dvDescCellValue(c deltalog.Cell) *dvDesc {
+	d := &dvDesc{ID: dvUUID(c.ID), Kind: c.Kind.String(), Delta: dvI(c.Delta)}
+	if c.Kind == deltalog.KindMerge {
+		d.Written = dvI(c.Written)
+		d.Stats = &dvStats{Count: dvInt(c.Stats.Count), Sum: dvInt(c.Stats.Sum), Min: dvInt(c.Stats.Min), Max: dvInt(c.Stats.Max),
+			SumSqHi: strconv.FormatUint(c.Stats.SumSqHi, 10), SumSqLo: strconv.FormatUint(c.Stats.SumSqLo, 10)}
+	}
+	return d
+}
+
+// ---------------------------------------------------------------------------
+// balance (SPEC.md 9.3)
+
+// dvVersions maps the versions a replayed or generated merge takes (a
+// random clock sequence and node) to the vector's (the same time, clock
+// sequence 0, node k for the k-th version of the vector), both ways.
+type dvVersions struct {
+	toVector, toActual map[timeid.ID]timeid.ID
+}
+
+func (m *dvVersions) add(actual, vector timeid.ID) {
+	m.toVector[actual], m.toActual[vector] = vector, actual
+}
+
+func dvMapID(m map[timeid.ID]timeid.ID, id timeid.ID) timeid.ID {
+	if x, ok := m[id]; ok {
+		return x
+	}
+	return id
+}
+
+// dvMapRow rewrites the ids of a balance row (key and value) with m.
+func dvMapRow(m map[timeid.ID]timeid.ID, k, v []byte) ([]byte, []byte) {
+	key, err := balance.DecodeKey(k)
+	if err != nil {
+		return k, v
+	}
+	key.UpdateID, key.Version = dvMapID(m, key.UpdateID), dvMapID(m, key.Version)
+	k = balance.EncodeKey(key)
+	if len(v) > 0 {
+		var r balance.Row
+		if err := r.UnmarshalBinary(v); err == nil {
+			r.UpdateID, r.Version = dvMapID(m, r.UpdateID), dvMapID(m, r.Version)
+			if b, err := r.MarshalBinary(); err == nil {
+				v = b
+			}
+		}
+	}
+	return k, v
+}
+
+func dvRunBalance(v dvVector, replay bool) (dvVector, error) {
+	rec := &dvRec{replay: replay}
+	vers := &dvVersions{toVector: map[timeid.ID]timeid.ID{}, toActual: map[timeid.ID]timeid.ID{}}
+	st := &dvPartitions{rec: rec, toActual: func(r store.Row) store.Row {
+		k, val := dvMapRow(vers.toActual, r.Key, r.Value)
+		return store.Row{Key: k, Value: val}
+	}}
+	if !replay {
+		st.back, st.hist = memory.NewPartitions(), map[string][][]store.Row{}
+	}
+	var now time.Time
+	o := v.Options
+	a, err := balance.New(st, balance.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
+		SafetyMargin: dvDur(o.SafetyMarginNS), MaxMerge: dvDur(o.MaxMergeNS), SettleGrace: dvDur(o.SettleGraceNS),
+		GCGrace: dvDur(o.GCGraceNS), Clock: func() time.Time { return now }})
+	if err != nil {
+		return dvVector{}, err
+	}
+	if err := st.initial(v.Options.Key, v.InitialRows); err != nil {
+		return dvVector{}, err
+	}
+	out := v
+	out.Steps = nil
+	ctx := context.Background()
+	for _, s := range v.Steps {
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock)
+		}
+		rec.begin(s)
+		got := dvStep{Clock: s.Clock, Op: s.Op, Note: s.Note, Key: s.Key, ID: s.ID, Amount: s.Amount}
+		var err error
+		switch s.Op {
+		case "add":
+			err = a.Add(ctx, s.Key, dvMustID(s.ID), int64(*s.Amount))
+		case "balance":
+			var n int64
+			if n, err = a.Balance(ctx, s.Key); err == nil {
+				got.Value = dvI(n)
+			}
+		case "merge":
+			var rep balance.MergeReport
+			rep, err = a.Merge(ctx, s.Key)
+			if rep.Version != (timeid.ID{}) {
+				if _, known := vers.toVector[rep.Version]; !known {
+					want := timeid.FromParts(rep.Version.Time(), 0, uint64(len(vers.toVector)+1))
+					if replay && s.Merge != nil {
+						want = dvMustID(s.Merge.Version)
+					}
+					vers.add(rep.Version, want)
+				}
+				got.Merge = dvDescReport(rep, vers.toVector)
+			}
+		default:
+			return dvVector{}, fmt.Errorf("unknown balance op %q", s.Op)
+		}
+		got.Error = dvKind(err)
+		got.Calls = dvNormRows(rec.calls, func(k, v []byte) ([]byte, []byte) { return dvMapRow(vers.toVector, k, v) }, dvDescRow)
+		out.Steps = append(out.Steps, got)
+	}
+	return out, nil
+}
+
+func dvKindName(k balance.Kind) string {
+	if k == 0 {
+		return ""
+	}
+	return string(rune(k))
+}
+
+// dvDescBalanceRow describes a balance row.
+func dvDescBalanceRow(r balance.Row) dvDesc {
+	d := dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: dvKindName(r.Kind), Version: dvUUID(r.Version), Amount: dvI(r.Amount), Target: dvKindName(r.Target)}
+	if r.Kind == balance.KindSum {
+		d.Covers, d.Settled = dvI(r.Covers), dvB(r.Settled)
+	}
+	return d
+}
+
+// dvDescRow describes a balance row key and value (SPEC.md 9.1, 10.2) with
+// the real decoders.
+func dvDescRow(k, v []byte) *dvDesc {
+	d := &dvDesc{}
+	if key, err := balance.DecodeKey(k); err == nil {
+		d.UpdateID, d.Kind, d.Version = dvUUID(key.UpdateID), dvKindName(key.Kind), dvUUID(key.Version)
+	}
+	if len(v) > 0 {
+		var r balance.Row
+		if err := r.UnmarshalBinary(v); err == nil {
+			rd := dvDescBalanceRow(r)
+			d.Amount, d.Covers, d.Settled, d.Target = rd.Amount, rd.Covers, rd.Settled, rd.Target
+		}
+	}
+	return d
+}
+
+func dvDescReport(rep balance.MergeReport, m map[timeid.ID]timeid.ID) *dvMerge {
+	rows := func(rs []balance.Row) []dvDesc {
+		var out []dvDesc
+		for _, r := range rs {
+			r.UpdateID, r.Version = dvMapID(m, r.UpdateID), dvMapID(m, r.Version)
+			out = append(out, dvDescBalanceRow(r))
+		}
+		return out
+	}
+	d := &dvMerge{Version: dvUUID(dvMapID(m, rep.Version)), Tombstones: rows(rep.Tombstones), Settled: rows(rep.Settled),
+		Deleted: rows(rep.Deleted), Collected: rows(rep.Collected), TooYoung: rows(rep.TooYoung)}
+	if rep.Sum != nil {
+		s := rows([]balance.Row{*rep.Sum})[0]
+		d.Sum = &s
+	}
+	return d
+}
+
+// ---------------------------------------------------------------------------
+// Encodings written from the SPEC layouts (3.1-3.3, 6.7, 7.3, 8.2, 9.1,
+// 10.2), sharing no code with the codecs: the smallest form of every
+// integer, string, bin and array header.
+
+type dvMP []byte
+
+func (m dvMP) raw(b ...byte) dvMP { return append(m, b...) }
+
+func (m dvMP) arr(n int) dvMP {
+	switch {
+	case n < 16:
+		return m.raw(0x90 | byte(n))
+	case n < 1<<16:
+		return m.raw(0xdc, byte(n>>8), byte(n))
+	}
+	return m.raw(0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func (m dvMP) str(s string) dvMP {
+	n := len(s)
+	switch {
+	case n < 32:
+		m = m.raw(0xa0 | byte(n))
+	case n < 1<<8:
+		m = m.raw(0xd9, byte(n))
+	case n < 1<<16:
+		m = m.raw(0xda, byte(n>>8), byte(n))
+	default:
+		m = m.raw(0xdb, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return m.raw([]byte(s)...)
+}
+
+func (m dvMP) bin(b []byte) dvMP { return m.raw(0xc4, byte(len(b))).raw(b...) } // ids only: < 256 bytes
+
+func (m dvMP) uint(v uint64) dvMP {
+	switch {
+	case v < 128:
+		return m.raw(byte(v))
+	case v < 1<<8:
+		return m.raw(0xcc, byte(v))
+	case v < 1<<16:
+		return m.raw(0xcd, byte(v>>8), byte(v))
+	case v < 1<<32:
+		return m.raw(0xce, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return m.raw(binary.BigEndian.AppendUint64([]byte{0xcf}, v)...)
+}
+
+func (m dvMP) int(v int64) dvMP {
+	switch {
+	case v >= 0:
+		return m.uint(uint64(v))
+	case v >= -32:
+		return m.raw(byte(v))
+	case v >= math.MinInt8:
+		return m.raw(0xd0, byte(v))
+	case v >= math.MinInt16:
+		return m.raw(0xd1, byte(v>>8), byte(v))
+	case v >= math.MinInt32:
+		return m.raw(0xd2, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
+	}
+	return m.raw(binary.BigEndian.AppendUint64([]byte{0xd3}, uint64(v))...)
+}
+
+func (m dvMP) bool(v bool) dvMP {
+	if v {
+		return m.raw(0xc3)
+	}
+	return m.raw(0xc2)
+}
+
+func dvEnvelope(tag string, version uint64) dvMP { return dvMP{}.arr(3).str(tag).uint(version) }
+
+// dvEncState encodes a tpncounter, format version 2 (SPEC.md 6.7).
+func dvEncState(s *dvState) ([]byte, error) {
+	m := dvEnvelope("tpncounter", 2).arr(2)
+	for _, half := range [][]dvEntry{s.P, s.N} {
+		half = slices.Clone(half)
+		slices.SortFunc(half, func(a, b dvEntry) int { return strings.Compare(a.Actor, b.Actor) })
+		m = m.arr(len(half))
+		for _, e := range half {
+			seq, err := strconv.ParseUint(e.Seq, 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			m = m.arr(6).str(e.Actor).uint(seq).int(int64(e.Total)).int(int64(e.Forgot))
+			for _, list := range [][]dvTxn{e.History, e.Folded} {
+				m = m.arr(len(list))
+				for _, x := range list {
+					m = m.arr(2).str(x.Txn).int(int64(x.Amount))
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// dvKeyAsc is KEY_ASC (SPEC.md 10.2) of any 16 bytes; dvKeyDesc inverts
+// every bit of it.
+func dvKeyAsc(id [16]byte) []byte {
+	ticks := uint64(id[6]&0x0f)<<56 | uint64(id[7])<<48 | uint64(id[4])<<40 | uint64(id[5])<<32 | uint64(binary.BigEndian.Uint32(id[0:4]))
+	k := binary.BigEndian.AppendUint64(nil, ticks<<4|uint64(id[6]>>4))
+	for _, b := range id[8:] {
+		k = append(k, b^0x80)
+	}
+	return k
+}
+
+func dvKeyDesc(id [16]byte) []byte {
+	k := dvKeyAsc(id)
+	for i := range k {
+		k[i] = ^k[i]
+	}
+	return k
+}
+
+// dvEncDesc returns the row key and (when the description has a value) the
+// value a description stands for, per driver.
+func dvEncDesc(driver string, d *dvDesc) (key, value []byte, err error) {
+	if d == nil {
+		return nil, nil, errors.New("no description")
+	}
+	switch driver {
+	case "tally":
+		if d.TallyRow {
+			key = []byte("t")
+			if d.FoldedThrough != nil {
+				value = dvEnvelope("tally.tally", 1).arr(3).str("sum").int(int64(*d.FoldedThrough)).int(int64(*d.Sum))
+			}
+			return key, value, nil
+		}
+		key = append([]byte("s"), d.Mutator...)
+		if d.ExpiresAt != nil {
+			value = dvEnvelope("tally.shard", 1).arr(4).str("sum").str(d.Mutator).int(int64(*d.ExpiresAt)).int(int64(*d.Sum))
+		}
+		return key, value, nil
+	case "deltalog":
+		id, err := dvParseUUID(d.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		key = append(dvKeyDesc(id), d.Kind...)
+		if d.Delta != nil {
+			kind := uint64(d.Kind[0])
+			written := int64(0)
+			if d.Written != nil {
+				written = int64(*d.Written)
+			}
+			m := dvEnvelope("deltalog.cell", 1).arr(5).bin(id[:]).uint(kind).int(int64(*d.Delta)).int(written)
+			if d.Stats == nil {
+				m = m.raw(0xc0)
+			} else {
+				hi, err1 := strconv.ParseUint(d.Stats.SumSqHi, 10, 64)
+				lo, err2 := strconv.ParseUint(d.Stats.SumSqLo, 10, 64)
+				if err1 != nil || err2 != nil {
+					return nil, nil, errors.New("bad sumsq")
+				}
+				m = m.arr(6).int(int64(d.Stats.Count)).int(int64(d.Stats.Sum)).int(int64(d.Stats.Min)).int(int64(d.Stats.Max)).uint(hi).uint(lo)
+			}
+			value = m
+		}
+		return key, value, nil
+	case "balance":
+		uid, err := dvParseUUID(d.UpdateID)
+		if err != nil {
+			return nil, nil, err
+		}
+		ver, err := dvParseUUID(d.Version)
+		if err != nil {
+			return nil, nil, err
+		}
+		key = append(append(dvKeyDesc(uid), d.Kind...), dvKeyAsc(ver)...)
+		if d.Amount != nil {
+			m := dvEnvelope("balance.row", 2).arr(7).bin(uid[:]).uint(uint64(d.Kind[0]))
+			if ver == ([16]byte{}) {
+				m = m.raw(0xc0)
+			} else {
+				m = m.bin(ver[:])
+			}
+			covers, settled, target := int64(0), false, uint64(0)
+			if d.Covers != nil {
+				covers = int64(*d.Covers)
+			}
+			if d.Settled != nil {
+				settled = *d.Settled
+			}
+			if d.Target != "" {
+				target = uint64(d.Target[0])
+			}
+			value = m.int(int64(*d.Amount)).int(covers).bool(settled).uint(target)
+		}
+		return key, value, nil
+	}
+	return nil, nil, fmt.Errorf("driver %q has no rows", driver)
+}
+
+// dvCheckEncodings requires every value and row key of a vector to be the
+// encoding of its description.
+func dvCheckEncodings(driver string, v dvVector) []string {
+	var out []string
+	sib := func(where, value string, s *dvState) {
+		if s == nil {
+			out = append(out, where+": no state")
+			return
+		}
+		b, err := dvEncState(s)
+		if err != nil || hex.EncodeToString(b) != value {
+			out = append(out, fmt.Sprintf("%s: value %s is not the encoding of its state (%s, %v)", where, value, hex.EncodeToString(b), err))
+		}
+	}
+	row := func(where, key, value string, d *dvDesc) {
+		k, val, err := dvEncDesc(driver, d)
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", where, err))
+			return
+		}
+		if hex.EncodeToString(k) != key {
+			out = append(out, fmt.Sprintf("%s: key %s is not the key of %+v (%x)", where, key, *d, k))
+		}
+		if value != "" && hex.EncodeToString(val) != value {
+			out = append(out, fmt.Sprintf("%s: value %s is not the encoding of %+v (%x)", where, value, *d, val))
+		}
+	}
+	for i, s := range v.InitialSiblings {
+		sib(fmt.Sprintf("initial sibling %d", i+1), s.Value, s.State)
+	}
+	for i, r := range v.InitialRows {
+		row(fmt.Sprintf("initial row %d", i+1), r.Key, r.Value, r.Is)
+	}
+	for i, s := range v.Steps {
+		for j, c := range s.Calls {
+			where := fmt.Sprintf("step %d call %d (%s)", i+1, j+1, c.Method)
+			if c.Method == "put" {
+				sib(where, c.Value, c.State)
+			}
+			for k, sb := range c.Siblings {
+				sib(fmt.Sprintf("%s sibling %d", where, k+1), sb.Value, sb.State)
+			}
+			for k, r := range c.Rows {
+				row(fmt.Sprintf("%s row %d", where, k+1), r.Key, r.Value, r.Is)
+			}
+			for k, m := range c.Mutations {
+				if m.Op == "delete-partition" {
+					continue
+				}
+				row(fmt.Sprintf("%s mutation %d", where, k+1), m.Key, m.Value, m.Is)
+				if m.Op == "put" && (m.Is == nil || m.Value == "") {
+					out = append(out, where+": a put without its value described")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// The vectors, as steps and faults; dvGen* run them on the in-memory stores
+// to fill in the calls and results.
+
+// dvStepOf is a step with the faults of its store calls, in call order.
+func dvStepOf(s dvStep, faults ...string) dvStep { s.faults = faults; return s }
+
+func dvGenerate(driver string, vs []dvVector) []dvVector {
+	out := make([]dvVector, 0, len(vs))
+	for _, v := range vs {
+		got, err := dvRun(driver, v, false)
+		if err != nil {
+			panic(fmt.Sprintf("%s vector %q: %v", driver, v.Name, err))
+		}
+		out = append(out, got)
+	}
+	return out
+}
+
+const dvLedgerKey = "acct"
+
+var dvLedgersABC = []dvLedger{{"a", "a~aaaaaaaa"}, {"b", "b~bbbbbbbb"}, {"c", "c~cccccccc"}}
+
+func dvCredit(l, txn string, amount int64, faults ...string) dvStep {
+	return dvStepOf(dvStep{Op: "credit", Ledger: l, Txn: txn, Amount: dvI(amount)}, faults...)
+}
+
+func dvDebit(l, txn string, amount int64, faults ...string) dvStep {
+	return dvStepOf(dvStep{Op: "debit", Ledger: l, Txn: txn, Amount: dvI(amount)}, faults...)
+}
+
+func dvLedgerOp(op, l string, faults ...string) dvStep {
+	return dvStepOf(dvStep{Op: op, Ledger: l}, faults...)
+}
+
+func dvGenLedger() dvFile {
+	opts := func(retries, h, f int) dvOptions {
+		return dvOptions{Key: dvLedgerKey, RetryCount: retries, HistoryLength: h, FoldedLength: f}
+	}
+	// The state of "Compact is all or nothing": a's entry in P holds two
+	// credits and in N two debits at sequence number 2^63-1, so that with
+	// history length 1 both halves have a fold to do and N cannot
+	// increment its sequence number.
+	maxSeq := strconv.FormatUint(tpncounter.MaxSeq, 10)
+	overflowing := &dvState{
+		P:     []dvEntry{{Actor: "a~aaaaaaaa", Seq: "2", History: []dvTxn{{"c1", 10}, {"c2", 20}}, Folded: []dvTxn{}}},
+		N:     []dvEntry{{Actor: "a~aaaaaaaa", Seq: maxSeq, History: []dvTxn{{"d1", 1}, {"d2", 2}}, Folded: []dvTxn{}}},
+		Value: 27,
+	}
+	overflowingBytes, err := dvEncState(overflowing)
+	if err != nil {
+		panic(err)
+	}
+	vs := []dvVector{
+		{Name: "new credit", Note: "the first write of a key: fetch (no siblings, no token), then put with no token",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvLedgerOp("value", "a"),
+			}},
+		{Name: "duplicate credit", Note: "a transaction the fetched state holds is not written again, on this ledger or another; the same id with another sign is conflicting_transaction",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("a", "t1", 5),
+				dvCredit("b", "t1", 5),
+				dvDebit("b", "t1", 5),
+				dvLedgerOp("value", "b"),
+			}},
+		{Name: "ambiguous put that landed, then the retry", Note: "the put's acknowledgement is lost but the write took effect: the second attempt's fetch finds the transaction and the call answers applied without writing again; the value counts it once",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "ambiguous_landed"),
+				dvCredit("a", "t2", 7),
+				dvLedgerOp("value", "b"),
+			}},
+		{Name: "ambiguous put that was lost, then the retry", Note: "the put did not take effect: the second attempt's fetch does not hold the transaction, the ledger's own last write (merged into every read) does, so the transaction is written again, once",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "ambiguous_lost"),
+				dvLedgerOp("value", "b"),
+			}},
+		{Name: "every attempt ambiguous, then the next write lands it", Note: "retry_count 1: both attempts are lost; the call fails ambiguous_write and the ledger keeps the write pending. Another ledger does not see it; this ledger does (read-your-writes). Its next credit writes both transactions, and a resend of the first is then a duplicate",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvLedgerOp("value", "b"),
+				dvLedgerOp("value", "a"),
+				dvCredit("a", "t2", 7),
+				dvCredit("a", "t1", 5),
+				dvLedgerOp("value", "b"),
+			}},
+		{Name: "a resend after a pending write is a duplicate that lands it", Note: "the first call fails ambiguous_write with the write lost; the caller resends the same transaction: the fetch does not hold it, the ledger's pending write does, so the outcome is duplicate and the put lands it",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t1", 5),
+				dvLedgerOp("value", "b"),
+			}},
+		{Name: "refused put", Note: "a refused put did not land and is forgotten: the next attempt applies the transaction again. When every attempt is refused the call fails unavailable, nothing is pending, and a resend is applied (not a duplicate)",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "refuse"),
+				dvCredit("a", "t2", 7, "", "refuse", "", "refuse", "", "refuse"),
+				dvLedgerOp("value", "b"),
+				dvCredit("a", "t2", 7),
+			}},
+		{Name: "siblings merged", Note: "b and c write without seeing each other (c's fetch is answered from before b's put, as by a lagging replica), leaving two siblings; b's Find merges them and puts with the token covering both, and a's credit then reads one sibling",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("b", "t2", 7),
+				dvDebit("c", "t3", 4, "stale"),
+				dvLedgerOp("find", "b"),
+				dvCredit("a", "t1", 5),
+				dvLedgerOp("value", "c"),
+			}},
+		{Name: "stale read", Note: "a's third fetch is answered from before its second put: the ledger merges its own last write into the read, so the put still holds t1 and t2; its token no longer covers the newest sibling, which survives beside it until the next write merges both",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("a", "t2", 7),
+				dvCredit("a", "t3", 1, "stale"),
+				dvLedgerOp("value", "b"),
+				dvCredit("b", "t4", 2),
+				dvLedgerOp("value", "a"),
+			}},
+		{Name: "Compact is all or nothing when one half overflows", Note: "the key holds a's entries: P with two credits, N with two debits at sequence number 2^63-1 (history length 1, so both have a fold to do). Find compacts both halves: N's cannot increment its sequence number, so Compact fails overflow, neither half changes and nothing is written. A credit compacts only P (Apply works on one half) and lands; N is unchanged in what it writes. A debit fails overflow",
+			Options: opts(2, 1, 4), Ledgers: dvLedgersABC[:1],
+			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(overflowingBytes), State: overflowing}},
+			Steps: []dvStep{
+				dvLedgerOp("find", "a"),
+				dvCredit("a", "c3", 30),
+				dvLedgerOp("find", "a"),
+				dvDebit("a", "d3", 3),
+				dvLedgerOp("value", "a"),
+			}},
+	}
+	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs)}
+}
+
+// ---------------------------------------------------------------------------
+
+var dvT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func dvAt(base time.Time, d time.Duration) string { return base.Add(d).Format(time.RFC3339Nano) }
+
+func dvTallyStep(op, mutator string, values []int64, faults ...string) dvStep {
+	s := dvStep{Op: op, Mutator: mutator}
+	for _, v := range values {
+		s.Values = append(s.Values, dvInt(v))
+	}
+	return dvStepOf(s, faults...)
+}
+
+func dvClock(s dvStep, at string) dvStep { s.Clock = at; return s }
+
+func dvGenTally() dvFile {
+	opts := func(resends int) dvOptions {
+		return dvOptions{Key: "hits", Kind: "sum", LifetimeNS: dvI(int64(time.Hour)), MarginNS: dvI(int64(10 * time.Minute)),
+			MaxSkewNS: dvI(int64(time.Minute)), GraceNS: dvI(int64(3 * time.Minute)), Resends: dvN(resends), MaxRows: 1000}
+	}
+	st, up := dvTallyStep, func(m string, vals ...int64) dvStep { return dvTallyStep("update", m, vals) }
+	day := func(n int) time.Time { return dvT0.AddDate(0, 0, n) }
+	// A tally row folded through t0+1h holding 100, and a shard that
+	// expired at t0+1h (already inside it): rows a GC's view may show
+	// when its deletes are not visible.
+	folded := dvI(day(7).Add(time.Hour).UnixMicro())
+	initial := []dvRow{
+		{Is: &dvDesc{TallyRow: true, FoldedThrough: folded, Sum: dvI(100)}},
+		{Is: &dvDesc{Mutator: "m0", ExpiresAt: folded, Sum: dvI(100)}},
+	}
+	for i := range initial {
+		k, v, err := dvEncDesc("tally", initial[i].Is)
+		if err != nil {
+			panic(err)
+		}
+		initial[i].Key, initial[i].Value = hex.EncodeToString(k), hex.EncodeToString(v)
+	}
+	vs := []dvVector{
+		{Name: "flush writes the mutator's whole state", Note: "stage 3 and 4, flush: one put of the shard row s<mutator> holding 7 at write timestamp now (µs); a second update at the same clock reading writes 12 at the next microsecond; a flush with nothing staged makes no call",
+			Options: opts(2), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(0), 0)),
+				st("stage", "m1", []int64{3, 4}),
+				st("flush", "m1", nil),
+				up("m1", 5),
+				st("flush", "m1", nil),
+				dvClock(st("read", "", nil), dvAt(day(0), time.Second)),
+			}},
+		{Name: "an ambiguous flush is resent with the same bytes and timestamp", Note: "the first attempt's answer is ambiguous (the write was lost): the same put is sent again at the same write timestamp and acknowledged; the update counts once",
+			Options: opts(2), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(1), 0)),
+				st("update", "m1", []int64{5}, "ambiguous_lost"),
+				st("read", "", nil),
+			}},
+		{Name: "a flush that stays unknown, then Retry", Note: "resends 1: both attempts are ambiguous (the first landed). The mutator holds the write unresolved and refuses updates; a read already sees it. Retry sends the same bytes at the same timestamp; the next update writes at a later timestamp. The update counts once",
+			Options: opts(1), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(2), 0)),
+				st("update", "m1", []int64{5}, "ambiguous_landed", "ambiguous_lost"),
+				st("stage", "m1", []int64{1}),
+				st("read", "", nil),
+				dvClock(st("retry", "m1", nil), dvAt(day(2), time.Second)),
+				up("m1", 2),
+				st("read", "", nil),
+			}},
+		{Name: "Abandon overwrites an unknown write with the acknowledged state", Note: "5 is acknowledged; the update of 4 stays unknown although it landed (a read shows 9). Abandon writes the acknowledged shard (5) at a greater timestamp: the 4 is then not counted, and the mutator takes updates again",
+			Options: opts(1), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(3), 0)),
+				up("m1", 5),
+				st("update", "m1", []int64{4}, "ambiguous_landed", "ambiguous_landed"),
+				st("read", "", nil),
+				st("abandon", "m1", nil),
+				st("read", "", nil),
+				up("m1", 1),
+				st("read", "", nil),
+			}},
+		{Name: "a refused flush discards the staged updates", Note: "resends 0: the only attempt is refused, so the staged 5 is discarded and not counted; the next update writes 2, not 7",
+			Options: opts(0), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(4), 0)),
+				st("update", "m1", []int64{5}, "refuse"),
+				st("read", "", nil),
+				up("m1", 2),
+				st("read", "", nil),
+			}},
+		{Name: "a mutator refuses updates within Margin of its expiry", Note: "lifetime 1h, margin 10m: an update at 49m59s is written; at 50m the mutator is dead (expired), its staged updates are discarded, and nothing is written",
+			Options: opts(2), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(5), 0)),
+				dvClock(up("m1", 1), dvAt(day(5), 49*time.Minute+59*time.Second)),
+				dvClock(up("m1", 2), dvAt(day(5), 50*time.Minute)),
+				st("flush", "m1", nil),
+				st("read", "", nil),
+			}},
+		{Name: "an unknown write cannot be settled after expiry", Note: "both attempts are ambiguous; once the clock reaches expires_at Retry and Abandon make no call and answer ambiguous_write and expired",
+			Options: opts(1), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(6), 0)),
+				st("update", "m1", []int64{5}, "ambiguous_lost", "ambiguous_lost"),
+				dvClock(st("retry", "m1", nil), dvAt(day(6), time.Hour)),
+				st("abandon", "m1", nil),
+			}},
+		{Name: "GC folds final shards into the tally", Note: "grace 3m. m1 expires at +1h, m2 at +1h30m. At +1h3m m1 is not yet final (expires_at < now - grace is strict): GC reads and writes nothing. At +1h3m1s GC folds m1 (expires_at < now - grace): one batch at write timestamp m1's expires_at, the tally put then the delete; m2 stays live. A second GC then has nothing final and writes nothing. At +1h33m1s GC folds m2 on top of the tally. The value never changes",
+			Options: opts(2), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(8), 0)),
+				up("m1", 5),
+				dvClock(st("new_mutator", "m2", nil), dvAt(day(8), 30*time.Minute)),
+				up("m2", 7),
+				dvClock(st("gc", "", nil), dvAt(day(8), time.Hour+3*time.Minute)),
+				dvClock(st("gc", "", nil), dvAt(day(8), time.Hour+3*time.Minute+time.Second)),
+				st("read", "", nil),
+				st("gc", "", nil),
+				dvClock(st("gc", "", nil), dvAt(day(8), time.Hour+33*time.Minute+time.Second)),
+				st("read_complete", "", nil),
+			}},
+		{Name: "a shard inside the tally is skipped and deleted again", Note: "the partition holds a tally folded through +1h (100) and m0's shard, which expired at +1h and is inside it. A read skips m0 (counted once, 100 + 7); GC deletes it again without combining it, and folds m1",
+			Options: opts(2), InitialRows: initial, Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(7), 10*time.Minute)),
+				up("m1", 7),
+				st("read", "", nil),
+				dvClock(st("gc", "", nil), dvAt(day(7), 2*time.Hour)),
+				st("read", "", nil),
+			}},
+	}
+	return dvFile{Driver: "tally", Note: "SPEC.md 7.4 and 11.1: tally mutators and GC against a scripted partition store", Vectors: dvGenerate("tally", vs)}
+}
+
+// ---------------------------------------------------------------------------
+
+// dvTimeID is the version 1 UUID at time at with clock sequence 0x0101 and
+// node n.
+func dvTimeID(at time.Time, n uint64) string { return dvUUID(timeid.FromParts(at, 0x0101, n)) }
+
+func dvAdd(key string, at time.Time, node uint64, amount int64, faults ...string) dvStep {
+	return dvStepOf(dvStep{Op: "add", Key: key, ID: dvTimeID(at, node), Amount: dvI(amount)}, faults...)
+}
+
+func dvKeyOp(op, key string, faults ...string) dvStep {
+	return dvStepOf(dvStep{Op: op, Key: key}, faults...)
+}
+
+func dvGenDeltalog() dvFile {
+	opts := dvOptions{Key: "views", WindowNS: dvI(int64(10 * time.Minute)), FutureSkewNS: dvI(int64(5 * time.Second)),
+		SafetyMarginNS: dvI(int64(time.Minute)), MaxScanNS: dvI(int64(10 * time.Second)), CompactGraceNS: dvI(int64(2 * time.Minute))}
+	const k = "views"
+	base := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	day := func(n int) time.Time { return base.AddDate(0, 0, n) }
+	at := func(n int, d time.Duration) string { return dvAt(day(n), d) }
+	// The cells of the merge vectors: a at -30m (1), b at -20m (2), c at
+	// -15m (3), x at -10m30s (8), d at -5m (4), each added at its own time.
+	// A merge at 0 has cutoff -11m: x is inside the window plus the safety
+	// margin and stays out of the merge cell.
+	mergeSetup := func(n int) []dvStep {
+		t := day(n)
+		return []dvStep{
+			dvClock(dvAdd(k, t.Add(-30*time.Minute), 0xa, 1), at(n, -30*time.Minute)),
+			dvClock(dvAdd(k, t.Add(-20*time.Minute), 0xb, 2), at(n, -20*time.Minute)),
+			dvClock(dvAdd(k, t.Add(-15*time.Minute), 0xc, 3), at(n, -15*time.Minute)),
+			dvClock(dvAdd(k, t.Add(-10*time.Minute-30*time.Second), 0xf, 8), at(n, -10*time.Minute-30*time.Second)),
+			dvClock(dvAdd(k, t.Add(-5*time.Minute), 0xd, 4), at(n, -5*time.Minute)),
+		}
+	}
+	vs := []dvVector{
+		{Name: "add writes one cell; a resend rewrites it", Note: "window 10m, future skew 5s, both bounds accepted. Each add is one put of the regular cell at write timestamp max(now, last + 1) in µs; a resend of the same id and delta writes the same row again; ids outside the window are refused before any call",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(0).Add(-time.Minute), 1, 5), at(0, 0)),
+				dvAdd(k, day(0).Add(-time.Minute), 1, 5),
+				dvAdd(k, day(0).Add(-10*time.Minute-time.Nanosecond*100), 2, 9),
+				dvAdd(k, day(0).Add(-10*time.Minute), 3, 1),
+				dvAdd(k, day(0).Add(5*time.Second+100*time.Nanosecond), 4, 9),
+				dvAdd(k, day(0).Add(5*time.Second), 5, 2),
+				dvKeyOp("read", k),
+			}},
+		{Name: "an ambiguous add, resent, counts once", Note: "add makes one attempt: an ambiguous answer is the caller's to resend. Resending the same id and delta rewrites the same cell whether the first write landed or not; a refused add did not land",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(1), 1, 3, "ambiguous_landed"), at(1, time.Second)),
+				dvAdd(k, day(1), 1, 3),
+				dvAdd(k, day(1).Add(time.Millisecond), 2, 4, "ambiguous_lost"),
+				dvKeyOp("read", k),
+				dvAdd(k, day(1).Add(time.Millisecond), 2, 4),
+				dvAdd(k, day(1).Add(2*time.Millisecond), 3, 1, "refuse"),
+				dvKeyOp("read", k),
+			}},
+		{Name: "merge cells", Note: "cells a (1), b (2), c (3), x (8), d (4) at -30m, -20m, -15m, -10m30s, -5m. Merge at 0 scans the whole log (no merge cell yet), takes cutoff now - window - safety margin = -11m, and writes a merge cell at c, the newest cell before it, holding a + b + c with their stats and written = now (ns); x, inside the safety margin, stays out. A read then stops at that merge cell. A second merge has nothing new to merge (the newest old cell is the merge cell). At +20m, with e (5) added at +1m, a merge covers e, d, x and the first merge cell, and a read reads only it",
+			Options: opts, Steps: append(mergeSetup(2),
+				dvClock(dvKeyOp("read", k), at(2, 0)),
+				dvKeyOp("merge", k),
+				dvKeyOp("read", k),
+				dvKeyOp("merge", k),
+				dvClock(dvAdd(k, day(2).Add(time.Minute), 0xe, 5), at(2, time.Minute)),
+				dvClock(dvKeyOp("merge", k), at(2, 20*time.Minute)),
+				dvKeyOp("read", k),
+			)},
+		{Name: "compaction waits CompactGrace, then deletes what a merge cell covers", Note: "compact grace 2m. The merge cell at c is written at 0. At +1m59s compact scans the whole log and finds no merge cell old enough: nothing is deleted. At +2m it deletes, with one range delete, every row from the regular cell at c's id to the end of the partition. The value is unchanged. A compaction whose delete is ambiguous (lost) is simply run again",
+			Options: opts, Steps: append(mergeSetup(3),
+				dvClock(dvKeyOp("merge", k), at(3, 0)),
+				dvClock(dvKeyOp("compact", k), at(3, time.Minute+59*time.Second)),
+				dvClock(dvKeyOp("compact", k, "", "ambiguous_lost"), at(3, 2*time.Minute)),
+				dvKeyOp("read", k),
+				dvKeyOp("compact", k),
+				dvKeyOp("read", k),
+				dvKeyOp("compact", k),
+			)},
+		{Name: "compact looks past a younger merge cell", Note: "merge cells at c (written at 0) and at e (written at +20m). At +21m the merge cell at e is younger than compact grace, so compact scans past it to the one at c and deletes below that",
+			Options: opts, Steps: append(mergeSetup(4),
+				dvClock(dvKeyOp("merge", k), at(4, 0)),
+				dvClock(dvAdd(k, day(4).Add(time.Minute), 0xe, 5), at(4, time.Minute)),
+				dvClock(dvKeyOp("merge", k), at(4, 20*time.Minute)),
+				dvClock(dvKeyOp("compact", k), at(4, 21*time.Minute)),
+				dvKeyOp("read", k),
+			)},
+		{Name: "a merge whose sum overflows writes nothing", Note: "a and b are 2^62 each, c is -2^62 and newer. Reads sum exactly: 2^62. A merge at b would hold a + b = 2^63, which does not fit: it fails overflow and writes nothing, and the log is unchanged",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(5).Add(-30*time.Minute), 0xa, 1<<62), at(5, -30*time.Minute)),
+				dvClock(dvAdd(k, day(5).Add(-20*time.Minute), 0xb, 1<<62), at(5, -20*time.Minute)),
+				dvClock(dvAdd(k, day(5).Add(-5*time.Minute), 0xc, -(1<<62)), at(5, -5*time.Minute)),
+				dvClock(dvKeyOp("read", k), at(5, 0)),
+				dvKeyOp("merge", k),
+				dvKeyOp("read", k),
+			}},
+	}
+	return dvFile{Driver: "deltalog", Note: "SPEC.md 8.4, 8.5 and 11.1: deltalog counters against a scripted partition store", Vectors: dvGenerate("deltalog", vs)}
+}
+
+func dvGenBalance() dvFile {
+	opts := dvOptions{Key: "acct", WindowNS: dvI(int64(5 * time.Minute)), FutureSkewNS: dvI(int64(5 * time.Second)),
+		SafetyMarginNS: dvI(int64(30 * time.Second)), MaxMergeNS: dvI(int64(10 * time.Second)),
+		SettleGraceNS: dvI(int64(time.Minute)), GCGraceNS: dvI(int64(10 * time.Minute))}
+	const k = "acct"
+	base := time.Date(2032, 1, 1, 0, 0, 0, 0, time.UTC)
+	day := func(n int) time.Time { return base.AddDate(0, 0, n) }
+	at := func(n int, d time.Duration) string { return dvAt(day(n), d) }
+	vs := []dvVector{
+		{Name: "add writes one N row", Note: "window 5m, future skew 5s. Each add is one put of the N row (its version the amount's key) at write timestamp max(now, last + 1) µs; a resend rewrites the same row; ids outside the window are refused before any call; an ambiguous add is resent by the caller",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(0).Add(-time.Minute), 1, 5), at(0, 0)),
+				dvAdd(k, day(0).Add(-time.Minute), 1, 5),
+				dvAdd(k, day(0).Add(-6*time.Minute), 2, 9),
+				dvAdd(k, day(0).Add(-30*time.Second), 3, -2, "ambiguous_lost"),
+				dvKeyOp("balance", k),
+				dvAdd(k, day(0).Add(-30*time.Second), 3, -2),
+				dvKeyOp("balance", k),
+			}},
+		{Name: "merge steps 4 to 8 over time", Note: "settle grace 1m, GC grace 10m. Merge at +1s: one version at the clock (step 4), a tombstone per live row in one batch (step 5), the sum row (step 6). At +3s only the sum row is live: nothing to merge, one read. At +1m2s the sum row is settle grace old: step 7 deletes the N rows it covers and marks it settled, in one batch. At +10m2s its tombstones are GC grace old and their targets are gone: step 8 collects them. The balance is 3 throughout",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(1), 1, 5), at(1, 0)),
+				dvAdd(k, day(1).Add(time.Millisecond), 2, -2),
+				dvClock(dvKeyOp("merge", k), at(1, time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(1, 3*time.Second)),
+				dvClock(dvKeyOp("merge", k), at(1, time.Minute+2*time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(1, 10*time.Minute+2*time.Second)),
+				dvKeyOp("balance", k),
+			}},
+		{Name: "a racing merge's sum row is invalid and collected", Note: "merge A at +1s covers u1 and u2. Merge B at +2s reads the partition as it was before A's two writes (as a merge that read before them would): it writes tombstones and a sum row of its own, which are invalid because A, validated first, already took the rows. The balance stays 12. At +12m one merge settles A (deleting u1, u2) and collects B's rows and A's tombstones",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(2), 1, 5), at(2, 0)),
+				dvAdd(k, day(2).Add(time.Millisecond), 2, 7),
+				dvClock(dvKeyOp("merge", k), at(2, time.Second)),
+				dvClock(dvKeyOp("merge", k, "stale2"), at(2, 2*time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(2, 12*time.Minute)),
+				dvKeyOp("balance", k),
+			}},
+		{Name: "step 4: the version follows a sum row ahead of the clock", Note: "merge A at +10s writes a sum row at +10s. Merge B's clock reads +7s, 3s behind (within future skew 5s): its version is A's time + 100ns, and its writes still take increasing timestamps. Merge C's clock reads +4s, more than 5s behind B's sum row: it fails unavailable after one read and writes nothing",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(3), 1, 5), at(3, 0)),
+				dvClock(dvKeyOp("merge", k), at(3, 10*time.Second)),
+				dvClock(dvAdd(k, day(3).Add(time.Second), 2, 1), at(3, 7*time.Second)),
+				dvKeyOp("merge", k),
+				dvClock(dvAdd(k, day(3).Add(2*time.Second), 3, 1), at(3, 4*time.Second)),
+				dvKeyOp("merge", k),
+				dvKeyOp("balance", k),
+			}},
+		{Name: "a merge stopped after its tombstones leaves the balance unchanged", Note: "the tombstone batch is ambiguous (it landed): the merge stops with no sum row, so the tombstones are invalid and cancel nothing (balance 12). A later merge covers the rows again and reports the orphan tombstones as too young; after GC grace a merge collects them",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(4), 1, 5), at(4, 0)),
+				dvAdd(k, day(4).Add(time.Millisecond), 2, 7),
+				dvClock(dvKeyOp("merge", k, "", "ambiguous_landed"), at(4, time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(4, 2*time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(4, 11*time.Minute)),
+				dvKeyOp("balance", k),
+			}},
+	}
+	return dvFile{Driver: "balance", Note: "SPEC.md 9.3 and 11.1: balance adds and merges against a scripted partition store", Vectors: dvGenerate("balance", vs)}
+}
+
+// ---------------------------------------------------------------------------
+// The model store (SPEC.md 10): what every read of a vector must answer,
+// given the writes before it that landed.
+
+// dvModelStore replays a vector's calls on a model of the two storage
+// shapes and requires every read's answer to be the state the landed writes
+// left (or, for a read marked stale n, the state n landed writes before).
+func dvModelStore(v dvVector) []string {
+	var out []string
+	type sibling struct {
+		dot   int
+		value string
+	}
+	sibs := map[string][][]sibling{} // key -> every state, oldest first
+	tokens := map[string][]int{}     // token -> the dots it covers
+	dot := 0
+	sibState := func(key string) [][]sibling {
+		if len(sibs[key]) == 0 {
+			sibs[key] = [][]sibling{nil}
+		}
+		return sibs[key]
+	}
+	if len(v.InitialSiblings) > 0 {
+		var st []sibling
+		for _, s := range v.InitialSiblings {
+			dot++
+			st = append(st, sibling{dot, s.Value})
+		}
+		sibs[v.Options.Key] = [][]sibling{st}
+	}
+	var writes []dvPW                // every landed mutation
+	parts := map[string][][]dvPRow{} // partition -> every visible state, oldest first
+	partState := func(p string) [][]dvPRow {
+		if len(parts[p]) == 0 {
+			parts[p] = [][]dvPRow{nil}
+		}
+		return parts[p]
+	}
+	if len(v.InitialRows) > 0 {
+		for _, r := range v.InitialRows {
+			writes = append(writes, dvPW{op: "put", partition: v.Options.Key, key: r.Key, value: r.Value, ts: 1})
+		}
+		parts[v.Options.Key] = [][]dvPRow{dvVisible(writes, v.Options.Key)}
+	}
+	for i, s := range v.Steps {
+		for j, c := range s.Calls {
+			where := fmt.Sprintf("step %d call %d (%s)", i+1, j+1, c.Method)
+			landed := c.Reply == "ok" || (c.Reply == "ambiguous" && c.Landed != nil && *c.Landed)
+			if c.Reply == "ambiguous" && c.Landed == nil {
+				out = append(out, where+": an ambiguous write must say whether it landed")
+			}
+			switch c.Method {
+			case "fetch":
+				if c.Reply != "ok" {
+					continue
+				}
+				h := sibState(c.Key)
+				if c.Stale < 0 || c.Stale >= len(h) {
+					out = append(out, fmt.Sprintf("%s: stale %d, but only %d states", where, c.Stale, len(h)))
+					continue
+				}
+				st := h[len(h)-1-c.Stale]
+				var want, got []string
+				var dots []int
+				for _, sb := range st {
+					want, dots = append(want, sb.value), append(dots, sb.dot)
+				}
+				for _, sb := range c.Siblings {
+					got = append(got, sb.Value)
+				}
+				slices.Sort(want)
+				slices.Sort(got)
+				if !slices.Equal(want, got) {
+					out = append(out, fmt.Sprintf("%s: siblings are not the stored ones (%d given, %d stored)", where, len(got), len(want)))
+				}
+				slices.Sort(dots)
+				if prev, ok := tokens[c.Token]; ok && !slices.Equal(prev, dots) {
+					out = append(out, fmt.Sprintf("%s: token %q covered other siblings before", where, c.Token))
+				}
+				tokens[c.Token] = dots
+			case "put":
+				covered, ok := tokens[c.Token]
+				if c.Token != "" && !ok {
+					out = append(out, fmt.Sprintf("%s: token %q was never fetched", where, c.Token))
+				}
+				if !landed {
+					continue
+				}
+				h := sibState(c.Key)
+				var next []sibling
+				for _, sb := range h[len(h)-1] {
+					if !slices.Contains(covered, sb.dot) {
+						next = append(next, sb)
+					}
+				}
+				dot++
+				sibs[c.Key] = append(h, append(next, sibling{dot, c.Value}))
+			case "snapshot", "scan":
+				if c.Reply != "ok" {
+					continue
+				}
+				h := partState(c.Key)
+				if c.Stale < 0 || c.Stale >= len(h) {
+					out = append(out, fmt.Sprintf("%s: stale %d, but only %d states", where, c.Stale, len(h)))
+					continue
+				}
+				var want []dvPRow
+				for _, r := range h[len(h)-1-c.Stale] {
+					if r.key >= c.From {
+						want = append(want, r)
+					}
+				}
+				var got []dvPRow
+				for _, r := range c.Rows {
+					got = append(got, dvPRow{r.Key, r.Value})
+				}
+				if !slices.Equal(want, got) {
+					out = append(out, fmt.Sprintf("%s: rows are not the stored ones (%d given, %d stored)", where, len(got), len(want)))
+				}
+				if c.Method == "scan" && (c.Visited == nil || *c.Visited > len(c.Rows)) {
+					out = append(out, where+": visited must be given, at most the rows")
+				}
+			case "apply":
+				if !landed {
+					continue
+				}
+				touched := map[string]bool{}
+				for _, m := range c.Mutations {
+					writes = append(writes, dvPW{op: m.Op, partition: m.Partition, key: m.Key, end: m.End, value: m.Value, ts: int64(m.TS)})
+					touched[m.Partition] = true
+				}
+				for p := range touched {
+					parts[p] = append(partState(p), dvVisible(writes, p))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// dvPW is a mutation that took effect; dvPRow a visible row (hex).
+type dvPW struct {
+	op, partition, key, end, value string
+	ts                             int64
+}
+
+type dvPRow struct{ key, value string }
+
+// dvVisible is the partition's rows under SPEC.md 10.2: per row the value
+// with the greatest timestamp (then the greatest bytes) wins, and a delete
+// of any kind with a timestamp at least its own shadows it. Hex strings of
+// equal length order as the bytes do; keys of different lengths are
+// compared as bytes.
+func dvVisible(writes []dvPW, partition string) []dvPRow {
+	best := map[string]dvPW{}
+	for _, w := range writes {
+		if w.partition != partition || w.op != "put" {
+			continue
+		}
+		b, ok := best[w.key]
+		if !ok || w.ts > b.ts || (w.ts == b.ts && bytes.Compare(dvUnhex(w.value), dvUnhex(b.value)) > 0) {
+			best[w.key] = w
+		}
+	}
+	var rows []dvPRow
+	for k, b := range best {
+		shadowed := false
+		for _, w := range writes {
+			if w.partition != partition || w.ts < b.ts {
+				continue
+			}
+			key, from := dvUnhex(k), dvUnhex(w.key)
+			switch w.op {
+			case "delete":
+				shadowed = shadowed || w.key == k
+			case "delete-range":
+				shadowed = shadowed || (bytes.Compare(key, from) >= 0 && (w.end == "" || bytes.Compare(key, dvUnhex(w.end)) < 0))
+			case "delete-partition":
+				shadowed = true
+			}
+		}
+		if !shadowed {
+			rows = append(rows, dvPRow{k, b.value})
+		}
+	}
+	slices.SortFunc(rows, func(a, b dvPRow) int { return bytes.Compare(dvUnhex(a.key), dvUnhex(b.key)) })
+	return rows
+}
+
+// ---------------------------------------------------------------------------
+// Plain models of the protocols. Each walks a vector's steps and derives,
+// from the store's answers alone, the calls each step must make and what it
+// must return, from the SPEC text rather than the drivers' code.
+
+// dvTxns is the transactions a ledger state holds (history and folded,
+// every entry of both halves), with signed amounts.
+func dvTxns(s *dvState) map[string]int64 {
+	out := map[string]int64{}
+	if s == nil {
+		return out
+	}
+	for sign, half := range map[int64][]dvEntry{1: s.P, -1: s.N} {
+		for _, e := range half {
+			for _, x := range append(slices.Clone(e.History), e.Folded...) {
+				out[x.Txn] = sign * int64(x.Amount)
+			}
+		}
+	}
+	return out
+}
+
+func dvShow(v *dvInt) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatInt(int64(*v), 10)
+}
+
+func dvShow64(v *int64) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+func dvUnion(ms ...map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func dvSum(m map[string]int64) int64 {
+	var s int64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// dvModelLedger checks ledger vectors against SPEC.md 6.9, with the value
+// as "each distinct transaction once": every attempt fetches; a transaction
+// the fetch holds is not written (duplicate, or applied when an earlier
+// attempt of the call wrote it; the same id with another signed amount is
+// conflicting_transaction); otherwise one put, with the fetch's token, of
+// exactly the transactions of the fetched siblings, of the ledger's last
+// write that may have landed (acknowledged or ambiguous) and the new one.
+// A refused or ambiguous put is retried up to retry_count times. Sequence
+// numbers only grow: two versions of an entry never share one, and a
+// ledger never writes its entry below a version it has seen.
+func dvModelLedger(v dvVector) []string {
+	var out []string
+	type ledgerModel struct {
+		writer  string
+		last    map[string]int64 // the transactions of its last put that may have landed
+		pending bool
+	}
+	ls := map[string]*ledgerModel{}
+	for _, d := range v.Ledgers {
+		ls[d.Actor] = &ledgerModel{writer: d.Writer, last: map[string]int64{}}
+	}
+	seqs := map[string]map[uint64]string{} // half/actor -> seq -> entry content
+	top := map[string]uint64{}             // half/actor -> the greatest seq seen
+	see := func(where string, s *dvState, writer string) {
+		if s == nil {
+			return
+		}
+		for half, es := range map[string][]dvEntry{"P": s.P, "N": s.N} {
+			for _, e := range es {
+				id := half + "/" + e.Actor
+				seq, _ := strconv.ParseUint(e.Seq, 10, 64)
+				b, _ := json.Marshal(e)
+				if seqs[id] == nil {
+					seqs[id] = map[uint64]string{}
+				}
+				if prev, ok := seqs[id][seq]; ok && prev != string(b) {
+					out = append(out, fmt.Sprintf("%s: two versions of %s's entry in %s with seq %d", where, e.Actor, half, seq))
+				}
+				seqs[id][seq] = string(b)
+				if e.Actor == writer && seq < top[id] {
+					out = append(out, fmt.Sprintf("%s: %s writes its entry in %s at seq %d, below %d seen before", where, writer, half, seq, top[id]))
+				}
+				top[id] = max(top[id], seq)
+			}
+		}
+	}
+	for _, sb := range v.InitialSiblings {
+		see("initial sibling", sb.State, "")
+	}
+	for i, s := range v.Steps {
+		bad := func(format string, args ...any) {
+			out = append(out, fmt.Sprintf("step %d (%s %s): ", i+1, s.Op, s.Txn)+fmt.Sprintf(format, args...))
+		}
+		L := ls[s.Ledger]
+		if L == nil {
+			bad("unknown ledger %q", s.Ledger)
+			continue
+		}
+		var signed int64
+		if s.Amount != nil {
+			signed = int64(*s.Amount)
+			if s.Op == "debit" {
+				signed = -signed
+			}
+		}
+		var (
+			attempts          int
+			appliedHere, done bool
+			outcome, errKind  string
+			landed            bool
+			value             *int64
+		)
+		calls := s.Calls
+		for k := 0; k < len(calls) && !done; {
+			f := calls[k]
+			k++
+			if f.Method != "fetch" || f.Key != v.Options.Key {
+				bad("call %d: want a fetch of %q", k, v.Options.Key)
+				done = true
+				break
+			}
+			attempts++
+			if f.Reply != "ok" {
+				errKind, done = "unavailable", true
+				break
+			}
+			var fetched []map[string]int64
+			for _, sb := range f.Siblings {
+				see(fmt.Sprintf("step %d call %d", i+1, k), sb.State, "")
+				fetched = append(fetched, dvTxns(sb.State))
+			}
+			view := dvUnion(fetched...)
+			if L.pending {
+				covered := true
+				for t, a := range L.last {
+					if x, ok := view[t]; !ok || x != a {
+						covered = false
+					}
+				}
+				if covered {
+					L.pending = false // the write in doubt is in the store
+				}
+			}
+			if s.Op == "value" || (s.Op != "find" && func() bool { _, ok := view[s.Txn]; return ok }()) {
+				if s.Op != "value" && view[s.Txn] != signed {
+					errKind, done = "conflicting_transaction", true
+					break
+				}
+				n := dvSum(dvUnion(view, L.last))
+				value, done = &n, true
+				if s.Op != "value" {
+					landed, outcome = true, "duplicate"
+					if appliedHere {
+						outcome = "applied"
+					}
+				}
+				break
+			}
+			if s.Op == "find" && s.Error == "overflow" {
+				// Compact refuses: an entry of this writer with a fold to do
+				// is at seq 2^63-1 (SPEC.md 6.6); nothing is written.
+				found := false
+				for _, sb := range f.Siblings {
+					for _, e := range append(slices.Clone(sb.State.P), sb.State.N...) {
+						found = found || (e.Actor == L.writer && e.Seq == strconv.FormatUint(tpncounter.MaxSeq, 10))
+					}
+				}
+				if !found {
+					bad("find fails overflow, but no entry of %s is at the largest seq", L.writer)
+				}
+				errKind, done = "overflow", true
+				break
+			}
+			if s.Op == "credit" || s.Op == "debit" {
+				if _, mine := L.last[s.Txn]; !mine && !appliedHere {
+					appliedHere = true
+				}
+				// A debit whose entry in N cannot take a new seq fails
+				// overflow with nothing written (SPEC.md 6.3 step 6).
+				if s.Error == "overflow" && k >= len(calls) {
+					errKind, done = "overflow", true
+					break
+				}
+			}
+			if k >= len(calls) || calls[k].Method != "put" {
+				bad("attempt %d: a put must follow the fetch", attempts)
+				done = true
+				break
+			}
+			p := calls[k]
+			k++
+			if p.Key != v.Options.Key || p.Actor != L.writer || p.Token != f.Token {
+				bad("attempt %d: put of key %q as %q with token %q, want %q as %q with the fetch's token %q", attempts, p.Key, p.Actor, p.Token, v.Options.Key, L.writer, f.Token)
+			}
+			see(fmt.Sprintf("step %d call %d", i+1, k), p.State, L.writer)
+			want := dvUnion(view, L.last)
+			if s.Op != "find" {
+				want[s.Txn] = signed
+			}
+			written := dvTxns(p.State)
+			if !reflect.DeepEqual(written, want) {
+				bad("attempt %d: put writes %v, want %v", attempts, written, want)
+			}
+			switch p.Reply {
+			case "ok":
+				L.last, L.pending = written, false
+				n := dvSum(written)
+				value, landed, done = &n, true, true
+				outcome = "duplicate"
+				if appliedHere {
+					outcome = "applied"
+				}
+			case "ambiguous":
+				L.last, L.pending = written, true
+			}
+			if !done && attempts > v.Options.RetryCount {
+				errKind, done = "ambiguous_write", true
+				if p.Reply == "refused" {
+					errKind = "unavailable"
+				}
+				if s.Op != "find" {
+					outcome = "applied"
+				}
+			}
+		}
+		if !done {
+			bad("the calls end before the step is done")
+		}
+		if errKind != s.Error {
+			bad("error %q, the model says %q", s.Error, errKind)
+		}
+		if s.Op == "credit" || s.Op == "debit" {
+			if errKind == "conflicting_transaction" || errKind == "overflow" {
+				outcome = ""
+			}
+			if s.Outcome != outcome || s.Attempts != attempts || s.Landed == nil || *s.Landed != landed {
+				bad("outcome %q, attempts %d, landed %v; the model says %q, %d, %v", s.Outcome, s.Attempts, s.Landed, outcome, attempts, landed)
+			}
+			if landed && (s.Owner == nil || s.Owner.Amount != dvInt(signed)) {
+				bad("the owner's copy must carry the amount %d", signed)
+			}
+		}
+		if dvShow(s.Value) != dvShow64(value) {
+			bad("value %s, the model says %s", dvShow(s.Value), dvShow64(value))
+		}
+		if s.Pending == nil || *s.Pending != L.pending {
+			bad("pending %v, the model says %v", s.Pending, L.pending)
+		}
+	}
+	return out
+}
+
+// dvSameMuts compares the mutations of an apply with the ones a model
+// expects (op, partition, key, end, value, timestamp).
+func dvSameMuts(got, want []dvMut) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Op != w.Op || g.Partition != w.Partition || g.Key != w.Key || g.End != w.End || g.Value != w.Value || g.TS != w.TS {
+			return false
+		}
+	}
+	return true
+}
+
+// dvEncValue is the encoding of a described tally row value, in hex.
+func dvEncValue(d *dvDesc) string {
+	_, v, err := dvEncDesc("tally", d)
+	if err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(v)
+}
+
+// dvModelTally checks tally vectors against SPEC.md 7.4. A mutator's
+// expires_at is its birth plus Lifetime; it refuses updates from expires_at
+// - Margin on. A flush puts the whole state as the shard row at
+// max(last + 1, now) µs, resends an ambiguous answer with the same bytes
+// and timestamp up to `resends` times, and never sends at or after
+// expires_at. Retry resends the unresolved bytes, Abandon writes the
+// acknowledged state at a fresh timestamp. A read combines the tally with
+// the shards above its folded_through; GC folds the shards with
+// folded_through < expires_at < now - grace in one batch at the largest
+// expires_at folded. With nothing unresolved, a read is the initial value
+// plus every acknowledged update, counted once.
+func dvModelTally(v dvVector) []string {
+	var out []string
+	o := v.Options
+	lifetime, margin, grace := dvDur(o.LifetimeNS).Microseconds(), dvDur(o.MarginNS).Microseconds(), dvDur(o.GraceNS).Microseconds()
+	resends := *o.Resends
+	type mutModel struct {
+		id                           string
+		expires, lastTS              int64
+		committed, pending, lastSent string // hex; "" none
+		committedSum, staged, ack    int64
+		dirty, dead                  bool
+	}
+	muts := map[string]*mutModel{}
+	shard := func(m *mutModel, sum int64) string {
+		return dvEncValue(&dvDesc{Mutator: m.id, ExpiresAt: dvI(m.expires), Sum: dvI(sum)})
+	}
+	read := func(rows []dvRow) (t, value int64, shards []*dvDesc) {
+		for _, r := range rows {
+			if r.Is.TallyRow {
+				t, value = int64(*r.Is.FoldedThrough), int64(*r.Is.Sum)
+			} else {
+				shards = append(shards, r.Is)
+			}
+		}
+		slices.SortFunc(shards, func(a, b *dvDesc) int {
+			if c := int64(*a.ExpiresAt) - int64(*b.ExpiresAt); c != 0 {
+				return map[bool]int{true: -1, false: 1}[c < 0]
+			}
+			return strings.Compare(a.Mutator, b.Mutator)
+		})
+		for _, s := range shards {
+			if int64(*s.ExpiresAt) > t {
+				value += int64(*s.Sum)
+			}
+		}
+		return t, value, shards
+	}
+	_, initial, _ := read(v.InitialRows)
+	var now int64
+	for i, s := range v.Steps {
+		bad := func(format string, args ...any) {
+			out = append(out, fmt.Sprintf("step %d (%s %s): ", i+1, s.Op, s.Mutator)+fmt.Sprintf(format, args...))
+		}
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock).UnixMicro()
+		}
+		calls := s.Calls
+		next := func(method string) (dvCall, bool) {
+			if len(calls) == 0 || calls[0].Method != method {
+				bad("want a %s call next", method)
+				return dvCall{}, false
+			}
+			c := calls[0]
+			calls = calls[1:]
+			return c, true
+		}
+		m := muts[s.Mutator]
+		errKind := ""
+		rollback := func() { m.staged, m.dirty = m.committedSum, false }
+		usable := func() bool {
+			switch {
+			case m.pending != "":
+				errKind = "ambiguous_write"
+			case m.dead:
+				errKind = "expired"
+			case now >= m.expires-margin:
+				m.dead = true
+				rollback()
+				errKind = "expired"
+			default:
+				return true
+			}
+			return false
+		}
+		// send writes data at ts: one put of the shard row per attempt.
+		send := func(data string, ts int64) string {
+			m.lastTS, m.lastSent = ts, data
+			want := []dvMut{{Op: "put", Partition: o.Key, Key: hex.EncodeToString(append([]byte("s"), m.id...)), Value: data, TS: dvInt(ts)}}
+			ambiguous := false
+			for attempt := 0; attempt <= resends; attempt++ {
+				if now >= m.expires {
+					m.dead = true
+					if ambiguous {
+						return "expired+ambiguous_write"
+					}
+					return "expired+unavailable"
+				}
+				c, ok := next("apply")
+				if !ok {
+					return "?"
+				}
+				if !dvSameMuts(c.Mutations, want) {
+					bad("attempt %d writes %+v, want %+v", attempt+1, c.Mutations, want)
+				}
+				switch c.Reply {
+				case "ok":
+					return ""
+				case "refused":
+					if ambiguous {
+						return "ambiguous_write"
+					}
+					return "unavailable"
+				}
+				ambiguous = true
+			}
+			return "ambiguous_write"
+		}
+		nextTS := func() (int64, bool) {
+			ts := max(m.lastTS+1, now)
+			if ts >= m.expires {
+				m.dead = true
+				return 0, false
+			}
+			return ts, true
+		}
+		flush := func() {
+			if !usable() || !m.dirty {
+				return
+			}
+			data := shard(m, m.staged)
+			ts, ok := nextTS()
+			if !ok {
+				rollback()
+				errKind = "expired"
+				return
+			}
+			switch errKind = send(data, ts); errKind {
+			case "":
+				m.committed, m.committedSum, m.ack, m.dirty = data, m.staged, m.staged, false
+			case "ambiguous_write":
+				m.pending = data
+			default:
+				rollback()
+			}
+		}
+		resolve := func(target string) bool {
+			if m.dead || now >= m.expires {
+				m.dead = true
+				errKind = "expired+ambiguous_write"
+				return false
+			}
+			ts := m.lastTS
+			if target != m.lastSent {
+				var ok bool
+				if ts, ok = nextTS(); !ok {
+					errKind = "expired+ambiguous_write"
+					return false
+				}
+			}
+			// A failed round of a resolution leaves the outcome unknown:
+			// an earlier attempt may have landed.
+			switch errKind = send(target, ts); errKind {
+			case "":
+				return true
+			case "unavailable":
+				errKind = "ambiguous_write"
+			}
+			return false
+		}
+		adds := int64(0)
+		for _, x := range s.Values {
+			adds += int64(x)
+		}
+		switch s.Op {
+		case "new_mutator":
+			m = &mutModel{id: s.Mutator, expires: now + lifetime}
+			muts[s.Mutator] = m
+			if s.ExpiresAt == nil || int64(*s.ExpiresAt) != m.expires {
+				bad("expires_at %s, the model says %d", dvShow(s.ExpiresAt), m.expires)
+			}
+		case "stage", "update":
+			if usable() {
+				m.staged, m.dirty = m.staged+adds, true
+				if s.Op == "update" {
+					flush()
+				}
+			}
+		case "flush":
+			flush()
+		case "retry":
+			if m.pending != "" && resolve(m.pending) {
+				m.committed, m.pending, m.dirty = m.pending, "", false
+				m.committedSum, m.ack = m.staged, m.staged
+			}
+		case "abandon":
+			if m.pending != "" {
+				target := m.committed
+				if target == "" {
+					target = shard(m, 0)
+				}
+				if resolve(target) {
+					m.committed, m.pending = target, ""
+					rollback()
+				}
+			}
+		case "read", "read_complete":
+			c, ok := next("snapshot")
+			if !ok {
+				break
+			}
+			level := map[string]string{"read": "any", "read_complete": "complete"}[s.Op]
+			if c.Key != o.Key || c.Level != level || c.Limit != o.MaxRows {
+				bad("snapshot of %q at %s limit %d, want %q at %s limit %d", c.Key, c.Level, c.Limit, o.Key, level, o.MaxRows)
+			}
+			_, value, _ := read(c.Rows)
+			if dvShow(s.Value) != strconv.FormatInt(value, 10) {
+				bad("value %s, the rows read give %d", dvShow(s.Value), value)
+			}
+			unresolved := false
+			plain := initial
+			for _, mm := range muts {
+				unresolved = unresolved || mm.pending != ""
+				plain += mm.ack
+			}
+			if !unresolved && c.Stale == 0 && value != plain {
+				bad("value %d, but the acknowledged updates sum to %d", value, plain)
+			}
+		case "gc":
+			c, ok := next("snapshot")
+			if !ok {
+				break
+			}
+			if c.Key != o.Key || c.Level != "complete" || c.Limit != o.MaxRows {
+				bad("GC must read %q completely with limit %d", o.Key, o.MaxRows)
+			}
+			t, _, shards := read(c.Rows)
+			acc := int64(0)
+			for _, r := range c.Rows {
+				if r.Is.TallyRow {
+					acc = int64(*r.Is.Sum)
+				}
+			}
+			cutoff, newT := now-grace, t
+			gc := dvGC{Delete: []string{}}
+			for _, sh := range shards {
+				exp := int64(*sh.ExpiresAt)
+				switch {
+				case exp <= t:
+				case exp < cutoff:
+					acc += int64(*sh.Sum)
+					newT = max(newT, exp)
+					gc.Folded++
+				default:
+					gc.Live++
+					continue
+				}
+				gc.Delete = append(gc.Delete, sh.Mutator)
+			}
+			if len(gc.Delete) > 0 {
+				slices.Sort(gc.Delete)
+				gc.WriteTS = dvInt(newT)
+				want := []dvMut{{Op: "put", Partition: o.Key, Key: hex.EncodeToString([]byte("t")),
+					Value: dvEncValue(&dvDesc{TallyRow: true, FoldedThrough: dvI(newT), Sum: dvI(acc)}), TS: dvInt(newT)}}
+				for _, id := range gc.Delete {
+					want = append(want, dvMut{Op: "delete", Partition: o.Key, Key: hex.EncodeToString(append([]byte("s"), id...)), TS: dvInt(newT)})
+				}
+				errKind = "ambiguous_write"
+				for attempt := 0; attempt <= resends && errKind == "ambiguous_write"; attempt++ {
+					a, ok := next("apply")
+					if !ok {
+						break
+					}
+					if !dvSameMuts(a.Mutations, want) {
+						bad("GC writes %+v, want %+v", a.Mutations, want)
+					}
+					errKind = map[string]string{"ok": "", "refused": "unavailable", "ambiguous": "ambiguous_write"}[a.Reply]
+				}
+			}
+			if errKind == "" && (s.GC == nil || !reflect.DeepEqual(*s.GC, gc)) {
+				bad("gc %+v, the model says %+v", s.GC, gc)
+			}
+		default:
+			bad("unknown op")
+		}
+		if len(calls) > 0 {
+			bad("%d calls more than the model makes", len(calls))
+		}
+		if errKind != s.Error {
+			bad("error %q, the model says %q", s.Error, errKind)
+		}
+		if m != nil && (s.Unresolved == nil || *s.Unresolved != (m.pending != "")) {
+			bad("unresolved %v, the model says %v", s.Unresolved, m.pending != "")
+		}
+	}
+	return out
+}
+
+// dvIDTime is the time of a version 1 UUID (SPEC.md 8.1): 100 ns ticks since
+// 1582-10-15.
+func dvIDTime(s string) time.Time {
+	id, err := dvParseUUID(s)
+	if err != nil {
+		panic(err)
+	}
+	ticks := uint64(id[6]&0x0f)<<56 | uint64(id[7])<<48 | uint64(id[4])<<40 | uint64(id[5])<<32 | uint64(binary.BigEndian.Uint32(id[0:4]))
+	// 1582-10-15 is 0x01b21dd213814000 ticks before the Unix epoch.
+	unix := int64(ticks) - 0x01b21dd213814000
+	sec, rest := unix/10_000_000, unix%10_000_000
+	if rest < 0 {
+		sec, rest = sec-1, rest+10_000_000
+	}
+	return time.Unix(sec, rest*100).UTC()
+}
+
+// dvCompareIDs is the id order of SPEC.md 8.1: ticks, then bytes 0-7
+// unsigned, then bytes 8-15 one by one as signed bytes.
+func dvCompareIDs(a, b string) int {
+	x, _ := dvParseUUID(a)
+	y, _ := dvParseUUID(b)
+	if c := dvIDTime(a).Compare(dvIDTime(b)); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(x[:8], y[:8]); c != 0 {
+		return c
+	}
+	for i := 8; i < 16; i++ {
+		if int8(x[i]) != int8(y[i]) {
+			if int8(x[i]) < int8(y[i]) {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+// dvStamp is a process write clock (SPEC.md 10.2): a batch of n mutations
+// takes max(now, last + 1) ... + n - 1, in µs.
+type dvStamp struct{ last int64 }
+
+func (c *dvStamp) take(now time.Time, n int) int64 {
+	ts := max(now.UnixMicro(), c.last+1, 1)
+	c.last = ts + int64(max(n, 1)) - 1
+	return ts
+}
+
+func dvReplyKind(reply string) string {
+	return map[string]string{"ok": "", "refused": "unavailable", "ambiguous": "ambiguous_write"}[reply]
+}
+
+// dvLanded reports whether a write call took effect.
+func dvLanded(c dvCall) bool {
+	return c.Reply == "ok" || (c.Reply == "ambiguous" && c.Landed != nil && *c.Landed)
+}
+
+// dvModelDeltalog checks deltalog vectors against SPEC.md 8.2-8.5. Add
+// refuses an id outside [now - window, now + future skew] with no call and
+// otherwise puts the regular cell, at max(now, last + 1) µs, once. Read,
+// Merge and Compact scan the partition completely from its first row. Read
+// stops at the first merge cell and sums what it read exactly. Merge takes
+// cutoff = now - window - safety margin and writes, at the newest read cell
+// older than the cutoff (unless it is a merge cell), a merge cell with the
+// aggregate of that cell and everything read below it, written = now.
+// Compact stops at the first merge cell with written <= now - compact
+// grace and deletes from the regular cell at its id to the partition's
+// end. A read is the sum of every distinct update that landed; a merge
+// cell holds the sum of every update that landed at or below its id.
+func dvModelDeltalog(v dvVector) []string {
+	var out []string
+	o := v.Options
+	var now time.Time
+	var clock dvStamp
+	landed := map[string]int64{} // update id -> delta, for every add that landed
+	for i, s := range v.Steps {
+		bad := func(format string, args ...any) {
+			out = append(out, fmt.Sprintf("step %d (%s): ", i+1, s.Op)+fmt.Sprintf(format, args...))
+		}
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock)
+		}
+		calls := s.Calls
+		next := func(method string) (dvCall, bool) {
+			if len(calls) == 0 || calls[0].Method != method {
+				bad("want a %s call next", method)
+				return dvCall{}, false
+			}
+			c := calls[0]
+			calls = calls[1:]
+			return c, true
+		}
+		errKind := ""
+		// scan reads the partition from its first row and returns the rows
+		// read up to the first one stop accepts (included).
+		scan := func(stop func(*dvDesc) bool) ([]*dvDesc, bool) {
+			c, ok := next("scan")
+			if !ok {
+				return nil, false
+			}
+			if c.Key != o.Key || c.From != "" || c.Level != "complete" {
+				bad("scan of %q from %q at %s, want %q from the start, complete", c.Key, c.From, c.Level, o.Key)
+			}
+			if errKind = dvReplyKind(c.Reply); errKind != "" {
+				return nil, false
+			}
+			var read []*dvDesc
+			for _, r := range c.Rows {
+				read = append(read, r.Is)
+				if stop(r.Is) {
+					break
+				}
+			}
+			if c.Visited == nil || *c.Visited != len(read) {
+				bad("visited %v rows, the model reads %d", c.Visited, len(read))
+			}
+			return read, true
+		}
+		write := func(want []dvMut) {
+			c, ok := next("apply")
+			if !ok {
+				return
+			}
+			ts := clock.take(now, 1)
+			for i := range want {
+				want[i].TS = dvInt(ts)
+			}
+			if !dvSameMuts(c.Mutations, want) {
+				bad("writes %+v, want %+v", c.Mutations, want)
+			}
+			errKind = dvReplyKind(c.Reply)
+		}
+		isMerge := func(d *dvDesc) bool { return d.Kind == "m" }
+		switch s.Op {
+		case "add":
+			at := dvIDTime(s.ID)
+			if at.Before(now.Add(-dvDur(o.WindowNS))) || at.After(now.Add(dvDur(o.FutureSkewNS))) {
+				errKind = "outside_window"
+				break
+			}
+			cell := &dvDesc{ID: s.ID, Kind: "r", Delta: s.Amount}
+			k, val, err := dvEncDesc("deltalog", cell)
+			if err != nil {
+				bad("%v", err)
+				break
+			}
+			write([]dvMut{{Op: "put", Partition: s.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}})
+			if c := s.Calls[len(s.Calls)-1]; dvLanded(c) {
+				landed[s.ID] = int64(*s.Amount)
+			}
+		case "read":
+			read, ok := scan(isMerge)
+			if !ok {
+				break
+			}
+			sum := new(big.Int)
+			for _, d := range read {
+				sum.Add(sum, big.NewInt(int64(*d.Delta)))
+			}
+			if !sum.IsInt64() {
+				errKind = "overflow"
+				break
+			}
+			if dvShow(s.Value) != sum.String() || s.Cells == nil || *s.Cells != len(read) {
+				bad("value %s over %v cells, the model reads %s over %d", dvShow(s.Value), s.Cells, sum, len(read))
+			}
+			plain := big.NewInt(0)
+			for _, d := range landed {
+				plain.Add(plain, big.NewInt(d))
+			}
+			if sum.Cmp(plain) != 0 {
+				bad("value %s, but the updates that landed sum to %s", sum, plain)
+			}
+		case "merge":
+			read, ok := scan(isMerge)
+			if !ok {
+				break
+			}
+			cutoff := now.Add(-dvDur(o.WindowNS) - dvDur(o.SafetyMarginNS))
+			at := slices.IndexFunc(read, func(d *dvDesc) bool { return dvIDTime(d.ID).Before(cutoff) })
+			if at < 0 || read[at].Kind == "m" {
+				if s.Merged == nil || *s.Merged {
+					bad("merged %v, the model merges nothing", s.Merged)
+				}
+				break
+			}
+			sum, sq := new(big.Int), new(big.Int)
+			var count int64
+			var lo, hi int64 = math.MaxInt64, math.MinInt64
+			for _, d := range read[at:] {
+				if d.Kind == "m" {
+					sum.Add(sum, big.NewInt(int64(d.Stats.Sum)))
+					h, _ := new(big.Int).SetString(d.Stats.SumSqHi, 10)
+					l, _ := new(big.Int).SetString(d.Stats.SumSqLo, 10)
+					sq.Add(sq, h.Lsh(h, 64).Add(h, l))
+					count += int64(d.Stats.Count)
+					lo, hi = min(lo, int64(d.Stats.Min)), max(hi, int64(d.Stats.Max))
+					continue
+				}
+				x := int64(*d.Delta)
+				sum.Add(sum, big.NewInt(x))
+				sq.Add(sq, new(big.Int).Mul(big.NewInt(x), big.NewInt(x)))
+				count++
+				lo, hi = min(lo, x), max(hi, x)
+			}
+			if !sum.IsInt64() {
+				errKind = "overflow"
+				break
+			}
+			mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))
+			cell := &dvDesc{ID: read[at].ID, Kind: "m", Delta: dvI(sum.Int64()), Written: dvI(now.UnixNano()),
+				Stats: &dvStats{Count: dvInt(count), Sum: dvInt(sum.Int64()), Min: dvInt(lo), Max: dvInt(hi),
+					SumSqHi: new(big.Int).Rsh(sq, 64).String(), SumSqLo: new(big.Int).And(sq, mask).String()}}
+			k, val, err := dvEncDesc("deltalog", cell)
+			if err != nil {
+				bad("%v", err)
+				break
+			}
+			write([]dvMut{{Op: "put", Partition: s.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}})
+			if errKind == "" && (s.Merged == nil || !*s.Merged || !reflect.DeepEqual(s.MergeCell, cell)) {
+				bad("merge cell %+v, the model writes %+v", s.MergeCell, cell)
+			}
+			plain := big.NewInt(0)
+			for id, d := range landed {
+				if dvCompareIDs(id, cell.ID) <= 0 {
+					plain.Add(plain, big.NewInt(d))
+				}
+			}
+			if plain.Cmp(sum) != 0 {
+				bad("the merge cell holds %s, but the updates at or below its id sum to %s", sum, plain)
+			}
+		case "compact":
+			horizon := now.Add(-dvDur(o.CompactGraceNS)).UnixNano()
+			read, ok := scan(func(d *dvDesc) bool { return d.Kind == "m" && int64(*d.Written) <= horizon })
+			if !ok {
+				break
+			}
+			found := len(read) > 0 && read[len(read)-1].Kind == "m" && int64(*read[len(read)-1].Written) <= horizon
+			if found {
+				k, _, _ := dvEncDesc("deltalog", &dvDesc{ID: read[len(read)-1].ID, Kind: "r"})
+				write([]dvMut{{Op: "delete-range", Partition: s.Key, Key: hex.EncodeToString(k)}})
+			}
+			if errKind == "" && (s.Deleted == nil || *s.Deleted != found) {
+				bad("deleted %v, the model says %v", s.Deleted, found)
+			}
+		default:
+			bad("unknown op")
+		}
+		if len(calls) > 0 {
+			bad("%d calls more than the model makes", len(calls))
+		}
+		if errKind != s.Error {
+			bad("error %q, the model says %q", s.Error, errKind)
+		}
+	}
+	return out
+}
+
+// dvRowOf is the balance row a description stands for.
+func dvRowOf(d *dvDesc) balance.Row {
+	uid, _ := dvParseUUID(d.UpdateID)
+	ver, _ := dvParseUUID(d.Version)
+	r := balance.Row{UpdateID: uid, Kind: balance.Kind(d.Kind[0]), Version: ver, Amount: int64(*d.Amount)}
+	if d.Covers != nil {
+		r.Covers = int64(*d.Covers)
+	}
+	if d.Settled != nil {
+		r.Settled = *d.Settled
+	}
+	if d.Target != "" {
+		r.Target = balance.Kind(d.Target[0])
+	}
+	return r
+}
+
+func dvRowKey(d dvDesc) string { return d.UpdateID + "/" + d.Kind + "/" + d.Version }
+
+// dvModelBalance checks balance vectors against SPEC.md 9.3. Add refuses an
+// id outside [now - window, now + future skew] with no call and otherwise
+// puts the N row. Every write is one batch with consecutive timestamps
+// from max(now, last + 1) µs. A merge reads one snapshot; takes a version at
+// the clock, raised to 100 ns after every valid sum row not before it,
+// failing unavailable with nothing written if that is more than future
+// skew ahead; writes a tombstone for every live row (one per update id) and
+// then the sum row when there is a live N row or more than one live row;
+// then settles (step 7: deletes only rows that tombstones of valid merges
+// settle grace old cancel, and marks exactly those merges settled) and
+// collects (step 8: only invalid rows or tombstones of deleted rows, GC
+// grace old). Which rows are valid and live is Evaluate's (SPEC.md 9.2,
+// locked by balance.json). After every step the rows that landed evaluate
+// to the sum of every N row ever added, and so does every read.
+func dvModelBalance(v dvVector) []string {
+	var out []string
+	o := v.Options
+	var now time.Time
+	var clock dvStamp
+	var writes []dvPW
+	added := map[string]int64{} // update id -> amount, for every add that landed
+	plain := func() int64 {
+		var s int64
+		for _, a := range added {
+			s += a
+		}
+		return s
+	}
+	evaluate := func(rows []*dvDesc) (balance.View, error) {
+		var rs []balance.Row
+		for _, d := range rows {
+			rs = append(rs, dvRowOf(d))
+		}
+		return balance.Evaluate(rs)
+	}
+	for i, s := range v.Steps {
+		bad := func(format string, args ...any) {
+			out = append(out, fmt.Sprintf("step %d (%s): ", i+1, s.Op)+fmt.Sprintf(format, args...))
+		}
+		if s.Clock != "" {
+			now = dvMustTime(s.Clock)
+		}
+		calls := s.Calls
+		next := func(method string) (dvCall, bool) {
+			if len(calls) == 0 || calls[0].Method != method {
+				bad("want a %s call next", method)
+				return dvCall{}, false
+			}
+			c := calls[0]
+			calls = calls[1:]
+			return c, true
+		}
+		errKind := ""
+		// write expects one batch of puts (rows) and deletes (keys), in
+		// that order, and records it if it landed.
+		write := func(dels []dvDesc, puts []dvDesc) bool {
+			c, ok := next("apply")
+			if !ok {
+				return false
+			}
+			ts := clock.take(now, len(dels)+len(puts))
+			var want []dvMut
+			for _, d := range dels {
+				k, _, _ := dvEncDesc("balance", &dvDesc{UpdateID: d.UpdateID, Kind: d.Kind, Version: d.Version})
+				want = append(want, dvMut{Op: "delete", Partition: o.Key, Key: hex.EncodeToString(k), TS: dvInt(ts + int64(len(want)))})
+			}
+			for _, d := range puts {
+				k, val, _ := dvEncDesc("balance", &d)
+				want = append(want, dvMut{Op: "put", Partition: o.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val), TS: dvInt(ts + int64(len(want)))})
+			}
+			if !dvSameMuts(c.Mutations, want) {
+				bad("writes %+v, want %+v", c.Mutations, want)
+			}
+			if dvLanded(c) {
+				for _, m := range c.Mutations {
+					writes = append(writes, dvPW{op: m.Op, partition: m.Partition, key: m.Key, value: m.Value, ts: int64(m.TS)})
+				}
+			}
+			errKind = dvReplyKind(c.Reply)
+			return errKind == ""
+		}
+		snapshot := func() ([]*dvDesc, int, bool) {
+			c, ok := next("snapshot")
+			if !ok {
+				return nil, 0, false
+			}
+			if c.Key != o.Key || c.Level != "any" || c.Limit != balance.MaxRows {
+				bad("snapshot of %q at %s limit %d, want %q at any limit %d", c.Key, c.Level, c.Limit, o.Key, balance.MaxRows)
+			}
+			if errKind = dvReplyKind(c.Reply); errKind != "" {
+				return nil, 0, false
+			}
+			var rows []*dvDesc
+			for _, r := range c.Rows {
+				rows = append(rows, r.Is)
+			}
+			return rows, c.Stale, true
+		}
+		switch s.Op {
+		case "add":
+			at := dvIDTime(s.ID)
+			if at.Before(now.Add(-dvDur(o.WindowNS))) || at.After(now.Add(dvDur(o.FutureSkewNS))) {
+				errKind = "outside_window"
+				break
+			}
+			var ver [16]byte
+			binary.BigEndian.PutUint64(ver[8:], uint64(*s.Amount))
+			row := dvDesc{UpdateID: s.ID, Kind: "N", Version: dvUUID(ver), Amount: s.Amount}
+			write(nil, []dvDesc{row})
+			if dvLanded(s.Calls[len(s.Calls)-1]) {
+				added[s.ID] = int64(*s.Amount)
+			}
+		case "balance":
+			rows, stale, ok := snapshot()
+			if !ok {
+				break
+			}
+			if stale == 0 && dvShow(s.Value) != strconv.FormatInt(plain(), 10) {
+				bad("balance %s, but the N rows ever added sum to %d", dvShow(s.Value), plain())
+			}
+			if view, err := evaluate(rows); err != nil || dvShow(s.Value) != strconv.FormatInt(view.Value, 10) {
+				bad("balance %s, the rows read evaluate to %d (%v)", dvShow(s.Value), view.Value, err)
+			}
+		case "merge":
+			start := now
+			rows, _, ok := snapshot()
+			if !ok {
+				break
+			}
+			view, err := evaluate(rows)
+			if err != nil {
+				errKind = dvKind(err)
+				break
+			}
+			// Step 4.
+			vt := now
+			for _, sr := range view.Valid {
+				if t := dvIDTime(dvUUID(sr.UpdateID)).Add(100 * time.Nanosecond); !t.Before(vt) {
+					if t.Sub(now) > dvDur(o.FutureSkewNS) {
+						errKind = "unavailable"
+					}
+					vt = t
+				}
+				if errKind != "" {
+					break
+				}
+			}
+			if errKind != "" {
+				if s.Merge != nil {
+					bad("a merge refused at step 4 reports no version")
+				}
+				break
+			}
+			if s.Merge == nil {
+				bad("no merge report")
+				break
+			}
+			rep := s.Merge
+			if !dvIDTime(rep.Version).Equal(vt) {
+				bad("version at %v, the model takes %v", dvIDTime(rep.Version), vt)
+			}
+			// Steps 5 and 6.
+			var tombs []dvDesc
+			var sum *dvDesc
+			nN := 0
+			for _, r := range view.Live {
+				if r.Kind == balance.KindNormal {
+					nN++
+				}
+			}
+			if nN > 0 || len(view.Live) > 1 {
+				seen := map[timeid.ID]bool{}
+				var total int64
+				for _, r := range view.Live {
+					if seen[r.UpdateID] {
+						continue
+					}
+					seen[r.UpdateID] = true
+					total += r.Amount
+					tombs = append(tombs, dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: "T", Version: rep.Version, Amount: dvI(r.Amount), Target: dvKindName(r.Kind)})
+				}
+				sum = &dvDesc{UpdateID: rep.Version, Kind: "S", Version: rep.Version, Amount: dvI(total), Covers: dvI(int64(len(tombs))), Settled: dvB(false)}
+			}
+			// The report lists what was written: the tombstones once their
+			// batch succeeded, the sum row once it did.
+			var wroteT []dvDesc
+			var wroteS *dvDesc
+			stopped := false
+			if len(tombs) > 0 {
+				if stopped = !write(nil, tombs); !stopped {
+					wroteT = tombs
+					if stopped = !write(nil, []dvDesc{*sum}); !stopped {
+						wroteS = sum
+					}
+				}
+			}
+			if !reflect.DeepEqual(rep.Tombstones, wroteT) || !reflect.DeepEqual(rep.Sum, wroteS) {
+				bad("tombstones %+v and sum %+v, the model writes %+v and %+v", rep.Tombstones, rep.Sum, wroteT, wroteS)
+			}
+			if stopped {
+				break
+			}
+			// Step 7: only what merges settle grace old cancel.
+			eligible := map[string]bool{}
+			for _, sr := range view.Valid {
+				if sr.Settled || dvIDTime(dvUUID(sr.UpdateID)).Before(start.Add(-dvDur(o.SettleGraceNS))) {
+					eligible[dvUUID(sr.Version)] = true
+				}
+			}
+			deleted := map[string]bool{}
+			for _, d := range rep.Deleted {
+				deleted[d.UpdateID+"/"+d.Kind] = true
+				cancelled := false
+				for _, r := range rows {
+					cancelled = cancelled || (r.Kind == "T" && eligible[r.Version] && r.UpdateID == d.UpdateID && r.Target == d.Kind)
+				}
+				if !cancelled || (d.Kind != "N" && d.Kind != "S") {
+					bad("step 7 deletes %s, which no tombstone of a settle-grace-old valid merge cancels", dvRowKey(d))
+				}
+			}
+			var settle []dvDesc
+			for _, sr := range view.Valid {
+				if !sr.Settled && eligible[dvUUID(sr.Version)] && !deleted[dvUUID(sr.UpdateID)+"/S"] {
+					d := dvDescBalanceRow(sr)
+					d.Settled = dvB(true)
+					settle = append(settle, d)
+				}
+			}
+			if !reflect.DeepEqual(rep.Settled, settle) {
+				bad("settled %+v, the model settles %+v", rep.Settled, settle)
+			}
+			if len(rep.Deleted)+len(rep.Settled) > 0 && !write(rep.Deleted, rep.Settled) {
+				break
+			}
+			// Step 8: only invalid rows, or tombstones whose target step 7
+			// deleted, GC grace old.
+			invalid := map[string]bool{}
+			for _, r := range append(slices.Clone(view.InvalidSums), view.InvalidTombstones...) {
+				invalid[dvRowKey(dvDescBalanceRow(r))] = true
+			}
+			for _, d := range rep.Collected {
+				old := dvIDTime(d.UpdateID).Before(start.Add(-dvDur(o.GCGraceNS)))
+				if !old || !(invalid[dvRowKey(d)] || (d.Kind == "T" && deleted[d.UpdateID+"/"+d.Target])) {
+					bad("step 8 collects %s, which is not an invalid row or a tombstone of a deleted row, GC grace old", dvRowKey(d))
+				}
+			}
+			for _, d := range rep.TooYoung {
+				if !invalid[dvRowKey(d)] || dvIDTime(d.UpdateID).Before(start.Add(-dvDur(o.GCGraceNS))) {
+					bad("too young: %s is not an invalid row younger than GC grace", dvRowKey(d))
+				}
+			}
+			if len(rep.Collected) > 0 {
+				write(rep.Collected, nil)
+			}
+		default:
+			bad("unknown op")
+		}
+		if len(calls) > 0 {
+			bad("%d calls more than the model makes", len(calls))
+		}
+		if errKind != s.Error {
+			bad("error %q, the model says %q", s.Error, errKind)
+		}
+		// Whatever was written, the rows evaluate to every N row added.
+		var rows []*dvDesc
+		for _, r := range dvVisible(writes, o.Key) {
+			rows = append(rows, dvDescRow(dvUnhex(r.key), dvUnhex(r.value)))
+		}
+		if view, err := evaluate(rows); err != nil || view.Value != plain() {
+			bad("the stored rows evaluate to %d (%v), but the N rows ever added sum to %d", view.Value, err, plain())
+		}
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Wrong expectations are caught. Each case makes one expectation of a
+// vector wrong and requires the replay against the Go driver, the
+// independent checks, or both, to fail, saying where.
+
+var dvWrongExpectations = []struct {
+	name, file, vector string
+	edit               func(v *dvVector)
+	replay, model      string // what each failure must mention; "" when that check need not fail
+}{
+	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
+		func(v *dvVector) { v.Steps[3].Calls[1].Token = v.Steps[2].Calls[0].Token[:4] },
+		"calls[1].token", "token"},
+	{"an ambiguous put marked lost that landed", "driver_ledger.json", "ambiguous put that landed, then the retry",
+		func(v *dvVector) { v.Steps[0].Calls[1].Landed = dvB(false) },
+		"", "siblings are not the stored ones"},
+	{"a failed cycle expected as refused, not ambiguous", "driver_ledger.json", "every attempt ambiguous, then the next write lands it",
+		func(v *dvVector) { v.Steps[0].Error = "unavailable" },
+		"error", "error"},
+	{"a duplicate expected as applied", "driver_ledger.json", "duplicate credit",
+		func(v *dvVector) { v.Steps[1].Outcome = "applied" },
+		"outcome", "outcome"},
+	{"a put that drops the ledger's own last write", "driver_ledger.json", "stale read",
+		func(v *dvVector) {
+			prev := v.Steps[1].Calls[1]
+			c := &v.Steps[2].Calls[1]
+			c.Value, c.State = prev.Value, prev.State
+		},
+		"calls[1].value", "put writes"},
+	{"the store answers in another order", "driver_ledger.json", "refused put",
+		func(v *dvVector) { c := v.Steps[0].Calls; c[0], c[1] = c[1], c[0] },
+		"method", "want a fetch"},
+	{"a GC at another write timestamp", "driver_tally.json", "GC folds final shards into the tally",
+		func(v *dvVector) {
+			s := &v.Steps[5]
+			s.GC.WriteTS++
+			for i := range s.Calls[1].Mutations {
+				s.Calls[1].Mutations[i].TS++
+			}
+		},
+		"write_ts", "GC writes"},
+	{"an ambiguous flush resent at a new timestamp", "driver_tally.json", "an ambiguous flush is resent with the same bytes and timestamp",
+		func(v *dvVector) { v.Steps[1].Calls[1].Mutations[0].TS++ },
+		"calls[1].mutations[0].ts", "attempt 2 writes"},
+	{"Abandon writing the unknown state", "driver_tally.json", "Abandon overwrites an unknown write with the acknowledged state",
+		func(v *dvVector) {
+			m := &v.Steps[4].Calls[0].Mutations[0]
+			m.Is.Sum = dvI(9)
+			m.Value = dvEncValue(m.Is)
+		},
+		"calls[0].mutations[0].value", "attempt 1 writes"},
+	{"a shard inside the tally counted twice", "driver_tally.json", "a shard inside the tally is skipped and deleted again",
+		func(v *dvVector) { v.Steps[2].Value = dvI(207) },
+		"value", "the rows read give 107"},
+	{"a merge cell with another sum", "driver_deltalog.json", "merge cells",
+		func(v *dvVector) { v.Steps[6].MergeCell.Delta = dvI(7) },
+		"merge_cell.delta", "merge cell"},
+	{"a read that stops after the merge cell", "driver_deltalog.json", "merge cells",
+		func(v *dvVector) { v.Steps[7].Calls[0].Visited = dvN(4) },
+		"visited", "visited"},
+	{"a compaction before CompactGrace", "driver_deltalog.json", "compaction waits CompactGrace, then deletes what a merge cell covers",
+		func(v *dvVector) { v.Steps[6].Deleted = dvB(true) },
+		"deleted", "deleted"},
+	{"a tombstone of another amount", "driver_balance.json", "merge steps 4 to 8 over time",
+		func(v *dvVector) { v.Steps[2].Merge.Tombstones[0].Amount = dvI(6) },
+		"merge.tombstones[0].amount", "tombstones"},
+	{"a racing merge that read the current rows", "driver_balance.json", "a racing merge's sum row is invalid and collected",
+		func(v *dvVector) { v.Steps[3].Calls[0].Stale = 0 },
+		"", "rows are not the stored ones"},
+	{"a merge behind the clock that writes", "driver_balance.json", "step 4: the version follows a sum row ahead of the clock",
+		func(v *dvVector) { v.Steps[5].Error = "" },
+		"error", "error"},
+}
+
+func TestDriverVectorsCatchWrongExpectations(t *testing.T) {
+	for _, c := range dvWrongExpectations {
+		t.Run(c.name, func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(vectorDir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var f dvFile
+			if err := json.Unmarshal(raw, &f); err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(f.Vectors, func(v dvVector) bool { return v.Name == c.vector })
+			if i < 0 {
+				t.Fatalf("no vector %q in %s", c.vector, c.file)
+			}
+			f.Vectors = f.Vectors[i : i+1]
+			// The vector as it is passes (TestDriverVectors replays the
+			// fresh-clock files; a child process per replay costs time).
+			baseline := dvModelFile(f.Driver, f)
+			if !dvDrivers[c.file].fresh {
+				baseline = append(baseline, dvReplayFile(f.Driver, f)...)
+			}
+			if len(baseline) > 0 {
+				t.Fatalf("the vector as it is fails:\n%s", strings.Join(baseline, "\n"))
+			}
+			c.edit(&f.Vectors[0])
+			replay := strings.Join(dvReplayOne(t, c.file, f), "\n")
+			model := strings.Join(dvModelFile(f.Driver, f), "\n")
+			for _, check := range []struct{ name, got, want string }{{"replay", replay, c.replay}, {"independent checks", model, c.model}} {
+				switch {
+				case check.want == "":
+				case check.got == "":
+					t.Errorf("the %s accepted the wrong expectation", check.name)
+				case !strings.Contains(check.got, check.want):
+					t.Errorf("the %s failed without mentioning %q:\n%s", check.name, check.want, check.got)
+				}
+			}
+		})
+	}
+}
+
+// dvReplayOne replays f, in a child process for a fresh-clock driver, and
+// returns the differences.
+func dvReplayOne(t *testing.T, file string, f dvFile) []string {
+	t.Helper()
+	if !dvDrivers[file].fresh {
+		return dvReplayFile(f.Driver, f)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), file)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := dvChild(t, false, "^TestDriverVectorsReplayFile$", f.Driver+":"+path); out != "" {
+		return []string{out}
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Broken drivers are caught. Each mutant breaks one rule of a driver in a
+// copy of the module and requires the named driver vector to fail there.
+// Each mutant rebuilds the module, so the check is opt-in:
+//
+//	go test . -run TestDriverVectorMutants -driver-mutants
+
+var driverMutants = flag.Bool("driver-mutants", false, "run TestDriverVectorMutants: break each listed driver rule in a copy of the module and require a driver vector to fail")
+
+var dvMutants = []struct {
+	name, rule, file, old, new string
+	vectors                    string // the vector file whose replay must fail
+	want                       string // the vector that must fail
+}{
+	{"ledger/put without the token", "6.9: Put with the fetch's token",
+		"ledger/ledger.go", "err = l.store.Put(ctx, l.key, l.writer, b, token)", "err = l.store.Put(ctx, l.key, l.writer, b, nil)",
+		"driver_ledger", "siblings merged"},
+	{"ledger/no duplicate check", "6.9: a transaction the fetched state holds is not written again",
+		"ledger/ledger.go", "fetched.Known(txn, amount); err != nil || out != 0 {", "fetched.Known(txn, amount); err != nil || false && out != 0 {",
+		"driver_ledger", "duplicate credit"},
+	{"ledger/ambiguous put not retried", "6.9: an ambiguous put is kept pending and retried",
+		"ledger/ledger.go", "case errors.Is(err, crdt.ErrAmbiguousWrite):", "case false:",
+		"driver_ledger", "ambiguous put that landed, then the retry"},
+	{"tpncounter/Compact ignores the overflowing half", "6.6: Compact is all or nothing",
+		"tpncounter/counter.go", "if err := e.checkSeq(); err != nil {\n\t\t\t\treturn false, err\n\t\t\t}\n\t\t\tjobs = append(jobs, job{g, e, p})",
+		"if err := e.checkSeq(); err != nil {\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tjobs = append(jobs, job{g, e, p})",
+		"driver_ledger", "Compact is all or nothing when one half overflows"},
+	{"tally/write timestamp not above the last", "7.4: ts = max(last_ts + 1, now)",
+		"tally/mutator.go", "ts := max(m.lastTS+1, m.c.nowMicros())", "ts := m.c.nowMicros()",
+		"driver_tally", "flush writes the mutator's whole state"},
+	{"tally/Abandon at the pending write's timestamp", "7.4: Abandon writes at a fresh, greater ts",
+		"tally/mutator.go", "if !bytes.Equal(target, m.lastSent) {", "if !bytes.Equal(target, m.lastSent) && false {",
+		"driver_tally", "Abandon overwrites an unknown write with the acknowledged state"},
+	{"tally/GC folds a shard at the cutoff", "7.4: expires_at < now - Grace",
+		"tally/counter.go", "case s.ExpiresAt < cutoff:", "case s.ExpiresAt <= cutoff:",
+		"driver_tally", "GC folds final shards into the tally"},
+	{"tally/read counts a shard inside the tally", "7.4: shards at or below folded_through are skipped",
+		"tally/counter.go", "if s.ExpiresAt <= v.tally.FoldedThrough {", "if false && s.ExpiresAt <= v.tally.FoldedThrough {",
+		"driver_tally", "a shard inside the tally is skipped and deleted again"},
+	{"deltalog/window bound exclusive", "8.4: now - Window is accepted",
+		"deltalog/counters.go", "if t.Before(now.Add(-c.opts.Window)) {", "if !t.After(now.Add(-c.opts.Window)) {",
+		"driver_deltalog", "add writes one cell; a resend rewrites it"},
+	{"deltalog/merge cutoff without the safety margin", "8.5: cutoff = now - Window - SafetyMargin",
+		"deltalog/counters.go", "cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)", "cutoff := start.Add(-c.opts.Window)",
+		"driver_deltalog", "merge cells"},
+	{"deltalog/read past the merge cell", "8.3: a read stops at the first merge cell",
+		"deltalog/counters.go", "return cell.Kind != KindMerge", "return true",
+		"driver_deltalog", "merge cells"},
+	{"deltalog/compact grace exclusive", "8.5: written <= now - CompactGrace",
+		"deltalog/counters.go", "if cell.Kind == KindMerge && cell.Written <= horizon {", "if cell.Kind == KindMerge && cell.Written < horizon {",
+		"driver_deltalog", "compaction waits CompactGrace, then deletes what a merge cell covers"},
+	{"balance/version not after the sum rows", "9.3 step 4: the version follows every valid sum row",
+		"balance/accounts.go", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); !t.Before(vt) {", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); false && !t.Before(vt) {",
+		"driver_balance", "step 4: the version follows a sum row ahead of the clock"},
+	{"balance/settle after GC grace", "9.3 step 7: settle once SettleGrace old",
+		"balance/evaluate.go", "if !s.Settled && !s.UpdateID.Time().Before(now.Add(-settleGrace)) {", "if !s.Settled && !s.UpdateID.Time().Before(now.Add(-gcGrace)) {",
+		"driver_balance", "merge steps 4 to 8 over time"},
+	{"balance/collect young rows", "9.3 step 8: only GCGrace-old invalid rows",
+		"balance/evaluate.go", "old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }", "old := func(r Row) bool { return true }",
+		"driver_balance", "a merge stopped after its tombstones leaves the balance unchanged"},
+}
+
+func TestDriverVectorMutants(t *testing.T) {
+	if !*driverMutants {
+		t.Skip("opt-in: go test . -run TestDriverVectorMutants -driver-mutants")
+	}
+	root := t.TempDir()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "." {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(path, ".test") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, path)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range dvMutants {
+		t.Run(m.name, func(t *testing.T) {
+			p := filepath.Join(root, m.file)
+			orig, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(orig), m.old); n != 1 {
+				t.Fatalf("the rule's text occurs %d times in %s: update the mutant", n, m.file)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(orig), m.old, m.new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := os.WriteFile(p, orig, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			cmd := exec.Command("go", "test", "-count=1", "-run", "^TestDriverVectors$/^"+m.vectors+"$", ".")
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			switch {
+			case err == nil:
+				t.Errorf("%s (SPEC.md %s): no driver vector failed\n%s", m.name, m.rule, out)
+			case strings.Contains(string(out), "[build failed]"):
+				t.Errorf("%s: the mutant does not build\n%s", m.name, out)
+			case !strings.Contains(string(out), m.want+":"):
+				t.Errorf("%s: vector %q did not fail\n%s", m.name, m.want, out)
+			default:
+				t.Logf("%s: %q fails", m.name, m.want)
+			}
+		})
+	}
+}
