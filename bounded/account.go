@@ -1,0 +1,527 @@
+package bounded
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// DefaultRetryCount is the number of extra attempts when
+// AccountOptions.RetryCount is zero.
+const DefaultRetryCount = 3
+
+// MaxRetryCount is the largest accepted AccountOptions.RetryCount.
+const MaxRetryCount = 100
+
+// MaxActorLen is the longest AccountOptions.Actor: the writer id adds an
+// incarnation suffix to it.
+const MaxActorLen = crdt.MaxIDLen - 1 - incarnationLen
+
+const incarnationLen = 8
+
+// AccountOptions configure an Account.
+type AccountOptions struct {
+	// Actor names the writer (required), at most MaxActorLen bytes. The
+	// account writes its entry as an incarnation of it, Actor~<8 random
+	// characters> (Writer), as the ledger does: a restarted process never
+	// continues an entry whose writes may still be in flight.
+	Actor crdt.ActorID
+
+	// Counter sets the bound, its origin and the window of the stored
+	// counter. Every account of one key must use the same Bound and
+	// Origin.
+	Counter Options
+
+	// Keep is what this account keeps of its own rights when it grants
+	// other actors' requests (default 0: it gives all it has, in actor
+	// order, until each request is met).
+	Keep int64
+
+	// RetryCount is how many more times a write is attempted after an
+	// ambiguous or refused Put. Zero means DefaultRetryCount.
+	RetryCount int
+
+	// Backoff spaces the attempts of one operation: before the k-th retry,
+	// a random wait up to min(Max, Initial·2^(k−1)). Zero fields mean 10 ms
+	// and 1 s; a negative Initial retries at once.
+	Backoff struct{ Initial, Max time.Duration }
+}
+
+// Result describes a finished operation.
+type Result struct {
+	// Outcome is Applied when this call wrote the transaction (even if an
+	// earlier attempt of this call is what landed), Duplicate when the
+	// store already held it. Zero for operations without a transaction.
+	Outcome Outcome
+
+	// Attempts is the number of fetch-merge-put cycles run (at least 1).
+	Attempts int
+
+	// Landed reports whether the write is known to be in the store (or,
+	// for a duplicate, that nothing needed writing).
+	Landed bool
+
+	// Value is the counter's value as this call saw it.
+	Value int64
+
+	// Rights is what this account may debit now, as this call saw it.
+	Rights int64
+
+	// Granted is the rights this call gave to other actors' requests.
+	Granted int64
+
+	// Requested is the rights this call asked for (a refused debit): the
+	// shortfall. Zero otherwise.
+	Requested int64
+}
+
+// Account is the storage-independent driver of a bounded counter stored
+// under one key of a store.Siblings: every operation fetches the siblings,
+// merges them with the account's own last write, applies, grants the
+// requests it can, and puts the result with the fetch's token.
+//
+// An Account is safe for concurrent use; its operations are serialised.
+type Account struct {
+	st     store.Siblings
+	key    string
+	opts   AccountOptions
+	writer crdt.ActorID
+
+	mu      sync.Mutex
+	local   *Counter // the last state written (or attempted, while pending)
+	pending bool     // the last Put was ambiguous
+	seen    []byte   // the bytes last written or read, when they were the only sibling
+	// unconfirmed holds the transactions this account applied whose
+	// outcome the caller was told is unknown (crdt.ErrAmbiguousWrite),
+	// with their amounts, until a later call confirms them or another
+	// actor's copy makes this one redundant (see the package
+	// documentation).
+	unconfirmed map[crdt.TxnID]int64
+	closed      bool
+}
+
+// Open returns an Account for key. It does not touch the store. Errors
+// wrap crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
+func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) {
+	if st == nil {
+		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
+	}
+	if err := crdt.ValidateKey("bounded key", key); err != nil {
+		return nil, err
+	}
+	if err := opts.Actor.Validate(); err != nil {
+		return nil, err
+	}
+	if len(opts.Actor) > MaxActorLen {
+		return nil, fmt.Errorf("%w: %d bytes, longer than %d", crdt.ErrInvalidActor, len(opts.Actor), MaxActorLen)
+	}
+	o, err := opts.Counter.resolved()
+	if err != nil {
+		return nil, err
+	}
+	opts.Counter = o
+	switch {
+	case opts.Keep < 0:
+		return nil, fmt.Errorf("%w: Keep %d is negative", crdt.ErrInvalidConfig, opts.Keep)
+	case opts.RetryCount < 0 || opts.RetryCount > MaxRetryCount:
+		return nil, fmt.Errorf("%w: RetryCount %d outside 0..%d", crdt.ErrInvalidConfig, opts.RetryCount, MaxRetryCount)
+	case opts.Backoff.Max < 0:
+		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
+	}
+	if opts.RetryCount == 0 {
+		opts.RetryCount = DefaultRetryCount
+	}
+	if opts.Backoff.Initial == 0 {
+		opts.Backoff.Initial = 10 * time.Millisecond
+	}
+	if opts.Backoff.Max == 0 {
+		opts.Backoff.Max = time.Second
+	}
+	return &Account{st: st, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
+}
+
+func newWriter(actor crdt.ActorID) crdt.ActorID {
+	var b [5]byte
+	_, _ = crand.Read(b[:]) // never fails (crypto/rand)
+	return actor + "~" + crdt.ActorID(strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
+}
+
+// Key returns the account's key.
+func (a *Account) Key() string { return a.key }
+
+// Writer returns the id of the entry this account writes: Options.Actor,
+// "~", and this Account's incarnation. Rights belong to it.
+func (a *Account) Writer() crdt.ActorID { return a.writer }
+
+// Pending reports whether the account's last write is not known to have
+// landed. Its next write lands it.
+func (a *Account) Pending() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.pending
+}
+
+// ErrClosed is returned (wrapping crdt.ErrInvalidConfig) by an Account after
+// Close.
+var ErrClosed = fmt.Errorf("%w: account closed", crdt.ErrInvalidConfig)
+
+// Credit adds amount (> 0) under transaction txn. The rights it brings are
+// this account's.
+func (a *Account) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return a.update(ctx, txn, amount)
+}
+
+// Debit subtracts amount (> 0) under transaction txn, within this account's
+// rights. A debit beyond them is refused with an *InsufficientRightsError
+// (wrapping crdt.ErrInsufficientRights) saying what this account may debit
+// now, and turned into a request: the write records that this account asks
+// for the shortfall (Result.Requested), which holders of spare rights grant
+// on their next write. Retry the debit later with the same txn.
+func (a *Account) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+	}
+	return a.update(ctx, txn, -amount)
+}
+
+func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	if err := txn.Validate(); err != nil {
+		return Result{}, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	appliedHere := false
+	var refusal *InsufficientRightsError
+	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
+		refusal = nil
+		if known, err := c.Known(txn, amount); known || err != nil {
+			return false, err
+		}
+		spendable := a.spendable(c)
+		if amount < 0 && -amount > spendable {
+			refusal = &InsufficientRightsError{Actor: a.writer, Amount: -amount, Available: max(0, spendable)}
+			return c.Request(a.writer, -amount-max(0, spendable))
+		}
+		if _, err := c.Apply(a.writer, txn, amount); err != nil {
+			return false, err
+		}
+		appliedHere = true
+		return true, nil
+	}, txn)
+	if refusal != nil {
+		res.Requested = refusal.Amount - refusal.Available
+		if err != nil {
+			return res, errors.Join(refusal, err)
+		}
+		return res, refusal
+	}
+	if err != nil {
+		if _, held := a.local.Holds(a.writer, txn); appliedHere && held && a.pending {
+			a.unconfirm(txn, amount)
+		}
+		return res, err
+	}
+	delete(a.unconfirmed, txn) // the caller now knows
+	res.Outcome = Duplicate
+	if appliedHere {
+		res.Outcome = Applied
+	}
+	return res, nil
+}
+
+// unconfirm records that the caller was told txn's outcome is unknown.
+func (a *Account) unconfirm(txn crdt.TxnID, amount int64) {
+	if a.unconfirmed == nil {
+		a.unconfirmed = map[crdt.TxnID]int64{}
+	}
+	a.unconfirmed[txn] = amount
+}
+
+// spendable is what this account may debit or give in c: its rights less
+// the credits it holds whose outcome is unconfirmed, which it may have to
+// take back.
+func (a *Account) spendable(c *Counter) int64 {
+	s := c.Rights(a.writer)
+	for _, amt := range a.unconfirmed {
+		if amt > 0 {
+			s -= amt
+		}
+	}
+	return s
+}
+
+// Transfer gives amount (> 0) of this account's rights to another actor
+// (the Writer of another account).
+func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (Result, error) {
+	if err := to.Validate(); err != nil {
+		return Result{}, err
+	}
+	if amount <= 0 {
+		return Result{}, fmt.Errorf("%w: transfer of %d", crdt.ErrInvalidAmount, amount)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cycle(ctx, func(c *Counter) (bool, error) {
+		if s := a.spendable(c); s < amount {
+			return false, &InsufficientRightsError{Actor: a.writer, Amount: amount, Available: max(0, s)}
+		}
+		return true, c.Transfer(a.writer, to, amount)
+	}, "")
+}
+
+// Sync reads and merges every sibling, takes back redundant unconfirmed
+// transactions, grants the requests it can, and writes the result back if
+// anything changed, siblings were collapsed or a write is pending. It
+// returns a copy of the state. A holder that does nothing else should
+// Sync now and then, so that requests are met.
+func (a *Account) Sync(ctx context.Context) (*Counter, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out *Counter
+	_, err := a.cycle(ctx, func(c *Counter) (bool, error) {
+		out = c
+		return false, nil
+	}, "")
+	if err != nil {
+		return nil, err
+	}
+	return out.Clone(), nil
+}
+
+// Value returns the value of the merged siblings and this account's own
+// writes. It writes nothing.
+func (a *Account) Value(ctx context.Context) (int64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	c, _, _, _, err := a.read(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return c.Value(), nil
+}
+
+// Close gives every right this account may spend to the actors with
+// outstanding requests and then to heir (when not empty), writes, and makes
+// every later call fail with ErrClosed. Rights that no one asked for and
+// that have no heir stay with this incarnation. See the package
+// documentation on actors that are gone.
+func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) {
+	if heir != "" {
+		if err := heir.Validate(); err != nil {
+			return Result{}, err
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	keep := a.opts.Keep
+	a.opts.Keep = 0
+	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
+		if heir == "" || heir == a.writer {
+			return false, nil
+		}
+		// Requests first (cycle grants them after this), so give the heir
+		// what is left beyond them.
+		rest := a.spendable(c)
+		for _, r := range c.Requests() {
+			if r.Actor != a.writer {
+				rest -= r.Amount
+			}
+		}
+		if rest <= 0 {
+			return false, nil
+		}
+		return true, c.Transfer(a.writer, heir, rest)
+	}, "")
+	a.opts.Keep = keep
+	if err == nil {
+		a.closed = true
+	}
+	return res, err
+}
+
+// read fetches the siblings and returns their join with this account's last
+// write, the token, the join of the siblings alone, and whether the store
+// holds exactly the bytes this account last saw.
+func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token, fetched *Counter, nsibs int, err error) {
+	if a.closed {
+		return nil, nil, nil, 0, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, 0, err
+	}
+	sibs, token, err := a.st.Fetch(ctx, a.key)
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("bounded %q: fetch: %w", a.key, err)
+	}
+	if a.local == nil {
+		a.local = &Counter{o: a.opts.Counter}
+	}
+	if len(sibs) == 1 && a.seen != nil && bytes.Equal(sibs[0], a.seen) {
+		return a.local.Clone(), token, nil, 1, nil
+	}
+	fetched = &Counter{o: a.opts.Counter}
+	for i, b := range sibs {
+		s, err := decode(b, a.opts.Counter.Window)
+		if err == nil {
+			err = fetched.Merge(s)
+		}
+		if err != nil {
+			return nil, nil, nil, 0, fmt.Errorf("bounded %q: sibling %d of %d: %w", a.key, i+1, len(sibs), err)
+		}
+	}
+	merged = fetched.Clone()
+	if err := merged.Merge(a.local); err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("bounded %q: merging this account's last write: %w", a.key, err)
+	}
+	if len(sibs) == 1 && a.local.Leq(fetched) {
+		a.seen = sibs[0]
+	} else {
+		a.seen = nil
+	}
+	return merged, token, fetched, len(sibs), nil
+}
+
+// settle takes back every unconfirmed transaction of this account that
+// another actor holds, so that it counts once, and returns them: they
+// leave the unconfirmed set once the write that takes them back may have
+// landed.
+func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
+	var out []crdt.TxnID
+	for x := range a.unconfirmed {
+		if _, ok := c.Holds(a.writer, x); !ok {
+			delete(a.unconfirmed, x) // taken back, or out of the window
+			continue
+		}
+		if len(c.Holders(x)) < 2 {
+			continue
+		}
+		if _, err := c.Retract(a.writer, x); err != nil {
+			return nil, fmt.Errorf("bounded %q: taking back %q: %w", a.key, x, err)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// grant gives this account's spare rights to outstanding requests, in actor
+// order, keeping Options.Keep. It returns what it gave.
+func (a *Account) grant(c *Counter) (int64, error) {
+	spare := a.spendable(c) - a.opts.Keep
+	var given int64
+	for _, r := range c.Requests() {
+		if spare <= 0 {
+			break
+		}
+		if r.Actor == a.writer {
+			continue
+		}
+		g := min(spare, r.Amount)
+		if err := c.Transfer(a.writer, r.Actor, g); err != nil {
+			return given, err
+		}
+		spare -= g
+		given += g
+	}
+	return given, nil
+}
+
+// cycle runs fetch, merge, settle, op, grant and put until the write is
+// done: landed, nothing to write, or failed for good. txn, when set, is the
+// transaction op applies (for retries after an ambiguous Put).
+func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), txn crdt.TxnID) (Result, error) {
+	var res Result
+	for {
+		res.Attempts++
+		merged, token, fetched, nsibs, err := a.read(ctx)
+		if err != nil {
+			return res, err
+		}
+		settled, err := a.settle(merged)
+		if err != nil {
+			return res, err
+		}
+		changed, err := op(merged)
+		if err != nil {
+			return res, err
+		}
+		given, err := a.grant(merged)
+		if err != nil {
+			return res, err
+		}
+		res.Value, res.Rights, res.Granted = merged.Value(), max(0, a.spendable(merged)), given
+		// Nothing to write: no change, no pending write, and the store
+		// holds one sibling that already has everything merged holds.
+		if len(settled) == 0 && !changed && given == 0 && !a.pending && nsibs <= 1 && (fetched == nil || merged.Leq(fetched)) {
+			res.Landed = true
+			return res, nil
+		}
+		b, err := merged.MarshalBinary()
+		if err != nil {
+			return res, err
+		}
+		err = a.st.Put(ctx, a.key, a.writer, b, token)
+		switch {
+		case err == nil:
+			a.local, a.pending, a.seen = merged, false, b
+			a.settled(settled)
+			res.Landed = true
+			return res, nil
+		case errors.Is(err, crdt.ErrUnavailable):
+			// Known not to have landed: a.local stays the last write.
+		default:
+			// It may have landed: never write a state without it again,
+			// or this account's entry would fork.
+			a.local, a.pending, a.seen = merged, true, nil
+			a.settled(settled)
+			if !errors.Is(err, crdt.ErrAmbiguousWrite) {
+				return res, fmt.Errorf("bounded %q: put: %w", a.key, err)
+			}
+		}
+		if res.Attempts > a.opts.RetryCount {
+			return res, fmt.Errorf("bounded %q: put failed after %d attempts: %w", a.key, res.Attempts, err)
+		}
+		if werr := a.wait(ctx, res.Attempts); werr != nil {
+			return res, fmt.Errorf("bounded %q: put failed after %d attempts (%w): %w", a.key, res.Attempts, werr, err)
+		}
+	}
+}
+
+// settled forgets the unconfirmed transactions a write took back.
+func (a *Account) settled(txns []crdt.TxnID) {
+	for _, x := range txns {
+		delete(a.unconfirmed, x)
+	}
+}
+
+func (a *Account) wait(ctx context.Context, attempt int) error {
+	b := a.opts.Backoff
+	if err := ctx.Err(); err != nil || b.Initial <= 0 {
+		return err
+	}
+	limit := b.Initial
+	for i := 1; i < attempt && limit < b.Max; i++ {
+		limit *= 2
+	}
+	limit = min(limit, b.Max)
+	t := time.NewTimer(rand.N(limit + 1))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,798 @@
+package bounded
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
+)
+
+// Limits of one counter.
+const (
+	// DefaultWindow is the number of its own recent transactions an actor
+	// keeps when Options.Window is zero (see the package documentation).
+	DefaultWindow = 64
+
+	// MaxWindow is the largest accepted Options.Window, and the most
+	// transactions one entry may hold in an encoding.
+	MaxWindow = 1024
+
+	// MaxActors is the most actor entries one counter holds. Apply, Merge
+	// and the decoder return crdt.ErrTooLarge beyond it.
+	MaxActors = 4096
+)
+
+// Options configure a Counter. Bound and Origin are part of the state (and
+// of its encoding): every replica of one counter must use the same ones, and
+// Merge refuses a state with others. Window is not: replicas should use the
+// same one, but states written under another window still merge.
+type Options struct {
+	// Bound is the lower bound of the value: zero or negative (an overdraft
+	// of −Bound). The counter starts at 0, so the actors together hold
+	// −Bound rights at the start, all of them Origin's.
+	Bound int64
+
+	// Origin is the actor that holds the −Bound rights a counter starts
+	// with. Required when Bound is below zero, empty when it is zero.
+	Origin crdt.ActorID
+
+	// Window is how many of its own most recent transactions an actor
+	// keeps, so that a retry of one of them, on any actor, is recognised.
+	// Zero means DefaultWindow; at most MaxWindow.
+	Window int
+}
+
+func (o Options) resolved() (Options, error) {
+	switch {
+	case o.Bound > 0:
+		return o, fmt.Errorf("%w: Bound %d is above zero (the counter starts at 0)", crdt.ErrInvalidConfig, o.Bound)
+	case o.Bound < 0 && o.Origin == "":
+		return o, fmt.Errorf("%w: Bound %d needs an Origin to hold its %d rights", crdt.ErrInvalidConfig, o.Bound, uint64(-o.Bound))
+	case o.Bound == 0 && o.Origin != "":
+		return o, fmt.Errorf("%w: Origin %q with Bound 0 (an origin holds the rights of a negative bound)", crdt.ErrInvalidConfig, o.Origin)
+	case o.Bound == math.MinInt64:
+		return o, fmt.Errorf("%w: Bound %d cannot be negated", crdt.ErrInvalidConfig, o.Bound)
+	case o.Window < 0 || o.Window > MaxWindow:
+		return o, fmt.Errorf("%w: Window %d outside 0..%d", crdt.ErrInvalidConfig, o.Window, MaxWindow)
+	}
+	if o.Origin != "" {
+		if err := o.Origin.Validate(); err != nil {
+			return o, fmt.Errorf("%w: Origin: %v", crdt.ErrInvalidConfig, err)
+		}
+	}
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	return o, nil
+}
+
+// Validate reports whether o is usable. The error wraps crdt.ErrInvalidConfig.
+func (o Options) Validate() error {
+	_, err := o.resolved()
+	return err
+}
+
+// Outcome is what Apply did with a transaction.
+type Outcome uint8
+
+// The outcomes of Apply.
+const (
+	// Applied: the transaction was added to the actor's entry.
+	Applied Outcome = iota + 1
+	// Duplicate: some actor already holds the transaction with this
+	// amount; nothing changed.
+	Duplicate
+)
+
+// String names the outcome.
+func (o Outcome) String() string {
+	switch o {
+	case Applied:
+		return "applied"
+	case Duplicate:
+		return "duplicate"
+	}
+	return "outcome?"
+}
+
+// InsufficientRightsError is the error of a debit, a transfer or a
+// retraction that would take an actor's rights below zero. It wraps
+// crdt.ErrInsufficientRights; Available is what the actor may debit now.
+type InsufficientRightsError struct {
+	Actor     crdt.ActorID
+	Amount    int64 // what was asked for
+	Available int64 // the actor's rights (never below zero)
+}
+
+func (e *InsufficientRightsError) Error() string {
+	return fmt.Sprintf("%v: actor %q may debit %d now, not %d", crdt.ErrInsufficientRights, e.Actor, e.Available, e.Amount)
+}
+
+// Unwrap returns crdt.ErrInsufficientRights.
+func (e *InsufficientRightsError) Unwrap() error { return crdt.ErrInsufficientRights }
+
+// Txn is one transaction an entry holds: a credit (Amount > 0) or a debit
+// (Amount < 0).
+type Txn struct {
+	ID     crdt.TxnID
+	Amount int64
+}
+
+// entry is what one actor wrote. Entries are never changed once they are in
+// a Counter: a change makes a new entry with the next sequence number, so
+// Clone and Merge share them.
+type entry struct {
+	seq     uint64
+	credits int64 // every credit the actor applied, including recent ones
+	debits  int64 // every debit, as a magnitude
+	asked   int64 // the rights it has asked for, counted like received (see Request)
+	sent    []grant
+	recent  []Txn // oldest first, at most the window
+}
+
+// grant is the total of rights an actor has given one other actor.
+type grant struct {
+	to     crdt.ActorID
+	amount int64
+}
+
+func (e *entry) sentTo(to crdt.ActorID) int64 {
+	if i, ok := slices.BinarySearchFunc(e.sent, to, func(g grant, to crdt.ActorID) int { return cmp.Compare(g.to, to) }); ok {
+		return e.sent[i].amount
+	}
+	return 0
+}
+
+// next returns a copy of e (or a new entry) with the next sequence number.
+func (e *entry) next() (*entry, error) {
+	if e == nil {
+		return &entry{seq: 1}, nil
+	}
+	if e.seq == math.MaxInt64 {
+		return nil, fmt.Errorf("%w: sequence number at its limit", crdt.ErrOverflow)
+	}
+	n := *e
+	n.seq++
+	n.sent = slices.Clone(e.sent)
+	n.recent = slices.Clone(e.recent)
+	return &n, nil
+}
+
+// Counter is a bounded counter: a PN counter whose value never goes below
+// Options.Bound, because every debit is made by an actor within the rights
+// it holds (see the package documentation).
+//
+// The zero value is an empty counter with Bound 0 and the default window.
+// A Counter is not safe for concurrent use; callers serialise access.
+type Counter struct {
+	o       Options // resolved; the zero value means the defaults
+	entries map[crdt.ActorID]*entry
+	// Derived from entries, kept up to date by install.
+	recv    map[crdt.ActorID]exact.Int128 // rights every actor gave each actor
+	holders map[crdt.TxnID][]crdt.ActorID // who holds each recent transaction
+	value   exact.Int128
+}
+
+// New returns an empty Counter. The error wraps crdt.ErrInvalidConfig.
+func New(opts Options) (*Counter, error) {
+	o, err := opts.resolved()
+	if err != nil {
+		return nil, err
+	}
+	return &Counter{o: o}, nil
+}
+
+// Options returns the counter's options with defaults filled in.
+func (c *Counter) Options() Options {
+	if c == nil {
+		return Options{Window: DefaultWindow}
+	}
+	o := c.o
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	return o
+}
+
+// Bound returns the lower bound of the value.
+func (c *Counter) Bound() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.o.Bound
+}
+
+func (c *Counter) window() int {
+	if c.o.Window == 0 {
+		return DefaultWindow
+	}
+	return c.o.Window
+}
+
+// Value returns the sum of every actor's credits minus every actor's debits.
+// It is never below Bound in a state built by Apply, Transfer, Request,
+// Retract and Merge from the empty state.
+func (c *Counter) Value() int64 {
+	if c == nil {
+		return 0
+	}
+	v, _ := c.value.Int64() // install keeps it in range
+	return v
+}
+
+// Len returns the number of actor entries.
+func (c *Counter) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.entries)
+}
+
+// Actors returns the actors with an entry, sorted.
+func (c *Counter) Actors() []crdt.ActorID {
+	if c == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(c.entries))
+}
+
+// rights returns actor's rights exactly.
+func (c *Counter) rights(actor crdt.ActorID) exact.Int128 {
+	r := c.recv[actor]
+	if actor == c.o.Origin && actor != "" {
+		r.Sub(c.o.Bound)
+	}
+	if e := c.entries[actor]; e != nil {
+		r.Add(e.credits)
+		r.Sub(e.debits)
+		for _, g := range e.sent {
+			r.Sub(g.amount)
+		}
+	}
+	return r
+}
+
+// Rights returns what actor may debit now: its credits and the rights it
+// received, minus its debits and the rights it gave (Origin also holds
+// −Bound). It is never below zero in a state built through this package.
+func (c *Counter) Rights(actor crdt.ActorID) int64 {
+	if c == nil {
+		return 0
+	}
+	v, _ := c.rights(actor).Int64() // install keeps it in range
+	return v
+}
+
+// Received returns the rights every other actor has given actor.
+func (c *Counter) Received(actor crdt.ActorID) int64 {
+	if c == nil {
+		return 0
+	}
+	v, _ := c.recv[actor].Int64()
+	return v
+}
+
+// Sent returns the rights from has given to.
+func (c *Counter) Sent(from, to crdt.ActorID) int64 {
+	if c == nil {
+		return 0
+	}
+	return c.entries[from].sentTo(to)
+}
+
+// Entry is one actor's part of the state, as Entry reports it.
+type Entry struct {
+	Seq              uint64
+	Credits, Debits  int64
+	Asked            int64
+	Sent             map[crdt.ActorID]int64
+	Recent           []Txn // oldest first
+	Rights, Received int64
+}
+
+// Entry returns actor's entry, if it has one.
+func (c *Counter) Entry(actor crdt.ActorID) (Entry, bool) {
+	if c == nil || c.entries[actor] == nil {
+		return Entry{}, false
+	}
+	e := c.entries[actor]
+	out := Entry{Seq: e.seq, Credits: e.credits, Debits: e.debits, Asked: e.asked,
+		Recent: slices.Clone(e.recent), Rights: c.Rights(actor), Received: c.Received(actor)}
+	if len(e.sent) > 0 {
+		out.Sent = make(map[crdt.ActorID]int64, len(e.sent))
+		for _, g := range e.sent {
+			out.Sent[g.to] = g.amount
+		}
+	}
+	return out, true
+}
+
+// Outstanding returns how much of what actor asked for (Request) no one has
+// given it yet.
+func (c *Counter) Outstanding(actor crdt.ActorID) int64 {
+	if c == nil || c.entries[actor] == nil {
+		return 0
+	}
+	var o exact.Int128
+	o.Add(c.entries[actor].asked)
+	o.SubInt128(c.recv[actor])
+	v, ok := o.Int64()
+	if !ok || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// Ask is one actor's outstanding request for rights.
+type Ask struct {
+	Actor  crdt.ActorID
+	Amount int64
+}
+
+// Requests returns every outstanding request, sorted by actor.
+func (c *Counter) Requests() []Ask {
+	if c == nil {
+		return nil
+	}
+	var out []Ask
+	for _, a := range c.Actors() {
+		if o := c.Outstanding(a); o > 0 {
+			out = append(out, Ask{a, o})
+		}
+	}
+	return out
+}
+
+// Holders returns the actors that hold txn in their recent transactions,
+// sorted, with the amount each holds.
+func (c *Counter) Holders(txn crdt.TxnID) []Txn {
+	if c == nil {
+		return nil
+	}
+	var out []Txn
+	for _, a := range c.holders[txn] {
+		for _, t := range c.entries[a].recent {
+			if t.ID == txn {
+				out = append(out, Txn{ID: crdt.TxnID(a), Amount: t.Amount})
+			}
+		}
+	}
+	return out
+}
+
+// Known reports whether some actor holds txn, and what Apply would answer
+// for it with the given signed amount: Duplicate when a holder's copy has
+// that amount, crdt.ErrConflictingTransaction when none has.
+func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
+	if c == nil || len(c.holders[txn]) == 0 {
+		return false, nil
+	}
+	var amounts []int64
+	for _, h := range c.Holders(txn) {
+		if h.Amount == amount {
+			return true, nil
+		}
+		amounts = append(amounts, h.Amount)
+	}
+	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amounts[0], amount)
+}
+
+// Holds reports whether actor holds txn among its recent transactions, and
+// with what amount.
+func (c *Counter) Holds(actor crdt.ActorID, txn crdt.TxnID) (int64, bool) {
+	if c == nil || c.entries[actor] == nil {
+		return 0, false
+	}
+	for _, t := range c.entries[actor].recent {
+		if t.ID == txn {
+			return t.Amount, true
+		}
+	}
+	return 0, false
+}
+
+func (c *Counter) init() {
+	if c.entries == nil {
+		c.entries = map[crdt.ActorID]*entry{}
+		c.recv = map[crdt.ActorID]exact.Int128{}
+		c.holders = map[crdt.TxnID][]crdt.ActorID{}
+	}
+}
+
+// Apply records transaction txn as written by actor: a credit when amount is
+// positive, a debit when it is negative. A txn some actor already holds is
+// not applied again: Duplicate when a copy has this amount,
+// crdt.ErrConflictingTransaction otherwise. A debit beyond actor's rights is
+// refused with an *InsufficientRightsError (wrapping
+// crdt.ErrInsufficientRights) that says what actor may debit now.
+// Other errors: crdt.ErrInvalidActor, crdt.ErrInvalidTxnID,
+// crdt.ErrInvalidAmount (zero or math.MinInt64), crdt.ErrOverflow,
+// crdt.ErrTooLarge. The state is unchanged on error.
+func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
+	if err := actor.Validate(); err != nil {
+		return 0, err
+	}
+	if err := txn.Validate(); err != nil {
+		return 0, err
+	}
+	if amount == 0 || amount == math.MinInt64 {
+		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
+	}
+	if known, err := c.Known(txn, amount); known {
+		if err != nil {
+			return 0, err
+		}
+		return Duplicate, nil
+	}
+	if amount < 0 {
+		if err := c.canSpend(actor, -amount); err != nil {
+			return 0, err
+		}
+	}
+	e, err := c.entries[actor].next()
+	if err != nil {
+		return 0, err
+	}
+	if amount > 0 {
+		if e.credits > math.MaxInt64-amount {
+			return 0, fmt.Errorf("%w: actor %q's credits", crdt.ErrOverflow, actor)
+		}
+		e.credits += amount
+	} else {
+		if e.debits > math.MaxInt64+amount {
+			return 0, fmt.Errorf("%w: actor %q's debits", crdt.ErrOverflow, actor)
+		}
+		e.debits -= amount
+	}
+	e.recent = append(e.recent, Txn{txn, amount})
+	if over := len(e.recent) - c.window(); over > 0 {
+		e.recent = slices.Delete(e.recent, 0, over)
+	}
+	if err := c.put(actor, e); err != nil {
+		return 0, err
+	}
+	return Applied, nil
+}
+
+// canSpend reports whether actor holds at least amount rights.
+func (c *Counter) canSpend(actor crdt.ActorID, amount int64) error {
+	r := c.rights(actor)
+	r.Sub(amount)
+	if v, ok := r.Int64(); ok && v >= 0 {
+		return nil
+	}
+	return &InsufficientRightsError{Actor: actor, Amount: amount, Available: max(0, c.Rights(actor))}
+}
+
+// Transfer gives amount (> 0) of from's rights to another actor, to. Only
+// from may call it: it writes from's entry. Errors: from's rights below
+// amount (*InsufficientRightsError), crdt.ErrInvalidActor (also for from
+// == to), crdt.ErrInvalidAmount, crdt.ErrOverflow, crdt.ErrTooLarge; the
+// state is unchanged on error.
+func (c *Counter) Transfer(from, to crdt.ActorID, amount int64) error {
+	if err := from.Validate(); err != nil {
+		return err
+	}
+	if err := to.Validate(); err != nil {
+		return err
+	}
+	if from == to {
+		return fmt.Errorf("%w: %q transfers to itself", crdt.ErrInvalidActor, from)
+	}
+	if amount <= 0 {
+		return fmt.Errorf("%w: transfer of %d", crdt.ErrInvalidAmount, amount)
+	}
+	if err := c.canSpend(from, amount); err != nil {
+		return err
+	}
+	e, err := c.entries[from].next()
+	if err != nil {
+		return err
+	}
+	i, found := slices.BinarySearchFunc(e.sent, to, func(g grant, to crdt.ActorID) int { return cmp.Compare(g.to, to) })
+	if !found {
+		e.sent = slices.Insert(e.sent, i, grant{to: to})
+	}
+	if e.sent[i].amount > math.MaxInt64-amount {
+		return fmt.Errorf("%w: rights %q gave %q", crdt.ErrOverflow, from, to)
+	}
+	e.sent[i].amount += amount
+	return c.put(from, e)
+}
+
+// Request records that actor asks for need (> 0) more rights than it has
+// received so far: its asked total becomes at least Received(actor) + need,
+// so Outstanding(actor) becomes at least need. Asked totals only grow; a
+// request smaller than what is outstanding changes nothing and returns
+// false. Errors: crdt.ErrInvalidActor, crdt.ErrInvalidAmount,
+// crdt.ErrOverflow, crdt.ErrTooLarge; the state is unchanged on error.
+func (c *Counter) Request(actor crdt.ActorID, need int64) (bool, error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	if need <= 0 {
+		return false, fmt.Errorf("%w: request of %d", crdt.ErrInvalidAmount, need)
+	}
+	want := c.recv[actor]
+	want.Add(need)
+	w, ok := want.Int64()
+	if !ok {
+		return false, fmt.Errorf("%w: actor %q's request", crdt.ErrOverflow, actor)
+	}
+	old := c.entries[actor]
+	if old != nil && old.asked >= w {
+		return false, nil
+	}
+	e, err := old.next()
+	if err != nil {
+		return false, err
+	}
+	e.asked = w
+	return true, c.put(actor, e)
+}
+
+// Retract takes txn back out of actor's recent transactions, as if actor
+// had never applied it, and reports whether it held it. It is for a driver
+// whose write of txn was never acknowledged and that sees txn held by
+// another actor (see Account). Retracting a credit needs the rights it gave:
+// *InsufficientRightsError otherwise. The state is unchanged on error.
+func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
+	amount, ok := c.Holds(actor, txn)
+	if !ok {
+		return false, nil
+	}
+	if amount > 0 {
+		if err := c.canSpend(actor, amount); err != nil {
+			return false, err
+		}
+	}
+	e, err := c.entries[actor].next()
+	if err != nil {
+		return false, err
+	}
+	if amount > 0 {
+		e.credits -= amount
+	} else {
+		e.debits += amount
+	}
+	e.recent = slices.DeleteFunc(e.recent, func(t Txn) bool { return t.ID == txn })
+	return true, c.put(actor, e)
+}
+
+// put installs e as actor's entry after checking that the result fits, or
+// returns an error with c unchanged.
+func (c *Counter) put(actor crdt.ActorID, e *entry) error {
+	c.init()
+	old := c.entries[actor]
+	if old == nil && len(c.entries) >= MaxActors {
+		return fmt.Errorf("%w: more than %d actors", crdt.ErrTooLarge, MaxActors)
+	}
+	c.install(actor, e)
+	if err := c.checkActors(append([]crdt.ActorID{actor}, recipients(old, e)...)); err != nil {
+		c.install(actor, old)
+		return err
+	}
+	return nil
+}
+
+// recipients lists the actors either entry gave rights to.
+func recipients(a, b *entry) []crdt.ActorID {
+	var out []crdt.ActorID
+	for _, e := range []*entry{a, b} {
+		if e != nil {
+			for _, g := range e.sent {
+				out = append(out, g.to)
+			}
+		}
+	}
+	return out
+}
+
+// checkActors reports crdt.ErrOverflow when the value, or the rights or
+// received total of one of the given actors, does not fit in an int64.
+func (c *Counter) checkActors(actors []crdt.ActorID) error {
+	if _, ok := c.value.Int64(); !ok {
+		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrOverflow)
+	}
+	for _, a := range actors {
+		if _, ok := c.recv[a].Int64(); !ok {
+			return fmt.Errorf("%w: rights received by %q", crdt.ErrOverflow, a)
+		}
+		r := c.rights(a)
+		if _, ok := r.Int64(); !ok {
+			return fmt.Errorf("%w: rights of %q", crdt.ErrOverflow, a)
+		}
+		if e := c.entries[a]; e != nil {
+			var s exact.Int128
+			for _, g := range e.sent {
+				s.Add(g.amount)
+			}
+			if _, ok := s.Int64(); !ok {
+				return fmt.Errorf("%w: rights %q gave", crdt.ErrOverflow, a)
+			}
+		}
+	}
+	return nil
+}
+
+// install replaces actor's entry by e (nil: none) and updates the derived
+// totals. It checks nothing.
+func (c *Counter) install(actor crdt.ActorID, e *entry) {
+	c.init()
+	if old := c.entries[actor]; old != nil {
+		c.value.Sub(old.credits)
+		c.value.Add(old.debits)
+		for _, g := range old.sent {
+			r := c.recv[g.to]
+			r.Sub(g.amount)
+			c.recv[g.to] = r
+		}
+		for _, t := range old.recent {
+			hs := slices.DeleteFunc(slices.Clone(c.holders[t.ID]), func(a crdt.ActorID) bool { return a == actor })
+			if len(hs) == 0 {
+				delete(c.holders, t.ID)
+			} else {
+				c.holders[t.ID] = hs
+			}
+		}
+	}
+	if e == nil {
+		delete(c.entries, actor)
+		return
+	}
+	c.entries[actor] = e
+	c.value.Add(e.credits)
+	c.value.Sub(e.debits)
+	for _, g := range e.sent {
+		r := c.recv[g.to]
+		r.Add(g.amount)
+		c.recv[g.to] = r
+	}
+	for _, t := range e.recent {
+		hs := slices.Clone(c.holders[t.ID])
+		i, _ := slices.BinarySearch(hs, actor)
+		c.holders[t.ID] = slices.Insert(hs, i, actor)
+	}
+}
+
+// newer reports whether entry a wins over entry b in Merge: the larger
+// sequence number, and between two versions with one sequence number (an
+// actor that forked) the larger in a fixed order of their contents.
+func newer(a, b *entry) bool {
+	if b == nil {
+		return a != nil
+	}
+	if a == nil || a.seq != b.seq {
+		return a != nil && a.seq > b.seq
+	}
+	return compareEntries(a, b) > 0
+}
+
+func compareEntries(a, b *entry) int {
+	if c := cmp.Compare(a.seq, b.seq); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.credits, b.credits); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.debits, b.debits); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.asked, b.asked); c != 0 {
+		return c
+	}
+	if c := slices.CompareFunc(a.sent, b.sent, func(x, y grant) int {
+		return cmp.Or(cmp.Compare(x.to, y.to), cmp.Compare(x.amount, y.amount))
+	}); c != 0 {
+		return c
+	}
+	return slices.CompareFunc(a.recent, b.recent, func(x, y Txn) int {
+		return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.Amount, y.Amount))
+	})
+}
+
+// sameConfig reports whether two counters have one bound and origin.
+func (c *Counter) sameConfig(o *Counter) error {
+	if c.o.Bound != o.o.Bound || c.o.Origin != o.o.Origin {
+		return fmt.Errorf("%w: bound %d (origin %q) merged with bound %d (origin %q)", crdt.ErrInvalidConfig, c.o.Bound, c.o.Origin, o.o.Bound, o.o.Origin)
+	}
+	return nil
+}
+
+// Merge sets c to the join of c and other: per actor, the entry with the
+// larger sequence number (two versions with one sequence number, which
+// only an actor running twice at once can write, are ordered by their
+// contents). It never modifies other; a nil other or c itself changes
+// nothing. Errors, with c unchanged: another bound or origin
+// (crdt.ErrInvalidConfig), a value or rights total that would not fit
+// (crdt.ErrOverflow), more than MaxActors actors (crdt.ErrTooLarge).
+func (c *Counter) Merge(other *Counter) error {
+	if other == nil || other == c {
+		return nil
+	}
+	if err := c.sameConfig(other); err != nil {
+		return err
+	}
+	var win []crdt.ActorID
+	added := 0
+	for a, e := range other.entries {
+		if mine := c.entries[a]; newer(e, mine) {
+			win = append(win, a)
+			if mine == nil {
+				added++
+			}
+		}
+	}
+	if len(win) == 0 {
+		return nil
+	}
+	if len(c.entries)+added > MaxActors {
+		return fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(c.entries)+added, MaxActors)
+	}
+	old := make([]*entry, len(win))
+	for i, a := range win {
+		old[i] = c.entries[a]
+		c.install(a, other.entries[a])
+	}
+	if err := c.checkActors(c.Actors()); err != nil {
+		for i := len(win) - 1; i >= 0; i-- {
+			c.install(win[i], old[i])
+		}
+		return err
+	}
+	return nil
+}
+
+// Clone returns a copy that shares no mutable memory with c.
+func (c *Counter) Clone() *Counter {
+	n := &Counter{o: c.o, value: c.value}
+	if c.entries != nil {
+		n.entries = maps.Clone(c.entries) // entries are immutable
+		n.recv = maps.Clone(c.recv)
+		n.holders = maps.Clone(c.holders) // holder lists are replaced, never changed in place
+	}
+	return n
+}
+
+// Equal reports whether c and other have one bound and origin and the same
+// entries.
+func (c *Counter) Equal(other *Counter) bool {
+	if c == nil || other == nil {
+		return c.Len() == 0 && other.Len() == 0 && c.Bound() == other.Bound()
+	}
+	if c.sameConfig(other) != nil || len(c.entries) != len(other.entries) {
+		return false
+	}
+	for a, e := range c.entries {
+		o := other.entries[a]
+		if o == nil || compareEntries(e, o) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Leq reports whether c ≤ other in the merge order: every entry of c is
+// other's entry for that actor or loses to it.
+func (c *Counter) Leq(other *Counter) bool {
+	if c.Len() == 0 {
+		return true
+	}
+	if other == nil {
+		return false
+	}
+	for a, e := range c.entries {
+		o := other.entries[a]
+		if o == nil || (o != e && compareEntries(e, o) > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+var _ crdt.State[*Counter] = (*Counter)(nil)
+var _ crdt.Valuer = (*Counter)(nil)

@@ -1,0 +1,131 @@
+// Package bounded implements a bounded ("escrow") counter: a counter of
+// credits and debits whose value never goes below a lower bound (zero by
+// default), with no coordination on the path of a debit. It follows the
+// bounded counter of AntidoteDB (Balegas et al., "Extending Eventually
+// Consistent Cloud Databases for Enforcing Numeric Invariants", SRDS 2015).
+//
+// # Basics
+//
+// Every actor holds rights to part of the value. An actor may debit within
+// its own rights without asking anyone; when it runs short, it asks, and an
+// actor with spare rights transfers some to it. Rights come from credits
+// (an actor's credits are its own rights) and from transfers.
+//
+// The state is one entry per actor, written only by that actor: its
+// credits, its debits, the rights it has given each other actor (a total
+// per recipient, grow-only), the rights it has asked for (grow-only), its
+// most recent transactions, and a sequence number that every change
+// increments. Merge keeps, per actor, the entry with the larger sequence
+// number, so it is a join: commutative, associative and idempotent. Two
+// versions of one entry with one sequence number come only from an actor
+// running twice at once; Merge then keeps the larger in a fixed order of
+// their contents, and one version is lost (Account never forks, see below).
+//
+// With Bound L (≤ 0; Origin holds the −L rights a counter starts with),
+// actor i's rights are
+//
+//	rights(i) = credits(i) − debits(i) + received(i) − given(i)   (+ −L for Origin)
+//
+// where received(i) sums what every other actor gave i. Summed over all
+// actors, transfers cancel out: Σ rights = Value − L. Apply refuses a debit
+// beyond the actor's rights, Transfer a transfer beyond them, and Retract
+// the retraction of a credit beyond them, each with an
+// *InsufficientRightsError wrapping crdt.ErrInsufficientRights that says
+// what the actor may debit now; nothing changes. So every entry an actor
+// writes leaves its rights ≥ 0 in the state it wrote it in.
+//
+// Why the value never goes below the bound: in any state, an actor's rights
+// depend on its own entry and on what others gave it. States travel whole
+// (every write carries everything its writer had seen), so a state holding
+// an actor's entry also holds, for each other actor, an entry at least as
+// new as the one the writer saw; what others gave only grows with their
+// entries. So each actor's rights in any state are at least what they were
+// when it wrote its entry, ≥ 0, and Value − L = Σ rights ≥ 0.
+//
+// # Transactions and the window
+//
+// Credits and debits carry client-chosen transaction ids. Apply of an id
+// that some actor in the state holds among its recent transactions changes
+// nothing (Duplicate), or is crdt.ErrConflictingTransaction when no copy
+// has that amount. An actor keeps its Window most recent transactions
+// (default 64): a retry, on any actor, is recognised while some holder has
+// applied fewer than Window later transactions in the state the retry
+// meets. Beyond that it counts again. Choose the window from the number of
+// writes an actor may make during the longest retry delay you allow.
+//
+// Unlike package tpncounter, a transaction held by two actors counts twice:
+// both copies are in the value. A tpncounter counts such a transaction
+// once, by its owner's copy (the smallest actor id), and which copy owns it
+// can change when a merge brings a copy not seen before. Rights cannot
+// follow that change: two actors that each applied one credit without
+// seeing the other could each spend it, and the value, counting it once,
+// would go below the bound. So this package does not reuse tpncounter's
+// entries; it keeps tpncounter's idea of retries recognised through recent
+// transactions, and leaves cleaning up duplicates to the writer that made
+// one, under the rule below. Two copies arise only when a transaction is
+// applied by two actors that did not see each other: a retry on another
+// account while the first write is in doubt, or a stale read.
+//
+// # The driver: Account
+//
+// An Account stores one counter under a key of a store.Siblings (memory,
+// the embedded store, Riak, Cassandra), as ledger.Ledger stores a
+// tpncounter: each operation fetches the siblings, merges them with its own
+// last write, applies, and puts the result with the fetch's token;
+// ambiguous and refused Puts are retried. It writes its entry as an
+// incarnation of its actor (Actor~<8 random characters>, Writer), so a
+// restarted process never continues, and forks, an entry whose writes may
+// still be in flight. Rights belong to the incarnation.
+//
+// A debit beyond the account's rights becomes a request: the account
+// records in its entry that it asks for the shortfall (its asked total,
+// grow-only, becomes what it has received plus the shortfall), writes that,
+// and returns the *InsufficientRightsError. The grant policy: on every write
+// (Credit, Debit, Transfer, Sync), an account gives its spare rights (its
+// rights less AccountOptions.Keep) to the outstanding requests, in actor
+// order, each up to what it still asks for. Two holders may grant one
+// request at once; the requester then holds more than it asked for, which
+// is harmless. The caller retries the debit later with the same id. An
+// account that only holds rights should Sync now and then.
+//
+// Exactly-once. A transaction acknowledged by an Account (no error) is in
+// the store and counts; a retry of it on any account within the window is
+// a Duplicate. A Put that ends with crdt.ErrAmbiguousWrite leaves the
+// transaction in the account's state (it may have landed) and in its
+// unconfirmed set. If the account later sees another actor holding that
+// transaction (the caller retried it elsewhere), it takes its own copy back
+// (Retract) in its next write, so it counts once. Until then it does not
+// spend the rights of its unconfirmed credits, so taking one back never
+// takes its rights below zero. A later call with the same id on the same
+// account confirms it. What is not covered: a transaction acknowledged by
+// two accounts (sent to both at once) counts twice; so does an unconfirmed
+// copy written by an incarnation that is gone before it sees the retry's
+// copy. After crdt.ErrAmbiguousWrite, retry the same transaction, preferably
+// on the same Account, until it is acknowledged: if every copy is taken
+// back, that retry is what applies it.
+//
+// # Actors that are gone
+//
+// Rights held by an incarnation stay with it. When its process ends
+// without giving them away (a crash), they stay in the value, so the bound
+// still holds, but no debit can use them: they are stuck, and no reclaim
+// rule is provided, because taking rights from an incarnation safely needs
+// to know that none of its writes is still in flight, which no store here
+// can say. Close gives an account's rights away before it ends: to the
+// outstanding requests, then to an heir (another account's Writer). Keep
+// what an account holds small: credits bring rights to the account that
+// applies them, and granting moves them to where debits are needed.
+//
+// # Limits and caveats
+//
+// Bound must be zero or negative: a counter starts at 0. A bound is part of
+// the state; Merge refuses a state with another bound or origin
+// (crdt.ErrInvalidConfig). Every total is an exact int64: Apply, Transfer,
+// Request and Merge refuse (crdt.ErrOverflow, state unchanged) a state whose
+// value, or some actor's rights or received total, would not fit. At most
+// MaxActors entries (crdt.ErrTooLarge), and every Account adds one, as in
+// the ledger. Encodings are at most MaxEncodedSize bytes; see FormatVersion
+// and SPEC.md.
+//
+// Counter values are not safe for concurrent use; an Account is.
+package bounded

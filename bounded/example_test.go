@@ -1,0 +1,56 @@
+package bounded_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// Two replicas of a balance that must not go below zero. Each debits within
+// its own rights with no coordination; a debit beyond them is refused with
+// what the replica may debit now, until the other transfers rights.
+func ExampleCounter() {
+	a, _ := bounded.New(bounded.Options{})
+	a.Apply("shop-a", "sale-1", 100) // a credit: rights for shop-a
+	b := a.Clone()
+
+	a.Apply("shop-a", "refund-1", -70) // within shop-a's 100
+	_, err := b.Apply("shop-b", "refund-2", -50)
+	var short *bounded.InsufficientRightsError
+	fmt.Println(errors.Is(err, crdt.ErrInsufficientRights), errors.As(err, &short), short.Available)
+
+	a.Transfer("shop-a", "shop-b", 30) // shop-a gives 30 of its 30 left
+	b.Merge(a)
+	out, err := b.Apply("shop-b", "refund-2", -30)
+	fmt.Println(out, err, b.Value(), b.Rights("shop-a"), b.Rights("shop-b"))
+	// Output:
+	// true true 0
+	// applied <nil> 0 0 0
+}
+
+// Accounts over one store: a refused debit becomes a request, and the
+// holder grants it on its next write.
+func ExampleAccount() {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	seller, _ := bounded.Open(st, "balance/seller-7", bounded.AccountOptions{Actor: "payments"})
+	payouts, _ := bounded.Open(st, "balance/seller-7", bounded.AccountOptions{Actor: "payouts"})
+
+	seller.Credit(ctx, "order-1", 80)
+	_, err := payouts.Debit(ctx, "payout-1", 50)
+	fmt.Println(err != nil, errors.Is(err, crdt.ErrInsufficientRights))
+
+	res, _ := seller.Sync(ctx) // grants the outstanding request
+	fmt.Println(res.Value(), res.Rights(payouts.Writer()))
+
+	r, err := payouts.Debit(ctx, "payout-1", 50) // the same id, retried
+	fmt.Println(r.Outcome, err, r.Value)
+	// Output:
+	// true true
+	// 80 50
+	// applied <nil> 30
+}
