@@ -14,14 +14,19 @@ import (
 //	GCounter body: [ entry... ]                 sorted by actor id, strictly ascending
 //	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ], [ [txn, amount]... ] ]
 //	                                               history, oldest first   folded record, oldest first
+//	retired entry: [ actor, seq, total, forgot ]  (version 3)
 //	Counter body:  [ P GCounter body, N GCounter body ]
 //
 // forgot is Entry.Forgot in Unix nanoseconds (0 for none). Version 1, still
 // read, has no forgot field (entries of five fields, forgot 0); version 2
-// added it for Options.TxnTime.
+// added it for Options.TxnTime; version 3 added retired entries (Retire),
+// of four fields. MarshalBinary writes version 3 only for a state that
+// holds a retired entry, and version 2 otherwise, so that a state without
+// one is read by every release that reads version 2.
 //
 // Decoding caps: the input is at most crdt.DefaultMaxEncodedSize bytes; a
-// half holds at most Options.MaxActors actors (crdt.ErrTooLarge); an entry
+// half holds at most Options.MaxActors live actors and MaxRetired retired
+// ones (crdt.ErrTooLarge); an entry
 // holds at most MaxEntriesPerActor transactions (crdt.ErrTooLarge); ids obey
 // crdt.MaxIDLen. Decoded states are checked like merged ones: 1 <= seq <=
 // MaxSeq, total >= 0, amounts > 0, a transaction at most once per actor,
@@ -39,13 +44,13 @@ import (
 // multi record: at most about 6 bytes per input byte, plus about 230 per
 // actor and 50 per transaction held by two or more actors (see
 // TestDecodeMemory).
-const FormatVersion = 2
+const FormatVersion = 3
 
 // MarshalBinary returns the deterministic encoding of g (tag
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
-	e := wire.NewEncoder(crdt.TagTGCounter, FormatVersion)
+	e := wire.NewEncoder(crdt.TagTGCounter, version(g.nretired))
 	e.Grow(g.encodedSize())
 	g.encodeBody(e)
 	return finish(e, crdt.TagTGCounter)
@@ -54,12 +59,21 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 // MarshalBinary returns the deterministic encoding of c (tag
 // crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
 func (c *Counter) MarshalBinary() ([]byte, error) {
-	e := wire.NewEncoder(crdt.TagTPNCounter, FormatVersion)
+	e := wire.NewEncoder(crdt.TagTPNCounter, version(c.p.nretired+c.n.nretired))
 	e.Grow(1 + c.p.encodedSize() + c.n.encodedSize())
 	e.ArrayLen(2)
 	c.p.encodeBody(e)
 	c.n.encodeBody(e)
 	return finish(e, crdt.TagTPNCounter)
+}
+
+// version returns the format version MarshalBinary writes for a state
+// holding retired entries: the oldest that can express it.
+func version(retired int) uint64 {
+	if retired > 0 {
+		return FormatVersion
+	}
+	return 2
 }
 
 func finish(e *wire.Encoder, tag crdt.TypeTag) ([]byte, error) {
@@ -100,13 +114,20 @@ func (en *entry) encoded() []byte {
 		return en.enc
 	}
 	e := wire.NewValueEncoder()
-	e.ArrayLen(6)
+	if en.retired {
+		e.ArrayLen(4)
+	} else {
+		e.ArrayLen(6)
+	}
 	e.String(string(en.actor))
 	e.Uint(en.seq)
 	e.Int(en.total)
 	e.Int(en.forgot)
 	nf, n := en.nf(), uint32(en.size())
 	for _, part := range [2][2]uint32{{nf, n}, {0, nf}} { // history, then folded record
+		if en.retired {
+			break // a retired entry has neither
+		}
 		e.ArrayLen(int(part[1] - part[0]))
 		for off := part[0]; off < part[1]; off++ {
 			p := en.pos(off)
@@ -245,7 +266,8 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 		body(h, min(n, d.Remaining()/8))
 		for i := 0; i < n; i++ {
 			start := len(data) - d.Remaining()
-			if k, err := d.ArrayLen(maxFields); err != nil || k != fields {
+			k, err := d.ArrayLen(maxFields)
+			if err != nil || (k != fields && !(version >= 3 && k == retiredFields)) {
 				return version, false
 			}
 			actor, err := d.StringBytes(crdt.MaxIDLen)
@@ -268,7 +290,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 				}
 			}
 			var s entrySize
-			for part := 0; part < 2; part++ {
+			for part := 0; part < 2 && k != retiredFields; part++ {
 				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
 				if err != nil {
 					return version, false
@@ -305,7 +327,11 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 	if version == 1 {
 		fields = 5
 	}
-	n, err := d.ArrayLen(g.o.MaxActors)
+	maxEntries := g.o.MaxActors
+	if version >= 3 {
+		maxEntries += MaxRetired
+	}
+	n, err := d.ArrayLen(maxEntries)
 	if err != nil {
 		return err
 	}
@@ -319,7 +345,8 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if err != nil {
 			return err
 		}
-		if k != fields {
+		retired := version >= 3 && k == retiredFields
+		if k != fields && !retired {
 			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
 		a, err := d.Actor()
@@ -353,12 +380,22 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if i < len(sizes) {
 			size = sizes[i]
 		}
-		e, err := decodeEntry(d, a, size, &seen)
-		if err != nil {
+		var e *entry
+		if retired {
+			e = newExactEntry(a, 0, 0)
+			e.retired = true
+			g.nretired++
+		} else if e, err = decodeEntry(d, a, size, &seen); err != nil {
 			return err
 		}
 		e.seq, e.total, e.forgot = seq, total, forgot
 		g.attach(e)
+	}
+	if g.live() > g.o.MaxActors {
+		return fmt.Errorf("%w: %d live actors, limit %d", crdt.ErrTooLarge, g.live(), g.o.MaxActors)
+	}
+	if g.nretired > MaxRetired {
+		return fmt.Errorf("%w: %d retired actors, limit %d (MaxRetired)", crdt.ErrTooLarge, g.nretired, MaxRetired)
 	}
 	g.installDecoded()
 	if v, ok := g.val.Int64(); !ok || v < 0 {
@@ -506,3 +543,6 @@ var _ crdt.Codec = (*Counter)(nil)
 // checked, so a shape with extra fields is reported as corrupt (not as too
 // large) like every other malformed shape.
 const maxFields = 1 << 16
+
+// retiredFields is the length of a retired entry (version 3).
+const retiredFields = 4

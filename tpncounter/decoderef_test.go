@@ -77,17 +77,23 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	if version == 1 {
 		fields = 5
 	}
-	n, err := d.ArrayLen(g.o.MaxActors)
+	maxEntries := g.o.MaxActors
+	if version >= 3 {
+		maxEntries += MaxRetired
+	}
+	n, err := d.ArrayLen(maxEntries)
 	if err != nil {
 		return err
 	}
 	var prev crdt.ActorID
+	live, retired := 0, 0
 	for i := 0; i < n; i++ {
 		k, err := d.ArrayLen(maxFields)
 		if err != nil {
 			return err
 		}
-		if k != fields {
+		isRetired := version >= 3 && k == 4
+		if k != fields && !isRetired {
 			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
 		a, err := d.Actor()
@@ -117,6 +123,14 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 				return err
 			}
 		}
+		if isRetired {
+			retired++
+			r := entryFrom(a, seq, total, forgot, nil, nil)
+			r.retired = true
+			g.swap(a, nil, r)
+			continue
+		}
+		live++
 		seen := map[crdt.TxnID]struct{}{}
 		var lists [2][]Txn // history, folded record
 		for part := 0; part < 2; part++ {
@@ -139,6 +153,9 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 			lists[part] = list
 		}
 		g.swap(a, nil, entryFrom(a, seq, total, forgot, lists[0], lists[1]))
+	}
+	if live > g.o.MaxActors || retired > MaxRetired {
+		return fmt.Errorf("%w: %d live and %d retired actors, limits %d and %d", crdt.ErrTooLarge, live, retired, g.o.MaxActors, MaxRetired)
 	}
 	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)

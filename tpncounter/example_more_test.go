@@ -118,7 +118,7 @@ func ExampleStats() {
 		a.Apply("a", x, 1)
 	}
 	fmt.Printf("%+v\n", a.Stats())
-	// Output: {Actors:2 Transactions:5 History:4 Folded:3 Deferred:2 Conflicts:0}
+	// Output: {Actors:2 Retired:0 Transactions:5 History:4 Folded:3 Deferred:2 Conflicts:0}
 }
 
 // Retract takes an actor's own copy back out: the ledger does it for a

@@ -10,5 +10,8 @@ func breakRules(v variant) (restore func()) {
 	brokenCountEveryCopy = v == variantCountEveryCopy
 	brokenForgetOnFold = v == variantForgetOnFold
 	brokenDeferredShrinksWindow = v == variantDeferredShrinksWindow
-	return func() { brokenCountEveryCopy, brokenForgetOnFold, brokenDeferredShrinksWindow = false, false, false }
+	brokenRetireShared = v == variantRetireShared
+	return func() {
+		brokenCountEveryCopy, brokenForgetOnFold, brokenDeferredShrinksWindow, brokenRetireShared = false, false, false, false
+	}
 }

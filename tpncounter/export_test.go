@@ -10,6 +10,7 @@ const (
 	variantCountEveryCopy
 	variantForgetOnFold
 	variantDeferredShrinksWindow
+	variantRetireShared
 )
 
 // dropEncodings forgets every entry's cached encoding, so that the next

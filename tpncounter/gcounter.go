@@ -69,6 +69,9 @@ type Entry struct {
 	// Forgot is the newest time (Options.TxnTime) of a transaction this
 	// actor has forgotten; zero when it has forgotten none with a time.
 	Forgot time.Time
+	// Retired reports a retired entry (see Retire): History and Folded are
+	// empty and Total is everything the actor counted.
+	Retired bool
 }
 
 // GCounter is a grow-only counter of transactions (the TGCounter): every
@@ -94,7 +97,9 @@ type GCounter struct {
 	multi  []multiRec
 	mfree  []uint32
 	nmulti int
-	val    exact.Int128
+	// nretired counts the retired entries (see Retire).
+	nretired int
+	val      exact.Int128
 	// In a Counter: twin is the other half, neg tells the debit half, and
 	// cross (shared with the twin) lists the ids held in both halves,
 	// written concurrently as a credit and a debit; empty almost always.
@@ -190,7 +195,7 @@ func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
 	if !ok {
 		return Entry{}, false
 	}
-	return Entry{Seq: e.seq, Total: e.total, History: e.txns(e.nf(), uint32(e.size())), Folded: e.txns(0, e.nf()), Forgot: timeOf(e.forgot)}, true
+	return Entry{Seq: e.seq, Total: e.total, History: e.txns(e.nf(), uint32(e.size())), Folded: e.txns(0, e.nf()), Forgot: timeOf(e.forgot), Retired: e.retired}, true
 }
 
 func timeOf(ns int64) time.Time {
@@ -423,8 +428,11 @@ func (g *GCounter) holdsAmount(r ref, amount int64) bool {
 // at is its time from checkTime (0 when untimed).
 func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount, at int64) (Outcome, error) {
 	e := g.entries[actor]
-	if e == nil && len(g.entries) >= g.o.MaxActors {
+	if e == nil && g.live() >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
+	}
+	if e != nil && e.retired && g.live() >= g.o.MaxActors {
+		return 0, fmt.Errorf("%w: writing again as retired actor %q would exceed %d live actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
 	}
 	next := g.val
 	next.Add(amount)
@@ -465,6 +473,9 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	}
 	e.tail++
 	g.val.Add(amount)
+	if e.retired {
+		g.nretired-- // its owner writes again: live (see Retire)
+	}
 	e.bump()
 	return Applied, nil
 }
@@ -800,7 +811,7 @@ func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
 	g.init()
-	c := &GCounter{o: g.o, ready: true, val: g.val, horizon: g.horizon, horizonStale: g.horizonStale,
+	c := &GCounter{o: g.o, ready: true, val: g.val, horizon: g.horizon, horizonStale: g.horizonStale, nretired: g.nretired,
 		entries: make(map[crdt.ActorID]*entry, len(g.entries)),
 		ents:    make([]*entry, len(g.ents)),
 		afree:   slices.Clone(g.afree),
@@ -867,23 +878,27 @@ type mergePlan struct {
 func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	g.init()
 	var mp mergePlan
-	added := 0
+	live, retired := g.live(), g.nretired
 	for a, oe := range other.entries {
 		de, ok := g.entries[a]
 		if ok && compareEntries(oe, de) <= 0 {
 			continue
 		}
-		if !ok {
-			added++
+		if ok {
+			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
 		}
+		live, retired = live+b2i(!oe.retired), retired+b2i(oe.retired)
 		if oe.size() > MaxEntriesPerActor {
 			return mergePlan{}, fmt.Errorf("%w: actor %q holds %d transactions, limit %d", crdt.ErrTooLarge, a, oe.size(), MaxEntriesPerActor)
 		}
 		mp.actors = append(mp.actors, a)
 		mp.newer = append(mp.newer, oe.clone())
 	}
-	if len(g.entries)+added > g.o.MaxActors {
-		return mergePlan{}, fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(g.entries)+added, g.o.MaxActors)
+	if live > g.o.MaxActors {
+		return mergePlan{}, fmt.Errorf("%w: merge would hold %d live actors, limit %d", crdt.ErrTooLarge, live, g.o.MaxActors)
+	}
+	if retired > MaxRetired {
+		return mergePlan{}, fmt.Errorf("%w: merge would hold %d retired actors, limit %d (MaxRetired)", crdt.ErrTooLarge, retired, MaxRetired)
 	}
 	return mp, nil
 }
@@ -913,6 +928,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 			g.horizonStale = true
 		}
 		g.val.Sub(from.total)
+		g.nretired -= b2i(from.retired)
 		for off := uint32(0); off < uint32(from.size()); off++ {
 			g.release(from, off)
 		}
@@ -925,6 +941,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 			g.horizon = max(g.horizon, to.forgot)
 		}
 		g.val.Add(to.total)
+		g.nretired += b2i(to.retired)
 		to.actor = actor
 		to.times = nil // cached under another counter's options, perhaps
 		if from != nil {
@@ -968,3 +985,13 @@ func (g *GCounter) Merge(other *GCounter) error {
 
 var _ crdt.State[*GCounter] = (*GCounter)(nil)
 var _ crdt.Valuer = (*GCounter)(nil)
+
+// live returns the number of entries that are not retired.
+func (g *GCounter) live() int { return len(g.entries) - g.nretired }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

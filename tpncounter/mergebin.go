@@ -50,7 +50,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 		changed[h] = append(changed[h], data[start:end])
 		actors[h] = append(actors[h], crdt.ActorID(actor))
 	})
-	if version != FormatVersion || !whole || !ordered {
+	if version < 2 || !whole || !ordered {
 		// An older format, or an input the decoder will refuse: decode it
 		// whole, which reports the error.
 		o, err := New(c.p.o)

@@ -20,9 +20,12 @@ var (
 	// FoldedLength, so that they push newer folded items out early: the
 	// rule before the window was made to hold for every schedule.
 	brokenDeferredShrinksWindow bool
+	// brokenRetireShared retires an actor even while another actor still
+	// holds one of its transactions.
+	brokenRetireShared bool
 )
 
 // correctRules reports whether no broken variant is selected.
 func correctRules() bool {
-	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow
+	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared
 }

@@ -18,6 +18,7 @@ func TestSimulationCatchesBrokenRules(t *testing.T) {
 		{"counts every copy", variantCountEveryCopy},
 		{"fold forgets while another actor holds the txn", variantForgetOnFold},
 		{"deferred ids shrink the window", variantDeferredShrinksWindow},
+		{"retires an actor whose transactions another actor holds", variantRetireShared},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := defaultSimParams()
@@ -25,6 +26,10 @@ func TestSimulationCatchesBrokenRules(t *testing.T) {
 				// The schedules that show it: transactions often reach two
 				// actors, one of which then goes idle holding them.
 				p.actors, p.pBoth, p.idleAfter = 2, 0.6, 15
+			}
+			if tc.v == variantRetireShared {
+				p = retireSimParams()
+				p.pBoth = 0.6
 			}
 			p.variant = tc.v
 			expectCaught(t, p, fmt.Sprintf("the broken variant %q", tc.name))

@@ -72,6 +72,10 @@ type entry struct {
 	// entry's content changes only with its sequence number (bump) or by
 	// replacement, so bump is the one place that drops it.
 	enc []byte
+	// retired marks an entry retired by Retire: no history, no folded
+	// record, its total what the actor had counted. Its owner's next
+	// change makes it live again (bump).
+	retired bool
 }
 
 // bump records a change of the entry by its owner: a new sequence number,
@@ -79,6 +83,7 @@ type entry struct {
 func (e *entry) bump() {
 	e.seq++
 	e.enc = nil
+	e.retired = false
 }
 
 // idBits is the width of an id's length in idAt.
@@ -207,6 +212,14 @@ func (e *entry) txns(from, to uint32) []Txn {
 func compareEntries(a, b *entry) int {
 	if c := cmp.Compare(a.seq, b.seq); c != 0 {
 		return c
+	}
+	// A retirement is written under the sequence number it retired, and
+	// wins over the live entry it replaces (see Retire).
+	if a.retired != b.retired {
+		if a.retired {
+			return 1
+		}
+		return -1
 	}
 	if c := cmp.Compare(a.total, b.total); c != 0 {
 		return c

@@ -10,6 +10,7 @@ const (
 	brokenCountEveryCopy        = false
 	brokenForgetOnFold          = false
 	brokenDeferredShrinksWindow = false
+	brokenRetireShared          = false
 )
 
 // correctRules reports whether no broken variant is selected.

@@ -56,6 +56,20 @@ type simParams struct {
 	// ids go idle while the others keep writing.
 	pBoth, pConflict float64
 	idleAfter        int
+	// pRetire is the chance that a Find, once the idle actors have been
+	// idle longer than any resend of their transactions can come, also
+	// retires one of them (Retire), read fresh; only while no other
+	// actor's write is in doubt (the assumption Retire states). The idle
+	// actor's own write may still be in doubt: retiring races it.
+	pRetire float64
+}
+
+// retireSimParams are the default schedules with retirements, made long
+// enough for idle actors to become retirable.
+func retireSimParams() simParams {
+	p := defaultSimParams()
+	p.steps, p.pRetire = 90, 0.5
+	return p
 }
 
 func defaultSimParams() simParams {
@@ -190,6 +204,14 @@ type sim struct {
 	step    int
 	log     []string
 	stats   *simStats
+	// retireTarget, when >= 0, makes the next write retire that actor
+	// instead of compacting; retiredActors lists every actor a write has
+	// tried to retire (a retry of their transactions is outside the window).
+	// ackLost marks an actor whose write in doubt is known to the
+	// simulation to have landed (its acknowledgement was lost).
+	ackLost       map[int]bool
+	retireTarget  int
+	retiredActors map[crdt.ActorID]bool
 }
 
 // simStats shows that the schedules reach the interesting states, so that a
@@ -203,6 +225,10 @@ type simStats struct {
 	// deferred the checks that saw a folded id kept for an idle holder,
 	// conflicts the checks of a store holding conflicting copies.
 	inWindow, deferred, conflicts, superseded int
+	// retired counts retirements that landed, retireRefused the ones
+	// Retire declined (another actor held a transaction), racedOwnWrite
+	// the ones made while the retired actor's own write was in doubt.
+	retired, retireRefused, racedOwnWrite int
 }
 
 func newSim(p simParams, seed int64) *sim {
@@ -215,6 +241,7 @@ func newSim(p simParams, seed int64) *sim {
 	for i := range s.dirty {
 		s.dirty[i] = -1
 	}
+	s.retireTarget, s.retiredActors, s.ackLost = -1, map[crdt.ActorID]bool{}, map[int]bool{}
 	return s
 }
 
@@ -242,7 +269,7 @@ func (s *sim) write(a int, op *simTxn, faults bool) (acked bool, err error) {
 // was before the latest put (a read that misses a concurrent delivery).
 func (s *sim) writeFrom(a int, op *simTxn, faults, blind bool) (acked bool, err error) {
 	for attempt := 0; attempt < 3; attempt++ {
-		stale, lag := faults && s.r.Float64() < s.p.pStale, s.p.staleLag
+		stale, lag := faults && s.r.Float64() < s.p.pStale && s.retireTarget < 0, s.p.staleLag
 		if blind && attempt == 0 {
 			stale, lag = true, 1
 		}
@@ -262,7 +289,7 @@ func (s *sim) writeFrom(a int, op *simTxn, faults, blind bool) (acked bool, err 
 			}
 		}
 		if op != nil {
-			covered := prov.inWindow(op.id, s.p.hl+s.p.fl)
+			covered := prov.inWindow(op.id, s.p.hl+s.p.fl) && !s.heldByRetired(prov, op.id)
 			out, err := merged.Apply(s.actor(a), op.id, op.amt)
 			if covered && (errors.Is(err, crdt.ErrOutsideWindow) || (err == nil && out == Applied)) {
 				return false, fmt.Errorf("a retry of %s inside the window (every holder fewer than %d later transactions) was not recognised: %v %v",
@@ -303,6 +330,20 @@ func (s *sim) writeFrom(a int, op *simTxn, faults, blind bool) (acked bool, err 
 					s.stats.superseded++
 				}
 			}
+		} else if s.retireTarget >= 0 {
+			target := s.actor(s.retireTarget)
+			s.retiredActors[target] = true
+			done, err := merged.Retire(target)
+			if err != nil {
+				return false, fmt.Errorf("retire %s: %w", target, err)
+			}
+			if !done {
+				s.logf("%s retiring %s: declined (shared)", s.actor(a), target)
+				if s.stats != nil {
+					s.stats.retireRefused++
+				}
+				return true, nil
+			}
 		} else if _, err := merged.Compact(s.actor(a)); err != nil {
 			return false, err
 		}
@@ -318,6 +359,9 @@ func (s *sim) writeFrom(a int, op *simTxn, faults, blind bool) (acked bool, err 
 			}
 		}
 		what := "find"
+		if s.retireTarget >= 0 {
+			what = "retire " + string(s.actor(s.retireTarget))
+		}
 		if op != nil {
 			what = fmt.Sprintf("%s %+d", op.id, op.amt)
 		}
@@ -328,6 +372,7 @@ func (s *sim) writeFrom(a int, op *simTxn, faults, blind bool) (acked bool, err 
 		case "lost, ambiguous":
 			s.local[a], s.lprov[a] = merged, prov
 			s.dirty[a] = s.step + s.p.flushWithin
+			s.ackLost[a] = false
 			continue
 		}
 		s.store.put(token, merged, prov)
@@ -340,8 +385,12 @@ func (s *sim) writeFrom(a int, op *simTxn, faults, blind bool) (acked bool, err 
 				s.landed[x][ap.amt] = true
 			}
 		}
+		s.ackLost[a] = fault != "ok"
 		if fault == "ok" {
 			s.dirty[a] = -1
+			if s.retireTarget >= 0 && s.stats != nil {
+				s.stats.retired++
+			}
 			return true, nil
 		}
 		s.dirty[a] = s.step + s.p.flushWithin
@@ -474,6 +523,11 @@ func (s *sim) stepOnce() error {
 	// client resends a transaction it has no answer for.
 	for a, d := range s.dirty {
 		if d >= 0 && d <= s.step {
+			if s.p.pRetire > 0 && a%2 == 1 && s.ackLost[a] && s.step < s.p.idleAfter+s.p.retryWithin+8 {
+				// An idle actor whose write landed but was not
+				// acknowledged flushes late, so that retirements race it.
+				continue
+			}
 			s.logf("%s must flush", s.actor(a))
 			if _, err := s.write(a, nil, false); err != nil {
 				return err
@@ -540,9 +594,44 @@ func (s *sim) stepOnce() error {
 		}
 		return s.submit(t, false)
 	default:
+		if target, ok := s.retirable(); ok && s.r.Float64() < s.p.pRetire {
+			s.retireTarget = target
+			defer func() { s.retireTarget = -1 }()
+			if s.dirty[target] >= 0 && s.stats != nil {
+				s.stats.racedOwnWrite++
+			}
+		}
 		_, err := s.write(s.pick(), nil, true)
 		return err
 	}
+}
+
+// retirable picks an idle actor that Retire's assumption allows retiring:
+// idle longer than any resend of its transactions can come, and no other
+// actor's write in doubt (the idle actor's own may be: the retirement
+// then races it).
+func (s *sim) retirable() (int, bool) {
+	if s.p.pRetire == 0 || s.p.idleAfter == 0 || s.step <= s.p.idleAfter+s.p.retryWithin+1 || s.p.lateResends && !s.p.timed {
+		return 0, false
+	}
+	target := 2*s.r.Intn(s.p.actors/2) + 1 // the odd actors are idle
+	for a, d := range s.dirty {
+		if a != target && d >= 0 {
+			return 0, false
+		}
+	}
+	return target, true
+}
+
+// heldByRetired reports whether an actor some write has tried to retire
+// applied x: a retry of x is then outside the window.
+func (s *sim) heldByRetired(p provenance, x crdt.TxnID) bool {
+	for a := range p[x] {
+		if s.retiredActors[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // pick returns a random actor that still writes: after idleAfter, only
@@ -650,6 +739,7 @@ func TestSimulationExactlyOnce(t *testing.T) {
 	tight := defaultSimParams()
 	tight.hl, tight.fl, tight.retryWithin = 1, 1, 30
 	props.Property("exactly once with history 1, folded record 1 and late resends", simProp(tight, &st))
+	props.Property("exactly once with idle actors retired, racing each other and their own last writes", simProp(retireSimParams(), &st))
 	props.TestingRun(t)
 	t.Logf("%d schedules of %d steps, %d actors; steps with siblings %d, with a txn held by two actors %d; "+
 		"landed txns already forgotten (checked) %d; duplicates recognised %d, of them via a folded record %d; "+
@@ -663,6 +753,11 @@ func TestSimulationExactlyOnce(t *testing.T) {
 	require.Positive(t, st.inWindow)
 	require.Positive(t, st.deferred)
 	require.Positive(t, st.conflicts)
+	t.Logf("retirements landed %d, declined (another holder) %d, racing the retired actor's own write in doubt %d",
+		st.retired, st.retireRefused, st.racedOwnWrite)
+	require.Positive(t, st.retired)
+	require.Positive(t, st.retireRefused)
+	require.Positive(t, st.racedOwnWrite)
 }
 
 // TestSimulationTimedNeverCountsTwice lets clients resend at any time, long
@@ -678,9 +773,13 @@ func TestSimulationTimedNeverCountsTwice(t *testing.T) {
 	tight := p
 	tight.hl, tight.fl = 1, 1
 	props.Property("timed, history 1, folded record 1", simProp(tight, &st))
+	retiring := retireSimParams()
+	retiring.timed, retiring.lateResends = true, true
+	props.Property("timed, idle actors retired: their transactions resent at any time are refused, never counted twice", simProp(retiring, &st))
 	props.TestingRun(t)
-	t.Logf("%d schedules; resends of forgotten transactions %d, refused %d; duplicates recognised %d, via a folded record %d",
-		params.MinSuccessfulTests, st.lateResends, st.refused, st.duplicates, st.dupFolded)
+	t.Logf("%d schedules; resends of forgotten transactions %d, refused %d; duplicates recognised %d, via a folded record %d; retirements landed %d",
+		params.MinSuccessfulTests, st.lateResends, st.refused, st.duplicates, st.dupFolded, st.retired)
+	require.Positive(t, st.retired)
 	require.Positive(t, st.lateResends)
 	require.Positive(t, st.refused)
 }

@@ -3,9 +3,10 @@ package tpncounter
 // Stats describes the size of a GCounter or Counter: what the window costs
 // and what it holds.
 type Stats struct {
-	// Actors is the number of actors with an entry (in either half of a
-	// Counter).
-	Actors int
+	// Actors is the number of actors with a live entry (in either half of
+	// a Counter); Retired the number with a retired entry (see Retire) and
+	// no live one.
+	Actors, Retired int
 	// Transactions is the number of distinct transaction ids known.
 	Transactions int
 	// History and Folded count the items in every actor's history and
@@ -28,7 +29,7 @@ func (g *GCounter) Stats() Stats {
 	if g == nil {
 		return Stats{}
 	}
-	s := Stats{Actors: len(g.entries), Transactions: g.tab.n}
+	s := Stats{Actors: g.live(), Retired: g.nretired, Transactions: g.tab.n}
 	for _, e := range g.entries {
 		nf := int(e.nf())
 		s.Folded += nf
@@ -46,13 +47,24 @@ func (c *Counter) Stats() Stats {
 		return Stats{}
 	}
 	p, n := c.p.Stats(), c.n.Stats()
-	actors := p.Actors
-	for a := range c.n.entries {
-		if _, ok := c.p.entries[a]; !ok {
+	actors, retired := 0, 0
+	for a, e := range c.p.entries {
+		if ne := c.n.entries[a]; !e.retired || (ne != nil && !ne.retired) {
 			actors++
+		} else {
+			retired++
 		}
 	}
-	return Stats{Actors: actors, Transactions: p.Transactions + n.Transactions,
+	for a, e := range c.n.entries {
+		if _, ok := c.p.entries[a]; !ok {
+			if e.retired {
+				retired++
+			} else {
+				actors++
+			}
+		}
+	}
+	return Stats{Actors: actors, Retired: retired, Transactions: p.Transactions + n.Transactions,
 		History: p.History + n.History, Folded: p.Folded + n.Folded, Deferred: p.Deferred + n.Deferred,
 		Conflicts: len(c.Conflicts())}
 }

@@ -1,0 +1,130 @@
+package tpncounter
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
+)
+
+// MaxRetired bounds the retired entries of one GCounter (one half of a
+// Counter), in Merge and the decoder (crdt.ErrTooLarge). Retired entries
+// do not count against Options.MaxActors.
+const MaxRetired = 1 << 16
+
+// Retire replaces actor's entry by a retired one, so that the state stops
+// carrying an actor that no longer writes: the retired entry keeps the
+// actor's sequence number and, as its total, everything the actor counted
+// (its folded total plus its history), and drops its history and folded
+// record. The value does not change. Any replica may retire any actor; it
+// reports whether it did.
+//
+// It retires nothing (false) when actor has no live entry, or when another
+// actor (in either half) still holds one of its transactions, in a history
+// or a folded record: the owner rules count such a transaction through
+// both holders' records, so one of them cannot go first. Retire again
+// once the others have let go (they do as they compact).
+//
+// Why retiring is safe, and what it costs:
+//
+//   - A retirement is written under the sequence number it retired and wins
+//     over that live entry in Merge, and every replica that retires the same
+//     entry writes the same retired entry, so retirements racing each other
+//     converge. It loses to any later write of the actor: an actor retired by
+//     mistake, or whose last writes were still in flight, continues from a
+//     state whose entry is larger, and its totals count everything once.
+//   - Retiring forgets the actor's transactions, as folding and forgetting
+//     do, all at once: a retry of one of them is no longer recognised. With
+//     Options.TxnTime the retired entry's Forgot is the newest time among
+//     them, so the horizon refuses such a retry (crdt.ErrOutsideWindow)
+//     instead of counting it twice; untimed, it is counted again. Retire
+//     only actors that have stopped writing for longer than any retry of
+//     their transactions can take (the ledger's Options.RetireAfter).
+//   - The exactly-once assumption of the package documentation applies as
+//     it does to forgetting: every state holding one of the actor's
+//     transactions must be merged before the actor is retired.
+//
+// A retired entry costs its actor id and three integers. Retired entries
+// are bounded by MaxRetired per half and do not count against MaxActors.
+func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	c.link()
+	var to [2]*entry
+	for i, g := range [2]*GCounter{&c.p, &c.n} {
+		e := g.entries[actor]
+		if e == nil || e.retired {
+			continue
+		}
+		r, ok, err := g.retired(e)
+		if err != nil || !ok {
+			return false, err
+		}
+		to[i] = r
+	}
+	if to[0] == nil && to[1] == nil {
+		return false, nil
+	}
+	for i, g := range [2]*GCounter{&c.p, &c.n} {
+		if to[i] != nil {
+			g.swap(actor, g.entries[actor], to[i])
+		}
+	}
+	return true, nil
+}
+
+// Retire is Counter.Retire for one GCounter.
+func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	g.init()
+	e := g.entries[actor]
+	if e == nil || e.retired {
+		return false, nil
+	}
+	r, ok, err := g.retired(e)
+	if err != nil || !ok {
+		return false, err
+	}
+	g.swap(actor, e, r)
+	return true, nil
+}
+
+// retired returns the retired entry that replaces e, or false when another
+// actor, in this half or the twin half, holds one of e's transactions.
+func (g *GCounter) retired(e *entry) (*entry, bool, error) {
+	var total exact.Int128
+	total.Add(e.total)
+	forgot := e.forgot
+	for off := uint32(0); off < uint32(e.size()); off++ {
+		r := g.refAt(e, off)
+		q := e.pos(off)
+		id := e.id(q)
+		if h, f := g.counts(r); h+f > 1 && !brokenRetireShared {
+			return nil, false, nil
+		}
+		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
+			return nil, false, nil
+		}
+		if off >= e.nf() {
+			total.Add(e.ring[q].amt)
+		}
+		if g.o.TxnTime != nil {
+			if e.times != nil && e.times[q] != 0 {
+				forgot = max(forgot, e.times[q])
+			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(id)))); ok { // a copy: TxnTime may keep it
+				forgot = max(forgot, at.UnixNano())
+			}
+		}
+	}
+	t, ok := total.Int64()
+	if !ok || t < 0 {
+		return nil, false, fmt.Errorf("%w: retiring actor %q", crdt.ErrOverflow, e.actor)
+	}
+	r := newEntry(e.actor, 2)
+	r.seq, r.total, r.forgot, r.retired = e.seq, t, forgot, true
+	return r, true, nil
+}
