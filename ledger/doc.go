@@ -88,9 +88,31 @@
 // The price is one entry per Ledger value that writes (reads, Find without
 // new transactions and duplicates add none). Create one Ledger per key and
 // actor when the process starts and reuse it: it is safe for concurrent
-// use. An entry stays in the counter (see tpncounter's size limits), so a
-// process that restarts often adds entries that only retirement of idle
-// incarnations, not yet provided, would remove.
+// use. An entry stays in the counter until it is retired (below).
+//
+// # Retiring idle incarnations
+//
+// With Options.RetireAfter, a ledger retires the entries of other
+// incarnations it has seen unchanged for that long, in the writes it makes
+// anyway (tpncounter.Counter.Retire): an entry keeps its actor id and
+// everything it counted, and drops its history and folded record, so the
+// state follows the incarnations that still write, plus a few bytes per
+// retired one. Any ledger of the key may retire; retirements racing each
+// other agree, and an incarnation retired while still alive (or whose last
+// write was still in flight) wins over its retirement with its next write
+// and is counted once. A retirement is declined while another actor still
+// holds one of the entry's transactions, and tried again later.
+//
+// What it assumes: retiring forgets the incarnation's transactions, like
+// folding past the window, but by time instead of by later writes. So
+// RetireAfter must exceed the longest time a write of that incarnation
+// can stay in flight and the longest a client takes to retry one of its
+// transactions; then no copy of them is left to arrive. With timed
+// transactions (Counter.TxnTime) a retry that comes later still is refused
+// with crdt.ErrOutsideWindow, since the retired entry records the newest
+// time among them; untimed, it would be counted again. Each ledger judges
+// "unchanged for RetireAfter" by its own clock (Options.Clock), from the
+// first time it saw the entry's current version, so clocks need not agree.
 //
 // A corrupt sibling stops every operation on the key with an error wrapping
 // crdt.ErrCorruptEncoding; nothing is written over it.

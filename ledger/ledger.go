@@ -50,10 +50,26 @@ type Options struct {
 	// twice. Every ledger writing one key must use the same Counter options.
 	Counter tpncounter.Options
 
+	// RetireAfter, when positive, lets this ledger retire the entries of
+	// other actors of the key that it has seen unchanged for at least that
+	// long (tpncounter.Counter.Retire), in the writes it makes anyway (at
+	// most MaxRetirePerWrite each), so that the state follows the actors
+	// that still write rather than every incarnation that ever wrote.
+	// Retiring forgets the actor's transactions: set it longer than any
+	// write can stay in flight and any client may take to retry (hours,
+	// not seconds), and use timed transactions (Counter.TxnTime) so that
+	// a retry later still is refused rather than counted again. Zero
+	// never retires. See the package documentation.
+	RetireAfter time.Duration
+
+	// Clock returns the current time for RetireAfter. Nil means time.Now.
+	Clock func() time.Time
+
 	// Observer, when set, receives one observe.Event per Update (Credit,
 	// Debit), Find, Value and HasTransaction: the outcome, attempts,
-	// ambiguous and refused writes, siblings merged, conflicts, and the
-	// size of the state written. Nil costs nothing.
+	// ambiguous and refused writes, siblings merged, conflicts, the size
+	// of the state written, and as Folded the actors it retired. Nil costs
+	// nothing.
 	Observer observe.Observer
 }
 
@@ -179,14 +195,76 @@ type Ledger struct {
 	// known to have landed (emptied by any write that lands): their
 	// callers were never told they landed.
 	unacked map[crdt.TxnID]struct{}
+	// sightings records, for RetireAfter, when this ledger first saw each
+	// other live actor at its current version.
+	sightings map[crdt.ActorID]sighting
 
 	// stats of the operation in progress, for Options.Observer.
 	stats opStats
 }
 
+// sighting is an actor's version as this ledger first saw it, and when.
+type sighting struct {
+	version uint64
+	since   time.Time
+	pass    bool // seen in the latest pass
+}
+
+// MaxRetirePerWrite bounds the retirements one write makes (see
+// Options.RetireAfter), so that a write's cost stays bounded when many
+// actors become retirable at once.
+const MaxRetirePerWrite = 16
+
+// retireIdle retires in merged, a state about to be written, the actors
+// this ledger has seen unchanged for Options.RetireAfter, and records the
+// versions of the others.
+func (l *Ledger) retireIdle(merged *tpncounter.Counter) {
+	if l.opts.RetireAfter <= 0 {
+		return
+	}
+	now := time.Now()
+	if l.opts.Clock != nil {
+		now = l.opts.Clock()
+	}
+	if l.sightings == nil {
+		l.sightings = map[crdt.ActorID]sighting{}
+	}
+	var idle []crdt.ActorID
+	for a, v := range merged.LiveActors() {
+		if a == l.writer {
+			continue
+		}
+		s, ok := l.sightings[a]
+		if !ok || s.version != v {
+			s = sighting{version: v, since: now}
+		}
+		s.pass = true
+		l.sightings[a] = s
+		if now.Sub(s.since) >= l.opts.RetireAfter && len(idle) < MaxRetirePerWrite {
+			idle = append(idle, a)
+		}
+	}
+	for a, s := range l.sightings {
+		if !s.pass {
+			delete(l.sightings, a) // retired or gone
+			continue
+		}
+		s.pass = false
+		l.sightings[a] = s
+	}
+	for _, a := range idle {
+		// Declined while another actor holds one of a's transactions
+		// (tried again on a later write); errors are an invalid id, which
+		// a decoded state cannot hold.
+		if done, _ := merged.Retire(a); done {
+			l.stats.retired++
+		}
+	}
+}
+
 // opStats counts what one operation did, for the Observer.
 type opStats struct {
-	ambiguous, refused, siblings, bytes int
+	ambiguous, refused, siblings, bytes, retired int
 }
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
@@ -351,6 +429,7 @@ func (l *Ledger) update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		if appliedHere {
 			res.Outcome = tpncounter.Applied
 		}
+		l.retireIdle(merged)
 		applied := crdt.TxnID("")
 		if appliedHere {
 			applied = txn
@@ -626,6 +705,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 		if _, err := merged.Compact(l.writer); err != nil {
 			return nil, attempt, err
 		}
+		l.retireIdle(merged)
 		done, err := l.write(ctx, merged, token, attempt, "")
 		if done {
 			if err != nil {
@@ -641,7 +721,8 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 func (l *Ledger) report(ctx context.Context, op, outcome string, start time.Time, attempts int, err error) {
 	e := observe.Event{Component: "ledger", Op: op, Outcome: outcome, Err: err,
 		Start: start, Duration: time.Since(start), Attempts: attempts,
-		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes}
+		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes,
+		Folded: l.stats.retired}
 	if c := l.local; c != nil {
 		st := c.Stats()
 		e.Actors, e.Conflicts = st.Actors, st.Conflicts

@@ -70,7 +70,7 @@ type Event struct {
 	// resolved (see tpncounter.Counter.Conflicts and balance's Conflicts).
 	Conflicts int
 	// Folded is how many shards, cells or rows a GC, merge or compaction
-	// folded or removed.
+	// folded or removed, or how many actor entries a ledger write retired.
 	Folded int
 	// Lag is how far behind a GC or merge ran: the age of the oldest item
 	// it folded when it folded it.

@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -127,4 +128,29 @@ func (g *GCounter) retired(e *entry) (*entry, bool, error) {
 	r := newEntry(e.actor, 2)
 	r.seq, r.total, r.forgot, r.retired = e.seq, t, forgot, true
 	return r, true, nil
+}
+
+// LiveActors yields every actor with a live entry in either half, with a
+// version that changes whenever its entries do (the sum of their sequence
+// numbers), in no particular order: what a replica watches to tell an
+// actor that has stopped writing (see Retire).
+func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
+	return func(yield func(crdt.ActorID, uint64) bool) {
+		c.link()
+		for a, e := range c.p.entries {
+			v, live := e.seq, !e.retired
+			if ne := c.n.entries[a]; ne != nil {
+				v += ne.seq
+				live = live || !ne.retired
+			}
+			if live && !yield(a, v) {
+				return
+			}
+		}
+		for a, e := range c.n.entries {
+			if _, ok := c.p.entries[a]; !ok && !e.retired && !yield(a, e.seq) {
+				return
+			}
+		}
+	}
 }
