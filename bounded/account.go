@@ -51,11 +51,14 @@ type AccountOptions struct {
 	// ambiguous or refused Put. Zero means DefaultRetryCount.
 	RetryCount int
 
-	// Backoff spaces the attempts of one operation: before the k-th retry,
-	// a random wait up to min(Max, Initial·2^(k−1)). Zero fields mean 10 ms
-	// and 1 s; a negative Initial retries at once.
-	Backoff struct{ Initial, Max time.Duration }
+	// Backoff spaces the attempts of one operation.
+	Backoff Backoff
 }
+
+// Backoff is the wait between the attempts of one operation: before the
+// k-th retry, a random duration up to min(Max, Initial·2^(k−1)). Zero
+// fields mean 10 ms and 1 s; a negative Initial retries at once.
+type Backoff struct{ Initial, Max time.Duration }
 
 // Result describes a finished operation.
 type Result struct {
@@ -386,43 +389,62 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 	if err := merged.Merge(a.local); err != nil {
 		return nil, nil, nil, 0, fmt.Errorf("bounded %q: merging this account's last write: %w", a.key, err)
 	}
-	if len(sibs) == 1 && a.local.Leq(fetched) {
-		a.seen = sibs[0]
-	} else {
-		a.seen = nil
+	a.seen = nil
+	if a.local.Leq(fetched) {
+		// The store holds everything this account wrote, a pending write
+		// included: it landed.
+		a.local, a.pending = merged.Clone(), false
+		if len(sibs) == 1 {
+			a.seen = sibs[0]
+		}
 	}
 	return merged, token, fetched, len(sibs), nil
 }
 
-// settle takes back every unconfirmed transaction of this account that
-// another actor holds, so that it counts once, and returns them: they
-// leave the unconfirmed set once the write that takes them back may have
+// settle takes back every transaction this account holds that an actor
+// with a smaller id also holds, so that it counts once, by the smallest
+// holder's copy, which is never taken back. A credit whose rights this
+// account has spent stays (it counts twice; see the package
+// documentation). It returns the transactions taken back, which leave
+// the unconfirmed set once the write that takes them back may have
 // landed.
 func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
-	var out []crdt.TxnID
 	for x := range a.unconfirmed {
 		if _, ok := c.Holds(a.writer, x); !ok {
 			delete(a.unconfirmed, x) // taken back, or out of the window
+		}
+	}
+	e := c.entries[a.writer]
+	if e == nil {
+		return nil, nil
+	}
+	var out []crdt.TxnID
+	for _, t := range e.recent {
+		if hs := c.holders[t.ID]; len(hs) < 2 || hs[0] == a.writer {
 			continue
 		}
-		if len(c.Holders(x)) < 2 {
-			continue
+		if _, err := c.Retract(a.writer, t.ID); err != nil {
+			if errors.Is(err, crdt.ErrInsufficientRights) {
+				continue
+			}
+			return nil, fmt.Errorf("bounded %q: taking back %q: %w", a.key, t.ID, err)
 		}
-		if _, err := c.Retract(a.writer, x); err != nil {
-			return nil, fmt.Errorf("bounded %q: taking back %q: %w", a.key, x, err)
-		}
-		out = append(out, x)
+		out = append(out, t.ID)
 	}
 	return out, nil
 }
 
 // grant gives this account's spare rights to outstanding requests, in actor
-// order, keeping Options.Keep. It returns what it gave.
+// order, keeping Options.Keep. An account with an outstanding request of
+// its own gives only to requesters with a smaller id, so that rights never
+// go round in a circle among requesters but gather where a debit can use
+// them. It returns what it gave.
 func (a *Account) grant(c *Counter) (int64, error) {
 	spare := a.spendable(c) - a.opts.Keep
+	asking := c.Outstanding(a.writer) > 0
 	var given int64
 	for _, r := range c.Requests() {
-		if spare <= 0 {
+		if spare <= 0 || (asking && r.Actor >= a.writer) {
 			break
 		}
 		if r.Actor == a.writer {
