@@ -1,0 +1,465 @@
+package bounded
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+func mustNew(t testing.TB, o Options) *Counter {
+	t.Helper()
+	c, err := New(o)
+	require.NoError(t, err)
+	return c
+}
+
+func encode(t testing.TB, c *Counter) []byte {
+	t.Helper()
+	b, err := c.MarshalBinary()
+	require.NoError(t, err)
+	return b
+}
+
+func TestRefusedDebitChangesNothing(t *testing.T) {
+	c := mustNew(t, Options{})
+	_, err := c.Apply("a", "c1", 10)
+	require.NoError(t, err)
+	before := encode(t, c)
+	_, err = c.Apply("a", "d1", -11)
+	var short *InsufficientRightsError
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.ErrorAs(t, err, &short)
+	require.Equal(t, int64(10), short.Available)
+	require.Contains(t, err.Error(), `actor "a" may debit 10 now, not 11`)
+	require.Equal(t, before, encode(t, c))
+	_, err = c.Apply("b", "d2", -1) // b holds nothing
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.ErrorIs(t, c.Transfer("b", "a", 1), crdt.ErrInsufficientRights)
+	require.Equal(t, before, encode(t, c))
+
+	out, err := c.Apply("a", "d1", -10)
+	require.NoError(t, err)
+	require.Equal(t, Applied, out)
+	require.Equal(t, int64(0), c.Value())
+	out, err = c.Apply("b", "d1", -10) // a retry on another actor
+	require.NoError(t, err)
+	require.Equal(t, Duplicate, out)
+	_, err = c.Apply("b", "d1", -9)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+}
+
+func TestTransferAndRequest(t *testing.T) {
+	c := mustNew(t, Options{})
+	_, err := c.Apply("a", "c1", 10)
+	require.NoError(t, err)
+	changed, err := c.Request("b", 4)
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Equal(t, []Ask{{"b", 4}}, c.Requests())
+	changed, err = c.Request("b", 3) // less than outstanding: nothing
+	require.NoError(t, err)
+	require.False(t, changed)
+	require.NoError(t, c.Transfer("a", "b", 3))
+	require.Equal(t, int64(1), c.Outstanding("b"))
+	require.Equal(t, int64(7), c.Rights("a"))
+	require.Equal(t, int64(3), c.Rights("b"))
+	require.Equal(t, int64(3), c.Sent("a", "b"))
+	require.Equal(t, int64(3), c.Received("b"))
+	require.NoError(t, c.Transfer("a", "b", 1))
+	require.Empty(t, c.Requests())
+	require.ErrorIs(t, c.Transfer("a", "a", 1), crdt.ErrInvalidActor)
+	require.ErrorIs(t, c.Transfer("a", "b", 0), crdt.ErrInvalidAmount)
+	require.Equal(t, int64(10), c.Value(), "transfers move rights, not value")
+}
+
+func TestNegativeBound(t *testing.T) {
+	_, err := New(Options{Bound: -5})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	_, err = New(Options{Bound: 5, Origin: "o"})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	_, err = New(Options{Origin: "o"})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	_, err = New(Options{Bound: math.MinInt64, Origin: "o"})
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	c := mustNew(t, Options{Bound: -50, Origin: "bank"})
+	require.Equal(t, int64(50), c.Rights("bank"))
+	_, err = c.Apply("bank", "d", -50)
+	require.NoError(t, err)
+	require.Equal(t, int64(-50), c.Value())
+	_, err = c.Apply("bank", "d2", -1)
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	other := mustNew(t, Options{})
+	require.ErrorIs(t, other.Merge(c), crdt.ErrInvalidConfig)
+	d, err := Decode(encode(t, c), 0)
+	require.NoError(t, err)
+	require.True(t, d.Equal(c))
+}
+
+func TestRetract(t *testing.T) {
+	c := mustNew(t, Options{})
+	_, _ = c.Apply("a", "c1", 10)
+	_, _ = c.Apply("a", "d1", -8)
+	_, err := c.Retract("a", "c1")
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights, "the credit's rights are spent")
+	ok, err := c.Retract("a", "d1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(10), c.Value())
+	ok, err = c.Retract("a", "c1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, int64(0), c.Value())
+	ok, err = c.Retract("a", "c1")
+	require.NoError(t, err)
+	require.False(t, ok)
+}
+
+func TestWindow(t *testing.T) {
+	c := mustNew(t, Options{Window: 2})
+	_, _ = c.Apply("a", "x", 5)
+	_, _ = c.Apply("a", "y", 1)
+	out, _ := c.Apply("b", "x", 5)
+	require.Equal(t, Duplicate, out, "inside the window")
+	_, _ = c.Apply("a", "z", 1)
+	out, _ = c.Apply("b", "x", 5)
+	require.Equal(t, Applied, out, "outside the window a retry counts again")
+	require.Equal(t, int64(12), c.Value())
+}
+
+func TestOverflow(t *testing.T) {
+	c := mustNew(t, Options{})
+	_, err := c.Apply("a", "c1", math.MaxInt64)
+	require.NoError(t, err)
+	before := encode(t, c)
+	_, err = c.Apply("b", "c2", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow, "the value would not fit")
+	require.Equal(t, before, encode(t, c))
+	_, err = c.Apply("a", "c3", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	_, err = c.Apply("a", "c4", math.MinInt64)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+
+	d := mustNew(t, Options{})
+	_, err = d.Apply("b", "c5", 1)
+	require.NoError(t, err)
+	require.ErrorIs(t, d.Merge(c), crdt.ErrOverflow)
+	require.Equal(t, int64(1), d.Value(), "unchanged")
+
+	// With a negative bound, rights can exceed the value: a transfer that
+	// would take one actor's rights past int64 is refused.
+	e := mustNew(t, Options{Bound: -10, Origin: "o"})
+	_, err = e.Apply("a", "c1", math.MaxInt64)
+	require.NoError(t, err)
+	require.ErrorIs(t, e.Transfer("o", "a", 10), crdt.ErrOverflow)
+	require.Equal(t, int64(10), e.Rights("o"), "unchanged")
+}
+
+func TestCodecRoundTrip(t *testing.T) {
+	c := mustNew(t, Options{Bound: -3, Origin: "o"})
+	_, _ = c.Apply("a", "c1", 10)
+	_, _ = c.Apply("a", "d1", -4)
+	_ = c.Transfer("a", "b", 2)
+	_ = c.Transfer("o", "b", 1)
+	_, _ = c.Request("b", 5)
+	b := encode(t, c)
+	require.Equal(t, b, encode(t, c.Clone()), "deterministic")
+	d := &Counter{}
+	require.NoError(t, d.UnmarshalBinary(b))
+	require.True(t, d.Equal(c))
+	require.Equal(t, b, encode(t, d))
+	require.Equal(t, c.Value(), d.Value())
+	for _, a := range []crdt.ActorID{"a", "b", "o"} {
+		require.Equal(t, c.Rights(a), d.Rights(a))
+	}
+	// Truncations and single-byte changes never panic and never decode
+	// to something that encodes differently.
+	for i := range b {
+		if err := d.UnmarshalBinary(b[:i]); err == nil {
+			t.Fatalf("truncated to %d bytes decoded", i)
+		} else {
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+		}
+		for _, x := range []byte{0x00, 0x01, 0x7f, 0x90, 0xa0, 0xc0, 0xff} {
+			m := bytes.Clone(b)
+			m[i] = x
+			if got, err := Decode(m, 0); err == nil {
+				require.Equal(t, m, encode(t, got), "non-canonical bytes accepted")
+			}
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	for name, tc := range map[string]struct {
+		hex  string
+		want error
+	}{
+		"not an envelope":     {"c0", crdt.ErrCorruptEncoding},
+		"other tag":           {"93a970636f756e74657201c0", crdt.ErrTypeMismatch},
+		"newer version":       {"93a7626f756e64656402c0", crdt.ErrUnsupportedVersion},
+		"positive bound":      {"93a7626f756e6465640193" + "01" + "a0" + "90", crdt.ErrCorruptEncoding},
+		"bound no origin":     {"93a7626f756e6465640193" + "ff" + "a0" + "90", crdt.ErrCorruptEncoding},
+		"seq zero":            {"93a7626f756e6465640193" + "00a0" + "91" + "97a161" + "00" + "000000" + "9090", crdt.ErrCorruptEncoding},
+		"gives itself":        {"93a7626f756e6465640193" + "00a0" + "91" + "97a161" + "01" + "050000" + "91" + "92a16101" + "90", crdt.ErrCorruptEncoding},
+		"recent over total":   {"93a7626f756e6465640193" + "00a0" + "91" + "97a161" + "01" + "010000" + "90" + "91" + "92a17805", crdt.ErrCorruptEncoding},
+		"trailing byte":       {"93a7626f756e6465640193" + "00a0" + "90" + "00", crdt.ErrCorruptEncoding},
+		"actors out of order": {"93a7626f756e6465640193" + "00a0" + "92" + "97a162" + "01" + "010000" + "9090" + "97a161" + "01" + "010000" + "9090", crdt.ErrCorruptEncoding},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := mustHex(t, tc.hex)
+			_, err := Decode(b, 0)
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+func mustHex(t testing.TB, s string) []byte {
+	t.Helper()
+	var b []byte
+	_, err := fmt.Sscanf(s, "%x", &b)
+	require.NoError(t, err)
+	return b
+}
+
+// FuzzDecode: decoding never panics; what decodes re-encodes to the same
+// bytes (the canonical form is unique) and merges with itself unchanged.
+func FuzzDecode(f *testing.F) {
+	c := mustNew(f, Options{Bound: -3, Origin: "o"})
+	_, _ = c.Apply("a", "c1", 10)
+	_, _ = c.Apply("a", "d1", -4)
+	_ = c.Transfer("a", "b", 2)
+	_, _ = c.Request("b", 5)
+	f.Add(encode(f, c))
+	f.Add(encode(f, mustNew(f, Options{})))
+	f.Add([]byte{0x93, 0xa7, 'b', 'o', 'u', 'n', 'd', 'e', 'd', 0x01, 0x93, 0x00, 0xa0, 0x90})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Decode(data, 0)
+		if err != nil {
+			if !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) &&
+				!errors.Is(err, crdt.ErrTypeMismatch) && !errors.Is(err, crdt.ErrUnsupportedVersion) {
+				t.Fatalf("error wraps no decoder sentinel: %v", err)
+			}
+			return
+		}
+		b, err := d.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b, data) {
+			t.Fatalf("decoded %x re-encodes as %x", data, b)
+		}
+		e := d.Clone()
+		if err := e.Merge(d); err != nil || !e.Equal(d) {
+			t.Fatalf("self-merge: %v", err)
+		}
+	})
+}
+
+// lawOp is an operation of the proptest model. Credits and debits use a
+// transaction id per actor (the op's id and the actor), so that every
+// accepted op changes the value exactly once; retries across actors are
+// tested by the simulations.
+type lawOp struct {
+	Kind   int // 0 credit, 1 debit, 2 transfer, 3 request
+	Txn    int
+	Amount int64
+	To     int
+}
+
+var errDuplicate = errors.New("duplicate")
+
+func lawModel(bound int64) proptest.Model[*Counter, lawOp] {
+	opts := Options{Bound: bound}
+	if bound < 0 {
+		opts.Origin = "r0"
+	}
+	return proptest.Model[*Counter, lawOp]{
+		Name: fmt.Sprintf("bounded/bound=%d", bound),
+		New:  func() *Counter { c, _ := New(opts); return c },
+		GenOp: gopter.CombineGens(gen.IntRange(0, 3), gen.IntRange(0, 30), gen.Int64Range(1, 20), gen.IntRange(0, 3)).
+			Map(func(v []any) lawOp { return lawOp{v[0].(int), v[1].(int), v[2].(int64), v[3].(int)} }),
+		Apply: func(c *Counter, a crdt.ActorID, o lawOp) error {
+			txn := crdt.TxnID(fmt.Sprintf("%s/t%d", a, o.Txn))
+			switch o.Kind {
+			case 0, 1:
+				amt := o.Amount
+				if o.Kind == 1 {
+					amt = -amt
+				}
+				out, err := c.Apply(a, txn, amt)
+				if err == nil && out == Duplicate {
+					return errDuplicate
+				}
+				return err
+			case 2:
+				return c.Transfer(a, proptest.Actor(o.To), o.Amount)
+			default:
+				changed, err := c.Request(a, o.Amount)
+				if err == nil && !changed {
+					return errDuplicate
+				}
+				return err
+			}
+		},
+		Merge: func(dst, src *Counter) error { return dst.Merge(src) },
+		Clone: (*Counter).Clone,
+		Equal: func(a, b *Counter) bool { return a.Equal(b) },
+		Value: func(c *Counter) any { return c.Value() },
+		Expect: func(ops []lawOp) any {
+			var v int64
+			for _, o := range ops {
+				switch o.Kind {
+				case 0:
+					v += o.Amount
+				case 1:
+					v -= o.Amount
+				}
+			}
+			return v
+		},
+		Leq: func(a, b *Counter) bool { return a.Leq(b) },
+	}
+}
+
+func TestLaws(t *testing.T) {
+	for _, bound := range []int64{0, -25} {
+		cfg := proptest.DefaultOptions()
+		cfg.Cases = proptest.Scale(300)
+		proptest.CheckLaws(t, lawModel(bound), cfg)
+	}
+}
+
+func TestConvergence(t *testing.T) {
+	for _, bound := range []int64{0, -25} {
+		cfg := proptest.DefaultOptions()
+		cfg.Cases = proptest.Scale(300)
+		cfg.Replicas = 4
+		proptest.CheckConvergence(t, lawModel(bound), cfg)
+	}
+}
+
+// TestTypeSimulation runs schedules of the pure type: replicas apply
+// credits, debits (on every actor), transfers and requests, and merge
+// snapshots of each other, new and old, in any order. After every step,
+// every replica, every snapshot and the join of all of them has a value at
+// or above the bound and every actor's rights at or above zero.
+func TestTypeSimulation(t *testing.T) {
+	seed := proptest.Seed()
+	n := proptest.Scale(8000)
+	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
+	if f := runTypeSims(seed, n, false); f != "" {
+		t.Fatalf("%s\nreplay: %s", f, proptest.Replay(t, seed))
+	}
+}
+
+// TestTypeSimulationCatchesOverdraft: one actor debiting beyond its rights
+// is caught.
+func TestTypeSimulationCatchesOverdraft(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	f := runTypeSims(seed, 2000, true)
+	if !strings.Contains(f, "below") {
+		t.Fatalf("overdraft not caught: %q", f)
+	}
+	t.Logf("caught: %s", strings.SplitN(f, "\n", 2)[0])
+}
+
+func runTypeSims(seed int64, n int, broken bool) string {
+	rng := rand.New(rand.NewSource(seed))
+	for s := range n {
+		sseed := rng.Int63()
+		if f := typeSim(sseed, broken); f != "" {
+			return fmt.Sprintf("schedule %d (seed %d): %s", s, sseed, f)
+		}
+	}
+	return ""
+}
+
+func typeSim(seed int64, broken bool) string {
+	rng := rand.New(rand.NewSource(seed))
+	bound := int64(0)
+	opts := Options{Window: 8}
+	if rng.Intn(2) == 0 {
+		bound = -int64(rng.Intn(20))
+		if bound < 0 {
+			opts.Bound, opts.Origin = bound, "r0"
+		}
+	}
+	nrep := 3 + rng.Intn(2)
+	reps := make([]*Counter, nrep)
+	for i := range reps {
+		reps[i], _ = New(opts)
+	}
+	var sent []*Counter
+	var log []string
+	check := func(c *Counter, what string) string {
+		if c.Value() < bound {
+			return fmt.Sprintf("%s has value %d below the bound %d", what, c.Value(), bound)
+		}
+		for _, a := range c.Actors() {
+			if r := c.Rights(a); r < 0 {
+				return fmt.Sprintf("%s: %s's rights %d below zero", what, a, r)
+			}
+		}
+		return ""
+	}
+	for step := range 24 {
+		i := rng.Intn(nrep)
+		a, c := proptest.Actor(i), reps[i]
+		txn := crdt.TxnID(fmt.Sprintf("t%d", rng.Intn(30)))
+		amt := int64(1 + rng.Intn(12))
+		switch k := rng.Intn(10); {
+		case k < 3:
+			_, err := c.Apply(a, txn, amt)
+			log = append(log, fmt.Sprintf("%s credit %s %d: %v", a, txn, amt, err))
+		case k < 6:
+			if broken && i == 1 && rng.Intn(3) == 0 {
+				err := c.overdraw(a, txn, amt)
+				log = append(log, fmt.Sprintf("%s overdraws %s %d: %v", a, txn, amt, err))
+			} else {
+				_, err := c.Apply(a, txn, -amt)
+				log = append(log, fmt.Sprintf("%s debit %s %d: %v", a, txn, amt, err))
+			}
+		case k < 7:
+			to := proptest.Actor(rng.Intn(nrep))
+			err := c.Transfer(a, to, amt)
+			log = append(log, fmt.Sprintf("%s gives %s %d: %v", a, to, amt, err))
+		case k < 8:
+			_, _ = c.Request(a, amt)
+		case k < 9:
+			sent = append(sent, c.Clone())
+		default:
+			if len(sent) > 0 {
+				j := rng.Intn(len(sent))
+				if err := c.Merge(sent[j]); err != nil {
+					return fmt.Sprintf("merge: %v", err)
+				}
+				log = append(log, fmt.Sprintf("%s merges snapshot %d", a, j))
+			}
+		}
+		if f := check(c, fmt.Sprintf("replica %d after step %d", i, step)); f != "" {
+			return f + "\n" + strings.Join(log, "\n")
+		}
+	}
+	all, _ := New(opts)
+	for _, c := range append(reps, sent...) {
+		if err := all.Merge(c); err != nil {
+			return fmt.Sprintf("merge: %v", err)
+		}
+	}
+	if f := check(all, "the join of every state"); f != "" {
+		return f + "\n" + strings.Join(log, "\n")
+	}
+	return ""
+}
