@@ -333,20 +333,16 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	a.opts.Keep = 0
 	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
 		if heir == "" || heir == a.writer {
-			return false, nil
+			return false, nil // the cycle grants the requests
 		}
-		// Requests first (cycle grants them after this), so give the heir
-		// what is left beyond them.
-		rest := a.spendable(c)
-		for _, r := range c.Requests() {
-			if r.Actor != a.writer {
-				rest -= r.Amount
-			}
+		given, err := a.grant(c) // requests first
+		if err != nil {
+			return false, err
 		}
-		if rest <= 0 {
-			return false, nil
+		if rest := a.spendable(c); rest > 0 {
+			return true, c.Transfer(a.writer, heir, rest)
 		}
-		return true, c.Transfer(a.writer, heir, rest)
+		return given > 0, nil
 	}, "")
 	a.opts.Keep = keep
 	if err == nil {

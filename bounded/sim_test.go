@@ -48,7 +48,7 @@ type simRun struct {
 	acked    map[crdt.TxnID]int64  // acknowledged, with the amount
 	refused  map[crdt.TxnID]bool   // refused debits, never retried
 	stats    *simStats
-	doubt    []simOp               // ambiguous, to retry
+	doubt    []simOp // ambiguous, to retry
 	nextTxn  int
 	broken   bool // one account overdraws
 	log      []string
@@ -95,7 +95,9 @@ func (r *simRun) open(i int) *Account {
 	return a
 }
 
-func (r *simRun) logf(format string, args ...any) { r.log = append(r.log, fmt.Sprintf(format, args...)) }
+func (r *simRun) logf(format string, args ...any) {
+	r.log = append(r.log, fmt.Sprintf(format, args...))
+}
 
 // step runs one random step.
 func (r *simRun) step(ctx context.Context) error {
@@ -273,7 +275,9 @@ type simStats struct{ acked, refused, twiceGone, twiceSpent int }
 
 func runSims(t *testing.T, seed int64, n, steps int, broken bool) (failed string) {
 	var st simStats
-	defer func() { t.Logf("%d schedules: %d acknowledged, %d refused debits; counted twice: %d with a gone holder, %d credits already spent", n, st.acked, st.refused, st.twiceGone, st.twiceSpent) }()
+	defer func() {
+		t.Logf("%d schedules: %d acknowledged, %d refused debits; counted twice: %d with a gone holder, %d credits already spent", n, st.acked, st.refused, st.twiceGone, st.twiceSpent)
+	}()
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
 	for s := range n {
