@@ -155,7 +155,7 @@ func mal(name, decoder string, b []byte, t *checker, note ...string) Malformed {
 func checkMalformed(t *checker, ms []Malformed) {
 	require.NotEmpty(t, ms)
 	for _, m := range ms {
-		// One subtest per input, so that every failing vector is reported.
+		// One named vector per input, so that every failing one is reported.
 		t.Run("malformed/"+m.Decoder+"/"+m.Name, func(t *checker) {
 			b, err := hex.DecodeString(m.Hex)
 			require.NoError(t, err)
@@ -165,7 +165,7 @@ func checkMalformed(t *checker, ms []Malformed) {
 }
 
 // decodeAs decodes data with the named decoder. Decoders that fill a
-// receiver are given a non-empty one, and on error the test asserts it is
+// receiver are given a non-empty one, and on error the check requires it
 // unchanged.
 func decodeAs(t *checker, decoder string, data []byte) error {
 	unchanged := func(before, after []byte, err error) error {
