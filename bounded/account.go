@@ -351,9 +351,12 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	return res, err
 }
 
-// read fetches the siblings and returns their join with this account's last
-// write, the token, the join of the siblings alone, and whether the store
-// holds exactly the bytes this account last saw.
+// read fetches the siblings and merges them into this account's last write,
+// a.local, which it returns with the token, the join of the siblings
+// alone (nil when the store holds exactly the bytes this account last
+// saw) and the number of siblings. The cycle changes only this account's
+// own entry of a.local, and puts the entry back if its write is known not
+// to have landed.
 func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token, fetched *Counter, nsibs int, err error) {
 	if a.closed {
 		return nil, nil, nil, 0, ErrClosed
@@ -369,7 +372,7 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 		a.local = &Counter{o: a.opts.Counter}
 	}
 	if len(sibs) == 1 && a.seen != nil && bytes.Equal(sibs[0], a.seen) {
-		return a.local.Clone(), token, nil, 1, nil
+		return a.local, token, nil, 1, nil
 	}
 	fetched = &Counter{o: a.opts.Counter}
 	for i, b := range sibs {
@@ -381,20 +384,22 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 			return nil, nil, nil, 0, fmt.Errorf("bounded %q: sibling %d of %d: %w", a.key, i+1, len(sibs), err)
 		}
 	}
-	merged = fetched.Clone()
-	if err := merged.Merge(a.local); err != nil {
-		return nil, nil, nil, 0, fmt.Errorf("bounded %q: merging this account's last write: %w", a.key, err)
-	}
 	a.seen = nil
 	if a.local.Leq(fetched) {
 		// The store holds everything this account wrote, a pending write
 		// included: it landed.
-		a.local, a.pending = merged.Clone(), false
+		a.pending = false
 		if len(sibs) == 1 {
 			a.seen = sibs[0]
 		}
 	}
-	return merged, token, fetched, len(sibs), nil
+	// Merged in place: what others wrote is in the store, so keeping it is
+	// safe whatever happens to this cycle's write.
+	if err := a.local.Merge(fetched); err != nil {
+		a.seen = nil
+		return nil, nil, nil, 0, fmt.Errorf("bounded %q: merging the siblings into this account's last write: %w", a.key, err)
+	}
+	return a.local, token, fetched, len(sibs), nil
 }
 
 // settle takes back every transaction this account holds that an actor
@@ -467,16 +472,26 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		if err != nil {
 			return res, err
 		}
+		prev := merged.entries[a.writer]
+		undo := func() {
+			if merged.entries[a.writer] != prev {
+				merged.install(a.writer, prev)
+				a.seen = nil
+			}
+		}
 		settled, err := a.settle(merged)
 		if err != nil {
+			undo()
 			return res, err
 		}
 		changed, err := op(merged)
 		if err != nil {
+			undo()
 			return res, err
 		}
 		given, err := a.grant(merged)
 		if err != nil {
+			undo()
 			return res, err
 		}
 		res.Value, res.Rights, res.Granted = merged.Value(), max(0, a.spendable(merged)), given
@@ -488,6 +503,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		}
 		b, err := merged.MarshalBinary()
 		if err != nil {
+			undo()
 			return res, err
 		}
 		err = a.st.Put(ctx, a.key, a.writer, b, token)
@@ -498,7 +514,9 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 			res.Landed = true
 			return res, nil
 		case errors.Is(err, crdt.ErrUnavailable):
-			// Known not to have landed: a.local stays the last write.
+			// Known not to have landed: this account's entry goes back to
+			// its last write.
+			undo()
 		default:
 			// It may have landed: never write a state without it again,
 			// or this account's entry would fork.

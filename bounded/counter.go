@@ -623,7 +623,8 @@ func (c *Counter) checkActors(actors []crdt.ActorID) error {
 // totals. It checks nothing.
 func (c *Counter) install(actor crdt.ActorID, e *entry) {
 	c.init()
-	if old := c.entries[actor]; old != nil {
+	old := c.entries[actor]
+	if old != nil {
 		c.value.Sub(old.credits)
 		c.value.Add(old.debits)
 		for _, g := range old.sent {
@@ -631,32 +632,69 @@ func (c *Counter) install(actor crdt.ActorID, e *entry) {
 			r.Sub(g.amount)
 			c.recv[g.to] = r
 		}
-		for _, t := range old.recent {
-			hs := slices.DeleteFunc(slices.Clone(c.holders[t.ID]), func(a crdt.ActorID) bool { return a == actor })
-			if len(hs) == 0 {
-				delete(c.holders, t.ID)
-			} else {
-				c.holders[t.ID] = hs
-			}
-		}
 	}
 	if e == nil {
 		delete(c.entries, actor)
-		return
+	} else {
+		c.entries[actor] = e
+		c.value.Add(e.credits)
+		c.value.Sub(e.debits)
+		for _, g := range e.sent {
+			r := c.recv[g.to]
+			r.Add(g.amount)
+			c.recv[g.to] = r
+		}
 	}
-	c.entries[actor] = e
-	c.value.Add(e.credits)
-	c.value.Sub(e.debits)
-	for _, g := range e.sent {
-		r := c.recv[g.to]
-		r.Add(g.amount)
-		c.recv[g.to] = r
+	gone, added := windowChange(old, e)
+	for _, t := range gone {
+		hs := slices.DeleteFunc(slices.Clone(c.holders[t.ID]), func(a crdt.ActorID) bool { return a == actor })
+		if len(hs) == 0 {
+			delete(c.holders, t.ID)
+		} else {
+			c.holders[t.ID] = hs
+		}
 	}
-	for _, t := range e.recent {
-		hs := slices.Clone(c.holders[t.ID])
+	for _, t := range added {
+		hs := c.holders[t.ID]
 		i, _ := slices.BinarySearch(hs, actor)
-		c.holders[t.ID] = slices.Insert(hs, i, actor)
+		c.holders[t.ID] = slices.Insert(slices.Clip(hs), i, actor) // a new array: lists are shared by clones
 	}
+}
+
+// windowChange returns the transactions old holds and e does not, and
+// those e holds and old does not. A write usually slides the window by a
+// transaction or two; that case is found without building a set.
+func windowChange(old, e *entry) (gone, added []Txn) {
+	var o, n []Txn
+	if old != nil {
+		o = old.recent
+	}
+	if e != nil {
+		n = e.recent
+	}
+	for d := 0; d <= 2 && d <= len(o); d++ {
+		keep := o[d:]
+		if len(keep) <= len(n) && slices.EqualFunc(keep, n[:len(keep)], func(a, b Txn) bool { return a.ID == b.ID }) {
+			return o[:d], n[len(keep):]
+		}
+	}
+	in := make(map[crdt.TxnID]bool, len(n))
+	for _, t := range n {
+		in[t.ID] = true
+	}
+	was := make(map[crdt.TxnID]bool, len(o))
+	for _, t := range o {
+		was[t.ID] = true
+		if !in[t.ID] {
+			gone = append(gone, t)
+		}
+	}
+	for _, t := range n {
+		if !was[t.ID] {
+			added = append(added, t)
+		}
+	}
+	return gone, added
 }
 
 // newer reports whether entry a wins over entry b in Merge: the larger

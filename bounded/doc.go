@@ -91,18 +91,20 @@
 // Exactly-once. A transaction acknowledged by an Account (no error) is in
 // the store and counts; a retry of it on any account within the window is
 // a Duplicate. A Put that ends with crdt.ErrAmbiguousWrite leaves the
-// transaction in the account's state (it may have landed) and in its
-// unconfirmed set. If the account later sees another actor holding that
-// transaction (the caller retried it elsewhere), it takes its own copy back
-// (Retract) in its next write, so it counts once. Until then it does not
-// spend the rights of its unconfirmed credits, so taking one back never
-// takes its rights below zero. A later call with the same id on the same
-// account confirms it. What is not covered: a transaction acknowledged by
-// two accounts (sent to both at once) counts twice; so does an unconfirmed
-// copy written by an incarnation that is gone before it sees the retry's
-// copy. After crdt.ErrAmbiguousWrite, retry the same transaction, preferably
-// on the same Account, until it is acknowledged: if every copy is taken
-// back, that retry is what applies it.
+// transaction in the account's state (it may have landed). When a retry
+// elsewhere met a state without it, two actors hold it: on every write, an
+// account takes back (Retract) each transaction of its window that an
+// actor with a smaller id also holds, so it ends up counted once, by the
+// smallest holder, which never takes its copy back (so some copy always
+// survives). An account does not spend the rights of its own credits whose
+// outcome it reported unknown until a later call with the same id confirms
+// them, so taking one back never takes its rights below zero. What is not
+// covered, and counts twice: a credit whose rights the larger holder has
+// already spent (taking it back would break the bound), and a copy held by
+// an incarnation that is gone before it sees the smaller holder's copy.
+// After crdt.ErrAmbiguousWrite, retry the same transaction on the same
+// Account: it answers definitely. A retry refused on another account says
+// nothing of the copy in doubt, which may still land.
 //
 // # Actors that are gone
 //

@@ -1,0 +1,52 @@
+package bounded_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+// BenchmarkDebitVsLedgerCredit compares, in one run, a bounded debit within
+// the account's own rights with a ledger credit: one writer, the in-memory
+// store, a fresh transaction id each time.
+func BenchmarkDebitVsLedgerCredit(b *testing.B) {
+	ctx := context.Background()
+	ids := make([]crdt.TxnID, 1<<16)
+	for i := range ids {
+		ids[i] = crdt.TxnID(fmt.Sprintf("txn-%08d", i))
+	}
+	b.Run("ledger.Credit", func(b *testing.B) {
+		l, err := ledger.New(memory.NewSiblings(), "k", ledger.Options{Actor: "w"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("%s-%d", ids[i%len(ids)], i)), 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bounded.Debit", func(b *testing.B) {
+		a, err := bounded.Open(memory.NewSiblings(), "k", bounded.AccountOptions{Actor: "w"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := a.Credit(ctx, "funds", 1<<60); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := range b.N {
+			if _, err := a.Debit(ctx, crdt.TxnID(fmt.Sprintf("%s-%d", ids[i%len(ids)], i)), 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
