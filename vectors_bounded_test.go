@@ -1,0 +1,877 @@
+package counterkit_test
+
+// Vectors of the bounded counter (SPEC.md section 13):
+// testdata/vectors/bounded.json. They are generated from the scenarios
+// below by running them on package bounded, and checked by replaying every
+// step against package bounded and, separately, against boundedModel, a
+// plain model written from SPEC.md 13 with its own msgpack writer. Decode
+// vectors are checked against package bounded's decoder; the model re-encodes
+// the states the valid ones describe.
+//
+//	go test . -run 'TestVectors/bounded' -update   # regenerate
+//	go test . -run 'TestVectors/bounded'           # check
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+)
+
+func init() {
+	vectorFiles["bounded.json"] = struct {
+		gen   func(t *testing.T) any
+		check func(t *testing.T, raw []byte)
+	}{genBoundedVectors, checkBoundedVectors}
+}
+
+type bvFile struct {
+	Comment   string       `json:"comment"`
+	Scenarios []bvScenario `json:"scenarios"`
+	Decode    []bvDecode   `json:"decode"`
+}
+
+type bvScenario struct {
+	Name     string             `json:"name"`
+	Note     string             `json:"note,omitempty"`
+	Bound    string             `json:"bound"`
+	Origin   string             `json:"origin,omitempty"`
+	Window   int                `json:"window"`
+	Replicas []string           `json:"replicas"`
+	Steps    []bvStep           `json:"steps"`
+	Final    map[string]bvState `json:"final"`
+}
+
+type bvStep struct {
+	Replica string `json:"replica"`
+	Op      string `json:"op"` // apply, transfer, request, retract, merge
+	Actor   string `json:"actor,omitempty"`
+	Txn     string `json:"txn,omitempty"`
+	To      string `json:"to,omitempty"`
+	From    string `json:"from,omitempty"` // merge: the replica merged in
+	Amount  string `json:"amount,omitempty"`
+	// Expectations.
+	Outcome   string `json:"outcome,omitempty"` // apply: applied, duplicate
+	Changed   *bool  `json:"changed,omitempty"` // request, retract
+	Error     string `json:"error,omitempty"`
+	Available string `json:"available,omitempty"` // insufficient_rights: what the actor may debit now
+}
+
+type bvState struct {
+	Value       string            `json:"value"`
+	Rights      map[string]string `json:"rights"`
+	Outstanding map[string]string `json:"outstanding,omitempty"`
+	Entries     []bvEntry         `json:"entries"`
+	Hex         string            `json:"hex"`
+}
+
+type bvEntry struct {
+	Actor   string            `json:"actor"`
+	Seq     string            `json:"seq"`
+	Credits string            `json:"credits"`
+	Debits  string            `json:"debits"`
+	Asked   string            `json:"asked"`
+	Sent    map[string]string `json:"sent,omitempty"`
+	Recent  [][2]string       `json:"recent"` // [txn, signed amount], oldest first
+}
+
+type bvDecode struct {
+	Name  string `json:"name"`
+	Hex   string `json:"hex"`
+	Error string `json:"error,omitempty"`
+	Value string `json:"value,omitempty"`
+}
+
+// Scenario programs: steps without expectations.
+func bvPrograms() []bvScenario {
+	ap := func(r, a, txn string, amt int64) bvStep {
+		return bvStep{Replica: r, Op: "apply", Actor: a, Txn: txn, Amount: i64(amt)}
+	}
+	tr := func(r, a, to string, amt int64) bvStep {
+		return bvStep{Replica: r, Op: "transfer", Actor: a, To: to, Amount: i64(amt)}
+	}
+	rq := func(r, a string, amt int64) bvStep { return bvStep{Replica: r, Op: "request", Actor: a, Amount: i64(amt)} }
+	rt := func(r, a, txn string) bvStep { return bvStep{Replica: r, Op: "retract", Actor: a, Txn: txn} }
+	mg := func(r, from string) bvStep { return bvStep{Replica: r, Op: "merge", From: from} }
+	return []bvScenario{
+		{Name: "empty", Replicas: []string{"r"}},
+		{Name: "credits and debits within rights", Replicas: []string{"r"}, Steps: []bvStep{
+			ap("r", "a", "c1", 10), ap("r", "a", "d1", -4), ap("r", "a", "d2", -6), ap("r", "b", "c2", 3)}},
+		{Name: "debit beyond rights refused", Note: "the error says what the actor may debit now; nothing changes",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", 10), ap("r", "a", "d1", -11), ap("r", "b", "d2", -1), ap("r", "a", "d1", -10)}},
+		{Name: "retries", Note: "a retry on any actor is a duplicate; another amount or sign conflicts",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", 10), ap("r", "b", "c1", 10), ap("r", "b", "c1", 9), ap("r", "a", "c1", -10)}},
+		{Name: "transfers", Replicas: []string{"r"}, Steps: []bvStep{
+			ap("r", "a", "c1", 10), tr("r", "a", "b", 4), tr("r", "a", "b", 7), tr("r", "b", "c", 4),
+			tr("r", "a", "a", 1), tr("r", "a", "b", 0), ap("r", "b", "d1", -1), ap("r", "c", "d2", -4)}},
+		{Name: "requests", Note: "asked becomes received + n; outstanding = asked − received",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", 10), rq("r", "b", 5), rq("r", "b", 3), tr("r", "a", "b", 2), rq("r", "b", 3), tr("r", "a", "b", 3), rq("r", "b", 0)}},
+		{Name: "negative bound", Note: "the origin holds −bound rights at the start",
+			Bound: "-50", Origin: "bank", Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "bank", "d1", -30), tr("r", "bank", "a", 20), ap("r", "a", "d2", -20), ap("r", "bank", "d3", -1), ap("r", "a", "c1", 5)}},
+		{Name: "concurrent debits on every actor", Note: "each within its own rights: the join stays at or above the bound",
+			Replicas: []string{"r1", "r2", "r3"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 10), tr("r1", "a", "b", 4), mg("r2", "r1"), mg("r3", "r1"),
+				ap("r1", "a", "d1", -6), ap("r2", "b", "d2", -4), ap("r3", "b", "d3", -1), ap("r3", "a", "d4", -1),
+				mg("r1", "r2"), mg("r1", "r3"), mg("r2", "r1"), mg("r3", "r2")}},
+		{Name: "merge keeps the newer entry", Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+			ap("r1", "a", "c1", 5), mg("r2", "r1"), ap("r1", "a", "c2", 5), mg("r1", "r2"), mg("r2", "r1"), mg("r2", "r2")}},
+		{Name: "fork: one sequence number, two contents", Note: "only an actor running twice at once writes this; the larger content wins on both sides",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 5), ap("r2", "a", "c2", 7), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "one transaction held by two actors counts twice", Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+			ap("r1", "a", "x", 5), ap("r2", "b", "x", 5), mg("r1", "r2"), ap("r1", "c", "x", 5), rt("r1", "b", "x")}},
+		{Name: "retract", Replicas: []string{"r"}, Steps: []bvStep{
+			ap("r", "a", "c1", 10), ap("r", "a", "d1", -8), rt("r", "a", "c1"), rt("r", "a", "d1"), rt("r", "a", "c1"), rt("r", "a", "c1")}},
+		{Name: "window", Note: "window 2: a retry after two later transactions of the holder counts again",
+			Window: 2, Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "x", 5), ap("r", "a", "y", 1), ap("r", "b", "x", 5), ap("r", "a", "z", 1), ap("r", "b", "x", 5)}},
+		{Name: "overflow", Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+			ap("r1", "a", "c1", math.MaxInt64), ap("r1", "b", "c2", 1), ap("r1", "a", "c3", 1),
+			ap("r2", "b", "c4", 1), mg("r2", "r1"), mg("r1", "r2")}},
+		{Name: "overflow of rights under a negative bound", Bound: "-10", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
+			ap("r", "a", "c1", math.MaxInt64), tr("r", "o", "a", 10), tr("r", "o", "b", 10)}},
+		{Name: "invalid input", Replicas: []string{"r"}, Steps: []bvStep{
+			ap("r", "", "t", 1), ap("r", "a", "", 1), ap("r", "a", "t", 0), ap("r", "a", "t", math.MinInt64),
+			tr("r", "a", "", 1), rq("r", "", 1), ap("r", "a\x01", "t", 1)}},
+	}
+}
+
+func i64(v int64) string { return strconv.FormatInt(v, 10) }
+
+func p64(t *testing.T, s string) int64 {
+	t.Helper()
+	if s == "" {
+		return 0
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err)
+	return v
+}
+
+// bvKind names an error's kind (SPEC.md 2.3).
+func bvKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, k := range []struct {
+		s error
+		n string
+	}{{crdt.ErrInsufficientRights, "insufficient_rights"}, {crdt.ErrInvalidActor, "invalid_actor"},
+		{crdt.ErrInvalidTxnID, "invalid_txn"}, {crdt.ErrInvalidAmount, "invalid_amount"},
+		{crdt.ErrOverflow, "overflow"}, {crdt.ErrConflictingTransaction, "conflicting_transaction"},
+		{crdt.ErrInvalidConfig, "invalid_config"}, {crdt.ErrTooLarge, "too_large"},
+		{crdt.ErrCorruptEncoding, "corrupt"}, {crdt.ErrUnsupportedVersion, "unsupported_version"},
+		{crdt.ErrTypeMismatch, "type_mismatch"}} {
+		if errors.Is(err, k.s) {
+			return k.n
+		}
+	}
+	return "unknown: " + err.Error()
+}
+
+// bvRun applies one step to the Go type and returns its expectations.
+func bvRun(t *testing.T, reps map[string]*bounded.Counter, s bvStep) bvStep {
+	c := reps[s.Replica]
+	out := s
+	out.Outcome, out.Changed, out.Error, out.Available = "", nil, "", ""
+	var err error
+	switch s.Op {
+	case "apply":
+		var o bounded.Outcome
+		o, err = c.Apply(crdt.ActorID(s.Actor), crdt.TxnID(s.Txn), p64(t, s.Amount))
+		if err == nil {
+			out.Outcome = o.String()
+		}
+	case "transfer":
+		err = c.Transfer(crdt.ActorID(s.Actor), crdt.ActorID(s.To), p64(t, s.Amount))
+	case "request":
+		var ch bool
+		ch, err = c.Request(crdt.ActorID(s.Actor), p64(t, s.Amount))
+		if err == nil {
+			out.Changed = &ch
+		}
+	case "retract":
+		var ch bool
+		ch, err = c.Retract(crdt.ActorID(s.Actor), crdt.TxnID(s.Txn))
+		if err == nil {
+			out.Changed = &ch
+		}
+	case "merge":
+		err = c.Merge(reps[s.From])
+	default:
+		t.Fatalf("unknown op %q", s.Op)
+	}
+	out.Error = bvKind(err)
+	var short *bounded.InsufficientRightsError
+	if errors.As(err, &short) {
+		out.Available = i64(short.Available)
+	}
+	return out
+}
+
+func bvActors(c *bounded.Counter) []string {
+	set := map[string]bool{}
+	for _, a := range c.Actors() {
+		set[string(a)] = true
+		e, _ := c.Entry(a)
+		for to := range e.Sent {
+			set[string(to)] = true
+		}
+	}
+	if o := c.Options().Origin; o != "" {
+		set[string(o)] = true
+	}
+	out := make([]string, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func bvStateOf(t *testing.T, c *bounded.Counter) bvState {
+	st := bvState{Value: i64(c.Value()), Rights: map[string]string{}, Entries: []bvEntry{}}
+	for _, a := range bvActors(c) {
+		st.Rights[a] = i64(c.Rights(crdt.ActorID(a)))
+		if o := c.Outstanding(crdt.ActorID(a)); o > 0 {
+			if st.Outstanding == nil {
+				st.Outstanding = map[string]string{}
+			}
+			st.Outstanding[a] = i64(o)
+		}
+	}
+	for _, a := range c.Actors() {
+		e, _ := c.Entry(a)
+		be := bvEntry{Actor: string(a), Seq: strconv.FormatUint(e.Seq, 10), Credits: i64(e.Credits), Debits: i64(e.Debits), Asked: i64(e.Asked), Recent: [][2]string{}}
+		for to, n := range e.Sent {
+			if be.Sent == nil {
+				be.Sent = map[string]string{}
+			}
+			be.Sent[string(to)] = i64(n)
+		}
+		for _, x := range e.Recent {
+			be.Recent = append(be.Recent, [2]string{string(x.ID), i64(x.Amount)})
+		}
+		st.Entries = append(st.Entries, be)
+	}
+	b, err := c.MarshalBinary()
+	require.NoError(t, err)
+	st.Hex = hex.EncodeToString(b)
+	return st
+}
+
+func bvOptions(t *testing.T, sc bvScenario) bounded.Options {
+	return bounded.Options{Bound: p64(t, sc.Bound), Origin: crdt.ActorID(sc.Origin), Window: sc.Window}
+}
+
+func genBoundedVectors(t *testing.T) any {
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding."}
+	for _, sc := range bvPrograms() {
+		reps := map[string]*bounded.Counter{}
+		for _, r := range sc.Replicas {
+			c, err := bounded.New(bvOptions(t, sc))
+			require.NoError(t, err)
+			reps[r] = c
+		}
+		if sc.Bound == "" {
+			sc.Bound = "0"
+		}
+		for i, s := range sc.Steps {
+			sc.Steps[i] = bvRun(t, reps, s)
+		}
+		sc.Final = map[string]bvState{}
+		for _, r := range sc.Replicas {
+			sc.Final[r] = bvStateOf(t, reps[r])
+		}
+		f.Scenarios = append(f.Scenarios, sc)
+	}
+	// Decodings: the valid ones re-encode to themselves; each invalid one
+	// breaks one rule of SPEC.md 13.4.
+	env := "93a7626f756e64656401"
+	entry := func(actor, rest string) string { return "97" + hex.EncodeToString(msgpackStr(actor)) + rest }
+	for _, d := range []bvDecode{
+		{Name: "empty", Hex: env + "9300a090"},
+		{Name: "one entry", Hex: env + "9300a091" + entry("a", "01"+"0a0400"+"90"+"92"+"92a2633105"+"92a264317c")},
+		{Name: "negative bound with origin", Hex: env + "93ffa16f90"},
+		{Name: "not an envelope", Hex: "c0"},
+		{Name: "another tag", Hex: "93a9706e636f756e7465720290"},
+		{Name: "a newer version", Hex: "93a7626f756e6465640290"},
+		{Name: "bound above zero", Hex: env + "9301a090"},
+		{Name: "negative bound without origin", Hex: env + "93ffa090"},
+		{Name: "origin with bound zero", Hex: env + "9300a16f90"},
+		{Name: "sequence number zero", Hex: env + "9300a091" + entry("a", "00"+"000000"+"9090")},
+		{Name: "negative credits", Hex: env + "9300a091" + entry("a", "01"+"ff0000"+"9090")},
+		{Name: "gives rights to itself", Hex: env + "9300a091" + entry("a", "01"+"050000"+"91"+"92a16101"+"90")},
+		{Name: "gives nothing", Hex: env + "9300a091" + entry("a", "01"+"050000"+"91"+"92a16200"+"90")},
+		{Name: "recipients out of order", Hex: env + "9300a091" + entry("a", "01"+"050000"+"92"+"92a16301"+"92a16201"+"90")},
+		{Name: "recent credits above the total", Hex: env + "9300a091" + entry("a", "01"+"010000"+"90"+"91"+"92a17805")},
+		{Name: "a transaction held twice by one entry", Hex: env + "9300a091" + entry("a", "01"+"020000"+"90"+"92"+"92a17801"+"92a17801")},
+		{Name: "a zero amount", Hex: env + "9300a091" + entry("a", "01"+"010000"+"90"+"91"+"92a17800")},
+		{Name: "entries out of order", Hex: env + "9300a092" + entry("b", "01010000"+"9090") + entry("a", "01010000"+"9090")},
+		{Name: "an integer not in its smallest form", Hex: env + "9300a091" + entry("a", "01"+"cc050000"+"9090")},
+		{Name: "value beyond int64", Hex: env + "9300a092" + entry("a", "01"+"cf7fffffffffffffff"+"0000"+"9090") + entry("b", "01010000"+"9090")},
+		{Name: "trailing byte", Hex: env + "9300a09000"},
+		{Name: "truncated", Hex: env + "9300a091"},
+	} {
+		b, err := hex.DecodeString(d.Hex)
+		require.NoError(t, err)
+		c, err := bounded.Decode(b, 0)
+		d.Error = bvKind(err)
+		if err == nil {
+			d.Value = i64(c.Value())
+		}
+		f.Decode = append(f.Decode, d)
+	}
+	return f
+}
+
+func checkBoundedVectors(t *testing.T, raw []byte) {
+	var f bvFile
+	require.NoError(t, json.Unmarshal(raw, &f))
+	require.NotEmpty(t, f.Scenarios)
+	for _, sc := range f.Scenarios {
+		t.Run(sc.Name, func(t *testing.T) {
+			reps := map[string]*bounded.Counter{}
+			models := map[string]*boundedModel{}
+			for _, r := range sc.Replicas {
+				c, err := bounded.New(bvOptions(t, sc))
+				require.NoError(t, err)
+				reps[r] = c
+				models[r] = newBoundedModel(p64(t, sc.Bound), sc.Origin, sc.Window)
+			}
+			for i, want := range sc.Steps {
+				got := bvRun(t, reps, want)
+				require.Equal(t, want, got, "step %d on the Go type", i)
+				require.Equal(t, want, models[want.Replica].step(t, models, want), "step %d on the model", i)
+			}
+			for _, r := range sc.Replicas {
+				want := sc.Final[r]
+				require.Equal(t, want, bvStateOf(t, reps[r]), "replica %s on the Go type", r)
+				require.Equal(t, want, models[r].state(), "replica %s on the model", r)
+			}
+		})
+	}
+	for _, d := range f.Decode {
+		t.Run("decode/"+d.Name, func(t *testing.T) {
+			b, err := hex.DecodeString(d.Hex)
+			require.NoError(t, err)
+			c, err := bounded.Decode(b, 0)
+			require.Equal(t, d.Error, bvKind(err))
+			if err == nil {
+				require.Equal(t, d.Value, i64(c.Value()))
+				again, err := c.MarshalBinary()
+				require.NoError(t, err)
+				require.Equal(t, d.Hex, hex.EncodeToString(again))
+			}
+		})
+	}
+}
+
+// boundedModel is SPEC.md 13 written plainly: maps and big-enough
+// arithmetic (math/big is not needed: every total is checked to fit
+// before it is stored, with overflow-checked int64 helpers).
+type boundedModel struct {
+	bound   int64
+	origin  string
+	window  int
+	entries map[string]*bmEntry
+}
+
+type bmEntry struct {
+	seq                   uint64
+	credits, debits, asked int64
+	sent                  map[string]int64
+	recent                [][2]any // txn string, amount int64
+}
+
+func newBoundedModel(bound int64, origin string, window int) *boundedModel {
+	if window == 0 {
+		window = 64
+	}
+	return &boundedModel{bound: bound, origin: origin, window: window, entries: map[string]*bmEntry{}}
+}
+
+func (m *boundedModel) clone() *boundedModel {
+	n := *m
+	n.entries = map[string]*bmEntry{}
+	for a, e := range m.entries {
+		c := *e
+		c.sent = map[string]int64{}
+		for k, v := range e.sent {
+			c.sent[k] = v
+		}
+		c.recent = slices.Clone(e.recent)
+		n.entries[a] = &c
+	}
+	return &n
+}
+
+// add returns a+b and whether it fits in int64.
+func add(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (b >= 0) == (s >= a)
+}
+
+// totals returns received(i), rights(i) (as a pair hi/lo would be overkill:
+// every term fits and each partial sum is checked) and whether all of
+// value, received and rights fit.
+func (m *boundedModel) received(i string) (int64, bool) {
+	var r int64
+	ok := true
+	for a, e := range m.entries {
+		if a == i {
+			continue
+		}
+		var f bool
+		r, f = add(r, e.sent[i])
+		ok = ok && f
+	}
+	return r, ok
+}
+
+func (m *boundedModel) rights(i string) (int64, bool) {
+	// Sum positive and negative parts separately so that a partial sum
+	// cannot overflow when the total fits.
+	recv, ok := m.received(i)
+	pos, neg := recv, int64(0)
+	var f bool
+	if i == m.origin && m.origin != "" {
+		pos, f = add(pos, -m.bound)
+		ok = ok && f
+	}
+	if e := m.entries[i]; e != nil {
+		pos, f = add(pos, e.credits)
+		ok = ok && f
+		neg, f = add(neg, e.debits)
+		ok = ok && f
+		for _, n := range e.sent {
+			neg, f = add(neg, n)
+			ok = ok && f
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	return add(pos, -neg)
+}
+
+func (m *boundedModel) value() (int64, bool) {
+	var c, d int64
+	ok := true
+	for _, e := range m.entries {
+		var f bool
+		c, f = add(c, e.credits)
+		ok = ok && f
+		d, f = add(d, e.debits)
+		ok = ok && f
+	}
+	if !ok {
+		return 0, false
+	}
+	return add(c, -d)
+}
+
+// fits reports whether the value and every actor's rights and received
+// total fit in int64.
+func (m *boundedModel) fits() bool {
+	if _, ok := m.value(); !ok {
+		return false
+	}
+	for _, a := range m.actors() {
+		if _, ok := m.received(a); !ok {
+			return false
+		}
+		if _, ok := m.rights(a); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *boundedModel) actors() []string {
+	set := map[string]bool{}
+	for a, e := range m.entries {
+		set[a] = true
+		for to := range e.sent {
+			set[to] = true
+		}
+	}
+	if m.origin != "" {
+		set[m.origin] = true
+	}
+	var out []string
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func validID(s string) bool { return crdt.CheckID(s) == "" }
+
+// holders returns the amounts held for txn.
+func (m *boundedModel) holders(txn string) []int64 {
+	var out []int64
+	for _, e := range m.entries {
+		for _, x := range e.recent {
+			if x[0].(string) == txn {
+				out = append(out, x[1].(int64))
+			}
+		}
+	}
+	return out
+}
+
+// next returns a copy of a's entry with seq + 1 (a new one at 1).
+func (m *boundedModel) next(a string) *bmEntry {
+	e := m.entries[a]
+	if e == nil {
+		return &bmEntry{seq: 1, sent: map[string]int64{}}
+	}
+	c := *e
+	c.seq++
+	c.sent = map[string]int64{}
+	for k, v := range e.sent {
+		c.sent[k] = v
+	}
+	c.recent = slices.Clone(e.recent)
+	return &c
+}
+
+// commit installs e as a's entry if the totals fit; else "overflow".
+func (m *boundedModel) commit(a string, e *bmEntry) string {
+	old := m.entries[a]
+	m.entries[a] = e
+	if !m.fits() {
+		if old == nil {
+			delete(m.entries, a)
+		} else {
+			m.entries[a] = old
+		}
+		return "overflow"
+	}
+	return ""
+}
+
+func (m *boundedModel) available(a string) string {
+	r, _ := m.rights(a)
+	return i64(max(0, r))
+}
+
+func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep) bvStep {
+	out := s
+	out.Outcome, out.Changed, out.Error, out.Available = "", nil, "", ""
+	amt := p64(t, s.Amount)
+	yes, no := true, false
+	switch s.Op {
+	case "apply":
+		switch {
+		case !validID(s.Actor):
+			out.Error = "invalid_actor"
+		case !validID(s.Txn):
+			out.Error = "invalid_txn"
+		case amt == 0 || amt == math.MinInt64:
+			out.Error = "invalid_amount"
+		case len(m.holders(s.Txn)) > 0:
+			if slices.Contains(m.holders(s.Txn), amt) {
+				out.Outcome = "duplicate"
+			} else {
+				out.Error = "conflicting_transaction"
+			}
+		default:
+			if r, _ := m.rights(s.Actor); amt < 0 && r < -amt {
+				out.Error, out.Available = "insufficient_rights", m.available(s.Actor)
+				break
+			}
+			e := m.next(s.Actor)
+			var ok bool
+			if amt > 0 {
+				e.credits, ok = add(e.credits, amt)
+			} else {
+				e.debits, ok = add(e.debits, -amt)
+			}
+			if !ok {
+				out.Error = "overflow"
+				break
+			}
+			e.recent = append(e.recent, [2]any{s.Txn, amt})
+			if len(e.recent) > m.window {
+				e.recent = e.recent[len(e.recent)-m.window:]
+			}
+			if out.Error = m.commit(s.Actor, e); out.Error == "" {
+				out.Outcome = "applied"
+			}
+		}
+	case "transfer":
+		switch {
+		case !validID(s.Actor) || !validID(s.To) || s.Actor == s.To:
+			out.Error = "invalid_actor"
+		case amt <= 0:
+			out.Error = "invalid_amount"
+		default:
+			if r, _ := m.rights(s.Actor); r < amt {
+				out.Error, out.Available = "insufficient_rights", m.available(s.Actor)
+				break
+			}
+			e := m.next(s.Actor)
+			var ok bool
+			if e.sent[s.To], ok = add(e.sent[s.To], amt); !ok {
+				out.Error = "overflow"
+				break
+			}
+			out.Error = m.commit(s.Actor, e)
+		}
+	case "request":
+		switch {
+		case !validID(s.Actor):
+			out.Error = "invalid_actor"
+		case amt <= 0:
+			out.Error = "invalid_amount"
+		default:
+			recv, _ := m.received(s.Actor)
+			want, ok := add(recv, amt)
+			switch {
+			case !ok:
+				out.Error = "overflow"
+			case m.entries[s.Actor] != nil && m.entries[s.Actor].asked >= want:
+				out.Changed = &no
+			default:
+				e := m.next(s.Actor)
+				e.asked = want
+				if out.Error = m.commit(s.Actor, e); out.Error == "" {
+					out.Changed = &yes
+				}
+			}
+		}
+	case "retract":
+		e := m.entries[s.Actor]
+		i := -1
+		if e != nil {
+			i = slices.IndexFunc(e.recent, func(x [2]any) bool { return x[0].(string) == s.Txn })
+		}
+		if i < 0 {
+			out.Changed = &no
+			break
+		}
+		x := e.recent[i][1].(int64)
+		if r, _ := m.rights(s.Actor); x > 0 && r < x {
+			out.Error, out.Available = "insufficient_rights", m.available(s.Actor)
+			break
+		}
+		n := m.next(s.Actor)
+		if x > 0 {
+			n.credits -= x
+		} else {
+			n.debits += x
+		}
+		n.recent = slices.Delete(n.recent, i, i+1)
+		if out.Error = m.commit(s.Actor, n); out.Error == "" {
+			out.Changed = &yes
+		}
+	case "merge":
+		other := all[s.From]
+		if other.bound != m.bound || other.origin != m.origin {
+			out.Error = "invalid_config"
+			break
+		}
+		saved := m.clone()
+		for a, e := range other.clone().entries {
+			if mine := m.entries[a]; mine == nil || e.seq > mine.seq || (e.seq == mine.seq && bmCompare(e, mine) > 0) {
+				m.entries[a] = e
+			}
+		}
+		if !m.fits() {
+			*m = *saved
+			out.Error = "overflow"
+		}
+	}
+	return out
+}
+
+// bmCompare orders two versions of one entry with one seq (SPEC.md 13.2).
+func bmCompare(a, b *bmEntry) int {
+	for _, c := range [][2]int64{{a.credits, b.credits}, {a.debits, b.debits}, {a.asked, b.asked}} {
+		if c[0] != c[1] {
+			if c[0] < c[1] {
+				return -1
+			}
+			return 1
+		}
+	}
+	pairs := func(e *bmEntry) [][2]any {
+		var out [][2]any
+		for _, k := range sortedKeys(e.sent) {
+			out = append(out, [2]any{k, e.sent[k]})
+		}
+		return out
+	}
+	if c := cmpPairs(pairs(a), pairs(b)); c != 0 {
+		return c
+	}
+	return cmpPairs(a.recent, b.recent)
+}
+
+func cmpPairs(a, b [][2]any) int {
+	for i := 0; i < len(a) && i < len(b); i++ {
+		if x, y := a[i][0].(string), b[i][0].(string); x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+		if x, y := a[i][1].(int64), b[i][1].(int64); x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case len(a) < len(b):
+		return -1
+	case len(a) > len(b):
+		return 1
+	}
+	return 0
+}
+
+func sortedKeys(m map[string]int64) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (m *boundedModel) state() bvState {
+	v, _ := m.value()
+	st := bvState{Value: i64(v), Rights: map[string]string{}, Entries: []bvEntry{}}
+	for _, a := range m.actors() {
+		r, _ := m.rights(a)
+		st.Rights[a] = i64(r)
+		recv, _ := m.received(a)
+		if e := m.entries[a]; e != nil && e.asked > recv {
+			if st.Outstanding == nil {
+				st.Outstanding = map[string]string{}
+			}
+			st.Outstanding[a] = i64(e.asked - recv)
+		}
+	}
+	var names []string
+	for a := range m.entries {
+		names = append(names, a)
+	}
+	slices.Sort(names)
+	// The encoding, written by hand from SPEC.md 13.4.
+	var w bmWriter
+	w.array(3)
+	w.str("bounded")
+	w.int(1)
+	w.array(3)
+	w.int(m.bound)
+	w.str(m.origin)
+	w.array(len(names))
+	for _, a := range names {
+		e := m.entries[a]
+		be := bvEntry{Actor: a, Seq: strconv.FormatUint(e.seq, 10), Credits: i64(e.credits), Debits: i64(e.debits), Asked: i64(e.asked), Recent: [][2]string{}}
+		w.array(7)
+		w.str(a)
+		w.int(int64(e.seq))
+		w.int(e.credits)
+		w.int(e.debits)
+		w.int(e.asked)
+		keys := sortedKeys(e.sent)
+		w.array(len(keys))
+		for _, k := range keys {
+			if be.Sent == nil {
+				be.Sent = map[string]string{}
+			}
+			be.Sent[k] = i64(e.sent[k])
+			w.array(2)
+			w.str(k)
+			w.int(e.sent[k])
+		}
+		w.array(len(e.recent))
+		for _, x := range e.recent {
+			be.Recent = append(be.Recent, [2]string{x[0].(string), i64(x[1].(int64))})
+			w.array(2)
+			w.str(x[0].(string))
+			w.int(x[1].(int64))
+		}
+		st.Entries = append(st.Entries, be)
+	}
+	st.Hex = hex.EncodeToString(w.b)
+	return st
+}
+
+// bmWriter is a msgpack writer for the model: arrays, strings and integers
+// in their smallest forms (SPEC.md 3.2).
+type bmWriter struct{ b []byte }
+
+func (w *bmWriter) array(n int) {
+	switch {
+	case n < 16:
+		w.b = append(w.b, 0x90|byte(n))
+	case n <= math.MaxUint16:
+		w.b = append(w.b, 0xdc, byte(n>>8), byte(n))
+	default:
+		w.b = append(w.b, 0xdd, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+}
+
+func (w *bmWriter) str(s string) {
+	switch n := len(s); {
+	case n < 32:
+		w.b = append(w.b, 0xa0|byte(n))
+	case n < 256:
+		w.b = append(w.b, 0xd9, byte(n))
+	default:
+		w.b = append(w.b, 0xda, byte(n>>8), byte(n))
+	}
+	w.b = append(w.b, s...)
+}
+
+func (w *bmWriter) int(v int64) {
+	be := func(code byte, x uint64, size int) {
+		w.b = append(w.b, code)
+		for i := size - 1; i >= 0; i-- {
+			w.b = append(w.b, byte(x>>(8*i)))
+		}
+	}
+	switch {
+	case v >= 0 && v <= 127:
+		w.b = append(w.b, byte(v))
+	case v < 0 && v >= -32:
+		w.b = append(w.b, byte(v))
+	case v >= 0 && v <= math.MaxUint8:
+		be(0xcc, uint64(v), 1)
+	case v >= 0 && v <= math.MaxUint16:
+		be(0xcd, uint64(v), 2)
+	case v >= 0 && v <= math.MaxUint32:
+		be(0xce, uint64(v), 4)
+	case v >= 0:
+		be(0xcf, uint64(v), 8)
+	case v >= math.MinInt8:
+		be(0xd0, uint64(v), 1)
+	case v >= math.MinInt16:
+		be(0xd1, uint64(v), 2)
+	case v >= math.MinInt32:
+		be(0xd2, uint64(v), 4)
+	default:
+		be(0xd3, uint64(v), 8)
+	}
+}
+
