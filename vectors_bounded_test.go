@@ -4,9 +4,10 @@ package counterkit_test
 // testdata/vectors/bounded.json. They are generated from the scenarios
 // below by running them on package bounded, and checked by replaying every
 // step against package bounded and, separately, against boundedModel, a
-// plain model written from SPEC.md 13 with its own msgpack writer. Decode
-// vectors are checked against package bounded's decoder; the model re-encodes
-// the states the valid ones describe.
+// plain model written from SPEC.md 13 with its own msgpack writer, which
+// must reach every step's expectations and every final state and encoding
+// on its own. Decode vectors are checked against package bounded's decoder
+// (a valid one must re-encode to the same bytes); the model has no decoder.
 //
 //	go test . -run 'TestVectors/bounded' -update   # regenerate
 //	go test . -run 'TestVectors/bounded'           # check
@@ -98,7 +99,9 @@ func bvPrograms() []bvScenario {
 	tr := func(r, a, to string, amt int64) bvStep {
 		return bvStep{Replica: r, Op: "transfer", Actor: a, To: to, Amount: i64(amt)}
 	}
-	rq := func(r, a string, amt int64) bvStep { return bvStep{Replica: r, Op: "request", Actor: a, Amount: i64(amt)} }
+	rq := func(r, a string, amt int64) bvStep {
+		return bvStep{Replica: r, Op: "request", Actor: a, Amount: i64(amt)}
+	}
 	rt := func(r, a, txn string) bvStep { return bvStep{Replica: r, Op: "retract", Actor: a, Txn: txn} }
 	mg := func(r, from string) bvStep { return bvStep{Replica: r, Op: "merge", From: from} }
 	return []bvScenario{
@@ -379,9 +382,8 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 	}
 }
 
-// boundedModel is SPEC.md 13 written plainly: maps and big-enough
-// arithmetic (math/big is not needed: every total is checked to fit
-// before it is stored, with overflow-checked int64 helpers).
+// boundedModel is SPEC.md 13 written plainly: maps, and int64 sums whose
+// overflow is checked term by term.
 type boundedModel struct {
 	bound   int64
 	origin  string
@@ -390,10 +392,10 @@ type boundedModel struct {
 }
 
 type bmEntry struct {
-	seq                   uint64
+	seq                    uint64
 	credits, debits, asked int64
-	sent                  map[string]int64
-	recent                [][2]any // txn string, amount int64
+	sent                   map[string]int64
+	recent                 [][2]any // txn string, amount int64
 }
 
 func newBoundedModel(bound int64, origin string, window int) *boundedModel {
@@ -424,9 +426,7 @@ func add(a, b int64) (int64, bool) {
 	return s, (b >= 0) == (s >= a)
 }
 
-// totals returns received(i), rights(i) (as a pair hi/lo would be overkill:
-// every term fits and each partial sum is checked) and whether all of
-// value, received and rights fit.
+// received returns what the other entries gave i, and whether it fits.
 func (m *boundedModel) received(i string) (int64, bool) {
 	var r int64
 	ok := true
@@ -874,4 +874,3 @@ func (w *bmWriter) int(v int64) {
 		be(0xd3, uint64(v), 8)
 	}
 }
-
