@@ -50,8 +50,9 @@ const FormatVersion = 3
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
-	e := wire.NewEncoder(crdt.TagTGCounter, version(g.nretired))
-	e.Grow(g.encodedSize())
+	n, v3 := g.encodedSize()
+	e := wire.NewEncoder(crdt.TagTGCounter, version(v3))
+	e.Grow(n)
 	g.encodeBody(e)
 	return finish(e, crdt.TagTGCounter)
 }
@@ -59,18 +60,20 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 // MarshalBinary returns the deterministic encoding of c (tag
 // crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
 func (c *Counter) MarshalBinary() ([]byte, error) {
-	e := wire.NewEncoder(crdt.TagTPNCounter, version(c.p.nretired+c.n.nretired))
-	e.Grow(1 + c.p.encodedSize() + c.n.encodedSize())
+	np, p3 := c.p.encodedSize()
+	nn, n3 := c.n.encodedSize()
+	e := wire.NewEncoder(crdt.TagTPNCounter, version(p3 || n3))
+	e.Grow(1 + np + nn)
 	e.ArrayLen(2)
 	c.p.encodeBody(e)
 	c.n.encodeBody(e)
 	return finish(e, crdt.TagTPNCounter)
 }
 
-// version returns the format version MarshalBinary writes for a state
-// holding retired entries: the oldest that can express it.
-func version(retired int) uint64 {
-	if retired > 0 {
+// version returns the format version MarshalBinary writes: the oldest that
+// can express the state (3 when v3, see encodedSize).
+func version(v3 bool) uint64 {
+	if v3 {
 		return FormatVersion
 	}
 	return 2
@@ -96,13 +99,15 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 }
 
 // encodedSize returns the size of g's body, encoding (and caching) every
-// entry that has no cached encoding.
-func (g *GCounter) encodedSize() int {
-	n := wire.ArrayHeaderSize(len(g.entries))
+// entry that has no cached encoding, and whether the body needs version 3
+// (a retired entry, or a UUID id written as 16 bytes).
+func (g *GCounter) encodedSize() (n int, v3 bool) {
+	n = wire.ArrayHeaderSize(len(g.entries))
 	for _, en := range g.entries {
 		n += len(en.encoded())
+		v3 = v3 || en.retired || en.encBin
 	}
-	return n
+	return n, v3
 }
 
 // encoded returns the entry's encoding, cached until the entry changes: an
@@ -113,6 +118,7 @@ func (en *entry) encoded() []byte {
 	if en.enc != nil {
 		return en.enc
 	}
+	en.encBin = false
 	e := wire.NewValueEncoder()
 	if en.retired {
 		e.ArrayLen(4)
@@ -132,7 +138,9 @@ func (en *entry) encoded() []byte {
 		for off := part[0]; off < part[1]; off++ {
 			p := en.pos(off)
 			e.ArrayLen(2)
-			e.String(string(en.id(p)))
+			if e.TxnID(string(en.id(p)), true) {
+				en.encBin = true
+			}
 			e.Int(en.ring[p].amt)
 		}
 	}
@@ -299,7 +307,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 					if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
 						return version, false
 					}
-					id, err := d.StringBytes(crdt.MaxIDLen)
+					idLen, err := d.TxnIDLen(version >= 3)
 					if err != nil {
 						return version, false
 					}
@@ -307,7 +315,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 						return version, false
 					}
 					s.txns++
-					s.idBytes += int32(len(id))
+					s.idBytes += int32(idLen)
 				}
 			}
 			entry(h, actor, start, len(data)-d.Remaining(), s)
@@ -385,7 +393,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 			e = newExactEntry(a, 0, 0)
 			e.retired = true
 			g.nretired++
-		} else if e, err = decodeEntry(d, a, size, &seen); err != nil {
+		} else if e, err = decodeEntry(d, a, size, &seen, version >= 3); err != nil {
 			return err
 		}
 		e.seq, e.total, e.forgot = seq, total, forgot
@@ -410,7 +418,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 // happen in an input the decoder refuses, they grow instead). Every id of
 // the entry is a substring of one string, copied once from the input.
 // seen is scratch space reused across entries.
-func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
+func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet, uuidBin bool) (*entry, error) {
 	nh, err := d.ArrayLen(MaxEntriesPerActor)
 	if err != nil {
 		return nil, err
@@ -451,13 +459,12 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet) (
 			if k != 2 {
 				return nil, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
 			}
-			b, err := d.StringBytes(crdt.MaxIDLen)
-			if err != nil {
+			start := len(e.ids)
+			if e.ids, err = d.TxnIDBytes(e.ids, uuidBin); err != nil {
 				return nil, err
 			}
 			p := pos(read)
-			e.idAt[p] = uint32(len(e.ids))<<idBits | uint32(len(b))
-			e.ids = append(e.ids, b...)
+			e.idAt[p] = uint32(start)<<idBits | uint32(len(e.ids)-start)
 			x := e.id(uint32(p))
 			if err := x.Validate(); err != nil {
 				return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)

@@ -140,7 +140,7 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 			}
 			list := make([]Txn, 0, m)
 			for j := 0; j < m; j++ {
-				t, err := refDecodeTxn(d)
+				t, err := refDecodeTxn(d, version)
 				if err != nil {
 					return err
 				}
@@ -163,7 +163,7 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	return nil
 }
 
-func refDecodeTxn(d *wire.Decoder) (Txn, error) {
+func refDecodeTxn(d *wire.Decoder, version uint64) (Txn, error) {
 	k, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return Txn{}, err
@@ -171,9 +171,13 @@ func refDecodeTxn(d *wire.Decoder) (Txn, error) {
 	if k != 2 {
 		return Txn{}, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
 	}
-	id, err := d.Txn()
+	b, err := d.TxnIDBytes(nil, version >= 3)
 	if err != nil {
 		return Txn{}, err
+	}
+	id := crdt.TxnID(b)
+	if err := id.Validate(); err != nil {
+		return Txn{}, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 	}
 	amt, err := d.Int()
 	if err != nil {

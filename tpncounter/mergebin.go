@@ -65,7 +65,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 	if len(changed[0])+len(changed[1]) == 0 {
 		return nil
 	}
-	e := wire.NewEncoder(crdt.TagTPNCounter, FormatVersion)
+	e := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
 	e.ArrayLen(2)
 	for _, segs := range changed {
 		e.ArrayLen(len(segs))

@@ -72,6 +72,8 @@ type entry struct {
 	// entry's content changes only with its sequence number (bump) or by
 	// replacement, so bump is the one place that drops it.
 	enc []byte
+	// encBin reports that enc holds a UUID id as 16 bytes (version 3).
+	encBin bool
 	// retired marks an entry retired by Retire: no history, no folded
 	// record, its total what the actor had counted. Its owner's next
 	// change makes it live again (bump).

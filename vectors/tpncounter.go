@@ -33,6 +33,9 @@ type tEntry struct {
 	Forgot  I64       `json:"forgot"`
 	History []TxnJSON `json:"history"`
 	Folded  []TxnJSON `json:"folded"`
+	// Retired marks a retired entry (SPEC.md 6.10): no history, no folded
+	// record.
+	Retired bool `json:"retired,omitempty"`
 }
 
 type tState struct {
@@ -203,6 +206,7 @@ type tTimeUUID struct {
 type tReplica interface {
 	apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error)
 	compact(a crdt.ActorID) (bool, error)
+	retire(a crdt.ActorID) (bool, error)
 	merge(o tReplica) error
 	bytes() []byte
 	value() int64
@@ -218,6 +222,7 @@ func (r tg) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, er
 	return r.c.Apply(a, x, n)
 }
 func (r tg) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
+func (r tg) retire(a crdt.ActorID) (bool, error)   { return r.c.Retire(a) }
 func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
 func (r tg) bytes() []byte                         { return must(r.c.MarshalBinary()) }
 func (r tg) value() int64                          { return r.c.Value() }
@@ -242,6 +247,7 @@ func (r tpn) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, e
 	return r.c.Apply(a, x, n)
 }
 func (r tpn) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
+func (r tpn) retire(a crdt.ActorID) (bool, error)   { return r.c.Retire(a) }
 func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
 func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
 func (r tpn) value() int64                          { return r.c.Value() }
@@ -272,7 +278,7 @@ func tEntries(g *tpncounter.GCounter) []tEntry {
 		if !e.Forgot.IsZero() {
 			forgot = e.Forgot.UnixNano()
 		}
-		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), Forgot: I64(forgot), History: conv(e.History), Folded: conv(e.Folded)})
+		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), Forgot: I64(forgot), History: conv(e.History), Folded: conv(e.Folded), Retired: e.Retired})
 	}
 	return out
 }
@@ -316,9 +322,13 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 				var o tpncounter.Outcome
 				o, err = r.apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), crdt.TxnID(idOf(t, x.Txn, "")), int64(*x.Amount))
 				outcome = outcomeNames[o]
-			case "compact":
+			case "compact", "retire":
 				var ch bool
-				ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
+				if x.Op == "compact" {
+					ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
+				} else {
+					ch, err = r.retire(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
+				}
 				if err == nil {
 					changed = &ch
 				}
@@ -345,6 +355,8 @@ func tApply(r, actor, txn string, n int64) Step {
 }
 
 func tCompact(r, actor string) Step { s := stepOp(r, "compact", actor, 0); s.Amount = nil; return s }
+
+func tRetire(r, actor string) Step { s := stepOp(r, "retire", actor, 0); s.Amount = nil; return s }
 
 func genTPN(t *checker) any {
 	ap, cp, mg := tApply, tCompact, stepMerge
@@ -493,6 +505,32 @@ func genTPN(t *checker) any {
 			Note:     "the clock reads t0+10 s and FutureSkew is 5 s: a txn at t0+15 s is accepted, one 100 ns later is outside_window; an untimed id is invalid_txn first (SPEC.md 6.3 step 1)",
 			Steps:    []Step{ap("r", "a", tv(15), 1), ap("r", "a", tv(15.0000001), 1), ap("r", "a", "untimed", 1), ap("r", "a", tv(3), 1), ap("r", "a", tv(15), 1)}},
 	)
+	// Retirement (SPEC.md 6.10) and the version 3 encoding of UUID ids.
+	rt := tRetire
+	u4 := func(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i) }
+	scs = append(scs,
+		tScenario{Name: "retire: an idle actor's entry keeps its total, loses its records", Type: "tpncounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1},
+			Replicas: []string{"r"},
+			Note:     "a makes four credits and a debit (one credit folded, one forgotten); b one credit. Retiring a keeps seq and value: total = every amount a counted, no history, no folded record, and the state encodes in version 3 (a retired entry has four fields). Retiring again, or an actor without an entry, changes nothing; an invalid actor is invalid_actor. An untimed retry of a's transaction counts again (the documented limit)",
+			Steps: []Step{ap("r", "a", "t1", 1), ap("r", "a", "t2", 2), ap("r", "a", "t3", 4), ap("r", "a", "t4", 8), ap("r", "a", "d1", -16), ap("r", "b", "t5", 32),
+				rt("r", "a"), rt("r", "a"), rt("r", "z"), rt("r", ""), beyond(ap("r", "b", "t4", 8))}},
+		tScenario{Name: "retire: declined while another actor holds one of its transactions", Type: "tgcounter", Replicas: []string{"r1", "r2"},
+			Note: "a and b both hold x (delivered to both at once); retiring either is declined (changed false) until b drops its copy (a, the smaller id, owns x), after which b can be retired, not a",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r1", "a", "y", 1), ap("r2", "b", "x", 5), mg("r1", "r2"),
+				rt("r1", "a"), rt("r1", "b"), cp("r1", "b"), rt("r1", "a"), rt("r1", "b")}},
+		tScenario{Name: "retire: retirements agree, win over the entry they retired, lose to the actor's next write", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note: "r2 and r3 retire a concurrently: equal entries. Merged with r1's live entry of the same seq, the retirement wins in either order. a then writes again on r1, from a state that never saw the retirement: its entry (seq + 1) wins and every amount counts once. a writing on r4, on top of its retirement, makes it live again",
+			Steps: []Step{ap("r1", "a", "t1", 10), ap("r1", "a", "t2", -3), ap("r1", "b", "t3", 100), mg("r2", "r1"), mg("r3", "r1"), mg("r4", "r1"),
+				rt("r2", "a"), rt("r3", "a"), mg("r2", "r3"), mg("r3", "r1"), mg("r4", "r2"),
+				ap("r1", "a", "t4", 1000), mg("r2", "r1"), mg("r1", "r3"), ap("r4", "a", "t5", 10000)}},
+		tScenario{Name: "retire: timed, a retired transaction's retry is refused", Type: "tpncounter", Options: tOptions{TxnTime: "timeuuid"}, Replicas: []string{"r"},
+			Note: "forgot of the retired entry is the newest time among its transactions (t=3 s), so the horizon refuses a retry of any of them, and a new transaction no later than it, with outside_window; a later one is accepted. Ids are version 1 UUIDs: version 3 writes them as 16 bytes",
+			Steps: []Step{ap("r", "a", tu(1), 1), ap("r", "a", tu(3), -2), ap("r", "a", tu(2), 4), ap("r", "b", tu(4), 8), rt("r", "a"),
+				beyond(ap("r", "b", tu(2), 4)), beyond(ap("r", "b", tu(3), -2)), beyond(ap("r", "b", vid(2.5, 9, 9).String(), 1)), ap("r", "b", tu(5), 16)}},
+		tScenario{Name: "uuid ids: 16 bytes in version 3, other ids as text", Type: "tgcounter", Replicas: []string{"r"},
+			Note:  "ids that are UUIDs in canonical lowercase text are written as bin 8 of 16 bytes (the state then needs version 3); an uppercase UUID, or any other id, stays a str",
+			Steps: []Step{ap("r", "a", u4(1), 1), ap("r", "a", strings.ToUpper(u4(2)), 2), ap("r", "a", "plain", 4), ap("r", "b", u4(1), 1)}},
+	)
 	// Generated: the 4096-transaction cap of one entry on Apply (SPEC.md
 	// 6.3 step 6). a and b both apply t00001..t02049 (H = F = 1024, so each
 	// holds all 2049); once r holds b's entry, a's old transactions are
@@ -594,9 +632,9 @@ func genTPN(t *checker) any {
 		dv := tDecoded{Name: d.name, Note: d.note}
 		var enc refEnc
 		if d.n == nil {
-			dv.Type, dv.Entries, enc = g, &d.p, refTBody(env(g, 2), d.p)
+			dv.Type, dv.Entries, enc = g, &d.p, refT(d.p)
 		} else {
-			dv.Type, dv.P, dv.N, enc = p, &d.p, &d.n, refTBody(refTBody(env(p, 2).arr(2), d.p), d.n)
+			dv.Type, dv.P, dv.N, enc = p, &d.p, &d.n, refT(d.p, d.n)
 		}
 		r := decodeT(t, dv.Type, enc.b)
 		dv.Hex, dv.Value, dv.Conflicts = enc.hex(), I64(r.value()), r.state().Conflicts
@@ -633,7 +671,17 @@ func genTPN(t *checker) any {
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
 			mal("tgcounter envelope as tpncounter", p, env(g, 2).arr(0).b, t),
-			mal("version 3", g, env(g, 3).arr(0).b, t),
+			mal("version 4", g, env(g, 4).arr(0).b, t),
+			mal("v2: retired entry (four fields)", g, env(g, 2).arr(1).arr(4).str("a").uint(1).int(5).int(0).b, t,
+				"retired entries exist from version 3"),
+			mal("v3: entry of five fields", g, env(g, 3).arr(1).arr(5).str("a").uint(1).int(5).int(0).arr(0).b, t),
+			mal("v3: retired entry with a negative total", g, env(g, 3).arr(1).arr(4).str("a").uint(1).int(-1).int(0).b, t),
+			mal("v3: retired entry of seq 0", g, env(g, 3).arr(1).arr(4).str("a").uint(0).int(5).int(0).b, t),
+			mal("v3: UUID id written as text", g, env(g, 3).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(1).arr(2).str("6ba7b810-9dad-11d1-80b4-00c04fd430c8").int(5).arr(0).b, t,
+				"a UUID in canonical lowercase text has one encoding from version 3: 16 bytes"),
+			mal("v3: id of 15 bytes", g, env(g, 3).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(1).arr(2).bin(make([]byte, 15)).int(5).arr(0).b, t),
+			mal("v3: id of 16 bytes in bin 16", g, env(g, 3).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(1).arr(2).raw(0xc5, 0, 16).raw(make([]byte, 16)...).int(5).arr(0).b, t),
+			mal("v2: id as bin", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(1).arr(2).bin(make([]byte, 16)).int(5).arr(0).b, t),
 			mal("trailing bytes", g, append(env(g, 2).arr(0).b, 0xc0), t),
 			mal("v1: entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("v1: entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
@@ -675,8 +723,9 @@ type tModel struct {
 
 // tEnt is one actor's entry in one half of the model.
 type tEnt struct {
-	seq   uint64
-	items []tItem // oldest first: forgotten and folded items, then the history
+	seq     uint64
+	items   []tItem // oldest first: forgotten and folded items, then the history
+	retired bool    // every item gone (SPEC.md 6.10)
 }
 
 type tItem struct {
@@ -714,7 +763,7 @@ func (m *tModel) clone() *tModel {
 	for s := range c.half {
 		c.half[s] = map[string]*tEnt{}
 		for a, e := range m.half[s] {
-			c.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
+			c.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items), retired: e.retired}
 		}
 	}
 	return &c
@@ -945,12 +994,45 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			}
 		}
 		return "", "", ch[0] || ch[1]
+	case "retire":
+		// SPEC.md 6.10: declined while another actor (either half) holds
+		// one of the actor's items; otherwise every item is forgotten,
+		// the seq kept.
+		a := idOf(t, st.Actor, st.ActorHex)
+		if !validID(a) {
+			return "invalid_actor", "", false
+		}
+		retiring := false
+		for s := 0; s < halves; s++ {
+			e := m.half[s][a]
+			if e == nil || e.retired {
+				continue
+			}
+			for _, it := range e.items {
+				if !it.gone && len(m.held(0, it.txn))+len(m.held(1, it.txn)) > 1 {
+					return "", "", false
+				}
+			}
+			retiring = true
+		}
+		if !retiring {
+			return "", "", false
+		}
+		for s := 0; s < halves; s++ {
+			if e := m.half[s][a]; e != nil && !e.retired {
+				for i := range e.items {
+					e.items[i].gone = true
+				}
+				e.retired = true
+			}
+		}
+		return "", "", true
 	case "merge":
 		next := m.clone()
 		for s := range next.half {
 			for a, e := range ms[st.From].half[s] {
 				if mine := next.half[s][a]; mine == nil || cmpEntries(m.entry(a, e), m.entry(a, mine)) > 0 {
-					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items)}
+					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items), retired: e.retired}
 				}
 			}
 		}
@@ -1018,6 +1100,7 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 	}
 	e.items = append(e.items, tItem{txn: x, amt: mag})
 	e.seq++
+	e.retired = false
 	if !next.fits() {
 		return "overflow", "", false
 	}
@@ -1038,7 +1121,7 @@ func (m *tModel) entries(s int) []tEntry {
 
 // entry is one model entry as a vector lists it.
 func (m *tModel) entry(a string, e *tEnt) tEntry {
-	en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}}
+	en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}, Retired: e.retired}
 	for _, it := range e.items {
 		switch {
 		case it.gone:
@@ -1079,6 +1162,12 @@ func cmpEntries(a, b tEntry) int {
 		return 1
 	case a.Total != b.Total:
 		return cmpInt64(int64(a.Total), int64(b.Total))
+	case a.Retired != b.Retired:
+		// A retirement wins over the live entry of its seq (SPEC.md 6.10).
+		if a.Retired {
+			return 1
+		}
+		return -1
 	case a.Forgot != b.Forgot:
 		return cmpInt64(int64(a.Forgot), int64(b.Forgot))
 	}
@@ -1140,22 +1229,73 @@ func refTValue(p, n []tEntry) int64 {
 	return v.Int64()
 }
 
-func refTBody(e refEnc, es []tEntry) refEnc { return refTBodyV(e, es, 2) }
+// refT is the reference encoding of a tgcounter (one list of entries) or a
+// tpncounter (p, n), in the oldest format version that expresses it
+// (SPEC.md 6.8): 3 when an entry is retired or an id is a UUID in
+// canonical lowercase text, 2 otherwise.
+func refT(halves ...[]tEntry) refEnc {
+	v := 2
+	for _, es := range halves {
+		for _, en := range es {
+			if en.Retired {
+				v = 3
+			}
+			for _, l := range [][]TxnJSON{en.History, en.Folded} {
+				for _, x := range l {
+					if _, ok := refUUID(x.Txn); ok {
+						v = 3
+					}
+				}
+			}
+		}
+	}
+	tag := "tgcounter"
+	e := env(tag, uint64(v))
+	if len(halves) == 2 {
+		tag = "tpncounter"
+		e = env(tag, uint64(v)).arr(2)
+	}
+	for _, es := range halves {
+		e = refTBodyV(e, es, v)
+	}
+	return e
+}
+
+// refUUID returns the 16 bytes of a UUID in canonical lowercase text
+// (8-4-4-4-12 hex digits), read here without the codec's parser.
+func refUUID(s string) ([]byte, bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' || strings.ToLower(s) != s {
+		return nil, false
+	}
+	b, err := hex.DecodeString(s[0:8] + s[9:13] + s[14:18] + s[19:23] + s[24:36])
+	if err != nil {
+		return nil, false
+	}
+	return b, true
+}
 
 // refTBodyV is a tgcounter body in format version v: entries of six fields
 // in version 2, five (no forgot) in version 1.
 func refTBodyV(e refEnc, es []tEntry, v int) refEnc {
 	e = e.arr(len(es))
 	for _, en := range es {
-		if v == 1 {
+		switch {
+		case v == 1:
 			e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total))
-		} else {
+		case en.Retired:
+			e = e.arr(4).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total)).int(int64(en.Forgot))
+			continue
+		default:
 			e = e.arr(6).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total)).int(int64(en.Forgot))
 		}
 		for _, l := range [][]TxnJSON{en.History, en.Folded} {
 			e = e.arr(len(l))
 			for _, x := range l {
-				e = e.arr(2).str(x.Txn).int(int64(x.Amount))
+				if u, ok := refUUID(x.Txn); ok && v >= 3 {
+					e = e.arr(2).bin(u).int(int64(x.Amount))
+				} else {
+					e = e.arr(2).str(x.Txn).int(int64(x.Amount))
+				}
 			}
 		}
 	}
@@ -1206,12 +1346,12 @@ func checkTPN(t *checker, raw []byte) {
 				var ref refEnc
 				if sc.Type == "tgcounter" {
 					require.NotNil(t, want.Entries)
-					ref = refTBody(env("tgcounter", 2), *want.Entries)
+					ref = refT(*want.Entries)
 					require.Equal(t, *want.Entries, m.entries(0), "%s: entries vs model", name)
 					require.EqualValues(t, want.Value, refTValue(*want.Entries, nil), "%s: value of the listed entries", name)
 				} else {
 					require.NotNil(t, want.P)
-					ref = refTBody(refTBody(env("tpncounter", 2).arr(2), *want.P), *want.N)
+					ref = refT(*want.P, *want.N)
 					require.Equal(t, *want.P, m.entries(0), "%s: credit entries vs model", name)
 					require.Equal(t, *want.N, m.entries(1), "%s: debit entries vs model", name)
 					require.EqualValues(t, want.Value, refTValue(*want.P, *want.N), "%s: value of the listed entries", name)
@@ -1246,7 +1386,7 @@ func checkTPN(t *checker, raw []byte) {
 			require.Equal(t, c.P, tEntries(dec.Positive()))
 			require.Equal(t, c.N, tEntries(dec.Negative()))
 			require.Equal(t, c.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
-			require.Equal(t, c.Reencoded, refTBody(refTBody(env("tpncounter", 2).arr(2), c.P), c.N).hex(), "reference version 2 encoding")
+			require.Equal(t, c.Reencoded, refT(c.P, c.N).hex(), "reference version 2 encoding")
 		})
 	}
 	require.NotEmpty(t, f.TimeUUIDs)
@@ -1266,11 +1406,11 @@ func checkTPN(t *checker, raw []byte) {
 			var m *tModel
 			if d.Type == "tgcounter" {
 				require.NotNil(t, d.Entries)
-				ref, m = refTBody(env("tgcounter", 2), *d.Entries), modelOf(*d.Entries)
+				ref, m = refT(*d.Entries), modelOf(*d.Entries)
 				require.EqualValues(t, d.Value, refTValue(*d.Entries, nil), "value of the listed entries")
 			} else {
 				require.NotNil(t, d.P)
-				ref, m = refTBody(refTBody(env("tpncounter", 2).arr(2), *d.P), *d.N), modelOf(*d.P, *d.N)
+				ref, m = refT(*d.P, *d.N), modelOf(*d.P, *d.N)
 				require.EqualValues(t, d.Value, refTValue(*d.P, *d.N), "value of the listed entries")
 			}
 			require.Equal(t, d.Hex, ref.hex(), "reference encoding of the listed entries")
@@ -1341,7 +1481,7 @@ func checkTDigest(t *checker, sc *tScenario, rs map[string]tReplica) {
 		r := rs[name]
 		require.Equal(t, want.HexSHA256, sha256Hex(r.bytes()), "%s encoding", name)
 		es := *r.state().Entries
-		require.Equal(t, want.HexSHA256, sha256Hex(refTBody(env("tgcounter", 2), es).b), "%s: reference encoding of the entries", name)
+		require.Equal(t, want.HexSHA256, sha256Hex(refT(es).b), "%s: reference encoding of the entries", name)
 		require.Len(t, want.Txns, len(es))
 		for _, e := range es {
 			require.Equal(t, want.Txns[e.Actor], len(e.History)+len(e.Folded), "%s: txns of %s", name, e.Actor)

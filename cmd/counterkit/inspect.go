@@ -67,6 +67,7 @@ type ActorPart struct {
 	Total   *int64 `json:"total,omitempty"`
 	History []Txn  `json:"history,omitempty"`
 	Folded  []Txn  `json:"folded,omitempty"`
+	Retired bool   `json:"retired,omitempty"` // a retired entry: total only
 }
 
 // Txn is one transaction of a history or folded record.
@@ -265,7 +266,7 @@ func entries(half string, g *tpncounter.GCounter) []ActorPart {
 	var out []ActorPart
 	for _, a := range g.Actors() {
 		e, _ := g.Entry(a)
-		p := ActorPart{Actor: string(a), Half: half, Seq: e.Seq, Total: ptr(e.Total)}
+		p := ActorPart{Actor: string(a), Half: half, Seq: e.Seq, Total: ptr(e.Total), Retired: e.Retired}
 		for _, t := range e.History {
 			p.History = append(p.History, Txn{string(t.ID), t.Amount})
 		}
@@ -403,8 +404,12 @@ func writeTable(w io.Writer, d *Description) {
 		fmt.Fprintf(tw, "window\thistory %d, folded %d\n", d.Window.HistoryLength, d.Window.FoldedLength)
 	}
 	if s := d.Stats; s != nil {
-		fmt.Fprintf(tw, "stats\tactors %d, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
-			s.Actors, s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
+		retired := ""
+		if s.Retired > 0 {
+			retired = fmt.Sprintf(" (and %d retired)", s.Retired)
+		}
+		fmt.Fprintf(tw, "stats\tactors %d%s, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
+			s.Actors, retired, s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
 	}
 	for _, k := range sortedKeys(d.Fields) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, d.Fields[k])
@@ -423,7 +428,11 @@ func writeTable(w io.Writer, d *Description) {
 		} else if a.Total != nil {
 			n = *a.Total
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, dash(a.Half), n, a.Seq, txns(a.History), txns(a.Folded))
+		hist, folded := txns(a.History), txns(a.Folded)
+		if a.Retired {
+			hist, folded = "retired", "retired"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, dash(a.Half), n, a.Seq, hist, folded)
 	}
 	tw.Flush()
 }

@@ -9,6 +9,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -183,6 +184,15 @@ func corrupt(what string, err error) error {
 // wraps crdt.ErrTooLarge; a length above the remaining byte count (every
 // element takes at least one byte) is corrupt.
 func (d *Decoder) ArrayLen(max int) (int, error) {
+	if pos := len(d.data) - d.r.Len(); pos < len(d.data) && msgpcode.IsFixedArray(d.data[pos]) {
+		// The common case, read directly: a fixarray is in its smallest
+		// header by definition.
+		n := int(d.data[pos] & 0x0f)
+		if n <= max && n <= d.r.Len()-1 {
+			d.SkipTo(pos + 1)
+			return n, nil
+		}
+	}
 	c, err := d.dec.PeekCode()
 	if err != nil {
 		return 0, corrupt("array header", err)
@@ -390,6 +400,9 @@ func sameForm(c, want byte) bool {
 
 // Int reads an integer that must fit in int64, in its smallest form.
 func (d *Decoder) Int() (int64, error) {
+	if v, ok := d.smallUint(); ok {
+		return v, nil
+	}
 	c, err := d.dec.PeekCode()
 	if err != nil {
 		return 0, corrupt("integer", err)
@@ -402,6 +415,40 @@ func (d *Decoder) Int() (int64, error) {
 		return 0, fmt.Errorf("%w: integer %d not in its smallest form (code 0x%02x)", crdt.ErrCorruptEncoding, v, c)
 	}
 	return v, nil
+}
+
+// smallUint reads, without the msgpack decoder, an integer from 0 to
+// 2^32−1 in its smallest form (the common case); otherwise it reads
+// nothing and reports false, and the caller takes the general path, which
+// also reports every error.
+func (d *Decoder) smallUint() (int64, bool) {
+	pos := len(d.data) - d.r.Len()
+	b := d.data[pos:]
+	if len(b) == 0 {
+		return 0, false
+	}
+	var v int64
+	n := 0
+	switch c := b[0]; {
+	case c <= msgpcode.PosFixedNumHigh:
+		v, n = int64(c), 1
+	case c == msgpcode.Uint8 && len(b) >= 2 && b[1] > msgpcode.PosFixedNumHigh:
+		v, n = int64(b[1]), 2
+	case c == msgpcode.Uint16 && len(b) >= 3:
+		v, n = int64(binary.BigEndian.Uint16(b[1:])), 3
+		if v <= math.MaxUint8 {
+			return 0, false
+		}
+	case c == msgpcode.Uint32 && len(b) >= 5:
+		v, n = int64(binary.BigEndian.Uint32(b[1:])), 5
+		if v <= math.MaxUint16 {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	d.SkipTo(pos + n)
+	return v, true
 }
 
 func (d *Decoder) anyInt() (int64, error) {
