@@ -37,9 +37,9 @@ type AccountOptions struct {
 	// continues an entry whose writes may still be in flight.
 	Actor crdt.ActorID
 
-	// Counter sets the bound, its origin and the window of the stored
-	// counter. Every account of one key must use the same Bound and
-	// Origin.
+	// Counter sets the window of the stored counter. Its Bound must be 0
+	// (Open refuses another): the rights of a negative bound belong to an
+	// Origin, and no Account writes as a fixed actor id.
 	Counter Options
 
 	// Keep is what this account keeps of its own rights when it grants
@@ -134,6 +134,8 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	}
 	opts.Counter = o
 	switch {
+	case o.Bound != 0:
+		return nil, fmt.Errorf("%w: an Account needs Bound 0: the %d rights of a negative bound would belong to Origin %q, which no Account writes as (each writes as a new incarnation)", crdt.ErrInvalidConfig, uint64(-o.Bound), o.Origin)
 	case opts.Keep < 0:
 		return nil, fmt.Errorf("%w: Keep %d is negative", crdt.ErrInvalidConfig, opts.Keep)
 	case opts.RetryCount < 0 || opts.RetryCount > MaxRetryCount:

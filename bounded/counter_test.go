@@ -13,6 +13,7 @@ import (
 	"github.com/leanovate/gopter/gen"
 	"github.com/stretchr/testify/require"
 
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/proptest"
 )
@@ -104,6 +105,9 @@ func TestNegativeBound(t *testing.T) {
 	d, err := Decode(encode(t, c), 0)
 	require.NoError(t, err)
 	require.True(t, d.Equal(c))
+	_, err = Open(memory.NewSiblings(), "k", AccountOptions{Actor: "a", Counter: Options{Bound: -50, Origin: "bank"}})
+	require.ErrorContains(t, err, "needs Bound 0")
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 }
 
 func TestRetract(t *testing.T) {

@@ -120,7 +120,10 @@
 //
 // # Limits and caveats
 //
-// Bound must be zero or negative: a counter starts at 0. A bound is part of
+// Bound must be zero or negative: a counter starts at 0. An Account
+// supports Bound 0 only: a negative bound's rights belong to its Origin,
+// an actor id no Account writes as (each writes as a new incarnation), so
+// they would be stuck from the start. A bound is part of
 // the state; Merge refuses a state with another bound or origin
 // (crdt.ErrInvalidConfig). Every total is an exact int64: Apply, Transfer,
 // Request and Merge refuse (crdt.ErrOverflow, state unchanged) a state whose
