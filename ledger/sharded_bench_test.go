@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -19,13 +20,21 @@ import (
 // Ledger, as 32 processes would be) on that one key; "sharded-N/actors=32"
 // the same 32 actors on a Sharded account of N sub-keys (each its own
 // Sharded). Every credit is a new transaction. x-vs-1actor is the
-// sub-benchmark's credits/s over the baseline's, measured earlier in the
-// same run (run the baseline with the others: -bench 'HotAccount$'). The
-// "history=H" variants lower HistoryLength so that the window, counted per
-// sub-key, stays about as long in credits as the plain key's (see Sharded).
+// sub-benchmark's credits/s over the baseline's, and x-vs-plain32 a
+// sharded 32-actor variant's over plain/actors=32's, both measured earlier
+// in the same run (run them with the others: -bench 'HotAccount$'; with
+// -count, each round compares with its own baseline). The "history=H"
+// variants lower HistoryLength so that the window, counted per sub-key,
+// stays about as long in credits as the plain key's (see Sharded).
+//
+// After the timed loop, actors/key and B/key describe the plain key or
+// sub-key 0: the live actor entries of its merged siblings, and the bytes a
+// Fetch of it returns. A credit decodes the entries other actors changed
+// since this actor last wrote that key and re-encodes the whole state, so
+// its cost follows these two figures.
 func BenchmarkHotAccount(b *testing.B) {
 	ctx := context.Background()
-	var base float64
+	var base, plain32 float64
 	type mk func(st *memory.Siblings, actor crdt.ActorID) (func(crdt.TxnID) error, error)
 	plain := func(h int) mk {
 		return func(st *memory.Siblings, actor crdt.ActorID) (func(crdt.TxnID) error, error) {
@@ -39,7 +48,7 @@ func BenchmarkHotAccount(b *testing.B) {
 			return func(txn crdt.TxnID) error { _, err := s.Credit(ctx, txn, 1); return err }, err
 		}
 	}
-	run := func(name string, actors int, make mk) {
+	run := func(name string, actors, history int, make mk) {
 		b.Run(name, func(b *testing.B) {
 			st := memory.NewSiblings()
 			var next atomic.Int64
@@ -75,23 +84,61 @@ func BenchmarkHotAccount(b *testing.B) {
 				})
 			}
 			rate := float64(b.N) / b.Elapsed().Seconds()
+			b.StopTimer()
 			b.ReportMetric(rate, "credits/s")
 			b.ReportMetric(float64(next.Load()), "actors")
-			if name == "plain/actors=1" {
+			switch {
+			case name == "plain/actors=1":
 				base = rate // the last, longest run of the baseline counts
-			} else if base > 0 {
+			case name == "plain/actors=32":
+				plain32 = rate
+			case strings.HasPrefix(name, "sharded-") && actors == 32 && plain32 > 0:
+				b.ReportMetric(rate/plain32, "x-vs-plain32")
+			}
+			if base > 0 && name != "plain/actors=1" {
 				b.ReportMetric(rate/base, "x-vs-1actor")
 			}
+			key := "hot"
+			if strings.HasPrefix(name, "sharded-") {
+				key = "hot/0"
+			}
+			entries, size, err := keyState(ctx, st, key, tpncounter.Options{HistoryLength: history})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(entries), "actors/key")
+			b.ReportMetric(float64(size), "B/key")
 		})
 	}
 	h := tpncounter.DefaultHistoryLength
-	run("plain/actors=1", 1, plain(h))
-	run("sharded-8/actors=1", 1, sharded(8, h))
-	run("plain/actors=32", 32, plain(h))
+	run("plain/actors=1", 1, h, plain(h))
+	run("sharded-8/actors=1", 1, h, sharded(8, h))
+	run("plain/actors=32", 32, h, plain(h))
 	for _, n := range []int{8, 16, 32} {
-		run(fmt.Sprintf("sharded-%d/actors=32", n), 32, sharded(n, h))
+		run(fmt.Sprintf("sharded-%d/actors=32", n), 32, h, sharded(n, h))
 	}
 	for _, n := range []int{8, 32} {
-		run(fmt.Sprintf("sharded-%d/actors=32/history=%d", n, max(1, h/n)), 32, sharded(n, max(1, h/n)))
+		hn := max(1, h/n)
+		run(fmt.Sprintf("sharded-%d/actors=32/history=%d", n, hn), 32, hn, sharded(n, hn))
 	}
+}
+
+// keyState returns the live actor entries of key's merged siblings and the
+// bytes of its siblings.
+func keyState(ctx context.Context, st *memory.Siblings, key string, opts tpncounter.Options) (entries, size int, err error) {
+	sibs, _, err := st.Fetch(ctx, key)
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := tpncounter.New(opts)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, v := range sibs {
+		size += len(v)
+		if err := c.MergeBinary(v); err != nil {
+			return 0, 0, err
+		}
+	}
+	return c.Stats().Actors, size, nil
 }
