@@ -15,6 +15,12 @@ import (
 // full history and folded record of length history, and returns the store
 // and the options to read it with.
 func scaleState(b *testing.B, actors, history int) (*memory.Siblings, tpncounter.Options) {
+	return scaleStateRetired(b, actors, history, 0)
+}
+
+// scaleStateRetired is scaleState with, behind the live actors, retired
+// ones: each wrote one transaction and was retired.
+func scaleStateRetired(b *testing.B, actors, history, retired int) (*memory.Siblings, tpncounter.Options) {
 	b.Helper()
 	opts := tpncounter.Options{HistoryLength: history, MaxActors: tpncounter.MaxActorsLimit}
 	c, err := tpncounter.New(opts)
@@ -30,6 +36,15 @@ func scaleState(b *testing.B, actors, history int) (*memory.Siblings, tpncounter
 		}
 		if _, err := c.Compact(actor); err != nil {
 			b.Fatal(err)
+		}
+	}
+	for a := 0; a < retired; a++ {
+		actor := crdt.ActorID(fmt.Sprintf("old-%04d~abcdefgh", a))
+		if _, err := c.Apply(actor, crdt.TxnID(fmt.Sprintf("old-%d", a)), 1); err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := c.Retire(actor); !ok || err != nil {
+			b.Fatal("retire", ok, err)
 		}
 	}
 	bs, err := c.MarshalBinary()
@@ -110,6 +125,38 @@ func BenchmarkLedgerScale(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if _, err := l.Credit(ctx, "warm", 1); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkLedgerRetired is BenchmarkLedgerScale's 32 actors x 100 history
+// with and without 1,000 retired actors behind them, in one run.
+// Run: go test ./ledger -run '^$' -bench LedgerRetired -cpu 1
+func BenchmarkLedgerRetired(b *testing.B) {
+	ctx := context.Background()
+	for _, retired := range []int{0, 1000} {
+		for _, op := range []string{"credit", "resend"} {
+			b.Run(fmt.Sprintf("retired=%d/%s", retired, op), func(b *testing.B) {
+				st, opts := scaleStateRetired(b, 32, 100, retired)
+				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.Credit(ctx, "warm", 1); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					txn := crdt.TxnID("warm")
+					if op == "credit" {
+						txn = crdt.TxnID(fmt.Sprintf("new-%d", i))
+					}
+					if _, err := l.Credit(ctx, txn, 1); err != nil {
 						b.Fatal(err)
 					}
 				}

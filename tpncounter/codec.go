@@ -51,10 +51,8 @@ const FormatVersion = 3
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
 	n, v3 := g.encodedSize()
-	e := wire.NewEncoder(crdt.TagTGCounter, version(v3))
-	e.Grow(n)
-	g.encodeBody(e)
-	return finish(e, crdt.TagTGCounter)
+	b := wire.AppendEnvelope(make([]byte, 0, 32+n), crdt.TagTGCounter, version(v3))
+	return finish(g.appendBody(b), crdt.TagTGCounter)
 }
 
 // MarshalBinary returns the deterministic encoding of c (tag
@@ -62,12 +60,9 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	np, p3 := c.p.encodedSize()
 	nn, n3 := c.n.encodedSize()
-	e := wire.NewEncoder(crdt.TagTPNCounter, version(p3 || n3))
-	e.Grow(1 + np + nn)
-	e.ArrayLen(2)
-	c.p.encodeBody(e)
-	c.n.encodeBody(e)
-	return finish(e, crdt.TagTPNCounter)
+	b := wire.AppendEnvelope(make([]byte, 0, 32+1+np+nn), crdt.TagTPNCounter, version(p3 || n3))
+	b = wire.AppendArrayHeader(b, 2)
+	return finish(c.n.appendBody(c.p.appendBody(b)), crdt.TagTPNCounter)
 }
 
 // version returns the format version MarshalBinary writes: the oldest that
@@ -79,23 +74,22 @@ func version(v3 bool) uint64 {
 	return 2
 }
 
-func finish(e *wire.Encoder, tag crdt.TypeTag) ([]byte, error) {
-	b, err := e.Bytes()
-	if err != nil {
-		return nil, err
-	}
+func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 	if len(b) > crdt.DefaultMaxEncodedSize {
 		return nil, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(b), crdt.DefaultMaxEncodedSize)
 	}
 	return b, nil
 }
 
-func (g *GCounter) encodeBody(e *wire.Encoder) {
-	actors := g.Actors()
-	e.ArrayLen(len(actors))
-	for _, a := range actors {
-		e.Raw(g.entries[a].encoded())
+// appendBody appends g's body, made of its entries' cached encodings
+// (encodedSize has encoded every entry).
+func (g *GCounter) appendBody(b []byte) []byte {
+	ents := g.sorted()
+	b = wire.AppendArrayHeader(b, len(ents))
+	for _, en := range ents {
+		b = append(b, en.enc...)
 	}
+	return b
 }
 
 // encodedSize returns the size of g's body, encoding (and caching) every
@@ -103,7 +97,7 @@ func (g *GCounter) encodeBody(e *wire.Encoder) {
 // (a retired entry, or a UUID id written as 16 bytes).
 func (g *GCounter) encodedSize() (n int, v3 bool) {
 	n = wire.ArrayHeaderSize(len(g.entries))
-	for _, en := range g.entries {
+	for _, en := range g.sorted() {
 		n += len(en.encoded())
 		v3 = v3 || en.retired || en.encBin
 	}

@@ -99,6 +99,9 @@ type GCounter struct {
 	nmulti int
 	// nretired counts the retired entries (see Retire).
 	nretired int
+	// order caches the entries sorted by actor for encoding; nil when an
+	// entry was added, removed or replaced since.
+	order []*entry
 	val      exact.Int128
 	// In a Counter: twin is the other half, neg tells the debit half, and
 	// cross (shared with the twin) lists the ids held in both halves,
@@ -144,6 +147,7 @@ func (g *GCounter) init() {
 func (g *GCounter) reset() {
 	g.ready = true
 	g.entries = map[crdt.ActorID]*entry{}
+	g.order = nil
 	g.tab = newTable(0)
 	g.multi = make([]multiRec, 1)
 }
@@ -943,6 +947,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 		g.val.Add(to.total)
 		g.nretired += b2i(to.retired)
 		to.actor = actor
+		g.order = nil
 		to.times = nil // cached under another counter's options, perhaps
 		if from != nil {
 			to.aix = from.aix
@@ -994,4 +999,17 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// sorted returns the entries sorted by actor, from the cache when no entry
+// has been added, removed or replaced since it was made.
+func (g *GCounter) sorted() []*entry {
+	if g.order == nil || len(g.order) != len(g.entries) {
+		g.order = make([]*entry, 0, len(g.entries))
+		for _, e := range g.entries {
+			g.order = append(g.order, e)
+		}
+		slices.SortFunc(g.order, func(a, b *entry) int { return strings.Compare(string(a.actor), string(b.actor)) })
+	}
+	return g.order
 }

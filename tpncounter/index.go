@@ -744,6 +744,7 @@ func (g *GCounter) attach(e *entry) {
 		g.ents = append(g.ents, e)
 	}
 	g.entries[e.actor] = e
+	g.order = nil
 }
 
 // detach removes e (its items already uninstalled) from the maps.
@@ -751,4 +752,5 @@ func (g *GCounter) detach(e *entry) {
 	g.ents[e.aix] = nil
 	g.afree = append(g.afree, e.aix)
 	delete(g.entries, e.actor)
+	g.order = nil
 }

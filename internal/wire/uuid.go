@@ -70,7 +70,9 @@ func AppendUUIDText(dst []byte, u []byte) []byte {
 func (e *Encoder) TxnID(id string, uuidBin bool) bool {
 	if uuidBin {
 		if u, ok := ParseUUIDText(id); ok {
-			e.Bin(u[:])
+			e.buf.WriteByte(msgpcode.Bin8) // written directly: e.Bin would make u escape
+			e.buf.WriteByte(16)
+			e.buf.Write(u[:])
 			return true
 		}
 	}

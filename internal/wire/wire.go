@@ -625,3 +625,27 @@ func ArrayHeaderSize(n int) int {
 	}
 	return 5
 }
+
+// AppendArrayHeader appends the smallest msgpack array header for n
+// elements, as Encoder.ArrayLen writes it.
+func AppendArrayHeader(dst []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(dst, msgpcode.FixedArrayLow|byte(n))
+	case n < 1<<16:
+		return append(dst, msgpcode.Array16, byte(n>>8), byte(n))
+	}
+	return append(dst, msgpcode.Array32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+// AppendEnvelope appends the envelope NewEncoder starts with, for a codec
+// that assembles its encoding from parts it already holds encoded.
+func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
+	e := NewValueEncoder()
+	e.ArrayLen(crdt.EnvelopeLen)
+	e.String(string(tag))
+	e.Uint(version)
+	dst = append(dst, e.buf.Bytes()...)
+	encoders.Put(e)
+	return dst
+}
