@@ -102,7 +102,7 @@ type GCounter struct {
 	// order caches the entries sorted by actor for encoding; nil when an
 	// entry was added, removed or replaced since.
 	order []*entry
-	val      exact.Int128
+	val   exact.Int128
 	// In a Counter: twin is the other half, neg tells the debit half, and
 	// cross (shared with the twin) lists the ids held in both halves,
 	// written concurrently as a credit and a debit; empty almost always.
