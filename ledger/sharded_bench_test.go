@@ -19,13 +19,16 @@ import (
 // "plain/actors=32" is 32 concurrent actors (goroutines, each its own
 // Ledger, as 32 processes would be) on that one key; "sharded-N/actors=32"
 // the same 32 actors on a Sharded account of N sub-keys (each its own
-// Sharded). Every credit is a new transaction. x-vs-1actor is the
-// sub-benchmark's credits/s over the baseline's, and x-vs-plain32 a
-// sharded 32-actor variant's over plain/actors=32's, both measured earlier
-// in the same run (run them with the others: -bench 'HotAccount$'; with
-// -count, each round compares with its own baseline). The "history=H"
-// variants lower HistoryLength so that the window, counted per sub-key,
-// stays about as long in credits as the plain key's (see Sharded).
+// Sharded). "actors=A/goroutines=32" runs 32 goroutines on A actors, each
+// actor one Sharded shared by 32/A goroutines, as A processes serving
+// concurrent requests would. Every credit is a new transaction.
+// x-vs-1actor is the sub-benchmark's credits/s over the baseline's, and
+// x-vs-plain32 a sharded variant's with 32 goroutines over
+// plain/actors=32's, both measured earlier in the same run (run them with
+// the others: -bench 'HotAccount$'; with -count, each round compares with
+// its own baseline). The "history=H" variants lower HistoryLength so that
+// the window, counted per sub-key, stays about as long in credits as the
+// plain key's (see Sharded).
 //
 // After the timed loop, actors/key and B/key describe the plain key or
 // sub-key 0: the live actor entries of its merged siblings, and the bytes a
@@ -48,33 +51,32 @@ func BenchmarkHotAccount(b *testing.B) {
 			return func(txn crdt.TxnID) error { _, err := s.Credit(ctx, txn, 1); return err }, err
 		}
 	}
-	run := func(name string, actors, history int, make mk) {
+	// run runs goroutines goroutines (1: a plain loop) crediting through
+	// actors writers, goroutine g using writer g mod actors.
+	run := func(name string, actors, goroutines, history int, writer mk) {
 		b.Run(name, func(b *testing.B) {
 			st := memory.NewSiblings()
-			var next atomic.Int64
-			b.ReportAllocs()
-			if actors == 1 {
-				credit, err := make(st, "actor-1")
-				if err != nil {
+			credits := make([]func(crdt.TxnID) error, actors)
+			for a := range credits {
+				var err error
+				if credits[a], err = writer(st, crdt.ActorID(fmt.Sprintf("actor-%d", a+1))); err != nil {
 					b.Fatal(err)
 				}
-				next.Store(1)
-				b.ResetTimer()
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			if goroutines == 1 {
 				for i := 0; i < b.N; i++ {
-					if err := credit(crdt.TxnID(fmt.Sprintf("t%d", i))); err != nil {
+					if err := credits[0](crdt.TxnID(fmt.Sprintf("t%d", i))); err != nil {
 						b.Fatal(err)
 					}
 				}
 			} else {
-				b.SetParallelism(max(1, actors/runtime.GOMAXPROCS(0)))
-				b.ResetTimer()
+				var next atomic.Int64
+				b.SetParallelism(max(1, goroutines/runtime.GOMAXPROCS(0)))
 				b.RunParallel(func(pb *testing.PB) {
 					g := next.Add(1)
-					credit, err := make(st, crdt.ActorID(fmt.Sprintf("actor-%d", g)))
-					if err != nil {
-						b.Error(err)
-						return
-					}
+					credit := credits[int(g)%actors]
 					for i := 0; pb.Next(); i++ {
 						if err := credit(crdt.TxnID(fmt.Sprintf("g%d-t%d", g, i))); err != nil {
 							b.Error(err)
@@ -86,13 +88,13 @@ func BenchmarkHotAccount(b *testing.B) {
 			rate := float64(b.N) / b.Elapsed().Seconds()
 			b.StopTimer()
 			b.ReportMetric(rate, "credits/s")
-			b.ReportMetric(float64(next.Load()), "actors")
+			b.ReportMetric(float64(actors), "actors")
 			switch {
 			case name == "plain/actors=1":
 				base = rate // the last, longest run of the baseline counts
 			case name == "plain/actors=32":
 				plain32 = rate
-			case strings.HasPrefix(name, "sharded-") && actors == 32 && plain32 > 0:
+			case strings.HasPrefix(name, "sharded-") && goroutines == 32 && plain32 > 0:
 				b.ReportMetric(rate/plain32, "x-vs-plain32")
 			}
 			if base > 0 && name != "plain/actors=1" {
@@ -111,15 +113,18 @@ func BenchmarkHotAccount(b *testing.B) {
 		})
 	}
 	h := tpncounter.DefaultHistoryLength
-	run("plain/actors=1", 1, h, plain(h))
-	run("sharded-8/actors=1", 1, h, sharded(8, h))
-	run("plain/actors=32", 32, h, plain(h))
+	run("plain/actors=1", 1, 1, h, plain(h))
+	run("sharded-8/actors=1", 1, 1, h, sharded(8, h))
+	run("plain/actors=32", 32, 32, h, plain(h))
 	for _, n := range []int{8, 16, 32} {
-		run(fmt.Sprintf("sharded-%d/actors=32", n), 32, h, sharded(n, h))
+		run(fmt.Sprintf("sharded-%d/actors=32", n), 32, 32, h, sharded(n, h))
 	}
 	for _, n := range []int{8, 32} {
 		hn := max(1, h/n)
-		run(fmt.Sprintf("sharded-%d/actors=32/history=%d", n, hn), 32, hn, sharded(n, hn))
+		run(fmt.Sprintf("sharded-%d/actors=32/history=%d", n, hn), 32, 32, hn, sharded(n, hn))
+	}
+	for _, a := range []int{1, 4} {
+		run(fmt.Sprintf("sharded-8/actors=%d/goroutines=32", a), a, 32, h, sharded(8, h))
 	}
 }
 
