@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -354,40 +355,47 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 }
 
 // read fetches the siblings and merges them into this account's last write,
-// a.local, which it returns with the token, the join of the siblings
-// alone (nil when the store holds exactly the bytes this account last
-// saw) and the number of siblings. The cycle changes only this account's
-// own entry of a.local, and puts the entry back if its write is known not
-// to have landed.
-func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token, fetched *Counter, nsibs int, err error) {
+// a.local, which it returns with the token, whether the store already
+// holds everything in a.local (so that a write would add nothing), and the
+// number of siblings. The cycle changes only this account's own entry of
+// a.local, and puts it back if its write is known not to have landed.
+// Merging in place is safe whatever happens to the cycle's write: what
+// others wrote is in the store.
+func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token, storeHasAll bool, nsibs int, err error) {
 	if a.closed {
-		return nil, nil, nil, 0, ErrClosed
+		return nil, nil, false, 0, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, false, 0, err
 	}
 	sibs, token, err := a.st.Fetch(ctx, a.key)
 	if err != nil {
-		return nil, nil, nil, 0, fmt.Errorf("bounded %q: fetch: %w", a.key, err)
+		return nil, nil, false, 0, fmt.Errorf("bounded %q: fetch: %w", a.key, err)
 	}
 	if a.local == nil {
 		a.local = &Counter{o: a.opts.Counter}
 	}
 	if len(sibs) == 1 && a.seen != nil && bytes.Equal(sibs[0], a.seen) {
-		return a.local, token, nil, 1, nil
-	}
-	fetched = &Counter{o: a.opts.Counter}
-	for i, b := range sibs {
-		s, err := decode(b, a.opts.Counter.Window)
-		if err == nil {
-			err = fetched.Merge(s)
-		}
-		if err != nil {
-			return nil, nil, nil, 0, fmt.Errorf("bounded %q: sibling %d of %d: %w", a.key, i+1, len(sibs), err)
-		}
+		return a.local, token, true, 1, nil
 	}
 	a.seen = nil
-	if a.local.Leq(fetched) {
+	orig := maps.Clone(a.local.entries)
+	covered := make(map[crdt.ActorID]bool, len(orig))
+	for i, b := range sibs {
+		// Entries equal to this account's are recognised by their bytes
+		// and not decoded, so a read costs what others changed.
+		if err := a.local.mergeEncoded(b, orig, covered); err != nil {
+			return nil, nil, false, 0, fmt.Errorf("bounded %q: sibling %d of %d: %w", a.key, i+1, len(sibs), err)
+		}
+	}
+	storeHasAll = true
+	for act := range orig {
+		if !covered[act] {
+			storeHasAll = false
+			break
+		}
+	}
+	if storeHasAll {
 		// The store holds everything this account wrote, a pending write
 		// included: it landed.
 		a.pending = false
@@ -395,13 +403,7 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 			a.seen = sibs[0]
 		}
 	}
-	// Merged in place: what others wrote is in the store, so keeping it is
-	// safe whatever happens to this cycle's write.
-	if err := a.local.Merge(fetched); err != nil {
-		a.seen = nil
-		return nil, nil, nil, 0, fmt.Errorf("bounded %q: merging the siblings into this account's last write: %w", a.key, err)
-	}
-	return a.local, token, fetched, len(sibs), nil
+	return a.local, token, storeHasAll, len(sibs), nil
 }
 
 // settle takes back every transaction this account holds that an actor
@@ -470,7 +472,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 	var res Result
 	for {
 		res.Attempts++
-		merged, token, fetched, nsibs, err := a.read(ctx)
+		merged, token, storeHasAll, nsibs, err := a.read(ctx)
 		if err != nil {
 			return res, err
 		}
@@ -499,7 +501,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		res.Value, res.Rights, res.Granted = merged.Value(), max(0, a.spendable(merged)), given
 		// Nothing to write: no change, no pending write, and the store
 		// holds one sibling that already has everything merged holds.
-		if len(settled) == 0 && !changed && given == 0 && !a.pending && nsibs <= 1 && (fetched == nil || merged.Leq(fetched)) {
+		if len(settled) == 0 && !changed && given == 0 && !a.pending && nsibs <= 1 && storeHasAll {
 			res.Landed = true
 			return res, nil
 		}

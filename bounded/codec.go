@@ -1,6 +1,7 @@
 package bounded
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 
@@ -28,32 +29,19 @@ const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 // counters give identical bytes. An encoding above MaxEncodedSize is refused
 // with crdt.ErrTooLarge.
 func (c *Counter) MarshalBinary() ([]byte, error) {
+	actors := c.Actors()
+	size := 0
+	for _, a := range actors {
+		size += len(c.entries[a].enc)
+	}
 	e := wire.NewEncoder(crdt.TagBounded, FormatVersion)
+	e.Grow(size + 16 + crdt.MaxIDLen)
 	e.ArrayLen(3)
 	e.Int(c.Bound())
 	e.String(string(c.Options().Origin))
-	actors := c.Actors()
 	e.ArrayLen(len(actors))
 	for _, a := range actors {
-		en := c.entries[a]
-		e.ArrayLen(7)
-		e.String(string(a))
-		e.Uint(en.seq)
-		e.Int(en.credits)
-		e.Int(en.debits)
-		e.Int(en.asked)
-		e.ArrayLen(len(en.sent))
-		for _, g := range en.sent {
-			e.ArrayLen(2)
-			e.String(string(g.to))
-			e.Int(g.amount)
-		}
-		e.ArrayLen(len(en.recent))
-		for _, t := range en.recent {
-			e.ArrayLen(2)
-			e.String(string(t.ID))
-			e.Int(t.Amount)
-		}
+		e.Raw(c.entries[a].enc) // every installed entry carries its encoding
 	}
 	b, err := e.Bytes()
 	if err != nil {
@@ -63,6 +51,34 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 		return nil, fmt.Errorf("%w: bounded encoding of %d bytes, limit %d", crdt.ErrTooLarge, len(b), MaxEncodedSize)
 	}
 	return b, nil
+}
+
+// encodeEntry returns the encoding of actor's entry e.
+func encodeEntry(actor crdt.ActorID, en *entry) []byte {
+	e := wire.NewValueEncoder()
+	e.ArrayLen(7)
+	e.String(string(actor))
+	e.Uint(en.seq)
+	e.Int(en.credits)
+	e.Int(en.debits)
+	e.Int(en.asked)
+	e.ArrayLen(len(en.sent))
+	for _, g := range en.sent {
+		e.ArrayLen(2)
+		e.String(string(g.to))
+		e.Int(g.amount)
+	}
+	e.ArrayLen(len(en.recent))
+	for _, t := range en.recent {
+		e.ArrayLen(2)
+		e.String(string(t.ID))
+		e.Int(t.Amount)
+	}
+	b, err := e.Bytes()
+	if err != nil {
+		panic(err) // writing into a buffer cannot fail
+	}
+	return b
 }
 
 // UnmarshalBinary replaces the counter with the one data encodes. It accepts
@@ -106,153 +122,295 @@ func corruptf(format string, args ...any) error {
 }
 
 func decode(data []byte, window int) (*Counter, error) {
-	d, _, err := wire.NewDecoder(data, crdt.TagBounded, FormatVersion, MaxEncodedSize)
+	o, es, err := parse(data, nil)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Tuple(3, "body"); err != nil {
-		return nil, err
-	}
-	bound, err := d.Int()
-	if err != nil {
-		return nil, err
-	}
-	origin, err := d.String(crdt.MaxIDLen)
-	if err != nil {
-		return nil, err
-	}
-	o, err := Options{Bound: bound, Origin: crdt.ActorID(origin), Window: window}.resolved()
-	if err != nil {
-		return nil, corruptf("%v", err)
-	}
+	o.Window = window
 	c := &Counter{o: o}
-	n, err := d.ArrayLen(MaxActors)
-	if err != nil {
-		return nil, err
-	}
-	var prev crdt.ActorID
-	for i := range n {
-		a, e, err := decodeEntry(d)
-		if err != nil {
-			return nil, fmt.Errorf("entry %d: %w", i, err)
+	if len(es) > 0 {
+		c.entries = make(map[crdt.ActorID]*entry, len(es))
+		c.recv = map[crdt.ActorID]exact.Int128{}
+		n := 0
+		for _, ae := range es {
+			n += len(ae.e.recent)
 		}
-		if i > 0 && a <= prev {
-			return nil, corruptf("entry %d: actor %q after %q: entries must be strictly increasing", i, a, prev)
-		}
-		prev = a
-		c.install(a, e)
+		c.holders = make(map[crdt.TxnID][]crdt.ActorID, n)
 	}
-	if err := d.Finish(); err != nil {
-		return nil, err
-	}
-	if err := c.checkActors(c.Actors()); err != nil {
-		return nil, corruptf("%v", err)
-	}
-	for a := range c.recv {
-		if _, ok := c.recv[a].Int64(); !ok {
-			return nil, corruptf("rights received by %q do not fit in int64", a)
-		}
-		if r := c.rights(a); !fitsInt64(r) {
-			return nil, corruptf("rights of %q do not fit in int64", a)
-		}
+	for _, ae := range es {
+		c.install(ae.a, ae.e)
 	}
 	return c, nil
 }
 
+// mergeEncoded merges the state data encodes into c, as decode and Merge
+// would, without decoding the entries whose bytes equal c's encoding of
+// them. For every actor in data whose entry is at least orig's entry for
+// it, it sets covered[actor].
+func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covered map[crdt.ActorID]bool) error {
+	o, es, err := parse(data, c)
+	if err != nil {
+		return err
+	}
+	if o.Bound != c.o.Bound || o.Origin != c.o.Origin {
+		return fmt.Errorf("%w: bound %d (origin %q) merged with bound %d (origin %q)", crdt.ErrInvalidConfig, c.o.Bound, c.o.Origin, o.Bound, o.Origin)
+	}
+	var win []actorEntry
+	for _, ae := range es {
+		if prev := orig[ae.a]; prev == nil || prev == ae.e || compareEntries(ae.e, prev) >= 0 {
+			covered[ae.a] = true
+		}
+		if newer(ae.e, c.entries[ae.a]) {
+			win = append(win, ae)
+		}
+	}
+	return c.mergeEntries(win)
+}
+
+// parse reads an encoding: its bound and origin and every entry, checked
+// as UnmarshalBinary documents. With base, an entry whose bytes equal
+// base's encoding of that actor's entry is not decoded: base's entry is
+// returned for it.
+func parse(data []byte, base *Counter) (Options, []actorEntry, error) {
+	d, _, err := wire.NewDecoder(data, crdt.TagBounded, FormatVersion, MaxEncodedSize)
+	if err != nil {
+		return Options{}, nil, err
+	}
+	if err := d.Tuple(3, "body"); err != nil {
+		return Options{}, nil, err
+	}
+	bound, err := d.Int()
+	if err != nil {
+		return Options{}, nil, err
+	}
+	origin, err := d.String(crdt.MaxIDLen)
+	if err != nil {
+		return Options{}, nil, err
+	}
+	o, err := Options{Bound: bound, Origin: crdt.ActorID(origin)}.resolved()
+	if err != nil {
+		return Options{}, nil, corruptf("%v", err)
+	}
+	n, err := d.ArrayLen(MaxActors)
+	if err != nil {
+		return Options{}, nil, err
+	}
+	es := make([]actorEntry, 0, min(n, d.Remaining()/8))
+	for i := range n {
+		pos := len(data) - d.Remaining()
+		if err := d.Tuple(7, "entry"); err != nil {
+			return Options{}, nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		ab, err := d.StringBytes(crdt.MaxIDLen)
+		if err != nil {
+			return Options{}, nil, fmt.Errorf("entry %d: %w", i, err)
+		}
+		var ae actorEntry
+		if mine := base.entryOf(ab); mine != nil && bytes.HasPrefix(data[pos:], mine.enc) {
+			ae = actorEntry{crdt.ActorID(ab), mine}
+			d.SkipTo(pos + len(mine.enc))
+		} else {
+			a := crdt.ActorID(ab)
+			if err := a.Validate(); err != nil {
+				return Options{}, nil, corruptf("entry %d: %v", i, err)
+			}
+			e, err := decodeEntry(d, data, a)
+			if err != nil {
+				return Options{}, nil, fmt.Errorf("entry %d: %w", i, err)
+			}
+			e.enc = bytes.Clone(data[pos : len(data)-d.Remaining()])
+			ae = actorEntry{a, e}
+		}
+		if i > 0 && ae.a <= es[i-1].a {
+			return Options{}, nil, corruptf("entry %d: actor %q after %q: entries must be strictly increasing", i, ae.a, es[i-1].a)
+		}
+		es = append(es, ae)
+	}
+	if err := d.Finish(); err != nil {
+		return Options{}, nil, err
+	}
+	if err := checkEntries(o, es); err != nil {
+		return Options{}, nil, corruptf("%v", err)
+	}
+	return o, es, nil
+}
+
+// entryOf returns c's entry for the actor named by b, or nil.
+func (c *Counter) entryOf(b []byte) *entry {
+	if c == nil {
+		return nil
+	}
+	return c.entries[crdt.ActorID(b)] // the conversion in an index does not allocate
+}
+
+// checkEntries reports an error when the value, or the rights or received
+// total of some actor, of a state with these entries does not fit in int64.
+func checkEntries(o Options, es []actorEntry) error {
+	var value exact.Int128
+	recv := map[crdt.ActorID]exact.Int128{}
+	rights := map[crdt.ActorID]exact.Int128{}
+	if o.Origin != "" {
+		r := rights[o.Origin]
+		r.Sub(o.Bound)
+		rights[o.Origin] = r
+	}
+	for _, ae := range es {
+		value.Add(ae.e.credits)
+		value.Sub(ae.e.debits)
+		r := rights[ae.a]
+		r.Add(ae.e.credits)
+		r.Sub(ae.e.debits)
+		for _, g := range ae.e.sent {
+			r.Sub(g.amount)
+			v := recv[g.to]
+			v.Add(g.amount)
+			recv[g.to] = v
+		}
+		rights[ae.a] = r
+	}
+	if !fitsInt64(value) {
+		return fmt.Errorf("value does not fit in int64")
+	}
+	for a, v := range recv {
+		if !fitsInt64(v) {
+			return fmt.Errorf("rights received by %q do not fit in int64", a)
+		}
+		r := rights[a]
+		r.AddInt128(v)
+		rights[a] = r
+	}
+	for a, r := range rights {
+		if !fitsInt64(r) {
+			return fmt.Errorf("rights of %q do not fit in int64", a)
+		}
+	}
+	return nil
+}
+
 func fitsInt64(a exact.Int128) bool { _, ok := a.Int64(); return ok }
 
-func decodeEntry(d *wire.Decoder) (crdt.ActorID, *entry, error) {
-	if err := d.Tuple(7, "entry"); err != nil {
-		return "", nil, err
-	}
-	a, err := d.Actor()
-	if err != nil {
-		return "", nil, err
-	}
+// decodeEntry reads the rest of actor a's entry, after its actor id; data
+// is the decoder's input.
+func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID) (*entry, error) {
+	var err error
 	e := &entry{}
 	if e.seq, err = d.Uint(); err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if e.seq == 0 || e.seq > math.MaxInt64 {
-		return "", nil, corruptf("actor %q: sequence number %d outside 1..2^63-1", a, e.seq)
+		return nil, corruptf("actor %q: sequence number %d outside 1..2^63-1", a, e.seq)
 	}
 	for _, f := range []*int64{&e.credits, &e.debits, &e.asked} {
 		if *f, err = d.NonNegInt(); err != nil {
-			return "", nil, fmt.Errorf("actor %q: %w", a, err)
+			return nil, fmt.Errorf("actor %q: %w", a, err)
 		}
 	}
 	ns, err := d.ArrayLen(MaxActors)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if ns > 0 {
 		e.sent = make([]grant, 0, min(ns, d.Remaining()/4))
 	}
 	for j := range ns {
 		if err := d.Tuple(2, "grant"); err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		to, err := d.Actor()
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		if to == a {
-			return "", nil, corruptf("actor %q gives rights to itself", a)
+			return nil, corruptf("actor %q gives rights to itself", a)
 		}
 		if j > 0 && to <= e.sent[j-1].to {
-			return "", nil, corruptf("actor %q: recipient %q after %q: must be strictly increasing", a, to, e.sent[j-1].to)
+			return nil, corruptf("actor %q: recipient %q after %q: must be strictly increasing", a, to, e.sent[j-1].to)
 		}
 		amt, err := d.NonNegInt()
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		if amt == 0 {
-			return "", nil, corruptf("actor %q gives %q nothing (not canonical)", a, to)
+			return nil, corruptf("actor %q gives %q nothing (not canonical)", a, to)
 		}
 		e.sent = append(e.sent, grant{to, amt})
 	}
 	nr, err := d.ArrayLen(MaxWindow)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if nr > 0 {
 		e.recent = make([]Txn, 0, min(nr, d.Remaining()/4))
 	}
-	seen := make(map[crdt.TxnID]struct{}, nr)
+	// The ids are read in place, then made substrings of one copy of the
+	// entry's bytes: one allocation for all of them.
+	type span struct{ off, n int }
+	spans := make([]span, 0, cap(e.recent))
+	start := len(data) - d.Remaining()
 	var cr, db exact.Int128
 	for range nr {
 		if err := d.Tuple(2, "transaction"); err != nil {
-			return "", nil, err
+			return nil, err
 		}
-		id, err := d.Txn()
+		b, err := d.StringBytes(crdt.MaxIDLen)
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
-		if _, dup := seen[id]; dup {
-			return "", nil, corruptf("actor %q holds transaction %q twice", a, id)
-		}
-		seen[id] = struct{}{}
+		spans = append(spans, span{len(data) - d.Remaining() - len(b) - start, len(b)})
 		amt, err := d.Int()
 		if err != nil {
-			return "", nil, err
+			return nil, err
 		}
 		if amt == 0 || amt == math.MinInt64 {
-			return "", nil, corruptf("actor %q: transaction %q has amount %d", a, id, amt)
+			return nil, corruptf("actor %q: transaction %d has amount %d", a, len(spans), amt)
 		}
 		if amt > 0 {
 			cr.Add(amt)
 		} else {
 			db.Sub(amt)
 		}
-		e.recent = append(e.recent, Txn{id, amt})
+		e.recent = append(e.recent, Txn{Amount: amt})
+	}
+	ids := string(data[start : len(data)-d.Remaining()])
+	for i, sp := range spans {
+		id := crdt.TxnID(ids[sp.off : sp.off+sp.n])
+		if err := id.Validate(); err != nil {
+			return nil, corruptf("actor %q: %v", a, err)
+		}
+		e.recent[i].ID = id
+	}
+	if dup := duplicateID(e.recent); dup != "" {
+		return nil, corruptf("actor %q holds transaction %q twice", a, dup)
 	}
 	cr.Sub(e.credits)
 	db.Sub(e.debits)
 	if v, _ := cr.Int64(); v > 0 || !fitsInt64(cr) {
-		return "", nil, corruptf("actor %q: recent credits exceed its credits", a)
+		return nil, corruptf("actor %q: recent credits exceed its credits", a)
 	}
 	if v, _ := db.Int64(); v > 0 || !fitsInt64(db) {
-		return "", nil, corruptf("actor %q: recent debits exceed its debits", a)
+		return nil, corruptf("actor %q: recent debits exceed its debits", a)
 	}
-	return a, e, nil
+	return e, nil
+}
+
+// duplicateID returns an id held twice in ts, or "".
+func duplicateID(ts []Txn) crdt.TxnID {
+	if len(ts) <= 64 {
+		for i := range ts {
+			for j := i + 1; j < len(ts); j++ {
+				if ts[i].ID == ts[j].ID {
+					return ts[i].ID
+				}
+			}
+		}
+		return ""
+	}
+	seen := make(map[crdt.TxnID]struct{}, len(ts))
+	for _, t := range ts {
+		if _, ok := seen[t.ID]; ok {
+			return t.ID
+		}
+		seen[t.ID] = struct{}{}
+	}
+	return ""
 }

@@ -131,7 +131,8 @@ type entry struct {
 	debits  int64 // every debit, as a magnitude
 	asked   int64 // the rights it has asked for, counted like received (see Request)
 	sent    []grant
-	recent  []Txn // oldest first, at most the window
+	recent  []Txn  // oldest first, at most the window
+	enc     []byte // the entry's encoding, set before it is installed
 }
 
 // grant is the total of rights an actor has given one other actor.
@@ -159,6 +160,7 @@ func (e *entry) next() (*entry, error) {
 	n.seq++
 	n.sent = slices.Clone(e.sent)
 	n.recent = slices.Clone(e.recent)
+	n.enc = nil
 	return &n, nil
 }
 
@@ -576,6 +578,7 @@ func (c *Counter) put(actor crdt.ActorID, e *entry) error {
 		c.install(actor, old)
 		return err
 	}
+	e.enc = encodeEntry(actor, e)
 	return nil
 }
 
@@ -755,30 +758,43 @@ func (c *Counter) Merge(other *Counter) error {
 	if err := c.sameConfig(other); err != nil {
 		return err
 	}
-	var win []crdt.ActorID
-	added := 0
+	var win []actorEntry
 	for a, e := range other.entries {
-		if mine := c.entries[a]; newer(e, mine) {
-			win = append(win, a)
-			if mine == nil {
-				added++
-			}
+		if newer(e, c.entries[a]) {
+			win = append(win, actorEntry{a, e})
 		}
 	}
+	return c.mergeEntries(win)
+}
+
+// actorEntry is one actor's entry.
+type actorEntry struct {
+	a crdt.ActorID
+	e *entry
+}
+
+// mergeEntries installs entries that win over c's, all or none.
+func (c *Counter) mergeEntries(win []actorEntry) error {
 	if len(win) == 0 {
 		return nil
+	}
+	added := 0
+	for _, w := range win {
+		if c.entries[w.a] == nil {
+			added++
+		}
 	}
 	if len(c.entries)+added > MaxActors {
 		return fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(c.entries)+added, MaxActors)
 	}
 	old := make([]*entry, len(win))
-	for i, a := range win {
-		old[i] = c.entries[a]
-		c.install(a, other.entries[a])
+	for i, w := range win {
+		old[i] = c.entries[w.a]
+		c.install(w.a, w.e)
 	}
 	if err := c.checkActors(c.Actors()); err != nil {
 		for i := len(win) - 1; i >= 0; i-- {
-			c.install(win[i], old[i])
+			c.install(win[i].a, old[i])
 		}
 		return err
 	}
