@@ -61,8 +61,8 @@
 // seeing the other could each spend it, and the value, counting it once,
 // would go below the bound. So this package does not reuse tpncounter's
 // entries; it keeps tpncounter's idea of retries recognised through recent
-// transactions, and leaves cleaning up duplicates to the writer that made
-// one, under the rule below. Two copies arise only when a transaction is
+// transactions, and leaves cleaning up duplicates to the holders, under
+// the rule below. Two copies arise only when a transaction is
 // applied by two actors that did not see each other: a retry on another
 // account while the first write is in doubt, or a stale read.
 //
@@ -77,15 +77,22 @@
 // restarted process never continues, and forks, an entry whose writes may
 // still be in flight. Rights belong to the incarnation.
 //
+// A cycle costs what changed: the account keeps its state, merges each
+// sibling into it without decoding the entries whose bytes equal its own
+// (every entry keeps its encoding), changes only its own entry, and puts it
+// back if the write is known not to have landed. BENCHMARKS.md has figures.
+//
 // A debit beyond the account's rights becomes a request: the account
 // records in its entry that it asks for the shortfall (its asked total,
 // grow-only, becomes what it has received plus the shortfall), writes that,
 // and returns the *InsufficientRightsError. The grant policy: on every write
 // (Credit, Debit, Transfer, Sync), an account gives its spare rights (its
 // rights less AccountOptions.Keep) to the outstanding requests, in actor
-// order, each up to what it still asks for. Two holders may grant one
-// request at once; the requester then holds more than it asked for, which
-// is harmless. The caller retries the debit later with the same id. An
+// order, each up to what it still asks for; an account with an outstanding
+// request of its own gives only to requesters with a smaller id, so rights
+// gather where a debit can use them instead of going round among
+// requesters. Two holders may grant one request at once; the requester then
+// holds more than it asked for, which is harmless. The caller retries the debit later with the same id. An
 // account that only holds rights should Sync now and then.
 //
 // Exactly-once. A transaction acknowledged by an Account (no error) is in
