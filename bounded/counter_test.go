@@ -517,3 +517,38 @@ func TestMergeEncoded(t *testing.T) {
 		}
 	}
 }
+
+// TestNilValues: read-only methods on a nil *Counter answer as the empty
+// state does; Merge(nil) and a self-merge change nothing.
+func TestNilValues(t *testing.T) {
+	var n *Counter
+	empty := mustNew(t, Options{})
+	require.Equal(t, empty.Value(), n.Value())
+	require.Zero(t, n.Len())
+	require.Empty(t, n.Actors())
+	require.Zero(t, n.Rights("a"))
+	require.Zero(t, n.Received("a"))
+	require.Zero(t, n.Sent("a", "b"))
+	require.Zero(t, n.Outstanding("a"))
+	require.Empty(t, n.Requests())
+	require.Empty(t, n.Holders("x"))
+	known, err := n.Known("x", 1)
+	require.False(t, known)
+	require.NoError(t, err)
+	_, ok := n.Entry("a")
+	require.False(t, ok)
+	require.True(t, n.Equal(empty))
+	require.True(t, empty.Equal(n))
+	require.True(t, n.Leq(empty))
+	b, err := n.MarshalBinary()
+	require.NoError(t, err)
+	require.Equal(t, encode(t, empty), b)
+
+	c := mustNew(t, Options{})
+	_, _ = c.Apply("a", "c1", 3)
+	before := encode(t, c)
+	require.NoError(t, c.Merge(nil))
+	require.NoError(t, c.Merge(c))
+	require.Equal(t, before, encode(t, c))
+	require.Panics(t, func() { _, _ = n.Apply("a", "t", 1) })
+}
