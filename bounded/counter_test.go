@@ -248,8 +248,20 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encode(f, c))
 	f.Add(encode(f, mustNew(f, Options{})))
 	f.Add([]byte{0x93, 0xa7, 'b', 'o', 'u', 'n', 'd', 'e', 'd', 0x01, 0x93, 0x00, 0xa0, 0x90})
+	base := c
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Merging the bytes into a counter, skipping the entries equal to
+		// its own, gives what decoding and Merge give.
+		viaBytes, want := base.Clone(), base.Clone()
+		berr := viaBytes.mergeEncoded(data, maps.Clone(viaBytes.entries), map[crdt.ActorID]bool{})
 		d, err := Decode(data, 0)
+		merr := err
+		if err == nil {
+			merr = want.Merge(d)
+		}
+		if (berr == nil) != (merr == nil) || (berr == nil && !viaBytes.Equal(want)) || (berr != nil && !viaBytes.Equal(base)) {
+			t.Fatalf("mergeEncoded: %v; decode and Merge: %v", berr, merr)
+		}
 		if err != nil {
 			if !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) &&
 				!errors.Is(err, crdt.ErrTypeMismatch) && !errors.Is(err, crdt.ErrUnsupportedVersion) {
