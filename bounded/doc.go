@@ -113,6 +113,12 @@
 // Account: it answers definitely. A retry refused on another account says
 // nothing of the copy in doubt, which may still land.
 //
+// Package boundedtest runs the Account's behaviours over any
+// store.Siblings: over the in-memory store in this package's tests, and
+// over the embedded store, the Riak adapter's test double and (with
+// CASSANDRA_HOSTS) a real Cassandra from the modules under
+// bounded/internal.
+//
 // # Actors that are gone
 //
 // Rights held by an incarnation stay with it. When its process ends
