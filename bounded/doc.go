@@ -42,6 +42,14 @@
 // entries. So each actor's rights in any state are at least what they were
 // when it wrote its entry, ≥ 0, and Value − L = Σ rights ≥ 0.
 //
+// This rests on each actor writing its own entry serially, as every
+// counterkit type requires. An actor running twice at once (two replicas
+// applying as one actor id without seeing each other) can spend its rights
+// once in each version of its entry, and Merge keeps only one version: a
+// transfer can be lost after its recipient spent it, taking the value
+// below the bound. Account never does this: each Account writes as its own
+// incarnation.
+//
 // # Transactions and the window
 //
 // Credits and debits carry client-chosen transaction ids. Apply of an id
