@@ -103,7 +103,7 @@ func (r *simRun) logf(format string, args ...any) {
 func (r *simRun) step(ctx context.Context) error {
 	i := r.rng.Intn(len(r.accounts))
 	a := r.accounts[i]
-	switch k := r.rng.Intn(20); {
+	switch k := r.rng.Intn(21); {
 	case k < 5: // credit
 		r.nextTxn++
 		r.do(ctx, a, simOp{crdt.TxnID(fmt.Sprintf("t%d", r.nextTxn)), int64(1 + r.rng.Intn(10)), nil})
@@ -124,6 +124,11 @@ func (r *simRun) step(ctx context.Context) error {
 		_, err := a.Sync(ctx)
 		r.logf("%s sync: %v", a.Writer(), err)
 	case k < 17: // restart: a new incarnation; the old one's held writes may land later
+		if r.rng.Intn(2) == 0 { // a clean stop first: its rights go to another account
+			heir := r.accounts[(i+1)%len(r.accounts)].Writer()
+			_, err := a.Close(ctx, heir)
+			r.logf("%s closes, heir %s: %v", a.Writer(), heir, err)
+		}
 		r.dead[a.writer] = true
 		r.accounts[i] = r.open(i)
 		r.logf("%s restarts as %s", a.Writer(), r.accounts[i].Writer())
@@ -132,6 +137,11 @@ func (r *simRun) step(ctx context.Context) error {
 			err := r.st.Deliver(r.rng.Intn(n))
 			r.logf("late write delivered: %v", err)
 		}
+	case k < 20 && !r.broken: // a transfer of rights to another account
+		to := r.accounts[(i+1+r.rng.Intn(len(r.accounts)-1))%len(r.accounts)].Writer()
+		amt := int64(1 + r.rng.Intn(6))
+		_, err := a.Transfer(ctx, to, amt)
+		r.logf("%s gives %s %d: %v", a.Writer(), to, amt, err)
 	default:
 		if r.broken && i == 0 {
 			r.nextTxn++
