@@ -288,11 +288,11 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 	}, "")
 }
 
-// Sync reads and merges every sibling, takes back redundant unconfirmed
-// transactions, grants the requests it can, and writes the result back if
-// anything changed, siblings were collapsed or a write is pending. It
-// returns a copy of the state. A holder that does nothing else should
-// Sync now and then, so that requests are met.
+// Sync reads and merges every sibling, takes back its copies of
+// transactions a smaller holder also holds, grants the requests it can, and
+// writes the result back if anything changed, there were several siblings
+// or a write is pending. It returns a copy of the state. A holder that does
+// nothing else should Sync now and then, so that requests are met.
 func (a *Account) Sync(ctx context.Context) (*Counter, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
