@@ -349,18 +349,23 @@ func (c *Counter) Requests() []Ask {
 	return out
 }
 
-// Holders returns the actors that hold txn in their recent transactions,
-// sorted, with the amount each holds.
-func (c *Counter) Holders(txn crdt.TxnID) []Txn {
+// Holder is one actor's copy of a transaction.
+type Holder struct {
+	Actor  crdt.ActorID
+	Amount int64 // signed: > 0 a credit, < 0 a debit
+}
+
+// Holders returns the actors that hold txn among their recent
+// transactions, sorted, with the amount each holds. Each copy counts in
+// the value.
+func (c *Counter) Holders(txn crdt.TxnID) []Holder {
 	if c == nil {
 		return nil
 	}
-	var out []Txn
+	var out []Holder
 	for _, a := range c.holders[txn] {
-		for _, t := range c.entries[a].recent {
-			if t.ID == txn {
-				out = append(out, Txn{ID: crdt.TxnID(a), Amount: t.Amount})
-			}
+		if amt, ok := c.Holds(a, txn); ok {
+			out = append(out, Holder{a, amt})
 		}
 	}
 	return out

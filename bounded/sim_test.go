@@ -263,7 +263,7 @@ func (r *simRun) finish(ctx context.Context) error {
 		if len(hs) > 1 {
 			dead := 0
 			for _, h := range hs {
-				if r.dead[crdt.ActorID(h.ID)] {
+				if r.dead[h.Actor] {
 					dead++
 				}
 			}
