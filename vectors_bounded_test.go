@@ -53,7 +53,7 @@ type bvScenario struct {
 
 type bvStep struct {
 	Replica string `json:"replica"`
-	Op      string `json:"op"` // apply, transfer, request, retract, merge
+	Op      string `json:"op"` // apply, transfer, request, withdraw, retract, merge
 	Actor   string `json:"actor,omitempty"`
 	Txn     string `json:"txn,omitempty"`
 	To      string `json:"to,omitempty"`
@@ -61,7 +61,7 @@ type bvStep struct {
 	Amount  string `json:"amount,omitempty"`
 	// Expectations.
 	Outcome   string `json:"outcome,omitempty"` // apply: applied, duplicate
-	Changed   *bool  `json:"changed,omitempty"` // request, retract
+	Changed   *bool  `json:"changed,omitempty"` // request, withdraw, retract
 	Error     string `json:"error,omitempty"`
 	Available string `json:"available,omitempty"` // insufficient_rights: what the actor may debit now
 }
@@ -103,6 +103,7 @@ func bvPrograms() []bvScenario {
 		return bvStep{Replica: r, Op: "request", Actor: a, Amount: i64(amt)}
 	}
 	rt := func(r, a, txn string) bvStep { return bvStep{Replica: r, Op: "retract", Actor: a, Txn: txn} }
+	wd := func(r, a string) bvStep { return bvStep{Replica: r, Op: "withdraw", Actor: a} }
 	mg := func(r, from string) bvStep { return bvStep{Replica: r, Op: "merge", From: from} }
 	return []bvScenario{
 		{Name: "empty", Replicas: []string{"r"}},
@@ -119,7 +120,8 @@ func bvPrograms() []bvScenario {
 			tr("r", "a", "a", 1), tr("r", "a", "b", 0), ap("r", "b", "d1", -1), ap("r", "c", "d2", -4)}},
 		{Name: "requests", Note: "asked becomes received + n; outstanding = asked − received",
 			Replicas: []string{"r"}, Steps: []bvStep{
-				ap("r", "a", "c1", 10), rq("r", "b", 5), rq("r", "b", 3), tr("r", "a", "b", 2), rq("r", "b", 3), tr("r", "a", "b", 3), rq("r", "b", 0)}},
+				ap("r", "a", "c1", 10), rq("r", "b", 5), rq("r", "b", 3), tr("r", "a", "b", 2), rq("r", "b", 3), tr("r", "a", "b", 3), rq("r", "b", 0),
+				rq("r", "b", 4), wd("r", "b"), wd("r", "b"), wd("r", "a"), wd("r", "")}},
 		{Name: "negative bound", Note: "the origin holds −bound rights at the start",
 			Bound: "-50", Origin: "bank", Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "bank", "d1", -30), tr("r", "bank", "a", 20), ap("r", "a", "d2", -20), ap("r", "bank", "d3", -1), ap("r", "a", "c1", 5)}},
@@ -202,6 +204,12 @@ func bvRun(t *testing.T, reps map[string]*bounded.Counter, s bvStep) bvStep {
 	case "request":
 		var ch bool
 		ch, err = c.Request(crdt.ActorID(s.Actor), p64(t, s.Amount))
+		if err == nil {
+			out.Changed = &ch
+		}
+	case "withdraw":
+		var ch bool
+		ch, err = c.Withdraw(crdt.ActorID(s.Actor))
 		if err == nil {
 			out.Changed = &ch
 		}
@@ -653,6 +661,20 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				if out.Error = m.commit(s.Actor, e); out.Error == "" {
 					out.Changed = &yes
 				}
+			}
+		}
+	case "withdraw":
+		recv, _ := m.received(s.Actor)
+		switch e := m.entries[s.Actor]; {
+		case !validID(s.Actor):
+			out.Error = "invalid_actor"
+		case e == nil || e.asked <= recv:
+			out.Changed = &no
+		default:
+			n := m.next(s.Actor)
+			n.asked = recv
+			if out.Error = m.commit(s.Actor, n); out.Error == "" {
+				out.Changed = &yes
 			}
 		}
 	case "retract":

@@ -84,8 +84,10 @@ type Result struct {
 	// Granted is the rights this call gave to other actors' requests.
 	Granted int64
 
-	// Requested is the rights this call asked for (a refused debit): the
-	// shortfall. Zero otherwise.
+	// Requested is, after a refused debit, what this account is asking
+	// for: the shortfall, or 0 when the whole balance above the bound is
+	// short of it (no one could grant it, so nothing is asked). Zero
+	// otherwise.
 	Requested int64
 }
 
@@ -195,7 +197,9 @@ func (a *Account) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 // (wrapping crdt.ErrInsufficientRights) saying what this account may debit
 // now, and turned into a request: the write records that this account asks
 // for the shortfall (Result.Requested), which holders of spare rights grant
-// on their next write. Retry the debit later with the same txn.
+// on their next write; nothing is asked when the whole balance is short of
+// it. Retry the debit later with the same txn. A debit that goes through
+// ends this account's request (Counter.Withdraw).
 func (a *Account) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if amount <= 0 {
 		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
@@ -219,16 +223,29 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		spendable := a.spendable(c)
 		if amount < 0 && -amount > spendable {
 			refusal = &InsufficientRightsError{Actor: a.writer, Amount: -amount, Available: max(0, spendable)}
-			return c.Request(a.writer, -amount-max(0, spendable))
+			// Ask for the shortfall, unless the whole balance above the
+			// bound is short of it: no one could grant that, and an
+			// account that asks gives only to smaller requesters.
+			short := -amount - max(0, spendable)
+			if c.Value()-c.Bound()-max(0, spendable) < short {
+				return false, nil
+			}
+			return c.Request(a.writer, short)
 		}
 		if _, err := c.Apply(a.writer, txn, amount); err != nil {
 			return false, err
 		}
 		appliedHere = true
+		if amount < 0 {
+			// A debit that went through needs nothing more.
+			if _, err := c.Withdraw(a.writer); err != nil {
+				return false, err
+			}
+		}
 		return true, nil
 	}, txn)
 	if refusal != nil {
-		res.Requested = refusal.Amount - refusal.Available
+		res.Requested = a.local.Outstanding(a.writer)
 		if err != nil {
 			return res, errors.Join(refusal, err)
 		}

@@ -513,9 +513,9 @@ func (c *Counter) Transfer(from, to crdt.ActorID, amount int64) error {
 
 // Request records that actor asks for need (> 0) more rights than it has
 // received so far: its asked total becomes at least Received(actor) + need,
-// so Outstanding(actor) becomes at least need. Asked totals only grow; a
-// request smaller than what is outstanding changes nothing and returns
-// false. Errors: crdt.ErrInvalidActor, crdt.ErrInvalidAmount,
+// so Outstanding(actor) becomes at least need. A request smaller than what
+// is outstanding changes nothing and returns false; Withdraw ends a
+// request. Errors: crdt.ErrInvalidActor, crdt.ErrInvalidAmount,
 // crdt.ErrOverflow, crdt.ErrTooLarge; the state is unchanged on error.
 func (c *Counter) Request(actor crdt.ActorID, need int64) (bool, error) {
 	if err := actor.Validate(); err != nil {
@@ -539,6 +539,25 @@ func (c *Counter) Request(actor crdt.ActorID, need int64) (bool, error) {
 		return false, err
 	}
 	e.asked = w
+	return true, c.put(actor, e)
+}
+
+// Withdraw ends actor's outstanding request: its asked total comes down to
+// what it has received, so Outstanding(actor) becomes 0. It reports whether
+// anything changed. Errors: crdt.ErrInvalidActor, crdt.ErrOverflow (a
+// sequence number at its limit); the state is unchanged on error.
+func (c *Counter) Withdraw(actor crdt.ActorID) (bool, error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	if c.Outstanding(actor) == 0 {
+		return false, nil
+	}
+	e, err := c.entries[actor].next()
+	if err != nil {
+		return false, err
+	}
+	e.asked = c.Received(actor)
 	return true, c.put(actor, e)
 }
 

@@ -80,6 +80,15 @@ func TestTransferAndRequest(t *testing.T) {
 	require.Equal(t, int64(3), c.Received("b"))
 	require.NoError(t, c.Transfer("a", "b", 1))
 	require.Empty(t, c.Requests())
+	_, _ = c.Request("b", 6)
+	require.Equal(t, int64(6), c.Outstanding("b"))
+	changed, err = c.Withdraw("b")
+	require.NoError(t, err)
+	require.True(t, changed)
+	require.Zero(t, c.Outstanding("b"))
+	changed, err = c.Withdraw("b")
+	require.NoError(t, err)
+	require.False(t, changed)
 	require.ErrorIs(t, c.Transfer("a", "a", 1), crdt.ErrInvalidActor)
 	require.ErrorIs(t, c.Transfer("a", "b", 0), crdt.ErrInvalidAmount)
 	require.Equal(t, int64(10), c.Value(), "transfers move rights, not value")
@@ -288,7 +297,7 @@ func FuzzDecode(f *testing.F) {
 // accepted op changes the value exactly once; retries across actors are
 // tested by the simulations.
 type lawOp struct {
-	Kind   int // 0 credit, 1 debit, 2 transfer, 3 request
+	Kind   int // 0 credit, 1 debit, 2 transfer, 3 request, 4 withdraw
 	Txn    int
 	Amount int64
 	To     int
@@ -304,7 +313,7 @@ func lawModel(bound int64) proptest.Model[*Counter, lawOp] {
 	return proptest.Model[*Counter, lawOp]{
 		Name: fmt.Sprintf("bounded/bound=%d", bound),
 		New:  func() *Counter { c, _ := New(opts); return c },
-		GenOp: gopter.CombineGens(gen.IntRange(0, 3), gen.IntRange(0, 30), gen.Int64Range(1, 20), gen.IntRange(0, 3)).
+		GenOp: gopter.CombineGens(gen.IntRange(0, 4), gen.IntRange(0, 30), gen.Int64Range(1, 20), gen.IntRange(0, 3)).
 			Map(func(v []any) lawOp { return lawOp{v[0].(int), v[1].(int), v[2].(int64), v[3].(int)} }),
 		Apply: func(c *Counter, a crdt.ActorID, o lawOp) error {
 			txn := crdt.TxnID(fmt.Sprintf("%s/t%d", a, o.Txn))
@@ -321,8 +330,14 @@ func lawModel(bound int64) proptest.Model[*Counter, lawOp] {
 				return err
 			case 2:
 				return c.Transfer(a, proptest.Actor(o.To), o.Amount)
-			default:
+			case 3:
 				changed, err := c.Request(a, o.Amount)
+				if err == nil && !changed {
+					return errDuplicate
+				}
+				return err
+			default:
+				changed, err := c.Withdraw(a)
 				if err == nil && !changed {
 					return errDuplicate
 				}

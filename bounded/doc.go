@@ -13,7 +13,7 @@
 //
 // The state is one entry per actor, written only by that actor: its
 // credits, its debits, the rights it has given each other actor (a total
-// per recipient, grow-only), the rights it has asked for (grow-only), its
+// per recipient, grow-only), the rights it has asked for, its
 // most recent transactions, and a sequence number that every change
 // increments. Merge keeps, per actor, the entry with the larger sequence
 // number, so it is a join: commutative, associative and idempotent. Two
@@ -91,9 +91,13 @@
 // back if the write is known not to have landed. BENCHMARKS.md has figures.
 //
 // A debit beyond the account's rights becomes a request: the account
-// records in its entry that it asks for the shortfall (its asked total,
-// grow-only, becomes what it has received plus the shortfall), writes that,
-// and returns the *InsufficientRightsError. The grant policy: on every write
+// records in its entry that it asks for the shortfall (its asked total
+// becomes what it has received plus the shortfall), writes that, and
+// returns the *InsufficientRightsError. It asks nothing when the whole
+// balance above the bound, as it sees it, is short of the shortfall: no one
+// could grant it, and an account that asks holds rights back from others
+// (below). Its next debit that goes through withdraws the request (asked
+// comes down to what it has received). The grant policy: on every write
 // (Credit, Debit, Transfer, Sync), an account gives its spare rights (its
 // rights less AccountOptions.Keep) to the outstanding requests, in actor
 // order, each up to what it still asks for; an account with an outstanding

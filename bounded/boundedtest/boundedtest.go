@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		{"AbsentKey", testAbsentKey},
 		{"CreditDebitWithinRights", testBasics},
 		{"RefusedDebitBecomesRequest", testRequest},
+		{"HopelessDebitAsksNothing", testHopeless},
 		{"ConcurrentAccountsNeverOverdraw", testConcurrent},
 		{"AmbiguousWriteRetry", testAmbiguous},
 		{"RestartKeepsValue", testRestart},
@@ -106,6 +107,30 @@ func testRequest(t *testing.T, s store.Siblings, key string) {
 	require.NoError(t, err)
 	require.Equal(t, bounded.Applied, res.Outcome)
 	require.Equal(t, int64(60), res.Value)
+	c, err = holder.Sync(ctx)
+	require.NoError(t, err)
+	require.Empty(t, c.Requests(), "a debit that went through withdraws the request")
+}
+
+// testHopeless: a debit beyond the whole balance asks for nothing, so it
+// cannot hold back rights another account's debit could use.
+func testHopeless(t *testing.T, s store.Siblings, key string) {
+	ctx := ctxFor(t)
+	holder, greedy, modest := open(t, s, key, "h"), open(t, s, key, "a-greedy"), open(t, s, key, "b-modest")
+	_, err := holder.Credit(ctx, "c1", 100)
+	require.NoError(t, err)
+	res, err := greedy.Debit(ctx, "d1", 1000)
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.Zero(t, res.Requested)
+	res, err = modest.Debit(ctx, "d2", 30)
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.Equal(t, int64(30), res.Requested)
+	c, err := holder.Sync(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(30), c.Rights(modest.Writer()))
+	require.Zero(t, c.Rights(greedy.Writer()))
+	_, err = modest.Debit(ctx, "d2", 30)
+	require.NoError(t, err)
 }
 
 // testConcurrent: accounts credit and debit at once, each within its own
