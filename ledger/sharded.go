@@ -53,7 +53,10 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // its writes on each sub-key, so a HistoryLength about n times smaller
 // gives, on average, the same window counted in the actor's credits, and
 // shrinks every sub-key's state by as much (BenchmarkHotAccount measures
-// both).
+// both). A credit writes its sub-key's whole state, an entry for every
+// Sharded value that has written there, so its cost follows the number of
+// Sharded values writing the account, not the number of goroutines using
+// them: the goroutines of one process should share one Sharded.
 //
 // A Sharded creates its sub-ledgers lazily, one per sub-key it touches,
 // each with Options and its own incarnation (see Writer). It is safe for

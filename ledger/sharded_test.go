@@ -530,60 +530,85 @@ func TestShardedSimulationCatchesBrokenRouting(t *testing.T) {
 	}
 }
 
-// TestShardedConcurrentActors: eight Sharded values on one account, each on
-// its own goroutine, over a faulty store with stale reads; a third of the
-// transactions are delivered to two actors at once. Every actor retries
-// its transactions until answered; the account's value is the sum of the
-// distinct transactions and each landed in exactly one sub-key. The two
-// deliveries of a transaction run at each actor's own pace, far apart, so
-// the history is long enough that nothing leaves the window (the
-// simulations above test the window).
+// TestShardedConcurrentActors: Sharded values on one account, used by
+// concurrent goroutines, over a faulty store with stale reads; a third of
+// the transactions are delivered to two goroutines at once. Every
+// goroutine retries its transactions until answered; the account's value
+// is the sum of the distinct transactions and each landed in exactly one
+// sub-key. The two deliveries of a transaction run at each goroutine's own
+// pace, far apart, so the history is long enough that nothing leaves the
+// window (the simulations above test the window). Two layouts: eight
+// actors with one goroutine each, and four actors each shared by four
+// goroutines, as the processes of a service would share one Sharded per
+// account (see Sharded); a second delivery may then reach the same Sharded
+// while the first is in flight.
 func TestShardedConcurrentActors(t *testing.T) {
+	for _, tc := range []struct{ actors, perActor int }{{8, 1}, {4, 4}} {
+		t.Run(fmt.Sprintf("actors=%d/goroutines=%d", tc.actors, tc.actors*tc.perActor), func(t *testing.T) {
+			seed := proptest.Seed()
+			t.Logf("seed %d; replay: %s (the goroutines' interleaving is not replayed)", seed, proptest.Replay(t, seed))
+			txns, faults, err := concurrentActors(seed, tc.actors, tc.perActor, nil)
+			require.NoError(t, err)
+			t.Logf("%d transactions by %d goroutines on %d actors, 4 sub-keys; faults %v", txns, tc.actors*tc.perActor, tc.actors, faults)
+		})
+	}
+}
+
+// concurrentActors runs TestShardedConcurrentActors' workload with actors
+// Sharded values, each used by perActor goroutines and routing with route
+// (nil: ShardOf). It returns the number of distinct transactions, the
+// faults injected, and the first invariant broken.
+func concurrentActors(seed int64, actors, perActor int, route router) (int, map[faulty.Fault]int, error) {
 	ctx := context.Background()
-	seed := proptest.Seed()
-	t.Logf("seed %d; replay: %s (the goroutines' interleaving is not replayed)", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))
 	counter := tpncounter.Options{HistoryLength: tpncounter.MaxHistoryLength}
 	inner := memory.NewSiblings()
 	fs := faulty.NewSiblings(inner, faulty.Options{RecordWrites: true,
 		Policy: faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.08, Lose: 0.05, Stale: 0.1, MaxStaleness: 2})})
 	rec := newRecorder(fs, inner, counter)
-	const actors, shards = 8, 4
+	const shards = 4
+	workers := actors * perActor
 	txns := proptest.Scale(240)
-	work := make([][]crdt.TxnID, actors)
+	work := make([][]crdt.TxnID, workers)
 	amounts := map[crdt.TxnID]int64{}
 	var want int64
 	for i := 0; i < txns; i++ {
 		txn := crdt.TxnID(fmt.Sprintf("c%d", i))
 		amounts[txn] = int64(1 + rng.Intn(100))
 		want += amounts[txn]
-		a := rng.Intn(actors)
-		work[a] = append(work[a], txn)
+		w := rng.Intn(workers)
+		work[w] = append(work[w], txn)
 		if rng.Intn(3) == 0 {
-			b := (a + 1 + rng.Intn(actors-1)) % actors
-			work[b] = append(work[b], txn)
+			v := (w + 1 + rng.Intn(workers-1)) % workers
+			work[v] = append(work[v], txn)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, actors)
 	ss := make([]*Sharded, actors)
 	for a := range ss {
 		var err error
 		ss[a], err = NewSharded(rec, shAccount, shards, Options{Actor: crdt.ActorID(fmt.Sprintf("actor-%d", a)), RetryCount: 2, Backoff: Backoff{Initial: -1}, Counter: counter})
-		require.NoError(t, err)
+		if err != nil {
+			return 0, nil, err
+		}
+		if route != nil {
+			ss[a].route = route(ss[a])
+		}
 	}
-	for a := range ss {
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, txn := range work[a] {
+			s := ss[w%actors]
+			for _, txn := range work[w] {
 				for attempt := 0; ; attempt++ {
-					_, err := ss[a].Credit(ctx, txn, amounts[txn])
+					_, err := s.Credit(ctx, txn, amounts[txn])
 					if err == nil {
 						break
 					}
 					if attempt > 50 || !(errors.Is(err, crdt.ErrAmbiguousWrite) || errors.Is(err, crdt.ErrUnavailable)) {
-						errs[a] = err
+						errs[w] = err
 						return
 					}
 				}
@@ -591,19 +616,38 @@ func TestShardedConcurrentActors(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	require.NoError(t, errors.Join(errs...))
+	if err := errors.Join(errs...); err != nil {
+		return 0, nil, err
+	}
 	fs.SetPolicy(nil)
 	for _, s := range ss {
-		_, err := s.FindAll(ctx)
-		require.NoError(t, err)
+		if _, err := s.FindAll(ctx); err != nil {
+			return 0, nil, err
+		}
 	}
-	_, err := rec.check(shards, nil)
-	require.NoError(t, err)
-	require.Len(t, rec.landed, txns)
+	if _, err := rec.check(shards, nil); err != nil {
+		return 0, nil, err
+	}
+	if len(rec.landed) != txns {
+		return 0, nil, fmt.Errorf("%d transactions landed, want %d", len(rec.landed), txns)
+	}
 	got, err := ss[0].Value(ctx)
-	require.NoError(t, err)
-	require.Equal(t, want, got, "Value over %d distinct transactions", txns)
-	t.Logf("%d transactions by %d concurrent actors on %d sub-keys; faults %v", txns, actors, shards, fs.Counts())
+	if err != nil {
+		return 0, nil, err
+	}
+	if got != want {
+		return 0, nil, fmt.Errorf("Value %d, want %d over %d distinct transactions", got, want, txns)
+	}
+	return txns, fs.Counts(), nil
+}
+
+// The concurrent workload catches a routing by actor: a transaction
+// delivered to two actors lands in two sub-keys.
+func TestShardedConcurrentActorsCatchesBrokenRouting(t *testing.T) {
+	seed := proptest.Seed()
+	_, _, err := concurrentActors(seed, 4, 4, byActor)
+	require.Error(t, err, "seed %d: routing by actor not caught", seed)
+	t.Logf("seed %d: caught: %v", seed, err)
 }
 
 // ShardOf is FNV-1a 64 of the id modulo n, fixed: values pinned (computed
