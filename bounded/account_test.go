@@ -1,0 +1,90 @@
+package bounded_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+func TestOpenRefuses(t *testing.T) {
+	st := memory.NewSiblings()
+	for name, tc := range map[string]struct {
+		key  string
+		opts bounded.AccountOptions
+		want error
+	}{
+		"no actor":         {"k", bounded.AccountOptions{}, crdt.ErrInvalidActor},
+		"actor too long":   {"k", bounded.AccountOptions{Actor: crdt.ActorID(strings.Repeat("a", bounded.MaxActorLen+1))}, crdt.ErrInvalidActor},
+		"bad key":          {"", bounded.AccountOptions{Actor: "a"}, crdt.ErrInvalidKey},
+		"negative keep":    {"k", bounded.AccountOptions{Actor: "a", Keep: -1}, crdt.ErrInvalidConfig},
+		"retries":          {"k", bounded.AccountOptions{Actor: "a", RetryCount: bounded.MaxRetryCount + 1}, crdt.ErrInvalidConfig},
+		"window":           {"k", bounded.AccountOptions{Actor: "a", Counter: bounded.Options{Window: bounded.MaxWindow + 1}}, crdt.ErrInvalidConfig},
+		"negative bound":   {"k", bounded.AccountOptions{Actor: "a", Counter: bounded.Options{Bound: -1, Origin: "o"}}, crdt.ErrInvalidConfig},
+		"negative backoff": {"k", bounded.AccountOptions{Actor: "a", Backoff: bounded.Backoff{Max: -1}}, crdt.ErrInvalidConfig},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := bounded.Open(st, tc.key, tc.opts)
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+func TestAccountRefusesBadInput(t *testing.T) {
+	ctx := context.Background()
+	a, err := bounded.Open(memory.NewSiblings(), "k", bounded.AccountOptions{Actor: "a"})
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "", 1)
+	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
+	_, err = a.Credit(ctx, "c", 0)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	_, err = a.Debit(ctx, "d", -1)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	_, err = a.Transfer(ctx, "b", 0)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+	_, err = a.Transfer(ctx, a.Writer(), 1)
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights, "nothing to give")
+
+	_, err = a.Credit(ctx, "c1", math.MaxInt64)
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c2", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	_, err = a.Transfer(ctx, a.Writer(), 1)
+	require.ErrorIs(t, err, crdt.ErrInvalidActor, "to itself")
+	_, err = a.Credit(ctx, "c1", 5)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	v, err := a.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MaxInt64), v, "nothing changed")
+}
+
+// TestRefusedPutChangesNothing: a write known not to have landed leaves
+// the account as it was, and the retry writes the same transaction once.
+func TestRefusedPutChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	st := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{Policy: faulty.Only(faulty.Script(faulty.Refuse, faulty.Refuse), faulty.MethodPut)})
+	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c1", 5)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	require.False(t, a.Pending())
+	c, err := a.Sync(ctx)
+	require.NoError(t, err)
+	require.Zero(t, c.Value())
+	require.Zero(t, c.Len())
+	res, err := a.Credit(ctx, "c1", 5)
+	require.NoError(t, err)
+	require.Equal(t, bounded.Applied, res.Outcome)
+	c, err = a.Sync(ctx)
+	require.NoError(t, err)
+	entry, _ := c.Entry(a.Writer())
+	require.Equal(t, uint64(1), entry.Seq, "the refused attempts left no version behind")
+	require.Equal(t, int64(5), c.Value())
+}
