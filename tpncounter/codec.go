@@ -51,6 +51,7 @@ const FormatVersion = 3
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
 	n, v3 := g.encodedSize()
+	g.sized, g.grown = n, 0
 	b := wire.AppendEnvelope(make([]byte, 0, 32+n), crdt.TagTGCounter, version(v3))
 	return finish(g.appendBody(b), crdt.TagTGCounter)
 }
@@ -60,6 +61,7 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	np, p3 := c.p.encodedSize()
 	nn, n3 := c.n.encodedSize()
+	c.p.sized, c.p.grown, c.n.sized, c.n.grown = np, 0, nn, 0
 	b := wire.AppendEnvelope(make([]byte, 0, 32+1+np+nn), crdt.TagTPNCounter, version(p3 || n3))
 	b = wire.AppendArrayHeader(b, 2)
 	return finish(c.n.appendBody(c.p.appendBody(b)), crdt.TagTPNCounter)
@@ -166,6 +168,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*g = *n
+	g.sized = decodedBound(data, len(g.entries))
 	return nil
 }
 
@@ -200,6 +203,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*c = *n
+	c.p.sized, c.n.sized = decodedBound(data, len(c.p.entries)+len(c.n.entries)), 0
 	c.cross = nil
 	c.link()
 	c.findCross(c.p.ents, nil)
@@ -547,3 +551,8 @@ const maxFields = 1 << 16
 
 // retiredFields is the length of a retired entry (version 3).
 const retiredFields = 4
+
+// decodedBound bounds the body size of a state decoded from data with
+// entries entries: its re-encoding is at most data, plus the forgot field
+// a version 1 entry gains.
+func decodedBound(data []byte, entries int) int { return len(data) + 9*entries }

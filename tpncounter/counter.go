@@ -255,7 +255,15 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if err := later.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return half.applyNew(actor, txn, h, mag, at)
+	bound := applyBound(actor, txn)
+	if !fitsCap(bound, &c.p, &c.n) {
+		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
+	}
+	out, err := half.applyNew(actor, txn, h, mag, at)
+	if err == nil {
+		half.grown += bound
+	}
+	return out, err
 }
 
 // Known says what Apply would answer for a transaction the counter already
@@ -377,6 +385,13 @@ func (c *Counter) Merge(other *Counter) error {
 		c.n.undoMerge(np, oldN)
 		c.p.undoMerge(pp, oldP)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+	}
+	if gp, gn := pp.bound(), np.bound(); !fitsCap(gp+gn, &c.p, &c.n) {
+		c.n.undoMerge(np, oldN)
+		c.p.undoMerge(pp, oldP)
+		return tooLarge("merging")
+	} else {
+		c.p.grown, c.n.grown = c.p.grown+gp, c.n.grown+gn
 	}
 	c.findCross(pp.newer, np.newer)
 	return nil

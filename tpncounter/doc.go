@@ -177,14 +177,40 @@
 //
 // Sizes: an actor holds at most h+1 history entries after Apply, and its
 // folded record exceeds f only by transactions other actors still hold.
-// Limits are Options.MaxActors (default 4096) and MaxEntriesPerActor per
-// entry; Apply, Merge and the decoder return crdt.ErrTooLarge beyond them,
-// and MarshalBinary refuses encodings above crdt.DefaultMaxEncodedSize.
-// An actor's entry is never removed, so the number of actors should stay
-// small: one per writer that lives long (the ledger adds one entry per
-// Ledger value). A sequence number stops at
-// MaxSeq: Apply and Compact then return crdt.ErrOverflow rather than wrap
-// (a wrapped entry would lose to every older one).
+// Limits are Options.MaxActors live actors (default 4096), MaxRetired
+// retired ones and MaxEntriesPerActor transactions per entry; Apply, Merge
+// and the decoder return crdt.ErrTooLarge beyond them. The encoding is
+// capped at crdt.DefaultMaxEncodedSize (16 MiB), and the cap holds for
+// every state the counter holds: Apply and Merge refuse, state unchanged,
+// what would encode larger, so any state can be written and read back.
+// An item costs about 21 bytes encoded with UUID ids (16-byte bins) and
+// about len(id) + 5 with other ids, and every live actor holds up to h + f
+// + 1 of them: with UUID ids, 1,000 live actors × h = f = 100 is 4.6 MB and
+// the cap allows about 800,000 items (say 1,000 × h = f = 350); with 36-byte
+// text ids about half that. Stores cap values lower (store.MaxValue, 8
+// MiB, for the ledger's): plan actors × history from that.
+//
+// An entry is removed only by retiring it (Retire), so retire actors that
+// have stopped writing (the ledger does, with Options.RetireAfter).
+//
+// # Retirement
+//
+// Retire replaces the entry of an actor that has stopped writing by a
+// retired one: its sequence number, everything it counted as the total,
+// and no history or folded record. It is what keeps a counter written by
+// short-lived writers (one ledger incarnation per process start) small:
+// the state then follows the actors that still write, plus a few bytes per
+// retired one. Any replica may retire any actor; retirements of one entry
+// by several replicas are equal, a retirement wins over the live entry it
+// retired, and the actor's next write wins over the retirement, so Merge
+// stays a join and nothing is counted twice. A retirement is declined while
+// another actor holds one of the entry's transactions. Retiring forgets
+// the actor's transactions at once, so it rests on the assumption of the
+// window, stated in time rather than in writes: no copy of them arrives
+// and no retry of them is made after the retirement (see Retire; timed
+// transactions turn a late retry into crdt.ErrOutsideWindow). A sequence
+// number stops at MaxSeq: Apply and Compact then return crdt.ErrOverflow
+// rather than wrap (a wrapped entry would lose to every older one).
 //
 // # Cost
 //

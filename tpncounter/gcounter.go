@@ -102,7 +102,9 @@ type GCounter struct {
 	// order caches the entries sorted by actor for encoding; nil when an
 	// entry was added, removed or replaced since.
 	order []*entry
-	val   exact.Int128
+	// sized + grown bound the body's encoded size (see limits.go).
+	sized, grown int
+	val          exact.Int128
 	// In a Counter: twin is the other half, neg tells the debit half, and
 	// cross (shared with the twin) lists the ids held in both halves,
 	// written concurrently as a credit and a debit; empty almost always.
@@ -366,7 +368,15 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 	if err := g.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
-	return g.applyNew(actor, txn, h, amount, at)
+	bound := applyBound(actor, txn)
+	if !fitsCap(bound, g) {
+		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
+	}
+	out, err := g.applyNew(actor, txn, h, amount, at)
+	if err == nil {
+		g.grown += bound
+	}
+	return out, err
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -815,7 +825,7 @@ func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
 	g.init()
-	c := &GCounter{o: g.o, ready: true, val: g.val, horizon: g.horizon, horizonStale: g.horizonStale, nretired: g.nretired,
+	c := &GCounter{o: g.o, ready: true, val: g.val, horizon: g.horizon, horizonStale: g.horizonStale, nretired: g.nretired, sized: g.sized, grown: g.grown,
 		entries: make(map[crdt.ActorID]*entry, len(g.entries)),
 		ents:    make([]*entry, len(g.ents)),
 		afree:   slices.Clone(g.afree),
@@ -985,7 +995,22 @@ func (g *GCounter) Merge(other *GCounter) error {
 		g.undoMerge(mp, old)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}
+	if grown := mp.bound(); !fitsCap(grown, g) {
+		g.undoMerge(mp, old)
+		return tooLarge("merging")
+	} else {
+		g.grown += grown
+	}
 	return nil
+}
+
+// bound bounds the encoding the winning entries add.
+func (mp mergePlan) bound() int {
+	n := 0
+	for _, e := range mp.newer {
+		n += entryBound(e)
+	}
+	return n
 }
 
 var _ crdt.State[*GCounter] = (*GCounter)(nil)

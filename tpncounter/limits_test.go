@@ -1,0 +1,76 @@
+package tpncounter
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+)
+
+// Apply and Merge refuse a state that could not be encoded: every state the
+// counter holds encodes within crdt.DefaultMaxEncodedSize, and the refusal
+// changes nothing.
+func TestSizeCapHoldsOnApplyAndMerge(t *testing.T) {
+	o := Options{HistoryLength: MaxHistoryLength, FoldedLength: MaxHistoryLength, MaxActors: 64}
+	pad := strings.Repeat("x", 230)
+	id := func(a, i int) string { return fmt.Sprintf("%s-%02d-%05d", pad, a, i) }
+	// near encodes, without Apply (which would be slow under the race
+	// detector), a state of about size bytes: actors from first on, each
+	// holding a full history and folded record.
+	near := func(first, size int) (*Counter, int64) {
+		per := 2*MaxHistoryLength + 1
+		actors := size / (per * (len(id(0, 0)) + 6))
+		e := wire.NewEncoder(crdt.TagTPNCounter, 2)
+		e.ArrayLen(2)
+		e.ArrayLen(actors)
+		for a := first; a < first+actors; a++ {
+			e.ArrayLen(6)
+			e.String(fmt.Sprintf("a%02d", a))
+			e.Uint(uint64(per))
+			e.Int(MaxHistoryLength)
+			e.Int(0)
+			for _, part := range [][2]int{{MaxHistoryLength, per}, {0, MaxHistoryLength}} {
+				e.ArrayLen(part[1] - part[0])
+				for i := part[0]; i < part[1]; i++ {
+					e.ArrayLen(2)
+					e.String(id(a, i))
+					e.Int(1)
+				}
+			}
+		}
+		e.ArrayLen(0)
+		c := newT(t, o)
+		require.NoError(t, c.UnmarshalBinary(must(e.Bytes())))
+		return c, int64(actors * per)
+	}
+
+	c, applied := near(0, crdt.DefaultMaxEncodedSize-200_000)
+	var err error
+	for i := 0; err == nil && i < 100_000; i++ {
+		_, err = c.Apply("z", crdt.TxnID(id(99, i)), 1)
+		if err == nil {
+			applied++
+		}
+	}
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	b := must(c.MarshalBinary())
+	require.LessOrEqual(t, len(b), crdt.DefaultMaxEncodedSize)
+	require.Greater(t, len(b), crdt.DefaultMaxEncodedSize-2000, "the cap is reached, not a bound far below it")
+	require.EqualValues(t, applied, c.Value(), "the refused Apply changed nothing")
+	require.Equal(t, b, must(c.MarshalBinary()))
+	t.Logf("%d transactions, %d bytes encoded, %d bytes of cap left", applied, len(b), crdt.DefaultMaxEncodedSize-len(b))
+
+	// Merge: two states of 60% of the cap each, of different actors.
+	x, _ := near(0, crdt.DefaultMaxEncodedSize*6/10)
+	y, _ := near(40, crdt.DefaultMaxEncodedSize*6/10)
+	before := must(x.MarshalBinary())
+	require.ErrorIs(t, x.Merge(y), crdt.ErrTooLarge)
+	require.True(t, bytes.Equal(before, must(x.MarshalBinary())), "the refused Merge changed nothing")
+	require.ErrorIs(t, x.MergeBinary(must(y.MarshalBinary())), crdt.ErrTooLarge)
+	require.True(t, bytes.Equal(before, must(x.MarshalBinary())), "the refused MergeBinary changed nothing")
+}
