@@ -252,8 +252,14 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		return res, refusal
 	}
 	if err != nil {
-		if _, held := a.local.Holds(a.writer, txn); appliedHere && held && a.pending {
-			a.unconfirm(txn, amount)
+		if _, held := a.local.Holds(a.writer, txn); held && a.pending {
+			// This account's write that holds txn may still land.
+			if appliedHere {
+				a.unconfirm(txn, amount)
+			}
+			if errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite) {
+				err = fmt.Errorf("%w: this account's pending write holds %q; the last attempt was refused (%v)", crdt.ErrAmbiguousWrite, txn, err)
+			}
 		}
 		return res, err
 	}
@@ -487,6 +493,7 @@ func (a *Account) grant(c *Counter) (int64, error) {
 // transaction op applies (for retries after an ambiguous Put).
 func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), txn crdt.TxnID) (Result, error) {
 	var res Result
+	inDoubt := false // an attempt of this call may have landed
 	for {
 		res.Attempts++
 		merged, token, storeHasAll, nsibs, err := a.read(ctx)
@@ -538,9 +545,14 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 			// Known not to have landed: this account's entry goes back to
 			// its last write.
 			undo()
+			if inDoubt {
+				// An earlier attempt of this call may have landed.
+				err = fmt.Errorf("%w: an earlier attempt may have landed; the last was refused (%v)", crdt.ErrAmbiguousWrite, err)
+			}
 		default:
 			// It may have landed: never write a state without it again,
 			// or this account's entry would fork.
+			inDoubt = true
 			a.local, a.pending, a.seen = merged, true, nil
 			a.settled(settled)
 			if !errors.Is(err, crdt.ErrAmbiguousWrite) {

@@ -46,7 +46,7 @@ type simRun struct {
 	accounts []*Account
 	dead     map[crdt.ActorID]bool // writers of accounts dropped by a restart
 	acked    map[crdt.TxnID]int64  // acknowledged, with the amount
-	refused  map[crdt.TxnID]bool   // refused debits, never retried
+	refused  map[crdt.TxnID]bool   // refused debits and writes known not to have landed, never retried
 	stats    *simStats
 	doubt    []simOp // ambiguous, to retry
 	nextTxn  int
@@ -174,6 +174,11 @@ func (r *simRun) do(ctx context.Context, a *Account, op simOp) {
 			r.refused[op.txn] = true
 		}
 		r.stats.refused++
+	case errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite):
+		// Known not to have landed: the simulated client gives up.
+		if op.where == nil || op.where == a {
+			r.refused[op.txn] = true
+		}
 	default:
 		op.where = a
 		r.doubt = append(r.doubt, op)
@@ -251,7 +256,7 @@ func (r *simRun) finish(ctx context.Context) error {
 	final := states[0]
 	for txn := range r.refused {
 		if _, ok := r.acked[txn]; !ok && len(final.Holders(txn)) > 0 {
-			return fmt.Errorf("refused debit %s is in the state", txn)
+			return fmt.Errorf("refused %s is in the state", txn)
 		}
 	}
 	for txn, amt := range r.acked {
