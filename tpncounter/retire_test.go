@@ -156,7 +156,7 @@ func TestRetire(t *testing.T) {
 	})
 }
 
-// The merge laws hold with retirements among the operations: any replica
+// The merge laws and convergence hold with retirements among the operations: any replica
 // retires any actor (declined or not), racing other retirements and the
 // actor's own writes. Values are not compared: a retry of a retired
 // transaction counts again by design (untimed), which these schedules do
@@ -188,6 +188,15 @@ func TestLawsWithRetirement(t *testing.T) {
 	res, err := proptest.RunLaws(m, cfg)
 	require.NoError(t, err)
 	require.True(t, res.Passed, res.Report)
-	t.Logf("%d retirements in %d cases", retired, cfg.Cases)
+	t.Logf("laws: %d retirements in %d cases", retired, cfg.Cases)
+	require.Positive(t, retired)
+	// Convergence: every replica, retiring as it goes, ends equal once
+	// all states are exchanged.
+	retired = 0
+	cfg.Replicas = 4
+	res, err = proptest.RunConvergence(m, cfg)
+	require.NoError(t, err)
+	require.True(t, res.Passed, res.Report)
+	t.Logf("convergence: %d retirements in %d cases", retired, cfg.Cases)
 	require.Positive(t, retired)
 }
