@@ -109,7 +109,11 @@
 //
 // Exactly-once. A transaction acknowledged by an Account (no error) is in
 // the store and counts; a retry of it on any account within the window is
-// a Duplicate. A Put that ends with crdt.ErrAmbiguousWrite leaves the
+// a Duplicate. An error wrapping crdt.ErrUnavailable means the transaction
+// did not land and will not (the account takes it back out of its state);
+// when a refused attempt follows one that may have landed, or the
+// account's pending write holds the transaction, the error wraps
+// crdt.ErrAmbiguousWrite instead. A Put that ends with crdt.ErrAmbiguousWrite leaves the
 // transaction in the account's state (it may have landed). When a retry
 // elsewhere met a state without it, two actors hold it: on every write, an
 // account takes back (Retract) each transaction of its window that an
