@@ -67,71 +67,52 @@ func scaleStateRetired(b *testing.B, actors, history, retired int) (*memory.Sibl
 	return st, opts
 }
 
+// runScale runs op ("credit": new transactions, "resend": one already
+// stored, "two-writers": two ledgers crediting in turn, so that each credit
+// also reads the other's last change) on a key holding actors full entries
+// and retired retired ones.
+func runScale(b *testing.B, actors, history, retired int, op string) {
+	ctx := context.Background()
+	st, opts := scaleStateRetired(b, actors, history, retired)
+	writers := 1
+	if op == "two-writers" {
+		writers = 2
+	}
+	ls := make([]*ledger.Ledger, writers)
+	for i := range ls {
+		l, err := ledger.New(st, "k", ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("bench%d", i)), Counter: opts})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("warm%d", i)), 1); err != nil {
+			b.Fatal(err)
+		}
+		ls[i] = l
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		txn := crdt.TxnID(fmt.Sprintf("new-%d", i))
+		if op == "resend" {
+			txn = "warm0"
+		}
+		if _, err := ls[i%writers].Credit(ctx, txn, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkLedgerScale measures one ledger's credit and idempotent resend
 // on a key whose state holds other actors' full entries: cost against
 // actors × history. Run: go test ./ledger -run '^$' -bench LedgerScale -cpu 1
 func BenchmarkLedgerScale(b *testing.B) {
-	ctx := context.Background()
 	for _, actors := range []int{10, 32, 100, 1000} {
 		for _, history := range []int{10, 100, 1000} {
-			name := fmt.Sprintf("actors=%d/history=%d", actors, history)
-			b.Run(name+"/credit", func(b *testing.B) {
-				st, opts := scaleState(b, actors, history)
-				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := l.Credit(ctx, "warm", 1); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("new-%d", i)), 1); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run(name+"/two-writers", func(b *testing.B) {
-				// Two ledgers credit in turn: each credit also reads the
-				// other's last change.
-				st, opts := scaleState(b, actors, history)
-				var ls [2]*ledger.Ledger
-				for i := range ls {
-					l, err := ledger.New(st, "k", ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("bench%d", i)), Counter: opts})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprintf("warm%d", i)), 1); err != nil {
-						b.Fatal(err)
-					}
-					ls[i] = l
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if _, err := ls[i%2].Credit(ctx, crdt.TxnID(fmt.Sprintf("new-%d", i)), 1); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
-			b.Run(name+"/resend", func(b *testing.B) {
-				st, opts := scaleState(b, actors, history)
-				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := l.Credit(ctx, "warm", 1); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if _, err := l.Credit(ctx, "warm", 1); err != nil {
-						b.Fatal(err)
-					}
-				}
-			})
+			for _, op := range []string{"credit", "two-writers", "resend"} {
+				b.Run(fmt.Sprintf("actors=%d/history=%d/%s", actors, history, op), func(b *testing.B) {
+					runScale(b, actors, history, 0, op)
+				})
+			}
 		}
 	}
 }
@@ -140,29 +121,10 @@ func BenchmarkLedgerScale(b *testing.B) {
 // with and without 1,000 retired actors behind them, in one run.
 // Run: go test ./ledger -run '^$' -bench LedgerRetired -cpu 1
 func BenchmarkLedgerRetired(b *testing.B) {
-	ctx := context.Background()
 	for _, retired := range []int{0, 1000} {
 		for _, op := range []string{"credit", "resend"} {
 			b.Run(fmt.Sprintf("retired=%d/%s", retired, op), func(b *testing.B) {
-				st, opts := scaleStateRetired(b, 32, 100, retired)
-				l, err := ledger.New(st, "k", ledger.Options{Actor: "bench", Counter: opts})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := l.Credit(ctx, "warm", 1); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					txn := crdt.TxnID("warm")
-					if op == "credit" {
-						txn = crdt.TxnID(fmt.Sprintf("new-%d", i))
-					}
-					if _, err := l.Credit(ctx, txn, 1); err != nil {
-						b.Fatal(err)
-					}
-				}
+				runScale(b, 32, 100, retired, op)
 			})
 		}
 	}
