@@ -119,9 +119,11 @@
 //
 // Size: every store accepts values up to store.MaxValue (8 MiB) and refuses
 // larger ones with crdt.ErrTooLarge, below tpncounter's own encoding cap
-// (16 MiB). A write whose state would encode larger is refused the same way
-// and changes nothing stored; keep actors × history well inside it (about
-// 18 bytes per history item and 35 per actor).
+// (16 MiB, which Apply itself enforces). A write whose state would encode
+// larger is refused the same way and changes nothing stored; keep live
+// actors × (HistoryLength + FoldedLength) well inside it: about 21 bytes per
+// item with UUID transaction ids, len(id) + 5 with others (tpncounter's
+// "Sizes"), and retire idle incarnations (below).
 //
 // Storage is any store.Siblings (memory, the embedded store, Riak,
 // Cassandra). The ledger validates everything it reads: a sibling that does
