@@ -525,7 +525,7 @@ func genTPN(t *checker) any {
 				ap("r1", "a", "t4", 1000), mg("r2", "r1"), mg("r1", "r3"), ap("r4", "a", "t5", 10000)}},
 		tScenario{Name: "retire: the retired entry wins its seq when nothing else tells them apart", Type: "tgcounter", Options: tOptions{HistoryLength: 1},
 			Replicas: []string{"r1", "r2", "r3"},
-			Note: "z folds x1, then drops x2 and x3 from its history because a (a smaller id) holds them: z's live entry has total 1, an empty history and x1 folded. Its retirement has the same seq, total and forgot and an empty history; only the retired rule (SPEC.md 6.5) makes it win over the live entry, in either merge order",
+			Note:     "z folds x1, then drops x2 and x3 from its history because a (a smaller id) holds them: z's live entry has total 1, an empty history and x1 folded. Its retirement has the same seq, total and forgot and an empty history; only the retired rule (SPEC.md 6.5) makes it win over the live entry, in either merge order",
 			Steps: []Step{ap("r1", "z", "x1", 1), ap("r1", "z", "x2", 2), ap("r1", "z", "x3", 4), ap("r2", "a", "x2", 2), ap("r2", "a", "x3", 4),
 				mg("r1", "r2"), cp("r1", "z"), mg("r3", "r1"), rt("r3", "z"), mg("r1", "r3"), mg("r2", "r1")}},
 		tScenario{Name: "retire: timed, a retired transaction's retry is refused", Type: "tpncounter", Options: tOptions{TxnTime: "timeuuid"}, Replicas: []string{"r"},
