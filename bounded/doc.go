@@ -130,10 +130,9 @@
 // nothing of the copy in doubt, which may still land.
 //
 // Package boundedtest runs the Account's behaviours over any
-// store.Siblings: over the in-memory store in this package's tests, and
-// over the embedded store, the Riak adapter's test double and (with
-// CASSANDRA_HOSTS) a real Cassandra from the modules under
-// bounded/internal.
+// store.Siblings; store/storetest.Run includes it, so every backend that
+// runs the conformance kit (memory, the embedded store, Riak and its test
+// double, Cassandra with CASSANDRA_HOSTS) runs it too.
 //
 // # Actors that are gone
 //

@@ -478,7 +478,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 			}
 		}
 		if len(sibs) == 1 {
-			l.seen = bytes.Clone(sibs[0])
+			l.seen = sibs[0] // read-only (store.Siblings.Fetch)
 		}
 		return l.local, token, nil
 	}

@@ -39,6 +39,7 @@ import (
 
 	"github.com/counterkit/counterkit/balance/balancetest"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
+	"github.com/counterkit/counterkit/bounded/boundedtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
@@ -65,7 +66,7 @@ type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
 // makes (a shape whose first Make call fails with errors.ErrUnsupported is
 // skipped): under subtest "Siblings", RunSiblings and the behaviour suites
 // of the drivers built on that shape (ledger/ledgertest,
-// statestore/statestoretest); under "Partitions", RunPartitions and those of
+// statestore/statestoretest, bounded/boundedtest); under "Partitions", RunPartitions and those of
 // tally, deltalog and balance (tally/tallytest, deltalog/deltalogtest,
 // balance/balancetest). A new backend implements Harness and calls Run and
 // Benchmark: nothing else.
@@ -96,6 +97,7 @@ func Run(t *testing.T, newHarness HarnessMaker) {
 		RunSiblings(t, newSiblings)
 		t.Run("ledger", func(t *testing.T) { ledgertest.Run(t, newSiblings) })
 		t.Run("statestore", func(t *testing.T) { statestoretest.Run(t, newSiblings) })
+		t.Run("bounded", func(t *testing.T) { boundedtest.Run(t, newSiblings) })
 	})
 	t.Run("Partitions", func(t *testing.T) {
 		if _, err := h.MakePartitions(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
