@@ -94,6 +94,17 @@ func (g *GCounter) appendBody(b []byte) []byte {
 	return b
 }
 
+// hasUUID reports whether one of the entry's ids is a UUID that version 3
+// writes as 16 bytes, which its encoding then holds (encBin).
+func (en *entry) hasUUID() bool {
+	for off := uint32(0); off < uint32(en.size()); off++ {
+		if _, ok := wire.ParseUUIDText(string(en.id(en.pos(off)))); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // encodedSize returns the size of g's body, encoding (and caching) every
 // entry that has no cached encoding, and whether the body needs version 3
 // (a retired entry, or a UUID id written as 16 bytes).

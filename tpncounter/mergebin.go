@@ -89,7 +89,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 	for h, g := range [2]*GCounter{&o.p, &o.n} {
 		for i, seg := range changed[h] {
 			if en := g.entries[actors[h][i]]; en != nil {
-				en.enc = bytes.Clone(seg)
+				en.enc, en.encBin = bytes.Clone(seg), version >= 3 && en.hasUUID()
 			}
 		}
 	}

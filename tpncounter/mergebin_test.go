@@ -34,6 +34,9 @@ func TestEncodingCacheAndMergeBinary(t *testing.T) {
 			i := r.IntN(len(reps))
 			c, actor := reps[i], crdt.ActorID(fmt.Sprintf("r%d", i))
 			txn := crdt.TxnID(fmt.Sprintf("t%d", r.IntN(40)))
+			if r.IntN(2) == 0 { // a UUID id, written as 16 bytes (format version 3)
+				txn = crdt.TxnID(fmt.Sprintf("%08x-0000-4000-8000-%012x", r.IntN(40), 7))
+			}
 			amount := int64(1 + r.IntN(3))
 			if r.IntN(3) == 0 {
 				amount = -amount

@@ -607,9 +607,9 @@ func (s *sim) stepOnce() error {
 }
 
 // retirable picks an idle actor that Retire's assumption allows retiring:
-// idle longer than any resend of its transactions can come, and no other
-// actor's write in doubt (the idle actor's own may be: the retirement
-// then races it).
+// idle longer than any resend of its transactions can come, no client
+// still sending one of its ids (untimed), and no other actor's write in
+// doubt (the idle actor's own may be: the retirement then races it).
 func (s *sim) retirable() (int, bool) {
 	if s.p.pRetire == 0 || s.p.idleAfter == 0 || s.step <= s.p.idleAfter+s.p.retryWithin+1 || s.p.lateResends && !s.p.timed {
 		return 0, false
@@ -618,6 +618,29 @@ func (s *sim) retirable() (int, bool) {
 	for a, d := range s.dirty {
 		if a != target && d >= 0 {
 			return 0, false
+		}
+	}
+	if !s.p.timed {
+		// Untimed, no client may still send an id the actor applied (a
+		// retry, or a client reusing the id): it would count again.
+		me := s.actor(target)
+		applied := func(x crdt.TxnID) bool {
+			if _, ok := s.lprov[target][x][me]; ok {
+				return true
+			}
+			for _, sib := range s.store.sibs {
+				if _, ok := sib.prov[x][me]; ok {
+					return true
+				}
+			}
+			return false
+		}
+		for _, rts := range [][]simRetry{s.recent, s.retries} {
+			for _, rt := range rts {
+				if applied(rt.txn.id) {
+					return 0, false
+				}
+			}
 		}
 	}
 	return target, true
