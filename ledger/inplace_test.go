@@ -3,12 +3,14 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // A ledger that is its key's only writer changes its last written state in
@@ -65,5 +67,40 @@ func TestFailedWriteInPlaceLeavesNoTrace(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two ledgers crediting one key in turn with UUID transaction ids (written
+// as 16 bytes, format version 3): each merges the other's changed entries
+// without decoding the rest, and every state written reads back.
+func TestTwoWritersUUIDIDs(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	var ls [2]*ledger.Ledger
+	for i := range ls {
+		l, err := ledger.New(st, "k", ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("w%d", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls[i] = l
+	}
+	want := int64(0)
+	for i := 0; i < 40; i++ {
+		txn := crdt.TxnID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i))
+		if _, err := ls[i%2].Credit(ctx, txn, int64(i+1)); err != nil {
+			t.Fatalf("credit %d: %v", i, err)
+		}
+		want += int64(i + 1)
+		// A resend on the other ledger is recognised.
+		if res, err := ls[(i+1)%2].Credit(ctx, txn, int64(i+1)); err != nil || res.Outcome == tpncounter.Applied {
+			t.Fatalf("resend %d: %v %v", i, res.Outcome, err)
+		}
+	}
+	r, err := ledger.New(st, "k", ledger.Options{Actor: "reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := r.Value(ctx); err != nil || v != want {
+		t.Fatalf("a fresh reader: %d, %v; want %d", v, err, want)
 	}
 }
