@@ -70,9 +70,10 @@ func TestFailedWriteInPlaceLeavesNoTrace(t *testing.T) {
 	}
 }
 
-// Two ledgers crediting one key in turn with UUID transaction ids (written
-// as 16 bytes, format version 3): each merges the other's changed entries
-// without decoding the rest, and every state written reads back.
+// Two ledgers crediting one key in turn, one with UUID transaction ids
+// (written as 16 bytes, format version 3), the other with other ids: each
+// merges the other's changed entries without decoding the rest, and every
+// state written reads back.
 func TestTwoWritersUUIDIDs(t *testing.T) {
 	ctx := context.Background()
 	st := memory.NewSiblings()
@@ -87,6 +88,9 @@ func TestTwoWritersUUIDIDs(t *testing.T) {
 	want := int64(0)
 	for i := 0; i < 40; i++ {
 		txn := crdt.TxnID(fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i))
+		if i%2 == 1 {
+			txn = crdt.TxnID(fmt.Sprintf("plain-%d", i)) // the other writer's own ids are not UUIDs
+		}
 		if _, err := ls[i%2].Credit(ctx, txn, int64(i+1)); err != nil {
 			t.Fatalf("credit %d: %v", i, err)
 		}
