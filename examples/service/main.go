@@ -1,0 +1,118 @@
+// Command service is a small HTTP service keeping many accounts' balances in
+// the durable embedded store (adapters/embedded), as one actor: one
+// ledger.Book holds a ledger per account.
+//
+//	POST /accounts/{id}/credit   {"txn": "order-17", "amount": 250}
+//	POST /accounts/{id}/debit    {"txn": "refund-3", "amount": 40}
+//	GET  /accounts/{id}          the balance
+//	GET  /accounts/{id}/history  every actor's recent transactions and folded totals
+//	GET  /metrics                Prometheus text: the ledger's operations, outcomes, retries
+//	GET  /healthz
+//
+// Credits and debits are idempotent by txn: a retry of a transaction with the
+// same amount answers 200 with outcome "duplicate" and is counted once; the
+// same txn with another amount, or as a debit after a credit, answers 409.
+// When the store may or may not have taken a write (an ambiguous write) or
+// is unavailable, the answer is 503 and the client retries with the same
+// txn and amount.
+//
+// On SIGINT or SIGTERM the service stops accepting connections, lets the
+// requests in flight finish (at most -shutdown-timeout), lands every write the
+// Book still holds as pending (Book.LandPending), closes the store and exits 0.
+//
+//	go -C examples/service run . -data /tmp/counterkit-service -addr localhost:8080
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, stop, os.Args[1:], os.Stderr)
+	stop()
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(0)
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "service:", err)
+		os.Exit(1)
+	}
+}
+
+// errUsage marks a bad command line (exit status 2).
+var errUsage = errors.New("usage")
+
+// run parses args, opens the store and serves until ctx is done, then shuts
+// down. stop is called once the shutdown starts, so that a second signal
+// ends the process at once. Logs go to logw.
+func run(ctx context.Context, stop func(), args []string, logw io.Writer) error {
+	fs := flag.NewFlagSet("service", flag.ContinueOnError)
+	fs.SetOutput(logw)
+	addr := fs.String("addr", "localhost:8080", "address to listen on (port 0: any free port; the log says which)")
+	data := fs.String("data", "", "data directory of the embedded store (required; created if missing)")
+	host, _ := os.Hostname()
+	actor := fs.String("actor", host, "actor this service writes as (default: the host name)")
+	retireAfter := fs.Duration("retire-after", 0, "retire other actors' entries idle this long (ledger.Options.RetireAfter; 0: never)")
+	maxOpen := fs.Int("max-open", 0, "ledgers the Book keeps decoded (0: ledger.DefaultMaxOpen)")
+	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may run after a shutdown signal")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(logw, "unexpected arguments: %q\n", fs.Args())
+		return errUsage
+	}
+	if *data == "" {
+		fmt.Fprintln(logw, "-data DIR is required: the directory of the embedded store holding the balances")
+		fs.Usage()
+		return errUsage
+	}
+	actorID, err := crdt.NewActorID(*actor)
+	if err != nil {
+		fmt.Fprintf(logw, "-actor: %v\n", err)
+		return errUsage
+	}
+	log := slog.New(slog.NewTextHandler(logw, nil))
+
+	db, err := embedded.Open(*data, embedded.Options{})
+	if err != nil {
+		return err
+	}
+	svc, err := newService(db.Siblings(), config{Actor: actorID, RetireAfter: *retireAfter, MaxOpen: *maxOpen}, log)
+	if err != nil {
+		return errors.Join(err, db.Close())
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return errors.Join(err, svc.Close(), db.Close())
+	}
+	log.Info("listening", "addr", ln.Addr().String(), "data", *data, "actor", string(actorID))
+	err = svc.Serve(ctx, stop, ln, *shutdownTimeout)
+	err = errors.Join(err, svc.Close())
+	if cerr := db.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close the store: %w", cerr))
+	}
+	if err == nil {
+		log.Info("stopped")
+	}
+	return err
+}

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// config is what the command line sets, plus what tests change.
+type config struct {
+	Actor       crdt.ActorID
+	RetireAfter time.Duration
+	MaxOpen     int
+	// RetryCount and Backoff are ledger.Options'; zero means the defaults.
+	RetryCount int
+	Backoff    ledger.Backoff
+}
+
+// service serves the accounts of one Book. It is safe for concurrent use.
+type service struct {
+	book    *ledger.Book
+	metrics *metrics
+	log     *slog.Logger
+	mux     *http.ServeMux
+
+	mu       sync.Mutex
+	inFlight int // handlers running, for a shutdown that timed out
+}
+
+// accountKey is the store key of account id.
+func accountKey(id string) string { return "account/" + id }
+
+// maxBody bounds a request body.
+const maxBody = 4 << 10
+
+// newService returns a service over st: one Book writing as cfg.Actor,
+// reporting to an OpenTelemetry MeterProvider that /metrics exports.
+func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, error) {
+	m, err := newMetrics()
+	if err != nil {
+		return nil, err
+	}
+	book, err := ledger.NewBook(observe.Siblings(st, m.observer), ledger.BookOptions{
+		Options: ledger.Options{
+			Actor:       cfg.Actor,
+			RetireAfter: cfg.RetireAfter,
+			RetryCount:  cfg.RetryCount,
+			Backoff:     cfg.Backoff,
+			Observer:    m.observer,
+		},
+		MaxOpen: cfg.MaxOpen,
+	})
+	if err == nil {
+		err = m.watchBook(book)
+	}
+	if err != nil {
+		return nil, errors.Join(err, m.close())
+	}
+	s := &service{book: book, metrics: m, log: log, mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST /accounts/{id}/credit", s.handleWrite("credit", book.Credit))
+	s.mux.HandleFunc("POST /accounts/{id}/debit", s.handleWrite("debit", book.Debit))
+	s.mux.HandleFunc("GET /accounts/{id}", s.handleValue)
+	s.mux.HandleFunc("GET /accounts/{id}/history", s.handleHistory)
+	s.mux.Handle("GET /metrics", m.handler)
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	return s, nil
+}
+
+// ServeHTTP serves one request, counting it as in flight.
+func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.inFlight++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.inFlight--
+		s.mu.Unlock()
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+// Serve serves HTTP on ln until ctx is done, then shuts down: it stops
+// accepting, waits up to timeout for the requests in flight (after which it
+// cancels them and closes their connections), and lands the Book's pending
+// writes. stop, if not nil, is called when the shutdown starts.
+func (s *service) Serve(ctx context.Context, stop func(), ln net.Listener, timeout time.Duration) error {
+	// Requests do not end with ctx: a shutdown lets them finish first.
+	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelRequests()
+	srv := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		IdleTimeout:       time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	var err error
+	select {
+	case err = <-served: // the listener failed
+		err = fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+		if stop != nil {
+			stop()
+		}
+		s.log.Info("shutting down: no new connections, waiting for requests in flight", "timeout", timeout)
+		sctx, cancel := context.WithTimeout(context.Background(), timeout)
+		if serr := srv.Shutdown(sctx); serr != nil {
+			s.log.Warn("requests still in flight after the timeout: cancelling them", "err", serr)
+			cancelRequests()
+			_ = srv.Close()
+			s.waitIdle(2 * time.Second)
+		}
+		cancel()
+		<-served // http.ErrServerClosed
+	}
+	lctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	pending := s.book.Stats().Pending
+	if lerr := s.book.LandPending(lctx); lerr != nil {
+		s.log.Error("pending writes not landed; their clients were told 503 and retry with the same txn", "err", lerr)
+		return errors.Join(err, fmt.Errorf("land pending writes: %w", lerr))
+	}
+	s.log.Info("pending writes landed", "ledgers", pending)
+	return err
+}
+
+// waitIdle waits up to d for the handlers still running to return.
+func (s *service) waitIdle(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		s.mu.Lock()
+		n := s.inFlight
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// Close releases the metrics pipeline. The store is the caller's.
+func (s *service) Close() error { return s.metrics.close() }
+
+// writeRequest is the body of a credit or debit.
+type writeRequest struct {
+	Txn    string `json:"txn"`
+	Amount int64  `json:"amount"`
+}
+
+// writeResponse answers a credit or debit, first or retried.
+type writeResponse struct {
+	Account string `json:"account"`
+	Op      string `json:"op"` // credit or debit
+	Txn     string `json:"txn"`
+	Amount  int64  `json:"amount"`
+	// Outcome is applied (this request wrote the transaction), duplicate
+	// or duplicate_folded (it was already stored: a retry).
+	Outcome string `json:"outcome"`
+	// Balance is the account's balance as this write saw it.
+	Balance int64 `json:"balance"`
+	// Owner is the writer (incarnation) whose copy of the transaction
+	// counts: run a side effect only where Owner is this service's writer.
+	Owner string `json:"owner"`
+	// Attempts is how many store writes the ledger tried.
+	Attempts int `json:"attempts"`
+}
+
+// errorResponse is the body of every answer that is not 200.
+type errorResponse struct {
+	Error string `json:"error"`
+	// Retry says whether and how to retry.
+	Retry string `json:"retry,omitempty"`
+	// Outcome names the ledger outcome where there is one (superseded).
+	Outcome string `json:"outcome,omitempty"`
+}
+
+func (s *service) handleWrite(op string, apply func(context.Context, string, crdt.TxnID, int64) (ledger.BookResult, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		var req writeRequest
+		if err := decodeBody(w, r, &req); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorResponse{Error: err.Error()})
+			return
+		}
+		txn, err := crdt.NewTxnID(req.Txn)
+		if err != nil {
+			writeJSON(w, http.StatusBadRequest, errorResponse{Error: `"txn": ` + err.Error()})
+			return
+		}
+		if req.Amount <= 0 {
+			writeJSON(w, http.StatusBadRequest, errorResponse{Error: fmt.Sprintf(`"amount" must be a positive integer, not %d`, req.Amount)})
+			return
+		}
+		res, err := apply(r.Context(), accountKey(id), txn, req.Amount)
+		if err != nil {
+			s.fail(w, r, err, true)
+			return
+		}
+		if res.Outcome == tpncounter.Superseded {
+			writeJSON(w, http.StatusConflict, errorResponse{
+				Error: fmt.Sprintf("transaction %q is stored with amount %d by %s, which counts instead of this %s of %d",
+					txn, res.Owner.Amount, res.Owner.Actor, op, req.Amount),
+				Outcome: observe.Superseded,
+			})
+			return
+		}
+		writeJSON(w, http.StatusOK, writeResponse{
+			Account: id, Op: op, Txn: req.Txn, Amount: req.Amount,
+			Outcome:  outcomeName(res.Outcome),
+			Balance:  res.Value,
+			Owner:    string(res.Owner.Actor),
+			Attempts: res.Attempts,
+		})
+	}
+}
+
+// outcomeName names o as package observe does.
+func outcomeName(o tpncounter.Outcome) string {
+	switch o {
+	case tpncounter.Applied:
+		return observe.Applied
+	case tpncounter.Duplicate:
+		return observe.Duplicate
+	case tpncounter.DuplicateFolded:
+		return observe.DuplicateFolded
+	case tpncounter.Superseded:
+		return observe.Superseded
+	}
+	return o.String()
+}
+
+type valueResponse struct {
+	Account string `json:"account"`
+	Balance int64  `json:"balance"`
+}
+
+func (s *service) handleValue(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	v, err := s.book.Value(r.Context(), accountKey(id))
+	if err != nil {
+		s.fail(w, r, err, false)
+		return
+	}
+	writeJSON(w, http.StatusOK, valueResponse{Account: id, Balance: v})
+}
+
+// historyResponse shows an account's stored counter: per actor entry
+// (every incarnation of every service that wrote it), its recent
+// transactions and folded total, credits and debits apart.
+type historyResponse struct {
+	Account   string         `json:"account"`
+	Balance   int64          `json:"balance"`
+	Actors    []actorHistory `json:"actors"`
+	Stats     statsJSON      `json:"stats"`
+	Conflicts []conflictJSON `json:"conflicts"`
+}
+
+type actorHistory struct {
+	Actor   string     `json:"actor"`
+	Credits *entryJSON `json:"credits,omitempty"`
+	Debits  *entryJSON `json:"debits,omitempty"`
+}
+
+// entryJSON is a tpncounter.Entry. Amounts are magnitudes: a debit's are
+// positive too.
+type entryJSON struct {
+	Seq uint64 `json:"seq"`
+	// FoldedTotal is the sum of the transactions the actor folded out of
+	// its history (for a retired entry, of all it counted).
+	FoldedTotal int64 `json:"folded_total"`
+	// History is the actor's recent transactions, oldest first.
+	History []txnJSON `json:"history"`
+	// Folded is its record of recently folded ids, oldest first.
+	Folded  []txnJSON `json:"folded"`
+	Retired bool      `json:"retired,omitempty"`
+}
+
+type txnJSON struct {
+	Txn    string `json:"txn"`
+	Amount int64  `json:"amount"`
+}
+
+type statsJSON struct {
+	Actors       int `json:"actors"`
+	Retired      int `json:"retired"`
+	Transactions int `json:"transactions"`
+	History      int `json:"history"`
+	Folded       int `json:"folded"`
+	Conflicts    int `json:"conflicts"`
+}
+
+type conflictJSON struct {
+	Txn     string     `json:"txn"`
+	Counted copyJSON   `json:"counted"`
+	Copies  []copyJSON `json:"copies"`
+}
+
+type copyJSON struct {
+	Actor  string `json:"actor"`
+	Amount int64  `json:"amount"`
+}
+
+// handleHistory runs Book.Find, which reads and merges the account's
+// siblings, compacts this actor's entry and writes the key back, and shows
+// the counter it returns.
+func (s *service) handleHistory(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	c, err := s.book.Find(r.Context(), accountKey(id))
+	if err != nil {
+		s.fail(w, r, err, false)
+		return
+	}
+	writeJSON(w, http.StatusOK, history(id, c))
+}
+
+// history describes c.
+func history(id string, c *tpncounter.Counter) historyResponse {
+	p, n := c.Positive(), c.Negative()
+	actors := append(p.Actors(), n.Actors()...)
+	slices.Sort(actors)
+	actors = slices.Compact(actors)
+	entry := func(g *tpncounter.GCounter, a crdt.ActorID) *entryJSON {
+		e, ok := g.Entry(a)
+		if !ok {
+			return nil
+		}
+		return &entryJSON{Seq: e.Seq, FoldedTotal: e.Total, History: txns(e.History), Folded: txns(e.Folded), Retired: e.Retired}
+	}
+	st := c.Stats()
+	out := historyResponse{
+		Account: id, Balance: c.Value(), Actors: []actorHistory{}, Conflicts: []conflictJSON{},
+		Stats: statsJSON{Actors: st.Actors, Retired: st.Retired, Transactions: st.Transactions,
+			History: st.History, Folded: st.Folded, Conflicts: st.Conflicts},
+	}
+	for _, a := range actors {
+		out.Actors = append(out.Actors, actorHistory{Actor: string(a), Credits: entry(p, a), Debits: entry(n, a)})
+	}
+	for _, cf := range c.Conflicts() {
+		cj := conflictJSON{Txn: string(cf.ID), Counted: copyJSON{Actor: string(cf.Counted.Actor), Amount: cf.Counted.Amount}}
+		for _, cp := range cf.Copies {
+			cj.Copies = append(cj.Copies, copyJSON{Actor: string(cp.Actor), Amount: cp.Amount})
+		}
+		out.Conflicts = append(out.Conflicts, cj)
+	}
+	return out
+}
+
+func txns(ts []tpncounter.Txn) []txnJSON {
+	out := make([]txnJSON, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, txnJSON{Txn: string(t.ID), Amount: t.Amount})
+	}
+	return out
+}
+
+type healthResponse struct {
+	Status string `json:"status"`
+	Actor  string `json:"actor"`
+	// Book is ledger.BookStats.
+	Book struct {
+		Open    int    `json:"open"`
+		InUse   int    `json:"in_use"`
+		Pending int    `json:"pending"`
+		Opened  uint64 `json:"opened"`
+		Evicted uint64 `json:"evicted"`
+	} `json:"book"`
+}
+
+func (s *service) handleHealth(w http.ResponseWriter, r *http.Request) {
+	h := healthResponse{Status: "ok", Actor: string(s.book.Actor())}
+	st := s.book.Stats()
+	h.Book.Open, h.Book.InUse, h.Book.Pending, h.Book.Opened, h.Book.Evicted = st.Open, st.InUse, st.Pending, st.Opened, st.Evicted
+	writeJSON(w, http.StatusOK, h)
+}
+
+// fail answers err from the Book. write says whether the request was a
+// credit or debit, which a client retries with the same txn.
+func (s *service) fail(w http.ResponseWriter, r *http.Request, err error, write bool) {
+	status, retry := http.StatusInternalServerError, ""
+	switch {
+	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		status, retry = http.StatusServiceUnavailable, "the write may or may not have landed: retry with the same txn and amount, which counts it once"
+		if !write {
+			retry = "retry: the store may or may not have taken this request's write-back, which changes no balance"
+		}
+	case errors.Is(err, crdt.ErrUnavailable), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		status, retry = http.StatusServiceUnavailable, "the store is unavailable: retry"
+		if write {
+			retry = "the store is unavailable: retry with the same txn and amount, which counts it once"
+		}
+	case errors.Is(err, crdt.ErrConflictingTransaction):
+		status = http.StatusConflict // the txn is stored with another amount or sign
+	case errors.Is(err, crdt.ErrOutsideWindow):
+		status = http.StatusConflict // a retry too late to be recognised
+	case errors.Is(err, crdt.ErrInvalidTxnID), errors.Is(err, crdt.ErrInvalidAmount), errors.Is(err, crdt.ErrInvalidKey):
+		status = http.StatusBadRequest
+	case errors.Is(err, crdt.ErrOverflow):
+		status = http.StatusUnprocessableEntity // the balance would not fit in an int64
+	}
+	if status >= 500 {
+		w.Header().Set("Retry-After", "1")
+		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	writeJSON(w, status, errorResponse{Error: err.Error(), Retry: retry})
+}
+
+// decodeBody decodes one JSON object of at most maxBody bytes into v,
+// refusing unknown fields and trailing data.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("body: data after the JSON object")
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
