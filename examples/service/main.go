@@ -70,6 +70,7 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 	actor := fs.String("actor", host, "actor this service writes as (default: the host name)")
 	retireAfter := fs.Duration("retire-after", 0, "retire other actors' entries idle this long (ledger.Options.RetireAfter; 0: never)")
 	maxOpen := fs.Int("max-open", 0, "ledgers the Book keeps decoded (0: ledger.DefaultMaxOpen)")
+	landEvery := fs.Duration("land-every", time.Second, "how often to land writes left pending by ambiguous store errors (0: only on the account's next request and at shutdown)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may run after a shutdown signal")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -97,7 +98,7 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 	if err != nil {
 		return err
 	}
-	svc, err := newService(db.Siblings(), config{Actor: actorID, RetireAfter: *retireAfter, MaxOpen: *maxOpen}, log)
+	svc, err := newService(db.Siblings(), config{Actor: actorID, RetireAfter: *retireAfter, MaxOpen: *maxOpen, LandEvery: *landEvery}, log)
 	if err != nil {
 		return errors.Join(err, db.Close())
 	}

@@ -25,6 +25,9 @@ type config struct {
 	Actor       crdt.ActorID
 	RetireAfter time.Duration
 	MaxOpen     int
+	// LandEvery is how often Serve lands the Book's pending writes
+	// (Book.LandPending) while it runs; zero never does.
+	LandEvery time.Duration
 	// RetryCount and Backoff are ledger.Options'; zero means the defaults.
 	RetryCount int
 	Backoff    ledger.Backoff
@@ -32,6 +35,7 @@ type config struct {
 
 // service serves the accounts of one Book. It is safe for concurrent use.
 type service struct {
+	cfg     config
 	book    *ledger.Book
 	metrics *metrics
 	log     *slog.Logger
@@ -70,7 +74,7 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 	if err != nil {
 		return nil, errors.Join(err, m.close())
 	}
-	s := &service{book: book, metrics: m, log: log, mux: http.NewServeMux()}
+	s := &service{cfg: cfg, book: book, metrics: m, log: log, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /accounts/{id}/credit", s.handleWrite("credit", book.Credit))
 	s.mux.HandleFunc("POST /accounts/{id}/debit", s.handleWrite("debit", book.Debit))
 	s.mux.HandleFunc("GET /accounts/{id}", s.handleValue)
@@ -97,10 +101,23 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // accepting, waits up to timeout for the requests in flight (after which it
 // cancels them and closes their connections), and lands the Book's pending
 // writes. stop, if not nil, is called when the shutdown starts.
+//
+// While it serves, it lands pending writes every config.LandEvery: a write
+// whose outcome the store left unknown is held by its ledger until the
+// account's next request, and the ledger package asks that it land
+// promptly, whether or not its client retries.
 func (s *service) Serve(ctx context.Context, stop func(), ln net.Listener, timeout time.Duration) error {
 	// Requests do not end with ctx: a shutdown lets them finish first.
 	base, cancelRequests := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelRequests()
+	loopCtx, stopLoop := context.WithCancel(ctx)
+	defer stopLoop()
+	landed := make(chan struct{})
+	if s.cfg.LandEvery > 0 {
+		go s.landLoop(loopCtx, landed)
+	} else {
+		close(landed)
+	}
 	srv := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -130,6 +147,8 @@ func (s *service) Serve(ctx context.Context, stop func(), ln net.Listener, timeo
 		cancel()
 		<-served // http.ErrServerClosed
 	}
+	stopLoop()
+	<-landed
 	lctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	pending := s.book.Stats().Pending
@@ -139,6 +158,27 @@ func (s *service) Serve(ctx context.Context, stop func(), ln net.Listener, timeo
 	}
 	s.log.Info("pending writes landed", "ledgers", pending)
 	return err
+}
+
+// landLoop lands the Book's pending writes every s.cfg.LandEvery until ctx
+// is done, then closes done.
+func (s *service) landLoop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(s.cfg.LandEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if s.book.Stats().Pending == 0 {
+			continue
+		}
+		if err := s.book.LandPending(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("pending writes not landed yet; trying again", "err", err)
+		}
+	}
 }
 
 // waitIdle waits up to d for the handlers still running to return.

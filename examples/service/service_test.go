@@ -313,6 +313,43 @@ func TestAmbiguousWrites(t *testing.T) {
 	}
 }
 
+// TestPendingLandsWithoutARetry: a write left pending by an ambiguous
+// error lands within config.LandEvery although its client never retries.
+func TestPendingLandsWithoutARetry(t *testing.T) {
+	mem := memory.NewSiblings()
+	f := faulty.NewSiblings(mem, faulty.Options{Policy: faulty.Only(faulty.Script(faulty.Lose, faulty.Lose), faulty.MethodPut)})
+	cfg := testConfig
+	cfg.LandEvery = 10 * time.Millisecond
+	svc, err := newService(f, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- svc.Serve(ctx, nil, ln, 5*time.Second) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	callJSON(t, "http://"+ln.Addr().String(), "POST", "/accounts/hal/credit", `{"txn": "t1", "amount": 4}`, http.StatusServiceUnavailable, nil)
+	for deadline := time.Now().Add(5 * time.Second); stored(t, mem, "hal") != 4; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the pending write did not land within 5s; book %+v", svc.book.Stats())
+		}
+	}
+	if st := svc.book.Stats(); st.Pending != 0 {
+		t.Fatalf("book %+v after landing", st)
+	}
+}
+
 func TestUnavailableStore(t *testing.T) {
 	// The first read is refused (the ledger does not retry a read).
 	f := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{
