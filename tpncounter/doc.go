@@ -242,6 +242,8 @@
 // actor. A reader that keeps one counter and merges each state it fetches
 // into it, as the ledger does, decodes only what other writers changed.
 //
-// Encoding: see FormatVersion (version 2 added forgot; version 1 is still
-// read). Values of GCounter and Counter are not safe for concurrent use.
+// Encoding: see FormatVersion (version 3 added retired entries and UUID ids
+// as 16 bytes, and is written only for states that hold one; version 2
+// added forgot; versions 1 and 2 are still read). Values of GCounter and
+// Counter are not safe for concurrent use.
 package tpncounter
