@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"log/slog"
 	"net"
@@ -512,5 +513,25 @@ func TestShutdownTimeout(t *testing.T) {
 	}
 	if err := <-done; err != nil && !errors.Is(err, io.EOF) {
 		t.Logf("the stuck request ended with %v", err)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want error
+		log  string
+	}{
+		{nil, errUsage, "-data DIR is required"},
+		{[]string{"-data", t.TempDir(), "-actor", ""}, errUsage, "-actor: counterkit: invalid actor id"},
+		{[]string{"-data", t.TempDir(), "extra"}, errUsage, "unexpected arguments"},
+		{[]string{"-max-open", "many"}, errUsage, "invalid value"},
+		{[]string{"-h"}, flag.ErrHelp, "-retire-after"},
+	} {
+		var log bytes.Buffer
+		err := run(context.Background(), nil, c.args, &log)
+		if !errors.Is(err, c.want) || !strings.Contains(log.String(), c.log) {
+			t.Errorf("run %q: %v, log %q; want %v and %q", c.args, err, log.String(), c.want, c.log)
+		}
 	}
 }
