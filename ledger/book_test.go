@@ -173,7 +173,6 @@ func runBookSim(seed int64, cfg bookSim) (bookRun, error) {
 		key    string
 		txn    crdt.TxnID
 		amount int64
-		giveUp *rand.Rand // the worker's own source: whether to give up after an error
 	}
 	var run bookRun
 	amounts := map[crdt.TxnID]int64{}

@@ -12,15 +12,10 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// scaleState stores under "k" a state of actors entries, each holding a
-// full history and folded record of length history, and returns the store
-// and the options to read it with.
-func scaleState(b *testing.B, actors, history int) (*memory.Siblings, tpncounter.Options) {
-	return scaleStateRetired(b, actors, history, 0)
-}
-
-// scaleStateRetired is scaleState with, behind the live actors, retired
-// ones: each wrote one transaction and was retired.
+// scaleStateRetired stores under "k" a state of actors entries, each
+// holding a full history and folded record of length history, with
+// retired ones behind them (each wrote one transaction and was retired),
+// and returns the store and the options to read it with.
 func scaleStateRetired(b *testing.B, actors, history, retired int) (*memory.Siblings, tpncounter.Options) {
 	b.Helper()
 	opts := tpncounter.Options{HistoryLength: history, MaxActors: tpncounter.MaxActorsLimit}
