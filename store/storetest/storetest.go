@@ -38,8 +38,8 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/balance/balancetest"
-	"github.com/counterkit/counterkit/deltalog/deltalogtest"
 	"github.com/counterkit/counterkit/bounded/boundedtest"
+	"github.com/counterkit/counterkit/deltalog/deltalogtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
