@@ -251,6 +251,14 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		}
 		return res, refusal
 	}
+	if err != nil && !appliedHere && (errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite)) && a.stored(txn) {
+		// The transaction is in the store, by this account's landed write
+		// or another actor's: only a resend failed, and the caller's
+		// operation is done.
+		delete(a.unconfirmed, txn)
+		res.Outcome, res.Landed = Duplicate, true
+		return res, nil
+	}
 	if err != nil {
 		if _, held := a.local.Holds(a.writer, txn); held && a.pending {
 			// This account's write that holds txn may still land.
@@ -269,6 +277,18 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		res.Outcome = Applied
 	}
 	return res, nil
+}
+
+// stored reports whether txn is known to be in the store: held by another
+// actor in a.local (whose other entries all come from reads), or by this
+// account with no write pending (so its entry is what landed).
+func (a *Account) stored(txn crdt.TxnID) bool {
+	for _, h := range a.local.Holders(txn) {
+		if h.Actor != a.writer || !a.pending {
+			return true
+		}
+	}
+	return false
 }
 
 // unconfirm records that the caller was told txn's outcome is unknown.

@@ -88,3 +88,35 @@ func TestRefusedPutChangesNothing(t *testing.T) {
 	require.Equal(t, uint64(1), entry.Seq, "the refused attempts left no version behind")
 	require.Equal(t, int64(5), c.Value())
 }
+
+// TestRetryOfLandedTransactionIsDuplicate: once a later write of this
+// account has landed the transaction of an ambiguous call, a retry is
+// answered Duplicate even when its own read is stale and its resend is
+// refused: the refusal says nothing about a transaction already stored.
+func TestRetryOfLandedTransactionIsDuplicate(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.NewSiblings()
+	st := faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Script(
+		faulty.Pass, faulty.Hold, faulty.Pass, faulty.Hold, // Credit: both writes held in flight
+		faulty.Pass, faulty.Pass, // Sync lands the pending write
+		faulty.StaleBy(1), faulty.Refuse, faulty.StaleBy(1), faulty.Refuse, // the retry reads stale, its resends are refused
+	)})
+	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c1", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	_, err = a.Sync(ctx)
+	require.NoError(t, err)
+	require.False(t, a.Pending())
+	res, err := a.Credit(ctx, "c1", 5)
+	require.NoError(t, err, "c1 is stored; the failed resend does not make it refused")
+	require.Equal(t, bounded.Duplicate, res.Outcome)
+	counts := st.Counts()
+	require.Equal(t, 2, counts[faulty.Refuse], "the resends were refused")
+	sibs, _, err := inner.Fetch(ctx, "k")
+	require.NoError(t, err)
+	require.Len(t, sibs, 1)
+	c, err := bounded.Decode(sibs[0], 0)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), c.Value())
+}
