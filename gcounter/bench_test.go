@@ -1,9 +1,12 @@
 package gcounter_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 )
 
@@ -89,4 +92,101 @@ func BenchmarkUnmarshal1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// toJSON writes the natural hand-written JSON form of a counter,
+// {"actor": count, ...}.
+func toJSON(c *gcounter.Counter) ([]byte, error) {
+	j := make(map[string]int64, c.Len())
+	for a, n := range c.All() {
+		j[string(a)] = n
+	}
+	return json.Marshal(j)
+}
+
+// fromJSON decodes the JSON form into a Counter with the same validation
+// (ids, signs, overflow, the actor cap) as UnmarshalBinary, so both produce
+// the same result from the same information.
+func fromJSON(data []byte) (*gcounter.Counter, error) {
+	var j map[string]int64
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, err
+	}
+	c := gcounter.New()
+	c.Grow(len(j)) // the same pre-sizing UnmarshalBinary does
+	for a, n := range j {
+		if n <= 0 {
+			return nil, fmt.Errorf("bad count %d", n)
+		}
+		if err := c.Increment(crdt.ActorID(a), n); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// randomActor returns a 32-hex-digit id (a UUID without dashes) from a
+// fixed sequence: ids that share almost no prefix, the worst case for the
+// front coding.
+func randomActor(i int) crdt.ActorID {
+	h := uint64(i+1) * 0x9e3779b97f4a7c15
+	return crdt.ActorID(fmt.Sprintf("%016x%016x", h, h*0xbf58476d1ce4e5b9))
+}
+
+// thousandOf returns a counter of 1,000 actors named by actor, with counts
+// of one to seven digits (the same counts as pncounter's benchmark P half).
+func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *gcounter.Counter {
+	c := gcounter.New()
+	for i := range 1000 {
+		if err := c.Increment(actor(i), int64(i)*7919+1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c
+}
+
+// BenchmarkCodecVsJSON decodes the same 1,000-actor GCounter from msgpack
+// and from JSON in one run and reports the ratios: size-ratio is msgpack
+// bytes / JSON bytes (goal <= 0.5) and decode-speedup is JSON decode time /
+// msgpack decode time (goal >= 3). ids=sequential names the actors
+// actor-0 … actor-999; ids=random uses 32-hex-digit ids, which share almost
+// no prefix.
+func BenchmarkCodecVsJSON(b *testing.B) {
+	b.Run("ids=sequential", func(b *testing.B) { codecVsJSON(b, thousandOf(b, actorN)) })
+	b.Run("ids=random", func(b *testing.B) { codecVsJSON(b, thousandOf(b, randomActor)) })
+}
+
+func codecVsJSON(b *testing.B, c *gcounter.Counter) {
+	mp, err := c.MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	js, err := toJSON(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if back, err := fromJSON(js); err != nil || !back.Equal(c) {
+		b.Fatalf("JSON path does not round-trip: %v", err)
+	}
+	b.ReportAllocs()
+	var tMsgpack, tJSON time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		var d gcounter.Counter
+		if err := d.UnmarshalBinary(mp); err != nil {
+			b.Fatal(err)
+		}
+		mid := time.Now()
+		if _, err := fromJSON(js); err != nil {
+			b.Fatal(err)
+		}
+		tJSON += time.Since(mid)
+		tMsgpack += mid.Sub(start)
+	}
+	b.ReportMetric(float64(len(mp)), "msgpack-bytes")
+	b.ReportMetric(float64(len(js)), "json-bytes")
+	b.ReportMetric(float64(len(mp))/float64(len(js)), "size-ratio")
+	b.ReportMetric(float64(tMsgpack.Nanoseconds())/float64(b.N), "msgpack-ns/decode")
+	b.ReportMetric(float64(tJSON.Nanoseconds())/float64(b.N), "json-ns/decode")
+	b.ReportMetric(float64(tJSON)/float64(tMsgpack), "decode-speedup")
 }
