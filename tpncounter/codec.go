@@ -88,10 +88,19 @@ func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 func (g *GCounter) appendBody(b []byte) []byte {
 	ents := g.sorted()
 	b = wire.AppendArrayHeader(b, len(ents))
+	// Encodings that lie next to each other in memory (entries decoded
+	// together by MergeBinary, which keeps them in one block in actor
+	// order) are copied as one run.
+	var run []byte
 	for _, en := range ents {
-		b = append(b, en.enc...)
+		if n := len(run); len(en.enc) > 0 && cap(run) > n && &run[:n+1][n] == &en.enc[0] {
+			run = run[:n+len(en.enc)]
+			continue
+		}
+		b = append(b, run...)
+		run = en.enc
 	}
-	return b
+	return append(b, run...)
 }
 
 // hasUUID reports whether one of the entry's ids is a UUID that version 3
@@ -469,14 +478,17 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet, u
 				return nil, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
 			}
 			start := len(e.ids)
-			if e.ids, err = d.TxnIDBytes(e.ids, uuidBin); err != nil {
+			var isUUID bool
+			if e.ids, isUUID, err = d.TxnIDBytes(e.ids, uuidBin); err != nil {
 				return nil, err
 			}
 			p := pos(read)
 			e.idAt[p] = uint32(start)<<idBits | uint32(len(e.ids)-start)
 			x := e.id(uint32(p))
-			if err := x.Validate(); err != nil {
-				return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+			if !isUUID { // a UUID's canonical text is a valid id
+				if err := x.Validate(); err != nil {
+					return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+				}
 			}
 			amt, err := d.Int()
 			if err != nil {

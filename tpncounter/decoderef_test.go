@@ -171,7 +171,7 @@ func refDecodeTxn(d *wire.Decoder, version uint64) (Txn, error) {
 	if k != 2 {
 		return Txn{}, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
 	}
-	b, err := d.TxnIDBytes(nil, version >= 3)
+	b, _, err := d.TxnIDBytes(nil, version >= 3)
 	if err != nil {
 		return Txn{}, err
 	}

@@ -85,11 +85,23 @@ func (c *Counter) MergeBinary(data []byte) error {
 		return err
 	}
 	// The decoded entries are encoded as they were read: keep that, so that
-	// the next MarshalBinary need not encode them again.
+	// the next MarshalBinary need not encode them again. The encodings are
+	// copied into one block in order, so that MarshalBinary copies runs of
+	// them at once (appendBody); nothing ever appends to an entry's enc.
+	total := 0
+	for _, segs := range changed {
+		for _, seg := range segs {
+			total += len(seg)
+		}
+	}
+	block := make([]byte, 0, total)
 	for h, g := range [2]*GCounter{&o.p, &o.n} {
 		for i, seg := range changed[h] {
+			start := len(block)
+			block = append(block, seg...)
 			if en := g.entries[actors[h][i]]; en != nil {
-				en.enc, en.encBin = bytes.Clone(seg), version >= 3 && en.hasUUID()
+				en.enc, en.encBin = block[start:], version >= 3 && en.hasUUID()
+				en.enc = en.enc[:len(seg)]
 			}
 		}
 	}

@@ -84,16 +84,17 @@ func (e *Encoder) TxnID(id string, uuidBin bool) bool {
 // text to dst. With uuidBin, a 16-byte bin is a UUID and a str holding a
 // UUID's canonical text is refused (it has one encoding only: the bin);
 // without it, only a str is an id. The id's length is checked against
-// crdt.MaxIDLen, not its characters.
-func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) ([]byte, error) {
+// crdt.MaxIDLen, not its characters. isUUID reports that the id was a
+// 16-byte bin, whose text (canonical UUID text) is a valid id.
+func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) (out []byte, isUUID bool, err error) {
 	raw, isUUID, err := d.txnID(uuidBin)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if isUUID {
-		return AppendUUIDText(dst, raw), nil
+		return AppendUUIDText(dst, raw), true, nil
 	}
-	return append(dst, raw...), nil
+	return append(dst, raw...), false, nil
 }
 
 // TxnIDLen reads a transaction id as TxnIDBytes does and returns the length

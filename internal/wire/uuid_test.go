@@ -52,9 +52,12 @@ func TestTxnIDEncoding(t *testing.T) {
 			t.Errorf("%q (bin %v): %d bytes, want %d", tc.id, tc.uuidBin, len(b), tc.size)
 		}
 		d := valueDecoder(b)
-		got, err := d.TxnIDBytes(nil, tc.uuidBin)
+		got, isUUID, err := d.TxnIDBytes(nil, tc.uuidBin)
 		if err != nil || string(got) != tc.id {
 			t.Errorf("%q (bin %v): decoded %q, %v", tc.id, tc.uuidBin, got, err)
+		}
+		if wantUUID := b[0] == 0xc4; isUUID != wantUUID { // bin 8
+			t.Errorf("%q (bin %v): isUUID %v, want %v", tc.id, tc.uuidBin, isUUID, wantUUID)
 		}
 	}
 	// With bins, a UUID written as text is not canonical; a bin of another
@@ -67,7 +70,7 @@ func TestTxnIDEncoding(t *testing.T) {
 		build(e)
 		b, _ := e.Bytes()
 		d := valueDecoder(b)
-		if _, err := d.TxnIDBytes(nil, true); !errors.Is(err, crdt.ErrCorruptEncoding) {
+		if _, _, err := d.TxnIDBytes(nil, true); !errors.Is(err, crdt.ErrCorruptEncoding) {
 			t.Errorf("%s: %v, want ErrCorruptEncoding", name, err)
 		}
 	}
