@@ -228,9 +228,8 @@ func (b *Batch) Len() int {
 // zero amount (crdt.ErrInvalidAmount), id outside [now − Window,
 // now + FutureSkew] (crdt.ErrOutsideWindow).
 func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
-	var b Batch
-	b.Add(account, id, amount)
-	return ac.Apply(ctx, &b)
+	u := [1]update{{account: account, row: NormalRow(id, amount)}}
+	return ac.apply(ctx, u[:])
 }
 
 // Apply validates every update of b and writes them in one atomic store
@@ -238,11 +237,21 @@ func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64
 // batch before anything is written, as does one (account, id) given twice
 // with different amounts (crdt.ErrConflictingTransaction). A nil or empty
 // batch writes nothing.
-func (ac *Accounts) Apply(ctx context.Context, b *Batch) (err error) {
+func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
+	if b == nil {
+		return ac.apply(ctx, nil)
+	}
+	return ac.apply(ctx, b.muts)
+}
+
+// apply is Apply of the updates ups (Add passes its one update from the
+// stack). The write is encoded into one allocation when ups holds one
+// update, two otherwise (the mutations, and every row's key and value).
+func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
 	if ac.opts.Observer != nil {
 		defer func(start time.Time) { ac.report(ctx, "add", start, err, observe.Event{Attempts: 1}) }(time.Now())
 	}
-	if b.Len() == 0 {
+	if len(ups) == 0 {
 		return nil
 	}
 	now := ac.opts.Clock()
@@ -250,9 +259,12 @@ func (ac *Accounts) Apply(ctx context.Context, b *Batch) (err error) {
 		account string
 		id      ID
 	}
-	seen := map[key]int64{}
-	out := make([]store.Mutation, 0, len(b.muts))
-	for _, m := range b.muts {
+	var seen map[key]int64 // one update cannot repeat itself
+	if len(ups) > 1 {
+		seen = make(map[key]int64, len(ups))
+	}
+	out, buf := newWrite(len(ups))
+	for _, m := range ups {
 		if err := checkKey(m.account); err != nil {
 			return err
 		}
@@ -263,19 +275,17 @@ func (ac *Accounts) Apply(ctx context.Context, b *Batch) (err error) {
 		if t.Before(now.Add(-ac.opts.Window)) || t.After(now.Add(ac.opts.FutureSkew)) {
 			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.row.UpdateID, t.UTC().Format(time.RFC3339Nano), ac.opts.Window, ac.opts.FutureSkew)
 		}
-		k := key{m.account, m.row.UpdateID}
-		if a, ok := seen[k]; ok {
-			if a != m.row.Amount {
-				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, m.account, m.row.UpdateID, a, m.row.Amount)
+		if seen != nil {
+			k := key{m.account, m.row.UpdateID}
+			if a, ok := seen[k]; ok {
+				if a != m.row.Amount {
+					return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, m.account, m.row.UpdateID, a, m.row.Amount)
+				}
+				continue
 			}
-			continue
+			seen[k] = m.row.Amount
 		}
-		mut, err := putRow(m.account, m.row)
-		if err != nil {
-			return err
-		}
-		seen[k] = m.row.Amount
-		out = append(out, mut)
+		out = append(out, appendPut(&buf, m.account, m.row))
 	}
 	return ac.write(ctx, out)
 }

@@ -28,9 +28,14 @@ const RowKeyLen = 2*timeid.KeyLen + 1
 //
 // flattened into one byte string per row.
 func EncodeKey(k Key) []byte {
-	b := timeid.AppendDescending(make([]byte, 0, RowKeyLen), k.UpdateID)
-	b = append(b, byte(k.Kind))
-	return timeid.AppendAscending(b, k.Version)
+	return appendKey(make([]byte, 0, RowKeyLen), k)
+}
+
+// appendKey appends EncodeKey(k) to dst.
+func appendKey(dst []byte, k Key) []byte {
+	dst = timeid.AppendDescending(dst, k.UpdateID)
+	dst = append(dst, byte(k.Kind))
+	return timeid.AppendAscending(dst, k.Version)
 }
 
 // DecodeKey inverts EncodeKey. A key of the wrong length or an unknown
@@ -68,13 +73,46 @@ func DecodeKey(b []byte) (Key, error) {
 	return k, nil
 }
 
-// putRow is the write of r into account's partition (timestamp set later).
+// putRow is the write of r into account's partition (timestamp set later),
+// its key and value in one allocation.
 func putRow(account string, r Row) (store.Mutation, error) {
-	b, err := r.MarshalBinary() // validates the row
-	if err != nil {
+	if err := r.Validate(); err != nil {
 		return store.Mutation{}, err
 	}
-	return store.Mutation{Partition: account, Op: store.OpPut, Key: EncodeKey(r.Key()), Value: b}, nil
+	buf := make([]byte, 0, RowKeyLen+r.encodedLen(FormatVersion))
+	return appendPut(&buf, account, r), nil
+}
+
+// appendPut appends the key and the encoding (Row.MarshalBinary) of the
+// valid row r to *buf and returns their write into account's partition.
+// The mutation's key and value are full slices of *buf, so later appends
+// never change them.
+func appendPut(buf *[]byte, account string, r Row) store.Mutation {
+	b := *buf
+	k := len(b)
+	b = appendKey(b, r.Key())
+	v := len(b)
+	b = r.appendEncoding(b, FormatVersion)
+	*buf = b
+	return store.Mutation{Partition: account, Op: store.OpPut, Key: b[k:v:v], Value: b[v:len(b):len(b)]}
+}
+
+// oneWrite is the write of a single row in one allocation: its batch and
+// the bytes of its key and value.
+type oneWrite struct {
+	muts [1]store.Mutation
+	buf  [RowKeyLen + maxRowLen]byte
+}
+
+// newWrite returns room for a batch of n row writes: the mutations and
+// the bytes of their keys and values (appendPut), in one allocation for one
+// row.
+func newWrite(n int) ([]store.Mutation, []byte) {
+	if n == 1 {
+		w := new(oneWrite)
+		return w.muts[:0], w.buf[:0]
+	}
+	return make([]store.Mutation, 0, n), make([]byte, 0, n*(RowKeyLen+maxRowLen))
 }
 
 // deleteRow is the delete of r's key in account's partition.

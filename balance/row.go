@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/timeid"
@@ -191,20 +193,119 @@ func (r Row) marshal(version uint64) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	e := wire.NewEncoder(crdt.TagBalanceRow, version)
-	e.ArrayLen(7)
-	e.Bin(r.UpdateID[:])
-	e.Uint(uint64(r.Kind))
-	if r.Version.IsZero() {
-		e.Nil()
-	} else {
-		e.Bin(r.Version[:])
+	return r.appendEncoding(make([]byte, 0, r.encodedLen(version)), version), nil
+}
+
+// maxRowLen is the longest encoding of a valid row in a format version below
+// 128: the envelope (14 bytes), the array header (1), two bin16 ids (18
+// each), kind (1), amount and covers (up to 9 each), settled and target (1
+// each).
+const maxRowLen = 14 + 1 + 18 + 1 + 18 + 9 + 9 + 1 + 1
+
+// rowEnvelopes holds the envelope of each format version a row is written
+// in, as wire.NewEncoder starts it.
+var rowEnvelopes = func() (e [FormatVersion + 1][]byte) {
+	for v := range e {
+		e[v] = wire.AppendEnvelope(nil, crdt.TagBalanceRow, uint64(v))
 	}
-	e.Int(r.Amount)
-	e.Int(r.Covers)
-	e.Bool(r.Settled)
-	e.Uint(uint64(r.Target))
-	return e.Bytes()
+	return e
+}()
+
+// encodedLen is the length of r's encoding in format version; r must be
+// valid.
+func (r Row) encodedLen(version uint64) int {
+	n := 1 + 18 + uintLen(uint64(r.Kind)) + 1 + intLen(r.Amount) + intLen(r.Covers) + 1 + uintLen(uint64(r.Target))
+	if !r.Version.IsZero() {
+		n += 17
+	}
+	if version < uint64(len(rowEnvelopes)) {
+		return n + len(rowEnvelopes[version])
+	}
+	return n + len(wire.AppendEnvelope(nil, crdt.TagBalanceRow, version))
+}
+
+// appendEncoding appends r's encoding in format version to dst, byte for
+// byte what wire.Encoder writes for the fields MarshalBinary documents (each
+// integer in its smallest msgpack form); r must be valid. It allocates
+// nothing when dst has room, so the encoding of a row and its key can share
+// one allocation, and a decoded row's canonical form is checked on the
+// stack.
+func (r Row) appendEncoding(dst []byte, version uint64) []byte {
+	if version < uint64(len(rowEnvelopes)) {
+		dst = append(dst, rowEnvelopes[version]...)
+	} else {
+		dst = wire.AppendEnvelope(dst, crdt.TagBalanceRow, version)
+	}
+	dst = append(dst, msgpcode.FixedArrayLow|7, msgpcode.Bin8, 16)
+	dst = append(dst, r.UpdateID[:]...)
+	dst = appendUint(dst, uint64(r.Kind))
+	if r.Version.IsZero() {
+		dst = append(dst, msgpcode.Nil)
+	} else {
+		dst = append(dst, msgpcode.Bin8, 16)
+		dst = append(dst, r.Version[:]...)
+	}
+	dst = appendInt(dst, r.Amount)
+	dst = appendInt(dst, r.Covers)
+	if r.Settled {
+		dst = append(dst, msgpcode.True)
+	} else {
+		dst = append(dst, msgpcode.False)
+	}
+	return appendUint(dst, uint64(r.Target))
+}
+
+// appendUint appends v in its smallest msgpack form, as
+// msgpack.Encoder.EncodeUint writes it.
+func appendUint(dst []byte, v uint64) []byte {
+	switch {
+	case v <= math.MaxInt8:
+		return append(dst, byte(v))
+	case v <= math.MaxUint8:
+		return append(dst, msgpcode.Uint8, byte(v))
+	case v <= math.MaxUint16:
+		return binary.BigEndian.AppendUint16(append(dst, msgpcode.Uint16), uint16(v))
+	case v <= math.MaxUint32:
+		return binary.BigEndian.AppendUint32(append(dst, msgpcode.Uint32), uint32(v))
+	}
+	return binary.BigEndian.AppendUint64(append(dst, msgpcode.Uint64), v)
+}
+
+// appendInt appends v in its smallest msgpack form, as
+// msgpack.Encoder.EncodeInt writes it (non-negative values as unsigned).
+func appendInt(dst []byte, v int64) []byte {
+	switch {
+	case v >= 0:
+		return appendUint(dst, uint64(v))
+	case v >= int64(int8(msgpcode.NegFixedNumLow)):
+		return append(dst, byte(v))
+	case v >= math.MinInt8:
+		return append(dst, msgpcode.Int8, byte(v))
+	case v >= math.MinInt16:
+		return binary.BigEndian.AppendUint16(append(dst, msgpcode.Int16), uint16(v))
+	case v >= math.MinInt32:
+		return binary.BigEndian.AppendUint32(append(dst, msgpcode.Int32), uint32(v))
+	}
+	return binary.BigEndian.AppendUint64(append(dst, msgpcode.Int64), uint64(v))
+}
+
+// uintLen and intLen are the lengths appendUint and appendInt write.
+func uintLen(v uint64) int { return wire.UintSize(v) }
+
+func intLen(v int64) int {
+	switch {
+	case v >= 0:
+		return wire.UintSize(uint64(v))
+	case v >= int64(int8(msgpcode.NegFixedNumLow)):
+		return 1
+	case v >= math.MinInt8:
+		return 2
+	case v >= math.MinInt16:
+		return 3
+	case v >= math.MinInt32:
+		return 5
+	}
+	return 9
 }
 
 // UnmarshalBinary decodes MarshalBinary's output, in format version 2 or
@@ -287,7 +388,8 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	}
 	// Only the canonical encoding is accepted (smallest integer forms), so
 	// equal values always have equal bytes.
-	if canon, err := out.marshal(format); err != nil || !bytes.Equal(canon, data) {
+	var buf [maxRowLen]byte
+	if canon := out.appendEncoding(buf[:0], format); !bytes.Equal(canon, data) {
 		return fmt.Errorf("%w: non-canonical encoding", crdt.ErrCorruptEncoding)
 	}
 	*r = out
