@@ -50,30 +50,40 @@ const FormatVersion = 3
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
-	n, v3 := g.encodedSize()
-	g.sized, g.grown = n, 0
-	b := wire.AppendEnvelope(make([]byte, 0, 32+n), crdt.TagTGCounter, version(v3))
-	return finish(g.appendBody(b), crdt.TagTGCounter)
+	b := wire.AppendEnvelope(make([]byte, 0, 32+g.sized+g.grown), crdt.TagTGCounter, version(false))
+	vpos := len(b) - 1
+	b, v3 := g.appendBody(b)
+	setVersion(b, vpos, v3)
+	return finish(b, crdt.TagTGCounter)
 }
 
 // MarshalBinary returns the deterministic encoding of c (tag
 // crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
 func (c *Counter) MarshalBinary() ([]byte, error) {
-	np, p3 := c.p.encodedSize()
-	nn, n3 := c.n.encodedSize()
-	c.p.sized, c.p.grown, c.n.sized, c.n.grown = np, 0, nn, 0
-	b := wire.AppendEnvelope(make([]byte, 0, 32+1+np+nn), crdt.TagTPNCounter, version(p3 || n3))
+	// sized + grown bound each body (limits.go): one allocation.
+	b := wire.AppendEnvelope(make([]byte, 0, 32+1+c.p.sized+c.p.grown+c.n.sized+c.n.grown), crdt.TagTPNCounter, version(false))
+	vpos := len(b) - 1
 	b = wire.AppendArrayHeader(b, 2)
-	return finish(c.n.appendBody(c.p.appendBody(b)), crdt.TagTPNCounter)
+	b, p3 := c.p.appendBody(b)
+	b, n3 := c.n.appendBody(b)
+	setVersion(b, vpos, p3 || n3)
+	return finish(b, crdt.TagTPNCounter)
 }
 
 // version returns the format version MarshalBinary writes: the oldest that
-// can express the state (3 when v3, see encodedSize).
+// can express the state (3 when v3, see appendBody).
 func version(v3 bool) uint64 {
 	if v3 {
 		return FormatVersion
 	}
 	return 2
+}
+
+// setVersion writes the version of the body that followed into the
+// envelope's last byte, at vpos: versions 2 and 3 are one-byte integers,
+// so the envelope is written before the body decides which it needs.
+func setVersion(b []byte, vpos int, v3 bool) {
+	b[vpos] = byte(version(v3))
 }
 
 func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
@@ -83,24 +93,32 @@ func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 	return b, nil
 }
 
-// appendBody appends g's body, made of its entries' cached encodings
-// (encodedSize has encoded every entry).
-func (g *GCounter) appendBody(b []byte) []byte {
+// appendBody appends g's body, made of its entries' encodings (cached, or
+// encoded now and cached), makes g.sized exact, and reports whether the
+// body needs version 3 (a retired entry, or a UUID id written as 16
+// bytes).
+func (g *GCounter) appendBody(b []byte) ([]byte, bool) {
+	start := len(b)
 	ents := g.sorted()
 	b = wire.AppendArrayHeader(b, len(ents))
+	v3 := false
 	// Encodings that lie next to each other in memory (entries decoded
 	// together by MergeBinary, which keeps them in one block in actor
 	// order) are copied as one run.
 	var run []byte
 	for _, en := range ents {
-		if n := len(run); len(en.enc) > 0 && cap(run) > n && &run[:n+1][n] == &en.enc[0] {
-			run = run[:n+len(en.enc)]
+		enc := en.encoded()
+		v3 = v3 || en.retired || en.encBin
+		if n := len(run); len(enc) > 0 && cap(run) > n && &run[:n+1][n] == &enc[0] {
+			run = run[:n+len(enc)]
 			continue
 		}
 		b = append(b, run...)
-		run = en.enc
+		run = enc
 	}
-	return append(b, run...)
+	b = append(b, run...)
+	g.sized, g.grown = len(b)-start, 0
+	return b, v3
 }
 
 // hasUUID reports whether one of the entry's ids is a UUID that version 3
@@ -115,15 +133,13 @@ func (en *entry) hasUUID() bool {
 }
 
 // encodedSize returns the size of g's body, encoding (and caching) every
-// entry that has no cached encoding, and whether the body needs version 3
-// (a retired entry, or a UUID id written as 16 bytes).
-func (g *GCounter) encodedSize() (n int, v3 bool) {
-	n = wire.ArrayHeaderSize(len(g.entries))
+// entry that has no cached encoding.
+func (g *GCounter) encodedSize() int {
+	n := wire.ArrayHeaderSize(len(g.entries))
 	for _, en := range g.sorted() {
 		n += len(en.encoded())
-		v3 = v3 || en.retired || en.encBin
 	}
-	return n, v3
+	return n
 }
 
 // encoded returns the entry's encoding, cached until the entry changes: an

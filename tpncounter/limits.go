@@ -51,7 +51,7 @@ func fitsCap(extra int, halves ...*GCounter) bool {
 	}
 	exact := extra
 	for _, g := range halves {
-		n, _ := g.encodedSize()
+		n := g.encodedSize()
 		g.sized, g.grown = n, 0
 		exact += n
 	}
