@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 const compareUsage = `usage: counterkit compare -hosts HOST[,HOST] -keyspace KEYSPACE [flags]
@@ -26,6 +27,7 @@ compare runs one increment workload, each type in turn for -duration with
   native          Cassandra's native counter: UPDATE t SET c = c + 1 WHERE k = ?
                   (table counterkit_compare_native, created in the keyspace)
   ledger          ledger.Ledger credits on one account, one ledger per worker
+                  (or per actor with -actors)
   ledger-sharded  ledger.Sharded credits on one account of -shards sub-keys
   tally           tally mutator updates, one mutator per worker, one flush
                   every -flush-every updates
@@ -76,6 +78,8 @@ type compareConfig struct {
 	readTimeout time.Duration
 	shards      int
 	flushEvery  int
+	actors      int // ledger types: actors the workers share; 0: one per worker
+	history     int // ledger types: tpncounter HistoryLength; 0: the default
 	runID       string
 	// now is the clock every latency, rate and id time is taken from.
 	now func() time.Time
@@ -143,6 +147,8 @@ type compareReport struct {
 	Retries    int          `json:"retries"`
 	Shards     int          `json:"shards"`
 	FlushEvery int          `json:"flush_every"`
+	Actors     int          `json:"ledger_actors,omitempty"`
+	History    int          `json:"ledger_history,omitempty"`
 	Run        string       `json:"run"`
 	Rows       []compareRow `json:"types"`
 }
@@ -163,6 +169,8 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	retries := fs.Int("retries", 3, "how many times a worker resends an increment after a timeout")
 	shards := fs.Int("shards", 8, "ledger-sharded: the number of sub-keys of the account")
 	flushEvery := fs.Int("flush-every", 1, "tally: updates staged per flush")
+	actors := fs.Int("actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
+	history := fs.Int("history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
 	types := fs.String("types", strings.Join(compareTypes, ","), "the types to run, comma-separated")
 	format := fs.String("format", "table", "output format: table or json")
 	prefix := fs.String("prefix", "", "the counterkit tables' prefix (empty: the adapter's default, counterkit_)")
@@ -176,7 +184,7 @@ func runCompare(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg := compareConfig{
 		workers: *workers, duration: *duration, count: *count, retries: *retries,
 		timeout: *timeout, readTimeout: *readTimeout, shards: *shards, flushEvery: *flushEvery,
-		runID: newRunID(), now: time.Now,
+		actors: *actors, history: *history, runID: newRunID(), now: time.Now,
 	}
 	names, err := checkCompareFlags(cfg, splitList(*hosts), *keyspace, *types, *format)
 	if err != nil {
@@ -228,6 +236,10 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 		return nil, usagef("%w: -shards must be at least 1", crdt.ErrInvalidConfig)
 	case cfg.flushEvery < 1:
 		return nil, usagef("%w: -flush-every must be at least 1", crdt.ErrInvalidConfig)
+	case cfg.actors < 0 || cfg.actors > cfg.workers:
+		return nil, usagef("%w: -actors must be in [0, -workers], not %d", crdt.ErrInvalidConfig, cfg.actors)
+	case cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength:
+		return nil, usagef("%w: -history must be in [0, %d], not %d", crdt.ErrInvalidConfig, tpncounter.MaxHistoryLength, cfg.history)
 	}
 	names := splitList(types)
 	if len(names) == 0 {
@@ -251,7 +263,7 @@ func compareReportFor(cfg compareConfig, store string) compareReport {
 	return compareReport{
 		Store: store, Workers: cfg.workers, Duration: cfg.duration.String(), Count: cfg.count,
 		Timeout: cfg.timeout.String(), Retries: cfg.retries, Shards: cfg.shards,
-		FlushEvery: cfg.flushEvery, Run: cfg.runID,
+		FlushEvery: cfg.flushEvery, Actors: cfg.actors, History: cfg.history, Run: cfg.runID,
 	}
 }
 
@@ -408,8 +420,15 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 	if rep.Count > 0 {
 		per = fmt.Sprintf("%d increments per worker", rep.Count)
 	}
-	fmt.Fprintf(w, "workers %d, %s, client timeout %s, retries %d, shards %d, tally flush every %d\n\n",
-		rep.Workers, per, rep.Timeout, rep.Retries, rep.Shards, rep.FlushEvery)
+	ledgerOpts := ""
+	if rep.Actors > 0 {
+		ledgerOpts += fmt.Sprintf(", ledger actors %d", rep.Actors)
+	}
+	if rep.History > 0 {
+		ledgerOpts += fmt.Sprintf(", ledger history %d", rep.History)
+	}
+	fmt.Fprintf(w, "workers %d, %s, client timeout %s, retries %d, shards %d, tally flush every %d%s\n\n",
+		rep.Workers, per, rep.Timeout, rep.Retries, rep.Shards, rep.FlushEvery, ledgerOpts)
 	// Numbers align right; the type names, padded to one width, left.
 	width := len("type")
 	for _, r := range rep.Rows {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync"
 	"time"
 
 	"github.com/counterkit/counterkit/balance"
@@ -14,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // nativeCounter is a store's own counter column: an increment is not
@@ -158,6 +160,9 @@ type ledgerTarget struct {
 	st      store.Siblings
 	key     string
 	sharded bool
+
+	mu      sync.Mutex
+	writers map[int]credit // with cfg.actors: the ledger of each actor, shared by its workers
 }
 
 func (t *ledgerTarget) name() string {
@@ -172,7 +177,8 @@ func (t *ledgerTarget) counterkit() bool { return true }
 type credit func(ctx context.Context, txn crdt.TxnID, amount int64) (ledger.Result, error)
 
 func (t *ledgerTarget) open(actor string) (credit, func(context.Context) (int64, error), error) {
-	opts := ledger.Options{Actor: crdt.ActorID(actor), Backoff: ledger.Backoff{Initial: -1}}
+	opts := ledger.Options{Actor: crdt.ActorID(actor), Backoff: ledger.Backoff{Initial: -1},
+		Counter: tpncounter.Options{HistoryLength: t.cfg.history}}
 	if t.sharded {
 		s, err := ledger.NewSharded(t.st, t.key, t.cfg.shards, opts)
 		if err != nil {
@@ -195,8 +201,33 @@ func (t *ledgerTarget) value(ctx context.Context) (int64, error) {
 	return value(ctx)
 }
 
+// writer returns worker w's credit: its own ledger, or with cfg.actors the
+// ledger of actor w mod actors, which the workers of that actor share (a
+// Ledger and a Sharded are safe for concurrent use).
+func (t *ledgerTarget) writer(w int) (credit, error) {
+	if t.cfg.actors == 0 {
+		cr, _, err := t.open(fmt.Sprintf("compare-w%d", w))
+		return cr, err
+	}
+	a := w % t.cfg.actors
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cr, ok := t.writers[a]; ok {
+		return cr, nil
+	}
+	cr, _, err := t.open(fmt.Sprintf("compare-a%d", a))
+	if err != nil {
+		return nil, err
+	}
+	if t.writers == nil {
+		t.writers = map[int]credit{}
+	}
+	t.writers[a] = cr
+	return cr, nil
+}
+
 func (t *ledgerTarget) newWorker(w int) (compareWorker, error) {
-	cr, _, err := t.open(fmt.Sprintf("compare-w%d", w))
+	cr, err := t.writer(w)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // nativeDouble is a test double of a native counter, not a database: an
@@ -193,6 +194,52 @@ func TestCompareReportsCounterkitDrift(t *testing.T) {
 
 type brokenCounterkit struct{ *nativeTarget }
 
+// With -actors and -history, the ledger types write as that many actors,
+// shared by the workers, each remembering that many transactions; they
+// stay exact under the same lost acknowledgements, and the report says
+// what was run.
+func TestCompareSharedActorsAndHistory(t *testing.T) {
+	cfg := goldenConfig()
+	cfg.workers, cfg.count, cfg.actors, cfg.history = 6, 20, 2, 8
+	sib := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{Policy: faulty.Only(faulty.Seeded(11, faulty.Rates{LoseAck: 0.2}), faulty.MethodPut)})
+	targets, err := compareTargets([]string{"ledger", "ledger-sharded"}, cfg, nil, sib, nil)
+	require.NoError(t, err)
+	rep := compareReportFor(cfg, "memory (test)")
+	rep.Rows = runComparison(context.Background(), cfg, targets, nil)
+	for _, r := range rep.Rows {
+		require.Empty(t, r.Error, r.Type)
+		require.Equal(t, int64(cfg.workers*cfg.count), r.Acknowledged, r.Type)
+		require.True(t, r.exact(), "%+v", r)
+	}
+	// The plain ledger's key holds one entry per actor, each holding at
+	// most -history transactions (+1 before a Compact, see
+	// tpncounter.Options.HistoryLength).
+	vals, _, err := sib.Store().Fetch(context.Background(), "compare-golden-ledger")
+	require.NoError(t, err)
+	state, err := tpncounter.New(tpncounter.Options{HistoryLength: cfg.history})
+	require.NoError(t, err)
+	for _, v := range vals {
+		require.NoError(t, state.MergeBinary(v))
+	}
+	prefixes := map[string]bool{}
+	pos := state.Positive()
+	for _, a := range pos.Actors() {
+		prefixes[strings.SplitN(string(a), "~", 2)[0]] = true
+		e, _ := pos.Entry(a)
+		require.NotEmpty(t, e.History, a)
+		require.LessOrEqual(t, len(e.History), cfg.history+1, a)
+	}
+	require.Equal(t, map[string]bool{"compare-a0": true, "compare-a1": true}, prefixes)
+
+	var out bytes.Buffer
+	require.NoError(t, writeCompareReport(&out, "table", rep))
+	require.Contains(t, out.String(), ", ledger actors 2, ledger history 8\n")
+	out.Reset()
+	require.NoError(t, writeCompareReport(&out, "json", rep))
+	require.Contains(t, out.String(), `"ledger_actors": 2`)
+	require.Contains(t, out.String(), `"ledger_history": 8`)
+}
+
 func (brokenCounterkit) counterkit() bool { return true }
 
 func TestCompareUsage(t *testing.T) {
@@ -207,6 +254,9 @@ func TestCompareUsage(t *testing.T) {
 		{[]string{"-hosts", "h1", "-keyspace", "ks", "-types", "native,hll"}, `unknown type "hll"`},
 		{[]string{"-hosts", "h1", "-keyspace", "ks", "-duration", "1h"}, "-duration must be in (0, 4m]"},
 		{[]string{"-hosts", "h1", "-keyspace", "bad-name"}, "crdt.Err"},
+		{[]string{"-hosts", "h1", "-keyspace", "ks", "-workers", "4", "-actors", "5"}, "-actors must be in [0, -workers]"},
+		{[]string{"-hosts", "h1", "-keyspace", "ks", "-actors", "-1"}, "-actors must be in [0, -workers]"},
+		{[]string{"-hosts", "h1", "-keyspace", "ks", "-history", "-1"}, "-history must be in [0, "},
 	} {
 		var out, errOut bytes.Buffer
 		require.Equal(t, 2, run(append([]string{"compare"}, tc.args...), nil, &out, &errOut), tc.args)
