@@ -125,8 +125,9 @@ func startProcess(t *testing.T, bin, data string) *process {
 	}
 }
 
-// stop sends SIGTERM and checks that the process exits 0 within 5 seconds,
-// having landed its pending writes and closed the store.
+// stop sends SIGTERM and checks that the process exits 0, having landed
+// its pending writes and closed the store. The 30 s limit is a liveness
+// guard for a loaded CI machine, not a measurement.
 func (p *process) stop(t *testing.T) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -138,8 +139,8 @@ func (p *process) stop(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the service exited with %v after SIGTERM:\n%s", err, p.log)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("the service did not exit within 5s of SIGTERM:\n%s", p.log)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the service did not exit within 30s of SIGTERM:\n%s", p.log)
 	}
 	for _, want := range []string{"shutting down", "pending writes landed", "msg=stopped"} {
 		if !strings.Contains(p.log.String(), want) {
