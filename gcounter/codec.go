@@ -2,50 +2,92 @@ package gcounter
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
 // FormatVersion is the format version MarshalBinary writes and the newest one
-// UnmarshalBinary reads.
-const FormatVersion = 1
+// UnmarshalBinary reads. UnmarshalBinary also reads version 1.
+//
+// Version 1 (["gcounter", 1, [[actor, count], ...]]) writes every actor id
+// in full. Version 2 front-codes the sorted ids (each row stores only how
+// much of the previous id it shares and the rest), which roughly halves
+// the size of a counter whose actor ids share prefixes, as generated ids
+// usually do.
+const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
+// minRowSize is the smallest encoded version 2 row: fixarray, shared, a
+// one-byte suffix, a count.
+const minRowSize = 1 + 1 + 2 + 1
+
 // envelopeSize is the encoded size of [tag, FormatVersion] plus the array header.
 var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(FormatVersion)
 
+// sharedPrefix returns how many leading bytes of next a front-coded row
+// takes from prev: their longest common prefix, shortened so that it ends on
+// a UTF-8 character boundary of next. The stored suffix next[k:] is then
+// itself valid UTF-8, as a msgpack str should be. prev < next in byte order,
+// so next is never a prefix of prev and the suffix is never empty.
+func sharedPrefix(prev, next string) int {
+	k := 0
+	for k < len(prev) && k < len(next) && prev[k] == next[k] {
+		k++
+	}
+	for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {
+		k--
+	}
+	return k
+}
+
 // MarshalBinary encodes the counter as the crdt envelope
 //
-//	["gcounter", 1, [[actor, count], ...]]
+//	["gcounter", 2, [[shared, suffix, count], ...]]
 //
-// with pairs sorted by actor byte order and every count positive, so equal
-// counters always give identical bytes.
+// with one row per actor, sorted by actor byte order, every count positive.
+// A row's actor id is the first shared bytes of the previous row's id
+// followed by suffix; shared is the longest common prefix of the two ids
+// that ends on a character boundary (0 in the first row). Equal counters
+// always give identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagGCounter, FormatVersion)
 	e.ArrayLen(len(c.entries))
+	prev := ""
 	for _, en := range c.sorted() {
-		e.ArrayLen(2)
-		e.String(string(en.actor))
+		actor := string(en.actor)
+		k := sharedPrefix(prev, actor)
+		e.ArrayLen(3)
+		e.Uint(uint64(k))
+		e.String(actor[k:])
 		e.Int(en.count)
+		prev = actor
 	}
 	return e.Bytes()
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes. It accepts
-// only the canonical form MarshalBinary writes: at most MaxEncodedSize bytes
-// and MaxActors pairs, actors valid and strictly increasing, counts positive
-// and summing to at most math.MaxInt64, no trailing bytes. Errors wrap
-// crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
-// ErrUnsupportedVersion, and leave the receiver unchanged.
+// UnmarshalBinary replaces the counter with the one data encodes, in format
+// version 1 or 2. It accepts only the canonical form of each version: at
+// most MaxEncodedSize bytes and MaxActors actors, actors valid and strictly
+// increasing, counts positive and summing to at most math.MaxInt64, no
+// trailing bytes; in version 2 every row with the shared prefix length the
+// encoder would write. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
+// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
+// unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
-	d, _, err := wire.NewDecoder(data, crdt.TagGCounter, FormatVersion, MaxEncodedSize)
+	d, version, err := wire.NewDecoder(data, crdt.TagGCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {
 		return fmt.Errorf("gcounter: decode: %w", err)
 	}
-	out, err := decodePairs(d)
+	var out *Counter
+	if version == 1 {
+		out, err = decodePairs(d)
+	} else {
+		out, err = decodeRows(d)
+	}
 	if err != nil {
 		return fmt.Errorf("gcounter: decode: %w", err)
 	}
@@ -56,7 +98,69 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// decodePairs reads the body array of [actor, count] pairs.
+// decodeRows reads a version 2 body: an array of [shared, suffix, count]
+// rows.
+func decodeRows(d *wire.Decoder) (*Counter, error) {
+	n, err := d.ArrayLen(MaxActors)
+	if err != nil {
+		return nil, err
+	}
+	out := &Counter{}
+	// Pre-size for the rows the remaining bytes can hold, so that a short
+	// hostile input cannot make the decoder allocate for rows it lacks.
+	out.Grow(min(n, d.Remaining()/minRowSize))
+	var (
+		prev string
+		buf  []byte
+	)
+	for i := range n {
+		if err := d.Tuple(3, "row"); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		shared, err := d.NonNegInt()
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if shared > int64(len(prev)) {
+			return nil, fmt.Errorf("%w: row %d shares %d bytes of a %d-byte previous actor", crdt.ErrCorruptEncoding, i, shared, len(prev))
+		}
+		suffix, err := d.StringBytes(crdt.MaxIDLen)
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if int(shared)+len(suffix) > crdt.MaxIDLen {
+			return nil, fmt.Errorf("%w: row %d: actor of %d bytes, limit %d", crdt.ErrCorruptEncoding, i, int(shared)+len(suffix), crdt.MaxIDLen)
+		}
+		buf = append(append(buf[:0], prev[:shared]...), suffix...)
+		actor := string(buf)
+		if i > 0 && actor <= prev {
+			return nil, fmt.Errorf("%w: row %d: actor %q after %q: rows must be strictly increasing", crdt.ErrCorruptEncoding, i, actor, prev)
+		}
+		if want := sharedPrefix(prev, actor); int64(want) != shared {
+			return nil, fmt.Errorf("%w: row %d: actor %q stored as %d shared bytes, canonical is %d", crdt.ErrCorruptEncoding, i, actor, shared, want)
+		}
+		if err := crdt.ActorID(actor).Validate(); err != nil {
+			return nil, fmt.Errorf("%w: row %d: %v", crdt.ErrCorruptEncoding, i, err)
+		}
+		prev = actor
+		count, err := d.NonNegInt()
+		if err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if count == 0 {
+			return nil, fmt.Errorf("%w: row %d: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, i, actor)
+		}
+		if out.total > maxInt64-count {
+			return nil, fmt.Errorf("%w: row %d: counts sum past %d", crdt.ErrCorruptEncoding, i, int64(maxInt64))
+		}
+		// Actors are distinct (strictly increasing) and at most MaxActors.
+		out.add(crdt.ActorID(actor), count)
+		out.total += count
+	}
+	return out, nil
+}
+
+// decodePairs reads a version 1 body: an array of [actor, count] pairs.
 func decodePairs(d *wire.Decoder) (*Counter, error) {
 	out := &Counter{}
 	err := d.ActorCounts(MaxActors, out.Grow, func(actor crdt.ActorID, count int64) error {
@@ -75,11 +179,16 @@ func decodePairs(d *wire.Decoder) (*Counter, error) {
 
 const maxInt64 = 1<<63 - 1
 
-// bodySize is the encoded size of the pairs array.
+// bodySize is the encoded size of the version 2 rows array. The front
+// coding depends on the actors' order, so it sorts them.
 func (c *Counter) bodySize() int {
 	n := wire.ArrayHeaderSize(len(c.entries))
-	for _, e := range c.entries {
-		n += wire.ArrayHeaderSize(2) + wire.StrSize(len(e.actor)) + wire.UintSize(uint64(e.count))
+	prev := ""
+	for _, e := range c.sorted() {
+		actor := string(e.actor)
+		k := sharedPrefix(prev, actor)
+		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(k)) + wire.StrSize(len(actor)-k) + wire.UintSize(uint64(e.count))
+		prev = actor
 	}
 	return n
 }

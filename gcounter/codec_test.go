@@ -7,16 +7,20 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/proptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -39,7 +43,16 @@ var goldenCases = []struct {
 	{"int_widths", []pair{{"u8", 255}, {"fix", 127}, {"u16", 65535}, {"u32", 1<<32 - 1}, {"u64", 1 << 32}, {"u8min", 128}}},
 	{"max_total", []pair{{"b", 1}, {"a", math.MaxInt64 - 1}}},
 	{"long_actor", []pair{{crdt.ActorID(strings.Repeat("x", crdt.MaxIDLen)), 42}, {"short", 1}}},
+	// Front coding: "node-1" → "node-10" shares 6 bytes, "node-2" 5.
+	{"shared_prefix", []pair{{"node-2", 3}, {"node-10", 4}, {"node-1", 1}}},
+	// "aā" and "aą" share the bytes 61 c4, but the prefix may not end
+	// inside a character: the second row shares only "a".
+	{"rune_boundary", []pair{{"aāx", 1}, {"aąy", 2}}},
 }
+
+// v1Cases are the golden cases locked in testdata/v1 in format version 1,
+// which UnmarshalBinary still reads.
+var v1Cases = goldenCases[:7]
 
 func build(t testing.TB, pairs []pair) *gcounter.Counter {
 	c := gcounter.New()
@@ -63,7 +76,7 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err, "run go test ./gcounter -run TestGolden -update to create it")
 			want, err := hex.DecodeString(strings.TrimSpace(string(raw)))
 			require.NoError(t, err)
-			require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got), "encoding changed: a format change needs a new Version")
+			require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got), "encoding changed: a format change needs a new FormatVersion")
 
 			// The locked bytes decode to the same state, whose value is
 			// the plain sum of the listed increments.
@@ -77,6 +90,93 @@ func TestGolden(t *testing.T) {
 			}
 			require.Equal(t, sum, dec.Value())
 		})
+	}
+}
+
+// readGolden reads a hex golden file.
+func readGolden(t testing.TB, path string) []byte {
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	b, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	require.NoError(t, err)
+	return b
+}
+
+// TestGoldenV1 decodes the version 1 golden files: a stored version 1 state
+// reads back as the same counter, and re-encodes as version 2.
+func TestGoldenV1(t *testing.T) {
+	for _, tc := range v1Cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := readGolden(t, filepath.Join("testdata", "v1", tc.name+".golden"))
+			require.Equal(t, byte(1), data[2+len("gcounter")], "a version 1 file")
+			var dec gcounter.Counter
+			require.NoError(t, dec.UnmarshalBinary(data))
+			want := build(t, tc.pairs)
+			require.True(t, dec.Equal(want), "%v vs %v", &dec, want)
+			v2, err := dec.MarshalBinary()
+			require.NoError(t, err)
+			wantV2, err := want.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, wantV2, v2)
+			require.Equal(t, hex.EncodeToString(readGolden(t, filepath.Join("testdata", tc.name+".golden"))), hex.EncodeToString(v2))
+		})
+	}
+}
+
+// TestFrontCoding spells out the rows of the shared_prefix and
+// rune_boundary cases.
+func TestFrontCoding(t *testing.T) {
+	c := build(t, []pair{{"node-2", 3}, {"node-10", 4}, {"node-1", 1}})
+	got, err := c.MarshalBinary()
+	require.NoError(t, err)
+	want := env(t, "gcounter", 2, []any{
+		row(0, "node-1", 1),
+		row(6, "0", 4), // "node-1" + "0"
+		row(5, "2", 3), // "node-" + "2"
+	})
+	require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got))
+
+	c = build(t, []pair{{"aāx", 1}, {"aąy", 2}})
+	got, err = c.MarshalBinary()
+	require.NoError(t, err)
+	want = env(t, "gcounter", 2, []any{
+		row(0, "aāx", 1),
+		row(1, "ąy", 2), // shares "a", not the c4 that starts ā and ą
+	})
+	require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got))
+}
+
+// TestUnicodeFrontCoding checks, on random ids over an alphabet of one- to
+// four-byte characters, that every row's suffix is valid UTF-8 (the shared
+// prefix ends on a character boundary), that the encoding round-trips and
+// that Stats predicts its size. Replay:
+// COUNTERKIT_SEED=<seed> go test ./gcounter -run '^TestUnicodeFrontCoding$'
+func TestUnicodeFrontCoding(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	alphabet := []rune{'a', 'b', 'ā', 'ą', 'ć', '日', '本', '🦀', '🦁'}
+	for range 300 {
+		c := gcounter.New()
+		for range 1 + rng.IntN(20) {
+			var id []rune
+			for range 1 + rng.IntN(5) {
+				id = append(id, alphabet[rng.IntN(len(alphabet))])
+			}
+			require.NoError(t, c.Increment(crdt.ActorID(string(id)), 1+rng.Int64N(1000)))
+		}
+		b, err := c.MarshalBinary()
+		require.NoError(t, err)
+		var back gcounter.Counter
+		require.NoError(t, back.UnmarshalBinary(b), "%x", b)
+		require.True(t, back.Equal(c))
+		require.Equal(t, len(b), c.Stats().EncodedSize)
+		var decoded []any
+		require.NoError(t, msgpack.Unmarshal(b, &decoded))
+		for _, r := range decoded[2].([]any) {
+			suffix := r.([]any)[1].(string)
+			require.True(t, utf8.ValidString(suffix), "suffix %q of %x", suffix, b)
+		}
 	}
 }
 
@@ -94,6 +194,8 @@ func env(t testing.TB, tag string, version any, body any) []byte {
 
 func p(actor any, n any) []any { return []any{actor, n} }
 
+func row(shared any, suffix any, n any) []any { return []any{shared, suffix, n} }
+
 // corruptCases are inputs that must be rejected with the given sentinel.
 func corruptCases(t testing.TB) []struct {
 	name string
@@ -107,6 +209,28 @@ func corruptCases(t testing.TB) []struct {
 	u64, err := msgpack.Marshal(uint64(math.MaxInt64) + 1)
 	require.NoError(t, err)
 	bigCount := append(append(env(t, "gcounter", 1, nil)[:11], 0x91, 0x92, 0xa1, 'a'), u64...)
+	v2 := func(rows ...[]any) []byte { return env(t, "gcounter", 2, rows) }
+	v2prefix := env(t, "gcounter", 2, nil)[:11]
+	// MaxActors+1 rows as array16 (its smallest header) and array32.
+	tooManyRows := append(append([]byte{}, v2prefix...), 0xdc, 0x75, 0x31)
+	tooManyRows32 := append(append([]byte{}, v2prefix...), 0xdd, 0, 0, 0x75, 0x31)
+	// MaxActors+1 real rows: the cap is checked on the header, before any
+	// row is read. The ids are fixed-width ASCII, so the canonical shared
+	// prefix is the plain common prefix.
+	rows := make([]any, gcounter.MaxActors+1)
+	prev := ""
+	for i := range rows {
+		id := fmt.Sprintf("%06d", i)
+		k := 0
+		for k < len(prev) && prev[k] == id[k] {
+			k++
+		}
+		rows[i] = row(k, id[k:], 1)
+		prev = id
+	}
+	tooManyReal := env(t, "gcounter", 2, rows)
+	v2BigCount := append(append(append([]byte{}, v2prefix...), 0x91, 0x93, 0x00, 0xa1, 'a'), u64...)
+	max := int64(math.MaxInt64)
 	return []struct {
 		name string
 		data []byte
@@ -121,7 +245,7 @@ func corruptCases(t testing.TB) []struct {
 		{"wrong tag", env(t, "pncounter", 1, []any{[]any{}, []any{}}), crdt.ErrTypeMismatch},
 		{"tag not a string", mustMarshal(t, []any{7, 1, []any{}}), crdt.ErrCorruptEncoding},
 		{"version 0", env(t, "gcounter", 0, []any{}), crdt.ErrUnsupportedVersion},
-		{"version 2", env(t, "gcounter", 2, []any{}), crdt.ErrUnsupportedVersion},
+		{"version 3", env(t, "gcounter", 3, []any{}), crdt.ErrUnsupportedVersion},
 		{"negative version", env(t, "gcounter", -1, []any{}), crdt.ErrCorruptEncoding},
 		{"nil body", env(t, "gcounter", 1, nil), crdt.ErrCorruptEncoding},
 		{"map body", env(t, "gcounter", 1, map[string]int{"a": 1}), crdt.ErrCorruptEncoding},
@@ -143,6 +267,40 @@ func corruptCases(t testing.TB) []struct {
 		{"trailing byte", append(valid, 0xc0), crdt.ErrCorruptEncoding},
 		{"too many actors", tooMany, crdt.ErrTooLarge},
 		{"oversized input", huge, crdt.ErrTooLarge},
+		// Version 2.
+		{"v2 nil body", env(t, "gcounter", 2, nil), crdt.ErrCorruptEncoding},
+		{"v2 map body", env(t, "gcounter", 2, map[string]int{"a": 1}), crdt.ErrCorruptEncoding},
+		{"v2 version 1 pairs", v2(p("a", 1)), crdt.ErrCorruptEncoding},
+		{"v1 rows", env(t, "gcounter", 1, []any{row(0, "a", 1)}), crdt.ErrCorruptEncoding},
+		{"v2 nil row", v2(nil), crdt.ErrCorruptEncoding},
+		{"v2 row of four", v2([]any{0, "a", 1, 0}), crdt.ErrCorruptEncoding},
+		{"v2 first row shares", v2(row(1, "a", 1)), crdt.ErrCorruptEncoding},
+		{"v2 shares more than previous", v2(row(0, "ab", 1), row(3, "c", 1)), crdt.ErrCorruptEncoding},
+		{"v2 negative shared", v2(row(-1, "a", 1)), crdt.ErrCorruptEncoding},
+		{"v2 shared as a string", v2(row("0", "a", 1)), crdt.ErrCorruptEncoding},
+		{"v2 shares too little", v2(row(0, "ab", 1), row(1, "c", 1), row(0, "ad", 1)), crdt.ErrCorruptEncoding},
+		{"v2 shares nothing of a common prefix", v2(row(0, "node-1", 1), row(0, "node-2", 1)), crdt.ErrCorruptEncoding},
+		{"v2 shares inside a character", v2(row(0, "ā", 1), row(1, "\x85", 1)), crdt.ErrCorruptEncoding},
+		{"v2 suffix not a str", v2(row(0, []byte("a"), 1)), crdt.ErrCorruptEncoding},
+		{"v2 empty suffix (duplicate actor)", v2(row(0, "a", 1), row(1, "", 2)), crdt.ErrCorruptEncoding},
+		{"v2 duplicate actor written in full", v2(row(0, "a", 1), row(0, "a", 2)), crdt.ErrCorruptEncoding},
+		{"v2 unsorted", v2(row(0, "b", 1), row(0, "a", 1)), crdt.ErrCorruptEncoding},
+		{"v2 unsorted after a shared prefix", v2(row(0, "ab", 1), row(1, "a", 1)), crdt.ErrCorruptEncoding},
+		{"v2 empty actor", v2(row(0, "", 1)), crdt.ErrCorruptEncoding},
+		{"v2 control char actor", v2(row(0, "a\nb", 1)), crdt.ErrCorruptEncoding},
+		{"v2 control char in a suffix", v2(row(0, "a", 1), row(1, "\x01", 1)), crdt.ErrCorruptEncoding},
+		{"v2 invalid utf8 actor", v2(row(0, "\xff", 1)), crdt.ErrCorruptEncoding},
+		{"v2 suffix over 255 bytes", v2(row(0, strings.Repeat("x", crdt.MaxIDLen+1), 1)), crdt.ErrCorruptEncoding},
+		{"v2 actor over 255 bytes", v2(row(0, strings.Repeat("x", crdt.MaxIDLen), 1), row(crdt.MaxIDLen, "y", 1)), crdt.ErrCorruptEncoding},
+		{"v2 zero count", v2(row(0, "a", 0)), crdt.ErrCorruptEncoding},
+		{"v2 negative count", v2(row(0, "a", -1)), crdt.ErrCorruptEncoding},
+		{"v2 float count", v2(row(0, "a", 1.5)), crdt.ErrCorruptEncoding},
+		{"v2 count above MaxInt64", v2BigCount, crdt.ErrCorruptEncoding},
+		{"v2 total overflow", v2(row(0, "a", max), row(0, "b", 1)), crdt.ErrCorruptEncoding},
+		{"v2 trailing byte", append(v2(row(0, "a", 1)), 0xc0), crdt.ErrCorruptEncoding},
+		{"v2 too many rows", tooManyRows, crdt.ErrTooLarge},
+		{"v2 too many rows (array32)", tooManyRows32, crdt.ErrTooLarge},
+		{"v2 too many real rows", tooManyReal, crdt.ErrTooLarge},
 	}
 }
 
@@ -193,6 +351,27 @@ func TestUnmarshalRejectsEveryTruncation(t *testing.T) {
 			require.ErrorIs(t, c.UnmarshalBinary(b[:i]), crdt.ErrCorruptEncoding, "%s cut at %d", tc.name, i)
 		}
 	}
+}
+
+// TestHostileRowCountAllocatesLittle: an input that declares 30,000 rows
+// but holds 30,000 one-byte nils must not make the decoder pre-size the
+// counter for 30,000 actors.
+func TestHostileRowCountAllocatesLittle(t *testing.T) {
+	prefix := env(t, "gcounter", 2, nil)
+	data := append(append([]byte{}, prefix[:len(prefix)-1]...), 0xdc, 0x75, 0x30)
+	data = append(data, bytes.Repeat([]byte{0xc0}, 30000)...)
+	var c gcounter.Counter
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err := c.UnmarshalBinary(data)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	// A valid input of this size holds at most 6,000 rows, whose map and
+	// entries take about 20 bytes per input byte; sized for the declared
+	// 30,000 they would take about 100.
+	require.Less(t, allocated, uint64(40*len(data)), "allocated %d bytes for a %d-byte input", allocated, len(data))
 }
 
 func TestUnmarshalReplacesState(t *testing.T) {

@@ -20,8 +20,8 @@ func ExampleStats() {
 	fmt.Printf("%+v\n%+v\n%+v\n", before, same, after)
 	fmt.Println(after.EncodedSize == len(data))
 	// Output:
-	// {Actors:1 EncodedSize:20}
-	// {Actors:1 EncodedSize:20}
-	// {Actors:2 EncodedSize:28}
+	// {Actors:1 EncodedSize:21}
+	// {Actors:1 EncodedSize:21}
+	// {Actors:2 EncodedSize:26}
 	// true
 }

@@ -58,7 +58,7 @@ func ExampleCounter_MarshalBinary() {
 	}
 	fmt.Println(d.Value(), d.Equal(c))
 	// Output:
-	// 20 bytes, Stats says 20
+	// 22 bytes, Stats says 22
 	// 10 true
 }
 
@@ -69,5 +69,5 @@ func ExampleCounter_Stats() {
 		_ = c.Increment(a, 1000)
 	}
 	fmt.Printf("%+v\n", c.Stats())
-	// Output: {Actors:3 EncodedSize:42}
+	// Output: {Actors:3 EncodedSize:37}
 }

@@ -298,7 +298,9 @@ type Stats struct {
 	EncodedSize int
 }
 
-// Stats returns the counter's size without encoding it. It is O(actors).
+// Stats returns the counter's size without encoding it. It sorts the
+// actors (the front-coded encoding depends on their order), so it is
+// O(actors log actors), and allocates a copy of the entries.
 func (c *Counter) Stats() Stats {
 	if c == nil {
 		c = &Counter{} // reads as the empty counter

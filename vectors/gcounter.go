@@ -49,7 +49,17 @@ const gMaxActors = 30000
 type gFile struct {
 	Comment   string      `json:"comment"`
 	Scenarios []gScenario `json:"scenarios"`
+	Version1  []gCompat   `json:"version1"`
 	Malformed []Malformed `json:"malformed"`
+}
+
+// gCompat is a format version 1 encoding that decoders still read: Hex
+// decodes to Entries, which encode (in the current version) as Reencoded.
+type gCompat struct {
+	Name      string `json:"name"`
+	Hex       string `json:"hex"`
+	Entries   []Pair `json:"entries"`
+	Reencoded string `json:"reencoded"`
 }
 
 func gPairs(c *gcounter.Counter) []Pair {
@@ -147,6 +157,15 @@ func genGCounter(t *checker) any {
 			Note: "the union would exceed 30000 actors and the total would not fit: overflow is reported (SPEC.md 4.2)",
 			Steps: []Step{
 				incRange("r1", "a", 1, gMaxActors, 1), inc("r2", "b", math.MaxInt64-1), stepMerge("r1", "r2")}},
+		// Front coding (SPEC.md 4.4): node-1 → node-10 shares 6 bytes,
+		// node-10 → node-2 shares 5; "aāx" → "aąy" share the bytes 61 c4
+		// but the prefix stops at the character boundary after "a"; the
+		// 255-byte id is followed by one sharing 254 bytes (shared as
+		// uint8 cc fe).
+		{Name: "front-coded ids", Replicas: []string{"r"}, Steps: []Step{
+			inc("r", "node-2", 3), inc("r", "node-10", 4), inc("r", "node-1", 1),
+			inc("r", "aāx", 200), inc("r", "aąy", 70000),
+			inc("r", strings.Repeat("w", 254)+"a", 1), inc("r", strings.Repeat("w", 254)+"b", 2), inc("r", "wx", 5)}},
 	}
 	for i := range scs {
 		rs := runG(t, &scs[i], true)
@@ -171,9 +190,35 @@ func genGCounter(t *checker) any {
 		return e.b
 	}
 	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	// Every final state listed in a scenario, in its version 1 encoding
+	// (the one this file gave as hex before version 2): decoders keep
+	// reading it, and it re-encodes as version 2.
+	var compat []gCompat
+	seen := map[string]bool{}
+	for _, sc := range scs {
+		for _, name := range sortedKeys(sc.Final) {
+			st := sc.Final[name]
+			v1 := refGBody(env(g, 1), st.Entries).b
+			if seen[string(v1)] {
+				continue
+			}
+			seen[string(v1)] = true
+			dec := gcounter.New()
+			require.NoError(t, dec.UnmarshalBinary(v1), "%s %s", sc.Name, name)
+			compat = append(compat, gCompat{Name: sc.Name + ": " + name, Hex: hex.EncodeToString(v1), Entries: st.Entries,
+				Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
+		}
+	}
+	// Version 2 rows.
+	row := func(e refEnc, shared int, suffix string, n int64) refEnc {
+		return e.arr(3).uint(uint64(shared)).str(suffix).int(n)
+	}
+	v2 := func(rows int) refEnc { return env(g, 2).arr(rows) }
 	return gFile{
-		Comment:   "G-Counter (SPEC.md section 4). Body: array of [actor str, count int > 0], strictly increasing by actor bytes.",
+		Comment: "G-Counter (SPEC.md section 4). Version 2 body: one front-coded row [shared uint, suffix str, count int > 0] per actor, strictly increasing by actor bytes. " +
+			"version1 lists version 1 encodings (body: array of [actor str, count int > 0]) that decoders still read; malformed inputs without a v2: prefix are version 1.",
 		Scenarios: scs,
+		Version1:  compat,
 		Malformed: []Malformed{
 			mal("actors out of order", g, pairs("b", 1, "a", 1), t),
 			mal("duplicate actor", g, pairs("a", 1, "a", 2), t),
@@ -187,6 +232,41 @@ func genGCounter(t *checker) any {
 			mal("more than 30000 actors", g, cat(env(g, 1).arr(30001).b), t, "the cap is checked before the remaining-bytes check"),
 			mal("invalid actor", g, pairs("a\x7f", 1), t),
 			mal("trailing bytes", g, cat(pairs("a", 1), []byte{0}), t),
+			mal("v1: rows under version 1", g, row(env(g, 1).arr(1), 0, "a", 1).b, t),
+			mal("v2: version 1 pairs under version 2", g, v2(1).arr(2).str("a").int(1).b, t),
+			mal("v2: body is nil", g, env(g, 2).nil().b, t),
+			mal("v2: row of two", g, v2(1).arr(2).uint(0).str("a").b, t),
+			mal("v2: row of four", g, v2(1).arr(4).uint(0).str("a").int(1).int(1).b, t),
+			mal("v2: first row shares a prefix", g, row(v2(1), 1, "a", 1).b, t),
+			mal("v2: shares more than the previous id", g, row(row(v2(2), 0, "ab", 1), 3, "c", 1).b, t),
+			mal("v2: shares less than the common prefix", g, row(row(v2(2), 0, "ab", 1), 0, "ac", 1).b, t,
+				"ab → ac must be written with shared 1, suffix c"),
+			mal("v2: shares nothing of a common prefix", g, row(row(v2(2), 0, "node-1", 1), 0, "node-2", 1).b, t,
+				"node-1 → node-2 must be written with shared 5, suffix 2"),
+			mal("v2: shared prefix ends inside a character", g, row(row(v2(2), 0, "ā", 1), 1, "\x85", 1).b, t,
+				"ā is c4 81 and ą is c4 85: the canonical row is [0, ą]"),
+			mal("v2: shared not in its smallest form", g, v2(1).arr(3).raw(0xcc, 0).str("a").int(1).b, t),
+			mal("v2: negative shared", g, v2(1).arr(3).int(-1).str("a").int(1).b, t),
+			mal("v2: rows unsorted", g, row(row(v2(2), 0, "b", 1), 0, "a", 1).b, t),
+			mal("v2: rows unsorted after a shared prefix", g, row(row(v2(2), 0, "ab", 1), 1, "a", 1).b, t,
+				"the second id is a, which sorts before ab"),
+			mal("v2: duplicate actor (empty suffix)", g, row(row(v2(2), 0, "a", 1), 1, "", 2).b, t),
+			mal("v2: duplicate actor written in full", g, row(row(v2(2), 0, "a", 1), 0, "a", 2).b, t),
+			mal("v2: suffix is a bin", g, v2(1).arr(3).uint(0).bin([]byte("a")).int(1).b, t),
+			mal("v2: suffix longer than 255 bytes", g, row(v2(1), 0, long+"x", 1).b, t),
+			mal("v2: actor longer than 255 bytes", g, row(row(v2(2), 0, long, 1), 255, "y", 1).b, t,
+				"each str is within 255 bytes, the rebuilt id is 256"),
+			mal("v2: invalid actor", g, row(v2(1), 0, "", 1).b, t),
+			mal("v2: invalid actor built from a valid prefix", g, row(row(v2(2), 0, "a", 1), 1, "\x7f", 1).b, t),
+			mal("v2: zero count", g, row(v2(1), 0, "a", 0).b, t),
+			mal("v2: negative count", g, row(v2(1), 0, "a", -1).b, t),
+			mal("v2: counts sum past int64", g, row(row(v2(2), 0, "a", math.MaxInt64), 0, "b", 1).b, t),
+			mal("v2: more than 30000 rows", g, append(env(g, 2).b, 0xdc, 0x75, 0x31), t,
+				"30001 in its smallest header (array16) with nothing after it: the cap is checked before the remaining-bytes check"),
+			mal("v2: more than 30000 rows as array32", g, append(env(g, 2).b, 0xdd, 0, 0, 0x75, 0x31), t,
+				"not the smallest header either: the cap is checked first (SPEC.md 3.2)"),
+			mal("v2: trailing bytes", g, append(row(v2(1), 0, "a", 1).b, 0), t),
+			mal("version 3", g, env(g, 3).arr(0).b, t),
 		},
 	}
 }
@@ -267,11 +347,25 @@ func (m *gModel) pairs() []Pair {
 
 func (m *gModel) sum() int64 { return m.total }
 
-// refG encodes a gcounter body from pairs.
+// refGBody appends a version 1 gcounter body (also a pncounter version 1
+// half): [actor, count] pairs, in the order given.
 func refGBody(e refEnc, ps []Pair) refEnc {
 	e = e.arr(len(ps))
 	for _, p := range ps {
 		e = e.arr(2).str(p.Actor).int(int64(p.Count))
+	}
+	return e
+}
+
+// refGRows appends a version 2 gcounter body: one front-coded row
+// [shared, suffix, count] per pair, in the order given (sorted by actor).
+func refGRows(e refEnc, ps []Pair) refEnc {
+	e = e.arr(len(ps))
+	prev := ""
+	for _, p := range ps {
+		k := refShared(prev, p.Actor)
+		e = e.arr(3).uint(uint64(k)).str(p.Actor[k:]).int(int64(p.Count))
+		prev = p.Actor
 	}
 	return e
 }
@@ -297,7 +391,7 @@ func checkGCounter(t *checker, raw []byte) {
 				for name, want := range sc.FinalDigest {
 					c := rs[name]
 					require.Equal(t, want.HexSHA256, sha256Hex(must(c.MarshalBinary())), "%s encoding", name)
-					require.Equal(t, want.HexSHA256, sha256Hex(refGBody(env("gcounter", 1), model[name].pairs()).b), "%s: reference encoding of the model", name)
+					require.Equal(t, want.HexSHA256, sha256Hex(refGRows(env("gcounter", 2), model[name].pairs()).b), "%s: reference encoding of the model", name)
 					require.Equal(t, want.Actors, len(model[name].pairs()), "%s actors vs model", name)
 					require.Equal(t, want.Actors, c.Len(), "%s actors", name)
 					require.EqualValues(t, model[name].sum(), want.Value, "%s value vs model", name)
@@ -309,7 +403,7 @@ func checkGCounter(t *checker, raw []byte) {
 			for name, want := range sc.Final {
 				c := rs[name]
 				require.Equal(t, want.Hex, hex.EncodeToString(must(c.MarshalBinary())), "%s encoding", name)
-				require.Equal(t, want.Hex, refGBody(env("gcounter", 1), want.Entries).hex(), "%s: reference encoding of the listed entries", name)
+				require.Equal(t, want.Hex, refGRows(env("gcounter", 2), want.Entries).hex(), "%s: reference encoding of the listed entries", name)
 				require.Equal(t, model[name].pairs(), want.Entries, "%s entries vs model", name)
 				require.EqualValues(t, model[name].sum(), want.Value, "%s value vs model", name)
 				require.EqualValues(t, want.Value, c.Value())
@@ -332,6 +426,17 @@ func checkGCounter(t *checker, raw []byte) {
 					}
 				}
 			}
+		})
+	}
+	require.NotEmpty(t, f.Version1)
+	for _, c := range f.Version1 {
+		t.Run("version 1/"+c.Name, func(t *checker) {
+			require.Equal(t, c.Hex, refGBody(env("gcounter", 1), c.Entries).hex(), "reference version 1 encoding")
+			dec := gcounter.New()
+			require.NoError(t, dec.UnmarshalBinary(unhex(t, c.Hex)))
+			require.Equal(t, c.Entries, gPairs(dec))
+			require.Equal(t, c.Reencoded, hex.EncodeToString(must(dec.MarshalBinary())))
+			require.Equal(t, c.Reencoded, refGRows(env("gcounter", 2), c.Entries).hex(), "reference version 2 encoding")
 		})
 	}
 	checkMalformed(t, f.Malformed)

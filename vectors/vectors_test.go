@@ -134,22 +134,24 @@ func TestCheckFileAndGenerateUnknownName(t *testing.T) {
 // amount) is a failed vector naming the panic, and the file's other
 // vectors are still checked.
 func TestCheckPanicIsAFailure(t *testing.T) {
-	// The first two scenarios and the first malformed input of
-	// gcounter.json (the whole file takes seconds).
+	// The first two scenarios, the first version 1 encoding and the first
+	// malformed input of gcounter.json (the whole file takes seconds).
 	text, err := os.ReadFile(filepath.Join(shipped, "gcounter.json"))
 	require.NoError(t, err)
 	var f map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(text, &f))
-	var scenarios, malformed []json.RawMessage
+	var scenarios, version1, malformed []json.RawMessage
 	require.NoError(t, json.Unmarshal(f["scenarios"], &scenarios))
+	require.NoError(t, json.Unmarshal(f["version1"], &version1))
 	require.NoError(t, json.Unmarshal(f["malformed"], &malformed))
 	f["scenarios"] = must(json.Marshal(scenarios[:2]))
+	f["version1"] = must(json.Marshal(version1[:1]))
 	f["malformed"] = must(json.Marshal(malformed[:1]))
 	small := string(must(json.Marshal(f)))
 	var r recorder
 	require.NoError(t, vectors.CheckFile(&r, "gcounter.json", []byte(small)))
 	require.Empty(t, r.failed)
-	require.Equal(t, 3, r.runs)
+	require.Equal(t, 4, r.runs)
 
 	step := `"op":"increment","actor":"a","amount":"1"`
 	require.Equal(t, 1, strings.Count(small, step))
@@ -159,7 +161,7 @@ func TestCheckPanicIsAFailure(t *testing.T) {
 	require.Equal(t, "single", r.failed[0].name)
 	require.Contains(t, r.failed[0].msg, "panic: runtime error: invalid memory address or nil pointer dereference")
 	require.Contains(t, r.failed[0].msg, "vectors.runG")
-	require.Equal(t, 3, r.runs, "the other vectors are checked")
+	require.Equal(t, 4, r.runs, "the other vectors are checked")
 }
 
 func must[T any](v T, err error) T {

@@ -243,8 +243,8 @@ func BadEncodings() []struct {
 	valid, _ := g.MarshalBinary()
 	huge := make([]byte, gcounter.MaxEncodedSize+1)
 	copy(huge, valid)
-	v2 := bytes.Clone(valid)
-	v2[10] = 2 // version byte: ["gcounter", 2, ...]
+	newer := bytes.Clone(valid)
+	newer[10] = gcounter.FormatVersion + 1 // version byte: ["gcounter", 3, ...]
 	other := []byte{0x93, 0xab, 't', 'a', 'l', 'l', 'y', '.', 's', 'h', 'a', 'r', 'd', 0x01, 0x90}
 	return []struct {
 		Name string
@@ -254,7 +254,7 @@ func BadEncodings() []struct {
 		{"garbage", []byte("not msgpack at all"), crdt.ErrCorruptEncoding},
 		{"truncated", valid[:len(valid)-1], crdt.ErrCorruptEncoding},
 		{"trailing byte", append(bytes.Clone(valid), 0), crdt.ErrCorruptEncoding},
-		{"unsupported version", v2, crdt.ErrUnsupportedVersion},
+		{"unsupported version", newer, crdt.ErrUnsupportedVersion},
 		{"other type", other, crdt.ErrTypeMismatch},
 		{"oversized", huge, crdt.ErrTooLarge},
 	}
