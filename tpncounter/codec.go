@@ -242,7 +242,13 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	c.p.sized, c.n.sized = decodedBound(data, len(c.p.entries)+len(c.n.entries)), 0
 	c.cross = nil
 	c.link()
-	c.findCross(c.p.ents, nil)
+	// Every entry is new: looking up the smaller half's ids in the other
+	// finds every id held in both.
+	if c.n.tab.n < c.p.tab.n {
+		c.findCross(nil, c.n.ents)
+	} else {
+		c.findCross(c.p.ents, nil)
+	}
 	return nil
 }
 

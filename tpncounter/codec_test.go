@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -407,4 +408,40 @@ func FuzzGCounterDecode(f *testing.F) {
 			t.Fatalf("decode(encode(x)) != x")
 		}
 	})
+}
+
+// TestDecodeFindsIDsInBothHalves: a transaction credited by one actor and
+// debited by another (writers that could not see each other) is a
+// conflict whichever half holds fewer transactions; a decoded state
+// answers Value, Owner and Conflicts as the state it was encoded from.
+func TestDecodeFindsIDsInBothHalves(t *testing.T) {
+	for name, credits := range map[string]int{"fewer debits": 5, "fewer credits": 0} {
+		t.Run(name, func(t *testing.T) {
+			a, b := &Counter{}, &Counter{}
+			for i := range credits {
+				_, err := a.Apply("c", crdt.TxnID(fmt.Sprintf("c%d", i)), 1)
+				require.NoError(t, err)
+			}
+			for i := range 5 - credits {
+				_, err := b.Apply("d", crdt.TxnID(fmt.Sprintf("d%d", i)), -1)
+				require.NoError(t, err)
+			}
+			_, err := a.Apply("x", "both", 7)
+			require.NoError(t, err)
+			_, err = b.Apply("w", "both", -7)
+			require.NoError(t, err)
+			require.NoError(t, a.Merge(b))
+			require.Len(t, a.Conflicts(), 1)
+
+			bs, err := a.MarshalBinary()
+			require.NoError(t, err)
+			back := &Counter{}
+			require.NoError(t, back.UnmarshalBinary(bs))
+			require.Equal(t, a.Value(), back.Value())
+			require.Equal(t, a.Conflicts(), back.Conflicts())
+			want, _ := a.Owner("both")
+			got, _ := back.Owner("both")
+			require.Equal(t, want, got)
+		})
+	}
 }
