@@ -3,6 +3,8 @@ package tpncounter
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -199,4 +201,75 @@ func TestLawsWithRetirement(t *testing.T) {
 	require.True(t, res.Passed, res.Report)
 	t.Logf("convergence: %d retirements in %d cases", retired, cfg.Cases)
 	require.Positive(t, retired)
+}
+
+// TestGCounterRetireOwnerLiveActors covers the half-type's Retire and Owner
+// and the Counter's LiveActors, which the ledger's RetireAfter watches.
+func TestGCounterRetireOwnerLiveActors(t *testing.T) {
+	g, err := NewGCounter(Options{HistoryLength: 2})
+	require.NoError(t, err)
+	for _, op := range []struct {
+		a   crdt.ActorID
+		txn crdt.TxnID
+	}{{"old", "o1"}, {"old", "o2"}, {"old", "o3"}, {"b", "x"}} {
+		_, err := g.Apply(op.a, op.txn, 4)
+		require.NoError(t, err)
+	}
+	h, err := NewGCounter(Options{HistoryLength: 2}) // a wrote x without seeing b's copy
+	require.NoError(t, err)
+	_, err = h.Apply("a", "x", 4)
+	require.NoError(t, err)
+	require.NoError(t, g.Merge(h))
+	own, ok := g.Owner("x")
+	require.True(t, ok)
+	require.Equal(t, crdt.ActorID("a"), own.Actor, "the smallest holder owns")
+	_, ok = g.Owner("nobody")
+	require.False(t, ok)
+
+	_, err = g.Retire("")
+	require.ErrorIs(t, err, crdt.ErrInvalidActor)
+	ok, err = g.Retire("b")
+	require.NoError(t, err)
+	require.False(t, ok, "a holds b's transaction: declined")
+	before := g.Value()
+	ok, err = g.Retire("old")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, before, g.Value())
+	e, _ := g.Entry("old")
+	require.True(t, e.Retired)
+	require.Equal(t, int64(12), e.Total)
+	ok, err = g.Retire("old")
+	require.NoError(t, err)
+	require.False(t, ok, "already retired")
+	ok, err = g.Retire("never")
+	require.NoError(t, err)
+	require.False(t, ok, "no entry")
+
+	c := retireFixture(t, Options{HistoryLength: 2})
+	_, err = c.Apply("neg", "n1", -1)
+	require.NoError(t, err)
+	live := func() map[crdt.ActorID]uint64 {
+		out := map[crdt.ActorID]uint64{}
+		for a, v := range c.LiveActors() {
+			out[a] = v
+		}
+		return out
+	}
+	first := live()
+	require.Equal(t, []crdt.ActorID{"live", "neg", "old"}, slices.Sorted(maps.Keys(first)))
+	_, err = c.Apply("old", "o5", -1)
+	require.NoError(t, err)
+	require.Greater(t, live()["old"], first["old"], "a change moves the version")
+	require.Equal(t, first["live"], live()["live"])
+	ok, err = c.Retire("old")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NotContains(t, live(), crdt.ActorID("old"))
+	n := 0
+	for range c.LiveActors() {
+		n++
+		break
+	}
+	require.Equal(t, 1, n, "the iterator stops when asked")
 }
