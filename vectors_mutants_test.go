@@ -47,6 +47,26 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "gcounter", "30000_actors:_a_new_actor_is_refused"},
 	{"gcounter/merge cap", "4.2 Merge: a union above 30000 actors is too_large",
 		[]edit{{"gcounter/gcounter.go", "if n := len(c.entries) + added; n > MaxActors {", "if n := len(c.entries) + added; false && n > MaxActors {"}}, "gcounter", "merge_beyond_30000_actors_is_refused"},
+	// gcounter format version 2 (SPEC.md 4.4): the decoder's rules for the
+	// front-coded rows, and the encoder's character boundary. (The check
+	// that a rebuilt id is at most 255 bytes has no mutant: the id check
+	// of 2.1 refuses such an id too, with the same kind.)
+	{"gcounter/v2 row cap", "4.4: more than 30000 rows is too_large, before the remaining-bytes check",
+		[]edit{{"gcounter/codec.go", "n, err := d.ArrayLen(MaxActors)", "n, err := d.ArrayLen(1<<31 - 1)"}}, "gcounter", "v2:_more_than_30000_rows"},
+	{"gcounter/v2 shared within the previous id", "4.4: shared greater than the previous actor's length is corrupt",
+		[]edit{{"gcounter/codec.go", "if shared > int64(len(prev)) {", "if false && shared > int64(len(prev)) {"}}, "gcounter", "v2:_shares_more_than_the_previous_id"},
+	{"gcounter/v2 rows increasing", "4.4: rows strictly increasing by actor",
+		[]edit{{"gcounter/codec.go", "if i > 0 && actor <= prev {", "if false && i > 0 && actor <= prev {"}}, "gcounter", "v2:_rows_unsorted"},
+	{"gcounter/v2 canonical shared", "4.4: shared must be the canonical value",
+		[]edit{{"gcounter/codec.go", "if want := sharedPrefix(prev, actor); int64(want) != shared {", "if want := sharedPrefix(prev, actor); false && int64(want) != shared {"}}, "gcounter", "v2:_shares_less_than_the_common_prefix"},
+	{"gcounter/v2 character boundary", "4.4: the shared prefix ends on a character boundary",
+		[]edit{{"gcounter/codec.go", "for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {", "for false && k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {"}}, "gcounter", "front-coded_ids"},
+	{"gcounter/v2 valid actor", "4.4: an invalid rebuilt actor is corrupt",
+		[]edit{{"gcounter/codec.go", "if err := crdt.ActorID(actor).Validate(); err != nil {", "if err := crdt.ActorID(actor).Validate(); false && err != nil {"}}, "gcounter", "v2:_invalid_actor"},
+	{"gcounter/v2 zero count", "4.4: a count of 0 is corrupt",
+		[]edit{{"gcounter/codec.go", "if count == 0 {", "if false && count == 0 {"}}, "gcounter", "v2:_zero_count"},
+	{"gcounter/v2 total", "4.4: counts summing past 2^63-1 are corrupt",
+		[]edit{{"gcounter/codec.go", "if out.total > maxInt64-count {\n\t\t\treturn nil, fmt.Errorf(\"%w: row %d: counts sum", "if false && out.total > maxInt64-count {\n\t\t\treturn nil, fmt.Errorf(\"%w: row %d: counts sum"}}, "gcounter", "v2:_counts_sum_past_int64"},
 	{"pncounter/half cap on increment", "5.1: each half has its own 30000 actors",
 		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "pncounter", "30000_actors_in_N"},
 	{"pncounter/merge checks N first", "5.2 Merge: all or nothing, both halves checked first",
