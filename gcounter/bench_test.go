@@ -190,3 +190,30 @@ func codecVsJSON(b *testing.B, c *gcounter.Counter) {
 	b.ReportMetric(float64(tJSON.Nanoseconds())/float64(b.N), "json-ns/decode")
 	b.ReportMetric(float64(tJSON)/float64(tMsgpack), "decode-speedup")
 }
+
+// BenchmarkDecode gives separate rows for the two decoders (1,000 actors,
+// ids actor-0 … actor-999).
+func BenchmarkDecode(b *testing.B) {
+	c := thousandOf(b, actorN)
+	mp, _ := c.MarshalBinary()
+	js, _ := toJSON(c)
+	b.Run("msgpack", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(mp)))
+		for b.Loop() {
+			var d gcounter.Counter
+			if err := d.UnmarshalBinary(mp); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(js)))
+		for b.Loop() {
+			if _, err := fromJSON(js); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
