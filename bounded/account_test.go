@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -119,4 +120,40 @@ func TestRetryOfLandedTransactionIsDuplicate(t *testing.T) {
 	c, err := bounded.Decode(sibs[0], 0)
 	require.NoError(t, err)
 	require.Equal(t, int64(5), c.Value())
+}
+
+// TestBackoff: refused writes are retried after a backoff (the write lands
+// once); a context ended during a backoff ends the call with its error and
+// the refusal, nothing stored.
+func TestBackoff(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.NewSiblings()
+	st := faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Only(faulty.Script(faulty.Refuse, faulty.Refuse), faulty.MethodPut)})
+	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "a", RetryCount: 2, Backoff: bounded.Backoff{Initial: time.Millisecond, Max: 2 * time.Millisecond}})
+	require.NoError(t, err)
+	require.Equal(t, "k", a.Key())
+	res, err := a.Credit(ctx, "c1", 5)
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Attempts)
+
+	st2 := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{Policy: faulty.Only(faulty.Script(faulty.Refuse), faulty.MethodPut)})
+	b, err := bounded.Open(st2, "k", bounded.AccountOptions{Actor: "b", Backoff: bounded.Backoff{Initial: time.Hour, Max: time.Hour}})
+	require.NoError(t, err)
+	cctx, cancel := context.WithCancel(ctx)
+	stop := time.AfterFunc(50*time.Millisecond, cancel)
+	defer stop.Stop()
+	_, err = b.Credit(cctx, "c1", 5)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	v, err := b.Value(ctx)
+	require.NoError(t, err)
+	require.Zero(t, v)
+}
+
+func TestOptionsValidate(t *testing.T) {
+	require.NoError(t, bounded.Options{}.Validate())
+	require.NoError(t, bounded.Options{Bound: -5, Origin: "o"}.Validate())
+	for _, o := range []bounded.Options{{Bound: 1}, {Bound: -5}, {Origin: "o"}, {Bound: math.MinInt64, Origin: "o"}, {Window: bounded.MaxWindow + 1}} {
+		require.ErrorIs(t, o.Validate(), crdt.ErrInvalidConfig, "%+v", o)
+	}
 }
