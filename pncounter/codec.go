@@ -12,7 +12,7 @@ import (
 // FormatVersion is the format version MarshalBinary writes and the newest one
 // UnmarshalBinary reads. UnmarshalBinary also reads version 1.
 //
-// Version 1 (["pncounter", 1, [P, N]], each half a gcounter body) repeats
+// Version 1 (["pncounter", 1, [P, N]], each half a gcounter version 1 body) repeats
 // every actor id that has both increments and decrements. Version 2 writes
 // one row per actor and front-codes the sorted ids (each row stores only
 // how much of the previous id it shares and the rest), which roughly halves
@@ -216,7 +216,7 @@ func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half st
 	return nil
 }
 
-// decodeBodyV1 reads a version 1 body, [P, N], each half a gcounter body.
+// decodeBodyV1 reads a version 1 body, [P, N], each half a gcounter version 1 body.
 func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	if err := d.Tuple(2, "body [P, N]"); err != nil {
 		return nil, err
@@ -230,7 +230,7 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	return out, nil
 }
 
-// decodeHalfV1 reads one gcounter body (sorted [actor, count] pairs) into
+// decodeHalfV1 reads one gcounter version 1 body (sorted [actor, count] pairs) into
 // the empty counter g, enforcing the canonical form.
 func decodeHalfV1(d *wire.Decoder, g *gcounter.Counter) error {
 	// Actors are distinct and at most MaxActors, so Increment fails only

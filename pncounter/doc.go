@@ -31,7 +31,7 @@
 // actors per half.
 //
 // UnmarshalBinary also reads version 1, ["pncounter", 1, [P, N]] with each
-// half in the gcounter body format, so states stored by earlier releases
+// half in the gcounter version 1 body format, so states stored by earlier releases
 // stay readable; they are written back as version 2. On a 1,000-actor
 // counter with ids actor-0 … actor-999, version 2 is 0.44× the size of
 // version 1 and 0.34× the natural JSON form (BenchmarkCodecVsJSON).
