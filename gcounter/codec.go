@@ -2,7 +2,6 @@ package gcounter
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -28,22 +27,6 @@ const minRowSize = 1 + 1 + 2 + 1
 // envelopeSize is the encoded size of [tag, FormatVersion] plus the array header.
 var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(FormatVersion)
 
-// sharedPrefix returns how many leading bytes of next a front-coded row
-// takes from prev: their longest common prefix, shortened so that it ends on
-// a UTF-8 character boundary of next. The stored suffix next[k:] is then
-// itself valid UTF-8, as a msgpack str should be. prev < next in byte order,
-// so next is never a prefix of prev and the suffix is never empty.
-func sharedPrefix(prev, next string) int {
-	k := 0
-	for k < len(prev) && k < len(next) && prev[k] == next[k] {
-		k++
-	}
-	for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {
-		k--
-	}
-	return k
-}
-
 // MarshalBinary encodes the counter as the crdt envelope
 //
 //	["gcounter", 2, [[shared, suffix, count], ...]]
@@ -59,7 +42,7 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 	prev := ""
 	for _, en := range c.sorted() {
 		actor := string(en.actor)
-		k := sharedPrefix(prev, actor)
+		k := wire.SharedPrefix(prev, actor)
 		e.ArrayLen(3)
 		e.Uint(uint64(k))
 		e.String(actor[k:])
@@ -117,27 +100,9 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		if err := d.Tuple(3, "row"); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
-		shared, err := d.NonNegInt()
-		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		if shared > int64(len(prev)) {
-			return nil, fmt.Errorf("%w: row %d shares %d bytes of a %d-byte previous actor", crdt.ErrCorruptEncoding, i, shared, len(prev))
-		}
-		suffix, err := d.StringBytes(crdt.MaxIDLen)
-		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		if int(shared)+len(suffix) > crdt.MaxIDLen {
-			return nil, fmt.Errorf("%w: row %d: actor of %d bytes, limit %d", crdt.ErrCorruptEncoding, i, int(shared)+len(suffix), crdt.MaxIDLen)
-		}
-		buf = append(append(buf[:0], prev[:shared]...), suffix...)
-		actor := string(buf)
-		if i > 0 && actor <= prev {
-			return nil, fmt.Errorf("%w: row %d: actor %q after %q: rows must be strictly increasing", crdt.ErrCorruptEncoding, i, actor, prev)
-		}
-		if want := sharedPrefix(prev, actor); int64(want) != shared {
-			return nil, fmt.Errorf("%w: row %d: actor %q stored as %d shared bytes, canonical is %d", crdt.ErrCorruptEncoding, i, actor, shared, want)
+		var actor string
+		if actor, buf, err = d.FrontCodedID(i, prev, buf); err != nil {
+			return nil, err
 		}
 		if err := crdt.ActorID(actor).Validate(); err != nil {
 			return nil, fmt.Errorf("%w: row %d: %v", crdt.ErrCorruptEncoding, i, err)
@@ -186,7 +151,7 @@ func (c *Counter) bodySize() int {
 	prev := ""
 	for _, e := range c.sorted() {
 		actor := string(e.actor)
-		k := sharedPrefix(prev, actor)
+		k := wire.SharedPrefix(prev, actor)
 		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(k)) + wire.StrSize(len(actor)-k) + wire.UintSize(uint64(e.count))
 		prev = actor
 	}

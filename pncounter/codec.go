@@ -2,7 +2,6 @@ package pncounter
 
 import (
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
@@ -48,26 +47,10 @@ func (c *Counter) rows() []row {
 	out := make([]row, len(actors))
 	prev := ""
 	for i, a := range actors {
-		out[i] = row{shared: sharedPrefix(prev, string(a)), actor: string(a), p: c.p.Get(a), n: c.n.Get(a)}
+		out[i] = row{shared: wire.SharedPrefix(prev, string(a)), actor: string(a), p: c.p.Get(a), n: c.n.Get(a)}
 		prev = string(a)
 	}
 	return out
-}
-
-// sharedPrefix returns how many leading bytes of next a front-coded row
-// takes from prev: their longest common prefix, shortened so that it ends on
-// a UTF-8 character boundary of next. The stored suffix next[k:] is then
-// itself valid UTF-8, as a msgpack str should be. prev < next in byte order,
-// so next is never a prefix of prev and the suffix is never empty.
-func sharedPrefix(prev, next string) int {
-	k := 0
-	for k < len(prev) && k < len(next) && prev[k] == next[k] {
-		k++
-	}
-	for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {
-		k--
-	}
-	return k
 }
 
 // MarshalBinary encodes the counter as the crdt envelope
@@ -156,27 +139,9 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		if err := d.Tuple(4, "row"); err != nil {
 			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
-		shared, err := d.NonNegInt()
-		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		if shared > int64(len(prev)) {
-			return nil, fmt.Errorf("%w: row %d shares %d bytes of a %d-byte previous actor", crdt.ErrCorruptEncoding, i, shared, len(prev))
-		}
-		suffix, err := d.StringBytes(crdt.MaxIDLen)
-		if err != nil {
-			return nil, fmt.Errorf("row %d: %w", i, err)
-		}
-		if int(shared)+len(suffix) > crdt.MaxIDLen {
-			return nil, fmt.Errorf("%w: row %d: actor of %d bytes, limit %d", crdt.ErrCorruptEncoding, i, int(shared)+len(suffix), crdt.MaxIDLen)
-		}
-		buf = append(append(buf[:0], prev[:shared]...), suffix...)
-		actor := string(buf)
-		if i > 0 && actor <= prev {
-			return nil, fmt.Errorf("%w: row %d: actor %q after %q: rows must be strictly increasing", crdt.ErrCorruptEncoding, i, actor, prev)
-		}
-		if want := sharedPrefix(prev, actor); int64(want) != shared {
-			return nil, fmt.Errorf("%w: row %d: actor %q stored as %d shared bytes, canonical is %d", crdt.ErrCorruptEncoding, i, actor, shared, want)
+		var actor string
+		if actor, buf, err = d.FrontCodedID(i, prev, buf); err != nil {
+			return nil, err
 		}
 		prev = actor
 		p, err := d.NonNegInt()
