@@ -371,6 +371,28 @@ func (c *Counter) Holders(txn crdt.TxnID) []Holder {
 	return out
 }
 
+// Doubled returns, sorted, the transactions that two or more actors hold,
+// each copy counting in the value: a transaction applied by actors that did
+// not see each other (see the package documentation, "Exactly-once"). An
+// Account takes its copy back when a smaller actor also holds one and it
+// has the rights; what stays here after every holder has written again is
+// counted twice for good (a larger holder that spent the credit's rights,
+// or one that is gone), and is for an operator to settle, for example with
+// a compensating debit.
+func (c *Counter) Doubled() []crdt.TxnID {
+	if c == nil {
+		return nil
+	}
+	var out []crdt.TxnID
+	for x, hs := range c.holders {
+		if len(hs) > 1 {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // Known reports whether some actor holds txn, and what Apply would answer
 // for it with the given signed amount: Duplicate when a holder's copy has
 // that amount, crdt.ErrConflictingTransaction when none has.

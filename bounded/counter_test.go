@@ -139,6 +139,42 @@ func TestRetract(t *testing.T) {
 	require.False(t, ok)
 }
 
+// TestDoubled: a credit applied by two actors that did not see each other
+// is listed until the larger holder takes its copy back; one whose rights
+// the larger holder spent stays listed (counted twice).
+func TestDoubled(t *testing.T) {
+	var nilc *Counter
+	require.Empty(t, nilc.Doubled())
+	a, b := mustNew(t, Options{}), mustNew(t, Options{})
+	_, err := a.Apply("a", "x", 5)
+	require.NoError(t, err)
+	_, err = b.Apply("b", "x", 5)
+	require.NoError(t, err)
+	_, err = b.Apply("b", "y", 3)
+	require.NoError(t, err)
+	require.Empty(t, a.Doubled())
+	require.NoError(t, a.Merge(b))
+	require.Equal(t, []crdt.TxnID{"x"}, a.Doubled())
+	require.Equal(t, int64(13), a.Value(), "both copies count")
+	ok, err := a.Retract("b", "x")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Empty(t, a.Doubled())
+	require.Equal(t, int64(8), a.Value())
+
+	c, d := mustNew(t, Options{}), mustNew(t, Options{})
+	_, err = c.Apply("a", "x", 5)
+	require.NoError(t, err)
+	_, err = d.Apply("b", "x", 5)
+	require.NoError(t, err)
+	_, err = d.Apply("b", "spend", -5)
+	require.NoError(t, err)
+	require.NoError(t, c.Merge(d))
+	_, err = c.Retract("b", "x")
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.Equal(t, []crdt.TxnID{"x"}, c.Doubled(), "counted twice for good")
+}
+
 func TestWindow(t *testing.T) {
 	c := mustNew(t, Options{Window: 2})
 	_, _ = c.Apply("a", "x", 5)

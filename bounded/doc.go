@@ -125,6 +125,8 @@
 // covered, and counts twice: a credit whose rights the larger holder has
 // already spent (taking it back would break the bound), and a copy held by
 // an incarnation that is gone before it sees the smaller holder's copy.
+// Counter.Doubled lists the transactions two actors hold, so that an
+// operator can find and settle these (a Sync returns the state).
 // After crdt.ErrAmbiguousWrite, retry the same transaction on the same
 // Account: it answers definitely. A retry refused on another account says
 // nothing of the copy in doubt, which may still land.

@@ -259,9 +259,13 @@ func (r *simRun) finish(ctx context.Context) error {
 			return fmt.Errorf("refused %s is in the state", txn)
 		}
 	}
+	doubled := final.Doubled()
 	for txn, amt := range r.acked {
 		r.stats.acked++
 		hs := final.Holders(txn)
+		if (len(hs) > 1) != slices.Contains(doubled, txn) {
+			return fmt.Errorf("acknowledged %s is held by %v but Doubled says %v", txn, hs, doubled)
+		}
 		if len(hs) == 0 {
 			return fmt.Errorf("acknowledged %s (%+d) is lost", txn, amt)
 		}
