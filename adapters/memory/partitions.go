@@ -1,9 +1,11 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -38,34 +40,183 @@ var _ store.Partitions = (*Partitions)(nil)
 // NewPartitions returns an empty store.
 func NewPartitions() *Partitions { return &Partitions{} }
 
+// cell is a live row: its value is the n bytes at off in chunk of its
+// partition's values.
 type cell struct {
-	value []byte
-	ts    int64
+	chunk, off, n int32
+	ts            int64
+}
+
+// chunkSize is the size of the chunks a partition's values are copied into;
+// a value over chunkSize/4 gets a chunk of its own.
+const chunkSize = 32 << 10
+
+// inlineKey is the longest row key a shortKey holds. The drivers' row keys
+// (balance 33 bytes, deltalog 17, tally at most 17) fit, so their cells
+// live in a map without pointers: hashing and comparing a key reads no
+// memory outside the map, and the garbage collector does not scan it.
+const inlineKey = 40
+
+// shortKey is a row key of at most inlineKey bytes, the first n of b.
+type shortKey struct {
+	b [inlineKey]byte
+	n uint8
+}
+
+// rowKey is any row key: a short one in shortKey and tail empty, a longer
+// one with its first inlineKey bytes in shortKey and the rest in tail.
+type rowKey struct {
+	shortKey
+	tail string
+}
+
+func makeRowKey(k []byte) rowKey {
+	var r rowKey
+	r.n = uint8(copy(r.b[:], k))
+	if len(k) > inlineKey {
+		r.tail = string(k[inlineKey:])
+	}
+	return r
+}
+
+// appendTo appends the key's bytes to dst.
+func (k *rowKey) appendTo(dst []byte) []byte {
+	return append(append(dst, k.b[:k.n]...), k.tail...)
+}
+
+// compare orders the key against the row key b as unsigned bytes.
+func (k *rowKey) compare(b []byte) int {
+	c := bytes.Compare(k.b[:k.n], b[:min(len(b), inlineKey)])
+	if c != 0 || int(k.n) < inlineKey {
+		return c // a key shorter than inlineKey has no tail
+	}
+	switch rest := b[inlineKey:]; {
+	case k.tail < string(rest):
+		return -1
+	case k.tail > string(rest):
+		return 1
+	}
+	return 0
+}
+
+// compareRowKeys orders keys as unsigned bytes.
+func compareRowKeys(a, b rowKey) int {
+	if c := bytes.Compare(a.b[:a.n], b.b[:b.n]); c != 0 {
+		return c
+	}
+	return strings.Compare(a.tail, b.tail) // equal heads: no tails unless full
 }
 
 type partition struct {
-	cells map[string]cell
-	// keys holds the keys of cells in order when sorted is true; a write
-	// that adds or removes a cell clears sorted, and the next read sorts.
-	keys   []string
+	// The live rows: short keys' cells in short, longer keys' in long.
+	short map[shortKey]cell
+	long  map[rowKey]cell
+	// chunks hold the values of the live rows, appended to chunks[fill];
+	// of the size bytes they hold, garbage are values since overwritten or
+	// deleted, reclaimed by compact.
+	chunks        [][]byte
+	fill          int
+	size, garbage int
+	// keys holds the keys of the live rows in order when sorted is true; a
+	// write that adds or removes a row clears sorted, and the next read
+	// sorts.
+	keys   []rowKey
 	sorted bool
 	// dels holds the deletions that may still shadow a late write: point
 	// deletes by key (the newest per key), range deletes (none covered by
 	// another with a later timestamp), and the newest partition delete.
-	points map[string]int64
+	points map[rowKey]int64
 	ranges []store.Mutation
 	drop   int64
 }
 
-func (p *partition) shadowed(k string, ts int64) bool {
+func (p *partition) get(k *rowKey) (cell, bool) {
+	if k.tail == "" {
+		c, ok := p.short[k.shortKey]
+		return c, ok
+	}
+	c, ok := p.long[*k]
+	return c, ok
+}
+
+func (p *partition) set(k *rowKey, c cell) {
+	if k.tail == "" {
+		p.short[k.shortKey] = c
+	} else {
+		p.long[*k] = c
+	}
+}
+
+// value returns c's value, which the caller must not modify.
+func (p *partition) value(c cell) []byte {
+	return p.chunks[c.chunk][c.off : c.off+c.n : c.off+c.n]
+}
+
+// store copies v into the partition's chunks and returns its cell, at ts.
+func (p *partition) store(v []byte, ts int64) cell {
+	p.size += len(v)
+	if len(v) > chunkSize/4 {
+		p.chunks = append(p.chunks, slices.Clone(v))
+		return cell{chunk: int32(len(p.chunks) - 1), n: int32(len(v)), ts: ts}
+	}
+	if len(p.chunks) == 0 || len(p.chunks[p.fill])+len(v) > chunkSize {
+		p.chunks = append(p.chunks, make([]byte, 0, chunkSize))
+		p.fill = len(p.chunks) - 1
+	}
+	c := p.chunks[p.fill]
+	p.chunks[p.fill] = append(c, v...)
+	return cell{chunk: int32(p.fill), off: int32(len(c)), n: int32(len(v)), ts: ts}
+}
+
+// put stores v as the value of k at ts.
+func (p *partition) put(k *rowKey, v []byte, ts int64) {
+	if old, ok := p.get(k); ok {
+		p.garbage += int(old.n)
+	} else {
+		p.sorted = false
+	}
+	p.set(k, p.store(v, ts))
+}
+
+// remove deletes the live row k, whose cell is c.
+func (p *partition) remove(k *rowKey, c cell) {
+	if k.tail == "" {
+		delete(p.short, k.shortKey)
+	} else {
+		delete(p.long, *k)
+	}
+	p.garbage += int(c.n)
+	p.sorted = false
+}
+
+// compact copies the live values into new chunks once garbage is most of
+// what the chunks hold, so that values take about twice their size at
+// most.
+func (p *partition) compact() {
+	if p.garbage < chunkSize || p.garbage < p.size/2 {
+		return
+	}
+	var live partition // only its chunks are used
+	for k, c := range p.short {
+		p.short[k] = live.store(p.value(c), c.ts)
+	}
+	for k, c := range p.long {
+		p.long[k] = live.store(p.value(c), c.ts)
+	}
+	p.chunks, p.fill, p.size, p.garbage = live.chunks, live.fill, live.size, 0
+}
+
+func (p *partition) shadowed(k *rowKey, key []byte, ts int64) bool {
 	if p.drop >= ts {
 		return true
 	}
-	if d, ok := p.points[k]; ok && d >= ts {
-		return true
+	if len(p.points) > 0 {
+		if d, ok := p.points[*k]; ok && d >= ts {
+			return true
+		}
 	}
 	for _, r := range p.ranges {
-		if r.Shadows([]byte(k), ts) {
+		if r.Shadows(key, ts) {
 			return true
 		}
 	}
@@ -75,23 +226,25 @@ func (p *partition) shadowed(k string, ts int64) bool {
 func (p *partition) apply(m store.Mutation) {
 	switch m.Op {
 	case store.OpPut:
-		k := string(m.Key)
-		if p.shadowed(k, m.Timestamp) {
+		k := makeRowKey(m.Key)
+		if p.shadowed(&k, m.Key, m.Timestamp) {
 			return
 		}
-		if c, ok := p.cells[k]; ok && !store.Wins(m.Value, m.Timestamp, c.value, c.ts) {
+		if c, ok := p.get(&k); ok && !store.Wins(m.Value, m.Timestamp, p.value(c), c.ts) {
 			return
 		}
-		if _, ok := p.cells[k]; !ok {
-			p.sorted = false
-		}
-		p.cells[k] = cell{slices.Clone(m.Value), m.Timestamp}
+		p.put(&k, m.Value, m.Timestamp)
 		return
 	case store.OpDelete:
-		k := string(m.Key)
+		// Only the row m.Key can be shadowed (m.Shadows).
+		k := makeRowKey(m.Key)
 		if m.Timestamp > p.points[k] {
 			p.points[k] = m.Timestamp
 		}
+		if c, ok := p.get(&k); ok && m.Timestamp >= c.ts {
+			p.remove(&k, c)
+		}
+		return
 	case store.OpDeleteRange:
 		for _, r := range p.ranges {
 			if r.Timestamp >= m.Timestamp && covers(r, m) {
@@ -106,22 +259,32 @@ func (p *partition) apply(m store.Mutation) {
 	case store.OpDeletePartition:
 		p.drop = max(p.drop, m.Timestamp)
 	}
-	for k, c := range p.cells {
-		if m.Shadows([]byte(k), c.ts) {
-			delete(p.cells, k)
-			p.sorted = false
+	for sk, c := range p.short {
+		k := rowKey{shortKey: sk}
+		if m.Shadows(sk.b[:sk.n], c.ts) {
+			p.remove(&k, c)
+		}
+	}
+	var buf []byte
+	for k, c := range p.long {
+		buf = k.appendTo(buf[:0])
+		if m.Shadows(buf, c.ts) {
+			p.remove(&k, c)
 		}
 	}
 }
 
-// sortedKeys returns the keys of the live cells in order.
-func (p *partition) sortedKeys() []string {
+// sortedKeys returns the keys of the live rows in order.
+func (p *partition) sortedKeys() []rowKey {
 	if !p.sorted {
 		p.keys = p.keys[:0]
-		for k := range p.cells {
+		for k := range p.short {
+			p.keys = append(p.keys, rowKey{shortKey: k})
+		}
+		for k := range p.long {
 			p.keys = append(p.keys, k)
 		}
-		slices.Sort(p.keys)
+		slices.SortFunc(p.keys, compareRowKeys)
 		p.sorted = true
 	}
 	return p.keys
@@ -151,10 +314,11 @@ func (s *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	for _, m := range muts {
 		p := s.parts[m.Partition]
 		if p == nil {
-			p = &partition{cells: map[string]cell{}, points: map[string]int64{}}
+			p = &partition{short: map[shortKey]cell{}, long: map[rowKey]cell{}, points: map[rowKey]int64{}}
 			s.parts[m.Partition] = p
 		}
 		p.apply(m)
+		p.compact()
 	}
 	return nil
 }
@@ -167,14 +331,16 @@ func (s *Partitions) rows(partition string, from []byte, n int) []store.Row {
 		return nil
 	}
 	keys := p.sortedKeys()
-	i, _ := slices.BinarySearch(keys, string(from))
+	i, _ := slices.BinarySearchFunc(keys, from, func(k rowKey, from []byte) int { return k.compare(from) })
 	keys = keys[i:]
 	if n >= 0 && len(keys) > n {
 		keys = keys[:n]
 	}
 	out := make([]store.Row, len(keys))
-	for i, k := range keys {
-		out[i] = store.Row{Key: []byte(k), Value: slices.Clone(p.cells[k].value)}
+	for i := range keys {
+		k := &keys[i]
+		c, _ := p.get(k)
+		out[i] = store.Row{Key: k.appendTo(make([]byte, 0, int(k.n)+len(k.tail))), Value: slices.Clone(p.value(c))}
 	}
 	return out
 }
