@@ -1,0 +1,36 @@
+// Package stats holds Summary, the exact order-free aggregates of a set of
+// int64 observations: how many, their sum, the smallest and largest, and
+// the sum of squares. It is the one statistics type of counterkit: a
+// tally.Stats aggregate holds a Summary, and a deltalog merge cell and a
+// deltalog read carry one (deltalog.Stats is an alias of Summary).
+//
+// # Design
+//
+// Every cell is an integer and every operation on cells is exact: the count
+// and the sum are int64, the sum of squares an unsigned 128-bit integer
+// (SumSqHi:SumSqLo), and Add refuses, with an error wrapping
+// crdt.ErrOverflow, any result that does not fit. So Add is commutative and
+// associative wherever it succeeds, and a Summary does not depend on the
+// order, the grouping or the replica its observations were added in: it can
+// be merged, stored and compared byte for byte.
+//
+// Floating point appears only in the derived values, and only once: Mean
+// and Variance compute their exact rational value from the integer cells
+// (with math/big) and round it once to the nearest float64, ties to even.
+// Two implementations that follow this rule (SPEC.md 7.1) agree on every
+// bit. Dividing the cells as float64 instead (float64(Sum)/float64(Count))
+// rounds up to three times and differs once |Sum| exceeds 2^53; counterkit
+// does not do that anywhere.
+//
+// The empty Summary (the zero value) has no mean and no variance: both
+// return (0, false).
+//
+// Validate refuses cells that no set of observations has (SPEC.md 7.1, the
+// stats decoding rules): with n observations the sum lies in
+// [(n−1)·Min + Max, Min + (n−1)·Max], and the sum of squares has the parity
+// of the sum and lies between the least and the greatest sum of squares of
+// any n integers with that sum, minimum and maximum. Add keeps valid
+// Summaries valid, and Variance is never negative for a valid Summary.
+//
+// A Summary is a small value type, safe to copy and to use concurrently.
+package stats
