@@ -112,9 +112,9 @@ var vectorMutants = []vectorMutant{
 	{"tally/encoder folded_through", "2.3: the tally encoder refuses folded_through < 0",
 		[]edit{{"tally/codec.go", "if t.FoldedThrough < 0 {\n\t\treturn nil,", "if false && t.FoldedThrough < 0 {\n\t\treturn nil,"}}, "tally", "refusal/tally_folded_through_negative"},
 	{"tally/mean rounded once", "7.1: the mean is the exact quotient rounded once",
-		[]edit{{"tally/stats.go", "m, _ := big.NewRat(c.sum, c.count).Float64()", "m := float64(c.sum) / float64(c.count)"}}, "tally", "moments/mean_rounded_once"},
+		[]edit{{"stats/summary.go", "m, _ := big.NewRat(s.Sum, s.Count).Float64()", "m := float64(s.Sum) / float64(s.Count)"}}, "tally", "moments/mean_rounded_once"},
 	{"tally/variance exact", "7.1: the variance is exact, rounded once",
-		[]edit{{"tally/stats.go", "v, _ := new(big.Rat).SetFrac(num, den).Float64()", "v := float64(num.Int64()) / float64(den.Int64())"}}, "tally", "moments/extremes"},
+		[]edit{{"stats/summary.go", "v, _ := new(big.Rat).SetFrac(num, den).Float64()", "v := float64(num.Int64()) / float64(den.Int64())"}}, "tally", "moments/extremes"},
 	{"tally/fixed-shape cap", "3.2: a fixed-shape header above 65536 is too_large",
 		[]edit{{"tally/codec.go", "const maxFields = 1 << 16", "const maxFields = 1<<31 - 1"}}, "tally", "fixed-shape_array_header_above_65536"},
 	// envelope and primitives (SPEC.md 3)

@@ -91,7 +91,8 @@ func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo:
 
 // Validate returns nil when some set of Count integers has exactly these
 // cells, and otherwise an error wrapping crdt.ErrInvalidAmount that names
-// the failing check. The empty Summary is valid (every field zero); an
+// the failing check (callers add the cells to the message if they want
+// them). The empty Summary is valid (every field zero); an
 // empty one with any other field set, or a negative count, is not. The
 // checks for Count ≥ 1, all exact (SPEC.md 7.1):
 //
@@ -110,12 +111,12 @@ func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo:
 func (s Summary) Validate() error {
 	if s.Count == 0 {
 		if s != (Summary{}) {
-			return fmt.Errorf("%w: stats %+v: an empty summary has every field zero", crdt.ErrInvalidAmount, s)
+			return fmt.Errorf("%w: stats: an empty summary has every field zero", crdt.ErrInvalidAmount)
 		}
 		return nil
 	}
 	if why := exact.StatsDefect(s.Count, s.Sum, s.Min, s.Max, s.SumSquares()); why != "" {
-		return fmt.Errorf("%w: stats %+v: %s", crdt.ErrInvalidAmount, s, why)
+		return fmt.Errorf("%w: stats: %s", crdt.ErrInvalidAmount, why)
 	}
 	return nil
 }

@@ -5,38 +5,40 @@ import (
 	"math/big"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/stats"
 )
 
 // Stats keeps the count, sum, minimum, maximum and sum of squares of its
-// observations, all exact: the count and sum are int64 and the sum of
-// squares is an unsigned 128-bit integer, each overflow-checked. The mean and
-// variance are derived from them on demand. The windowed log (package
-// deltalog) keeps the same cells in its merge cells.
+// observations, all exact, in a stats.Summary: the count and sum are int64
+// and the sum of squares is an unsigned 128-bit integer, each
+// overflow-checked. The mean and variance are derived from them on demand,
+// by the Summary's rules (each the exact quotient rounded once). The
+// windowed log (package deltalog) keeps the same Summary in its merge cells
+// and reads. Stats is the tally aggregate kind around a Summary: it adds
+// the Aggregate contract and the encoding, and leaves every computation to
+// the Summary.
 //
-// Decoding refuses cells that no set of observations has: with n
-// observations the sum must lie in [(n−1)·min + max, min + (n−1)·max], and
-// the sum of squares must have the parity of the sum and lie between the
-// least and the greatest sum of squares of any n integers with that sum,
-// minimum and maximum (for one observation, or min = max: every observation
-// is min). So Variance is never negative for a decoded Stats, nor for any
-// Stats that Add and Combine build from decoded ones.
+// Decoding refuses cells that no set of observations has (stats.Summary's
+// Validate): with n observations the sum must lie in
+// [(n−1)·min + max, min + (n−1)·max], and the sum of squares must have the
+// parity of the sum and lie between the least and the greatest sum of
+// squares of any n integers with that sum, minimum and maximum (for one
+// observation, or min = max: every observation is min). So Variance is
+// never negative for a decoded Stats, nor for any Stats that Add and
+// Combine build from decoded ones.
 //
 // The zero value is empty and ready to use; a nil *Stats reads as it, and
 // Add and Combine panic on it. A Stats is not safe for concurrent use.
 type Stats struct {
-	count    int64
-	sum      int64
-	min, max int64 // meaningful only when count > 0
-	sq       exact.Uint128
+	s stats.Summary
 }
 
 // Add observes x. When the count, the sum or the sum of squares would
 // overflow it returns an error wrapping crdt.ErrOverflow and leaves s
 // unchanged.
 func (s *Stats) Add(x int64) error {
-	one := Stats{count: 1, sum: x, min: x, max: x, sq: exact.Square(x)}
+	one := Stats{s: stats.Of(x)}
 	return s.Combine(&one)
 }
 
@@ -44,98 +46,66 @@ func (s *Stats) Add(x int64) error {
 // crdt.ErrOverflow that leaves s unchanged. A nil other is empty.
 func (s *Stats) Combine(other *Stats) error {
 	_ = *s // a nil receiver panics, even with nothing to add
-	if other == nil || other.count == 0 {
-		return nil
+	sum, err := s.s.Add(other.Summary())
+	if err != nil {
+		return err
 	}
-	if s.count == 0 {
-		*s = *other
-		return nil
-	}
-	count, ok1 := addInt64(s.count, other.count)
-	sum, ok2 := addInt64(s.sum, other.sum)
-	sq, ok3 := s.sq.Add(other.sq)
-	switch {
-	case !ok1:
-		return fmt.Errorf("%w: stats count %d + %d", crdt.ErrOverflow, s.count, other.count)
-	case !ok2:
-		return fmt.Errorf("%w: stats sum %d + %d does not fit int64", crdt.ErrOverflow, s.sum, other.sum)
-	case !ok3:
-		return fmt.Errorf("%w: stats sum of squares exceeds 2^128", crdt.ErrOverflow)
-	}
-	s.count, s.sum, s.sq = count, sum, sq
-	s.min = min(s.min, other.min)
-	s.max = max(s.max, other.max)
+	s.s = sum
 	return nil
 }
 
 // The read-only methods below answer for a nil *Stats as for the empty one.
 
+// Summary returns the cells as a stats.Summary (a copy).
+func (s *Stats) Summary() stats.Summary {
+	if s == nil {
+		return stats.Summary{}
+	}
+	return s.s
+}
+
 // Count returns the number of observations.
-func (s *Stats) Count() int64 { return s.cells().count }
+func (s *Stats) Count() int64 { return s.Summary().Count }
 
 // Sum returns the exact sum of the observations.
-func (s *Stats) Sum() int64 { return s.cells().sum }
+func (s *Stats) Sum() int64 { return s.Summary().Sum }
 
 // Min returns the smallest observation and true, or 0 and false when empty.
-func (s *Stats) Min() (int64, bool) { c := s.cells(); return c.min, c.count > 0 }
+func (s *Stats) Min() (int64, bool) { c := s.Summary(); return c.Min, c.Count > 0 }
 
 // Max returns the largest observation and true, or 0 and false when empty.
-func (s *Stats) Max() (int64, bool) { c := s.cells(); return c.max, c.count > 0 }
+func (s *Stats) Max() (int64, bool) { c := s.Summary(); return c.Max, c.Count > 0 }
 
 // SumOfSquares returns the exact sum of the squared observations as a new
 // big.Int.
-func (s *Stats) SumOfSquares() *big.Int { return s.cells().sq.Big() }
+func (s *Stats) SumOfSquares() *big.Int { return s.Summary().SumSquares() }
 
-// Mean returns the arithmetic mean and true, or 0 and false when empty.
-func (s *Stats) Mean() (float64, bool) {
-	c := s.cells()
-	if c.count == 0 {
-		return 0, false
-	}
-	m, _ := big.NewRat(c.sum, c.count).Float64()
-	return m, true
-}
+// Mean returns the arithmetic mean (the exact quotient rounded once) and
+// true, or 0 and false when empty: stats.Summary.Mean.
+func (s *Stats) Mean() (float64, bool) { return s.Summary().Mean() }
 
 // Variance returns the population variance (sum of squares / n − mean²),
 // computed exactly from the integer cells and rounded once, and true; or 0
-// and false when empty.
-func (s *Stats) Variance() (float64, bool) {
-	if s == nil || s.count == 0 {
-		return 0, false
-	}
-	n := big.NewInt(s.count)
-	sum := big.NewInt(s.sum)
-	num := new(big.Int).Mul(n, s.sq.Big())   // n·Σx²
-	num.Sub(num, new(big.Int).Mul(sum, sum)) // − (Σx)²
-	den := new(big.Int).Mul(n, n)            // n²
-	v, _ := new(big.Rat).SetFrac(num, den).Float64()
-	return v, true
-}
+// and false when empty: stats.Summary.Variance.
+func (s *Stats) Variance() (float64, bool) { return s.Summary().Variance() }
 
 // Clone returns a copy of s.
-func (s *Stats) Clone() *Stats { c := s.cells(); return &c }
+func (s *Stats) Clone() *Stats { return &Stats{s: s.Summary()} }
 
 // Equal reports whether s and other hold the same cells. A nil *Stats is
 // empty.
-func (s *Stats) Equal(other *Stats) bool { return s.cells() == other.cells() }
-
-func (s *Stats) cells() Stats {
-	if s == nil {
-		return Stats{}
-	}
-	return *s
-}
+func (s *Stats) Equal(other *Stats) bool { return s.Summary() == other.Summary() }
 
 // Kind returns KindStats.
 func (*Stats) Kind() Kind { return KindStats }
 
 // String renders the cells, for example "n=3 sum=6 min=1 max=3 sumsq=14".
 func (s *Stats) String() string {
-	c := s.cells()
-	if c.count == 0 {
+	c := s.Summary()
+	if c.Count == 0 {
 		return "n=0"
 	}
-	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%s", c.count, c.sum, c.min, c.max, c.sq.Big())
+	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%s", c.Count, c.Sum, c.Min, c.Max, c.SumSquares())
 }
 
 func (*Stats) identity() *Stats { return new(Stats) }
@@ -144,17 +114,18 @@ func (*Stats) identity() *Stats { return new(Stats) }
 const statsFields = 6
 
 func (s *Stats) encodeBody(e *wire.Encoder) {
-	if s.count == 0 {
+	c := s.s
+	if c.Count == 0 {
 		e.Nil()
 		return
 	}
 	e.ArrayLen(statsFields)
-	e.Int(s.count)
-	e.Int(s.sum)
-	e.Int(s.min)
-	e.Int(s.max)
-	e.Uint(s.sq.Hi)
-	e.Uint(s.sq.Lo)
+	e.Int(c.Count)
+	e.Int(c.Sum)
+	e.Int(c.Min)
+	e.Int(c.Max)
+	e.Uint(c.SumSqHi)
+	e.Uint(c.SumSqLo)
 }
 
 func (s *Stats) decodeBody(d *wire.Decoder) error {
@@ -170,22 +141,23 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 		return fmt.Errorf("%w: stats has %d fields, want %d", crdt.ErrCorruptEncoding, n, statsFields)
 	}
 	var v Stats
-	if v.count, err = d.Int(); err != nil {
+	c := &v.s
+	if c.Count, err = d.Int(); err != nil {
 		return err
 	}
-	if v.sum, err = d.Int(); err != nil {
+	if c.Sum, err = d.Int(); err != nil {
 		return err
 	}
-	if v.min, err = d.Int(); err != nil {
+	if c.Min, err = d.Int(); err != nil {
 		return err
 	}
-	if v.max, err = d.Int(); err != nil {
+	if c.Max, err = d.Int(); err != nil {
 		return err
 	}
-	if v.sq.Hi, err = d.Uint(); err != nil {
+	if c.SumSqHi, err = d.Uint(); err != nil {
 		return err
 	}
-	if v.sq.Lo, err = d.Uint(); err != nil {
+	if c.SumSqLo, err = d.Uint(); err != nil {
 		return err
 	}
 	if err := v.validate(); err != nil {
@@ -195,12 +167,15 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 	return nil
 }
 
-// validate rejects cells no set of observations has, with an error wrapping
-// crdt.ErrCorruptEncoding. The empty value is encoded as nil, so an array
-// must have count ≥ 1.
+// validate rejects cells no set of observations has (stats.Summary's
+// Validate), with an error wrapping crdt.ErrCorruptEncoding. The empty value
+// is encoded as nil, so an array must have count ≥ 1.
 func (s *Stats) validate() error {
-	if why := exact.StatsDefect(s.count, s.sum, s.min, s.max, s.sq.Big()); why != "" {
-		return fmt.Errorf("%w: stats %s: %s", crdt.ErrCorruptEncoding, s, why)
+	if s.s.Count < 1 {
+		return fmt.Errorf("%w: stats %s: count must be at least 1", crdt.ErrCorruptEncoding, s)
+	}
+	if err := s.s.Validate(); err != nil {
+		return fmt.Errorf("%w: stats %s: %v", crdt.ErrCorruptEncoding, s, err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/stats"
 	"github.com/counterkit/counterkit/tally"
 )
 
@@ -335,4 +336,36 @@ func TestStatsCombineKeepsCheckedCellsPassing(t *testing.T) {
 		}
 	}
 	t.Logf("%d cells in the pool, %d of them with a shifted sum of squares", len(pool), unreal)
+}
+
+// TestStatsSummary checks the Summary accessor: a nil or empty Stats is the
+// empty Summary, and a Stats holds exactly the Summary of its observations,
+// whose Mean and Variance it reports.
+func TestStatsSummary(t *testing.T) {
+	var nilStats *tally.Stats
+	require.Equal(t, stats.Summary{}, nilStats.Summary())
+	require.Equal(t, stats.Summary{}, new(tally.Stats).Summary())
+
+	var s tally.Stats
+	var want stats.Summary
+	for _, x := range []int64{3518327057984836985, 1, 1} {
+		require.NoError(t, s.Add(x))
+		var err error
+		want, err = want.Add(stats.Of(x))
+		require.NoError(t, err)
+	}
+	require.Equal(t, want, s.Summary())
+	m, ok := s.Mean()
+	wm, wok := want.Mean()
+	require.Equal(t, wok, ok)
+	require.Equal(t, wm, m)
+	require.Equal(t, 1.1727756859949455e+18, m, "the exact quotient rounded once")
+	v, _ := s.Variance()
+	wv, _ := want.Variance()
+	require.Equal(t, wv, v)
+
+	// The accessor returns a copy.
+	got := s.Summary()
+	got.Count = 99
+	require.Equal(t, want, s.Summary())
 }
