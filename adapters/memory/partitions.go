@@ -47,9 +47,17 @@ type cell struct {
 	ts            int64
 }
 
-// chunkSize is the size of the chunks a partition's values are copied into;
-// a value over chunkSize/4 gets a chunk of its own.
-const chunkSize = 32 << 10
+// A partition's values are copied into chunks: the first of firstChunk
+// bytes, each next one twice the size of the one before, up to chunkSize
+// (so a partition of a few rows takes a few hundred bytes); a value over
+// chunkSize/4 gets a chunk of its own. Garbage (values overwritten or
+// deleted) is compacted away once it is at least compactMin bytes and
+// half of what the chunks hold.
+const (
+	firstChunk = 256
+	chunkSize  = 32 << 10
+	compactMin = 1 << 10
+)
 
 // inlineKey is the longest row key a shortKey holds. The drivers' row keys
 // (balance 33 bytes, deltalog 17, tally at most 17) fit, so their cells
@@ -159,8 +167,12 @@ func (p *partition) store(v []byte, ts int64) cell {
 		p.chunks = append(p.chunks, slices.Clone(v))
 		return cell{chunk: int32(len(p.chunks) - 1), n: int32(len(v)), ts: ts}
 	}
-	if len(p.chunks) == 0 || len(p.chunks[p.fill])+len(v) > chunkSize {
-		p.chunks = append(p.chunks, make([]byte, 0, chunkSize))
+	if len(p.chunks) == 0 || len(p.chunks[p.fill])+len(v) > cap(p.chunks[p.fill]) {
+		n := firstChunk
+		if len(p.chunks) > 0 {
+			n = min(chunkSize, 2*cap(p.chunks[p.fill]))
+		}
+		p.chunks = append(p.chunks, make([]byte, 0, max(n, len(v))))
 		p.fill = len(p.chunks) - 1
 	}
 	c := p.chunks[p.fill]
@@ -189,11 +201,11 @@ func (p *partition) remove(k *rowKey, c cell) {
 	p.sorted = false
 }
 
-// compact copies the live values into new chunks once garbage is most of
-// what the chunks hold, so that values take about twice their size at
-// most.
+// compact copies the live values into new chunks once garbage is half of
+// what the chunks hold (and at least compactMin), so that values take
+// about twice their size at most.
 func (p *partition) compact() {
-	if p.garbage < chunkSize || p.garbage < p.size/2 {
+	if p.garbage < compactMin || p.garbage < p.size/2 {
 		return
 	}
 	var live partition // only its chunks are used

@@ -130,7 +130,7 @@ func TestPartitionsAgainstModel(t *testing.T) {
 						if p.size-p.garbage != live {
 							t.Fatalf("step %d: chunks hold %d bytes, %d garbage, live values are %d", step, p.size, p.garbage, live)
 						}
-						if p.garbage >= chunkSize && p.garbage >= p.size/2 {
+						if p.garbage >= compactMin && p.garbage >= p.size/2 {
 							t.Fatalf("step %d: %d bytes of garbage in %d not compacted", step, p.garbage, p.size)
 						}
 					}
@@ -166,8 +166,15 @@ func TestPartitionsValuesAreCopies(t *testing.T) {
 	if string(rows[0].Value) != "value" {
 		t.Fatalf("a read value shares memory with the store: %q", rows[0].Value)
 	}
-	if p := s.parts["p"]; p.size > 4*chunkSize {
-		t.Fatalf("%d bytes of chunks for 13 bytes of values", p.size)
+	if p := s.parts["p"]; p.size > 4*compactMin {
+		t.Fatalf("%d bytes in chunks for 13 bytes of values", p.size)
+	}
+	// A partition of one small row takes one small chunk.
+	if err := s.Apply(ctx, []store.Mutation{{Partition: "small", Op: store.OpPut, Key: []byte("k"), Value: v, Timestamp: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.parts["small"].chunks; len(c) != 1 || cap(c[0]) != firstChunk {
+		t.Fatalf("one row of %d bytes: %d chunks, the first of %d bytes", len(v), len(c), cap(c[0]))
 	}
 }
 
