@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"math/big"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/stats"
 )
 
 // Kind distinguishes a regular update cell from a merge cell. The byte
@@ -34,96 +33,23 @@ func (k Kind) String() string {
 
 // Stats are the order-free aggregates of a set of regular cells: how many,
 // their sum, smallest and largest delta, and the sum of squared deltas (kept
-// exactly as a 128-bit unsigned integer, SumSqHi:SumSqLo). The zero Stats
-// describes the empty set. Stats is a value type, safe for concurrent use.
+// exactly as a 128-bit unsigned integer, SumSqHi:SumSqLo). Stats is an alias
+// of stats.Summary, the one aggregate type counterkit has (tally.Stats holds
+// one too), so its fields, Add, Mean, Variance, SumSquares and Validate are
+// the Summary's: in particular Mean is the exact quotient Sum/Count rounded
+// once and returns false for the empty set (SPEC.md 7.1, 8.3). The zero
+// Stats describes the empty set. Stats is a value type, safe for concurrent
+// use.
 //
 // A merge cell whose Stats no set of deltas has is invalid (Cell.Validate)
-// and refused by the decoder, by the checks tally applies to its Stats: with
-// n deltas the sum lies in [(n−1)·Min + Max, Min + (n−1)·Max], and the sum
-// of squares has the parity of the sum and lies between the least and the
-// greatest sum of squares of any n integers with that sum, minimum and
-// maximum. So Variance is never negative for the stats of a valid cell, of a
-// Read, or of any Add of them; for fields set by hand to values no deltas
-// have it means nothing.
-type Stats struct {
-	Count   int64
-	Sum     int64
-	Min     int64
-	Max     int64
-	SumSqHi uint64
-	SumSqLo uint64
-}
-
-// statsOf returns the stats of a single delta.
-func statsOf(delta int64) Stats {
-	sq := exact.Square(delta)
-	return Stats{Count: 1, Sum: delta, Min: delta, Max: delta, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
-}
-
-// Add returns the stats of the union of the two (disjoint) sets. It fails
-// with an error wrapping crdt.ErrOverflow if the count, the sum or the sum of
-// squares does not fit.
-func (s Stats) Add(o Stats) (Stats, error) {
-	if o.Count == 0 {
-		return s, nil
-	}
-	if s.Count == 0 {
-		return o, nil
-	}
-	out := s
-	var err error
-	if out.Count, err = addInt(s.Count, o.Count); err != nil {
-		return s, err
-	}
-	if out.Sum, err = addInt(s.Sum, o.Sum); err != nil {
-		return s, err
-	}
-	out.Min = min(s.Min, o.Min)
-	out.Max = max(s.Max, o.Max)
-	sq, fits := s.sumSq().Add(o.sumSq())
-	if !fits {
-		return s, fmt.Errorf("%w: sum of squares exceeds 128 bits", crdt.ErrOverflow)
-	}
-	out.SumSqHi, out.SumSqLo = sq.Hi, sq.Lo
-	return out, nil
-}
-
-// Mean returns Sum/Count, or 0 for the empty set.
-func (s Stats) Mean() float64 {
-	if s.Count == 0 {
-		return 0
-	}
-	return float64(s.Sum) / float64(s.Count)
-}
-
-// SumSquares returns the exact sum of squared deltas.
-func (s Stats) SumSquares() *big.Int { return s.sumSq().Big() }
-
-func (s Stats) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo: s.SumSqLo} }
-
-// Variance returns the population variance of the deltas (0 for fewer than
-// two), computed from the exact aggregates and rounded once to float64.
-func (s Stats) Variance() float64 {
-	if s.Count < 2 {
-		return 0
-	}
-	// (n*sumsq - sum^2) / n^2, exactly, then rounded.
-	n := big.NewInt(s.Count)
-	num := new(big.Int).Mul(n, s.SumSquares())
-	sum := big.NewInt(s.Sum)
-	num.Sub(num, sum.Mul(sum, sum))
-	den := new(big.Int).Mul(n, n)
-	f, _ := new(big.Rat).SetFrac(num, den).Float64()
-	return f
-}
-
-func addInt(a, b int64) (int64, error) {
-	c := a + b
-	if (c > a) != (b > 0) {
-		return a, fmt.Errorf("%w: %d + %d does not fit int64", crdt.ErrOverflow, a, b)
-	}
-	return c, nil
-}
+// and refused by the decoder, by Summary.Validate, the checks tally applies
+// to its Stats: with n deltas the sum lies in [(n−1)·Min + Max,
+// Min + (n−1)·Max], and the sum of squares has the parity of the sum and
+// lies between the least and the greatest sum of squares of any n integers
+// with that sum, minimum and maximum. So Variance is never negative for the
+// stats of a valid cell, of a Read, or of any Add of them; for fields set by
+// hand to values no deltas have it means nothing.
+type Stats = stats.Summary
 
 // Cell is one stored entry of a counter's log.
 //
@@ -145,7 +71,8 @@ type Cell struct {
 
 // Validate reports whether c is well formed. The error wraps
 // crdt.ErrInvalidTxnID (bad id), crdt.ErrInvalidAmount (zero delta, stats
-// that disagree with the delta or that no set of deltas has; see Stats) or
+// that disagree with the delta, that are empty or that no set of deltas
+// has; see Stats) or
 // crdt.ErrCorruptEncoding (unknown kind).
 func (c Cell) Validate() error {
 	if err := c.ID.Validate(); err != nil {
@@ -164,8 +91,11 @@ func (c Cell) Validate() error {
 		if s.Sum != c.Delta {
 			return fmt.Errorf("%w: merge cell stats %+v disagree with delta %d", crdt.ErrInvalidAmount, s, c.Delta)
 		}
-		if why := s.defect(); why != "" {
-			return fmt.Errorf("%w: merge cell stats %+v: %s", crdt.ErrInvalidAmount, s, why)
+		if s.Count < 1 {
+			return fmt.Errorf("%w: merge cell stats %+v: count must be at least 1", crdt.ErrInvalidAmount, s)
+		}
+		if err := s.Validate(); err != nil {
+			return fmt.Errorf("merge cell stats %+v: %w", s, err)
 		}
 		if c.Written < 0 {
 			return fmt.Errorf("%w: negative merge write time", crdt.ErrInvalidAmount)
@@ -176,20 +106,12 @@ func (c Cell) Validate() error {
 	return nil
 }
 
-// defect returns why no multiset of Count integer deltas has these
-// aggregates, or "" when they pass every check: the checks of tally's Stats
-// (exact.StatsDefect), which Add keeps passing and under which Variance is
-// never negative.
-func (s Stats) defect() string {
-	return exact.StatsDefect(s.Count, s.Sum, s.Min, s.Max, s.SumSquares())
-}
-
 // stats returns the aggregates this cell contributes to a read.
 func (c Cell) stats() Stats {
 	if c.Kind == KindMerge {
 		return c.Stats
 	}
-	return statsOf(c.Delta)
+	return stats.Of(c.Delta)
 }
 
 // sameContent reports whether two cells with the same key carry the same

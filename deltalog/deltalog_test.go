@@ -259,7 +259,12 @@ func TestStatsMatchPlainModel(t *testing.T) {
 	require.Equal(t, mx, r.Stats.Max)
 	require.Equal(t, sq, r.Stats.SumSquares().Int64())
 	mean := float64(sum) / float64(len(deltas))
-	require.InDelta(t, float64(sq)/float64(len(deltas))-mean*mean, r.Stats.Variance(), 1e-9)
+	gotMean, ok := r.Stats.Mean()
+	require.True(t, ok)
+	require.InDelta(t, mean, gotMean, 1e-12)
+	v, ok := r.Stats.Variance()
+	require.True(t, ok)
+	require.InDelta(t, float64(sq)/float64(len(deltas))-mean*mean, v, 1e-9)
 	require.Equal(t, 4, r.Cells, "3 regular cells above the merge cell, plus it")
 }
 
@@ -460,4 +465,35 @@ func TestStoreErrorsPropagate(t *testing.T) {
 	_, err = c.Read(ctx, "k")
 	require.ErrorIs(t, err, context.Canceled)
 	require.Zero(t, store.Len("k"))
+}
+
+// TestReadMeanRoundsOnce: a read's mean is stats.Summary's, the exact
+// quotient rounded once (SPEC.md 7.1, 8.3), also through a merge cell; the
+// empty log has no mean and no variance.
+func TestReadMeanRoundsOnce(t *testing.T) {
+	var empty deltalog.Log
+	r, err := empty.Read()
+	require.NoError(t, err)
+	_, ok := r.Stats.Mean()
+	require.False(t, ok, "an empty log has no mean")
+	_, ok = r.Stats.Variance()
+	require.False(t, ok, "an empty log has no variance")
+
+	var l deltalog.Log
+	deltas := []int64{3518327057984836985, 1, 1} // double(sum)/3 = 1.1727756859949458e+18
+	for i, d := range deltas {
+		require.NoError(t, l.Add(timeid.New(base.Add(time.Duration(i)*time.Second)), d))
+	}
+	for _, merged := range []bool{false, true} {
+		if merged {
+			_, ok, err := l.MergeBefore(base.Add(time.Hour), base)
+			require.NoError(t, err)
+			require.True(t, ok)
+		}
+		r, err := l.Read()
+		require.NoError(t, err)
+		m, ok := r.Stats.Mean()
+		require.True(t, ok)
+		require.Equal(t, 1.1727756859949455e+18, m, "merged %v: the exact quotient rounded once", merged)
+	}
 }

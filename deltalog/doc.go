@@ -46,7 +46,10 @@
 //     which has both cells, refuses it with crdt.ErrConflictingTransaction.
 //   - Values and aggregates are exact: an int64 sum that does not fit fails
 //     the read or merge with crdt.ErrOverflow (and a merge then writes
-//     nothing). The sum of squares is exact in 128 bits.
+//     nothing). The sum of squares is exact in 128 bits. The aggregates are
+//     a stats.Summary (Stats is an alias), the type tally's Stats holds:
+//     the mean and variance are exact quotients rounded once, the same
+//     doubles a tally of the same values gives (SPEC.md 7.1).
 //   - Read cost is the number of updates since the newest merge cell plus
 //     one; without merges it grows with the counter's whole history.
 //

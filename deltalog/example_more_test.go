@@ -117,17 +117,24 @@ func ExampleReading() {
 	// value 12 over 2 cells, n=5 min=-1 max=5
 }
 
-// Stats combine without caring about order or grouping, and keep the sum
-// of squares exactly, so mean and variance survive merges.
+// Stats (a stats.Summary) combine without caring about order or grouping,
+// and keep the sum of squares exactly, so mean and variance survive merges;
+// each is the exact quotient rounded once.
 func ExampleStats() {
 	a := deltalog.Stats{Count: 2, Sum: 6, Min: 2, Max: 4, SumSqLo: 4 + 16}
 	b := deltalog.Stats{Count: 1, Sum: 6, Min: 6, Max: 6, SumSqLo: 36}
 	s, err := a.Add(b)
-	fmt.Println(s.Count, s.Sum, s.Min, s.Max, s.SumSquares(), s.Mean(), err)
-	fmt.Printf("%.4f\n", s.Variance())
+	mean, _ := s.Mean()
+	variance, _ := s.Variance()
+	fmt.Println(s.Count, s.Sum, s.Min, s.Max, s.SumSquares(), mean, err)
+	fmt.Printf("%.4f\n", variance)
+	// The empty set has no mean.
+	_, ok := deltalog.Stats{}.Mean()
+	fmt.Println(ok)
 	// Output:
 	// 3 12 2 6 56 4 <nil>
 	// 2.6667
+	// false
 }
 
 // Counters keep a counter in one partition of a store.Partitions; a scan of

@@ -184,8 +184,9 @@ func ExampleLog() {
 	}
 	_ = l.Add(timeid.FromParts(t, 1, 1), 4) // a retry of the first update
 	m, _, _ := l.MergeBefore(t.Add(2500*time.Millisecond), t.Add(time.Hour))
+	mean, _ := m.Stats.Mean()
 	fmt.Printf("merge cell %+d: count %d min %d max %d mean %.2f\n",
-		m.Delta, m.Stats.Count, m.Stats.Min, m.Stats.Max, m.Stats.Mean())
+		m.Delta, m.Stats.Count, m.Stats.Min, m.Stats.Max, mean)
 	before := l.Value()
 	dropped := l.Compact()
 	r, _ := l.Read()
@@ -204,6 +205,7 @@ func ExampleCell_MarshalBinary() {
 	b, _ := c.MarshalBinary()
 	var d deltalog.Cell
 	err := d.UnmarshalBinary(b)
-	fmt.Println(len(b), err, d == c, d.Kind, d.Stats.Variance())
+	variance, _ := d.Stats.Variance()
+	fmt.Println(len(b), err, d == c, d.Kind, variance)
 	// Output: 45 <nil> true m 0.2222222222222222
 }
