@@ -34,7 +34,7 @@ func (k Kind) String() string {
 // Stats are the order-free aggregates of a set of regular cells: how many,
 // their sum, smallest and largest delta, and the sum of squared deltas (kept
 // exactly as a 128-bit unsigned integer, SumSqHi:SumSqLo). Stats is an alias
-// of stats.Summary, the one aggregate type counterkit has (tally.Stats holds
+// of stats.Summary, counterkit's one statistics type (tally.Stats holds
 // one too), so its fields, Add, Mean, Variance, SumSquares and Validate are
 // the Summary's: in particular Mean is the exact quotient Sum/Count rounded
 // once and returns false for the empty set (SPEC.md 7.1, 8.3). The zero
@@ -72,8 +72,7 @@ type Cell struct {
 // Validate reports whether c is well formed. The error wraps
 // crdt.ErrInvalidTxnID (bad id), crdt.ErrInvalidAmount (zero delta, stats
 // that disagree with the delta, that are empty or that no set of deltas
-// has; see Stats) or
-// crdt.ErrCorruptEncoding (unknown kind).
+// has; see Stats) or crdt.ErrCorruptEncoding (unknown kind).
 func (c Cell) Validate() error {
 	if err := c.ID.Validate(); err != nil {
 		return err

@@ -283,7 +283,11 @@ func exactMoments(vs []int64) (mean, variance string) {
 	return fmtDouble(m), fmtDouble(v)
 }
 
-// momentCases are the observation lists of the moments vectors.
+// momentCases are the observation lists of the moments vectors. The notes
+// are tally.json's, kept byte for byte: those contrasting tally's mean with
+// deltalog's describe the rule deltalog had before both became
+// stats.Summary's (SPEC.md section 12, item 8); deltalog.json replaces them
+// (deltalogMomentNotes).
 var momentCases = []struct {
 	name string
 	vs   []int64
