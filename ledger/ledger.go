@@ -189,7 +189,8 @@ func newWriter(actor crdt.ActorID) crdt.ActorID {
 // documented by package tpncounter.
 //
 // A Ledger is safe for concurrent use; its operations are serialised, as an
-// actor must be.
+// actor must be, and concurrent Updates share writes (group commit, see
+// the package documentation and Options.MaxGroup).
 type Ledger struct {
 	store  store.Siblings
 	key    string
@@ -380,7 +381,9 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 // merge them and this ledger's own last write, apply, and put with the
 // fetch's token. A transaction already in the fetched state is not written
 // again (Outcome Duplicate, Landed true). An ambiguous or refused Put is
-// retried up to Options.RetryCount times.
+// retried up to Options.RetryCount times. Updates that arrive while
+// another runs wait and share the next cycle and its Put (group commit; see
+// the package documentation): each still gets its own Result and error.
 //
 // Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
