@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -40,9 +42,12 @@ type parking struct {
 	parked  chan struct{} // closed when the Put is parked
 }
 
-func newGroupRig(t *testing.T) *groupRig {
+func newGroupRig(t *testing.T) *groupRig { return newGroupRigWith(t, faulty.Options{}) }
+
+func newGroupRigWith(t *testing.T, o faulty.Options) *groupRig {
 	r := &groupRig{t: t, inner: memory.NewSiblings()}
-	r.st = faulty.NewSiblings(r.inner, faulty.Options{Hook: r.hook})
+	o.Hook = r.hook
+	r.st = faulty.NewSiblings(r.inner, o)
 	return r
 }
 
@@ -615,4 +620,71 @@ func TestGroupCommitBookAndSharded(t *testing.T) {
 		require.NoError(t, err)
 		require.EqualValues(t, 1+len(txns), v)
 	})
+}
+
+// A group whose state would be larger than a store accepts
+// (store.MaxValue): the calls applied last are taken back until it fits
+// and fail with crdt.ErrTooLarge alone; the first is written.
+func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a state of 8 MiB")
+	}
+	ctx := context.Background()
+	opts := tpncounter.Options{HistoryLength: 1024, FoldedLength: 1024}
+	id := func(actor, i, n int) crdt.TxnID {
+		x := fmt.Sprintf("a%d-%d-", actor, i)
+		return crdt.TxnID(x + strings.Repeat("x", n-len(x)))
+	}
+	// A filler state: 2048 transactions of 250-byte ids per actor, until
+	// only a little room is left below store.MaxValue.
+	c, err := tpncounter.New(opts)
+	require.NoError(t, err)
+	size := func() int {
+		b, err := c.MarshalBinary()
+		require.NoError(t, err)
+		return len(b)
+	}
+	actor, n := 0, 0
+	for room := store.MaxValue - size(); room > 600; room = store.MaxValue - size() {
+		// Add about room/260 items, at most what fits the actor's window.
+		for k := max(1, (room-500)/260); k > 0; k-- {
+			if n == 2048 {
+				actor, n = actor+1, 0
+			}
+			_, err := c.Apply(crdt.ActorID(fmt.Sprint("filler", actor)), id(actor, n, 250), 1)
+			require.NoError(t, err)
+			n++
+		}
+	}
+	b, err := c.MarshalBinary()
+	require.NoError(t, err)
+	room := store.MaxValue - len(b)
+	require.True(t, room > 100 && room <= 600, "room %d", room)
+	r := newGroupRigWith(t, faulty.Options{History: -1})
+	require.NoError(t, r.inner.Put(ctx, "k", "filler", b, nil))
+	l := r.ledger(ledger.Options{Counter: opts})
+	// The lead's entry takes a few dozen bytes; the first call then fits
+	// in what is left, and no second one does.
+	first := max(1, room-120)
+	reqs := []req{
+		{txn: crdt.TxnID(strings.Repeat("f", min(first, 200))), amount: 5},
+		{txn: crdt.TxnID(strings.Repeat("s", 250)), amount: 7},
+		{txn: crdt.TxnID(strings.Repeat("t", 250)), amount: 9},
+	}
+	out := r.runGroup(l, "l", reqs, nil)
+	require.NoError(t, out[0].err)
+	require.NoError(t, out[1].err)
+	require.Equal(t, tpncounter.Applied, out[1].res.Outcome)
+	require.True(t, out[1].res.Landed)
+	require.ErrorIs(t, out[2].err, crdt.ErrTooLarge)
+	require.ErrorIs(t, out[3].err, crdt.ErrTooLarge)
+	require.EqualValues(t, 2, r.puts.Load())
+	got := r.stored()
+	require.Equal(t, c.Value()+1+5, got.Value())
+	require.Equal(t, tpncounter.Unknown, got.Status(reqs[1].txn))
+	require.Equal(t, tpncounter.Unknown, got.Status(reqs[2].txn))
+	// Alone, each of the others is refused too (by the store): the state
+	// is full.
+	_, err = l.Credit(ctx, reqs[1].txn, 7)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
 }
