@@ -72,7 +72,7 @@ func (l *Ledger) join(c *call) (Result, error) {
 			return Result{}, err
 		}
 		if !c.lead {
-			l.observe(c)
+			l.observe(c.ctx, c.event)
 			return c.res, c.err
 		}
 	} else {
@@ -85,9 +85,10 @@ func (l *Ledger) join(c *call) (Result, error) {
 	for _, m := range group[1:] {
 		m.wake <- struct{}{}
 	}
+	clear(group)
 	l.mu.Unlock()
 	l.handoff()
-	l.observe(c)
+	l.observe(c.ctx, c.event)
 	return c.res, c.err
 }
 
@@ -118,14 +119,14 @@ func (l *Ledger) await(c *call) bool {
 func (l *Ledger) take(c *call) []*call {
 	l.gmu.Lock()
 	n := min(len(l.queue), l.opts.MaxGroup-1)
-	group := make([]*call, 0, 1+n)
-	group = append(group, c)
+	group := append(l.group[:0], c)
 	for _, m := range l.queue[:n] {
 		m.taken = true
 		group = append(group, m)
 	}
 	l.queue = slices.Delete(l.queue, 0, n)
 	l.gmu.Unlock()
+	l.group = group
 	return group
 }
 
@@ -143,14 +144,14 @@ func (l *Ledger) handoff() {
 	next.wake <- struct{}{}
 }
 
-// observe reports c's event, prepared by its cycle, on c's goroutine.
-func (l *Ledger) observe(c *call) {
+// observe reports a call's event, prepared by its cycle, on the call's
+// goroutine.
+func (l *Ledger) observe(ctx context.Context, e observe.Event) {
 	if l.opts.Observer == nil {
 		return
 	}
-	e := c.event
 	e.Duration = time.Since(e.Start)
-	l.opts.Observer.Observe(c.ctx, e)
+	l.opts.Observer.Observe(ctx, e)
 }
 
 // cycle runs one cycle, with its retries, for group, with l.mu held, and
@@ -285,7 +286,8 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	if err == nil && len(b) > store.MaxValue && appliedNow > 1 {
 		writes, b, err = l.fit(merged, writes, b)
 	}
-	var applied []crdt.TxnID
+	var abuf [16]crdt.TxnID
+	applied := abuf[:0]
 	for _, c := range writes {
 		if c.applied {
 			applied = append(applied, c.txn)

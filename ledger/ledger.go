@@ -224,6 +224,12 @@ type Ledger struct {
 	gmu   sync.Mutex
 	busy  bool
 	queue []*call
+	// solo is a call record kept for one Update at a time (soloBusy,
+	// under gmu, while in use), so that an Update alone allocates none;
+	// group is the leader's group, under mu.
+	solo     call
+	soloBusy bool
+	group    []*call
 }
 
 // sighting is an actor's version as this ledger first saw it, and when.
@@ -404,11 +410,25 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	if amount == 0 {
 		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
 	}
-	c := &call{ctx: ctx, txn: txn, amount: amount}
+	var start time.Time
 	if l.opts.Observer != nil {
-		c.start = time.Now()
+		start = time.Now()
 	}
-	return l.join(c)
+	l.gmu.Lock()
+	if !l.soloBusy {
+		// The ledger's own call record is free: use it (no allocation;
+		// an Update alone, the common case when no cycle is running).
+		l.soloBusy = true
+		l.gmu.Unlock()
+		l.solo = call{ctx: ctx, txn: txn, amount: amount, start: start}
+		res, err := l.join(&l.solo)
+		l.gmu.Lock()
+		l.soloBusy = false
+		l.gmu.Unlock()
+		return res, err
+	}
+	l.gmu.Unlock()
+	return l.join(&call{ctx: ctx, txn: txn, amount: amount, start: start})
 }
 
 // read fetches every sibling and returns their join with this ledger's
