@@ -81,7 +81,38 @@ func (l *Ledger) join(c *call) (Result, error) {
 	}
 	l.mu.Lock()
 	group := l.take(c)
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		// The cycle panicked (a store, say): the leader's caller gets the
+		// panic; the others an error, since their transactions may be
+		// in the ledger's state and land with its next write; the queue
+		// moves on.
+		// The state may hold transactions applied in place and never
+		// written, or written without the ledger knowing: treat it as
+		// a pending write, checked against the store by the next read.
+		if l.local != nil {
+			l.pending, l.seen = true, nil
+			if l.unacked == nil {
+				l.unacked = map[crdt.TxnID]struct{}{}
+			}
+			for _, m := range group {
+				l.unacked[m.txn] = struct{}{}
+			}
+		}
+		err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
+		for _, m := range group[1:] {
+			m.res, m.err, m.event = Result{}, err, observe.Event{Component: "ledger", Op: "update", Outcome: observe.OutcomeOf(err), Err: err, Start: m.start}
+			m.wake <- struct{}{}
+		}
+		clear(group)
+		l.mu.Unlock()
+		l.handoff()
+	}()
 	l.cycle(group)
+	finished = true
 	for _, m := range group[1:] {
 		m.wake <- struct{}{}
 	}

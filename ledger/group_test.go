@@ -688,3 +688,65 @@ func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
 	_, err = l.Credit(ctx, reqs[1].txn, 7)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 }
+
+// panicStore panics in the Puts it is told to.
+type panicStore struct {
+	*faulty.Siblings
+	panics atomic.Int64
+}
+
+func (p *panicStore) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	if p.panics.Add(-1) >= 0 {
+		panic("store panicked")
+	}
+	return p.Siblings.Put(ctx, key, actor, value, token)
+}
+
+// A cycle that panics (in the store) does not leave the Ledger locked: the
+// leader's caller gets the panic, the others crdt.ErrAmbiguousWrite (their
+// transactions may be in the ledger's state), and the Ledger goes on.
+func TestGroupCommitPanicInCycle(t *testing.T) {
+	ctx := context.Background()
+	r := newGroupRig(t)
+	ps := &panicStore{Siblings: r.st}
+	l, err := ledger.New(ps, "k", ledger.Options{Actor: "a", Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	parked, release := r.armPark()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); _, _ = l.Credit(ctx, "lead", 1) }()
+	<-parked
+	ps.panics.Store(1) // the group's Put
+	errs := make([]error, 3)
+	var recovered atomic.Value
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if p := recover(); p != nil {
+					recovered.Store(p)
+				}
+			}()
+			_, errs[i] = l.Credit(ctx, crdt.TxnID(fmt.Sprint("p", i)), 1)
+		}()
+		waitFor(t, func() bool { return ledger.Queued(l) == i+1 }, "call %d queued", i)
+	}
+	release()
+	wg.Wait()
+	require.Equal(t, "store panicked", recovered.Load())
+	n := 0
+	for _, err := range errs {
+		if err != nil {
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			n++
+		}
+	}
+	require.Equal(t, 2, n, "the two calls led by the panicking one")
+	// The ledger is free; resends land each once.
+	for i := range errs {
+		_, err := l.Credit(ctx, crdt.TxnID(fmt.Sprint("p", i)), 1)
+		require.NoError(t, err)
+	}
+	require.EqualValues(t, 4, r.stored().Value())
+}
