@@ -123,6 +123,17 @@ func (l *Ledger) join(c *call) (Result, error) {
 	return c.res, c.err
 }
 
+// alone runs c's cycle by itself under l.mu (MaxGroup 1) and returns its
+// answer and event.
+func (l *Ledger) alone(c call) (Result, observe.Event, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.one = c
+	group := [1]*call{&l.one}
+	l.cycle(group[:])
+	return l.one.res, l.one.event, l.one.err
+}
+
 // await waits until c is answered or made leader (true), or until its
 // context ends while it is still queued (false: it left the queue). Once
 // taken, c waits for its cycle whatever its context does.

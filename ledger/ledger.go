@@ -75,9 +75,13 @@ type Options struct {
 	// Each caller still gets its own Result and error (see the package
 	// documentation, "Group commit"). Zero means DefaultMaxGroup, or
 	// HistoryLength + FoldedLength of Counter if that is smaller; 1 turns
-	// grouping off (one transaction per write). It may not exceed
+	// grouping off (one transaction per write; concurrent Updates take the
+	// Ledger's mutex in turn, as before group commit). It may not exceed
 	// HistoryLength + FoldedLength, so that no member of a group is
-	// forgotten by the write that carries it.
+	// forgotten by the write that carries it. Grouping pays when a store
+	// call takes far longer than handing a call from one goroutine to
+	// another (a networked store); over an in-process store (memory,
+	// embedded) measure, and consider 1 (BenchmarkGroupCommitNoLatency).
 	MaxGroup int
 
 	// Observer, when set, receives one observe.Event per Update (Credit,
@@ -230,6 +234,7 @@ type Ledger struct {
 	solo     call
 	soloBusy bool
 	group    []*call
+	one      call // the call record of MaxGroup 1, under mu
 }
 
 // sighting is an actor's version as this ledger first saw it, and when.
@@ -413,6 +418,13 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	var start time.Time
 	if l.opts.Observer != nil {
 		start = time.Now()
+	}
+	if l.opts.MaxGroup == 1 {
+		// No grouping: the Updates take the mutex in turn, with no queue
+		// and no hand-off between goroutines.
+		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, start: start})
+		l.observe(ctx, event)
+		return res, err
 	}
 	l.gmu.Lock()
 	if !l.soloBusy {
