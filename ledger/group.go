@@ -255,7 +255,9 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	}
 	fetched, token, err := l.read(ctx)
 	if err != nil {
-		fail(pending, err)
+		for _, c := range pending {
+			c.err = l.heldError(c, err)
+		}
 		return nil
 	}
 	// Known transactions are answered from the fetched state, before this
@@ -350,7 +352,7 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 				c.res.Landed = true // broken: acknowledged though not landed
 				continue
 			}
-			c.err = l.putError(c, err)
+			c.err = l.heldError(c, err)
 		}
 		return nil
 	}
@@ -362,12 +364,12 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	return nil
 }
 
-// putError is the error of call c, carried by a write that finally failed
-// with err. A refusal (crdt.ErrUnavailable) means that nothing of c landed;
-// when c's transaction is still in this ledger's pending write (an earlier
-// attempt's Put was ambiguous), it may yet land, and the error says so by
-// wrapping crdt.ErrAmbiguousWrite as well.
-func (l *Ledger) putError(c *call, err error) error {
+// heldError is the error of call c when its cycle finally failed with err
+// (a Put's or a Fetch's). A refusal (crdt.ErrUnavailable) means that nothing
+// of c landed; when c's transaction is still in this ledger's pending write
+// (an earlier attempt's Put was ambiguous), it may yet land, and the error
+// says so by wrapping crdt.ErrAmbiguousWrite as well.
+func (l *Ledger) heldError(c *call, err error) error {
 	if !l.pending || errors.Is(err, crdt.ErrAmbiguousWrite) || !errors.Is(err, crdt.ErrUnavailable) {
 		return err
 	}

@@ -756,3 +756,21 @@ func TestGroupCommitPanicInCycle(t *testing.T) {
 	}
 	require.EqualValues(t, 4, r.stored().Value())
 }
+
+// Ambiguous, then the retry's Fetch refused: the same, the pending write
+// may still land.
+func TestGroupCommitAmbiguousThenFetchRefused(t *testing.T) {
+	r := newGroupRig(t)
+	l := r.ledger(ledger.Options{RetryCount: 1})
+	// The lead's Fetch and Put, the group's Fetch and Put (held), the
+	// retry's Fetch (refused).
+	r.st.SetPolicy(faulty.Script(faulty.Pass, faulty.Pass, faulty.Pass, faulty.Hold, faulty.Refuse))
+	reqs := credits(3, "g")
+	out := r.runGroup(l, "lead", reqs, nil)
+	require.NoError(t, out[0].err)
+	for i, a := range out[1:] {
+		require.ErrorIs(t, a.err, crdt.ErrAmbiguousWrite, "call %d", i)
+		require.ErrorIs(t, a.err, crdt.ErrUnavailable, "call %d", i)
+	}
+	require.True(t, l.Pending())
+}
