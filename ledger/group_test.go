@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,22 @@ type parking struct {
 }
 
 func newGroupRig(t *testing.T) *groupRig { return newGroupRigWith(t, faulty.Options{}) }
+
+// noLeak fails t if goroutines it started outlive it (queued callers,
+// context watchers).
+func noLeak(t *testing.T) {
+	n := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > n {
+			if time.Now().After(deadline) {
+				t.Errorf("%d goroutines left running (%d before)", runtime.NumGoroutine(), n)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+}
 
 func newGroupRigWith(t *testing.T, o faulty.Options) *groupRig {
 	r := &groupRig{t: t, inner: memory.NewSiblings()}
@@ -197,6 +214,7 @@ func sumOf(reqs []req) int64 {
 // N Updates queued behind a running cycle are written by one Put; each is
 // answered Applied and landed, with the value after the shared write.
 func TestGroupCommitOnePutCarriesAll(t *testing.T) {
+	noLeak(t)
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{})
 	reqs := credits(8, "g")
@@ -277,6 +295,7 @@ func TestGroupCommitMaxGroupValidated(t *testing.T) {
 // left in the ledger's state (a later write does not carry it), and
 // resending each lands it once.
 func TestGroupCommitRefused(t *testing.T) {
+	noLeak(t)
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{RetryCount: 1})
 	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.Refuse, faulty.Refuse), faulty.MethodPut))
@@ -331,6 +350,7 @@ func TestGroupCommitRefusedThenRetried(t *testing.T) {
 // resend of each is answered Duplicate once it lands; the held writes
 // delivered late count nothing twice.
 func TestGroupCommitAmbiguous(t *testing.T) {
+	noLeak(t)
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{RetryCount: 1})
 	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.Hold, faulty.Hold), faulty.MethodPut))
@@ -464,6 +484,7 @@ func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 // context ends once its cycle has started stays in it and gets the
 // write's answer (the others' write is not failed for it).
 func TestGroupCommitCanceledWaiter(t *testing.T) {
+	noLeak(t)
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -712,6 +733,7 @@ func (p *panicStore) Put(ctx context.Context, key string, actor crdt.ActorID, va
 // leader's caller gets the panic, the others crdt.ErrAmbiguousWrite (their
 // transactions may be in the ledger's state), and the Ledger goes on.
 func TestGroupCommitPanicInCycle(t *testing.T) {
+	noLeak(t)
 	ctx := context.Background()
 	r := newGroupRig(t)
 	ps := &panicStore{Siblings: r.st}
