@@ -41,6 +41,10 @@ import (
 // store's siblings must count every landed transaction exactly once, and
 // every acknowledged transaction must have landed.
 //
+// In the group mode (TestLedgerSimulationGroups), each step sends a batch
+// of calls to one ledger at once; they queue behind the first and run as
+// groups (group commit), in an order fixed by the seed.
+//
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestLedgerSimulation$'
 // Scale:  COUNTERKIT_CASES=10 go test ./ledger -run '^TestLedgerSimulation$'
 
