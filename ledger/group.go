@@ -90,18 +90,7 @@ func (l *Ledger) join(c *call) (Result, error) {
 		// panic; the others an error, since their transactions may be
 		// in the ledger's state and land with its next write; the queue
 		// moves on.
-		// The state may hold transactions applied in place and never
-		// written, or written without the ledger knowing: treat it as
-		// a pending write, checked against the store by the next read.
-		if l.local != nil {
-			l.pending, l.seen = true, nil
-			if l.unacked == nil {
-				l.unacked = map[crdt.TxnID]struct{}{}
-			}
-			for _, m := range group {
-				l.unacked[m.txn] = struct{}{}
-			}
-		}
+		l.distrust(group)
 		err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
 		for _, m := range group[1:] {
 			m.res, m.err, m.event = Result{}, err, observe.Event{Component: "ledger", Op: "update", Outcome: observe.OutcomeOf(err), Err: err, Start: m.start}
@@ -127,11 +116,35 @@ func (l *Ledger) join(c *call) (Result, error) {
 // answer and event.
 func (l *Ledger) alone(c call) (Result, observe.Event, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	l.one = c
 	group := [1]*call{&l.one}
+	finished := false
+	defer func() {
+		if !finished {
+			l.distrust(group[:]) // the cycle panicked (see join)
+		}
+		l.mu.Unlock()
+	}()
 	l.cycle(group[:])
+	finished = true
 	return l.one.res, l.one.event, l.one.err
+}
+
+// distrust is called with l.mu held when a cycle for group panicked: the
+// state may hold transactions applied in place and never written, or
+// written without the ledger knowing. It is treated as a pending write,
+// checked against the store by the next read.
+func (l *Ledger) distrust(group []*call) {
+	if l.local == nil {
+		return
+	}
+	l.pending, l.seen = true, nil
+	if l.unacked == nil {
+		l.unacked = map[crdt.TxnID]struct{}{}
+	}
+	for _, m := range group {
+		l.unacked[m.txn] = struct{}{}
+	}
 }
 
 // await waits until c is answered or made leader (true), or until its

@@ -777,6 +777,17 @@ func TestGroupCommitPanicInCycle(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.EqualValues(t, 4, r.stored().Value())
+
+	// Without grouping (MaxGroup 1) the same: the panic reaches the
+	// caller, and the ledger does not take its unwritten state for stored.
+	l1, err := ledger.New(ps, "k", ledger.Options{Actor: "b", MaxGroup: 1})
+	require.NoError(t, err)
+	ps.panics.Store(1)
+	require.PanicsWithValue(t, "store panicked", func() { _, _ = l1.Credit(ctx, "q", 1) })
+	res, err := l1.Credit(ctx, "q", 1)
+	require.NoError(t, err)
+	require.True(t, res.Landed)
+	require.EqualValues(t, 5, r.stored().Value())
 }
 
 // Ambiguous, then the retry's Fetch refused: the same, the pending write
