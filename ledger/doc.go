@@ -49,12 +49,79 @@
 // its own that may have landed. A pending ambiguous write therefore lands
 // with the ledger's next successful write (Pending reports it).
 //
+// # Group commit
+//
+// Concurrent Updates on one Ledger (Credit, Debit, and through them a
+// Book's or a Sharded's on one key) share cycles. An Update that finds no
+// cycle running runs at once, alone. Updates that arrive while a cycle
+// runs queue; when it ends, the first of them leads the next cycle for up
+// to Options.MaxGroup queued Updates, in arrival order: one Fetch, one
+// merge, each transaction applied in turn, one Put. A hot key then costs a
+// write per group instead of a write per transaction; grouping adds no
+// wait of its own. No goroutine is started: the leader is the caller that
+// runs the cycle, and it hands each member its answer. MaxGroup 1 turns it
+// off: Updates then take the Ledger's mutex in turn, as before. Grouping
+// pays when a store call takes far longer than handing a call between
+// goroutines, as over a network; over an in-process store a cycle costs
+// microseconds, and the hand-offs may cost as much as the writes saved
+// (BenchmarkGroupCommitNoLatency).
+//
+// Each caller gets its own Result and error, as if the group's calls had
+// run one after another:
+//
+//   - Judged alone. A transaction the fetched state knows is answered from
+//     it (Duplicate, DuplicateFolded, Superseded), whatever the write does.
+//     Two calls of one transaction in a group: the first is Applied, the
+//     later Duplicate (each Landed only once the write lands). A later
+//     call with another amount fails with crdt.ErrConflictingTransaction;
+//     crdt.ErrOutsideWindow, crdt.ErrOverflow and crdt.ErrTooLarge from
+//     applying fail only their call, with nothing of it written; invalid
+//     input fails before it queues. Should the group's state encode larger
+//     than a store accepts (store.MaxValue), the calls applied last are
+//     taken back out until it fits, and fail with crdt.ErrTooLarge.
+//   - Acknowledged only when landed. nil error and Landed come only from a
+//     Put that carried the transaction and succeeded, or from a fetch that
+//     found it stored. Value is the value after the group's write.
+//   - Failures shared exactly as alone. The calls the write carries share
+//     its fate. Refused (crdt.ErrUnavailable): every transaction the cycle
+//     applied is taken back out of the ledger's state, as a lone credit's
+//     is; the retries (Options.RetryCount) run the whole group again, each
+//     call judged again against the new fetch; after the last, each gets
+//     the refusal, and nothing of them lands later. Ambiguous
+//     (crdt.ErrAmbiguousWrite): the ledger keeps the group's state as its
+//     pending write, each call gets the ambiguous error, and a retry of
+//     any of them, on any ledger, is recognised. A refusal after an
+//     ambiguous attempt whose pending write still holds the transaction
+//     wraps crdt.ErrAmbiguousWrite as well: that write may yet land.
+//   - Contexts. A queued call whose context ends before its cycle starts
+//     leaves the queue with its context's error, nothing of it written
+//     (Attempts 0). Once its cycle has started it stays in it and gets the
+//     write's answer whatever its context does: one caller giving up does
+//     not fail the others' write. The cycle's store calls and waits end
+//     early only when every member's context has ended (for a group of
+//     one, exactly when that caller's does, as without grouping).
+//   - Observed per call. The Observer gets one event per Update, on the
+//     caller's goroutine, with its own outcome; Attempts, Ambiguous,
+//     Refused, Siblings and Bytes describe the writes that carried it, so
+//     each member of a group counts the group's ambiguous write once in
+//     its own event, and Folded (retirements) is reported in one member's
+//     event only. Duration includes the time the call waited in the queue.
+//
+// The window counts transactions, not writes: a write carrying a group of
+// n moves the writer's window by n. MaxGroup may not exceed HistoryLength
+// + FoldedLength, so that no call of a group is forgotten by the very
+// write that carries it (the default, 16, is lowered to the window when
+// the window is smaller). Group commit raises how many transactions one
+// actor makes per second, and with it how soon a transaction leaves the
+// window: size HistoryLength and FoldedLength for the transactions an
+// actor makes during the longest retry delay, not for its writes.
+//
 // # Caveats
 //
 // Exactly-once holds within the window of package tpncounter: a retry, a
 // stale replica, or a ledger's pending ambiguous write must reach the store
-// before any ledger holding the transaction has performed HistoryLength +
-// FoldedLength further writes. After ErrAmbiguousWrite, retry the same
+// before any ledger holding the transaction has applied HistoryLength +
+// FoldedLength further transactions (one write of a group of n applies n). After ErrAmbiguousWrite, retry the same
 // transaction promptly (on any ledger) or call Find; do not leave a ledger
 // with a pending write idle for long. With timed transactions
 // (Options.Counter.TxnTime) a pending write that waited too long is

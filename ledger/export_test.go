@@ -10,3 +10,27 @@ func ContinueActorEntry(l *Ledger) { l.writer = l.opts.Actor }
 
 // BackoffLimit exposes Backoff.limit.
 func BackoffLimit(b Backoff, attempt int) time.Duration { return b.limit(attempt) }
+
+// Queued returns how many Updates wait in l's queue for a cycle.
+func Queued(l *Ledger) int {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	return len(l.queue)
+}
+
+// QueuedBook is Queued of the Ledger a Book holds for key (0 if none).
+func QueuedBook(b *Book, key string) int {
+	b.mu.Lock()
+	e := b.entries[key]
+	b.mu.Unlock()
+	if e == nil {
+		return 0
+	}
+	return Queued(e.l)
+}
+
+// QueuedSharded is Queued of the sub-ledger of shard i.
+func QueuedSharded(s *Sharded, i int) int { return Queued(s.sub(i)) }
+
+// MaxGroupOf returns the ledger's group bound after defaults.
+func MaxGroupOf(l *Ledger) int { return l.opts.MaxGroup }

@@ -25,6 +25,10 @@ const DefaultRetryCount = 3
 // MaxRetryCount is the largest accepted Options.RetryCount.
 const MaxRetryCount = 100
 
+// DefaultMaxGroup is the largest group of Updates one write carries when
+// Options.MaxGroup is zero (at most the counter's window; see MaxGroup).
+const DefaultMaxGroup = 16
+
 // Options configure a Ledger.
 type Options struct {
 	// Actor names the writer (required), at most MaxActorLen bytes. The
@@ -64,6 +68,21 @@ type Options struct {
 
 	// Clock returns the current time for RetireAfter. Nil means time.Now.
 	Clock func() time.Time
+
+	// MaxGroup bounds group commit: Updates (Credit, Debit) on one Ledger
+	// that arrive while its cycle (fetch, merge, apply, put) is running
+	// wait, and the next cycle applies up to MaxGroup of them in one write.
+	// Each caller still gets its own Result and error (see the package
+	// documentation, "Group commit"). Zero means DefaultMaxGroup, or
+	// HistoryLength + FoldedLength of Counter if that is smaller; 1 turns
+	// grouping off (one transaction per write; concurrent Updates take the
+	// Ledger's mutex in turn, as before group commit). It may not exceed
+	// HistoryLength + FoldedLength, so that no member of a group is
+	// forgotten by the write that carries it. Grouping pays when a store
+	// call takes far longer than handing a call from one goroutine to
+	// another (a networked store); over an in-process store (memory,
+	// embedded) measure, and consider 1 (BenchmarkGroupCommitNoLatency).
+	MaxGroup int
 
 	// Observer, when set, receives one observe.Event per Update (Credit,
 	// Debit), Find, Value and HasTransaction: the outcome, attempts,
@@ -174,7 +193,8 @@ func newWriter(actor crdt.ActorID) crdt.ActorID {
 // documented by package tpncounter.
 //
 // A Ledger is safe for concurrent use; its operations are serialised, as an
-// actor must be.
+// actor must be, and concurrent Updates share writes (group commit, see
+// the package documentation and Options.MaxGroup).
 type Ledger struct {
 	store  store.Siblings
 	key    string
@@ -201,6 +221,20 @@ type Ledger struct {
 
 	// stats of the operation in progress, for Options.Observer.
 	stats opStats
+
+	// Group commit (group.go): gmu guards busy, set while a leader runs
+	// or is about to run a cycle of Updates, and queue, the Updates
+	// waiting for the next cycle, in arrival order.
+	gmu   sync.Mutex
+	busy  bool
+	queue []*call
+	// solo is a call record kept for one Update at a time (soloBusy,
+	// under gmu, while in use), so that an Update alone allocates none;
+	// group is the leader's group, under mu.
+	solo     call
+	soloBusy bool
+	group    []*call
+	one      call // the call record of MaxGroup 1, under mu
 }
 
 // sighting is an actor's version as this ledger first saw it, and when.
@@ -300,6 +334,13 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if err := opts.Counter.Validate(); err != nil {
 		return nil, err
 	}
+	window := windowOf(opts.Counter)
+	if opts.MaxGroup < 0 || opts.MaxGroup > window {
+		return nil, fmt.Errorf("%w: MaxGroup %d outside 0..%d (HistoryLength + FoldedLength: a larger group would forget its own first members)", crdt.ErrInvalidConfig, opts.MaxGroup, window)
+	}
+	if opts.MaxGroup == 0 {
+		opts.MaxGroup = min(DefaultMaxGroup, window)
+	}
 	return &Ledger{store: st, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
 }
 
@@ -351,7 +392,9 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 // merge them and this ledger's own last write, apply, and put with the
 // fetch's token. A transaction already in the fetched state is not written
 // again (Outcome Duplicate, Landed true). An ambiguous or refused Put is
-// retried up to Options.RetryCount times.
+// retried up to Options.RetryCount times. Updates that arrive while
+// another runs wait and share the next cycle and its Put (group commit; see
+// the package documentation): each still gets its own Result and error.
 //
 // Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
@@ -372,78 +415,32 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	if amount == 0 {
 		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.opts.Observer == nil {
-		return l.update(ctx, txn, amount)
+	var start time.Time
+	if l.opts.Observer != nil {
+		start = time.Now()
 	}
-	start := time.Now()
-	l.stats = opStats{}
-	res, err := l.update(ctx, txn, amount)
-	outcome := observe.OutcomeOf(err)
-	if err == nil {
-		outcome = outcomeName(res.Outcome)
+	if l.opts.MaxGroup == 1 {
+		// No grouping: the Updates take the mutex in turn, with no queue
+		// and no hand-off between goroutines.
+		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, start: start})
+		l.observe(ctx, event)
+		return res, err
 	}
-	l.report(ctx, "update", outcome, start, res.Attempts, err)
-	return res, err
-}
-
-// update is Update with l.mu held.
-func (l *Ledger) update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	var res Result
-	appliedHere := false
-	for {
-		res.Attempts++
-		fetched, token, err := l.read(ctx)
-		if err != nil {
-			return res, err
-		}
-		if out, owner, err := fetched.Known(txn, amount); err != nil || out != 0 {
-			if err != nil {
-				return res, err
-			}
-			view, err := l.view(fetched)
-			if err != nil {
-				return res, err
-			}
-			res.Outcome, res.Landed, res.Value, res.Owner = out, true, view.Value(), owner
-			if appliedHere && out != tpncounter.Superseded {
-				res.Outcome = tpncounter.Applied
-			}
-			return res, nil
-		}
-		merged, err := l.writable(fetched)
-		if err != nil {
-			return res, err
-		}
-		out, err := merged.Apply(l.writer, txn, amount)
-		if err != nil {
-			return res, err
-		}
-		if out == tpncounter.Applied {
-			appliedHere = true
-		} else if _, err := merged.Compact(l.writer); err != nil {
-			return res, err
-		}
-		res.Outcome = out
-		if appliedHere {
-			res.Outcome = tpncounter.Applied
-		}
-		l.retireIdle(merged)
-		applied := crdt.TxnID("")
-		if appliedHere {
-			applied = txn
-		}
-		done, err := l.write(ctx, merged, token, res.Attempts, applied)
-		if done {
-			res.Landed = err == nil
-			if err == nil {
-				res.Value = merged.Value()
-				res.Owner, _ = merged.Owner(txn)
-			}
-			return res, err
-		}
+	l.gmu.Lock()
+	if !l.soloBusy {
+		// The ledger's own call record is free: use it (no allocation;
+		// an Update alone, the common case when no cycle is running).
+		l.soloBusy = true
+		l.gmu.Unlock()
+		l.solo = call{ctx: ctx, txn: txn, amount: amount, start: start}
+		res, err := l.join(&l.solo)
+		l.gmu.Lock()
+		l.soloBusy = false
+		l.gmu.Unlock()
+		return res, err
 	}
+	l.gmu.Unlock()
+	return l.join(&call{ctx: ctx, txn: txn, amount: amount, start: start})
 }
 
 // read fetches every sibling and returns their join with this ledger's
@@ -567,14 +564,20 @@ func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, err
 	return merged, nil
 }
 
-// write puts merged with token. It reports done=false when the caller should
-// run another attempt.
-func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token store.Token, attempt int, applied crdt.TxnID) (done bool, err error) {
+// write encodes merged and puts it with token (see put).
+func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token store.Token, attempt int, applied []crdt.TxnID) (done bool, err error) {
 	b, err := merged.MarshalBinary()
 	if err != nil {
 		l.unapply(merged, applied)
 		return true, err
 	}
+	return l.put(ctx, merged, b, token, attempt, applied)
+}
+
+// put puts b, the encoding of merged, with token; applied lists the
+// transactions this write carries for callers not yet told they landed. It
+// reports done=false when the caller should run another attempt.
+func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, token store.Token, attempt int, applied []crdt.TxnID) (done bool, err error) {
 	err = l.store.Put(ctx, l.key, l.writer, b, token)
 	l.stats.bytes = len(b)
 	switch {
@@ -586,14 +589,17 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token st
 		// It may have landed: never write a state without it again, or
 		// the actor's entry would fork.
 		l.local, l.pending, l.seen = merged, true, nil
-		if applied != "" {
+		for _, x := range applied {
 			if l.unacked == nil {
 				l.unacked = map[crdt.TxnID]struct{}{}
 			}
-			l.unacked[applied] = struct{}{}
+			l.unacked[x] = struct{}{}
 		}
 	case errors.Is(err, crdt.ErrUnavailable):
 		l.stats.refused++
+		if brokenKeepRefused && len(applied) > 1 {
+			applied = applied[:1] // broken: the others stay in the state
+		}
 		// Known not to have landed: forget it.
 		l.unapply(merged, applied)
 	default:
@@ -609,19 +615,23 @@ func (l *Ledger) write(ctx context.Context, merged *tpncounter.Counter, token st
 	return false, nil
 }
 
-// unapply takes txn back out of merged, a write known not to have landed,
-// when merged is the ledger's own state changed in place (see writable);
-// otherwise merged is a copy that is simply dropped. The retraction is a
-// newer version of the ledger's entry than the write that did not land.
-func (l *Ledger) unapply(merged *tpncounter.Counter, txn crdt.TxnID) {
-	if merged != l.local || txn == "" {
+// unapply takes the transactions txns back out of merged, a write known
+// not to have landed, when merged is the ledger's own state changed in
+// place (see writable); otherwise merged is a copy that is simply dropped.
+// Each retraction is a newer version of the ledger's entry than the write
+// that did not land.
+func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
+	if merged != l.local || len(txns) == 0 {
 		return
 	}
 	l.seen = nil
-	if _, err := l.local.Retract(l.writer, txn); err != nil {
-		// Only a sequence number at its limit (tpncounter.MaxSeq) refuses;
-		// then the ledger starts again from the store.
-		l.local = nil
+	for _, x := range txns {
+		if _, err := l.local.Retract(l.writer, x); err != nil {
+			// Only a sequence number at its limit (tpncounter.MaxSeq)
+			// refuses; then the ledger starts again from the store.
+			l.local = nil
+			return
+		}
 	}
 }
 
@@ -706,7 +716,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 			return nil, attempt, err
 		}
 		l.retireIdle(merged)
-		done, err := l.write(ctx, merged, token, attempt, "")
+		done, err := l.write(ctx, merged, token, attempt, nil)
 		if done {
 			if err != nil {
 				return nil, attempt, err
@@ -719,6 +729,12 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 // report sends one event to the Observer, with the state l last read or
 // wrote.
 func (l *Ledger) report(ctx context.Context, op, outcome string, start time.Time, attempts int, err error) {
+	l.opts.Observer.Observe(ctx, l.event(op, outcome, start, attempts, err))
+}
+
+// event is the Observer's event of an operation, with the state l last read
+// or wrote.
+func (l *Ledger) event(op, outcome string, start time.Time, attempts int, err error) observe.Event {
 	e := observe.Event{Component: "ledger", Op: op, Outcome: outcome, Err: err,
 		Start: start, Duration: time.Since(start), Attempts: attempts,
 		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes,
@@ -727,7 +743,7 @@ func (l *Ledger) report(ctx context.Context, op, outcome string, start time.Time
 		st := c.Stats()
 		e.Actors, e.Conflicts = st.Actors, st.Conflicts
 	}
-	l.opts.Observer.Observe(ctx, e)
+	return e
 }
 
 // outcomeName maps a transaction's outcome to an observe outcome.

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,6 +40,10 @@ import (
 // store still knows the transaction). After every step the join of the
 // store's siblings must count every landed transaction exactly once, and
 // every acknowledged transaction must have landed.
+//
+// In the group mode (TestLedgerSimulationGroups), each step sends a batch
+// of calls to one ledger at once; they queue behind the first and run as
+// groups (group commit), in an order fixed by the seed.
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestLedgerSimulation$'
 // Scale:  COUNTERKIT_CASES=10 go test ./ledger -run '^TestLedgerSimulation$'
@@ -164,7 +170,22 @@ type ledgerSim struct {
 	// behaviour that loses acknowledged writes (a broken variant).
 	restarts, stable   bool
 	restarted, delayed int
+	// groups submits concurrent Updates to one ledger as a group (see
+	// TestLedgerSimulationGroups); grouped counts the calls that queued
+	// behind a running cycle. A client abandons some transactions refused
+	// outright (crdt.ErrUnavailable without crdt.ErrAmbiguousWrite) that
+	// never had another answer: those must never land.
+	groups    bool
+	maxGroup  int // Options.MaxGroup of group mode
+	grouped   int
+	park      chan simPark
+	policy    faulty.Policy
+	tainted   map[crdt.TxnID]bool // answered other than refused outright
+	abandoned map[crdt.TxnID]bool
 }
+
+// simPark parks the next Fetch (see ledgerSim.hook).
+type simPark struct{ parked, release chan struct{} }
 
 // stepTime is a TxnTime for the simulation's ids "t<n>@<step>".
 func stepTime(x crdt.TxnID) (time.Time, bool) {
@@ -183,7 +204,11 @@ func runLedgerSimMode(seed int64, steps int, timed bool) (*ledgerSim, error) {
 }
 
 func (s *ledgerSim) newLedger(a int, opts tpncounter.Options) (*ledger.Ledger, error) {
-	l, err := ledger.New(s.rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: 2, Counter: opts, Backoff: ledger.Backoff{Initial: -1}})
+	retries := 2
+	if s.groups {
+		retries = 1 // writes refused outright are frequent enough
+	}
+	l, err := ledger.New(s.rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: retries, Counter: opts, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: s.maxGroup})
 	if err == nil && s.stable {
 		ledger.ContinueActorEntry(l)
 	}
@@ -194,12 +219,25 @@ func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
 	timed := s.timed
 	ctx := context.Background()
 	opts := tpncounter.Options{HistoryLength: 2, FoldedLength: 2}
+	if s.groups {
+		opts = groupCounter
+	}
 	if timed {
 		opts.TxnTime = stepTime
 	}
 	inner := memory.NewSiblings()
+	rates := faulty.Rates{Refuse: 0.08, LoseAck: 0.12, Lose: 0.08, Stale: 0.2, MaxStaleness: 2}
+	var hook faulty.Hook
+	if s.groups {
+		rates.Refuse = 0.2
+		s.park = make(chan simPark, 1)
+		s.tainted, s.abandoned = map[crdt.TxnID]bool{}, map[crdt.TxnID]bool{}
+		hook = s.hook
+	}
+	s.policy = faulty.Seeded(seed, rates)
 	fs := faulty.NewSiblings(inner, faulty.Options{
-		Policy:       faulty.Seeded(seed, faulty.Rates{Refuse: 0.08, LoseAck: 0.12, Lose: 0.08, Stale: 0.2, MaxStaleness: 2}),
+		Policy:       s.policy,
+		Hook:         hook,
 		RecordWrites: true,
 	})
 	s.r, s.faulty = rand.New(rand.NewSource(seed)), fs
@@ -307,12 +345,37 @@ func (s *ledgerSim) check(ctx context.Context) error {
 			return fmt.Errorf("acknowledged %s never landed", txn)
 		}
 	}
+	for txn := range s.abandoned {
+		if _, ok := s.rec.landed[txn]; ok {
+			return fmt.Errorf("%s was refused outright (nothing landed), then landed", txn)
+		}
+	}
 	return nil
 }
 
 // submit sends txn to a random ledger, inside the window only.
 func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
+	if ok, err := s.admit(ctx, txn); !ok || err != nil {
+		return err
+	}
+	a := s.r.Intn(len(s.ledgers))
+	res, err := s.ledgers[a].Update(ctx, txn, s.amounts[txn])
+	if err := s.answer(txn, res, err, true); err != nil {
+		return err
+	}
+	if s.ledgers[a].Pending() {
+		s.flushBy[a] = -1
+	}
+	return nil
+}
+
+// admit reports whether txn may be sent now: inside the window only, and
+// never once abandoned.
+func (s *ledgerSim) admit(ctx context.Context, txn crdt.TxnID) (bool, error) {
 	delete(s.resend, txn)
+	if s.abandoned[txn] {
+		return false, nil
+	}
 	if _, landed := s.rec.landed[txn]; landed && !s.timed {
 		// Inside the window means before any ledger has forgotten txn. A
 		// ledger's pending write may already have forgotten it, and its
@@ -321,29 +384,49 @@ func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
 		for _, l := range s.ledgers {
 			if l.Pending() {
 				s.resend[txn] = 0
-				return nil
+				return false, nil
 			}
 		}
 		if len(s.hold.held) > 0 { // writes in flight are pending too
 			s.resend[txn] = 0
-			return nil
+			return false, nil
 		}
 		j, _, err := s.rec.joined(ctx)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if j.Status(txn) == tpncounter.Unknown {
-			return nil // outside the window: see tpncounter.TestRetryAfterWindow
+			return false, nil // outside the window: see tpncounter.TestRetryAfterWindow
+		}
+		if s.groups && j.Status(txn) != tpncounter.InHistory {
+			// A batch puts up to groupBatch-1 transactions ahead of
+			// this one; a transaction still in every holder's history
+			// stays inside the window for FoldedLength more.
+			return false, nil
 		}
 	}
-	a := s.r.Intn(len(s.ledgers))
-	res, err := s.ledgers[a].Update(ctx, txn, s.amounts[txn])
+	return true, nil
+}
+
+// answer records the answer to one call of txn; sole says that no other
+// call of txn ran alongside it.
+func (s *ledgerSim) answer(txn crdt.TxnID, res ledger.Result, err error, sole bool) error {
+	outright := errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite)
 	switch {
 	case err == nil:
 		if !res.Landed {
 			return fmt.Errorf("no error but not landed: %+v", res)
 		}
 		s.acked[txn] = s.amounts[txn]
+	case s.groups && errors.Is(err, context.Canceled):
+		s.resend[txn] = 0 // left the queue: it never ran
+		return nil
+	case outright && s.groups && sole && !s.tainted[txn] && s.r.Float64() < 0.3:
+		if _, landed := s.rec.landed[txn]; !landed {
+			s.abandoned[txn] = true
+			return nil
+		}
+		s.resend[txn] = 0
 	case errors.Is(err, crdt.ErrAmbiguousWrite), errors.Is(err, crdt.ErrUnavailable):
 		s.resend[txn] = 0 // filled by the caller's step
 	case s.timed && errors.Is(err, crdt.ErrOutsideWindow):
@@ -351,10 +434,194 @@ func (s *ledgerSim) submit(ctx context.Context, txn crdt.TxnID) error {
 	default:
 		return err
 	}
-	if s.ledgers[a].Pending() {
+	if s.groups && !outright {
+		s.tainted[txn] = true
+	}
+	return nil
+}
+
+// hook parks the Fetch a group's first call makes (see submitGroup).
+func (s *ledgerSim) hook(_ context.Context, c faulty.Call, after bool) error {
+	if after || c.Method != faulty.MethodFetch {
+		return nil
+	}
+	select {
+	case p := <-s.park:
+		close(p.parked)
+		<-p.release
+	default:
+	}
+	return nil
+}
+
+// submitGroup sends txns (in order, some perhaps twice) to ledger a at
+// once: the first call's Fetch is parked until the others have queued
+// behind it, so they run as groups of up to MaxGroup, in a deterministic
+// order. Now and then a queued call is canceled before the groups run.
+func (s *ledgerSim) submitGroup(ctx context.Context, a int, txns []crdt.TxnID) error {
+	var calls []crdt.TxnID
+	for _, txn := range txns {
+		ok, err := s.admit(ctx, txn)
+		if err != nil {
+			return err
+		}
+		if ok {
+			calls = append(calls, txn)
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	l := s.ledgers[a]
+	res := make([]ledger.Result, len(calls))
+	errs := make([]error, len(calls))
+	if len(calls) == 1 {
+		res[0], errs[0] = l.Update(ctx, calls[0], s.amounts[calls[0]])
+	} else {
+		p := simPark{parked: make(chan struct{}), release: make(chan struct{})}
+		s.park <- p
+		var wg sync.WaitGroup
+		run := func(i int, c context.Context) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i], errs[i] = l.Update(c, calls[i], s.amounts[calls[i]])
+			}()
+		}
+		run(0, ctx)
+		<-p.parked
+		cancelAt := -1
+		if len(calls) > 2 && s.r.Float64() < 0.2 {
+			cancelAt = 1 + s.r.Intn(len(calls)-1)
+		}
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		for i := 1; i < len(calls); i++ {
+			c := ctx
+			if i == cancelAt {
+				c = cctx
+			}
+			run(i, c)
+			if err := waitQueued(l, i); err != nil {
+				return err
+			}
+		}
+		cancel()
+		if cancelAt > 0 {
+			if err := waitQueued(l, len(calls)-2); err != nil {
+				return err
+			}
+		}
+		s.grouped += len(calls) - 1
+		close(p.release)
+		wg.Wait()
+	}
+	n := map[crdt.TxnID]int{}
+	for _, txn := range calls {
+		n[txn]++
+	}
+	for i, txn := range calls {
+		if err := s.answer(txn, res[i], errs[i], n[txn] == 1); err != nil {
+			return err
+		}
+	}
+	if l.Pending() {
 		s.flushBy[a] = -1
 	}
 	return nil
+}
+
+// waitQueued waits until n calls wait in l's queue.
+func waitQueued(l *ledger.Ledger, n int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for ledger.Queued(l) != n {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out waiting for %d queued calls (%d)", n, ledger.Queued(l))
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// groupBatch bounds the calls of one batch in group mode: fewer than
+// FoldedLength (groupCounter), so that a transaction resent in a batch is
+// still inside the window when its turn comes (see admit).
+const groupBatch = 4
+
+// groupCounter are the counter options of group mode: a window of 2 + 4
+// transactions.
+var groupCounter = tpncounter.Options{HistoryLength: 2, FoldedLength: 4}
+
+// groupStep is step's choice of work in group mode: the resends due and a
+// few new transactions, resends and duplicates, sent as one batch to one
+// ledger; or a Find.
+func (s *ledgerSim) groupStep(ctx context.Context, step int) error {
+	// The window, in transactions: a ledger whose write is pending must
+	// write again before any other holder of its transactions applies
+	// HistoryLength + FoldedLength more. One batch can take a ledger that
+	// far at once, so pending ledgers land their writes first (faults
+	// off: the writes that fail were exercised when they went pending).
+	for a, l := range s.ledgers {
+		if !l.Pending() {
+			continue
+		}
+		s.faulty.SetPolicy(nil)
+		_, err := l.Find(ctx)
+		s.faulty.SetPolicy(s.policy)
+		if err != nil {
+			return fmt.Errorf("landing ledger %d's pending write: %w", a, err)
+		}
+		delete(s.flushBy, a)
+	}
+	var batch []crdt.TxnID
+	for _, txn := range slices.Sorted(maps.Keys(s.resend)) {
+		by := s.resend[txn]
+		if by == 0 {
+			s.resend[txn] = step + 1 + s.r.Intn(8)
+		} else if by <= step && len(batch) < groupBatch {
+			batch = append(batch, txn) // the others wait for a later step
+		}
+	}
+	if s.r.Float64() < 0.15 {
+		_, err := s.ledgers[s.r.Intn(len(s.ledgers))].Find(ctx)
+		if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+			return err
+		}
+	} else {
+		for k := 1 + s.r.Intn(groupBatch); k > 0 && len(batch) < groupBatch; k-- {
+			switch x := s.r.Float64(); {
+			case x < 0.2 && len(s.recent) > 0:
+				batch = append(batch, s.recent[s.r.Intn(len(s.recent))])
+			case x < 0.3 && len(batch) > 0:
+				batch = append(batch, batch[s.r.Intn(len(batch))]) // twice in one batch
+			default:
+				batch = append(batch, s.newTxn(step))
+			}
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return s.submitGroup(ctx, s.r.Intn(len(s.ledgers)), batch)
+}
+
+// newTxn makes a new transaction and its amount.
+func (s *ledgerSim) newTxn(step int) crdt.TxnID {
+	s.next++
+	txn := crdt.TxnID(fmt.Sprintf("t%d", s.next))
+	if s.timed {
+		txn = crdt.TxnID(fmt.Sprintf("t%d@%d", s.next, step+1))
+	}
+	amt := int64(1 + s.r.Intn(100))
+	if s.r.Intn(3) == 0 {
+		amt = -amt
+	}
+	s.amounts[txn] = amt
+	s.recent = append(s.recent, txn)
+	if len(s.recent) > 8 && !s.timed { // timed clients resend anything, at any time
+		s.recent = s.recent[1:]
+	}
+	return txn
 }
 
 func (s *ledgerSim) step(ctx context.Context, step int) error {
@@ -380,6 +647,9 @@ func (s *ledgerSim) step(ctx context.Context, step int) error {
 			}
 		}
 	}
+	if s.groups {
+		return s.groupStep(ctx, step)
+	}
 	for _, txn := range slices.Sorted(maps.Keys(s.resend)) {
 		by := s.resend[txn]
 		if by == 0 {
@@ -394,21 +664,7 @@ func (s *ledgerSim) step(ctx context.Context, step int) error {
 	case x < 0.3 && len(s.recent) > 0:
 		return s.submit(ctx, s.recent[s.r.Intn(len(s.recent))])
 	case x < 0.9:
-		s.next++
-		txn := crdt.TxnID(fmt.Sprintf("t%d", s.next))
-		if s.timed {
-			txn = crdt.TxnID(fmt.Sprintf("t%d@%d", s.next, step+1))
-		}
-		amt := int64(1 + s.r.Intn(100))
-		if s.r.Intn(3) == 0 {
-			amt = -amt
-		}
-		s.amounts[txn] = amt
-		s.recent = append(s.recent, txn)
-		if len(s.recent) > 8 && !s.timed { // timed clients resend anything, at any time
-			s.recent = s.recent[1:]
-		}
-		return s.submit(ctx, txn)
+		return s.submit(ctx, s.newTxn(step))
 	default:
 		_, err := s.ledgers[s.r.Intn(len(s.ledgers))].Find(ctx)
 		if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
@@ -524,4 +780,36 @@ func TestLedgerSimulationExercisesFaults(t *testing.T) {
 	for _, f := range []faulty.Fault{faulty.Refuse, faulty.LoseAck, faulty.Lose, faulty.Stale} {
 		require.Positive(t, counts[f], "fault %s", f)
 	}
+}
+
+// TestLedgerSimulationGroups: the ledger simulation with concurrent calls
+// on one ledger coalescing into groups (group commit) under the same
+// faults, with duplicates inside a batch, resends of earlier transactions
+// and queued calls canceled. Every acknowledged transaction lands and is
+// counted once, every landed one once (so every resend inside the window
+// is recognised), and a transaction refused outright, never resent, never
+// lands.
+func TestLedgerSimulationGroups(t *testing.T) {
+	props, params := simProperties(t)
+	params.MinSuccessfulTests = proptest.Scale(200) // each schedule runs goroutines
+	grouped, abandoned := 0, 0
+	props.Property("grouped ledgers count every landed transaction once", prop.ForAll(func(seed int64) string {
+		maxGroup := 0 // the default: the window, 6, more than a batch
+		if seed%2 == 0 {
+			maxGroup = 2 // a batch runs as several groups
+		}
+		s, err := runLedgerSimWith(seed, 60, &ledgerSim{groups: true, maxGroup: maxGroup})
+		if err != nil {
+			return fmt.Sprintf("schedule seed %d: %v", seed, err)
+		}
+		grouped += s.grouped
+		abandoned += len(s.abandoned)
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+	t.Logf("%d schedules of 60 steps over 5 ledgers; calls queued behind a cycle %d, refused transactions abandoned %d", params.MinSuccessfulTests, grouped, abandoned)
+	// Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestLedgerSimulationGroups$'
+	// Broken variants: go test -tags counterkit_mutants ./ledger -run CatchesBrokenVariants
+	require.Positive(t, grouped)
+	require.Positive(t, abandoned)
 }

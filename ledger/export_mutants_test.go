@@ -1,0 +1,21 @@
+//go:build counterkit_mutants
+
+package ledger
+
+// Group-commit variants for BreakGroup.
+const (
+	GroupCorrect     = ""
+	GroupAckEarly    = "acknowledges members before the write lands"
+	GroupDropOnRetry = "drops members from a retried write"
+	GroupKeepRefused = "keeps refused members in the state"
+)
+
+// BreakGroup switches on the broken group-commit variant v for every Ledger
+// of the process and returns a function that switches it off again. Tests
+// using it must not run in parallel with other tests of the package.
+func BreakGroup(v string) (restore func()) {
+	brokenAckEarly = v == GroupAckEarly
+	brokenDropOnRetry = v == GroupDropOnRetry
+	brokenKeepRefused = v == GroupKeepRefused
+	return func() { brokenAckEarly, brokenDropOnRetry, brokenKeepRefused = false, false, false }
+}

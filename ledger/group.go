@@ -1,0 +1,507 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// Group commit. An Update that finds no cycle running becomes the leader:
+// it takes l.mu, takes up to MaxGroup-1 waiting Updates from the queue,
+// runs one cycle for all of them (cycle), hands each its answer and wakes
+// it, and then makes the first Update still queued the next leader. An
+// Update that finds a cycle running queues and waits; it leaves the queue
+// if its context ends before a leader takes it. No goroutine is started.
+
+// call is one Update: queued, running as the leader, or carried by a
+// leader's cycle.
+type call struct {
+	ctx    context.Context
+	txn    crdt.TxnID
+	amount int64
+	start  time.Time // for the Observer
+
+	// Set with l.gmu held.
+	taken bool // taken into a group, or made leader: it no longer leaves the queue
+	lead  bool // it runs the next cycle
+	wake  chan struct{}
+
+	// Set by the cycle that carries the call, read after wake.
+	res     Result
+	err     error
+	applied bool // an attempt of this call applied txn (and may have written it)
+	now     bool // the current attempt applied txn
+	event   observe.Event
+}
+
+// windowOf returns HistoryLength + FoldedLength of o, with their defaults.
+func windowOf(o tpncounter.Options) int {
+	h := o.HistoryLength
+	if h == 0 {
+		h = tpncounter.DefaultHistoryLength
+	}
+	f := o.FoldedLength
+	if f == 0 {
+		f = h
+	}
+	return h + f
+}
+
+// join runs c: as the leader of a group, or queued until a leader answers
+// it or makes it the next leader.
+func (l *Ledger) join(c *call) (Result, error) {
+	l.gmu.Lock()
+	if l.busy {
+		c.wake = make(chan struct{}, 1)
+		l.queue = append(l.queue, c)
+		l.gmu.Unlock()
+		if !l.await(c) {
+			err := c.ctx.Err()
+			if l.opts.Observer != nil {
+				l.opts.Observer.Observe(c.ctx, observe.Event{Component: "ledger", Op: "update",
+					Outcome: observe.OutcomeOf(err), Err: err, Start: c.start, Duration: time.Since(c.start)})
+			}
+			return Result{}, err
+		}
+		if !c.lead {
+			l.observe(c.ctx, c.event)
+			return c.res, c.err
+		}
+	} else {
+		l.busy = true
+		l.gmu.Unlock()
+	}
+	l.mu.Lock()
+	group := l.take(c)
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		// The cycle panicked (a store, say): the leader's caller gets the
+		// panic; the others an error, since their transactions may be
+		// in the ledger's state and land with its next write; the queue
+		// moves on.
+		l.distrust(group)
+		err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
+		for _, m := range group[1:] {
+			m.res, m.err, m.event = Result{}, err, observe.Event{Component: "ledger", Op: "update", Outcome: observe.OutcomeOf(err), Err: err, Start: m.start}
+			m.wake <- struct{}{}
+		}
+		clear(group)
+		l.mu.Unlock()
+		l.handoff()
+	}()
+	l.cycle(group)
+	finished = true
+	for _, m := range group[1:] {
+		m.wake <- struct{}{}
+	}
+	clear(group)
+	l.mu.Unlock()
+	l.handoff()
+	l.observe(c.ctx, c.event)
+	return c.res, c.err
+}
+
+// alone runs c's cycle by itself under l.mu (MaxGroup 1) and returns its
+// answer and event.
+func (l *Ledger) alone(c call) (Result, observe.Event, error) {
+	l.mu.Lock()
+	l.one = c
+	group := [1]*call{&l.one}
+	finished := false
+	defer func() {
+		if !finished {
+			l.distrust(group[:]) // the cycle panicked (see join)
+		}
+		l.mu.Unlock()
+	}()
+	l.cycle(group[:])
+	finished = true
+	return l.one.res, l.one.event, l.one.err
+}
+
+// distrust is called with l.mu held when a cycle for group panicked: the
+// state may hold transactions applied in place and never written, or
+// written without the ledger knowing. It is treated as a pending write,
+// checked against the store by the next read.
+func (l *Ledger) distrust(group []*call) {
+	if l.local == nil {
+		return
+	}
+	l.pending, l.seen = true, nil
+	if l.unacked == nil {
+		l.unacked = map[crdt.TxnID]struct{}{}
+	}
+	for _, m := range group {
+		l.unacked[m.txn] = struct{}{}
+	}
+}
+
+// await waits until c is answered or made leader (true), or until its
+// context ends while it is still queued (false: it left the queue). Once
+// taken, c waits for its cycle whatever its context does.
+func (l *Ledger) await(c *call) bool {
+	select {
+	case <-c.wake:
+		return true
+	case <-c.ctx.Done():
+	}
+	l.gmu.Lock()
+	if !c.taken {
+		if i := slices.Index(l.queue, c); i >= 0 {
+			l.queue = slices.Delete(l.queue, i, i+1)
+		}
+		l.gmu.Unlock()
+		return false
+	}
+	l.gmu.Unlock()
+	<-c.wake
+	return true
+}
+
+// take returns the group of the leader c: c, then up to MaxGroup-1
+// queued calls in arrival order. l.mu is held.
+func (l *Ledger) take(c *call) []*call {
+	l.gmu.Lock()
+	n := min(len(l.queue), l.opts.MaxGroup-1)
+	group := append(l.group[:0], c)
+	for _, m := range l.queue[:n] {
+		m.taken = true
+		group = append(group, m)
+	}
+	l.queue = slices.Delete(l.queue, 0, n)
+	l.gmu.Unlock()
+	l.group = group
+	return group
+}
+
+// handoff makes the first queued call the next leader, or ends the run.
+func (l *Ledger) handoff() {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	if len(l.queue) == 0 {
+		l.busy = false
+		return
+	}
+	next := l.queue[0]
+	l.queue = slices.Delete(l.queue, 0, 1)
+	next.taken, next.lead = true, true
+	next.wake <- struct{}{}
+}
+
+// observe reports a call's event, prepared by its cycle, on the call's
+// goroutine.
+func (l *Ledger) observe(ctx context.Context, e observe.Event) {
+	if l.opts.Observer == nil {
+		return
+	}
+	e.Duration = time.Since(e.Start)
+	l.opts.Observer.Observe(ctx, e)
+}
+
+// cycle runs one cycle, with its retries, for group, with l.mu held, and
+// sets every member's Result and error. A member whose context has ended
+// before the cycle starts gets its context's error. The cycle's store calls
+// use a context that ends when every member's has (groupContext).
+func (l *Ledger) cycle(group []*call) {
+	if l.opts.Observer != nil {
+		l.stats = opStats{}
+	}
+	ctx, release := groupContext(group)
+	var buf [16]*call
+	pending := buf[:0]
+	for _, c := range group {
+		if err := c.ctx.Err(); err != nil {
+			c.res.Attempts, c.err = 1, err
+			continue
+		}
+		pending = append(pending, c)
+	}
+	var riders []*call // broken variant only
+	var first *call
+	for attempt := 1; len(pending) > 0; attempt++ {
+		if brokenDropOnRetry && attempt > 1 && len(pending) > 1 {
+			// broken: only the first call is written again; the others
+			// take its answer.
+			first = pending[0]
+			riders = append(riders, pending[1:]...)
+			pending = pending[:1]
+		}
+		pending = l.attempt(ctx, pending, attempt)
+	}
+	for _, c := range riders {
+		c.res.Landed, c.res.Value, c.res.Attempts, c.err = first.res.Landed, first.res.Value, first.res.Attempts, first.err
+	}
+	if release != nil {
+		release()
+	}
+	if l.opts.Observer != nil {
+		for i, c := range group {
+			outcome := observe.OutcomeOf(c.err)
+			if c.err == nil {
+				outcome = outcomeName(c.res.Outcome)
+			}
+			c.event = l.event("update", outcome, c.start, c.res.Attempts, c.err)
+			if i > 0 {
+				c.event.Folded = 0 // a write's retirements are reported once
+			}
+		}
+	}
+}
+
+// attempt runs one attempt of a cycle for the calls pending: read, answer
+// those the fetched state already knows, apply the others to one state,
+// put it. It returns the calls to carry into the next attempt.
+func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*call {
+	for _, c := range pending {
+		c.res.Attempts, c.now = attempt, false
+	}
+	fetched, token, err := l.read(ctx)
+	if err != nil {
+		for _, c := range pending {
+			c.err = l.heldError(c, err)
+		}
+		return nil
+	}
+	// Known transactions are answered from the fetched state, before this
+	// attempt changes it.
+	waiting := pending[:0]
+	var value int64
+	viewed := false
+	for _, c := range pending {
+		out, owner, err := fetched.Known(c.txn, c.amount)
+		if err != nil {
+			c.err = err
+			continue
+		}
+		if out == 0 {
+			waiting = append(waiting, c)
+			continue
+		}
+		if !viewed {
+			view, err := l.view(fetched)
+			if err != nil {
+				c.err = err
+				continue
+			}
+			value, viewed = view.Value(), true
+		}
+		c.res.Outcome, c.res.Landed, c.res.Value, c.res.Owner = out, true, value, owner
+		if c.applied && out != tpncounter.Superseded {
+			c.res.Outcome = tpncounter.Applied
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	merged, err := l.writable(fetched)
+	if err != nil {
+		fail(waiting, err)
+		return nil
+	}
+	// Apply in arrival order: a later call of a transaction an earlier one
+	// applied is a Duplicate (or a conflict), as it would be after it.
+	writes := waiting[:0]
+	appliedNow := 0
+	for _, c := range waiting {
+		out, err := merged.Apply(l.writer, c.txn, c.amount)
+		if err != nil {
+			c.err = err // the state is unchanged: only this call fails
+			continue
+		}
+		if out == tpncounter.Applied {
+			c.applied, c.now = true, true
+			appliedNow++
+		}
+		c.res.Outcome = out
+		if c.applied {
+			c.res.Outcome = tpncounter.Applied
+		}
+		writes = append(writes, c)
+	}
+	if len(writes) == 0 {
+		return nil
+	}
+	if appliedNow == 0 {
+		if _, err := merged.Compact(l.writer); err != nil {
+			fail(writes, err)
+			return nil
+		}
+	}
+	l.retireIdle(merged)
+	b, err := merged.MarshalBinary()
+	if err == nil && len(b) > store.MaxValue && appliedNow > 1 {
+		writes, b, err = l.fit(merged, writes, b)
+	}
+	var abuf [16]crdt.TxnID
+	applied := abuf[:0]
+	for _, c := range writes {
+		if c.applied {
+			applied = append(applied, c.txn)
+		}
+	}
+	if err != nil {
+		l.unapply(merged, applied)
+		fail(writes, err)
+		return nil
+	}
+	done, err := l.put(ctx, merged, b, token, attempt, applied)
+	if !done {
+		return writes
+	}
+	if err != nil {
+		for i, c := range writes {
+			if brokenAckEarly && i > 0 {
+				c.res.Landed = true // broken: acknowledged though not landed
+				continue
+			}
+			c.err = l.heldError(c, err)
+		}
+		return nil
+	}
+	value = merged.Value()
+	for _, c := range writes {
+		c.res.Landed, c.res.Value = true, value
+		c.res.Owner, _ = merged.Owner(c.txn)
+	}
+	return nil
+}
+
+// heldError is the error of call c when its cycle finally failed with err
+// (a Put's or a Fetch's). A refusal (crdt.ErrUnavailable) means that nothing
+// of c landed; when c's transaction is still in this ledger's pending write
+// (an earlier attempt's Put was ambiguous), it may yet land, and the error
+// says so by wrapping crdt.ErrAmbiguousWrite as well.
+func (l *Ledger) heldError(c *call, err error) error {
+	if !l.pending || errors.Is(err, crdt.ErrAmbiguousWrite) || !errors.Is(err, crdt.ErrUnavailable) {
+		return err
+	}
+	if _, ok := l.unacked[c.txn]; !ok {
+		return err
+	}
+	return fmt.Errorf("%w (an earlier attempt's write of %q may still land): %w", crdt.ErrAmbiguousWrite, c.txn, err)
+}
+
+// fit takes calls applied by this attempt back out of merged, the last
+// first, while its encoding b is larger than a store accepts
+// (store.MaxValue) and more than one remains: each fails with
+// crdt.ErrTooLarge, as does a later call of the same transaction (a
+// Duplicate of it). It returns the calls still written and the encoding.
+func (l *Ledger) fit(merged *tpncounter.Counter, writes []*call, b []byte) ([]*call, []byte, error) {
+	left := 0
+	for _, c := range writes {
+		if c.now {
+			left++
+		}
+	}
+	for i := len(writes) - 1; i >= 0 && len(b) > store.MaxValue && left > 1; i-- {
+		c := writes[i]
+		if !c.now {
+			continue
+		}
+		if _, err := merged.Retract(l.writer, c.txn); err != nil {
+			return writes, nil, err
+		}
+		l.seen = nil
+		left--
+		err := fmt.Errorf("%w: ledger %q: applying %q with the %d calls before it would make the state more than %d bytes", crdt.ErrTooLarge, l.key, c.txn, left, store.MaxValue)
+		for _, d := range writes[i:] {
+			if d.txn == c.txn {
+				d.err, d.applied, d.now = err, false, false
+			}
+		}
+		var err2 error
+		if b, err2 = merged.MarshalBinary(); err2 != nil {
+			return writes, nil, err2
+		}
+	}
+	kept := writes[:0]
+	for _, c := range writes {
+		if c.err == nil {
+			kept = append(kept, c)
+		}
+	}
+	return kept, b, nil
+}
+
+// fail answers every call of cs with err.
+func fail(cs []*call, err error) {
+	for _, c := range cs {
+		c.err = err
+	}
+}
+
+// groupContext returns the context of a cycle for group, and a function
+// that releases it (nil if none is needed). For one call it is that call's
+// context, exactly as without grouping. For more, it carries the first
+// call's values and ends when every call's context has ended, with the
+// error of the last: one caller giving up does not fail the others' write.
+func groupContext(group []*call) (context.Context, func()) {
+	if len(group) == 1 {
+		return group[0].ctx, nil
+	}
+	g := &groupCtx{Context: context.WithoutCancel(group[0].ctx), done: make(chan struct{}), left: len(group)}
+	g.hasDeadline = true
+	for _, c := range group {
+		d, ok := c.ctx.Deadline()
+		if !ok {
+			g.deadline, g.hasDeadline = time.Time{}, false
+			break
+		}
+		if d.After(g.deadline) {
+			g.deadline = d
+		}
+	}
+	stops := make([]func() bool, len(group))
+	for i, c := range group {
+		cctx := c.ctx
+		stops[i] = context.AfterFunc(cctx, func() { g.end(cctx.Err()) })
+	}
+	return g, func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
+}
+
+// groupCtx is a context that ends when each of left contexts has ended.
+type groupCtx struct {
+	context.Context // values only (context.WithoutCancel)
+	deadline        time.Time
+	hasDeadline     bool
+	done            chan struct{}
+
+	mu   sync.Mutex
+	left int
+	err  error
+}
+
+func (g *groupCtx) Deadline() (time.Time, bool) { return g.deadline, g.hasDeadline }
+func (g *groupCtx) Done() <-chan struct{}       { return g.done }
+
+func (g *groupCtx) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
+}
+
+// end records that one member's context ended with err.
+func (g *groupCtx) end(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.left--
+	if g.left == 0 {
+		g.err = err
+		close(g.done)
+	}
+}

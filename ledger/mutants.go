@@ -1,0 +1,24 @@
+//go:build counterkit_mutants
+
+package ledger
+
+// Known-broken variants of group commit, built only with the
+// counterkit_mutants build tag. Tests switch them on
+// (export_mutants_test.go) to show that the tests and the simulation catch
+// them. They apply to every Ledger of the process, so the tests that set
+// them do not run in parallel with others. Without the tag they are false
+// constants (rules.go) and the branches that read them are compiled out.
+var (
+	// brokenAckEarly acknowledges every member of a group but the first
+	// when the shared write fails: callers are told their transaction
+	// landed although the write carrying it did not.
+	brokenAckEarly bool
+	// brokenDropOnRetry writes only the first member again when a cycle
+	// retries; the others are answered with its outcome, so they are
+	// acknowledged although a refused write took them back.
+	brokenDropOnRetry bool
+	// brokenKeepRefused takes only the first member back out of the state
+	// when the shared write is refused: the others are told the write was
+	// refused, yet stay in the state and land with a later write.
+	brokenKeepRefused bool
+)

@@ -1,0 +1,38 @@
+//go:build counterkit_mutants
+
+package ledger_test
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+// The broken variants of group commit (mutants.go) are the failures group
+// commit must not have; the group simulation must catch each of them. Run
+// with -tags counterkit_mutants.
+func TestLedgerSimulationGroupsCatchesBrokenVariants(t *testing.T) {
+	for _, v := range []string{ledger.GroupAckEarly, ledger.GroupDropOnRetry, ledger.GroupKeepRefused} {
+		t.Run(v, func(t *testing.T) {
+			restore := ledger.BreakGroup(v)
+			defer restore()
+			seed := proptest.Seed()
+			rng := rand.New(rand.NewSource(seed))
+			n := proptest.Scale(400)
+			for i := 0; i < n; i++ {
+				s := rng.Int63()
+				maxGroup := 0
+				if s%2 == 0 {
+					maxGroup = 2
+				}
+				if _, err := runLedgerSimWith(s, 60, &ledgerSim{groups: true, maxGroup: maxGroup}); err != nil {
+					t.Logf("caught after %d schedules: schedule seed %d: %v", i+1, s, err)
+					return
+				}
+			}
+			t.Fatalf("seed %d: %d schedules never caught the broken variant %q", seed, n, v)
+		})
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !counterkit_mutants
+
+package ledger
+
+// The group commit as documented. Built with the counterkit_mutants tag,
+// these become variables that tests set to known-broken variants
+// (mutants.go); here they are false constants, so the branches that read
+// them are compiled out.
+const (
+	brokenAckEarly    = false
+	brokenDropOnRetry = false
+	brokenKeepRefused = false
+)
