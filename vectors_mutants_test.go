@@ -48,19 +48,21 @@ var vectorMutants = []vectorMutant{
 	{"gcounter/merge cap", "4.2 Merge: a union above 30000 actors is too_large",
 		[]edit{{"gcounter/gcounter.go", "if n := len(c.entries) + added; n > MaxActors {", "if n := len(c.entries) + added; false && n > MaxActors {"}}, "gcounter", "merge_beyond_30000_actors_is_refused"},
 	// gcounter format version 2 (SPEC.md 4.4): the decoder's rules for the
-	// front-coded rows, and the encoder's character boundary. (The check
+	// front-coded rows, and the encoder's character boundary (the row
+	// reader and the shared prefix live in internal/wire, shared with
+	// pncounter). (The check
 	// that a rebuilt id is at most 255 bytes has no mutant: the id check
 	// of 2.1 refuses such an id too, with the same kind.)
 	{"gcounter/v2 row cap", "4.4: more than 30000 rows is too_large, before the remaining-bytes check",
 		[]edit{{"gcounter/codec.go", "n, err := d.ArrayLen(MaxActors)", "n, err := d.ArrayLen(1<<31 - 1)"}}, "gcounter", "v2:_more_than_30000_rows"},
 	{"gcounter/v2 shared within the previous id", "4.4: shared greater than the previous actor's length is corrupt",
-		[]edit{{"gcounter/codec.go", "if shared > int64(len(prev)) {", "if false && shared > int64(len(prev)) {"}}, "gcounter", "v2:_shares_more_than_the_previous_id"},
+		[]edit{{"internal/wire/frontcode.go", "if shared > int64(len(prev)) {", "if false && shared > int64(len(prev)) {"}}, "gcounter", "v2:_shares_more_than_the_previous_id"},
 	{"gcounter/v2 rows increasing", "4.4: rows strictly increasing by actor",
-		[]edit{{"gcounter/codec.go", "if i > 0 && actor <= prev {", "if false && i > 0 && actor <= prev {"}}, "gcounter", "v2:_rows_unsorted"},
+		[]edit{{"internal/wire/frontcode.go", "if i > 0 && id <= prev {", "if false && i > 0 && id <= prev {"}}, "gcounter", "v2:_rows_unsorted"},
 	{"gcounter/v2 canonical shared", "4.4: shared must be the canonical value",
-		[]edit{{"gcounter/codec.go", "if want := sharedPrefix(prev, actor); int64(want) != shared {", "if want := sharedPrefix(prev, actor); false && int64(want) != shared {"}}, "gcounter", "v2:_shares_less_than_the_common_prefix"},
+		[]edit{{"internal/wire/frontcode.go", "if want := SharedPrefix(prev, id); int64(want) != shared {", "if want := SharedPrefix(prev, id); false && int64(want) != shared {"}}, "gcounter", "v2:_shares_less_than_the_common_prefix"},
 	{"gcounter/v2 character boundary", "4.4: the shared prefix ends on a character boundary",
-		[]edit{{"gcounter/codec.go", "for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {", "for false && k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {"}}, "gcounter", "front-coded_ids"},
+		[]edit{{"internal/wire/frontcode.go", "for k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {", "for false && k > 0 && k < len(next) && !utf8.RuneStart(next[k]) {"}}, "gcounter", "front-coded_ids"},
 	{"gcounter/v2 valid actor", "4.4: an invalid rebuilt actor is corrupt",
 		[]edit{{"gcounter/codec.go", "if err := crdt.ActorID(actor).Validate(); err != nil {", "if err := crdt.ActorID(actor).Validate(); false && err != nil {"}}, "gcounter", "v2:_invalid_actor"},
 	{"gcounter/v2 zero count", "4.4: a count of 0 is corrupt",
