@@ -285,7 +285,6 @@ func runComparison(ctx context.Context, cfg compareConfig, targets []compareTarg
 type workerStats struct {
 	sent, acked, unresolved int64
 	latencies               []time.Duration
-	err                     error
 }
 
 func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareRow {
