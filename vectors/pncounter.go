@@ -5,7 +5,6 @@ package vectors
 
 import (
 	"encoding/hex"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -110,29 +109,12 @@ func runPN(t *checker, sc *pnScenario, fill bool) map[string]*pncounter.Counter 
 	for _, r := range sc.Replicas {
 		rs[r] = pncounter.New()
 	}
-	for i := range sc.Steps {
-		st := &sc.Steps[i]
-		for k, x := range expandStep(*st) {
-			c := rs[x.Replica]
-			var before []byte
-			if keepBefore(fill, *st) {
-				before = must(c.MarshalBinary())
-			}
-			var err error
-			switch x.Op {
-			case "apply":
-				err = c.Apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), int64(*x.Amount))
-			case "merge":
-				err = c.Merge(rs[x.From])
-			default:
-				t.Fatalf("unknown op %q", x.Op)
-			}
-			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), "", nil, fmt.Sprintf("%s step %d.%d", sc.Name, i, k))
-			if err != nil && before != nil {
-				require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", sc.Name, i)
-			}
+	replaySteps(t, sc.Name, sc.Steps, rs, fill, func(c *pncounter.Counter, x Step) error {
+		if x.Op != "apply" {
+			return errUnknownOp
 		}
-	}
+		return c.Apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), int64(*x.Amount))
+	})
 	return rs
 }
 

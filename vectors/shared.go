@@ -505,3 +505,41 @@ func stepOp(replica, op, actor string, amount int64) Step {
 }
 
 func stepMerge(replica, from string) Step { return Step{Replica: replica, Op: "merge", From: from} }
+
+// replayCounter is what replaySteps needs of a plain counter.
+type replayCounter[C any] interface {
+	MarshalBinary() ([]byte, error)
+	Merge(C) error
+}
+
+// replaySteps replays a gcounter or pncounter scenario's steps on the
+// replicas rs: "merge" merges another replica, and every other op is
+// applyOp's (an unknown one returns errUnknownOp). It fills or checks each
+// step's error kind, and a failed step must leave its replica unchanged.
+func replaySteps[C replayCounter[C]](t *checker, name string, steps []Step, rs map[string]C, fill bool, applyOp func(c C, x Step) error) {
+	for i := range steps {
+		st := &steps[i]
+		for k, x := range expandStep(*st) {
+			c, ok := rs[x.Replica]
+			require.True(t, ok, "step %d: unknown replica %q", i, x.Replica)
+			var before []byte
+			if keepBefore(fill, *st) {
+				before = must(c.MarshalBinary())
+			}
+			var err error
+			if x.Op == "merge" {
+				err = c.Merge(rs[x.From])
+			} else if err = applyOp(c, x); errors.Is(err, errUnknownOp) {
+				t.Fatalf("unknown op %q", x.Op)
+			}
+			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), "", nil, fmt.Sprintf("%s step %d.%d", name, i, k))
+			if err != nil && before != nil {
+				require.Equal(t, before, must(c.MarshalBinary()), "%s step %d: failed op changed the state", name, i)
+			}
+		}
+	}
+}
+
+// errUnknownOp is what a replaySteps op function returns for an op it does
+// not know.
+var errUnknownOp = errors.New("unknown op")
