@@ -3,17 +3,14 @@ package bounded
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
 	"maps"
-	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -26,9 +23,7 @@ const MaxRetryCount = 100
 
 // MaxActorLen is the longest AccountOptions.Actor: the writer id adds an
 // incarnation suffix to it.
-const MaxActorLen = crdt.MaxIDLen - 1 - incarnationLen
-
-const incarnationLen = 8
+const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 
 // AccountOptions configure an Account.
 type AccountOptions struct {
@@ -155,13 +150,7 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	if opts.Backoff.Max == 0 {
 		opts.Backoff.Max = time.Second
 	}
-	return &Account{st: st, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
-}
-
-func newWriter(actor crdt.ActorID) crdt.ActorID {
-	var b [5]byte
-	_, _ = crand.Read(b[:]) // never fails (crypto/rand)
-	return actor + "~" + crdt.ActorID(strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
+	return &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}, nil
 }
 
 // Key returns the account's key.
@@ -596,21 +585,5 @@ func (a *Account) settled(txns []crdt.TxnID) {
 }
 
 func (a *Account) wait(ctx context.Context, attempt int) error {
-	b := a.opts.Backoff
-	if err := ctx.Err(); err != nil || b.Initial <= 0 {
-		return err
-	}
-	limit := b.Initial
-	for i := 1; i < attempt && limit < b.Max; i++ {
-		limit *= 2
-	}
-	limit = min(limit, b.Max)
-	t := time.NewTimer(rand.N(limit + 1))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Wait(ctx, a.opts.Backoff.Initial, a.opts.Backoff.Max, attempt)
 }

@@ -3,16 +3,13 @@ package ledger
 import (
 	"bytes"
 	"context"
-	crand "crypto/rand"
-	"encoding/base32"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -109,31 +106,11 @@ var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
 
 // limit is the longest wait before the retry that follows attempt
 // (1-based): Initial·2^(attempt−1), at most Max; 0 when waiting is off.
-func (b Backoff) limit(attempt int) time.Duration {
-	if b.Initial <= 0 {
-		return 0
-	}
-	limit := b.Initial
-	for i := 1; i < attempt && limit < b.Max; i++ {
-		limit *= 2
-	}
-	return min(limit, b.Max)
-}
+func (b Backoff) limit(attempt int) time.Duration { return retry.Limit(b.Initial, b.Max, attempt) }
 
 // wait sleeps a random duration up to limit(attempt), or until ctx is done.
 func (b Backoff) wait(ctx context.Context, attempt int) error {
-	limit := b.limit(attempt)
-	if err := ctx.Err(); err != nil || limit <= 0 {
-		return err
-	}
-	t := time.NewTimer(rand.N(limit + 1))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Wait(ctx, b.Initial, b.Max, attempt)
 }
 
 // Result describes a finished write.
@@ -172,19 +149,8 @@ type Result struct {
 }
 
 // MaxActorLen is the longest Options.Actor: the writer id adds the
-// incarnation suffix to it.
-const MaxActorLen = crdt.MaxIDLen - 1 - incarnationLen
-
-// incarnationLen is the length of an incarnation: 8 base32 characters, 40
-// random bits.
-const incarnationLen = 8
-
-// newWriter returns actor's id for a new incarnation.
-func newWriter(actor crdt.ActorID) crdt.ActorID {
-	var b [5]byte
-	_, _ = crand.Read(b[:]) // never fails (crypto/rand)
-	return actor + "~" + crdt.ActorID(strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
-}
+// incarnation suffix ("~" and 8 random characters) to it.
+const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 
 // Ledger is an idempotent, storage-independent ledger: a tpncounter.Counter
 // stored under one key, read, merged with its siblings, changed and written
@@ -341,7 +307,7 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if opts.MaxGroup == 0 {
 		opts.MaxGroup = min(DefaultMaxGroup, window)
 	}
-	return &Ledger{store: st, key: key, opts: opts, writer: newWriter(opts.Actor)}, nil
+	return &Ledger{store: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}, nil
 }
 
 // Key returns the ledger's key.

@@ -1,0 +1,61 @@
+// Package retry holds what the write drivers (ledger, bounded) share about
+// retrying a write: the incarnation a driver writes as, and the backoff
+// between attempts.
+package retry
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/base32"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// IncarnationLen is the length of an incarnation: 8 base32 characters, 40
+// random bits.
+const IncarnationLen = 8
+
+// NewWriter returns actor's id for a new incarnation: actor, "~", and
+// IncarnationLen random lowercase base32 characters. A driver writes its
+// entry under it, so that a restarted process never continues (and forks)
+// an entry whose writes may still be in flight.
+func NewWriter(actor crdt.ActorID) crdt.ActorID {
+	var b [5]byte
+	_, _ = crand.Read(b[:]) // never fails (crypto/rand)
+	return actor + "~" + crdt.ActorID(strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
+}
+
+// Limit is the longest wait before the retry that follows attempt
+// (1-based): initial·2^(attempt−1), at most max; 0 when initial ≤ 0
+// (waiting is off).
+func Limit(initial, max time.Duration, attempt int) time.Duration {
+	if initial <= 0 {
+		return 0
+	}
+	limit := initial
+	for i := 1; i < attempt && limit < max; i++ {
+		limit *= 2
+	}
+	return min(limit, max)
+}
+
+// Wait sleeps a random duration in [0, Limit(initial, max, attempt)] ("full
+// jitter", so that writers retrying together spread out), or until ctx is
+// done, returning its error.
+func Wait(ctx context.Context, initial, max time.Duration, attempt int) error {
+	limit := Limit(initial, max, attempt)
+	if err := ctx.Err(); err != nil || limit <= 0 {
+		return err
+	}
+	t := time.NewTimer(rand.N(limit + 1))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,62 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+)
+
+func TestLimit(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		initial, max time.Duration
+		attempt      int
+		want         time.Duration
+	}{
+		{10 * ms, time.Second, 1, 10 * ms},
+		{10 * ms, time.Second, 2, 20 * ms},
+		{10 * ms, time.Second, 4, 80 * ms},
+		{10 * ms, 50 * ms, 4, 50 * ms},
+		{10 * ms, time.Second, 100, time.Second},
+		{-1, time.Second, 3, 0},
+	} {
+		if got := Limit(tc.initial, tc.max, tc.attempt); got != tc.want {
+			t.Errorf("Limit(%v, %v, %d) = %v, want %v", tc.initial, tc.max, tc.attempt, got, tc.want)
+		}
+	}
+}
+
+func TestWait(t *testing.T) {
+	if err := Wait(context.Background(), -1, time.Hour, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := Wait(context.Background(), time.Microsecond, time.Microsecond, 3); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Wait(ctx, time.Hour, time.Hour, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("%v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := Wait(ctx, time.Hour, time.Hour, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v, want the deadline (a wait ends with its context)", err)
+	}
+}
+
+func TestNewWriter(t *testing.T) {
+	a, b := NewWriter("svc"), NewWriter("svc")
+	re := regexp.MustCompile(`^svc~[a-z2-7]{8}$`)
+	if !re.MatchString(string(a)) || !re.MatchString(string(b)) {
+		t.Fatalf("%q, %q: want svc~ and %d base32 characters", a, b, IncarnationLen)
+	}
+	if a == b {
+		t.Fatalf("two incarnations share the id %q", a)
+	}
+	if err := a.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
