@@ -134,6 +134,26 @@ func randomActor(i int) crdt.ActorID {
 	return crdt.ActorID(fmt.Sprintf("%016x%016x", h, h*0xbf58476d1ce4e5b9))
 }
 
+// podActor returns a Kubernetes pod name from a fixed sequence, the id a
+// service that names its actor after its pod gets: deployment "ledger",
+// a new pod-template hash for each of 100 rollouts and 10 pods per
+// rollout, with the 5-character random suffix Kubernetes draws from its
+// 27-character alphabet.
+func podActor(i int) crdt.ActorID {
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	pick := func(x uint64, n int) string {
+		s := make([]byte, n)
+		for k := range s {
+			s[k] = alphabet[x%27]
+			x /= 27
+		}
+		return string(s)
+	}
+	rollout := uint64(i/10+1) * 0x9e3779b97f4a7c15
+	pod := uint64(i+1) * 0xbf58476d1ce4e5b9
+	return crdt.ActorID("ledger-" + pick(rollout, 10) + "-" + pick(pod>>20, 5))
+}
+
 // thousandOf returns a counter of 1,000 actors named by actor, with counts
 // of one to seven digits (the same counts as pncounter's benchmark P half).
 func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *gcounter.Counter {
@@ -152,9 +172,11 @@ func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *gcounter.Counter {
 // msgpack decode time (goal >= 3). best-decode-speedup is the same ratio of
 // the fastest decode of each kind, which other work on a shared machine
 // disturbs least. ids=sequential names the actors actor-0 … actor-999;
+// ids=pods names them as pods of 100 rollouts of one deployment (podActor);
 // ids=random uses 32-hex-digit ids, which share almost no prefix.
 func BenchmarkCodecVsJSON(b *testing.B) {
 	b.Run("ids=sequential", func(b *testing.B) { codecVsJSON(b, thousandOf(b, actorN)) })
+	b.Run("ids=pods", func(b *testing.B) { codecVsJSON(b, thousandOf(b, podActor)) })
 	b.Run("ids=random", func(b *testing.B) { codecVsJSON(b, thousandOf(b, randomActor)) })
 }
 
