@@ -132,9 +132,10 @@
 // nothing of the copy in doubt, which may still land.
 //
 // Package boundedtest runs the Account's behaviours over any
-// store.Siblings; store/storetest.Run includes it, so every backend that
-// runs the conformance kit (memory, the embedded store, Riak and its test
-// double, Cassandra with CASSANDRA_HOSTS) runs it too.
+// store.Siblings. The memory store runs it here, the embedded store
+// through store/storetest.Run, Riak on its test double and on a real Riak
+// (RIAK_ADDR), and Cassandra on its model of Cassandra's rules and on a
+// real cluster (CASSANDRA_HOSTS).
 //
 // # Actors that are gone
 //

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/balance/balancetest"
+	"github.com/counterkit/counterkit/bounded/boundedtest"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
@@ -40,4 +41,9 @@ func TestConformanceDeltalog(t *testing.T) {
 func TestConformanceBalance(t *testing.T) {
 	db := newTestDB(t, Options{})
 	balancetest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
+}
+
+func TestConformanceBounded(t *testing.T) {
+	db := newTestDB(t, Options{})
+	boundedtest.Run(t, func(t *testing.T) store.Siblings { return db.Siblings() })
 }

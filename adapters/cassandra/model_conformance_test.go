@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/balance/balancetest"
+	"github.com/counterkit/counterkit/bounded/boundedtest"
 	"github.com/counterkit/counterkit/deltalog/deltalogtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
@@ -34,4 +35,8 @@ func TestModelDeltalog(t *testing.T) {
 
 func TestModelBalance(t *testing.T) {
 	balancetest.Run(t, func(t *testing.T) store.Partitions { p, _ := modelPartitions(t, Options{ScanPageSize: 5}); return p })
+}
+
+func TestModelBounded(t *testing.T) {
+	boundedtest.Run(t, func(t *testing.T) store.Siblings { s, _ := modelSiblings(t); return s })
 }

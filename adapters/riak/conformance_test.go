@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/counterkit/counterkit/bounded/boundedtest"
 	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/statestore/statestoretest"
 	"github.com/counterkit/counterkit/store"
@@ -39,5 +40,13 @@ func TestStatestoreBehaviours(t *testing.T) {
 func TestLedgerBehaviours(t *testing.T) {
 	eachBackend(t, func(t *testing.T, b backend) {
 		ledgertest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
+	})
+}
+
+// TestBoundedBehaviours runs the bounded counter's Account behaviours over
+// riak.Siblings.
+func TestBoundedBehaviours(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b backend) {
+		boundedtest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
 	})
 }
