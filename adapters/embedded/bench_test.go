@@ -22,7 +22,7 @@ import (
 // commit, db.Batch) and with the memory store, with 1 and 32 goroutines.
 // Every embedded write is durable when it returns.
 //
-//	go test -run '^$' -bench . -benchtime 3s ./adapters/embedded
+//	cd adapters/embedded && go test -run '^$' -bench . -benchtime 3s
 
 const benchValueSize = 200 // about a ledger entry or a log cell
 
