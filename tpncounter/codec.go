@@ -99,18 +99,22 @@ func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 // bytes).
 func (g *GCounter) appendBody(b []byte) ([]byte, bool) {
 	start := len(b)
-	ents := g.sorted()
-	b = wire.AppendArrayHeader(b, len(ents))
+	b = wire.AppendArrayHeader(b, len(g.entries))
 	v3 := false
 	// Encodings that lie next to each other in memory (entries decoded
 	// together by MergeBinary, which keeps them in one block in actor
-	// order) are copied as one run.
+	// order, and the retired entries of one segment) are copied as one run.
 	var run []byte
-	for _, en := range ents {
-		enc := en.encoded()
-		v3 = v3 || en.retired || en.encBin
-		if n := len(run); len(enc) > 0 && cap(run) > n && &run[:n+1][n] == &enc[0] {
-			run = run[:n+len(enc)]
+	for _, sg := range g.segments() {
+		enc := sg.enc
+		if sg.e != nil {
+			enc = sg.e.encoded()
+			v3 = v3 || sg.e.encBin
+		} else {
+			v3 = true
+		}
+		if follows(run, enc) {
+			run = run[:len(run)+len(enc)]
 			continue
 		}
 		b = append(b, run...)
@@ -119,6 +123,62 @@ func (g *GCounter) appendBody(b []byte) ([]byte, bool) {
 	b = append(b, run...)
 	g.sized, g.grown = len(b)-start, 0
 	return b, v3
+}
+
+// follows reports whether b lies right after a in the same allocation (a's
+// capacity runs into b), so that a[:len(a)+len(b)] covers both.
+func follows(a, b []byte) bool {
+	n := len(a)
+	return len(b) > 0 && cap(a) > n && &a[:n+1][n] == &b[0]
+}
+
+// segment is a live entry (e), or a run of retired entries next to each
+// other in actor order, as their encodings (enc, one block).
+type segment struct {
+	e   *entry
+	enc []byte
+}
+
+// segments returns the entries in actor order as segments, cached (segs)
+// until order is rebuilt or a retired entry becomes live. A retired entry
+// changes only by being replaced or by becoming live, so a run's encoding
+// holds while the cache does; the encoding of a state with many retired
+// actors then walks its live entries and copies each run at once, instead
+// of visiting every retired entry. The retired entries' cached encodings
+// are moved into their run's block, so they are held once.
+func (g *GCounter) segments() []segment {
+	ents := g.sorted()
+	if g.segs != nil {
+		return g.segs
+	}
+	segs := make([]segment, 0, min(len(ents), 2*g.live()+1))
+	for i := 0; i < len(ents); {
+		if !ents[i].retired {
+			segs = append(segs, segment{e: ents[i]})
+			i++
+			continue
+		}
+		j, size, adjacent := i, 0, true
+		for ; j < len(ents) && ents[j].retired; j++ {
+			enc := ents[j].encoded()
+			adjacent = adjacent && (j == i || follows(ents[j-1].enc, enc))
+			size += len(enc)
+		}
+		if adjacent { // already one block (from an earlier run, or decoded together)
+			segs = append(segs, segment{enc: ents[i].enc[:size]})
+			i = j
+			continue
+		}
+		block := make([]byte, 0, size)
+		for ; i < j; i++ {
+			at := len(block)
+			block = append(block, ents[i].enc...)
+			ents[i].enc = block[at:] // cap runs on: see follows
+		}
+		segs = append(segs, segment{enc: block})
+	}
+	g.segs = segs
+	return segs
 }
 
 // hasUUID reports whether one of the entry's ids is a UUID that version 3

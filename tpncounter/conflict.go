@@ -134,7 +134,7 @@ func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
 			p.drop = []uint32{off}
 		}
 		g.commit(e, p)
-		e.bump()
+		g.bump(e)
 		if len(c.cross) > 0 {
 			c.findCross(nil, nil)
 		}

@@ -353,7 +353,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	}
 	for _, j := range jobs {
 		j.g.commit(j.e, j.p)
-		j.e.bump()
+		j.g.bump(j.e)
 	}
 	if len(jobs) > 0 && len(c.cross) > 0 {
 		c.findCross(nil, nil)

@@ -102,6 +102,9 @@ type GCounter struct {
 	// order caches the entries sorted by actor for encoding; nil when an
 	// entry was added, removed or replaced since.
 	order []*entry
+	// segs caches order as appendBody walks it (see segments): nil when
+	// order is rebuilt or a retired entry becomes live.
+	segs []segment
 	// sized + grown bound the body's encoded size (see limits.go).
 	sized, grown int
 	val          exact.Int128
@@ -487,10 +490,7 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	}
 	e.tail++
 	g.val.Add(amount)
-	if e.retired {
-		g.nretired-- // its owner writes again: live (see Retire)
-	}
-	e.bump()
+	g.bump(e)
 	return Applied, nil
 }
 
@@ -520,7 +520,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	g.commit(e, p)
-	e.bump()
+	g.bump(e)
 	return true, nil
 }
 
@@ -1035,6 +1035,17 @@ func (g *GCounter) sorted() []*entry {
 			g.order = append(g.order, e)
 		}
 		slices.SortFunc(g.order, func(a, b *entry) int { return strings.Compare(string(a.actor), string(b.actor)) })
+		g.segs = nil
 	}
 	return g.order
+}
+
+// bump records a change of e by its owner (entry.bump). A retired entry
+// becomes live again (see Retire), which the cached segments do not show.
+func (g *GCounter) bump(e *entry) {
+	if e.retired {
+		g.nretired--
+		g.segs = nil
+	}
+	e.bump()
 }

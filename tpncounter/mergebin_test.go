@@ -11,9 +11,10 @@ import (
 )
 
 // TestEncodingCacheAndMergeBinary runs random schedules of Apply, Compact,
-// Retract, Merge and MergeBinary over three replicas and checks, after
-// every step, that MarshalBinary with cached entry encodings equals an
-// encoding from scratch, and that MergeBinary gives exactly what decoding
+// Retract, Retire, Merge and MergeBinary over three replicas and checks,
+// after every step, that MarshalBinary with cached entry encodings (and
+// cached runs of retired entries, see segments) equals an encoding from
+// scratch, and that MergeBinary gives exactly what decoding
 // and Merge give (same state, same error), leaving the receiver unchanged
 // on error, for valid and for damaged inputs.
 //
@@ -52,6 +53,10 @@ func TestEncodingCacheAndMergeBinary(t *testing.T) {
 			case k < 7:
 				what = fmt.Sprintf("%s retracts %s", actor, txn)
 				_, _ = c.Retract(actor, txn)
+			case k < 8: // its owner's next Apply makes it live again
+				j := r.IntN(len(reps))
+				what = fmt.Sprintf("r%d retires r%d", i, j)
+				_, _ = c.Retire(crdt.ActorID(fmt.Sprintf("r%d", j)))
 			default:
 				j := r.IntN(len(reps))
 				what = fmt.Sprintf("r%d merges r%d", i, j)
