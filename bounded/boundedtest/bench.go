@@ -17,16 +17,16 @@ import (
 // shortfallSeq tells apart the keys of calls in one nanosecond.
 var shortfallSeq atomic.Int64
 
-// ShortfallKey returns the key BenchmarkShortfall uses: a new one at each
+// shortfallKey returns the key BenchmarkShortfall uses: a new one at each
 // call ("bounded/Shortfall/<unix nanoseconds>-<sequence>"), so that repeated
 // runs, and the benchmark framework's repeated calls with growing b.N, never
 // find one another's accounts on a shared database.
-func ShortfallKey() string {
+func shortfallKey() string {
 	return fmt.Sprintf("bounded/Shortfall/%d-%d", time.Now().UnixNano(), shortfallSeq.Add(1))
 }
 
 // BenchmarkShortfall runs a workload where actors run short on st: 8
-// accounts on one fresh key (ShortfallKey), each seeded with a credit of
+// accounts on one fresh key (shortfallKey), each seeded with a credit of
 // 16, then credits of 4 spread evenly over them and debits of 4 spread
 // unevenly (account i takes a share proportional to 2^-i, so account 0
 // takes about half; the choice is seeded, so every backend sees the same
@@ -49,7 +49,7 @@ func ShortfallKey() string {
 // or shares one (the key is fresh either way).
 func BenchmarkShortfall(b *testing.B, st store.Siblings) {
 	ctx := context.Background()
-	key := ShortfallKey()
+	key := shortfallKey()
 	const n = 8
 	accounts := make([]*bounded.Account, n)
 	for i := range accounts {
