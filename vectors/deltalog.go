@@ -298,11 +298,7 @@ func genDeltalog(t *checker) any {
 	win(now.Add(time.Minute), 0, "zero delta too far in the future: outside_window (SPEC.md 8.4)")
 
 	for _, c := range momentCases {
-		note := c.note
-		if n, ok := deltalogMomentNotes[c.name]; ok {
-			note = n
-		}
-		mv := momentVec{Name: c.name, Values: []I64{}, Note: note}
+		mv := momentVec{Name: c.name, Values: []I64{}, Note: c.note}
 		st := logStats(t, c.vs)
 		for _, v := range c.vs {
 			mv.Values = append(mv.Values, I64(v))
@@ -758,17 +754,6 @@ func batchModel(bv batchVec, window time.Duration, amountFirst bool) string {
 		seen[k] = int64(u.Delta)
 	}
 	return ""
-}
-
-// deltalogMomentNotes replace the notes of momentCases in deltalog.json:
-// deltalog's mean is now tally's (SPEC.md 7.1, 8.3), so the notes that
-// contrast the two rules describe earlier builds there. tally.json keeps
-// momentCases' notes unchanged.
-var deltalogMomentNotes = map[string]string{
-	"empty":             "no mean and no variance, as for tally's empty stats (SPEC.md 8.3; earlier builds read 0 and 0)",
-	"sum past 2^53":     "(2^53+2)/3 rounded once; 2^53+2 is a double, so dividing as doubles gives the same double here",
-	"large sum":         "|sum| above 2^53: the exact quotient rounded once (SPEC.md 7.1)",
-	"mean rounded once": "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (earlier builds' deltalog mean, SPEC.md section 12, item 8) is 1.1727756859949458e+18",
 }
 
 // logStats reads the stats of a log holding one regular cell per value.

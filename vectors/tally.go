@@ -283,25 +283,24 @@ func exactMoments(vs []int64) (mean, variance string) {
 	return fmtDouble(m), fmtDouble(v)
 }
 
-// momentCases are the observation lists of the moments vectors. The notes
-// are tally.json's, kept byte for byte: those contrasting tally's mean with
-// deltalog's describe the rule deltalog had before both became
-// stats.Summary's (SPEC.md section 12, item 8); deltalog.json replaces them
-// (deltalogMomentNotes).
+// momentCases are the observation lists of the moments vectors, shared by
+// tally.json and deltalog.json: both follow one rule (SPEC.md 7.1, 8.3).
+// The notes that mention deltalog's earlier mean describe the rule it had
+// before (SPEC.md section 12, item 8).
 var momentCases = []struct {
 	name string
 	vs   []int64
 	note string
 }{
-	{"empty", nil, "no mean and no variance (tally); deltalog reads 0 and 0"},
+	{"empty", nil, "no mean and no variance (SPEC.md 8.3; earlier deltalog builds read 0 and 0)"},
 	{"one value", []int64{7}, ""},
 	{"halves", []int64{1, 2, 3, 4}, ""},
 	{"thirds", []int64{1, 1, 2}, "mean 4/3 and variance 2/9 are rounded to the nearest double"},
 	{"negative", []int64{-5, -6}, ""},
 	{"extremes", []int64{math.MinInt64, math.MaxInt64}, "sum -1, mean -0.5; the variance (2^64-1)^2/4 is exact before rounding"},
-	{"sum past 2^53", []int64{1 << 53, 1, 1}, "tally rounds (2^53+2)/3 once; deltalog first rounds 2^53+2 to a double, then divides"},
-	{"large sum", []int64{1<<62 + 1, 1<<61 + 3, 7}, "|sum| above 2^53: the two means may differ (SPEC.md section 12, item 8)"},
-	{"mean rounded once", []int64{3518327057984836985, 1, 1}, "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (deltalog's mean) is 1.1727756859949458e+18"},
+	{"sum past 2^53", []int64{1 << 53, 1, 1}, "(2^53+2)/3 rounded once; 2^53+2 is a double, so dividing as doubles gives the same double here"},
+	{"large sum", []int64{1<<62 + 1, 1<<61 + 3, 7}, "|sum| above 2^53: the exact quotient rounded once (SPEC.md 7.1)"},
+	{"mean rounded once", []int64{3518327057984836985, 1, 1}, "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (earlier builds' deltalog mean, SPEC.md section 12, item 8) is 1.1727756859949458e+18"},
 	{"large sum, 7 values", []int64{1<<60 + 1, 1<<60 + 3, 1<<59 + 5, 1, 1, 1, 1}, "|sum| above 2^53 and a divisor that is not a power of two"},
 }
 
