@@ -99,7 +99,7 @@ func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 // bytes).
 func (g *GCounter) appendBody(b []byte) ([]byte, bool) {
 	start := len(b)
-	b = wire.AppendArrayHeader(b, len(g.entries))
+	b = wire.AppendArrayHeader(b, g.count())
 	v3 := false
 	// Encodings that lie next to each other in memory (entries decoded
 	// together by MergeBinary, which keeps them in one block in actor
@@ -140,26 +140,39 @@ type segment struct {
 }
 
 // segments returns the entries in actor order as segments, cached (segs)
-// until order is rebuilt or a retired entry becomes live. A retired entry
-// changes only by being replaced or by becoming live, so a run's encoding
-// holds while the cache does; the encoding of a state with many retired
-// actors then walks its live entries and copies each run at once, instead
-// of visiting every retired entry. The retired entries' cached encodings
-// are moved into their run's block, so they are held once.
+// until order is rebuilt (an entry or dormant record was added, removed or
+// replaced) or a retired entry becomes live. A retired entry changes only
+// by being replaced or by becoming live, so a run's encoding holds while
+// the cache does; the encoding of a state with many retired actors then
+// walks its live entries and copies each run at once, instead of visiting
+// every retired entry. The dormant records between two entries are one
+// run, a slice of their block. The retired entries' cached encodings are
+// moved into their run's block, so they are held once.
 func (g *GCounter) segments() []segment {
 	ents := g.sorted()
 	if g.segs != nil {
 		return g.segs
 	}
-	segs := make([]segment, 0, min(len(ents), 2*g.live()+1))
-	for i := 0; i < len(ents); {
+	d := &g.dorm
+	segs := make([]segment, 0, min(len(ents)+d.n(), 3*g.live()+2))
+	k := 0 // the next dormant record
+	for i := 0; i < len(ents) || k < d.n(); {
+		if k < d.n() && (i == len(ents) || string(d.actor(k)) < string(ents[i].actor)) {
+			j := d.n()
+			if i < len(ents) {
+				j = d.search(string(ents[i].actor))
+			}
+			segs = append(segs, segment{enc: d.span(k, j)})
+			k = j
+			continue
+		}
 		if !ents[i].retired {
 			segs = append(segs, segment{e: ents[i]})
 			i++
 			continue
 		}
 		j, size, adjacent := i, 0, true
-		for ; j < len(ents) && ents[j].retired; j++ {
+		for ; j < len(ents) && ents[j].retired && (k == d.n() || string(ents[j].actor) < string(d.actor(k))); j++ {
 			enc := ents[j].encoded()
 			adjacent = adjacent && (j == i || follows(ents[j-1].enc, enc))
 			size += len(enc)
@@ -195,7 +208,7 @@ func (en *entry) hasUUID() bool {
 // encodedSize returns the size of g's body, encoding (and caching) every
 // entry that has no cached encoding.
 func (g *GCounter) encodedSize() int {
-	n := wire.ArrayHeaderSize(len(g.entries))
+	n := wire.ArrayHeaderSize(g.count()) + len(g.dorm.enc)
 	for _, en := range g.sorted() {
 		n += len(en.encoded())
 	}
@@ -264,7 +277,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*g = *n
-	g.sized = decodedBound(data, len(g.entries))
+	g.sized = decodedBound(data, g.count())
 	return nil
 }
 
@@ -299,7 +312,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*c = *n
-	c.p.sized, c.n.sized = decodedBound(data, len(c.p.entries)+len(c.n.entries)), 0
+	c.p.sized, c.n.sized = decodedBound(data, c.p.count()+c.n.count()), 0
 	c.cross = nil
 	c.link()
 	// Every entry is new: looking up the smaller half's ids in the other
@@ -449,6 +462,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 	var seen idSet
 	var prev crdt.ActorID
 	for i := 0; i < n; i++ {
+		start := d.Offset()
 		k, err := d.ArrayLen(maxFields)
 		if err != nil {
 			return err
@@ -488,12 +502,18 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if i < len(sizes) {
 			size = sizes[i]
 		}
-		var e *entry
 		if retired {
-			e = newExactEntry(a, 0, 0)
-			e.retired = true
+			// Kept as its encoding only (see dormant): the decoder's
+			// input is canonical, so the record is what encoding the
+			// entry would write.
+			g.dorm.add(d.Input(start, d.Offset()))
 			g.nretired++
-		} else if e, err = decodeEntry(d, a, size, &seen, version >= 3); err != nil {
+			g.val.Add(total)
+			g.horizon = max(g.horizon, forgot)
+			continue
+		}
+		e, err := decodeEntry(d, a, size, &seen, version >= 3)
+		if err != nil {
 			return err
 		}
 		e.seq, e.total, e.forgot = seq, total, forgot

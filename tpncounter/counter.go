@@ -379,16 +379,16 @@ func (c *Counter) Merge(other *Counter) error {
 	if err != nil {
 		return err
 	}
-	oldP := c.p.applyMerge(pp)
-	oldN := c.n.applyMerge(np)
+	oldP := c.p.applyMerge(&pp)
+	oldN := c.n.applyMerge(&np)
 	if !fits(c.p.val) || !fits(c.n.val) {
-		c.n.undoMerge(np, oldN)
-		c.p.undoMerge(pp, oldP)
+		c.n.undoMerge(&np, oldN)
+		c.p.undoMerge(&pp, oldP)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}
 	if gp, gn := pp.bound(), np.bound(); !fitsCap(gp+gn, &c.p, &c.n) {
-		c.n.undoMerge(np, oldN)
-		c.p.undoMerge(pp, oldP)
+		c.n.undoMerge(&np, oldN)
+		c.p.undoMerge(&pp, oldP)
 		return tooLarge("merging")
 	} else {
 		c.p.grown, c.n.grown = c.p.grown+gp, c.n.grown+gn

@@ -242,6 +242,15 @@
 // actor. A reader that keeps one counter and merges each state it fetches
 // into it, as the ledger does, decodes only what other writers changed.
 //
+// Retired entries read from an encoding (by UnmarshalBinary, MergeBinary,
+// or a Merge of such a state) are held as their encodings alone, in one
+// block per half with one offset each: no object per retired actor, so
+// that the garbage collector does not visit them, and MarshalBinary copies
+// the run of them between two other entries at once. Value, Apply and
+// Compact by other actors, and the duplicate checks never read them; one
+// becomes an ordinary retired entry when its actor writes again or a
+// merge replaces it.
+//
 // Encoding: see FormatVersion (version 3 added retired entries and UUID ids
 // as 16 bytes, and is written only for states that hold one; version 2
 // added forgot; versions 1 and 2 are still read). Values of GCounter and

@@ -97,7 +97,11 @@ type GCounter struct {
 	multi  []multiRec
 	mfree  []uint32
 	nmulti int
-	// nretired counts the retired entries (see Retire).
+	// dorm holds retired entries read from an encoding, as their
+	// encodings only (see dormant); an actor with a record there has no
+	// entry in entries. nretired counts the retired entries, dormant
+	// records included (see Retire).
+	dorm     dormant
 	nretired int
 	// order caches the entries sorted by actor for encoding; nil when an
 	// entry was added, removed or replaced since.
@@ -152,6 +156,7 @@ func (g *GCounter) init() {
 func (g *GCounter) reset() {
 	g.ready = true
 	g.entries = map[crdt.ActorID]*entry{}
+	g.dorm = dormant{}
 	g.order = nil
 	g.tab = newTable(0)
 	g.multi = make([]multiRec, 1)
@@ -179,7 +184,7 @@ func (g *GCounter) Len() int {
 	if g == nil {
 		return 0
 	}
-	return len(g.entries)
+	return g.count()
 }
 
 // Actors returns the actors with an entry, sorted.
@@ -187,9 +192,12 @@ func (g *GCounter) Actors() []crdt.ActorID {
 	if g == nil {
 		return nil
 	}
-	out := make([]crdt.ActorID, 0, len(g.entries))
+	out := make([]crdt.ActorID, 0, g.count())
 	for a := range g.entries {
 		out = append(out, a)
+	}
+	for i := 0; i < g.dorm.n(); i++ {
+		out = append(out, crdt.ActorID(g.dorm.actor(i)))
 	}
 	slices.Sort(out)
 	return out
@@ -200,8 +208,8 @@ func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
 	if g == nil {
 		return Entry{}, false
 	}
-	e, ok := g.entries[actor]
-	if !ok {
+	e := g.peek(actor)
+	if e == nil {
 		return Entry{}, false
 	}
 	return Entry{Seq: e.seq, Total: e.total, History: e.txns(e.nf(), uint32(e.size())), Folded: e.txns(0, e.nf()), Forgot: timeOf(e.forgot), Retired: e.retired}, true
@@ -231,6 +239,10 @@ func (g *GCounter) horizonNanos() int64 {
 		g.horizon, g.horizonStale = 0, false
 		for _, e := range g.entries {
 			g.horizon = max(g.horizon, e.forgot)
+		}
+		for i := 0; i < g.dorm.n(); i++ {
+			_, _, forgot := g.dorm.fields(i)
+			g.horizon = max(g.horizon, forgot)
 		}
 	}
 	return g.horizon
@@ -445,6 +457,9 @@ func (g *GCounter) holdsAmount(r ref, amount int64) bool {
 // at is its time from checkTime (0 when untimed).
 func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount, at int64) (Outcome, error) {
 	e := g.entries[actor]
+	if e == nil && g.dorm.n() > 0 {
+		e = g.wakeActor(actor) // a retired actor writing again
+	}
 	if e == nil && g.live() >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
 	}
@@ -507,7 +522,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	g.init()
 	e := g.entries[actor]
 	if e == nil {
-		return false, nil
+		return false, nil // none, or a dormant record: nothing to do
 	}
 	p, err := g.plan(e)
 	if err != nil {
@@ -833,6 +848,7 @@ func (g *GCounter) Clone() *GCounter {
 		multi:   slices.Clone(g.multi),
 		mfree:   slices.Clone(g.mfree),
 		nmulti:  g.nmulti,
+		dorm:    g.dorm, // never changed in place
 	}
 	for i, e := range g.ents {
 		if e != nil {
@@ -852,16 +868,16 @@ func (g *GCounter) Equal(other *GCounter) bool {
 	if g == nil || other == nil {
 		return g.Len() == other.Len()
 	}
-	if len(g.entries) != len(other.entries) {
+	if g.count() != other.count() {
 		return false
 	}
-	for a, e := range g.entries {
-		o, ok := other.entries[a]
-		if !ok || compareEntries(e, o) != 0 {
-			return false
-		}
-	}
-	return true
+	eq := true
+	g.each(func(e *entry) bool {
+		o := other.peek(e.actor)
+		eq = o != nil && compareEntries(e, o) == 0
+		return eq
+	})
+	return eq
 }
 
 // Leq reports whether g ≤ other in the merge order: every entry of g is
@@ -871,19 +887,25 @@ func (g *GCounter) Leq(other *GCounter) bool {
 	if g == nil || other == nil {
 		return g.Len() == 0 || other != nil
 	}
-	for a, e := range g.entries {
-		o, ok := other.entries[a]
-		if !ok || compareEntries(e, o) > 0 {
-			return false
-		}
-	}
-	return true
+	leq := true
+	g.each(func(e *entry) bool {
+		o := other.peek(e.actor)
+		leq = o != nil && compareEntries(e, o) <= 0
+		return leq
+	})
+	return leq
 }
 
 // mergePlan lists the entries of other that win over the receiver's.
 type mergePlan struct {
 	actors []crdt.ActorID
 	newer  []*entry // clones from other
+	// from's dormant records picks (ascending) are of actors the receiver
+	// has no entry for: they join its dormant records as they are. prev
+	// is the receiver's dormant records before (for undoMerge).
+	from  *dormant
+	picks []int
+	prev  dormant
 }
 
 // prepareMerge finds the winning entries of other and checks that taking
@@ -894,7 +916,8 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	var mp mergePlan
 	live, retired := g.live(), g.nretired
 	for a, oe := range other.entries {
-		de, ok := g.entries[a]
+		de := g.peek(a)
+		ok := de != nil
 		if ok && compareEntries(oe, de) <= 0 {
 			continue
 		}
@@ -908,6 +931,23 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 		mp.actors = append(mp.actors, a)
 		mp.newer = append(mp.newer, oe.clone())
 	}
+	mp.from = &other.dorm
+	for k := 0; k < other.dorm.n(); k++ {
+		_, _, ok := g.lookup(string(other.dorm.actor(k)))
+		if !ok {
+			mp.picks = append(mp.picks, k)
+			retired++
+			continue
+		}
+		oe := other.dorm.entry(k)
+		de := g.peek(oe.actor)
+		if compareEntries(oe, de) <= 0 {
+			continue
+		}
+		live, retired = live-b2i(!de.retired), retired-b2i(de.retired)+1
+		mp.actors = append(mp.actors, oe.actor)
+		mp.newer = append(mp.newer, oe)
+	}
 	if live > g.o.MaxActors {
 		return mergePlan{}, fmt.Errorf("%w: merge would hold %d live actors, limit %d", crdt.ErrTooLarge, live, g.o.MaxActors)
 	}
@@ -918,17 +958,46 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 }
 
 // applyMerge installs the winning entries and returns the entries they
-// replaced (nil for new actors), for undoMerge.
-func (g *GCounter) applyMerge(mp mergePlan) []*entry {
+// replaced (nil for new actors), for undoMerge. A dormant record that
+// loses wakes first (see wakeActor).
+func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
+	if g.dorm.n() > 0 {
+		for _, a := range mp.actors {
+			if g.entries[a] == nil {
+				g.wakeActor(a)
+			}
+		}
+	}
+	mp.prev = g.dorm
 	old := make([]*entry, len(mp.actors))
 	for i, a := range mp.actors {
 		old[i] = g.entries[a]
 		g.swap(a, old[i], mp.newer[i])
 	}
+	if len(mp.picks) > 0 {
+		for _, k := range mp.picks {
+			_, total, forgot := mp.from.fields(k)
+			g.val.Add(total)
+			if !g.horizonStale {
+				g.horizon = max(g.horizon, forgot)
+			}
+		}
+		g.nretired += len(mp.picks)
+		g.setDorm(g.dorm.with(mp.from, mp.picks))
+	}
 	return old
 }
 
-func (g *GCounter) undoMerge(mp mergePlan, old []*entry) {
+func (g *GCounter) undoMerge(mp *mergePlan, old []*entry) {
+	if len(mp.picks) > 0 {
+		for _, k := range mp.picks {
+			_, total, _ := mp.from.fields(k)
+			g.val.Sub(total)
+		}
+		g.nretired -= len(mp.picks)
+		g.horizonStale = true
+		g.setDorm(mp.prev)
+	}
 	for i := len(mp.actors) - 1; i >= 0; i-- {
 		g.swap(mp.actors[i], mp.newer[i], old[i])
 	}
@@ -990,13 +1059,13 @@ func (g *GCounter) Merge(other *GCounter) error {
 	if err != nil {
 		return err
 	}
-	old := g.applyMerge(mp)
+	old := g.applyMerge(&mp)
 	if _, ok := g.val.Int64(); !ok {
-		g.undoMerge(mp, old)
+		g.undoMerge(&mp, old)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}
 	if grown := mp.bound(); !fitsCap(grown, g) {
-		g.undoMerge(mp, old)
+		g.undoMerge(&mp, old)
 		return tooLarge("merging")
 	} else {
 		g.grown += grown
@@ -1010,6 +1079,9 @@ func (mp mergePlan) bound() int {
 	for _, e := range mp.newer {
 		n += entryBound(e)
 	}
+	for _, k := range mp.picks {
+		n += len(mp.from.rec(k))
+	}
 	return n
 }
 
@@ -1017,7 +1089,7 @@ var _ crdt.State[*GCounter] = (*GCounter)(nil)
 var _ crdt.Valuer = (*GCounter)(nil)
 
 // live returns the number of entries that are not retired.
-func (g *GCounter) live() int { return len(g.entries) - g.nretired }
+func (g *GCounter) live() int { return g.count() - g.nretired }
 
 func b2i(b bool) int {
 	if b {

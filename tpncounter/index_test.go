@@ -165,6 +165,27 @@ func (g *GCounter) checkIndex() error {
 			return fmt.Errorf("%q: index says amount %d, its owner %q holds %d", x, got, owner.Actor, owner.Amount)
 		}
 	}
+	// Dormant records: ascending actors, none with an entry, each counted
+	// as retired and in the value.
+	retired := 0
+	for _, e := range g.entries {
+		retired += b2i(e.retired)
+	}
+	for i := 0; i < g.dorm.n(); i++ {
+		a := string(g.dorm.actor(i))
+		if i > 0 && string(g.dorm.actor(i-1)) >= a {
+			return fmt.Errorf("dormant record %d (%q) out of order", i, a)
+		}
+		if g.entries[crdt.ActorID(a)] != nil {
+			return fmt.Errorf("actor %q has an entry and a dormant record", a)
+		}
+		_, total, _ := g.dorm.fields(i)
+		val.Add(total)
+		retired++
+	}
+	if retired != g.nretired {
+		return fmt.Errorf("%d retired entries, nretired %d", retired, g.nretired)
+	}
 	if val != g.val {
 		a, _ := val.Int64()
 		b, _ := g.val.Int64()

@@ -32,9 +32,15 @@ func (c *Counter) MergeBinary(data []byte) error {
 	// passed over unread.
 	skipped := false
 	known := func(h int, actor, rest []byte) int {
-		if e := halves[h].entries[crdt.ActorID(actor)]; e != nil && bytes.HasPrefix(rest, e.encoded()) {
+		g := halves[h]
+		if e := g.entries[crdt.ActorID(actor)]; e != nil {
+			if bytes.HasPrefix(rest, e.encoded()) {
+				skipped = true
+				return len(e.enc)
+			}
+		} else if i, ok := g.dorm.find(string(actor)); ok && bytes.HasPrefix(rest, g.dorm.rec(i)) {
 			skipped = true
-			return len(e.enc)
+			return len(g.dorm.rec(i))
 		}
 		return 0
 	}

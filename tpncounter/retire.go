@@ -46,8 +46,10 @@ const MaxRetired = 1 << 16
 //     it does to forgetting: every state holding one of the actor's
 //     transactions must be merged before the actor is retired.
 //
-// A retired entry costs its actor id and three integers. Retired entries
-// are bounded by MaxRetired per half and do not count against MaxActors.
+// A retired entry costs its actor id and three integers; one read from an
+// encoding is held as its encoding alone (see the package documentation,
+// Cost). Retired entries are bounded by MaxRetired per half and do not
+// count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
@@ -139,16 +141,25 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 		c.link()
 		for a, e := range c.p.entries {
 			v, live := e.seq, !e.retired
-			if ne := c.n.entries[a]; ne != nil {
-				v += ne.seq
-				live = live || !ne.retired
+			if ns, nr, ok := c.n.lookup(string(a)); ok {
+				v += ns
+				live = live || !nr
 			}
 			if live && !yield(a, v) {
 				return
 			}
 		}
+		// The other live actors: live in the debit half only (retired
+		// or absent in the credit half, which may hold it dormant).
 		for a, e := range c.n.entries {
-			if _, ok := c.p.entries[a]; !ok && !e.retired && !yield(a, e.seq) {
+			if _, ok := c.p.entries[a]; ok || e.retired {
+				continue
+			}
+			v := e.seq
+			if ps, _, ok := c.p.lookup(string(a)); ok {
+				v += ps
+			}
+			if !yield(a, v) {
 				return
 			}
 		}

@@ -48,20 +48,29 @@ func (c *Counter) Stats() Stats {
 	}
 	p, n := c.p.Stats(), c.n.Stats()
 	actors, retired := 0, 0
-	for a, e := range c.p.entries {
-		if ne := c.n.entries[a]; !e.retired || (ne != nil && !ne.retired) {
+	count := func(live bool) {
+		if live {
 			actors++
 		} else {
 			retired++
 		}
 	}
+	for a, e := range c.p.entries {
+		_, nr, ok := c.n.lookup(string(a))
+		count(!e.retired || (ok && !nr))
+	}
+	for i := 0; i < c.p.dorm.n(); i++ {
+		_, nr, ok := c.n.lookup(string(c.p.dorm.actor(i)))
+		count(ok && !nr)
+	}
 	for a, e := range c.n.entries {
-		if _, ok := c.p.entries[a]; !ok {
-			if e.retired {
-				retired++
-			} else {
-				actors++
-			}
+		if _, _, ok := c.p.lookup(string(a)); !ok {
+			count(!e.retired)
+		}
+	}
+	for i := 0; i < c.n.dorm.n(); i++ {
+		if _, _, ok := c.p.lookup(string(c.n.dorm.actor(i))); !ok {
+			count(false)
 		}
 	}
 	return Stats{Actors: actors, Retired: retired, Transactions: p.Transactions + n.Transactions,

@@ -649,3 +649,10 @@ func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
 	encoders.Put(e)
 	return dst
 }
+
+// Offset returns how many bytes of the input have been read.
+func (d *Decoder) Offset() int { return len(d.data) - d.r.Len() }
+
+// Input returns the input's bytes [from, to), which alias the input and
+// must not be kept or modified.
+func (d *Decoder) Input(from, to int) []byte { return d.data[from:to:to] }

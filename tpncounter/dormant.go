@@ -1,0 +1,231 @@
+package tpncounter
+
+import (
+	"encoding/binary"
+	"sort"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// dormant holds the retired entries a counter read from an encoding as
+// their encodings alone, outside the graph of pointers the garbage
+// collector walks: one block of bytes and one array of offsets, however
+// many records. A record is the version 3 encoding of a retired entry,
+// [actor, seq, total, forgot], in the decoder's (canonical) form; records
+// are in ascending actor order. An actor has an entry in at most one of
+// GCounter.entries and the dormant records. The arrays are never changed
+// in place (every change makes new ones), so a Clone shares them.
+//
+// A record becomes an entry (wakes, see GCounter.wakeActor) when it must
+// take part in something entries do: its actor writes again, or a merge
+// replaces it.
+type dormant struct {
+	enc []byte   // the records, back to back
+	off []uint32 // off[i] is where record i starts in enc
+}
+
+// n returns the number of records.
+func (d *dormant) n() int { return len(d.off) }
+
+// span returns the encodings of records [i, j), i < j, as one slice.
+func (d *dormant) span(i, j int) []byte {
+	end := len(d.enc)
+	if j < len(d.off) {
+		end = int(d.off[j])
+	}
+	return d.enc[d.off[i]:end]
+}
+
+// rec returns record i's encoding.
+func (d *dormant) rec(i int) []byte { return d.span(i, i+1) }
+
+// actor returns record i's actor id (aliasing the block).
+func (d *dormant) actor(i int) []byte {
+	a, _ := strAt(d.enc[d.off[i]+1:]) // after the array header
+	return a
+}
+
+// fields returns record i's sequence number, total and forgot.
+func (d *dormant) fields(i int) (seq uint64, total, forgot int64) {
+	_, b := strAt(d.enc[d.off[i]+1:])
+	seq, b = uintAt(b)
+	t, b := uintAt(b)
+	f, _ := uintAt(b)
+	return seq, int64(t), int64(f)
+}
+
+// search returns the index of the first record whose actor is not below a.
+func (d *dormant) search(a string) int {
+	return sort.Search(len(d.off), func(i int) bool { return string(d.actor(i)) >= a })
+}
+
+// find returns the index of a's record.
+func (d *dormant) find(a string) (int, bool) {
+	if len(d.off) == 0 {
+		return 0, false
+	}
+	i := d.search(a)
+	return i, i < len(d.off) && string(d.actor(i)) == a
+}
+
+// entry returns record i as a retired entry, not installed, whose
+// encoding is a copy of the record.
+func (d *dormant) entry(i int) *entry {
+	seq, total, forgot := d.fields(i)
+	e := newExactEntry(crdt.ActorID(d.actor(i)), 0, 0)
+	e.seq, e.total, e.forgot, e.retired = seq, total, forgot, true
+	e.enc = append([]byte(nil), d.rec(i)...)
+	return e
+}
+
+// add appends a record (decoding: its actor follows every other).
+func (d *dormant) add(rec []byte) {
+	d.off = append(d.off, uint32(len(d.enc)))
+	d.enc = append(d.enc, rec...)
+}
+
+// appendRecs appends o's records [i, j) to d.
+func (d *dormant) appendRecs(o *dormant, i, j int) {
+	if i >= j {
+		return
+	}
+	shift := uint32(len(d.enc)) - o.off[i]
+	for k := i; k < j; k++ {
+		d.off = append(d.off, o.off[k]+shift)
+	}
+	d.enc = append(d.enc, o.span(i, j)...)
+}
+
+// without returns d without record i.
+func (d *dormant) without(i int) dormant {
+	rec := len(d.rec(i))
+	n := dormant{enc: make([]byte, 0, len(d.enc)-rec), off: make([]uint32, 0, len(d.off)-1)}
+	n.appendRecs(d, 0, i)
+	n.appendRecs(d, i+1, len(d.off))
+	return n
+}
+
+// with returns d with o's records picks added (ascending, of actors d has
+// no record for).
+func (d *dormant) with(o *dormant, picks []int) dormant {
+	size := len(d.enc)
+	for _, k := range picks {
+		size += len(o.rec(k))
+	}
+	n := dormant{enc: make([]byte, 0, size), off: make([]uint32, 0, len(d.off)+len(picks))}
+	i := 0
+	for _, k := range picks {
+		j := d.search(string(o.actor(k)))
+		n.appendRecs(d, i, j)
+		n.appendRecs(o, k, k+1)
+		i = j
+	}
+	n.appendRecs(d, i, len(d.off))
+	return n
+}
+
+// strAt reads a msgpack str at the start of b (one the decoder accepted).
+func strAt(b []byte) (s, rest []byte) {
+	var n, h int
+	switch c := b[0]; {
+	case c&0xe0 == 0xa0:
+		n, h = int(c&0x1f), 1
+	case c == 0xd9:
+		n, h = int(b[1]), 2
+	case c == 0xda:
+		n, h = int(binary.BigEndian.Uint16(b[1:])), 3
+	default:
+		n, h = int(binary.BigEndian.Uint32(b[1:])), 5
+	}
+	return b[h : h+n], b[h+n:]
+}
+
+// uintAt reads a non-negative msgpack integer at the start of b (one the
+// decoder accepted).
+func uintAt(b []byte) (uint64, []byte) {
+	switch c := b[0]; {
+	case c <= 0x7f:
+		return uint64(c), b[1:]
+	case c == 0xcc:
+		return uint64(b[1]), b[2:]
+	case c == 0xcd:
+		return uint64(binary.BigEndian.Uint16(b[1:])), b[3:]
+	case c == 0xce:
+		return uint64(binary.BigEndian.Uint32(b[1:])), b[5:]
+	default:
+		return binary.BigEndian.Uint64(b[1:]), b[9:]
+	}
+}
+
+// count returns the number of entries, dormant records included.
+func (g *GCounter) count() int { return len(g.entries) + g.dorm.n() }
+
+// setDorm replaces the dormant records.
+func (g *GCounter) setDorm(d dormant) {
+	g.dorm = d
+	g.order = nil // the encoding's segments change
+}
+
+// wakeActor installs actor's dormant record, if it has one, as a retired
+// entry and returns it. The value and counts do not change.
+func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
+	i, ok := g.dorm.find(string(actor))
+	if !ok {
+		return nil
+	}
+	e := g.dorm.entry(i)
+	g.setDorm(g.dorm.without(i))
+	g.attach(e)
+	return e
+}
+
+// wake installs every dormant record as a retired entry.
+func (g *GCounter) wake() {
+	if g.dorm.n() == 0 {
+		return
+	}
+	for i := 0; i < g.dorm.n(); i++ {
+		g.attach(g.dorm.entry(i))
+	}
+	g.setDorm(dormant{})
+}
+
+// peek returns actor's entry, or a retired entry made from its dormant
+// record (not installed: only to be read), or nil.
+func (g *GCounter) peek(actor crdt.ActorID) *entry {
+	if e := g.entries[actor]; e != nil {
+		return e
+	}
+	if i, ok := g.dorm.find(string(actor)); ok {
+		return g.dorm.entry(i)
+	}
+	return nil
+}
+
+// lookup reports whether actor has an entry (or a dormant record), with
+// its sequence number and whether it is retired.
+func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
+	if e := g.entries[crdt.ActorID(actor)]; e != nil {
+		return e.seq, e.retired, true
+	}
+	if i, ok := g.dorm.find(actor); ok {
+		seq, _, _ := g.dorm.fields(i)
+		return seq, true, true
+	}
+	return 0, false, false
+}
+
+// each calls f with every entry, and a retired entry made from each
+// dormant record (not installed), until f returns false.
+func (g *GCounter) each(f func(*entry) bool) {
+	for _, e := range g.entries {
+		if !f(e) {
+			return
+		}
+	}
+	for i := 0; i < g.dorm.n(); i++ {
+		if !f(g.dorm.entry(i)) {
+			return
+		}
+	}
+}
