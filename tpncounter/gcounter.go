@@ -1,6 +1,7 @@
 package tpncounter
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
@@ -933,8 +934,11 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	}
 	mp.from = &other.dorm
 	for k := 0; k < other.dorm.n(); k++ {
-		_, _, ok := g.lookup(string(other.dorm.actor(k)))
-		if !ok {
+		a := string(other.dorm.actor(k))
+		if i, ok := g.dorm.find(a); ok && bytes.Equal(g.dorm.rec(i), other.dorm.rec(k)) {
+			continue // the same record: the same entry
+		}
+		if _, _, ok := g.lookup(a); !ok {
 			mp.picks = append(mp.picks, k)
 			retired++
 			continue
