@@ -127,7 +127,7 @@ func (g *GCounter) retired(e *entry) (*entry, bool, error) {
 	if !ok || t < 0 {
 		return nil, false, fmt.Errorf("%w: retiring actor %q", crdt.ErrOverflow, e.actor)
 	}
-	r := newEntry(e.actor, 2)
+	r := newExactEntry(e.actor, 0, 0) // no history: its ring grows if its actor writes again
 	r.seq, r.total, r.forgot, r.retired = e.seq, t, forgot, true
 	return r, true, nil
 }
