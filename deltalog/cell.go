@@ -165,14 +165,7 @@ func (c Cell) MarshalBinary() ([]byte, error) {
 	if c.Kind == KindRegular {
 		e.Nil()
 	} else {
-		s := c.Stats
-		e.ArrayLen(6)
-		e.Int(s.Count)
-		e.Int(s.Sum)
-		e.Int(s.Min)
-		e.Int(s.Max)
-		e.Uint(s.SumSqHi)
-		e.Uint(s.SumSqLo)
+		e.Summary(c.Stats)
 	}
 	return e.Bytes()
 }
@@ -221,23 +214,7 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	if !isNil {
-		m, err := d.ArrayLen(maxFields)
-		if err != nil {
-			return err
-		}
-		if m != 6 {
-			return fmt.Errorf("%w: stats has %d fields, want 6", crdt.ErrCorruptEncoding, m)
-		}
-		s := &out.Stats
-		for _, p := range []*int64{&s.Count, &s.Sum, &s.Min, &s.Max} {
-			if *p, err = d.Int(); err != nil {
-				return err
-			}
-		}
-		if s.SumSqHi, err = d.Uint(); err != nil {
-			return err
-		}
-		if s.SumSqLo, err = d.Uint(); err != nil {
+		if out.Stats, err = d.Summary(); err != nil {
 			return err
 		}
 	}

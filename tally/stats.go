@@ -111,7 +111,6 @@ func (s *Stats) String() string {
 func (*Stats) identity() *Stats { return new(Stats) }
 
 // Body: nil when empty, else [count, sum, min, max, sumsq_hi, sumsq_lo].
-const statsFields = 6
 
 func (s *Stats) encodeBody(e *wire.Encoder) {
 	c := s.s
@@ -119,13 +118,7 @@ func (s *Stats) encodeBody(e *wire.Encoder) {
 		e.Nil()
 		return
 	}
-	e.ArrayLen(statsFields)
-	e.Int(c.Count)
-	e.Int(c.Sum)
-	e.Int(c.Min)
-	e.Int(c.Max)
-	e.Uint(c.SumSqHi)
-	e.Uint(c.SumSqLo)
+	e.Summary(c)
 }
 
 func (s *Stats) decodeBody(d *wire.Decoder) error {
@@ -133,31 +126,8 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 	if err != nil || isNil {
 		return err
 	}
-	n, err := d.ArrayLen(maxFields)
-	if err != nil {
-		return err
-	}
-	if n != statsFields {
-		return fmt.Errorf("%w: stats has %d fields, want %d", crdt.ErrCorruptEncoding, n, statsFields)
-	}
 	var v Stats
-	c := &v.s
-	if c.Count, err = d.Int(); err != nil {
-		return err
-	}
-	if c.Sum, err = d.Int(); err != nil {
-		return err
-	}
-	if c.Min, err = d.Int(); err != nil {
-		return err
-	}
-	if c.Max, err = d.Int(); err != nil {
-		return err
-	}
-	if c.SumSqHi, err = d.Uint(); err != nil {
-		return err
-	}
-	if c.SumSqLo, err = d.Uint(); err != nil {
+	if v.s, err = d.Summary(); err != nil {
 		return err
 	}
 	if err := v.validate(); err != nil {
