@@ -32,6 +32,8 @@ package counterkit_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -526,6 +528,7 @@ type dvCall struct {
 	Token    string      `json:"token,omitempty"` // hex; absent: no token
 	Value    string      `json:"value,omitempty"` // hex
 	State    *dvState    `json:"state,omitempty"`
+	Record   *dvRecord   `json:"record,omitempty"`
 	Siblings []dvSibling `json:"siblings,omitempty"`
 
 	// Partitions.
@@ -543,8 +546,27 @@ type dvCall struct {
 }
 
 type dvSibling struct {
-	Value string   `json:"value"`
-	State *dvState `json:"state"`
+	Value  string    `json:"value"`
+	State  *dvState  `json:"state"`
+	Record *dvRecord `json:"record,omitempty"`
+}
+
+// dvRecord is a decoded transaction record (SPEC.md 6.11).
+type dvRecord struct {
+	Txn    string `json:"txn"`
+	Amount dvInt  `json:"amount"`
+	Writer string `json:"writer"`
+	At     string `json:"at"`
+}
+
+// dvDecodeRecord decodes a transaction record with the real decoder; nil
+// if it does not decode.
+func dvDecodeRecord(b []byte) *dvRecord {
+	var r ledger.Record
+	if err := r.UnmarshalBinary(b); err != nil {
+		return nil
+	}
+	return &dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano)}
 }
 
 // dvState is a decoded tpncounter (SPEC.md 6.7).
@@ -1104,6 +1126,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		l, err := ledger.New(st, v.Options.Key, ledger.Options{
 			Actor: crdt.ActorID(d.Actor), RetryCount: v.Options.RetryCount, Backoff: ledger.Backoff{Initial: -1},
 			Counter: tpncounter.Options{HistoryLength: v.Options.HistoryLength, FoldedLength: v.Options.FoldedLength},
+			Clock:   func() time.Time { return dvT0 }, // transaction records are written at dvT0
 		})
 		if err != nil {
 			return dvVector{}, err
@@ -1178,11 +1201,11 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 			c.Actor = string(toVector([]byte(c.Actor)))
 			if c.Method == "put" {
 				b := toVector(dvUnhex(c.Value))
-				c.Value, c.State = hex.EncodeToString(b), dvDecodeState(b)
+				c.Value, c.State, c.Record = hex.EncodeToString(b), dvDecodeState(b), dvDecodeRecord(b)
 			}
 			for j := range c.Siblings {
 				b := toVector(dvUnhex(c.Siblings[j].Value))
-				c.Siblings[j] = dvSibling{Value: hex.EncodeToString(b), State: dvDecodeState(b)}
+				c.Siblings[j] = dvSibling{Value: hex.EncodeToString(b), State: dvDecodeState(b), Record: dvDecodeRecord(b)}
 			}
 		}
 		out.Steps = append(out.Steps, got)
@@ -1665,6 +1688,15 @@ func (m dvMP) bool(v bool) dvMP {
 func dvEnvelope(tag string, version uint64) dvMP { return dvMP{}.arr(3).str(tag).uint(version) }
 
 // dvEncState encodes a tpncounter, format version 2 (SPEC.md 6.7).
+// dvEncRecord encodes a transaction record (SPEC.md 6.11).
+func dvEncRecord(r *dvRecord) ([]byte, error) {
+	at, err := time.Parse(time.RFC3339Nano, r.At)
+	if err != nil {
+		return nil, err
+	}
+	return dvEnvelope("ledger.txn", 1).arr(4).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()), nil
+}
+
 func dvEncState(s *dvState) ([]byte, error) {
 	m := dvEnvelope("tpncounter", 2).arr(2)
 	for _, half := range [][]dvEntry{s.P, s.N} {
@@ -1791,7 +1823,14 @@ func dvEncDesc(driver string, d *dvDesc) (key, value []byte, err error) {
 // encoding of its description.
 func dvCheckEncodings(driver string, v dvVector) []string {
 	var out []string
-	sib := func(where, value string, s *dvState) {
+	sib := func(where, value string, s *dvState, r *dvRecord) {
+		if s == nil && r != nil {
+			b, err := dvEncRecord(r)
+			if err != nil || hex.EncodeToString(b) != value {
+				out = append(out, fmt.Sprintf("%s: value %s is not the encoding of its record (%s, %v)", where, value, hex.EncodeToString(b), err))
+			}
+			return
+		}
 		if s == nil {
 			out = append(out, where+": no state")
 			return
@@ -1815,7 +1854,7 @@ func dvCheckEncodings(driver string, v dvVector) []string {
 		}
 	}
 	for i, s := range v.InitialSiblings {
-		sib(fmt.Sprintf("initial sibling %d", i+1), s.Value, s.State)
+		sib(fmt.Sprintf("initial sibling %d", i+1), s.Value, s.State, s.Record)
 	}
 	for i, r := range v.InitialRows {
 		row(fmt.Sprintf("initial row %d", i+1), r.Key, r.Value, r.Is)
@@ -1824,10 +1863,10 @@ func dvCheckEncodings(driver string, v dvVector) []string {
 		for j, c := range s.Calls {
 			where := fmt.Sprintf("step %d call %d (%s)", i+1, j+1, c.Method)
 			if c.Method == "put" {
-				sib(where, c.Value, c.State)
+				sib(where, c.Value, c.State, c.Record)
 			}
 			for k, sb := range c.Siblings {
-				sib(fmt.Sprintf("%s sibling %d", where, k+1), sb.Value, sb.State)
+				sib(fmt.Sprintf("%s sibling %d", where, k+1), sb.Value, sb.State, sb.Record)
 			}
 			for k, r := range c.Rows {
 				row(fmt.Sprintf("%s row %d", where, k+1), r.Key, r.Value, r.Is)
@@ -1869,12 +1908,21 @@ const dvLedgerKey = "acct"
 
 var dvLedgersABC = []dvLedger{{"a", "a~aaaaaaaa"}, {"b", "b~bbbbbbbb"}, {"c", "c~cccccccc"}}
 
+// dvCredit is a credit step; faults are those of the cycle's calls, after
+// the fetch of the transaction's record, which passes.
 func dvCredit(l, txn string, amount int64, faults ...string) dvStep {
-	return dvStepOf(dvStep{Op: "credit", Ledger: l, Txn: txn, Amount: dvI(amount)}, faults...)
+	return dvStepOf(dvStep{Op: "credit", Ledger: l, Txn: txn, Amount: dvI(amount)}, dvAfterRecord(faults)...)
 }
 
 func dvDebit(l, txn string, amount int64, faults ...string) dvStep {
-	return dvStepOf(dvStep{Op: "debit", Ledger: l, Txn: txn, Amount: dvI(amount)}, faults...)
+	return dvStepOf(dvStep{Op: "debit", Ledger: l, Txn: txn, Amount: dvI(amount)}, dvAfterRecord(faults)...)
+}
+
+func dvAfterRecord(faults []string) []string {
+	if len(faults) == 0 {
+		return nil
+	}
+	return append([]string{""}, faults...)
 }
 
 func dvLedgerOp(op, l string, faults ...string) dvStep {
@@ -2579,7 +2627,38 @@ func dvModelLedger(v dvVector) []string {
 			value             *int64
 		)
 		calls := s.Calls
-		for k := 0; k < len(calls) && !done; {
+		k := 0
+		// SPEC.md 6.11: a credit or debit first fetches its transaction's
+		// record; one inside the window with this amount makes the call a
+		// duplicate that never applies, one with another amount only is
+		// conflicting_transaction with nothing more done.
+		var known bool
+		var recFetch dvCall
+		if s.Op == "credit" || s.Op == "debit" {
+			if len(calls) == 0 || calls[0].Method != "fetch" || calls[0].Key != dvRecordKey(v.Options.Key, s.Txn) {
+				bad("call 1: want a fetch of the record key %q", dvRecordKey(v.Options.Key, s.Txn))
+				continue
+			}
+			recFetch, k = calls[0], 1
+			other := false
+			for _, sb := range recFetch.Siblings {
+				if r := sb.Record; r != nil && r.Txn == s.Txn {
+					at, _ := time.Parse(time.RFC3339Nano, r.At)
+					if at.Before(dvT0.Add(-ledger.DefaultRetryWindow)) {
+						continue
+					}
+					known = known || int64(r.Amount) == signed
+					other = other || int64(r.Amount) != signed
+				}
+			}
+			switch {
+			case recFetch.Reply != "ok":
+				errKind, done = "unavailable", true
+			case other && !known:
+				errKind, done = "conflicting_transaction", true
+			}
+		}
+		for k < len(calls) && !done {
 			f := calls[k]
 			k++
 			if f.Method != "fetch" || f.Key != v.Options.Key {
@@ -2598,6 +2677,35 @@ func dvModelLedger(v dvVector) []string {
 				fetched = append(fetched, dvTxns(sb.State))
 			}
 			view := dvUnion(fetched...)
+			// SPEC.md 6.11: while a write is pending, each of its
+			// transactions the fetch does not hold has its record read;
+			// one recorded by another writer is taken back out.
+			for L.pending && k < len(calls) && calls[k].Method == "fetch" && calls[k].Key != v.Options.Key {
+				r := calls[k]
+				k++
+				var txn string
+				for t := range L.last {
+					if _, ok := view[t]; !ok && dvRecordKey(v.Options.Key, t) == r.Key {
+						txn = t
+					}
+				}
+				if txn == "" {
+					bad("call %d: a fetch of %q, the record of no pending transaction the fetch lacks", k, r.Key)
+					continue
+				}
+				if r.Reply != "ok" {
+					errKind, done = "unavailable", true
+					break
+				}
+				for _, sb := range r.Siblings {
+					if sb.Record != nil && sb.Record.Txn == txn && sb.Record.Writer != L.writer {
+						delete(L.last, txn)
+					}
+				}
+			}
+			if done {
+				break
+			}
 			if L.pending {
 				covered := true
 				for t, a := range L.last {
@@ -2609,8 +2717,8 @@ func dvModelLedger(v dvVector) []string {
 					L.pending = false // the write in doubt is in the store
 				}
 			}
-			if s.Op == "value" || (s.Op != "find" && func() bool { _, ok := view[s.Txn]; return ok }()) {
-				if s.Op != "value" && view[s.Txn] != signed {
+			if s.Op == "value" || (s.Op != "find" && func() bool { _, ok := view[s.Txn]; return ok || known }()) {
+				if x, ok := view[s.Txn]; s.Op != "value" && ok && x != signed {
 					errKind, done = "conflicting_transaction", true
 					break
 				}
@@ -2694,6 +2802,25 @@ func dvModelLedger(v dvVector) []string {
 		if !done {
 			bad("the calls end before the step is done")
 		}
+		// A transaction the cycle found or landed, and the records did not
+		// hold, is recorded after it: one put of its record with the
+		// record fetch's token, at the ledger's clock (dvT0).
+		if (s.Op == "credit" || s.Op == "debit") && landed && !known && errKind == "" {
+			writer := L.writer
+			if outcome != "applied" && s.Owner != nil {
+				writer = s.Owner.Actor
+			}
+			want := dvRecord{Txn: s.Txn, Amount: dvInt(signed), Writer: writer, At: dvT0.Format(time.RFC3339Nano)}
+			if k >= len(calls) || calls[k].Method != "put" {
+				bad("call %d: want the put of the record %+v", k+1, want)
+			} else if p := calls[k]; p.Key != dvRecordKey(v.Options.Key, s.Txn) || p.Record == nil || *p.Record != want || p.Token != recFetch.Token || p.Actor != L.writer {
+				bad("call %d: put of %q as %q, token %q, record %+v; want %+v as %q with the record fetch's token %q", k+1, p.Key, p.Actor, p.Token, p.Record, want, L.writer, recFetch.Token)
+			}
+			k++
+		}
+		if done && k < len(calls) {
+			bad("%d calls after the step is done", len(calls)-k)
+		}
 		if errKind != s.Error {
 			bad("error %q, the model says %q", s.Error, errKind)
 		}
@@ -2716,6 +2843,14 @@ func dvModelLedger(v dvVector) []string {
 		}
 	}
 	return out
+}
+
+// dvRecordKey is the key of txn's record for account (SPEC.md 6.11):
+// "counterkit.txn/" and the base32 (extended hex alphabet, no padding) of
+// the first 20 bytes of SHA-256(account, 0x00, txn).
+func dvRecordKey(account, txn string) string {
+	h := sha256.Sum256([]byte(account + "\x00" + txn))
+	return "counterkit.txn/" + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h[:20])
 }
 
 // dvSameMuts compares the mutations of an apply with the ones a model
@@ -3604,10 +3739,10 @@ var dvWrongExpectations = []struct {
 	replay, model      string // what each failure must mention; "" when that check need not fail
 }{
 	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
-		func(v *dvVector) { v.Steps[3].Calls[1].Token = v.Steps[2].Calls[0].Token[:4] },
-		"calls[1].token", "token"},
+		func(v *dvVector) { v.Steps[3].Calls[2].Token = v.Steps[2].Calls[0].Token[:4] },
+		"calls[2].token", "token"},
 	{"an ambiguous put marked lost that landed", "driver_ledger.json", "ambiguous put that landed, then the retry",
-		func(v *dvVector) { v.Steps[0].Calls[1].Landed = dvB(false) },
+		func(v *dvVector) { v.Steps[0].Calls[2].Landed = dvB(false) },
 		"", "siblings are not the stored ones"},
 	{"a failed cycle expected as refused, not ambiguous", "driver_ledger.json", "every attempt ambiguous, then the next write lands it",
 		func(v *dvVector) { v.Steps[0].Error = "unavailable" },
@@ -3617,13 +3752,13 @@ var dvWrongExpectations = []struct {
 		"outcome", "outcome"},
 	{"a put that drops the ledger's own last write", "driver_ledger.json", "stale read",
 		func(v *dvVector) {
-			prev := v.Steps[1].Calls[1]
-			c := &v.Steps[2].Calls[1]
+			prev := v.Steps[1].Calls[2]
+			c := &v.Steps[2].Calls[2]
 			c.Value, c.State = prev.Value, prev.State
 		},
-		"calls[1].value", "put writes"},
+		"calls[2].value", "put writes"},
 	{"the store answers in another order", "driver_ledger.json", "refused put",
-		func(v *dvVector) { c := v.Steps[0].Calls; c[0], c[1] = c[1], c[0] },
+		func(v *dvVector) { c := v.Steps[0].Calls; c[1], c[2] = c[2], c[1] },
 		"method", "want a fetch"},
 	{"a GC at another write timestamp", "driver_tally.json", "GC folds final shards into the tally",
 		func(v *dvVector) {

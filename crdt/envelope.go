@@ -15,6 +15,7 @@ const (
 	TagLogCell    TypeTag = "deltalog.cell"
 	TagBalanceRow TypeTag = "balance.row"
 	TagBounded    TypeTag = "bounded"
+	TagLedgerTxn  TypeTag = "ledger.txn"
 )
 
 // Envelope layout (see SPEC.md): every encoded value is a msgpack array of

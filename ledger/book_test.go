@@ -80,6 +80,9 @@ type overlap struct {
 func newOverlap(s store.Siblings) *overlap { return &overlap{Siblings: s, busy: map[string]bool{}} }
 
 func (o *overlap) enter(key string) func() {
+	if IsRecordKey(key) {
+		return func() {} // two calls of one transaction may read its record at once
+	}
 	o.mu.Lock()
 	if o.busy[key] {
 		o.hits.Add(1)
@@ -343,7 +346,7 @@ func TestBookKeepsPending(t *testing.T) {
 			if broken {
 				b.keep = func(*Ledger) bool { return false }
 			}
-			fs.SetPolicy(faulty.Script(faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose)) // fetch, put, fetch, put
+			fs.SetPolicy(counterCalls(faulty.Script(faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose))) // fetch, put, fetch, put
 			_, err = b.Credit(ctx, "a", "x", 5)
 			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 			_, err = b.Credit(ctx, "b", "y", 7)
@@ -571,7 +574,7 @@ func TestBookLandPendingContext(t *testing.T) {
 	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
 	b, err := NewBook(fs, BookOptions{MaxOpen: 1, Options: Options{Actor: "svc", RetryCount: 1, Backoff: Backoff{Initial: -1}}})
 	require.NoError(t, err)
-	fs.SetPolicy(faulty.Script(faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose))
+	fs.SetPolicy(counterCalls(faulty.Script(faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose, faulty.Pass, faulty.Lose)))
 	for _, key := range []string{"a", "b"} {
 		_, err := b.Credit(ctx, key, "x", 1)
 		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)

@@ -64,7 +64,8 @@ func ExampleLedger_Find() {
 	a, _ := ledger.New(store, "k", ledger.Options{Actor: "a"})
 	b, _ := ledger.New(store, "k", ledger.Options{Actor: "b"})
 	a.Credit(ctx, "t1", 5)
-	store.SetPolicy(faulty.Only(faulty.Script(faulty.Stale), faulty.MethodFetch)) // b reads before a's write: a concurrent writer
+	// b reads k as it was before a's write: a concurrent writer.
+	store.SetPolicy(faulty.Keys(faulty.Only(faulty.Script(faulty.Stale), faulty.MethodFetch), func(key string) bool { return key == "k" }))
 	b.Credit(ctx, "t2", 7)
 	fmt.Println("siblings:", inner.Count("k"))
 	c, _ := b.Find(ctx)
@@ -148,31 +149,39 @@ func ExampleResult_owner() {
 	// superseded counted: 50 <nil>
 }
 
-// With Options.Counter.TxnTime every transaction carries the time it was
-// created (here a version 1 UUID id). A retry that arrives after the
-// transaction has left every history and folded record is refused with
-// crdt.ErrOutsideWindow instead of being counted a second time.
+// A retry is recognised for Options.RetryWindow (24 hours by default) after
+// the transaction was first applied, however many transactions came in
+// between. With Options.Counter.TxnTime every transaction carries the time
+// it was created (here a version 1 UUID id), and a retry after the window
+// is refused with crdt.ErrOutsideWindow instead of being counted again.
 func ExampleLedger_Credit_timed() {
 	ctx := context.Background()
-	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID, FutureSkew: time.Minute}}
-	l, _ := ledger.New(memory.NewSiblings(), "wallet", opts)
 	start := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	now := start
+	opts := ledger.Options{Actor: "app-1", Counter: tpncounter.Options{TxnTime: tpncounter.TimeUUID},
+		Clock: func() time.Time { return now }}
+	l, _ := ledger.New(memory.NewSiblings(), "wallet", opts)
 	txn := func(i int) crdt.TxnID {
-		return crdt.TxnID(timeid.New(start.Add(time.Duration(i) * time.Second)).String())
+		return crdt.TxnID(timeid.New(start.Add(time.Duration(i) * time.Millisecond)).String())
 	}
 
 	first := txn(0)
 	l.Credit(ctx, first, 100)
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 1000; i++ {
 		l.Credit(ctx, txn(i), 1)
 	}
-	_, err := l.Credit(ctx, first, 100) // a very late retry
-	v, _ := l.Value(ctx)
-	fmt.Println(errors.Is(err, crdt.ErrOutsideWindow), v)
+	now = start.Add(23 * time.Hour)
+	r, _ := l.Credit(ctx, first, 100) // a retry 23 hours and 1,000 credits later
+	fmt.Println(r.Outcome, r.Value)
+
+	now = start.Add(25 * time.Hour)
+	_, err := l.Credit(ctx, first, 100) // a retry after the window
+	fmt.Println(errors.Is(err, crdt.ErrOutsideWindow))
 
 	_, err = l.Credit(ctx, crdt.TxnID("not-a-time-uuid"), 1)
 	fmt.Println(errors.Is(err, crdt.ErrInvalidTxnID))
 	// Output:
-	// true 103
+	// duplicate 1100
+	// true
 	// true
 }

@@ -1,6 +1,10 @@
 package ledger
 
-import "time"
+import (
+	"time"
+
+	"github.com/counterkit/counterkit/store/faulty"
+)
 
 // ContinueActorEntry makes l write as Options.Actor itself, continuing the
 // actor's entry across Ledger values as ledgers did before incarnations.
@@ -34,3 +38,9 @@ func QueuedSharded(s *Sharded, i int) int { return Queued(s.sub(i)) }
 
 // MaxGroupOf returns the ledger's group bound after defaults.
 func MaxGroupOf(l *Ledger) int { return l.opts.MaxGroup }
+
+// counterCalls confines p to the ledger's own keys: the calls on
+// transaction records (IsRecordKey) pass untouched.
+func counterCalls(p faulty.Policy) faulty.Policy {
+	return faulty.Keys(p, func(k string) bool { return !IsRecordKey(k) })
+}

@@ -28,6 +28,11 @@ type call struct {
 	txn    crdt.TxnID
 	amount int64
 	start  time.Time // for the Observer
+	// known is txn's record in the transaction index, found before the
+	// call queued (nil if none): the call is a Duplicate and never
+	// applies. itoken is that lookup's token, for writing the record.
+	known  *Record
+	itoken store.Token
 
 	// Set with l.gmu held.
 	taken bool // taken into a group, or made leader: it no longer leaves the queue
@@ -227,6 +232,12 @@ func (l *Ledger) cycle(group []*call) {
 		}
 		pending = append(pending, c)
 	}
+	if err := l.flush(ctx); err != nil {
+		for _, c := range pending {
+			c.res.Attempts, c.err = 1, l.heldError(c, err)
+		}
+		pending = nil
+	}
 	var riders []*call // broken variant only
 	var first *call
 	for attempt := 1; len(pending) > 0; attempt++ {
@@ -242,6 +253,21 @@ func (l *Ledger) cycle(group []*call) {
 	for _, c := range riders {
 		c.res.Landed, c.res.Value, c.res.Attempts, c.err = first.res.Landed, first.res.Value, first.res.Attempts, first.err
 	}
+	// Record every transaction the cycle found or landed that the index
+	// did not hold, before the next cycle can fold it out of the history.
+	var rbuf [16]pendingRecord
+	recs := rbuf[:0]
+	now := l.now()
+	for _, c := range group {
+		if c.err == nil && c.res.Landed && c.known == nil && c.res.Outcome != tpncounter.Superseded {
+			w := l.writer
+			if c.res.Owner.Actor != "" {
+				w = c.res.Owner.Actor
+			}
+			recs = append(recs, pendingRecord{rec: Record{Txn: c.txn, Amount: c.amount, Writer: w, At: now}, token: c.itoken})
+		}
+	}
+	l.record(ctx, recs)
 	if release != nil {
 		release()
 	}
@@ -283,6 +309,11 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		if err != nil {
 			c.err = err
 			continue
+		}
+		if out == 0 && c.known != nil {
+			// Recorded in the index, no longer in the counter: counted
+			// in its writer's total.
+			out, owner = tpncounter.Duplicate, tpncounter.Copy{Actor: c.known.Writer, Amount: c.known.Amount, Folded: true}
 		}
 		if out == 0 {
 			waiting = append(waiting, c)
@@ -338,7 +369,7 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 			return nil
 		}
 	}
-	l.retireIdle(merged)
+	l.retireIdle(ctx, merged)
 	b, err := merged.MarshalBinary()
 	if err == nil && len(b) > store.MaxValue && appliedNow > 1 {
 		writes, b, err = l.fit(merged, writes, b)
@@ -378,12 +409,13 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 }
 
 // heldError is the error of call c when its cycle finally failed with err
-// (a Put's or a Fetch's). A refusal (crdt.ErrUnavailable) means that nothing
-// of c landed; when c's transaction is still in this ledger's pending write
-// (an earlier attempt's Put was ambiguous), it may yet land, and the error
-// says so by wrapping crdt.ErrAmbiguousWrite as well.
+// (a Put's, a Fetch's, or its context's). When c's transaction is still in
+// this ledger's pending write (an earlier Put of it was ambiguous), it may
+// yet land, and the error says so by wrapping crdt.ErrAmbiguousWrite as
+// well, whatever err is: a refusal or a context that ended before the
+// retry's fetch does not make that earlier write definite.
 func (l *Ledger) heldError(c *call, err error) error {
-	if !l.pending || errors.Is(err, crdt.ErrAmbiguousWrite) || !errors.Is(err, crdt.ErrUnavailable) {
+	if !l.pending || errors.Is(err, crdt.ErrAmbiguousWrite) {
 		return err
 	}
 	if _, ok := l.unacked[c.txn]; !ok {

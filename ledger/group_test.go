@@ -69,7 +69,7 @@ func newGroupRigWith(t *testing.T, o faulty.Options) *groupRig {
 }
 
 func (r *groupRig) hook(_ context.Context, c faulty.Call, after bool) error {
-	if after || c.Method != faulty.MethodPut {
+	if after || c.Method != faulty.MethodPut || ledger.IsRecordKey(c.Key) {
 		return nil
 	}
 	r.puts.Add(1)
@@ -298,7 +298,7 @@ func TestGroupCommitRefused(t *testing.T) {
 	noLeak(t)
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{RetryCount: 1})
-	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.Refuse, faulty.Refuse), faulty.MethodPut))
+	r.st.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.Refuse, faulty.Refuse), faulty.MethodPut)))
 	reqs := credits(6, "g")
 	out := r.runGroup(l, "lead", reqs, nil)
 	require.NoError(t, out[0].err)
@@ -333,7 +333,7 @@ func TestGroupCommitRefused(t *testing.T) {
 func TestGroupCommitRefusedThenRetried(t *testing.T) {
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{RetryCount: 1})
-	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.Refuse), faulty.MethodPut))
+	r.st.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.Refuse), faulty.MethodPut)))
 	reqs := credits(6, "g")
 	out := r.runGroup(l, "lead", reqs, nil)
 	for i, a := range out[1:] {
@@ -353,7 +353,7 @@ func TestGroupCommitAmbiguous(t *testing.T) {
 	noLeak(t)
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{RetryCount: 1})
-	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.Hold, faulty.Hold), faulty.MethodPut))
+	r.st.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.Hold, faulty.Hold), faulty.MethodPut)))
 	reqs := credits(6, "g")
 	out := r.runGroup(l, "lead", reqs, nil)
 	for i, a := range out[1:] {
@@ -392,7 +392,7 @@ func TestGroupCommitAmbiguous(t *testing.T) {
 func TestGroupCommitAmbiguousLanded(t *testing.T) {
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{})
-	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.LoseAck), faulty.MethodPut))
+	r.st.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.LoseAck), faulty.MethodPut)))
 	reqs := credits(6, "g")
 	out := r.runGroup(l, "lead", reqs, nil)
 	for i, a := range out[1:] {
@@ -412,7 +412,7 @@ func TestGroupCommitAmbiguousLanded(t *testing.T) {
 func TestGroupCommitAmbiguousThenRefused(t *testing.T) {
 	r := newGroupRig(t)
 	l := r.ledger(ledger.Options{RetryCount: 1})
-	r.st.SetPolicy(faulty.Only(faulty.Script(faulty.Pass, faulty.Hold, faulty.Refuse), faulty.MethodPut))
+	r.st.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.Pass, faulty.Hold, faulty.Refuse), faulty.MethodPut)))
 	reqs := credits(3, "g")
 	out := r.runGroup(l, "lead", reqs, nil)
 	for i, a := range out[1:] {
@@ -427,16 +427,21 @@ func TestGroupCommitAmbiguousThenRefused(t *testing.T) {
 // Members that the group's write does not decide: a duplicate within the
 // group (Duplicate, after the first Applied), a conflicting amount (only
 // that member fails), a transaction already stored (Duplicate), a
-// transaction too old for the window (crdt.ErrOutsideWindow, only that
-// member), and invalid input, which never queues.
+// transaction older than the retry window (crdt.ErrOutsideWindow) and one
+// recorded with another amount (crdt.ErrConflictingTransaction), which the
+// transaction records refuse before the call queues, as invalid input.
 func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 	r := newGroupRig(t)
 	stamp := func(x crdt.TxnID) (time.Time, bool) {
+		if x == "old" {
+			return time.Unix(1, 0), true
+		}
 		var n int
 		_, err := fmt.Sscanf(string(x), "t%d", &n)
-		return time.Unix(int64(n), 0), err == nil && n > 0
+		return time.Unix(int64(1000+n), 0), err == nil && n > 0
 	}
-	opts := ledger.Options{Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2, TxnTime: stamp}}
+	opts := ledger.Options{Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2, TxnTime: stamp},
+		Clock: func() time.Time { return time.Unix(2000, 0) }, RetryWindow: 1000 * time.Second} // "old" is outside
 	l := r.ledger(opts)
 	ctx := context.Background()
 	// t1..t6 one at a time: t1 and t2 are forgotten, the horizon is 2.
@@ -451,14 +456,19 @@ func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 		{txn: "t10", amount: 7},   // conflicts with the first
 		{txn: "t10", amount: 5},   // a duplicate of the first, in the group
 		{txn: "t6", amount: 1000}, // already stored
-		{txn: "t1", amount: 9},    // forgotten: outside the window
 	}
-	invalid := make(chan error, 1)
+	invalid := make(chan error, 3)
 	out := r.runGroup(l, "t20", reqs, func() {
 		_, err := l.Credit(ctx, "t12", -1)
 		invalid <- err
+		_, err = l.Credit(ctx, "old", 9) // never applied, older than the retry window
+		invalid <- err
+		_, err = l.Credit(ctx, "t1", 9) // recorded with another amount
+		invalid <- err
 	})
 	require.ErrorIs(t, <-invalid, crdt.ErrInvalidAmount)
+	require.ErrorIs(t, <-invalid, crdt.ErrOutsideWindow)
+	require.ErrorIs(t, <-invalid, crdt.ErrConflictingTransaction)
 	require.NoError(t, out[0].err)
 	a := out[1:]
 	require.NoError(t, a[0].err)
@@ -472,7 +482,6 @@ func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 	require.NoError(t, a[4].err)
 	require.Contains(t, []tpncounter.Outcome{tpncounter.Duplicate, tpncounter.DuplicateFolded}, a[4].res.Outcome)
 	require.True(t, a[4].res.Landed)
-	require.ErrorIs(t, a[5].err, crdt.ErrOutsideWindow)
 	require.EqualValues(t, 6+2, r.puts.Load(), "six credits, the lead, one Put for the group")
 	want := base + 1 + 5 + 3
 	require.Equal(t, want, r.stored().Value())
@@ -723,7 +732,7 @@ type panicStore struct {
 }
 
 func (p *panicStore) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	if p.panics.Add(-1) >= 0 {
+	if !ledger.IsRecordKey(key) && p.panics.Add(-1) >= 0 {
 		panic("store panicked")
 	}
 	return p.Siblings.Put(ctx, key, actor, value, token)
@@ -797,7 +806,7 @@ func TestGroupCommitAmbiguousThenFetchRefused(t *testing.T) {
 	l := r.ledger(ledger.Options{RetryCount: 1})
 	// The lead's Fetch and Put, the group's Fetch and Put (held), the
 	// retry's Fetch (refused).
-	r.st.SetPolicy(faulty.Script(faulty.Pass, faulty.Pass, faulty.Pass, faulty.Hold, faulty.Refuse))
+	r.st.SetPolicy(counterCalls(faulty.Script(faulty.Pass, faulty.Pass, faulty.Pass, faulty.Hold, faulty.Refuse)))
 	reqs := credits(3, "g")
 	out := r.runGroup(l, "lead", reqs, nil)
 	require.NoError(t, out[0].err)
@@ -806,4 +815,10 @@ func TestGroupCommitAmbiguousThenFetchRefused(t *testing.T) {
 		require.ErrorIs(t, a.err, crdt.ErrUnavailable, "call %d", i)
 	}
 	require.True(t, l.Pending())
+}
+
+// counterCalls confines p to the ledger's own keys: the calls on
+// transaction records (ledger.IsRecordKey) pass untouched.
+func counterCalls(p faulty.Policy) faulty.Policy {
+	return faulty.Keys(p, func(k string) bool { return !ledger.IsRecordKey(k) })
 }

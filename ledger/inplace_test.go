@@ -36,7 +36,7 @@ func TestFailedWriteInPlaceLeavesNoTrace(t *testing.T) {
 			if _, err := l.Credit(ctx, "t1", 1); err != nil {
 				t.Fatal(err)
 			}
-			st.SetPolicy(faulty.Only(faulty.Script(tc.faults...), faulty.MethodPut))
+			st.SetPolicy(counterCalls(faulty.Only(faulty.Script(tc.faults...), faulty.MethodPut)))
 			_, err = l.Credit(ctx, "t2", 2)
 			if !errors.Is(err, tc.want) && (tc.want != nil || err != nil) {
 				t.Fatalf("credit t2: %v, want %v", err, tc.want)

@@ -22,6 +22,10 @@ const DefaultRetryCount = 3
 // MaxRetryCount is the largest accepted Options.RetryCount.
 const MaxRetryCount = 100
 
+// DefaultRetireAfter is Options.RetireAfter when it is zero: longer than a
+// write stays in flight.
+const DefaultRetireAfter = time.Hour
+
 // DefaultMaxGroup is the largest group of Updates one write carries when
 // Options.MaxGroup is zero (at most the counter's window; see MaxGroup).
 const DefaultMaxGroup = 16
@@ -51,19 +55,28 @@ type Options struct {
 	// twice. Every ledger writing one key must use the same Counter options.
 	Counter tpncounter.Options
 
-	// RetireAfter, when positive, lets this ledger retire the entries of
-	// other actors of the key that it has seen unchanged for at least that
-	// long (tpncounter.Counter.Retire), in the writes it makes anyway (at
-	// most MaxRetirePerWrite each), so that the state follows the actors
-	// that still write rather than every incarnation that ever wrote.
-	// Retiring forgets the actor's transactions: set it longer than any
-	// write can stay in flight and any client may take to retry (hours,
-	// not seconds), and use timed transactions (Counter.TxnTime) so that
-	// a retry later still is refused rather than counted again. Zero
-	// never retires. See the package documentation.
+	// RetryWindow is how long after a transaction is first applied a
+	// retry of it, on any ledger of the key, is recognised (Duplicate),
+	// whatever the rate of writes, the number of writers, restarts and
+	// retirements in between (SPEC.md 6.11). Zero means DefaultRetryWindow
+	// (24 hours); at most MaxRetryWindow. With Counter.TxnTime, a
+	// transaction the ledger does not know whose time is older than now −
+	// RetryWindow is refused (crdt.ErrOutsideWindow); an untimed one is
+	// applied as new.
+	RetryWindow time.Duration
+
+	// RetireAfter lets this ledger retire the entries of other actors of
+	// the key that it has seen unchanged for at least that long
+	// (tpncounter.Counter.Retire), in the writes it makes anyway (at most
+	// MaxRetirePerWrite each), so that the state follows the actors that
+	// still write rather than every incarnation that ever wrote. The
+	// transactions a retired entry held are recorded first (see
+	// RetryWindow), so retiring narrows no window. Zero means
+	// DefaultRetireAfter; a negative value never retires.
 	RetireAfter time.Duration
 
-	// Clock returns the current time for RetireAfter. Nil means time.Now.
+	// Clock returns the current time for RetryWindow and RetireAfter. Nil
+	// means time.Now.
 	Clock func() time.Time
 
 	// MaxGroup bounds group commit: Updates (Credit, Debit) on one Ledger
@@ -184,6 +197,14 @@ type Ledger struct {
 	// sightings records, for RetireAfter, when this ledger first saw each
 	// other live actor at its current version.
 	sightings map[crdt.ActorID]sighting
+	// indexBase names the account in the keys of transaction records
+	// (index.go): the key, or a Sharded's account. unindexed holds the
+	// records of landed transactions not yet written.
+	indexBase string
+	unindexed map[crdt.TxnID]Record
+	// copts are the stored counter's options: Options.Counter without
+	// TxnTime, which the ledger applies itself against RetryWindow.
+	copts tpncounter.Options
 
 	// stats of the operation in progress, for Options.Observer.
 	stats opStats
@@ -218,14 +239,11 @@ const MaxRetirePerWrite = 16
 // retireIdle retires in merged, a state about to be written, the actors
 // this ledger has seen unchanged for Options.RetireAfter, and records the
 // versions of the others.
-func (l *Ledger) retireIdle(merged *tpncounter.Counter) {
+func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 	if l.opts.RetireAfter <= 0 {
 		return
 	}
-	now := time.Now()
-	if l.opts.Clock != nil {
-		now = l.opts.Clock()
-	}
+	now := l.now()
 	if l.sightings == nil {
 		l.sightings = map[crdt.ActorID]sighting{}
 	}
@@ -253,13 +271,26 @@ func (l *Ledger) retireIdle(merged *tpncounter.Counter) {
 		l.sightings[a] = s
 	}
 	for _, a := range idle {
-		// Declined while another actor holds one of a's transactions
-		// (tried again on a later write); errors are an invalid id, which
-		// a decoded state cannot hold.
+		// Its transactions are recorded first, so that retiring forgets
+		// none inside the retry window; declined (and tried again on a
+		// later write) when a record could not be written, or while
+		// another actor holds one of a's transactions. Errors are an
+		// invalid id, which a decoded state cannot hold.
+		if !l.recordRetiring(ctx, merged, a, now) {
+			continue
+		}
 		if done, _ := merged.Retire(a); done {
 			l.stats.retired++
 		}
 	}
+}
+
+// now is the ledger's clock (Options.Clock).
+func (l *Ledger) now() time.Time {
+	if l.opts.Clock != nil {
+		return l.opts.Clock()
+	}
+	return time.Now()
 }
 
 // opStats counts what one operation did, for the Observer.
@@ -300,6 +331,15 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if err := opts.Counter.Validate(); err != nil {
 		return nil, err
 	}
+	if opts.RetryWindow < 0 || opts.RetryWindow > MaxRetryWindow {
+		return nil, fmt.Errorf("%w: RetryWindow %v outside 0..%v", crdt.ErrInvalidConfig, opts.RetryWindow, MaxRetryWindow)
+	}
+	if opts.RetryWindow == 0 {
+		opts.RetryWindow = DefaultRetryWindow
+	}
+	if opts.RetireAfter == 0 {
+		opts.RetireAfter = DefaultRetireAfter
+	}
 	window := windowOf(opts.Counter)
 	if opts.MaxGroup < 0 || opts.MaxGroup > window {
 		return nil, fmt.Errorf("%w: MaxGroup %d outside 0..%d (HistoryLength + FoldedLength: a larger group would forget its own first members)", crdt.ErrInvalidConfig, opts.MaxGroup, window)
@@ -307,7 +347,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if opts.MaxGroup == 0 {
 		opts.MaxGroup = min(DefaultMaxGroup, window)
 	}
-	return &Ledger{store: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}, nil
+	copts := opts.Counter
+	copts.TxnTime = nil
+	return &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}, nil
 }
 
 // Key returns the ledger's key.
@@ -385,10 +427,18 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	if l.opts.Observer != nil {
 		start = time.Now()
 	}
+	known, token, err := l.known(ctx, txn, amount)
+	if err != nil {
+		if l.opts.Observer != nil {
+			l.opts.Observer.Observe(ctx, observe.Event{Component: "ledger", Op: "update",
+				Outcome: observe.OutcomeOf(err), Err: err, Start: start, Duration: time.Since(start)})
+		}
+		return Result{}, err
+	}
 	if l.opts.MaxGroup == 1 {
 		// No grouping: the Updates take the mutex in turn, with no queue
 		// and no hand-off between goroutines.
-		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, start: start})
+		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, start: start, known: known, itoken: token})
 		l.observe(ctx, event)
 		return res, err
 	}
@@ -398,7 +448,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		// an Update alone, the common case when no cycle is running).
 		l.soloBusy = true
 		l.gmu.Unlock()
-		l.solo = call{ctx: ctx, txn: txn, amount: amount, start: start}
+		l.solo = call{ctx: ctx, txn: txn, amount: amount, start: start, known: known, itoken: token}
 		res, err := l.join(&l.solo)
 		l.gmu.Lock()
 		l.soloBusy = false
@@ -406,7 +456,36 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		return res, err
 	}
 	l.gmu.Unlock()
-	return l.join(&call{ctx: ctx, txn: txn, amount: amount, start: start})
+	return l.join(&call{ctx: ctx, txn: txn, amount: amount, start: start, known: known, itoken: token})
+}
+
+// known looks txn up in the transaction index (index.go) before its cycle:
+// the record of it with amount, if one is inside the retry window, and the
+// lookup's token. Nothing is written on an error: a record with another
+// amount only (crdt.ErrConflictingTransaction), a timed transaction older
+// than the retry window (crdt.ErrOutsideWindow), or a failed read.
+func (l *Ledger) known(ctx context.Context, txn crdt.TxnID, amount int64) (*Record, store.Token, error) {
+	now := l.now()
+	x, err := l.lookup(ctx, txn, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r, ok := x.match(amount); ok {
+		return &r, x.token, nil
+	}
+	if len(x.records) > 0 {
+		return nil, nil, fmt.Errorf("%w: ledger %q: transaction %q was applied with amount %d, not %d", crdt.ErrConflictingTransaction, l.key, txn, x.records[0].Amount, amount)
+	}
+	if tt := l.opts.Counter.TxnTime; tt != nil {
+		at, ok := tt(txn)
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
+		}
+		if at.Before(now.Add(-l.opts.RetryWindow)) {
+			return nil, nil, fmt.Errorf("%w: ledger %q: transaction %q from %s is older than the retry window (%v)", crdt.ErrOutsideWindow, l.key, txn, at.UTC().Format(time.RFC3339Nano), l.opts.RetryWindow)
+		}
+	}
+	return nil, x.token, nil
 }
 
 // read fetches every sibling and returns their join with this ledger's
@@ -427,7 +506,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	if !l.pending {
 		if l.local == nil {
-			if l.local, err = tpncounter.New(l.opts.Counter); err != nil {
+			if l.local, err = tpncounter.New(l.copts); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -445,7 +524,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		}
 		return l.local, token, nil
 	}
-	if fetched, err = tpncounter.New(l.opts.Counter); err != nil {
+	if fetched, err = tpncounter.New(l.copts); err != nil {
 		return nil, nil, err
 	}
 	for i, b := range sibs {
@@ -462,8 +541,8 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		l.local = fetched
 		return l.local, token, nil
 	}
-	if len(l.unacked) > 0 && l.opts.Counter.TxnTime != nil {
-		if err := l.retractLate(fetched); err != nil {
+	if len(l.unacked) > 0 {
+		if err := l.retractLate(ctx, fetched); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -471,21 +550,24 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 }
 
 // retractLate takes out of this ledger's pending write every transaction it
-// applied but never saw land that the store no longer knows and whose time
-// is not after the store's horizon: the caller, told the write was
-// ambiguous, may have retried it on another ledger that counted it and has
-// since forgotten it, and writing the pending copy would count it again. A
-// retry of it is then refused (crdt.ErrOutsideWindow) like any transaction
-// older than the horizon. The retraction is a newer version of this
-// ledger's entry, so it also wins over the pending Put should that land
-// late. Untimed transactions cannot be judged; see the package
-// documentation.
-func (l *Ledger) retractLate(fetched *tpncounter.Counter) error {
-	horizon := fetched.Horizon()
+// applied but never saw land that the store does not hold and that the
+// transaction index records as applied by another writer: the caller, told
+// the write was ambiguous, retried it on another ledger, which counted it
+// (and may have folded it into a total), and writing the pending copy would
+// count it again. The retraction is a newer version of this ledger's entry,
+// so it also wins over the pending Put should that land late.
+func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
+	now := l.now()
 	var local *tpncounter.Counter
 	for x := range l.unacked {
-		at, ok := l.opts.Counter.TxnTime(x)
-		if !ok || at.After(horizon) || fetched.Status(x) != tpncounter.Unknown {
+		if fetched.Status(x) != tpncounter.Unknown {
+			continue
+		}
+		elsewhere, err := l.takenElsewhere(ctx, x, now)
+		if err != nil {
+			return err
+		}
+		if !elsewhere {
 			continue
 		}
 		if local == nil {
@@ -669,6 +751,9 @@ func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 
 // find is Find with l.mu held; it also returns the attempts made.
 func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
+	if err := l.flush(ctx); err != nil {
+		return nil, 1, err
+	}
 	for attempt := 1; ; attempt++ {
 		fetched, token, err := l.read(ctx)
 		if err != nil {
@@ -681,7 +766,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 		if _, err := merged.Compact(l.writer); err != nil {
 			return nil, attempt, err
 		}
-		l.retireIdle(merged)
+		l.retireIdle(ctx, merged)
 		done, err := l.write(ctx, merged, token, attempt, nil)
 		if done {
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -92,58 +93,68 @@ func TestRestartWithLateWriteLosesNothing(t *testing.T) {
 }
 
 // A ledger's Put of x never reaches the store (ambiguous); the client
-// retries x on another ledger, which lands it and, after more than the
-// window's writes, forgets it. When the first ledger writes again its
-// pending state still holds x. With timed transactions x is older than the
-// horizon, so the ledger takes it back out of its pending entry (a newer
-// version of the entry, which also wins over the lost Put should it land
-// late) instead of counting it a second time.
+// retries x on another ledger, which lands it and, after more than its
+// history's writes, folds it into its total. When the first ledger writes
+// again its pending state still holds x: the transaction records show that
+// another writer counted x, so the ledger takes it back out of its pending
+// entry (a newer version of the entry, which also wins over the lost Put
+// should it land late) instead of counting it a second time. Timed or not.
 func TestPendingWriteAfterTheWindowIsNotCountedTwice(t *testing.T) {
-	ctx := context.Background()
-	store := &holdingStore{Siblings: memory.NewSiblings()}
-	opts := ledger.Options{Backoff: ledger.Backoff{Initial: -1}, RetryCount: 1,
-		Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: stepTime}}
-	a, b := opts, opts
-	a.Actor, b.Actor = "a", "b"
-	la, err := ledger.New(store, "k", a)
-	require.NoError(t, err)
-	lb, err := ledger.New(store, "k", b)
-	require.NoError(t, err)
-	_, err = la.Credit(ctx, "base@1", 1)
-	require.NoError(t, err)
+	for _, timed := range []bool{false, true} {
+		t.Run(fmt.Sprint("timed=", timed), func(t *testing.T) {
+			ctx := context.Background()
+			store := &holdingStore{Siblings: memory.NewSiblings()}
+			opts := ledger.Options{Backoff: ledger.Backoff{Initial: -1}, RetryCount: 1,
+				Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1},
+				Clock:   func() time.Time { return time.Unix(100, 0) }}
+			if timed {
+				opts.Counter.TxnTime = stepTime
+			}
+			a, b := opts, opts
+			a.Actor, b.Actor = "a", "b"
+			la, err := ledger.New(store, "k", a)
+			require.NoError(t, err)
+			lb, err := ledger.New(store, "k", b)
+			require.NoError(t, err)
+			_, err = la.Credit(ctx, "base@1", 1)
+			require.NoError(t, err)
 
-	store.mu.Lock()
-	store.hold = true
-	store.mu.Unlock()
-	_, err = la.Credit(ctx, "x@2", 10)
-	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-	require.True(t, la.Pending())
-	store.mu.Lock()
-	store.hold = false
-	store.mu.Unlock()
+			store.mu.Lock()
+			store.hold = true
+			store.mu.Unlock()
+			_, err = la.Credit(ctx, "x@2", 10)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			require.True(t, la.Pending())
+			store.mu.Lock()
+			store.hold = false
+			store.mu.Unlock()
 
-	_, err = lb.Credit(ctx, "x@2", 10) // the client's retry, on b
-	require.NoError(t, err)
-	for i := 3; i < 8; i++ { // b forgets x
-		_, err = lb.Credit(ctx, crdt.TxnID(fmt.Sprintf("y%d@%d", i, i)), 100)
-		require.NoError(t, err)
+			_, err = lb.Credit(ctx, "x@2", 10) // the client's retry, on b
+			require.NoError(t, err)
+			for i := 3; i < 8; i++ { // b folds x into its total and forgets it
+				_, err = lb.Credit(ctx, crdt.TxnID(fmt.Sprintf("y%d@%d", i, i)), 100)
+				require.NoError(t, err)
+			}
+			c, err := lb.Find(ctx)
+			require.NoError(t, err)
+			require.Equal(t, tpncounter.Unknown, c.Status("x@2"), "the test needs x forgotten by the counter")
+			want := int64(1 + 10 + 500)
+
+			r, err := la.Credit(ctx, "z@9", 1000) // a writes again, pending x and all
+			require.NoError(t, err)
+			require.Equal(t, want+1000, r.Value)
+			v, err := lb.Value(ctx)
+			require.NoError(t, err)
+			require.Equal(t, want+1000, v, "x counted once")
+
+			store.deliver(t) // a's lost Puts land after all, late
+			v, err = lb.Value(ctx)
+			require.NoError(t, err)
+			require.Equal(t, want+1000, v, "x still counted once")
+			r, err = la.Credit(ctx, "x@2", 10)
+			require.NoError(t, err)
+			require.Equal(t, tpncounter.Duplicate, r.Outcome, "a late retry of x is recognised, not counted")
+			require.Equal(t, want+1000, r.Value)
+		})
 	}
-	c, err := lb.Find(ctx)
-	require.NoError(t, err)
-	require.Equal(t, tpncounter.Unknown, c.Status("x@2"), "the test needs x forgotten")
-	want := int64(1 + 10 + 500)
-
-	r, err := la.Credit(ctx, "z@9", 1000) // a writes again, pending x and all
-	require.NoError(t, err)
-	require.Equal(t, want+1000, r.Value)
-	v, err := lb.Value(ctx)
-	require.NoError(t, err)
-	require.Equal(t, want+1000, v, "x counted once")
-
-	store.deliver(t) // a's lost Puts land after all, late
-	v, err = lb.Value(ctx)
-	require.NoError(t, err)
-	require.Equal(t, want+1000, v, "x still counted once")
-	_, err = la.Credit(ctx, "x@2", 10)
-	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a late retry of x is refused, not counted")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,6 +79,9 @@ type Sharded struct {
 
 	layoutMu sync.Mutex
 	layoutOK atomic.Bool // the marker was seen or written by this value
+	// width is the number of sub-keys Value sums: the largest n the
+	// account's markers name (at least n), under layoutMu.
+	width int
 }
 
 // NewSharded returns a hot-account ledger spreading account over n
@@ -97,7 +101,7 @@ func NewSharded(st store.Siblings, account string, n int, opts Options) (*Sharde
 	if err != nil {
 		return nil, err
 	}
-	s := &Sharded{store: st, account: account, n: n, opts: l.opts,
+	s := &Sharded{store: st, account: account, n: n, opts: l.opts, width: n,
 		marker: []byte(shardedMarkerPrefix + strconv.Itoa(n)),
 		subs:   make([]atomic.Pointer[Ledger], n)}
 	s.route = func(txn crdt.TxnID) int { return ShardOf(txn, s.n) }
@@ -148,6 +152,7 @@ func (s *Sharded) sub(i int) *Ledger {
 	if err != nil {
 		panic(fmt.Sprintf("ledger: options validated by NewSharded refused: %v", err))
 	}
+	l.indexBase = s.account // a retry is recognised whatever sub-key it reaches
 	if s.subs[i].CompareAndSwap(nil, l) {
 		return l
 	}
@@ -266,17 +271,20 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	if err := s.layout(ctx, true); err != nil {
 		return 0, err
 	}
-	vals := make([]int64, s.n)
-	errs := make([]error, s.n)
+	s.layoutMu.Lock()
+	width := s.width
+	s.layoutMu.Unlock()
+	vals := make([]int64, width)
+	errs := make([]error, width)
 	var wg sync.WaitGroup
-	for i := 1; i < s.n; i++ {
+	for i := 1; i < width; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vals[i], errs[i] = s.sub(i).Value(ctx)
+			vals[i], errs[i] = s.reader(i).Value(ctx)
 		}()
 	}
-	vals[0], errs[0] = s.sub(0).Value(ctx)
+	vals[0], errs[0] = s.reader(0).Value(ctx)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
@@ -291,11 +299,32 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	return sum, nil
 }
 
+// reader returns a ledger that reads sub-key i: this Sharded's own
+// sub-ledger, or, past n (an account whose markers name a larger n), a
+// fresh one that never writes.
+func (s *Sharded) reader(i int) *Ledger {
+	if i < s.n {
+		return s.sub(i)
+	}
+	l, err := New(s.store, s.Key(i), s.opts)
+	if err != nil {
+		panic(fmt.Sprintf("ledger: options validated by NewSharded refused: %v", err))
+	}
+	return l
+}
+
 // layout checks the account's marker once per Sharded value, writing it
 // when the account is new; with again (reads) it checks every time and
 // writes nothing. A write of the
 // marker that may not have landed is retried as Options.RetryCount allows;
 // no transaction is written before the marker is known to be stored.
+//
+// Two first uses with different n that did not see each other (or a first
+// use served a stale read) both write a marker. Nothing is lost or counted
+// twice: transactions are recognised across sub-keys through the
+// transaction index, and Value sums the sub-keys of the largest n named.
+// Writes are then refused (crdt.ErrInvalidConfig) for every n but that
+// largest one, and reads for an n no marker names.
 func (s *Sharded) layout(ctx context.Context, again bool) error {
 	if !again && s.layoutOK.Load() {
 		return nil
@@ -313,12 +342,22 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 		if err != nil {
 			return fmt.Errorf("sharded ledger %q: fetch layout: %w", s.account, err)
 		}
-		found, err := s.checkMarkers(vals)
+		ns, err := s.checkMarkers(vals)
 		if err != nil {
 			return err
 		}
-		if found {
-			s.layoutOK.Store(true)
+		if len(ns) > 0 {
+			largest, named := slices.Max(ns), slices.Contains(ns, s.n)
+			switch {
+			case !named:
+				return fmt.Errorf("%w: account %q is sharded over %v sub-keys, not %d; the number of shards is fixed for an account's lifetime", crdt.ErrInvalidConfig, s.account, ns, s.n)
+			case !again && largest != s.n:
+				return fmt.Errorf("%w: account %q was given the layouts %v concurrently; only %d may write, and every n reads", crdt.ErrInvalidConfig, s.account, ns, largest)
+			}
+			s.width = max(largest, s.n)
+			if !again {
+				s.layoutOK.Store(true)
+			}
 			return nil
 		}
 		if again || s.layoutOK.Load() {
@@ -343,18 +382,19 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 	}
 }
 
-// checkMarkers reports whether the account key's siblings hold this
-// layout's marker, and refuses any sibling that is not a marker or names
-// another n.
-func (s *Sharded) checkMarkers(vals [][]byte) (bool, error) {
+// checkMarkers returns the n each of the account key's siblings names, and
+// refuses any sibling that is not a marker.
+func (s *Sharded) checkMarkers(vals [][]byte) ([]int, error) {
+	var ns []int
 	for _, v := range vals {
-		n, ok := strings.CutPrefix(string(v), shardedMarkerPrefix)
-		if !ok {
-			return false, fmt.Errorf("%w: account %q holds something other than a sharded ledger's layout (a plain ledger?); it cannot be sharded", crdt.ErrInvalidConfig, s.account)
+		t, ok := strings.CutPrefix(string(v), shardedMarkerPrefix)
+		n, err := strconv.Atoi(t)
+		if !ok || err != nil || n < 1 || n > MaxShards || strconv.Itoa(n) != t {
+			return nil, fmt.Errorf("%w: account %q holds something other than a sharded ledger's layout (a plain ledger?); it cannot be sharded", crdt.ErrInvalidConfig, s.account)
 		}
-		if n != strconv.Itoa(s.n) {
-			return false, fmt.Errorf("%w: account %q is sharded over %q sub-keys, not %d; the number of shards is fixed for an account's lifetime", crdt.ErrInvalidConfig, s.account, n, s.n)
+		if !slices.Contains(ns, n) {
+			ns = append(ns, n)
 		}
 	}
-	return len(vals) > 0, nil
+	return ns, nil
 }

@@ -165,3 +165,28 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 		}
 	}
 }
+
+// Transactions yields every transaction that actor's live entries hold, in
+// a history or a folded record, with its signed amount (negative for a
+// debit): what retiring the actor would forget.
+func (c *Counter) Transactions(actor crdt.ActorID) iter.Seq2[crdt.TxnID, int64] {
+	return func(yield func(crdt.TxnID, int64) bool) {
+		c.link()
+		for i, g := range [2]*GCounter{&c.p, &c.n} {
+			e := g.entries[actor]
+			if e == nil || e.retired {
+				continue
+			}
+			for off := uint32(0); off < uint32(e.size()); off++ {
+				q := e.pos(off)
+				amt := e.ring[q].amt
+				if i == 1 {
+					amt = -amt
+				}
+				if !yield(crdt.TxnID(strings.Clone(string(e.id(q)))), amt) {
+					return
+				}
+			}
+		}
+	}
+}

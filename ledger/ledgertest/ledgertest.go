@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		{"ContextCanceled", testContextCanceled},
 		{"LedgerCreditDebit", testLedgerBasics},
 		{"LedgerHistoryExample", testHistoryExample},
-		{"LedgerTimedLateRetryRefused", testTimedLateRetry},
+		{"LedgerLateRetryRecognisedThenRefused", testTimedLateRetry},
 		{"ConcurrentLedgersExact", testConcurrentLedgers},
 		{"AmbiguousWriteRetry", testAmbiguousRetry},
 		{"RefusedWriteRetry", testRefusedRetry},
@@ -215,16 +216,21 @@ func testHistoryExample(t *testing.T, s store.Siblings, key string) {
 	require.Equal(t, int64(60), c.Value(), "another incarnation's Find changes no value")
 }
 
-// testTimedLateRetry: with timed transactions (version 1 UUID ids), a retry
-// that arrives after every actor forgot the transaction is refused with
-// crdt.ErrOutsideWindow, through the store's encoding, by another ledger
-// too; the value counts it once.
+// testTimedLateRetry: a retry after the transaction left every actor's
+// history is recognised through its record, by another ledger too, for as
+// long as the retry window lasts; once the window has passed, a timed
+// transaction (a version 1 UUID id) is refused with crdt.ErrOutsideWindow
+// rather than counted twice. The value counts it once throughout.
 func testTimedLateRetry(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
+	start := time.Now().Add(-time.Hour)
+	var now atomic.Int64
+	now.Store(start.Add(time.Minute).UnixNano())
 	timed := func(o *ledger.Options) {
 		o.Counter = tpncounter.Options{HistoryLength: 1, FoldedLength: 1, TxnTime: tpncounter.TimeUUID, FutureSkew: time.Minute}
+		o.RetryWindow = 2 * time.Hour
+		o.Clock = func() time.Time { return time.Unix(0, now.Load()) }
 	}
-	start := time.Now().Add(-time.Hour)
 	txn := func(i int) crdt.TxnID {
 		return crdt.TxnID(timeid.New(start.Add(time.Duration(i) * time.Second)).String())
 	}
@@ -237,11 +243,21 @@ func testTimedLateRetry(t *testing.T, s store.Siblings, key string) {
 		require.NoError(t, err)
 	}
 	other := newLedger(t, s, key, "b", timed)
+	r, err := other.Credit(ctx, first, 100)
+	require.NoError(t, err, "a late retry on another ledger")
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+	r, err = l.Credit(ctx, first, 100)
+	require.NoError(t, err, "a late retry on the same ledger")
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+	require.Equal(t, int64(103), r.Value)
+
+	now.Add(int64(3 * time.Hour)) // past the retry window
 	_, err = other.Credit(ctx, first, 100)
-	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a late retry on another ledger")
-	_, err = l.Credit(ctx, first, 100)
-	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a late retry on the same ledger")
-	r, err := other.Credit(ctx, txn(4), 1)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a retry after the window")
+	_, err = other.Credit(ctx, txn(5), 1)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow, "a new transaction older than the window")
+	fresh := crdt.TxnID(timeid.New(time.Unix(0, now.Load())).String())
+	r, err = other.Credit(ctx, fresh, 1)
 	require.NoError(t, err)
 	require.Equal(t, tpncounter.Applied, r.Outcome)
 	v, err := other.Value(ctx)
@@ -302,7 +318,7 @@ func testConcurrentLedgers(t *testing.T, s store.Siblings, key string) {
 
 // putFault wraps s so that its next Put gets fault f.
 func putFault(s store.Siblings, f faulty.Fault) *faulty.Siblings {
-	return faulty.NewSiblings(s, faulty.Options{Policy: faulty.Only(faulty.Script(f), faulty.MethodPut)})
+	return faulty.NewSiblings(s, faulty.Options{Policy: counterCalls(faulty.Only(faulty.Script(f), faulty.MethodPut))})
 }
 
 func testAmbiguousRetry(t *testing.T, s store.Siblings, key string) {
@@ -319,7 +335,7 @@ func testAmbiguousRetry(t *testing.T, s store.Siblings, key string) {
 	}
 	// Retries exhausted: the error says the outcome is unknown.
 	l := newLedger(t, s, key, "b", func(o *ledger.Options) { o.RetryCount = 1 })
-	lossy := faulty.NewSiblings(s, faulty.Options{Policy: faulty.Only(func(faulty.Call) faulty.Fault { return faulty.Lose }, faulty.MethodPut)})
+	lossy := faulty.NewSiblings(s, faulty.Options{Policy: counterCalls(faulty.Only(func(faulty.Call) faulty.Fault { return faulty.Lose }, faulty.MethodPut))})
 	l2 := newLedger(t, lossy, key, "c", func(o *ledger.Options) { o.RetryCount = 2 })
 	r, err := l2.Credit(ctx, "t-never-acked", 5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
@@ -360,4 +376,10 @@ func value(t *testing.T, label string) []byte {
 	b, err := c.MarshalBinary()
 	require.NoError(t, err)
 	return b
+}
+
+// counterCalls confines p to the ledger's own keys: the calls on
+// transaction records (ledger.IsRecordKey) pass untouched.
+func counterCalls(p faulty.Policy) faulty.Policy {
+	return faulty.Keys(p, func(k string) bool { return !ledger.IsRecordKey(k) })
 }

@@ -1,0 +1,299 @@
+package ledger
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base32"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// The transaction index (SPEC.md 6.11). Every transaction a ledger lands is
+// also recorded under a key of its own, derived from the account and the
+// transaction id, in the same store.Siblings: the record names the amount,
+// the writer and when the transaction was first applied. A later call of
+// the transaction, on any ledger of the account, finds the record with one
+// fetch and is answered Duplicate, however many transactions the account
+// has taken since: the retry window is a time (Options.RetryWindow), not a
+// number of transactions, and a credit's cost does not depend on it.
+//
+// A ledger records a transaction after the write that landed it and before
+// its next write, the only write that could fold the transaction out of its
+// entry's history; until then the counter itself still recognises it. A
+// record that could not be written is kept (unindexed) and written before
+// the ledger's next cycle, and a ledger retiring another actor's entry first
+// records every transaction that entry still holds.
+
+// DefaultRetryWindow is Options.RetryWindow when it is zero.
+const DefaultRetryWindow = 24 * time.Hour
+
+// MaxRetryWindow is the largest Options.RetryWindow.
+const MaxRetryWindow = 400 * 24 * time.Hour
+
+// txnFormat is the format version of an index record.
+const txnFormat = 1
+
+// maxRecord bounds an index record's encoding: two ids and two integers.
+const maxRecord = 2*crdt.MaxIDLen + 64
+
+// Record is a transaction record: Txn was applied with Amount (negative
+// for a debit) by Writer, first at At. It is stored under RecordKey of the
+// account and the transaction.
+type Record struct {
+	Txn    crdt.TxnID
+	Amount int64
+	Writer crdt.ActorID
+	At     time.Time
+}
+
+// RecordKey is the store key of txn's record for account: a fixed prefix
+// and a hash of both (SPEC.md 6.11), a valid key of 47 bytes whatever
+// their lengths.
+func RecordKey(account string, txn crdt.TxnID) string { return indexKey(account, txn) }
+
+func indexKey(base string, txn crdt.TxnID) string {
+	h := sha256.New()
+	h.Write([]byte(base))
+	h.Write([]byte{0})
+	h.Write([]byte(txn))
+	return recordKeyPrefix + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
+}
+
+// recordKeyPrefix starts every transaction record's key.
+const recordKeyPrefix = "counterkit.txn/"
+
+// IsRecordKey reports whether key is the key of a transaction record (see
+// Options.RetryWindow) rather than of a ledger: what a tool listing a
+// store's keys, or a test injecting faults into the counter's calls alone,
+// tells apart.
+func IsRecordKey(key string) bool { return strings.HasPrefix(key, recordKeyPrefix) }
+
+// MarshalBinary encodes r (SPEC.md 6.11): the envelope "ledger.txn",
+// version 1, and the array [txn, amount, writer, at in Unix nanoseconds].
+func (r Record) MarshalBinary() ([]byte, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	e := wire.NewEncoder(crdt.TagLedgerTxn, txnFormat)
+	e.ArrayLen(4)
+	e.String(string(r.Txn))
+	e.Int(r.Amount)
+	e.String(string(r.Writer))
+	e.Int(r.At.UnixNano())
+	return e.Bytes()
+}
+
+// UnmarshalBinary decodes a record, refusing one no ledger writes (errors
+// wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
+// crdt.ErrUnsupportedVersion or crdt.ErrTooLarge).
+func (r *Record) UnmarshalBinary(b []byte) error {
+	d, _, err := wire.NewDecoder(b, crdt.TagLedgerTxn, txnFormat, maxRecord)
+	if err != nil {
+		return err
+	}
+	if err := d.Tuple(4, "transaction record"); err != nil {
+		return err
+	}
+	var x Record
+	var at int64
+	if x.Txn, err = d.Txn(); err != nil {
+		return err
+	}
+	if x.Amount, err = d.Int(); err != nil {
+		return err
+	}
+	if x.Writer, err = d.Actor(); err != nil {
+		return err
+	}
+	if at, err = d.Int(); err != nil {
+		return err
+	}
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	x.At = time.Unix(0, at).UTC()
+	if err := x.check(); err != nil {
+		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+	}
+	*r = x
+	return nil
+}
+
+// check refuses a record no ledger writes: an invalid id, a zero amount or
+// one whose magnitude does not fit, a time not after 1970.
+func (r Record) check() error {
+	if err := r.Txn.Validate(); err != nil {
+		return err
+	}
+	if err := r.Writer.Validate(); err != nil {
+		return err
+	}
+	if r.Amount == 0 || r.Amount == math.MinInt64 {
+		return fmt.Errorf("%w: transaction record with amount %d", crdt.ErrInvalidAmount, r.Amount)
+	}
+	if r.At.UnixNano() <= 0 {
+		return fmt.Errorf("%w: transaction record at %v, not after 1970", crdt.ErrInvalidAmount, r.At)
+	}
+	return nil
+}
+
+// decodeRecord decodes a record.
+func decodeRecord(b []byte) (Record, error) {
+	var r Record
+	err := r.UnmarshalBinary(b)
+	return r, err
+}
+
+// indexed is what the index knows of a transaction: the records of it still
+// inside the retry window, and the token of the fetch that read them.
+type indexed struct {
+	records []Record
+	token   store.Token
+}
+
+// match returns the record with amount, if any.
+func (x indexed) match(amount int64) (Record, bool) {
+	for _, r := range x.records {
+		if r.Amount == amount {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// lookup reads the index records of txn that are inside the retry window at
+// now. A record of another transaction under the same key (a hash
+// collision) or past the window is passed over.
+func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (indexed, error) {
+	key := indexKey(l.indexBase, txn)
+	sibs, token, err := l.store.Fetch(ctx, key)
+	if err != nil {
+		return indexed{}, fmt.Errorf("ledger %q: reading the record of %q: %w", l.key, txn, err)
+	}
+	x := indexed{token: token}
+	oldest := now.Add(-l.opts.RetryWindow).UnixNano()
+	for i, b := range sibs {
+		r, err := decodeRecord(b)
+		if err != nil {
+			return indexed{}, fmt.Errorf("ledger %q: record of %q, sibling %d of %d: %w", l.key, txn, i+1, len(sibs), err)
+		}
+		if r.Txn != txn || r.At.UnixNano() < oldest {
+			continue
+		}
+		x.records = append(x.records, r)
+	}
+	return x, nil
+}
+
+// pendingRecord is a record to write, with the token of the lookup that
+// found none (nil if unknown).
+type pendingRecord struct {
+	rec   Record
+	token store.Token
+}
+
+// record writes the records recs, concurrently when there are several, and
+// keeps those that failed in l.unindexed, to be written before the next
+// cycle. l.mu is held.
+func (l *Ledger) record(ctx context.Context, recs []pendingRecord) {
+	if len(recs) == 0 {
+		return
+	}
+	errs := make([]error, len(recs))
+	put := func(i int) {
+		p := recs[i]
+		b, err := p.rec.MarshalBinary()
+		if err == nil {
+			err = l.store.Put(ctx, indexKey(l.indexBase, p.rec.Txn), l.writer, b, p.token)
+		}
+		errs[i] = err
+	}
+	if len(recs) == 1 {
+		put(0)
+	} else {
+		var wg sync.WaitGroup
+		for i := range recs {
+			wg.Add(1)
+			go func() { defer wg.Done(); put(i) }()
+		}
+		wg.Wait()
+	}
+	for i, err := range errs {
+		if err == nil {
+			delete(l.unindexed, recs[i].rec.Txn)
+			continue
+		}
+		if l.unindexed == nil {
+			l.unindexed = map[crdt.TxnID]Record{}
+		}
+		// An ambiguous write may have landed; writing the record again
+		// changes nothing, so it is kept until a write is acknowledged.
+		l.unindexed[recs[i].rec.Txn] = recs[i].rec
+	}
+}
+
+// flush writes the records a previous cycle could not write, before this
+// ledger writes again (l.mu held). It fails, wrapping crdt.ErrUnavailable,
+// while any remains unwritten: the cycle must not run, since its write could
+// fold an unrecorded transaction out of the counter's history.
+func (l *Ledger) flush(ctx context.Context) error {
+	if len(l.unindexed) == 0 {
+		return nil
+	}
+	recs := make([]pendingRecord, 0, len(l.unindexed))
+	for _, r := range l.unindexed {
+		recs = append(recs, pendingRecord{rec: r})
+	}
+	l.record(ctx, recs)
+	if n := len(l.unindexed); n > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: ledger %q: %d transaction records of earlier writes are not yet written", crdt.ErrUnavailable, l.key, n)
+	}
+	return nil
+}
+
+// recordRetiring records every transaction that actor's entry in merged
+// still holds (it is about to be retired, which forgets them). It reports
+// whether all were recorded.
+func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {
+	var recs []pendingRecord
+	for txn, amount := range merged.Transactions(actor) {
+		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: actor, At: now}})
+	}
+	if len(recs) == 0 {
+		return true
+	}
+	before := len(l.unindexed)
+	l.record(ctx, recs)
+	if len(l.unindexed) > before {
+		// Not all written: do not retire; the kept records are written
+		// before the next cycle (flush) and the retirement tried again.
+		return false
+	}
+	return true
+}
+
+// takenElsewhere reports whether the index holds txn as applied by a writer
+// other than this ledger's, inside the retry window.
+func (l *Ledger) takenElsewhere(ctx context.Context, txn crdt.TxnID, now time.Time) (bool, error) {
+	x, err := l.lookup(ctx, txn, now)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range x.records {
+		if r.Writer != l.writer {
+			return true, nil
+		}
+	}
+	return false, nil
+}

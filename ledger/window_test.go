@@ -1,0 +1,217 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// fakeClock is a clock the test moves.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+
+func (c *fakeClock) Now() time.Time         { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) Add(d time.Duration)    { c.ns.Add(int64(d)) }
+func (c *fakeClock) Set(t time.Time)        { c.ns.Store(t.UnixNano()) }
+func (c *fakeClock) opts(o *ledger.Options) { o.Clock = c.Now }
+
+// The retry window at its boundary (SPEC.md 6.11), with the defaults
+// otherwise: a retry inside RetryWindow of the first application is a
+// Duplicate whatever happened in between (thousands of credits by several
+// writers, restarts, retirement), on this ledger, another, or a new one;
+// one after the window is applied again when untimed, refused when timed.
+func TestRetryWindowBoundary(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		t.Run(fmt.Sprint("timed=", timed), func(t *testing.T) {
+			ctx := context.Background()
+			st := memory.NewSiblings()
+			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			clock := newFakeClock(t0)
+			n := 0
+			id := func() crdt.TxnID {
+				n++
+				if timed {
+					return crdt.TxnID(timeid.New(clock.Now().Add(time.Duration(n))).String())
+				}
+				return crdt.TxnID(fmt.Sprint("t", n))
+			}
+			newLedger := func(actor crdt.ActorID) *ledger.Ledger {
+				o := ledger.Options{Actor: actor}
+				clock.opts(&o)
+				if timed {
+					o.Counter.TxnTime = tpncounter.TimeUUID
+				}
+				l, err := ledger.New(st, "acct", o)
+				require.NoError(t, err)
+				return l
+			}
+			a, b := newLedger("a"), newLedger("b")
+			x := id()
+			_, err := a.Credit(ctx, x, 1000)
+			require.NoError(t, err)
+			want := int64(1000)
+			// 3,000 credits by three writers, one restarted every 500,
+			// spread over the window's last hour.
+			writers := []*ledger.Ledger{a, b, newLedger("c")}
+			for i := 0; i < 3000; i++ {
+				if i%500 == 499 {
+					writers[2] = newLedger("c") // a restart: a new incarnation
+				}
+				if i == 1500 {
+					clock.Set(t0.Add(ledger.DefaultRetryWindow - time.Hour))
+				}
+				_, err := writers[i%3].Credit(ctx, id(), 1)
+				require.NoError(t, err)
+				want++
+			}
+			clock.Set(t0.Add(ledger.DefaultRetryWindow - time.Nanosecond)) // the last moment inside
+			for _, l := range []*ledger.Ledger{a, b, newLedger("d")} {
+				r, err := l.Credit(ctx, x, 1000)
+				require.NoError(t, err, l.Writer())
+				require.Equal(t, tpncounter.Duplicate, r.Outcome, "a retry inside the window, on %s", l.Writer())
+				require.Equal(t, want, r.Value)
+			}
+			clock.Set(t0.Add(ledger.DefaultRetryWindow + time.Nanosecond)) // past it
+			r, err := newLedger("e").Credit(ctx, x, 1000)
+			if timed {
+				require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+				return
+			}
+			require.NoError(t, err)
+			// Untimed: applied as new once no counter's history holds it
+			// (SPEC.md 6.11); here a's entry still lists it or not,
+			// depending on how far it folded: either answer counts it at
+			// most twice, and only after the window.
+			require.Contains(t, []tpncounter.Outcome{tpncounter.Applied, tpncounter.Duplicate, tpncounter.DuplicateFolded}, r.Outcome)
+		})
+	}
+}
+
+// The window is kept by the records, not by the counter: without them (a
+// broken variant, the records' keys refused by the store so that no record
+// is ever written or found) the same schedule counts a retry twice. This is
+// what makes TestRetryWindowBoundary able to fail.
+func TestRetryWindowNeedsRecords(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.NewSiblings()
+	st := faulty.NewSiblings(inner, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+		if ledger.IsRecordKey(c.Key) && c.Method == faulty.MethodFetch {
+			return faulty.Stale // every record read misses what was written
+		}
+		return faulty.Pass
+	}})
+	a, err := ledger.New(st, "acct", ledger.Options{Actor: "a"})
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "x", 1000)
+	require.NoError(t, err)
+	for i := 0; i < 100; i++ {
+		_, err := a.Credit(ctx, crdt.TxnID(fmt.Sprint("t", i)), 1)
+		require.NoError(t, err)
+	}
+	r, err := a.Credit(ctx, "x", 1000)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Applied, r.Outcome, "without its record, a retry past the counter's history counts again")
+	require.Equal(t, int64(2100), r.Value)
+}
+
+// Hole 1 of the edges: x delivered to V and W at once (W reads before V's
+// write lands, so both apply it); W credits once more and drops its copy
+// because V owns x; V credits five more, folding x out of every history.
+// A retry of x on W, V or a third ledger is a Duplicate, timed or not.
+func TestRetryAfterConcurrentDeliveryAndFold(t *testing.T) {
+	for _, timed := range []bool{false, true} {
+		t.Run(fmt.Sprint("timed=", timed), func(t *testing.T) {
+			ctx := context.Background()
+			inner := memory.NewSiblings()
+			fs := faulty.NewSiblings(inner, faulty.Options{})
+			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+			seq := 0
+			id := func(s string) crdt.TxnID {
+				if !timed {
+					return crdt.TxnID(s)
+				}
+				seq++
+				return crdt.TxnID(timeid.New(t0.Add(time.Duration(seq) * time.Millisecond)).String())
+			}
+			newLedger := func(actor crdt.ActorID) *ledger.Ledger {
+				o := ledger.Options{Actor: actor, Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2},
+					Clock: func() time.Time { return t0.Add(time.Minute) }}
+				if timed {
+					o.Counter.TxnTime = tpncounter.TimeUUID
+				}
+				l, err := ledger.New(fs, "k", o)
+				require.NoError(t, err)
+				return l
+			}
+			v, w := newLedger("V"), newLedger("W")
+			x := id("x")
+			// W's two reads (the record and the counter) are answered from
+			// before V's write: W applies x without seeing V's copy.
+			_, err := v.Credit(ctx, x, 1000)
+			require.NoError(t, err)
+			fs.SetPolicy(faulty.Only(faulty.Script(faulty.StaleBy(1), faulty.StaleBy(1)), faulty.MethodFetch))
+			r, err := w.Credit(ctx, x, 1000)
+			require.NoError(t, err)
+			require.Equal(t, tpncounter.Applied, r.Outcome, "W did not see V's copy")
+			_, err = w.Credit(ctx, id("w1"), 1)
+			require.NoError(t, err)
+			for i := 0; i < 5; i++ {
+				_, err = v.Credit(ctx, id(fmt.Sprint("v", i)), 10)
+				require.NoError(t, err)
+			}
+			c, err := newLedger("reader").Find(ctx)
+			require.NoError(t, err)
+			require.Equal(t, int64(1051), c.Value(), "x counted once")
+			for _, l := range []*ledger.Ledger{w, v, newLedger("third")} {
+				r, err := l.Credit(ctx, x, 1000)
+				require.NoError(t, err, l.Writer())
+				require.NotEqual(t, tpncounter.Applied, r.Outcome, "retry on %s", l.Writer())
+				require.Equal(t, int64(1051), r.Value, "retry on %s", l.Writer())
+			}
+		})
+	}
+}
+
+// Hole 5 of the edges: the first Put lands but loses its acknowledgement,
+// and the caller's context ends just before the retry's fetch. The error
+// says the write may have landed (it did), as it does when the context
+// ends during the backoff wait.
+func TestContextEndingBeforeRetryFetchIsAmbiguous(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var fs *faulty.Siblings
+	fs = faulty.NewSiblings(memory.NewSiblings(), faulty.Options{
+		Policy: faulty.Keys(faulty.Only(faulty.Script(faulty.LoseAck), faulty.MethodPut), func(k string) bool { return !ledger.IsRecordKey(k) }),
+		Hook: func(_ context.Context, c faulty.Call, after bool) error {
+			if after && c.Method == faulty.MethodPut && !ledger.IsRecordKey(c.Key) {
+				cancel() // the caller gives up as the first attempt returns
+			}
+			return nil
+		},
+	})
+	l, err := ledger.New(fs, "k", ledger.Options{Actor: "a", Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = l.Credit(ctx, "x", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, "%v", err)
+	require.True(t, errors.Is(err, context.Canceled), "%v", err)
+	r, err := l.Credit(context.Background(), "x", 5)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), r.Value, "x landed, once")
+}

@@ -1,0 +1,140 @@
+package counterkit_test
+
+// ledger.json: the transaction record of SPEC.md 6.11, its encoding, its
+// key, and the encodings a decoder refuses. Checked both ways: the real
+// codec (package ledger) against every case, and an independent encoder
+// (dvEncRecord, dvRecordKey) against the valid ones.
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+)
+
+func init() {
+	vectorFiles["ledger.json"] = struct {
+		gen   func(t *testing.T) any
+		check func(t *testing.T, raw []byte)
+	}{genLedgerVectors, checkLedgerVectors}
+}
+
+type ledgerVectors struct {
+	Comment string            `json:"comment"`
+	Records []ledgerRecordVec `json:"records"`
+	Keys    []ledgerKeyVec    `json:"keys"`
+	Invalid []ledgerBadVec    `json:"invalid"`
+}
+
+type ledgerRecordVec struct {
+	Name   string   `json:"name"`
+	Record dvRecord `json:"record"`
+	Hex    string   `json:"hex"`
+}
+
+type ledgerKeyVec struct {
+	Account string `json:"account"`
+	Txn     string `json:"txn"`
+	Key     string `json:"key"`
+}
+
+type ledgerBadVec struct {
+	Name  string `json:"name"`
+	Hex   string `json:"hex"`
+	Error string `json:"error"`
+}
+
+// ledgerRecordCases are the valid records: amounts of every integer size
+// and both signs, long ids, times before and after 2262's edge.
+var ledgerRecordCases = []struct {
+	name string
+	r    ledger.Record
+}{
+	{"a credit", ledger.Record{Txn: "pay-0", Amount: 100, Writer: "svc~abcdefgh", At: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}},
+	{"a debit", ledger.Record{Txn: "refund-9", Amount: -40, Writer: "svc~abcdefgh", At: time.Date(2030, 1, 1, 0, 0, 0, 1, time.UTC)}},
+	{"the largest amount", ledger.Record{Txn: "t", Amount: math.MaxInt64, Writer: "w", At: time.Unix(0, 1).UTC()}},
+	{"the smallest debit", ledger.Record{Txn: "t", Amount: -math.MaxInt64, Writer: "w", At: time.Unix(0, math.MaxInt64).UTC()}},
+	{"a one-byte amount at a uint16 time", ledger.Record{Txn: "x", Amount: 1, Writer: "w", At: time.Unix(0, 65535).UTC()}},
+	{"a UUID id, not shortened", ledger.Record{Txn: "3c8f2e10-cd7e-11f0-8de9-0242ac120002", Amount: 7, Writer: "app-1~qrstuvwx", At: time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)}},
+}
+
+var ledgerKeyCases = [][2]string{{"acct", "t1"}, {"acct", "t2"}, {"acct/0", "t1"}, {"", "t1"}, {"wallet-7", "order-1"}, {"a\x00b", "c"}, {"a", "b\x00c"}}
+
+func genLedgerVectors(t *testing.T) any {
+	v := ledgerVectors{Comment: "SPEC.md 6.11: the ledger's transaction record, its key, and the encodings a decoder refuses (error kinds of SPEC.md 2.3)."}
+	for _, c := range ledgerRecordCases {
+		b, err := c.r.MarshalBinary()
+		require.NoError(t, err)
+		v.Records = append(v.Records, ledgerRecordVec{Name: c.name, Record: *dvDecodeRecord(b), Hex: hex.EncodeToString(b)})
+	}
+	for _, k := range ledgerKeyCases {
+		v.Keys = append(v.Keys, ledgerKeyVec{Account: k[0], Txn: k[1], Key: ledger.RecordKey(k[0], crdt.TxnID(k[1]))})
+	}
+	at := dvT0.UnixNano()
+	enc := func(tag string, version uint64, body func(dvMP) dvMP) string {
+		return hex.EncodeToString(body(dvEnvelope(tag, version)))
+	}
+	rec := func(txn string, amount int64, writer string, at int64) func(dvMP) dvMP {
+		return func(m dvMP) dvMP { return m.arr(4).str(txn).int(amount).str(writer).int(at) }
+	}
+	bad := []struct{ name, hex string }{
+		{"a zero amount", enc("ledger.txn", 1, rec("t", 0, "w", at))},
+		{"the amount -2^63, whose magnitude does not fit", enc("ledger.txn", 1, rec("t", math.MinInt64, "w", at))},
+		{"a time of 0", enc("ledger.txn", 1, rec("t", 1, "w", 0))},
+		{"a time before 1970", enc("ledger.txn", 1, rec("t", 1, "w", -1))},
+		{"an empty transaction id", enc("ledger.txn", 1, rec("", 1, "w", at))},
+		{"an empty writer", enc("ledger.txn", 1, rec("t", 1, "", at))},
+		{"a control character in the id", enc("ledger.txn", 1, rec("t\x01", 1, "w", at))},
+		{"three fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(3).str("t").int(1).str("w") })},
+		{"five fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").int(1).str("w").int(at).int(0) })},
+		{"an amount not in its smallest form", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(4).str("t").raw(0xd0, 0x05).str("w").int(at) })},
+		{"a trailing byte", enc("ledger.txn", 1, func(m dvMP) dvMP { return rec("t", 1, "w", at)(m).raw(0xc0) })},
+		{"format version 2", enc("ledger.txn", 2, rec("t", 1, "w", at))},
+		{"another type's tag", enc("tpncounter", 1, rec("t", 1, "w", at))},
+	}
+	for _, c := range bad {
+		var r ledger.Record
+		err := r.UnmarshalBinary(dvUnhex(c.hex))
+		require.Error(t, err, c.name)
+		v.Invalid = append(v.Invalid, ledgerBadVec{Name: c.name, Hex: c.hex, Error: dvKind(err)})
+	}
+	return v
+}
+
+func checkLedgerVectors(t *testing.T, raw []byte) {
+	var v ledgerVectors
+	require.NoError(t, json.Unmarshal(raw, &v))
+	require.NotEmpty(t, v.Records)
+	require.NotEmpty(t, v.Keys)
+	require.NotEmpty(t, v.Invalid)
+	for _, c := range v.Records {
+		b := dvUnhex(c.Hex)
+		var r ledger.Record
+		require.NoError(t, r.UnmarshalBinary(b), c.Name)
+		got := dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano)}
+		require.Equal(t, c.Record, got, "%s: decoded", c.Name)
+		again, err := r.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, c.Hex, hex.EncodeToString(again), "%s: re-encoded", c.Name)
+		indep, err := dvEncRecord(&c.Record)
+		require.NoError(t, err)
+		require.Equal(t, c.Hex, hex.EncodeToString(indep), "%s: the independent encoder", c.Name)
+	}
+	for _, k := range v.Keys {
+		require.Equal(t, k.Key, ledger.RecordKey(k.Account, crdt.TxnID(k.Txn)), "%q %q", k.Account, k.Txn)
+		require.Equal(t, k.Key, dvRecordKey(k.Account, k.Txn), "%q %q: the independent key", k.Account, k.Txn)
+		require.True(t, ledger.IsRecordKey(k.Key))
+	}
+	for _, c := range v.Invalid {
+		var r ledger.Record
+		err := r.UnmarshalBinary(dvUnhex(c.Hex))
+		require.Error(t, err, c.Name)
+		require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
+	}
+}
