@@ -8,6 +8,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/modelcheck/internal/mc"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -27,18 +28,26 @@ func bounds(faults, preempts, largeFaults, largePreempts int) (int, int) {
 // retryScope: two ledgers credit, a transaction whose call fails is
 // retried on the other ledger, and a third ledger retries late and
 // compacts.
-func retryScope() mc.Scope {
-	faults, pre := bounds(2, 1, 2, 2)
+func retryScope() mc.Scope { return retryScopeOn("ledger-retry", nil) }
+
+// retryScopeOn is retryScope with the ledgers' store wrapped by wrap (nil:
+// none), for the broken variants.
+func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
+	faults, pre := bounds(2, 0, 2, 2)
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
 	return mc.Scope{
-		Name:      "ledger-retry",
+		Name:      name,
 		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
-			a := mustLedger(w.Store, "k", ledgerOptions("a", small))
-			b := mustLedger(w.Store, "k", ledgerOptions("b", small))
-			c := mustLedger(w.Store, "k", ledgerOptions("c", small))
+			var st store.Siblings = w.Store
+			if wrap != nil {
+				st = wrap(w)
+			}
+			a := mustLedger(st, "k", ledgerOptions("a", small))
+			b := mustLedger(st, "k", ledgerOptions("b", small))
+			c := mustLedger(st, "k", ledgerOptions("c", small))
 			w.Go("A", func(r *mc.Runner) {
 				credit(r, "A1", a, "x", 1)
 				credit(r, "A2", a, "y", 10)
@@ -127,10 +136,10 @@ func retireScope() mc.Scope {
 				r.Wait("A1")
 				r.Wait("B1")
 				for i, x := range []crdt.TxnID{"c1", "c2", "c3"} {
-					r.Clock().Advance(time.Hour)
+					advanceIfNoneHeld(w, time.Hour)
 					credit(r, "C"+string(rune('1'+i)), c, x, txns[2+i].Amount)
 				}
-				r.Clock().Advance(time.Hour)
+				advanceIfNoneHeld(w, time.Hour)
 				find(r, "C4", c)
 			})
 			checkLedgers(w, small, txns, "k")

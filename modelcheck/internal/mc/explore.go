@@ -56,6 +56,9 @@ type Report struct {
 	// Schedules is the number of complete schedules run; States the
 	// number of distinct choice points (nodes of the search tree).
 	Schedules, States int
+	// Reruns counts schedules run again because an execution did not
+	// replay its prefix or stalled (see Explore).
+	Reruns int
 	// Truncated: MaxSchedules stopped the search.
 	Truncated bool
 	// Violation is the first schedule that broke an invariant, if any.
@@ -97,6 +100,13 @@ func Explore(s Scope) Report {
 	var prefix []int
 	for {
 		choices, widths, v, _ := execute(s, prefix)
+		for try := 0; try < 3 && v != nil && (v.Check == "replay" || v.Check == "progress"); try++ {
+			// The explorer's wait for quiescence can be fooled by a
+			// goroutine caught between two states; run the schedule
+			// again before reporting it.
+			rep.Reruns++
+			choices, widths, v, _ = execute(s, prefix)
+		}
 		rep.Schedules++
 		rep.States += len(choices) - len(prefix) + 1
 		if v != nil {

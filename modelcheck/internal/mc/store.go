@@ -151,6 +151,13 @@ func newStore(w *World, inner *memory.Siblings) *Store {
 		versions: map[string][]version{}, writes: map[string]map[crdt.ActorID]int{}, landings: map[string][]Landing{}}
 }
 
+// Held returns how many writes are held in flight.
+func (s *Store) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.held)
+}
+
 // Writes returns how many writes of actor on key have landed.
 func (s *Store) Writes(key string, actor crdt.ActorID) int {
 	s.mu.Lock()
