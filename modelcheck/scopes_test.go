@@ -1,6 +1,7 @@
 package modelcheck
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -104,12 +105,21 @@ func groupScope() mc.Scope {
 }
 
 // retireScope: retirement on, with a fake clock; two incarnations credit
-// and go idle while a third writes on for hours.
-func retireScope() mc.Scope {
+// (retrying on themselves after an error) and go idle while a third writes
+// on for hours. The third starts once the others' retries are done:
+// RetireAfter's documented assumption that no client retries later.
+func retireScope() mc.Scope { return retireScopeOf("ledger-retire", true) }
+
+// retireScopeOf is retireScope; unless patient, the third ledger starts
+// after the first calls, so a retry may come hours later.
+func retireScopeOf(name string, patient bool) mc.Scope {
 	faults, pre := bounds(1, 1, 2, 2)
+	if !patient {
+		faults = 2
+	}
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "c1", Amount: 100}, {ID: "c2", Amount: 1000}, {ID: "c3", Amount: 10000}}
 	return mc.Scope{
-		Name:      "ledger-retire",
+		Name:      name,
 		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Hold),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
@@ -126,15 +136,22 @@ func retireScope() mc.Scope {
 				if failed(credit(r, "A1", a, "x", 1)) {
 					credit(r, "A2", a, "x", 1)
 				}
+				r.Do("A-done", "", 0, func(context.Context) mc.Result { return mc.Result{} })
 			})
 			w.Go("B", func(r *mc.Runner) {
 				if failed(credit(r, "B1", b, "y", 10)) {
 					credit(r, "B2", b, "y", 10)
 				}
+				r.Do("B-done", "", 0, func(context.Context) mc.Result { return mc.Result{} })
 			})
 			w.Go("C", func(r *mc.Runner) {
-				r.Wait("A1")
-				r.Wait("B1")
+				if patient {
+					r.Wait("A-done")
+					r.Wait("B-done")
+				} else {
+					r.Wait("A1")
+					r.Wait("B1")
+				}
 				for i, x := range []crdt.TxnID{"c1", "c2", "c3"} {
 					advanceIfNoneHeld(w, time.Hour)
 					credit(r, "C"+string(rune('1'+i)), c, x, txns[2+i].Amount)
