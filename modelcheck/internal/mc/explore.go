@@ -105,6 +105,9 @@ func Explore(s Scope) Report {
 			// goroutine caught between two states; run the schedule
 			// again before reporting it.
 			rep.Reruns++
+			if DebugReruns {
+				println("rerun:", v.Check, v.Err.Error(), FormatChoices(prefix))
+			}
 			choices, widths, v, _ = execute(s, prefix)
 		}
 		rep.Schedules++
@@ -398,6 +401,17 @@ func settle(n int) {
 	}
 }
 
+// blocking lists the states of goroutines that wait for another goroutine;
+// any other (running, runnable, copystack, preempted, GC assist wait, and
+// plain semacquire, which is the runtime's own, as when a goroutine waits
+// for a garbage collection to start) will move on by itself.
+var blocking = map[string]bool{
+	"chan receive": true, "chan send": true, "select": true, "select (no cases)": true,
+	"chan receive (nil chan)": true, "chan send (nil chan)": true,
+	"sync.Mutex.Lock": true, "sync.RWMutex.Lock": true, "sync.RWMutex.RLock": true,
+	"sync.WaitGroup.Wait": true, "sync.Cond.Wait": true,
+}
+
 // quiet reports whether every goroutine in the dump but the first (the
 // caller) waits.
 func quiet(dump []byte) bool {
@@ -419,8 +433,7 @@ func quiet(dump []byte) bool {
 		if k := strings.IndexByte(state, ','); k >= 0 {
 			state = state[:k]
 		}
-		switch state {
-		case "running", "runnable", "syscall", "preempted", "GC assist wait", "GC assist marking", "GC worker (idle)":
+		if !blocking[state] {
 			return false
 		}
 	}
@@ -440,3 +453,6 @@ func (w *World) settleSlowly() bool {
 	}
 	return false
 }
+
+// DebugReruns prints why schedules are run again.
+var DebugReruns = false

@@ -65,12 +65,14 @@ func TestChoicesRoundTrip(t *testing.T) {
 }
 
 func TestQuiet(t *testing.T) {
-	dump := "goroutine 1 [running]:\nf()\n\ngoroutine 2 [chan receive]:\ng()\n\ngoroutine 3 [semacquire, 2 minutes]:\nh()\n"
+	dump := "goroutine 1 [running]:\nf()\n\ngoroutine 2 [chan receive]:\ng()\n\ngoroutine 3 [sync.Mutex.Lock, 2 minutes]:\nh()\n"
 	if !quiet([]byte(dump)) {
 		t.Error("waiting goroutines reported busy")
 	}
-	if quiet([]byte(dump + "\ngoroutine 4 [runnable]:\ni()\n")) {
-		t.Error("a runnable goroutine reported waiting")
+	for _, state := range []string{"runnable", "running", "semacquire", "copystack", "GC assist wait"} {
+		if quiet([]byte(dump + "\ngoroutine 4 [" + state + "]:\ni()\n")) {
+			t.Errorf("a goroutine in state %q reported waiting", state)
+		}
 	}
 }
 
