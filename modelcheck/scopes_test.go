@@ -38,7 +38,7 @@ func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
 	return mc.Scope{
 		Name:      name,
-		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale),
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
@@ -81,7 +81,7 @@ func groupScope() mc.Scope {
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
 	return mc.Scope{
 		Name:      "ledger-group",
-		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Hold),
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
@@ -120,7 +120,7 @@ func retireScopeOf(name string, patient bool) mc.Scope {
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "c1", Amount: 100}, {ID: "c2", Amount: 1000}, {ID: "c3", Amount: 10000}}
 	return mc.Scope{
 		Name:      name,
-		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Hold),
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
@@ -172,7 +172,7 @@ func shardedScope(n int) mc.Scope {
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
 	return mc.Scope{
 		Name:      "sharded-first-use-n" + string(rune('0'+n)),
-		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Stale),
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
@@ -198,7 +198,7 @@ func boundedScope() mc.Scope {
 	c := bounded.Options{Window: 4}
 	return mc.Scope{
 		Name:      "bounded-retry",
-		Fates:     mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale),
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(c.Window)
@@ -228,8 +228,62 @@ func mustAccount(w *mc.World, actor string, c bounded.Options) *bounded.Account 
 	return a
 }
 
+// bookScope: a Book that keeps one Ledger open writes two keys in turn,
+// so its Ledgers are dropped and reopened (a pending one must stay); a
+// failed call is retried on a second Book.
+func bookScope() mc.Scope {
+	faults, pre := bounds(2, 1, 2, 2)
+	txns1 := []mc.Txn{{ID: "x", Amount: 1}, {ID: "z", Amount: 10}}
+	txns2 := []mc.Txn{{ID: "y", Amount: 1}}
+	return mc.Scope{
+		Name:      "book-drop",
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
+		MaxFaults: faults, MaxPreemptions: pre,
+		Build: func(w *mc.World) {
+			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
+			book := func(actor string) *ledger.Book {
+				b, err := ledger.NewBook(w.Store, ledger.BookOptions{Options: ledgerOptions(actor, small), MaxOpen: 1})
+				if err != nil {
+					panic(err)
+				}
+				return b
+			}
+			a, b := book("a"), book("b")
+			bookCredit := func(r *mc.Runner, label string, bk *ledger.Book, key string, txn crdt.TxnID, amount int64) *mc.Op {
+				return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+					res, err := bk.Credit(ctx, key, txn, amount)
+					out := mc.Result{Writer: res.Writer, Key: key, Err: err}
+					if err == nil {
+						out.Outcome = res.Outcome.String()
+						out.Applied = res.Outcome == tpncounter.Applied
+					}
+					return out
+				})
+			}
+			w.Go("A", func(r *mc.Runner) {
+				bookCredit(r, "A1", a, "k1", "x", 1)
+				bookCredit(r, "A2", a, "k2", "y", 1)
+				bookCredit(r, "A3", a, "k1", "z", 10)
+			})
+			w.Go("B", func(r *mc.Runner) {
+				for _, l := range []string{"A1", "A2", "A3"} {
+					if op := r.Wait(l); failed(op) {
+						key := "k1"
+						if op.Txn == "y" {
+							key = "k2"
+						}
+						bookCredit(r, "B"+l, b, key, op.Txn, op.Amount)
+					}
+				}
+			})
+			checkLedgers(w, small, txns1, "k1")
+			checkLedgers(w, small, txns2, "k2")
+		},
+	}
+}
+
 func TestScopes(t *testing.T) {
-	for _, s := range []mc.Scope{retryScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope()} {
+	for _, s := range []mc.Scope{retryScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope()} {
 		t.Run(s.Name, func(t *testing.T) { run(t, s) })
 	}
 }
