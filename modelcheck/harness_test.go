@@ -125,6 +125,75 @@ func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...stri
 		}
 		return w.CheckCounts(counts, txns, false)
 	})
+	checkDefiniteCalls(w, c, keys...)
+}
+
+// checkDefiniteCalls adds, for the ledger keys, that no call answered a
+// definite failure (a refusal, a context's error: nothing of it written)
+// while the entry it writes holds its transaction in the store; a later
+// call of the same transaction by the same writer may put it there.
+func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
+	w.Check("definite answers", func() error {
+		ops := w.Ops()
+		for _, k := range keys {
+			state, err := storedState(w, k, c)
+			if err != nil {
+				return nil // the promise check reports unreadable keys
+			}
+			for i, op := range ops {
+				if !op.Finished || op.Txn == "" || op.Result.Key != k || !mc.Definite(op.Result.Err) {
+					continue
+				}
+				again := false
+				for j, other := range ops {
+					if j != i && other.Txn == op.Txn && other.Result.Writer == op.Result.Writer {
+						again = true
+					}
+				}
+				if !again && entryHolds(state, op.Result.Writer, op.Txn) {
+					return fmt.Errorf("%s answered %q, a definite failure, yet %s's entry holds %q in the store", op.Label, op.Result.Err, op.Result.Writer, op.Txn)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// storedState merges the siblings of key as stored.
+func storedState(w *mc.World, key string, c tpncounter.Options) (*tpncounter.Counter, error) {
+	sibs, _, err := w.Inner.Fetch(bg, key)
+	if err != nil {
+		return nil, err
+	}
+	state, err := tpncounter.New(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range sibs {
+		if err := state.MergeBinary(b); err != nil {
+			return nil, err
+		}
+	}
+	return state, nil
+}
+
+// entryHolds reports whether actor's entry in state holds txn in its
+// history or folded record.
+func entryHolds(state *tpncounter.Counter, actor crdt.ActorID, txn crdt.TxnID) bool {
+	for _, g := range []*tpncounter.GCounter{state.Positive(), state.Negative()} {
+		e, ok := g.Entry(actor)
+		if !ok {
+			continue
+		}
+		for _, list := range [][]tpncounter.Txn{e.History, e.Folded} {
+			for _, t := range list {
+				if t.ID == txn {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // checkSharded adds, besides the promise on the sub-keys, that once the
@@ -193,6 +262,56 @@ func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, acc
 		}
 		return w.CheckCounts(counts, txns, !settled)
 	})
+	w.Check("definite answers", func() error {
+		state, err := storedAccount(w, key, c)
+		if err != nil {
+			return nil // the promise check reports unreadable keys
+		}
+		ops := w.Ops()
+		for i, op := range ops {
+			if !op.Finished || op.Txn == "" || op.Result.Key != key || !mc.Definite(op.Result.Err) {
+				continue
+			}
+			again := false
+			for j, other := range ops {
+				if j != i && other.Txn == op.Txn && other.Result.Writer == op.Result.Writer {
+					again = true
+				}
+			}
+			e, ok := state.Entry(op.Result.Writer)
+			if again || !ok {
+				continue
+			}
+			for _, t := range e.Recent {
+				if t.ID == op.Txn {
+					return fmt.Errorf("%s answered %q, a definite failure, yet %s's entry holds %q in the store", op.Label, op.Result.Err, op.Result.Writer, op.Txn)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// storedAccount merges the siblings of a bounded key as stored.
+func storedAccount(w *mc.World, key string, c bounded.Options) (*bounded.Counter, error) {
+	sibs, _, err := w.Inner.Fetch(bg, key)
+	if err != nil {
+		return nil, err
+	}
+	state, err := bounded.New(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range sibs {
+		var s bounded.Counter
+		if err := s.UnmarshalBinary(b); err != nil {
+			return nil, err
+		}
+		if err := state.Merge(&s); err != nil {
+			return nil, err
+		}
+	}
+	return state, nil
 }
 
 // checkRetired adds, at the end, that every incarnation of key that stopped
@@ -200,18 +319,9 @@ func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, acc
 // its last one, the last two at least retireAfter apart.
 func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter time.Duration) {
 	w.CheckEnd("idle incarnations retired", func() error {
-		sibs, _, err := w.Inner.Fetch(bg, key)
+		state, err := storedState(w, key, c)
 		if err != nil {
 			return err
-		}
-		state, err := tpncounter.New(c)
-		if err != nil {
-			return err
-		}
-		for _, b := range sibs {
-			if err := state.MergeBinary(b); err != nil {
-				return err
-			}
 		}
 		lands := w.Store.Landings(key)
 		for a := range state.LiveActors() {

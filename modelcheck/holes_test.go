@@ -243,7 +243,7 @@ func boundedContextScope() mc.Scope {
 	return mc.Scope{
 		Name: "hole5-bounded-context", Fates: mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.CancelBefore, mc.CancelAfter), MaxFaults: faults,
 		Build: func(w *mc.World) {
-			a := mustAccount(w, "a", c)
+			a := mustAccount(w.Store, "a", c)
 			w.Go("A", func(r *mc.Runner) {
 				accountOp(r, "A1", a, "x", 1)
 				r.Do("A2", "", 0, func(ctx context.Context) mc.Result {
@@ -266,7 +266,7 @@ func boundedHostileScope() mc.Scope {
 		Name: "hole6-bounded-below-bound",
 		Build: func(w *mc.World) {
 			putHex(w, "acct", "93a7626f756e646564019300a09197a161010105009090")
-			a := mustAccount(w, "a", c)
+			a := mustAccount(w.Store, "a", c)
 			w.Go("A", func(r *mc.Runner) { accountOp(r, "A1", a, "x", 3) })
 			w.Check("bound", func() error {
 				acc, _ := bounded.Open(w.Inner, "acct", bounded.AccountOptions{Actor: "checker", Counter: c})

@@ -67,8 +67,11 @@ func TestCatchesBrokenVariants(t *testing.T) {
 		{"store that reports an ambiguous write as refused", func(w *mc.World) store.Siblings { return refusedStore{w.Store} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if findViolation(t, retryScopeOn("broken", tc.wrap)) == nil {
-				t.Fatal("the checker found no violation")
+			if findViolation(t, retryScopeOn("broken-ledger", tc.wrap)) == nil {
+				t.Error("the checker found no violation with ledgers")
+			}
+			if findViolation(t, boundedScopeOn("broken-bounded", tc.wrap)) == nil {
+				t.Error("the checker found no violation with bounded accounts")
 			}
 		})
 	}

@@ -114,13 +114,14 @@ func retireScope() mc.Scope { return retireScopeOf("ledger-retire", true) }
 // after the first calls, so a retry may come hours later.
 func retireScopeOf(name string, patient bool) mc.Scope {
 	faults, pre := bounds(1, 1, 2, 2)
+	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold))
 	if !patient {
-		faults = 2
+		faults, fates = 2, mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)
 	}
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "c1", Amount: 100}, {ID: "c2", Amount: 1000}, {ID: "c3", Amount: 10000}}
 	return mc.Scope{
 		Name:      name,
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
+		Fates:     fates,
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
@@ -192,18 +193,26 @@ func shardedScope(n int) mc.Scope {
 
 // boundedScope: two Accounts credit and debit one bounded counter; a
 // failed call is retried on the other account.
-func boundedScope() mc.Scope {
+func boundedScope() mc.Scope { return boundedScopeOn("bounded-retry", nil) }
+
+// boundedScopeOn is boundedScope with the accounts' store wrapped by wrap
+// (nil: none), for the broken variants.
+func boundedScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 	faults, pre := bounds(2, 1, 2, 2)
 	txns := []mc.Txn{{ID: "x", Amount: 10}, {ID: "y", Amount: 100}, {ID: "d", Amount: -1}}
 	c := bounded.Options{Window: 4}
 	return mc.Scope{
-		Name:      "bounded-retry",
+		Name:      name,
 		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			w.Window = mc.CountWindow(c.Window)
-			a := mustAccount(w, "a", c)
-			b := mustAccount(w, "b", c)
+			var st store.Siblings = w.Store
+			if wrap != nil {
+				st = wrap(w)
+			}
+			a := mustAccount(st, "a", c)
+			b := mustAccount(st, "b", c)
 			w.Go("A", func(r *mc.Runner) {
 				accountOp(r, "A1", a, "x", 10)
 				accountOp(r, "A2", a, "d", -1)
@@ -219,8 +228,8 @@ func boundedScope() mc.Scope {
 	}
 }
 
-func mustAccount(w *mc.World, actor string, c bounded.Options) *bounded.Account {
-	a, err := bounded.Open(w.Store, "acct", bounded.AccountOptions{Actor: crdt.ActorID(actor), Counter: c,
+func mustAccount(st store.Siblings, actor string, c bounded.Options) *bounded.Account {
+	a, err := bounded.Open(st, "acct", bounded.AccountOptions{Actor: crdt.ActorID(actor), Counter: c,
 		RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}})
 	if err != nil {
 		panic(err)
