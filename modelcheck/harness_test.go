@@ -130,8 +130,9 @@ func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...stri
 
 // checkDefiniteCalls adds, for the ledger keys, that no call answered a
 // definite failure (a refusal, a context's error: nothing of it written)
-// while the entry it writes holds its transaction in the store; a later
-// call of the same transaction by the same writer may put it there.
+// while the entry it writes holds its transaction in the store; another
+// call of the same transaction by the same writer (or one still running,
+// whose writer is not known yet) may put it there.
 func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
 	w.Check("definite answers", func() error {
 		ops := w.Ops()
@@ -146,7 +147,7 @@ func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
 				}
 				again := false
 				for j, other := range ops {
-					if j != i && other.Txn == op.Txn && other.Result.Writer == op.Result.Writer {
+					if j != i && other.Txn == op.Txn && (!other.Finished || other.Result.Writer == op.Result.Writer) {
 						again = true
 					}
 				}
@@ -274,7 +275,7 @@ func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, acc
 			}
 			again := false
 			for j, other := range ops {
-				if j != i && other.Txn == op.Txn && other.Result.Writer == op.Result.Writer {
+				if j != i && other.Txn == op.Txn && (!other.Finished || other.Result.Writer == op.Result.Writer) {
 					again = true
 				}
 			}
