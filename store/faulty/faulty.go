@@ -26,11 +26,16 @@
 //   - Hold: the write is not applied now and the error wraps
 //     crdt.ErrAmbiguousWrite; it is applied later, possibly after newer
 //     writes, by Deliver or DeliverAll, or never (DropHeld).
+//   - Unclassified: the write is applied and the error wraps ErrUnclassified,
+//     neither crdt.ErrAmbiguousWrite nor crdt.ErrUnavailable (a driver error
+//     the backend could not classify), which callers must treat as
+//     ambiguous.
 //   - Stale: not a write fault; the write passes.
 //
 // For a read (Fetch, Scan, Snapshot and, with Options.ScanPage, each further
 // page of a scan), Refuse, LoseAck, Lose and Hold all refuse the read with an
-// error wrapping crdt.ErrUnavailable (counted as Refuse), and Stale answers
+// error wrapping crdt.ErrUnavailable (counted as Refuse), Unclassified fails
+// it with an error wrapping ErrUnclassified only, and Stale answers
 // from an older state of the key or partition: a Siblings Fetch returns an
 // older Fetch result with its old token (a Put based on it leaves siblings,
 // as with a lagging Riak replica), a Partitions Snapshot an older Snapshot
@@ -81,7 +86,16 @@ const (
 	// Stale answers a read from the previous recorded state of its key or
 	// partition (StaleBy chooses an older one).
 	Stale
+	// Unclassified applies a write and reports an error wrapping
+	// ErrUnclassified, neither crdt.ErrAmbiguousWrite nor
+	// crdt.ErrUnavailable; a read fails with it and is not served.
+	Unclassified
 )
+
+// ErrUnclassified is the error of the Unclassified fault: a store error that
+// wraps none of crdt's sentinels, which callers must treat as ambiguous
+// (see package store, "Errors").
+var ErrUnclassified = errors.New("faulty: injected unclassified store error")
 
 const (
 	kindBits = 3
@@ -114,10 +128,10 @@ func (f Fault) Age() int {
 	return 1 + int(f>>kindBits)
 }
 
-var faultNames = [...]string{"pass", "refuse", "lose-ack", "lose", "hold", "stale"}
+var faultNames = [...]string{"pass", "refuse", "lose-ack", "lose", "hold", "stale", "unclassified"}
 
 // String names the fault: "pass", "refuse", "lose-ack", "lose", "hold",
-// "stale", or "stale(n)" for StaleBy(n) with n > 1.
+// "stale", "unclassified", or "stale(n)" for StaleBy(n) with n > 1.
 func (f Fault) String() string {
 	k := f.Kind()
 	if int(k) >= len(faultNames) {
@@ -350,7 +364,7 @@ func (c *core) before(ctx context.Context, proto Call) (Call, Fault, error) {
 			return call, f, err
 		}
 	}
-	if k := f.Kind(); k > Stale {
+	if k := f.Kind(); k > Unclassified || (k == Unclassified && f != k) {
 		return call, f, fmt.Errorf("faulty: %v: policy returned %v: %w", call, f, crdt.ErrInvalidConfig)
 	}
 	return call, f, nil
@@ -367,6 +381,11 @@ func (c *core) after(ctx context.Context, call Call) error {
 // readFault turns a write fault on a read into a refusal.
 func readFault(call Call) error {
 	return fmt.Errorf("faulty: %v: injected refusal: %w", call, crdt.ErrUnavailable)
+}
+
+// unclassifiedFault is the error of an Unclassified call.
+func unclassifiedFault(call Call) error {
+	return fmt.Errorf("faulty: %v: %w", call, ErrUnclassified)
 }
 
 // write runs a write call under fault f. apply applies it to the wrapped
@@ -393,15 +412,18 @@ func (c *core) write(ctx context.Context, call Call, f Fault, apply func(ctx con
 		record(context.WithoutCancel(ctx))
 	}
 	fault := Pass
-	if f.Kind() == LoseAck {
-		fault = LoseAck
+	if k := f.Kind(); k == LoseAck || k == Unclassified {
+		fault = k
 	}
 	c.count(fault)
 	if err := c.after(ctx, call); err != nil {
 		return err
 	}
-	if fault == LoseAck {
+	switch fault {
+	case LoseAck:
 		return fmt.Errorf("faulty: %v: injected lost acknowledgement: %w", call, crdt.ErrAmbiguousWrite)
+	case Unclassified:
+		return unclassifiedFault(call)
 	}
 	return nil
 }

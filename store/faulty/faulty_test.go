@@ -34,7 +34,7 @@ func TestFaultNames(t *testing.T) {
 	for f, want := range map[faulty.Fault]string{
 		faulty.Pass: "pass", faulty.Refuse: "refuse", faulty.LoseAck: "lose-ack", faulty.Lose: "lose",
 		faulty.Hold: "hold", faulty.Stale: "stale", faulty.StaleBy(1): "stale", faulty.StaleBy(3): "stale(3)",
-		faulty.StaleBy(0): "pass", faulty.Fault(6): "Fault(6)",
+		faulty.StaleBy(0): "pass", faulty.Unclassified: "unclassified", faulty.Fault(7): "Fault(7)",
 	} {
 		if got := f.String(); got != want {
 			t.Errorf("%d: %q, want %q", uint8(f), got, want)
@@ -92,6 +92,37 @@ func TestSiblingsWriteFaults(t *testing.T) {
 	c[faulty.Pass] = 100
 	if s.Counts()[faulty.Pass] != 1 {
 		t.Fatal("Counts returned the wrapper's own map")
+	}
+}
+
+// TestUnclassified: the write lands, and its error wraps ErrUnclassified and
+// neither ErrAmbiguousWrite nor ErrUnavailable; a read fails the same way
+// and is not served; so does an Apply.
+func TestUnclassified(t *testing.T) {
+	inner := memory.NewSiblings()
+	s := faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Script(faulty.Unclassified, faulty.Unclassified)})
+	err := s.Put(bg, "k", "a", []byte("1"), nil)
+	wantIs(t, err, faulty.ErrUnclassified)
+	if errors.Is(err, crdt.ErrAmbiguousWrite) || errors.Is(err, crdt.ErrUnavailable) {
+		t.Fatalf("%v: wraps a classified sentinel", err)
+	}
+	if inner.Count("k") != 1 {
+		t.Fatal("an unclassified write did not land")
+	}
+	vs, _, err := s.Fetch(bg, "k")
+	wantIs(t, err, faulty.ErrUnclassified)
+	if vs != nil || errors.Is(err, crdt.ErrUnavailable) {
+		t.Fatalf("an unclassified read served %q or was classified (%v)", vs, err)
+	}
+	if got := s.Counts()[faulty.Unclassified]; got != 2 {
+		t.Fatalf("counted %d unclassified calls, want 2", got)
+	}
+	mp := memory.NewPartitions()
+	p := faulty.NewPartitions(mp, faulty.Options{Policy: faulty.Script(faulty.Unclassified)})
+	err = p.Apply(bg, []store.Mutation{{Partition: "p", Op: store.OpPut, Key: []byte("r"), Value: []byte("v"), Timestamp: 1}})
+	wantIs(t, err, faulty.ErrUnclassified)
+	if rows, _ := mp.Snapshot(bg, "p", 10, store.ReadComplete); len(rows) != 1 {
+		t.Fatalf("an unclassified Apply left %d rows, want it applied", len(rows))
 	}
 }
 

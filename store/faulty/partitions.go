@@ -121,6 +121,9 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 		return nil, err
 	}
 	switch f.Kind() {
+	case Unclassified:
+		p.count(Unclassified)
+		return nil, unclassifiedFault(call)
 	case Refuse, LoseAck, Lose, Hold:
 		p.count(Refuse)
 		return nil, readFault(call)
@@ -155,6 +158,9 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 		return err
 	}
 	switch f.Kind() {
+	case Unclassified:
+		p.count(Unclassified)
+		return unclassifiedFault(call)
 	case Refuse, LoseAck, Lose, Hold:
 		p.count(Refuse)
 		return readFault(call)
@@ -220,6 +226,9 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 				return err
 			}
 			switch f.Kind() {
+			case Unclassified:
+				p.count(Unclassified)
+				return unclassifiedFault(call)
 			case Refuse, LoseAck, Lose, Hold:
 				p.count(Refuse)
 				return readFault(call)

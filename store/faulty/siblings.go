@@ -130,6 +130,9 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		return nil, nil, err
 	}
 	switch f.Kind() {
+	case Unclassified:
+		s.count(Unclassified)
+		return nil, nil, unclassifiedFault(call)
 	case Refuse, LoseAck, Lose, Hold:
 		s.count(Refuse)
 		return nil, nil, readFault(call)

@@ -1,0 +1,18 @@
+// Package modelcheck checks the promise of the ledger and the bounded
+// account exhaustively on small scopes: every schedule of a few drivers'
+// store calls, each call delivered, refused, acknowledged-and-lost, held
+// and delivered late, served stale, failed with an unclassified error, or
+// outlived by its caller's context, within a bound on faults and on
+// preemptions. After every step a fresh reader with no faults checks the
+// promise: every acknowledged transaction counted exactly once, none
+// counted twice, none whose every call answered a definite failure
+// counted at all, a retry inside the stated window recognised, every key
+// readable, no bounded value below its bound.
+//
+// Its code is tests only; the explorer lives in internal/mc.
+//
+//	go test -race -v ./modelcheck                                   # CI scopes, with counts
+//	COUNTERKIT_CASES=1 go test -v ./modelcheck                      # larger bounds
+//	COUNTERKIT_HOLES=1 go test -race -run TestHoles -v ./modelcheck # known holes too
+//	COUNTERKIT_MC_REPLAY='<scope>=<schedule>' go test -run 'Test.*/<scope>$' -v ./modelcheck
+package modelcheck

@@ -1,0 +1,413 @@
+package modelcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/modelcheck/internal/mc"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+var bg = context.Background()
+
+// large reports whether COUNTERKIT_CASES asks for the larger scopes.
+func large() bool { return os.Getenv("COUNTERKIT_CASES") != "" }
+
+// holesOn reports whether COUNTERKIT_HOLES asks to run the scopes of known
+// holes instead of skipping them.
+func holesOn() bool { return os.Getenv("COUNTERKIT_HOLES") != "" }
+
+// ledgerOptions are the options of every ledger of a scope: no backoff
+// (the explorer is the only clock), one retry, no grouping unless asked.
+func ledgerOptions(actor string, c tpncounter.Options) ledger.Options {
+	return ledger.Options{Actor: crdt.ActorID(actor), RetryCount: 1, Backoff: ledger.Backoff{Initial: -1},
+		MaxGroup: 1, Counter: c}
+}
+
+func mustLedger(st store.Siblings, key string, o ledger.Options) *ledger.Ledger {
+	l, err := ledger.New(st, key, o)
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
+func ledgerResult(l interface {
+	Writer() crdt.ActorID
+	Key() string
+}, res ledger.Result, err error) mc.Result {
+	r := mc.Result{Writer: l.Writer(), Key: l.Key(), Err: err}
+	if err == nil {
+		r.Outcome = res.Outcome.String()
+		r.Applied = res.Outcome == tpncounter.Applied
+	}
+	return r
+}
+
+// credit runs l.Credit as operation label.
+func credit(r *mc.Runner, label string, l *ledger.Ledger, txn crdt.TxnID, amount int64) *mc.Op {
+	return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+		res, err := l.Credit(ctx, txn, amount)
+		return ledgerResult(l, res, err)
+	})
+}
+
+// find runs l.Find as operation label.
+func find(r *mc.Runner, label string, l *ledger.Ledger) *mc.Op {
+	return r.Do(label, "", 0, func(ctx context.Context) mc.Result {
+		_, err := l.Find(ctx)
+		return mc.Result{Writer: l.Writer(), Key: l.Key(), Err: err}
+	})
+}
+
+// shardedCredit runs s.Credit as operation label.
+func shardedCredit(r *mc.Runner, label string, s *ledger.Sharded, txn crdt.TxnID, amount int64) *mc.Op {
+	return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+		res, err := s.Credit(ctx, txn, amount)
+		out := mc.Result{Writer: s.Writer(txn), Key: s.Key(s.Shard(txn)), Err: err}
+		if err == nil {
+			out.Outcome = res.Outcome.String()
+			out.Applied = res.Outcome == tpncounter.Applied
+		}
+		return out
+	})
+}
+
+// accountOp runs a bounded Account's Credit (amount > 0) or Debit.
+func accountOp(r *mc.Runner, label string, a *bounded.Account, txn crdt.TxnID, amount int64) *mc.Op {
+	return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+		var res bounded.Result
+		var err error
+		if amount > 0 {
+			res, err = a.Credit(ctx, txn, amount)
+		} else {
+			res, err = a.Debit(ctx, txn, -amount)
+		}
+		out := mc.Result{Writer: a.Writer(), Key: a.Key(), Err: err}
+		if err == nil {
+			out.Outcome = res.Outcome.String()
+			out.Applied = res.Outcome == bounded.Applied
+		}
+		return out
+	})
+}
+
+// failed reports whether op returned an error (its transaction is then to
+// be retried, as a client does after any error but a rule's refusal).
+func failed(op *mc.Op) bool { return op.Result.Err != nil }
+
+// checkLedgers adds the promise as an invariant: the keys, read by a fresh
+// ledger over the store with no faults, are readable, and their values
+// together count every transaction as the promise says.
+func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...string) {
+	w.Check("promise", func() error {
+		var sum int64
+		for _, k := range keys {
+			l := mustLedger(w.Inner, k, ledgerOptions("checker", c))
+			v, err := l.Value(bg)
+			if err != nil {
+				return fmt.Errorf("key %q unreadable: %w", k, err)
+			}
+			sum += v
+		}
+		counts, err := mc.Counts(sum, txns)
+		if err != nil {
+			return err
+		}
+		return w.CheckCounts(counts, txns, false)
+	})
+	checkDefiniteCalls(w, c, keys...)
+}
+
+// checkDefiniteCalls adds, for the ledger keys, that no call answered a
+// definite failure (a refusal, a context's error: nothing of it written)
+// while the entry it writes holds its transaction in the store; another
+// call of the same transaction by the same writer (or one still running,
+// whose writer is not known yet) may put it there.
+func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
+	w.Check("definite answers", func() error {
+		ops := w.Ops()
+		for _, k := range keys {
+			state, err := storedState(w, k, c)
+			if err != nil {
+				return nil // the promise check reports unreadable keys
+			}
+			for i, op := range ops {
+				if !op.Finished || op.Txn == "" || op.Result.Key != k || !mc.Definite(op.Result.Err) {
+					continue
+				}
+				again := false
+				for j, other := range ops {
+					if j != i && other.Txn == op.Txn && (!other.Finished || other.Result.Writer == op.Result.Writer) {
+						again = true
+					}
+				}
+				if !again && entryHolds(state, op.Result.Writer, op.Txn) {
+					return fmt.Errorf("%s answered %q, a definite failure, yet %s's entry holds %q in the store", op.Label, op.Result.Err, op.Result.Writer, op.Txn)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// storedState merges the siblings of key as stored.
+func storedState(w *mc.World, key string, c tpncounter.Options) (*tpncounter.Counter, error) {
+	sibs, _, err := w.Inner.Fetch(bg, key)
+	if err != nil {
+		return nil, err
+	}
+	state, err := tpncounter.New(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range sibs {
+		if err := state.MergeBinary(b); err != nil {
+			return nil, err
+		}
+	}
+	return state, nil
+}
+
+// entryHolds reports whether actor's entry in state holds txn in its
+// history or folded record.
+func entryHolds(state *tpncounter.Counter, actor crdt.ActorID, txn crdt.TxnID) bool {
+	for _, g := range []*tpncounter.GCounter{state.Positive(), state.Negative()} {
+		e, ok := g.Entry(actor)
+		if !ok {
+			continue
+		}
+		for _, list := range [][]tpncounter.Txn{e.History, e.Folded} {
+			for _, t := range list {
+				if t.ID == txn {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// checkSharded adds, besides the promise on the sub-keys, that once the
+// account key is written the account reads through a fresh Sharded of one
+// of the n used (its own; the others are rightly refused).
+func checkSharded(w *mc.World, account string, c tpncounter.Options, txns []mc.Txn, ns ...int) {
+	w.Check("sharded readable", func() error {
+		if w.Inner.Count(account) == 0 {
+			return nil
+		}
+		var errs []error
+		for _, n := range ns {
+			s, err := ledger.NewSharded(w.Inner, account, n, ledgerOptions("checker", c))
+			if err != nil {
+				return err
+			}
+			if _, err := s.Value(bg); err != nil {
+				errs = append(errs, fmt.Errorf("n=%d: %w", n, err))
+				continue
+			}
+			return nil
+		}
+		return fmt.Errorf("account %q unreadable: %w", account, errors.Join(errs...))
+	})
+	maxN := 0
+	for _, n := range ns {
+		maxN = max(maxN, n)
+	}
+	keys := make([]string, maxN)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s/%d", account, i)
+	}
+	checkLedgers(w, c, txns, keys...)
+}
+
+// checkAccount adds the promise for a bounded account's key: readable, its
+// value never below the bound (0), every transaction counted as promised,
+// where a transaction two accounts hold may count twice until the larger
+// holder writes again; at the end every account Syncs, and then each counts
+// exactly as promised.
+func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, accounts ...*bounded.Account) {
+	settled := false
+	w.Settle(func() {
+		for _, a := range accounts {
+			if _, err := a.Sync(bg); err != nil {
+				w.Logf("end: %s Sync: %v", a.Writer(), err)
+			}
+		}
+		settled = true
+	})
+	w.Check("bounded promise", func() error {
+		a, err := bounded.Open(w.Inner, key, bounded.AccountOptions{Actor: "checker", Counter: c})
+		if err != nil {
+			return err
+		}
+		v, err := a.Value(bg)
+		if err != nil {
+			return fmt.Errorf("key %q unreadable: %w", key, err)
+		}
+		if v < 0 {
+			return fmt.Errorf("key %q: value %d below its bound 0", key, v)
+		}
+		counts, err := mc.Counts(v, txns)
+		if err != nil {
+			return err
+		}
+		return w.CheckCounts(counts, txns, !settled)
+	})
+	w.Check("definite answers", func() error {
+		state, err := storedAccount(w, key, c)
+		if err != nil {
+			return nil // the promise check reports unreadable keys
+		}
+		ops := w.Ops()
+		for i, op := range ops {
+			if !op.Finished || op.Txn == "" || op.Result.Key != key || !mc.Definite(op.Result.Err) {
+				continue
+			}
+			again := false
+			for j, other := range ops {
+				if j != i && other.Txn == op.Txn && (!other.Finished || other.Result.Writer == op.Result.Writer) {
+					again = true
+				}
+			}
+			e, ok := state.Entry(op.Result.Writer)
+			if again || !ok {
+				continue
+			}
+			for _, t := range e.Recent {
+				if t.ID == op.Txn {
+					return fmt.Errorf("%s answered %q, a definite failure, yet %s's entry holds %q in the store", op.Label, op.Result.Err, op.Result.Writer, op.Txn)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// storedAccount merges the siblings of a bounded key as stored.
+func storedAccount(w *mc.World, key string, c bounded.Options) (*bounded.Counter, error) {
+	sibs, _, err := w.Inner.Fetch(bg, key)
+	if err != nil {
+		return nil, err
+	}
+	state, err := bounded.New(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range sibs {
+		var s bounded.Counter
+		if err := s.UnmarshalBinary(b); err != nil {
+			return nil, err
+		}
+		if err := state.Merge(&s); err != nil {
+			return nil, err
+		}
+	}
+	return state, nil
+}
+
+// checkRetired adds, at the end, that every incarnation of key that stopped
+// writing is retired once another incarnation has made three writes after
+// its last one, the last two at least retireAfter apart.
+func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter time.Duration) {
+	w.CheckEnd("idle incarnations retired", func() error {
+		state, err := storedState(w, key, c)
+		if err != nil {
+			return err
+		}
+		lands := w.Store.Landings(key)
+		for a := range state.LiveActors() {
+			last := -1
+			for i, l := range lands {
+				if l.Actor == a {
+					last = i
+				}
+			}
+			if last < 0 {
+				continue // written before the run
+			}
+			later := map[crdt.ActorID][]time.Time{}
+			for _, l := range lands[last+1:] {
+				later[l.Actor] = append(later[l.Actor], l.At)
+			}
+			for other, ts := range later {
+				if len(ts) >= 3 && ts[len(ts)-1].Sub(ts[len(ts)-2]) >= retireAfter {
+					return fmt.Errorf("%s is still live: %s made %d writes after its last, over %v, with RetireAfter %v (%d live actors)",
+						a, other, len(ts), ts[len(ts)-1].Sub(ts[0]), retireAfter, state.Stats().Actors)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// checkNotRefusedInWindow adds that no operation is refused with
+// crdt.ErrOutsideWindow: in the scopes that use it every transaction is
+// timed at the fake clock's present, inside any window.
+func checkNotRefusedInWindow(w *mc.World) {
+	w.Check("timed transactions inside the window accepted", func() error {
+		for _, op := range w.Ops() {
+			if op.Finished && errors.Is(op.Result.Err, crdt.ErrOutsideWindow) {
+				return fmt.Errorf("%s: %q, timed now, refused: %v", op.Label, op.Txn, op.Result.Err)
+			}
+		}
+		return nil
+	})
+}
+
+// run explores s, logs its counts, and fails with the first violation's
+// trace and a replay command. COUNTERKIT_MC_REPLAY=<scope>=<schedule>
+// replays one schedule of the scope instead, logging its trace.
+func run(t *testing.T, s mc.Scope) mc.Report {
+	t.Helper()
+	if spec, ok := strings.CutPrefix(os.Getenv("COUNTERKIT_MC_REPLAY"), s.Name+"="); ok {
+		choices, err := mc.ParseChoices(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, trace := mc.Replay(s, choices)
+		if v != nil {
+			t.Fatalf("scope %s, replayed:\n%v", s.Name, v)
+		}
+		t.Logf("scope %s, replayed schedule %s: no violation\n%s", s.Name, spec, strings.Join(trace, "\n"))
+		return mc.Report{}
+	}
+	rep := mc.Explore(s)
+	t.Logf("scope %s: %d schedules, %d states, %d reruns, %v%s", s.Name, rep.Schedules, rep.States, rep.Reruns, rep.CPU.Round(time.Millisecond),
+		map[bool]string{true: " (cut short by MaxSchedules)", false: ""}[rep.Truncated])
+	if v := rep.Violation; v != nil {
+		t.Fatalf("scope %s: after %d schedules:\n%v\nreplay: COUNTERKIT_HOLES=1 COUNTERKIT_MC_REPLAY='%s=%s' go test -race -run 'Test.*/%s$' -v ./modelcheck",
+			s.Name, rep.Schedules, v, s.Name, v.Schedule(), s.Name)
+	}
+	return rep
+}
+
+// find runs s and returns its first violation: for the tests showing that
+// the checker catches a broken variant.
+func findViolation(t *testing.T, s mc.Scope) *mc.Violation {
+	t.Helper()
+	rep := mc.Explore(s)
+	t.Logf("scope %s: %d schedules, %d states, %v", s.Name, rep.Schedules, rep.States, rep.CPU.Round(time.Millisecond))
+	if rep.Violation != nil {
+		t.Logf("found:\n%v", rep.Violation)
+	}
+	return rep.Violation
+}
+
+// advanceIfNoneHeld moves the fake clock on by d unless a write is held in
+// flight: RetireAfter's assumption that no write stays in flight that long
+// (the package documentation) holds by construction.
+func advanceIfNoneHeld(w *mc.World, d time.Duration) {
+	if w.Store.Held() == 0 {
+		w.Clock.Advance(d)
+	}
+}

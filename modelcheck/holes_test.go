@@ -1,0 +1,340 @@
+package modelcheck
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/modelcheck/internal/mc"
+)
+
+// knownHoles names the holes the current code still has. The scope of each
+// is skipped unless COUNTERKIT_HOLES is set; remove a hole from the list
+// when its fix lands, and its scope runs in CI from then on.
+var knownHoles = map[int]string{
+	1: "a retry inside the README's window counts twice",
+	2: "idle incarnations that share a transaction are never retired",
+	3: "two different n accepted for one Sharded account",
+	4: "two different n for one Sharded account after a stale first read",
+	5: "a context that ends at the retry's fetch hides a write that may land",
+	6: "a bounded state below its bound decodes",
+	7: "one sibling poisons a timed ledger key for ever",
+	8: "an unclassified Put error un-applies a write that may have landed",
+	// Found by this checker, beyond the eight: ledger/doc.go states it as
+	// RetireAfter's assumption, the README's window promises otherwise.
+	9: "a retry later than RetireAfter, of a write that landed ambiguously, counts twice",
+}
+
+// fixed reports whether hole h is fixed (or COUNTERKIT_HOLES asks to run
+// everything): the CI scopes then also use the fates that find it.
+func fixed(h int) bool {
+	_, known := knownHoles[h]
+	return !known || holesOn()
+}
+
+// afterFixes adds to fates those whose CI scopes would find a known hole
+// (contexts ending: hole 5; unclassified errors: hole 8) once it is fixed.
+func afterFixes(fates mc.Fates) mc.Fates {
+	if fixed(5) {
+		fates |= mc.Of(mc.CancelBefore, mc.CancelAfter)
+	}
+	if fixed(8) {
+		fates |= mc.Of(mc.Unclassified)
+	}
+	return fates
+}
+
+type holeScope struct {
+	hole  int
+	scope mc.Scope
+}
+
+// holeScopes are the scopes that reproduce each hole: each checks the
+// promise, and fails on code that has the hole.
+func holeScopes() []holeScope {
+	return []holeScope{
+		{1, windowScope(false)},
+		{1, windowScope(true)},
+		{2, retireSharedScope()},
+		{3, shardedTwoNScope()},
+		{4, shardedStaleScope()},
+		{5, contextScope()},
+		{5, boundedContextScope()},
+		{6, boundedHostileScope()},
+		{7, poisonedHorizonScope()},
+		{8, unclassifiedScope()},
+		{9, retireScopeOf("hole9-retire-late-retry", false)},
+	}
+}
+
+func TestHoles(t *testing.T) {
+	for _, h := range holeScopes() {
+		t.Run(h.scope.Name, func(t *testing.T) {
+			if why, known := knownHoles[h.hole]; known && !holesOn() {
+				t.Skipf("known hole %d: %s (COUNTERKIT_HOLES=1 runs it)", h.hole, why)
+			}
+			run(t, h.scope)
+		})
+	}
+}
+
+// windowScope (hole 1): h = f = 2. V and W write x at once; W writes one
+// more, V five more; then x is retried on W, on V and on a third ledger.
+// W applied x and made one later write: inside the README's window (some
+// actor that applied it has made fewer than h + f later writes). Timed,
+// every transaction is timed at the fake clock's present.
+func windowScope(timed bool) mc.Scope {
+	name, c := "hole1-window", small
+	if timed {
+		name = "hole1-window-timed"
+	}
+	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "w1", Amount: 10}}
+	for i := 1; i <= 5; i++ {
+		txns = append(txns, mc.Txn{ID: crdt.TxnID(fmt.Sprintf("v%d", i)), Amount: pow10(1 + i)})
+	}
+	_, pre := bounds(0, 3, 0, 4)
+	return mc.Scope{
+		Name: name, MaxPreemptions: pre,
+		Build: func(w *mc.World) {
+			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
+			c := c
+			if timed {
+				c.TxnTime = func(crdt.TxnID) (time.Time, bool) { return w.Clock.Now(), true }
+				c.Clock = w.Clock.Now
+			}
+			v := mustLedger(w.Store, "k", ledgerOptions("a", c))
+			wl := mustLedger(w.Store, "k", ledgerOptions("b", c))
+			third := mustLedger(w.Store, "k", ledgerOptions("c", c))
+			w.Go("V", func(r *mc.Runner) {
+				credit(r, "V1", v, "x", 1)
+				r.Wait("W2")
+				for i := 1; i <= 5; i++ {
+					credit(r, fmt.Sprintf("V%d", i+1), v, crdt.TxnID(fmt.Sprintf("v%d", i)), pow10(1+i))
+				}
+			})
+			w.Go("W", func(r *mc.Runner) {
+				credit(r, "W1", wl, "x", 1)
+				r.Wait("V1")
+				credit(r, "W2", wl, "w1", 10)
+				r.Wait("V6")
+				credit(r, "W3", wl, "x", 1)
+				credit(r, "W4", v, "x", 1)
+				credit(r, "W5", third, "x", 1)
+			})
+			checkLedgers(w, c, txns, "k")
+		},
+	}
+}
+
+func pow10(k int) int64 {
+	p := int64(1)
+	for range k {
+		p *= 10
+	}
+	return p
+}
+
+// retireSharedScope (hole 2): A's write of x may be held; after an error
+// the client retries x on B; both go idle while C writes for hours with
+// RetireAfter 1h. A and B must end up retired.
+func retireSharedScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "c1", Amount: 10}, {ID: "c2", Amount: 100}, {ID: "c3", Amount: 1000}, {ID: "c4", Amount: 10000}}
+	faults, pre := bounds(2, 0, 2, 1)
+	return mc.Scope{
+		Name: "hole2-retire-shared", Fates: mc.Of(mc.Hold, mc.Refuse), MaxFaults: faults, MaxPreemptions: pre,
+		Build: func(w *mc.World) {
+			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
+			opts := func(actor string) ledger.Options {
+				o := ledgerOptions(actor, small)
+				o.RetireAfter, o.Clock = time.Hour, w.Clock.Now
+				return o
+			}
+			a, b, c := mustLedger(w.Store, "k", opts("a")), mustLedger(w.Store, "k", opts("b")), mustLedger(w.Store, "k", opts("c"))
+			w.Go("A", func(r *mc.Runner) { credit(r, "A1", a, "x", 1) })
+			w.Go("B", func(r *mc.Runner) {
+				if failed(r.Wait("A1")) {
+					credit(r, "B1", b, "x", 1)
+				}
+			})
+			w.Go("C", func(r *mc.Runner) {
+				r.Wait("A1")
+				for i := 1; i <= 4; i++ {
+					advanceIfNoneHeld(w, time.Hour)
+					credit(r, fmt.Sprintf("C%d", i), c, crdt.TxnID(fmt.Sprintf("c%d", i)), pow10(i))
+				}
+			})
+			checkLedgers(w, small, txns, "k")
+			checkRetired(w, "k", small, time.Hour)
+		},
+	}
+}
+
+// shardedTwoNScope (hole 3): Sharded with n = 2 and n = 1 make their first
+// use of a new account at once; then x is retried through the other.
+func shardedTwoNScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
+	_, pre := bounds(0, 2, 0, 3)
+	return mc.Scope{
+		Name: "hole3-sharded-two-n", MaxPreemptions: pre,
+		Build: func(w *mc.World) {
+			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
+			s2, _ := ledger.NewSharded(w.Store, "acct", 2, ledgerOptions("a", small))
+			s1, _ := ledger.NewSharded(w.Store, "acct", 1, ledgerOptions("b", small))
+			w.Go("S2", func(r *mc.Runner) { shardedCredit(r, "S2", s2, "x", 1) })
+			w.Go("S1", func(r *mc.Runner) {
+				shardedCredit(r, "S1", s1, "y", 10)
+				r.Wait("S2")
+				shardedCredit(r, "S1x", s1, "x", 1)
+			})
+			checkSharded(w, "acct", small, txns, 1, 2)
+		},
+	}
+}
+
+// shardedStaleScope (hole 4): Sharded(2) credits x; then Sharded(1)'s
+// first use, whose read of the account key may be stale, retries x.
+func shardedStaleScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}}
+	faults, _ := bounds(1, 0, 2, 0)
+	return mc.Scope{
+		Name: "hole4-sharded-stale", Fates: mc.Of(mc.Stale), MaxFaults: faults,
+		Build: func(w *mc.World) {
+			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
+			s2, _ := ledger.NewSharded(w.Store, "acct", 2, ledgerOptions("a", small))
+			s1, _ := ledger.NewSharded(w.Store, "acct", 1, ledgerOptions("b", small))
+			w.Go("S2", func(r *mc.Runner) { shardedCredit(r, "S2", s2, "x", 1) })
+			w.Go("S1", func(r *mc.Runner) {
+				r.Wait("S2")
+				shardedCredit(r, "S1", s1, "x", 1)
+			})
+			checkSharded(w, "acct", small, txns, 1, 2)
+		},
+	}
+}
+
+// contextScope (hole 5): a credit whose write may land, with a context that
+// may end at any store call; the ledger then writes again (Find).
+func contextScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}}
+	faults, _ := bounds(2, 0, 3, 0)
+	return mc.Scope{
+		Name: "hole5-context", Fates: mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.CancelBefore, mc.CancelAfter), MaxFaults: faults,
+		Build: func(w *mc.World) {
+			a := mustLedger(w.Store, "k", ledgerOptions("a", small))
+			w.Go("A", func(r *mc.Runner) {
+				credit(r, "A1", a, "x", 1)
+				find(r, "A2", a)
+			})
+			checkLedgers(w, small, txns, "k")
+		},
+	}
+}
+
+// boundedContextScope (hole 5, bounded.Account): the same with an Account.
+func boundedContextScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}}
+	faults, _ := bounds(2, 0, 3, 0)
+	c := bounded.Options{Window: 4}
+	return mc.Scope{
+		Name: "hole5-bounded-context", Fates: mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.CancelBefore, mc.CancelAfter), MaxFaults: faults,
+		Build: func(w *mc.World) {
+			a := mustAccount(w.Store, "a", c)
+			w.Go("A", func(r *mc.Runner) {
+				accountOp(r, "A1", a, "x", 1)
+				r.Do("A2", "", 0, func(ctx context.Context) mc.Result {
+					_, err := a.Sync(ctx)
+					return mc.Result{Err: err}
+				})
+			})
+			checkAccount(w, "acct", c, txns)
+		},
+	}
+}
+
+// boundedHostileScope (hole 6): the key holds a bounded state whose value
+// is below its bound (a state no honest writer makes); an account credits.
+// The promise: the value is never below the bound, or the state is refused
+// as corrupt.
+func boundedHostileScope() mc.Scope {
+	c := bounded.Options{Window: 4}
+	return mc.Scope{
+		Name: "hole6-bounded-below-bound",
+		Build: func(w *mc.World) {
+			putHex(w, "acct", "93a7626f756e646564019300a09197a161010105009090")
+			a := mustAccount(w.Store, "a", c)
+			w.Go("A", func(r *mc.Runner) { accountOp(r, "A1", a, "x", 3) })
+			w.Check("bound", func() error {
+				acc, _ := bounded.Open(w.Inner, "acct", bounded.AccountOptions{Actor: "checker", Counter: c})
+				v, err := acc.Value(bg)
+				if err == nil && v < 0 {
+					return fmt.Errorf("value %d below the bound 0", v)
+				}
+				return nil
+			})
+		},
+	}
+}
+
+// poisonedHorizonScope (hole 7): a timed ledger key holds a retired record
+// whose horizon lies in the year 2262; a ledger credits a transaction timed
+// now, which must not be refused.
+func poisonedHorizonScope() mc.Scope {
+	return mc.Scope{
+		Name: "hole7-poisoned-horizon",
+		Build: func(w *mc.World) {
+			putHex(w, "k", "93aa74706e636f756e746572039291"+"94a567686f7374"+"0101cf7fffffffffffffff"+"90")
+			c := small
+			c.TxnTime = func(crdt.TxnID) (time.Time, bool) { return w.Clock.Now(), true }
+			c.Clock = w.Clock.Now
+			a := mustLedger(w.Store, "k", ledgerOptions("a", c))
+			w.Go("A", func(r *mc.Runner) {
+				credit(r, "A1", a, "x", 1)
+				credit(r, "A2", a, "y", 10)
+			})
+			checkNotRefusedInWindow(w)
+		},
+	}
+}
+
+// unclassifiedScope (hole 8): A's Put may fail with an error that is
+// neither ambiguous nor refused (after landing); the client, treating it
+// as ambiguous, retries on B; A then credits again.
+func unclassifiedScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
+	faults, pre := bounds(1, 1, 2, 2)
+	return mc.Scope{
+		Name: "hole8-unclassified", Fates: mc.Of(mc.Unclassified), MaxFaults: faults, MaxPreemptions: pre,
+		Build: func(w *mc.World) {
+			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
+			a := mustLedger(w.Store, "k", ledgerOptions("a", small))
+			b := mustLedger(w.Store, "k", ledgerOptions("b", small))
+			w.Go("A", func(r *mc.Runner) {
+				credit(r, "A1", a, "x", 1)
+				credit(r, "A2", a, "y", 10)
+			})
+			w.Go("B", func(r *mc.Runner) {
+				if failed(r.Wait("A1")) {
+					credit(r, "B1", b, "x", 1)
+				}
+			})
+			checkLedgers(w, small, txns, "k")
+		},
+	}
+}
+
+// putHex stores the hex-encoded value under key before the run, as an
+// unknown writer's sibling.
+func putHex(w *mc.World, key, h string) {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		panic(err)
+	}
+	if err := w.Inner.Put(bg, key, "stranger", b, nil); err != nil {
+		panic(err)
+	}
+}

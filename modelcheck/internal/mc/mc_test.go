@@ -1,0 +1,99 @@
+package mc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+func TestCounts(t *testing.T) {
+	txns := []Txn{{"x", 1}, {"y", 10}, {"d", -100}, {"z", 1000}}
+	for _, tc := range []struct {
+		value int64
+		want  map[crdt.TxnID]int
+	}{
+		{0, map[crdt.TxnID]int{}},
+		{1011, map[crdt.TxnID]int{"x": 1, "y": 1, "z": 1}},
+		{2051 - 2000 + 1000, map[crdt.TxnID]int{"x": 1, "y": 5, "z": 1}},
+		{-100, map[crdt.TxnID]int{"d": 1}},
+		{1000 - 200 + 2, map[crdt.TxnID]int{"x": 2, "d": 2, "z": 1}},
+	} {
+		got, err := Counts(tc.value, txns)
+		if err != nil {
+			t.Fatalf("%d: %v", tc.value, err)
+		}
+		for _, x := range txns {
+			if got[x.ID] != tc.want[x.ID] {
+				t.Errorf("%d: %q counts %d, want %d", tc.value, x.ID, got[x.ID], tc.want[x.ID])
+			}
+		}
+	}
+	if _, err := Counts(100000, txns); err == nil {
+		t.Error("a value no combination makes was decoded")
+	}
+}
+
+func TestDefinite(t *testing.T) {
+	for err, want := range map[error]bool{
+		nil:                    false,
+		crdt.ErrUnavailable:    true,
+		context.Canceled:       true,
+		crdt.ErrAmbiguousWrite: false,
+		ErrUnclassified:        false,
+		crdt.ErrOutsideWindow:  true,
+		fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, crdt.ErrUnavailable): false,
+		errors.New("something"): false,
+	} {
+		if got := Definite(err); got != want {
+			t.Errorf("Definite(%v) = %v, want %v", err, got, want)
+		}
+	}
+}
+
+func TestChoicesRoundTrip(t *testing.T) {
+	cs := []int{0, 3, 12, 1}
+	got, err := ParseChoices(FormatChoices(cs))
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(cs) {
+		t.Fatalf("%v, %v", got, err)
+	}
+	if _, err := ParseChoices("1.x"); err == nil {
+		t.Fatal("a bad schedule parsed")
+	}
+}
+
+func TestQuiet(t *testing.T) {
+	dump := "goroutine 1 [running]:\nf()\n\ngoroutine 2 [chan receive]:\ng()\n\ngoroutine 3 [sync.Mutex.Lock, 2 minutes]:\nh()\n"
+	if !quiet([]byte(dump)) {
+		t.Error("waiting goroutines reported busy")
+	}
+	for _, state := range []string{"runnable", "running", "semacquire", "copystack", "GC assist wait"} {
+		if quiet([]byte(dump + "\ngoroutine 4 [" + state + "]:\ni()\n")) {
+			t.Errorf("a goroutine in state %q reported waiting", state)
+		}
+	}
+}
+
+// TestExploreCountsSchedules: two scripts of one Put each, with the
+// Refuse fate and at most one fault, have six schedules.
+func TestExploreCountsSchedules(t *testing.T) {
+	s := Scope{Name: "two-puts", Fates: Of(Refuse), MaxFaults: 1, MaxPreemptions: 1,
+		Build: func(w *World) {
+			for _, name := range []string{"A", "B"} {
+				w.Go(name, func(r *Runner) {
+					r.Do(name+"1", "", 0, func(ctx context.Context) Result {
+						return Result{Err: w.Store.Put(ctx, "k", crdt.ActorID(name), []byte(name), nil)}
+					})
+				})
+			}
+		}}
+	rep := Explore(s)
+	// First choice: A deliver, A refuse, B deliver, B refuse (4); then the
+	// other's call: deliver or (if no fault yet) refuse.
+	// A-deliver → B {deliver, refuse}: 2; A-refuse → B deliver: 1; same for B first: 3.
+	if rep.Schedules != 6 || rep.Violation != nil {
+		t.Fatalf("%d schedules (%v), want 6", rep.Schedules, rep.Violation)
+	}
+}
