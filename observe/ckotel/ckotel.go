@@ -23,8 +23,8 @@
 // sentinel its error wraps (observe.ErrorType: "ambiguous_write",
 // "unavailable", "canceled", ...) and an exception event of that type.
 // Counts are attributes under counterkit.* (attempts, ambiguous, refused,
-// siblings, conflicts, folded, rows, bytes, actors); those that are zero
-// are left out.
+// siblings, conflicts, folded, rows, bytes, actors, and lag in seconds);
+// those that are zero are left out.
 //
 // # Metrics
 //

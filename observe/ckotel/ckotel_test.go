@@ -23,8 +23,10 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/observe/ckotel"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
@@ -426,4 +428,53 @@ func TestNewWithGlobalProviders(t *testing.T) {
 	ctx, op := observe.Start(context.Background(), obs, "ledger", "update")
 	require.False(t, trace.SpanFromContext(ctx).SpanContext().IsValid())
 	op.End(observe.Event{})
+}
+
+// ackLoser loses the acknowledgement of the next n Puts (they land).
+type ackLoser struct {
+	store.Siblings
+	n int
+}
+
+func (a *ackLoser) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	err := a.Siblings.Put(ctx, key, actor, value, token)
+	if err == nil && a.n > 0 {
+		a.n--
+		return fmt.Errorf("lost ack: %w", crdt.ErrAmbiguousWrite)
+	}
+	return err
+}
+
+// A ledger's lost acknowledgement, retry and duplicate reach the counters
+// an operator watches, under the same attributes as its spans.
+func TestLedgerMetrics(t *testing.T) {
+	s := newSDK()
+	obs := s.bridge(t, ckotel.Options{})
+	ctx := context.Background()
+	st := observe.Siblings(&ackLoser{Siblings: memory.NewSiblings(), n: 1}, obs)
+	l, err := ledger.New(st, "wallet", ledger.Options{Actor: "api-1", Observer: obs, Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = l.Credit(ctx, "t1", 10) // ack lost, retried, recognised as landed
+	require.NoError(t, err)
+	_, err = l.Credit(ctx, "t1", 10) // the client's retry: a duplicate
+	require.NoError(t, err)
+
+	rm := s.metrics(t)
+	upd := "counterkit.component=ledger counterkit.operation=update counterkit.outcome="
+	require.Equal(t, map[string]int64{upd + "applied": 1}, sums(rm, "counterkit.writes.ambiguous"))
+	require.Equal(t, map[string]int64{upd + "applied": 1}, sums(rm, "counterkit.retries"))
+	require.Equal(t, map[string]int64{upd + "duplicate": 1}, sums(rm, "counterkit.duplicates"))
+	ops, err := checkHistogram(rm, "counterkit.operation.duration", "s", ckotel.DurationBuckets)
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{upd + "applied": 1, upd + "duplicate": 1}, ops)
+	calls, err := checkHistogram(rm, "db.client.operation.duration", "s", ckotel.DurationBuckets)
+	require.NoError(t, err)
+	require.Equal(t, uint64(1), calls["counterkit.outcome=ambiguous db.operation.name=put error.type=ambiguous_write"], calls)
+	require.NoError(t, checkErrorSpans(s.spans.Ended()))
+	for _, sp := range s.spans.Ended() {
+		if sp.Name() == "counterkit ledger update" {
+			require.NotContains(t, attrs(sp.Attributes()...), "counterkit.conflicts=0")
+			require.Contains(t, attrs(sp.Attributes()...), "counterkit.actors=1")
+		}
+	}
 }
