@@ -249,7 +249,9 @@ func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
 // update, two otherwise (the mutations, and every row's key and value).
 func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
 	if ac.opts.Observer != nil {
-		defer func(start time.Time) { ac.report(ctx, "add", start, err, observe.Event{Attempts: 1}) }(time.Now())
+		var op observe.Operation
+		ctx, op = observe.Start(ctx, ac.opts.Observer, "balance", "add")
+		defer func() { ac.report(&op, err, observe.Event{Attempts: 1}) }()
 	}
 	if len(ups) == 0 {
 		return nil
@@ -313,9 +315,9 @@ func (ac *Accounts) observedView(ctx context.Context, account string) (View, err
 	if ac.opts.Observer == nil {
 		return ac.view(ctx, account)
 	}
-	start := time.Now()
+	ctx, op := observe.Start(ctx, ac.opts.Observer, "balance", "read")
 	v, err := ac.view(ctx, account)
-	ac.report(ctx, "read", start, err, observe.Event{Conflicts: len(v.Conflicts)})
+	ac.report(&op, err, observe.Event{Conflicts: len(v.Conflicts)})
 	return v, err
 }
 
@@ -327,17 +329,16 @@ func (ac *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, 
 	return v.Conflicts, err
 }
 
-// report completes e and sends it to the Observer.
-func (ac *Accounts) report(ctx context.Context, op string, start time.Time, err error, e observe.Event) {
-	e.Component, e.Op, e.Outcome, e.Err = "balance", op, observe.OutcomeOf(err), err
-	e.Start, e.Duration = start, time.Since(start)
+// report ends op with e and its error err.
+func (ac *Accounts) report(op *observe.Operation, err error, e observe.Event) {
+	e.Err = err
 	switch {
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
 		e.Ambiguous = 1
 	case errors.Is(err, crdt.ErrUnavailable):
 		e.Refused = 1
 	}
-	ac.opts.Observer.Observe(ctx, e)
+	op.End(e)
 }
 
 // MergeReport says what one Merge did, step by step (steps 5–8 of Merge).
@@ -384,14 +385,16 @@ type MergeReport struct {
 // balance unchanged.
 func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport, err error) {
 	if ac.opts.Observer != nil {
-		defer func(began time.Time) {
+		var op observe.Operation
+		ctx, op = observe.Start(ctx, ac.opts.Observer, "balance", "merge")
+		defer func() {
 			e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
 				Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
 			if rep.Sum != nil {
 				e.Rows++
 			}
-			ac.report(ctx, "merge", began, err, e)
-		}(time.Now())
+			ac.report(&op, err, e)
+		}()
 	}
 	start := ac.opts.Clock()
 	v, err := ac.view(ctx, account)

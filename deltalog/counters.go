@@ -248,7 +248,9 @@ func (b *Batch) Len() int {
 // (crdt.ErrConflictingTransaction). An empty or nil batch is a no-op.
 func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
 	if c.opts.Observer != nil {
-		defer func(start time.Time) { c.report(ctx, "add", start, err, 0, 0) }(time.Now())
+		var op observe.Operation
+		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "add")
+		defer func() { c.report(&op, "add", err, 0, 0) }()
 	}
 	if b.Len() == 0 {
 		return nil
@@ -312,7 +314,9 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 // crdt.ErrOverflow.
 func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
 	if c.opts.Observer != nil {
-		defer func(start time.Time) { c.report(ctx, "read", start, err, r.Cells, 0) }(time.Now())
+		var op observe.Operation
+		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "read")
+		defer func() { c.report(&op, "read", err, r.Cells, 0) }()
 	}
 	cells, _, err := c.scanVisible(ctx, counter)
 	if err != nil {
@@ -321,10 +325,9 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 	return sumVisible(cells)
 }
 
-// report sends one event to the Observer.
-func (c *Counters) report(ctx context.Context, op string, start time.Time, err error, rows, folded int) {
-	e := observe.Event{Component: "deltalog", Op: op, Outcome: observe.OutcomeOf(err), Err: err,
-		Start: start, Duration: time.Since(start), Rows: rows, Folded: folded}
+// report ends o, the operation named op, with its error err.
+func (c *Counters) report(o *observe.Operation, op string, err error, rows, folded int) {
+	e := observe.Event{Err: err, Rows: rows, Folded: folded}
 	if op == "add" || op == "merge" || op == "compact" {
 		e.Attempts = 1
 		switch {
@@ -334,7 +337,7 @@ func (c *Counters) report(ctx context.Context, op string, start time.Time, err e
 			e.Refused = 1
 		}
 	}
-	c.opts.Observer.Observe(ctx, e)
+	o.End(e)
 }
 
 // Merge folds the counter's old cells into one merge cell: it picks the
@@ -349,7 +352,9 @@ func (c *Counters) report(ctx context.Context, op string, start time.Time, err e
 // Options). Two merges at one cutoff write the same content.
 func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
 	if c.opts.Observer != nil {
-		defer func(start time.Time) { c.report(ctx, "merge", start, err, 0, int(m.Stats.Count)) }(time.Now())
+		var op observe.Operation
+		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "merge")
+		defer func() { c.report(&op, "merge", err, 0, int(m.Stats.Count)) }()
 	}
 	cells, start, err := c.scanVisible(ctx, counter)
 	if err != nil {
@@ -379,13 +384,15 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 // The value is unchanged.
 func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, err error) {
 	if c.opts.Observer != nil {
-		defer func(start time.Time) {
+		var op observe.Operation
+		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "compact")
+		defer func() {
 			folded := 0
 			if deleted {
 				folded = 1 // one range delete
 			}
-			c.report(ctx, "compact", start, err, 0, folded)
-		}(time.Now())
+			c.report(&op, "compact", err, 0, folded)
+		}()
 	}
 	if err := checkKey(counter); err != nil {
 		return false, err

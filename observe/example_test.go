@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/ledger"
@@ -40,11 +41,15 @@ func ExampleLogger() {
 	siblings := observe.Siblings(memory.NewSiblings(), observe.Logger(slog.New(h)))
 	_ = siblings.Put(ctx, "k", "a", []byte("v"), nil)
 	_, _, _ = siblings.Fetch(ctx, "") // bad input: Debug
-	cancelled, cancel := context.WithCancel(ctx)
+	canceled, cancel := context.WithCancel(ctx)
 	cancel()
-	_, _, _ = siblings.Fetch(cancelled, "k") // a failure: Warn
+	_, _, _ = siblings.Fetch(canceled, "k") // the caller gave up: Debug
+	late, cancel := context.WithDeadline(ctx, time.Unix(0, 0))
+	defer cancel()
+	_, _, _ = siblings.Fetch(late, "k") // a failure: Warn
 	// Output:
 	// level=DEBUG msg="counterkit store.siblings put" component=store.siblings op=put outcome=ok bytes=1 rows=1
 	// level=DEBUG msg="counterkit store.siblings fetch" component=store.siblings op=fetch outcome=invalid error="counterkit: invalid identifier: invalid key: key \"\" is empty"
-	// level=WARN msg="counterkit store.siblings fetch" component=store.siblings op=fetch outcome=unavailable error="context canceled"
+	// level=DEBUG msg="counterkit store.siblings fetch" component=store.siblings op=fetch outcome=canceled error="context canceled"
+	// level=WARN msg="counterkit store.siblings fetch" component=store.siblings op=fetch outcome=timeout error="context deadline exceeded"
 }

@@ -1,22 +1,28 @@
 // Package observe is how counterkit reports what its drivers and stores do,
-// with no dependency beyond the standard library: a one-method Observer
-// that every driver (ledger, tally, deltalog, balance) calls once per
-// completed operation, and wrappers that report every call of a
-// store.Siblings or store.Partitions, whatever the backend.
+// with no dependency beyond the standard library. Every driver (ledger,
+// tally, deltalog, balance) reports each operation as one Event, and the
+// wrappers Siblings and Partitions report every call of a store, whatever
+// the backend.
+//
+// A driver begins an operation with Start, runs it in the context Start
+// returns, and ends it with Operation.End. An Observer sees the Event at
+// the end; one that also implements Starter (the OpenTelemetry bridge,
+// module github.com/counterkit/counterkit/observe/ckotel) opens a span
+// at the start, so the store calls the operation makes are its children.
+// Logger writes events to a log/slog logger.
 //
 // An operator watches exactly what the exactly-once machinery absorbs:
 // attempts and retries, ambiguous writes, duplicates recognised (by kind),
 // siblings merged, window refusals, conflicts, GC and merge runs (what
-// they folded, how far behind they ran), and state size. The module
-// github.com/counterkit/counterkit/observe/otel turns these events into
-// OpenTelemetry metrics and spans; Logger writes them to a log/slog logger.
+// they folded, how far behind they ran), and state size.
 //
 // # Cost
 //
-// Observation is opt-in per driver (its Options.Observer). With none set a
-// driver does no extra work: no clock read and no allocation. An Observer
-// is called on the operation's goroutine after the operation finished, so
-// it must be fast and must not block; it must be safe for concurrent use.
+// Observation is opt-in per driver (its Options.Observer). With none set,
+// Start returns its context unchanged and End does nothing: no clock read
+// and no allocation. An Observer is called on the operation's goroutine,
+// so it must be fast and must not block; it must be safe for concurrent
+// use.
 //
 // Events carry no keys, transaction ids or amounts: labels built from them
 // would have unbounded cardinality, and they may be personal data.
@@ -28,7 +34,8 @@ import (
 	"time"
 )
 
-// Observer receives one Event per completed operation.
+// Observer receives one Event per completed operation. An Observer that
+// also implements Starter is told when operations begin.
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
@@ -51,6 +58,11 @@ type Event struct {
 	// "read" for the logs; "fetch", "put", "delete", "scan", "snapshot",
 	// "apply" for stores.
 	Op string
+	// System names a store call's backend as OpenTelemetry's
+	// db.system.name does: "cassandra", "riak", "bbolt" (the embedded
+	// store), "memory", or what the store's System method returns; empty
+	// for drivers and for stores it cannot tell.
+	System string
 	// Outcome is one of the Outcome constants.
 	Outcome string
 	// Err is the operation's error, nil on success.
@@ -92,17 +104,19 @@ const (
 	Expired         = "expired"          // refused: the mutator expired
 	Ambiguous       = "ambiguous"        // failed; may have landed
 	Unavailable     = "unavailable"      // failed; did not land
+	Canceled        = "canceled"         // the caller's context was canceled
+	Timeout         = "timeout"          // the caller's context deadline passed
 	Invalid         = "invalid"          // refused: bad input, nothing changed
 	Error           = "error"            // any other failure
 )
 
 // Logger returns an Observer that logs each event to l: failures at
-// slog.LevelWarn, refusals of bad input and everything else at
-// slog.LevelDebug.
+// slog.LevelWarn; refusals of bad input, operations their caller canceled
+// and everything else at slog.LevelDebug.
 func Logger(l *slog.Logger) Observer {
 	return Func(func(ctx context.Context, e Event) {
 		level := slog.LevelDebug
-		if e.Err != nil && e.Outcome != Invalid && e.Outcome != OutsideWindow && e.Outcome != Expired {
+		if e.Err != nil && e.Outcome != Invalid && e.Outcome != OutsideWindow && e.Outcome != Expired && e.Outcome != Canceled {
 			level = slog.LevelWarn
 		}
 		if !l.Enabled(ctx, level) {
@@ -135,17 +149,5 @@ func Logger(l *slog.Logger) Observer {
 			attrs = append(attrs, slog.String("error", e.Err.Error()))
 		}
 		l.LogAttrs(ctx, level, "counterkit "+e.Component+" "+e.Op, attrs...)
-	})
-}
-
-// Multi returns an Observer that passes every event to each of obs in
-// order; nil entries are skipped.
-func Multi(obs ...Observer) Observer {
-	return Func(func(ctx context.Context, e Event) {
-		for _, o := range obs {
-			if o != nil {
-				o.Observe(ctx, e)
-			}
-		}
 	})
 }

@@ -8,8 +8,10 @@ import (
 )
 
 // OutcomeOf maps an operation's error to an Outcome: OK for nil, and the
-// outcome of the sentinel it wraps otherwise. Drivers with richer outcomes
-// (a ledger's duplicate kinds) report those instead on success.
+// outcome of the sentinel it wraps otherwise. A write that may have landed
+// is Ambiguous even when the caller's context ended; a context that ended
+// otherwise is Canceled or Timeout, not Unavailable. Drivers with richer
+// outcomes (a ledger's duplicate kinds) report those instead on success.
 func OutcomeOf(err error) string {
 	switch {
 	case err == nil:
@@ -20,7 +22,11 @@ func OutcomeOf(err error) string {
 		return Expired
 	case errors.Is(err, crdt.ErrAmbiguousWrite):
 		return Ambiguous
-	case errors.Is(err, crdt.ErrUnavailable), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.Canceled):
+		return Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return Timeout
+	case errors.Is(err, crdt.ErrUnavailable):
 		return Unavailable
 	case errors.Is(err, crdt.ErrInvalidActor), errors.Is(err, crdt.ErrInvalidTxnID), errors.Is(err, crdt.ErrInvalidAmount),
 		errors.Is(err, crdt.ErrConflictingTransaction), errors.Is(err, crdt.ErrOverflow), errors.Is(err, crdt.ErrInvalidIdentifier),
@@ -28,4 +34,61 @@ func OutcomeOf(err error) string {
 		return Invalid
 	}
 	return Error
+}
+
+// OtherError is what ErrorType returns for an error it cannot name (the
+// value OpenTelemetry's error.type uses for that).
+const OtherError = "_OTHER"
+
+// errorTypes names the sentinels, most specific first: an error that wraps
+// two (an ambiguous write whose context ended) is named by the first.
+var errorTypes = []struct {
+	err  error
+	name string
+}{
+	{crdt.ErrAmbiguousWrite, "ambiguous_write"},
+	{context.Canceled, "canceled"},
+	{context.DeadlineExceeded, "timeout"},
+	{crdt.ErrUnavailable, "unavailable"},
+	{crdt.ErrOutsideWindow, "outside_window"},
+	{crdt.ErrExpired, "expired"},
+	{crdt.ErrInvalidKey, "invalid_key"},
+	{crdt.ErrInvalidIdentifier, "invalid_identifier"},
+	{crdt.ErrInvalidActor, "invalid_actor"},
+	{crdt.ErrInvalidTxnID, "invalid_txn_id"},
+	{crdt.ErrInvalidAmount, "invalid_amount"},
+	{crdt.ErrConflictingTransaction, "conflicting_transaction"},
+	{crdt.ErrOverflow, "overflow"},
+	{crdt.ErrInvalidConfig, "invalid_config"},
+	{crdt.ErrTooLarge, "too_large"},
+	{crdt.ErrInsufficientRights, "insufficient_rights"},
+	{crdt.ErrCorruptEncoding, "corrupt_encoding"},
+	{crdt.ErrUnsupportedVersion, "unsupported_version"},
+	{crdt.ErrTypeMismatch, "type_mismatch"},
+	{crdt.ErrNotFound, "not_found"},
+	{crdt.ErrMisconfiguredStore, "misconfigured_store"},
+}
+
+// ErrorType names the kind of err with a short, low-cardinality name fit
+// for OpenTelemetry's error.type: the sentinel of package crdt it wraps
+// ("ambiguous_write", "unavailable", "invalid_key", ...), "canceled" or
+// "timeout" for a context that ended, else the ErrorType() string of the
+// first error in its chain that has such a method, else OtherError. It
+// returns "" for nil.
+func ErrorType(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, t := range errorTypes {
+		if errors.Is(err, t.err) {
+			return t.name
+		}
+	}
+	var typed interface{ ErrorType() string }
+	if errors.As(err, &typed) {
+		if s := typed.ErrorType(); s != "" {
+			return s
+		}
+	}
+	return OtherError
 }

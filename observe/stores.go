@@ -2,17 +2,19 @@ package observe
 
 import (
 	"context"
-	"time"
+	"reflect"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 )
 
 // Siblings wraps a store.Siblings so that every call is reported to o as an
-// Event of Component "store.siblings". The wrapper adds no behaviour; it
-// implements store.SiblingDeleter exactly when inner does.
+// operation of Component "store.siblings" (begun with Start, so a Starter
+// nests it in the calling operation) with the backend in Event.System. The
+// wrapper adds no behaviour; it implements store.SiblingDeleter exactly
+// when inner does.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
-	s := &siblings{inner: inner, o: o}
+	s := &siblings{inner: inner, o: o, system: SystemOf(inner)}
 	if d, ok := inner.(store.SiblingDeleter); ok {
 		return &siblingsDeleter{s, d}
 	}
@@ -25,86 +27,117 @@ type siblingsDeleter struct {
 }
 
 func (s *siblingsDeleter) Delete(ctx context.Context, key string, token store.Token) error {
-	start := time.Now()
+	ctx, op := s.start(ctx, "delete")
 	err := s.d.Delete(ctx, key, token)
-	s.report(ctx, "delete", start, 0, 0, err)
+	op.End(Event{Err: err})
 	return err
 }
 
 type siblings struct {
-	inner store.Siblings
-	o     Observer
+	inner  store.Siblings
+	o      Observer
+	system string
 }
 
-func (s *siblings) report(ctx context.Context, op string, start time.Time, rows, bytes int, err error) {
-	s.o.Observe(ctx, Event{Component: "store.siblings", Op: op, Outcome: OutcomeOf(err), Err: err,
-		Start: start, Duration: time.Since(start), Rows: rows, Bytes: bytes})
+func (s *siblings) start(ctx context.Context, op string) (context.Context, Operation) {
+	if s.o == nil {
+		return ctx, Operation{}
+	}
+	return start(ctx, s.o, Event{Component: "store.siblings", Op: op, System: s.system})
 }
 
 func (s *siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	start := time.Now()
+	ctx, op := s.start(ctx, "fetch")
 	vals, tok, err := s.inner.Fetch(ctx, key)
 	n := 0
 	for _, v := range vals {
 		n += len(v)
 	}
-	s.report(ctx, "fetch", start, len(vals), n, err)
+	op.End(Event{Err: err, Rows: len(vals), Bytes: n})
 	return vals, tok, err
 }
 
 func (s *siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	start := time.Now()
+	ctx, op := s.start(ctx, "put")
 	err := s.inner.Put(ctx, key, actor, value, token)
-	s.report(ctx, "put", start, 1, len(value), err)
+	op.End(Event{Err: err, Rows: 1, Bytes: len(value)})
 	return err
 }
 
 // Partitions wraps a store.Partitions so that every call is reported to o
-// as an Event of Component "store.partitions".
+// as an operation of Component "store.partitions", as Siblings does.
 func Partitions(inner store.Partitions, o Observer) store.Partitions {
-	return &partitions{inner: inner, o: o}
+	return &partitions{inner: inner, o: o, system: SystemOf(inner)}
 }
 
 type partitions struct {
-	inner store.Partitions
-	o     Observer
+	inner  store.Partitions
+	o      Observer
+	system string
 }
 
-func (p *partitions) report(ctx context.Context, op string, start time.Time, rows, bytes int, err error) {
-	p.o.Observe(ctx, Event{Component: "store.partitions", Op: op, Outcome: OutcomeOf(err), Err: err,
-		Start: start, Duration: time.Since(start), Rows: rows, Bytes: bytes})
+func (p *partitions) start(ctx context.Context, op string) (context.Context, Operation) {
+	if p.o == nil {
+		return ctx, Operation{}
+	}
+	return start(ctx, p.o, Event{Component: "store.partitions", Op: op, System: p.system})
 }
 
 func (p *partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	start := time.Now()
+	ctx, op := p.start(ctx, "scan")
 	rows, bytes := 0, 0
 	err := p.inner.Scan(ctx, partition, from, level, func(r store.Row) bool {
 		rows++
 		bytes += len(r.Key) + len(r.Value)
 		return fn(r)
 	})
-	p.report(ctx, "scan", start, rows, bytes, err)
+	op.End(Event{Err: err, Rows: rows, Bytes: bytes})
 	return err
 }
 
 func (p *partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
-	start := time.Now()
+	ctx, op := p.start(ctx, "snapshot")
 	rows, err := p.inner.Snapshot(ctx, partition, limit, level)
 	bytes := 0
 	for _, r := range rows {
 		bytes += len(r.Key) + len(r.Value)
 	}
-	p.report(ctx, "snapshot", start, len(rows), bytes, err)
+	op.End(Event{Err: err, Rows: len(rows), Bytes: bytes})
 	return rows, err
 }
 
 func (p *partitions) Apply(ctx context.Context, muts []store.Mutation) error {
-	start := time.Now()
+	ctx, op := p.start(ctx, "apply")
 	err := p.inner.Apply(ctx, muts)
 	bytes := 0
 	for _, m := range muts {
 		bytes += len(m.Key) + len(m.End) + len(m.Value)
 	}
-	p.report(ctx, "apply", start, len(muts), bytes, err)
+	op.End(Event{Err: err, Rows: len(muts), Bytes: bytes})
 	return err
+}
+
+// The backends of this module's adapters, by package path.
+var systems = map[string]string{
+	"github.com/counterkit/counterkit/adapters/cassandra": "cassandra",
+	"github.com/counterkit/counterkit/adapters/riak":      "riak",
+	"github.com/counterkit/counterkit/adapters/embedded":  "bbolt",
+	"github.com/counterkit/counterkit/adapters/memory":    "memory",
+}
+
+// SystemOf names the backend of a store for Event.System: what its method
+// System() string returns, if it has one; else the backend of this
+// module's adapter it is ("cassandra", "riak", "bbolt", "memory"); else "".
+func SystemOf(st any) string {
+	if s, ok := st.(interface{ System() string }); ok {
+		return s.System()
+	}
+	t := reflect.TypeOf(st)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return ""
+	}
+	return systems[t.PkgPath()]
 }

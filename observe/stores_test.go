@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -124,18 +125,20 @@ func TestMultiAndLogger(t *testing.T) {
 
 func TestOutcomeOf(t *testing.T) {
 	for err, want := range map[error]string{
-		nil:                            observe.OK,
-		crdt.ErrOutsideWindow:          observe.OutsideWindow,
-		crdt.ErrExpired:                observe.Expired,
-		crdt.ErrAmbiguousWrite:         observe.Ambiguous,
-		crdt.ErrUnavailable:            observe.Unavailable,
-		context.Canceled:               observe.Unavailable,
-		context.DeadlineExceeded:       observe.Unavailable,
-		crdt.ErrConflictingTransaction: observe.Invalid,
-		crdt.ErrInvalidConfig:          observe.Invalid,
-		crdt.ErrInvalidKey:             observe.Invalid,
-		crdt.ErrCorruptEncoding:        observe.Error,
-		errors.New("something else"):   observe.Error,
+		nil:                      observe.OK,
+		crdt.ErrOutsideWindow:    observe.OutsideWindow,
+		crdt.ErrExpired:          observe.Expired,
+		crdt.ErrAmbiguousWrite:   observe.Ambiguous,
+		crdt.ErrUnavailable:      observe.Unavailable,
+		context.Canceled:         observe.Canceled,
+		context.DeadlineExceeded: observe.Timeout,
+		fmt.Errorf("%w: %w", crdt.ErrUnavailable, context.Canceled):    observe.Canceled,
+		fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, context.Canceled): observe.Ambiguous,
+		crdt.ErrConflictingTransaction:                                 observe.Invalid,
+		crdt.ErrInvalidConfig:                                          observe.Invalid,
+		crdt.ErrInvalidKey:                                             observe.Invalid,
+		crdt.ErrCorruptEncoding:                                        observe.Error,
+		errors.New("something else"):                                   observe.Error,
 	} {
 		require.Equal(t, want, observe.OutcomeOf(err), "%v", err)
 	}

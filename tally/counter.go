@@ -174,9 +174,9 @@ func (c *Counter[A]) observedRead(ctx context.Context, op string, complete bool)
 		v, _, err := c.read(ctx, complete)
 		return v, err
 	}
-	start := time.Now()
+	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", op)
 	v, _, err := c.read(ctx, complete)
-	c.cfg.Observer.Observe(ctx, c.event(op, start, sendStats{}, err))
+	o.End(event(sendStats{}, err))
 	return v, err
 }
 
@@ -316,17 +316,17 @@ func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 	if c.cfg.Observer == nil {
 		return c.gc(ctx, nil)
 	}
-	start := time.Now()
+	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", "gc")
 	var st sendStats
 	plan, err := c.gc(ctx, &st)
-	e := c.event("gc", start, st, err)
+	e := event(st, err)
 	e.Folded, e.Bytes = plan.Folded, len(plan.Batch.Tally)
 	if plan.Folded > 0 {
 		// The newest shard folded expired at WriteTS; the GC ran this long
 		// after.
 		e.Lag = c.cfg.Clock().Sub(time.UnixMicro(plan.Batch.WriteTS))
 	}
-	c.cfg.Observer.Observe(ctx, e)
+	o.End(e)
 	return plan, err
 }
 
@@ -347,11 +347,10 @@ type sendStats struct {
 	attempts, ambiguous, refused int
 }
 
-// event is the observe.Event of an operation that started at start.
-func (c *Counter[A]) event(op string, start time.Time, st sendStats, err error) observe.Event {
-	return observe.Event{Component: "tally", Op: op, Outcome: observe.OutcomeOf(err), Err: err,
-		Start: start, Duration: time.Since(start),
-		Attempts: st.attempts, Ambiguous: st.ambiguous, Refused: st.refused}
+// event is the observe.Event of an operation that made the writes st and
+// ended with err.
+func event(st sendStats, err error) observe.Event {
+	return observe.Event{Err: err, Attempts: st.attempts, Ambiguous: st.ambiguous, Refused: st.refused}
 }
 
 // send runs write up to 1+Retries times until it succeeds. stillOK, when

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -132,12 +133,12 @@ func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.C
 	if m.c.cfg.Observer == nil {
 		return run(ctx)
 	}
-	start := time.Now()
+	ctx, o := observe.Start(ctx, m.c.cfg.Observer, "tally", op)
 	m.stats = sendStats{}
 	err := run(ctx)
-	e := m.c.event(op, start, m.stats, err)
+	e := event(m.stats, err)
 	e.Bytes = len(m.lastSent)
-	m.c.cfg.Observer.Observe(ctx, e)
+	o.End(e)
 	return err
 }
 

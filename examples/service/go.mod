@@ -5,13 +5,13 @@ go 1.26.0
 replace (
 	github.com/counterkit/counterkit => ../..
 	github.com/counterkit/counterkit/adapters/embedded => ../../adapters/embedded
-	github.com/counterkit/counterkit/observe/otel => ../../observe/otel
+	github.com/counterkit/counterkit/observe/ckotel => ../../observe/ckotel
 )
 
 require (
 	github.com/counterkit/counterkit v0.0.0
 	github.com/counterkit/counterkit/adapters/embedded v0.0.0
-	github.com/counterkit/counterkit/observe/otel v0.0.0
+	github.com/counterkit/counterkit/observe/ckotel v0.0.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/otlptranslator v1.0.0
 	go.opentelemetry.io/otel v1.47.0

@@ -16,13 +16,13 @@ import (
 
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
-	cotel "github.com/counterkit/counterkit/observe/otel"
+	"github.com/counterkit/counterkit/observe/ckotel"
 )
 
 // metrics is the service's OpenTelemetry pipeline: a MeterProvider whose
 // only reader is the Prometheus exporter, registered in a registry of its
-// own that handler serves. observer is observe/otel's bridge on its meter:
-// the Book's ledgers and the store wrapper report to it.
+// own that handler serves. observer is observe/ckotel's bridge on the
+// provider: the Book's ledgers and the store wrapper report to it.
 type metrics struct {
 	provider *sdkmetric.MeterProvider
 	meter    metric.Meter
@@ -40,20 +40,10 @@ func newMetrics() (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The SDK's default buckets (0 to 10000) suit milliseconds; the
-	// bridge records seconds and bytes.
-	buckets := func(unit string, bounds ...float64) sdkmetric.View {
-		return sdkmetric.NewView(sdkmetric.Instrument{Name: "counterkit.*", Unit: unit},
-			sdkmetric.Stream{Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: bounds}})
-	}
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp),
-		sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "counterkit-service"))),
-		sdkmetric.WithView(
-			buckets("s", 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
-			buckets("By", 256, 1<<10, 4<<10, 16<<10, 64<<10, 256<<10, 1<<20, 4<<20, 16<<20),
-		))
+		sdkmetric.WithResource(resource.NewSchemaless(attribute.String("service.name", "counterkit-service"))))
 	meter := mp.Meter("github.com/counterkit/counterkit/examples/service")
-	obs, err := cotel.New(cotel.Options{Meter: meter})
+	obs, err := ckotel.New(ckotel.Options{MeterProvider: mp})
 	if err != nil {
 		return nil, errors.Join(err, mp.Shutdown(context.Background()))
 	}

@@ -1,0 +1,354 @@
+// Package ckotel bridges counterkit's observe.Observer to OpenTelemetry:
+// every operation of a driver (ledger, tally, deltalog, balance) and every
+// call of a store wrapped with observe.Siblings or observe.Partitions
+// becomes a span and metric points. It is its own Go module so that the
+// core never pulls OpenTelemetry.
+//
+//	obs, err := ckotel.New(ckotel.Options{MeterProvider: mp, TracerProvider: tp})
+//	st := observe.Siblings(store, obs)
+//	l, err := ledger.New(st, "wallet", ledger.Options{Actor: "api-1", Observer: obs})
+//
+// The instrumentation scope is ScopeName at Version, with the schema of
+// the semantic conventions it follows.
+//
+// # Spans
+//
+// A driver operation is an Internal span named "counterkit <component>
+// <op>", begun when the operation begins (observe.Start), so the store
+// calls it makes are its children: Client spans named by the call and its
+// target ("fetch", or "fetch <collection>"), with the database semantic
+// conventions (db.system.name, db.operation.name, db.namespace,
+// db.collection.name, db.response.returned_rows, db.operation.batch.size).
+// A failed operation has status Error, error.type naming the crdt
+// sentinel its error wraps (observe.ErrorType: "ambiguous_write",
+// "unavailable", "canceled", ...) and an exception event of that type.
+// Counts are attributes under counterkit.* (attempts, ambiguous, refused,
+// siblings, conflicts, folded, rows, bytes, actors, and lag in seconds);
+// those that are zero are left out.
+//
+// # Metrics
+//
+// Store calls:
+//
+//	db.client.operation.duration  histogram  s
+//
+// with db.system.name, db.operation.name, db.namespace and
+// db.collection.name (when known), counterkit.outcome and, on failure,
+// error.type. Driver operations, with counterkit.component,
+// counterkit.operation, counterkit.outcome and, on failure, error.type:
+//
+//	counterkit.operation.duration  histogram  s
+//	counterkit.attempts            counter    store writes tried (retries included)
+//	counterkit.retries             counter    attempts beyond the first
+//	counterkit.writes.ambiguous    counter    writes that may or may not have landed
+//	counterkit.writes.refused      counter    writes known not to have landed
+//	counterkit.duplicates          counter    retries recognised (outcome: duplicate, duplicate_folded)
+//	counterkit.window.refusals     counter    updates refused as older than the window
+//	counterkit.siblings.merged     counter    stored values merged beyond the first
+//	counterkit.conflicts           gauge      ids held with two amounts in the state last written
+//	counterkit.gc.folded           counter    shards, cells or rows a GC or merge folded
+//	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran
+//	counterkit.state.actors        gauge      actors in the state written or read
+//
+// and for both (with the attributes of each):
+//
+//	counterkit.state.bytes         histogram  By: bytes written or read
+//
+// Histograms carry bucket advice (DurationBuckets, LagBuckets,
+// ByteBuckets), so the SDK's defaults, made for milliseconds, do not put
+// every operation in their first bucket; a View still overrides them. No
+// attribute carries a key, a transaction id or an amount.
+package ckotel
+
+import (
+	"context"
+	"strings"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/semconv/v1.43.0/dbconv"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/counterkit/counterkit/observe"
+)
+
+// ScopeName is the instrumentation scope of the bridge's meter and tracer:
+// this module's path.
+const ScopeName = "github.com/counterkit/counterkit/observe/ckotel"
+
+// Version is the instrumentation scope's version: this module's release.
+const Version = "0.1.0"
+
+// Bucket boundaries the histograms advise.
+var (
+	// DurationBuckets, in seconds, span a store call from half a
+	// millisecond (an embedded read) to 10 s (a timed-out quorum write).
+	DurationBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+	// LagBuckets, in seconds, span a GC or merge run from 1 s to a day
+	// behind.
+	LagBuckets = []float64{1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600}
+	// ByteBuckets span a state from 256 bytes to 16 MiB.
+	ByteBuckets = []float64{256, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20}
+)
+
+// Attribute keys of this package, on spans and metrics alike.
+const (
+	ComponentKey = attribute.Key("counterkit.component")
+	OperationKey = attribute.Key("counterkit.operation")
+	OutcomeKey   = attribute.Key("counterkit.outcome")
+)
+
+// Options configure the bridge.
+type Options struct {
+	// MeterProvider and TracerProvider receive the metrics and spans; nil
+	// means OpenTelemetry's global providers (otel.GetMeterProvider,
+	// otel.GetTracerProvider), which do nothing until one is set.
+	MeterProvider  metric.MeterProvider
+	TracerProvider trace.TracerProvider
+	// DBSystem is db.system.name for store calls whose backend the
+	// wrapper could not tell (observe.Event.System empty): the name of the
+	// database, in lower case. Calls of an unknown backend without it
+	// have no db.system.name.
+	DBSystem string
+	// DBNamespace and DBCollection are db.namespace and db.collection.name
+	// of store calls: Cassandra's keyspace and table, Riak's bucket type
+	// and bucket. Empty values are left out.
+	DBNamespace, DBCollection string
+}
+
+type bridge struct {
+	tracer trace.Tracer
+	opts   Options
+
+	attempts, retries, ambiguous, refused, duplicates, refusals, siblings, folded metric.Int64Counter
+	conflicts, actors                                                             metric.Int64Gauge
+	duration, dbDuration, lag                                                     metric.Float64Histogram
+	bytes                                                                         metric.Int64Histogram
+}
+
+// New returns an Observer (an observe.Starter) recording into the
+// providers of o. The error is the meter's error creating an instrument.
+func New(o Options) (observe.Observer, error) {
+	mp, tp := o.MeterProvider, o.TracerProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL))
+	b := &bridge{opts: o,
+		tracer: tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL))}
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	b.attempts = counter("counterkit.attempts", "{write}", "Store writes tried, retries included.")
+	b.retries = counter("counterkit.retries", "{write}", "Store writes tried beyond the first of an operation.")
+	b.ambiguous = counter("counterkit.writes.ambiguous", "{write}", "Writes that may or may not have landed.")
+	b.refused = counter("counterkit.writes.refused", "{write}", "Writes known not to have landed.")
+	b.duplicates = counter("counterkit.duplicates", "{update}", "Retries recognised as already counted.")
+	b.refusals = counter("counterkit.window.refusals", "{update}", "Updates refused as older than the window.")
+	b.siblings = counter("counterkit.siblings.merged", "{value}", "Stored values merged beyond the first.")
+	b.folded = counter("counterkit.gc.folded", "{item}", "Shards, cells or rows a GC or merge folded.")
+	gauge := func(name, unit, desc string) metric.Int64Gauge {
+		g, err := m.Int64Gauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return g
+	}
+	b.conflicts = gauge("counterkit.conflicts", "{id}", "Ids held with two amounts in the state last written.")
+	b.actors = gauge("counterkit.state.actors", "{actor}", "Actors in the state written or read.")
+	seconds := func(name, desc string, bounds []float64) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
+			metric.WithExplicitBucketBoundaries(bounds...))
+		errs = append(errs, err)
+		return h
+	}
+	b.duration = seconds("counterkit.operation.duration", "Duration of counterkit operations.", DurationBuckets)
+	b.dbDuration = seconds(dbconv.ClientOperationDuration{}.Name(), dbconv.ClientOperationDuration{}.Description(), DurationBuckets)
+	b.lag = seconds("counterkit.gc.lag", "How far behind a GC or merge ran.", LagBuckets)
+	var err error
+	b.bytes, err = m.Int64Histogram("counterkit.state.bytes", metric.WithUnit("By"),
+		metric.WithDescription("Bytes of the state or rows written or read."), metric.WithExplicitBucketBoundaries(ByteBuckets...))
+	errs = append(errs, err)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// isStore reports whether e is a store call reported by observe's wrappers.
+func isStore(e observe.Event) bool { return strings.HasPrefix(e.Component, "store.") }
+
+// startAttrs are the attributes known when e begins: for a store call the
+// database's (those a sampler may use), for a driver its component and
+// operation.
+func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
+	if !isStore(e) {
+		return []attribute.KeyValue{ComponentKey.String(e.Component), OperationKey.String(e.Op)}
+	}
+	a := make([]attribute.KeyValue, 0, 4)
+	if sys := b.system(e); sys != "" {
+		a = append(a, semconv.DBSystemNameKey.String(sys))
+	}
+	a = append(a, semconv.DBOperationNameKey.String(e.Op))
+	if b.opts.DBNamespace != "" {
+		a = append(a, semconv.DBNamespaceKey.String(b.opts.DBNamespace))
+	}
+	if b.opts.DBCollection != "" {
+		a = append(a, semconv.DBCollectionNameKey.String(b.opts.DBCollection))
+	}
+	return a
+}
+
+func (b *bridge) system(e observe.Event) string {
+	if e.System != "" {
+		return e.System
+	}
+	return b.opts.DBSystem
+}
+
+// spanStart is the name and options of e's span.
+func (b *bridge) spanStart(e observe.Event) (string, []trace.SpanStartOption) {
+	opts := []trace.SpanStartOption{trace.WithTimestamp(e.Start), trace.WithAttributes(b.startAttrs(e)...)}
+	if !isStore(e) {
+		return "counterkit " + e.Component + " " + e.Op, append(opts, trace.WithSpanKind(trace.SpanKindInternal))
+	}
+	name := e.Op
+	switch {
+	case b.opts.DBCollection != "":
+		name += " " + b.opts.DBCollection
+	case b.opts.DBNamespace != "":
+		name += " " + b.opts.DBNamespace
+	}
+	return name, append(opts, trace.WithSpanKind(trace.SpanKindClient))
+}
+
+// Start begins e's span; the operation runs in the returned context.
+func (b *bridge) Start(ctx context.Context, e observe.Event) (context.Context, func(observe.Event)) {
+	name, opts := b.spanStart(e)
+	ctx, span := b.tracer.Start(ctx, name, opts...)
+	return ctx, func(e observe.Event) {
+		b.record(ctx, e)
+		b.finish(span, e)
+	}
+}
+
+// Observe records e, an operation that was not begun with Start: its span
+// is made now, with e's start and end times.
+func (b *bridge) Observe(ctx context.Context, e observe.Event) {
+	b.record(ctx, e)
+	name, opts := b.spanStart(e)
+	_, span := b.tracer.Start(ctx, name, opts...)
+	b.finish(span, e)
+}
+
+// finish sets the attributes known at the end of e and ends span.
+func (b *bridge) finish(span trace.Span, e observe.Event) {
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	a := make([]attribute.KeyValue, 0, 12)
+	a = append(a, OutcomeKey.String(e.Outcome))
+	typ := observe.ErrorType(e.Err)
+	if typ != "" {
+		a = append(a, semconv.ErrorTypeKey.String(typ))
+	}
+	add := func(k string, v int) {
+		if v != 0 {
+			a = append(a, attribute.Int("counterkit."+k, v))
+		}
+	}
+	if isStore(e) {
+		switch e.Op {
+		case "fetch", "scan", "snapshot":
+			if e.Rows > 0 {
+				a = append(a, semconv.DBResponseReturnedRowsKey.Int(e.Rows))
+			}
+		case "apply":
+			if e.Rows > 1 { // a single mutation is no batch
+				a = append(a, semconv.DBOperationBatchSizeKey.Int(e.Rows))
+			}
+		}
+	} else {
+		add("attempts", e.Attempts)
+		add("ambiguous", e.Ambiguous)
+		add("refused", e.Refused)
+		add("siblings", e.Siblings)
+		add("conflicts", e.Conflicts)
+		add("folded", e.Folded)
+		add("rows", e.Rows)
+		add("actors", e.Actors)
+		if e.Lag > 0 {
+			a = append(a, attribute.Float64("counterkit.lag", e.Lag.Seconds()))
+		}
+	}
+	add("bytes", e.Bytes)
+	span.SetAttributes(a...)
+	if e.Err != nil {
+		span.AddEvent(semconv.ExceptionEventName, trace.WithTimestamp(e.Start.Add(e.Duration)), trace.WithAttributes(
+			semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(e.Err.Error())))
+		span.SetStatus(codes.Error, typ)
+	}
+	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
+}
+
+// metricAttrs is the attribute set of e's metric points.
+func (b *bridge) metricAttrs(e observe.Event) attribute.Set {
+	a := make([]attribute.KeyValue, 0, 6)
+	if isStore(e) {
+		a = append(a, b.startAttrs(e)...)
+	} else {
+		a = append(a, ComponentKey.String(e.Component), OperationKey.String(e.Op))
+	}
+	a = append(a, OutcomeKey.String(e.Outcome))
+	if typ := observe.ErrorType(e.Err); typ != "" {
+		a = append(a, semconv.ErrorTypeKey.String(typ))
+	}
+	return attribute.NewSet(a...)
+}
+
+// record records e's metric points.
+func (b *bridge) record(ctx context.Context, e observe.Event) {
+	set := metric.WithAttributeSet(b.metricAttrs(e))
+	if e.Bytes > 0 {
+		b.bytes.Record(ctx, int64(e.Bytes), set)
+	}
+	if isStore(e) {
+		b.dbDuration.Record(ctx, e.Duration.Seconds(), set)
+		return
+	}
+	b.duration.Record(ctx, e.Duration.Seconds(), set)
+	add := func(c metric.Int64Counter, n int) {
+		if n > 0 {
+			c.Add(ctx, int64(n), set)
+		}
+	}
+	add(b.attempts, e.Attempts)
+	add(b.retries, e.Attempts-1)
+	add(b.ambiguous, e.Ambiguous)
+	add(b.refused, e.Refused)
+	add(b.siblings, e.Siblings-1)
+	add(b.folded, e.Folded)
+	switch e.Outcome {
+	case observe.Duplicate, observe.DuplicateFolded:
+		b.duplicates.Add(ctx, 1, set)
+	case observe.OutsideWindow, observe.Expired:
+		b.refusals.Add(ctx, 1, set)
+	}
+	if e.Lag > 0 {
+		b.lag.Record(ctx, e.Lag.Seconds(), set)
+	}
+	if e.Actors > 0 {
+		b.actors.Record(ctx, int64(e.Actors), set)
+		b.conflicts.Record(ctx, int64(e.Conflicts), set)
+	}
+}
