@@ -168,11 +168,14 @@
 //     partitions: a reader may see part of an Apply that spans several
 //     partitions until it completes. Batches on one partition are atomic
 //     and isolated.
-//   - Size limits. A batch over more than one partition above the server's
-//     batch_size_fail_threshold_in_kb (50 KiB of mutation data by default)
-//     is refused ("Batch too large", InvalidRequest), reported as
-//     crdt.ErrTooLarge with nothing applied; a batch on one partition is
-//     exempt. One mutation (one partition's part of a write) must stay
+//   - Size limits. Partitions.Apply refuses a batch over more than one
+//     partition whose keys and values add up to more than
+//     store.MaxSpanningBatchBytes (32 KiB) before sending it, with
+//     crdt.ErrTooLarge, so that it stays below the server's
+//     batch_size_fail_threshold_in_kb (50 KiB of mutation data by default,
+//     above which the server refuses with "Batch too large", also reported
+//     as crdt.ErrTooLarge with nothing applied); a batch on one partition
+//     is exempt from both. One mutation (one partition's part of a write) must stay
 //     below max_mutation_size, half of commitlog_segment_size_in_mb: 16 MiB
 //     with 4.0's defaults, overhead included; store.MaxBatchBytes (12 MiB
 //     of keys and values in one Apply) and store.MaxValue (8 MiB) stay

@@ -1,8 +1,9 @@
 package cassandra
 
 // Shared harness for the integration suite. Everything here talks to a real
-// Cassandra (4.0 or later) addressed by CASSANDRA_HOSTS; without it every
-// integration test skips. The suite creates its own keyspace (SimpleStrategy,
+// Cassandra (4.0 or later) addressed by CASSANDRA_HOSTS; without it the
+// cluster half of every integration test skips (the model half runs; see
+// targets_test.go). The suite creates its own keyspace (SimpleStrategy,
 // RF 1; CASSANDRA_KEYSPACE names it, default a random counterkit_it_xxxxxxxx)
 // and drops it when the package's tests finish. A keyspace named by
 // CASSANDRA_KEYSPACE that already exists is used as it is (the adapter's
@@ -100,7 +101,7 @@ func connect(hosts []string) cluster {
 	c.Consistency = gocql.Quorum
 	c.Timeout = 15 * time.Second
 	c.ConnectTimeout = 15 * time.Second
-	c.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
+	c.RetryPolicy = sessionRetry
 	c.QueryObserver = observer{}
 	c.BatchObserver = observer{}
 	s, err := c.CreateSession()
@@ -170,37 +171,45 @@ func (c *calls) snapshot() (reads, writes, batches, partitions int) {
 	return c.reads, c.writes, c.batches, len(c.readParts)
 }
 
-type observer struct{}
-
-func (observer) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
-	c, _ := ctx.Value(callsKey{}).(*calls)
-	if c == nil {
-		return
-	}
+// query counts one attempt of a single statement.
+func (c *calls) query(stmt string, values []any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stmts = append(c.stmts, q.Statement)
-	verb := strings.ToUpper(strings.Fields(q.Statement + " x")[0])
+	c.stmts = append(c.stmts, stmt)
+	verb := strings.ToUpper(strings.Fields(stmt + " x")[0])
 	if verb == "SELECT" {
 		c.reads++
-		if len(q.Values) > 0 {
-			c.readParts[fmt.Sprint(q.Values[0])] = true
+		if len(values) > 0 {
+			c.readParts[fmt.Sprint(values[0])] = true
 		}
 		return
 	}
 	c.writes++
 }
 
-func (observer) ObserveBatch(ctx context.Context, b gocql.ObservedBatch) {
-	c, _ := ctx.Value(callsKey{}).(*calls)
-	if c == nil {
-		return
-	}
+// batch counts one attempt of a batch.
+func (c *calls) batch(stmts []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stmts = append(c.stmts, "BATCH: "+strings.Join(b.Statements, "; "))
+	c.stmts = append(c.stmts, "BATCH: "+strings.Join(stmts, "; "))
 	c.writes++
 	c.batches++
+}
+
+// observer counts what the session sends into the context's calls; the
+// model (model_test.go) counts its attempts the same way.
+type observer struct{}
+
+func (observer) ObserveQuery(ctx context.Context, q gocql.ObservedQuery) {
+	if c, _ := ctx.Value(callsKey{}).(*calls); c != nil {
+		c.query(q.Statement, q.Values)
+	}
+}
+
+func (observer) ObserveBatch(ctx context.Context, b gocql.ObservedBatch) {
+	if c, _ := ctx.Value(callsKey{}).(*calls); c != nil {
+		c.batch(b.Statements)
+	}
 }
 
 // requireCalls asserts the exact statement counts of one counted context.

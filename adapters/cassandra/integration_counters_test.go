@@ -1,9 +1,9 @@
 package cassandra
 
-// Counter-level behaviours against the real cluster (see harness_test.go):
-// the statement costs of the log and balance types, and concurrent
-// writers, merges and compactions whose totals are checked against a
-// model. They skip without CASSANDRA_HOSTS.
+// Counter-level behaviours, through eachTarget (on the model, and on the
+// real cluster when CASSANDRA_HOSTS is set): the statement costs of the
+// log and balance types, and concurrent writers, merges and compactions
+// whose totals are checked against a reference.
 
 import (
 	"context"
@@ -22,8 +22,10 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-func TestIntegrationLogAccounting(t *testing.T) {
-	db := newTestDB(t, Options{})
+func TestIntegrationLogAccounting(t *testing.T) { eachTarget(t, integrationLogAccounting) }
+
+func integrationLogAccounting(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	c, err := deltalog.New(db.Partitions(), deltalog.Options{})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -53,8 +55,10 @@ func TestIntegrationLogAccounting(t *testing.T) {
 // timeouts with the same id) and concurrent merges and compactions over one
 // counter, then compares the value with the model: the sum of every delta
 // whose Add eventually succeeded.
-func TestIntegrationLogConcurrent(t *testing.T) {
-	db := newTestDB(t, Options{ScanPageSize: 7})
+func TestIntegrationLogConcurrent(t *testing.T) { eachTarget(t, integrationLogConcurrent) }
+
+func integrationLogConcurrent(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{ScanPageSize: 7})
 	seed := testSeed(t)
 	ctx := context.Background()
 	key := uniqueKey(t, "conc")
@@ -157,8 +161,10 @@ func TestIntegrationLogConcurrent(t *testing.T) {
 	require.LessOrEqual(t, r2.Cells, 1, "after the final merge a read costs one cell")
 }
 
-func TestIntegrationBalanceAccounting(t *testing.T) {
-	db := newTestDB(t, Options{})
+func TestIntegrationBalanceAccounting(t *testing.T) { eachTarget(t, integrationBalanceAccounting) }
+
+func integrationBalanceAccounting(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	l, err := balance.New(db.Partitions(), balance.Options{})
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -186,8 +192,10 @@ func TestIntegrationBalanceAccounting(t *testing.T) {
 // increment/merge and merge/merge interleavings all occur, then compares
 // the balance with the model and checks that after everything settles the
 // partition has shrunk.
-func TestIntegrationBalanceConcurrent(t *testing.T) {
-	db := newTestDB(t, Options{})
+func TestIntegrationBalanceConcurrent(t *testing.T) { eachTarget(t, integrationBalanceConcurrent) }
+
+func integrationBalanceConcurrent(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	seed := testSeed(t)
 	ctx := context.Background()
 	acct := uniqueKey(t, "conc")

@@ -1,8 +1,10 @@
 package cassandra
 
-// Integration tests: they need a real Cassandra (see harness_test.go) and
-// skip without one. Nothing here passes against a fake: statements are real
-// CQL at real consistency levels, timestamps are real write timestamps.
+// Integration tests. Each body runs through eachTarget (targets_test.go):
+// on the model of Cassandra's rules always, and on the real Cassandra named
+// by CASSANDRA_HOSTS (see harness_test.go) when it is set, where statements
+// are real CQL at real consistency levels and timestamps real write
+// timestamps. The model runs keep every expectation checked in CI.
 
 import (
 	"bytes"
@@ -23,8 +25,10 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-func TestIntegrationSiblings(t *testing.T) {
-	db := newTestDB(t, Options{})
+func TestIntegrationSiblings(t *testing.T) { eachTarget(t, integrationSiblings) }
+
+func integrationSiblings(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	s := db.Siblings()
 	ctx := context.Background()
 	key := uniqueKey(t, "s")
@@ -94,16 +98,20 @@ func sortedValues(v [][]byte) [][]byte {
 // (and so observes its row's WRITETIME) before putting, the second put
 // still wins.
 func TestIntegrationTimestampsSurviveClockSteps(t *testing.T) {
+	eachTarget(t, integrationTimestampsSurviveClockSteps)
+}
+
+func integrationTimestampsSurviveClockSteps(t *testing.T, tg *target) {
 	ctx := context.Background()
 	key := uniqueKey(t, "skew")
 	wall := time.Now()
 	opts := Options{Now: func() time.Time { return wall }}
-	first := newTestDB(t, opts)
+	first := tg.newDB(t, opts)
 	require.NoError(t, first.Siblings().Put(ctx, key, "a", []byte("v1"), nil))
 
 	// A fresh DB (a restarted process) whose clock is an hour behind.
 	wall = wall.Add(-time.Hour)
-	second := newTestDB(t, opts)
+	second := tg.newDB(t, opts)
 	_, token, err := second.Siblings().Fetch(ctx, key)
 	require.NoError(t, err)
 	require.NoError(t, second.Siblings().Put(ctx, key, "a", []byte("v2"), token))
@@ -113,7 +121,7 @@ func TestIntegrationTimestampsSurviveClockSteps(t *testing.T) {
 
 	// Without the fetch, the behind clock would lose: this documents why
 	// clients read before they write.
-	third := newTestDB(t, opts)
+	third := tg.newDB(t, opts)
 	require.NoError(t, third.Siblings().Put(ctx, key, "a", []byte("v3"), nil))
 	vals, _, err = third.Siblings().Fetch(ctx, key)
 	require.NoError(t, err)
@@ -126,8 +134,10 @@ func TestIntegrationTimestampsSurviveClockSteps(t *testing.T) {
 // its timestamp forever, a later value reappears, range deletes cover
 // [Key, End) with either bound open, a partition delete covers everything;
 // and that Snapshot and Scan return rows in unsigned byte order.
-func TestIntegrationPartitionsRules(t *testing.T) {
-	db := newTestDB(t, Options{ScanPageSize: 2})
+func TestIntegrationPartitionsRules(t *testing.T) { eachTarget(t, integrationPartitionsRules) }
+
+func integrationPartitionsRules(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{ScanPageSize: 2})
 	p := db.Partitions()
 	ctx := context.Background()
 	part := uniqueKey(t, "rules")
@@ -231,7 +241,11 @@ func TestIntegrationPartitionsRules(t *testing.T) {
 // server and the contract's own helpers (refPartitions) and compares every
 // partition after each batch.
 func TestIntegrationPartitionsMatchReference(t *testing.T) {
-	db := newTestDB(t, Options{ScanPageSize: 3})
+	eachTarget(t, integrationPartitionsMatchReference)
+}
+
+func integrationPartitionsMatchReference(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{ScanPageSize: 3})
 	p := db.Partitions()
 	ctx := context.Background()
 	seed := testSeed(t)
@@ -277,14 +291,14 @@ func TestIntegrationPartitionsMatchReference(t *testing.T) {
 	}
 }
 
-func TestIntegrationErrorMapping(t *testing.T) {
-	s, ks := integration(t)
+func TestIntegrationErrorMapping(t *testing.T) { eachTarget(t, integrationErrorMapping) }
+
+func integrationErrorMapping(t *testing.T, tg *target) {
 	ctx := context.Background()
 	// A table that does not exist is a misconfiguration, and the driver's
 	// typed error stays reachable.
-	db, err := New(s, ks, Options{TablePrefix: "missing_"})
-	require.NoError(t, err)
-	err = db.Siblings().Put(ctx, "k", "a", []byte("v"), nil)
+	db := tg.newDB(t, Options{TablePrefix: "missing_"})
+	err := db.Siblings().Put(ctx, "k", "a", []byte("v"), nil)
 	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 	var inv *gocql.RequestErrInvalid
 	require.ErrorAs(t, err, &inv)
@@ -292,7 +306,7 @@ func TestIntegrationErrorMapping(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrMisconfiguredStore)
 
 	// A deadline that expires while the write is in flight is ambiguous.
-	good := newTestDB(t, Options{})
+	good := tg.newDB(t, Options{})
 	sawAmbiguous := false
 	for i := 0; i < 50 && !sawAmbiguous; i++ {
 		dctx, cancel := context.WithTimeout(ctx, time.Duration(i*20)*time.Microsecond)
@@ -313,11 +327,10 @@ func TestIntegrationErrorMapping(t *testing.T) {
 	// which makes the outcome ambiguous; see
 	// TestIntegrationRetriedWriteIsAmbiguous) that is a certain "not
 	// applied".
-	three, err := New(s, ks, Options{
+	three := tg.newDB(t, Options{
 		Consistency: map[Op]gocql.Consistency{OpSiblingsPut: gocql.Three, OpSiblingsFetch: gocql.All},
 		RetryPolicy: &gocql.SimpleRetryPolicy{NumRetries: 0},
 	})
-	require.NoError(t, err)
 	err = three.Siblings().Put(ctx, uniqueKey(t, "u"), "a", []byte("v"), nil)
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 	var un *gocql.RequestErrUnavailable
@@ -331,8 +344,10 @@ func TestIntegrationErrorMapping(t *testing.T) {
 // not) and are retried with the same state. The total is exact because an
 // actor's retry rewrites the same row with the state it already meant to
 // write.
-func TestIntegrationConcurrentActors(t *testing.T) {
-	db := newTestDB(t, Options{})
+func TestIntegrationConcurrentActors(t *testing.T) { eachTarget(t, integrationConcurrentActors) }
+
+func integrationConcurrentActors(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	st := db.Siblings()
 	ctx := context.Background()
 	key := uniqueKey(t, "conc")
@@ -404,7 +419,10 @@ func (sameHostRetry) GetRetryType(error) gocql.RetryType    { return gocql.Retry
 // the last attempt's error (Unavailable: THREE replicas on RF 1) says "not
 // applied", because an earlier attempt could have timed out after landing.
 func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
-	s, ks := integration(t)
+	eachTarget(t, integrationRetriedWriteIsAmbiguous)
+}
+
+func integrationRetriedWriteIsAmbiguous(t *testing.T, tg *target) {
 	ctx := context.Background()
 	levels := map[Op]gocql.Consistency{
 		OpSiblingsPut: gocql.Three, OpPartitionApply: gocql.Three,
@@ -415,11 +433,10 @@ func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
 		retries int
 		want    error
 	}{{0, crdt.ErrUnavailable}, {2, crdt.ErrAmbiguousWrite}} {
-		db, err := New(s, ks, Options{Consistency: levels, RetryPolicy: sameHostRetry{c.retries}})
-		require.NoError(t, err)
+		db := tg.newDB(t, Options{Consistency: levels, RetryPolicy: sameHostRetry{c.retries}})
 
 		cctx, calls := counting(ctx)
-		err = db.Siblings().Put(cctx, uniqueKey(t, "single"), "a", []byte("v"), nil)
+		err := db.Siblings().Put(cctx, uniqueKey(t, "single"), "a", []byte("v"), nil)
 		require.ErrorIs(t, err, c.want, "single statement, %d retries", c.retries)
 		var un *gocql.RequestErrUnavailable
 		require.ErrorAs(t, err, &un, "the last attempt's error stays reachable")
@@ -444,8 +461,10 @@ func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
 // concurrent single-partition batch cannot fall between two pages, and
 // that a key or partition above the limit is refused with
 // crdt.ErrTooLarge.
-func TestIntegrationSinglePageReads(t *testing.T) {
-	db := newTestDB(t, Options{})
+func TestIntegrationSinglePageReads(t *testing.T) { eachTarget(t, integrationSinglePageReads) }
+
+func integrationSinglePageReads(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	ctx := context.Background()
 	const rows = 5001 // one more than gocql's default page size
 
@@ -502,13 +521,24 @@ func fillSiblings(t *testing.T, db *DB, key string, from, to int) {
 	}
 }
 
-// TestIntegrationBatchTooLarge checks that a batch over several partitions
-// above the server's batch_size_fail_threshold_in_kb (50 KiB by default)
-// is refused as crdt.ErrTooLarge, with nothing applied, while the same
-// data in one partition (one mutation, exempt from the threshold) is
-// accepted.
-func TestIntegrationBatchTooLarge(t *testing.T) {
-	db := newTestDB(t, Options{})
+// TestIntegrationBatchTooLarge checks the size refusals of a batch over
+// several partitions, each with nothing applied:
+//
+//   - Apply refuses one whose keys and values add up to more than
+//     store.MaxSpanningBatchBytes (32 KiB) itself, with crdt.ErrTooLarge,
+//     before sending anything, and sends one of exactly that size, which
+//     the server accepts;
+//   - the server refuses a batch above batch_size_fail_threshold_in_kb
+//     (50 KiB by default) with "Batch too large", which the adapter maps to
+//     crdt.ErrTooLarge. Apply never sends one, so this batch goes through
+//     the adapter's write path directly;
+//
+// and that the same data in one partition (one mutation, exempt from both
+// thresholds) is accepted.
+func TestIntegrationBatchTooLarge(t *testing.T) { eachTarget(t, integrationBatchTooLarge) }
+
+func integrationBatchTooLarge(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
 	p := db.Partitions()
 	ctx := context.Background()
 	data := make([]byte, 2048)
@@ -522,16 +552,51 @@ func TestIntegrationBatchTooLarge(t *testing.T) {
 		parts = append(parts, part)
 		muts = append(muts, store.Mutation{Partition: part, Op: store.OpPut, Key: []byte("k"), Value: data, Timestamp: 100})
 	}
-	err := p.Apply(ctx, muts)
+	noneApplied := func(what string) {
+		t.Helper()
+		for _, part := range parts[:3] {
+			rows, err := p.Snapshot(ctx, part, 1, store.ReadComplete)
+			require.NoError(t, err)
+			require.Empty(t, rows, "%s applies nothing", what)
+		}
+	}
+
+	// Refused by Apply itself: no statement reaches the server.
+	cctx, calls := counting(ctx)
+	err := p.Apply(cctx, muts)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 	var inv *gocql.RequestErrInvalid
+	require.False(t, errors.As(err, &inv), "refused before sending, so no server error: %v", err)
+	requireCalls(t, calls, 0, 0, 0, "a batch above store.MaxSpanningBatchBytes")
+	noneApplied("a batch refused by Apply")
+
+	// At the limit (16 rows of a 1-byte key and a 2047-byte value): sent
+	// and applied; one byte more is refused.
+	edge := make([]store.Mutation, 16)
+	for i := range edge {
+		edge[i] = store.Mutation{Partition: uniqueKey(t, fmt.Sprintf("edge%d", i)), Op: store.OpPut, Key: []byte("k"), Value: data[:2047], Timestamp: 100}
+	}
+	over := append([]store.Mutation(nil), edge...)
+	over[0].Value = data[:2048]
+	require.ErrorIs(t, p.Apply(ctx, over), crdt.ErrTooLarge)
+	cctx, calls = counting(ctx)
+	require.NoError(t, p.Apply(cctx, edge), "a batch of store.MaxSpanningBatchBytes across partitions")
+	requireCalls(t, calls, 0, 1, 0, "a batch at store.MaxSpanningBatchBytes")
+	rows, err := p.Snapshot(ctx, edge[15].Partition, 1, store.ReadComplete)
+	require.NoError(t, err)
+	require.Equal(t, []store.Row{{Key: []byte("k"), Value: data[:2047]}}, rows)
+
+	// Refused by the server: the same 100 rows sent as one LOGGED batch.
+	stmts, err := p.applyStmts(muts[:1])
+	require.NoError(t, err)
+	for _, m := range muts[1:] {
+		stmts = append(stmts, p.mutationStmt(m))
+	}
+	err = db.write(ctx, OpPartitionApply, stmts)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
 	require.ErrorAs(t, err, &inv)
 	require.Contains(t, inv.Message(), "Batch too large")
-	for _, part := range parts[:3] {
-		rows, err := p.Snapshot(ctx, part, 1, store.ReadComplete)
-		require.NoError(t, err)
-		require.Empty(t, rows, "a refused batch applies nothing")
-	}
+	noneApplied("a batch the server refused")
 
 	one := uniqueKey(t, "one")
 	for i := range muts {
@@ -539,7 +604,7 @@ func TestIntegrationBatchTooLarge(t *testing.T) {
 		muts[i].Key = []byte(fmt.Sprintf("k%03d", i))
 	}
 	require.NoError(t, p.Apply(ctx, muts), "a single-partition batch is one mutation")
-	rows, err := p.Snapshot(ctx, one, 100, store.ReadComplete)
+	rows, err = p.Snapshot(ctx, one, 100, store.ReadComplete)
 	require.NoError(t, err)
 	require.Len(t, rows, 100)
 }
@@ -549,34 +614,18 @@ func TestIntegrationBatchTooLarge(t *testing.T) {
 // by up to ±2 s that step backwards, restarts, stale tokens; after every
 // step the rows Cassandra keeps visible must equal the plain sibling
 // model's.
-func TestIntegrationSiblingsSimulation(t *testing.T) {
-	s, ks := integration(t)
+func TestIntegrationSiblingsSimulation(t *testing.T) { eachTarget(t, integrationSiblingsSimulation) }
+
+func integrationSiblingsSimulation(t *testing.T, tg *target) {
 	seed := testSeed(t)
 	for c := 0; c < testCases(t, 5); c++ {
 		key := uniqueKey(t, fmt.Sprint("sim", c))
 		env := simEnv{
-			key: key,
-			newDB: func(now func() time.Time) *DB {
-				db, err := New(s, ks, Options{Now: now})
-				require.NoError(t, err)
-				return db
-			},
+			key:     key,
+			newDB:   func(now func() time.Time) *DB { return tg.newDB(t, Options{Now: now}) },
 			wall:    time.Now,
 			advance: func(time.Duration) {},
-			rows: func(db *DB) map[crdt.ActorID]string {
-				out := map[crdt.ActorID]string{}
-				iter := s.Query(fmt.Sprintf("SELECT actor, value FROM %s WHERE key = ?", db.tables[tableSiblings]), key).
-					Consistency(gocql.Quorum).Iter()
-				var (
-					actor string
-					value []byte
-				)
-				for iter.Scan(&actor, &value) {
-					out[crdt.ActorID(actor)] = string(value)
-				}
-				require.NoError(t, iter.Close())
-				return out
-			},
+			rows:    func(db *DB) map[crdt.ActorID]string { return tg.siblingRows(t, db, key) },
 		}
 		runSiblingsSim(t, rand.New(rand.NewSource(seed+int64(c))), fmt.Sprintf("seed %d case %d", seed, c), env)
 	}

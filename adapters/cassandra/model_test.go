@@ -16,7 +16,16 @@ package cassandra
 //     part of it is above max_mutation_size (16 MiB, half of 4.0's default
 //     32 MiB commit log segment), as the coordinator does;
 //   - a read of one page returns at most pageSize rows and a paging state
-//     when the page is full.
+//     when the page is full;
+//   - a batch over more than one partition above
+//     batch_size_fail_threshold_in_kb (50 KiB) is refused whole ("Batch too
+//     large");
+//   - a table that does not exist is refused ("unconfigured table");
+//   - the cluster is one node at replication factor 1: a level asking for
+//     two or three replicas is unavailable;
+//   - requests go through the driver's retry loop (drive), and, when the
+//     context has a deadline, take time both ways, so a deadline can pass
+//     before a write lands or after.
 //
 // The model interprets the statements (column lists, placeholders, WHERE
 // restrictions) rather than matching them against the adapter's own text,
@@ -28,11 +37,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -85,17 +98,31 @@ type cqlModel struct {
 }
 
 func newCQLModel(db *DB) *cqlModel {
-	return &cqlModel{tables: map[string]*modelTable{
-		db.tables[tableSiblings]:   {name: db.tables[tableSiblings], pk: "key", ck: "actor", val: "value", parts: map[string]*modelPartition{}},
-		db.tables[tablePartitions]: {name: db.tables[tablePartitions], pk: "partition", ck: "key", val: "value", parts: map[string]*modelPartition{}},
-	}}
+	m := &cqlModel{tables: map[string]*modelTable{}}
+	m.createTables(db)
+	return m
 }
 
 // attach routes db's I/O (and so every store db hands out from now on) to
 // the model.
 func (m *cqlModel) attach(db *DB) {
-	db.send = m.send
-	db.openPage = m.page
+	db.send = func(ctx context.Context, op Op, stmts []stmt) error { return m.driverSend(ctx, db, op, stmts) }
+	db.openPage = func(ctx context.Context, op Op, cql string, args []any, pageSize int, state []byte) rowIter {
+		return m.driverPage(ctx, db, op, cql, args, pageSize, state)
+	}
+}
+
+// createTables adds db's two tables to the model, as CreateSchema does
+// on a cluster.
+func (m *cqlModel) createTables(db *DB) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for short, cols := range map[string][3]string{tableSiblings: {"key", "actor", "value"}, tablePartitions: {"partition", "key", "value"}} {
+		name := db.tables[short]
+		if m.tables[name] == nil {
+			m.tables[name] = &modelTable{name: name, pk: cols[0], ck: cols[1], val: cols[2], parts: map[string]*modelPartition{}}
+		}
+	}
 }
 
 // modelSiblings returns db.Siblings() with its reads and writes on m.
@@ -263,34 +290,199 @@ func (t *modelTable) part(pk string) *modelPartition {
 // modelMaxMutation is Cassandra 4.0's default max_mutation_size.
 const modelMaxMutation = 16 << 20
 
+// modelBatchFail is Cassandra 4.0's default batch_size_fail_threshold_in_kb
+// (50 KiB): a batch over more than one partition whose mutations add up to
+// more is refused with "Batch too large" (BatchStatement.verifyBatchSize).
+const modelBatchFail = 50 << 10
+
 // modelRowOverhead approximates what a row adds to a mutation besides its
 // key and value bytes (timestamps, flags, lengths).
 const modelRowOverhead = 16
 
-func (m *cqlModel) send(ctx context.Context, op Op, stmts []stmt) error {
+// modelNodes is the model cluster's size and replication factor: one node,
+// as the integration keyspace (SimpleStrategy, RF 1) on one server.
+const modelNodes = 1
+
+// modelLatency is how long a request takes to reach the node, and its
+// answer to come back, when the caller's context has a deadline; without
+// one the model answers at once. A deadline that passes before the request
+// arrives leaves it unapplied, one that passes on the way back leaves it
+// applied: the driver reports the context's error either way.
+const modelLatency = 100 * time.Microsecond
+
+// sessionRetry is the retry policy of the integration harness's session
+// (harness_test.go), which the model applies to DBs without their own.
+var sessionRetry gocql.RetryPolicy = &gocql.SimpleRetryPolicy{NumRetries: 2}
+
+// modelFault is a statement the model cannot interpret: a bug in the
+// adapter or the model, reported as it is rather than as a driver error.
+type modelFault struct{ err error }
+
+func (f *modelFault) Error() string { return f.err.Error() }
+func (f *modelFault) Unwrap() error { return f.err }
+
+// replicasFor returns how many replicas a request at c waits for.
+func replicasFor(c gocql.Consistency) int {
+	switch c {
+	case gocql.Two:
+		return 2
+	case gocql.Three:
+		return 3
+	}
+	return 1 // ONE, LOCAL_ONE, and every quorum and ALL of a single replica
+}
+
+// modelQuery is the gocql.RetryableQuery the model hands a retry policy.
+type modelQuery struct {
+	ctx      context.Context
+	attempts int
+	cons     gocql.Consistency
+}
+
+func (q *modelQuery) Attempts() int                      { return q.attempts }
+func (q *modelQuery) SetConsistency(c gocql.Consistency) { q.cons = c }
+func (q *modelQuery) GetConsistency() gocql.Consistency  { return q.cons }
+func (q *modelQuery) Context() context.Context           { return q.ctx }
+
+// drive runs attempt as gocql's query executor does on a one-node cluster
+// (queryExecutor.do): a context error ends at once; otherwise the retry
+// policy (db's, or the session's) decides: Retry resends to the same node,
+// RetryNextHost ends (there is no other node), Ignore reports success,
+// Rethrow ends. It returns the last error and the number of attempts.
+func (m *cqlModel) drive(ctx context.Context, db *DB, op Op, attempt func(gocql.Consistency) error) (int, error) {
+	policy := db.retry
+	if policy == nil {
+		policy = sessionRetry
+	}
+	q := &modelQuery{ctx: ctx, cons: db.cons[op]}
+	for {
+		q.attempts++
+		err := attempt(q.cons)
+		var fault *modelFault
+		if err == nil || errors.As(err, &fault) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return q.attempts, err
+		}
+		reached := !policy.Attempt(q)
+		switch policy.GetRetryType(err) {
+		case gocql.Retry:
+		case gocql.Ignore:
+			return q.attempts, nil
+		default: // RetryNextHost: no other node; Rethrow
+			return q.attempts, err
+		}
+		if reached {
+			return q.attempts, err
+		}
+	}
+}
+
+// travel waits modelLatency when ctx has a deadline, and returns ctx's
+// error if it is done by then.
+func travel(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		return ctx.Err()
+	}
+	t := time.NewTimer(modelLatency)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+var tableRE = regexp.MustCompile(`(?:INTO|FROM) ("[a-z0-9_]+"\."([a-z0-9_]+)")`)
+
+// checkRequest refuses what the node refuses before executing cql at cons:
+// a table that does not exist (the prepare fails), and a level needing
+// more replicas than there are.
+func (m *cqlModel) checkRequest(cql string, cons gocql.Consistency) error {
+	mm := tableRE.FindStringSubmatch(cql)
+	if mm == nil {
+		return &modelFault{fmt.Errorf("model: no table in %q", cql)}
+	}
+	m.mu.Lock()
+	t := m.tables[mm[1]]
+	m.mu.Unlock()
+	if t == nil {
+		return invalidRequest("unconfigured table " + mm[2])
+	}
+	if n := replicasFor(cons); n > modelNodes {
+		return &gocql.RequestErrUnavailable{Consistency: cons, Required: n, Alive: modelNodes}
+	}
+	return nil
+}
+
+// driverSend is db.send on the model: the driver's attempts (drive), each
+// counted in ctx (counting) as the session's observer counts it, and the
+// outcome mapped as sessionSend maps the driver's.
+func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) error {
 	if !op.isWrite() {
 		return fmt.Errorf("model: write under read op %v", op)
 	}
-	size := map[string]int{}
-	for _, s := range stmts {
-		size[s.key] += modelRowOverhead
-		for _, a := range s.args {
-			if b, ok := a.([]byte); ok {
-				size[s.key] += len(b)
+	attempts, err := m.drive(ctx, db, op, func(cons gocql.Consistency) error {
+		if c, _ := ctx.Value(callsKey{}).(*calls); c != nil {
+			if len(stmts) == 1 {
+				c.query(stmts[0].cql, stmts[0].args)
+			} else {
+				all := make([]string, len(stmts))
+				for i, s := range stmts {
+					all[i] = s.cql
+				}
+				c.batch(all)
 			}
 		}
-		if size[s.key] > modelMaxMutation {
-			return wrapWrite(op.String(), invalidRequest(fmt.Sprintf("Rejected an oversized mutation (%d/%d) for keyspace: ks", size[s.key], modelMaxMutation)), 1, batchlogged(stmts))
+		if err := travel(ctx); err != nil {
+			return err
+		}
+		if err := m.send(stmts, cons); err != nil {
+			return err
+		}
+		return travel(ctx)
+	})
+	var fault *modelFault
+	if errors.As(err, &fault) {
+		return fault.err
+	}
+	return wrapWrite(op.String(), err, attempts, batchlogged(stmts))
+}
+
+// send is one attempt of a write at the node: checks, then the statements
+// applied as one batch, or refused whole.
+func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
+	for _, s := range stmts {
+		if err := m.checkRequest(s.cql, cons); err != nil {
+			return err
+		}
+	}
+	size, total := map[string]int{}, 0
+	for _, s := range stmts {
+		n := modelRowOverhead
+		for _, a := range s.args {
+			if b, ok := a.([]byte); ok {
+				n += len(b)
+			}
+		}
+		size[s.key] += n
+		total += n
+	}
+	if batchlogged(stmts) && total > modelBatchFail {
+		return invalidRequest("Batch too large")
+	}
+	for _, n := range size {
+		if n > modelMaxMutation {
+			return invalidRequest(fmt.Sprintf("Rejected an oversized mutation (%d/%d) for keyspace: ks", n, modelMaxMutation))
 		}
 	}
 	ops := make([]modelOp, len(stmts))
 	for i, s := range stmts {
 		o, pk, err := m.parseWrite(s)
 		if err != nil {
-			return err
+			return &modelFault{err}
 		}
 		if pk != s.key {
-			return fmt.Errorf("model: statement names partition %q, writes %q", s.key, pk)
+			return &modelFault{fmt.Errorf("model: statement names partition %q, writes %q", s.key, pk)}
 		}
 		ops[i] = o
 	}
@@ -345,12 +537,36 @@ func (it *modelIter) Scan(dest ...any) bool {
 func (it *modelIter) PageState() []byte { return it.state }
 func (it *modelIter) Close() error      { return it.err }
 
-func (m *cqlModel) page(ctx context.Context, op Op, cql string, args []any, pageSize int, state []byte) rowIter {
-	if err := ctx.Err(); err != nil {
+// driverPage is db.openPage on the model: one page read through the
+// driver's attempts (drive), each counted in ctx as the session's
+// observer counts it.
+func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, args []any, pageSize int, state []byte) rowIter {
+	var it *modelIter
+	_, err := m.drive(ctx, db, op, func(cons gocql.Consistency) error {
+		if c, _ := ctx.Value(callsKey{}).(*calls); c != nil {
+			c.query(cql, args)
+		}
+		if err := travel(ctx); err != nil {
+			return err
+		}
+		if err := m.checkRequest(cql, cons); err != nil {
+			return err
+		}
+		rows, next, err := m.read(op, cql, args, pageSize, state)
+		if err != nil {
+			return &modelFault{err}
+		}
+		it = &modelIter{rows: rows, state: next}
+		return travel(ctx)
+	})
+	var fault *modelFault
+	if errors.As(err, &fault) {
+		return &modelIter{err: fault.err}
+	}
+	if err != nil {
 		return &modelIter{err: err}
 	}
-	rows, next, err := m.read(op, cql, args, pageSize, state)
-	return &modelIter{rows: rows, state: next, err: err}
+	return it
 }
 
 func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byte) ([][]any, []byte, error) {

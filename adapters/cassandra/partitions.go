@@ -45,12 +45,15 @@ const MaxApplyMutations = gocql.BatchSizeMaximum
 // store.ReadComplete at OpPartitionReadComplete's (ALL); Apply runs at
 // OpPartitionApply's.
 //
-// Apply validates with store.CheckMutations before sending anything, and
-// refuses more than MaxApplyMutations mutations (crdt.ErrTooLarge). The
-// server refuses a batch over several partitions above
-// batch_size_fail_threshold_in_kb (50 KiB by default), and any mutation of
-// one partition above max_mutation_size; both come back as
-// crdt.ErrTooLarge with nothing applied (see Error).
+// Apply validates with store.CheckMutations before sending anything, which
+// refuses a batch over several partitions above
+// store.MaxSpanningBatchBytes (32 KiB of keys and values), below the
+// server's batch_size_fail_threshold_in_kb (50 KiB by default); Apply also
+// refuses more than MaxApplyMutations mutations. These refusals wrap
+// crdt.ErrTooLarge and send nothing. The server's own size refusals
+// ("Batch too large", a mutation of one partition above
+// max_mutation_size) also come back as crdt.ErrTooLarge with nothing
+// applied (see Error).
 //
 // A Partitions is safe for concurrent use.
 type Partitions struct {

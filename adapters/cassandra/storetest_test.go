@@ -1,9 +1,9 @@
 package cassandra
 
 // The conformance kit of package store (storetest) against the adapter's
-// stores: in CI on the model of Cassandra's rules (model_test.go), and
-// against the cluster named by CASSANDRA_HOSTS, each check on freshly
-// created tables.
+// stores, through eachTarget: in CI on the model of Cassandra's rules
+// (model_test.go), and against the cluster named by CASSANDRA_HOSTS, each
+// Siblings check on freshly created tables.
 
 import (
 	"context"
@@ -77,30 +77,6 @@ func kitPartitions(newStore func(t *testing.T) store.Partitions) func(t *testing
 	}
 }
 
-func TestModelStoreKit(t *testing.T) {
-	t.Run("Siblings", func(t *testing.T) {
-		storetest.RunSiblings(t, func(t *testing.T) store.Siblings {
-			s, _ := modelSiblings(t)
-			return &kitActors{Siblings: s}
-		})
-	})
-	t.Run("Partitions", func(t *testing.T) {
-		storetest.RunPartitions(t, kitPartitions(func(t *testing.T) store.Partitions {
-			p, _ := modelPartitions(t, Options{ScanPageSize: 3})
-			return p
-		}))
-	})
-	// The same wiring as TestIntegrationStoreKit: one store, a namespace
-	// per fresh store.
-	t.Run("PartitionsNamespaced", func(t *testing.T) {
-		p, _ := modelPartitions(t, Options{ScanPageSize: 3})
-		var n atomic.Int64
-		storetest.RunPartitions(t, kitPartitions(func(t *testing.T) store.Partitions {
-			return namespaced{Partitions: p, prefix: fmt.Sprintf("ns%d/", n.Add(1))}
-		}))
-	})
-}
-
 // freshDB returns a DB on the cluster whose two tables were created for
 // this test alone (a random prefix) and are dropped when it ends: the kit
 // wants an empty store for every check.
@@ -157,15 +133,17 @@ func (n namespaced) Apply(ctx context.Context, muts []store.Mutation) error {
 	return n.Partitions.Apply(ctx, out)
 }
 
-func TestIntegrationStoreKit(t *testing.T) {
-	integration(t) // skip early without a cluster
+func TestIntegrationStoreKit(t *testing.T) { eachTarget(t, integrationStoreKit) }
+
+func integrationStoreKit(t *testing.T, tg *target) {
 	t.Run("Siblings", func(t *testing.T) {
 		storetest.RunSiblings(t, func(t *testing.T) store.Siblings {
-			return &kitActors{Siblings: freshDB(t, Options{}).Siblings()}
+			return &kitActors{Siblings: tg.freshDB(t, Options{}).Siblings()}
 		})
 	})
+	// One store, a namespace per fresh store: the kit asks for many.
 	t.Run("Partitions", func(t *testing.T) {
-		p := freshDB(t, Options{ScanPageSize: 3}).Partitions()
+		p := tg.freshDB(t, Options{ScanPageSize: 3}).Partitions()
 		var n atomic.Int64
 		storetest.RunPartitions(t, kitPartitions(func(t *testing.T) store.Partitions {
 			return namespaced{Partitions: p, prefix: fmt.Sprintf("ns%d/", n.Add(1))}

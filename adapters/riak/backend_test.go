@@ -1,6 +1,7 @@
 package riak_test
 
 import (
+	"errors"
 	"os"
 	"testing"
 
@@ -46,11 +47,14 @@ type backend struct {
 	open func(t testing.TB) target
 }
 
+// fakeBackend is the test double with a created bucket type.
+var fakeBackend = backend{"fake", func(t testing.TB) target {
+	srv, cl := fakeCluster(t)
+	return target{cl: cl, opts: riak.Options{BucketType: fakeType, Bucket: testBucket}, dvv: true, addr: srv.Addr(), srv: srv}
+}}
+
 var backends = []backend{
-	{"fake", func(t testing.TB) target {
-		srv, cl := fakeCluster(t)
-		return target{cl: cl, opts: riak.Options{BucketType: fakeType, Bucket: testBucket}, dvv: true, addr: srv.Addr(), srv: srv}
-	}},
+	fakeBackend,
 	{"fake-default-type", func(t testing.TB) target {
 		srv, cl := fakeDefaultTypeCluster(t)
 		return target{cl: cl, opts: defaultTypeOptions, dvv: false, addr: srv.Addr(), srv: srv}
@@ -215,5 +219,85 @@ func TestBackendCheckBucket(t *testing.T) {
 		require.Contains(t, err.Error(), "last_write_wins=true")
 		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, "default", propsBucket))
 		checkDefault()
+	})
+}
+
+// missingType names a bucket type no backend has.
+const missingType = "counterkit-no-such-type"
+
+// riakMessage returns the message of the Riak error in err ("" if none).
+func riakMessage(err error) string {
+	var ce riakc.ClientError
+	if errors.As(err, &ce) && ce.InnerError != nil {
+		err = ce.InnerError
+	}
+	var re riakc.RiakError
+	if errors.As(err, &re) {
+		return re.Errmsg
+	}
+	return ""
+}
+
+// TestBackendRefusals: what Riak 3.2 refuses, with its messages, on every
+// backend. Bucket properties: r, w and rw of 0 ({Prop,not_valid_quorum},
+// riak_kv_bucket's is_quorum), several listed in Riak's order, while pr,
+// pw and dw may be 0; a refusal changes nothing. A bucket type that does
+// not exist: "no_type" for a fetch, store or delete, "No bucket-type named
+// 'NAME'" for a bucket's properties, "Invalid bucket type: <<"NAME">>" for
+// the type's properties and "Invalid bucket properties: not_active" for
+// setting them. Nothing here is stored on a real Riak.
+func TestBackendRefusals(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tg target) {
+		typ := tg.opts.BucketType
+		require.NoError(t, riak.ConfigureBucket(ctx, tg.cl, typ, propsBucket))
+		fetchProps := func() *riakc.FetchBucketPropsResponse {
+			t.Helper()
+			cmd, err := riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(typ).WithBucket(propsBucket).Build()
+			require.NoError(t, err)
+			require.NoError(t, tg.cl.Execute(cmd))
+			return cmd.(*riakc.FetchBucketPropsCommand).Response
+		}
+		before := fetchProps()
+		for _, c := range []struct {
+			name string
+			set  func(b *riakc.StoreBucketPropsCommandBuilder)
+			want string
+		}{
+			{"r 0", func(b *riakc.StoreBucketPropsCommandBuilder) { b.WithR(0) }, "[{r,not_valid_quorum}]"},
+			{"w 0", func(b *riakc.StoreBucketPropsCommandBuilder) { b.WithW(0) }, "[{w,not_valid_quorum}]"},
+			{"rw 0", func(b *riakc.StoreBucketPropsCommandBuilder) { b.WithRw(0) }, "[{rw,not_valid_quorum}]"},
+			{"r, w and rw 0", func(b *riakc.StoreBucketPropsCommandBuilder) { b.WithR(0).WithW(0).WithRw(0) },
+				"[{rw,not_valid_quorum},{w,not_valid_quorum},{r,not_valid_quorum}]"},
+		} {
+			b := riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(typ).WithBucket(propsBucket)
+			c.set(b)
+			cmd, err := b.Build()
+			require.NoError(t, err)
+			require.Equal(t, "Invalid bucket properties: "+c.want, riakMessage(tg.cl.Execute(cmd)), c.name)
+		}
+		require.Equal(t, before, fetchProps(), "refused properties changed nothing")
+
+		// A store, fetch or delete in a type that does not exist.
+		store, err := riakc.NewStoreValueCommandBuilder().WithBucketType(missingType).WithBucket(propsBucket).WithKey("k").
+			WithContent(&riakc.Object{Value: []byte("v"), ContentType: "text/plain"}).Build()
+		require.NoError(t, err)
+		require.Equal(t, "no_type", riakMessage(tg.cl.Execute(store)), "store")
+		fetch, err := riakc.NewFetchValueCommandBuilder().WithBucketType(missingType).WithBucket(propsBucket).WithKey("k").Build()
+		require.NoError(t, err)
+		require.Equal(t, "no_type", riakMessage(tg.cl.Execute(fetch)), "fetch")
+		del, err := riakc.NewDeleteValueCommandBuilder().WithBucketType(missingType).WithBucket(propsBucket).WithKey("k").Build()
+		require.NoError(t, err)
+		require.Equal(t, "no_type", riakMessage(tg.cl.Execute(del)), "delete")
+
+		// Its properties, and a bucket's.
+		bp, err := riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(missingType).WithBucket(propsBucket).Build()
+		require.NoError(t, err)
+		require.Equal(t, "No bucket-type named '"+missingType+"'", riakMessage(tg.cl.Execute(bp)))
+		tp, err := riakc.NewFetchBucketTypePropsCommandBuilder().WithBucketType(missingType).Build()
+		require.NoError(t, err)
+		require.Equal(t, `Invalid bucket type: <<"`+missingType+`">>`, riakMessage(tg.cl.Execute(tp)))
+		st, err := riakc.NewStoreBucketTypePropsCommandBuilder().WithBucketType(missingType).WithAllowMult(true).Build()
+		require.NoError(t, err)
+		require.Equal(t, "Invalid bucket properties: not_active", riakMessage(tg.cl.Execute(st)))
 	})
 }

@@ -76,7 +76,7 @@ func TestConcurrentLedger(t *testing.T) {
 		concurrentLedger(t, tg, tg.srv == nil)
 	})
 	t.Run("fake-via-proxy", func(t *testing.T) {
-		concurrentLedger(t, backends[0].open(t), true)
+		concurrentLedger(t, fakeBackend.open(t), true)
 	})
 }
 

@@ -1,6 +1,7 @@
 package riaktest
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -100,8 +101,31 @@ func genericErrors(errs []propError, p *rpb.RpbBucketProps, checkFlags bool) []p
 	if p.WriteOnce != nil && *p.WriteOnce && checkFlags {
 		errs = prepend(errs, propError{prop: "write_once", reason: reasonCannotWriteOnce})
 	}
+	// The quorum properties, in decode order (pr, r, w, pw, dw, rw). r, w
+	// and rw must be a positive integer or one, quorum or all (is_quorum);
+	// pr, pw and dw may also be 0 (is_opt_quorum). "default", which
+	// riak_pb decodes to the atom default, is neither.
+	for _, f := range []struct {
+		name     string
+		v        *uint32
+		zeroOkay bool
+	}{{"pr", p.Pr, true}, {"r", p.R, false}, {"w", p.W, false}, {"pw", p.Pw, true}, {"dw", p.Dw, true}, {"rw", p.Rw, false}} {
+		if f.v != nil && (*f.v == quorumDefault || *f.v == 0 && !f.zeroOkay) {
+			errs = prepend(errs, propError{prop: f.name, reason: "not_valid_quorum", atom: true})
+		}
+	}
 	return errs
 }
+
+// The symbolic quorum values of the protocol-buffers interface
+// (riak_pb_kv_codec.hrl): an RpbBucketProps or request quorum field holds
+// either a count or one of these.
+const (
+	quorumOne     uint32 = math.MaxUint32 - 1 // one
+	quorumQuorum  uint32 = math.MaxUint32 - 2 // quorum
+	quorumAll     uint32 = math.MaxUint32 - 3 // all
+	quorumDefault uint32 = math.MaxUint32 - 4 // default
+)
 
 // lwwDVVErrors is riak_kv_bucket's check on the merged result: a bucket
 // (or type) may not end up with both last_write_wins=true and

@@ -33,7 +33,7 @@ func TestBucketPropsValidation(t *testing.T) {
 		require.NoError(t, s.CreateBucketType(counters, BucketTypeProps{AllowMult: true, Datatype: "counter"}))
 		return s
 	}
-	yes, no := proto.Bool(true), proto.Bool(false)
+	yes, no, zero := proto.Bool(true), proto.Bool(false), proto.Uint32(0)
 	for _, tc := range []struct {
 		name   string
 		typ    string
@@ -73,6 +73,19 @@ func TestBucketPropsValidation(t *testing.T) {
 			`Invalid bucket properties: [{dvv_enabled,"If last_write_wins is true, dvv_enabled must be false"},{n_val,not_integer},{consistent,"Write once buckets must not be consistent=true"}]`},
 		{"the default type itself", "default", "", &rpb.RpbBucketProps{AllowMult: yes}, "Invalid bucket properties: no_default_update"},
 		{"a bucket of an unknown type", "nope", "b", &rpb.RpbBucketProps{AllowMult: yes}, "No bucket-type named 'nope'"},
+		{"an unknown type itself", "nope", "", &rpb.RpbBucketProps{AllowMult: yes}, "Invalid bucket properties: not_active"},
+		{"r 0", dvvType, "b", &rpb.RpbBucketProps{R: zero}, `Invalid bucket properties: [{r,not_valid_quorum}]`},
+		{"w 0", dvvType, "b", &rpb.RpbBucketProps{W: zero}, `Invalid bucket properties: [{w,not_valid_quorum}]`},
+		{"rw 0", dvvType, "b", &rpb.RpbBucketProps{Rw: zero}, `Invalid bucket properties: [{rw,not_valid_quorum}]`},
+		{"r 0 on a type", dvvType, "", &rpb.RpbBucketProps{R: zero}, `Invalid bucket properties: [{r,not_valid_quorum}]`},
+		{"w 0 on a default-type bucket", "default", "b", &rpb.RpbBucketProps{W: zero}, `Invalid bucket properties: [{w,not_valid_quorum}]`},
+		{"r, w and rw 0, in Riak's order", dvvType, "b", &rpb.RpbBucketProps{R: zero, W: zero, Rw: zero, NVal: zero},
+			`Invalid bucket properties: [{rw,not_valid_quorum},{w,not_valid_quorum},{r,not_valid_quorum},{n_val,not_integer}]`},
+		{"r default", dvvType, "b", &rpb.RpbBucketProps{R: proto.Uint32(quorumDefault)}, `Invalid bucket properties: [{r,not_valid_quorum}]`},
+		{"pr default", dvvType, "b", &rpb.RpbBucketProps{Pr: proto.Uint32(quorumDefault)}, `Invalid bucket properties: [{pr,not_valid_quorum}]`},
+		{"pr, pw and dw 0", dvvType, "b", &rpb.RpbBucketProps{Pr: zero, Pw: zero, Dw: zero}, ""},
+		{"r, w and rw symbolic", dvvType, "b", &rpb.RpbBucketProps{R: proto.Uint32(quorumQuorum), W: proto.Uint32(quorumOne), Rw: proto.Uint32(quorumAll)}, ""},
+		{"r, w and rw 1", dvvType, "b", &rpb.RpbBucketProps{R: proto.Uint32(1), W: proto.Uint32(1), Rw: proto.Uint32(1)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newServer(t)

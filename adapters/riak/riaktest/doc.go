@@ -66,16 +66,21 @@
 //     property") or write_once=true ("cannot update write_once property");
 //     datatype is accepted there, as by Riak;
 //   - anywhere: n_val, old_vclock, big_vclock or small_vclock of 0
-//     ({n_val,not_integer}).
+//     ({n_val,not_integer}); r, w or rw of 0, and any quorum property
+//     (pr, r, w, pw, dw, rw) set to the protocol's "default" value
+//     ({r,not_valid_quorum}: riak_kv_bucket's is_quorum takes a positive
+//     count, one, quorum or all; pr, pw and dw may also be 0).
 //
 // Updating the "default" type itself is refused with "Invalid bucket
-// properties: no_default_update", a bucket of a type that does not exist
-// with "No bucket-type named 'NAME'", and resetting a bucket always
-// succeeds, as in Riak. CreateBucketType refuses, with the same reasons,
+// properties: no_default_update", a type that does not exist with
+// "Invalid bucket properties: not_active" (riak_core_claimant finds it
+// inactive), a bucket of a type that does not exist with "No bucket-type
+// named 'NAME'", reading such a type's properties with "Invalid bucket
+// type: <<"NAME">>", and resetting a bucket always succeeds, as in
+// Riak. CreateBucketType refuses, with the same reasons,
 // LastWriteWins without DisableDVV and a Datatype without AllowMult.
 //
-// Not validated: the quorum properties (r, w, pr, pw, dw, rw,
-// node_confirms), hll_precision, the datatype name at creation, commit
+// Not validated: node_confirms, hll_precision, the datatype name at creation, commit
 // hooks, and the rules for strongly consistent and write_once types (the
 // double creates neither). Riak prints the error list with Erlang's ~p,
 // which breaks a long list over several lines; the double prints it on
@@ -84,21 +89,22 @@
 //
 // # Caveats
 //
-// No replication, quorums (r, w, pr, pw are ignored), read repair, handoff,
-// vclock pruning, secondary indexes, links, MapReduce, search, Riak data
-// types, strong consistency, security or TLS. Behaviour that depends on
+// No replication, quorums (valid r, w, pr, pw values are accepted and
+// ignored), read repair, handoff, vclock pruning, secondary indexes,
+// links, MapReduce, search, Riak data types, strong consistency, security
+// or TLS. Behaviour that depends on
 // those needs a real Riak.
 //
 // Error messages are Riak's where counterkit classifies them ("overload",
-// "timeout", "{too_many_siblings,N}"), with two exceptions: a malformed
+// "timeout", "{too_many_siblings,N}"), with one exception: a malformed
 // vclock is refused with "bad vclock: ...", where Riak's protocol-buffers
 // handler crashes, answers "Error processing incoming message: ..." with
-// the crash (naming riak_object's decode_vclock) and closes the connection;
-// and a fetch, store or delete in an unknown bucket type (and setting the
-// properties of an unknown type) is refused with "Invalid bucket type:
-// ...", where Riak's message names no_type. dvv_enabled is fixed when a
-// type is created (BucketTypeProps.DisableDVV), as it is over protocol
-// buffers in Riak.
+// the crash (naming riak_object's decode_vclock) and closes the
+// connection. A fetch, store or delete in a bucket type that does not
+// exist is refused with "no_type", as by Riak (riak_client's check of the
+// bucket gets {error,no_type}, which riak_kv_pb_object prints).
+// dvv_enabled is fixed when a type is created (BucketTypeProps.DisableDVV),
+// as it is over protocol buffers in Riak.
 //
 // The vclock bytes are the double's own small binary format (see
 // VClock.MarshalBinary), opaque to clients as Riak's are, strictly

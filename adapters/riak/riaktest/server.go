@@ -661,7 +661,7 @@ func (s *FakeServer) handle(code byte, body []byte) (byte, proto.Message, rpcErr
 func (s *FakeServer) propsLocked(typ, bucket string) (*rpb.RpbBucketProps, rpcError) {
 	tp, ok := s.types[typ]
 	if !ok {
-		return nil, rpcError(fmt.Sprintf("Invalid bucket type: %q", typ))
+		return nil, noSuchType
 	}
 	p := proto.Clone(tp).(*rpb.RpbBucketProps)
 	if bucket != "" {
@@ -671,6 +671,13 @@ func (s *FakeServer) propsLocked(typ, bucket string) (*rpb.RpbBucketProps, rpcEr
 	}
 	return p, ""
 }
+
+// noSuchType is Riak's answer to a fetch, store or delete in a bucket type
+// that does not exist (or is not active): riak_client's
+// riak_kv_util:consistent_object check gets {error,no_type} from
+// riak_core_bucket:get_bucket, and riak_kv_pb_object sends the reason
+// printed with ~p.
+const noSuchType rpcError = "no_type"
 
 // noType is Riak's answer to a bucket-properties request for a bucket of a
 // bucket type that does not exist.
@@ -737,7 +744,10 @@ func (s *FakeServer) setBucketType(typ string, props *rpb.RpbBucketProps) (byte,
 	defer s.mu.Unlock()
 	tp, ok := s.types[typ]
 	if !ok {
-		return 0, nil, rpcError(fmt.Sprintf("Invalid bucket type: %q", typ))
+		// riak_core_claimant's update_bucket_type finds no properties for
+		// the type and so refuses it as inactive: {error,not_active},
+		// printed with ~p by riak_core_pb_bucket_type.
+		return 0, nil, rpcError(invalidProps(nil) + "not_active")
 	}
 	if errs := validateUpdate(false, tp, s.dvv[typ], props); len(errs) > 0 {
 		return 0, nil, rpcError(invalidProps(errs))
