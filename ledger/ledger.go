@@ -632,18 +632,13 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	case err == nil:
 		l.local, l.pending, l.unacked, l.seen = merged, false, nil, b
 		return true, nil
-	case errors.Is(err, crdt.ErrAmbiguousWrite):
-		l.stats.ambiguous++
-		// It may have landed: never write a state without it again, or
-		// the actor's entry would fork.
-		l.local, l.pending, l.seen = merged, true, nil
-		for _, x := range applied {
-			if l.unacked == nil {
-				l.unacked = map[crdt.TxnID]struct{}{}
-			}
-			l.unacked[x] = struct{}{}
+	case definite(err):
+		if !errors.Is(err, crdt.ErrUnavailable) {
+			// Refused for what it is (too large, a bad key or token):
+			// it did not land, and another attempt would fare no better.
+			l.unapply(merged, applied)
+			return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
 		}
-	case errors.Is(err, crdt.ErrUnavailable):
 		l.stats.refused++
 		if brokenKeepRefused && len(applied) > 1 {
 			applied = applied[:1] // broken: the others stay in the state
@@ -651,8 +646,21 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		// Known not to have landed: forget it.
 		l.unapply(merged, applied)
 	default:
-		l.unapply(merged, applied)
-		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
+		// Ambiguous, or an error the store did not classify, which
+		// store.Siblings says to treat as ambiguous: it may have landed,
+		// so never write a state without it again, or the actor's entry
+		// would fork.
+		if !errors.Is(err, crdt.ErrAmbiguousWrite) {
+			err = fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
+		}
+		l.stats.ambiguous++
+		l.local, l.pending, l.seen = merged, true, nil
+		for _, x := range applied {
+			if l.unacked == nil {
+				l.unacked = map[crdt.TxnID]struct{}{}
+			}
+			l.unacked[x] = struct{}{}
+		}
 	}
 	if attempt > l.opts.RetryCount {
 		return true, fmt.Errorf("ledger %q: put failed after %d attempts: %w", l.key, attempt, err)
@@ -661,6 +669,15 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		return true, fmt.Errorf("ledger %q: put failed after %d attempts (%w): %w", l.key, attempt, werr, err)
 	}
 	return false, nil
+}
+
+// definite reports whether a write's error means it did not land: a
+// refusal (crdt.ErrUnavailable) or a write refused for what it is, before
+// anything was sent (too large, an invalid key, a malformed token). Every
+// other error may hide a write that landed (store.Siblings).
+func definite(err error) bool {
+	return !errors.Is(err, crdt.ErrAmbiguousWrite) && (errors.Is(err, crdt.ErrUnavailable) ||
+		errors.Is(err, crdt.ErrTooLarge) || errors.Is(err, crdt.ErrInvalidKey) || errors.Is(err, crdt.ErrCorruptEncoding))
 }
 
 // unapply takes the transactions txns back out of merged, a write known

@@ -215,3 +215,40 @@ func TestContextEndingBeforeRetryFetchIsAmbiguous(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(5), r.Value, "x landed, once")
 }
+
+// Hole 8 of the edges: a Put error that is neither ambiguous nor a
+// refusal (a store's unclassified error; this one landed) is treated as
+// ambiguous, as store.Siblings says: the write stays pending, the error
+// wraps crdt.ErrAmbiguousWrite, and a retry on another ledger finds the
+// transaction, counted once.
+func TestUnclassifiedPutErrorIsAmbiguous(t *testing.T) {
+	ctx := context.Background()
+	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{
+		Policy: faulty.Keys(faulty.Only(faulty.Script(faulty.Unclassified), faulty.MethodPut), func(k string) bool { return !ledger.IsRecordKey(k) }),
+	})
+	a, err := ledger.New(fs, "k", ledger.Options{Actor: "a", Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	r, err := a.Credit(ctx, "x", 5)
+	require.NoError(t, err, "the retry inside the call lands it")
+	require.Equal(t, tpncounter.Applied, r.Outcome)
+	require.Equal(t, 2, r.Attempts)
+	b, err := ledger.New(fs, "k", ledger.Options{Actor: "b"})
+	require.NoError(t, err)
+	r, err = b.Credit(ctx, "x", 5)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Duplicate, r.Outcome)
+	require.Equal(t, int64(5), r.Value)
+
+	// When the retry cannot read, the call reports the write as
+	// ambiguous (it landed), not as failed.
+	fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.Unclassified, faulty.Refuse), func(k string) bool { return !ledger.IsRecordKey(k) }))
+	c, err := ledger.New(fs, "k", ledger.Options{Actor: "c", RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = c.Credit(ctx, "y", 7)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.True(t, c.Pending())
+	r, err = b.Credit(ctx, "y", 7)
+	require.NoError(t, err)
+	require.NotEqual(t, tpncounter.Applied, r.Outcome, "y landed: the retry must not count it again")
+	require.Equal(t, int64(12), r.Value)
+}
