@@ -507,6 +507,11 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		res.Attempts++
 		merged, token, storeHasAll, nsibs, err := a.read(ctx)
 		if err != nil {
+			if inDoubt {
+				// The call's context ended, or the read failed, after
+				// an attempt that may have landed: still ambiguous.
+				err = retry.InDoubt(err, "an earlier attempt's write")
+			}
 			return res, err
 		}
 		prev := merged.entries[a.writer]
@@ -544,29 +549,32 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 			return res, err
 		}
 		err = a.st.Put(ctx, a.key, a.writer, b, token)
-		switch {
-		case err == nil:
+		switch retry.Classify(err) {
+		case retry.Landed:
 			a.local, a.pending, a.seen = merged, false, b
 			a.settled(settled)
 			res.Landed = true
 			return res, nil
-		case errors.Is(err, crdt.ErrUnavailable):
+		case retry.Invalid, retry.Refused:
 			// Known not to have landed: this account's entry goes back to
 			// its last write.
+			invalid := retry.Classify(err) == retry.Invalid
 			undo()
 			if inDoubt {
 				// An earlier attempt of this call may have landed.
-				err = fmt.Errorf("%w: an earlier attempt may have landed; the last was refused (%v)", crdt.ErrAmbiguousWrite, err)
+				err = retry.InDoubt(err, "an earlier attempt's write")
+			}
+			if invalid {
+				return res, fmt.Errorf("bounded %q: put: %w", a.key, err)
 			}
 		default:
-			// It may have landed: never write a state without it again,
-			// or this account's entry would fork.
+			// Ambiguous, or an error the store did not classify: it may
+			// have landed, so never write a state without it again, or
+			// this account's entry would fork.
 			inDoubt = true
 			a.local, a.pending, a.seen = merged, true, nil
 			a.settled(settled)
-			if !errors.Is(err, crdt.ErrAmbiguousWrite) {
-				return res, fmt.Errorf("bounded %q: put: %w", a.key, err)
-			}
+			err = retry.AmbiguousErr(err)
 		}
 		if res.Attempts > a.opts.RetryCount {
 			return res, fmt.Errorf("bounded %q: put failed after %d attempts: %w", a.key, res.Attempts, err)

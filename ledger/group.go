@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -421,7 +422,7 @@ func (l *Ledger) heldError(c *call, err error) error {
 	if _, ok := l.unacked[c.txn]; !ok {
 		return err
 	}
-	return fmt.Errorf("%w (an earlier attempt's write of %q may still land): %w", crdt.ErrAmbiguousWrite, c.txn, err)
+	return retry.InDoubt(err, fmt.Sprintf("an earlier attempt's write of %q", c.txn))
 }
 
 // fit takes calls applied by this attempt back out of merged, the last

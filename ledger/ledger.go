@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -632,13 +631,12 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	case err == nil:
 		l.local, l.pending, l.unacked, l.seen = merged, false, nil, b
 		return true, nil
-	case definite(err):
-		if !errors.Is(err, crdt.ErrUnavailable) {
-			// Refused for what it is (too large, a bad key or token):
-			// it did not land, and another attempt would fare no better.
-			l.unapply(merged, applied)
-			return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
-		}
+	case retry.Classify(err) == retry.Invalid:
+		// Refused for what it is (too large, a bad key or token): it did
+		// not land, and another attempt would fare no better.
+		l.unapply(merged, applied)
+		return true, fmt.Errorf("ledger %q: put: %w", l.key, err)
+	case retry.Classify(err) == retry.Refused:
 		l.stats.refused++
 		if brokenKeepRefused && len(applied) > 1 {
 			applied = applied[:1] // broken: the others stay in the state
@@ -650,9 +648,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		// store.Siblings says to treat as ambiguous: it may have landed,
 		// so never write a state without it again, or the actor's entry
 		// would fork.
-		if !errors.Is(err, crdt.ErrAmbiguousWrite) {
-			err = fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
-		}
+		err = retry.AmbiguousErr(err)
 		l.stats.ambiguous++
 		l.local, l.pending, l.seen = merged, true, nil
 		for _, x := range applied {
@@ -669,15 +665,6 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		return true, fmt.Errorf("ledger %q: put failed after %d attempts (%w): %w", l.key, attempt, werr, err)
 	}
 	return false, nil
-}
-
-// definite reports whether a write's error means it did not land: a
-// refusal (crdt.ErrUnavailable) or a write refused for what it is, before
-// anything was sent (too large, an invalid key, a malformed token). Every
-// other error may hide a write that landed (store.Siblings).
-func definite(err error) bool {
-	return !errors.Is(err, crdt.ErrAmbiguousWrite) && (errors.Is(err, crdt.ErrUnavailable) ||
-		errors.Is(err, crdt.ErrTooLarge) || errors.Is(err, crdt.ErrInvalidKey) || errors.Is(err, crdt.ErrCorruptEncoding))
 }
 
 // unapply takes the transactions txns back out of merged, a write known
