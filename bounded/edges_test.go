@@ -22,7 +22,7 @@ func TestAccountAmbiguityIsKept(t *testing.T) {
 		fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{
 			Policy: faulty.Only(faulty.Script(faulty.LoseAck), faulty.MethodPut),
 			Hook: func(_ context.Context, c faulty.Call, after bool) error {
-				if !after && c.Method == faulty.MethodFetch && c.N > 1 {
+				if !after && c.Method == faulty.MethodFetch && c.N == 2 {
 					cancel() // as the retry's fetch starts
 					return context.Canceled
 				}
