@@ -114,9 +114,8 @@ func (b *Book) MaxOpen() int { return b.max }
 type BookResult struct {
 	Result
 	// Writer is the incarnation that ran the write (Ledger.Writer of the
-	// key's Ledger at the time). Result.Owner.Actor == Writer means this
-	// write's copy is the one that counts; the Book may since have dropped
-	// that Ledger, and a later write of the key has another Writer.
+	// key's Ledger at the time). The Book may since have dropped that
+	// Ledger, and a later write of the key has another Writer.
 	Writer crdt.ActorID
 }
 

@@ -185,3 +185,35 @@ func ExampleLedger_Credit_timed() {
 	// true
 	// true
 }
+
+// A side effect runs once from an outbox keyed by the transaction id, not
+// from Result: here one transaction is delivered to two ledgers that do not
+// see each other, both answer Applied, and the value counts it once. Both
+// write the receipt to the outbox under the transaction id (an upsert, as
+// a table keyed by id or a store key per id gives), so it holds one entry,
+// and one consumer sends it.
+func ExampleResult_outbox() {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	a, _ := ledger.New(st, "wallet-7", ledger.Options{Actor: "app-a"})
+	b, _ := ledger.New(blindStore{st}, "wallet-7", ledger.Options{Actor: "app-b"})
+	outbox := map[crdt.TxnID]string{}
+	for _, l := range []*ledger.Ledger{a, b} {
+		r, err := l.Credit(ctx, "order-1", 100)
+		fmt.Println(r.Outcome, err)
+		if err == nil {
+			outbox["order-1"] = "receipt: order-1, 100"
+		}
+	}
+	for txn, receipt := range outbox {
+		fmt.Println("sent once:", receipt)
+		delete(outbox, txn)
+	}
+	v, _ := a.Value(ctx)
+	fmt.Println("value", v)
+	// Output:
+	// applied <nil>
+	// applied <nil>
+	// sent once: receipt: order-1, 100
+	// value 100
+}

@@ -137,13 +137,13 @@ type Result struct {
 	// this call's copy is the one that counts. When one transaction is
 	// delivered to two ledgers at once, both may answer Applied (each
 	// wrote it without seeing the other), and the value still counts it
-	// once. To run a side effect exactly once, let the owner run it: compare
-	// Owner.Actor with the ledger's Writer, or ask Find's counter later.
+	// once. Neither Outcome nor Owner picks one caller to run a side
+	// effect; see the package documentation, "Side effects".
 	Outcome tpncounter.Outcome
 
 	// Owner is the copy of the transaction that counts as this write saw it
-	// (zero when the transaction did not land). It is final once every
-	// concurrent write of the transaction has been merged.
+	// (zero when the transaction did not land). A concurrent write of the
+	// transaction that lands later may change it.
 	Owner tpncounter.Copy
 
 	// Attempts is the number of fetch-merge-put cycles run (at least 1).

@@ -101,23 +101,18 @@
 //
 // # Caveats: the window
 //
-// The window, defined once: an actor forgets its copy of x only after it has
-// applied at least h + f later transactions of its own, and only when it
-// sees no other holder; it drops its copy earlier only when it sees another
-// actor's copy that counts. So in any state, a retry of x, by any actor, is
-// recognised (Duplicate, DuplicateFolded or Superseded) as long as some
-// actor that applied x has made fewer than h + f later transactions in that
-// state, whatever other actors hold or have stopped doing. Deferred ids cost
-// room, never window: an actor's entry is capped by MaxEntriesPerActor, and
+// In SPEC.md 6.8's words: in any state, a retry of x by any actor is
+// recognised (duplicate, duplicate_folded or superseded) while the actor
+// whose copy counts (the owner) has made fewer than H + F later
+// transactions in that state, whatever other actors hold or however long
+// they stay idle. The ledger's window is longer, a time kept by records
+// (SPEC.md 6.11). Deferred ids cost room, never window: an actor's entry is capped by MaxEntriesPerActor, and
 // Apply returns crdt.ErrTooLarge rather than go past it (Stats.Deferred shows
 // how close it is).
 //
 // Exactly-once holds for a transaction x under this assumption: every entry
 // that holds x, in any state that will ever be merged, is merged into an
-// actor's state before that actor forgets x. Concretely, with the ledger: a retry or a stale replica
-// holding x must reach the store, and a ledger whose write of x was
-// ambiguous must write again, before any holder of x has performed h + f
-// further writes. The simulation tests check exactly-once under siblings,
+// actor's state before that actor forgets x. The simulation tests check exactly-once under siblings,
 // stale reads, lost acknowledgements and retries within this window, and
 // show that outside it (a resend after x has left every history and folded
 // record) x is counted twice: an untimed counter cannot detect that case,
