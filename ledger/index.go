@@ -283,6 +283,30 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 	return true
 }
 
+// lastApplied returns when actor applied its newest transaction in merged,
+// from that transaction's record (false when it has none or the record
+// cannot be read).
+func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) (time.Time, bool) {
+	var last crdt.TxnID
+	for txn := range merged.Transactions(actor) {
+		last = txn // oldest first, in each half
+	}
+	if last == "" {
+		return time.Time{}, false
+	}
+	x, err := l.lookup(ctx, last, now)
+	if err != nil {
+		return time.Time{}, false
+	}
+	var at time.Time
+	for _, r := range x.records {
+		if r.At.After(at) {
+			at = r.At
+		}
+	}
+	return at, !at.IsZero()
+}
+
 // takenElsewhere reports whether the index holds txn as applied by a writer
 // other than this ledger's, inside the retry window.
 func (l *Ledger) takenElsewhere(ctx context.Context, txn crdt.TxnID, now time.Time) (bool, error) {

@@ -223,10 +223,13 @@ type Ledger struct {
 	one      call // the call record of MaxGroup 1, under mu
 }
 
-// sighting is an actor's version as this ledger first saw it, and when.
+// sighting is an actor's version as this ledger first saw it, and since
+// when it has been unchanged: when this ledger first saw it, or earlier,
+// when its newest transaction was recorded (dated: that was looked up).
 type sighting struct {
 	version uint64
 	since   time.Time
+	dated   bool
 	pass    bool // seen in the latest pass
 }
 
@@ -247,6 +250,7 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		l.sightings = map[crdt.ActorID]sighting{}
 	}
 	var idle []crdt.ActorID
+	lookups := 0
 	for a, v := range merged.LiveActors() {
 		if a == l.writer {
 			continue
@@ -254,6 +258,17 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		s, ok := l.sightings[a]
 		if !ok || s.version != v {
 			s = sighting{version: v, since: now}
+		}
+		if !s.dated && lookups < MaxRetirePerWrite {
+			// How long has it been idle? Its newest transaction's record
+			// says when it last applied one, which outlives any ledger's
+			// observation: a writer that restarts often still retires
+			// the incarnations it leaves.
+			lookups++
+			s.dated = true
+			if at, ok := l.lastApplied(ctx, merged, a, now); ok && at.Before(s.since) {
+				s.since = at
+			}
 		}
 		s.pass = true
 		l.sightings[a] = s

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -251,4 +253,59 @@ func TestUnclassifiedPutErrorIsAmbiguous(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, tpncounter.Applied, r.Outcome, "y landed: the retry must not count it again")
 	require.Equal(t, int64(12), r.Value)
+}
+
+// Restarts leave the account writable: each restart is a new incarnation
+// with its own entry, and with the defaults the others retire it once it
+// has been idle for RetireAfter, after recording its transactions, so the
+// live entries follow the restart rate, not the restart count, and every
+// retry inside the window is still recognised. (Retired entries remain,
+// a few bytes each: SPEC.md 6.11's limits.) COUNTERKIT_CASES=N runs N
+// restarts (100000 for the figure).
+func TestRestartsDoNotPileUp(t *testing.T) {
+	restarts := envCases(t, 2000)
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	var first crdt.TxnID = "r0"
+	maxLive := 0
+	for i := 0; i < restarts; i++ {
+		o := ledger.Options{Actor: "svc"}
+		clock.opts(&o)
+		l, err := ledger.New(st, "acct", o) // a restart: a new incarnation
+		require.NoError(t, err)
+		_, err = l.Credit(ctx, crdt.TxnID(fmt.Sprint("r", i)), 1)
+		require.NoError(t, err, "restart %d", i)
+		if i%100 == 99 {
+			c, err := l.Find(ctx)
+			require.NoError(t, err)
+			maxLive = max(maxLive, c.Stats().Actors)
+			r, err := l.Credit(ctx, first, 1) // a retry still inside the window
+			require.NoError(t, err)
+			require.Equal(t, int64(i+1), r.Value, "restart %d: the retry of r0 counted again", i)
+		}
+		clock.Add(10 * time.Second) // a restart every 10 s
+		if clock.Now().Sub(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)) > 23*time.Hour {
+			first = crdt.TxnID(fmt.Sprint("r", i)) // keep the probe inside the window
+		}
+	}
+	// RetireAfter 1h at one restart per 10 s: about 360 live entries.
+	require.LessOrEqual(t, maxLive, 400, "live entries must follow the restart rate")
+	c, err := ledger.New(st, "acct", ledger.Options{Actor: "reader"})
+	require.NoError(t, err)
+	final, err := c.Find(ctx)
+	require.NoError(t, err)
+	b, err := final.MarshalBinary()
+	require.NoError(t, err)
+	t.Logf("%d restarts: at most %d live entries; %d retired, state %d bytes", restarts, maxLive, final.Stats().Retired, len(b))
+}
+
+// envCases is n, or COUNTERKIT_CASES when it is set to a number.
+func envCases(t *testing.T, n int) int {
+	if s := os.Getenv("COUNTERKIT_CASES"); s != "" {
+		v, err := strconv.Atoi(s)
+		require.NoError(t, err, "COUNTERKIT_CASES")
+		return v
+	}
+	return n
 }
