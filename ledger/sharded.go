@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strconv"
@@ -117,12 +118,9 @@ func ShardOf(txn crdt.TxnID, n int) int {
 	if n < 1 {
 		panic("ledger.ShardOf: n < 1")
 	}
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(txn); i++ {
-		h ^= uint64(txn[i])
-		h *= 1099511628211
-	}
-	return int(h % uint64(n))
+	h := fnv.New64a()
+	h.Write([]byte(txn))
+	return int(h.Sum64() % uint64(n))
 }
 
 // shardKey is the key of shard i of account.
