@@ -122,7 +122,7 @@ type BookResult struct {
 // Credit adds amount (> 0) to key under transaction txn (Ledger.Credit).
 func (b *Book) Credit(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
 	if amount <= 0 {
-		return BookResult{}, fmt.Errorf("%w: credit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+		return BookResult{}, refused(ctx, b.opts.Observer, positive("credit", amount))
 	}
 	return b.Update(ctx, key, txn, amount)
 }
@@ -131,7 +131,7 @@ func (b *Book) Credit(ctx context.Context, key string, txn crdt.TxnID, amount in
 // (Ledger.Debit).
 func (b *Book) Debit(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
 	if amount <= 0 {
-		return BookResult{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
+		return BookResult{}, refused(ctx, b.opts.Observer, positive("debit", amount))
 	}
 	return b.Update(ctx, key, txn, -amount)
 }
@@ -142,14 +142,14 @@ func (b *Book) Debit(ctx context.Context, key string, txn crdt.TxnID, amount int
 // crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount).
 func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
 	if err := txn.Validate(); err != nil {
-		return BookResult{}, err
+		return BookResult{}, refused(ctx, b.opts.Observer, err)
 	}
 	if amount == 0 {
-		return BookResult{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+		return BookResult{}, refused(ctx, b.opts.Observer, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn))
 	}
 	e, err := b.acquire(key)
 	if err != nil {
-		return BookResult{}, err
+		return BookResult{}, refused(ctx, b.opts.Observer, err)
 	}
 	defer b.release(e)
 	res, err := e.l.Update(ctx, txn, amount)

@@ -28,7 +28,7 @@ type call struct {
 	ctx    context.Context
 	txn    crdt.TxnID
 	amount int64
-	start  time.Time // for the Observer
+	op     observe.Operation // the Observer's operation, begun by Update
 	// known is txn's record in the transaction index, found before the
 	// call queued (nil if none): the call is a Duplicate and never
 	// applies. itoken is that lookup's token, for writing the record.
@@ -72,13 +72,12 @@ func (l *Ledger) join(c *call) (Result, error) {
 		if !l.await(c) {
 			err := c.ctx.Err()
 			if l.opts.Observer != nil {
-				l.opts.Observer.Observe(c.ctx, observe.Event{Component: "ledger", Op: "update",
-					Outcome: observe.OutcomeOf(err), Err: err, Start: c.start, Duration: time.Since(c.start)})
+				c.op.End(observe.Event{Err: err})
 			}
 			return Result{}, err
 		}
 		if !c.lead {
-			l.observe(c.ctx, c.event)
+			c.op.End(c.event)
 			return c.res, c.err
 		}
 	} else {
@@ -99,7 +98,7 @@ func (l *Ledger) join(c *call) (Result, error) {
 		l.distrust(group)
 		err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
 		for _, m := range group[1:] {
-			m.res, m.err, m.event = Result{}, err, observe.Event{Component: "ledger", Op: "update", Outcome: observe.OutcomeOf(err), Err: err, Start: m.start}
+			m.res, m.err, m.event = Result{}, err, observe.Event{Err: err}
 			m.wake <- struct{}{}
 		}
 		clear(group)
@@ -114,7 +113,7 @@ func (l *Ledger) join(c *call) (Result, error) {
 	clear(group)
 	l.mu.Unlock()
 	l.handoff()
-	l.observe(c.ctx, c.event)
+	c.op.End(c.event)
 	return c.res, c.err
 }
 
@@ -205,15 +204,6 @@ func (l *Ledger) handoff() {
 	next.wake <- struct{}{}
 }
 
-// observe reports a call's event, prepared by its cycle, on the call's
-// goroutine.
-func (l *Ledger) observe(ctx context.Context, e observe.Event) {
-	if l.opts.Observer == nil {
-		return
-	}
-	e.Duration = time.Since(e.Start)
-	l.opts.Observer.Observe(ctx, e)
-}
 
 // cycle runs one cycle, with its retries, for group, with l.mu held, and
 // sets every member's Result and error. A member whose context has ended
@@ -278,7 +268,7 @@ func (l *Ledger) cycle(group []*call) {
 			if c.err == nil {
 				outcome = outcomeName(c.res.Outcome)
 			}
-			c.event = l.event("update", outcome, c.start, c.res.Attempts, c.err)
+			c.event = l.event("update", outcome, c.res.Attempts, c.err)
 			if i > 0 {
 				c.event.Folded = 0 // a write's retirements are reported once
 			}

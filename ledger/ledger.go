@@ -389,9 +389,17 @@ func (l *Ledger) Pending() bool {
 // Credit adds amount (> 0) under transaction txn.
 func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := positive("credit", amount); err != nil {
-		return Result{}, err
+		return Result{}, refused(ctx, l.opts.Observer, err)
 	}
 	return l.Update(ctx, txn, amount)
+}
+
+// refused reports to o an update refused before it reached a ledger's
+// cycle (invalid input), and returns err.
+func refused(ctx context.Context, o observe.Observer, err error) error {
+	_, op := observe.Start(ctx, o, "ledger", "update")
+	op.End(observe.Event{Err: err})
+	return err
 }
 
 // positive refuses an amount of a credit or debit that is not above zero.
@@ -405,7 +413,7 @@ func positive(op string, amount int64) error {
 // Debit subtracts amount (> 0) under transaction txn.
 func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := positive("debit", amount); err != nil {
-		return Result{}, err
+		return Result{}, refused(ctx, l.opts.Observer, err)
 	}
 	return l.Update(ctx, txn, -amount)
 }
@@ -431,29 +439,28 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 // (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable: did not
 // land); the context's error, also while waiting between attempts.
 func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
+	// The operation starts before its first store call, so that the
+	// store's calls are reported inside it (observe.Start).
+	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "update")
 	if err := txn.Validate(); err != nil {
+		op.End(observe.Event{Err: err})
 		return Result{}, err
 	}
 	if amount == 0 {
-		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
-	}
-	var start time.Time
-	if l.opts.Observer != nil {
-		start = time.Now()
+		err := fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+		op.End(observe.Event{Err: err})
+		return Result{}, err
 	}
 	known, token, err := l.known(ctx, txn, amount)
 	if err != nil {
-		if l.opts.Observer != nil {
-			l.opts.Observer.Observe(ctx, observe.Event{Component: "ledger", Op: "update",
-				Outcome: observe.OutcomeOf(err), Err: err, Start: start, Duration: time.Since(start)})
-		}
+		op.End(observe.Event{Err: err})
 		return Result{}, err
 	}
 	if l.opts.MaxGroup == 1 {
 		// No grouping: the Updates take the mutex in turn, with no queue
 		// and no hand-off between goroutines.
-		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, start: start, known: known, itoken: token})
-		l.observe(ctx, event)
+		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, op: op, known: known, itoken: token})
+		op.End(event)
 		return res, err
 	}
 	l.gmu.Lock()
@@ -462,7 +469,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		// an Update alone, the common case when no cycle is running).
 		l.soloBusy = true
 		l.gmu.Unlock()
-		l.solo = call{ctx: ctx, txn: txn, amount: amount, start: start, known: known, itoken: token}
+		l.solo = call{ctx: ctx, txn: txn, amount: amount, op: op, known: known, itoken: token}
 		res, err := l.join(&l.solo)
 		l.gmu.Lock()
 		l.soloBusy = false
@@ -470,7 +477,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		return res, err
 	}
 	l.gmu.Unlock()
-	return l.join(&call{ctx: ctx, txn: txn, amount: amount, start: start, known: known, itoken: token})
+	return l.join(&call{ctx: ctx, txn: txn, amount: amount, op: op, known: known, itoken: token})
 }
 
 // known looks txn up in the transaction index (index.go) before its cycle:
@@ -716,9 +723,8 @@ func (l *Ledger) Value(ctx context.Context) (int64, error) {
 
 // readView is read then view, reported to the Observer as a "read".
 func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
-	var start time.Time
-	if l.opts.Observer != nil {
-		start = time.Now()
+	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "read")
+	if op.Observed() {
 		l.stats = opStats{}
 	}
 	fetched, _, err := l.read(ctx)
@@ -726,8 +732,8 @@ func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 	if err == nil {
 		merged, err = l.view(fetched)
 	}
-	if l.opts.Observer != nil {
-		l.report(ctx, "read", observe.OutcomeOf(err), start, 0, err)
+	if op.Observed() {
+		op.End(l.event("read", observe.OutcomeOf(err), 0, err))
 	}
 	return merged, err
 }
@@ -761,10 +767,10 @@ func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 		c, _, err := l.find(ctx)
 		return c, err
 	}
-	start := time.Now()
+	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "find")
 	l.stats = opStats{}
 	c, attempts, err := l.find(ctx)
-	l.report(ctx, "find", observe.OutcomeOf(err), start, attempts, err)
+	op.End(l.event("find", observe.OutcomeOf(err), attempts, err))
 	return c, err
 }
 
@@ -796,17 +802,11 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 	}
 }
 
-// report sends one event to the Observer, with the state l last read or
-// wrote.
-func (l *Ledger) report(ctx context.Context, op, outcome string, start time.Time, attempts int, err error) {
-	l.opts.Observer.Observe(ctx, l.event(op, outcome, start, attempts, err))
-}
-
 // event is the Observer's event of an operation, with the state l last read
 // or wrote.
-func (l *Ledger) event(op, outcome string, start time.Time, attempts int, err error) observe.Event {
+func (l *Ledger) event(op, outcome string, attempts int, err error) observe.Event {
 	e := observe.Event{Component: "ledger", Op: op, Outcome: outcome, Err: err,
-		Start: start, Duration: time.Since(start), Attempts: attempts,
+		Attempts: attempts,
 		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes,
 		Folded: l.stats.retired}
 	if c := l.local; c != nil {
