@@ -11,7 +11,6 @@
 //	counterkit compact deltalog -store embedded:/var/lib/svc < counters.txt
 //	counterkit merge balance -store cassandra:db1/counters seller-1
 //	counterkit find ledger -store riak:riak1:8087/counterkit/ledgers acct-1
-//	counterkit compare -hosts db1 -keyspace bench -timeout 5ms -workers 32
 //	counterkit vectors ./testdata/vectors
 //
 // Stores are named by -store: embedded:DIR (adapters/embedded; the directory
@@ -22,10 +21,9 @@
 // Every value is read and every job is run by the counter's own driver
 // (ledger, statestore, tally, deltalog, balance); the tool reimplements none
 // of their logic. A dry run runs the same driver on an in-memory copy of
-// what it read. compare runs one increment workload, with client timeouts
-// and resends, on Cassandra's native counters and on every counterkit type,
-// and prints each one's drift and throughput side by side. vectors replays
-// the language-neutral test vectors (package vectors) against this build.
+// what it read. vectors replays the language-neutral test vectors (package
+// vectors) against this build. The benchmark against Cassandra's native
+// counters is a command of its own, cmd/counterkit-compare.
 //
 // Exit status: 0 on success, 1 when the input or the store gave an error
 // (the message names the sentinels it wraps), 2 for a usage error.
@@ -53,9 +51,6 @@ commands:
   compact deltalog  merge and compact the cells of deltalog counters
   merge balance     run the tombstone merge on balance accounts
   find ledger       collapse a ledger's siblings (ledger.Find)
-  compare           run one increment workload on Cassandra's native counters
-                    and on the counterkit types, with client timeouts and
-                    retries, and print drift and throughput side by side
   vectors           replay a directory of test vectors (default: the ones
                     shipped with the module) against this build
   help              print this text, or a command's: counterkit help get
@@ -94,8 +89,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(rest, stdin, stdout, stderr)
 	case "gc", "compact", "merge", "find":
 		return runJob(cmd, rest, stdin, stdout, stderr)
-	case "compare":
-		return runCompare(rest, stdin, stdout, stderr)
 	case "vectors":
 		return runVectors(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
