@@ -35,9 +35,9 @@ func randomName(prefix string) string {
 func sameAsEmbedded(t *testing.T, spec, dir, typ, key string) {
 	t.Helper()
 	for _, format := range []string{"json", "table"} {
-		code, got, errOut := runCmd(t, "", "get", "-store", spec, "-type", typ, "-format", format, key)
+		code, got, errOut := runCmd(t, "", "get", "-store", spec, "-type", typ, "-o", format, key)
 		require.Equal(t, 0, code, errOut)
-		_, want, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", typ, "-format", format, key)
+		_, want, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", typ, "-o", format, key)
 		require.Equal(t, strings.Replace(want, "embedded:"+dir, spec, 1), got, "%s %s", typ, format)
 	}
 }
