@@ -166,9 +166,8 @@ func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, err
 			for _, b := range []struct {
 				bucket []byte
 				kind   string
-				count  *int
 				dotLen int // bytes after the key: a sibling's dot; a row's key varies (-1)
-			}{{engineSiblings, "siblings", &out.SiblingKeys, 8}, {engineRows, "partition", &out.PartitionKeys, -1}} {
+			}{{engineSiblings, "siblings", 8}, {engineRows, "partition", -1}} {
 				if o.kind != "" && !strings.HasPrefix(o.kind, b.kind[:4]) {
 					continue
 				}
@@ -192,11 +191,6 @@ func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, err
 					if !strings.HasPrefix(key, o.prefix) {
 						continue
 					}
-					if o.limit > 0 && len(out.Keys) >= o.limit {
-						out.Truncated = true
-						break
-					}
-					*b.count++
 					out.Keys = append(out.Keys, listedKey{Key: key, Kind: b.kind})
 				}
 			}
@@ -206,12 +200,23 @@ func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, err
 	if err != nil {
 		return nil, err
 	}
+	// Stored keys sort by length first; list them by key.
 	slices.SortStableFunc(out.Keys, func(a, b listedKey) int {
 		if a.Kind != b.Kind {
 			return strings.Compare(b.Kind, a.Kind) // siblings first
 		}
 		return strings.Compare(a.Key, b.Key)
 	})
+	if o.limit > 0 && len(out.Keys) > o.limit {
+		out.Keys, out.Truncated = out.Keys[:o.limit], true
+	}
+	for _, k := range out.Keys {
+		if k.Kind == "siblings" {
+			out.SiblingKeys++
+		} else {
+			out.PartitionKeys++
+		}
+	}
 	return out, nil
 }
 
@@ -272,6 +277,7 @@ type engineStats struct {
 	Store         string        `json:"store"`
 	File          string        `json:"file"`
 	FileBytes     int64         `json:"file_bytes"`
+	DataBytes     int64         `json:"data_bytes"` // the part the engine uses
 	PageSize      int           `json:"page_size"`
 	FreePages     int           `json:"free_pages"`
 	SiblingKeys   int           `json:"sibling_keys"`
@@ -295,7 +301,7 @@ func (s *engineStats) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "store\t%s\n", s.Store)
 	fmt.Fprintf(tw, "file\t%s\n", s.File)
-	fmt.Fprintf(tw, "file bytes\t%d\n", s.FileBytes)
+	fmt.Fprintf(tw, "file bytes\t%d (%d in use by the engine)\n", s.FileBytes, s.DataBytes)
 	fmt.Fprintf(tw, "page size\t%d\n", s.PageSize)
 	fmt.Fprintf(tw, "free pages\t%d\n", s.FreePages)
 	fmt.Fprintf(tw, "sibling keys\t%d (%s)\n", s.SiblingKeys, plural(s.SiblingValues, "value"))
@@ -347,7 +353,10 @@ func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
 		SiblingKeys: l.SiblingKeys, PartitionKeys: l.PartitionKeys, Buckets: []bucketStats{}}
 	err = withDeadline(ctx, func() error {
 		return viewEngine(dir, func(db *bolt.DB, tx *bolt.Tx) error {
-			out.FileBytes = tx.Size()
+			out.DataBytes = tx.Size()
+			if st, err := os.Stat(out.File); err == nil {
+				out.FileBytes = st.Size()
+			}
 			out.PageSize = db.Info().PageSize
 			out.FreePages = db.Stats().FreePageN
 			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {

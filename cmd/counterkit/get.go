@@ -33,7 +33,7 @@ Reads one key and prints its value and what is stored under it.
 Sibling keys (-type ledger, gcounter, pncounter or bounded; any store): every
 sibling is decoded and described as inspect does, and the value is the
 merge of all of them, computed by the counter's own driver (ledger.Value,
-statestore.Load, bounded Account.Value) on exactly the siblings printed.
+statestore.Load, bounded's Merge) on exactly the siblings printed.
 
 Partition keys (-type tally, deltalog or balance; embedded and cassandra):
 every row is decoded and described, and the value is what the counter's own
@@ -280,15 +280,8 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 			return err
 		}
 	case "bounded":
-		a, err := bounded.Open(frozen, key, bounded.AccountOptions{Actor: "counterkit", Counter: bounded.Options{Window: o.bounded}})
-		if err != nil {
-			return err
-		}
-		v, err := a.Value(ctx)
-		if err != nil {
-			return err
-		}
-		res.Value = v
+		// The merge of every sibling, as bounded.Account reads it (an
+		// Account opens bound-0 counters only; this reads any bound).
 		var c *bounded.Counter
 		for _, v := range values {
 			s, err := bounded.Decode(v, o.bounded)
@@ -301,6 +294,7 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 				return err
 			}
 		}
+		res.Value = c.Value()
 		if merged, err = c.MarshalBinary(); err != nil {
 			return err
 		}
