@@ -57,7 +57,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, *cf.store, "backup")
+	dir, err := embeddedDir(c, cf, "backup")
 	if err != nil {
 		return fail(stderr, "backup", err)
 	}

@@ -156,6 +156,9 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
 	}
+	if err := cf.check(); err != nil {
+		return fail(stderr, "check", err)
+	}
 	spec, err := parseStore(*cf.store)
 	if err != nil {
 		return fail(stderr, "check", err)
@@ -268,6 +271,9 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Second, "connect and request timeout")
 	if code := c.parse(args); code >= 0 {
 		return code
+	}
+	if *timeout <= 0 {
+		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
 	}
 	if *hosts == "" || *keyspace == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check cassandra takes -hosts and -keyspace", crdt.ErrInvalidConfig))
@@ -531,6 +537,9 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Second, "connect and request timeout")
 	if code := c.parse(args); code >= 0 {
 		return code
+	}
+	if *timeout <= 0 {
+		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
 	}
 	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))

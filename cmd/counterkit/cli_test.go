@@ -60,6 +60,9 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"compact", "embedded", "-store", emb},
 		{"vectors", "a", "b"},
 		{"version", "extra"},
+		{"get", "-store", emb, "-type", "ledger", "-timeout", "0s", "acct-1"},
+		{"list", "-store", emb, "-timeout", "-1s"},
+		{"check", "riak", "-addr", "h:1", "-bucket", "b", "-timeout", "0s"},
 		{"version", "-o", "xml"},
 	}
 	out := script(t, dir, lines)
@@ -78,6 +81,14 @@ func TestHugeInputLine(t *testing.T) {
 	require.Contains(t, errOut, "line 1 is longer than 1048576 bytes")
 	require.True(t, strings.HasSuffix(errOut, "(crdt.ErrTooLarge)\n"), errOut)
 	require.NotContains(t, errOut, "ErrUnavailable")
+}
+
+// inspect refuses input longer than any encoding as crdt.ErrTooLarge.
+func TestInspectHugeInput(t *testing.T) {
+	code, out, errOut := runCmd(t, strings.Repeat("a", crdt.DefaultMaxEncodedSize+1), "inspect")
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	require.True(t, strings.HasSuffix(errOut, "(crdt.ErrTooLarge)\n"), errOut)
 }
 
 // stats counts what the adapter stores: every sibling value and row.

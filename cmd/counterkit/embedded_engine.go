@@ -238,7 +238,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, *cf.store, "list")
+	dir, err := embeddedDir(c, cf, "list")
 	if err != nil {
 		return fail(stderr, "list", err)
 	}
@@ -258,7 +258,11 @@ func runList(args []string, stdout, stderr io.Writer) int {
 }
 
 // embeddedDir parses -store for a command of the embedded store only.
-func embeddedDir(c *command, spec, cmd string) (string, error) {
+func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
+	if err := cf.check(); err != nil {
+		return "", err
+	}
+	spec := *cf.store
 	if c.fs.NArg() > 0 {
 		return "", usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
 	}
@@ -331,7 +335,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, *cf.store, "stats")
+	dir, err := embeddedDir(c, cf, "stats")
 	if err != nil {
 		return fail(stderr, "stats", err)
 	}
@@ -412,7 +416,7 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, *cf.store, "compact embedded")
+	dir, err := embeddedDir(c, cf, "compact embedded")
 	if err != nil {
 		return fail(stderr, c.name, err)
 	}

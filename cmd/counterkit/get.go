@@ -97,6 +97,14 @@ func addCommonFlags(fs *pflag.FlagSet) commonFlags {
 	}
 }
 
+// check validates the flags: a usage error wrapping crdt.ErrInvalidConfig.
+func (cf commonFlags) check() error {
+	if *cf.timeout <= 0 {
+		return usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *cf.timeout)
+	}
+	return nil
+}
+
 // fail prints err for cmd and returns its exit status: 2 for a usage
 // error, 1 otherwise. Internal store keys (binary, quoted with escapes) are
 // left out of the message.
@@ -132,6 +140,9 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
 	if code := c.parse(args); code >= 0 {
 		return code
+	}
+	if err := cf.check(); err != nil {
+		return fail(stderr, "get", err)
 	}
 	if fs.NArg() != 1 {
 		return fail(stderr, "get", usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))

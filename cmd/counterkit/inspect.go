@@ -179,11 +179,14 @@ func readInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	// One byte more than any decoder accepts, so oversized input is
-	// reported by the decoder rather than truncated.
+	// One byte more than any encoding may hold, so oversized input is
+	// reported rather than truncated.
 	b, err := io.ReadAll(io.LimitReader(r, crdt.DefaultMaxEncodedSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("%w: reading the input: %v", crdt.ErrUnavailable, err)
+	}
+	if len(b) > crdt.DefaultMaxEncodedSize {
+		return nil, fmt.Errorf("%w: the input is longer than %d bytes, the most an encoding holds", crdt.ErrTooLarge, crdt.DefaultMaxEncodedSize)
 	}
 	return b, nil
 }
