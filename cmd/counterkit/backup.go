@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
@@ -12,8 +14,8 @@ import (
 
 const backupUsage = `usage: counterkit backup -store embedded:DIR -to BACKUPDIR
 
-Writes a consistent copy of an embedded store into BACKUPDIR (a new or
-empty directory) with the adapter's online backup (DB.Backup), then opens
+Writes a consistent copy of an embedded store into BACKUPDIR (a directory
+that does not exist, or an empty one, which is replaced) with the adapter's online backup (DB.Backup), then opens
 the copy, verifies it (DB.Verify) and compares its keys with the store's.
 BACKUPDIR is itself a data directory: restore by pointing a service (or
 -store embedded:BACKUPDIR) at it, or by moving its files into place while
@@ -52,7 +54,7 @@ func (r *backupResult) writeTable(w io.Writer) {
 
 func runBackup(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("backup", backupUsage, stderr)
-	cf := addCommonFlags(c.fs)
+	cf := addEmbeddedFlags(c.fs)
 	to := c.fs.String("to", "", "the directory to write the backup to (new or empty)")
 	if code := c.parse(args); code >= 0 {
 		return code
@@ -91,6 +93,10 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 		b, ok := db.(backuper)
 		if !ok {
 			return fmt.Errorf("%w: this build's embedded adapter has no online backup (DB.Backup)", crdt.ErrUnavailable)
+		}
+		// Backup makes the directory: an empty one given is removed first.
+		if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
 		}
 		return b.Backup(ctx, abs)
 	})

@@ -149,7 +149,7 @@ func (r *checkReport) finish(c *command, stdout io.Writer) int {
 
 func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("check embedded", checkUsage, stderr)
-	cf := addCommonFlags(c.fs)
+	cf := addEmbeddedFlags(c.fs)
 	if code := c.parse(args); code >= 0 {
 		return code
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -415,4 +416,50 @@ func TestBounded(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "crdt.ErrTypeMismatch")
 	_ = crdt.TagBounded
+}
+
+// withDeadline turns a panic or memory fault into crdt.ErrCorruptEncoding
+// and a hang into an error once the context ends.
+func TestWithDeadline(t *testing.T) {
+	err := withDeadline(context.Background(), func() error { panic("bad page") })
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	block := make(chan struct{})
+	defer close(block)
+	err = withDeadline(ctx, func() error { <-block; return nil })
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	require.Contains(t, err.Error(), "not read within -timeout")
+}
+
+// list, stats and check on files that are not intact stores fail with an
+// error (exit 1), never a crash or a wrong listing.
+func TestEmbeddedCommandsOnDamagedFiles(t *testing.T) {
+	good := fixture(t)
+	data, err := os.ReadFile(filepath.Join(good, embedded.FileName))
+	require.NoError(t, err)
+	// The engine's file is longer than the part in use (it grows in
+	// steps): cut the part in use.
+	code, out, errOut := runCmd(t, "", "stats", "-store", "embedded:"+good, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var st engineStats
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	require.Less(t, int64(8192), st.DataBytes)
+	for name, content := range map[string][]byte{
+		"garbage":   []byte(strings.Repeat("counterkit", 8000)),
+		"truncated": data[:st.DataBytes/2],
+		"header":    data[:4096],
+	} {
+		dir := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, embedded.FileName), content, 0o600))
+		for _, cmd := range []string{"list", "stats"} {
+			code, out, errOut := runCmd(t, "", cmd, "-store", "embedded:"+dir, "-timeout", "20s")
+			require.Equal(t, 1, code, "%s %s: %s%s", name, cmd, out, errOut)
+			require.Empty(t, out)
+			require.Regexp(t, `\(crdt\.Err(CorruptEncoding|MisconfiguredStore)\)\n$`, errOut, name)
+		}
+		code, _, errOut := runCmd(t, "", "check", "embedded", "-store", "embedded:"+dir, "-timeout", "20s")
+		require.Equal(t, 1, code, "%s: %s", name, errOut)
+	}
 }

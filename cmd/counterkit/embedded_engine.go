@@ -231,7 +231,7 @@ use by a service (embedded.ErrLocked).
 
 func runList(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("list", listUsage, stderr)
-	cf := addCommonFlags(c.fs)
+	cf := addEmbeddedFlags(c.fs)
 	kind := c.fs.String("kind", "", "only siblings or partitions (empty: both)")
 	prefix := c.fs.String("key-prefix", "", "only keys that start with this")
 	limit := c.fs.Int("limit", 0, "list at most this many keys (0: all)")
@@ -331,7 +331,7 @@ the data file read-only; the directory must not be in use by a service.
 
 func runStats(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("stats", statsUsage, stderr)
-	cf := addCommonFlags(c.fs)
+	cf := addEmbeddedFlags(c.fs)
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
@@ -411,7 +411,7 @@ func (r *compactResult) writeTable(w io.Writer) {
 
 func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("compact embedded", compactEmbeddedUsage, stderr)
-	cf := addCommonFlags(c.fs)
+	cf := addEmbeddedFlags(c.fs)
 	to := c.fs.String("to", "", "the directory to write the compacted copy to (new or empty)")
 	if code := c.parse(args); code >= 0 {
 		return code

@@ -93,7 +93,17 @@ func addCommonFlags(fs *pflag.FlagSet) commonFlags {
 	return commonFlags{
 		store:   fs.String("store", "", "the store: embedded:DIR, cassandra:HOST[,HOST]/KEYSPACE or riak:ADDR/BUCKET_TYPE/BUCKET"),
 		prefix:  fs.String("prefix", "", "cassandra: the table prefix (empty: the adapter's default, counterkit_)"),
-		timeout: fs.Duration("timeout", 10*time.Second, "connect and request timeout (cassandra, riak; embedded: the longest wait for a damaged file)"),
+		timeout: fs.Duration("timeout", 10*time.Second, "connect and request timeout (cassandra, riak)"),
+	}
+}
+
+// addEmbeddedFlags are the flags of the commands that read or copy a whole
+// embedded store.
+func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
+	return commonFlags{
+		store:   fs.String("store", "", "the embedded store: embedded:DIR"),
+		prefix:  new(string),
+		timeout: fs.Duration("timeout", 10*time.Minute, "the longest the command may take (a damaged file can make the engine loop)"),
 	}
 }
 
