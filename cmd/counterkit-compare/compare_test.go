@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -192,6 +193,10 @@ func TestCompareDriftColumn(t *testing.T) {
 	var back compareReport
 	require.NoError(t, json.Unmarshal(js.Bytes(), &back))
 	require.Equal(t, rep.Rows[0].Drift, back.Rows[0].Drift)
+	// One JSON style: snake_case keys.
+	for _, k := range regexp.MustCompile(`"([^"]+)":`).FindAllStringSubmatch(js.String(), -1) {
+		require.Regexp(t, `^[a-z][a-z0-9_]*$`, k[1])
+	}
 }
 
 // With concurrent workers (real clock, race detector) every resend goes
