@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -44,8 +48,10 @@ riak       the bucket's properties as Riak returns them (quorums by name:
            default bucket type, which has no dotted version vectors).
 embedded   DB.Verify (the engine's structure and the checksum of every
            stored value and tombstone), then a read of every key through
-           the adapter. Any error fails the check. The directory must not be
-           in use.
+           the adapter. Any error fails the check. It runs in a child
+           process: a file that crashes the engine fails the check
+           (crdt.ErrCorruptEncoding), one that makes it loop is stopped at
+           -timeout (crdt.ErrUnavailable). The directory must not be in use.
 `
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -168,14 +174,25 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
-	// The keys, listed from the engine's file before the adapter opens it.
-	keys, lerr := listEmbedded(ctx, spec.dir, listOptions{})
-	if lerr != nil && !errors.Is(lerr, crdt.ErrCorruptEncoding) {
-		return fail(stderr, "check", lerr)
+	rep, err := checkEmbeddedIsolated(ctx, spec.dir)
+	if err != nil {
+		return fail(stderr, "check", err)
 	}
-	rep := newCheckReport(spec.String())
-	err = withDeadline(ctx, func() error {
-		db, err := openEmbedded(spec.dir)
+	return rep.finish(c, stdout)
+}
+
+// checkEmbeddedWork lists the keys of the store in dir from the engine's
+// file, then opens it with the adapter, verifies it and reads every key.
+// The error is for what stops the check (a locked or missing store); what
+// the check finds is in the report.
+func checkEmbeddedWork(ctx context.Context, dir string) (*checkReport, error) {
+	keys, lerr := listEmbedded(ctx, dir, listOptions{})
+	if lerr != nil && !errors.Is(lerr, crdt.ErrCorruptEncoding) {
+		return nil, lerr
+	}
+	rep := newCheckReport("embedded:" + dir)
+	err := withDeadline(ctx, func() error {
+		db, err := openEmbedded(dir)
 		if err != nil {
 			return err
 		}
@@ -189,10 +206,101 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 		}
 		return nil
 	})
+	return rep, err
+}
+
+// verifyChildEnv, set to a data directory, makes the program run
+// checkEmbeddedWork on it and print the outcome as JSON: check embedded
+// runs the check in a child process, so that a damaged file that crashes
+// the engine (a fault in a goroutine of its own, a stack overflow) or
+// makes it loop ends that process, not the command.
+const verifyChildEnv = "COUNTERKIT_CHECK_EMBEDDED_CHILD"
+
+// childOutcome is what the child prints.
+type childOutcome struct {
+	Report   *checkReport `json:"report,omitempty"`
+	Error    string       `json:"error,omitempty"`
+	Sentinel string       `json:"sentinel,omitempty"`
+}
+
+// verifyChild is the child's program: it returns its exit status.
+func verifyChild(dir string, stdout io.Writer) int {
+	rep, err := checkEmbeddedWork(context.Background(), dir)
+	out := childOutcome{Report: rep}
 	if err != nil {
-		return fail(stderr, "check", err)
+		out.Error, out.Sentinel = redact(err), sentinelName(err)
 	}
-	return rep.finish(c, stdout)
+	if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// checkEmbeddedIsolated runs checkEmbeddedWork in a child process (this
+// program, run again), and in this process when the program cannot be
+// found. A child that crashes means the file is damaged: the error wraps
+// crdt.ErrCorruptEncoding; one that outlives ctx is stopped.
+func checkEmbeddedIsolated(ctx context.Context, dir string) (*checkReport, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return checkEmbeddedWork(ctx, dir)
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), verifyChildEnv+"="+dir)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w: the check did not finish within -timeout and was stopped (a damaged file can make the engine loop)", crdt.ErrUnavailable)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading the data file crashed the engine, so the file is damaged (%s)", crdt.ErrCorruptEncoding, crashLine(errOut.String(), err))
+	}
+	var o childOutcome
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		return nil, fmt.Errorf("%w: the check's child process printed %q", crdt.ErrUnavailable, out.String())
+	}
+	if o.Error != "" {
+		return nil, sentinelError{o.Error, o.Sentinel}
+	}
+	if o.Report == nil {
+		return nil, fmt.Errorf("%w: the check's child process printed no report", crdt.ErrUnavailable)
+	}
+	for _, c := range o.Report.Checks {
+		if !c.OK {
+			o.Report.failed = append(o.Report.failed, sentinelError{c.Error, c.Sentinel})
+		}
+	}
+	return o.Report, nil
+}
+
+// crashLine picks what a crashed child said: its first line of stderr.
+func crashLine(stderr string, err error) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return err.Error()
+}
+
+// sentinelError is an error carried across processes as its message and
+// the names of the sentinels it wraps (sentinelName's form).
+type sentinelError struct{ msg, names string }
+
+func (e sentinelError) Error() string { return e.msg }
+
+func (e sentinelError) Unwrap() []error {
+	var out []error
+	for _, name := range strings.Split(e.names, ", ") {
+		for _, s := range sentinels {
+			if first, _, _ := strings.Cut(s.name, ", "); first == name {
+				out = append(out, s.err)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // readAll reads every listed key through the adapter, as a service would:

@@ -19,6 +19,56 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
+// TestMain runs the check embedded child process when the test binary is
+// run as one (see checkEmbeddedIsolated); with crashChildEnv set to
+// crash, the child crashes the way a damaged file crashes the engine (a
+// fault in a goroutine of its own), with hang it never ends.
+func TestMain(m *testing.M) {
+	if dir, ok := os.LookupEnv(verifyChildEnv); ok {
+		switch os.Getenv(crashChildEnv) {
+		case "hang":
+			time.Sleep(time.Hour)
+		case "crash":
+			go func() {
+				var p *[1 << 20]byte
+				p[12345] = 1
+			}()
+			select {}
+		}
+		os.Exit(verifyChild(dir, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+const crashChildEnv = "COUNTERKIT_TEST_CRASH_CHILD"
+
+// A check whose child crashes exits 1 with crdt.ErrCorruptEncoding, not 2
+// (the usage code) and not the crash's own status; errors found in the
+// child keep their sentinels across the process boundary.
+func TestCheckEmbeddedChildCrash(t *testing.T) {
+	dir := fixture(t)
+	t.Setenv(crashChildEnv, "crash")
+	code, out, errOut := runCmd(t, "", "check", "embedded", "-store", "embedded:"+dir)
+	require.Equal(t, 1, code, errOut)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "reading the data file crashed the engine, so the file is damaged (panic: runtime error: invalid memory address or nil pointer dereference")
+	require.True(t, strings.HasSuffix(errOut, "(crdt.ErrCorruptEncoding)\n"), errOut)
+
+	// A child that never ends is stopped at -timeout.
+	t.Setenv(crashChildEnv, "hang")
+	code, out, errOut = runCmd(t, "", "check", "embedded", "-store", "embedded:"+dir, "-timeout", "1s")
+	require.Equal(t, 1, code, errOut)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "did not finish within -timeout and was stopped")
+	require.True(t, strings.HasSuffix(errOut, "(crdt.ErrUnavailable)\n"), errOut)
+
+	e := sentinelError{"x", "embedded.ErrLocked, crdt.ErrUnavailable"}
+	require.ErrorIs(t, e, embedded.ErrLocked)
+	require.ErrorIs(t, e, crdt.ErrUnavailable)
+	require.NotErrorIs(t, e, crdt.ErrCorruptEncoding)
+	require.Equal(t, "embedded.ErrLocked, crdt.ErrUnavailable", sentinelName(e))
+}
+
 // The embedded-store commands (list, stats, compact embedded, check, get
 // with its flags after the key) and their exit codes, golden.
 func TestEmbeddedCommandsGolden(t *testing.T) {

@@ -87,6 +87,9 @@ sentinel it wraps), 2 for a usage error.
 `
 
 func main() {
+	if dir, ok := os.LookupEnv(verifyChildEnv); ok {
+		os.Exit(verifyChild(dir, os.Stdout))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
