@@ -24,6 +24,17 @@ import (
 // crash, the child crashes the way a damaged file crashes the engine (a
 // fault in a goroutine of its own), with hang it never ends.
 func TestMain(m *testing.M) {
+	if os.Getenv(isolatedEnv) != "" {
+		// Run as the program, by runIsolated.
+		if os.Getenv(crashChildEnv) == "crash" {
+			go func() {
+				var p *[1 << 20]byte
+				p[12345] = 1
+			}()
+			time.Sleep(time.Hour)
+		}
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	if dir, ok := os.LookupEnv(verifyChildEnv); ok {
 		switch os.Getenv(crashChildEnv) {
 		case "hang":
@@ -67,6 +78,44 @@ func TestCheckEmbeddedChildCrash(t *testing.T) {
 	require.ErrorIs(t, e, crdt.ErrUnavailable)
 	require.NotErrorIs(t, e, crdt.ErrCorruptEncoding)
 	require.Equal(t, "embedded.ErrLocked, crdt.ErrUnavailable", sentinelName(e))
+}
+
+// Commands on an embedded store run in a child process: its output and
+// exit status pass through unchanged; a crash of the child exits 1 with
+// crdt.ErrCorruptEncoding, not the runtime's 2.
+func TestIsolated(t *testing.T) {
+	dir := fixture(t)
+	emb := "embedded:" + dir
+	require.True(t, isolate([]string{"get", "-store", emb, "k"}))
+	require.False(t, isolate([]string{"get", "-store", "cassandra:h/ks", "k"}))
+	require.False(t, isolate([]string{"inspect", "-hex", "00"}))
+	for _, args := range [][]string{
+		{"list", "-store", emb},
+		{"get", "acct-1", "-store", emb, "-type", "ledger"},
+		{"get", "nobody", "-store", emb, "-type", "ledger"},
+		{"get", "-store", emb, "-type", "tally", "-max-rows", "0", "pageviews"},
+	} {
+		wantCode, wantOut, wantErr := runCmd(t, "", args...)
+		var out, errOut strings.Builder
+		code := runIsolated(args, strings.NewReader(""), &out, &errOut)
+		require.Equal(t, wantCode, code, args)
+		require.Equal(t, wantOut, out.String(), args)
+		require.Equal(t, wantErr, errOut.String(), args)
+	}
+	// Standard input reaches the child.
+	var out, errOut strings.Builder
+	require.Equal(t, 0, runIsolated([]string{"find", "ledger", "-store", emb, "-dry-run", "-progress", "0"},
+		strings.NewReader("acct-1\n"), &out, &errOut), errOut.String())
+	require.Contains(t, out.String(), "acct-1: would collapse 2 siblings")
+
+	t.Setenv(crashChildEnv, "crash")
+	out.Reset()
+	errOut.Reset()
+	code := runIsolated([]string{"list", "-store", emb}, strings.NewReader(""), &out, &errOut)
+	require.Equal(t, 1, code)
+	require.Empty(t, out.String())
+	require.Equal(t, "counterkit list: counterkit: corrupt encoding: the store's data file crashed the storage engine, so it is damaged "+
+		"(panic: runtime error: invalid memory address or nil pointer dereference); run counterkit check embedded (crdt.ErrCorruptEncoding)\n", errOut.String())
 }
 
 // The embedded-store commands (list, stats, compact embedded, check, get

@@ -36,10 +36,15 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime/debug"
+	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -90,7 +95,103 @@ func main() {
 	if dir, ok := os.LookupEnv(verifyChildEnv); ok {
 		os.Exit(verifyChild(dir, os.Stdout))
 	}
+	if os.Getenv(isolatedEnv) == "" && isolate(os.Args[1:]) {
+		os.Exit(runIsolated(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// isolatedEnv marks the program run again by runIsolated.
+const isolatedEnv = "COUNTERKIT_ISOLATED"
+
+// isolate reports whether a command reads a store's files in this process
+// (an embedded store): it then runs in a child process.
+func isolate(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch args[0] {
+	case "get", "list", "stats", "backup", "gc", "compact", "merge", "find":
+	default:
+		return false
+	}
+	for _, a := range args {
+		if strings.Contains(a, "embedded:") {
+			return true
+		}
+	}
+	return false
+}
+
+// runIsolated runs the command in a child process (this program, run
+// again) with the same standard input and output, passing its standard
+// error through. A damaged data file can crash the storage engine where no
+// recover reaches (a fault in a goroutine of its own, a stack overflow):
+// the child then dies, and the command reports the damage, with the
+// sentinel, and exits 1 rather than with the runtime's status 2, the usage
+// code.
+func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return run(args, stdin, stdout, stderr)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
+	cmd.Stdin, cmd.Stdout = stdin, stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return run(args, stdin, stdout, stderr)
+	}
+	if err := cmd.Start(); err != nil {
+		return run(args, stdin, stdout, stderr)
+	}
+	crash := ""
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if crash == "" && crashStart(line) {
+			crash = line
+		}
+		if crash == "" {
+			fmt.Fprintln(stderr, line)
+		}
+	}
+	_, _ = io.Copy(io.Discard, pipe)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	var sig syscall.Signal
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
+	}
+	switch {
+	case err == nil:
+		return 0
+	case crash == "" && sig != 0 && sig != syscall.SIGSEGV && sig != syscall.SIGBUS && sig != syscall.SIGABRT && sig != syscall.SIGILL:
+		return 128 + int(sig) // stopped from outside (an interrupt, a kill)
+	case crash != "" || sig != 0:
+		if crash == "" {
+			crash = err.Error()
+		}
+		return fail(stderr, args[0], fmt.Errorf("%w: the store's data file crashed the storage engine, so it is damaged (%s); run counterkit check embedded", crdt.ErrCorruptEncoding, crash))
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		return fail(stderr, args[0], fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))
+	}
+}
+
+// crashStart reports whether a line of standard error starts the Go
+// runtime's report of a crash.
+func crashStart(line string) bool {
+	for _, p := range []string{"panic: ", "fatal error: ", "unexpected fault address", "runtime: goroutine stack exceeds", "SIGSEGV", "SIGBUS"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // run is the whole program, testable: it returns the exit status.
@@ -192,7 +293,7 @@ func versionOf(bi *debug.BuildInfo) *versionInfo {
 			v.Counterkit = d.Version
 			if d.Replace != nil {
 				v.Counterkit += " => " + d.Replace.Path
-				if d.Replace.Version != "" {
+				if d.Replace.Version != "" && d.Replace.Version != "(devel)" {
 					v.Counterkit += " " + d.Replace.Version
 				}
 			}
