@@ -1,13 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,13 +21,15 @@ import (
 	riakc "github.com/basho/riak-go-client"
 
 	"github.com/counterkit/counterkit/adapters/cassandra"
+	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 )
 
 const checkUsage = `usage: counterkit check cassandra -hosts HOST[,HOST] -keyspace KEYSPACE [-prefix P] [-consistency OP=LEVEL,...]
        counterkit check riak -addr ADDR[,ADDR] -type BUCKET_TYPE -bucket BUCKET
-       counterkit check embedded -data DIR
+       counterkit check embedded -store embedded:DIR
 
 Checks that a store is configured so that counterkit keeps its guarantees,
 prints what it found, and exits 1 when a check fails, naming the sentinel
@@ -35,11 +42,16 @@ cassandra  the consistency level of each adapter operation and whether
            the keyspace's replication; the contacted node's commitlog_sync;
            and each adapter table, column by column, against
            cassandra.Schema, with its gc_grace_seconds.
-riak       the bucket's properties as Riak returns them, and the verdict of
-           riak.CheckBucket (allow_mult, last_write_wins, datatype, consistent,
-           and the default bucket type, which has no dotted version vectors).
-embedded   DB.Verify: the engine's page structure and the checksum of every
-           stored value and tombstone. The directory must not be in use.
+riak       the bucket's properties as Riak returns them (quorums by name:
+           one, quorum, all, default), and the verdict of riak.CheckBucket
+           (allow_mult, last_write_wins, datatype, consistent, and the
+           default bucket type, which has no dotted version vectors).
+embedded   DB.Verify (the engine's structure and the checksum of every
+           stored value and tombstone), then a read of every key through
+           the adapter. Any error fails the check. It runs in a child
+           process: a file that crashes the engine fails the check
+           (crdt.ErrCorruptEncoding), one that makes it loop is stopped at
+           -timeout (crdt.ErrUnavailable). The directory must not be in use.
 `
 
 func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -61,39 +73,268 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return fail(stderr, "check", usagef("%w: unknown store %q: cassandra, riak or embedded", crdt.ErrInvalidConfig, args[0]))
 }
 
-func checkFlags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("check "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, checkUsage+"\nFlags of check "+name+":\n"); fs.PrintDefaults() }
-	return fs
+// checkReport is what check prints: what it found, advice, and each
+// check's verdict.
+type checkReport struct {
+	Store  string      `json:"store"`
+	OK     bool        `json:"ok"`
+	Facts  []checkFact `json:"facts"`
+	Notes  []string    `json:"notes,omitempty"`
+	Checks []checkItem `json:"checks"`
+	failed []error
 }
 
-// verdict prints the result line of one check and returns the exit status.
-func verdict(stdout, stderr io.Writer, what string, err error) int {
-	if err != nil {
-		fmt.Fprintf(stdout, "FAIL  %s\n", what)
-		return fail(stderr, "check", err)
+type checkFact struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type checkItem struct {
+	Name     string `json:"name"`
+	OK       bool   `json:"ok"`
+	Error    string `json:"error,omitempty"`
+	Sentinel string `json:"sentinel,omitempty"`
+}
+
+func newCheckReport(store string) *checkReport {
+	return &checkReport{Store: store, Facts: []checkFact{}, Checks: []checkItem{}}
+}
+
+// fact records what was found.
+func (r *checkReport) fact(name, format string, args ...any) {
+	r.Facts = append(r.Facts, checkFact{name, fmt.Sprintf(format, args...)})
+}
+
+// note records advice that does not fail the check.
+func (r *checkReport) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+// check records a verdict: err nil passes.
+func (r *checkReport) check(name string, err error) {
+	if err == nil {
+		r.Checks = append(r.Checks, checkItem{Name: name, OK: true})
+		return
 	}
-	fmt.Fprintf(stdout, "ok    %s\n", what)
+	r.failed = append(r.failed, err)
+	r.Checks = append(r.Checks, checkItem{Name: name, Error: redact(err), Sentinel: sentinelName(err)})
+}
+
+// writeTable prints the facts, aligned, then the notes and the verdicts.
+func (r *checkReport) writeTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "store\t%s\n", r.Store)
+	for _, f := range r.Facts {
+		fmt.Fprintf(tw, "%s\t%s\n", f.Name, f.Value)
+	}
+	tw.Flush()
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note  %s\n", n)
+	}
+	for _, c := range r.Checks {
+		if c.OK {
+			fmt.Fprintf(w, "ok    %s\n", c.Name)
+		} else {
+			fmt.Fprintf(w, "FAIL  %s: %s\n", c.Name, c.Error)
+		}
+	}
+}
+
+// finish prints the report and returns the exit status: 1 when a check
+// failed (the errors also go to stderr).
+func (r *checkReport) finish(c *command, stdout io.Writer) int {
+	r.OK = len(r.failed) == 0
+	if code := c.emit(stdout, r); code != 0 {
+		return code
+	}
+	if !r.OK {
+		return fail(c.stderr, "check", errors.Join(r.failed...))
+	}
 	return 0
 }
 
 func checkEmbedded(args []string, stdout, stderr io.Writer) int {
-	fs := checkFlags("embedded", stderr)
-	dir := fs.String("data", "", "the data directory")
-	if code := parseFlags(fs, args); code >= 0 {
+	c := newCommand("check embedded", checkUsage, stderr)
+	cf := addEmbeddedFlags(c.fs)
+	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *dir == "" || fs.NArg() > 0 {
-		return fail(stderr, "check", usagef("%w: check embedded takes -data DIR and no arguments", crdt.ErrInvalidConfig))
+	if c.fs.NArg() > 0 {
+		return fail(stderr, "check", usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
 	}
-	db, err := openEmbedded(*dir)
+	if err := cf.check(); err != nil {
+		return fail(stderr, "check", err)
+	}
+	spec, err := parseStore(*cf.store)
 	if err != nil {
 		return fail(stderr, "check", err)
 	}
-	defer db.Close()
-	fmt.Fprintf(stdout, "data file  %s\n", db.Path())
-	return verdict(stdout, stderr, "verify: page structure and every checksum", db.Verify())
+	if spec.kind != "embedded" {
+		return fail(stderr, "check", usagef("%w: check embedded takes -store embedded:DIR, not %s", crdt.ErrInvalidConfig, spec))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
+	defer cancel()
+	rep, err := checkEmbeddedIsolated(ctx, spec.dir)
+	if err != nil {
+		return fail(stderr, "check", err)
+	}
+	return rep.finish(c, stdout)
+}
+
+// checkEmbeddedWork lists the keys of the store in dir from the engine's
+// file, then opens it with the adapter, verifies it and reads every key.
+// The error is for what stops the check (a locked or missing store); what
+// the check finds is in the report.
+func checkEmbeddedWork(ctx context.Context, dir string) (*checkReport, error) {
+	keys, lerr := listEmbedded(ctx, dir, listOptions{})
+	if lerr != nil && !errors.Is(lerr, crdt.ErrCorruptEncoding) {
+		return nil, lerr
+	}
+	rep := newCheckReport("embedded:" + dir)
+	err := withDeadline(ctx, func() error {
+		db, err := openEmbedded(dir)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		rep.fact("data file", "%s", db.Path())
+		rep.check("verify: the engine's structure and every checksum", db.Verify())
+		rep.check("list every key from the engine's file", lerr)
+		if keys != nil {
+			rep.check(fmt.Sprintf("read every key through the adapter (%s, %s)",
+				plural(keys.SiblingKeys, "sibling key"), plural(keys.PartitionKeys, "partition")), readAll(ctx, db, keys))
+		}
+		return nil
+	})
+	return rep, err
+}
+
+// verifyChildEnv, set to a data directory, makes the program run
+// checkEmbeddedWork on it and print the outcome as JSON: check embedded
+// runs the check in a child process, so that a damaged file that crashes
+// the engine (a fault in a goroutine of its own, a stack overflow) or
+// makes it loop ends that process, not the command.
+const verifyChildEnv = "COUNTERKIT_CHECK_EMBEDDED_CHILD"
+
+// childOutcome is what the child prints.
+type childOutcome struct {
+	Report   *checkReport `json:"report,omitempty"`
+	Error    string       `json:"error,omitempty"`
+	Sentinel string       `json:"sentinel,omitempty"`
+}
+
+// verifyChild is the child's program: it returns its exit status.
+func verifyChild(dir string, stdout io.Writer) int {
+	rep, err := checkEmbeddedWork(context.Background(), dir)
+	out := childOutcome{Report: rep}
+	if err != nil {
+		out.Error, out.Sentinel = redact(err), sentinelName(err)
+	}
+	if err := json.NewEncoder(stdout).Encode(out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// checkEmbeddedIsolated runs checkEmbeddedWork in a child process (this
+// program, run again), and in this process when the program cannot be
+// found. A child that crashes means the file is damaged: the error wraps
+// crdt.ErrCorruptEncoding; one that outlives ctx is stopped.
+func checkEmbeddedIsolated(ctx context.Context, dir string) (*checkReport, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return checkEmbeddedWork(ctx, dir)
+	}
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, exe)
+	cmd.Env = append(os.Environ(), verifyChildEnv+"="+dir)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("%w: the check did not finish within -timeout and was stopped (a damaged file can make the engine loop)", crdt.ErrUnavailable)
+	case err != nil:
+		return nil, fmt.Errorf("%w: reading the data file crashed the engine, so the file is damaged (%s)", crdt.ErrCorruptEncoding, crashLine(errOut.String(), err))
+	}
+	var o childOutcome
+	if err := json.Unmarshal(out.Bytes(), &o); err != nil {
+		return nil, fmt.Errorf("%w: the check's child process printed %q", crdt.ErrUnavailable, out.String())
+	}
+	if o.Error != "" {
+		return nil, sentinelError{o.Error, o.Sentinel}
+	}
+	if o.Report == nil {
+		return nil, fmt.Errorf("%w: the check's child process printed no report", crdt.ErrUnavailable)
+	}
+	for _, c := range o.Report.Checks {
+		if !c.OK {
+			o.Report.failed = append(o.Report.failed, sentinelError{c.Error, c.Sentinel})
+		}
+	}
+	return o.Report, nil
+}
+
+// crashLine picks what a crashed child said: its first line of stderr.
+func crashLine(stderr string, err error) string {
+	for _, l := range strings.Split(stderr, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return err.Error()
+}
+
+// sentinelError is an error carried across processes as its message and
+// the names of the sentinels it wraps (sentinelName's form).
+type sentinelError struct{ msg, names string }
+
+func (e sentinelError) Error() string { return e.msg }
+
+func (e sentinelError) Unwrap() []error {
+	var out []error
+	for _, name := range strings.Split(e.names, ", ") {
+		for _, s := range sentinels {
+			if first, _, _ := strings.Cut(s.name, ", "); first == name {
+				out = append(out, s.err)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// readAll reads every listed key through the adapter, as a service would:
+// each sibling key's values and each partition's rows, which the adapter
+// checks. It returns the errors of the first keys that failed.
+func readAll(ctx context.Context, db *embedded.DB, keys *keyList) error {
+	var errs []error
+	n := 0
+	note := func(what, key string, err error) {
+		n++
+		if len(errs) < 10 {
+			errs = append(errs, fmt.Errorf("%s %q: %w", what, key, err))
+		}
+	}
+	for _, k := range keys.Keys {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w: reading every key: %v", crdt.ErrUnavailable, err)
+		}
+		switch k.Kind {
+		case "siblings":
+			if _, _, err := db.Siblings().Fetch(ctx, k.Key); err != nil {
+				note("sibling key", k.Key, err)
+			}
+		case "partition":
+			err := db.Partitions().Scan(ctx, k.Key, nil, store.ReadComplete, func(store.Row) bool { return true })
+			if err != nil {
+				note("partition", k.Key, err)
+			}
+		}
+	}
+	if n > len(errs) {
+		errs = append(errs, fmt.Errorf("and %d more keys failed", n-len(errs)))
+	}
+	return errors.Join(errs...)
 }
 
 // cassandraOps are the adapter's operations, in order, with their flag
@@ -129,14 +370,18 @@ func parseConsistency(s string) (map[cassandra.Op]gocql.Consistency, error) {
 }
 
 func checkCassandra(args []string, stdout, stderr io.Writer) int {
-	fs := checkFlags("cassandra", stderr)
+	c := newCommand("check cassandra", checkUsage, stderr)
+	fs := c.fs
 	hosts := fs.String("hosts", "", "contact points, comma-separated (host or host:port)")
 	keyspace := fs.String("keyspace", "", "the keyspace")
 	prefix := fs.String("prefix", "", "the table prefix (empty: the adapter's default, counterkit_)")
 	consistency := fs.String("consistency", "", "levels to check instead of the defaults: OP=LEVEL,... (OP: siblings-fetch, siblings-put, partition-read, partition-read-complete, partition-apply)")
 	timeout := fs.Duration("timeout", 10*time.Second, "connect and request timeout")
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := c.parse(args); code >= 0 {
 		return code
+	}
+	if *timeout <= 0 {
+		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
 	}
 	if *hosts == "" || *keyspace == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check cassandra takes -hosts and -keyspace", crdt.ErrInvalidConfig))
@@ -149,11 +394,9 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "check", usageError{err})
 	}
-	var failed []error
+	rep := newCheckReport("cassandra:" + strings.Join(splitList(*hosts), ",") + "/" + *keyspace)
 
 	// Consistency levels: no server needed.
-	fmt.Fprintln(stdout, "consistency levels:")
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, op := range cassandraOps {
 		l, set := levels[op]
 		if !set || l == gocql.Any {
@@ -163,22 +406,16 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		if set {
 			src = "-consistency"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t(%s)\n", opFlagName(op), l, src)
+		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, src)
 	}
-	tw.Flush()
-	if err := cassandra.CheckConsistency(levels); err != nil {
-		failed = append(failed, err)
-		fmt.Fprintf(stdout, "FAIL  consistency: %v\n", err)
-	} else {
-		fmt.Fprintln(stdout, "ok    consistency: every read overlaps the writes it depends on; complete reads at ALL")
-	}
+	rep.check("consistency: every read overlaps the writes it depends on; complete reads at ALL", cassandra.CheckConsistency(levels))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
 	sess, err := cassandraSession(ctx, splitList(*hosts), "", *timeout)
 	if err != nil {
-		fmt.Fprintf(stdout, "FAIL  connect to %s\n", *hosts)
-		return fail(stderr, "check", errors.Join(append(failed, err)...))
+		rep.check("connect to "+*hosts, err)
+		return rep.finish(c, stdout)
 	}
 	defer sess.Close()
 
@@ -187,16 +424,14 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	err = sess.Query(`SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?`, *keyspace).ScanContext(ctx, &replication)
 	switch {
 	case errors.Is(err, gocql.ErrNotFound):
-		err = fmt.Errorf("%w: keyspace %q does not exist", crdt.ErrMisconfiguredStore, *keyspace)
-		failed = append(failed, err)
-		fmt.Fprintf(stdout, "FAIL  keyspace %s: does not exist\n", *keyspace)
+		rep.check("keyspace "+*keyspace+" exists", fmt.Errorf("%w: keyspace %q does not exist", crdt.ErrMisconfiguredStore, *keyspace))
 	case err != nil:
-		fmt.Fprintf(stdout, "FAIL  read keyspace %s\n", *keyspace)
-		return fail(stderr, "check", errors.Join(append(failed, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))...))
+		rep.check("read keyspace "+*keyspace, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))
+		return rep.finish(c, stdout)
 	default:
-		fmt.Fprintf(stdout, "keyspace %s replication: %s\n", *keyspace, formatMap(replication))
+		rep.fact("keyspace "+*keyspace+" replication", "%s", formatMap(replication))
 		if strings.HasSuffix(replication["class"], "SimpleStrategy") && replication["replication_factor"] == "1" {
-			fmt.Fprintln(stdout, "note  replication factor 1: one node holds every value (development only)")
+			rep.note("replication factor 1: one node holds every value (development only)")
 		}
 	}
 
@@ -204,11 +439,11 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	// exposes the contacted node's settings in system_views.settings).
 	var sync string
 	if err := sess.Query(`SELECT value FROM system_views.settings WHERE name = 'commitlog_sync'`).ScanContext(ctx, &sync); err != nil {
-		fmt.Fprintf(stdout, "note  commitlog_sync: could not read it (%v)\n", err)
+		rep.note("commitlog_sync: could not read it (%v)", err)
 	} else {
-		fmt.Fprintf(stdout, "commitlog_sync (contacted node): %s\n", sync)
+		rep.fact("commitlog_sync (contacted node)", "%s", sync)
 		if sync == "periodic" {
-			fmt.Fprintln(stdout, "note  commitlog_sync periodic acknowledges writes before they reach the disk; for balances use batch or group")
+			rep.note("commitlog_sync periodic acknowledges writes before they reach the disk; for balances use batch or group")
 		}
 	}
 
@@ -220,34 +455,23 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		}
 		got, err := readTable(ctx, sess, *keyspace, want.name)
 		if err != nil {
-			fmt.Fprintf(stdout, "FAIL  read table %s.%s\n", *keyspace, want.name)
-			return fail(stderr, "check", errors.Join(append(failed, err)...))
+			rep.check("read table "+*keyspace+"."+want.name, err)
+			return rep.finish(c, stdout)
 		}
-		fmt.Fprintf(stdout, "table %s.%s:\n", *keyspace, want.name)
-		fmt.Fprintf(stdout, "  want  %s\n", want)
+		rep.fact("table "+want.name+" want", "%s", want)
 		if got == nil {
-			fmt.Fprintln(stdout, "  got   (no such table)")
+			rep.fact("table "+want.name+" got", "(no such table)")
 		} else {
-			fmt.Fprintf(stdout, "  got   %s\n", got)
-		}
-		if got != nil {
+			rep.fact("table "+want.name+" got", "%s", got)
 			var grace int
 			if err := sess.Query(`SELECT gc_grace_seconds FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?`,
 				*keyspace, want.name).ScanContext(ctx, &grace); err == nil {
-				fmt.Fprintf(stdout, "  gc_grace_seconds %d: run repairs more often than every %s\n", grace, time.Duration(grace)*time.Second)
+				rep.fact("table "+want.name+" gc_grace_seconds", "%d: run repairs more often than every %s", grace, time.Duration(grace)*time.Second)
 			}
 		}
-		if err := compareTable(want, got); err != nil {
-			failed = append(failed, err)
-			fmt.Fprintf(stdout, "FAIL  table %s: %v\n", want.name, err)
-		} else {
-			fmt.Fprintf(stdout, "ok    table %s matches cassandra.Schema\n", want.name)
-		}
+		rep.check("table "+want.name+" matches cassandra.Schema", compareTable(want, got))
 	}
-	if len(failed) > 0 {
-		return fail(stderr, "check", errors.Join(failed...))
-	}
-	return 0
+	return rep.finish(c, stdout)
 }
 
 func splitList(s string) []string {
@@ -413,13 +637,17 @@ func compareTable(want, got *tableShape) error {
 }
 
 func checkRiak(args []string, stdout, stderr io.Writer) int {
-	fs := checkFlags("riak", stderr)
+	c := newCommand("check riak", checkUsage, stderr)
+	fs := c.fs
 	addr := fs.String("addr", "", "protocol-buffers addresses, comma-separated (host:port)")
 	typ := fs.String("type", "", "the bucket type (empty: default)")
 	bucket := fs.String("bucket", "", "the bucket")
 	timeout := fs.Duration("timeout", 10*time.Second, "connect and request timeout")
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := c.parse(args); code >= 0 {
 		return code
+	}
+	if *timeout <= 0 {
+		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
 	}
 	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))
@@ -428,12 +656,13 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if bt == "" {
 		bt = "default"
 	}
+	rep := newCheckReport("riak:" + strings.Join(splitList(*addr), ",") + "/" + bt + "/" + *bucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
 	cl, err := riak.NewCluster(ctx, *timeout, splitList(*addr)...)
 	if err != nil {
-		fmt.Fprintf(stdout, "FAIL  connect to %s\n", *addr)
-		return fail(stderr, "check", err)
+		rep.check("connect to "+*addr, err)
+		return rep.finish(c, stdout)
 	}
 	defer cl.Stop()
 	cmd, err := riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(bt).WithBucket(*bucket).Build()
@@ -445,25 +674,49 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 		p = cmd.(*riakc.FetchBucketPropsCommand).Response
 	}
 	if p == nil {
-		fmt.Fprintf(stdout, "FAIL  read the properties of bucket %s/%s\n", bt, *bucket)
-		return fail(stderr, "check", fmt.Errorf("%w: bucket %s/%s: %v", crdt.ErrUnavailable, bt, *bucket, err))
+		rep.check("read the properties of bucket "+bt+"/"+*bucket, fmt.Errorf("%w: bucket %s/%s: %v", crdt.ErrUnavailable, bt, *bucket, err))
+		return rep.finish(c, stdout)
 	}
-	fmt.Fprintf(stdout, "bucket %s/%s:\n", bt, *bucket)
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	for _, kv := range []struct {
 		k string
 		v any
 	}{
 		{"allow_mult", p.AllowMult}, {"last_write_wins", p.LastWriteWins}, {"datatype", quoteEmpty(p.DataType)},
-		{"consistent", p.Consistent}, {"n_val", p.NVal}, {"r", p.R}, {"w", p.W}, {"pr", p.Pr}, {"pw", p.Pw},
-		{"dw", p.Dw}, {"rw", p.Rw}, {"basic_quorum", p.BasicQuorum}, {"notfound_ok", p.NotFoundOk},
+		{"consistent", p.Consistent}, {"n_val", p.NVal}, {"r", riakQuorum(p.R)}, {"w", riakQuorum(p.W)},
+		{"pr", riakQuorum(p.Pr)}, {"pw", riakQuorum(p.Pw)}, {"dw", riakQuorum(p.Dw)}, {"rw", riakQuorum(p.Rw)},
+		{"basic_quorum", p.BasicQuorum}, {"notfound_ok", p.NotFoundOk},
 		{"backend", quoteEmpty(p.Backend)}, {"precommit hooks", p.HasPrecommit}, {"postcommit hooks", p.HasPostcommit},
 	} {
-		fmt.Fprintf(tw, "  %s\t%v\n", kv.k, kv.v)
+		rep.fact(kv.k, "%v", kv.v)
 	}
-	tw.Flush()
-	return verdict(stdout, stderr, "riak.CheckBucket: concurrent writes are kept as siblings and collapsed by dotted version vectors",
+	rep.check("riak.CheckBucket: concurrent writes are kept as siblings and collapsed by dotted version vectors",
 		riak.CheckBucket(ctx, cl, *typ, *bucket))
+	return rep.finish(c, stdout)
+}
+
+// Riak's protocol buffers carry the symbolic quorums as the largest
+// uint32 values (riak_pb_kv_codec).
+const (
+	riakOne     = math.MaxUint32 - 1
+	riakQuorumV = math.MaxUint32 - 2
+	riakAll     = math.MaxUint32 - 3
+	riakDefault = math.MaxUint32 - 4
+)
+
+// riakQuorum names a quorum property: one, quorum, all, default, or the
+// number of replicas.
+func riakQuorum(v uint32) string {
+	switch v {
+	case riakOne:
+		return "one"
+	case riakQuorumV:
+		return "quorum"
+	case riakAll:
+		return "all"
+	case riakDefault:
+		return "default"
+	}
+	return strconv.FormatUint(uint64(v), 10)
 }
 
 func quoteEmpty(s string) string {

@@ -3,16 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
@@ -28,10 +30,10 @@ const getUsage = `usage: counterkit get -store STORE -type TYPE [flags] KEY
 
 Reads one key and prints its value and what is stored under it.
 
-Sibling keys (-type ledger, gcounter or pncounter; any store): every
+Sibling keys (-type ledger, gcounter, pncounter or bounded; any store): every
 sibling is decoded and described as inspect does, and the value is the
 merge of all of them, computed by the counter's own driver (ledger.Value,
-statestore.Load) on exactly the siblings printed.
+statestore.Load, bounded's Merge) on exactly the siblings printed.
 
 Partition keys (-type tally, deltalog or balance; embedded and cassandra):
 every row is decoded and described, and the value is what the counter's own
@@ -43,14 +45,16 @@ store.ReadComplete (Cassandra: ALL).
 ` + storeSpecHelp + `
 An embedded directory is locked while open: a service holding it makes get
 fail with embedded.ErrLocked (crdt.ErrUnavailable). get never creates a
-directory or data file. A key with nothing stored is crdt.ErrNotFound.
-
-Flags:
+directory or data file. A key with nothing stored is crdt.ErrNotFound; on
+an embedded store get then verifies the data file, and a key missing from a
+damaged file is reported as corruption (crdt.ErrCorruptEncoding), since the
+damage may hide it. A stored value that fails its checksum or does not
+decode is crdt.ErrCorruptEncoding, never "not found".
 `
 
 // sibling and partition key types.
 var (
-	siblingTypes   = []string{"ledger", "gcounter", "pncounter"}
+	siblingTypes   = []string{"ledger", "gcounter", "pncounter", "bounded"}
 	partitionTypes = []string{"tally", "deltalog", "balance"}
 )
 
@@ -85,7 +89,7 @@ type commonFlags struct {
 	timeout *time.Duration
 }
 
-func addCommonFlags(fs *flag.FlagSet) commonFlags {
+func addCommonFlags(fs *pflag.FlagSet) commonFlags {
 	return commonFlags{
 		store:   fs.String("store", "", "the store: embedded:DIR, cassandra:HOST[,HOST]/KEYSPACE or riak:ADDR/BUCKET_TYPE/BUCKET"),
 		prefix:  fs.String("prefix", "", "cassandra: the table prefix (empty: the adapter's default, counterkit_)"),
@@ -93,21 +97,29 @@ func addCommonFlags(fs *flag.FlagSet) commonFlags {
 	}
 }
 
-// parseFlags parses args; it returns -1 to go on, or the exit status.
-func parseFlags(fs *flag.FlagSet, args []string) int {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+// addEmbeddedFlags are the flags of the commands that read or copy a whole
+// embedded store.
+func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
+	return commonFlags{
+		store:   fs.String("store", "", "the embedded store: embedded:DIR"),
+		prefix:  new(string),
+		timeout: fs.Duration("timeout", 10*time.Minute, "the longest the command may take (a damaged file can make the engine loop)"),
 	}
-	return -1
+}
+
+// check validates the flags: a usage error wrapping crdt.ErrInvalidConfig.
+func (cf commonFlags) check() error {
+	if *cf.timeout <= 0 {
+		return usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *cf.timeout)
+	}
+	return nil
 }
 
 // fail prints err for cmd and returns its exit status: 2 for a usage
-// error, 1 otherwise.
+// error, 1 otherwise. Internal store keys (binary, quoted with escapes) are
+// left out of the message.
 func fail(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "counterkit %s: %v (%s)\n", cmd, err, sentinelName(err))
+	fmt.Fprintf(stderr, "counterkit %s: %s (%s)\n", cmd, redact(err), sentinelName(err))
 	var u usageError
 	if errors.As(err, &u) {
 		return 2
@@ -115,25 +127,42 @@ func fail(stderr io.Writer, cmd string, err error) int {
 	return 1
 }
 
+// internalKey matches a quoted string holding escaped bytes: a store's
+// internal key (a length prefix, a dot), which means nothing to an operator.
+var internalKey = regexp.MustCompile(`"(?:[^"\\]|\\.)*\\(?:x[0-9a-fA-F]{2}|[0-7]{3}|u[0-9a-fA-F]{4}|a|b|f|v)(?:[^"\\]|\\.)*"`)
+
+// redact returns err's message, without internal keys when err reports
+// damage (crdt.ErrCorruptEncoding).
+func redact(err error) string {
+	if !errors.Is(err, crdt.ErrCorruptEncoding) {
+		return err.Error()
+	}
+	return internalKey.ReplaceAllString(err.Error(), "(internal key)")
+}
+
 func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("get", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCommand("get", getUsage, stderr)
+	fs := c.fs
 	cf := addCommonFlags(fs)
-	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter (sibling keys), tally, deltalog, balance (partition keys)")
-	format := fs.String("format", "json", "output format: json or table")
-	history := fs.Int("history", 0, "ledger: the HistoryLength the state was written with (0: the default)")
-	folded := fs.Int("folded", 0, "ledger: the FoldedLength (0: same as -history)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "partition keys: the most rows read")
+	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter, bounded (sibling keys), tally, deltalog, balance (partition keys)")
+	opts := addDecodeFlags(fs)
+	maxRows := fs.Int("max-rows", balance.MaxRows, "partition keys: the most rows read (at least 1)")
 	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
-	fs.Usage = func() { fmt.Fprint(stderr, getUsage); fs.PrintDefaults() }
-	if code := parseFlags(fs, args); code >= 0 {
+	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *format != "json" && *format != "table" {
-		return fail(stderr, "get", usagef("%w: -format must be json or table, not %q", crdt.ErrInvalidConfig, *format))
+	if err := cf.check(); err != nil {
+		return fail(stderr, "get", err)
 	}
 	if fs.NArg() != 1 {
-		return fail(stderr, "get", usagef("%w: give exactly one KEY", crdt.ErrInvalidConfig))
+		return fail(stderr, "get", usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
+	}
+	if *maxRows < 1 {
+		return fail(stderr, "get", usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
+	}
+	o, err := opts()
+	if err != nil {
+		return fail(stderr, "get", err)
 	}
 	key := fs.Arg(0)
 	spec, err := parseStore(*cf.store)
@@ -149,7 +178,7 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "get", usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
 	}
 	if err := crdt.ValidateKey("key", key); err != nil {
-		return fail(stderr, "get", err)
+		return fail(stderr, "get", usageError{err})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
 	defer cancel()
@@ -160,7 +189,7 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer b.close()
 	res := &GetResult{Store: spec.String(), Key: key, Type: *typ}
 	if isSibling {
-		err = getSiblings(ctx, b.siblings, key, *typ, tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, res)
+		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
 	} else {
 		level := store.ReadAny
 		if *complete {
@@ -168,24 +197,19 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, level, res)
 	}
+	if errors.Is(err, crdt.ErrNotFound) && b.verify != nil {
+		// A key can be missing because damage hides it: say so.
+		if verr := b.verify(); verr != nil {
+			err = fmt.Errorf("key %q not found in a damaged data file (the damage may hide it): %w", key, verr)
+		}
+	}
 	if err != nil {
+		if errors.Is(err, crdt.ErrCorruptEncoding) {
+			err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
+		}
 		return fail(stderr, "get", err)
 	}
-	if *format == "table" {
-		writeGetTable(stdout, res)
-		return 0
-	}
-	return writeJSON(stdout, stderr, "get", res)
-}
-
-func writeJSON(stdout, stderr io.Writer, cmd string, v any) int {
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "counterkit %s: %v\n", cmd, err)
-		return 1
-	}
-	return 0
+	return c.emit(stdout, res)
 }
 
 func contains(list []string, s string) bool {
@@ -202,9 +226,11 @@ var typeTags = map[string]crdt.TypeTag{
 	"ledger":    crdt.TagTPNCounter,
 	"gcounter":  crdt.TagGCounter,
 	"pncounter": crdt.TagPNCounter,
+	"bounded":   crdt.TagBounded,
 }
 
-func getSiblings(ctx context.Context, st store.Siblings, key, typ string, opts tpncounter.Options, res *GetResult) error {
+func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o decodeOpts, res *GetResult) error {
+	opts := o.counter
 	values, _, err := st.Fetch(ctx, key)
 	if err != nil {
 		return err
@@ -213,7 +239,7 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, opts t
 		return fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
 	}
 	for i, v := range values {
-		d, err := Describe(v, opts)
+		d, err := Describe(v, o)
 		if err != nil {
 			return fmt.Errorf("sibling %d of %d: %w", i+1, len(values), err)
 		}
@@ -274,8 +300,27 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, opts t
 		if merged, err = c.MarshalBinary(); err != nil {
 			return err
 		}
+	case "bounded":
+		// The merge of every sibling, as bounded.Account reads it (an
+		// Account opens bound-0 counters only; this reads any bound).
+		var c *bounded.Counter
+		for _, v := range values {
+			s, err := bounded.Decode(v, o.bounded)
+			if err != nil {
+				return err
+			}
+			if c == nil {
+				c = s
+			} else if err := c.Merge(s); err != nil {
+				return err
+			}
+		}
+		res.Value = c.Value()
+		if merged, err = c.MarshalBinary(); err != nil {
+			return err
+		}
 	}
-	res.Merged, err = Describe(merged, opts)
+	res.Merged, err = Describe(merged, o)
 	return err
 }
 
@@ -302,7 +347,7 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 		if err != nil {
 			return err
 		}
-		d, err := Describe(r.Value, tpncounter.Options{})
+		d, err := Describe(r.Value, decodeOpts{})
 		if err != nil {
 			return fmt.Errorf("row %s: %w", name, err)
 		}
@@ -421,6 +466,8 @@ func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, k
 	}
 	return fmt.Sprint(v), nil
 }
+
+func (r *GetResult) writeTable(w io.Writer) { writeGetTable(w, r) }
 
 func writeGetTable(w io.Writer, r *GetResult) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

@@ -3,21 +3,22 @@ package main
 import (
 	"bytes"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/pflag"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
@@ -26,19 +27,17 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-const inspectUsage = `usage: counterkit inspect [-format json|table] [-hex HEX | FILE | -]
+const inspectUsage = `usage: counterkit inspect [flags] [-hex HEX | FILE | -]
 
 Decodes one counterkit encoding (any type: gcounter, pncounter, tgcounter,
-tpncounter, tally.shard, tally.tally, deltalog.cell, balance.row) and prints
-what it holds: type, format version, size, value, and per type the actors,
-totals, history and folded records, window and stats.
+tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row)
+and prints what it holds: type, format version, size, value, and per type
+the actors, totals, history and folded records, window and stats.
 
 The input is the raw bytes of FILE, of standard input (no FILE, or -), or
 the hexadecimal string given with -hex (spaces allowed). Bytes that do not
 decode are reported with the sentinel error they wrap, and the exit status
 is 1.
-
-Flags:
 `
 
 // Description is what inspect prints, as JSON or as a table.
@@ -48,14 +47,31 @@ type Description struct {
 	Bytes   int    `json:"bytes"`
 	Value   any    `json:"value,omitempty"`
 	// Actors lists per-actor parts (gcounter, pncounter, tgcounter,
-	// tpncounter).
+	// tpncounter, bounded).
 	Actors []ActorPart `json:"actors,omitempty"`
 	// Stats is the size summary of a tpncounter or tgcounter.
-	Stats *tpncounter.Stats `json:"stats,omitempty"`
-	// Window is the history and folded lengths the state was read with.
+	Stats *Stats `json:"stats,omitempty"`
+	// Window is the window the state was read with.
 	Window *Window `json:"window,omitempty"`
-	// Fields holds the fields of single-record types (cells, rows, shards).
+	// Fields holds the fields of single-record types (cells, rows, shards)
+	// and a bounded counter's bound.
 	Fields map[string]any `json:"fields,omitempty"`
+}
+
+// Stats is tpncounter.Stats with the output's key names.
+type Stats struct {
+	Actors       int `json:"actors"`
+	Retired      int `json:"retired"`
+	Transactions int `json:"transactions"`
+	History      int `json:"history"`
+	Folded       int `json:"folded"`
+	Deferred     int `json:"deferred"`
+	Conflicts    int `json:"conflicts"`
+}
+
+func statsOf(s tpncounter.Stats) *Stats {
+	return &Stats{Actors: s.Actors, Retired: s.Retired, Transactions: s.Transactions, History: s.History,
+		Folded: s.Folded, Deferred: s.Deferred, Conflicts: s.Conflicts}
 }
 
 // ActorPart is one actor's part of a counter.
@@ -68,6 +84,14 @@ type ActorPart struct {
 	History []Txn  `json:"history,omitempty"`
 	Folded  []Txn  `json:"folded,omitempty"`
 	Retired bool   `json:"retired,omitempty"` // a retired entry: total only
+	// Bounded: what the actor applied, its rights, and what it received
+	// and gave.
+	Credits  *int64           `json:"credits,omitempty"`
+	Debits   *int64           `json:"debits,omitempty"`
+	Rights   *int64           `json:"rights,omitempty"`
+	Received *int64           `json:"received,omitempty"`
+	Asked    *int64           `json:"asked,omitempty"`
+	Sent     map[string]int64 `json:"sent,omitempty"`
 }
 
 // Txn is one transaction of a history or folded record.
@@ -76,81 +100,93 @@ type Txn struct {
 	Amount int64  `json:"amount"`
 }
 
-// Window is the window a tpncounter was decoded with.
+// Window is the window a tpncounter (history and folded lengths) or a
+// bounded counter (recent transactions per actor) was decoded with.
 type Window struct {
-	HistoryLength int `json:"history_length"`
-	FoldedLength  int `json:"folded_length"`
+	HistoryLength int `json:"history_length,omitempty"`
+	FoldedLength  int `json:"folded_length,omitempty"`
+	Recent        int `json:"recent,omitempty"`
 }
 
-func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	format := fs.String("format", "json", "output format: json or table")
-	hexIn := fs.String("hex", "", "decode this hexadecimal string instead of a file")
+// decodeOpts are the windows encodings are read with.
+type decodeOpts struct {
+	counter tpncounter.Options
+	bounded int // bounded.Options.Window; 0: the default
+}
+
+// addDecodeFlags adds the window flags of the types whose window is not
+// in their encoding.
+func addDecodeFlags(fs *pflag.FlagSet) func() (decodeOpts, error) {
 	history := fs.Int("history", 0, "tpncounter/tgcounter: the HistoryLength the state was written with (0: the default)")
 	folded := fs.Int("folded", 0, "tpncounter/tgcounter: the FoldedLength (0: same as -history)")
-	fs.Usage = func() { fmt.Fprint(stderr, inspectUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	window := fs.Int("window", 0, "bounded: the Window the state was written with (0: the default)")
+	return func() (decodeOpts, error) {
+		o := decodeOpts{counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, bounded: *window}
+		if _, err := tpncounter.New(o.counter); err != nil {
+			return o, usageError{err}
 		}
-		return 2
+		if *window < 0 || *window > bounded.MaxWindow {
+			return o, usagef("%w: -window must be in [0, %d], not %d", crdt.ErrInvalidConfig, bounded.MaxWindow, *window)
+		}
+		return o, nil
 	}
-	if *format != "json" && *format != "table" {
-		fmt.Fprintf(stderr, "counterkit inspect: -format must be json or table, not %q\n", *format)
-		return 2
+}
+
+func (d *Description) writeTable(w io.Writer) { writeTable(w, d) }
+
+func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := newCommand("inspect", inspectUsage, stderr)
+	hexIn := c.fs.String("hex", "", "decode this hexadecimal string instead of a file")
+	opts := addDecodeFlags(c.fs)
+	if code := c.parse(args); code >= 0 {
+		return code
 	}
-	data, err := readInput(*hexIn, fs.Args(), stdin)
+	o, err := opts()
 	if err != nil {
-		fmt.Fprintf(stderr, "counterkit inspect: %v\n", err)
-		return 1
+		return fail(stderr, "inspect", err)
 	}
-	d, err := Describe(data, tpncounter.Options{HistoryLength: *history, FoldedLength: *folded})
+	data, err := readInput(*hexIn, c.fs.Args(), stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "counterkit inspect: %v (%s)\n", err, sentinelName(err))
-		return 1
+		return fail(stderr, "inspect", err)
 	}
-	if *format == "table" {
-		writeTable(stdout, d)
-		return 0
+	d, err := Describe(data, o)
+	if err != nil {
+		return fail(stderr, "inspect", err)
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(d); err != nil {
-		fmt.Fprintf(stderr, "counterkit inspect: %v\n", err)
-		return 1
-	}
-	return 0
+	return c.emit(stdout, d)
 }
 
 func readInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
 	if hexIn != "" {
 		if len(args) > 0 {
-			return nil, errors.New("give -hex or a file, not both")
+			return nil, usagef("%w: give -hex or a file, not both", crdt.ErrInvalidConfig)
 		}
 		b, err := hex.DecodeString(strings.Join(strings.Fields(hexIn), ""))
 		if err != nil {
-			return nil, fmt.Errorf("-hex: %v", err)
+			return nil, usagef("%w: -hex: %v", crdt.ErrInvalidConfig, err)
 		}
 		return b, nil
 	}
 	var r io.Reader = stdin
 	switch {
 	case len(args) > 1:
-		return nil, errors.New("one input at a time")
+		return nil, usagef("%w: one input at a time", crdt.ErrInvalidConfig)
 	case len(args) == 1 && args[0] != "-":
 		f, err := os.Open(args[0])
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %v", crdt.ErrNotFound, err)
 		}
 		defer f.Close()
 		r = f
 	}
-	// One byte more than any decoder accepts, so oversized input is
-	// reported by the decoder rather than truncated.
+	// One byte more than any encoding may hold, so oversized input is
+	// reported rather than truncated.
 	b, err := io.ReadAll(io.LimitReader(r, crdt.DefaultMaxEncodedSize+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: reading the input: %v", crdt.ErrUnavailable, err)
+	}
+	if len(b) > crdt.DefaultMaxEncodedSize {
+		return nil, fmt.Errorf("%w: the input is longer than %d bytes, the most an encoding holds", crdt.ErrTooLarge, crdt.DefaultMaxEncodedSize)
 	}
 	return b, nil
 }
@@ -175,8 +211,9 @@ func envelope(data []byte) (crdt.TypeTag, uint64, error) {
 }
 
 // Describe decodes data, whatever counterkit type it holds, and describes
-// it. opts are the window a tgcounter or tpncounter is read with.
-func Describe(data []byte, opts tpncounter.Options) (*Description, error) {
+// it. o are the windows a tgcounter, tpncounter or bounded is read with.
+func Describe(data []byte, o decodeOpts) (*Description, error) {
+	opts := o.counter
 	tag, version, err := envelope(data)
 	if err != nil {
 		return nil, err
@@ -216,10 +253,9 @@ func Describe(data []byte, opts tpncounter.Options) (*Description, error) {
 		}
 		d.Value = g.Value()
 		d.Actors = entries("", g)
-		st := g.Stats()
-		d.Stats = &st
+		d.Stats = statsOf(g.Stats())
 		o := g.Options()
-		d.Window = &Window{o.HistoryLength, o.FoldedLength}
+		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagTPNCounter:
 		c, err := tpncounter.New(opts)
 		if err != nil {
@@ -230,10 +266,36 @@ func Describe(data []byte, opts tpncounter.Options) (*Description, error) {
 		}
 		d.Value = c.Value()
 		d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
-		st := c.Stats()
-		d.Stats = &st
+		d.Stats = statsOf(c.Stats())
 		o := c.Options()
-		d.Window = &Window{o.HistoryLength, o.FoldedLength}
+		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
+	case crdt.TagBounded:
+		c, err := bounded.Decode(data, o.bounded)
+		if err != nil {
+			return nil, err
+		}
+		d.Value = c.Value()
+		bo := c.Options()
+		d.Window = &Window{Recent: bo.Window}
+		d.Fields = map[string]any{"bound": bo.Bound}
+		if bo.Origin != "" {
+			d.Fields["origin"] = string(bo.Origin)
+		}
+		for _, a := range c.Actors() {
+			e, _ := c.Entry(a)
+			p := ActorPart{Actor: string(a), Seq: e.Seq, Credits: ptr(e.Credits), Debits: ptr(e.Debits),
+				Rights: ptr(e.Rights), Received: ptr(e.Received), Asked: ptr(e.Asked)}
+			for _, t := range e.Recent {
+				p.History = append(p.History, Txn{string(t.ID), t.Amount})
+			}
+			for to, n := range e.Sent {
+				if p.Sent == nil {
+					p.Sent = map[string]int64{}
+				}
+				p.Sent[string(to)] = n
+			}
+			d.Actors = append(d.Actors, p)
+		}
 	case crdt.TagTallyShard, crdt.TagTally:
 		return describeTally(data, d)
 	case crdt.TagLogCell:
@@ -360,6 +422,7 @@ var sentinels = []struct {
 	{"crdt.ErrConflictingTransaction", crdt.ErrConflictingTransaction},
 	{"crdt.ErrOutsideWindow", crdt.ErrOutsideWindow},
 	{"crdt.ErrExpired", crdt.ErrExpired},
+	{"crdt.ErrInsufficientRights", crdt.ErrInsufficientRights},
 	{"crdt.ErrInvalidConfig", crdt.ErrInvalidConfig},
 	{"crdt.ErrNotFound", crdt.ErrNotFound},
 	{"crdt.ErrAmbiguousWrite", crdt.ErrAmbiguousWrite},
@@ -400,7 +463,10 @@ func writeTable(w io.Writer, d *Description) {
 	if d.Value != nil {
 		fmt.Fprintf(tw, "value\t%v\n", d.Value)
 	}
-	if d.Window != nil {
+	switch {
+	case d.Window != nil && d.Window.Recent > 0:
+		fmt.Fprintf(tw, "window\trecent %d\n", d.Window.Recent)
+	case d.Window != nil:
 		fmt.Fprintf(tw, "window\thistory %d, folded %d\n", d.Window.HistoryLength, d.Window.FoldedLength)
 	}
 	if s := d.Stats; s != nil {
@@ -420,6 +486,19 @@ func writeTable(w io.Writer, d *Description) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if d.Type == string(crdt.TagBounded) {
+		fmt.Fprintln(tw, "actor\tseq\tcredits\tdebits\trights\treceived\tasked\tsent\trecent")
+		for _, a := range d.Actors {
+			var sent []string
+			for _, to := range slices.Sorted(maps.Keys(a.Sent)) {
+				sent = append(sent, fmt.Sprintf("%s:%d", to, a.Sent[to]))
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", a.Actor, a.Seq, *a.Credits, *a.Debits,
+				*a.Rights, *a.Received, *a.Asked, dash(strings.Join(sent, " ")), txns(a.History))
+		}
+		tw.Flush()
+		return
+	}
 	fmt.Fprintln(tw, "actor\thalf\tcount/total\tseq\thistory\tfolded")
 	for _, a := range d.Actors {
 		n := int64(0)

@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
@@ -65,8 +68,9 @@ type jobDef struct {
 	// partitions: the job works on partition keys (not on Riak).
 	partitions bool
 	// flags registers the job's own flags and returns the function that
-	// makes its runner once the store is open.
-	flags func(fs *flag.FlagSet, dry *bool) func(b *backend) (jobRunner, error)
+	// makes its runner once the store is open; check, when not nil,
+	// validates the flags before the store is opened.
+	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) (jobRunner, error))
 }
 
 var jobs = map[string]jobDef{
@@ -79,8 +83,33 @@ var jobs = map[string]jobDef{
 // jobNouns are the valid second words of each job verb.
 var jobNouns = map[string]string{"gc": "tally", "compact": "deltalog", "merge": "balance", "find": "ledger"}
 
+// jobReport is what a job prints: one result per key.
+type jobReport struct {
+	Job     string      `json:"job"`
+	Store   string      `json:"store"`
+	DryRun  bool        `json:"dry_run"`
+	Keys    int         `json:"keys"`
+	Failed  int         `json:"failed"`
+	Results []jobResult `json:"results"`
+}
+
+// jobResult is one key's outcome: what the job did, or the error.
+type jobResult struct {
+	Key      string `json:"key"`
+	Result   string `json:"result,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Sentinel string `json:"sentinel,omitempty"`
+}
+
+// writeTable prints nothing: in table mode each key's line is printed as
+// the job runs.
+func (r *jobReport) writeTable(io.Writer) {}
+
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	noun := jobNouns[verb]
+	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
+		return runCompactEmbedded(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != noun {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprint(stderr, jobsUsage)
@@ -90,16 +119,26 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	name := verb + " " + noun
 	def := jobs[name]
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	c := newCommand(name, jobsUsage, stderr)
+	fs := c.fs
 	cf := addCommonFlags(fs)
 	dry := fs.Bool("dry-run", false, "read and report what the job would write; write nothing")
 	progress := fs.Duration("progress", 5*time.Second, "report progress on standard error this often (0: only the summary)")
 	keyTimeout := fs.Duration("key-timeout", time.Minute, "the most time spent on one key")
-	mk := def.flags(fs, dry)
-	fs.Usage = func() { fmt.Fprint(stderr, jobsUsage); fs.PrintDefaults() }
-	if code := parseFlags(fs, args[1:]); code >= 0 {
+	check, mk := def.flags(fs, dry)
+	if code := c.parse(args[1:]); code >= 0 {
 		return code
+	}
+	if *progress < 0 || *keyTimeout <= 0 {
+		return fail(stderr, name, usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
+	}
+	if err := cf.check(); err != nil {
+		return fail(stderr, name, err)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return fail(stderr, name, err)
+		}
 	}
 	spec, err := parseStore(*cf.store)
 	if err != nil {
@@ -128,7 +167,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if *dry {
 		mode = " (dry run: nothing written)"
 	}
-	failed := 0
+	rep := &jobReport{Job: name, Store: spec.String(), DryRun: *dry, Keys: len(keys), Results: []jobResult{}}
 	start := time.Now()
 	last := start
 	for i, key := range keys {
@@ -141,40 +180,54 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		}()
 		cancel()
 		if err != nil {
-			failed++
-			fmt.Fprintf(stderr, "counterkit %s: %s: %v (%s)\n", name, key, err, sentinelName(err))
+			rep.Failed++
+			msg := redact(err)
+			rep.Results = append(rep.Results, jobResult{Key: key, Error: msg, Sentinel: sentinelName(err)})
+			fmt.Fprintf(stderr, "counterkit %s: %s: %s (%s)\n", name, key, msg, sentinelName(err))
 		} else {
-			fmt.Fprintf(stdout, "%s: %s\n", key, line)
+			rep.Results = append(rep.Results, jobResult{Key: key, Result: line})
+			if !c.json() {
+				fmt.Fprintf(stdout, "%s: %s\n", key, line)
+			}
 		}
 		if *progress > 0 && time.Since(last) >= *progress && i+1 < len(keys) {
 			last = time.Now()
 			per := last.Sub(start) / time.Duration(i+1)
 			left := (per * time.Duration(len(keys)-i-1)).Round(time.Second)
-			fmt.Fprintf(stderr, "counterkit %s: %d/%d keys, %d failed, about %s left%s\n", name, i+1, len(keys), failed, left, mode)
+			fmt.Fprintf(stderr, "counterkit %s: %d/%d keys, %d failed, about %s left%s\n", name, i+1, len(keys), rep.Failed, left, mode)
 		}
 	}
-	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), failed, mode)
-	if failed > 0 {
+	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), rep.Failed, mode)
+	if code := c.emit(stdout, rep); code != 0 {
+		return code
+	}
+	if rep.Failed > 0 {
 		return 1
 	}
 	return 0
 }
 
+// maxKeyLine is the longest line of standard input readKeys accepts.
+const maxKeyLine = 1 << 20
+
 // readKeys returns the keys given as arguments, or else one per line of
-// stdin.
+// stdin. A line longer than maxKeyLine is crdt.ErrTooLarge.
 func readKeys(args []string, stdin io.Reader) ([]string, error) {
 	if len(args) > 0 {
 		return args, nil
 	}
 	var keys []string
 	sc := bufio.NewScanner(stdin)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 64<<10), maxKeyLine)
 	for sc.Scan() {
 		if k := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(k) != "" {
 			keys = append(keys, k)
 		}
 	}
-	if err := sc.Err(); err != nil {
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return nil, fmt.Errorf("%w: standard input: line %d is longer than %d bytes (one key per line)", crdt.ErrTooLarge, len(keys)+1, maxKeyLine)
+	case err != nil:
 		return nil, fmt.Errorf("%w: standard input: %v", crdt.ErrUnavailable, err)
 	}
 	if len(keys) == 0 {
@@ -201,17 +254,55 @@ func formatMicros(us int64) string {
 	return time.UnixMicro(us).UTC().Format(time.RFC3339Nano)
 }
 
-func gcTallyFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+// nonNegative returns a usage error naming the first flag of durs that is
+// negative.
+func nonNegative(durs ...namedDuration) error {
+	for _, d := range durs {
+		if *d.v < 0 {
+			return usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, d.name, *d.v)
+		}
+	}
+	return nil
+}
+
+type namedDuration struct {
+	name string
+	v    *time.Duration
+}
+
+// configError turns a driver's refusal of the flags' options into a usage
+// error with the driver's reason.
+func configError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return usagef("%w: the flags do not make a valid configuration: %s", crdt.ErrInvalidConfig,
+		strings.TrimPrefix(strings.TrimPrefix(err.Error(), crdt.ErrInvalidConfig.Error()+": "), "tally: "))
+}
+
+func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
 	kind := fs.String("kind", "", "the aggregate: sum, min, max, stats or distinct (empty: read it from the stored rows)")
 	grace := fs.Duration("grace", 0, "tally Config.Grace: how long after expiry a shard is folded (0: 24h)")
 	maxSkew := fs.Duration("max-skew", 0, "tally Config.MaxSkew (0: 1h); grace must be at least 3 times it")
 	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
-	return func(b *backend) (jobRunner, error) {
-		cfg := tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows}
-		// Check the configuration once, before any key.
-		if _, err := tally.New[*tally.Sum](b.partitions, "config-check", cfg); err != nil {
-			return nil, err
+	cfg := func() tally.Options { return tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows} }
+	check := func() error {
+		if err := nonNegative(namedDuration{"grace", grace}, namedDuration{"max-skew", maxSkew}); err != nil {
+			return err
 		}
+		if *maxRows < 0 {
+			return usagef("%w: -max-rows must not be negative, not %d", crdt.ErrInvalidConfig, *maxRows)
+		}
+		switch tally.Kind(*kind) {
+		case "", tally.KindSum, tally.KindMin, tally.KindMax, tally.KindStats, tally.KindDistinct:
+		default:
+			return usagef("%w: -kind must be sum, min, max, stats or distinct, not %q", crdt.ErrInvalidConfig, *kind)
+		}
+		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
+		return configError(err)
+	}
+	return check, func(b *backend) (jobRunner, error) {
+		cfg := cfg()
 		return func(ctx context.Context, key string) (string, error) {
 			k := tally.Kind(*kind)
 			if k == "" {
@@ -219,7 +310,7 @@ func gcTallyFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error)
 				if err != nil {
 					return "", err
 				}
-				d, err := Describe(r.Value, tpncounter.Options{})
+				d, err := Describe(r.Value, decodeOpts{})
 				if err != nil {
 					return "", err
 				}
@@ -293,18 +384,27 @@ func target(ctx context.Context, b *backend, key string, dry bool, maxRows int) 
 	return cp, cp, nil
 }
 
-func compactDeltalogFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
 	var o deltalog.Options
 	fs.DurationVar(&o.Window, "window", 0, "deltalog Options.Window: the writers' write window (0: 10m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "deltalog Options.FutureSkew (0: 5s)")
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
 	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied")
-	return func(b *backend) (jobRunner, error) {
-		if _, err := deltalog.New(b.partitions, o); err != nil {
-			return nil, err
+	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
+	check := func() error {
+		if err := nonNegative(namedDuration{"window", &o.Window}, namedDuration{"future-skew", &o.FutureSkew},
+			namedDuration{"safety-margin", &o.SafetyMargin}, namedDuration{"max-scan", &o.MaxScan},
+			namedDuration{"compact-grace", &o.CompactGrace}); err != nil {
+			return err
 		}
+		if *maxRows < 1 {
+			return usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
+		}
+		_, err := deltalog.New(memory.NewPartitions(), o)
+		return configError(err)
+	}
+	return check, func(b *backend) (jobRunner, error) {
 		return func(ctx context.Context, key string) (string, error) {
 			st, cp, err := target(ctx, b, key, *dry, *maxRows)
 			if err != nil {
@@ -345,7 +445,7 @@ func compactDeltalogFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner
 	}
 }
 
-func mergeBalanceFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
 	var o balance.Options
 	fs.DurationVar(&o.Window, "window", 0, "balance Options.Window: the writers' write window (0: 5m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "balance Options.FutureSkew (0: 5s)")
@@ -353,11 +453,20 @@ func mergeBalanceFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, e
 	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
 	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied")
-	return func(b *backend) (jobRunner, error) {
-		if _, err := balance.New(b.partitions, o); err != nil {
-			return nil, err
+	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
+	check := func() error {
+		if err := nonNegative(namedDuration{"window", &o.Window}, namedDuration{"future-skew", &o.FutureSkew},
+			namedDuration{"safety-margin", &o.SafetyMargin}, namedDuration{"max-merge", &o.MaxMerge},
+			namedDuration{"settle-grace", &o.SettleGrace}, namedDuration{"gc-grace", &o.GCGrace}); err != nil {
+			return err
 		}
+		if *maxRows < 1 {
+			return usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
+		}
+		_, err := balance.New(memory.NewPartitions(), o)
+		return configError(err)
+	}
+	return check, func(b *backend) (jobRunner, error) {
 		return func(ctx context.Context, key string) (string, error) {
 			st, _, err := target(ctx, b, key, *dry, *maxRows)
 			if err != nil {
@@ -391,17 +500,23 @@ func mergeBalanceFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, e
 	}
 }
 
-func findLedgerFlags(fs *flag.FlagSet, dry *bool) func(*backend) (jobRunner, error) {
+func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
 	actor := fs.String("actor", "counterkit-cli", "ledger Options.Actor the write is made as")
 	history := fs.Int("history", 0, "tpncounter Options.HistoryLength the ledger's writers use (0: the default)")
 	folded := fs.Int("folded", 0, "tpncounter Options.FoldedLength the ledger's writers use (0: same as -history)")
 	retries := fs.Int("retries", 0, "ledger Options.RetryCount (0: the default)")
-	return func(b *backend) (jobRunner, error) {
-		opts := ledger.Options{Actor: crdt.ActorID(*actor), RetryCount: *retries,
+	options := func() ledger.Options {
+		return ledger.Options{Actor: crdt.ActorID(*actor), RetryCount: *retries,
 			Counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}}
-		if _, err := ledger.New(b.siblings, "config-check", opts); err != nil {
-			return nil, err
+	}
+	check := func() error {
+		if _, err := ledger.New(memory.NewSiblings(), "config-check", options()); err != nil {
+			return usageError{err}
 		}
+		return nil
+	}
+	return check, func(b *backend) (jobRunner, error) {
+		opts := options()
 		return func(ctx context.Context, key string) (string, error) {
 			values, _, err := b.siblings.Fetch(ctx, key)
 			if err != nil {

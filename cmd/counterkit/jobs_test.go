@@ -45,7 +45,7 @@ func script(t *testing.T, dir string, lines [][]string, stdin ...string) string 
 // or rows it holds, as printed in the table.
 func value(t *testing.T, spec, typ, key string) string {
 	t.Helper()
-	code, out, errOut := runCmd(t, "", "get", "-store", spec, "-type", typ, "-format", "table", key)
+	code, out, errOut := runCmd(t, "", "get", "-store", spec, "-type", typ, "-o", "table", key)
 	require.Equal(t, 0, code, errOut)
 	var keep []string
 	for _, l := range strings.Split(out, "\n") {
@@ -144,10 +144,10 @@ func TestRiakFake(t *testing.T) {
 	putLedgerSiblings(t, sib.Put)
 
 	spec := "riak:" + srv.Addr() + "/counterkit/ledgers"
-	code, out, errOut := runCmd(t, "", "get", "-store", spec, "-type", "ledger", "-format", "table", "acct-1")
+	code, out, errOut := runCmd(t, "", "get", "-store", spec, "-type", "ledger", "-o", "table", "acct-1")
 	require.Equal(t, 0, code, errOut)
 	dir := fixture(t)
-	_, want, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "ledger", "-format", "table", "acct-1")
+	_, want, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "ledger", "-o", "table", "acct-1")
 	require.Equal(t, strings.Replace(want, "embedded:"+dir, spec, 1), out)
 
 	code, out, errOut = runCmd(t, "", "find", "ledger", "-store", spec, "acct-1")

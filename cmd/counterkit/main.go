@@ -6,12 +6,13 @@
 //	counterkit get -store embedded:/var/lib/svc -type ledger acct-1
 //	counterkit check cassandra -hosts db1,db2 -keyspace counters
 //	counterkit check riak -addr riak1:8087 -type counterkit -bucket ledgers
-//	counterkit check embedded -data /var/lib/svc
+//	counterkit check embedded -store embedded:/var/lib/svc
+//	counterkit list -store embedded:/var/lib/svc -o json
+//	counterkit backup -store embedded:/var/lib/svc -to /backups/svc-1
 //	counterkit gc tally -store cassandra:db1/counters -dry-run page-views
 //	counterkit compact deltalog -store embedded:/var/lib/svc < counters.txt
 //	counterkit merge balance -store cassandra:db1/counters seller-1
 //	counterkit find ledger -store riak:riak1:8087/counterkit/ledgers acct-1
-//	counterkit compare -hosts db1 -keyspace bench -timeout 5ms -workers 32
 //	counterkit vectors ./testdata/vectors
 //
 // Stores are named by -store: embedded:DIR (adapters/embedded; the directory
@@ -22,10 +23,12 @@
 // Every value is read and every job is run by the counter's own driver
 // (ledger, statestore, tally, deltalog, balance); the tool reimplements none
 // of their logic. A dry run runs the same driver on an in-memory copy of
-// what it read. compare runs one increment workload, with client timeouts
-// and resends, on Cassandra's native counters and on every counterkit type,
-// and prints each one's drift and throughput side by side. vectors replays
-// the language-neutral test vectors (package vectors) against this build.
+// what it read. vectors replays the language-neutral test vectors (package
+// vectors) against this build. The benchmark against Cassandra's native
+// counters is a command of its own, cmd/counterkit-compare.
+//
+// Flags may come before or after the arguments, with one dash or two;
+// every command prints a table, or JSON with -o json.
 //
 // Exit status: 0 on success, 1 when the input or the store gave an error
 // (the message names the sentinels it wraps), 2 for a usage error.
@@ -33,9 +36,18 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/counterkit/counterkit/crdt"
 )
 
 const usage = `counterkit inspects and operates counterkit data.
@@ -47,17 +59,19 @@ commands:
                     print it as JSON or a table
   get               read a key from a store: its value, and every sibling or
                     row stored under it
-  check             check a store's configuration: a Cassandra keyspace,
-                    a Riak bucket, or an embedded data file
+  check             check a store: a Cassandra keyspace's configuration, a
+                    Riak bucket's, or an embedded store's every byte
+  list              list the keys of an embedded store
+  stats             print the size of an embedded store, per engine bucket
+  backup            copy an embedded store (DB.Backup) and verify the copy
+  compact embedded  write a compacted copy of an embedded store
   gc tally          fold the expired shards of tally counters into their tally
   compact deltalog  merge and compact the cells of deltalog counters
   merge balance     run the tombstone merge on balance accounts
   find ledger       collapse a ledger's siblings (ledger.Find)
-  compare           run one increment workload on Cassandra's native counters
-                    and on the counterkit types, with client timeouts and
-                    retries, and print drift and throughput side by side
-  vectors           replay a directory of test vectors (default: the ones
-                    shipped with the module) against this build
+  vectors           replay the test vectors built into this binary (or a
+                    directory of them) against this build
+  version           print the version of this build
   help              print this text, or a command's: counterkit help get
 
 Stores (-store):
@@ -70,13 +84,114 @@ per line on standard input, print one line per key, report progress on
 standard error, and with -dry-run run the driver on a copy of each key's
 state and print what it would write, writing nothing.
 
-Every command prints its own flags with -h. Exit status: 0 on success, 1
-when the input or the store gave an error (the message names the counterkit
+Flags may come before or after the arguments, with one dash or two
+(-store or --store). Every command prints a table, or JSON (snake_case keys)
+with -o json, and its own flags with -h. Exit status: 0 on success, 1 when
+the input or the store gave an error (the message names the counterkit
 sentinel it wraps), 2 for a usage error.
 `
 
 func main() {
+	if dir, ok := os.LookupEnv(verifyChildEnv); ok {
+		os.Exit(verifyChild(dir, os.Stdout))
+	}
+	if os.Getenv(isolatedEnv) == "" && isolate(os.Args[1:]) {
+		os.Exit(runIsolated(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// isolatedEnv marks the program run again by runIsolated.
+const isolatedEnv = "COUNTERKIT_ISOLATED"
+
+// isolate reports whether a command reads a store's files in this process
+// (an embedded store): it then runs in a child process.
+func isolate(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch args[0] {
+	case "get", "list", "stats", "backup", "gc", "compact", "merge", "find":
+	default:
+		return false
+	}
+	for _, a := range args {
+		if strings.Contains(a, "embedded:") {
+			return true
+		}
+	}
+	return false
+}
+
+// runIsolated runs the command in a child process (this program, run
+// again) with the same standard input and output, passing its standard
+// error through. A damaged data file can crash the storage engine where no
+// recover reaches (a fault in a goroutine of its own, a stack overflow):
+// the child then dies, and the command reports the damage, with the
+// sentinel, and exits 1 rather than with the runtime's status 2, the usage
+// code.
+func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		return run(args, stdin, stdout, stderr)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), isolatedEnv+"=1")
+	cmd.Stdin, cmd.Stdout = stdin, stdout
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		return run(args, stdin, stdout, stderr)
+	}
+	if err := cmd.Start(); err != nil {
+		return run(args, stdin, stdout, stderr)
+	}
+	crash := ""
+	sc := bufio.NewScanner(pipe)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if crash == "" && crashStart(line) {
+			crash = line
+		}
+		if crash == "" {
+			fmt.Fprintln(stderr, line)
+		}
+	}
+	_, _ = io.Copy(io.Discard, pipe)
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	var sig syscall.Signal
+	if errors.As(err, &exit) {
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			sig = ws.Signal()
+		}
+	}
+	switch {
+	case err == nil:
+		return 0
+	case crash == "" && sig != 0 && sig != syscall.SIGSEGV && sig != syscall.SIGBUS && sig != syscall.SIGABRT && sig != syscall.SIGILL:
+		return 128 + int(sig) // stopped from outside (an interrupt, a kill)
+	case crash != "" || sig != 0:
+		if crash == "" {
+			crash = err.Error()
+		}
+		return fail(stderr, args[0], fmt.Errorf("%w: the store's data file crashed the storage engine, so it is damaged (%s); run counterkit check embedded", crdt.ErrCorruptEncoding, crash))
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	default:
+		return fail(stderr, args[0], fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))
+	}
+}
+
+// crashStart reports whether a line of standard error starts the Go
+// runtime's report of a crash.
+func crashStart(line string) bool {
+	for _, p := range []string{"panic: ", "fatal error: ", "unexpected fault address", "runtime: goroutine stack exceeds", "SIGSEGV", "SIGBUS"} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // run is the whole program, testable: it returns the exit status.
@@ -94,10 +209,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(rest, stdin, stdout, stderr)
 	case "gc", "compact", "merge", "find":
 		return runJob(cmd, rest, stdin, stdout, stderr)
-	case "compare":
-		return runCompare(rest, stdin, stdout, stderr)
 	case "vectors":
 		return runVectors(rest, stdout, stderr)
+	case "list":
+		return runList(rest, stdout, stderr)
+	case "stats":
+		return runStats(rest, stdout, stderr)
+	case "backup":
+		return runBackup(rest, stdout, stderr)
+	case "version":
+		return runVersion(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		if len(rest) == 1 || len(rest) == 2 {
 			return run(append(rest, "-h"), stdin, stdout, stdout)
@@ -108,4 +229,85 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "counterkit: unknown command %q\n\n%s", cmd, usage)
 		return 2
 	}
+}
+
+const versionUsage = `usage: counterkit version
+
+Prints the version of this build: the command's module version, the
+counterkit module it was built with, the Go version and the source
+revision, from the build information Go records in the binary.
+`
+
+// versionInfo is what version prints.
+type versionInfo struct {
+	Module     string `json:"module"`
+	Version    string `json:"version"`
+	Counterkit string `json:"counterkit"`
+	Go         string `json:"go"`
+	Revision   string `json:"revision,omitempty"`
+	Time       string `json:"time,omitempty"`
+	Modified   bool   `json:"modified,omitempty"`
+}
+
+func (v *versionInfo) writeTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "counterkit\t%s\n", v.Version)
+	fmt.Fprintf(tw, "module\t%s\n", v.Module)
+	fmt.Fprintf(tw, "library\tgithub.com/counterkit/counterkit %s\n", v.Counterkit)
+	fmt.Fprintf(tw, "go\t%s\n", v.Go)
+	if v.Revision != "" {
+		mod := ""
+		if v.Modified {
+			mod = " (modified)"
+		}
+		fmt.Fprintf(tw, "revision\t%s %s%s\n", v.Revision, v.Time, mod)
+	}
+	tw.Flush()
+}
+
+// buildInfo reads the build information; tests replace it.
+var buildInfo = debug.ReadBuildInfo
+
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	c := newCommand("version", versionUsage, stderr)
+	if code := c.parse(args); code >= 0 {
+		return code
+	}
+	if c.fs.NArg() > 0 {
+		return fail(stderr, "version", usagef("%w: version takes no arguments", crdt.ErrInvalidConfig))
+	}
+	bi, ok := buildInfo()
+	if !ok {
+		return fail(stderr, "version", fmt.Errorf("%w: this binary carries no build information", crdt.ErrNotFound))
+	}
+	return c.emit(stdout, versionOf(bi))
+}
+
+func versionOf(bi *debug.BuildInfo) *versionInfo {
+	v := &versionInfo{Module: bi.Main.Path, Version: bi.Main.Version, Go: bi.GoVersion, Counterkit: "(unknown)"}
+	if v.Version == "" {
+		v.Version = "(devel)"
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/counterkit/counterkit" {
+			v.Counterkit = d.Version
+			if d.Replace != nil {
+				v.Counterkit += " => " + d.Replace.Path
+				if d.Replace.Version != "" && d.Replace.Version != "(devel)" {
+					v.Counterkit += " " + d.Replace.Version
+				}
+			}
+		}
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Revision = s.Value
+		case "vcs.time":
+			v.Time = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	return v
 }

@@ -85,7 +85,7 @@ func TestInspectGolden(t *testing.T) {
 		for _, format := range []string{"json", "table"} {
 			t.Run(name+"/"+format, func(t *testing.T) {
 				var out, errOut bytes.Buffer
-				code := run([]string{"inspect", "-format", format, "-history", "2", "-hex", hex.EncodeToString(data)}, nil, &out, &errOut)
+				code := run([]string{"inspect", "-o", format, "-history", "2", "-hex", hex.EncodeToString(data)}, nil, &out, &errOut)
 				require.Equal(t, 0, code, errOut.String())
 				golden(t, "inspect-"+name+"."+format, out.String())
 
@@ -93,8 +93,8 @@ func TestInspectGolden(t *testing.T) {
 				f := filepath.Join(t.TempDir(), "v")
 				require.NoError(t, os.WriteFile(f, data, 0o600))
 				var fromFile, fromStdin bytes.Buffer
-				require.Equal(t, 0, run([]string{"inspect", "-format", format, "-history", "2", f}, nil, &fromFile, &errOut))
-				require.Equal(t, 0, run([]string{"inspect", "-format", format, "-history", "2"}, bytes.NewReader(data), &fromStdin, &errOut))
+				require.Equal(t, 0, run([]string{"inspect", "-o", format, "-history", "2", f}, nil, &fromFile, &errOut))
+				require.Equal(t, 0, run([]string{"inspect", "-o", format, "-history", "2"}, bytes.NewReader(data), &fromStdin, &errOut))
 				require.Equal(t, out.String(), fromFile.String())
 				require.Equal(t, out.String(), fromStdin.String())
 			})
@@ -117,7 +117,11 @@ func TestInspectRefusesBadBytes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := run([]string{"inspect", "-hex", tc.hex}, nil, &out, &errOut)
-			require.Equal(t, 1, code)
+			want := 1
+			if tc.name == "not hex" {
+				want = 2 // a usage error
+			}
+			require.Equal(t, want, code)
 			require.Empty(t, out.String())
 			require.Contains(t, errOut.String(), tc.want)
 		})
@@ -134,7 +138,8 @@ func TestUsage(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, run([]string{"help", "inspect"}, nil, &out, &errOut))
 	golden(t, "help-inspect.txt", out.String())
-	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"find", "ledger"}, {"vectors"}} {
+	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"find", "ledger"}, {"vectors"},
+		{"list"}, {"stats"}, {"backup"}, {"version"}, {"compact", "embedded"}} {
 		out.Reset()
 		require.Equal(t, 0, run(append([]string{"help"}, cmd...), nil, &out, &errOut), cmd)
 		golden(t, "help-"+strings.Join(cmd, "-")+".txt", out.String())
@@ -147,5 +152,5 @@ func TestUsage(t *testing.T) {
 	errOut.Reset()
 	require.Equal(t, 2, run([]string{"frobnicate"}, nil, &out, &errOut))
 	require.True(t, strings.HasPrefix(errOut.String(), `counterkit: unknown command "frobnicate"`))
-	require.Equal(t, 2, run([]string{"inspect", "-format", "xml", "-hex", "00"}, nil, &out, &errOut))
+	require.Equal(t, 2, run([]string{"inspect", "-o", "xml", "-hex", "00"}, nil, &out, &errOut))
 }

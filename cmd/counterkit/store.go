@@ -124,6 +124,10 @@ type backend struct {
 	siblings   store.Siblings
 	partitions store.Partitions // nil for riak
 	close      func()
+	// verify checks the whole store (embedded: DB.Verify); nil when the
+	// store has no such check.
+	verify func() error
+	db     *embedded.DB // the embedded store, or nil
 }
 
 // openStore opens the store spec names.
@@ -134,7 +138,8 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 		if err != nil {
 			return nil, err
 		}
-		return &backend{spec: spec, siblings: db.Siblings(), partitions: db.Partitions(), close: func() { db.Close() }}, nil
+		return &backend{spec: spec, siblings: db.Siblings(), partitions: db.Partitions(), close: func() { db.Close() },
+			verify: db.Verify, db: db}, nil
 	case "cassandra":
 		sess, err := cassandraSession(ctx, spec.hosts, spec.keyspace, o.timeout)
 		if err != nil {

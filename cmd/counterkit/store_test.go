@@ -166,12 +166,12 @@ func TestGetGolden(t *testing.T) {
 	} {
 		for _, format := range []string{"json", "table"} {
 			t.Run(tc.key+"/"+format, func(t *testing.T) {
-				code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", tc.typ, "-format", format, tc.key)
+				code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", tc.typ, "-o", format, tc.key)
 				require.Equal(t, 0, code, errOut)
 				require.Empty(t, errOut)
 				golden(t, "get-"+tc.key+"."+format, normalize(out, dir))
 				// A complete read prints the same on the embedded store.
-				_, complete, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", tc.typ, "-format", format, "-complete", tc.key)
+				_, complete, _ := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", tc.typ, "-o", format, "-complete", tc.key)
 				require.Equal(t, out, complete)
 			})
 		}
@@ -200,8 +200,12 @@ func TestGetErrors(t *testing.T) {
 		{"riak partition type", []string{"-store", "riak:h:8087/t/b", "-type", "tally", "k"}, 2, "sibling keys only"},
 		{"bad type", []string{"-store", emb, "-type", "hll", "k"}, 2, "-type must be one of"},
 		{"no key", []string{"-store", emb, "-type", "ledger"}, 2, "exactly one KEY"},
-		{"invalid key", []string{"-store", emb, "-type", "ledger", "a\x00b"}, 1, "crdt.ErrInvalidKey"},
-		{"bad flag", []string{"-nope"}, 2, "flag provided but not defined"},
+		{"invalid key", []string{"-store", emb, "-type", "ledger", "a\x00b"}, 2, "crdt.ErrInvalidKey"},
+		{"bad flag", []string{"-nope"}, 2, "unknown flag: --nope"},
+		{"max-rows 0", []string{"-store", emb, "-type", "tally", "-max-rows", "0", "pageviews"}, 2, "-max-rows must be at least 1, not 0"},
+		{"bad output", []string{"-store", emb, "-type", "tally", "-o", "xml", "pageviews"}, 2, "-o must be table or json"},
+		{"two keys", []string{"-store", emb, "-type", "tally", "pageviews", "latency"}, 2, "give exactly one KEY (got 2 arguments)"},
+		{"bad window", []string{"-store", emb, "-type", "bounded", "-window", "-1", "b"}, 2, "-window must be in [0, "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCmd(t, "", append([]string{"get"}, tc.args...)...)

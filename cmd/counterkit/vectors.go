@@ -1,11 +1,15 @@
 package main
 
 import (
-	"flag"
+	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/counterkit/counterkit"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/vectors"
 )
@@ -15,10 +19,10 @@ const vectorsUsage = `usage: counterkit vectors [-v] [DIR]
 Replays every vector file (*.json) of DIR against this build's Go
 implementation (package vectors) and prints, per file, whether it passed
 and how many of its named vectors failed, then every failed vector and the
-first expectation it broke, and a summary. The default DIR is the
-testdata/vectors directory of the counterkit module this command was built
-from (found through the build's source path: a checkout or the module
-cache); name DIR when the command was built elsewhere.
+first expectation it broke, and a summary. Without DIR it checks the
+vectors built into the binary (counterkit.VectorFiles: the testdata/vectors
+of the counterkit module it was built with), so an installed binary needs
+no checkout.
 
 Each vector is replayed on the real types and re-derived by independent
 models and a separate msgpack writer, as go test . -run TestVectors does.
@@ -29,35 +33,34 @@ with the line and column.
 
 Exit status: 0 when every checked file passed, 1 when a file failed or DIR
 is missing, unreadable or holds no *.json file, 2 for a usage error.
-
-Flags:
 `
 
+// builtIn names the directory of the vectors built into the binary.
+const builtIn = "(built in)"
+
 func runVectors(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("vectors", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	verbose := fs.Bool("v", false, "list every vector, passed or failed")
-	fs.Usage = func() { fmt.Fprint(stderr, vectorsUsage); fs.PrintDefaults() }
-	if code := parseFlags(fs, args); code >= 0 {
+	c := newCommand("vectors", vectorsUsage, stderr)
+	verbose := c.fs.BoolP("verbose", "v", false, "list every vector, passed or failed")
+	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if fs.NArg() > 1 {
+	if c.fs.NArg() > 1 {
 		return fail(stderr, "vectors", usagef("%w: vectors takes at most one directory", crdt.ErrInvalidConfig))
 	}
-	dir := fs.Arg(0)
+	dir := c.fs.Arg(0)
+	var rep *vectors.Report
+	var err error
 	if dir == "" {
-		var err error
-		if dir, err = vectors.Dir(); err != nil {
-			fmt.Fprintf(stderr, "counterkit vectors: %v\n", err)
-			return 1
-		}
+		rep, err = checkBuiltIn()
+	} else {
+		rep, err = vectors.Check(dir)
 	}
-	rep, err := vectors.Check(dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "counterkit vectors: %v\n", err)
-		return 1
+		return fail(stderr, "vectors", fmt.Errorf("%w: %v", crdt.ErrNotFound, err))
 	}
-	writeVectorReport(stdout, rep, *verbose)
+	if code := c.emit(stdout, &vectorReport{rep, *verbose}); code != 0 {
+		return code
+	}
 	if !rep.OK() {
 		failed := 0
 		for _, f := range rep.Files {
@@ -69,6 +72,79 @@ func runVectors(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// checkBuiltIn checks the vector files built into the binary: it writes
+// them to a temporary directory, which package vectors reads.
+func checkBuiltIn() (*vectors.Report, error) {
+	tmp, err := os.MkdirTemp("", "counterkit-vectors-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	src := counterkit.VectorFiles()
+	names, err := fs.Glob(src, "*.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		b, err := fs.ReadFile(src, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, name), b, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	rep, err := vectors.Check(tmp)
+	if rep != nil {
+		rep.Dir = builtIn
+	}
+	return rep, err
+}
+
+// vectorReport is what vectors prints.
+type vectorReport struct {
+	rep     *vectors.Report
+	verbose bool
+}
+
+func (r *vectorReport) writeTable(w io.Writer) { writeVectorReport(w, r.rep, r.verbose) }
+
+// MarshalJSON prints the report with the output's key names.
+func (r *vectorReport) MarshalJSON() ([]byte, error) {
+	type vec struct {
+		Name     string   `json:"name"`
+		OK       bool     `json:"ok"`
+		Failures []string `json:"failures,omitempty"`
+	}
+	type file struct {
+		Name    string   `json:"name"`
+		Status  string   `json:"status"` // ok, failed or skipped
+		Errors  []string `json:"errors,omitempty"`
+		Vectors []vec    `json:"vectors"`
+	}
+	out := struct {
+		Dir   string `json:"dir"`
+		OK    bool   `json:"ok"`
+		Files []file `json:"files"`
+	}{Dir: r.rep.Dir, OK: r.rep.OK(), Files: []file{}}
+	for _, f := range r.rep.Files {
+		jf := file{Name: f.Name, Status: "ok", Errors: f.Errors, Vectors: []vec{}}
+		switch {
+		case f.Skipped:
+			jf.Status = "skipped"
+		case f.Failed():
+			jf.Status = "failed"
+		}
+		for _, v := range f.Vectors {
+			if v.Failed() || r.verbose {
+				jf.Vectors = append(jf.Vectors, vec{Name: v.Name, OK: !v.Failed(), Failures: v.Failures})
+			}
+		}
+		out.Files = append(out.Files, jf)
+	}
+	return json.Marshal(out)
 }
 
 // writeVectorReport prints one line per file, each failure (every vector

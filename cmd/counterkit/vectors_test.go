@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/counterkit/counterkit"
 	"github.com/counterkit/counterkit/vectors"
 )
 
@@ -16,20 +18,32 @@ import (
 // package's directory.
 var shippedVectors = filepath.Join("..", "..", "testdata", "vectors")
 
-// TestVectorsShipped runs counterkit vectors with no directory: it finds
-// the module's own vectors, checks every file this build has a checker
-// for, lists the others as skipped, and every checked file passes. (The
-// files change as the module grows, so this test reads the output's shape;
-// TestVectorsGolden holds the exact text.)
+// TestVectorsShipped runs counterkit vectors with no directory: it checks
+// the vectors built into the binary (counterkit.VectorFiles), which are
+// exactly the module's testdata/vectors, checks every file this build has
+// a checker for, lists the others as skipped, and every checked file
+// passes. (The files change as the module grows, so this test reads the
+// output's shape; TestVectorsGolden holds the exact text.)
 func TestVectorsShipped(t *testing.T) {
-	want, err := filepath.Abs(shippedVectors)
+	onDisk, err := filepath.Glob(filepath.Join(shippedVectors, "*.json"))
 	require.NoError(t, err)
+	built, err := fs.Glob(counterkit.VectorFiles(), "*.json")
+	require.NoError(t, err)
+	require.Len(t, built, len(onDisk))
+	for _, path := range onDisk {
+		want, err := os.ReadFile(path)
+		require.NoError(t, err)
+		got, err := fs.ReadFile(counterkit.VectorFiles(), filepath.Base(path))
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "%s: the built-in copy differs", path)
+	}
+
 	var out, errOut bytes.Buffer
 	code := run([]string{"vectors"}, nil, &out, &errOut)
 	require.Equal(t, 0, code, "%s%s", out.String(), errOut.String())
 	require.Empty(t, errOut.String())
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	require.Equal(t, "dir  "+want, lines[0], "the default directory is the module's testdata/vectors")
+	require.Equal(t, "dir  (built in)", lines[0])
 	checked := map[string]bool{}
 	for _, line := range lines[1 : len(lines)-1] {
 		f := strings.Fields(line)
@@ -122,7 +136,7 @@ func TestVectorsBadDirectory(t *testing.T) {
 		{"no vector files", []string{"vectors", empty}, 1, "no vector files (*.json)"},
 		{"a file", []string{"vectors", file}, 1, "not a directory"},
 		{"two directories", []string{"vectors", empty, empty}, 2, "at most one directory"},
-		{"unknown flag", []string{"vectors", "-x"}, 2, "flag provided but not defined: -x"},
+		{"unknown flag", []string{"vectors", "-x"}, 2, "unknown flag: --x"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "a file" {

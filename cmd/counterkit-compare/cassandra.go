@@ -93,12 +93,3 @@ func (n *cassandraNative) Value(ctx context.Context, key string) (int64, error) 
 	}
 	return c, nil
 }
-
-// Ambiguous: only a coordinator's Unavailable and a session with no
-// connection are known not to have applied the increment; a timeout (the
-// client's or the server's), a write failure or a dropped connection may
-// have.
-func (n *cassandraNative) Ambiguous(err error) bool {
-	var unavailable *gocql.RequestErrUnavailable
-	return err != nil && !errors.As(err, &unavailable) && !errors.Is(err, gocql.ErrNoConnections)
-}

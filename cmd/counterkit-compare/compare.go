@@ -1,0 +1,688 @@
+package main
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+const compareUsage = `usage: counterkit-compare -hosts HOST[,HOST] -keyspace KEYSPACE [flags]
+
+Runs one increment workload, each type in turn for -duration with -workers
+goroutines, on a Cassandra keyspace:
+
+  native          Cassandra's native counter: UPDATE t SET c = c + 1 WHERE k = ?
+                  (table counterkit_compare_native, created in the keyspace)
+  ledger          ledger.Ledger credits on one account, one ledger per worker
+                  (or per actor with -actors)
+  ledger-sharded  ledger.Sharded credits on one account of -shards sub-keys
+  tally           tally mutator updates, one mutator per worker, one flush
+                  every -flush-every updates
+  deltalog        deltalog.Counters adds on one counter, one Counters per worker
+  balance         balance.Accounts adds on one account, one Accounts per worker
+
+Every write is sent with the client timeout -timeout; a small one makes
+writes time out while they still land. Each transaction is sent once by
+the worker that made it. A transaction whose write failed (timed out, ended
+ambiguous, or was refused) is resent the way callers resend: after a delay
+drawn between -resend-min and -resend-max, by another worker, so through a
+different writer (another ledger, Counters or Accounts instance) than the
+one that last sent it, and again after each failure until it is
+acknowledged. The native counter resends the same c = c + 1 (which counts
+again if the first one landed); the counterkit types resend the same
+transaction or update id (ledger, deltalog, balance) or, for tally, retry
+the write on the mutator that holds it (Mutator.Retry: a shard belongs to
+its mutator). Resends go on after the run for at most -resolve-for; what is
+still unacknowledged then is unresolved. Every statement runs at QUORUM,
+the adapter's default.
+
+Then every counter is read back with -read-timeout and compared:
+  distinct      distinct transactions made (tally: updates flushed), each
+                of 1: the value a user expects
+  acked         of them, acknowledged (at the first send or a resend)
+  resent        resends sent
+  unresolved    transactions never acknowledged (each may have landed)
+  writes        store writes, resends included
+  final         the value read back
+  drift         final - distinct: 0 is exact; above 0 counts transactions
+                twice; below 0 lost some (at most unresolved of them may
+                legitimately be missing)
+  per_s         acknowledged transactions per second of the run
+  p50, p99      latency of one acknowledged write
+The tables are created if missing (cassandra.CreateSchema for the counterkit
+types); every run writes fresh keys named compare-RUN-TYPE.
+
+Exit status: 0 when every counterkit type ended with drift in
+[-unresolved, 0] (the native counter may drift either way: that is what is
+measured), 1 when one did not or the store failed, 2 for a usage error.
+
+Flags:
+`
+
+// compareConfig is one comparison run.
+type compareConfig struct {
+	workers     int
+	duration    time.Duration
+	count       int // transactions per worker; 0: until duration
+	timeout     time.Duration
+	readTimeout time.Duration
+	// resendMin and resendMax bound the delay before a failed transaction
+	// is resent; resolveFor is how long after its last new transaction a
+	// worker goes on resending.
+	resendMin, resendMax time.Duration
+	resolveFor           time.Duration
+	shards               int
+	flushEvery           int
+	actors               int // ledger types: actors the workers share; 0: one per worker
+	history              int // ledger types: tpncounter HistoryLength; 0: the default
+	runID                string
+	seed                 uint64 // draws the resend delays
+	// now is the clock every latency, rate, delay and id time is taken
+	// from; sleep waits (tests give a stepping clock and a yield).
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration)
+}
+
+// compareTarget is one counter type under comparison: it gives each worker
+// its own writer and reads the counter back.
+type compareTarget interface {
+	name() string
+	// counterkit reports whether the type is one of the library's (which
+	// must not drift) rather than the native counter.
+	counterkit() bool
+	newWriter(w int) (compareWriter, error)
+	value(ctx context.Context) (int64, error)
+}
+
+// txn is one transaction: amount increments under one identity, made by
+// worker origin as its transaction seq.
+type txn struct {
+	seq, origin int
+	amount      int64
+	sends       int       // times sent so far
+	last        int       // the worker that last sent it
+	writers     []int     // every worker that sent it, in order
+	due         time.Time // when it may be resent
+	// state is what a writer keeps for a resend (tally: the mutator that
+	// holds the unresolved write).
+	state any
+}
+
+// compareWriter is one worker's writer for a target, used by one goroutine
+// at a time.
+type compareWriter interface {
+	// next makes the worker's transaction seq, or returns nil when the
+	// increment was only staged (tally, until -flush-every updates).
+	next(seq int) *txn
+	// finish returns the transaction of what is still staged, or nil.
+	finish() *txn
+	// send sends t through this writer: its first send (t.sends == 1,
+	// this send counted) or a resend of a transaction another writer sent
+	// before. writes is the number of store writes it made.
+	send(ctx context.Context, t *txn) (writes int, err error)
+	// retryable reports whether a caller resends after err; false means
+	// the transaction definitely failed and is given up.
+	retryable(err error) bool
+}
+
+// compareRow is one type's line of the report.
+type compareRow struct {
+	Type         string  `json:"type"`
+	Distinct     int64   `json:"distinct"`
+	Acknowledged int64   `json:"acknowledged"`
+	Resent       int64   `json:"resent"`
+	Unresolved   int64   `json:"unresolved"`
+	Writes       int64   `json:"writes"`
+	Final        int64   `json:"final"`
+	Drift        int64   `json:"drift"`
+	PerSecond    float64 `json:"per_second"`
+	P50ms        float64 `json:"p50_ms"`
+	P99ms        float64 `json:"p99_ms"`
+	// ResentElsewhere counts resends sent by a worker other than the one
+	// that sent the transaction before.
+	ResentElsewhere int64 `json:"resent_elsewhere"`
+	// GaveUp counts transactions given up after a definite failure (they
+	// are also unresolved); FirstFailure is the first such error.
+	GaveUp       int64  `json:"gave_up,omitempty"`
+	FirstFailure string `json:"first_failure,omitempty"`
+	Error        string `json:"error,omitempty"`
+	counterkit   bool
+}
+
+// exact reports whether a row stayed within what its transactions allow:
+// no transaction counted twice, none lost but unresolved ones.
+func (r compareRow) exact() bool {
+	return r.Error == "" && r.Drift <= 0 && r.Drift >= -r.Unresolved
+}
+
+// compareReport is the whole output.
+type compareReport struct {
+	Store      string       `json:"store"`
+	Workers    int          `json:"workers"`
+	Duration   string       `json:"duration"`
+	Count      int          `json:"count_per_worker,omitempty"`
+	Timeout    string       `json:"timeout"`
+	ResendMin  string       `json:"resend_min"`
+	ResendMax  string       `json:"resend_max"`
+	ResolveFor string       `json:"resolve_for"`
+	Shards     int          `json:"shards"`
+	FlushEvery int          `json:"flush_every"`
+	Actors     int          `json:"ledger_actors,omitempty"`
+	History    int          `json:"ledger_history,omitempty"`
+	Run        string       `json:"run"`
+	Seed       uint64       `json:"seed"`
+	Rows       []compareRow `json:"types"`
+}
+
+// compareTypes are the types compare runs, in order.
+var compareTypes = []string{"native", "ledger", "ledger-sharded", "tally", "deltalog", "balance"}
+
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("counterkit-compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	hosts := fs.String("hosts", "", "Cassandra contact points, comma-separated (default: $CASSANDRA_HOSTS)")
+	keyspace := fs.String("keyspace", "", "an existing keyspace to create the tables in and write to")
+	duration := fs.Duration("duration", 10*time.Second, "how long each type makes new transactions (at most 4m)")
+	count := fs.Int("count", 0, "transactions per worker and type (0: as many as -duration allows)")
+	workers := fs.Int("workers", 32, "concurrent writers per type")
+	timeout := fs.Duration("timeout", 200*time.Millisecond, "client timeout of every write: small values make writes time out while still landing")
+	readTimeout := fs.Duration("read-timeout", 30*time.Second, "timeout of the final reads and of connecting")
+	resendMin := fs.Duration("resend-min", 2*time.Second, "the shortest delay before a failed transaction is resent")
+	resendMax := fs.Duration("resend-max", time.Minute, "the longest delay before a failed transaction is resent (inside the deltalog and balance write windows: 10m and 5m)")
+	resolveFor := fs.Duration("resolve-for", 5*time.Minute, "how long resends go on after the run; what is unacknowledged then is unresolved")
+	shards := fs.Int("shards", 8, "ledger-sharded: the number of sub-keys of the account")
+	flushEvery := fs.Int("flush-every", 1, "tally: updates staged per flush")
+	actors := fs.Int("actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
+	history := fs.Int("history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
+	types := fs.String("types", strings.Join(compareTypes, ","), "the types to run, comma-separated")
+	seed := fs.Uint64("seed", 0, "seed of the resend delays (0: random; the report prints it)")
+	var output string
+	fs.StringVar(&output, "o", "table", "output format: table or json")
+	fs.StringVar(&output, "output", "table", "output format: table or json")
+	prefix := fs.String("prefix", "", "the counterkit tables' prefix (empty: the adapter's default, counterkit_)")
+	fs.Usage = func() { fmt.Fprint(stderr, compareUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		return fail(stderr, usagef("%w: unexpected argument %q (counterkit-compare takes flags only)", crdt.ErrInvalidConfig, fs.Arg(0)))
+	}
+	if *hosts == "" {
+		*hosts = os.Getenv("CASSANDRA_HOSTS")
+	}
+	if *seed == 0 {
+		*seed = randomSeed()
+	}
+	cfg := compareConfig{
+		workers: *workers, duration: *duration, count: *count,
+		timeout: *timeout, readTimeout: *readTimeout, resendMin: *resendMin, resendMax: *resendMax,
+		resolveFor: *resolveFor, shards: *shards, flushEvery: *flushEvery,
+		actors: *actors, history: *history, runID: newRunID(), seed: *seed, now: time.Now, sleep: sleepCtx,
+	}
+	names, err := checkCompareFlags(cfg, splitList(*hosts), *keyspace, *types, output)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.readTimeout)
+	cs, err := openCompareCassandra(ctx, splitList(*hosts), *keyspace, *prefix, cfg.readTimeout)
+	cancel()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer cs.close()
+	targets, err := compareTargets(names, cfg, cs.native, cs.siblings, cs.partitions)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	rep := compareReportFor(cfg, "cassandra:"+strings.Join(splitList(*hosts), ",")+"/"+*keyspace)
+	fmt.Fprintf(stderr, "counterkit-compare: run %s, %d workers, %s per type, resends after %s to %s (-seed %d)\n",
+		cfg.runID, cfg.workers, cfg.duration, cfg.resendMin, cfg.resendMax, cfg.seed)
+	rep.Rows = runComparison(context.Background(), cfg, targets, func(r compareRow) {
+		fmt.Fprintf(stderr, "counterkit-compare: %s: %d distinct, %d acked, %d resent, final %d, drift %+d\n",
+			r.Type, r.Distinct, r.Acknowledged, r.Resent, r.Final, r.Drift)
+	})
+	if err := writeCompareReport(stdout, output, rep); err != nil {
+		return fail(stderr, err)
+	}
+	return compareStatus(stderr, rep)
+}
+
+// checkCompareFlags validates the flags and returns the types to run.
+// Errors are usage errors wrapping crdt.ErrInvalidConfig.
+func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, format string) ([]string, error) {
+	switch {
+	case len(hosts) == 0:
+		return nil, usagef("%w: no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)", crdt.ErrInvalidConfig)
+	case keyspace == "":
+		return nil, usagef("%w: no keyspace: give -keyspace (an existing keyspace; the tables are created in it)", crdt.ErrInvalidConfig)
+	case format != "table" && format != "json":
+		return nil, usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, format)
+	case cfg.workers < 1:
+		return nil, usagef("%w: -workers must be at least 1", crdt.ErrInvalidConfig)
+	case cfg.duration <= 0 || cfg.duration > 4*time.Minute:
+		return nil, usagef("%w: -duration must be in (0, 4m], not %s", crdt.ErrInvalidConfig, cfg.duration)
+	case cfg.count < 0:
+		return nil, usagef("%w: -count must not be negative", crdt.ErrInvalidConfig)
+	case cfg.timeout <= 0 || cfg.readTimeout <= 0:
+		return nil, usagef("%w: -timeout and -read-timeout must be positive", crdt.ErrInvalidConfig)
+	case cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin:
+		return nil, usagef("%w: want 0 <= -resend-min <= -resend-max, not %s and %s", crdt.ErrInvalidConfig, cfg.resendMin, cfg.resendMax)
+	case cfg.resolveFor <= 0:
+		return nil, usagef("%w: -resolve-for must be positive", crdt.ErrInvalidConfig)
+	case cfg.shards < 1:
+		return nil, usagef("%w: -shards must be at least 1", crdt.ErrInvalidConfig)
+	case cfg.flushEvery < 1:
+		return nil, usagef("%w: -flush-every must be at least 1", crdt.ErrInvalidConfig)
+	case cfg.actors < 0 || cfg.actors > cfg.workers:
+		return nil, usagef("%w: -actors must be in [0, -workers], not %d", crdt.ErrInvalidConfig, cfg.actors)
+	case cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength:
+		return nil, usagef("%w: -history must be in [0, %d], not %d", crdt.ErrInvalidConfig, tpncounter.MaxHistoryLength, cfg.history)
+	}
+	names := splitList(types)
+	if len(names) == 0 {
+		return nil, usagef("%w: -types names no type", crdt.ErrInvalidConfig)
+	}
+	for _, n := range names {
+		if !slices.Contains(compareTypes, n) {
+			return nil, usagef("%w: -types: unknown type %q (want %s)", crdt.ErrInvalidConfig, n, strings.Join(compareTypes, ", "))
+		}
+	}
+	return names, nil
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func randomSeed() uint64 {
+	var b [8]byte
+	_, _ = crand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:]) | 1
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+func compareReportFor(cfg compareConfig, store string) compareReport {
+	return compareReport{
+		Store: store, Workers: cfg.workers, Duration: cfg.duration.String(), Count: cfg.count,
+		Timeout: cfg.timeout.String(), ResendMin: cfg.resendMin.String(), ResendMax: cfg.resendMax.String(),
+		ResolveFor: cfg.resolveFor.String(), Shards: cfg.shards,
+		FlushEvery: cfg.flushEvery, Actors: cfg.actors, History: cfg.history, Run: cfg.runID, Seed: cfg.seed,
+	}
+}
+
+// runComparison runs the workload on every target in turn and reads each
+// back. done, if not nil, is called after each row.
+func runComparison(ctx context.Context, cfg compareConfig, targets []compareTarget, done func(compareRow)) []compareRow {
+	rows := make([]compareRow, 0, len(targets))
+	for _, t := range targets {
+		r := runTarget(ctx, cfg, t)
+		if done != nil {
+			done(r)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// resendQueue holds the transactions waiting to be resent, shared by a
+// target's workers.
+type resendQueue struct {
+	cfg     compareConfig
+	mu      sync.Mutex
+	rng     *rand.Rand
+	waiting []*txn
+	taken   int // transactions taken and being resent
+	making  int // workers still making new transactions
+}
+
+// stopMaking records that a worker made its last new transaction.
+func (q *resendQueue) stopMaking() {
+	q.mu.Lock()
+	q.making--
+	q.mu.Unlock()
+}
+
+// delay draws the wait before a resend.
+func (q *resendQueue) delay() time.Duration {
+	if q.cfg.resendMax == q.cfg.resendMin {
+		return q.cfg.resendMin
+	}
+	return q.cfg.resendMin + time.Duration(q.rng.Int64N(int64(q.cfg.resendMax-q.cfg.resendMin)+1))
+}
+
+// put queues t to be resent after a drawn delay; it is no longer taken.
+func (q *resendQueue) put(t *txn, taken bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t.due = q.cfg.now().Add(q.delay())
+	q.waiting = append(q.waiting, t)
+	if taken {
+		q.taken--
+	}
+}
+
+// done marks a taken transaction settled.
+func (q *resendQueue) done() {
+	q.mu.Lock()
+	q.taken--
+	q.mu.Unlock()
+}
+
+// take returns the transaction due first that worker w may resend (one
+// another worker sent last, unless there is one worker), or nil; wait is
+// how long until one is due (0: none waiting), and busy whether a
+// transaction may still come to the queue (one is being resent, or a
+// worker is still making new ones).
+func (q *resendQueue) take(w int) (t *txn, wait time.Duration, busy bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.cfg.now()
+	best := -1
+	for i, c := range q.waiting {
+		if c.last == w && q.cfg.workers > 1 {
+			continue
+		}
+		if best < 0 || c.due.Before(q.waiting[best].due) {
+			best = i
+		}
+	}
+	if best >= 0 && !q.waiting[best].due.After(now) {
+		t = q.waiting[best]
+		q.waiting = slices.Delete(q.waiting, best, best+1)
+		q.taken++
+		return t, 0, true
+	}
+	if best >= 0 {
+		wait = q.waiting[best].due.Sub(now)
+	} else if len(q.waiting) > 0 {
+		wait = time.Millisecond // only w's own sends wait: another worker takes them
+	}
+	return nil, wait, q.taken > 0 || q.making > 0
+}
+
+// workerStats is what one worker measured.
+type workerStats struct {
+	distinct, acked, resent, elsewhere, writes, failed int64
+	latencies                                          []time.Duration
+	err                                                error
+}
+
+func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareRow {
+	row := compareRow{Type: t.name(), counterkit: t.counterkit()}
+	ws := make([]compareWriter, cfg.workers)
+	for i := range ws {
+		w, err := t.newWriter(i)
+		if err != nil {
+			row.Error = err.Error()
+			return row
+		}
+		ws[i] = w
+	}
+	q := &resendQueue{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.seed, 1)), making: cfg.workers}
+	start := cfg.now()
+	deadline := start.Add(cfg.duration)
+	stats := make([]workerStats, cfg.workers)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stats[i] = runWorker(ctx, cfg, q, i, w, deadline)
+		}()
+	}
+	wg.Wait()
+	elapsed := cfg.now().Sub(start)
+	var lat []time.Duration
+	for _, s := range stats {
+		row.Distinct += s.distinct
+		row.Acknowledged += s.acked
+		row.Resent += s.resent
+		row.ResentElsewhere += s.elsewhere
+		row.Writes += s.writes
+		row.Unresolved += s.failed
+		row.GaveUp += s.failed
+		lat = append(lat, s.latencies...)
+		if s.err != nil && row.FirstFailure == "" {
+			row.FirstFailure = s.err.Error()
+		}
+	}
+	for _, left := range q.waiting {
+		row.Unresolved += left.amount
+	}
+	rctx, cancel := context.WithTimeout(ctx, cfg.readTimeout)
+	defer cancel()
+	// The final read is retried, within -read-timeout, while the store
+	// refuses it.
+	final, err := t.value(rctx)
+	for err != nil && rctx.Err() == nil && counterkitRetryable(err) {
+		cfg.sleep(rctx, 10*time.Millisecond)
+		final, err = t.value(rctx)
+	}
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	row.Final = final
+	row.Drift = final - row.Distinct
+	if elapsed > 0 {
+		row.PerSecond = float64(row.Acknowledged) / elapsed.Seconds()
+	}
+	slices.Sort(lat)
+	row.P50ms, row.P99ms = percentileMS(lat, 50), percentileMS(lat, 99)
+	return row
+}
+
+// percentileMS returns the p-th percentile (nearest rank) of sorted, in
+// milliseconds; 0 for none.
+func percentileMS(sorted []time.Duration, p int) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := max((len(sorted)*p+99)/100, 1)
+	return float64(sorted[i-1]) / float64(time.Millisecond)
+}
+
+// runWorker makes transactions until the deadline (or cfg.count), sends
+// each once, and resends the transactions other workers failed to get
+// acknowledged, first those due; after its last new transaction it goes
+// on resending for cfg.resolveFor, until nothing is left to resend.
+func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w compareWriter, deadline time.Time) workerStats {
+	var s workerStats
+	send := func(t *txn) {
+		resend := t.sends > 0
+		if resend {
+			s.resent++
+			if t.last != id {
+				s.elsewhere++
+			}
+		} else {
+			s.distinct += t.amount
+		}
+		t.sends++
+		t.last = id
+		t.writers = append(t.writers, id)
+		begin := cfg.now()
+		sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+		writes, err := w.send(sctx, t)
+		cancel()
+		s.writes += int64(writes)
+		switch {
+		case err == nil:
+			s.acked += t.amount
+			s.latencies = append(s.latencies, cfg.now().Sub(begin))
+			if resend {
+				q.done()
+			}
+		case w.retryable(err):
+			q.put(t, resend)
+		default:
+			// A definite failure: given up, unresolved (it may have
+			// landed in an earlier attempt).
+			s.failed += t.amount
+			if s.err == nil {
+				s.err = fmt.Errorf("transaction %d of worker %d: %w", t.seq, t.origin, err)
+			}
+			if resend {
+				q.done()
+			}
+		}
+	}
+	seq := 0
+	making := true
+	var resolveBy time.Time
+	for ctx.Err() == nil {
+		t, wait, busy := q.take(id)
+		if t != nil {
+			send(t)
+			continue
+		}
+		if making {
+			if (cfg.count > 0 && seq >= cfg.count) || (cfg.count == 0 && !cfg.now().Before(deadline)) {
+				making = false
+				resolveBy = cfg.now().Add(cfg.resolveFor)
+				if t := w.finish(); t != nil {
+					t.seq, t.origin = seq, id
+					send(t)
+				}
+				q.stopMaking()
+				continue
+			}
+			if t := w.next(seq); t != nil {
+				t.seq, t.origin = seq, id
+				send(t)
+			}
+			seq++
+			continue
+		}
+		if wait == 0 && !busy {
+			break // nothing waits, and nothing can come
+		}
+		if !cfg.now().Before(resolveBy) {
+			break
+		}
+		if wait <= 0 || wait > 10*time.Millisecond {
+			wait = 10 * time.Millisecond // a resend in flight may fail and come back
+		}
+		cfg.sleep(ctx, wait)
+	}
+	return s
+}
+
+func writeCompareReport(w io.Writer, format string, rep compareReport) error {
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(w, "store %s, run %s, seed %d\n", rep.Store, rep.Run, rep.Seed)
+	per := fmt.Sprintf("%s per type", rep.Duration)
+	if rep.Count > 0 {
+		per = fmt.Sprintf("%d transactions per worker", rep.Count)
+	}
+	ledgerOpts := ""
+	if rep.Actors > 0 {
+		ledgerOpts += fmt.Sprintf(", ledger actors %d", rep.Actors)
+	}
+	if rep.History > 0 {
+		ledgerOpts += fmt.Sprintf(", ledger history %d", rep.History)
+	}
+	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s\n\n",
+		rep.Workers, per, rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery, ledgerOpts)
+	// Numbers align right; the type names, padded to one width, left.
+	width := len("type")
+	for _, r := range rep.Rows {
+		width = max(width, len(r.Type))
+	}
+	name := func(s string) string { return fmt.Sprintf("%-*s", width, s) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, name("type")+"\tdistinct\tacked\tresent\tunresolved\twrites\tfinal\tdrift\tdrift %\tper_s\tp50 ms\tp99 ms\t")
+	for _, r := range rep.Rows {
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t\t\t\n", name(r.Type))
+			continue
+		}
+		pct := "-"
+		if r.Distinct > 0 {
+			pct = fmt.Sprintf("%+.2f", 100*float64(r.Drift)/float64(r.Distinct))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%+d\t%s\t%.0f\t%.2f\t%.2f\t\n",
+			name(r.Type), r.Distinct, r.Acknowledged, r.Resent, r.Unresolved, r.Writes, r.Final, r.Drift, pct, r.PerSecond, r.P50ms, r.P99ms)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rep.Rows {
+		if r.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", r.Type, r.Error)
+		}
+		if r.GaveUp > 0 {
+			fmt.Fprintf(w, "%s: gave up %d transactions after a definite failure, first: %s\n", r.Type, r.GaveUp, r.FirstFailure)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "%s: %s\n", r.Type, driftVerdict(r))
+	}
+	return nil
+}
+
+// driftVerdict says in words what a row's drift means.
+func driftVerdict(r compareRow) string {
+	switch {
+	case r.Error != "":
+		return "failed"
+	case r.Drift > 0:
+		return fmt.Sprintf("over-counted by %d (final %d > %d distinct transactions)", r.Drift, r.Final, r.Distinct)
+	case r.Drift < -r.Unresolved:
+		return fmt.Sprintf("under-counted: lost %d acknowledged transactions", -r.Drift-r.Unresolved)
+	case r.Unresolved > 0:
+		return fmt.Sprintf("exact within the unresolved: %d of %d unresolved transactions landed", r.Unresolved+r.Drift, r.Unresolved)
+	default:
+		return "exact"
+	}
+}
+
+// compareStatus is the exit status: 1 when a counterkit type drifted or
+// any type failed.
+func compareStatus(stderr io.Writer, rep compareReport) int {
+	code := 0
+	for _, r := range rep.Rows {
+		if r.counterkit && !r.exact() {
+			fmt.Fprintf(stderr, "counterkit-compare: %s: %s\n", r.Type, driftVerdict(r))
+			code = 1
+		}
+		if !r.counterkit && r.Error != "" {
+			code = 1
+		}
+	}
+	return code
+}

@@ -1,0 +1,25 @@
+module github.com/counterkit/counterkit/cmd/counterkit-compare
+
+go 1.25.0
+
+replace github.com/counterkit/counterkit => ../..
+
+replace github.com/counterkit/counterkit/adapters/cassandra => ../../adapters/cassandra
+
+require (
+	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
+	github.com/counterkit/counterkit v0.0.0
+	github.com/counterkit/counterkit/adapters/cassandra v0.0.0-00010101000000-000000000000
+	github.com/stretchr/testify v1.12.1
+)
+
+require (
+	github.com/axiomhq/hyperloglog v0.3.0 // indirect
+	github.com/dgryski/go-metro v0.0.0-20250106013310-edb8663e5e33 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	github.com/kamstrup/intmap v0.5.2 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	gopkg.in/inf.v0 v0.9.1 // indirect
+)
