@@ -2,7 +2,8 @@
 // network lies: a retried credit never counts twice, two replicas always
 // converge, and an increment costs one write.
 //
-// This root package holds no code; it is the design note for the module.
+// Its one declaration, VectorFiles, ships the test vectors (testdata/vectors)
+// with the module; otherwise it is the design note for the module.
 // Each counter type lives in its own package and is pure (no I/O). Storage
 // is two shapes, defined once in package store: store.Siblings (a key
 // holding concurrent values, for the state-based counters and the ledger)
