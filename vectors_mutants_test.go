@@ -73,6 +73,15 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "pncounter", "30000_actors_in_N"},
 	{"pncounter/merge checks N first", "5.2 Merge: all or nothing, both halves checked first",
 		[]edit{{"pncounter/pncounter.go", "if err := c.n.CheckMerge(&other.n); err != nil {", "if err := c.n.CheckMerge(&other.n); false && err != nil {"}}, "pncounter", "merge_beyond_30000_actors_in_one_half"},
+	// bounded (SPEC.md 13.4): invariants of the states honest writers produce
+	{"bounded/value at least the bound", "13.4: a value below the bound is corrupt (value-at-least-bound)",
+		[]edit{{"bounded/codec.go", "if v < o.Bound {", "if false && v < o.Bound {"}}, "bounded", "value_below_the_bound"},
+	{"bounded/rights non-negative", "13.4: an actor's rights below zero are corrupt (rights-non-negative)",
+		[]edit{{"bounded/codec.go", "if n, _ := r.Int64(); n < 0 {", "if n, _ := r.Int64(); false && n < 0 {"}}, "bounded", "rights_below_zero"},
+	{"bounded/given fits", "13.4: rights one actor gave summing beyond int64 are corrupt (given-fits)",
+		[]edit{{"bounded/codec.go", "if !fitsInt64(given) {", "if false && !fitsInt64(given) {"}}, "bounded", "rights_given_beyond_int64"},
+	{"bounded/seq counts writes", "13.4: a sequence number below the writes an entry shows is corrupt (seq-counts-writes)",
+		[]edit{{"bounded/codec.go", "if e.seq < writes {", "if false && e.seq < writes {"}}, "bounded", "sequence_number_below_the_writes_shown"},
 	// tgcounter, tpncounter (SPEC.md 6)
 	{"tpncounter/actor order", "6.7: actors strictly increasing in a body",
 		[]edit{{"tpncounter/codec.go", "if i > 0 && a <= prev {", "if false && i > 0 && a <= prev {"}}, "tpncounter", "actors_out_of_order"},
