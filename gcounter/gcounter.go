@@ -144,7 +144,13 @@ func (h *Handle) Add(n int64) error {
 		c.total += n
 		return nil
 	}
-	if err := c.Increment(h.actor, n); err != nil {
+	return h.slowAdd(n)
+}
+
+// slowAdd is Add when the fast path does not apply: Increment, then the
+// actor's position.
+func (h *Handle) slowAdd(n int64) error {
+	if err := h.c.Increment(h.actor, n); err != nil {
 		return err
 	}
 	h.find()
