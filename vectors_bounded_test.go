@@ -88,7 +88,19 @@ type bvDecode struct {
 	Name  string `json:"name"`
 	Hex   string `json:"hex"`
 	Error string `json:"error,omitempty"`
-	Value string `json:"value,omitempty"`
+	// Invariant names the invariant of SPEC.md 13.4 a well-formed state
+	// breaks (bounded.InvariantError), when that is why it is refused.
+	Invariant string `json:"invariant,omitempty"`
+	Value     string `json:"value,omitempty"`
+}
+
+// bvInvariant returns the invariant err names, or "".
+func bvInvariant(err error) string {
+	var ie *bounded.InvariantError
+	if errors.As(err, &ie) {
+		return ie.Invariant
+	}
+	return ""
 }
 
 // Scenario programs: steps without expectations.
@@ -333,6 +345,14 @@ func genBoundedVectors(t *testing.T) any {
 		{Name: "entries out of order", Hex: env + "9300a092" + entry("b", "01010000"+"9090") + entry("a", "01010000"+"9090")},
 		{Name: "an integer not in its smallest form", Hex: env + "9300a091" + entry("a", "01"+"cc050000"+"9090")},
 		{Name: "value beyond int64", Hex: env + "9300a092" + entry("a", "01"+"cf7fffffffffffffff"+"0000"+"9090") + entry("b", "01010000"+"9090")},
+		// States no writer following SPEC.md 13 produces (13.4, invariants).
+		{Name: "value below the bound", Hex: env + "9300a091" + entry("a", "01"+"010500"+"9090")},
+		{Name: "rights below zero", Hex: env + "9300a091" + entry("a", "02"+"050000"+"91"+"92a16206"+"90")},
+		{Name: "origin's rights below zero", Hex: env + "93fda16f91" + entry("o", "01"+"000000"+"91"+"92a16104"+"90")},
+		{Name: "origin's rights at zero", Hex: env + "93fda16f91" + entry("o", "01"+"000000"+"91"+"92a16103"+"90")},
+		{Name: "rights given beyond int64", Hex: env + "9300a091" + entry("b", "03"+"cf7fffffffffffffff"+"0000"+"92"+"92a161cf7fffffffffffffff"+"92a163cf7fffffffffffffff"+"90")},
+		{Name: "sequence number below the writes shown", Hex: env + "9300a091" + entry("a", "01"+"030000"+"90"+"92"+"92a17801"+"92a17902")},
+		{Name: "sequence number equal to the writes shown", Hex: env + "9300a091" + entry("a", "05"+"090401"+"91"+"92a16202"+"91"+"92a17801")},
 		{Name: "trailing byte", Hex: env + "9300a09000"},
 		{Name: "truncated", Hex: env + "9300a091"},
 	} {
@@ -340,6 +360,7 @@ func genBoundedVectors(t *testing.T) any {
 		require.NoError(t, err)
 		c, err := bounded.Decode(b, 0)
 		d.Error = bvKind(err)
+		d.Invariant = bvInvariant(err)
 		if err == nil {
 			d.Value = i64(c.Value())
 		}
@@ -380,6 +401,7 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 			require.NoError(t, err)
 			c, err := bounded.Decode(b, 0)
 			require.Equal(t, d.Error, bvKind(err))
+			require.Equal(t, d.Invariant, bvInvariant(err), "%v", err)
 			if err == nil {
 				require.Equal(t, d.Value, i64(c.Value()))
 				again, err := c.MarshalBinary()

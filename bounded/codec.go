@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
@@ -87,8 +88,12 @@ func encodeEntry(actor crdt.ActorID, en *entry) []byte {
 // 1; credits, debits and asked ≥ 0; recipients strictly increasing, never
 // the entry's own actor, amounts > 0; at most MaxWindow recent transactions,
 // distinct within the entry, amounts neither 0 nor math.MinInt64, whose
-// credits and debits are within the entry's totals; the value and every
-// actor's rights and received total within int64; no trailing bytes. Errors
+// credits and debits are within the entry's totals; the value, every
+// actor's rights and received total and what each actor gave in total
+// within int64; no trailing bytes. It also refuses, with an
+// *InvariantError, a state no actor writing serially produces: a value
+// below the bound, an actor's rights below zero, a sequence number below
+// the number of writes its entry shows. Errors
 // wrap crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
 // ErrUnsupportedVersion, and leave the receiver unchanged. The window of
 // the receiver is kept.
@@ -230,7 +235,7 @@ func parse(data []byte, base *Counter) (Options, []actorEntry, error) {
 		return Options{}, nil, err
 	}
 	if err := checkEntries(o, es); err != nil {
-		return Options{}, nil, corruptf("%v", err)
+		return Options{}, nil, err
 	}
 	return o, es, nil
 }
@@ -243,8 +248,46 @@ func (c *Counter) entryOf(b []byte) *entry {
 	return c.entries[crdt.ActorID(b)] // the conversion in an index does not allocate
 }
 
-// checkEntries reports an error when the value, or the rights or received
-// total of some actor, of a state with these entries does not fit in int64.
+// InvariantError is the error of a decoder given a well-formed encoding of
+// a state that no writer following this package's rules produces (a value
+// below the bound, an actor's rights below zero, ...). It wraps
+// crdt.ErrCorruptEncoding; Invariant names the rule that failed, as SPEC.md
+// 13.4 lists them.
+type InvariantError struct {
+	Invariant string // e.g. "value-at-least-bound"
+	Detail    string
+}
+
+// The invariants the decoder checks beyond the layout (SPEC.md 13.4).
+const (
+	InvValueFits         = "value-fits"
+	InvReceivedFits      = "received-fits"
+	InvRightsFit         = "rights-fit"
+	InvGivenFits         = "given-fits"
+	InvValueAtLeastBound = "value-at-least-bound"
+	InvRightsNonNegative = "rights-non-negative"
+	InvRecentWithinTotal = "recent-within-totals"
+	InvSeqCountsWrites   = "seq-counts-writes"
+)
+
+func (e *InvariantError) Error() string {
+	return fmt.Sprintf("%v: invariant %s: %s", crdt.ErrCorruptEncoding, e.Invariant, e.Detail)
+}
+
+// Unwrap returns crdt.ErrCorruptEncoding.
+func (e *InvariantError) Unwrap() error { return crdt.ErrCorruptEncoding }
+
+func invariantf(name, format string, args ...any) error {
+	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
+}
+
+// checkEntries reports an *InvariantError when the value, or the rights or
+// received total of some actor, or what some actor gave in total, of a
+// state with these entries does not fit in int64, or when the value is
+// below the bound or some actor's rights below zero. A state whose every
+// actor wrote its entries serially (see the package documentation) has
+// none of these: each actor's rights in it are at least what they were
+// when it wrote its entry, and Σ rights = Value − Bound.
 func checkEntries(o Options, es []actorEntry) error {
 	var value exact.Int128
 	recv := map[crdt.ActorID]exact.Int128{}
@@ -260,20 +303,26 @@ func checkEntries(o Options, es []actorEntry) error {
 		r := rights[ae.a]
 		r.Add(ae.e.credits)
 		r.Sub(ae.e.debits)
+		var given exact.Int128
 		for _, g := range ae.e.sent {
 			r.Sub(g.amount)
+			given.Add(g.amount)
 			v := recv[g.to]
 			v.Add(g.amount)
 			recv[g.to] = v
 		}
+		if !fitsInt64(given) {
+			return invariantf(InvGivenFits, "rights %q gave in total do not fit in int64", ae.a)
+		}
 		rights[ae.a] = r
 	}
-	if !fitsInt64(value) {
-		return fmt.Errorf("value does not fit in int64")
+	v, ok := value.Int64()
+	if !ok {
+		return invariantf(InvValueFits, "value does not fit in int64")
 	}
 	for a, v := range recv {
 		if !fitsInt64(v) {
-			return fmt.Errorf("rights received by %q do not fit in int64", a)
+			return invariantf(InvReceivedFits, "rights received by %q do not fit in int64", a)
 		}
 		r := rights[a]
 		r.AddInt128(v)
@@ -281,8 +330,54 @@ func checkEntries(o Options, es []actorEntry) error {
 	}
 	for a, r := range rights {
 		if !fitsInt64(r) {
-			return fmt.Errorf("rights of %q do not fit in int64", a)
+			return invariantf(InvRightsFit, "rights of %q do not fit in int64", a)
 		}
+	}
+	if v < o.Bound {
+		return invariantf(InvValueAtLeastBound, "value %d is below the bound %d", v, o.Bound)
+	}
+	var short []crdt.ActorID
+	for a, r := range rights {
+		if n, _ := r.Int64(); n < 0 {
+			short = append(short, a)
+		}
+	}
+	if len(short) > 0 {
+		a := slices.Min(short) // the same error for every map order
+		n, _ := rights[a].Int64()
+		return invariantf(InvRightsNonNegative, "rights of %q are %d, below zero: spending the others' rights takes the value below the bound", a, n)
+	}
+	for _, ae := range es {
+		if err := checkSeq(ae.a, ae.e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkSeq reports an *InvariantError when e's sequence number is below the
+// number of writes e shows. Every write increments it once and is one of:
+// an Apply (each recent transaction had its own; a credit or a debit total
+// beyond the recent ones needs one more each), a Transfer (one per
+// recipient at least), a Request (asked > 0 needs one), a Withdraw or a
+// Retract.
+func checkSeq(a crdt.ActorID, e *entry) error {
+	writes := uint64(len(e.recent)) + uint64(len(e.sent))
+	var cr, db int64 // within credits and debits: decodeEntry checked
+	for _, t := range e.recent {
+		if t.Amount > 0 {
+			cr += t.Amount
+		} else {
+			db -= t.Amount
+		}
+	}
+	for _, more := range []bool{e.credits > cr, e.debits > db, e.asked > 0} {
+		if more {
+			writes++
+		}
+	}
+	if e.seq < writes {
+		return invariantf(InvSeqCountsWrites, "actor %q: sequence number %d below the %d writes its entry shows", a, e.seq, writes)
 	}
 	return nil
 }
@@ -385,10 +480,10 @@ func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID) (*entry, error) {
 	cr.Sub(e.credits)
 	db.Sub(e.debits)
 	if v, _ := cr.Int64(); v > 0 || !fitsInt64(cr) {
-		return nil, corruptf("actor %q: recent credits exceed its credits", a)
+		return nil, invariantf(InvRecentWithinTotal, "actor %q: recent credits exceed its credits", a)
 	}
 	if v, _ := db.Int64(); v > 0 || !fitsInt64(db) {
-		return nil, corruptf("actor %q: recent debits exceed its debits", a)
+		return nil, invariantf(InvRecentWithinTotal, "actor %q: recent debits exceed its debits", a)
 	}
 	return e, nil
 }

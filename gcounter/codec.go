@@ -119,7 +119,7 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 			return nil, fmt.Errorf("%w: row %d: counts sum past %d", crdt.ErrCorruptEncoding, i, int64(maxInt64))
 		}
 		// Actors are distinct (strictly increasing) and at most MaxActors.
-		out.add(crdt.ActorID(actor), count)
+		out.add(crdt.ActorID(actor), count, tagOf(actor))
 		out.total += count
 	}
 	return out, nil
@@ -132,7 +132,7 @@ func decodePairs(d *wire.Decoder) (*Counter, error) {
 		if out.total > maxInt64-count {
 			return fmt.Errorf("%w: counts sum past %d", crdt.ErrCorruptEncoding, int64(maxInt64))
 		}
-		out.add(actor, count)
+		out.add(actor, count, tagOf(string(actor)))
 		out.total += count
 		return nil
 	})

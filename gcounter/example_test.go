@@ -71,3 +71,19 @@ func ExampleCounter_Stats() {
 	fmt.Printf("%+v\n", c.Stats())
 	// Output: {Actors:3 EncodedSize:37}
 }
+
+// A writer that increments its own actor many times takes a Handle once:
+// Add skips the lookup of the actor that Increment makes.
+func ExampleCounter_Handle() {
+	c := gcounter.New()
+	h := c.Handle("web-1")
+	for range 1000 {
+		if err := h.Add(1); err != nil {
+			panic(err)
+		}
+	}
+	_ = c.Increment("web-2", 5)
+	fmt.Println(c.Value(), c.Get("web-1"), h.Actor())
+	// Output:
+	// 1005 1000 web-1
+}

@@ -14,8 +14,8 @@ import (
 // fails only with a crdt sentinel and leaves the receiver unchanged, and
 // that whatever decodes re-encodes deterministically to bytes that decode
 // to an Equal counter, and that a version 2 input re-encodes to itself (the
-// decoder accepts only the canonical form). The seeds are the golden
-// encodings of both versions and every rejected input of corruptCases.
+// decoder accepts only the canonical form). The seeds are the vectors
+// (testdata/vectors), the golden encodings of both versions and every rejected input of corruptCases.
 // Run it with
 //
 //	go test ./gcounter -run '^$' -fuzz FuzzUnmarshalBinary -fuzztime 60s
@@ -34,6 +34,9 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		if len(tc.data) <= 1<<10 {
 			f.Add(tc.data)
 		}
+	}
+	for _, b := range vectorSeeds(f) {
+		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := build(t, []pair{{"keep", 5}})

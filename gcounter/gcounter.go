@@ -38,9 +38,9 @@ type entry struct {
 // two counters with the same value per actor are Equal and encode to the
 // same bytes.
 type Counter struct {
-	index   map[crdt.ActorID]int // actor -> position in entries
-	entries []entry              // unordered; sorted on demand
-	total   int64                // cached sum of counts, never overflowed
+	index   index   // actor -> position in entries
+	entries []entry // in the order actors were added
+	total   int64   // cached sum of counts, never overflowed
 }
 
 // Compile-time check that *Counter satisfies the shared contracts.
@@ -66,7 +66,7 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("gcounter: increment of %d by %q: %w (must be >= 0)", n, actor, crdt.ErrInvalidAmount)
 	}
-	i, ok := c.index[actor]
+	i, ok, tag := c.index.find(c.entries, string(actor))
 	if !ok {
 		// Every stored actor was validated on the way in, so only new
 		// actors need checking; this keeps the hot path cheap.
@@ -89,7 +89,7 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if len(c.entries) >= MaxActors {
 		return fmt.Errorf("gcounter: new actor %q: %w (%d actors, limit %d)", actor, crdt.ErrTooLarge, len(c.entries), MaxActors)
 	}
-	c.add(actor, n)
+	c.add(actor, n, tag)
 	c.total += n
 	return nil
 }
@@ -103,18 +103,67 @@ func (c *Counter) Grow(n int) {
 	if n <= 0 {
 		return
 	}
-	if c.index == nil {
-		c.index = make(map[crdt.ActorID]int, n)
-	}
+	c.index.resize(len(c.entries) + n)
 	c.entries = slices.Grow(c.entries, n)
 }
 
-// add appends a new actor; the caller has validated it and updates total.
-func (c *Counter) add(actor crdt.ActorID, n int64) {
-	if c.index == nil {
-		c.index = make(map[crdt.ActorID]int)
+// Handle adds to one actor's count without looking the actor up (see
+// Counter.Handle). Its zero value is not usable.
+type Handle struct {
+	c     *Counter
+	actor crdt.ActorID
+	i     int // the position of actor's entry in c.entries, when it has one
+}
+
+// Handle returns a Handle for actor, whose Add is Increment(actor, n)
+// without the lookup of actor in the counter's index: for a writer that
+// increments one actor (its own) many times. It stays valid whatever
+// happens to the counter (an UnmarshalBinary that replaces the entries
+// makes the next Add look the actor up again). c must not be nil.
+func (c *Counter) Handle(actor crdt.ActorID) Handle {
+	h := Handle{c: c, actor: actor, i: -1}
+	h.find()
+	return h
+}
+
+// find sets h.i to the position of h's actor, and h.actor to the id the
+// entry holds (so that Add compares two pointers to one string).
+func (h *Handle) find() {
+	if i, ok, _ := h.c.index.find(h.c.entries, string(h.actor)); ok {
+		h.i, h.actor = i, h.c.entries[i].actor
+	} else {
+		h.i = -1
 	}
-	c.index[actor] = len(c.entries)
+}
+
+// Add is Increment(actor, n) for the handle's actor, with the same errors.
+func (h *Handle) Add(n int64) error {
+	c := h.c
+	if i := h.i; uint(i) < uint(len(c.entries)) && n >= 0 && c.total <= math.MaxInt64-n && c.entries[i].actor == h.actor {
+		c.entries[i].count += n // count <= total: no overflow
+		c.total += n
+		return nil
+	}
+	return h.slowAdd(n)
+}
+
+// slowAdd is Add when the fast path does not apply: Increment, then the
+// actor's position.
+func (h *Handle) slowAdd(n int64) error {
+	if err := h.c.Increment(h.actor, n); err != nil {
+		return err
+	}
+	h.find()
+	return nil
+}
+
+// Actor returns the handle's actor.
+func (h *Handle) Actor() crdt.ActorID { return h.actor }
+
+// add appends a new actor of tag tag (see index); the caller has
+// validated it and updates total.
+func (c *Counter) add(actor crdt.ActorID, n int64, tag uint32) {
+	c.index.insert(tag, len(c.entries))
 	c.entries = append(c.entries, entry{actor: actor, count: n})
 }
 
@@ -129,13 +178,13 @@ func (c *Counter) CheckMerge(other *Counter) error {
 // checkMerge is CheckMerge that also returns how many actors Merge would
 // add.
 func (c *Counter) checkMerge(other *Counter) (int, error) {
-	if other == nil || other == c {
+	if other == nil || other == c || c.mergeFits(other) {
 		return 0, nil
 	}
 	total, added := c.total, 0
 	for _, e := range other.entries {
 		mine := int64(0)
-		if i, ok := c.index[e.actor]; ok {
+		if i, ok, _ := c.index.find(c.entries, string(e.actor)); ok {
 			mine = c.entries[i].count
 		} else {
 			added++
@@ -164,23 +213,60 @@ func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
 	}
-	added, err := c.checkMerge(other)
-	if err != nil {
-		return err
-	}
-	c.Grow(added)
-	for _, e := range other.entries {
-		i, ok := c.index[e.actor]
-		switch {
-		case !ok:
-			c.add(e.actor, e.count)
-			c.total += e.count
-		case e.count > c.entries[i].count:
-			c.total += e.count - c.entries[i].count
-			c.entries[i].count = e.count
+	if !c.mergeFits(other) {
+		added, err := c.checkMerge(other)
+		if err != nil {
+			return err
 		}
+		c.Grow(added)
 	}
+	c.merge(other)
 	return nil
+}
+
+// mergeFits reports whether merging other cannot fail: the merged total is
+// at most the sum of both totals, and the merged actors at most both
+// counts of actors. It is O(1).
+func (c *Counter) mergeFits(other *Counter) bool {
+	return c.total <= math.MaxInt64-other.total && len(c.entries)+len(other.entries) <= MaxActors
+}
+
+// merge is Merge once it is known not to fail. Two counters often hold
+// their actors in the same order (both decoded from encodings, which are
+// sorted, or one a Clone of the other), so each of other's actors is first
+// looked for right after the previous one found, by comparing ids, and in
+// the index only when it is not there: a merge that brings nothing new
+// between such counters hashes nothing, and a new actor is hashed once.
+func (c *Counter) merge(other *Counter) {
+	es := c.entries
+	next := 0       // where other's next actor is expected in es
+	aligned := true // the last actor found was where expected
+	for k := range other.entries {
+		e := &other.entries[k]
+		i := next
+		if !aligned || i >= len(es) || es[i].actor != e.actor {
+			var ok bool
+			var tag uint32
+			if i, ok, tag = c.index.find(es, string(e.actor)); !ok {
+				if len(es) == cap(es) {
+					c.entries = slices.Grow(c.entries, len(other.entries)-k) // at most the rest are new
+				}
+				c.add(e.actor, e.count, tag)
+				c.total += e.count
+				es = c.entries
+				continue
+			}
+			// Counters in unrelated orders stop comparing (each compare
+			// would read an id out of cache for nothing) until an actor
+			// is found where expected again.
+			aligned = i == next
+		}
+		if d := e.count - es[i].count; d > 0 {
+			c.total += d
+			es[i].count = e.count
+		}
+		next = i + 1
+	}
 }
 
 // Value returns the sum of all counts. It is O(1).
@@ -196,7 +282,7 @@ func (c *Counter) Get(actor crdt.ActorID) int64 {
 	if c == nil {
 		c = &Counter{} // reads as the empty counter
 	}
-	if i, ok := c.index[actor]; ok {
+	if i, ok, _ := c.index.find(c.entries, string(actor)); ok {
 		return c.entries[i].count
 	}
 	return 0
@@ -249,10 +335,8 @@ func (c *Counter) Clone() *Counter {
 	out := &Counter{total: c.total}
 	if len(c.entries) > 0 {
 		out.entries = slices.Clone(c.entries)
-		out.index = make(map[crdt.ActorID]int, len(c.entries))
-		for i, e := range out.entries {
-			out.index[e.actor] = i
-		}
+		out.index = c.index.clone() // same positions
+
 	}
 	return out
 }

@@ -57,3 +57,18 @@ func ExampleCounter_Stats() {
 	fmt.Printf("%+v\n", c.Stats())
 	// Output: {Actors:2 PActors:1 NActors:2 EncodedSize:25}
 }
+
+// A writer that updates its own actor many times takes a Handle once: Add
+// skips the lookups Increment makes.
+func ExampleCounter_Handle() {
+	c := pncounter.New()
+	h := c.Handle("till-1")
+	for _, amount := range []int64{50, -20, 5} {
+		if err := h.Add(amount); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Println(c.Value(), c.Positive(), c.Negative())
+	// Output:
+	// 35 55 20
+}

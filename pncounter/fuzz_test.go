@@ -44,6 +44,9 @@ func FuzzUnmarshalBinary(f *testing.F) {
 			f.Add(tc.data)
 		}
 	}
+	for _, b := range vectorSeeds(f) {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := build(t, []delta{{"keep", 5}, {"keep", -1}})
 		before := c.Clone()

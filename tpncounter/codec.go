@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -31,7 +32,11 @@ import (
 // crdt.MaxIDLen. Decoded states are checked like merged ones: 1 <= seq <=
 // MaxSeq, total >= 0, amounts > 0, a transaction at most once per actor,
 // and a value that fits in an int64 (otherwise crdt.ErrCorruptEncoding).
-// One id held with two amounts, or in both halves, is a conflict Merge can
+// Entries no writer produces are refused with an *InvariantError (wrapping
+// crdt.ErrCorruptEncoding): forgot after MaxForgot; and in a live entry a
+// sequence number below the number of transactions it holds, a total below
+// the sum of its folded record, or more than MaxHistoryLength + 1
+// transactions in its history. One id held with two amounts, or in both halves, is a conflict Merge can
 // produce and decodes as such.
 //
 // Decoding memory: the decoder reads the input twice, first only to count
@@ -347,17 +352,47 @@ type entrySize struct{ txns, idBytes int32 }
 func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
 	walkEntries(data, tag, halves, nil, func(h, n int) {
 		sizes[h] = make([]entrySize, 0, n)
-	}, func(h int, _ []byte, _, _ int, s entrySize) {
+	}, func(h int, _ []byte, _, _ int, s entrySize, _ int64) {
 		sizes[h] = append(sizes[h], s)
 	})
 	return sizes
+}
+
+// EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
+// state data encodes, reading only its entries' forgot fields: the latest
+// forgot of any entry, live or retired, in either half. A driver that
+// merges siblings with MergeBinary can so set aside a sibling whose horizon
+// is later than its clock allows (a stamp far in the future, which would
+// make the counter refuse every timed transaction until then) before
+// merging it. It checks the layout only, so data it accepts may still be
+// refused by UnmarshalBinary; it refuses (crdt.ErrCorruptEncoding) what it
+// cannot read and, as the decoder does, a forgot after MaxForgot.
+func EncodedHorizon(data []byte) (time.Time, error) {
+	var horizon int64
+	var bad error
+	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, nil, func(int, int) {}, func(_ int, actor []byte, _, _ int, _ entrySize, forgot int64) {
+		if err := checkForgot(crdt.ActorID(actor), forgot); err != nil && bad == nil {
+			bad = err
+		}
+		horizon = max(horizon, forgot)
+	})
+	switch {
+	case version == 0:
+		_, _, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
+		return time.Time{}, err
+	case !whole:
+		return time.Time{}, fmt.Errorf("%w: not a well-formed tpncounter encoding", crdt.ErrCorruptEncoding)
+	case bad != nil:
+		return time.Time{}, bad
+	}
+	return timeOf(horizon), nil
 }
 
 // walkEntries reads the GCounter bodies of data as scanSizes describes,
 // calling body with the number of entries a body declares (at most one per
 // 8 bytes left) and entry for each entry read whole: its actor id (a
 // sub-slice of data), the offsets of its encoding in data, [start, end),
-// and its size. It returns the format version and whether it read every
+// its size and its forgot (-1 when passed over, below). It returns the format version and whether it read every
 // byte of data without meeting anything the decoder would refuse before
 // its own checks (a wrong entry shape, a bad length).
 //
@@ -365,7 +400,7 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 // from its start: it returns the entry's length when those bytes begin
 // with an encoding it knows to be the entry's, and the walk passes over
 // the entry without reading it (its size is then reported as zero).
-func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, actor, rest []byte) int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize)) (version uint64, whole bool) {
+func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, actor, rest []byte) int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize, forgot int64)) (version uint64, whole bool) {
 	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return 0, false
@@ -398,17 +433,23 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 			if known != nil {
 				if n := known(h, actor, data[start:]); n > 0 {
 					d.SkipTo(start + n)
-					entry(h, actor, start, start+n, entrySize{})
+					entry(h, actor, start, start+n, entrySize{}, -1)
 					continue
 				}
 			}
 			if _, err := d.Uint(); err != nil {
 				return version, false
 			}
+			var forgot int64
 			for f := 4; f < fields; f++ { // total and (version 2) forgot
-				if _, err := d.Int(); err != nil {
+				v, err := d.Int()
+				if err != nil {
 					return version, false
 				}
+				forgot = v
+			}
+			if fields == 5 {
+				forgot = 0 // version 1: the total was read
 			}
 			var s entrySize
 			for part := 0; part < 2 && k != retiredFields; part++ {
@@ -431,7 +472,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 					s.idBytes += int32(idLen)
 				}
 			}
-			entry(h, actor, start, len(data)-d.Remaining(), s)
+			entry(h, actor, start, len(data)-d.Remaining(), s, forgot)
 		}
 	}
 	return version, d.Remaining() == 0
@@ -498,6 +539,9 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 				return err
 			}
 		}
+		if err := checkForgot(a, forgot); err != nil {
+			return err
+		}
 		var size entrySize
 		if i < len(sizes) {
 			size = sizes[i]
@@ -517,6 +561,9 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 			return err
 		}
 		e.seq, e.total, e.forgot = seq, total, forgot
+		if err := checkDecoded(e); err != nil {
+			return err
+		}
 		g.attach(e)
 	}
 	if g.live() > g.o.MaxActors {

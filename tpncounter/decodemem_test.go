@@ -83,7 +83,7 @@ func (s memShape) encoding(size int) []byte {
 	var lists [][]string
 	next := 0
 	for a := 0; a < s.actors && budget > 0; a++ {
-		budget -= 1 + wire.StrSize(len(actors[a])) + 3 + 3 + 1 // shape, actor, seq/total/forgot, headers
+		budget -= 1 + wire.StrSize(len(actors[a])) + 7 + 6 // shape, actor, seq/total/forgot, headers
 		var list []string
 		for j := 0; j < s.perActor; j++ {
 			k := next + j
@@ -109,18 +109,23 @@ func (s memShape) encoding(size int) []byte {
 	e := wire.NewEncoder(crdt.TagTGCounter, FormatVersion)
 	e.ArrayLen(len(lists))
 	for a, list := range lists {
+		// As a writer leaves them: a history of at most
+		// MaxHistoryLength + 1, the older transactions folded (and in
+		// the total), a sequence number of one write per transaction.
+		folded := list[:max(0, len(list)-(MaxHistoryLength+1))]
 		e.ArrayLen(6)
 		e.String(actors[a])
-		e.Uint(1)
+		e.Uint(uint64(max(1, len(list))))
+		e.Int(int64(len(folded)))
 		e.Int(0)
-		e.Int(0)
-		e.ArrayLen(len(list))
-		for _, x := range list {
-			e.ArrayLen(2)
-			e.String(x)
-			e.Int(1)
+		for _, part := range [][]string{list[len(folded):], folded} {
+			e.ArrayLen(len(part))
+			for _, x := range part {
+				e.ArrayLen(2)
+				e.String(x)
+				e.Int(1)
+			}
 		}
-		e.ArrayLen(0)
 	}
 	b, err := e.Bytes()
 	if err != nil || len(b) > size {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -123,6 +124,9 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 				return err
 			}
 		}
+		if err := checkForgot(a, forgot); err != nil {
+			return err
+		}
 		if isRetired {
 			retired++
 			r := entryFrom(a, seq, total, forgot, nil, nil)
@@ -152,6 +156,9 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 			}
 			lists[part] = list
 		}
+		if err := refCheckEntry(a, seq, total, lists[0], lists[1]); err != nil {
+			return err
+		}
 		g.swap(a, nil, entryFrom(a, seq, total, forgot, lists[0], lists[1]))
 	}
 	if live > g.o.MaxActors || retired > MaxRetired {
@@ -159,6 +166,24 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	}
 	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
+	}
+	return nil
+}
+
+// refCheckEntry is checkDecoded on the lists of a live entry.
+func refCheckEntry(a crdt.ActorID, seq uint64, total int64, history, folded []Txn) error {
+	if len(history) > MaxHistoryLength+1 {
+		return invariantf(InvHistoryWithinCap, "actor %q holds %d transactions in its history, more than MaxHistoryLength + 1 (%d)", a, len(history), MaxHistoryLength+1)
+	}
+	if n := len(history) + len(folded); seq < uint64(n) {
+		return invariantf(InvSeqCountsItems, "actor %q: sequence number %d below the %d transactions its entry holds", a, seq, n)
+	}
+	var sum big.Int
+	for _, t := range folded {
+		sum.Add(&sum, big.NewInt(t.Amount))
+	}
+	if sum.Cmp(big.NewInt(total)) > 0 {
+		return invariantf(InvTotalCoversFolded, "actor %q: total %d below the sum of its folded record", a, total)
 	}
 	return nil
 }

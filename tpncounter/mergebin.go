@@ -44,7 +44,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 		}
 		return 0
 	}
-	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, known, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize) {
+	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, known, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize, _ int64) {
 		if prev[h] != nil && bytes.Compare(actor, prev[h]) <= 0 {
 			ordered = false
 		}

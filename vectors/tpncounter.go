@@ -688,11 +688,35 @@ func genTPN(t *checker) any {
 			mal("v3: id of 16 bytes in bin 16", g, env(g, 3).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(1).arr(2).raw(0xc5, 0, 16).raw(make([]byte, 16)...).int(5).arr(0).b, t),
 			mal("v2: id as bin", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(1).arr(2).bin(make([]byte, 16)).int(5).arr(0).b, t),
 			mal("trailing bytes", g, append(env(g, 2).arr(0).b, 0xc0), t),
+			// Entries no writer produces (SPEC.md 6.7, invariants).
+			mal("v3: retired entry with forgot 2^63-1", p, env(p, 3).arr(2).arr(1).arr(4).str("ghost").uint(1).int(1).int(math.MaxInt64).arr(0).b, t,
+				"invariant forgot-within-txn-times: a forgot after 2262-01-02T00:00:00Z, later than any time a transaction may have; it would refuse every timed transaction"),
+			mal("forgot after the latest transaction time", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(maxForgotNanos+1).arr(1).arr(2).str("t1").int(5).arr(0).b, t,
+				"invariant forgot-within-txn-times: 2262-01-02T00:00:00.000000001Z"),
+			mal("seq below the transactions held", g, entry(env(g, 2).arr(1), "a", 2, 5, [][2]any{{"t1", 1}, {"t2", 1}}, [][2]any{{"t3", 5}}).b, t,
+				"invariant seq-counts-items: each transaction an entry holds was appended by a write of its own"),
+			mal("total below the folded record", g, entry(env(g, 2).arr(1), "a", 3, 9, [][2]any{{"t1", 5}}, [][2]any{{"t2", 5}, {"t3", 5}}).b, t,
+				"invariant total-covers-folded: folding adds an item to the total and the record; unfolding takes it out of both"),
+			mal("history beyond MaxHistoryLength + 1", g, entry(env(g, 2).arr(1), "a", 1026, 0, manyTxns(1026), nil).b, t,
+				"invariant history-within-cap: Apply folds the history down to HistoryLength (at most 1024), then appends one"),
 			mal("v1: entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("v1: entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
 			mal("v1: seq 0", g, env(g, 1).arr(1).arr(5).str("a").uint(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t),
 		},
 	}
+}
+
+// maxForgotNanos is the latest forgot a decoder accepts: 2262-01-02T00:00Z
+// (SPEC.md 6.7).
+var maxForgotNanos = time.Date(2262, 1, 2, 0, 0, 0, 0, time.UTC).UnixNano()
+
+// manyTxns returns n transactions x0, x1, ... of amount 1.
+func manyTxns(n int) [][2]any {
+	out := make([][2]any, n)
+	for i := range out {
+		out[i] = [2]any{fmt.Sprintf("x%d", i), 1}
+	}
+	return out
 }
 
 // scenarioTxns lists the transaction ids a scenario names, sorted.

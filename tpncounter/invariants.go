@@ -1,0 +1,85 @@
+package tpncounter
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// InvariantError is the error of a decoder given a well-formed encoding of
+// an entry that no writer following this package's rules produces (a
+// sequence number below the transactions it holds, a forgot time no
+// Options.TxnTime can give, ...). It wraps crdt.ErrCorruptEncoding;
+// Invariant names the rule that failed, as SPEC.md 6.7 lists them.
+type InvariantError struct {
+	Invariant string // e.g. "forgot-within-txn-times"
+	Detail    string
+}
+
+// The invariants the decoder checks beyond the layout (SPEC.md 6.7).
+const (
+	// InvForgotWithinTxnTimes: forgot is 0 or a time TxnTime can give
+	// (before MaxForgot).
+	InvForgotWithinTxnTimes = "forgot-within-txn-times"
+	// InvSeqCountsItems: a live entry's sequence number is at least the
+	// number of transactions it holds (each was appended by its own write).
+	InvSeqCountsItems = "seq-counts-items"
+	// InvTotalCoversFolded: a live entry's total is at least the sum of
+	// its folded record (folding adds an item to both; unfolding takes it
+	// out of both; forgetting only from the record).
+	InvTotalCoversFolded = "total-covers-folded"
+	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1
+	// transactions (Apply folds down to HistoryLength, then appends).
+	InvHistoryWithinCap = "history-within-cap"
+)
+
+func (e *InvariantError) Error() string {
+	return fmt.Sprintf("%v: invariant %s: %s", crdt.ErrCorruptEncoding, e.Invariant, e.Detail)
+}
+
+// Unwrap returns crdt.ErrCorruptEncoding.
+func (e *InvariantError) Unwrap() error { return crdt.ErrCorruptEncoding }
+
+func invariantf(name, format string, args ...any) error {
+	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
+}
+
+// MaxForgot is the latest forgot (and so horizon) an entry may carry: the
+// end of 2261, the last year whose times Options.TxnTime may give (see
+// Options.TxnTime), plus one day for a TxnTime that answers in a time zone
+// other than UTC. The decoder refuses a later one (InvForgotWithinTxnTimes):
+// no writer produces it, and it would make the counter refuse every timed
+// transaction.
+var MaxForgot = time.Date(2262, 1, 2, 0, 0, 0, 0, time.UTC)
+
+var maxForgotNanos = MaxForgot.UnixNano()
+
+// checkForgot refuses a forgot no writer produces.
+func checkForgot(a crdt.ActorID, forgot int64) error {
+	if forgot > maxForgotNanos {
+		return invariantf(InvForgotWithinTxnTimes, "actor %q: forgot %d ns is after %s, the latest time a transaction may have", a, forgot, MaxForgot.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// checkDecoded refuses a decoded live entry (seq, total and records set)
+// whose fields disagree in a way no sequence of writes produces.
+func checkDecoded(e *entry) error {
+	nf, n := e.nf(), uint32(e.size())
+	if h := n - nf; h > MaxHistoryLength+1 {
+		return invariantf(InvHistoryWithinCap, "actor %q holds %d transactions in its history, more than MaxHistoryLength + 1 (%d)", e.actor, h, MaxHistoryLength+1)
+	}
+	if e.seq < uint64(n) {
+		return invariantf(InvSeqCountsItems, "actor %q: sequence number %d below the %d transactions its entry holds", e.actor, e.seq, n)
+	}
+	left := e.total // what the folded items may still take
+	for off := uint32(0); off < nf; off++ {
+		amt := e.ring[e.pos(off)].amt
+		if amt > left {
+			return invariantf(InvTotalCoversFolded, "actor %q: total %d below the sum of its folded record", e.actor, e.total)
+		}
+		left -= amt
+	}
+	return nil
+}
