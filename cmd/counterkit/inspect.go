@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/vmihailenco/msgpack/v5"
@@ -22,6 +23,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -30,7 +32,8 @@ import (
 const inspectUsage = `usage: counterkit inspect [flags] [-hex HEX | FILE | -]
 
 Decodes one counterkit encoding (any type: gcounter, pncounter, tgcounter,
-tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row)
+tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row,
+ledger.txn)
 and prints what it holds: type, format version, size, value, and per type
 the actors, totals, history and folded records, window and stats.
 
@@ -318,6 +321,14 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		if r.Target != 0 {
 			d.Fields["target"] = r.Target.String()
 		}
+	case crdt.TagLedgerTxn:
+		var r ledger.Record
+		if err := r.UnmarshalBinary(data); err != nil {
+			return nil, err
+		}
+		d.Value = r.Amount
+		d.Fields = map[string]any{"txn": string(r.Txn), "amount": r.Amount, "writer": string(r.Writer),
+			"at": r.At.UTC().Format(time.RFC3339Nano)}
 	default:
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}

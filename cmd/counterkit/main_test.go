@@ -16,6 +16,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
@@ -77,6 +78,7 @@ func samples(t *testing.T) map[string][]byte {
 		"deltalog.merge": must(merge.MarshalBinary()),
 		"balance.row":    must(balance.NormalRow(id, 25).MarshalBinary()),
 		"tally.shard":    must(shard.MarshalBinary()),
+		"ledger.txn":     must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at}.MarshalBinary()),
 	}
 }
 
