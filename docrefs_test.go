@@ -11,7 +11,10 @@ package counterkit_test
 //     package, a package the Go file imports, or a standard-library package
 //     (an unknown qualifier, such as a variable in an example, is ignored);
 //   - Type.Member, where Type is a type of the documented package;
-//   - doc links [Name], [Type.Member], [pkg.Name], [pkg.Type.Member].
+//   - doc links [Name], [Type.Member], [pkg.Name], [pkg.Type.Member];
+//   - fields in composite literals: pkg.Options{Field: ...};
+//   - in Markdown, test function names (TestX, BenchmarkX, FuzzX,
+//     ExampleX), which some package of the repository must declare.
 //
 // Members are methods, struct fields (promoted ones too) and interface
 // methods. Only exported names are checked. A bare word (Faulty) is not
@@ -96,6 +99,7 @@ type docIndex struct {
 	byName  map[string][]*symPkg // repository packages by name (no "main")
 	std     map[string][]string  // standard-library package name -> import paths
 	checked int                  // references resolved and checked
+	tests   map[string]bool      // test, benchmark, fuzz and example functions
 	files   []*docFile
 }
 
@@ -114,6 +118,7 @@ func newDocIndex(root string) (*docIndex, error) {
 		modules: map[string]string{},
 		byPath:  map[string]*symPkg{},
 		byName:  map[string][]*symPkg{},
+		tests:   map[string]bool{},
 	}
 	dirs := map[string][]string{} // relative dir -> .go files
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -157,6 +162,11 @@ func newDocIndex(root string) (*docIndex, error) {
 			}
 			imports := fileImports(f)
 			collectDecls(p, f, imports, false)
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && testFuncRe.MatchString(fd.Name.Name) {
+					ix.tests[fd.Name.Name] = true
+				}
+			}
 			if !strings.HasSuffix(f.Name.Name, "_test") {
 				p.name = f.Name.Name
 			}
@@ -584,6 +594,9 @@ func literalRefs(s string) (refs [][]string, offs []int) {
 	return refs, offs
 }
 
+// testFuncRe matches the name of a test, benchmark, fuzz test or example.
+var testFuncRe = regexp.MustCompile(`\b(?:Test|Benchmark|Fuzz|Example)[A-Z_][A-Za-z0-9_]*`)
+
 var literalKeyRe = regexp.MustCompile(`(?:^|,)\s*([A-Z][A-Za-z0-9_]*)\s*:`)
 
 func isIdentByte(b byte) bool {
@@ -699,11 +712,22 @@ func (ix *docIndex) checkMarkdown(rel string, data []byte) []docFinding {
 			fence = !fence
 			continue
 		}
-		if fence && !fenceGo {
-			continue
-		}
 		add := func(ref, why string) {
 			out = append(out, docFinding{File: rel, Line: line, Ref: ref, Why: why})
+		}
+		// Test names, in prose, code spans and commands (go test -run);
+		// <TestName> is a placeholder, func TestX a user's own test.
+		for _, m := range testFuncRe.FindAllStringIndex(text, -1) {
+			if m[0] > 0 && (strings.ContainsRune(".<", rune(text[m[0]-1])) || isIdentByte(text[m[0]-1])) || strings.HasSuffix(text[:m[0]], "func ") {
+				continue
+			}
+			ix.checked++
+			if name := text[m[0]:m[1]]; !ix.tests[name] {
+				add(name, "no package in the repository declares the test function "+name)
+			}
+		}
+		if fence && !fenceGo {
+			continue
 		}
 		refs, _ := dottedRefs(text)
 		lrefs, _ := literalRefs(text)
@@ -795,7 +819,8 @@ type Options struct {
 func New(Options) {}
 `,
 		"b/b.go":      "package b\n\ntype Thing struct{}\n\nfunc (Thing) Do() {}\n",
-		"b/README.md": "Call `b.Thing.Do` on a `Thing`, not `Thing.Undo` nor `b.Absent`.\n\n```go\nb.Thing{}.Do()\nb.Other()\na.New(a.Options{Size: 1, Thing: b.Thing{}, Nope: 2})\n```\n\n```sh\nb.Skipped\n```\n",
+		"b/b_test.go": "package b_test\n\nimport \"testing\"\n\nfunc TestThing(t *testing.T) {}\n",
+		"b/README.md": "Call `b.Thing.Do` on a `Thing`, not `Thing.Undo` nor `b.Absent`.\n\n```go\nb.Thing{}.Do()\nb.Other()\na.New(a.Options{Size: 1, Thing: b.Thing{}, Nope: 2})\n```\n\n```sh\nb.Skipped\ngo test -run '^(TestThing|TestGone)$' # not <TestName>\n```\n\nfunc TestMine is yours; BenchmarkGone is not.\n",
 		"SPEC.md":     "`a.Options.Size` and `a.Options.Missing`; `strings.Cut` and `strings.Uncut`.\n",
 	}
 	for name, text := range files {
@@ -832,6 +857,8 @@ func New(Options) {}
 		"b/README.md:1 b.Absent",
 		"b/README.md:5 b.Other",
 		"b/README.md:6 a.Options.Nope",
+		"b/README.md:11 TestGone",
+		"b/README.md:14 BenchmarkGone",
 		"SPEC.md:1 a.Options.Missing",
 		"SPEC.md:1 strings.Uncut",
 	}
