@@ -103,7 +103,7 @@ type docIndex struct {
 	files   []*docFile
 }
 
-// docFile is one parsed non-test Go file, whose doc comments are checked.
+// docFile is one parsed Go file, whose doc comments are checked.
 type docFile struct {
 	rel     string
 	pkg     *symPkg
@@ -170,9 +170,7 @@ func newDocIndex(root string) (*docIndex, error) {
 			if !strings.HasSuffix(f.Name.Name, "_test") {
 				p.name = f.Name.Name
 			}
-			if !strings.HasSuffix(n, "_test.go") {
-				ix.files = append(ix.files, &docFile{rel: path.Join(dir, n), pkg: p, fset: fset, ast: f, imports: imports})
-			}
+			ix.files = append(ix.files, &docFile{rel: path.Join(dir, n), pkg: p, fset: fset, ast: f, imports: imports})
 		}
 		ix.byPath[p.path] = p
 		if p.name != "" && p.name != "main" {
@@ -646,7 +644,7 @@ func (ix *docIndex) checkComment(rel string, line int, sc docScope, text string)
 	return out
 }
 
-// checkGo checks the doc comments of every non-test Go file.
+// checkGo checks the doc comments of every Go file, tests included.
 func (ix *docIndex) checkGo() []docFinding {
 	var out []docFinding
 	for _, f := range ix.files {
