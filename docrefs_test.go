@@ -57,22 +57,10 @@ func (f docFinding) String() string {
 // an entry no longer occurs, so an entry goes with the fix of its document.
 // Empty this list; do not add to it.
 var knownDocDrift = map[string]string{
-	// The account's options are AccountOptions; bounded.Options is the
-	// counter's.
-	"bounded/account.go Options.Actor": "AccountOptions.Actor",
-	"bounded/account.go Options.Keep":  "AccountOptions.Keep",
-	// Value and Find are methods (Ledger, Book, Sharded), not functions.
-	"cmd/counterkit/copies.go ledger.Value": "ledger.Ledger.Value",
-	"cmd/counterkit/copies.go ledger.Find":  "ledger.Ledger.Find",
 	// The method is unexported: World.inWindow.
 	"modelcheck/internal/mc/world.go World.InWindow": "World.inWindow",
-	// tpncounter.Options has no RetireAfter; the ledger's Options has.
-	"tpncounter/doc.go Options.RetireAfter":    "ledger.Options.RetireAfter",
-	"tpncounter/retire.go Options.RetireAfter": "ledger.Options.RetireAfter",
 	// Credit is a method of Ledger (and Book, Sharded).
 	"adapters/embedded/README.md ledger.Credit": "ledger.Ledger.Credit",
-	// TxnTime is an option: tpncounter.Options.TxnTime.
-	"README.md Counter.TxnTime": "tpncounter.Options.TxnTime",
 }
 
 // symType is what a package declares for one type.

@@ -156,7 +156,7 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 // Key returns the account's key.
 func (a *Account) Key() string { return a.key }
 
-// Writer returns the id of the entry this account writes: Options.Actor,
+// Writer returns the id of the entry this account writes: AccountOptions.Actor,
 // "~", and this Account's incarnation. Rights belong to it.
 func (a *Account) Writer() crdt.ActorID { return a.writer }
 
@@ -472,7 +472,7 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 }
 
 // grant gives this account's spare rights to outstanding requests, in actor
-// order, keeping Options.Keep. An account with an outstanding request of
+// order, keeping AccountOptions.Keep. An account with an outstanding request of
 // its own gives only to requesters with a smaller id, so that rights never
 // go round in a circle among requesters but gather where a debit can use
 // them. It returns what it gave.

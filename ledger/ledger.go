@@ -313,7 +313,8 @@ type opStats struct {
 }
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
-// I/O. Errors wrap crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
+// I/O. Errors wrap crdt.ErrInvalidKey, crdt.ErrInvalidActor or
+// crdt.ErrInvalidConfig.
 func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)

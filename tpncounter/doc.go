@@ -186,7 +186,7 @@
 // MiB, for the ledger's): plan actors × history from that.
 //
 // An entry is removed only by retiring it (Retire), so retire actors that
-// have stopped writing (the ledger does, with Options.RetireAfter).
+// have stopped writing (the ledger does, with ledger.Options.RetireAfter).
 //
 // # Retirement
 //

@@ -41,7 +41,7 @@ const MaxRetired = 1 << 16
 //     them, so the horizon refuses such a retry (crdt.ErrOutsideWindow)
 //     instead of counting it twice; untimed, it is counted again. Retire
 //     only actors that have stopped writing for longer than any retry of
-//     their transactions can take (the ledger's Options.RetireAfter).
+//     their transactions can take (the ledger's ledger.Options.RetireAfter).
 //   - The exactly-once assumption of the package documentation applies as
 //     it does to forgetting: every state holding one of the actor's
 //     transactions must be merged before the actor is retired.

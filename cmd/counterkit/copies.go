@@ -11,9 +11,9 @@ import (
 )
 
 // frozenSiblings is a store.Siblings holding the siblings one Fetch
-// returned, so that a driver's read path (ledger.Value, statestore.Load)
+// returned, so that a driver's read path (ledger.Ledger.Value, statestore.Load)
 // runs on exactly the values printed, and a dry run of a driver's write
-// path (ledger.Find) runs on them without writing: Put records the value
+// path (ledger.Ledger.Find) runs on them without writing: Put records the value
 // instead of storing it.
 type frozenSiblings struct {
 	key    string
