@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -705,4 +704,39 @@ func TestDamage(t *testing.T) {
 	}
 }
 
-var _ = io.EOF
+// TestDamageCatchesUncheckedStore runs part of the suite against the store
+// without its file check and digests (the store before them): lowered
+// leaf counts and a zeroed newer meta checksum must show as wrong values,
+// so the suite can fail.
+func TestDamageCatchesUncheckedStore(t *testing.T) {
+	t.Parallel()
+	orig, b := fixtureFile(t)
+	l := layoutOf(t, b)
+	var copies []damage
+	for _, d := range structDamage(l) {
+		if strings.HasSuffix(d.Name, "count-1") && l.flags(pageOf(d.Name)) == flLeaf {
+			copies = append(copies, d)
+		}
+	}
+	for _, d := range metaDamage(l) {
+		if strings.HasPrefix(d.Name, "newer") && strings.HasSuffix(d.Name, "checksum zeroed") {
+			copies = append(copies, d)
+		}
+	}
+	res := runDamage(t, orig, copies, true)
+	_, counts := tallyDamage(t, copies, res)
+	if counts["count"]["wrong"] == 0 || counts["meta"]["wrong"] != 1 {
+		t.Fatalf("the suite did not catch the unchecked store: %v", counts)
+	}
+	// The checked store reports the same copies.
+	res = runDamage(t, orig, copies, false)
+	if bad, _ := tallyDamage(t, copies, res); len(bad) > 0 {
+		t.Fatalf("checked store: %v", bad)
+	}
+}
+
+func pageOf(name string) int {
+	var pg int
+	fmt.Sscanf(name, "page %d:", &pg)
+	return pg
+}

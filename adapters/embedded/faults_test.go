@@ -153,6 +153,8 @@ func TestFaultChild(t *testing.T) {
 		fmt.Printf("unavailable=%v permission=%v err=%v\n", errors.Is(err, crdt.ErrUnavailable), errors.Is(err, fs.ErrPermission), err)
 	case "diskfull":
 		diskFullChild(dir)
+	case "firstopen":
+		firstOpenChild(dir)
 	}
 }
 
