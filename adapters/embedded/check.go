@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"os"
+	"syscall"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -35,7 +35,8 @@ import (
 //     the tree shows as a mismatch.
 //
 // Open runs the check on the whole file before the engine maps it; Verify
-// runs it on the version its read transaction sees.
+// runs it on the version its read transaction sees. The check maps the
+// file read-only itself and never reads outside the file.
 
 const (
 	pageHeaderSize = 16
@@ -106,10 +107,9 @@ func entryHash(k, v []byte) uint64 {
 	return x
 }
 
+// crc32Key is the CRC-32C of k and v (entryHash adds their lengths).
 func crc32Key(k, v []byte) uint32 {
-	var l [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(l[:], uint64(len(k)))
-	return crcUpdate(crcUpdate(crcUpdate(0, l[:n]), k), v)
+	return crcUpdate(crcUpdate(0, k), v)
 }
 
 func (s *bucketSum) add(k, v []byte) { s.n++; s.sum += entryHash(k, v) }
@@ -146,7 +146,7 @@ func decodeDigests(b []byte) ([]bucketSum, error) {
 
 // fileCheck walks one version of the file.
 type fileCheck struct {
-	r     io.ReaderAt
+	data  []byte // the file, mapped
 	ps    uint64
 	hwm   uint64
 	state []byte // per page: 0 not seen, 1 reachable, 2 free, 3 meta or freelist
@@ -167,43 +167,31 @@ func (c *fileCheck) fail(format string, args ...any) error {
 	return &damageError{fmt.Sprintf(format, args...)}
 }
 
-// checkFile checks the file read through r, of size bytes; with wantTx
-// non-zero it checks the version of that transaction id and does not
-// require the other meta page to be valid (a writer may be writing it).
-func checkFile(r io.ReaderAt, size int64, wantTx uint64) (*fileCheck, error) {
-	first := make([]byte, 4096)
-	if size < int64(2*1024) {
-		return nil, &damageError{fmt.Sprintf("%d bytes: too small for the engine's two meta pages", size)}
+// checkFile checks the file mapped at data; with wantTx non-zero it checks
+// the version of that transaction id and does not require the other meta
+// page to be valid (a writer may be writing it).
+func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
+	if len(data) < 2*1024 {
+		return nil, &damageError{fmt.Sprintf("%d bytes: too small for the engine's two meta pages", len(data))}
 	}
-	if n, err := r.ReadAt(first, 0); n < 1024 && err != nil {
-		return nil, err
-	}
-	m0, err0 := readMeta(first)
+	m0, err0 := readMeta(data)
 	ps := uint64(m0.pageSize)
 	if err0 != nil {
 		// Take the page size from meta page 1, wherever it might be.
-		for _, try := range []uint64{4096, 1024, 2048, 8192, 16384, 32768, 65536} {
-			p := make([]byte, 128)
-			if _, err := r.ReadAt(p, int64(try)); err == nil {
-				if m, err := readMeta(p); err == nil && uint64(m.pageSize) == try {
-					ps = try
-					break
-				}
+		ps = 0
+		for try := uint64(1024); try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
+			if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
+				ps = try
+				break
 			}
 		}
-		if ps == 0 && wantTx == 0 {
-			return nil, &damageError{fmt.Sprintf("meta page 0: %v, and no valid meta page 1", err0)}
-		}
 	}
-	p1 := make([]byte, 128)
 	var m1 boltMeta
 	var err1 error
-	if ps == 0 {
-		err1 = errors.New("no page size")
-	} else if _, err := r.ReadAt(p1, int64(ps)); err != nil {
-		err1 = err
+	if ps == 0 || 2*ps > uint64(len(data)) {
+		err1 = errors.New("no valid page size")
 	} else {
-		m1, err1 = readMeta(p1)
+		m1, err1 = readMeta(data[ps:])
 	}
 	var m boltMeta
 	switch {
@@ -230,13 +218,13 @@ func checkFile(r io.ReaderAt, size int64, wantTx uint64) (*fileCheck, error) {
 		m = m1
 	}
 	ps = uint64(m.pageSize)
-	if m.hwm < 3 || m.hwm > uint64(size)/ps {
-		return nil, &damageError{fmt.Sprintf("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(size)/ps)}
+	if m.hwm < 3 || m.hwm > uint64(len(data))/ps {
+		return nil, &damageError{fmt.Sprintf("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(len(data))/ps)}
 	}
 	if m.root < 2 || m.root >= m.hwm {
 		return nil, &damageError{fmt.Sprintf("root page %d outside [2, %d)", m.root, m.hwm)}
 	}
-	c := &fileCheck{r: r, ps: ps, hwm: m.hwm, state: make([]byte, m.hwm), sums: map[string]*bucketSum{}}
+	c := &fileCheck{data: data, ps: ps, hwm: m.hwm, state: make([]byte, m.hwm), sums: map[string]*bucketSum{}}
 	c.state[0], c.state[1] = 3, 3
 	if m.freelist != noFreelist {
 		if err := c.freelist(m.freelist); err != nil {
@@ -258,15 +246,12 @@ func checkFile(r io.ReaderAt, size int64, wantTx uint64) (*fileCheck, error) {
 
 var errRetry = errors.New("the transaction's meta page was overwritten")
 
-// page reads page id with its overflow pages.
+// page returns page id with its overflow pages.
 func (c *fileCheck) page(id uint64, mark byte) ([]byte, error) {
 	if id < 2 || id >= c.hwm {
 		return nil, c.fail("page %d outside [2, %d)", id, c.hwm)
 	}
-	h := make([]byte, pageHeaderSize)
-	if _, err := c.r.ReadAt(h, int64(id*c.ps)); err != nil {
-		return nil, c.fail("page %d: %v", id, err)
-	}
+	h := c.data[id*c.ps:]
 	le := binary.LittleEndian
 	if got := le.Uint64(h); got != id {
 		return nil, c.fail("page %d says it is page %d", id, got)
@@ -281,11 +266,7 @@ func (c *fileCheck) page(id uint64, mark byte) ([]byte, error) {
 		}
 		c.state[i] = mark
 	}
-	p := make([]byte, (over+1)*c.ps)
-	if _, err := c.r.ReadAt(p, int64(id*c.ps)); err != nil {
-		return nil, c.fail("page %d: %v", id, err)
-	}
-	return p, nil
+	return c.data[id*c.ps : (id+over+1)*c.ps : (id+over+1)*c.ps], nil
 }
 
 func (c *fileCheck) freelist(id uint64) error {
@@ -454,9 +435,6 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 				}
 			}
 		}
-		if len(prev) > 0 {
-			prev = bytes.Clone(prev)
-		}
 		return prev, nil
 	}
 	return nil, c.fail("page %d: type %#x where a branch or leaf page belongs", id, flags)
@@ -499,5 +477,25 @@ func checkPath(path string) (*fileCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkFile(f, st.Size(), 0)
+	return checkMapped(f, st.Size(), 0)
+}
+
+// checkMapped maps size bytes of f read-only and checks them.
+func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
+	if size < 2*1024 {
+		return checkFile(make([]byte, size), wantTx)
+	}
+	if size != int64(int(size)) {
+		return nil, &damageError{fmt.Sprintf("%d bytes: too large to map", size)}
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", f.Name(), err)
+	}
+	defer syscall.Munmap(data)
+	c, err := checkFile(data, wantTx)
+	if c != nil {
+		c.data = nil // unmapped
+	}
+	return c, err
 }

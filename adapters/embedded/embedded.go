@@ -672,7 +672,7 @@ func (d *DB) Verify() error {
 	defer f.Close()
 	for attempt := 0; ; attempt++ {
 		err := d.view(func(tx *bolt.Tx) error {
-			walk, err := checkFile(f, tx.Size(), uint64(tx.ID()))
+			walk, err := checkMapped(f, tx.Size(), uint64(tx.ID()))
 			if err == nil {
 				err = walk.compareDigests()
 			}
