@@ -64,6 +64,19 @@ func (b tb) Put(k, v []byte) error {
 	return b.b.Put(k, v)
 }
 
+// putNew stores v under k, which must be absent: errTaken if it is not.
+func (b tb) putNew(k, v []byte) error {
+	if _, ok := b.lookup(k); ok {
+		return errTaken
+	}
+	if b.s != nil {
+		b.s.add(k, v)
+	}
+	return b.b.Put(k, v)
+}
+
+var errTaken = fmt.Errorf("embedded: a fresh key is taken (the bucket's sequence went back): %w", crdt.ErrCorruptEncoding)
+
 func (b tb) Delete(k []byte) error {
 	if b.s != nil {
 		if old, ok := b.lookup(k); ok {

@@ -120,13 +120,15 @@ var (
 // Open opens the data directory dir, creating it and its data file if
 // they do not exist. It fails with an error wrapping:
 //
-//   - ErrLocked (crdt.ErrUnavailable) when another open DB holds dir;
+//   - ErrLocked (crdt.ErrUnavailable) when another open DB (or Open)
+//     holds dir;
 //   - crdt.ErrUnavailable when dir or its file cannot be created, opened
 //     or written (a read-only directory, a missing permission); the
 //     underlying *fs.PathError is reachable with errors.As;
 //   - crdt.ErrMisconfiguredStore when dir holds files but no data file,
-//     or a data file of another program;
-//   - crdt.ErrCorruptEncoding when the data file is truncated or damaged;
+//     a data file of another program, or one that is not a regular file;
+//   - crdt.ErrCorruptEncoding when the data file is truncated or damaged
+//     anywhere (Open checks the whole file first);
 //   - crdt.ErrUnsupportedVersion when the data file was written by a newer
 //     format.
 //

@@ -284,10 +284,7 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		id := binary.BigEndian.AppendUint64(slices.Clip(prefix), seq)
-		if _, taken := w.ranges.lookup(id); taken {
-			return fmt.Errorf("embedded: range deletion %d is taken (damaged sequence): %w", seq, crdt.ErrCorruptEncoding)
-		}
-		if err := w.ranges.Put(id, encodeRange(m, w.now)); err != nil {
+		if err := w.ranges.putNew(id, encodeRange(m, w.now)); err != nil {
 			return err
 		}
 		if err := w.gc.Put(gcKey(w.now, gcRange, id), nil); err != nil {

@@ -100,11 +100,8 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 			return err
 		}
 		k := binary.BigEndian.AppendUint64(slices.Clip(prefix), dot)
-		if _, taken := b.lookup(k); taken {
-			// Dots are never reused: the bucket's sequence went back.
-			return fmt.Errorf("embedded: dot %d of %q is taken (damaged sequence): %w", dot, key, crdt.ErrCorruptEncoding)
-		}
-		return b.Put(k, sealRecord(k, value))
+		// Dots are never reused: a taken one means damage.
+		return b.putNew(k, sealRecord(k, value))
 	}, len(prefix)+len(value)+16)
 }
 
