@@ -485,10 +485,28 @@ func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
 	if size < 2*1024 {
 		return checkFile(make([]byte, size), wantTx)
 	}
-	if size != int64(int(size)) {
-		return nil, &damageError{fmt.Sprintf("%d bytes: too large to map", size)}
+	// Map no more than the valid meta pages' high-water mark covers (a
+	// sparse or padded file is not read past it).
+	head := make([]byte, min(size, 2<<16))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
+	end := uint64(len(head))
+	for ps := uint64(1024); ps <= 1<<16; ps *= 2 {
+		for _, at := range []uint64{0, ps} {
+			if at+128 > uint64(len(head)) {
+				continue
+			}
+			if m, err := readMeta(head[at:]); err == nil && uint64(m.pageSize) == ps && m.hwm < uint64(size)/ps+1 {
+				end = max(end, m.hwm*ps)
+			}
+		}
+	}
+	end = min(end, uint64(size))
+	if end != uint64(int(end)) {
+		return nil, &damageError{fmt.Sprintf("%d bytes: too large to map", end)}
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(end), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", f.Name(), err)
 	}

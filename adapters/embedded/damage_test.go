@@ -257,6 +257,11 @@ func applyDamage(orig, work string, d damage) (string, error) {
 		return dir, os.Symlink(path, path)
 	case "symlink to /dev/zero":
 		return dir, os.Symlink("/dev/zero", path)
+	case "sparse 64 GiB tail":
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return "", err
+		}
+		return dir, os.Truncate(path, 64<<30)
 	case "read-only file":
 		if err := os.WriteFile(path, b, 0o400); err != nil {
 			return "", err
@@ -656,7 +661,7 @@ func flipDamage(l fileLayout, rng *rand.Rand, n int) []damage {
 
 func oddDamage() []damage {
 	var out []damage
-	for _, k := range []string{"directory", "fifo", "symlink", "dangling symlink", "symlink loop", "symlink to /dev/zero", "read-only file"} {
+	for _, k := range []string{"directory", "fifo", "symlink", "dangling symlink", "symlink loop", "symlink to /dev/zero", "sparse 64 GiB tail", "read-only file"} {
 		out = append(out, damage{Class: "odd file", Name: k, Odd: k, Truncate: -1, AllowUnavailable: true})
 	}
 	return out
