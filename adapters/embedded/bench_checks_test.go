@@ -3,116 +3,179 @@ package embedded_test
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/store"
 )
 
-// BenchmarkChecks compares, in one run, the store with its file check and
-// digests ("checked") and without them ("unchecked", the store before
-// them): writes (each durable when it returns, one fsync per commit),
-// reads, Open and Verify of a store of 20,000 siblings and rows.
+// BenchmarkChecks compares the store with its file check and digests
+// ("checked") and without them ("unchecked": the store before them) in
+// alternating phases of one run, as BenchmarkVsRaw does: writes (each
+// durable when it returns, one fsync per commit), reads, Verify, and Open
+// of a store of 20,000 siblings and 20,000 rows. It reports both
+// latencies and x-unchecked, the checked store's time as a multiple of
+// the unchecked one's.
 //
-//	cd adapters/embedded && taskset -c 1 go test -run '^$' -bench Checks -benchtime 2s
+//	cd adapters/embedded && taskset -c 1 go test -run '^$' -bench Checks -benchtime 400x
 func BenchmarkChecks(b *testing.B) {
 	ctx := context.Background()
-	variants := []struct {
+	opts := [2]embedded.Options{{}, embedded.UncheckedOptions(embedded.Options{})}
+	writes := []struct {
 		name string
-		opts func(embedded.Options) embedded.Options
+		g    int
+		op   func(db *embedded.DB) func(uint64) error
 	}{
-		{"checked", func(o embedded.Options) embedded.Options { return o }},
-		{"unchecked", embedded.UncheckedOptions},
-	}
-	for _, g := range []int{1, 32} {
-		for _, v := range variants {
-			b.Run(fmt.Sprintf("put/g%d/%s", g, v.name), func(b *testing.B) {
-				db, _ := openTemp(b, v.opts(embedded.Options{}))
-				s := db.Siblings()
-				runWriters(b, g, func(i uint64) error { return s.Put(ctx, benchKey(i), "actor", benchValue, nil) })
-			})
-		}
-	}
-	for _, v := range variants {
-		b.Run("fetch-put/g1/"+v.name, func(b *testing.B) {
-			db, _ := openTemp(b, v.opts(embedded.Options{}))
+		{"put/g1", 1, putOp}, {"put/g32", 32, putOp},
+		{"fetch-put/g1", 1, func(db *embedded.DB) func(uint64) error {
 			s := db.Siblings()
-			runWriters(b, 1, func(i uint64) error {
+			return func(i uint64) error {
 				k := benchKey(i % 1000)
 				_, tok, err := s.Fetch(ctx, k)
 				if err != nil {
 					return err
 				}
 				return s.Put(ctx, k, "actor", benchValue, tok)
-			})
+			}
+		}},
+		{"apply/g1", 1, applyOp}, {"apply/g32", 32, applyOp},
+	}
+	for _, w := range writes {
+		b.Run(w.name, func(b *testing.B) {
+			var ops [2]func(uint64) error
+			for v := range ops {
+				db, _ := openTemp(b, opts[v])
+				ops[v] = w.op(db)
+			}
+			alternate(b, w.g, ops)
 		})
 	}
-	for _, v := range variants {
-		b.Run("apply/g1/"+v.name, func(b *testing.B) {
-			db, _ := openTemp(b, v.opts(embedded.Options{}))
-			p := db.Partitions()
-			runWriters(b, 1, func(i uint64) error {
-				return p.Apply(ctx, []store.Mutation{{Partition: fmt.Sprintf("p%d", i%100), Op: store.OpPut,
-					Key: []byte(benchKey(i)), Value: benchValue, Timestamp: tsBase + int64(i)}})
-			})
-		})
-	}
-	// A store of 20,000 siblings and 20,000 rows in 100 partitions,
-	// written in batches, for the reads, Open and Verify.
+
+	// A store of 20,000 siblings and 20,000 rows in 100 partitions, of
+	// each kind, for the reads, Verify and Open.
 	const n = 20000
-	for _, v := range variants {
-		dir := b.TempDir()
-		db, err := embedded.Open(dir, v.opts(embedded.Options{}))
-		if err != nil {
-			b.Fatal(err)
-		}
-		// Group commit: 32 writers fill it quickly.
-		errs := make(chan error, 32)
+	var dbs [2]*embedded.DB
+	var dirs [2]string
+	for v := range dbs {
+		dbs[v], dirs[v] = openTemp(b, opts[v])
+		put, apply := putOp(dbs[v]), applyOp(dbs[v])
+		var wg sync.WaitGroup
 		for w := range 32 {
+			wg.Add(1)
 			go func() {
+				defer wg.Done()
 				for i := w; i < n; i += 32 {
-					if err := db.Siblings().Put(ctx, benchKey(uint64(i)), "actor", benchValue, nil); err != nil {
-						errs <- err
+					if err := put(uint64(i)); err != nil {
+						b.Error(err)
 						return
 					}
-					if err := db.Partitions().Apply(ctx, []store.Mutation{{Partition: fmt.Sprintf("p%d", i%100), Op: store.OpPut,
-						Key: []byte(benchKey(uint64(i))), Value: benchValue, Timestamp: tsBase}}); err != nil {
-						errs <- err
+					if err := apply(uint64(i)); err != nil {
+						b.Error(err)
 						return
 					}
 				}
-				errs <- nil
 			}()
 		}
-		for range 32 {
-			if err := <-errs; err != nil {
-				b.Fatal(err)
+		wg.Wait()
+	}
+	reads := []struct {
+		name string
+		op   func(db *embedded.DB) func(uint64) error
+	}{
+		{"fetch", func(db *embedded.DB) func(uint64) error {
+			return func(i uint64) error { _, _, err := db.Siblings().Fetch(ctx, benchKey(i%n)); return err }
+		}},
+		{"snapshot-200-rows", func(db *embedded.DB) func(uint64) error {
+			return func(i uint64) error {
+				_, err := db.Partitions().Snapshot(ctx, fmt.Sprintf("part-%03d", i%100), 1000, store.ReadComplete)
+				return err
 			}
-		}
-		b.Run("fetch/"+v.name, func(b *testing.B) {
-			runWriters(b, 1, func(i uint64) error {
-				_, _, err := db.Siblings().Fetch(ctx, benchKey(i%n))
-				return err
-			})
-		})
-		b.Run("snapshot-200-rows/"+v.name, func(b *testing.B) {
-			runWriters(b, 1, func(i uint64) error {
-				_, err := db.Partitions().Snapshot(ctx, fmt.Sprintf("p%d", i%100), 1000, store.ReadComplete)
-				return err
-			})
-		})
-		b.Run("verify/"+v.name, func(b *testing.B) {
-			runWriters(b, 1, func(uint64) error { return db.Verify() })
-		})
+		}},
+		{"verify", func(db *embedded.DB) func(uint64) error {
+			return func(uint64) error { return db.Verify() }
+		}},
+	}
+	for _, r := range reads {
+		b.Run(r.name, func(b *testing.B) { alternate(b, 1, [2]func(uint64) error{r.op(dbs[0]), r.op(dbs[1])}) })
+	}
+	for _, db := range dbs {
 		db.Close()
-		b.Run("open-close/"+v.name, func(b *testing.B) {
-			runWriters(b, 1, func(uint64) error {
-				db, err := embedded.Open(dir, v.opts(embedded.Options{}))
+	}
+	b.Run("open-close", func(b *testing.B) {
+		var ops [2]func(uint64) error
+		for v := range ops {
+			ops[v] = func(uint64) error {
+				db, err := embedded.Open(dirs[v], opts[v])
 				if err != nil {
 					return err
 				}
 				return db.Close()
-			})
-		})
+			}
+		}
+		alternate(b, 1, ops)
+	})
+}
+
+func putOp(db *embedded.DB) func(uint64) error {
+	s := db.Siblings()
+	return func(i uint64) error { return s.Put(context.Background(), benchKey(i), "actor", benchValue, nil) }
+}
+
+func applyOp(db *embedded.DB) func(uint64) error {
+	p := db.Partitions()
+	return func(i uint64) error {
+		return p.Apply(context.Background(), []store.Mutation{{Partition: fmt.Sprintf("part-%03d", i%100), Op: store.OpPut,
+			Key: []byte(benchKey(i)), Value: benchValue, Timestamp: tsBase + int64(i)}})
 	}
+}
+
+// alternate runs b.N operations of each of ops[0] (checked) and ops[1]
+// (unchecked) from g goroutines, in alternating chunks.
+func alternate(b *testing.B, g int, ops [2]func(uint64) error) {
+	b.ReportAllocs()
+	var n atomic.Uint64
+	var took [2]time.Duration
+	phase := func(op func(uint64) error, count int) time.Duration {
+		start := time.Now()
+		if g == 1 {
+			for range count {
+				if err := op(n.Add(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return time.Since(start)
+		}
+		var wg sync.WaitGroup
+		var left atomic.Int64
+		left.Store(int64(count))
+		for range g {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for left.Add(-1) >= 0 {
+					if err := op(n.Add(1)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	chunk := 1
+	if g > 1 {
+		chunk = 2 * g
+	}
+	for done := 0; done < b.N; done += chunk {
+		c := min(chunk, b.N-done)
+		took[0] += phase(ops[0], c)
+		took[1] += phase(ops[1], c)
+	}
+	b.ReportMetric(float64(took[0].Nanoseconds())/float64(b.N), "checked-ns/op")
+	b.ReportMetric(float64(took[1].Nanoseconds())/float64(b.N), "unchecked-ns/op")
+	b.ReportMetric(float64(took[0])/float64(took[1]), "x-unchecked")
 }

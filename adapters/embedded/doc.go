@@ -110,7 +110,8 @@
 // place, so a crash while creating leaves no data file or a complete one.
 //
 // Open checks the whole file, as above, before the engine reads it: its
-// time grows with the file (about 1 ms per MB here). It refuses, leaving
+// time grows with the file (1-3 ms per MiB where it was measured). It
+// refuses, leaving
 // the directory as it was:
 //
 //   - a directory holding other files and no data file, a bbolt file
