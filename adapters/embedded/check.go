@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"syscall"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -506,11 +505,11 @@ func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
 	if end != uint64(int(end)) {
 		return nil, &damageError{fmt.Sprintf("%d bytes: too large to map", end)}
 	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(end), syscall.PROT_READ, syscall.MAP_SHARED|syscall.MAP_POPULATE)
+	data, unmap, err := mapFile(f, int(end))
 	if err != nil {
 		return nil, fmt.Errorf("map %s: %w", f.Name(), err)
 	}
-	defer syscall.Munmap(data)
+	defer unmap()
 	c, err := checkFile(data, wantTx)
 	if c != nil {
 		c.data = nil // unmapped
