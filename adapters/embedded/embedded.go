@@ -243,6 +243,10 @@ func checkError(path string, err error) error {
 // upgrade computes the digests of a version 1 file and marks it version 2.
 func (d *DB) upgrade() error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		// The digests vouch for what they sum: check every record first.
+		if err := d.checkRecords(tx); err != nil {
+			return err
+		}
 		sums, err := computeDigests(tx)
 		if err != nil {
 			return err

@@ -187,6 +187,26 @@ func TestOpenUpgradesFormat1(t *testing.T) {
 	intact(t, db, "u", 30)
 	intact(t, db, "v", 5)
 	db.Close()
+	// A format 1 file with a damaged value is refused, not upgraded.
+	orig, _ := os.ReadFile(path)
+	b, _ = bolt.Open(path, 0o600, nil)
+	b.Update(func(tx *bolt.Tx) error {
+		m := tx.Bucket([]byte("meta"))
+		f := bytes.Clone(m.Get([]byte("format")))
+		f[len(f)-1] = 1
+		m.Put([]byte("format"), f)
+		m.Delete([]byte("digest"))
+		s := tx.Bucket([]byte("siblings"))
+		k, v := s.Cursor().First()
+		v = bytes.Clone(v)
+		v[len(v)-1] ^= 1
+		return s.Put(bytes.Clone(k), v)
+	})
+	b.Close()
+	_, err = embedded.Open(dir, embedded.Options{})
+	wantErr(t, err, crdt.ErrCorruptEncoding)
+	os.WriteFile(path, orig, 0o600)
+
 	// Format 2 without digests is damage, not format 1.
 	b, _ = bolt.Open(path, 0o600, nil)
 	b.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Delete([]byte("digest")) })
