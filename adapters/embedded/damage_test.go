@@ -299,6 +299,13 @@ func TestDamageChild(t *testing.T) {
 	}
 	for i := p.Start; i < len(p.Copies); i++ {
 		fmt.Printf("begin %d\n", i)
+		switch p.Copies[i].Odd {
+		case "harness: crash":
+			go func() { panic("a crash the harness must see") }()
+			time.Sleep(time.Minute)
+		case "harness: hang":
+			select {}
+		}
 		dir, err := applyDamage(p.Orig, p.Work, p.Copies[i])
 		if err != nil {
 			fmt.Printf("end %d setup %q\n", i, err.Error())
@@ -317,7 +324,7 @@ type damageResult struct {
 // runDamage runs the copies in child processes, one child for as many
 // copies as it gets through: after a crash or a hang the next child starts
 // at the following copy.
-func runDamage(t *testing.T, orig string, copies []damage, unchecked bool) []damageResult {
+func runDamage(t *testing.T, orig string, copies []damage, unchecked bool, timeout time.Duration) []damageResult {
 	t.Helper()
 	work := t.TempDir()
 	res := make([]damageResult, len(copies))
@@ -349,8 +356,8 @@ func runDamage(t *testing.T, orig string, copies []damage, unchecked bool) []dam
 			close(lines)
 		}()
 		cur := -1
-		timer := time.NewTimer(damageTimeout)
-		done := false
+		timer := time.NewTimer(timeout)
+		done, killed := false, false
 		for !done {
 			select {
 			case l, ok := <-lines:
@@ -369,7 +376,7 @@ func runDamage(t *testing.T, orig string, copies []damage, unchecked bool) []dam
 				switch f[0] {
 				case "begin":
 					cur = i
-					timer.Reset(damageTimeout)
+					timer.Reset(timeout)
 				case "end":
 					detail := ""
 					if len(f) == 4 {
@@ -381,8 +388,9 @@ func runDamage(t *testing.T, orig string, copies []damage, unchecked bool) []dam
 				}
 			case <-timer.C:
 				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				killed = true
 				if cur >= 0 {
-					res[cur] = damageResult{"hang", "no answer within " + damageTimeout.String()}
+					res[cur] = damageResult{"hang", "no answer within " + timeout.String()}
 					start = cur + 1
 					cur = -1
 				}
@@ -402,7 +410,7 @@ func runDamage(t *testing.T, orig string, copies []damage, unchecked bool) []dam
 			}
 			res[cur] = damageResult{"crash", fmt.Sprintf("%v: %.300s", werr, tail)}
 			start = cur + 1
-		} else if start < len(copies) && res[start].outcome == "" {
+		} else if !killed && start < len(copies) && res[start].outcome == "" {
 			t.Fatalf("child stopped before copy %d: %v\n%s", start, werr, stderr.String())
 		}
 	}
@@ -697,7 +705,7 @@ func TestDamage(t *testing.T) {
 	copies = append(copies, flipDamage(l, rng, proptest.Scale(600))...)
 	copies = append(copies, oddDamage()...)
 	t.Logf("fixture: %d bytes, page size %d, high-water mark %d pages, %d leaf and branch pages", len(b), l.ps, l.hwm, len(l.pages))
-	res := runDamage(t, orig, copies, false)
+	res := runDamage(t, orig, copies, false, damageTimeout)
 	bad, _ := tallyDamage(t, copies, res)
 	sort.Strings(bad)
 	for i, s := range bad {
@@ -728,13 +736,13 @@ func TestDamageCatchesUncheckedStore(t *testing.T) {
 			copies = append(copies, d)
 		}
 	}
-	res := runDamage(t, orig, copies, true)
+	res := runDamage(t, orig, copies, true, damageTimeout)
 	_, counts := tallyDamage(t, copies, res)
 	if counts["count"]["wrong"] == 0 || counts["meta"]["wrong"] != 1 {
 		t.Fatalf("the suite did not catch the unchecked store: %v", counts)
 	}
 	// The checked store reports the same copies.
-	res = runDamage(t, orig, copies, false)
+	res = runDamage(t, orig, copies, false, damageTimeout)
 	if bad, _ := tallyDamage(t, copies, res); len(bad) > 0 {
 		t.Fatalf("checked store: %v", bad)
 	}
@@ -744,4 +752,24 @@ func pageOf(name string) int {
 	var pg int
 	fmt.Sscanf(name, "page %d:", &pg)
 	return pg
+}
+
+// TestDamageHarnessSeesCrashAndHang: a child that crashes or hangs on a
+// copy is reported as such, and the copies after it still run.
+func TestDamageHarnessSeesCrashAndHang(t *testing.T) {
+	t.Parallel()
+	orig, _ := fixtureFile(t)
+	copies := []damage{
+		{Class: "harness", Name: "crash", Odd: "harness: crash", Truncate: -1},
+		{Class: "harness", Name: "undamaged", Truncate: -1},
+		{Class: "harness", Name: "hang", Odd: "harness: hang", Truncate: -1},
+		{Class: "harness", Name: "undamaged again", Truncate: -1},
+	}
+	res := runDamage(t, orig, copies, false, 3*time.Second)
+	want := []string{"crash", "intact", "hang", "intact"}
+	for i := range want {
+		if res[i].outcome != want[i] {
+			t.Errorf("copy %q: %s (%s), want %s", copies[i].Name, res[i].outcome, res[i].detail, want[i])
+		}
+	}
 }
