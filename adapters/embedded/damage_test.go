@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -45,7 +46,10 @@ import (
 //
 // Only intact, reported and verify are acceptable.
 
-const envDamageChild = "COUNTERKIT_EMBEDDED_DAMAGE_CHILD"
+const (
+	envDamageChild   = "COUNTERKIT_EMBEDDED_DAMAGE_CHILD"
+	envDamageFixture = "COUNTERKIT_EMBEDDED_DAMAGE_FIXTURE"
+)
 
 // damageTimeout is how long one copy may take before it counts as a hang
 // (generous: CI runs the race detector on a loaded machine).
@@ -313,6 +317,9 @@ func TestDamageChild(t *testing.T) {
 		}
 		outcome, detail := checkFixture(dir, opts, p.Copies[i].AllowUnavailable)
 		os.RemoveAll(dir)
+		if len(detail) > 2000 {
+			detail = detail[:2000] + "..."
+		}
 		fmt.Printf("end %d %s %q\n", i, outcome, detail)
 	}
 }
@@ -353,6 +360,9 @@ func runDamage(t *testing.T, orig string, copies []damage, unchecked bool, timeo
 			for sc.Scan() {
 				lines <- sc.Text()
 			}
+			// A line too long ends the scan: keep the child's stdout
+			// drained so that it cannot block on it.
+			io.Copy(io.Discard, out)
 			close(lines)
 		}()
 		cur := -1
@@ -692,12 +702,28 @@ func fixtureFile(t *testing.T) (string, []byte) {
 // never wrong, never a crash or a hang.
 func TestDamage(t *testing.T) {
 	t.Parallel()
-	orig, b := fixtureFile(t)
+	// The engine picks free pages in map order, so two fixtures differ in
+	// layout: a failing run saves its fixture, and envDamageFixture names
+	// a saved one to replay on.
+	var orig string
+	var b []byte
+	if saved := os.Getenv(envDamageFixture); saved != "" {
+		var err error
+		if b, err = os.ReadFile(saved); err != nil {
+			t.Fatal(err)
+		}
+		orig = filepath.Join(t.TempDir(), embedded.FileName)
+		if err := os.WriteFile(orig, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		orig, b = fixtureFile(t)
+	}
 	if outcome, detail := checkFixture(filepath.Dir(orig), embedded.Options{}, false); outcome != "intact" {
 		t.Fatalf("the undamaged fixture: %s %s", outcome, detail)
 	}
 	l := layoutOf(t, b)
-	rng, _ := seeded(t)
+	rng, seed := seeded(t)
 	var copies []damage
 	copies = append(copies, truncDamage(l)...)
 	copies = append(copies, metaDamage(l)...)
@@ -708,6 +734,12 @@ func TestDamage(t *testing.T) {
 	res := runDamage(t, orig, copies, false, damageTimeout)
 	bad, _ := tallyDamage(t, copies, res)
 	sort.Strings(bad)
+	if len(bad) > 0 && os.Getenv(envDamageFixture) == "" {
+		saved := filepath.Join(os.TempDir(), fmt.Sprintf("embedded-damage-fixture-%d.db", seed))
+		if err := os.WriteFile(saved, b, 0o600); err == nil {
+			t.Logf("replay on this fixture: %s=%s %s", envDamageFixture, saved, proptest.Replay(t, seed))
+		}
+	}
 	for i, s := range bad {
 		if i == 40 {
 			t.Errorf("... and %d more", len(bad)-40)
