@@ -25,8 +25,9 @@ const FileName = "counterkit.db"
 
 // FormatVersion is the version of the on-disk layout this build writes and
 // reads. A file with a greater version is refused with an error wrapping
-// crdt.ErrUnsupportedVersion.
-const FormatVersion = 1
+// crdt.ErrUnsupportedVersion. Version 2 added the buckets' digests; Open
+// upgrades a version 1 file by computing them.
+const FormatVersion = 2
 
 // Defaults for the zero Options.
 const (
@@ -79,6 +80,10 @@ type Options struct {
 	// its grace has passed; nil means time.Now. Timestamps of mutations
 	// never come from it.
 	Now func() time.Time
+
+	// unchecked turns the file check and the digests off (tests and
+	// benchmarks compare the store with and without them).
+	unchecked bool
 }
 
 // DB is an open data directory. It is safe for concurrent use; Close it
@@ -88,6 +93,7 @@ type DB struct {
 	path  string
 	opts  Options
 	group group
+	lock  *os.File // the directory, flocked while the DB is open
 
 	closed atomic.Bool
 	// failed is set when a commit failed: the file may hold a write the
@@ -114,13 +120,15 @@ var (
 // Open opens the data directory dir, creating it and its data file if
 // they do not exist. It fails with an error wrapping:
 //
-//   - ErrLocked (crdt.ErrUnavailable) when another open DB holds dir;
+//   - ErrLocked (crdt.ErrUnavailable) when another open DB (or Open)
+//     holds dir;
 //   - crdt.ErrUnavailable when dir or its file cannot be created, opened
 //     or written (a read-only directory, a missing permission); the
 //     underlying *fs.PathError is reachable with errors.As;
 //   - crdt.ErrMisconfiguredStore when dir holds files but no data file,
-//     or a data file of another program;
-//   - crdt.ErrCorruptEncoding when the data file is truncated or damaged;
+//     a data file of another program, or one that is not a regular file;
+//   - crdt.ErrCorruptEncoding when the data file is truncated or damaged
+//     anywhere (Open checks the whole file first);
 //   - crdt.ErrUnsupportedVersion when the data file was written by a newer
 //     format.
 //
@@ -144,37 +152,115 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embedded: create directory: %w: %w", crdt.ErrUnavailable, err)
 	}
+	lock, err := lockDir(dir, opts.LockTimeout)
+	if err != nil {
+		return nil, err
+	}
+	db, err := open(dir, opts)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	db.lock = lock
+	return db, nil
+}
+
+// open opens the data file of the locked directory dir.
+func open(dir string, opts Options) (*DB, error) {
 	path := filepath.Join(dir, FileName)
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := create(dir, path, opts); err != nil {
 			return nil, err
 		}
+	} else if err != nil {
+		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
 	case err != nil:
 		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
 	case st.Size() == 0:
 		// Open creates the file complete under another name and links it
 		// into place, so an empty data file is damage, not a new one.
 		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
 	}
-	// Check the file read-only first (a shared lock; the engine loads
-	// nothing it does not need), so that a truncated or foreign file is
-	// refused before the engine reads its free list.
-	bdb, err := openBolt(path, opts, true)
-	if err != nil {
-		return nil, err
+	var walk *fileCheck
+	if !opts.unchecked {
+		// The engine reads nothing before the file passed the check.
+		if walk, err = checkPath(path); err != nil {
+			return nil, checkError(path, err)
+		}
+	} else {
+		// Check the file read-only first (a shared lock; the engine loads
+		// nothing it does not need), so that a truncated or foreign file
+		// is refused before the engine reads its free list.
+		bdb, err := openBolt(path, opts, true)
+		if err != nil {
+			return nil, err
+		}
+		_, err = (&DB{bolt: bdb, path: path, opts: opts}).checkFormat(false)
+		bdb.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
-	err = (&DB{bolt: bdb, path: path, opts: opts}).checkFormat(false)
-	bdb.Close()
+	bdb, err := openBolt(path, opts, false)
 	if err != nil {
-		return nil, err
-	}
-	if bdb, err = openBolt(path, opts, false); err != nil {
 		return nil, err
 	}
 	db := &DB{bolt: bdb, path: path, opts: opts}
+	version, err := db.checkFormat(false)
+	if err == nil && walk != nil {
+		if version == 1 {
+			err = db.upgrade()
+		} else if err = walk.compareDigests(); err != nil {
+			err = checkError(path, err)
+		}
+	}
+	if err != nil {
+		bdb.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// checkError reports a failed file check.
+func checkError(path string, err error) error {
+	var de *damageError
+	if errors.As(err, &de) || errors.Is(err, crdt.ErrCorruptEncoding) {
+		return fmt.Errorf("embedded: %s is damaged: %w: %w", path, crdt.ErrCorruptEncoding, err)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("embedded: %s cannot be read: %w: %w", path, crdt.ErrUnavailable, err)
+	}
+	return fmt.Errorf("embedded: check %s: %w: %w", path, crdt.ErrUnavailable, err)
+}
+
+// upgrade computes the digests of a version 1 file and marks it version 2.
+func (d *DB) upgrade() error {
+	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		// The digests vouch for what they sum: check every record first.
+		if err := d.checkRecords(tx); err != nil {
+			return err
+		}
+		sums, err := computeDigests(tx)
+		if err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyDigest, encodeDigests(sums)); err != nil {
+			return err
+		}
+		return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
+	})
+	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
+		err = fmt.Errorf("embedded: upgrade %s to format %d: %w: %w", d.path, FormatVersion, crdt.ErrUnavailable, err)
+	}
+	return err
 }
 
 // openBolt opens the engine's file. A file damaged in a way the engine
@@ -224,7 +310,7 @@ func create(dir, path string, opts Options) error {
 		return err
 	}
 	db := &DB{bolt: bdb, path: tmp, opts: opts}
-	err = db.checkFormat(true)
+	_, err = db.checkFormat(true)
 	if cerr := bdb.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, cerr)
 	}
@@ -261,14 +347,15 @@ func openError(path string, err error) error {
 	return fmt.Errorf("embedded: open %s: %w: %w", path, crdt.ErrUnavailable, err)
 }
 
-// checkFormat refuses a file that is truncated or not ours; with init, it
-// lays out an empty one.
-func (d *DB) checkFormat(init bool) error {
+// checkFormat refuses a file that is truncated or not ours and returns
+// its format version; with init, it lays out an empty one.
+func (d *DB) checkFormat(init bool) (int, error) {
 	st, err := os.Stat(d.path)
 	if err != nil {
-		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+		return 0, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
 	empty := true
+	version := 0
 	err = d.view(func(tx *bolt.Tx) error {
 		if st.Size() < tx.Size() {
 			return fmt.Errorf("embedded: %s is truncated (%d bytes, its header says %d): %w", d.path, st.Size(), tx.Size(), crdt.ErrCorruptEncoding)
@@ -287,8 +374,14 @@ func (d *DB) checkFormat(init bool) error {
 		if !bytes.HasPrefix(f, formatMagic) || len(f) != len(formatMagic)+2 {
 			return fmt.Errorf("embedded: %s has no counterkit format marker: %w", d.path, crdt.ErrMisconfiguredStore)
 		}
-		if v := binary.BigEndian.Uint16(f[len(formatMagic):]); v != FormatVersion {
-			return fmt.Errorf("embedded: %s has format version %d, this build reads %d: %w", d.path, v, FormatVersion, crdt.ErrUnsupportedVersion)
+		version = int(binary.BigEndian.Uint16(f[len(formatMagic):]))
+		switch {
+		case version > FormatVersion:
+			return fmt.Errorf("embedded: %s has format version %d, this build reads up to %d: %w", d.path, version, FormatVersion, crdt.ErrUnsupportedVersion)
+		case version < 1:
+			return fmt.Errorf("embedded: %s has format version %d: %w", d.path, version, crdt.ErrCorruptEncoding)
+		case version == 1 && meta.Get(keyDigest) != nil:
+			return fmt.Errorf("embedded: %s says format 1 but holds digests: %w", d.path, crdt.ErrCorruptEncoding)
 		}
 		for _, b := range allBuckets {
 			if tx.Bucket(b) == nil {
@@ -298,20 +391,25 @@ func (d *DB) checkFormat(init bool) error {
 		return nil
 	})
 	if err != nil || !empty {
-		return err
+		return version, err
 	}
 	if !init {
-		return fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
+		return 0, fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
 	}
-	// Lay out the buckets and the marker in one durable transaction.
-	return d.bolt.Update(func(tx *bolt.Tx) error {
+	// Lay out the buckets, the digests and the marker in one durable
+	// transaction.
+	return FormatVersion, d.bolt.Update(func(tx *bolt.Tx) error {
 		for _, b := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
 		}
+		meta := tx.Bucket(bucketMeta)
+		if err := meta.Put(keyDigest, encodeDigests(make([]bucketSum, len(dataBuckets)))); err != nil {
+			return err
+		}
 		marker := binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion)
-		return tx.Bucket(bucketMeta).Put(keyFormat, marker)
+		return meta.Put(keyFormat, marker)
 	})
 }
 
@@ -330,7 +428,11 @@ func (d *DB) Close() error {
 	if d.closed.Swap(true) {
 		return nil
 	}
-	if err := d.bolt.Close(); err != nil {
+	err := d.bolt.Close()
+	if d.lock != nil {
+		d.lock.Close() // releases the directory's flock
+	}
+	if err != nil {
 		return fmt.Errorf("embedded: close: %w", err)
 	}
 	return nil
@@ -366,7 +468,7 @@ func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 
 // update runs fn in a write transaction shared with concurrent callers
 // (group commit) and returns once that transaction is durable.
-func (d *DB) update(fn func(*bolt.Tx) error, size int) error {
+func (d *DB) update(fn func(*wtx) error, size int) error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
@@ -387,7 +489,7 @@ const (
 )
 
 type op struct {
-	fn       func(*bolt.Tx) error
+	fn       func(*wtx) error
 	size     int
 	err      error
 	finished bool
@@ -462,9 +564,13 @@ func (d *DB) commit(batch []*op) {
 			continue
 		}
 		if err != nil {
-			if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			switch {
+			case errors.Is(err, berrors.ErrDatabaseNotOpen):
 				err = fmt.Errorf("%w: %w", ErrClosed, err)
-			} else {
+			case errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, errPanicked):
+				// Damage found before the commit (the digest record):
+				// nothing was written.
+			default:
 				d.failed.CompareAndSwap(nil, &err)
 				err = fmt.Errorf("embedded: commit failed, the write may or may not be on disk: %w: %w", crdt.ErrAmbiguousWrite, err)
 			}
@@ -476,20 +582,25 @@ func (d *DB) commit(batch []*op) {
 	}
 }
 
+// errPanicked marks a commit the engine panicked in: it may have written
+// part of it.
+var errPanicked = errors.New("the engine panicked")
+
 func (d *DB) commitOnce(batch []*op) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("embedded: %s is damaged (%v): %w", d.path, r, crdt.ErrCorruptEncoding)
+			err = fmt.Errorf("embedded: %s is damaged (%v): %w: %w", d.path, r, crdt.ErrCorruptEncoding, errPanicked)
 		}
 	}()
 	return d.bolt.Update(func(tx *bolt.Tx) error {
+		w := &wtx{tx: tx, off: d.opts.unchecked}
 		for i, o := range batch {
-			if err := o.fn(tx); err != nil {
+			if err := o.fn(w); err != nil {
 				return &opFailed{i, err}
 			}
 		}
-		return nil
+		return w.finish()
 	})
 }
 
@@ -516,44 +627,83 @@ func corrupt(what string, key []byte) error {
 	return fmt.Errorf("embedded: %s %q fails its checksum: %w", what, key, crdt.ErrCorruptEncoding)
 }
 
-// Verify reads the whole file in one read transaction: the engine's page
-// structure (bbolt's consistency check) and the checksum or encoding of
+// Verify reads the whole file in one read transaction and checks it: the
+// engine's meta pages, the structure of every page (bounds, types, key
+// order, no page reached twice, every page reachable or free), each
+// bucket's entries against its digest, and the checksum or encoding of
 // every stored value and tombstone. It returns an error wrapping
 // crdt.ErrCorruptEncoding naming the first damage found. Its cost is a
-// full read of the file.
+// full read of the file; writes go on meanwhile.
 func (d *DB) Verify() error {
-	return d.view(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return fmt.Errorf("embedded: %s fails the engine's check: %w: %w", d.path, crdt.ErrCorruptEncoding, err)
-		}
-		if err := tx.Bucket(bucketSiblings).ForEach(func(k, v []byte) error {
-			_, err := openRecord(k, v)
-			return err
-		}); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
-			_, _, err := openCell(k, v)
-			return err
-		}); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketRanges).ForEach(func(k, v []byte) error {
-			_, err := decodeRange(k, v)
-			return err
-		}); err != nil {
-			return err
-		}
-		for _, b := range [][]byte{bucketPoints, bucketDrops} {
-			if err := tx.Bucket(b).ForEach(func(k, v []byte) error {
-				if len(v) != 16 {
-					return fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
-				}
-				return nil
-			}); err != nil {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	if d.opts.unchecked {
+		return d.view(func(tx *bolt.Tx) error {
+			for err := range tx.Check() {
+				return fmt.Errorf("embedded: %s fails the engine's check: %w: %w", d.path, crdt.ErrCorruptEncoding, err)
+			}
+			return d.checkRecords(tx)
+		})
+	}
+	f, err := os.Open(d.path)
+	if err != nil {
+		return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
+	}
+	defer f.Close()
+	for attempt := 0; ; attempt++ {
+		err := d.view(func(tx *bolt.Tx) error {
+			walk, err := checkMapped(f, tx.Size(), uint64(tx.ID()))
+			if err == nil {
+				err = walk.compareDigests()
+			}
+			if err != nil {
 				return err
 			}
+			return d.checkRecords(tx)
+		})
+		switch {
+		case errors.Is(err, errRetry) && attempt < 10:
+			continue // writers overwrote the transaction's meta page first
+		case errors.Is(err, errRetry):
+			return fmt.Errorf("embedded: verify: %w: %w", crdt.ErrUnavailable, err)
+		case err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrUnavailable):
+			return checkError(d.path, err)
 		}
-		return nil
-	})
+		return err
+	}
+}
+
+// checkRecords checks the checksum or encoding of every stored value and
+// tombstone.
+func (d *DB) checkRecords(tx *bolt.Tx) error {
+	if err := tx.Bucket(bucketSiblings).ForEach(func(k, v []byte) error {
+		_, err := openRecord(k, v)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
+		_, _, err := openCell(k, v)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketRanges).ForEach(func(k, v []byte) error {
+		_, err := decodeRange(k, v)
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, b := range [][]byte{bucketPoints, bucketDrops} {
+		if err := tx.Bucket(b).ForEach(func(k, v []byte) error {
+			if len(v) != 16 {
+				return fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

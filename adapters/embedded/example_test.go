@@ -72,3 +72,31 @@ func Example() {
 	// cell-2 = +7
 	// second open locked: true
 }
+
+// Back up a store that is in use, and open the copy.
+func ExampleDB_Backup() {
+	base, err := os.MkdirTemp("", "counterkit-backup-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(base)
+	ctx := context.Background()
+	db, err := embedded.Open(base+"/live", embedded.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	db.Siblings().Put(ctx, "account-1", "actor-a", []byte("balance 10"), nil)
+
+	if err := db.Backup(ctx, base+"/backup"); err != nil {
+		panic(err)
+	}
+	copy, err := embedded.Open(base+"/backup", embedded.Options{})
+	if err != nil {
+		panic(err)
+	}
+	defer copy.Close()
+	vals, _, _ := copy.Siblings().Fetch(ctx, "account-1")
+	fmt.Printf("%s\n", vals[0])
+	// Output: balance 10
+}

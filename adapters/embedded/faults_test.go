@@ -153,6 +153,8 @@ func TestFaultChild(t *testing.T) {
 		fmt.Printf("unavailable=%v permission=%v err=%v\n", errors.Is(err, crdt.ErrUnavailable), errors.Is(err, fs.ErrPermission), err)
 	case "diskfull":
 		diskFullChild(dir)
+	case "firstopen":
+		firstOpenChild(dir)
 	}
 }
 
@@ -292,7 +294,11 @@ func TestCorruptedBytesAreReported(t *testing.T) {
 			b[j+len(p)-3] ^= 0x20
 		}
 		os.WriteFile(path, b, 0o600)
-		db, err := embedded.Open(dir, embedded.Options{})
+		// Open checks every entry against its bucket's digest.
+		_, err := embedded.Open(dir, embedded.Options{})
+		wantErr(t, err, crdt.ErrCorruptEncoding)
+		// Without that check, the value's own checksum reports it.
+		db, err := embedded.Open(dir, embedded.UncheckedOptions(embedded.Options{}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,10 +68,10 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	if g := p.db.opts.TombstoneGrace; g > 0 {
 		cutoff = now.Add(-g).UnixMicro()
 	}
-	return p.db.update(func(tx *bolt.Tx) error {
+	return p.db.update(func(t *wtx) error {
 		w := writer{
-			rows: tx.Bucket(bucketRows), points: tx.Bucket(bucketPoints),
-			ranges: tx.Bucket(bucketRanges), drops: tx.Bucket(bucketDrops), gc: tx.Bucket(bucketGC),
+			rows: t.bucket(bucketRows), points: t.bucket(bucketPoints),
+			ranges: t.bucket(bucketRanges), drops: t.bucket(bucketDrops), gc: t.bucket(bucketGC),
 			now: now.UnixMicro(),
 		}
 		for _, m := range own {
@@ -87,7 +87,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 }
 
 type writer struct {
-	rows, points, ranges, drops, gc *bolt.Bucket
+	rows, points, ranges, drops, gc tb
 	now                             int64 // arrival time of the batch's tombstones, µs
 }
 
@@ -116,7 +116,7 @@ func openCell(key, rec []byte) (int64, []byte, error) {
 // arrival time (Options.Now when it was applied), 8 bytes each; the gc
 // index orders tombstones by arrival time.
 
-func getTombstone(b *bolt.Bucket, k []byte) (ts, arrival int64, ok bool) {
+func getTombstone(b tb, k []byte) (ts, arrival int64, ok bool) {
 	v := b.Get(k)
 	if len(v) != 16 {
 		return 0, 0, false
@@ -284,7 +284,7 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		id := binary.BigEndian.AppendUint64(slices.Clip(prefix), seq)
-		if err := w.ranges.Put(id, encodeRange(m, w.now)); err != nil {
+		if err := w.ranges.putNew(id, encodeRange(m, w.now)); err != nil {
 			return err
 		}
 		if err := w.gc.Put(gcKey(w.now, gcRange, id), nil); err != nil {
@@ -311,7 +311,7 @@ func (w *writer) apply(m store.Mutation) error {
 // setTombstone records a deletion at ts under k in b, arriving now,
 // replacing an older one that arrived at oldArrival (if had), and keeps the
 // gc index in step.
-func (w *writer) setTombstone(b *bolt.Bucket, k []byte, kind byte, oldArrival int64, had bool, ts int64) error {
+func (w *writer) setTombstone(b tb, k []byte, kind byte, oldArrival int64, had bool, ts int64) error {
 	if had {
 		if err := w.gc.Delete(gcKey(oldArrival, kind, k)); err != nil {
 			return err
@@ -372,7 +372,7 @@ func (w *writer) collect(cutoff int64) error {
 		due = append(due, entry{k, ts, k[8], k[9:]})
 	}
 	for _, e := range due {
-		var b *bolt.Bucket
+		var b tb
 		switch e.kind {
 		case gcPoint:
 			b = w.points

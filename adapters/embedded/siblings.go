@@ -90,8 +90,8 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	}
 	prefix := appendPrefix(nil, key)
 	value = slices.Clone(value) // bbolt keeps it until the commit
-	return s.db.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketSiblings)
+	return s.db.update(func(w *wtx) error {
+		b := w.bucket(bucketSiblings)
 		if err := deleteDots(b, prefix, dots); err != nil {
 			return err
 		}
@@ -100,7 +100,8 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 			return err
 		}
 		k := binary.BigEndian.AppendUint64(slices.Clip(prefix), dot)
-		return b.Put(k, sealRecord(k, value))
+		// Dots are never reused: a taken one means damage.
+		return b.putNew(k, sealRecord(k, value))
 	}, len(prefix)+len(value)+16)
 }
 
@@ -121,12 +122,12 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 		return nil
 	}
 	prefix := appendPrefix(nil, key)
-	return s.db.update(func(tx *bolt.Tx) error {
-		return deleteDots(tx.Bucket(bucketSiblings), prefix, dots)
+	return s.db.update(func(w *wtx) error {
+		return deleteDots(w.bucket(bucketSiblings), prefix, dots)
 	}, len(prefix)+8*len(dots))
 }
 
-func deleteDots(b *bolt.Bucket, prefix []byte, dots []uint64) error {
+func deleteDots(b tb, prefix []byte, dots []uint64) error {
 	for _, d := range dots {
 		if err := b.Delete(binary.BigEndian.AppendUint64(slices.Clip(prefix), d)); err != nil {
 			return err

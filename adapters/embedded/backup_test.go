@@ -1,0 +1,183 @@
+package embedded_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// contents reads every sibling key of fill and every row of "part".
+func contents(t *testing.T, db *embedded.DB, keys []string) (map[string][][]byte, []store.Row) {
+	t.Helper()
+	ctx := context.Background()
+	sibs := map[string][][]byte{}
+	for _, k := range keys {
+		v, _, err := db.Siblings().Fetch(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sibs[k] = v
+	}
+	rows, err := db.Partitions().Snapshot(ctx, "part", 1<<20, store.ReadComplete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sibs, rows
+}
+
+// TestBackupUnderWrites takes backups while writers run: each copy opens,
+// passes Verify, holds every write acknowledged before the backup began
+// and, per writer, a prefix of its writes (one moment of the store). A
+// backup taken at rest holds exactly what the store holds.
+func TestBackupUnderWrites(t *testing.T) {
+	t.Parallel()
+	db, _ := openTemp(t, embedded.Options{})
+	fill(t, db, "b", 40)
+	ctx := context.Background()
+	const writers = 4
+	var acked [writers]atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("w%d-%d", g, i)
+				if err := db.Siblings().Put(ctx, "key-"+id, "a", payload(id), nil); err != nil {
+					t.Error(err)
+					return
+				}
+				acked[g].Store(int64(i + 1))
+			}
+		}()
+	}
+	base := t.TempDir()
+	for b := range 3 {
+		for g := range writers { // let every writer get some writes in
+			for acked[g].Load() < int64(3*(b+1)) {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		var before [writers]int64
+		for g := range writers {
+			before[g] = acked[g].Load()
+		}
+		dir := filepath.Join(base, fmt.Sprint(b))
+		if err := db.Backup(ctx, dir); err != nil {
+			t.Fatal(err)
+		}
+		cp, err := embedded.Open(dir, embedded.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cp.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		intact(t, cp, "b", 40)
+		for g := range writers {
+			n := 0
+			for ; ; n++ {
+				id := fmt.Sprintf("w%d-%d", g, n)
+				v, _, err := cp.Siblings().Fetch(ctx, "key-"+id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(v) == 0 {
+					break
+				}
+				if _, err := idOf(v[0]); err != nil || len(v) != 1 {
+					t.Fatalf("backup %d: %s: %d values, %v", b, id, len(v), err)
+				}
+			}
+			if int64(n) < before[g] {
+				t.Fatalf("backup %d: writer %d has %d writes, %d were acknowledged before it began", b, g, n, before[g])
+			}
+			for i := n + 1; i < n+5; i++ { // a prefix: nothing after the gap
+				if v, _, _ := cp.Siblings().Fetch(ctx, fmt.Sprintf("key-w%d-%d", g, i)); len(v) != 0 {
+					t.Fatalf("backup %d: writer %d: write %d present, %d missing", b, g, i, n)
+				}
+			}
+			t.Logf("backup %d: writer %d: %d writes (%d acknowledged before)", b, g, n, before[g])
+		}
+		cp.Close()
+	}
+	close(stop)
+	wg.Wait()
+
+	// At rest: the restored copy equals the store.
+	var keys []string
+	for g := range writers {
+		for i := range acked[g].Load() {
+			keys = append(keys, fmt.Sprintf("key-w%d-%d", g, i))
+		}
+	}
+	for i := range 40 {
+		keys = append(keys, fmt.Sprintf("key-b%d", i))
+	}
+	dir := filepath.Join(base, "rest")
+	if err := db.Backup(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	s1, r1 := contents(t, db, keys)
+	s2, r2 := contents(t, cp, keys)
+	for _, k := range keys {
+		if !slices.EqualFunc(s1[k], s2[k], slices.Equal) {
+			t.Fatalf("%s: store %q, copy %q", k, s1[k], s2[k])
+		}
+	}
+	if !sameRows(r1, r2) {
+		t.Fatalf("rows differ: %d in the store, %d in the copy", len(r1), len(r2))
+	}
+	// The copy is a store of its own.
+	if err := cp.Siblings().Put(ctx, "after", "a", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBackupRefusals(t *testing.T) {
+	t.Parallel()
+	db, dir := openTemp(t, embedded.Options{})
+	fill(t, db, "r", 5)
+	ctx := context.Background()
+
+	busy := t.TempDir()
+	os.WriteFile(filepath.Join(busy, "x"), []byte("mine"), 0o600)
+	wantErr(t, db.Backup(ctx, busy), crdt.ErrInvalidConfig)
+	wantErr(t, db.Backup(ctx, dir), crdt.ErrInvalidConfig) // its own directory
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	to := filepath.Join(t.TempDir(), "c")
+	if err := db.Backup(cancelled, to); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled backup: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(to, embedded.FileName)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("a cancelled backup left a data file")
+	}
+
+	db.Close()
+	wantErr(t, db.Backup(ctx, filepath.Join(t.TempDir(), "d")), embedded.ErrClosed)
+}

@@ -1,0 +1,518 @@
+package embedded
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// The file check: bbolt checksums its meta pages only, so the adapter
+// checks the rest itself before the engine reads a page, with its own
+// bounds-checked reader (pread, no mapping, no recursion without a depth
+// bound). It checks
+//
+//   - both meta pages: magic, version, page size, checksum, and that
+//     their transaction ids are consecutive (a crash cannot tear a meta
+//     page, which lies in the page's first sector, so a bad one is damage,
+//     and falling back to the older one would silently roll back the last
+//     acknowledged write);
+//   - every page reachable from the root: within the high-water mark,
+//     reached once (no cycle, no sharing), of the expected type, its id in
+//     its header, its elements inside the page, its keys in order and
+//     within the bounds its parent's keys set;
+//   - the freelist: inside the file, no live page listed, and every page
+//     below the high-water mark either reachable or free;
+//   - a digest of each data bucket: the number of entries, the sum of a
+//     hash of each key and value, and the bucket's sequence. The adapter
+//     keeps the digests in the meta bucket, updated in every write
+//     transaction, so an entry lost, added, moved or changed anywhere in
+//     the tree shows as a mismatch.
+//
+// Open runs the check on the whole file before the engine maps it; Verify
+// runs it on the version its read transaction sees. The check maps the
+// file read-only itself and never reads outside the file.
+
+const (
+	pageHeaderSize = 16
+	elementSize    = 16
+	flagBranch     = 0x01
+	flagLeaf       = 0x02
+	flagMeta       = 0x04
+	flagFreelist   = 0x10
+	bucketLeafFlag = 0x01
+	boltMagic      = 0xED0CDAED
+	boltVersion    = 2
+	noFreelist     = ^uint64(0)
+
+	maxTreeDepth   = 48 // far above any real B+tree of this engine
+	maxBucketDepth = 4
+)
+
+type boltMeta struct {
+	pageSize          uint32
+	root, seq         uint64
+	freelist, hwm, tx uint64
+}
+
+// readMeta decodes and validates the meta page at p (one page).
+func readMeta(p []byte) (boltMeta, error) {
+	le := binary.LittleEndian
+	if len(p) < 80 {
+		return boltMeta{}, errors.New("short meta page")
+	}
+	if le.Uint16(p[8:]) != flagMeta {
+		return boltMeta{}, errors.New("not a meta page")
+	}
+	m := p[pageHeaderSize:]
+	if le.Uint32(m) != boltMagic {
+		return boltMeta{}, errors.New("bad magic")
+	}
+	if le.Uint32(m[4:]) != boltVersion {
+		return boltMeta{}, fmt.Errorf("engine version %d", le.Uint32(m[4:]))
+	}
+	h := fnv.New64a()
+	h.Write(m[:56])
+	if h.Sum64() != le.Uint64(m[56:]) {
+		return boltMeta{}, errors.New("checksum mismatch")
+	}
+	mt := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]), seq: le.Uint64(m[24:]),
+		freelist: le.Uint64(m[32:]), hwm: le.Uint64(m[40:]), tx: le.Uint64(m[48:])}
+	if ps := mt.pageSize; ps < 1024 || ps > 1<<16 || ps&(ps-1) != 0 {
+		return boltMeta{}, fmt.Errorf("page size %d", ps)
+	}
+	return mt, nil
+}
+
+// bucketSum is a bucket's digest: entries, sum of entry hashes, sequence.
+type bucketSum struct {
+	n, sum, seq uint64
+}
+
+func entryHash(k, v []byte) uint64 {
+	c := crc32Key(k, v)
+	x := uint64(c) | uint64(len(k))<<32 ^ uint64(len(v))<<44
+	// splitmix64's finaliser: the sum of hashes must not be linear in the
+	// CRC.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// crc32Key is the CRC-32C of k and v (entryHash adds their lengths).
+func crc32Key(k, v []byte) uint32 {
+	return crcUpdate(crcUpdate(0, k), v)
+}
+
+func (s *bucketSum) add(k, v []byte) { s.n++; s.sum += entryHash(k, v) }
+func (s *bucketSum) sub(k, v []byte) { s.n--; s.sum -= entryHash(k, v) }
+
+// dataBuckets are the buckets with a digest, in the digest record's order.
+var dataBuckets = allBuckets[1:]
+
+var keyDigest = []byte("digest")
+
+// encodeDigests makes the digest record: per data bucket n, sum, seq
+// (8 bytes each), then a CRC-32C of those bytes.
+func encodeDigests(s []bucketSum) []byte {
+	b := make([]byte, 0, 24*len(s)+4)
+	for _, x := range s {
+		b = binary.BigEndian.AppendUint64(b, x.n)
+		b = binary.BigEndian.AppendUint64(b, x.sum)
+		b = binary.BigEndian.AppendUint64(b, x.seq)
+	}
+	return binary.BigEndian.AppendUint32(b, crcUpdate(0, b))
+}
+
+func decodeDigests(b []byte) ([]bucketSum, error) {
+	if len(b) != 24*len(dataBuckets)+4 || binary.BigEndian.Uint32(b[len(b)-4:]) != crcUpdate(0, b[:len(b)-4]) {
+		return nil, fmt.Errorf("embedded: the digest record is damaged: %w", crdt.ErrCorruptEncoding)
+	}
+	s := make([]bucketSum, len(dataBuckets))
+	for i := range s {
+		r := b[24*i:]
+		s[i] = bucketSum{binary.BigEndian.Uint64(r), binary.BigEndian.Uint64(r[8:]), binary.BigEndian.Uint64(r[16:])}
+	}
+	return s, nil
+}
+
+// fileCheck walks one version of the file.
+type fileCheck struct {
+	data  []byte // the file, mapped
+	ps    uint64
+	hwm   uint64
+	state []byte // per page: 0 not seen, 1 reachable, 2 free, 3 meta or freelist
+	err   error
+
+	// Found in the root bucket.
+	sums   map[string]*bucketSum
+	marker []byte // meta bucket's format key
+	digest []byte // meta bucket's digest key
+	other  bool   // the meta bucket holds another key
+}
+
+type damageError struct{ msg string }
+
+func (e *damageError) Error() string { return e.msg }
+
+func (c *fileCheck) fail(format string, args ...any) error {
+	return &damageError{fmt.Sprintf(format, args...)}
+}
+
+// checkFile checks the file mapped at data; with wantTx non-zero it checks
+// the version of that transaction id and does not require the other meta
+// page to be valid (a writer may be writing it).
+func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
+	if len(data) < 2*1024 {
+		return nil, &damageError{fmt.Sprintf("%d bytes: too small for the engine's two meta pages", len(data))}
+	}
+	m0, err0 := readMeta(data)
+	ps := uint64(m0.pageSize)
+	if err0 != nil {
+		// Take the page size from meta page 1, wherever it might be.
+		ps = 0
+		for try := uint64(1024); try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
+			if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
+				ps = try
+				break
+			}
+		}
+	}
+	var m1 boltMeta
+	var err1 error
+	if ps == 0 || 2*ps > uint64(len(data)) {
+		err1 = errors.New("no valid page size")
+	} else {
+		m1, err1 = readMeta(data[ps:])
+	}
+	var m boltMeta
+	switch {
+	case wantTx != 0:
+		switch {
+		case err0 == nil && m0.tx == wantTx:
+			m = m0
+		case err1 == nil && m1.tx == wantTx:
+			m = m1
+		default:
+			return nil, errRetry
+		}
+	case err0 != nil:
+		return nil, &damageError{fmt.Sprintf("meta page 0: %v", err0)}
+	case err1 != nil:
+		return nil, &damageError{fmt.Sprintf("meta page 1: %v", err1)}
+	case m0.pageSize != m1.pageSize:
+		return nil, &damageError{fmt.Sprintf("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)}
+	case m0.tx != m1.tx+1 && m1.tx != m0.tx+1:
+		return nil, &damageError{fmt.Sprintf("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)}
+	case m0.tx > m1.tx:
+		m = m0
+	default:
+		m = m1
+	}
+	ps = uint64(m.pageSize)
+	if m.hwm < 3 || m.hwm > uint64(len(data))/ps {
+		return nil, &damageError{fmt.Sprintf("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(len(data))/ps)}
+	}
+	if m.root < 2 || m.root >= m.hwm {
+		return nil, &damageError{fmt.Sprintf("root page %d outside [2, %d)", m.root, m.hwm)}
+	}
+	c := &fileCheck{data: data, ps: ps, hwm: m.hwm, state: make([]byte, m.hwm), sums: map[string]*bucketSum{}}
+	c.state[0], c.state[1] = 3, 3
+	if m.freelist != noFreelist {
+		if err := c.freelist(m.freelist); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.bucket(m.root, nil, 0, nil); err != nil {
+		return nil, err
+	}
+	if m.freelist != noFreelist {
+		for id, s := range c.state {
+			if s == 0 {
+				return nil, c.fail("page %d is neither reachable nor free", id)
+			}
+		}
+	}
+	return c, nil
+}
+
+var errRetry = errors.New("the transaction's meta page was overwritten")
+
+// page returns page id with its overflow pages.
+func (c *fileCheck) page(id uint64, mark byte) ([]byte, error) {
+	if id < 2 || id >= c.hwm {
+		return nil, c.fail("page %d outside [2, %d)", id, c.hwm)
+	}
+	h := c.data[id*c.ps:]
+	le := binary.LittleEndian
+	if got := le.Uint64(h); got != id {
+		return nil, c.fail("page %d says it is page %d", id, got)
+	}
+	over := uint64(le.Uint32(h[12:]))
+	if over >= c.hwm-id {
+		return nil, c.fail("page %d: %d overflow pages run past the high-water mark", id, over)
+	}
+	for i := id; i <= id+over; i++ {
+		if c.state[i] != 0 {
+			return nil, c.fail("page %d reached twice (a cycle, a shared page or a live page listed as free)", i)
+		}
+		c.state[i] = mark
+	}
+	return c.data[id*c.ps : (id+over+1)*c.ps : (id+over+1)*c.ps], nil
+}
+
+func (c *fileCheck) freelist(id uint64) error {
+	p, err := c.page(id, 3)
+	if err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	if le.Uint16(p[8:]) != flagFreelist {
+		return c.fail("page %d: freelist page of type %#x", id, le.Uint16(p[8:]))
+	}
+	n, at := uint64(le.Uint16(p[10:])), uint64(pageHeaderSize)
+	if n == 0xffff {
+		n, at = le.Uint64(p[pageHeaderSize:]), pageHeaderSize+8
+	}
+	if n > (uint64(len(p))-at)/8 {
+		return c.fail("freelist page %d: %d entries do not fit", id, n)
+	}
+	for i := range n {
+		f := le.Uint64(p[at+8*i:])
+		if f < 2 || f >= c.hwm {
+			return c.fail("freelist page %d: free page %d outside [2, %d)", id, f, c.hwm)
+		}
+		if c.state[f] != 0 {
+			return c.fail("freelist page %d: page %d listed twice or in use", id, f)
+		}
+		c.state[f] = 2
+	}
+	return nil
+}
+
+// bucket checks the tree of a bucket: rooted at page root, or inline (root
+// 0, the page in inline). name is the bucket's key in the root bucket (nil
+// for the root bucket and nested buckets).
+func (c *fileCheck) bucket(root uint64, inline []byte, depth int, sum *bucketSum) error {
+	if depth > maxBucketDepth {
+		return c.fail("buckets nested deeper than %d", maxBucketDepth)
+	}
+	if root == 0 {
+		if len(inline) < pageHeaderSize {
+			return c.fail("inline bucket of %d bytes", len(inline))
+		}
+		if binary.LittleEndian.Uint16(inline[8:]) != flagLeaf {
+			return c.fail("inline bucket of type %#x", binary.LittleEndian.Uint16(inline[8:]))
+		}
+		_, err := c.elements(inline, 0, nil, nil, 0, depth, sum)
+		return err
+	}
+	_, err := c.tree(root, nil, nil, 0, depth, sum)
+	return err
+}
+
+// tree checks the subtree at page id, whose keys must lie in [lo, hi)
+// (nil: unbounded); it returns the subtree's greatest key.
+func (c *fileCheck) tree(id uint64, lo, hi []byte, level, depth int, sum *bucketSum) ([]byte, error) {
+	if level > maxTreeDepth {
+		return nil, c.fail("tree deeper than %d levels", maxTreeDepth)
+	}
+	p, err := c.page(id, 1)
+	if err != nil {
+		return nil, err
+	}
+	return c.elements(p, id, lo, hi, level, depth, sum)
+}
+
+// elements checks the elements of a branch or leaf page p.
+func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth int, sum *bucketSum) ([]byte, error) {
+	le := binary.LittleEndian
+	flags, n := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
+	if pageHeaderSize+n*elementSize > len(p) {
+		return nil, c.fail("page %d: %d elements do not fit", id, n)
+	}
+	key := func(i int) ([]byte, uint32, []byte, error) {
+		e := pageHeaderSize + i*elementSize
+		pos, ks := uint64(le.Uint32(p[e+4:])), uint64(le.Uint32(p[e+8:]))
+		var vs uint64
+		if flags == flagBranch {
+			pos, ks = uint64(le.Uint32(p[e:])), uint64(le.Uint32(p[e+4:]))
+		} else {
+			vs = uint64(le.Uint32(p[e+12:]))
+		}
+		if uint64(e)+pos+ks+vs > uint64(len(p)) {
+			return nil, 0, nil, c.fail("page %d: element %d runs past the page", id, i)
+		}
+		k := p[uint64(e)+pos : uint64(e)+pos+ks]
+		return k, le.Uint32(p[e:]), p[uint64(e)+pos+ks : uint64(e)+pos+ks+vs], nil
+	}
+	var prev []byte
+	inRange := func(i int, k []byte) error {
+		if (i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
+			(hi != nil && bytes.Compare(k, hi) >= 0) {
+			return c.fail("page %d: key %d out of order", id, i)
+		}
+		return nil
+	}
+	switch flags {
+	case flagBranch:
+		if n == 0 {
+			return nil, c.fail("page %d: empty branch page", id)
+		}
+		for i := range n {
+			k, _, _, err := key(i)
+			if err != nil {
+				return nil, err
+			}
+			if err := inRange(i, k); err != nil {
+				return nil, err
+			}
+			next := hi
+			if i+1 < n {
+				if next, _, _, err = key(i + 1); err != nil {
+					return nil, err
+				}
+			}
+			child := le.Uint64(p[pageHeaderSize+i*elementSize+8:])
+			max, err := c.tree(child, k, next, level+1, depth, sum)
+			if err != nil {
+				return nil, err
+			}
+			prev = max
+			if prev == nil {
+				prev = k
+			}
+		}
+		return prev, nil
+	case flagLeaf:
+		for i := range n {
+			k, fl, v, err := key(i)
+			if err != nil {
+				return nil, err
+			}
+			if err := inRange(i, k); err != nil {
+				return nil, err
+			}
+			prev = k
+			switch {
+			case fl == bucketLeafFlag:
+				if len(v) < 16 {
+					return nil, c.fail("page %d: bucket %q with a %d-byte header", id, k, len(v))
+				}
+				var s *bucketSum
+				if depth == 0 {
+					s = &bucketSum{seq: le.Uint64(v[8:])}
+					c.sums[string(k)] = s
+				}
+				if err := c.bucket(le.Uint64(v), v[16:], depth+1, s); err != nil {
+					return nil, err
+				}
+			case fl != 0:
+				return nil, c.fail("page %d: element %d has flags %#x", id, i, fl)
+			case depth == 0:
+				return nil, c.fail("page %d: a value in the root bucket", id)
+			default:
+				if sum != nil {
+					sum.add(k, v)
+				}
+				if depth == 1 && c.sums["meta"] == sum && sum != nil {
+					switch {
+					case bytes.Equal(k, keyFormat):
+						c.marker = bytes.Clone(v)
+					case bytes.Equal(k, keyDigest):
+						c.digest = bytes.Clone(v)
+					default:
+						c.other = true
+					}
+				}
+			}
+		}
+		return prev, nil
+	}
+	return nil, c.fail("page %d: type %#x where a branch or leaf page belongs", id, flags)
+}
+
+// compareDigests checks the digests computed by the walk against the
+// stored record.
+func (c *fileCheck) compareDigests() error {
+	if c.other {
+		return c.fail("the meta bucket holds an unknown key")
+	}
+	if c.digest == nil {
+		return c.fail("the digest record is missing")
+	}
+	want, err := decodeDigests(c.digest)
+	if err != nil {
+		return err
+	}
+	for i, b := range dataBuckets {
+		got := c.sums[string(b)]
+		if got == nil {
+			return c.fail("bucket %q is missing", b)
+		}
+		if *got != want[i] {
+			return c.fail("bucket %q holds %d entries (digest %x, sequence %d), its record says %d (%x, %d)",
+				b, got.n, got.sum, got.seq, want[i].n, want[i].sum, want[i].seq)
+		}
+	}
+	return nil
+}
+
+// checkPath checks the data file at path before the engine opens it.
+func checkPath(path string) (*fileCheck, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return checkMapped(f, st.Size(), 0)
+}
+
+// checkMapped maps size bytes of f read-only and checks them.
+func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
+	if size < 2*1024 {
+		return checkFile(make([]byte, size), wantTx)
+	}
+	// Map no more than the valid meta pages' high-water mark covers (a
+	// sparse or padded file is not read past it).
+	head := make([]byte, min(size, 2<<16))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	end := uint64(len(head))
+	for ps := uint64(1024); ps <= 1<<16; ps *= 2 {
+		for _, at := range []uint64{0, ps} {
+			if at+128 > uint64(len(head)) {
+				continue
+			}
+			if m, err := readMeta(head[at:]); err == nil && uint64(m.pageSize) == ps && m.hwm < uint64(size)/ps+1 {
+				end = max(end, m.hwm*ps)
+			}
+		}
+	}
+	end = min(end, uint64(size))
+	if end != uint64(int(end)) {
+		return nil, &damageError{fmt.Sprintf("%d bytes: too large to map", end)}
+	}
+	data, unmap, err := mapFile(f, int(end))
+	if err != nil {
+		return nil, fmt.Errorf("map %s: %w", f.Name(), err)
+	}
+	defer unmap()
+	c, err := checkFile(data, wantTx)
+	if c != nil {
+		c.data = nil // unmapped
+	}
+	return c, err
+}

@@ -1,0 +1,126 @@
+package embedded
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/counterkit/counterkit/crdt"
+	bolt "go.etcd.io/bbolt"
+)
+
+// wtx is a write transaction that keeps the data buckets' digests: every
+// write of an entry goes through its buckets, and finish stores the new
+// digests in the meta bucket.
+type wtx struct {
+	tx      *bolt.Tx
+	delta   [6]bucketSum // n and sum changes, per data bucket
+	touched bool
+	off     bool // no digests (Options without checks)
+}
+
+// tb is a data bucket inside a wtx.
+type tb struct {
+	b *bolt.Bucket
+	s *bucketSum // nil: no digest kept
+}
+
+func (w *wtx) bucket(name []byte) tb {
+	b := tb{b: w.tx.Bucket(name)}
+	if w.off {
+		return b
+	}
+	for i, n := range dataBuckets {
+		if bytes.Equal(n, name) {
+			b.s = &w.delta[i]
+			w.touched = true
+		}
+	}
+	return b
+}
+
+// lookup returns the value stored under k and whether k is there (a
+// stored empty value is there).
+func (b tb) lookup(k []byte) ([]byte, bool) {
+	got, v := b.b.Cursor().Seek(k)
+	if got == nil || !bytes.Equal(got, k) {
+		return nil, false
+	}
+	return v, true
+}
+
+func (b tb) Get(k []byte) []byte { return b.b.Get(k) }
+
+func (b tb) Cursor() *bolt.Cursor { return b.b.Cursor() }
+
+func (b tb) NextSequence() (uint64, error) { return b.b.NextSequence() }
+
+func (b tb) Put(k, v []byte) error {
+	if b.s != nil {
+		if old, ok := b.lookup(k); ok {
+			b.s.sub(k, old)
+		}
+		b.s.add(k, v)
+	}
+	return b.b.Put(k, v)
+}
+
+// putNew stores v under k, which must be absent: errTaken if it is not.
+func (b tb) putNew(k, v []byte) error {
+	if _, ok := b.lookup(k); ok {
+		return errTaken
+	}
+	if b.s != nil {
+		b.s.add(k, v)
+	}
+	return b.b.Put(k, v)
+}
+
+var errTaken = fmt.Errorf("embedded: a fresh key is taken (the bucket's sequence went back): %w", crdt.ErrCorruptEncoding)
+
+func (b tb) Delete(k []byte) error {
+	if b.s != nil {
+		if old, ok := b.lookup(k); ok {
+			b.s.sub(k, old)
+		} else {
+			return nil
+		}
+	}
+	return b.b.Delete(k)
+}
+
+// finish adds the transaction's changes to the stored digests.
+func (w *wtx) finish() error {
+	if w.off || !w.touched {
+		return nil
+	}
+	meta := w.tx.Bucket(bucketMeta)
+	sums, err := decodeDigests(meta.Get(keyDigest))
+	if err != nil {
+		return err
+	}
+	for i, name := range dataBuckets {
+		sums[i].n += w.delta[i].n
+		sums[i].sum += w.delta[i].sum
+		sums[i].seq = w.tx.Bucket(name).Sequence()
+		if int64(sums[i].n) < 0 {
+			return fmt.Errorf("embedded: bucket %q would hold %d entries: %w", name, int64(sums[i].n), crdt.ErrCorruptEncoding)
+		}
+	}
+	return meta.Put(keyDigest, encodeDigests(sums))
+}
+
+// computeDigests reads every data bucket and returns its digest.
+func computeDigests(tx *bolt.Tx) ([]bucketSum, error) {
+	sums := make([]bucketSum, len(dataBuckets))
+	for i, name := range dataBuckets {
+		b := tx.Bucket(name)
+		if b == nil {
+			return nil, fmt.Errorf("embedded: bucket %q is missing: %w", name, crdt.ErrCorruptEncoding)
+		}
+		sums[i].seq = b.Sequence()
+		if err := b.ForEach(func(k, v []byte) error { sums[i].add(k, v); return nil }); err != nil {
+			return nil, err
+		}
+	}
+	return sums, nil
+}
