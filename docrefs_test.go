@@ -59,8 +59,6 @@ func (f docFinding) String() string {
 var knownDocDrift = map[string]string{
 	// The method is unexported: World.inWindow.
 	"modelcheck/internal/mc/world.go World.InWindow": "World.inWindow",
-	// Credit is a method of Ledger (and Book, Sharded).
-	"adapters/embedded/README.md ledger.Credit": "ledger.Ledger.Credit",
 }
 
 // symType is what a package declares for one type.

@@ -141,7 +141,7 @@
 //
 // # Limits
 //
-// Values up to store.MaxValue (16 MiB); batches up to store.MaxBatch
+// Values up to store.MaxValue (8 MiB); batches up to store.MaxBatch
 // mutations and MaxBatchBytes. One process at a time. The file grows and
 // reuses freed pages but does not shrink.
 package embedded

@@ -24,10 +24,10 @@ import (
 // The embedded store keeps no index of its keys that the adapter exposes,
 // so list, stats and compact embedded read the engine's file directly,
 // read-only, as bbolt's own command does. They read the layout of
-// embedded.FormatVersion 1: buckets "siblings" (keys: uvarint length, the
-// key, an 8-byte dot) and "rows" (uvarint length, the partition key, the
-// row key), and the format marker in "meta". A file of another version is
-// refused.
+// embedded.FormatVersion 1 and 2 (2 adds the buckets' digests to "meta"):
+// buckets "siblings" (keys: uvarint length, the key, an 8-byte dot) and
+// "rows" (uvarint length, the partition key, the row key), and the format
+// marker in "meta". A file of another version is refused.
 
 var (
 	engineMeta     = []byte("meta")
@@ -37,8 +37,9 @@ var (
 	engineMagic    = []byte("counterkit embedded\x00")
 )
 
-// engineLayout is the format version whose layout this file reads.
-const engineLayout = 1
+// engineLayout is the newest format version whose layout this file reads
+// (from 1).
+const engineLayout = 2
 
 // withDeadline runs fn and returns its error, or, if ctx ends first, an
 // error saying so (fn is left running: a damaged file can make the engine
@@ -99,8 +100,8 @@ func viewEngine(dir string, fn func(db *bolt.DB, tx *bolt.Tx) error) error {
 		if !bytes.HasPrefix(f, engineMagic) || len(f) != len(engineMagic)+2 {
 			return fmt.Errorf("%w: %s has no counterkit format marker", crdt.ErrMisconfiguredStore, path)
 		}
-		if v := binary.BigEndian.Uint16(f[len(engineMagic):]); v != engineLayout {
-			return fmt.Errorf("%w: %s has format version %d; this command reads version %d", crdt.ErrUnsupportedVersion, path, v, engineLayout)
+		if v := binary.BigEndian.Uint16(f[len(engineMagic):]); v < 1 || v > engineLayout {
+			return fmt.Errorf("%w: %s has format version %d; this command reads versions 1 to %d", crdt.ErrUnsupportedVersion, path, v, engineLayout)
 		}
 		for _, b := range [][]byte{engineSiblings, engineRows} {
 			if tx.Bucket(b) == nil {
