@@ -41,6 +41,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"math/big"
 	"os"
@@ -780,8 +781,8 @@ func (r *dvRec) expect(method string) (dvCall, bool) {
 	return c, c.Method == method
 }
 
-func (r *dvRec) fault() string {
-	if len(r.faults) == 0 {
+func (r *dvRec) fault(key string) string {
+	if len(r.faults) == 0 || ledger.IsRecordKey(key) {
 		return ""
 	}
 	f := r.faults[0]
@@ -852,7 +853,7 @@ func (s *dvSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Tok
 		}
 		return vals, tok, nil
 	}
-	f := s.rec.fault()
+	f := s.rec.fault(key)
 	if f == "refuse" {
 		call.Reply = "refused"
 		s.rec.calls = append(s.rec.calls, call)
@@ -900,7 +901,7 @@ func (s *dvSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, va
 	}
 	var applies bool
 	var err error
-	call.Reply, call.Landed, applies, err = dvWriteFault(s.rec.fault())
+	call.Reply, call.Landed, applies, err = dvWriteFault(s.rec.fault(key))
 	if applies {
 		if err := s.back.Put(ctx, key, actor, value, token); err != nil {
 			return err
@@ -956,7 +957,7 @@ func (p *dvPartitions) read(ctx context.Context, call *dvCall, partition string,
 		}
 		return rows, nil
 	}
-	f := p.rec.fault()
+	f := p.rec.fault(partition)
 	if f == "refuse" {
 		call.Reply = "refused"
 		return nil, errDVRefused
@@ -1027,7 +1028,7 @@ func (p *dvPartitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	var applies bool
 	var err error
-	call.Reply, call.Landed, applies, err = dvWriteFault(p.rec.fault())
+	call.Reply, call.Landed, applies, err = dvWriteFault(p.rec.fault(""))
 	if applies {
 		if err := p.back.Apply(ctx, muts); err != nil {
 			return err
@@ -1127,6 +1128,9 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 			Actor: crdt.ActorID(d.Actor), RetryCount: v.Options.RetryCount, Backoff: ledger.Backoff{Initial: -1},
 			Counter: tpncounter.Options{HistoryLength: v.Options.HistoryLength, FoldedLength: v.Options.FoldedLength},
 			Clock:   func() time.Time { return dvT0 }, // transaction records are written at dvT0
+			// These vectors do not retire (RetireAfter negative), so a
+			// ledger makes no calls to date idle actors (SPEC.md 6.9).
+			RetireAfter: -1,
 		})
 		if err != nil {
 			return dvVector{}, err
@@ -1908,21 +1912,14 @@ const dvLedgerKey = "acct"
 
 var dvLedgersABC = []dvLedger{{"a", "a~aaaaaaaa"}, {"b", "b~bbbbbbbb"}, {"c", "c~cccccccc"}}
 
-// dvCredit is a credit step; faults are those of the cycle's calls, after
-// the fetch of the transaction's record, which passes.
+// dvCredit is a credit step; faults are those of the calls on the
+// ledger's key (calls on transaction records pass, dvRec.fault).
 func dvCredit(l, txn string, amount int64, faults ...string) dvStep {
-	return dvStepOf(dvStep{Op: "credit", Ledger: l, Txn: txn, Amount: dvI(amount)}, dvAfterRecord(faults)...)
+	return dvStepOf(dvStep{Op: "credit", Ledger: l, Txn: txn, Amount: dvI(amount)}, faults...)
 }
 
 func dvDebit(l, txn string, amount int64, faults ...string) dvStep {
-	return dvStepOf(dvStep{Op: "debit", Ledger: l, Txn: txn, Amount: dvI(amount)}, dvAfterRecord(faults)...)
-}
-
-func dvAfterRecord(faults []string) []string {
-	if len(faults) == 0 {
-		return nil
-	}
-	return append([]string{""}, faults...)
+	return dvStepOf(dvStep{Op: "debit", Ledger: l, Txn: txn, Amount: dvI(amount)}, faults...)
 }
 
 func dvLedgerOp(op, l string, faults ...string) dvStep {
@@ -2570,10 +2567,11 @@ func dvModelLedger(v dvVector) []string {
 		writer  string
 		last    map[string]int64 // the transactions of its last put that may have landed
 		pending bool
+		unacked map[string]bool // transactions it applied in puts not known to have landed
 	}
 	ls := map[string]*ledgerModel{}
 	for _, d := range v.Ledgers {
-		ls[d.Actor] = &ledgerModel{writer: d.Writer, last: map[string]int64{}}
+		ls[d.Actor] = &ledgerModel{writer: d.Writer, last: map[string]int64{}, unacked: map[string]bool{}}
 	}
 	seqs := map[string]map[uint64]string{} // half/actor -> seq -> entry content
 	top := map[string]uint64{}             // half/actor -> the greatest seq seen
@@ -2627,37 +2625,14 @@ func dvModelLedger(v dvVector) []string {
 			value             *int64
 		)
 		calls := s.Calls
-		k := 0
-		// SPEC.md 6.11: a credit or debit first fetches its transaction's
-		// record; one inside the window with this amount makes the call a
-		// duplicate that never applies, one with another amount only is
-		// conflicting_transaction with nothing more done.
+		// SPEC.md 6.11: a credit or debit whose transaction the fetched
+		// state does not hold reads its record after the fetch; one inside
+		// the window with this amount makes the call a duplicate that never
+		// applies, one with another amount only is conflicting_transaction
+		// with nothing more done.
 		var known bool
 		var recFetch dvCall
-		if s.Op == "credit" || s.Op == "debit" {
-			if len(calls) == 0 || calls[0].Method != "fetch" || calls[0].Key != dvRecordKey(v.Options.Key, s.Txn) {
-				bad("call 1: want a fetch of the record key %q", dvRecordKey(v.Options.Key, s.Txn))
-				continue
-			}
-			recFetch, k = calls[0], 1
-			other := false
-			for _, sb := range recFetch.Siblings {
-				if r := sb.Record; r != nil && r.Txn == s.Txn {
-					at, _ := time.Parse(time.RFC3339Nano, r.At)
-					if at.Before(dvT0.Add(-ledger.DefaultRetryWindow)) {
-						continue
-					}
-					known = known || int64(r.Amount) == signed
-					other = other || int64(r.Amount) != signed
-				}
-			}
-			switch {
-			case recFetch.Reply != "ok":
-				errKind, done = "unavailable", true
-			case other && !known:
-				errKind, done = "conflicting_transaction", true
-			}
-		}
+		k := 0
 		for k < len(calls) && !done {
 			f := calls[k]
 			k++
@@ -2677,34 +2652,65 @@ func dvModelLedger(v dvVector) []string {
 				fetched = append(fetched, dvTxns(sb.State))
 			}
 			view := dvUnion(fetched...)
-			// SPEC.md 6.11: while a write is pending, each of its
-			// transactions the fetch does not hold has its record read;
-			// one recorded by another writer is taken back out.
-			for L.pending && k < len(calls) && calls[k].Method == "fetch" && calls[k].Key != v.Options.Key {
-				r := calls[k]
-				k++
-				var txn string
-				for t := range L.last {
-					if _, ok := view[t]; !ok && dvRecordKey(v.Options.Key, t) == r.Key {
-						txn = t
+			// SPEC.md 6.11 step 4: while a write is pending, each of its
+			// transactions that was not acknowledged and that the fetch does
+			// not hold has its record read, in id order; one recorded by
+			// another writer is taken back out.
+			if L.pending {
+				for _, t := range slices.Sorted(maps.Keys(L.last)) {
+					if _, ok := view[t]; ok || !L.unacked[t] {
+						continue
 					}
-				}
-				if txn == "" {
-					bad("call %d: a fetch of %q, the record of no pending transaction the fetch lacks", k, r.Key)
-					continue
-				}
-				if r.Reply != "ok" {
-					errKind, done = "unavailable", true
-					break
-				}
-				for _, sb := range r.Siblings {
-					if sb.Record != nil && sb.Record.Txn == txn && sb.Record.Writer != L.writer {
-						delete(L.last, txn)
+					if k >= len(calls) || calls[k].Method != "fetch" || calls[k].Key != dvRecordKey(v.Options.Key, t) {
+						bad("call %d: want a fetch of %q, the record of the pending %s", k+1, dvRecordKey(v.Options.Key, t), t)
+						done = true
+						break
+					}
+					r := calls[k]
+					k++
+					if r.Reply != "ok" {
+						errKind, done = "unavailable", true
+						break
+					}
+					for _, sb := range r.Siblings {
+						if sb.Record != nil && sb.Record.Txn == t && sb.Record.Writer != L.writer {
+							delete(L.last, t)
+							delete(L.unacked, t)
+						}
 					}
 				}
 			}
 			if done {
 				break
+			}
+			if _, held := view[s.Txn]; (s.Op == "credit" || s.Op == "debit") && !held {
+				if k >= len(calls) || calls[k].Method != "fetch" || calls[k].Key != dvRecordKey(v.Options.Key, s.Txn) {
+					bad("call %d: want a fetch of the record key %q", k+1, dvRecordKey(v.Options.Key, s.Txn))
+					done = true
+					break
+				}
+				recFetch = calls[k]
+				k++
+				if recFetch.Reply != "ok" {
+					errKind, done = "unavailable", true
+					break
+				}
+				known = false
+				other := false
+				for _, sb := range recFetch.Siblings {
+					if r := sb.Record; r != nil && r.Txn == s.Txn {
+						at, _ := time.Parse(time.RFC3339Nano, r.At)
+						if at.Before(dvT0.Add(-ledger.DefaultRetryWindow)) {
+							continue
+						}
+						known = known || int64(r.Amount) == signed
+						other = other || int64(r.Amount) != signed
+					}
+				}
+				if other && !known {
+					errKind, done = "conflicting_transaction", true
+					break
+				}
 			}
 			if L.pending {
 				covered := true
@@ -2714,7 +2720,7 @@ func dvModelLedger(v dvVector) []string {
 					}
 				}
 				if covered {
-					L.pending = false // the write in doubt is in the store
+					L.pending, L.unacked = false, map[string]bool{} // the write in doubt is in the store
 				}
 			}
 			if s.Op == "value" || (s.Op != "find" && func() bool { _, ok := view[s.Txn]; return ok || known }()) {
@@ -2779,7 +2785,7 @@ func dvModelLedger(v dvVector) []string {
 			}
 			switch p.Reply {
 			case "ok":
-				L.last, L.pending = written, false
+				L.last, L.pending, L.unacked = written, false, map[string]bool{}
 				n := dvSum(written)
 				value, landed, done = &n, true, true
 				outcome = "duplicate"
@@ -2788,6 +2794,11 @@ func dvModelLedger(v dvVector) []string {
 				}
 			case "ambiguous":
 				L.last, L.pending = written, true
+				if s.Op == "credit" || s.Op == "debit" {
+					if _, had := view[s.Txn]; !had {
+						L.unacked[s.Txn] = true
+					}
+				}
 			}
 			if !done && attempts > v.Options.RetryCount {
 				errKind, done = "ambiguous_write", true
@@ -2805,9 +2816,9 @@ func dvModelLedger(v dvVector) []string {
 		// A transaction the cycle found or landed, and the records did not
 		// hold, is recorded after it: one put of its record with the
 		// record fetch's token, at the ledger's clock (dvT0).
-		if (s.Op == "credit" || s.Op == "debit") && landed && !known && errKind == "" {
+		if (s.Op == "credit" || s.Op == "debit") && landed && outcome == "applied" && errKind == "" {
 			writer := L.writer
-			if outcome != "applied" && s.Owner != nil {
+			if s.Owner != nil {
 				writer = s.Owner.Actor
 			}
 			want := dvRecord{Txn: s.Txn, Amount: dvInt(signed), Writer: writer, At: dvT0.Format(time.RFC3339Nano)}

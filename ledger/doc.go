@@ -15,10 +15,10 @@
 //
 // # Basics
 //
-// A credit reads its transaction's record (a Duplicate ends there but for
-// the value), then runs one cycle on the account's key: Fetch every sibling,
-// merge them into the ledger's own state, apply, Put with the fetch's token;
-// then it writes the record. An ambiguous or refused Put is retried
+// A credit runs one cycle on the account's key: Fetch every sibling, merge
+// them into the ledger's own state, read the transaction's record if the
+// state does not hold it (a record makes the call a Duplicate), apply, Put
+// with the fetch's token; then it writes the record. An ambiguous or refused Put is retried
 // (Options.RetryCount, with jittered backoff); Result.Landed is true only
 // when the transaction is known to be stored, and an error that may hide a
 // landed write wraps crdt.ErrAmbiguousWrite. The ledger merges its last,

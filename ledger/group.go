@@ -29,9 +29,9 @@ type call struct {
 	txn    crdt.TxnID
 	amount int64
 	op     observe.Operation // the Observer's operation, begun by Update
-	// known is txn's record in the transaction index, found before the
-	// call queued (nil if none): the call is a Duplicate and never
-	// applies. itoken is that lookup's token, for writing the record.
+	// known is txn's record, found by this attempt's lookup (nil if
+	// none): the call is a Duplicate and never applies. itoken is that
+	// lookup's token, for writing the record.
 	known  *Record
 	itoken store.Token
 
@@ -244,13 +244,13 @@ func (l *Ledger) cycle(group []*call) {
 	for _, c := range riders {
 		c.res.Landed, c.res.Value, c.res.Attempts, c.err = first.res.Landed, first.res.Value, first.res.Attempts, first.err
 	}
-	// Record every transaction the cycle found or landed that the index
-	// did not hold, before the next cycle can fold it out of the history.
+	// Record every transaction the cycle applied and landed, before the
+	// next cycle can fold it out of the history.
 	var rbuf [16]pendingRecord
 	recs := rbuf[:0]
 	now := l.now()
 	for _, c := range group {
-		if c.err == nil && c.res.Landed && c.known == nil && c.res.Outcome != tpncounter.Superseded {
+		if c.err == nil && c.res.Landed && c.applied {
 			w := l.writer
 			if c.res.Owner.Actor != "" {
 				w = c.res.Owner.Actor
@@ -290,12 +290,24 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		}
 		return nil
 	}
+	// The calls whose transaction the fetched state does not hold read its
+	// record, after the fetch: a transaction that landed before the fetch
+	// and is no longer in the counter was recorded before it left.
+	if err := l.lookupAll(ctx, fetched, pending); err != nil {
+		for _, c := range pending {
+			c.err = l.heldError(c, err)
+		}
+		return nil
+	}
 	// Known transactions are answered from the fetched state, before this
 	// attempt changes it.
 	waiting := pending[:0]
 	var value int64
 	viewed := false
 	for _, c := range pending {
+		if c.err != nil {
+			continue // refused by its record
+		}
 		out, owner, err := fetched.Known(c.txn, c.amount)
 		if err != nil {
 			c.err = err

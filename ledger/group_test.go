@@ -428,8 +428,9 @@ func TestGroupCommitAmbiguousThenRefused(t *testing.T) {
 // group (Duplicate, after the first Applied), a conflicting amount (only
 // that member fails), a transaction already stored (Duplicate), a
 // transaction older than the retry window (crdt.ErrOutsideWindow) and one
-// recorded with another amount (crdt.ErrConflictingTransaction), which the
-// transaction records refuse before the call queues, as invalid input.
+// recorded with another amount (crdt.ErrConflictingTransaction), which
+// their records refuse, only that member; and invalid input, which never
+// queues.
 func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 	r := newGroupRig(t)
 	stamp := func(x crdt.TxnID) (time.Time, bool) {
@@ -456,19 +457,15 @@ func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 		{txn: "t10", amount: 7},   // conflicts with the first
 		{txn: "t10", amount: 5},   // a duplicate of the first, in the group
 		{txn: "t6", amount: 1000}, // already stored
+		{txn: "old", amount: 9},   // never applied, older than the retry window
+		{txn: "t1", amount: 9},    // recorded with another amount
 	}
-	invalid := make(chan error, 3)
+	invalid := make(chan error, 1)
 	out := r.runGroup(l, "t20", reqs, func() {
 		_, err := l.Credit(ctx, "t12", -1)
 		invalid <- err
-		_, err = l.Credit(ctx, "old", 9) // never applied, older than the retry window
-		invalid <- err
-		_, err = l.Credit(ctx, "t1", 9) // recorded with another amount
-		invalid <- err
 	})
 	require.ErrorIs(t, <-invalid, crdt.ErrInvalidAmount)
-	require.ErrorIs(t, <-invalid, crdt.ErrOutsideWindow)
-	require.ErrorIs(t, <-invalid, crdt.ErrConflictingTransaction)
 	require.NoError(t, out[0].err)
 	a := out[1:]
 	require.NoError(t, a[0].err)
@@ -482,6 +479,8 @@ func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 	require.NoError(t, a[4].err)
 	require.Contains(t, []tpncounter.Outcome{tpncounter.Duplicate, tpncounter.DuplicateFolded}, a[4].res.Outcome)
 	require.True(t, a[4].res.Landed)
+	require.ErrorIs(t, a[5].err, crdt.ErrOutsideWindow)
+	require.ErrorIs(t, a[6].err, crdt.ErrConflictingTransaction)
 	require.EqualValues(t, 6+2, r.puts.Load(), "six credits, the lead, one Put for the group")
 	want := base + 1 + 5 + 3
 	require.Equal(t, want, r.stored().Value())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -191,6 +192,45 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 		x.records = append(x.records, r)
 	}
 	return x, nil
+}
+
+// lookupAll reads the records of the calls whose transaction fetched does
+// not hold, concurrently, and judges each (Ledger.judge): it sets the
+// call's known record and token, or its error. It returns an error only
+// when a read failed, which fails the attempt.
+func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, calls []*call) error {
+	now := l.now()
+	var todo []*call
+	for _, c := range calls {
+		c.known, c.itoken = nil, nil
+		if fetched.Status(c.txn) == tpncounter.Unknown {
+			todo = append(todo, c)
+		}
+	}
+	xs := make([]indexed, len(todo))
+	errs := make([]error, len(todo))
+	if len(todo) == 1 {
+		xs[0], errs[0] = l.lookup(ctx, todo[0].txn, now)
+	} else {
+		var wg sync.WaitGroup
+		for i, c := range todo {
+			wg.Add(1)
+			go func() { defer wg.Done(); xs[i], errs[i] = l.lookup(ctx, c.txn, now) }()
+		}
+		wg.Wait()
+	}
+	for i, c := range todo {
+		if errs[i] != nil {
+			if errors.Is(errs[i], crdt.ErrCorruptEncoding) {
+				c.err = errs[i] // this transaction's record alone is damaged
+				continue
+			}
+			return errs[i]
+		}
+		c.itoken = xs[i].token
+		c.known, c.err = l.judge(xs[i], c.txn, c.amount, now)
+	}
+	return nil
 }
 
 // pendingRecord is a record to write, with the token of the lookup that

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -251,7 +253,9 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 	}
 	var idle []crdt.ActorID
 	lookups := 0
-	for a, v := range merged.LiveActors() {
+	live := maps.Collect(merged.LiveActors())
+	for _, a := range slices.Sorted(maps.Keys(live)) { // in order: SPEC.md 6.9
+		v := live[a]
 		if a == l.writer {
 			continue
 		}
@@ -452,15 +456,17 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		op.End(observe.Event{Err: err})
 		return Result{}, err
 	}
-	known, token, err := l.known(ctx, txn, amount)
-	if err != nil {
-		op.End(observe.Event{Err: err})
-		return Result{}, err
+	if tt := l.opts.Counter.TxnTime; tt != nil {
+		if _, ok := tt(txn); !ok {
+			err := fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
+			op.End(observe.Event{Err: err})
+			return Result{}, err
+		}
 	}
 	if l.opts.MaxGroup == 1 {
 		// No grouping: the Updates take the mutex in turn, with no queue
 		// and no hand-off between goroutines.
-		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, op: op, known: known, itoken: token})
+		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, op: op})
 		op.End(event)
 		return res, err
 	}
@@ -470,7 +476,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		// an Update alone, the common case when no cycle is running).
 		l.soloBusy = true
 		l.gmu.Unlock()
-		l.solo = call{ctx: ctx, txn: txn, amount: amount, op: op, known: known, itoken: token}
+		l.solo = call{ctx: ctx, txn: txn, amount: amount, op: op}
 		res, err := l.join(&l.solo)
 		l.gmu.Lock()
 		l.soloBusy = false
@@ -478,36 +484,27 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 		return res, err
 	}
 	l.gmu.Unlock()
-	return l.join(&call{ctx: ctx, txn: txn, amount: amount, op: op, known: known, itoken: token})
+	return l.join(&call{ctx: ctx, txn: txn, amount: amount, op: op})
 }
 
-// known looks txn up in the transaction index (index.go) before its cycle:
-// the record of it with amount, if one is inside the retry window, and the
-// lookup's token. Nothing is written on an error: a record with another
-// amount only (crdt.ErrConflictingTransaction), a timed transaction older
-// than the retry window (crdt.ErrOutsideWindow), or a failed read.
-func (l *Ledger) known(ctx context.Context, txn crdt.TxnID, amount int64) (*Record, store.Token, error) {
-	now := l.now()
-	x, err := l.lookup(ctx, txn, now)
-	if err != nil {
-		return nil, nil, err
-	}
+// judge returns what txn's records x say of a call of txn with amount at
+// now: the record with that amount (the call is known), or an error that
+// fails the call with nothing written: a record with another amount only
+// (crdt.ErrConflictingTransaction), or, unrecorded, a timed transaction
+// older than the retry window (crdt.ErrOutsideWindow).
+func (l *Ledger) judge(x indexed, txn crdt.TxnID, amount int64, now time.Time) (*Record, error) {
 	if r, ok := x.match(amount); ok {
-		return &r, x.token, nil
+		return &r, nil
 	}
 	if len(x.records) > 0 {
-		return nil, nil, fmt.Errorf("%w: ledger %q: transaction %q was applied with amount %d, not %d", crdt.ErrConflictingTransaction, l.key, txn, x.records[0].Amount, amount)
+		return nil, fmt.Errorf("%w: ledger %q: transaction %q was applied with amount %d, not %d", crdt.ErrConflictingTransaction, l.key, txn, x.records[0].Amount, amount)
 	}
 	if tt := l.opts.Counter.TxnTime; tt != nil {
-		at, ok := tt(txn)
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
-		}
-		if at.Before(now.Add(-l.opts.RetryWindow)) {
-			return nil, nil, fmt.Errorf("%w: ledger %q: transaction %q from %s is older than the retry window (%v)", crdt.ErrOutsideWindow, l.key, txn, at.UTC().Format(time.RFC3339Nano), l.opts.RetryWindow)
+		if at, ok := tt(txn); ok && at.Before(now.Add(-l.opts.RetryWindow)) {
+			return nil, fmt.Errorf("%w: ledger %q: transaction %q from %s is older than the retry window (%v)", crdt.ErrOutsideWindow, l.key, txn, at.UTC().Format(time.RFC3339Nano), l.opts.RetryWindow)
 		}
 	}
-	return nil, x.token, nil
+	return nil, nil
 }
 
 // read fetches every sibling and returns their join with this ledger's
@@ -581,7 +578,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
 	now := l.now()
 	var local *tpncounter.Counter
-	for x := range l.unacked {
+	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
 		if fetched.Status(x) != tpncounter.Unknown {
 			continue
 		}
