@@ -47,9 +47,11 @@ func TestSecondRunContinues(t *testing.T) {
 				t.Fatalf("after reopening, %s holds %d (%v), the last run left %d", acct, got, err, want)
 			}
 		}
-		if last, err = run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0.3, accounts: 3}); err != nil {
+		r, err := run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0.3, accounts: 3})
+		if err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
+		last = r.balances
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}
