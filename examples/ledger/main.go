@@ -102,7 +102,7 @@ func mainErr() error {
 	flag.Float64Var(&w.dup, "dup", 0.3, "fraction of transactions delivered to two actors at once")
 	flag.IntVar(&w.accounts, "accounts", 3, "number of accounts")
 	flag.IntVar(&w.open, "open", 0, "ledgers each actor's Book keeps open (0: ledger.DefaultMaxOpen)")
-	flag.IntVar(&w.late, "late", 0, "deliver the first this many transactions again after all others, as late retries")
+	flag.IntVar(&w.late, "late", 10, "deliver the first this many transactions again after all others, as late retries")
 	data := flag.String("data", "", "data directory of the embedded store (default: a new temporary directory)")
 	inMemory := flag.Bool("memory", false, "use the in-memory store instead of the embedded one")
 	flag.Parse()
