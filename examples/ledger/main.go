@@ -6,10 +6,15 @@
 // different actors at once. Each actor is a server keeping every account in
 // one ledger.Book; -open bounds the ledgers a Book keeps, so with more
 // accounts than that, Books drop and re-open ledgers as they go. Every
-// transaction is retried until it is known to have landed. At the end the
-// program checks each balance against the balance it started from plus the
-// sum of this run's distinct transactions, and exits non-zero if any
-// differs.
+// transaction is retried until it is known to have landed. After all of
+// them, the first -late transactions are delivered once more, as a client
+// retries one it gave up on long ago: a retry within 24 hours
+// (Options.RetryWindow) of the first application is recognised, whatever
+// the rate (SPEC.md 6.11), so each is answered as a duplicate however many
+// transactions came in between. At the end the program checks each balance
+// against the balance it started from plus the sum of this run's distinct
+// transactions, and exits non-zero if any differs or a late retry counted
+// again.
 //
 // The balances live in a data directory: a new temporary one by default, or
 // the one -data names, so a second run with the same -data continues where
@@ -46,6 +51,7 @@ type txn struct {
 	id      crdt.TxnID
 	account string
 	amount  int64 // signed: credit > 0, debit < 0
+	late    bool  // a delivery after every other transaction's
 }
 
 // workload is one run's settings.
@@ -54,10 +60,24 @@ type workload struct {
 	txns, actors   int
 	dup            float64 // fraction of transactions delivered to two actors at once
 	accounts, open int     // open: BookOptions.MaxOpen of each actor's Book
+	late           int     // the first late transactions are delivered again after all others
+	// backoff spaces an actor's attempts (ledger.Options.Backoff; the
+	// zero value is the default). Tests shorten it.
+	backoff ledger.Backoff
+}
+
+// result is what a run found: the balances after it, and how the late
+// deliveries were answered.
+type result struct {
+	balances map[string]int64
+	// lateApplied counts late deliveries answered Applied (counted
+	// again), lateDuplicate those answered Duplicate or DuplicateFolded.
+	lateApplied, lateDuplicate int64
 }
 
 type stats struct {
 	submitted, applied, duplicates, retries, ambiguous atomic.Int64
+	lateApplied, lateDuplicate                         atomic.Int64
 
 	mu sync.Mutex
 	// appliedBy lists, per transaction, the writers (BookResult.Writer)
@@ -82,6 +102,7 @@ func mainErr() error {
 	flag.Float64Var(&w.dup, "dup", 0.3, "fraction of transactions delivered to two actors at once")
 	flag.IntVar(&w.accounts, "accounts", 3, "number of accounts")
 	flag.IntVar(&w.open, "open", 0, "ledgers each actor's Book keeps open (0: ledger.DefaultMaxOpen)")
+	flag.IntVar(&w.late, "late", 10, "deliver the first this many transactions again after all others, as late retries")
 	data := flag.String("data", "", "data directory of the embedded store (default: a new temporary directory)")
 	inMemory := flag.Bool("memory", false, "use the in-memory store instead of the embedded one")
 	flag.Parse()
@@ -120,11 +141,12 @@ func accountNames(n int) []string {
 	return names[:n]
 }
 
-// run plays the workload on inner and checks every balance.
-func run(inner store.Siblings, w workload) (map[string]int64, error) {
+// run plays the workload on inner and checks every balance. The result
+// is returned also with the error of a check that failed.
+func run(inner store.Siblings, w workload) (*result, error) {
 	ctx := context.Background()
-	if w.txns < 0 || w.actors < 1 || w.accounts < 1 || w.open < 0 {
-		return nil, fmt.Errorf("need txns >= 0, actors >= 1, accounts >= 1, open >= 0")
+	if w.txns < 0 || w.actors < 1 || w.accounts < 1 || w.open < 0 || w.late < 0 {
+		return nil, fmt.Errorf("need txns >= 0, actors >= 1, accounts >= 1, open >= 0, late >= 0")
 	}
 	seed, nTxns, nActors, dupRate := w.seed, w.txns, w.actors, w.dup
 	rng := rand.New(rand.NewSource(seed))
@@ -167,7 +189,10 @@ func run(inner store.Siblings, w workload) (map[string]int64, error) {
 	// to two actors at once, as when an application times out on one server
 	// and resubmits to another while the first is still working. Channels are
 	// unbuffered, so a duplicate reaches its second actor while the first is
-	// still on it: well inside the history window (see package tpncounter).
+	// still on it. Then the first w.late transactions are delivered again,
+	// after every other: late retries, still inside the retry window
+	// (ledger.Options.RetryWindow, 24 hours by default), so each must be
+	// answered as a duplicate.
 	store := faulty.NewSiblings(inner, faulty.Options{
 		Policy:       faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.10, Lose: 0.05, Stale: 0.10, MaxStaleness: 2}),
 		RecordWrites: true,
@@ -182,7 +207,7 @@ func run(inner store.Siblings, w workload) (map[string]int64, error) {
 		wg.Add(1)
 		go func(a int) {
 			defer wg.Done()
-			if err := actor(ctx, store, crdt.ActorID(fmt.Sprintf("server-%d", a)), w.open, inboxes[a], &st); err != nil {
+			if err := actor(ctx, store, crdt.ActorID(fmt.Sprintf("server-%d", a)), w, inboxes[a], &st); err != nil {
 				errs <- err
 			}
 		}(a)
@@ -198,6 +223,11 @@ func run(inner store.Siblings, w workload) (map[string]int64, error) {
 			deliveries++
 		}
 	}
+	for _, t := range txns[:min(w.late, len(txns))] {
+		t.late = true
+		inboxes[rng.Intn(nActors)] <- t
+		deliveries++
+	}
 	for _, in := range inboxes {
 		close(in)
 	}
@@ -209,6 +239,11 @@ func run(inner store.Siblings, w workload) (map[string]int64, error) {
 
 	// Settle: one clean reader per account collapses the siblings (Find).
 	fmt.Printf("%d transactions, %d deliveries to %d actors\n", nTxns, deliveries, nActors)
+	res := &result{balances: map[string]int64{}, lateApplied: st.lateApplied.Load(), lateDuplicate: st.lateDuplicate.Load()}
+	if w.late > 0 {
+		fmt.Printf("late retries, each after all %d transactions: %d answered duplicate, %d applied again\n",
+			nTxns, res.lateDuplicate, res.lateApplied)
+	}
 	fmt.Printf("absorbed: %d duplicate deliveries, %d retried cycles, %d ambiguous writes re-submitted\n",
 		st.duplicates.Load(), st.retries.Load(), st.ambiguous.Load())
 	fmt.Printf("injected: %d lost acks (write landed), %d lost writes, %d refused writes\n",
@@ -216,7 +251,7 @@ func run(inner store.Siblings, w workload) (map[string]int64, error) {
 	fmt.Printf("%d Books (one per actor, each keeping up to %d ledgers): %d ledgers opened, %d dropped; each opening that writes adds an actor entry to its account\n",
 		nActors, auditor.MaxOpen(), st.books.Opened, st.books.Evicted)
 	ok := true
-	after := map[string]int64{}
+	after := res.balances
 	owners, known := 0, 0 // transactions still known, and those whose owner was told Applied
 	wrong, maxEntries := 0, 0
 	for _, acct := range accounts {
@@ -258,17 +293,24 @@ func run(inner store.Siblings, w workload) (map[string]int64, error) {
 	fmt.Printf("%d Applied answers for %d distinct transactions: both actors of a concurrent delivery are told Applied;\n"+
 		"the owner (Result.Owner, Counter.Owner) names the writer whose copy counts: a writer told Applied (BookResult.Writer) for %d of the %d still known\n",
 		st.applied.Load(), nTxns, owners, known)
+	var failed []error
 	if !ok {
-		return nil, errors.New("a balance differs from the sum of its distinct transactions")
+		failed = append(failed, errors.New("a balance differs from the sum of its distinct transactions"))
+	}
+	if res.lateApplied > 0 {
+		failed = append(failed, fmt.Errorf("%d late retries inside the retry window were applied again", res.lateApplied))
+	}
+	if err := errors.Join(failed...); err != nil {
+		return res, err
 	}
 	fmt.Println("verified: every transaction counted exactly once")
-	return after, nil
+	return res, nil
 }
 
 // actor plays one server: one Book holds every account, transactions are
 // applied serially, each retried until it is known to have landed.
-func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, maxOpen int, inbox <-chan txn, st *stats) error {
-	book, err := ledger.NewBook(store, ledger.BookOptions{Options: ledger.Options{Actor: id, RetryCount: 3}, MaxOpen: maxOpen})
+func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, w workload, inbox <-chan txn, st *stats) error {
+	book, err := ledger.NewBook(store, ledger.BookOptions{Options: ledger.Options{Actor: id, RetryCount: 3, Backoff: w.backoff}, MaxOpen: w.open})
 	if err != nil {
 		return err
 	}
@@ -290,11 +332,17 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, maxOpen i
 				switch res.Outcome {
 				case tpncounter.Applied:
 					st.applied.Add(1)
+					if t.late {
+						st.lateApplied.Add(1)
+					}
 					st.mu.Lock()
 					st.appliedBy[t.id] = append(st.appliedBy[t.id], res.Writer)
 					st.mu.Unlock()
 				case tpncounter.Duplicate, tpncounter.DuplicateFolded:
 					st.duplicates.Add(1)
+					if t.late {
+						st.lateDuplicate.Add(1)
+					}
 				}
 				break
 			}

@@ -11,14 +11,18 @@ import (
 )
 
 // TestRunVerifiesBalances runs the example's workload, with its injected
-// faults and duplicate deliveries, for several seeds on the in-memory store;
-// run returns an error when any balance differs from the sum of its distinct
-// transactions.
+// faults, duplicate deliveries and 10 late retries, for several seeds on
+// the in-memory store; run returns an error when any balance differs from
+// the sum of its distinct transactions or a late retry was applied again.
 func TestRunVerifiesBalances(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			if _, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0.3, accounts: 3}); err != nil {
-				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 300: %v", seed, err)
+			r, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0.3, accounts: 3, late: 10})
+			if err != nil {
+				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 300 -late 10: %v", seed, err)
+			}
+			if r.lateDuplicate != 10 {
+				t.Fatalf("late retries: %d answered duplicate, want 10", r.lateDuplicate)
 			}
 		})
 	}
@@ -47,9 +51,11 @@ func TestSecondRunContinues(t *testing.T) {
 				t.Fatalf("after reopening, %s holds %d (%v), the last run left %d", acct, got, err, want)
 			}
 		}
-		if last, err = run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0.3, accounts: 3}); err != nil {
+		r, err := run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0.3, accounts: 3})
+		if err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
+		last = r.balances
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,9 @@
 // Credits and debits are idempotent by txn: a retry of a transaction with the
 // same amount answers 200 with outcome "duplicate" and is counted once; the
 // same txn with another amount, or as a debit after a credit, answers 409.
+// A retry within 24 hours (Options.RetryWindow) of the first application is
+// recognised, whatever the rate (SPEC.md 6.11): the service leaves the
+// window at its default.
 // When the store may or may not have taken a write (an ambiguous write) or
 // is unavailable, the answer is 503 and the client retries with the same
 // txn and amount.
@@ -68,7 +71,7 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 	data := fs.String("data", "", "data directory of the embedded store (required; created if missing)")
 	host, _ := os.Hostname()
 	actor := fs.String("actor", host, "actor this service writes as (default: the host name)")
-	retireAfter := fs.Duration("retire-after", 0, "retire other actors' entries idle this long (ledger.Options.RetireAfter; 0: never)")
+	retireAfter := fs.Duration("retire-after", 0, "retire other actors' entries idle this long (ledger.Options.RetireAfter; 0: ledger.DefaultRetireAfter, 1h; negative: never); retiring narrows no retry window")
 	maxOpen := fs.Int("max-open", 0, "ledgers the Book keeps decoded (0: ledger.DefaultMaxOpen)")
 	landEvery := fs.Duration("land-every", time.Second, "how often to land writes left pending by ambiguous store errors (0: only on the account's next request and at shutdown)")
 	shutdownTimeout := fs.Duration("shutdown-timeout", 10*time.Second, "how long requests in flight may run after a shutdown signal")

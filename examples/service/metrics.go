@@ -32,9 +32,10 @@ type metrics struct {
 
 func newMetrics() (*metrics, error) {
 	reg := prometheus.NewRegistry()
-	// Prometheus-style names: counterkit.operations becomes
-	// counterkit_operations_total, counterkit.operation.duration
-	// counterkit_operation_duration_seconds.
+	// Prometheus-style names: counterkit.duplicates becomes
+	// counterkit_duplicates_total, counterkit.operation.duration
+	// counterkit_operation_duration_seconds, db.client.operation.duration
+	// db_client_operation_duration_seconds.
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo(),
 		otelprom.WithTranslationStrategy(otlptranslator.UnderscoreEscapingWithSuffixes))
 	if err != nil {

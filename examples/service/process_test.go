@@ -54,7 +54,7 @@ func TestProcess(t *testing.T) {
 		}
 	}
 	if status, b := call(t, p.url, "GET", "/metrics", ""); status != http.StatusOK ||
-		!strings.Contains(string(b), `counterkit_operations_total{component="ledger",op="update",outcome="duplicate"} 1`) {
+		!strings.Contains(string(b), `counterkit_operation_duration_seconds_count{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="duplicate"} 1`) {
 		t.Fatalf("/metrics: %d\n%s", status, b)
 	}
 	p.stop(t)

@@ -214,7 +214,9 @@ type writeResponse struct {
 	// Balance is the account's balance as this write saw it.
 	Balance int64 `json:"balance"`
 	// Owner is the writer (incarnation) whose copy of the transaction
-	// counts: run a side effect only where Owner is this service's writer.
+	// counts, as this write saw the account. A transaction delivered to two
+	// replicas at once may be answered applied by both, each naming its
+	// own writer: Owner alone does not run a side effect once.
 	Owner string `json:"owner"`
 	// Attempts is how many store writes the ledger tried.
 	Attempts int `json:"attempts"`

@@ -226,9 +226,9 @@ func TestBadRequests(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
-	// The first Put loses its acknowledgement: the ledger retries, finds
-	// the transaction landed, and the metrics count the ambiguous write and
-	// the retry.
+	// The first Put (the account's) loses its acknowledgement: the ledger
+	// retries, finds the transaction landed, and the metrics count the
+	// ambiguous write and the retry.
 	f := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{
 		Policy: faulty.Only(faulty.Script(faulty.LoseAck), faulty.MethodPut)})
 	_, srv := newTestService(t, f)
@@ -249,14 +249,17 @@ func TestMetrics(t *testing.T) {
 	}
 	text := string(b)
 	for _, want := range []string{
-		`counterkit_operations_total{component="ledger",op="update",outcome="applied"} 1`,
-		`counterkit_operations_total{component="ledger",op="update",outcome="duplicate"} 1`,
-		`counterkit_operations_total{component="ledger",op="read",outcome="ok"} 1`,
-		`counterkit_duplicates_total{component="ledger",op="update",outcome="duplicate"} 1`,
-		`counterkit_writes_ambiguous_total{component="ledger",op="update",outcome="applied"} 1`,
-		`counterkit_retries_total{component="ledger",op="update",outcome="applied"} 1`,
-		`counterkit_operations_total{component="store.siblings",op="put",outcome="ambiguous"} 1`,
-		`counterkit_operation_duration_seconds_bucket{component="ledger",op="update",outcome="applied",le="0.001"}`,
+		`counterkit_operation_duration_seconds_count{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="applied"} 1`,
+		`counterkit_operation_duration_seconds_count{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="duplicate"} 1`,
+		`counterkit_operation_duration_seconds_count{counterkit_component="ledger",counterkit_operation="read",counterkit_outcome="ok"} 1`,
+		`counterkit_duplicates_total{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="duplicate"} 1`,
+		`counterkit_writes_ambiguous_total{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="applied"} 1`,
+		`counterkit_retries_total{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="applied"} 1`,
+		`db_client_operation_duration_seconds_count{counterkit_outcome="ambiguous",db_operation_name="put",error_type="ambiguous_write"} 1`,
+		// The transaction's record, written once the credit landed; the
+		// retry finds it and writes nothing.
+		`db_client_operation_duration_seconds_count{counterkit_outcome="ok",db_operation_name="put"} 1`,
+		`counterkit_operation_duration_seconds_bucket{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="applied",le="0.001"}`,
 		`service_book_ledgers{state="idle"} 1`,
 		`service_book_opened_total 1`,
 		`target_info{service_name="counterkit-service"`,
