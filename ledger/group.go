@@ -204,7 +204,6 @@ func (l *Ledger) handoff() {
 	next.wake <- struct{}{}
 }
 
-
 // cycle runs one cycle, with its retries, for group, with l.mu held, and
 // sets every member's Result and error. A member whose context has ended
 // before the cycle starts gets its context's error. The cycle's store calls

@@ -804,7 +804,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 // or wrote.
 func (l *Ledger) event(op, outcome string, attempts int, err error) observe.Event {
 	e := observe.Event{Component: "ledger", Op: op, Outcome: outcome, Err: err,
-		Attempts: attempts,
+		Attempts:  attempts,
 		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes,
 		Folded: l.stats.retired}
 	if c := l.local; c != nil {

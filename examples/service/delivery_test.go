@@ -38,4 +38,3 @@ func TestConcurrentDeliveries(t *testing.T) {
 		})
 	}
 }
-
