@@ -28,16 +28,19 @@ func bounds(faults, preempts, largeFaults, largePreempts int) (int, int) {
 }
 
 // ciKeyFates, in CI, confines fates to the calls of counter keys, and
-// there drops contexts ending (a scope of one fault has them): every
-// credit's transaction record calls double a scope's calls, and two faults
-// over all of them and every fate outrun CI's budget. Under
+// there drops the fates in drop (a scope of one fault has them): every
+// credit's transaction record calls double a scope's calls, and faults
+// over all of them with every fate outrun CI's budget. Under
 // COUNTERKIT_CASES every key has every fate (nil).
-func ciKeyFates(fates mc.Fates) func(key string) mc.Fates {
+func ciKeyFates(fates, drop mc.Fates) func(key string) mc.Fates {
 	if large() {
 		return nil
 	}
-	return countersOnly(fates &^ mc.Of(mc.CancelBefore, mc.CancelAfter))
+	return countersOnly(fates &^ drop)
 }
+
+// ending are the fates of a context that ends.
+var ending = mc.Of(mc.CancelBefore, mc.CancelAfter)
 
 // retryScope: two ledgers credit, a transaction whose call fails is
 // retried on the other ledger, and a third ledger retries late and
@@ -61,7 +64,7 @@ func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 	return mc.Scope{
 		Name:      name,
 		Fates:     fates,
-		KeyFates:  ciKeyFates(fates),
+		KeyFates:  ciKeyFates(fates, ending|mc.Of(mc.Unclassified)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			var st store.Siblings = w.Store
@@ -157,7 +160,7 @@ const (
 // retireAfter (negative: never, a broken variant); the invariant expects
 // an hour. wrap, unless nil, wraps the ledgers' store (broken variants).
 func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap func(w *mc.World) store.Siblings) mc.Scope {
-	faults, pre := bounds(1, 1, 2, 2)
+	faults, pre := bounds(1, 0, 2, 2)
 	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold))
 	// In CI a record may only be refused, which delays a retirement.
 	keyFates := func(key string) mc.Fates {
@@ -253,7 +256,7 @@ func shardedScope(n int) mc.Scope {
 	return mc.Scope{
 		Name:      "sharded-first-use-n" + string(rune('0'+n)),
 		Fates:     fates,
-		KeyFates:  ciKeyFates(fates),
+		KeyFates:  ciKeyFates(fates, ending),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
 			s1, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions(w, "a", small))
