@@ -48,7 +48,9 @@ var ending = mc.Of(mc.CancelBefore, mc.CancelAfter)
 func retryScope() mc.Scope { return retryScopeOn("ledger-retry", nil) }
 
 // retryOneFaultScope is retryScope with one fault, of any fate, on any
-// call, transaction records' included.
+// call, transaction records' included (in CI, retryScope's two faults are
+// refusals, lost acknowledgements, held writes and stale reads on the
+// counter's calls).
 func retryOneFaultScope() mc.Scope {
 	s := retryScopeOn("ledger-retry-one-fault", nil)
 	s.MaxFaults, s.KeyFates = 1, nil
