@@ -23,10 +23,11 @@ var knownHoles = map[string]string{
 	"2":         "idle incarnations that share a transaction are never retired",
 	"5-bounded": "a context that ends at the retry's fetch hides a write that may land (bounded.Account)",
 	"6":         "a bounded state below its bound decodes",
-	// Found by this checker once records landed: the record lookup of a
-	// retry of an ambiguous write runs before a retirement of the retrying
-	// incarnation records the transaction, its write after: counted twice.
-	"9-stalled": "a retry in flight across the retirement of its own incarnation counts twice",
+	// Found by this checker once records landed: a retry of an ambiguous
+	// write reads no record, the write that retires the retrying
+	// incarnation then records the transaction and retires the entry, and
+	// the retry, finding neither, applies it again.
+	"9-concurrent": "a retry concurrent with the retirement of its own incarnation counts twice",
 }
 
 // fixed reports whether hole h is fixed (or COUNTERKIT_HOLES asks to run
@@ -80,7 +81,7 @@ func holeScopes() []holeScope {
 		{"7", poisonedHorizonScope()},
 		{"8", unclassifiedScope()},
 		{"9", retireScopeOf("hole9-retire-late-retry", late, time.Hour, nil)},
-		{"9-stalled", retireScopeOf("hole9-retire-stalled-retry", stalled, time.Hour, nil)},
+		{"9-concurrent", retireScopeOf("hole9-retire-concurrent-retry", concurrent, time.Hour, nil)},
 	}
 }
 

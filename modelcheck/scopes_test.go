@@ -149,13 +149,14 @@ const (
 	// patient: the third ledger starts once the others' retries are done.
 	patient retirePace = iota
 	// late: it starts after the others' first calls, and a retry starts
-	// after its third write, hours later, once the first incarnations may
-	// be retired.
+	// after its last write, hours later, once the first incarnations may
+	// have been retired.
 	late
-	// stalled: it starts after the others' first calls and the clock moves
-	// on while a retry runs: an Update may stay in flight (between its
-	// record lookup and its write) across a retirement.
-	stalled
+	// concurrent: it starts after the others' first calls, and a retry
+	// may run at any time, concurrently with the write that retires its
+	// incarnation (its record lookup before the retirement's records, its
+	// write after).
+	concurrent
 )
 
 // retireScopeOf is retireScope at pace. The ledgers retire after
@@ -173,11 +174,11 @@ func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap
 	}
 	if pace != patient {
 		// A retry that lands twice needs two faults (a refusal, then an
-		// acknowledgement lost); stalled, a preemption too (the third
+		// acknowledgement lost); concurrent, a preemption too (the third
 		// ledger going between the retry's calls). In CI, faults on the
 		// counter's calls alone, and no write held.
 		faults, pre, fates = 2, 0, mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)
-		if pace == stalled {
+		if pace == concurrent {
 			pre = 1
 		}
 		keyFates = nil
@@ -207,7 +208,7 @@ func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap
 			a, b, c := mustLedger(st, "k", opts("a")), mustLedger(st, "k", opts("b")), mustLedger(st, "k", opts("c"))
 			retry := func(r *mc.Runner) {
 				if pace == late {
-					r.Wait("C3")
+					r.Wait("C4")
 				}
 			}
 			w.Go("A", func(r *mc.Runner) {
