@@ -6,8 +6,12 @@
 // preemptions. After every step a fresh reader with no faults checks the
 // promise: every acknowledged transaction counted exactly once, none
 // counted twice, none whose every call answered a definite failure
-// counted at all, a retry inside the stated window recognised, every key
-// readable, no bounded value below its bound.
+// counted at all, every key readable, no bounded value below its bound; a
+// retry inside the ledger's retry window (Options.RetryWindow from the
+// transaction's first call, on the checker's clock, which every ledger
+// uses) recognised, neither applied again nor refused; after it, a timed
+// transaction refused and an untimed one counted at most twice. Traces name
+// a transaction record's key record(<txn>).
 //
 // Its code is tests only; the explorer lives in internal/mc.
 //

@@ -27,10 +27,39 @@ func large() bool { return os.Getenv("COUNTERKIT_CASES") != "" }
 func holesOn() bool { return os.Getenv("COUNTERKIT_HOLES") != "" }
 
 // ledgerOptions are the options of every ledger of a scope: no backoff
-// (the explorer is the only clock), one retry, no grouping unless asked.
-func ledgerOptions(actor string, c tpncounter.Options) ledger.Options {
+// (the explorer is the only clock), one retry, no grouping unless asked,
+// the world's fake clock for records, the retry window and retirement,
+// and the world's stated retry window.
+func ledgerOptions(w *mc.World, actor string, c tpncounter.Options) ledger.Options {
 	return ledger.Options{Actor: crdt.ActorID(actor), RetryCount: 1, Backoff: ledger.Backoff{Initial: -1},
-		MaxGroup: 1, Counter: c}
+		MaxGroup: 1, Counter: c, Clock: w.Clock.Now, RetryWindow: w.RetryWindow}
+}
+
+// timed makes c's transactions timed at their first call (mc.World.TxnTime)
+// and tells the world so.
+func timed(w *mc.World, c tpncounter.Options) tpncounter.Options {
+	w.Timed = true
+	c.TxnTime = w.TxnTime
+	return c
+}
+
+// nameRecords makes traces show the record keys of account's transactions
+// as record(<txn>).
+func nameRecords(w *mc.World, account string, txns []mc.Txn) {
+	for _, t := range txns {
+		w.Store.Name(ledger.RecordKey(account, t.ID), "record("+string(t.ID)+")")
+	}
+}
+
+// countersOnly gives fates to the calls of counter keys alone, none to
+// transaction records' (to spare a scope's budget).
+func countersOnly(fates mc.Fates) func(key string) mc.Fates {
+	return func(key string) mc.Fates {
+		if ledger.IsRecordKey(key) {
+			return 0
+		}
+		return fates
+	}
 }
 
 func mustLedger(st store.Siblings, key string, o ledger.Options) *ledger.Ledger {
@@ -109,10 +138,13 @@ func failed(op *mc.Op) bool { return op.Result.Err != nil }
 // ledger over the store with no faults, are readable, and their values
 // together count every transaction as the promise says.
 func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...string) {
+	for _, k := range keys {
+		nameRecords(w, k, txns)
+	}
 	w.Check("promise", func() error {
 		var sum int64
 		for _, k := range keys {
-			l := mustLedger(w.Inner, k, ledgerOptions("checker", c))
+			l := mustLedger(w.Inner, k, ledgerOptions(w, "checker", c))
 			v, err := l.Value(bg)
 			if err != nil {
 				return fmt.Errorf("key %q unreadable: %w", k, err)
@@ -207,7 +239,7 @@ func checkSharded(w *mc.World, account string, c tpncounter.Options, txns []mc.T
 		}
 		var errs []error
 		for _, n := range ns {
-			s, err := ledger.NewSharded(w.Inner, account, n, ledgerOptions("checker", c))
+			s, err := ledger.NewSharded(w.Inner, account, n, ledgerOptions(w, "checker", c))
 			if err != nil {
 				return err
 			}
@@ -219,6 +251,7 @@ func checkSharded(w *mc.World, account string, c tpncounter.Options, txns []mc.T
 		}
 		return fmt.Errorf("account %q unreadable: %w", account, errors.Join(errs...))
 	})
+	nameRecords(w, account, txns)
 	maxN := 0
 	for _, n := range ns {
 		maxN = max(maxN, n)
@@ -316,8 +349,12 @@ func storedAccount(w *mc.World, key string, c bounded.Options) (*bounded.Counter
 }
 
 // checkRetired adds, at the end, that every incarnation of key that stopped
-// writing is retired once another incarnation has made three writes after
-// its last one, the last two at least retireAfter apart.
+// writing is retired once another incarnation has made three fault-free
+// writes after its last one, the last two at least retireAfter apart. A
+// fault-free write is one whose operation had no call faulted: a fault on
+// the calls a retirement makes (a record refused, say) delays the
+// retirement to a later write, and a write held in flight counts for
+// nothing.
 func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter time.Duration) {
 	w.CheckEnd("idle incarnations retired", func() error {
 		state, err := storedState(w, key, c)
@@ -335,29 +372,18 @@ func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter tim
 			if last < 0 {
 				continue // written before the run
 			}
-			later := map[crdt.ActorID][]time.Time{}
+			later := map[crdt.ActorID][]mc.Landing{}
 			for _, l := range lands[last+1:] {
-				later[l.Actor] = append(later[l.Actor], l.At)
-			}
-			for other, ts := range later {
-				if len(ts) >= 3 && ts[len(ts)-1].Sub(ts[len(ts)-2]) >= retireAfter {
-					return fmt.Errorf("%s is still live: %s made %d writes after its last, over %v, with RetireAfter %v (%d live actors)",
-						a, other, len(ts), ts[len(ts)-1].Sub(ts[0]), retireAfter, state.Stats().Actors)
+				if l.Op != nil && l.Op.Faults == 0 {
+					later[l.Actor] = append(later[l.Actor], l)
 				}
 			}
-		}
-		return nil
-	})
-}
-
-// checkNotRefusedInWindow adds that no operation is refused with
-// crdt.ErrOutsideWindow: in the scopes that use it every transaction is
-// timed at the fake clock's present, inside any window.
-func checkNotRefusedInWindow(w *mc.World) {
-	w.Check("timed transactions inside the window accepted", func() error {
-		for _, op := range w.Ops() {
-			if op.Finished && errors.Is(op.Result.Err, crdt.ErrOutsideWindow) {
-				return fmt.Errorf("%s: %q, timed now, refused: %v", op.Label, op.Txn, op.Result.Err)
+			for other, ls := range later {
+				n := len(ls)
+				if n >= 3 && ls[n-1].At.Sub(ls[n-2].At) >= retireAfter {
+					return fmt.Errorf("%s is still live: %s made %d fault-free writes after its last (%s, %s), with RetireAfter %v (%d live actors)",
+						a, other, n, ls[n-2].Op.Label, ls[n-1].Op.Label, retireAfter, state.Stats().Actors)
+				}
 			}
 		}
 		return nil

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/modelcheck/internal/mc"
 	"github.com/counterkit/counterkit/store"
 )
@@ -57,6 +59,17 @@ func (s refusedStore) Put(ctx context.Context, key string, actor crdt.ActorID, v
 	return err
 }
 
+// recordDropStore acknowledges every Put of a transaction record and
+// writes none.
+type recordDropStore struct{ store.Siblings }
+
+func (s recordDropStore) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	if ledger.IsRecordKey(key) {
+		return nil
+	}
+	return s.Siblings.Put(ctx, key, actor, value, token)
+}
+
 func TestCatchesBrokenVariants(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -72,6 +85,32 @@ func TestCatchesBrokenVariants(t *testing.T) {
 			}
 			if findViolation(t, boundedScopeOn("broken-bounded", tc.wrap)) == nil {
 				t.Error("the checker found no violation with bounded accounts")
+			}
+		})
+	}
+}
+
+// TestCatchesBrokenWindows: ledgers whose retry window is not the stated
+// one, and ledgers that never retire.
+func TestCatchesBrokenWindows(t *testing.T) {
+	day := mc.DefaultRetryWindow
+	for _, s := range []mc.Scope{
+		// An hour's window where a day is stated, a retry two hours on:
+		// untimed, applied again; timed, refused.
+		afterWindowScope("broken-short-window", false, time.Hour, 2*time.Hour),
+		afterWindowScope("broken-short-window-timed", true, time.Hour, 2*time.Hour),
+		// Two days' window where a day is stated: a timed retry a day and
+		// an hour on is answered, not refused.
+		afterWindowScope("broken-long-window-timed", true, 2*day, day+time.Hour),
+		// RetireAfter negative: idle incarnations are never retired.
+		retireScopeOf("broken-never-retires", patient, -1, nil),
+		// A store that acknowledges transaction records and drops them:
+		// a retry after a retirement is applied again.
+		retireScopeOf("broken-records-dropped", late, time.Hour, func(w *mc.World) store.Siblings { return recordDropStore{w.Store} }),
+	} {
+		t.Run(s.Name, func(t *testing.T) {
+			if findViolation(t, s) == nil {
+				t.Error("the checker found no violation")
 			}
 		})
 	}

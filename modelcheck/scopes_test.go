@@ -2,6 +2,7 @@ package modelcheck
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -26,29 +27,55 @@ func bounds(faults, preempts, largeFaults, largePreempts int) (int, int) {
 	return faults, preempts
 }
 
+// ciKeyFates, in CI, confines fates to the calls of counter keys, and
+// there drops the fates in drop (a scope of one fault has them): every
+// credit's transaction record calls double a scope's calls, and faults
+// over all of them with every fate outrun CI's budget. Under
+// COUNTERKIT_CASES every key has every fate (nil).
+func ciKeyFates(fates, drop mc.Fates) func(key string) mc.Fates {
+	if large() {
+		return nil
+	}
+	return countersOnly(fates &^ drop)
+}
+
+// ending are the fates of a context that ends.
+var ending = mc.Of(mc.CancelBefore, mc.CancelAfter)
+
 // retryScope: two ledgers credit, a transaction whose call fails is
 // retried on the other ledger, and a third ledger retries late and
 // compacts.
 func retryScope() mc.Scope { return retryScopeOn("ledger-retry", nil) }
+
+// retryOneFaultScope is retryScope with one fault, of any fate, on any
+// call, transaction records' included (in CI, retryScope's two faults are
+// refusals, lost acknowledgements, held writes and stale reads on the
+// counter's calls).
+func retryOneFaultScope() mc.Scope {
+	s := retryScopeOn("ledger-retry-one-fault", nil)
+	s.MaxFaults, s.KeyFates = 1, nil
+	return s
+}
 
 // retryScopeOn is retryScope with the ledgers' store wrapped by wrap (nil:
 // none), for the broken variants.
 func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 	faults, pre := bounds(2, 0, 2, 2)
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
+	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale))
 	return mc.Scope{
 		Name:      name,
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
+		Fates:     fates,
+		KeyFates:  ciKeyFates(fates, ending|mc.Of(mc.Unclassified)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
-			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
 			var st store.Siblings = w.Store
 			if wrap != nil {
 				st = wrap(w)
 			}
-			a := mustLedger(st, "k", ledgerOptions("a", small))
-			b := mustLedger(st, "k", ledgerOptions("b", small))
-			c := mustLedger(st, "k", ledgerOptions("c", small))
+			a := mustLedger(st, "k", ledgerOptions(w, "a", small))
+			b := mustLedger(st, "k", ledgerOptions(w, "b", small))
+			c := mustLedger(st, "k", ledgerOptions(w, "c", small))
 			w.Go("A", func(r *mc.Runner) {
 				credit(r, "A1", a, "x", 1)
 				credit(r, "A2", a, "y", 10)
@@ -74,28 +101,32 @@ func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 	}
 }
 
-// groupScope: two concurrent Credits on one Ledger with MaxGroup 2 share a
-// write; a failed one is retried on a second ledger.
+// groupScope: concurrent Credits on one Ledger with MaxGroup 2 share a
+// write (two in CI, three under COUNTERKIT_CASES); a failed one is
+// retried on a second ledger.
 func groupScope() mc.Scope {
-	faults, pre := bounds(2, 2, 2, 3)
+	faults, pre := bounds(1, 1, 2, 3)
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
+	if !large() {
+		txns = txns[:2]
+	}
 	return mc.Scope{
 		Name:      "ledger-group",
 		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
-			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
-			o := ledgerOptions("a", small)
+			o := ledgerOptions(w, "a", small)
 			o.MaxGroup = 2
 			a := mustLedger(w.Store, "k", o)
-			b := mustLedger(w.Store, "k", ledgerOptions("b", small))
-			w.Go("G1", func(r *mc.Runner) { credit(r, "G1", a, "x", 1) })
-			w.Go("G2", func(r *mc.Runner) { credit(r, "G2", a, "y", 10) })
-			w.Go("G3", func(r *mc.Runner) { credit(r, "G3", a, "z", 100) })
+			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", small))
+			for i, t := range txns {
+				label := fmt.Sprintf("G%d", i+1)
+				w.Go(label, func(r *mc.Runner) { credit(r, label, a, t.ID, t.Amount) })
+			}
 			w.Go("B", func(r *mc.Runner) {
-				for _, l := range []string{"G1", "G2", "G3"} {
-					if op := r.Wait(l); failed(op) {
-						credit(r, "B"+l, b, op.Txn, op.Amount)
+				for i := range txns {
+					if op := r.Wait(fmt.Sprintf("G%d", i+1)); failed(op) {
+						credit(r, "B"+op.Label, b, op.Txn, op.Amount)
 					}
 				}
 			})
@@ -108,50 +139,103 @@ func groupScope() mc.Scope {
 // (retrying on themselves after an error) and go idle while a third writes
 // on for hours. The third starts once the others' retries are done:
 // RetireAfter's documented assumption that no client retries later.
-func retireScope() mc.Scope { return retireScopeOf("ledger-retire", true) }
+func retireScope() mc.Scope { return retireScopeOf("ledger-retire", patient, time.Hour, nil) }
 
-// retireScopeOf is retireScope; unless patient, the third ledger starts
-// after the first calls, so a retry may come hours later.
-func retireScopeOf(name string, patient bool) mc.Scope {
-	faults, pre := bounds(1, 1, 2, 2)
+// retirePace says when the third ledger of retireScopeOf starts and when
+// the clock moves on.
+type retirePace int
+
+const (
+	// patient: the third ledger starts once the others' retries are done.
+	patient retirePace = iota
+	// late: it starts after the others' first calls, and a retry starts
+	// after its last write, hours later, once the first incarnations may
+	// have been retired.
+	late
+	// concurrent: it starts after the others' first calls, and a retry
+	// may run at any time, concurrently with the write that retires its
+	// incarnation (its record lookup before the retirement's records, its
+	// write after).
+	concurrent
+)
+
+// retireScopeOf is retireScope at pace. The ledgers retire after
+// retireAfter (negative: never, a broken variant); the invariant expects
+// an hour. wrap, unless nil, wraps the ledgers' store (broken variants).
+func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap func(w *mc.World) store.Siblings) mc.Scope {
+	faults, pre := bounds(1, 0, 2, 2)
 	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold))
-	if !patient {
-		faults, fates = 2, mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)
+	// In CI a record may only be refused, which delays a retirement.
+	keyFates := func(key string) mc.Fates {
+		if ledger.IsRecordKey(key) && !large() {
+			return mc.Of(mc.Refuse)
+		}
+		return fates
+	}
+	if pace != patient {
+		// A retry that lands twice needs two faults (a refusal, then an
+		// acknowledgement lost); concurrent, a preemption too (the third
+		// ledger going between the retry's calls). In CI, faults on the
+		// counter's calls alone, and no write held.
+		faults, pre, fates = 2, 0, mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)
+		if pace == concurrent {
+			pre = 1
+		}
+		keyFates = nil
+		if !large() {
+			fates = mc.Of(mc.Refuse, mc.LoseAck)
+			keyFates = countersOnly(fates)
+		} else {
+			pre = 2
+		}
 	}
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "c1", Amount: 100}, {ID: "c2", Amount: 1000}, {ID: "c3", Amount: 10000}}
 	return mc.Scope{
 		Name:      name,
 		Fates:     fates,
+		KeyFates:  keyFates,
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
-			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
 			opts := func(actor string) ledger.Options {
-				o := ledgerOptions(actor, small)
-				o.RetireAfter, o.Clock = time.Hour, w.Clock.Now
+				o := ledgerOptions(w, actor, small)
+				o.RetireAfter = retireAfter
 				return o
 			}
-			a := mustLedger(w.Store, "k", opts("a"))
-			b := mustLedger(w.Store, "k", opts("b"))
-			c := mustLedger(w.Store, "k", opts("c"))
+			var st store.Siblings = w.Store
+			if wrap != nil {
+				st = wrap(w)
+			}
+			a, b, c := mustLedger(st, "k", opts("a")), mustLedger(st, "k", opts("b")), mustLedger(st, "k", opts("c"))
+			retry := func(r *mc.Runner) {
+				if pace == late {
+					r.Wait("C4")
+				}
+			}
 			w.Go("A", func(r *mc.Runner) {
 				if failed(credit(r, "A1", a, "x", 1)) {
+					retry(r)
 					credit(r, "A2", a, "x", 1)
 				}
 				r.Do("A-done", "", 0, func(context.Context) mc.Result { return mc.Result{} })
 			})
+			// With two faults, CI affords one idle incarnation only.
+			twoIdle := pace == patient || large()
 			w.Go("B", func(r *mc.Runner) {
-				if failed(credit(r, "B1", b, "y", 10)) {
+				if twoIdle && failed(credit(r, "B1", b, "y", 10)) {
+					retry(r)
 					credit(r, "B2", b, "y", 10)
 				}
 				r.Do("B-done", "", 0, func(context.Context) mc.Result { return mc.Result{} })
 			})
 			w.Go("C", func(r *mc.Runner) {
-				if patient {
+				if pace == patient {
 					r.Wait("A-done")
 					r.Wait("B-done")
-				} else {
+				} else if twoIdle {
 					r.Wait("A1")
 					r.Wait("B1")
+				} else {
+					r.Wait("A1")
 				}
 				for i, x := range []crdt.TxnID{"c1", "c2", "c3"} {
 					advanceIfNoneHeld(w, time.Hour)
@@ -171,14 +255,15 @@ func retireScopeOf(name string, patient bool) mc.Scope {
 func shardedScope(n int) mc.Scope {
 	faults, pre := bounds(1, 2, 2, 3)
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
+	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Stale))
 	return mc.Scope{
 		Name:      "sharded-first-use-n" + string(rune('0'+n)),
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Stale)),
+		Fates:     fates,
+		KeyFates:  ciKeyFates(fates, ending),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
-			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
-			s1, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions("a", small))
-			s2, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions("b", small))
+			s1, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions(w, "a", small))
+			s2, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions(w, "b", small))
 			w.Go("S1", func(r *mc.Runner) { shardedCredit(r, "S1", s1, "x", 1) })
 			w.Go("S2", func(r *mc.Runner) {
 				shardedCredit(r, "S2", s2, "y", 10)
@@ -203,10 +288,12 @@ func boundedScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope
 	c := bounded.Options{Window: 4}
 	return mc.Scope{
 		Name:      name,
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
+		Fates:     afterBoundedFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
-			w.Window = mc.CountWindow(c.Window)
+			// The clock stands still: every retry is inside the time
+			// window; with three transactions, inside the account's
+			// window of c.Window transactions too.
 			var st store.Siblings = w.Store
 			if wrap != nil {
 				st = wrap(w)
@@ -241,7 +328,7 @@ func mustAccount(st store.Siblings, actor string, c bounded.Options) *bounded.Ac
 // so its Ledgers are dropped and reopened (a pending one must stay); a
 // failed call is retried on a second Book.
 func bookScope() mc.Scope {
-	faults, pre := bounds(2, 1, 2, 2)
+	faults, pre := bounds(1, 1, 2, 2)
 	txns1 := []mc.Txn{{ID: "x", Amount: 1}, {ID: "z", Amount: 10}}
 	txns2 := []mc.Txn{{ID: "y", Amount: 1}}
 	return mc.Scope{
@@ -249,9 +336,8 @@ func bookScope() mc.Scope {
 		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
 		Build: func(w *mc.World) {
-			w.Window = mc.CountWindow(small.HistoryLength + small.FoldedLength)
 			book := func(actor string) *ledger.Book {
-				b, err := ledger.NewBook(w.Store, ledger.BookOptions{Options: ledgerOptions(actor, small), MaxOpen: 1})
+				b, err := ledger.NewBook(w.Store, ledger.BookOptions{Options: ledgerOptions(w, actor, small), MaxOpen: 1})
 				if err != nil {
 					panic(err)
 				}
@@ -292,7 +378,56 @@ func bookScope() mc.Scope {
 }
 
 func TestScopes(t *testing.T) {
-	for _, s := range []mc.Scope{retryScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope()} {
+	for _, s := range []mc.Scope{retryScope(), retryOneFaultScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope(),
+		afterWindowScope("ledger-after-window", false, mc.DefaultRetryWindow, mc.DefaultRetryWindow+time.Hour),
+		afterWindowScope("ledger-after-window-timed", true, mc.DefaultRetryWindow, mc.DefaultRetryWindow+time.Hour)} {
 		t.Run(s.Name, func(t *testing.T) { run(t, s) })
+	}
+}
+
+// tiny forgets a transaction after two later writes of its entry, so that
+// a retry after the retry window may find it neither in the records nor in
+// the counter.
+var tiny = tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
+
+// afterWindowScope: A credits x, y, v and u; the clock moves on by advance,
+// past the retry window; B retries x on itself and on A, then credits z and
+// retries it on A, inside z's window. Timed, x's retries are refused;
+// untimed, x may be applied again (x alone may count twice), z never. The
+// ledgers keep ledgerWindow (the world's, but in a broken variant).
+func afterWindowScope(name string, isTimed bool, ledgerWindow, advance time.Duration) mc.Scope {
+	faults, pre := bounds(1, 0, 2, 1)
+	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "v", Amount: 100}, {ID: "u", Amount: 1000}, {ID: "z", Amount: 10000}}
+	return mc.Scope{
+		Name:      name,
+		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
+		MaxFaults: faults, MaxPreemptions: pre,
+		Build: func(w *mc.World) {
+			c := tiny
+			if isTimed {
+				c = timed(w, c)
+			}
+			opts := func(actor string) ledger.Options {
+				o := ledgerOptions(w, actor, c)
+				o.RetryWindow = ledgerWindow
+				return o
+			}
+			a, b := mustLedger(w.Store, "k", opts("a")), mustLedger(w.Store, "k", opts("b"))
+			w.Go("A", func(r *mc.Runner) {
+				credit(r, "A1", a, "x", 1)
+				credit(r, "A2", a, "y", 10)
+				credit(r, "A3", a, "v", 100)
+				credit(r, "A4", a, "u", 1000)
+			})
+			w.Go("B", func(r *mc.Runner) {
+				r.Wait("A4")
+				w.Clock.Advance(advance)
+				credit(r, "B1", b, "x", 1)
+				credit(r, "B2", a, "x", 1)
+				credit(r, "B3", b, "z", 10000)
+				credit(r, "B4", a, "z", 10000)
+			})
+			checkLedgers(w, c, txns, "k")
+		},
 	}
 }

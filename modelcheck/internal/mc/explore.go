@@ -15,6 +15,9 @@ type Scope struct {
 	Name string
 	// Fates are the faults the explorer may give a call, besides Deliver.
 	Fates Fates
+	// KeyFates, when set, gives instead the faults allowed on the calls
+	// of each key (to spare a scope's budget the faults of some keys).
+	KeyFates func(key string) Fates
 	// MaxFaults bounds the calls of one schedule given a fate other than
 	// Deliver.
 	MaxFaults int
@@ -313,8 +316,12 @@ func options(w *World, s Scope, faults, preempts int, last string) []option {
 		if faults >= s.MaxFaults {
 			continue
 		}
+		fates := s.Fates
+		if s.KeyFates != nil {
+			fates = s.KeyFates(c.key)
+		}
 		for f := Refuse; f < numFates; f++ {
-			if !s.Fates.Has(f) || !applies(w, c, f) {
+			if !fates.Has(f) || !applies(w, c, f) {
 				continue
 			}
 			out = append(out, option{call: c, fate: f, fault: true, preempt: pre})

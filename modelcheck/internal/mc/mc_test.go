@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -95,5 +97,60 @@ func TestExploreCountsSchedules(t *testing.T) {
 	// A-deliver → B {deliver, refuse}: 2; A-refuse → B deliver: 1; same for B first: 3.
 	if rep.Schedules != 6 || rep.Violation != nil {
 		t.Fatalf("%d schedules (%v), want 6", rep.Schedules, rep.Violation)
+	}
+}
+
+// TestRetryWindowInTime: a retry starting RetryWindow or more after the
+// transaction's first call is outside the window: untimed, the transaction
+// may then count twice; timed, a retry answered instead of refused breaks
+// the promise. Inside the window an answer Applied after an
+// acknowledgement does.
+func TestRetryWindowInTime(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		timed   bool
+		advance time.Duration
+		counts  int
+		wantErr bool
+	}{
+		{"untimed after the window, counted twice", false, 2 * time.Hour, 2, false},
+		{"timed after the window, answered", true, 2 * time.Hour, 1, true},
+		{"untimed inside the window, applied again", false, 30 * time.Minute, 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			s := Scope{Name: "window", Build: func(w *World) {
+				w.RetryWindow, w.Timed = time.Hour, tc.timed
+				w.Go("A", func(r *Runner) {
+					applied := func(context.Context) Result { return Result{Applied: true, Outcome: "applied"} }
+					r.Do("A1", "x", 1, applied)
+					w.Clock.Advance(tc.advance)
+					r.Do("A2", "x", 1, applied)
+					err = w.CheckCounts(map[crdt.TxnID]int{"x": tc.counts}, []Txn{{"x", 1}}, false)
+				})
+			}}
+			if rep := Explore(s); rep.Violation != nil {
+				t.Fatal(rep.Violation)
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("CheckCounts: %v, want an error: %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestKeyNamesInTraces: a named key appears by its name in the trace.
+func TestKeyNamesInTraces(t *testing.T) {
+	s := Scope{Name: "names", Build: func(w *World) {
+		w.Store.Name("counterkit.txn/ABC", "record(x)")
+		w.Go("A", func(r *Runner) {
+			r.Do("A1", "", 0, func(ctx context.Context) Result {
+				return Result{Err: w.Store.Put(ctx, "counterkit.txn/ABC", "a", []byte("v"), nil)}
+			})
+		})
+	}}
+	_, trace := Replay(s, nil)
+	if len(trace) == 0 || !strings.Contains(trace[0], "A1 Put record(x) #1") {
+		t.Fatalf("trace %q does not name the key", trace)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -64,9 +65,11 @@ func Counts(value int64, txns []Txn) (map[crdt.TxnID]int, error) {
 // counts in the store now: an acknowledged transaction counts exactly once;
 // none counts twice; one whose every call answered a definite failure, with
 // none still running, counts zero times; a retry of an acknowledged
-// transaction inside the window is recognised, neither applied again nor
-// refused. A retry outside the window may count a second time (the
-// documented cost of an untimed retry that late).
+// transaction inside the retry window (World.RetryWindow from the
+// transaction's first call) is recognised, neither applied again nor
+// refused with crdt.ErrOutsideWindow. After the window a timed transaction
+// (World.Timed) is refused, never answered or counted again; an untimed one
+// may be applied as new, so that transaction alone may count twice.
 //
 // With doubled, a transaction may count twice for a while (a bounded
 // counter's two holders, until the larger takes its copy back); then it
@@ -84,7 +87,7 @@ func (w *World) CheckCounts(counts map[crdt.TxnID]int, txns []Txn, doubled bool)
 				continue
 			}
 			n++
-			if op.AckedBefore && !op.InWindow {
+			if op.Retry && !op.InWindow && !w.Timed {
 				late = true
 			}
 			if !op.Finished {
@@ -100,13 +103,17 @@ func (w *World) CheckCounts(counts map[crdt.TxnID]int, txns []Txn, doubled bool)
 			} else {
 				definiteErr = err
 			}
-			if op.AckedBefore && op.InWindow {
-				if err == nil && op.Result.Applied {
+			if op.InWindow {
+				if op.AckedBefore && err == nil && op.Result.Applied {
 					return fmt.Errorf("%s: a retry of %q inside the window, after it was acknowledged, answered Applied", op.Label, t.ID)
 				}
 				if errors.Is(err, crdt.ErrOutsideWindow) {
-					return fmt.Errorf("%s: a retry of %q inside the window was refused: %v", op.Label, t.ID, err)
+					return fmt.Errorf("%s: a retry of %q inside the window (%v after its first call, window %v) was refused: %v",
+						op.Label, t.ID, op.Start.Sub(w.firstStart(t.ID)), w.RetryWindow, err)
 				}
+			} else if w.Timed && err == nil {
+				return fmt.Errorf("%s: a retry of timed %q %v after its first call, past the window %v, answered %s instead of a refusal",
+					op.Label, t.ID, op.Start.Sub(w.firstStart(t.ID)), w.RetryWindow, op.Result)
 			}
 		}
 		c := counts[t.ID]
@@ -123,4 +130,10 @@ func (w *World) CheckCounts(counts map[crdt.TxnID]int, txns []Txn, doubled bool)
 		}
 	}
 	return nil
+}
+
+// firstStart is firstCall's time; w.mu is held.
+func (w *World) firstStart(txn crdt.TxnID) time.Time {
+	t, _ := w.firstCall(txn)
+	return t
 }

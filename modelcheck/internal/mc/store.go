@@ -99,6 +99,7 @@ type answer struct {
 
 type heldPut struct {
 	id    string
+	op    *Op
 	key   string
 	actor crdt.ActorID
 	value []byte
@@ -129,12 +130,35 @@ type Store struct {
 	direct bool
 	// landings lists the landed writes of each key, with the fake time.
 	landings map[string][]Landing
+	// names are the names of keys in traces (Name).
+	names map[string]string
 }
 
-// Landing is one write that landed: its actor and the fake time.
+// Landing is one write that landed: its actor, the fake time, and the
+// operation that made it (nil for a write outside any operation).
 type Landing struct {
 	Actor crdt.ActorID
 	At    time.Time
+	Op    *Op
+}
+
+// Name makes traces show key as name (a transaction record's key, say,
+// as record(<txn>)). Call it from Scope.Build.
+func (s *Store) Name(key, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	s.names[key] = name
+}
+
+// keyName is key's name in traces; s.mu is held.
+func (s *Store) keyName(key string) string {
+	if n, ok := s.names[key]; ok {
+		return n
+	}
+	return key
 }
 
 // Landings returns the writes of key that landed, in order.
@@ -190,7 +214,7 @@ func (s *Store) wait(ctx context.Context, method, key string, actor crdt.ActorID
 		s.mu.Unlock()
 		return s.run(c)
 	}
-	base := label + " " + method + " " + key
+	base := label + " " + method + " " + s.keyName(key)
 	s.arrived[base]++
 	c.id = fmt.Sprintf("%s #%d", base, s.arrived[base])
 	s.pending[c.id] = c
@@ -223,8 +247,9 @@ func (s *Store) hasOlder(key string) bool {
 	return len(s.versions[key]) >= 2
 }
 
-// land writes a put to the inner store and records the key's new version.
-func (s *Store) land(key string, actor crdt.ActorID, value []byte, token store.Token) error {
+// land writes a put of op to the inner store and records the key's new
+// version.
+func (s *Store) land(op *Op, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	ctx := context.Background()
 	s.mu.Lock()
 	if _, ok := s.versions[key]; !ok {
@@ -249,7 +274,7 @@ func (s *Store) land(key string, actor crdt.ActorID, value []byte, token store.T
 		s.writes[key] = map[crdt.ActorID]int{}
 	}
 	s.writes[key][actor]++
-	s.landings[key] = append(s.landings[key], Landing{actor, s.w.Clock.Now()})
+	s.landings[key] = append(s.landings[key], Landing{actor, s.w.Clock.Now(), op})
 	s.mu.Unlock()
 	return nil
 }
@@ -258,6 +283,9 @@ func (s *Store) land(key string, actor crdt.ActorID, value []byte, token store.T
 func (s *Store) decide(c *call, f Fate) {
 	s.mu.Lock()
 	delete(s.pending, c.id)
+	if f != Deliver && c.op != nil {
+		c.op.Faults++
+	}
 	s.mu.Unlock()
 	var a answer
 	cancel := func() {
@@ -281,7 +309,7 @@ func (s *Store) decide(c *call, f Fate) {
 		}
 	case Hold:
 		s.mu.Lock()
-		s.held = append(s.held, heldPut{id: c.id, key: c.key, actor: c.actor, value: c.value, token: c.token})
+		s.held = append(s.held, heldPut{id: c.id, op: c.op, key: c.key, actor: c.actor, value: c.value, token: c.token})
 		s.mu.Unlock()
 		a.err = fmt.Errorf("mc: %s: timed out, held in flight: %w", c.id, crdt.ErrAmbiguousWrite)
 	case Stale:
@@ -312,7 +340,7 @@ func (s *Store) run(c *call) answer {
 		vs, tok, err := s.inner.Fetch(context.Background(), c.key)
 		return answer{vals: vs, tok: tok, err: err}
 	}
-	return answer{err: s.land(c.key, c.actor, c.value, c.token)}
+	return answer{err: s.land(c.op, c.key, c.actor, c.value, c.token)}
 }
 
 // deliverHeld lands the i-th held put.
@@ -321,5 +349,5 @@ func (s *Store) deliverHeld(i int) error {
 	h := s.held[i]
 	s.held = append(s.held[:i:i], s.held[i+1:]...)
 	s.mu.Unlock()
-	return s.land(h.key, h.actor, h.value, h.token)
+	return s.land(h.op, h.key, h.actor, h.value, h.token)
 }

@@ -23,13 +23,18 @@ type Op struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
+	// Start is the fake time when the operation started.
+	Start time.Time
 	// Set when the operation returns.
 	Finished bool
 	Result   Result
-	// AckedBefore and InWindow describe Txn when the operation started:
-	// acknowledged by an earlier operation, and inside the stated window
-	// of some ledger that applied it (see World.InWindow).
-	AckedBefore, InWindow bool
+	// AckedBefore, Retry and InWindow describe Txn when the operation
+	// started: acknowledged by an earlier operation, called before, and
+	// inside the retry window (World.RetryWindow) of its first call.
+	AckedBefore, Retry, InWindow bool
+	// Faults counts the calls of the operation the explorer gave a fate
+	// other than Deliver (read at the end, once every call returned).
+	Faults int
 }
 
 // Result is what an operation returned, in the checker's terms.
@@ -85,23 +90,9 @@ func (c *Clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// Window is the stated retry window: whether a transaction applied by
-// writer on key, whose applying call returned when writer had made
-// writesAtAck landed writes there, is still inside it now that it has made
-// writesNow. Nil means always inside.
-type Window func(writesAtAck, writesNow int) bool
-
-// CountWindow is the README's window: inside while the applier has made
-// fewer than n later writes.
-func CountWindow(n int) Window {
-	return func(atAck, now int) bool { return now-atAck < n }
-}
-
-type applier struct {
-	writer crdt.ActorID
-	key    string
-	atAck  int
-}
+// DefaultRetryWindow is World.RetryWindow unless a scope sets it: the
+// ledger's default (ledger.DefaultRetryWindow).
+const DefaultRetryWindow = 24 * time.Hour
 
 // World is one execution: the scheduler store, the fake clock, the
 // scripts and what their operations returned.
@@ -109,23 +100,29 @@ type World struct {
 	Store *Store
 	Inner *memory.Siblings
 	Clock *Clock
-	// Window is the stated retry window; nil checks no window.
-	Window Window
+	// RetryWindow is the stated retry window: a retry of a transaction
+	// that starts less than RetryWindow after the transaction's first
+	// call (on the fake clock) is inside it. The first call starts no
+	// later than the transaction's first application, so a retry inside
+	// this window is inside the window of the first application too.
+	RetryWindow time.Duration
+	// Timed says the drivers time every transaction with TxnTime: a
+	// retry after the window must then be refused, never counted again.
+	Timed bool
 
-	mu       sync.Mutex
-	scripts  []script
-	ops      []*Op
-	byLabel  map[string]*Op
-	dones    map[string]chan struct{}
-	appliers map[crdt.TxnID][]applier
-	running  int
-	live     map[string]bool   // scripts not finished
-	waiting  map[string]string // script → label it waits for
-	base     int               // goroutines besides the scripts'
-	checks   []namedCheck
-	ends     []namedCheck
-	settles  []func()
-	log      []string
+	mu      sync.Mutex
+	scripts []script
+	ops     []*Op
+	byLabel map[string]*Op
+	dones   map[string]chan struct{}
+	running int
+	live    map[string]bool   // scripts not finished
+	waiting map[string]string // script → label it waits for
+	base    int               // goroutines besides the scripts'
+	checks  []namedCheck
+	ends    []namedCheck
+	settles []func()
+	log     []string
 }
 
 type script struct {
@@ -139,9 +136,9 @@ type namedCheck struct {
 }
 
 func newWorld() *World {
-	w := &World{Inner: memory.NewSiblings(), Clock: &Clock{now: Epoch},
-		byLabel: map[string]*Op{}, appliers: map[crdt.TxnID][]applier{},
-		live: map[string]bool{}, waiting: map[string]string{}}
+	w := &World{Inner: memory.NewSiblings(), Clock: &Clock{now: Epoch}, RetryWindow: DefaultRetryWindow,
+		byLabel: map[string]*Op{},
+		live:    map[string]bool{}, waiting: map[string]string{}}
 	w.Store = newStore(w, w.Inner)
 	return w
 }
@@ -193,18 +190,26 @@ func (w *World) acked(txn crdt.TxnID) bool {
 	return false
 }
 
-// inWindow reports whether some writer that applied txn is inside the
-// window.
-func (w *World) inWindow(txn crdt.TxnID) bool {
-	if w.Window == nil {
-		return true
-	}
-	for _, a := range w.appliers[txn] {
-		if w.Window(a.atAck, w.Store.Writes(a.key, a.writer)) {
-			return true
+// firstCall returns the start of the first operation of txn; w.mu is held.
+func (w *World) firstCall(txn crdt.TxnID) (time.Time, bool) {
+	for _, op := range w.ops {
+		if op.Txn == txn {
+			return op.Start, true
 		}
 	}
-	return false
+	return time.Time{}, false
+}
+
+// TxnTime is the time a client stamps on txn: the start of its first
+// call, or now before any. Hand it to tpncounter.Options.TxnTime for timed
+// transactions (and set Timed).
+func (w *World) TxnTime(txn crdt.TxnID) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t, ok := w.firstCall(txn); ok {
+		return t, true
+	}
+	return w.Clock.Now(), true
 }
 
 // Runner runs one script's operations.
@@ -230,9 +235,12 @@ func (r *Runner) Do(label string, txn crdt.TxnID, amount int64, f func(ctx conte
 		w.mu.Unlock()
 		panic("mc: two operations labelled " + label)
 	}
+	op.Start = w.Clock.Now()
 	if txn != "" {
 		op.AckedBefore = w.acked(txn)
-		op.InWindow = w.inWindow(txn)
+		first, retry := w.firstCall(txn)
+		op.Retry = retry
+		op.InWindow = !retry || op.Start.Sub(first) < w.RetryWindow
 	}
 	w.ops = append(w.ops, op)
 	w.byLabel[label] = op
@@ -240,9 +248,6 @@ func (r *Runner) Do(label string, txn crdt.TxnID, amount int64, f func(ctx conte
 	res := f(ctx)
 	w.mu.Lock()
 	op.Result, op.Finished = res, true
-	if txn != "" && res.Err == nil && res.Applied {
-		w.appliers[txn] = append(w.appliers[txn], applier{res.Writer, res.Key, w.Store.Writes(res.Key, res.Writer)})
-	}
 	w.log = append(w.log, fmt.Sprintf("  %s returns %s", label, res))
 	for sc, l := range w.waiting {
 		if l == label {
