@@ -20,14 +20,7 @@ import (
 // and its scope runs in CI from then on. Fixed, and run in CI: 1, 3, 4, 5
 // (ledger), 7, 8 and 9 (the ledger's transaction records).
 var knownHoles = map[string]string{
-	"2":         "idle incarnations that share a transaction are never retired",
-	"5-bounded": "a context that ends at the retry's fetch hides a write that may land (bounded.Account)",
-	"6":         "a bounded state below its bound decodes",
-	// Found by this checker once records landed: a retry of an ambiguous
-	// write reads no record, the write that retires the retrying
-	// incarnation then records the transaction and retires the entry, and
-	// the retry, finding neither, applies it again.
-	"9-concurrent": "a retry concurrent with the retirement of its own incarnation counts twice",
+	"2": "idle incarnations that share a transaction are never retired",
 }
 
 // fixed reports whether hole h is fixed (or COUNTERKIT_HOLES asks to run
