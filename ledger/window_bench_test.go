@@ -279,13 +279,15 @@ func windowIDs(n int) []crdt.TxnID {
 // calls, bytes written and bytes read per credit (counted by a wrapping
 // store), and x-vs-fresh, x-vs-native, cpu-x-vs-fresh and
 // cpu-x-vs-native: its ns/op and cpu-ns/op over fresh's and native's,
-// measured earlier in the same run (run the whole benchmark; with -count,
-// the ratios are against the last run of native and fresh). Records are
+// measured earlier in the same process. -count repeats each sub-benchmark
+// in a row, so that every row's ratios are against the last row of native
+// and fresh; separate processes pair each round with its own baselines. Records are
 // kept in a recordArena, which the garbage collector does not scan. The busy accounts are
 // built once per process (3,000,000 records: minutes on a loaded machine)
 // before the first sub-benchmark.
 //
-// Run: taskset -c 1 go test ./ledger -run '^$' -bench 'CreditWindow$' -count 6
+// Run: go test -c -o ledger.test ./ledger && cd ledger && for i in 1 2 3 4 5 6; do
+// taskset -c 1 ../ledger.test -test.run '^$' -test.bench 'CreditWindow$'; done
 func BenchmarkCreditWindow(b *testing.B) {
 	windowFixture.once.Do(buildWindowFixture)
 	if windowFixture.err != nil {
