@@ -44,9 +44,11 @@ type busyAccount struct {
 var windowFixture struct {
 	once sync.Once
 	// plain: 32 Ledgers on one key; plainH1 the same with HistoryLength
-	// 1; sharded: 32 Sharded values of 8 sub-keys.
-	plain, plainH1, sharded busyAccount
-	err                     error
+	// 1; plainNR and plainH1NR those two with RetireAfter negative (the
+	// writers never look for entries to retire); sharded: 32 Sharded
+	// values of 8 sub-keys.
+	plain, plainH1, plainNR, plainH1NR, sharded busyAccount
+	err                                         error
 }
 
 // recordArena is a store.Siblings that keeps transaction records
@@ -240,6 +242,13 @@ func buildWindowFixture() {
 	if f.plainH1, f.err = buildBusy("busy-h1", 30, plainWriter("busy-h1", h)); f.err != nil {
 		return
 	}
+	if f.plainNR, f.err = buildBusy("busy-nr", 30, plainWriter("busy-nr", ledger.Options{RetireAfter: -1})); f.err != nil {
+		return
+	}
+	h.RetireAfter = -1
+	if f.plainH1NR, f.err = buildBusy("busy-h1-nr", 30, plainWriter("busy-h1-nr", h)); f.err != nil {
+		return
+	}
 	f.sharded, f.err = buildBusy("busy-s", 8*30, shardedWriter("busy-s", 8, ledger.Options{}))
 }
 
@@ -270,7 +279,9 @@ func windowIDs(n int) []crdt.TxnID {
 //     writer 0 credit; "turns" has the 32 credit in turn, so that each
 //     credit also merges the 31 entries changed since the writer's last.
 //     "history=1/…" is such an account whose writers use
-//     Counter.HistoryLength 1.
+//     Counter.HistoryLength 1, "retire=off/…" one whose writers use
+//     RetireAfter -1 (they never look for idle entries to retire, a pass
+//     over every live entry on each write otherwise).
 //   - …/sharded-8/turns: the same with 32 Sharded values of 8 sub-keys.
 //
 // Besides time and allocations, each reports cpu-ns/op, the process's CPU
@@ -283,7 +294,7 @@ func windowIDs(n int) []crdt.TxnID {
 // in a row, so that every row's ratios are against the last row of native
 // and fresh; separate processes pair each round with its own baselines. Records are
 // kept in a recordArena, which the garbage collector does not scan. The busy accounts are
-// built once per process (3,000,000 records: minutes on a loaded machine)
+// built once per process (5,000,000 records: minutes on a loaded machine)
 // before the first sub-benchmark.
 //
 // Run: go test -c -o ledger.test ./ledger && cd ledger && for i in 1 2 3 4 5 6; do
@@ -407,5 +418,9 @@ func BenchmarkCreditWindow(b *testing.B) {
 	run("window=1M/writers=32/turns", f.plain.st, f.plain.writers)
 	run("window=1M/writers=32/history=1/one", f.plainH1.st, f.plainH1.writers[:1])
 	run("window=1M/writers=32/history=1/turns", f.plainH1.st, f.plainH1.writers)
+	run("window=1M/writers=32/retire=off/one", f.plainNR.st, f.plainNR.writers[:1])
+	run("window=1M/writers=32/retire=off/turns", f.plainNR.st, f.plainNR.writers)
+	run("window=1M/writers=32/history=1/retire=off/one", f.plainH1NR.st, f.plainH1NR.writers[:1])
+	run("window=1M/writers=32/history=1/retire=off/turns", f.plainH1NR.st, f.plainH1NR.writers)
 	run("window=1M/writers=32/sharded-8/turns", f.sharded.st, f.sharded.writers)
 }
