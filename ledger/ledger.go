@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/fnv"
 	"maps"
 	"slices"
 	"sync"
@@ -254,7 +255,17 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 	var idle []crdt.ActorID
 	lookups := 0
 	live := maps.Collect(merged.LiveActors())
-	for _, a := range slices.Sorted(maps.Keys(live)) { // in order: SPEC.md 6.9
+	actors := slices.Sorted(maps.Keys(live))
+	// The pass starts at an actor chosen by this ledger's writer id, so
+	// that ledgers that each write a few times (restarts) date different
+	// actors, while one ledger's calls stay deterministic (SPEC.md 6.9).
+	if n := len(actors); n > 1 {
+		h := fnv.New32a()
+		h.Write([]byte(l.writer))
+		k := int(h.Sum32() % uint32(n))
+		actors = append(actors[k:], actors[:k]...)
+	}
+	for _, a := range actors {
 		v := live[a]
 		if a == l.writer {
 			continue
