@@ -271,7 +271,11 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 			continue
 		}
 		s, ok := l.sightings[a]
-		if !ok || s.version != v {
+		if ok && s.version != v {
+			// It wrote since: idle from now, no record to read.
+			s = sighting{version: v, since: now, dated: true}
+		}
+		if !ok {
 			s = sighting{version: v, since: now}
 		}
 		if !s.dated && lookups < MaxRetirePerWrite {
