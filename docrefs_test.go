@@ -56,8 +56,7 @@ func (f docFinding) String() string {
 // written; each value is the name that exists instead. The test fails when
 // an entry no longer occurs, so an entry goes with the fix of its document.
 // Empty this list; do not add to it.
-var knownDocDrift = map[string]string{
-}
+var knownDocDrift = map[string]string{}
 
 // symType is what a package declares for one type.
 type symType struct {
