@@ -368,5 +368,11 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, w workloa
 	}
 	// Every transaction was retried until it landed, so no ledger is
 	// pending; a server that stops after giving some up lands them here.
-	return book.LandPending(ctx)
+	for {
+		// A refused write or record put leaves work to land: retry it.
+		err := book.LandPending(ctx)
+		if !errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite) {
+			return err
+		}
+	}
 }

@@ -17,7 +17,7 @@ import (
 func TestRunVerifiesBalances(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0.3, accounts: 3, late: 10})
+			r, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0, accounts: 3, late: 10})
 			if err != nil {
 				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 300 -late 10: %v", seed, err)
 			}
