@@ -554,10 +554,11 @@ type dvSibling struct {
 
 // dvRecord is a decoded transaction record (SPEC.md 6.11).
 type dvRecord struct {
-	Txn    string `json:"txn"`
-	Amount dvInt  `json:"amount"`
-	Writer string `json:"writer"`
-	At     string `json:"at"`
+	Txn     string `json:"txn"`
+	Amount  dvInt  `json:"amount"`
+	Writer  string `json:"writer"`
+	At      string `json:"at"`
+	Version string `json:"version"`
 }
 
 // dvDecodeRecord decodes a transaction record with the real decoder; nil
@@ -567,7 +568,31 @@ func dvDecodeRecord(b []byte) *dvRecord {
 	if err := r.UnmarshalBinary(b); err != nil {
 		return nil
 	}
-	return &dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano)}
+	return &dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10)}
+}
+
+// dvVersion is actor's version in the join of states (SPEC.md 6.11): the
+// sum over both halves of the greatest seq of its entry.
+func dvVersion(actor string, states ...*dvState) uint64 {
+	var p, n uint64
+	for _, s := range states {
+		if s == nil {
+			continue
+		}
+		for _, e := range s.P {
+			if e.Actor == actor {
+				seq, _ := strconv.ParseUint(e.Seq, 10, 64)
+				p = max(p, seq)
+			}
+		}
+		for _, e := range s.N {
+			if e.Actor == actor {
+				seq, _ := strconv.ParseUint(e.Seq, 10, 64)
+				n = max(n, seq)
+			}
+		}
+	}
+	return p + n
 }
 
 // dvState is a decoded tpncounter (SPEC.md 6.7).
@@ -1698,7 +1723,11 @@ func dvEncRecord(r *dvRecord) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return dvEnvelope("ledger.txn", 1).arr(4).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()), nil
+	version, err := strconv.ParseUint(r.Version, 10, 64)
+	if err != nil {
+		return nil, err
+	}
+	return dvEnvelope("ledger.txn", 1).arr(5).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()).uint(version), nil
 }
 
 func dvEncState(s *dvState) ([]byte, error) {
@@ -2568,6 +2597,7 @@ func dvModelLedger(v dvVector) []string {
 		last    map[string]int64 // the transactions of its last put that may have landed
 		pending bool
 		unacked map[string]bool // transactions it applied in puts not known to have landed
+		state   *dvState        // its last put that landed
 	}
 	ls := map[string]*ledgerModel{}
 	for _, d := range v.Ledgers {
@@ -2623,6 +2653,7 @@ func dvModelLedger(v dvVector) []string {
 			outcome, errKind  string
 			landed            bool
 			value             *int64
+			landedIn          []*dvState // the state that landed the transaction, for its record's version
 		)
 		calls := s.Calls
 		// SPEC.md 6.11: a credit or debit whose transaction the fetched
@@ -2647,9 +2678,11 @@ func dvModelLedger(v dvVector) []string {
 				break
 			}
 			var fetched []map[string]int64
+			var fstates []*dvState
 			for _, sb := range f.Siblings {
 				see(fmt.Sprintf("step %d call %d", i+1, k), sb.State, "")
 				fetched = append(fetched, dvTxns(sb.State))
+				fstates = append(fstates, sb.State)
 			}
 			view := dvUnion(fetched...)
 			// SPEC.md 6.11 step 4: while a write is pending, each of its
@@ -2672,11 +2705,32 @@ func dvModelLedger(v dvVector) []string {
 						errKind, done = "unavailable", true
 						break
 					}
+					// Taken out when another writer's record is covered
+					// by the fetch (its entry at or past the record's
+					// version); never when the ledger's own writer is
+					// recorded; a fetch older than every other record
+					// is unavailable.
+					own, covered, stale := false, false, false
 					for _, sb := range r.Siblings {
-						if sb.Record != nil && sb.Record.Txn == t && sb.Record.Writer != L.writer {
-							delete(L.last, t)
-							delete(L.unacked, t)
+						if rec := sb.Record; rec != nil && rec.Txn == t {
+							rv, _ := strconv.ParseUint(rec.Version, 10, 64)
+							switch {
+							case rec.Writer == L.writer:
+								own = true
+							case dvVersion(rec.Writer, fstates...) >= rv:
+								covered = true
+							default:
+								stale = true
+							}
 						}
+					}
+					if !own && !covered && stale {
+						errKind, done = "unavailable", true
+						break
+					}
+					if !own && covered {
+						delete(L.last, t)
+						delete(L.unacked, t)
 					}
 				}
 			}
@@ -2735,6 +2789,10 @@ func dvModelLedger(v dvVector) []string {
 					if appliedHere {
 						outcome = "applied"
 					}
+					landedIn = fstates
+					if !L.pending {
+						landedIn = append(landedIn, L.state) // the ledger's own state joins the fetch
+					}
 				}
 				break
 			}
@@ -2786,6 +2844,7 @@ func dvModelLedger(v dvVector) []string {
 			switch p.Reply {
 			case "ok":
 				L.last, L.pending, L.unacked = written, false, map[string]bool{}
+				L.state, landedIn = p.State, []*dvState{p.State}
 				n := dvSum(written)
 				value, landed, done = &n, true, true
 				outcome = "duplicate"
@@ -2821,7 +2880,8 @@ func dvModelLedger(v dvVector) []string {
 			if s.Owner != nil {
 				writer = s.Owner.Actor
 			}
-			want := dvRecord{Txn: s.Txn, Amount: dvInt(signed), Writer: writer, At: dvT0.Format(time.RFC3339Nano)}
+			want := dvRecord{Txn: s.Txn, Amount: dvInt(signed), Writer: writer, At: dvT0.Format(time.RFC3339Nano),
+				Version: strconv.FormatUint(max(dvVersion(writer, landedIn...), 1), 10)}
 			if k >= len(calls) || calls[k].Method != "put" {
 				bad("call %d: want the put of the record %+v", k+1, want)
 			} else if p := calls[k]; p.Key != dvRecordKey(v.Options.Key, s.Txn) || p.Record == nil || *p.Record != want || p.Token != recFetch.Token || p.Actor != L.writer {

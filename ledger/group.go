@@ -43,8 +43,9 @@ type call struct {
 	// Set by the cycle that carries the call, read after wake.
 	res     Result
 	err     error
-	applied bool // an attempt of this call applied txn (and may have written it)
-	now     bool // the current attempt applied txn
+	applied bool   // an attempt of this call applied txn (and may have written it)
+	version uint64 // Version of the owner's entry in the state that landed txn
+	now     bool   // the current attempt applied txn
 	event   observe.Event
 }
 
@@ -250,11 +251,7 @@ func (l *Ledger) cycle(group []*call) {
 	now := l.now()
 	for _, c := range group {
 		if c.err == nil && c.res.Landed && c.applied {
-			w := l.writer
-			if c.res.Owner.Actor != "" {
-				w = c.res.Owner.Actor
-			}
-			recs = append(recs, pendingRecord{rec: Record{Txn: c.txn, Amount: c.amount, Writer: w, At: now}, token: c.itoken})
+			recs = append(recs, pendingRecord{rec: Record{Txn: c.txn, Amount: c.amount, Writer: l.recordWriter(c), At: now, Version: c.version}, token: c.itoken})
 		}
 	}
 	l.record(ctx, recs)
@@ -330,6 +327,7 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 			value, viewed = view.Value(), true
 		}
 		c.res.Outcome, c.res.Landed, c.res.Value, c.res.Owner = out, true, value, owner
+		c.version = l.versionOf(fetched, c)
 		if c.applied && out != tpncounter.Superseded {
 			c.res.Outcome = tpncounter.Applied
 		}
@@ -406,8 +404,28 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	for _, c := range writes {
 		c.res.Landed, c.res.Value = true, value
 		c.res.Owner, _ = merged.Owner(c.txn)
+		c.version = l.versionOf(merged, c)
 	}
 	return nil
+}
+
+// recordWriter is the writer c's record names: the owner of its
+// transaction as its cycle saw it, or this ledger's writer.
+func (l *Ledger) recordWriter(c *call) crdt.ActorID {
+	if c.res.Owner.Actor != "" {
+		return c.res.Owner.Actor
+	}
+	return l.writer
+}
+
+// versionOf is the version of c's record writer's entry in st, the state
+// that landed c's transaction, or in the record that made it known.
+func (l *Ledger) versionOf(st *tpncounter.Counter, c *call) uint64 {
+	v := st.Version(l.recordWriter(c))
+	if c.known != nil && c.known.Writer == l.recordWriter(c) {
+		v = max(v, c.known.Version)
+	}
+	return max(v, 1)
 }
 
 // heldError is the error of call c when its cycle finally failed with err

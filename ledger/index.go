@@ -46,13 +46,15 @@ const txnFormat = 1
 const maxRecord = 2*crdt.MaxIDLen + 64
 
 // Record is a transaction record: Txn was applied with Amount (negative
-// for a debit) by Writer, first at At. It is stored under RecordKey of the
-// account and the transaction.
+// for a debit) by Writer, first at At, and Writer's entry held it at
+// Version (tpncounter.Counter.Version) in the state that landed it. It is
+// stored under RecordKey of the account and the transaction.
 type Record struct {
-	Txn    crdt.TxnID
-	Amount int64
-	Writer crdt.ActorID
-	At     time.Time
+	Txn     crdt.TxnID
+	Amount  int64
+	Writer  crdt.ActorID
+	At      time.Time
+	Version uint64
 }
 
 // RecordKey is the store key of txn's record for account: a fixed prefix
@@ -78,17 +80,19 @@ const recordKeyPrefix = "counterkit.txn/"
 func IsRecordKey(key string) bool { return strings.HasPrefix(key, recordKeyPrefix) }
 
 // MarshalBinary encodes r (SPEC.md 6.11): the envelope "ledger.txn",
-// version 1, and the array [txn, amount, writer, at in Unix nanoseconds].
+// version 1, and the array [txn, amount, writer, at in Unix nanoseconds,
+// version].
 func (r Record) MarshalBinary() ([]byte, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
 	e := wire.NewEncoder(crdt.TagLedgerTxn, txnFormat)
-	e.ArrayLen(4)
+	e.ArrayLen(5)
 	e.String(string(r.Txn))
 	e.Int(r.Amount)
 	e.String(string(r.Writer))
 	e.Int(r.At.UnixNano())
+	e.Uint(r.Version)
 	return e.Bytes()
 }
 
@@ -100,7 +104,7 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := d.Tuple(4, "transaction record"); err != nil {
+	if err := d.Tuple(5, "transaction record"); err != nil {
 		return err
 	}
 	var x Record
@@ -117,6 +121,9 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	if at, err = d.Int(); err != nil {
 		return err
 	}
+	if x.Version, err = d.Uint(); err != nil {
+		return err
+	}
 	if err := d.Finish(); err != nil {
 		return err
 	}
@@ -129,7 +136,8 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 }
 
 // check refuses a record no ledger writes: an invalid id, a zero amount or
-// one whose magnitude does not fit, a time not after 1970.
+// one whose magnitude does not fit, a time not after 1970, version 0 (an
+// entry that held a transaction has written at least once).
 func (r Record) check() error {
 	if err := r.Txn.Validate(); err != nil {
 		return err
@@ -142,6 +150,9 @@ func (r Record) check() error {
 	}
 	if r.At.UnixNano() <= 0 {
 		return fmt.Errorf("%w: transaction record at %v, not after 1970", crdt.ErrInvalidAmount, r.At)
+	}
+	if r.Version == 0 {
+		return fmt.Errorf("%w: transaction record at version 0", crdt.ErrInvalidAmount)
 	}
 	return nil
 }
@@ -308,7 +319,7 @@ func (l *Ledger) flush(ctx context.Context) error {
 func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {
 	var recs []pendingRecord
 	for txn, amount := range merged.Transactions(actor) {
-		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: actor, At: now}})
+		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: actor, At: now, Version: merged.Version(actor)}})
 	}
 	if len(recs) == 0 {
 		return true
@@ -347,17 +358,36 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 	return at, !at.IsZero()
 }
 
-// takenElsewhere reports whether the index holds txn as applied by a writer
-// other than this ledger's, inside the retry window.
-func (l *Ledger) takenElsewhere(ctx context.Context, txn crdt.TxnID, now time.Time) (bool, error) {
+// takenElsewhere reports whether txn, which fetched does not hold, is
+// counted by another writer: the index records it as applied by a writer
+// other than this ledger's, inside the retry window, and fetched holds that
+// writer's entry at or after the version that held it (so that writer no
+// longer holds txn: it counted it in its total, or retired). A record of
+// this ledger's own writer means its copy landed: false. When fetched holds
+// only an earlier version of every other writer recorded, it is older than
+// the record (a stale read) and cannot tell: an error wrapping
+// crdt.ErrUnavailable. Taking txn out then could leave it held by no one:
+// the recorded writer may have dropped its copy in favour of this
+// ledger's, which landed (SPEC.md 6.11).
+func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, now time.Time) (bool, error) {
 	x, err := l.lookup(ctx, txn, now)
 	if err != nil {
 		return false, err
 	}
+	stale := false
 	for _, r := range x.records {
-		if r.Writer != l.writer {
+		if r.Writer == l.writer {
+			return false, nil
+		}
+	}
+	for _, r := range x.records {
+		if fetched.Version(r.Writer) >= r.Version {
 			return true, nil
 		}
+		stale = true
+	}
+	if stale {
+		return false, fmt.Errorf("%w: ledger %q: the state read is older than the record of %q (a stale read); try again", crdt.ErrUnavailable, l.key, txn)
 	}
 	return false, nil
 }

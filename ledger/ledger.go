@@ -597,7 +597,7 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 		if fetched.Status(x) != tpncounter.Unknown {
 			continue
 		}
-		elsewhere, err := l.takenElsewhere(ctx, x, now)
+		elsewhere, err := l.takenElsewhere(ctx, fetched, x, now)
 		if err != nil {
 			return err
 		}

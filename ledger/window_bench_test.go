@@ -162,7 +162,7 @@ func putWindowRecords(mem store.Siblings, account string, n int) error {
 	for i := range n {
 		txn := crdt.TxnID(fmt.Sprintf("old-%08d", i))
 		w := crdt.ActorID(fmt.Sprintf("w%02d~earlier0", i%windowWriters))
-		b, err := ledger.Record{Txn: txn, Amount: 1, Writer: w, At: now}.MarshalBinary()
+		b, err := ledger.Record{Txn: txn, Amount: 1, Writer: w, At: now, Version: 1}.MarshalBinary()
 		if err != nil {
 			return err
 		}

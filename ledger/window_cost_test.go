@@ -186,7 +186,7 @@ func costAccount(t testing.TB, d costDesign, n int) (*callCounter, *ledger.Ledge
 			}
 			continue
 		}
-		b, err := ledger.Record{Txn: ids[i], Amount: 1, Writer: "earlier~abcdefgh", At: now}.MarshalBinary()
+		b, err := ledger.Record{Txn: ids[i], Amount: 1, Writer: "earlier~abcdefgh", At: now, Version: 1}.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -166,6 +166,23 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 	}
 }
 
+// Version returns actor's version: the sum of the sequence numbers of its
+// entries in both halves, live or retired (0 when it has none). Every
+// change of the actor's entries raises it, and a state holding a later
+// version of them holds a larger one: what a ledger compares to tell
+// whether a state includes a given write of the actor.
+func (c *Counter) Version(actor crdt.ActorID) uint64 {
+	c.link()
+	var v uint64
+	if s, _, ok := c.p.lookup(string(actor)); ok {
+		v += s
+	}
+	if s, _, ok := c.n.lookup(string(actor)); ok {
+		v += s
+	}
+	return v
+}
+
 // Transactions yields every transaction that actor's live entries hold, in
 // a history or a folded record, with its signed amount (negative for a
 // debit): what retiring the actor would forget.

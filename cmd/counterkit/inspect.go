@@ -328,7 +328,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		}
 		d.Value = r.Amount
 		d.Fields = map[string]any{"txn": string(r.Txn), "amount": r.Amount, "writer": string(r.Writer),
-			"at": r.At.UTC().Format(time.RFC3339Nano)}
+			"at": r.At.UTC().Format(time.RFC3339Nano), "writer_version": r.Version}
 	default:
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}

@@ -78,7 +78,7 @@ func samples(t *testing.T) map[string][]byte {
 		"deltalog.merge": must(merge.MarshalBinary()),
 		"balance.row":    must(balance.NormalRow(id, 25).MarshalBinary()),
 		"tally.shard":    must(shard.MarshalBinary()),
-		"ledger.txn":     must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at}.MarshalBinary()),
+		"ledger.txn":     must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at, Version: 3}.MarshalBinary()),
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 func TestRunVerifiesBalances(t *testing.T) {
 	for seed := int64(1); seed <= 5; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			r, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0, accounts: 3, late: 10})
+			r, err := run(memory.NewSiblings(), workload{seed: seed, txns: 300, actors: 5, dup: 0.3, accounts: 3, late: 10})
 			if err != nil {
 				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 300 -late 10: %v", seed, err)
 			}
@@ -51,7 +51,7 @@ func TestSecondRunContinues(t *testing.T) {
 				t.Fatalf("after reopening, %s holds %d (%v), the last run left %d", acct, got, err, want)
 			}
 		}
-		r, err := run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0, accounts: 3})
+		r, err := run(db.Siblings(), workload{seed: seed, txns: 200, actors: 4, dup: 0.3, accounts: 3})
 		if err != nil {
 			t.Fatalf("run %d: %v", i+1, err)
 		}
@@ -74,7 +74,7 @@ func TestRunManyAccounts(t *testing.T) {
 	for seed := int64(1); seed <= 2; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			st := memory.NewSiblings()
-			w := workload{seed: seed, txns: 400, actors: 4, dup: 0, accounts: 60, open: 8}
+			w := workload{seed: seed, txns: 400, actors: 4, dup: 0.3, accounts: 60, open: 8}
 			if _, err := run(st, w); err != nil {
 				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 400 -actors 4 -accounts 60 -open 8: %v", seed, err)
 			}
