@@ -303,6 +303,7 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		s.pass = false
 		l.sightings[a] = s
 	}
+	var shared []crdt.ActorID
 	for _, a := range idle {
 		// Its transactions are recorded first, so that retiring forgets
 		// none inside the retry window; declined (and tried again on a
@@ -314,6 +315,16 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		}
 		if done, _ := merged.Retire(a); done {
 			l.stats.retired++
+		} else {
+			shared = append(shared, a)
+		}
+	}
+	// Idle actors that share transactions only among themselves (one
+	// transaction given to two incarnations that both went idle) retire
+	// together, each shared transaction counted once (SPEC.md 6.10).
+	if len(shared) > 1 {
+		if done, _ := merged.RetireAll(shared...); done {
+			l.stats.retired += len(shared)
 		}
 	}
 }

@@ -17,10 +17,16 @@ import (
 // knownHoles names the holes the current code still has (hole 5 is two:
 // the ledger's and bounded.Account's). The scope of each is skipped unless
 // COUNTERKIT_HOLES is set; remove a hole from the list when its fix lands,
-// and its scope runs in CI from then on. Fixed, and run in CI: 1, 3, 4, 5
-// (ledger), 7, 8 and 9 (the ledger's transaction records).
-var knownHoles = map[string]string{
-	"2": "idle incarnations that share a transaction are never retired",
+// and its scope runs in CI from then on (unless slowHoles names it). All
+// are fixed; 2 by retiring idle actors that share transactions together
+// (tpncounter.Counter.RetireAll), 9 by the ledger's transaction records.
+var knownHoles = map[string]string{}
+
+// slowHoles are fixed holes whose scope costs too much CPU for CI; a
+// regression test in the package of the fix replays the schedule that
+// found each.
+var slowHoles = map[string]string{
+	"2": "12,000 schedules, about 2 minutes of CPU under -race; ledger's TestIdleIncarnationsSharingRetire replays its schedule",
 }
 
 // fixed reports whether hole h is fixed (or COUNTERKIT_HOLES asks to run
@@ -83,6 +89,9 @@ func TestHoles(t *testing.T) {
 		t.Run(h.scope.Name, func(t *testing.T) {
 			if why, known := knownHoles[h.hole]; known && !holesOn() {
 				t.Skipf("known hole %s: %s (COUNTERKIT_HOLES=1 runs it)", h.hole, why)
+			}
+			if why, slow := slowHoles[h.hole]; slow && !holesOn() && !large() {
+				t.Skipf("hole %s: %s (COUNTERKIT_HOLES=1 or COUNTERKIT_CASES runs it)", h.hole, why)
 			}
 			run(t, h.scope)
 		})

@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -51,31 +52,53 @@ const MaxRetired = 1 << 16
 // Cost). Retired entries are bounded by MaxRetired per half and do not
 // count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
-	if err := actor.Validate(); err != nil {
-		return false, err
-	}
-	c.link()
-	var to [2]*entry
-	for i, g := range [2]*GCounter{&c.p, &c.n} {
-		e := g.entries[actor]
-		if e == nil || e.retired {
-			continue
-		}
-		r, ok, err := g.retired(e)
-		if err != nil || !ok {
+	return c.RetireAll(actor)
+}
+
+// RetireAll retires the live entries of actors together, in both halves,
+// as Retire does one: all of them, or none (false). A transaction that
+// several of them hold, and no other actor, is counted once, in the
+// retired total of the one whose copy counts (the owner), so actors that
+// share transactions only among themselves (two idle incarnations that
+// were each given one transaction) retire together where Retire declines
+// each alone. It declines when an actor outside actors holds one of their
+// transactions, or one is held in both halves. An actor with no live entry
+// is passed over.
+func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
+	group := make(map[crdt.ActorID]bool, len(actors))
+	for _, a := range actors {
+		if err := a.Validate(); err != nil {
 			return false, err
 		}
-		to[i] = r
+		group[a] = true
 	}
-	if to[0] == nil && to[1] == nil {
-		return false, nil
+	if len(actors) == 1 {
+		group = nil // alone: no transaction may be shared
 	}
-	for i, g := range [2]*GCounter{&c.p, &c.n} {
-		if to[i] != nil {
-			g.swap(actor, g.entries[actor], to[i])
+	c.link()
+	type swap struct {
+		g        *GCounter
+		actor    crdt.ActorID
+		from, to *entry
+	}
+	var swaps []swap
+	for _, actor := range actors {
+		for _, g := range [2]*GCounter{&c.p, &c.n} {
+			e := g.entries[actor]
+			if e == nil || e.retired || slices.ContainsFunc(swaps, func(s swap) bool { return s.from == e }) {
+				continue
+			}
+			r, ok, err := g.retired(e, group)
+			if err != nil || !ok {
+				return false, err
+			}
+			swaps = append(swaps, swap{g, actor, e, r})
 		}
 	}
-	return true, nil
+	for _, s := range swaps {
+		s.g.swap(s.actor, s.from, s.to)
+	}
+	return len(swaps) > 0, nil
 }
 
 // Retire is Counter.Retire for one GCounter.
@@ -88,7 +111,7 @@ func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	if e == nil || e.retired {
 		return false, nil
 	}
-	r, ok, err := g.retired(e)
+	r, ok, err := g.retired(e, nil)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -96,9 +119,12 @@ func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	return true, nil
 }
 
-// retired returns the retired entry that replaces e, or false when another
-// actor, in this half or the twin half, holds one of e's transactions.
-func (g *GCounter) retired(e *entry) (*entry, bool, error) {
+// retired returns the retired entry that replaces e, or false when an
+// actor outside group (any other actor when group is nil), in this half or
+// the twin half, holds one of e's transactions. Its total is what e
+// counts: its folded total and its history, less the copies another
+// holder's counts (see contrib).
+func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool) (*entry, bool, error) {
 	var total exact.Int128
 	total.Add(e.total)
 	forgot := e.forgot
@@ -106,14 +132,27 @@ func (g *GCounter) retired(e *entry) (*entry, bool, error) {
 		r := g.refAt(e, off)
 		q := e.pos(off)
 		id := e.id(q)
+		owns := true
 		if h, f := g.counts(r); h+f > 1 && !brokenRetireShared {
-			return nil, false, nil
+			if group == nil {
+				return nil, false, nil
+			}
+			rec := &g.multi[r]
+			for _, l := range rec.holders {
+				if he, _ := g.itemOf(l); !group[he.actor] {
+					return nil, false, nil
+				}
+			}
+			owns = rec.own == e.locAt(q)
 		}
 		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
 			return nil, false, nil
 		}
-		if off >= e.nf() {
-			total.Add(e.ring[q].amt)
+		switch {
+		case off >= e.nf() && owns:
+			total.Add(e.ring[q].amt) // its history copy counts
+		case off < e.nf() && !owns:
+			total.Sub(e.ring[q].amt) // in its total, but another copy counts
 		}
 		if g.o.TxnTime != nil {
 			if e.times != nil && e.times[q] != 0 {

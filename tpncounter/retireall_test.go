@@ -1,0 +1,127 @@
+package tpncounter
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
+)
+
+// Two idle actors that were each given transaction x: Retire declines
+// each alone (the other holds x), RetireAll retires both, counting x once.
+func TestRetireAllShared(t *testing.T) {
+	for _, folded := range []bool{false, true} {
+		t.Run(fmt.Sprint("folded=", folded), func(t *testing.T) {
+			o := Options{HistoryLength: 2, FoldedLength: 2}
+			a, b := newT(t, o), newT(t, o)
+			_, err := a.Apply("a", "x", 10)
+			require.NoError(t, err)
+			_, err = b.Apply("b", "x", 10)
+			require.NoError(t, err)
+			if folded {
+				for i := range 3 { // a folds x
+					_, err = a.Apply("a", crdt.TxnID(fmt.Sprint("a", i)), 1)
+					require.NoError(t, err)
+				}
+			}
+			require.NoError(t, a.Merge(b))
+			want := a.Value()
+			for _, one := range []crdt.ActorID{"a", "b"} {
+				done, err := a.Clone().Retire(one)
+				require.NoError(t, err)
+				require.False(t, done, "%s alone: the other holds x", one)
+			}
+			before := a.Clone()
+			done, err := a.RetireAll("a", "b")
+			require.NoError(t, err)
+			require.True(t, done)
+			require.Equal(t, want, a.Value(), "x counted once")
+			require.Empty(t, collect(a.LiveActors()))
+			require.NoError(t, a.Merge(before)) // a late copy of the live entries
+			require.Equal(t, want, a.Value())
+		})
+	}
+}
+
+func collect[K comparable, V any](seq func(func(K, V) bool)) map[K]V {
+	m := map[K]V{}
+	for k, v := range seq {
+		m[k] = v
+	}
+	return m
+}
+
+// RetireAll on states made by three actors that share transactions
+// (delivered to several at once, some with other amounts), fold and
+// forget: for every group of actors, either nothing changes or the value
+// stays, also after merging the state from before. Replay a failure with
+// COUNTERKIT_SEED=<seed> go test -run TestRetireAllKeepsValue ./tpncounter.
+func TestRetireAllKeepsValue(t *testing.T) {
+	seed := int64(proptest.Scale(1)) * 7919
+	if s := os.Getenv("COUNTERKIT_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseInt(s, 10, 64)
+		require.NoError(t, err)
+	}
+	t.Logf("seed %d (replay: COUNTERKIT_SEED=%d go test -run TestRetireAllKeepsValue ./tpncounter)", seed, seed)
+	rng := rand.New(rand.NewSource(seed))
+	actors := []crdt.ActorID{"a", "b", "c"}
+	groups := [][]crdt.ActorID{{"a", "b"}, {"a", "c"}, {"b", "c"}, {"a", "b", "c"}}
+	retired := map[int]int{}
+	shared := 0
+	for n := range proptest.Scale(400) {
+		o := Options{HistoryLength: 2, FoldedLength: 2}
+		reps := []*Counter{newT(t, o), newT(t, o), newT(t, o)}
+		for range 4 + rng.Intn(12) {
+			i := rng.Intn(3)
+			if rng.Intn(4) == 0 {
+				require.NoError(t, reps[i].Merge(reps[rng.Intn(3)]))
+				continue
+			}
+			txn := crdt.TxnID(fmt.Sprint("t", rng.Intn(8)))
+			amt := int64(1 + rng.Intn(2)*10)
+			if rng.Intn(3) == 0 {
+				amt = -amt
+			}
+			if _, err := reps[i].Apply(actors[i], txn, amt); err != nil && !isConflict(err) {
+				require.NoError(t, err)
+			}
+		}
+		s := reps[0]
+		require.NoError(t, s.Merge(reps[1]))
+		require.NoError(t, s.Merge(reps[2]))
+		for gi, g := range groups {
+			c := s.Clone()
+			done, err := c.RetireAll(g...)
+			require.NoError(t, err)
+			if !done {
+				require.True(t, c.Equal(s), "case %d group %v: declined but changed", n, g)
+				continue
+			}
+			retired[gi]++
+			for _, a := range g {
+				if alone, _ := s.Clone().Retire(a); !alone {
+					shared++ // a member Retire declines alone
+					break
+				}
+			}
+			require.Equal(t, s.Value(), c.Value(), "case %d group %v: the value changed", n, g)
+			require.NoError(t, c.Merge(s))
+			require.Equal(t, s.Value(), c.Value(), "case %d group %v: merging the state from before", n, g)
+		}
+	}
+	t.Logf("retired per group %v: %v; %d with a member that could not retire alone", groups, retired, shared)
+	require.Positive(t, shared)
+	for gi := range groups {
+		require.Positive(t, retired[gi], "group %v never retired: the cases do not reach it", groups[gi])
+	}
+}
+
+func isConflict(err error) bool { return err != nil && errors.Is(err, crdt.ErrConflictingTransaction) }
