@@ -25,8 +25,8 @@ import (
 // is, the engine cannot grow its mapping of the file, so a write that
 // needs a larger file waits. Give w a deadline (ctx) when it may stall.
 //
-// It fails with ErrClosed, ctx's error, w's error, or an error wrapping
-// crdt.ErrUnavailable when the file cannot be read.
+// It fails with ErrClosed, ctx's error, or an error wrapping
+// crdt.ErrUnavailable and the cause when w or the file fails.
 func (d *DB) WriteBackup(ctx context.Context, w io.Writer) (int64, error) {
 	return d.writeBackup(ctx, w, nil)
 }
@@ -106,7 +106,8 @@ func (d *DB) BackupHandler() http.Handler {
 // The copy is written into a new directory beside dir, made durable,
 // opened (which checks the whole file, as Open does) and verified
 // (DB.Verify), and only then renamed to dir; on any failure that
-// directory is removed and dir is left as it was.
+// directory is removed and dir is left as it was (a process killed
+// meanwhile leaves it, named "." + base(dir) + ".restore-*").
 //
 // It fails with an error wrapping crdt.ErrInvalidConfig when dir holds
 // files, crdt.ErrCorruptEncoding when the copy is damaged or truncated,
