@@ -1,13 +1,17 @@
 package embedded_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,12 +41,82 @@ func contents(t *testing.T, db *embedded.DB, keys []string) (map[string][][]byte
 	return sibs, rows
 }
 
-// TestBackupUnderWrites takes backups while writers run: each copy opens,
-// passes Verify, holds every write acknowledged before the backup began
-// and, per writer, a prefix of its writes (one moment of the store). A
-// backup taken at rest holds exactly what the store holds.
+// backupMethod takes a backup of db into the new directory dir.
+type backupMethod struct {
+	name string
+	take func(t *testing.T, db *embedded.DB, dir string) error
+}
+
+// backupMethods: DB.Backup, and the stream a service serves
+// (BackupHandler over HTTP) read back by Restore.
+var backupMethods = []backupMethod{
+	{"Backup", func(t *testing.T, db *embedded.DB, dir string) error {
+		return db.Backup(context.Background(), dir)
+	}},
+	{"BackupHandler+Restore", func(t *testing.T, db *embedded.DB, dir string) error {
+		mux := http.NewServeMux()
+		mux.Handle("GET /debug/counterkit/backup", db.BackupHandler())
+		srv := httptest.NewServer(mux)
+		defer srv.Close()
+		resp, err := http.Get(srv.URL + "/debug/counterkit/backup")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET: %s", resp.Status)
+		}
+		n, err := embedded.Restore(context.Background(), resp.Body, dir)
+		if err == nil && n != resp.ContentLength {
+			err = fmt.Errorf("restored %d bytes, Content-Length %d", n, resp.ContentLength)
+		}
+		return err
+	}},
+}
+
+// TestBackupUnderWrites takes backups while writers run, by each method:
+// each copy opens, passes Verify, holds every write acknowledged before
+// the backup began and, per writer, a prefix of its writes (one moment of
+// the store). A backup taken at rest holds exactly what the store holds.
 func TestBackupUnderWrites(t *testing.T) {
 	t.Parallel()
+	for _, m := range backupMethods {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			if err := backupUnderWrites(t, m.take); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A backup that is not of the moment it was asked at (a copy served from
+// an earlier snapshot) is caught by backupUnderWrites' checks.
+func TestBackupUnderWritesCatchesStaleCopy(t *testing.T) {
+	t.Parallel()
+	var early []byte
+	stale := func(t *testing.T, db *embedded.DB, dir string) error {
+		if early == nil {
+			var buf bytes.Buffer
+			if _, err := db.WriteBackup(context.Background(), &buf); err != nil {
+				return err
+			}
+			early = buf.Bytes()
+		}
+		_, err := embedded.Restore(context.Background(), bytes.NewReader(early), dir)
+		return err
+	}
+	err := backupUnderWrites(t, stale)
+	if err == nil || !strings.Contains(err.Error(), "were acknowledged before it began") {
+		t.Fatalf("a stale copy passed the checks: %v", err)
+	}
+	t.Logf("caught, as wanted: %v", err)
+}
+
+// backupUnderWrites runs writers while take makes three backups and
+// returns the first way a copy differs from a consistent one taken when
+// take was called.
+func backupUnderWrites(t *testing.T, take func(t *testing.T, db *embedded.DB, dir string) error) error {
 	db, _ := openTemp(t, embedded.Options{})
 	fill(t, db, "b", 40)
 	ctx := context.Background()
@@ -50,6 +124,14 @@ func TestBackupUnderWrites(t *testing.T) {
 	var acked [writers]atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
+	defer func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		wg.Wait()
+	}()
 	for g := range writers {
 		wg.Add(1)
 		go func() {
@@ -70,9 +152,10 @@ func TestBackupUnderWrites(t *testing.T) {
 		}()
 	}
 	base := t.TempDir()
+	var seen [writers]int64 // each writer's writes in the previous copy
 	for b := range 3 {
-		for g := range writers { // let every writer get some writes in
-			for acked[g].Load() < int64(3*(b+1)) {
+		for g := range writers { // every writer gets writes in, past the previous copy
+			for acked[g].Load() < max(int64(3*(b+1)), seen[g]+1) {
 				time.Sleep(time.Millisecond)
 			}
 		}
@@ -81,7 +164,7 @@ func TestBackupUnderWrites(t *testing.T) {
 			before[g] = acked[g].Load()
 		}
 		dir := filepath.Join(base, fmt.Sprint(b))
-		if err := db.Backup(ctx, dir); err != nil {
+		if err := take(t, db, dir); err != nil {
 			t.Fatal(err)
 		}
 		cp, err := embedded.Open(dir, embedded.Options{})
@@ -104,18 +187,22 @@ func TestBackupUnderWrites(t *testing.T) {
 					break
 				}
 				if _, err := idOf(v[0]); err != nil || len(v) != 1 {
-					t.Fatalf("backup %d: %s: %d values, %v", b, id, len(v), err)
+					cp.Close()
+					return fmt.Errorf("backup %d: %s: %d values, %v", b, id, len(v), err)
 				}
 			}
 			if int64(n) < before[g] {
-				t.Fatalf("backup %d: writer %d has %d writes, %d were acknowledged before it began", b, g, n, before[g])
+				cp.Close()
+				return fmt.Errorf("backup %d: writer %d has %d writes, %d were acknowledged before it began", b, g, n, before[g])
 			}
 			for i := n + 1; i < n+5; i++ { // a prefix: nothing after the gap
 				if v, _, _ := cp.Siblings().Fetch(ctx, fmt.Sprintf("key-w%d-%d", g, i)); len(v) != 0 {
-					t.Fatalf("backup %d: writer %d: write %d present, %d missing", b, g, i, n)
+					cp.Close()
+					return fmt.Errorf("backup %d: writer %d: write %d present, %d missing", b, g, i, n)
 				}
 			}
 			t.Logf("backup %d: writer %d: %d writes (%d acknowledged before)", b, g, n, before[g])
+			seen[g] = int64(n)
 		}
 		cp.Close()
 	}
@@ -133,7 +220,7 @@ func TestBackupUnderWrites(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("key-b%d", i))
 	}
 	dir := filepath.Join(base, "rest")
-	if err := db.Backup(ctx, dir); err != nil {
+	if err := take(t, db, dir); err != nil {
 		t.Fatal(err)
 	}
 	cp, err := embedded.Open(dir, embedded.Options{})
@@ -145,16 +232,17 @@ func TestBackupUnderWrites(t *testing.T) {
 	s2, r2 := contents(t, cp, keys)
 	for _, k := range keys {
 		if !slices.EqualFunc(s1[k], s2[k], slices.Equal) {
-			t.Fatalf("%s: store %q, copy %q", k, s1[k], s2[k])
+			return fmt.Errorf("%s: store %.40q, copy %.40q", k, s1[k], s2[k])
 		}
 	}
 	if !sameRows(r1, r2) {
-		t.Fatalf("rows differ: %d in the store, %d in the copy", len(r1), len(r2))
+		return fmt.Errorf("rows differ: %d in the store, %d in the copy", len(r1), len(r2))
 	}
 	// The copy is a store of its own.
 	if err := cp.Siblings().Put(ctx, "after", "a", []byte("x"), nil); err != nil {
 		t.Fatal(err)
 	}
+	return nil
 }
 
 func TestBackupRefusals(t *testing.T) {

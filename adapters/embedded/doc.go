@@ -139,6 +139,14 @@
 // copy. The copy is checked as Open checks a file before it gets its
 // name.
 //
+// A running service holds the directory's lock, so a backup tool cannot
+// open it; the service serves the copy instead: DB.WriteBackup streams it
+// to an io.Writer, and DB.BackupHandler serves it over HTTP on the
+// service's administrative mux. Restore (what `counterkit backup -from
+// URL` calls) makes a data directory of such a stream, opening and
+// verifying the copy before it gets its name; it never overwrites a
+// directory that holds files.
+//
 // # Limits
 //
 // Values up to store.MaxValue (8 MiB); batches up to store.MaxBatch

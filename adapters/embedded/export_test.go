@@ -7,3 +7,12 @@ func UncheckedOptions(o Options) Options {
 	o.unchecked = true
 	return o
 }
+
+// SetRestoreUnchecked turns Restore's check of the copy off (on) and
+// returns a function that puts it back: the broken variant the restore
+// tests must catch.
+func SetRestoreUnchecked(off bool) (undo func()) {
+	old := restoreUnchecked
+	restoreUnchecked = off
+	return func() { restoreUnchecked = old }
+}

@@ -5,25 +5,40 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
 )
 
 const backupUsage = `usage: counterkit backup -store embedded:DIR -to BACKUPDIR
+       counterkit backup -from URL -to BACKUPDIR
 
-Writes a consistent copy of an embedded store into BACKUPDIR (a directory
-that does not exist, or an empty one, which is replaced) with the adapter's online backup (DB.Backup), then opens
-the copy, verifies it (DB.Verify) and compares its keys with the store's.
-BACKUPDIR is itself a data directory: restore by pointing a service (or
--store embedded:BACKUPDIR) at it, or by moving its files into place while
-the service is stopped.
+Writes a consistent copy of an embedded store into BACKUPDIR, a directory
+that does not exist or is empty: one that holds files is never
+overwritten. BACKUPDIR is itself a data directory: restore by pointing a
+service (or -store embedded:BACKUPDIR) at it, or by moving its files into
+place while the service is stopped.
 
-The command opens DIR itself, so a service must not hold it (it fails with
-embedded.ErrLocked); a running service takes a backup by calling
-DB.Backup(ctx, dir) on the DB it holds.
+-store: the command opens DIR itself and copies it with the adapter's
+online backup (DB.Backup), so no service may hold DIR (that fails with
+embedded.ErrLocked). It then opens the copy, verifies it (DB.Verify) and
+compares its keys with the store's.
+
+-from: a running service serves the copy. It mounts the adapter's handler
+on its administrative mux,
+
+    admin.Handle("GET /debug/counterkit/backup", db.BackupHandler())
+
+and the command downloads URL (http://HOST/debug/counterkit/backup: one
+moment of the store, taken while the service writes) into a new directory
+beside BACKUPDIR, opens it, which checks the whole file, and verifies it
+(DB.Verify), and only then renames it to BACKUPDIR (embedded.Restore). A
+download cut short or damaged is refused and leaves nothing behind.
 `
 
 // backuper is an embedded store that can copy itself while in use.
@@ -43,9 +58,10 @@ var _ backupSource = (*embedded.DB)(nil)
 
 // backupResult is what backup prints.
 type backupResult struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-	Keys int    `json:"keys"`
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Keys  int    `json:"keys"`
+	Bytes int64  `json:"bytes,omitempty"` // downloaded (-from)
 }
 
 func (r *backupResult) writeTable(w io.Writer) {
@@ -55,9 +71,13 @@ func (r *backupResult) writeTable(w io.Writer) {
 func runBackup(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("backup", backupUsage, stderr)
 	cf := addEmbeddedFlags(c.fs)
+	from := c.fs.String("from", "", "the URL of a running service's backup handler (embedded.DB.BackupHandler), instead of -store")
 	to := c.fs.String("to", "", "the directory to write the backup to (new or empty)")
 	if code := c.parse(args); code >= 0 {
 		return code
+	}
+	if *from != "" || *cf.store == "" {
+		return runBackupFrom(c, cf, *from, *to, stdout)
 	}
 	dir, err := embeddedDir(c, cf, "backup")
 	if err != nil {
@@ -128,4 +148,79 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 		}
 	}
 	return &backupResult{From: dir, To: to, Keys: len(after.Keys)}, nil
+}
+
+// runBackupFrom is backup -from URL: it downloads a running service's
+// copy (embedded.DB.BackupHandler) with embedded.Restore.
+func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer) int {
+	stderr := c.stderr
+	switch {
+	case from == "":
+		return fail(stderr, "backup", usagef("%w: give -store embedded:DIR or -from URL", crdt.ErrInvalidConfig))
+	case *cf.store != "":
+		return fail(stderr, "backup", usagef("%w: give -store or -from, not both", crdt.ErrInvalidConfig))
+	case c.fs.NArg() > 0:
+		return fail(stderr, "backup", usagef("%w: backup takes no arguments (got %q)", crdt.ErrInvalidConfig, c.fs.Arg(0)))
+	}
+	if err := cf.check(); err != nil {
+		return fail(stderr, "backup", err)
+	}
+	if u, err := url.Parse(from); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fail(stderr, "backup", usagef("%w: -from must be an http:// or https:// URL of the service's backup handler, not %q", crdt.ErrInvalidConfig, from))
+	}
+	if err := emptyTarget(to, ""); err != nil {
+		return fail(stderr, "backup", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
+	defer cancel()
+	res, err := backupFrom(ctx, from, to)
+	if err != nil {
+		return fail(stderr, "backup", err)
+	}
+	return c.emit(stdout, res)
+}
+
+// restoreBackup makes a data directory of a downloaded copy; tests
+// replace it.
+var restoreBackup = embedded.Restore
+
+// backupFrom downloads the copy at from into the new directory to.
+func backupFrom(ctx context.Context, from, to string) (*backupResult, error) {
+	timedOut := func() error {
+		return fmt.Errorf("%w: the download from %s did not finish within -timeout; nothing was written to %s", crdt.ErrUnavailable, from, to)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, from, nil)
+	if err != nil {
+		return nil, usagef("%w: -from %q: %v", crdt.ErrInvalidConfig, from, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, timedOut()
+		}
+		return nil, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("%w: %s answered %s: %s", crdt.ErrUnavailable, from, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/octet-stream" {
+		return nil, fmt.Errorf("%w: %s served %q, not a backup (application/octet-stream): is it the service's backup handler?", crdt.ErrInvalidConfig, from, ct)
+	}
+	n, err := restoreBackup(ctx, resp.Body, to)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, timedOut()
+	case resp.ContentLength >= 0 && n < resp.ContentLength && errors.Is(err, crdt.ErrUnavailable):
+		return nil, fmt.Errorf("the download from %s was cut short after %d of %d bytes; nothing was written to %s: %w", from, n, resp.ContentLength, to, err)
+	default:
+		return nil, fmt.Errorf("the download from %s was refused; nothing was written to %s: %w", from, to, err)
+	}
+	keys, err := listEmbedded(ctx, to, listOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("the backup in %s does not list: %w", to, err)
+	}
+	return &backupResult{From: from, To: to, Keys: len(keys.Keys), Bytes: n}, nil
 }

@@ -89,6 +89,9 @@ func TestIsolated(t *testing.T) {
 	require.True(t, isolate([]string{"get", "-store", emb, "k"}))
 	require.False(t, isolate([]string{"get", "-store", "cassandra:h/ks", "k"}))
 	require.False(t, isolate([]string{"inspect", "-hex", "00"}))
+	require.True(t, isolate([]string{"backup", "-from", "http://h/b", "-to", "x"}))
+	require.True(t, isolate([]string{"backup", "--from=http://h/b", "-to", "x"}))
+	require.False(t, isolate([]string{"get", "-from", "http://h/b"}))
 	for _, args := range [][]string{
 		{"list", "-store", emb},
 		{"get", "acct-1", "-store", emb, "-type", "ledger"},
@@ -157,6 +160,13 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"stats", "-store", emb, "extra"},
 		{"backup", "-store", emb},
 		{"backup", "-store", emb, "-to", dir},
+		{"backup", "-to", "backup-1"},
+		{"backup", "-store", emb, "-from", "http://127.0.0.1:6060/debug/counterkit/backup", "-to", "backup-1"},
+		{"backup", "-from", "ftp://host/backup", "-to", "backup-1"},
+		{"backup", "-from", "127.0.0.1:6060/debug/counterkit/backup", "-to", "backup-1"},
+		{"backup", "-from", "http://127.0.0.1:6060/debug/counterkit/backup"},
+		{"backup", "-from", "http://127.0.0.1:6060/debug/counterkit/backup", "-to", dir},
+		{"backup", "-from", "http://127.0.0.1:6060/debug/counterkit/backup", "-to", "backup-1", "extra"},
 		{"compact", "embedded", "-store", emb},
 		{"vectors", "a", "b"},
 		{"version", "extra"},

@@ -441,7 +441,7 @@ func emptyTarget(to, dir string) error {
 	}
 	a, _ := filepath.Abs(to)
 	b, _ := filepath.Abs(dir)
-	if a == b {
+	if dir != "" && a == b {
 		return usagef("%w: -to must be another directory than the store's", crdt.ErrInvalidConfig)
 	}
 	entries, err := os.ReadDir(to)

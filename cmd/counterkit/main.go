@@ -9,6 +9,7 @@
 //	counterkit check embedded -store embedded:/var/lib/svc
 //	counterkit list -store embedded:/var/lib/svc -o json
 //	counterkit backup -store embedded:/var/lib/svc -to /backups/svc-1
+//	counterkit backup -from http://127.0.0.1:6060/debug/counterkit/backup -to /backups/svc-2
 //	counterkit gc tally -store cassandra:db1/counters -dry-run page-views
 //	counterkit compact deltalog -store embedded:/var/lib/svc < counters.txt
 //	counterkit merge balance -store cassandra:db1/counters seller-1
@@ -17,7 +18,8 @@
 //
 // Stores are named by -store: embedded:DIR (adapters/embedded; the directory
 // is locked while open, so a running service holding it makes the command
-// fail with embedded.ErrLocked), cassandra:HOST[,HOST]/KEYSPACE
+// fail with embedded.ErrLocked; backup -from URL downloads the copy such a
+// service serves), cassandra:HOST[,HOST]/KEYSPACE
 // (adapters/cassandra, with -prefix for the table prefix) and
 // riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET (adapters/riak, sibling keys only).
 // Every value is read and every job is run by the counter's own driver
@@ -63,7 +65,8 @@ commands:
                     Riak bucket's, or an embedded store's every byte
   list              list the keys of an embedded store
   stats             print the size of an embedded store, per engine bucket
-  backup            copy an embedded store (DB.Backup) and verify the copy
+  backup            copy an embedded store (DB.Backup), or download a running
+                    service's copy (-from URL), and verify the copy
   compact embedded  write a compacted copy of an embedded store
   gc tally          fold the expired shards of tally counters into their tally
   compact deltalog  merge and compact the cells of deltalog counters
@@ -105,7 +108,8 @@ func main() {
 const isolatedEnv = "COUNTERKIT_ISOLATED"
 
 // isolate reports whether a command reads a store's files in this process
-// (an embedded store): it then runs in a child process.
+// (an embedded store, or backup -from's download): it then runs in a child
+// process.
 func isolate(args []string) bool {
 	if len(args) == 0 {
 		return false
@@ -117,6 +121,9 @@ func isolate(args []string) bool {
 	}
 	for _, a := range args {
 		if strings.Contains(a, "embedded:") {
+			return true
+		}
+		if args[0] == "backup" && (strings.HasPrefix(a, "-from") || strings.HasPrefix(a, "--from")) {
 			return true
 		}
 	}
