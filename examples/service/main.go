@@ -105,6 +105,11 @@ func run(ctx context.Context, stop func(), args []string, logw io.Writer) error 
 	if err != nil {
 		return errors.Join(err, db.Close())
 	}
+	// A consistent copy of the store while the service runs, for
+	// `counterkit backup -from http://ADDR/admin/backup -to DIR`. Serve
+	// /admin/ only to operators (an admin listener or network) in
+	// production.
+	svc.mux.Handle("GET /admin/backup", db.BackupHandler())
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return errors.Join(err, svc.Close(), db.Close())

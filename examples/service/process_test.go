@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/ledger"
 )
 
 // TestProcess builds the service, runs it on a free port with a fresh data
@@ -56,6 +60,34 @@ func TestProcess(t *testing.T) {
 	if status, b := call(t, p.url, "GET", "/metrics", ""); status != http.StatusOK ||
 		!strings.Contains(string(b), `counterkit_operation_duration_seconds_count{counterkit_component="ledger",counterkit_operation="update",counterkit_outcome="duplicate"} 1`) {
 		t.Fatalf("/metrics: %d\n%s", status, b)
+	}
+	// An online backup, restored beside the running store, holds the
+	// same balances.
+	resp, err := http.Get(p.url + "/admin/backup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyDir := filepath.Join(t.TempDir(), "copy")
+	_, err = embedded.Restore(context.Background(), resp.Body, copyDir)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("restore the online backup: %v", err)
+	}
+	db, err := embedded.Open(copyDir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for acct, v := range want {
+		l, err := ledger.New(db.Siblings(), accountKey(acct), ledger.Options{Actor: "backup-check"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := l.Value(context.Background()); err != nil || got != v {
+			t.Fatalf("the backup's %s: %d (%v), want %d", acct, got, err, v)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
 	}
 	p.stop(t)
 
