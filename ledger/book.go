@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -68,7 +69,11 @@ type Book struct {
 
 	mu      sync.Mutex
 	entries map[string]*bookEntry
-	idle    bookList // droppable ledgers, least recently used first
+	// idle holds the droppable ledgers, least recently used first. It is
+	// not golang-lru's simplelru: its size bound counts only the entries
+	// it holds, while MaxOpen counts those in use and pending too, and it
+	// would keep a second map of the keys.
+	idle    list.List // of *bookEntry
 	inUse   int
 	pending int // idle ledgers kept because they hold a pending write
 	opened  uint64
@@ -76,13 +81,13 @@ type Book struct {
 }
 
 // bookEntry is one open key. It is in exactly one state: in use (refs >
-// 0), idle and pending, or idle in the Book's idle list.
+// 0), idle and pending, or idle in the Book's idle list (idle not nil).
 type bookEntry struct {
-	key        string
-	l          *Ledger
-	refs       int  // operations running or waiting on l
-	pending    bool // idle, kept because l.Pending()
-	prev, next *bookEntry
+	key     string
+	l       *Ledger
+	refs    int           // operations running or waiting on l
+	pending bool          // idle, kept because l.Pending()
+	idle    *list.Element // e's element of Book.idle, or nil
 }
 
 // NewBook returns a Book over st writing as opts.Actor. It does no I/O.
@@ -283,8 +288,9 @@ func (b *Book) take(e *bookEntry) {
 		if e.pending {
 			e.pending = false
 			b.pending--
-		} else if e.next != nil {
-			b.idle.remove(e)
+		} else if e.idle != nil {
+			b.idle.Remove(e.idle)
+			e.idle = nil
 		}
 		b.inUse++
 	}
@@ -308,7 +314,7 @@ func (b *Book) release(e *bookEntry) {
 		e.pending = true
 		b.pending++
 	} else {
-		b.idle.pushBack(e)
+		e.idle = b.idle.PushBack(e)
 	}
 	b.evict()
 }
@@ -317,40 +323,13 @@ func (b *Book) release(e *bookEntry) {
 // open; b.mu is held.
 func (b *Book) evict() {
 	for len(b.entries) > b.max {
-		e := b.idle.front()
-		if e == nil {
+		front := b.idle.Front()
+		if front == nil {
 			return // the rest are in use or pending
 		}
-		b.idle.remove(e)
+		e := b.idle.Remove(front).(*bookEntry)
+		e.idle = nil
 		delete(b.entries, e.key)
 		b.evicted++
 	}
-}
-
-// bookList is an intrusive doubly linked list of entries; the zero value
-// is empty. An entry is in the list exactly when its next is not nil.
-type bookList struct {
-	root bookEntry // root.next is the front, root.prev the back
-}
-
-func (q *bookList) front() *bookEntry {
-	if q.root.next == nil || q.root.next == &q.root {
-		return nil
-	}
-	return q.root.next
-}
-
-func (q *bookList) pushBack(e *bookEntry) {
-	if q.root.next == nil {
-		q.root.next, q.root.prev = &q.root, &q.root
-	}
-	e.prev, e.next = q.root.prev, &q.root
-	q.root.prev.next = e
-	q.root.prev = e
-}
-
-func (q *bookList) remove(e *bookEntry) {
-	e.prev.next = e.next
-	e.next.prev = e.prev
-	e.prev, e.next = nil, nil
 }

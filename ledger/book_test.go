@@ -35,8 +35,9 @@ func (b *Book) check() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	idle := 0
-	for e := b.idle.root.next; e != nil && e != &b.idle.root; e = e.next {
-		if e.refs != 0 || e.pending || b.entries[e.key] != e {
+	for el := b.idle.Front(); el != nil; el = el.Next() {
+		e := el.Value.(*bookEntry)
+		if e.idle != el || e.refs != 0 || e.pending || b.entries[e.key] != e {
 			return fmt.Errorf("idle list holds %q with %d refs, pending %v, in map %v", e.key, e.refs, e.pending, b.entries[e.key] == e)
 		}
 		idle++
@@ -46,15 +47,15 @@ func (b *Book) check() error {
 		switch {
 		case e.refs > 0:
 			inUse++
-			if e.pending || e.next != nil {
-				return fmt.Errorf("%q in use and pending %v, idle %v", key, e.pending, e.next != nil)
+			if e.pending || e.idle != nil {
+				return fmt.Errorf("%q in use and pending %v, idle %v", key, e.pending, e.idle != nil)
 			}
 		case e.pending:
 			pending++
 			if !b.keep(e.l) {
 				return fmt.Errorf("%q kept as pending, but its ledger is not", key)
 			}
-		case e.next == nil:
+		case e.idle == nil:
 			return fmt.Errorf("%q idle, not pending, not in the idle list", key)
 		}
 	}
@@ -588,4 +589,101 @@ func TestBookLandPendingContext(t *testing.T) {
 	require.Equal(t, 2, b.Stats().Pending)
 	require.NoError(t, b.LandPending(ctx))
 	require.Equal(t, BookStats{Open: 1, Opened: 2, Evicted: 1}, b.Stats())
+}
+
+// lruScenario runs Value on a, b, a, c, a, b through a Book of MaxOpen 2,
+// calling after each time, and checks the Book drops the least recently
+// used idle ledger: c drops b (a was used since), a is still open, b opens
+// again.
+func lruScenario(after func(*Book)) error {
+	ctx := context.Background()
+	b, err := NewBook(memory.NewSiblings(), BookOptions{MaxOpen: 2, Options: Options{Actor: "svc"}})
+	if err != nil {
+		return err
+	}
+	for i, step := range []struct {
+		key             string
+		opened, evicted uint64
+	}{{"a", 1, 0}, {"b", 2, 0}, {"a", 2, 0}, {"c", 3, 1}, {"a", 3, 1}, {"b", 4, 2}} {
+		if _, err := b.Value(ctx, step.key); err != nil {
+			return err
+		}
+		after(b)
+		if err := b.check(); err != nil {
+			return fmt.Errorf("step %d (%s): %w", i, step.key, err)
+		}
+		st := b.Stats()
+		if st.Opened != step.opened || st.Evicted != step.evicted || st.Open != 2 && i > 0 {
+			return fmt.Errorf("step %d (%s): %+v, want %d opened, %d evicted, 2 open", i, step.key, st, step.opened, step.evicted)
+		}
+	}
+	return nil
+}
+
+// TestBookDropsLeastRecentlyUsed: the Book drops the least recently used
+// idle ledger; a Book whose idle list puts the last released ledger first
+// (so it drops the most recently used) is caught.
+func TestBookDropsLeastRecentlyUsed(t *testing.T) {
+	require.NoError(t, lruScenario(func(*Book) {}))
+	err := lruScenario(func(b *Book) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if back := b.idle.Back(); back != nil {
+			b.idle.MoveToFront(back)
+		}
+	})
+	require.ErrorContains(t, err, "want 3 opened")
+}
+
+// TestBookCheckCatchesBrokenBookkeeping: check, which the Book tests run
+// after every operation, finds each kind of inconsistent bookkeeping.
+func TestBookCheckCatchesBrokenBookkeeping(t *testing.T) {
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		breakIt func(b *Book)
+		want    string
+	}{
+		"idle entry not in the list": {func(b *Book) {
+			b.idle.Remove(b.idle.Front()).(*bookEntry).idle = nil
+		}, "not in the idle list"},
+		"idle entry's element removed": {func(b *Book) {
+			b.idle.Remove(b.idle.Front())
+		}, "2 open: 0 in use (counted 0), 0 pending (counted 0), 1 idle"},
+		"listed entry in use": {func(b *Book) {
+			b.idle.Front().Value.(*bookEntry).refs = 1
+			b.inUse++
+		}, "idle list holds"},
+		"listed entry's element lost": {func(b *Book) {
+			b.idle.Front().Value.(*bookEntry).idle = nil
+		}, "idle list holds"},
+		"pending miscounted": {func(b *Book) {
+			b.pending++
+		}, "pending (counted 1)"},
+		"in-use entry still listed": {func(b *Book) {
+			e := b.idle.Front().Value.(*bookEntry)
+			e.refs = 1
+			b.inUse++
+			b.idle.Remove(e.idle)
+			b.idle.PushBack(e) // a second element; e.idle is the removed one
+		}, "idle list holds"},
+		"over MaxOpen with an idle ledger": {func(b *Book) {
+			e := &bookEntry{key: "extra", l: b.idle.Front().Value.(*bookEntry).l}
+			b.entries[e.key] = e
+			e.idle = b.idle.PushBack(e)
+		}, "over MaxOpen"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := NewBook(memory.NewSiblings(), BookOptions{MaxOpen: 2, Options: Options{Actor: "svc"}})
+			require.NoError(t, err)
+			for _, key := range []string{"a", "b"} {
+				_, err := b.Value(ctx, key)
+				require.NoError(t, err)
+			}
+			require.NoError(t, b.check())
+			b.mu.Lock()
+			tc.breakIt(b)
+			b.mu.Unlock()
+			require.ErrorContains(t, b.check(), tc.want)
+		})
+	}
 }

@@ -73,6 +73,9 @@ func FromParts(t time.Time, clockSeq uint16, node uint64) ID {
 	return fromTicks(uuidTicks(t), tail)
 }
 
+// fromTicks lays out a version 1 UUID. google/uuid builds version 1 UUIDs
+// only from the current clock and a process-wide clock sequence and node
+// (NewUUID), so a chosen time or tail is written out here.
 func fromTicks(ticks uint64, tail [8]byte) ID {
 	var id ID
 	binary.BigEndian.PutUint32(id[0:4], uint32(ticks))
@@ -110,7 +113,10 @@ func (id ID) Validate() error {
 // IsZero reports whether id is the zero value.
 func (id ID) IsZero() bool { return id == ID{} }
 
-// ticks returns the 60-bit timestamp in 100ns units since 1582-10-15.
+// ticks returns the 60-bit timestamp in 100ns units since 1582-10-15,
+// read with the version 1 layout whatever the version nibble says: Compare
+// and the key encodings need one layout for every 16-byte value, while
+// google/uuid's UUID.Time reads versions 6 and 7 with their own layouts.
 func (id ID) ticks() uint64 {
 	lo := uint64(binary.BigEndian.Uint32(id[0:4]))
 	mid := uint64(binary.BigEndian.Uint16(id[4:6]))
