@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkGroupVsBatch: the adapter's group commit (the baseline)
-// against the engine's own, DB.Batch, with its default MaxBatchDelay
+// against the engine's own Batch method, with its default MaxBatchDelay
 // (10 ms) and a short one (200 µs), on the same write (a Put of a new
 // key, durable when it returns) with 1, 8 and 32 writers. The three run
 // in alternating phases of one run, as BenchmarkVsRaw, since the disk's

@@ -85,7 +85,7 @@ type Options struct {
 	// benchmarks compare the store with and without them).
 	unchecked bool
 
-	// bboltBatch, if positive, commits writes with the engine's DB.Batch,
+	// bboltBatch, if positive, commits writes with the engine's Batch method,
 	// with this MaxBatchDelay, instead of the adapter's group commit
 	// (benchmarks compare the two).
 	bboltBatch time.Duration
@@ -489,7 +489,7 @@ func (d *DB) update(fn func(*wtx) error, size int) error {
 	return d.group.run(d, &op{fn: fn, size: size})
 }
 
-// batch commits fn with the engine's DB.Batch; benchmarks only (see
+// batch commits fn with the engine's Batch method; benchmarks only (see
 // group).
 func (d *DB) batch(fn func(*wtx) error) error {
 	err := d.bolt.Batch(func(tx *bolt.Tx) error {
@@ -510,7 +510,7 @@ func (d *DB) batch(fn func(*wtx) error) error {
 // committed, with one fsync, by the next leader, which is the first of
 // them. No writer waits for a timer.
 //
-// The engine has its own group commit, DB.Batch; it is not used because
+// The engine has its own group commit, its Batch method; it is not used because
 // it is slower here and does less. It holds every batch open for
 // MaxBatchDelay unless MaxBatchSize calls arrive first, so a lone writer
 // always waits the timer: BenchmarkGroupVsBatch (alternating phases, one
