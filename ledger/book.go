@@ -44,11 +44,13 @@ type BookOptions struct {
 // holds them all, and it never refuses an operation for the bound. Stats
 // reports the counts; LandPending writes the pending ones.
 //
-// Dropping costs an actor entry: a key opened again gets a new Ledger, a new
-// incarnation (see Writer), and its next write adds a new entry to the key's
-// state. Size MaxOpen to the keys written in the working set; the package
-// documentation ("Many keys, one actor: Book") explains the bound, the
-// cost, and why a re-opened key cannot reuse its previous writer id.
+// A key opened again continues the dropped Ledger's incarnation (its
+// Writer) when its first read shows that incarnation's last write as it
+// was: nothing of it can be in flight, since a Ledger with a pending write
+// is never dropped. When the read does not (a stale read), continuing could
+// fork the entry, so the key gets a new incarnation and its next write adds
+// an entry to the key's state (retired later, see Options.RetireAfter).
+// The Book remembers the incarnations of at most MaxOpen dropped keys.
 //
 // A Book has no Close: it starts no goroutines and owns nothing to release
 // (the store is the caller's). A service that stops should call LandPending,
@@ -78,6 +80,16 @@ type Book struct {
 	pending int // idle ledgers kept because they hold a pending write
 	opened  uint64
 	evicted uint64
+	// dropped remembers, for keys whose idle Ledger was dropped, its
+	// incarnation and that incarnation's version in its last write, so
+	// that the key's next Ledger can continue it (at most max keys).
+	dropped map[string]resume
+}
+
+// resume is a dropped Ledger's incarnation and its version.
+type resume struct {
+	writer  crdt.ActorID
+	version uint64
 }
 
 // bookEntry is one open key. It is in exactly one state: in use (refs >
@@ -239,7 +251,8 @@ type BookStats struct {
 	// or Find on their key (or LandPending) lands it.
 	Pending int
 	// Opened counts the Ledgers created since NewBook: each writes its key
-	// as a new incarnation, one more actor entry in the key's state.
+	// as a new incarnation, one more actor entry in the key's state, unless
+	// it continues a dropped Ledger's (see Book).
 	Opened uint64
 	// Evicted counts the idle Ledgers dropped to stay within MaxOpen.
 	Evicted uint64
@@ -273,6 +286,10 @@ func (b *Book) acquire(key string) (*bookEntry, error) {
 	defer b.mu.Unlock()
 	e := b.entries[key]
 	if e == nil {
+		if r, ok := b.dropped[key]; ok {
+			delete(b.dropped, key)
+			l.writer, l.resume = r.writer, r.version // checked by its first read
+		}
 		e = &bookEntry{key: key, l: l}
 		b.entries[key] = e
 		b.opened++
@@ -331,5 +348,31 @@ func (b *Book) evict() {
 		e.idle = nil
 		delete(b.entries, e.key)
 		b.evicted++
+		b.remember(e)
 	}
+}
+
+// remember keeps the incarnation of e's Ledger, being dropped idle, for the
+// key's next Ledger: only one that wrote and holds nothing unwritten (no
+// pending write, no unwritten transaction record). b.mu is held, and no
+// operation runs on e.l.
+func (b *Book) remember(e *bookEntry) {
+	l := e.l
+	if l.local == nil || l.pending || len(l.unindexed) > 0 {
+		return
+	}
+	v := l.local.Version(l.writer)
+	if v == 0 {
+		return
+	}
+	if b.dropped == nil {
+		b.dropped = map[string]resume{}
+	}
+	for k := range b.dropped {
+		if len(b.dropped) < b.max {
+			break
+		}
+		delete(b.dropped, k) // any one: a key not remembered gets a new incarnation
+	}
+	b.dropped[e.key] = resume{l.writer, v}
 }

@@ -199,6 +199,10 @@ type Ledger struct {
 	// sightings records, for RetireAfter, when this ledger first saw each
 	// other live actor at its current version.
 	sightings map[crdt.ActorID]sighting
+	// resume, when not zero, is the version of writer's entry in its last
+	// write, when this Ledger continues a dropped one's incarnation
+	// (Book): the first read keeps writer only if it shows that version.
+	resume uint64
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
 	// records of landed transactions not yet written.
@@ -566,6 +570,15 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		}
 		if len(sibs) == 1 {
 			l.seen = sibs[0] // read-only (store.Siblings.Fetch)
+		}
+		if l.resume != 0 {
+			if l.local.Version(l.writer) != l.resume {
+				// The read does not show the incarnation's last write
+				// as it was (a stale read): continuing it could fork
+				// its entry. Nothing was written yet: take a new one.
+				l.writer = retry.NewWriter(l.opts.Actor)
+			}
+			l.resume = 0
 		}
 		return l.local, token, nil
 	}

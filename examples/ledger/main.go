@@ -73,6 +73,8 @@ type result struct {
 	// lateApplied counts late deliveries answered Applied (counted
 	// again), lateDuplicate those answered Duplicate or DuplicateFolded.
 	lateApplied, lateDuplicate int64
+	// opened and evicted sum the actors' Book statistics.
+	opened, evicted uint64
 }
 
 type stats struct {
@@ -251,7 +253,8 @@ func run(inner store.Siblings, w workload) (*result, error) {
 
 	// Settle: one clean reader per account collapses the siblings (Find).
 	fmt.Printf("%d transactions, %d deliveries to %d actors\n", nTxns, deliveries, nActors)
-	res := &result{balances: map[string]int64{}, lateApplied: st.lateApplied.Load(), lateDuplicate: st.lateDuplicate.Load()}
+	res := &result{balances: map[string]int64{}, lateApplied: st.lateApplied.Load(), lateDuplicate: st.lateDuplicate.Load(),
+		opened: st.books.Opened, evicted: st.books.Evicted}
 	if w.late > 0 {
 		fmt.Printf("late retries, each after all %d transactions: %d answered duplicate, %d applied again\n",
 			nTxns, res.lateDuplicate, res.lateApplied)
@@ -260,7 +263,7 @@ func run(inner store.Siblings, w workload) (*result, error) {
 		st.duplicates.Load(), st.retries.Load(), st.ambiguous.Load())
 	fmt.Printf("injected: %d lost acks (write landed), %d lost writes, %d refused writes\n",
 		store.Counts()[faulty.LoseAck], store.Counts()[faulty.Lose], store.Counts()[faulty.Refuse])
-	fmt.Printf("%d Books (one per actor, each keeping up to %d ledgers): %d ledgers opened, %d dropped; each opening that writes adds an actor entry to its account\n",
+	fmt.Printf("%d Books (one per actor, each keeping up to %d ledgers): %d ledgers opened, %d dropped; a re-opened key continues its incarnation unless its first read is stale\n",
 		nActors, auditor.MaxOpen(), st.books.Opened, st.books.Evicted)
 	ok := true
 	after := res.balances

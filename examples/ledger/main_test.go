@@ -67,16 +67,21 @@ func TestSecondRunContinues(t *testing.T) {
 
 // TestRunManyAccounts runs the workload over 60 accounts with Books that
 // keep 8 ledgers each, so every actor drops and re-opens ledgers all the
-// time: the balances still verify, and the accounts hold more actor entries
-// than there are actors (one per re-opening that wrote).
+// time: the balances still verify, and an account holds few actor entries
+// (a re-opened key continues its incarnation unless its first read is
+// stale, and each stale one adds an entry).
 func TestRunManyAccounts(t *testing.T) {
 	ctx := context.Background()
 	for seed := int64(1); seed <= 2; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			st := memory.NewSiblings()
 			w := workload{seed: seed, txns: 400, actors: 4, dup: 0.3, accounts: 60, open: 8}
-			if _, err := run(st, w); err != nil {
+			r, err := run(st, w)
+			if err != nil {
 				t.Fatalf("replay: go -C examples/ledger run . -memory -seed %d -txns 400 -actors 4 -accounts 60 -open 8: %v", seed, err)
+			}
+			if r.evicted == 0 {
+				t.Fatalf("%d ledgers opened, none dropped: the Books never re-opened a key", r.opened)
 			}
 			most := 0
 			for _, acct := range accountNames(w.accounts) {
@@ -90,9 +95,7 @@ func TestRunManyAccounts(t *testing.T) {
 				}
 				most = max(most, c.Stats().Actors)
 			}
-			if most <= w.actors {
-				t.Fatalf("at most %d actor entries in an account, %d actors: no ledger was re-opened", most, w.actors)
-			}
+			t.Logf("%d ledgers opened, %d dropped; at most %d actor entries in an account (%d actors)", r.opened, r.evicted, most, w.actors)
 		})
 	}
 }
