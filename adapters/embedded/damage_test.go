@@ -156,6 +156,12 @@ func checkFixture(dir string, opts embedded.Options, allowUnavailable bool) (str
 		return "other", "open: " + err.Error()
 	}
 	defer db.Close()
+	return checkOpenFixture(db, allowed)
+}
+
+// checkOpenFixture is checkFixture on an open store; allowed tells the
+// errors that report damage.
+func checkOpenFixture(db *embedded.DB, allowed func(error) bool) (string, string) {
 	ctx := context.Background()
 	var wrong, reported []string
 	note := func(what string, err error) bool {
