@@ -20,7 +20,8 @@ import (
 // and its scope runs in CI from then on. Fixed, and run in CI: 1, 3, 4, 5
 // (ledger), 7, 8 and 9 (the ledger's transaction records).
 var knownHoles = map[string]string{
-	"2": "idle incarnations that share a transaction are never retired",
+	"2":  "idle incarnations that share a transaction are never retired",
+	"10": "a retry reading the counter stale applies again a transaction acknowledged without its record",
 }
 
 // fixed reports whether hole h is fixed (or COUNTERKIT_HOLES asks to run
@@ -75,6 +76,7 @@ func holeScopes() []holeScope {
 		{"8", unclassifiedScope()},
 		{"9", retireScopeOf("hole9-retire-late-retry", late, time.Hour, nil)},
 		{"9-concurrent", retireScopeOf("hole9-retire-concurrent-retry", concurrent, time.Hour, nil)},
+		{"10", unrecordedRetryScope()},
 	}
 }
 
@@ -353,5 +355,33 @@ func putHex(w *mc.World, key, h string) {
 	}
 	if err := w.Inner.Put(bg, key, "stranger", b, nil); err != nil {
 		panic(err)
+	}
+}
+
+// unrecordedRetryScope (hole 10): A credits x; its Put lands and is
+// acknowledged, its record's Put may be refused (A answers applied and
+// keeps the record to write before its next cycle). The client then calls
+// x on B, whose read of the counter may be served from before A's write:
+// B finds neither A's copy nor a record, and must still not answer applied.
+func unrecordedRetryScope() mc.Scope {
+	txns := []mc.Txn{{ID: "x", Amount: 1}}
+	return mc.Scope{
+		Name: "hole10-unrecorded-retry", Fates: mc.Of(mc.Refuse, mc.Stale), MaxFaults: 2,
+		KeyFates: func(key string) mc.Fates {
+			if ledger.IsRecordKey(key) {
+				return mc.Of(mc.Refuse) // records are read fresh (SPEC.md 6.11)
+			}
+			return mc.Of(mc.Stale)
+		},
+		Build: func(w *mc.World) {
+			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", small))
+			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", small))
+			w.Go("A", func(r *mc.Runner) { credit(r, "A1", a, "x", 1) })
+			w.Go("B", func(r *mc.Runner) {
+				r.Wait("A1")
+				credit(r, "B1", b, "x", 1)
+			})
+			checkLedgers(w, small, txns, "k")
+		},
 	}
 }

@@ -460,19 +460,31 @@ func concurrentScopeOn(name string, ordered bool, maxAge int, wrap func(w *mc.Wo
 	faults, pre := bounds(3, 1, 3, 2)
 	fates := mc.Of(mc.LoseAck, mc.Stale)
 	if ordered {
-		// A's call ends in doubt (a lost acknowledgement, then a refused
-		// read), B reads stale, and A's next read is stale: four faults,
-		// no preemption.
+		// For a loss, A's call ends in doubt (a lost acknowledgement and
+		// a refusal), B reads stale, and so does A's next write: four
+		// faults, no preemption.
 		faults, pre, fates = 4, 0, mc.Of(mc.Refuse, mc.LoseAck, mc.Stale)
 	}
 	if large() {
 		fates |= mc.Of(mc.Refuse, mc.Hold)
 	}
+	// In CI, faults on the counter's calls alone; under COUNTERKIT_CASES
+	// on records' too, once hole 10 is fixed, but for stale reads, which
+	// SPEC.md 6.11 rules out for records.
+	keyFates := func(key string) mc.Fates {
+		switch {
+		case !ledger.IsRecordKey(key):
+			return fates
+		case large() && fixed("10"):
+			return fates &^ mc.Of(mc.Stale)
+		}
+		return 0
+	}
 	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "w", Amount: 10}, {ID: "y", Amount: 100}, {ID: "z", Amount: 1000}}
 	return mc.Scope{
 		Name:      name,
 		Fates:     fates,
-		KeyFates:  ciKeyFates(fates, 0),
+		KeyFates:  keyFates,
 		MaxFaults: faults, MaxPreemptions: pre, MaxStaleAge: maxAge,
 		Build: func(w *mc.World) {
 			var st store.Siblings = w.Store
