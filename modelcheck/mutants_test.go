@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +115,68 @@ func TestCatchesBrokenWindows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// versionOneStore serves every transaction record with its Version
+// rewritten to 1, so that any state that holds the record's writer looks
+// as new as the record: a ledger then takes a pending transaction back on
+// a stale read, as it did before records named a version.
+type versionOneStore struct{ store.Siblings }
+
+func (s versionOneStore) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	vals, tok, err := s.Siblings.Fetch(ctx, key)
+	if err != nil || !ledger.IsRecordKey(key) {
+		return vals, tok, err
+	}
+	out := make([][]byte, len(vals))
+	for i, b := range vals {
+		var r ledger.Record
+		if err := r.UnmarshalBinary(b); err != nil {
+			return nil, nil, err
+		}
+		r.Version = 1
+		if out[i], err = r.MarshalBinary(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return out, tok, nil
+}
+
+// TestCatchesStaleRetraction: with records that name version 1, the
+// concurrent-delivery scopes find a transaction acknowledged and counted
+// by no one (TestScopes runs them on the records as written). In the
+// ordered scope A's stale read goes back three states, to B's entry
+// without x and without A's own write; under COUNTERKIT_CASES, a search
+// with reads at most two states old (CI's other bounds) finds no loss.
+func TestCatchesStaleRetraction(t *testing.T) {
+	versionOne := func(w *mc.World) store.Siblings { return versionOneStore{w.Store} }
+	for _, tc := range []struct {
+		scope mc.Scope
+		trace string // a step the loss's trace shows
+	}{
+		{concurrentScopeOn("broken-record-version", false, 3, versionOne), "A2 Put k"},
+		{concurrentScopeOn("broken-record-version-late-read", true, 3, versionOne), "A2 Fetch k #1 → stale by 3"},
+	} {
+		t.Run(tc.scope.Name, func(t *testing.T) {
+			v := findViolation(t, tc.scope)
+			switch {
+			case v == nil:
+				t.Fatal("the checker found no violation")
+			case v.Check != "promise" || !strings.Contains(v.Err.Error(), `"x" was acknowledged and counts 0 times`):
+				t.Errorf("found %q: %v, want x acknowledged and lost", v.Check, v.Err)
+			case !strings.Contains(strings.Join(v.Trace, "\n"), tc.trace):
+				t.Errorf("the loss's trace has no step %q", tc.trace)
+			}
+		})
+	}
+	t.Run("broken-record-version-late-read-age-2", func(t *testing.T) {
+		if !large() {
+			t.Skip("COUNTERKIT_CASES=1 runs it")
+		}
+		s := concurrentScopeOn("broken-record-version-late-read-age-2", true, 2, versionOne)
+		s.Fates, s.KeyFates = mc.Of(mc.Refuse, mc.LoseAck, mc.Stale), countersOnly(mc.Of(mc.Refuse, mc.LoseAck, mc.Stale))
+		if v := findViolation(t, s); v != nil {
+			t.Fatal("reads at most two states old lost a transaction: the scope does not need older ones")
+		}
+	})
 }

@@ -24,6 +24,10 @@ type Scope struct {
 	// MaxPreemptions bounds the times one schedule picks a call of
 	// another script while the script that ran last has a call waiting.
 	MaxPreemptions int
+	// MaxStaleAge bounds how old a Stale fetch may be: it is served
+	// any of the key's last MaxStaleAge states before the current one,
+	// each a separate option. Zero or one: only the state just before.
+	MaxStaleAge int
 	// MaxSchedules stops the search after that many schedules (the
 	// report says it was cut short); zero means no limit.
 	MaxSchedules int
@@ -147,6 +151,7 @@ func Replay(s Scope, choices []int) (*Violation, []string) {
 type option struct {
 	call    *call
 	fate    Fate
+	age     int // a Stale fetch's age: 1 is the state before the current
 	held    int // index of a held put to deliver, when call is nil
 	fault   bool
 	preempt bool
@@ -159,6 +164,9 @@ func (o option) describe(w *World) string {
 	who := ""
 	if o.call.actor != "" {
 		who = " as " + string(o.call.actor)
+	}
+	if o.fate == Stale && o.age > 1 {
+		return fmt.Sprintf("%s%s → %s by %d", o.call.id, who, o.fate, o.age)
 	}
 	return fmt.Sprintf("%s%s → %s", o.call.id, who, o.fate)
 }
@@ -182,7 +190,7 @@ func execute(s Scope, prefix []int) (choices, widths []int, v *Violation, trace 
 				break // blocked for good (reported as a violation)
 			}
 			for _, c := range calls {
-				w.Store.decide(c, Deliver)
+				w.Store.decide(c, Deliver, 0)
 			}
 			w.waitQuiet()
 		}
@@ -253,7 +261,7 @@ func execute(s Scope, prefix []int) (choices, widths []int, v *Violation, trace 
 		}
 		if o.call != nil {
 			last = o.call.script
-			w.Store.decide(o.call, o.fate)
+			w.Store.decide(o.call, o.fate, o.age)
 		} else if err := w.Store.deliverHeld(o.held); err != nil {
 			return choices, widths, fail("store", err), nil
 		}
@@ -297,7 +305,8 @@ func (w *World) runningCount() int {
 }
 
 // options lists the choices at this point: every waiting call under every
-// fate the bounds allow, then every held put's delivery.
+// fate the bounds allow (a Stale fetch once per age, youngest first), then
+// every held put's delivery.
 func options(w *World, s Scope, faults, preempts int, last string) []option {
 	calls := w.Store.pendingCalls()
 	lastWaits := false
@@ -322,6 +331,12 @@ func options(w *World, s Scope, faults, preempts int, last string) []option {
 		}
 		for f := Refuse; f < numFates; f++ {
 			if !fates.Has(f) || !applies(w, c, f) {
+				continue
+			}
+			if f == Stale {
+				for age := 1; age <= max(s.MaxStaleAge, 1) && age <= w.Store.older(c.key); age++ {
+					out = append(out, option{call: c, fate: f, age: age, fault: true, preempt: pre})
+				}
 				continue
 			}
 			out = append(out, option{call: c, fate: f, fault: true, preempt: pre})

@@ -154,3 +154,59 @@ func TestKeyNamesInTraces(t *testing.T) {
 		t.Fatalf("trace %q does not name the key", trace)
 	}
 }
+
+// TestStaleAges: after three writes of a key, a Stale fetch may be served
+// any of the MaxStaleAge states before the current one (one option each),
+// or by default only the state just before it.
+func TestStaleAges(t *testing.T) {
+	for _, tc := range []struct {
+		maxAge int
+		want   string // siblings each schedule's fetch was served
+	}{
+		{0, "[3 2]"},
+		{1, "[3 2]"},
+		{2, "[3 2 1]"},
+		{3, "[3 2 1 0]"},
+		{5, "[3 2 1 0]"}, // no state older than the first write's
+	} {
+		var served []int
+		s := Scope{Name: "stale-ages", Fates: Of(Stale), MaxFaults: 1, MaxStaleAge: tc.maxAge,
+			Build: func(w *World) {
+				w.Go("A", func(r *Runner) {
+					for i := range 3 {
+						r.Do(fmt.Sprintf("P%d", i), "", 0, func(ctx context.Context) Result {
+							return Result{Err: w.Store.Put(ctx, "k", "a", []byte{byte(i)}, nil)}
+						})
+					}
+					r.Do("F", "", 0, func(ctx context.Context) Result {
+						vals, _, err := w.Store.Fetch(ctx, "k")
+						served = append(served, len(vals))
+						return Result{Err: err}
+					})
+				})
+			}}
+		rep := Explore(s)
+		if rep.Violation != nil {
+			t.Fatal(rep.Violation)
+		}
+		if got := fmt.Sprint(served); got != tc.want || rep.Schedules != len(served) {
+			t.Errorf("MaxStaleAge %d: %d schedules served %s siblings, want %s", tc.maxAge, rep.Schedules, got, tc.want)
+		}
+	}
+	v, trace := Replay(Scope{Name: "stale-trace", Fates: Of(Stale), MaxFaults: 1, MaxStaleAge: 2, Build: func(w *World) {
+		w.Go("A", func(r *Runner) {
+			for _, l := range []string{"P1", "P2", "F"} {
+				r.Do(l, "", 0, func(ctx context.Context) Result {
+					if l == "F" {
+						_, _, err := w.Store.Fetch(ctx, "k")
+						return Result{Err: err}
+					}
+					return Result{Err: w.Store.Put(ctx, "k", "a", []byte(l), nil)}
+				})
+			}
+		})
+	}}, []int{0, 0, 2})
+	if v != nil || !strings.Contains(strings.Join(trace, "\n"), "F Fetch k #1 → stale by 2") {
+		t.Fatalf("trace %q (%v) does not show the stale age", trace, v)
+	}
+}

@@ -32,8 +32,9 @@ const (
 	// Hold answers crdt.ErrAmbiguousWrite now; the write lands when the
 	// explorer delivers it, at a later step or at the end.
 	Hold
-	// Stale serves a Fetch from the version of the key before the
-	// current one, with that version's token.
+	// Stale serves a Fetch from a version of the key before the
+	// current one, with that version's token: the one just before, or
+	// up to Scope.MaxStaleAge versions back (its age).
 	Stale
 	// Unclassified writes and answers an error wrapping ErrUnclassified,
 	// neither crdt.ErrAmbiguousWrite nor crdt.ErrUnavailable.
@@ -241,10 +242,13 @@ func (s *Store) heldPuts() []heldPut {
 }
 
 // hasOlder reports whether key has a version before its current one.
-func (s *Store) hasOlder(key string) bool {
+func (s *Store) hasOlder(key string) bool { return s.older(key) > 0 }
+
+// older returns how many versions of key precede its current one.
+func (s *Store) older(key string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.versions[key]) >= 2
+	return max(len(s.versions[key])-1, 0)
 }
 
 // land writes a put of op to the inner store and records the key's new
@@ -279,8 +283,9 @@ func (s *Store) land(op *Op, key string, actor crdt.ActorID, value []byte, token
 	return nil
 }
 
-// decide runs c under fate f and answers it.
-func (s *Store) decide(c *call, f Fate) {
+// decide runs c under fate f and answers it; a Stale fetch is served the
+// version age steps before the current one (1 when age is 0).
+func (s *Store) decide(c *call, f Fate, age int) {
 	s.mu.Lock()
 	delete(s.pending, c.id)
 	if f != Deliver && c.op != nil {
@@ -315,7 +320,7 @@ func (s *Store) decide(c *call, f Fate) {
 	case Stale:
 		s.mu.Lock()
 		vs := s.versions[c.key]
-		old := vs[len(vs)-2]
+		old := vs[len(vs)-1-max(age, 1)]
 		s.mu.Unlock()
 		a = answer{vals: old.vals, tok: old.tok}
 	case Unclassified:
