@@ -10,9 +10,10 @@ import (
 
 // A service keeps every customer's balance in one Book, as one actor. The
 // Book keeps two ledgers open here: the third account drops the least
-// recently used one, bob's. A resend to bob is still recognised, but a new
-// credit to bob is written by a new incarnation of "billing", one more
-// actor entry in bob's state: size MaxOpen to the accounts in use.
+// recently used one, bob's. A resend to bob is still recognised, and a new
+// credit to bob continues the dropped ledger's incarnation of "billing"
+// (its first read shows that incarnation's last write), so bob's state
+// still holds one actor entry.
 func ExampleBook() {
 	ctx := context.Background()
 	book, err := ledger.NewBook(memory.NewSiblings(), ledger.BookOptions{
@@ -47,6 +48,6 @@ func ExampleBook() {
 	// acct/alice 70
 	// acct/bob 50
 	// acct/carol 25
-	// actor entries in bob's state: 2
+	// actor entries in bob's state: 1
 	// open 2, ledgers opened 6, dropped 4
 }
