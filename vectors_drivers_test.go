@@ -2469,7 +2469,7 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvLedgerOp("value", "a"), later),
 			}},
 		{Name: "records: a refused record put is written before the next cycle",
-			Note:    "t1 lands but its record put is refused: the call still answers applied, and the ledger keeps the record. While it cannot be written (flush refused), the next credit fails unavailable with nothing applied (1 attempt, no fetch of the counter). A Find first writes it (no token), then compacts and puts; the credit retried then lands",
+			Note:    "t1 lands but its record put is refused: the call fails ambiguous_write (outcome applied, landed), and the ledger keeps the record. While it cannot be written (flush refused), the next credit fails unavailable with nothing applied (1 attempt, no fetch of the counter). A Find first writes it (no token), then compacts and puts; the credit retried then lands",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
 				dvRecFaults(dvCredit("a", "t1", 5), "t1", "", "refuse"),
 				dvRecFaults(dvCredit("a", "t2", 7), "t1", "refuse"),
@@ -3756,7 +3756,7 @@ func dvShowB(b *bool) string {
 // its last attempt's lookup (none when that attempt's fetch held it):
 // writer the owner's actor, else the ledger's; version that writer's in
 // the state that landed it, at least 1. A failed one is kept to be written
-// before the next cycle.
+// before the next cycle, and its call fails ambiguous_write.
 func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 	var gotS, wantS []string
 	n := 0
@@ -3783,6 +3783,13 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 		gotS = append(gotS, fmt.Sprintf("%s %+v as %s token %q", p.Key, r, p.Actor, p.Token))
 		if p.Reply != "ok" && p.Record != nil {
 			L.unindexed[p.Record.Txn] = *p.Record
+			// The call landed but is not acknowledged until its record
+			// is written: ambiguous_write.
+			for _, c := range members {
+				if c.s.Txn == p.Record.Txn && c.landed && c.applied && c.errKind == "" {
+					c.errKind = "ambiguous_write"
+				}
+			}
 		}
 	}
 	slices.Sort(gotS)

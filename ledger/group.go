@@ -254,7 +254,20 @@ func (l *Ledger) cycle(group []*call) {
 			recs = append(recs, pendingRecord{rec: Record{Txn: c.txn, Amount: c.amount, Writer: l.recordWriter(c), At: now, Version: c.version}, token: c.itoken})
 		}
 	}
-	l.record(ctx, recs)
+	// A call whose record could not be written landed, but is not yet
+	// recognised by a ledger that reads the account's key stale: it is not
+	// acknowledged, so that the caller retries it (SPEC.md 6.11 step 3).
+	for i, err := range l.record(ctx, recs) {
+		if err == nil {
+			continue
+		}
+		for _, c := range group {
+			if c.txn == recs[i].rec.Txn && c.err == nil && c.res.Landed && c.applied {
+				c.err = fmt.Errorf("%w: ledger %q: %q landed, but its transaction record is not written yet (written before this ledger's next write; retry the call): %s",
+					crdt.ErrAmbiguousWrite, l.key, c.txn, err.Error())
+			}
+		}
+	}
 	if release != nil {
 		release()
 	}

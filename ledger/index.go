@@ -253,10 +253,11 @@ type pendingRecord struct {
 
 // record writes the records recs, concurrently when there are several, and
 // keeps those that failed in l.unindexed, to be written before the next
-// cycle. l.mu is held.
-func (l *Ledger) record(ctx context.Context, recs []pendingRecord) {
+// cycle. It returns each record's error (nil when none failed). l.mu is
+// held.
+func (l *Ledger) record(ctx context.Context, recs []pendingRecord) []error {
 	if len(recs) == 0 {
-		return
+		return nil
 	}
 	errs := make([]error, len(recs))
 	put := func(i int) {
@@ -289,6 +290,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) {
 		// changes nothing, so it is kept until a write is acknowledged.
 		l.unindexed[recs[i].rec.Txn] = recs[i].rec
 	}
+	return errs
 }
 
 // flush writes the records a previous cycle could not write, before this

@@ -338,22 +338,29 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, w workloa
 	}()
 	for t := range inbox {
 		st.submitted.Add(1)
+		var applied *ledger.BookResult // the call of this delivery that landed t, if one did
 		for {
 			res, err := book.Update(ctx, "account/"+t.account, t.id, t.amount)
 			if res.Attempts > 1 {
 				st.retries.Add(int64(res.Attempts - 1))
 			}
+			if res.Landed && res.Outcome == tpncounter.Applied && applied == nil {
+				// Landed by this call, acknowledged or not (a call whose
+				// transaction record is not written yet fails ambiguous):
+				// its re-submission then answers duplicate.
+				applied = &res
+			}
 			if err == nil {
-				switch res.Outcome {
-				case tpncounter.Applied:
+				switch {
+				case applied != nil:
 					st.applied.Add(1)
 					if t.late {
 						st.lateApplied.Add(1)
 					}
 					st.mu.Lock()
-					st.appliedBy[t.id] = append(st.appliedBy[t.id], res.Writer)
+					st.appliedBy[t.id] = append(st.appliedBy[t.id], applied.Writer)
 					st.mu.Unlock()
-				case tpncounter.Duplicate, tpncounter.DuplicateFolded:
+				case res.Outcome == tpncounter.Duplicate || res.Outcome == tpncounter.DuplicateFolded:
 					st.duplicates.Add(1)
 					if t.late {
 						st.lateDuplicate.Add(1)
