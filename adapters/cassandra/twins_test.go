@@ -7,7 +7,6 @@ package cassandra
 
 import (
 	"fmt"
-	"go/ast"
 	"strings"
 	"testing"
 
@@ -25,27 +24,19 @@ var cassandraTwins = twincheck.Rules{
 	Twin:     "model",
 }
 
-// parseTests parses the package's test sources, plus extra ones.
-func parseTests(t *testing.T, extra ...string) []*ast.File {
-	t.Helper()
-	files, err := twincheck.ParseTests(".", extra...)
-	require.NoError(t, err)
-	return files
-}
-
 // TestServerTestsHaveModelTwins: every test of the package that reaches
 // the cluster does so through eachTarget, so its body also runs on the
 // model in CI; every TestIntegration*, TestConformance* and
 // TestExampleRuns does; no body asserts only on one target.
 func TestServerTestsHaveModelTwins(t *testing.T) {
-	problems, gated := twincheck.Untwinned(parseTests(t), cassandraTwins)
+	problems, gated := twincheck.Check(t, ".", cassandraTwins)
 	require.Empty(t, problems)
 	t.Logf("%d tests run their bodies on the model and the cluster: %s", len(gated), strings.Join(gated, " "))
 	require.GreaterOrEqual(t, len(gated), 18, "the integration tests are still found")
 }
 
 // TestTwinCheckCatchesUntwinnedTests adds broken tests to the package's
-// sources and requires twincheck.Untwinned to name each.
+// sources and requires twincheck.Check to name each.
 func TestTwinCheckCatchesUntwinnedTests(t *testing.T) {
 	for _, c := range []struct {
 		name, src string
@@ -82,13 +73,13 @@ func conformanceBranch(t *testing.T, tg *target) { if !tg.Server() { t.Skip("lat
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			problems, _ := twincheck.Untwinned(parseTests(t, c.src), cassandraTwins)
+			problems, _ := twincheck.Check(t, ".", cassandraTwins, c.src)
 			require.ElementsMatch(t, c.want, problems)
 		})
 	}
 	// A server test written as the package's are passes.
-	problems, gated := twincheck.Untwinned(parseTests(t, `package cassandra
-func TestIntegrationGood(t *testing.T) { eachTarget(t, integrationSiblings) }`), cassandraTwins)
+	problems, gated := twincheck.Check(t, ".", cassandraTwins, `package cassandra
+func TestIntegrationGood(t *testing.T) { eachTarget(t, integrationSiblings) }`)
 	require.Empty(t, problems)
 	require.Contains(t, gated, "TestIntegrationGood")
 }

@@ -7,7 +7,6 @@ package riak_test
 // test double, in a created bucket type and in the default type, in CI.
 
 import (
-	"go/ast"
 	"strings"
 	"testing"
 
@@ -25,14 +24,6 @@ var riakTwins = twincheck.Rules{
 	Twin:     "double",
 }
 
-// parseTests parses the package's test sources, plus extra ones.
-func parseTests(t *testing.T, extra ...string) []*ast.File {
-	t.Helper()
-	files, err := twincheck.ParseTests(".", extra...)
-	require.NoError(t, err)
-	return files
-}
-
 // TestServerTestsHaveDoubleTwins: every test of the package that can reach
 // a real Riak does so through eachBackend or forEachBackend, so its body
 // also runs on the test double in CI; the backend, concurrency and suite
@@ -42,14 +33,14 @@ func parseTests(t *testing.T, extra ...string) []*ast.File {
 // nothing) and Example, which is its own twin: it runs on the double
 // unless RIAK_ADDR is set, with the same // Output: either way.
 func TestServerTestsHaveDoubleTwins(t *testing.T) {
-	problems, gated := twincheck.Untwinned(parseTests(t), riakTwins)
+	problems, gated := twincheck.Check(t, ".", riakTwins)
 	require.Empty(t, problems)
 	t.Logf("%d tests run their bodies on the double and on Riak: %s", len(gated), strings.Join(gated, " "))
 	require.GreaterOrEqual(t, len(gated), 11, "the backend tests are still found")
 }
 
 // TestTwinCheckCatchesUntwinnedTests adds broken tests to the package's
-// sources and requires twincheck.Untwinned to name each.
+// sources and requires twincheck.Check to name each.
 func TestTwinCheckCatchesUntwinnedTests(t *testing.T) {
 	for _, c := range []struct {
 		name, src string
@@ -80,12 +71,12 @@ func TestBackendBranch(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			problems, _ := twincheck.Untwinned(parseTests(t, c.src), riakTwins)
+			problems, _ := twincheck.Check(t, ".", riakTwins, c.src)
 			require.ElementsMatch(t, c.want, problems)
 		})
 	}
-	problems, gated := twincheck.Untwinned(parseTests(t, `package riak_test
-func TestBackendGood(t *testing.T) { forEachBackend(t, func(t *testing.T, tg target) { newStore(t, tg.cl, tg.opts) }) }`), riakTwins)
+	problems, gated := twincheck.Check(t, ".", riakTwins, `package riak_test
+func TestBackendGood(t *testing.T) { forEachBackend(t, func(t *testing.T, tg target) { newStore(t, tg.cl, tg.opts) }) }`)
 	require.Empty(t, problems)
 	require.Contains(t, gated, "TestBackendGood")
 }

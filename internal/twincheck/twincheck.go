@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Rules say what reaches a real server and how a test may reach it.
@@ -58,6 +59,17 @@ func ParseTests(dir string, extra ...string) ([]*ast.File, error) {
 		files = append(files, f)
 	}
 	return files, nil
+}
+
+// Check parses the _test.go files of dir and extra sources, failing t if
+// one does not parse, and returns what Untwinned returns for them.
+func Check(t testing.TB, dir string, r Rules, extra ...string) (problems, gated []string) {
+	t.Helper()
+	files, err := ParseTests(dir, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Untwinned(files, r)
 }
 
 // Untwinned returns one line per rule broken in files: a Test or Fuzz
