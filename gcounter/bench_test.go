@@ -39,17 +39,7 @@ func BenchmarkMerge(b *testing.B) {
 				_ = dst.Increment(actorN(i), int64(i+1))
 				_ = src.Increment(actorN(i+n/2), int64(2*i+1))
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				d := dst.Clone()
-				b.StartTimer()
-				if err := d.Merge(src); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/actor")
+			countertest.Merge(b, dst, src, n)
 		})
 	}
 }

@@ -8,16 +8,13 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 	"github.com/counterkit/counterkit/internal/countertest"
 	"github.com/counterkit/counterkit/pncounter"
-	"github.com/counterkit/counterkit/proptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -112,32 +109,9 @@ func TestFrontCoding(t *testing.T) {
 // that Stats predicts its size. Replay:
 // COUNTERKIT_SEED=<seed> go test ./pncounter -run '^TestUnicodeFrontCoding$'
 func TestUnicodeFrontCoding(t *testing.T) {
-	seed := proptest.Seed()
-	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	alphabet := []rune{'a', 'b', 'ā', 'ą', 'ć', '日', '本', '🦀', '🦁'}
-	for range 300 {
-		c := pncounter.New()
-		for range 1 + rng.IntN(20) {
-			var id []rune
-			for range 1 + rng.IntN(5) {
-				id = append(id, alphabet[rng.IntN(len(alphabet))])
-			}
-			require.NoError(t, c.Apply(crdt.ActorID(string(id)), rng.Int64N(2001)-1000))
-		}
-		b, err := c.MarshalBinary()
-		require.NoError(t, err)
-		var back pncounter.Counter
-		require.NoError(t, back.UnmarshalBinary(b), "%x", b)
-		require.True(t, back.Equal(c))
-		require.Equal(t, len(b), c.Stats().EncodedSize)
-		var decoded []any
-		require.NoError(t, msgpack.Unmarshal(b, &decoded))
-		for _, r := range decoded[2].([]any) {
-			suffix := r.([]any)[1].(string)
-			require.True(t, utf8.ValidString(suffix), "suffix %q of %x", suffix, b)
-		}
-	}
+	format.UnicodeFrontCoding(t, func(c *pncounter.Counter, id crdt.ActorID, rng *rand.Rand) error {
+		return c.Apply(id, rng.Int64N(2001)-1000)
+	})
 }
 
 func p(actor any, n any) []any { return []any{actor, n} }

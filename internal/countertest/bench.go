@@ -220,3 +220,22 @@ func (f Format[C]) DecodeRows(b *testing.B, c C, j JSON[C]) {
 		}
 	})
 }
+
+// Merge merges src, a counter of n actors, into a fresh copy of dst (made
+// untimed) b.N times, and reports ns/actor, the time per merged-in actor.
+func Merge[C interface {
+	Clone() C
+	Merge(C) error
+}](b *testing.B, dst, src C, n int) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		d := dst.Clone()
+		b.StartTimer()
+		if err := d.Merge(src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/actor")
+}

@@ -3,6 +3,7 @@ package countertest_test
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
@@ -101,6 +102,11 @@ var checks = map[string]func(t *testing.T, mode string){
 			f.Decode(t, counter(mode, map[crdt.ActorID]int64{"keep": 5}), data)
 		}
 	},
+	"UnicodeFrontCoding": func(t *testing.T, mode string) {
+		format(mode).UnicodeFrontCoding(t, func(v *variant, id crdt.ActorID, rng *rand.Rand) error {
+			return v.c.Increment(id, 1+rng.Int64N(1000))
+		})
+	},
 	"RoundTrip": func(t *testing.T, mode string) {
 		format(mode).RoundTrip(t, func(ids []string, counts []int64) *variant {
 			v := counter(mode, nil)
@@ -148,6 +154,8 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		{"Decode", "wrong-size", "Stats().EncodedSize ="},
 		{"Decode", "unwrapped-error", "error wraps no decoder sentinel"},
 		{"Decode", "dirty-on-error", "receiver changed on error"},
+		{"UnicodeFrontCoding", "", ""},
+		{"UnicodeFrontCoding", "wrong-size", "Not equal"},
 		{"RoundTrip", "", ""},
 		{"RoundTrip", "wrong-size", "Falsified"},
 	} {
