@@ -24,7 +24,7 @@ func FuzzUnmarshalBinary(f *testing.F) {
 	for _, tc := range v1Cases {
 		v1 = append(v1, tc.name)
 	}
-	format.Seed(f, states, v1, corruptCases(f))
+	format.Corpus(f, states, v1, corruptCases(f))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, enc, ok := format.Decode(t, build(t, []pair{{"keep", 5}}), data)
 		if !ok {

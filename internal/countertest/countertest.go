@@ -259,9 +259,9 @@ func (f Format[C]) Decode(t *testing.T, keep C, data []byte) (C, []byte, bool) {
 	return c, b1, true
 }
 
-// Seed adds the fuzz seeds: the encodings of states, the version 1 golden
-// files named v1, every case of at most 1 KiB and the vectors.
-func (f Format[C]) Seed(fz *testing.F, states []C, v1 []string, cases []Case) {
+// Corpus adds to the fuzz corpus the encodings of states, the version 1
+// golden files named v1, every case of at most 1 KiB and the vectors.
+func (f Format[C]) Corpus(fz *testing.F, states []C, v1 []string, cases []Case) {
 	for _, s := range states {
 		b, err := s.MarshalBinary()
 		require.NoError(fz, err)
@@ -275,16 +275,16 @@ func (f Format[C]) Seed(fz *testing.F, states []C, v1 []string, cases []Case) {
 			fz.Add(tc.Data)
 		}
 	}
-	for _, b := range f.VectorSeeds(fz) {
+	for _, b := range f.VectorInputs(fz) {
 		fz.Add(b)
 	}
 }
 
-// VectorSeeds returns every encoding in testdata/vectors/<Tag>.json at the
+// VectorInputs returns every encoding in testdata/vectors/<Tag>.json at the
 // repository's root (a string field named hex or reencoded or ending in
 // _hex, at most 4 KiB), so that fuzzing starts from the language-neutral
 // vectors, valid and malformed.
-func (f Format[C]) VectorSeeds(t testing.TB) [][]byte {
+func (f Format[C]) VectorInputs(t testing.TB) [][]byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "testdata", "vectors", f.Tag+".json"))
 	require.NoError(t, err)

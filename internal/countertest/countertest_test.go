@@ -98,7 +98,7 @@ var checks = map[string]func(t *testing.T, mode string){
 	"HostileRowCount": func(t *testing.T, mode string) { format(mode).HostileRowCount(t) },
 	"Decode": func(t *testing.T, mode string) {
 		f := format(mode)
-		for _, data := range f.VectorSeeds(t) {
+		for _, data := range f.VectorInputs(t) {
 			f.Decode(t, counter(mode, map[crdt.ActorID]int64{"keep": 5}), data)
 		}
 	},

@@ -19,7 +19,7 @@ func TestUntwinned(t *testing.T) {
 	}{
 		{"gated", `package p
 func TestServerOK(t *testing.T) { each(t, func(t *testing.T, c *conn) { c.Put() }) }`, nil},
-		{"through a helper", `package p
+		{"through another function", `package p
 func open(t *testing.T) *conn { return dial(t) }
 func TestOther(t *testing.T) { open(t) }`, []string{"reaches the server without running on the fake: TestOther → open → dial"}},
 		{"the variable", `package p
