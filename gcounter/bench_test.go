@@ -3,12 +3,11 @@ package gcounter_test
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"testing"
-	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/countertest"
 )
 
 // BenchmarkIncrement measures the hot path: an actor the counter already
@@ -40,17 +39,7 @@ func BenchmarkMerge(b *testing.B) {
 				_ = dst.Increment(actorN(i), int64(i+1))
 				_ = src.Increment(actorN(i+n/2), int64(2*i+1))
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				d := dst.Clone()
-				b.StartTimer()
-				if err := d.Merge(src); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/actor")
+			countertest.Merge(b, dst, src, n)
 		})
 	}
 }
@@ -126,34 +115,6 @@ func fromJSON(data []byte) (*gcounter.Counter, error) {
 	return c, nil
 }
 
-// randomActor returns a 32-hex-digit id (a UUID without dashes) from a
-// fixed sequence: ids that share almost no prefix, the worst case for the
-// front coding.
-func randomActor(i int) crdt.ActorID {
-	h := uint64(i+1) * 0x9e3779b97f4a7c15
-	return crdt.ActorID(fmt.Sprintf("%016x%016x", h, h*0xbf58476d1ce4e5b9))
-}
-
-// podActor returns a Kubernetes pod name from a fixed sequence, the id a
-// service that names its actor after its pod gets: deployment "ledger",
-// a new pod-template hash for each of 100 rollouts and 10 pods per
-// rollout, with the 5-character random suffix Kubernetes draws from its
-// 27-character alphabet.
-func podActor(i int) crdt.ActorID {
-	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
-	pick := func(x uint64, n int) string {
-		s := make([]byte, n)
-		for k := range s {
-			s[k] = alphabet[x%27]
-			x /= 27
-		}
-		return string(s)
-	}
-	rollout := uint64(i/10+1) * 0x9e3779b97f4a7c15
-	pod := uint64(i+1) * 0xbf58476d1ce4e5b9
-	return crdt.ActorID("ledger-" + pick(rollout, 10) + "-" + pick(pod>>20, 5))
-}
-
 // thousandOf returns a counter of 1,000 actors named by actor, with counts
 // of one to seven digits (the same counts as pncounter's benchmark P half).
 func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *gcounter.Counter {
@@ -172,77 +133,18 @@ func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *gcounter.Counter {
 // msgpack decode time (goal >= 3). best-decode-speedup is the same ratio of
 // the fastest decode of each kind, which other work on a shared machine
 // disturbs least. ids=sequential names the actors actor-0 … actor-999;
-// ids=pods names them as pods of 100 rollouts of one deployment (podActor);
+// ids=pods names them as pods of 100 rollouts of one deployment (countertest.PodActor);
 // ids=random uses 32-hex-digit ids, which share almost no prefix.
 func BenchmarkCodecVsJSON(b *testing.B) {
 	b.Run("ids=sequential", func(b *testing.B) { codecVsJSON(b, thousandOf(b, actorN)) })
-	b.Run("ids=pods", func(b *testing.B) { codecVsJSON(b, thousandOf(b, podActor)) })
-	b.Run("ids=random", func(b *testing.B) { codecVsJSON(b, thousandOf(b, randomActor)) })
+	b.Run("ids=pods", func(b *testing.B) { codecVsJSON(b, thousandOf(b, countertest.PodActor)) })
+	b.Run("ids=random", func(b *testing.B) { codecVsJSON(b, thousandOf(b, countertest.RandomActor)) })
 }
 
-func codecVsJSON(b *testing.B, c *gcounter.Counter) {
-	mp, err := c.MarshalBinary()
-	if err != nil {
-		b.Fatal(err)
-	}
-	js, err := toJSON(c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if back, err := fromJSON(js); err != nil || !back.Equal(c) {
-		b.Fatalf("JSON path does not round-trip: %v", err)
-	}
-	b.ReportAllocs()
-	var tMsgpack, tJSON time.Duration
-	bestMsgpack, bestJSON := time.Duration(math.MaxInt64), time.Duration(math.MaxInt64)
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		var d gcounter.Counter
-		if err := d.UnmarshalBinary(mp); err != nil {
-			b.Fatal(err)
-		}
-		mid := time.Now()
-		if _, err := fromJSON(js); err != nil {
-			b.Fatal(err)
-		}
-		end := time.Now()
-		tJSON += end.Sub(mid)
-		tMsgpack += mid.Sub(start)
-		bestJSON = min(bestJSON, end.Sub(mid))
-		bestMsgpack = min(bestMsgpack, mid.Sub(start))
-	}
-	b.ReportMetric(float64(len(mp)), "msgpack-bytes")
-	b.ReportMetric(float64(len(js)), "json-bytes")
-	b.ReportMetric(float64(len(mp))/float64(len(js)), "size-ratio")
-	b.ReportMetric(float64(tMsgpack.Nanoseconds())/float64(b.N), "msgpack-ns/decode")
-	b.ReportMetric(float64(tJSON.Nanoseconds())/float64(b.N), "json-ns/decode")
-	b.ReportMetric(float64(tJSON)/float64(tMsgpack), "decode-speedup")
-	b.ReportMetric(float64(bestJSON)/float64(bestMsgpack), "best-decode-speedup")
-}
+var jsonForm = countertest.JSON[*gcounter.Counter]{To: toJSON, From: fromJSON}
+
+func codecVsJSON(b *testing.B, c *gcounter.Counter) { format.CodecVsJSON(b, c, jsonForm) }
 
 // BenchmarkDecode gives separate rows for the two decoders (1,000 actors,
 // ids actor-0 … actor-999).
-func BenchmarkDecode(b *testing.B) {
-	c := thousandOf(b, actorN)
-	mp, _ := c.MarshalBinary()
-	js, _ := toJSON(c)
-	b.Run("msgpack", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(mp)))
-		for b.Loop() {
-			var d gcounter.Counter
-			if err := d.UnmarshalBinary(mp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(js)))
-		for b.Loop() {
-			if _, err := fromJSON(js); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
+func BenchmarkDecode(b *testing.B) { format.DecodeRows(b, thousandOf(b, actorN), jsonForm) }

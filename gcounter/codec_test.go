@@ -1,29 +1,29 @@
 package gcounter_test
 
 import (
-	"bytes"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
-	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/internal/countertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var format = countertest.Format[*gcounter.Counter]{Tag: "gcounter", Version: gcounter.FormatVersion, New: gcounter.New,
+	Size: func(c *gcounter.Counter) int { return c.Stats().EncodedSize }}
+
+// env and mustMarshal encode with the msgpack library directly.
+var env, mustMarshal = countertest.Env, countertest.MustMarshal
 
 type pair struct {
 	actor crdt.ActorID
@@ -65,24 +65,9 @@ func build(t testing.TB, pairs []pair) *gcounter.Counter {
 func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := build(t, tc.pairs)
-			got, err := c.MarshalBinary()
-			require.NoError(t, err)
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, []byte(hex.EncodeToString(got)+"\n"), 0o644))
-			}
-			raw, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test ./gcounter -run TestGolden -update to create it")
-			want, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-			require.NoError(t, err)
-			require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got), "encoding changed: a format change needs a new FormatVersion")
-
 			// The locked bytes decode to the same state, whose value is
 			// the plain sum of the listed increments.
-			dec := gcounter.New()
-			require.NoError(t, dec.UnmarshalBinary(want))
-			require.True(t, dec.Equal(c))
+			dec := format.Golden(t, tc.name, build(t, tc.pairs), *update)
 			var sum int64
 			for _, p := range tc.pairs {
 				sum += p.n
@@ -93,33 +78,11 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// readGolden reads a hex golden file.
-func readGolden(t testing.TB, path string) []byte {
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	b, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-	require.NoError(t, err)
-	return b
-}
-
 // TestGoldenV1 decodes the version 1 golden files: a stored version 1 state
 // reads back as the same counter, and re-encodes as version 2.
 func TestGoldenV1(t *testing.T) {
 	for _, tc := range v1Cases {
-		t.Run(tc.name, func(t *testing.T) {
-			data := readGolden(t, filepath.Join("testdata", "v1", tc.name+".golden"))
-			require.Equal(t, byte(1), data[2+len("gcounter")], "a version 1 file")
-			var dec gcounter.Counter
-			require.NoError(t, dec.UnmarshalBinary(data))
-			want := build(t, tc.pairs)
-			require.True(t, dec.Equal(want), "%v vs %v", &dec, want)
-			v2, err := dec.MarshalBinary()
-			require.NoError(t, err)
-			wantV2, err := want.MarshalBinary()
-			require.NoError(t, err)
-			require.Equal(t, wantV2, v2)
-			require.Equal(t, hex.EncodeToString(readGolden(t, filepath.Join("testdata", tc.name+".golden"))), hex.EncodeToString(v2))
-		})
+		t.Run(tc.name, func(t *testing.T) { format.GoldenV1(t, tc.name, build(t, tc.pairs)) })
 	}
 }
 
@@ -152,44 +115,9 @@ func TestFrontCoding(t *testing.T) {
 // that Stats predicts its size. Replay:
 // COUNTERKIT_SEED=<seed> go test ./gcounter -run '^TestUnicodeFrontCoding$'
 func TestUnicodeFrontCoding(t *testing.T) {
-	seed := proptest.Seed()
-	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	alphabet := []rune{'a', 'b', 'ā', 'ą', 'ć', '日', '本', '🦀', '🦁'}
-	for range 300 {
-		c := gcounter.New()
-		for range 1 + rng.IntN(20) {
-			var id []rune
-			for range 1 + rng.IntN(5) {
-				id = append(id, alphabet[rng.IntN(len(alphabet))])
-			}
-			require.NoError(t, c.Increment(crdt.ActorID(string(id)), 1+rng.Int64N(1000)))
-		}
-		b, err := c.MarshalBinary()
-		require.NoError(t, err)
-		var back gcounter.Counter
-		require.NoError(t, back.UnmarshalBinary(b), "%x", b)
-		require.True(t, back.Equal(c))
-		require.Equal(t, len(b), c.Stats().EncodedSize)
-		var decoded []any
-		require.NoError(t, msgpack.Unmarshal(b, &decoded))
-		for _, r := range decoded[2].([]any) {
-			suffix := r.([]any)[1].(string)
-			require.True(t, utf8.ValidString(suffix), "suffix %q of %x", suffix, b)
-		}
-	}
-}
-
-// env builds an envelope with the msgpack library directly, independent of
-// the package's encoder, with integers in their smallest form so that each
-// case is rejected for the reason its name gives (an int64 would otherwise
-// be written as d3 and rejected as non-canonical).
-func env(t testing.TB, tag string, version any, body any) []byte {
-	var buf bytes.Buffer
-	e := msgpack.NewEncoder(&buf)
-	e.UseCompactInts(true)
-	require.NoError(t, e.Encode([]any{tag, version, body}))
-	return buf.Bytes()
+	format.UnicodeFrontCoding(t, func(c *gcounter.Counter, id crdt.ActorID, rng *rand.Rand) error {
+		return c.Increment(id, 1+rng.Int64N(1000))
+	})
 }
 
 func p(actor any, n any) []any { return []any{actor, n} }
@@ -197,11 +125,7 @@ func p(actor any, n any) []any { return []any{actor, n} }
 func row(shared any, suffix any, n any) []any { return []any{shared, suffix, n} }
 
 // corruptCases are inputs that must be rejected with the given sentinel.
-func corruptCases(t testing.TB) []struct {
-	name string
-	data []byte
-	want error
-} {
+func corruptCases(t testing.TB) []countertest.Case {
 	valid := env(t, "gcounter", 1, []any{p("a", 1)})
 	huge := make([]byte, gcounter.MaxEncodedSize+1)
 	copy(huge, valid)
@@ -231,11 +155,7 @@ func corruptCases(t testing.TB) []struct {
 	tooManyReal := env(t, "gcounter", 2, rows)
 	v2BigCount := append(append(append([]byte{}, v2prefix...), 0x91, 0x93, 0x00, 0xa1, 'a'), u64...)
 	max := int64(math.MaxInt64)
-	return []struct {
-		name string
-		data []byte
-		want error
-	}{
+	return []countertest.Case{
 		{"empty input", nil, crdt.ErrCorruptEncoding},
 		{"not an array", []byte{0xc0}, crdt.ErrCorruptEncoding},
 		{"short envelope", mustMarshal(t, []any{"gcounter", 1}), crdt.ErrCorruptEncoding},
@@ -306,73 +226,24 @@ func corruptCases(t testing.TB) []struct {
 
 // errCorruptOrTooLarge matches either sentinel, for the one case where the
 // shared wire decoder and the format's intent disagree.
-var errCorruptOrTooLarge = anyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge}
-
-type anyOf []error
-
-func (a anyOf) Error() string { return "one of " + fmt.Sprint([]error(a)) }
-
-func matches(err, want error) bool {
-	if set, ok := want.(anyOf); ok {
-		for _, w := range set {
-			if errors.Is(err, w) {
-				return true
-			}
-		}
-		return false
-	}
-	return errors.Is(err, want)
-}
-
-func mustMarshal(t testing.TB, v any) []byte {
-	b, err := msgpack.Marshal(v)
-	require.NoError(t, err)
-	return b
-}
+var errCorruptOrTooLarge = countertest.AnyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge}
 
 func TestUnmarshalRejects(t *testing.T) {
-	for _, tc := range corruptCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
-			c := build(t, []pair{{"keep", 5}})
-			before := c.Clone()
-			err := c.UnmarshalBinary(tc.data)
-			require.True(t, matches(err, tc.want), "got %v, want %v", err, tc.want)
-			require.True(t, c.Equal(before), "receiver changed on error")
-		})
-	}
+	format.Rejects(t, build(t, []pair{{"keep", 5}}), corruptCases(t))
 }
 
 func TestUnmarshalRejectsEveryTruncation(t *testing.T) {
+	states := map[string]*gcounter.Counter{}
 	for _, tc := range goldenCases {
-		b, err := build(t, tc.pairs).MarshalBinary()
-		require.NoError(t, err)
-		for i := range len(b) {
-			c := gcounter.New()
-			require.ErrorIs(t, c.UnmarshalBinary(b[:i]), crdt.ErrCorruptEncoding, "%s cut at %d", tc.name, i)
-		}
+		states[tc.name] = build(t, tc.pairs)
 	}
+	format.RejectsEveryTruncation(t, states)
 }
 
 // TestHostileRowCountAllocatesLittle: an input that declares 30,000 rows
 // but holds 30,000 one-byte nils must not make the decoder pre-size the
 // counter for 30,000 actors.
-func TestHostileRowCountAllocatesLittle(t *testing.T) {
-	prefix := env(t, "gcounter", 2, nil)
-	data := append(append([]byte{}, prefix[:len(prefix)-1]...), 0xdc, 0x75, 0x30)
-	data = append(data, bytes.Repeat([]byte{0xc0}, 30000)...)
-	var c gcounter.Counter
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	err := c.UnmarshalBinary(data)
-	runtime.ReadMemStats(&after)
-	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
-	allocated := after.TotalAlloc - before.TotalAlloc
-	// A valid input of this size holds at most 6,000 rows, whose map and
-	// entries take about 20 bytes per input byte; sized for the declared
-	// 30,000 they would take about 100.
-	require.Less(t, allocated, uint64(40*len(data)), "allocated %d bytes for a %d-byte input", allocated, len(data))
-}
+func TestHostileRowCountAllocatesLittle(t *testing.T) { format.HostileRowCount(t) }
 
 func TestUnmarshalReplacesState(t *testing.T) {
 	src := build(t, []pair{{"x", 3}})

@@ -14,121 +14,22 @@ package gcounter_test
 import (
 	"fmt"
 	"maps"
-	"math"
 	"math/rand"
-	"runtime"
-	"slices"
 	"testing"
-	"time"
 
-	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/countertest"
 )
 
-// mapCounter is the baseline: a map from actor to count, merged by max, as
-// most Go CRDT code writes a grow-only counter.
-type mapCounter map[crdt.ActorID]uint64
+type mapCounter = countertest.MapCounter
 
-func (m mapCounter) merge(o mapCounter) {
-	for a, n := range o {
-		if n > m[a] {
-			m[a] = n
-		}
-	}
-}
-
-// uuidIDs returns n distinct actor ids shaped like UUIDs, from rng.
-func uuidIDs(rng *rand.Rand, n int) []crdt.ActorID {
-	seen := map[crdt.ActorID]bool{}
-	var out []crdt.ActorID
-	for len(out) < n {
-		id := crdt.ActorID(fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", rng.Uint32(), rng.Intn(1<<16), rng.Intn(1<<12), 0x8000|rng.Intn(1<<14), rng.Int63n(1<<48)))
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// pairBench runs an operation of the Counter (ck) and of the baseline (mp)
-// in alternation, a batch of calls of each at a time (about 50µs of work),
-// b.N calls of each in all. prep(i) readies slot i of a batch untimed (a
-// fresh copy to merge into, say); run(i) is timed. On a loaded machine a
-// batch that was descheduled is far slower than the others, so it reports
-// medians: ns/op and map-ns/op, the median time per call of each, and
-// ratio, the median over batch pairs of ck's time over mp's; best-ratio,
-// the ratio of the fastest batches; and ck-allocs/op and map-allocs/op,
-// measured over one batch of each.
-func pairBench(b *testing.B, prepCK, runCK, prepMap, runMap func(i int), slots int) {
-	b.Helper()
-	timed := func(k int, prep, run func(int)) float64 {
-		for i := range k {
-			prep(i)
-		}
-		t0 := time.Now()
-		for i := range k {
-			run(i)
-		}
-		return float64(time.Since(t0).Nanoseconds()) / float64(k)
-	}
-	allocs := func(k int, prep, run func(int)) float64 {
-		for i := range k {
-			prep(i)
-		}
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		for i := range k {
-			run(i)
-		}
-		runtime.ReadMemStats(&m1)
-		return float64(m1.Mallocs-m0.Mallocs) / float64(k)
-	}
-	// Warm up both, measuring allocations, and size the batches.
-	ckAllocs, mapAllocs := allocs(slots, prepCK, runCK), allocs(slots, prepMap, runMap)
-	// The time of one call, from the fastest of a few short batches (a
-	// single call is below the clock's resolution, and one batch may be
-	// descheduled).
-	k := min(slots, 64)
-	per := math.Inf(1)
-	for range 5 {
-		per = min(per, max(timed(k, prepCK, runCK), timed(k, prepMap, runMap)))
-	}
-	batch := min(slots, max(1, int(50e3/max(per, 1))))
-	b.ResetTimer()
-	var ck, mp, ratios []float64
-	for done := 0; done < b.N; done += batch {
-		k := min(batch, b.N-done)
-		c, m := timed(k, prepCK, runCK), timed(k, prepMap, runMap)
-		ck, mp, ratios = append(ck, c), append(mp, m), append(ratios, c/m)
-	}
-	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-	b.ReportMetric(median(ratios), "ratio")
-	b.ReportMetric(slices.Min(ck)/slices.Min(mp), "best-ratio")
-	b.ReportMetric(median(ck), "ns/op")
-	b.ReportMetric(median(mp), "map-ns/op")
-	b.ReportMetric(ckAllocs, "ck-allocs/op")
-	b.ReportMetric(mapAllocs, "map-allocs/op")
-}
+var uuidIDs, pairBench, must = countertest.UUIDIDs, countertest.PairBench, countertest.Must
 
 // mergeCase is a receiver and a state merged into it, as a Counter and as
 // a mapCounter.
 type mergeCase struct {
 	dst, src       *gcounter.Counter
 	dstMap, srcMap mapCounter
-}
-
-func decoded(b *testing.B, c *gcounter.Counter) *gcounter.Counter {
-	data, err := c.MarshalBinary()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := gcounter.New()
-	if err := out.UnmarshalBinary(data); err != nil {
-		b.Fatal(err)
-	}
-	return out
 }
 
 // mergeCases builds, for n actors with UUID ids:
@@ -159,9 +60,9 @@ func mergeCases(b *testing.B, n int) map[string]mergeCase {
 		mFresh[a] = uint64(cnt)
 	}
 	out := map[string]mergeCase{
-		"nothing-new":             {dst: decoded(b, built), src: decoded(b, older)},
-		"nothing-new-other-order": {dst: built, src: decoded(b, older)},
-		"all-new":                 {dst: decoded(b, built), src: decoded(b, fresh)},
+		"nothing-new":             {dst: format.Decoded(b, built), src: format.Decoded(b, older)},
+		"nothing-new-other-order": {dst: built, src: format.Decoded(b, older)},
+		"all-new":                 {dst: format.Decoded(b, built), src: format.Decoded(b, fresh)},
 	}
 	// The baseline's maps hold the same id strings as the Counters (a
 	// decoded sibling's ids are its own copies, so a lookup compares bytes
@@ -184,12 +85,6 @@ func asMap(c *gcounter.Counter) mapCounter {
 		m[a] = uint64(n)
 	}
 	return m
-}
-
-func must(b *testing.B, err error) {
-	if err != nil {
-		b.Fatal(err)
-	}
 }
 
 // BenchmarkMergeVsMap: Merge against mapCounter.merge, for 10, 100 and
@@ -217,14 +112,14 @@ func BenchmarkMergeVsMap(b *testing.B) {
 							b.Fatal(err)
 						}
 					},
-					prepMap, func(i int) { maps_[i].merge(mc.srcMap) }, batch)
+					prepMap, func(i int) { maps_[i].Merge(mc.srcMap) }, batch)
 			})
 		}
 	}
 }
 
 // BenchmarkIncrementVsHandle, 100 actors, for an actor the counter holds:
-// Handle.Add against Increment (a lookup), and against todayCounter's
+// Handle.Add against Increment (a lookup), and against countertest.Today's
 // Increment (the code before Handle; "map" in the metric names is then the
 // second one); Increment against the baseline's m[actor]++.
 func BenchmarkIncrementVsHandle(b *testing.B) {
@@ -249,7 +144,7 @@ func BenchmarkIncrementVsHandle(b *testing.B) {
 			}
 		}, slots)
 	})
-	var today todayCounter
+	var today countertest.Today
 	for _, a := range ids {
 		must(b, today.Increment(a, 1))
 	}

@@ -53,3 +53,14 @@ func ExampleLogger() {
 	// level=DEBUG msg="counterkit store.siblings fetch" component=store.siblings op=fetch outcome=canceled error="context canceled"
 	// level=WARN msg="counterkit store.siblings fetch" component=store.siblings op=fetch outcome=timeout error="context deadline exceeded"
 }
+
+// Counts lists an event's counts that are not zero, as Logger and the
+// OpenTelemetry bridge name them.
+func ExampleEvent_Counts() {
+	e := observe.Event{Component: "ledger", Op: "update", Attempts: 2, Ambiguous: 1, Actors: 3}
+	e.Counts(func(name string, n int) { fmt.Println(name, n) })
+	// Output:
+	// attempts 2
+	// ambiguous 1
+	// actors 3
+}

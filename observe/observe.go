@@ -116,7 +116,7 @@ const (
 func Logger(l *slog.Logger) Observer {
 	return Func(func(ctx context.Context, e Event) {
 		level := slog.LevelDebug
-		if e.Err != nil && e.Outcome != Invalid && e.Outcome != OutsideWindow && e.Outcome != Expired && e.Outcome != Canceled {
+		if e.Failed() {
 			level = slog.LevelWarn
 		}
 		if !l.Enabled(ctx, level) {
@@ -128,20 +128,7 @@ func Logger(l *slog.Logger) Observer {
 			slog.String("outcome", e.Outcome),
 			slog.Duration("duration", e.Duration),
 		}
-		add := func(k string, v int) {
-			if v != 0 {
-				attrs = append(attrs, slog.Int(k, v))
-			}
-		}
-		add("attempts", e.Attempts)
-		add("ambiguous", e.Ambiguous)
-		add("refused", e.Refused)
-		add("siblings", e.Siblings)
-		add("conflicts", e.Conflicts)
-		add("folded", e.Folded)
-		add("bytes", e.Bytes)
-		add("actors", e.Actors)
-		add("rows", e.Rows)
+		e.Counts(func(k string, v int) { attrs = append(attrs, slog.Int(k, v)) })
 		if e.Lag != 0 {
 			attrs = append(attrs, slog.Duration("lag", e.Lag))
 		}

@@ -3,6 +3,7 @@ package observe
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -34,6 +35,43 @@ func OutcomeOf(err error) string {
 		return Invalid
 	}
 	return Error
+}
+
+// StoreCall reports whether e is a call of a store reported by Siblings or
+// Partitions (its Component begins "store."), not a driver's operation.
+func (e Event) StoreCall() bool { return strings.HasPrefix(e.Component, "store.") }
+
+// Failed reports whether e failed in a way an operator should hear of: it
+// has an error and its Outcome is not a refusal (Invalid, OutsideWindow,
+// Expired) nor Canceled by its caller.
+func (e Event) Failed() bool {
+	return e.Err != nil && e.Outcome != Invalid && e.Outcome != Canceled && !IsWindowRefusal(e.Outcome)
+}
+
+// IsDuplicate reports whether outcome is a retry recognised as already
+// counted: Duplicate or DuplicateFolded.
+func IsDuplicate(outcome string) bool { return outcome == Duplicate || outcome == DuplicateFolded }
+
+// IsWindowRefusal reports whether outcome refuses an update for its age:
+// OutsideWindow or Expired.
+func IsWindowRefusal(outcome string) bool { return outcome == OutsideWindow || outcome == Expired }
+
+// Counts calls fn with the name and value of each count of e that is not
+// zero, in this order: attempts, ambiguous, refused, siblings, conflicts,
+// folded, bytes, actors, rows. Lag, a duration, is not among them.
+func (e Event) Counts(fn func(name string, n int)) {
+	for _, c := range [...]struct {
+		name string
+		n    int
+	}{
+		{"attempts", e.Attempts}, {"ambiguous", e.Ambiguous}, {"refused", e.Refused},
+		{"siblings", e.Siblings}, {"conflicts", e.Conflicts}, {"folded", e.Folded},
+		{"bytes", e.Bytes}, {"actors", e.Actors}, {"rows", e.Rows},
+	} {
+		if c.n != 0 {
+			fn(c.name, c.n)
+		}
+	}
 }
 
 // OtherError is what ErrorType returns for an error it cannot name (the

@@ -14,7 +14,7 @@ import (
 // wrapper adds no behaviour; it implements store.SiblingDeleter exactly
 // when inner does.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
-	s := &siblings{inner: inner, o: o, system: SystemOf(inner)}
+	s := &siblings{inner: inner, calls: calls{o, "store.siblings", SystemOf(inner)}}
 	if d, ok := inner.(store.SiblingDeleter); ok {
 		return &siblingsDeleter{s, d}
 	}
@@ -33,17 +33,22 @@ func (s *siblingsDeleter) Delete(ctx context.Context, key string, token store.To
 	return err
 }
 
-type siblings struct {
-	inner  store.Siblings
-	o      Observer
-	system string
+// calls begins the operations of one wrapped store.
+type calls struct {
+	o                 Observer
+	component, system string
 }
 
-func (s *siblings) start(ctx context.Context, op string) (context.Context, Operation) {
-	if s.o == nil {
+func (c calls) start(ctx context.Context, op string) (context.Context, Operation) {
+	if c.o == nil {
 		return ctx, Operation{}
 	}
-	return start(ctx, s.o, Event{Component: "store.siblings", Op: op, System: s.system})
+	return start(ctx, c.o, Event{Component: c.component, Op: op, System: c.system})
+}
+
+type siblings struct {
+	inner store.Siblings
+	calls
 }
 
 func (s *siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
@@ -67,20 +72,12 @@ func (s *siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 // Partitions wraps a store.Partitions so that every call is reported to o
 // as an operation of Component "store.partitions", as Siblings does.
 func Partitions(inner store.Partitions, o Observer) store.Partitions {
-	return &partitions{inner: inner, o: o, system: SystemOf(inner)}
+	return &partitions{inner: inner, calls: calls{o, "store.partitions", SystemOf(inner)}}
 }
 
 type partitions struct {
-	inner  store.Partitions
-	o      Observer
-	system string
-}
-
-func (p *partitions) start(ctx context.Context, op string) (context.Context, Operation) {
-	if p.o == nil {
-		return ctx, Operation{}
-	}
-	return start(ctx, p.o, Event{Component: "store.partitions", Op: op, System: p.system})
+	inner store.Partitions
+	calls
 }
 
 func (p *partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {

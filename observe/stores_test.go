@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -142,4 +143,36 @@ func TestOutcomeOf(t *testing.T) {
 	} {
 		require.Equal(t, want, observe.OutcomeOf(err), "%v", err)
 	}
+}
+
+// Each outcome falls in the classes the Logger and the OpenTelemetry
+// bridge read: a duplicate, a window refusal, a failure to warn of (any
+// error but a refusal or the caller's cancellation).
+func TestOutcomeClasses(t *testing.T) {
+	type class struct{ duplicate, window, failed bool }
+	for outcome, want := range map[string]class{
+		observe.OK: {failed: true}, observe.Applied: {failed: true}, observe.Superseded: {failed: true},
+		observe.Duplicate: {duplicate: true, failed: true}, observe.DuplicateFolded: {duplicate: true, failed: true},
+		observe.OutsideWindow: {window: true}, observe.Expired: {window: true},
+		observe.Invalid: {}, observe.Canceled: {},
+		observe.Ambiguous: {failed: true}, observe.Unavailable: {failed: true},
+		observe.Timeout: {failed: true}, observe.Error: {failed: true},
+	} {
+		e := observe.Event{Outcome: outcome, Err: errors.New("x")}
+		require.Equal(t, want, class{observe.IsDuplicate(outcome), observe.IsWindowRefusal(outcome), e.Failed()}, outcome)
+		e.Err = nil
+		require.False(t, e.Failed(), "%s without an error", outcome)
+	}
+}
+
+// Counts names every count that is not zero, once, in its fixed order.
+func TestEventCounts(t *testing.T) {
+	var got []string
+	observe.Event{Attempts: 1, Ambiguous: 2, Refused: 3, Siblings: 4, Conflicts: 5, Folded: 6, Bytes: 7, Actors: 8, Rows: 9}.
+		Counts(func(k string, n int) { got = append(got, fmt.Sprint(k, "=", n)) })
+	require.Equal(t, []string{"attempts=1", "ambiguous=2", "refused=3", "siblings=4", "conflicts=5", "folded=6",
+		"bytes=7", "actors=8", "rows=9"}, got)
+	observe.Event{Lag: time.Second, Component: "store.siblings"}.Counts(func(k string, _ int) { t.Errorf("zero count %s named", k) })
+	require.True(t, observe.Event{Component: "store.partitions"}.StoreCall())
+	require.False(t, observe.Event{Component: "ledger"}.StoreCall())
 }

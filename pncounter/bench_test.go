@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/countertest"
 	"github.com/counterkit/counterkit/pncounter"
 )
 
-func actorN(i int) crdt.ActorID { return crdt.ActorID(fmt.Sprintf("actor-%d", i)) }
+var actorN = countertest.ActorN
 
 // BenchmarkIncrement measures the hot path: an actor the counter already
 // holds, alternating credits and debits. Goal: 0 allocs/op.
@@ -43,17 +43,7 @@ func BenchmarkMerge(b *testing.B) {
 				_ = src.Apply(actorN(i+n/2), int64(2*i+1))
 				_ = src.Apply(actorN(i+n/2), -int64(i+1))
 			}
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				b.StopTimer()
-				d := dst.Clone()
-				b.StartTimer()
-				if err := d.Merge(src); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/actor")
+			countertest.Merge(b, dst, src, n)
 		})
 	}
 }
@@ -107,14 +97,6 @@ func fromJSON(data []byte) (*pncounter.Counter, error) {
 
 func thousand(b *testing.B) *pncounter.Counter { return thousandOf(b, actorN) }
 
-// randomActor returns a 32-hex-digit id (a UUID without dashes) from a
-// fixed sequence: ids that share almost no prefix, the worst case for the
-// front coding.
-func randomActor(i int) crdt.ActorID {
-	h := uint64(i+1) * 0x9e3779b97f4a7c15
-	return crdt.ActorID(fmt.Sprintf("%016x%016x", h, h*0xbf58476d1ce4e5b9))
-}
-
 func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *pncounter.Counter {
 	c := pncounter.New()
 	for i := range 1000 {
@@ -136,69 +118,15 @@ func thousandOf(b *testing.B, actor func(int) crdt.ActorID) *pncounter.Counter {
 // almost no prefix.
 func BenchmarkCodecVsJSON(b *testing.B) {
 	b.Run("ids=sequential", func(b *testing.B) { codecVsJSON(b, thousand(b)) })
-	b.Run("ids=random", func(b *testing.B) { codecVsJSON(b, thousandOf(b, randomActor)) })
+	b.Run("ids=random", func(b *testing.B) { codecVsJSON(b, thousandOf(b, countertest.RandomActor)) })
 }
 
-func codecVsJSON(b *testing.B, c *pncounter.Counter) {
-	mp, err := c.MarshalBinary()
-	if err != nil {
-		b.Fatal(err)
-	}
-	js, err := toJSON(c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if back, err := fromJSON(js); err != nil || !back.Equal(c) {
-		b.Fatalf("JSON path does not round-trip: %v", err)
-	}
-	b.ReportAllocs()
-	var tMsgpack, tJSON time.Duration
-	for i := 0; i < b.N; i++ {
-		start := time.Now()
-		var d pncounter.Counter
-		if err := d.UnmarshalBinary(mp); err != nil {
-			b.Fatal(err)
-		}
-		mid := time.Now()
-		if _, err := fromJSON(js); err != nil {
-			b.Fatal(err)
-		}
-		tJSON += time.Since(mid)
-		tMsgpack += mid.Sub(start)
-	}
-	b.ReportMetric(float64(len(mp)), "msgpack-bytes")
-	b.ReportMetric(float64(len(js)), "json-bytes")
-	b.ReportMetric(float64(len(mp))/float64(len(js)), "size-ratio")
-	b.ReportMetric(float64(tMsgpack.Nanoseconds())/float64(b.N), "msgpack-ns/decode")
-	b.ReportMetric(float64(tJSON.Nanoseconds())/float64(b.N), "json-ns/decode")
-	b.ReportMetric(float64(tJSON)/float64(tMsgpack), "decode-speedup")
-}
+var jsonForm = countertest.JSON[*pncounter.Counter]{To: toJSON, From: fromJSON}
+
+func codecVsJSON(b *testing.B, c *pncounter.Counter) { format.CodecVsJSON(b, c, jsonForm) }
 
 // BenchmarkDecode gives separate rows for the two decoders.
-func BenchmarkDecode(b *testing.B) {
-	c := thousand(b)
-	mp, _ := c.MarshalBinary()
-	js, _ := toJSON(c)
-	b.Run("msgpack", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(mp)))
-		for b.Loop() {
-			var d pncounter.Counter
-			if err := d.UnmarshalBinary(mp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("json", func(b *testing.B) {
-		b.ReportAllocs()
-		b.SetBytes(int64(len(js)))
-		for b.Loop() {
-			if _, err := fromJSON(js); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
+func BenchmarkDecode(b *testing.B) { format.DecodeRows(b, thousand(b), jsonForm) }
 
 func BenchmarkMarshal(b *testing.B) {
 	c := thousand(b)

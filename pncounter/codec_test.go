@@ -1,30 +1,29 @@
 package pncounter_test
 
 import (
-	"bytes"
 	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/countertest"
 	"github.com/counterkit/counterkit/pncounter"
-	"github.com/counterkit/counterkit/proptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var format = countertest.Format[*pncounter.Counter]{Tag: "pncounter", Version: pncounter.FormatVersion, New: pncounter.New,
+	Size: func(c *pncounter.Counter) int { return c.Stats().EncodedSize }}
+
+// env encodes with the msgpack library directly.
+var env = countertest.Env
 
 type delta struct {
 	actor crdt.ActorID
@@ -66,22 +65,7 @@ func build(t testing.TB, deltas []delta) *pncounter.Counter {
 func TestGolden(t *testing.T) {
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := build(t, tc.deltas)
-			got, err := c.MarshalBinary()
-			require.NoError(t, err)
-			path := filepath.Join("testdata", tc.name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(path, []byte(hex.EncodeToString(got)+"\n"), 0o644))
-			}
-			raw, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test ./pncounter -run TestGolden -update to create it")
-			want, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-			require.NoError(t, err)
-			require.Equal(t, hex.EncodeToString(want), hex.EncodeToString(got), "encoding changed: a format change needs a new FormatVersion")
-
-			dec := pncounter.New()
-			require.NoError(t, dec.UnmarshalBinary(want))
-			require.True(t, dec.Equal(c))
+			dec := format.Golden(t, tc.name, build(t, tc.deltas), *update)
 			var sum, pos, neg int64
 			for _, d := range tc.deltas {
 				sum += d.d
@@ -102,22 +86,7 @@ func TestGolden(t *testing.T) {
 // reads back as the same counter, and re-encodes as version 2.
 func TestGoldenV1(t *testing.T) {
 	for _, tc := range v1Cases {
-		t.Run(tc.name, func(t *testing.T) {
-			raw, err := os.ReadFile(filepath.Join("testdata", "v1", tc.name+".golden"))
-			require.NoError(t, err)
-			data, err := hex.DecodeString(strings.TrimSpace(string(raw)))
-			require.NoError(t, err)
-			require.Equal(t, byte(1), data[2+len("pncounter")], "a version 1 file")
-			var dec pncounter.Counter
-			require.NoError(t, dec.UnmarshalBinary(data))
-			want := build(t, tc.deltas)
-			require.True(t, dec.Equal(want), "%v vs %v", &dec, want)
-			v2, err := dec.MarshalBinary()
-			require.NoError(t, err)
-			wantV2, err := want.MarshalBinary()
-			require.NoError(t, err)
-			require.Equal(t, wantV2, v2)
-		})
+		t.Run(tc.name, func(t *testing.T) { format.GoldenV1(t, tc.name, build(t, tc.deltas)) })
 	}
 }
 
@@ -140,43 +109,9 @@ func TestFrontCoding(t *testing.T) {
 // that Stats predicts its size. Replay:
 // COUNTERKIT_SEED=<seed> go test ./pncounter -run '^TestUnicodeFrontCoding$'
 func TestUnicodeFrontCoding(t *testing.T) {
-	seed := proptest.Seed()
-	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	alphabet := []rune{'a', 'b', 'ā', 'ą', 'ć', '日', '本', '🦀', '🦁'}
-	for range 300 {
-		c := pncounter.New()
-		for range 1 + rng.IntN(20) {
-			var id []rune
-			for range 1 + rng.IntN(5) {
-				id = append(id, alphabet[rng.IntN(len(alphabet))])
-			}
-			require.NoError(t, c.Apply(crdt.ActorID(string(id)), rng.Int64N(2001)-1000))
-		}
-		b, err := c.MarshalBinary()
-		require.NoError(t, err)
-		var back pncounter.Counter
-		require.NoError(t, back.UnmarshalBinary(b), "%x", b)
-		require.True(t, back.Equal(c))
-		require.Equal(t, len(b), c.Stats().EncodedSize)
-		var decoded []any
-		require.NoError(t, msgpack.Unmarshal(b, &decoded))
-		for _, r := range decoded[2].([]any) {
-			suffix := r.([]any)[1].(string)
-			require.True(t, utf8.ValidString(suffix), "suffix %q of %x", suffix, b)
-		}
-	}
-}
-
-// env encodes with the msgpack library directly, integers in their smallest
-// form, so that decoder tests do not depend on the encoder under test and
-// each case is rejected for the reason its name gives.
-func env(t testing.TB, tag string, version any, body any) []byte {
-	var buf bytes.Buffer
-	e := msgpack.NewEncoder(&buf)
-	e.UseCompactInts(true)
-	require.NoError(t, e.Encode([]any{tag, version, body}))
-	return buf.Bytes()
+	format.UnicodeFrontCoding(t, func(c *pncounter.Counter, id crdt.ActorID, rng *rand.Rand) error {
+		return c.Apply(id, rng.Int64N(2001)-1000)
+	})
 }
 
 func p(actor any, n any) []any { return []any{actor, n} }
@@ -185,11 +120,7 @@ func pn(p, n []any) []any { return []any{p, n} }
 
 func row(shared int, suffix any, p, n int64) []any { return []any{shared, suffix, p, n} }
 
-func corruptCases(t testing.TB) []struct {
-	name string
-	data []byte
-	want error
-} {
+func corruptCases(t testing.TB) []countertest.Case {
 	v2 := func(rows ...[]any) []byte { return env(t, "pncounter", 2, rows) }
 	valid := v2(row(0, "a", 1, 0))
 	huge := make([]byte, pncounter.MaxEncodedSize+1)
@@ -216,11 +147,7 @@ func corruptCases(t testing.TB) []struct {
 	v1prefix = v1prefix[:len(v1prefix)-1]
 	tooManyV1 := append(append([]byte{}, v1prefix...), 0x92, 0xdd, 0, 0, 0x75, 0x31) // P: array32 of MaxActors+1
 	max := int64(math.MaxInt64)
-	return []struct {
-		name string
-		data []byte
-		want error
-	}{
+	return []countertest.Case{
 		{"empty input", nil, crdt.ErrCorruptEncoding},
 		{"wrong tag", env(t, "gcounter", 2, []any{}), crdt.ErrTypeMismatch},
 		{"version 0", env(t, "pncounter", 0, []any{}), crdt.ErrUnsupportedVersion},
@@ -268,46 +195,18 @@ func corruptCases(t testing.TB) []struct {
 }
 
 func TestUnmarshalRejects(t *testing.T) {
-	for _, tc := range corruptCases(t) {
-		t.Run(tc.name, func(t *testing.T) {
-			c := build(t, []delta{{"keep", 5}, {"keep", -2}})
-			before := c.Clone()
-			err := c.UnmarshalBinary(tc.data)
-			require.ErrorIs(t, err, tc.want)
-			require.True(t, c.Equal(before), "receiver changed on error")
-		})
-	}
+	format.Rejects(t, build(t, []delta{{"keep", 5}, {"keep", -2}}), corruptCases(t))
 }
 
 func TestUnmarshalRejectsEveryTruncation(t *testing.T) {
+	states := map[string]*pncounter.Counter{}
 	for _, tc := range goldenCases {
-		b, err := build(t, tc.deltas).MarshalBinary()
-		require.NoError(t, err)
-		for i := range len(b) {
-			var c pncounter.Counter
-			err := c.UnmarshalBinary(b[:i])
-			require.True(t, errors.Is(err, crdt.ErrCorruptEncoding), "%s cut at %d: %v", tc.name, i, err)
-		}
+		states[tc.name] = build(t, tc.deltas)
 	}
+	format.RejectsEveryTruncation(t, states)
 }
 
 // TestHostileRowCountAllocatesLittle: an input that declares 30,000 rows but
 // holds 30,000 one-byte nils must not make the decoder pre-size both halves
 // for 30,000 actors (found by review: 4.9 MB allocated for a 30 kB input).
-func TestHostileRowCountAllocatesLittle(t *testing.T) {
-	prefix := env(t, "pncounter", 2, nil)
-	data := append(append([]byte{}, prefix[:len(prefix)-1]...), 0xdc, 0x75, 0x30)
-	data = append(data, bytes.Repeat([]byte{0xc0}, 30000)...)
-	var c pncounter.Counter
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	err := c.UnmarshalBinary(data)
-	runtime.ReadMemStats(&after)
-	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
-	allocated := after.TotalAlloc - before.TotalAlloc
-	// A valid input of this size holds at most 5,000 rows, whose maps take
-	// about 23 bytes per input byte; before the fix the decoder sized both
-	// halves for the declared 30,000 (about 165 per input byte).
-	require.Less(t, allocated, uint64(40*len(data)), "allocated %d bytes for a %d-byte input", allocated, len(data))
-}
+func TestHostileRowCountAllocatesLittle(t *testing.T) { format.HostileRowCount(t) }

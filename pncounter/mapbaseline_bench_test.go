@@ -14,34 +14,24 @@ package pncounter_test
 import (
 	"fmt"
 	"maps"
-	"math"
 	"math/rand"
-	"runtime"
-	"slices"
 	"testing"
-	"time"
 
-	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/countertest"
 	"github.com/counterkit/counterkit/pncounter"
 )
 
 // mapCounter is a grow-only counter as a map from actor to count, merged
 // by max; mapPN is the baseline PN counter: two of them.
-type mapCounter map[crdt.ActorID]uint64
+type mapCounter = countertest.MapCounter
 
-func (m mapCounter) merge(o mapCounter) {
-	for a, n := range o {
-		if n > m[a] {
-			m[a] = n
-		}
-	}
-}
+var uuidIDs, pairBench, must = countertest.UUIDIDs, countertest.PairBench, countertest.Must
 
 type mapPN struct{ p, n mapCounter }
 
 func (m mapPN) merge(o mapPN) {
-	m.p.merge(o.p)
-	m.n.merge(o.n)
+	m.p.Merge(o.p)
+	m.n.Merge(o.n)
 }
 
 func (m mapPN) clone() mapPN { return mapPN{maps.Clone(m.p), maps.Clone(m.n)} }
@@ -55,90 +45,6 @@ func asMapPN(c *pncounter.Counter) mapPN {
 		m.n[a] = uint64(n)
 	}
 	return m
-}
-
-// uuidIDs returns n distinct actor ids shaped like UUIDs, from rng.
-func uuidIDs(rng *rand.Rand, n int) []crdt.ActorID {
-	seen := map[crdt.ActorID]bool{}
-	var out []crdt.ActorID
-	for len(out) < n {
-		id := crdt.ActorID(fmt.Sprintf("%08x-%04x-4%03x-%04x-%012x", rng.Uint32(), rng.Intn(1<<16), rng.Intn(1<<12), 0x8000|rng.Intn(1<<14), rng.Int63n(1<<48)))
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}
-
-// pairBench: see gcounter's (the same measure).
-func pairBench(b *testing.B, prepCK, runCK, prepMap, runMap func(i int), slots int) {
-	b.Helper()
-	timed := func(k int, prep, run func(int)) float64 {
-		for i := range k {
-			prep(i)
-		}
-		t0 := time.Now()
-		for i := range k {
-			run(i)
-		}
-		return float64(time.Since(t0).Nanoseconds()) / float64(k)
-	}
-	allocs := func(k int, prep, run func(int)) float64 {
-		for i := range k {
-			prep(i)
-		}
-		var m0, m1 runtime.MemStats
-		runtime.ReadMemStats(&m0)
-		for i := range k {
-			run(i)
-		}
-		runtime.ReadMemStats(&m1)
-		return float64(m1.Mallocs-m0.Mallocs) / float64(k)
-	}
-	ckAllocs, mapAllocs := allocs(slots, prepCK, runCK), allocs(slots, prepMap, runMap)
-	// The time of one call, from the fastest of a few short batches (a
-	// single call is below the clock's resolution, and one batch may be
-	// descheduled).
-	k := min(slots, 64)
-	per := math.Inf(1)
-	for range 5 {
-		per = min(per, max(timed(k, prepCK, runCK), timed(k, prepMap, runMap)))
-	}
-	batch := min(slots, max(1, int(50e3/max(per, 1))))
-	b.ResetTimer()
-	var ck, mp, ratios []float64
-	for done := 0; done < b.N; done += batch {
-		k := min(batch, b.N-done)
-		c, m := timed(k, prepCK, runCK), timed(k, prepMap, runMap)
-		ck, mp, ratios = append(ck, c), append(mp, m), append(ratios, c/m)
-	}
-	b.StopTimer()
-	median := func(v []float64) float64 { slices.Sort(v); return v[len(v)/2] }
-	b.ReportMetric(median(ratios), "ratio")
-	b.ReportMetric(slices.Min(ck)/slices.Min(mp), "best-ratio")
-	b.ReportMetric(median(ck), "ns/op")
-	b.ReportMetric(median(mp), "map-ns/op")
-	b.ReportMetric(ckAllocs, "ck-allocs/op")
-	b.ReportMetric(mapAllocs, "map-allocs/op")
-}
-
-func decodedPN(b *testing.B, c *pncounter.Counter) *pncounter.Counter {
-	data, err := c.MarshalBinary()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := pncounter.New()
-	if err := out.UnmarshalBinary(data); err != nil {
-		b.Fatal(err)
-	}
-	return out
-}
-
-func must(b *testing.B, err error) {
-	if err != nil {
-		b.Fatal(err)
-	}
 }
 
 // pnCases: as gcounter's mergeCases, each actor both incrementing and
@@ -163,9 +69,9 @@ func pnCases(b *testing.B, n int) map[string][2]*pncounter.Counter {
 		must(b, fresh.Increment(a, -int64(1+rng.Intn(1000))))
 	}
 	return map[string][2]*pncounter.Counter{
-		"nothing-new":             {decodedPN(b, built), decodedPN(b, older)},
-		"nothing-new-other-order": {built, decodedPN(b, older)},
-		"all-new":                 {decodedPN(b, built), decodedPN(b, fresh)},
+		"nothing-new":             {format.Decoded(b, built), format.Decoded(b, older)},
+		"nothing-new-other-order": {built, format.Decoded(b, older)},
+		"all-new":                 {format.Decoded(b, built), format.Decoded(b, fresh)},
 	}
 }
 

@@ -5,55 +5,13 @@ import (
 	"math"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/countertest"
 )
 
-// todayG is gcounter's Increment as it was before Handle and the hash
-// table index (commit 66c9162): a Go map from actor to the position of its
-// entry; todayPN is pncounter's Increment over two of them, as it was.
-// They are the "today's" of the Handle goal.
-type todayG struct {
-	index   map[crdt.ActorID]int
-	entries []struct {
-		actor crdt.ActorID
-		count int64
-	}
-	total int64
-}
-
-func (c *todayG) Increment(actor crdt.ActorID, n int64) error {
-	if n < 0 {
-		return fmt.Errorf("gcounter: increment of %d by %q: %w (must be >= 0)", n, actor, crdt.ErrInvalidAmount)
-	}
-	i, ok := c.index[actor]
-	if !ok {
-		if err := actor.Validate(); err != nil {
-			return fmt.Errorf("gcounter: increment: %w", err)
-		}
-	}
-	if c.total > math.MaxInt64-n {
-		return fmt.Errorf("gcounter: increment of %d by %q: %w (total %d)", n, actor, crdt.ErrOverflow, c.total)
-	}
-	if n == 0 {
-		return nil
-	}
-	if ok {
-		c.entries[i].count += n
-		c.total += n
-		return nil
-	}
-	if c.index == nil {
-		c.index = map[crdt.ActorID]int{}
-	}
-	c.index[actor] = len(c.entries)
-	c.entries = append(c.entries, struct {
-		actor crdt.ActorID
-		count int64
-	}{actor, n})
-	c.total += n
-	return nil
-}
-
-type todayPN struct{ p, n todayG }
+// todayPN is pncounter's Increment as it was before Handle and the hash
+// table index (commit 66c9162): two countertest.Today counters. It is the
+// "today's" of the Handle goal.
+type todayPN struct{ p, n countertest.Today }
 
 func (c *todayPN) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {

@@ -19,44 +19,31 @@ import (
 	"github.com/counterkit/counterkit/tally/tallytest"
 )
 
-func TestConformanceStateStore(t *testing.T) { eachTarget(t, conformanceStateStore) }
+func TestConformanceStateStore(t *testing.T) {
+	eachTarget(t, onSiblings(Options{}, statestoretest.Run))
+}
+func TestConformanceLedger(t *testing.T)  { eachTarget(t, onSiblings(Options{}, ledgertest.Run)) }
+func TestConformanceBounded(t *testing.T) { eachTarget(t, onSiblings(Options{}, boundedtest.Run)) }
+func TestConformanceTally(t *testing.T)   { eachTarget(t, onPartitions(Options{}, tallytest.Run)) }
+func TestConformanceBalance(t *testing.T) { eachTarget(t, onPartitions(Options{}, balancetest.Run)) }
 
-func conformanceStateStore(t *testing.T, tg *target) {
-	db := tg.newDB(t, Options{})
-	statestoretest.Run(t, func(t *testing.T) store.Siblings { return db.Siblings() })
+// Long scans cross many pages.
+func TestConformanceDeltalog(t *testing.T) {
+	eachTarget(t, onPartitions(Options{ScanPageSize: 97}, deltalogtest.Run))
 }
 
-func TestConformanceLedger(t *testing.T) { eachTarget(t, conformanceLedger) }
-
-func conformanceLedger(t *testing.T, tg *target) {
-	db := tg.newDB(t, Options{})
-	ledgertest.Run(t, func(t *testing.T) store.Siblings { return db.Siblings() })
+// onSiblings and onPartitions run a suite on a target's store of that
+// shape, in a DB opened with o.
+func onSiblings(o Options, suite func(*testing.T, func(*testing.T) store.Siblings)) func(*testing.T, *target) {
+	return func(t *testing.T, tg *target) {
+		db := tg.newDB(t, o)
+		suite(t, func(*testing.T) store.Siblings { return db.Siblings() })
+	}
 }
 
-func TestConformanceTally(t *testing.T) { eachTarget(t, conformanceTally) }
-
-func conformanceTally(t *testing.T, tg *target) {
-	db := tg.newDB(t, Options{})
-	tallytest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
-}
-
-func TestConformanceDeltalog(t *testing.T) { eachTarget(t, conformanceDeltalog) }
-
-func conformanceDeltalog(t *testing.T, tg *target) {
-	db := tg.newDB(t, Options{ScanPageSize: 97}) // long scans cross many pages
-	deltalogtest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
-}
-
-func TestConformanceBalance(t *testing.T) { eachTarget(t, conformanceBalance) }
-
-func conformanceBalance(t *testing.T, tg *target) {
-	db := tg.newDB(t, Options{})
-	balancetest.Run(t, func(t *testing.T) store.Partitions { return db.Partitions() })
-}
-
-func TestConformanceBounded(t *testing.T) { eachTarget(t, conformanceBounded) }
-
-func conformanceBounded(t *testing.T, tg *target) {
-	db := tg.newDB(t, Options{})
-	boundedtest.Run(t, func(t *testing.T) store.Siblings { return db.Siblings() })
+func onPartitions(o Options, suite func(*testing.T, func(*testing.T) store.Partitions)) func(*testing.T, *target) {
+	return func(t *testing.T, tg *target) {
+		db := tg.newDB(t, o)
+		suite(t, func(*testing.T) store.Partitions { return db.Partitions() })
+	}
 }

@@ -59,7 +59,6 @@ func TestIntegrationLogConcurrent(t *testing.T) { eachTarget(t, integrationLogCo
 
 func integrationLogConcurrent(t *testing.T, tg *target) {
 	db := tg.newDB(t, Options{ScanPageSize: 7})
-	seed := testSeed(t)
 	ctx := context.Background()
 	key := uniqueKey(t, "conc")
 	// The write window is short and the cells' ids are spread over the
@@ -69,84 +68,20 @@ func integrationLogConcurrent(t *testing.T, tg *target) {
 	c, err := deltalog.New(db.Partitions(), opts)
 	require.NoError(t, err)
 
-	const writers = 4
-	perWriter := testCases(t, 60)
-	var (
-		mu    sync.Mutex
-		model int64
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
-		errs  = make(chan error, writers+2)
-	)
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(seed + int64(w)))
-			for i := 0; i < perWriter; i++ {
-				id := timeid.New(time.Now())
-				delta := int64(rng.Intn(19) - 9)
-				if delta == 0 {
-					delta = 1
-				}
-				for attempt := 0; ; attempt++ {
-					actx, cancel := ctx, context.CancelFunc(func() {})
-					if attempt < 2 && rng.Intn(3) == 0 {
-						actx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(300))*time.Microsecond)
-					}
-					err := c.Add(actx, key, id, delta)
-					cancel()
-					if err == nil {
-						mu.Lock()
-						model += delta
-						mu.Unlock()
-						break
-					}
-					if errors.Is(err, crdt.ErrOutsideWindow) {
-						// The retry came too late: the outcome of the first
-						// attempt is unknown, which the test cannot model.
-						errs <- err
-						return
-					}
-					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
-						errs <- err
-						return
-					}
-				}
-				time.Sleep(time.Duration(rng.Intn(30)) * time.Millisecond)
+	model := concurrentLoad{seed: testSeed(t), writers: 4, perWriter: testCases(t, 60), pause: 30 * time.Millisecond,
+		amount: func(rng *rand.Rand) int64 { return nonZero(int64(rng.Intn(19)-9), 1) },
+		// A retry that comes too late (crdt.ErrOutsideWindow) fails the
+		// test: the outcome of the first attempt is unknown, which the
+		// test cannot model.
+		add: func(ctx context.Context, id timeid.ID, n int64) error { return c.Add(ctx, key, id, n) },
+		maintain: func() error {
+			if _, _, err := c.Merge(ctx, key); err != nil {
+				return err
 			}
-		}(w)
-	}
-	for m := 0; m < 2; m++ {
-		go func() {
-			for {
-				select {
-				case <-stop:
-					errs <- nil
-					return
-				default:
-				}
-				if _, _, err := c.Merge(ctx, key); err != nil {
-					errs <- err
-					return
-				}
-				if _, err := c.Compact(ctx, key); err != nil {
-					errs <- err
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	for i := 0; i < 2; i++ {
-		require.NoError(t, <-errs)
-	}
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+			_, err := c.Compact(ctx, key)
+			return err
+		}, every: 50 * time.Millisecond,
+	}.run(t)
 	r, err := c.Read(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, model, r.Value)
@@ -196,7 +131,6 @@ func TestIntegrationBalanceConcurrent(t *testing.T) { eachTarget(t, integrationB
 
 func integrationBalanceConcurrent(t *testing.T, tg *target) {
 	db := tg.newDB(t, Options{})
-	seed := testSeed(t)
 	ctx := context.Background()
 	acct := uniqueKey(t, "conc")
 	opts := balance.Options{Window: 2 * time.Second, FutureSkew: 100 * time.Millisecond, SafetyMargin: time.Second,
@@ -206,72 +140,16 @@ func integrationBalanceConcurrent(t *testing.T, tg *target) {
 
 	const writers = 4
 	perWriter := testCases(t, 40)
-	var (
-		mu    sync.Mutex
-		model int64
-		wg    sync.WaitGroup
-		stop  = make(chan struct{})
-		werr  = make(chan error, writers)
-		merr  = make(chan error, 2)
-	)
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(seed + int64(w)))
-			for i := 0; i < perWriter; i++ {
-				id := timeid.New(time.Now())
-				amount := int64(rng.Intn(199) - 99)
-				if amount == 0 {
-					amount = 100
-				}
-				for attempt := 0; ; attempt++ {
-					actx, cancel := ctx, context.CancelFunc(func() {})
-					if attempt < 2 && rng.Intn(3) == 0 {
-						actx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(300))*time.Microsecond)
-					}
-					err := l.Add(actx, acct, id, amount)
-					cancel()
-					if err == nil {
-						mu.Lock()
-						model += amount
-						mu.Unlock()
-						break
-					}
-					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
-						werr <- err
-						return
-					}
-				}
-				time.Sleep(time.Duration(rng.Intn(40)) * time.Millisecond)
+	model := concurrentLoad{seed: testSeed(t), writers: writers, perWriter: perWriter, pause: 40 * time.Millisecond,
+		amount: func(rng *rand.Rand) int64 { return nonZero(int64(rng.Intn(199)-99), 100) },
+		add:    func(ctx context.Context, id timeid.ID, n int64) error { return l.Add(ctx, acct, id, n) },
+		maintain: func() error {
+			if _, err := l.Merge(ctx, acct); err != nil && !errors.Is(err, crdt.ErrUnavailable) {
+				return err
 			}
-		}(w)
-	}
-	for m := 0; m < 2; m++ {
-		go func() {
-			for {
-				select {
-				case <-stop:
-					merr <- nil
-					return
-				default:
-				}
-				if _, err := l.Merge(ctx, acct); err != nil && !errors.Is(err, crdt.ErrUnavailable) {
-					merr <- err
-					return
-				}
-				time.Sleep(30 * time.Millisecond)
-			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	close(werr)
-	for err := range werr {
-		require.NoError(t, err)
-	}
-	require.NoError(t, <-merr)
-	require.NoError(t, <-merr)
+			return nil
+		}, every: 30 * time.Millisecond,
+	}.run(t)
 	v, err := l.Balance(ctx, acct)
 	require.NoError(t, err)
 	require.Equal(t, model, v)
@@ -291,4 +169,97 @@ func integrationBalanceConcurrent(t *testing.T, tg *target) {
 	require.NoError(t, err)
 	t.Logf("%d rows left after settling (%d updates)", len(rows), writers*perWriter)
 	require.Less(t, len(rows), writers*perWriter, "settled merges delete the rows they cover")
+}
+
+// concurrentLoad is writers goroutines each making perWriter updates of a
+// nonzero amount with fresh ids, pausing up to pause between them, while
+// two goroutines call maintain every so often until the writers are done.
+// A write whose caller timed out (forced, on some first attempts) is
+// retried with the same id until it lands; an error other than
+// crdt.ErrAmbiguousWrite or crdt.ErrUnavailable fails the test, as does
+// any error of maintain.
+type concurrentLoad struct {
+	seed               int64
+	writers, perWriter int
+	pause, every       time.Duration
+	amount             func(*rand.Rand) int64
+	add                func(ctx context.Context, id timeid.ID, n int64) error
+	maintain           func() error
+}
+
+// run runs the load and returns the sum of the amounts written.
+func (l concurrentLoad) run(t *testing.T) int64 {
+	ctx := context.Background()
+	var (
+		mu    sync.Mutex
+		model int64
+		wg    sync.WaitGroup
+		stop  = make(chan struct{})
+		werr  = make(chan error, l.writers)
+		merr  = make(chan error, 2)
+	)
+	for w := 0; w < l.writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(l.seed + int64(w)))
+			for i := 0; i < l.perWriter; i++ {
+				id := timeid.New(time.Now())
+				n := l.amount(rng)
+				for attempt := 0; ; attempt++ {
+					actx, cancel := ctx, context.CancelFunc(func() {})
+					if attempt < 2 && rng.Intn(3) == 0 {
+						actx, cancel = context.WithTimeout(ctx, time.Duration(rng.Intn(300))*time.Microsecond)
+					}
+					err := l.add(actx, id, n)
+					cancel()
+					if err == nil {
+						mu.Lock()
+						model += n
+						mu.Unlock()
+						break
+					}
+					if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
+						werr <- err
+						return
+					}
+				}
+				time.Sleep(time.Duration(rng.Intn(int(l.pause/time.Millisecond))) * time.Millisecond)
+			}
+		}(w)
+	}
+	for m := 0; m < 2; m++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					merr <- nil
+					return
+				default:
+				}
+				if err := l.maintain(); err != nil {
+					merr <- err
+					return
+				}
+				time.Sleep(l.every)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	close(werr)
+	for err := range werr {
+		require.NoError(t, err)
+	}
+	require.NoError(t, <-merr)
+	require.NoError(t, <-merr)
+	return model
+}
+
+// nonZero returns n, or instead when n is zero.
+func nonZero(n, instead int64) int64 {
+	if n == 0 {
+		return instead
+	}
+	return n
 }

@@ -250,36 +250,11 @@ func integrationPartitionsMatchReference(t *testing.T, tg *target) {
 	ctx := context.Background()
 	seed := testSeed(t)
 	rng := rand.New(rand.NewSource(seed))
-	keys := [][]byte{{}, {0}, {0, 0}, {1}, {0x7f}, {0x80}, {0xff}, {0xff, 0}, []byte("a"), []byte("ab"), []byte("b")}
-	key := func() []byte { return bytes.Clone(keys[rng.Intn(len(keys))]) }
 	for c := 0; c < testCases(t, 5); c++ {
 		parts := []string{uniqueKey(t, "p"), uniqueKey(t, "q")}
 		ref := &refPartitions{}
 		for step := 0; step < 25; step++ {
-			var batch []store.Mutation
-			for i := 0; i < 1+rng.Intn(4); i++ {
-				m := store.Mutation{Partition: parts[rng.Intn(2)], Timestamp: int64(1 + rng.Intn(20))}
-				switch rng.Intn(10) {
-				case 0, 1, 2, 3, 4:
-					m.Op, m.Key, m.Value = store.OpPut, key(), []byte{byte(rng.Intn(3)) + 1}
-				case 5, 6:
-					m.Op, m.Key = store.OpDelete, key()
-				case 7, 8:
-					m.Op, m.Key = store.OpDeleteRange, key()
-					if rng.Intn(3) > 0 {
-						m.End = key()
-						if bytes.Compare(m.End, m.Key) <= 0 {
-							m.Key, m.End = m.End, m.Key
-						}
-						if bytes.Equal(m.Key, m.End) {
-							m.End = append(m.End, 0)
-						}
-					}
-				default:
-					m.Op = store.OpDeletePartition
-				}
-				batch = append(batch, m)
-			}
+			batch := randomBatch(rng, parts)
 			require.NoError(t, p.Apply(ctx, batch))
 			ref.log = append(ref.log, batch...)
 			for _, part := range parts {

@@ -158,6 +158,44 @@ func (r *refPartitions) rows(partition string) []store.Row {
 	return out
 }
 
+// referenceKeys are the keys of random batches: the empty key, keys that
+// differ only in high bytes, and keys that are prefixes of others.
+var referenceKeys = [][]byte{{}, {0}, {0, 0}, {1}, {0x7f}, {0x80}, {0xff}, {0xff, 0}, []byte("a"), []byte("ab"), []byte("b")}
+
+func randomKey(rng *rand.Rand) []byte {
+	return bytes.Clone(referenceKeys[rng.Intn(len(referenceKeys))])
+}
+
+// randomBatch returns one to four mutations of parts: puts, row, range
+// and partition deletes, with colliding timestamps.
+func randomBatch(rng *rand.Rand, parts []string) []store.Mutation {
+	var batch []store.Mutation
+	for i := 0; i < 1+rng.Intn(4); i++ {
+		m := store.Mutation{Partition: parts[rng.Intn(len(parts))], Timestamp: int64(1 + rng.Intn(20))}
+		switch rng.Intn(10) {
+		case 0, 1, 2, 3, 4:
+			m.Op, m.Key, m.Value = store.OpPut, randomKey(rng), []byte{byte(rng.Intn(3)) + 1}
+		case 5, 6:
+			m.Op, m.Key = store.OpDelete, randomKey(rng)
+		case 7, 8:
+			m.Op, m.Key = store.OpDeleteRange, randomKey(rng)
+			if rng.Intn(3) > 0 {
+				m.End = randomKey(rng)
+				if bytes.Compare(m.End, m.Key) <= 0 {
+					m.Key, m.End = m.End, m.Key
+				}
+				if bytes.Equal(m.Key, m.End) {
+					m.End = append(m.End, 0)
+				}
+			}
+		default:
+			m.Op = store.OpDeletePartition
+		}
+		batch = append(batch, m)
+	}
+	return batch
+}
+
 // TestPartitionsMatchReference applies random batches (puts, row, range
 // and partition deletes, colliding timestamps, keys that differ only in
 // high bytes, the empty key) through the adapter's statements to the
@@ -173,34 +211,9 @@ func TestPartitionsMatchReference(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed + int64(c)))
 		p, _ := modelPartitions(t, Options{ScanPageSize: 1 + rng.Intn(4)})
 		ref := &refPartitions{}
-		keys := [][]byte{{}, {0}, {0, 0}, {1}, {0x7f}, {0x80}, {0xff}, {0xff, 0}, []byte("a"), []byte("ab"), []byte("b")}
-		key := func() []byte { return bytes.Clone(keys[rng.Intn(len(keys))]) }
 		parts := []string{"p", "q"}
 		for step := 0; step < 30; step++ {
-			var batch []store.Mutation
-			for i := 0; i < 1+rng.Intn(4); i++ {
-				m := store.Mutation{Partition: parts[rng.Intn(len(parts))], Timestamp: int64(1 + rng.Intn(20))}
-				switch rng.Intn(10) {
-				case 0, 1, 2, 3, 4:
-					m.Op, m.Key, m.Value = store.OpPut, key(), []byte{byte(rng.Intn(3)) + 1}
-				case 5, 6:
-					m.Op, m.Key = store.OpDelete, key()
-				case 7, 8:
-					m.Op, m.Key = store.OpDeleteRange, key()
-					if rng.Intn(3) > 0 {
-						m.End = key()
-						if bytes.Compare(m.End, m.Key) <= 0 {
-							m.Key, m.End = m.End, m.Key
-						}
-						if bytes.Equal(m.Key, m.End) {
-							m.End = append(m.End, 0)
-						}
-					}
-				default:
-					m.Op = store.OpDeletePartition
-				}
-				batch = append(batch, m)
-			}
+			batch := randomBatch(rng, parts)
 			require.NoError(t, p.Apply(ctx, batch), "seed %d case %d step %d", seed, c, step)
 			ref.log = append(ref.log, batch...)
 			for _, part := range parts {
@@ -212,7 +225,7 @@ func TestPartitionsMatchReference(t *testing.T) {
 					_, err = p.Snapshot(ctx, part, len(want)-1, store.ReadAny)
 					require.ErrorIs(t, err, crdt.ErrTooLarge, "one row over the limit")
 				}
-				from := key()
+				from := randomKey(rng)
 				var scanned []store.Row
 				require.NoError(t, p.Scan(ctx, part, from, store.ReadAny, func(r store.Row) bool {
 					scanned = append(scanned, r)

@@ -30,23 +30,19 @@ func openSiblings(t *testing.T, b backend) store.Siblings {
 
 // TestStatestoreBehaviours runs statestore's behaviours (gcounter and
 // pncounter states loaded, updated and saved) over riak.Siblings.
-func TestStatestoreBehaviours(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
-		statestoretest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
-	})
-}
+func TestStatestoreBehaviours(t *testing.T) { eachBackend(t, suiteOn(statestoretest.Run)) }
 
 // TestLedgerBehaviours runs the ledger's behaviours over riak.Siblings.
-func TestLedgerBehaviours(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
-		ledgertest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
-	})
-}
+func TestLedgerBehaviours(t *testing.T) { eachBackend(t, suiteOn(ledgertest.Run)) }
 
 // TestBoundedBehaviours runs the bounded counter's Account behaviours over
 // riak.Siblings.
-func TestBoundedBehaviours(t *testing.T) {
-	eachBackend(t, func(t *testing.T, b backend) {
-		boundedtest.Run(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
-	})
+func TestBoundedBehaviours(t *testing.T) { eachBackend(t, suiteOn(boundedtest.Run)) }
+
+// suiteOn runs a behaviour suite on a backend, each of its subtests on a
+// fresh store (openSiblings).
+func suiteOn(suite func(*testing.T, func(*testing.T) store.Siblings)) func(*testing.T, backend) {
+	return func(t *testing.T, b backend) {
+		suite(t, func(t *testing.T) store.Siblings { return openSiblings(t, b) })
+	}
 }

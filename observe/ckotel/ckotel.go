@@ -62,7 +62,6 @@ package ckotel
 
 import (
 	"context"
-	"strings"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -184,14 +183,11 @@ func New(o Options) (observe.Observer, error) {
 	return b, nil
 }
 
-// isStore reports whether e is a store call reported by observe's wrappers.
-func isStore(e observe.Event) bool { return strings.HasPrefix(e.Component, "store.") }
-
 // startAttrs are the attributes known when e begins: for a store call the
 // database's (those a sampler may use), for a driver its component and
 // operation.
 func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
-	if !isStore(e) {
+	if !e.StoreCall() {
 		return []attribute.KeyValue{ComponentKey.String(e.Component), OperationKey.String(e.Op)}
 	}
 	a := make([]attribute.KeyValue, 0, 4)
@@ -218,7 +214,7 @@ func (b *bridge) system(e observe.Event) string {
 // spanStart is the name and options of e's span.
 func (b *bridge) spanStart(e observe.Event) (string, []trace.SpanStartOption) {
 	opts := []trace.SpanStartOption{trace.WithTimestamp(e.Start), trace.WithAttributes(b.startAttrs(e)...)}
-	if !isStore(e) {
+	if !e.StoreCall() {
 		return "counterkit " + e.Component + " " + e.Op, append(opts, trace.WithSpanKind(trace.SpanKindInternal))
 	}
 	name := e.Op
@@ -262,12 +258,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	if typ != "" {
 		a = append(a, semconv.ErrorTypeKey.String(typ))
 	}
-	add := func(k string, v int) {
-		if v != 0 {
-			a = append(a, attribute.Int("counterkit."+k, v))
-		}
-	}
-	if isStore(e) {
+	if e.StoreCall() {
 		switch e.Op {
 		case "fetch", "scan", "snapshot":
 			if e.Rows > 0 {
@@ -278,20 +269,15 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 				a = append(a, semconv.DBOperationBatchSizeKey.Int(e.Rows))
 			}
 		}
+		if e.Bytes != 0 {
+			a = append(a, attribute.Int("counterkit.bytes", e.Bytes))
+		}
 	} else {
-		add("attempts", e.Attempts)
-		add("ambiguous", e.Ambiguous)
-		add("refused", e.Refused)
-		add("siblings", e.Siblings)
-		add("conflicts", e.Conflicts)
-		add("folded", e.Folded)
-		add("rows", e.Rows)
-		add("actors", e.Actors)
+		e.Counts(func(k string, v int) { a = append(a, attribute.Int("counterkit."+k, v)) })
 		if e.Lag > 0 {
 			a = append(a, attribute.Float64("counterkit.lag", e.Lag.Seconds()))
 		}
 	}
-	add("bytes", e.Bytes)
 	span.SetAttributes(a...)
 	if e.Err != nil {
 		span.AddEvent(semconv.ExceptionEventName, trace.WithTimestamp(e.Start.Add(e.Duration)), trace.WithAttributes(
@@ -303,13 +289,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 
 // metricAttrs is the attribute set of e's metric points.
 func (b *bridge) metricAttrs(e observe.Event) attribute.Set {
-	a := make([]attribute.KeyValue, 0, 6)
-	if isStore(e) {
-		a = append(a, b.startAttrs(e)...)
-	} else {
-		a = append(a, ComponentKey.String(e.Component), OperationKey.String(e.Op))
-	}
-	a = append(a, OutcomeKey.String(e.Outcome))
+	a := append(b.startAttrs(e), OutcomeKey.String(e.Outcome))
 	if typ := observe.ErrorType(e.Err); typ != "" {
 		a = append(a, semconv.ErrorTypeKey.String(typ))
 	}
@@ -322,7 +302,7 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	if e.Bytes > 0 {
 		b.bytes.Record(ctx, int64(e.Bytes), set)
 	}
-	if isStore(e) {
+	if e.StoreCall() {
 		b.dbDuration.Record(ctx, e.Duration.Seconds(), set)
 		return
 	}
@@ -338,10 +318,10 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	add(b.refused, e.Refused)
 	add(b.siblings, e.Siblings-1)
 	add(b.folded, e.Folded)
-	switch e.Outcome {
-	case observe.Duplicate, observe.DuplicateFolded:
+	if observe.IsDuplicate(e.Outcome) {
 		b.duplicates.Add(ctx, 1, set)
-	case observe.OutsideWindow, observe.Expired:
+	}
+	if observe.IsWindowRefusal(e.Outcome) {
 		b.refusals.Add(ctx, 1, set)
 	}
 	if e.Lag > 0 {
