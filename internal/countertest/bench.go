@@ -93,7 +93,7 @@ func PairBench(b *testing.B, prepCK, runCK, prepMap, runMap func(i int), slots i
 	b.ReportMetric(mapAllocs, "map-allocs/op")
 }
 
-// Today is gcounter's Counter.Increment as it was before Handle and the
+// Today is gcounter.Counter's Increment as it was before Handle and the
 // hash table index (commit 66c9162, gcounter/gcounter.go): a Go map from
 // actor to the position of its entry. It is the "today's" of the Handle
 // goal: Handle.Add at 0.5x or better of it.
