@@ -256,9 +256,11 @@ const MaxRetirePerWrite = 16
 // actor seen in a pass has been unchanged for RetireAfter, when the clock
 // went back, or when the last pass retired MaxRetirePerWrite actors and
 // left more, or left actors whose idle time it has not yet looked up; other
-// writes skip it, so that a write's cost does not grow with the actors. A
-// change of an actor is seen by the first pass after it, at most
-// RetireAfter/RetirePassDivisor later while the ledger writes that often.
+// writes skip it, so that the writes of each RetireAfter/RetirePassDivisor
+// share one pass, and a busy account's write costs the same whatever the
+// number of actors. A change of an actor is seen by the first pass after
+// it, at most RetireAfter/RetirePassDivisor later while the ledger writes
+// that often.
 const RetirePassDivisor = 8
 
 // retireIdle retires in merged, a state about to be written, the actors
