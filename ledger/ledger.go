@@ -71,14 +71,16 @@ type Options struct {
 	// the key that it has seen unchanged for at least that long
 	// (tpncounter.Counter.Retire), in the writes it makes anyway (at most
 	// MaxRetirePerWrite each), so that the state follows the actors that
-	// still write rather than every incarnation that ever wrote. An actor
-	// that stopped at time t is retired by this ledger's first write at or
-	// after t + RetireAfter + RetireAfter/RetirePassDivisor (later only
-	// while a retirement is declined, or while more than
-	// MaxRetirePerWrite actors fall due at once: those go at
-	// MaxRetirePerWrite per write). The transactions a retired entry held
-	// are recorded first (see RetryWindow), so retiring narrows no window.
-	// Zero means DefaultRetireAfter; a negative value never retires.
+	// still write rather than every incarnation that ever wrote. The
+	// ledger looks in passes (RetirePassDivisor): while it writes at least
+	// every g, an actor that stopped is retired at most RetireAfter +
+	// RetireAfter/RetirePassDivisor + 2g after this ledger's first write
+	// that read its last change (later only while a retirement is
+	// declined, or when more than MaxRetirePerWrite actors fall due at
+	// once: those go MaxRetirePerWrite a write). The transactions a
+	// retired entry held are recorded first (see RetryWindow), so retiring
+	// narrows no window. Zero means DefaultRetireAfter; a negative value
+	// never retires.
 	RetireAfter time.Duration
 
 	// Clock returns the current time for RetryWindow and RetireAfter. Nil
