@@ -72,9 +72,15 @@ type Options struct {
 	// (tpncounter.Counter.Retire), in the writes it makes anyway (at most
 	// MaxRetirePerWrite each), so that the state follows the actors that
 	// still write rather than every incarnation that ever wrote. The
-	// transactions a retired entry held are recorded first (see
-	// RetryWindow), so retiring narrows no window. Zero means
-	// DefaultRetireAfter; a negative value never retires.
+	// ledger looks in passes (RetirePassDivisor): while it writes at least
+	// every g, an actor that stopped is retired at most RetireAfter +
+	// RetireAfter/RetirePassDivisor + 2g after this ledger's first write
+	// that read its last change (later only while a retirement is
+	// declined, or when more than MaxRetirePerWrite actors fall due at
+	// once: those go MaxRetirePerWrite a write). The transactions a
+	// retired entry held are recorded first (see RetryWindow), so retiring
+	// narrows no window. Zero means DefaultRetireAfter; a negative value
+	// never retires.
 	RetireAfter time.Duration
 
 	// Clock returns the current time for RetryWindow and RetireAfter. Nil
@@ -203,6 +209,11 @@ type Ledger struct {
 	// write, when this Ledger continues a dropped one's incarnation
 	// (Book): the first read keeps writer only if it shows that version.
 	resume uint64
+	// lastPass and nextPass are when retireIdle last visited the live
+	// actors and when it visits them next (zero: on the next write);
+	// retireVisited counts the actors its passes visited.
+	lastPass, nextPass time.Time
+	retireVisited      int
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
 	// records of landed transactions not yet written.
@@ -245,19 +256,43 @@ type sighting struct {
 // actors become retirable at once.
 const MaxRetirePerWrite = 16
 
+// RetirePassDivisor sets how often a ledger looks for idle actors (see
+// Options.RetireAfter). A write visits the live actors (a pass) when
+// RetireAfter/RetirePassDivisor has passed since the last pass, when an
+// actor seen in a pass has been unchanged for RetireAfter, when the clock
+// went back, or when the last pass retired MaxRetirePerWrite actors and
+// left more, or left actors whose idle time it has not yet looked up; other
+// writes skip it, so that the writes of each RetireAfter/RetirePassDivisor
+// share one pass, and a busy account's write costs the same whatever the
+// number of actors. A change of an actor is seen by the first pass after
+// it, at most RetireAfter/RetirePassDivisor later while the ledger writes
+// that often.
+const RetirePassDivisor = 8
+
 // retireIdle retires in merged, a state about to be written, the actors
 // this ledger has seen unchanged for Options.RetireAfter, and records the
-// versions of the others.
+// versions of the others, in a pass over the live actors when one is due
+// (see RetirePassDivisor).
 func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 	if l.opts.RetireAfter <= 0 {
 		return
 	}
 	now := l.now()
+	if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {
+		return // no pass due (and the clock did not go back)
+	}
+	l.lastPass = now
+	l.nextPass = l.retirePass(ctx, merged, now)
+}
+
+// retirePass is a pass of retireIdle at now. It returns when the next pass
+// is due: the zero time when this one left work.
+func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now time.Time) (next time.Time) {
 	if l.sightings == nil {
 		l.sightings = map[crdt.ActorID]sighting{}
 	}
 	var idle []crdt.ActorID
-	lookups := 0
+	lookups, retirable := 0, 0
 	live := maps.Collect(merged.LiveActors())
 	actors := slices.Sorted(maps.Keys(live))
 	// The pass starts at an actor chosen by this ledger's writer id, so
@@ -269,6 +304,9 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		k := int(h.Sum32() % uint32(n))
 		actors = append(actors[k:], actors[:k]...)
 	}
+	l.retireVisited += len(actors)
+	next = now.Add(l.opts.RetireAfter / RetirePassDivisor)
+	undated := false
 	for _, a := range actors {
 		v := live[a]
 		if a == l.writer {
@@ -293,10 +331,16 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 				s.since = at
 			}
 		}
+		undated = undated || !s.dated
 		s.pass = true
 		l.sightings[a] = s
-		if now.Sub(s.since) >= l.opts.RetireAfter && len(idle) < MaxRetirePerWrite {
-			idle = append(idle, a)
+		if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {
+			retirable++
+			if len(idle) < MaxRetirePerWrite {
+				idle = append(idle, a)
+			}
+		} else if due.Before(next) {
+			next = due
 		}
 	}
 	for a, s := range l.sightings {
@@ -308,6 +352,7 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		l.sightings[a] = s
 	}
 	var shared []crdt.ActorID
+	done := 0
 	for _, a := range idle {
 		// Its transactions are recorded first, so that retiring forgets
 		// none inside the retry window; declined (and tried again on a
@@ -317,8 +362,9 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		if !l.recordRetiring(ctx, merged, a, now) {
 			continue
 		}
-		if done, _ := merged.Retire(a); done {
+		if ok, _ := merged.Retire(a); ok {
 			l.stats.retired++
+			done++
 		} else {
 			shared = append(shared, a)
 		}
@@ -327,10 +373,18 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 	// transaction given to two incarnations that both went idle) retire
 	// together, each shared transaction counted once (SPEC.md 6.10).
 	if len(shared) > 1 {
-		if done, _ := merged.RetireAll(shared...); done {
+		if ok, _ := merged.RetireAll(shared...); ok {
 			l.stats.retired += len(shared)
+			done += len(shared)
 		}
 	}
+	if undated || (done > 0 && retirable > len(idle)) {
+		// Actors left undated, or more retirable than one write retires:
+		// pass again on the next write. A declined retirement waits for
+		// the next pass as scheduled.
+		return time.Time{}
+	}
+	return next
 }
 
 // now is the ledger's clock (Options.Clock).
