@@ -3198,13 +3198,17 @@ func (m dvEntries) live() map[string]uint64 {
 
 // shares reports whether an entry other than actor's holds a transaction
 // actor's live entries hold (SPEC.md 6.10: then Retire declines).
-func (m dvEntries) shares(actor string) bool {
+func (m dvEntries) shares(actor string) bool { return m.sharesOutside(actor, []string{actor}) }
+
+// sharesOutside reports whether an entry of an actor not in group holds a
+// transaction actor's live entries hold.
+func (m dvEntries) sharesOutside(actor string, group []string) bool {
 	mine := map[string]bool{}
 	for _, x := range m.held(actor) {
 		mine[x.Txn] = true
 	}
 	for k, e := range m {
-		if strings.SplitN(k, "/", 2)[1] == actor {
+		if slices.Contains(group, strings.SplitN(k, "/", 2)[1]) {
 			continue
 		}
 		for _, x := range append(slices.Clone(e.Folded), e.History...) {
@@ -3303,6 +3307,11 @@ type dvLedgerModel struct {
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
 	unindexed map[string]dvRecord // records not yet written
 	sightings map[string]dvSighting
+	// The schedule of RetireAfter's passes (SPEC.md 6.9): the last pass,
+	// when the next is due (zero: on the next write), and how many actors
+	// the last pass found retirable.
+	lastPass, nextPass time.Time
+	retirable          int
 }
 
 // dvModel walks one ledger vector.
@@ -3535,15 +3544,22 @@ func (m dvEntries) version(actor string) uint64 {
 	return v
 }
 
-// idle is SPEC.md 6.9 RetireAfter for a write of L over merged: every
-// other live actor seen at an unchanged version (the sum of its seqs) for
-// RetireAfter, counted from the first write that saw the version or from
-// the record of its newest transaction, read once per version (at most 16
-// reads and 16 actors per write). It returns the actors to retire.
+// idle is SPEC.md 6.9 RetireAfter for a write of L over merged, when a
+// pass is due: every other live actor seen at an unchanged version (the
+// sum of its seqs) for RetireAfter, counted from the first write that saw
+// the version or from the record of its newest transaction, read once per
+// version (at most 16 reads and 16 actors per write). It returns the
+// actors to retire, and schedules the next pass.
 func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (retire []string) {
 	if m.retireAfter <= 0 {
 		return nil
 	}
+	if !L.nextPass.IsZero() && m.now.Before(L.nextPass) && !m.now.Before(L.lastPass) {
+		return nil // no pass due
+	}
+	L.lastPass, L.retirable = m.now, 0
+	next := m.now.Add(m.retireAfter / ledger.RetirePassDivisor)
+	undated := false
 	pass := map[string]bool{}
 	lookups := 0
 	live := merged.live()
@@ -3582,14 +3598,24 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (reti
 			}
 		}
 		L.sightings[a] = sg
-		if m.now.Sub(sg.since) >= m.retireAfter && len(retire) < ledger.MaxRetirePerWrite {
-			retire = append(retire, a)
+		undated = undated || !sg.dated
+		if due := sg.since.Add(m.retireAfter); !m.now.Before(due) {
+			L.retirable++
+			if len(retire) < ledger.MaxRetirePerWrite {
+				retire = append(retire, a)
+			}
+		} else if due.Before(next) {
+			next = due
 		}
 	}
 	for a := range L.sightings {
 		if !pass[a] {
 			delete(L.sightings, a)
 		}
+	}
+	L.nextPass = next
+	if undated {
+		L.nextPass = time.Time{}
 	}
 	return retire
 }
@@ -3618,10 +3644,27 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 		L.unindexed[r.Txn] = r
 	}
 	out := map[string]bool{}
+	var shared []string
 	for _, a := range idle {
-		if !failed[a] && !merged.shares(a) {
+		switch {
+		case failed[a]:
+		case !merged.shares(a):
+			out[a] = true
+		default:
+			shared = append(shared, a)
+		}
+	}
+	// Those Retire declined retire together when they share only among
+	// themselves (RetireAll, 6.10).
+	if len(shared) > 1 && !slices.ContainsFunc(shared, func(a string) bool { return merged.sharesOutside(a, shared) }) {
+		for _, a := range shared {
 			out[a] = true
 		}
+	}
+	// The next pass is on the next write when records are left to write
+	// or more actors are retirable than this write retired.
+	if len(failed) > 0 || (len(out) > 0 && L.retirable > len(idle)) {
+		L.nextPass = time.Time{}
 	}
 	return out
 }

@@ -352,7 +352,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		l.sightings[a] = s
 	}
 	var shared []crdt.ActorID
-	done := 0
+	done, unrecorded := 0, false
 	for _, a := range idle {
 		// Its transactions are recorded first, so that retiring forgets
 		// none inside the retry window; declined (and tried again on a
@@ -360,6 +360,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		// another actor holds one of a's transactions. Errors are an
 		// invalid id, which a decoded state cannot hold.
 		if !l.recordRetiring(ctx, merged, a, now) {
+			unrecorded = true
 			continue
 		}
 		if ok, _ := merged.Retire(a); ok {
@@ -378,10 +379,12 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			done += len(shared)
 		}
 	}
-	if undated || (done > 0 && retirable > len(idle)) {
-		// Actors left undated, or more retirable than one write retires:
-		// pass again on the next write. A declined retirement waits for
-		// the next pass as scheduled.
+	if undated || unrecorded || (done > 0 && retirable > len(idle)) {
+		// Actors left undated, records left to write (the next cycle
+		// writes them first), or more retirable than one write retires:
+		// pass again on the next write. A retirement declined because
+		// another actor shares a transaction waits for the next pass as
+		// scheduled.
 		return time.Time{}
 	}
 	return next
