@@ -576,11 +576,8 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 			a.settled(settled)
 			err = retry.AmbiguousErr(err)
 		}
-		if res.Attempts > a.opts.RetryCount {
-			return res, fmt.Errorf("bounded %q: put failed after %d attempts: %w", a.key, res.Attempts, err)
-		}
-		if werr := a.wait(ctx, res.Attempts); werr != nil {
-			return res, fmt.Errorf("bounded %q: put failed after %d attempts (%w): %w", a.key, res.Attempts, werr, err)
+		if err := retry.Again(ctx, fmt.Sprintf("bounded %q", a.key), err, res.Attempts, a.opts.RetryCount, a.opts.Backoff.Initial, a.opts.Backoff.Max); err != nil {
+			return res, err
 		}
 	}
 }
@@ -590,8 +587,4 @@ func (a *Account) settled(txns []crdt.TxnID) {
 	for _, x := range txns {
 		delete(a.unconfirmed, x)
 	}
-}
-
-func (a *Account) wait(ctx context.Context, attempt int) error {
-	return retry.Wait(ctx, a.opts.Backoff.Initial, a.opts.Backoff.Max, attempt)
 }

@@ -1,12 +1,14 @@
 // Package retry holds what the write drivers (ledger, bounded) share about
-// retrying a write: the incarnation a driver writes as, and the backoff
-// between attempts.
+// their write cycle (fetch, merge, put, retry): the incarnation a driver
+// writes as, what a Put's error says (Classify), the retry budget and the
+// backoff between attempts (Again).
 package retry
 
 import (
 	"context"
 	crand "crypto/rand"
 	"encoding/base32"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"time"
@@ -58,4 +60,19 @@ func Wait(ctx context.Context, initial, max time.Duration, attempt int) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Again ends an attempt of a write cycle whose Put failed with err: nil
+// when the cycle should run attempt+1, after waiting Wait's backoff; else
+// the cycle's final error, naming what ("ledger \"k\"", "bounded \"k\""):
+// err once retryCount more attempts than the first have run, or the
+// context's error, with err, when it ends during the wait.
+func Again(ctx context.Context, what string, err error, attempt, retryCount int, initial, max time.Duration) error {
+	if attempt > retryCount {
+		return fmt.Errorf("%s: put failed after %d attempts: %w", what, attempt, err)
+	}
+	if werr := Wait(ctx, initial, max, attempt); werr != nil {
+		return fmt.Errorf("%s: put failed after %d attempts (%w): %w", what, attempt, werr, err)
+	}
+	return nil
 }

@@ -60,3 +60,21 @@ func TestNewWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAgain(t *testing.T) {
+	ctx := context.Background()
+	failed := errors.New("refused")
+	if err := Again(ctx, "w", failed, 1, 1, -1, 0); err != nil {
+		t.Fatalf("attempt 1 of 1 + 1: %v, want another attempt", err)
+	}
+	err := Again(ctx, `ledger "k"`, failed, 2, 1, -1, 0)
+	if !errors.Is(err, failed) || err.Error() != `ledger "k": put failed after 2 attempts: refused` {
+		t.Fatalf("past the budget: %v", err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	err = Again(done, "w", failed, 1, 3, time.Hour, time.Hour)
+	if !errors.Is(err, failed) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("a context ending in the wait: %v, want both errors", err)
+	}
+}
