@@ -21,6 +21,7 @@ import (
 // it, and then makes the first Update still queued the next leader. An
 // Update that finds a cycle running queues and waits; it leaves the queue
 // if its context ends before a leader takes it. No goroutine is started.
+// With MaxGroup 1 nothing queues: each Update leads a group of one.
 
 // call is one Update: queued, running as the leader, or carried by a
 // leader's cycle.
@@ -62,44 +63,67 @@ func windowOf(o tpncounter.Options) int {
 	return h + f
 }
 
-// join runs c: as the leader of a group, or queued until a leader answers
-// it or makes it the next leader.
-func (l *Ledger) join(c *call) (Result, error) {
-	l.gmu.Lock()
-	if l.busy {
-		c.wake = make(chan struct{}, 1)
-		l.queue = append(l.queue, c)
-		l.gmu.Unlock()
-		if !l.await(c) {
-			err := c.ctx.Err()
-			if l.opts.Observer != nil {
-				c.op.End(observe.Event{Err: err})
+// run runs c, an Update's call: queued while a cycle runs, until a leader
+// answers it or makes it the next leader, or as the leader of a group.
+// With MaxGroup 1 there is no queue: the Updates take l.mu in turn, with
+// no hand-off between goroutines.
+func (l *Ledger) run(c call) (Result, error) {
+	var queued *call
+	if l.opts.MaxGroup > 1 {
+		l.gmu.Lock()
+		if l.busy {
+			// Only a queued call is allocated: a leader's record is
+			// l.leader.
+			queued = new(call)
+			*queued = c
+			queued.wake = make(chan struct{}, 1)
+			l.queue = append(l.queue, queued)
+			l.gmu.Unlock()
+			if !l.await(queued) {
+				err := c.ctx.Err()
+				if l.opts.Observer != nil {
+					c.op.End(observe.Event{Err: err})
+				}
+				return Result{}, err
 			}
-			return Result{}, err
+			if !queued.lead {
+				c.op.End(queued.event)
+				return queued.res, queued.err
+			}
+		} else {
+			l.busy = true
+			l.gmu.Unlock()
 		}
-		if !c.lead {
-			c.op.End(c.event)
-			return c.res, c.err
-		}
-	} else {
-		l.busy = true
-		l.gmu.Unlock()
 	}
 	l.mu.Lock()
+	if queued == nil {
+		l.leader = c
+		queued = &l.leader
+	}
+	res, event, err := l.lead(queued)
+	c.op.End(event)
+	return res, err
+}
+
+// lead runs the cycle of the group c leads, with l.mu held, answers and
+// wakes its other members, releases l.mu and makes the next leader. It
+// returns c's answer, read before l.mu is released (c may be l.leader).
+func (l *Ledger) lead(c *call) (Result, observe.Event, error) {
 	group := l.take(c)
 	finished := false
 	defer func() {
-		if finished {
-			return
+		if !finished {
+			// The cycle panicked (a store, say): the leader's caller
+			// gets the panic; the others an error, since their
+			// transactions may be in the ledger's state and land with
+			// its next write; the queue moves on.
+			l.distrust(group)
+			err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
+			for _, m := range group[1:] {
+				m.res, m.err, m.event = Result{}, err, observe.Event{Err: err}
+			}
 		}
-		// The cycle panicked (a store, say): the leader's caller gets the
-		// panic; the others an error, since their transactions may be
-		// in the ledger's state and land with its next write; the queue
-		// moves on.
-		l.distrust(group)
-		err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
 		for _, m := range group[1:] {
-			m.res, m.err, m.event = Result{}, err, observe.Event{Err: err}
 			m.wake <- struct{}{}
 		}
 		clear(group)
@@ -108,32 +132,7 @@ func (l *Ledger) join(c *call) (Result, error) {
 	}()
 	l.cycle(group)
 	finished = true
-	for _, m := range group[1:] {
-		m.wake <- struct{}{}
-	}
-	clear(group)
-	l.mu.Unlock()
-	l.handoff()
-	c.op.End(c.event)
-	return c.res, c.err
-}
-
-// alone runs c's cycle by itself under l.mu (MaxGroup 1) and returns its
-// answer and event.
-func (l *Ledger) alone(c call) (Result, observe.Event, error) {
-	l.mu.Lock()
-	l.one = c
-	group := [1]*call{&l.one}
-	finished := false
-	defer func() {
-		if !finished {
-			l.distrust(group[:]) // the cycle panicked (see join)
-		}
-		l.mu.Unlock()
-	}()
-	l.cycle(group[:])
-	finished = true
-	return l.one.res, l.one.event, l.one.err
+	return c.res, c.event, c.err
 }
 
 // distrust is called with l.mu held when a cycle for group panicked: the
@@ -179,8 +178,8 @@ func (l *Ledger) await(c *call) bool {
 // queued calls in arrival order. l.mu is held.
 func (l *Ledger) take(c *call) []*call {
 	l.gmu.Lock()
-	n := min(len(l.queue), l.opts.MaxGroup-1)
 	group := append(l.group[:0], c)
+	n := min(len(l.queue), l.opts.MaxGroup-1)
 	for _, m := range l.queue[:n] {
 		m.taken = true
 		group = append(group, m)

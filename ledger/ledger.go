@@ -228,17 +228,15 @@ type Ledger struct {
 
 	// Group commit (group.go): gmu guards busy, set while a leader runs
 	// or is about to run a cycle of Updates, and queue, the Updates
-	// waiting for the next cycle, in arrival order.
-	gmu   sync.Mutex
-	busy  bool
-	queue []*call
-	// solo is a call record kept for one Update at a time (soloBusy,
-	// under gmu, while in use), so that an Update alone allocates none;
-	// group is the leader's group, under mu.
-	solo     call
-	soloBusy bool
-	group    []*call
-	one      call // the call record of MaxGroup 1, under mu
+	// waiting for the next cycle, in arrival order. leader is the call
+	// record of a leader that did not queue, and group the leader's
+	// group, both under mu, so that an Update that finds no cycle running
+	// allocates no record.
+	gmu    sync.Mutex
+	busy   bool
+	queue  []*call
+	leader call
+	group  []*call
 }
 
 // sighting is an actor's version as this ledger first saw it, and since
@@ -550,28 +548,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 			return Result{}, err
 		}
 	}
-	if l.opts.MaxGroup == 1 {
-		// No grouping: the Updates take the mutex in turn, with no queue
-		// and no hand-off between goroutines.
-		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, op: op})
-		op.End(event)
-		return res, err
-	}
-	l.gmu.Lock()
-	if !l.soloBusy {
-		// The ledger's own call record is free: use it (no allocation;
-		// an Update alone, the common case when no cycle is running).
-		l.soloBusy = true
-		l.gmu.Unlock()
-		l.solo = call{ctx: ctx, txn: txn, amount: amount, op: op}
-		res, err := l.join(&l.solo)
-		l.gmu.Lock()
-		l.soloBusy = false
-		l.gmu.Unlock()
-		return res, err
-	}
-	l.gmu.Unlock()
-	return l.join(&call{ctx: ctx, txn: txn, amount: amount, op: op})
+	return l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
 }
 
 // judge returns what txn's records x say of a call of txn with amount at
