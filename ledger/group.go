@@ -308,10 +308,10 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		return nil
 	}
 	// Known transactions are answered from the fetched state, before this
-	// attempt changes it.
+	// ledger's pending write is merged into it and this attempt changes it.
 	waiting := pending[:0]
-	var value int64
-	viewed := false
+	var kbuf [16]*call
+	known := kbuf[:0]
 	for _, c := range pending {
 		if c.err != nil {
 			continue // refused by its record
@@ -330,26 +330,32 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 			waiting = append(waiting, c)
 			continue
 		}
-		if !viewed {
-			view, err := l.view(fetched)
-			if err != nil {
-				c.err = err
-				continue
-			}
-			value, viewed = view.Value(), true
-		}
-		c.res.Outcome, c.res.Landed, c.res.Value, c.res.Owner = out, true, value, owner
+		c.res.Outcome, c.res.Landed, c.res.Owner = out, true, owner
 		c.version = l.versionOf(fetched, c)
 		if c.applied && out != tpncounter.Superseded {
 			c.res.Outcome = tpncounter.Applied
 		}
+		known = append(known, c)
 	}
-	if len(waiting) == 0 {
+	if len(known) == 0 && len(waiting) == 0 {
 		return nil
 	}
-	merged, err := l.writable(fetched)
+	merged, err := l.merged(fetched)
 	if err != nil {
+		for _, c := range known {
+			c.res = Result{Attempts: attempt}
+		}
+		fail(known, err)
 		fail(waiting, err)
+		return nil
+	}
+	if len(known) > 0 {
+		value := merged.Value()
+		for _, c := range known {
+			c.res.Value = value
+		}
+	}
+	if len(waiting) == 0 {
 		return nil
 	}
 	// Apply in arrival order: a later call of a transaction an earlier one
@@ -412,7 +418,7 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		}
 		return nil
 	}
-	value = merged.Value()
+	value := merged.Value()
 	for _, c := range writes {
 		c.res.Landed, c.res.Value = true, value
 		c.res.Owner, _ = merged.Owner(c.txn)

@@ -577,7 +577,7 @@ func (l *Ledger) judge(x indexed, txn crdt.TxnID, amount int64, now time.Time) (
 // entries that changed), so a ledger reads at the cost of what others
 // wrote since its last call. While a write is pending the siblings are
 // decoded on their own, since the ledger must tell whether they hold it.
-// The result must be modified only through writable.
+// The result is changed only after passing through merged.
 func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token store.Token, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -676,32 +676,20 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 	return nil
 }
 
-// view returns fetched merged with this ledger's last write: fetched itself
-// unless a write is pending.
-func (l *Ledger) view(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
+// merged returns fetched, a state read returned, merged with this ledger's
+// last write: fetched itself unless a write is pending, and then fetched
+// with the pending write merged into it in place (read decoded it for this
+// call alone). The caller may change the result: write installs it or, if
+// it is known not to have landed, takes the transactions back out (see
+// unapply).
+func (l *Ledger) merged(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
 	if fetched == l.local {
 		return fetched, nil
 	}
-	merged := fetched.Clone()
-	if err := merged.Merge(l.local); err != nil {
+	if err := fetched.Merge(l.local); err != nil {
 		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
 	}
-	return merged, nil
-}
-
-// writable is view, returning a state the caller may change: the ledger's
-// own state, changed in place, unless a write is pending. write then
-// installs it or, if it is known not to have landed, takes the transaction
-// back out (see unapply).
-func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
-	if fetched == l.local {
-		return fetched, nil
-	}
-	merged := fetched // decoded by read for this attempt alone
-	if err := merged.Merge(l.local); err != nil {
-		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
-	}
-	return merged, nil
+	return fetched, nil
 }
 
 // write encodes merged and puts it with token (see put).
@@ -762,7 +750,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 
 // unapply takes the transactions txns back out of merged, a write known
 // not to have landed, when merged is the ledger's own state changed in
-// place (see writable); otherwise merged is a copy that is simply dropped.
+// place (see merged); otherwise merged is a copy that is simply dropped.
 // Each retraction is a newer version of the ledger's entry than the write
 // that did not land.
 func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
@@ -792,7 +780,7 @@ func (l *Ledger) Value(ctx context.Context) (int64, error) {
 	return merged.Value(), nil
 }
 
-// readView is read then view, reported to the Observer as a "read".
+// readView is read then merged, reported to the Observer as a "read".
 func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "read")
 	if op.Observed() {
@@ -801,7 +789,7 @@ func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 	fetched, _, err := l.read(ctx)
 	var merged *tpncounter.Counter
 	if err == nil {
-		merged, err = l.view(fetched)
+		merged, err = l.merged(fetched)
 	}
 	if op.Observed() {
 		op.End(l.event("read", observe.OutcomeOf(err), 0, err))
@@ -855,7 +843,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 		if err != nil {
 			return nil, attempt, err
 		}
-		merged, err := l.writable(fetched)
+		merged, err := l.merged(fetched)
 		if err != nil {
 			return nil, attempt, err
 		}
