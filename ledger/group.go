@@ -66,29 +66,27 @@ func windowOf(o tpncounter.Options) int {
 // run runs c, an Update's call: queued while a cycle runs, until a leader
 // answers it or makes it the next leader, or as the leader of a group.
 // With MaxGroup 1 there is no queue: the Updates take l.mu in turn, with
-// no hand-off between goroutines.
+// no hand-off between goroutines. A leader that did not queue uses the
+// record l.leader, and a queued call one kept in l.free, so that Updates
+// allocate no record once the queue has been as long as it gets.
 func (l *Ledger) run(c call) (Result, error) {
-	var queued *call
+	self := &l.leader
 	if l.opts.MaxGroup > 1 {
 		l.gmu.Lock()
 		if l.busy {
-			// Only a queued call is allocated: a leader's record is
-			// l.leader.
-			queued = new(call)
-			*queued = c
-			queued.wake = make(chan struct{}, 1)
-			l.queue = append(l.queue, queued)
+			self = l.enqueue(c)
 			l.gmu.Unlock()
-			if !l.await(queued) {
+			defer l.recycle(self)
+			if !l.await(self) {
 				err := c.ctx.Err()
 				if l.opts.Observer != nil {
 					c.op.End(observe.Event{Err: err})
 				}
 				return Result{}, err
 			}
-			if !queued.lead {
-				c.op.End(queued.event)
-				return queued.res, queued.err
+			if !self.lead {
+				c.op.End(self.event)
+				return self.res, self.err
 			}
 		} else {
 			l.busy = true
@@ -96,13 +94,38 @@ func (l *Ledger) run(c call) (Result, error) {
 		}
 	}
 	l.mu.Lock()
-	if queued == nil {
+	if self == &l.leader {
 		l.leader = c
-		queued = &l.leader
 	}
-	res, event, err := l.lead(queued)
+	res, event, err := l.lead(self)
 	c.op.End(event)
 	return res, err
+}
+
+// enqueue appends c to the queue in a record from l.free, or a new one,
+// and returns the record. l.gmu is held.
+func (l *Ledger) enqueue(c call) *call {
+	var q *call
+	if n := len(l.free); n > 0 {
+		q, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		q = &call{wake: make(chan struct{}, 1)}
+	}
+	c.wake = q.wake // empty: each record is woken at most once per use
+	*q = c
+	l.queue = append(l.queue, q)
+	return q
+}
+
+// recycle keeps q, the record of a queued call that is answered or left
+// the queue, for the next queued call (at most MaxGroup are kept).
+func (l *Ledger) recycle(q *call) {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	if len(l.free) < l.opts.MaxGroup {
+		*q = call{wake: q.wake}
+		l.free = append(l.free, q)
+	}
 }
 
 // lead runs the cycle of the group c leads, with l.mu held, answers and

@@ -228,13 +228,13 @@ type Ledger struct {
 
 	// Group commit (group.go): gmu guards busy, set while a leader runs
 	// or is about to run a cycle of Updates, and queue, the Updates
-	// waiting for the next cycle, in arrival order. leader is the call
-	// record of a leader that did not queue, and group the leader's
-	// group, both under mu, so that an Update that finds no cycle running
-	// allocates no record.
+	// waiting for the next cycle, in arrival order, and free, records
+	// for queued calls. leader is the call record of a leader that did
+	// not queue, and group the leader's group, both under mu (see run).
 	gmu    sync.Mutex
 	busy   bool
 	queue  []*call
+	free   []*call
 	leader call
 	group  []*call
 }
