@@ -21,6 +21,7 @@ import (
 // it, and then makes the first Update still queued the next leader. An
 // Update that finds a cycle running queues and waits; it leaves the queue
 // if its context ends before a leader takes it. No goroutine is started.
+// With MaxGroup 1 nothing queues: each Update leads a group of one.
 
 // call is one Update: queued, running as the leader, or carried by a
 // leader's cycle.
@@ -62,44 +63,90 @@ func windowOf(o tpncounter.Options) int {
 	return h + f
 }
 
-// join runs c: as the leader of a group, or queued until a leader answers
-// it or makes it the next leader.
-func (l *Ledger) join(c *call) (Result, error) {
-	l.gmu.Lock()
-	if l.busy {
-		c.wake = make(chan struct{}, 1)
-		l.queue = append(l.queue, c)
-		l.gmu.Unlock()
-		if !l.await(c) {
-			err := c.ctx.Err()
-			if l.opts.Observer != nil {
-				c.op.End(observe.Event{Err: err})
+// run runs c, an Update's call: queued while a cycle runs, until a leader
+// answers it or makes it the next leader, or as the leader of a group.
+// With MaxGroup 1 there is no queue: the Updates take l.mu in turn, with
+// no hand-off between goroutines. A leader that did not queue uses the
+// record l.leader, and a queued call one kept in l.free, so that Updates
+// allocate no record once the queue has been as long as it gets.
+func (l *Ledger) run(c call) (Result, error) {
+	self := &l.leader
+	if l.opts.MaxGroup > 1 {
+		l.gmu.Lock()
+		if l.busy {
+			self = l.enqueue(c)
+			l.gmu.Unlock()
+			defer l.recycle(self)
+			if !l.await(self) {
+				err := c.ctx.Err()
+				if l.opts.Observer != nil {
+					c.op.End(observe.Event{Err: err})
+				}
+				return Result{}, err
 			}
-			return Result{}, err
+			if !self.lead {
+				c.op.End(self.event)
+				return self.res, self.err
+			}
+		} else {
+			l.busy = true
+			l.gmu.Unlock()
 		}
-		if !c.lead {
-			c.op.End(c.event)
-			return c.res, c.err
-		}
-	} else {
-		l.busy = true
-		l.gmu.Unlock()
 	}
 	l.mu.Lock()
+	if self == &l.leader {
+		l.leader = c
+	}
+	res, event, err := l.lead(self)
+	c.op.End(event)
+	return res, err
+}
+
+// enqueue appends c to the queue in a record from l.free, or a new one,
+// and returns the record. l.gmu is held.
+func (l *Ledger) enqueue(c call) *call {
+	var q *call
+	if n := len(l.free); n > 0 {
+		q, l.free = l.free[n-1], l.free[:n-1]
+	} else {
+		q = &call{wake: make(chan struct{}, 1)}
+	}
+	c.wake = q.wake // empty: each record is woken at most once per use
+	*q = c
+	l.queue = append(l.queue, q)
+	return q
+}
+
+// recycle keeps q, the record of a queued call that is answered or left
+// the queue, for the next queued call (at most MaxGroup are kept).
+func (l *Ledger) recycle(q *call) {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	if len(l.free) < l.opts.MaxGroup {
+		*q = call{wake: q.wake}
+		l.free = append(l.free, q)
+	}
+}
+
+// lead runs the cycle of the group c leads, with l.mu held, answers and
+// wakes its other members, releases l.mu and makes the next leader. It
+// returns c's answer, read before l.mu is released (c may be l.leader).
+func (l *Ledger) lead(c *call) (Result, observe.Event, error) {
 	group := l.take(c)
 	finished := false
 	defer func() {
-		if finished {
-			return
+		if !finished {
+			// The cycle panicked (a store, say): the leader's caller
+			// gets the panic; the others an error, since their
+			// transactions may be in the ledger's state and land with
+			// its next write; the queue moves on.
+			l.distrust(group)
+			err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
+			for _, m := range group[1:] {
+				m.res, m.err, m.event = Result{}, err, observe.Event{Err: err}
+			}
 		}
-		// The cycle panicked (a store, say): the leader's caller gets the
-		// panic; the others an error, since their transactions may be
-		// in the ledger's state and land with its next write; the queue
-		// moves on.
-		l.distrust(group)
-		err := fmt.Errorf("ledger %q: the cycle carrying this call panicked: %w", l.key, crdt.ErrAmbiguousWrite)
 		for _, m := range group[1:] {
-			m.res, m.err, m.event = Result{}, err, observe.Event{Err: err}
 			m.wake <- struct{}{}
 		}
 		clear(group)
@@ -108,32 +155,7 @@ func (l *Ledger) join(c *call) (Result, error) {
 	}()
 	l.cycle(group)
 	finished = true
-	for _, m := range group[1:] {
-		m.wake <- struct{}{}
-	}
-	clear(group)
-	l.mu.Unlock()
-	l.handoff()
-	c.op.End(c.event)
-	return c.res, c.err
-}
-
-// alone runs c's cycle by itself under l.mu (MaxGroup 1) and returns its
-// answer and event.
-func (l *Ledger) alone(c call) (Result, observe.Event, error) {
-	l.mu.Lock()
-	l.one = c
-	group := [1]*call{&l.one}
-	finished := false
-	defer func() {
-		if !finished {
-			l.distrust(group[:]) // the cycle panicked (see join)
-		}
-		l.mu.Unlock()
-	}()
-	l.cycle(group[:])
-	finished = true
-	return l.one.res, l.one.event, l.one.err
+	return c.res, c.event, c.err
 }
 
 // distrust is called with l.mu held when a cycle for group panicked: the
@@ -179,8 +201,8 @@ func (l *Ledger) await(c *call) bool {
 // queued calls in arrival order. l.mu is held.
 func (l *Ledger) take(c *call) []*call {
 	l.gmu.Lock()
-	n := min(len(l.queue), l.opts.MaxGroup-1)
 	group := append(l.group[:0], c)
+	n := min(len(l.queue), l.opts.MaxGroup-1)
 	for _, m := range l.queue[:n] {
 		m.taken = true
 		group = append(group, m)
@@ -309,10 +331,10 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		return nil
 	}
 	// Known transactions are answered from the fetched state, before this
-	// attempt changes it.
+	// ledger's pending write is merged into it and this attempt changes it.
 	waiting := pending[:0]
-	var value int64
-	viewed := false
+	var kbuf [16]*call
+	known := kbuf[:0]
 	for _, c := range pending {
 		if c.err != nil {
 			continue // refused by its record
@@ -331,26 +353,32 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 			waiting = append(waiting, c)
 			continue
 		}
-		if !viewed {
-			view, err := l.view(fetched)
-			if err != nil {
-				c.err = err
-				continue
-			}
-			value, viewed = view.Value(), true
-		}
-		c.res.Outcome, c.res.Landed, c.res.Value, c.res.Owner = out, true, value, owner
+		c.res.Outcome, c.res.Landed, c.res.Owner = out, true, owner
 		c.version = l.versionOf(fetched, c)
 		if c.applied && out != tpncounter.Superseded {
 			c.res.Outcome = tpncounter.Applied
 		}
+		known = append(known, c)
 	}
-	if len(waiting) == 0 {
+	if len(known) == 0 && len(waiting) == 0 {
 		return nil
 	}
-	merged, err := l.writable(fetched)
+	merged, err := l.merged(fetched)
 	if err != nil {
+		for _, c := range known {
+			c.res = Result{Attempts: attempt}
+		}
+		fail(known, err)
 		fail(waiting, err)
+		return nil
+	}
+	if len(known) > 0 {
+		value := merged.Value()
+		for _, c := range known {
+			c.res.Value = value
+		}
+	}
+	if len(waiting) == 0 {
 		return nil
 	}
 	// Apply in arrival order: a later call of a transaction an earlier one
@@ -413,7 +441,7 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		}
 		return nil
 	}
-	value = merged.Value()
+	value := merged.Value()
 	for _, c := range writes {
 		c.res.Landed, c.res.Value = true, value
 		c.res.Owner, _ = merged.Owner(c.txn)

@@ -228,17 +228,15 @@ type Ledger struct {
 
 	// Group commit (group.go): gmu guards busy, set while a leader runs
 	// or is about to run a cycle of Updates, and queue, the Updates
-	// waiting for the next cycle, in arrival order.
-	gmu   sync.Mutex
-	busy  bool
-	queue []*call
-	// solo is a call record kept for one Update at a time (soloBusy,
-	// under gmu, while in use), so that an Update alone allocates none;
-	// group is the leader's group, under mu.
-	solo     call
-	soloBusy bool
-	group    []*call
-	one      call // the call record of MaxGroup 1, under mu
+	// waiting for the next cycle, in arrival order, and free, records
+	// for queued calls. leader is the call record of a leader that did
+	// not queue, and group the leader's group, both under mu (see run).
+	gmu    sync.Mutex
+	busy   bool
+	queue  []*call
+	free   []*call
+	leader call
+	group  []*call
 }
 
 // sighting is an actor's version as this ledger first saw it, and since
@@ -550,28 +548,7 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 			return Result{}, err
 		}
 	}
-	if l.opts.MaxGroup == 1 {
-		// No grouping: the Updates take the mutex in turn, with no queue
-		// and no hand-off between goroutines.
-		res, event, err := l.alone(call{ctx: ctx, txn: txn, amount: amount, op: op})
-		op.End(event)
-		return res, err
-	}
-	l.gmu.Lock()
-	if !l.soloBusy {
-		// The ledger's own call record is free: use it (no allocation;
-		// an Update alone, the common case when no cycle is running).
-		l.soloBusy = true
-		l.gmu.Unlock()
-		l.solo = call{ctx: ctx, txn: txn, amount: amount, op: op}
-		res, err := l.join(&l.solo)
-		l.gmu.Lock()
-		l.soloBusy = false
-		l.gmu.Unlock()
-		return res, err
-	}
-	l.gmu.Unlock()
-	return l.join(&call{ctx: ctx, txn: txn, amount: amount, op: op})
+	return l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
 }
 
 // judge returns what txn's records x say of a call of txn with amount at
@@ -600,7 +577,7 @@ func (l *Ledger) judge(x indexed, txn crdt.TxnID, amount int64, now time.Time) (
 // entries that changed), so a ledger reads at the cost of what others
 // wrote since its last call. While a write is pending the siblings are
 // decoded on their own, since the ledger must tell whether they hold it.
-// The result must be modified only through writable.
+// The result is changed only after passing through merged.
 func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token store.Token, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -699,32 +676,20 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 	return nil
 }
 
-// view returns fetched merged with this ledger's last write: fetched itself
-// unless a write is pending.
-func (l *Ledger) view(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
+// merged returns fetched, a state read returned, merged with this ledger's
+// last write: fetched itself unless a write is pending, and then fetched
+// with the pending write merged into it in place (read decoded it for this
+// call alone). The caller may change the result: write installs it or, if
+// it is known not to have landed, takes the transactions back out (see
+// unapply).
+func (l *Ledger) merged(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
 	if fetched == l.local {
 		return fetched, nil
 	}
-	merged := fetched.Clone()
-	if err := merged.Merge(l.local); err != nil {
+	if err := fetched.Merge(l.local); err != nil {
 		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
 	}
-	return merged, nil
-}
-
-// writable is view, returning a state the caller may change: the ledger's
-// own state, changed in place, unless a write is pending. write then
-// installs it or, if it is known not to have landed, takes the transaction
-// back out (see unapply).
-func (l *Ledger) writable(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
-	if fetched == l.local {
-		return fetched, nil
-	}
-	merged := fetched // decoded by read for this attempt alone
-	if err := merged.Merge(l.local); err != nil {
-		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
-	}
-	return merged, nil
+	return fetched, nil
 }
 
 // write encodes merged and puts it with token (see put).
@@ -785,7 +750,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 
 // unapply takes the transactions txns back out of merged, a write known
 // not to have landed, when merged is the ledger's own state changed in
-// place (see writable); otherwise merged is a copy that is simply dropped.
+// place (see merged); otherwise merged is a copy that is simply dropped.
 // Each retraction is a newer version of the ledger's entry than the write
 // that did not land.
 func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
@@ -815,7 +780,7 @@ func (l *Ledger) Value(ctx context.Context) (int64, error) {
 	return merged.Value(), nil
 }
 
-// readView is read then view, reported to the Observer as a "read".
+// readView is read then merged, reported to the Observer as a "read".
 func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "read")
 	if op.Observed() {
@@ -824,7 +789,7 @@ func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 	fetched, _, err := l.read(ctx)
 	var merged *tpncounter.Counter
 	if err == nil {
-		merged, err = l.view(fetched)
+		merged, err = l.merged(fetched)
 	}
 	if op.Observed() {
 		op.End(l.event("read", observe.OutcomeOf(err), 0, err))
@@ -878,7 +843,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 		if err != nil {
 			return nil, attempt, err
 		}
-		merged, err := l.writable(fetched)
+		merged, err := l.merged(fetched)
 		if err != nil {
 			return nil, attempt, err
 		}
