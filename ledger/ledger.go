@@ -739,11 +739,8 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 			l.unacked[x] = struct{}{}
 		}
 	}
-	if attempt > l.opts.RetryCount {
-		return true, fmt.Errorf("ledger %q: put failed after %d attempts: %w", l.key, attempt, err)
-	}
-	if werr := l.opts.Backoff.wait(ctx, attempt); werr != nil {
-		return true, fmt.Errorf("ledger %q: put failed after %d attempts (%w): %w", l.key, attempt, werr, err)
+	if err := retry.Again(ctx, fmt.Sprintf("ledger %q", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
+		return true, err
 	}
 	return false, nil
 }
