@@ -301,6 +301,7 @@ var momentCases = []struct {
 	{"sum past 2^53", []int64{1 << 53, 1, 1}, "(2^53+2)/3 rounded once; 2^53+2 is a double, so dividing as doubles gives the same double here"},
 	{"large sum", []int64{1<<62 + 1, 1<<61 + 3, 7}, "|sum| above 2^53: the exact quotient rounded once (SPEC.md 7.1)"},
 	{"mean rounded once", []int64{3518327057984836985, 1, 1}, "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (earlier builds' deltalog mean, SPEC.md section 12, item 8) is 1.1727756859949458e+18"},
+	{"variance rounded once", []int64{600599465, 996309882, 35375697}, "the exact (3·Σx² − (Σx)²)/9 rounded once is 1.5549546110400512e+17; Σx²/3 − mean² in doubles gives 1.554954611040052e+17, and two roundings (numerator and 9 as doubles, then divided), a two-pass or Welford's update in doubles give 1.554954611040051e+17"},
 	{"large sum, 7 values", []int64{1<<60 + 1, 1<<60 + 3, 1<<59 + 5, 1, 1, 1, 1}, "|sum| above 2^53 and a divisor that is not a power of two"},
 }
 
