@@ -136,6 +136,58 @@ type tFile struct {
 	TimeUUIDs []tTimeUUID `json:"timeuuids"`
 	Decoded   []tDecoded  `json:"decoded"`
 	Malformed []Malformed `json:"malformed"`
+	// Generated are tgcounter encodings too big to list, given as entry
+	// ranges; see tGenerated.
+	Generated []tGenerated `json:"generated_decodes"`
+}
+
+// tGenerated is a tgcounter encoding built from entry ranges, one entry
+// per id of each range, in order (the ids ascend across the ranges): a
+// live entry is [id, 1, 0, 0, [[id, 1]], []] (one transaction of amount 1,
+// named like its actor), a retired one [id, 1, 1, 0]. The format version
+// is 3 when a range is retired, else 2. Decoding it (MaxActors 4096) gives
+// Error, or, when Error is empty, a state of that Value whose encoding is
+// the input itself (HexSHA256 is its digest).
+type tGenerated struct {
+	Name      string        `json:"name"`
+	Note      string        `json:"note,omitempty"`
+	Entries   []tEntryRange `json:"entries"`
+	Error     string        `json:"error,omitempty"`
+	Value     *I64          `json:"value,omitempty"`
+	HexSHA256 string        `json:"hex_sha256"`
+}
+
+type tEntryRange struct {
+	Range   idRange `json:"range"`
+	Retired bool    `json:"retired,omitempty"`
+}
+
+func (g tGenerated) encode() []byte {
+	var es []tEntry
+	for _, r := range g.Entries {
+		for _, id := range r.Range.ids() {
+			if r.Retired {
+				es = append(es, tEntry{Actor: id, Seq: 1, Total: 1, Retired: true})
+				continue
+			}
+			es = append(es, tEntry{Actor: id, Seq: 1, History: []TxnJSON{{Txn: id, Amount: 1}}})
+		}
+	}
+	return refT(es).b
+}
+
+// decode decodes g's input and returns what it gave.
+func (g tGenerated) decode(t *checker) tGenerated {
+	in := g.encode()
+	out := g
+	out.HexSHA256, out.Value = sha256Hex(in), nil
+	err := decodeAs(t, "tgcounter", in)
+	if out.Error = kindOf(t, err); err == nil {
+		r := decodeT(t, "tgcounter", in)
+		out.Value = ip(r.value())
+		require.Equal(t, out.HexSHA256, sha256Hex(r.bytes()), "%s: re-encoding differs from the input", g.Name)
+	}
+	return out
 }
 
 // tDecoded is a valid encoding holding conflicting copies (one id with two
@@ -645,8 +697,23 @@ func genTPN(t *checker) any {
 		dv.Hex, dv.Value, dv.Conflicts = enc.hex(), I64(r.value()), r.state().Conflicts
 		decoded = append(decoded, dv)
 	}
+	er := func(prefix string, count int, retired bool) tEntryRange {
+		return tEntryRange{Range: idRange{Prefix: prefix, First: 1, Count: count, Width: 5}, Retired: retired}
+	}
+	var gens []tGenerated
+	for _, g := range []tGenerated{
+		{Name: "4097 live entries and one retired", Entries: []tEntryRange{er("a", 4097, false), er("r", 1, true)},
+			Note: "version 3 allows MaxActors + 65536 entries in the header; the live ones are still at most MaxActors"},
+		{Name: "4096 live entries and one retired", Entries: []tEntryRange{er("a", 4096, false), er("r", 1, true)}},
+		{Name: "65537 retired entries", Entries: []tEntryRange{er("r", 65537, true)}},
+		{Name: "4096 live entries and 65536 retired", Entries: []tEntryRange{er("a", 4096, false), er("r", 65536, true)},
+			Note: "69632 entries: retired entries do not count against MaxActors"},
+	} {
+		gens = append(gens, g.decode(t))
+	}
 	return tFile{
-		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them.",
+		Generated: gens,
+		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
@@ -672,6 +739,17 @@ func genTPN(t *checker) any {
 			mal("negative forgot", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(-1).arr(0).arr(0).b, t),
 			mal("more actors than MaxActors (4096)", g, env(g, 2).arr(4097).b, t),
 			mal("more than 4096 txns in one entry", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(4097).b, t),
+			mal("seq 2^63", g, env(g, 2).arr(1).arr(6).str("a").uint(1<<63).int(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t,
+				"seq is a uint on the wire but at most 2^63-1"),
+			mal("seq 2^64-1", g, env(g, 2).arr(1).arr(6).str("a").uint(math.MaxUint64).int(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t),
+			mal("v3: retired entry of seq 2^63", g, env(g, 3).arr(1).arr(4).str("a").uint(1<<63).int(5).int(0).b, t),
+			mal("folded longer than 4096 minus the history", g, env(g, 2).arr(1).arr(6).str("a").uint(2).int(5).int(0).arr(1).arr(2).str("t1").int(5).raw(0xdc, 0x10, 0x00).b, t,
+				"one txn read, then a folded header of 4096 (above 4095) with nothing after it: too_large from the header"),
+			mal("folded of 4095 after one txn, bytes missing", g, env(g, 2).arr(1).arr(6).str("a").uint(2).int(5).int(0).arr(1).arr(2).str("t1").int(5).raw(0xdc, 0x0f, 0xff).b, t,
+				"4095 is within the cap: the header passes, and the missing bytes are corrupt"),
+			mal("v3: more entries than MaxActors + 65536", g, env(g, 3).arr(4096+65536+1).b, t),
+			mal("v3: MaxActors + 65536 entries, bytes missing", g, env(g, 3).arr(4096+65536).b, t,
+				"69632 entries are within the version 3 cap: the missing bytes are corrupt"),
 			mal("seq as negative int", g, env(g, 2).arr(1).arr(6).str("a").int(-1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
@@ -1455,6 +1533,34 @@ func checkTPN(t *checker, raw []byte) {
 		})
 	}
 	checkMalformed(t, f.Malformed)
+	require.NotEmpty(t, f.Generated)
+	for _, g := range f.Generated {
+		t.Run("generated decode/"+g.Name, func(t *checker) {
+			// The model: at most MaxActors (4096) live entries and 65536
+			// retired ones; each entry counts 1.
+			var live, retired int
+			for _, r := range g.Entries {
+				if r.Retired {
+					retired += r.Range.Count
+				} else {
+					live += r.Range.Count
+				}
+			}
+			want := ""
+			if live > 4096 || retired > 65536 {
+				want = "too_large"
+			}
+			require.Equal(t, want, g.Error, "model disagrees with the vector")
+			got := g.decode(t)
+			require.Equal(t, g.HexSHA256, got.HexSHA256, "input digest")
+			requireKind(t, g.Error, errorOf(got.Error))
+			if g.Error == "" {
+				require.NotNil(t, g.Value)
+				require.EqualValues(t, live+retired, int64(*g.Value), "value vs model")
+				require.Equal(t, *g.Value, *got.Value, "value decoded")
+			}
+		})
+	}
 }
 
 // refTimeUUID is SPEC.md 6.1's TimeUUID, written from the RFC 4122 layout:
