@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
 	"github.com/counterkit/counterkit/vectors/internal/require"
 )
@@ -521,6 +522,12 @@ func genTPN(t *checker) any {
 				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
 			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
 	}
+	// The years TxnTime may give (SPEC.md 6.2): TimeUUID gives these ids a
+	// time, but one in 2262 is no time for a timed counter.
+	at := func(ts string) string { return timeid.FromParts(must(time.Parse(time.RFC3339Nano, ts)), 1, 1).String() }
+	scs = append(scs, tScenario{Name: "timed: a time in 2262 is no time", Type: "tgcounter", Options: tOptions{TxnTime: "timeuuid"}, Replicas: []string{"r"},
+		Note:  "TimeUUID gives each id a time (timeuuids lists them); the one in the last 100 ns of 2261 is accepted, those at the start of 2262 and at its last TimeUUID time (2262-04-11T23:47:16.8547758Z) are invalid_txn",
+		Steps: []Step{ap("r", "a", at("2261-12-31T23:59:59.9999999Z"), 1), ap("r", "a", at("2262-01-01T00:00:00Z"), 2), ap("r", "a", at("2262-04-11T23:47:16.8547758Z"), 3)}})
 	// Merge order after seq (SPEC.md 6.5): one actor ran twice at once, so
 	// two replicas hold entries of equal seq; each scenario is built so that
 	// skipping the tie-breaker in question picks the other entry.
@@ -655,7 +662,10 @@ func genTPN(t *checker) any {
 	var tus []tTimeUUID
 	for _, id := range []string{tu(1), "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "6ba7b810-9dad-41d1-80b4-00c04fd430c8",
 		"6ba7b8109dad11d180b400c04fd430c8", "6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", "t1",
-		"00000000-0000-1000-8000-000000000000", "ffffffff-ffff-1fff-8000-000000000000", "6ba7b810-9dad-11d1-00b4-00c04fd430c8"} {
+		"00000000-0000-1000-8000-000000000000", "ffffffff-ffff-1fff-8000-000000000000", "6ba7b810-9dad-11d1-00b4-00c04fd430c8",
+		timeid.FromParts(time.Date(2261, 12, 31, 23, 59, 59, 999999900, time.UTC), 1, 1).String(),
+		timeid.FromParts(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC), 1, 1).String(),
+		timeid.FromParts(time.Date(2262, 4, 11, 23, 47, 16, 854775800, time.UTC), 1, 1).String()} {
 		at, ok := tpncounter.TimeUUID(crdt.TxnID(id))
 		c := tTimeUUID{ID: id, Valid: ok}
 		if ok {
@@ -1163,7 +1173,7 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 		return "invalid_txn", "", false
 	case n <= 0 && typ == "tgcounter":
 		return "invalid_amount", "", false
-	case m.timed && !refTimeUUID(x).Valid:
+	case m.timed && !refHasTime(x):
 		return "invalid_txn", "", false
 	case m.timed && m.skew > 0 && int64(refTimeUUID(x).Nanos) > m.now+m.skew:
 		return "outside_window", "", false
@@ -1583,6 +1593,14 @@ func refTimeUUID(id string) tTimeUUID {
 	}
 	out.Valid, out.Nanos = true, I64((int64(ticks)-gregorianToUnix)*100)
 	return out
+}
+
+// refHasTime is SPEC.md 6.2's rule for a timed counter: an id has a time
+// only when TimeUUID gives one in the years 1970 to 2261 (a TimeUUID time
+// in 2262 is no time).
+func refHasTime(id string) bool {
+	tu := refTimeUUID(id)
+	return tu.Valid && tu.Nanos > 0 && time.Unix(0, int64(tu.Nanos)).UTC().Year() <= 2261
 }
 
 // checkTDigest checks a generated scenario's digests against the replicas
