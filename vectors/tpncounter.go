@@ -522,6 +522,22 @@ func genTPN(t *checker) any {
 				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
 			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
 	}
+	// The owner is the smallest actor id in byte order (SPEC.md 6.4), for
+	// ids of any lengths: not shorter first, not UTF-16 order.
+	owner := func(name, note, typ, a1 string, n1 int64, a2 string, n2 int64) tScenario {
+		return tScenario{Name: name, Note: note, Type: typ, Replicas: []string{"r1", "r2"},
+			Steps: []Step{ap("r1", a1, "T", n1), ap("r2", a2, "T", n2), mg("r1", "r2"), mg("r2", "r1"), ap("r1", a1, "T", n1), ap("r1", a2, "T", n2)}}
+	}
+	scs = append(scs,
+		owner("owner: a shorter id is not smaller", "b and ab write T concurrently with 60 and 50: ab < b in byte order, so ab's 50 counts (comparing lengths first would pick b's 60); a retry of 60 is superseded, of 50 duplicate",
+			"tgcounter", "b", 60, "ab", 50),
+		owner("owner: a prefix is smaller", "ab and a write T concurrently with 60 and 50: a, a prefix of ab, is smaller, so a's 50 counts",
+			"tgcounter", "ab", 60, "a", 50),
+		owner("owner: byte order, not UTF-16 order", "U+10000 (f0 90 80 80) and U+FB01 (ef ac 81) write T with 70 and 80: in byte order U+FB01 is smaller and its 80 counts; in UTF-16 order (d800 dc00 < fb01) U+10000's 70 would",
+			"tgcounter", "\U00010000", 70, "\ufb01", 80),
+		owner("owner across halves: a shorter id is not smaller", "b credits T with 60 and ab debits it with 50 concurrently: ab < b, so the debit counts and the value is -50",
+			"tpncounter", "b", 60, "ab", -50),
+	)
 	// The years TxnTime may give (SPEC.md 6.2): TimeUUID gives these ids a
 	// time, but one in 2262 is no time for a timed counter.
 	at := func(ts string) string { return timeid.FromParts(must(time.Parse(time.RFC3339Nano, ts)), 1, 1).String() }
