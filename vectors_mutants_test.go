@@ -207,6 +207,10 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/index.go", "import (", "import (\n\tu16x \"unicode/utf16\"\n\tslicesx \"slices\""}, {"tpncounter/index.go", "\treturn ae.actor < be.actor\n}", "\treturn slicesx.Compare(u16x.Encode([]rune(string(ae.actor))), u16x.Encode([]rune(string(be.actor)))) < 0\n}"}}, "tpncounter", "owner:_byte_order,_not_UTF-16_order"},
 	{"tpncounter/owner across halves by bytes", "6.4: across halves the owners compare by actor bytes",
 		[]edit{{"tpncounter/gcounter.go", "\treturn ne.actor < pe.actor\n}", "\tif len(ne.actor) != len(pe.actor) {\n\t\treturn len(ne.actor) < len(pe.actor)\n\t}\n\treturn ne.actor < pe.actor\n}"}}, "tpncounter", "owner_across_halves:_a_shorter_id_is_not_smaller"},
+	{"tpncounter/status: P first", "6.6: the status is the larger of the halves",
+		[]edit{{"tpncounter/counter.go", "\t\treturn max(s, c.n.Status(txn))", "\t\treturn s"}}, "tpncounter", "status_is_the_larger_of_the_halves"},
+	{"tpncounter/status: N first", "6.6: the status is the larger of the halves",
+		[]edit{{"tpncounter/counter.go", "\tif s := c.p.Status(txn); s != Unknown {\n\t\treturn max(s, c.n.Status(txn))\n\t}\n\treturn c.n.Status(txn)", "\tif s := c.n.Status(txn); s != Unknown {\n\t\treturn s\n\t}\n\treturn c.p.Status(txn)"}}, "tpncounter", "status_is_the_larger_of_the_halves"},
 	// tally (SPEC.md 7.1, 7.2.2)
 	{"tally/variance rounded once", "7.1: the variance is the exact quotient rounded once",
 		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", "\ta, _ := new(big.Float).SetInt(num).Float64()\n\tb, _ := new(big.Float).SetInt(den).Float64()\n\treturn a / b, true"}}, "tally", "moments/variance_rounded_once"},

@@ -538,6 +538,11 @@ func genTPN(t *checker) any {
 		owner("owner across halves: a shorter id is not smaller", "b credits T with 60 and ab debits it with 50 concurrently: ab < b, so the debit counts and the value is -50",
 			"tpncounter", "b", 60, "ab", -50),
 	)
+	scs = append(scs, tScenario{Name: "status is the larger of the halves", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4},
+		Replicas: []string{"r1", "r2", "r3", "r4"},
+		Note:     "r1: b's credit T is in P's history and c's debit T folded in N; r3: c's credit W folded in P and b's debit W in N's history. On both, after the merge, the status is folded (the larger), whichever half is read first",
+		Steps: []Step{ap("r2", "c", "T", -5), ap("r2", "c", "U", -1), ap("r2", "c", "V", -1), ap("r1", "b", "T", 5), mg("r1", "r2"),
+			ap("r3", "c", "W", 5), ap("r3", "c", "X", 1), ap("r3", "c", "Y", 1), ap("r4", "b", "W", -5), mg("r3", "r4")}})
 	// The years TxnTime may give (SPEC.md 6.2): TimeUUID gives these ids a
 	// time, but one in 2262 is no time for a timed counter.
 	at := func(ts string) string { return timeid.FromParts(must(time.Parse(time.RFC3339Nano, ts)), 1, 1).String() }
