@@ -41,14 +41,30 @@ type bvFile struct {
 }
 
 type bvScenario struct {
-	Name     string             `json:"name"`
-	Note     string             `json:"note,omitempty"`
-	Bound    string             `json:"bound"`
-	Origin   string             `json:"origin,omitempty"`
-	Window   int                `json:"window"`
-	Replicas []string           `json:"replicas"`
-	Steps    []bvStep           `json:"steps"`
-	Final    map[string]bvState `json:"final"`
+	Name     string   `json:"name"`
+	Note     string   `json:"note,omitempty"`
+	Bound    string   `json:"bound"`
+	Origin   string   `json:"origin,omitempty"`
+	Window   int      `json:"window"`
+	Replicas []string `json:"replicas"`
+	// ReplicaOptions gives some replicas another bound and origin than
+	// the scenario's.
+	ReplicaOptions map[string]bvReplicaOptions `json:"replica_options,omitempty"`
+	Steps          []bvStep                    `json:"steps"`
+	Final          map[string]bvState          `json:"final"`
+}
+
+type bvReplicaOptions struct {
+	Bound  string `json:"bound"`
+	Origin string `json:"origin,omitempty"`
+}
+
+// replicaConfig returns the bound and origin of replica r.
+func (sc bvScenario) replicaConfig(r string) (bound, origin string) {
+	if o, ok := sc.ReplicaOptions[r]; ok {
+		return o.Bound, o.Origin
+	}
+	return sc.Bound, sc.Origin
 }
 
 type bvStep struct {
@@ -186,6 +202,12 @@ func bvPrograms() []bvScenario {
 		{Name: "fork decided by recent", Note: "equal seq, credits, debits, asked and sent: recent compares as (id, amount) pairs oldest first, so r2's [c0, (y, 2), (x, 2)] beats r1's [c0, (x, 3), (y, 1)] (y > x), although r1's compares larger by amount first or sorted by id",
 			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
 				ap("r1", "a", "c0", 1), mg("r2", "r1"), ap("r1", "a", "x", 3), ap("r1", "a", "y", 1), ap("r2", "a", "y", 2), ap("r2", "a", "x", 2), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "merge refuses another bound or origin", Note: "z has bound 0; o10 bound -10 with origin o; p10 bound -10 with origin p; o20 bound -20 with origin o. Every merge between two of them is invalid_config and changes nothing; o10 merges o10b, of its own bound and origin",
+			Bound: "-10", Origin: "o", Replicas: []string{"z", "o10", "p10", "o20", "o10b"},
+			ReplicaOptions: map[string]bvReplicaOptions{"z": {Bound: "0"}, "p10": {Bound: "-10", Origin: "p"}, "o20": {Bound: "-20", Origin: "o"}},
+			Steps: []bvStep{
+				ap("z", "a", "c1", 5), tr("o10", "o", "a", 3), tr("p10", "p", "a", 4), tr("o20", "o", "a", 6), ap("o10b", "b", "c2", 1),
+				mg("z", "o10"), mg("o10", "z"), mg("o10", "p10"), mg("o10", "o20"), mg("o20", "o10"), mg("o10", "o10b")}},
 		{Name: "invalid input", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "", "t", 1), ap("r", "a", "", 1), ap("r", "a", "t", 0), ap("r", "a", "t", math.MinInt64),
 			tr("r", "a", "", 1), rq("r", "", 1), ap("r", "a\x01", "t", 1)}},
@@ -322,16 +344,17 @@ func bvStateOf(t *testing.T, c *bounded.Counter) bvState {
 	return st
 }
 
-func bvOptions(t *testing.T, sc bvScenario) bounded.Options {
-	return bounded.Options{Bound: p64(t, sc.Bound), Origin: crdt.ActorID(sc.Origin), Window: sc.Window}
+func bvOptions(t *testing.T, sc bvScenario, r string) bounded.Options {
+	bound, origin := sc.replicaConfig(r)
+	return bounded.Options{Bound: p64(t, bound), Origin: crdt.ActorID(origin), Window: sc.Window}
 }
 
 func genBoundedVectors(t *testing.T) any {
-	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding."}
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding."}
 	for _, sc := range bvPrograms() {
 		reps := map[string]*bounded.Counter{}
 		for _, r := range sc.Replicas {
-			c, err := bounded.New(bvOptions(t, sc))
+			c, err := bounded.New(bvOptions(t, sc, r))
 			require.NoError(t, err)
 			reps[r] = c
 		}
@@ -405,10 +428,11 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 			reps := map[string]*bounded.Counter{}
 			models := map[string]*boundedModel{}
 			for _, r := range sc.Replicas {
-				c, err := bounded.New(bvOptions(t, sc))
+				c, err := bounded.New(bvOptions(t, sc, r))
 				require.NoError(t, err)
 				reps[r] = c
-				models[r] = newBoundedModel(p64(t, sc.Bound), sc.Origin, sc.Window)
+				bound, origin := sc.replicaConfig(r)
+				models[r] = newBoundedModel(p64(t, bound), origin, sc.Window)
 			}
 			for i, want := range sc.Steps {
 				got := bvRun(t, reps, want)

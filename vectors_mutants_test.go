@@ -234,6 +234,12 @@ var vectorMutants = []vectorMutant{
 	{"balance/smallest amount, not byte order", "9.2 step 2: the smallest amount of an update id counts",
 		[]edit{{"balance/evaluate.go", "\t\t\t\treturn ns[i].Amount < ns[j].Amount", "\t\t\t\treturn string(ns[i].Version[:]) < string(ns[j].Version[:])"}}, "balance", "a_reused_id's_negative_amount_counts_over_a_positive_one"},
 	// bounded (SPEC.md 13.2)
+	{"bounded/merge config check", "13.2 Merge: another bound or origin is invalid_config",
+		[]edit{{"bounded/counter.go", "\tif c.o.Bound != o.o.Bound || c.o.Origin != o.o.Origin {", "\tif false {"}}, "bounded", "merge_refuses_another_bound_or_origin"},
+	{"bounded/merge checks the origin", "13.2 Merge: another origin is invalid_config",
+		[]edit{{"bounded/counter.go", "\tif c.o.Bound != o.o.Bound || c.o.Origin != o.o.Origin {", "\tif c.o.Bound != o.o.Bound {"}}, "bounded", "merge_refuses_another_bound_or_origin"},
+	{"bounded/merge checks the bound", "13.2 Merge: another bound is invalid_config",
+		[]edit{{"bounded/counter.go", "\tif c.o.Bound != o.o.Bound || c.o.Origin != o.o.Origin {", "\tif c.o.Origin != o.o.Origin {"}}, "bounded", "merge_refuses_another_bound_or_origin"},
 	{"bounded/available at least zero", "13.2: insufficient_rights reports max(0, rights)",
 		[]edit{{"bounded/counter.go", "Available: max(0, c.Rights(actor))}", "Available: c.Rights(actor)}"}}, "bounded", "available_is_never_negative"},
 	{"bounded/asked is received + n", "13.2 Request: asked becomes received + n",
