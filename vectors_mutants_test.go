@@ -211,6 +211,10 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/counter.go", "\t\treturn max(s, c.n.Status(txn))", "\t\treturn s"}}, "tpncounter", "status_is_the_larger_of_the_halves"},
 	{"tpncounter/status: N first", "6.6: the status is the larger of the halves",
 		[]edit{{"tpncounter/counter.go", "\tif s := c.p.Status(txn); s != Unknown {\n\t\treturn max(s, c.n.Status(txn))\n\t}\n\treturn c.n.Status(txn)", "\tif s := c.n.Status(txn); s != Unknown {\n\t\treturn s\n\t}\n\treturn c.p.Status(txn)"}}, "tpncounter", "status_is_the_larger_of_the_halves"},
+	{"tpncounter/retire all or nothing across halves", "6.10: Retire retires the actor's live entries in both halves or neither",
+		[]edit{{"tpncounter/retire.go", "\t\t\tr, ok, err := g.retired(e, group)\n\t\t\tif err != nil || !ok {\n\t\t\t\treturn false, err\n\t\t\t}", "\t\t\tr, ok, err := g.retired(e, group)\n\t\t\tif err != nil || !ok {\n\t\t\t\tfor _, s := range swaps {\n\t\t\t\t\ts.g.swap(s.actor, s.from, s.to)\n\t\t\t\t}\n\t\t\t\treturn len(swaps) > 0, err\n\t\t\t}"}}, "tpncounter", "retire:_both_halves_or_neither"},
+	{"tpncounter/retire sees the other half", "6.10: a txn the other half holds declines Retire",
+		[]edit{{"tpncounter/retire.go", "\t\tif g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "\t\tif false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {"}}, "tpncounter", "retire:_both_halves_or_neither"},
 	// tally (SPEC.md 7.1, 7.2.2)
 	{"tally/variance rounded once", "7.1: the variance is the exact quotient rounded once",
 		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", "\ta, _ := new(big.Float).SetInt(num).Float64()\n\tb, _ := new(big.Float).SetInt(den).Float64()\n\treturn a / b, true"}}, "tally", "moments/variance_rounded_once"},
