@@ -215,6 +215,10 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/retire.go", "\t\t\tr, ok, err := g.retired(e, group)\n\t\t\tif err != nil || !ok {\n\t\t\t\treturn false, err\n\t\t\t}", "\t\t\tr, ok, err := g.retired(e, group)\n\t\t\tif err != nil || !ok {\n\t\t\t\tfor _, s := range swaps {\n\t\t\t\t\ts.g.swap(s.actor, s.from, s.to)\n\t\t\t\t}\n\t\t\t\treturn len(swaps) > 0, err\n\t\t\t}"}}, "tpncounter", "retire:_both_halves_or_neither"},
 	{"tpncounter/retire sees the other half", "6.10: a txn the other half holds declines Retire",
 		[]edit{{"tpncounter/retire.go", "\t\tif g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "\t\tif false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {"}}, "tpncounter", "retire:_both_halves_or_neither"},
+	{"tpncounter/unfold the losing folded copy across halves", "6.6: compaction unfolds a folded copy whose owner is in the other half",
+		[]edit{{"tpncounter/gcounter.go", "\t\tcase off < e.nf():\n\t\t\tif !slices.Contains(p.unfold, off) {", "\t\tcase off < e.nf() && false:\n\t\t\tif !slices.Contains(p.unfold, off) {"}}, "tpncounter", "conflict_across_halves:_the_losing_folded_copy_is_unfolded"},
+	{"tpncounter/forgetting waits for the other half", "6.6: compaction does not forget a copy of a txn the other half holds",
+		[]edit{{"tpncounter/gcounter.go", "\t\tcase !g.twinOwns(r, tr):\n\t\t\tkeep = append(keep, off)", "\t\tcase !g.twinOwns(r, tr):\n\t\t\t_ = off"}}, "tpncounter", "conflict_across_halves:_forgetting_waits_for_the_other_half"},
 	// tally (SPEC.md 7.1, 7.2.2)
 	{"tally/variance rounded once", "7.1: the variance is the exact quotient rounded once",
 		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", "\ta, _ := new(big.Float).SetInt(num).Float64()\n\tb, _ := new(big.Float).SetInt(den).Float64()\n\treturn a / b, true"}}, "tally", "moments/variance_rounded_once"},

@@ -543,6 +543,16 @@ func genTPN(t *checker) any {
 		Note:     "r1: b's credit T is in P's history and c's debit T folded in N; r3: c's credit W folded in P and b's debit W in N's history. On both, after the merge, the status is folded (the larger), whichever half is read first",
 		Steps: []Step{ap("r2", "c", "T", -5), ap("r2", "c", "U", -1), ap("r2", "c", "V", -1), ap("r1", "b", "T", 5), mg("r1", "r2"),
 			ap("r3", "c", "W", 5), ap("r3", "c", "X", 1), ap("r3", "c", "Y", 1), ap("r4", "b", "W", -5), mg("r3", "r4")}})
+	scs = append(scs,
+		tScenario{Name: "conflict across halves: the losing folded copy is unfolded", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4}, Replicas: []string{"r1", "r2"},
+			Note: "a folds its credit x (r1), b folds its debit x (r2); merged, both copies are folded and a, the smaller id, owns x. When b compacts it unfolds its copy: x leaves b's folded record and total; the value stays 5 + 1 + 1 - 1 - 1",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r1", "a", "y", 1), ap("r1", "a", "z", 1), ap("r2", "b", "x", -5), ap("r2", "b", "v", -1), ap("r2", "b", "w", -1),
+				mg("r1", "r2"), cp("r1", "b"), cp("r1", "a")}},
+		tScenario{Name: "conflict across halves: forgetting waits for the other half", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1}, Replicas: []string{"r1", "r2"},
+			Note: "a credits x and b debits x concurrently; merged, a's credit owns x (both in histories, a < b). a's later writes fold x and would forget it, but N still holds b's copy, so a keeps x: were it forgotten, b's debit would count",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r2", "b", "x", -5), mg("r1", "r2"),
+				ap("r1", "a", "y1", 1), ap("r1", "a", "y2", 1), ap("r1", "a", "y3", 1), ap("r1", "a", "y4", 1), cp("r1", "a")}},
+	)
 	// The years TxnTime may give (SPEC.md 6.2): TimeUUID gives these ids a
 	// time, but one in 2262 is no time for a timed counter.
 	at := func(ts string) string { return timeid.FromParts(must(time.Parse(time.RFC3339Nano, ts)), 1, 1).String() }
