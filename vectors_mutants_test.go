@@ -219,6 +219,8 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/gcounter.go", "\t\tcase off < e.nf():\n\t\t\tif !slices.Contains(p.unfold, off) {", "\t\tcase off < e.nf() && false:\n\t\t\tif !slices.Contains(p.unfold, off) {"}}, "tpncounter", "conflict_across_halves:_the_losing_folded_copy_is_unfolded"},
 	{"tpncounter/forgetting waits for the other half", "6.6: compaction does not forget a copy of a txn the other half holds",
 		[]edit{{"tpncounter/gcounter.go", "\t\tcase !g.twinOwns(r, tr):\n\t\t\tkeep = append(keep, off)", "\t\tcase !g.twinOwns(r, tr):\n\t\t\t_ = off"}}, "tpncounter", "conflict_across_halves:_forgetting_waits_for_the_other_half"},
+	{"tpncounter/duplicate_folded across halves", "6.6: a retry of the owner's amount is duplicate_folded when the owner is folded, in either half",
+		[]edit{{"tpncounter/counter.go", "\t\tif o.Folded {\n\t\t\treturn DuplicateFolded, nil", "\t\tif o.Folded && amount > 0 {\n\t\t\treturn DuplicateFolded, nil"}}, "tpncounter", "conflict_across_halves:_a_folded_debit_owner_answers_duplicate_folded"},
 	// tally (SPEC.md 7.1, 7.2.2)
 	{"tally/variance rounded once", "7.1: the variance is the exact quotient rounded once",
 		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", "\ta, _ := new(big.Float).SetInt(num).Float64()\n\tb, _ := new(big.Float).SetInt(den).Float64()\n\treturn a / b, true"}}, "tally", "moments/variance_rounded_once"},
