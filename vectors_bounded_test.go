@@ -41,14 +41,30 @@ type bvFile struct {
 }
 
 type bvScenario struct {
-	Name     string             `json:"name"`
-	Note     string             `json:"note,omitempty"`
-	Bound    string             `json:"bound"`
-	Origin   string             `json:"origin,omitempty"`
-	Window   int                `json:"window"`
-	Replicas []string           `json:"replicas"`
-	Steps    []bvStep           `json:"steps"`
-	Final    map[string]bvState `json:"final"`
+	Name     string   `json:"name"`
+	Note     string   `json:"note,omitempty"`
+	Bound    string   `json:"bound"`
+	Origin   string   `json:"origin,omitempty"`
+	Window   int      `json:"window"`
+	Replicas []string `json:"replicas"`
+	// ReplicaOptions gives some replicas another bound and origin than
+	// the scenario's.
+	ReplicaOptions map[string]bvReplicaOptions `json:"replica_options,omitempty"`
+	Steps          []bvStep                    `json:"steps"`
+	Final          map[string]bvState          `json:"final"`
+}
+
+type bvReplicaOptions struct {
+	Bound  string `json:"bound"`
+	Origin string `json:"origin,omitempty"`
+}
+
+// replicaConfig returns the bound and origin of replica r.
+func (sc bvScenario) replicaConfig(r string) (bound, origin string) {
+	if o, ok := sc.ReplicaOptions[r]; ok {
+		return o.Bound, o.Origin
+	}
+	return sc.Bound, sc.Origin
 }
 
 type bvStep struct {
@@ -159,6 +175,39 @@ func bvPrograms() []bvScenario {
 			ap("r2", "b", "c4", 1), mg("r2", "r1"), mg("r1", "r2")}},
 		{Name: "overflow of rights under a negative bound", Bound: "-10", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "a", "c1", math.MaxInt64), tr("r", "o", "a", 10), tr("r", "o", "b", 10)}},
+		{Name: "available is never negative", Note: "a ran twice at once: r1's a gave b 10, which b spent; r2's a (same seq, larger credits) wins the merge, so b's rights are -10; a debit by b reports available 0, not -10",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 10), mg("r2", "r1"), tr("r1", "a", "b", 10), ap("r1", "b", "d1", -10), ap("r2", "a", "c2", 20),
+				mg("r1", "r2"), ap("r1", "b", "d2", -1), tr("r1", "b", "a", 1)}},
+		{Name: "request after a grant beyond what was asked", Note: "b asked 5 and received 7: a request of 1 sets asked to received + 1 = 8 (not asked + 1); a request of 0 more than received changes nothing",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", 20), rq("r", "b", 5), tr("r", "a", "b", 7), rq("r", "b", 1), rq("r", "b", 1), wd("r", "b")}},
+		{Name: "overflow of a request", Note: "b received 2^63-1: any request overflows received + n",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), rq("r", "b", 1), rq("r", "a", 1)}},
+		{Name: "overflow of what one actor received", Note: "b received 2^63-1 from a; the origin's grant of 1 more would make received(b) 2^63: overflow, nothing changes",
+			Bound: "-1", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), tr("r", "o", "b", 1), tr("r", "o", "c", 1)}},
+		// Forks decided by each field of the merge order in turn; each is
+		// built so that skipping or reordering that field picks the other.
+		{Name: "fork decided by debits", Note: "equal seq and credits: r2's a debited 4 (> 3) and wins, although r1's recent compares larger (z > a)",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 10), mg("r2", "r1"), ap("r1", "a", "z", -3), ap("r2", "a", "a", -4), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "fork decided by asked", Note: "equal seq, credits and debits: r1's a asked 5 (> 3) and wins",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 10), mg("r2", "r1"), rq("r1", "a", 5), rq("r2", "a", 3), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "fork decided by sent", Note: "equal seq, credits, debits and asked: sent compares as (recipient, amount) pairs, so r1's [(c, 1)] beats r2's [(b, 2)], although r2 gave more",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 10), mg("r2", "r1"), tr("r1", "a", "c", 1), tr("r2", "a", "b", 2), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "fork decided by recent", Note: "equal seq, credits, debits, asked and sent: recent compares as (id, amount) pairs oldest first, so r2's [c0, (y, 2), (x, 2)] beats r1's [c0, (x, 3), (y, 1)] (y > x), although r1's compares larger by amount first or sorted by id",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c0", 1), mg("r2", "r1"), ap("r1", "a", "x", 3), ap("r1", "a", "y", 1), ap("r2", "a", "y", 2), ap("r2", "a", "x", 2), mg("r1", "r2"), mg("r2", "r1")}},
+		{Name: "merge refuses another bound or origin", Note: "z has bound 0; o10 bound -10 with origin o; p10 bound -10 with origin p; o20 bound -20 with origin o. Every merge between two of them is invalid_config and changes nothing; o10 merges o10b, of its own bound and origin",
+			Bound: "-10", Origin: "o", Replicas: []string{"z", "o10", "p10", "o20", "o10b"},
+			ReplicaOptions: map[string]bvReplicaOptions{"z": {Bound: "0"}, "p10": {Bound: "-10", Origin: "p"}, "o20": {Bound: "-20", Origin: "o"}},
+			Steps: []bvStep{
+				ap("z", "a", "c1", 5), tr("o10", "o", "a", 3), tr("p10", "p", "a", 4), tr("o20", "o", "a", 6), ap("o10b", "b", "c2", 1),
+				mg("z", "o10"), mg("o10", "z"), mg("o10", "p10"), mg("o10", "o20"), mg("o20", "o10"), mg("o10", "o10b")}},
 		{Name: "invalid input", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "", "t", 1), ap("r", "a", "", 1), ap("r", "a", "t", 0), ap("r", "a", "t", math.MinInt64),
 			tr("r", "a", "", 1), rq("r", "", 1), ap("r", "a\x01", "t", 1)}},
@@ -295,16 +344,17 @@ func bvStateOf(t *testing.T, c *bounded.Counter) bvState {
 	return st
 }
 
-func bvOptions(t *testing.T, sc bvScenario) bounded.Options {
-	return bounded.Options{Bound: p64(t, sc.Bound), Origin: crdt.ActorID(sc.Origin), Window: sc.Window}
+func bvOptions(t *testing.T, sc bvScenario, r string) bounded.Options {
+	bound, origin := sc.replicaConfig(r)
+	return bounded.Options{Bound: p64(t, bound), Origin: crdt.ActorID(origin), Window: sc.Window}
 }
 
 func genBoundedVectors(t *testing.T) any {
-	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding."}
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding."}
 	for _, sc := range bvPrograms() {
 		reps := map[string]*bounded.Counter{}
 		for _, r := range sc.Replicas {
-			c, err := bounded.New(bvOptions(t, sc))
+			c, err := bounded.New(bvOptions(t, sc, r))
 			require.NoError(t, err)
 			reps[r] = c
 		}
@@ -378,10 +428,11 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 			reps := map[string]*bounded.Counter{}
 			models := map[string]*boundedModel{}
 			for _, r := range sc.Replicas {
-				c, err := bounded.New(bvOptions(t, sc))
+				c, err := bounded.New(bvOptions(t, sc, r))
 				require.NoError(t, err)
 				reps[r] = c
-				models[r] = newBoundedModel(p64(t, sc.Bound), sc.Origin, sc.Window)
+				bound, origin := sc.replicaConfig(r)
+				models[r] = newBoundedModel(p64(t, bound), origin, sc.Window)
 			}
 			for i, want := range sc.Steps {
 				got := bvRun(t, reps, want)

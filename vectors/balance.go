@@ -249,6 +249,16 @@ func genBalance(t *checker) any {
 		balance.NormalRow(vid(0, 1, 1), 100), balance.NormalRow(vid(1, 1, 1), 50), balance.NormalRow(vid(2, 1, 1), -30))
 	ev("a version 1 and a version 2 row of one update", "a retry written by a newer writer: two keys, one amount, counted once", []int64{100}, a, balance.NormalRow(a.UpdateID, 100))
 	ev("an update id reused with another amount counts once", "no merge has counted it: the smallest amount counts, the other is a conflict", []int64{70}, u100, u70)
+	// The smallest amount, not the first row in any key order: in the
+	// clustering order (8.1: the low 8 bytes compare as signed bytes) 200's
+	// key sorts before 100's; in plain byte order 50's key sorts before
+	// -30's; and a version 1 row's zero key sorts before 70's.
+	ev("a reused id's amounts 200 and 100", "in the clustering order 200's key (00..c8) sorts before 100's (00..64), the low bytes comparing as signed; 100, the smallest amount, counts and 200 is the conflict", []int64{100},
+		balance.NormalRow(vid(7, 1, 1), 200), balance.NormalRow(vid(7, 1, 1), 100))
+	ev("a reused id's negative amount counts over a positive one", "in byte order 50's key (00..32) sorts before -30's (ff..e2); -30, the smallest amount, counts and 50 is the conflict", []int64{-30},
+		balance.NormalRow(vid(6, 1, 1), 50), balance.NormalRow(vid(6, 1, 1), -30))
+	ev("a reused id's version 2 row counts over a larger version 1 row", "the version 1 row (zero key) sorts first; 70, the smallest amount, counts and 100 is the conflict", []int64{70},
+		N(5, 100), u70)
 	ev("a reused id's smaller amount voids an unsettled merge", "the merge read 100; 70 arrived after it, counts, and the merge is invalid", []int64{70, 50},
 		u100, b, T(u100, v1), T(b, v1), S(v1, 150, 2, false), u70)
 	ev("a settled merge fixes a reused id's amount", "the settled merge counted 100 (its rows are deleted); 70 arriving later counts nothing", []int64{100, 50},

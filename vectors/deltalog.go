@@ -318,6 +318,7 @@ func genDeltalog(t *checker) any {
 	batch := func(note string, us ...batchUpdate) {
 		bv := batchVec{Note: note, Now: now.Format(time.RFC3339Nano), Updates: us}
 		bv.Error = runBatch(t, bv, applyDeltalogBatch)
+		bv.Reads = deltalogBatchReads(t, bv)
 		f.Batches = append(f.Batches, bv)
 	}
 	bu := func(key string, id deltalog.ID, d int64) batchUpdate { return batchUpdate{key, id.String(), I64(d)} }
@@ -329,6 +330,7 @@ func genDeltalog(t *checker) any {
 	batch("an update outside the window fails the whole batch", bu("a", id1, 5), bu("b", old, 1))
 	batch("an invalid key fails the whole batch", bu("a", id1, 5), bu("", id2, 1))
 	batch("the window before a zero delta", bu("a", old, 0))
+	batch("a repeat with the same delta among other updates is dropped", bu("a", id1, 5), bu("b", id2, 2), bu("a", id2, 3), bu("a", id1, 5), bu("b", id2, 2))
 
 	add := func(r string, id deltalog.ID, d int64) dStep {
 		return dStep{Replica: r, Op: "add", ID: id.String(), Delta: ip(d)}
@@ -366,6 +368,13 @@ func genDeltalog(t *checker) any {
 			add("r1", vid(0, 1, 1), math.MaxInt64), add("r1", vid(1, 1, 1), 1), add("r1", vid(2, 1, 1), -1),
 			add("r2", vid(0, 1, 1), math.MaxInt64), add("r2", vid(1, 1, 1), 1), mb("r2", 5, 100)}},
 		{Name: "empty log", Replicas: []string{"r"}},
+		{Name: "ids of another variant are invalid_txn", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), 1), withVariant(add("r", vid(1, 1, 1), 2), 0x00), withVariant(add("r", vid(2, 1, 1), 4), 0x40),
+			withVariant(add("r", vid(3, 1, 1), 8), 0xc0), withVariant(add("r", vid(4, 1, 1), 16), 0xe0), withVariant(add("r", vid(5, 1, 1), 32), 0xbf)},
+			Note: "version 1 ids whose byte 8 is 00, 40, c0 or e0 (variant bits 0x, 0x, 110, 111) are invalid_txn; bf (variant 10) is valid"},
+		{Name: "merge before a cutoff equal to a cell's time", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(10, 1, 1), 1), add("r", vid(20, 1, 1), 2), add("r", vid(30, 1, 1), 4), mb("r", 20, 100), mb("r", 10, 200)},
+			Note: "the cell at exactly the cutoff is not strictly before it: the merge at cutoff 20 s takes the cell at 10 s (value 1); at cutoff 10 s no cell is older and nothing happens"},
 	}
 	for i := range scs {
 		rs := runD(t, &scs[i], true)
@@ -526,6 +535,12 @@ func checkDeltalog(t *checker, raw []byte) {
 		t.Run("batch/"+bv.Note, func(t *checker) {
 			require.Equal(t, bv.Error, runBatch(t, bv, applyDeltalogBatch), "Counters.Apply")
 			require.Equal(t, bv.Error, batchModel(bv, 10*time.Minute, false), "model of SPEC.md 8.4")
+			if bv.Error == "" {
+				require.Equal(t, bv.Reads, batchReadsModel(bv), "reads vs model: each (counter, id) counts once")
+				require.Equal(t, bv.Reads, deltalogBatchReads(t, bv), "reads after Counters.Apply")
+			} else {
+				require.Empty(t, bv.Reads)
+			}
 		})
 	}
 	require.NotEmpty(t, f.Windows)
@@ -708,6 +723,60 @@ type batchVec struct {
 	Now     string        `json:"now"`
 	Updates []batchUpdate `json:"updates"`
 	Error   string        `json:"error,omitempty"`
+	// Reads are, for a deltalog batch that succeeds, each key's value and
+	// cell count read right after it.
+	Reads map[string]batchRead `json:"reads,omitempty"`
+}
+
+type batchRead struct {
+	Value I64 `json:"value"`
+	Cells int `json:"cells"`
+}
+
+// withVariant sets byte 8 of an add step's id (the variant bits and the
+// top of the clock sequence) to b.
+func withVariant(st dStep, b byte) dStep {
+	id := must(timeid.Parse(st.ID))
+	raw := [16]byte(id)
+	raw[8] = b
+	st.ID = fmt.Sprintf("%x-%x-%x-%x-%x", raw[0:4], raw[4:6], raw[6:8], raw[8:10], raw[10:16])
+	return st
+}
+
+// deltalogBatchReads applies a batch to an empty store and reads every key
+// it names (nil when the batch fails).
+func deltalogBatchReads(t *checker, bv batchVec) map[string]batchRead {
+	now := must(time.Parse(time.RFC3339Nano, bv.Now))
+	c := must(deltalog.New(memory.NewPartitions(), deltalog.Options{Clock: func() time.Time { return now }}))
+	var b deltalog.Batch
+	for _, u := range bv.Updates {
+		b.Add(u.Key, must(timeid.Parse(u.ID)), int64(u.Delta))
+	}
+	if c.Apply(context.Background(), &b) != nil {
+		return nil
+	}
+	out := map[string]batchRead{}
+	for _, u := range bv.Updates {
+		r := must(c.Read(context.Background(), u.Key))
+		out[u.Key] = batchRead{I64(r.Value), r.Cells}
+	}
+	return out
+}
+
+// batchReadsModel: each distinct (key, id) counts once.
+func batchReadsModel(bv batchVec) map[string]batchRead {
+	out := map[string]batchRead{}
+	seen := map[[2]string]bool{}
+	for _, u := range bv.Updates {
+		r := out[u.Key]
+		if k := [2]string{u.Key, u.ID}; !seen[k] {
+			seen[k] = true
+			r.Value += u.Delta
+			r.Cells++
+		}
+		out[u.Key] = r
+	}
+	return out
 }
 
 type batchUpdate struct {

@@ -140,6 +140,26 @@ func genEnvelope(t *checker) any {
 	_ = st
 	nonCanon("tally stats sum of squares as uint64", "tally.shard:stats",
 		env("tally.shard", 1).arr(4).str("stats").str("m").int(1).arr(6).int(1).int(2).int(2).int(2).uint(0).raw(0xcf, 0, 0, 0, 0, 0, 0, 0, 4).b)
+	// Each fixed-width form one size too wide, at the boundary and inside
+	// it; the negative values sit in tally's sum, the one field here that
+	// holds them.
+	tsum := func(raw ...byte) []byte {
+		return env("tally.shard", 1).arr(4).str("sum").str("m").int(1).raw(raw...).b
+	}
+	gcount := func(raw ...byte) []byte { return cat(env(g, 1).b, refEnc{}.arr(1).arr(2).str("a").raw(raw...).b) }
+	nonCanon("count 65535 as uint32", g, gcount(0xce, 0, 0, 0xff, 0xff))
+	nonCanon("count 40000 as uint32", g, gcount(0xce, 0, 0, 0x9c, 0x40))
+	nonCanon("count 5 as int16", g, gcount(0xd1, 0, 5))
+	nonCanon("count 200 as int32", g, gcount(0xd2, 0, 0, 0, 200))
+	nonCanon("count 40000 as int64", g, gcount(0xd3, 0, 0, 0, 0, 0, 0, 0x9c, 0x40))
+	nonCanon("tally sum -128 as int16", "tally.shard:sum", tsum(0xd1, 0xff, 0x80))
+	nonCanon("tally sum -5 as int16", "tally.shard:sum", tsum(0xd1, 0xff, 0xfb))
+	nonCanon("tally sum -32768 as int32", "tally.shard:sum", tsum(0xd2, 0xff, 0xff, 0x80, 0x00))
+	nonCanon("tally sum -200 as int32", "tally.shard:sum", tsum(0xd2, 0xff, 0xff, 0xff, 0x38))
+	nonCanon("tally sum -2147483648 as int64", "tally.shard:sum", tsum(0xd3, 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0))
+	nonCanon("tally sum -40000 as int64", "tally.shard:sum", tsum(0xd3, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x63, 0xc0))
+	nonCanon("actor of 255 bytes as str16", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).raw(0xda, 0, 255).raw(bytes.Repeat([]byte("x"), 255)...).int(5).b))
+	nonCanon("actor of 1 byte as str16", g, cat(env(g, 1).b, refEnc{}.arr(1).arr(2).raw(0xda, 0, 1, 'a').int(5).b))
 	return f
 }
 

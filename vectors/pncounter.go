@@ -48,6 +48,65 @@ type pnFile struct {
 	Scenarios []pnScenario `json:"scenarios"`
 	Version1  []pnCompat   `json:"version1"`
 	Malformed []Malformed  `json:"malformed"`
+	// Generated are version 2 encodings too big to list, given as row
+	// ranges; see pnGenerated.
+	Generated []pnGenerated `json:"generated_decodes"`
+}
+
+// pnGenerated is a version 2 encoding built from row ranges: for each
+// range, in order, one row per id with counts P and N (SPEC.md section 11,
+// generated vectors; the ids ascend across the ranges). Decoding it gives
+// Error, or, when Error is empty, a state of PActors and NActors actors
+// whose encoding is the input itself (HexSHA256 is its digest).
+type pnGenerated struct {
+	Name      string       `json:"name"`
+	Note      string       `json:"note,omitempty"`
+	Rows      []pnRowRange `json:"rows"`
+	Error     string       `json:"error,omitempty"`
+	PActors   int          `json:"p_actors,omitempty"`
+	NActors   int          `json:"n_actors,omitempty"`
+	HexSHA256 string       `json:"hex_sha256"`
+}
+
+type pnRowRange struct {
+	Range idRange `json:"range"`
+	P     I64     `json:"p"`
+	N     I64     `json:"n"`
+}
+
+// encode builds the input with the reference writer: the rows of every
+// range, front-coded, after the version 2 envelope.
+func (g pnGenerated) encode() []byte {
+	var n int
+	for _, r := range g.Rows {
+		n += r.Range.Count
+	}
+	e := env("pncounter", 2).arr(n)
+	prev := ""
+	for _, r := range g.Rows {
+		for _, a := range r.Range.ids() {
+			k := refShared(prev, a)
+			e = e.arr(4).uint(uint64(k)).str(a[k:]).int(int64(r.P)).int(int64(r.N))
+			prev = a
+		}
+	}
+	return e.b
+}
+
+// decodeGenerated decodes g's input and returns what it gave.
+func (g pnGenerated) decode(t *checker) pnGenerated {
+	in := g.encode()
+	out := g
+	out.HexSHA256 = sha256Hex(in)
+	out.PActors, out.NActors = 0, 0
+	err := decodeAs(t, "pncounter", in)
+	if out.Error = kindOf(t, err); err == nil {
+		c := pncounter.New()
+		require.NoError(t, c.UnmarshalBinary(in))
+		require.Equal(t, out.HexSHA256, sha256Hex(must(c.MarshalBinary())), "%s: re-encoding differs from the input", g.Name)
+		out.PActors, out.NActors = c.P().Len(), c.N().Len()
+	}
+	return out
 }
 
 // pnCompat is a format version 1 encoding that decoders still read: Hex
@@ -193,8 +252,25 @@ func genPNCounter(t *checker) any {
 		compat = append(compat, pnCompat{Name: c.name, Hex: hex.EncodeToString(v1), P: c.p, N: c.n,
 			Reencoded: hex.EncodeToString(must(dec.MarshalBinary()))})
 	}
+	rr := func(prefix string, count int, p, n int64) pnRowRange {
+		return pnRowRange{Range: idRange{Prefix: prefix, First: 1, Count: count, Width: 5}, P: I64(p), N: I64(n)}
+	}
+	var gens []pnGenerated
+	for _, g := range []pnGenerated{
+		{Name: "30001 actors in P", Rows: []pnRowRange{rr("a", gMaxActors+1, 1, 0)},
+			Note: "30001 rows, each with a P count only: too_large, although the body may hold 60000 rows"},
+		{Name: "30001 actors in N", Rows: []pnRowRange{rr("a", gMaxActors+1, 0, 1)}},
+		{Name: "30001 actors in P, their N counts spread", Rows: []pnRowRange{rr("a", 15000, 1, 0), rr("b", 15001, 1, 1)},
+			Note: "a row with both counts adds an actor to each half: P has 30001, N 15001"},
+		{Name: "30000 actors in each half", Rows: []pnRowRange{rr("a", gMaxActors, 1, 1)}},
+		{Name: "30000 actors in P and 30000 others in N", Rows: []pnRowRange{rr("a", gMaxActors, 1, 0), rr("b", gMaxActors, 0, 1)},
+			Note: "60000 rows: the cap is per half, not per row"},
+	} {
+		gens = append(gens, g.decode(t))
+	}
 	return pnFile{
-		Comment:   "PN-Counter (SPEC.md section 5). Version 2 body: one front-coded row [shared, suffix, p, n] per actor. version1 lists version 1 encodings ([P, N], each a G-Counter body) that decoders still read.",
+		Generated: gens,
+		Comment:   "PN-Counter (SPEC.md section 5). Version 2 body: one front-coded row [shared, suffix, p, n] per actor. version1 lists version 1 encodings ([P, N], each a G-Counter body) that decoders still read. generated_decodes are version 2 encodings built from row ranges (one front-coded row per id of each range, with that range's counts) and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		Malformed: []Malformed{
@@ -224,6 +300,9 @@ func genPNCounter(t *checker) any {
 			mal("v1: N negative count", p, env(p, 1).arr(2).arr(0).arr(1).arr(2).str("a").int(-3).b, t),
 			mal("v1: N sums past int64", p, env(p, 1).arr(2).arr(0).arr(2).arr(2).str("a").int(math.MaxInt64).arr(2).str("b").int(1).b, t),
 			mal("v1: invalid actor in P", p, env(p, 1).arr(2).arr(1).arr(2).str("").int(1).arr(0).b, t),
+			mal("v1: P of 30001 pairs", p, append(env(p, 1).arr(2).b, 0xdc, 0x75, 0x31), t,
+				"30001 in its smallest header (array16) with nothing after it: the cap is checked before the remaining-bytes check"),
+			mal("v1: N of 30001 pairs", p, append(env(p, 1).arr(2).arr(0).b, 0xdc, 0x75, 0x31), t),
 			mal("v1: rows under version 1", p, row(env(p, 1).arr(1), 0, "a", 1, 0).b, t),
 		},
 	}
@@ -313,6 +392,33 @@ func checkPNCounter(t *checker, raw []byte) {
 		})
 	}
 	checkMalformed(t, f.Malformed)
+	require.NotEmpty(t, f.Generated)
+	for _, g := range f.Generated {
+		t.Run("generated decode/"+g.Name, func(t *checker) {
+			// The model: the cap is 30000 actors with a count in each half.
+			var p, n int
+			for _, r := range g.Rows {
+				if r.P > 0 {
+					p += r.Range.Count
+				}
+				if r.N > 0 {
+					n += r.Range.Count
+				}
+			}
+			want := ""
+			if p > gMaxActors || n > gMaxActors {
+				want = "too_large"
+			}
+			require.Equal(t, want, g.Error, "model disagrees with the vector")
+			got := g.decode(t)
+			require.Equal(t, g.HexSHA256, got.HexSHA256, "input digest")
+			requireKind(t, g.Error, errorOf(got.Error))
+			if g.Error == "" {
+				require.Equal(t, [2]int{p, n}, [2]int{g.PActors, g.NActors}, "actors vs model")
+				require.Equal(t, [2]int{g.PActors, g.NActors}, [2]int{got.PActors, got.NActors}, "actors decoded")
+			}
+		})
+	}
 }
 
 func clone(m map[string]*gModel) map[string]*gModel {

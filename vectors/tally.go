@@ -301,6 +301,7 @@ var momentCases = []struct {
 	{"sum past 2^53", []int64{1 << 53, 1, 1}, "(2^53+2)/3 rounded once; 2^53+2 is a double, so dividing as doubles gives the same double here"},
 	{"large sum", []int64{1<<62 + 1, 1<<61 + 3, 7}, "|sum| above 2^53: the exact quotient rounded once (SPEC.md 7.1)"},
 	{"mean rounded once", []int64{3518327057984836985, 1, 1}, "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (earlier builds' deltalog mean, SPEC.md section 12, item 8) is 1.1727756859949458e+18"},
+	{"variance rounded once", []int64{600599465, 996309882, 35375697}, "the exact (3·Σx² − (Σx)²)/9 rounded once is 1.5549546110400512e+17; Σx²/3 − mean² in doubles gives 1.554954611040052e+17, and two roundings (numerator and 9 as doubles, then divided), a two-pass or Welford's update in doubles give 1.554954611040051e+17"},
 	{"large sum, 7 values", []int64{1<<60 + 1, 1<<60 + 3, 1<<59 + 5, 1, 1, 1, 1}, "|sum| above 2^53 and a divisor that is not a power of two"},
 }
 
@@ -595,6 +596,16 @@ func genTally(t *checker) any {
 	shard("distinct sparse", "distinct", "m1", Obs{Items: []string{"alice", "bob", "carol", "alice"}})
 	shard("distinct sparse 200", "distinct", "m1", items(200, "user-"))
 	shard("distinct dense", "distinct", "m1", items(6000, "u"))
+	// The sparse/dense boundary: the fewest items u0, u1, ... that set 4096
+	// registers (dense), and one item fewer (4095 registers: sparse).
+	dense := func(n int) bool {
+		k := aggKinds["distinct"]
+		return len(k.json(must(k.build(items(n, "u")))).Registers) >= 4096
+	}
+	n := sort.Search(6000, dense)
+	require.True(t, n < 6000 && n > 4096, "boundary item count %d", n)
+	shard("distinct sparse at 4095 registers", "distinct", "m1", items(n-1, "u"))
+	shard("distinct dense at 4096 registers", "distinct", "m1", items(n, "u"))
 	tal := func(name, kind string, ft int64, o Obs) {
 		k := aggKinds[kind]
 		st := must(k.build(o))
@@ -629,6 +640,11 @@ func genTally(t *checker) any {
 	read("distinct union", "distinct", nil, rs("a", old, Obs{Items: []string{"x", "y"}}), rs("b", live, Obs{Items: []string{"y", "z"}}))
 	read("sum overflow is an error", "sum", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
 	read("empty counter", "min", nil)
+	read("stats sum overflow is an error", "stats", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
+	read("stats sum of squares past 128 bits is an error", "stats", nil,
+		rs("a", old, ints(math.MinInt64, math.MaxInt64)), rs("b", old, ints(math.MinInt64, math.MaxInt64)), rs("c", live, ints(math.MinInt64, math.MaxInt64)))
+	read("stats sum of squares just below 2^128", "stats", nil,
+		rs("a", old, ints(math.MinInt64, math.MaxInt64)), rs("b", live, ints(math.MinInt64, math.MaxInt64)))
 
 	sum := func(vs ...any) []byte {
 		e := env("tally.shard", 1).arr(4).str("sum").str("m1").int(exp)
@@ -714,9 +730,26 @@ func genTally(t *checker) any {
 		mal("distinct dense with few registers set", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(append([]byte{1}, make([]byte, 1<<14-1)...))), t),
 		mal("distinct bin longer than 16384", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).raw(0xc5, 0x40, 0x01)), t,
 			"the bin header alone claims 16385 bytes: too_large before the missing bytes are noticed"),
+		mal("stats sum of squares of the wrong parity", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(4).int(20).int(0).int(10).uint(0).uint(151)), t,
+			"4 values from 0 to 10 summing to 20 have a sum of squares from 150 to 200; 151 is within those bounds but odd while the sum is even"),
+		mal("distinct dense register 52", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(denseRegs(4096, 52))), t,
+			"4096 registers of 1, the first 52: above 64 - 14 + 1"),
+		mal("distinct dense with 4095 registers set", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(denseRegs(4095, 1))), t,
+			"the sparse form (4 · 4095 bytes) is the one valid form"),
 		mal("distinct registers as str", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).str("")), t),
 	}
 	return f
+}
+
+// denseRegs is a dense register array of 16384 bytes with the first n
+// registers set to 1, register 0 to first.
+func denseRegs(n int, first byte) []byte {
+	b := make([]byte, 1<<14)
+	for i := range n {
+		b[i] = 1
+	}
+	b[0] = first
+	return b
 }
 
 // runRead sets up a counter's partition in memory.Partitions from the
@@ -785,20 +818,7 @@ func checkTally(t *checker, raw []byte) {
 	kindsSeen := map[string]bool{}
 	for _, s := range f.Shards {
 		kindsSeen[s.Kind] = true
-		k := aggKinds[s.Kind]
-		st, err := k.build(s.Obs)
-		require.NoError(t, err, s.Name)
-		require.Equal(t, s.Hex, hex.EncodeToString(must(k.shard(s.Mutator, int64(s.ExpiresAt), st))), "%s encoding", s.Name)
-		model, merr := aggModel(s.Kind, s.Obs)
-		require.Empty(t, merr)
-		sameAgg(t, model, s.State, s.Name+": state vs model")
-		sameAgg(t, s.State, k.json(st), s.Name+": state vs implementation")
-		require.Equal(t, s.Hex, refShard(t, s.Kind, s.Mutator, int64(s.ExpiresAt), s.State), "%s reference encoding", s.Name)
-		m, e, dec, err := k.decodeShard(unhex(t, s.Hex))
-		require.NoError(t, err)
-		require.Equal(t, s.Mutator, m)
-		require.EqualValues(t, s.ExpiresAt, e)
-		sameAgg(t, s.State, k.json(dec), s.Name+": decoded")
+		t.Run("shard/"+s.Name, func(t *checker) { checkShard(t, s) })
 	}
 	require.Len(t, kindsSeen, len(aggKinds), "every aggregate kind has shard vectors")
 	for _, tv := range f.Tallies {
@@ -924,4 +944,23 @@ func encodeRefusal(r refusal) error {
 		panic("unknown encoder " + r.Encoder)
 	}
 	return err
+}
+
+// checkShard checks one shard vector: its encoding from the observations,
+// against the model and the reference writer, and its decoding.
+func checkShard(t *checker, s shardVec) {
+	k := aggKinds[s.Kind]
+	st, err := k.build(s.Obs)
+	require.NoError(t, err, s.Name)
+	require.Equal(t, s.Hex, hex.EncodeToString(must(k.shard(s.Mutator, int64(s.ExpiresAt), st))), "%s encoding", s.Name)
+	model, merr := aggModel(s.Kind, s.Obs)
+	require.Empty(t, merr)
+	sameAgg(t, model, s.State, s.Name+": state vs model")
+	sameAgg(t, s.State, k.json(st), s.Name+": state vs implementation")
+	require.Equal(t, s.Hex, refShard(t, s.Kind, s.Mutator, int64(s.ExpiresAt), s.State), "%s reference encoding", s.Name)
+	m, e, dec, err := k.decodeShard(unhex(t, s.Hex))
+	require.NoError(t, err)
+	require.Equal(t, s.Mutator, m)
+	require.EqualValues(t, s.ExpiresAt, e)
+	sameAgg(t, s.State, k.json(dec), s.Name+": decoded")
 }

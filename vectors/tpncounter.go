@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
 	"github.com/counterkit/counterkit/vectors/internal/require"
 )
@@ -136,6 +137,58 @@ type tFile struct {
 	TimeUUIDs []tTimeUUID `json:"timeuuids"`
 	Decoded   []tDecoded  `json:"decoded"`
 	Malformed []Malformed `json:"malformed"`
+	// Generated are tgcounter encodings too big to list, given as entry
+	// ranges; see tGenerated.
+	Generated []tGenerated `json:"generated_decodes"`
+}
+
+// tGenerated is a tgcounter encoding built from entry ranges, one entry
+// per id of each range, in order (the ids ascend across the ranges): a
+// live entry is [id, 1, 0, 0, [[id, 1]], []] (one transaction of amount 1,
+// named like its actor), a retired one [id, 1, 1, 0]. The format version
+// is 3 when a range is retired, else 2. Decoding it (MaxActors 4096) gives
+// Error, or, when Error is empty, a state of that Value whose encoding is
+// the input itself (HexSHA256 is its digest).
+type tGenerated struct {
+	Name      string        `json:"name"`
+	Note      string        `json:"note,omitempty"`
+	Entries   []tEntryRange `json:"entries"`
+	Error     string        `json:"error,omitempty"`
+	Value     *I64          `json:"value,omitempty"`
+	HexSHA256 string        `json:"hex_sha256"`
+}
+
+type tEntryRange struct {
+	Range   idRange `json:"range"`
+	Retired bool    `json:"retired,omitempty"`
+}
+
+func (g tGenerated) encode() []byte {
+	var es []tEntry
+	for _, r := range g.Entries {
+		for _, id := range r.Range.ids() {
+			if r.Retired {
+				es = append(es, tEntry{Actor: id, Seq: 1, Total: 1, Retired: true})
+				continue
+			}
+			es = append(es, tEntry{Actor: id, Seq: 1, History: []TxnJSON{{Txn: id, Amount: 1}}})
+		}
+	}
+	return refT(es).b
+}
+
+// decode decodes g's input and returns what it gave.
+func (g tGenerated) decode(t *checker) tGenerated {
+	in := g.encode()
+	out := g
+	out.HexSHA256, out.Value = sha256Hex(in), nil
+	err := decodeAs(t, "tgcounter", in)
+	if out.Error = kindOf(t, err); err == nil {
+		r := decodeT(t, "tgcounter", in)
+		out.Value = ip(r.value())
+		require.Equal(t, out.HexSHA256, sha256Hex(r.bytes()), "%s: re-encoding differs from the input", g.Name)
+	}
+	return out
 }
 
 // tDecoded is a valid encoding holding conflicting copies (one id with two
@@ -469,6 +522,47 @@ func genTPN(t *checker) any {
 				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
 			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
 	}
+	// The owner is the smallest actor id in byte order (SPEC.md 6.4), for
+	// ids of any lengths: not shorter first, not UTF-16 order.
+	owner := func(name, note, typ, a1 string, n1 int64, a2 string, n2 int64) tScenario {
+		return tScenario{Name: name, Note: note, Type: typ, Replicas: []string{"r1", "r2"},
+			Steps: []Step{ap("r1", a1, "T", n1), ap("r2", a2, "T", n2), mg("r1", "r2"), mg("r2", "r1"), ap("r1", a1, "T", n1), ap("r1", a2, "T", n2)}}
+	}
+	scs = append(scs,
+		owner("owner: a shorter id is not smaller", "b and ab write T concurrently with 60 and 50: ab < b in byte order, so ab's 50 counts (comparing lengths first would pick b's 60); a retry of 60 is superseded, of 50 duplicate",
+			"tgcounter", "b", 60, "ab", 50),
+		owner("owner: a prefix is smaller", "ab and a write T concurrently with 60 and 50: a, a prefix of ab, is smaller, so a's 50 counts",
+			"tgcounter", "ab", 60, "a", 50),
+		owner("owner: byte order, not UTF-16 order", "U+10000 (f0 90 80 80) and U+FB01 (ef ac 81) write T with 70 and 80: in byte order U+FB01 is smaller and its 80 counts; in UTF-16 order (d800 dc00 < fb01) U+10000's 70 would",
+			"tgcounter", "\U00010000", 70, "\ufb01", 80),
+		owner("owner across halves: a shorter id is not smaller", "b credits T with 60 and ab debits it with 50 concurrently: ab < b, so the debit counts and the value is -50",
+			"tpncounter", "b", 60, "ab", -50),
+	)
+	scs = append(scs, tScenario{Name: "status is the larger of the halves", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4},
+		Replicas: []string{"r1", "r2", "r3", "r4"},
+		Note:     "r1: b's credit T is in P's history and c's debit T folded in N; r3: c's credit W folded in P and b's debit W in N's history. On both, after the merge, the status is folded (the larger), whichever half is read first",
+		Steps: []Step{ap("r2", "c", "T", -5), ap("r2", "c", "U", -1), ap("r2", "c", "V", -1), ap("r1", "b", "T", 5), mg("r1", "r2"),
+			ap("r3", "c", "W", 5), ap("r3", "c", "X", 1), ap("r3", "c", "Y", 1), ap("r4", "b", "W", -5), mg("r3", "r4")}})
+	scs = append(scs,
+		tScenario{Name: "conflict across halves: the losing folded copy is unfolded", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4}, Replicas: []string{"r1", "r2"},
+			Note: "a folds its credit x (r1), b folds its debit x (r2: a retry of -5 there is duplicate_folded); merged, both copies are folded and a, the smaller id, owns x: a retry of 5 is duplicate_folded, of -5 superseded. When b compacts it unfolds its copy: x leaves b's folded record and total, and a retry of -5 is now conflicting_transaction; the value stays 5 + 1 + 1 - 1 - 1",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r1", "a", "y", 1), ap("r1", "a", "z", 1), ap("r2", "b", "x", -5), ap("r2", "b", "v", -1), ap("r2", "b", "w", -1),
+				ap("r2", "c", "x", -5), mg("r1", "r2"), ap("r1", "c", "x", 5), ap("r1", "c", "x", -5), cp("r1", "b"), ap("r1", "c", "x", -5), cp("r1", "a")}},
+		tScenario{Name: "conflict across halves: a folded debit owner answers duplicate_folded", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4}, Replicas: []string{"r1", "r2"},
+			Note: "a folds its debit x (r1), b credits x (r2); merged, a's folded debit owns x: a retry of -5 is duplicate_folded (the owner is folded, in N), of 5 superseded; the value is -5 - 1 - 1",
+			Steps: []Step{ap("r1", "a", "x", -5), ap("r1", "a", "y", -1), ap("r1", "a", "z", -1), ap("r2", "b", "x", 5), mg("r1", "r2"),
+				ap("r1", "c", "x", -5), ap("r1", "c", "x", 5)}},
+		tScenario{Name: "conflict across halves: forgetting waits for the other half", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1}, Replicas: []string{"r1", "r2"},
+			Note: "a credits x and b debits x concurrently; merged, a's credit owns x (both in histories, a < b). a's later writes fold x and would forget it, but N still holds b's copy, so a keeps x: were it forgotten, b's debit would count",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r2", "b", "x", -5), mg("r1", "r2"),
+				ap("r1", "a", "y1", 1), ap("r1", "a", "y2", 1), ap("r1", "a", "y3", 1), ap("r1", "a", "y4", 1), cp("r1", "a")}},
+	)
+	// The years TxnTime may give (SPEC.md 6.2): TimeUUID gives these ids a
+	// time, but one in 2262 is no time for a timed counter.
+	at := func(ts string) string { return timeid.FromParts(must(time.Parse(time.RFC3339Nano, ts)), 1, 1).String() }
+	scs = append(scs, tScenario{Name: "timed: a time in 2262 is no time", Type: "tgcounter", Options: tOptions{TxnTime: "timeuuid"}, Replicas: []string{"r"},
+		Note:  "TimeUUID gives each id a time (timeuuids lists them); the one in the last 100 ns of 2261 is accepted, those at the start of 2262 and at its last TimeUUID time (2262-04-11T23:47:16.8547758Z) are invalid_txn",
+		Steps: []Step{ap("r", "a", at("2261-12-31T23:59:59.9999999Z"), 1), ap("r", "a", at("2262-01-01T00:00:00Z"), 2), ap("r", "a", at("2262-04-11T23:47:16.8547758Z"), 3)}})
 	// Merge order after seq (SPEC.md 6.5): one actor ran twice at once, so
 	// two replicas hold entries of equal seq; each scenario is built so that
 	// skipping the tie-breaker in question picks the other entry.
@@ -514,6 +608,11 @@ func genTPN(t *checker) any {
 			Note:     "a makes four credits and a debit (one credit folded, one forgotten); b one credit. Retiring a keeps seq and value: total = every amount a counted, no history, no folded record, and the state encodes in version 3 (a retired entry has four fields). Retiring again, or an actor without an entry, changes nothing; an invalid actor is invalid_actor. An untimed retry of a's transaction counts again (the documented limit)",
 			Steps: []Step{ap("r", "a", "t1", 1), ap("r", "a", "t2", 2), ap("r", "a", "t3", 4), ap("r", "a", "t4", 8), ap("r", "a", "d1", -16), ap("r", "b", "t5", 32),
 				rt("r", "a"), rt("r", "a"), rt("r", "z"), rt("r", ""), beyond(ap("r", "b", "t4", 8))}},
+		tScenario{Name: "retire: both halves or neither", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note: "r1: a credits t1 (held by a alone) and debits t2, which b also debited (merged from r2): retiring a is declined and neither of a's entries changes, although its P entry alone could retire; x, holding nothing shared, retires in both halves. r3: c credits t3 and d debits t3 (merged from r4: one id in both halves): retiring c or d is declined",
+			Steps: []Step{ap("r1", "a", "t1", 5), ap("r1", "a", "t2", -3), ap("r2", "b", "t2", -3), mg("r1", "r2"), ap("r1", "x", "t4", 7), ap("r1", "x", "t5", -2),
+				rt("r1", "a"), rt("r1", "x"),
+				ap("r3", "c", "t3", 4), ap("r4", "d", "t3", -4), mg("r3", "r4"), rt("r3", "c"), rt("r3", "d")}},
 		tScenario{Name: "retire: declined while another actor holds one of its transactions", Type: "tgcounter", Replicas: []string{"r1", "r2"},
 			Note: "a and b both hold x (delivered to both at once); retiring either is declined (changed false) until b drops its copy (a, the smaller id, owns x), after which b can be retired, not a",
 			Steps: []Step{ap("r1", "a", "x", 5), ap("r1", "a", "y", 1), ap("r2", "b", "x", 5), mg("r1", "r2"),
@@ -603,7 +702,10 @@ func genTPN(t *checker) any {
 	var tus []tTimeUUID
 	for _, id := range []string{tu(1), "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "6ba7b810-9dad-41d1-80b4-00c04fd430c8",
 		"6ba7b8109dad11d180b400c04fd430c8", "6BA7B810-9DAD-11D1-80B4-00C04FD430C8", "urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8", "t1",
-		"00000000-0000-1000-8000-000000000000", "ffffffff-ffff-1fff-8000-000000000000", "6ba7b810-9dad-11d1-00b4-00c04fd430c8"} {
+		"00000000-0000-1000-8000-000000000000", "ffffffff-ffff-1fff-8000-000000000000", "6ba7b810-9dad-11d1-00b4-00c04fd430c8",
+		timeid.FromParts(time.Date(2261, 12, 31, 23, 59, 59, 999999900, time.UTC), 1, 1).String(),
+		timeid.FromParts(time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC), 1, 1).String(),
+		timeid.FromParts(time.Date(2262, 4, 11, 23, 47, 16, 854775800, time.UTC), 1, 1).String()} {
 		at, ok := tpncounter.TimeUUID(crdt.TxnID(id))
 		c := tTimeUUID{ID: id, Valid: ok}
 		if ok {
@@ -645,8 +747,23 @@ func genTPN(t *checker) any {
 		dv.Hex, dv.Value, dv.Conflicts = enc.hex(), I64(r.value()), r.state().Conflicts
 		decoded = append(decoded, dv)
 	}
+	er := func(prefix string, count int, retired bool) tEntryRange {
+		return tEntryRange{Range: idRange{Prefix: prefix, First: 1, Count: count, Width: 5}, Retired: retired}
+	}
+	var gens []tGenerated
+	for _, g := range []tGenerated{
+		{Name: "4097 live entries and one retired", Entries: []tEntryRange{er("a", 4097, false), er("r", 1, true)},
+			Note: "version 3 allows MaxActors + 65536 entries in the header; the live ones are still at most MaxActors"},
+		{Name: "4096 live entries and one retired", Entries: []tEntryRange{er("a", 4096, false), er("r", 1, true)}},
+		{Name: "65537 retired entries", Entries: []tEntryRange{er("r", 65537, true)}},
+		{Name: "4096 live entries and 65536 retired", Entries: []tEntryRange{er("a", 4096, false), er("r", 65536, true)},
+			Note: "69632 entries: retired entries do not count against MaxActors"},
+	} {
+		gens = append(gens, g.decode(t))
+	}
 	return tFile{
-		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them.",
+		Generated: gens,
+		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
@@ -672,6 +789,17 @@ func genTPN(t *checker) any {
 			mal("negative forgot", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(-1).arr(0).arr(0).b, t),
 			mal("more actors than MaxActors (4096)", g, env(g, 2).arr(4097).b, t),
 			mal("more than 4096 txns in one entry", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(4097).b, t),
+			mal("seq 2^63", g, env(g, 2).arr(1).arr(6).str("a").uint(1<<63).int(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t,
+				"seq is a uint on the wire but at most 2^63-1"),
+			mal("seq 2^64-1", g, env(g, 2).arr(1).arr(6).str("a").uint(math.MaxUint64).int(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t),
+			mal("v3: retired entry of seq 2^63", g, env(g, 3).arr(1).arr(4).str("a").uint(1<<63).int(5).int(0).b, t),
+			mal("folded longer than 4096 minus the history", g, env(g, 2).arr(1).arr(6).str("a").uint(2).int(5).int(0).arr(1).arr(2).str("t1").int(5).raw(0xdc, 0x10, 0x00).b, t,
+				"one txn read, then a folded header of 4096 (above 4095) with nothing after it: too_large from the header"),
+			mal("folded of 4095 after one txn, bytes missing", g, env(g, 2).arr(1).arr(6).str("a").uint(2).int(5).int(0).arr(1).arr(2).str("t1").int(5).raw(0xdc, 0x0f, 0xff).b, t,
+				"4095 is within the cap: the header passes, and the missing bytes are corrupt"),
+			mal("v3: more entries than MaxActors + 65536", g, env(g, 3).arr(4096+65536+1).b, t),
+			mal("v3: MaxActors + 65536 entries, bytes missing", g, env(g, 3).arr(4096+65536).b, t,
+				"69632 entries are within the version 3 cap: the missing bytes are corrupt"),
 			mal("seq as negative int", g, env(g, 2).arr(1).arr(6).str("a").int(-1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
@@ -1085,7 +1213,7 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 		return "invalid_txn", "", false
 	case n <= 0 && typ == "tgcounter":
 		return "invalid_amount", "", false
-	case m.timed && !refTimeUUID(x).Valid:
+	case m.timed && !refHasTime(x):
 		return "invalid_txn", "", false
 	case m.timed && m.skew > 0 && int64(refTimeUUID(x).Nanos) > m.now+m.skew:
 		return "outside_window", "", false
@@ -1455,6 +1583,34 @@ func checkTPN(t *checker, raw []byte) {
 		})
 	}
 	checkMalformed(t, f.Malformed)
+	require.NotEmpty(t, f.Generated)
+	for _, g := range f.Generated {
+		t.Run("generated decode/"+g.Name, func(t *checker) {
+			// The model: at most MaxActors (4096) live entries and 65536
+			// retired ones; each entry counts 1.
+			var live, retired int
+			for _, r := range g.Entries {
+				if r.Retired {
+					retired += r.Range.Count
+				} else {
+					live += r.Range.Count
+				}
+			}
+			want := ""
+			if live > 4096 || retired > 65536 {
+				want = "too_large"
+			}
+			require.Equal(t, want, g.Error, "model disagrees with the vector")
+			got := g.decode(t)
+			require.Equal(t, g.HexSHA256, got.HexSHA256, "input digest")
+			requireKind(t, g.Error, errorOf(got.Error))
+			if g.Error == "" {
+				require.NotNil(t, g.Value)
+				require.EqualValues(t, live+retired, int64(*g.Value), "value vs model")
+				require.Equal(t, *g.Value, *got.Value, "value decoded")
+			}
+		})
+	}
 }
 
 // refTimeUUID is SPEC.md 6.1's TimeUUID, written from the RFC 4122 layout:
@@ -1477,6 +1633,14 @@ func refTimeUUID(id string) tTimeUUID {
 	}
 	out.Valid, out.Nanos = true, I64((int64(ticks)-gregorianToUnix)*100)
 	return out
+}
+
+// refHasTime is SPEC.md 6.2's rule for a timed counter: an id has a time
+// only when TimeUUID gives one in the years 1970 to 2261 (a TimeUUID time
+// in 2262 is no time).
+func refHasTime(id string) bool {
+	tu := refTimeUUID(id)
+	return tu.Valid && tu.Nanos > 0 && time.Unix(0, int64(tu.Nanos)).UTC().Year() <= 2261
 }
 
 // checkTDigest checks a generated scenario's digests against the replicas
