@@ -4,7 +4,7 @@ go 1.24
 
 require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
-	github.com/counterkit/counterkit v0.0.0-00010101000000-000000000000
+	github.com/counterkit/counterkit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 )

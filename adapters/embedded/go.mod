@@ -3,7 +3,7 @@ module github.com/counterkit/counterkit/adapters/embedded
 go 1.25.0
 
 require (
-	github.com/counterkit/counterkit v0.0.0
+	github.com/counterkit/counterkit v0.1.0
 	go.etcd.io/bbolt v1.5.0
 )
 

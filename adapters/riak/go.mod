@@ -4,7 +4,7 @@ go 1.24
 
 require (
 	github.com/basho/riak-go-client v1.7.0
-	github.com/counterkit/counterkit v0.0.0-00010101000000-000000000000
+	github.com/counterkit/counterkit v0.1.0
 	github.com/golang/protobuf v1.5.4
 	github.com/stretchr/testify v1.12.1
 )

@@ -8,8 +8,8 @@ replace github.com/counterkit/counterkit/adapters/cassandra => ../../adapters/ca
 
 require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
-	github.com/counterkit/counterkit v0.0.0
-	github.com/counterkit/counterkit/adapters/cassandra v0.0.0-00010101000000-000000000000
+	github.com/counterkit/counterkit v0.1.0
+	github.com/counterkit/counterkit/adapters/cassandra v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 

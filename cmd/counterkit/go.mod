@@ -7,10 +7,10 @@ replace github.com/counterkit/counterkit => ../..
 require (
 	github.com/apache/cassandra-gocql-driver/v2 v2.1.2
 	github.com/basho/riak-go-client v1.7.0
-	github.com/counterkit/counterkit v0.0.0
-	github.com/counterkit/counterkit/adapters/cassandra v0.0.0-00010101000000-000000000000
-	github.com/counterkit/counterkit/adapters/embedded v0.0.0-00010101000000-000000000000
-	github.com/counterkit/counterkit/adapters/riak v0.0.0-00010101000000-000000000000
+	github.com/counterkit/counterkit v0.1.0
+	github.com/counterkit/counterkit/adapters/cassandra v0.1.0
+	github.com/counterkit/counterkit/adapters/embedded v0.1.0
+	github.com/counterkit/counterkit/adapters/riak v0.1.0
 	github.com/spf13/pflag v1.1.0
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1

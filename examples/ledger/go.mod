@@ -8,8 +8,8 @@ replace (
 )
 
 require (
-	github.com/counterkit/counterkit v0.0.0
-	github.com/counterkit/counterkit/adapters/embedded v0.0.0-00010101000000-000000000000
+	github.com/counterkit/counterkit v0.1.0
+	github.com/counterkit/counterkit/adapters/embedded v0.1.0
 )
 
 require (

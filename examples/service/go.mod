@@ -9,8 +9,8 @@ replace (
 )
 
 require (
-	github.com/counterkit/counterkit v0.0.0
-	github.com/counterkit/counterkit/adapters/embedded v0.0.0
+	github.com/counterkit/counterkit v0.1.0
+	github.com/counterkit/counterkit/adapters/embedded v0.1.0
 	github.com/counterkit/counterkit/observe/ckotel v0.0.0
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/otlptranslator v1.0.0

@@ -5,7 +5,7 @@ go 1.25.0
 replace github.com/counterkit/counterkit => ../..
 
 require (
-	github.com/counterkit/counterkit v0.0.0-00010101000000-000000000000
+	github.com/counterkit/counterkit v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.46.0
 	go.opentelemetry.io/otel/metric v1.46.0
