@@ -405,7 +405,7 @@ func TestVersion(t *testing.T) {
 	code, out, errOut = runCmd(t, "", "version")
 	require.Equal(t, 0, code, errOut)
 	require.Regexp(t, `(?m)^module +github.com/counterkit/counterkit/cmd/counterkit$`, out)
-	require.Regexp(t, `(?m)^library +github.com/counterkit/counterkit v0.0.0 => ../..`, out)
+	require.Regexp(t, `(?m)^library +github.com/counterkit/counterkit v\d+\.\d+\.\d+\S* => ../..`, out)
 }
 
 // snakeCase reports the first key of a JSON document that is not
