@@ -763,7 +763,7 @@ func genTPN(t *checker) any {
 	}
 	return tFile{
 		Generated: gens,
-		Comment:   "Transactional counters (SPEC.md section 6). Format version 2. tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
+		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
