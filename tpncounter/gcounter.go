@@ -27,7 +27,7 @@ const (
 	// DuplicateFolded means the transaction was recognised through a folded
 	// record: it is already counted in an actor's total and nothing changed.
 	// It also warns that the retry arrived late, near the edge of the window
-	// (see the package documentation).
+	// (SPEC.md 6.8).
 	DuplicateFolded
 
 	// Superseded means the transaction is held with this amount, but a copy
@@ -78,8 +78,8 @@ type Entry struct {
 // GCounter is a grow-only counter of transactions (the TGCounter): every
 // actor owns one entry holding a folded total, its recent transactions and a
 // record of recently folded ones. Its value counts every distinct transaction
-// once however many actors hold it. See the package documentation for the
-// rules that keep this exact while histories fold.
+// once however many actors hold it. SPEC.md 6.4 gives the rules that keep
+// this exact while histories fold.
 //
 // The zero value is an empty counter with default Options. A GCounter is not
 // safe for concurrent use; callers serialise access.

@@ -1,5 +1,44 @@
 package tpncounter
 
+// Implementation notes (cost).
+//
+// Each actor's folded record and history sit in one ring of 16-byte items,
+// with the ids in one byte arena per actor (4 bytes of offset and length
+// per item): folding and forgetting move a boundary, appending writes the
+// next slot and the id's bytes, and nothing is copied or allocated in the
+// steady state but the occasional move of the live ids to the front of the
+// arena. The index is an open-addressing
+// table whose entries point straight at the ring item of a transaction's
+// only holder; a transaction two or more actors hold gets a small record
+// listing them instead. An Apply of a new transaction therefore reads one
+// table cache line, its actor's ring and nothing else; a duplicate check
+// reads the table line and the item it points to. The table entry of a
+// forgotten transaction is left in place and recognised as stale (its ring
+// position no longer holds that id as a live item) until a rebuild from the
+// rings drops all of them, at most once per a third as many forgotten
+// transactions as there are live ones. Decoding allocates each part of the
+// state once at its final size, rings exactly as long as their entries (see
+// FormatVersion). BENCHMARKS.md has the figures.
+//
+// Encoding costs what changed. Each entry keeps its encoding once it has
+// been encoded, until it changes (its sequence number moves) or is
+// replaced, so MarshalBinary re-encodes only the entries changed since the
+// last one and copies the rest into one buffer sized in advance; the price
+// is the encoded size again in memory. MergeBinary is the read side: it
+// merges an encoded state into a counter, skipping without decoding every
+// entry whose bytes equal the encoding of the counter's own entry for that
+// actor. A reader that keeps one counter and merges each state it fetches
+// into it, as the ledger does, decodes only what other writers changed.
+//
+// Retired entries read from an encoding (by UnmarshalBinary, MergeBinary,
+// or a Merge of such a state) are held as their encodings alone, in one
+// block per half with one offset each: no object per retired actor, so
+// that the garbage collector does not visit them, and MarshalBinary copies
+// the run of them between two other entries at once. Value, Apply and
+// Compact by other actors, and the duplicate checks never read them; one
+// becomes an ordinary retired entry when its actor writes again or a
+// merge replaces it.
+
 import (
 	"hash/maphash"
 	"math"

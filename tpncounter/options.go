@@ -10,8 +10,8 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Defaults and hard limits. See the package documentation for how the two
-// lengths bound the retry window.
+// Defaults and hard limits. SPEC.md 6.8 gives how the two lengths bound
+// the retry window.
 const (
 	// DefaultHistoryLength is the number of recent transactions an actor keeps
 	// in its history when Options.HistoryLength is zero: 10 recognises a

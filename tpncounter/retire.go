@@ -43,13 +43,13 @@ const MaxRetired = 1 << 16
 //     instead of counting it twice; untimed, it is counted again. Retire
 //     only actors that have stopped writing for longer than any retry of
 //     their transactions can take (the ledger's ledger.Options.RetireAfter).
-//   - The exactly-once assumption of the package documentation applies as
-//     it does to forgetting: every state holding one of the actor's
+//   - The exactly-once assumption of SPEC.md 6.8 applies as it does to
+//     forgetting: every state holding one of the actor's
 //     transactions must be merged before the actor is retired.
 //
 // A retired entry costs its actor id and three integers; one read from an
-// encoding is held as its encoding alone (see the package documentation,
-// Cost). Retired entries are bounded by MaxRetired per half and do not
+// encoding is held as its encoding alone (see the implementation notes at
+// the top of index.go). Retired entries are bounded by MaxRetired per half and do not
 // count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)

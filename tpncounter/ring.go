@@ -209,7 +209,7 @@ func (e *entry) txns(from, to uint32) []Txn {
 }
 
 // compareEntries orders two entries of one actor: by seq, then (only when an
-// actor has forked, see the package documentation) by content, so that Merge
+// actor has forked, SPEC.md 6.5) by content, so that Merge
 // picks the same winner in every order.
 func compareEntries(a, b *entry) int {
 	if c := cmp.Compare(a.seq, b.seq); c != 0 {
