@@ -3,7 +3,6 @@ package embedded_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -42,26 +41,7 @@ func BenchmarkGroupVsBatch(b *testing.B) {
 				s := db.Siblings()
 				ops[i] = func(k uint64) error { return s.Put(ctx, benchKey(k), "actor", benchValue, nil) }
 			}
-			phase := func(op func(uint64) error, count int) time.Duration {
-				start := time.Now()
-				var wg sync.WaitGroup
-				var left atomic.Int64
-				left.Store(int64(count))
-				for range g {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for left.Add(-1) >= 0 {
-							if err := op(n.Add(1)); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					}()
-				}
-				wg.Wait()
-				return time.Since(start)
-			}
+			phase := func(op func(uint64) error, count int) time.Duration { return runPhase(b, g, &n, op, count) }
 			chunk := 4 * g
 			took := make([]time.Duration, len(variants))
 			for done := 0; done < b.N; done += chunk {

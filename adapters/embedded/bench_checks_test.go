@@ -138,34 +138,7 @@ func alternate(b *testing.B, g int, ops [2]func(uint64) error) {
 	b.ReportAllocs()
 	var n atomic.Uint64
 	var took [2]time.Duration
-	phase := func(op func(uint64) error, count int) time.Duration {
-		start := time.Now()
-		if g == 1 {
-			for range count {
-				if err := op(n.Add(1)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			return time.Since(start)
-		}
-		var wg sync.WaitGroup
-		var left atomic.Int64
-		left.Store(int64(count))
-		for range g {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for left.Add(-1) >= 0 {
-					if err := op(n.Add(1)); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		return time.Since(start)
-	}
+	phase := func(op func(uint64) error, count int) time.Duration { return runPhase(b, g, &n, op, count) }
 	chunk := 1
 	if g > 1 {
 		chunk = 2 * g

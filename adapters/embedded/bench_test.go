@@ -201,34 +201,7 @@ func BenchmarkVsRaw(b *testing.B) {
 				b.ReportAllocs()
 				var n atomic.Uint64
 				var tA, tR time.Duration
-				phase := func(op func(uint64) error, ops int) time.Duration {
-					start := time.Now()
-					if g == 1 { // inline: no goroutine wake-up in the figure
-						for range ops {
-							if err := op(n.Add(1)); err != nil {
-								b.Fatal(err)
-							}
-						}
-						return time.Since(start)
-					}
-					var wg sync.WaitGroup
-					var left atomic.Int64
-					left.Store(int64(ops))
-					for range g {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for left.Add(-1) >= 0 {
-								if err := op(n.Add(1)); err != nil {
-									b.Error(err)
-									return
-								}
-							}
-						}()
-					}
-					wg.Wait()
-					return time.Since(start)
-				}
+				phase := func(op func(uint64) error, ops int) time.Duration { return runPhase(b, g, &n, op, ops) }
 				chunk := 1 // one goroutine: alternate every write
 				if g > 1 {
 					chunk = 2 * g
@@ -244,4 +217,36 @@ func BenchmarkVsRaw(b *testing.B) {
 			})
 		}
 	}
+}
+
+// runPhase runs count calls of op, numbered from n, on g goroutines (inline
+// when g is 1, so that no goroutine wake-up is in the figure), and returns
+// how long they took. A failed call fails b.
+func runPhase(b *testing.B, g int, n *atomic.Uint64, op func(uint64) error, count int) time.Duration {
+	start := time.Now()
+	if g == 1 {
+		for range count {
+			if err := op(n.Add(1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return time.Since(start)
+	}
+	var wg sync.WaitGroup
+	var left atomic.Int64
+	left.Store(int64(count))
+	for range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for left.Add(-1) >= 0 {
+				if err := op(n.Add(1)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
 }
