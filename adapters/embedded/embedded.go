@@ -679,8 +679,16 @@ func (d *DB) Verify() error {
 	}
 	if d.opts.unchecked {
 		return d.view(func(tx *bolt.Tx) error {
+			// The engine checks in a goroutine of its own, using tx: read
+			// the channel to its end before tx closes.
+			var first error
 			for err := range tx.Check() {
-				return fmt.Errorf("embedded: %s fails the engine's check: %w: %w", d.path, crdt.ErrCorruptEncoding, err)
+				if first == nil {
+					first = fmt.Errorf("embedded: %s fails the engine's check: %w: %w", d.path, crdt.ErrCorruptEncoding, err)
+				}
+			}
+			if first != nil {
+				return first
 			}
 			return d.checkRecords(tx)
 		})
