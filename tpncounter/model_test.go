@@ -227,7 +227,6 @@ func rvCheck(c *Counter, pool []crdt.TxnID) error {
 	}
 	pv, nv := rvView(&c.p), rvView(&c.n)
 	value := new(big.Int).Sub(pv.value, nv.value)
-	conflicts := 0
 	for x, po := range pv.owner {
 		if no, ok := nv.owner[x]; ok {
 			if rvDebitOwns(pv, nv, x) {
@@ -240,18 +239,29 @@ func rvCheck(c *Counter, pool []crdt.TxnID) error {
 	if !fitsBig(value) || value.Int64() != c.Value() {
 		return fmt.Errorf("Counter.Value %d, brute %s", c.Value(), value)
 	}
-	for x, cs := range pv.copies {
-		if _, both := nv.copies[x]; both || slices.ContainsFunc(cs, func(c Copy) bool { return c.Amount != cs[0].Amount }) {
-			conflicts++
+	// An id is one conflict however many ways it conflicts: held in both
+	// halves, with two amounts in P, with two amounts in N.
+	conflicted := map[crdt.TxnID]bool{}
+	for _, half := range []map[crdt.TxnID][]Copy{pv.copies, nv.copies} {
+		for x, cs := range half {
+			_, inP := pv.copies[x]
+			_, inN := nv.copies[x]
+			if inP && inN || slices.ContainsFunc(cs, func(c Copy) bool { return c.Amount != cs[0].Amount }) {
+				conflicted[x] = true
+			}
 		}
 	}
-	for _, cs := range nv.copies {
-		if slices.ContainsFunc(cs, func(c Copy) bool { return c.Amount != cs[0].Amount }) {
-			conflicts++
-		}
+	conflicts := len(conflicted)
+	var got, want []crdt.TxnID
+	for _, k := range c.Conflicts() {
+		got = append(got, k.ID)
 	}
-	if got := c.Conflicts(); len(got) != conflicts {
-		return fmt.Errorf("Counter.Conflicts lists %d, brute %d", len(got), conflicts)
+	for x := range conflicted {
+		want = append(want, x)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("Counter.Conflicts lists %v, brute %v", got, want)
 	}
 	if conflicts > 0 && forcedHash == nil {
 		modelStats["conflicted states"]++
