@@ -15,7 +15,7 @@
 // importing the core never pulls a driver or an engine, a durable embedded
 // store (adapters/embedded), Apache Cassandra (adapters/cassandra) and Riak
 // KV (adapters/riak). A new backend implements one or both shapes and runs
-// store/storetest's suites.
+// package conformance.
 //
 // # Which counter
 //

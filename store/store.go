@@ -17,9 +17,10 @@
 // windowed delta log, the tombstone balance and the sharded tally use it.
 //
 // A new backend implements Siblings, Partitions, or both, and a
-// storetest.Harness, and calls storetest.Run: the shapes' contract checks
-// and the behaviour suites of every driver built on them. Package
-// store/faulty wraps either shape with seeded faults for tests.
+// conformance.Harness, and calls conformance.Run: the shapes' contract
+// checks (store/storetest) and the behaviour suites of every driver built
+// on them. Package store/faulty wraps either shape with seeded faults for
+// tests.
 //
 // # Limits
 //

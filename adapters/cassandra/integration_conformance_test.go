@@ -1,8 +1,8 @@
 package cassandra
 
-// The shared suites, one call each, through eachTarget: on the model of
-// Cassandra's rules in CI, and on the real cluster named by
-// CASSANDRA_HOSTS (see harness_test.go), whose subtest skips with the
+// The drivers' shared suites (package conformance), through eachTarget:
+// on the model of Cassandra's rules in CI, and on the real cluster named
+// by CASSANDRA_HOSTS (see harness_test.go), whose subtest skips with the
 // harness's reason when it is not set. Subtests share the tables and use
 // keys of their own. model_conformance_test.go runs two of them on the
 // model again with small scan pages.
@@ -10,26 +10,21 @@ package cassandra
 import (
 	"testing"
 
-	"github.com/counterkit/counterkit/balance/balancetest"
-	"github.com/counterkit/counterkit/bounded/boundedtest"
-	"github.com/counterkit/counterkit/deltalog/deltalogtest"
-	"github.com/counterkit/counterkit/ledger/ledgertest"
-	"github.com/counterkit/counterkit/statestore/statestoretest"
+	"github.com/counterkit/counterkit/conformance"
 	"github.com/counterkit/counterkit/store"
-	"github.com/counterkit/counterkit/tally/tallytest"
 )
 
-func TestConformanceStateStore(t *testing.T) {
-	eachTarget(t, onSiblings(Options{}, statestoretest.Run))
+// TestConformanceSiblings runs the drivers built on store.Siblings
+// (conformance.Siblings: ledger, statestore, bounded).
+func TestConformanceSiblings(t *testing.T) {
+	eachTarget(t, onSiblings(Options{}, conformance.Siblings))
 }
-func TestConformanceLedger(t *testing.T)  { eachTarget(t, onSiblings(Options{}, ledgertest.Run)) }
-func TestConformanceBounded(t *testing.T) { eachTarget(t, onSiblings(Options{}, boundedtest.Run)) }
-func TestConformanceTally(t *testing.T)   { eachTarget(t, onPartitions(Options{}, tallytest.Run)) }
-func TestConformanceBalance(t *testing.T) { eachTarget(t, onPartitions(Options{}, balancetest.Run)) }
 
-// Long scans cross many pages.
-func TestConformanceDeltalog(t *testing.T) {
-	eachTarget(t, onPartitions(Options{ScanPageSize: 97}, deltalogtest.Run))
+// TestConformancePartitions runs the drivers built on store.Partitions
+// (conformance.Partitions: tally, deltalog, balance); long scans cross
+// many pages.
+func TestConformancePartitions(t *testing.T) {
+	eachTarget(t, onPartitions(Options{ScanPageSize: 97}, conformance.Partitions))
 }
 
 // onSiblings and onPartitions run a suite on a target's store of that

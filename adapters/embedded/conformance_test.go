@@ -6,7 +6,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/store"
-	"github.com/counterkit/counterkit/store/storetest"
+	"github.com/counterkit/counterkit/conformance"
 )
 
 // harness makes every store in a fresh data directory. Partitions read
@@ -25,16 +25,16 @@ func (harness) MakePartitions(_ context.Context, t testing.TB) (store.Partitions
 
 func (harness) Close() {}
 
-func newHarness(context.Context, testing.TB) (storetest.Harness, error) { return harness{}, nil }
+func newHarness(context.Context, testing.TB) (conformance.Harness, error) { return harness{}, nil }
 
 // TestConformance is the whole conformance run: the store kit's checks of
 // both shapes and every driver's behaviours (ledger, statestore, tally,
 // deltalog, balance) on this backend.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, newHarness)
+	conformance.Run(t, newHarness)
 }
 
 func BenchmarkConformance(b *testing.B) {
-	storetest.Benchmark(b, newHarness)
+	conformance.Benchmark(b, newHarness)
 }

@@ -1,25 +1,39 @@
 package memory_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/conformance"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/store/storetest"
 )
 
-func TestSiblingsConformance(t *testing.T) {
-	storetest.RunSiblings(t, func(*testing.T) store.Siblings { return memory.NewSiblings() })
+// harness makes memory stores; Partitions read three rows per page, so
+// that every scan crosses many page boundaries.
+type harness struct{}
+
+func (harness) MakeSiblings(context.Context, testing.TB) (store.Siblings, error) {
+	return memory.NewSiblings(), nil
 }
 
+func (harness) MakePartitions(context.Context, testing.TB) (store.Partitions, error) {
+	return &memory.Partitions{PageSize: 3}, nil
+}
+
+func (harness) Close() {}
+
+func newHarness(context.Context, testing.TB) (conformance.Harness, error) { return harness{}, nil }
+
+// TestConformance is the whole conformance run: the store kit's checks of
+// both shapes and every driver's behaviours on this backend.
+func TestConformance(t *testing.T) { conformance.Run(t, newHarness) }
+
+// Pages of the default size hold whole partitions.
 func TestPartitionsConformance(t *testing.T) {
 	storetest.RunPartitions(t, func(*testing.T) store.Partitions { return memory.NewPartitions() })
-}
-
-// Small pages make every scan cross many page boundaries.
-func TestPartitionsSmallPagesConformance(t *testing.T) {
-	storetest.RunPartitions(t, func(*testing.T) store.Partitions { return &memory.Partitions{PageSize: 3} })
 }
 
 // The fault wrappers with no faults configured keep the contracts.
@@ -36,10 +50,4 @@ func TestFaultyShapesWithoutFaultsConform(t *testing.T) {
 	})
 }
 
-func BenchmarkSiblings(b *testing.B) {
-	storetest.BenchmarkSiblings(b, func(*testing.B) store.Siblings { return memory.NewSiblings() })
-}
-
-func BenchmarkPartitions(b *testing.B) {
-	storetest.BenchmarkPartitions(b, func(*testing.B) store.Partitions { return memory.NewPartitions() })
-}
+func BenchmarkConformance(b *testing.B) { conformance.Benchmark(b, newHarness) }

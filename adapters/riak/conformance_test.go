@@ -4,9 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/counterkit/counterkit/bounded/boundedtest"
-	"github.com/counterkit/counterkit/ledger/ledgertest"
-	"github.com/counterkit/counterkit/statestore/statestoretest"
+	"github.com/counterkit/counterkit/conformance"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -28,16 +26,10 @@ func openSiblings(t *testing.T, b backend) store.Siblings {
 	return newStore(t, newClusterTimeout(t, tg.addr, suiteRequestTimeout), tg.opts)
 }
 
-// TestStatestoreBehaviours runs statestore's behaviours (gcounter and
-// pncounter states loaded, updated and saved) over riak.Siblings.
-func TestStatestoreBehaviours(t *testing.T) { eachBackend(t, suiteOn(statestoretest.Run)) }
-
-// TestLedgerBehaviours runs the ledger's behaviours over riak.Siblings.
-func TestLedgerBehaviours(t *testing.T) { eachBackend(t, suiteOn(ledgertest.Run)) }
-
-// TestBoundedBehaviours runs the bounded counter's Account behaviours over
+// TestDrivers runs the behaviour suite of every driver built on
+// store.Siblings (conformance.Siblings: ledger, statestore, bounded) over
 // riak.Siblings.
-func TestBoundedBehaviours(t *testing.T) { eachBackend(t, suiteOn(boundedtest.Run)) }
+func TestDrivers(t *testing.T) { eachBackend(t, suiteOn(conformance.Siblings)) }
 
 // suiteOn runs a behaviour suite on a backend, each of its subtests on a
 // fresh store (openSiblings).

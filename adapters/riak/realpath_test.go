@@ -25,7 +25,7 @@ func TestRealRiakPathOnTheDouble(t *testing.T) {
 			t.Setenv(EnvRiakAddr, srv.Addr())
 			t.Setenv(EnvRiakBucketType, typ)
 			t.Run("kit", TestSiblingsConformance)
-			t.Run("ledger", TestLedgerBehaviours)
+			t.Run("drivers", TestDrivers)
 			t.Run("contended", TestBackendContendedWrite)
 		})
 	}

@@ -1,0 +1,148 @@
+// Package conformance is what every backend of package store runs: the
+// contract checks of the two storage shapes (store/storetest) and the
+// behaviour suites of every driver built on each shape. A suite added here
+// reaches every backend.
+//
+// A backend that makes fresh stores in a plain way implements Harness and
+// calls Run and Benchmark:
+//
+//	func TestConformance(t *testing.T) { conformance.Run(t, newHarness) }
+//
+// A backend that must adapt the shape checks (Cassandra keeps one row per
+// actor and creates tables per check; Riak's default bucket type has no
+// dotted version vectors) runs storetest.RunSiblings and
+// storetest.RunPartitions its own way, and the drivers through Siblings
+// and Partitions:
+//
+//	func TestDrivers(t *testing.T) { conformance.Siblings(t, newSiblings) }
+package conformance
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/counterkit/counterkit/balance/balancetest"
+	"github.com/counterkit/counterkit/bounded/boundedtest"
+	"github.com/counterkit/counterkit/deltalog/deltalogtest"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
+	"github.com/counterkit/counterkit/statestore/statestoretest"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/storetest"
+	"github.com/counterkit/counterkit/tally/tallytest"
+)
+
+// suite is one driver's behaviour suite over a store of shape S.
+type suite[S any] struct {
+	name string
+	run  func(*testing.T, func(*testing.T) S)
+}
+
+// The drivers of each shape.
+var (
+	siblingsSuites = []suite[store.Siblings]{
+		{"ledger", ledgertest.Run},
+		{"statestore", statestoretest.Run},
+		{"bounded", boundedtest.Run},
+	}
+	partitionsSuites = []suite[store.Partitions]{
+		{"tally", tallytest.Run},
+		{"deltalog", deltalogtest.Run},
+		{"balance", balancetest.Run},
+	}
+)
+
+// Siblings runs the behaviour suite of every driver built on store.Siblings
+// (ledger, statestore, bounded), each as a subtest named for the driver,
+// every check on a store newStore returns.
+func Siblings(t *testing.T, newStore func(t *testing.T) store.Siblings) {
+	runSuites(t, siblingsSuites, newStore)
+}
+
+// Partitions runs the behaviour suite of every driver built on
+// store.Partitions (tally, deltalog, balance), as Siblings does.
+func Partitions(t *testing.T, newStore func(t *testing.T) store.Partitions) {
+	runSuites(t, partitionsSuites, newStore)
+}
+
+func runSuites[S any](t *testing.T, suites []suite[S], newStore func(t *testing.T) S) {
+	for _, s := range suites {
+		t.Run(s.name, func(t *testing.T) { s.run(t, newStore) })
+	}
+}
+
+// Harness makes fresh stores of one backend, for Run and Benchmark.
+type Harness interface {
+	// MakeSiblings returns an empty Siblings store, or an error wrapping
+	// errors.ErrUnsupported if the backend has none.
+	MakeSiblings(ctx context.Context, t testing.TB) (store.Siblings, error)
+	// MakePartitions returns an empty Partitions store, or an error
+	// wrapping errors.ErrUnsupported if the backend has none.
+	MakePartitions(ctx context.Context, t testing.TB) (store.Partitions, error)
+	// Close releases what the harness holds.
+	Close()
+}
+
+// HarnessMaker returns a new Harness.
+type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
+
+// Run is the whole conformance run of a backend, for the shapes the
+// harness makes (a shape whose first Make call fails with
+// errors.ErrUnsupported is skipped): under subtest "Siblings",
+// storetest.RunSiblings and Siblings; under "Partitions",
+// storetest.RunPartitions and Partitions.
+func Run(t *testing.T, newHarness HarnessMaker) {
+	h := open(t, newHarness)
+	newSiblings := func(t *testing.T) store.Siblings { return must(h.MakeSiblings(t.Context(), t))(t) }
+	newPartitions := func(t *testing.T) store.Partitions { return must(h.MakePartitions(t.Context(), t))(t) }
+	t.Run("Siblings", func(t *testing.T) {
+		if _, err := h.MakeSiblings(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
+			t.Skip(err)
+		}
+		storetest.RunSiblings(t, newSiblings)
+		Siblings(t, newSiblings)
+	})
+	t.Run("Partitions", func(t *testing.T) {
+		if _, err := h.MakePartitions(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
+			t.Skip(err)
+		}
+		storetest.RunPartitions(t, newPartitions)
+		Partitions(t, newPartitions)
+	})
+}
+
+// Benchmark runs storetest.BenchmarkSiblings and
+// storetest.BenchmarkPartitions for the shapes the harness makes.
+func Benchmark(b *testing.B, newHarness HarnessMaker) {
+	h := open(b, newHarness)
+	if _, err := h.MakeSiblings(b.Context(), b); !errors.Is(err, errors.ErrUnsupported) {
+		b.Run("Siblings", func(b *testing.B) {
+			storetest.BenchmarkSiblings(b, func(b *testing.B) store.Siblings { return must(h.MakeSiblings(b.Context(), b))(b) })
+		})
+	}
+	if _, err := h.MakePartitions(b.Context(), b); !errors.Is(err, errors.ErrUnsupported) {
+		b.Run("Partitions", func(b *testing.B) {
+			storetest.BenchmarkPartitions(b, func(b *testing.B) store.Partitions { return must(h.MakePartitions(b.Context(), b))(b) })
+		})
+	}
+}
+
+// open makes the harness and closes it when tb ends.
+func open(tb testing.TB, newHarness HarnessMaker) Harness {
+	h, err := newHarness(tb.Context(), tb)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(h.Close)
+	return h
+}
+
+// must returns a function that fails tb on err and otherwise returns v.
+func must[S any](v S, err error) func(testing.TB) S {
+	return func(tb testing.TB) S {
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return v
+	}
+}
