@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
-	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/conformance"
+	"github.com/counterkit/counterkit/store"
 )
 
 // harness makes every store in a fresh data directory. Partitions read
