@@ -20,13 +20,13 @@
 // mutator refuses updates (ErrUnresolved) until Retry (the updates count
 // once) or Abandon (they never count) succeeds. A definite failure
 // (crdt.ErrUnavailable) discards the staged updates, which may then be
-// applied again. Near expiry (Options.Margin) a mutator refuses updates with
-// crdt.ErrExpired; take a new one (Counter.NewMutator). SPEC.md 7.4 has
-// every step.
+// applied again. Near expiry (Options.Margin) a mutator refuses updates
+// with crdt.ErrExpired; take a new one. SPEC.md 7.4 has every step.
 //
-// Read combines the tally with every shard not yet folded into it; GC
-// folds the shards that expired more than Options.Grace ago in one batch
-// that shadows every write of them, so concurrent GCs compose (SPEC.md 7.4).
+// Read combines the tally with every shard whose expires_at is above the
+// tally's folded-through time, so no shard counts twice; GC folds the shards
+// that expired more than Options.Grace ago in one batch that shadows every
+// write of them, so concurrent GCs compose (SPEC.md 7.4).
 //
 // # The guarantee
 //
