@@ -36,9 +36,9 @@
 // refused too (CheckRetryPolicy).
 //
 // Writes report what is known, as SPEC.md 10 requires: an error wrapping
-// crdt.ErrUnavailable only when the write certainly did not happen (the
-// driver sent it once and it was refused), crdt.ErrAmbiguousWrite when it
-// may have. Every driver error comes back as an *Error that wraps both the
+// crdt.ErrUnavailable only when the write certainly did not happen (never
+// sent, or sent once and refused), crdt.ErrAmbiguousWrite when it may
+// have. Every driver error comes back as an *Error that wraps both the
 // crdt sentinel and the driver's error. Invalid input is refused before
 // anything is sent.
 //
