@@ -84,11 +84,6 @@ type Options struct {
 	// unchecked turns the file check and the digests off (tests and
 	// benchmarks compare the store with and without them).
 	unchecked bool
-
-	// bboltBatch, if positive, commits writes with the engine's Batch method,
-	// with this MaxBatchDelay, instead of the adapter's group commit
-	// (benchmarks compare the two).
-	bboltBatch time.Duration
 }
 
 // DB is an open data directory. It is safe for concurrent use; Close it
@@ -216,9 +211,6 @@ func open(dir string, opts Options) (*DB, error) {
 	bdb, err := openBolt(path, opts, false)
 	if err != nil {
 		return nil, err
-	}
-	if opts.bboltBatch > 0 {
-		bdb.MaxBatchDelay = opts.bboltBatch
 	}
 	db := &DB{bolt: bdb, path: path, opts: opts}
 	version, err := db.checkFormat(false)
@@ -483,26 +475,7 @@ func (d *DB) update(fn func(*wtx) error, size int) error {
 	if p := d.failed.Load(); p != nil {
 		return fmt.Errorf("embedded: an earlier commit failed (%v); close and reopen %s: %w", *p, d.path, crdt.ErrUnavailable)
 	}
-	if d.opts.bboltBatch > 0 {
-		return d.batch(fn)
-	}
 	return d.group.run(d, &op{fn: fn, size: size})
-}
-
-// batch commits fn with the engine's Batch method; benchmarks only (see
-// group).
-func (d *DB) batch(fn func(*wtx) error) error {
-	err := d.bolt.Batch(func(tx *bolt.Tx) error {
-		w := &wtx{tx: tx, off: d.opts.unchecked}
-		if err := fn(w); err != nil {
-			return err
-		}
-		return w.finish()
-	})
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-		err = fmt.Errorf("%w: %w", ErrClosed, err)
-	}
-	return err
 }
 
 // Group commit: a writer that finds no commit in progress leads one with
@@ -513,14 +486,15 @@ func (d *DB) batch(fn func(*wtx) error) error {
 // The engine has its own group commit, its Batch method; it is not used because
 // it is slower here and does less. It holds every batch open for
 // MaxBatchDelay unless MaxBatchSize calls arrive first, so a lone writer
-// always waits the timer: BenchmarkGroupVsBatch (alternating phases, one
-// run, taskset -c 1, Nov 2026) measured Batch's time per durable write
-// at 4.2-4.3x this group commit's with 1 writer, 2.4-2.8x with 8 and
-// 2.8-3.5x with 32 at its default 10 ms delay, and 1.3x, 0.97x and
-// 1.4-3.2x with a 200 µs delay, which a disk's fsync latency would have
-// to be tuned to. And a function that fails inside a Batch is run a
-// second time alone rather than failing alone; a batch is bounded by a
-// count of calls, not by bytes (maxGroupBytes here).
+// always waits the timer: BenchmarkGroupVsBatch (bench_test.go; the same
+// record and digest writes through Batch on a file this package made)
+// measured Batch's time per durable write at 6.1x this group commit's
+// with 1 writer, 3.8x with 8 and 2.7x with 32 at its default 10 ms delay,
+// and 1.4x, 2.4x and 1.1x with a 200 µs delay, which a disk's fsync
+// latency would have to be tuned to (README.md has the rows). And a
+// function that fails inside a Batch is run a second time alone rather
+// than failing alone; a batch is bounded by a count of calls, not by
+// bytes (maxGroupBytes here).
 
 const (
 	maxGroupOps   = 256
