@@ -59,7 +59,7 @@ type Conflict struct {
 }
 
 // Evaluate interprets a snapshot of one account's rows (any order) under the
-// validity rules in the package documentation. It fails only if the rows are
+// validity rules of SPEC.md 9.2. It fails only if the rows are
 // invalid (crdt.ErrCorruptEncoding), share a key, or the balance overflows
 // (crdt.ErrOverflow).
 func Evaluate(rows []Row) (View, error) {

@@ -52,9 +52,10 @@ type Options struct {
 	// Grace is how long after expires_at a shard must be before GC folds
 	// it. It must be at least 3·MaxSkew (see the package documentation).
 	Grace time.Duration
-	// Retries is how many times a write whose outcome is unknown is resent
-	// (the same bytes at the same write timestamp) before the caller is
-	// told. 0 means DefaultRetries; a negative value means none.
+	// Retries is how many times a write that was refused or whose outcome
+	// is unknown is resent (the same bytes at the same write timestamp)
+	// before the caller is told (SPEC.md 7.4). 0 means DefaultRetries; a
+	// negative value means none.
 	Retries int
 	// Clock returns the current time; nil means time.Now. Tests inject it.
 	Clock func() time.Time

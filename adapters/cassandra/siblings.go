@@ -18,7 +18,7 @@ const MaxSiblings = 10000
 // MaxValueSize is the largest value Siblings.Put accepts: store.MaxValue.
 // Cassandra refuses a mutation above max_mutation_size (half of
 // commitlog_segment_size_in_mb, 16 MiB with 4.0's defaults), overhead
-// included, so keep values far smaller (see the package documentation).
+// included, so keep values far smaller (see README.md, "Errors").
 const MaxValueSize = store.MaxValue
 
 // siblingRow is one row of the siblings table as read back: the actor (the
