@@ -37,7 +37,7 @@ var (
 )
 
 // Options configure Accounts. The zero value of each field selects the
-// default beside it. See the package documentation for the timing
+// default beside it. See SPEC.md 9.3 for the timing
 // assumptions these encode.
 type Options struct {
 	// Window is the write window: Add refuses an update id older than
@@ -222,7 +222,7 @@ func (b *Batch) Len() int {
 // counts once. Reusing the
 // id with another amount writes a second row: Add cannot see the first
 // without a read, so it is not refused; exactly one of the amounts counts
-// and the id is reported as a Conflict (see the package documentation).
+// and the id is reported as a Conflict (SPEC.md 9.2).
 // Refused,
 // without writing: invalid key (ErrInvalidKey) or id (crdt.ErrInvalidTxnID),
 // zero amount (crdt.ErrInvalidAmount), id outside [now − Window,

@@ -34,20 +34,8 @@
 // (the second at least SettleGrace + FutureSkew after the first) leave one
 // row, however many merges raced before (the compaction bound).
 //
-// Settling and collection (steps 7 and 8) are safe under these timing
-// assumptions, which Options encodes and New checks:
-//
-//   - Clocks of the processes writing one account agree within FutureSkew,
-//     and a write lands within SafetyMargin − 2·FutureSkew of being sent.
-//   - A merge that has run longer than MaxMerge stops before writing its sum
-//     row (ErrSlowMerge), so a sum row lands within MaxMerge + SafetyMargin
-//     of its version's time.
-//   - SettleGrace ≥ MaxMerge + SafetyMargin: when a sum row is settled, any
-//     racing sum row that would precede it has landed and was read, so the
-//     settled row stays the valid one.
-//   - GCGrace ≥ Window + SafetyMargin and ≥ SettleGrace: a tombstone is
-//     collected only once no retry of the row it cancels can be accepted,
-//     and an invalid sum row only once it can no longer become valid.
+// Settling and collection (steps 7 and 8) are safe under the timing
+// assumptions SPEC.md 9.3 states, which Options encodes and New checks.
 //
 // # Caveats
 //

@@ -48,7 +48,7 @@ type View struct {
 
 // Conflict is an update id whose N rows carry more than one amount, or
 // whose amount differs from the one a merge already counted for it. Exactly
-// one amount counts (see the package documentation); the others count
+// one amount counts (SPEC.md 9.2); the others count
 // nothing.
 type Conflict struct {
 	UpdateID ID

@@ -395,6 +395,7 @@ func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter tim
 // replays one schedule of the scope instead, logging its trace.
 func run(t *testing.T, s mc.Scope) mc.Report {
 	t.Helper()
+	s = reseeded(t, s)
 	if spec, ok := strings.CutPrefix(os.Getenv("COUNTERKIT_MC_REPLAY"), s.Name+"="); ok {
 		choices, err := mc.ParseChoices(spec)
 		if err != nil {
@@ -411,16 +412,32 @@ func run(t *testing.T, s mc.Scope) mc.Report {
 	t.Logf("scope %s: %d schedules, %d states, %d reruns, %v%s", s.Name, rep.Schedules, rep.States, rep.Reruns, rep.CPU.Round(time.Millisecond),
 		map[bool]string{true: " (cut short by MaxSchedules)", false: ""}[rep.Truncated])
 	if v := rep.Violation; v != nil {
-		t.Fatalf("scope %s: after %d schedules:\n%v\nreplay: COUNTERKIT_HOLES=1 COUNTERKIT_MC_REPLAY='%s=%s' go test -race -run 'Test.*/%s$' -v ./modelcheck",
-			s.Name, rep.Schedules, v, s.Name, v.Schedule(), s.Name)
+		cases := ""
+		if large() {
+			cases = "COUNTERKIT_CASES=" + os.Getenv("COUNTERKIT_CASES") + " "
+		}
+		t.Fatalf("scope %s: after %d schedules:\n%v\nreplay: %sCOUNTERKIT_HOLES=1 COUNTERKIT_MC_REPLAY='%s=%s' go test -race -run 'Test.*/%s$' -v ./modelcheck",
+			s.Name, rep.Schedules, v, cases, s.Name, v.Schedule(), s.Name)
 	}
 	return rep
+}
+
+// reseeded returns s with crypto/rand restarted from one seed before each
+// execution (reseed), so that every execution draws the same incarnations.
+func reseeded(t *testing.T, s mc.Scope) mc.Scope {
+	build := s.Build
+	s.Build = func(w *mc.World) {
+		reseed(t)
+		build(w)
+	}
+	return s
 }
 
 // find runs s and returns its first violation: for the tests showing that
 // the checker catches a broken variant.
 func findViolation(t *testing.T, s mc.Scope) *mc.Violation {
 	t.Helper()
+	s = reseeded(t, s)
 	rep := mc.Explore(s)
 	t.Logf("scope %s: %d schedules, %d states, %v", s.Name, rep.Schedules, rep.States, rep.CPU.Round(time.Millisecond))
 	if rep.Violation != nil {

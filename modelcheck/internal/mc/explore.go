@@ -247,7 +247,11 @@ func execute(s Scope, prefix []int) (choices, widths []int, v *Violation, trace 
 		if step < len(prefix) {
 			k = prefix[step]
 			if k >= len(opts) {
-				return choices, widths, fail("replay", fmt.Errorf("step %d: choice %d of %d: the schedule does not replay (nondeterminism?)", step, k, len(opts))), nil
+				var now []string
+				for _, o := range opts {
+					now = append(now, o.describe(w))
+				}
+				return choices, widths, fail("replay", fmt.Errorf("step %d: choice %d of %d: the schedule does not replay (nondeterminism?); the options now: %s", step, k, len(opts), strings.Join(now, "; "))), nil
 			}
 		}
 		o := opts[k]
