@@ -210,10 +210,8 @@ type Ledger struct {
 	// (Book): the first read keeps writer only if it shows that version.
 	resume uint64
 	// lastPass and nextPass are when retireIdle last visited the live
-	// actors and when it visits them next (zero: on the next write);
-	// retireVisited counts the actors its passes visited.
+	// actors and when it visits them next (zero: on the next write).
 	lastPass, nextPass time.Time
-	retireVisited      int
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
 	// records of landed transactions not yet written.
@@ -302,7 +300,6 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		k := int(h.Sum32() % uint32(n))
 		actors = append(actors[k:], actors[:k]...)
 	}
-	l.retireVisited += len(actors)
 	next = now.Add(l.opts.RetireAfter / RetirePassDivisor)
 	undated := false
 	for _, a := range actors {
