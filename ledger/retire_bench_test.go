@@ -44,7 +44,7 @@ func retireAccount(tb testing.TB, others int, now *time.Time) *Ledger {
 func retireVisits(tb testing.TB, l *Ledger, now *time.Time, step time.Duration, n int, everyWrite bool) float64 {
 	tb.Helper()
 	ctx := context.Background()
-	live := func() int { return l.local.Stats().Actors }
+	live := func() int { return l.cyc.Local.Stats().Actors }
 	passes := 0
 	for i := range n {
 		*now = now.Add(step)
