@@ -14,17 +14,19 @@ import "bytes"
 //     versions, nothing is counted twice.
 //  3. A Put that landed installs its state as Local (Landed); an ambiguous
 //     one installs it as pending (Ambiguous); a state known not to have
-//     landed (refused, invalid) goes through Undo, which takes the
-//     driver's own changes back out of Local.
+//     landed (refused, invalid) goes through Undo, whose back function
+//     takes the driver's own changes out of Local its own way (the ledger
+//     retracts the transactions: newer versions of its entry; the Account
+//     reinstalls its entry as last written).
 //
-// The drivers differ in one rule, which their Ops express. An Ops that is
-// also Apart (the ledger, which answers known transactions from the
-// store's view alone) reads apart while a write is pending: the siblings
-// go into a state of their own, which Read returns and Merged then joins
-// with Local; it becomes Local once it holds Local. Outside a pending
-// write, its Seen only says the bytes are merged. Any other Ops (the
-// Account) reads in place, and its Absorb tells whether the store held
-// all of Local.
+// Beyond that the drivers differ in one rule, expressed by their Ops. An
+// Ops that is also Apart (the ledger, which answers known transactions
+// from the store's view alone) reads apart while a write is pending: the
+// siblings go into a state of their own, which Read returns and Merged
+// then joins with Local; it becomes Local once it holds Local. Outside a
+// pending write, its Seen only says the bytes are merged. Any other Ops
+// (the Account) reads in place, and its Absorb tells whether the store
+// held all of Local.
 type Cycle[S comparable, O Ops[S]] struct {
 	Ops     O
 	Local   S      // the last state written, or attempted while Pending
