@@ -1,7 +1,6 @@
 package bounded
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -98,10 +97,11 @@ type Account struct {
 	opts   AccountOptions
 	writer crdt.ActorID
 
-	mu      sync.Mutex
-	local   *Counter // the last state written (or attempted, while pending)
-	pending bool     // the last Put was ambiguous
-	seen    []byte   // the bytes last written or read, when they were the only sibling
+	mu sync.Mutex
+	// cyc holds the last state written (or attempted, while pending) and
+	// whether that Put was ambiguous (retry.Cycle; accountOps reads in
+	// place).
+	cyc retry.Cycle[*Counter, accountOps]
 	// unconfirmed holds the transactions this account applied whose
 	// outcome the caller was told is unknown (crdt.ErrAmbiguousWrite),
 	// with their amounts, until a later call confirms them or another
@@ -150,7 +150,9 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	if opts.Backoff.Max == 0 {
 		opts.Backoff.Max = time.Second
 	}
-	return &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}, nil
+	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}
+	a.cyc.Ops = accountOps{a}
+	return a, nil
 }
 
 // Key returns the account's key.
@@ -165,7 +167,7 @@ func (a *Account) Writer() crdt.ActorID { return a.writer }
 func (a *Account) Pending() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.pending
+	return a.cyc.Pending
 }
 
 // ErrClosed is returned (wrapping crdt.ErrInvalidConfig) by an Account after
@@ -234,7 +236,7 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		return true, nil
 	}, txn)
 	if refusal != nil {
-		res.Requested = a.local.Outstanding(a.writer)
+		res.Requested = a.cyc.Local.Outstanding(a.writer)
 		if err != nil {
 			return res, errors.Join(refusal, err)
 		}
@@ -249,7 +251,7 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		return res, nil
 	}
 	if err != nil {
-		if _, held := a.local.Holds(a.writer, txn); held && a.pending {
+		if _, held := a.cyc.Local.Holds(a.writer, txn); held && a.cyc.Pending {
 			// This account's write that holds txn may still land.
 			if appliedHere {
 				a.unconfirm(txn, amount)
@@ -269,11 +271,11 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 }
 
 // stored reports whether txn is known to be in the store: held by another
-// actor in a.local (whose other entries all come from reads), or by this
+// actor in a.cyc.Local (whose other entries all come from reads), or by this
 // account with no write pending (so its entry is what landed).
 func (a *Account) stored(txn crdt.TxnID) bool {
-	for _, h := range a.local.Holders(txn) {
-		if h.Actor != a.writer || !a.pending {
+	for _, h := range a.cyc.Local.Holders(txn) {
+		if h.Actor != a.writer || !a.cyc.Pending {
 			return true
 		}
 	}
@@ -386,13 +388,11 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	return res, err
 }
 
-// read fetches the siblings and merges them into this account's last write,
-// a.local, which it returns with the token, whether the store already
-// holds everything in a.local (so that a write would add nothing), and the
-// number of siblings. The cycle changes only this account's own entry of
-// a.local, and puts it back if its write is known not to have landed.
-// Merging in place is safe whatever happens to the cycle's write: what
-// others wrote is in the store.
+// read fetches the siblings and merges them into this account's last
+// write, a.cyc.Local, in place (retry.Cycle.Read; what others wrote is in
+// the store, so that is safe whatever happens to the cycle's write). It
+// returns a.cyc.Local, the token, whether the store already holds all of
+// it (a write would add nothing), and the number of siblings.
 func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token, storeHasAll bool, nsibs int, err error) {
 	if a.closed {
 		return nil, nil, false, 0, ErrClosed
@@ -404,38 +404,34 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 	if err != nil {
 		return nil, nil, false, 0, fmt.Errorf("bounded %q: fetch: %w", a.key, err)
 	}
-	if a.local == nil {
-		a.local = &Counter{o: a.opts.Counter}
+	if merged, storeHasAll, err = a.cyc.Read(sibs); err != nil {
+		return nil, nil, false, 0, err
 	}
-	if len(sibs) == 1 && a.seen != nil && bytes.Equal(sibs[0], a.seen) {
-		return a.local, token, true, 1, nil
-	}
-	a.seen = nil
-	orig := maps.Clone(a.local.entries)
+	return merged, token, storeHasAll, len(sibs), nil
+}
+
+// accountOps are the Account's operations on its state for retry.Cycle.
+type accountOps struct{ a *Account }
+
+func (o accountOps) New() (*Counter, error) { return &Counter{o: o.a.opts.Counter}, nil }
+
+// Absorb merges sibs into dst. Entries equal to dst's are recognised by
+// their bytes and not decoded, so a read costs what others changed; held
+// reports whether every entry dst held is among them.
+func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
+	orig := maps.Clone(dst.entries)
 	covered := make(map[crdt.ActorID]bool, len(orig))
 	for i, b := range sibs {
-		// Entries equal to this account's are recognised by their bytes
-		// and not decoded, so a read costs what others changed.
-		if err := a.local.mergeEncoded(b, orig, covered); err != nil {
-			return nil, nil, false, 0, fmt.Errorf("bounded %q: sibling %d of %d: %w", a.key, i+1, len(sibs), err)
+		if err := dst.mergeEncoded(b, orig, covered); err != nil {
+			return false, fmt.Errorf("bounded %q: sibling %d of %d: %w", o.a.key, i+1, len(sibs), err)
 		}
 	}
-	storeHasAll = true
 	for act := range orig {
 		if !covered[act] {
-			storeHasAll = false
-			break
+			return false, nil
 		}
 	}
-	if storeHasAll {
-		// The store holds everything this account wrote, a pending write
-		// included: it landed.
-		a.pending = false
-		if len(sibs) == 1 {
-			a.seen = sibs[0]
-		}
-	}
-	return a.local, token, storeHasAll, len(sibs), nil
+	return true, nil
 }
 
 // settle takes back every transaction this account holds that an actor
@@ -516,10 +512,13 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		}
 		prev := merged.entries[a.writer]
 		undo := func() {
-			if merged.entries[a.writer] != prev {
-				merged.install(a.writer, prev)
-				a.seen = nil
-			}
+			a.cyc.Undo(merged, func(c *Counter) (bool, error) {
+				if c.entries[a.writer] == prev {
+					return false, nil
+				}
+				c.install(a.writer, prev)
+				return true, nil
+			})
 		}
 		settled, err := a.settle(merged)
 		if err != nil {
@@ -539,7 +538,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		res.Value, res.Rights, res.Granted = merged.Value(), max(0, a.spendable(merged)), given
 		// Nothing to write: no change, no pending write, and the store
 		// holds one sibling that already has everything merged holds.
-		if len(settled) == 0 && !changed && given == 0 && !a.pending && nsibs <= 1 && storeHasAll {
+		if len(settled) == 0 && !changed && given == 0 && !a.cyc.Pending && nsibs <= 1 && storeHasAll {
 			res.Landed = true
 			return res, nil
 		}
@@ -551,13 +550,12 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 		err = a.st.Put(ctx, a.key, a.writer, b, token)
 		switch retry.Classify(err) {
 		case retry.Landed:
-			a.local, a.pending, a.seen = merged, false, b
+			a.cyc.Landed(merged, b)
 			a.settled(settled)
 			res.Landed = true
 			return res, nil
 		case retry.Invalid, retry.Refused:
-			// Known not to have landed: this account's entry goes back to
-			// its last write.
+			// This account's entry goes back to its last write.
 			invalid := retry.Classify(err) == retry.Invalid
 			undo()
 			if inDoubt {
@@ -568,11 +566,10 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 				return res, fmt.Errorf("bounded %q: put: %w", a.key, err)
 			}
 		default:
-			// Ambiguous, or an error the store did not classify: it may
-			// have landed, so never write a state without it again, or
-			// this account's entry would fork.
+			// Ambiguous, or an error the store did not classify: kept
+			// pending (retry.Cycle).
 			inDoubt = true
-			a.local, a.pending, a.seen = merged, true, nil
+			a.cyc.Ambiguous(merged)
 			a.settled(settled)
 			err = retry.AmbiguousErr(err)
 		}

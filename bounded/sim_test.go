@@ -205,8 +205,8 @@ func (r *simRun) check() error {
 		}
 	}
 	for _, a := range r.accounts {
-		if a.local != nil {
-			if err := all.Merge(a.local); err != nil {
+		if a.cyc.Local != nil {
+			if err := all.Merge(a.cyc.Local); err != nil {
 				return err
 			}
 		}

@@ -358,10 +358,10 @@ func (b *Book) evict() {
 // operation runs on e.l.
 func (b *Book) remember(e *bookEntry) {
 	l := e.l
-	if l.local == nil || l.pending || len(l.unindexed) > 0 {
+	if l.cyc.Local == nil || l.cyc.Pending || len(l.unindexed) > 0 {
 		return
 	}
-	v := l.local.Version(l.writer)
+	v := l.cyc.Local.Version(l.writer)
 	if v == 0 {
 		return
 	}

@@ -163,10 +163,10 @@ func (l *Ledger) lead(c *call) (Result, observe.Event, error) {
 // written without the ledger knowing. It is treated as a pending write,
 // checked against the store by the next read.
 func (l *Ledger) distrust(group []*call) {
-	if l.local == nil {
+	if l.cyc.Local == nil {
 		return
 	}
-	l.pending, l.seen = true, nil
+	l.cyc.Ambiguous(l.cyc.Local)
 	if l.unacked == nil {
 		l.unacked = map[crdt.TxnID]struct{}{}
 	}
@@ -363,7 +363,7 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	if len(known) == 0 && len(waiting) == 0 {
 		return nil
 	}
-	merged, err := l.merged(fetched)
+	merged, err := l.cyc.Merged(fetched)
 	if err != nil {
 		for _, c := range known {
 			c.res = Result{Attempts: attempt}
@@ -476,7 +476,7 @@ func (l *Ledger) versionOf(st *tpncounter.Counter, c *call) uint64 {
 // well, whatever err is: a refusal or a context that ended before the
 // retry's fetch does not make that earlier write definite.
 func (l *Ledger) heldError(c *call, err error) error {
-	if !l.pending || errors.Is(err, crdt.ErrAmbiguousWrite) {
+	if !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {
 		return err
 	}
 	if _, ok := l.unacked[c.txn]; !ok {
@@ -505,7 +505,7 @@ func (l *Ledger) fit(merged *tpncounter.Counter, writes []*call, b []byte) ([]*c
 		if _, err := merged.Retract(l.writer, c.txn); err != nil {
 			return writes, nil, err
 		}
-		l.seen = nil
+		l.cyc.Seen = nil
 		left--
 		err := fmt.Errorf("%w: ledger %q: applying %q with the %d calls before it would make the state more than %d bytes", crdt.ErrTooLarge, l.key, c.txn, left, store.MaxValue)
 		for _, d := range writes[i:] {

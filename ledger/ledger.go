@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -189,15 +188,9 @@ type Ledger struct {
 	writer crdt.ActorID // the entry this ledger writes: an incarnation of opts.Actor
 
 	mu sync.Mutex
-	// local is this ledger's state: the last state it tried to write and,
-	// while that write is known to have landed (not pending), everything
-	// it has read since, merged in place. pending reports that local's last
-	// write is not known to have landed.
-	local   *tpncounter.Counter
-	pending bool
-	// seen is the single sibling last merged into local or written from
-	// it (nil when pending): fetching it again changes nothing.
-	seen []byte
+	// cyc holds this ledger's state (cyc.Local) and whether its last
+	// write is pending (retry.Cycle; ledgerOps reads apart).
+	cyc retry.Cycle[*tpncounter.Counter, ledgerOps]
 	// unacked lists the transactions this ledger applied in writes not yet
 	// known to have landed (emptied by any write that lands): their
 	// callers were never told they landed.
@@ -210,10 +203,8 @@ type Ledger struct {
 	// (Book): the first read keeps writer only if it shows that version.
 	resume uint64
 	// lastPass and nextPass are when retireIdle last visited the live
-	// actors and when it visits them next (zero: on the next write);
-	// retireVisited counts the actors its passes visited.
+	// actors and when it visits them next (zero: on the next write).
 	lastPass, nextPass time.Time
-	retireVisited      int
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
 	// records of landed transactions not yet written.
@@ -302,7 +293,6 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		k := int(h.Sum32() % uint32(n))
 		actors = append(actors[k:], actors[:k]...)
 	}
-	l.retireVisited += len(actors)
 	next = now.Add(l.opts.RetireAfter / RetirePassDivisor)
 	undated := false
 	for _, a := range actors {
@@ -453,7 +443,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	}
 	copts := opts.Counter
 	copts.TxnTime = nil
-	return &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}, nil
+	l := &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}
+	l.cyc.Ops = ledgerOps{l}
+	return l, nil
 }
 
 // Key returns the ledger's key.
@@ -473,7 +465,7 @@ func (l *Ledger) Writer() crdt.ActorID { return l.writer }
 func (l *Ledger) Pending() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.pending
+	return l.cyc.Pending
 }
 
 // Credit adds amount (> 0) under transaction txn.
@@ -572,12 +564,9 @@ func (l *Ledger) judge(x indexed, txn crdt.TxnID, amount int64, now time.Time) (
 }
 
 // read fetches every sibling and returns their join with this ledger's
-// state. Unless a write is pending, that is local itself, with the siblings
-// merged into it in place (tpncounter.Counter.MergeBinary decodes only the
-// entries that changed), so a ledger reads at the cost of what others
-// wrote since its last call. While a write is pending the siblings are
-// decoded on their own, since the ledger must tell whether they hold it.
-// The result is changed only after passing through merged.
+// state (retry.Cycle.Read): cyc.Local itself, merged in place, unless a
+// write is pending, which the ledger reads apart. The caller merges the
+// result with cyc.Local (retry.Cycle.Merged) before changing it.
 func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token store.Token, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
@@ -587,58 +576,53 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
-	if !l.pending {
-		if l.local == nil {
-			if l.local, err = tpncounter.New(l.copts); err != nil {
+	pending := l.cyc.Pending
+	fetched, held, err := l.cyc.Read(sibs)
+	if held {
+		l.unacked = nil // the write in doubt is in the store after all
+	}
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case pending:
+		if len(l.unacked) > 0 {
+			if err := l.retractLate(ctx, fetched); err != nil {
 				return nil, nil, err
 			}
 		}
-		if len(sibs) == 1 && bytes.Equal(sibs[0], l.seen) {
-			return l.local, token, nil
+	case l.resume != 0:
+		if l.cyc.Local.Version(l.writer) != l.resume {
+			// The read does not show the incarnation's last write as it
+			// was (a stale read): continuing it could fork its entry.
+			// Nothing was written yet: take a new one.
+			l.writer = retry.NewWriter(l.opts.Actor)
 		}
-		l.seen = nil
-		for i, b := range sibs {
-			if err := l.local.MergeBinary(b); err != nil {
-				return nil, nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", l.key, i+1, len(sibs), err)
-			}
-		}
-		if len(sibs) == 1 {
-			l.seen = sibs[0] // read-only (store.Siblings.Fetch)
-		}
-		if l.resume != 0 {
-			if l.local.Version(l.writer) != l.resume {
-				// The read does not show the incarnation's last write
-				// as it was (a stale read): continuing it could fork
-				// its entry. Nothing was written yet: take a new one.
-				l.writer = retry.NewWriter(l.opts.Actor)
-			}
-			l.resume = 0
-		}
-		return l.local, token, nil
-	}
-	if fetched, err = tpncounter.New(l.copts); err != nil {
-		return nil, nil, err
-	}
-	for i, b := range sibs {
-		if err := fetched.MergeBinary(b); err != nil {
-			return nil, nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", l.key, i+1, len(sibs), err)
-		}
-	}
-	if l.local.Leq(fetched) {
-		// The write in doubt is in the store after all.
-		l.pending, l.unacked = false, nil
-		if err := fetched.Merge(l.local); err != nil {
-			return nil, nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
-		}
-		l.local = fetched
-		return l.local, token, nil
-	}
-	if len(l.unacked) > 0 {
-		if err := l.retractLate(ctx, fetched); err != nil {
-			return nil, nil, err
-		}
+		l.resume = 0
 	}
 	return fetched, token, nil
+}
+
+// ledgerOps are the ledger's operations on its state for retry.Cycle.
+type ledgerOps struct{ l *Ledger }
+
+func (o ledgerOps) New() (*tpncounter.Counter, error) { return tpncounter.New(o.l.copts) }
+
+func (o ledgerOps) Absorb(dst *tpncounter.Counter, sibs [][]byte) (bool, error) {
+	for i, b := range sibs {
+		if err := dst.MergeBinary(b); err != nil {
+			return false, fmt.Errorf("ledger %q: sibling %d of %d: %w", o.l.key, i+1, len(sibs), err)
+		}
+	}
+	return false, nil
+}
+
+func (ledgerOps) Holds(fetched, local *tpncounter.Counter) bool { return local.Leq(fetched) }
+
+func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
+	if err := dst.Merge(src); err != nil {
+		return fmt.Errorf("ledger %q: merging this actor's last write: %w", o.l.key, err)
+	}
+	return nil
 }
 
 // retractLate takes out of this ledger's pending write every transaction it
@@ -663,7 +647,7 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 			continue
 		}
 		if local == nil {
-			local = l.local.Clone() // the pending write as it was sent
+			local = l.cyc.Local.Clone() // the pending write as it was sent
 		}
 		if _, err := local.Retract(l.writer, x); err != nil {
 			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
@@ -671,25 +655,9 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 		delete(l.unacked, x)
 	}
 	if local != nil {
-		l.local = local
+		l.cyc.Local = local
 	}
 	return nil
-}
-
-// merged returns fetched, a state read returned, merged with this ledger's
-// last write: fetched itself unless a write is pending, and then fetched
-// with the pending write merged into it in place (read decoded it for this
-// call alone). The caller may change the result: write installs it or, if
-// it is known not to have landed, takes the transactions back out (see
-// unapply).
-func (l *Ledger) merged(fetched *tpncounter.Counter) (*tpncounter.Counter, error) {
-	if fetched == l.local {
-		return fetched, nil
-	}
-	if err := fetched.Merge(l.local); err != nil {
-		return nil, fmt.Errorf("ledger %q: merging this actor's last write: %w", l.key, err)
-	}
-	return fetched, nil
 }
 
 // write encodes merged and puts it with token (see put).
@@ -710,7 +678,8 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	l.stats.bytes = len(b)
 	switch {
 	case err == nil:
-		l.local, l.pending, l.unacked, l.seen = merged, false, nil, b
+		l.cyc.Landed(merged, b)
+		l.unacked = nil
 		return true, nil
 	case retry.Classify(err) == retry.Invalid:
 		// Refused for what it is (too large, a bad key or token): it did
@@ -725,13 +694,11 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		// Known not to have landed: forget it.
 		l.unapply(merged, applied)
 	default:
-		// Ambiguous, or an error the store did not classify, which
-		// store.Siblings says to treat as ambiguous: it may have landed,
-		// so never write a state without it again, or the actor's entry
-		// would fork.
+		// Ambiguous, or an error the store did not classify
+		// (store.Siblings): kept pending (retry.Cycle).
 		err = retry.AmbiguousErr(err)
 		l.stats.ambiguous++
-		l.local, l.pending, l.seen = merged, true, nil
+		l.cyc.Ambiguous(merged)
 		for _, x := range applied {
 			if l.unacked == nil {
 				l.unacked = map[crdt.TxnID]struct{}{}
@@ -746,23 +713,19 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 }
 
 // unapply takes the transactions txns back out of merged, a write known
-// not to have landed, when merged is the ledger's own state changed in
-// place (see merged); otherwise merged is a copy that is simply dropped.
-// Each retraction is a newer version of the ledger's entry than the write
-// that did not land.
+// not to have landed, if it is cyc.Local (retry.Cycle.Undo): each
+// retraction is a newer version of the ledger's entry than the write that
+// did not land. Only a sequence number at its limit (tpncounter.MaxSeq)
+// refuses one; then the ledger starts again from the store.
 func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
-	if merged != l.local || len(txns) == 0 {
-		return
-	}
-	l.seen = nil
-	for _, x := range txns {
-		if _, err := l.local.Retract(l.writer, x); err != nil {
-			// Only a sequence number at its limit (tpncounter.MaxSeq)
-			// refuses; then the ledger starts again from the store.
-			l.local = nil
-			return
+	l.cyc.Undo(merged, func(c *tpncounter.Counter) (bool, error) {
+		for _, x := range txns {
+			if _, err := c.Retract(l.writer, x); err != nil {
+				return true, err
+			}
 		}
-	}
+		return len(txns) > 0, nil
+	})
 }
 
 // Value returns the ledger's value: the merged siblings plus this ledger's
@@ -786,7 +749,7 @@ func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 	fetched, _, err := l.read(ctx)
 	var merged *tpncounter.Counter
 	if err == nil {
-		merged, err = l.merged(fetched)
+		merged, err = l.cyc.Merged(fetched)
 	}
 	if op.Observed() {
 		op.End(l.event("read", observe.OutcomeOf(err), 0, err))
@@ -840,7 +803,7 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 		if err != nil {
 			return nil, attempt, err
 		}
-		merged, err := l.merged(fetched)
+		merged, err := l.cyc.Merged(fetched)
 		if err != nil {
 			return nil, attempt, err
 		}
@@ -865,7 +828,7 @@ func (l *Ledger) event(op, outcome string, attempts int, err error) observe.Even
 		Attempts:  attempts,
 		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes,
 		Folded: l.stats.retired}
-	if c := l.local; c != nil {
+	if c := l.cyc.Local; c != nil {
 		st := c.Stats()
 		e.Actors, e.Conflicts = st.Actors, st.Conflicts
 	}

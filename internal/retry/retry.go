@@ -1,7 +1,7 @@
 // Package retry holds what the write drivers (ledger, bounded) share about
 // their write cycle (fetch, merge, put, retry): the incarnation a driver
-// writes as, what a Put's error says (Classify), the retry budget and the
-// backoff between attempts (Again).
+// writes as, its state and pending write (Cycle), what a Put's error says
+// (Classify), the retry budget and the backoff between attempts (Again).
 package retry
 
 import (
