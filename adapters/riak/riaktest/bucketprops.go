@@ -12,7 +12,7 @@ import (
 // when a client sets bucket or bucket-type properties (riak_kv_bucket's
 // validate/4, called by riak_core_bucket:set_bucket), limited to the rules
 // that properties sent over protocol buffers can trigger and that the
-// double models. See "Bucket properties" in the package documentation.
+// double models. See "Bucket properties" in README.md.
 
 // propError is one {Property, Reason} entry of Riak's refusal. An atom
 // reason (not_integer) is printed bare, a string reason in double quotes,

@@ -40,71 +40,13 @@
 // Tests of the double compare it with a plain model of Riak's causal
 // semantics through the real client.
 //
-// # Bucket properties
+// # Reference
 //
-// Setting bucket or bucket-type properties (RpbSetBucketReq,
-// RpbSetBucketTypeReq) is validated as Riak KV 3.2 validates it
-// (riak_kv_bucket:validate/4), for the rules the properties a client can
-// send over protocol buffers can break. Refused properties change nothing,
-// and the answer is Riak's message, "Invalid bucket properties: " followed
-// by the list of {property,reason} pairs:
-//
-//   - last_write_wins=true on a bucket or type whose type has
-//     dvv_enabled=true (every created type, unless
-//     BucketTypeProps.DisableDVV): {dvv_enabled,"If last_write_wins is
-//     true, dvv_enabled must be false"}. Riak checks the merged result, so
-//     the default type (dvv_enabled=false) accepts last_write_wins=true,
-//     and dvv_enabled cannot be set over protocol buffers at all;
-//   - in a data-type bucket type (Datatype set): allow_mult=false
-//     ("Data Type buckets must be allow_mult=true") and a different
-//     datatype ("NAME not supported for bucket datatype property");
-//   - in any other created type: setting datatype ("`datatype` must not be
-//     defined."), consistent=true ("Write once buckets must not be
-//     consistent=true", Riak's text) or write_once=true ("Cannot set
-//     existing bucket type to `write_once`");
-//   - in the default type: consistent=true ("cannot update consistent
-//     property") or write_once=true ("cannot update write_once property");
-//     datatype is accepted there, as by Riak;
-//   - anywhere: n_val, old_vclock, big_vclock or small_vclock of 0
-//     ({n_val,not_integer}); r, w or rw of 0, and any quorum property
-//     (pr, r, w, pw, dw, rw) set to the protocol's "default" value
-//     ({r,not_valid_quorum}: riak_kv_bucket's is_quorum takes a positive
-//     count, one, quorum or all; pr, pw and dw may also be 0).
-//
-// Updating the "default" type itself is refused with "Invalid bucket
-// properties: no_default_update", a type that does not exist with
-// "Invalid bucket properties: not_active" (riak_core_claimant finds it
-// inactive), a bucket of a type that does not exist with "No bucket-type
-// named 'NAME'", reading such a type's properties with "Invalid bucket
-// type: <<"NAME">>", and resetting a bucket always succeeds, as in
-// Riak. CreateBucketType refuses, with the same reasons,
-// LastWriteWins without DisableDVV and a Datatype without AllowMult.
-//
-// Not validated: node_confirms, hll_precision, the datatype name at creation, commit
-// hooks, and the rules for strongly consistent and write_once types (the
-// double creates neither). Riak prints the error list with Erlang's ~p,
-// which breaks a long list over several lines; the double prints it on
-// one, in the order Riak lists the errors. Match on the reason, not on the
-// whole message.
-//
-// # Caveats
-//
-// No replication, quorums (valid r, w, pr, pw values are accepted and
-// ignored), read repair, handoff, vclock pruning, secondary indexes,
-// links, MapReduce, search, Riak data types, strong consistency, security
-// or TLS. Behaviour that depends on
-// those needs a real Riak.
-//
-// Error messages are Riak's where counterkit classifies them ("overload",
-// "timeout", "{too_many_siblings,N}"), with one exception: a malformed
-// vclock is refused with "bad vclock: ...", where Riak's protocol-buffers
-// handler crashes, answers "Error processing incoming message: ..." with
-// the crash (naming riak_object's decode_vclock) and closes the
-// connection. A fetch, store or delete in a bucket type that does not
-// exist is refused with "no_type", as by Riak (riak_client's check of the
-// bucket gets {error,no_type}, which riak_kv_pb_object prints).
-// dvv_enabled is fixed when a type is created (BucketTypeProps.DisableDVV),
-// as it is over protocol buffers in Riak.
+// README.md lists the bucket-property rules the double validates as Riak
+// KV 3.2 does (with Riak's messages), its error messages, and what it
+// does not model (replication, quorums, read repair, handoff, vclock
+// pruning, indexes, data types, strong consistency, security): behaviour
+// that depends on those needs a real Riak.
 //
 // The vclock bytes are the double's own small binary format (see
 // VClock.MarshalBinary), opaque to clients as Riak's are, strictly

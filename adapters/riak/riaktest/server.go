@@ -335,7 +335,7 @@ func (s *FakeServer) Close() error {
 // last_write_wins=false and dvv_enabled=false, Riak's defaults for it.
 //
 // Properties Riak refuses at creation are refused with its reasons
-// (see "Bucket properties" in the package documentation):
+// (see "Bucket properties" in README.md):
 // last_write_wins=true with dvv_enabled=true, and a Datatype with
 // allow_mult=false.
 func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
