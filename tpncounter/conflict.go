@@ -82,9 +82,11 @@ func (g *GCounter) Conflicts() []Conflict {
 // copy of the smallest actor id among those that folded it, or, when none
 // has, of the smallest actor id holding it in a history. After copies were
 // written concurrently by several actors (a retry delivered to two actors
-// at once), it names the one whose write counts, so that a side effect of
-// the transaction (a receipt, a notification) can run exactly once: by the
-// owner, or by whoever reads that Owner is itself.
+// at once), it names the one whose write counts in this state; a copy
+// still in flight can change the answer, so each writer may read itself
+// as the owner. It is not a way to run a side effect once: run side
+// effects from an outbox keyed by the transaction id (package ledger,
+// "Side effects").
 func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if g == nil {
 		return Copy{}, false
