@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"testing"
@@ -188,6 +189,10 @@ func bvPrograms() []bvScenario {
 		{Name: "overflow of what one actor received", Note: "b received 2^63-1 from a; the origin's grant of 1 more would make received(b) 2^63: overflow, nothing changes",
 			Bound: "-1", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), tr("r", "o", "b", 1), tr("r", "o", "c", 1)}},
+		{Name: "rights computed exactly", Note: "SPEC.md 13.1: only the result must fit. The origin o grants b 100; b credits 2^63-101 and gives a 2^63-1; o grants b 50 more: b's credits + received is 2^63+49, beyond int64, but its rights (minus what it gave) are 50, so the grant is accepted and b may debit 50. A credit of 1 by a, whose rights are 2^63-1, would make them 2^63: overflow, nothing changes",
+			Bound: i64(-math.MaxInt64), Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
+				tr("r", "o", "b", 100), ap("r", "b", "c1", math.MaxInt64-100), tr("r", "b", "a", math.MaxInt64), tr("r", "o", "b", 50),
+				ap("r", "b", "d1", -51), ap("r", "b", "d1", -50), ap("r", "a", "c2", 1)}},
 		// Forks decided by each field of the merge order in turn; each is
 		// built so that skipping or reordering that field picks the other.
 		{Name: "fork decided by debits", Note: "equal seq and credits: r2's a debited 4 (> 3) and wins, although r1's recent compares larger (z > a)",
@@ -463,8 +468,9 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 	}
 }
 
-// boundedModel is SPEC.md 13 written plainly: maps, and int64 sums whose
-// overflow is checked term by term.
+// boundedModel is SPEC.md 13 written plainly: maps, with the derived
+// totals (value, received, rights, what an entry gave) computed exactly
+// with big integers and then required to fit in int64.
 type boundedModel struct {
 	bound   int64
 	origin  string
@@ -507,68 +513,69 @@ func add(a, b int64) (int64, bool) {
 	return s, (b >= 0) == (s >= a)
 }
 
-// received returns what the other entries gave i, and whether it fits.
-func (m *boundedModel) received(i string) (int64, bool) {
-	var r int64
-	ok := true
-	for a, e := range m.entries {
-		if a == i {
-			continue
-		}
-		var f bool
-		r, f = add(r, e.sent[i])
-		ok = ok && f
+// exact returns x as an int64 and whether it fits.
+func exact(x *big.Int) (int64, bool) {
+	if !x.IsInt64() {
+		return 0, false
 	}
-	return r, ok
+	return x.Int64(), true
 }
 
+// bigReceived is what the other entries gave i, exactly.
+func (m *boundedModel) bigReceived(i string) *big.Int {
+	r := new(big.Int)
+	for a, e := range m.entries {
+		if a != i {
+			r.Add(r, big.NewInt(e.sent[i]))
+		}
+	}
+	return r
+}
+
+// received returns what the other entries gave i, and whether it fits.
+func (m *boundedModel) received(i string) (int64, bool) { return exact(m.bigReceived(i)) }
+
+// rights returns i's rights, computed exactly (SPEC.md 13.1: no partial
+// sum needs to fit, only the result), and whether they fit.
 func (m *boundedModel) rights(i string) (int64, bool) {
-	// Sum positive and negative parts separately so that a partial sum
-	// cannot overflow when the total fits.
-	recv, ok := m.received(i)
-	pos, neg := recv, int64(0)
-	var f bool
+	r := m.bigReceived(i)
 	if i == m.origin && m.origin != "" {
-		pos, f = add(pos, -m.bound)
-		ok = ok && f
+		r.Sub(r, big.NewInt(m.bound))
 	}
 	if e := m.entries[i]; e != nil {
-		pos, f = add(pos, e.credits)
-		ok = ok && f
-		neg, f = add(neg, e.debits)
-		ok = ok && f
+		r.Add(r, big.NewInt(e.credits))
+		r.Sub(r, big.NewInt(e.debits))
 		for _, n := range e.sent {
-			neg, f = add(neg, n)
-			ok = ok && f
+			r.Sub(r, big.NewInt(n))
 		}
 	}
-	if !ok {
-		return 0, false
-	}
-	return add(pos, -neg)
+	return exact(r)
 }
 
+// value returns Σ credits − Σ debits and whether it fits.
 func (m *boundedModel) value() (int64, bool) {
-	var c, d int64
-	ok := true
+	v := new(big.Int)
 	for _, e := range m.entries {
-		var f bool
-		c, f = add(c, e.credits)
-		ok = ok && f
-		d, f = add(d, e.debits)
-		ok = ok && f
+		v.Add(v, big.NewInt(e.credits))
+		v.Sub(v, big.NewInt(e.debits))
 	}
-	if !ok {
-		return 0, false
-	}
-	return add(c, -d)
+	return exact(v)
 }
 
-// fits reports whether the value and every actor's rights and received
-// total fit in int64.
+// fits reports whether the value, the total each entry gave, and every
+// actor's rights and received total fit in int64 (SPEC.md 13.1).
 func (m *boundedModel) fits() bool {
 	if _, ok := m.value(); !ok {
 		return false
+	}
+	for _, e := range m.entries {
+		given := new(big.Int)
+		for _, n := range e.sent {
+			given.Add(given, big.NewInt(n))
+		}
+		if _, ok := exact(given); !ok {
+			return false
+		}
 	}
 	for _, a := range m.actors() {
 		if _, ok := m.received(a); !ok {
