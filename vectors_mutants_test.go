@@ -221,6 +221,16 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/gcounter.go", "\t\tcase !g.twinOwns(r, tr):\n\t\t\tkeep = append(keep, off)", "\t\tcase !g.twinOwns(r, tr):\n\t\t\t_ = off"}}, "tpncounter", "conflict_across_halves:_forgetting_waits_for_the_other_half"},
 	{"tpncounter/duplicate_folded across halves", "6.6: a retry of the owner's amount is duplicate_folded when the owner is folded, in either half",
 		[]edit{{"tpncounter/counter.go", "\t\tif o.Folded {\n\t\t\treturn DuplicateFolded, nil", "\t\tif o.Folded && amount > 0 {\n\t\t\treturn DuplicateFolded, nil"}}, "tpncounter", "conflict_across_halves:_a_folded_debit_owner_answers_duplicate_folded"},
+	// tpncounter Compact (SPEC.md 6.6): both plans and seq checks before either half changes
+	{"tpncounter/compact all or nothing across halves", "6.6: when N's half fails, P's plan is not carried out either",
+		[]edit{
+			{"tpncounter/counter.go", "\t\t\tjobs = append(jobs, job{g, e, p})\n", "\t\t\tg.commit(e, p)\n\t\t\tg.bump(e)\n\t\t\tjobs = append(jobs, job{g, e, p})\n"},
+			{"tpncounter/counter.go", "\tfor _, j := range jobs {\n\t\tj.g.commit(j.e, j.p)\n\t\tj.g.bump(j.e)\n\t}\n", ""},
+		}, "tpncounter", "compact:_all_or_nothing_across_halves"},
+	{"tpncounter/compact seq check", "6.6: a half with a non-empty plan at seq MaxSeq is overflow",
+		[]edit{{"tpncounter/counter.go", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); err != nil {", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); false && err != nil {"}}, "tpncounter", "compact:_all_or_nothing_across_halves"},
+	{"tpncounter/compact seq check only for a plan", "6.6: a half with nothing to do is not checked for MaxSeq",
+		[]edit{{"tpncounter/counter.go", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); err != nil {\n\t\t\t\treturn false, err\n\t\t\t}\n\t\t\tjobs = append(jobs, job{g, e, p})\n\t\t}\n", "\t\tif err := e.checkSeq(); err != nil {\n\t\t\treturn false, err\n\t\t}\n\t\tif !p.empty() {\n\t\t\tjobs = append(jobs, job{g, e, p})\n\t\t}\n"}}, "tpncounter", "compact:_all_or_nothing_across_halves"},
 	// tally (SPEC.md 7.1, 7.2.2)
 	{"tally/variance rounded once", "7.1: the variance is the exact quotient rounded once",
 		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", "\ta, _ := new(big.Float).SetInt(num).Float64()\n\tb, _ := new(big.Float).SetInt(den).Float64()\n\treturn a / b, true"}}, "tally", "moments/variance_rounded_once"},
