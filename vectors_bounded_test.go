@@ -647,6 +647,9 @@ type boundedModel struct {
 	origin  string
 	window  int
 	entries map[string]*bmEntry
+	// givers lists the actors whose entry gave rights, when known, so
+	// that received totals need not visit every entry.
+	givers []string
 }
 
 type bmEntry struct {
@@ -665,6 +668,7 @@ func newBoundedModel(bound int64, origin string, window int) *boundedModel {
 
 func (m *boundedModel) clone() *boundedModel {
 	n := *m
+	n.givers = nil
 	n.entries = map[string]*bmEntry{}
 	for a, e := range m.entries {
 		c := *e
@@ -694,9 +698,17 @@ func exact(x *big.Int) (int64, bool) {
 
 // bigReceived is what the other entries gave i, exactly.
 func (m *boundedModel) bigReceived(i string) *big.Int {
+	if m.givers == nil {
+		m.givers = []string{}
+		for a, e := range m.entries {
+			if len(e.sent) > 0 {
+				m.givers = append(m.givers, a)
+			}
+		}
+	}
 	r := new(big.Int)
-	for a, e := range m.entries {
-		if n, ok := e.sent[i]; ok && a != i {
+	for _, a := range m.givers {
+		if n, ok := m.entries[a].sent[i]; ok && a != i {
 			r.Add(r, big.NewInt(n))
 		}
 	}
@@ -838,19 +850,25 @@ func (m *boundedModel) next(a string) *bmEntry {
 const bmMaxActors = 4096
 
 // commit installs e as a's entry if a new actor stays within the cap
-// (else "too_large") and the totals fit (else "overflow").
-func (m *boundedModel) commit(a string, e *bmEntry) string {
+// (else "too_large") and, when totals is set, the derived totals fit (else
+// "overflow"). Request and Withdraw change only asked, which no derived
+// total includes.
+func (m *boundedModel) commit(a string, e *bmEntry, totals bool) string {
 	old := m.entries[a]
 	if old == nil && len(m.entries) >= bmMaxActors {
 		return "too_large"
 	}
+	if len(e.sent) > 0 || old != nil && len(old.sent) > 0 {
+		m.givers = nil
+	}
 	m.entries[a] = e
-	if !m.fits() {
+	if totals && !m.fits() {
 		if old == nil {
 			delete(m.entries, a)
 		} else {
 			m.entries[a] = old
 		}
+		m.givers = nil
 		return "overflow"
 	}
 	return ""
@@ -901,7 +919,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			if len(e.recent) > m.window {
 				e.recent = e.recent[len(e.recent)-m.window:]
 			}
-			if out.Error = m.commit(s.Actor, e); out.Error == "" {
+			if out.Error = m.commit(s.Actor, e, true); out.Error == "" {
 				out.Outcome = "applied"
 			}
 		}
@@ -922,7 +940,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				out.Error = "overflow"
 				break
 			}
-			out.Error = m.commit(s.Actor, e)
+			out.Error = m.commit(s.Actor, e, true)
 		}
 	case "request":
 		switch {
@@ -941,7 +959,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			default:
 				e := m.next(s.Actor)
 				e.asked = want
-				if out.Error = m.commit(s.Actor, e); out.Error == "" {
+				if out.Error = m.commit(s.Actor, e, false); out.Error == "" {
 					out.Changed = &yes
 				}
 			}
@@ -956,7 +974,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 		default:
 			n := m.next(s.Actor)
 			n.asked = recv
-			if out.Error = m.commit(s.Actor, n); out.Error == "" {
+			if out.Error = m.commit(s.Actor, n, false); out.Error == "" {
 				out.Changed = &yes
 			}
 		}
@@ -982,7 +1000,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			n.debits += x
 		}
 		n.recent = slices.Delete(n.recent, i, i+1)
-		if out.Error = m.commit(s.Actor, n); out.Error == "" {
+		if out.Error = m.commit(s.Actor, n, true); out.Error == "" {
 			out.Changed = &yes
 		}
 	case "merge":
@@ -997,6 +1015,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				m.entries[a] = e
 			}
 		}
+		m.givers = nil
 		if len(m.entries) > bmMaxActors {
 			*m = *saved
 			out.Error = "too_large"
