@@ -13,10 +13,13 @@ package counterkit_test
 //	go test . -run 'TestVectors/bounded'           # check
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"testing"
@@ -35,9 +38,77 @@ func init() {
 }
 
 type bvFile struct {
-	Comment   string       `json:"comment"`
-	Scenarios []bvScenario `json:"scenarios"`
-	Decode    []bvDecode   `json:"decode"`
+	Comment          string        `json:"comment"`
+	Scenarios        []bvScenario  `json:"scenarios"`
+	Decode           []bvDecode    `json:"decode"`
+	GeneratedDecodes []bvGenerated `json:"generated_decodes"`
+}
+
+// bvGenerated is an encoding too big to list: bound 0, and one entry
+// [id, 1, 0, 0, 1, [], []] (an actor that asked for 1 right) per id of
+// each range, the ranges in order (their ids ascend). Decoding it gives
+// Error or, when there is none, a state of Value that re-encodes to the
+// same bytes (HexSHA256 is their digest).
+type bvGenerated struct {
+	Name      string    `json:"name"`
+	Note      string    `json:"note,omitempty"`
+	Entries   []bvRange `json:"entries"`
+	Error     string    `json:"error,omitempty"`
+	Value     string    `json:"value,omitempty"`
+	HexSHA256 string    `json:"hex_sha256"`
+}
+
+// encode builds g's bytes with the model's msgpack writer.
+func (g bvGenerated) encode() []byte {
+	var ids []string
+	for _, r := range g.Entries {
+		ids = append(ids, r.ids()...)
+	}
+	var w bmWriter
+	w.array(3)
+	w.str("bounded")
+	w.int(1)
+	w.array(3)
+	w.int(0)
+	w.str("")
+	w.array(len(ids))
+	for _, a := range ids {
+		w.array(7)
+		w.str(a)
+		for _, v := range []int64{1, 0, 0, 1} {
+			w.int(v)
+		}
+		w.array(0)
+		w.array(0)
+	}
+	return w.b
+}
+
+// decode decodes g's bytes with package bounded and returns what it gave.
+func (g bvGenerated) decode(t *testing.T) bvGenerated {
+	b := g.encode()
+	g.HexSHA256 = sha256Hex(b)
+	c, err := bounded.Decode(b, 0)
+	g.Error, g.Value = bvKind(err), ""
+	if err == nil {
+		g.Value = i64(c.Value())
+		again, err := c.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, g.HexSHA256, sha256Hex(again), "%s: the re-encoding differs", g.Name)
+	}
+	return g
+}
+
+func sha256Hex(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+
+// bvGeneratedDecodes are the decodes at and beyond the actor cap.
+func bvGeneratedDecodes() []bvGenerated {
+	return []bvGenerated{
+		{Name: "4096 entries", Note: "SPEC.md 13.4: at most 4096 entries; at the cap the state decodes",
+			Entries: []bvRange{{Prefix: "a", First: 1, Count: 4096, Width: 4}}},
+		{Name: "4097 entries", Note: "one past the cap: too_large from the array header (3.2), before the entries are read",
+			Entries: []bvRange{{Prefix: "a", First: 1, Count: 4096, Width: 4}, {Prefix: "b", First: 1, Count: 1, Width: 1}}},
+	}
 }
 
 type bvScenario struct {
@@ -51,7 +122,54 @@ type bvScenario struct {
 	// the scenario's.
 	ReplicaOptions map[string]bvReplicaOptions `json:"replica_options,omitempty"`
 	Steps          []bvStep                    `json:"steps"`
-	Final          map[string]bvState          `json:"final"`
+	Final          map[string]bvState          `json:"final,omitempty"`
+	// FinalDigest replaces Final in a scenario with an actor_range step.
+	FinalDigest map[string]bvDigest `json:"final_digest,omitempty"`
+}
+
+// bvDigest is a big final state: its value, its number of entries and the
+// SHA-256 of its encoding.
+type bvDigest struct {
+	Value     string `json:"value"`
+	Entries   int    `json:"entries"`
+	HexSHA256 string `json:"hex_sha256"`
+}
+
+// bvRange is a generated list of ids (SPEC.md section 11): prefix followed
+// by first, first+1, ... (count of them) in decimal, left-padded with zeros
+// to width digits.
+type bvRange struct {
+	Prefix string `json:"prefix"`
+	First  int    `json:"first"`
+	Count  int    `json:"count"`
+	Width  int    `json:"width"`
+}
+
+func (r bvRange) ids() []string {
+	out := make([]string, r.Count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%0*d", r.Prefix, r.Width, r.First+i)
+	}
+	return out
+}
+
+// expand returns the steps s stands for: itself, or one step per id of its
+// actor_range, each with s's other fields and expectations.
+func (s bvStep) expand() []bvStep {
+	if s.ActorRange == nil {
+		return []bvStep{s}
+	}
+	var out []bvStep
+	for _, a := range s.ActorRange.ids() {
+		x := s
+		x.ActorRange, x.Actor = nil, a
+		out = append(out, x)
+	}
+	return out
+}
+
+func (sc bvScenario) generated() bool {
+	return slices.ContainsFunc(sc.Steps, func(s bvStep) bool { return s.ActorRange != nil })
 }
 
 type bvReplicaOptions struct {
@@ -71,10 +189,12 @@ type bvStep struct {
 	Replica string `json:"replica"`
 	Op      string `json:"op"` // apply, transfer, request, withdraw, retract, merge
 	Actor   string `json:"actor,omitempty"`
-	Txn     string `json:"txn,omitempty"`
-	To      string `json:"to,omitempty"`
-	From    string `json:"from,omitempty"` // merge: the replica merged in
-	Amount  string `json:"amount,omitempty"`
+	// ActorRange stands for one step per generated actor id.
+	ActorRange *bvRange `json:"actor_range,omitempty"`
+	Txn        string   `json:"txn,omitempty"`
+	To         string   `json:"to,omitempty"`
+	From       string   `json:"from,omitempty"` // merge: the replica merged in
+	Amount     string   `json:"amount,omitempty"`
 	// Expectations.
 	Outcome   string `json:"outcome,omitempty"` // apply: applied, duplicate
 	Changed   *bool  `json:"changed,omitempty"` // request, withdraw, retract
@@ -129,6 +249,9 @@ func bvPrograms() []bvScenario {
 	}
 	rq := func(r, a string, amt int64) bvStep {
 		return bvStep{Replica: r, Op: "request", Actor: a, Amount: i64(amt)}
+	}
+	rqr := func(r string, ids bvRange, amt int64) bvStep {
+		return bvStep{Replica: r, Op: "request", ActorRange: &ids, Amount: i64(amt)}
 	}
 	rt := func(r, a, txn string) bvStep { return bvStep{Replica: r, Op: "retract", Actor: a, Txn: txn} }
 	wd := func(r, a string) bvStep { return bvStep{Replica: r, Op: "withdraw", Actor: a} }
@@ -188,6 +311,10 @@ func bvPrograms() []bvScenario {
 		{Name: "overflow of what one actor received", Note: "b received 2^63-1 from a; the origin's grant of 1 more would make received(b) 2^63: overflow, nothing changes",
 			Bound: "-1", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), tr("r", "o", "b", 1), tr("r", "o", "c", 1)}},
+		{Name: "rights computed exactly", Note: "SPEC.md 13.1: only the result must fit. The origin o grants b 100; b credits 2^63-101 and gives a 2^63-1; o grants b 50 more: b's credits + received is 2^63+49, beyond int64, but its rights (minus what it gave) are 50, so the grant is accepted and b may debit 50. A credit of 1 by a, whose rights are 2^63-1, would make them 2^63: overflow, nothing changes",
+			Bound: i64(-math.MaxInt64), Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
+				tr("r", "o", "b", 100), ap("r", "b", "c1", math.MaxInt64-100), tr("r", "b", "a", math.MaxInt64), tr("r", "o", "b", 50),
+				ap("r", "b", "d1", -51), ap("r", "b", "d1", -50), ap("r", "a", "c2", 1)}},
 		// Forks decided by each field of the merge order in turn; each is
 		// built so that skipping or reordering that field picks the other.
 		{Name: "fork decided by debits", Note: "equal seq and credits: r2's a debited 4 (> 3) and wins, although r1's recent compares larger (z > a)",
@@ -208,6 +335,12 @@ func bvPrograms() []bvScenario {
 			Steps: []bvStep{
 				ap("z", "a", "c1", 5), tr("o10", "o", "a", 3), tr("p10", "p", "a", 4), tr("o20", "o", "a", 6), ap("o10b", "b", "c2", 1),
 				mg("z", "o10"), mg("o10", "z"), mg("o10", "p10"), mg("o10", "o20"), mg("o20", "o10"), mg("o10", "o10b")}},
+		{Name: "4096 actors", Note: "SPEC.md 13.2: a new actor beyond 4096 is too_large, and so is a merge whose union holds more than 4096; at 4096 both are accepted. r1's 4096 actors a0001..a4096 each ask for 1 right; at the cap an entry still changes and b may receive rights (a recipient has no entry) but not spend them (its transfer would add an entry); r2 holds a0001..a4095 and b",
+			Replicas: []string{"r1", "r2", "r3", "r4"}, Steps: []bvStep{
+				rqr("r1", bvRange{Prefix: "a", First: 1, Count: 4096, Width: 4}, 1),
+				rq("r1", "b", 1), ap("r1", "b", "t1", 5), ap("r1", "a4096", "t2", 5), tr("r1", "a4096", "b", 2), tr("r1", "b", "a0001", 1),
+				rqr("r2", bvRange{Prefix: "a", First: 1, Count: 4095, Width: 4}, 1), rq("r2", "b", 1),
+				mg("r1", "r2"), mg("r2", "r1"), mg("r3", "r1"), ap("r4", "b", "t3", 2), mg("r4", "r2"), mg("r4", "r1")}},
 		{Name: "invalid input", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "", "t", 1), ap("r", "a", "", 1), ap("r", "a", "t", 0), ap("r", "a", "t", math.MinInt64),
 			tr("r", "a", "", 1), rq("r", "", 1), ap("r", "a\x01", "t", 1)}},
@@ -350,7 +483,7 @@ func bvOptions(t *testing.T, sc bvScenario, r string) bounded.Options {
 }
 
 func genBoundedVectors(t *testing.T) any {
-	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding."}
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding. A step with actor_range stands for one step per generated id (SPEC.md section 11), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
 	for _, sc := range bvPrograms() {
 		reps := map[string]*bounded.Counter{}
 		for _, r := range sc.Replicas {
@@ -362,11 +495,27 @@ func genBoundedVectors(t *testing.T) any {
 			sc.Bound = "0"
 		}
 		for i, s := range sc.Steps {
-			sc.Steps[i] = bvRun(t, reps, s)
+			for k, x := range s.expand() {
+				got := bvRun(t, reps, x)
+				if k == 0 {
+					sc.Steps[i] = got
+					sc.Steps[i].Actor, sc.Steps[i].ActorRange = s.Actor, s.ActorRange
+				} else {
+					got.Actor, got.ActorRange = sc.Steps[i].Actor, sc.Steps[i].ActorRange
+					require.Equal(t, sc.Steps[i], got, "%s step %d.%d: a range step's expectations differ between its ids", sc.Name, i, k)
+				}
+			}
 		}
-		sc.Final = map[string]bvState{}
-		for _, r := range sc.Replicas {
-			sc.Final[r] = bvStateOf(t, reps[r])
+		if sc.generated() {
+			sc.FinalDigest = map[string]bvDigest{}
+			for _, r := range sc.Replicas {
+				sc.FinalDigest[r] = bvStateOf(t, reps[r]).digest()
+			}
+		} else {
+			sc.Final = map[string]bvState{}
+			for _, r := range sc.Replicas {
+				sc.Final[r] = bvStateOf(t, reps[r])
+			}
 		}
 		f.Scenarios = append(f.Scenarios, sc)
 	}
@@ -416,7 +565,16 @@ func genBoundedVectors(t *testing.T) any {
 		}
 		f.Decode = append(f.Decode, d)
 	}
+	for _, g := range bvGeneratedDecodes() {
+		f.GeneratedDecodes = append(f.GeneratedDecodes, g.decode(t))
+	}
 	return f
+}
+
+// digest summarises a state as a generated scenario's final_digest does.
+func (st bvState) digest() bvDigest {
+	b, _ := hex.DecodeString(st.Hex)
+	return bvDigest{Value: st.Value, Entries: len(st.Entries), HexSHA256: sha256Hex(b)}
 }
 
 func checkBoundedVectors(t *testing.T, raw []byte) {
@@ -434,16 +592,34 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 				bound, origin := sc.replicaConfig(r)
 				models[r] = newBoundedModel(p64(t, bound), origin, sc.Window)
 			}
-			for i, want := range sc.Steps {
-				got := bvRun(t, reps, want)
-				require.Equal(t, want, got, "step %d on the Go type", i)
-				require.Equal(t, want, models[want.Replica].step(t, models, want), "step %d on the model", i)
+			for i, s := range sc.Steps {
+				for k, want := range s.expand() {
+					got := bvRun(t, reps, want)
+					require.Equal(t, want, got, "step %d.%d on the Go type", i, k)
+					require.Equal(t, want, models[want.Replica].step(t, models, want), "step %d.%d on the model", i, k)
+				}
+			}
+			if sc.generated() {
+				require.Empty(t, sc.Final)
+				require.Len(t, sc.FinalDigest, len(sc.Replicas))
+				for _, r := range sc.Replicas {
+					want := sc.FinalDigest[r]
+					require.Equal(t, want, bvStateOf(t, reps[r]).digest(), "replica %s on the Go type", r)
+					require.Equal(t, want, models[r].state().digest(), "replica %s on the model", r)
+				}
+				return
 			}
 			for _, r := range sc.Replicas {
 				want := sc.Final[r]
 				require.Equal(t, want, bvStateOf(t, reps[r]), "replica %s on the Go type", r)
 				require.Equal(t, want, models[r].state(), "replica %s on the model", r)
 			}
+		})
+	}
+	require.NotEmpty(t, f.GeneratedDecodes)
+	for _, g := range f.GeneratedDecodes {
+		t.Run("generated_decode/"+g.Name, func(t *testing.T) {
+			require.Equal(t, g, g.decode(t))
 		})
 	}
 	for _, d := range f.Decode {
@@ -463,13 +639,17 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 	}
 }
 
-// boundedModel is SPEC.md 13 written plainly: maps, and int64 sums whose
-// overflow is checked term by term.
+// boundedModel is SPEC.md 13 written plainly: maps, with the derived
+// totals (value, received, rights, what an entry gave) computed exactly
+// with big integers and then required to fit in int64.
 type boundedModel struct {
 	bound   int64
 	origin  string
 	window  int
 	entries map[string]*bmEntry
+	// givers lists the actors whose entry gave rights, when known, so
+	// that received totals need not visit every entry.
+	givers []string
 }
 
 type bmEntry struct {
@@ -488,6 +668,7 @@ func newBoundedModel(bound int64, origin string, window int) *boundedModel {
 
 func (m *boundedModel) clone() *boundedModel {
 	n := *m
+	n.givers = nil
 	n.entries = map[string]*bmEntry{}
 	for a, e := range m.entries {
 		c := *e
@@ -507,78 +688,112 @@ func add(a, b int64) (int64, bool) {
 	return s, (b >= 0) == (s >= a)
 }
 
-// received returns what the other entries gave i, and whether it fits.
-func (m *boundedModel) received(i string) (int64, bool) {
-	var r int64
-	ok := true
-	for a, e := range m.entries {
-		if a == i {
-			continue
-		}
-		var f bool
-		r, f = add(r, e.sent[i])
-		ok = ok && f
+// exact returns x as an int64 and whether it fits.
+func exact(x *big.Int) (int64, bool) {
+	if !x.IsInt64() {
+		return 0, false
 	}
-	return r, ok
+	return x.Int64(), true
 }
 
-func (m *boundedModel) rights(i string) (int64, bool) {
-	// Sum positive and negative parts separately so that a partial sum
-	// cannot overflow when the total fits.
-	recv, ok := m.received(i)
-	pos, neg := recv, int64(0)
-	var f bool
+// bigReceived is what the other entries gave i, exactly.
+func (m *boundedModel) bigReceived(i string) *big.Int {
+	if m.givers == nil {
+		m.givers = []string{}
+		for a, e := range m.entries {
+			if len(e.sent) > 0 {
+				m.givers = append(m.givers, a)
+			}
+		}
+	}
+	r := new(big.Int)
+	for _, a := range m.givers {
+		if n, ok := m.entries[a].sent[i]; ok && a != i {
+			r.Add(r, big.NewInt(n))
+		}
+	}
+	return r
+}
+
+// received returns what the other entries gave i, and whether it fits.
+func (m *boundedModel) received(i string) (int64, bool) { return exact(m.bigReceived(i)) }
+
+// rights returns i's rights, computed exactly (SPEC.md 13.1: no partial
+// sum needs to fit, only the result), and whether they fit.
+func (m *boundedModel) rights(i string) (int64, bool) { return m.rightsGiven(i, m.bigReceived(i)) }
+
+// rightsGiven is rights(i) when i received recv.
+func (m *boundedModel) rightsGiven(i string, recv *big.Int) (int64, bool) {
+	r := new(big.Int).Set(recv)
 	if i == m.origin && m.origin != "" {
-		pos, f = add(pos, -m.bound)
-		ok = ok && f
+		r.Sub(r, big.NewInt(m.bound))
 	}
 	if e := m.entries[i]; e != nil {
-		pos, f = add(pos, e.credits)
-		ok = ok && f
-		neg, f = add(neg, e.debits)
-		ok = ok && f
+		r.Add(r, big.NewInt(e.credits))
+		r.Sub(r, big.NewInt(e.debits))
 		for _, n := range e.sent {
-			neg, f = add(neg, n)
-			ok = ok && f
+			r.Sub(r, big.NewInt(n))
 		}
 	}
-	if !ok {
-		return 0, false
-	}
-	return add(pos, -neg)
+	return exact(r)
 }
 
+// value returns Σ credits − Σ debits and whether it fits.
 func (m *boundedModel) value() (int64, bool) {
-	var c, d int64
-	ok := true
+	v := new(big.Int)
 	for _, e := range m.entries {
-		var f bool
-		c, f = add(c, e.credits)
-		ok = ok && f
-		d, f = add(d, e.debits)
-		ok = ok && f
+		v.Add(v, big.NewInt(e.credits))
+		v.Sub(v, big.NewInt(e.debits))
 	}
-	if !ok {
-		return 0, false
-	}
-	return add(c, -d)
+	return exact(v)
 }
 
-// fits reports whether the value and every actor's rights and received
-// total fit in int64.
+// fits reports whether the value, the total each entry gave, and every
+// actor's rights and received total fit in int64 (SPEC.md 13.1). It visits
+// each entry once, so that scenarios of thousands of actors stay quick:
+// an actor with no credits, debits or grants and not the origin has
+// rights 0.
 func (m *boundedModel) fits() bool {
-	if _, ok := m.value(); !ok {
+	var x big.Int
+	value, recv := new(big.Int), map[string]*big.Int{}
+	for _, e := range m.entries {
+		value.Add(value, x.SetInt64(e.credits))
+		value.Sub(value, x.SetInt64(e.debits))
+		given := new(big.Int)
+		for to, n := range e.sent {
+			given.Add(given, x.SetInt64(n))
+			if recv[to] == nil {
+				recv[to] = new(big.Int)
+			}
+			recv[to].Add(recv[to], x.SetInt64(n))
+		}
+		if !given.IsInt64() {
+			return false
+		}
+	}
+	if !value.IsInt64() {
 		return false
 	}
-	for _, a := range m.actors() {
-		if _, ok := m.received(a); !ok {
-			return false
-		}
-		if _, ok := m.rights(a); !ok {
+	for _, r := range recv {
+		if !r.IsInt64() {
 			return false
 		}
 	}
-	return true
+	check := func(a string) bool {
+		_, ok := m.rights(a)
+		return ok
+	}
+	for a, e := range m.entries {
+		if (e.credits != 0 || e.debits != 0 || len(e.sent) > 0 || a == m.origin) && !check(a) {
+			return false
+		}
+	}
+	for a := range recv {
+		if !check(a) {
+			return false
+		}
+	}
+	return m.origin == "" || check(m.origin)
 }
 
 func (m *boundedModel) actors() []string {
@@ -631,16 +846,29 @@ func (m *boundedModel) next(a string) *bmEntry {
 	return &c
 }
 
-// commit installs e as a's entry if the totals fit; else "overflow".
-func (m *boundedModel) commit(a string, e *bmEntry) string {
+// bmMaxActors is the most entries a state holds (SPEC.md 13.2, 13.4).
+const bmMaxActors = 4096
+
+// commit installs e as a's entry if a new actor stays within the cap
+// (else "too_large") and, when totals is set, the derived totals fit (else
+// "overflow"). Request and Withdraw change only asked, which no derived
+// total includes.
+func (m *boundedModel) commit(a string, e *bmEntry, totals bool) string {
 	old := m.entries[a]
+	if old == nil && len(m.entries) >= bmMaxActors {
+		return "too_large"
+	}
+	if len(e.sent) > 0 || old != nil && len(old.sent) > 0 {
+		m.givers = nil
+	}
 	m.entries[a] = e
-	if !m.fits() {
+	if totals && !m.fits() {
 		if old == nil {
 			delete(m.entries, a)
 		} else {
 			m.entries[a] = old
 		}
+		m.givers = nil
 		return "overflow"
 	}
 	return ""
@@ -691,7 +919,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			if len(e.recent) > m.window {
 				e.recent = e.recent[len(e.recent)-m.window:]
 			}
-			if out.Error = m.commit(s.Actor, e); out.Error == "" {
+			if out.Error = m.commit(s.Actor, e, true); out.Error == "" {
 				out.Outcome = "applied"
 			}
 		}
@@ -712,7 +940,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				out.Error = "overflow"
 				break
 			}
-			out.Error = m.commit(s.Actor, e)
+			out.Error = m.commit(s.Actor, e, true)
 		}
 	case "request":
 		switch {
@@ -731,7 +959,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			default:
 				e := m.next(s.Actor)
 				e.asked = want
-				if out.Error = m.commit(s.Actor, e); out.Error == "" {
+				if out.Error = m.commit(s.Actor, e, false); out.Error == "" {
 					out.Changed = &yes
 				}
 			}
@@ -746,7 +974,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 		default:
 			n := m.next(s.Actor)
 			n.asked = recv
-			if out.Error = m.commit(s.Actor, n); out.Error == "" {
+			if out.Error = m.commit(s.Actor, n, false); out.Error == "" {
 				out.Changed = &yes
 			}
 		}
@@ -772,7 +1000,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			n.debits += x
 		}
 		n.recent = slices.Delete(n.recent, i, i+1)
-		if out.Error = m.commit(s.Actor, n); out.Error == "" {
+		if out.Error = m.commit(s.Actor, n, true); out.Error == "" {
 			out.Changed = &yes
 		}
 	case "merge":
@@ -786,6 +1014,12 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			if mine := m.entries[a]; mine == nil || e.seq > mine.seq || (e.seq == mine.seq && bmCompare(e, mine) > 0) {
 				m.entries[a] = e
 			}
+		}
+		m.givers = nil
+		if len(m.entries) > bmMaxActors {
+			*m = *saved
+			out.Error = "too_large"
+			break
 		}
 		if !m.fits() {
 			*m = *saved
@@ -854,10 +1088,25 @@ func sortedKeys(m map[string]int64) []string {
 func (m *boundedModel) state() bvState {
 	v, _ := m.value()
 	st := bvState{Value: i64(v), Rights: map[string]string{}, Entries: []bvEntry{}}
+	got := map[string]*big.Int{} // what each actor received: one pass
+	for a, e := range m.entries {
+		for to, n := range e.sent {
+			if to != a {
+				if got[to] == nil {
+					got[to] = new(big.Int)
+				}
+				got[to].Add(got[to], big.NewInt(n))
+			}
+		}
+	}
 	for _, a := range m.actors() {
-		r, _ := m.rights(a)
+		bigRecv := got[a]
+		if bigRecv == nil {
+			bigRecv = new(big.Int)
+		}
+		r, _ := m.rightsGiven(a, bigRecv)
 		st.Rights[a] = i64(r)
-		recv, _ := m.received(a)
+		recv, _ := exact(bigRecv)
 		if e := m.entries[a]; e != nil && e.asked > recv {
 			if st.Outstanding == nil {
 				st.Outstanding = map[string]string{}

@@ -2362,6 +2362,13 @@ func dvGenLedger() dvFile {
 				dvCredit("a", "t1", 5),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "a duplicate in the pending write is followed by Compact", Note: "history length 1. t1 lands; both attempts of t2 are lost. The first applies t2 (history t1, t2); the second's fetch does not hold t2 but the pending write does: Apply answers duplicate, and Compact then folds t1, so the second put holds t2 in history and t1 folded. The resend of t2 is a duplicate again, Compact has nothing left to do, and the put lands that state",
+			Options: opts(1, 1, 4), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("a", "t2", 7, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t2", 7),
+				dvLedgerOp("value", "b"),
+			}},
 		{Name: "refused put", Note: "a refused put did not land and is forgotten: the next attempt applies the transaction again. When every attempt is refused the call fails unavailable, nothing is pending, and a resend is applied (not a duplicate)",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "t1", 5, "", "refuse"),
@@ -5378,6 +5385,12 @@ var dvMutants = []struct {
 	vectors                    string // the vector file whose replay must fail
 	want                       string // the vector that must fail
 }{
+	{"ledger/no Compact after a duplicate", "6.9: a duplicate from the ledger's own pending write is followed by Compact",
+		"ledger/group.go", "\tif appliedNow == 0 {\n\t\tif _, err := merged.Compact(l.writer); err != nil {", "\tif false && appliedNow == 0 {\n\t\tif _, err := merged.Compact(l.writer); err != nil {",
+		"driver_ledger", "a duplicate in the pending write is followed by Compact"},
+	{"ledger/Compact after an Apply", "6.9: Compact runs only if no transaction was applied in the attempt",
+		"ledger/group.go", "\tif appliedNow == 0 {\n\t\tif _, err := merged.Compact(l.writer); err != nil {", "\tif true || appliedNow == 0 {\n\t\tif _, err := merged.Compact(l.writer); err != nil {",
+		"driver_ledger", "a duplicate in the pending write is followed by Compact"},
 	{"ledger/put without the token", "6.9: Put with the fetch's token",
 		"ledger/ledger.go", "err = l.store.Put(ctx, l.key, l.writer, b, token)", "err = l.store.Put(ctx, l.key, l.writer, b, nil)",
 		"driver_ledger", "siblings merged"},

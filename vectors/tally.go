@@ -4,6 +4,7 @@ package vectors
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -592,6 +593,14 @@ func genTally(t *checker) any {
 	shard("stats single", "stats", "m1", ints(-5))
 	shard("stats wide sum of squares", "stats", "m1", ints(math.MinInt64, math.MaxInt64, 1))
 	shard("stats empty", "stats", "m1", ints())
+	// The bounds a decoder checks (SPEC.md 7.1), each reached: 4 values
+	// from 0 to 10 summing to 10..30; summing to 15, their sum of squares
+	// lies in [L, G] = [113, 125]; with negatives, L takes ⌊r/d⌋ (floor).
+	shard("stats at the least sum", "stats", "m1", ints(0, 10, 0, 0))
+	shard("stats at the greatest sum", "stats", "m1", ints(0, 10, 10, 10))
+	shard("stats at the least sum of squares", "stats", "m1", ints(0, 10, 2, 3))
+	shard("stats at the greatest sum of squares", "stats", "m1", ints(0, 10, 5, 0))
+	shard("stats of negatives at the least sum of squares", "stats", "m1", ints(-10, 0, -2, -3))
 	shard("distinct empty", "distinct", "m1", Obs{})
 	shard("distinct sparse", "distinct", "m1", Obs{Items: []string{"alice", "bob", "carol", "alice"}})
 	shard("distinct sparse 200", "distinct", "m1", items(200, "user-"))
@@ -645,6 +654,17 @@ func genTally(t *checker) any {
 		rs("a", old, ints(math.MinInt64, math.MaxInt64)), rs("b", old, ints(math.MinInt64, math.MaxInt64)), rs("c", live, ints(math.MinInt64, math.MaxInt64)))
 	read("stats sum of squares just below 2^128", "stats", nil,
 		rs("a", old, ints(math.MinInt64, math.MaxInt64)), rs("b", live, ints(math.MinInt64, math.MaxInt64)))
+	// The combining order (SPEC.md 7.4): the tally, then the shards by
+	// (expires_at, mutator); every partial sum must fit. Each vector gives
+	// another answer in a naive order.
+	read("sum: overflow in (expires_at, mutator) order although the total fits", "sum", nil,
+		rs("b", live, ints(math.MaxInt64)), rs("c", live+1000, ints(1)), rs("a", live+2000, ints(-1)))
+	read("sum: fits in (expires_at, mutator) order where mutator order overflows", "sum", nil,
+		rs("a", live+1000, ints(math.MaxInt64)), rs("b", live+2000, ints(1)), rs("c", live, ints(-1)))
+	read("sum: the tally is combined first", "sum", &tallyInput{FoldedThrough: I64(old), Obs: ints(-1)},
+		rs("a", live, ints(math.MaxInt64)), rs("b", live+1000, ints(1)))
+	read("sum: the mutator breaks an expires_at tie", "sum", nil,
+		rs("z", live-1000, ints(math.MaxInt64)), rs("b", live, ints(1)), rs("a", live, ints(-1)))
 
 	sum := func(vs ...any) []byte {
 		e := env("tally.shard", 1).arr(4).str("sum").str("m1").int(exp)
@@ -730,6 +750,14 @@ func genTally(t *checker) any {
 		mal("distinct dense with few registers set", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(append([]byte{1}, make([]byte, 1<<14-1)...))), t),
 		mal("distinct bin longer than 16384", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).raw(0xc5, 0x40, 0x01)), t,
 			"the bin header alone claims 16385 bytes: too_large before the missing bytes are noticed"),
+		mal("stats two values not summing to min + max", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(2).int(11).int(0).int(10).uint(0).uint(101)), t,
+			"two values are min and max: the sum must be 10, although 11 is in [min·n, max·n] = [0, 20] and 101 in [L, G] = [100, 101]"),
+		mal("stats sum of squares below the least", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(4).int(15).int(0).int(10).uint(0).uint(111)), t,
+			"4 values from 0 to 10 summing to 15: L = 113 (0, 10, 2, 3), G = 125; 111 is odd like the sum and above sum²/count"),
+		mal("stats sum of squares above the greatest", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(4).int(15).int(0).int(10).uint(0).uint(127)), t,
+			"4 values from 0 to 10 summing to 15: G = 125 (0, 10, 5, 0); 127 is odd like the sum and below count·max²"),
+		mal("stats of negatives, sum of squares below the least", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(4).int(-15).int(-10).int(0).uint(0).uint(111)), t,
+			"4 values from -10 to 0 summing to -15: r = -5, d = 2, q = ⌊-5/2⌋ = -3, k = 1, L = 113 (-10, 0, -3, -2); division rounding toward zero gives q = -2, k = -1 and 111"),
 		mal("stats sum of squares of the wrong parity", "tally.shard:stats", sh("stats", refEnc{}.arr(6).int(4).int(20).int(0).int(10).uint(0).uint(151)), t,
 			"4 values from 0 to 10 summing to 20 have a sum of squares from 150 to 200; 151 is within those bounds but odd while the sum is even"),
 		mal("distinct dense register 52", "tally.shard:distinct", sh("distinct", refEnc{}.arr(2).uint(14).bin(denseRegs(4096, 52))), t,
@@ -839,7 +867,9 @@ func checkTally(t *checker, raw []byte) {
 			got := runRead(t, rv)
 			require.Equal(t, rv, got, "reference implementation vs vector")
 			// Model: a read combines the tally with every shard whose
-			// expires_at is above folded_through.
+			// expires_at is above folded_through, in increasing
+			// (expires_at, mutator) order, and fails at the first partial
+			// result that does not fit; GC folds in the same order.
 			var ft int64
 			var all Obs
 			if rv.Tally != nil {
@@ -851,15 +881,27 @@ func checkTally(t *checker, raw []byte) {
 			cutoff := int64(rv.NowUS) - int64(rv.GraceUS)
 			var del []string
 			nFolded, nLive := 0, 0
-			for _, s := range rv.Shards {
+			var merr, ferr string
+			combine := func(acc, o Obs, errp *string) Obs {
+				acc = appendObs(acc, o)
+				if _, e := aggModel(rv.Kind, acc); *errp == "" {
+					*errp = e
+				}
+				return acc
+			}
+			ordered := slices.Clone(rv.Shards)
+			slices.SortFunc(ordered, func(a, b readShard) int {
+				return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), cmp.Compare(a.Mutator, b.Mutator))
+			})
+			for _, s := range ordered {
 				if int64(s.ExpiresAt) > ft {
-					all = appendObs(all, s.Obs)
+					all = combine(all, s.Obs, &merr)
 				}
 				switch {
 				case int64(s.ExpiresAt) <= ft:
 					del = append(del, s.Mutator)
 				case int64(s.ExpiresAt) < cutoff:
-					folded = appendObs(folded, s.Obs)
+					folded = combine(folded, s.Obs, &ferr)
 					newT = max(newT, int64(s.ExpiresAt))
 					del = append(del, s.Mutator)
 					nFolded++
@@ -867,12 +909,12 @@ func checkTally(t *checker, raw []byte) {
 					nLive++
 				}
 			}
-			model, merr := aggModel(rv.Kind, all)
+			model, _ := aggModel(rv.Kind, all)
 			require.Equal(t, merr, rv.ReadError, "read error vs model")
 			if merr == "" {
 				sameAgg(t, model, *rv.Read, "read vs model")
 			}
-			foldedModel, ferr := aggModel(rv.Kind, folded)
+			foldedModel, _ := aggModel(rv.Kind, folded)
 			require.Equal(t, ferr, rv.GCError, "gc error vs model")
 			if ferr != "" {
 				return

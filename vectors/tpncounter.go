@@ -94,15 +94,39 @@ type tOptions struct {
 }
 
 type tScenario struct {
-	Name     string            `json:"name"`
-	Note     string            `json:"note,omitempty"`
-	Type     string            `json:"type"`
-	Options  tOptions          `json:"options"`
-	Replicas []string          `json:"replicas"`
-	Steps    []Step            `json:"steps"`
-	Final    map[string]tState `json:"final,omitempty"`
+	Name     string   `json:"name"`
+	Note     string   `json:"note,omitempty"`
+	Type     string   `json:"type"`
+	Options  tOptions `json:"options"`
+	Replicas []string `json:"replicas"`
+	// Initial gives some replicas a starting state other than empty: the
+	// state its entries describe, encoded as hex.
+	Initial map[string]tInitial `json:"initial,omitempty"`
+	Steps   []Step              `json:"steps"`
+	Final   map[string]tState   `json:"final,omitempty"`
 	// FinalDigest replaces Final in scenarios with generated steps.
 	FinalDigest map[string]tDigest `json:"final_digest,omitempty"`
+}
+
+// tInitial is a replica's starting state: its entries (tgcounter) or
+// halves (tpncounter), without forgotten transactions (each total is the
+// sum of its folded record, forgot 0, none retired), and their encoding,
+// which the replica decodes.
+type tInitial struct {
+	Entries *[]tEntry `json:"entries,omitempty"`
+	P       *[]tEntry `json:"p,omitempty"`
+	N       *[]tEntry `json:"n,omitempty"`
+	Hex     string    `json:"hex"`
+}
+
+// halves returns the entry lists of the initial state.
+func (in tInitial) halves(t *checker, typ string) [][]tEntry {
+	if typ == "tgcounter" {
+		require.NotNil(t, in.Entries, "initial state of a tgcounter: entries")
+		return [][]tEntry{*in.Entries}
+	}
+	require.True(t, in.P != nil && in.N != nil, "initial state of a tpncounter: p and n")
+	return [][]tEntry{*in.P, *in.N}
 }
 
 // tDigest is a big final state: the value, the number of txns each
@@ -357,6 +381,27 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 		default:
 			t.Fatalf("unknown type %q", sc.Type)
 		}
+		in, ok := sc.Initial[r]
+		if !ok {
+			continue
+		}
+		halves := in.halves(t, sc.Type)
+		if fill {
+			in.Hex = refT(halves...).hex()
+			sc.Initial[r] = in
+		}
+		require.Equal(t, refT(halves...).hex(), in.Hex, "initial state of %s: reference encoding of the listed entries", r)
+		var err error
+		switch x := rs[r].(type) {
+		case tg:
+			err = x.c.UnmarshalBinary(unhex(t, in.Hex))
+		case tpn:
+			err = x.c.UnmarshalBinary(unhex(t, in.Hex))
+		}
+		require.NoError(t, err, "initial state of %s", r)
+		got := rs[r].state()
+		got.Conflicts = nil
+		require.Equal(t, tState{Entries: in.Entries, P: in.P, N: in.N}, got, "initial state of %s: decoded entries", r)
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
@@ -483,6 +528,18 @@ func genTPN(t *checker) any {
 			mg("r1", "r2"), mg("r2", "r1"), mg("r1", "r3"), mg("r3", "r1"),
 			ap("r1", "d", "t1", 5), ap("r1", "d", "t1", -5), ap("r1", "d", "t1", 6), ap("r1", "d", "t1", -6)},
 			Note: "t1 is written concurrently as a credit of 5 (a), a debit of 5 (b) and a credit of 6 (c): Merge accepts it (no error) and a's copy counts, a being the smallest actor id holding t1 and none having folded it: value 5 + 1; a retry with a losing copy's amount is superseded, with any other amount conflicting_transaction"},
+		{Name: "compact: all or nothing across halves", Type: "tpncounter", Options: tOptions{HistoryLength: 1}, Replicas: []string{"r"},
+			Initial: map[string]tInitial{"r": {
+				P: &[]tEntry{
+					{Actor: "a", Seq: 2, History: []TxnJSON{{"c1", 5}, {"c2", 5}}, Folded: []TxnJSON{}},
+					{Actor: "b", Seq: 2, History: []TxnJSON{{"c3", 5}, {"c4", 5}}, Folded: []TxnJSON{}},
+					{Actor: "c", Seq: 2, History: []TxnJSON{{"c5", 5}, {"c6", 5}}, Folded: []TxnJSON{}}},
+				N: &[]tEntry{
+					{Actor: "a", Seq: tMaxSeq, History: []TxnJSON{{"d1", 1}, {"d2", 1}}, Folded: []TxnJSON{}},
+					{Actor: "b", Seq: 2, History: []TxnJSON{{"d3", 1}, {"d4", 1}}, Folded: []TxnJSON{}},
+					{Actor: "c", Seq: tMaxSeq, History: []TxnJSON{{"d5", 1}}, Folded: []TxnJSON{}}}}},
+			Note:  "SPEC.md 6.6, history_length 1; r starts from the listed state. a's plans fold c1 (P) and d1 (N), but N's a has seq MaxSeq: overflow, and neither half changes (P's plan is not carried out either). b's plans succeed: both halves fold, each seq increments. c's N entry has seq MaxSeq but nothing to do: only P compacts. A debit by a then overflows too (6.3 step 6), a credit applies",
+			Steps: []Step{cp("r", "a"), cp("r", "b"), cp("r", "c"), cp("r", "c"), ap("r", "a", "d7", -1), ap("r", "a", "c7", 5)}},
 		{Name: "tgcounter merge with a conflicting amount: the smaller actor's copy counts", Type: "tgcounter", Replicas: []string{"r1", "r2"}, Steps: []Step{
 			ap("r1", "a", "t1", 5), ap("r2", "b", "t1", 6), mg("r1", "r2"), mg("r2", "r1")}},
 		{Name: "the window: deferred ids do not shorten it", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 2}, Replicas: []string{"r1", "r2"}, Steps: deferred,
@@ -763,7 +820,7 @@ func genTPN(t *checker) any {
 	}
 	return tFile{
 		Generated: gens,
-		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
+		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. A scenario's initial gives some replicas a starting state to decode (hex) instead of the empty one. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
@@ -855,6 +912,17 @@ func scenarioTxns(sc *tScenario) []string {
 			set[*st.Txn] = true
 		}
 	}
+	for _, in := range sc.Initial {
+		for _, es := range []*[]tEntry{in.Entries, in.P, in.N} {
+			if es != nil {
+				for _, e := range *es {
+					for _, x := range append(slices.Clone(e.History), e.Folded...) {
+						set[x.Txn] = true
+					}
+				}
+			}
+		}
+	}
 	return sortedKeys(set)
 }
 
@@ -914,6 +982,28 @@ func newTModel(o tOptions) *tModel {
 	}
 	return m
 }
+
+// load sets half s to the listed entries, which forgot nothing: every
+// total is the sum of the folded record.
+func (m *tModel) load(t *checker, s int, es []tEntry) {
+	for _, e := range es {
+		require.True(t, !e.Retired && e.Forgot == 0, "initial entry %s: retired or forgot", e.Actor)
+		en := &tEnt{seq: uint64(e.Seq)}
+		var folded int64
+		for _, x := range e.Folded {
+			en.items = append(en.items, tItem{txn: x.Txn, amt: int64(x.Amount), folded: true})
+			folded += int64(x.Amount)
+		}
+		require.EqualValues(t, folded, e.Total, "initial entry %s: total other than the folded record's sum", e.Actor)
+		for _, x := range e.History {
+			en.items = append(en.items, tItem{txn: x.Txn, amt: int64(x.Amount)})
+		}
+		m.half[s][e.Actor] = en
+	}
+}
+
+// tMaxSeq is the largest sequence number (SPEC.md 6.2).
+const tMaxSeq = 1<<63 - 1
 
 func (m *tModel) clone() *tModel {
 	c := *m
@@ -1138,10 +1228,16 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 		if !validID(a) {
 			return "invalid_actor", "", false
 		}
+		// SPEC.md 6.6: both plans first, each on the state before
+		// either is carried out; a half with a non-empty plan and seq
+		// MaxSeq fails the whole compaction.
 		var plans [2][]tItem
 		var ch [2]bool
 		for s := 0; s < halves; s++ {
 			plans[s], ch[s] = m.plan(s, a)
+			if ch[s] && m.half[s][a].seq >= tMaxSeq {
+				return "overflow", "", false
+			}
 		}
 		for s := 0; s < halves; s++ {
 			if ch[s] {
@@ -1252,6 +1348,8 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 	if e == nil {
 		e = &tEnt{}
 		next.half[s][a] = e
+	} else if e.seq >= tMaxSeq {
+		return "overflow", "", false // SPEC.md 6.3 step 6
 	} else {
 		e.items, _ = next.plan(s, a)
 	}
@@ -1470,6 +1568,11 @@ func checkTPN(t *checker, raw []byte) {
 			ms := map[string]*tModel{}
 			for _, r := range sc.Replicas {
 				ms[r] = newTModel(sc.Options)
+				if in, ok := sc.Initial[r]; ok {
+					for s, es := range in.halves(t, sc.Type) {
+						ms[r].load(t, s, es)
+					}
+				}
 			}
 			if generated(sc.Steps) {
 				checkTDigest(t, sc, rs)
