@@ -804,7 +804,7 @@ func genTPN(t *checker) any {
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
 			mal("tgcounter envelope as tpncounter", p, env(g, 2).arr(0).b, t),
-			mal("version 4", g, env(g, 4).arr(0).b, t),
+			mal("version 5", g, env(g, 5).arr(0).b, t),
 			mal("v2: retired entry (four fields)", g, env(g, 2).arr(1).arr(4).str("a").uint(1).int(5).int(0).b, t,
 				"retired entries exist from version 3"),
 			mal("v3: entry of five fields", g, env(g, 3).arr(1).arr(5).str("a").uint(1).int(5).int(0).arr(0).b, t),
