@@ -399,7 +399,7 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 
 // EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
 // state data encodes, reading only its entries' forgot fields: the latest
-// forgot of any entry, live or retired, in either half. A driver that
+// forgot of any entry, live or retired, or base, in either half. A driver that
 // merges siblings with MergeBinary can so set aside a sibling whose horizon
 // is later than its clock allows (a stamp far in the future, which would
 // make the counter refuse every timed transaction until then) before

@@ -19,7 +19,8 @@ import (
 // What is not decoded is still read: data must be a well-formed encoding
 // whose actors are in order (the checks of UnmarshalBinary that involve
 // only skipped entries, such as the value of data on its own, are those of
-// c's entries, which c already passed).
+// c's entries, which c already passed; among them, that data's base holds
+// no retired entry that c holds too: Merge drops such an entry).
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
 	var changed [2][][]byte
