@@ -51,16 +51,16 @@ type tBase struct {
 }
 
 type tState struct {
-	Entries *[]tEntry         `json:"entries,omitempty"`
-	P       *[]tEntry         `json:"p,omitempty"`
-	N       *[]tEntry         `json:"n,omitempty"`
+	Entries *[]tEntry `json:"entries,omitempty"`
+	P       *[]tEntry `json:"p,omitempty"`
+	N       *[]tEntry `json:"n,omitempty"`
 	// Base (tgcounter), PBase and NBase (tpncounter) are the halves'
 	// bases, absent when zero.
-	Base  *tBase `json:"base,omitempty"`
-	PBase *tBase `json:"p_base,omitempty"`
-	NBase *tBase `json:"n_base,omitempty"`
-	Value   I64               `json:"value"`
-	Status  map[string]string `json:"status"`
+	Base   *tBase            `json:"base,omitempty"`
+	PBase  *tBase            `json:"p_base,omitempty"`
+	NBase  *tBase            `json:"n_base,omitempty"`
+	Value  I64               `json:"value"`
+	Status map[string]string `json:"status"`
 	// Conflicts lists the ids held with more than one signed amount, sorted
 	// by id (absent when there is none).
 	Conflicts []tConflictJSON `json:"conflicts,omitempty"`
@@ -292,12 +292,12 @@ type tg struct{ c *tpncounter.GCounter }
 func (r tg) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
 	return r.c.Apply(a, x, n)
 }
-func (r tg) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
-func (r tg) retire(a crdt.ActorID) (bool, error)   { return r.c.Retire(a) }
+func (r tg) compact(a crdt.ActorID) (bool, error) { return r.c.Compact(a) }
+func (r tg) retire(a crdt.ActorID) (bool, error)  { return r.c.Retire(a) }
 func (r tg) retireAt(a crdt.ActorID, at int64) (bool, error) {
 	return r.c.RetireAt(time.Unix(0, at), a)
 }
-func (r tg) fold(cutoff int64) bool { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
+func (r tg) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
 func (r tg) bytes() []byte                         { return must(r.c.MarshalBinary()) }
 func (r tg) value() int64                          { return r.c.Value() }
@@ -321,12 +321,12 @@ type tpn struct{ c *tpncounter.Counter }
 func (r tpn) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
 	return r.c.Apply(a, x, n)
 }
-func (r tpn) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
-func (r tpn) retire(a crdt.ActorID) (bool, error)   { return r.c.Retire(a) }
+func (r tpn) compact(a crdt.ActorID) (bool, error) { return r.c.Compact(a) }
+func (r tpn) retire(a crdt.ActorID) (bool, error)  { return r.c.Retire(a) }
 func (r tpn) retireAt(a crdt.ActorID, at int64) (bool, error) {
 	return r.c.RetireAllAt(time.Unix(0, at), a)
 }
-func (r tpn) fold(cutoff int64) bool { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
+func (r tpn) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
 func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
 func (r tpn) value() int64                          { return r.c.Value() }
