@@ -95,14 +95,15 @@ func (r restartRun) check(n, bound int) error {
 // incarnation making one credit, leave it writable, every credit counted
 // once, at most the entries of the restarts within RetireAfter +
 // RetiredGrace, and an encoding that stops growing, by default. The same
-// restarts without folding (RetiredGrace < 0; the first bound + 100
-// of them) fail the check: their retired entries pile up (and, past 65,536,
-// would make the account refuse writes). At CI size, 3,000 restarts 1/150 of RetireAfter + RetiredGrace
-// apart; with COUNTERKIT_CASES set, 100,000 restarts a minute apart.
+// restarts without folding (RetiredGrace < 0; the first bound + 100 of
+// them) fail the check: their retired entries pile up (and, past 65,536,
+// would make the account refuse writes). At CI size, 1,500 restarts 1/100
+// of RetireAfter + RetiredGrace apart; with COUNTERKIT_CASES set, 100,000
+// restarts a minute apart.
 func TestRestartsStayBounded(t *testing.T) {
-	n := 3000
+	n := 1500
 	window := ledger.DefaultRetireAfter + ledger.DefaultRetiredGrace
-	step := window / 150
+	step := window / 100
 	if os.Getenv("COUNTERKIT_CASES") != "" {
 		n, step = 100_000, time.Minute
 	}

@@ -288,7 +288,7 @@ func TestFoldSimulation(t *testing.T) {
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))
 	folds, folded := 0, 0
-	for i, n := 0, proptest.Scale(150); i < n; i++ {
+	for i, n := 0, proptest.Scale(60); i < n; i++ {
 		s := newFoldSim(rng.Int63())
 		require.NoError(t, s.run(foldSimSteps), "schedule %d", i)
 		folds, folded = folds+s.folds, folded+s.folded
