@@ -630,6 +630,9 @@ type dvEntry struct {
 	History []dvTxn `json:"history"`
 	Folded  []dvTxn `json:"folded"`
 	Retired bool    `json:"retired,omitempty"`
+	// RetiredAt is the retirement time (Unix ns) a ledger writes with a
+	// retired entry (SPEC.md 6.9, 6.10; version 4).
+	RetiredAt dvInt `json:"retired_at,omitempty"`
 }
 
 type dvTxn struct {
@@ -1547,6 +1550,9 @@ func dvDecodeState(b []byte) *dvState {
 			if !e.Forgot.IsZero() {
 				de.Forgot = dvInt(e.Forgot.UnixNano())
 			}
+			if !e.RetiredAt.IsZero() {
+				de.RetiredAt = dvInt(e.RetiredAt.UnixNano())
+			}
 			for _, x := range e.History {
 				de.History = append(de.History, dvTxn{string(x.ID), dvInt(x.Amount)})
 			}
@@ -2022,11 +2028,14 @@ func dvEncState(s *dvState) ([]byte, error) {
 	version := uint64(2)
 	for _, e := range append(slices.Clone(s.P), s.N...) {
 		if e.Retired {
-			version = 3
+			version = max(version, 3)
+		}
+		if e.RetiredAt != 0 {
+			version = 4
 		}
 		for _, x := range append(slices.Clone(e.History), e.Folded...) {
 			if dvLowerUUID.MatchString(x.Txn) {
-				version = 3
+				version = max(version, 3)
 			}
 		}
 	}
@@ -2040,6 +2049,10 @@ func dvEncState(s *dvState) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
+			if e.Retired && e.RetiredAt != 0 {
+				m = m.arr(5).str(e.Actor).uint(seq).int(int64(e.Total)).int(int64(e.Forgot)).int(int64(e.RetiredAt))
+				continue
+			}
 			if e.Retired {
 				m = m.arr(4).str(e.Actor).uint(seq).int(int64(e.Total)).int(int64(e.Forgot))
 				continue
@@ -2048,7 +2061,7 @@ func dvEncState(s *dvState) ([]byte, error) {
 			for _, list := range [][]dvTxn{e.History, e.Folded} {
 				m = m.arr(len(list))
 				for _, x := range list {
-					if version == 3 && dvLowerUUID.MatchString(x.Txn) {
+					if version >= 3 && dvLowerUUID.MatchString(x.Txn) {
 						id, _ := dvParseUUID(x.Txn)
 						m = m.arr(2).bin(id[:]).int(int64(x.Amount))
 						continue
@@ -4152,7 +4165,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			for a := range retired {
 				ok := false
 				for _, e := range append(slices.Clone(p.State.P), p.State.N...) {
-					ok = ok || e.Actor == a && e.Retired
+					// Retired with the writing ledger's time (6.9).
+					ok = ok || e.Actor == a && e.Retired && int64(e.RetiredAt) == m.now.UnixNano()
 				}
 				if !ok {
 					m.bad("attempt %d: put does not retire %s", attempt, a)

@@ -27,6 +27,10 @@ const MaxRetryCount = 100
 // write stays in flight.
 const DefaultRetireAfter = time.Hour
 
+// DefaultRetiredGrace is Options.RetiredGrace when it is zero: 10 days,
+// Cassandra's default gc_grace_seconds (864000).
+const DefaultRetiredGrace = 10 * 24 * time.Hour
+
 // DefaultMaxGroup is the largest group of Updates one write carries when
 // Options.MaxGroup is zero (at most the counter's window; see MaxGroup).
 const DefaultMaxGroup = 16
@@ -81,6 +85,17 @@ type Options struct {
 	// narrows no window. Zero means DefaultRetireAfter; a negative value
 	// never retires.
 	RetireAfter time.Duration
+
+	// RetiredGrace is how long a retired entry stays in the state before
+	// a pass folds it into the state's base (tpncounter.Counter.Fold, with
+	// the cutoff now − RetiredGrace), so that 100,000 restarts leave no
+	// more entries than the last RetireAfter + RetiredGrace wrote. It is
+	// the grace period of SPEC.md 6.10, like Cassandra's gc_grace_seconds:
+	// every state must reach every replica within it, and this ledger
+	// takes a new incarnation instead of writing again under an entry it
+	// last changed more than RetireAfter + RetiredGrace/2 ago. Zero means
+	// DefaultRetiredGrace; a negative value never folds.
+	RetiredGrace time.Duration
 
 	// Clock returns the current time for RetryWindow and RetireAfter. Nil
 	// means time.Now.
@@ -205,6 +220,8 @@ type Ledger struct {
 	// lastPass and nextPass are when retireIdle last visited the live
 	// actors and when it visits them next (zero: on the next write).
 	lastPass, nextPass time.Time
+	// own tracks when writer's entry last changed (see renewStale).
+	own ownEntry
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
 	// records of landed transactions not yet written.
@@ -263,15 +280,17 @@ const RetirePassDivisor = 8
 // versions of the others, in a pass over the live actors when one is due
 // (see RetirePassDivisor).
 func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
+	now := l.now()
+	l.own.note(merged.Version(l.writer), now)
 	if l.opts.RetireAfter <= 0 {
 		return
 	}
-	now := l.now()
 	if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {
 		return // no pass due (and the clock did not go back)
 	}
 	l.lastPass = now
 	l.nextPass = l.retirePass(ctx, merged, now)
+	l.foldRetired(merged, now)
 }
 
 // retirePass is a pass of retireIdle at now. It returns when the next pass
@@ -351,7 +370,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			unrecorded = true
 			continue
 		}
-		if ok, _ := merged.Retire(a); ok {
+		if ok, _ := merged.RetireAllAt(now, a); ok {
 			l.stats.retired++
 			done++
 		} else {
@@ -362,7 +381,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 	// transaction given to two incarnations that both went idle) retire
 	// together, each shared transaction counted once (SPEC.md 6.10).
 	if len(shared) > 1 {
-		if ok, _ := merged.RetireAll(shared...); ok {
+		if ok, _ := merged.RetireAllAt(now, shared...); ok {
 			l.stats.retired += len(shared)
 			done += len(shared)
 		}
@@ -433,6 +452,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	}
 	if opts.RetireAfter == 0 {
 		opts.RetireAfter = DefaultRetireAfter
+	}
+	if opts.RetiredGrace == 0 {
+		opts.RetiredGrace = DefaultRetiredGrace
 	}
 	window := windowOf(opts.Counter)
 	if opts.MaxGroup < 0 || opts.MaxGroup > window {
@@ -571,6 +593,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	l.renewStale()
 	sibs, token, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)

@@ -16,20 +16,29 @@ import (
 //	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ], [ [txn, amount]... ] ]
 //	                                               history, oldest first   folded record, oldest first
 //	retired entry: [ actor, seq, total, forgot ]  (version 3)
+//	               [ actor, seq, total, forgot, retired_at ]  (version 4)
+//	GCounter body: [ base, entry... ]           (version 4, a half that folded)
+//	base:          [ cutoff, total, forgot ]
 //	Counter body:  [ P GCounter body, N GCounter body ]
 //
 // forgot is Entry.Forgot in Unix nanoseconds (0 for none). Version 1, still
 // read, has no forgot field (entries of five fields, forgot 0); version 2
 // added it for Options.TxnTime; version 3 added retired entries (Retire),
-// of four fields. MarshalBinary writes version 3 only for a state that
-// holds a retired entry, and version 2 otherwise, so that a state without
-// one is read by every release that reads version 2.
+// of four fields; version 4 the retirement time (RetireAllAt, Unix ns > 0)
+// and the base (Fold; cutoff in Unix ns > 0). MarshalBinary writes the
+// oldest version that expresses the state: 4 for a base or a retirement
+// time, 3 for a retired entry (or a UUID id), 2 otherwise, so that a state
+// is read by every release that reads that version. A version 3 state
+// decodes as before; its retired entries have no time and never fold.
 //
 // Decoding caps: the input is at most crdt.DefaultMaxEncodedSize bytes; a
 // half holds at most Options.MaxActors live actors and MaxRetired retired
 // ones (crdt.ErrTooLarge); an entry
 // holds at most MaxEntriesPerActor transactions (crdt.ErrTooLarge); ids obey
-// crdt.MaxIDLen. Decoded states are checked like merged ones: 1 <= seq <=
+// crdt.MaxIDLen. Version 4 also refuses (InvBaseCutoff,
+// InvRetiredAfterCutoff) a base cutoff or retirement time of 0 or after
+// MaxForgot, and a retirement before its half's base cutoff. Decoded
+// states are checked like merged ones: 1 <= seq <=
 // MaxSeq, total >= 0, amounts > 0, a transaction at most once per actor,
 // and a value that fits in an int64 (otherwise crdt.ErrCorruptEncoding).
 // Entries no writer produces are refused with an *InvariantError (wrapping
@@ -49,16 +58,16 @@ import (
 // multi record: at most about 6 bytes per input byte, plus about 230 per
 // actor and 50 per transaction held by two or more actors (see
 // TestDecodeMemory).
-const FormatVersion = 3
+const FormatVersion = 4
 
 // MarshalBinary returns the deterministic encoding of g (tag
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
-	b := wire.AppendEnvelope(make([]byte, 0, 32+g.sized+g.grown), crdt.TagTGCounter, version(false))
+	b := wire.AppendEnvelope(make([]byte, 0, 32+g.sized+g.grown), crdt.TagTGCounter, 2)
 	vpos := len(b) - 1
-	b, v3 := g.appendBody(b)
-	setVersion(b, vpos, v3)
+	b, v := g.appendBody(b)
+	setVersion(b, vpos, v)
 	return finish(b, crdt.TagTGCounter)
 }
 
@@ -66,29 +75,21 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 // crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	// sized + grown bound each body (limits.go): one allocation.
-	b := wire.AppendEnvelope(make([]byte, 0, 32+1+c.p.sized+c.p.grown+c.n.sized+c.n.grown), crdt.TagTPNCounter, version(false))
+	b := wire.AppendEnvelope(make([]byte, 0, 32+1+c.p.sized+c.p.grown+c.n.sized+c.n.grown), crdt.TagTPNCounter, 2)
 	vpos := len(b) - 1
 	b = wire.AppendArrayHeader(b, 2)
-	b, p3 := c.p.appendBody(b)
-	b, n3 := c.n.appendBody(b)
-	setVersion(b, vpos, p3 || n3)
+	b, pv := c.p.appendBody(b)
+	b, nv := c.n.appendBody(b)
+	setVersion(b, vpos, max(pv, nv))
 	return finish(b, crdt.TagTPNCounter)
 }
 
-// version returns the format version MarshalBinary writes: the oldest that
-// can express the state (3 when v3, see appendBody).
-func version(v3 bool) uint64 {
-	if v3 {
-		return FormatVersion
-	}
-	return 2
-}
-
-// setVersion writes the version of the body that followed into the
-// envelope's last byte, at vpos: versions 2 and 3 are one-byte integers,
-// so the envelope is written before the body decides which it needs.
-func setVersion(b []byte, vpos int, v3 bool) {
-	b[vpos] = byte(version(v3))
+// setVersion writes the version of the body that followed (the oldest
+// that can express it, see appendBody) into the envelope's last byte, at
+// vpos: versions 2 to 4 are one-byte integers, so the envelope is written
+// before the body decides which it needs.
+func setVersion(b []byte, vpos int, v uint64) {
+	b[vpos] = byte(v)
 }
 
 func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
@@ -98,25 +99,37 @@ func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 	return b, nil
 }
 
-// appendBody appends g's body, made of its entries' encodings (cached, or
-// encoded now and cached), makes g.sized exact, and reports whether the
-// body needs version 3 (a retired entry, or a UUID id written as 16
-// bytes).
-func (g *GCounter) appendBody(b []byte) ([]byte, bool) {
+// appendBody appends g's body, made of its base (when it has one) and its
+// entries' encodings (cached, or encoded now and cached), makes g.sized
+// exact, and returns the oldest version that expresses the body: 4 for a
+// base or a retirement time, 3 for a retired entry or a UUID id written as
+// 16 bytes, 2 otherwise.
+func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	start := len(b)
-	b = wire.AppendArrayHeader(b, g.count())
-	v3 := false
+	v := uint64(2)
+	if g.base.cut != 0 {
+		b = wire.AppendArrayHeader(b, g.count()+1)
+		b = append(b, g.base.encoded()...)
+		v = FormatVersion
+	} else {
+		b = wire.AppendArrayHeader(b, g.count())
+	}
 	// Encodings that lie next to each other in memory (entries decoded
 	// together by MergeBinary, which keeps them in one block in actor
 	// order, and the retired entries of one segment) are copied as one run.
 	var run []byte
 	for _, sg := range g.segments() {
 		enc := sg.enc
-		if sg.e != nil {
+		switch {
+		case sg.e != nil:
 			enc = sg.e.encoded()
-			v3 = v3 || sg.e.encBin
-		} else {
-			v3 = true
+			if sg.e.encBin {
+				v = max(v, 3)
+			}
+		case sg.timed:
+			v = FormatVersion
+		default:
+			v = max(v, 3)
 		}
 		if follows(run, enc) {
 			run = run[:len(run)+len(enc)]
@@ -127,7 +140,7 @@ func (g *GCounter) appendBody(b []byte) ([]byte, bool) {
 	}
 	b = append(b, run...)
 	g.sized, g.grown = len(b)-start, 0
-	return b, v3
+	return b, v
 }
 
 // follows reports whether b lies right after a in the same allocation (a's
@@ -142,6 +155,8 @@ func follows(a, b []byte) bool {
 type segment struct {
 	e   *entry
 	enc []byte
+	// timed reports a retired entry with a retirement time in enc.
+	timed bool
 }
 
 // segments returns the entries in actor order as segments, cached (segs)
@@ -167,7 +182,7 @@ func (g *GCounter) segments() []segment {
 			if i < len(ents) {
 				j = d.search(string(ents[i].actor))
 			}
-			segs = append(segs, segment{enc: d.span(k, j)})
+			segs = append(segs, segment{enc: d.span(k, j), timed: d.timed(k, j)})
 			k = j
 			continue
 		}
@@ -176,14 +191,15 @@ func (g *GCounter) segments() []segment {
 			i++
 			continue
 		}
-		j, size, adjacent := i, 0, true
+		j, size, adjacent, timed := i, 0, true, false
 		for ; j < len(ents) && ents[j].retired && (k == d.n() || string(ents[j].actor) < string(d.actor(k))); j++ {
+			timed = timed || ents[j].retiredAt != 0
 			enc := ents[j].encoded()
 			adjacent = adjacent && (j == i || follows(ents[j-1].enc, enc))
 			size += len(enc)
 		}
 		if adjacent { // already one block (from an earlier run, or decoded together)
-			segs = append(segs, segment{enc: ents[i].enc[:size]})
+			segs = append(segs, segment{enc: ents[i].enc[:size], timed: timed})
 			i = j
 			continue
 		}
@@ -193,7 +209,7 @@ func (g *GCounter) segments() []segment {
 			block = append(block, ents[i].enc...)
 			ents[i].enc = block[at:] // cap runs on: see follows
 		}
-		segs = append(segs, segment{enc: block})
+		segs = append(segs, segment{enc: block, timed: timed})
 	}
 	g.segs = segs
 	return segs
@@ -213,11 +229,28 @@ func (en *entry) hasUUID() bool {
 // encodedSize returns the size of g's body, encoding (and caching) every
 // entry that has no cached encoding.
 func (g *GCounter) encodedSize() int {
-	n := wire.ArrayHeaderSize(g.count()) + len(g.dorm.enc)
+	n := wire.ArrayHeaderSize(g.count()+1) + len(g.dorm.enc)
+	if g.base.cut != 0 {
+		n += baseBound
+	}
 	for _, en := range g.sorted() {
 		n += len(en.encoded())
 	}
 	return n
+}
+
+// encoded returns the base's encoding, [cutoff, total, forgot].
+func (b base) encoded() []byte {
+	e := wire.NewValueEncoder()
+	e.ArrayLen(baseFields)
+	e.Int(b.cut)
+	e.Int(b.total)
+	e.Int(b.forgot)
+	out, err := e.Bytes()
+	if err != nil {
+		panic(err) // writing to memory cannot fail
+	}
+	return out
 }
 
 // encoded returns the entry's encoding, cached until the entry changes: an
@@ -230,15 +263,21 @@ func (en *entry) encoded() []byte {
 	}
 	en.encBin = false
 	e := wire.NewValueEncoder()
-	if en.retired {
-		e.ArrayLen(4)
-	} else {
+	switch {
+	case en.retired && en.retiredAt != 0:
+		e.ArrayLen(timedRetiredFields)
+	case en.retired:
+		e.ArrayLen(retiredFields)
+	default:
 		e.ArrayLen(6)
 	}
 	e.String(string(en.actor))
 	e.Uint(en.seq)
 	e.Int(en.total)
 	e.Int(en.forgot)
+	if en.retired && en.retiredAt != 0 {
+		e.Int(en.retiredAt)
+	}
 	nf, n := en.nf(), uint32(en.size())
 	for _, part := range [2][2]uint32{{nf, n}, {0, nf}} { // history, then folded record
 		if en.retired {
@@ -354,13 +393,13 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 		sizes[h] = make([]entrySize, 0, n)
 	}, func(h int, _ []byte, _, _ int, s entrySize, _ int64) {
 		sizes[h] = append(sizes[h], s)
-	})
+	}, nil)
 	return sizes
 }
 
 // EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
 // state data encodes, reading only its entries' forgot fields: the latest
-// forgot of any entry, live or retired, in either half. A driver that
+// forgot of any entry, live or retired, or base, in either half. A driver that
 // merges siblings with MergeBinary can so set aside a sibling whose horizon
 // is later than its clock allows (a stamp far in the future, which would
 // make the counter refuse every timed transaction until then) before
@@ -372,6 +411,11 @@ func EncodedHorizon(data []byte) (time.Time, error) {
 	var bad error
 	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, nil, func(int, int) {}, func(_ int, actor []byte, _, _ int, _ entrySize, forgot int64) {
 		if err := checkForgot(crdt.ActorID(actor), forgot); err != nil && bad == nil {
+			bad = err
+		}
+		horizon = max(horizon, forgot)
+	}, func(_, _, _ int, forgot int64) {
+		if err := checkForgot("(base)", forgot); err != nil && bad == nil {
 			bad = err
 		}
 		horizon = max(horizon, forgot)
@@ -400,7 +444,10 @@ func EncodedHorizon(data []byte) (time.Time, error) {
 // from its start: it returns the entry's length when those bytes begin
 // with an encoding it knows to be the entry's, and the walk passes over
 // the entry without reading it (its size is then reported as zero).
-func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, actor, rest []byte) int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize, forgot int64)) (version uint64, whole bool) {
+//
+// A base (version 4) is not an entry: baseFn, when not nil, is called with
+// its offsets and its forgot.
+func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, actor, rest []byte) int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize, forgot int64), baseFn func(h, start, end int, forgot int64)) (version uint64, whole bool) {
 	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
 		return 0, false
@@ -423,7 +470,21 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 		for i := 0; i < n; i++ {
 			start := len(data) - d.Remaining()
 			k, err := d.ArrayLen(maxFields)
-			if err != nil || (k != fields && !(version >= 3 && k == retiredFields)) {
+			if err == nil && version >= 4 && i == 0 && k == baseFields {
+				var forgot int64
+				for f := 0; f < baseFields && err == nil; f++ {
+					forgot, err = d.Int()
+				}
+				if err != nil {
+					return version, false
+				}
+				if baseFn != nil {
+					baseFn(h, start, len(data)-d.Remaining(), forgot)
+				}
+				continue
+			}
+			timed := version >= 4 && k == timedRetiredFields
+			if err != nil || (k != fields && !(version >= 3 && k == retiredFields) && !timed) {
 				return version, false
 			}
 			actor, err := d.StringBytes(crdt.MaxIDLen)
@@ -451,8 +512,13 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 			if fields == 5 {
 				forgot = 0 // version 1: the total was read
 			}
+			if timed {
+				if _, err := d.Int(); err != nil { // the retirement time
+					return version, false
+				}
+			}
 			var s entrySize
-			for part := 0; part < 2 && k != retiredFields; part++ {
+			for part := 0; part < 2 && k != retiredFields && !timed; part++ {
 				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
 				if err != nil {
 					return version, false
@@ -493,10 +559,14 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 	if version >= 3 {
 		maxEntries += MaxRetired
 	}
+	if version >= 4 {
+		maxEntries++ // the base
+	}
 	n, err := d.ArrayLen(maxEntries)
 	if err != nil {
 		return err
 	}
+	skip := 0 // 1 when the body starts with a base
 	// Size the actor map and slice once (installDecoded sizes the table).
 	g.entries = make(map[crdt.ActorID]*entry, len(sizes))
 	g.ents = make([]*entry, 0, len(sizes))
@@ -508,7 +578,15 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if err != nil {
 			return err
 		}
-		retired := version >= 3 && k == retiredFields
+		if version >= 4 && i == 0 && k == baseFields {
+			if err := g.decodeBase(d); err != nil {
+				return err
+			}
+			skip = 1
+			continue
+		}
+		timed := version >= 4 && k == timedRetiredFields
+		retired := version >= 3 && k == retiredFields || timed
 		if k != fields && !retired {
 			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
@@ -516,7 +594,7 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if err != nil {
 			return err
 		}
-		if i > 0 && a <= prev {
+		if i > skip && a <= prev {
 			return fmt.Errorf("%w: actor %q not in strictly ascending order", crdt.ErrCorruptEncoding, a)
 		}
 		prev = a
@@ -542,9 +620,18 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if err := checkForgot(a, forgot); err != nil {
 			return err
 		}
+		if timed {
+			at, err := d.NonNegInt()
+			if err != nil {
+				return err
+			}
+			if err := g.checkRetiredAt(a, at); err != nil {
+				return err
+			}
+		}
 		var size entrySize
-		if i < len(sizes) {
-			size = sizes[i]
+		if j := i - skip; j < len(sizes) {
+			size = sizes[j]
 		}
 		if retired {
 			// Kept as its encoding only (see dormant): the decoder's
@@ -575,6 +662,45 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 	g.installDecoded()
 	if v, ok := g.val.Int64(); !ok || v < 0 {
 		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
+	}
+	return nil
+}
+
+// decodeBase reads a base's fields [cutoff, total, forgot] (its header
+// read) into g, which has no entries yet.
+func (g *GCounter) decodeBase(d *wire.Decoder) error {
+	var b base
+	var err error
+	if b.cut, err = d.NonNegInt(); err != nil {
+		return err
+	}
+	if b.total, err = d.NonNegInt(); err != nil {
+		return err
+	}
+	if b.forgot, err = d.NonNegInt(); err != nil {
+		return err
+	}
+	if b.cut == 0 || b.cut > maxForgotNanos {
+		return invariantf(InvBaseCutoff, "base cutoff %d ns is not a time in 1970..%s (a half without a base writes none)", b.cut, MaxForgot.Format(time.RFC3339))
+	}
+	if err := checkForgot("(base)", b.forgot); err != nil {
+		return err
+	}
+	g.base = b
+	g.val.Add(b.total)
+	g.horizon = max(g.horizon, b.forgot)
+	return nil
+}
+
+// checkRetiredAt refuses a retirement time no writer produces: 0 (an
+// entry without one has four fields), after MaxForgot, or before the
+// base's cutoff (Fold and Merge remove such an entry).
+func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
+	if at == 0 || at > maxForgotNanos {
+		return invariantf(InvRetiredAfterCutoff, "actor %q: retirement time %d ns is not a time in 1970..%s", a, at, MaxForgot.Format(time.RFC3339))
+	}
+	if at < g.base.cut {
+		return invariantf(InvRetiredAfterCutoff, "actor %q: retired at %d ns, before the base's cutoff %d ns: the base holds it", a, at, g.base.cut)
 	}
 	return nil
 }
@@ -721,8 +847,12 @@ var _ crdt.Codec = (*Counter)(nil)
 // large) like every other malformed shape.
 const maxFields = 1 << 16
 
-// retiredFields is the length of a retired entry (version 3).
-const retiredFields = 4
+// retiredFields is the length of a retired entry (version 3), and
+// timedRetiredFields of one with its retirement time (version 4).
+const (
+	retiredFields      = 4
+	timedRetiredFields = 5
+)
 
 // decodedBound bounds the body size of a state decoded from data with
 // entries entries: its re-encoding is at most data, plus the forgot field

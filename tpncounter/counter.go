@@ -379,16 +379,27 @@ func (c *Counter) Merge(other *Counter) error {
 	if err != nil {
 		return err
 	}
+	var snap *Counter
+	if pp.rebase(&c.p) || np.rebase(&c.n) {
+		snap = c.Clone() // rare: a base changes (see Fold)
+	}
+	undo := func(oldP, oldN []*entry) {
+		if snap != nil {
+			*c = *snap
+			c.link()
+			return
+		}
+		c.n.undoMerge(&np, oldN)
+		c.p.undoMerge(&pp, oldP)
+	}
 	oldP := c.p.applyMerge(&pp)
 	oldN := c.n.applyMerge(&np)
 	if !fits(c.p.val) || !fits(c.n.val) {
-		c.n.undoMerge(&np, oldN)
-		c.p.undoMerge(&pp, oldP)
+		undo(oldP, oldN)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}
 	if gp, gn := pp.bound(), np.bound(); !fitsCap(gp+gn, &c.p, &c.n) {
-		c.n.undoMerge(&np, oldN)
-		c.p.undoMerge(&pp, oldP)
+		undo(oldP, oldN)
 		return tooLarge("merging")
 	} else {
 		c.p.grown, c.n.grown = c.p.grown+gp, c.n.grown+gn

@@ -82,18 +82,29 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	if version >= 3 {
 		maxEntries += MaxRetired
 	}
+	if version >= 4 {
+		maxEntries++
+	}
 	n, err := d.ArrayLen(maxEntries)
 	if err != nil {
 		return err
 	}
 	var prev crdt.ActorID
-	live, retired := 0, 0
+	live, retired, first := 0, 0, 0
 	for i := 0; i < n; i++ {
 		k, err := d.ArrayLen(maxFields)
 		if err != nil {
 			return err
 		}
-		isRetired := version >= 3 && k == 4
+		if version >= 4 && i == 0 && k == 3 {
+			if err := g.decodeBase(d); err != nil {
+				return err
+			}
+			first = 1
+			continue
+		}
+		timed := version >= 4 && k == 5
+		isRetired := version >= 3 && k == 4 || timed
 		if k != fields && !isRetired {
 			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
@@ -101,7 +112,7 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 		if err != nil {
 			return err
 		}
-		if i > 0 && a <= prev {
+		if i > first && a <= prev {
 			return fmt.Errorf("%w: actor %q not in strictly ascending order", crdt.ErrCorruptEncoding, a)
 		}
 		prev = a
@@ -127,10 +138,19 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 		if err := checkForgot(a, forgot); err != nil {
 			return err
 		}
+		var at int64
+		if timed {
+			if at, err = d.NonNegInt(); err != nil {
+				return err
+			}
+			if err := g.checkRetiredAt(a, at); err != nil {
+				return err
+			}
+		}
 		if isRetired {
 			retired++
 			r := entryFrom(a, seq, total, forgot, nil, nil)
-			r.retired = true
+			r.retired, r.retiredAt = true, at
 			g.swap(a, nil, r)
 			continue
 		}

@@ -42,10 +42,14 @@
 // by retired ones (their sequence number and total), so that a state
 // written by short-lived writers follows the actors that still write
 // (SPEC.md 6.10). The ledger retires idle actors after recording their
-// transactions (ledger.Options.RetireAfter).
+// transactions (ledger.Options.RetireAfter). RetireAllAt also writes the
+// retirement time, and Fold moves the entries retired before a cutoff
+// (a grace period ago) into each half's Base, so that retired entries do
+// not pile up either.
 //
 // Encoding: see FormatVersion and SPEC.md 6.7 (version 3 adds retired
-// entries and UUID ids as 16 bytes and is written only for states that
-// hold one; versions 1 and 2 are still read). Values of GCounter and
+// entries and UUID ids as 16 bytes, version 4 retirement times and bases;
+// each is written only for states that need it; versions 1 and 2 are
+// still read). Values of GCounter and
 // Counter are not safe for concurrent use.
 package tpncounter

@@ -10,8 +10,9 @@ import (
 // dormant holds the retired entries a counter read from an encoding as
 // their encodings alone, outside the graph of pointers the garbage
 // collector walks: one block of bytes and one array of offsets, however
-// many records. A record is the version 3 encoding of a retired entry,
-// [actor, seq, total, forgot], in the decoder's (canonical) form; records
+// many records. A record is the encoding of a retired entry, [actor, seq,
+// total, forgot] or, with its retirement time, [actor, seq, total, forgot,
+// retired_at] (version 4), in the decoder's (canonical) form; records
 // are in ascending actor order. An actor has an entry in at most one of
 // GCounter.entries and the dormant records. The arrays are never changed
 // in place (every change makes new ones), so a Clone shares them.
@@ -54,6 +55,52 @@ func (d *dormant) fields(i int) (seq uint64, total, forgot int64) {
 	return seq, int64(t), int64(f)
 }
 
+// retiredAt returns record i's retirement time (0 when it has none).
+func (d *dormant) retiredAt(i int) int64 {
+	if d.enc[d.off[i]] != 0x90|timedRetiredFields {
+		return 0
+	}
+	_, b := strAt(d.enc[d.off[i]+1:])
+	for k := 0; k < 3; k++ {
+		_, b = uintAt(b)
+	}
+	at, _ := uintAt(b)
+	return int64(at)
+}
+
+// timed reports whether one of records [i, j) has a retirement time.
+func (d *dormant) timed(i, j int) bool {
+	for k := i; k < j; k++ {
+		if d.enc[d.off[k]] == 0x90|timedRetiredFields {
+			return true
+		}
+	}
+	return false
+}
+
+// filter returns d without the records drop selects, and whether it
+// dropped any.
+func (d *dormant) filter(drop func(i int) bool) (dormant, bool) {
+	var n dormant
+	from, any := 0, false
+	for i := 0; i < len(d.off); i++ {
+		if !drop(i) {
+			continue
+		}
+		if !any {
+			n = dormant{enc: make([]byte, 0, len(d.enc)), off: make([]uint32, 0, len(d.off))}
+			any = true
+		}
+		n.appendRecs(d, from, i)
+		from = i + 1
+	}
+	if !any {
+		return *d, false
+	}
+	n.appendRecs(d, from, len(d.off))
+	return n, true
+}
+
 // search returns the index of the first record whose actor is not below a.
 func (d *dormant) search(a string) int {
 	return sort.Search(len(d.off), func(i int) bool { return string(d.actor(i)) >= a })
@@ -74,6 +121,7 @@ func (d *dormant) entry(i int) *entry {
 	seq, total, forgot := d.fields(i)
 	e := newExactEntry(crdt.ActorID(d.actor(i)), 0, 0)
 	e.seq, e.total, e.forgot, e.retired = seq, total, forgot, true
+	e.retiredAt = d.retiredAt(i)
 	e.enc = append([]byte(nil), d.rec(i)...)
 	return e
 }

@@ -11,7 +11,10 @@ func breakRules(v variant) (restore func()) {
 	brokenForgetOnFold = v == variantForgetOnFold
 	brokenDeferredShrinksWindow = v == variantDeferredShrinksWindow
 	brokenRetireShared = v == variantRetireShared
+	brokenMergeKeepsFolded = v == variantMergeKeepsFolded
+	brokenLaterRetirementWins = v == variantLaterRetirementWins
 	return func() {
 		brokenCountEveryCopy, brokenForgetOnFold, brokenDeferredShrinksWindow, brokenRetireShared = false, false, false, false
+		brokenMergeKeepsFolded, brokenLaterRetirementWins = false, false
 	}
 }

@@ -11,6 +11,8 @@ const (
 	variantForgetOnFold
 	variantDeferredShrinksWindow
 	variantRetireShared
+	variantMergeKeepsFolded
+	variantLaterRetirementWins
 )
 
 // dropEncodings forgets every entry's cached encoding, so that the next

@@ -73,6 +73,9 @@ type Entry struct {
 	// Retired reports a retired entry (see Retire): History and Folded are
 	// empty and Total is everything the actor counted.
 	Retired bool
+	// RetiredAt is a retired entry's retirement time (RetireAllAt); zero
+	// when unknown (Retire), and such an entry is never folded.
+	RetiredAt time.Time
 }
 
 // GCounter is a grow-only counter of transactions (the TGCounter): every
@@ -104,6 +107,9 @@ type GCounter struct {
 	// records included (see Retire).
 	dorm     dormant
 	nretired int
+	// base holds the retired entries Fold took out (see Fold); its total
+	// is part of val.
+	base base
 	// order caches the entries sorted by actor for encoding; nil when an
 	// entry was added, removed or replaced since.
 	order []*entry
@@ -213,7 +219,7 @@ func (g *GCounter) Entry(actor crdt.ActorID) (Entry, bool) {
 	if e == nil {
 		return Entry{}, false
 	}
-	return Entry{Seq: e.seq, Total: e.total, History: e.txns(e.nf(), uint32(e.size())), Folded: e.txns(0, e.nf()), Forgot: timeOf(e.forgot), Retired: e.retired}, true
+	return Entry{Seq: e.seq, Total: e.total, History: e.txns(e.nf(), uint32(e.size())), Folded: e.txns(0, e.nf()), Forgot: timeOf(e.forgot), Retired: e.retired, RetiredAt: timeOf(e.retiredAt)}, true
 }
 
 func timeOf(ns int64) time.Time {
@@ -237,7 +243,7 @@ func (g *GCounter) Horizon() time.Time {
 
 func (g *GCounter) horizonNanos() int64 {
 	if g.horizonStale {
-		g.horizon, g.horizonStale = 0, false
+		g.horizon, g.horizonStale = g.base.forgot, false
 		for _, e := range g.entries {
 			g.horizon = max(g.horizon, e.forgot)
 		}
@@ -841,7 +847,7 @@ func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
 	g.init()
-	c := &GCounter{o: g.o, ready: true, val: g.val, horizon: g.horizon, horizonStale: g.horizonStale, nretired: g.nretired, sized: g.sized, grown: g.grown,
+	c := &GCounter{o: g.o, ready: true, val: g.val, base: g.base, horizon: g.horizon, horizonStale: g.horizonStale, nretired: g.nretired, sized: g.sized, grown: g.grown,
 		entries: make(map[crdt.ActorID]*entry, len(g.entries)),
 		ents:    make([]*entry, len(g.ents)),
 		afree:   slices.Clone(g.afree),
@@ -869,7 +875,7 @@ func (g *GCounter) Equal(other *GCounter) bool {
 	if g == nil || other == nil {
 		return g.Len() == other.Len()
 	}
-	if g.count() != other.count() {
+	if g.count() != other.count() || g.base != other.base {
 		return false
 	}
 	eq := true
@@ -888,10 +894,17 @@ func (g *GCounter) Leq(other *GCounter) bool {
 	if g == nil || other == nil {
 		return g.Len() == 0 || other != nil
 	}
+	if g.base.compare(other.base) > 0 {
+		return false
+	}
 	leq := true
 	g.each(func(e *entry) bool {
 		o := other.peek(e.actor)
-		leq = o != nil && compareEntries(e, o) <= 0
+		if o == nil {
+			leq = e.foldedBy(other.base.cut) // other's base holds it
+		} else {
+			leq = compareEntries(e, o) <= 0
+		}
 		return leq
 	})
 	return leq
@@ -907,6 +920,19 @@ type mergePlan struct {
 	from  *dormant
 	picks []int
 	prev  dormant
+	// With bases (see Fold): base is the winning base; remove lists the
+	// receiver's actors whose entry loses to one the winning base holds
+	// (both go); drop says the receiver's retired entries below base.cut
+	// go (the winning base holds them).
+	base   base
+	remove []crdt.ActorID
+	drop   bool
+}
+
+// rebase reports whether the merge changes the receiver's base or removes
+// entries: Merge then keeps a copy to restore on error.
+func (mp *mergePlan) rebase(g *GCounter) bool {
+	return mp.base != g.base || len(mp.remove) > 0
 }
 
 // prepareMerge finds the winning entries of other and checks that taking
@@ -916,13 +942,43 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	g.init()
 	var mp mergePlan
 	live, retired := g.live(), g.nretired
+	// The base with the larger cutoff wins (SPEC.md 6.10); the entries
+	// below its cutoff are inside it.
+	mp.base = g.base
+	if other.base.compare(g.base) > 0 {
+		mp.base = other.base
+	}
+	cut := mp.base.cut
+	if cut > g.base.cut {
+		mp.drop = true
+		g.each(func(e *entry) bool {
+			if e.mergeDrops(cut) {
+				retired--
+			}
+			return true
+		})
+	}
+	// gone reports a receiver's entry the drop removes.
+	gone := func(de *entry) bool { return mp.drop && de.mergeDrops(cut) }
+	// lose handles other's winning entry oe, which the winning base holds:
+	// the receiver's entry de loses to it and goes too.
+	lose := func(a crdt.ActorID, de *entry) {
+		if de != nil && !gone(de) {
+			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
+			mp.remove = append(mp.remove, a)
+		}
+	}
 	for a, oe := range other.entries {
 		de := g.peek(a)
 		ok := de != nil
 		if ok && compareEntries(oe, de) <= 0 {
 			continue
 		}
-		if ok {
+		if oe.mergeDrops(cut) {
+			lose(a, de)
+			continue
+		}
+		if ok && !gone(de) {
 			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
 		}
 		live, retired = live+b2i(!oe.retired), retired+b2i(oe.retired)
@@ -939,8 +995,10 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			continue // the same record: the same entry
 		}
 		if _, _, ok := g.lookup(a); !ok {
-			mp.picks = append(mp.picks, k)
-			retired++
+			if at := other.dorm.retiredAt(k); at == 0 || at >= cut || brokenMergeKeepsFolded {
+				mp.picks = append(mp.picks, k)
+				retired++
+			}
 			continue
 		}
 		oe := other.dorm.entry(k)
@@ -948,7 +1006,14 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 		if compareEntries(oe, de) <= 0 {
 			continue
 		}
-		live, retired = live-b2i(!de.retired), retired-b2i(de.retired)+1
+		if oe.mergeDrops(cut) {
+			lose(oe.actor, de)
+			continue
+		}
+		if !gone(de) {
+			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
+		}
+		retired++
 		mp.actors = append(mp.actors, oe.actor)
 		mp.newer = append(mp.newer, oe)
 	}
@@ -965,6 +1030,22 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 // replaced (nil for new actors), for undoMerge. A dormant record that
 // loses wakes first (see wakeActor).
 func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
+	if mp.rebase(g) {
+		for _, a := range mp.remove {
+			e := g.entries[a]
+			if e == nil {
+				e = g.wakeActor(a)
+			}
+			g.swap(a, e, nil)
+		}
+		if mp.drop && !brokenMergeKeepsFolded {
+			g.dropRetired(mp.base.cut) // the winning base holds them
+		}
+		g.val.Sub(g.base.total)
+		g.val.Add(mp.base.total)
+		g.base = mp.base
+		g.horizonStale = true
+	}
 	if g.dorm.n() > 0 {
 		for _, a := range mp.actors {
 			if g.entries[a] == nil {
@@ -1063,13 +1144,24 @@ func (g *GCounter) Merge(other *GCounter) error {
 	if err != nil {
 		return err
 	}
+	var snap *GCounter
+	if mp.rebase(g) {
+		snap = g.Clone()
+	}
+	undo := func(old []*entry) {
+		if snap != nil {
+			*g = *snap
+		} else {
+			g.undoMerge(&mp, old)
+		}
+	}
 	old := g.applyMerge(&mp)
 	if _, ok := g.val.Int64(); !ok {
-		g.undoMerge(&mp, old)
+		undo(old)
 		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 	}
 	if grown := mp.bound(); !fitsCap(grown, g) {
-		g.undoMerge(&mp, old)
+		undo(old)
 		return tooLarge("merging")
 	} else {
 		g.grown += grown
@@ -1079,7 +1171,7 @@ func (g *GCounter) Merge(other *GCounter) error {
 
 // bound bounds the encoding the winning entries add.
 func (mp mergePlan) bound() int {
-	n := 0
+	n := baseBound
 	for _, e := range mp.newer {
 		n += entryBound(e)
 	}

@@ -186,6 +186,7 @@ func (g *GCounter) checkIndex() error {
 	if retired != g.nretired {
 		return fmt.Errorf("%d retired entries, nretired %d", retired, g.nretired)
 	}
+	val.Add(g.base.total)
 	if val != g.val {
 		a, _ := val.Int64()
 		b, _ := g.val.Int64()

@@ -32,6 +32,13 @@ const (
 	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1
 	// transactions (Apply folds down to HistoryLength, then appends).
 	InvHistoryWithinCap = "history-within-cap"
+	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot (a half
+	// that never folded writes no base).
+	InvBaseCutoff = "base-cutoff"
+	// InvRetiredAfterCutoff: a retirement time is a time in
+	// 1970..MaxForgot, not before its half's base cutoff (Fold and Merge
+	// remove the entries retired before it).
+	InvRetiredAfterCutoff = "retired-after-cutoff"
 )
 
 func (e *InvariantError) Error() string {

@@ -19,12 +19,14 @@ import (
 // What is not decoded is still read: data must be a well-formed encoding
 // whose actors are in order (the checks of UnmarshalBinary that involve
 // only skipped entries, such as the value of data on its own, are those of
-// c's entries, which c already passed).
+// c's entries, which c already passed; among them, that data's base holds
+// no retired entry that c holds too: Merge drops such an entry).
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
 	var changed [2][][]byte
 	var actors [2][]crdt.ActorID
 	var prev [2][]byte
+	var bases [2][]byte
 	ordered := true
 	halves := [2]*GCounter{&c.p, &c.n}
 	// An entry whose bytes begin with the encoding of c's entry for its
@@ -55,6 +57,12 @@ func (c *Counter) MergeBinary(data []byte) error {
 		}
 		changed[h] = append(changed[h], data[start:end])
 		actors[h] = append(actors[h], crdt.ActorID(actor))
+	}, func(h, start, end int, _ int64) {
+		// A base differing from c's takes part in the merge (it may
+		// win, and drop entries, see Fold).
+		if !bytes.Equal(data[start:end], halves[h].base.encoded()) {
+			bases[h] = data[start:end]
+		}
 	})
 	if version < 2 || !whole || !ordered {
 		// An older format, or an input the decoder will refuse: decode it
@@ -68,13 +76,18 @@ func (c *Counter) MergeBinary(data []byte) error {
 		}
 		return c.Merge(o)
 	}
-	if len(changed[0])+len(changed[1]) == 0 {
+	if len(changed[0])+len(changed[1]) == 0 && bases[0] == nil && bases[1] == nil {
 		return nil
 	}
 	e := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
 	e.ArrayLen(2)
-	for _, segs := range changed {
-		e.ArrayLen(len(segs))
+	for h, segs := range changed {
+		if bases[h] != nil {
+			e.ArrayLen(len(segs) + 1)
+			e.Raw(bases[h])
+		} else {
+			e.ArrayLen(len(segs))
+		}
 		for _, seg := range segs {
 			e.Raw(seg)
 		}

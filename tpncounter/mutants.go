@@ -23,9 +23,16 @@ var (
 	// brokenRetireShared retires an actor even while another actor still
 	// holds one of its transactions.
 	brokenRetireShared bool
+	// brokenMergeKeepsFolded keeps, in Merge, the retired entries retired
+	// before the winning base's cutoff: counted in the base and again.
+	brokenMergeKeepsFolded bool
+	// brokenLaterRetirementWins lets the later of two retirements of one
+	// entry win in Merge: a state that folded the earlier one meets the
+	// later one, which no cutoff drops yet.
+	brokenLaterRetirementWins bool
 )
 
 // correctRules reports whether no broken variant is selected.
 func correctRules() bool {
-	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared
+	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins
 }

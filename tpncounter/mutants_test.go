@@ -35,4 +35,17 @@ func TestSimulationCatchesBrokenRules(t *testing.T) {
 			expectCaught(t, p, fmt.Sprintf("the broken variant %q", tc.name))
 		})
 	}
+	// The fold simulation (fold_test.go) catches the broken base rules.
+	for _, tc := range []struct {
+		name string
+		v    variant
+	}{
+		{"merge keeps the entries retired before the winning cutoff", variantMergeKeepsFolded},
+		{"the later of two retirements of one entry wins", variantLaterRetirementWins},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer breakRules(tc.v)()
+			expectFoldCaught(t, fmt.Sprintf("the broken variant %q", tc.name))
+		})
+	}
 }

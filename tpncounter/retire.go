@@ -65,6 +65,11 @@ func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 // transactions, or one is held in both halves. An actor with no live entry
 // is passed over.
 func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
+	return c.retireAll(0, actors)
+}
+
+// retireAll is RetireAll writing the retirement time at (0: none).
+func (c *Counter) retireAll(at int64, actors []crdt.ActorID) (bool, error) {
 	group := make(map[crdt.ActorID]bool, len(actors))
 	for _, a := range actors {
 		if err := a.Validate(); err != nil {
@@ -88,7 +93,7 @@ func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 			if e == nil || e.retired || slices.ContainsFunc(swaps, func(s swap) bool { return s.from == e }) {
 				continue
 			}
-			r, ok, err := g.retired(e, group)
+			r, ok, err := g.retired(e, group, at)
 			if err != nil || !ok {
 				return false, err
 			}
@@ -103,6 +108,10 @@ func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 
 // Retire is Counter.Retire for one GCounter.
 func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
+	return g.retire(0, actor)
+}
+
+func (g *GCounter) retire(at int64, actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
 	}
@@ -111,7 +120,7 @@ func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	if e == nil || e.retired {
 		return false, nil
 	}
-	r, ok, err := g.retired(e, nil)
+	r, ok, err := g.retired(e, nil, at)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -123,8 +132,9 @@ func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 // actor outside group (any other actor when group is nil), in this half or
 // the twin half, holds one of e's transactions. Its total is what e
 // counts: its folded total and its history, less the copies another
-// holder's counts (see contrib).
-func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool) (*entry, bool, error) {
+// holder's counts (see contrib). at is the retirement time (0: none), not
+// before the base's cutoff.
+func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*entry, bool, error) {
 	var total exact.Int128
 	total.Add(e.total)
 	forgot := e.forgot
@@ -168,6 +178,9 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool) (*entry, bool,
 	}
 	r := newExactEntry(e.actor, 0, 0) // no history: its ring grows if its actor writes again
 	r.seq, r.total, r.forgot, r.retired = e.seq, t, forgot, true
+	if at != 0 {
+		r.retiredAt = max(at, g.base.cut)
+	}
 	return r, true, nil
 }
 

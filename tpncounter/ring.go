@@ -78,6 +78,10 @@ type entry struct {
 	// record, its total what the actor had counted. Its owner's next
 	// change makes it live again (bump).
 	retired bool
+	// retiredAt is a retired entry's retirement time in Unix nanoseconds
+	// (RetireAllAt), 0 when unknown (Retire, or read from version 3): an
+	// unknown time is never folded (see GCounter.Fold).
+	retiredAt int64
 }
 
 // bump records a change of the entry by its owner: a new sequence number,
@@ -86,6 +90,7 @@ func (e *entry) bump() {
 	e.seq++
 	e.enc = nil
 	e.retired = false
+	e.retiredAt = 0
 }
 
 // idBits is the width of an id's length in idAt.
@@ -229,6 +234,15 @@ func compareEntries(a, b *entry) int {
 	if c := cmp.Compare(a.forgot, b.forgot); c != 0 {
 		return c
 	}
+	if a.retired && b.retired {
+		// Retirements of one entry by replicas whose clocks differ: the
+		// earlier time wins, an unknown time (0) loses to any (SPEC.md
+		// 6.10).
+		if brokenLaterRetirementWins {
+			return cmp.Compare(a.retiredAt, b.retiredAt)
+		}
+		return cmp.Compare(retiredKey(b.retiredAt), retiredKey(a.retiredAt))
+	}
 	if c := compareRuns(a, a.nf(), uint32(a.size()), b, b.nf(), uint32(b.size())); c != 0 {
 		return c
 	}
@@ -249,4 +263,13 @@ func compareRuns(a *entry, af, at uint32, b *entry, bf, bt uint32) int {
 		}
 	}
 	return cmp.Compare(at-af, bt-bf)
+}
+
+// retiredKey orders retirement times for compareEntries: an unknown time
+// (0) as the latest.
+func retiredKey(at int64) int64 {
+	if at == 0 {
+		return 1<<63 - 1
+	}
+	return at
 }

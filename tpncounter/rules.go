@@ -11,6 +11,8 @@ const (
 	brokenForgetOnFold          = false
 	brokenDeferredShrinksWindow = false
 	brokenRetireShared          = false
+	brokenMergeKeepsFolded      = false
+	brokenLaterRetirementWins   = false
 )
 
 // correctRules reports whether no broken variant is selected.

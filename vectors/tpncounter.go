@@ -37,14 +37,30 @@ type tEntry struct {
 	// Retired marks a retired entry (SPEC.md 6.10): no history, no folded
 	// record.
 	Retired bool `json:"retired,omitempty"`
+	// RetiredAt is a retired entry's retirement time (Unix ns, version 4;
+	// absent: none, SPEC.md 6.10).
+	RetiredAt I64 `json:"retired_at,omitempty"`
+}
+
+// tBase is a half's base (SPEC.md 6.10): what Fold took out of its
+// retired entries.
+type tBase struct {
+	Cutoff I64 `json:"cutoff"`
+	Total  I64 `json:"total"`
+	Forgot I64 `json:"forgot"`
 }
 
 type tState struct {
-	Entries *[]tEntry         `json:"entries,omitempty"`
-	P       *[]tEntry         `json:"p,omitempty"`
-	N       *[]tEntry         `json:"n,omitempty"`
-	Value   I64               `json:"value"`
-	Status  map[string]string `json:"status"`
+	Entries *[]tEntry `json:"entries,omitempty"`
+	P       *[]tEntry `json:"p,omitempty"`
+	N       *[]tEntry `json:"n,omitempty"`
+	// Base (tgcounter), PBase and NBase (tpncounter) are the halves'
+	// bases, absent when zero.
+	Base   *tBase            `json:"base,omitempty"`
+	PBase  *tBase            `json:"p_base,omitempty"`
+	NBase  *tBase            `json:"n_base,omitempty"`
+	Value  I64               `json:"value"`
+	Status map[string]string `json:"status"`
 	// Conflicts lists the ids held with more than one signed amount, sorted
 	// by id (absent when there is none).
 	Conflicts []tConflictJSON `json:"conflicts,omitempty"`
@@ -284,6 +300,8 @@ type tReplica interface {
 	apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error)
 	compact(a crdt.ActorID) (bool, error)
 	retire(a crdt.ActorID) (bool, error)
+	retireAt(a crdt.ActorID, at int64) (bool, error)
+	fold(cutoff int64) bool
 	merge(o tReplica) error
 	bytes() []byte
 	value() int64
@@ -298,8 +316,12 @@ type tg struct{ c *tpncounter.GCounter }
 func (r tg) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
 	return r.c.Apply(a, x, n)
 }
-func (r tg) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
-func (r tg) retire(a crdt.ActorID) (bool, error)   { return r.c.Retire(a) }
+func (r tg) compact(a crdt.ActorID) (bool, error) { return r.c.Compact(a) }
+func (r tg) retire(a crdt.ActorID) (bool, error)  { return r.c.Retire(a) }
+func (r tg) retireAt(a crdt.ActorID, at int64) (bool, error) {
+	return r.c.RetireAt(time.Unix(0, at), a)
+}
+func (r tg) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
 func (r tg) bytes() []byte                         { return must(r.c.MarshalBinary()) }
 func (r tg) value() int64                          { return r.c.Value() }
@@ -310,7 +332,7 @@ func (r tg) amount(x crdt.TxnID) (int64, bool) {
 }
 func (r tg) state() tState {
 	es := tEntries(r.c)
-	return tState{Entries: &es, Conflicts: conflictsJSON(r.c.Conflicts())}
+	return tState{Entries: &es, Base: baseJSON(r.c.Base()), Conflicts: conflictsJSON(r.c.Conflicts())}
 }
 func (r tg) decodeEqual(t *checker, b []byte) bool {
 	d := must(tpncounter.NewGCounter(r.c.Options()))
@@ -323,8 +345,12 @@ type tpn struct{ c *tpncounter.Counter }
 func (r tpn) apply(a crdt.ActorID, x crdt.TxnID, n int64) (tpncounter.Outcome, error) {
 	return r.c.Apply(a, x, n)
 }
-func (r tpn) compact(a crdt.ActorID) (bool, error)  { return r.c.Compact(a) }
-func (r tpn) retire(a crdt.ActorID) (bool, error)   { return r.c.Retire(a) }
+func (r tpn) compact(a crdt.ActorID) (bool, error) { return r.c.Compact(a) }
+func (r tpn) retire(a crdt.ActorID) (bool, error)  { return r.c.Retire(a) }
+func (r tpn) retireAt(a crdt.ActorID, at int64) (bool, error) {
+	return r.c.RetireAllAt(time.Unix(0, at), a)
+}
+func (r tpn) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
 func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
 func (r tpn) value() int64                          { return r.c.Value() }
@@ -332,12 +358,25 @@ func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
 func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
 func (r tpn) state() tState {
 	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
-	return tState{P: &p, N: &n, Conflicts: conflictsJSON(r.c.Conflicts())}
+	pb, nb := r.c.Bases()
+	return tState{P: &p, N: &n, PBase: baseJSON(pb), NBase: baseJSON(nb), Conflicts: conflictsJSON(r.c.Conflicts())}
 }
 func (r tpn) decodeEqual(t *checker, b []byte) bool {
 	d := must(tpncounter.New(r.c.Options()))
 	require.NoError(t, d.UnmarshalBinary(b))
 	return d.Equal(r.c) && d.Value() == r.c.Value()
+}
+
+// baseJSON is a base as a vector lists it (nil when zero).
+func baseJSON(b tpncounter.Base) *tBase {
+	if b.Cutoff.IsZero() {
+		return nil
+	}
+	j := &tBase{Cutoff: I64(b.Cutoff.UnixNano()), Total: I64(b.Total)}
+	if !b.Forgot.IsZero() {
+		j.Forgot = I64(b.Forgot.UnixNano())
+	}
+	return j
 }
 
 func tEntries(g *tpncounter.GCounter) []tEntry {
@@ -355,7 +394,11 @@ func tEntries(g *tpncounter.GCounter) []tEntry {
 		if !e.Forgot.IsZero() {
 			forgot = e.Forgot.UnixNano()
 		}
-		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), Forgot: I64(forgot), History: conv(e.History), Folded: conv(e.Folded), Retired: e.Retired})
+		var at int64
+		if !e.RetiredAt.IsZero() {
+			at = e.RetiredAt.UnixNano()
+		}
+		out = append(out, tEntry{Actor: string(a), Seq: U64(e.Seq), Total: I64(e.Total), Forgot: I64(forgot), History: conv(e.History), Folded: conv(e.Folded), Retired: e.Retired, RetiredAt: I64(at)})
 	}
 	return out
 }
@@ -420,16 +463,22 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 				var o tpncounter.Outcome
 				o, err = r.apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), crdt.TxnID(idOf(t, x.Txn, "")), int64(*x.Amount))
 				outcome = outcomeNames[o]
-			case "compact", "retire":
+			case "compact", "retire", "retire_at":
 				var ch bool
-				if x.Op == "compact" {
+				switch x.Op {
+				case "compact":
 					ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
-				} else {
+				case "retire":
 					ch, err = r.retire(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
+				default:
+					ch, err = r.retireAt(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), int64(*x.Amount))
 				}
 				if err == nil {
 					changed = &ch
 				}
+			case "fold":
+				ch := r.fold(int64(*x.Amount))
+				changed = &ch
 			case "merge":
 				err = r.merge(rs[x.From])
 			default:
@@ -455,6 +504,14 @@ func tApply(r, actor, txn string, n int64) Step {
 func tCompact(r, actor string) Step { s := stepOp(r, "compact", actor, 0); s.Amount = nil; return s }
 
 func tRetire(r, actor string) Step { s := stepOp(r, "retire", actor, 0); s.Amount = nil; return s }
+
+// tRetireAt retires actor with the retirement time at seconds (Unix),
+// carried in amount as Unix ns; tFold folds with the cutoff at seconds.
+func tRetireAt(r, actor string, at int64) Step { return stepOp(r, "retire_at", actor, at*1e9) }
+
+func tFold(r string, cutoff int64) Step {
+	return Step{Replica: r, Op: "fold", Amount: ip(cutoff * 1e9)}
+}
 
 func genTPN(t *checker) any {
 	ap, cp, mg := tApply, tCompact, stepMerge
@@ -688,6 +745,29 @@ func genTPN(t *checker) any {
 			Note: "forgot of the retired entry is the newest time among its transactions (t=3 s), so the horizon refuses a retry of any of them, and a new transaction no later than it, with outside_window; a later one is accepted. Ids are version 1 UUIDs: version 3 writes them as 16 bytes",
 			Steps: []Step{ap("r", "a", tu(1), 1), ap("r", "a", tu(3), -2), ap("r", "a", tu(2), 4), ap("r", "b", tu(4), 8), rt("r", "a"),
 				beyond(ap("r", "b", tu(2), 4)), beyond(ap("r", "b", tu(3), -2)), beyond(ap("r", "b", vid(2.5, 9, 9).String(), 1)), ap("r", "b", tu(5), 16)}},
+	)
+	// Retirement times and bases (SPEC.md 6.10, format version 4).
+	ra, fo := tRetireAt, tFold
+	scs = append(scs,
+		tScenario{Name: "fold: entries retired before the cutoff move into the base", Type: "tpncounter", Replicas: []string{"r"},
+			Note: "a credits 5 and debits 2, b credits 7, c credits 11; a is retired at 1 s and b at 3 s (version 4: retired_at), c without a time. fold(1 s) changes nothing (retired at the cutoff is not before it); fold(2 s) moves a into both bases (P 5, N 2) and sets their cutoffs; again, nothing; fold(100 s) moves b into P's base (cutoff 100 s) and leaves c, retired without a time, for ever. The value never changes",
+			Steps: []Step{ap("r", "a", "t1", 5), ap("r", "a", "d1", -2), ap("r", "b", "t2", 7), ap("r", "c", "t3", 11),
+				ra("r", "a", 1), ra("r", "b", 3), rt("r", "c"), fo("r", 1), fo("r", 2), fo("r", 2), fo("r", 100)}},
+		tScenario{Name: "fold: a retirement before the base's cutoff is written at the cutoff", Type: "tgcounter", Replicas: []string{"r"},
+			Note:  "a retired at 1 s and folded at 5 s; b retired at 2 s (a clock behind the one that folded) is written with retired_at 5 s, the cutoff: never inside the base",
+			Steps: []Step{ap("r", "a", "t1", 1), ap("r", "b", "t2", 2), ra("r", "a", 1), fo("r", 5), ra("r", "b", 2)}},
+		tScenario{Name: "fold: merge keeps the later cutoff and drops the retired entries under it", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"},
+			Note: "every replica holds a (credit 5, debit 1) retired at 1 s and b (credit 7) retired at 3 s, and c live. r1 folds at 2 s (a), r2 at 4 s (a and b). r1 merging r2 takes r2's bases and drops b, retired before 4 s; r3, which never folded, merging r2 drops a and b; r2 merging r3 (a state that did not fold) takes nothing from it. All three end equal, every amount once",
+			Steps: []Step{ap("r1", "a", "t1", 5), ap("r1", "a", "d1", -1), ap("r1", "b", "t2", 7), ap("r1", "c", "t3", 11), ra("r1", "a", 1), ra("r1", "b", 3),
+				mg("r2", "r1"), mg("r3", "r1"), fo("r1", 2), fo("r2", 4), mg("r1", "r2"), mg("r3", "r2"), mg("r2", "r3")}},
+		tScenario{Name: "fold: equal cutoffs, the larger total wins", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note:  "r1 folds a and b (retired at 1 s) at 2 s, r2 only a (it never saw b): equal cutoffs, totals 3 and 1. Merged in either order (r3: r1 then r2; r4: r2 then r1), the base of total 3 wins",
+			Steps: []Step{ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 2), mg("r2", "r1"), ra("r1", "a", 1), ra("r1", "b", 1), ra("r2", "a", 1), fo("r1", 2), fo("r2", 2), mg("r3", "r1"), mg("r3", "r2"), mg("r4", "r2"), mg("r4", "r1")}},
+		tScenario{Name: "fold: two retirements of one entry, the earlier wins", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note:  "a, credited on r1, is retired at 5 s on r1, at 3 s on r2 and without a time on r3. Merged in any order the retirement of 3 s wins: a state that folded it must drop the others. r4 merges r3 then r1: the time of 5 s wins over none",
+			Steps: []Step{ap("r1", "a", "t1", 5), mg("r2", "r1"), mg("r3", "r1"), ra("r1", "a", 5), ra("r2", "a", 3), rt("r3", "a"), mg("r4", "r3"), mg("r4", "r1"), mg("r1", "r2"), mg("r2", "r1"), mg("r3", "r1")}},
+	)
+	scs = append(scs,
 		tScenario{Name: "uuid ids: 16 bytes in version 3, other ids as text", Type: "tgcounter", Replicas: []string{"r"},
 			Note:  "ids that are UUIDs in canonical lowercase text are written as bin 8 of 16 bytes (the state then needs version 3); an uppercase UUID, or any other id, stays a str",
 			Steps: []Step{ap("r", "a", u4(1), 1), ap("r", "a", strings.ToUpper(u4(2)), 2), ap("r", "a", "plain", 4), ap("r", "b", u4(1), 1)}},
@@ -820,7 +900,7 @@ func genTPN(t *checker) any {
 	}
 	return tFile{
 		Generated: gens,
-		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor; tpncounter body: [P body, N body]. A scenario's initial gives some replicas a starting state to decode (hex) instead of the empty one. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
+		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 4 where a half has a base or a retired entry a retirement time, version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor, after the base [cutoff, total, forgot] when the half has one (version 4); a retired entry is [actor, seq, total, forgot] or [actor, seq, total, forgot, retired_at]; tpncounter body: [P body, N body]. Steps retire_at and fold carry the retirement time and the cutoff (Unix ns) in amount. A scenario's initial gives some replicas a starting state to decode (hex) instead of the empty one. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
@@ -861,7 +941,7 @@ func genTPN(t *checker) any {
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
 			mal("tgcounter envelope as tpncounter", p, env(g, 2).arr(0).b, t),
-			mal("version 4", g, env(g, 4).arr(0).b, t),
+			mal("version 5", g, env(g, 5).arr(0).b, t),
 			mal("v2: retired entry (four fields)", g, env(g, 2).arr(1).arr(4).str("a").uint(1).int(5).int(0).b, t,
 				"retired entries exist from version 3"),
 			mal("v3: entry of five fields", g, env(g, 3).arr(1).arr(5).str("a").uint(1).int(5).int(0).arr(0).b, t),
@@ -884,6 +964,23 @@ func genTPN(t *checker) any {
 				"invariant total-covers-folded: folding adds an item to the total and the record; unfolding takes it out of both"),
 			mal("history beyond MaxHistoryLength + 1", g, entry(env(g, 2).arr(1), "a", 1026, 0, manyTxns(1026), nil).b, t,
 				"invariant history-within-cap: Apply folds the history down to HistoryLength (at most 1024), then appends one"),
+			// Version 4: bases and retirement times (SPEC.md 6.7, 6.10).
+			mal("v3: retired entry with a retirement time", g, env(g, 3).arr(1).arr(5).str("a").uint(1).int(1).int(0).int(1e9).b, t,
+				"retirement times exist from version 4"),
+			mal("v3: base", g, env(g, 3).arr(1).arr(3).int(1e9).int(1).int(0).b, t),
+			mal("v4: base of cutoff 0", g, env(g, 4).arr(1).arr(3).int(0).int(1).int(0).b, t,
+				"invariant base-cutoff: a half that never folded writes no base"),
+			mal("v4: base cutoff after 2262-01-02", g, env(g, 4).arr(1).arr(3).int(maxForgotNanos+1).int(1).int(0).b, t,
+				"invariant base-cutoff"),
+			mal("v4: base after an entry", g, env(g, 4).arr(2).arr(4).str("a").uint(1).int(1).int(0).arr(3).int(1e9).int(1).int(0).b, t,
+				"the base is the first element of its body"),
+			mal("v4: base with a negative total", g, env(g, 4).arr(1).arr(3).int(1e9).int(-1).int(0).b, t),
+			mal("v4: retirement time 0", g, env(g, 4).arr(1).arr(5).str("a").uint(1).int(1).int(0).int(0).b, t,
+				"invariant retired-after-cutoff: an entry retired without a time has four fields"),
+			mal("v4: retired before the base's cutoff", g, env(g, 4).arr(2).arr(3).int(2e9).int(1).int(0).arr(5).str("a").uint(1).int(1).int(0).int(1e9).b, t,
+				"invariant retired-after-cutoff: Fold and Merge remove an entry retired before the cutoff (the base holds it)"),
+			mal("v4: base and entries past int64", g, env(g, 4).arr(2).arr(3).int(1e9).int(math.MaxInt64).int(0).arr(4).str("a").uint(1).int(1).int(0).b, t,
+				"the value counts the base's total"),
 			mal("v1: entry of six fields", g, env(g, 1).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("v1: entry of four fields", g, env(g, 1).arr(1).arr(4).str("a").uint(1).int(0).arr(0).b, t),
 			mal("v1: seq 0", g, env(g, 1).arr(1).arr(5).str("a").uint(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t),
@@ -944,6 +1041,7 @@ type tModel struct {
 	now     int64               // the Clock's reading (Unix ns)
 	half    [2]map[string]*tEnt // credits, debits (magnitudes)
 	recount [2]int64            // amounts counted a second time: a retry after the window
+	base    [2]tBase            // what fold took out of each half (SPEC.md 6.10)
 }
 
 // tEnt is one actor's entry in one half of the model.
@@ -951,6 +1049,7 @@ type tEnt struct {
 	seq     uint64
 	items   []tItem // oldest first: forgotten and folded items, then the history
 	retired bool    // every item gone (SPEC.md 6.10)
+	at      int64   // retirement time (Unix ns), 0: none
 }
 
 type tItem struct {
@@ -1010,7 +1109,7 @@ func (m *tModel) clone() *tModel {
 	for s := range c.half {
 		c.half[s] = map[string]*tEnt{}
 		for a, e := range m.half[s] {
-			c.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items), retired: e.retired}
+			c.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items), retired: e.retired, at: e.at}
 		}
 	}
 	return &c
@@ -1098,6 +1197,7 @@ func (m *tModel) txnsOf(s int) []string {
 // owner copy or else by its forgotten copy, plus the second countings.
 func (m *tModel) halfValue(s int) *big.Int {
 	v := big.NewInt(m.recount[s])
+	v.Add(v, big.NewInt(int64(m.base[s].Total)))
 	for _, x := range m.txnsOf(s) {
 		if o, ok := ownerOf(m.held(s, x)); ok {
 			v.Add(v, big.NewInt(o.amt))
@@ -1247,7 +1347,32 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			}
 		}
 		return "", "", ch[0] || ch[1]
-	case "retire":
+	case "fold":
+		// SPEC.md 6.10: the retired entries retired before the cutoff
+		// leave, their totals and forgot into the base.
+		c := int64(*st.Amount)
+		any := false
+		for s := 0; s < halves; s++ {
+			cut := min(max(c, int64(m.base[s].Cutoff)), maxForgotNanos)
+			n := 0
+			for _, a := range sortedKeys(m.half[s]) {
+				e := m.half[s][a]
+				if !e.retired || e.at == 0 || e.at >= cut {
+					continue
+				}
+				en := m.entry(a, e)
+				m.base[s].Total += en.Total
+				m.base[s].Forgot = max(m.base[s].Forgot, en.Forgot)
+				delete(m.half[s], a)
+				n++
+			}
+			if n > 0 {
+				m.base[s].Cutoff = I64(cut)
+				any = true
+			}
+		}
+		return "", "", any
+	case "retire", "retire_at":
 		// SPEC.md 6.10: declined while another actor (either half) holds
 		// one of the actor's items; otherwise every item is forgotten,
 		// the seq kept.
@@ -1277,15 +1402,30 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 					e.items[i].gone = true
 				}
 				e.retired = true
+				if st.Op == "retire_at" {
+					e.at = max(int64(*st.Amount), int64(m.base[s].Cutoff))
+				}
 			}
 		}
 		return "", "", true
 	case "merge":
+		// SPEC.md 6.10: the larger base (cutoff, total, forgot) wins; per
+		// actor the larger entry, gone when retired before its cutoff.
 		next := m.clone()
+		from := ms[st.From]
 		for s := range next.half {
-			for a, e := range ms[st.From].half[s] {
+			if b := from.base[s]; cmpBase(b, next.base[s]) > 0 {
+				next.base[s] = b
+			}
+			cut := int64(next.base[s].Cutoff)
+			for a, e := range from.half[s] {
 				if mine := next.half[s][a]; mine == nil || cmpEntries(m.entry(a, e), m.entry(a, mine)) > 0 {
-					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items), retired: e.retired}
+					next.half[s][a] = &tEnt{seq: e.seq, items: slices.Clone(e.items), retired: e.retired, at: e.at}
+				}
+			}
+			for a, e := range next.half[s] {
+				if e.retired && e.at != 0 && e.at < cut {
+					delete(next.half[s], a)
 				}
 			}
 		}
@@ -1376,7 +1516,7 @@ func (m *tModel) entries(s int) []tEntry {
 
 // entry is one model entry as a vector lists it.
 func (m *tModel) entry(a string, e *tEnt) tEntry {
-	en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}, Retired: e.retired}
+	en := tEntry{Actor: a, Seq: U64(e.seq), History: []TxnJSON{}, Folded: []TxnJSON{}, Retired: e.retired, RetiredAt: I64(e.at)}
 	for _, it := range e.items {
 		switch {
 		case it.gone:
@@ -1425,11 +1565,42 @@ func cmpEntries(a, b tEntry) int {
 		return -1
 	case a.Forgot != b.Forgot:
 		return cmpInt64(int64(a.Forgot), int64(b.Forgot))
+	case a.Retired && a.RetiredAt != b.RetiredAt:
+		// Two retirements of one entry: the earlier time wins; none
+		// counts as the latest (SPEC.md 6.10).
+		late := func(at I64) int64 {
+			if at == 0 {
+				return math.MaxInt64
+			}
+			return int64(at)
+		}
+		return cmpInt64(late(b.RetiredAt), late(a.RetiredAt))
 	}
 	if c := list(a.History, b.History); c != 0 {
 		return c
 	}
 	return list(a.Folded, b.Folded)
+}
+
+// cmpBase is SPEC.md 6.10's order of bases: cutoff, then total, then
+// forgot.
+func cmpBase(a, b tBase) int {
+	switch {
+	case a.Cutoff != b.Cutoff:
+		return cmpInt64(int64(a.Cutoff), int64(b.Cutoff))
+	case a.Total != b.Total:
+		return cmpInt64(int64(a.Total), int64(b.Total))
+	}
+	return cmpInt64(int64(a.Forgot), int64(b.Forgot))
+}
+
+// baseOf is the model's base of half s as a vector lists it.
+func (m *tModel) baseOf(s int) *tBase {
+	if m.base[s].Cutoff == 0 {
+		return nil
+	}
+	b := m.base[s]
+	return &b
 }
 
 // refTValue is the value SPEC.md gives a tgcounter (n nil) or tpncounter
@@ -1488,17 +1659,28 @@ func refTValue(p, n []tEntry) int64 {
 // tpncounter (p, n), in the oldest format version that expresses it
 // (SPEC.md 6.8): 3 when an entry is retired or an id is a UUID in
 // canonical lowercase text, 2 otherwise.
-func refT(halves ...[]tEntry) refEnc {
+func refT(halves ...[]tEntry) refEnc { return refTB(nil, halves...) }
+
+// refTB is refT with the halves' bases (bases[i] for halves[i]; nil or
+// missing: none): version 4 when a half has a base or an entry a
+// retirement time.
+func refTB(bases []*tBase, halves ...[]tEntry) refEnc {
 	v := 2
-	for _, es := range halves {
+	for i, es := range halves {
+		if i < len(bases) && bases[i] != nil {
+			v = 4
+		}
 		for _, en := range es {
 			if en.Retired {
-				v = 3
+				v = max(v, 3)
+			}
+			if en.RetiredAt != 0 {
+				v = 4
 			}
 			for _, l := range [][]TxnJSON{en.History, en.Folded} {
 				for _, x := range l {
 					if _, ok := refUUID(x.Txn); ok {
-						v = 3
+						v = max(v, 3)
 					}
 				}
 			}
@@ -1510,7 +1692,13 @@ func refT(halves ...[]tEntry) refEnc {
 		tag = "tpncounter"
 		e = env(tag, uint64(v)).arr(2)
 	}
-	for _, es := range halves {
+	for i, es := range halves {
+		if i < len(bases) && bases[i] != nil {
+			b := bases[i]
+			e = e.arr(len(es) + 1).arr(3).int(int64(b.Cutoff)).int(int64(b.Total)).int(int64(b.Forgot))
+			e = refTEntriesV(e, es, v)
+			continue
+		}
 		e = refTBodyV(e, es, v)
 	}
 	return e
@@ -1532,11 +1720,18 @@ func refUUID(s string) ([]byte, bool) {
 // refTBodyV is a tgcounter body in format version v: entries of six fields
 // in version 2, five (no forgot) in version 1.
 func refTBodyV(e refEnc, es []tEntry, v int) refEnc {
-	e = e.arr(len(es))
+	return refTEntriesV(e.arr(len(es)), es, v)
+}
+
+// refTEntriesV is the entries of a body (its header written).
+func refTEntriesV(e refEnc, es []tEntry, v int) refEnc {
 	for _, en := range es {
 		switch {
 		case v == 1:
 			e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total))
+		case en.Retired && en.RetiredAt != 0:
+			e = e.arr(5).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total)).int(int64(en.Forgot)).int(int64(en.RetiredAt))
+			continue
 		case en.Retired:
 			e = e.arr(4).str(en.Actor).uint(uint64(en.Seq)).int(int64(en.Total)).int(int64(en.Forgot))
 			continue
@@ -1593,7 +1788,7 @@ func checkTPN(t *checker, raw []byte) {
 					switch st.Op {
 					case "apply":
 						require.Equal(t, outcome, st.Outcome, "model disagrees with vector at step %d", j)
-					case "compact":
+					case "compact", "retire", "retire_at", "fold":
 						require.NotNil(t, st.Changed, "step %d", j)
 						require.Equal(t, changed, *st.Changed, "model disagrees with vector at step %d", j)
 					}
@@ -1604,17 +1799,26 @@ func checkTPN(t *checker, raw []byte) {
 				r, m := rs[name], ms[name]
 				require.Equal(t, want.Hex, hex.EncodeToString(r.bytes()), "%s encoding", name)
 				var ref refEnc
+				total := func(b *tBase) int64 {
+					if b == nil {
+						return 0
+					}
+					return int64(b.Total)
+				}
 				if sc.Type == "tgcounter" {
 					require.NotNil(t, want.Entries)
-					ref = refT(*want.Entries)
+					ref = refTB([]*tBase{want.Base}, *want.Entries)
 					require.Equal(t, *want.Entries, m.entries(0), "%s: entries vs model", name)
-					require.EqualValues(t, want.Value, refTValue(*want.Entries, nil), "%s: value of the listed entries", name)
+					require.Equal(t, want.Base, m.baseOf(0), "%s: base vs model", name)
+					require.EqualValues(t, want.Value, refTValue(*want.Entries, nil)+total(want.Base), "%s: value of the listed entries and base", name)
 				} else {
 					require.NotNil(t, want.P)
-					ref = refT(*want.P, *want.N)
+					ref = refTB([]*tBase{want.PBase, want.NBase}, *want.P, *want.N)
 					require.Equal(t, *want.P, m.entries(0), "%s: credit entries vs model", name)
 					require.Equal(t, *want.N, m.entries(1), "%s: debit entries vs model", name)
-					require.EqualValues(t, want.Value, refTValue(*want.P, *want.N), "%s: value of the listed entries", name)
+					require.Equal(t, want.PBase, m.baseOf(0), "%s: credit base vs model", name)
+					require.Equal(t, want.NBase, m.baseOf(1), "%s: debit base vs model", name)
+					require.EqualValues(t, want.Value, refTValue(*want.P, *want.N)+total(want.PBase)-total(want.NBase), "%s: value of the listed entries and bases", name)
 				}
 				require.Equal(t, want.Hex, ref.hex(), "%s: reference encoding of the listed entries", name)
 				got := r.state()

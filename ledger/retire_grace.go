@@ -1,0 +1,67 @@
+package ledger
+
+import (
+	"time"
+
+	"github.com/counterkit/counterkit/internal/retry"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// ownEntry is when this ledger's own entry (its writer's) last changed in
+// a state it wrote (the version it wrote and when it first wrote it), and
+// when it last began a read.
+type ownEntry struct {
+	version uint64
+	at      time.Time
+	read    time.Time
+}
+
+// note records that a state about to be written holds the writer's entry
+// at version v, at now.
+func (o *ownEntry) note(v uint64, now time.Time) {
+	if v != o.version {
+		o.version, o.at = v, now
+	}
+}
+
+// foldRetired folds, in merged, a state about to be written, the entries
+// retired more than Options.RetiredGrace ago (SPEC.md 6.10).
+func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
+	if l.opts.RetiredGrace < 0 {
+		return
+	}
+	merged.Fold(now.Add(-l.opts.RetiredGrace))
+}
+
+// renewStale keeps this ledger within the grace period (SPEC.md 6.10)
+// before a read, while no write is pending (a pending write is this
+// incarnation's to resolve, and is in the store or lost within the grace,
+// as every state must be):
+//
+//   - its state, when its last read began more than RetiredGrace/2 ago, is
+//     dropped, and the read starts from the store: merging a state older
+//     than the grace would bring back entries the store folded since and
+//     count them twice. Everything in it is in the store (no write
+//     pending).
+//   - it starts a new incarnation when its entry last changed more than
+//     RetireAfter + RetiredGrace/2 ago by its clock: other ledgers may
+//     have retired the entry RetireAfter after that change and may fold it
+//     RetiredGrace after the retirement, and a write under a folded entry
+//     would count its total twice. The half grace is the margin for clocks
+//     and for the write to reach every state.
+func (l *Ledger) renewStale() {
+	now := l.now()
+	defer func() { l.own.read = now }()
+	if l.cyc.Pending || len(l.unacked) > 0 || l.opts.RetiredGrace < 0 {
+		return
+	}
+	if l.cyc.Local != nil && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
+		l.cyc.Local, l.cyc.Seen = nil, nil
+	}
+	if l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {
+		return
+	}
+	l.writer = retry.NewWriter(l.opts.Actor)
+	l.resume = 0
+	l.own = ownEntry{}
+}

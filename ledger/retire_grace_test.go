@@ -1,0 +1,246 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// restartRun is what restarts of one account left after each restart:
+// the entries (live and retired) and the encoded size of the stored state.
+type restartRun struct {
+	entries, size []int
+	err           error // the first credit that failed
+	value         int64
+}
+
+// restarts makes n process restarts of one account: each a new Ledger
+// on the memory store whose clock is step later than the previous one's,
+// making one credit.
+func restarts(t *testing.T, n int, step time.Duration, grace time.Duration) restartRun {
+	t.Helper()
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	var run restartRun
+	for i := 0; i < n; i++ {
+		l, err := ledger.New(st, "acct", ledger.Options{Actor: "svc", Clock: clock, RetiredGrace: grace, Backoff: ledger.Backoff{Initial: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprint("t", i)), 1); err != nil {
+			run.err = fmt.Errorf("restart %d: %w", i, err)
+			return run
+		}
+		if i%10000 == 9999 {
+			t.Logf("restart %d", i+1)
+		}
+		sibs, _, err := st.Fetch(ctx, "acct")
+		if err != nil || len(sibs) != 1 {
+			t.Fatalf("restart %d: %d siblings, %v", i, len(sibs), err)
+		}
+		c, err := tpncounter.New(tpncounter.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.UnmarshalBinary(sibs[0]); err != nil {
+			t.Fatal(err)
+		}
+		s := c.Stats()
+		run.entries = append(run.entries, s.Actors+s.Retired)
+		run.size = append(run.size, len(sibs[0]))
+		run.value = c.Value()
+		now = now.Add(step)
+	}
+	return run
+}
+
+// check reports whether a run kept the account writable, counted every
+// credit once, held at most bound entries after each restart, and ended
+// with an encoding at most 2% larger than the largest of its second
+// quarter (flat: the state stopped growing once retirements began to
+// fold; the slack is for numbers that take more digits).
+func (r restartRun) check(n, bound int) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.value != int64(n) {
+		return fmt.Errorf("value %d after %d credits", r.value, n)
+	}
+	for i, e := range r.entries {
+		if e > bound {
+			return fmt.Errorf("restart %d: %d entries, more than %d (the restarts within RetireAfter + RetiredGrace, and a pass's slack)", i, e, bound)
+		}
+	}
+	q := r.size[n/4 : n/2]
+	largest := 0
+	for _, s := range q {
+		largest = max(largest, s)
+	}
+	largest += largest / 50
+	for i := n / 2; i < n; i++ {
+		if r.size[i] > largest {
+			return fmt.Errorf("restart %d: encoding of %d bytes, over 2%% larger than any of restarts %d..%d (%d with the slack): not flat", i, r.size[i], n/4, n/2, largest)
+		}
+	}
+	return nil
+}
+
+// TestRestartsStayBounded: process restarts of one account, each a new
+// incarnation making one credit, leave it writable, every credit counted
+// once, at most the entries of the restarts within RetireAfter +
+// RetiredGrace, and an encoding that stops growing, by default. The same
+// restarts without folding (RetiredGrace < 0; the first bound + 100 of
+// them) fail the check: their retired entries pile up (and, past 65,536,
+// would make the account refuse writes). At CI size, 1,500 restarts 1/100
+// of RetireAfter + RetiredGrace apart; with COUNTERKIT_CASES set, 100,000
+// restarts 1/1000 of it apart (about 6 minutes here; a minute apart, with
+// 14,460 restarts within the window, each restart reads and writes about
+// 400 KB, flat, and the run did not finish within 40 minutes on a shared
+// 2-core machine).
+func TestRestartsStayBounded(t *testing.T) {
+	n := 1500
+	window := ledger.DefaultRetireAfter + ledger.DefaultRetiredGrace
+	step := window / 100
+	if os.Getenv("COUNTERKIT_CASES") != "" {
+		// A restart every 14.5 minutes: 1,000 restarts within RetireAfter +
+		// RetiredGrace, so 100,000 restarts fold about 100 times over.
+		n, step = 100_000, window/1000
+	}
+	// Live: the restarts within RetireAfter plus a pass; retired: those
+	// within RetiredGrace; plus what one write may leave unretired.
+	bound := int(window/step) + 2 + ledger.MaxRetirePerWrite
+	t.Logf("%d restarts %v apart, at most %d entries", n, step, bound)
+
+	run := restarts(t, n, step, 0)
+	if err := run.check(n, bound); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("with folding: %d entries and %d bytes after the last restart (largest %d entries)", run.entries[n-1], run.size[n-1], maxOf(run.entries))
+
+	m := min(n, bound+100) // enough to pass the bound, without the quadratic cost of all n
+	off := restarts(t, m, step, -1)
+	err := off.check(m, bound)
+	if err == nil {
+		t.Fatal("without folding the check passed: it cannot tell entries piling up")
+	}
+	t.Logf("without folding, as expected: %v", err)
+}
+
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// TestStaleIncarnationWritesAsNew: a ledger whose entry last changed more
+// than RetireAfter + RetiredGrace/2 ago (its clock) writes as a new
+// incarnation; within that time it continues its own.
+func TestStaleIncarnationWritesAsNew(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	opts := ledger.Options{Actor: "svc", Clock: func() time.Time { return now }}
+	l, err := ledger.New(st, "acct", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Credit(ctx, "t1", 1); err != nil {
+		t.Fatal(err)
+	}
+	first := l.Writer()
+	limit := ledger.DefaultRetireAfter + ledger.DefaultRetiredGrace/2
+	now = now.Add(limit)
+	if _, err := l.Credit(ctx, "t2", 1); err != nil {
+		t.Fatal(err)
+	}
+	if l.Writer() != first {
+		t.Fatalf("at exactly RetireAfter + RetiredGrace/2 the ledger took a new incarnation")
+	}
+	now = now.Add(limit + time.Second) // from t2's write
+	if _, err := l.Credit(ctx, "t3", 1); err != nil {
+		t.Fatal(err)
+	}
+	if l.Writer() == first {
+		t.Fatalf("past RetireAfter + RetiredGrace/2 the ledger still writes as %s", first)
+	}
+	c, err := l.Find(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := c.Positive().Entry(first); len(e.History) != 2 {
+		t.Fatalf("the stale incarnation's entry changed: %+v", e)
+	}
+	if c.Value() != 3 {
+		t.Fatalf("value %d, want 3", c.Value())
+	}
+}
+
+// TestStaleIncarnationNotCountedTwice: ledger a credits and goes quiet;
+// ledger b retires a's entry after RetireAfter and folds it RetiredGrace
+// later. When a writes again it must neither write under its folded entry
+// nor merge its own state from before the fold: either would count a's
+// first credit a second time. A ledger a whose grace is far longer than
+// b's (so it keeps both) shows what the check catches.
+func TestStaleIncarnationNotCountedTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration // a's
+		ok    bool
+	}{{"the same grace", 0, true}, {"a's grace far longer than b's (broken)", 1000 * ledger.DefaultRetiredGrace, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			st := memory.NewSiblings()
+			now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+			clock := func() time.Time { return now }
+			a, err := ledger.New(st, "acct", ledger.Options{Actor: "a", Clock: clock, RetiredGrace: tc.grace})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := ledger.New(st, "acct", ledger.Options{Actor: "b", Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			credit := func(l *ledger.Ledger, x crdt.TxnID, n int64) int64 {
+				t.Helper()
+				r, err := l.Credit(ctx, x, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return r.Value
+			}
+			credit(a, "a1", 10)
+			credit(b, "b1", 1) // b sees a's entry
+			now = now.Add(ledger.DefaultRetireAfter + time.Minute)
+			credit(b, "b2", 1) // retires a's entry
+			now = now.Add(ledger.DefaultRetiredGrace + time.Minute)
+			credit(b, "b3", 1) // folds it
+			c, err := b.Find(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p, _ := c.Bases(); p.Total != 10 {
+				t.Fatalf("the test needs a's entry folded: base %+v", p)
+			}
+			got := credit(a, "a2", 5)
+			v, err := b.Value(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			const want = 10 + 3 + 5
+			if ok := got == want && v == want; ok != tc.ok {
+				t.Fatalf("a's write saw %d, b reads %d, want %d (expected to hold: %v)", got, v, want, tc.ok)
+			}
+		})
+	}
+}

@@ -1,0 +1,179 @@
+package tpncounter
+
+import (
+	"cmp"
+	"fmt"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
+)
+
+// Base is what Fold took out of one half's retired entries: Cutoff, the
+// latest cutoff folded; Total, the sum of the folded entries' totals; and
+// Forgot, the latest of their forgot times (so the horizon stays). The
+// zero Base is a half that never folded.
+type Base struct {
+	Cutoff time.Time
+	Total  int64
+	Forgot time.Time
+}
+
+// base is Base in Unix nanoseconds (cut 0: none).
+type base struct{ cut, total, forgot int64 }
+
+// compare orders bases: the larger cutoff, then the larger total, then
+// the later forgot (SPEC.md 6.10). Merge keeps the larger.
+func (b base) compare(o base) int {
+	return cmp.Or(cmp.Compare(b.cut, o.cut), cmp.Compare(b.total, o.total), cmp.Compare(b.forgot, o.forgot))
+}
+
+// baseFields is the length of an encoded base [cutoff, total, forgot]
+// (version 4), and baseBound bounds its encoding.
+const (
+	baseFields = 3
+	baseBound  = 1 + 3*9
+)
+
+// foldedBy reports whether e is a retired entry whose retirement time is
+// known and before cut: a base of cutoff cut holds it.
+func (e *entry) foldedBy(cut int64) bool {
+	return e.retired && e.retiredAt != 0 && e.retiredAt < cut
+}
+
+// mergeDrops is foldedBy for Merge.
+func (e *entry) mergeDrops(cut int64) bool { return !brokenMergeKeepsFolded && e.foldedBy(cut) }
+
+// Base returns g's base (see Fold).
+func (g *GCounter) Base() Base {
+	if g == nil {
+		return Base{}
+	}
+	return Base{Cutoff: timeOf(g.base.cut), Total: g.base.total, Forgot: timeOf(g.base.forgot)}
+}
+
+// Bases returns the bases of the credit and the debit half (see Fold).
+func (c *Counter) Bases() (p, n Base) {
+	if c == nil {
+		return Base{}, Base{}
+	}
+	return c.p.Base(), c.n.Base()
+}
+
+// Fold removes every retired entry whose retirement time (RetireAllAt) is
+// before cutoff and adds its total to the base, so that a state written by
+// many short-lived actors stays small: the value does not change. The base's
+// cutoff becomes the later of its own and cutoff, and its Forgot the latest
+// forgot of what it holds. Entries retired without a time (Retire, or read
+// from version 3) are never folded. It returns how many entries it folded;
+// when none, nothing changes.
+//
+// Merge keeps the base with the later cutoff and drops the retired entries
+// retired before it. This is exact under the assumption of SPEC.md 6.10
+// (the grace period): fold only with a cutoff at least a grace period in
+// the past, where every retirement older than the grace has reached every
+// state that folds, no state older than the grace is merged, and no actor
+// writes again after it has been retired for the grace.
+func (g *GCounter) Fold(cutoff time.Time) int {
+	g.init()
+	if cutoff.UnixNano() <= 0 {
+		return 0
+	}
+	cut := min(max(cutoff.UnixNano(), g.base.cut), maxForgotNanos)
+	total, forgot, n := g.dropRetired(cut)
+	if n == 0 {
+		return 0
+	}
+	t, _ := total.Int64() // part of the value, which fits
+	g.val.Add(t)
+	g.base.total += t
+	g.base.forgot = max(g.base.forgot, forgot)
+	g.base.cut = cut
+	if !g.horizonStale {
+		g.horizon = max(g.horizon, g.base.forgot)
+	}
+	g.grown += baseBound
+	return n
+}
+
+// Fold folds both halves (see GCounter.Fold) and returns how many retired
+// entries it folded.
+func (c *Counter) Fold(cutoff time.Time) int {
+	c.link()
+	return c.p.Fold(cutoff) + c.n.Fold(cutoff)
+}
+
+// dropRetired removes the retired entries folded by cut, taking their
+// totals out of the value, and returns the sum of their totals, their
+// latest forgot and their number.
+func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n int) {
+	var gone []*entry
+	for _, e := range g.entries {
+		if e.foldedBy(cut) {
+			gone = append(gone, e)
+		}
+	}
+	for _, e := range gone {
+		total.Add(e.total)
+		forgot = max(forgot, e.forgot)
+		g.swap(e.actor, e, nil)
+	}
+	n = len(gone)
+	if g.dorm.n() > 0 {
+		var sub exact.Int128
+		k := 0
+		d, any := g.dorm.filter(func(i int) bool {
+			at := g.dorm.retiredAt(i)
+			if at == 0 || at >= cut {
+				return false
+			}
+			_, t, f := g.dorm.fields(i)
+			sub.Add(t)
+			total.Add(t)
+			forgot = max(forgot, f)
+			k++
+			return true
+		})
+		if any {
+			if t, ok := sub.Int64(); ok {
+				g.val.Sub(t)
+			}
+			g.nretired -= k
+			g.horizonStale = true
+			g.setDorm(d)
+			n += k
+		}
+	}
+	return total, forgot, n
+}
+
+// RetireAllAt is RetireAll with the retirement time now written in the
+// retired entries, so that Fold can later take them out (SPEC.md 6.10).
+// A time before a half's base cutoff is written as that cutoff: a retired
+// entry is never born inside a base. now must lie in 1970..MaxForgot
+// (crdt.ErrInvalidConfig otherwise).
+func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, error) {
+	at, err := retireTime(now)
+	if err != nil {
+		return false, err
+	}
+	return c.retireAll(at, actors)
+}
+
+// RetireAt is GCounter.Retire with the retirement time now (see
+// Counter.RetireAllAt).
+func (g *GCounter) RetireAt(now time.Time, actor crdt.ActorID) (bool, error) {
+	at, err := retireTime(now)
+	if err != nil {
+		return false, err
+	}
+	return g.retire(at, actor)
+}
+
+func retireTime(now time.Time) (int64, error) {
+	at := now.UnixNano()
+	if now.Year() < 1970 || at <= 0 || at > maxForgotNanos {
+		return 0, fmt.Errorf("%w: retirement time %s outside 1970..%s", crdt.ErrInvalidConfig, now.Format(time.RFC3339Nano), MaxForgot.Format(time.RFC3339))
+	}
+	return at, nil
+}
