@@ -407,7 +407,7 @@ func (l *Ledger) now() time.Time {
 
 // opStats counts what one operation did, for the Observer.
 type opStats struct {
-	ambiguous, refused, siblings, bytes, retired int
+	ambiguous, refused, siblings, bytes, retired, folded int
 }
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
@@ -850,7 +850,7 @@ func (l *Ledger) event(op, outcome string, attempts int, err error) observe.Even
 	e := observe.Event{Component: "ledger", Op: op, Outcome: outcome, Err: err,
 		Attempts:  attempts,
 		Ambiguous: l.stats.ambiguous, Refused: l.stats.refused, Siblings: l.stats.siblings, Bytes: l.stats.bytes,
-		Folded: l.stats.retired}
+		Retired: l.stats.retired, Folded: l.stats.folded}
 	if c := l.cyc.Local; c != nil {
 		st := c.Stats()
 		e.Actors, e.Conflicts = st.Actors, st.Conflicts

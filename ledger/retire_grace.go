@@ -30,7 +30,7 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 	if l.opts.RetiredGrace < 0 {
 		return
 	}
-	merged.Fold(now.Add(-l.opts.RetiredGrace))
+	l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))
 }
 
 // renewStale keeps this ledger within the grace period (SPEC.md 6.10)

@@ -10,6 +10,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -244,3 +245,47 @@ func TestStaleIncarnationNotCountedTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestObserverReportsRetiredAndFolded: the Observer's event of the write
+// that retires an idle entry counts it in Retired, and of the write that
+// folds it, RetiredGrace later, in Folded.
+func TestObserverReportsRetiredAndFolded(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	var retired, folded int
+	obs := eventFunc(func(e observe.Event) { retired, folded = retired+e.Retired, folded+e.Folded })
+	a, err := ledger.New(st, "acct", ledger.Options{Actor: "a", Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ledger.New(st, "acct", ledger.Options{Actor: "b", Clock: clock, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	credit := func(l *ledger.Ledger, txn crdt.TxnID) {
+		t.Helper()
+		if _, err := l.Credit(ctx, txn, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	credit(a, "a1")
+	credit(b, "b1")
+	for i := range 3 { // a stays idle past RetireAfter: b's passes retire it
+		now = now.Add(ledger.DefaultRetireAfter)
+		credit(b, crdt.TxnID(fmt.Sprint("b-retire-", i)))
+	}
+	if retired != 1 || folded != 0 {
+		t.Fatalf("after a's retirement: retired %d, folded %d; want 1, 0", retired, folded)
+	}
+	now = now.Add(ledger.DefaultRetiredGrace + time.Hour)
+	credit(b, "b-fold")
+	if retired != 1 || folded != 1 {
+		t.Fatalf("after the grace: retired %d, folded %d; want 1, 1", retired, folded)
+	}
+}
+
+type eventFunc func(observe.Event)
+
+func (f eventFunc) Observe(_ context.Context, e observe.Event) { f(e) }

@@ -116,7 +116,7 @@ func TestRetireAfter(t *testing.T) {
 
 type observeFunc func(retired int)
 
-func (f observeFunc) Observe(_ context.Context, e observe.Event) { f(e.Folded) }
+func (f observeFunc) Observe(_ context.Context, e observe.Event) { f(e.Retired) }
 
 func stats(t *testing.T, l *ledger.Ledger) tpncounter.Stats {
 	t.Helper()

@@ -82,8 +82,11 @@ type Event struct {
 	// resolved (see tpncounter.Counter.Conflicts and balance's Conflicts).
 	Conflicts int
 	// Folded is how many shards, cells or rows a GC, merge or compaction
-	// folded or removed, or how many actor entries a ledger write retired.
+	// folded or removed, or how many retired actor entries a ledger write
+	// folded into its state's base (tpncounter.Counter.Fold).
 	Folded int
+	// Retired is how many actor entries a ledger write retired.
+	Retired int
 	// Lag is how far behind a GC or merge ran: the age of the oldest item
 	// it folded when it folded it.
 	Lag time.Duration

@@ -58,14 +58,14 @@ func IsWindowRefusal(outcome string) bool { return outcome == OutsideWindow || o
 
 // Counts calls fn with the name and value of each count of e that is not
 // zero, in this order: attempts, ambiguous, refused, siblings, conflicts,
-// folded, bytes, actors, rows. Lag, a duration, is not among them.
+// folded, retired, bytes, actors, rows. Lag, a duration, is not among them.
 func (e Event) Counts(fn func(name string, n int)) {
 	for _, c := range [...]struct {
 		name string
 		n    int
 	}{
 		{"attempts", e.Attempts}, {"ambiguous", e.Ambiguous}, {"refused", e.Refused},
-		{"siblings", e.Siblings}, {"conflicts", e.Conflicts}, {"folded", e.Folded},
+		{"siblings", e.Siblings}, {"conflicts", e.Conflicts}, {"folded", e.Folded}, {"retired", e.Retired},
 		{"bytes", e.Bytes}, {"actors", e.Actors}, {"rows", e.Rows},
 	} {
 		if c.n != 0 {

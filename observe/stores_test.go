@@ -168,10 +168,10 @@ func TestOutcomeClasses(t *testing.T) {
 // Counts names every count that is not zero, once, in its fixed order.
 func TestEventCounts(t *testing.T) {
 	var got []string
-	observe.Event{Attempts: 1, Ambiguous: 2, Refused: 3, Siblings: 4, Conflicts: 5, Folded: 6, Bytes: 7, Actors: 8, Rows: 9}.
+	observe.Event{Attempts: 1, Ambiguous: 2, Refused: 3, Siblings: 4, Conflicts: 5, Folded: 6, Retired: 10, Bytes: 7, Actors: 8, Rows: 9}.
 		Counts(func(k string, n int) { got = append(got, fmt.Sprint(k, "=", n)) })
 	require.Equal(t, []string{"attempts=1", "ambiguous=2", "refused=3", "siblings=4", "conflicts=5", "folded=6",
-		"bytes=7", "actors=8", "rows=9"}, got)
+		"retired=10", "bytes=7", "actors=8", "rows=9"}, got)
 	observe.Event{Lag: time.Second, Component: "store.siblings"}.Counts(func(k string, _ int) { t.Errorf("zero count %s named", k) })
 	require.True(t, observe.Event{Component: "store.partitions"}.StoreCall())
 	require.False(t, observe.Event{Component: "ledger"}.StoreCall())

@@ -23,7 +23,8 @@
 // sentinel its error wraps (observe.ErrorType: "ambiguous_write",
 // "unavailable", "canceled", ...) and an exception event of that type.
 // Counts are attributes under counterkit.* (attempts, ambiguous, refused,
-// siblings, conflicts, folded, rows, bytes, actors, and lag in seconds);
+// siblings, conflicts, folded, retired, rows, bytes, actors, and lag in
+// seconds);
 // those that are zero are left out.
 //
 // # Metrics
@@ -47,6 +48,7 @@
 //	counterkit.siblings.merged     counter    stored values merged beyond the first
 //	counterkit.conflicts           gauge      ids held with two amounts in the state last written
 //	counterkit.gc.folded           counter    shards, cells or rows a GC or merge folded
+//	counterkit.actors.retired      counter    actor entries a ledger write retired
 //	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran
 //	counterkit.state.actors        gauge      actors in the state written or read
 //
@@ -122,10 +124,10 @@ type bridge struct {
 	tracer trace.Tracer
 	opts   Options
 
-	attempts, retries, ambiguous, refused, duplicates, refusals, siblings, folded metric.Int64Counter
-	conflicts, actors                                                             metric.Int64Gauge
-	duration, dbDuration, lag                                                     metric.Float64Histogram
-	bytes                                                                         metric.Int64Histogram
+	attempts, retries, ambiguous, refused, duplicates, refusals, siblings, folded, retired metric.Int64Counter
+	conflicts, actors                                                                      metric.Int64Gauge
+	duration, dbDuration, lag                                                              metric.Float64Histogram
+	bytes                                                                                  metric.Int64Histogram
 }
 
 // New returns an Observer (an observe.Starter) recording into the
@@ -155,6 +157,7 @@ func New(o Options) (observe.Observer, error) {
 	b.refusals = counter("counterkit.window.refusals", "{update}", "Updates refused as older than the window.")
 	b.siblings = counter("counterkit.siblings.merged", "{value}", "Stored values merged beyond the first.")
 	b.folded = counter("counterkit.gc.folded", "{item}", "Shards, cells or rows a GC or merge folded.")
+	b.retired = counter("counterkit.actors.retired", "{actor}", "Actor entries a ledger write retired.")
 	gauge := func(name, unit, desc string) metric.Int64Gauge {
 		g, err := m.Int64Gauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		errs = append(errs, err)
@@ -318,6 +321,7 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	add(b.refused, e.Refused)
 	add(b.siblings, e.Siblings-1)
 	add(b.folded, e.Folded)
+	add(b.retired, e.Retired)
 	if observe.IsDuplicate(e.Outcome) {
 		b.duplicates.Add(ctx, 1, set)
 	}

@@ -404,17 +404,18 @@ func TestObserveWithoutStart(t *testing.T) {
 	obs := s.bridge(t, ckotel.Options{})
 	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	obs.Observe(context.Background(), observe.Event{Component: "tally", Op: "gc", Outcome: observe.OK,
-		Start: start, Duration: 2 * time.Second, Attempts: 2, Ambiguous: 1, Folded: 3, Lag: 90 * time.Second, Actors: 4})
+		Start: start, Duration: 2 * time.Second, Attempts: 2, Ambiguous: 1, Folded: 3, Retired: 5, Lag: 90 * time.Second, Actors: 4})
 	spans := s.spans.Ended()
 	require.Len(t, spans, 1)
 	require.Equal(t, start, spans[0].StartTime())
 	require.Equal(t, start.Add(2*time.Second), spans[0].EndTime())
 	require.Equal(t, []string{"counterkit tally gc|internal|-|counterkit.actors=4 counterkit.ambiguous=1 counterkit.attempts=2 " +
-		"counterkit.component=tally counterkit.folded=3 counterkit.lag=90 counterkit.operation=gc counterkit.outcome=ok"}, spanRows(spans))
+		"counterkit.component=tally counterkit.folded=3 counterkit.lag=90 counterkit.operation=gc counterkit.outcome=ok counterkit.retired=5"}, spanRows(spans))
 	rm := s.metrics(t)
 	set := "counterkit.component=tally counterkit.operation=gc counterkit.outcome=ok"
 	require.Equal(t, map[string]int64{set: 1}, sums(rm, "counterkit.retries"))
 	require.Equal(t, map[string]int64{set: 3}, sums(rm, "counterkit.gc.folded"))
+	require.Equal(t, map[string]int64{set: 5}, sums(rm, "counterkit.actors.retired"))
 	lag, err := checkHistogram(rm, "counterkit.gc.lag", "s", ckotel.LagBuckets)
 	require.NoError(t, err)
 	require.Equal(t, map[string]uint64{set: 1}, lag)
