@@ -30,7 +30,10 @@
 // so a write from an earlier process that lands late counts as what it is.
 // Create one Ledger per key and actor when the process starts and reuse it;
 // incarnations idle for Options.RetireAfter (1 hour) are retired by the
-// others after their transactions are recorded (SPEC.md 6.10).
+// others after their transactions are recorded, and retired entries are
+// folded into the state's base Options.RetiredGrace (10 days) later, so
+// restarts and evictions leave nothing behind (SPEC.md 6.10 states the
+// grace-period assumption).
 //
 // Book keeps many keys as one actor (at most MaxOpen ledgers open);
 // Sharded spreads one hot account over n sub-keys.
