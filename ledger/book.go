@@ -86,10 +86,12 @@ type Book struct {
 	dropped map[string]resume
 }
 
-// resume is a dropped Ledger's incarnation and its version.
+// resume is a dropped Ledger's incarnation, its version, and when its
+// entry last changed (so that the grace rule, renewStale, still applies).
 type resume struct {
 	writer  crdt.ActorID
 	version uint64
+	own     ownEntry
 }
 
 // bookEntry is one open key. It is in exactly one state: in use (refs >
@@ -288,7 +290,7 @@ func (b *Book) acquire(key string) (*bookEntry, error) {
 	if e == nil {
 		if r, ok := b.dropped[key]; ok {
 			delete(b.dropped, key)
-			l.writer, l.resume = r.writer, r.version // checked by its first read
+			l.writer, l.resume, l.own = r.writer, r.version, r.own // checked by its first read
 		}
 		e = &bookEntry{key: key, l: l}
 		b.entries[key] = e
@@ -374,5 +376,5 @@ func (b *Book) remember(e *bookEntry) {
 		}
 		delete(b.dropped, k) // any one: a key not remembered gets a new incarnation
 	}
-	b.dropped[e.key] = resume{l.writer, v}
+	b.dropped[e.key] = resume{l.writer, v, l.own}
 }

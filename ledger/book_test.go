@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -454,6 +455,30 @@ func TestBookReopenContinuesIncarnation(t *testing.T) {
 	require.Equal(t, int64(200), c.Value())
 	require.Equal(t, 1, c.Stats().Actors, "one incarnation wrote k")
 	require.Equal(t, 0, c.Stats().Retired)
+}
+
+// TestBookReopenAfterGraceTakesNewIncarnation: a key dropped and opened
+// again continues its incarnation only while that incarnation could not
+// have been retired and folded: past RetireAfter + RetiredGrace/2 since
+// its entry last changed, its first write is a new incarnation's.
+func TestBookReopenAfterGraceTakesNewIncarnation(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	b, err := NewBook(memory.NewSiblings(), BookOptions{MaxOpen: 1, Options: Options{Actor: "svc", Clock: func() time.Time { return now }}})
+	require.NoError(t, err)
+	credit := func(key, txn string) crdt.ActorID {
+		t.Helper()
+		res, err := b.Credit(ctx, key, crdt.TxnID(txn), 1)
+		require.NoError(t, err)
+		return res.Writer
+	}
+	first := credit("k", "k1")
+	credit("other", "o1") // drops k
+	now = now.Add(DefaultRetireAfter)
+	require.Equal(t, first, credit("k", "k2"), "within the limit: the incarnation continues")
+	credit("other", "o2")
+	now = now.Add(DefaultRetireAfter + DefaultRetiredGrace/2 + time.Minute)
+	require.NotEqual(t, first, credit("k", "k3"), "past RetireAfter + RetiredGrace/2: a new incarnation")
 }
 
 // TestBookSerialisesKeys: many goroutines on a few keys, MaxOpen 1, so
