@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -192,19 +194,27 @@ func TestStaleIncarnationWritesAsNew(t *testing.T) {
 // later. When a writes again it must neither write under its folded entry
 // nor merge its own state from before the fold: either would count a's
 // first credit a second time. A ledger a whose grace is far longer than
-// b's (so it keeps both) shows what the check catches.
+// b's (so it keeps both) shows what the check catches. The state is
+// dropped before the fetch, so a refused fetch does not keep it for the
+// next attempt.
 func TestStaleIncarnationNotCountedTwice(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		grace time.Duration // a's
-		ok    bool
-	}{{"the same grace", 0, true}, {"a's grace far longer than b's (broken)", 1000 * ledger.DefaultRetiredGrace, false}} {
+		name   string
+		grace  time.Duration // a's
+		refuse bool          // a's first fetch of its second credit fails
+		ok     bool
+	}{
+		{"the same grace", 0, false, true},
+		{"the same grace, a fetch refused", 0, true, true},
+		{"a's grace far longer than b's (broken)", 1000 * ledger.DefaultRetiredGrace, false, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			st := memory.NewSiblings()
 			now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 			clock := func() time.Time { return now }
-			a, err := ledger.New(st, "acct", ledger.Options{Actor: "a", Clock: clock, RetiredGrace: tc.grace})
+			ast := &refuseFetches{Siblings: st}
+			a, err := ledger.New(ast, "acct", ledger.Options{Actor: "a", Clock: clock, RetiredGrace: tc.grace, Backoff: ledger.Backoff{Initial: -1}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -232,6 +242,12 @@ func TestStaleIncarnationNotCountedTwice(t *testing.T) {
 			}
 			if p, _ := c.Bases(); p.Total != 10 {
 				t.Fatalf("the test needs a's entry folded: base %+v", p)
+			}
+			if tc.refuse {
+				ast.n = 1
+				if _, err := a.Credit(ctx, "a2", 5); !errors.Is(err, crdt.ErrUnavailable) {
+					t.Fatalf("a's credit with its fetch refused: %v", err)
+				}
 			}
 			got := credit(a, "a2", 5)
 			v, err := b.Value(ctx)
@@ -289,3 +305,17 @@ func TestObserverReportsRetiredAndFolded(t *testing.T) {
 type eventFunc func(observe.Event)
 
 func (f eventFunc) Observe(_ context.Context, e observe.Event) { f(e) }
+
+// refuseFetches refuses the next n fetches (crdt.ErrUnavailable).
+type refuseFetches struct {
+	store.Siblings
+	n int
+}
+
+func (r *refuseFetches) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	if r.n > 0 {
+		r.n--
+		return nil, nil, fmt.Errorf("refused: %w", crdt.ErrUnavailable)
+	}
+	return r.Siblings.Fetch(ctx, key)
+}
