@@ -48,8 +48,9 @@
 // them safely. Close gives an account's rights to the outstanding
 // requests, then to an heir.
 //
-// README.md states the Account's rules (requests, grants, taking copies
-// back, what a cycle costs) and the limits; ExampleAccount shows two
+// SPEC.md 13.5 specifies the Account's rules (requests, grants, taking
+// copies back); README.md has the design notes, what a cycle costs and
+// the limits. ExampleAccount shows two
 // accounts moving rights. Counter values are not safe for concurrent use;
 // an Account is.
 package bounded
