@@ -13,7 +13,7 @@
 // transaction refused and an untimed one counted at most twice. Traces name
 // a transaction record's key record(<txn>).
 //
-// Its code is tests only; the explorer lives in internal/mc.
+// Its code is tests only; the explorer is in the mc_*_test.go files.
 //
 //	go test -race -v ./modelcheck                                   # CI scopes, with counts
 //	COUNTERKIT_CASES=1 go test -v ./modelcheck                      # larger bounds

@@ -12,7 +12,6 @@ import (
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
-	"github.com/counterkit/counterkit/modelcheck/internal/mc"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -30,14 +29,14 @@ func holesOn() bool { return os.Getenv("COUNTERKIT_HOLES") != "" }
 // (the explorer is the only clock), one retry, no grouping unless asked,
 // the world's fake clock for records, the retry window and retirement,
 // and the world's stated retry window.
-func ledgerOptions(w *mc.World, actor string, c tpncounter.Options) ledger.Options {
+func ledgerOptions(w *World, actor string, c tpncounter.Options) ledger.Options {
 	return ledger.Options{Actor: crdt.ActorID(actor), RetryCount: 1, Backoff: ledger.Backoff{Initial: -1},
 		MaxGroup: 1, Counter: c, Clock: w.Clock.Now, RetryWindow: w.RetryWindow}
 }
 
-// timed makes c's transactions timed at their first call (mc.World.TxnTime)
+// timed makes c's transactions timed at their first call (World.TxnTime)
 // and tells the world so.
-func timed(w *mc.World, c tpncounter.Options) tpncounter.Options {
+func timed(w *World, c tpncounter.Options) tpncounter.Options {
 	w.Timed = true
 	c.TxnTime = w.TxnTime
 	return c
@@ -45,7 +44,7 @@ func timed(w *mc.World, c tpncounter.Options) tpncounter.Options {
 
 // nameRecords makes traces show the record keys of account's transactions
 // as record(<txn>).
-func nameRecords(w *mc.World, account string, txns []mc.Txn) {
+func nameRecords(w *World, account string, txns []Txn) {
 	for _, t := range txns {
 		w.Store.Name(ledger.RecordKey(account, t.ID), "record("+string(t.ID)+")")
 	}
@@ -53,8 +52,8 @@ func nameRecords(w *mc.World, account string, txns []mc.Txn) {
 
 // countersOnly gives fates to the calls of counter keys alone, none to
 // transaction records' (to spare a scope's budget).
-func countersOnly(fates mc.Fates) func(key string) mc.Fates {
-	return func(key string) mc.Fates {
+func countersOnly(fates Fates) func(key string) Fates {
+	return func(key string) Fates {
 		if ledger.IsRecordKey(key) {
 			return 0
 		}
@@ -73,8 +72,8 @@ func mustLedger(st store.Siblings, key string, o ledger.Options) *ledger.Ledger 
 func ledgerResult(l interface {
 	Writer() crdt.ActorID
 	Key() string
-}, res ledger.Result, err error) mc.Result {
-	r := mc.Result{Writer: l.Writer(), Key: l.Key(), Err: err}
+}, res ledger.Result, err error) Result {
+	r := Result{Writer: l.Writer(), Key: l.Key(), Err: err}
 	if err == nil {
 		r.Outcome = res.Outcome.String()
 		r.Applied = res.Outcome == tpncounter.Applied
@@ -83,26 +82,26 @@ func ledgerResult(l interface {
 }
 
 // credit runs l.Credit as operation label.
-func credit(r *mc.Runner, label string, l *ledger.Ledger, txn crdt.TxnID, amount int64) *mc.Op {
-	return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+func credit(r *Runner, label string, l *ledger.Ledger, txn crdt.TxnID, amount int64) *Op {
+	return r.Do(label, txn, amount, func(ctx context.Context) Result {
 		res, err := l.Credit(ctx, txn, amount)
 		return ledgerResult(l, res, err)
 	})
 }
 
 // find runs l.Find as operation label.
-func find(r *mc.Runner, label string, l *ledger.Ledger) *mc.Op {
-	return r.Do(label, "", 0, func(ctx context.Context) mc.Result {
+func find(r *Runner, label string, l *ledger.Ledger) *Op {
+	return r.Do(label, "", 0, func(ctx context.Context) Result {
 		_, err := l.Find(ctx)
-		return mc.Result{Writer: l.Writer(), Key: l.Key(), Err: err}
+		return Result{Writer: l.Writer(), Key: l.Key(), Err: err}
 	})
 }
 
 // shardedCredit runs s.Credit as operation label.
-func shardedCredit(r *mc.Runner, label string, s *ledger.Sharded, txn crdt.TxnID, amount int64) *mc.Op {
-	return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+func shardedCredit(r *Runner, label string, s *ledger.Sharded, txn crdt.TxnID, amount int64) *Op {
+	return r.Do(label, txn, amount, func(ctx context.Context) Result {
 		res, err := s.Credit(ctx, txn, amount)
-		out := mc.Result{Writer: s.Writer(txn), Key: s.Key(s.Shard(txn)), Err: err}
+		out := Result{Writer: s.Writer(txn), Key: s.Key(s.Shard(txn)), Err: err}
 		if err == nil {
 			out.Outcome = res.Outcome.String()
 			out.Applied = res.Outcome == tpncounter.Applied
@@ -112,8 +111,8 @@ func shardedCredit(r *mc.Runner, label string, s *ledger.Sharded, txn crdt.TxnID
 }
 
 // accountOp runs a bounded Account's Credit (amount > 0) or Debit.
-func accountOp(r *mc.Runner, label string, a *bounded.Account, txn crdt.TxnID, amount int64) *mc.Op {
-	return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+func accountOp(r *Runner, label string, a *bounded.Account, txn crdt.TxnID, amount int64) *Op {
+	return r.Do(label, txn, amount, func(ctx context.Context) Result {
 		var res bounded.Result
 		var err error
 		if amount > 0 {
@@ -121,7 +120,7 @@ func accountOp(r *mc.Runner, label string, a *bounded.Account, txn crdt.TxnID, a
 		} else {
 			res, err = a.Debit(ctx, txn, -amount)
 		}
-		out := mc.Result{Writer: a.Writer(), Key: a.Key(), Err: err}
+		out := Result{Writer: a.Writer(), Key: a.Key(), Err: err}
 		if err == nil {
 			out.Outcome = res.Outcome.String()
 			out.Applied = res.Outcome == bounded.Applied
@@ -132,12 +131,12 @@ func accountOp(r *mc.Runner, label string, a *bounded.Account, txn crdt.TxnID, a
 
 // failed reports whether op returned an error (its transaction is then to
 // be retried, as a client does after any error but a rule's refusal).
-func failed(op *mc.Op) bool { return op.Result.Err != nil }
+func failed(op *Op) bool { return op.Result.Err != nil }
 
 // checkLedgers adds the promise as an invariant: the keys, read by a fresh
 // ledger over the store with no faults, are readable, and their values
 // together count every transaction as the promise says.
-func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...string) {
+func checkLedgers(w *World, c tpncounter.Options, txns []Txn, keys ...string) {
 	for _, k := range keys {
 		nameRecords(w, k, txns)
 	}
@@ -151,7 +150,7 @@ func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...stri
 			}
 			sum += v
 		}
-		counts, err := mc.Counts(sum, txns)
+		counts, err := Counts(sum, txns)
 		if err != nil {
 			return err
 		}
@@ -165,7 +164,7 @@ func checkLedgers(w *mc.World, c tpncounter.Options, txns []mc.Txn, keys ...stri
 // while the entry it writes holds its transaction in the store; another
 // call of the same transaction by the same writer (or one still running,
 // whose writer is not known yet) may put it there.
-func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
+func checkDefiniteCalls(w *World, c tpncounter.Options, keys ...string) {
 	w.Check("definite answers", func() error {
 		ops := w.Ops()
 		for _, k := range keys {
@@ -174,7 +173,7 @@ func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
 				return nil // the promise check reports unreadable keys
 			}
 			for i, op := range ops {
-				if !op.Finished || op.Txn == "" || op.Result.Key != k || !mc.Definite(op.Result.Err) {
+				if !op.Finished || op.Txn == "" || op.Result.Key != k || !Definite(op.Result.Err) {
 					continue
 				}
 				again := false
@@ -193,7 +192,7 @@ func checkDefiniteCalls(w *mc.World, c tpncounter.Options, keys ...string) {
 }
 
 // storedState merges the siblings of key as stored.
-func storedState(w *mc.World, key string, c tpncounter.Options) (*tpncounter.Counter, error) {
+func storedState(w *World, key string, c tpncounter.Options) (*tpncounter.Counter, error) {
 	sibs, _, err := w.Inner.Fetch(bg, key)
 	if err != nil {
 		return nil, err
@@ -232,7 +231,7 @@ func entryHolds(state *tpncounter.Counter, actor crdt.ActorID, txn crdt.TxnID) b
 // checkSharded adds, besides the promise on the sub-keys, that once the
 // account key is written the account reads through a fresh Sharded of one
 // of the n used (its own; the others are rightly refused).
-func checkSharded(w *mc.World, account string, c tpncounter.Options, txns []mc.Txn, ns ...int) {
+func checkSharded(w *World, account string, c tpncounter.Options, txns []Txn, ns ...int) {
 	w.Check("sharded readable", func() error {
 		if w.Inner.Count(account) == 0 {
 			return nil
@@ -268,7 +267,7 @@ func checkSharded(w *mc.World, account string, c tpncounter.Options, txns []mc.T
 // where a transaction two accounts hold may count twice until the larger
 // holder writes again; at the end every account Syncs, and then each counts
 // exactly as promised.
-func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, accounts ...*bounded.Account) {
+func checkAccount(w *World, key string, c bounded.Options, txns []Txn, accounts ...*bounded.Account) {
 	settled := false
 	w.Settle(func() {
 		for _, a := range accounts {
@@ -290,7 +289,7 @@ func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, acc
 		if v < 0 {
 			return fmt.Errorf("key %q: value %d below its bound 0", key, v)
 		}
-		counts, err := mc.Counts(v, txns)
+		counts, err := Counts(v, txns)
 		if err != nil {
 			return err
 		}
@@ -303,7 +302,7 @@ func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, acc
 		}
 		ops := w.Ops()
 		for i, op := range ops {
-			if !op.Finished || op.Txn == "" || op.Result.Key != key || !mc.Definite(op.Result.Err) {
+			if !op.Finished || op.Txn == "" || op.Result.Key != key || !Definite(op.Result.Err) {
 				continue
 			}
 			again := false
@@ -327,7 +326,7 @@ func checkAccount(w *mc.World, key string, c bounded.Options, txns []mc.Txn, acc
 }
 
 // storedAccount merges the siblings of a bounded key as stored.
-func storedAccount(w *mc.World, key string, c bounded.Options) (*bounded.Counter, error) {
+func storedAccount(w *World, key string, c bounded.Options) (*bounded.Counter, error) {
 	sibs, _, err := w.Inner.Fetch(bg, key)
 	if err != nil {
 		return nil, err
@@ -355,7 +354,7 @@ func storedAccount(w *mc.World, key string, c bounded.Options) (*bounded.Counter
 // the calls a retirement makes (a record refused, say) delays the
 // retirement to a later write, and a write held in flight counts for
 // nothing.
-func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter time.Duration) {
+func checkRetired(w *World, key string, c tpncounter.Options, retireAfter time.Duration) {
 	w.CheckEnd("idle incarnations retired", func() error {
 		state, err := storedState(w, key, c)
 		if err != nil {
@@ -372,7 +371,7 @@ func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter tim
 			if last < 0 {
 				continue // written before the run
 			}
-			later := map[crdt.ActorID][]mc.Landing{}
+			later := map[crdt.ActorID][]Landing{}
 			for _, l := range lands[last+1:] {
 				if l.Op != nil && l.Op.Faults == 0 {
 					later[l.Actor] = append(later[l.Actor], l)
@@ -393,22 +392,22 @@ func checkRetired(w *mc.World, key string, c tpncounter.Options, retireAfter tim
 // run explores s, logs its counts, and fails with the first violation's
 // trace and a replay command. COUNTERKIT_MC_REPLAY=<scope>=<schedule>
 // replays one schedule of the scope instead, logging its trace.
-func run(t *testing.T, s mc.Scope) mc.Report {
+func run(t *testing.T, s Scope) Report {
 	t.Helper()
 	s = reseeded(t, s)
 	if spec, ok := strings.CutPrefix(os.Getenv("COUNTERKIT_MC_REPLAY"), s.Name+"="); ok {
-		choices, err := mc.ParseChoices(spec)
+		choices, err := ParseChoices(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, trace := mc.Replay(s, choices)
+		v, trace := Replay(s, choices)
 		if v != nil {
 			t.Fatalf("scope %s, replayed:\n%v", s.Name, v)
 		}
 		t.Logf("scope %s, replayed schedule %s: no violation\n%s", s.Name, spec, strings.Join(trace, "\n"))
-		return mc.Report{}
+		return Report{}
 	}
-	rep := mc.Explore(s)
+	rep := Explore(s)
 	t.Logf("scope %s: %d schedules, %d states, %d reruns, %v%s", s.Name, rep.Schedules, rep.States, rep.Reruns, rep.CPU.Round(time.Millisecond),
 		map[bool]string{true: " (cut short by MaxSchedules)", false: ""}[rep.Truncated])
 	if v := rep.Violation; v != nil {
@@ -424,9 +423,9 @@ func run(t *testing.T, s mc.Scope) mc.Report {
 
 // reseeded returns s with crypto/rand restarted from one seed before each
 // execution (reseed), so that every execution draws the same incarnations.
-func reseeded(t *testing.T, s mc.Scope) mc.Scope {
+func reseeded(t *testing.T, s Scope) Scope {
 	build := s.Build
-	s.Build = func(w *mc.World) {
+	s.Build = func(w *World) {
 		reseed(t)
 		build(w)
 	}
@@ -435,10 +434,10 @@ func reseeded(t *testing.T, s mc.Scope) mc.Scope {
 
 // find runs s and returns its first violation: for the tests showing that
 // the checker catches a broken variant.
-func findViolation(t *testing.T, s mc.Scope) *mc.Violation {
+func findViolation(t *testing.T, s Scope) *Violation {
 	t.Helper()
 	s = reseeded(t, s)
-	rep := mc.Explore(s)
+	rep := Explore(s)
 	t.Logf("scope %s: %d schedules, %d states, %v", s.Name, rep.Schedules, rep.States, rep.CPU.Round(time.Millisecond))
 	if rep.Violation != nil {
 		t.Logf("found:\n%v", rep.Violation)
@@ -449,7 +448,7 @@ func findViolation(t *testing.T, s mc.Scope) *mc.Violation {
 // advanceIfNoneHeld moves the fake clock on by d unless a write is held in
 // flight: RetireAfter's assumption that no write stays in flight that long
 // (the package documentation) holds by construction.
-func advanceIfNoneHeld(w *mc.World, d time.Duration) {
+func advanceIfNoneHeld(w *World, d time.Duration) {
 	if w.Store.Held() == 0 {
 		w.Clock.Advance(d)
 	}

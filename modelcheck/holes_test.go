@@ -11,7 +11,6 @@ import (
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
-	"github.com/counterkit/counterkit/modelcheck/internal/mc"
 )
 
 // knownHoles names the holes the current code still has (hole 5 is two:
@@ -41,30 +40,30 @@ func fixed(h string) bool {
 // afterFixes adds to the fates of a ledger scope those whose CI scopes
 // would find a known hole (contexts ending: hole 5; unclassified errors:
 // hole 8) once it is fixed.
-func afterFixes(fates mc.Fates) mc.Fates {
+func afterFixes(fates Fates) Fates {
 	if fixed("5") {
-		fates |= mc.Of(mc.CancelBefore, mc.CancelAfter)
+		fates |= Of(CancelBefore, CancelAfter)
 	}
 	if fixed("8") {
-		fates |= mc.Of(mc.Unclassified)
+		fates |= Of(Unclassified)
 	}
 	return fates
 }
 
 // afterBoundedFixes is afterFixes for a bounded.Account scope.
-func afterBoundedFixes(fates mc.Fates) mc.Fates {
+func afterBoundedFixes(fates Fates) Fates {
 	if fixed("5-bounded") {
-		fates |= mc.Of(mc.CancelBefore, mc.CancelAfter)
+		fates |= Of(CancelBefore, CancelAfter)
 	}
 	if fixed("8") {
-		fates |= mc.Of(mc.Unclassified)
+		fates |= Of(Unclassified)
 	}
 	return fates
 }
 
 type holeScope struct {
 	hole  string
-	scope mc.Scope
+	scope Scope
 }
 
 // holeScopes are the scopes that reproduce each hole: each checks the
@@ -105,19 +104,19 @@ func TestHoles(t *testing.T) {
 // more, V five more; then x is retried on W, on V and on a third ledger.
 // The clock stands still: every retry is inside the retry window. Timed,
 // every transaction is timed at its first call.
-func windowScope(isTimed bool) mc.Scope {
+func windowScope(isTimed bool) Scope {
 	name, c := "hole1-window", small
 	if isTimed {
 		name = "hole1-window-timed"
 	}
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "w1", Amount: 10}}
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "w1", Amount: 10}}
 	for i := 1; i <= 5; i++ {
-		txns = append(txns, mc.Txn{ID: crdt.TxnID(fmt.Sprintf("v%d", i)), Amount: pow10(1 + i)})
+		txns = append(txns, Txn{ID: crdt.TxnID(fmt.Sprintf("v%d", i)), Amount: pow10(1 + i)})
 	}
 	_, pre := bounds(0, 3, 0, 4)
-	return mc.Scope{
+	return Scope{
 		Name: name, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			c := c
 			if isTimed {
 				c = timed(w, c)
@@ -125,14 +124,14 @@ func windowScope(isTimed bool) mc.Scope {
 			v := mustLedger(w.Store, "k", ledgerOptions(w, "a", c))
 			wl := mustLedger(w.Store, "k", ledgerOptions(w, "b", c))
 			third := mustLedger(w.Store, "k", ledgerOptions(w, "c", c))
-			w.Go("V", func(r *mc.Runner) {
+			w.Go("V", func(r *Runner) {
 				credit(r, "V1", v, "x", 1)
 				r.Wait("W2")
 				for i := 1; i <= 5; i++ {
 					credit(r, fmt.Sprintf("V%d", i+1), v, crdt.TxnID(fmt.Sprintf("v%d", i)), pow10(1+i))
 				}
 			})
-			w.Go("W", func(r *mc.Runner) {
+			w.Go("W", func(r *Runner) {
 				credit(r, "W1", wl, "x", 1)
 				r.Wait("V1")
 				credit(r, "W2", wl, "w1", 10)
@@ -157,25 +156,25 @@ func pow10(k int) int64 {
 // retireSharedScope (hole 2): A's write of x may be held; after an error
 // the client retries x on B; both go idle while C writes for hours with
 // RetireAfter 1h. A and B must end up retired.
-func retireSharedScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "c1", Amount: 10}, {ID: "c2", Amount: 100}, {ID: "c3", Amount: 1000}, {ID: "c4", Amount: 10000}}
+func retireSharedScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "c1", Amount: 10}, {ID: "c2", Amount: 100}, {ID: "c3", Amount: 1000}, {ID: "c4", Amount: 10000}}
 	faults, pre := bounds(2, 0, 2, 1)
-	return mc.Scope{
-		Name: "hole2-retire-shared", Fates: mc.Of(mc.Hold, mc.Refuse), MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+	return Scope{
+		Name: "hole2-retire-shared", Fates: Of(Hold, Refuse), MaxFaults: faults, MaxPreemptions: pre,
+		Build: func(w *World) {
 			opts := func(actor string) ledger.Options {
 				o := ledgerOptions(w, actor, small)
 				o.RetireAfter = time.Hour
 				return o
 			}
 			a, b, c := mustLedger(w.Store, "k", opts("a")), mustLedger(w.Store, "k", opts("b")), mustLedger(w.Store, "k", opts("c"))
-			w.Go("A", func(r *mc.Runner) { credit(r, "A1", a, "x", 1) })
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) { credit(r, "A1", a, "x", 1) })
+			w.Go("B", func(r *Runner) {
 				if failed(r.Wait("A1")) {
 					credit(r, "B1", b, "x", 1)
 				}
 			})
-			w.Go("C", func(r *mc.Runner) {
+			w.Go("C", func(r *Runner) {
 				r.Wait("A1")
 				for i := 1; i <= 4; i++ {
 					advanceIfNoneHeld(w, time.Hour)
@@ -190,16 +189,16 @@ func retireSharedScope() mc.Scope {
 
 // shardedTwoNScope (hole 3): Sharded with n = 2 and n = 1 make their first
 // use of a new account at once; then x is retried through the other.
-func shardedTwoNScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
+func shardedTwoNScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
 	_, pre := bounds(0, 2, 0, 3)
-	return mc.Scope{
+	return Scope{
 		Name: "hole3-sharded-two-n", MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			s2, _ := ledger.NewSharded(w.Store, "acct", 2, ledgerOptions(w, "a", small))
 			s1, _ := ledger.NewSharded(w.Store, "acct", 1, ledgerOptions(w, "b", small))
-			w.Go("S2", func(r *mc.Runner) { shardedCredit(r, "S2", s2, "x", 1) })
-			w.Go("S1", func(r *mc.Runner) {
+			w.Go("S2", func(r *Runner) { shardedCredit(r, "S2", s2, "x", 1) })
+			w.Go("S1", func(r *Runner) {
 				shardedCredit(r, "S1", s1, "y", 10)
 				r.Wait("S2")
 				shardedCredit(r, "S1x", s1, "x", 1)
@@ -211,16 +210,16 @@ func shardedTwoNScope() mc.Scope {
 
 // shardedStaleScope (hole 4): Sharded(2) credits x; then Sharded(1)'s
 // first use, whose read of the account key may be stale, retries x.
-func shardedStaleScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}}
+func shardedStaleScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}}
 	faults, _ := bounds(1, 0, 2, 0)
-	return mc.Scope{
-		Name: "hole4-sharded-stale", Fates: mc.Of(mc.Stale), MaxFaults: faults,
-		Build: func(w *mc.World) {
+	return Scope{
+		Name: "hole4-sharded-stale", Fates: Of(Stale), MaxFaults: faults,
+		Build: func(w *World) {
 			s2, _ := ledger.NewSharded(w.Store, "acct", 2, ledgerOptions(w, "a", small))
 			s1, _ := ledger.NewSharded(w.Store, "acct", 1, ledgerOptions(w, "b", small))
-			w.Go("S2", func(r *mc.Runner) { shardedCredit(r, "S2", s2, "x", 1) })
-			w.Go("S1", func(r *mc.Runner) {
+			w.Go("S2", func(r *Runner) { shardedCredit(r, "S2", s2, "x", 1) })
+			w.Go("S1", func(r *Runner) {
 				r.Wait("S2")
 				shardedCredit(r, "S1", s1, "x", 1)
 			})
@@ -231,14 +230,14 @@ func shardedStaleScope() mc.Scope {
 
 // contextScope (hole 5): a credit whose write may land, with a context that
 // may end at any store call; the ledger then writes again (Find).
-func contextScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}}
+func contextScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}}
 	faults, _ := bounds(2, 0, 3, 0)
-	return mc.Scope{
-		Name: "hole5-context", Fates: mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.CancelBefore, mc.CancelAfter), MaxFaults: faults,
-		Build: func(w *mc.World) {
+	return Scope{
+		Name: "hole5-context", Fates: Of(Refuse, LoseAck, Hold, CancelBefore, CancelAfter), MaxFaults: faults,
+		Build: func(w *World) {
 			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", small))
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				credit(r, "A1", a, "x", 1)
 				find(r, "A2", a)
 			})
@@ -248,19 +247,19 @@ func contextScope() mc.Scope {
 }
 
 // boundedContextScope (hole 5, bounded.Account): the same with an Account.
-func boundedContextScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}}
+func boundedContextScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}}
 	faults, _ := bounds(2, 0, 3, 0)
 	c := bounded.Options{Window: 4}
-	return mc.Scope{
-		Name: "hole5-bounded-context", Fates: mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.CancelBefore, mc.CancelAfter), MaxFaults: faults,
-		Build: func(w *mc.World) {
+	return Scope{
+		Name: "hole5-bounded-context", Fates: Of(Refuse, LoseAck, Hold, CancelBefore, CancelAfter), MaxFaults: faults,
+		Build: func(w *World) {
 			a := mustAccount(w.Store, "a", c)
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				accountOp(r, "A1", a, "x", 1)
-				r.Do("A2", "", 0, func(ctx context.Context) mc.Result {
+				r.Do("A2", "", 0, func(ctx context.Context) Result {
 					_, err := a.Sync(ctx)
-					return mc.Result{Err: err}
+					return Result{Err: err}
 				})
 			})
 			checkAccount(w, "acct", c, txns)
@@ -272,14 +271,14 @@ func boundedContextScope() mc.Scope {
 // is below its bound (a state no honest writer makes); an account credits.
 // The promise: the value is never below the bound, or the state is refused
 // as corrupt.
-func boundedHostileScope() mc.Scope {
+func boundedHostileScope() Scope {
 	c := bounded.Options{Window: 4}
-	return mc.Scope{
+	return Scope{
 		Name: "hole6-bounded-below-bound",
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			putHex(w, "acct", "93a7626f756e646564019300a09197a161010105009090")
 			a := mustAccount(w.Store, "a", c)
-			w.Go("A", func(r *mc.Runner) { accountOp(r, "A1", a, "x", 3) })
+			w.Go("A", func(r *Runner) { accountOp(r, "A1", a, "x", 3) })
 			w.Check("bound", func() error {
 				acc, _ := bounded.Open(w.Inner, "acct", bounded.AccountOptions{Actor: "checker", Counter: c})
 				v, err := acc.Value(bg)
@@ -296,19 +295,19 @@ func boundedHostileScope() mc.Scope {
 // whose horizon lies in the year 2262; a ledger credits a transaction timed
 // now, which must not be refused for its time. A decoder may refuse the
 // record as corrupt: then nothing counts and every call says so.
-func poisonedHorizonScope() mc.Scope {
-	return mc.Scope{
+func poisonedHorizonScope() Scope {
+	return Scope{
 		Name: "hole7-poisoned-horizon",
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			putHex(w, "k", "93aa74706e636f756e746572039291"+"94a567686f7374"+"0101cf7fffffffffffffff"+"90")
 			c := timed(w, small)
 			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", c))
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				credit(r, "A1", a, "x", 10)
 				credit(r, "A2", a, "y", 100)
 			})
 			// The stranger's record counts 1, as a transaction of its own.
-			txns := []mc.Txn{{ID: "stranger", Amount: 1}, {ID: "x", Amount: 10}, {ID: "y", Amount: 100}}
+			txns := []Txn{{ID: "stranger", Amount: 1}, {ID: "x", Amount: 10}, {ID: "y", Amount: 100}}
 			nameRecords(w, "k", txns)
 			w.Check("promise", func() error {
 				v, err := mustLedger(w.Inner, "k", ledgerOptions(w, "checker", c)).Value(bg)
@@ -321,7 +320,7 @@ func poisonedHorizonScope() mc.Scope {
 				if err != nil {
 					return fmt.Errorf("key %q unreadable: %w", "k", err)
 				}
-				counts, err := mc.Counts(v, txns)
+				counts, err := Counts(v, txns)
 				if err != nil {
 					return err
 				}
@@ -334,19 +333,19 @@ func poisonedHorizonScope() mc.Scope {
 // unclassifiedScope (hole 8): A's Put may fail with an error that is
 // neither ambiguous nor refused (after landing); the client, treating it
 // as ambiguous, retries on B; A then credits again.
-func unclassifiedScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
+func unclassifiedScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
 	faults, pre := bounds(1, 1, 2, 2)
-	return mc.Scope{
-		Name: "hole8-unclassified", Fates: mc.Of(mc.Unclassified), MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+	return Scope{
+		Name: "hole8-unclassified", Fates: Of(Unclassified), MaxFaults: faults, MaxPreemptions: pre,
+		Build: func(w *World) {
 			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", small))
 			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", small))
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				credit(r, "A1", a, "x", 1)
 				credit(r, "A2", a, "y", 10)
 			})
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				if failed(r.Wait("A1")) {
 					credit(r, "B1", b, "x", 1)
 				}
@@ -358,7 +357,7 @@ func unclassifiedScope() mc.Scope {
 
 // putHex stores the hex-encoded value under key before the run, as an
 // unknown writer's sibling.
-func putHex(w *mc.World, key, h string) {
+func putHex(w *World, key, h string) {
 	b, err := hex.DecodeString(h)
 	if err != nil {
 		panic(err)
@@ -373,21 +372,21 @@ func putHex(w *mc.World, key, h string) {
 // keeps the record to write before its next cycle). The client then calls
 // x on B, whose read of the counter may be served from before A's write:
 // B finds neither A's copy nor a record, and must still not answer applied.
-func unrecordedRetryScope() mc.Scope {
-	txns := []mc.Txn{{ID: "x", Amount: 1}}
-	return mc.Scope{
-		Name: "hole10-unrecorded-retry", Fates: mc.Of(mc.Refuse, mc.Stale), MaxFaults: 2,
-		KeyFates: func(key string) mc.Fates {
+func unrecordedRetryScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}}
+	return Scope{
+		Name: "hole10-unrecorded-retry", Fates: Of(Refuse, Stale), MaxFaults: 2,
+		KeyFates: func(key string) Fates {
 			if ledger.IsRecordKey(key) {
-				return mc.Of(mc.Refuse) // records are read fresh (SPEC.md 6.11)
+				return Of(Refuse) // records are read fresh (SPEC.md 6.11)
 			}
-			return mc.Of(mc.Stale)
+			return Of(Stale)
 		},
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", small))
 			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", small))
-			w.Go("A", func(r *mc.Runner) { credit(r, "A1", a, "x", 1) })
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) { credit(r, "A1", a, "x", 1) })
+			w.Go("B", func(r *Runner) {
 				r.Wait("A1")
 				credit(r, "B1", b, "x", 1)
 			})

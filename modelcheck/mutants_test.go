@@ -10,7 +10,6 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
-	"github.com/counterkit/counterkit/modelcheck/internal/mc"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -74,11 +73,11 @@ func (s recordDropStore) Put(ctx context.Context, key string, actor crdt.ActorID
 func TestCatchesBrokenVariants(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wrap func(w *mc.World) store.Siblings
+		wrap func(w *World) store.Siblings
 	}{
-		{"last-write-wins store", func(w *mc.World) store.Siblings { return lwwStore{w.Store} }},
-		{"store that duplicates a put and acknowledges a dropped one", func(w *mc.World) store.Siblings { return dupStore{w.Store, new(int)} }},
-		{"store that reports an ambiguous write as refused", func(w *mc.World) store.Siblings { return refusedStore{w.Store} }},
+		{"last-write-wins store", func(w *World) store.Siblings { return lwwStore{w.Store} }},
+		{"store that duplicates a put and acknowledges a dropped one", func(w *World) store.Siblings { return dupStore{w.Store, new(int)} }},
+		{"store that reports an ambiguous write as refused", func(w *World) store.Siblings { return refusedStore{w.Store} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if findViolation(t, retryScopeOn("broken-ledger", tc.wrap)) == nil {
@@ -94,8 +93,8 @@ func TestCatchesBrokenVariants(t *testing.T) {
 // TestCatchesBrokenWindows: ledgers whose retry window is not the stated
 // one, and ledgers that never retire.
 func TestCatchesBrokenWindows(t *testing.T) {
-	day := mc.DefaultRetryWindow
-	for _, s := range []mc.Scope{
+	day := DefaultRetryWindow
+	for _, s := range []Scope{
 		// An hour's window where a day is stated, a retry two hours on:
 		// untimed, applied again; timed, refused.
 		afterWindowScope("broken-short-window", false, time.Hour, 2*time.Hour),
@@ -107,7 +106,7 @@ func TestCatchesBrokenWindows(t *testing.T) {
 		retireScopeOf("broken-never-retires", patient, -1, nil),
 		// A store that acknowledges transaction records and drops them:
 		// a retry after a retirement is applied again.
-		retireScopeOf("broken-records-dropped", late, time.Hour, func(w *mc.World) store.Siblings { return recordDropStore{w.Store} }),
+		retireScopeOf("broken-records-dropped", late, time.Hour, func(w *World) store.Siblings { return recordDropStore{w.Store} }),
 	} {
 		t.Run(s.Name, func(t *testing.T) {
 			if findViolation(t, s) == nil {
@@ -149,9 +148,9 @@ func (s versionOneStore) Fetch(ctx context.Context, key string) ([][]byte, store
 // without x and without A's own write; under COUNTERKIT_CASES, a search
 // with reads at most two states old (CI's other bounds) finds no loss.
 func TestCatchesStaleRetraction(t *testing.T) {
-	versionOne := func(w *mc.World) store.Siblings { return versionOneStore{w.Store} }
+	versionOne := func(w *World) store.Siblings { return versionOneStore{w.Store} }
 	for _, tc := range []struct {
-		scope mc.Scope
+		scope Scope
 		trace string // a step the loss's trace shows
 	}{
 		{concurrentScopeOn("broken-record-version", false, 3, versionOne), "A2 Put k"},
@@ -174,7 +173,7 @@ func TestCatchesStaleRetraction(t *testing.T) {
 			t.Skip("COUNTERKIT_CASES=1 runs it")
 		}
 		s := concurrentScopeOn("broken-record-version-late-read-age-2", true, 2, versionOne)
-		s.Fates, s.KeyFates = mc.Of(mc.Refuse, mc.LoseAck, mc.Stale), countersOnly(mc.Of(mc.Refuse, mc.LoseAck, mc.Stale))
+		s.Fates, s.KeyFates = Of(Refuse, LoseAck, Stale), countersOnly(Of(Refuse, LoseAck, Stale))
 		if v := findViolation(t, s); v != nil {
 			t.Fatal("reads at most two states old lost a transaction: the scope does not need older ones")
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
-	"github.com/counterkit/counterkit/modelcheck/internal/mc"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -32,7 +31,7 @@ func bounds(faults, preempts, largeFaults, largePreempts int) (int, int) {
 // credit's transaction record calls double a scope's calls, and faults
 // over all of them with every fate outrun CI's budget. Under
 // COUNTERKIT_CASES every key has every fate (nil).
-func ciKeyFates(fates, drop mc.Fates) func(key string) mc.Fates {
+func ciKeyFates(fates, drop Fates) func(key string) Fates {
 	if large() {
 		return nil
 	}
@@ -40,18 +39,18 @@ func ciKeyFates(fates, drop mc.Fates) func(key string) mc.Fates {
 }
 
 // ending are the fates of a context that ends.
-var ending = mc.Of(mc.CancelBefore, mc.CancelAfter)
+var ending = Of(CancelBefore, CancelAfter)
 
 // retryScope: two ledgers credit, a transaction whose call fails is
 // retried on the other ledger, and a third ledger retries late and
 // compacts.
-func retryScope() mc.Scope { return retryScopeOn("ledger-retry", nil) }
+func retryScope() Scope { return retryScopeOn("ledger-retry", nil) }
 
 // retryOneFaultScope is retryScope with one fault, of any fate, on any
 // call, transaction records' included (in CI, retryScope's two faults are
 // refusals, lost acknowledgements, held writes and stale reads on the
 // counter's calls).
-func retryOneFaultScope() mc.Scope {
+func retryOneFaultScope() Scope {
 	s := retryScopeOn("ledger-retry-one-fault", nil)
 	s.MaxFaults, s.KeyFates = 1, nil
 	return s
@@ -59,16 +58,16 @@ func retryOneFaultScope() mc.Scope {
 
 // retryScopeOn is retryScope with the ledgers' store wrapped by wrap (nil:
 // none), for the broken variants.
-func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
+func retryScopeOn(name string, wrap func(w *World) store.Siblings) Scope {
 	faults, pre := bounds(2, 0, 2, 2)
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
-	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale))
-	return mc.Scope{
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
+	fates := afterFixes(Of(Refuse, LoseAck, Hold, Stale))
+	return Scope{
 		Name:      name,
 		Fates:     fates,
-		KeyFates:  ciKeyFates(fates, ending|mc.Of(mc.Unclassified)),
+		KeyFates:  ciKeyFates(fates, ending|Of(Unclassified)),
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			var st store.Siblings = w.Store
 			if wrap != nil {
 				st = wrap(w)
@@ -76,17 +75,17 @@ func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 			a := mustLedger(st, "k", ledgerOptions(w, "a", small))
 			b := mustLedger(st, "k", ledgerOptions(w, "b", small))
 			c := mustLedger(st, "k", ledgerOptions(w, "c", small))
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				credit(r, "A1", a, "x", 1)
 				credit(r, "A2", a, "y", 10)
 			})
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				credit(r, "B1", b, "z", 100)
 				if failed(r.Wait("A1")) {
 					credit(r, "B2", b, "x", 1)
 				}
 			})
-			w.Go("C", func(r *mc.Runner) {
+			w.Go("C", func(r *Runner) {
 				a2, b1 := r.Wait("A2"), r.Wait("B1")
 				if failed(a2) {
 					credit(r, "C1", c, "y", 10)
@@ -104,26 +103,26 @@ func retryScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
 // groupScope: concurrent Credits on one Ledger with MaxGroup 2 share a
 // write (two in CI, three under COUNTERKIT_CASES); a failed one is
 // retried on a second ledger.
-func groupScope() mc.Scope {
+func groupScope() Scope {
 	faults, pre := bounds(1, 1, 2, 3)
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}}
 	if !large() {
 		txns = txns[:2]
 	}
-	return mc.Scope{
+	return Scope{
 		Name:      "ledger-group",
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
+		Fates:     afterFixes(Of(Refuse, LoseAck, Hold)),
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			o := ledgerOptions(w, "a", small)
 			o.MaxGroup = 2
 			a := mustLedger(w.Store, "k", o)
 			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", small))
 			for i, t := range txns {
 				label := fmt.Sprintf("G%d", i+1)
-				w.Go(label, func(r *mc.Runner) { credit(r, label, a, t.ID, t.Amount) })
+				w.Go(label, func(r *Runner) { credit(r, label, a, t.ID, t.Amount) })
 			}
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				for i := range txns {
 					if op := r.Wait(fmt.Sprintf("G%d", i+1)); failed(op) {
 						credit(r, "B"+op.Label, b, op.Txn, op.Amount)
@@ -139,7 +138,7 @@ func groupScope() mc.Scope {
 // (retrying on themselves after an error) and go idle while a third writes
 // on for hours. The third starts once the others' retries are done:
 // RetireAfter's documented assumption that no client retries later.
-func retireScope() mc.Scope { return retireScopeOf("ledger-retire", patient, time.Hour, nil) }
+func retireScope() Scope { return retireScopeOf("ledger-retire", patient, time.Hour, nil) }
 
 // retirePace says when the third ledger of retireScopeOf starts and when
 // the clock moves on.
@@ -162,13 +161,13 @@ const (
 // retireScopeOf is retireScope at pace. The ledgers retire after
 // retireAfter (negative: never, a broken variant); the invariant expects
 // an hour. wrap, unless nil, wraps the ledgers' store (broken variants).
-func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap func(w *mc.World) store.Siblings) mc.Scope {
+func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap func(w *World) store.Siblings) Scope {
 	faults, pre := bounds(1, 0, 2, 2)
-	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold))
+	fates := afterFixes(Of(Refuse, LoseAck, Hold))
 	// In CI a record may only be refused, which delays a retirement.
-	keyFates := func(key string) mc.Fates {
+	keyFates := func(key string) Fates {
 		if ledger.IsRecordKey(key) && !large() {
-			return mc.Of(mc.Refuse)
+			return Of(Refuse)
 		}
 		return fates
 	}
@@ -177,25 +176,25 @@ func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap
 		// acknowledgement lost); concurrent, a preemption too (the third
 		// ledger going between the retry's calls). In CI, faults on the
 		// counter's calls alone, and no write held.
-		faults, pre, fates = 2, 0, mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)
+		faults, pre, fates = 2, 0, Of(Refuse, LoseAck, Hold)
 		if pace == concurrent {
 			pre = 1
 		}
 		keyFates = nil
 		if !large() {
-			fates = mc.Of(mc.Refuse, mc.LoseAck)
+			fates = Of(Refuse, LoseAck)
 			keyFates = countersOnly(fates)
 		} else {
 			pre = 2
 		}
 	}
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "c1", Amount: 100}, {ID: "c2", Amount: 1000}, {ID: "c3", Amount: 10000}}
-	return mc.Scope{
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "c1", Amount: 100}, {ID: "c2", Amount: 1000}, {ID: "c3", Amount: 10000}}
+	return Scope{
 		Name:      name,
 		Fates:     fates,
 		KeyFates:  keyFates,
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			opts := func(actor string) ledger.Options {
 				o := ledgerOptions(w, actor, small)
 				o.RetireAfter = retireAfter
@@ -206,28 +205,28 @@ func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap
 				st = wrap(w)
 			}
 			a, b, c := mustLedger(st, "k", opts("a")), mustLedger(st, "k", opts("b")), mustLedger(st, "k", opts("c"))
-			retry := func(r *mc.Runner) {
+			retry := func(r *Runner) {
 				if pace == late {
 					r.Wait("C4")
 				}
 			}
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				if failed(credit(r, "A1", a, "x", 1)) {
 					retry(r)
 					credit(r, "A2", a, "x", 1)
 				}
-				r.Do("A-done", "", 0, func(context.Context) mc.Result { return mc.Result{} })
+				r.Do("A-done", "", 0, func(context.Context) Result { return Result{} })
 			})
 			// With two faults, CI affords one idle incarnation only.
 			twoIdle := pace == patient || large()
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				if twoIdle && failed(credit(r, "B1", b, "y", 10)) {
 					retry(r)
 					credit(r, "B2", b, "y", 10)
 				}
-				r.Do("B-done", "", 0, func(context.Context) mc.Result { return mc.Result{} })
+				r.Do("B-done", "", 0, func(context.Context) Result { return Result{} })
 			})
-			w.Go("C", func(r *mc.Runner) {
+			w.Go("C", func(r *Runner) {
 				if pace == patient {
 					r.Wait("A-done")
 					r.Wait("B-done")
@@ -252,20 +251,20 @@ func retireScopeOf(name string, pace retirePace, retireAfter time.Duration, wrap
 
 // shardedScope: two Sharded values of one n make their first use of a new
 // account at once, one of them possibly from a stale read.
-func shardedScope(n int) mc.Scope {
+func shardedScope(n int) Scope {
 	faults, pre := bounds(1, 2, 2, 3)
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
-	fates := afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Stale))
-	return mc.Scope{
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}}
+	fates := afterFixes(Of(Refuse, LoseAck, Stale))
+	return Scope{
 		Name:      "sharded-first-use-n" + string(rune('0'+n)),
 		Fates:     fates,
 		KeyFates:  ciKeyFates(fates, ending),
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			s1, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions(w, "a", small))
 			s2, _ := ledger.NewSharded(w.Store, "acct", n, ledgerOptions(w, "b", small))
-			w.Go("S1", func(r *mc.Runner) { shardedCredit(r, "S1", s1, "x", 1) })
-			w.Go("S2", func(r *mc.Runner) {
+			w.Go("S1", func(r *Runner) { shardedCredit(r, "S1", s1, "x", 1) })
+			w.Go("S2", func(r *Runner) {
 				shardedCredit(r, "S2", s2, "y", 10)
 				if failed(r.Wait("S1")) {
 					shardedCredit(r, "S2x", s2, "x", 1)
@@ -278,19 +277,19 @@ func shardedScope(n int) mc.Scope {
 
 // boundedScope: two Accounts credit and debit one bounded counter; a
 // failed call is retried on the other account.
-func boundedScope() mc.Scope { return boundedScopeOn("bounded-retry", nil) }
+func boundedScope() Scope { return boundedScopeOn("bounded-retry", nil) }
 
 // boundedScopeOn is boundedScope with the accounts' store wrapped by wrap
 // (nil: none), for the broken variants.
-func boundedScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope {
+func boundedScopeOn(name string, wrap func(w *World) store.Siblings) Scope {
 	faults, pre := bounds(2, 1, 2, 2)
-	txns := []mc.Txn{{ID: "x", Amount: 10}, {ID: "y", Amount: 100}, {ID: "d", Amount: -1}}
+	txns := []Txn{{ID: "x", Amount: 10}, {ID: "y", Amount: 100}, {ID: "d", Amount: -1}}
 	c := bounded.Options{Window: 4}
-	return mc.Scope{
+	return Scope{
 		Name:      name,
-		Fates:     afterBoundedFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
+		Fates:     afterBoundedFixes(Of(Refuse, LoseAck, Hold, Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			// The clock stands still: every retry is inside the time
 			// window; with three transactions, inside the account's
 			// window of c.Window transactions too.
@@ -300,11 +299,11 @@ func boundedScopeOn(name string, wrap func(w *mc.World) store.Siblings) mc.Scope
 			}
 			a := mustAccount(st, "a", c)
 			b := mustAccount(st, "b", c)
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				accountOp(r, "A1", a, "x", 10)
 				accountOp(r, "A2", a, "d", -1)
 			})
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				accountOp(r, "B1", b, "y", 100)
 				if op := r.Wait("A1"); failed(op) {
 					accountOp(r, "B2", b, "x", 10)
@@ -327,15 +326,15 @@ func mustAccount(st store.Siblings, actor string, c bounded.Options) *bounded.Ac
 // bookScope: a Book that keeps one Ledger open writes two keys in turn,
 // so its Ledgers are dropped and reopened (a pending one must stay); a
 // failed call is retried on a second Book.
-func bookScope() mc.Scope {
+func bookScope() Scope {
 	faults, pre := bounds(1, 1, 2, 2)
-	txns1 := []mc.Txn{{ID: "x", Amount: 1}, {ID: "z", Amount: 10}}
-	txns2 := []mc.Txn{{ID: "y", Amount: 1}}
-	return mc.Scope{
+	txns1 := []Txn{{ID: "x", Amount: 1}, {ID: "z", Amount: 10}}
+	txns2 := []Txn{{ID: "y", Amount: 1}}
+	return Scope{
 		Name:      "book-drop",
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold, mc.Stale)),
+		Fates:     afterFixes(Of(Refuse, LoseAck, Hold, Stale)),
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			book := func(actor string) *ledger.Book {
 				b, err := ledger.NewBook(w.Store, ledger.BookOptions{Options: ledgerOptions(w, actor, small), MaxOpen: 1})
 				if err != nil {
@@ -344,10 +343,10 @@ func bookScope() mc.Scope {
 				return b
 			}
 			a, b := book("a"), book("b")
-			bookCredit := func(r *mc.Runner, label string, bk *ledger.Book, key string, txn crdt.TxnID, amount int64) *mc.Op {
-				return r.Do(label, txn, amount, func(ctx context.Context) mc.Result {
+			bookCredit := func(r *Runner, label string, bk *ledger.Book, key string, txn crdt.TxnID, amount int64) *Op {
+				return r.Do(label, txn, amount, func(ctx context.Context) Result {
 					res, err := bk.Credit(ctx, key, txn, amount)
-					out := mc.Result{Writer: res.Writer, Key: key, Err: err}
+					out := Result{Writer: res.Writer, Key: key, Err: err}
 					if err == nil {
 						out.Outcome = res.Outcome.String()
 						out.Applied = res.Outcome == tpncounter.Applied
@@ -355,12 +354,12 @@ func bookScope() mc.Scope {
 					return out
 				})
 			}
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				bookCredit(r, "A1", a, "k1", "x", 1)
 				bookCredit(r, "A2", a, "k2", "y", 1)
 				bookCredit(r, "A3", a, "k1", "z", 10)
 			})
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				for _, l := range []string{"A1", "A2", "A3"} {
 					if op := r.Wait(l); failed(op) {
 						key := "k1"
@@ -378,9 +377,9 @@ func bookScope() mc.Scope {
 }
 
 func TestScopes(t *testing.T) {
-	for _, s := range []mc.Scope{retryScope(), retryOneFaultScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope(),
-		afterWindowScope("ledger-after-window", false, mc.DefaultRetryWindow, mc.DefaultRetryWindow+time.Hour),
-		afterWindowScope("ledger-after-window-timed", true, mc.DefaultRetryWindow, mc.DefaultRetryWindow+time.Hour),
+	for _, s := range []Scope{retryScope(), retryOneFaultScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope(),
+		afterWindowScope("ledger-after-window", false, DefaultRetryWindow, DefaultRetryWindow+time.Hour),
+		afterWindowScope("ledger-after-window-timed", true, DefaultRetryWindow, DefaultRetryWindow+time.Hour),
 		concurrentScope(), concurrentRetryScope()} {
 		t.Run(s.Name, func(t *testing.T) { run(t, s) })
 	}
@@ -396,14 +395,14 @@ var tiny = tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
 // retries it on A, inside z's window. Timed, x's retries are refused;
 // untimed, x may be applied again (x alone may count twice), z never. The
 // ledgers keep ledgerWindow (the world's, but in a broken variant).
-func afterWindowScope(name string, isTimed bool, ledgerWindow, advance time.Duration) mc.Scope {
+func afterWindowScope(name string, isTimed bool, ledgerWindow, advance time.Duration) Scope {
 	faults, pre := bounds(1, 0, 2, 1)
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "v", Amount: 100}, {ID: "u", Amount: 1000}, {ID: "z", Amount: 10000}}
-	return mc.Scope{
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "v", Amount: 100}, {ID: "u", Amount: 1000}, {ID: "z", Amount: 10000}}
+	return Scope{
 		Name:      name,
-		Fates:     afterFixes(mc.Of(mc.Refuse, mc.LoseAck, mc.Hold)),
+		Fates:     afterFixes(Of(Refuse, LoseAck, Hold)),
 		MaxFaults: faults, MaxPreemptions: pre,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			c := tiny
 			if isTimed {
 				c = timed(w, c)
@@ -414,13 +413,13 @@ func afterWindowScope(name string, isTimed bool, ledgerWindow, advance time.Dura
 				return o
 			}
 			a, b := mustLedger(w.Store, "k", opts("a")), mustLedger(w.Store, "k", opts("b"))
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				credit(r, "A1", a, "x", 1)
 				credit(r, "A2", a, "y", 10)
 				credit(r, "A3", a, "v", 100)
 				credit(r, "A4", a, "u", 1000)
 			})
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				r.Wait("A4")
 				w.Clock.Advance(advance)
 				credit(r, "B1", b, "x", 1)
@@ -442,51 +441,51 @@ type beforeRun struct{ store.Siblings }
 // of x, so that its write may drop its copy of x in favour of A's. B wrote
 // once before the run, so a stale read may show B's entry without x.
 // Reads of the counter may be served up to three states old.
-func concurrentScope() mc.Scope {
+func concurrentScope() Scope {
 	return concurrentScopeOn("ledger-concurrent-delivery", false, 3, nil)
 }
 
 // concurrentRetryScope is concurrentScope in one order: A's call of x,
 // then B's two, then A's next write, which may read the counter from
 // before all three (three states old).
-func concurrentRetryScope() mc.Scope {
+func concurrentRetryScope() Scope {
 	return concurrentScopeOn("ledger-concurrent-delivery-late-read", true, 3, nil)
 }
 
 // concurrentScopeOn is concurrentScope, one operation after another when
 // ordered, with stale reads up to maxAge states old and the ledgers' store
 // wrapped by wrap (nil: none), for the broken variants.
-func concurrentScopeOn(name string, ordered bool, maxAge int, wrap func(w *mc.World) store.Siblings) mc.Scope {
+func concurrentScopeOn(name string, ordered bool, maxAge int, wrap func(w *World) store.Siblings) Scope {
 	faults, pre := bounds(3, 1, 3, 2)
-	fates := mc.Of(mc.LoseAck, mc.Stale)
+	fates := Of(LoseAck, Stale)
 	if ordered {
 		// For a loss, A's call ends in doubt (a lost acknowledgement and
 		// a refusal), B reads stale, and so does A's next write: four
 		// faults, no preemption.
-		faults, pre, fates = 4, 0, mc.Of(mc.Refuse, mc.LoseAck, mc.Stale)
+		faults, pre, fates = 4, 0, Of(Refuse, LoseAck, Stale)
 	}
 	if large() {
-		fates |= mc.Of(mc.Refuse, mc.Hold)
+		fates |= Of(Refuse, Hold)
 	}
 	// In CI, faults on the counter's calls alone; under COUNTERKIT_CASES
 	// on records' too, once hole 10 is fixed, but for stale reads, which
 	// SPEC.md 6.11 rules out for records.
-	keyFates := func(key string) mc.Fates {
+	keyFates := func(key string) Fates {
 		switch {
 		case !ledger.IsRecordKey(key):
 			return fates
 		case large() && fixed("10"):
-			return fates &^ mc.Of(mc.Stale)
+			return fates &^ Of(Stale)
 		}
 		return 0
 	}
-	txns := []mc.Txn{{ID: "x", Amount: 1}, {ID: "w", Amount: 10}, {ID: "y", Amount: 100}, {ID: "z", Amount: 1000}}
-	return mc.Scope{
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "w", Amount: 10}, {ID: "y", Amount: 100}, {ID: "z", Amount: 1000}}
+	return Scope{
 		Name:      name,
 		Fates:     fates,
 		KeyFates:  keyFates,
 		MaxFaults: faults, MaxPreemptions: pre, MaxStaleAge: maxAge,
-		Build: func(w *mc.World) {
+		Build: func(w *World) {
 			var st store.Siblings = w.Store
 			if wrap != nil {
 				st = wrap(w)
@@ -498,14 +497,14 @@ func concurrentScopeOn(name string, ordered bool, maxAge int, wrap func(w *mc.Wo
 				panic(err)
 			}
 			before.Siblings = st
-			w.Go("A", func(r *mc.Runner) {
+			w.Go("A", func(r *Runner) {
 				credit(r, "A1", a, "x", 1)
 				if ordered {
 					r.Wait("B2")
 				}
 				credit(r, "A2", a, "z", 1000)
 			})
-			w.Go("B", func(r *mc.Runner) {
+			w.Go("B", func(r *Runner) {
 				if ordered {
 					r.Wait("A1")
 				}

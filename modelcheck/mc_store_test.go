@@ -3,7 +3,7 @@
 // decides its fate, scripts of operations run as goroutines, and a
 // depth-first search over every sequence of decisions, re-executing each
 // schedule from scratch.
-package mc
+package modelcheck
 
 import (
 	"context"
