@@ -11,7 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/pncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

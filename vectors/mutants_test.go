@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // Mutation check of the vectors (issue 19): every SPEC.md rule listed in
 // vectorMutants is removed from the Go implementation in turn, in a copy of
@@ -7,8 +7,8 @@ package counterkit_test
 //
 // Each mutant rebuilds the module, so the check is opt-in:
 //
-//	go test . -run TestVectorMutants -mutants            # every mutant
-//	go test . -run 'TestVectorMutants/gcounter' -mutants # some
+//	go test ./vectors -run TestVectorMutants -mutants            # every mutant
+//	go test ./vectors -run 'TestVectorMutants/gcounter' -mutants # some
 //
 // A mutant whose text is no longer found in its file fails: the rule moved,
 // and the mutant must follow it.
@@ -343,30 +343,9 @@ var vectorMutants = []vectorMutant{
 
 func TestVectorMutants(t *testing.T) {
 	if !*mutants {
-		t.Skip("opt-in: go test . -run TestVectorMutants -mutants")
+		t.Skip("opt-in: go test ./vectors -run TestVectorMutants -mutants")
 	}
-	root := t.TempDir()
-	// Copy the module (this directory) once; each mutant edits and restores.
-	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || strings.HasPrefix(d.Name(), ".") && path != ".") {
-			return filepath.SkipDir
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	}))
+	root := copyModule(t)
 	for _, m := range vectorMutants {
 		t.Run(m.name, func(t *testing.T) {
 			originals := map[string][]byte{}
@@ -385,7 +364,7 @@ func TestVectorMutants(t *testing.T) {
 					require.NoError(t, os.WriteFile(p, b, 0o644))
 				}
 			}()
-			cmd := exec.Command("go", "test", "-count=1", "-run", "TestVectors$/^"+m.vectors+"$", ".")
+			cmd := exec.Command("go", "test", "-count=1", "-run", "TestVectors$/^"+m.vectors+"$", "./vectors")
 			cmd.Dir = root
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, "%s (SPEC.md %s): no vector failed without the rule\n%s", m.name, m.rule, out)
@@ -393,4 +372,36 @@ func TestVectorMutants(t *testing.T) {
 			require.Contains(t, string(out), m.want, "%s: the expected vector did not fail\n%s", m.name, out)
 		})
 	}
+}
+
+// copyModule copies the module (the repository root, without its dot
+// directories and test binaries) to a temporary directory, where each
+// mutant edits its files, runs go test ./vectors and restores them.
+func copyModule(t *testing.T) string {
+	root := t.TempDir()
+	require.NoError(t, filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != repoRoot {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(path, ".test") {
+			return nil
+		}
+		rel, err := filepath.Rel(repoRoot, path)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	}))
+	return root
 }

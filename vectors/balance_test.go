@@ -17,7 +17,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/timeid"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tpncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------
