@@ -15,8 +15,8 @@ import (
 // when a check fails; a failure outside any Run is the file's own (it
 // could not be read, or a check of the file as a whole failed).
 //
-// In a test, Run is t.Run and Fail is t.Error; Check's Reporter records
-// into a Report.
+// In TestVectors, Run is t.Run and Fail is t.Error (testReporter); the
+// tests of the checker record into a recorder (report_test.go).
 type Reporter interface {
 	// Run checks the named vector by calling check with the Reporter that
 	// receives that vector's failures. A Run inside another names a vector

@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of deltalog.json: generation (Generate) and checks (CheckFile).
+// Vectors of deltalog.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (

@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of tally.json: generation (Generate) and checks (CheckFile).
+// Vectors of tally.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
