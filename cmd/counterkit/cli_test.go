@@ -168,7 +168,6 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"backup", "-from", "http://127.0.0.1:6060/debug/counterkit/backup", "-to", dir},
 		{"backup", "-from", "http://127.0.0.1:6060/debug/counterkit/backup", "-to", "backup-1", "extra"},
 		{"compact", "embedded", "-store", emb},
-		{"vectors", "a", "b"},
 		{"version", "extra"},
 		{"get", "-store", emb, "-type", "ledger", "-timeout", "0s", "acct-1"},
 		{"list", "-store", emb, "-timeout", "-1s"},
@@ -449,12 +448,6 @@ func TestJSONStyle(t *testing.T) {
 
 	dir := fixture(t)
 	emb := "embedded:" + dir
-	vecDir := t.TempDir()
-	for _, name := range []string{"envelope.json", "storage.json"} {
-		b, err := os.ReadFile(filepath.Join(shippedVectors, name))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(vecDir, name), b, 0o644))
-	}
 	b, err := bounded.New(bounded.Options{Bound: -10, Origin: "bank"})
 	require.NoError(t, err)
 	err = b.Transfer("bank", "shop-1", 4)
@@ -471,26 +464,11 @@ func TestJSONStyle(t *testing.T) {
 		{"stats", "-store", emb},
 		{"find", "ledger", "-store", emb, "-dry-run", "acct-1", "nobody"},
 		{"gc", "tally", "-store", emb, "-dry-run", "pageviews"},
-		{"vectors", vecDir},
 		{"version"},
 	} {
 		_, out, errOut := runCmd(t, "", append(args, "-o", "json")...)
 		require.NoError(t, snakeCase([]byte(out)), "%v: %s%s", args, out, errOut)
 		require.True(t, json.Valid([]byte(out)), "%v", args)
-		if args[0] == "vectors" {
-			var rep struct {
-				Dir   string `json:"dir"`
-				OK    bool   `json:"ok"`
-				Files []struct {
-					Name   string `json:"name"`
-					Status string `json:"status"`
-				} `json:"files"`
-			}
-			require.NoError(t, json.Unmarshal([]byte(out), &rep))
-			require.True(t, rep.OK)
-			require.Len(t, rep.Files, 2)
-			require.Equal(t, "ok", rep.Files[0].Status)
-		}
 	}
 }
 

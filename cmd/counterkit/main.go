@@ -14,7 +14,6 @@
 //	counterkit compact deltalog -store embedded:/var/lib/svc < counters.txt
 //	counterkit merge balance -store cassandra:db1/counters seller-1
 //	counterkit find ledger -store riak:riak1:8087/counterkit/ledgers acct-1
-//	counterkit vectors ./testdata/vectors
 //
 // Stores are named by -store: embedded:DIR (adapters/embedded; the directory
 // is locked while open, so a running service holding it makes the command
@@ -25,9 +24,8 @@
 // Every value is read and every job is run by the counter's own driver
 // (ledger, statestore, tally, deltalog, balance); the tool reimplements none
 // of their logic. A dry run runs the same driver on an in-memory copy of
-// what it read. vectors replays the language-neutral test vectors (package
-// vectors) against this build. The benchmark against Cassandra's native
-// counters is a command of its own, cmd/counterkit-compare.
+// what it read. The benchmark against Cassandra's native counters is a
+// command of its own, cmd/counterkit-compare.
 //
 // Flags may come before or after the arguments, with one dash or two;
 // every command prints a table, or JSON with -o json.
@@ -72,8 +70,6 @@ commands:
   compact deltalog  merge and compact the cells of deltalog counters
   merge balance     run the tombstone merge on balance accounts
   find ledger       collapse a ledger's siblings (ledger.Find)
-  vectors           replay the test vectors built into this binary (or a
-                    directory of them) against this build
   version           print the version of this build
   help              print this text, or a command's: counterkit help get
 
@@ -216,8 +212,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runCheck(rest, stdin, stdout, stderr)
 	case "gc", "compact", "merge", "find":
 		return runJob(cmd, rest, stdin, stdout, stderr)
-	case "vectors":
-		return runVectors(rest, stdout, stderr)
 	case "list":
 		return runList(rest, stdout, stderr)
 	case "stats":

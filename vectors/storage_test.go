@@ -19,7 +19,7 @@ import (
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/timeid"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 type storageVectors struct {

@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // The error kinds testdata/vectors/README.md lists against SPEC.md 2.3 and
 // against the kinds the vector files use.
@@ -85,7 +85,7 @@ func errorKindProblems(spec, readme string, files map[string]string) []string {
 }
 
 func TestVectorReadmeErrorKinds(t *testing.T) {
-	spec, err := os.ReadFile("SPEC.md")
+	spec, err := os.ReadFile(filepath.Join(repoRoot, "SPEC.md"))
 	require.NoError(t, err)
 	readme, err := os.ReadFile(filepath.Join(vectorDir, "README.md"))
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of pncounter.json: generation (Generate) and checks (CheckFile).
+// Vectors of pncounter.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
@@ -11,7 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/pncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of balance.json: generation (Generate) and checks (CheckFile).
+// Vectors of balance.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
@@ -17,7 +17,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/timeid"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

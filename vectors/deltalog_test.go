@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of deltalog.json: generation (Generate) and checks (CheckFile).
+// Vectors of deltalog.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
@@ -18,7 +18,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/timeid"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

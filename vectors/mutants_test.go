@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // Mutation check of the vectors (issue 19): every SPEC.md rule listed in
 // vectorMutants is removed from the Go implementation in turn, in a copy of
@@ -7,14 +7,15 @@ package counterkit_test
 //
 // Each mutant rebuilds the module, so the check is opt-in:
 //
-//	go test . -run TestVectorMutants -mutants            # every mutant
-//	go test . -run 'TestVectorMutants/gcounter' -mutants # some
+//	go test ./vectors -run TestVectorMutants -mutants            # every mutant
+//	go test ./vectors -run 'TestVectorMutants/gcounter' -mutants # some
 //
 // A mutant whose text is no longer found in its file fails: the rule moved,
 // and the mutant must follow it.
 
 import (
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -92,7 +93,7 @@ var vectorMutants = []vectorMutant{
 	{"tpncounter/history within cap", "6.7: a history beyond MaxHistoryLength + 1 is corrupt (history-within-cap)",
 		[]edit{{"tpncounter/invariants.go", "if h := n - nf; h > MaxHistoryLength+1 {", "if h := n - nf; false && h > MaxHistoryLength+1 {"}}, "tpncounter", "history_beyond_MaxHistoryLength_+_1"},
 	{"tpncounter/actor order", "6.7: actors strictly increasing in a body",
-		[]edit{{"tpncounter/codec.go", "if i > 0 && a <= prev {", "if false && i > 0 && a <= prev {"}}, "tpncounter", "actors_out_of_order"},
+		[]edit{{"tpncounter/codec.go", "if i > skip && a <= prev {", "if false && i > skip && a <= prev {"}}, "tpncounter", "actors_out_of_order"},
 	{"tpncounter/merge order total", "6.5: total breaks a seq tie",
 		[]edit{{"tpncounter/ring.go", "\tif c := cmp.Compare(a.total, b.total); c != 0 {\n\t\treturn c\n\t}\n", ""}}, "tpncounter", "merge_order:_total"},
 	{"tpncounter/merge order forgot", "6.5: forgot breaks a seq and total tie",
@@ -231,7 +232,7 @@ var vectorMutants = []vectorMutant{
 	{"tpncounter/status: N first", "6.6: the status is the larger of the halves",
 		[]edit{{"tpncounter/counter.go", "\tif s := c.p.Status(txn); s != Unknown {\n\t\treturn max(s, c.n.Status(txn))\n\t}\n\treturn c.n.Status(txn)", "\tif s := c.n.Status(txn); s != Unknown {\n\t\treturn s\n\t}\n\treturn c.p.Status(txn)"}}, "tpncounter", "status_is_the_larger_of_the_halves"},
 	{"tpncounter/retire all or nothing across halves", "6.10: Retire retires the actor's live entries in both halves or neither",
-		[]edit{{"tpncounter/retire.go", "\t\t\tr, ok, err := g.retired(e, group)\n\t\t\tif err != nil || !ok {\n\t\t\t\treturn false, err\n\t\t\t}", "\t\t\tr, ok, err := g.retired(e, group)\n\t\t\tif err != nil || !ok {\n\t\t\t\tfor _, s := range swaps {\n\t\t\t\t\ts.g.swap(s.actor, s.from, s.to)\n\t\t\t\t}\n\t\t\t\treturn len(swaps) > 0, err\n\t\t\t}"}}, "tpncounter", "retire:_both_halves_or_neither"},
+		[]edit{{"tpncounter/retire.go", "\t\t\tr, ok, err := g.retired(e, group, at)\n\t\t\tif err != nil || !ok {\n\t\t\t\treturn false, err\n\t\t\t}", "\t\t\tr, ok, err := g.retired(e, group, at)\n\t\t\tif err != nil || !ok {\n\t\t\t\tfor _, s := range swaps {\n\t\t\t\t\ts.g.swap(s.actor, s.from, s.to)\n\t\t\t\t}\n\t\t\t\treturn len(swaps) > 0, err\n\t\t\t}"}}, "tpncounter", "retire:_both_halves_or_neither"},
 	{"tpncounter/retire sees the other half", "6.10: a txn the other half holds declines Retire",
 		[]edit{{"tpncounter/retire.go", "\t\tif g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "\t\tif false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {"}}, "tpncounter", "retire:_both_halves_or_neither"},
 	{"tpncounter/unfold the losing folded copy across halves", "6.6: compaction unfolds a folded copy whose owner is in the other half",
@@ -343,30 +344,9 @@ var vectorMutants = []vectorMutant{
 
 func TestVectorMutants(t *testing.T) {
 	if !*mutants {
-		t.Skip("opt-in: go test . -run TestVectorMutants -mutants")
+		t.Skip("opt-in: go test ./vectors -run TestVectorMutants -mutants")
 	}
-	root := t.TempDir()
-	// Copy the module (this directory) once; each mutant edits and restores.
-	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || strings.HasPrefix(d.Name(), ".") && path != ".") {
-			return filepath.SkipDir
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	}))
+	root := copyModule(t)
 	for _, m := range vectorMutants {
 		t.Run(m.name, func(t *testing.T) {
 			originals := map[string][]byte{}
@@ -385,7 +365,7 @@ func TestVectorMutants(t *testing.T) {
 					require.NoError(t, os.WriteFile(p, b, 0o644))
 				}
 			}()
-			cmd := exec.Command("go", "test", "-count=1", "-run", "TestVectors$/^"+m.vectors+"$", ".")
+			cmd := exec.Command("go", "test", "-count=1", "-run", "TestVectors$/^"+m.vectors+"$", "./vectors")
 			cmd.Dir = root
 			out, err := cmd.CombinedOutput()
 			require.Error(t, err, "%s (SPEC.md %s): no vector failed without the rule\n%s", m.name, m.rule, out)
@@ -393,4 +373,84 @@ func TestVectorMutants(t *testing.T) {
 			require.Contains(t, string(out), m.want, "%s: the expected vector did not fail\n%s", m.name, out)
 		})
 	}
+}
+
+// copyModule copies the module (the repository root, without its dot
+// directories and test binaries) to a temporary directory, where each
+// mutant edits its files, runs go test ./vectors and restores them.
+func copyModule(t *testing.T) string {
+	root := t.TempDir()
+	require.NoError(t, filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != repoRoot {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() || strings.HasSuffix(path, ".test") {
+			return nil
+		}
+		rel, err := filepath.Rel(repoRoot, path)
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	}))
+	return root
+}
+
+// TestMutantsFindTheirRules runs on every go test: each mutant of
+// TestVectorMutants and TestDriverVectorMutants must find the text it
+// edits exactly once (after the mutant's earlier edits), so a rule that
+// moved is noticed without the opt-in runs, which rebuild the module.
+func TestMutantsFindTheirRules(t *testing.T) {
+	all := make([]vectorMutant, 0, len(vectorMutants)+len(dvMutants))
+	all = append(all, vectorMutants...)
+	for _, m := range dvMutants {
+		all = append(all, vectorMutant{name: "driver " + m.name, edits: []edit{{m.file, m.old, m.new}}})
+	}
+	require.Greater(t, len(all), 100)
+	require.Empty(t, mutantProblems(all, func(file string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(repoRoot, file))
+	}))
+
+	// A mutant whose rule moved is reported.
+	moved := []vectorMutant{{name: "moved", edits: []edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors+1 {", ""}}}}
+	require.Equal(t, []string{"moved: the rule's text occurs 0 times in gcounter/gcounter.go"}, mutantProblems(moved, func(file string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(repoRoot, file))
+	}))
+}
+
+// mutantProblems lists the mutants whose edits do not each find their
+// text exactly once.
+func mutantProblems(ms []vectorMutant, read func(file string) ([]byte, error)) []string {
+	var out []string
+	for _, m := range ms {
+		texts := map[string]string{}
+		for _, e := range m.edits {
+			text, ok := texts[e.file]
+			if !ok {
+				b, err := read(e.file)
+				if err != nil {
+					out = append(out, fmt.Sprintf("%s: %v", m.name, err))
+					break
+				}
+				text = string(b)
+			}
+			if n := strings.Count(text, e.old); n != 1 {
+				out = append(out, fmt.Sprintf("%s: the rule's text occurs %d times in %s", m.name, n, e.file))
+				break
+			}
+			texts[e.file] = strings.Replace(text, e.old, e.new, 1)
+		}
+	}
+	return out
 }

@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of tpncounter.json: generation (Generate) and checks (CheckFile).
+// Vectors of tpncounter.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

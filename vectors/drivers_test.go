@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // Driver protocol vectors (SPEC.md 11.1; schema in testdata/vectors/README.md):
 // scripted runs of the ledger, tally, deltalog and balance drivers. A vector
@@ -9,8 +9,8 @@ package counterkit_test
 // not, or a read answered from an older state). It then gives what the call
 // returned.
 //
-//	go test . -run TestDriverVectors            # replay and check
-//	go test . -run TestDriverVectors -update    # regenerate from the code (review the diff)
+//	go test ./vectors -run TestDriverVectors            # replay and check
+//	go test ./vectors -run TestDriverVectors -update    # regenerate from the code (review the diff)
 //
 // Replaying runs the steps against the Go drivers with a scripted store that
 // answers every call from the vector and records it; the recorded calls and
@@ -41,7 +41,6 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
 	"maps"
 	"math"
 	"math/big"
@@ -124,7 +123,7 @@ func TestDriverVectors(t *testing.T) {
 			}
 			raw, err := os.ReadFile(path)
 			if err != nil {
-				t.Fatalf("%v (run go test . -run TestDriverVectors -update to create it)", err)
+				t.Fatalf("%v (run go test ./vectors -run TestDriverVectors -update to create it)", err)
 			}
 			dvCheckFile(t, name, raw)
 		})
@@ -5388,7 +5387,7 @@ func dvReplayOne(t *testing.T, file string, f dvFile) []string {
 // copy of the module and requires the named driver vector to fail there.
 // Each mutant rebuilds the module, so the check is opt-in:
 //
-//	go test . -run TestDriverVectorMutants -driver-mutants
+//	go test ./vectors -run TestDriverVectorMutants -driver-mutants
 
 var driverMutants = flag.Bool("driver-mutants", false, "run TestDriverVectorMutants: break each listed driver rule in a copy of the module and require a driver vector to fail")
 
@@ -5507,32 +5506,9 @@ var dvMutants = []struct {
 
 func TestDriverVectorMutants(t *testing.T) {
 	if !*driverMutants {
-		t.Skip("opt-in: go test . -run TestDriverVectorMutants -driver-mutants")
+		t.Skip("opt-in: go test ./vectors -run TestDriverVectorMutants -driver-mutants")
 	}
-	root := t.TempDir()
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "." {
-			return filepath.SkipDir
-		}
-		if !d.Type().IsRegular() || strings.HasSuffix(path, ".test") {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(root, path)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := copyModule(t)
 	only, err := regexp.Compile(*driverMutantsRun)
 	if err != nil {
 		t.Fatalf("-driver-mutants-run: %v", err)
@@ -5558,7 +5534,7 @@ func TestDriverVectorMutants(t *testing.T) {
 					t.Fatal(err)
 				}
 			}()
-			cmd := exec.Command("go", "test", "-count=1", "-run", "^TestDriverVectors$/^"+m.vectors+"$", ".")
+			cmd := exec.Command("go", "test", "-count=1", "-run", "^TestDriverVectors$/^"+m.vectors+"$", "./vectors")
 			cmd.Dir = root
 			out, err := cmd.CombinedOutput()
 			switch {

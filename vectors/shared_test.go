@@ -28,7 +28,7 @@ import (
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

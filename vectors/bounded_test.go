@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // Vectors of the bounded counter (SPEC.md section 13):
 // testdata/vectors/bounded.json. They are generated from the scenarios
@@ -9,11 +9,10 @@ package counterkit_test
 // on its own. Decode vectors are checked against package bounded's decoder
 // (a valid one must re-encode to the same bytes); the model has no decoder.
 //
-//	go test . -run 'TestVectors/bounded' -update   # regenerate
-//	go test . -run 'TestVectors/bounded'           # check
+//	go test ./vectors -run 'TestVectors/bounded' -update   # regenerate
+//	go test ./vectors -run 'TestVectors/bounded'           # check
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -98,8 +97,6 @@ func (g bvGenerated) decode(t *testing.T) bvGenerated {
 	}
 	return g
 }
-
-func sha256Hex(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
 
 // bvGeneratedDecodes are the decodes at and beyond the actor cap.
 func bvGeneratedDecodes() []bvGenerated {
@@ -815,7 +812,7 @@ func (m *boundedModel) actors() []string {
 	return out
 }
 
-func validID(s string) bool { return crdt.CheckID(s) == "" }
+func bvValidID(s string) bool { return crdt.CheckID(s) == "" }
 
 // holders returns the amounts held for txn.
 func (m *boundedModel) holders(txn string) []int64 {
@@ -887,9 +884,9 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 	switch s.Op {
 	case "apply":
 		switch {
-		case !validID(s.Actor):
+		case !bvValidID(s.Actor):
 			out.Error = "invalid_actor"
-		case !validID(s.Txn):
+		case !bvValidID(s.Txn):
 			out.Error = "invalid_txn"
 		case amt == 0 || amt == math.MinInt64:
 			out.Error = "invalid_amount"
@@ -925,7 +922,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 		}
 	case "transfer":
 		switch {
-		case !validID(s.Actor) || !validID(s.To) || s.Actor == s.To:
+		case !bvValidID(s.Actor) || !bvValidID(s.To) || s.Actor == s.To:
 			out.Error = "invalid_actor"
 		case amt <= 0:
 			out.Error = "invalid_amount"
@@ -944,7 +941,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 		}
 	case "request":
 		switch {
-		case !validID(s.Actor):
+		case !bvValidID(s.Actor):
 			out.Error = "invalid_actor"
 		case amt <= 0:
 			out.Error = "invalid_amount"
@@ -967,7 +964,7 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 	case "withdraw":
 		recv, _ := m.received(s.Actor)
 		switch e := m.entries[s.Actor]; {
-		case !validID(s.Actor):
+		case !bvValidID(s.Actor):
 			out.Error = "invalid_actor"
 		case e == nil || e.asked <= recv:
 			out.Changed = &no
@@ -1074,15 +1071,6 @@ func cmpPairs(a, b [][2]any) int {
 		return 1
 	}
 	return 0
-}
-
-func sortedKeys(m map[string]int64) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func (m *boundedModel) state() bvState {

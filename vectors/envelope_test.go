@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of envelope.json: generation (Generate) and checks (CheckFile).
+// Vectors of envelope.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tpncounter"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

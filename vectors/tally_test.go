@@ -1,6 +1,6 @@
 package vectors
 
-// Vectors of tally.json: generation (Generate) and checks (CheckFile).
+// Vectors of tally.json: generation (generateFile) and checks (checkFile).
 // See shared.go for what every file shares, and SPEC.md section 11.
 
 import (
@@ -25,7 +25,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
-	"github.com/counterkit/counterkit/vectors/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-package counterkit_test
+package vectors
 
 // ledger.json: the transaction record of SPEC.md 6.11, its encoding, its
 // key, and the encodings a decoder refuses. Checked both ways: the real

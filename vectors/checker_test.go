@@ -15,8 +15,8 @@ import (
 // when a check fails; a failure outside any Run is the file's own (it
 // could not be read, or a check of the file as a whole failed).
 //
-// In a test, Run is t.Run and Fail is t.Error; Check's Reporter records
-// into a Report.
+// In TestVectors, Run is t.Run and Fail is t.Error (testReporter); the
+// tests of the checker record into a recorder (report_test.go).
 type Reporter interface {
 	// Run checks the named vector by calling check with the Reporter that
 	// receives that vector's failures. A Run inside another names a vector
@@ -29,17 +29,27 @@ type Reporter interface {
 }
 
 // checker is the t every generator and check is given. It satisfies
-// internal/require.T: a failed assertion reports to the Reporter and stops
-// the current check with a panic that Run recovers.
+// testify's require.TestingT: a failed assertion reports to the Reporter
+// and stops the current check with a panic that Run recovers, so the
+// file's other vectors are still checked.
 type checker struct{ r Reporter }
 
 // stop is the panic value that ends a check after a reported failure.
 type stop struct{}
 
+// Errorf reports a failure of the current check.
+func (t *checker) Errorf(format string, args ...any) { t.r.Fail(fmt.Sprintf(format, args...)) }
+
+// FailNow stops the current check, whose failure Errorf reported.
+func (t *checker) FailNow() { panic(stop{}) }
+
+// Helper is testing.T's: the failure messages carry no file positions.
+func (t *checker) Helper() {}
+
 // Fatalf reports a failure of the current check and stops it.
 func (t *checker) Fatalf(format string, args ...any) {
-	t.r.Fail(fmt.Sprintf(format, args...))
-	panic(stop{})
+	t.Errorf(format, args...)
+	t.FailNow()
 }
 
 // Run checks a named vector. A failure stops that vector only.
