@@ -1,6 +1,7 @@
-// Package ledgertest is the conformance suite every store.Siblings runs: the
-// memory store, the Riak adapter (against a real Riak and a protocol test
-// double) and the Cassandra adapter each call Run once.
+// Package ledgertest is the ledger's behaviour suite, which every
+// store.Siblings runs through package conformance (memory, the embedded
+// store, Riak and its test double, Cassandra and its model). The store's
+// own contract is store/storetest's.
 //
 // Each behaviour is its own subtest with a fresh store and a fresh key. The
 // suite assumes only what store.Siblings documents: in particular it never
@@ -9,12 +10,10 @@
 package ledgertest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,9 +40,6 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		fn   func(t *testing.T, s store.Siblings, key string)
 	}{
 		{"AbsentKey", testAbsentKey},
-		{"RoundTrip", testRoundTrip},
-		{"ConcurrentPutsMakeSiblings", testSiblings},
-		{"PutWithTokenKeepsUnseenSiblings", testUnseenSiblingSurvives},
 		{"ContextCanceled", testContextCanceled},
 		{"LedgerCreditDebit", testLedgerBasics},
 		{"LedgerHistoryExample", testHistoryExample},
@@ -72,16 +68,7 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-func sorted(v [][]byte) [][]byte {
-	out := slices.Clone(v)
-	slices.SortFunc(out, bytes.Compare)
-	return out
-}
-
 func testAbsentKey(t *testing.T, s store.Siblings, key string) {
-	sibs, _, err := s.Fetch(ctxFor(t), key)
-	require.NoError(t, err)
-	require.Empty(t, sibs, "an absent key has no siblings")
 	l := newLedger(t, s, key, "reader")
 	v, err := l.Value(ctxFor(t))
 	require.NoError(t, err)
@@ -89,48 +76,6 @@ func testAbsentKey(t *testing.T, s store.Siblings, key string) {
 	ok, err := l.HasTransaction(ctxFor(t), "never")
 	require.NoError(t, err)
 	require.False(t, ok)
-}
-
-func testRoundTrip(t *testing.T, s store.Siblings, key string) {
-	ctx := ctxFor(t)
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "one"), nil))
-	sibs, tok, err := s.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, [][]byte{value(t, "one")}, sibs)
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "two"), tok))
-	sibs, _, err = s.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, [][]byte{value(t, "two")}, sibs, "a Put with the latest token supersedes what the Fetch returned")
-}
-
-func testSiblings(t *testing.T, s store.Siblings, key string) {
-	ctx := ctxFor(t)
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "base"), nil))
-	_, tok, err := s.Fetch(ctx, key)
-	require.NoError(t, err)
-	// Two writers based on the same read: neither sees the other.
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "from-a"), tok))
-	require.NoError(t, s.Put(ctx, key, "b", value(t, "from-b"), tok))
-	sibs, tok, err := s.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, sorted([][]byte{value(t, "from-a"), value(t, "from-b")}), sorted(sibs), "concurrent Puts become siblings")
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "merged"), tok))
-	sibs, _, err = s.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, [][]byte{value(t, "merged")}, sibs, "a Put with a token covering both collapses them")
-}
-
-func testUnseenSiblingSurvives(t *testing.T, s store.Siblings, key string) {
-	ctx := ctxFor(t)
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "v1"), nil))
-	_, tok, err := s.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.NoError(t, s.Put(ctx, key, "a", value(t, "v2"), tok))
-	// b writes with the old token: v2 was not covered and must survive.
-	require.NoError(t, s.Put(ctx, key, "b", value(t, "v2b"), tok))
-	sibs, _, err := s.Fetch(ctx, key)
-	require.NoError(t, err)
-	require.Equal(t, sorted([][]byte{value(t, "v2"), value(t, "v2b")}), sorted(sibs))
 }
 
 func testContextCanceled(t *testing.T, s store.Siblings, key string) {
@@ -363,19 +308,6 @@ func testRefusedRetry(t *testing.T, s store.Siblings, key string) {
 	require.Equal(t, 2, r.Attempts)
 	require.Equal(t, int64(7), r.Value)
 	require.False(t, errors.Is(err, crdt.ErrUnavailable))
-}
-
-// value returns a valid, distinct counter encoding for label (one credit of
-// transaction label), so that stores which validate what they are given
-// (the Cassandra adapter decodes every Put) run the raw sibling tests too.
-func value(t *testing.T, label string) []byte {
-	t.Helper()
-	var c tpncounter.Counter
-	_, err := c.Apply("writer", crdt.TxnID(label), 1)
-	require.NoError(t, err)
-	b, err := c.MarshalBinary()
-	require.NoError(t, err)
-	return b
 }
 
 // counterCalls confines p to the ledger's own keys: the calls on
