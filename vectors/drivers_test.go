@@ -2710,6 +2710,17 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t6", 4), 130*m),
 				dvAtClock(dvLedgerOp("value", "b"), 130*m),
 			}},
+		{Name: "grace: a read's base drops the retired entry the ledger's state holds",
+			Note:    "retire_after and retired_grace one hour. c credits t1 and stops; at 1:00 b's first write retires c (retired_at 1:00). At 1:10 a credits t2: its state holds c retired. At 1:50 a reads (40 minutes after its last read: it drops its state and reads the store, c still retired). At 2:05 b's pass folds c into P's base (cutoff 1:05, total 5). At 2:10 a credits t3: its last read, at 1:50, is within RetiredGrace/2, so it merges its state, which holds c retired at 1:00, with the fetch, which holds the base of cutoff 1:05: the merge keeps that base and drops c's entry (retired before the cutoff), so a's put holds the base and no entry of c, and t1 counts once",
+			Options: o, Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("c", "t1", 5),
+				dvAtClock(dvCredit("b", "t4", 1), 60*m),
+				dvAtClock(dvCredit("a", "t2", 7), 70*m),
+				dvAtClock(dvLedgerOp("value", "a"), 110*m),
+				dvAtClock(dvCredit("b", "t5", 2), 125*m),
+				dvAtClock(dvCredit("a", "t3", 3), 130*m),
+				dvAtClock(dvLedgerOp("value", "b"), 130*m),
+			}},
 		{Name: "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
 			Note:    "retire_after and retired_grace one hour. a credits t1 and stops. At 1:00 b's first write retires a (records t1 with writer a first), retired_at 1:00. At 2:30 b's pass folds a's entry into P's base (cutoff 1:30, total 5). At 2:30 a credits t4: its entry last changed at 0:00, more than RetireAfter + RetiredGrace/2 ago, so before reading it drops its state and takes a new incarnation (later_writers: a~aaaaaaab), whose fresh entry holds t4; writing under the old one would make a second entry of it at seq 1. A retry of t1 on a is a duplicate from its record (owner a's first incarnation, folded)",
 			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
@@ -5603,6 +5614,14 @@ var dvWrongExpectations = []struct {
 			})
 		},
 		"calls[2].value", "put's base of P"},
+	{"a merge that keeps an entry retired before the base's cutoff", "driver_ledger.json", "grace: a read's base drops the retired entry the ledger's state holds",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[5].Calls[2], func(s *dvState) {
+				s.P = append(s.P, dvEntry{Actor: "c~cccccccc", Seq: "1", Total: 5, History: []dvTxn{}, Folded: []dvTxn{}, Retired: true, RetiredAt: dvInt(dvT0.Add(time.Hour).UnixNano())})
+				s.Value += 5
+			})
+		},
+		"calls[2].value", "put holds the entries"},
 	{"a pass that does not fold", "driver_ledger.json", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
 		func(v *dvVector) {
 			dvEditState(&v.Steps[2].Calls[2], func(s *dvState) {
