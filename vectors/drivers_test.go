@@ -3517,6 +3517,13 @@ type dvSighting struct {
 // retired entry and the live one it replaces excepted), and a ledger never
 // writes its entry below a version it has seen. A group step is a first
 // member's cycle, then one cycle for the others (dvModel.group).
+// RetiredGrace (6.9, 6.10): states carry their halves' bases, and a merge
+// keeps the larger and drops the retired entries it holds; a write that
+// makes a pass folds what was retired before now - RetiredGrace, and its
+// put must hold exactly the entries and bases that leaves; a read more
+// than RetiredGrace/2 after the ledger's previous one starts from the
+// fetch alone, and one more than RetireAfter + RetiredGrace/2 after its
+// entry last changed in a put takes the ledger's next writer id.
 func dvModelLedger(v dvVector) []string {
 	var out []string
 	ls := map[string]*dvLedgerModel{}
