@@ -31,6 +31,7 @@ package vectors
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
@@ -414,6 +415,9 @@ type dvVector struct {
 type dvLedger struct {
 	Actor  string `json:"actor"`
 	Writer string `json:"writer"`
+	// LaterWriters stand for the incarnations the ledger takes later
+	// (SPEC.md 6.9 RetiredGrace), in the order it takes them.
+	LaterWriters []string `json:"later_writers,omitempty"`
 }
 
 // dvOptions are every option a driver takes, all given (no defaults).
@@ -427,6 +431,9 @@ type dvOptions struct {
 	RetryWindowNS *dvInt `json:"retry_window_ns,omitempty"`
 	RetireAfterNS *dvInt `json:"retire_after_ns,omitempty"`
 	MaxGroup      int    `json:"max_group,omitempty"`
+	// RetiredGraceNS is the ledger's RetiredGrace; absent, the default
+	// (ledger.DefaultRetiredGrace, 10 days).
+	RetiredGraceNS *dvInt `json:"retired_grace_ns,omitempty"`
 	// TxnTime names the ledger's Counter.TxnTime: "timeuuid"
 	// (tpncounter.TimeUUID, SPEC.md 6.1), or absent for none.
 	TxnTime string `json:"txn_time,omitempty"`
@@ -616,9 +623,21 @@ func dvVersion(actor string, states ...*dvState) uint64 {
 
 // dvState is a decoded tpncounter (SPEC.md 6.7).
 type dvState struct {
-	P     []dvEntry `json:"p"`
-	N     []dvEntry `json:"n"`
-	Value dvInt     `json:"value"`
+	P []dvEntry `json:"p"`
+	N []dvEntry `json:"n"`
+	// PBase and NBase are the halves' bases (SPEC.md 6.10; version 4),
+	// absent for a half without one.
+	PBase *dvBase `json:"p_base,omitempty"`
+	NBase *dvBase `json:"n_base,omitempty"`
+	Value dvInt   `json:"value"`
+}
+
+// dvBase is a half's base: what Fold took out of its retired entries
+// (SPEC.md 6.10), times in Unix ns.
+type dvBase struct {
+	Cutoff dvInt `json:"cutoff"`
+	Total  dvInt `json:"total"`
+	Forgot dvInt `json:"forgot"`
 }
 
 type dvEntry struct {
@@ -972,6 +991,7 @@ type dvSiblings struct {
 	hist     map[string][]dvSibState     // generation: every state after a write that landed, oldest first
 	toActual func([]byte) []byte         // replay: a vector value as the driver must read it
 	toVector func([]byte) []byte         // replay: a value the driver wrote as the vector gives it
+	sync     func()                      // takes up a ledger's new incarnation (dvIncarnations)
 	park     *dvPark                     // holds the next fetch of a counter key (group steps)
 }
 
@@ -1011,6 +1031,7 @@ func (s *dvSiblings) held(key string) {
 }
 
 func (s *dvSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	s.sync()
 	vals, tok, err := s.fetch(ctx, key)
 	s.held(key)
 	return vals, tok, err
@@ -1076,6 +1097,7 @@ func (s *dvSiblings) states(key string) []dvSibState {
 }
 
 func (s *dvSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	s.sync()
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
 	call := dvCall{Method: "put", Key: key, Actor: string(actor), Token: hex.EncodeToString(token), Value: hex.EncodeToString(value)}
@@ -1318,13 +1340,14 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 	}
 	clock := dvT0 // transaction records are written at the clock's time
 	ledgers := map[string]*ledger.Ledger{}
-	var actual, vector [][]byte
+	inc := &dvIncarnations{}
 	for _, d := range v.Ledgers {
 		o := ledger.Options{
 			Actor: crdt.ActorID(d.Actor), RetryCount: v.Options.RetryCount, Backoff: ledger.Backoff{Initial: -1},
 			Counter:     tpncounter.Options{HistoryLength: v.Options.HistoryLength, FoldedLength: v.Options.FoldedLength},
 			RetryWindow: dvDur(v.Options.RetryWindowNS), RetireAfter: dvDur(v.Options.RetireAfterNS), MaxGroup: v.Options.MaxGroup,
-			Clock: func() time.Time { return clock },
+			RetiredGrace: dvDur(v.Options.RetiredGraceNS),
+			Clock:        func() time.Time { return clock },
 		}
 		switch v.Options.TxnTime {
 		case "":
@@ -1337,22 +1360,16 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		if err != nil {
 			return dvVector{}, err
 		}
-		if len(l.Writer()) != len(d.Writer) || !strings.HasPrefix(d.Writer, d.Actor+"~") {
-			return dvVector{}, fmt.Errorf("writer %q does not stand for %q", d.Writer, l.Writer())
+		for _, w := range append([]string{d.Writer}, d.LaterWriters...) {
+			if len(l.Writer()) != len(w) || !strings.HasPrefix(w, d.Actor+"~") {
+				return dvVector{}, fmt.Errorf("writer %q does not stand for %q", w, l.Writer())
+			}
 		}
 		ledgers[d.Actor] = l
-		actual, vector = append(actual, []byte(l.Writer())), append(vector, []byte(d.Writer))
+		inc.add(l, d)
 	}
-	swap := func(from, to [][]byte) func([]byte) []byte {
-		return func(b []byte) []byte {
-			for i := range from {
-				b = bytes.ReplaceAll(b, from[i], to[i])
-			}
-			return b
-		}
-	}
-	toVector := swap(actual, vector)
-	st.toActual, st.toVector = swap(vector, actual), toVector
+	toVector := inc.swap(true)
+	st.toActual, st.toVector, st.sync = inc.swap(false), toVector, inc.sync
 	ctx := context.Background()
 	if !replay && len(v.InitialSiblings) > 0 {
 		b := st.backing(v.Options.Key)
@@ -1444,10 +1461,72 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 			return dvVector{}, fmt.Errorf("unknown ledger op %q", s.Op)
 		}
 		got.Pending = dvB(l.Pending())
+		inc.sync()
 		got.Calls = rec.ordered(norm)
 		out.Steps = append(out.Steps, got)
+		if inc.err != nil {
+			return dvVector{}, fmt.Errorf("step %d: %v", len(out.Steps), inc.err)
+		}
+	}
+	for i, d := range inc.ds {
+		if inc.taken[i] != len(d.LaterWriters) {
+			return dvVector{}, fmt.Errorf("ledger %q took %d later incarnations, the vector names %d", d.Actor, inc.taken[i], len(d.LaterWriters))
+		}
 	}
 	return out, nil
+}
+
+// dvIncarnations maps the ledgers' random incarnations to the writer ids
+// of the vector (SPEC.md 11.1): each ledger's first to its writer, and
+// each one it takes later (6.9 RetiredGrace) to its next later writer.
+// sync takes up a ledger's new incarnation; the scripted store calls it
+// before every store call, since a ledger takes one just before a read.
+type dvIncarnations struct {
+	mu             sync.Mutex
+	ls             []*ledger.Ledger
+	ds             []dvLedger
+	taken          []int // later writers in use, per ledger
+	actual, vector [][]byte
+	err            error
+}
+
+func (x *dvIncarnations) add(l *ledger.Ledger, d dvLedger) {
+	x.ls, x.ds, x.taken = append(x.ls, l), append(x.ds, d), append(x.taken, 0)
+	x.actual, x.vector = append(x.actual, []byte(l.Writer())), append(x.vector, []byte(d.Writer))
+}
+
+func (x *dvIncarnations) sync() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, l := range x.ls {
+		w := []byte(l.Writer())
+		if slices.ContainsFunc(x.actual, func(b []byte) bool { return bytes.Equal(b, w) }) {
+			continue
+		}
+		if x.taken[i] == len(x.ds[i].LaterWriters) {
+			x.err = fmt.Errorf("ledger %q takes incarnation %d, the vector names %d", x.ds[i].Actor, x.taken[i]+2, x.taken[i]+1)
+			continue
+		}
+		x.actual, x.vector = append(x.actual, w), append(x.vector, []byte(x.ds[i].LaterWriters[x.taken[i]]))
+		x.taken[i]++
+	}
+}
+
+// swap replaces every incarnation taken so far by its writer id in the
+// vector (toVector), or back.
+func (x *dvIncarnations) swap(toVector bool) func([]byte) []byte {
+	return func(b []byte) []byte {
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		from, to := x.vector, x.actual
+		if toVector {
+			from, to = x.actual, x.vector
+		}
+		for i := range from {
+			b = bytes.ReplaceAll(b, from[i], to[i])
+		}
+		return b
+	}
 }
 
 // dvQueued is a member's context: its Done is first called when the
@@ -1562,7 +1641,18 @@ func dvDecodeState(b []byte) *dvState {
 		}
 		return out
 	}
-	return &dvState{P: half(c.Positive()), N: half(c.Negative()), Value: dvInt(c.Value())}
+	base := func(b tpncounter.Base) *dvBase {
+		if b.Cutoff.IsZero() {
+			return nil
+		}
+		d := &dvBase{Cutoff: dvInt(b.Cutoff.UnixNano()), Total: dvInt(b.Total)}
+		if !b.Forgot.IsZero() {
+			d.Forgot = dvInt(b.Forgot.UnixNano())
+		}
+		return d
+	}
+	pb, nb := c.Bases()
+	return &dvState{P: half(c.Positive()), N: half(c.Negative()), PBase: base(pb), NBase: base(nb), Value: dvInt(c.Value())}
 }
 
 // ---------------------------------------------------------------------------
@@ -2021,10 +2111,16 @@ func dvEncRecord(r *dvRecord) ([]byte, error) {
 	return dvEnvelope("ledger.txn", 1).arr(5).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()).uint(version), nil
 }
 
-// dvEncState encodes a tpncounter (SPEC.md 6.7): format version 3 when an
-// entry is retired (written as [actor, seq, total, forgot]), else 2.
+// dvEncState encodes a tpncounter (SPEC.md 6.7): format version 4 when a
+// half has a base (the first element of its body, [cutoff, total, forgot])
+// or a retired entry a time (written as [actor, seq, total, forgot,
+// retired_at]), else 3 when an entry is retired (written as [actor, seq,
+// total, forgot]), else 2.
 func dvEncState(s *dvState) ([]byte, error) {
 	version := uint64(2)
+	if s.PBase != nil || s.NBase != nil {
+		version = 4
+	}
 	for _, e := range append(slices.Clone(s.P), s.N...) {
 		if e.Retired {
 			version = max(version, 3)
@@ -2039,10 +2135,14 @@ func dvEncState(s *dvState) ([]byte, error) {
 		}
 	}
 	m := dvEnvelope("tpncounter", version).arr(2)
-	for _, half := range [][]dvEntry{s.P, s.N} {
+	for i, half := range [][]dvEntry{s.P, s.N} {
 		half = slices.Clone(half)
 		slices.SortFunc(half, func(a, b dvEntry) int { return strings.Compare(a.Actor, b.Actor) })
-		m = m.arr(len(half))
+		if b := []*dvBase{s.PBase, s.NBase}[i]; b != nil {
+			m = m.arr(len(half) + 1).arr(3).int(int64(b.Cutoff)).int(int64(b.Total)).int(int64(b.Forgot))
+		} else {
+			m = m.arr(len(half))
+		}
 		for _, e := range half {
 			seq, err := strconv.ParseUint(e.Seq, 10, 64)
 			if err != nil {
@@ -2281,7 +2381,7 @@ func dvGenerate(driver string, vs []dvVector) []dvVector {
 
 const dvLedgerKey = "acct"
 
-var dvLedgersABC = []dvLedger{{"a", "a~aaaaaaaa"}, {"b", "b~bbbbbbbb"}, {"c", "c~cccccccc"}}
+var dvLedgersABC = []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa"}, {Actor: "b", Writer: "b~bbbbbbbb"}, {Actor: "c", Writer: "c~cccccccc"}}
 
 // dvCredit is a credit step; faults are those of its calls to the counter
 // key, in order (the calls to record keys pass unless dvRecFaults says
@@ -2418,6 +2518,7 @@ func dvGenLedger() dvFile {
 	}
 	vs = append(vs, dvLedgerWindowVectors(opts)...)
 	vs = append(vs, dvLedgerGroupVectors(opts)...)
+	vs = append(vs, dvLedgerGraceVectors(opts)...)
 	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs)}
 }
 
@@ -2584,6 +2685,51 @@ func dvLedgerGroupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvGroup("a", []dvStep{dvMemberOf(c, "n0", 1), dvMemberOf(c, "n1", 2), dvMemberOf(c, "n2", 3)}, "", "", "", "ambiguous_lost", "", "refuse"),
 				dvCredit("a", "n3", 4),
 				dvLedgerOp("value", "a"),
+			}},
+	}
+}
+
+// dvLedgerGraceVectors are the vectors of SPEC.md 6.9 RetiredGrace and
+// 6.10's bases: a pass folds what was retired more than RetiredGrace ago;
+// a ledger whose last read is older than RetiredGrace/2 drops its state;
+// one whose entry last changed more than RetireAfter + RetiredGrace/2 ago
+// takes a new incarnation. RetireAfter and RetiredGrace are one hour.
+func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
+	o := opts(2, 10, 10)
+	o.RetiredGraceNS = dvI(int64(time.Hour))
+	m := time.Minute
+	return []dvVector{
+		{Name: "grace: a read older than RetiredGrace/2 drops the ledger's state",
+			Note:    "retire_after and retired_grace one hour. c credits t1 and stops. At 0:40 a credits t2: its read holds c live (idle 40 minutes: not retired). At 1:00 b's first write retires c (dated by t1's record), retired_at 1:00. At 1:30 b's pass folds nothing: c's retirement is not older than the cutoff 0:30. At 2:01 b's pass retires a (idle since t2's record at 0:40) and folds c into P's base (cutoff 1:01, total 5): c's entry leaves the state. At 2:10 a credits t6: its previous read began at 0:40, more than RetiredGrace/2 ago, so it drops its state and reads the store alone; its entry last changed at 0:40, exactly RetireAfter + RetiredGrace/2 ago, not more, so it keeps its incarnation (its retired entry comes back live). Merging its old state would bring c's live entry back beside the base and count t1 twice",
+			Options: o, Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("c", "t1", 5),
+				dvAtClock(dvCredit("a", "t2", 7), 40*m),
+				dvAtClock(dvCredit("b", "t3", 1), 60*m),
+				dvAtClock(dvCredit("b", "t4", 2), 90*m),
+				dvAtClock(dvCredit("b", "t5", 3), 121*m),
+				dvAtClock(dvCredit("a", "t6", 4), 130*m),
+				dvAtClock(dvLedgerOp("value", "b"), 130*m),
+			}},
+		{Name: "grace: a read's base drops the retired entry the ledger's state holds",
+			Note:    "retire_after and retired_grace one hour. c credits t1 and stops; at 1:00 b's first write retires c (retired_at 1:00). At 1:10 a credits t2: its state holds c retired. At 1:50 a reads (40 minutes after its last read: it drops its state and reads the store, c still retired). At 2:05 b's pass folds c into P's base (cutoff 1:05, total 5). At 2:10 a credits t3: its last read, at 1:50, is within RetiredGrace/2, so it merges its state, which holds c retired at 1:00, with the fetch, which holds the base of cutoff 1:05: the merge keeps that base and drops c's entry (retired before the cutoff), so a's put holds the base and no entry of c, and t1 counts once",
+			Options: o, Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("c", "t1", 5),
+				dvAtClock(dvCredit("b", "t4", 1), 60*m),
+				dvAtClock(dvCredit("a", "t2", 7), 70*m),
+				dvAtClock(dvLedgerOp("value", "a"), 110*m),
+				dvAtClock(dvCredit("b", "t5", 2), 125*m),
+				dvAtClock(dvCredit("a", "t3", 3), 130*m),
+				dvAtClock(dvLedgerOp("value", "b"), 130*m),
+			}},
+		{Name: "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
+			Note:    "retire_after and retired_grace one hour. a credits t1 and stops. At 1:00 b's first write retires a (records t1 with writer a first), retired_at 1:00. At 2:30 b's pass folds a's entry into P's base (cutoff 1:30, total 5). At 2:30 a credits t4: its entry last changed at 0:00, more than RetireAfter + RetiredGrace/2 ago, so before reading it drops its state and takes a new incarnation (later_writers: a~aaaaaaab), whose fresh entry holds t4; writing under the old one would make a second entry of it at seq 1. A retry of t1 on a is a duplicate from its record (owner a's first incarnation, folded)",
+			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvAtClock(dvCredit("b", "t2", 7), 60*m),
+				dvAtClock(dvCredit("b", "t3", 1), 150*m),
+				dvAtClock(dvCredit("a", "t4", 2), 150*m),
+				dvAtClock(dvCredit("a", "t1", 5), 150*m),
+				dvAtClock(dvLedgerOp("value", "b"), 150*m),
 			}},
 	}
 }
@@ -3120,10 +3266,18 @@ func dvSum(m map[string]int64) int64 {
 
 // dvEntries is a ledger state as entries: half ("P" or "N") and actor ->
 // the entry of the largest seq seen (a retired entry over the live one of
-// its seq, SPEC.md 6.5).
+// its seq, SPEC.md 6.5; of two retired ones, the one with the earlier
+// retirement time, 6.10). Under the key of the half and an empty actor
+// (dvBaseKey) is the half's base (6.10): a retired entry with no actor,
+// no seq and no transactions, whose total and forgot are the base's and
+// whose RetiredAt is its cutoff. So value and live count it as they
+// should, and no actor's rules see it.
 type dvEntries map[string]dvEntry
 
 func dvSeqOf(e dvEntry) uint64 { n, _ := strconv.ParseUint(e.Seq, 10, 64); return n }
+
+// dvBaseKey is the key of half's base in dvEntries.
+func dvBaseKey(half string) string { return half + "/" }
 
 func (m dvEntries) add(s *dvState) {
 	if s == nil {
@@ -3131,13 +3285,105 @@ func (m dvEntries) add(s *dvState) {
 	}
 	for half, es := range map[string][]dvEntry{"P": s.P, "N": s.N} {
 		for _, e := range es {
-			k := half + "/" + e.Actor
-			old, ok := m[k]
-			if !ok || dvSeqOf(e) > dvSeqOf(old) || (dvSeqOf(e) == dvSeqOf(old) && e.Retired && !old.Retired) {
-				m[k] = e
-			}
+			m.put(half+"/"+e.Actor, e)
 		}
 	}
+	for half, b := range map[string]*dvBase{"P": s.PBase, "N": s.NBase} {
+		if b != nil {
+			m.put(dvBaseKey(half), dvEntry{Seq: "0", Total: b.Total, Forgot: b.Forgot, Retired: true, RetiredAt: b.Cutoff, History: []dvTxn{}, Folded: []dvTxn{}})
+		}
+	}
+	m.prune()
+}
+
+// merge merges o into m (SPEC.md 6.5, 6.10).
+func (m dvEntries) merge(o dvEntries) {
+	for k, e := range o {
+		m.put(k, e)
+	}
+	m.prune()
+}
+
+// put keeps the larger of e and m's entry k: the larger seq, then a retired
+// entry over a live one, then the earlier retirement time (a time over
+// none); for bases, the larger (cutoff, total, forgot) (SPEC.md 6.10).
+func (m dvEntries) put(k string, e dvEntry) {
+	old, ok := m[k]
+	switch {
+	case !ok:
+	case strings.HasSuffix(k, "/"):
+		if cmp.Or(cmp.Compare(e.RetiredAt, old.RetiredAt), cmp.Compare(e.Total, old.Total), cmp.Compare(e.Forgot, old.Forgot)) <= 0 {
+			return
+		}
+	case dvSeqOf(e) != dvSeqOf(old):
+		if dvSeqOf(e) < dvSeqOf(old) {
+			return
+		}
+	case e.Retired != old.Retired:
+		if !e.Retired {
+			return
+		}
+	case !e.Retired || e.RetiredAt == 0 || (old.RetiredAt != 0 && e.RetiredAt >= old.RetiredAt):
+		return
+	}
+	m[k] = e
+}
+
+// prune drops the retired entries a half's base holds: retired at a known
+// time before the base's cutoff (SPEC.md 6.10, Merge).
+func (m dvEntries) prune() {
+	for k, e := range m {
+		half, actor, _ := strings.Cut(k, "/")
+		if cut := m[dvBaseKey(half)].RetiredAt; actor != "" && e.Retired && e.RetiredAt > 0 && e.RetiredAt < cut {
+			delete(m, k)
+		}
+	}
+}
+
+// fold is Fold(cutoff) of SPEC.md 6.10 on both halves: every retired entry
+// retired at a known time before c, the later of cutoff and the base's
+// cutoff, goes into the base (its total added, its forgot the later);
+// the base's cutoff becomes c. A half with no such entry is unchanged. It
+// returns how many entries it folded.
+func (m dvEntries) fold(cutoff int64) int {
+	if cutoff <= 0 {
+		return 0
+	}
+	cutoff = min(cutoff, tpncounter.MaxForgot.UnixNano())
+	n := 0
+	for _, half := range []string{"P", "N"} {
+		b, ok := m[dvBaseKey(half)]
+		if !ok {
+			b = dvEntry{Seq: "0", Retired: true, History: []dvTxn{}, Folded: []dvTxn{}}
+		}
+		c := max(cutoff, int64(b.RetiredAt))
+		folded := false
+		for k, e := range m {
+			h, actor, _ := strings.Cut(k, "/")
+			if h != half || actor == "" || !e.Retired || e.RetiredAt <= 0 || int64(e.RetiredAt) >= c {
+				continue
+			}
+			b.Total += e.Total
+			b.Forgot = max(b.Forgot, e.Forgot)
+			delete(m, k)
+			folded = true
+			n++
+		}
+		if folded {
+			b.RetiredAt = dvInt(c)
+			m[dvBaseKey(half)] = b
+		}
+	}
+	return n
+}
+
+// base returns half's base as a state gives it (nil: none).
+func (m dvEntries) base(half string) *dvBase {
+	b, ok := m[dvBaseKey(half)]
+	if !ok {
+		return nil
+	}
+	return &dvBase{Cutoff: b.RetiredAt, Total: b.Total, Forgot: b.Forgot}
 }
 
 // value is SPEC.md 6.2 and 6.6 for states without conflicts: the totals,
@@ -3271,15 +3517,25 @@ type dvSighting struct {
 // retired entry and the live one it replaces excepted), and a ledger never
 // writes its entry below a version it has seen. A group step is a first
 // member's cycle, then one cycle for the others (dvModel.group).
+// RetiredGrace (6.9, 6.10): states carry their halves' bases, and a merge
+// keeps the larger and drops the retired entries it holds; a write that
+// makes a pass folds what was retired before now - RetiredGrace, and its
+// put must hold exactly the entries and bases that leaves; a read more
+// than RetiredGrace/2 after the ledger's previous one starts from the
+// fetch alone, and one more than RetireAfter + RetiredGrace/2 after its
+// entry last changed in a put takes the ledger's next writer id.
 func dvModelLedger(v dvVector) []string {
 	var out []string
 	ls := map[string]*dvLedgerModel{}
 	for _, d := range v.Ledgers {
-		ls[d.Actor] = &dvLedgerModel{writer: d.Writer, last: map[string]int64{}, lastState: dvEntries{},
+		ls[d.Actor] = &dvLedgerModel{writer: d.Writer, later: d.LaterWriters, last: map[string]int64{}, lastState: dvEntries{},
 			unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, sightings: map[string]dvSighting{}}
 	}
 	m := &dvModel{v: v, seqs: map[string]map[string]string{}, top: map[string]uint64{}, now: dvT0,
-		window: dvDur(v.Options.RetryWindowNS), retireAfter: dvDur(v.Options.RetireAfterNS)}
+		window: dvDur(v.Options.RetryWindowNS), retireAfter: dvDur(v.Options.RetireAfterNS), grace: dvDur(v.Options.RetiredGraceNS)}
+	if m.grace == 0 {
+		m.grace = ledger.DefaultRetiredGrace
+	}
 	for _, sb := range v.InitialSiblings {
 		m.see("initial sibling", sb.State, "")
 	}
@@ -3331,6 +3587,14 @@ type dvLedgerModel struct {
 	// the last pass found retirable.
 	lastPass, nextPass time.Time
 	retirable          int
+	passed             bool // the current attempt's write made a pass
+	// RetiredGrace (SPEC.md 6.9): the writer ids of the incarnations it
+	// takes later, when its last read began, and when its own entry last
+	// changed in a state it wrote, at which version.
+	later      []string
+	read       time.Time
+	ownAt      time.Time
+	ownVersion uint64
 }
 
 // dvModel walks one ledger vector.
@@ -3345,11 +3609,49 @@ type dvModel struct {
 	top                 map[string]uint64            // half/actor -> the greatest seq seen
 	now                 time.Time
 	window, retireAfter time.Duration
+	grace               time.Duration // RetiredGrace
+}
+
+// renew is SPEC.md 6.9 RetiredGrace at the start of a read of L with no
+// write pending and no unacknowledged transaction: L's state is dropped
+// when its previous read began more than RetiredGrace/2 ago, and L takes
+// its next incarnation when its entry last changed, in a state it wrote,
+// more than RetireAfter + RetiredGrace/2 ago.
+func (m *dvModel) renew(L *dvLedgerModel) {
+	defer func() { L.read = m.now }()
+	if L.pending || len(L.unacked) > 0 || m.grace < 0 {
+		return
+	}
+	if m.now.Sub(L.read) > m.grace/2 {
+		L.last, L.lastState = map[string]int64{}, dvEntries{}
+	}
+	if L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2 {
+		return
+	}
+	if len(L.later) == 0 {
+		m.bad("%s takes a new incarnation: the vector names no writer for it", L.writer)
+		return
+	}
+	L.writer, L.later = L.later[0], L.later[1:]
+	L.ownAt, L.ownVersion = time.Time{}, 0
 }
 
 func (m *dvModel) see(where string, s *dvState, writer string) {
 	if s == nil {
 		return
+	}
+	// The writer ids of one ledger stand for random ids whose order is not
+	// theirs: a state may hold one of them only (SPEC.md 11.1).
+	for _, d := range m.v.Ledgers {
+		held := map[string]bool{}
+		for _, e := range append(slices.Clone(s.P), s.N...) {
+			if e.Actor == d.Writer || slices.Contains(d.LaterWriters, e.Actor) {
+				held[e.Actor] = true
+			}
+		}
+		if len(held) > 1 {
+			m.out = append(m.out, fmt.Sprintf("%s: holds two incarnations of ledger %s, %v", where, d.Actor, slices.Sorted(maps.Keys(held))))
+		}
 	}
 	for half, es := range map[string][]dvEntry{"P": s.P, "N": s.N} {
 		for _, e := range es {
@@ -3576,7 +3878,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (reti
 	if !L.nextPass.IsZero() && m.now.Before(L.nextPass) && !m.now.Before(L.lastPass) {
 		return nil // no pass due
 	}
-	L.lastPass, L.retirable = m.now, 0
+	L.lastPass, L.retirable, L.passed = m.now, 0, true
 	next := m.now.Add(m.retireAfter / ledger.RetirePassDivisor)
 	undated := false
 	pass := map[string]bool{}
@@ -3964,6 +4266,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				*errKind = kind
 			}
 		}
+		m.renew(L)
 		if m.k >= len(m.calls) || m.calls[m.k].Method != "fetch" || m.calls[m.k].Key != m.v.Options.Key {
 			m.bad("call %d: want a fetch of %q", m.k+1, m.v.Options.Key)
 			fail("model: no fetch")
@@ -4008,15 +4311,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			fail(kind)
 			return
 		}
-		all := dvEntries{}
-		for k, e := range fetched {
-			all[k] = e
-		}
-		for k, e := range L.lastState {
-			if old, ok := all[k]; !ok || dvSeqOf(e) > dvSeqOf(old) || (dvSeqOf(e) == dvSeqOf(old) && e.Retired && !old.Retired) {
-				all[k] = e
-			}
-		}
+		all := maps.Clone(fetched)
+		all.merge(L.lastState)
 		// What the ledger judges against: the fetch, and its own state
 		// unless a write of it is pending.
 		judged := fetched
@@ -4077,6 +4373,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		writes := len(writers) > 0 || s.Op == "find"
 		var idle []string
+		L.passed = false
 		if writes {
 			idle = m.idle(L, fs, all)
 		}
@@ -4129,6 +4426,12 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			next.compact("P/"+L.writer, m.v.Options)
 			next.compact("N/"+L.writer, m.v.Options)
 		}
+		// A pass folds what was retired more than RetiredGrace ago
+		// (SPEC.md 6.9, 6.10); what this write retires is not (its
+		// retirement time is now).
+		if L.passed && m.grace >= 0 {
+			next.fold(m.now.Add(-m.grace).UnixNano())
+		}
 		want := next.txns()
 		if len(writers) == 0 && s.Op != "find" {
 			return
@@ -4160,6 +4463,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		if !reflect.DeepEqual(written, want) {
 			m.bad("attempt %d: put writes %v, want %v", attempt, written, want)
 		}
+		m.checkEntries(attempt, p.State, next)
 		if p.State != nil {
 			for a := range retired {
 				ok := false
@@ -4174,6 +4478,11 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		state := dvEntries{}
 		state.add(p.State)
+		// The ledger's own entry changed in a state it wrote (6.9
+		// RetiredGrace).
+		if v := state.version(L.writer); v != L.ownVersion {
+			L.ownVersion, L.ownAt = v, m.now
+		}
 		switch p.Reply {
 		case "ok":
 			L.last, L.lastState, L.pending, L.unacked = written, state, false, map[string]bool{}
@@ -4221,6 +4530,44 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			return
 		}
 	}
+}
+
+// checkEntries checks that a put holds the entries of next, the model's
+// state for it, and no other (the actors retired in it included), and
+// next's bases (SPEC.md 6.10: what its passes folded, and the larger base
+// of each read).
+func (m *dvModel) checkEntries(attempt int, s *dvState, next dvEntries) {
+	if s == nil {
+		return
+	}
+	var got, want []string
+	for half, es := range map[string][]dvEntry{"P": s.P, "N": s.N} {
+		for _, e := range es {
+			got = append(got, half+"/"+e.Actor)
+		}
+	}
+	for k := range next {
+		if !strings.HasSuffix(k, "/") {
+			want = append(want, k)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		m.bad("attempt %d: put holds the entries %v, want %v", attempt, got, want)
+	}
+	for half, b := range map[string]*dvBase{"P": s.PBase, "N": s.NBase} {
+		if w := next.base(half); !reflect.DeepEqual(b, w) {
+			m.bad("attempt %d: put's base of %s is %s, want %s", attempt, half, dvShowBase(b), dvShowBase(w))
+		}
+	}
+}
+
+func dvShowBase(b *dvBase) string {
+	if b == nil {
+		return "none"
+	}
+	return fmt.Sprintf("{cutoff %d, total %d, forgot %d}", b.Cutoff, b.Total, b.Forgot)
 }
 
 // group checks a group step (SPEC.md 11.1): the first member's cycle
@@ -5258,6 +5605,45 @@ var dvWrongExpectations = []struct {
 	{"a retired entry's total left out of the value", "driver_ledger.json", "retire: an idle writer is retired after its transactions are recorded",
 		func(v *dvVector) { v.Steps[4].Value = dvI(8) },
 		"value", "value 8, the model says 13"},
+	{"a put that merges a state read more than RetiredGrace/2 ago", "driver_ledger.json", "grace: a read older than RetiredGrace/2 drops the ledger's state",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[5].Calls[3], func(s *dvState) {
+				s.P = append(s.P, dvEntry{Actor: "c~cccccccc", Seq: "1", History: []dvTxn{{"t1", 5}}, Folded: []dvTxn{}})
+				s.Value += 5
+			})
+		},
+		"calls[3].value", "put writes"},
+	{"a pass that folds with the cutoff now", "driver_ledger.json", "grace: a read older than RetiredGrace/2 drops the ledger's state",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[3].Calls[2], func(s *dvState) {
+				s.P = slices.DeleteFunc(s.P, func(e dvEntry) bool { return e.Actor == "c~cccccccc" })
+				s.PBase = &dvBase{Cutoff: dvInt(dvT0.Add(90 * time.Minute).UnixNano()), Total: 5}
+			})
+		},
+		"calls[2].value", "put's base of P"},
+	{"a merge that keeps an entry retired before the base's cutoff", "driver_ledger.json", "grace: a read's base drops the retired entry the ledger's state holds",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[5].Calls[2], func(s *dvState) {
+				s.P = append(s.P, dvEntry{Actor: "c~cccccccc", Seq: "1", Total: 5, History: []dvTxn{}, Folded: []dvTxn{}, Retired: true, RetiredAt: dvInt(dvT0.Add(time.Hour).UnixNano())})
+				s.Value += 5
+			})
+		},
+		"calls[2].value", "put holds the entries"},
+	{"a pass that does not fold", "driver_ledger.json", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[2].Calls[2], func(s *dvState) {
+				s.P = append([]dvEntry{{Actor: "a~aaaaaaaa", Seq: "1", Total: 5, History: []dvTxn{}, Folded: []dvTxn{}, Retired: true, RetiredAt: dvInt(dvT0.Add(time.Hour).UnixNano())}}, s.P...)
+				s.PBase = nil
+			})
+		},
+		"calls[2].value", "put's base of P"},
+	{"a write under an incarnation older than RetireAfter + RetiredGrace/2", "driver_ledger.json", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
+		func(v *dvVector) {
+			c := &v.Steps[3].Calls[3]
+			c.Actor = "a~aaaaaaaa"
+			dvEditState(c, func(s *dvState) { s.P[0].Actor = "a~aaaaaaaa" })
+		},
+		"calls[3].actor", "want as \"a~aaaaaaab\""},
 	{"a GC at another write timestamp", "driver_tally.json", "GC folds final shards into the tally",
 		func(v *dvVector) {
 			s := &v.Steps[5]
@@ -5302,6 +5688,18 @@ var dvWrongExpectations = []struct {
 
 // dvEditRecord changes the record a put writes or a fetch reads, and its
 // bytes.
+// dvEditState edits the state a put writes, and its bytes.
+func dvEditState(c *dvCall, edit func(*dvState)) {
+	x := *c.State
+	x.P, x.N = slices.Clone(x.P), slices.Clone(x.N)
+	edit(&x)
+	b, err := dvEncState(&x)
+	if err != nil {
+		panic(err)
+	}
+	c.State, c.Value = &x, hex.EncodeToString(b)
+}
+
 func dvEditRecord(c any, edit func(*dvRecord)) {
 	var r **dvRecord
 	var value *string
@@ -5465,6 +5863,21 @@ var dvMutants = []struct {
 	{"ledger/group: refused members kept in the state", "6.9 group commit: unavailable takes every applied member back out",
 		"ledger/ledger.go", "if brokenKeepRefused && len(applied) > 1 {", "if len(applied) > 1 {",
 		"driver_ledger", "group: a refused put"},
+	{"ledger/no stale-read drop", "6.9 RetiredGrace: a read more than RetiredGrace/2 after the previous one starts from the store alone",
+		"ledger/retire_grace.go", "if l.cyc.Local != nil && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {", "if false && l.cyc.Local != nil && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {",
+		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
+	{"ledger/no new incarnation", "6.9 RetiredGrace: an entry unchanged for more than RetireAfter + RetiredGrace/2 is not written again",
+		"ledger/retire_grace.go", "if l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "if true || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
+		"driver_ledger", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation"},
+	{"ledger/new incarnation at exactly RetireAfter + RetiredGrace/2", "6.9 RetiredGrace: a new incarnation only when more than RetireAfter + RetiredGrace/2 passed",
+		"ledger/retire_grace.go", "now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "now.Sub(l.own.at) < max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
+		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
+	{"ledger/fold with the cutoff now", "6.9 RetiredGrace: a pass folds with the cutoff now - RetiredGrace",
+		"ledger/retire_grace.go", "l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))", "l.stats.folded += merged.Fold(now)",
+		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
+	{"ledger/never fold", "6.9 RetiredGrace: every pass folds (6.10)",
+		"ledger/retire_grace.go", "l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))", "l.stats.folded += 0",
+		"driver_ledger", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation"},
 	{"tpncounter/Compact ignores the overflowing half", "6.6: Compact is all or nothing",
 		"tpncounter/counter.go", "if err := e.checkSeq(); err != nil {\n\t\t\t\treturn false, err\n\t\t\t}\n\t\t\tjobs = append(jobs, job{g, e, p})",
 		"if err := e.checkSeq(); err != nil {\n\t\t\t\tcontinue\n\t\t\t}\n\t\t\tjobs = append(jobs, job{g, e, p})",
