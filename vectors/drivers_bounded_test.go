@@ -18,7 +18,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1096,6 +1098,102 @@ func TestDriverBoundedCatchesWrongExpectations(t *testing.T) {
 				t.Error("the model accepted the wrong expectation")
 			} else {
 				t.Logf("model: %s", ps[0])
+			}
+		})
+	}
+}
+
+// The bounded Account's driver mutants (TestDriverVectorMutants), one per
+// rule of SPEC.md 13.5, each with the vector of driver_bounded.json that
+// catches it. They join dvMutants here, after the other drivers'.
+func init() {
+	const f, file = "bounded/account.go", "driver_bounded"
+	for _, m := range []struct{ name, rule, old, new, want string }{
+		{"bounded/grant ignores Keep", "13.5 step 5: spare = spendable - Keep",
+			"spare := a.spendable(c) - a.opts.Keep", "spare := a.spendable(c)", dvbGrant},
+		{"bounded/an asking account gives to larger requesters", "13.5 step 5: stop when asking and r >= A",
+			"if spare <= 0 || (asking && r.Actor >= a.writer) {", "if spare <= 0 || (asking && r.Actor >= a.writer && false) {", dvbGrantAsking},
+		{"bounded/settle takes back the smallest holder's copy", "13.5 step 3: the smallest holder keeps its copy",
+			"if hs := c.holders[t.ID]; len(hs) < 2 || hs[0] == a.writer {", "if hs := c.holders[t.ID]; len(hs) < 2 || hs[len(hs)-1] == a.writer {", dvbSettle},
+		{"bounded/settle fails on a spent copy", "13.5 step 3: a Retract refused insufficient_rights is skipped",
+			"if errors.Is(err, crdt.ErrInsufficientRights) {\n\t\t\t\tcontinue", "if false && errors.Is(err, crdt.ErrInsufficientRights) {\n\t\t\t\tcontinue", dvbSettleSpent},
+		{"bounded/unconfirmed credits spendable", "13.5: spendable = rights(A) - the credits in U",
+			"\t\tif amt > 0 {\n\t\t\ts -= amt", "\t\tif false && amt > 0 {\n\t\t\ts -= amt", dvbAmbLost},
+		{"bounded/a definite answer keeps the txn unconfirmed", "13.5: a call that answers without error removes txn from U",
+			"delete(a.unconfirmed, txn) // the caller now knows", "// the caller now knows", dvbAmbLost},
+		{"bounded/no undo after a refused put", "13.5 step 7: unavailable puts prev back",
+			"\t\t\tinvalid := retry.Classify(err) == retry.Invalid\n\t\t\tundo()", "\t\t\tinvalid := retry.Classify(err) == retry.Invalid", dvbRefused},
+		{"bounded/writes when nothing changed", "13.5 step 6: nothing to do, nothing put",
+			"if len(settled) == 0 && !changed && given == 0 && !a.cyc.Pending && nsibs <= 1 && storeHasAll {", "if false && len(settled) == 0 && !changed && given == 0 && !a.cyc.Pending && nsibs <= 1 && storeHasAll {", dvbNoWrite},
+		{"bounded/asks when the whole balance is short", "13.5 Debit: nothing asked when value - L - spendable < s",
+			"if c.Value()-c.Bound()-max(0, spendable) < short {", "if false && c.Value()-c.Bound()-max(0, spendable) < short {", dvbAskNothing},
+		{"bounded/a debit that goes through does not withdraw", "13.5 Debit: Apply, then Withdraw(A)",
+			"\t\tif amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", "\t\tif false && amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", dvbGrant},
+		{"bounded/Close gives everything to the heir", "13.5 Close: the requests first, then the heir",
+			"given, err := a.grant(c) // requests first", "given, err := int64(0), error(nil) // requests first", dvbTransferClose},
+		{"bounded/a duplicate is applied again", "13.5 step 4: a held txn with this amount changes nothing",
+			"if known, err := c.Known(txn, amount); known || err != nil {", "if known, err := c.Known(txn, amount); (known && false) || err != nil {", dvbDuplicates},
+	} {
+		dvMutants = append(dvMutants, struct {
+			name, rule, file, old, new string
+			vectors                    string
+			want                       string
+		}{m.name, m.rule, f, m.old, m.new, file, m.want})
+	}
+}
+
+// TestDriverVectorMutantsModel (opt-in with -driver-mutants) regenerates
+// driver_bounded.json under each bounded Account mutant, so that the file
+// mirrors the broken driver and its replay passes, and requires the model
+// to reject the mutant's vector: expectations written from a broken
+// driver do not pass the independent checks.
+func TestDriverVectorMutantsModel(t *testing.T) {
+	if !*driverMutants {
+		t.Skip("opt-in: go test ./vectors -run TestDriverVectorMutantsModel -driver-mutants")
+	}
+	only, err := regexp.Compile(*driverMutantsRun)
+	if err != nil {
+		t.Fatalf("-driver-mutants-run: %v", err)
+	}
+	root := copyModule(t)
+	for _, m := range dvMutants {
+		if m.vectors != "driver_bounded" || !only.MatchString(m.name) {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			p := filepath.Join(root, m.file)
+			orig, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := filepath.Join(root, "testdata", "vectors", "driver_bounded.json")
+			vec, err := os.ReadFile(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(orig), m.old, m.new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := os.WriteFile(p, orig, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(data, vec, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			cmd := exec.Command("go", "test", "-count=1", "-run", "^TestDriverVectors$/^driver_bounded$", "./vectors", "-update")
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			switch {
+			case err == nil:
+				t.Errorf("%s: the model accepted the vectors the mutant wrote\n%s", m.name, out)
+			case strings.Contains(string(out), "[build failed]"):
+				t.Errorf("%s: the mutant does not build\n%s", m.name, out)
+			case !strings.Contains(string(out), "model: "+m.want+":"):
+				t.Errorf("%s: the model did not reject %q\n%s", m.name, m.want, out)
+			default:
+				t.Logf("%s: the model rejects %q", m.name, m.want)
 			}
 		})
 	}
