@@ -80,6 +80,7 @@ var dvDrivers = map[string]struct {
 	"driver_tally.json":    {"tally", dvGenTally, false},
 	"driver_deltalog.json": {"deltalog", dvGenDeltalog, true},
 	"driver_balance.json":  {"balance", dvGenBalance, true},
+	"driver_bounded.json":  {"bounded", dvGenBounded, false},
 }
 
 // The driver files are vector files like the others: TestVectors checks
@@ -265,9 +266,13 @@ func dvModelFile(driver string, f dvFile) []string {
 			ps = dvModelDeltalog(v)
 		case "balance":
 			ps = dvModelBalance(v)
+		case "bounded":
+			ps = dvModelBounded(v) // checks its encodings itself
 		}
 		ps = append(ps, dvModelStore(v)...)
-		ps = append(ps, dvCheckEncodings(driver, v)...)
+		if driver != "bounded" {
+			ps = append(ps, dvCheckEncodings(driver, v)...)
+		}
 		for _, p := range ps {
 			problems = append(problems, v.Name+": "+p)
 		}
@@ -285,6 +290,8 @@ func dvRun(driver string, v dvVector, replay bool) (dvVector, error) {
 		return dvRunDeltalog(v, replay)
 	case "balance":
 		return dvRunBalance(v, replay)
+	case "bounded":
+		return dvRunBounded(v, replay)
 	}
 	return dvVector{}, fmt.Errorf("unknown driver %q", driver)
 }
@@ -454,6 +461,10 @@ type dvOptions struct {
 	MaxMergeNS     *dvInt `json:"max_merge_ns,omitempty"`
 	SettleGraceNS  *dvInt `json:"settle_grace_ns,omitempty"`
 	GCGraceNS      *dvInt `json:"gc_grace_ns,omitempty"`
+	// bounded Account (SPEC.md 13.5; also retry_count): Keep and the
+	// counter's window
+	Keep   *dvInt `json:"keep,omitempty"`
+	Window int    `json:"window,omitempty"`
 }
 
 func dvDur(p *dvInt) time.Duration {
@@ -515,6 +526,15 @@ type dvStep struct {
 	MergeCell  *dvDesc  `json:"merge_cell,omitempty"`
 	Deleted    *bool    `json:"deleted,omitempty"`
 	Merge      *dvMerge `json:"merge,omitempty"`
+
+	// bounded Account (SPEC.md 13.5): To is a transfer's recipient or
+	// Close's heir; the Result's rights and granted (when landed),
+	// requested and available (insufficient_rights).
+	To        string `json:"to,omitempty"`
+	Rights    *dvInt `json:"rights,omitempty"`
+	Granted   *dvInt `json:"granted,omitempty"`
+	Requested *dvInt `json:"requested,omitempty"`
+	Available *dvInt `json:"available,omitempty"`
 }
 
 // dvCopy is the copy of a transaction that counts (ledger Result.Owner).
@@ -570,12 +590,16 @@ type dvCall struct {
 	Reply  string `json:"reply"`            // ok, refused, ambiguous
 	Landed *bool  `json:"landed,omitempty"` // ambiguous writes: whether the write took effect
 	Stale  int    `json:"stale,omitempty"`  // reads: answered as of this many landed writes ago
+
+	Bounded *dvBState `json:"bounded,omitempty"` // a bounded Account's put: the state written
 }
 
 type dvSibling struct {
 	Value  string    `json:"value"`
 	State  *dvState  `json:"state"`
 	Record *dvRecord `json:"record,omitempty"`
+
+	Bounded *dvBState `json:"bounded,omitempty"` // a bounded Account's sibling
 }
 
 // dvRecord is a decoded transaction record (SPEC.md 6.11).

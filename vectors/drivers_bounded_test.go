@@ -1,0 +1,1200 @@
+package vectors
+
+// Driver protocol vectors of the bounded Account (SPEC.md 13.5, 11.1):
+// driver_bounded.json. The file has the format of the other driver files
+// over a sibling store (10.1), with the Accounts listed in `ledgers` and
+// named by each step's `ledger`; ops credit, debit, transfer (to), sync,
+// value and close (to: the heir). Replaying runs bounded.Account over the
+// scripted store; dvModelBounded re-derives every put and result from
+// SPEC.md 13.5 with the plain bounded model of bounded_test.go
+// (boundedModel), which shares no code with package bounded.
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+)
+
+// dvBState is a decoded bounded counter (SPEC.md 13.4) as a put or a
+// sibling of driver_bounded.json shows it: the entries, and the value,
+// rights and outstanding requests they give.
+type dvBState struct {
+	Value       string            `json:"value"`
+	Rights      map[string]string `json:"rights"`
+	Outstanding map[string]string `json:"outstanding,omitempty"`
+	Entries     []bvEntry         `json:"entries"`
+}
+
+// dvbDecode decodes a bounded counter with the real decoder; nil if it
+// does not decode.
+func dvbDecode(b []byte, window int) *dvBState {
+	c, err := bounded.Decode(b, window)
+	if err != nil {
+		return nil
+	}
+	st := &dvBState{Value: i64(c.Value()), Rights: map[string]string{}, Entries: []bvEntry{}}
+	for _, a := range bvActors(c) {
+		st.Rights[a] = i64(c.Rights(crdt.ActorID(a)))
+		if o := c.Outstanding(crdt.ActorID(a)); o > 0 {
+			if st.Outstanding == nil {
+				st.Outstanding = map[string]string{}
+			}
+			st.Outstanding[a] = i64(o)
+		}
+	}
+	for _, a := range c.Actors() {
+		e, _ := c.Entry(a)
+		be := bvEntry{Actor: string(a), Seq: strconv.FormatUint(e.Seq, 10), Credits: i64(e.Credits), Debits: i64(e.Debits), Asked: i64(e.Asked), Recent: [][2]string{}}
+		for to, n := range e.Sent {
+			if be.Sent == nil {
+				be.Sent = map[string]string{}
+			}
+			be.Sent[string(to)] = i64(n)
+		}
+		for _, x := range e.Recent {
+			be.Recent = append(be.Recent, [2]string{string(x.ID), i64(x.Amount)})
+		}
+		st.Entries = append(st.Entries, be)
+	}
+	return st
+}
+
+// dvbKinds are the kinds of SPEC.md 2.3 in its order, insufficient_rights
+// included.
+var dvbKinds = func() []struct {
+	name string
+	err  error
+} {
+	out := slices.Clone(dvKinds)
+	i := slices.IndexFunc(out, func(k struct {
+		name string
+		err  error
+	}) bool {
+		return k.name == "too_large"
+	})
+	return slices.Insert(out, i+1, struct {
+		name string
+		err  error
+	}{"insufficient_rights", crdt.ErrInsufficientRights})
+}()
+
+func dvbKind(err error) string {
+	if err == nil {
+		return ""
+	}
+	var names []string
+	for _, k := range dvbKinds {
+		if errors.Is(err, k.err) {
+			names = append(names, k.name)
+		}
+	}
+	if len(names) == 0 {
+		return "unknown: " + err.Error()
+	}
+	return strings.Join(names, "+")
+}
+
+func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
+	rec := &dvRec{replay: replay}
+	st := &dvSiblings{rec: rec}
+	if !replay {
+		st.back, st.hist = map[string]*memory.Siblings{}, map[string][]dvSibState{}
+	}
+	if len(v.InitialSiblings) > 0 {
+		return dvVector{}, errors.New("a bounded vector starts from an empty store")
+	}
+	o := v.Options
+	if o.Keep == nil {
+		return dvVector{}, errors.New("options: keep is required")
+	}
+	accounts := map[string]*bounded.Account{}
+	var actual, vector [][]byte
+	for _, d := range v.Ledgers {
+		a, err := bounded.Open(st, o.Key, bounded.AccountOptions{
+			Actor: crdt.ActorID(d.Actor), Counter: bounded.Options{Window: o.Window},
+			Keep: int64(*o.Keep), RetryCount: o.RetryCount, Backoff: bounded.Backoff{Initial: -1},
+		})
+		if err != nil {
+			return dvVector{}, err
+		}
+		if len(a.Writer()) != len(d.Writer) || !strings.HasPrefix(d.Writer, d.Actor+"~") {
+			return dvVector{}, fmt.Errorf("writer %q does not stand for %q", d.Writer, a.Writer())
+		}
+		accounts[d.Actor] = a
+		actual, vector = append(actual, []byte(a.Writer())), append(vector, []byte(d.Writer))
+	}
+	swap := func(from, to [][]byte) func([]byte) []byte {
+		return func(b []byte) []byte {
+			for i := range from {
+				b = bytes.ReplaceAll(b, from[i], to[i])
+			}
+			return b
+		}
+	}
+	toVector, toActual := swap(actual, vector), swap(vector, actual)
+	st.toActual, st.toVector = toActual, toVector
+	norm := func(c dvCall) dvCall {
+		c.Actor = string(toVector([]byte(c.Actor)))
+		if c.Method == "put" {
+			b := toVector(dvUnhex(c.Value))
+			c.Value, c.Bounded = hex.EncodeToString(b), dvbDecode(b, o.Window)
+		}
+		sibs := c.Siblings
+		c.Siblings = nil
+		for _, sb := range sibs {
+			b := toVector(dvUnhex(sb.Value))
+			c.Siblings = append(c.Siblings, dvSibling{Value: hex.EncodeToString(b), Bounded: dvbDecode(b, o.Window)})
+		}
+		return c
+	}
+	ctx := context.Background()
+	out := v
+	out.Steps = nil
+	for _, s := range v.Steps {
+		rec.begin(s)
+		got := dvStep{Op: s.Op, Note: s.Note, Ledger: s.Ledger, Txn: s.Txn, Amount: s.Amount, To: s.To}
+		a := accounts[s.Ledger]
+		if a == nil {
+			return dvVector{}, fmt.Errorf("step %q: unknown account %q", s.Op, s.Ledger)
+		}
+		amount := func() int64 {
+			if s.Amount == nil {
+				return 0
+			}
+			return int64(*s.Amount)
+		}
+		var res bounded.Result
+		var err error
+		result := true
+		switch s.Op {
+		case "credit":
+			res, err = a.Credit(ctx, crdt.TxnID(s.Txn), amount())
+		case "debit":
+			res, err = a.Debit(ctx, crdt.TxnID(s.Txn), amount())
+		case "transfer":
+			res, err = a.Transfer(ctx, crdt.ActorID(toActual([]byte(s.To))), amount())
+		case "close":
+			res, err = a.Close(ctx, crdt.ActorID(toActual([]byte(s.To))))
+		case "sync":
+			result = false
+			var c *bounded.Counter
+			if c, err = a.Sync(ctx); err == nil {
+				got.Value, got.Rights = dvI(c.Value()), dvI(c.Rights(a.Writer()))
+			}
+		case "value":
+			result = false
+			var n int64
+			if n, err = a.Value(ctx); err == nil {
+				got.Value = dvI(n)
+			}
+		default:
+			return dvVector{}, fmt.Errorf("unknown bounded op %q", s.Op)
+		}
+		got.Error = dvbKind(err)
+		if result {
+			if res.Outcome != 0 {
+				got.Outcome = res.Outcome.String()
+			}
+			got.Attempts, got.Landed = res.Attempts, dvB(res.Landed)
+			if res.Landed {
+				got.Value, got.Rights, got.Granted = dvI(res.Value), dvI(res.Rights), dvI(res.Granted)
+			}
+			var short *bounded.InsufficientRightsError
+			if errors.As(err, &short) {
+				got.Available = dvI(short.Available)
+				if s.Op == "debit" {
+					got.Requested = dvI(res.Requested)
+				}
+			}
+		}
+		got.Pending = dvB(a.Pending())
+		got.Calls = rec.ordered(norm)
+		out.Steps = append(out.Steps, got)
+	}
+	return out, nil
+}
+
+// ---------------------------------------------------------------------------
+// The vectors.
+
+var dvAccountsABC = []dvLedger{{"a", "a~aaaaaaaa"}, {"b", "b~bbbbbbbb"}, {"c", "c~cccccccc"}}
+
+func dvbOptions(retries int, keep int64) dvOptions {
+	return dvOptions{Key: dvLedgerKey, RetryCount: retries, Keep: dvI(keep), Window: 8}
+}
+
+// dvbOp is a step of account acct; faults are those of its store calls.
+func dvbOp(op, acct, txn string, amount int64, faults ...string) dvStep {
+	s := dvStep{Op: op, Ledger: acct, Txn: txn}
+	if amount != 0 {
+		s.Amount = dvI(amount)
+	}
+	return dvStepOf(s, faults...)
+}
+
+func dvbTo(op, acct, to string, amount int64, faults ...string) dvStep {
+	s := dvbOp(op, acct, "", amount, faults...)
+	s.To = to
+	return s
+}
+
+func dvbNote(s dvStep, note string) dvStep { s.Note = note; return s }
+
+// dvbVectorNames are the vectors of driver_bounded.json, in order.
+const (
+	dvbDuplicates    = "credit, duplicate and conflicting_transaction on the same and another Account"
+	dvbAsk           = "a debit beyond rights asks for the shortfall"
+	dvbAskNothing    = "a debit the whole balance is short of asks nothing"
+	dvbGrant         = "grant: in actor order, keeping Keep; the debit then goes through and withdraws"
+	dvbGrantAsking   = "grant: an asking account gives only to smaller requesters"
+	dvbRefused       = "refused puts: the entry goes back, retried; all refused is unavailable"
+	dvbAmbLanded     = "ambiguous put that landed"
+	dvbAmbLost       = "ambiguous put lost, then refused: ambiguous_write; in doubt not spendable; the retry answers"
+	dvbSettle        = "settle: the larger holder of a doubled credit takes its copy back"
+	dvbSettleSpent   = "settle: a doubled credit whose rights the larger holder spent stays doubled"
+	dvbNoWrite       = "nothing to do: no put"
+	dvbTransferClose = "transfer and close: to the requests, then to the heir; calls after Close fail"
+)
+
+func dvGenBounded() dvFile {
+	abc := dvAccountsABC
+	vs := []dvVector{
+		{Name: dvbDuplicates, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "t1", 10),
+			dvbNote(dvbOp("credit", "a", "t1", 10), "the same amount: duplicate, nothing written"),
+			dvbNote(dvbOp("credit", "a", "t1", 5), "another amount: conflicting_transaction, nothing written"),
+			dvbNote(dvbOp("debit", "a", "t1", 10), "the other sign: conflicting_transaction"),
+			dvbNote(dvbOp("credit", "b", "t1", 10), "another Account: duplicate"),
+			dvbNote(dvbOp("credit", "b", "t1", 7), "another Account, another amount: conflicting_transaction"),
+		}},
+		{Name: dvbAsk, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "c1", 10),
+			dvbOp("credit", "b", "c2", 5),
+			dvbNote(dvbOp("debit", "a", "d1", 12), "available 10: asks for 2 (asked = received + 2), written"),
+			dvbNote(dvbOp("debit", "a", "d1", 13), "a larger shortfall raises the request"),
+		}},
+		{Name: dvbAskNothing, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "c1", 10),
+			dvbOp("credit", "b", "c2", 5),
+			dvbNote(dvbOp("debit", "a", "d1", 16), "short 6, the others hold 5: nothing asked, nothing written"),
+		}},
+		{Name: dvbGrant, Options: dvbOptions(2, 2), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "ca", 10),
+			dvbNote(dvbOp("debit", "b", "db", 4), "asks for 4"),
+			dvbNote(dvbOp("debit", "c", "dc", 9), "asks for 9"),
+			dvbNote(dvbOp("sync", "a", "", 0), "spare 10 - Keep 2: 4 to b, 4 to c"),
+			dvbNote(dvbOp("debit", "b", "db", 4), "granted: goes through"),
+			dvbNote(dvbOp("credit", "c", "cc", 6), "c's own credit"),
+			dvbNote(dvbOp("debit", "c", "dc", 9), "goes through and withdraws the rest of c's request"),
+			dvbNote(dvbOp("sync", "a", "", 0), "no request left: nothing written"),
+		}},
+		{Name: dvbGrantAsking, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "b", "cb", 10),
+			dvbOp("credit", "c", "cc", 1),
+			dvbNote(dvbOp("debit", "a", "da", 3), "asks for 3"),
+			dvbNote(dvbOp("debit", "c", "dc", 3), "asks for 2 and gives its 1 to a, a smaller requester"),
+			dvbNote(dvbOp("debit", "b", "db", 11), "asks for 1; gives a the 2 it still needs, nothing to c (larger than b) though 8 are spare"),
+			dvbNote(dvbOp("sync", "b", "", 0), "b still asks: nothing for c, nothing written"),
+		}},
+		{Name: dvbRefused, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbOp("credit", "a", "c1", 10, "", "refuse"), "the second put is the first one again"),
+			dvbNote(dvbOp("credit", "a", "c2", 5, "", "refuse", "", "refuse", "", "refuse"), "every attempt refused: unavailable, nothing stored"),
+			dvbOp("value", "a", "", 0),
+			dvbNote(dvbOp("credit", "a", "c2", 5), "applied now"),
+		}},
+		{Name: dvbAmbLanded, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbOp("credit", "a", "c1", 10, "", "ambiguous_landed"), "the next fetch holds it: applied, no second put"),
+			dvbNote(dvbOp("credit", "a", "c1", 10), "duplicate"),
+		}},
+		{Name: dvbAmbLost, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "b", "cb", 10),
+			dvbNote(dvbOp("credit", "a", "c1", 10, "", "ambiguous_lost", "", "refuse", "", "refuse"), "ambiguous_write: pending, in doubt"),
+			dvbNote(dvbOp("debit", "a", "d1", 5), "the credit in doubt is not spendable: asks for 5; the put lands the pending write"),
+			dvbNote(dvbOp("credit", "a", "c1", 10), "the same txn: duplicate, definite"),
+			dvbNote(dvbOp("debit", "a", "d1", 5), "spendable now: goes through"),
+		}},
+		{Name: dvbSettle, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "x1", 10),
+			dvbNote(dvbOp("credit", "b", "x1", 10, "stale"), "a stale read: b applies x1 too; two siblings"),
+			dvbNote(dvbOp("sync", "b", "", 0), "b is the larger holder: takes its copy back"),
+			dvbNote(dvbOp("sync", "a", "", 0), "a, the smallest holder, keeps its copy; nothing to write"),
+		}},
+		{Name: dvbSettleSpent, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "x1", 10),
+			dvbNote(dvbOp("credit", "b", "x1", 10, "stale"), "a stale read: b applies x1 too"),
+			dvbNote(dvbOp("debit", "b", "d1", 10, "stale2"), "another stale read: b spends the rights"),
+			dvbNote(dvbOp("sync", "b", "", 0), "Retract refused: x1 stays doubled; the siblings are merged"),
+		}},
+		{Name: dvbNoWrite, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("sync", "a", "", 0),
+			dvbOp("credit", "a", "c1", 5),
+			dvbNote(dvbOp("sync", "a", "", 0), "nothing changed: no put"),
+			dvbNote(dvbOp("sync", "b", "", 0), "b has nothing to write either"),
+			dvbOp("value", "b", "", 0),
+		}},
+		{Name: dvbTransferClose, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "c1", 10),
+			dvbTo("transfer", "a", "b~bbbbbbbb", 3),
+			dvbNote(dvbTo("transfer", "a", "b~bbbbbbbb", 20), "beyond a's rights: insufficient_rights, nothing written"),
+			dvbNote(dvbOp("debit", "c", "dc", 4), "asks for 4"),
+			dvbNote(dvbTo("close", "a", "b~bbbbbbbb", 0), "4 to c's request, the other 3 to the heir"),
+			dvbNote(dvbOp("credit", "a", "c2", 1), "after Close: invalid_config, no call"),
+			dvbNote(dvbOp("sync", "a", "", 0), "after Close: invalid_config"),
+			dvbNote(dvbOp("debit", "b", "db", 6), "the heir spends what it got"),
+			dvbNote(dvbTo("close", "c", "", 0), "no heir, no request: nothing to write"),
+		}},
+	}
+	return dvFile{
+		Driver:  "bounded",
+		Note:    "bounded.Account (SPEC.md 13.5) over a scripted sibling store (10.1, 11.1); the Accounts are listed in ledgers and named by each step's ledger",
+		Vectors: dvGenerate("bounded", vs),
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The model: SPEC.md 13.5 over boundedModel (bounded_test.go), which is
+// written from 13.1-13.4 and shares no code with package bounded. It reads
+// each step's calls in order, answers the Account's reads from them, and
+// derives the value of every put and the step's results.
+
+// dvbAcct is what the model keeps of one Account (13.5 "State kept").
+type dvbAcct struct {
+	writer  string
+	s       *boundedModel    // S, the last write
+	pending bool             // S's put may not have landed
+	u       map[string]int64 // U: credits answered ambiguous_write
+	closed  bool
+}
+
+// dvbModel checks one vector.
+type dvbModel struct {
+	v        dvVector
+	window   int
+	keep     int64
+	retries  int
+	problems []string
+	where    string
+}
+
+func (m *dvbModel) fail(format string, args ...any) {
+	m.problems = append(m.problems, m.where+": "+fmt.Sprintf(format, args...))
+}
+
+// dvbCopy returns a copy of an entry (nil for none).
+func dvbCopy(e *bmEntry) *bmEntry {
+	if e == nil {
+		return nil
+	}
+	c := *e
+	c.sent = maps.Clone(e.sent)
+	c.recent = slices.Clone(e.recent)
+	return &c
+}
+
+// dvbFromState builds the model of a decoded state; its encoding must be
+// the bytes given (SPEC.md 13.4, by the model's own writer).
+func (m *dvbModel) fromState(what, value string, st *dvBState) *boundedModel {
+	if st == nil {
+		m.fail("%s: no decoded state", what)
+		return nil
+	}
+	bm := newBoundedModel(0, "", m.window)
+	for _, e := range st.Entries {
+		be := &bmEntry{sent: map[string]int64{}}
+		var err error
+		parse := func(s string) int64 {
+			n, e2 := strconv.ParseInt(s, 10, 64)
+			if e2 != nil {
+				err = e2
+			}
+			return n
+		}
+		be.seq, err = strconv.ParseUint(e.Seq, 10, 64)
+		be.credits, be.debits, be.asked = parse(e.Credits), parse(e.Debits), parse(e.Asked)
+		for to, n := range e.Sent {
+			be.sent[to] = parse(n)
+		}
+		for _, x := range e.Recent {
+			be.recent = append(be.recent, [2]any{x[0], parse(x[1])})
+		}
+		if err != nil {
+			m.fail("%s: entry %s: %v", what, e.Actor, err)
+		}
+		bm.entries[e.Actor] = be
+	}
+	if got := bm.state(); got.Hex != value {
+		m.fail("%s: value %s is not the encoding of its state (%s)", what, value, got.Hex)
+	}
+	return bm
+}
+
+// newer reports whether entry x wins over y in a merge (SPEC.md 13.2).
+func dvbNewer(x, y *bmEntry) bool {
+	return y == nil || x.seq > y.seq || (x.seq == y.seq && bmCompare(x, y) > 0)
+}
+
+// dvbCovers reports whether x is at least y by the merge order.
+func dvbCovers(x, y *bmEntry) bool {
+	return x != nil && (x.seq > y.seq || (x.seq == y.seq && bmCompare(x, y) >= 0))
+}
+
+func (bm *boundedModel) rightsOf(a string) int64 { r, _ := bm.rights(a); return r }
+
+func (bm *boundedModel) outstanding(a string) int64 {
+	e := bm.entries[a]
+	if e == nil {
+		return 0
+	}
+	recv, _ := bm.received(a)
+	return max(0, e.asked-recv)
+}
+
+// holderActors returns the actors holding txn, sorted, with their amounts.
+func (bm *boundedModel) holderActors(txn string) (actors []string, amounts []int64) {
+	for _, a := range sortedKeys(bm.entries) {
+		for _, x := range bm.entries[a].recent {
+			if x[0].(string) == txn {
+				actors, amounts = append(actors, a), append(amounts, x[1].(int64))
+			}
+		}
+	}
+	return actors, amounts
+}
+
+// The 13.2 operations the Account uses, on the model. Each returns the
+// error kind ("" when done).
+
+func (bm *boundedModel) apply(a, txn string, amt int64) string {
+	e := bm.next(a)
+	if amt > 0 {
+		e.credits += amt
+	} else {
+		e.debits -= amt
+	}
+	e.recent = append(e.recent, [2]any{txn, amt})
+	if len(e.recent) > bm.window {
+		e.recent = e.recent[len(e.recent)-bm.window:]
+	}
+	return bm.commit(a, e, true)
+}
+
+func (bm *boundedModel) transfer(a, to string, n int64) string {
+	if bm.rightsOf(a) < n {
+		return "insufficient_rights"
+	}
+	e := bm.next(a)
+	e.sent[to] += n
+	return bm.commit(a, e, true)
+}
+
+func (bm *boundedModel) request(a string, n int64) (bool, string) {
+	recv, _ := bm.received(a)
+	if e := bm.entries[a]; e != nil && e.asked >= recv+n {
+		return false, ""
+	}
+	e := bm.next(a)
+	e.asked = recv + n
+	return true, bm.commit(a, e, false)
+}
+
+func (bm *boundedModel) withdraw(a string) bool {
+	if bm.outstanding(a) == 0 {
+		return false
+	}
+	recv, _ := bm.received(a)
+	e := bm.next(a)
+	e.asked = recv
+	bm.commit(a, e, false)
+	return true
+}
+
+func (bm *boundedModel) retract(a, txn string) (bool, string) {
+	e := bm.entries[a]
+	if e == nil {
+		return false, ""
+	}
+	i := slices.IndexFunc(e.recent, func(x [2]any) bool { return x[0].(string) == txn })
+	if i < 0 {
+		return false, ""
+	}
+	x := e.recent[i][1].(int64)
+	if x > 0 && bm.rightsOf(a) < x {
+		return false, "insufficient_rights"
+	}
+	n := bm.next(a)
+	if x > 0 {
+		n.credits -= x
+	} else {
+		n.debits += x
+	}
+	n.recent = slices.Delete(n.recent, i, i+1)
+	return true, bm.commit(a, n, true)
+}
+
+func (bm *boundedModel) install(a string, e *bmEntry) {
+	if e == nil {
+		delete(bm.entries, a)
+	} else {
+		bm.entries[a] = e
+	}
+	bm.givers = nil
+}
+
+// spendable is rights(A) less the credits in U (13.5).
+func (acc *dvbAcct) spendable() int64 {
+	s := acc.s.rightsOf(acc.writer)
+	for _, n := range acc.u {
+		if n > 0 {
+			s -= n
+		}
+	}
+	return s
+}
+
+// grant is step 5; it returns what it gave.
+func (m *dvbModel) grant(acc *dvbAcct, keep int64) int64 {
+	bm, A := acc.s, acc.writer
+	spare := acc.spendable() - keep
+	asking := bm.outstanding(A) > 0
+	var given int64
+	for _, r := range sortedKeys(bm.entries) {
+		n := bm.outstanding(r)
+		if n == 0 {
+			continue
+		}
+		if spare <= 0 || (asking && r >= A) {
+			break
+		}
+		if r == A {
+			continue
+		}
+		g := min(spare, n)
+		if k := bm.transfer(A, r, g); k != "" {
+			m.fail("grant to %s: %s", r, k)
+			return given
+		}
+		spare -= g
+		given += g
+	}
+	return given
+}
+
+// dvbCall is the model's cursor over a step's calls.
+type dvbCall struct {
+	calls []dvCall
+	next  int
+}
+
+func (m *dvbModel) take(cur *dvbCall, method string) (dvCall, bool) {
+	if cur.next >= len(cur.calls) {
+		m.fail("the Account makes a %s the vector does not list (after %d calls)", method, len(cur.calls))
+		return dvCall{}, false
+	}
+	c := cur.calls[cur.next]
+	cur.next++
+	if c.Method != method {
+		m.fail("call %d is a %s, the Account makes a %s", cur.next, c.Method, method)
+		return dvCall{}, false
+	}
+	return c, true
+}
+
+// dvbCycle is what one call's cycle ended with.
+type dvbCycle struct {
+	err                    string // the error kinds, "" for none
+	attempts               int
+	landed                 bool
+	value, rights, granted int64
+	stop                   bool // the vector ended the model's reading
+}
+
+// read is steps 1 and 2: the fetch and the merge. It returns prev, the
+// number of siblings and whether they held every entry of S; ok is false
+// when the fetch failed (err set) or the vector stops.
+func (m *dvbModel) read(acc *dvbAcct, cur *dvbCall) (token string, nsibs int, held bool, err string, ok bool) {
+	c, found := m.take(cur, "fetch")
+	if !found {
+		return "", 0, false, "", false
+	}
+	if c.Key != m.v.Options.Key {
+		m.fail("fetch of key %q", c.Key)
+	}
+	if c.Reply != "ok" {
+		return "", 0, false, "unavailable", false
+	}
+	before := map[string]*bmEntry{}
+	for a, e := range acc.s.entries {
+		before[a] = e
+	}
+	covered := map[string]bool{}
+	for i, sb := range c.Siblings {
+		sm := m.fromState(fmt.Sprintf("sibling %d", i+1), sb.Value, sb.Bounded)
+		if sm == nil {
+			continue
+		}
+		for a, e := range sm.entries {
+			if b := before[a]; b != nil && dvbCovers(e, b) {
+				covered[a] = true
+			}
+			if dvbNewer(e, acc.s.entries[a]) {
+				acc.s.install(a, e)
+			}
+		}
+	}
+	held = true
+	for a := range before {
+		if !covered[a] {
+			held = false
+		}
+	}
+	if held {
+		acc.pending = false
+	}
+	return c.Token, len(c.Siblings), held, "", true
+}
+
+// cycle runs 13.5's cycle with op as step 4, which returns whether it
+// changed S and an error kind that ends the call.
+func (m *dvbModel) cycle(acc *dvbAcct, cur *dvbCall, keep int64, op func() (bool, string)) dvbCycle {
+	var r dvbCycle
+	inDoubt := false
+	for {
+		r.attempts++
+		token, nsibs, held, ferr, ok := m.read(acc, cur)
+		if !ok {
+			if ferr == "" {
+				r.stop = true
+			} else if inDoubt {
+				r.err = "ambiguous_write+" + ferr
+			} else {
+				r.err = ferr
+			}
+			return r
+		}
+		A := acc.writer
+		prev := dvbCopy(acc.s.entries[A])
+		undo := func() { acc.s.install(A, dvbCopy(prev)) }
+		// Step 3: settle.
+		for x := range acc.u {
+			if e := acc.s.entries[A]; e == nil || !slices.ContainsFunc(e.recent, func(t [2]any) bool { return t[0].(string) == x }) {
+				delete(acc.u, x)
+			}
+		}
+		var settled []string
+		if e := acc.s.entries[A]; e != nil {
+			for _, t := range slices.Clone(e.recent) {
+				txn := t[0].(string)
+				hs, _ := acc.s.holderActors(txn)
+				if len(hs) < 2 || hs[0] == A {
+					continue
+				}
+				done, k := acc.s.retract(A, txn)
+				if k == "insufficient_rights" {
+					continue
+				}
+				if k != "" {
+					m.fail("retract %s: %s", txn, k)
+				}
+				if done {
+					settled = append(settled, txn)
+				}
+			}
+		}
+		// Step 4.
+		changed, k := op()
+		if k != "" {
+			undo()
+			r.err = k
+			return r
+		}
+		// Step 5.
+		given := m.grant(acc, keep)
+		r.value, _ = acc.s.value()
+		r.rights, r.granted = max(0, acc.spendable()), given
+		// Step 6.
+		if len(settled) == 0 && !changed && given == 0 && !acc.pending && nsibs <= 1 && held {
+			r.landed, r.err = true, ""
+			return r
+		}
+		// Step 7.
+		put, found := m.take(cur, "put")
+		if !found {
+			r.stop = true
+			return r
+		}
+		want := acc.s.state().Hex
+		if put.Key != m.v.Options.Key || put.Actor != A || put.Token != token || put.Value != want {
+			m.fail("put %s as %s with token %q: the model puts %s as %s with token %q", put.Value, put.Actor, put.Token, want, A, token)
+		}
+		m.fromState("put", put.Value, put.Bounded)
+		forget := func() {
+			for _, x := range settled {
+				delete(acc.u, x)
+			}
+		}
+		var err string
+		switch put.Reply {
+		case "ok":
+			acc.pending = false
+			forget()
+			r.landed, r.err = true, ""
+			return r
+		case "ambiguous":
+			acc.pending, inDoubt = true, true
+			forget()
+			err = "ambiguous_write"
+		case "refused":
+			undo()
+			err = "unavailable"
+			if inDoubt {
+				err = "ambiguous_write+unavailable"
+			}
+		default:
+			m.fail("put reply %q", put.Reply)
+			r.stop = true
+			return r
+		}
+		if r.attempts > m.retries {
+			r.err = err
+			return r
+		}
+	}
+}
+
+func dvModelBounded(v dvVector) []string {
+	m := &dvbModel{v: v, window: v.Options.Window, retries: v.Options.RetryCount}
+	if m.window == 0 {
+		m.window = 64
+	}
+	if m.retries == 0 {
+		m.retries = 3
+	}
+	if v.Options.Keep == nil {
+		return []string{"options: no keep"}
+	}
+	m.keep = int64(*v.Options.Keep)
+	accts := map[string]*dvbAcct{}
+	writers := map[string]bool{}
+	for _, d := range v.Ledgers {
+		accts[d.Actor] = &dvbAcct{writer: d.Writer, s: newBoundedModel(0, "", m.window), u: map[string]int64{}}
+		writers[d.Writer] = true
+	}
+	for i, s := range v.Steps {
+		m.where = fmt.Sprintf("step %d (%s)", i+1, s.Op)
+		acc := accts[s.Ledger]
+		if acc == nil {
+			m.fail("unknown account %q", s.Ledger)
+			continue
+		}
+		got := dvStep{Op: s.Op}
+		cur := &dvbCall{calls: s.Calls}
+		var amount int64
+		if s.Amount != nil {
+			amount = int64(*s.Amount)
+		}
+		A := acc.writer
+		result := s.Op != "sync" && s.Op != "value"
+		var r dvbCycle
+		switch {
+		case s.Op == "credit" || s.Op == "debit":
+			signed := amount
+			if s.Op == "debit" {
+				signed = -amount
+			}
+			switch {
+			case amount <= 0:
+				r.err = "invalid_amount"
+			case !bvValidID(s.Txn):
+				r.err = "invalid_txn"
+			case acc.closed:
+				r = dvbCycle{err: "invalid_config", attempts: 1}
+			default:
+				applied, refused, available := false, false, int64(0)
+				r = m.cycle(acc, cur, m.keep, func() (bool, string) {
+					refused = false
+					if _, amts := acc.s.holderActors(s.Txn); len(amts) > 0 {
+						if slices.Contains(amts, signed) {
+							return false, ""
+						}
+						return false, "conflicting_transaction"
+					}
+					sp := acc.spendable()
+					if signed < 0 && amount > sp {
+						refused, available = true, max(0, sp)
+						short := amount - max(0, sp)
+						if val, _ := acc.s.value(); val-max(0, sp) < short {
+							return false, ""
+						}
+						ch, k := acc.s.request(A, short)
+						return ch, k
+					}
+					if k := acc.s.apply(A, s.Txn, signed); k != "" {
+						return false, k
+					}
+					applied = true
+					if signed < 0 {
+						acc.s.withdraw(A)
+					}
+					return true, ""
+				})
+				if r.stop {
+					break
+				}
+				hs, amts := acc.s.holderActors(s.Txn)
+				switch {
+				case refused:
+					got.Available, got.Requested = dvI(available), dvI(acc.s.outstanding(A))
+					if r.err == "" {
+						r.err = "insufficient_rights"
+					} else {
+						r.err = dvbJoin("insufficient_rights", r.err)
+					}
+				case r.err != "" && !applied && (strings.Contains(r.err, "unavailable") || strings.Contains(r.err, "ambiguous_write")) && dvbStored(acc, hs):
+					delete(acc.u, s.Txn)
+					got.Outcome, r.landed, r.err = "duplicate", true, ""
+				case r.err != "":
+					if j := slices.Index(hs, A); j >= 0 && acc.pending {
+						if applied {
+							acc.u[s.Txn] = signed
+						}
+						if r.err == "unavailable" {
+							r.err = "ambiguous_write"
+						}
+					}
+					_ = amts
+				default:
+					delete(acc.u, s.Txn)
+					got.Outcome = "duplicate"
+					if applied {
+						got.Outcome = "applied"
+					}
+				}
+			}
+		case s.Op == "transfer":
+			to := s.To
+			switch {
+			case !bvValidID(to):
+				r.err = "invalid_actor"
+			case amount <= 0:
+				r.err = "invalid_amount"
+			case acc.closed:
+				r = dvbCycle{err: "invalid_config", attempts: 1}
+			default:
+				var available *dvInt
+				r = m.cycle(acc, cur, m.keep, func() (bool, string) {
+					available = nil
+					if sp := acc.spendable(); sp < amount {
+						available = dvI(max(0, sp))
+						return false, "insufficient_rights"
+					}
+					if to == A {
+						return false, "invalid_actor"
+					}
+					return true, acc.s.transfer(A, to, amount)
+				})
+				got.Available = available
+			}
+		case s.Op == "close":
+			heir := s.To
+			if acc.closed {
+				r = dvbCycle{err: "invalid_config", attempts: 1}
+				break
+			}
+			r = m.cycle(acc, cur, 0, func() (bool, string) {
+				if heir == "" || heir == A {
+					return false, ""
+				}
+				given := m.grant(acc, 0)
+				if rest := acc.spendable(); rest > 0 {
+					return true, acc.s.transfer(A, heir, rest)
+				}
+				return given > 0, ""
+			})
+			if r.err == "" && !r.stop {
+				acc.closed = true
+			}
+		case s.Op == "sync":
+			if acc.closed {
+				got.Error = "invalid_config"
+				break
+			}
+			r = m.cycle(acc, cur, m.keep, func() (bool, string) { return false, "" })
+			if got.Error = r.err; r.err == "" && !r.stop {
+				v, _ := acc.s.value()
+				got.Value, got.Rights = dvI(v), dvI(acc.s.rightsOf(A))
+			}
+		case s.Op == "value":
+			if acc.closed {
+				got.Error = "invalid_config"
+				break
+			}
+			_, _, _, ferr, ok := m.read(acc, cur)
+			if got.Error = ferr; ok {
+				v, _ := acc.s.value()
+				got.Value = dvI(v)
+			} else if ferr == "" {
+				r.stop = true
+			}
+		default:
+			m.fail("unknown op")
+			continue
+		}
+		if r.stop {
+			m.fail("the model stops reading this vector here")
+			return m.problems
+		}
+		if cur.next != len(cur.calls) {
+			m.fail("the vector lists %d calls, the Account makes %d", len(cur.calls), cur.next)
+		}
+		if result {
+			got.Error, got.Attempts, got.Landed = r.err, r.attempts, dvB(r.landed)
+			if r.landed {
+				got.Value, got.Rights, got.Granted = dvI(r.value), dvI(r.rights), dvI(r.granted)
+			}
+		}
+		got.Pending = dvB(acc.pending)
+		m.compare(s, got)
+	}
+	return m.problems
+}
+
+// dvbJoin joins two error kind lists in SPEC.md 2.3's order.
+func dvbJoin(a, b string) string {
+	set := map[string]bool{}
+	for _, k := range append(strings.Split(a, "+"), strings.Split(b, "+")...) {
+		set[k] = true
+	}
+	var out []string
+	for _, k := range dvbKinds {
+		if set[k.name] {
+			out = append(out, k.name)
+		}
+	}
+	return strings.Join(out, "+")
+}
+
+// dvbStored is 13.5's "stored": held by another actor, or by A with no
+// write pending.
+func dvbStored(acc *dvbAcct, holders []string) bool {
+	for _, h := range holders {
+		if h != acc.writer || !acc.pending {
+			return true
+		}
+	}
+	return false
+}
+
+// compare reports the results of the vector's step that differ from the
+// model's.
+func (m *dvbModel) compare(want, got dvStep) {
+	pairs := []struct {
+		name string
+		w, g any
+	}{
+		{"error", want.Error, got.Error},
+		{"outcome", want.Outcome, got.Outcome},
+		{"attempts", want.Attempts, got.Attempts},
+		{"landed", dvShowB(want.Landed), dvShowB(got.Landed)},
+		{"value", dvShow(want.Value), dvShow(got.Value)},
+		{"rights", dvShow(want.Rights), dvShow(got.Rights)},
+		{"granted", dvShow(want.Granted), dvShow(got.Granted)},
+		{"requested", dvShow(want.Requested), dvShow(got.Requested)},
+		{"available", dvShow(want.Available), dvShow(got.Available)},
+		{"pending", dvShowB(want.Pending), dvShowB(got.Pending)},
+	}
+	for _, p := range pairs {
+		if p.w != p.g {
+			m.fail("%s: vector %v, model %v", p.name, p.w, p.g)
+		}
+	}
+}
+
+// dvbEditState changes the state a put writes and re-encodes it with the
+// model's writer, so that the bytes and the state agree and only the rules
+// can tell the put is wrong.
+func dvbEditState(c *dvCall, window int, edit func(map[string]*bmEntry)) {
+	m := &dvbModel{window: window}
+	bm := m.fromState("edit", c.Value, c.Bounded)
+	edit(bm.entries)
+	bm.givers = nil
+	st := bm.state()
+	c.Value = st.Hex
+	c.Bounded = &dvBState{Value: st.Value, Rights: st.Rights, Outstanding: st.Outstanding, Entries: st.Entries}
+}
+
+// dvbWrongExpectations are driver_bounded.json's vectors edited as a driver
+// that breaks a rule of SPEC.md 13.5 would write them: the replay and the
+// model must each reject every one.
+var dvbWrongExpectations = []struct {
+	name, vector string
+	edit         func(v *dvVector)
+}{
+	{"grant ignores Keep", dvbGrant, func(v *dvVector) {
+		dvbEditState(&v.Steps[3].Calls[1], v.Options.Window, func(es map[string]*bmEntry) { es["a~aaaaaaaa"].sent["c~cccccccc"] = 6 })
+	}},
+	{"an asking account gives to a larger requester", dvbGrantAsking, func(v *dvVector) {
+		dvbEditState(&v.Steps[4].Calls[1], v.Options.Window, func(es map[string]*bmEntry) { es["b~bbbbbbbb"].sent["c~cccccccc"] = 2 })
+	}},
+	{"a refused attempt's state kept", dvbRefused, func(v *dvVector) {
+		dvbEditState(&v.Steps[0].Calls[3], v.Options.Window, func(es map[string]*bmEntry) { es["a~aaaaaaaa"].seq++ })
+	}},
+	{"a sync with nothing to do writes", dvbNoWrite, func(v *dvVector) {
+		put := v.Steps[1].Calls[1]
+		put.Token = v.Steps[2].Calls[0].Token
+		v.Steps[2].Calls = append(v.Steps[2].Calls, put)
+	}},
+	{"a credit in doubt spendable", dvbAmbLost, func(v *dvVector) { v.Steps[2].Available = dvI(10) }},
+	{"a request when the whole balance is short", dvbAskNothing, func(v *dvVector) { v.Steps[2].Requested = dvI(6) }},
+	{"pending cleared by an ambiguous_write", dvbAmbLost, func(v *dvVector) { v.Steps[1].Pending = dvB(false) }},
+	{"a doubled credit not taken back", dvbSettle, func(v *dvVector) { v.Steps[2].Value = dvI(20) }},
+	{"the heir gets the requests' share", dvbTransferClose, func(v *dvVector) {
+		dvbEditState(&v.Steps[4].Calls[1], v.Options.Window, func(es map[string]*bmEntry) {
+			delete(es["a~aaaaaaaa"].sent, "c~cccccccc")
+			es["a~aaaaaaaa"].sent["b~bbbbbbbb"] = 10
+		})
+	}},
+}
+
+func TestDriverBoundedCatchesWrongExpectations(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(vectorDir, "driver_bounded.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range dvbWrongExpectations {
+		t.Run(c.name, func(t *testing.T) {
+			var f dvFile
+			if err := json.Unmarshal(raw, &f); err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(f.Vectors, func(v dvVector) bool { return v.Name == c.vector })
+			if i < 0 {
+				t.Fatalf("no vector %q", c.vector)
+			}
+			f.Vectors = f.Vectors[i : i+1]
+			if ps := append(dvReplayFile(f.Driver, f), dvModelFile(f.Driver, f)...); len(ps) > 0 {
+				t.Fatalf("the vector as it is fails:\n%s", strings.Join(ps, "\n"))
+			}
+			c.edit(&f.Vectors[0])
+			if ps := dvReplayFile(f.Driver, f); len(ps) == 0 {
+				t.Error("the replay accepted the wrong expectation")
+			}
+			if ps := dvModelFile(f.Driver, f); len(ps) == 0 {
+				t.Error("the model accepted the wrong expectation")
+			} else {
+				t.Logf("model: %s", ps[0])
+			}
+		})
+	}
+}
+
+// The bounded Account's driver mutants (TestDriverVectorMutants), one per
+// rule of SPEC.md 13.5, each with the vector of driver_bounded.json that
+// catches it. They join dvMutants here, after the other drivers'.
+func init() {
+	const f, file = "bounded/account.go", "driver_bounded"
+	for _, m := range []struct{ name, rule, old, new, want string }{
+		{"bounded/grant ignores Keep", "13.5 step 5: spare = spendable - Keep",
+			"spare := a.spendable(c) - a.opts.Keep", "spare := a.spendable(c)", dvbGrant},
+		{"bounded/an asking account gives to larger requesters", "13.5 step 5: stop when asking and r >= A",
+			"if spare <= 0 || (asking && r.Actor >= a.writer) {", "if spare <= 0 || (asking && r.Actor >= a.writer && false) {", dvbGrantAsking},
+		{"bounded/settle takes back the smallest holder's copy", "13.5 step 3: the smallest holder keeps its copy",
+			"if hs := c.holders[t.ID]; len(hs) < 2 || hs[0] == a.writer {", "if hs := c.holders[t.ID]; len(hs) < 2 || hs[len(hs)-1] == a.writer {", dvbSettle},
+		{"bounded/settle fails on a spent copy", "13.5 step 3: a Retract refused insufficient_rights is skipped",
+			"if errors.Is(err, crdt.ErrInsufficientRights) {\n\t\t\t\tcontinue", "if false && errors.Is(err, crdt.ErrInsufficientRights) {\n\t\t\t\tcontinue", dvbSettleSpent},
+		{"bounded/unconfirmed credits spendable", "13.5: spendable = rights(A) - the credits in U",
+			"\t\tif amt > 0 {\n\t\t\ts -= amt", "\t\tif false && amt > 0 {\n\t\t\ts -= amt", dvbAmbLost},
+		{"bounded/a definite answer keeps the txn unconfirmed", "13.5: a call that answers without error removes txn from U",
+			"delete(a.unconfirmed, txn) // the caller now knows", "// the caller now knows", dvbAmbLost},
+		{"bounded/no undo after a refused put", "13.5 step 7: unavailable puts prev back",
+			"\t\t\tinvalid := retry.Classify(err) == retry.Invalid\n\t\t\tundo()", "\t\t\tinvalid := retry.Classify(err) == retry.Invalid", dvbRefused},
+		{"bounded/writes when nothing changed", "13.5 step 6: nothing to do, nothing put",
+			"if len(settled) == 0 && !changed && given == 0 && !a.cyc.Pending && nsibs <= 1 && storeHasAll {", "if false && len(settled) == 0 && !changed && given == 0 && !a.cyc.Pending && nsibs <= 1 && storeHasAll {", dvbNoWrite},
+		{"bounded/asks when the whole balance is short", "13.5 Debit: nothing asked when value - L - spendable < s",
+			"if c.Value()-c.Bound()-max(0, spendable) < short {", "if false && c.Value()-c.Bound()-max(0, spendable) < short {", dvbAskNothing},
+		{"bounded/a debit that goes through does not withdraw", "13.5 Debit: Apply, then Withdraw(A)",
+			"\t\tif amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", "\t\tif false && amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", dvbGrant},
+		{"bounded/Close gives everything to the heir", "13.5 Close: the requests first, then the heir",
+			"given, err := a.grant(c) // requests first", "given, err := int64(0), error(nil) // requests first", dvbTransferClose},
+		{"bounded/a duplicate is applied again", "13.5 step 4: a held txn with this amount changes nothing",
+			"if known, err := c.Known(txn, amount); known || err != nil {", "if known, err := c.Known(txn, amount); (known && false) || err != nil {", dvbDuplicates},
+	} {
+		dvMutants = append(dvMutants, struct {
+			name, rule, file, old, new string
+			vectors                    string
+			want                       string
+		}{m.name, m.rule, f, m.old, m.new, file, m.want})
+	}
+}
+
+// TestDriverVectorMutantsModel (opt-in with -driver-mutants) regenerates
+// driver_bounded.json under each bounded Account mutant, so that the file
+// mirrors the broken driver and its replay passes, and requires the model
+// to reject the mutant's vector: expectations written from a broken
+// driver do not pass the independent checks.
+func TestDriverVectorMutantsModel(t *testing.T) {
+	if !*driverMutants {
+		t.Skip("opt-in: go test ./vectors -run TestDriverVectorMutantsModel -driver-mutants")
+	}
+	only, err := regexp.Compile(*driverMutantsRun)
+	if err != nil {
+		t.Fatalf("-driver-mutants-run: %v", err)
+	}
+	root := copyModule(t)
+	for _, m := range dvMutants {
+		if m.vectors != "driver_bounded" || !only.MatchString(m.name) {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			p := filepath.Join(root, m.file)
+			orig, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data := filepath.Join(root, "testdata", "vectors", "driver_bounded.json")
+			vec, err := os.ReadFile(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(strings.Replace(string(orig), m.old, m.new, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				if err := os.WriteFile(p, orig, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(data, vec, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}()
+			cmd := exec.Command("go", "test", "-count=1", "-run", "^TestDriverVectors$/^driver_bounded$", "./vectors", "-update")
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			switch {
+			case err == nil:
+				t.Errorf("%s: the model accepted the vectors the mutant wrote\n%s", m.name, out)
+			case strings.Contains(string(out), "[build failed]"):
+				t.Errorf("%s: the mutant does not build\n%s", m.name, out)
+			case !strings.Contains(string(out), "model: "+m.want+":"):
+				t.Errorf("%s: the model did not reject %q\n%s", m.name, m.want, out)
+			default:
+				t.Logf("%s: the model rejects %q", m.name, m.want)
+			}
+		})
+	}
+}
