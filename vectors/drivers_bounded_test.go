@@ -233,7 +233,7 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 // ---------------------------------------------------------------------------
 // The vectors.
 
-var dvAccountsABC = []dvLedger{{"a", "a~aaaaaaaa"}, {"b", "b~bbbbbbbb"}, {"c", "c~cccccccc"}}
+var dvAccountsABC = []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa"}, {Actor: "b", Writer: "b~bbbbbbbb"}, {Actor: "c", Writer: "c~cccccccc"}}
 
 func dvbOptions(retries int, keep int64) dvOptions {
 	return dvOptions{Key: dvLedgerKey, RetryCount: retries, Keep: dvI(keep), Window: 8}

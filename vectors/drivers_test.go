@@ -1015,7 +1015,7 @@ type dvSiblings struct {
 	hist     map[string][]dvSibState     // generation: every state after a write that landed, oldest first
 	toActual func([]byte) []byte         // replay: a vector value as the driver must read it
 	toVector func([]byte) []byte         // replay: a value the driver wrote as the vector gives it
-	sync     func()                      // takes up a ledger's new incarnation (dvIncarnations)
+	sync     func()                      // takes up a ledger's new incarnation (dvIncarnations); nil: none
 	park     *dvPark                     // holds the next fetch of a counter key (group steps)
 }
 
@@ -1055,7 +1055,9 @@ func (s *dvSiblings) held(key string) {
 }
 
 func (s *dvSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	s.sync()
+	if s.sync != nil {
+		s.sync()
+	}
 	vals, tok, err := s.fetch(ctx, key)
 	s.held(key)
 	return vals, tok, err
@@ -1121,7 +1123,9 @@ func (s *dvSiblings) states(key string) []dvSibState {
 }
 
 func (s *dvSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	s.sync()
+	if s.sync != nil {
+		s.sync()
+	}
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
 	call := dvCall{Method: "put", Key: key, Actor: string(actor), Token: hex.EncodeToString(token), Value: hex.EncodeToString(value)}
