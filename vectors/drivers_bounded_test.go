@@ -270,6 +270,7 @@ const (
 	dvbSettleSpent   = "settle: a doubled credit whose rights the larger holder spent stays doubled"
 	dvbNoWrite       = "nothing to do: no put"
 	dvbTransferClose = "transfer and close: to the requests, then to the heir; calls after Close fail"
+	dvbBadInput      = "bad input before any store call; a refused fetch ends the call"
 )
 
 func dvGenBounded() dvFile {
@@ -358,6 +359,17 @@ func dvGenBounded() dvFile {
 			dvbNote(dvbOp("sync", "a", "", 0), "after Close: invalid_config"),
 			dvbNote(dvbOp("debit", "b", "db", 6), "the heir spends what it got"),
 			dvbNote(dvbTo("close", "c", "", 0), "no heir, no request: nothing to write"),
+		}},
+		{Name: dvbBadInput, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbOp("credit", "a", "t1", -5), "an amount below 1: invalid_amount, before any store call"),
+			dvbNote(dvbOp("debit", "a", "", 5), "an invalid txn: invalid_txn, before any store call"),
+			dvbNote(dvbTo("transfer", "a", "", 5), "an invalid recipient: invalid_actor, before any store call"),
+			dvbNote(dvbOp("credit", "a", "t1", 5, "refuse"), "the fetch refused: unavailable after one attempt, no retry, nothing written"),
+			dvbNote(dvbOp("value", "a", "", 0, "refuse"), "a read whose fetch is refused fails unavailable"),
+			dvbOp("credit", "a", "t1", 5),
+			dvbNote(dvbOp("credit", "a", "t2", 7, "", "ambiguous_lost", "refuse"), "an ambiguous put, then the retry's fetch refused: ambiguous_write+unavailable, pending"),
+			dvbNote(dvbOp("credit", "a", "t2", 7), "the same txn: held by the pending write, which this call puts"),
+			dvbOp("value", "b", "", 0),
 		}},
 	}
 	return dvFile{
@@ -1068,6 +1080,14 @@ var dvbWrongExpectations = []struct {
 			delete(es["a~aaaaaaaa"].sent, "c~cccccccc")
 			es["a~aaaaaaaa"].sent["b~bbbbbbbb"] = 10
 		})
+	}},
+	{"a refused fetch retried", dvbBadInput, func(v *dvVector) {
+		v.Steps[3].Attempts = 2
+		v.Steps[3].Calls = append(v.Steps[3].Calls, v.Steps[3].Calls[0])
+	}},
+	{"a refused fetch after an ambiguous put not in doubt", dvbBadInput, func(v *dvVector) { v.Steps[6].Error = "unavailable" }},
+	{"a bad amount read from the store", dvbBadInput, func(v *dvVector) {
+		v.Steps[0].Calls = v.Steps[3].Calls
 	}},
 }
 
