@@ -3044,6 +3044,20 @@ func dvGenBalance() dvFile {
 				dvClock(dvKeyOp("merge", k), at(4, 11*time.Minute)),
 				dvKeyOp("balance", k),
 			}},
+		{Name: "step 7: a covered sum row stays while its tombstones stay", Note: "a chain of merges: the merge at +1s covers t1 with S1, the merge at +3s covers S1 and t2 with S2. At +1m5s both are settle grace old: S1's step 7 deletes t1, S2's deletes t2 but keeps S1, whose own tombstone is not yet GC grace old, and both are marked settled. At +10m5s every tombstone is GC grace old: S1's is collected, so S1, cancelled by S2, is deleted, and S2's two tombstones are collected. The balance is 12 throughout",
+			Options: opts, Steps: []dvStep{
+				dvClock(dvAdd(k, day(5), 1, 5), at(5, 0)),
+				dvClock(dvKeyOp("merge", k), at(5, time.Second)),
+				dvClock(dvAdd(k, day(5).Add(2*time.Second), 2, 7), at(5, 2*time.Second)),
+				dvClock(dvKeyOp("merge", k), at(5, 3*time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(5, time.Minute+5*time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(5, 10*time.Minute+5*time.Second)),
+				dvKeyOp("balance", k),
+				dvClock(dvKeyOp("merge", k), at(5, 20*time.Minute)),
+				dvKeyOp("balance", k),
+			}},
 	}
 	return dvFile{Driver: "balance", Note: "SPEC.md 9.3 and 11.1: balance adds and merges against a scripted partition store", Vectors: dvGenerate("balance", vs)}
 }
@@ -5943,6 +5957,15 @@ var dvMutants = []struct {
 	{"balance/collect young rows", "9.3 step 8: only GCGrace-old invalid rows",
 		"balance/evaluate.go", "old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }", "old := func(r Row) bool { return true }",
 		"driver_balance", "a merge stopped after its tombstones leaves the balance unchanged"},
+	{"balance/settled merge deletes nothing", "9.3 step 7: a settled merge deletes the rows it cancelled",
+		"balance/evaluate.go", "\t\t\tp.deletes = append(p.deletes, r)\n", "\t\t\t_ = r\n",
+		"driver_balance", "merge steps 4 to 8 over time"},
+	{"balance/covered S row deleted early", "9.3 step 7: a cancelled S row some of whose tombstones stay is kept",
+		"balance/evaluate.go", "if r.Kind == KindSum && (!allGone(v.tombs[r.Version])", "if false && r.Kind == KindSum && (!allGone(v.tombs[r.Version])",
+		"driver_balance", "step 7: a covered sum row stays while its tombstones stay"},
+	{"tally/retry settles after expiry", "7.4: an unresolved write is not resent once the clock reaches expires_at",
+		"tally/mutator.go", "if m.dead || m.c.nowMicros() >= m.expiresAt {", "if m.dead {",
+		"driver_tally", "an unknown write cannot be settled after expiry"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
