@@ -165,17 +165,17 @@ func ExampleRow() {
 func ExampleSiblingDeleter() {
 	ctx := context.Background()
 	var s store.Siblings = memory.NewSiblings()
-	_ = s.Put(ctx, "session/42", "web-1", []byte("a"), nil)
-	_, tok, _ := s.Fetch(ctx, "session/42")
-	_ = s.Put(ctx, "session/42", "web-2", []byte("b"), nil) // written after the Fetch
+	_ = s.Put(ctx, "cart/42", "web-1", []byte("a"), nil)
+	_, tok, _ := s.Fetch(ctx, "cart/42")
+	_ = s.Put(ctx, "cart/42", "web-2", []byte("b"), nil) // written after the Fetch
 
 	d, ok := s.(store.SiblingDeleter)
 	fmt.Println(ok)
-	if err := d.Delete(ctx, "session/42", tok); err != nil {
+	if err := d.Delete(ctx, "cart/42", tok); err != nil {
 		fmt.Println(err)
 		return
 	}
-	vals, _, _ := s.Fetch(ctx, "session/42")
+	vals, _, _ := s.Fetch(ctx, "cart/42")
 	fmt.Printf("%s\n", vals)
 	// Output:
 	// true
