@@ -91,11 +91,7 @@ func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if g == nil {
 		return Copy{}, false
 	}
-	r := g.get(txn)
-	if r == 0 {
-		return Copy{}, false
-	}
-	return g.ownerCopy(r, 1), true
+	return owner(g, nil, txn)
 }
 
 // Retract takes actor's own copy of txn out of its entry: out of its

@@ -158,18 +158,24 @@ func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if c == nil {
 		return Copy{}, false
 	}
-	pr := c.p.get(txn)
-	if pr != 0 && len(c.cross) == 0 {
-		return c.p.ownerCopy(pr, 1), true // held in P only: the common case
+	return owner(&c.p, &c.n, txn)
+}
+
+// owner returns the copy of txn that counts in a counter of halves p and n
+// (n nil for a GCounter), if some actor holds txn.
+func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
+	pr := p.get(txn)
+	if pr != 0 && len(p.cross) == 0 {
+		return p.ownerCopy(pr, 1), true // held in P only: the common case
 	}
-	nr := c.n.get(txn)
+	nr := n.get(txn)
 	switch {
 	case pr == 0 && nr == 0:
 		return Copy{}, false
-	case nr == 0 || (pr != 0 && !debitOwns(&c.p, pr, &c.n, nr)):
-		return c.p.ownerCopy(pr, 1), true
+	case nr == 0 || (pr != 0 && !debitOwns(p, pr, n, nr)):
+		return p.ownerCopy(pr, 1), true
 	default:
-		return c.n.ownerCopy(nr, -1), true
+		return n.ownerCopy(nr, -1), true
 	}
 }
 
@@ -223,47 +229,15 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if amount == 0 || amount == math.MinInt64 {
 		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
 	}
-	half, other, mag := &c.p, &c.n, amount
+	half, mag := &c.p, amount
 	if amount < 0 {
-		half, other, mag = &c.n, &c.p, -amount
+		half, mag = &c.n, -amount
 	}
 	if err := validate(actor, txn, mag); err != nil {
 		return 0, err
 	}
 	c.link()
-	at, err := half.checkTime(txn)
-	if err != nil {
-		return 0, err
-	}
-	h := hashID(txn)
-	if r := half.find(txn, h); r != 0 {
-		if len(c.cross) == 0 {
-			return half.known(txn, r, mag)
-		}
-		return c.known(txn, amount)
-	}
-	if other.get(txn) != 0 {
-		return c.known(txn, amount)
-	}
-	// Checked against the later of both halves' horizons: a retry usually
-	// keeps its sign, but the losing write of a credit/debit conflict was
-	// forgotten, if at all, in the other half.
-	later := half
-	if other.horizonNanos() > half.horizonNanos() {
-		later = other
-	}
-	if err := later.checkHorizon(txn, at); err != nil {
-		return 0, err
-	}
-	bound := applyBound(actor, txn)
-	if !fitsCap(bound, &c.p, &c.n) {
-		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
-	}
-	out, err := half.applyNew(actor, txn, h, mag, at)
-	if err == nil {
-		half.grown += bound
-	}
-	return out, err
+	return half.apply(actor, txn, mag, amount)
 }
 
 // Known says what Apply would answer for a transaction the counter already
@@ -274,23 +248,21 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 // Copy and no error when txn is unknown (Apply would apply it, or refuse it
 // as outside the window).
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
-	o, ok := c.Owner(txn)
+	if c == nil {
+		return 0, Copy{}, nil
+	}
+	o, ok := owner(&c.p, &c.n, txn)
 	if !ok {
 		return 0, Copy{}, nil
 	}
-	out, err := c.judge(txn, amount, o)
+	out, err := judge(&c.p, &c.n, txn, amount, o)
 	return out, o, err
 }
 
-// known is Known without the owner, for Apply.
-func (c *Counter) known(txn crdt.TxnID, amount int64) (Outcome, error) {
-	out, _, err := c.Known(txn, amount)
-	return out, err
-}
-
-// judge answers a retry of a known txn of the given signed amount, whose
-// owner's copy is o.
-func (c *Counter) judge(txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
+// judge answers a retry of a known txn of the given signed amount (a
+// magnitude in a GCounter, whose halves are p and nil), whose owner's copy
+// is o: the one verdict of GCounter.Apply, Counter.Apply and Known.
+func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
 		// The owner is folded exactly when some copy is: a folded copy
 		// always wins over a history copy, in either half.
@@ -299,9 +271,9 @@ func (c *Counter) judge(txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 		}
 		return Duplicate, nil
 	}
-	half, mag := &c.p, amount
+	half, mag := p, amount
 	if amount < 0 {
-		half, mag = &c.n, -amount
+		half, mag = n, -amount
 	}
 	if r := half.get(txn); r != 0 && (half.amtOf(r) == mag || half.holdsAmount(r, mag)) {
 		return Superseded, nil

@@ -353,14 +353,6 @@ func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	return h > 0
 }
 
-// amountOf returns the amount recorded for txn, if any actor holds it.
-func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
-	if r := g.get(txn); r != 0 {
-		return g.amtOf(r), true
-	}
-	return 0, false
-}
-
 // Apply records transaction txn of amount (> 0) as written by actor. The
 // duplicate check is one index lookup. When the transaction is already known
 // with the same amount, Apply returns Duplicate or DuplicateFolded and changes
@@ -379,26 +371,55 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 		return 0, err
 	}
 	g.init()
+	return g.apply(actor, txn, amount, amount)
+}
+
+// apply is Apply on g, a GCounter or one half of a Counter, of txn of
+// magnitude mag, whose signed amount (as the Counter's caller gave it; mag
+// in a GCounter) is signed. In a Counter the other half (twin) takes part
+// in the duplicate check and the horizon.
+func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) (Outcome, error) {
 	at, err := g.checkTime(txn)
 	if err != nil {
 		return 0, err
 	}
 	h := hashID(txn)
-	if r := g.find(txn, h); r != 0 {
-		return g.known(txn, r, amount)
+	if r := g.find(txn, h); r != 0 || g.twin.get(txn) != 0 {
+		p, n := g.halves()
+		if r != 0 && len(g.cross) == 0 {
+			return judge(p, n, txn, signed, g.ownerCopy(r, signed/mag)) // the common case: held here only
+		}
+		o, _ := owner(p, n, txn)
+		return judge(p, n, txn, signed, o)
 	}
-	if err := g.checkHorizon(txn, at); err != nil {
+	// Checked against the later of both halves' horizons: a retry usually
+	// keeps its sign, but the losing write of a credit/debit conflict was
+	// forgotten, if at all, in the other half.
+	later := g
+	if g.twin != nil && g.twin.horizonNanos() > g.horizonNanos() {
+		later = g.twin
+	}
+	if err := later.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
 	bound := applyBound(actor, txn)
-	if !fitsCap(bound, g) {
+	if !fitsCap(bound, g, g.twin) {
 		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
 	}
-	out, err := g.applyNew(actor, txn, h, amount, at)
+	out, err := g.applyNew(actor, txn, h, mag, at)
 	if err == nil {
 		g.grown += bound
 	}
 	return out, err
+}
+
+// halves returns the credit and the debit half of the Counter g is a half
+// of, or g and nil for a GCounter.
+func (g *GCounter) halves() (p, n *GCounter) {
+	if g.neg {
+		return g.twin, g
+	}
+	return g, g.twin
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -431,20 +452,6 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// known reports a transaction the index found at r.
-func (g *GCounter) known(txn crdt.TxnID, r ref, amount int64) (Outcome, error) {
-	if amt := g.amtOf(r); amt != amount {
-		if g.holdsAmount(r, amount) {
-			return Superseded, nil
-		}
-		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amt, amount)
-	}
-	if _, f := g.counts(r); f > 0 {
-		return DuplicateFolded, nil
-	}
-	return Duplicate, nil
 }
 
 // holdsAmount reports whether some holder's copy of r has amount.
