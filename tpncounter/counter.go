@@ -301,16 +301,27 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	c.link()
+	changed, err := compactHalves(actor, &c.p, &c.n)
+	if changed && len(c.cross) > 0 {
+		c.findCross(nil, nil)
+	}
+	return changed, err
+}
+
+// compactHalves performs actor's housekeeping in every half, all or
+// nothing: every plan is made and every sequence number checked before
+// any half changes.
+func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	type job struct {
 		g *GCounter
 		e *entry
 		p plan
 	}
 	var jobs []job
-	for _, g := range []*GCounter{&c.p, &c.n} {
+	for _, g := range halves {
 		e := g.entries[actor]
 		if e == nil {
-			continue
+			continue // none, or a dormant record: nothing to do
 		}
 		p, err := g.plan(e)
 		if err != nil {
@@ -327,9 +338,6 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		j.g.commit(j.e, j.p)
 		j.g.bump(j.e)
 	}
-	if len(jobs) > 0 && len(c.cross) > 0 {
-		c.findCross(nil, nil)
-	}
 	return len(jobs) > 0, nil
 }
 
@@ -343,40 +351,11 @@ func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
 	}
-	pp, err := c.p.prepareMerge(&other.p)
+	newer, err := mergeHalves([]*GCounter{&c.p, &c.n}, []*GCounter{&other.p, &other.n})
 	if err != nil {
 		return err
 	}
-	np, err := c.n.prepareMerge(&other.n)
-	if err != nil {
-		return err
-	}
-	var snap *Counter
-	if pp.rebase(&c.p) || np.rebase(&c.n) {
-		snap = c.Clone() // rare: a base changes (see Fold)
-	}
-	undo := func(oldP, oldN []*entry) {
-		if snap != nil {
-			*c = *snap
-			c.link()
-			return
-		}
-		c.n.undoMerge(&np, oldN)
-		c.p.undoMerge(&pp, oldP)
-	}
-	oldP := c.p.applyMerge(&pp)
-	oldN := c.n.applyMerge(&np)
-	if !fits(c.p.val) || !fits(c.n.val) {
-		undo(oldP, oldN)
-		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
-	}
-	if gp, gn := pp.bound(), np.bound(); !fitsCap(gp+gn, &c.p, &c.n) {
-		undo(oldP, oldN)
-		return tooLarge("merging")
-	} else {
-		c.p.grown, c.n.grown = c.p.grown+gp, c.n.grown+gn
-	}
-	c.findCross(pp.newer, np.newer)
+	c.findCross(newer[0], newer[1])
 	return nil
 }
 

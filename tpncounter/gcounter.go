@@ -534,23 +534,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	g.init()
-	e := g.entries[actor]
-	if e == nil {
-		return false, nil // none, or a dormant record: nothing to do
-	}
-	p, err := g.plan(e)
-	if err != nil {
-		return false, err
-	}
-	if p.empty() {
-		return false, nil
-	}
-	if err := e.checkSeq(); err != nil {
-		return false, err
-	}
-	g.commit(e, p)
-	g.bump(e)
-	return true, nil
+	return compactHalves(actor, g)
 }
 
 // checkSeq refuses a change of e that would take its sequence number past
@@ -1147,33 +1131,61 @@ func (g *GCounter) Merge(other *GCounter) error {
 	if other == nil || other == g {
 		return nil
 	}
-	mp, err := g.prepareMerge(other)
-	if err != nil {
-		return err
+	_, err := mergeHalves([]*GCounter{g}, []*GCounter{other})
+	return err
+}
+
+// mergeHalves merges every half of from into the matching half of into,
+// all or nothing: on error every half of into is as it was. It returns
+// the winning entries installed in each half.
+func mergeHalves(into, from []*GCounter) ([][]*entry, error) {
+	plans := make([]mergePlan, len(into))
+	rebase := false
+	for i, g := range into {
+		mp, err := g.prepareMerge(from[i])
+		if err != nil {
+			return nil, err
+		}
+		plans[i], rebase = mp, rebase || mp.rebase(g)
 	}
-	var snap *GCounter
-	if mp.rebase(g) {
-		snap = g.Clone()
-	}
-	undo := func(old []*entry) {
-		if snap != nil {
-			*g = *snap
-		} else {
-			g.undoMerge(&mp, old)
+	var snaps []*GCounter
+	if rebase { // rare: a base changes (see Fold)
+		for _, g := range into {
+			snaps = append(snaps, g.Clone())
 		}
 	}
-	old := g.applyMerge(&mp)
-	if _, ok := g.val.Int64(); !ok {
-		undo(old)
-		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+	old := make([][]*entry, len(into))
+	for i, g := range into {
+		old[i] = g.applyMerge(&plans[i])
 	}
-	if grown := mp.bound(); !fitsCap(grown, g) {
-		undo(old)
-		return tooLarge("merging")
-	} else {
-		g.grown += grown
+	undo := func() {
+		for i := len(into) - 1; i >= 0; i-- {
+			if g := into[i]; snaps != nil {
+				twin, neg, cross := g.twin, g.neg, g.cross // Clone leaves them out
+				*g = *snaps[i]
+				g.twin, g.neg, g.cross = twin, neg, cross
+			} else {
+				g.undoMerge(&plans[i], old[i])
+			}
+		}
 	}
-	return nil
+	grown, newer := 0, make([][]*entry, len(into))
+	for i, g := range into {
+		if !fits(g.val) {
+			undo()
+			return nil, fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+		}
+		grown += plans[i].bound()
+		newer[i] = plans[i].newer
+	}
+	if !fitsCap(grown, into...) {
+		undo()
+		return nil, tooLarge("merging")
+	}
+	for i, g := range into {
+		g.grown += plans[i].bound()
+	}
+	return newer, nil
 }
 
 // bound bounds the encoding the winning entries add.
