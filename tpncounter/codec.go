@@ -457,10 +457,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 			return version, false
 		}
 	}
-	fields := 6
-	if version == 1 {
-		fields = 5
-	}
+	fields := liveFields(version)
 	for h := 0; h < halves; h++ {
 		n, err := d.ArrayLen(MaxActorsLimit)
 		if err != nil {
@@ -470,7 +467,11 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 		for i := 0; i < n; i++ {
 			start := len(data) - d.Remaining()
 			k, err := d.ArrayLen(maxFields)
-			if err == nil && version >= 4 && i == 0 && k == baseFields {
+			if err != nil {
+				return version, false
+			}
+			sh := shapeOf(version, i, k)
+			if sh == baseShape {
 				var forgot int64
 				for f := 0; f < baseFields && err == nil; f++ {
 					forgot, err = d.Int()
@@ -483,8 +484,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 				}
 				continue
 			}
-			timed := version >= 4 && k == timedRetiredFields
-			if err != nil || (k != fields && !(version >= 3 && k == retiredFields) && !timed) {
+			if sh == badShape {
 				return version, false
 			}
 			actor, err := d.StringBytes(crdt.MaxIDLen)
@@ -512,13 +512,13 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 			if fields == 5 {
 				forgot = 0 // version 1: the total was read
 			}
-			if timed {
+			if sh == timedShape {
 				if _, err := d.Int(); err != nil { // the retirement time
 					return version, false
 				}
 			}
 			var s entrySize
-			for part := 0; part < 2 && k != retiredFields && !timed; part++ {
+			for part := 0; part < 2 && sh == liveShape; part++ {
 				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
 				if err != nil {
 					return version, false
@@ -551,10 +551,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 // than its entries, or none, when the input is corrupt); they size
 // allocations only.
 func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize) error {
-	fields := 6
-	if version == 1 {
-		fields = 5
-	}
+	fields := liveFields(version)
 	maxEntries := g.o.MaxActors
 	if version >= 3 {
 		maxEntries += MaxRetired
@@ -578,16 +575,16 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if err != nil {
 			return err
 		}
-		if version >= 4 && i == 0 && k == baseFields {
+		sh := shapeOf(version, i, k)
+		if sh == baseShape {
 			if err := g.decodeBase(d); err != nil {
 				return err
 			}
 			skip = 1
 			continue
 		}
-		timed := version >= 4 && k == timedRetiredFields
-		retired := version >= 3 && k == retiredFields || timed
-		if k != fields && !retired {
+		timed, retired := sh == timedShape, sh == retiredShape || sh == timedShape
+		if sh == badShape {
 			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
 		a, err := d.Actor()
@@ -853,6 +850,43 @@ const (
 	retiredFields      = 4
 	timedRetiredFields = 5
 )
+
+// liveFields returns the length of a live entry in the given version: 5
+// in version 1, which has no forgot field, 6 after.
+func liveFields(version uint64) int {
+	if version == 1 {
+		return 5
+	}
+	return 6
+}
+
+// shape is what an array in a GCounter body is (see FormatVersion).
+type shape uint8
+
+const (
+	badShape     shape = iota // no array a writer produces
+	baseShape                 // [cutoff, total, forgot]: the body's first array, version 4
+	liveShape                 // a live entry
+	retiredShape              // a retired entry, version 3
+	timedShape                // a retired entry with its retirement time, version 4
+)
+
+// shapeOf returns the shape of the i-th array, of k fields, of a body of
+// the given version: the one reading of the entry layout's header, for
+// the decoder, walkEntries and (through the first byte) dormant records.
+func shapeOf(version uint64, i, k int) shape {
+	switch {
+	case version >= 4 && i == 0 && k == baseFields:
+		return baseShape
+	case k == liveFields(version):
+		return liveShape
+	case version >= 3 && k == retiredFields:
+		return retiredShape
+	case version >= 4 && k == timedRetiredFields:
+		return timedShape
+	}
+	return badShape
+}
 
 // decodedBound bounds the body size of a state decoded from data with
 // entries entries: its re-encoding is at most data, plus the forgot field

@@ -46,26 +46,18 @@ func (d *dormant) actor(i int) []byte {
 	return a
 }
 
-// fields returns record i's sequence number, total and forgot.
-func (d *dormant) fields(i int) (seq uint64, total, forgot int64) {
+// fields returns record i's sequence number, total, forgot and retirement
+// time (0 when it has none): the one reader of a record's fields.
+func (d *dormant) fields(i int) (seq uint64, total, forgot, retiredAt int64) {
 	_, b := strAt(d.enc[d.off[i]+1:])
 	seq, b = uintAt(b)
 	t, b := uintAt(b)
-	f, _ := uintAt(b)
-	return seq, int64(t), int64(f)
-}
-
-// retiredAt returns record i's retirement time (0 when it has none).
-func (d *dormant) retiredAt(i int) int64 {
-	if d.enc[d.off[i]] != 0x90|timedRetiredFields {
-		return 0
+	f, b := uintAt(b)
+	if d.enc[d.off[i]] == 0x90|timedRetiredFields {
+		at, _ := uintAt(b)
+		retiredAt = int64(at)
 	}
-	_, b := strAt(d.enc[d.off[i]+1:])
-	for k := 0; k < 3; k++ {
-		_, b = uintAt(b)
-	}
-	at, _ := uintAt(b)
-	return int64(at)
+	return seq, int64(t), int64(f), retiredAt
 }
 
 // timed reports whether one of records [i, j) has a retirement time.
@@ -118,10 +110,9 @@ func (d *dormant) find(a string) (int, bool) {
 // entry returns record i as a retired entry, not installed, whose
 // encoding is a copy of the record.
 func (d *dormant) entry(i int) *entry {
-	seq, total, forgot := d.fields(i)
 	e := newExactEntry(crdt.ActorID(d.actor(i)), 0, 0)
-	e.seq, e.total, e.forgot, e.retired = seq, total, forgot, true
-	e.retiredAt = d.retiredAt(i)
+	e.seq, e.total, e.forgot, e.retiredAt = d.fields(i)
+	e.retired = true
 	e.enc = append([]byte(nil), d.rec(i)...)
 	return e
 }
@@ -142,15 +133,6 @@ func (d *dormant) appendRecs(o *dormant, i, j int) {
 		d.off = append(d.off, o.off[k]+shift)
 	}
 	d.enc = append(d.enc, o.span(i, j)...)
-}
-
-// without returns d without record i.
-func (d *dormant) without(i int) dormant {
-	rec := len(d.rec(i))
-	n := dormant{enc: make([]byte, 0, len(d.enc)-rec), off: make([]uint32, 0, len(d.off)-1)}
-	n.appendRecs(d, 0, i)
-	n.appendRecs(d, i+1, len(d.off))
-	return n
 }
 
 // with returns d with o's records picks added (ascending, of actors d has
@@ -222,7 +204,8 @@ func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
 		return nil
 	}
 	e := g.dorm.entry(i)
-	g.setDorm(g.dorm.without(i))
+	d, _ := g.dorm.filter(func(k int) bool { return k == i })
+	g.setDorm(d)
 	g.attach(e)
 	return e
 }
@@ -257,7 +240,7 @@ func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
 		return e.seq, e.retired, true
 	}
 	if i, ok := g.dorm.find(actor); ok {
-		seq, _, _ := g.dorm.fields(i)
+		seq, _, _, _ := g.dorm.fields(i)
 		return seq, true, true
 	}
 	return 0, false, false

@@ -123,11 +123,10 @@ func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n i
 		var sub exact.Int128
 		k := 0
 		d, any := g.dorm.filter(func(i int) bool {
-			at := g.dorm.retiredAt(i)
+			_, t, f, at := g.dorm.fields(i)
 			if at == 0 || at >= cut {
 				return false
 			}
-			_, t, f := g.dorm.fields(i)
 			sub.Add(t)
 			total.Add(t)
 			forgot = max(forgot, f)

@@ -248,7 +248,7 @@ func (g *GCounter) horizonNanos() int64 {
 			g.horizon = max(g.horizon, e.forgot)
 		}
 		for i := 0; i < g.dorm.n(); i++ {
-			_, _, forgot := g.dorm.fields(i)
+			_, _, forgot, _ := g.dorm.fields(i)
 			g.horizon = max(g.horizon, forgot)
 		}
 	}
@@ -986,7 +986,7 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			continue // the same record: the same entry
 		}
 		if _, _, ok := g.lookup(a); !ok {
-			if at := other.dorm.retiredAt(k); at == 0 || at >= cut || brokenMergeKeepsFolded {
+			if _, _, _, at := other.dorm.fields(k); at == 0 || at >= cut || brokenMergeKeepsFolded {
 				mp.picks = append(mp.picks, k)
 				retired++
 			}
@@ -1052,7 +1052,7 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 	}
 	if len(mp.picks) > 0 {
 		for _, k := range mp.picks {
-			_, total, forgot := mp.from.fields(k)
+			_, total, forgot, _ := mp.from.fields(k)
 			g.val.Add(total)
 			if !g.horizonStale {
 				g.horizon = max(g.horizon, forgot)
@@ -1067,7 +1067,7 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 func (g *GCounter) undoMerge(mp *mergePlan, old []*entry) {
 	if len(mp.picks) > 0 {
 		for _, k := range mp.picks {
-			_, total, _ := mp.from.fields(k)
+			_, total, _, _ := mp.from.fields(k)
 			g.val.Sub(total)
 		}
 		g.nretired -= len(mp.picks)
