@@ -98,15 +98,6 @@ func (d *dormant) search(a string) int {
 	return sort.Search(len(d.off), func(i int) bool { return string(d.actor(i)) >= a })
 }
 
-// find returns the index of a's record.
-func (d *dormant) find(a string) (int, bool) {
-	if len(d.off) == 0 {
-		return 0, false
-	}
-	i := d.search(a)
-	return i, i < len(d.off) && string(d.actor(i)) == a
-}
-
 // entry returns record i as a retired entry, not installed, whose
 // encoding is a copy of the record.
 func (d *dormant) entry(i int) *entry {
@@ -199,11 +190,11 @@ func (g *GCounter) setDorm(d dormant) {
 // wakeActor installs actor's dormant record, if it has one, as a retired
 // entry and returns it. The value and counts do not change.
 func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
-	i, ok := g.dorm.find(string(actor))
-	if !ok {
+	e, i, ok := g.locate(string(actor))
+	if e != nil || !ok {
 		return nil
 	}
-	e := g.dorm.entry(i)
+	e = g.dorm.entry(i)
 	d, _ := g.dorm.filter(func(k int) bool { return k == i })
 	g.setDorm(d)
 	g.attach(e)
@@ -221,29 +212,41 @@ func (g *GCounter) wake() {
 	g.setDorm(dormant{})
 }
 
+// locate finds actor: its entry e, or else (e nil) the index i of its
+// dormant record; ok is false when it has neither. It is the one lookup
+// of an actor's entry.
+func (g *GCounter) locate(actor string) (e *entry, i int, ok bool) {
+	if e := g.entries[crdt.ActorID(actor)]; e != nil {
+		return e, 0, true
+	}
+	if g.dorm.n() == 0 {
+		return nil, 0, false
+	}
+	i = g.dorm.search(actor)
+	return nil, i, i < g.dorm.n() && string(g.dorm.actor(i)) == actor
+}
+
 // peek returns actor's entry, or a retired entry made from its dormant
 // record (not installed: only to be read), or nil.
 func (g *GCounter) peek(actor crdt.ActorID) *entry {
-	if e := g.entries[actor]; e != nil {
-		return e
-	}
-	if i, ok := g.dorm.find(string(actor)); ok {
+	e, i, ok := g.locate(string(actor))
+	if e == nil && ok {
 		return g.dorm.entry(i)
 	}
-	return nil
+	return e
 }
 
 // lookup reports whether actor has an entry (or a dormant record), with
 // its sequence number and whether it is retired.
 func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
-	if e := g.entries[crdt.ActorID(actor)]; e != nil {
+	e, i, ok := g.locate(actor)
+	switch {
+	case e != nil:
 		return e.seq, e.retired, true
+	case ok:
+		seq, _, _, _ = g.dorm.fields(i)
 	}
-	if i, ok := g.dorm.find(actor); ok {
-		seq, _, _, _ := g.dorm.fields(i)
-		return seq, true, true
-	}
-	return 0, false, false
+	return seq, ok, ok
 }
 
 // each calls f with every entry, and a retired entry made from each

@@ -981,11 +981,11 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	}
 	mp.from = &other.dorm
 	for k := 0; k < other.dorm.n(); k++ {
-		a := string(other.dorm.actor(k))
-		if i, ok := g.dorm.find(a); ok && bytes.Equal(g.dorm.rec(i), other.dorm.rec(k)) {
+		de, i, ok := g.locate(string(other.dorm.actor(k)))
+		if ok && de == nil && bytes.Equal(g.dorm.rec(i), other.dorm.rec(k)) {
 			continue // the same record: the same entry
 		}
-		if _, _, ok := g.lookup(a); !ok {
+		if !ok {
 			if _, _, _, at := other.dorm.fields(k); at == 0 || at >= cut || brokenMergeKeepsFolded {
 				mp.picks = append(mp.picks, k)
 				retired++
@@ -993,7 +993,9 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			continue
 		}
 		oe := other.dorm.entry(k)
-		de := g.peek(oe.actor)
+		if de == nil {
+			de = g.dorm.entry(i)
+		}
 		if compareEntries(oe, de) <= 0 {
 			continue
 		}
@@ -1135,57 +1137,52 @@ func (g *GCounter) Merge(other *GCounter) error {
 	return err
 }
 
-// mergeHalves merges every half of from into the matching half of into,
-// all or nothing: on error every half of into is as it was. It returns
-// the winning entries installed in each half.
-func mergeHalves(into, from []*GCounter) ([][]*entry, error) {
-	plans := make([]mergePlan, len(into))
+// mergeHalves merges every half of from into the matching half of into
+// (one or two halves), all or nothing: on error every half of into is as
+// it was. It returns the winning entries installed in each half.
+func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
+	var plans [2]mergePlan
 	rebase := false
 	for i, g := range into {
-		mp, err := g.prepareMerge(from[i])
-		if err != nil {
-			return nil, err
+		if plans[i], err = g.prepareMerge(from[i]); err != nil {
+			return newer, err
 		}
-		plans[i], rebase = mp, rebase || mp.rebase(g)
+		rebase = rebase || plans[i].rebase(g)
 	}
-	var snaps []*GCounter
+	var snaps [2]*GCounter
 	if rebase { // rare: a base changes (see Fold)
-		for _, g := range into {
-			snaps = append(snaps, g.Clone())
+		for i, g := range into {
+			snaps[i] = g.Clone()
 		}
 	}
-	old := make([][]*entry, len(into))
+	var old [2][]*entry
 	for i, g := range into {
 		old[i] = g.applyMerge(&plans[i])
 	}
-	undo := func() {
-		for i := len(into) - 1; i >= 0; i-- {
-			if g := into[i]; snaps != nil {
-				twin, neg, cross := g.twin, g.neg, g.cross // Clone leaves them out
-				*g = *snaps[i]
-				g.twin, g.neg, g.cross = twin, neg, cross
-			} else {
-				g.undoMerge(&plans[i], old[i])
-			}
-		}
-	}
-	grown, newer := 0, make([][]*entry, len(into))
+	grown := 0
 	for i, g := range into {
 		if !fits(g.val) {
-			undo()
-			return nil, fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+			err = fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
 		}
 		grown += plans[i].bound()
-		newer[i] = plans[i].newer
 	}
-	if !fitsCap(grown, into...) {
-		undo()
-		return nil, tooLarge("merging")
+	if err == nil && !fitsCap(grown, into...) {
+		err = tooLarge("merging")
 	}
-	for i, g := range into {
-		g.grown += plans[i].bound()
+	for i := len(into) - 1; i >= 0; i-- {
+		switch g := into[i]; {
+		case err == nil:
+			g.grown += plans[i].bound()
+			newer[i] = plans[i].newer
+		case rebase:
+			twin, neg, cross := g.twin, g.neg, g.cross // Clone leaves them out
+			*g = *snaps[i]
+			g.twin, g.neg, g.cross = twin, neg, cross
+		default:
+			g.undoMerge(&plans[i], old[i])
+		}
 	}
-	return newer, nil
+	return newer, err
 }
 
 // bound bounds the encoding the winning entries add.
