@@ -408,9 +408,9 @@ func (g *GCounter) hold(m uint32, l loc) {
 	}
 }
 
-// folded adds holder l of record m, which its entry has just folded, to
+// holderFolded adds holder l of record m, which its entry has just folded, to
 // the folded sum and count.
-func (g *GCounter) folded(m uint32, l loc) {
+func (g *GCounter) holderFolded(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
 	rec.fsum.Add(e.ring[p].amt)
@@ -694,9 +694,9 @@ func (g *GCounter) relocate(it item, from, to loc) {
 	}
 }
 
-// compact removes the items at the given offsets (ascending, already
+// removeItems removes the items at the given offsets (ascending, already
 // uninstalled) from e's ring, moving the later ones back.
-func (g *GCounter) compact(e *entry, removed []uint32) {
+func (g *GCounter) removeItems(e *entry, removed []uint32) {
 	nf, n := e.nf(), uint32(e.size())
 	w, ri, below := uint32(0), 0, uint32(0)
 	for off := uint32(0); off < n; off++ {
