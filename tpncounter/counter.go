@@ -1,11 +1,9 @@
 package tpncounter
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -187,32 +185,7 @@ func (c *Counter) Conflicts() []Conflict {
 	if c == nil {
 		return nil
 	}
-	byID := map[crdt.TxnID]bool{}
-	var out []Conflict
-	for _, h := range [2]*GCounter{&c.p, &c.n} {
-		for _, k := range h.Conflicts() {
-			byID[k.ID] = true
-		}
-	}
-	for x := range c.cross {
-		if c.p.get(x) != 0 && c.n.get(x) != 0 {
-			byID[x] = true
-		}
-	}
-	for x := range byID {
-		var all []Copy
-		if r := c.p.get(x); r != 0 {
-			all, _ = c.p.copies(r, 1)
-		}
-		if r := c.n.get(x); r != 0 {
-			n, _ := c.n.copies(r, -1)
-			all = append(all, n...)
-		}
-		o, _ := c.Owner(x)
-		out = append(out, Conflict{ID: x, Counted: o, Copies: all})
-	}
-	slices.SortFunc(out, func(a, b Conflict) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return conflicts(&c.p, &c.n)
 }
 
 // Apply records transaction txn with a signed amount (a credit when
