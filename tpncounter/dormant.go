@@ -201,17 +201,6 @@ func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
 	return e
 }
 
-// wake installs every dormant record as a retired entry.
-func (g *GCounter) wake() {
-	if g.dorm.n() == 0 {
-		return
-	}
-	for i := 0; i < g.dorm.n(); i++ {
-		g.attach(g.dorm.entry(i))
-	}
-	g.setDorm(dormant{})
-}
-
 // locate finds actor: its entry e, or else (e nil) the index i of its
 // dormant record; ok is false when it has neither. It is the one lookup
 // of an actor's entry.
