@@ -539,9 +539,9 @@ func (g *GCounter) installDecoded() {
 	g.tab = newTable((5*min(m, int(1.02*n)+16) + 7) / 8)
 	recs := min(m, min(int(1.02*n), max(0, m-int(0.98*n)))+16)
 	// Until the second pass, a record holds only its first holder (own,
-	// which find reads) and counts its holders.
-	counts := make([]uint32, 1, 1+recs) // record 0 is unused
-	g.multi = make([]multiRec, 1, 1+recs)
+	// which find reads) and counts its holders. Record 0 is unused.
+	counts := make([]uint32, 1)
+	g.multi = make([]multiRec, 1)
 	for _, e := range g.ents {
 		g.val.Add(e.total)
 		if !g.horizonStale {
@@ -556,6 +556,9 @@ func (g *GCounter) installDecoded() {
 				g.tab.add(tableKey(it.tag, soloBit|e.locAt(p))) // no stale entries: nothing to rebuild
 				it.multi = 0
 			case r&soloBit != 0:
+				if len(counts) == 1 { // the first record: room for all of them, once
+					g.multi, counts = slices.Grow(g.multi, recs), slices.Grow(counts, recs)
+				}
 				m := uint32(len(g.multi))
 				g.multi, counts = append(g.multi, multiRec{own: r &^ soloBit}), append(counts, 2)
 				g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
