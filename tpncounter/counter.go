@@ -237,12 +237,7 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 // is o: the one verdict of GCounter.Apply, Counter.Apply and Known.
 func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
-		// The owner is folded exactly when some copy is: a folded copy
-		// always wins over a history copy, in either half.
-		if o.Folded {
-			return DuplicateFolded, nil
-		}
-		return Duplicate, nil
+		return duplicate(o.Folded), nil
 	}
 	half, mag := p, amount
 	if amount < 0 {
@@ -252,6 +247,16 @@ func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error
 		return Superseded, nil
 	}
 	return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, o.Amount, amount)
+}
+
+// duplicate is the verdict on a retry with the amount of the copy that
+// counts. That copy is folded exactly when some copy is: a folded copy
+// always wins over a history copy, in either half.
+func duplicate(folded bool) Outcome {
+	if folded {
+		return DuplicateFolded
+	}
+	return Duplicate
 }
 
 // Horizon returns the later of the two halves' horizons (see

@@ -385,14 +385,12 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 	}
 	h := hashID(txn)
 	if r := g.find(txn, h); r != 0 || g.twin.get(txn) != 0 {
-		p, n := g.halves()
 		if r != 0 && len(g.cross) == 0 { // the common case: held here only
-			sign := int64(1)
-			if g.neg {
-				sign = -1
+			if oe, op := g.owner(r); oe.ring[op].amt == mag {
+				return duplicate(oe.foldedAt(op)), nil
 			}
-			return judge(p, n, txn, signed, g.ownerCopy(r, sign))
 		}
+		p, n := g.halves()
 		o, _ := owner(p, n, txn)
 		return judge(p, n, txn, signed, o)
 	}
