@@ -64,32 +64,39 @@ const FormatVersion = 4
 // crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
 // with crdt.ErrTooLarge so that every stored state can be decoded again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
-	b := wire.AppendEnvelope(make([]byte, 0, 32+g.sized+g.grown), crdt.TagTGCounter, 2)
-	vpos := len(b) - 1
-	b, v := g.appendBody(b)
-	setVersion(b, vpos, v)
-	return finish(b, crdt.TagTGCounter)
+	return marshal(crdt.TagTGCounter, g)
 }
 
 // MarshalBinary returns the deterministic encoding of c (tag
 // crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
 func (c *Counter) MarshalBinary() ([]byte, error) {
-	// sized + grown bound each body (limits.go): one allocation.
-	b := wire.AppendEnvelope(make([]byte, 0, 32+1+c.p.sized+c.p.grown+c.n.sized+c.n.grown), crdt.TagTPNCounter, 2)
-	vpos := len(b) - 1
-	b = wire.AppendArrayHeader(b, 2)
-	b, pv := c.p.appendBody(b)
-	b, nv := c.n.appendBody(b)
-	setVersion(b, vpos, max(pv, nv))
-	return finish(b, crdt.TagTPNCounter)
+	return marshal(crdt.TagTPNCounter, &c.p, &c.n)
 }
 
-// setVersion writes the version of the body that followed (the oldest
-// that can express it, see appendBody) into the envelope's last byte, at
-// vpos: versions 2 to 4 are one-byte integers, so the envelope is written
-// before the body decides which it needs.
-func setVersion(b []byte, vpos int, v uint64) {
+// marshal encodes the body of one GCounter, or the two halves of a
+// Counter, under tag. The sized + grown bounds (limits.go) size the
+// buffer: one allocation. The envelope is written before the bodies
+// decide which version they need (the oldest that expresses them, see
+// appendBody): versions 2 to 4 are one-byte integers, written into the
+// envelope's last byte at the end.
+func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
+	size := 32 + len(halves) - 1 // the Counter's array header
+	for _, g := range halves {
+		size += g.sized + g.grown
+	}
+	b := wire.AppendEnvelope(make([]byte, 0, size), tag, 2)
+	vpos := len(b) - 1
+	if len(halves) == 2 {
+		b = wire.AppendArrayHeader(b, 2)
+	}
+	v := uint64(0)
+	for _, g := range halves {
+		var hv uint64
+		b, hv = g.appendBody(b)
+		v = max(v, hv)
+	}
 	b[vpos] = byte(v)
+	return finish(b, tag)
 }
 
 func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
@@ -307,17 +314,8 @@ func (en *entry) encoded() []byte {
 // crdt.ErrUnsupportedVersion.
 func (g *GCounter) UnmarshalBinary(data []byte) error {
 	g.init()
-	sizes := scanSizes(data, crdt.TagTGCounter, 1)
-	d, version, err := wire.NewDecoder(data, crdt.TagTGCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
-	if err != nil {
-		return err
-	}
 	n := &GCounter{o: g.o}
-	n.init()
-	if err := n.decodeBody(d, version, sizes[0]); err != nil {
-		return err
-	}
-	if err := d.Finish(); err != nil {
+	if err := unmarshal(data, crdt.TagTGCounter, n); err != nil {
 		return err
 	}
 	*g = *n
@@ -330,29 +328,9 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 // GCounter.UnmarshalBinary.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	c.p.init()
-	sizes := scanSizes(data, crdt.TagTPNCounter, 2)
-	d, version, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
-	if err != nil {
-		return err
-	}
-	k, err := d.ArrayLen(maxFields)
-	if err != nil {
-		return err
-	}
-	if k != 2 {
-		return fmt.Errorf("%w: counter body has %d halves, want 2", crdt.ErrCorruptEncoding, k)
-	}
 	n := &Counter{}
 	n.p.o, n.n.o = c.p.o, c.p.o
-	n.p.init()
-	n.n.init()
-	if err := n.p.decodeBody(d, version, sizes[0]); err != nil {
-		return err
-	}
-	if err := n.n.decodeBody(d, version, sizes[1]); err != nil {
-		return err
-	}
-	if err := d.Finish(); err != nil {
+	if err := unmarshal(data, crdt.TagTPNCounter, &n.p, &n.n); err != nil {
 		return err
 	}
 	*c = *n
@@ -367,6 +345,32 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 		c.findCross(c.p.ents, nil)
 	}
 	return nil
+}
+
+// unmarshal decodes data, of the given tag, into the empty halves: one
+// GCounter body, or the two halves of a Counter.
+func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
+	sizes := scanSizes(data, tag, len(halves))
+	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
+	if err != nil {
+		return err
+	}
+	if len(halves) == 2 {
+		k, err := d.ArrayLen(maxFields)
+		if err != nil {
+			return err
+		}
+		if k != 2 {
+			return fmt.Errorf("%w: counter body has %d halves, want 2", crdt.ErrCorruptEncoding, k)
+		}
+	}
+	for i, g := range halves {
+		g.init()
+		if err := g.decodeBody(d, version, sizes[i]); err != nil {
+			return err
+		}
+	}
+	return d.Finish()
 }
 
 // MaxSeq is the largest sequence number an entry may have. The decoder
@@ -457,10 +461,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 			return version, false
 		}
 	}
-	fields := 6
-	if version == 1 {
-		fields = 5
-	}
+	fields := liveFields(version)
 	for h := 0; h < halves; h++ {
 		n, err := d.ArrayLen(MaxActorsLimit)
 		if err != nil {
@@ -470,7 +471,11 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 		for i := 0; i < n; i++ {
 			start := len(data) - d.Remaining()
 			k, err := d.ArrayLen(maxFields)
-			if err == nil && version >= 4 && i == 0 && k == baseFields {
+			if err != nil {
+				return version, false
+			}
+			sh := shapeOf(version, i, k)
+			if sh == baseShape {
 				var forgot int64
 				for f := 0; f < baseFields && err == nil; f++ {
 					forgot, err = d.Int()
@@ -483,8 +488,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 				}
 				continue
 			}
-			timed := version >= 4 && k == timedRetiredFields
-			if err != nil || (k != fields && !(version >= 3 && k == retiredFields) && !timed) {
+			if sh == badShape {
 				return version, false
 			}
 			actor, err := d.StringBytes(crdt.MaxIDLen)
@@ -512,13 +516,13 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 			if fields == 5 {
 				forgot = 0 // version 1: the total was read
 			}
-			if timed {
+			if sh == timedShape {
 				if _, err := d.Int(); err != nil { // the retirement time
 					return version, false
 				}
 			}
 			var s entrySize
-			for part := 0; part < 2 && k != retiredFields && !timed; part++ {
+			for part := 0; part < 2 && sh == liveShape; part++ {
 				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
 				if err != nil {
 					return version, false
@@ -551,10 +555,7 @@ func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, ac
 // than its entries, or none, when the input is corrupt); they size
 // allocations only.
 func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize) error {
-	fields := 6
-	if version == 1 {
-		fields = 5
-	}
+	fields := liveFields(version)
 	maxEntries := g.o.MaxActors
 	if version >= 3 {
 		maxEntries += MaxRetired
@@ -578,16 +579,16 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 		if err != nil {
 			return err
 		}
-		if version >= 4 && i == 0 && k == baseFields {
+		sh := shapeOf(version, i, k)
+		if sh == baseShape {
 			if err := g.decodeBase(d); err != nil {
 				return err
 			}
 			skip = 1
 			continue
 		}
-		timed := version >= 4 && k == timedRetiredFields
-		retired := version >= 3 && k == retiredFields || timed
-		if k != fields && !retired {
+		timed, retired := sh == timedShape, sh == retiredShape || sh == timedShape
+		if sh == badShape {
 			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
 		}
 		a, err := d.Actor()
@@ -717,7 +718,7 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet, u
 		return nil, err
 	}
 	// The folded record goes to ring positions [0, nf) and the history to
-	// [nf, nf+nh), as entryFrom lays them out.
+	// [nf, nf+nh), in ring order (see entry).
 	n := max(int(size.txns), nh)
 	e := newExactEntry(a, n, int(size.idBytes))
 	nf := n - nh
@@ -853,6 +854,43 @@ const (
 	retiredFields      = 4
 	timedRetiredFields = 5
 )
+
+// liveFields returns the length of a live entry in the given version: 5
+// in version 1, which has no forgot field, 6 after.
+func liveFields(version uint64) int {
+	if version == 1 {
+		return 5
+	}
+	return 6
+}
+
+// shape is what an array in a GCounter body is (see FormatVersion).
+type shape uint8
+
+const (
+	badShape     shape = iota // no array a writer produces
+	baseShape                 // [cutoff, total, forgot]: the body's first array, version 4
+	liveShape                 // a live entry
+	retiredShape              // a retired entry, version 3
+	timedShape                // a retired entry with its retirement time, version 4
+)
+
+// shapeOf returns the shape of the i-th array, of k fields, of a body of
+// the given version: the one reading of the entry layout's header, for
+// the decoder, walkEntries and (through the first byte) dormant records.
+func shapeOf(version uint64, i, k int) shape {
+	switch {
+	case version >= 4 && i == 0 && k == baseFields:
+		return baseShape
+	case k == liveFields(version):
+		return liveShape
+	case version >= 3 && k == retiredFields:
+		return retiredShape
+	case version >= 4 && k == timedRetiredFields:
+		return timedShape
+	}
+	return badShape
+}
 
 // decodedBound bounds the body size of a state decoded from data with
 // entries entries: its re-encoding is at most data, plus the forgot field

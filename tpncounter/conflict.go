@@ -38,19 +38,17 @@ func (g *GCounter) ownerCopy(r ref, sign int64) Copy {
 	return Copy{Actor: oe.actor, Amount: sign * oe.ring[op].amt, Folded: oe.foldedAt(op)}
 }
 
-// copies returns every holder's copy of r's transaction, sorted by actor,
-// and the owner's.
-func (g *GCounter) copies(r ref, sign int64) (all []Copy, owner Copy) {
-	owner = g.ownerCopy(r, sign)
+// copies returns every holder's copy of r's transaction, sorted by actor.
+func (g *GCounter) copies(r ref, sign int64) (all []Copy) {
 	if r&soloBit != 0 {
-		return []Copy{owner}, owner
+		return []Copy{g.ownerCopy(r, sign)}
 	}
 	for _, l := range g.multi[r].holders {
 		e, p := g.itemOf(l)
 		all = append(all, Copy{Actor: e.actor, Amount: sign * e.ring[p].amt, Folded: e.foldedAt(p)})
 	}
 	slices.SortFunc(all, func(a, b Copy) int { return cmp.Compare(a.Actor, b.Actor) })
-	return all, owner
+	return all
 }
 
 // Conflicts lists the transaction ids held with more than one amount, sorted
@@ -60,19 +58,43 @@ func (g *GCounter) Conflicts() []Conflict {
 	if g == nil {
 		return nil
 	}
-	var out []Conflict
-	for m := 1; m < len(g.multi); m++ {
-		rec := &g.multi[m]
-		if len(rec.holders) == 0 {
-			continue
-		}
-		all, owner := g.copies(uint32(m), 1)
-		for _, c := range all[1:] {
-			if c.Amount != all[0].Amount {
-				out = append(out, Conflict{ID: crdt.TxnID(strings.Clone(string(g.multiID(rec)))), Counted: owner, Copies: all})
-				break
+	return conflicts(g, nil)
+}
+
+// conflicts lists the conflicts of a counter of halves p and n (n nil for
+// a GCounter): the ids one half holds with more than one amount, and those
+// held in both halves.
+func conflicts(p, n *GCounter) []Conflict {
+	byID := map[crdt.TxnID]bool{}
+	for _, g := range [2]*GCounter{p, n} {
+		for m := 1; g != nil && m < len(g.multi); m++ {
+			rec := &g.multi[m]
+			for _, l := range rec.holders {
+				if e, q := g.itemOf(l); e.ring[q].amt != g.amtOf(uint32(m)) {
+					byID[crdt.TxnID(strings.Clone(string(g.multiID(rec))))] = true
+					break
+				}
 			}
 		}
+	}
+	for x := range p.cross {
+		if p.get(x) != 0 && n.get(x) != 0 {
+			byID[x] = true
+		}
+	}
+	var out []Conflict
+	for x := range byID {
+		var all []Copy
+		for _, h := range [2]struct {
+			g    *GCounter
+			sign int64
+		}{{p, 1}, {n, -1}} {
+			if r := h.g.get(x); r != 0 {
+				all = append(all, h.g.copies(r, h.sign)...)
+			}
+		}
+		o, _ := owner(p, n, x)
+		out = append(out, Conflict{ID: x, Counted: o, Copies: all})
 	}
 	slices.SortFunc(out, func(a, b Conflict) int { return cmp.Compare(a.ID, b.ID) })
 	return out
@@ -91,11 +113,7 @@ func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if g == nil {
 		return Copy{}, false
 	}
-	r := g.get(txn)
-	if r == 0 {
-		return Copy{}, false
-	}
-	return g.ownerCopy(r, 1), true
+	return owner(g, nil, txn)
 }
 
 // Retract takes actor's own copy of txn out of its entry: out of its

@@ -1,11 +1,9 @@
 package tpncounter
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -158,18 +156,24 @@ func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if c == nil {
 		return Copy{}, false
 	}
-	pr := c.p.get(txn)
-	if pr != 0 && len(c.cross) == 0 {
-		return c.p.ownerCopy(pr, 1), true // held in P only: the common case
+	return owner(&c.p, &c.n, txn)
+}
+
+// owner returns the copy of txn that counts in a counter of halves p and n
+// (n nil for a GCounter), if some actor holds txn.
+func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
+	pr := p.get(txn)
+	if pr != 0 && len(p.cross) == 0 {
+		return p.ownerCopy(pr, 1), true // held in P only: the common case
 	}
-	nr := c.n.get(txn)
+	nr := n.get(txn)
 	switch {
 	case pr == 0 && nr == 0:
 		return Copy{}, false
-	case nr == 0 || (pr != 0 && !debitOwns(&c.p, pr, &c.n, nr)):
-		return c.p.ownerCopy(pr, 1), true
+	case nr == 0 || (pr != 0 && !debitOwns(p, pr, n, nr)):
+		return p.ownerCopy(pr, 1), true
 	default:
-		return c.n.ownerCopy(nr, -1), true
+		return n.ownerCopy(nr, -1), true
 	}
 }
 
@@ -181,32 +185,7 @@ func (c *Counter) Conflicts() []Conflict {
 	if c == nil {
 		return nil
 	}
-	byID := map[crdt.TxnID]bool{}
-	var out []Conflict
-	for _, h := range [2]*GCounter{&c.p, &c.n} {
-		for _, k := range h.Conflicts() {
-			byID[k.ID] = true
-		}
-	}
-	for x := range c.cross {
-		if c.p.get(x) != 0 && c.n.get(x) != 0 {
-			byID[x] = true
-		}
-	}
-	for x := range byID {
-		var all []Copy
-		if r := c.p.get(x); r != 0 {
-			all, _ = c.p.copies(r, 1)
-		}
-		if r := c.n.get(x); r != 0 {
-			n, _ := c.n.copies(r, -1)
-			all = append(all, n...)
-		}
-		o, _ := c.Owner(x)
-		out = append(out, Conflict{ID: x, Counted: o, Copies: all})
-	}
-	slices.SortFunc(out, func(a, b Conflict) int { return cmp.Compare(a.ID, b.ID) })
-	return out
+	return conflicts(&c.p, &c.n)
 }
 
 // Apply records transaction txn with a signed amount (a credit when
@@ -223,47 +202,15 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	if amount == 0 || amount == math.MinInt64 {
 		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
 	}
-	half, other, mag := &c.p, &c.n, amount
+	half, mag := &c.p, amount
 	if amount < 0 {
-		half, other, mag = &c.n, &c.p, -amount
+		half, mag = &c.n, -amount
 	}
 	if err := validate(actor, txn, mag); err != nil {
 		return 0, err
 	}
 	c.link()
-	at, err := half.checkTime(txn)
-	if err != nil {
-		return 0, err
-	}
-	h := hashID(txn)
-	if r := half.find(txn, h); r != 0 {
-		if len(c.cross) == 0 {
-			return half.known(txn, r, mag)
-		}
-		return c.known(txn, amount)
-	}
-	if other.get(txn) != 0 {
-		return c.known(txn, amount)
-	}
-	// Checked against the later of both halves' horizons: a retry usually
-	// keeps its sign, but the losing write of a credit/debit conflict was
-	// forgotten, if at all, in the other half.
-	later := half
-	if other.horizonNanos() > half.horizonNanos() {
-		later = other
-	}
-	if err := later.checkHorizon(txn, at); err != nil {
-		return 0, err
-	}
-	bound := applyBound(actor, txn)
-	if !fitsCap(bound, &c.p, &c.n) {
-		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
-	}
-	out, err := half.applyNew(actor, txn, h, mag, at)
-	if err == nil {
-		half.grown += bound
-	}
-	return out, err
+	return half.apply(actor, txn, mag, amount)
 }
 
 // Known says what Apply would answer for a transaction the counter already
@@ -274,39 +221,42 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 // Copy and no error when txn is unknown (Apply would apply it, or refuse it
 // as outside the window).
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
-	o, ok := c.Owner(txn)
+	if c == nil {
+		return 0, Copy{}, nil
+	}
+	o, ok := owner(&c.p, &c.n, txn)
 	if !ok {
 		return 0, Copy{}, nil
 	}
-	out, err := c.judge(txn, amount, o)
+	out, err := judge(&c.p, &c.n, txn, amount, o)
 	return out, o, err
 }
 
-// known is Known without the owner, for Apply.
-func (c *Counter) known(txn crdt.TxnID, amount int64) (Outcome, error) {
-	out, _, err := c.Known(txn, amount)
-	return out, err
-}
-
-// judge answers a retry of a known txn of the given signed amount, whose
-// owner's copy is o.
-func (c *Counter) judge(txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
+// judge answers a retry of a known txn of the given signed amount (a
+// magnitude in a GCounter, whose halves are p and nil), whose owner's copy
+// is o: the one verdict of GCounter.Apply, Counter.Apply and Known.
+func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
-		// The owner is folded exactly when some copy is: a folded copy
-		// always wins over a history copy, in either half.
-		if o.Folded {
-			return DuplicateFolded, nil
-		}
-		return Duplicate, nil
+		return duplicate(o.Folded), nil
 	}
-	half, mag := &c.p, amount
+	half, mag := p, amount
 	if amount < 0 {
-		half, mag = &c.n, -amount
+		half, mag = n, -amount
 	}
 	if r := half.get(txn); r != 0 && (half.amtOf(r) == mag || half.holdsAmount(r, mag)) {
 		return Superseded, nil
 	}
 	return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, o.Amount, amount)
+}
+
+// duplicate is the verdict on a retry with the amount of the copy that
+// counts. That copy is folded exactly when some copy is: a folded copy
+// always wins over a history copy, in either half.
+func duplicate(folded bool) Outcome {
+	if folded {
+		return DuplicateFolded
+	}
+	return Duplicate
 }
 
 // Horizon returns the later of the two halves' horizons (see
@@ -329,16 +279,27 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	c.link()
+	changed, err := compactHalves(actor, &c.p, &c.n)
+	if changed && len(c.cross) > 0 {
+		c.findCross(nil, nil)
+	}
+	return changed, err
+}
+
+// compactHalves performs actor's housekeeping in every half, all or
+// nothing: every plan is made and every sequence number checked before
+// any half changes.
+func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	type job struct {
 		g *GCounter
 		e *entry
 		p plan
 	}
 	var jobs []job
-	for _, g := range []*GCounter{&c.p, &c.n} {
+	for _, g := range halves {
 		e := g.entries[actor]
 		if e == nil {
-			continue
+			continue // none, or a dormant record: nothing to do
 		}
 		p, err := g.plan(e)
 		if err != nil {
@@ -355,9 +316,6 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 		j.g.commit(j.e, j.p)
 		j.g.bump(j.e)
 	}
-	if len(jobs) > 0 && len(c.cross) > 0 {
-		c.findCross(nil, nil)
-	}
 	return len(jobs) > 0, nil
 }
 
@@ -371,40 +329,11 @@ func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
 	}
-	pp, err := c.p.prepareMerge(&other.p)
+	newer, err := mergeHalves([]*GCounter{&c.p, &c.n}, []*GCounter{&other.p, &other.n})
 	if err != nil {
 		return err
 	}
-	np, err := c.n.prepareMerge(&other.n)
-	if err != nil {
-		return err
-	}
-	var snap *Counter
-	if pp.rebase(&c.p) || np.rebase(&c.n) {
-		snap = c.Clone() // rare: a base changes (see Fold)
-	}
-	undo := func(oldP, oldN []*entry) {
-		if snap != nil {
-			*c = *snap
-			c.link()
-			return
-		}
-		c.n.undoMerge(&np, oldN)
-		c.p.undoMerge(&pp, oldP)
-	}
-	oldP := c.p.applyMerge(&pp)
-	oldN := c.n.applyMerge(&np)
-	if !fits(c.p.val) || !fits(c.n.val) {
-		undo(oldP, oldN)
-		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
-	}
-	if gp, gn := pp.bound(), np.bound(); !fitsCap(gp+gn, &c.p, &c.n) {
-		undo(oldP, oldN)
-		return tooLarge("merging")
-	} else {
-		c.p.grown, c.n.grown = c.p.grown+gp, c.n.grown+gn
-	}
-	c.findCross(pp.newer, np.newer)
+	c.findCross(newer[0], newer[1])
 	return nil
 }
 

@@ -46,26 +46,18 @@ func (d *dormant) actor(i int) []byte {
 	return a
 }
 
-// fields returns record i's sequence number, total and forgot.
-func (d *dormant) fields(i int) (seq uint64, total, forgot int64) {
+// fields returns record i's sequence number, total, forgot and retirement
+// time (0 when it has none): the one reader of a record's fields.
+func (d *dormant) fields(i int) (seq uint64, total, forgot, retiredAt int64) {
 	_, b := strAt(d.enc[d.off[i]+1:])
 	seq, b = uintAt(b)
 	t, b := uintAt(b)
-	f, _ := uintAt(b)
-	return seq, int64(t), int64(f)
-}
-
-// retiredAt returns record i's retirement time (0 when it has none).
-func (d *dormant) retiredAt(i int) int64 {
-	if d.enc[d.off[i]] != 0x90|timedRetiredFields {
-		return 0
+	f, b := uintAt(b)
+	if d.enc[d.off[i]] == 0x90|timedRetiredFields {
+		at, _ := uintAt(b)
+		retiredAt = int64(at)
 	}
-	_, b := strAt(d.enc[d.off[i]+1:])
-	for k := 0; k < 3; k++ {
-		_, b = uintAt(b)
-	}
-	at, _ := uintAt(b)
-	return int64(at)
+	return seq, int64(t), int64(f), retiredAt
 }
 
 // timed reports whether one of records [i, j) has a retirement time.
@@ -106,22 +98,12 @@ func (d *dormant) search(a string) int {
 	return sort.Search(len(d.off), func(i int) bool { return string(d.actor(i)) >= a })
 }
 
-// find returns the index of a's record.
-func (d *dormant) find(a string) (int, bool) {
-	if len(d.off) == 0 {
-		return 0, false
-	}
-	i := d.search(a)
-	return i, i < len(d.off) && string(d.actor(i)) == a
-}
-
 // entry returns record i as a retired entry, not installed, whose
 // encoding is a copy of the record.
 func (d *dormant) entry(i int) *entry {
-	seq, total, forgot := d.fields(i)
 	e := newExactEntry(crdt.ActorID(d.actor(i)), 0, 0)
-	e.seq, e.total, e.forgot, e.retired = seq, total, forgot, true
-	e.retiredAt = d.retiredAt(i)
+	e.seq, e.total, e.forgot, e.retiredAt = d.fields(i)
+	e.retired = true
 	e.enc = append([]byte(nil), d.rec(i)...)
 	return e
 }
@@ -142,15 +124,6 @@ func (d *dormant) appendRecs(o *dormant, i, j int) {
 		d.off = append(d.off, o.off[k]+shift)
 	}
 	d.enc = append(d.enc, o.span(i, j)...)
-}
-
-// without returns d without record i.
-func (d *dormant) without(i int) dormant {
-	rec := len(d.rec(i))
-	n := dormant{enc: make([]byte, 0, len(d.enc)-rec), off: make([]uint32, 0, len(d.off)-1)}
-	n.appendRecs(d, 0, i)
-	n.appendRecs(d, i+1, len(d.off))
-	return n
 }
 
 // with returns d with o's records picks added (ascending, of actors d has
@@ -217,50 +190,52 @@ func (g *GCounter) setDorm(d dormant) {
 // wakeActor installs actor's dormant record, if it has one, as a retired
 // entry and returns it. The value and counts do not change.
 func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
-	i, ok := g.dorm.find(string(actor))
-	if !ok {
+	e, i, ok := g.locate(string(actor))
+	if e != nil || !ok {
 		return nil
 	}
-	e := g.dorm.entry(i)
-	g.setDorm(g.dorm.without(i))
+	e = g.dorm.entry(i)
+	d, _ := g.dorm.filter(func(k int) bool { return k == i })
+	g.setDorm(d)
 	g.attach(e)
 	return e
 }
 
-// wake installs every dormant record as a retired entry.
-func (g *GCounter) wake() {
+// locate finds actor: its entry e, or else (e nil) the index i of its
+// dormant record; ok is false when it has neither. It is the one lookup
+// of an actor's entry.
+func (g *GCounter) locate(actor string) (e *entry, i int, ok bool) {
+	if e := g.entries[crdt.ActorID(actor)]; e != nil {
+		return e, 0, true
+	}
 	if g.dorm.n() == 0 {
-		return
+		return nil, 0, false
 	}
-	for i := 0; i < g.dorm.n(); i++ {
-		g.attach(g.dorm.entry(i))
-	}
-	g.setDorm(dormant{})
+	i = g.dorm.search(actor)
+	return nil, i, i < g.dorm.n() && string(g.dorm.actor(i)) == actor
 }
 
 // peek returns actor's entry, or a retired entry made from its dormant
 // record (not installed: only to be read), or nil.
 func (g *GCounter) peek(actor crdt.ActorID) *entry {
-	if e := g.entries[actor]; e != nil {
-		return e
-	}
-	if i, ok := g.dorm.find(string(actor)); ok {
+	e, i, ok := g.locate(string(actor))
+	if e == nil && ok {
 		return g.dorm.entry(i)
 	}
-	return nil
+	return e
 }
 
 // lookup reports whether actor has an entry (or a dormant record), with
 // its sequence number and whether it is retired.
 func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
-	if e := g.entries[crdt.ActorID(actor)]; e != nil {
+	e, i, ok := g.locate(actor)
+	switch {
+	case e != nil:
 		return e.seq, e.retired, true
+	case ok:
+		seq, _, _, _ = g.dorm.fields(i)
 	}
-	if i, ok := g.dorm.find(actor); ok {
-		seq, _, _ := g.dorm.fields(i)
-		return seq, true, true
-	}
-	return 0, false, false
+	return seq, ok, ok
 }
 
 // each calls f with every entry, and a retired entry made from each

@@ -170,7 +170,7 @@ func TestDormantMatchesEntries(t *testing.T) {
 			case op < 4:
 				x, amt := txn(), amount()
 				what = fmt.Sprintf("%s applies %s %d", actor, x, amt)
-				if _, dormant := d.p.dorm.find(string(actor)); dormant {
+				if e, _, ok := d.p.locate(string(actor)); ok && e == nil {
 					wokenByApply++
 				}
 				o1, e1 := d.Apply(actor, x, amt)

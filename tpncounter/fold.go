@@ -35,14 +35,14 @@ const (
 	baseBound  = 1 + 3*9
 )
 
-// foldedBy reports whether e is a retired entry whose retirement time is
+// inBase reports whether e is a retired entry whose retirement time is
 // known and before cut: a base of cutoff cut holds it.
-func (e *entry) foldedBy(cut int64) bool {
+func (e *entry) inBase(cut int64) bool {
 	return e.retired && e.retiredAt != 0 && e.retiredAt < cut
 }
 
-// mergeDrops is foldedBy for Merge.
-func (e *entry) mergeDrops(cut int64) bool { return !brokenMergeKeepsFolded && e.foldedBy(cut) }
+// mergeDrops is inBase for Merge.
+func (e *entry) mergeDrops(cut int64) bool { return !brokenMergeKeepsFolded && e.inBase(cut) }
 
 // Base returns g's base (see Fold).
 func (g *GCounter) Base() Base {
@@ -109,7 +109,7 @@ func (c *Counter) Fold(cutoff time.Time) int {
 func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n int) {
 	var gone []*entry
 	for _, e := range g.entries {
-		if e.foldedBy(cut) {
+		if e.inBase(cut) {
 			gone = append(gone, e)
 		}
 	}
@@ -123,11 +123,10 @@ func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n i
 		var sub exact.Int128
 		k := 0
 		d, any := g.dorm.filter(func(i int) bool {
-			at := g.dorm.retiredAt(i)
+			_, t, f, at := g.dorm.fields(i)
 			if at == 0 || at >= cut {
 				return false
 			}
-			_, t, f := g.dorm.fields(i)
 			sub.Add(t)
 			total.Add(t)
 			forgot = max(forgot, f)

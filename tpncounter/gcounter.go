@@ -248,7 +248,7 @@ func (g *GCounter) horizonNanos() int64 {
 			g.horizon = max(g.horizon, e.forgot)
 		}
 		for i := 0; i < g.dorm.n(); i++ {
-			_, _, forgot := g.dorm.fields(i)
+			_, _, forgot, _ := g.dorm.fields(i)
 			g.horizon = max(g.horizon, forgot)
 		}
 	}
@@ -353,14 +353,6 @@ func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	return h > 0
 }
 
-// amountOf returns the amount recorded for txn, if any actor holds it.
-func (g *GCounter) amountOf(txn crdt.TxnID) (int64, bool) {
-	if r := g.get(txn); r != 0 {
-		return g.amtOf(r), true
-	}
-	return 0, false
-}
-
 // Apply records transaction txn of amount (> 0) as written by actor. The
 // duplicate check is one index lookup. When the transaction is already known
 // with the same amount, Apply returns Duplicate or DuplicateFolded and changes
@@ -379,26 +371,57 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 		return 0, err
 	}
 	g.init()
+	return g.apply(actor, txn, amount, amount)
+}
+
+// apply is Apply on g, a GCounter or one half of a Counter, of txn of
+// magnitude mag, whose signed amount (as the Counter's caller gave it; mag
+// in a GCounter) is signed. In a Counter the other half (twin) takes part
+// in the duplicate check and the horizon.
+func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) (Outcome, error) {
 	at, err := g.checkTime(txn)
 	if err != nil {
 		return 0, err
 	}
 	h := hashID(txn)
-	if r := g.find(txn, h); r != 0 {
-		return g.known(txn, r, amount)
+	if r := g.find(txn, h); r != 0 || g.twin.get(txn) != 0 {
+		if r != 0 && len(g.cross) == 0 { // the common case: held here only
+			if oe, op := g.owner(r); oe.ring[op].amt == mag {
+				return duplicate(oe.foldedAt(op)), nil
+			}
+		}
+		p, n := g.halves()
+		o, _ := owner(p, n, txn)
+		return judge(p, n, txn, signed, o)
 	}
-	if err := g.checkHorizon(txn, at); err != nil {
+	// Checked against the later of both halves' horizons: a retry usually
+	// keeps its sign, but the losing write of a credit/debit conflict was
+	// forgotten, if at all, in the other half.
+	later := g
+	if g.twin != nil && g.twin.horizonNanos() > g.horizonNanos() {
+		later = g.twin
+	}
+	if err := later.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
 	bound := applyBound(actor, txn)
-	if !fitsCap(bound, g) {
+	if !fitsCap(bound, g, g.twin) {
 		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
 	}
-	out, err := g.applyNew(actor, txn, h, amount, at)
+	out, err := g.applyNew(actor, txn, h, mag, at)
 	if err == nil {
 		g.grown += bound
 	}
 	return out, err
+}
+
+// halves returns the credit and the debit half of the Counter g is a half
+// of, or g and nil for a GCounter.
+func (g *GCounter) halves() (p, n *GCounter) {
+	if g.neg {
+		return g.twin, g
+	}
+	return g, g.twin
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -431,20 +454,6 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// known reports a transaction the index found at r.
-func (g *GCounter) known(txn crdt.TxnID, r ref, amount int64) (Outcome, error) {
-	if amt := g.amtOf(r); amt != amount {
-		if g.holdsAmount(r, amount) {
-			return Superseded, nil
-		}
-		return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amt, amount)
-	}
-	if _, f := g.counts(r); f > 0 {
-		return DuplicateFolded, nil
-	}
-	return Duplicate, nil
 }
 
 // holdsAmount reports whether some holder's copy of r has amount.
@@ -527,23 +536,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	g.init()
-	e := g.entries[actor]
-	if e == nil {
-		return false, nil // none, or a dormant record: nothing to do
-	}
-	p, err := g.plan(e)
-	if err != nil {
-		return false, err
-	}
-	if p.empty() {
-		return false, nil
-	}
-	if err := e.checkSeq(); err != nil {
-		return false, err
-	}
-	g.commit(e, p)
-	g.bump(e)
-	return true, nil
+	return compactHalves(actor, g)
 }
 
 // checkSeq refuses a change of e that would take its sequence number past
@@ -554,295 +547,6 @@ func (e *entry) checkSeq() error {
 	}
 	return nil
 }
-
-// plan is the housekeeping an actor is about to do on its entry. Items are
-// named by their offsets in the entry before the plan is carried out.
-type plan struct {
-	drop   []uint32 // history items owned or counted by another actor, ascending
-	unfold []uint32 // folded items another (smaller) actor also folded, ascending
-	fold   int      // how many of the oldest remaining history items to fold
-	ageOut []uint32 // folded (or now folding) items to forget, ascending
-	total  int64    // the entry's total afterwards
-	forgot int64    // the entry's forgot afterwards
-}
-
-func (p plan) empty() bool {
-	return len(p.drop) == 0 && len(p.unfold) == 0 && p.fold == 0 && len(p.ageOut) == 0
-}
-
-// plan computes e's housekeeping without changing anything.
-func (g *GCounter) plan(e *entry) (plan, error) {
-	p := plan{ageOut: g.offBuf[:0]}
-	defer func() { g.offBuf = p.ageOut[:0] }()
-	if g.nmulti > 0 {
-		// Only transactions two or more actors hold are subject to the
-		// duplicate rules: visit the fewer of the multi records and e's
-		// items.
-		if len(g.multi)-1 <= e.size() {
-			for m := 1; m < len(g.multi); m++ {
-				for _, l := range g.multi[m].holders {
-					if l>>posBits == e.aix {
-						g.classify(e, uint32(m), e.offOf(l&posMask), &p)
-						break
-					}
-				}
-			}
-			slices.Sort(p.drop)
-			slices.Sort(p.unfold)
-		} else {
-			for off := uint32(0); off < uint32(e.size()); off++ {
-				if m := e.ring[e.pos(off)].multi; m != 0 {
-					g.classify(e, m, off, &p)
-				}
-			}
-		}
-	}
-	var keep []uint32 // offsets of e's items the other half also holds
-	if len(g.cross) > 0 {
-		keep = g.classifyCross(e, &p)
-	}
-	nf := e.nf()
-	if n := e.size() - int(nf) - len(p.drop) - g.o.HistoryLength; n > 0 {
-		p.fold = n
-	}
-	var total exact.Int128
-	total.Add(e.total)
-	for _, off := range p.unfold {
-		total.Sub(e.ring[e.pos(off)].amt)
-	}
-	// The folded record after unfolding and folding, oldest first: the old
-	// record minus the unfolded items, then the newly folded items.
-	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
-	forgetAll, shrink := brokenForgetOnFold, brokenDeferredShrinksWindow
-	if forgetAll {
-		excess = int(nf) + p.fold
-	}
-	// Without contested transactions every item is solo: no need to read
-	// the items to know.
-	solo := g.solo() && len(keep) == 0
-	// Rule 5: the record keeps its newest FoldedLength items whatever else
-	// it holds. Of the excess = the oldest items beyond them, forget those
-	// no other actor holds (solo items); the others are deferred, kept until
-	// their other holders let go. Deferred items take room of their own and
-	// never push a newer item out early, so an id stays known until its
-	// holder has made HistoryLength + FoldedLength later writes.
-	for off := uint32(0); off < nf && excess > 0; off++ {
-		if len(p.unfold) > 0 && slices.Contains(p.unfold, off) {
-			continue
-		}
-		if forgetAll || solo || (e.ring[e.pos(off)].multi == 0 && !slices.Contains(keep, off)) {
-			p.ageOut = append(p.ageOut, off)
-			excess--
-		} else if !shrink {
-			excess--
-		}
-	}
-	for off, folded := nf, 0; folded < p.fold; off++ {
-		if len(p.drop) > 0 && slices.Contains(p.drop, off) {
-			continue
-		}
-		folded++
-		it := &e.ring[e.pos(off)]
-		total.Add(it.amt)
-		if excess > 0 {
-			if forgetAll || solo || (it.multi == 0 && !slices.Contains(keep, off)) {
-				p.ageOut = append(p.ageOut, off)
-				excess--
-			} else if !shrink {
-				excess--
-			}
-		}
-	}
-	t, ok := total.Int64()
-	if !ok || t < 0 {
-		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, e.actor)
-	}
-	p.total = t
-	p.forgot = e.forgot
-	if g.o.TxnTime != nil {
-		for _, off := range p.ageOut {
-			q := e.pos(off)
-			if e.times != nil && e.times[q] != 0 {
-				p.forgot = max(p.forgot, e.times[q])
-			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(e.id(q))))); ok { // a copy: TxnTime may keep it
-				p.forgot = max(p.forgot, at.UnixNano())
-			}
-		}
-	}
-	return p, nil
-}
-
-// classify applies the duplicate rules to e's item at offset off, whose
-// transaction has the multi record m:
-//   - held in e's history and folded by another actor: drop it (that
-//     actor's total counts it);
-//   - held in e's history and in the history of a smaller actor id: drop it
-//     (the smallest holder owns it);
-//   - folded by e and by a smaller actor id: unfold it (the smaller actor's
-//     total counts it).
-func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
-	mine := off < e.nf()
-	for _, l := range g.multi[m].holders {
-		if l>>posBits == e.aix {
-			continue
-		}
-		he, hp := g.itemOf(l)
-		folded := he.foldedAt(hp)
-		switch {
-		case !mine && (folded || he.actor < e.actor):
-			p.drop = append(p.drop, off)
-			return
-		case mine && folded && he.actor < e.actor:
-			p.unfold = append(p.unfold, off)
-			return
-		}
-	}
-}
-
-// classifyCross applies the duplicate rules to e's items whose id the other
-// half of the Counter also holds: when the other half's copy counts (see
-// Counter.Owner), e drops its copy from its history or unfolds it;
-// otherwise e keeps it from being forgotten while the other half holds it.
-// It returns the offsets to keep.
-func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
-	var keep []uint32
-	for x := range g.cross {
-		r, tr := g.get(x), g.twin.get(x)
-		if r == 0 || tr == 0 {
-			continue
-		}
-		off, ok := g.offIn(e, r)
-		if !ok {
-			continue
-		}
-		switch {
-		case !g.twinOwns(r, tr):
-			keep = append(keep, off)
-		case off < e.nf():
-			if !slices.Contains(p.unfold, off) {
-				p.unfold = append(p.unfold, off)
-			}
-		default:
-			if !slices.Contains(p.drop, off) {
-				p.drop = append(p.drop, off)
-			}
-		}
-	}
-	slices.Sort(p.drop)
-	slices.Sort(p.unfold)
-	return keep
-}
-
-// offIn returns the offset of e's item of r's transaction, if e holds it.
-func (g *GCounter) offIn(e *entry, r ref) (uint32, bool) {
-	if r&soloBit != 0 {
-		if l := r &^ soloBit; l>>posBits == e.aix {
-			return e.offOf(l & posMask), true
-		}
-		return 0, false
-	}
-	for _, l := range g.multi[r].holders {
-		if l>>posBits == e.aix {
-			return e.offOf(l & posMask), true
-		}
-	}
-	return 0, false
-}
-
-// twinOwns reports whether, for a transaction both halves hold (r here, tr
-// in the twin), the twin's copy counts.
-func (g *GCounter) twinOwns(r, tr ref) bool {
-	if g.neg {
-		return !debitOwns(g.twin, tr, g, r)
-	}
-	return debitOwns(g, r, g.twin, tr)
-}
-
-// debitOwns reports whether, for a transaction held in both halves of a
-// Counter (pr in the credit half p, nr in the debit half n), the debit
-// copy counts: the owner rule across both halves (folded first, then the
-// smaller actor id; the credit on a tie).
-func debitOwns(p *GCounter, pr ref, n *GCounter, nr ref) bool {
-	pe, pp := p.owner(pr)
-	ne, np := n.owner(nr)
-	if fp, fn := pe.foldedAt(pp), ne.foldedAt(np); fp != fn {
-		return fn
-	}
-	return ne.actor < pe.actor
-}
-
-// commit carries out p on e and keeps the index and value in step. The value
-// does not change.
-func (g *GCounter) commit(e *entry, p plan) {
-	solo := g.solo()
-	// Drop and unfold: another actor counts these.
-	for _, off := range p.drop {
-		g.release(e, off)
-	}
-	for _, off := range p.unfold {
-		g.release(e, off)
-	}
-	g.val.Add(p.total - e.total)
-	e.total = p.total
-	e.forgot = p.forgot
-	if !g.horizonStale {
-		g.horizon = max(g.horizon, p.forgot)
-	}
-	ageOut := p.ageOut
-	if len(p.drop)+len(p.unfold) > 0 {
-		removed := append(slices.Clone(p.unfold), p.drop...) // ascending: folded offsets come first
-		g.compact(e, removed)
-		for i, off := range ageOut {
-			below, _ := slices.BinarySearch(removed, off)
-			ageOut[i] = off - uint32(below)
-		}
-	}
-	// Fold the oldest p.fold history items: their actor's total counts
-	// them now.
-	nf := e.nf()
-	for off := nf; off < nf+uint32(p.fold); off++ {
-		if solo {
-			// e is the only holder: its total now counts the item, which
-			// no longer counts on its own (see contrib).
-			g.val.Sub(e.ring[e.pos(off)].amt)
-		} else {
-			g.contrib(&g.val, -1, g.refAt(e, off))
-		}
-	}
-	e.mid += uint32(p.fold)
-	if !solo {
-		for off := nf; off < nf+uint32(p.fold); off++ {
-			if q := e.pos(off); e.ring[q].multi != 0 {
-				g.folded(e.ring[q].multi, e.locAt(q))
-			}
-			g.contrib(&g.val, 1, g.refAt(e, off))
-		}
-	}
-	// Forget. The table entry of a forgotten item that was its
-	// transaction's only holder is left in place, stale (see table).
-	if n := len(ageOut); n > 0 {
-		for _, off := range ageOut {
-			// A solo folded item contributes nothing beyond e's total.
-			if solo || e.ring[e.pos(off)].multi == 0 {
-				g.tab.n--
-				g.tab.stale++
-			} else {
-				g.release(e, off)
-			}
-		}
-		if ageOut[n-1] == uint32(n-1) {
-			e.head += uint32(n) // the common case: the oldest n
-		} else {
-			g.compact(e, ageOut)
-		}
-	}
-}
-
-// solo reports whether every transaction has exactly one holder (none is
-// contested) under the correct rules: the housekeeping of an entry then
-// reads nothing but the entry's own ring to know who holds its
-// transactions, which saves cache misses on a large index.
-func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
 
 // Clone returns a deep copy.
 func (g *GCounter) Clone() *GCounter {
@@ -901,7 +605,7 @@ func (g *GCounter) Leq(other *GCounter) bool {
 	g.each(func(e *entry) bool {
 		o := other.peek(e.actor)
 		if o == nil {
-			leq = e.foldedBy(other.base.cut) // other's base holds it
+			leq = e.inBase(other.base.cut) // other's base holds it
 		} else {
 			leq = compareEntries(e, o) <= 0
 		}
@@ -990,19 +694,21 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	}
 	mp.from = &other.dorm
 	for k := 0; k < other.dorm.n(); k++ {
-		a := string(other.dorm.actor(k))
-		if i, ok := g.dorm.find(a); ok && bytes.Equal(g.dorm.rec(i), other.dorm.rec(k)) {
+		de, i, ok := g.locate(string(other.dorm.actor(k)))
+		if ok && de == nil && bytes.Equal(g.dorm.rec(i), other.dorm.rec(k)) {
 			continue // the same record: the same entry
 		}
-		if _, _, ok := g.lookup(a); !ok {
-			if at := other.dorm.retiredAt(k); at == 0 || at >= cut || brokenMergeKeepsFolded {
+		if !ok {
+			if _, _, _, at := other.dorm.fields(k); at == 0 || at >= cut || brokenMergeKeepsFolded {
 				mp.picks = append(mp.picks, k)
 				retired++
 			}
 			continue
 		}
 		oe := other.dorm.entry(k)
-		de := g.peek(oe.actor)
+		if de == nil {
+			de = g.dorm.entry(i)
+		}
 		if compareEntries(oe, de) <= 0 {
 			continue
 		}
@@ -1061,7 +767,7 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 	}
 	if len(mp.picks) > 0 {
 		for _, k := range mp.picks {
-			_, total, forgot := mp.from.fields(k)
+			_, total, forgot, _ := mp.from.fields(k)
 			g.val.Add(total)
 			if !g.horizonStale {
 				g.horizon = max(g.horizon, forgot)
@@ -1076,7 +782,7 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 func (g *GCounter) undoMerge(mp *mergePlan, old []*entry) {
 	if len(mp.picks) > 0 {
 		for _, k := range mp.picks {
-			_, total, _ := mp.from.fields(k)
+			_, total, _, _ := mp.from.fields(k)
 			g.val.Sub(total)
 		}
 		g.nretired -= len(mp.picks)
@@ -1140,33 +846,56 @@ func (g *GCounter) Merge(other *GCounter) error {
 	if other == nil || other == g {
 		return nil
 	}
-	mp, err := g.prepareMerge(other)
-	if err != nil {
-		return err
+	_, err := mergeHalves([]*GCounter{g}, []*GCounter{other})
+	return err
+}
+
+// mergeHalves merges every half of from into the matching half of into
+// (one or two halves), all or nothing: on error every half of into is as
+// it was. It returns the winning entries installed in each half.
+func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
+	var plans [2]mergePlan
+	rebase := false
+	for i, g := range into {
+		if plans[i], err = g.prepareMerge(from[i]); err != nil {
+			return newer, err
+		}
+		rebase = rebase || plans[i].rebase(g)
 	}
-	var snap *GCounter
-	if mp.rebase(g) {
-		snap = g.Clone()
-	}
-	undo := func(old []*entry) {
-		if snap != nil {
-			*g = *snap
-		} else {
-			g.undoMerge(&mp, old)
+	var snaps [2]*GCounter
+	if rebase { // rare: a base changes (see Fold)
+		for i, g := range into {
+			snaps[i] = g.Clone()
 		}
 	}
-	old := g.applyMerge(&mp)
-	if _, ok := g.val.Int64(); !ok {
-		undo(old)
-		return fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+	var old [2][]*entry
+	for i, g := range into {
+		old[i] = g.applyMerge(&plans[i])
 	}
-	if grown := mp.bound(); !fitsCap(grown, g) {
-		undo(old)
-		return tooLarge("merging")
-	} else {
-		g.grown += grown
+	grown := 0
+	for i, g := range into {
+		if !fits(g.val) {
+			err = fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
+		}
+		grown += plans[i].bound()
 	}
-	return nil
+	if err == nil && !fitsCap(grown, into...) {
+		err = tooLarge("merging")
+	}
+	for i := len(into) - 1; i >= 0; i-- {
+		switch g := into[i]; {
+		case err == nil:
+			g.grown += plans[i].bound()
+			newer[i] = plans[i].newer
+		case rebase:
+			twin, neg, cross := g.twin, g.neg, g.cross // Clone leaves them out
+			*g = *snaps[i]
+			g.twin, g.neg, g.cross = twin, neg, cross
+		default:
+			g.undoMerge(&plans[i], old[i])
+		}
+	}
+	return newer, err
 }
 
 // bound bounds the encoding the winning entries add.

@@ -408,9 +408,9 @@ func (g *GCounter) hold(m uint32, l loc) {
 	}
 }
 
-// folded adds holder l of record m, which its entry has just folded, to
+// holderFolded adds holder l of record m, which its entry has just folded, to
 // the folded sum and count.
-func (g *GCounter) folded(m uint32, l loc) {
+func (g *GCounter) holderFolded(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
 	rec.fsum.Add(e.ring[p].amt)
@@ -526,7 +526,7 @@ func (g *GCounter) install(e *entry, off uint32) {
 // records and their holder lists allocated once at their final size. A
 // first pass puts every transaction in the table and gives each one held
 // twice its record number as swap would, the record standing for now only
-// as its first holder (firsts) and its number of holders (counts); a
+// as its first holder (own) and its number of holders (counts); a
 // second fills the records in the same order, and the value is the
 // entries' totals plus what each transaction contributes in the end.
 func (g *GCounter) installDecoded() {
@@ -538,7 +538,10 @@ func (g *GCounter) installDecoded() {
 	m, n := distinctTxns(g.ents)
 	g.tab = newTable((5*min(m, int(1.02*n)+16) + 7) / 8)
 	recs := min(m, min(int(1.02*n), max(0, m-int(0.98*n)))+16)
-	firsts, counts := make([]loc, 1, 1+recs), make([]uint32, 1, 1+recs) // record 0 is unused
+	// Until the second pass, a record holds only its first holder (own,
+	// which find reads) and counts its holders. Record 0 is unused.
+	counts := make([]uint32, 1)
+	g.multi = make([]multiRec, 1)
 	for _, e := range g.ents {
 		g.val.Add(e.total)
 		if !g.horizonStale {
@@ -547,14 +550,17 @@ func (g *GCounter) installDecoded() {
 		for off := uint32(0); off < uint32(e.size()); off++ {
 			p := e.pos(off)
 			it := &e.ring[p]
-			r := g.findDecoded(e.id(p), it.tag, firsts)
+			r := g.find(e.id(p), uint64(it.tag)<<32)
 			switch {
 			case r == 0:
 				g.tab.add(tableKey(it.tag, soloBit|e.locAt(p))) // no stale entries: nothing to rebuild
 				it.multi = 0
 			case r&soloBit != 0:
-				m := uint32(len(firsts))
-				firsts, counts = append(firsts, r&^soloBit), append(counts, 2)
+				if len(counts) == 1 { // the first record: room for all of them, once
+					g.multi, counts = slices.Grow(g.multi, recs), slices.Grow(counts, recs)
+				}
+				m := uint32(len(g.multi))
+				g.multi, counts = append(g.multi, multiRec{own: r &^ soloBit}), append(counts, 2)
 				g.tab.replace(tableKey(it.tag, r), tableKey(it.tag, m))
 				fe, fp := g.itemOf(r &^ soloBit)
 				fe.ring[fp].multi = m
@@ -565,8 +571,7 @@ func (g *GCounter) installDecoded() {
 			}
 		}
 	}
-	g.multi = make([]multiRec, len(firsts))
-	g.nmulti = len(firsts) - 1
+	g.nmulti = len(g.multi) - 1
 	total := 0
 	for _, c := range counts {
 		total += int(c)
@@ -623,30 +628,6 @@ func distinctTxns(ents []*entry) (m int, n float64) {
 		return m, float64(m)
 	}
 	return m, -float64(m) * math.Log(float64(m-ones)/float64(m))
-}
-
-// findDecoded is find during installDecoded's first pass: the table has no
-// stale entries yet, and multi record m is known only by its first holder,
-// firsts[m].
-func (g *GCounter) findDecoded(x crdt.TxnID, tag uint32, firsts []loc) ref {
-	t := &g.tab
-	for i := t.home(uint64(tag) << 32); ; i = t.next(i) {
-		k := t.tab[i]
-		if k == 0 {
-			return 0
-		}
-		if uint32(k>>32) != tag {
-			continue
-		}
-		r := ref(k)
-		l := r &^ soloBit
-		if r&soloBit == 0 {
-			l = firsts[r]
-		}
-		if e, p := g.itemOf(l); e.id(p) == x {
-			return r
-		}
-	}
 }
 
 // uninstall removes e's hold of its item at offset off from the index and
@@ -716,9 +697,9 @@ func (g *GCounter) relocate(it item, from, to loc) {
 	}
 }
 
-// compact removes the items at the given offsets (ascending, already
+// removeItems removes the items at the given offsets (ascending, already
 // uninstalled) from e's ring, moving the later ones back.
-func (g *GCounter) compact(e *entry, removed []uint32) {
+func (g *GCounter) removeItems(e *entry, removed []uint32) {
 	nf, n := e.nf(), uint32(e.size())
 	w, ri, below := uint32(0), 0, uint32(0)
 	for off := uint32(0); off < n; off++ {

@@ -179,7 +179,7 @@ func (g *GCounter) checkIndex() error {
 		if g.entries[crdt.ActorID(a)] != nil {
 			return fmt.Errorf("actor %q has an entry and a dormant record", a)
 		}
-		_, total, _ := g.dorm.fields(i)
+		_, total, _, _ := g.dorm.fields(i)
 		val.Add(total)
 		retired++
 	}

@@ -38,19 +38,24 @@ func entryBound(e *entry) int {
 	return 1 + 3 + len(e.actor) + 3*9 + 2*3 + e.size()*(1+3+9) + len(e.ids)
 }
 
-// fitsCap reports whether halves, grown by at most extra bytes, still encode
+// fitsCap reports whether halves (nil ones skipped), grown by at most extra bytes, still encode
 // within the cap. When their bounds say they may not, it measures them
 // exactly (encoding their changed entries) and decides on that.
 func fitsCap(extra int, halves ...*GCounter) bool {
 	bound := extra
 	for _, g := range halves {
-		bound += g.sized + g.grown
+		if g != nil {
+			bound += g.sized + g.grown
+		}
 	}
 	if bound <= bodyLimit {
 		return true
 	}
 	exact := extra
 	for _, g := range halves {
+		if g == nil {
+			continue // a GCounter's missing debit half
+		}
 		n := g.encodedSize()
 		g.sized, g.grown = n, 0
 		exact += n

@@ -35,12 +35,12 @@ func (c *Counter) MergeBinary(data []byte) error {
 	skipped := false
 	known := func(h int, actor, rest []byte) int {
 		g := halves[h]
-		if e := g.entries[crdt.ActorID(actor)]; e != nil {
+		if e := g.entries[crdt.ActorID(actor)]; e != nil { // no copy of actor: the common case
 			if bytes.HasPrefix(rest, e.encoded()) {
 				skipped = true
 				return len(e.enc)
 			}
-		} else if i, ok := g.dorm.find(string(actor)); ok && bytes.HasPrefix(rest, g.dorm.rec(i)) {
+		} else if _, i, ok := g.locate(string(actor)); ok && bytes.HasPrefix(rest, g.dorm.rec(i)) {
 			skipped = true
 			return len(g.dorm.rec(i))
 		}

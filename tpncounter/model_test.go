@@ -211,9 +211,9 @@ func rvCheckHalf(g *GCounter, pool []crdt.TxnID) error {
 		if hs, w := g.HasTransaction(x), v.inHist[x] > 0; hs != w {
 			return fmt.Errorf("HasTransaction(%s) = %v, brute %v", x, hs, w)
 		}
-		a, ok := g.amountOf(x)
-		if wa, wok := v.amt[x]; a != wa || ok != wok {
-			return fmt.Errorf("amountOf(%s) = %d %v, brute %d %v", x, a, ok, wa, wok)
+		o, ok := g.Owner(x)
+		if wa, wok := v.amt[x]; o.Amount != wa || ok != wok {
+			return fmt.Errorf("Owner(%s).Amount = %d %v, brute %d %v", x, o.Amount, ok, wa, wok)
 		}
 	}
 	return nil

@@ -7,7 +7,7 @@ package tpncounter
 // to show that the simulation catches the failures the package
 // documentation describes. They apply to every counter of the process, so
 // the tests that set them do not run in parallel with others. Without the
-// tag they are false constants (rules.go) and the branches that read them
+// tag they are false constants (variants.go) and the branches that read them
 // are compiled out.
 var (
 	// brokenCountEveryCopy counts a transaction once per actor holding it,

@@ -70,6 +70,23 @@ func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 
 // retireAll is RetireAll writing the retirement time at (0: none).
 func (c *Counter) retireAll(at int64, actors []crdt.ActorID) (bool, error) {
+	c.link()
+	return retireHalves(at, actors, &c.p, &c.n)
+}
+
+// Retire is Counter.Retire for one GCounter.
+func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
+	return g.retire(0, actor)
+}
+
+func (g *GCounter) retire(at int64, actor crdt.ActorID) (bool, error) {
+	g.init()
+	return retireHalves(at, []crdt.ActorID{actor}, g)
+}
+
+// retireHalves retires the live entries of actors in every half, all of
+// them or none, writing the retirement time at (0: none).
+func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, error) {
 	group := make(map[crdt.ActorID]bool, len(actors))
 	for _, a := range actors {
 		if err := a.Validate(); err != nil {
@@ -80,7 +97,6 @@ func (c *Counter) retireAll(at int64, actors []crdt.ActorID) (bool, error) {
 	if len(actors) == 1 {
 		group = nil // alone: no transaction may be shared
 	}
-	c.link()
 	type swap struct {
 		g        *GCounter
 		actor    crdt.ActorID
@@ -88,7 +104,7 @@ func (c *Counter) retireAll(at int64, actors []crdt.ActorID) (bool, error) {
 	}
 	var swaps []swap
 	for _, actor := range actors {
-		for _, g := range [2]*GCounter{&c.p, &c.n} {
+		for _, g := range halves {
 			e := g.entries[actor]
 			if e == nil || e.retired || slices.ContainsFunc(swaps, func(s swap) bool { return s.from == e }) {
 				continue
@@ -104,28 +120,6 @@ func (c *Counter) retireAll(at int64, actors []crdt.ActorID) (bool, error) {
 		s.g.swap(s.actor, s.from, s.to)
 	}
 	return len(swaps) > 0, nil
-}
-
-// Retire is Counter.Retire for one GCounter.
-func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
-	return g.retire(0, actor)
-}
-
-func (g *GCounter) retire(at int64, actor crdt.ActorID) (bool, error) {
-	if err := actor.Validate(); err != nil {
-		return false, err
-	}
-	g.init()
-	e := g.entries[actor]
-	if e == nil || e.retired {
-		return false, nil
-	}
-	r, ok, err := g.retired(e, nil, at)
-	if err != nil || !ok {
-		return false, err
-	}
-	g.swap(actor, e, r)
-	return true, nil
 }
 
 // retired returns the retired entry that replaces e, or false when an

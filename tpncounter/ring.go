@@ -166,21 +166,6 @@ func (e *entry) compactIDs(extra int) {
 	e.ids = ids
 }
 
-// entryFrom builds an uninstalled entry from its parts (decoding).
-func entryFrom(actor crdt.ActorID, seq uint64, total, forgot int64, hist, folded []Txn) *entry {
-	e := newEntry(actor, len(hist)+len(folded))
-	e.seq, e.total, e.forgot = seq, total, forgot
-	for _, list := range [2][]Txn{folded, hist} {
-		for _, t := range list {
-			e.ring[e.tail] = item{amt: t.Amount, tag: tagOf(hashID(t.ID))}
-			e.setID(e.tail, t.ID)
-			e.tail++
-		}
-	}
-	e.mid = uint32(len(folded))
-	return e
-}
-
 func (e *entry) size() int             { return int(e.tail - e.head) }
 func (e *entry) nf() uint32            { return e.mid - e.head }
 func (e *entry) pos(off uint32) uint32 { return (e.head + off) & e.mask }

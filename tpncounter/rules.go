@@ -1,19 +1,304 @@
-//go:build !counterkit_mutants
-
 package tpncounter
 
-// The rules as documented. Built with the counterkit_mutants tag, these
-// become variables that tests set to known-broken variants (mutants.go);
-// here they are false constants, so the branches that read them are
-// compiled out.
-const (
-	brokenCountEveryCopy        = false
-	brokenForgetOnFold          = false
-	brokenDeferredShrinksWindow = false
-	brokenRetireShared          = false
-	brokenMergeKeepsFolded      = false
-	brokenLaterRetirementWins   = false
+// The duplicate rules of SPEC.md 6.4, as an actor's housekeeping of its
+// own entry: plan decides what to drop, unfold, fold and forget, and
+// commit carries it out. The owner of a transaction and what it counts
+// are kept by the index (owner, beats and contrib in index.go).
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// correctRules reports whether no broken variant is selected.
-func correctRules() bool { return true }
+// plan is the housekeeping an actor is about to do on its entry. Items are
+// named by their offsets in the entry before the plan is carried out.
+type plan struct {
+	drop   []uint32 // history items owned or counted by another actor, ascending
+	unfold []uint32 // folded items another (smaller) actor also folded, ascending
+	fold   int      // how many of the oldest remaining history items to fold
+	ageOut []uint32 // folded (or now folding) items to forget, ascending
+	total  int64    // the entry's total afterwards
+	forgot int64    // the entry's forgot afterwards
+}
+
+func (p plan) empty() bool {
+	return len(p.drop) == 0 && len(p.unfold) == 0 && p.fold == 0 && len(p.ageOut) == 0
+}
+
+// plan computes e's housekeeping without changing anything.
+func (g *GCounter) plan(e *entry) (plan, error) {
+	p := plan{ageOut: g.offBuf[:0]}
+	defer func() { g.offBuf = p.ageOut[:0] }()
+	if g.nmulti > 0 {
+		// Only transactions two or more actors hold are subject to the
+		// duplicate rules: visit the fewer of the multi records and e's
+		// items.
+		if len(g.multi)-1 <= e.size() {
+			for m := 1; m < len(g.multi); m++ {
+				for _, l := range g.multi[m].holders {
+					if l>>posBits == e.aix {
+						g.classify(e, uint32(m), e.offOf(l&posMask), &p)
+						break
+					}
+				}
+			}
+			slices.Sort(p.drop)
+			slices.Sort(p.unfold)
+		} else {
+			for off := uint32(0); off < uint32(e.size()); off++ {
+				if m := e.ring[e.pos(off)].multi; m != 0 {
+					g.classify(e, m, off, &p)
+				}
+			}
+		}
+	}
+	var keep []uint32 // offsets of e's items the other half also holds
+	if len(g.cross) > 0 {
+		keep = g.classifyCross(e, &p)
+	}
+	nf := e.nf()
+	if n := e.size() - int(nf) - len(p.drop) - g.o.HistoryLength; n > 0 {
+		p.fold = n
+	}
+	var total exact.Int128
+	total.Add(e.total)
+	for _, off := range p.unfold {
+		total.Sub(e.ring[e.pos(off)].amt)
+	}
+	// The folded record after unfolding and folding, oldest first: the old
+	// record minus the unfolded items, then the newly folded items.
+	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
+	forgetAll, shrink := brokenForgetOnFold, brokenDeferredShrinksWindow
+	if forgetAll {
+		excess = int(nf) + p.fold
+	}
+	// Without contested transactions every item is solo: no need to read
+	// the items to know.
+	solo := g.solo() && len(keep) == 0
+	// Rule 5: the record keeps its newest FoldedLength items whatever else
+	// it holds. Of the excess = the oldest items beyond them, forget those
+	// no other actor holds (solo items); the others are deferred, kept until
+	// their other holders let go. Deferred items take room of their own and
+	// never push a newer item out early, so an id stays known until its
+	// holder has made HistoryLength + FoldedLength later writes.
+	for off := uint32(0); off < nf && excess > 0; off++ {
+		if len(p.unfold) > 0 && slices.Contains(p.unfold, off) {
+			continue
+		}
+		if forgetAll || solo || (e.ring[e.pos(off)].multi == 0 && !slices.Contains(keep, off)) {
+			p.ageOut = append(p.ageOut, off)
+			excess--
+		} else if !shrink {
+			excess--
+		}
+	}
+	for off, folded := nf, 0; folded < p.fold; off++ {
+		if len(p.drop) > 0 && slices.Contains(p.drop, off) {
+			continue
+		}
+		folded++
+		it := &e.ring[e.pos(off)]
+		total.Add(it.amt)
+		if excess > 0 {
+			if forgetAll || solo || (it.multi == 0 && !slices.Contains(keep, off)) {
+				p.ageOut = append(p.ageOut, off)
+				excess--
+			} else if !shrink {
+				excess--
+			}
+		}
+	}
+	t, ok := total.Int64()
+	if !ok || t < 0 {
+		return plan{}, fmt.Errorf("%w: folding into the total of actor %q", crdt.ErrOverflow, e.actor)
+	}
+	p.total = t
+	p.forgot = e.forgot
+	if g.o.TxnTime != nil {
+		for _, off := range p.ageOut {
+			q := e.pos(off)
+			if e.times != nil && e.times[q] != 0 {
+				p.forgot = max(p.forgot, e.times[q])
+			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(e.id(q))))); ok { // a copy: TxnTime may keep it
+				p.forgot = max(p.forgot, at.UnixNano())
+			}
+		}
+	}
+	return p, nil
+}
+
+// classify applies the duplicate rules to e's item at offset off, whose
+// transaction has the multi record m:
+//   - held in e's history and folded by another actor: drop it (that
+//     actor's total counts it);
+//   - held in e's history and in the history of a smaller actor id: drop it
+//     (the smallest holder owns it);
+//   - folded by e and by a smaller actor id: unfold it (the smaller actor's
+//     total counts it).
+func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
+	mine := off < e.nf()
+	for _, l := range g.multi[m].holders {
+		if l>>posBits == e.aix {
+			continue
+		}
+		he, hp := g.itemOf(l)
+		folded := he.foldedAt(hp)
+		switch {
+		case !mine && (folded || he.actor < e.actor):
+			p.drop = append(p.drop, off)
+			return
+		case mine && folded && he.actor < e.actor:
+			p.unfold = append(p.unfold, off)
+			return
+		}
+	}
+}
+
+// classifyCross applies the duplicate rules to e's items whose id the other
+// half of the Counter also holds: when the other half's copy counts (see
+// Counter.Owner), e drops its copy from its history or unfolds it;
+// otherwise e keeps it from being forgotten while the other half holds it.
+// It returns the offsets to keep.
+func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
+	var keep []uint32
+	for x := range g.cross {
+		r, tr := g.get(x), g.twin.get(x)
+		if r == 0 || tr == 0 {
+			continue
+		}
+		off, ok := g.offIn(e, r)
+		if !ok {
+			continue
+		}
+		switch {
+		case !g.twinOwns(r, tr):
+			keep = append(keep, off)
+		case off < e.nf():
+			if !slices.Contains(p.unfold, off) {
+				p.unfold = append(p.unfold, off)
+			}
+		default:
+			if !slices.Contains(p.drop, off) {
+				p.drop = append(p.drop, off)
+			}
+		}
+	}
+	slices.Sort(p.drop)
+	slices.Sort(p.unfold)
+	return keep
+}
+
+// offIn returns the offset of e's item of r's transaction, if e holds it.
+func (g *GCounter) offIn(e *entry, r ref) (uint32, bool) {
+	if r&soloBit != 0 {
+		if l := r &^ soloBit; l>>posBits == e.aix {
+			return e.offOf(l & posMask), true
+		}
+		return 0, false
+	}
+	for _, l := range g.multi[r].holders {
+		if l>>posBits == e.aix {
+			return e.offOf(l & posMask), true
+		}
+	}
+	return 0, false
+}
+
+// twinOwns reports whether, for a transaction both halves hold (r here, tr
+// in the twin), the twin's copy counts.
+func (g *GCounter) twinOwns(r, tr ref) bool {
+	if g.neg {
+		return !debitOwns(g.twin, tr, g, r)
+	}
+	return debitOwns(g, r, g.twin, tr)
+}
+
+// debitOwns reports whether, for a transaction held in both halves of a
+// Counter (pr in the credit half p, nr in the debit half n), the debit
+// copy counts: the owner rule across both halves (folded first, then the
+// smaller actor id; the credit on a tie).
+func debitOwns(p *GCounter, pr ref, n *GCounter, nr ref) bool {
+	pe, pp := p.owner(pr)
+	ne, np := n.owner(nr)
+	if fp, fn := pe.foldedAt(pp), ne.foldedAt(np); fp != fn {
+		return fn
+	}
+	return ne.actor < pe.actor
+}
+
+// commit carries out p on e and keeps the index and value in step. The value
+// does not change.
+func (g *GCounter) commit(e *entry, p plan) {
+	solo := g.solo()
+	// Drop and unfold: another actor counts these.
+	for _, off := range p.drop {
+		g.release(e, off)
+	}
+	for _, off := range p.unfold {
+		g.release(e, off)
+	}
+	g.val.Add(p.total - e.total)
+	e.total = p.total
+	e.forgot = p.forgot
+	if !g.horizonStale {
+		g.horizon = max(g.horizon, p.forgot)
+	}
+	ageOut := p.ageOut
+	if len(p.drop)+len(p.unfold) > 0 {
+		removed := append(slices.Clone(p.unfold), p.drop...) // ascending: folded offsets come first
+		g.removeItems(e, removed)
+		for i, off := range ageOut {
+			below, _ := slices.BinarySearch(removed, off)
+			ageOut[i] = off - uint32(below)
+		}
+	}
+	// Fold the oldest p.fold history items: their actor's total counts
+	// them now.
+	nf := e.nf()
+	for off := nf; off < nf+uint32(p.fold); off++ {
+		if solo {
+			// e is the only holder: its total now counts the item, which
+			// no longer counts on its own (see contrib).
+			g.val.Sub(e.ring[e.pos(off)].amt)
+		} else {
+			g.contrib(&g.val, -1, g.refAt(e, off))
+		}
+	}
+	e.mid += uint32(p.fold)
+	if !solo {
+		for off := nf; off < nf+uint32(p.fold); off++ {
+			if q := e.pos(off); e.ring[q].multi != 0 {
+				g.holderFolded(e.ring[q].multi, e.locAt(q))
+			}
+			g.contrib(&g.val, 1, g.refAt(e, off))
+		}
+	}
+	// Forget. The table entry of a forgotten item that was its
+	// transaction's only holder is left in place, stale (see table).
+	if n := len(ageOut); n > 0 {
+		for _, off := range ageOut {
+			// A solo folded item contributes nothing beyond e's total.
+			if solo || e.ring[e.pos(off)].multi == 0 {
+				g.tab.n--
+				g.tab.stale++
+			} else {
+				g.release(e, off)
+			}
+		}
+		if ageOut[n-1] == uint32(n-1) {
+			e.head += uint32(n) // the common case: the oldest n
+		} else {
+			g.removeItems(e, ageOut)
+		}
+	}
+}
+
+// solo reports whether every transaction has exactly one holder (none is
+// contested) under the correct rules: the housekeeping of an entry then
+// reads nothing but the entry's own ring to know who holds its
+// transactions, which saves cache misses on a large index.
+func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
