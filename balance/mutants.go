@@ -5,7 +5,7 @@ package balance
 // Known-broken variants of the rules, built only with the
 // counterkit_mutants build tag, so that tests can show that their checks
 // catch them (export_mutants_test.go). Without the tag they are false
-// constants (rules.go) and the branches that read them are compiled out.
+// constants (variants.go) and the branches that read them are compiled out.
 var (
 	// brokenAmountClaims: a settled merge's tombstone cancels only an N
 	// row of its own amount, so an id reused with another amount counts

@@ -7,7 +7,7 @@ package ledger
 // (export_mutants_test.go) to show that the tests and the simulation catch
 // them. They apply to every Ledger of the process, so the tests that set
 // them do not run in parallel with others. Without the tag they are false
-// constants (rules.go) and the branches that read them are compiled out.
+// constants (variants.go) and the branches that read them are compiled out.
 var (
 	// brokenAckEarly acknowledges every member of a group but the first
 	// when the shared write fails: callers are told their transaction
