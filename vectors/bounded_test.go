@@ -444,6 +444,16 @@ func bvActors(c *bounded.Counter) []string {
 }
 
 func bvStateOf(t *testing.T, c *bounded.Counter) bvState {
+	st := bvDescribe(c)
+	b, err := c.MarshalBinary()
+	require.NoError(t, err)
+	st.Hex = hex.EncodeToString(b)
+	return st
+}
+
+// bvDescribe is c as a vector shows it, without its bytes: the value, every
+// actor's rights, the outstanding requests and the entries.
+func bvDescribe(c *bounded.Counter) bvState {
 	st := bvState{Value: i64(c.Value()), Rights: map[string]string{}, Entries: []bvEntry{}}
 	for _, a := range bvActors(c) {
 		st.Rights[a] = i64(c.Rights(crdt.ActorID(a)))
@@ -468,9 +478,6 @@ func bvStateOf(t *testing.T, c *bounded.Counter) bvState {
 		}
 		st.Entries = append(st.Entries, be)
 	}
-	b, err := c.MarshalBinary()
-	require.NoError(t, err)
-	st.Hex = hex.EncodeToString(b)
 	return st
 }
 

@@ -48,31 +48,8 @@ func dvbDecode(b []byte, window int) *dvBState {
 	if err != nil {
 		return nil
 	}
-	st := &dvBState{Value: i64(c.Value()), Rights: map[string]string{}, Entries: []bvEntry{}}
-	for _, a := range bvActors(c) {
-		st.Rights[a] = i64(c.Rights(crdt.ActorID(a)))
-		if o := c.Outstanding(crdt.ActorID(a)); o > 0 {
-			if st.Outstanding == nil {
-				st.Outstanding = map[string]string{}
-			}
-			st.Outstanding[a] = i64(o)
-		}
-	}
-	for _, a := range c.Actors() {
-		e, _ := c.Entry(a)
-		be := bvEntry{Actor: string(a), Seq: strconv.FormatUint(e.Seq, 10), Credits: i64(e.Credits), Debits: i64(e.Debits), Asked: i64(e.Asked), Recent: [][2]string{}}
-		for to, n := range e.Sent {
-			if be.Sent == nil {
-				be.Sent = map[string]string{}
-			}
-			be.Sent[string(to)] = i64(n)
-		}
-		for _, x := range e.Recent {
-			be.Recent = append(be.Recent, [2]string{string(x.ID), i64(x.Amount)})
-		}
-		st.Entries = append(st.Entries, be)
-	}
-	return st
+	st := bvDescribe(c)
+	return &dvBState{Value: st.Value, Rights: st.Rights, Outstanding: st.Outstanding, Entries: st.Entries}
 }
 
 // dvbKinds are the kinds of SPEC.md 2.3 in its order, insufficient_rights
