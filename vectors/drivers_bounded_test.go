@@ -52,41 +52,6 @@ func dvbDecode(b []byte, window int) *dvBState {
 	return &dvBState{Value: st.Value, Rights: st.Rights, Outstanding: st.Outstanding, Entries: st.Entries}
 }
 
-// dvbKinds are the kinds of SPEC.md 2.3 in its order, insufficient_rights
-// included.
-var dvbKinds = func() []struct {
-	name string
-	err  error
-} {
-	out := slices.Clone(dvKinds)
-	i := slices.IndexFunc(out, func(k struct {
-		name string
-		err  error
-	}) bool {
-		return k.name == "too_large"
-	})
-	return slices.Insert(out, i+1, struct {
-		name string
-		err  error
-	}{"insufficient_rights", crdt.ErrInsufficientRights})
-}()
-
-func dvbKind(err error) string {
-	if err == nil {
-		return ""
-	}
-	var names []string
-	for _, k := range dvbKinds {
-		if errors.Is(err, k.err) {
-			names = append(names, k.name)
-		}
-	}
-	if len(names) == 0 {
-		return "unknown: " + err.Error()
-	}
-	return strings.Join(names, "+")
-}
-
 func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 	rec := &dvRec{replay: replay}
 	st := &dvSiblings{rec: rec}
@@ -183,7 +148,7 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 		default:
 			return dvVector{}, fmt.Errorf("unknown bounded op %q", s.Op)
 		}
-		got.Error = dvbKind(err)
+		got.Error = dvKind(err)
 		if result {
 			if res.Outcome != 0 {
 				got.Outcome = res.Outcome.String()
@@ -970,7 +935,7 @@ func dvbJoin(a, b string) string {
 		set[k] = true
 	}
 	var out []string
-	for _, k := range dvbKinds {
+	for _, k := range dvKinds {
 		if set[k.name] {
 			out = append(out, k.name)
 		}

@@ -753,6 +753,7 @@ var dvKinds = []struct {
 	{"outside_window", crdt.ErrOutsideWindow},
 	{"expired", crdt.ErrExpired},
 	{"too_large", crdt.ErrTooLarge},
+	{"insufficient_rights", crdt.ErrInsufficientRights},
 	{"corrupt", crdt.ErrCorruptEncoding},
 	{"unsupported_version", crdt.ErrUnsupportedVersion},
 	{"type_mismatch", crdt.ErrTypeMismatch},
