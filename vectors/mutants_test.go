@@ -262,6 +262,17 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"stats/summary.go", "\tcase !ok3:", "\tcase false && !ok3:"}}, "tally", "stats_sum_of_squares_past_128_bits_is_an_error"},
 	{"tally/dense needs 4096 registers", "7.2.2: a dense array with fewer than 4096 registers set is corrupt",
 		[]edit{{"tally/distinct.go", "\t\tif 4*nonzero < distinctRegisters {", "\t\tif 4*nonzero < distinctRegisters-4 {"}}, "tally", "distinct_dense_with_4095_registers_set"},
+	// The HyperLogLog registers' upper bound (51, SPEC.md 7.2) has no
+	// mutant: the library that holds the registers refuses a register
+	// above 51 as well, so removing counterkit's check changes no result
+	// ("distinct sparse register 52" and "distinct dense register 52"
+	// still fail a port without it).
+	{"tally/sparse register at least 1", "7.2: a sparse register of 0 is corrupt",
+		[]edit{{"tally/distinct.go", "case r == 0 || r > distinctMaxRho:", "case r > distinctMaxRho:"}}, "tally", "distinct_sparse_register_0"},
+	{"tally/sparse index in range", "7.2: a sparse index of 16384 or more is corrupt",
+		[]edit{{"tally/distinct.go", "case i >= distinctRegisters:", "case false && i >= distinctRegisters:"}}, "tally", "distinct_sparse_index_16384"},
+	{"tally/sparse indexes increasing", "7.2: sparse indexes strictly increase",
+		[]edit{{"tally/distinct.go", "case i <= last:", "case false && i <= last:"}}, "tally", "distinct_sparse_indexes_not_increasing"},
 	{"tally/dense at 4096 registers", "7.2.2: 4096 registers set is the dense form",
 		[]edit{{"tally/distinct.go", "\t\tif 4*nonzero < distinctRegisters {", "\t\tif 4*nonzero <= distinctRegisters {"}}, "tally", "shard/distinct_dense_at_4096_registers"},
 	// tally (SPEC.md 7.1 stats decoding; 7.4 the read's combining order).
