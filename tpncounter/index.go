@@ -557,7 +557,9 @@ func (g *GCounter) installDecoded() {
 				it.multi = 0
 			case r&soloBit != 0:
 				if len(counts) == 1 { // the first record: room for all of them, once
-					g.multi, counts = slices.Grow(g.multi, recs), slices.Grow(counts, recs)
+					// (Not slices.Grow: under -race its make is a second array.)
+					g.multi = append(make([]multiRec, 0, 1+recs), g.multi...)
+					counts = append(make([]uint32, 0, 1+recs), counts...)
 				}
 				m := uint32(len(g.multi))
 				g.multi, counts = append(g.multi, multiRec{own: r &^ soloBit}), append(counts, 2)
