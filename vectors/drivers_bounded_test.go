@@ -58,10 +58,22 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 	if !replay {
 		st.back, st.hist = map[string]*memory.Siblings{}, map[string][]dvSibState{}
 	}
-	if len(v.InitialSiblings) > 0 {
-		return dvVector{}, errors.New("a bounded vector starts from an empty store")
-	}
 	o := v.Options
+	if !replay && len(v.InitialSiblings) > 0 {
+		// Written before the accounts exist, so they name no incarnation.
+		ctx := context.Background()
+		b := st.backing(o.Key)
+		for _, sb := range v.InitialSiblings {
+			if err := b.Put(ctx, o.Key, "init", dvUnhex(sb.Value), nil); err != nil {
+				return dvVector{}, err
+			}
+		}
+		vals, tok, err := b.Fetch(ctx, o.Key)
+		if err != nil {
+			return dvVector{}, err
+		}
+		st.hist[o.Key] = []dvSibState{{vals, tok}}
+	}
 	if o.Keep == nil {
 		return dvVector{}, errors.New("options: keep is required")
 	}
@@ -213,6 +225,7 @@ const (
 	dvbNoWrite       = "nothing to do: no put"
 	dvbTransferClose = "transfer and close: to the requests, then to the heir; calls after Close fail"
 	dvbBadInput      = "bad input before any store call; a refused fetch ends the call"
+	dvbCorrupt       = "a corrupt sibling stops every call; nothing is written over it"
 )
 
 func dvGenBounded() dvFile {
@@ -302,6 +315,13 @@ func dvGenBounded() dvFile {
 			dvbNote(dvbOp("debit", "b", "db", 6), "the heir spends what it got"),
 			dvbNote(dvbTo("close", "c", "", 0), "no heir, no request: nothing to write"),
 		}},
+		{Name: dvbCorrupt, Options: dvbOptions(2, 0), Ledgers: abc,
+			InitialSiblings: []dvSibling{{Value: "c0"}},
+			Steps: []dvStep{
+				dvbNote(dvbOp("credit", "a", "t1", 5), "the sibling is not an envelope: corrupt, one fetch, nothing written"),
+				dvbNote(dvbOp("value", "b", "", 0), "every read of the key fails the same way"),
+				dvbNote(dvbOp("sync", "b", "", 0), "nothing is written over it"),
+			}},
 		{Name: dvbBadInput, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
 			dvbNote(dvbOp("credit", "a", "t1", -5), "an amount below 1: invalid_amount, before any store call"),
 			dvbNote(dvbOp("debit", "a", "", 5), "an invalid txn: invalid_txn, before any store call"),
@@ -581,6 +601,10 @@ type dvbCycle struct {
 // read is steps 1 and 2: the fetch and the merge. It returns prev, the
 // number of siblings and whether they held every entry of S; ok is false
 // when the fetch failed (err set) or the vector stops.
+// dvbEnvelopePrefix is the hex of the envelope's first bytes (SPEC.md
+// 3.3): a three-element array and the tag "bounded".
+const dvbEnvelopePrefix = "93a7626f756e646564"
+
 func (m *dvbModel) read(acc *dvbAcct, cur *dvbCall) (token string, nsibs int, held bool, err string, ok bool) {
 	c, found := m.take(cur, "fetch")
 	if !found {
@@ -595,6 +619,17 @@ func (m *dvbModel) read(acc *dvbAcct, cur *dvbCall) (token string, nsibs int, he
 	before := map[string]*bmEntry{}
 	for a, e := range acc.s.entries {
 		before[a] = e
+	}
+	for i, sb := range c.Siblings {
+		if sb.Bounded == nil {
+			// SPEC.md 3.3: an encoding that does not start with the
+			// envelope ["bounded", ...] is corrupt, and a corrupt sibling
+			// ends the call before anything is merged or written.
+			if strings.HasPrefix(sb.Value, dvbEnvelopePrefix) {
+				m.fail("sibling %d: an envelope of bounded that does not decode: the model cannot judge it", i+1)
+			}
+			return "", 0, false, "corrupt", false
+		}
 	}
 	covered := map[string]bool{}
 	for i, sb := range c.Siblings {
@@ -1023,6 +1058,7 @@ var dvbWrongExpectations = []struct {
 			es["a~aaaaaaaa"].sent["b~bbbbbbbb"] = 10
 		})
 	}},
+	{"a corrupt sibling skipped", dvbCorrupt, func(v *dvVector) { v.Steps[1].Error, v.Steps[1].Value = "", dvI(0) }},
 	{"a refused fetch retried", dvbBadInput, func(v *dvVector) {
 		v.Steps[3].Attempts = 2
 		v.Steps[3].Calls = append(v.Steps[3].Calls, v.Steps[3].Calls[0])
@@ -1093,6 +1129,8 @@ func init() {
 			"\t\tif amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", "\t\tif false && amount < 0 {\n\t\t\t// A debit that went through needs nothing more.", dvbGrant},
 		{"bounded/Close gives everything to the heir", "13.5 Close: the requests first, then the heir",
 			"given, err := a.grant(c) // requests first", "given, err := int64(0), error(nil) // requests first", dvbTransferClose},
+		{"bounded/a corrupt sibling skipped", "13.5 step 2: a sibling that does not decode is corrupt and stops the call",
+			"if err := dst.mergeEncoded(b, orig, covered); err != nil {", "if err := dst.mergeEncoded(b, orig, covered); err != nil && false {", dvbCorrupt},
 		{"bounded/a duplicate is applied again", "13.5 step 4: a held txn with this amount changes nothing",
 			"if known, err := c.Known(txn, amount); known || err != nil {", "if known, err := c.Known(txn, amount); (known && false) || err != nil {", dvbDuplicates},
 	} {

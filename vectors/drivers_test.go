@@ -409,7 +409,7 @@ type dvVector struct {
 	Note    string     `json:"note,omitempty"`
 	Options dvOptions  `json:"options"`
 	Ledgers []dvLedger `json:"ledgers,omitempty"`
-	// InitialSiblings (ledger) and InitialRows (tally, deltalog, balance)
+	// InitialSiblings (ledger, bounded) and InitialRows (tally, deltalog, balance)
 	// are what the store holds before the first step: siblings written
 	// with no token by actor "init", rows written at timestamp 1.
 	InitialSiblings []dvSibling `json:"initial_siblings,omitempty"`
