@@ -2890,6 +2890,31 @@ func dvGenTally() dvFile {
 
 // dvTimeID is the version 1 UUID at time at with clock sequence 0x0101 and
 // node n.
+// dvSharedIDRows is the partition of "step 5: an N and an S row of one
+// update id": N t1 (5), a valid unsettled S u2 (3) covering N t3 (3)
+// through its tombstone, and an N row of 7 whose update id is u2.
+func dvSharedIDRows(at time.Time) []dvRow {
+	amountKey := func(a int64) string {
+		return fmt.Sprintf("00000000-0000-0000-%04x-%012x", uint64(a)>>48, uint64(a)&(1<<48-1))
+	}
+	t1, u2, t3 := dvTimeID(at.Add(-2*time.Second), 1), dvUUID(timeid.FromParts(at.Add(-time.Second), 0, 2)), dvTimeID(at.Add(-3*time.Second), 3)
+	rows := []dvRow{
+		{Is: &dvDesc{UpdateID: t1, Kind: "N", Version: amountKey(5), Amount: dvI(5)}},
+		{Is: &dvDesc{UpdateID: t3, Kind: "N", Version: amountKey(3), Amount: dvI(3)}},
+		{Is: &dvDesc{UpdateID: u2, Kind: "N", Version: amountKey(7), Amount: dvI(7)}},
+		{Is: &dvDesc{UpdateID: u2, Kind: "S", Version: u2, Amount: dvI(3), Covers: dvI(1), Settled: dvB(false)}},
+		{Is: &dvDesc{UpdateID: t3, Kind: "T", Version: u2, Amount: dvI(3), Target: "N"}},
+	}
+	for i := range rows {
+		k, v, err := dvEncDesc("balance", rows[i].Is)
+		if err != nil {
+			panic(err)
+		}
+		rows[i].Key, rows[i].Value = hex.EncodeToString(k), hex.EncodeToString(v)
+	}
+	return rows
+}
+
 func dvTimeID(at time.Time, n uint64) string { return dvUUID(timeid.FromParts(at, 0x0101, n)) }
 
 func dvAdd(key string, at time.Time, node uint64, amount int64, faults ...string) dvStep {
@@ -3057,6 +3082,12 @@ func dvGenBalance() dvFile {
 				dvClock(dvKeyOp("merge", k), at(5, 10*time.Minute+5*time.Second)),
 				dvKeyOp("balance", k),
 				dvClock(dvKeyOp("merge", k), at(5, 20*time.Minute)),
+				dvKeyOp("balance", k),
+			}},
+		{Name: "step 5: an N and an S row of one update id: one tombstone", Note: "the partition holds t1 (5); a valid sum row u2 (3) whose merge covered t3 (3); and an N row of 7 whose client id is u2 as well. The merge at +1s writes one tombstone per update id, in clustering order: u2's N row is covered and its S row, which shares the id, is not (a second tombstone would have the same key); the new sum row holds 12 and the balance stays 15",
+			Options: opts, InitialRows: dvSharedIDRows(day(6)), Steps: []dvStep{
+				dvClock(dvKeyOp("balance", k), at(6, time.Second)),
+				dvKeyOp("merge", k),
 				dvKeyOp("balance", k),
 			}},
 	}
@@ -5282,6 +5313,12 @@ func dvModelBalance(v dvVector) []string {
 	var clock dvStamp
 	var writes []dvPW
 	added := map[string]int64{} // update id -> amount, for every add that landed
+	for _, r := range v.InitialRows { // and every N row the partition held at the start
+		writes = append(writes, dvPW{op: "put", partition: o.Key, key: r.Key, value: r.Value, ts: 1})
+		if r.Is != nil && r.Is.Kind == "N" && r.Is.Amount != nil {
+			added[r.Is.UpdateID] = int64(*r.Is.Amount)
+		}
+	}
 	plain := func() int64 {
 		var s int64
 		for _, a := range added {
@@ -5958,6 +5995,9 @@ var dvMutants = []struct {
 	{"balance/collect young rows", "9.3 step 8: only GCGrace-old invalid rows",
 		"balance/evaluate.go", "old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }", "old := func(r Row) bool { return true }",
 		"driver_balance", "a merge stopped after its tombstones leaves the balance unchanged"},
+	{"balance/one tombstone per update id", "9.3 step 5: an N and an S row of one update id: only the first is covered",
+		"balance/evaluate.go", "\t\t\tif byID[r.UpdateID] {", "\t\t\tif false && byID[r.UpdateID] {",
+		"driver_balance", "step 5: an N and an S row of one update id: one tombstone"},
 	{"balance/settled merge deletes nothing", "9.3 step 7: a settled merge deletes the rows it cancelled",
 		"balance/evaluate.go", "\t\t\tp.deletes = append(p.deletes, r)\n", "\t\t\t_ = r\n",
 		"driver_balance", "merge steps 4 to 8 over time"},
