@@ -621,30 +621,6 @@ func dvDecodeRecord(b []byte) *dvRecord {
 	return &dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10)}
 }
 
-// dvVersion is actor's version in the join of states (SPEC.md 6.11): the
-// sum over both halves of the greatest seq of its entry.
-func dvVersion(actor string, states ...*dvState) uint64 {
-	var p, n uint64
-	for _, s := range states {
-		if s == nil {
-			continue
-		}
-		for _, e := range s.P {
-			if e.Actor == actor {
-				seq, _ := strconv.ParseUint(e.Seq, 10, 64)
-				p = max(p, seq)
-			}
-		}
-		for _, e := range s.N {
-			if e.Actor == actor {
-				seq, _ := strconv.ParseUint(e.Seq, 10, 64)
-				n = max(n, seq)
-			}
-		}
-	}
-	return p + n
-}
-
 // dvState is a decoded tpncounter (SPEC.md 6.7).
 type dvState struct {
 	P []dvEntry `json:"p"`
@@ -3320,24 +3296,6 @@ func dvShow64(v *int64) string {
 	return strconv.FormatInt(*v, 10)
 }
 
-func dvUnion(ms ...map[string]int64) map[string]int64 {
-	out := map[string]int64{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func dvSum(m map[string]int64) int64 {
-	var s int64
-	for _, v := range m {
-		s += v
-	}
-	return s
-}
-
 // dvEntries is a ledger state as entries: half ("P" or "N") and actor ->
 // the entry of the largest seq seen (a retired entry over the live one of
 // its seq, SPEC.md 6.5; of two retired ones, the one with the earlier
@@ -5312,7 +5270,7 @@ func dvModelBalance(v dvVector) []string {
 	var now time.Time
 	var clock dvStamp
 	var writes []dvPW
-	added := map[string]int64{} // update id -> amount, for every add that landed
+	added := map[string]int64{}       // update id -> amount, for every add that landed
 	for _, r := range v.InitialRows { // and every N row the partition held at the start
 		writes = append(writes, dvPW{op: "put", partition: o.Key, key: r.Key, value: r.Value, ts: 1})
 		if r.Is != nil && r.Is.Kind == "N" && r.Is.Amount != nil {
