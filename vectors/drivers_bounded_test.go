@@ -335,9 +335,10 @@ func dvGenBounded() dvFile {
 		}},
 	}
 	return dvFile{
-		Driver:  "bounded",
-		Note:    "bounded.Account (SPEC.md 13.5) over a scripted sibling store (10.1, 11.1); the Accounts are listed in ledgers and named by each step's ledger",
-		Vectors: dvGenerate("bounded", vs),
+		Driver:       "bounded",
+		Note:         "bounded.Account (SPEC.md 13.5) over a scripted sibling store (10.1, 11.1); the Accounts are listed in ledgers and named by each step's ledger",
+		Vectors:      dvGenerate("bounded", vs),
+		OptionChecks: dvBoundedOptionChecks(),
 	}
 }
 

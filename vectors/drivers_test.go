@@ -249,7 +249,7 @@ func dvReplayFile(driver string, f dvFile) []string {
 		}
 		problems = append(problems, dvCompare(v, got)...)
 	}
-	return problems
+	return append(problems, dvCheckOptions(f, false)...)
 }
 
 // dvModelFile runs the independent checks of every vector of f.
@@ -277,7 +277,7 @@ func dvModelFile(driver string, f dvFile) []string {
 			problems = append(problems, v.Name+": "+p)
 		}
 	}
-	return problems
+	return append(problems, dvCheckOptions(f, true)...)
 }
 
 func dvRun(driver string, v dvVector, replay bool) (dvVector, error) {
@@ -402,6 +402,9 @@ type dvFile struct {
 	Driver  string     `json:"driver"`
 	Note    string     `json:"note"`
 	Vectors []dvVector `json:"vectors"`
+	// OptionChecks (balance, bounded) are option sets and what the
+	// driver's constructor answers (options_test.go).
+	OptionChecks []dvOptionCheck `json:"option_checks,omitempty"`
 }
 
 type dvVector struct {
@@ -3067,7 +3070,8 @@ func dvGenBalance() dvFile {
 				dvKeyOp("balance", k),
 			}},
 	}
-	return dvFile{Driver: "balance", Note: "SPEC.md 9.3 and 11.1: balance adds and merges against a scripted partition store", Vectors: dvGenerate("balance", vs)}
+	return dvFile{Driver: "balance", Note: "SPEC.md 9.3 and 11.1: balance adds and merges against a scripted partition store", Vectors: dvGenerate("balance", vs),
+		OptionChecks: dvBalanceOptionChecks()}
 }
 
 // ---------------------------------------------------------------------------
@@ -5953,6 +5957,18 @@ var dvMutants = []struct {
 	{"balance/collect young rows", "9.3 step 8: only GCGrace-old invalid rows",
 		"balance/evaluate.go", "old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }", "old := func(r Row) bool { return true }",
 		"driver_balance", "a merge stopped after its tombstones leaves the balance unchanged"},
+	{"balance/SafetyMargin above 2·FutureSkew", "9.3 Options: SafetyMargin > 2·FutureSkew, strictly",
+		"balance/accounts.go", "case o.SafetyMargin <= 2*o.FutureSkew:", "case o.SafetyMargin < 2*o.FutureSkew:",
+		"driver_balance", "option check 3 (SafetyMargin equal to 2·FutureSkew: it must exceed it)"},
+	{"balance/SettleGrace covers MaxMerge + SafetyMargin", "9.3 Options: SettleGrace ≥ MaxMerge + SafetyMargin",
+		"balance/accounts.go", "case o.SettleGrace < o.MaxMerge+o.SafetyMargin:", "case o.SettleGrace < o.MaxMerge:",
+		"driver_balance", "option check 6 (SettleGrace just below MaxMerge + SafetyMargin)"},
+	{"balance/GCGrace at least SettleGrace", "9.3 Options: GCGrace ≥ SettleGrace",
+		"balance/accounts.go", "case o.GCGrace < o.Window+o.SafetyMargin || o.GCGrace < o.SettleGrace:", "case o.GCGrace < o.Window+o.SafetyMargin:",
+		"driver_balance", "option check 9 (GCGrace below SettleGrace, though above Window + SafetyMargin)"},
+	{"bounded/a negative Keep accepted", "13.5: Open refuses a negative Keep",
+		"bounded/account.go", "case opts.Keep < 0:", "case false && opts.Keep < 0:",
+		"driver_bounded", "option check 2 (a negative Keep)"},
 	{"balance/one tombstone per update id", "9.3 step 5: an N and an S row of one update id: only the first is covered",
 		"balance/evaluate.go", "\t\t\tif byID[r.UpdateID] {", "\t\t\tif false && byID[r.UpdateID] {",
 		"driver_balance", "step 5: an N and an S row of one update id: one tombstone"},

@@ -1,0 +1,149 @@
+package vectors
+
+// Option checks of the driver files (SPEC.md 9.3's and 13.5's rules for
+// a driver's options): each is a set of options and the error kind the
+// driver's constructor gives ("" when it accepts them). The replay builds
+// the Go driver with them; the model applies the rules as SPEC states
+// them, so a constructor that accepts an unsafe option, or refuses a safe
+// one, fails both.
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/bounded"
+)
+
+// dvOptionCheck is one entry of a driver file's option_checks.
+type dvOptionCheck struct {
+	Note    string    `json:"note"`
+	Options dvOptions `json:"options"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// dvOptionsGo builds the Go driver with o and returns the error kind.
+func dvOptionsGo(driver string, o dvOptions) string {
+	switch driver {
+	case "balance":
+		_, err := balance.New(memory.NewPartitions(), balance.Options{
+			Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS), SafetyMargin: dvDur(o.SafetyMarginNS),
+			MaxMerge: dvDur(o.MaxMergeNS), SettleGrace: dvDur(o.SettleGraceNS), GCGrace: dvDur(o.GCGraceNS)})
+		return dvKind(err)
+	case "bounded":
+		var keep int64
+		if o.Keep != nil {
+			keep = int64(*o.Keep)
+		}
+		_, err := bounded.Open(memory.NewSiblings(), o.Key, bounded.AccountOptions{
+			Actor: "a", Counter: bounded.Options{Window: o.Window}, Keep: keep, RetryCount: o.RetryCount})
+		return dvKind(err)
+	}
+	return "no option checks for " + driver
+}
+
+// dvOptionsModel is SPEC's verdict on o: 9.3's defaults and bounds for
+// balance, 13.1 and 13.5's for the bounded Account.
+func dvOptionsModel(driver string, o dvOptions) string {
+	switch driver {
+	case "balance":
+		d := func(p *dvInt, def time.Duration) time.Duration {
+			if v := dvDur(p); v != 0 {
+				return v
+			}
+			return def
+		}
+		w, fs, sm := d(o.WindowNS, 5*time.Minute), d(o.FutureSkewNS, 5*time.Second), d(o.SafetyMarginNS, 30*time.Second)
+		mm, sg, gc := d(o.MaxMergeNS, 10*time.Second), d(o.SettleGraceNS, time.Minute), d(o.GCGraceNS, 10*time.Minute)
+		switch {
+		case w < 0 || fs < 0 || sm < 0 || mm < 0 || sg < 0 || gc < 0:
+			return "invalid_config"
+		case !(sm > 2*fs), !(sg >= mm+sm), !(gc >= w+sm && gc >= sg):
+			return "invalid_config"
+		}
+		return ""
+	case "bounded":
+		switch {
+		case o.Keep != nil && *o.Keep < 0, o.RetryCount < 0 || o.RetryCount > 100, o.Window < 0 || o.Window > 1024:
+			return "invalid_config"
+		}
+		return ""
+	}
+	return "no option checks for " + driver
+}
+
+// dvGenOptionChecks fills in each check's error from the Go driver.
+func dvGenOptionChecks(driver string, cs []dvOptionCheck) []dvOptionCheck {
+	for i := range cs {
+		cs[i].Error = dvOptionsGo(driver, cs[i].Options)
+	}
+	return cs
+}
+
+// dvCheckOptions replays (the Go driver) or models (SPEC) every option
+// check of f.
+func dvCheckOptions(f dvFile, model bool) []string {
+	var out []string
+	for i, c := range f.OptionChecks {
+		got, by := dvOptionsGo(f.Driver, c.Options), "the driver"
+		if model {
+			got, by = dvOptionsModel(f.Driver, c.Options), "the model"
+		}
+		if got != c.Error {
+			out = append(out, fmt.Sprintf("option check %d (%s): error %q, %s gives %q", i+1, c.Note, c.Error, by, got))
+		}
+	}
+	return out
+}
+
+func dvBalanceOptionChecks() []dvOptionCheck {
+	ns := func(d time.Duration) *dvInt { return dvI(int64(d)) }
+	return dvGenOptionChecks("balance", []dvOptionCheck{
+		{Note: "every option zero: the defaults (Window 5m, FutureSkew 5s, SafetyMargin 30s, MaxMerge 10s, SettleGrace 1m, GCGrace 10m)"},
+		{Note: "a negative Window", Options: dvOptions{WindowNS: ns(-time.Second)}},
+		{Note: "SafetyMargin equal to 2·FutureSkew: it must exceed it", Options: dvOptions{FutureSkewNS: ns(15 * time.Second)}},
+		{Note: "SafetyMargin just above 2·FutureSkew", Options: dvOptions{FutureSkewNS: ns(15*time.Second - 1)}},
+		{Note: "SettleGrace equal to MaxMerge + SafetyMargin", Options: dvOptions{SettleGraceNS: ns(40 * time.Second)}},
+		{Note: "SettleGrace just below MaxMerge + SafetyMargin", Options: dvOptions{SettleGraceNS: ns(40*time.Second - 1)}},
+		{Note: "GCGrace equal to Window + SafetyMargin", Options: dvOptions{GCGraceNS: ns(5*time.Minute + 30*time.Second)}},
+		{Note: "GCGrace just below Window + SafetyMargin", Options: dvOptions{GCGraceNS: ns(5*time.Minute + 30*time.Second - 1)}},
+		{Note: "GCGrace below SettleGrace, though above Window + SafetyMargin", Options: dvOptions{WindowNS: ns(time.Second), SettleGraceNS: ns(2 * time.Minute), GCGraceNS: ns(time.Minute)}},
+	})
+}
+
+func dvBoundedOptionChecks() []dvOptionCheck {
+	return dvGenOptionChecks("bounded", []dvOptionCheck{
+		{Note: "Keep 0, RetryCount 0 (3), window 0 (64)", Options: dvOptions{Key: "acct", Keep: dvI(0)}},
+		{Note: "a negative Keep", Options: dvOptions{Key: "acct", Keep: dvI(-1)}},
+		{Note: "RetryCount 100, the most", Options: dvOptions{Key: "acct", Keep: dvI(0), RetryCount: 100}},
+		{Note: "RetryCount 101", Options: dvOptions{Key: "acct", Keep: dvI(0), RetryCount: 101}},
+		{Note: "a negative RetryCount", Options: dvOptions{Key: "acct", Keep: dvI(0), RetryCount: -1}},
+		{Note: "window 1024, the most", Options: dvOptions{Key: "acct", Keep: dvI(0), Window: 1024}},
+		{Note: "window 1025", Options: dvOptions{Key: "acct", Keep: dvI(0), Window: 1025}},
+		{Note: "a negative window", Options: dvOptions{Key: "acct", Keep: dvI(0), Window: -1}},
+	})
+}
+
+// TestOptionChecksCatchWrongExpectations flips the answer of every option
+// check in turn: the replay and the model must each report it.
+func TestOptionChecksCatchWrongExpectations(t *testing.T) {
+	for _, f := range []dvFile{{Driver: "balance", OptionChecks: dvBalanceOptionChecks()}, {Driver: "bounded", OptionChecks: dvBoundedOptionChecks()}} {
+		for i := range f.OptionChecks {
+			wrong := f
+			wrong.OptionChecks = slices.Clone(f.OptionChecks)
+			if wrong.OptionChecks[i].Error == "" {
+				wrong.OptionChecks[i].Error = "invalid_config"
+			} else {
+				wrong.OptionChecks[i].Error = ""
+			}
+			for _, model := range []bool{false, true} {
+				if ps := dvCheckOptions(wrong, model); len(ps) != 1 {
+					t.Errorf("%s option check %d flipped: model=%v reports %q, want one problem", f.Driver, i+1, model, ps)
+				}
+			}
+		}
+	}
+}
