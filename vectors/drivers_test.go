@@ -2527,7 +2527,8 @@ func dvGenLedger() dvFile {
 	vs = append(vs, dvLedgerWindowVectors(opts)...)
 	vs = append(vs, dvLedgerGroupVectors(opts)...)
 	vs = append(vs, dvLedgerGraceVectors(opts)...)
-	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs)}
+	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs),
+		OptionChecks: dvLedgerOptionChecks()}
 }
 
 // dvAtClock sets a step's clock to dvT0 + d.
@@ -5966,6 +5967,9 @@ var dvMutants = []struct {
 	{"balance/GCGrace at least SettleGrace", "9.3 Options: GCGrace ≥ SettleGrace",
 		"balance/accounts.go", "case o.GCGrace < o.Window+o.SafetyMargin || o.GCGrace < o.SettleGrace:", "case o.GCGrace < o.Window+o.SafetyMargin:",
 		"driver_balance", "option check 9 (GCGrace below SettleGrace, though above Window + SafetyMargin)"},
+	{"ledger/MaxGroup above H + F accepted", "6.9: MaxGroup larger than HistoryLength + FoldedLength is invalid_config",
+		"ledger/ledger.go", "if opts.MaxGroup < 0 || opts.MaxGroup > window {", "if opts.MaxGroup < 0 || opts.MaxGroup > window+1 {",
+		"driver_ledger", "option check 7 (MaxGroup 6, above H + F = 5)"},
 	{"bounded/a negative Keep accepted", "13.5: Open refuses a negative Keep",
 		"bounded/account.go", "case opts.Keep < 0:", "case false && opts.Keep < 0:",
 		"driver_bounded", "option check 2 (a negative Keep)"},

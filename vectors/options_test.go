@@ -16,6 +16,8 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // dvOptionCheck is one entry of a driver file's option_checks.
@@ -32,6 +34,11 @@ func dvOptionsGo(driver string, o dvOptions) string {
 		_, err := balance.New(memory.NewPartitions(), balance.Options{
 			Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS), SafetyMargin: dvDur(o.SafetyMarginNS),
 			MaxMerge: dvDur(o.MaxMergeNS), SettleGrace: dvDur(o.SettleGraceNS), GCGrace: dvDur(o.GCGraceNS)})
+		return dvKind(err)
+	case "ledger":
+		_, err := ledger.New(memory.NewSiblings(), o.Key, ledger.Options{Actor: "a", RetryCount: o.RetryCount,
+			Counter:     tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength},
+			RetryWindow: dvDur(o.RetryWindowNS), MaxGroup: o.MaxGroup})
 		return dvKind(err)
 	case "bounded":
 		var keep int64
@@ -62,6 +69,21 @@ func dvOptionsModel(driver string, o dvOptions) string {
 		case w < 0 || fs < 0 || sm < 0 || mm < 0 || sg < 0 || gc < 0:
 			return "invalid_config"
 		case !(sm > 2*fs), !(sg >= mm+sm), !(gc >= w+sm && gc >= sg):
+			return "invalid_config"
+		}
+		return ""
+	case "ledger":
+		h, f := o.HistoryLength, o.FoldedLength
+		if h == 0 {
+			h = 10
+		}
+		if f == 0 {
+			f = h
+		}
+		switch {
+		case o.RetryCount < 0 || o.RetryCount > 100,
+			dvDur(o.RetryWindowNS) < 0 || dvDur(o.RetryWindowNS) > 400*24*time.Hour,
+			o.MaxGroup < 0 || o.MaxGroup > h+f:
 			return "invalid_config"
 		}
 		return ""
@@ -130,7 +152,7 @@ func dvBoundedOptionChecks() []dvOptionCheck {
 // TestOptionChecksCatchWrongExpectations flips the answer of every option
 // check in turn: the replay and the model must each report it.
 func TestOptionChecksCatchWrongExpectations(t *testing.T) {
-	for _, f := range []dvFile{{Driver: "balance", OptionChecks: dvBalanceOptionChecks()}, {Driver: "bounded", OptionChecks: dvBoundedOptionChecks()}} {
+	for _, f := range []dvFile{{Driver: "balance", OptionChecks: dvBalanceOptionChecks()}, {Driver: "bounded", OptionChecks: dvBoundedOptionChecks()}, {Driver: "ledger", OptionChecks: dvLedgerOptionChecks()}} {
 		for i := range f.OptionChecks {
 			wrong := f
 			wrong.OptionChecks = slices.Clone(f.OptionChecks)
@@ -146,4 +168,19 @@ func TestOptionChecksCatchWrongExpectations(t *testing.T) {
 			}
 		}
 	}
+}
+
+func dvLedgerOptionChecks() []dvOptionCheck {
+	day := 24 * time.Hour
+	return dvGenOptionChecks("ledger", []dvOptionCheck{
+		{Note: "every option zero: RetryCount 3, RetryWindow 24h, MaxGroup the smaller of 16 and H + F (20)", Options: dvOptions{Key: "k"}},
+		{Note: "RetryCount 100, the most", Options: dvOptions{Key: "k", RetryCount: 100}},
+		{Note: "RetryCount 101", Options: dvOptions{Key: "k", RetryCount: 101}},
+		{Note: "RetryWindow 400 days, the most", Options: dvOptions{Key: "k", RetryWindowNS: dvI(int64(400 * day))}},
+		{Note: "RetryWindow 400 days and 1 ns", Options: dvOptions{Key: "k", RetryWindowNS: dvI(int64(400*day + 1))}},
+		{Note: "MaxGroup H + F with history 3 and folded 2: 5", Options: dvOptions{Key: "k", HistoryLength: 3, FoldedLength: 2, MaxGroup: 5}},
+		{Note: "MaxGroup 6, above H + F = 5", Options: dvOptions{Key: "k", HistoryLength: 3, FoldedLength: 2, MaxGroup: 6}},
+		{Note: "MaxGroup 7 with history 3 and folded 0 (F defaults to H): 6 is the most", Options: dvOptions{Key: "k", HistoryLength: 3, MaxGroup: 7}},
+		{Note: "a negative MaxGroup", Options: dvOptions{Key: "k", MaxGroup: -1}},
+	})
 }
