@@ -80,10 +80,7 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 	accounts := map[string]*bounded.Account{}
 	var actual, vector [][]byte
 	for _, d := range v.Ledgers {
-		a, err := bounded.Open(st, o.Key, bounded.AccountOptions{
-			Actor: crdt.ActorID(d.Actor), Counter: bounded.Options{Window: o.Window},
-			Keep: int64(*o.Keep), RetryCount: o.RetryCount, Backoff: bounded.Backoff{Initial: -1},
-		})
+		a, err := bounded.Open(st, o.Key, dvBoundedOptions(o, crdt.ActorID(d.Actor)))
 		if err != nil {
 			return dvVector{}, err
 		}

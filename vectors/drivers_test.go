@@ -1930,9 +1930,7 @@ func dvRunBalance(v dvVector, replay bool) (dvVector, error) {
 	}
 	var now time.Time
 	o := v.Options
-	a, err := balance.New(st, balance.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
-		SafetyMargin: dvDur(o.SafetyMarginNS), MaxMerge: dvDur(o.MaxMergeNS), SettleGrace: dvDur(o.SettleGraceNS),
-		GCGrace: dvDur(o.GCGraceNS), Clock: func() time.Time { return now }})
+	a, err := balance.New(st, dvBalanceOptions(o, func() time.Time { return now }))
 	if err != nil {
 		return dvVector{}, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -31,9 +32,7 @@ type dvOptionCheck struct {
 func dvOptionsGo(driver string, o dvOptions) string {
 	switch driver {
 	case "balance":
-		_, err := balance.New(memory.NewPartitions(), balance.Options{
-			Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS), SafetyMargin: dvDur(o.SafetyMarginNS),
-			MaxMerge: dvDur(o.MaxMergeNS), SettleGrace: dvDur(o.SettleGraceNS), GCGrace: dvDur(o.GCGraceNS)})
+		_, err := balance.New(memory.NewPartitions(), dvBalanceOptions(o, nil))
 		return dvKind(err)
 	case "ledger":
 		_, err := ledger.New(memory.NewSiblings(), o.Key, ledger.Options{Actor: "a", RetryCount: o.RetryCount,
@@ -41,15 +40,29 @@ func dvOptionsGo(driver string, o dvOptions) string {
 			RetryWindow: dvDur(o.RetryWindowNS), MaxGroup: o.MaxGroup})
 		return dvKind(err)
 	case "bounded":
-		var keep int64
-		if o.Keep != nil {
-			keep = int64(*o.Keep)
-		}
-		_, err := bounded.Open(memory.NewSiblings(), o.Key, bounded.AccountOptions{
-			Actor: "a", Counter: bounded.Options{Window: o.Window}, Keep: keep, RetryCount: o.RetryCount})
+		_, err := bounded.Open(memory.NewSiblings(), o.Key, dvBoundedOptions(o, "a"))
 		return dvKind(err)
 	}
 	return "no option checks for " + driver
+}
+
+// dvBalanceOptions are the balance driver's options as a vector gives
+// them, read with clock (nil: time.Now).
+func dvBalanceOptions(o dvOptions, clock func() time.Time) balance.Options {
+	return balance.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
+		SafetyMargin: dvDur(o.SafetyMarginNS), MaxMerge: dvDur(o.MaxMergeNS), SettleGrace: dvDur(o.SettleGraceNS),
+		GCGrace: dvDur(o.GCGraceNS), Clock: clock}
+}
+
+// dvBoundedOptions are the options of a vector's Account of actor, which
+// waits nothing between attempts.
+func dvBoundedOptions(o dvOptions, actor crdt.ActorID) bounded.AccountOptions {
+	var keep int64
+	if o.Keep != nil {
+		keep = int64(*o.Keep)
+	}
+	return bounded.AccountOptions{Actor: actor, Counter: bounded.Options{Window: o.Window},
+		Keep: keep, RetryCount: o.RetryCount, Backoff: bounded.Backoff{Initial: -1}}
 }
 
 // dvOptionsModel is SPEC's verdict on o: 9.3's defaults and bounds for
