@@ -1,14 +1,15 @@
 package vectors
 
-// Option checks of the driver files (SPEC.md 9.3's and 13.5's rules for
-// a driver's options): each is a set of options and the error kind the
-// driver's constructor gives ("" when it accepts them). The replay builds
-// the Go driver with them; the model applies the rules as SPEC states
-// them, so a constructor that accepts an unsafe option, or refuses a safe
-// one, fails both.
+// Option checks of the driver files (SPEC.md 6.1 and 6.9, 7.4, 8.4, 9.3
+// and 13.5: the rules for a driver's options): each is a set of options
+// and the error kind the driver's constructor gives ("" when it accepts
+// them). The replay builds the Go driver with them; the model applies the
+// rules as SPEC states them, so a constructor that accepts an unsafe
+// option, or refuses a safe one, fails both.
 
 import (
 	"fmt"
+	"math/big"
 	"slices"
 	"testing"
 	"time"
@@ -17,9 +18,29 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/tally"
 	"github.com/counterkit/counterkit/tpncounter"
 )
+
+// The tally and deltalog files carry their option checks too; their
+// generators in drivers_test.go build the vectors only.
+func init() {
+	for name, checks := range map[string]func() []dvOptionCheck{
+		"driver_tally.json":    dvTallyOptionChecks,
+		"driver_deltalog.json": dvDeltalogOptionChecks,
+	} {
+		d := dvDrivers[name]
+		gen := d.gen
+		d.gen = func() dvFile {
+			f := gen()
+			f.OptionChecks = checks()
+			return f
+		}
+		dvDrivers[name] = d
+	}
+}
 
 // dvOptionCheck is one entry of a driver file's option_checks.
 type dvOptionCheck struct {
@@ -38,6 +59,16 @@ func dvOptionsGo(driver string, o dvOptions) string {
 		_, err := ledger.New(memory.NewSiblings(), o.Key, ledger.Options{Actor: "a", RetryCount: o.RetryCount,
 			Counter:     tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength},
 			RetryWindow: dvDur(o.RetryWindowNS), MaxGroup: o.MaxGroup})
+		return dvKind(err)
+	case "tally":
+		if o.Resends == nil {
+			o.Resends = dvN(tally.DefaultRetries)
+		}
+		_, err := tally.New[*tally.Sum](memory.NewPartitions(), o.Key, dvTallyOptions(o, nil, nil))
+		return dvKind(err)
+	case "deltalog":
+		_, err := deltalog.New(memory.NewPartitions(), deltalog.Options{Window: dvDur(o.WindowNS), FutureSkew: dvDur(o.FutureSkewNS),
+			SafetyMargin: dvDur(o.SafetyMarginNS), MaxScan: dvDur(o.MaxScanNS), CompactGrace: dvDur(o.CompactGraceNS)})
 		return dvKind(err)
 	case "bounded":
 		_, err := bounded.Open(memory.NewSiblings(), o.Key, dvBoundedOptions(o, "a"))
@@ -65,19 +96,32 @@ func dvBoundedOptions(o dvOptions, actor crdt.ActorID) bounded.AccountOptions {
 		Keep: keep, RetryCount: o.RetryCount, Backoff: bounded.Backoff{Initial: -1}}
 }
 
-// dvOptionsModel is SPEC's verdict on o: 9.3's defaults and bounds for
-// balance, 13.1 and 13.5's for the bounded Account.
+// dvOr is the duration p gives, or def when it gives 0 or nothing.
+func dvOr(p *dvInt, def time.Duration) time.Duration {
+	if v := dvDur(p); v != 0 {
+		return v
+	}
+	return def
+}
+
+// dvExact is the sum of ds as an integer that does not overflow.
+func dvExact(ds ...time.Duration) *big.Int {
+	sum := new(big.Int)
+	for _, d := range ds {
+		sum.Add(sum, big.NewInt(int64(d)))
+	}
+	return sum
+}
+
+// dvOptionsModel is SPEC's verdict on o: 6.1 and 6.9's ranges for the
+// ledger, 7.4's configuration for tally, 8.4's options for deltalog, 9.3's
+// defaults and bounds for balance, 13.1 and 13.5's for the bounded
+// Account. Bounds that relate options are compared exactly.
 func dvOptionsModel(driver string, o dvOptions) string {
 	switch driver {
 	case "balance":
-		d := func(p *dvInt, def time.Duration) time.Duration {
-			if v := dvDur(p); v != 0 {
-				return v
-			}
-			return def
-		}
-		w, fs, sm := d(o.WindowNS, 5*time.Minute), d(o.FutureSkewNS, 5*time.Second), d(o.SafetyMarginNS, 30*time.Second)
-		mm, sg, gc := d(o.MaxMergeNS, 10*time.Second), d(o.SettleGraceNS, time.Minute), d(o.GCGraceNS, 10*time.Minute)
+		w, fs, sm := dvOr(o.WindowNS, 5*time.Minute), dvOr(o.FutureSkewNS, 5*time.Second), dvOr(o.SafetyMarginNS, 30*time.Second)
+		mm, sg, gc := dvOr(o.MaxMergeNS, 10*time.Second), dvOr(o.SettleGraceNS, time.Minute), dvOr(o.GCGraceNS, 10*time.Minute)
 		switch {
 		case w < 0 || fs < 0 || sm < 0 || mm < 0 || sg < 0 || gc < 0:
 			return "invalid_config"
@@ -97,6 +141,33 @@ func dvOptionsModel(driver string, o dvOptions) string {
 		case o.RetryCount < 0 || o.RetryCount > 100,
 			dvDur(o.RetryWindowNS) < 0 || dvDur(o.RetryWindowNS) > 400*24*time.Hour,
 			o.MaxGroup < 0 || o.MaxGroup > h+f:
+			return "invalid_config"
+		}
+		return ""
+	case "tally":
+		lt, mg, sk, gr := dvOr(o.LifetimeNS, 24*time.Hour), dvOr(o.MarginNS, time.Hour), dvOr(o.MaxSkewNS, time.Hour), dvOr(o.GraceNS, 24*time.Hour)
+		whole := func(ds ...time.Duration) bool {
+			for _, d := range ds {
+				if d%time.Microsecond != 0 {
+					return false
+				}
+			}
+			return true
+		}
+		switch {
+		case lt < 0 || mg < 0 || sk < 0 || gr < 0 || o.MaxRows < 0:
+			return "invalid_config"
+		case !(0 < mg && mg < lt), dvExact(gr).Cmp(dvExact(sk, sk, sk)) < 0, !whole(lt, mg, sk, gr):
+			return "invalid_config"
+		}
+		return ""
+	case "deltalog":
+		w, fs, sm := dvOr(o.WindowNS, 10*time.Minute), dvOr(o.FutureSkewNS, 5*time.Second), dvOr(o.SafetyMarginNS, time.Minute)
+		ms, cg := dvOr(o.MaxScanNS, 10*time.Second), dvOr(o.CompactGraceNS, 2*time.Minute)
+		switch {
+		case w < 0 || fs < 0 || sm < 0 || ms < 0 || cg < 0:
+			return "invalid_config"
+		case dvExact(sm).Cmp(dvExact(fs, fs)) <= 0, dvExact(cg).Cmp(dvExact(ms, sm)) < 0:
 			return "invalid_config"
 		}
 		return ""
@@ -165,7 +236,9 @@ func dvBoundedOptionChecks() []dvOptionCheck {
 // TestOptionChecksCatchWrongExpectations flips the answer of every option
 // check in turn: the replay and the model must each report it.
 func TestOptionChecksCatchWrongExpectations(t *testing.T) {
-	for _, f := range []dvFile{{Driver: "balance", OptionChecks: dvBalanceOptionChecks()}, {Driver: "bounded", OptionChecks: dvBoundedOptionChecks()}, {Driver: "ledger", OptionChecks: dvLedgerOptionChecks()}} {
+	for _, f := range []dvFile{{Driver: "balance", OptionChecks: dvBalanceOptionChecks()}, {Driver: "bounded", OptionChecks: dvBoundedOptionChecks()},
+		{Driver: "ledger", OptionChecks: dvLedgerOptionChecks()}, {Driver: "tally", OptionChecks: dvTallyOptionChecks()},
+		{Driver: "deltalog", OptionChecks: dvDeltalogOptionChecks()}} {
 		for i := range f.OptionChecks {
 			wrong := f
 			wrong.OptionChecks = slices.Clone(f.OptionChecks)
@@ -195,5 +268,53 @@ func dvLedgerOptionChecks() []dvOptionCheck {
 		{Note: "MaxGroup 6, above H + F = 5", Options: dvOptions{Key: "k", HistoryLength: 3, FoldedLength: 2, MaxGroup: 6}},
 		{Note: "MaxGroup 7 with history 3 and folded 0 (F defaults to H): 6 is the most", Options: dvOptions{Key: "k", HistoryLength: 3, MaxGroup: 7}},
 		{Note: "a negative MaxGroup", Options: dvOptions{Key: "k", MaxGroup: -1}},
+	})
+}
+
+func dvTallyOptionChecks() []dvOptionCheck {
+	ns := func(d time.Duration) *dvInt { return dvI(int64(d)) }
+	return dvGenOptionChecks("tally", []dvOptionCheck{
+		{Note: "every option zero or absent: the defaults (Lifetime 24h, Margin 1h, MaxSkew 1h, Grace 24h, 2 resends, MaxRows 2^20)", Options: dvOptions{Key: "hits"}},
+		{Note: "a negative Lifetime", Options: dvOptions{Key: "hits", LifetimeNS: ns(-time.Microsecond)}},
+		{Note: "a negative Margin", Options: dvOptions{Key: "hits", MarginNS: ns(-time.Microsecond)}},
+		{Note: "a negative MaxSkew", Options: dvOptions{Key: "hits", MaxSkewNS: ns(-time.Microsecond)}},
+		{Note: "a negative Grace", Options: dvOptions{Key: "hits", GraceNS: ns(-time.Microsecond)}},
+		{Note: "Margin equal to Lifetime (1h): it must be below it", Options: dvOptions{Key: "hits", LifetimeNS: ns(time.Hour)}},
+		{Note: "Lifetime 1h + 1 µs, just above the Margin", Options: dvOptions{Key: "hits", LifetimeNS: ns(time.Hour + time.Microsecond)}},
+		{Note: "Margin 1 µs below Lifetime", Options: dvOptions{Key: "hits", LifetimeNS: ns(10 * time.Minute), MarginNS: ns(10*time.Minute - time.Microsecond)}},
+		{Note: "Margin above Lifetime", Options: dvOptions{Key: "hits", LifetimeNS: ns(10 * time.Minute), MarginNS: ns(11 * time.Minute)}},
+		{Note: "Lifetime 2 µs and Margin 1 µs, the least", Options: dvOptions{Key: "hits", LifetimeNS: ns(2 * time.Microsecond), MarginNS: ns(time.Microsecond)}},
+		{Note: "Grace equal to 3·MaxSkew (8h)", Options: dvOptions{Key: "hits", MaxSkewNS: ns(8 * time.Hour)}},
+		{Note: "Grace 1 µs below 3·MaxSkew", Options: dvOptions{Key: "hits", MaxSkewNS: ns(8 * time.Hour), GraceNS: ns(24*time.Hour - time.Microsecond)}},
+		{Note: "MaxSkew 1 µs above Grace / 3", Options: dvOptions{Key: "hits", MaxSkewNS: ns(8*time.Hour + time.Microsecond)}},
+		{Note: "Lifetime not a whole number of microseconds", Options: dvOptions{Key: "hits", LifetimeNS: ns(24*time.Hour + 1)}},
+		{Note: "Margin not a whole number of microseconds", Options: dvOptions{Key: "hits", MarginNS: ns(time.Hour + 1)}},
+		{Note: "Grace not a whole number of microseconds", Options: dvOptions{Key: "hits", GraceNS: ns(24*time.Hour + 1)}},
+		{Note: "resends 0: one attempt per send", Options: dvOptions{Key: "hits", Resends: dvN(0)}},
+		{Note: "resends 1000", Options: dvOptions{Key: "hits", Resends: dvN(1000)}},
+		{Note: "MaxRows 1", Options: dvOptions{Key: "hits", MaxRows: 1}},
+		{Note: "a negative MaxRows", Options: dvOptions{Key: "hits", MaxRows: -1}},
+	})
+}
+
+func dvDeltalogOptionChecks() []dvOptionCheck {
+	ns := func(d time.Duration) *dvInt { return dvI(int64(d)) }
+	return dvGenOptionChecks("deltalog", []dvOptionCheck{
+		{Note: "every option zero or absent: the defaults (Window 10m, FutureSkew 5s, SafetyMargin 1m, MaxScan 10s, CompactGrace 2m)", Options: dvOptions{Key: "views"}},
+		{Note: "a negative Window", Options: dvOptions{Key: "views", WindowNS: ns(-1)}},
+		{Note: "a negative FutureSkew", Options: dvOptions{Key: "views", FutureSkewNS: ns(-1)}},
+		{Note: "a negative SafetyMargin", Options: dvOptions{Key: "views", SafetyMarginNS: ns(-1)}},
+		{Note: "a negative MaxScan", Options: dvOptions{Key: "views", MaxScanNS: ns(-1)}},
+		{Note: "a negative CompactGrace", Options: dvOptions{Key: "views", CompactGraceNS: ns(-1)}},
+		{Note: "Window 1 ns", Options: dvOptions{Key: "views", WindowNS: ns(1)}},
+		{Note: "SafetyMargin (1m) equal to 2·FutureSkew: it must exceed it", Options: dvOptions{Key: "views", FutureSkewNS: ns(30 * time.Second)}},
+		{Note: "SafetyMargin (1m) just above 2·FutureSkew", Options: dvOptions{Key: "views", FutureSkewNS: ns(30*time.Second - 1)}},
+		{Note: "SafetyMargin 10s, equal to 2·FutureSkew (5s)", Options: dvOptions{Key: "views", SafetyMarginNS: ns(10 * time.Second)}},
+		{Note: "SafetyMargin 10s + 1 ns, just above 2·FutureSkew (5s); CompactGrace 2m covers it", Options: dvOptions{Key: "views", SafetyMarginNS: ns(10*time.Second + 1)}},
+		{Note: "CompactGrace equal to MaxScan + SafetyMargin (70s)", Options: dvOptions{Key: "views", CompactGraceNS: ns(70 * time.Second)}},
+		{Note: "CompactGrace 1 ns below MaxScan + SafetyMargin", Options: dvOptions{Key: "views", CompactGraceNS: ns(70*time.Second - 1)}},
+		{Note: "MaxScan 1m: MaxScan + SafetyMargin equal to CompactGrace (2m)", Options: dvOptions{Key: "views", MaxScanNS: ns(time.Minute)}},
+		{Note: "MaxScan 1m + 1 ns: MaxScan + SafetyMargin above CompactGrace", Options: dvOptions{Key: "views", MaxScanNS: ns(time.Minute + 1)}},
+		{Note: "SafetyMargin 2m: MaxScan + SafetyMargin above CompactGrace (2m)", Options: dvOptions{Key: "views", SafetyMarginNS: ns(2 * time.Minute)}},
 	})
 }
