@@ -468,6 +468,9 @@ type dvOptions struct {
 	// counter's window
 	Keep   *dvInt `json:"keep,omitempty"`
 	Window int    `json:"window,omitempty"`
+	// MaxActors is the ledger's Counter.MaxActors (SPEC.md 6.1); only
+	// option checks give it.
+	MaxActors int `json:"max_actors,omitempty"`
 }
 
 func dvDur(p *dvInt) time.Duration {

@@ -56,9 +56,17 @@ func dvOptionsGo(driver string, o dvOptions) string {
 		_, err := balance.New(memory.NewPartitions(), dvBalanceOptions(o, nil))
 		return dvKind(err)
 	case "ledger":
+		counter := tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength,
+			MaxActors: o.MaxActors, FutureSkew: dvDur(o.FutureSkewNS)}
+		switch o.TxnTime {
+		case "":
+		case "timeuuid":
+			counter.TxnTime = tpncounter.TimeUUID
+		default:
+			return "unknown txn_time " + o.TxnTime
+		}
 		_, err := ledger.New(memory.NewSiblings(), o.Key, ledger.Options{Actor: "a", RetryCount: o.RetryCount,
-			Counter:     tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength},
-			RetryWindow: dvDur(o.RetryWindowNS), MaxGroup: o.MaxGroup})
+			Counter: counter, RetryWindow: dvDur(o.RetryWindowNS), MaxGroup: o.MaxGroup})
 		return dvKind(err)
 	case "tally":
 		if o.Resends == nil {
@@ -131,6 +139,10 @@ func dvOptionsModel(driver string, o dvOptions) string {
 		return ""
 	case "ledger":
 		h, f := o.HistoryLength, o.FoldedLength
+		switch {
+		case h < 0 || h > 1024, f < 0 || f > 1024, o.MaxActors < 0 || o.MaxActors > 65536, dvDur(o.FutureSkewNS) < 0:
+			return "invalid_config"
+		}
 		if h == 0 {
 			h = 10
 		}
@@ -268,6 +280,36 @@ func dvLedgerOptionChecks() []dvOptionCheck {
 		{Note: "MaxGroup 6, above H + F = 5", Options: dvOptions{Key: "k", HistoryLength: 3, FoldedLength: 2, MaxGroup: 6}},
 		{Note: "MaxGroup 7 with history 3 and folded 0 (F defaults to H): 6 is the most", Options: dvOptions{Key: "k", HistoryLength: 3, MaxGroup: 7}},
 		{Note: "a negative MaxGroup", Options: dvOptions{Key: "k", MaxGroup: -1}},
+		// The Counter's options (6.1): each range at and past both ends,
+		// and MaxGroup against the H + F they give.
+		{Note: "HistoryLength 1, the least", Options: dvOptions{Key: "k", HistoryLength: 1}},
+		{Note: "a negative HistoryLength", Options: dvOptions{Key: "k", HistoryLength: -1}},
+		{Note: "HistoryLength 1024, the most (F defaults to 1024)", Options: dvOptions{Key: "k", HistoryLength: 1024}},
+		{Note: "HistoryLength 1025", Options: dvOptions{Key: "k", HistoryLength: 1025}},
+		{Note: "FoldedLength 1, the least", Options: dvOptions{Key: "k", FoldedLength: 1}},
+		{Note: "a negative FoldedLength", Options: dvOptions{Key: "k", FoldedLength: -1}},
+		{Note: "FoldedLength 1024, the most", Options: dvOptions{Key: "k", FoldedLength: 1024}},
+		{Note: "FoldedLength 1025", Options: dvOptions{Key: "k", FoldedLength: 1025}},
+		{Note: "FoldedLength 1025 with MaxGroup 20, within H + F", Options: dvOptions{Key: "k", HistoryLength: 10, FoldedLength: 1025, MaxGroup: 20}},
+		{Note: "MaxActors 1, the least", Options: dvOptions{Key: "k", MaxActors: 1}},
+		{Note: "a negative MaxActors", Options: dvOptions{Key: "k", MaxActors: -1}},
+		{Note: "MaxActors 65536, the most", Options: dvOptions{Key: "k", MaxActors: 65536}},
+		{Note: "MaxActors 65537", Options: dvOptions{Key: "k", MaxActors: 65537}},
+		{Note: "a negative Counter FutureSkew", Options: dvOptions{Key: "k", TxnTime: "timeuuid", FutureSkewNS: dvI(-1)}},
+		{Note: "TxnTime TimeUUID with FutureSkew 1 ns", Options: dvOptions{Key: "k", TxnTime: "timeuuid", FutureSkewNS: dvI(1)}},
+		{Note: "MaxGroup 2048 with history 1024 and folded 1024, the largest window", Options: dvOptions{Key: "k", HistoryLength: 1024, FoldedLength: 1024, MaxGroup: 2048}},
+		{Note: "MaxGroup 2049 with history 1024 and folded 1024", Options: dvOptions{Key: "k", HistoryLength: 1024, FoldedLength: 1024, MaxGroup: 2049}},
+		{Note: "MaxGroup 1034 with history 0 (10) and folded 1024", Options: dvOptions{Key: "k", FoldedLength: 1024, MaxGroup: 1034}},
+		{Note: "MaxGroup 1035 with history 0 (10) and folded 1024", Options: dvOptions{Key: "k", FoldedLength: 1024, MaxGroup: 1035}},
+		{Note: "MaxGroup 2 with history 1 and folded 1, the smallest window", Options: dvOptions{Key: "k", HistoryLength: 1, FoldedLength: 1, MaxGroup: 2}},
+		{Note: "MaxGroup 3 with history 1 and folded 1", Options: dvOptions{Key: "k", HistoryLength: 1, FoldedLength: 1, MaxGroup: 3}},
+		{Note: "every range at its most: H 1024, F 1024, MaxActors 65536, MaxGroup 2048, RetryCount 100, RetryWindow 400 days, TxnTime TimeUUID",
+			Options: dvOptions{Key: "k", HistoryLength: 1024, FoldedLength: 1024, MaxActors: 65536, MaxGroup: 2048, RetryCount: 100,
+				RetryWindowNS: dvI(int64(400 * day)), TxnTime: "timeuuid"}},
+		{Note: "every range at its most but RetryWindow 400 days and 1 ns",
+			Options: dvOptions{Key: "k", HistoryLength: 1024, FoldedLength: 1024, MaxActors: 65536, MaxGroup: 2048, RetryCount: 100,
+				RetryWindowNS: dvI(int64(400*day + 1)), TxnTime: "timeuuid"}},
+		{Note: "a negative RetryWindow", Options: dvOptions{Key: "k", RetryWindowNS: dvI(-1)}},
 	})
 }
 
