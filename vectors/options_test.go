@@ -42,6 +42,40 @@ func init() {
 	}
 }
 
+// The option checks' driver mutants (TestDriverVectorMutants): each
+// constructor accepts an option out of SPEC's range or refuses one inside
+// it, and names the option check that catches it. They join dvMutants
+// after the other drivers'.
+func init() {
+	for _, m := range []struct{ name, rule, file, old, new, vectors, want string }{
+		{"tally/Margin equal to Lifetime accepted", "7.4: Margin < Lifetime, strictly",
+			"tally/counter.go", "case c.Margin >= c.Lifetime:", "case c.Margin > c.Lifetime:",
+			"driver_tally", "option check 6 (Margin equal to Lifetime (1h): it must be below it)"},
+		{"tally/Grace equal to 3·MaxSkew refused", "7.4: Grace ≥ 3·MaxSkew accepts equality",
+			"tally/counter.go", "case c.Grace < 3*c.MaxSkew:", "case c.Grace <= 3*c.MaxSkew:",
+			"driver_tally", "option check 11 (Grace equal to 3·MaxSkew (8h))"},
+		{"deltalog/SafetyMargin equal to 2·FutureSkew accepted", "8.4: SafetyMargin must exceed 2·FutureSkew",
+			"deltalog/counters.go", "case o.SafetyMargin <= 2*o.FutureSkew:", "case o.SafetyMargin < 2*o.FutureSkew:",
+			"driver_deltalog", "option check 8 (SafetyMargin (1m) equal to 2·FutureSkew: it must exceed it)"},
+		{"deltalog/a negative MaxScan accepted", "8.4: a negative duration is invalid_config",
+			"deltalog/counters.go", "case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxScan < 0, o.CompactGrace < 0:",
+			"case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.CompactGrace < 0:",
+			"driver_deltalog", "option check 5 (a negative MaxScan)"},
+		{"ledger/HistoryLength 1024 refused", "6.1: HistoryLength 1..1024",
+			"tpncounter/options.go", "if o.HistoryLength < 0 || o.HistoryLength > MaxHistoryLength {", "if o.HistoryLength < 0 || o.HistoryLength >= MaxHistoryLength {",
+			"driver_ledger", "option check 12 (HistoryLength 1024, the most (F defaults to 1024))"},
+		{"ledger/MaxActors 65537 accepted", "6.1: MaxActors 1..65536",
+			"tpncounter/options.go", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit+1 {",
+			"driver_ledger", "option check 22 (MaxActors 65537)"},
+	} {
+		dvMutants = append(dvMutants, struct {
+			name, rule, file, old, new string
+			vectors                    string
+			want                       string
+		}{m.name, m.rule, m.file, m.old, m.new, m.vectors, m.want})
+	}
+}
+
 // dvOptionCheck is one entry of a driver file's option_checks.
 type dvOptionCheck struct {
 	Note    string    `json:"note"`
