@@ -87,11 +87,13 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxMerge < 0, o.SettleGrace < 0, o.GCGrace < 0:
 		return o, fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, o)
-	case o.SafetyMargin <= 2*o.FutureSkew:
+	// The durations are not negative from here on, so the bounds below
+	// are compared without sums that could overflow.
+	case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:
 		return o, fmt.Errorf("%w: SafetyMargin %v must exceed 2·FutureSkew %v", crdt.ErrInvalidConfig, o.SafetyMargin, o.FutureSkew)
-	case o.SettleGrace < o.MaxMerge+o.SafetyMargin:
+	case o.SettleGrace-o.SafetyMargin < o.MaxMerge:
 		return o, fmt.Errorf("%w: SettleGrace %v must be at least MaxMerge + SafetyMargin", crdt.ErrInvalidConfig, o.SettleGrace)
-	case o.GCGrace < o.Window+o.SafetyMargin || o.GCGrace < o.SettleGrace:
+	case o.GCGrace-o.SafetyMargin < o.Window || o.GCGrace < o.SettleGrace:
 		return o, fmt.Errorf("%w: GCGrace %v must be at least Window + SafetyMargin and SettleGrace", crdt.ErrInvalidConfig, o.GCGrace)
 	}
 	return o, nil

@@ -83,10 +83,12 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxScan < 0, o.CompactGrace < 0:
 		return o, fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, o)
-	case o.SafetyMargin <= 2*o.FutureSkew:
+	// The durations are not negative from here on, so the bounds below
+	// are compared without sums that could overflow.
+	case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:
 		return o, fmt.Errorf("%w: SafetyMargin %v must exceed 2·FutureSkew %v", crdt.ErrInvalidConfig, o.SafetyMargin, o.FutureSkew)
-	case o.CompactGrace < o.MaxScan+o.SafetyMargin:
-		return o, fmt.Errorf("%w: CompactGrace %v must be at least MaxScan + SafetyMargin (%v)", crdt.ErrInvalidConfig, o.CompactGrace, o.MaxScan+o.SafetyMargin)
+	case o.CompactGrace-o.SafetyMargin < o.MaxScan:
+		return o, fmt.Errorf("%w: CompactGrace %v must be at least MaxScan %v + SafetyMargin %v", crdt.ErrInvalidConfig, o.CompactGrace, o.MaxScan, o.SafetyMargin)
 	}
 	return o, nil
 }

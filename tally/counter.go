@@ -109,9 +109,9 @@ func (c Options) resolve() (Options, error) {
 		return c, fmt.Errorf("%w: tally: negative duration in %+v", crdt.ErrInvalidConfig, c)
 	case c.Margin >= c.Lifetime:
 		return c, fmt.Errorf("%w: tally: margin %v must be below lifetime %v", crdt.ErrInvalidConfig, c.Margin, c.Lifetime)
-	case c.Grace < 3*c.MaxSkew:
+	case c.MaxSkew > c.Grace/3: // Grace < 3·MaxSkew, without overflow
 		return c, fmt.Errorf("%w: tally: grace %v must be at least 3 × max skew %v", crdt.ErrInvalidConfig, c.Grace, c.MaxSkew)
-	case c.Lifetime%time.Microsecond != 0 || c.Margin%time.Microsecond != 0 || c.Grace%time.Microsecond != 0:
+	case c.Lifetime%time.Microsecond != 0 || c.Margin%time.Microsecond != 0 || c.MaxSkew%time.Microsecond != 0 || c.Grace%time.Microsecond != 0:
 		return c, fmt.Errorf("%w: tally: durations must be whole microseconds", crdt.ErrInvalidConfig)
 	}
 	return c, nil

@@ -402,7 +402,7 @@ type dvFile struct {
 	Driver  string     `json:"driver"`
 	Note    string     `json:"note"`
 	Vectors []dvVector `json:"vectors"`
-	// OptionChecks (balance, bounded) are option sets and what the
+	// OptionChecks are option sets and what the
 	// driver's constructor answers (options_test.go).
 	OptionChecks []dvOptionCheck `json:"option_checks,omitempty"`
 }
@@ -2864,7 +2864,8 @@ func dvGenTally() dvFile {
 				st("read", "", nil),
 			}},
 	}
-	return dvFile{Driver: "tally", Note: "SPEC.md 7.4 and 11.1: tally mutators and GC against a scripted partition store", Vectors: dvGenerate("tally", vs)}
+	return dvFile{Driver: "tally", Note: "SPEC.md 7.4 and 11.1: tally mutators and GC against a scripted partition store", Vectors: dvGenerate("tally", vs),
+		OptionChecks: dvTallyOptionChecks()}
 }
 
 // ---------------------------------------------------------------------------
@@ -2986,7 +2987,8 @@ func dvGenDeltalog() dvFile {
 				dvKeyOp("read", k),
 			}},
 	}
-	return dvFile{Driver: "deltalog", Note: "SPEC.md 8.4, 8.5 and 11.1: deltalog counters against a scripted partition store", Vectors: dvGenerate("deltalog", vs)}
+	return dvFile{Driver: "deltalog", Note: "SPEC.md 8.4, 8.5 and 11.1: deltalog counters against a scripted partition store", Vectors: dvGenerate("deltalog", vs),
+		OptionChecks: dvDeltalogOptionChecks()}
 }
 
 func dvGenBalance() dvFile {
@@ -5960,13 +5962,13 @@ var dvMutants = []struct {
 		"balance/evaluate.go", "old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }", "old := func(r Row) bool { return true }",
 		"driver_balance", "a merge stopped after its tombstones leaves the balance unchanged"},
 	{"balance/SafetyMargin above 2·FutureSkew", "9.3 Options: SafetyMargin > 2·FutureSkew, strictly",
-		"balance/accounts.go", "case o.SafetyMargin <= 2*o.FutureSkew:", "case o.SafetyMargin < 2*o.FutureSkew:",
+		"balance/accounts.go", "case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:", "case o.SafetyMargin-o.FutureSkew < o.FutureSkew:",
 		"driver_balance", "option check 3 (SafetyMargin equal to 2·FutureSkew: it must exceed it)"},
 	{"balance/SettleGrace covers MaxMerge + SafetyMargin", "9.3 Options: SettleGrace ≥ MaxMerge + SafetyMargin",
-		"balance/accounts.go", "case o.SettleGrace < o.MaxMerge+o.SafetyMargin:", "case o.SettleGrace < o.MaxMerge:",
+		"balance/accounts.go", "case o.SettleGrace-o.SafetyMargin < o.MaxMerge:", "case o.SettleGrace < o.MaxMerge:",
 		"driver_balance", "option check 6 (SettleGrace just below MaxMerge + SafetyMargin)"},
 	{"balance/GCGrace at least SettleGrace", "9.3 Options: GCGrace ≥ SettleGrace",
-		"balance/accounts.go", "case o.GCGrace < o.Window+o.SafetyMargin || o.GCGrace < o.SettleGrace:", "case o.GCGrace < o.Window+o.SafetyMargin:",
+		"balance/accounts.go", "case o.GCGrace-o.SafetyMargin < o.Window || o.GCGrace < o.SettleGrace:", "case o.GCGrace-o.SafetyMargin < o.Window:",
 		"driver_balance", "option check 9 (GCGrace below SettleGrace, though above Window + SafetyMargin)"},
 	{"ledger/MaxGroup above H + F accepted", "6.9: MaxGroup larger than HistoryLength + FoldedLength is invalid_config",
 		"ledger/ledger.go", "if opts.MaxGroup < 0 || opts.MaxGroup > window {", "if opts.MaxGroup < 0 || opts.MaxGroup > window+1 {",
@@ -5986,6 +5988,25 @@ var dvMutants = []struct {
 	{"tally/retry settles after expiry", "7.4: an unresolved write is not resent once the clock reaches expires_at",
 		"tally/mutator.go", "if m.dead || m.c.nowMicros() >= m.expiresAt {", "if m.dead {",
 		"driver_tally", "an unknown write cannot be settled after expiry"},
+	{"tally/Margin equal to Lifetime accepted", "7.4: Margin < Lifetime, strictly",
+		"tally/counter.go", "case c.Margin >= c.Lifetime:", "case c.Margin > c.Lifetime:",
+		"driver_tally", "option check 6 (Margin equal to Lifetime (1h): it must be below it)"},
+	{"tally/Grace equal to 3·MaxSkew refused", "7.4: Grace ≥ 3·MaxSkew accepts equality",
+		"tally/counter.go", "case c.MaxSkew > c.Grace/3:", "case c.MaxSkew >= c.Grace/3:",
+		"driver_tally", "option check 11 (Grace equal to 3·MaxSkew (8h))"},
+	{"deltalog/SafetyMargin equal to 2·FutureSkew accepted", "8.4: SafetyMargin must exceed 2·FutureSkew",
+		"deltalog/counters.go", "case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:", "case o.SafetyMargin-o.FutureSkew < o.FutureSkew:",
+		"driver_deltalog", "option check 8 (SafetyMargin (1m) equal to 2·FutureSkew: it must exceed it)"},
+	{"deltalog/a negative MaxScan accepted", "8.4: a negative duration is invalid_config",
+		"deltalog/counters.go", "case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxScan < 0, o.CompactGrace < 0:",
+		"case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.CompactGrace < 0:",
+		"driver_deltalog", "option check 5 (a negative MaxScan)"},
+	{"ledger/HistoryLength 1024 refused", "6.1: HistoryLength 1..1024",
+		"tpncounter/options.go", "if o.HistoryLength < 0 || o.HistoryLength > MaxHistoryLength {", "if o.HistoryLength < 0 || o.HistoryLength >= MaxHistoryLength {",
+		"driver_ledger", "option check 12 (HistoryLength 1024, the most (F defaults to 1024))"},
+	{"ledger/MaxActors 65537 accepted", "6.1: MaxActors 1..65536",
+		"tpncounter/options.go", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit+1 {",
+		"driver_ledger", "option check 22 (MaxActors 65537)"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {

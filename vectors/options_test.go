@@ -25,58 +25,6 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// The tally and deltalog files carry their option checks too; their
-// generators in drivers_test.go build the vectors only.
-func init() {
-	for name, checks := range map[string]func() []dvOptionCheck{
-		"driver_tally.json":    dvTallyOptionChecks,
-		"driver_deltalog.json": dvDeltalogOptionChecks,
-	} {
-		d := dvDrivers[name]
-		gen := d.gen
-		d.gen = func() dvFile {
-			f := gen()
-			f.OptionChecks = checks()
-			return f
-		}
-		dvDrivers[name] = d
-	}
-}
-
-// The option checks' driver mutants (TestDriverVectorMutants): each
-// constructor accepts an option out of SPEC's range or refuses one inside
-// it, and names the option check that catches it. They join dvMutants
-// after the other drivers'.
-func init() {
-	for _, m := range []struct{ name, rule, file, old, new, vectors, want string }{
-		{"tally/Margin equal to Lifetime accepted", "7.4: Margin < Lifetime, strictly",
-			"tally/counter.go", "case c.Margin >= c.Lifetime:", "case c.Margin > c.Lifetime:",
-			"driver_tally", "option check 6 (Margin equal to Lifetime (1h): it must be below it)"},
-		{"tally/Grace equal to 3·MaxSkew refused", "7.4: Grace ≥ 3·MaxSkew accepts equality",
-			"tally/counter.go", "case c.Grace < 3*c.MaxSkew:", "case c.Grace <= 3*c.MaxSkew:",
-			"driver_tally", "option check 11 (Grace equal to 3·MaxSkew (8h))"},
-		{"deltalog/SafetyMargin equal to 2·FutureSkew accepted", "8.4: SafetyMargin must exceed 2·FutureSkew",
-			"deltalog/counters.go", "case o.SafetyMargin <= 2*o.FutureSkew:", "case o.SafetyMargin < 2*o.FutureSkew:",
-			"driver_deltalog", "option check 8 (SafetyMargin (1m) equal to 2·FutureSkew: it must exceed it)"},
-		{"deltalog/a negative MaxScan accepted", "8.4: a negative duration is invalid_config",
-			"deltalog/counters.go", "case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxScan < 0, o.CompactGrace < 0:",
-			"case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.CompactGrace < 0:",
-			"driver_deltalog", "option check 5 (a negative MaxScan)"},
-		{"ledger/HistoryLength 1024 refused", "6.1: HistoryLength 1..1024",
-			"tpncounter/options.go", "if o.HistoryLength < 0 || o.HistoryLength > MaxHistoryLength {", "if o.HistoryLength < 0 || o.HistoryLength >= MaxHistoryLength {",
-			"driver_ledger", "option check 12 (HistoryLength 1024, the most (F defaults to 1024))"},
-		{"ledger/MaxActors 65537 accepted", "6.1: MaxActors 1..65536",
-			"tpncounter/options.go", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit+1 {",
-			"driver_ledger", "option check 22 (MaxActors 65537)"},
-	} {
-		dvMutants = append(dvMutants, struct {
-			name, rule, file, old, new string
-			vectors                    string
-			want                       string
-		}{m.name, m.rule, m.file, m.old, m.new, m.vectors, m.want})
-	}
-}
-
 // dvOptionCheck is one entry of a driver file's option_checks.
 type dvOptionCheck struct {
 	Note    string    `json:"note"`
@@ -265,6 +213,9 @@ func dvBalanceOptionChecks() []dvOptionCheck {
 		{Note: "GCGrace equal to Window + SafetyMargin", Options: dvOptions{GCGraceNS: ns(5*time.Minute + 30*time.Second)}},
 		{Note: "GCGrace just below Window + SafetyMargin", Options: dvOptions{GCGraceNS: ns(5*time.Minute + 30*time.Second - 1)}},
 		{Note: "GCGrace below SettleGrace, though above Window + SafetyMargin", Options: dvOptions{WindowNS: ns(time.Second), SettleGraceNS: ns(2 * time.Minute), GCGraceNS: ns(time.Minute)}},
+		{Note: "FutureSkew 2^62 ns: 2·FutureSkew exceeds SafetyMargin (30s) (and int64)", Options: dvOptions{FutureSkewNS: dvI(1 << 62)}},
+		{Note: "MaxMerge 2^63 − 1 − 10 s: MaxMerge + SafetyMargin exceeds SettleGrace (and int64)", Options: dvOptions{MaxMergeNS: dvI(math.MaxInt64 - int64(10*time.Second))}},
+		{Note: "Window 2^63 − 1 − 10 s: Window + SafetyMargin exceeds GCGrace (and int64)", Options: dvOptions{WindowNS: dvI(math.MaxInt64 - int64(10*time.Second))}},
 	})
 }
 
@@ -372,6 +323,8 @@ func dvTallyOptionChecks() []dvOptionCheck {
 		{Note: "resends 1000", Options: dvOptions{Key: "hits", Resends: dvN(1000)}},
 		{Note: "MaxRows 1", Options: dvOptions{Key: "hits", MaxRows: 1}},
 		{Note: "a negative MaxRows", Options: dvOptions{Key: "hits", MaxRows: -1}},
+		{Note: "MaxSkew 1h + 1 ns: durations are whole microseconds", Options: dvOptions{Key: "hits", MaxSkewNS: dvI(int64(time.Hour + 1))}},
+		{Note: "MaxSkew 3,074,457,345,619 s: 3·MaxSkew exceeds Grace (24h) (and int64)", Options: dvOptions{Key: "hits", MaxSkewNS: dvI(3_074_457_345_619_000_000)}},
 	})
 }
 
@@ -394,36 +347,7 @@ func dvDeltalogOptionChecks() []dvOptionCheck {
 		{Note: "MaxScan 1m: MaxScan + SafetyMargin equal to CompactGrace (2m)", Options: dvOptions{Key: "views", MaxScanNS: ns(time.Minute)}},
 		{Note: "MaxScan 1m + 1 ns: MaxScan + SafetyMargin above CompactGrace", Options: dvOptions{Key: "views", MaxScanNS: ns(time.Minute + 1)}},
 		{Note: "SafetyMargin 2m: MaxScan + SafetyMargin above CompactGrace (2m)", Options: dvOptions{Key: "views", SafetyMarginNS: ns(2 * time.Minute)}},
+		{Note: "FutureSkew 2^62 ns: 2·FutureSkew exceeds SafetyMargin (1m) (and int64)", Options: dvOptions{Key: "views", FutureSkewNS: dvI(1 << 62)}},
+		{Note: "MaxScan 2^63 − 1 − 30 s: MaxScan + SafetyMargin exceeds CompactGrace (2m) (and int64)", Options: dvOptions{Key: "views", MaxScanNS: dvI(math.MaxInt64 - int64(30*time.Second))}},
 	})
-}
-
-// dvOptionDeviations are option sets the Go constructor accepts and SPEC
-// refuses. They stay out of the files' option_checks, where the replay
-// would fail, until the constructor follows SPEC; then the check moves
-// into the file.
-var dvOptionDeviations = []struct {
-	driver, note string
-	options      dvOptions
-}{
-	{"tally", "MaxSkew 1h + 1 ns: 7.4's durations are whole microseconds; the constructor checks Lifetime, Margin and Grace only",
-		dvOptions{Key: "hits", MaxSkewNS: dvI(int64(time.Hour + 1))}},
-	{"tally", "MaxSkew 3,074,457,345,619 s: 3·MaxSkew exceeds Grace (24h), but the constructor's 3·MaxSkew overflows int64",
-		dvOptions{Key: "hits", MaxSkewNS: dvI(3_074_457_345_619_000_000)}},
-	{"deltalog", "FutureSkew 2^62 ns: SafetyMargin (1m) does not exceed 2·FutureSkew, but the constructor's 2·FutureSkew overflows int64",
-		dvOptions{Key: "views", FutureSkewNS: dvI(1 << 62)}},
-	{"deltalog", "MaxScan 2^63 − 1 − 30 s: CompactGrace (2m) is below MaxScan + SafetyMargin, but the constructor's sum overflows int64",
-		dvOptions{Key: "views", MaxScanNS: dvI(math.MaxInt64 - int64(30*time.Second))}},
-	{"balance", "FutureSkew 2^62 ns: SafetyMargin (30s) does not exceed 2·FutureSkew, but the constructor's 2·FutureSkew overflows int64",
-		dvOptions{FutureSkewNS: dvI(1 << 62)}},
-}
-
-// TestOptionDeviationsFromSPEC requires each listed deviation to be one
-// still: the constructor accepts the options and the model refuses them.
-func TestOptionDeviationsFromSPEC(t *testing.T) {
-	for _, d := range dvOptionDeviations {
-		if got, model := dvOptionsGo(d.driver, d.options), dvOptionsModel(d.driver, d.options); got != "" || model != "invalid_config" {
-			t.Errorf("%s, %s: the driver gives %q and the model %q, want \"\" and \"invalid_config\" (if they agree now, move the check into the file's option_checks)",
-				d.driver, d.note, got, model)
-		}
-	}
 }
