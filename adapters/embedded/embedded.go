@@ -628,12 +628,12 @@ func appendPrefix(b []byte, key string) []byte {
 
 // cutPrefix returns the key at the start of a stored key (appendPrefix's
 // form) and the bytes after it: a sibling's dot or a row's key.
-func cutPrefix(k []byte) (string, []byte, error) {
+func cutPrefix(k []byte) (key, rest []byte, err error) {
 	n, w := binary.Uvarint(k)
 	if w <= 0 || n > uint64(len(k)-w) {
-		return "", nil, fmt.Errorf("embedded: stored key %q does not parse: %w", k, crdt.ErrCorruptEncoding)
+		return nil, nil, fmt.Errorf("embedded: stored key %q does not parse: %w", k, crdt.ErrCorruptEncoding)
 	}
-	return string(k[w : w+int(n)]), k[w+int(n):], nil
+	return k[w : w+int(n)], k[w+int(n):], nil
 }
 
 // dotBytes is the size of a sibling's dot, after its key's prefix.

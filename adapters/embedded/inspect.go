@@ -101,12 +101,12 @@ func storedKeys(ctx context.Context, tx *bolt.Tx) ([]KeyInfo, error) {
 			}
 			size := int64(len(k) + len(v))
 			// A key's entries are adjacent: they share its prefix.
-			if last := len(keys) - 1; last >= start && keys[last].Key == key {
+			if last := len(keys) - 1; last >= start && keys[last].Key == string(key) {
 				keys[last].Entries++
 				keys[last].Bytes += size
 				continue
 			}
-			keys = append(keys, KeyInfo{Shape: b.shape, Key: key, Entries: 1, Bytes: size})
+			keys = append(keys, KeyInfo{Shape: b.shape, Key: string(key), Entries: 1, Bytes: size})
 		}
 		// Stored keys sort by length first.
 		slices.SortFunc(keys[start:], func(a, b KeyInfo) int { return strings.Compare(a.Key, b.Key) })
