@@ -15,18 +15,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Keys, ReadStats and Compact read a store without opening it: for tools
-// that must change nothing and must not wait for a service that holds the
-// directory. Each opens the data file read-only under the engine's shared
-// lock (a DB open on the directory, here or in another process, makes them
-// fail at once with ErrLocked), checks the whole file as Open does (the
-// engine reads no page before the check passed; a version 2 file's
-// digests are compared) and reads one version of it. They read every
-// format version from 1 to FormatVersion and refuse a newer one with
-// crdt.ErrUnsupportedVersion; a damaged file gives an error wrapping
-// crdt.ErrCorruptEncoding, a file that is not a store
-// crdt.ErrMisconfiguredStore, a directory without a data file
-// crdt.ErrNotFound.
+// Keys, ReadStats and Compact read a store without opening it, for tools
+// that must change nothing and must not wait for a service: each opens the
+// data file read-only under the engine's shared lock, runs Open's check of
+// the whole file (and compares a version 2 file's digests) before the
+// engine reads a page, and reads one version of the file.
 
 // Shape is the store shape a key belongs to.
 type Shape int
@@ -38,6 +31,7 @@ const (
 	ShapePartition
 )
 
+// String returns "siblings" or "partition".
 func (s Shape) String() string {
 	switch s {
 	case ShapeSiblings:
@@ -64,6 +58,12 @@ type KeyInfo struct {
 // sibling keys, then the partition keys, each sorted by key. A partition
 // whose rows are all deleted is not listed. Values are not decoded or
 // checked against their checksums (DB.Verify does that).
+//
+// It fails with an error wrapping ErrLocked when a DB holds dir,
+// crdt.ErrNotFound when dir holds no data file, crdt.ErrCorruptEncoding
+// when the file is damaged, crdt.ErrMisconfiguredStore when it is not a
+// store's, crdt.ErrUnsupportedVersion when its format is newer than
+// FormatVersion, or ctx's error.
 func Keys(ctx context.Context, dir string) ([]KeyInfo, error) {
 	var keys []KeyInfo
 	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) (err error) {
@@ -144,7 +144,7 @@ type BucketStats struct {
 }
 
 // ReadStats returns the size of the data file of dir and counts of what it
-// holds.
+// holds. It fails as Keys does.
 func ReadStats(ctx context.Context, dir string) (*Stats, error) {
 	var s *Stats
 	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) error {
