@@ -121,7 +121,7 @@ func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) 
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	if err := emptyOrAbsent(dir); err != nil {
+	if err := emptyOrAbsent("restore", dir); err != nil {
 		return 0, err
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
@@ -177,13 +177,13 @@ func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) 
 	// replace one that exists, so a store put into dir meanwhile is not
 	// overwritten either.
 	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		if e := emptyOrAbsent(dir); e != nil {
+		if e := emptyOrAbsent("restore", dir); e != nil {
 			return n, e
 		}
 		return n, fmt.Errorf("embedded: restore: %w: %w", crdt.ErrUnavailable, err)
 	}
 	if err := os.Rename(stage, dir); err != nil {
-		if e := emptyOrAbsent(dir); e != nil {
+		if e := emptyOrAbsent("restore", dir); e != nil {
 			return n, e
 		}
 		return n, fmt.Errorf("embedded: restore: %w: %w", crdt.ErrUnavailable, err)
@@ -197,19 +197,20 @@ func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) 
 // restoreUnchecked skips Restore's check of the copy (tests only).
 var restoreUnchecked bool
 
-// emptyOrAbsent refuses a directory that holds files (or is not one).
-func emptyOrAbsent(dir string) error {
+// emptyOrAbsent refuses a directory that holds files (or is not one);
+// op names the operation in its errors.
+func emptyOrAbsent(op, dir string) error {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
-			return fmt.Errorf("embedded: restore: %s is not a directory: %w", dir, crdt.ErrInvalidConfig)
+			return fmt.Errorf("embedded: %s: %s is not a directory: %w", op, dir, crdt.ErrInvalidConfig)
 		}
-		return fmt.Errorf("embedded: restore: %w: %w", crdt.ErrUnavailable, err)
+		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
 	case len(entries) > 0:
-		return fmt.Errorf("embedded: restore: %s holds %s: not overwritten: %w", dir, entries[0].Name(), crdt.ErrInvalidConfig)
+		return fmt.Errorf("embedded: %s: %s holds %s: not overwritten: %w", op, dir, entries[0].Name(), crdt.ErrInvalidConfig)
 	}
 	return nil
 }

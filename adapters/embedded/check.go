@@ -516,3 +516,16 @@ func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
 	}
 	return c, err
 }
+
+// freePages counts the pages below the high-water mark the engine may
+// reuse: those its freelist lists, or, when it keeps none in the file,
+// those no bucket reaches.
+func (c *fileCheck) freePages() int {
+	n := 0
+	for _, s := range c.state {
+		if s == 2 || s == 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -73,8 +73,11 @@ type damagePlan struct {
 	Orig      string // the undamaged data file
 	Work      string // directory for the copies
 	Unchecked bool
-	Start     int
-	Copies    []damage
+	// Inspect reads each copy with Keys, ReadStats and Compact
+	// (checkInspect) instead of Open (checkFixture).
+	Inspect bool
+	Start   int
+	Copies  []damage
 }
 
 // Fixture: siblings key-s000.. (every fifth key with two siblings), rows
@@ -306,6 +309,13 @@ func TestDamageChild(t *testing.T) {
 	opts := embedded.Options{LockTimeout: 50 * time.Millisecond}
 	if p.Unchecked {
 		opts = embedded.UncheckedOptions(opts)
+		defer embedded.SetInspectUnchecked(true)()
+	}
+	var wantKeys []embedded.KeyInfo
+	if p.Inspect {
+		if wantKeys, err = embedded.Keys(context.Background(), filepath.Dir(p.Orig)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := p.Start; i < len(p.Copies); i++ {
 		fmt.Printf("begin %d\n", i)
@@ -321,7 +331,12 @@ func TestDamageChild(t *testing.T) {
 			fmt.Printf("end %d setup %q\n", i, err.Error())
 			continue
 		}
-		outcome, detail := checkFixture(dir, opts, p.Copies[i].AllowUnavailable)
+		var outcome, detail string
+		if p.Inspect {
+			outcome, detail = checkInspect(dir, wantKeys, p.Copies[i].AllowUnavailable)
+		} else {
+			outcome, detail = checkFixture(dir, opts, p.Copies[i].AllowUnavailable)
+		}
 		os.RemoveAll(dir)
 		if len(detail) > 2000 {
 			detail = detail[:2000] + "..."
@@ -339,11 +354,21 @@ type damageResult struct {
 // at the following copy.
 func runDamage(t *testing.T, orig string, copies []damage, unchecked bool, timeout time.Duration) []damageResult {
 	t.Helper()
-	work := t.TempDir()
+	return runDamagePlan(t, damagePlan{Orig: orig, Unchecked: unchecked, Copies: copies}, timeout)
+}
+
+// runDamagePlan is runDamage for a plan of any mode; it sets the plan's
+// Work and Start.
+func runDamagePlan(t *testing.T, p damagePlan, timeout time.Duration) []damageResult {
+	t.Helper()
+	copies := p.Copies
+	p.Work = t.TempDir()
+	work := p.Work
 	res := make([]damageResult, len(copies))
 	planFile := filepath.Join(work, "plan.json")
 	for start := 0; start < len(copies); {
-		raw, _ := json.Marshal(damagePlan{Orig: orig, Work: work, Unchecked: unchecked, Start: start, Copies: copies})
+		p.Start = start
+		raw, _ := json.Marshal(p)
 		if err := os.WriteFile(planFile, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -47,7 +47,8 @@
 // and Snapshot read one consistent version of the file; Scan reads
 // Options.PageSize rows per read transaction and may see writes made
 // between pages. DB.Backup, DB.WriteBackup, DB.BackupHandler and Restore
-// copy a live store (ExampleDB_Backup).
+// copy a live store (ExampleDB_Backup); Keys, ReadStats and Compact read
+// a store no DB holds, read-only (ExampleKeys).
 //
 // README.md has the file layout and the checks Open makes, tombstone
 // collection, locking, backups, limits, the tests and the benchmarks;

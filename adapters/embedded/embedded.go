@@ -626,6 +626,19 @@ func appendPrefix(b []byte, key string) []byte {
 	return append(b, key...)
 }
 
+// cutPrefix returns the key at the start of a stored key (appendPrefix's
+// form) and the bytes after it: a sibling's dot or a row's key.
+func cutPrefix(k []byte) (key, rest []byte, err error) {
+	n, w := binary.Uvarint(k)
+	if w <= 0 || n > uint64(len(k)-w) {
+		return nil, nil, fmt.Errorf("embedded: stored key %q does not parse: %w", k, crdt.ErrCorruptEncoding)
+	}
+	return k[w : w+int(n)], k[w+int(n):], nil
+}
+
+// dotBytes is the size of a sibling's dot, after its key's prefix.
+const dotBytes = 8
+
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // checksum covers a stored record's key and value, so that a damaged byte

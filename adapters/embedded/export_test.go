@@ -16,3 +16,12 @@ func SetRestoreUnchecked(off bool) (undo func()) {
 	restoreUnchecked = off
 	return func() { restoreUnchecked = old }
 }
+
+// SetInspectUnchecked turns the file check and the digests of Keys,
+// ReadStats and Compact off (on) and returns a function that puts them
+// back: the broken variant the damage suite must catch.
+func SetInspectUnchecked(off bool) (undo func()) {
+	old := inspectUnchecked
+	inspectUnchecked = off
+	return func() { inspectUnchecked = old }
+}

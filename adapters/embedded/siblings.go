@@ -45,7 +45,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	err := s.db.view(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketSiblings).Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			if len(k) != len(prefix)+8 {
+			if len(k) != len(prefix)+dotBytes {
 				continue // another key of which this one is a prefix: impossible with the length prefix
 			}
 			val, err := openRecord(k, v)

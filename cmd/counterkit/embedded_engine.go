@@ -1,45 +1,23 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// The embedded store keeps no index of its keys that the adapter exposes,
-// so list, stats and compact embedded read the engine's file directly,
-// read-only, as bbolt's own command does. They read the layout of
-// embedded.FormatVersion 1 and 2 (2 adds the buckets' digests to "meta"):
-// buckets "siblings" (keys: uvarint length, the key, an 8-byte dot) and
-// "rows" (uvarint length, the partition key, the row key), and the format
-// marker in "meta". A file of another version is refused.
-
-var (
-	engineMeta     = []byte("meta")
-	engineSiblings = []byte("siblings")
-	engineRows     = []byte("rows")
-	engineFormat   = []byte("format")
-	engineMagic    = []byte("counterkit embedded\x00")
-)
-
-// engineLayout is the newest format version whose layout this file reads
-// (from 1).
-const engineLayout = 2
+// list, stats and compact embedded read the data file through the
+// adapter's read-only functions (embedded.Keys, ReadStats, Compact), which
+// check the file as embedded.Open does and know its layout.
 
 // withDeadline runs fn and returns its error, or, if ctx ends first, an
 // error saying so (fn is left running: a damaged file can make the engine
@@ -64,52 +42,16 @@ func withDeadline(ctx context.Context, fn func() error) error {
 	}
 }
 
-// viewEngine opens the data file of dir read-only (a shared lock: a
-// service holding the directory makes it fail with embedded.ErrLocked),
-// checks its format marker and runs fn in one read transaction.
-func viewEngine(dir string, fn func(db *bolt.DB, tx *bolt.Tx) error) error {
-	path := filepath.Join(dir, embedded.FileName)
-	st, err := os.Stat(path)
+// engineError words the adapter's errors for a missing or locked store
+// as the other commands on an embedded store do.
+func engineError(err error, dir string) error {
 	switch {
-	case errors.Is(err, os.ErrNotExist):
+	case errors.Is(err, crdt.ErrNotFound):
 		return fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
-	case err != nil:
-		return fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
-	case !st.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is not a regular file", crdt.ErrMisconfiguredStore, path)
-	case st.Size() == 0:
-		return fmt.Errorf("%w: %s is empty (truncated?)", crdt.ErrCorruptEncoding, path)
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: embedded.DefaultLockTimeout})
-	switch {
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, embedded.ErrLocked):
 		return fmt.Errorf("%w (a running service holds %s: stop it first)", embedded.ErrLocked, dir)
-	case err != nil:
-		return fmt.Errorf("%w: open %s: %v", crdt.ErrCorruptEncoding, path, err)
 	}
-	defer db.Close()
-	return db.View(func(tx *bolt.Tx) error {
-		if tx.Size() > st.Size() {
-			return fmt.Errorf("%w: %s is truncated (%d bytes, its header says %d)", crdt.ErrCorruptEncoding, path, st.Size(), tx.Size())
-		}
-		meta := tx.Bucket(engineMeta)
-		if meta == nil {
-			return fmt.Errorf("%w: %s is not a counterkit data file (no meta bucket)", crdt.ErrMisconfiguredStore, path)
-		}
-		f := meta.Get(engineFormat)
-		if !bytes.HasPrefix(f, engineMagic) || len(f) != len(engineMagic)+2 {
-			return fmt.Errorf("%w: %s has no counterkit format marker", crdt.ErrMisconfiguredStore, path)
-		}
-		if v := binary.BigEndian.Uint16(f[len(engineMagic):]); v < 1 || v > engineLayout {
-			return fmt.Errorf("%w: %s has format version %d; this command reads versions 1 to %d", crdt.ErrUnsupportedVersion, path, v, engineLayout)
-		}
-		for _, b := range [][]byte{engineSiblings, engineRows} {
-			if tx.Bucket(b) == nil {
-				return fmt.Errorf("%w: %s lacks its %s bucket", crdt.ErrCorruptEncoding, path, b)
-			}
-		}
-		return fn(db, tx)
-	})
+	return err
 }
 
 // listedKey is one key of an embedded store.
@@ -141,6 +83,9 @@ func (l *keyList) writeTable(w io.Writer) {
 	fmt.Fprintf(w, "%s, %s%s\n", plural(l.SiblingKeys, "sibling key"), plural(l.PartitionKeys, "partition"), more)
 }
 
+// kindNames are list's names of the key shapes.
+var kindNames = map[embedded.Shape]string{embedded.ShapeSiblings: "siblings", embedded.ShapePartition: "partition"}
+
 // listOptions select the keys list returns.
 type listOptions struct {
 	kind   string // "", siblings or partitions
@@ -148,71 +93,32 @@ type listOptions struct {
 	limit  int // 0: all
 }
 
-// splitStoredKey returns the user key at the start of a stored key (a
-// uvarint length, then the key) and what follows it.
-func splitStoredKey(k []byte) (string, []byte, error) {
-	n, w := binary.Uvarint(k)
-	if w <= 0 || n > uint64(len(k)-w) {
-		return "", nil, fmt.Errorf("%w: a stored key does not parse", crdt.ErrCorruptEncoding)
-	}
-	return string(k[w : w+int(n)]), k[w+int(n):], nil
-}
-
-// listEmbedded lists the keys of the data file of dir, sorted by kind and
-// key. Keys that do not parse, or come out of order, are damage.
+// listEmbedded lists the keys of the data file of dir, sibling keys
+// first, each kind sorted by key.
 func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, error) {
-	out := &keyList{Store: "embedded:" + dir, Keys: []listedKey{}}
-	err := withDeadline(ctx, func() error {
-		return viewEngine(dir, func(_ *bolt.DB, tx *bolt.Tx) error {
-			for _, b := range []struct {
-				bucket []byte
-				kind   string
-				dotLen int // bytes after the key: a sibling's dot; a row's key varies (-1)
-			}{{engineSiblings, "siblings", 8}, {engineRows, "partition", -1}} {
-				if o.kind != "" && !strings.HasPrefix(o.kind, b.kind[:4]) {
-					continue
-				}
-				var last []byte
-				c := tx.Bucket(b.bucket).Cursor()
-				for k, _ := c.First(); k != nil; k, _ = c.Next() {
-					if last != nil && bytes.Compare(k, last) <= 0 {
-						return fmt.Errorf("%w: the %s bucket's keys are out of order", crdt.ErrCorruptEncoding, b.bucket)
-					}
-					last = append(last[:0], k...)
-					key, rest, err := splitStoredKey(k)
-					if err != nil {
-						return err
-					}
-					if b.dotLen >= 0 && len(rest) != b.dotLen {
-						return fmt.Errorf("%w: a stored sibling key does not parse", crdt.ErrCorruptEncoding)
-					}
-					if n := len(out.Keys); n > 0 && out.Keys[n-1].Kind == b.kind && out.Keys[n-1].Key == key {
-						continue
-					}
-					if !strings.HasPrefix(key, o.prefix) {
-						continue
-					}
-					out.Keys = append(out.Keys, listedKey{Key: key, Kind: b.kind})
-				}
-			}
-			return nil
-		})
+	var keys []embedded.KeyInfo
+	err := withDeadline(ctx, func() (err error) {
+		keys, err = embedded.Keys(ctx, dir)
+		return engineError(err, dir)
 	})
 	if err != nil {
 		return nil, err
 	}
-	// Stored keys sort by length first; list them by key.
-	slices.SortStableFunc(out.Keys, func(a, b listedKey) int {
-		if a.Kind != b.Kind {
-			return strings.Compare(b.Kind, a.Kind) // siblings first
+	out := &keyList{Store: "embedded:" + dir, Keys: []listedKey{}}
+	for _, k := range keys {
+		switch {
+		case o.kind == "siblings" && k.Shape != embedded.ShapeSiblings,
+			o.kind == "partitions" && k.Shape != embedded.ShapePartition,
+			!strings.HasPrefix(k.Key, o.prefix):
+			continue
 		}
-		return strings.Compare(a.Key, b.Key)
-	})
+		out.Keys = append(out.Keys, listedKey{Key: k.Key, Kind: kindNames[k.Shape]})
+	}
 	if o.limit > 0 && len(out.Keys) > o.limit {
 		out.Keys, out.Truncated = out.Keys[:o.limit], true
 	}
 	for _, k := range out.Keys {
-		if k.Kind == "siblings" {
+		if k.Kind == kindNames[embedded.ShapeSiblings] {
 			out.SiblingKeys++
 		} else {
 			out.PartitionKeys++
@@ -350,37 +256,20 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 }
 
 func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
-	l, err := listEmbedded(ctx, dir, listOptions{})
-	if err != nil {
-		return nil, err
-	}
-	out := &engineStats{Store: "embedded:" + dir, File: filepath.Join(dir, embedded.FileName),
-		SiblingKeys: l.SiblingKeys, PartitionKeys: l.PartitionKeys, Buckets: []bucketStats{}}
-	err = withDeadline(ctx, func() error {
-		return viewEngine(dir, func(db *bolt.DB, tx *bolt.Tx) error {
-			out.DataBytes = tx.Size()
-			if st, err := os.Stat(out.File); err == nil {
-				out.FileBytes = st.Size()
-			}
-			out.PageSize = db.Info().PageSize
-			out.FreePages = db.Stats().FreePageN
-			return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-				st := b.Stats()
-				out.Buckets = append(out.Buckets, bucketStats{Name: string(name), Keys: st.KeyN, Depth: st.Depth,
-					LeafPages: st.LeafPageN + st.LeafOverflowN, BranchPages: st.BranchPageN + st.BranchOverflowN,
-					BytesInUse: st.LeafInuse + st.BranchInuse, BytesAlloc: st.LeafAlloc + st.BranchAlloc})
-				switch {
-				case bytes.Equal(name, engineSiblings):
-					out.SiblingValues = st.KeyN
-				case bytes.Equal(name, engineRows):
-					out.Rows = st.KeyN
-				}
-				return nil
-			})
-		})
+	var st *embedded.Stats
+	err := withDeadline(ctx, func() (err error) {
+		st, err = embedded.ReadStats(ctx, dir)
+		return engineError(err, dir)
 	})
 	if err != nil {
 		return nil, err
+	}
+	out := &engineStats{Store: "embedded:" + dir, File: st.File, FileBytes: st.FileBytes, DataBytes: st.DataBytes,
+		PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
+		PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
+	for _, b := range st.Buckets {
+		out.Buckets = append(out.Buckets, bucketStats{Name: b.Name, Keys: b.Keys, Depth: b.Depth, LeafPages: b.LeafPages,
+			BranchPages: b.BranchPages, BytesInUse: b.BytesInUse, BytesAlloc: b.BytesAllocated})
 	}
 	return out, nil
 }
@@ -457,74 +346,13 @@ func emptyTarget(to, dir string) error {
 }
 
 func compactEmbedded(ctx context.Context, dir, to string) (*compactResult, error) {
-	// Refuse to copy damage.
-	if err := withDeadline(ctx, func() error {
-		db, err := openEmbedded(dir)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		return db.Verify()
-	}); err != nil {
-		return nil, err
-	}
-	before, err := listEmbedded(ctx, dir, listOptions{})
-	if err != nil {
-		return nil, err
-	}
-	res := &compactResult{From: dir, To: to, Keys: len(before.Keys)}
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return nil, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
-	}
-	dst := filepath.Join(to, embedded.FileName)
-	err = withDeadline(ctx, func() error {
-		return viewEngine(dir, func(src *bolt.DB, tx *bolt.Tx) error {
-			res.BytesBefore = tx.Size()
-			out, err := bolt.Open(dst, 0o600, &bolt.Options{Timeout: time.Second})
-			if err != nil {
-				return fmt.Errorf("%w: create %s: %v", crdt.ErrUnavailable, dst, err)
-			}
-			if err := bolt.Compact(out, src, 64<<20); err != nil {
-				out.Close()
-				return fmt.Errorf("%w: compact: %v", crdt.ErrUnavailable, err)
-			}
-			if err := out.Sync(); err != nil {
-				out.Close()
-				return fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
-			}
-			return out.Close()
-		})
+	var r embedded.CompactResult
+	err := withDeadline(ctx, func() (err error) {
+		r, err = embedded.Compact(ctx, dir, to)
+		return engineError(err, dir)
 	})
 	if err != nil {
-		os.Remove(dst)
 		return nil, err
 	}
-	// The copy opens, verifies and holds the same keys.
-	err = withDeadline(ctx, func() error {
-		db, err := openEmbedded(to)
-		if err != nil {
-			return err
-		}
-		defer db.Close()
-		if err := db.Verify(); err != nil {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("the compacted copy in %s does not verify: %w", to, err)
-	}
-	after, err := listEmbedded(ctx, to, listOptions{})
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Equal(before.Keys, after.Keys) {
-		return nil, fmt.Errorf("%w: the compacted copy in %s holds other keys than %s", crdt.ErrCorruptEncoding, to, dir)
-	}
-	st, err := os.Stat(dst)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
-	}
-	res.BytesAfter = st.Size()
-	return res, nil
+	return &compactResult{From: dir, To: to, BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter, Keys: r.Keys}, nil
 }

@@ -1,0 +1,378 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/counterkit/counterkit/crdt"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Keys, ReadStats and Compact read a store without opening it, for tools
+// that must change nothing and must not wait for a service: each opens the
+// data file read-only under the engine's shared lock, runs Open's check of
+// the whole file (and compares a version 2 file's digests) before the
+// engine reads a page, and reads one version of the file.
+
+// Shape is the store shape a key belongs to.
+type Shape int
+
+const (
+	// ShapeSiblings is a key of DB.Siblings.
+	ShapeSiblings Shape = iota + 1
+	// ShapePartition is a partition key of DB.Partitions.
+	ShapePartition
+)
+
+// String returns "siblings" or "partition".
+func (s Shape) String() string {
+	switch s {
+	case ShapeSiblings:
+		return "siblings"
+	case ShapePartition:
+		return "partition"
+	}
+	return fmt.Sprintf("Shape(%d)", int(s))
+}
+
+// KeyInfo is one key stored in a data file.
+type KeyInfo struct {
+	Shape Shape
+	Key   string
+	// Entries is how many values the key holds: a sibling key's
+	// siblings, a partition's live rows.
+	Entries int
+	// Bytes is the size of those entries as stored: their keys and
+	// values, record headers included.
+	Bytes int64
+}
+
+// Keys returns every key that holds a value in the data file of dir: the
+// sibling keys, then the partition keys, each sorted by key. A partition
+// whose rows are all deleted is not listed. Values are not decoded or
+// checked against their checksums (DB.Verify does that).
+//
+// It fails with an error wrapping ErrLocked when a DB holds dir,
+// crdt.ErrNotFound when dir holds no data file, crdt.ErrCorruptEncoding
+// when the file is damaged, crdt.ErrMisconfiguredStore when it is not a
+// store's, crdt.ErrUnsupportedVersion when its format is newer than
+// FormatVersion, or ctx's error.
+func Keys(ctx context.Context, dir string) ([]KeyInfo, error) {
+	var keys []KeyInfo
+	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) (err error) {
+		keys, err = storedKeys(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return keys, nil
+}
+
+// storedKeys lists the keys of the siblings and rows buckets.
+func storedKeys(ctx context.Context, tx *bolt.Tx) ([]KeyInfo, error) {
+	keys := []KeyInfo{}
+	for _, b := range []struct {
+		shape Shape
+		name  []byte
+	}{{ShapeSiblings, bucketSiblings}, {ShapePartition, bucketRows}} {
+		start := len(keys)
+		c := tx.Bucket(b.name).Cursor()
+		n := 0
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			key, rest, err := cutPrefix(k)
+			if err != nil {
+				return nil, err
+			}
+			if b.shape == ShapeSiblings && len(rest) != dotBytes {
+				return nil, fmt.Errorf("embedded: sibling %q: a stored key of %d bytes after the key, not a dot: %w", k, len(rest), crdt.ErrCorruptEncoding)
+			}
+			size := int64(len(k) + len(v))
+			// A key's entries are adjacent: they share its prefix.
+			if last := len(keys) - 1; last >= start && keys[last].Key == string(key) {
+				keys[last].Entries++
+				keys[last].Bytes += size
+				continue
+			}
+			keys = append(keys, KeyInfo{Shape: b.shape, Key: string(key), Entries: 1, Bytes: size})
+		}
+		// Stored keys sort by length first.
+		slices.SortFunc(keys[start:], func(a, b KeyInfo) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return keys, nil
+}
+
+// Stats is the size of a data file and of what it holds.
+type Stats struct {
+	File          string // the data file's path
+	FormatVersion int    // the layout version of the file
+	FileBytes     int64  // the file's size
+	DataBytes     int64  // the part of it the engine uses
+	PageSize      int
+	FreePages     int // pages below the engine's high-water mark it may reuse
+	SiblingKeys   int
+	SiblingValues int
+	Partitions    int
+	Rows          int
+	// Buckets has the engine's figures for each of its buckets
+	// (siblings, rows, the tombstones in points, ranges and drops, their
+	// collection index gc, and meta), sorted by name.
+	Buckets []BucketStats
+}
+
+// BucketStats is the engine's account of one bucket.
+type BucketStats struct {
+	Name           string
+	Keys           int // entries
+	Depth          int // levels of its B+tree
+	LeafPages      int // overflow pages included
+	BranchPages    int // overflow pages included
+	BytesInUse     int
+	BytesAllocated int
+}
+
+// ReadStats returns the size of the data file of dir and counts of what it
+// holds. It fails as Keys does.
+func ReadStats(ctx context.Context, dir string) (*Stats, error) {
+	var s *Stats
+	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) error {
+		keys, err := storedKeys(ctx, tx)
+		if err != nil {
+			return err
+		}
+		s = &Stats{File: r.db.path, FormatVersion: r.version, FileBytes: r.size, DataBytes: tx.Size(),
+			PageSize: tx.DB().Info().PageSize, FreePages: r.walk.freePages(), Buckets: []BucketStats{}}
+		for _, k := range keys {
+			if k.Shape == ShapeSiblings {
+				s.SiblingKeys++
+				s.SiblingValues += k.Entries
+			} else {
+				s.Partitions++
+				s.Rows += k.Entries
+			}
+		}
+		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
+			st := b.Stats()
+			s.Buckets = append(s.Buckets, BucketStats{Name: string(name), Keys: st.KeyN, Depth: st.Depth,
+				LeafPages: st.LeafPageN + st.LeafOverflowN, BranchPages: st.BranchPageN + st.BranchOverflowN,
+				BytesInUse: st.LeafInuse + st.BranchInuse, BytesAllocated: st.LeafAlloc + st.BranchAlloc})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// CompactResult is what Compact did.
+type CompactResult struct {
+	BytesBefore int64 // the part of the original file the engine used
+	BytesAfter  int64 // the copy's size
+	Keys        int   // sibling and partition keys copied
+}
+
+// compactTxBytes bounds the bytes one transaction of the copy writes.
+const compactTxBytes = 64 << 20
+
+// Compact writes a compacted copy of the store in dir into to, which must
+// not exist or be empty: the same entries, tombstones, sequence numbers and
+// format version in a file without the free pages the store has
+// accumulated. The original is checked first as DB.Verify checks a store
+// (a damaged one is not copied) and not changed. The copy is written
+// under a temporary name, made durable, checked the same way and its keys
+// compared with the original's, and only then given FileName, so to holds
+// a complete copy or none.
+//
+// Besides the errors of Keys it fails with an error wrapping
+// crdt.ErrInvalidConfig when to holds files, ErrLocked when a DB holds to,
+// crdt.ErrUnavailable when to cannot be written, or ctx's error.
+func Compact(ctx context.Context, dir, to string) (res CompactResult, err error) {
+	if to == "" {
+		return res, fmt.Errorf("embedded: compact: empty directory name: %w", crdt.ErrInvalidConfig)
+	}
+	if err := emptyOrAbsent("compact", to); err != nil {
+		return res, err
+	}
+	var before []KeyInfo
+	err = inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) error {
+		if err := r.db.checkRecords(tx); err != nil {
+			return err
+		}
+		var err error
+		if before, err = storedKeys(ctx, tx); err != nil {
+			return err
+		}
+		res.BytesBefore, res.Keys = tx.Size(), len(before)
+		return writeCompacted(ctx, tx.DB(), to, func(c *readOnly, copyTx *bolt.Tx) error {
+			if err := c.db.checkRecords(copyTx); err != nil {
+				return err
+			}
+			after, err := storedKeys(ctx, copyTx)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(before, after) {
+				return fmt.Errorf("embedded: compact: the copy holds other keys than %s: %w", dir, crdt.ErrCorruptEncoding)
+			}
+			res.BytesAfter = c.size
+			return nil
+		})
+	})
+	if err != nil {
+		return CompactResult{}, err
+	}
+	return res, nil
+}
+
+// writeCompacted writes a compacted copy of src into a temporary file in
+// the directory to, checks it with inspect's checks and then with check,
+// and gives it FileName.
+func writeCompacted(ctx context.Context, src *bolt.DB, to string, check func(*readOnly, *bolt.Tx) error) (err error) {
+	_, statErr := os.Stat(to)
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
+	}
+	lock, err := lockDir(to, DefaultLockTimeout)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	defer func() {
+		if err != nil && errors.Is(statErr, fs.ErrNotExist) {
+			os.Remove(to) // made here: removed if still empty
+		}
+	}()
+	if err := emptyOrAbsent("compact", to); err != nil {
+		return err
+	}
+	path := filepath.Join(to, FileName)
+	tmp := path + ".new"
+	err = compactInto(tmp, src)
+	if err == nil {
+		if err = inspectPath(ctx, tmp, check); err != nil {
+			err = fmt.Errorf("embedded: compact: the copy does not check: %w", err)
+		}
+	}
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			err = fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := syncDir(to); err != nil {
+		return fmt.Errorf("embedded: compact: sync directory: %w: %w", crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// compactInto copies src into a new data file at path and makes it
+// durable.
+func compactInto(path string, src *bolt.DB) error {
+	dst, err := openBolt(path, Options{LockTimeout: DefaultLockTimeout}, false)
+	if err != nil {
+		return err
+	}
+	err = bolt.Compact(dst, src, compactTxBytes)
+	if err == nil {
+		err = dst.Sync()
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// readOnly is a data file opened read-only and checked.
+type readOnly struct {
+	db      *DB
+	version int        // its format version
+	walk    *fileCheck // the file check's findings
+	size    int64      // the file's size
+}
+
+// inspect opens the data file of dir read-only, checks it and runs fn in
+// one read transaction.
+func inspect(ctx context.Context, dir string, fn func(*readOnly, *bolt.Tx) error) error {
+	if dir == "" {
+		return fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
+	}
+	return inspectPath(ctx, filepath.Join(dir, FileName), fn)
+}
+
+// inspectPath is inspect on the data file at path. A fault or panic on
+// the way (the file changed under the check by another program) is
+// reported as crdt.ErrCorruptEncoding; the engine is then left open, as
+// it may hold its locks, until the process exits.
+func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) error) (err error) {
+	var r *readOnly
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("embedded: %s is damaged (%v): %w", path, p, crdt.ErrCorruptEncoding)
+		} else if r != nil {
+			r.db.Close()
+		}
+	}()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("embedded: no data file %s in %s: %w", filepath.Base(path), filepath.Dir(path), crdt.ErrNotFound)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
+	case err != nil:
+		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
+	case st.Size() == 0:
+		return fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
+	}
+	opts := Options{LockTimeout: DefaultLockTimeout}
+	// The shared lock first: no DB writes the file while it is checked
+	// and read. The engine reads only its checksummed meta pages here.
+	bdb, err := openBolt(path, opts, true)
+	if err != nil {
+		return err
+	}
+	r = &readOnly{db: &DB{bolt: bdb, path: path, opts: opts}, size: st.Size()}
+	if inspectUnchecked {
+		r.walk = &fileCheck{}
+	} else if r.walk, err = checkPath(path); err != nil {
+		return checkError(path, err)
+	}
+	if r.version, err = r.db.checkFormat(false); err != nil {
+		return err
+	}
+	if r.version >= 2 && !inspectUnchecked {
+		if err := r.walk.compareDigests(); err != nil {
+			return checkError(path, err)
+		}
+	}
+	return r.db.view(func(tx *bolt.Tx) error { return fn(r, tx) })
+}
+
+// inspectUnchecked turns the file check and the digests off in Keys,
+// ReadStats and Compact (tests only).
+var inspectUnchecked bool
