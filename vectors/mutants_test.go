@@ -351,7 +351,17 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"bounded/counter.go", "return cmp.Or(cmp.Compare(x.to, y.to), cmp.Compare(x.amount, y.amount))", "return cmp.Or(cmp.Compare(x.amount, y.amount), cmp.Compare(x.to, y.to))"}}, "bounded", "fork_decided_by_sent"},
 	{"bounded/merge order: recent pairs", "13.2 Merge: recent compares as (id, amount) pairs",
 		[]edit{{"bounded/counter.go", "return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.Amount, y.Amount))", "return cmp.Or(cmp.Compare(x.Amount, y.Amount), cmp.Compare(x.ID, y.ID))"}}, "bounded", "fork_decided_by_recent"},
+	// tally, deltalog (SPEC.md 7.1, 8.3): the variance as (double(n)·double(Σx²)
+	// − double(Σx)²) / double(n)², each term rounded to a double first.
+	{"tally/variance in doubles", "7.1: the variance is the exact quotient rounded once, not the all-double formula",
+		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", varianceInDoubles}}, "tally", "moments/variance_rounded_once:_the_double_formula_differs"},
+	{"deltalog/variance in doubles", "8.3 (7.1): the variance is the exact quotient rounded once, not the all-double formula",
+		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", varianceInDoubles}}, "deltalog", "moments/variance_rounded_once:_the_double_formula_differs"},
 }
+
+// varianceInDoubles replaces Summary.Variance's exact quotient by the
+// all-double formula.
+const varianceInDoubles = "\t_ = den\n\tfn, fs := float64(s.Count), float64(s.Sum)\n\tfq, _ := new(big.Float).SetInt(s.SumSquares()).Float64()\n\treturn (fn*fq - fs*fs) / (fn * fn), true"
 
 func TestVectorMutants(t *testing.T) {
 	if !*mutants {
