@@ -7,7 +7,9 @@ package vectors
 // plain model written from SPEC.md 13 with its own msgpack writer, which
 // must reach every step's expectations and every final state and encoding
 // on its own. Decode vectors are checked against package bounded's decoder
-// (a valid one must re-encode to the same bytes); the model has no decoder.
+// (a valid one must re-encode to the same bytes); the model has no decoder:
+// a scenario's initial state lists its entries, which the model loads and
+// encodes, next to the hex that package bounded decodes.
 //
 //	go test ./vectors -run 'TestVectors/bounded' -update   # regenerate
 //	go test ./vectors -run 'TestVectors/bounded'           # check
@@ -21,6 +23,7 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -1306,4 +1309,42 @@ func (w *bmWriter) int(v int64) {
 	default:
 		be(0xd3, uint64(v), 8)
 	}
+}
+
+// TestBoundedInitialStateChecked shows that a scenario's initial state is
+// checked on both sides: a hex that does not encode the listed entries (here
+// seq 2^63-2 where the entries say 2^63-1) is caught by the Go type, which
+// decodes it, and by the model, which encodes the entries.
+func TestBoundedInitialStateChecked(t *testing.T) {
+	progs := bvPrograms()
+	i := slices.IndexFunc(progs, func(sc bvScenario) bool { return sc.Name == "sequence number at its limit" })
+	require.GreaterOrEqual(t, i, 0)
+	m := newBoundedModel(0, "", progs[i].Window)
+	m.load(t, progs[i].Initial["r"].Entries)
+	good := m.state()
+	bad := good
+	bad.Hex = strings.Replace(good.Hex, "cf7fffffffffffffff", "cf7ffffffffffffffe", 1)
+	require.NotEqual(t, good.Hex, bad.Hex)
+	for _, st := range []bvState{good, bad} {
+		b, err := hex.DecodeString(st.Hex)
+		require.NoError(t, err)
+		c, err := bounded.Decode(b, 0)
+		require.NoError(t, err)
+		if st.Hex == good.Hex {
+			require.Equal(t, st, bvStateOf(t, c))
+		} else {
+			require.NotEqual(t, st, bvStateOf(t, c))
+		}
+	}
+	require.NotEqual(t, bad, m.state())
+
+	// The model's limit: a change of the entry at 2^63-1 is overflow, one
+	// below it is applied.
+	ap := bvStep{Replica: "r", Op: "apply", Actor: "a", Txn: "c2", Amount: "1"}
+	require.Equal(t, "overflow", m.step(t, nil, ap).Error)
+	below := slices.Clone(progs[i].Initial["r"].Entries)
+	below[0].Seq = i64(math.MaxInt64 - 1)
+	m = newBoundedModel(0, "", progs[i].Window)
+	m.load(t, below)
+	require.Equal(t, "applied", m.step(t, nil, ap).Outcome)
 }
