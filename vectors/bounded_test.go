@@ -7,7 +7,9 @@ package vectors
 // plain model written from SPEC.md 13 with its own msgpack writer, which
 // must reach every step's expectations and every final state and encoding
 // on its own. Decode vectors are checked against package bounded's decoder
-// (a valid one must re-encode to the same bytes); the model has no decoder.
+// (a valid one must re-encode to the same bytes); the model has no decoder:
+// a scenario's initial state lists its entries, which the model loads and
+// encodes, next to the hex that package bounded decodes.
 //
 //	go test ./vectors -run 'TestVectors/bounded' -update   # regenerate
 //	go test ./vectors -run 'TestVectors/bounded'           # check
@@ -21,6 +23,7 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -118,7 +121,11 @@ type bvScenario struct {
 	// ReplicaOptions gives some replicas another bound and origin than
 	// the scenario's.
 	ReplicaOptions map[string]bvReplicaOptions `json:"replica_options,omitempty"`
-	Steps          []bvStep                    `json:"steps"`
+	// Initial gives some replicas a state to start from instead of the
+	// empty one: its hex is decoded (SPEC.md 13.4), the other fields
+	// describe it.
+	Initial map[string]bvState `json:"initial,omitempty"`
+	Steps   []bvStep           `json:"steps"`
 	Final          map[string]bvState          `json:"final,omitempty"`
 	// FinalDigest replaces Final in a scenario with an actor_range step.
 	FinalDigest map[string]bvDigest `json:"final_digest,omitempty"`
@@ -341,6 +348,32 @@ func bvPrograms() []bvScenario {
 		{Name: "invalid input", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "", "t", 1), ap("r", "a", "", 1), ap("r", "a", "t", 0), ap("r", "a", "t", math.MinInt64),
 			tr("r", "a", "", 1), rq("r", "", 1), ap("r", "a\x01", "t", 1)}},
+		// Overflow of each total on its own (SPEC.md 13.1, 13.2), at the
+		// limit accepted and one past it refused.
+		{Name: "overflow of credits", Note: "a's credits reach 2^63-1, accepted; a debits 1, c credits 1 and debits 1. A credit of 1 by a would make its credits 2^63 although the value (2^63-1) and a's rights would fit: overflow, nothing changes",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", math.MaxInt64-1), ap("r", "a", "c2", 1), ap("r", "a", "d1", -1), ap("r", "c", "c3", 1), ap("r", "c", "d2", -1), ap("r", "a", "c4", 1)}},
+		{Name: "overflow of debits", Note: "a credits 2^63-1 and debits as much: its debits reach 2^63-1, accepted. b credits 1 and gives it to a; a debit of 1 by a, within its rights, would make its debits 2^63 although the value would fit: overflow, nothing changes",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", math.MaxInt64), ap("r", "a", "d1", -(math.MaxInt64 - 1)), ap("r", "a", "d2", -1), ap("r", "b", "c2", 1), tr("r", "b", "a", 1), ap("r", "a", "d3", -1)}},
+		{Name: "overflow of what one actor gave another", Note: "a credits 2^63-1 and gives b 2^63-2, then 1: sent[b] reaches 2^63-1, accepted. The origin o gives a 1; a transfer of 1 more from a to b would make sent[b] 2^63: overflow, nothing changes. (So is one to c: a's total given would be 2^63; a total given that fits keeps every sent amount within int64)",
+			Bound: "-1", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64-1), tr("r", "a", "b", 1), tr("r", "o", "a", 1), tr("r", "a", "b", 1), tr("r", "a", "c", 1)}},
+		{Name: "overflow of the total one actor gave", Note: "bound -150. o gives b 100; b credits 2^63-101 and gives a 2^63-1 (its rights are then 0); o gives b 50. b's total given is 2^63-1: a transfer of 1 to c would make it 2^63 although every sent amount, received total and rights would fit: overflow, nothing changes; b may still debit its 50",
+			Bound: "-150", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
+				tr("r", "o", "b", 100), ap("r", "b", "c1", math.MaxInt64-100), tr("r", "b", "a", math.MaxInt64), tr("r", "o", "b", 50),
+				tr("r", "b", "c", 1), ap("r", "b", "d1", -50)}},
+		{Name: "overflow of the value", Note: "a credits 2^63-1; a credit of 1 by b would make the value 2^63 although b's credits and rights (1) would fit: overflow, nothing changes; after a debit of 1 by a it is accepted",
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c1", math.MaxInt64), ap("r", "b", "c2", 1), ap("r", "a", "d1", -1), ap("r", "b", "c2", 1)}},
+		{Name: "sequence number at its limit", Note: "r starts from a decoded state whose entry a is at seq 2^63-1: every change of a (apply, transfer, request, retract) is overflow and changes nothing; a retry of a's transaction is a duplicate and a withdraw with nothing outstanding changes nothing, neither writing; b still writes",
+			Initial: map[string]bvState{"r": {Entries: []bvEntry{{Actor: "a", Seq: i64(math.MaxInt64), Credits: "5", Debits: "0", Asked: "0", Recent: [][2]string{{"c1", "5"}}}}}},
+			Replicas: []string{"r"}, Steps: []bvStep{
+				ap("r", "a", "c2", 1), ap("r", "a", "d1", -1), tr("r", "a", "b", 1), rq("r", "a", 1), rt("r", "a", "c1"), ap("r", "a", "c1", 5), wd("r", "a"),
+				ap("r", "b", "c3", 2), tr("r", "b", "a", 1)}},
+		{Name: "fork decided by credits", Note: "equal seq: r1's a credited 7 (> 5) and wins, although r2's recent compares larger (z > a)",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "a", 7), ap("r2", "a", "z", 5), mg("r1", "r2"), mg("r2", "r1")}},
 	}
 }
 
@@ -486,14 +519,38 @@ func bvOptions(t *testing.T, sc bvScenario, r string) bounded.Options {
 	return bounded.Options{Bound: p64(t, bound), Origin: crdt.ActorID(origin), Window: sc.Window}
 }
 
+// bvReplica returns replica r of sc before its steps: empty, or decoded
+// from its initial state, which the decoded counter must show.
+func bvReplica(t *testing.T, sc bvScenario, r string) *bounded.Counter {
+	opts := bvOptions(t, sc, r)
+	st, ok := sc.Initial[r]
+	if !ok {
+		c, err := bounded.New(opts)
+		require.NoError(t, err)
+		return c
+	}
+	b, err := hex.DecodeString(st.Hex)
+	require.NoError(t, err)
+	c, err := bounded.Decode(b, sc.Window)
+	require.NoError(t, err, "replica %s's initial state", r)
+	require.Equal(t, opts.Bound, c.Options().Bound, "replica %s's initial state: bound", r)
+	require.Equal(t, opts.Origin, c.Options().Origin, "replica %s's initial state: origin", r)
+	require.Equal(t, st, bvStateOf(t, c), "replica %s's initial state on the Go type", r)
+	return c
+}
+
 func genBoundedVectors(t *testing.T) any {
-	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding. A step with actor_range stands for one step per generated id (SPEC.md section 11), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding. A step with actor_range stands for one step per generated id (SPEC.md section 11), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. initial, when present, gives some replicas a state to start from instead of the empty one: decode its hex (SPEC.md 13.4); its other fields describe it. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
 	for _, sc := range bvPrograms() {
+		for r, st := range sc.Initial {
+			bound, origin := sc.replicaConfig(r)
+			m := newBoundedModel(p64(t, bound), origin, sc.Window)
+			m.load(t, st.Entries)
+			sc.Initial[r] = m.state()
+		}
 		reps := map[string]*bounded.Counter{}
 		for _, r := range sc.Replicas {
-			c, err := bounded.New(bvOptions(t, sc, r))
-			require.NoError(t, err)
-			reps[r] = c
+			reps[r] = bvReplica(t, sc, r)
 		}
 		if sc.Bound == "" {
 			sc.Bound = "0"
@@ -590,11 +647,13 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 			reps := map[string]*bounded.Counter{}
 			models := map[string]*boundedModel{}
 			for _, r := range sc.Replicas {
-				c, err := bounded.New(bvOptions(t, sc, r))
-				require.NoError(t, err)
-				reps[r] = c
+				reps[r] = bvReplica(t, sc, r)
 				bound, origin := sc.replicaConfig(r)
 				models[r] = newBoundedModel(p64(t, bound), origin, sc.Window)
+				if st, ok := sc.Initial[r]; ok {
+					models[r].load(t, st.Entries)
+					require.Equal(t, st, models[r].state(), "replica %s's initial state on the model", r)
+				}
 			}
 			for i, s := range sc.Steps {
 				for k, want := range s.expand() {
@@ -684,6 +743,23 @@ func (m *boundedModel) clone() *boundedModel {
 		n.entries[a] = &c
 	}
 	return &n
+}
+
+// load sets the model's entries to es, as a vector lists them.
+func (m *boundedModel) load(t *testing.T, es []bvEntry) {
+	for _, be := range es {
+		seq, err := strconv.ParseUint(be.Seq, 10, 64)
+		require.NoError(t, err)
+		e := &bmEntry{seq: seq, credits: p64(t, be.Credits), debits: p64(t, be.Debits), asked: p64(t, be.Asked), sent: map[string]int64{}}
+		for to, n := range be.Sent {
+			e.sent[to] = p64(t, n)
+		}
+		for _, x := range be.Recent {
+			e.recent = append(e.recent, [2]any{x[0], p64(t, x[1])})
+		}
+		m.entries[be.Actor] = e
+	}
+	m.givers = nil
 }
 
 // add returns a+b and whether it fits in int64.
@@ -835,10 +911,15 @@ func (m *boundedModel) holders(txn string) []int64 {
 }
 
 // next returns a copy of a's entry with seq + 1 (a new one at 1).
+// next returns a copy of a's entry with the next sequence number, or nil
+// when its sequence number is 2^63−1 (SPEC.md 13.2: overflow).
 func (m *boundedModel) next(a string) *bmEntry {
 	e := m.entries[a]
 	if e == nil {
 		return &bmEntry{seq: 1, sent: map[string]int64{}}
+	}
+	if e.seq == math.MaxInt64 {
+		return nil
 	}
 	c := *e
 	c.seq++
@@ -909,6 +990,10 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				break
 			}
 			e := m.next(s.Actor)
+			if e == nil {
+				out.Error = "overflow"
+				break
+			}
 			var ok bool
 			if amt > 0 {
 				e.credits, ok = add(e.credits, amt)
@@ -939,6 +1024,10 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				break
 			}
 			e := m.next(s.Actor)
+			if e == nil {
+				out.Error = "overflow"
+				break
+			}
 			var ok bool
 			if e.sent[s.To], ok = add(e.sent[s.To], amt); !ok {
 				out.Error = "overflow"
@@ -960,6 +1049,8 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 				out.Error = "overflow"
 			case m.entries[s.Actor] != nil && m.entries[s.Actor].asked >= want:
 				out.Changed = &no
+			case m.next(s.Actor) == nil:
+				out.Error = "overflow"
 			default:
 				e := m.next(s.Actor)
 				e.asked = want
@@ -975,6 +1066,8 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			out.Error = "invalid_actor"
 		case e == nil || e.asked <= recv:
 			out.Changed = &no
+		case m.next(s.Actor) == nil:
+			out.Error = "overflow"
 		default:
 			n := m.next(s.Actor)
 			n.asked = recv
@@ -998,6 +1091,10 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 			break
 		}
 		n := m.next(s.Actor)
+		if n == nil {
+			out.Error = "overflow"
+			break
+		}
 		if x > 0 {
 			n.credits -= x
 		} else {
@@ -1212,4 +1309,42 @@ func (w *bmWriter) int(v int64) {
 	default:
 		be(0xd3, uint64(v), 8)
 	}
+}
+
+// TestBoundedInitialStateChecked shows that a scenario's initial state is
+// checked on both sides: a hex that does not encode the listed entries (here
+// seq 2^63-2 where the entries say 2^63-1) is caught by the Go type, which
+// decodes it, and by the model, which encodes the entries.
+func TestBoundedInitialStateChecked(t *testing.T) {
+	progs := bvPrograms()
+	i := slices.IndexFunc(progs, func(sc bvScenario) bool { return sc.Name == "sequence number at its limit" })
+	require.GreaterOrEqual(t, i, 0)
+	m := newBoundedModel(0, "", progs[i].Window)
+	m.load(t, progs[i].Initial["r"].Entries)
+	good := m.state()
+	bad := good
+	bad.Hex = strings.Replace(good.Hex, "cf7fffffffffffffff", "cf7ffffffffffffffe", 1)
+	require.NotEqual(t, good.Hex, bad.Hex)
+	for _, st := range []bvState{good, bad} {
+		b, err := hex.DecodeString(st.Hex)
+		require.NoError(t, err)
+		c, err := bounded.Decode(b, 0)
+		require.NoError(t, err)
+		if st.Hex == good.Hex {
+			require.Equal(t, st, bvStateOf(t, c))
+		} else {
+			require.NotEqual(t, st, bvStateOf(t, c))
+		}
+	}
+	require.NotEqual(t, bad, m.state())
+
+	// The model's limit: a change of the entry at 2^63-1 is overflow, one
+	// below it is applied.
+	ap := bvStep{Replica: "r", Op: "apply", Actor: "a", Txn: "c2", Amount: "1"}
+	require.Equal(t, "overflow", m.step(t, nil, ap).Error)
+	below := slices.Clone(progs[i].Initial["r"].Entries)
+	below[0].Seq = i64(math.MaxInt64 - 1)
+	m = newBoundedModel(0, "", progs[i].Window)
+	m.load(t, below)
+	require.Equal(t, "applied", m.step(t, nil, ap).Outcome)
 }

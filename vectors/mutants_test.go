@@ -351,7 +351,39 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"bounded/counter.go", "return cmp.Or(cmp.Compare(x.to, y.to), cmp.Compare(x.amount, y.amount))", "return cmp.Or(cmp.Compare(x.amount, y.amount), cmp.Compare(x.to, y.to))"}}, "bounded", "fork_decided_by_sent"},
 	{"bounded/merge order: recent pairs", "13.2 Merge: recent compares as (id, amount) pairs",
 		[]edit{{"bounded/counter.go", "return cmp.Or(cmp.Compare(x.ID, y.ID), cmp.Compare(x.Amount, y.Amount))", "return cmp.Or(cmp.Compare(x.Amount, y.Amount), cmp.Compare(x.ID, y.ID))"}}, "bounded", "fork_decided_by_recent"},
+	// tally, deltalog (SPEC.md 7.1, 8.3): the variance as (double(n)·double(Σx²)
+	// − double(Σx)²) / double(n)², each term rounded to a double first.
+	{"tally/variance in doubles", "7.1: the variance is the exact quotient rounded once, not the all-double formula",
+		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", varianceInDoubles}}, "tally", "moments/variance_rounded_once:_the_double_formula_differs"},
+	{"deltalog/variance in doubles", "8.3 (7.1): the variance is the exact quotient rounded once, not the all-double formula",
+		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", varianceInDoubles}}, "deltalog", "moments/variance_rounded_once:_the_double_formula_differs"},
+	// bounded (SPEC.md 13.1, 13.2): each total's overflow, and the first
+	// tie-breaker of a fork. Removing the debits check or Transfer's
+	// sent[to] + n check leaves no mutant a vector can see: a wrapped debit
+	// puts the value 2^64 above the true one, which never fits, a wrapped
+	// sent[to] puts the giver's rights 2^64 above, and the total given
+	// bounds every sent amount; an off-by-one at their limit is caught.
+	{"bounded/credits overflow", "13.2 Apply: credits beyond 2^63-1 are overflow",
+		[]edit{{"bounded/counter.go", "if e.credits > math.MaxInt64-amount {", "if false && e.credits > math.MaxInt64-amount {"}}, "bounded", "TestVectors/bounded/overflow ("},
+	{"bounded/credits of 2^63-1 accepted", "13.2 Apply: credits may reach 2^63-1",
+		[]edit{{"bounded/counter.go", "if e.credits > math.MaxInt64-amount {", "if e.credits >= math.MaxInt64-amount {"}}, "bounded", "overflow_of_credits"},
+	{"bounded/debits of 2^63-1 accepted", "13.2 Apply: debits may reach 2^63-1",
+		[]edit{{"bounded/counter.go", "if e.debits > math.MaxInt64+amount {", "if e.debits >= math.MaxInt64+amount {"}}, "bounded", "overflow_of_debits"},
+	{"bounded/sent of 2^63-1 accepted", "13.2 Transfer: sent[to] + n may reach 2^63-1",
+		[]edit{{"bounded/counter.go", "if e.sent[i].amount > math.MaxInt64-amount {", "if e.sent[i].amount >= math.MaxInt64-amount {"}}, "bounded", "overflow_of_what_one_actor_gave_another"},
+	{"bounded/value overflow", "13.1: a value beyond int64 is overflow",
+		[]edit{{"bounded/counter.go", "if _, ok := c.value.Int64(); !ok {", "if _, ok := c.value.Int64(); false && !ok {"}}, "bounded", "overflow_of_the_value"},
+	{"bounded/total given overflow", "13.1: the total an entry gave beyond int64 is overflow",
+		[]edit{{"bounded/counter.go", "if _, ok := s.Int64(); !ok {", "if _, ok := s.Int64(); false && !ok {"}}, "bounded", "overflow_of_the_total_one_actor_gave"},
+	{"bounded/seq at its limit", "13.2: a change of an entry at seq 2^63-1 is overflow",
+		[]edit{{"bounded/counter.go", "if e.seq == math.MaxInt64 {", "if false && e.seq == math.MaxInt64 {"}}, "bounded", "sequence_number_at_its_limit"},
+	{"bounded/merge order: credits", "13.2 Merge: on equal seq, credits decide first",
+		[]edit{{"bounded/counter.go", "\tif c := cmp.Compare(a.credits, b.credits); c != 0 {", "\tif c := cmp.Compare(a.credits, b.credits); false && c != 0 {"}}, "bounded", "fork_decided_by_credits"},
 }
+
+// varianceInDoubles replaces Summary.Variance's exact quotient by the
+// all-double formula.
+const varianceInDoubles = "\t_ = den\n\tfn, fs := float64(s.Count), float64(s.Sum)\n\tfq, _ := new(big.Float).SetInt(s.SumSquares()).Float64()\n\treturn (fn*fq - fs*fs) / (fn * fn), true"
 
 func TestVectorMutants(t *testing.T) {
 	if !*mutants {

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	metro "github.com/dgryski/go-metro"
@@ -304,6 +305,27 @@ var momentCases = []struct {
 	{"mean rounded once", []int64{3518327057984836985, 1, 1}, "sum/3 rounded once is 1.1727756859949455e+18; double(sum)/3 (earlier builds' deltalog mean, SPEC.md section 12, item 8) is 1.1727756859949458e+18"},
 	{"variance rounded once", []int64{600599465, 996309882, 35375697}, "the exact (3·Σx² − (Σx)²)/9 rounded once is 1.5549546110400512e+17; Σx²/3 − mean² in doubles gives 1.554954611040052e+17, and two roundings (numerator and 9 as doubles, then divided), a two-pass or Welford's update in doubles give 1.554954611040051e+17"},
 	{"large sum, 7 values", []int64{1<<60 + 1, 1<<60 + 3, 1<<59 + 5, 1, 1, 1, 1}, "|sum| above 2^53 and a divisor that is not a power of two"},
+	// The all-double formula (double(n)·double(Σx²) − double(Σx)²) /
+	// double(n)² gives every variance above; these two tell it apart
+	// (momentDoubleFormula checks the value each note names).
+	{"variance rounded once: the double formula differs", []int64{199691440, 79099007, 15929639}, "the exact (3·Σx² − (Σx)²)/9 rounded once is 5.811255939682502e+15; the all-double formula (double(n)·double(Σx²) − double(Σx)²) / double(n)² gives 5.811255939682501e+15"},
+	{"variance rounded once: the double formula cancels", []int64{1 << 60, 1<<60 + 1, 1<<60 + 2}, "(Σx)² needs 124 bits: as doubles n·Σx² and (Σx)² are the same double, so the all-double formula (double(n)·double(Σx²) − double(Σx)²) / double(n)² gives 0; the exact 2/3 rounded once is 0.6666666666666666"},
+}
+
+// momentDoubleFormula is the variance as (double(n)·double(Σx²) −
+// double(Σx)²) / double(n)², each of n, Σx and Σx² (exact) rounded to
+// the nearest double first: the formula SPEC.md 7.1 rules out.
+func momentDoubleFormula(vs []int64) float64 {
+	sum, sq := new(big.Int), new(big.Int)
+	for _, v := range vs {
+		x := big.NewInt(v)
+		sum.Add(sum, x)
+		sq.Add(sq, new(big.Int).Mul(x, x))
+	}
+	n := float64(len(vs))
+	s, _ := new(big.Float).SetInt(sum).Float64()
+	q, _ := new(big.Float).SetInt(sq).Float64()
+	return (n*q - s*s) / (n * n)
 }
 
 // aggKind is one aggregate type, erased so that vectors can name it.
@@ -1005,4 +1027,24 @@ func checkShard(t *checker, s shardVec) {
 	require.Equal(t, s.Mutator, m)
 	require.EqualValues(t, s.ExpiresAt, e)
 	sameAgg(t, s.State, k.json(dec), s.Name+": decoded")
+}
+
+// TestMomentNotesShowTheDoubleFormula checks the notes of the moments
+// vectors that tell the all-double variance formula apart: the value each
+// note gives for that formula is what it computes, and it differs from the
+// exact variance rounded once, which the note gives too.
+func TestMomentNotesShowTheDoubleFormula(t *testing.T) {
+	n := 0
+	for _, c := range momentCases {
+		if !strings.HasPrefix(c.name, "variance rounded once: the double formula") {
+			continue
+		}
+		n++
+		_, exact := exactMoments(c.vs)
+		double := fmtDouble(momentDoubleFormula(c.vs))
+		require.NotEqual(t, exact, double, c.name)
+		require.Contains(t, c.note, "gives "+double, c.name)
+		require.Contains(t, c.note, exact, c.name)
+	}
+	require.Equal(t, 2, n)
 }
