@@ -2528,6 +2528,8 @@ func dvGenLedger() dvFile {
 	vs = append(vs, dvLedgerWindowVectors(opts)...)
 	vs = append(vs, dvLedgerGroupVectors(opts)...)
 	vs = append(vs, dvLedgerGraceVectors(opts)...)
+	vs = append(vs, dvLedgerRetireAllVectors(opts)...)
+	vs = append(vs, dvLedgerScheduleVectors(opts)...)
 	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs),
 		OptionChecks: dvLedgerOptionChecks()}
 }
@@ -2740,6 +2742,75 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t4", 2), 150*m),
 				dvAtClock(dvCredit("a", "t1", 5), 150*m),
 				dvAtClock(dvLedgerOp("value", "b"), 150*m),
+			}},
+	}
+}
+
+// dvLedgerRetireAllVectors are the vectors of SPEC.md 6.9 RetireAfter's
+// use of RetireAll (6.10): idle actors whose Retire declined, because they
+// share transactions only among themselves, retire together.
+func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector {
+	later := 2 * time.Hour // past RetireAfter (1 hour)
+	return []dvVector{
+		{Name: "retire: idle writers that share a transaction retire together",
+			Note:    "retry_count 1. a's put of x lands but its retry's fetch is refused: ambiguous_write+unavailable, pending, x unrecorded. The caller retries x on b, whose fetch is stale (from before a's put) and finds no record: b applies x too, its put leaving a second sibling, and records x (writer b). Two hours later c's first write dates a and b by x's record and finds both idle; it records their transactions (x with writer a and with writer b), and Retire declines each, since the other holds x. Declined, at least two, they retire with one RetireAll: a's retired total counts x (a, the smaller id, owns it), b's does not, and the value counts x once",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_landed", "refuse"),
+				dvCredit("b", "x", 5, "stale"),
+				dvAtClock(dvCredit("c", "y", 1), later),
+				dvAtClock(dvLedgerOp("value", "c"), later),
+			}},
+	}
+}
+
+// dvLedgerScheduleVectors are the vectors of SPEC.md 6.9 RetireAfter's
+// schedule: the idle threshold, a pass every RetireAfter/8 (or when an
+// actor seen in the last pass reaches RetireAfter), at most 16 record
+// lookups and 16 retirements per write, the pass starting at the actor of
+// index FNV-1a-32(writer) mod (number of live actors). RetireAfter is one
+// hour.
+func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector {
+	m := time.Minute
+	// Seventeen actors p01..p17 that all hold one transaction, x, which
+	// has no record: a pass looks up x's record once per actor it dates,
+	// whichever actors its start (FNV-1a of the ledger's random
+	// incarnation) makes it visit first.
+	idle := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 1}
+	for i := 1; i <= 17; i++ {
+		idle.P = append(idle.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", History: []dvTxn{{"x", 1}}, Folded: []dvTxn{}})
+	}
+	idleBytes, err := dvEncState(idle)
+	if err != nil {
+		panic(err)
+	}
+	return []dvVector{
+		{Name: "retire: an actor idle exactly RetireAfter is retired, not before",
+			Note:    "a credits t1 at 0:00 and stops. b's first write, at 0:55, dates a by t1's record (0:00): idle 55 minutes, not retired; the next pass is due at 1:00, when a would have been unchanged for RetireAfter, before 0:55 + RetireAfter/8. b's write at 1:00 makes that pass and retires a, idle exactly RetireAfter",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvAtClock(dvCredit("b", "t2", 7), 55*m),
+				dvAtClock(dvCredit("b", "t3", 1), 60*m),
+				dvAtClock(dvLedgerOp("value", "b"), 60*m),
+			}},
+		{Name: "retire: a pass every RetireAfter/8",
+			Note:    "a credits t1 and b t2 at 0:00 (b's first write makes a pass: it dates a by t1's record); c credits t3 at 0:01. b's write at 0:07 makes no pass (the last was at 0:00, the next is due at 0:07:30), so it does not look c up; its write at 0:07:30 makes one and fetches the record of c's newest transaction to date it",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("b", "t2", 7),
+				dvAtClock(dvCredit("c", "t3", 1), m),
+				dvAtClock(dvCredit("b", "t4", 2), 7*m),
+				dvAtClock(dvCredit("b", "t5", 3), 7*m+30*time.Second),
+				dvAtClock(dvLedgerOp("value", "b"), 7*m+30*time.Second),
+			}},
+		{Name: "retire: at most 16 record lookups per write",
+			Note:    "the key holds p01..p17, which all hold x, a transaction without a record. b's first write, at 0:00, dates at most 16 of them (16 fetches of x's record, none found: idle from now), and the one left undated makes its next write, at 0:01, pass again and fetch x's record once more. Which actor waits depends on where the pass starts (FNV-1a of the writer, which is random), the calls do not",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[1:2],
+			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(idleBytes), State: idle}},
+			Steps: []dvStep{
+				dvCredit("b", "t1", 1),
+				dvAtClock(dvCredit("b", "t2", 1), m),
+				dvAtClock(dvCredit("b", "t3", 1), 2*m),
+				dvAtClock(dvLedgerOp("value", "b"), 2*m),
 			}},
 	}
 }
@@ -3525,6 +3596,26 @@ func (m dvEntries) sharesOutside(actor string, group []string) bool {
 	return false
 }
 
+// bothHalves reports whether a transaction actor's live entries hold is
+// held in both halves, by any entry (SPEC.md 6.10: in the other half every
+// entry is an other entry, the actor's own included, so Retire and
+// RetireAll decline).
+func (m dvEntries) bothHalves(actor string) bool {
+	in := map[string]map[string]bool{"P": {}, "N": {}}
+	for k, e := range m {
+		half, _, _ := strings.Cut(k, "/")
+		for _, x := range append(slices.Clone(e.Folded), e.History...) {
+			in[half][x.Txn] = true
+		}
+	}
+	for _, x := range m.held(actor) {
+		if in["P"][x.Txn] && in["N"][x.Txn] {
+			return true
+		}
+	}
+	return false
+}
+
 // dvSighting is a ledger's view of another actor for RetireAfter (SPEC.md
 // 6.9): its version, since when unchanged, and whether its newest
 // transaction's record was read for that.
@@ -4009,7 +4100,7 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 	for _, a := range idle {
 		switch {
 		case failed[a]:
-		case !merged.shares(a):
+		case !merged.shares(a) && !merged.bothHalves(a):
 			out[a] = true
 		default:
 			shared = append(shared, a)
@@ -4017,7 +4108,7 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 	}
 	// Those Retire declined retire together when they share only among
 	// themselves (RetireAll, 6.10).
-	if len(shared) > 1 && !slices.ContainsFunc(shared, func(a string) bool { return merged.sharesOutside(a, shared) }) {
+	if len(shared) > 1 && !slices.ContainsFunc(shared, func(a string) bool { return merged.sharesOutside(a, shared) || merged.bothHalves(a) }) {
 		for _, a := range shared {
 			out[a] = true
 		}
@@ -6007,6 +6098,42 @@ var dvMutants = []struct {
 	{"ledger/MaxActors 65537 accepted", "6.1: MaxActors 1..65536",
 		"tpncounter/options.go", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit+1 {",
 		"driver_ledger", "option check 22 (MaxActors 65537)"},
+	{"ledger/declined actors retired one at a time", "6.9 RetireAfter: actors whose Retire declined (at least two) are retired with one RetireAll",
+		"ledger/ledger.go", "\tif len(shared) > 1 {\n\t\tif ok, _ := merged.RetireAllAt(now, shared...); ok {", "\tfor _, a := range shared {\n\t\tif ok, _ := merged.RetireAllAt(now, a); ok {",
+		"driver_ledger", "retire: idle writers that share a transaction retire together"},
+	{"ledger/group: a duplicate member answered applied", "6.9 group commit: a member whose Apply answers duplicate stays in the group as a duplicate",
+		"ledger/group.go", "\t\tc.res.Outcome = out\n\t\tif c.applied {", "\t\tc.res.Outcome = tpncounter.Applied\n\t\tif c.applied {",
+		"driver_ledger", "group: duplicate members"},
+	{"ledger/group: a conflicting member acknowledged", "6.9 group commit: a member whose Apply fails gets that error and changes nothing",
+		"ledger/group.go", "\t\t\tc.err = err // the state is unchanged: only this call fails\n\t\t\tcontinue", "\t\t\tc.res.Outcome = tpncounter.Applied\n\t\t\twrites = append(writes, c)\n\t\t\tcontinue",
+		"driver_ledger", "group: a conflicting member"},
+	{"ledger/group: an ambiguous group put acknowledged", "6.9 group commit: ambiguous_write keeps the state pending and the cycle retries",
+		"ledger/ledger.go", "\t\terr = retry.AmbiguousErr(err)\n", "\t\tif len(applied) > 1 {\n\t\t\tl.cyc.Landed(merged, b)\n\t\t\tl.unacked = nil\n\t\t\treturn true, nil\n\t\t}\n\t\terr = retry.AmbiguousErr(err)\n",
+		"driver_ledger", "group: an ambiguous put"},
+	{"ledger/one kind for a refusal after an ambiguous write", "6.9: a member whose transaction is in the pending write gets an error wrapping both ambiguous_write and the refusal",
+		"ledger/group.go", "if !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {", "if true || !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {",
+		"driver_ledger", "group: an ambiguous put"},
+	{"ledger/idle exactly RetireAfter not retired", "6.9 RetireAfter: an actor unchanged for at least RetireAfter is retired",
+		"ledger/ledger.go", "if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {", "if due := s.since.Add(l.opts.RetireAfter); now.After(due) {",
+		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
+	{"ledger/retired before RetireAfter", "6.9 RetireAfter: an actor unchanged for less than RetireAfter stays",
+		"ledger/ledger.go", "if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {", "if due := s.since.Add(l.opts.RetireAfter * 9 / 10); !now.Before(due) {",
+		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
+	{"ledger/no pass when a seen actor reaches RetireAfter", "6.9 RetireAfter: a pass is due when an actor seen in the last pass would have been unchanged for RetireAfter",
+		"ledger/ledger.go", "} else if due.Before(next) {", "} else if false && due.Before(next) {",
+		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
+	{"ledger/a pass at every write", "6.9 RetireAfter: a pass is due every RetireAfter/8, not at every write",
+		"ledger/ledger.go", "if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {", "if false && !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {",
+		"driver_ledger", "retire: a pass every RetireAfter/8"},
+	{"ledger/a pass every RetireAfter/4", "6.9 RetireAfter: a pass is due at the last pass plus RetireAfter/8",
+		"ledger/ledger.go", "next = now.Add(l.opts.RetireAfter / RetirePassDivisor)", "next = now.Add(l.opts.RetireAfter / 4)",
+		"driver_ledger", "retire: a pass every RetireAfter/8"},
+	{"ledger/more than 16 lookups per write", "6.9 RetireAfter: at most 16 record fetches of idle actors per write",
+		"ledger/ledger.go", "if !s.dated && lookups < MaxRetirePerWrite {", "if !s.dated {",
+		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
+		"ledger/ledger.go", "if undated || unrecorded ||", "if unrecorded ||",
+		"driver_ledger", "retire: at most 16 record lookups per write"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
