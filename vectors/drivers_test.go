@@ -2760,6 +2760,14 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				dvAtClock(dvCredit("c", "y", 1), later),
 				dvAtClock(dvLedgerOp("value", "c"), later),
 			}},
+		{Name: "retire: writers holding one id as a credit and a debit are not retired",
+			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds a and b idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "x", 5), "x", "", "refuse"),
+				dvDebit("b", "x", 5, "stale"),
+				dvAtClock(dvCredit("c", "y", 1), later),
+				dvAtClock(dvLedgerOp("value", "c"), later),
+			}},
 	}
 }
 
@@ -3351,14 +3359,33 @@ func dvTxns(s *dvState) map[string]int64 {
 	if s == nil {
 		return out
 	}
-	for sign, half := range map[int64][]dvEntry{1: s.P, -1: s.N} {
-		for _, e := range half {
-			for _, x := range append(slices.Clone(e.History), e.Folded...) {
-				out[x.Txn] = sign * int64(x.Amount)
-			}
+	for _, e := range s.P {
+		for _, x := range append(slices.Clone(e.History), e.Folded...) {
+			dvAddTxn(out, "P", x)
+		}
+	}
+	for _, e := range s.N {
+		for _, x := range append(slices.Clone(e.History), e.Folded...) {
+			dvAddTxn(out, "N", x)
 		}
 	}
 	return out
+}
+
+// dvAddTxn adds x, held in half, to a map of transactions and signed
+// amounts; a debit of a txn the map holds as a credit (one id in both
+// halves, SPEC.md 6.6) is keyed "txn (N)", so that both stay. Credits
+// must be added before debits.
+func dvAddTxn(out map[string]int64, half string, x dvTxn) {
+	if half == "P" {
+		out[x.Txn] = int64(x.Amount)
+		return
+	}
+	if a, ok := out[x.Txn]; ok && a > 0 {
+		out[x.Txn+" (N)"] = -int64(x.Amount)
+		return
+	}
+	out[x.Txn] = -int64(x.Amount)
 }
 
 func dvShow(v *dvInt) string {
@@ -3497,9 +3524,9 @@ func (m dvEntries) base(half string) *dvBase {
 	return &dvBase{Cutoff: b.RetiredAt, Total: b.Total, Forgot: b.Forgot}
 }
 
-// value is SPEC.md 6.2 and 6.6 for states without conflicts: the totals,
-// every transaction held only in histories once, and a transaction folded
-// by several actors once.
+// value is SPEC.md 6.2 and 6.6: the totals, every transaction held only
+// in histories once, a transaction folded by several actors once, and one
+// held in both halves once, by its owner across halves.
 func (m dvEntries) value() int64 {
 	var v int64
 	for _, half := range []string{"P", "N"} {
@@ -3530,6 +3557,43 @@ func (m dvEntries) value() int64 {
 			}
 		}
 		v += sign * n
+	}
+	// A txn held in both halves (a conflict) counts once, by the owner
+	// across halves: a folded owner beats a history owner, then the
+	// smaller actor id, and P wins a tie of the same actor; the other
+	// half's count of it is taken back out (SPEC.md 6.6).
+	type owner struct {
+		actor  string
+		amount int64
+		folded bool
+	}
+	owners := map[string]map[string]owner{"P": {}, "N": {}}
+	better := func(a, b owner) bool {
+		return a.folded != b.folded && a.folded || a.folded == b.folded && a.actor < b.actor
+	}
+	for k, e := range m {
+		half, actor, _ := strings.Cut(k, "/")
+		if actor == "" {
+			continue
+		}
+		for i, l := range [][]dvTxn{e.History, e.Folded} {
+			for _, x := range l {
+				c := owner{actor, int64(x.Amount), i == 1}
+				if o, ok := owners[half][x.Txn]; !ok || better(c, o) {
+					owners[half][x.Txn] = c
+				}
+			}
+		}
+	}
+	for t, po := range owners["P"] {
+		no, ok := owners["N"][t]
+		switch {
+		case !ok:
+		case better(no, po):
+			v -= po.amount // N's owner counts: P's count of t goes
+		default:
+			v += no.amount // P's owner counts: N's count of t goes
+		}
 	}
 	return v
 }
@@ -4357,13 +4421,14 @@ func (m dvEntries) apply(key string, x dvTxn, o dvOptions) {
 // txns lists the transactions the live entries hold, with signed amounts.
 func (m dvEntries) txns() map[string]int64 {
 	out := map[string]int64{}
-	for k, e := range m {
-		sign := int64(1)
-		if strings.HasPrefix(k, "N/") {
-			sign = -1
-		}
-		for _, x := range append(slices.Clone(e.History), e.Folded...) {
-			out[x.Txn] = sign * int64(x.Amount)
+	for _, half := range []string{"P", "N"} {
+		for k, e := range m {
+			if !strings.HasPrefix(k, half+"/") {
+				continue
+			}
+			for _, x := range append(slices.Clone(e.History), e.Folded...) {
+				dvAddTxn(out, half, x)
+			}
 		}
 	}
 	return out
@@ -5821,6 +5886,44 @@ var dvWrongExpectations = []struct {
 	{"a merge behind the clock that writes", "driver_balance.json", "step 4: the version follows a sum row ahead of the clock",
 		func(v *dvVector) { v.Steps[5].Error = "" },
 		"error", "error"},
+	{"a RetireAll total counting a shared copy twice", "driver_ledger.json", "retire: idle writers that share a transaction retire together",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[2].Calls[6], func(s *dvState) {
+				for i := range s.P {
+					if s.P[i].Actor == "b~bbbbbbbb" {
+						s.P[i].Total = 5
+					}
+				}
+			})
+		},
+		"calls[6].state.p[1].total", "the model says 11"},
+	{"writers holding an id in both halves retired", "driver_ledger.json", "retire: writers holding one id as a credit and a debit are not retired",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[2].Calls[6], func(s *dvState) {
+				for _, es := range [][]dvEntry{s.P, s.N} {
+					for i := range es {
+						if es[i].Actor != "c~cccccccc" {
+							es[i].Total, es[i].History, es[i].Retired = es[i].History[0].Amount, []dvTxn{}, true
+						}
+					}
+				}
+			})
+		},
+		"calls[6].state.n[0].retired", "put writes map[y:1], want map[x:5 x (N):-5 y:1]"},
+	{"a seventeenth record lookup in one write", "driver_ledger.json", "retire: at most 16 record lookups per write",
+		func(v *dvVector) {
+			c := &v.Steps[0].Calls
+			*c = slices.Insert(*c, 2, (*c)[2])
+			d := &v.Steps[1].Calls
+			*d = slices.Delete(*d, 1, 2)
+		},
+		"step 1 (credit): calls", "step 2 (credit t2): record fetches"},
+	{"a pass before RetireAfter/8", "driver_ledger.json", "retire: a pass every RetireAfter/8",
+		func(v *dvVector) {
+			c := &v.Steps[3].Calls
+			*c = slices.Insert(*c, 1, v.Steps[4].Calls[2])
+		},
+		"step 4 (credit): calls", "step 4 (credit t4): record fetches"},
 }
 
 // dvEditRecord changes the record a put writes or a fetch reads, and its
@@ -6134,6 +6237,9 @@ var dvMutants = []struct {
 	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
 		"ledger/ledger.go", "if undated || unrecorded ||", "if unrecorded ||",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"tpncounter/ledger retires writers holding an id in both halves", "6.10: Retire and RetireAll decline when a txn is held in both halves",
+		"tpncounter/retire.go", "if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "if false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {",
+		"driver_ledger", "retire: writers holding one id as a credit and a debit are not retired"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
