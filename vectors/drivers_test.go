@@ -428,6 +428,10 @@ type dvLedger struct {
 	// LaterWriters stand for the incarnations the ledger takes later
 	// (SPEC.md 6.9 RetiredGrace), in the order it takes them.
 	LaterWriters []string `json:"later_writers,omitempty"`
+	// PassStartMod m, when not 0, asks for an incarnation whose
+	// FNV-1a-32 is congruent to Writer's modulo m: a pass over m live
+	// actors then starts where the vector's does (SPEC.md 6.9, 11.1).
+	PassStartMod uint32 `json:"pass_start_mod,omitempty"`
 }
 
 // dvOptions are every option a driver takes, all given (no defaults).
@@ -1370,6 +1374,16 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		l, err := ledger.New(st, v.Options.Key, o)
 		if err != nil {
 			return dvVector{}, err
+		}
+		// The incarnation is random: make the ledger again until its
+		// writer id starts a pass as the vector's does.
+		for i := 0; d.PassStartMod > 0 && dvFNV(string(l.Writer()))%d.PassStartMod != dvFNV(d.Writer)%d.PassStartMod; i++ {
+			if i == 100000 {
+				return dvVector{}, fmt.Errorf("ledger %q: no incarnation congruent to %q modulo %d", d.Actor, d.Writer, d.PassStartMod)
+			}
+			if l, err = ledger.New(st, v.Options.Key, o); err != nil {
+				return dvVector{}, err
+			}
 		}
 		for _, w := range append([]string{d.Writer}, d.LaterWriters...) {
 			if len(l.Writer()) != len(w) || !strings.HasPrefix(w, d.Actor+"~") {
@@ -2791,6 +2805,15 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 	if err != nil {
 		panic(err)
 	}
+	// Seventeen actors p01..p17 that each hold a transaction of their own.
+	own := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 17}
+	for i := 1; i <= 17; i++ {
+		own.P = append(own.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", History: []dvTxn{{fmt.Sprintf("x%02d", i), 1}}, Folded: []dvTxn{}})
+	}
+	ownBytes, err := dvEncState(own)
+	if err != nil {
+		panic(err)
+	}
 	return []dvVector{
 		{Name: "retire: an actor idle exactly RetireAfter is retired, not before",
 			Note:    "a credits t1 at 0:00 and stops. b's first write, at 0:55, dates a by t1's record (0:00): idle 55 minutes, not retired; the next pass is due at 1:00, when a would have been unchanged for RetireAfter, before 0:55 + RetireAfter/8. b's write at 1:00 makes that pass and retires a, idle exactly RetireAfter",
@@ -2809,6 +2832,17 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 				dvAtClock(dvCredit("b", "t4", 2), 7*m),
 				dvAtClock(dvCredit("b", "t5", 3), 7*m+30*time.Second),
 				dvAtClock(dvLedgerOp("value", "b"), 7*m+30*time.Second),
+			}},
+		{Name: "retire: at most 16 retirements per write, from the FNV-1a start",
+			Note:    "the key holds p01..p17, each with one transaction (x01..x17) and no record. b's writer id b~bbbbbbbb has FNV-1a-32 hash 0x" + fmt.Sprintf("%08x", dvFNV("b~bbbbbbbb")) + ", 3 modulo the 18 live actors (b's own entry included): b's passes visit the actors from index 3 (p03) on, in actor order, wrapping round (pass_start_mod 18: the port's random incarnation must give the same start). b's first write, at 0:00, looks up the records of the first 16 it visits (p03..p17, p01: none, idle from now) and leaves p02 undated, so its write at 0:01 passes again and looks up p02. At 1:00 all 17 have been idle for RetireAfter: b's write records and retires the first 16 of its pass and leaves p02, so its next write passes again and retires p02",
+			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
+			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(ownBytes), State: own}},
+			Steps: []dvStep{
+				dvCredit("b", "t1", 1),
+				dvAtClock(dvCredit("b", "t2", 1), m),
+				dvAtClock(dvCredit("b", "t3", 1), 60*m),
+				dvAtClock(dvCredit("b", "t4", 1), 60*m),
+				dvAtClock(dvLedgerOp("value", "b"), 60*m),
 			}},
 		{Name: "retire: at most 16 record lookups per write",
 			Note:    "the key holds p01..p17, which all hold x, a transaction without a record. b's first write, at 0:00, dates at most 16 of them (16 fetches of x's record, none found: idle from now), and the one left undated makes its next write, at 0:01, pass again and fetch x's record once more. Which actor waits depends on where the pass starts (FNV-1a of the writer, which is random), the calls do not",
@@ -4065,8 +4099,10 @@ func (m dvEntries) version(actor string) uint64 {
 // sum of its seqs) for RetireAfter, counted from the first write that saw
 // the version or from the record of its newest transaction, read once per
 // version (at most 16 reads and 16 actors per write). It returns the
-// actors to retire, and schedules the next pass.
-func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (retire []string) {
+// actors to retire, and schedules the next pass. The pass is over the
+// state being written: when the write applies a transaction, the ledger's
+// own entry is live in it.
+func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, applies bool) (retire []string) {
 	if m.retireAfter <= 0 {
 		return nil
 	}
@@ -4079,6 +4115,9 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (reti
 	pass := map[string]bool{}
 	lookups := 0
 	live := merged.live()
+	if _, ok := live[L.writer]; applies && !ok {
+		live[L.writer] = 0 // its entry in the state written (skipped below)
+	}
 	actors := slices.Sorted(maps.Keys(live))
 	if n := len(actors); n > 1 {
 		// The pass starts at the actor of index FNV-1a-32(writer) mod n.
@@ -4571,7 +4610,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		var idle []string
 		L.passed = false
 		if writes {
-			idle = m.idle(L, fs, all)
+			idle = m.idle(L, fs, all, len(writers) > 0)
 		}
 		m.checkFetchSet(fs)
 		if !writes {
@@ -5924,6 +5963,14 @@ var dvWrongExpectations = []struct {
 			*c = slices.Insert(*c, 1, v.Steps[4].Calls[2])
 		},
 		"step 4 (credit): calls", "step 4 (credit t4): record fetches"},
+	{"the seventeenth idle actor retired in the first write", "driver_ledger.json", "retire: at most 16 retirements per write, from the FNV-1a start",
+		func(v *dvVector) {
+			// p02's retirement record put, moved into the write before.
+			k := slices.IndexFunc(v.Steps[3].Calls, func(c dvCall) bool { return c.Method == "put" && c.Record != nil && c.Record.Writer == "p02" })
+			c := &v.Steps[2].Calls
+			*c = slices.Insert(*c, 2, v.Steps[3].Calls[k])
+		},
+		"step 3 (credit): calls", "step 3 (credit t3): retirement: record puts"},
 }
 
 // dvEditRecord changes the record a put writes or a fetch reads, and its
@@ -6240,6 +6287,15 @@ var dvMutants = []struct {
 	{"tpncounter/ledger retires writers holding an id in both halves", "6.10: Retire and RetireAll decline when a txn is held in both halves",
 		"tpncounter/retire.go", "if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "if false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {",
 		"driver_ledger", "retire: writers holding one id as a credit and a debit are not retired"},
+	{"ledger/pass from the first actor", "6.9 RetireAfter: a pass starts at the actor of index FNV-1a-32(writer) mod (number of live actors)",
+		"ledger/ledger.go", "k := int(h.Sum32() % uint32(n))", "k := 0",
+		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
+	{"ledger/more than 16 retirements per write", "6.9 RetireAfter: at most 16 retirements per write",
+		"ledger/ledger.go", "if len(idle) < MaxRetirePerWrite {", "if true {",
+		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
+	{"ledger/no pass after one that left retirable actors", "6.9 RetireAfter: a pass is due at the next write when the last one retired some actors while more were retirable",
+		"ledger/ledger.go", "(done > 0 && retirable > len(idle))", "(false && done > 0 && retirable > len(idle))",
+		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
@@ -6287,4 +6343,11 @@ func TestDriverVectorMutants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dvFNV is FNV-1a-32 of s (SPEC.md 6.9: where a pass starts).
+func dvFNV(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }
