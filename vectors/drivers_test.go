@@ -428,6 +428,10 @@ type dvLedger struct {
 	// LaterWriters stand for the incarnations the ledger takes later
 	// (SPEC.md 6.9 RetiredGrace), in the order it takes them.
 	LaterWriters []string `json:"later_writers,omitempty"`
+	// PassStartMod m, when not 0, asks for an incarnation whose
+	// FNV-1a-32 is congruent to Writer's modulo m: a pass over m live
+	// actors then starts where the vector's does (SPEC.md 6.9, 11.1).
+	PassStartMod uint32 `json:"pass_start_mod,omitempty"`
 }
 
 // dvOptions are every option a driver takes, all given (no defaults).
@@ -1370,6 +1374,16 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		l, err := ledger.New(st, v.Options.Key, o)
 		if err != nil {
 			return dvVector{}, err
+		}
+		// The incarnation is random: make the ledger again until its
+		// writer id starts a pass as the vector's does.
+		for i := 0; d.PassStartMod > 0 && dvFNV(string(l.Writer()))%d.PassStartMod != dvFNV(d.Writer)%d.PassStartMod; i++ {
+			if i == 100000 {
+				return dvVector{}, fmt.Errorf("ledger %q: no incarnation congruent to %q modulo %d", d.Actor, d.Writer, d.PassStartMod)
+			}
+			if l, err = ledger.New(st, v.Options.Key, o); err != nil {
+				return dvVector{}, err
+			}
 		}
 		for _, w := range append([]string{d.Writer}, d.LaterWriters...) {
 			if len(l.Writer()) != len(w) || !strings.HasPrefix(w, d.Actor+"~") {
@@ -2528,6 +2542,8 @@ func dvGenLedger() dvFile {
 	vs = append(vs, dvLedgerWindowVectors(opts)...)
 	vs = append(vs, dvLedgerGroupVectors(opts)...)
 	vs = append(vs, dvLedgerGraceVectors(opts)...)
+	vs = append(vs, dvLedgerRetireAllVectors(opts)...)
+	vs = append(vs, dvLedgerScheduleVectors(opts)...)
 	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs),
 		OptionChecks: dvLedgerOptionChecks()}
 }
@@ -2740,6 +2756,103 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t4", 2), 150*m),
 				dvAtClock(dvCredit("a", "t1", 5), 150*m),
 				dvAtClock(dvLedgerOp("value", "b"), 150*m),
+			}},
+	}
+}
+
+// dvLedgerRetireAllVectors are the vectors of SPEC.md 6.9 RetireAfter's
+// use of RetireAll (6.10): idle actors whose Retire declined, because they
+// share transactions only among themselves, retire together.
+func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector {
+	later := 2 * time.Hour // past RetireAfter (1 hour)
+	return []dvVector{
+		{Name: "retire: idle writers that share a transaction retire together",
+			Note:    "retry_count 1. a's put of x lands but its retry's fetch is refused: ambiguous_write+unavailable, pending, x unrecorded. The caller retries x on b, whose fetch is stale (from before a's put) and finds no record: b applies x too, its put leaving a second sibling, and records x (writer b). Two hours later c's first write dates a and b by x's record and finds both idle; it records their transactions (x with writer a and with writer b), and Retire declines each, since the other holds x. Declined, at least two, they retire with one RetireAll: a's retired total counts x (a, the smaller id, owns it), b's does not, and the value counts x once",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_landed", "refuse"),
+				dvCredit("b", "x", 5, "stale"),
+				dvAtClock(dvCredit("c", "y", 1), later),
+				dvAtClock(dvLedgerOp("value", "c"), later),
+			}},
+		{Name: "retire: writers holding one id as a credit and a debit are not retired",
+			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds a and b idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "x", 5), "x", "", "refuse"),
+				dvDebit("b", "x", 5, "stale"),
+				dvAtClock(dvCredit("c", "y", 1), later),
+				dvAtClock(dvLedgerOp("value", "c"), later),
+			}},
+	}
+}
+
+// dvLedgerScheduleVectors are the vectors of SPEC.md 6.9 RetireAfter's
+// schedule: the idle threshold, a pass every RetireAfter/8 (or when an
+// actor seen in the last pass reaches RetireAfter), at most 16 record
+// lookups and 16 retirements per write, the pass starting at the actor of
+// index FNV-1a-32(writer) mod (number of live actors). RetireAfter is one
+// hour.
+func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector {
+	m := time.Minute
+	// Seventeen actors p01..p17 that all hold one transaction, x, which
+	// has no record: a pass looks up x's record once per actor it dates,
+	// whichever actors its start (FNV-1a of the ledger's random
+	// incarnation) makes it visit first.
+	idle := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 1}
+	for i := 1; i <= 17; i++ {
+		idle.P = append(idle.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", History: []dvTxn{{"x", 1}}, Folded: []dvTxn{}})
+	}
+	idleBytes, err := dvEncState(idle)
+	if err != nil {
+		panic(err)
+	}
+	// Seventeen actors p01..p17 that each hold a transaction of their own.
+	own := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 17}
+	for i := 1; i <= 17; i++ {
+		own.P = append(own.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", History: []dvTxn{{fmt.Sprintf("x%02d", i), 1}}, Folded: []dvTxn{}})
+	}
+	ownBytes, err := dvEncState(own)
+	if err != nil {
+		panic(err)
+	}
+	return []dvVector{
+		{Name: "retire: an actor idle exactly RetireAfter is retired, not before",
+			Note:    "a credits t1 at 0:00 and stops. b's first write, at 0:55, dates a by t1's record (0:00): idle 55 minutes, not retired; the next pass is due at 1:00, when a would have been unchanged for RetireAfter, before 0:55 + RetireAfter/8. b's write at 1:00 makes that pass and retires a, idle exactly RetireAfter",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvAtClock(dvCredit("b", "t2", 7), 55*m),
+				dvAtClock(dvCredit("b", "t3", 1), 60*m),
+				dvAtClock(dvLedgerOp("value", "b"), 60*m),
+			}},
+		{Name: "retire: a pass every RetireAfter/8",
+			Note:    "a credits t1 and b t2 at 0:00 (b's first write makes a pass: it dates a by t1's record); c credits t3 at 0:01. b's write at 0:07 makes no pass (the last was at 0:00, the next is due at 0:07:30), so it does not look c up; its write at 0:07:30 makes one and fetches the record of c's newest transaction to date it",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("b", "t2", 7),
+				dvAtClock(dvCredit("c", "t3", 1), m),
+				dvAtClock(dvCredit("b", "t4", 2), 7*m),
+				dvAtClock(dvCredit("b", "t5", 3), 7*m+30*time.Second),
+				dvAtClock(dvLedgerOp("value", "b"), 7*m+30*time.Second),
+			}},
+		{Name: "retire: at most 16 retirements per write, from the FNV-1a start",
+			Note:    "the key holds p01..p17, each with one transaction (x01..x17) and no record. b's writer id b~bbbbbbbb has FNV-1a-32 hash 0x" + fmt.Sprintf("%08x", dvFNV("b~bbbbbbbb")) + ", 3 modulo the 18 live actors (b's own entry included): b's passes visit the actors from index 3 (p03) on, in actor order, wrapping round (pass_start_mod 18: the port's random incarnation must give the same start). b's first write, at 0:00, looks up the records of the first 16 it visits (p03..p17, p01: none, idle from now) and leaves p02 undated, so its write at 0:01 passes again and looks up p02. At 1:00 all 17 have been idle for RetireAfter: b's write records and retires the first 16 of its pass and leaves p02, so its next write passes again and retires p02",
+			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
+			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(ownBytes), State: own}},
+			Steps: []dvStep{
+				dvCredit("b", "t1", 1),
+				dvAtClock(dvCredit("b", "t2", 1), m),
+				dvAtClock(dvCredit("b", "t3", 1), 60*m),
+				dvAtClock(dvCredit("b", "t4", 1), 60*m),
+				dvAtClock(dvLedgerOp("value", "b"), 60*m),
+			}},
+		{Name: "retire: at most 16 record lookups per write",
+			Note:    "the key holds p01..p17, which all hold x, a transaction without a record. b's first write, at 0:00, dates at most 16 of them (16 fetches of x's record, none found: idle from now), and the one left undated makes its next write, at 0:01, pass again and fetch x's record once more. Which actor waits depends on where the pass starts (FNV-1a of the writer, which is random), the calls do not",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[1:2],
+			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(idleBytes), State: idle}},
+			Steps: []dvStep{
+				dvCredit("b", "t1", 1),
+				dvAtClock(dvCredit("b", "t2", 1), m),
+				dvAtClock(dvCredit("b", "t3", 1), 2*m),
+				dvAtClock(dvLedgerOp("value", "b"), 2*m),
 			}},
 	}
 }
@@ -3292,14 +3405,33 @@ func dvTxns(s *dvState) map[string]int64 {
 	if s == nil {
 		return out
 	}
-	for sign, half := range map[int64][]dvEntry{1: s.P, -1: s.N} {
-		for _, e := range half {
-			for _, x := range append(slices.Clone(e.History), e.Folded...) {
-				out[x.Txn] = sign * int64(x.Amount)
-			}
+	for _, e := range s.P {
+		for _, x := range append(slices.Clone(e.History), e.Folded...) {
+			dvAddTxn(out, "P", x)
+		}
+	}
+	for _, e := range s.N {
+		for _, x := range append(slices.Clone(e.History), e.Folded...) {
+			dvAddTxn(out, "N", x)
 		}
 	}
 	return out
+}
+
+// dvAddTxn adds x, held in half, to a map of transactions and signed
+// amounts; a debit of a txn the map holds as a credit (one id in both
+// halves, SPEC.md 6.6) is keyed "txn (N)", so that both stay. Credits
+// must be added before debits.
+func dvAddTxn(out map[string]int64, half string, x dvTxn) {
+	if half == "P" {
+		out[x.Txn] = int64(x.Amount)
+		return
+	}
+	if a, ok := out[x.Txn]; ok && a > 0 {
+		out[x.Txn+" (N)"] = -int64(x.Amount)
+		return
+	}
+	out[x.Txn] = -int64(x.Amount)
 }
 
 func dvShow(v *dvInt) string {
@@ -3438,9 +3570,9 @@ func (m dvEntries) base(half string) *dvBase {
 	return &dvBase{Cutoff: b.RetiredAt, Total: b.Total, Forgot: b.Forgot}
 }
 
-// value is SPEC.md 6.2 and 6.6 for states without conflicts: the totals,
-// every transaction held only in histories once, and a transaction folded
-// by several actors once.
+// value is SPEC.md 6.2 and 6.6: the totals, every transaction held only
+// in histories once, a transaction folded by several actors once, and one
+// held in both halves once, by its owner across halves.
 func (m dvEntries) value() int64 {
 	var v int64
 	for _, half := range []string{"P", "N"} {
@@ -3471,6 +3603,43 @@ func (m dvEntries) value() int64 {
 			}
 		}
 		v += sign * n
+	}
+	// A txn held in both halves (a conflict) counts once, by the owner
+	// across halves: a folded owner beats a history owner, then the
+	// smaller actor id, and P wins a tie of the same actor; the other
+	// half's count of it is taken back out (SPEC.md 6.6).
+	type owner struct {
+		actor  string
+		amount int64
+		folded bool
+	}
+	owners := map[string]map[string]owner{"P": {}, "N": {}}
+	better := func(a, b owner) bool {
+		return a.folded != b.folded && a.folded || a.folded == b.folded && a.actor < b.actor
+	}
+	for k, e := range m {
+		half, actor, _ := strings.Cut(k, "/")
+		if actor == "" {
+			continue
+		}
+		for i, l := range [][]dvTxn{e.History, e.Folded} {
+			for _, x := range l {
+				c := owner{actor, int64(x.Amount), i == 1}
+				if o, ok := owners[half][x.Txn]; !ok || better(c, o) {
+					owners[half][x.Txn] = c
+				}
+			}
+		}
+	}
+	for t, po := range owners["P"] {
+		no, ok := owners["N"][t]
+		switch {
+		case !ok:
+		case better(no, po):
+			v -= po.amount // N's owner counts: P's count of t goes
+		default:
+			v += no.amount // P's owner counts: N's count of t goes
+		}
 	}
 	return v
 }
@@ -3532,6 +3701,26 @@ func (m dvEntries) sharesOutside(actor string, group []string) bool {
 			if mine[x.Txn] {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// bothHalves reports whether a transaction actor's live entries hold is
+// held in both halves, by any entry (SPEC.md 6.10: in the other half every
+// entry is an other entry, the actor's own included, so Retire and
+// RetireAll decline).
+func (m dvEntries) bothHalves(actor string) bool {
+	in := map[string]map[string]bool{"P": {}, "N": {}}
+	for k, e := range m {
+		half, _, _ := strings.Cut(k, "/")
+		for _, x := range append(slices.Clone(e.Folded), e.History...) {
+			in[half][x.Txn] = true
+		}
+	}
+	for _, x := range m.held(actor) {
+		if in["P"][x.Txn] && in["N"][x.Txn] {
+			return true
 		}
 	}
 	return false
@@ -3922,8 +4111,10 @@ func (m dvEntries) version(actor string) uint64 {
 // sum of its seqs) for RetireAfter, counted from the first write that saw
 // the version or from the record of its newest transaction, read once per
 // version (at most 16 reads and 16 actors per write). It returns the
-// actors to retire, and schedules the next pass.
-func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (retire []string) {
+// actors to retire, and schedules the next pass. The pass is over the
+// state being written: when the write applies a transaction, the ledger's
+// own entry is live in it.
+func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, applies bool) (retire []string) {
 	if m.retireAfter <= 0 {
 		return nil
 	}
@@ -3936,6 +4127,9 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries) (reti
 	pass := map[string]bool{}
 	lookups := 0
 	live := merged.live()
+	if _, ok := live[L.writer]; applies && !ok {
+		live[L.writer] = 0 // its entry in the state written (skipped below)
+	}
 	actors := slices.Sorted(maps.Keys(live))
 	if n := len(actors); n > 1 {
 		// The pass starts at the actor of index FNV-1a-32(writer) mod n.
@@ -4021,7 +4215,7 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 	for _, a := range idle {
 		switch {
 		case failed[a]:
-		case !merged.shares(a):
+		case !merged.shares(a) && !merged.bothHalves(a):
 			out[a] = true
 		default:
 			shared = append(shared, a)
@@ -4029,7 +4223,7 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 	}
 	// Those Retire declined retire together when they share only among
 	// themselves (RetireAll, 6.10).
-	if len(shared) > 1 && !slices.ContainsFunc(shared, func(a string) bool { return merged.sharesOutside(a, shared) }) {
+	if len(shared) > 1 && !slices.ContainsFunc(shared, func(a string) bool { return merged.sharesOutside(a, shared) || merged.bothHalves(a) }) {
 		for _, a := range shared {
 			out[a] = true
 		}
@@ -4278,13 +4472,14 @@ func (m dvEntries) apply(key string, x dvTxn, o dvOptions) {
 // txns lists the transactions the live entries hold, with signed amounts.
 func (m dvEntries) txns() map[string]int64 {
 	out := map[string]int64{}
-	for k, e := range m {
-		sign := int64(1)
-		if strings.HasPrefix(k, "N/") {
-			sign = -1
-		}
-		for _, x := range append(slices.Clone(e.History), e.Folded...) {
-			out[x.Txn] = sign * int64(x.Amount)
+	for _, half := range []string{"P", "N"} {
+		for k, e := range m {
+			if !strings.HasPrefix(k, half+"/") {
+				continue
+			}
+			for _, x := range append(slices.Clone(e.History), e.Folded...) {
+				dvAddTxn(out, half, x)
+			}
 		}
 	}
 	return out
@@ -4427,7 +4622,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		var idle []string
 		L.passed = false
 		if writes {
-			idle = m.idle(L, fs, all)
+			idle = m.idle(L, fs, all, len(writers) > 0)
 		}
 		m.checkFetchSet(fs)
 		if !writes {
@@ -5742,6 +5937,52 @@ var dvWrongExpectations = []struct {
 	{"a merge behind the clock that writes", "driver_balance.json", "step 4: the version follows a sum row ahead of the clock",
 		func(v *dvVector) { v.Steps[5].Error = "" },
 		"error", "error"},
+	{"a RetireAll total counting a shared copy twice", "driver_ledger.json", "retire: idle writers that share a transaction retire together",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[2].Calls[6], func(s *dvState) {
+				for i := range s.P {
+					if s.P[i].Actor == "b~bbbbbbbb" {
+						s.P[i].Total = 5
+					}
+				}
+			})
+		},
+		"calls[6].state.p[1].total", "the model says 11"},
+	{"writers holding an id in both halves retired", "driver_ledger.json", "retire: writers holding one id as a credit and a debit are not retired",
+		func(v *dvVector) {
+			dvEditState(&v.Steps[2].Calls[6], func(s *dvState) {
+				for _, es := range [][]dvEntry{s.P, s.N} {
+					for i := range es {
+						if es[i].Actor != "c~cccccccc" {
+							es[i].Total, es[i].History, es[i].Retired = es[i].History[0].Amount, []dvTxn{}, true
+						}
+					}
+				}
+			})
+		},
+		"calls[6].state.n[0].retired", "put writes map[y:1], want map[x:5 x (N):-5 y:1]"},
+	{"a seventeenth record lookup in one write", "driver_ledger.json", "retire: at most 16 record lookups per write",
+		func(v *dvVector) {
+			c := &v.Steps[0].Calls
+			*c = slices.Insert(*c, 2, (*c)[2])
+			d := &v.Steps[1].Calls
+			*d = slices.Delete(*d, 1, 2)
+		},
+		"step 1 (credit): calls", "step 2 (credit t2): record fetches"},
+	{"a pass before RetireAfter/8", "driver_ledger.json", "retire: a pass every RetireAfter/8",
+		func(v *dvVector) {
+			c := &v.Steps[3].Calls
+			*c = slices.Insert(*c, 1, v.Steps[4].Calls[2])
+		},
+		"step 4 (credit): calls", "step 4 (credit t4): record fetches"},
+	{"the seventeenth idle actor retired in the first write", "driver_ledger.json", "retire: at most 16 retirements per write, from the FNV-1a start",
+		func(v *dvVector) {
+			// p02's retirement record put, moved into the write before.
+			k := slices.IndexFunc(v.Steps[3].Calls, func(c dvCall) bool { return c.Method == "put" && c.Record != nil && c.Record.Writer == "p02" })
+			c := &v.Steps[2].Calls
+			*c = slices.Insert(*c, 2, v.Steps[3].Calls[k])
+		},
+		"step 3 (credit): calls", "step 3 (credit t3): retirement: record puts"},
 }
 
 // dvEditRecord changes the record a put writes or a fetch reads, and its
@@ -6025,6 +6266,54 @@ var dvMutants = []struct {
 	{"ledger/MaxActors 65537 accepted", "6.1: MaxActors 1..65536",
 		"tpncounter/options.go", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit+1 {",
 		"driver_ledger", "option check 22 (MaxActors 65537)"},
+	{"ledger/declined actors retired one at a time", "6.9 RetireAfter: actors whose Retire declined (at least two) are retired with one RetireAll",
+		"ledger/ledger.go", "\tif len(shared) > 1 {\n\t\tif ok, _ := merged.RetireAllAt(now, shared...); ok {", "\tfor _, a := range shared {\n\t\tif ok, _ := merged.RetireAllAt(now, a); ok {",
+		"driver_ledger", "retire: idle writers that share a transaction retire together"},
+	{"ledger/group: a duplicate member answered applied", "6.9 group commit: a member whose Apply answers duplicate stays in the group as a duplicate",
+		"ledger/group.go", "\t\tc.res.Outcome = out\n\t\tif c.applied {", "\t\tc.res.Outcome = tpncounter.Applied\n\t\tif c.applied {",
+		"driver_ledger", "group: duplicate members"},
+	{"ledger/group: a conflicting member acknowledged", "6.9 group commit: a member whose Apply fails gets that error and changes nothing",
+		"ledger/group.go", "\t\t\tc.err = err // the state is unchanged: only this call fails\n\t\t\tcontinue", "\t\t\tc.res.Outcome = tpncounter.Applied\n\t\t\twrites = append(writes, c)\n\t\t\tcontinue",
+		"driver_ledger", "group: a conflicting member"},
+	{"ledger/group: an ambiguous group put acknowledged", "6.9 group commit: ambiguous_write keeps the state pending and the cycle retries",
+		"ledger/ledger.go", "\t\terr = retry.AmbiguousErr(err)\n", "\t\tif len(applied) > 1 {\n\t\t\tl.cyc.Landed(merged, b)\n\t\t\tl.unacked = nil\n\t\t\treturn true, nil\n\t\t}\n\t\terr = retry.AmbiguousErr(err)\n",
+		"driver_ledger", "group: an ambiguous put"},
+	{"ledger/one kind for a refusal after an ambiguous write", "6.9: a member whose transaction is in the pending write gets an error wrapping both ambiguous_write and the refusal",
+		"ledger/group.go", "if !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {", "if true || !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {",
+		"driver_ledger", "group: an ambiguous put"},
+	{"ledger/idle exactly RetireAfter not retired", "6.9 RetireAfter: an actor unchanged for at least RetireAfter is retired",
+		"ledger/ledger.go", "if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {", "if due := s.since.Add(l.opts.RetireAfter); now.After(due) {",
+		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
+	{"ledger/retired before RetireAfter", "6.9 RetireAfter: an actor unchanged for less than RetireAfter stays",
+		"ledger/ledger.go", "if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {", "if due := s.since.Add(l.opts.RetireAfter * 9 / 10); !now.Before(due) {",
+		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
+	{"ledger/no pass when a seen actor reaches RetireAfter", "6.9 RetireAfter: a pass is due when an actor seen in the last pass would have been unchanged for RetireAfter",
+		"ledger/ledger.go", "} else if due.Before(next) {", "} else if false && due.Before(next) {",
+		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
+	{"ledger/a pass at every write", "6.9 RetireAfter: a pass is due every RetireAfter/8, not at every write",
+		"ledger/ledger.go", "if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {", "if false && !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {",
+		"driver_ledger", "retire: a pass every RetireAfter/8"},
+	{"ledger/a pass every RetireAfter/4", "6.9 RetireAfter: a pass is due at the last pass plus RetireAfter/8",
+		"ledger/ledger.go", "next = now.Add(l.opts.RetireAfter / RetirePassDivisor)", "next = now.Add(l.opts.RetireAfter / 4)",
+		"driver_ledger", "retire: a pass every RetireAfter/8"},
+	{"ledger/more than 16 lookups per write", "6.9 RetireAfter: at most 16 record fetches of idle actors per write",
+		"ledger/ledger.go", "if !s.dated && lookups < MaxRetirePerWrite {", "if !s.dated {",
+		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
+		"ledger/ledger.go", "if undated || unrecorded ||", "if unrecorded ||",
+		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"tpncounter/ledger retires writers holding an id in both halves", "6.10: Retire and RetireAll decline when a txn is held in both halves",
+		"tpncounter/retire.go", "if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "if false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {",
+		"driver_ledger", "retire: writers holding one id as a credit and a debit are not retired"},
+	{"ledger/pass from the first actor", "6.9 RetireAfter: a pass starts at the actor of index FNV-1a-32(writer) mod (number of live actors)",
+		"ledger/ledger.go", "k := int(h.Sum32() % uint32(n))", "k := 0",
+		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
+	{"ledger/more than 16 retirements per write", "6.9 RetireAfter: at most 16 retirements per write",
+		"ledger/ledger.go", "if len(idle) < MaxRetirePerWrite {", "if true {",
+		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
+	{"ledger/no pass after one that left retirable actors", "6.9 RetireAfter: a pass is due at the next write when the last one retired some actors while more were retirable",
+		"ledger/ledger.go", "(done > 0 && retirable > len(idle))", "(false && done > 0 && retirable > len(idle))",
+		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
@@ -6072,4 +6361,11 @@ func TestDriverVectorMutants(t *testing.T) {
 			}
 		})
 	}
+}
+
+// dvFNV is FNV-1a-32 of s (SPEC.md 6.9: where a pass starts).
+func dvFNV(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }

@@ -251,6 +251,13 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/counter.go", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); err != nil {", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); false && err != nil {"}}, "tpncounter", "compact:_all_or_nothing_across_halves"},
 	{"tpncounter/compact seq check only for a plan", "6.6: a half with nothing to do is not checked for MaxSeq",
 		[]edit{{"tpncounter/counter.go", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); err != nil {\n\t\t\t\treturn false, err\n\t\t\t}\n\t\t\tjobs = append(jobs, job{g, e, p})\n\t\t}\n", "\t\tif err := e.checkSeq(); err != nil {\n\t\t\treturn false, err\n\t\t}\n\t\tif !p.empty() {\n\t\t\tjobs = append(jobs, job{g, e, p})\n\t\t}\n"}}, "tpncounter", "compact:_all_or_nothing_across_halves"},
+	{"tpncounter/RetireAll totals as if retired one by one", "6.10 RetireAll: a shared txn counts once, in its owner's retired total",
+		[]edit{
+			{"tpncounter/retire.go", "case off >= e.nf() && owns:", "case off >= e.nf():"},
+			{"tpncounter/retire.go", "case off < e.nf() && !owns:", "case false && off < e.nf() && !owns:"},
+		}, "tpncounter", "retire:_RetireAll_counts_each_shared_transaction_once,_by_its_owner"},
+	{"tpncounter/RetireAll with a txn in both halves", "6.10 RetireAll: declined when one of the group's txns is held in both halves",
+		[]edit{{"tpncounter/retire.go", "if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "if false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {"}}, "tpncounter", "retire:_RetireAll_counts_each_shared_transaction_once,_by_its_owner"},
 	// tally (SPEC.md 7.1, 7.2.2)
 	{"tally/variance rounded once", "7.1: the variance is the exact quotient rounded once",
 		[]edit{{"stats/summary.go", "\tv, _ := new(big.Rat).SetFrac(num, den).Float64()\n\treturn v, true", "\ta, _ := new(big.Float).SetInt(num).Float64()\n\tb, _ := new(big.Float).SetInt(den).Float64()\n\treturn a / b, true"}}, "tally", "moments/variance_rounded_once"},

@@ -395,8 +395,11 @@ type Step struct {
 	// section 11, generated vectors); see expandSteps.
 	ActorRange *idRange `json:"actor_range,omitempty"`
 	TxnRange   *idRange `json:"txn_range,omitempty"`
-	Amount     *I64     `json:"amount,omitempty"`
-	From       string   `json:"from,omitempty"`
+	// Actors are the actors a tpncounter retire_all step retires together
+	// (SPEC.md 6.10 RetireAll).
+	Actors []string `json:"actors,omitempty"`
+	Amount *I64     `json:"amount,omitempty"`
+	From   string   `json:"from,omitempty"`
 	// Beyond marks a retry deliberately sent after the transaction left
 	// every history and folded record (outside the window): it is counted
 	// again, as SPEC.md states, unless the scenario is timed (txn_time),

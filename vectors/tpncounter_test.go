@@ -301,6 +301,7 @@ type tReplica interface {
 	compact(a crdt.ActorID) (bool, error)
 	retire(a crdt.ActorID) (bool, error)
 	retireAt(a crdt.ActorID, at int64) (bool, error)
+	retireAll(as []crdt.ActorID) (bool, error)
 	fold(cutoff int64) bool
 	merge(o tReplica) error
 	bytes() []byte
@@ -320,6 +321,9 @@ func (r tg) compact(a crdt.ActorID) (bool, error) { return r.c.Compact(a) }
 func (r tg) retire(a crdt.ActorID) (bool, error)  { return r.c.Retire(a) }
 func (r tg) retireAt(a crdt.ActorID, at int64) (bool, error) {
 	return r.c.RetireAt(time.Unix(0, at), a)
+}
+func (r tg) retireAll([]crdt.ActorID) (bool, error) {
+	panic("retire_all: a tgcounter has no RetireAll")
 }
 func (r tg) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
@@ -350,12 +354,13 @@ func (r tpn) retire(a crdt.ActorID) (bool, error)  { return r.c.Retire(a) }
 func (r tpn) retireAt(a crdt.ActorID, at int64) (bool, error) {
 	return r.c.RetireAllAt(time.Unix(0, at), a)
 }
-func (r tpn) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
-func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
-func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
-func (r tpn) value() int64                          { return r.c.Value() }
-func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
-func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
+func (r tpn) retireAll(as []crdt.ActorID) (bool, error) { return r.c.RetireAll(as...) }
+func (r tpn) fold(cutoff int64) bool                    { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
+func (r tpn) merge(o tReplica) error                    { return r.c.Merge(o.(tpn).c) }
+func (r tpn) bytes() []byte                             { return must(r.c.MarshalBinary()) }
+func (r tpn) value() int64                              { return r.c.Value() }
+func (r tpn) status(x crdt.TxnID) tpncounter.Status     { return r.c.Status(x) }
+func (r tpn) amount(x crdt.TxnID) (int64, bool)         { return r.c.Amount(x) }
 func (r tpn) state() tState {
 	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
 	pb, nb := r.c.Bases()
@@ -463,11 +468,17 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 				var o tpncounter.Outcome
 				o, err = r.apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), crdt.TxnID(idOf(t, x.Txn, "")), int64(*x.Amount))
 				outcome = outcomeNames[o]
-			case "compact", "retire", "retire_at":
+			case "compact", "retire", "retire_at", "retire_all":
 				var ch bool
 				switch x.Op {
 				case "compact":
 					ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
+				case "retire_all":
+					as := make([]crdt.ActorID, len(x.Actors))
+					for i, a := range x.Actors {
+						as[i] = crdt.ActorID(a)
+					}
+					ch, err = r.retireAll(as)
 				case "retire":
 					ch, err = r.retire(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
 				default:
@@ -504,6 +515,11 @@ func tApply(r, actor, txn string, n int64) Step {
 func tCompact(r, actor string) Step { s := stepOp(r, "compact", actor, 0); s.Amount = nil; return s }
 
 func tRetire(r, actor string) Step { s := stepOp(r, "retire", actor, 0); s.Amount = nil; return s }
+
+// tRetireAll retires actors together (RetireAll).
+func tRetireAll(r string, actors ...string) Step {
+	return Step{Replica: r, Op: "retire_all", Actors: actors}
+}
 
 // tRetireAt retires actor with the retirement time at seconds (Unix),
 // carried in amount as Unix ns; tFold folds with the cutoff at seconds.
@@ -745,6 +761,14 @@ func genTPN(t *checker) any {
 			Note: "forgot of the retired entry is the newest time among its transactions (t=3 s), so the horizon refuses a retry of any of them, and a new transaction no later than it, with outside_window; a later one is accepted. Ids are version 1 UUIDs: version 3 writes them as 16 bytes",
 			Steps: []Step{ap("r", "a", tu(1), 1), ap("r", "a", tu(3), -2), ap("r", "a", tu(2), 4), ap("r", "b", tu(4), 8), rt("r", "a"),
 				beyond(ap("r", "b", tu(2), 4)), beyond(ap("r", "b", tu(3), -2)), beyond(ap("r", "b", vid(2.5, 9, 9).String(), 1)), ap("r", "b", tu(5), 16)}},
+		tScenario{Name: "retire: RetireAll counts each shared transaction once, by its owner", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4},
+			Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note:     "r1: a and b both hold x (5) in their histories, a also y (1), b also z (2), and b debits w (3), held by b alone. Retire declines each; RetireAll of a, b and an actor without an entry (passed over) retires a and b in both halves: x counts in a's total (a, the smaller id, owns it) and not in b's (P totals 6 and 2, N 3), the value unchanged; again, nothing is left to retire. r3: a folds x, y and b folds x, z (history length 1): RetireAll takes x out of b's total, where it was folded but a's folded copy counts (P totals 8 and 7 - 5 + 4). r4: c also holds x, outside the group: RetireAll of a and b is declined; an invalid id is invalid_actor; with c the three retire (c's copy of x counts nothing, b's folded one counts). d credits v and e debits v (merged from r2: one id in both halves): RetireAll of d and e is declined",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r1", "a", "y", 1), ap("r2", "b", "x", 5), ap("r2", "b", "z", 2), ap("r2", "b", "w", -3), mg("r1", "r2"),
+				rt("r1", "a"), rt("r1", "b"), tRetireAll("r1", "a", "b", "nobody"), tRetireAll("r1", "a", "b"),
+				ap("r3", "a", "x", 5), ap("r3", "a", "y", 1), ap("r3", "a", "y2", 2), cp("r3", "a"), ap("r2", "b", "z2", 4), cp("r2", "b"), mg("r3", "r2"), tRetireAll("r3", "a", "b"),
+				ap("r4", "c", "x", 5), mg("r4", "r2"), tRetireAll("r4", "a", "b"), tRetireAll("r4", "a", "b", ""), tRetireAll("r4", "a", "b", "c"),
+				ap("r4", "d", "v", 7), ap("r2", "e", "v", -7), mg("r4", "r2"), tRetireAll("r4", "d", "e")}},
 	)
 	// Retirement times and bases (SPEC.md 6.10, format version 4).
 	ra, fo := tRetireAt, tFold
@@ -1408,6 +1432,71 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			}
 		}
 		return "", "", true
+	case "retire_all":
+		// SPEC.md 6.10 RetireAll: declined when an actor outside the group
+		// holds one of the group's txns, or one of them is held in both
+		// halves. Otherwise each live entry is retired: a history copy
+		// counts in its retired total only when it is the owner's, and a
+		// folded copy (already in the total) leaves it when it is not.
+		group := map[string]bool{}
+		for _, a := range st.Actors {
+			if !validID(a) {
+				return "invalid_actor", "", false
+			}
+			group[a] = true
+		}
+		retiring := false
+		for a := range group {
+			for s := 0; s < halves; s++ {
+				e := m.half[s][a]
+				if e == nil || e.retired {
+					continue
+				}
+				for _, it := range e.items {
+					if it.gone {
+						continue
+					}
+					for _, h := range m.held(s, it.txn) {
+						if !group[h.actor] {
+							return "", "", false
+						}
+					}
+					if halves == 2 && len(m.held(1-s, it.txn)) > 0 {
+						return "", "", false
+					}
+				}
+				retiring = true
+			}
+		}
+		if !retiring {
+			return "", "", false
+		}
+		owners := [2]map[string]tHeld{{}, {}}
+		for s := 0; s < halves; s++ {
+			for _, x := range m.txnsOf(s) {
+				if o, ok := ownerOf(m.held(s, x)); ok {
+					owners[s][x] = o
+				}
+			}
+		}
+		for s := 0; s < halves; s++ {
+			for a := range group {
+				e := m.half[s][a]
+				if e == nil || e.retired {
+					continue
+				}
+				var kept []tItem
+				for _, it := range e.items {
+					if !it.gone && owners[s][it.txn].actor != a {
+						continue // another member's copy counts: out of this total
+					}
+					it.gone = true
+					kept = append(kept, it)
+				}
+				e.items, e.retired = kept, true
+			}
+		}
+		return "", "", true
 	case "merge":
 		// SPEC.md 6.10: the larger base (cutoff, total, forgot) wins; per
 		// actor the larger entry, gone when retired before its cutoff.
@@ -1788,7 +1877,7 @@ func checkTPN(t *checker, raw []byte) {
 					switch st.Op {
 					case "apply":
 						require.Equal(t, outcome, st.Outcome, "model disagrees with vector at step %d", j)
-					case "compact", "retire", "retire_at", "fold":
+					case "compact", "retire", "retire_at", "retire_all", "fold":
 						require.NotNil(t, st.Changed, "step %d", j)
 						require.Equal(t, changed, *st.Changed, "model disagrees with vector at step %d", j)
 					}
