@@ -82,8 +82,9 @@ func absent(path string) error {
 	return nil
 }
 
-// A directory that does not exist, a regular file, an empty directory and
-// a directory of other files hold no data file: each call fails with
+// A directory that does not exist, a regular file (or a path under one),
+// an empty directory and a directory of other files hold no data file:
+// each call fails with
 // crdt.ErrNotFound and creates nothing, neither the directory nor the
 // target of Compact.
 func TestAdvInspectNoStore(t *testing.T) {
@@ -99,7 +100,7 @@ func TestAdvInspectNoStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, dir := range []string{missing, empty, other, filepath.Join(missing, "deeper")} {
+	for _, dir := range []string{missing, empty, other, filepath.Join(missing, "deeper"), file, filepath.Join(file, "deeper")} {
 		before := dirState(t, root)
 		to := filepath.Join(root, "to")
 		for i, err := range []error{
