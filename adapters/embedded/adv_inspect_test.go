@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -625,4 +627,349 @@ func bytes256() []byte {
 		b[i] = byte(i)
 	}
 	return b
+}
+
+// uvarintLen is the length of n's uvarint encoding.
+func uvarintLen(n int) int {
+	l := 1
+	for ; n >= 0x80; n >>= 7 {
+		l++
+	}
+	return l
+}
+
+// Many keys (10,000 partitions and 200 sibling keys at CI size; 200,000
+// and 4,000 with COUNTERKIT_CASES=20): Keys lists each with its entries
+// and its exact stored bytes (a row: the partition's length prefix, the
+// partition, the row key, then an 8-byte timestamp, a 4-byte CRC and the
+// value), ReadStats counts them, Compact copies them, and Keys allocates
+// a bounded amount per key: not in proportion to the values it skips.
+func TestAdvKeysMany(t *testing.T) {
+	t.Parallel()
+	rng, _ := seeded(t)
+	nParts, nSibs := min(proptest.Scale(10000), 1_000_000), proptest.Scale(200)
+	dir := filepath.Join(t.TempDir(), "store")
+	db, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	want := make([]embedded.KeyInfo, 0, nParts+nSibs)
+	var sibs sync.WaitGroup
+	sibErr := make(chan error, 32)
+	sibKeys := make([]embedded.KeyInfo, nSibs)
+	for w := range 32 {
+		sibs.Add(1)
+		go func() {
+			defer sibs.Done()
+			for i := w; i < nSibs; i += 32 {
+				k := fmt.Sprintf("s%06d", i)
+				v := bytes.Repeat([]byte{'v'}, 1+i%50)
+				if err := db.Siblings().Put(ctx, k, "a", v, nil); err != nil {
+					sibErr <- err
+					return
+				}
+				sibKeys[i] = embedded.KeyInfo{Shape: embedded.ShapeSiblings, Key: k, Entries: 1,
+					Bytes: int64(uvarintLen(len(k)) + len(k) + 8 + 4 + len(v))}
+			}
+		}()
+	}
+	var parts []embedded.KeyInfo
+	var muts []store.Mutation
+	size := 0
+	flush := func() {
+		if err := db.Partitions().Apply(ctx, muts); err != nil {
+			t.Fatal(err)
+		}
+		muts, size = muts[:0], 0
+	}
+	for i := range nParts {
+		p := fmt.Sprintf("p%0*d", 1+rng.IntN(8), i) // lengths 2 to 9: engine order differs from byte order
+		k := embedded.KeyInfo{Shape: embedded.ShapePartition, Key: p}
+		for r := range 1 + rng.IntN(3) {
+			m := store.Mutation{Partition: p, Op: store.OpPut, Key: fmt.Appendf(nil, "%d", r), Value: bytes.Repeat([]byte{'x'}, 1+rng.IntN(4)), Timestamp: tsBase}
+			if size+len(m.Key)+len(m.Value) > store.MaxSpanningBatchBytes || len(muts) == store.MaxBatch {
+				flush()
+			}
+			muts, size = append(muts, m), size+len(m.Key)+len(m.Value)
+			k.Entries++
+			k.Bytes += int64(uvarintLen(len(p)) + len(p) + len(m.Key) + 8 + 4 + len(m.Value))
+		}
+		parts = append(parts, k)
+	}
+	flush()
+	sibs.Wait()
+	close(sibErr)
+	if err := <-sibErr; err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	want = append(append(want, sibKeys...), parts...)
+	slices.SortFunc(want[nSibs:], func(a, b embedded.KeyInfo) int { return strings.Compare(a.Key, b.Key) })
+
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	start := time.Now()
+	got, err := embedded.Keys(ctx, dir)
+	took := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		i := 0
+		for i < min(len(got), len(want)) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("%d keys listed, want %d; first difference at %d: %+v, want %+v", len(got), len(want), i,
+			got[min(i, len(got)-1)], want[min(i, len(want)-1)])
+	}
+	fi, _ := os.Stat(filepath.Join(dir, embedded.FileName))
+	alloc := m1.TotalAlloc - m0.TotalAlloc
+	t.Logf("Keys: %d keys of a %d-byte file in %v, %d bytes allocated (%d per key)", len(got), fi.Size(), took, alloc, alloc/uint64(len(got)))
+	if per := alloc / uint64(len(got)); per > 400 {
+		t.Fatalf("Keys allocated %d bytes per key", per)
+	}
+	st, err := embedded.ReadStats(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, p := range parts {
+		rows += p.Entries
+	}
+	if st.SiblingKeys != nSibs || st.SiblingValues != nSibs || st.Partitions != nParts || st.Rows != rows || st.FileBytes != fi.Size() {
+		t.Fatalf("stats %+v; want %d sibling keys, %d partitions, %d rows", st, nSibs, nParts, rows)
+	}
+	to := filepath.Join(t.TempDir(), "copy")
+	start = time.Now()
+	res, err := embedded.Compact(ctx, dir, to)
+	if err != nil || res.Keys != len(want) {
+		t.Fatalf("compact: %+v, %v", res, err)
+	}
+	t.Logf("Compact: %+v in %v", res, time.Since(start))
+	cp, err := embedded.Open(to, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	for range 50 {
+		p := parts[rng.IntN(len(parts))]
+		got, err := cp.Partitions().Snapshot(ctx, p.Key, 10, store.ReadComplete)
+		if err != nil || len(got) != p.Entries {
+			t.Fatalf("the copy's partition %s: %d rows, want %d (%v)", p.Key, len(got), p.Entries, err)
+		}
+	}
+}
+
+// Keys and ReadStats do not read values into memory: on a store of 24
+// values of 1 MiB each they allocate less than 2 MiB.
+func TestAdvKeysLargeValues(t *testing.T) {
+	t.Parallel()
+	db, dir := openTemp(t, embedded.Options{})
+	ctx := context.Background()
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	for i := range 12 {
+		if err := db.Siblings().Put(ctx, fmt.Sprint("s", i), "a", big, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Partitions().Apply(ctx, []store.Mutation{{Partition: fmt.Sprint("p", i), Op: store.OpPut, Key: []byte("r"), Value: big, Timestamp: tsBase}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	for name, f := range map[string]func() error{
+		"Keys":      func() error { _, err := embedded.Keys(ctx, dir); return err },
+		"ReadStats": func() error { _, err := embedded.ReadStats(ctx, dir); return err },
+	} {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
+		err := f()
+		runtime.ReadMemStats(&m1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		alloc := m1.TotalAlloc - m0.TotalAlloc
+		t.Logf("%s: %d bytes allocated for 24 MiB of values", name, alloc)
+		if alloc > 2<<20 {
+			t.Errorf("%s allocated %d bytes", name, alloc)
+		}
+	}
+}
+
+// storeDump is everything the stores return for the given keys: each
+// sibling key's values (sorted) and token, each partition's rows.
+func storeDump(t testing.TB, db *embedded.DB, sibKeys, partitions []string) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	for _, k := range slices.Compact(slices.Sorted(slices.Values(sibKeys))) {
+		vals, tok, err := db.Siblings().Fetch(ctx, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.SortFunc(vals, bytes.Compare)
+		fmt.Fprintf(&b, "sibling %q: %q token %x\n", k, vals, tok)
+	}
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(partitions))) {
+		rows, err := db.Partitions().Snapshot(ctx, p, 1<<20, store.ReadComplete)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			fmt.Fprintf(&b, "row %q %q: %q\n", p, r.Key, r.Value)
+		}
+	}
+	return b.String()
+}
+
+// later writes the same writes into db after the copy: a sibling put on
+// every key and a new one (its dot comes from the sequence), and puts
+// older than every deletion into every partition (its tombstones must
+// shadow them).
+func later(t testing.TB, db *embedded.DB, sibKeys, partitions []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range append(slices.Clone(sibKeys), "new-key") {
+		if err := db.Siblings().Put(ctx, k, "z", []byte("later"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range partitions {
+		var muts []store.Mutation
+		for r := range 8 {
+			muts = append(muts, store.Mutation{Partition: p, Op: store.OpPut, Key: fmt.Appendf(nil, "r%d", r), Value: []byte("late"), Timestamp: tsBase + 1})
+		}
+		if err := db.Partitions().Apply(ctx, muts); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A compacted copy opened with Open returns what the original returns:
+// every sibling's values and token, every partition's rows; and the same
+// later writes into both leave them equal (the copy kept the sequence its
+// dots come from and the tombstones that shadow late writes). A copy
+// rewritten through the stores instead (the broken variant: new dots, no
+// tombstones) is told apart.
+func TestAdvCompactReadBack(t *testing.T) {
+	t.Parallel()
+	rng, _ := seeded(t)
+	dir := filepath.Join(t.TempDir(), "store")
+	db, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	var sibKeys, partitions []string
+	for range proptest.Scale(400) {
+		switch rng.IntN(6) {
+		case 0, 1:
+			k := fmt.Sprint("k", rng.IntN(40))
+			sibKeys = append(sibKeys, k)
+			_, tok, err := db.Siblings().Fetch(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rng.IntN(3) == 0 {
+				tok = nil
+			}
+			if err := db.Siblings().Put(ctx, k, crdt.ActorID(fmt.Sprint("a", rng.IntN(3))), fmt.Appendf(nil, "v%d", rng.IntN(1000)), tok); err != nil {
+				t.Fatal(err)
+			}
+		case 2:
+			k := fmt.Sprint("k", rng.IntN(40))
+			if _, tok, err := db.Siblings().Fetch(ctx, k); err != nil {
+				t.Fatal(err)
+			} else if err := db.Siblings().Delete(ctx, k, tok); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			p := fmt.Sprint("p", rng.IntN(12))
+			partitions = append(partitions, p)
+			m := store.Mutation{Partition: p, Op: store.OpPut, Key: fmt.Appendf(nil, "r%d", rng.IntN(8)),
+				Value: fmt.Appendf(nil, "v%d", rng.IntN(1000)), Timestamp: tsBase + 2 + rng.Int64N(100)}
+			switch rng.IntN(10) {
+			case 0:
+				m.Op, m.Value = store.OpDelete, nil
+			case 1:
+				m.Op, m.Value, m.Key, m.End = store.OpDeleteRange, nil, fmt.Appendf(nil, "r%d", rng.IntN(4)), fmt.Appendf(nil, "r%d", 4+rng.IntN(5))
+			case 2:
+				m.Op, m.Key, m.Value = store.OpDeletePartition, nil, nil
+			}
+			if err := db.Partitions().Apply(ctx, []store.Mutation{m}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// The newest dot deleted: the sequence is ahead of every stored dot.
+	if err := db.Siblings().Put(ctx, "gone", "a", []byte("x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, tok, err := db.Siblings().Fetch(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	} else if err := db.Siblings().Delete(ctx, "gone", tok); err != nil {
+		t.Fatal(err)
+	}
+	sibKeys = append(sibKeys, "gone")
+	orig := storeDump(t, db, sibKeys, partitions)
+	db.Close()
+
+	to := filepath.Join(t.TempDir(), "copy")
+	if _, err := embedded.Compact(ctx, dir, to); err != nil {
+		t.Fatal(err)
+	}
+	// The broken variant: the same values written afresh.
+	rewritten := filepath.Join(t.TempDir(), "rewritten")
+	rw, err := embedded.Open(rewritten, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range slices.Compact(slices.Sorted(slices.Values(sibKeys))) {
+		vals, _, _ := src.Siblings().Fetch(ctx, k)
+		for _, v := range vals {
+			if err := rw.Siblings().Put(ctx, k, "a", v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(partitions))) {
+		rows, _ := src.Partitions().Snapshot(ctx, p, 1<<20, store.ReadComplete)
+		for _, r := range rows {
+			if err := rw.Partitions().Apply(ctx, []store.Mutation{{Partition: p, Op: store.OpPut, Key: r.Key, Value: r.Value, Timestamp: tsBase + 2}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cp, err := embedded.Open(to, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Close()
+	defer rw.Close()
+	defer src.Close()
+	if got := storeDump(t, cp, sibKeys, partitions); got != orig {
+		t.Fatalf("the copy reads\n%s\nthe original\n%s", got, orig)
+	}
+	for _, d := range []*embedded.DB{src, cp, rw} {
+		later(t, d, sibKeys, partitions)
+	}
+	want := storeDump(t, src, sibKeys, partitions)
+	if got := storeDump(t, cp, sibKeys, partitions); got != want {
+		t.Fatalf("after the same writes the copy reads\n%s\nthe original\n%s", got, want)
+	}
+	if storeDump(t, rw, sibKeys, nil) == storeDump(t, src, sibKeys, nil) {
+		t.Fatal("a copy rewritten through the stores (new dots) reads as the original")
+	}
+	if storeDump(t, rw, nil, partitions) == storeDump(t, src, nil, partitions) {
+		t.Fatal("a copy rewritten through the stores (no tombstones) reads as the original")
+	}
+	t.Logf("%d sibling keys and %d partitions read back equal, before and after the same later writes",
+		len(slices.Compact(slices.Sorted(slices.Values(sibKeys)))), len(slices.Compact(slices.Sorted(slices.Values(partitions)))))
 }
