@@ -1061,3 +1061,65 @@ func TestAdvInspectDamageChangesNothing(t *testing.T) {
 		t.Fatal("no damage was refused")
 	}
 }
+
+// Two Compacts into one new directory and an Open of it, at once: at most
+// one of them gets the directory, the others fail with ErrLocked or
+// crdt.ErrInvalidConfig (it holds a file by then), and the directory then
+// holds one data file: a complete copy, or the new store Open made.
+func TestAdvCompactSameTargetAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := smallStore(t, 30)
+	ctx := context.Background()
+	want, err := embedded.Keys(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 6 {
+		to := filepath.Join(t.TempDir(), "copy")
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		for i := range errs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i < 2 {
+					_, errs[i] = embedded.Compact(ctx, dir, to)
+					return
+				}
+				time.Sleep(time.Duration(round) * time.Millisecond)
+				db, err := embedded.Open(to, embedded.Options{LockTimeout: time.Millisecond})
+				if err == nil {
+					err = db.Close()
+				}
+				errs[i] = err
+			}()
+		}
+		wg.Wait()
+		ok := 0
+		for i, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case i < 2 && (errors.Is(err, embedded.ErrLocked) || errors.Is(err, crdt.ErrInvalidConfig)):
+			case i == 2 && (errors.Is(err, embedded.ErrLocked) || errors.Is(err, crdt.ErrMisconfiguredStore)):
+			default:
+				t.Fatalf("round %d, call %d: %v", round, i, err)
+			}
+		}
+		entries, _ := os.ReadDir(to)
+		if ok == 0 || len(entries) != 1 || entries[0].Name() != embedded.FileName {
+			t.Fatalf("round %d: %v succeeded, the directory holds %v", round, errs, entries)
+		}
+		got, err := embedded.Keys(ctx, to)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if (errs[0] == nil || errs[1] == nil) && !slices.Equal(got, want) {
+			t.Fatalf("round %d: a compact succeeded but the copy holds %v", round, sameKeys(want, got))
+		}
+		if errs[0] == nil && errs[1] == nil {
+			t.Fatalf("round %d: both compacts wrote the same directory", round)
+		}
+		t.Logf("round %d: %v", round, errs)
+	}
+}
