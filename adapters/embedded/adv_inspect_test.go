@@ -1123,3 +1123,31 @@ func TestAdvCompactSameTargetAtOnce(t *testing.T) {
 		t.Logf("round %d: %v", round, errs)
 	}
 }
+
+// A store that holds nothing (opened once and closed): Keys lists no key,
+// ReadStats counts none, and Compact writes a copy that Open opens and
+// that takes writes.
+func TestAdvInspectEmptyStore(t *testing.T) {
+	t.Parallel()
+	dir := smallStore(t, 0)
+	ctx := context.Background()
+	keys, err := embedded.Keys(ctx, dir)
+	if err != nil || len(keys) != 0 {
+		t.Fatalf("Keys: %v, %v", keys, err)
+	}
+	st, err := embedded.ReadStats(ctx, dir)
+	if err != nil || st.SiblingKeys+st.SiblingValues+st.Partitions+st.Rows != 0 || st.FormatVersion != embedded.FormatVersion || len(st.Buckets) != 7 {
+		t.Fatalf("ReadStats: %+v, %v", st, err)
+	}
+	to := filepath.Join(t.TempDir(), "copy")
+	if res, err := embedded.Compact(ctx, dir, to); err != nil || res.Keys != 0 {
+		t.Fatalf("Compact: %+v, %v", res, err)
+	}
+	db, err := embedded.Open(to, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fill(t, db, "e", 3)
+	intact(t, db, "e", 3)
+}
