@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/counterkit/counterkit/crdt"
 	bolt "go.etcd.io/bbolt"
@@ -335,7 +336,8 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		// A directory that is missing or is a file holds no data file.
 		return fmt.Errorf("embedded: no data file %s in %s: %w", filepath.Base(path), filepath.Dir(path), crdt.ErrNotFound)
 	}
 	st, err := os.Stat(path)
