@@ -195,7 +195,8 @@ const compactTxBytes = 64 << 20
 // (a damaged one is not copied) and not changed. The copy is written
 // under a temporary name, made durable, checked the same way and its keys
 // compared with the original's, and only then given FileName, so to holds
-// a complete copy or none.
+// a complete copy or none. A temporary file left in to by a compaction
+// that was interrupted (to holding nothing else) is replaced.
 //
 // Besides the errors of Keys it fails with an error wrapping
 // crdt.ErrInvalidConfig when to holds files, ErrLocked when a DB holds to,
@@ -204,7 +205,7 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	if to == "" {
 		return res, fmt.Errorf("embedded: compact: empty directory name: %w", crdt.ErrInvalidConfig)
 	}
-	if err := emptyOrAbsent("compact", to); err != nil {
+	if err := compactTarget(to, false); err != nil {
 		return res, err
 	}
 	var before []KeyInfo
@@ -238,6 +239,24 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	return res, nil
 }
 
+// compactTarget is emptyOrAbsent for Compact's target directory, which
+// may also hold nothing but the temporary file of a compaction that was
+// interrupted (a crash, or a command that stopped waiting and exited):
+// that file is passed over, and with remove (the caller holds the
+// target's lock, so no other Compact is writing it) deleted.
+func compactTarget(to string, remove bool) error {
+	tmp := FileName + ".new"
+	if entries, err := os.ReadDir(to); err == nil && len(entries) == 1 && entries[0].Name() == tmp && entries[0].Type().IsRegular() {
+		if !remove {
+			return nil
+		}
+		if err := os.Remove(filepath.Join(to, tmp)); err != nil {
+			return fmt.Errorf("embedded: compact: remove an interrupted copy: %w: %w", crdt.ErrUnavailable, err)
+		}
+	}
+	return emptyOrAbsent("compact", to)
+}
+
 // writeCompacted writes a compacted copy of src into a temporary file in
 // the directory to, checks it with inspect's checks and then with check,
 // and gives it FileName.
@@ -256,7 +275,7 @@ func writeCompacted(ctx context.Context, src *bolt.DB, to string, check func(*re
 			os.Remove(to) // made here: removed if still empty
 		}
 	}()
-	if err := emptyOrAbsent("compact", to); err != nil {
+	if err := compactTarget(to, true); err != nil {
 		return err
 	}
 	path := filepath.Join(to, FileName)

@@ -417,6 +417,38 @@ func TestCompact(t *testing.T) {
 			t.Fatalf("compact into %s: %v", target, err)
 		}
 	}
+	// A target holding only the temporary file of an interrupted
+	// compaction is compacted into (the file replaced); with anything
+	// else beside it, refused and left as it was.
+	interrupted := filepath.Join(t.TempDir(), "interrupted")
+	tmp := filepath.Join(interrupted, embedded.FileName+".new")
+	if err := os.MkdirAll(interrupted, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tmp, []byte("half a copy"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(interrupted, "notes"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embedded.Compact(ctx, dir, interrupted); !errors.Is(err, crdt.ErrInvalidConfig) {
+		t.Fatalf("compact into a directory holding a temporary file and another: %v", err)
+	}
+	if b, err := os.ReadFile(tmp); err != nil || string(b) != "half a copy" {
+		t.Fatalf("the refused target's temporary file: %q, %v", b, err)
+	}
+	if err := os.Remove(filepath.Join(interrupted, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embedded.Compact(ctx, dir, interrupted); err != nil {
+		t.Fatalf("compact into a directory holding an interrupted copy: %v", err)
+	}
+	if after, err := embedded.Keys(ctx, interrupted); err != nil || !slices.Equal(before, after) {
+		t.Fatalf("the copy over an interrupted one: keys differ (%v)", err)
+	}
+	if entries, _ := os.ReadDir(interrupted); len(entries) != 1 || entries[0].Name() != embedded.FileName {
+		t.Fatalf("the copy over an interrupted one: the directory holds %v", entries)
+	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(orig, after) {
 		t.Fatal("the original changed")
 	}
