@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -80,39 +81,64 @@ func Keys(ctx context.Context, dir string) ([]KeyInfo, error) {
 // storedKeys lists the keys of the siblings and rows buckets.
 func storedKeys(ctx context.Context, tx *bolt.Tx) ([]KeyInfo, error) {
 	keys := []KeyInfo{}
+	start := 0
+	err := walkKeys(ctx, tx, func(k KeyInfo) {
+		if len(keys) > 0 && keys[len(keys)-1].Shape != k.Shape {
+			start = len(keys)
+		}
+		keys = append(keys, k)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Stored keys sort by length first; each shape's keys by key here.
+	for _, part := range [][]KeyInfo{keys[:start], keys[start:]} {
+		slices.SortFunc(part, func(a, b KeyInfo) int { return strings.Compare(a.Key, b.Key) })
+	}
+	return keys, nil
+}
+
+// walkKeys calls fn with each key of tx, sibling keys first, in stored
+// order (by length, then bytes), once all its entries are counted.
+func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
 	for _, b := range []struct {
 		shape Shape
 		name  []byte
 	}{{ShapeSiblings, bucketSiblings}, {ShapePartition, bucketRows}} {
-		start := len(keys)
+		var cur KeyInfo
+		var curKey []byte // cur's key while it is counted, in the engine's memory
 		c := tx.Bucket(b.name).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if n++; n%4096 == 0 {
 				if err := ctx.Err(); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			key, rest, err := cutPrefix(k)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if b.shape == ShapeSiblings && len(rest) != dotBytes {
-				return nil, fmt.Errorf("embedded: sibling %q: a stored key of %d bytes after the key, not a dot: %w", k, len(rest), crdt.ErrCorruptEncoding)
+				return fmt.Errorf("embedded: sibling %q: a stored key of %d bytes after the key, not a dot: %w", k, len(rest), crdt.ErrCorruptEncoding)
 			}
 			size := int64(len(k) + len(v))
 			// A key's entries are adjacent: they share its prefix.
-			if last := len(keys) - 1; last >= start && keys[last].Key == string(key) {
-				keys[last].Entries++
-				keys[last].Bytes += size
+			if cur.Entries > 0 && bytes.Equal(curKey, key) {
+				cur.Entries++
+				cur.Bytes += size
 				continue
 			}
-			keys = append(keys, KeyInfo{Shape: b.shape, Key: string(key), Entries: 1, Bytes: size})
+			if cur.Entries > 0 {
+				fn(cur)
+			}
+			cur, curKey = KeyInfo{Shape: b.shape, Key: string(key), Entries: 1, Bytes: size}, key
 		}
-		// Stored keys sort by length first.
-		slices.SortFunc(keys[start:], func(a, b KeyInfo) int { return strings.Compare(a.Key, b.Key) })
+		if cur.Entries > 0 {
+			fn(cur)
+		}
 	}
-	return keys, nil
+	return nil
 }
 
 // Stats is the size of a data file and of what it holds.
@@ -149,13 +175,9 @@ type BucketStats struct {
 func ReadStats(ctx context.Context, dir string) (*Stats, error) {
 	var s *Stats
 	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) error {
-		keys, err := storedKeys(ctx, tx)
-		if err != nil {
-			return err
-		}
 		s = &Stats{File: r.db.path, FormatVersion: r.version, FileBytes: r.size, DataBytes: tx.Size(),
 			PageSize: tx.DB().Info().PageSize, FreePages: r.walk.freePages(), Buckets: []BucketStats{}}
-		for _, k := range keys {
+		err := walkKeys(ctx, tx, func(k KeyInfo) {
 			if k.Shape == ShapeSiblings {
 				s.SiblingKeys++
 				s.SiblingValues += k.Entries
@@ -163,6 +185,9 @@ func ReadStats(ctx context.Context, dir string) (*Stats, error) {
 				s.Partitions++
 				s.Rows += k.Entries
 			}
+		})
+		if err != nil {
+			return err
 		}
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			st := b.Stats()
