@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"bytes"
+	"errors"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -23,48 +24,59 @@ import (
 // no retired entry that c holds too: Merge drops such an entry).
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
-	var changed [2][][]byte
+	var changed [2][][]byte // the entries c does not hold as they are
 	var actors [2][]crdt.ActorID
-	var prev [2][]byte
 	var bases [2][]byte
-	ordered := true
 	halves := [2]*GCounter{&c.p, &c.n}
 	// An entry whose bytes begin with the encoding of c's entry for its
 	// actor is that encoding (an encoding is one complete value): it is
 	// passed over unread.
-	skipped := false
 	known := func(h int, actor, rest []byte) int {
 		g := halves[h]
 		if e := g.entries[crdt.ActorID(actor)]; e != nil { // no copy of actor: the common case
 			if bytes.HasPrefix(rest, e.encoded()) {
-				skipped = true
 				return len(e.enc)
 			}
 		} else if _, i, ok := g.locate(string(actor)); ok && bytes.HasPrefix(rest, g.dorm.rec(i)) {
-			skipped = true
 			return len(g.dorm.rec(i))
 		}
 		return 0
 	}
-	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, known, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize, _ int64) {
-		if prev[h] != nil && bytes.Compare(actor, prev[h]) <= 0 {
-			ordered = false
+	r, err := openBodies(data, crdt.TagTPNCounter, 2)
+	if err == nil && r.version < 2 {
+		err = errOldFormat
+	}
+	var e rawEntry
+	for h := 0; h < 2 && err == nil; h++ {
+		if _, err = r.body(MaxActorsLimit); err != nil {
+			break
 		}
-		prev[h] = actor
-		if skipped {
-			skipped = false
-			return
+		for r.more() && err == nil {
+			if err = r.next(&e); err != nil {
+				break
+			}
+			if e.shape == baseShape {
+				// A base differing from c's takes part in the merge (it
+				// may win, and drop entries, see Fold).
+				if enc := data[e.start:r.d.Offset()]; !bytes.Equal(enc, halves[h].base.encoded()) {
+					bases[h] = enc
+				}
+				continue
+			}
+			if n := known(h, e.actor, data[e.start:]); n > 0 {
+				r.pass(&e, n)
+				continue
+			}
+			if _, err = r.rest(&e); err == nil {
+				changed[h] = append(changed[h], data[e.start:r.d.Offset()])
+				actors[h] = append(actors[h], crdt.ActorID(e.actor))
+			}
 		}
-		changed[h] = append(changed[h], data[start:end])
-		actors[h] = append(actors[h], crdt.ActorID(actor))
-	}, func(h, start, end int, _ int64) {
-		// A base differing from c's takes part in the merge (it may
-		// win, and drop entries, see Fold).
-		if !bytes.Equal(data[start:end], halves[h].base.encoded()) {
-			bases[h] = data[start:end]
-		}
-	})
-	if version < 2 || !whole || !ordered {
+	}
+	if err == nil {
+		err = r.d.Finish()
+	}
+	if err != nil {
 		// An older format, or an input the decoder will refuse: decode it
 		// whole, which reports the error.
 		o, err := New(c.p.o)
@@ -76,23 +88,24 @@ func (c *Counter) MergeBinary(data []byte) error {
 		}
 		return c.Merge(o)
 	}
+	version := r.version
 	if len(changed[0])+len(changed[1]) == 0 && bases[0] == nil && bases[1] == nil {
 		return nil
 	}
-	e := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
-	e.ArrayLen(2)
+	enc := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
+	enc.ArrayLen(2)
 	for h, segs := range changed {
 		if bases[h] != nil {
-			e.ArrayLen(len(segs) + 1)
-			e.Raw(bases[h])
+			enc.ArrayLen(len(segs) + 1)
+			enc.Raw(bases[h])
 		} else {
-			e.ArrayLen(len(segs))
+			enc.ArrayLen(len(segs))
 		}
 		for _, seg := range segs {
-			e.Raw(seg)
+			enc.Raw(seg)
 		}
 	}
-	part, err := e.Bytes()
+	part, err := enc.Bytes()
 	if err != nil {
 		return err
 	}
@@ -126,3 +139,8 @@ func (c *Counter) MergeBinary(data []byte) error {
 	}
 	return c.Merge(o)
 }
+
+// errOldFormat sends a version 1 input, whose entries MergeBinary does not
+// compare with c's (which are written in version 2 and later), to the
+// decoder.
+var errOldFormat = errors.New("tpncounter: version 1 encoding")
