@@ -899,6 +899,19 @@ func (r *bodyReader) list(part, nh int) (m int, err error) {
 // returns the result, whether the id was such a UUID, and its amount.
 func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
 	d := r.d
+	// The common form, read directly: [fixstr id, positive fixint amount],
+	// each in its smallest form by definition (a fixstr is too short for
+	// a UUID's text). Anything else, errors included, takes the general
+	// path below.
+	if at, left := d.Offset(), d.Remaining(); left >= 4 {
+		b := d.Input(at, at+min(left, 3+31))
+		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 3+n <= len(b) && b[2+n] >= 1 && b[2+n] <= 0x7f {
+			if id := b[2 : 2+n]; crdt.CheckID(unsafe.String(unsafe.SliceData(id), n)) == "" {
+				d.SkipTo(at + 3 + n)
+				return append(dst, id...), false, int64(b[2+n]), nil
+			}
+		}
+	}
 	k, err := d.ArrayLen(maxFields)
 	if err != nil {
 		return dst, false, 0, err
