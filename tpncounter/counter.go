@@ -22,7 +22,7 @@ type Counter struct {
 	p, n GCounter
 	// cross lists the ids held in both halves (see GCounter.cross).
 	cross map[crdt.TxnID]struct{}
-	// merge is MergeBinary's scratch memory, made by its first call.
+	// merge is MergeBinary's scratch memory, made when first needed.
 	merge *mergeScratch
 }
 

@@ -32,12 +32,9 @@ import (
 // than decoded and swapped in.
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
-	if c.merge == nil {
-		c.merge = new(mergeScratch)
-	}
-	sc := c.merge
+	sc := c.merge // made at the first entry c does not hold as it is
 	sc.reset()
-	defer sc.release()
+	defer func() { c.merge.release() }()
 	var bases [2][]byte
 	halves := [2]*GCounter{&c.p, &c.n}
 	fast := true // every changed entry so far is a shift
@@ -80,6 +77,10 @@ func (c *Counter) MergeBinary(data []byte) error {
 			if err = r.fields(&e); err != nil {
 				break
 			}
+			if sc == nil {
+				sc = new(mergeScratch)
+				c.merge = sc
+			}
 			isShift := false
 			switch {
 			case fast && e.shape == liveShape && l != nil && !l.retired && e.seq > l.seq:
@@ -109,8 +110,12 @@ func (c *Counter) MergeBinary(data []byte) error {
 		}
 		return c.Merge(o)
 	}
-	if len(sc.changed[0])+len(sc.changed[1]) == 0 && bases[0] == nil && bases[1] == nil {
+	if bases[0] == nil && bases[1] == nil && (sc == nil || len(sc.changed[0])+len(sc.changed[1]) == 0) {
 		return nil
+	}
+	if sc == nil { // only a base differs
+		sc = new(mergeScratch)
+		c.merge = sc
 	}
 	if fast && bases[0] == nil && bases[1] == nil && c.shiftsFit() {
 		c.applyShifts()
@@ -167,8 +172,9 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 var errOldFormat = errors.New("tpncounter: version 1 encoding")
 
 // mergeScratch is MergeBinary's memory, kept in the Counter between calls
-// so that the steady state reuses it. Between calls it holds nothing of
-// the input (release).
+// so that the steady state reuses it; a Counter whose merges change
+// nothing never makes it. Between calls it holds nothing of the input
+// (release).
 type mergeScratch struct {
 	// The entries of data that c does not hold as they are, per half:
 	// their encodings and actors (both in data).
@@ -191,6 +197,9 @@ type mergeScratch struct {
 }
 
 func (sc *mergeScratch) reset() {
+	if sc == nil {
+		return
+	}
 	for h := range 2 {
 		sc.changed[h], sc.actors[h], sc.ents[h] = sc.changed[h][:0], sc.actors[h][:0], sc.ents[h][:0]
 	}
@@ -200,6 +209,9 @@ func (sc *mergeScratch) reset() {
 
 // release drops the references to the input and to entries.
 func (sc *mergeScratch) release() {
+	if sc == nil {
+		return
+	}
 	for h := range 2 {
 		clear(sc.changed[h])
 		clear(sc.actors[h])

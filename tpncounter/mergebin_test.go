@@ -173,7 +173,7 @@ func runShiftSchedules(seed int64, schedules int) (merges, shifted int, err erro
 				if err := checkShiftMerge(c, stored); err != nil {
 					return merges, shifted, fmt.Errorf("seed %d schedule %d step %d (w%d merges): %w", seed, s, step, w, err)
 				}
-				if len(c.merge.ents[0])+len(c.merge.ents[1]) > 0 {
+				if c.shifted() {
 					shifted++
 				}
 			}
@@ -203,6 +203,11 @@ func runShiftSchedules(seed int64, schedules int) (merges, shifted int, err erro
 		}
 	}
 	return merges, shifted, nil
+}
+
+// shifted reports whether c's last MergeBinary changed entries in place.
+func (c *Counter) shifted() bool {
+	return c.merge != nil && len(c.merge.ents[0])+len(c.merge.ents[1]) > 0
 }
 
 // checkShiftMerge merges data into c with MergeBinary and checks the
@@ -306,7 +311,7 @@ func TestMergeBinaryShiftEdges(t *testing.T) {
 			require.NoError(t, c.UnmarshalBinary(start))
 			must(c.MarshalBinary())
 			require.NoError(t, checkShiftMerge(c, tc.data))
-			require.Equal(t, tc.inPlace, len(c.merge.ents[0])+len(c.merge.ents[1]) > 0, "changed in place")
+			require.Equal(t, tc.inPlace, c.shifted(), "changed in place")
 		})
 	}
 }
