@@ -1,8 +1,11 @@
 package tpncounter
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -351,26 +354,17 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 // GCounter body, or the two halves of a Counter.
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	sizes := scanSizes(data, tag, len(halves))
-	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
+	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
 	}
-	if len(halves) == 2 {
-		k, err := d.ArrayLen(maxFields)
-		if err != nil {
-			return err
-		}
-		if k != 2 {
-			return fmt.Errorf("%w: counter body has %d halves, want 2", crdt.ErrCorruptEncoding, k)
-		}
-	}
 	for i, g := range halves {
 		g.init()
-		if err := g.decodeBody(d, version, sizes[i]); err != nil {
+		if err := g.decodeBody(&r, sizes[i]); err != nil {
 			return err
 		}
 	}
-	return d.Finish()
+	return r.d.Finish()
 }
 
 // MaxSeq is the largest sequence number an entry may have. The decoder
@@ -383,21 +377,40 @@ const MaxSeq uint64 = 1<<63 - 1
 // transactions and the bytes of their ids.
 type entrySize struct{ txns, idBytes int32 }
 
-// scanSizes walks the GCounter bodies (halves of them: 1 for a GCounter, 2
-// for a Counter) of data the way the decoder reads them, and returns the
-// size of each entry of each body, so that the decoder can allocate every
-// ring, id string and index table once and at its final size. It only
-// reads: it checks no more than the decoder does, so where it stops (at the
-// first thing it cannot read, returning the sizes found so far) the decoder
-// fails at the same point or earlier, and the sizes only ever size
-// allocations. It allocates at most 8 bytes per entry, an entry taking at
-// least 8 bytes of input.
+// scanSizes reads the GCounter bodies (halves of them: 1 for a GCounter,
+// 2 for a Counter) of data with the decoder's reader, and returns the size
+// of each entry of each body, so that the decoder can allocate every ring,
+// id string and index table once and at its final size. Where it stops (at
+// the first thing the reader refuses, returning the sizes found so far)
+// the decoder fails at the same point or earlier, and the sizes only ever
+// size allocations. It allocates at most 8 bytes per entry, an entry
+// taking at least 8 bytes of input.
 func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
-	walkEntries(data, tag, halves, nil, func(h, n int) {
-		sizes[h] = make([]entrySize, 0, n)
-	}, func(h int, _ []byte, _, _ int, s entrySize, _ int64) {
-		sizes[h] = append(sizes[h], s)
-	}, nil)
+	r, err := openBodies(data, tag, halves)
+	if err != nil {
+		return sizes
+	}
+	var e rawEntry
+	for h := 0; h < halves; h++ {
+		n, err := r.body(MaxActorsLimit)
+		if err != nil {
+			return sizes
+		}
+		sizes[h] = make([]entrySize, 0, min(n, r.d.Remaining()/8))
+		for r.more() {
+			if err := r.next(&e); err != nil {
+				return sizes
+			}
+			if e.shape == baseShape {
+				continue
+			}
+			s, err := r.rest(&e)
+			if err != nil {
+				return sizes
+			}
+			sizes[h] = append(sizes[h], s)
+		}
+	}
 	return sizes
 }
 
@@ -407,252 +420,96 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 // merges siblings with MergeBinary can so set aside a sibling whose horizon
 // is later than its clock allows (a stamp far in the future, which would
 // make the counter refuse every timed transaction until then) before
-// merging it. It checks the layout only, so data it accepts may still be
-// refused by UnmarshalBinary; it refuses (crdt.ErrCorruptEncoding) what it
-// cannot read and, as the decoder does, a forgot after MaxForgot.
+// merging it. It reads every entry as the decoder does, without building
+// the state, so data it accepts may still be refused by UnmarshalBinary
+// (an id held twice, an entry that breaks an invariant, a retirement time
+// out of bounds, too many actors);
+// it refuses (crdt.ErrCorruptEncoding) what the decoder's reader refuses,
+// among it a forgot after MaxForgot.
 func EncodedHorizon(data []byte) (time.Time, error) {
-	var horizon int64
-	var bad error
-	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, nil, func(int, int) {}, func(_ int, actor []byte, _, _ int, _ entrySize, forgot int64) {
-		if err := checkForgot(crdt.ActorID(actor), forgot); err != nil && bad == nil {
-			bad = err
-		}
-		horizon = max(horizon, forgot)
-	}, func(_, _, _ int, forgot int64) {
-		if err := checkForgot("(base)", forgot); err != nil && bad == nil {
-			bad = err
-		}
-		horizon = max(horizon, forgot)
-	})
-	switch {
-	case version == 0:
-		_, _, err := wire.NewDecoder(data, crdt.TagTPNCounter, FormatVersion, crdt.DefaultMaxEncodedSize)
+	r, err := openBodies(data, crdt.TagTPNCounter, 2)
+	if err != nil {
 		return time.Time{}, err
-	case !whole:
-		return time.Time{}, fmt.Errorf("%w: not a well-formed tpncounter encoding", crdt.ErrCorruptEncoding)
-	case bad != nil:
-		return time.Time{}, bad
+	}
+	var horizon int64
+	var e rawEntry
+	for h := 0; h < 2 && err == nil; h++ {
+		if _, err = r.body(MaxActorsLimit); err != nil {
+			break
+		}
+		for r.more() && err == nil {
+			if err = r.next(&e); err == nil && e.shape != baseShape {
+				_, err = r.rest(&e)
+			}
+			horizon = max(horizon, e.forgot, e.base.forgot)
+		}
+	}
+	if err == nil {
+		err = r.d.Finish()
+	}
+	if err != nil {
+		if !errors.Is(err, crdt.ErrCorruptEncoding) {
+			err = fmt.Errorf("%w: not a well-formed tpncounter encoding: %v", crdt.ErrCorruptEncoding, err)
+		}
+		return time.Time{}, err
 	}
 	return timeOf(horizon), nil
 }
 
-// walkEntries reads the GCounter bodies of data as scanSizes describes,
-// calling body with the number of entries a body declares (at most one per
-// 8 bytes left) and entry for each entry read whole: its actor id (a
-// sub-slice of data), the offsets of its encoding in data, [start, end),
-// its size and its forgot (-1 when passed over, below). It returns the format version and whether it read every
-// byte of data without meeting anything the decoder would refuse before
-// its own checks (a wrong entry shape, a bad length).
-//
-// known, when not nil, may recognise an entry from its actor and the bytes
-// from its start: it returns the entry's length when those bytes begin
-// with an encoding it knows to be the entry's, and the walk passes over
-// the entry without reading it (its size is then reported as zero).
-//
-// A base (version 4) is not an entry: baseFn, when not nil, is called with
-// its offsets and its forgot.
-func walkEntries(data []byte, tag crdt.TypeTag, halves int, known func(h int, actor, rest []byte) int, body func(h, n int), entry func(h int, actor []byte, start, end int, s entrySize, forgot int64), baseFn func(h, start, end int, forgot int64)) (version uint64, whole bool) {
-	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
-	if err != nil {
-		return 0, false
-	}
-	if halves == 2 {
-		if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
-			return version, false
-		}
-	}
-	fields := liveFields(version)
-	for h := 0; h < halves; h++ {
-		n, err := d.ArrayLen(MaxActorsLimit)
-		if err != nil {
-			return version, false
-		}
-		body(h, min(n, d.Remaining()/8))
-		for i := 0; i < n; i++ {
-			start := len(data) - d.Remaining()
-			k, err := d.ArrayLen(maxFields)
-			if err != nil {
-				return version, false
-			}
-			sh := shapeOf(version, i, k)
-			if sh == baseShape {
-				var forgot int64
-				for f := 0; f < baseFields && err == nil; f++ {
-					forgot, err = d.Int()
-				}
-				if err != nil {
-					return version, false
-				}
-				if baseFn != nil {
-					baseFn(h, start, len(data)-d.Remaining(), forgot)
-				}
-				continue
-			}
-			if sh == badShape {
-				return version, false
-			}
-			actor, err := d.StringBytes(crdt.MaxIDLen)
-			if err != nil {
-				return version, false
-			}
-			if known != nil {
-				if n := known(h, actor, data[start:]); n > 0 {
-					d.SkipTo(start + n)
-					entry(h, actor, start, start+n, entrySize{}, -1)
-					continue
-				}
-			}
-			if _, err := d.Uint(); err != nil {
-				return version, false
-			}
-			var forgot int64
-			for f := 4; f < fields; f++ { // total and (version 2) forgot
-				v, err := d.Int()
-				if err != nil {
-					return version, false
-				}
-				forgot = v
-			}
-			if fields == 5 {
-				forgot = 0 // version 1: the total was read
-			}
-			if sh == timedShape {
-				if _, err := d.Int(); err != nil { // the retirement time
-					return version, false
-				}
-			}
-			var s entrySize
-			for part := 0; part < 2 && sh == liveShape; part++ {
-				m, err := d.ArrayLen(MaxEntriesPerActor - int(s.txns))
-				if err != nil {
-					return version, false
-				}
-				for j := 0; j < m; j++ {
-					if k, err := d.ArrayLen(maxFields); err != nil || k != 2 {
-						return version, false
-					}
-					idLen, err := d.TxnIDLen(version >= 3)
-					if err != nil {
-						return version, false
-					}
-					if _, err := d.Int(); err != nil {
-						return version, false
-					}
-					s.txns++
-					s.idBytes += int32(idLen)
-				}
-			}
-			entry(h, actor, start, len(data)-d.Remaining(), s, forgot)
-		}
-	}
-	return version, d.Remaining() == 0
-}
-
-// decodeBody reads a GCounter body of the given format version into the
-// empty receiver. One id held with different amounts by two actors (or in
-// both halves of a Counter) is a conflict Merge can produce, not corruption.
-// sizes are the body's entry sizes from scanSizes (perhaps fewer
-// than its entries, or none, when the input is corrupt); they size
-// allocations only.
-func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize) error {
-	fields := liveFields(version)
-	maxEntries := g.o.MaxActors
-	if version >= 3 {
-		maxEntries += MaxRetired
-	}
-	if version >= 4 {
-		maxEntries++ // the base
-	}
-	n, err := d.ArrayLen(maxEntries)
-	if err != nil {
+// decodeBody reads a GCounter body into the empty receiver. One id held
+// with different amounts by two actors (or in both halves of a Counter) is
+// a conflict Merge can produce, not corruption. sizes are the body's entry
+// sizes from scanSizes (perhaps fewer than its entries, or none, when the
+// input is corrupt); they size allocations only.
+func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
+	if _, err := r.body(g.o.MaxActors); err != nil {
 		return err
 	}
-	skip := 0 // 1 when the body starts with a base
 	// Size the actor map and slice once (installDecoded sizes the table).
 	g.entries = make(map[crdt.ActorID]*entry, len(sizes))
 	g.ents = make([]*entry, 0, len(sizes))
 	var seen idSet
-	var prev crdt.ActorID
-	for i := 0; i < n; i++ {
-		start := d.Offset()
-		k, err := d.ArrayLen(maxFields)
-		if err != nil {
+	var e rawEntry
+	for j := 0; r.more(); {
+		if err := r.next(&e); err != nil {
 			return err
 		}
-		sh := shapeOf(version, i, k)
-		if sh == baseShape {
-			if err := g.decodeBase(d); err != nil {
-				return err
-			}
-			skip = 1
+		if e.shape == baseShape {
+			g.useBase(e.base)
 			continue
 		}
-		timed, retired := sh == timedShape, sh == retiredShape || sh == timedShape
-		if sh == badShape {
-			return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, fields)
-		}
-		a, err := d.Actor()
-		if err != nil {
+		if err := r.fields(&e); err != nil {
 			return err
 		}
-		if i > skip && a <= prev {
-			return fmt.Errorf("%w: actor %q not in strictly ascending order", crdt.ErrCorruptEncoding, a)
-		}
-		prev = a
-		var seq uint64
-		var total, forgot int64
-		if seq, err = d.Uint(); err != nil {
-			return err
-		}
-		if seq == 0 {
-			return fmt.Errorf("%w: actor %q has sequence number 0", crdt.ErrCorruptEncoding, a)
-		}
-		if seq > MaxSeq {
-			return fmt.Errorf("%w: actor %q has sequence number %d, above MaxSeq (%d)", crdt.ErrCorruptEncoding, a, seq, MaxSeq)
-		}
-		if total, err = d.NonNegInt(); err != nil {
-			return err
-		}
-		if fields == 6 {
-			if forgot, err = d.NonNegInt(); err != nil {
-				return err
-			}
-		}
-		if err := checkForgot(a, forgot); err != nil {
-			return err
-		}
-		if timed {
-			at, err := d.NonNegInt()
-			if err != nil {
-				return err
-			}
-			if err := g.checkRetiredAt(a, at); err != nil {
+		if e.shape == timedShape {
+			if err := g.checkRetiredAt(e.name(), e.retiredAt); err != nil {
 				return err
 			}
 		}
 		var size entrySize
-		if j := i - skip; j < len(sizes) {
+		if j < len(sizes) {
 			size = sizes[j]
 		}
-		if retired {
+		j++
+		if e.retired() {
 			// Kept as its encoding only (see dormant): the decoder's
 			// input is canonical, so the record is what encoding the
 			// entry would write.
-			g.dorm.add(d.Input(start, d.Offset()))
+			g.dorm.add(r.d.Input(e.start, r.d.Offset()))
 			g.nretired++
-			g.val.Add(total)
-			g.horizon = max(g.horizon, forgot)
+			g.val.Add(e.total)
+			g.horizon = max(g.horizon, e.forgot)
 			continue
 		}
-		e, err := decodeEntry(d, a, size, &seen, version >= 3)
+		en, err := decodeEntry(r, crdt.ActorID(e.actor), size, &seen)
 		if err != nil {
 			return err
 		}
-		e.seq, e.total, e.forgot = seq, total, forgot
-		if err := checkDecoded(e); err != nil {
+		en.seq, en.total, en.forgot = e.seq, e.total, e.forgot
+		if err := checkDecoded(en); err != nil {
 			return err
 		}
-		g.attach(e)
+		g.attach(en)
 	}
 	if g.live() > g.o.MaxActors {
 		return fmt.Errorf("%w: %d live actors, limit %d", crdt.ErrTooLarge, g.live(), g.o.MaxActors)
@@ -667,30 +524,11 @@ func (g *GCounter) decodeBody(d *wire.Decoder, version uint64, sizes []entrySize
 	return nil
 }
 
-// decodeBase reads a base's fields [cutoff, total, forgot] (its header
-// read) into g, which has no entries yet.
-func (g *GCounter) decodeBase(d *wire.Decoder) error {
-	var b base
-	var err error
-	if b.cut, err = d.NonNegInt(); err != nil {
-		return err
-	}
-	if b.total, err = d.NonNegInt(); err != nil {
-		return err
-	}
-	if b.forgot, err = d.NonNegInt(); err != nil {
-		return err
-	}
-	if b.cut == 0 || b.cut > maxForgotNanos {
-		return invariantf(InvBaseCutoff, "base cutoff %d ns is not a time in 1970..%s (a half without a base writes none)", b.cut, MaxForgot.Format(time.RFC3339))
-	}
-	if err := checkForgot("(base)", b.forgot); err != nil {
-		return err
-	}
+// useBase sets the base read into g, which has no entries yet.
+func (g *GCounter) useBase(b base) {
 	g.base = b
 	g.val.Add(b.total)
 	g.horizon = max(g.horizon, b.forgot)
-	return nil
 }
 
 // checkRetiredAt refuses a retirement time no writer produces: 0 (an
@@ -707,13 +545,13 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 }
 
 // decodeEntry reads the history and folded record of actor a's entry
-// straight into a new, uninstalled entry whose ring, ids and id string are
-// allocated for size (from scanSizes; when it is wrong, which can only
-// happen in an input the decoder refuses, they grow instead). Every id of
-// the entry is a substring of one string, copied once from the input.
-// seen is scratch space reused across entries.
-func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet, uuidBin bool) (*entry, error) {
-	nh, err := d.ArrayLen(MaxEntriesPerActor)
+// (after r.fields) straight into a new, uninstalled entry whose ring, ids
+// and id string are allocated for size (from scanSizes; when it is wrong,
+// which can only happen in an input the decoder refuses, they grow
+// instead). Every id of the entry is a substring of one string, copied
+// once from the input. seen is scratch space reused across entries.
+func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
+	nh, err := r.list(0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -732,7 +570,7 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet, u
 	}
 	for part, m, read := 0, nh, 0; part < 2; part++ {
 		if part == 1 {
-			if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
+			if m, err = r.list(1, nh); err != nil {
 				return nil, err
 			}
 			if m != nf {
@@ -746,33 +584,14 @@ func decodeEntry(d *wire.Decoder, a crdt.ActorID, size entrySize, seen *idSet, u
 			}
 		}
 		for j := 0; j < m; j, read = j+1, read+1 {
-			k, err := d.ArrayLen(maxFields)
-			if err != nil {
-				return nil, err
-			}
-			if k != 2 {
-				return nil, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
-			}
 			start := len(e.ids)
-			var isUUID bool
-			if e.ids, isUUID, err = d.TxnIDBytes(e.ids, uuidBin); err != nil {
+			var amt int64
+			if e.ids, _, amt, err = r.txn(e.ids); err != nil {
 				return nil, err
 			}
 			p := pos(read)
 			e.idAt[p] = uint32(start)<<idBits | uint32(len(e.ids)-start)
 			x := e.id(uint32(p))
-			if !isUUID { // a UUID's canonical text is a valid id
-				if err := x.Validate(); err != nil {
-					return nil, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
-				}
-			}
-			amt, err := d.Int()
-			if err != nil {
-				return nil, err
-			}
-			if amt <= 0 {
-				return nil, fmt.Errorf("%w: transaction %q has amount %d, want > 0", crdt.ErrCorruptEncoding, x, amt)
-			}
 			h := hashID(x)
 			if seen.add(e, x, tagOf(h), read, pos) {
 				return nil, fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, x)
@@ -877,7 +696,7 @@ const (
 
 // shapeOf returns the shape of the i-th array, of k fields, of a body of
 // the given version: the one reading of the entry layout's header, for
-// the decoder, walkEntries and (through the first byte) dormant records.
+// the body reader and (through the first byte) dormant records.
 func shapeOf(version uint64, i, k int) shape {
 	switch {
 	case version >= 4 && i == 0 && k == baseFields:
@@ -896,3 +715,294 @@ func shapeOf(version uint64, i, k int) shape {
 // entries entries: its re-encoding is at most data, plus the forgot field
 // a version 1 entry gains.
 func decodedBound(data []byte, entries int) int { return len(data) + 9*entries }
+
+// bodyReader reads the GCounter bodies of an encoding (see FormatVersion)
+// one array at a time: the one reader of the entry layout, and the one
+// place that checks what each field may hold. Its callers read as much of
+// an entry as they need, in the layout's order: next (the shape, a base's
+// fields or an entry's actor), then fields (sequence number, total,
+// forgot, retirement time), then for a live entry its two lists of
+// transactions (list, then txn for each), or skipTxns for their sizes
+// only. pass moves over an entry a caller recognises without reading it.
+//
+// What it checks, in the order the decoder always reported it: the shape
+// of every array; an actor is a valid id, and follows the previous one in
+// strictly ascending order; 1 <= seq <= MaxSeq; total, forgot and a
+// retirement time are non-negative; forgot is at most MaxForgot; a base
+// cutoff lies in 1970..MaxForgot; a list holds at most MaxEntriesPerActor
+// transactions in all; a transaction is [id, amount] with a valid id and
+// an amount > 0. What involves more than one field of one array or the
+// base (a retirement time against the base's cutoff, an id held twice,
+// the invariants of checkDecoded, the caps on actors, the value) is the
+// decoder's.
+type bodyReader struct {
+	d       *wire.Decoder
+	version uint64
+	i, n    int          // the next array of the body, and how many it declares
+	first   int          // the index of the body's first entry (1 after a base)
+	prev    crdt.ActorID // the previous entry's actor, aliasing the input
+}
+
+// rawEntry is one array of a body, as far as a bodyReader has read it.
+type rawEntry struct {
+	shape shape
+	start int    // the offset of its encoding in the input
+	actor []byte // aliases the input (not set for a base)
+	base  base   // a base's fields
+
+	seq                      uint64
+	total, forgot, retiredAt int64
+}
+
+// retired reports whether the entry is a retired one (with or without
+// its retirement time).
+func (e *rawEntry) retired() bool { return e.shape == retiredShape || e.shape == timedShape }
+
+// name returns the actor as a string sharing the input's bytes, for
+// checks and error messages only.
+func (e *rawEntry) name() crdt.ActorID {
+	return crdt.ActorID(unsafe.String(unsafe.SliceData(e.actor), len(e.actor)))
+}
+
+// openBodies reads the envelope of data (of tag) and, for a Counter
+// (halves 2), the header of its two bodies.
+func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
+	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
+	if err != nil {
+		return bodyReader{}, err
+	}
+	if halves == 2 {
+		k, err := d.ArrayLen(maxFields)
+		if err != nil {
+			return bodyReader{}, err
+		}
+		if k != 2 {
+			return bodyReader{}, fmt.Errorf("%w: counter body has %d halves, want 2", crdt.ErrCorruptEncoding, k)
+		}
+	}
+	return bodyReader{d: d, version: version}, nil
+}
+
+// body reads the header of the next body, which may hold maxActors live
+// actors (and, from version 3, MaxRetired retired ones and, from version
+// 4, a base), and returns the number of arrays it declares.
+func (r *bodyReader) body(maxActors int) (int, error) {
+	maxEntries := maxActors
+	if r.version >= 3 {
+		maxEntries += MaxRetired
+	}
+	if r.version >= 4 {
+		maxEntries++ // the base
+	}
+	n, err := r.d.ArrayLen(maxEntries)
+	if err != nil {
+		return 0, err
+	}
+	r.i, r.n, r.first, r.prev = 0, n, 0, ""
+	return n, nil
+}
+
+// more reports whether the body has an array left to read.
+func (r *bodyReader) more() bool { return r.i < r.n }
+
+// next reads the next array's header into e: all of a base (e.shape is
+// baseShape), or an entry's shape and actor.
+func (r *bodyReader) next(e *rawEntry) error {
+	*e = rawEntry{start: r.d.Offset()}
+	i := r.i
+	r.i++
+	k, err := r.d.ArrayLen(maxFields)
+	if err != nil {
+		return err
+	}
+	e.shape = shapeOf(r.version, i, k)
+	switch e.shape {
+	case baseShape:
+		if e.base, err = readBase(r.d); err != nil {
+			return err
+		}
+		r.first = 1
+		return nil
+	case badShape:
+		return fmt.Errorf("%w: entry has %d fields, want %d", crdt.ErrCorruptEncoding, k, liveFields(r.version))
+	}
+	if e.actor, err = r.d.StringBytes(crdt.MaxIDLen); err != nil {
+		return err
+	}
+	a, prev, skip := e.name(), r.prev, r.first
+	if crdt.CheckID(string(a)) != "" {
+		return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, crdt.ActorID(e.actor).Validate())
+	}
+	if i > skip && a <= prev {
+		return fmt.Errorf("%w: actor %q not in strictly ascending order", crdt.ErrCorruptEncoding, e.actor)
+	}
+	r.prev = a
+	return nil
+}
+
+// pass moves over the entry e, of n bytes from its start, unread.
+func (r *bodyReader) pass(e *rawEntry, n int) { r.d.SkipTo(e.start + n) }
+
+// fields reads an entry's sequence number, total, forgot and retirement
+// time (after next). The retirement time's bounds are the decoder's
+// (GCounter.checkRetiredAt), which knows the half's base.
+func (r *bodyReader) fields(e *rawEntry) error {
+	d := r.d
+	seq, err := d.Uint()
+	if err == nil {
+		if seq == 0 {
+			err = fmt.Errorf("%w: actor %q has sequence number 0", crdt.ErrCorruptEncoding, e.actor)
+		}
+		if seq > MaxSeq {
+			err = fmt.Errorf("%w: actor %q has sequence number %d, above MaxSeq (%d)", crdt.ErrCorruptEncoding, e.actor, seq, MaxSeq)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	e.seq = seq
+	if e.total, err = d.NonNegInt(); err != nil {
+		return err
+	}
+	if liveFields(r.version) == 6 { // version 1 has no forgot
+		if e.forgot, err = d.NonNegInt(); err != nil {
+			return err
+		}
+	}
+	if err := checkForgot(e.name(), e.forgot); err != nil {
+		return err
+	}
+	if e.shape == timedShape {
+		if e.retiredAt, err = d.NonNegInt(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// list reads the header of a live entry's history (part 0, after
+// fields) or folded record (part 1, after the nh transactions of the
+// history), and returns its length: at most MaxEntriesPerActor
+// transactions in all.
+func (r *bodyReader) list(part, nh int) (m int, err error) {
+	d := r.d
+	if part == 0 {
+		return d.ArrayLen(MaxEntriesPerActor)
+	}
+	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
+		return 0, err
+	}
+	return m, nil
+}
+
+// txn reads the next transaction of a list: it appends the text of its
+// id to dst (a UUID written as 16 bytes becomes its canonical text) and
+// returns the result, whether the id was such a UUID, and its amount.
+func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
+	d := r.d
+	// The common form, read directly: [fixstr id, amount from 1 to
+	// 2^32-1 in its smallest form] (a fixstr is too short for a UUID's
+	// text). Anything else, errors included, takes the general path below.
+	if at, left := d.Offset(), d.Remaining(); left >= 4 {
+		b := d.Input(at, at+min(left, 2+31+5))
+		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 2+n < len(b) {
+			if amt, k := smallAmount(b[2+n:]); k > 0 && crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "" {
+				d.SkipTo(at + 2 + n + k)
+				return append(dst, b[2:2+n]...), false, amt, nil
+			}
+		}
+	}
+	k, err := d.ArrayLen(maxFields)
+	if err != nil {
+		return dst, false, 0, err
+	}
+	if k != 2 {
+		return dst, false, 0, fmt.Errorf("%w: transaction has %d fields, want 2", crdt.ErrCorruptEncoding, k)
+	}
+	if out, isUUID, err = d.TxnIDBytes(dst, r.version >= 3); err != nil {
+		return dst, false, 0, err
+	}
+	id := out[len(dst):]
+	if !isUUID && crdt.CheckID(unsafe.String(unsafe.SliceData(id), len(id))) != "" { // a UUID's canonical text is a valid id
+		return dst, false, 0, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, crdt.TxnID(id).Validate())
+	}
+	if amt, err = d.Int(); err != nil {
+		return dst, false, 0, err
+	}
+	if amt <= 0 {
+		return dst, false, 0, fmt.Errorf("%w: transaction %q has amount %d, want > 0", crdt.ErrCorruptEncoding, string(id), amt)
+	}
+	return out, isUUID, amt, nil
+}
+
+// smallAmount reads, at the start of b, an integer from 1 to 2^32-1 in
+// its smallest msgpack form, and returns it and its size; the size is 0
+// when b starts with anything else.
+func smallAmount(b []byte) (int64, int) {
+	switch c := b[0]; {
+	case c >= 1 && c <= 0x7f:
+		return int64(c), 1
+	case c == 0xcc && len(b) >= 2 && b[1] > 0x7f:
+		return int64(b[1]), 2
+	case c == 0xcd && len(b) >= 3 && binary.BigEndian.Uint16(b[1:]) > 0xff:
+		return int64(binary.BigEndian.Uint16(b[1:])), 3
+	case c == 0xce && len(b) >= 5 && binary.BigEndian.Uint32(b[1:]) > 0xffff:
+		return int64(binary.BigEndian.Uint32(b[1:])), 5
+	}
+	return 0, 0
+}
+
+// skipTxns reads both lists of a live entry (after fields) and returns
+// their size: the number of transactions and the bytes of their ids'
+// text.
+func (r *bodyReader) skipTxns() (entrySize, error) {
+	var s entrySize
+	var buf [crdt.MaxIDLen]byte
+	for part := 0; part < 2; part++ {
+		m, err := r.list(part, int(s.txns))
+		if err != nil {
+			return s, err
+		}
+		for j := 0; j < m; j++ {
+			id, _, _, err := r.txn(buf[:0])
+			if err != nil {
+				return s, err
+			}
+			s.txns++
+			s.idBytes += int32(len(id))
+		}
+	}
+	return s, nil
+}
+
+// rest reads what is left of an entry after next and (for a live one)
+// returns its size, as skipTxns.
+func (r *bodyReader) rest(e *rawEntry) (entrySize, error) {
+	if err := r.fields(e); err != nil || e.shape != liveShape {
+		return entrySize{}, err
+	}
+	return r.skipTxns()
+}
+
+// readBase reads a base's fields [cutoff, total, forgot] (its header
+// read) and checks them.
+func readBase(d *wire.Decoder) (base, error) {
+	var b base
+	var err error
+	if b.cut, err = d.NonNegInt(); err != nil {
+		return b, err
+	}
+	if b.total, err = d.NonNegInt(); err != nil {
+		return b, err
+	}
+	if b.forgot, err = d.NonNegInt(); err != nil {
+		return b, err
+	}
+	if b.cut == 0 || b.cut > maxForgotNanos {
+		return b, invariantf(InvBaseCutoff, "base cutoff %d ns is not a time in 1970..%s (a half without a base writes none)", b.cut, MaxForgot.Format(time.RFC3339))
+	}
+	if err := checkForgot("(base)", b.forgot); err != nil {
+		return b, err
+	}
+	return b, nil
+}

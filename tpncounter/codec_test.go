@@ -474,3 +474,53 @@ func TestDecodeFindsIDsInBothHalves(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeAmountForms decodes one transaction's amount in every integer
+// form: the smallest form of each size decodes, any longer one (and an
+// amount of 0) is corrupt, through UnmarshalBinary, MergeBinary and
+// EncodedHorizon alike.
+func TestDecodeAmountForms(t *testing.T) {
+	// [tag, 2, [[["a", 1, 0, 0, [["x", AMOUNT]], []]], []]] with AMOUNT
+	// spliced in as raw bytes.
+	head := []byte{0x93, 0xa0 | byte(len(crdt.TagTPNCounter))}
+	head = append(head, crdt.TagTPNCounter...)
+	head = append(head, 0x02, 0x92, 0x91, 0x96, 0xa1, 'a', 0x01, 0x00, 0x00, 0x91, 0x92, 0xa1, 'x')
+	tail := []byte{0x90, 0x90}
+	for _, tc := range []struct {
+		amount []byte
+		want   int64 // 0: corrupt
+	}{
+		{[]byte{0x01}, 1},
+		{[]byte{0x7f}, 127},
+		{[]byte{0xcc, 0x80}, 128},
+		{[]byte{0xcd, 0x01, 0x00}, 256},
+		{[]byte{0xce, 0x00, 0x01, 0x00, 0x00}, 1 << 16},
+		{[]byte{0xcf, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00}, 1 << 32},
+		{[]byte{0x00}, 0},
+		{[]byte{0xcc, 0x7f}, 0},
+		{[]byte{0xcd, 0x00, 0xff}, 0},
+		{[]byte{0xce, 0x00, 0x00, 0xff, 0xff}, 0},
+		{[]byte{0xcf, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff}, 0},
+		{[]byte{0xd0, 0x05}, 0},
+		{[]byte{0xff}, 0},
+	} {
+		data := append(append(bytes.Clone(head), tc.amount...), tail...)
+		c := newT(t, Options{})
+		err := c.UnmarshalBinary(data)
+		m := newT(t, Options{})
+		merr := m.MergeBinary(data)
+		_, herr := EncodedHorizon(data)
+		if tc.want == 0 {
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding, "% x", tc.amount)
+			require.ErrorIs(t, merr, crdt.ErrCorruptEncoding, "% x", tc.amount)
+			require.ErrorIs(t, herr, crdt.ErrCorruptEncoding, "% x", tc.amount)
+			continue
+		}
+		require.NoError(t, err, "% x", tc.amount)
+		require.NoError(t, merr, "% x", tc.amount)
+		require.NoError(t, herr, "% x", tc.amount)
+		require.Equal(t, tc.want, c.Value())
+		require.Equal(t, tc.want, m.Value())
+		require.Equal(t, data, must(c.MarshalBinary()))
+	}
+}

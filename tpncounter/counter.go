@@ -22,6 +22,8 @@ type Counter struct {
 	p, n GCounter
 	// cross lists the ids held in both halves (see GCounter.cross).
 	cross map[crdt.TxnID]struct{}
+	// merge is MergeBinary's scratch memory, made when first needed.
+	merge *mergeScratch
 }
 
 // link readies both halves and points each at the other.

@@ -97,9 +97,11 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 			return err
 		}
 		if version >= 4 && i == 0 && k == 3 {
-			if err := g.decodeBase(d); err != nil {
+			b, err := readBase(d)
+			if err != nil {
 				return err
 			}
+			g.useBase(b)
 			first = 1
 			continue
 		}

@@ -13,8 +13,9 @@ func breakRules(v variant) (restore func()) {
 	brokenRetireShared = v == variantRetireShared
 	brokenMergeKeepsFolded = v == variantMergeKeepsFolded
 	brokenLaterRetirementWins = v == variantLaterRetirementWins
+	brokenShiftKeepsSides = v == variantShiftKeepsSides
 	return func() {
 		brokenCountEveryCopy, brokenForgetOnFold, brokenDeferredShrinksWindow, brokenRetireShared = false, false, false, false
-		brokenMergeKeepsFolded, brokenLaterRetirementWins = false, false
+		brokenMergeKeepsFolded, brokenLaterRetirementWins, brokenShiftKeepsSides = false, false, false
 	}
 }

@@ -15,6 +15,7 @@ const (
 	variantRetireShared
 	variantMergeKeepsFolded
 	variantLaterRetirementWins
+	variantShiftKeepsSides
 )
 
 // dropEncodings forgets every entry's cached encoding, so that the next

@@ -73,7 +73,23 @@ func checkForgot(a crdt.ActorID, forgot int64) error {
 // checkDecoded refuses a decoded live entry (seq, total and records set)
 // whose fields disagree in a way no sequence of writes produces.
 func checkDecoded(e *entry) error {
-	nf, n := e.nf(), uint32(e.size())
+	return checkCounts(counts{e.actor, e.seq, e.total, e.nf(), uint32(e.size())}, func(off uint32) int64 { return e.ring[e.pos(off)].amt })
+}
+
+// counts are the fields of a live entry that checkCounts checks: its
+// actor, sequence number and total, and the number of transactions it
+// holds (n), the first nf of them folded.
+type counts struct {
+	actor crdt.ActorID
+	seq   uint64
+	total int64
+	nf, n uint32
+}
+
+// checkCounts is checkDecoded on an entry's counts; folded returns the
+// amount of its folded transaction at offset off.
+func checkCounts(e counts, folded func(off uint32) int64) error {
+	nf, n := e.nf, e.n
 	if h := n - nf; h > MaxHistoryLength+1 {
 		return invariantf(InvHistoryWithinCap, "actor %q holds %d transactions in its history, more than MaxHistoryLength + 1 (%d)", e.actor, h, MaxHistoryLength+1)
 	}
@@ -82,7 +98,7 @@ func checkDecoded(e *entry) error {
 	}
 	left := e.total // what the folded items may still take
 	for off := uint32(0); off < nf; off++ {
-		amt := e.ring[e.pos(off)].amt
+		amt := folded(off)
 		if amt > left {
 			return invariantf(InvTotalCoversFolded, "actor %q: total %d below the sum of its folded record", e.actor, e.total)
 		}

@@ -2,8 +2,12 @@ package tpncounter
 
 import (
 	"bytes"
+	"errors"
+	"slices"
+	"unsafe"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -21,50 +25,80 @@ import (
 // only skipped entries, such as the value of data on its own, are those of
 // c's entries, which c already passed; among them, that data's base holds
 // no retired entry that c holds too: Merge drops such an entry).
+//
+// An entry that is c's entry for its actor with its oldest transactions
+// gone and new ones after its newest (what its writer's next writes make
+// of it: the ledger's common case) is changed in place (see shift) rather
+// than decoded and swapped in.
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
-	var changed [2][][]byte
-	var actors [2][]crdt.ActorID
-	var prev [2][]byte
+	sc := c.merge // made at the first entry c does not hold as it is
+	sc.reset()
+	defer func() { c.merge.release() }()
 	var bases [2][]byte
-	ordered := true
 	halves := [2]*GCounter{&c.p, &c.n}
-	// An entry whose bytes begin with the encoding of c's entry for its
-	// actor is that encoding (an encoding is one complete value): it is
-	// passed over unread.
-	skipped := false
-	known := func(h int, actor, rest []byte) int {
-		g := halves[h]
-		if e := g.entries[crdt.ActorID(actor)]; e != nil { // no copy of actor: the common case
-			if bytes.HasPrefix(rest, e.encoded()) {
-				skipped = true
-				return len(e.enc)
-			}
-		} else if _, i, ok := g.locate(string(actor)); ok && bytes.HasPrefix(rest, g.dorm.rec(i)) {
-			skipped = true
-			return len(g.dorm.rec(i))
-		}
-		return 0
+	fast := true // every changed entry so far is a shift
+	r, err := openBodies(data, crdt.TagTPNCounter, 2)
+	if err == nil && r.version < 2 {
+		err = errOldFormat
 	}
-	version, whole := walkEntries(data, crdt.TagTPNCounter, 2, known, func(int, int) {}, func(h int, actor []byte, start, end int, _ entrySize, _ int64) {
-		if prev[h] != nil && bytes.Compare(actor, prev[h]) <= 0 {
-			ordered = false
+	var e rawEntry
+	for h := 0; h < 2 && err == nil; h++ {
+		g := halves[h]
+		if _, err = r.body(MaxActorsLimit); err != nil {
+			break
 		}
-		prev[h] = actor
-		if skipped {
-			skipped = false
-			return
+		for r.more() && err == nil {
+			if err = r.next(&e); err != nil {
+				break
+			}
+			if e.shape == baseShape {
+				// A base differing from c's takes part in the merge (it
+				// may win, and drop entries, see Fold).
+				if enc := data[e.start:r.d.Offset()]; !bytes.Equal(enc, g.base.encoded()) {
+					bases[h] = enc
+				}
+				continue
+			}
+			// An entry whose bytes begin with the encoding of c's entry
+			// for its actor is that encoding (an encoding is one complete
+			// value): it is passed over unread.
+			l := g.entries[crdt.ActorID(e.actor)] // no copy of actor
+			if l != nil && bytes.HasPrefix(data[e.start:], l.encoded()) {
+				r.pass(&e, len(l.enc))
+				continue
+			}
+			if l == nil {
+				if _, i, ok := g.locate(string(e.actor)); ok && bytes.HasPrefix(data[e.start:], g.dorm.rec(i)) {
+					r.pass(&e, len(g.dorm.rec(i)))
+					continue
+				}
+			}
+			if err = r.fields(&e); err != nil {
+				break
+			}
+			if sc == nil {
+				sc = new(mergeScratch)
+				c.merge = sc
+			}
+			isShift := false
+			switch {
+			case fast && e.shape == liveShape && l != nil && !l.retired && e.seq > l.seq:
+				isShift, err = sc.readShift(&r, &e, h, g, l)
+			case e.shape == liveShape:
+				_, err = r.skipTxns()
+			}
+			fast = fast && isShift
+			if err == nil {
+				sc.changed[h] = append(sc.changed[h], data[e.start:r.d.Offset()])
+				sc.actors[h] = append(sc.actors[h], e.actor)
+			}
 		}
-		changed[h] = append(changed[h], data[start:end])
-		actors[h] = append(actors[h], crdt.ActorID(actor))
-	}, func(h, start, end int, _ int64) {
-		// A base differing from c's takes part in the merge (it may
-		// win, and drop entries, see Fold).
-		if !bytes.Equal(data[start:end], halves[h].base.encoded()) {
-			bases[h] = data[start:end]
-		}
-	})
-	if version < 2 || !whole || !ordered {
+	}
+	if err == nil {
+		err = r.d.Finish()
+	}
+	if err != nil {
 		// An older format, or an input the decoder will refuse: decode it
 		// whole, which reports the error.
 		o, err := New(c.p.o)
@@ -76,23 +110,39 @@ func (c *Counter) MergeBinary(data []byte) error {
 		}
 		return c.Merge(o)
 	}
-	if len(changed[0])+len(changed[1]) == 0 && bases[0] == nil && bases[1] == nil {
+	if bases[0] == nil && bases[1] == nil && (sc == nil || len(sc.changed[0])+len(sc.changed[1]) == 0) {
 		return nil
 	}
-	e := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
-	e.ArrayLen(2)
-	for h, segs := range changed {
+	if sc == nil { // only a base differs
+		sc = new(mergeScratch)
+		c.merge = sc
+	}
+	if fast && bases[0] == nil && bases[1] == nil && c.shiftsFit() {
+		c.applyShifts()
+		return nil
+	}
+	return c.mergeChanged(r.version, bases)
+}
+
+// mergeChanged merges the changed entries MergeBinary collected, and the
+// bases that differ from c's: it decodes them as one state (version's
+// form) and merges that into c.
+func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
+	sc := c.merge
+	enc := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
+	enc.ArrayLen(2)
+	for h, segs := range sc.changed {
 		if bases[h] != nil {
-			e.ArrayLen(len(segs) + 1)
-			e.Raw(bases[h])
+			enc.ArrayLen(len(segs) + 1)
+			enc.Raw(bases[h])
 		} else {
-			e.ArrayLen(len(segs))
+			enc.ArrayLen(len(segs))
 		}
 		for _, seg := range segs {
-			e.Raw(seg)
+			enc.Raw(seg)
 		}
 	}
-	part, err := e.Bytes()
+	part, err := enc.Bytes()
 	if err != nil {
 		return err
 	}
@@ -104,25 +154,344 @@ func (c *Counter) MergeBinary(data []byte) error {
 		return err
 	}
 	// The decoded entries are encoded as they were read: keep that, so that
-	// the next MarshalBinary need not encode them again. The encodings are
-	// copied into one block in order, so that MarshalBinary copies runs of
-	// them at once (appendBody); nothing ever appends to an entry's enc.
+	// the next MarshalBinary need not encode them again.
+	block := sc.block()
+	for h, g := range [2]*GCounter{&o.p, &o.n} {
+		for i, a := range sc.actors[h] {
+			if en := g.entries[crdt.ActorID(a)]; en != nil {
+				en.enc, en.encBin = block[h][i], version >= 3 && en.hasUUID()
+			}
+		}
+	}
+	return c.Merge(o)
+}
+
+// errOldFormat sends a version 1 input, whose entries MergeBinary does not
+// compare with c's (which are written in version 2 and later), to the
+// decoder.
+var errOldFormat = errors.New("tpncounter: version 1 encoding")
+
+// mergeScratch is MergeBinary's memory, kept in the Counter between calls
+// so that the steady state reuses it; a Counter whose merges change
+// nothing never makes it. Between calls it holds nothing of the input
+// (release).
+type mergeScratch struct {
+	// The entries of data that c does not hold as they are, per half:
+	// their encodings and actors (both in data).
+	changed [2][][]byte
+	actors  [2][][]byte
+	// The shifts found (see shift), and the ids and transactions they
+	// add.
+	shifts []shift
+	newIDs []byte
+	news   []rawTxn
+	// The entry readShift reads: its ids and transactions (history, then
+	// folded record).
+	ids   []byte
+	items []rawTxn
+	// Per half: what the shifts add to the value (delta), and the value
+	// of the changed entries as a state of their own (part).
+	delta, part [2]exact.Int128
+	tags        []uint32
+	ents        [2][]*entry
+}
+
+func (sc *mergeScratch) reset() {
+	if sc == nil {
+		return
+	}
+	for h := range 2 {
+		sc.changed[h], sc.actors[h], sc.ents[h] = sc.changed[h][:0], sc.actors[h][:0], sc.ents[h][:0]
+	}
+	sc.shifts, sc.newIDs, sc.news, sc.tags = sc.shifts[:0], sc.newIDs[:0], sc.news[:0], sc.tags[:0]
+	sc.delta, sc.part = [2]exact.Int128{}, [2]exact.Int128{}
+}
+
+// release drops the references to the input and to entries.
+func (sc *mergeScratch) release() {
+	if sc == nil {
+		return
+	}
+	for h := range 2 {
+		clear(sc.changed[h])
+		clear(sc.actors[h])
+		clear(sc.ents[h])
+	}
+	clear(sc.shifts)
+}
+
+// block copies the changed entries' encodings into one block, in order,
+// and returns each one's copy (block[h][i] for changed[h][i]), so that
+// MarshalBinary copies runs of them at once (appendBody). A copy's
+// capacity runs on into the next one (see follows); nothing ever appends
+// to an entry's enc.
+func (sc *mergeScratch) block() [2][][]byte {
 	total := 0
-	for _, segs := range changed {
+	for _, segs := range sc.changed {
 		for _, seg := range segs {
 			total += len(seg)
 		}
 	}
 	block := make([]byte, 0, total)
-	for h, g := range [2]*GCounter{&o.p, &o.n} {
-		for i, seg := range changed[h] {
+	var out [2][][]byte
+	for h, segs := range sc.changed {
+		out[h] = make([][]byte, len(segs))
+		for i, seg := range segs {
 			start := len(block)
 			block = append(block, seg...)
-			if en := g.entries[actors[h][i]]; en != nil {
-				en.enc, en.encBin = block[start:], version >= 3 && en.hasUUID()
-				en.enc = en.enc[:len(seg)]
+			out[h][i] = block[start:][:len(seg)]
+		}
+	}
+	return out
+}
+
+// rawTxn is a transaction read from the input: its id (at, n: where its
+// text is in a scratch buffer), amount and tag.
+type rawTxn struct {
+	at, n uint32
+	amt   int64
+	tag   uint32
+}
+
+// A shift is an entry F of the input for an actor whose live entry L
+// (e) c holds with a lower sequence number, where F holds L's
+// transactions from offset drop on (same ids, amounts and order) and
+// then new ones that no entry of c's half holds (news). Replacing L by F
+// then changes in the index only what differs: the drop oldest items go,
+// the new ones come, and the kept items whose side of the fold boundary
+// changes are taken out and put back (see applyShift).
+type shift struct {
+	h           int
+	e           *entry
+	drop        uint32
+	nf, n       uint32 // F's folded record and size
+	news        [2]int // F's new transactions: mergeScratch.news[news[0]:news[1]]
+	seq         uint64
+	total       int64
+	forgot      int64
+	uuid        bool // F's encoding holds a UUID as 16 bytes
+	hist, histL exact.Int128
+}
+
+// readShift reads the lists of f, the input's entry for the actor of l,
+// c's live entry in half h (g), whose sequence number f exceeds (after
+// r.fields), and records f as a shift when it is one. It reports whether
+// it did; the error is the reader's. It changes nothing of c.
+//
+// It takes f only when its merge can neither fail nor meet another
+// transaction: every item of l is its actor's alone (no multi record),
+// the new transactions are held by no entry of g, and f passes the
+// decoder's checks of an entry (checkCounts; its ids are distinct, being
+// l's and new ones). MergeBinary also takes the other checks the decoder
+// and Merge make on the shifts together (shiftsFit).
+func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter, l *entry) (bool, error) {
+	sc.ids, sc.items = sc.ids[:0], sc.items[:0]
+	nh, uuid := 0, false
+	for part := 0; part < 2; part++ {
+		m, err := r.list(part, nh)
+		if err != nil {
+			return false, err
+		}
+		if part == 0 {
+			nh = m
+		}
+		for j := 0; j < m; j++ {
+			at := len(sc.ids)
+			ids, isUUID, amt, err := r.txn(sc.ids)
+			if err != nil {
+				return false, err
+			}
+			sc.ids, uuid = ids, uuid || isUUID
+			sc.items = append(sc.items, rawTxn{at: uint32(at), n: uint32(len(ids) - at), amt: amt})
+		}
+	}
+	n := uint32(len(sc.items))
+	nf := n - uint32(nh)
+	// at returns f's transaction at offset off: its folded record, then
+	// its history, oldest first (the ring's order).
+	at := func(off uint32) *rawTxn {
+		if off < nf {
+			return &sc.items[uint32(nh)+off]
+		}
+		return &sc.items[off-nf]
+	}
+	id := func(t *rawTxn) string { // valid until sc.ids grows
+		b := sc.ids[t.at : t.at+t.n]
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	if checkCounts(counts{f.name(), f.seq, f.total, nf, n}, func(off uint32) int64 { return at(off).amt }) != nil {
+		return false, nil // the decoder refuses f: mergeChanged reports it
+	}
+	nl := uint32(l.size())
+	for off := uint32(0); off < nl; off++ {
+		if l.ring[l.pos(off)].multi != 0 {
+			return false, nil
+		}
+	}
+	drop := nl // l's oldest transactions that f no longer holds
+	if n > 0 {
+		first := id(at(0))
+		for off := uint32(0); off < nl; off++ {
+			if string(l.id(l.pos(off))) == first {
+				drop = off
+				break
 			}
 		}
 	}
-	return c.Merge(o)
+	kept := nl - drop
+	if kept > n {
+		return false, nil
+	}
+	for off := uint32(0); off < kept; off++ {
+		p, t := l.pos(drop+off), at(off)
+		if l.ring[p].amt != t.amt || string(l.id(p)) != id(t) {
+			return false, nil
+		}
+	}
+	s := shift{h: h, e: l, drop: drop, nf: nf, n: n, seq: f.seq, total: f.total, forgot: f.forgot, uuid: uuid}
+	s.news[0] = len(sc.news)
+	for off := kept; off < n; off++ {
+		t := at(off)
+		x := crdt.TxnID(id(t))
+		hx := hashID(x)
+		if g.find(x, hx) != 0 {
+			return false, nil
+		}
+		sc.news = append(sc.news, rawTxn{at: uint32(len(sc.newIDs)), n: t.n, amt: t.amt, tag: tagOf(hx)})
+		sc.newIDs = append(sc.newIDs, x...)
+	}
+	s.news[1] = len(sc.news)
+	for off := nf; off < n; off++ {
+		s.hist.Add(at(off).amt)
+	}
+	for off := l.nf(); off < nl; off++ {
+		s.histL.Add(l.ring[l.pos(off)].amt)
+	}
+	sc.shifts = append(sc.shifts, s)
+	return true, nil
+}
+
+// shiftsFit reports whether merging the shifts (every changed entry
+// being one) succeeds: the decoder accepts them as a state of their own (its
+// value fits an int64), no two add one transaction (so the new ones stay
+// their actors' alone), the merged value fits an int64 and the size cap
+// holds by the bounds Merge checks first. Otherwise MergeBinary merges
+// them as any changed entries, which reports what fails.
+func (c *Counter) shiftsFit() bool {
+	sc := c.merge
+	for _, s := range sc.shifts {
+		sc.part[s.h].Add(s.total)
+		sc.part[s.h].AddInt128(s.hist)
+		sc.delta[s.h].Add(s.total)
+		sc.delta[s.h].AddInt128(s.hist)
+		sc.delta[s.h].Sub(s.e.total)
+		sc.delta[s.h].SubInt128(s.histL)
+	}
+	grown := 0
+	for h, g := range [2]*GCounter{&c.p, &c.n} {
+		val := g.val
+		val.AddInt128(sc.delta[h])
+		if !fits(sc.part[h]) || !fits(val) {
+			return false
+		}
+		grown += baseBound + g.sized + g.grown
+	}
+	for _, segs := range sc.changed {
+		for _, seg := range segs {
+			grown += len(seg)
+		}
+	}
+	if grown > bodyLimit {
+		return false
+	}
+	for _, t := range sc.news {
+		sc.tags = append(sc.tags, t.tag)
+	}
+	slices.Sort(sc.tags)
+	for i := 1; i < len(sc.tags); i++ {
+		if sc.tags[i] == sc.tags[i-1] {
+			return false // perhaps one transaction twice: Merge sorts it out
+		}
+	}
+	return true
+}
+
+// applyShifts replaces each shift's entry by the input's, in place (see
+// applyShift), as Merge of the decoded entries would replace them.
+func (c *Counter) applyShifts() {
+	sc := c.merge
+	halves := [2]*GCounter{&c.p, &c.n}
+	block := sc.block()
+	for i := range sc.shifts {
+		s := &sc.shifts[i]
+		enc := block[s.h][len(sc.ents[s.h])]
+		g := halves[s.h]
+		g.applyShift(s, sc.news[s.news[0]:s.news[1]], sc.newIDs)
+		s.e.enc, s.e.encBin = enc, s.uuid
+		g.grown += len(enc)
+		sc.ents[s.h] = append(sc.ents[s.h], s.e)
+	}
+	c.p.grown += baseBound
+	c.n.grown += baseBound
+	c.findCross(sc.ents[0], sc.ents[1])
+}
+
+// applyShift makes s.e the input's entry F that s describes, changing in
+// the index only what differs.
+//
+// Why this is what swap gives: the index and the value are functions of
+// the installed entries' contents, kept by release and install, which
+// swap applies to every item of the old entry and then of the new one.
+// An item of L that F keeps on the same side of the fold boundary is the
+// same transaction, amount and side before and after, its actor's alone
+// throughout (readShift): its table entry still names it (the ring does
+// not move it, growRing relocates it) and what it contributes is
+// unchanged, so releasing and installing it again would leave everything
+// as it was. Every other item is released (with L's boundaries) or
+// installed (with F's) as swap would. The totals and the horizon change
+// as in swap; the entry keeps its actor index, so the order of entries
+// and the cached segments hold.
+func (g *GCounter) applyShift(s *shift, news []rawTxn, newIDs []byte) {
+	e := s.e
+	e.times = nil // as swap: cached under another counter's options, perhaps
+	for len(e.ring) != int(e.mask)+1 || int(s.n) > len(e.ring) {
+		g.growRing(e) // first, while every item is installed
+	}
+	nl, nfl := uint32(e.size()), e.nf()
+	// L's offsets [lo, hi) change side of the fold boundary.
+	lo, hi := max(min(nfl, s.nf+s.drop), s.drop), min(max(nfl, s.nf+s.drop), nl)
+	if brokenShiftKeepsSides {
+		hi = lo
+	}
+	for off := uint32(0); off < s.drop; off++ {
+		g.release(e, off)
+	}
+	for off := lo; off < hi; off++ {
+		g.release(e, off)
+		e.ring[e.pos(off)].multi = notInstalled // so that find and rebuild skip it
+	}
+	if e.forgot != 0 && e.forgot >= g.horizon {
+		g.horizonStale = true
+	}
+	g.val.Sub(e.total)
+	e.head += s.drop
+	for _, t := range news {
+		p := e.tail & e.mask
+		e.ring[p] = item{amt: t.amt, tag: t.tag, multi: notInstalled}
+		x := newIDs[t.at : t.at+t.n]
+		e.setID(p, crdt.TxnID(unsafe.String(unsafe.SliceData(x), len(x))))
+		e.tail++
+	}
+	e.mid = e.head + s.nf
+	e.seq, e.total, e.forgot = s.seq, s.total, s.forgot
+	g.val.Add(e.total)
+	if !g.horizonStale {
+		g.horizon = max(g.horizon, e.forgot)
+	}
+	for off := lo - s.drop; off < hi-s.drop; off++ {
+		g.install(e, off)
+	}
+	for off := nl - s.drop; off < s.n; off++ {
+		g.install(e, off)
+	}
 }

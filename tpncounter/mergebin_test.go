@@ -3,10 +3,14 @@ package tpncounter
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/proptest"
 )
 
@@ -121,4 +125,193 @@ func newT(t *testing.T, o Options) *Counter {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestMergeBinaryShifts runs random schedules of writers that share one
+// account as the ledger's do: a writer merges the stored state into its
+// own Counter with MergeBinary, writes (credits mostly; debits,
+// duplicates, a transaction another writer holds, Retract, Compact,
+// Retire now and then) and stores its state. Between two turns of a
+// writer the others wrote, so the entries it fetches are its cached ones
+// with older transactions gone and newer ones added: MergeBinary changes
+// them in place (see shift). After every MergeBinary the Counter must be
+// what decoding and Merge give (checkShiftMerge), and the test requires
+// that many merges took that path.
+//
+// Replay: COUNTERKIT_SEED=<seed> go test ./tpncounter -run TestMergeBinaryShifts
+func TestMergeBinaryShifts(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
+	merges, shifted, err := runShiftSchedules(seed, proptest.Scale(40))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d merges, %d of them changed entries in place", merges, shifted)
+	if shifted < merges/4 {
+		t.Fatalf("only %d of %d merges changed entries in place", shifted, merges)
+	}
+}
+
+// runShiftSchedules runs the schedules of TestMergeBinaryShifts and
+// returns the number of merges, of merges that changed entries in place,
+// and the first difference found.
+func runShiftSchedules(seed int64, schedules int) (merges, shifted int, err error) {
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	for s := 0; s < schedules; s++ {
+		opts := Options{HistoryLength: 1 + r.IntN(4), FoldedLength: 1 + r.IntN(3)}
+		writers := make([]*Counter, 2+r.IntN(4))
+		for i := range writers {
+			writers[i], _ = New(opts)
+		}
+		var stored []byte
+		var ids []crdt.TxnID // every transaction written so far
+		for step := 0; step < 120; step++ {
+			w := r.IntN(len(writers))
+			c, actor := writers[w], crdt.ActorID(fmt.Sprintf("w%d", w))
+			if stored != nil {
+				merges++
+				if err := checkShiftMerge(c, stored); err != nil {
+					return merges, shifted, fmt.Errorf("seed %d schedule %d step %d (w%d merges): %w", seed, s, step, w, err)
+				}
+				if c.shifted() {
+					shifted++
+				}
+			}
+			for k := 1 + r.IntN(2); k > 0; k-- {
+				txn := crdt.TxnID(fmt.Sprintf("t%d", len(ids)))
+				amount := int64(1 + r.IntN(5))
+				switch x := r.IntN(20); {
+				case x < 2 && len(ids) > 0: // a transaction another writer may hold
+					txn = ids[r.IntN(len(ids))]
+				case x < 4:
+					amount = -amount
+				case x == 4:
+					_, _ = c.Compact(actor)
+					continue
+				case x == 5 && len(ids) > 0:
+					_, _ = c.Retract(actor, ids[r.IntN(len(ids))])
+					continue
+				case x == 6:
+					_, _ = c.Retire(crdt.ActorID(fmt.Sprintf("w%d", r.IntN(len(writers)))))
+					continue
+				}
+				if _, err := c.Apply(actor, txn, amount); err == nil && txn == crdt.TxnID(fmt.Sprintf("t%d", len(ids))) {
+					ids = append(ids, txn)
+				}
+			}
+			stored = must(c.MarshalBinary())
+		}
+	}
+	return merges, shifted, nil
+}
+
+// shifted reports whether c's last MergeBinary changed entries in place.
+func (c *Counter) shifted() bool {
+	return c.merge != nil && len(c.merge.ents[0])+len(c.merge.ents[1]) > 0
+}
+
+// checkShiftMerge merges data into c with MergeBinary and checks the
+// result against decoding data and merging it into a copy of c: the same
+// error (c unchanged on one), state, value, horizon, conflicts and
+// encoding; c's cached encoding equal to one from scratch; and c's index
+// whole (checkIndex).
+func checkShiftMerge(c *Counter, data []byte) error {
+	want := c.Clone()
+	o, _ := New(c.Options())
+	wantErr := o.UnmarshalBinary(data)
+	if wantErr == nil {
+		wantErr = want.Merge(o)
+	}
+	before := must(c.MarshalBinary())
+	err := c.MergeBinary(data)
+	switch {
+	case (err == nil) != (wantErr == nil):
+		return fmt.Errorf("MergeBinary error %v, decode and Merge %v", err, wantErr)
+	case err != nil:
+		if !bytes.Equal(must(c.MarshalBinary()), before) {
+			return fmt.Errorf("MergeBinary failed (%v) and changed the state", err)
+		}
+		return nil
+	}
+	if !want.Equal(c) || want.Value() != c.Value() || !want.Horizon().Equal(c.Horizon()) {
+		return fmt.Errorf("MergeBinary gave value %d, horizon %v; decode and Merge value %d, horizon %v", c.Value(), c.Horizon(), want.Value(), want.Horizon())
+	}
+	if got, wc := fmt.Sprint(c.Conflicts()), fmt.Sprint(want.Conflicts()); got != wc {
+		return fmt.Errorf("MergeBinary gave conflicts %s; decode and Merge %s", got, wc)
+	}
+	got := must(c.MarshalBinary())
+	fresh := c.Clone()
+	dropEncodings(fresh)
+	if !bytes.Equal(got, must(fresh.MarshalBinary())) || !bytes.Equal(got, must(want.MarshalBinary())) {
+		return fmt.Errorf("MergeBinary's cached encoding differs from a fresh one or from decode and Merge's")
+	}
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
+		if err := g.checkIndex(); err != nil {
+			return fmt.Errorf("index after MergeBinary: %w", err)
+		}
+	}
+	return nil
+}
+
+// TestMergeBinaryShiftEdges merges hand-made states into a Counter whose
+// writer w1 holds a, b, c and w2 holds x: entries that are shifts of the
+// receiver's (changed in place), and entries that look like one but are
+// not (an id twice, an id another writer holds, a value that overflows
+// once merged), which must give what decoding and Merge give.
+func TestMergeBinaryShiftEdges(t *testing.T) {
+	type ent struct {
+		actor        string
+		seq          uint64
+		total        int64
+		hist, folded []Txn
+	}
+	encode := func(p ...ent) []byte {
+		e := wire.NewEncoder(crdt.TagTPNCounter, 2)
+		e.ArrayLen(2)
+		e.ArrayLen(len(p))
+		for _, en := range p {
+			e.ArrayLen(6)
+			e.String(en.actor)
+			e.Uint(en.seq)
+			e.Int(en.total)
+			e.Int(0)
+			for _, list := range [2][]Txn{en.hist, en.folded} {
+				e.ArrayLen(len(list))
+				for _, x := range list {
+					e.ArrayLen(2)
+					e.String(string(x.ID))
+					e.Int(x.Amount)
+				}
+			}
+		}
+		e.ArrayLen(0)
+		return must(e.Bytes())
+	}
+	a, b, c, d, x, y := Txn{"a", 1}, Txn{"b", 2}, Txn{"c", 3}, Txn{"d", 4}, Txn{"x", 5}, Txn{"y", 6}
+	w2 := ent{"w2", 1, 0, []Txn{x}, nil}
+	start := encode(ent{"w1", 3, 0, []Txn{a, b, c}, nil}, w2)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		inPlace bool
+	}{
+		{"one more, the oldest folded", encode(ent{"w1", 4, 1, []Txn{b, c, d}, []Txn{a}}, w2), true},
+		{"the oldest forgotten, two more", encode(ent{"w1", 5, 1, []Txn{c, d, y}, nil}, w2), true},
+		{"all new, folded", encode(ent{"w1", 9, 10, []Txn{y}, []Txn{d}}, w2), true},
+		{"both writers", encode(ent{"w1", 4, 0, []Txn{a, b, c, d}, nil}, ent{"w2", 2, 5, []Txn{y}, []Txn{x}}), true},
+		{"an id twice", encode(ent{"w1", 4, 0, []Txn{b, c, b}, nil}, w2), false},
+		{"an id w2 holds", encode(ent{"w1", 4, 0, []Txn{b, c, x}, nil}, w2), false},
+		{"one id added by both", encode(ent{"w1", 4, 0, []Txn{a, b, c, y}, nil}, ent{"w2", 2, 0, []Txn{x, y}, nil}), false},
+		{"a kept id with another amount", encode(ent{"w1", 4, 0, []Txn{a, {"b", 7}, c}, nil}, w2), false},
+		{"overflows once merged", encode(ent{"w1", 4, math.MaxInt64 - 10, []Txn{b, c, d}, []Txn{a}}, w2), false},
+		{"below the folded sum", encode(ent{"w1", 4, 0, []Txn{b, c, d}, []Txn{a}}, w2), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newT(t, Options{})
+			require.NoError(t, c.UnmarshalBinary(start))
+			must(c.MarshalBinary())
+			require.NoError(t, checkShiftMerge(c, tc.data))
+			require.Equal(t, tc.inPlace, c.shifted(), "changed in place")
+		})
+	}
 }

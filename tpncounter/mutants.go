@@ -30,9 +30,14 @@ var (
 	// entry win in Merge: a state that folded the earlier one meets the
 	// later one, which no cutoff drops yet.
 	brokenLaterRetirementWins bool
+	// brokenShiftKeepsSides changes an entry in place in MergeBinary (see
+	// applyShift) without taking out and putting back the kept items that
+	// cross the fold boundary: their contributions stay those of their
+	// old side.
+	brokenShiftKeepsSides bool
 )
 
 // correctRules reports whether no broken variant is selected.
 func correctRules() bool {
-	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins
+	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
 }

@@ -5,6 +5,8 @@ package tpncounter
 import (
 	"fmt"
 	"testing"
+
+	"github.com/counterkit/counterkit/proptest"
 )
 
 // The broken variants are the failures the package documentation
@@ -48,4 +50,15 @@ func TestSimulationCatchesBrokenRules(t *testing.T) {
 			expectFoldCaught(t, fmt.Sprintf("the broken variant %q", tc.name))
 		})
 	}
+	// The schedules of TestMergeBinaryShifts catch a broken in-place
+	// change of an entry in MergeBinary.
+	t.Run("a shift leaves its items on their side of the fold boundary", func(t *testing.T) {
+		defer breakRules(variantShiftKeepsSides)()
+		seed := proptest.Seed()
+		_, _, err := runShiftSchedules(seed, proptest.Scale(40))
+		if err == nil {
+			t.Fatalf("the broken variant went unnoticed; replay: %s", proptest.Replay(t, seed))
+		}
+		t.Logf("caught: %v", err)
+	})
 }

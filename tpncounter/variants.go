@@ -12,6 +12,7 @@ const (
 	brokenRetireShared          = false
 	brokenMergeKeepsFolded      = false
 	brokenLaterRetirementWins   = false
+	brokenShiftKeepsSides       = false
 )
 
 // correctRules reports whether no broken variant is selected.
