@@ -780,14 +780,9 @@ func TestDamage(t *testing.T) {
 	}
 }
 
-// TestDamageCatchesUncheckedStore runs part of the suite against the store
-// without its file check and digests (the store before them): lowered
-// leaf counts and a zeroed newer meta checksum must show as wrong values,
-// so the suite can fail.
-func TestDamageCatchesUncheckedStore(t *testing.T) {
-	t.Parallel()
-	orig, b := fixtureFile(t)
-	l := layoutOf(t, b)
+// uncheckedCopies are the damaged copies that reads without the file
+// check get wrong: lowered leaf counts and a zeroed newer meta checksum.
+func uncheckedCopies(l fileLayout) []damage {
 	var copies []damage
 	for _, d := range structDamage(l) {
 		if strings.HasSuffix(d.Name, "count-1") && l.flags(pageOf(d.Name)) == flLeaf {
@@ -799,6 +794,18 @@ func TestDamageCatchesUncheckedStore(t *testing.T) {
 			copies = append(copies, d)
 		}
 	}
+	return copies
+}
+
+// TestDamageCatchesUncheckedStore runs part of the suite against the store
+// without its file check and digests (the store before them): lowered
+// leaf counts and a zeroed newer meta checksum must show as wrong values,
+// so the suite can fail.
+func TestDamageCatchesUncheckedStore(t *testing.T) {
+	t.Parallel()
+	orig, b := fixtureFile(t)
+	l := layoutOf(t, b)
+	copies := uncheckedCopies(l)
 	res := runDamage(t, orig, copies, true, damageTimeout)
 	_, counts := tallyDamage(t, copies, res)
 	if counts["count"]["wrong"] == 0 || counts["meta"]["wrong"] != 1 {

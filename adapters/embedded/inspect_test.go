@@ -555,17 +555,7 @@ func TestInspectDamageCatchesUncheckedReads(t *testing.T) {
 	t.Parallel()
 	orig, b := fixtureFile(t)
 	l := layoutOf(t, b)
-	var copies []damage
-	for _, d := range structDamage(l) {
-		if strings.HasSuffix(d.Name, "count-1") && l.flags(pageOf(d.Name)) == flLeaf {
-			copies = append(copies, d)
-		}
-	}
-	for _, d := range metaDamage(l) {
-		if strings.HasPrefix(d.Name, "newer") && strings.HasSuffix(d.Name, "checksum zeroed") {
-			copies = append(copies, d)
-		}
-	}
+	copies := uncheckedCopies(l)
 	res := runDamagePlan(t, damagePlan{Orig: orig, Inspect: true, Unchecked: true, Copies: copies}, damageTimeout)
 	_, counts := tallyDamage(t, copies, res)
 	if counts["count"]["wrong"] == 0 || counts["meta"]["wrong"] != 1 {
