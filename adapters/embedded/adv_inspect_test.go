@@ -650,7 +650,8 @@ func uvarintLen(n int) int {
 // value), ReadStats counts them, Compact copies them, and Keys allocates
 // a bounded amount per key: not in proportion to the values it skips.
 func TestAdvKeysMany(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it bounds the process's allocations while it reads,
+	// which tests running beside it would add to.
 	rng, _ := seeded(t)
 	nParts, nSibs := min(proptest.Scale(10000), 1_000_000), proptest.Scale(200)
 	dir := filepath.Join(t.TempDir(), "store")
@@ -771,7 +772,8 @@ func TestAdvKeysMany(t *testing.T) {
 // Keys and ReadStats do not read values into memory: on a store of 24
 // values of 1 MiB each they allocate less than 2 MiB.
 func TestAdvKeysLargeValues(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it bounds the process's allocations while it reads,
+	// which tests running beside it would add to.
 	db, dir := openTemp(t, embedded.Options{})
 	ctx := context.Background()
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
