@@ -126,7 +126,7 @@ type bvScenario struct {
 	// describe it.
 	Initial map[string]bvState `json:"initial,omitempty"`
 	Steps   []bvStep           `json:"steps"`
-	Final          map[string]bvState          `json:"final,omitempty"`
+	Final   map[string]bvState `json:"final,omitempty"`
 	// FinalDigest replaces Final in a scenario with an actor_range step.
 	FinalDigest map[string]bvDigest `json:"final_digest,omitempty"`
 }
@@ -367,7 +367,7 @@ func bvPrograms() []bvScenario {
 			Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c1", math.MaxInt64), ap("r", "b", "c2", 1), ap("r", "a", "d1", -1), ap("r", "b", "c2", 1)}},
 		{Name: "sequence number at its limit", Note: "r starts from a decoded state whose entry a is at seq 2^63-1: every change of a (apply, transfer, request, retract) is overflow and changes nothing; a retry of a's transaction is a duplicate and a withdraw with nothing outstanding changes nothing, neither writing; b still writes",
-			Initial: map[string]bvState{"r": {Entries: []bvEntry{{Actor: "a", Seq: i64(math.MaxInt64), Credits: "5", Debits: "0", Asked: "0", Recent: [][2]string{{"c1", "5"}}}}}},
+			Initial:  map[string]bvState{"r": {Entries: []bvEntry{{Actor: "a", Seq: i64(math.MaxInt64), Credits: "5", Debits: "0", Asked: "0", Recent: [][2]string{{"c1", "5"}}}}}},
 			Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c2", 1), ap("r", "a", "d1", -1), tr("r", "a", "b", 1), rq("r", "a", 1), rt("r", "a", "c1"), ap("r", "a", "c1", 5), wd("r", "a"),
 				ap("r", "b", "c3", 2), tr("r", "b", "a", 1)}},
