@@ -755,12 +755,7 @@ func TestDamage(t *testing.T) {
 	}
 	l := layoutOf(t, b)
 	rng, seed := seeded(t)
-	var copies []damage
-	copies = append(copies, truncDamage(l)...)
-	copies = append(copies, metaDamage(l)...)
-	copies = append(copies, structDamage(l)...)
-	copies = append(copies, flipDamage(l, rng, proptest.Scale(600))...)
-	copies = append(copies, oddDamage()...)
+	copies := allDamage(l, rng, proptest.Scale(600))
 	t.Logf("fixture: %d bytes, page size %d, high-water mark %d pages, %d leaf and branch pages", len(b), l.ps, l.hwm, len(l.pages))
 	res := runDamage(t, orig, copies, false, damageTimeout)
 	bad, _ := tallyDamage(t, copies, res)
@@ -778,6 +773,17 @@ func TestDamage(t *testing.T) {
 		}
 		t.Errorf("%s", s)
 	}
+}
+
+// allDamage is every kind of damaged copy of the file l describes, with
+// flips random byte flips drawn from rng.
+func allDamage(l fileLayout, rng *rand.Rand, flips int) []damage {
+	var copies []damage
+	copies = append(copies, truncDamage(l)...)
+	copies = append(copies, metaDamage(l)...)
+	copies = append(copies, structDamage(l)...)
+	copies = append(copies, flipDamage(l, rng, flips)...)
+	return append(copies, oddDamage()...)
 }
 
 // uncheckedCopies are the damaged copies that reads without the file

@@ -527,12 +527,7 @@ func TestInspectDamage(t *testing.T) {
 	orig, b := fixtureFile(t)
 	l := layoutOf(t, b)
 	rng, _ := seeded(t)
-	var copies []damage
-	copies = append(copies, truncDamage(l)...)
-	copies = append(copies, metaDamage(l)...)
-	copies = append(copies, structDamage(l)...)
-	copies = append(copies, flipDamage(l, rng, proptest.Scale(100))...)
-	copies = append(copies, oddDamage()...)
+	copies := allDamage(l, rng, proptest.Scale(100))
 	res := runDamagePlan(t, damagePlan{Orig: orig, Inspect: true, Copies: copies}, damageTimeout)
 	bad, counts := tallyDamage(t, copies, res)
 	for i, s := range bad {
