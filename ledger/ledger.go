@@ -255,11 +255,17 @@ type sighting struct {
 	since   time.Time
 	dated   bool
 	pass    bool // seen in the latest pass
+	// recorded: the transactions of the actor at this version are
+	// recorded (records outlive the window from their first landing, so
+	// once per version is enough).
+	recorded bool
 }
 
-// MaxRetirePerWrite bounds the retirements one write makes (see
+// MaxRetirePerWrite bounds the actors one write retires alone, and the
+// actors whose transactions it records before retiring them (see
 // Options.RetireAfter), so that a write's cost stays bounded when many
-// actors become retirable at once.
+// actors become retirable at once. Idle actors that share transactions
+// retire together, as one group of any size, once all are recorded.
 const MaxRetirePerWrite = 16
 
 // RetirePassDivisor sets how often a ledger looks for idle actors (see
@@ -360,13 +366,26 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 	}
 	var shared []crdt.ActorID
 	done, unrecorded := 0, false
+	// Each actor's records are written once per version, for at most
+	// MaxRetirePerWrite actors a pass, each tried once.
+	budget, tried := MaxRetirePerWrite, map[crdt.ActorID]bool{}
+	record := func(a crdt.ActorID) bool {
+		s := l.sightings[a]
+		if s.recorded || tried[a] || budget == 0 {
+			return s.recorded
+		}
+		budget--
+		tried[a] = true
+		s.recorded = l.recordRetiring(ctx, merged, a, now)
+		l.sightings[a] = s
+		return s.recorded
+	}
 	for _, a := range idle {
 		// Its transactions are recorded first, so that retiring forgets
 		// none inside the retry window; declined (and tried again on a
 		// later write) when a record could not be written, or while
-		// another actor holds one of a's transactions. Errors are an
-		// invalid id, which a decoded state cannot hold.
-		if !l.recordRetiring(ctx, merged, a, now) {
+		// another actor holds one of a's transactions.
+		if !record(a) {
 			unrecorded = true
 			continue
 		}
@@ -379,11 +398,25 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 	}
 	// Idle actors that share transactions only among themselves (one
 	// transaction given to two incarnations that both went idle) retire
-	// together, each shared transaction counted once (SPEC.md 6.10).
-	if len(shared) > 1 {
-		if ok, _ := merged.RetireAllAt(now, shared...); ok {
-			l.stats.retired += len(shared)
-			done += len(shared)
+	// together, each shared transaction counted once (SPEC.md 6.10): the
+	// actors linked to a declined one by shared transactions, directly or
+	// through others, once every one of them is retirable and recorded,
+	// whatever their number.
+	for _, g := range sharingGroups(merged, shared) {
+		if !l.retirable(g, now) {
+			continue
+		}
+		all := true
+		for _, a := range g {
+			all = record(a) && all
+		}
+		if !all {
+			unrecorded = true
+			continue
+		}
+		if ok, _ := merged.RetireAllAt(now, g...); ok {
+			l.stats.retired += len(g)
+			done += len(g)
 		}
 	}
 	if undated || unrecorded || (done > 0 && retirable > len(idle)) {
@@ -395,6 +428,56 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		return time.Time{}
 	}
 	return next
+}
+
+// retirable reports whether this ledger has seen every actor of g
+// unchanged for RetireAfter, dated (see retirePass).
+func (l *Ledger) retirable(g []crdt.ActorID, now time.Time) bool {
+	for _, a := range g {
+		s, ok := l.sightings[a]
+		if !ok || !s.dated || now.Before(s.since.Add(l.opts.RetireAfter)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sharingGroups returns, for the actors of from, the groups of live actors
+// of c linked by transactions they hold, directly or through others: the
+// sets RetireAll can retire together. Groups are in order of their first
+// actor in from, each sorted.
+func sharingGroups(c *tpncounter.Counter, from []crdt.ActorID) [][]crdt.ActorID {
+	if len(from) == 0 {
+		return nil
+	}
+	holders := map[crdt.TxnID][]crdt.ActorID{}
+	for a := range c.LiveActors() {
+		for txn := range c.Transactions(a) {
+			holders[txn] = append(holders[txn], a)
+		}
+	}
+	seen := map[crdt.ActorID]bool{}
+	var groups [][]crdt.ActorID
+	for _, start := range from {
+		if seen[start] {
+			continue
+		}
+		seen[start] = true
+		g := []crdt.ActorID{start}
+		for i := 0; i < len(g); i++ {
+			for txn := range c.Transactions(g[i]) {
+				for _, b := range holders[txn] {
+					if !seen[b] {
+						seen[b] = true
+						g = append(g, b)
+					}
+				}
+			}
+		}
+		slices.Sort(g)
+		groups = append(groups, g)
+	}
+	return groups
 }
 
 // now is the ledger's clock (Options.Clock).

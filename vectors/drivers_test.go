@@ -2814,6 +2814,16 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 	if err != nil {
 		panic(err)
 	}
+	// Seventeen actors p01..p17 in a chain: p(i) holds x(i) and x(i+1),
+	// so each shares a transaction with the next.
+	chain := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 18}
+	for i := 1; i <= 17; i++ {
+		chain.P = append(chain.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "2", History: []dvTxn{{fmt.Sprintf("x%02d", i), 1}, {fmt.Sprintf("x%02d", i+1), 1}}, Folded: []dvTxn{}})
+	}
+	chainBytes, err := dvEncState(chain)
+	if err != nil {
+		panic(err)
+	}
 	return []dvVector{
 		{Name: "retire: an actor idle exactly RetireAfter is retired, not before",
 			Note:    "a credits t1 at 0:00 and stops. b's first write, at 0:55, dates a by t1's record (0:00): idle 55 minutes, not retired; the next pass is due at 1:00, when a would have been unchanged for RetireAfter, before 0:55 + RetireAfter/8. b's write at 1:00 makes that pass and retires a, idle exactly RetireAfter",
@@ -2837,6 +2847,17 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 			Note:    "the key holds p01..p17, each with one transaction (x01..x17) and no record. b's writer id b~bbbbbbbb has FNV-1a-32 hash 0x" + fmt.Sprintf("%08x", dvFNV("b~bbbbbbbb")) + ", 3 modulo the 18 live actors (b's own entry included): b's passes visit the actors from index 3 (p03) on, in actor order, wrapping round (pass_start_mod 18: the port's random incarnation must give the same start). b's first write, at 0:00, looks up the records of the first 16 it visits (p03..p17, p01: none, idle from now) and leaves p02 undated, so its write at 0:01 passes again and looks up p02. At 1:00 all 17 have been idle for RetireAfter: b's write records and retires the first 16 of its pass and leaves p02, so its next write passes again and retires p02",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
 			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(ownBytes), State: own}},
+			Steps: []dvStep{
+				dvCredit("b", "t1", 1),
+				dvAtClock(dvCredit("b", "t2", 1), m),
+				dvAtClock(dvCredit("b", "t3", 1), 60*m),
+				dvAtClock(dvCredit("b", "t4", 1), 60*m),
+				dvAtClock(dvLedgerOp("value", "b"), 60*m),
+			}},
+		{Name: "retire: idle writers linked by shared transactions retire together, however many",
+			Note:    "the key holds p01..p17 in a chain: p(i) holds x(i) and x(i+1), no record. b's passes start at p03 (as in the vector before; pass_start_mod 18). b's writes at 0:00 and 0:01 date all 17 (idle from 0:00). At 1:00 b's pass records the transactions of the first 16 it visits (at most 16 actors' records a write), and each declines to retire alone, since its neighbour holds one of its transactions; the group linked to them is all 17, one of them (p02) not recorded yet, so none retires and the next write passes again. At 1:00 still, b's next write records p02's transactions (the others are recorded at their versions already) and retires all 17 with one RetireAll: more than 16 in one write, since a group retires all or none. Each shared transaction counts once, by its owner, the smaller id",
+			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
+			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(chainBytes), State: chain}},
 			Steps: []dvStep{
 				dvCredit("b", "t1", 1),
 				dvAtClock(dvCredit("b", "t2", 1), m),
@@ -3706,6 +3727,17 @@ func (m dvEntries) sharesOutside(actor string, group []string) bool {
 	return false
 }
 
+// sharesWith reports whether an entry of b holds a transaction a's live
+// entries hold.
+func (m dvEntries) sharesWith(a, b string) bool {
+	for _, x := range m.held(a) {
+		if slices.ContainsFunc(m.held(b), func(y dvTxn) bool { return y.Txn == x.Txn }) {
+			return true
+		}
+	}
+	return false
+}
+
 // bothHalves reports whether a transaction actor's live entries hold is
 // held in both halves, by any entry (SPEC.md 6.10: in the other half every
 // entry is an other entry, the actor's own included, so Retire and
@@ -3730,9 +3762,10 @@ func (m dvEntries) bothHalves(actor string) bool {
 // 6.9): its version, since when unchanged, and whether its newest
 // transaction's record was read for that.
 type dvSighting struct {
-	version uint64
-	since   time.Time
-	dated   bool
+	version  uint64
+	since    time.Time
+	dated    bool
+	recorded bool // its transactions' records written at this version
 }
 
 // dvModelLedger checks ledger vectors against SPEC.md 6.9-6.11, with the
@@ -4188,50 +4221,110 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 }
 
 // retire puts the records of the retiring actors' transactions (SPEC.md
-// 6.11 step 5) and returns the actors retired: every record written and
-// no other entry sharing a transaction (6.10).
+// 6.11 step 5: once per version, at most 16 actors' a pass) and returns
+// the actors retired: every record written and no other entry sharing a
+// transaction (6.10), or, for those Retire declined, the group linked to
+// them by shared transactions, all retirable and recorded, retired with one
+// RetireAll.
 func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[string]bool {
 	if len(idle) == 0 {
 		return nil
 	}
-	var want []dvRecord
 	at := m.now.Format(time.RFC3339Nano)
-	for _, a := range idle {
-		for _, x := range merged.held(a) {
-			want = append(want, dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: a, At: at, Version: strconv.FormatUint(merged.version(a), 10)})
+	puts := m.set("put")
+	reply := map[string]string{}
+	for _, p := range puts {
+		if p.Record != nil {
+			reply[p.Key+" "+p.Record.Writer] = p.Reply
 		}
 	}
-	var puts []dvCall
-	if len(want) > 0 {
-		puts = m.set("put")
-	}
-	failed := map[string]bool{}
-	for _, r := range m.recordPuts(L, "retirement", puts, want, "") {
-		failed[r.Writer] = true
-		L.unindexed[r.Txn] = r
+	var want []dvRecord
+	budget, tried := ledger.MaxRetirePerWrite, map[string]bool{}
+	unrecorded := false
+	record := func(a string) bool {
+		sg := L.sightings[a]
+		if sg.recorded || tried[a] || budget == 0 {
+			return sg.recorded
+		}
+		budget--
+		tried[a] = true
+		sg.recorded = true
+		for _, x := range merged.held(a) {
+			r := dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: a, At: at, Version: strconv.FormatUint(merged.version(a), 10)}
+			want = append(want, r)
+			if reply[dvRecordKey(m.v.Options.Key, r.Txn)+" "+a] != "ok" {
+				sg.recorded = false
+			}
+		}
+		L.sightings[a] = sg
+		return sg.recorded
 	}
 	out := map[string]bool{}
 	var shared []string
 	for _, a := range idle {
 		switch {
-		case failed[a]:
+		case !record(a):
+			unrecorded = true
 		case !merged.shares(a) && !merged.bothHalves(a):
 			out[a] = true
 		default:
 			shared = append(shared, a)
 		}
 	}
-	// Those Retire declined retire together when they share only among
-	// themselves (RetireAll, 6.10).
-	if len(shared) > 1 && !slices.ContainsFunc(shared, func(a string) bool { return merged.sharesOutside(a, shared) || merged.bothHalves(a) }) {
-		for _, a := range shared {
-			out[a] = true
+	for _, g := range merged.groups(shared) {
+		if slices.ContainsFunc(g, func(a string) bool {
+			sg, ok := L.sightings[a]
+			return !ok || !sg.dated || m.now.Before(sg.since.Add(m.retireAfter))
+		}) {
+			continue // a member still writes, or is not yet idle for RetireAfter
 		}
+		all := true
+		for _, a := range g {
+			all = record(a) && all
+		}
+		if !all {
+			unrecorded = true
+			continue
+		}
+		if !slices.ContainsFunc(g, merged.bothHalves) {
+			for _, a := range g {
+				out[a] = true
+			}
+		}
+	}
+	for _, r := range m.recordPuts(L, "retirement", puts, want, "") {
+		L.unindexed[r.Txn] = r
 	}
 	// The next pass is on the next write when records are left to write
 	// or more actors are retirable than this write retired.
-	if len(failed) > 0 || (len(out) > 0 && L.retirable > len(idle)) {
+	if unrecorded || (len(out) > 0 && L.retirable > len(idle)) {
 		L.nextPass = time.Time{}
+	}
+	return out
+}
+
+// groups returns, for the actors of from, the sets of live actors linked
+// to each by transactions their live entries hold, directly or through
+// others (SPEC.md 6.9 RetireAfter).
+func (m dvEntries) groups(from []string) [][]string {
+	seen := map[string]bool{}
+	var out [][]string
+	for _, a := range from {
+		if seen[a] {
+			continue
+		}
+		seen[a] = true
+		g := []string{a}
+		for i := 0; i < len(g); i++ {
+			for b := range m.live() {
+				if !seen[b] && m.sharesWith(g[i], b) {
+					seen[b] = true
+					g = append(g, b)
+				}
+			}
+		}
+		slices.Sort(g)
+		out = append(out, g)
 	}
 	return out
 }
@@ -6267,8 +6360,14 @@ var dvMutants = []struct {
 		"tpncounter/options.go", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {", "if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit+1 {",
 		"driver_ledger", "option check 22 (MaxActors 65537)"},
 	{"ledger/declined actors retired one at a time", "6.9 RetireAfter: actors whose Retire declined (at least two) are retired with one RetireAll",
-		"ledger/ledger.go", "\tif len(shared) > 1 {\n\t\tif ok, _ := merged.RetireAllAt(now, shared...); ok {", "\tfor _, a := range shared {\n\t\tif ok, _ := merged.RetireAllAt(now, a); ok {",
+		"ledger/ledger.go", "\tfor _, g := range sharingGroups(merged, shared) {", "\tfor _, g := range [][]crdt.ActorID(nil) {",
 		"driver_ledger", "retire: idle writers that share a transaction retire together"},
+	{"ledger/only the declined actors retired together", "6.9 RetireAfter: the group linked to a declined actor by shared transactions retires together, however many",
+		"ledger/ledger.go", "\tfor _, g := range sharingGroups(merged, shared) {", "\tfor _, g := range [][]crdt.ActorID{shared} {",
+		"driver_ledger", "retire: idle writers linked by shared transactions retire together, however many"},
+	{"ledger/recorded again at every pass", "6.9 RetireAfter: an actor's transactions are recorded once per version",
+		"ledger/ledger.go", "\t\tif s.recorded || tried[a] || budget == 0 {", "\t\tif tried[a] || budget == 0 {",
+		"driver_ledger", "retire: idle writers linked by shared transactions retire together, however many"},
 	{"ledger/group: a duplicate member answered applied", "6.9 group commit: a member whose Apply answers duplicate stays in the group as a duplicate",
 		"ledger/group.go", "\t\tc.res.Outcome = out\n\t\tif c.applied {", "\t\tc.res.Outcome = tpncounter.Applied\n\t\tif c.applied {",
 		"driver_ledger", "group: duplicate members"},
