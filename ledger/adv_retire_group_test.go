@@ -239,8 +239,29 @@ func starHolds(n int) []advHold {
 	return hs
 }
 
+// foldedRingHolds links n members in a ring partly through folded
+// copies: member i applies s_i, then twelve transactions of its own
+// (more than the default HistoryLength, 10, so s_i is folded), then
+// s_{i+1}, which stays in its history; member 0 and member n−1 also hold
+// one id, k, with two amounts (3 and 4: a conflict Merge keeps, counted
+// by its owner).
+func foldedRingHolds(n int) []advHold {
+	var hs []advHold
+	for i := range n {
+		a := advMember(i)
+		hs = append(hs, advHold{a, crdt.TxnID(fmt.Sprint("s", i)), int64(i + 1)})
+		for j := range 12 {
+			hs = append(hs, advHold{a, crdt.TxnID(fmt.Sprintf("o%d_%d", i, j)), 1})
+		}
+		hs = append(hs, advHold{a, crdt.TxnID(fmt.Sprint("s", (i+1)%n)), int64((i+1)%n + 1)})
+	}
+	return append(hs, advHold{advMember(0), "k", 3}, advHold{advMember(n - 1), "k", 4})
+}
+
 // A large group, 40 idle incarnations in a chain or a star (one id held
-// by all 40), retires whole, bounded in cost and in writes. A ledger C
+// by all 40), or 20 in a ring linked partly through folded copies and a
+// conflicting id (foldedRingHolds), retires whole, bounded in cost and in
+// writes. A ledger C
 // credits once a minute with RetireAfter 1h and first sees the group at
 // t0, with no record to date it. Checked at every write: the stored value
 // is every transaction counted once; no member retires before t0 + 1h;
@@ -259,17 +280,24 @@ func starHolds(n int) []advHold {
 // members outside the first sixteen (all = all || record(a): their
 // records never Put).
 func TestAdvLargeGroupRetiresBounded(t *testing.T) {
-	const n = 40
 	for _, tc := range []struct {
 		name  string
+		n     int
 		holds []advHold
-	}{{"chain", chainHolds(n)}, {"star", starHolds(n)}} {
+	}{{"chain", 40, chainHolds(40)}, {"star", 40, starHolds(40)}, {"folded-ring", 20, foldedRingHolds(20)}} {
 		t.Run(tc.name, func(t *testing.T) {
+			n := tc.n
 			ctx := context.Background()
 			st := newRecordCounter(memory.NewSiblings())
 			want := seedState(t, st, tc.holds)
 			members := actorsOf(tc.holds)
 			require.Len(t, members, n)
+			if tc.name == "folded-ring" {
+				own, ok := stored(t, st).Owner("s1")
+				require.True(t, ok)
+				require.True(t, own.Folded, "s1 counts through a folded copy")
+				require.NotEmpty(t, stored(t, st).Conflicts(), "k held with two amounts")
+			}
 			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 			clock := newFakeClock(t0)
 			c := advLedger(t, st, clock, "c", time.Hour)
