@@ -89,10 +89,10 @@ func (s *recordCounter) puts(h advHold) int {
 	return s.all[h]
 }
 
-// seedState merges one counter per actor, each holding that actor's
+// storeState merges one counter per actor, each holding that actor's
 // copies, and stores the result under advKey as one sibling. It returns
 // the merged state's value.
-func seedState(t *testing.T, st store.Siblings, holds []advHold) int64 {
+func storeState(t *testing.T, st store.Siblings, holds []advHold) int64 {
 	t.Helper()
 	// One counter per actor and half, so that one actor may hold an id
 	// both ways (its entries in P and N are apart).
@@ -123,7 +123,7 @@ func seedState(t *testing.T, st store.Siblings, holds []advHold) int64 {
 	}
 	b, err := merged.MarshalBinary()
 	require.NoError(t, err)
-	require.NoError(t, st.Put(context.Background(), advKey, "seed", b, nil))
+	require.NoError(t, st.Put(context.Background(), advKey, "origin", b, nil))
 	return merged.Value()
 }
 
@@ -289,7 +289,7 @@ func TestAdvLargeGroupRetiresBounded(t *testing.T) {
 			n := tc.n
 			ctx := context.Background()
 			st := newRecordCounter(memory.NewSiblings())
-			want := seedState(t, st, tc.holds)
+			want := storeState(t, st, tc.holds)
 			members := actorsOf(tc.holds)
 			require.Len(t, members, n)
 			if tc.name == "folded-ring" {
@@ -421,7 +421,7 @@ func TestAdvGroupWaitsForEveryMember(t *testing.T) {
 	ctx := context.Background()
 	st := memory.NewSiblings()
 	holds := chainHolds(3)
-	want := seedState(t, st, holds)
+	want := storeState(t, st, holds)
 	members := actorsOf(holds)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
@@ -472,7 +472,7 @@ func TestAdvGroupRecordRefused(t *testing.T) {
 	ctx := context.Background()
 	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
 	holds := chainHolds(5)
-	want := seedState(t, fs, holds)
+	want := storeState(t, fs, holds)
 	members := actorsOf(holds)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
@@ -540,7 +540,7 @@ func TestAdvGroupClockBack(t *testing.T) {
 	ctx := context.Background()
 	st := memory.NewSiblings()
 	holds := chainHolds(3)
-	want := seedState(t, st, holds)
+	want := storeState(t, st, holds)
 	members := actorsOf(holds)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
@@ -588,7 +588,7 @@ func TestAdvGroupConcurrentPasses(t *testing.T) {
 	ctx := context.Background()
 	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
 	holds := chainHolds(4)
-	want := seedState(t, fs, holds)
+	want := storeState(t, fs, holds)
 	members := actorsOf(holds)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
@@ -674,7 +674,7 @@ func TestAdvCreditDebitGroupNeverRetires(t *testing.T) {
 		{advMember(3), "z", 2}, {advMember(3), "z", -2}, {advMember(3), "q", 1},
 		{advMember(9), "solo", 6},
 	}
-	want := seedState(t, st, holds)
+	want := storeState(t, st, holds)
 	stuck := []crdt.ActorID{advMember(0), advMember(1), advMember(2), advMember(3)}
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := newFakeClock(t0)
@@ -746,7 +746,7 @@ func TestAdvIdleActorBehindStuckGroup(t *testing.T) {
 	}
 	// One link held both ways: the whole group declines.
 	holds = append(holds, advHold{stuck[0], "both", 2}, advHold{stuck[1], "both", -2})
-	want := seedState(t, st, holds)
+	want := storeState(t, st, holds)
 	for i := 0; clock.Now().Before(t0.Add(6 * time.Hour)); i++ {
 		_, err := c.Credit(ctx, crdt.TxnID(fmt.Sprint("c", i)), 1000)
 		require.NoError(t, err)
@@ -780,7 +780,7 @@ func TestAdvMemberDatedByOlderDebit(t *testing.T) {
 	st := memory.NewSiblings()
 	m0, m1 := advMember(0), advMember(1)
 	holds := []advHold{{m0, "x", 5}, {m1, "x", 5}, {m0, "d", -2}, {m0, "c", 3}}
-	want := seedState(t, st, holds)
+	want := storeState(t, st, holds)
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	s := stored(t, st)
 	putRecord(t, st, holds[0], t0.Add(-3*time.Hour), s.Version(m0))
