@@ -725,8 +725,7 @@ func TestAdvIdleActorBehindStuckGroup(t *testing.T) {
 	// put last in that order (or just before C's writer).
 	k := fnvStart(c.Writer(), n)
 	sIdx := (k + n - 1) % n
-	if sIdx == 0 {
-		sIdx = n - 1 // C's writer's slot: s one before it in pass order
+	if sIdx == 0 { // C's writer's slot: s just before it in pass order
 		sIdx = (k + n - 2) % n
 	}
 	var holds []advHold
