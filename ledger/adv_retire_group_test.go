@@ -699,21 +699,14 @@ func fnvStart(writer crdt.ActorID, n int) int {
 	return int(h.Sum32() % uint32(n))
 }
 
-// BUG: an idle actor is never retired behind sixteen idle actors that
-// never retire. Twenty idle incarnations share transactions with one id
-// held both ways (a group RetireAll declines for ever); one idle actor s
-// holds a transaction of its own, and sorts last in C's pass order. Each
-// pass takes the first MaxRetirePerWrite retirable actors in pass order as
-// its candidates: always sixteen members of the stuck group, whose
-// retirements decline; s is never a candidate. SPEC.md 6.9 retires "every
-// other live actor" idle for RetireAfter, "at most 16 retirements per
-// write" (here none is made), and the RetireAfter docs bound the delay
-// unless the actor's own retirement is declined.
-//
-// Against the rule as specified the test passes; it fails on the current
-// rule (s live after 6 hours).
+// An idle actor is retired behind sixteen idle actors that never retire.
+// Twenty idle incarnations share transactions with one id held both ways
+// (a group RetireAll declines for ever); one idle actor s holds a
+// transaction of its own, and sorts last in C's pass order. A pass that
+// took only the first MaxRetirePerWrite retirable actors as candidates
+// (sixteen members of the stuck group) never reached s: s stayed live after
+// 6 hours. Every retirable actor is now visited, at most 16 retired alone.
 func TestAdvIdleActorBehindStuckGroup(t *testing.T) {
-	t.Skip("BUG: retirePass caps its candidates, not its retirements, at MaxRetirePerWrite: 16 idle actors whose retirement always declines starve every other idle actor")
 	ctx := context.Background()
 	st := memory.NewSiblings()
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

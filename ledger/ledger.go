@@ -261,11 +261,12 @@ type sighting struct {
 	recorded bool
 }
 
-// MaxRetirePerWrite bounds the actors one write retires alone, and the
-// actors whose transactions it records before retiring them (see
-// Options.RetireAfter), so that a write's cost stays bounded when many
-// actors become retirable at once. Idle actors that share transactions
-// retire together, as one group of any size, once all are recorded.
+// MaxRetirePerWrite bounds the actors whose transactions one write records
+// before retiring them (see Options.RetireAfter), so that a write's cost
+// stays bounded when many actors become retirable at once: an actor is
+// retired only once recorded at its version. Idle actors that share
+// transactions retire together, as one group of any size, once all are
+// recorded.
 const MaxRetirePerWrite = 16
 
 // RetirePassDivisor sets how often a ledger looks for idle actors (see
@@ -306,7 +307,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		l.sightings = map[crdt.ActorID]sighting{}
 	}
 	var idle []crdt.ActorID
-	lookups, retirable := 0, 0
+	lookups := 0
 	live := maps.Collect(merged.LiveActors())
 	actors := slices.Sorted(maps.Keys(live))
 	// The pass starts at an actor chosen by this ledger's writer id, so
@@ -348,10 +349,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		s.pass = true
 		l.sightings[a] = s
 		if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {
-			retirable++
-			if len(idle) < MaxRetirePerWrite {
-				idle = append(idle, a)
-			}
+			idle = append(idle, a)
 		} else if due.Before(next) {
 			next = due
 		}
@@ -365,7 +363,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		l.sightings[a] = s
 	}
 	var shared []crdt.ActorID
-	done, unrecorded := 0, false
+	unrecorded := false
 	// Each actor's records are written once per version, for at most
 	// MaxRetirePerWrite actors a pass, each tried once.
 	budget, tried := MaxRetirePerWrite, map[crdt.ActorID]bool{}
@@ -384,14 +382,15 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		// Its transactions are recorded first, so that retiring forgets
 		// none inside the retry window; declined (and tried again on a
 		// later write) when a record could not be written, or while
-		// another actor holds one of a's transactions.
+		// another actor holds one of a's transactions. Every retirable
+		// actor is visited, so that ones that keep declining do not hide
+		// the others; the record budget bounds the write's cost.
 		if !record(a) {
 			unrecorded = true
 			continue
 		}
 		if ok, _ := merged.RetireAllAt(now, a); ok {
 			l.stats.retired++
-			done++
 		} else {
 			shared = append(shared, a)
 		}
@@ -416,13 +415,12 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		}
 		if ok, _ := merged.RetireAllAt(now, g...); ok {
 			l.stats.retired += len(g)
-			done += len(g)
 		}
 	}
-	if undated || unrecorded || (done > 0 && retirable > len(idle)) {
-		// Actors left undated, records left to write (the next cycle
-		// writes them first), or more retirable than one write retires:
-		// pass again on the next write. A retirement declined because
+	if undated || unrecorded {
+		// Actors left undated, or records left to write (a refused
+		// record, written first by the next cycle, or more actors to
+		// record than one write records): pass again on the next write. A retirement declined because
 		// another actor shares a transaction waits for the next pass as
 		// scheduled.
 		return time.Time{}

@@ -3857,10 +3857,8 @@ type dvLedgerModel struct {
 	unindexed map[string]dvRecord // records not yet written
 	sightings map[string]dvSighting
 	// The schedule of RetireAfter's passes (SPEC.md 6.9): the last pass,
-	// when the next is due (zero: on the next write), and how many actors
-	// the last pass found retirable.
+	// and when the next is due (zero: on the next write).
 	lastPass, nextPass time.Time
-	retirable          int
 	passed             bool // the current attempt's write made a pass
 	// RetiredGrace (SPEC.md 6.9): the writer ids of the incarnations it
 	// takes later, when its last read began, and when its own entry last
@@ -4154,7 +4152,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 	if !L.nextPass.IsZero() && m.now.Before(L.nextPass) && !m.now.Before(L.lastPass) {
 		return nil // no pass due
 	}
-	L.lastPass, L.retirable, L.passed = m.now, 0, true
+	L.lastPass, L.passed = m.now, true
 	next := m.now.Add(m.retireAfter / ledger.RetirePassDivisor)
 	undated := false
 	pass := map[string]bool{}
@@ -4200,10 +4198,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		L.sightings[a] = sg
 		undated = undated || !sg.dated
 		if due := sg.since.Add(m.retireAfter); !m.now.Before(due) {
-			L.retirable++
-			if len(retire) < ledger.MaxRetirePerWrite {
-				retire = append(retire, a)
-			}
+			retire = append(retire, a)
 		} else if due.Before(next) {
 			next = due
 		}
@@ -4296,8 +4291,8 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 		L.unindexed[r.Txn] = r
 	}
 	// The next pass is on the next write when records are left to write
-	// or more actors are retirable than this write retired.
-	if unrecorded || (len(out) > 0 && L.retirable > len(idle)) {
+	// (refused, or beyond the 16 actors a pass records).
+	if unrecorded {
 		L.nextPass = time.Time{}
 	}
 	return out
@@ -6362,8 +6357,8 @@ var dvMutants = []struct {
 	{"ledger/declined actors retired one at a time", "6.9 RetireAfter: actors whose Retire declined (at least two) are retired with one RetireAll",
 		"ledger/ledger.go", "\tfor _, g := range sharingGroups(merged, shared) {", "\tfor _, g := range [][]crdt.ActorID(nil) {",
 		"driver_ledger", "retire: idle writers that share a transaction retire together"},
-	{"ledger/only the declined actors retired together", "6.9 RetireAfter: the group linked to a declined actor by shared transactions retires together, however many",
-		"ledger/ledger.go", "\tfor _, g := range sharingGroups(merged, shared) {", "\tfor _, g := range [][]crdt.ActorID{shared} {",
+	{"ledger/a group retired before every member is recorded", "6.9 RetireAfter: a group retires once every member is recorded",
+		"ledger/ledger.go", "\t\t\tall = record(a) && all", "\t\t\t_ = record(a)",
 		"driver_ledger", "retire: idle writers linked by shared transactions retire together, however many"},
 	{"ledger/recorded again at every pass", "6.9 RetireAfter: an actor's transactions are recorded once per version",
 		"ledger/ledger.go", "\t\tif s.recorded || tried[a] || budget == 0 {", "\t\tif tried[a] || budget == 0 {",
@@ -6399,7 +6394,7 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "if !s.dated && lookups < MaxRetirePerWrite {", "if !s.dated {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
 	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
-		"ledger/ledger.go", "if undated || unrecorded ||", "if unrecorded ||",
+		"ledger/ledger.go", "if undated || unrecorded {", "if unrecorded {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
 	{"tpncounter/ledger retires writers holding an id in both halves", "6.10: Retire and RetireAll decline when a txn is held in both halves",
 		"tpncounter/retire.go", "if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "if false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {",
@@ -6407,11 +6402,11 @@ var dvMutants = []struct {
 	{"ledger/pass from the first actor", "6.9 RetireAfter: a pass starts at the actor of index FNV-1a-32(writer) mod (number of live actors)",
 		"ledger/ledger.go", "k := int(h.Sum32() % uint32(n))", "k := 0",
 		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
-	{"ledger/more than 16 retirements per write", "6.9 RetireAfter: at most 16 retirements per write",
-		"ledger/ledger.go", "if len(idle) < MaxRetirePerWrite {", "if true {",
+	{"ledger/more than 16 retirements per write", "6.9 RetireAfter: at most 16 actors recorded, and so retired alone, per write",
+		"ledger/ledger.go", "budget, tried := MaxRetirePerWrite, map", "budget, tried := MaxRetirePerWrite+1, map",
 		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
-	{"ledger/no pass after one that left retirable actors", "6.9 RetireAfter: a pass is due at the next write when the last one retired some actors while more were retirable",
-		"ledger/ledger.go", "(done > 0 && retirable > len(idle))", "(false && done > 0 && retirable > len(idle))",
+	{"ledger/no pass after one that left retirable actors", "6.9 RetireAfter: a pass is due at the next write when the last one left retirable actors unrecorded",
+		"ledger/ledger.go", "\t\tif !record(a) {\n\t\t\tunrecorded = true", "\t\tif !record(a) {\n\t\t\tunrecorded = tried[a]",
 		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
 }
 
