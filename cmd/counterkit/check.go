@@ -380,8 +380,8 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *timeout <= 0 {
-		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
+	if err := checkTimeout(*timeout); err != nil {
+		return fail(stderr, "check", err)
 	}
 	if *hosts == "" || *keyspace == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check cassandra takes -hosts and -keyspace", crdt.ErrInvalidConfig))
@@ -646,8 +646,8 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *timeout <= 0 {
-		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
+	if err := checkTimeout(*timeout); err != nil {
+		return fail(stderr, "check", err)
 	}
 	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))

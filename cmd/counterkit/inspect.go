@@ -354,16 +354,9 @@ func entries(half string, g *tpncounter.GCounter) []ActorPart {
 // describeTally decodes a tally shard or tally with each aggregate kind in
 // turn; the encoding names its kind, so exactly one can succeed.
 func describeTally(data []byte, d *Description) (*Description, error) {
-	try := []func() (map[string]any, any, error){
-		func() (map[string]any, any, error) { return tallyFields[*tally.Sum](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Min](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Max](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Stats](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Distinct](data, d.Type) },
-	}
 	var first error
-	for _, f := range try {
-		fields, value, err := f()
+	for _, t := range tallyKinds {
+		fields, value, err := t.fields(data, d.Type)
 		if err == nil {
 			d.Fields, d.Value = fields, value
 			return d, nil

@@ -293,9 +293,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 		if *maxRows < 0 {
 			return usagef("%w: -max-rows must not be negative, not %d", crdt.ErrInvalidConfig, *maxRows)
 		}
-		switch tally.Kind(*kind) {
-		case "", tally.KindSum, tally.KindMin, tally.KindMax, tally.KindStats, tally.KindDistinct:
-		default:
+		if _, err := tallyKindNamed(tally.Kind(*kind)); *kind != "" && err != nil {
 			return usagef("%w: -kind must be sum, min, max, stats or distinct, not %q", crdt.ErrInvalidConfig, *kind)
 		}
 		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
@@ -317,22 +315,11 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 				s, _ := d.Fields["kind"].(string)
 				k = tally.Kind(s)
 			}
-			var plan tally.GCPlan
-			var err error
-			switch k {
-			case tally.KindSum:
-				plan, err = tallyGC[*tally.Sum](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindMin:
-				plan, err = tallyGC[*tally.Min](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindMax:
-				plan, err = tallyGC[*tally.Max](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindStats:
-				plan, err = tallyGC[*tally.Stats](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindDistinct:
-				plan, err = tallyGC[*tally.Distinct](ctx, b.partitions, key, cfg, *dry)
-			default:
-				return "", fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, k)
+			t, err := tallyKindNamed(k)
+			if err != nil {
+				return "", err
 			}
+			plan, err := t.gc(ctx, b.partitions, key, cfg, *dry)
 			if err != nil {
 				return "", err
 			}

@@ -71,15 +71,6 @@ func parseStore(spec string) (storeSpec, error) {
 	if !ok {
 		return bad("no store kind")
 	}
-	hosts := func(s string) []string {
-		var out []string
-		for _, h := range strings.Split(s, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				out = append(out, h)
-			}
-		}
-		return out
-	}
 	switch kind {
 	case "embedded":
 		if rest == "" {
@@ -91,19 +82,19 @@ func parseStore(spec string) (storeSpec, error) {
 		if !ok || ks == "" || strings.Contains(ks, "/") {
 			return bad("no keyspace")
 		}
-		if len(hosts(h)) == 0 {
+		if len(splitList(h)) == 0 {
 			return bad("no host")
 		}
-		return storeSpec{kind: kind, hosts: hosts(h), keyspace: ks}, nil
+		return storeSpec{kind: kind, hosts: splitList(h), keyspace: ks}, nil
 	case "riak":
 		parts := strings.Split(rest, "/")
 		if len(parts) != 3 || parts[2] == "" {
 			return bad("want ADDR/BUCKET_TYPE/BUCKET")
 		}
-		if len(hosts(parts[0])) == 0 {
+		if len(splitList(parts[0])) == 0 {
 			return bad("no address")
 		}
-		return storeSpec{kind: kind, hosts: hosts(parts[0]), typ: parts[1], bucket: parts[2]}, nil
+		return storeSpec{kind: kind, hosts: splitList(parts[0]), typ: parts[1], bucket: parts[2]}, nil
 	default:
 		return bad(fmt.Sprintf("unknown store kind %q", kind))
 	}
