@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -67,17 +66,8 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
-	}
-	if err := actor.Validate(); err != nil {
-		return err
-	}
-	if len(value) == 0 {
-		return fmt.Errorf("memory: empty value: %w", crdt.ErrInvalidAmount)
-	}
-	if len(value) > store.MaxValue {
-		return fmt.Errorf("memory: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
 	}
 	dots, err := dotTokens.Decode(token)
 	if err != nil {
