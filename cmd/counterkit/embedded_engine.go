@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 )
 
 // list, stats and compact embedded read the data file through the
@@ -151,9 +152,9 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *kind != "" && *kind != "siblings" && *kind != "partitions":
-		return fail(stderr, "list", usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind))
+		return fail(stderr, "list", cli.Usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind))
 	case *limit < 0:
-		return fail(stderr, "list", usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig))
+		return fail(stderr, "list", cli.Usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
@@ -171,14 +172,14 @@ func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
 	}
 	spec := *cf.store
 	if c.fs.NArg() > 0 {
-		return "", usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
+		return "", cli.Usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
 	}
 	s, err := parseStore(spec)
 	if err != nil {
 		return "", err
 	}
 	if s.kind != "embedded" {
-		return "", usagef("%w: %s works on an embedded store (-store embedded:DIR), not %s", crdt.ErrInvalidConfig, cmd, s)
+		return "", cli.Usagef("%w: %s works on an embedded store (-store embedded:DIR), not %s", crdt.ErrInvalidConfig, cmd, s)
 	}
 	return s.dir, nil
 }
@@ -326,21 +327,21 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 // dir. Errors are usage errors.
 func emptyTarget(to, dir string) error {
 	if to == "" {
-		return usagef("%w: give -to NEWDIR", crdt.ErrInvalidConfig)
+		return cli.Usagef("%w: give -to NEWDIR", crdt.ErrInvalidConfig)
 	}
 	a, _ := filepath.Abs(to)
 	b, _ := filepath.Abs(dir)
 	if dir != "" && a == b {
-		return usagef("%w: -to must be another directory than the store's", crdt.ErrInvalidConfig)
+		return cli.Usagef("%w: -to must be another directory than the store's", crdt.ErrInvalidConfig)
 	}
 	entries, err := os.ReadDir(to)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return usagef("%w: -to %s: %v", crdt.ErrInvalidConfig, to, err)
+		return cli.Usagef("%w: -to %s: %v", crdt.ErrInvalidConfig, to, err)
 	case len(entries) > 0:
-		return usagef("%w: -to %s is not empty", crdt.ErrInvalidConfig, to)
+		return cli.Usagef("%w: -to %s is not empty", crdt.ErrInvalidConfig, to)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/statestore"
@@ -116,7 +117,7 @@ func (cf commonFlags) check() error {
 // wrapping crdt.ErrInvalidConfig.
 func checkTimeout(d time.Duration) error {
 	if d <= 0 {
-		return usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, d)
+		return cli.Usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, d)
 	}
 	return nil
 }
@@ -126,11 +127,7 @@ func checkTimeout(d time.Duration) error {
 // left out of the message.
 func fail(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "counterkit %s: %s (%s)\n", cmd, redact(err), sentinelName(err))
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
-	}
-	return 1
+	return cli.Status(err)
 }
 
 // internalKey matches a quoted string holding escaped bytes: a store's
@@ -161,10 +158,10 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "get", err)
 	}
 	if fs.NArg() != 1 {
-		return fail(stderr, "get", usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
+		return fail(stderr, "get", cli.Usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
 	}
 	if *maxRows < 1 {
-		return fail(stderr, "get", usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
+		return fail(stderr, "get", cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
 	}
 	o, err := opts()
 	if err != nil {
@@ -178,13 +175,13 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	isSibling, isPartition := contains(siblingTypes, *typ), contains(partitionTypes, *typ)
 	switch {
 	case !isSibling && !isPartition:
-		return fail(stderr, "get", usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
+		return fail(stderr, "get", cli.Usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
 			strings.Join(append(append([]string{}, siblingTypes...), partitionTypes...), ", "), *typ))
 	case isPartition && spec.kind == "riak":
-		return fail(stderr, "get", usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
+		return fail(stderr, "get", cli.Usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
 	}
 	if err := crdt.ValidateKey("key", key); err != nil {
-		return fail(stderr, "get", usageError{err})
+		return fail(stderr, "get", cli.UsageError{Err: err})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
 	defer cancel()
