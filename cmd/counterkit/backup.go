@@ -90,10 +90,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	res, err := backup(ctx, dir, *to)
-	if err != nil {
-		return fail(stderr, "backup", err)
-	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 func backup(ctx context.Context, dir, to string) (*backupResult, error) {
@@ -175,10 +172,7 @@ func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	res, err := backupFrom(ctx, from, to)
-	if err != nil {
-		return fail(stderr, "backup", err)
-	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 // restoreBackup makes a data directory of a downloaded copy; tests

@@ -159,10 +159,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	l, err := listEmbedded(ctx, dir, listOptions{kind: *kind, prefix: *prefix, limit: *limit})
-	if err != nil {
-		return fail(stderr, "list", err)
-	}
-	return c.emit(stdout, l)
+	return c.emitResult(stdout, l, err)
 }
 
 // embeddedDir parses -store for a command of the embedded store only.
@@ -250,10 +247,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	s, err := statsEmbedded(ctx, dir)
-	if err != nil {
-		return fail(stderr, "stats", err)
-	}
-	return c.emit(stdout, s)
+	return c.emitResult(stdout, s, err)
 }
 
 func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
@@ -317,10 +311,7 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	res, err := compactEmbedded(ctx, dir, *to)
-	if err != nil {
-		return fail(stderr, c.name, err)
-	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 // emptyTarget checks that to names a new or empty directory other than

@@ -99,6 +99,14 @@ type tabler interface {
 	writeTable(w io.Writer)
 }
 
+// emitResult fails with err, or, when err is nil, emits v.
+func (c *command) emitResult(stdout io.Writer, v tabler, err error) int {
+	if err != nil {
+		return fail(c.stderr, c.name, err)
+	}
+	return c.emit(stdout, v)
+}
+
 // emit prints v as JSON (indented, snake_case keys) or as its table.
 func (c *command) emit(stdout io.Writer, v tabler) int {
 	if !c.json() {

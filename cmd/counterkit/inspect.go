@@ -154,10 +154,7 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "inspect", err)
 	}
 	d, err := Describe(data, o)
-	if err != nil {
-		return fail(stderr, "inspect", err)
-	}
-	return c.emit(stdout, d)
+	return c.emitResult(stdout, d, err)
 }
 
 func readInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
