@@ -326,18 +326,7 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: row has %d fields, want 7", crdt.ErrCorruptEncoding, n)
 	}
 	var out Row
-	id16 := func(dst *ID) error {
-		b, err := d.Bin(16)
-		if err != nil {
-			return err
-		}
-		if len(b) != 16 {
-			return fmt.Errorf("%w: id of %d bytes", crdt.ErrCorruptEncoding, len(b))
-		}
-		copy(dst[:], b)
-		return nil
-	}
-	if err := id16(&out.UpdateID); err != nil {
+	if out.UpdateID, err = d.TimeID(); err != nil {
 		return err
 	}
 	k, err := d.Uint()
@@ -353,7 +342,7 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	if !isNil {
-		if err := id16(&out.Version); err != nil {
+		if out.Version, err = d.TimeID(); err != nil {
 			return err
 		}
 	}

@@ -187,14 +187,9 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("%w: cell has %d fields, want 5", crdt.ErrCorruptEncoding, n)
 	}
 	var out Cell
-	idb, err := d.Bin(16)
-	if err != nil {
+	if out.ID, err = d.TimeID(); err != nil {
 		return err
 	}
-	if len(idb) != 16 {
-		return fmt.Errorf("%w: id of %d bytes", crdt.ErrCorruptEncoding, len(idb))
-	}
-	copy(out.ID[:], idb)
 	k, err := d.Uint()
 	if err != nil {
 		return err

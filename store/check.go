@@ -51,6 +51,35 @@ func CheckMutations(muts []Mutation) error {
 	return nil
 }
 
+// CheckPut reports whether a Siblings.Put of value under key by actor is a
+// write every backend must accept, so that backends refuse bad puts alike
+// and before writing anything. Errors wrap crdt.ErrInvalidKey,
+// crdt.ErrInvalidActor, crdt.ErrInvalidAmount (an empty value) or
+// crdt.ErrTooLarge.
+func CheckPut(key string, actor crdt.ActorID, value []byte) error {
+	if err := crdt.ValidateKey("key", key); err != nil {
+		return err
+	}
+	if err := actor.Validate(); err != nil {
+		return err
+	}
+	if err := checkValue(value); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// checkValue refuses an empty value and one over MaxValue bytes.
+func checkValue(v []byte) error {
+	if len(v) == 0 {
+		return fmt.Errorf("empty value: %w", crdt.ErrInvalidAmount)
+	}
+	if len(v) > MaxValue {
+		return fmt.Errorf("value of %d bytes (max %d): %w", len(v), MaxValue, crdt.ErrTooLarge)
+	}
+	return nil
+}
+
 func (m Mutation) check() error {
 	if err := crdt.ValidateKey("partition key", m.Partition); err != nil {
 		return err
@@ -63,11 +92,8 @@ func (m Mutation) check() error {
 	}
 	switch m.Op {
 	case OpPut:
-		if len(m.Value) == 0 {
-			return fmt.Errorf("empty value: %w", crdt.ErrInvalidAmount)
-		}
-		if len(m.Value) > MaxValue {
-			return fmt.Errorf("value of %d bytes (max %d): %w", len(m.Value), MaxValue, crdt.ErrTooLarge)
+		if err := checkValue(m.Value); err != nil {
+			return err
 		}
 	case OpDelete:
 	case OpDeleteRange:

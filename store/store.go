@@ -24,7 +24,7 @@
 //
 // # Limits
 //
-// CheckMutations and the Max constants state what every backend accepts
+// CheckMutations, CheckPut and the Max constants state what every backend accepts
 // and refuses alike (crdt.ErrTooLarge beyond them), so that code tested on
 // one backend meets no new size error on another.
 //

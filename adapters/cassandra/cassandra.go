@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"time"
 
@@ -67,11 +66,6 @@ func DefaultConsistency(op Op) gocql.Consistency {
 		return gocql.All
 	}
 	return gocql.Quorum
-}
-
-// isWrite reports whether statements of op can change stored data.
-func (o Op) isWrite() bool {
-	return o == OpSiblingsPut || o == OpPartitionApply
 }
 
 // DefaultScanPageSize is the page size of Partitions.Scan when
@@ -460,14 +454,4 @@ func (c *clock) observe(ts int64) {
 		c.last = ts
 	}
 	c.mu.Unlock()
-}
-
-// sortedOps is used by docs and tests.
-func sortedOps() []Op {
-	ops := make([]Op, 0, len(opNames))
-	for op := range opNames {
-		ops = append(ops, op)
-	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i] < ops[j] })
-	return ops
 }

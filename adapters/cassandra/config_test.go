@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -400,3 +402,11 @@ func TestClockMonotonic(t *testing.T) {
 		}
 	}
 }
+
+// isWrite reports whether statements of op can change stored data.
+func (o Op) isWrite() bool {
+	return o == OpSiblingsPut || o == OpPartitionApply
+}
+
+// sortedOps returns every named operation, in order.
+func sortedOps() []Op { return slices.Sorted(maps.Keys(opNames)) }

@@ -180,17 +180,8 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 // putStmts validates a Put and builds its statements: the writer's INSERT
 // first, then one DELETE per other row the token names.
 func (s *Siblings) putStmts(key string, actor crdt.ActorID, value []byte, token store.Token) ([]stmt, error) {
-	if err := checkKey("key", key); err != nil {
+	if err := store.CheckPut(key, actor, value); err != nil {
 		return nil, err
-	}
-	if err := actor.Validate(); err != nil {
-		return nil, err
-	}
-	if len(value) == 0 {
-		return nil, fmt.Errorf("%w: empty value for actor %q", crdt.ErrInvalidAmount, actor)
-	}
-	if len(value) > MaxValueSize {
-		return nil, fmt.Errorf("%w: value of %d bytes, limit %d", crdt.ErrTooLarge, len(value), MaxValueSize)
 	}
 	entries, err := decodeToken(token)
 	if err != nil {

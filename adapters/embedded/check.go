@@ -149,7 +149,6 @@ type fileCheck struct {
 	ps    uint64
 	hwm   uint64
 	state []byte // per page: 0 not seen, 1 reachable, 2 free, 3 meta or freelist
-	err   error
 
 	// Found in the root bucket.
 	sums   map[string]*bucketSum

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -72,17 +71,8 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
-	}
-	if err := actor.Validate(); err != nil {
-		return err
-	}
-	if len(value) == 0 {
-		return fmt.Errorf("embedded: empty value: %w", crdt.ErrInvalidAmount)
-	}
-	if len(value) > store.MaxValue {
-		return fmt.Errorf("embedded: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
 	}
 	dots, err := dotTokens.Decode(token)
 	if err != nil {

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -67,26 +66,10 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
 	}
-	if err := actor.Validate(); err != nil {
-		return err
-	}
-	if len(value) == 0 {
-		return fmt.Errorf("memory: empty value: %w", crdt.ErrInvalidAmount)
-	}
-	if len(value) > store.MaxValue {
-		return fmt.Errorf("memory: value of %d bytes (max %d): %w", len(value), store.MaxValue, crdt.ErrTooLarge)
-	}
-	dots, err := dotTokens.Decode(token)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.replace(key, value, dots)
-	return nil
+	return s.replace(key, value, token)
 }
 
 // Delete removes the siblings the token names.
@@ -97,19 +80,18 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err
 	}
+	return s.replace(key, nil, token)
+}
+
+// replace drops the siblings the token names and adds value (if non-nil)
+// under a fresh dot. A malformed token changes nothing.
+func (s *Siblings) replace(key string, value []byte, token store.Token) error {
 	dots, err := dotTokens.Decode(token)
 	if err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.replace(key, nil, dots)
-	return nil
-}
-
-// replace drops the siblings named by dots and adds value (if non-nil)
-// under a fresh dot.
-func (s *Siblings) replace(key string, value []byte, dots []uint64) {
 	if s.keys == nil {
 		s.keys = map[string][]dotted{}
 	}
@@ -127,9 +109,10 @@ func (s *Siblings) replace(key string, value []byte, dots []uint64) {
 	}
 	if len(next) == 0 {
 		delete(s.keys, key)
-		return
+	} else {
+		s.keys[key] = next
 	}
-	s.keys[key] = next
+	return nil
 }
 
 // Count returns the number of live siblings of key.

@@ -281,17 +281,8 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 // crdt.ErrMisconfiguredStore, and the driver error is reachable with
 // errors.As.
 func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
-	}
-	if err := actor.Validate(); err != nil {
-		return err
-	}
-	if len(value) == 0 {
-		return fmt.Errorf("%w: empty value", crdt.ErrInvalidAmount)
-	}
-	if len(value) > MaxValueSize {
-		return fmt.Errorf("%w: value of %d bytes, limit %d", crdt.ErrTooLarge, len(value), MaxValueSize)
 	}
 	vclock, err := vclockOf(token)
 	if err != nil {

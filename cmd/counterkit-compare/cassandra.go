@@ -11,6 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/cassandra"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -29,14 +30,14 @@ type compareCassandra struct {
 // Each write's client timeout is its context's deadline.
 func openCompareCassandra(ctx context.Context, hosts []string, keyspace, prefix string, timeout time.Duration) (*compareCassandra, error) {
 	if err := cassandra.CheckIdentifier(keyspace); err != nil {
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	if prefix == "" {
 		prefix = "counterkit_"
 	}
 	table := prefix + "compare_native"
 	if err := cassandra.CheckIdentifier(table); err != nil {
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	cfg := gocql.NewCluster(hosts...)
 	cfg.Keyspace = keyspace

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -224,7 +225,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		return fail(stderr, usagef("%w: unexpected argument %q (counterkit-compare takes flags only)", crdt.ErrInvalidConfig, fs.Arg(0)))
+		return fail(stderr, cli.Usagef("%w: unexpected argument %q (counterkit-compare takes flags only)", crdt.ErrInvalidConfig, fs.Arg(0)))
 	}
 	if *hosts == "" {
 		*hosts = os.Getenv("CASSANDRA_HOSTS")
@@ -238,12 +239,12 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		resolveFor: *resolveFor, shards: *shards, flushEvery: *flushEvery,
 		actors: *actors, history: *history, runID: newRunID(), seed: *seed, now: time.Now, sleep: sleepCtx,
 	}
-	names, err := checkCompareFlags(cfg, splitList(*hosts), *keyspace, *types, output)
+	names, err := checkCompareFlags(cfg, cli.SplitList(*hosts), *keyspace, *types, output)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.readTimeout)
-	cs, err := openCompareCassandra(ctx, splitList(*hosts), *keyspace, *prefix, cfg.readTimeout)
+	cs, err := openCompareCassandra(ctx, cli.SplitList(*hosts), *keyspace, *prefix, cfg.readTimeout)
 	cancel()
 	if err != nil {
 		return fail(stderr, err)
@@ -253,7 +254,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	rep := compareReportFor(cfg, "cassandra:"+strings.Join(splitList(*hosts), ",")+"/"+*keyspace)
+	rep := compareReportFor(cfg, "cassandra:"+strings.Join(cli.SplitList(*hosts), ",")+"/"+*keyspace)
 	fmt.Fprintf(stderr, "counterkit-compare: run %s, %d workers, %s per type, resends after %s to %s (-seed %d)\n",
 		cfg.runID, cfg.workers, cfg.duration, cfg.resendMin, cfg.resendMax, cfg.seed)
 	rep.Rows = runComparison(context.Background(), cfg, targets, func(r compareRow) {
@@ -271,39 +272,39 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, format string) ([]string, error) {
 	switch {
 	case len(hosts) == 0:
-		return nil, usagef("%w: no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)", crdt.ErrInvalidConfig)
 	case keyspace == "":
-		return nil, usagef("%w: no keyspace: give -keyspace (an existing keyspace; the tables are created in it)", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: no keyspace: give -keyspace (an existing keyspace; the tables are created in it)", crdt.ErrInvalidConfig)
 	case format != "table" && format != "json":
-		return nil, usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, format)
+		return nil, cli.Usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, format)
 	case cfg.workers < 1:
-		return nil, usagef("%w: -workers must be at least 1", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -workers must be at least 1", crdt.ErrInvalidConfig)
 	case cfg.duration <= 0 || cfg.duration > 4*time.Minute:
-		return nil, usagef("%w: -duration must be in (0, 4m], not %s", crdt.ErrInvalidConfig, cfg.duration)
+		return nil, cli.Usagef("%w: -duration must be in (0, 4m], not %s", crdt.ErrInvalidConfig, cfg.duration)
 	case cfg.count < 0:
-		return nil, usagef("%w: -count must not be negative", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -count must not be negative", crdt.ErrInvalidConfig)
 	case cfg.timeout <= 0 || cfg.readTimeout <= 0:
-		return nil, usagef("%w: -timeout and -read-timeout must be positive", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -timeout and -read-timeout must be positive", crdt.ErrInvalidConfig)
 	case cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin:
-		return nil, usagef("%w: want 0 <= -resend-min <= -resend-max, not %s and %s", crdt.ErrInvalidConfig, cfg.resendMin, cfg.resendMax)
+		return nil, cli.Usagef("%w: want 0 <= -resend-min <= -resend-max, not %s and %s", crdt.ErrInvalidConfig, cfg.resendMin, cfg.resendMax)
 	case cfg.resolveFor <= 0:
-		return nil, usagef("%w: -resolve-for must be positive", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -resolve-for must be positive", crdt.ErrInvalidConfig)
 	case cfg.shards < 1:
-		return nil, usagef("%w: -shards must be at least 1", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -shards must be at least 1", crdt.ErrInvalidConfig)
 	case cfg.flushEvery < 1:
-		return nil, usagef("%w: -flush-every must be at least 1", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -flush-every must be at least 1", crdt.ErrInvalidConfig)
 	case cfg.actors < 0 || cfg.actors > cfg.workers:
-		return nil, usagef("%w: -actors must be in [0, -workers], not %d", crdt.ErrInvalidConfig, cfg.actors)
+		return nil, cli.Usagef("%w: -actors must be in [0, -workers], not %d", crdt.ErrInvalidConfig, cfg.actors)
 	case cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength:
-		return nil, usagef("%w: -history must be in [0, %d], not %d", crdt.ErrInvalidConfig, tpncounter.MaxHistoryLength, cfg.history)
+		return nil, cli.Usagef("%w: -history must be in [0, %d], not %d", crdt.ErrInvalidConfig, tpncounter.MaxHistoryLength, cfg.history)
 	}
-	names := splitList(types)
+	names := cli.SplitList(types)
 	if len(names) == 0 {
-		return nil, usagef("%w: -types names no type", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: -types names no type", crdt.ErrInvalidConfig)
 	}
 	for _, n := range names {
 		if !slices.Contains(compareTypes, n) {
-			return nil, usagef("%w: -types: unknown type %q (want %s)", crdt.ErrInvalidConfig, n, strings.Join(compareTypes, ", "))
+			return nil, cli.Usagef("%w: -types: unknown type %q (want %s)", crdt.ErrInvalidConfig, n, strings.Join(compareTypes, ", "))
 		}
 	}
 	return names, nil

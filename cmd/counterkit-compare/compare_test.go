@@ -27,6 +27,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/cassandra"
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -426,7 +427,7 @@ func TestCompareCassandraServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl := gocql.NewCluster(splitList(hosts)...)
+	cl := gocql.NewCluster(cli.SplitList(hosts)...)
 	cl.Timeout, cl.ConnectTimeout = 20*time.Second, 20*time.Second
 	sess, err := cl.CreateSession()
 	require.NoError(t, err)

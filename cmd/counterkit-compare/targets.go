@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
@@ -69,7 +70,7 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 					return a.Add, err
 				}})
 		default:
-			return nil, usagef("%w: unknown type %q", crdt.ErrInvalidConfig, n)
+			return nil, cli.Usagef("%w: unknown type %q", crdt.ErrInvalidConfig, n)
 		}
 	}
 	return out, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 )
 
 const backupUsage = `usage: counterkit backup -store embedded:DIR -to BACKUPDIR
@@ -89,10 +90,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	res, err := backup(ctx, dir, *to)
-	if err != nil {
-		return fail(stderr, "backup", err)
-	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 func backup(ctx context.Context, dir, to string) (*backupResult, error) {
@@ -156,17 +154,17 @@ func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer
 	stderr := c.stderr
 	switch {
 	case from == "":
-		return fail(stderr, "backup", usagef("%w: give -store embedded:DIR or -from URL", crdt.ErrInvalidConfig))
+		return fail(stderr, "backup", cli.Usagef("%w: give -store embedded:DIR or -from URL", crdt.ErrInvalidConfig))
 	case *cf.store != "":
-		return fail(stderr, "backup", usagef("%w: give -store or -from, not both", crdt.ErrInvalidConfig))
+		return fail(stderr, "backup", cli.Usagef("%w: give -store or -from, not both", crdt.ErrInvalidConfig))
 	case c.fs.NArg() > 0:
-		return fail(stderr, "backup", usagef("%w: backup takes no arguments (got %q)", crdt.ErrInvalidConfig, c.fs.Arg(0)))
+		return fail(stderr, "backup", cli.Usagef("%w: backup takes no arguments (got %q)", crdt.ErrInvalidConfig, c.fs.Arg(0)))
 	}
 	if err := cf.check(); err != nil {
 		return fail(stderr, "backup", err)
 	}
 	if u, err := url.Parse(from); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail(stderr, "backup", usagef("%w: -from must be an http:// or https:// URL of the service's backup handler, not %q", crdt.ErrInvalidConfig, from))
+		return fail(stderr, "backup", cli.Usagef("%w: -from must be an http:// or https:// URL of the service's backup handler, not %q", crdt.ErrInvalidConfig, from))
 	}
 	if err := emptyTarget(to, ""); err != nil {
 		return fail(stderr, "backup", err)
@@ -174,10 +172,7 @@ func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	res, err := backupFrom(ctx, from, to)
-	if err != nil {
-		return fail(stderr, "backup", err)
-	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 // restoreBackup makes a data directory of a downloaded copy; tests
@@ -191,7 +186,7 @@ func backupFrom(ctx context.Context, from, to string) (*backupResult, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, from, nil)
 	if err != nil {
-		return nil, usagef("%w: -from %q: %v", crdt.ErrInvalidConfig, from, err)
+		return nil, cli.Usagef("%w: -from %q: %v", crdt.ErrInvalidConfig, from, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

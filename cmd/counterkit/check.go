@@ -24,6 +24,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -60,7 +61,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprint(stderr, checkUsage)
 			return 0
 		}
-		return fail(stderr, "check", usagef("%w: name the store to check: cassandra, riak or embedded\n\n%s", crdt.ErrInvalidConfig, checkUsage))
+		return fail(stderr, "check", cli.Usagef("%w: name the store to check: cassandra, riak or embedded\n\n%s", crdt.ErrInvalidConfig, checkUsage))
 	}
 	switch args[0] {
 	case "cassandra":
@@ -70,7 +71,7 @@ func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "embedded":
 		return checkEmbedded(args[1:], stdout, stderr)
 	}
-	return fail(stderr, "check", usagef("%w: unknown store %q: cassandra, riak or embedded", crdt.ErrInvalidConfig, args[0]))
+	return fail(stderr, "check", cli.Usagef("%w: unknown store %q: cassandra, riak or embedded", crdt.ErrInvalidConfig, args[0]))
 }
 
 // checkReport is what check prints: what it found, advice, and each
@@ -160,7 +161,7 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if c.fs.NArg() > 0 {
-		return fail(stderr, "check", usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
+		return fail(stderr, "check", cli.Usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
 	}
 	if err := cf.check(); err != nil {
 		return fail(stderr, "check", err)
@@ -170,7 +171,7 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "check", err)
 	}
 	if spec.kind != "embedded" {
-		return fail(stderr, "check", usagef("%w: check embedded takes -store embedded:DIR, not %s", crdt.ErrInvalidConfig, spec))
+		return fail(stderr, "check", cli.Usagef("%w: check embedded takes -store embedded:DIR, not %s", crdt.ErrInvalidConfig, spec))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
@@ -294,8 +295,8 @@ func (e sentinelError) Unwrap() []error {
 	var out []error
 	for _, name := range strings.Split(e.names, ", ") {
 		for _, s := range sentinels {
-			if first, _, _ := strings.Cut(s.name, ", "); first == name {
-				out = append(out, s.err)
+			if first, _, _ := strings.Cut(s.Name, ", "); first == name {
+				out = append(out, s.Err)
 				break
 			}
 		}
@@ -358,11 +359,11 @@ func parseConsistency(s string) (map[cassandra.Op]gocql.Consistency, error) {
 			for _, op := range cassandraOps {
 				names = append(names, opFlagName(op))
 			}
-			return nil, usagef("%w: -consistency %q: want OP=LEVEL with OP one of %s", crdt.ErrInvalidConfig, part, strings.Join(names, ", "))
+			return nil, cli.Usagef("%w: -consistency %q: want OP=LEVEL with OP one of %s", crdt.ErrInvalidConfig, part, strings.Join(names, ", "))
 		}
 		c, err := gocql.ParseConsistencyWrapper(strings.ToUpper(level))
 		if err != nil {
-			return nil, usagef("%w: -consistency %q: %v", crdt.ErrInvalidConfig, part, err)
+			return nil, cli.Usagef("%w: -consistency %q: %v", crdt.ErrInvalidConfig, part, err)
 		}
 		levels[cassandraOps[i]] = c
 	}
@@ -380,11 +381,11 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *timeout <= 0 {
-		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
+	if err := checkTimeout(*timeout); err != nil {
+		return fail(stderr, "check", err)
 	}
 	if *hosts == "" || *keyspace == "" || fs.NArg() > 0 {
-		return fail(stderr, "check", usagef("%w: check cassandra takes -hosts and -keyspace", crdt.ErrInvalidConfig))
+		return fail(stderr, "check", cli.Usagef("%w: check cassandra takes -hosts and -keyspace", crdt.ErrInvalidConfig))
 	}
 	levels, err := parseConsistency(*consistency)
 	if err != nil {
@@ -392,9 +393,9 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	}
 	schema, err := cassandra.Schema(*keyspace, *prefix)
 	if err != nil {
-		return fail(stderr, "check", usageError{err})
+		return fail(stderr, "check", cli.UsageError{Err: err})
 	}
-	rep := newCheckReport("cassandra:" + strings.Join(splitList(*hosts), ",") + "/" + *keyspace)
+	rep := newCheckReport("cassandra:" + strings.Join(cli.SplitList(*hosts), ",") + "/" + *keyspace)
 
 	// Consistency levels: no server needed.
 	for _, op := range cassandraOps {
@@ -412,7 +413,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
-	sess, err := cassandraSession(ctx, splitList(*hosts), "", *timeout)
+	sess, err := cassandraSession(ctx, cli.SplitList(*hosts), "", *timeout)
 	if err != nil {
 		rep.check("connect to "+*hosts, err)
 		return rep.finish(c, stdout)
@@ -472,16 +473,6 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		rep.check("table "+want.name+" matches cassandra.Schema", compareTable(want, got))
 	}
 	return rep.finish(c, stdout)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func formatMap(m map[string]string) string {
@@ -546,8 +537,8 @@ func parseCreateTable(stmt string) (*tableShape, error) {
 			continue
 		}
 		if pk := pkRe.FindStringSubmatch(line); pk != nil {
-			t.partition = splitList(pk[1])
-			t.clustering = splitList(pk[2])
+			t.partition = cli.SplitList(pk[1])
+			t.clustering = cli.SplitList(pk[2])
 			for range t.clustering {
 				t.order = append(t.order, "asc")
 			}
@@ -646,20 +637,20 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *timeout <= 0 {
-		return fail(stderr, "check", usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *timeout))
+	if err := checkTimeout(*timeout); err != nil {
+		return fail(stderr, "check", err)
 	}
 	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
-		return fail(stderr, "check", usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))
+		return fail(stderr, "check", cli.Usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))
 	}
 	bt := *typ
 	if bt == "" {
 		bt = "default"
 	}
-	rep := newCheckReport("riak:" + strings.Join(splitList(*addr), ",") + "/" + bt + "/" + *bucket)
+	rep := newCheckReport("riak:" + strings.Join(cli.SplitList(*addr), ",") + "/" + bt + "/" + *bucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
-	cl, err := riak.NewCluster(ctx, *timeout, splitList(*addr)...)
+	cl, err := riak.NewCluster(ctx, *timeout, cli.SplitList(*addr)...)
 	if err != nil {
 		rep.check("connect to "+*addr, err)
 		return rep.finish(c, stdout)

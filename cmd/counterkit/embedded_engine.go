@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 )
 
 // list, stats and compact embedded read the data file through the
@@ -151,17 +152,14 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	switch {
 	case *kind != "" && *kind != "siblings" && *kind != "partitions":
-		return fail(stderr, "list", usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind))
+		return fail(stderr, "list", cli.Usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind))
 	case *limit < 0:
-		return fail(stderr, "list", usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig))
+		return fail(stderr, "list", cli.Usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	l, err := listEmbedded(ctx, dir, listOptions{kind: *kind, prefix: *prefix, limit: *limit})
-	if err != nil {
-		return fail(stderr, "list", err)
-	}
-	return c.emit(stdout, l)
+	return c.emitResult(stdout, l, err)
 }
 
 // embeddedDir parses -store for a command of the embedded store only.
@@ -171,14 +169,14 @@ func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
 	}
 	spec := *cf.store
 	if c.fs.NArg() > 0 {
-		return "", usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
+		return "", cli.Usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
 	}
 	s, err := parseStore(spec)
 	if err != nil {
 		return "", err
 	}
 	if s.kind != "embedded" {
-		return "", usagef("%w: %s works on an embedded store (-store embedded:DIR), not %s", crdt.ErrInvalidConfig, cmd, s)
+		return "", cli.Usagef("%w: %s works on an embedded store (-store embedded:DIR), not %s", crdt.ErrInvalidConfig, cmd, s)
 	}
 	return s.dir, nil
 }
@@ -249,10 +247,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	s, err := statsEmbedded(ctx, dir)
-	if err != nil {
-		return fail(stderr, "stats", err)
-	}
-	return c.emit(stdout, s)
+	return c.emitResult(stdout, s, err)
 }
 
 func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
@@ -316,31 +311,28 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
 	res, err := compactEmbedded(ctx, dir, *to)
-	if err != nil {
-		return fail(stderr, c.name, err)
-	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 // emptyTarget checks that to names a new or empty directory other than
 // dir. Errors are usage errors.
 func emptyTarget(to, dir string) error {
 	if to == "" {
-		return usagef("%w: give -to NEWDIR", crdt.ErrInvalidConfig)
+		return cli.Usagef("%w: give -to NEWDIR", crdt.ErrInvalidConfig)
 	}
 	a, _ := filepath.Abs(to)
 	b, _ := filepath.Abs(dir)
 	if dir != "" && a == b {
-		return usagef("%w: -to must be another directory than the store's", crdt.ErrInvalidConfig)
+		return cli.Usagef("%w: -to must be another directory than the store's", crdt.ErrInvalidConfig)
 	}
 	entries, err := os.ReadDir(to)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return usagef("%w: -to %s: %v", crdt.ErrInvalidConfig, to, err)
+		return cli.Usagef("%w: -to %s: %v", crdt.ErrInvalidConfig, to, err)
 	case len(entries) > 0:
-		return usagef("%w: -to %s is not empty", crdt.ErrInvalidConfig, to)
+		return cli.Usagef("%w: -to %s is not empty", crdt.ErrInvalidConfig, to)
 	}
 	return nil
 }

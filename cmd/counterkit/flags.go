@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 )
 
 // command is one command's flags and output format. Flags may come before
@@ -42,10 +43,10 @@ func (c *command) parse(args []string) int {
 	case errors.Is(err, pflag.ErrHelp):
 		return 0
 	case err != nil:
-		return fail(c.stderr, c.name, usagef("%w: %v (counterkit %s -h lists the flags)", crdt.ErrInvalidConfig, err, c.name))
+		return fail(c.stderr, c.name, cli.Usagef("%w: %v (counterkit %s -h lists the flags)", crdt.ErrInvalidConfig, err, c.name))
 	}
 	if f := *c.output; f != "table" && f != "json" {
-		return fail(c.stderr, c.name, usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, f))
+		return fail(c.stderr, c.name, cli.Usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, f))
 	}
 	return -1
 }
@@ -96,6 +97,14 @@ func longFlags(fs *pflag.FlagSet, args []string) []string {
 // tabler is a result that prints itself as a table.
 type tabler interface {
 	writeTable(w io.Writer)
+}
+
+// emitResult fails with err, or, when err is nil, emits v.
+func (c *command) emitResult(stdout io.Writer, v tabler, err error) int {
+	if err != nil {
+		return fail(c.stderr, c.name, err)
+	}
+	return c.emit(stdout, v)
 }
 
 // emit prints v as JSON (indented, snake_case keys) or as its table.

@@ -18,6 +18,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/statestore"
@@ -109,8 +110,14 @@ func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
 
 // check validates the flags: a usage error wrapping crdt.ErrInvalidConfig.
 func (cf commonFlags) check() error {
-	if *cf.timeout <= 0 {
-		return usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, *cf.timeout)
+	return checkTimeout(*cf.timeout)
+}
+
+// checkTimeout refuses a timeout that is not positive: a usage error
+// wrapping crdt.ErrInvalidConfig.
+func checkTimeout(d time.Duration) error {
+	if d <= 0 {
+		return cli.Usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, d)
 	}
 	return nil
 }
@@ -120,11 +127,7 @@ func (cf commonFlags) check() error {
 // left out of the message.
 func fail(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "counterkit %s: %s (%s)\n", cmd, redact(err), sentinelName(err))
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
-	}
-	return 1
+	return cli.Status(err)
 }
 
 // internalKey matches a quoted string holding escaped bytes: a store's
@@ -155,10 +158,10 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "get", err)
 	}
 	if fs.NArg() != 1 {
-		return fail(stderr, "get", usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
+		return fail(stderr, "get", cli.Usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
 	}
 	if *maxRows < 1 {
-		return fail(stderr, "get", usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
+		return fail(stderr, "get", cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
 	}
 	o, err := opts()
 	if err != nil {
@@ -172,13 +175,13 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	isSibling, isPartition := contains(siblingTypes, *typ), contains(partitionTypes, *typ)
 	switch {
 	case !isSibling && !isPartition:
-		return fail(stderr, "get", usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
+		return fail(stderr, "get", cli.Usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
 			strings.Join(append(append([]string{}, siblingTypes...), partitionTypes...), ", "), *typ))
 	case isPartition && spec.kind == "riak":
-		return fail(stderr, "get", usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
+		return fail(stderr, "get", cli.Usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
 	}
 	if err := crdt.ValidateKey("key", key); err != nil {
-		return fail(stderr, "get", usageError{err})
+		return fail(stderr, "get", cli.UsageError{Err: err})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
 	defer cancel()
@@ -356,7 +359,11 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 	switch typ {
 	case "tally":
 		kind, _ := res.Rows[0].State.Fields["kind"].(string)
-		v, err := readTally(ctx, cp, key, tally.Kind(kind))
+		t, err := tallyKindNamed(tally.Kind(kind))
+		if err != nil {
+			return err
+		}
+		v, err := t.read(ctx, cp, key)
 		if err != nil {
 			return err
 		}
@@ -434,22 +441,34 @@ func rowName(typ string, key []byte) (string, error) {
 	}
 }
 
-// readTally reads a tally counter of the given kind with tally's reader.
-// A Sum reads as a number, the other kinds as their String form.
-func readTally(ctx context.Context, st store.Partitions, key string, kind tally.Kind) (any, error) {
-	switch kind {
-	case tally.KindSum:
-		return tallyRead[*tally.Sum](ctx, st, key)
-	case tally.KindMin:
-		return tallyRead[*tally.Min](ctx, st, key)
-	case tally.KindMax:
-		return tallyRead[*tally.Max](ctx, st, key)
-	case tally.KindStats:
-		return tallyRead[*tally.Stats](ctx, st, key)
-	case tally.KindDistinct:
-		return tallyRead[*tally.Distinct](ctx, st, key)
+// tallyKind is what the commands do with a tally of one aggregate kind:
+// read it (get), fold its shards (gc tally) and describe an encoding
+// (inspect).
+type tallyKind struct {
+	kind   tally.Kind
+	read   func(ctx context.Context, st store.Partitions, key string) (any, error)
+	gc     func(ctx context.Context, st store.Partitions, key string, cfg tally.Options, dry bool) (tally.GCPlan, error)
+	fields func(data []byte, typ string) (map[string]any, any, error)
+}
+
+func tallyKindOf[A tally.Aggregate[A]]() tallyKind {
+	var a A
+	return tallyKind{kind: a.Kind(), read: tallyRead[A], gc: tallyGC[A], fields: tallyFields[A]}
+}
+
+// tallyKinds are the aggregate kinds, in the order inspect tries them.
+var tallyKinds = []tallyKind{tallyKindOf[*tally.Sum](), tallyKindOf[*tally.Min](), tallyKindOf[*tally.Max](),
+	tallyKindOf[*tally.Stats](), tallyKindOf[*tally.Distinct]()}
+
+// tallyKindNamed returns the aggregate kind k, or an error wrapping
+// crdt.ErrTypeMismatch.
+func tallyKindNamed(k tally.Kind) (tallyKind, error) {
+	for _, t := range tallyKinds {
+		if t.kind == k {
+			return t, nil
+		}
 	}
-	return nil, fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, kind)
+	return tallyKind{}, fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, k)
 }
 
 func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key string) (any, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/tally"
@@ -126,10 +127,10 @@ func addDecodeFlags(fs *pflag.FlagSet) func() (decodeOpts, error) {
 	return func() (decodeOpts, error) {
 		o := decodeOpts{counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, bounded: *window}
 		if _, err := tpncounter.New(o.counter); err != nil {
-			return o, usageError{err}
+			return o, cli.UsageError{Err: err}
 		}
 		if *window < 0 || *window > bounded.MaxWindow {
-			return o, usagef("%w: -window must be in [0, %d], not %d", crdt.ErrInvalidConfig, bounded.MaxWindow, *window)
+			return o, cli.Usagef("%w: -window must be in [0, %d], not %d", crdt.ErrInvalidConfig, bounded.MaxWindow, *window)
 		}
 		return o, nil
 	}
@@ -153,27 +154,24 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "inspect", err)
 	}
 	d, err := Describe(data, o)
-	if err != nil {
-		return fail(stderr, "inspect", err)
-	}
-	return c.emit(stdout, d)
+	return c.emitResult(stdout, d, err)
 }
 
 func readInput(hexIn string, args []string, stdin io.Reader) ([]byte, error) {
 	if hexIn != "" {
 		if len(args) > 0 {
-			return nil, usagef("%w: give -hex or a file, not both", crdt.ErrInvalidConfig)
+			return nil, cli.Usagef("%w: give -hex or a file, not both", crdt.ErrInvalidConfig)
 		}
 		b, err := hex.DecodeString(strings.Join(strings.Fields(hexIn), ""))
 		if err != nil {
-			return nil, usagef("%w: -hex: %v", crdt.ErrInvalidConfig, err)
+			return nil, cli.Usagef("%w: -hex: %v", crdt.ErrInvalidConfig, err)
 		}
 		return b, nil
 	}
 	var r io.Reader = stdin
 	switch {
 	case len(args) > 1:
-		return nil, usagef("%w: one input at a time", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: one input at a time", crdt.ErrInvalidConfig)
 	case len(args) == 1 && args[0] != "-":
 		f, err := os.Open(args[0])
 		if err != nil {
@@ -354,16 +352,9 @@ func entries(half string, g *tpncounter.GCounter) []ActorPart {
 // describeTally decodes a tally shard or tally with each aggregate kind in
 // turn; the encoding names its kind, so exactly one can succeed.
 func describeTally(data []byte, d *Description) (*Description, error) {
-	try := []func() (map[string]any, any, error){
-		func() (map[string]any, any, error) { return tallyFields[*tally.Sum](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Min](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Max](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Stats](data, d.Type) },
-		func() (map[string]any, any, error) { return tallyFields[*tally.Distinct](data, d.Type) },
-	}
 	var first error
-	for _, f := range try {
-		fields, value, err := f()
+	for _, t := range tallyKinds {
+		fields, value, err := t.fields(data, d.Type)
 		if err == nil {
 			d.Fields, d.Value = fields, value
 			return d, nil
@@ -412,59 +403,35 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// sentinels are the crdt sentinels errors are named by, most specific
-// first.
-var sentinels = []struct {
-	name string
-	err  error
-}{
-	{"embedded.ErrLocked, crdt.ErrUnavailable", embedded.ErrLocked},
-	{"riak.ErrDefaultBucketType, crdt.ErrMisconfiguredStore", riak.ErrDefaultBucketType},
-	{"crdt.ErrCorruptEncoding", crdt.ErrCorruptEncoding},
-	{"crdt.ErrUnsupportedVersion", crdt.ErrUnsupportedVersion},
-	{"crdt.ErrTypeMismatch", crdt.ErrTypeMismatch},
-	{"crdt.ErrTooLarge", crdt.ErrTooLarge},
-	{"crdt.ErrOverflow", crdt.ErrOverflow},
-	{"crdt.ErrInvalidKey", crdt.ErrInvalidKey},
-	{"crdt.ErrInvalidIdentifier", crdt.ErrInvalidIdentifier},
-	{"crdt.ErrInvalidActor", crdt.ErrInvalidActor},
-	{"crdt.ErrInvalidTxnID", crdt.ErrInvalidTxnID},
-	{"crdt.ErrInvalidAmount", crdt.ErrInvalidAmount},
-	{"crdt.ErrConflictingTransaction", crdt.ErrConflictingTransaction},
-	{"crdt.ErrOutsideWindow", crdt.ErrOutsideWindow},
-	{"crdt.ErrExpired", crdt.ErrExpired},
-	{"crdt.ErrInsufficientRights", crdt.ErrInsufficientRights},
-	{"crdt.ErrInvalidConfig", crdt.ErrInvalidConfig},
-	{"crdt.ErrNotFound", crdt.ErrNotFound},
-	{"crdt.ErrAmbiguousWrite", crdt.ErrAmbiguousWrite},
-	{"crdt.ErrUnavailable", crdt.ErrUnavailable},
-	{"crdt.ErrMisconfiguredStore", crdt.ErrMisconfiguredStore},
+// sentinels are the sentinels errors are named by, most specific first:
+// the adapter's own sentinel first where it has one (embedded.ErrLocked),
+// then the crdt ones.
+var sentinels = []cli.Sentinel{
+	{Name: "embedded.ErrLocked, crdt.ErrUnavailable", Err: embedded.ErrLocked},
+	{Name: "riak.ErrDefaultBucketType, crdt.ErrMisconfiguredStore", Err: riak.ErrDefaultBucketType},
+	{Name: "crdt.ErrCorruptEncoding", Err: crdt.ErrCorruptEncoding},
+	{Name: "crdt.ErrUnsupportedVersion", Err: crdt.ErrUnsupportedVersion},
+	{Name: "crdt.ErrTypeMismatch", Err: crdt.ErrTypeMismatch},
+	{Name: "crdt.ErrTooLarge", Err: crdt.ErrTooLarge},
+	{Name: "crdt.ErrOverflow", Err: crdt.ErrOverflow},
+	{Name: "crdt.ErrInvalidKey", Err: crdt.ErrInvalidKey},
+	{Name: "crdt.ErrInvalidIdentifier", Err: crdt.ErrInvalidIdentifier},
+	{Name: "crdt.ErrInvalidActor", Err: crdt.ErrInvalidActor},
+	{Name: "crdt.ErrInvalidTxnID", Err: crdt.ErrInvalidTxnID},
+	{Name: "crdt.ErrInvalidAmount", Err: crdt.ErrInvalidAmount},
+	{Name: "crdt.ErrConflictingTransaction", Err: crdt.ErrConflictingTransaction},
+	{Name: "crdt.ErrOutsideWindow", Err: crdt.ErrOutsideWindow},
+	{Name: "crdt.ErrExpired", Err: crdt.ErrExpired},
+	{Name: "crdt.ErrInsufficientRights", Err: crdt.ErrInsufficientRights},
+	{Name: "crdt.ErrInvalidConfig", Err: crdt.ErrInvalidConfig},
+	{Name: "crdt.ErrNotFound", Err: crdt.ErrNotFound},
+	{Name: "crdt.ErrAmbiguousWrite", Err: crdt.ErrAmbiguousWrite},
+	{Name: "crdt.ErrUnavailable", Err: crdt.ErrUnavailable},
+	{Name: "crdt.ErrMisconfiguredStore", Err: crdt.ErrMisconfiguredStore},
 }
 
-// sentinelName names the sentinels err wraps, for messages: the adapter's
-// own sentinel first where it has one (embedded.ErrLocked), then the crdt
-// ones, leaving out a sentinel another named one wraps.
-func sentinelName(err error) string {
-	var names []string
-	var found []error
-outer:
-	for _, s := range sentinels {
-		if !errors.Is(err, s.err) {
-			continue
-		}
-		for _, f := range found {
-			if errors.Is(f, s.err) {
-				continue outer // implied by a more specific one
-			}
-		}
-		found = append(found, s.err)
-		names = append(names, s.name)
-	}
-	if len(names) == 0 {
-		return "no counterkit sentinel"
-	}
-	return strings.Join(names, ", ")
-}
+// sentinelName names the sentinels err wraps, for messages.
+func sentinelName(err error) string { return cli.SentinelNames(err, sentinels) }
 
 func writeTable(w io.Writer, d *Description) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

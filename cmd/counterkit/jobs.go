@@ -15,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
@@ -115,7 +116,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 			fmt.Fprint(stderr, jobsUsage)
 			return 0
 		}
-		return fail(stderr, verb, usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
+		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
 	}
 	name := verb + " " + noun
 	def := jobs[name]
@@ -130,7 +131,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		return code
 	}
 	if *progress < 0 || *keyTimeout <= 0 {
-		return fail(stderr, name, usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
+		return fail(stderr, name, cli.Usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
 	}
 	if err := cf.check(); err != nil {
 		return fail(stderr, name, err)
@@ -145,7 +146,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		return fail(stderr, name, err)
 	}
 	if def.partitions && spec.kind == "riak" {
-		return fail(stderr, name, usagef("%w: riak holds sibling keys only; %s needs embedded or cassandra", crdt.ErrInvalidConfig, name))
+		return fail(stderr, name, cli.Usagef("%w: riak holds sibling keys only; %s needs embedded or cassandra", crdt.ErrInvalidConfig, name))
 	}
 	keys, err := readKeys(fs.Args(), stdin)
 	if err != nil {
@@ -161,7 +162,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	defer b.close()
 	runner, err := mk(b)
 	if err != nil {
-		return fail(stderr, name, usageError{err})
+		return fail(stderr, name, cli.UsageError{Err: err})
 	}
 	mode := ""
 	if *dry {
@@ -231,7 +232,7 @@ func readKeys(args []string, stdin io.Reader) ([]string, error) {
 		return nil, fmt.Errorf("%w: standard input: %v", crdt.ErrUnavailable, err)
 	}
 	if len(keys) == 0 {
-		return nil, usagef("%w: no keys: give them as arguments or one per line on standard input", crdt.ErrInvalidConfig)
+		return nil, cli.Usagef("%w: no keys: give them as arguments or one per line on standard input", crdt.ErrInvalidConfig)
 	}
 	return keys, nil
 }
@@ -259,7 +260,7 @@ func formatMicros(us int64) string {
 func nonNegative(durs ...namedDuration) error {
 	for _, d := range durs {
 		if *d.v < 0 {
-			return usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, d.name, *d.v)
+			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, d.name, *d.v)
 		}
 	}
 	return nil
@@ -276,7 +277,7 @@ func configError(err error) error {
 	if err == nil {
 		return nil
 	}
-	return usagef("%w: the flags do not make a valid configuration: %s", crdt.ErrInvalidConfig,
+	return cli.Usagef("%w: the flags do not make a valid configuration: %s", crdt.ErrInvalidConfig,
 		strings.TrimPrefix(strings.TrimPrefix(err.Error(), crdt.ErrInvalidConfig.Error()+": "), "tally: "))
 }
 
@@ -291,12 +292,10 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 			return err
 		}
 		if *maxRows < 0 {
-			return usagef("%w: -max-rows must not be negative, not %d", crdt.ErrInvalidConfig, *maxRows)
+			return cli.Usagef("%w: -max-rows must not be negative, not %d", crdt.ErrInvalidConfig, *maxRows)
 		}
-		switch tally.Kind(*kind) {
-		case "", tally.KindSum, tally.KindMin, tally.KindMax, tally.KindStats, tally.KindDistinct:
-		default:
-			return usagef("%w: -kind must be sum, min, max, stats or distinct, not %q", crdt.ErrInvalidConfig, *kind)
+		if _, err := tallyKindNamed(tally.Kind(*kind)); *kind != "" && err != nil {
+			return cli.Usagef("%w: -kind must be sum, min, max, stats or distinct, not %q", crdt.ErrInvalidConfig, *kind)
 		}
 		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
 		return configError(err)
@@ -317,22 +316,11 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 				s, _ := d.Fields["kind"].(string)
 				k = tally.Kind(s)
 			}
-			var plan tally.GCPlan
-			var err error
-			switch k {
-			case tally.KindSum:
-				plan, err = tallyGC[*tally.Sum](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindMin:
-				plan, err = tallyGC[*tally.Min](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindMax:
-				plan, err = tallyGC[*tally.Max](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindStats:
-				plan, err = tallyGC[*tally.Stats](ctx, b.partitions, key, cfg, *dry)
-			case tally.KindDistinct:
-				plan, err = tallyGC[*tally.Distinct](ctx, b.partitions, key, cfg, *dry)
-			default:
-				return "", fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, k)
+			t, err := tallyKindNamed(k)
+			if err != nil {
+				return "", err
 			}
+			plan, err := t.gc(ctx, b.partitions, key, cfg, *dry)
 			if err != nil {
 				return "", err
 			}
@@ -399,7 +387,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			return err
 		}
 		if *maxRows < 1 {
-			return usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
+			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
 		}
 		_, err := deltalog.New(memory.NewPartitions(), o)
 		return configError(err)
@@ -461,7 +449,7 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 			return err
 		}
 		if *maxRows < 1 {
-			return usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
+			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
 		}
 		_, err := balance.New(memory.NewPartitions(), o)
 		return configError(err)
@@ -511,7 +499,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 	}
 	check := func() error {
 		if _, err := ledger.New(memory.NewSiblings(), "config-check", options()); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 		return nil
 	}

@@ -48,6 +48,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 )
 
 const usage = `counterkit inspects and operates counterkit data.
@@ -275,7 +276,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if c.fs.NArg() > 0 {
-		return fail(stderr, "version", usagef("%w: version takes no arguments", crdt.ErrInvalidConfig))
+		return fail(stderr, "version", cli.Usagef("%w: version takes no arguments", crdt.ErrInvalidConfig))
 	}
 	bi, ok := buildInfo()
 	if !ok {

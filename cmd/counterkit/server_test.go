@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/cassandra"
 	"github.com/counterkit/counterkit/adapters/riak"
+	"github.com/counterkit/counterkit/internal/cli"
 )
 
 // These tests run the commands against real servers when their variables
@@ -49,7 +50,7 @@ func TestCassandraServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sess, err := cassandraSession(ctx, splitList(hosts), "", 20*time.Second)
+	sess, err := cassandraSession(ctx, cli.SplitList(hosts), "", 20*time.Second)
 	require.NoError(t, err)
 	defer sess.Close()
 	ks := randomName("counterkit_cli_")
@@ -101,7 +102,7 @@ func TestRiakServer(t *testing.T) {
 	typ := os.Getenv("RIAK_BUCKET_TYPE")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cl, err := riak.NewCluster(ctx, 10*time.Second, splitList(addr)...)
+	cl, err := riak.NewCluster(ctx, 10*time.Second, cli.SplitList(addr)...)
 	require.NoError(t, err)
 	defer cl.Stop()
 	bucket := randomName("counterkit-cli-")

@@ -15,6 +15,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/cli"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -25,16 +26,6 @@ const storeSpecHelp = `The store is one of
                                        the table prefix)
   riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET  a Riak bucket (sibling keys only)
 `
-
-// usageError is a mistake in the command line: the exit status is 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
 
 // storeSpec is a parsed -store value.
 type storeSpec struct {
@@ -61,7 +52,7 @@ func (s storeSpec) String() string {
 // crdt.ErrInvalidConfig.
 func parseStore(spec string) (storeSpec, error) {
 	bad := func(why string) (storeSpec, error) {
-		return storeSpec{}, usageError{fmt.Errorf("%w: -store %q: %s (want embedded:DIR, cassandra:HOST[,HOST]/KEYSPACE or riak:ADDR/BUCKET_TYPE/BUCKET)",
+		return storeSpec{}, cli.UsageError{Err: fmt.Errorf("%w: -store %q: %s (want embedded:DIR, cassandra:HOST[,HOST]/KEYSPACE or riak:ADDR/BUCKET_TYPE/BUCKET)",
 			crdt.ErrInvalidConfig, spec, why)}
 	}
 	kind, rest, ok := strings.Cut(spec, ":")
@@ -70,15 +61,6 @@ func parseStore(spec string) (storeSpec, error) {
 	}
 	if !ok {
 		return bad("no store kind")
-	}
-	hosts := func(s string) []string {
-		var out []string
-		for _, h := range strings.Split(s, ",") {
-			if h = strings.TrimSpace(h); h != "" {
-				out = append(out, h)
-			}
-		}
-		return out
 	}
 	switch kind {
 	case "embedded":
@@ -91,19 +73,19 @@ func parseStore(spec string) (storeSpec, error) {
 		if !ok || ks == "" || strings.Contains(ks, "/") {
 			return bad("no keyspace")
 		}
-		if len(hosts(h)) == 0 {
+		if len(cli.SplitList(h)) == 0 {
 			return bad("no host")
 		}
-		return storeSpec{kind: kind, hosts: hosts(h), keyspace: ks}, nil
+		return storeSpec{kind: kind, hosts: cli.SplitList(h), keyspace: ks}, nil
 	case "riak":
 		parts := strings.Split(rest, "/")
 		if len(parts) != 3 || parts[2] == "" {
 			return bad("want ADDR/BUCKET_TYPE/BUCKET")
 		}
-		if len(hosts(parts[0])) == 0 {
+		if len(cli.SplitList(parts[0])) == 0 {
 			return bad("no address")
 		}
-		return storeSpec{kind: kind, hosts: hosts(parts[0]), typ: parts[1], bucket: parts[2]}, nil
+		return storeSpec{kind: kind, hosts: cli.SplitList(parts[0]), typ: parts[1], bucket: parts[2]}, nil
 	default:
 		return bad(fmt.Sprintf("unknown store kind %q", kind))
 	}
@@ -187,7 +169,7 @@ func openEmbedded(dir string) (*embedded.DB, error) {
 func cassandraSession(ctx context.Context, hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
 	if keyspace != "" {
 		if err := cassandra.CheckIdentifier(keyspace); err != nil {
-			return nil, usageError{err}
+			return nil, cli.UsageError{Err: err}
 		}
 	}
 	cfg := gocql.NewCluster(hosts...)

@@ -20,6 +20,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // Encoder writes msgpack values into a buffer. It remembers the first error;
@@ -562,6 +563,20 @@ func (d *Decoder) Bin(maxLen int) ([]byte, error) {
 		return nil, corrupt("bin", err)
 	}
 	return b, nil
+}
+
+// TimeID reads a time-based id: a bin of exactly 16 bytes.
+func (d *Decoder) TimeID() (timeid.ID, error) {
+	var id timeid.ID
+	b, err := d.Bin(len(id))
+	if err != nil {
+		return id, err
+	}
+	if len(b) != len(id) {
+		return id, fmt.Errorf("%w: id of %d bytes", crdt.ErrCorruptEncoding, len(b))
+	}
+	copy(id[:], b)
+	return id, nil
 }
 
 // IsNil reports whether the next value is nil, consuming it if so.

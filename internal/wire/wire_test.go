@@ -517,3 +517,29 @@ func TestActorCountsGrowIsBoundedByInput(t *testing.T) {
 	}))
 	require.Equal(t, []crdt.ActorID{"a", "b"}, got)
 }
+
+// TestTimeID checks that a time-based id is read from a bin of exactly 16
+// bytes and that every other bin, or another kind of value, is refused.
+func TestTimeID(t *testing.T) {
+	var want [16]byte
+	for i := range want {
+		want[i] = byte(i + 1)
+	}
+	d := open(t, body(t, func(e *wire.Encoder) { e.Bin(want[:]) }))
+	id, err := d.TimeID()
+	require.NoError(t, err)
+	require.Equal(t, want, [16]byte(id))
+	for _, c := range []struct {
+		name  string
+		write func(e *wire.Encoder)
+		want  error
+	}{
+		{"15 bytes", func(e *wire.Encoder) { e.Bin(want[:15]) }, crdt.ErrCorruptEncoding},
+		{"empty", func(e *wire.Encoder) { e.Bin(nil) }, crdt.ErrCorruptEncoding},
+		{"17 bytes", func(e *wire.Encoder) { e.Bin(append(want[:], 0)) }, crdt.ErrTooLarge},
+		{"a string", func(e *wire.Encoder) { e.String(string(want[:])) }, crdt.ErrCorruptEncoding},
+	} {
+		_, err := open(t, body(t, c.write)).TimeID()
+		require.ErrorIs(t, err, c.want, c.name)
+	}
+}

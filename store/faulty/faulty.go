@@ -378,9 +378,23 @@ func (c *core) after(ctx context.Context, call Call) error {
 	return nil
 }
 
-// readFault turns a write fault on a read into a refusal.
-func readFault(call Call) error {
-	return fmt.Errorf("faulty: %v: injected refusal: %w", call, crdt.ErrUnavailable)
+// beforeRead is before for a read: an Unclassified fault fails it with
+// ErrUnclassified, and a write fault (Refuse, LoseAck, Lose, Hold) turns
+// into a refusal.
+func (c *core) beforeRead(ctx context.Context, proto Call) (Call, Fault, error) {
+	call, f, err := c.before(ctx, proto)
+	if err != nil {
+		return call, f, err
+	}
+	switch f.Kind() {
+	case Unclassified:
+		c.count(Unclassified)
+		return call, f, unclassifiedFault(call)
+	case Refuse, LoseAck, Lose, Hold:
+		c.count(Refuse)
+		return call, f, fmt.Errorf("faulty: %v: injected refusal: %w", call, crdt.ErrUnavailable)
+	}
+	return call, f, nil
 }
 
 // unclassifiedFault is the error of an Unclassified call.

@@ -116,17 +116,9 @@ func (p *Partitions) stale(partition string, fresh *partState, age int, isolated
 
 // Snapshot is the wrapped store's Snapshot, with faults.
 func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
-	call, f, err := p.before(ctx, Call{Method: MethodSnapshot, Key: partition, Level: level})
+	call, f, err := p.beforeRead(ctx, Call{Method: MethodSnapshot, Key: partition, Level: level})
 	if err != nil {
 		return nil, err
-	}
-	switch f.Kind() {
-	case Unclassified:
-		p.count(Unclassified)
-		return nil, unclassifiedFault(call)
-	case Refuse, LoseAck, Lose, Hold:
-		p.count(Refuse)
-		return nil, readFault(call)
 	}
 	rows, err := p.inner.Snapshot(ctx, partition, limit, level)
 	if err != nil {
@@ -153,17 +145,9 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 // Scan is the wrapped store's Scan, with faults; with Options.ScanPage,
 // each page after the first is a call of its own.
 func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	call, f, err := p.before(ctx, Call{Method: MethodScan, Key: partition, Level: level})
+	call, f, err := p.beforeRead(ctx, Call{Method: MethodScan, Key: partition, Level: level})
 	if err != nil {
 		return err
-	}
-	switch f.Kind() {
-	case Unclassified:
-		p.count(Unclassified)
-		return unclassifiedFault(call)
-	case Refuse, LoseAck, Lose, Hold:
-		p.count(Refuse)
-		return readFault(call)
 	}
 	if f.Kind() == Stale && level != store.ReadComplete && p.hist.depth > 0 {
 		var fresh []store.Row
@@ -219,19 +203,10 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 	for first := true; ; first = false {
 		var call Call
 		if !first {
-			var f Fault
 			var err error
-			call, f, err = p.before(ctx, Call{Method: MethodScanPage, Key: partition, Level: level})
+			call, _, err = p.beforeRead(ctx, Call{Method: MethodScanPage, Key: partition, Level: level})
 			if err != nil {
 				return err
-			}
-			switch f.Kind() {
-			case Unclassified:
-				p.count(Unclassified)
-				return unclassifiedFault(call)
-			case Refuse, LoseAck, Lose, Hold:
-				p.count(Refuse)
-				return readFault(call)
 			}
 		}
 		page := make([]store.Row, 0, p.page)

@@ -125,17 +125,9 @@ func (s *Siblings) readBack(key string) func(ctx context.Context) {
 
 // Fetch is the wrapped store's Fetch, with faults.
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	call, f, err := s.before(ctx, Call{Method: MethodFetch, Key: key})
+	call, f, err := s.beforeRead(ctx, Call{Method: MethodFetch, Key: key})
 	if err != nil {
 		return nil, nil, err
-	}
-	switch f.Kind() {
-	case Unclassified:
-		s.count(Unclassified)
-		return nil, nil, unclassifiedFault(call)
-	case Refuse, LoseAck, Lose, Hold:
-		s.count(Refuse)
-		return nil, nil, readFault(call)
 	}
 	vs, tok, err := s.inner.Fetch(ctx, key)
 	if err != nil {

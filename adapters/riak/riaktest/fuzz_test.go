@@ -1,6 +1,7 @@
 package riaktest
 
 import (
+	"strings"
 	"testing"
 
 	rpb "github.com/basho/riak-go-client/rpb/riak"
@@ -125,4 +126,21 @@ func FuzzHandleSequence(f *testing.F) {
 			script = script[n:]
 		}
 	})
+}
+
+// TestMalformedRequestIsNamed: a request body that does not decode is
+// answered with an error naming the message it should have been.
+func TestMalformedRequestIsNamed(t *testing.T) {
+	s := fuzzServer(t)
+	for code, name := range map[byte]string{
+		codeGetReq: "RpbGetReq", codePutReq: "RpbPutReq", codeDelReq: "RpbDelReq",
+		codeGetBucketReq: "RpbGetBucketReq", codeGetBucketTypeReq: "RpbGetBucketTypeReq",
+		codeSetBucketReq: "RpbSetBucketReq", codeResetBucketReq: "RpbResetBucketReq",
+		codeSetBucketTypeReq: "RpbSetBucketTypeReq",
+	} {
+		respCode, resp, rerr := s.handle(code, []byte{0xff})
+		if respCode != 0 || resp != nil || !strings.HasPrefix(string(rerr), "bad "+name+": ") {
+			t.Errorf("code %d with a malformed body: %d, %v, %q; want an error beginning %q", code, respCode, resp, rerr, "bad "+name+": ")
+		}
+	}
 }

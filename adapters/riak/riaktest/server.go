@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -605,55 +606,46 @@ func (s *FakeServer) handle(code byte, body []byte) (byte, proto.Message, rpcErr
 			ServerVersion: []byte("riaktest-fake-server"),
 		}, ""
 	case codeGetReq:
-		var m rpbkv.RpbGetReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbGetReq: " + err.Error())
-		}
-		return s.get(&m)
+		return handleMsg(body, s.get)
 	case codePutReq:
-		var m rpbkv.RpbPutReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbPutReq: " + err.Error())
-		}
-		return s.put(&m)
+		return handleMsg(body, s.put)
 	case codeDelReq:
-		var m rpbkv.RpbDelReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbDelReq: " + err.Error())
-		}
-		return s.del(&m)
+		return handleMsg(body, s.del)
 	case codeGetBucketReq:
-		var m rpb.RpbGetBucketReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbGetBucketReq: " + err.Error())
-		}
-		return s.getBucket(typeName(m.Type), string(m.Bucket))
+		return handleMsg(body, func(m *rpb.RpbGetBucketReq) (byte, proto.Message, rpcError) {
+			return s.getBucket(typeName(m.Type), string(m.Bucket))
+		})
 	case codeGetBucketTypeReq:
-		var m rpb.RpbGetBucketTypeReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbGetBucketTypeReq: " + err.Error())
-		}
-		return s.getBucket(typeName(m.Type), "")
+		return handleMsg(body, func(m *rpb.RpbGetBucketTypeReq) (byte, proto.Message, rpcError) {
+			return s.getBucket(typeName(m.Type), "")
+		})
 	case codeSetBucketReq:
-		var m rpb.RpbSetBucketReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbSetBucketReq: " + err.Error())
-		}
-		return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props)
+		return handleMsg(body, func(m *rpb.RpbSetBucketReq) (byte, proto.Message, rpcError) {
+			return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props)
+		})
 	case codeResetBucketReq:
-		var m rpb.RpbResetBucketReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbResetBucketReq: " + err.Error())
-		}
-		return s.resetBucket(typeName(m.Type), string(m.Bucket))
+		return handleMsg(body, func(m *rpb.RpbResetBucketReq) (byte, proto.Message, rpcError) {
+			return s.resetBucket(typeName(m.Type), string(m.Bucket))
+		})
 	case codeSetBucketTypeReq:
-		var m rpb.RpbSetBucketTypeReq
-		if err := proto.Unmarshal(body, &m); err != nil {
-			return 0, nil, rpcError("bad RpbSetBucketTypeReq: " + err.Error())
-		}
-		return s.setBucketType(typeName(m.Type), m.Props)
+		return handleMsg(body, func(m *rpb.RpbSetBucketTypeReq) (byte, proto.Message, rpcError) {
+			return s.setBucketType(typeName(m.Type), m.Props)
+		})
 	}
 	return 0, nil, rpcError(fmt.Sprintf("unknown message code: %d", code))
+}
+
+// handleMsg decodes body as an M and answers it with fn; a body that does
+// not decode is answered with an error naming the message.
+func handleMsg[M any, P interface {
+	*M
+	proto.Message
+}](body []byte, fn func(P) (byte, proto.Message, rpcError)) (byte, proto.Message, rpcError) {
+	m := P(new(M))
+	if err := proto.Unmarshal(body, m); err != nil {
+		return 0, nil, rpcError(fmt.Sprintf("bad %s: %v", reflect.TypeFor[M]().Name(), err))
+	}
+	return fn(m)
 }
 
 // propsLocked returns the effective properties of a bucket (its type's,

@@ -1,0 +1,72 @@
+// Package cli holds what the counterkit commands share: usage errors and
+// the naming of the sentinels an error wraps.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// UsageError is a mistake in the command line: the exit status is 2.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError of fmt.Errorf(format, args...).
+func Usagef(format string, args ...any) error {
+	return UsageError{fmt.Errorf(format, args...)}
+}
+
+// Status is the exit status of a command that failed with err: 2 for a
+// usage error, 1 otherwise.
+func Status(err error) int {
+	if errors.As(err, new(UsageError)) {
+		return 2
+	}
+	return 1
+}
+
+// Sentinel is an error a message names, and its name.
+type Sentinel struct {
+	Name string
+	Err  error
+}
+
+// SentinelNames names the sentinels of list that err wraps, in the order
+// of list (most specific first), leaving out a sentinel that one named
+// before it wraps; "no counterkit sentinel" when err wraps none.
+func SentinelNames(err error, list []Sentinel) string {
+	var names []string
+	var found []error
+outer:
+	for _, s := range list {
+		if !errors.Is(err, s.Err) {
+			continue
+		}
+		for _, f := range found {
+			if errors.Is(f, s.Err) {
+				continue outer // implied by a more specific one
+			}
+		}
+		found = append(found, s.Err)
+		names = append(names, s.Name)
+	}
+	if len(names) == 0 {
+		return "no counterkit sentinel"
+	}
+	return strings.Join(names, ", ")
+}
+
+// SplitList splits a comma-separated list, trimming spaces and dropping
+// empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
