@@ -103,13 +103,13 @@ func dvRunBounded(v dvVector, replay bool) (dvVector, error) {
 	norm := func(c dvCall) dvCall {
 		c.Actor = string(toVector([]byte(c.Actor)))
 		if c.Method == "put" {
-			b := toVector(dvUnhex(c.Value))
-			c.Value, c.Bounded = hex.EncodeToString(b), dvbDecode(b, o.Window)
+			b := toVector(c.bytes())
+			c.raw, c.Value, c.Bounded = nil, hex.EncodeToString(b), dvbDecode(b, o.Window)
 		}
 		sibs := c.Siblings
 		c.Siblings = nil
 		for _, sb := range sibs {
-			b := toVector(dvUnhex(sb.Value))
+			b := toVector(sb.bytes())
 			c.Siblings = append(c.Siblings, dvSibling{Value: hex.EncodeToString(b), Bounded: dvbDecode(b, o.Window)})
 		}
 		return c
