@@ -10,6 +10,7 @@ package vectors
 // recipes, and dvState.MarshalJSON leaves out the entries they stand for.
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -237,6 +238,41 @@ func dvBytes(value, sha string, n int, s *dvState) ([]byte, error) {
 	return b, nil
 }
 
+// dvScratch is the buffer states are encoded into to be measured or
+// hashed only: an 8 MiB state encoded again and again into fresh memory
+// costs the race detector dearly.
+var dvScratch struct {
+	sync.Mutex
+	b []byte
+}
+
+// dvMeasure returns the length and SHA-256 of s's encoding.
+func dvMeasure(s *dvState) (int, string, error) {
+	dvScratch.Lock()
+	defer dvScratch.Unlock()
+	b, err := dvEncStateTo(dvScratch.b, s)
+	if err != nil {
+		return 0, "", err
+	}
+	dvScratch.b = b
+	return len(b), dvSHA(b), nil
+}
+
+// dvVerify checks that s encodes to n bytes of SHA-256 sha.
+func dvVerify(sha string, n int, s *dvState) error {
+	if s == nil {
+		return fmt.Errorf("value_sha256 without a state")
+	}
+	size, got, err := dvMeasure(s)
+	if err != nil {
+		return err
+	}
+	if size != n || got != sha {
+		return fmt.Errorf("the state encodes to %d bytes of SHA-256 %s, not value_len %d and value_sha256 %s", size, got, n, sha)
+	}
+	return nil
+}
+
 // dvValueKey identifies a value for the model store: its hex, or its
 // SHA-256 and length.
 func dvValueKey(value, sha string, n int) string {
@@ -283,8 +319,8 @@ func dvEntriesSize(m dvEntries) (int, error) {
 			s.N = append(s.N, e)
 		}
 	}
-	b, err := dvEncState(&s)
-	return len(b), err
+	n, _, err := dvMeasure(&s)
+	return n, err
 }
 
 // retract takes txn out of the history of the entry key (tpncounter
@@ -471,4 +507,36 @@ func dvEntryPrint(e dvEntry) string {
 		}
 	}
 	return strconv.FormatUint(h.Sum64(), 16)
+}
+
+// dvReplaceAll replaces every from[i] in b by to[i]. It copies b only when
+// b holds one of them, and in place when each pair has one length (the
+// writer ids of a vector and of a replay do), since values are up to 8 MiB.
+func dvReplaceAll(b []byte, from, to [][]byte) []byte {
+	found, same := false, true
+	for i := range from {
+		found = found || bytes.Contains(b, from[i])
+		same = same && len(from[i]) == len(to[i]) && len(from[i]) > 0
+	}
+	if !found {
+		return b
+	}
+	if !same {
+		for i := range from {
+			b = bytes.ReplaceAll(b, from[i], to[i])
+		}
+		return b
+	}
+	out := slices.Clone(b)
+	for i := range from {
+		for at := 0; ; {
+			k := bytes.Index(out[at:], from[i])
+			if k < 0 {
+				break
+			}
+			copy(out[at+k:], to[i])
+			at += k + len(to[i])
+		}
+	}
+	return out
 }
