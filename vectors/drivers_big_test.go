@@ -540,3 +540,25 @@ func dvReplaceAll(b []byte, from, to [][]byte) []byte {
 	}
 	return out
 }
+
+// dvShowTxnDiff shows a put's transactions against the model's: both maps
+// when small, else what differs (a state may hold 32,000 of them).
+func dvShowTxnDiff(written, want map[string]int64) string {
+	if len(written) <= 64 && len(want) <= 64 {
+		return fmt.Sprintf("%v, want %v", written, want)
+	}
+	var extra, missing []string
+	for t, a := range written {
+		if w, ok := want[t]; !ok || w != a {
+			extra = append(extra, fmt.Sprintf("%s:%d", t, a))
+		}
+	}
+	for t, a := range want {
+		if w, ok := written[t]; !ok || w != a {
+			missing = append(missing, fmt.Sprintf("%s:%d", t, a))
+		}
+	}
+	slices.Sort(extra)
+	slices.Sort(missing)
+	return fmt.Sprintf("%d transactions, want %d: not wanted %v, missing %v", len(written), len(want), extra[:min(len(extra), 8)], missing[:min(len(missing), 8)])
+}

@@ -4814,7 +4814,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		written := dvTxns(p.State)
 		if !reflect.DeepEqual(written, want) {
-			m.bad("attempt %d: put writes %v, want %v", attempt, written, want)
+			m.bad("attempt %d: put writes %s", attempt, dvShowTxnDiff(written, want))
 		}
 		m.checkEntries(attempt, p.State, next)
 		if p.State != nil {
