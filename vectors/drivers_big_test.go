@@ -15,7 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash/maphash"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -490,21 +490,19 @@ func (sb dvSibling) bytes() []byte {
 	return dvUnhex(sb.Value)
 }
 
-var dvPrintSeed = maphash.MakeSeed()
-
 // dvEntryPrint identifies an entry's content (the model's check that one
-// seq stands for one content) without writing it out: a 64-bit hash.
+// seq stands for one content) without writing it out: its FNV-1a-64.
 func dvEntryPrint(e dvEntry) string {
-	var h maphash.Hash
-	h.SetSeed(dvPrintSeed)
-	h.WriteString(fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%v\x00%d\x00%d\x00", e.Actor, e.Seq, e.Total, e.Forgot, e.Retired, e.RetiredAt, len(e.History)))
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d\x00%d\x00%v\x00%d\x00%d\x00", e.Actor, e.Seq, e.Total, e.Forgot, e.Retired, e.RetiredAt, len(e.History))
+	var buf []byte
 	for _, list := range [][]dvTxn{e.History, e.Folded} {
 		for _, x := range list {
-			h.WriteString(x.Txn)
-			h.WriteByte(0)
-			h.WriteString(strconv.FormatInt(int64(x.Amount), 10))
-			h.WriteByte(0)
+			buf = append(append(buf[:0], x.Txn...), 0)
+			buf = append(strconv.AppendInt(buf, int64(x.Amount), 10), 0)
+			h.Write(buf)
 		}
+		h.Write([]byte{1}) // the history ends
 	}
 	return strconv.FormatUint(h.Sum64(), 16)
 }
