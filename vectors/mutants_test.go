@@ -370,6 +370,7 @@ var vectorMutants = []vectorMutant{
 	// puts the value 2^64 above the true one, which never fits, a wrapped
 	// sent[to] puts the giver's rights 2^64 above, and the total given
 	// bounds every sent amount; an off-by-one at their limit is caught.
+	// SPEC.md section 11 lists both among the rules without a mutant.
 	{"bounded/credits overflow", "13.2 Apply: credits beyond 2^63-1 are overflow",
 		[]edit{{"bounded/counter.go", "if e.credits > math.MaxInt64-amount {", "if false && e.credits > math.MaxInt64-amount {"}}, "bounded", "TestVectors/bounded/overflow ("},
 	{"bounded/credits of 2^63-1 accepted", "13.2 Apply: credits may reach 2^63-1",
