@@ -275,13 +275,13 @@ func boolInt(b bool) int64 {
 	return 0
 }
 
-// TestSimulation runs proptest.Scale(250) random schedules of 15 rounds
-// (COUNTERKIT_CASES=40 gives 10,000).
+// TestSimulation runs proptest.Scale(100) random schedules of 15 rounds
+// (COUNTERKIT_CASES=100 gives 10,000).
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./balance -run '^TestSimulation$'
 func TestSimulation(t *testing.T) {
 	seed := proptest.Seed()
-	n := proptest.Scale(250)
+	n := proptest.Scale(100)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = n

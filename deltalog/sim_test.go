@@ -231,13 +231,13 @@ func runSim(seed int64, rounds int) error {
 	return nil
 }
 
-// TestSimulation runs proptest.Scale(300) random schedules of 12 rounds
-// each (COUNTERKIT_CASES=40 gives 12,000).
+// TestSimulation runs proptest.Scale(120) random schedules of 12 rounds
+// each (COUNTERKIT_CASES=100 gives 12,000).
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./deltalog -run TestSimulation
 func TestSimulation(t *testing.T) {
 	seed := proptest.Seed()
-	n := proptest.Scale(300)
+	n := proptest.Scale(120)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = n

@@ -27,7 +27,7 @@ type kind[A tally.Aggregate[A], O any] struct {
 	expect  func([]O) any // plain model
 	// idempotent kinds are also checked directly as join-semilattices.
 	idempotent bool
-	cases      int // proptest cases before COUNTERKIT_CASES scaling; 0 = default
+	cases      int // proptest cases before COUNTERKIT_CASES scaling; 0 = lawCases
 	maxOps     int // proptest MaxOps; 0 = default
 }
 
@@ -254,8 +254,14 @@ func directModel[A tally.Aggregate[A], O any](k kind[A, O]) proptest.Model[A, O]
 	}
 }
 
+// lawCases is the number of proptest cases of a kind that sets none, before
+// COUNTERKIT_CASES scaling (COUNTERKIT_CASES=3.4 gives about proptest's
+// default 1,000).
+const lawCases = 300
+
 func checkKind[A tally.Aggregate[A], O any](t *testing.T, k kind[A, O]) {
 	cfg := proptest.DefaultOptions()
+	cfg.Cases = proptest.Scale(lawCases)
 	if k.cases != 0 {
 		cfg.Cases = proptest.Scale(k.cases)
 	}

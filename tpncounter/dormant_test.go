@@ -104,7 +104,7 @@ func TestDormantMatchesEntries(t *testing.T) {
 		n, err := strconv.Atoi(strings.TrimPrefix(string(x), "t"))
 		return time.Unix(1e9+int64(n), 0), err == nil && strings.HasPrefix(string(x), "t")
 	}
-	schedules := proptest.Scale(40)
+	schedules := proptest.Scale(20) // COUNTERKIT_CASES=2 gives 40
 	var dormantSteps, steps, wokenByApply int
 	for s := 0; s < schedules; s++ {
 		opts := Options{HistoryLength: 3, FoldedLength: 2}

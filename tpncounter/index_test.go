@@ -229,11 +229,13 @@ func recountContrib(val *exact.Int128, cs []Copy, everyCopy bool) Copy {
 // that every operation runs through long probe runs of equal tags
 // (including runs that wrap around the end of the table), from a table of
 // a power-of-two length and from one of another length (as decoding makes),
-// and compares it with a multiset model after every step. Replay:
+// and compares it with a multiset model after every step: 1,000 steps per
+// table, COUNTERKIT_CASES=3 gives 3,000. Replay:
 // COUNTERKIT_SEED=<seed> go test ./tpncounter -run '^TestTable$'
 func TestTable(t *testing.T) {
 	seed := proptest.Seed()
-	t.Logf("seed %d", seed)
+	steps := proptest.Scale(1000)
+	t.Logf("seed %d, %d steps per table; replay: %s", seed, steps, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))
 	for _, c := range []struct {
 		size int
@@ -246,7 +248,7 @@ func TestTable(t *testing.T) {
 		tb, tags := newTable(c.size), c.tags
 		model := map[uint64]int{}
 		n := 0
-		for step := 0; step < 3000; step++ {
+		for step := 0; step < steps; step++ {
 			k := tableKey(tags[rng.Intn(len(tags))], soloBit|uint32(rng.Intn(40)))
 			switch {
 			case model[k] == 0 || rng.Intn(3) == 0:

@@ -745,6 +745,10 @@ func simProp(p simParams, stats *simStats) gopter.Prop {
 	}, gen.Int64())
 }
 
+// simCases is the number of schedules per property in CI;
+// COUNTERKIT_CASES=4 gives 400.
+const simCases = 100
+
 func simParameters(t *testing.T, cases int) *gopter.TestParameters {
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
@@ -755,7 +759,7 @@ func simParameters(t *testing.T, cases int) *gopter.TestParameters {
 }
 
 func TestSimulationExactlyOnce(t *testing.T) {
-	params := simParameters(t, 400)
+	params := simParameters(t, simCases)
 	props := gopter.NewProperties(params)
 	var st simStats
 	props.Property("exactly once under siblings, stale reads, lost acks and retries", simProp(defaultSimParams(), &st))
@@ -765,7 +769,7 @@ func TestSimulationExactlyOnce(t *testing.T) {
 	props.Property("exactly once with idle actors retired, racing each other and their own last writes", simProp(retireSimParams(), &st))
 	props.TestingRun(t)
 	// A retirement racing the actor's own write in doubt is rare: when
-	// the 400 schedules above had none, run more retirement schedules
+	// the schedules above had none, run more retirement schedules
 	// (seeded from the same seed) until one has, each still checked.
 	extra := 0
 	for rng := rand.New(rand.NewSource(params.Rng.Int63())); st.racedOwnWrite == 0 && extra < proptest.Scale(4000); extra++ {
@@ -800,7 +804,7 @@ func TestSimulationExactlyOnce(t *testing.T) {
 // after the window, with timed transactions: every late resend is either
 // recognised or refused with crdt.ErrOutsideWindow, never counted again.
 func TestSimulationTimedNeverCountsTwice(t *testing.T) {
-	params := simParameters(t, 400)
+	params := simParameters(t, simCases)
 	props := gopter.NewProperties(params)
 	var st simStats
 	p := defaultSimParams()

@@ -495,7 +495,7 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 			default:
 				t.Fatalf("unknown op %q", x.Op)
 			}
-			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), outcome, changed, fmt.Sprintf("%s step %d.%d", sc.Name, i, k))
+			fillOrCheck(t, fill, st, k == 0, kindOf(t, err), outcome, changed, func() string { return fmt.Sprintf("%s step %d.%d", sc.Name, i, k) })
 			if before != nil && (err != nil || (x.Op == "apply" && outcome != "applied") || (changed != nil && !*changed)) {
 				// Refused, recognised (duplicate, duplicate_folded, superseded)
 				// or nothing to do: nothing changes.
