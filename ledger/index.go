@@ -336,25 +336,40 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 	return true
 }
 
-// lastApplied returns when actor applied its newest transaction in merged,
-// from that transaction's record (false when it has none or the record
-// cannot be read).
-func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) (time.Time, bool) {
-	var last crdt.TxnID
-	for txn := range merged.Transactions(actor) {
-		last = txn // oldest first, in each half
+// newestTxns returns actor's newest transaction in each half of c (its
+// newest credit, then its newest debit), those it has.
+func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
+	var credit, debit crdt.TxnID
+	for txn, amount := range c.Transactions(actor) { // oldest first, in each half
+		if amount > 0 {
+			credit = txn
+		} else {
+			debit = txn
+		}
 	}
-	if last == "" {
-		return time.Time{}, false
+	var out []crdt.TxnID
+	for _, x := range []crdt.TxnID{credit, debit} {
+		if x != "" {
+			out = append(out, x)
+		}
 	}
-	x, err := l.lookup(ctx, last, now)
-	if err != nil {
-		return time.Time{}, false
-	}
+	return out
+}
+
+// lastApplied returns the latest time the records of txns were made
+// (false when none has a record that can be read): when their actor last
+// applied a transaction.
+func (l *Ledger) lastApplied(ctx context.Context, txns []crdt.TxnID, now time.Time) (time.Time, bool) {
 	var at time.Time
-	for _, r := range x.records {
-		if r.At.After(at) {
-			at = r.At
+	for _, txn := range txns {
+		x, err := l.lookup(ctx, txn, now)
+		if err != nil {
+			continue
+		}
+		for _, r := range x.records {
+			if r.At.After(at) {
+				at = r.At
+			}
 		}
 	}
 	return at, !at.IsZero()

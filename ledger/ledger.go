@@ -334,14 +334,14 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		if !ok {
 			s = sighting{version: v, since: now}
 		}
-		if !s.dated && lookups < MaxRetirePerWrite {
-			// How long has it been idle? Its newest transaction's record
-			// says when it last applied one, which outlives any ledger's
-			// observation: a writer that restarts often still retires
-			// the incarnations it leaves.
-			lookups++
+		if newest := newestTxns(merged, a); !s.dated && lookups+len(newest) <= MaxRetirePerWrite {
+			// How long has it been idle? The records of its newest
+			// credit and debit say when it last applied one, which
+			// outlives any ledger's observation: a writer that restarts
+			// often still retires the incarnations it leaves.
+			lookups += len(newest)
 			s.dated = true
-			if at, ok := l.lastApplied(ctx, merged, a, now); ok && at.Before(s.since) {
+			if at, ok := l.lastApplied(ctx, newest, now); ok && at.Before(s.since) {
 				s.since = at
 			}
 		}

@@ -2766,7 +2766,7 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvLedgerOp("value", "a"),
 			}},
 		{Name: "retire: the records of a retired writer carry its version",
-			Note:    "a credits t1 and t2 and debits t3: its entries are at seq 2 in P and 1 in N, version 3. Two hours later b's write dates a by t3's record and retires it, first putting a record of t1, t2 and t3 each with writer a and version 3 (a's version in the state written)",
+			Note:    "a credits t1 and t2 and debits t3: its entries are at seq 2 in P and 1 in N, version 3. Two hours later b's write dates a by the records of t2 and t3 (its newest credit and newest debit: the later of their times) and retires it, first putting a record of t1, t2 and t3 each with writer a and version 3 (a's version in the state written)",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "t1", 5),
 				dvCredit("a", "t2", 7),
@@ -2926,6 +2926,14 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		panic(err)
 	}
 	return []dvVector{
+		{Name: "retire: dated by its newest credit and its newest debit",
+			Note:    "a debits t1 at 0:00 and credits t2 at 0:50, then stops. b's first write, at 1:10, dates a by the records of both (its newest credit and newest debit) and takes the later, 0:50: idle 20 minutes, not retired. Dated by the debit alone, a would look idle since 0:00 and be retired 20 minutes after its last write",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvDebit("a", "t1", 5),
+				dvAtClock(dvCredit("a", "t2", 7), 50*m),
+				dvAtClock(dvCredit("b", "t3", 1), 70*m),
+				dvAtClock(dvLedgerOp("value", "b"), 70*m),
+			}},
 		{Name: "retire: an actor idle exactly RetireAfter is retired, not before",
 			Note:    "a credits t1 at 0:00 and stops. b's first write, at 0:55, dates a by t1's record (0:00): idle 55 minutes, not retired; the next pass is due at 1:00, when a would have been unchanged for RetireAfter, before 0:55 + RetireAfter/8. b's write at 1:00 makes that pass and retires a, idle exactly RetireAfter",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
@@ -4283,16 +4291,36 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		if !ok {
 			sg = dvSighting{version: version, since: m.now}
 		}
-		if !sg.dated && lookups < ledger.MaxRetirePerWrite {
-			lookups++
+		// Dated by the records of its newest credit and newest debit (the
+		// later of their times), at most 16 record reads a write.
+		var newest []string
+		credit, debit := "", ""
+		for _, x := range merged.held(a) { // P then N, oldest first
+			if x.Amount > 0 {
+				credit = x.Txn
+			} else {
+				debit = x.Txn
+			}
+		}
+		for _, x := range []string{credit, debit} {
+			if x != "" {
+				newest = append(newest, x)
+			}
+		}
+		if !sg.dated && lookups+len(newest) <= ledger.MaxRetirePerWrite {
+			lookups += len(newest)
 			sg.dated = true
-			if held := merged.held(a); len(held) > 0 {
-				recs, _ := m.answer(fs, held[len(held)-1].Txn)
+			var last time.Time
+			for _, x := range newest {
+				recs, _ := m.answer(fs, x)
 				for _, r := range recs {
-					if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && at.Before(sg.since) {
-						sg.since = at
+					if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && at.After(last) {
+						last = at
 					}
 				}
+			}
+			if !last.IsZero() && last.Before(sg.since) {
+				sg.since = last
 			}
 		}
 		L.sightings[a] = sg
@@ -6046,8 +6074,8 @@ var dvWrongExpectations = []struct {
 		func(v *dvVector) { dvEditRecord(&v.Steps[1].Calls[3], func(r *dvRecord) { r.Version = "1" }) },
 		"calls[3].value", "records: record puts"},
 	{"a retirement record without the retired writer's version", "driver_ledger.json", "retire: the records of a retired writer carry its version",
-		func(v *dvVector) { dvEditRecord(&v.Steps[3].Calls[3], func(r *dvRecord) { r.Version = "1" }) },
-		"calls[3].value", "retirement: record puts"},
+		func(v *dvVector) { dvEditRecord(&v.Steps[3].Calls[4], func(r *dvRecord) { r.Version = "1" }) },
+		"calls[4].value", "retirement: record puts"},
 	{"a group member applied twice", "driver_ledger.json", "group: duplicate members",
 		func(v *dvVector) { v.Steps[0].Group[3].Outcome = "applied" },
 		"group[3].outcome", "outcome"},
@@ -6569,8 +6597,11 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "next = now.Add(l.opts.RetireAfter / RetirePassDivisor)", "next = now.Add(l.opts.RetireAfter / 4)",
 		"driver_ledger", "retire: a pass every RetireAfter/8"},
 	{"ledger/more than 16 lookups per write", "6.9 RetireAfter: at most 16 record fetches of idle actors per write",
-		"ledger/ledger.go", "if !s.dated && lookups < MaxRetirePerWrite {", "if !s.dated {",
+		"ledger/ledger.go", "!s.dated && lookups+len(newest) <= MaxRetirePerWrite {", "!s.dated {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
+		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[len(txns)-1:] {",
+		"driver_ledger", "retire: dated by its newest credit and its newest debit"},
 	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
 		"ledger/ledger.go", "if undated || unrecorded {", "if unrecorded {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
