@@ -471,6 +471,9 @@ func dvLedgerTooLargeVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		dvTooLarge("group: too large for the store: one member left",
 			"q1 and q2 queue behind q0; the state with q0 and q1 alone is already larger than store.MaxValue. q2 is taken back (too_large); the take-back stops with one member left, so the put carries q1 and the store refuses it (reply too_large: nothing written). q1 fails too_large after one attempt, taken back out, nothing pending",
 			o, "q0", []string{t("q1"), t("q2")}, 0, dvLedgerOp("value", "a")),
+		dvTooLarge("too large for the store: an update alone",
+			"q1 queues behind q0 alone (a group of one, as a single Update is); the state with q0 and q1 is larger than store.MaxValue. With one member there is nothing to take back: the put carries q1 and the store refuses it (reply too_large: nothing written, no retry, since a store's refusal of what a value is cannot change). q1 fails too_large after one attempt, taken back out, nothing pending, and the value is q0's",
+			o, "q0", []string{t("q1")}, 0, dvLedgerOp("value", "a")),
 	}
 }
 
