@@ -334,15 +334,17 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		if !ok {
 			s = sighting{version: v, since: now}
 		}
-		if newest := newestTxns(merged, a); !s.dated && lookups+len(newest) <= MaxRetirePerWrite {
+		if !s.dated {
 			// How long has it been idle? The records of its newest
 			// credit and debit say when it last applied one, which
 			// outlives any ledger's observation: a writer that restarts
 			// often still retires the incarnations it leaves.
-			lookups += len(newest)
-			s.dated = true
-			if at, ok := l.lastApplied(ctx, newest, now); ok && at.Before(s.since) {
-				s.since = at
+			if newest := newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {
+				lookups += len(newest)
+				s.dated = true
+				if at, ok := l.lastApplied(ctx, newest, now); ok && at.Before(s.since) {
+					s.since = at
+				}
 			}
 		}
 		undated = undated || !s.dated
@@ -420,9 +422,9 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 	if undated || unrecorded {
 		// Actors left undated, or records left to write (a refused
 		// record, written first by the next cycle, or more actors to
-		// record than one write records): pass again on the next write. A retirement declined because
-		// another actor shares a transaction waits for the next pass as
-		// scheduled.
+		// record than one write records): pass again on the next
+		// write. A retirement declined because another actor shares a
+		// transaction waits for the next pass as scheduled.
 		return time.Time{}
 	}
 	return next

@@ -6600,7 +6600,7 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "next = now.Add(l.opts.RetireAfter / RetirePassDivisor)", "next = now.Add(l.opts.RetireAfter / 4)",
 		"driver_ledger", "retire: a pass every RetireAfter/8"},
 	{"ledger/more than 16 lookups per write", "6.9 RetireAfter: at most 16 record fetches of idle actors per write",
-		"ledger/ledger.go", "!s.dated && lookups+len(newest) <= MaxRetirePerWrite {", "!s.dated {",
+		"ledger/ledger.go", "newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {", "newestTxns(merged, a); true {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
 	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
 		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[len(txns)-1:] {",
