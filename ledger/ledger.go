@@ -403,9 +403,13 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 	// actors linked to a declined one by shared transactions, directly or
 	// through others, once every one of them is retirable and recorded,
 	// whatever their number.
+	isIdle := make(map[crdt.ActorID]bool, len(idle))
+	for _, a := range idle {
+		isIdle[a] = true
+	}
 	for _, g := range sharingGroups(merged, shared) {
-		if !l.retirable(g, now) {
-			continue
+		if slices.ContainsFunc(g, func(a crdt.ActorID) bool { return !isIdle[a] }) {
+			continue // a member still writes, or is not idle for RetireAfter yet
 		}
 		all := true
 		for _, a := range g {
@@ -428,18 +432,6 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		return time.Time{}
 	}
 	return next
-}
-
-// retirable reports whether this ledger has seen every actor of g
-// unchanged for RetireAfter, dated (see retirePass).
-func (l *Ledger) retirable(g []crdt.ActorID, now time.Time) bool {
-	for _, a := range g {
-		s, ok := l.sightings[a]
-		if !ok || !s.dated || now.Before(s.since.Add(l.opts.RetireAfter)) {
-			return false
-		}
-	}
-	return true
 }
 
 // sharingGroups returns, for the actors of from, the groups of live actors
