@@ -2894,37 +2894,35 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 // hour.
 func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	m := time.Minute
-	// Seventeen actors p01..p17 that all hold one transaction, x, which
-	// has no record: a pass looks up x's record once per actor it dates,
-	// whichever actors its start (FNV-1a of the ledger's random
-	// incarnation) makes it visit first.
-	idle := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 1}
-	for i := 1; i <= 17; i++ {
-		idle.P = append(idle.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", History: []dvTxn{{"x", 1}}, Folded: []dvTxn{}})
+	// seventeen returns the initial sibling of a key holding actors
+	// p01..p17, p(i) holding in its history the transactions hist(i), each
+	// of amount 1, and value distinct transactions.
+	seventeen := func(value dvInt, hist func(i int) []string) dvSibling {
+		st := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: value}
+		for i := 1; i <= 17; i++ {
+			e := dvEntry{Actor: fmt.Sprintf("p%02d", i), Folded: []dvTxn{}}
+			for _, x := range hist(i) {
+				e.History = append(e.History, dvTxn{x, 1})
+			}
+			e.Seq = strconv.Itoa(len(e.History))
+			st.P = append(st.P, e)
+		}
+		b, err := dvEncState(st)
+		if err != nil {
+			panic(err)
+		}
+		return dvSibling{Value: hex.EncodeToString(b), State: st}
 	}
-	idleBytes, err := dvEncState(idle)
-	if err != nil {
-		panic(err)
-	}
-	// Seventeen actors p01..p17 that each hold a transaction of their own.
-	own := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 17}
-	for i := 1; i <= 17; i++ {
-		own.P = append(own.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "1", History: []dvTxn{{fmt.Sprintf("x%02d", i), 1}}, Folded: []dvTxn{}})
-	}
-	ownBytes, err := dvEncState(own)
-	if err != nil {
-		panic(err)
-	}
-	// Seventeen actors p01..p17 in a chain: p(i) holds x(i) and x(i+1),
-	// so each shares a transaction with the next.
-	chain := &dvState{P: []dvEntry{}, N: []dvEntry{}, Value: 18}
-	for i := 1; i <= 17; i++ {
-		chain.P = append(chain.P, dvEntry{Actor: fmt.Sprintf("p%02d", i), Seq: "2", History: []dvTxn{{fmt.Sprintf("x%02d", i), 1}, {fmt.Sprintf("x%02d", i+1), 1}}, Folded: []dvTxn{}})
-	}
-	chainBytes, err := dvEncState(chain)
-	if err != nil {
-		panic(err)
-	}
+	x := func(i int) string { return fmt.Sprintf("x%02d", i) }
+	// All hold one transaction, x, which has no record: a pass looks up x's
+	// record once per actor it dates, whichever actors its start (FNV-1a of
+	// the ledger's random incarnation) makes it visit first.
+	idle := seventeen(1, func(int) []string { return []string{"x"} })
+	// Each holds a transaction of its own.
+	own := seventeen(17, func(i int) []string { return []string{x(i)} })
+	// A chain: p(i) holds x(i) and x(i+1), so each shares a transaction
+	// with the next.
+	chain := seventeen(18, func(i int) []string { return []string{x(i), x(i + 1)} })
 	return []dvVector{
 		{Name: "retire: dated by its newest credit and its newest debit",
 			Note:    "a debits t1 at 0:00 and credits t2 at 0:50, then stops. b's first write, at 1:10, dates a by the records of both (its newest credit and newest debit) and takes the later, 0:50: idle 20 minutes, not retired. Dated by the debit alone, a would look idle since 0:00 and be retired 20 minutes after its last write",
@@ -2955,7 +2953,7 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		{Name: "retire: at most 16 retirements per write, from the FNV-1a start",
 			Note:    "the key holds p01..p17, each with one transaction (x01..x17) and no record. b's writer id b~bbbbbbbb has FNV-1a-32 hash 0x" + fmt.Sprintf("%08x", dvFNV("b~bbbbbbbb")) + ", 3 modulo the 18 live actors (b's own entry included): b's passes visit the actors from index 3 (p03) on, in actor order, wrapping round (pass_start_mod 18: the port's random incarnation must give the same start). b's first write, at 0:00, looks up the records of the first 16 it visits (p03..p17, p01: none, idle from now) and leaves p02 undated, so its write at 0:01 passes again and looks up p02. At 1:00 all 17 have been idle for RetireAfter: b's write records and retires the first 16 of its pass and leaves p02, so its next write passes again and retires p02",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
-			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(ownBytes), State: own}},
+			InitialSiblings: []dvSibling{own},
 			Steps: []dvStep{
 				dvCredit("b", "t1", 1),
 				dvAtClock(dvCredit("b", "t2", 1), m),
@@ -2966,7 +2964,7 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		{Name: "retire: idle writers linked by shared transactions retire together, however many",
 			Note:    "the key holds p01..p17 in a chain: p(i) holds x(i) and x(i+1), no record. b's passes start at p03 (as in the vector before; pass_start_mod 18). b's writes at 0:00 and 0:01 date all 17 (idle from 0:00). At 1:00 b's pass records the transactions of the first 16 it visits (at most 16 actors' records a write), and each declines to retire alone, since its neighbour holds one of its transactions; the group linked to them is all 17, one of them (p02) not recorded yet, so none retires and the next write passes again. At 1:00 still, b's next write records p02's transactions (the others are recorded at their versions already) and retires all 17 with one RetireAll: more than 16 in one write, since a group retires all or none. Each shared transaction counts once, by its owner, the smaller id",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
-			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(chainBytes), State: chain}},
+			InitialSiblings: []dvSibling{chain},
 			Steps: []dvStep{
 				dvCredit("b", "t1", 1),
 				dvAtClock(dvCredit("b", "t2", 1), m),
@@ -2977,7 +2975,7 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		{Name: "retire: at most 16 record lookups per write",
 			Note:    "the key holds p01..p17, which all hold x, a transaction without a record. b's first write, at 0:00, dates at most 16 of them (16 fetches of x's record, none found: idle from now), and the one left undated makes its next write, at 0:01, pass again and fetch x's record once more. Which actor waits depends on where the pass starts (FNV-1a of the writer, which is random), the calls do not",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[1:2],
-			InitialSiblings: []dvSibling{{Value: hex.EncodeToString(idleBytes), State: idle}},
+			InitialSiblings: []dvSibling{idle},
 			Steps: []dvStep{
 				dvCredit("b", "t1", 1),
 				dvAtClock(dvCredit("b", "t2", 1), m),
