@@ -61,25 +61,7 @@ func BenchmarkChecks(b *testing.B) {
 	var dirs [2]string
 	for v := range dbs {
 		dbs[v], dirs[v] = openTemp(b, opts[v])
-		put, apply := putOp(dbs[v]), applyOp(dbs[v])
-		var wg sync.WaitGroup
-		for w := range 32 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < n; i += 32 {
-					if err := put(uint64(i)); err != nil {
-						b.Error(err)
-						return
-					}
-					if err := apply(uint64(i)); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		fillConcurrently(b, dbs[v], n)
 	}
 	reads := []struct {
 		name string
@@ -117,6 +99,30 @@ func BenchmarkChecks(b *testing.B) {
 		}
 		alternate(b, 1, ops)
 	})
+}
+
+// fillConcurrently writes n partitions and n sibling keys into db from 32 goroutines
+// (putOp and applyOp of 0..n-1).
+func fillConcurrently(b *testing.B, db *embedded.DB, n int) {
+	put, apply := putOp(db), applyOp(db)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 32 {
+				if err := put(uint64(i)); err != nil {
+					b.Error(err)
+					return
+				}
+				if err := apply(uint64(i)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 func putOp(db *embedded.DB) func(uint64) error {

@@ -2,7 +2,6 @@ package embedded_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
@@ -20,25 +19,7 @@ func BenchmarkInspect(b *testing.B) {
 	ctx := context.Background()
 	db, dir := openTemp(b, embedded.Options{})
 	const n = 20000
-	put, apply := putOp(db), applyOp(db)
-	var wg sync.WaitGroup
-	for w := range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < n; i += 32 {
-				if err := put(uint64(i)); err != nil {
-					b.Error(err)
-					return
-				}
-				if err := apply(uint64(i)); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	fillConcurrently(b, db, n)
 	db.Close()
 	for _, c := range []struct {
 		name string
