@@ -676,12 +676,11 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	pending := l.cyc.Pending
 	fetched, held, err := l.cyc.Read(sibs)
-	if held {
-		l.unacked = nil // the write in doubt is in the store after all
-	}
 	switch {
 	case err != nil:
 		return nil, nil, err
+	case held:
+		l.owe(fetched) // the write in doubt is in the store after all
 	case pending:
 		if len(l.unacked) > 0 {
 			if err := l.retractLate(ctx, fetched); err != nil {
@@ -777,7 +776,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	switch {
 	case err == nil:
 		l.cyc.Landed(merged, b)
-		l.unacked = nil
+		l.owe(merged)
 		return true, nil
 	case retry.Classify(err) == retry.Invalid:
 		// Refused for what it is (too large, a bad key or token): it did
@@ -808,6 +807,28 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		return true, err
 	}
 	return false, nil
+}
+
+// owe adds to the records still to write (l.unindexed) one for every
+// transaction of a write whose callers were not told it landed
+// (l.unacked), now that st, a state holding that write, is known to have
+// landed: a retry may come after the ledger's later writes fold it out of
+// the counter (SPEC.md 6.11 step 3). flush writes them before the next
+// cycle.
+func (l *Ledger) owe(st *tpncounter.Counter) {
+	if len(l.unacked) == 0 {
+		return
+	}
+	now := l.now()
+	for x := range l.unacked {
+		if o, ok := st.Owner(x); ok {
+			if l.unindexed == nil {
+				l.unindexed = map[crdt.TxnID]Record{}
+			}
+			l.unindexed[x] = Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)}
+		}
+	}
+	l.unacked = nil
 }
 
 // unapply takes the transactions txns back out of merged, a write known

@@ -2582,7 +2582,7 @@ func dvGenLedger() dvFile {
 				dvCredit("a", "t1", 5, "", "ambiguous_lost"),
 				dvLedgerOp("value", "b"),
 			}},
-		{Name: "every attempt ambiguous, then the next write lands it", Note: "retry_count 1: both attempts are lost; the call fails ambiguous_write and the ledger keeps the write pending. Another ledger does not see it; this ledger does (read-your-writes). Its next credit writes both transactions, and a resend of the first is then a duplicate",
+		{Name: "every attempt ambiguous, then the next write lands it", Note: "retry_count 1: both attempts are lost; the call fails ambiguous_write and the ledger keeps the write pending. Another ledger does not see it; this ledger does (read-your-writes). Its next credit writes both transactions, and a resend of the first is then a duplicate, after the ledger first writes the record of the first, which that landed write made owed (6.11 step 3)",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "t1", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
 				dvLedgerOp("value", "b"),
@@ -2684,6 +2684,19 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("a", "t1", 5),
 				dvCredit("b", "t1", 5),
 				dvCredit("b", "t1", 6),
+				dvLedgerOp("value", "b"),
+			}},
+		{Name: "records: a write in doubt is recorded once a later read or write shows it landed",
+			Note:    "history and folded length 1, retry_count 1. t1's first put is lost and its second lands unacknowledged: the call fails ambiguous_write. t2's fetch shows that write landed, so t1's record is owed and written (no token) before a's next cycle. t3's puts are both lost; t4's put lands t3 with it, so t3's record is owed and written before t5. After t5 and t6, a's entry has forgotten t1 and t3, and b's retries of both are duplicates from their records",
+			Options: opts(1, 1, 1), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "ambiguous_lost", "", "ambiguous_landed"),
+				dvCredit("a", "t2", 7),
+				dvCredit("a", "t3", 1, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t4", 2),
+				dvCredit("a", "t5", 3),
+				dvCredit("a", "t6", 4),
+				dvCredit("b", "t1", 5),
+				dvCredit("b", "t3", 1),
 				dvLedgerOp("value", "b"),
 			}},
 		{Name: "records: the retry window with TxnTime",
@@ -4130,6 +4143,49 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 	return len(L.unindexed) == 0
 }
 
+// owe is SPEC.md 6.11 step 3 for a write in doubt: once state, which holds
+// it, is known to have landed, the record of each of its transactions whose
+// callers were not told it landed is owed (written by the next flush),
+// naming the copy that counts in state.
+func (m *dvModel) owe(L *dvLedgerModel, state dvEntries) {
+	for t := range L.unacked {
+		if w, a, ok := state.owner(t); ok {
+			L.unindexed[t] = dvRecord{Txn: t, Amount: dvInt(a), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(state.version(w), 1), 10)}
+		}
+	}
+	L.unacked = map[string]bool{}
+}
+
+// owner is the copy of txn that counts (SPEC.md 6.6): its actor and signed
+// amount. A folded copy beats one in a history, then the smaller actor id,
+// then P.
+func (m dvEntries) owner(txn string) (actor string, amount int64, ok bool) {
+	folded := false
+	for _, half := range []string{"P", "N"} {
+		for k, e := range m {
+			h, a, _ := strings.Cut(k, "/")
+			if h != half || a == "" {
+				continue
+			}
+			for i, l := range [][]dvTxn{e.History, e.Folded} {
+				for _, x := range l {
+					if x.Txn != txn {
+						continue
+					}
+					f := i == 1
+					if !ok || f && !folded || f == folded && a < actor {
+						actor, amount, folded, ok = a, int64(x.Amount), f, true
+						if half == "N" {
+							amount = -amount
+						}
+					}
+				}
+			}
+		}
+	}
+	return actor, amount, ok
+}
+
 // heldKind is the error kind of a failed call of txn: with ambiguous_write
 // too while txn is in the ledger's pending write (SPEC.md 6.9).
 func (m *dvModel) heldKind(L *dvLedgerModel, txn, kind string) string {
@@ -4606,6 +4662,9 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 			r = *p.Record
 		}
 		gotS = append(gotS, fmt.Sprintf("%s %+v as %s token %q", p.Key, r, p.Actor, p.Token))
+		if p.Reply == "ok" && p.Record != nil {
+			delete(L.unindexed, p.Record.Txn) // written: no longer owed
+		}
 		if p.Reply != "ok" && p.Record != nil {
 			L.unindexed[p.Record.Txn] = *p.Record
 			// The call landed but is not acknowledged until its record
@@ -4764,7 +4823,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				}
 			}
 			if covered {
-				L.pending, L.unacked = false, map[string]bool{} // the write in doubt is in the store
+				m.owe(L, fetched) // the write in doubt is in the store
+				L.pending = false
 			}
 		}
 		// The record fetches after the counter fetch are one set (11.1):
@@ -4952,7 +5012,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		switch p.Reply {
 		case "ok":
-			L.last, L.lastState, L.pending, L.unacked = written, state, false, map[string]bool{}
+			m.owe(L, state)
+			L.last, L.lastState, L.pending = written, state, false
 			n := state.value()
 			for _, c := range writers {
 				c.value, c.landed, c.done = &n, true, true
@@ -6600,6 +6661,12 @@ var dvMutants = []struct {
 	{"ledger/more than 16 lookups per write", "6.9 RetireAfter: at most 16 record fetches of idle actors per write",
 		"ledger/ledger.go", "newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {", "newestTxns(merged, a); true {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"ledger/a write in doubt a read shows landed left unrecorded", "6.11 step 3: a write in doubt that a read shows landed makes the records of its unacknowledged transactions owed",
+		"ledger/ledger.go", "\t\tl.owe(fetched)", "\t\tl.unacked = nil",
+		"driver_ledger", "records: a write in doubt is recorded once a later read or write shows it landed"},
+	{"ledger/a write in doubt a later put lands left unrecorded", "6.11 step 3: a put that lands a write in doubt makes the records of its unacknowledged transactions owed",
+		"ledger/ledger.go", "\t\tl.owe(merged)", "\t\tl.unacked = nil",
+		"driver_ledger", "records: a write in doubt is recorded once a later read or write shows it landed"},
 	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
 		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[len(txns)-1:] {",
 		"driver_ledger", "retire: dated by its newest credit and its newest debit"},
