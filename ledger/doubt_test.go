@@ -66,3 +66,43 @@ func TestRetryOfAWriteInDoubt(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteInDoubtCannotFoldItsOwn checks the cap on a write in doubt:
+// while a ledger's puts are all lost, it applies new transactions only
+// while none of the unacknowledged ones could be folded out before the
+// write is known to land (SPEC.md 6.11 step 3). History and folded length
+// 1: the third transaction is refused, the write in doubt is written
+// again, and once the store takes writes both earlier retries are
+// duplicates. It fails without the cap in group.go: the third transaction
+// folds the first out of the state that finally lands, unrecorded.
+func TestWriteInDoubtCannotFoldItsOwn(t *testing.T) {
+	ctx := context.Background()
+	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+	opts := ledger.Options{Actor: "a", RetryCount: 1, Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}}
+	a, err := ledger.New(fs, "acct", opts)
+	require.NoError(t, err)
+	opts.Actor = "b"
+	b, err := ledger.New(fs, "acct", opts)
+	require.NoError(t, err)
+	fs.SetPolicy(counterCalls(faulty.Only(func(faulty.Call) faulty.Fault { return faulty.Lose }, faulty.MethodPut)))
+	for _, x := range []crdt.TxnID{"t0", "t1"} {
+		_, err = a.Update(ctx, x, 100)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, x)
+	}
+	_, err = a.Update(ctx, "t2", 100)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite, "t2 was never applied")
+	fs.SetPolicy(nil)
+	for i := 2; i <= 8; i++ {
+		_, err := a.Update(ctx, crdt.TxnID(fmt.Sprintf("t%d", i)), 1)
+		require.NoError(t, err)
+	}
+	for _, x := range []crdt.TxnID{"t0", "t1"} {
+		res, err := b.Update(ctx, x, 100)
+		require.NoError(t, err)
+		require.Equal(t, tpncounter.Duplicate, res.Outcome, x)
+	}
+	v, err := b.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(200+7), v)
+}

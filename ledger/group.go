@@ -385,7 +385,16 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	// applied is a Duplicate (or a conflict), as it would be after it.
 	writes := waiting[:0]
 	appliedNow := 0
+	var held []*call
 	for _, c := range waiting {
+		if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow >= windowOf(l.copts) && merged.Status(c.txn) == tpncounter.Unknown {
+			// One more transaction could fold out one that landed, or may
+			// have, before it is recorded (SPEC.md 6.11 step 3).
+			c.err = fmt.Errorf("%w: ledger %q: %d transactions of a write in doubt are not yet recorded; recorded before another is applied",
+				crdt.ErrUnavailable, l.key, unrecorded)
+			held = append(held, c)
+			continue
+		}
 		out, err := merged.Apply(l.writer, c.txn, c.amount)
 		if err != nil {
 			c.err = err // the state is unchanged: only this call fails
@@ -402,6 +411,22 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		writes = append(writes, c)
 	}
 	if len(writes) == 0 {
+		if len(held) > 0 {
+			// The write in doubt alone, if it is still in doubt; once it
+			// has landed and its records are written, the calls held back
+			// are tried again.
+			landed := true
+			if l.cyc.Pending {
+				done, err := l.write(ctx, merged, token, attempt, nil)
+				landed = done && err == nil
+			}
+			if landed && l.flush(ctx) == nil {
+				for _, c := range held {
+					c.err = nil
+				}
+				return held
+			}
+		}
 		return nil
 	}
 	if appliedNow == 0 {
