@@ -2699,6 +2699,19 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("b", "t3", 1),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "records: a call that could fold an unrecorded transaction is held back",
+			Note:    "history and folded length 1, retry_count 1. Every put of t0 and t1 is lost: both fail ambiguous_write, unacknowledged in a's pending write. t2 would make three unrecorded transactions, which could fold t0 out before its record exists: it fails unavailable, and a puts the pending write alone (lost again). t3, with the store taking writes: held back too, the pending write alone lands, the records of t0 and t1 are owed and written (no token), and a second attempt applies t3. After t4 and t5, b's retries of t0 and t1 are duplicates from their records",
+			Options: opts(1, 1, 1), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t0", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t1", 7, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t2", 1, "", "ambiguous_lost"),
+				dvCredit("a", "t3", 2),
+				dvCredit("a", "t4", 3),
+				dvCredit("a", "t5", 4),
+				dvCredit("b", "t0", 5),
+				dvCredit("b", "t1", 7),
+				dvLedgerOp("value", "b"),
+			}},
 		{Name: "records: the retry window with TxnTime",
 			Note: "retry window one hour, transaction ids timed (TimeUUID, lowercase: written as bin 16 in the state, format version 3), history and folded length 1. An id with no time is invalid_txn before any store call; one older than the window is outside_window at its record lookup, after the counter's fetch, nothing written. After three more credits a's entry has forgotten x1: thirty minutes on, its retry is a duplicate from its live record; two hours on the record is past the window and x1's time too, so the retry is outside_window",
 			Options: func() dvOptions {
@@ -4929,6 +4942,15 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		kept := writers[:0:0]
 		appliedNow := false
 		held := next.txns()
+		var capped []*dvMember
+		nApplied := 0
+		hl, fl := m.v.Options.HistoryLength, m.v.Options.FoldedLength
+		if hl == 0 {
+			hl = tpncounter.DefaultHistoryLength
+		}
+		if fl == 0 {
+			fl = hl
+		}
 		for _, c := range writers {
 			if a, ok := held[c.s.Txn]; ok {
 				if a != c.signed {
@@ -4938,6 +4960,13 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				kept = append(kept, c)
 				continue
 			}
+			if len(L.unacked)+len(L.unindexed)+nApplied >= hl+fl {
+				// 6.11 step 3: it could fold out an unrecorded txn.
+				c.errKind, c.done = "unavailable", true
+				capped = append(capped, c)
+				continue
+			}
+			nApplied++
 			half, amount := "P", c.signed
 			if amount < 0 {
 				half, amount = "N", -amount
@@ -4948,6 +4977,39 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			kept = append(kept, c)
 		}
 		writers = kept
+		if len(writers) == 0 && len(capped) > 0 {
+			// The pending write alone, as merged (6.11 step 3); once it
+			// has landed and the owed records are written, the calls held
+			// back are tried again.
+			landed := true
+			if L.pending {
+				landed = false
+				if m.k >= len(m.calls) || m.calls[m.k].Method != "put" || m.calls[m.k].Key != m.v.Options.Key {
+					m.bad("attempt %d: a put of the pending write must follow", attempt)
+					return
+				}
+				p := m.calls[m.k]
+				m.k++
+				if written := dvTxns(p.State); !reflect.DeepEqual(written, all.txns()) {
+					m.bad("attempt %d: the pending write's put writes %s", attempt, dvShowTxnDiff(written, all.txns()))
+				}
+				state := dvEntries{}
+				state.add(p.State)
+				switch p.Reply {
+				case "ok":
+					m.owe(L, state)
+					L.last, L.lastState, L.pending, landed = dvTxns(p.State), state, false, true
+				case "ambiguous":
+					L.last, L.lastState = dvTxns(p.State), state
+				}
+			}
+			if landed && m.flush(L) {
+				for _, c := range capped {
+					c.errKind, c.done = "", false
+				}
+			}
+			continue
+		}
 		if !appliedNow {
 			next.compact("P/"+L.writer, m.v.Options)
 			next.compact("N/"+L.writer, m.v.Options)
@@ -6667,6 +6729,12 @@ var dvMutants = []struct {
 	{"ledger/a write in doubt a later put lands left unrecorded", "6.11 step 3: a put that lands a write in doubt makes the records of its unacknowledged transactions owed",
 		"ledger/ledger.go", "\t\tl.owe(merged)", "\t\tl.unacked = nil",
 		"driver_ledger", "records: a write in doubt is recorded once a later read or write shows it landed"},
+	{"ledger/a call that could fold an unrecorded transaction applied", "6.11 step 3: a call is held back while the unrecorded txns and this attempt's number H + F",
+		"ledger/group.go", "unrecorded+appliedNow >= windowOf(l.copts) &&", "unrecorded+appliedNow >= windowOf(l.copts)+1 &&",
+		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
+	{"ledger/calls held back not tried again", "6.11 step 3: once the pending write lands and the owed records are written, the calls held back are tried again",
+		"ledger/group.go", "\t\t\t\treturn held\n", "\t\t\t\treturn nil\n",
+		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
 	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
 		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[len(txns)-1:] {",
 		"driver_ledger", "retire: dated by its newest credit and its newest debit"},
