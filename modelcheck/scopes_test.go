@@ -378,8 +378,37 @@ func bookScope() Scope {
 	}
 }
 
+// doubtScope: with history and folded length 1, A credits x, y, z and v;
+// when x's call failed, B retries x after A's last credit. x's call fails
+// ambiguous only with two faults (refusals, lost acknowledgements, held
+// writes); its write may land with it, late, or with y's put, and A's
+// later credits fold x out of the counter: the retry must still find x,
+// from its record.
+func doubtScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}, {ID: "v", Amount: 1000}}
+	fates := Of(Refuse, LoseAck, Hold)
+	return Scope{
+		Name: "ledger-doubt", Fates: fates, KeyFates: countersOnly(fates), MaxFaults: 2,
+		Build: func(w *World) {
+			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", tiny))
+			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", tiny))
+			w.Go("A", func(r *Runner) {
+				for i, t := range txns {
+					credit(r, fmt.Sprintf("A%d", i+1), a, t.ID, t.Amount)
+				}
+			})
+			w.Go("B", func(r *Runner) {
+				if r.Wait("A4"); failed(r.Wait("A1")) {
+					credit(r, "B1", b, "x", 1)
+				}
+			})
+			checkLedgers(w, tiny, txns, "k")
+		},
+	}
+}
+
 func TestScopes(t *testing.T) {
-	for _, s := range []Scope{retryScope(), retryOneFaultScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope(),
+	for _, s := range []Scope{retryScope(), retryOneFaultScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope(), doubtScope(),
 		afterWindowScope("ledger-after-window", false, DefaultRetryWindow, DefaultRetryWindow+time.Hour),
 		afterWindowScope("ledger-after-window-timed", true, DefaultRetryWindow, DefaultRetryWindow+time.Hour),
 		concurrentScope(), concurrentRetryScope()} {
