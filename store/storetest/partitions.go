@@ -435,11 +435,12 @@ func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
 
 func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	long := bytes.Repeat([]byte("k"), store.MaxRowKey+1)
-	cases := []struct {
+	type refusal struct {
 		name string
 		m    store.Mutation
 		want error
-	}{
+	}
+	cases := []refusal{
 		{"zero timestamp", put("p", "k", "v", 0), crdt.ErrInvalidAmount},
 		{"negative timestamp", del("p", "k", -1), crdt.ErrInvalidAmount},
 		{"empty value", put("p", "k", "", 1), crdt.ErrInvalidAmount},
@@ -458,23 +459,11 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	// partition, and a batch spanning two partitions one byte over
 	// MaxSpanningBatchBytes.
 	big2 := make([]byte, store.MaxValue)
-	cases = append(cases, struct {
-		name string
-		m    store.Mutation
-		want error
-	}{"batch over store.MaxBatchBytes", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("big"), Value: big2, Timestamp: 1}, crdt.ErrTooLarge})
-	cases = append(cases, struct {
-		name string
-		m    store.Mutation
-		want error
-	}{"spanning batch over store.MaxSpanningBatchBytes", store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte("k"),
+	cases = append(cases, refusal{"batch over store.MaxBatchBytes", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("big"), Value: big2, Timestamp: 1}, crdt.ErrTooLarge})
+	cases = append(cases, refusal{"spanning batch over store.MaxSpanningBatchBytes", store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte("k"),
 		Value: make([]byte, store.MaxSpanningBatchBytes-len("first")-len("v")-len("k")+1), Timestamp: 1}, crdt.ErrTooLarge})
 	for name, k := range crdttest.InvalidKeys() {
-		cases = append(cases, struct {
-			name string
-			m    store.Mutation
-			want error
-		}{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
+		cases = append(cases, refusal{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
 	}
 	p := e.fresh()
 	for _, c := range cases {

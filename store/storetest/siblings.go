@@ -83,14 +83,34 @@ func want(vals ...string) string {
 
 // expect fetches key and compares its siblings with vals.
 func expect(ctx context.Context, s store.Siblings, key, what string, vals ...string) (store.Token, error) {
+	return expectEither(ctx, s, key, what, vals)
+}
+
+// expectEither fetches key and compares its siblings with each of the
+// acceptable sets.
+func expectEither(ctx context.Context, s store.Siblings, key, what string, sets ...[]string) (store.Token, error) {
 	got, tok, err := s.Fetch(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
 	}
-	if bag(got) != want(vals...) {
-		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), want(vals...))
+	wants := make([]string, len(sets))
+	for i, set := range sets {
+		wants[i] = want(set...)
+	}
+	if !slices.Contains(wants, bag(got)) {
+		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), strings.Join(wants, " or "))
 	}
 	return tok, nil
+}
+
+// putFetch puts value under key as actor "a" with a nil token and returns
+// the token of a Fetch after it.
+func putFetch(ctx context.Context, s store.Siblings, key, value string) (store.Token, error) {
+	if err := s.Put(ctx, key, "a", []byte(value), nil); err != nil {
+		return nil, err
+	}
+	_, tok, err := s.Fetch(ctx, key)
+	return tok, err
 }
 
 func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
@@ -139,10 +159,7 @@ func sibSupersede(ctx context.Context, e *env[store.Siblings]) error {
 
 func sibStaleToken(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v0"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
+	tok, err := putFetch(ctx, s, "k", "v0")
 	if err != nil {
 		return err
 	}
@@ -194,18 +211,6 @@ func sibNilToken(ctx context.Context, e *env[store.Siblings]) error {
 	return err
 }
 
-// expectEither is expect with two acceptable sets of siblings.
-func expectEither(ctx context.Context, s store.Siblings, key, what string, a, b []string) (store.Token, error) {
-	got, tok, err := s.Fetch(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
-	}
-	if g := bag(got); g != want(a...) && g != want(b...) {
-		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s or %s", what, key, g, want(a...), want(b...))
-	}
-	return tok, nil
-}
-
 func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
 	d, ok := s.(store.SiblingDeleter)
@@ -213,10 +218,7 @@ func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 		e.logf("%T is not a store.SiblingDeleter; nothing to check", s)
 		return nil
 	}
-	if err := s.Put(ctx, "k", "a", []byte("v1"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
+	tok, err := putFetch(ctx, s, "k", "v1")
 	if err != nil {
 		return err
 	}
@@ -267,10 +269,7 @@ func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
 		}
 	}
 	const k = "refusals"
-	if err := s.Put(ctx, k, "a", []byte("v"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, k)
+	tok, err := putFetch(ctx, s, k, "v")
 	if err != nil {
 		return err
 	}
@@ -335,10 +334,7 @@ var malformedTokens = []store.Token{
 
 func sibMalformedToken(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
+	tok, err := putFetch(ctx, s, "k", "v")
 	if err != nil {
 		return err
 	}
@@ -391,10 +387,7 @@ func sibReadOnly(ctx context.Context, e *env[store.Siblings]) error {
 
 func sibCancelled(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
+	tok, err := putFetch(ctx, s, "k", "v")
 	if err != nil {
 		return err
 	}
