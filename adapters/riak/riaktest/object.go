@@ -1,6 +1,7 @@
 package riaktest
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,12 +33,21 @@ type object struct {
 
 // live reports whether the object has a sibling that is not a tombstone.
 func (o *object) live() bool {
-	for _, s := range o.sibs {
-		if !s.tombstone() {
-			return true
+	return slices.ContainsFunc(o.sibs, func(s sibling) bool { return !s.tombstone() })
+}
+
+// contents returns copies of the siblings' contents, with empty values when
+// head is set.
+func (o *object) contents(head bool) []*rpbkv.RpbContent {
+	var out []*rpbkv.RpbContent
+	for _, sib := range o.sibs {
+		c := proto.Clone(sib.content).(*rpbkv.RpbContent)
+		if head {
+			c.Value = []byte{}
 		}
+		out = append(out, c)
 	}
-	return false
+	return out
 }
 
 // writeProps is the part of the bucket properties that decides what a write

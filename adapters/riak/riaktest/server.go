@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -362,9 +364,7 @@ func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
 func (s *FakeServer) InjectFault(op Op, f Fault, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := 0; i < n; i++ {
-		s.faults[op] = append(s.faults[op], f)
-	}
+	s.faults[op] = append(s.faults[op], slices.Repeat([]Fault{f}, max(n, 0))...)
 }
 
 // SetFaultFunc installs fn to choose a fault for every request with no
@@ -402,11 +402,7 @@ func (s *FakeServer) ResetRequests() {
 func (s *FakeServer) SiblingHistogram() map[int]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[int]int64, len(s.hist))
-	for k, v := range s.hist {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.hist)
 }
 
 // Siblings returns the number of siblings stored for a key (tombstones
@@ -568,23 +564,27 @@ func classify(code byte, body []byte) (Op, string) {
 	case codePingReq:
 		return OpPing, ""
 	case codeGetReq:
-		var m rpbkv.RpbGetReq
-		_ = proto.Unmarshal(body, &m)
-		return OpGet, string(m.Key)
+		return OpGet, keyOf(body, &rpbkv.RpbGetReq{})
 	case codePutReq:
-		var m rpbkv.RpbPutReq
-		_ = proto.Unmarshal(body, &m)
-		return OpPut, string(m.Key)
+		return OpPut, keyOf(body, &rpbkv.RpbPutReq{})
 	case codeDelReq:
-		var m rpbkv.RpbDelReq
-		_ = proto.Unmarshal(body, &m)
-		return OpDelete, string(m.Key)
+		return OpDelete, keyOf(body, &rpbkv.RpbDelReq{})
 	case codeGetBucketReq, codeGetBucketTypeReq:
 		return OpGetBucket, ""
 	case codeSetBucketReq, codeResetBucketReq, codeSetBucketTypeReq:
 		return OpSetBucket, ""
 	}
 	return OpOther, ""
+}
+
+// keyOf decodes body into m and returns its key ("" if it does not decode
+// that far).
+func keyOf(body []byte, m interface {
+	proto.Message
+	GetKey() []byte
+}) string {
+	_ = proto.Unmarshal(body, m)
+	return string(m.GetKey())
 }
 
 func typeName(t []byte) string {
@@ -804,16 +804,8 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 			return codeGetResp, &rpbkv.RpbGetResp{Unchanged: proto.Bool(true), Vclock: vc}, ""
 		}
 	}
-	resp := &rpbkv.RpbGetResp{Vclock: vc}
-	for _, sib := range o.sibs {
-		c := proto.Clone(sib.content).(*rpbkv.RpbContent)
-		if m.GetHead() {
-			c.Value = []byte{}
-		}
-		resp.Content = append(resp.Content, c)
-	}
 	s.hist[len(o.sibs)]++
-	return codeGetResp, resp, ""
+	return codeGetResp, &rpbkv.RpbGetResp{Vclock: vc, Content: o.contents(m.GetHead())}, ""
 }
 
 // dotLocked picks the coordinating vnode (round robin) and the new write's
@@ -900,14 +892,7 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 		if err != nil {
 			return 0, nil, rpcError(err.Error())
 		}
-		resp.Vclock = vc
-		for _, sib := range next.sibs {
-			c := proto.Clone(sib.content).(*rpbkv.RpbContent)
-			if !m.GetReturnBody() {
-				c.Value = []byte{}
-			}
-			resp.Content = append(resp.Content, c)
-		}
+		resp.Vclock, resp.Content = vc, next.contents(!m.GetReturnBody())
 	}
 	if !generated && resp.Vclock == nil {
 		return codePutResp, nil, ""
