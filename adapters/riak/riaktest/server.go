@@ -176,35 +176,10 @@ type objectID struct{ typ, bucket, key string }
 // loopback port that speaks Riak's protocol-buffers wire format (a 4-byte
 // big-endian length, a 1-byte message code, a protobuf body) well enough for
 // riak-go-client's FetchValue, StoreValue, DeleteValue, FetchBucketProps,
-// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands.
-//
-// It keeps everything in memory on a single simulated node and models what
-// matters for counterkit faithfully:
-//
-//   - causality with version vectors encoded into the opaque vclock bytes
-//     (see VClock): a put without the latest vclock makes a sibling. In
-//     bucket types created with CreateBucketType (dvv_enabled=true unless
-//     BucketTypeProps.DisableDVV) a put replaces exactly the siblings its
-//     vclock covers; in the "default" type and types with DisableDVV
-//     (dvv_enabled=false) only a put whose vclock descends the stored one
-//     replaces anything, and any other put keeps every stored sibling;
-//   - max_siblings: a write that would leave more than Options.MaxSiblings
-//     siblings is refused with "{too_many_siblings,N}";
-//   - the bucket properties allow_mult and last_write_wins, including the
-//     data loss they cause when misconfigured;
-//   - Riak's validation of bucket and bucket-type properties: what Riak
-//     refuses (last_write_wins=true with dvv_enabled=true, for example) is
-//     refused with Riak's message and changes nothing (see "Bucket
-//     properties" in the package documentation);
-//   - deletes with a vclock: what the vclock covers is removed, concurrent
-//     siblings survive, and an object left with only tombstones is kept for
-//     Options.DeleteMode (3s, as Riak's delete_mode) and then reaped;
-//   - fault injection per request (InjectFault, SetFaultFunc) and request
-//     counting per operation (Requests).
-//
-// It does not model replication, quorums, read repair, hinted handoff,
-// vclock pruning, secondary indexes, links, search, CRDT data types,
-// security or TLS. Use a real Riak (RIAK_ADDR) for those.
+// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands. The
+// package documentation lists what it models; for what it does not
+// (replication, quorums, read repair, security ...) use a real Riak
+// (RIAK_ADDR).
 //
 // A FakeServer is safe for concurrent use; its zero value is not usable:
 // create one with Start or NewFakeServer.
