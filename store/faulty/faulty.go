@@ -4,16 +4,10 @@
 // held in flight and delivered late (or never), and stale reads. It is a
 // test double, not a production component.
 //
-// # Choosing faults
-//
-// Each call on a wrapper is described by a Call (method, key, sequence
-// number, and the read level or the batch) and a Policy decides its Fault. Seeded draws faults from Rates with
-// a seeded source, so a failing run replays from its seed; Script queues
-// faults for the next calls, then passes; any func(Call) Fault is a Policy
-// too. A Hook runs before and after every call, so an interleaving test can
-// park a goroutine at every store call, or fail a call before it happens
-// (a crash, a refused write) or after it took effect (a lost
-// acknowledgement).
+// A Policy (Seeded, Script, or any func(Call) Fault) decides the Fault of
+// each Call, and a Hook runs before and after every call, so that an
+// interleaving test can park a goroutine at every store call, or fail a
+// call before it happens or after it took effect.
 //
 // # What each fault does
 //
