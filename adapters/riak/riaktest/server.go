@@ -451,26 +451,19 @@ func (s *FakeServer) serve(c net.Conn) {
 		op, key := classify(code, body)
 		s.counts[op].Add(1)
 		fault := s.nextFault(op, key)
-		switch fault {
-		case Refuse:
-			if writeError(c, "overload") != nil {
-				return
-			}
-			continue
-		case CloseBeforeApply:
-			return
+		respCode, resp, rerr := byte(0), proto.Message(nil), rpcError("")
+		if fault.Applies() {
+			respCode, resp, rerr = s.handle(code, body)
 		}
-		respCode, resp, rerr := s.handle(code, body)
 		switch fault {
+		case CloseBeforeApply, CloseAfterApply:
+			return
 		case DropResponse:
 			continue
-		case CloseAfterApply:
-			return
+		case Refuse:
+			rerr = "overload"
 		case TimeoutAfterApply:
-			if writeError(c, "timeout") != nil {
-				return
-			}
-			continue
+			rerr = "timeout"
 		}
 		if rerr != "" {
 			err = writeError(c, string(rerr))
