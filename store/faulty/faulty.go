@@ -154,11 +154,7 @@ const (
 
 // IsRead reports whether method names a read.
 func IsRead(method string) bool {
-	switch method {
-	case MethodFetch, MethodScan, MethodScanPage, MethodSnapshot:
-		return true
-	}
-	return false
+	return slices.Contains([]string{MethodFetch, MethodScan, MethodScanPage, MethodSnapshot}, method)
 }
 
 // Call describes one call on a wrapper.
