@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -217,13 +218,7 @@ func (r *vclockReader) uvarint(what string) (uint64, error) {
 }
 
 // uvarintLen is the length of x's shortest uvarint encoding.
-func uvarintLen(x uint64) int {
-	n := 1
-	for ; x >= 0x80; x >>= 7 {
-		n++
-	}
-	return n
-}
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 func checkVnodeID(id string) error {
 	if id == "" || len(id) > MaxVnodeIDLen {
