@@ -89,17 +89,13 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 		prev = old.sibs
 	}
 	vv := base.Join(ctx)
-	coord := dot.Vnode
-	vv[coord] = dot.Counter
+	vv[dot.Vnode] = dot.Counter
 	c := proto.Clone(content).(*rpbkv.RpbContent)
 	if c.Value == nil {
 		c.Value = []byte{}
 	}
 	secs, usecs := uint32(now.Unix()), uint32(now.Nanosecond()/1000)
-	c.LastMod, c.LastModUsecs = &secs, &usecs
-	vtag := []byte(Dot{coord, vv[coord]}.String())
-	c.Vtag = vtag
-	fresh := sibling{dot: Dot{Vnode: coord, Counter: vv[coord]}, content: c}
+	c.LastMod, c.LastModUsecs, c.Vtag = &secs, &usecs, []byte(dot.String())
 	next := &object{vv: vv}
 	if !p.lastWriteWins && p.allowMult {
 		switch {
@@ -115,7 +111,7 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 			next.sibs = append(next.sibs, prev...)
 		}
 	}
-	next.sibs = append(next.sibs, fresh)
+	next.sibs = append(next.sibs, sibling{dot: dot, content: c})
 	return next
 }
 
