@@ -64,21 +64,13 @@ var siblingChecks = []check[store.Siblings]{
 
 // bag renders values as a sorted list, the order of siblings being
 // unspecified.
-func bag(values [][]byte) string {
+func bag[T string | []byte](values []T) string {
 	s := make([]string, len(values))
 	for i, v := range values {
 		s[i] = strconv.Quote(string(v))
 	}
 	sort.Strings(s)
 	return "[" + strings.Join(s, " ") + "]"
-}
-
-func want(vals ...string) string {
-	b := make([][]byte, len(vals))
-	for i, v := range vals {
-		b[i] = []byte(v)
-	}
-	return bag(b)
 }
 
 // expect fetches key and compares its siblings with vals.
@@ -95,7 +87,7 @@ func expectEither(ctx context.Context, s store.Siblings, key, what string, sets 
 	}
 	wants := make([]string, len(sets))
 	for i, set := range sets {
-		wants[i] = want(set...)
+		wants[i] = bag(set)
 	}
 	if !slices.Contains(wants, bag(got)) {
 		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), strings.Join(wants, " or "))
@@ -360,7 +352,7 @@ func sibReadOnly(ctx context.Context, e *env[store.Siblings]) error {
 			return err
 		}
 	}
-	if string(v) != "value" || bag(got) != want("value") {
+	if string(v) != "value" || bag(got) != bag([]string{"value"}) {
 		return fmt.Errorf("the store changed a value it was given (%q) or returned (%s)", v, bag(got))
 	}
 	return nil
