@@ -267,20 +267,14 @@ func (c *checker[S, O]) checkValue(who string, s S, hist []int) *Violation {
 
 func formatOps[O any](steps []int, ops []O) string {
 	const limit = 16
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range ops {
-		if i == limit {
-			fmt.Fprintf(&b, " ... %d more", len(ops)-limit)
-			break
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%d:%+v", steps[i], ops[i])
+	s := make([]string, 0, min(len(ops), limit)+1)
+	for i := range min(len(ops), limit) {
+		s = append(s, fmt.Sprintf("%d:%+v", steps[i], ops[i]))
 	}
-	b.WriteByte(']')
-	return b.String()
+	if len(ops) > limit {
+		s = append(s, fmt.Sprintf("... %d more", len(ops)-limit))
+	}
+	return "[" + strings.Join(s, " ") + "]"
 }
 
 // union merges two ascending lists without duplicates into a new list.
