@@ -9,27 +9,13 @@
 // operations. Every observed Value is compared with Expect, so a type
 // cannot pass by being consistently wrong.
 //
-// # What the checkers check
-//
-// Both run random schedules (GenSchedule): at least three replicas, replica
-// i acting as Actor(i), applying ops (some repeated verbatim, as retries or
-// as one transaction reaching two actors) and sending snapshots that are
-// delivered late, twice or never. Each actor applies its own ops serially,
-// so every state checked is reachable. While a schedule runs (Simulate),
-// after every step:
-//
-//   - Value(s) == Expect(ops in s's causal history), for every replica and
-//     every snapshot when it is delivered;
-//   - an Apply that returns an error leaves the state unchanged;
-//   - Merge returns no error and never modifies its source;
-//   - with Model.Leq: Apply is inflationary and Merge is an upper bound.
-//
-// CheckLaws then checks the join-semilattice laws on the final states and
-// two sent snapshots: Clone is Equal, a⊔a = a, a⊔∅ = ∅⊔a = a, a⊔b = b⊔a
-// with Value(a⊔b) == Expect(history(a) ∪ history(b)), (a⊔b)⊔c = a⊔(b⊔c),
-// and, with Leq, a ≤ a⊔b, Leq reflexive, and a ≤ b implying a⊔b = b.
-// CheckConvergence runs full gossip: all replicas must end Equal, with
-// Value == Expect(all accepted ops), and unchanged by merging again.
+// Both checkers run random schedules (GenSchedule): at least three replicas
+// applying ops (some repeated verbatim, as retries) and sending snapshots
+// that are delivered late, twice or never. Each actor applies its own ops
+// serially, so every state checked is reachable. Simulate checks every step
+// (values, rejected ops, Merge's source, Leq); then CheckLaws checks the
+// join-semilattice laws on the final states and two sent snapshots, and
+// CheckConvergence runs full gossip (see RunLaws and RunConvergence).
 //
 // A failure is shrunk and reported with the broken law, the states, the
 // smallest schedule, the seed and the command that replays it

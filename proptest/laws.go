@@ -178,12 +178,9 @@ func (c *checker[S, O]) converge() *Violation {
 }
 
 func (c *checker[S, O]) describe(reps []Replica[S, O]) string {
-	var b strings.Builder
+	lines := make([]string, len(reps))
 	for i, r := range reps {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "    %s: value %v, state %+v", r.Actor, c.m.Value(r.State), r.State)
+		lines[i] = fmt.Sprintf("    %s: value %v, state %+v", r.Actor, c.m.Value(r.State), r.State)
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }

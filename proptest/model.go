@@ -48,27 +48,14 @@ type Model[S any, O any] struct {
 }
 
 func (m Model[S, O]) validate() error {
-	missing := ""
-	switch {
-	case m.New == nil:
-		missing = "New"
-	case m.GenOp == nil:
-		missing = "GenOp"
-	case m.Apply == nil:
-		missing = "Apply"
-	case m.Merge == nil:
-		missing = "Merge"
-	case m.Clone == nil:
-		missing = "Clone"
-	case m.Equal == nil:
-		missing = "Equal"
-	case m.Value == nil:
-		missing = "Value"
-	case m.Expect == nil:
-		missing = "Expect"
-	}
-	if missing != "" {
-		return fmt.Errorf("%w: proptest.Model %q has no %s", crdt.ErrInvalidConfig, m.name(), missing)
+	for _, f := range []struct {
+		name    string
+		missing bool
+	}{{"New", m.New == nil}, {"GenOp", m.GenOp == nil}, {"Apply", m.Apply == nil}, {"Merge", m.Merge == nil},
+		{"Clone", m.Clone == nil}, {"Equal", m.Equal == nil}, {"Value", m.Value == nil}, {"Expect", m.Expect == nil}} {
+		if f.missing {
+			return fmt.Errorf("%w: proptest.Model %q has no %s", crdt.ErrInvalidConfig, m.name(), f.name)
+		}
 	}
 	return nil
 }

@@ -64,13 +64,7 @@ type Options struct {
 // COUNTERKIT_SEED or the clock, Replicas = 3 and MaxOps = 40. It panics when
 // either variable is malformed: a mistyped replay command must not silently
 // run a different test. Use FromEnv to get the error instead.
-func DefaultOptions() Options {
-	cfg, err := FromEnv()
-	if err != nil {
-		panic(err)
-	}
-	return cfg
-}
+func DefaultOptions() Options { return must(FromEnv()) }
 
 // FromEnv is DefaultOptions returning an error wrapping crdt.ErrInvalidConfig
 // instead of panicking.
@@ -88,19 +82,14 @@ func FromEnv() (Options, error) {
 
 // Seed returns COUNTERKIT_SEED when it is set and the current time in
 // nanoseconds otherwise. It panics when the variable is not a decimal int64.
-func Seed() int64 {
-	seed, err := seedFromEnv()
-	if err != nil {
-		panic(err)
-	}
-	return seed
-}
+func Seed() int64 { return must(seedFromEnv()) }
 
 // Scale returns n multiplied by COUNTERKIT_CASES, rounded, and at least 1.
 // Simulations outside this package use it so that one variable scales every
 // randomised test. It panics when the variable is malformed.
-func Scale(n int) int {
-	v, err := scale(n)
+func Scale(n int) int { return must(scale(n)) }
+
+func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}

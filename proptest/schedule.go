@@ -31,15 +31,8 @@ const (
 
 // String returns "apply", "send", "deliver" or "drop".
 func (k StepKind) String() string {
-	switch k {
-	case StepApply:
-		return "apply"
-	case StepSend:
-		return "send"
-	case StepDeliver:
-		return "deliver"
-	case StepDrop:
-		return "drop"
+	if names := [...]string{"apply", "send", "deliver", "drop"}; int(k) < len(names) {
+		return names[k]
 	}
 	return fmt.Sprintf("StepKind(%d)", uint8(k))
 }

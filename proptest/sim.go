@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -266,39 +267,19 @@ func (c *checker[S, O]) checkValue(who string, s S, hist []int) *Violation {
 
 func formatOps[O any](steps []int, ops []O) string {
 	const limit = 16
-	var b strings.Builder
-	b.WriteByte('[')
-	for i := range ops {
-		if i == limit {
-			fmt.Fprintf(&b, " ... %d more", len(ops)-limit)
-			break
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%d:%+v", steps[i], ops[i])
+	s := make([]string, 0, min(len(ops), limit)+1)
+	for i := range min(len(ops), limit) {
+		s = append(s, fmt.Sprintf("%d:%+v", steps[i], ops[i]))
 	}
-	b.WriteByte(']')
-	return b.String()
+	if len(ops) > limit {
+		s = append(s, fmt.Sprintf("... %d more", len(ops)-limit))
+	}
+	return "[" + strings.Join(s, " ") + "]"
 }
 
 // union merges two ascending lists without duplicates into a new list.
 func union(a, b []int) []int {
-	out := make([]int, 0, len(a)+len(b))
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			out = append(out, a[i])
-			i++
-		case i == len(a) || b[j] < a[i]:
-			out = append(out, b[j])
-			j++
-		default:
-			out = append(out, a[i])
-			i++
-			j++
-		}
-	}
-	return out
+	out := append(append(make([]int, 0, len(a)+len(b)), a...), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

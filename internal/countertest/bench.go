@@ -99,11 +99,13 @@ func PairBench(b *testing.B, prepCK, runCK, prepMap, runMap func(i int), slots i
 // goal: Handle.Add at 0.5x or better of it.
 type Today struct {
 	index   map[crdt.ActorID]int
-	entries []struct {
-		actor crdt.ActorID
-		count int64
-	}
-	total int64
+	entries []todayEntry
+	total   int64
+}
+
+type todayEntry struct {
+	actor crdt.ActorID
+	count int64
 }
 
 // Increment adds n to actor's count.
@@ -132,10 +134,7 @@ func (c *Today) Increment(actor crdt.ActorID, n int64) error {
 		c.index = map[crdt.ActorID]int{}
 	}
 	c.index[actor] = len(c.entries)
-	c.entries = append(c.entries, struct {
-		actor crdt.ActorID
-		count int64
-	}{actor, n})
+	c.entries = append(c.entries, todayEntry{actor, n})
 	c.total += n
 	return nil
 }
@@ -155,13 +154,9 @@ type JSON[C Counter[C]] struct {
 // of each kind, which other work on a shared machine disturbs least.
 func (f Format[C]) CodecVsJSON(b *testing.B, c C, j JSON[C]) {
 	mp, err := c.MarshalBinary()
-	if err != nil {
-		b.Fatal(err)
-	}
+	Must(b, err)
 	js, err := j.To(c)
-	if err != nil {
-		b.Fatal(err)
-	}
+	Must(b, err)
 	if back, err := j.From(js); err != nil || !back.Equal(c) {
 		b.Fatalf("JSON path does not round-trip: %v", err)
 	}
@@ -193,8 +188,6 @@ func (f Format[C]) CodecVsJSON(b *testing.B, c C, j JSON[C]) {
 	b.ReportMetric(float64(bestJSON)/float64(bestMsgpack), "best-decode-speedup")
 }
 
-// BenchmarkDecode gives separate rows for the two decoders (1,000 actors,
-// ids actor-0 … actor-999).
 // DecodeRows benchmarks the two decoders of c in separate rows, msgpack
 // and json.
 func (f Format[C]) DecodeRows(b *testing.B, c C, j JSON[C]) {

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -160,12 +161,7 @@ func (a AnyOf) Error() string { return "one of " + fmt.Sprint([]error(a)) }
 // Is reports whether err wraps want, or one of want's errors for an AnyOf.
 func Is(err, want error) bool {
 	if set, ok := want.(AnyOf); ok {
-		for _, w := range set {
-			if errors.Is(err, w) {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(set, func(w error) bool { return errors.Is(err, w) })
 	}
 	return errors.Is(err, want)
 }
@@ -226,8 +222,7 @@ func (f Format[C]) Decode(t *testing.T, keep C, data []byte) (C, []byte, bool) {
 	t.Helper()
 	c := keep.Clone()
 	if err := c.UnmarshalBinary(data); err != nil {
-		if !errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, crdt.ErrTooLarge) &&
-			!errors.Is(err, crdt.ErrTypeMismatch) && !errors.Is(err, crdt.ErrUnsupportedVersion) {
+		if !Is(err, AnyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion}) {
 			t.Fatalf("error wraps no decoder sentinel: %v", err)
 		}
 		if !c.Equal(keep) {

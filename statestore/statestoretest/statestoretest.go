@@ -62,16 +62,12 @@ func key(t *testing.T, name string) string {
 	return fmt.Sprintf("storetest/%s/%s/%016x", strings.ReplaceAll(t.Name(), "/", "."), name, rand.Uint64())
 }
 
-func loadG(t *testing.T, s store.Siblings, k string) *gcounter.Counter {
+func load[V any, T interface {
+	*V
+	statestore.Counter[T]
+}](t *testing.T, s store.Siblings, k string) T {
 	t.Helper()
-	c, err := statestore.Load[gcounter.Counter](context.Background(), s, k)
-	require.NoError(t, err)
-	return c
-}
-
-func loadPN(t *testing.T, s store.Siblings, k string) *pncounter.Counter {
-	t.Helper()
-	c, err := statestore.Load[pncounter.Counter](context.Background(), s, k)
+	c, err := statestore.Load[V, T](context.Background(), s, k)
 	require.NoError(t, err)
 	return c
 }
@@ -98,7 +94,7 @@ func testRoundTrip(t *testing.T, s store.Siblings) {
 	incr(t, s, kg, "alice", 3)
 	incr(t, s, kg, "bob", 4)
 	incr(t, s, kg, "alice", 5)
-	g := loadG(t, s, kg)
+	g := load[gcounter.Counter](t, s, kg)
 	require.EqualValues(t, 12, g.Value())
 	require.EqualValues(t, 8, g.Get("alice"))
 	require.EqualValues(t, 4, g.Get("bob"))
@@ -106,7 +102,7 @@ func testRoundTrip(t *testing.T, s store.Siblings) {
 	apply(t, s, kp, "alice", 10)
 	apply(t, s, kp, "Zoë 🦀", -4)
 	apply(t, s, kp, "alice", -1)
-	p := loadPN(t, s, kp)
+	p := load[pncounter.Counter](t, s, kp)
 	require.EqualValues(t, 5, p.Value())
 	require.EqualValues(t, 9, p.Get("alice"))
 	require.EqualValues(t, -4, p.Get("Zoë 🦀"))
@@ -126,8 +122,8 @@ func testAbsentKey(t *testing.T, s store.Siblings) {
 	encs, _, err := s.Fetch(context.Background(), k)
 	require.NoError(t, err)
 	require.Empty(t, encs)
-	require.True(t, loadG(t, s, k).Equal(gcounter.New()))
-	require.True(t, loadPN(t, s, k).Equal(pncounter.New()))
+	require.True(t, load[gcounter.Counter](t, s, k).Equal(gcounter.New()))
+	require.True(t, load[pncounter.Counter](t, s, k).Equal(pncounter.New()))
 }
 
 func testKeysAreIndependent(t *testing.T, s store.Siblings) {
@@ -135,9 +131,9 @@ func testKeysAreIndependent(t *testing.T, s store.Siblings) {
 	incr(t, s, k1, "a", 1)
 	incr(t, s, k2, "a", 10)
 	incr(t, s, k1, "b", 2)
-	require.EqualValues(t, 3, loadG(t, s, k1).Value())
-	require.EqualValues(t, 10, loadG(t, s, k2).Value())
-	require.EqualValues(t, 0, loadG(t, s, key(t, "three")).Value())
+	require.EqualValues(t, 3, load[gcounter.Counter](t, s, k1).Value())
+	require.EqualValues(t, 10, load[gcounter.Counter](t, s, k2).Value())
+	require.EqualValues(t, 0, load[gcounter.Counter](t, s, key(t, "three")).Value())
 }
 
 // testConcurrentActors runs several actors in parallel goroutines, each
@@ -175,7 +171,7 @@ func testConcurrentActors(t *testing.T, s store.Siblings) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	got := loadPN(t, s, k)
+	got := load[pncounter.Counter](t, s, k)
 	var total int64
 	for i, w := range want {
 		require.Equal(t, w, got.Get(crdt.ActorID(fmt.Sprintf("actor-%d", i))), "actor-%d", i)
@@ -190,11 +186,11 @@ func testStaleSaveLosesNothing(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "stale")
 	incr(t, s, k, "a", 1)
-	stale := loadG(t, s, k) // b reads {a:1}
-	incr(t, s, k, "a", 1)   // a moves on to {a:2}
+	stale := load[gcounter.Counter](t, s, k) // b reads {a:1}
+	incr(t, s, k, "a", 1)                    // a moves on to {a:2}
 	require.NoError(t, stale.Increment("b", 5))
 	require.NoError(t, statestore.Save(ctx, s, k, "b", stale)) // b writes {a:1, b:5}
-	got := loadG(t, s, k)
+	got := load[gcounter.Counter](t, s, k)
 	require.EqualValues(t, 2, got.Get("a"), "a's second increment was lost")
 	require.EqualValues(t, 5, got.Get("b"))
 	require.EqualValues(t, 7, got.Value())
@@ -210,7 +206,7 @@ func testResaveIsIdempotent(t *testing.T, s store.Siblings) {
 	for range 3 {
 		require.NoError(t, statestore.Save(ctx, s, k, "a", c))
 	}
-	got := loadG(t, s, k)
+	got := load[gcounter.Counter](t, s, k)
 	require.EqualValues(t, 5, got.Value())
 	require.True(t, got.Equal(c))
 }
@@ -228,7 +224,7 @@ func testUpdateFuncError(t *testing.T, s store.Siblings) {
 		return c.Increment("a", -1)
 	})
 	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
-	require.EqualValues(t, 2, loadG(t, s, k).Value())
+	require.EqualValues(t, 2, load[gcounter.Counter](t, s, k).Value())
 }
 
 // BadEncodings returns stored values Load must refuse, each with the
@@ -297,7 +293,7 @@ func testRejectsInvalidActor(t *testing.T, s store.Siblings) {
 		_, err := statestore.Update(ctx, s, k, actor, func(c *gcounter.Counter) error { return nil })
 		require.ErrorIs(t, err, crdt.ErrInvalidActor, "actor %q", actor)
 	}
-	require.EqualValues(t, 3, loadG(t, s, k).Value())
+	require.EqualValues(t, 3, load[gcounter.Counter](t, s, k).Value())
 }
 
 // testMixedTypes: a gcounter and a pncounter saved under one key must be
@@ -311,7 +307,7 @@ func testMixedTypes(t *testing.T, s store.Siblings) {
 	err := statestore.Save(ctx, s, k, "b", p)
 	if err != nil {
 		require.ErrorIs(t, err, crdt.ErrTypeMismatch)
-		require.EqualValues(t, 3, loadG(t, s, k).Value())
+		require.EqualValues(t, 3, load[gcounter.Counter](t, s, k).Value())
 		return
 	}
 	_, err = statestore.Load[gcounter.Counter](ctx, s, k)
@@ -329,7 +325,7 @@ func testLargeState(t *testing.T, s store.Siblings) {
 		require.NoError(t, c.Apply(actor, -int64(i)))
 	}
 	require.NoError(t, statestore.Save(ctx, s, k, "writer", c))
-	require.True(t, loadPN(t, s, k).Equal(c))
+	require.True(t, load[pncounter.Counter](t, s, k).Equal(c))
 }
 
 func testCancellation(t *testing.T, s store.Siblings) {
@@ -347,5 +343,5 @@ func testCancellation(t *testing.T, s store.Siblings) {
 	_, err = statestore.Update(ctx, s, k, "a", func(c *gcounter.Counter) error { return c.Increment("a", 1) })
 	require.ErrorIs(t, err, context.Canceled)
 
-	require.EqualValues(t, 3, loadG(t, s, k).Value(), "a cancelled save changed the stored state")
+	require.EqualValues(t, 3, load[gcounter.Counter](t, s, k).Value(), "a cancelled save changed the stored state")
 }

@@ -4,16 +4,10 @@
 // held in flight and delivered late (or never), and stale reads. It is a
 // test double, not a production component.
 //
-// # Choosing faults
-//
-// Each call on a wrapper is described by a Call (method, key, sequence
-// number, and the read level or the batch) and a Policy decides its Fault. Seeded draws faults from Rates with
-// a seeded source, so a failing run replays from its seed; Script queues
-// faults for the next calls, then passes; any func(Call) Fault is a Policy
-// too. A Hook runs before and after every call, so an interleaving test can
-// park a goroutine at every store call, or fail a call before it happens
-// (a crash, a refused write) or after it took effect (a lost
-// acknowledgement).
+// A Policy (Seeded, Script, or any func(Call) Fault) decides the Fault of
+// each Call, and a Hook runs before and after every call, so that an
+// interleaving test can park a goroutine at every store call, or fail a
+// call before it happens or after it took effect.
 //
 // # What each fault does
 //
@@ -58,6 +52,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"sync"
@@ -159,11 +154,7 @@ const (
 
 // IsRead reports whether method names a read.
 func IsRead(method string) bool {
-	switch method {
-	case MethodFetch, MethodScan, MethodScanPage, MethodSnapshot:
-		return true
-	}
-	return false
+	return slices.Contains([]string{MethodFetch, MethodScan, MethodScanPage, MethodSnapshot}, method)
 }
 
 // Call describes one call on a wrapper.
@@ -223,15 +214,14 @@ func Seeded(seed int64, r Rates) Policy {
 			}
 			return Pass
 		}
-		switch {
-		case x < r.Refuse:
-			return Refuse
-		case x < r.Refuse+r.LoseAck:
-			return LoseAck
-		case x < r.Refuse+r.LoseAck+r.Lose:
-			return Lose
-		case x < r.Refuse+r.LoseAck+r.Lose+r.Hold:
-			return Hold
+		sum := 0.0
+		for _, w := range [...]struct {
+			f Fault
+			p float64
+		}{{Refuse, r.Refuse}, {LoseAck, r.LoseAck}, {Lose, r.Lose}, {Hold, r.Hold}} {
+			if sum += w.p; x < sum {
+				return w.f
+			}
 		}
 		return Pass
 	}
@@ -257,8 +247,20 @@ func Script(faults ...Fault) Policy {
 // Only returns a Policy that asks p about calls of the given methods and
 // passes every other call without consulting p.
 func Only(p Policy, methods ...string) Policy {
+	return when(p, func(c Call) bool { return slices.Contains(methods, c.Method) })
+}
+
+// Keys returns a policy that passes p the calls whose key keep accepts and
+// lets every other call through untouched, without consulting p (so a
+// Script's faults go to the kept keys' calls alone).
+func Keys(p Policy, keep func(key string) bool) Policy {
+	return when(p, func(c Call) bool { return keep(c.Key) })
+}
+
+// when asks p about the calls ask accepts and passes the others.
+func when(p Policy, ask func(Call) bool) Policy {
 	return func(c Call) Fault {
-		if !slices.Contains(methods, c.Method) {
+		if !ask(c) {
 			return Pass
 		}
 		return p(c)
@@ -442,19 +444,22 @@ func (c *core) write(ctx context.Context, call Call, f Fault, apply func(ctx con
 	return nil
 }
 
-func (c *core) setPolicy(p Policy) {
+// SetPolicy replaces the policy (nil: pass every call).
+func (c *core) SetPolicy(p Policy) {
 	c.mu.Lock()
 	c.policy = p
 	c.mu.Unlock()
 }
 
-func (c *core) setHook(h Hook) {
+// SetHook replaces the hook (nil: none).
+func (c *core) SetHook(h Hook) {
 	c.mu.Lock()
 	c.hook = h
 	c.mu.Unlock()
 }
 
-func (c *core) heldCalls() []Call {
+// HeldCalls returns the calls of the held writes, oldest first.
+func (c *core) HeldCalls() []Call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]Call, len(c.held))
@@ -464,14 +469,20 @@ func (c *core) heldCalls() []Call {
 	return out
 }
 
-func (c *core) numHeld() int {
+// Held returns how many writes (Puts, Deletes or Apply batches) are held
+// in flight.
+func (c *core) Held() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.held)
 }
 
-// deliver applies the i-th held write (oldest first) and forgets it.
-func (c *core) deliver(i int) error {
+// Deliver applies the i-th held write (0: the oldest still held) to the
+// wrapped store now, with its original token or timestamps, and forgets
+// it; the others keep their order. The after hook then runs with the
+// original call. It returns the wrapped store's error, or one wrapping
+// crdt.ErrNotFound if there is no such held write.
+func (c *core) Deliver(i int) error {
 	c.mu.Lock()
 	if i < 0 || i >= len(c.held) {
 		n := len(c.held)
@@ -490,17 +501,21 @@ func (c *core) deliver(i int) error {
 	return c.after(h.ctx, h.call)
 }
 
-func (c *core) deliverAll() error {
+// DeliverAll delivers every held write, oldest first, and returns the
+// errors of those that failed (they are forgotten too).
+func (c *core) DeliverAll() error {
 	var errs []error
-	for c.numHeld() > 0 {
-		if err := c.deliver(0); err != nil {
+	for c.Held() > 0 {
+		if err := c.Deliver(0); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func (c *core) dropHeld() int {
+// DropHeld forgets every held write, which then never takes effect, and
+// returns how many there were.
+func (c *core) DropHeld() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(c.held)
@@ -508,14 +523,11 @@ func (c *core) dropHeld() int {
 	return n
 }
 
-func (c *core) countsCopy() map[Fault]int {
+// Counts returns how many calls received each fault so far (a copy).
+func (c *core) Counts() map[Fault]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[Fault]int, len(c.counts))
-	for f, n := range c.counts {
-		out[f] = n
-	}
-	return out
+	return maps.Clone(c.counts)
 }
 
 // history keeps the last few distinct states of each key, oldest first.

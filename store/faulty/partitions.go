@@ -59,36 +59,6 @@ func NewPartitions(inner store.Partitions, o Options) *Partitions {
 	return p
 }
 
-// SetPolicy replaces the policy (nil: pass every call).
-func (p *Partitions) SetPolicy(pol Policy) { p.setPolicy(pol) }
-
-// SetHook replaces the hook (nil: none).
-func (p *Partitions) SetHook(h Hook) { p.setHook(h) }
-
-// Held returns how many batches are held in flight.
-func (p *Partitions) Held() int { return p.numHeld() }
-
-// HeldCalls returns the calls of the held batches, oldest first.
-func (p *Partitions) HeldCalls() []Call { return p.heldCalls() }
-
-// Deliver applies the i-th held batch (0: the oldest still held) to the
-// wrapped store now, with its original timestamps, and forgets it; the
-// others keep their order. The after hook then runs with the original
-// call. It returns the wrapped store's error, or one wrapping
-// crdt.ErrNotFound if there is no such held batch.
-func (p *Partitions) Deliver(i int) error { return p.deliver(i) }
-
-// DeliverAll delivers every held batch, oldest first, and returns the
-// errors of those that failed (they are forgotten too).
-func (p *Partitions) DeliverAll() error { return p.deliverAll() }
-
-// DropHeld forgets every held batch, which then never takes effect, and
-// returns how many there were.
-func (p *Partitions) DropHeld() int { return p.dropHeld() }
-
-// Counts returns how many calls received each fault so far (a copy).
-func (p *Partitions) Counts() map[Fault]int { return p.countsCopy() }
-
 func (p *Partitions) remember(partition string, st partState) {
 	p.hmu.Lock()
 	p.hist.add(partition, st, partState.equal, (*partState).merge)

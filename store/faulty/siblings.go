@@ -74,37 +74,6 @@ func (n noDelete) Put(ctx context.Context, key string, actor crdt.ActorID, value
 	return n.s.Put(ctx, key, actor, value, token)
 }
 
-// SetPolicy replaces the policy (nil: pass every call).
-func (s *Siblings) SetPolicy(p Policy) { s.setPolicy(p) }
-
-// SetHook replaces the hook (nil: none).
-func (s *Siblings) SetHook(h Hook) { s.setHook(h) }
-
-// Held returns how many writes are held in flight.
-func (s *Siblings) Held() int { return s.numHeld() }
-
-// HeldCalls returns the calls of the held writes, oldest first.
-func (s *Siblings) HeldCalls() []Call { return s.heldCalls() }
-
-// Deliver applies the i-th held write (0: the oldest still held) to the
-// wrapped store now, with its original token, and forgets it; the others
-// keep their order. The after hook then runs with the original call. It
-// returns the wrapped store's error, or one wrapping crdt.ErrNotFound if
-// there is no such held write.
-func (s *Siblings) Deliver(i int) error { return s.deliver(i) }
-
-// DeliverAll delivers every held write, oldest first, and returns the
-// errors of those that failed (they are forgotten too).
-func (s *Siblings) DeliverAll() error { return s.deliverAll() }
-
-// DropHeld forgets every held write, which then never takes effect, and
-// returns how many there were.
-func (s *Siblings) DropHeld() int { return s.dropHeld() }
-
-// Counts returns how many calls received each fault so far (a copy).
-func (s *Siblings) Counts() map[Fault]int { return s.countsCopy() }
-
-// remember records a fresh Fetch result.
 func (s *Siblings) remember(key string, st sibState) {
 	s.hmu.Lock()
 	s.hist.add(key, st.clone(), sibState.equal, nil)

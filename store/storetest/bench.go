@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -66,14 +67,9 @@ func BenchmarkSiblings(b *testing.B, newStore func(b *testing.B) store.Siblings)
 	b.Run("FetchPut/parallel", func(b *testing.B) {
 		s := newStore(b)
 		b.ReportAllocs()
-		var n int64
-		var mu = make(chan struct{}, 1)
-		mu <- struct{}{}
+		var n atomic.Int64
 		b.RunParallel(func(pb *testing.PB) {
-			<-mu
-			n++
-			key := fmt.Sprint("k", n)
-			mu <- struct{}{}
+			key := fmt.Sprint("k", n.Add(1))
 			for pb.Next() {
 				_, tok, err := s.Fetch(ctx, key)
 				if err != nil {

@@ -3,9 +3,9 @@ package storetest
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/counterkit/counterkit/store"
@@ -37,25 +37,14 @@ func (m *model) rows(partition string) []store.Row {
 		if p.Partition != partition || p.Op != store.OpPut {
 			continue
 		}
-		shadowed := false
-		for _, d := range dels {
-			if d.Shadows(p.Key, p.Timestamp) {
-				shadowed = true
-				break
-			}
-		}
-		if shadowed {
+		if slices.ContainsFunc(dels, func(d store.Mutation) bool { return d.Shadows(p.Key, p.Timestamp) }) {
 			continue
 		}
 		if b, ok := best[string(p.Key)]; !ok || store.Wins(p.Value, p.Timestamp, b.Value, b.Timestamp) {
 			best[string(p.Key)] = p
 		}
 	}
-	keys := make([]string, 0, len(best))
-	for k := range best {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // Go compares strings as unsigned bytes
+	keys := slices.Sorted(maps.Keys(best)) // Go compares strings as unsigned bytes
 	out := make([]store.Row, len(keys))
 	for i, k := range keys {
 		out[i] = store.Row{Key: []byte(k), Value: best[k].Value}
@@ -78,16 +67,11 @@ func cloneBatch(b []store.Mutation) []store.Mutation {
 
 // renderRows prints rows compactly for error messages.
 func renderRows(rows []store.Row) string {
-	var b strings.Builder
-	b.WriteByte('[')
+	s := make([]string, len(rows))
 	for i, r := range rows {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%q=%q", r.Key, r.Value)
+		s[i] = fmt.Sprintf("%q=%q", r.Key, r.Value)
 	}
-	b.WriteByte(']')
-	return b.String()
+	return "[" + strings.Join(s, " ") + "]"
 }
 
 func sameRows(a, b []store.Row) bool {

@@ -85,6 +85,28 @@ func delPart(part string, ts int64) store.Mutation {
 	return store.Mutation{Partition: part, Op: store.OpDeletePartition, Timestamp: ts}
 }
 
+// apply applies each mutation as a batch of its own.
+func (s *steps) apply(muts ...store.Mutation) {
+	if s.err == nil {
+		s.err = applyEach(s.ctx, s.p, muts...)
+	}
+}
+
+// batch applies muts as one batch.
+func (s *steps) batch(muts ...store.Mutation) {
+	if s.err == nil {
+		s.err = s.p.Apply(s.ctx, muts)
+	}
+}
+
+// expect checks that partition part holds the rows want, as rendered by
+// rowsOf.
+func (s *steps) expect(part, what, want string) {
+	if s.err == nil {
+		s.err = expectRows(s.ctx, s.p, part, what, want)
+	}
+}
+
 // applyEach applies each mutation as a batch of its own.
 func applyEach(ctx context.Context, p store.Partitions, muts ...store.Mutation) error {
 	for _, m := range muts {
@@ -140,50 +162,37 @@ func partLWW(ctx context.Context, e *env[store.Partitions]) error {
 		put("p", "i", "a", 4),
 	}
 	const want = "i=ab j=\x80 k=c"
+	s := &steps{ctx: ctx}
 	for _, order := range []string{"forward", "reverse"} {
-		p := e.fresh()
+		s.fresh(e)
 		w := slices.Clone(writes)
 		if order == "reverse" {
 			slices.Reverse(w)
 		}
-		if err := applyEach(ctx, p, w...); err != nil {
-			return err
-		}
-		if err := expectRows(ctx, p, "p", "last write wins, "+order+" arrival", want); err != nil {
-			return err
-		}
-		if err := expectRows(ctx, p, "q", "another partition is independent", ""); err != nil {
-			return err
-		}
+		s.apply(w...)
+		s.expect("p", "last write wins, "+order+" arrival", want)
+		s.expect("q", "another partition is independent", "")
 	}
 	// In one batch too.
-	p := e.fresh()
-	if err := p.Apply(ctx, writes); err != nil {
-		return err
-	}
-	return expectRows(ctx, p, "p", "last write wins within one batch", want)
+	s.fresh(e)
+	s.batch(writes...)
+	s.expect("p", "last write wins within one batch", want)
+	return s.err
 }
 
 func partDeleteShadows(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
-	if err := applyEach(ctx, p,
+	s := &steps{ctx: ctx, p: e.fresh()}
+	s.apply(
 		put("p", "older", "v", 4), put("p", "equal", "v", 5), put("p", "newer", "v", 6),
 		del("p", "older", 5), del("p", "equal", 5), del("p", "newer", 5),
 		put("p", "other", "v", 1), put("q", "older", "v", 4),
-	); err != nil {
-		return err
-	}
-	if err := expectRows(ctx, p, "p", "a delete hides older and equal values, not newer", "newer=v other=v"); err != nil {
-		return err
-	}
-	if err := expectRows(ctx, p, "q", "a delete touches its own partition only", "older=v"); err != nil {
-		return err
-	}
+	)
+	s.expect("p", "a delete hides older and equal values, not newer", "newer=v other=v")
+	s.expect("q", "a delete touches its own partition only", "older=v")
 	// A newer write after the delete is visible again.
-	if err := applyEach(ctx, p, put("p", "older", "w", 6)); err != nil {
-		return err
-	}
-	return expectRows(ctx, p, "p", "a write newer than the delete", "newer=v older=w other=v")
+	s.apply(put("p", "older", "w", 6))
+	s.expect("p", "a write newer than the delete", "newer=v older=w other=v")
+	return s.err
 }
 
 func partLateWrite(ctx context.Context, e *env[store.Partitions]) error {
@@ -196,42 +205,24 @@ func partLateWrite(ctx context.Context, e *env[store.Partitions]) error {
 		{"open range", delRange("p", []byte("j"), nil, 10)},
 		{"partition", delPart("p", 10)},
 	}
+	s := &steps{ctx: ctx}
 	for _, c := range cases {
-		p := e.fresh()
-		if err := applyEach(ctx, p, put("p", "k", "before", 9), c.del, put("p", "k", "late", 9), put("p", "k", "late-equal", 10)); err != nil {
-			return err
-		}
-		if err := expectRows(ctx, p, "p", "a late write under a "+c.name+" delete", ""); err != nil {
-			return err
-		}
+		s.fresh(e)
+		s.apply(put("p", "k", "before", 9), c.del, put("p", "k", "late", 9), put("p", "k", "late-equal", 10))
+		s.expect("p", "a late write under a "+c.name+" delete", "")
 		// Also when the delete is in the batch after the write, and when
 		// the delete arrives first and alone.
-		if err := applyEach(ctx, p, put("p", "k", "newer", 11)); err != nil {
-			return err
-		}
-		if err := expectRows(ctx, p, "p", "a write newer than a "+c.name+" delete", "k=newer"); err != nil {
-			return err
-		}
-		q := e.fresh()
-		if err := q.Apply(ctx, []store.Mutation{put("p", "k", "late", 3), c.del}); err != nil {
-			return err
-		}
-		if err := expectRows(ctx, q, "p", "a write and a newer "+c.name+" delete in one batch", ""); err != nil {
-			return err
-		}
+		s.apply(put("p", "k", "newer", 11))
+		s.expect("p", "a write newer than a "+c.name+" delete", "k=newer")
+		s.fresh(e)
+		s.batch(put("p", "k", "late", 3), c.del)
+		s.expect("p", "a write and a newer "+c.name+" delete in one batch", "")
 	}
-	return nil
+	return s.err
 }
 
 func partRangeBounds(ctx context.Context, e *env[store.Partitions]) error {
 	keys := []string{"", "\x00", "a", "b", "ba", "c", "d", "\x7f", "\x80", "\xff", "\xff\xff"}
-	write := func(p store.Partitions) error {
-		muts := make([]store.Mutation, len(keys))
-		for i, k := range keys {
-			muts[i] = put("p", k, "v", 1)
-		}
-		return p.Apply(ctx, muts)
-	}
 	cases := []struct {
 		name     string
 		key, end []byte
@@ -245,19 +236,18 @@ func partRangeBounds(ctx context.Context, e *env[store.Partitions]) error {
 		{"[\\x80,\\xff\\xff)", []byte{0x80}, []byte{0xff, 0xff}, "=v \x00=v a=v b=v ba=v c=v d=v \x7f=v \xff\xff=v"},
 		{"[\\x00,\\x00\\x00)", []byte{0}, []byte{0, 0}, "=v a=v b=v ba=v c=v d=v \x7f=v \x80=v \xff=v \xff\xff=v"},
 	}
+	s := &steps{ctx: ctx}
 	for _, c := range cases {
-		p := e.fresh()
-		if err := write(p); err != nil {
-			return err
+		s.fresh(e)
+		muts := make([]store.Mutation, len(keys))
+		for i, k := range keys {
+			muts[i] = put("p", k, "v", 1)
 		}
-		if err := applyEach(ctx, p, delRange("p", c.key, c.end, 1)); err != nil {
-			return err
-		}
-		if err := expectRows(ctx, p, "p", "range delete "+c.name, c.left); err != nil {
-			return err
-		}
+		s.batch(muts...)
+		s.apply(delRange("p", c.key, c.end, 1))
+		s.expect("p", "range delete "+c.name, c.left)
 	}
-	return nil
+	return s.err
 }
 
 // bigPartition writes n rows with keys that sort differently as signed and
@@ -398,10 +388,8 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 }
 
 func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
-	if err := applyEach(ctx, p, put("p", "old", "v", 1), put("q", "old", "v", 1)); err != nil {
-		return err
-	}
+	s := &steps{ctx: ctx, p: e.fresh()}
+	s.apply(put("p", "old", "v", 1), put("q", "old", "v", 1))
 	for i, bad := range []store.Mutation{
 		put("r", "k", "v", 0),
 		put("r", "k", "", 1),
@@ -409,25 +397,22 @@ func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
 	} {
 		batch := []store.Mutation{put("p", "new", "v", 2), delPart("q", 2), put("s", "new", "v", 2)}
 		batch = slices.Insert(batch, min(i+1, len(batch)), bad)
-		if err := p.Apply(ctx, batch); err == nil {
-			return fmt.Errorf("apply of %s succeeded", renderBatch(batch))
+		if s.err == nil && s.p.Apply(ctx, batch) == nil {
+			s.err = fmt.Errorf("apply of %s succeeded", renderBatch(batch))
 		}
 		for part, want := range map[string]string{"p": "old=v", "q": "old=v", "r": "", "s": ""} {
-			if err := expectRows(ctx, p, part, "a batch with one invalid mutation writes nothing", want); err != nil {
-				return err
-			}
+			s.expect(part, "a batch with one invalid mutation writes nothing", want)
 		}
 	}
 	// A valid batch over several partitions applies wholly.
-	if err := p.Apply(ctx, []store.Mutation{put("p", "new", "v", 2), delPart("q", 2), put("s", "new", "v", 2)}); err != nil {
-		return err
-	}
+	s.batch(put("p", "new", "v", 2), delPart("q", 2), put("s", "new", "v", 2))
 	for part, want := range map[string]string{"p": "new=v old=v", "q": "", "s": "new=v"} {
-		if err := expectRows(ctx, p, part, "a batch over three partitions", want); err != nil {
-			return err
-		}
+		s.expect(part, "a batch over three partitions", want)
 	}
-	if err := p.Apply(ctx, nil); err != nil {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.p.Apply(ctx, nil); err != nil {
 		return fmt.Errorf("apply of an empty batch: %w", err)
 	}
 	return nil
@@ -435,11 +420,12 @@ func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
 
 func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	long := bytes.Repeat([]byte("k"), store.MaxRowKey+1)
-	cases := []struct {
+	type refusal struct {
 		name string
 		m    store.Mutation
 		want error
-	}{
+	}
+	cases := []refusal{
 		{"zero timestamp", put("p", "k", "v", 0), crdt.ErrInvalidAmount},
 		{"negative timestamp", del("p", "k", -1), crdt.ErrInvalidAmount},
 		{"empty value", put("p", "k", "", 1), crdt.ErrInvalidAmount},
@@ -458,23 +444,11 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	// partition, and a batch spanning two partitions one byte over
 	// MaxSpanningBatchBytes.
 	big2 := make([]byte, store.MaxValue)
-	cases = append(cases, struct {
-		name string
-		m    store.Mutation
-		want error
-	}{"batch over store.MaxBatchBytes", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("big"), Value: big2, Timestamp: 1}, crdt.ErrTooLarge})
-	cases = append(cases, struct {
-		name string
-		m    store.Mutation
-		want error
-	}{"spanning batch over store.MaxSpanningBatchBytes", store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte("k"),
+	cases = append(cases, refusal{"batch over store.MaxBatchBytes", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("big"), Value: big2, Timestamp: 1}, crdt.ErrTooLarge})
+	cases = append(cases, refusal{"spanning batch over store.MaxSpanningBatchBytes", store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte("k"),
 		Value: make([]byte, store.MaxSpanningBatchBytes-len("first")-len("v")-len("k")+1), Timestamp: 1}, crdt.ErrTooLarge})
 	for name, k := range crdttest.InvalidKeys() {
-		cases = append(cases, struct {
-			name string
-			m    store.Mutation
-			want error
-		}{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
+		cases = append(cases, refusal{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
 	}
 	p := e.fresh()
 	for _, c := range cases {
@@ -564,27 +538,22 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 }
 
 func partCopies(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	k, v := []byte("key"), []byte("value")
 	from := []byte("x")
-	batch := []store.Mutation{{Partition: "p", Op: store.OpPut, Key: k, Value: v, Timestamp: 2}, delRange("p", from, []byte("y"), 5)}
-	if err := p.Apply(ctx, batch); err != nil {
-		return err
-	}
+	s.batch(store.Mutation{Partition: "p", Op: store.OpPut, Key: k, Value: v, Timestamp: 2}, delRange("p", from, []byte("y"), 5))
 	copy(k, "XXX")
 	copy(v, "YYYYY")
-	if err := expectRows(ctx, p, "p", "changing a put's key and value after Apply changed the store", "key=value"); err != nil {
-		return err
-	}
+	s.expect("p", "changing a put's key and value after Apply changed the store", "key=value")
 	// Were the range [x,y) kept by reference, it would now be [a,y) and
 	// hide a later write to "key" at a timestamp below its own.
 	from[0] = 'a'
-	if err := applyEach(ctx, p, put("p", "key", "late", 3)); err != nil {
-		return err
+	s.apply(put("p", "key", "late", 3))
+	s.expect("p", "changing a range delete's bounds after Apply changed the store", "key=late")
+	if s.err != nil {
+		return s.err
 	}
-	if err := expectRows(ctx, p, "p", "changing a range delete's bounds after Apply changed the store", "key=late"); err != nil {
-		return err
-	}
+	p := s.p
 	rows, err := p.Snapshot(ctx, "p", 10, store.ReadAny)
 	if err != nil {
 		return err

@@ -64,7 +64,7 @@ var siblingChecks = []check[store.Siblings]{
 
 // bag renders values as a sorted list, the order of siblings being
 // unspecified.
-func bag(values [][]byte) string {
+func bag[T string | []byte](values []T) string {
 	s := make([]string, len(values))
 	for i, v := range values {
 		s[i] = strconv.Quote(string(v))
@@ -73,24 +73,81 @@ func bag(values [][]byte) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-func want(vals ...string) string {
-	b := make([][]byte, len(vals))
-	for i, v := range vals {
-		b[i] = []byte(v)
-	}
-	return bag(b)
-}
-
 // expect fetches key and compares its siblings with vals.
 func expect(ctx context.Context, s store.Siblings, key, what string, vals ...string) (store.Token, error) {
+	return expectEither(ctx, s, key, what, vals)
+}
+
+// expectEither fetches key and compares its siblings with each of the
+// acceptable sets.
+func expectEither(ctx context.Context, s store.Siblings, key, what string, sets ...[]string) (store.Token, error) {
 	got, tok, err := s.Fetch(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
 	}
-	if bag(got) != want(vals...) {
-		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), want(vals...))
+	wants := make([]string, len(sets))
+	for i, set := range sets {
+		wants[i] = bag(set)
+	}
+	if !slices.Contains(wants, bag(got)) {
+		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), strings.Join(wants, " or "))
 	}
 	return tok, nil
+}
+
+// putFetch puts value under key as actor "a" with a nil token and returns
+// the token of a Fetch after it.
+func putFetch(ctx context.Context, s store.Siblings, key, value string) (store.Token, error) {
+	if err := s.Put(ctx, key, "a", []byte(value), nil); err != nil {
+		return nil, err
+	}
+	_, tok, err := s.Fetch(ctx, key)
+	return tok, err
+}
+
+// put puts value under key as actor with token.
+func (s *steps) put(key string, actor crdt.ActorID, value string, tok store.Token) {
+	if s.err == nil {
+		s.err = s.sib.Put(s.ctx, key, actor, []byte(value), tok)
+	}
+}
+
+// token returns the token of a Fetch of key.
+func (s *steps) token(key string) store.Token {
+	if s.err != nil {
+		return nil
+	}
+	_, tok, err := s.sib.Fetch(s.ctx, key)
+	s.err = err
+	return tok
+}
+
+// holds checks that key holds the siblings vals, or one of the sets, and
+// returns the token of the Fetch.
+func (s *steps) holds(key, what string, vals ...string) store.Token {
+	return s.holdsEither(key, what, vals)
+}
+
+func (s *steps) holdsEither(key, what string, sets ...[]string) store.Token {
+	if s.err != nil {
+		return nil
+	}
+	tok, err := expectEither(s.ctx, s.sib, key, what, sets...)
+	s.err = err
+	return tok
+}
+
+// del deletes what tok covers of key; what, if not empty, prefixes an
+// error.
+func (s *steps) del(key string, tok store.Token, what string) {
+	if s.err != nil {
+		return
+	}
+	if err := s.sib.(store.SiblingDeleter).Delete(s.ctx, key, tok); err != nil && what != "" {
+		s.err = fmt.Errorf("%s: %w", what, err)
+	} else {
+		s.err = err
+	}
 }
 
 func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
@@ -108,152 +165,70 @@ func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
 }
 
 func sibSupersede(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v1"), nil); err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "other", "a", []byte("o1"), nil); err != nil {
-		return err
-	}
-	tok, err := expect(ctx, s, "k", "after one Put", "v1")
-	if err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "k", "a", []byte("v2"), tok); err != nil {
-		return err
-	}
-	tok, err = expect(ctx, s, "k", "a Put with the token of a Fetch supersedes what it returned", "v2")
-	if err != nil {
-		return err
-	}
+	s := &steps{ctx: ctx, sib: e.fresh()}
+	s.put("k", "a", "v1", nil)
+	s.put("other", "a", "o1", nil)
+	tok := s.holds("k", "after one Put", "v1")
+	s.put("k", "a", "v2", tok)
+	tok = s.holds("k", "a Put with the token of a Fetch supersedes what it returned", "v2")
 	// A writer with the latest token, by another actor, supersedes too.
-	if err := s.Put(ctx, "k", "b", []byte("v3"), tok); err != nil {
-		return err
-	}
-	if _, err := expect(ctx, s, "k", "a Put by another actor with the latest token", "v3"); err != nil {
-		return err
-	}
-	_, err = expect(ctx, s, "other", "another key is independent", "o1")
-	return err
+	s.put("k", "b", "v3", tok)
+	s.holds("k", "a Put by another actor with the latest token", "v3")
+	s.holds("other", "another key is independent", "o1")
+	return s.err
 }
 
 func sibStaleToken(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v0"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
-	if err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "k", "a", []byte("from a"), tok); err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "k", "b", []byte("from b"), tok); err != nil {
-		return err
-	}
-	tok, err = expect(ctx, s, "k", "two writers with the same token", "from a", "from b")
-	if err != nil {
-		return err
-	}
+	s := &steps{ctx: ctx, sib: e.fresh()}
+	s.put("k", "a", "v0", nil)
+	tok := s.token("k")
+	s.put("k", "a", "from a", tok)
+	s.put("k", "b", "from b", tok)
+	tok = s.holds("k", "two writers with the same token", "from a", "from b")
 	// The same actor twice with the same token leaves two siblings, or
 	// only its later value in a store that keeps one value per actor.
-	if err := s.Put(ctx, "k", "a", []byte("m1"), tok); err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "k", "a", []byte("m2"), tok); err != nil {
-		return err
-	}
-	tok, err = expectEither(ctx, s, "k", "one actor writing twice with the same token", []string{"m1", "m2"}, []string{"m2"})
-	if err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "k", "c", []byte("merged"), tok); err != nil {
-		return err
-	}
-	_, err = expect(ctx, s, "k", "a Put with the token of both siblings", "merged")
-	return err
+	s.put("k", "a", "m1", tok)
+	s.put("k", "a", "m2", tok)
+	tok = s.holdsEither("k", "one actor writing twice with the same token", []string{"m1", "m2"}, []string{"m2"})
+	s.put("k", "c", "merged", tok)
+	s.holds("k", "a Put with the token of both siblings", "merged")
+	return s.err
 }
 
 func sibNilToken(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
+	s := &steps{ctx: ctx, sib: e.fresh()}
 	for _, w := range []struct{ actor, value string }{{"a", "v1"}, {"b", "v2"}, {"c", "v2"}} {
-		if err := s.Put(ctx, "k", crdt.ActorID(w.actor), []byte(w.value), nil); err != nil {
-			return err
-		}
+		s.put("k", crdt.ActorID(w.actor), w.value, nil)
 	}
-	if _, err := expect(ctx, s, "k", "three actors' Puts with a nil token, two of equal values", "v1", "v2", "v2"); err != nil {
-		return err
-	}
+	s.holds("k", "three actors' Puts with a nil token, two of equal values", "v1", "v2", "v2")
 	// An actor writing again: its earlier value may go (one value per
 	// actor), the others' stay.
-	if err := s.Put(ctx, "k", "a", []byte("v3"), nil); err != nil {
-		return err
-	}
-	_, err := expectEither(ctx, s, "k", "an actor's second Put with a nil token", []string{"v1", "v2", "v2", "v3"}, []string{"v2", "v2", "v3"})
-	return err
-}
-
-// expectEither is expect with two acceptable sets of siblings.
-func expectEither(ctx context.Context, s store.Siblings, key, what string, a, b []string) (store.Token, error) {
-	got, tok, err := s.Fetch(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
-	}
-	if g := bag(got); g != want(a...) && g != want(b...) {
-		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s or %s", what, key, g, want(a...), want(b...))
-	}
-	return tok, nil
+	s.put("k", "a", "v3", nil)
+	s.holdsEither("k", "an actor's second Put with a nil token", []string{"v1", "v2", "v2", "v3"}, []string{"v2", "v2", "v3"})
+	return s.err
 }
 
 func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
-	d, ok := s.(store.SiblingDeleter)
-	if !ok {
-		e.logf("%T is not a store.SiblingDeleter; nothing to check", s)
+	sib := e.fresh()
+	if _, ok := sib.(store.SiblingDeleter); !ok {
+		e.logf("%T is not a store.SiblingDeleter; nothing to check", sib)
 		return nil
 	}
-	if err := s.Put(ctx, "k", "a", []byte("v1"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
-	if err != nil {
-		return err
-	}
-	if err := s.Put(ctx, "k", "b", []byte("since"), nil); err != nil {
-		return err
-	}
-	if err := d.Delete(ctx, "k", tok); err != nil {
-		return err
-	}
-	if tok, err = expect(ctx, s, "k", "Delete keeps siblings written since its Fetch", "since"); err != nil {
-		return err
-	}
-	if err := d.Delete(ctx, "k", nil); err != nil {
-		return fmt.Errorf("delete with a nil token: %w", err)
-	}
-	if _, err := expect(ctx, s, "k", "Delete with a nil token removes nothing", "since"); err != nil {
-		return err
-	}
-	if err := d.Delete(ctx, "k", tok); err != nil {
-		return err
-	}
-	if _, err := expect(ctx, s, "k", "Delete with the latest token"); err != nil {
-		return err
-	}
-	_, tok, err = s.Fetch(ctx, "never")
-	if err != nil {
-		return err
-	}
-	if err := d.Delete(ctx, "never", tok); err != nil {
-		return fmt.Errorf("delete of an absent key: %w", err)
-	}
+	s := &steps{ctx: ctx, sib: sib}
+	s.put("k", "a", "v1", nil)
+	tok := s.token("k")
+	s.put("k", "b", "since", nil)
+	s.del("k", tok, "")
+	tok = s.holds("k", "Delete keeps siblings written since its Fetch", "since")
+	s.del("k", nil, "delete with a nil token")
+	s.holds("k", "Delete with a nil token removes nothing", "since")
+	s.del("k", tok, "")
+	s.holds("k", "Delete with the latest token")
+	s.del("never", s.token("never"), "delete of an absent key")
 	// A deleted key can be written again.
-	if err := s.Put(ctx, "k", "a", []byte("again"), nil); err != nil {
-		return err
-	}
-	_, err = expect(ctx, s, "k", "a Put after Delete", "again")
-	return err
+	s.put("k", "a", "again", nil)
+	s.holds("k", "a Put after Delete", "again")
+	return s.err
 }
 
 func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
@@ -267,10 +242,7 @@ func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
 		}
 	}
 	const k = "refusals"
-	if err := s.Put(ctx, k, "a", []byte("v"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, k)
+	tok, err := putFetch(ctx, s, k, "v")
 	if err != nil {
 		return err
 	}
@@ -335,10 +307,7 @@ var malformedTokens = []store.Token{
 
 func sibMalformedToken(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
+	tok, err := putFetch(ctx, s, "k", "v")
 	if err != nil {
 		return err
 	}
@@ -383,7 +352,7 @@ func sibReadOnly(ctx context.Context, e *env[store.Siblings]) error {
 			return err
 		}
 	}
-	if string(v) != "value" || bag(got) != want("value") {
+	if string(v) != "value" || bag(got) != bag([]string{"value"}) {
 		return fmt.Errorf("the store changed a value it was given (%q) or returned (%s)", v, bag(got))
 	}
 	return nil
@@ -391,10 +360,7 @@ func sibReadOnly(ctx context.Context, e *env[store.Siblings]) error {
 
 func sibCancelled(ctx context.Context, e *env[store.Siblings]) error {
 	s := e.fresh()
-	if err := s.Put(ctx, "k", "a", []byte("v"), nil); err != nil {
-		return err
-	}
-	_, tok, err := s.Fetch(ctx, "k")
+	tok, err := putFetch(ctx, s, "k", "v")
 	if err != nil {
 		return err
 	}

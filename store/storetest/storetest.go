@@ -36,6 +36,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/counterkit/counterkit/store"
 )
 
 // env is what a check gets: fresh stores, the seed, a log.
@@ -59,6 +60,24 @@ func (e *env[S]) seeded(err error) error {
 		return nil
 	}
 	return fmt.Errorf("%w\n(seed %d; replay: %s=%d go test -run '^%s$' <package>)", err, e.seed, proptest.EnvSeed, e.seed, e.name)
+}
+
+// steps runs the steps of a check on one store and keeps the first error;
+// once there is one, every later step does nothing (errors are values: a
+// check reads as its list of steps and returns s.err). p or sib is the
+// store, by its shape.
+type steps struct {
+	ctx context.Context
+	p   store.Partitions
+	sib store.Siblings
+	err error
+}
+
+// fresh moves the steps to a fresh, empty Partitions store.
+func (s *steps) fresh(e *env[store.Partitions]) {
+	if s.err == nil {
+		s.p = e.fresh()
+	}
 }
 
 type check[S any] struct {

@@ -1,6 +1,7 @@
 package riaktest
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -32,12 +33,21 @@ type object struct {
 
 // live reports whether the object has a sibling that is not a tombstone.
 func (o *object) live() bool {
-	for _, s := range o.sibs {
-		if !s.tombstone() {
-			return true
+	return slices.ContainsFunc(o.sibs, func(s sibling) bool { return !s.tombstone() })
+}
+
+// contents returns copies of the siblings' contents, with empty values when
+// head is set.
+func (o *object) contents(head bool) []*rpbkv.RpbContent {
+	var out []*rpbkv.RpbContent
+	for _, sib := range o.sibs {
+		c := proto.Clone(sib.content).(*rpbkv.RpbContent)
+		if head {
+			c.Value = []byte{}
 		}
+		out = append(out, c)
 	}
-	return false
+	return out
 }
 
 // writeProps is the part of the bucket properties that decides what a write
@@ -79,17 +89,13 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 		prev = old.sibs
 	}
 	vv := base.Join(ctx)
-	coord := dot.Vnode
-	vv[coord] = dot.Counter
+	vv[dot.Vnode] = dot.Counter
 	c := proto.Clone(content).(*rpbkv.RpbContent)
 	if c.Value == nil {
 		c.Value = []byte{}
 	}
 	secs, usecs := uint32(now.Unix()), uint32(now.Nanosecond()/1000)
-	c.LastMod, c.LastModUsecs = &secs, &usecs
-	vtag := []byte(Dot{coord, vv[coord]}.String())
-	c.Vtag = vtag
-	fresh := sibling{dot: Dot{Vnode: coord, Counter: vv[coord]}, content: c}
+	c.LastMod, c.LastModUsecs, c.Vtag = &secs, &usecs, []byte(dot.String())
 	next := &object{vv: vv}
 	if !p.lastWriteWins && p.allowMult {
 		switch {
@@ -105,7 +111,7 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 			next.sibs = append(next.sibs, prev...)
 		}
 	}
-	next.sibs = append(next.sibs, fresh)
+	next.sibs = append(next.sibs, sibling{dot: dot, content: c})
 	return next
 }
 

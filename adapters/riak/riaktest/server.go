@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -174,35 +176,10 @@ type objectID struct{ typ, bucket, key string }
 // loopback port that speaks Riak's protocol-buffers wire format (a 4-byte
 // big-endian length, a 1-byte message code, a protobuf body) well enough for
 // riak-go-client's FetchValue, StoreValue, DeleteValue, FetchBucketProps,
-// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands.
-//
-// It keeps everything in memory on a single simulated node and models what
-// matters for counterkit faithfully:
-//
-//   - causality with version vectors encoded into the opaque vclock bytes
-//     (see VClock): a put without the latest vclock makes a sibling. In
-//     bucket types created with CreateBucketType (dvv_enabled=true unless
-//     BucketTypeProps.DisableDVV) a put replaces exactly the siblings its
-//     vclock covers; in the "default" type and types with DisableDVV
-//     (dvv_enabled=false) only a put whose vclock descends the stored one
-//     replaces anything, and any other put keeps every stored sibling;
-//   - max_siblings: a write that would leave more than Options.MaxSiblings
-//     siblings is refused with "{too_many_siblings,N}";
-//   - the bucket properties allow_mult and last_write_wins, including the
-//     data loss they cause when misconfigured;
-//   - Riak's validation of bucket and bucket-type properties: what Riak
-//     refuses (last_write_wins=true with dvv_enabled=true, for example) is
-//     refused with Riak's message and changes nothing (see "Bucket
-//     properties" in the package documentation);
-//   - deletes with a vclock: what the vclock covers is removed, concurrent
-//     siblings survive, and an object left with only tombstones is kept for
-//     Options.DeleteMode (3s, as Riak's delete_mode) and then reaped;
-//   - fault injection per request (InjectFault, SetFaultFunc) and request
-//     counting per operation (Requests).
-//
-// It does not model replication, quorums, read repair, hinted handoff,
-// vclock pruning, secondary indexes, links, search, CRDT data types,
-// security or TLS. Use a real Riak (RIAK_ADDR) for those.
+// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands. The
+// package documentation lists what it models; for what it does not
+// (replication, quorums, read repair, security ...) use a real Riak
+// (RIAK_ADDR).
 //
 // A FakeServer is safe for concurrent use; its zero value is not usable:
 // create one with Start or NewFakeServer.
@@ -362,9 +339,7 @@ func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
 func (s *FakeServer) InjectFault(op Op, f Fault, n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := 0; i < n; i++ {
-		s.faults[op] = append(s.faults[op], f)
-	}
+	s.faults[op] = append(s.faults[op], slices.Repeat([]Fault{f}, max(n, 0))...)
 }
 
 // SetFaultFunc installs fn to choose a fault for every request with no
@@ -402,11 +377,7 @@ func (s *FakeServer) ResetRequests() {
 func (s *FakeServer) SiblingHistogram() map[int]int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[int]int64, len(s.hist))
-	for k, v := range s.hist {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(s.hist)
 }
 
 // Siblings returns the number of siblings stored for a key (tombstones
@@ -480,26 +451,19 @@ func (s *FakeServer) serve(c net.Conn) {
 		op, key := classify(code, body)
 		s.counts[op].Add(1)
 		fault := s.nextFault(op, key)
-		switch fault {
-		case Refuse:
-			if writeError(c, "overload") != nil {
-				return
-			}
-			continue
-		case CloseBeforeApply:
-			return
+		respCode, resp, rerr := byte(0), proto.Message(nil), rpcError("")
+		if fault.Applies() {
+			respCode, resp, rerr = s.handle(code, body)
 		}
-		respCode, resp, rerr := s.handle(code, body)
 		switch fault {
+		case CloseBeforeApply, CloseAfterApply:
+			return
 		case DropResponse:
 			continue
-		case CloseAfterApply:
-			return
+		case Refuse:
+			rerr = "overload"
 		case TimeoutAfterApply:
-			if writeError(c, "timeout") != nil {
-				return
-			}
-			continue
+			rerr = "timeout"
 		}
 		if rerr != "" {
 			err = writeError(c, string(rerr))
@@ -568,23 +532,27 @@ func classify(code byte, body []byte) (Op, string) {
 	case codePingReq:
 		return OpPing, ""
 	case codeGetReq:
-		var m rpbkv.RpbGetReq
-		_ = proto.Unmarshal(body, &m)
-		return OpGet, string(m.Key)
+		return OpGet, keyOf(body, &rpbkv.RpbGetReq{})
 	case codePutReq:
-		var m rpbkv.RpbPutReq
-		_ = proto.Unmarshal(body, &m)
-		return OpPut, string(m.Key)
+		return OpPut, keyOf(body, &rpbkv.RpbPutReq{})
 	case codeDelReq:
-		var m rpbkv.RpbDelReq
-		_ = proto.Unmarshal(body, &m)
-		return OpDelete, string(m.Key)
+		return OpDelete, keyOf(body, &rpbkv.RpbDelReq{})
 	case codeGetBucketReq, codeGetBucketTypeReq:
 		return OpGetBucket, ""
 	case codeSetBucketReq, codeResetBucketReq, codeSetBucketTypeReq:
 		return OpSetBucket, ""
 	}
 	return OpOther, ""
+}
+
+// keyOf decodes body into m and returns its key ("" if it does not decode
+// that far).
+func keyOf(body []byte, m interface {
+	proto.Message
+	GetKey() []byte
+}) string {
+	_ = proto.Unmarshal(body, m)
+	return string(m.GetKey())
 }
 
 func typeName(t []byte) string {
@@ -804,16 +772,8 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 			return codeGetResp, &rpbkv.RpbGetResp{Unchanged: proto.Bool(true), Vclock: vc}, ""
 		}
 	}
-	resp := &rpbkv.RpbGetResp{Vclock: vc}
-	for _, sib := range o.sibs {
-		c := proto.Clone(sib.content).(*rpbkv.RpbContent)
-		if m.GetHead() {
-			c.Value = []byte{}
-		}
-		resp.Content = append(resp.Content, c)
-	}
 	s.hist[len(o.sibs)]++
-	return codeGetResp, resp, ""
+	return codeGetResp, &rpbkv.RpbGetResp{Vclock: vc, Content: o.contents(m.GetHead())}, ""
 }
 
 // dotLocked picks the coordinating vnode (round robin) and the new write's
@@ -900,14 +860,7 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 		if err != nil {
 			return 0, nil, rpcError(err.Error())
 		}
-		resp.Vclock = vc
-		for _, sib := range next.sibs {
-			c := proto.Clone(sib.content).(*rpbkv.RpbContent)
-			if !m.GetReturnBody() {
-				c.Value = []byte{}
-			}
-			resp.Content = append(resp.Content, c)
-		}
+		resp.Vclock, resp.Content = vc, next.contents(!m.GetReturnBody())
 	}
 	if !generated && resp.Vclock == nil {
 		return codePutResp, nil, ""

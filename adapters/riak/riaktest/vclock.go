@@ -3,6 +3,8 @@ package riaktest
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"math/bits"
 	"slices"
 	"strings"
 
@@ -61,9 +63,7 @@ func (v VClock) Descends(w VClock) bool {
 // Join returns the entry-wise maximum of v and w as a new VClock.
 func (v VClock) Join(w VClock) VClock {
 	out := make(VClock, len(v)+len(w))
-	for id, n := range v {
-		out[id] = n
-	}
+	maps.Copy(out, v)
 	for id, n := range w {
 		if n > out[id] {
 			out[id] = n
@@ -80,26 +80,14 @@ func (v VClock) Equal(w VClock) bool { return v.Descends(w) && w.Descends(v) }
 
 // String renders v as {a:1 b:2} in id order.
 func (v VClock) String() string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, id := range v.ids() {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s:%d", id, v[id])
+	s := make([]string, 0, len(v))
+	for _, id := range v.ids() {
+		s = append(s, fmt.Sprintf("%s:%d", id, v[id]))
 	}
-	b.WriteByte('}')
-	return b.String()
+	return "{" + strings.Join(s, " ") + "}"
 }
 
-func (v VClock) ids() []string {
-	ids := make([]string, 0, len(v))
-	for id := range v {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
-}
+func (v VClock) ids() []string { return slices.Sorted(maps.Keys(v)) }
 
 // MarshalBinary encodes v deterministically. The empty vclock encodes as
 // no bytes at all, the way Riak clients send "no context"; entries with a
@@ -230,13 +218,7 @@ func (r *vclockReader) uvarint(what string) (uint64, error) {
 }
 
 // uvarintLen is the length of x's shortest uvarint encoding.
-func uvarintLen(x uint64) int {
-	n := 1
-	for ; x >= 0x80; x >>= 7 {
-		n++
-	}
-	return n
-}
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 func checkVnodeID(id string) error {
 	if id == "" || len(id) > MaxVnodeIDLen {
