@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -476,14 +477,9 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 }
 
 func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -499,14 +495,9 @@ type tableShape struct {
 }
 
 func (t *tableShape) String() string {
-	names := make([]string, 0, len(t.columns))
-	for n := range t.columns {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	cols := make([]string, len(names))
-	for i, n := range names {
-		cols[i] = n + " " + t.columns[n]
+	var cols []string
+	for _, n := range slices.Sorted(maps.Keys(t.columns)) {
+		cols = append(cols, n+" "+t.columns[n])
 	}
 	ck := make([]string, len(t.clustering))
 	for i, c := range t.clustering {

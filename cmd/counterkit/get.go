@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -172,11 +174,11 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "get", err)
 	}
-	isSibling, isPartition := contains(siblingTypes, *typ), contains(partitionTypes, *typ)
+	isSibling, isPartition := slices.Contains(siblingTypes, *typ), slices.Contains(partitionTypes, *typ)
 	switch {
 	case !isSibling && !isPartition:
 		return fail(stderr, "get", cli.Usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
-			strings.Join(append(append([]string{}, siblingTypes...), partitionTypes...), ", "), *typ))
+			strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ))
 	case isPartition && spec.kind == "riak":
 		return fail(stderr, "get", cli.Usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
 	}
@@ -213,15 +215,6 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, "get", err)
 	}
 	return c.emit(stdout, res)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // typeTags are the encodings each sibling type stores.
@@ -500,7 +493,7 @@ func writeGetTable(w io.Writer, r *GetResult) {
 	if r.Rows != nil {
 		fmt.Fprintf(tw, "rows\t%d\n", len(r.Rows))
 	}
-	for _, k := range sortedKeys(r.Summary) {
+	for _, k := range slices.Sorted(maps.Keys(r.Summary)) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, r.Summary[k])
 	}
 	tw.Flush()

@@ -394,15 +394,6 @@ func tallyFields[A tally.Aggregate[A]](data []byte, typ string) (map[string]any,
 
 func ptr[T any](v T) *T { return &v }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // sentinels are the sentinels errors are named by, most specific first:
 // the adapter's own sentinel first where it has one (embedded.ErrLocked),
 // then the crdt ones.
@@ -455,7 +446,7 @@ func writeTable(w io.Writer, d *Description) {
 		fmt.Fprintf(tw, "stats\tactors %d%s, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
 			s.Actors, retired, s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
 	}
-	for _, k := range sortedKeys(d.Fields) {
+	for _, k := range slices.Sorted(maps.Keys(d.Fields)) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, d.Fields[k])
 	}
 	tw.Flush()
