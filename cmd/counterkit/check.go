@@ -676,27 +676,16 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	return rep.finish(c, stdout)
 }
 
-// Riak's protocol buffers carry the symbolic quorums as the largest
-// uint32 values (riak_pb_kv_codec).
-const (
-	riakOne     = math.MaxUint32 - 1
-	riakQuorumV = math.MaxUint32 - 2
-	riakAll     = math.MaxUint32 - 3
-	riakDefault = math.MaxUint32 - 4
-)
+// riakQuorums names the symbolic quorums, which Riak's protocol buffers
+// carry as the largest uint32 values (riak_pb_kv_codec).
+var riakQuorums = map[uint32]string{math.MaxUint32 - 1: "one", math.MaxUint32 - 2: "quorum",
+	math.MaxUint32 - 3: "all", math.MaxUint32 - 4: "default"}
 
 // riakQuorum names a quorum property: one, quorum, all, default, or the
 // number of replicas.
 func riakQuorum(v uint32) string {
-	switch v {
-	case riakOne:
-		return "one"
-	case riakQuorumV:
-		return "quorum"
-	case riakAll:
-		return "all"
-	case riakDefault:
-		return "default"
+	if name, ok := riakQuorums[v]; ok {
+		return name
 	}
 	return strconv.FormatUint(uint64(v), 10)
 }
