@@ -479,9 +479,7 @@ func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, k
 	return fmt.Sprint(v), nil
 }
 
-func (r *GetResult) writeTable(w io.Writer) { writeGetTable(w, r) }
-
-func writeGetTable(w io.Writer, r *GetResult) {
+func (r *GetResult) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "store\t%s\n", r.Store)
 	fmt.Fprintf(tw, "key\t%s\n", r.Key)
@@ -500,7 +498,7 @@ func writeGetTable(w io.Writer, r *GetResult) {
 	section := func(title string, d *Description) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		var buf bytes.Buffer
-		writeTable(&buf, d)
+		d.writeTable(&buf)
 		for _, line := range strings.SplitAfter(buf.String(), "\n") {
 			if line != "" && line != "\n" {
 				fmt.Fprint(w, "  "+line)

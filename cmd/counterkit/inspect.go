@@ -136,8 +136,6 @@ func addDecodeFlags(fs *pflag.FlagSet) func() (decodeOpts, error) {
 	}
 }
 
-func (d *Description) writeTable(w io.Writer) { writeTable(w, d) }
-
 func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := newCommand("inspect", inspectUsage, stderr)
 	hexIn := c.fs.String("hex", "", "decode this hexadecimal string instead of a file")
@@ -424,7 +422,7 @@ var sentinels = []cli.Sentinel{
 // sentinelName names the sentinels err wraps, for messages.
 func sentinelName(err error) string { return cli.SentinelNames(err, sentinels) }
 
-func writeTable(w io.Writer, d *Description) {
+func (d *Description) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "type\t%s\n", d.Type)
 	fmt.Fprintf(tw, "version\t%d\n", d.Version)
