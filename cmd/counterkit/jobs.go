@@ -255,20 +255,32 @@ func formatMicros(us int64) string {
 	return time.UnixMicro(us).UTC().Format(time.RFC3339Nano)
 }
 
-// nonNegative returns a usage error naming the first flag of durs that is
-// negative.
-func nonNegative(durs ...namedDuration) error {
-	for _, d := range durs {
-		if *d.v < 0 {
-			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, d.name, *d.v)
+// nonNegative returns a usage error naming the first of the duration
+// flags names that is negative.
+func nonNegative(fs *pflag.FlagSet, names ...string) error {
+	for _, n := range names {
+		if d, _ := fs.GetDuration(n); d < 0 {
+			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, n, d)
 		}
 	}
 	return nil
 }
 
-type namedDuration struct {
-	name string
-	v    *time.Duration
+// dryRunRows adds -max-rows, the most rows a dry run copies, and returns
+// it with the check of a partition job's flags: the duration flags named
+// not negative, -max-rows at least 1, and valid the driver's acceptance
+// of the options.
+func dryRunRows(fs *pflag.FlagSet, valid func() error, durations ...string) (*int, func() error) {
+	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
+	return maxRows, func() error {
+		if err := nonNegative(fs, durations...); err != nil {
+			return err
+		}
+		if *maxRows < 1 {
+			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
+		}
+		return configError(valid())
+	}
 }
 
 // configError turns a driver's refusal of the flags' options into a usage
@@ -288,7 +300,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
 	cfg := func() tally.Options { return tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows} }
 	check := func() error {
-		if err := nonNegative(namedDuration{"grace", grace}, namedDuration{"max-skew", maxSkew}); err != nil {
+		if err := nonNegative(fs, "grace", "max-skew"); err != nil {
 			return err
 		}
 		if *maxRows < 0 {
@@ -379,19 +391,8 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
 	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	check := func() error {
-		if err := nonNegative(namedDuration{"window", &o.Window}, namedDuration{"future-skew", &o.FutureSkew},
-			namedDuration{"safety-margin", &o.SafetyMargin}, namedDuration{"max-scan", &o.MaxScan},
-			namedDuration{"compact-grace", &o.CompactGrace}); err != nil {
-			return err
-		}
-		if *maxRows < 1 {
-			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		_, err := deltalog.New(memory.NewPartitions(), o)
-		return configError(err)
-	}
+	maxRows, check := dryRunRows(fs, func() error { _, err := deltalog.New(memory.NewPartitions(), o); return err },
+		"window", "future-skew", "safety-margin", "max-scan", "compact-grace")
 	return check, func(b *backend) (jobRunner, error) {
 		return func(ctx context.Context, key string) (string, error) {
 			st, cp, err := target(ctx, b, key, *dry, *maxRows)
@@ -441,19 +442,8 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
 	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	check := func() error {
-		if err := nonNegative(namedDuration{"window", &o.Window}, namedDuration{"future-skew", &o.FutureSkew},
-			namedDuration{"safety-margin", &o.SafetyMargin}, namedDuration{"max-merge", &o.MaxMerge},
-			namedDuration{"settle-grace", &o.SettleGrace}, namedDuration{"gc-grace", &o.GCGrace}); err != nil {
-			return err
-		}
-		if *maxRows < 1 {
-			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		_, err := balance.New(memory.NewPartitions(), o)
-		return configError(err)
-	}
+	maxRows, check := dryRunRows(fs, func() error { _, err := balance.New(memory.NewPartitions(), o); return err },
+		"window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
 	return check, func(b *backend) (jobRunner, error) {
 		return func(ctx context.Context, key string) (string, error) {
 			st, _, err := target(ctx, b, key, *dry, *maxRows)
