@@ -247,18 +247,16 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	n := len(values)
 	res.SiblingCount = &n
 	frozen := &frozenSiblings{key: key, values: values}
-	var merged []byte
+	var state interface{ MarshalBinary() ([]byte, error) } // the merge of every sibling
 	switch typ {
 	case "ledger":
 		l, err := ledger.New(frozen, key, ledger.Options{Actor: "counterkit", Counter: opts})
 		if err != nil {
 			return err
 		}
-		v, err := l.Value(ctx)
-		if err != nil {
+		if res.Value, err = l.Value(ctx); err != nil {
 			return err
 		}
-		res.Value = v
 		c, err := tpncounter.New(opts)
 		if err != nil {
 			return err
@@ -275,27 +273,19 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 				return err
 			}
 		}
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		state = c
 	case "gcounter":
 		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)
 		if err != nil {
 			return err
 		}
-		res.Value = c.Value()
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		res.Value, state = c.Value(), c
 	case "pncounter":
 		c, err := statestore.Load[pncounter.Counter](ctx, frozen, key)
 		if err != nil {
 			return err
 		}
-		res.Value = c.Value()
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		res.Value, state = c.Value(), c
 	case "bounded":
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).
@@ -311,10 +301,11 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 				return err
 			}
 		}
-		res.Value = c.Value()
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		res.Value, state = c.Value(), c
+	}
+	merged, err := state.MarshalBinary()
+	if err != nil {
+		return err
 	}
 	res.Merged, err = Describe(merged, o)
 	return err
