@@ -194,7 +194,8 @@ type compareReport struct {
 // compareTypes are the types compare runs, in order.
 var compareTypes = []string{"native", "ledger", "ledger-sharded", "tally", "deltalog", "balance"}
 
-func runCompare(args []string, stdout, stderr io.Writer) int {
+// run is the whole program, testable: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("counterkit-compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	hosts := fs.String("hosts", "", "Cassandra contact points, comma-separated (default: $CASSANDRA_HOSTS)")
