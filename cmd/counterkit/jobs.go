@@ -423,7 +423,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			}
 			switch {
 			case compacted && cp != nil:
-				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(cp.applied()[store.OpDeleteRange], "range delete")))
+				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(int(cp.rangeDeletes.Load()), "range delete")))
 			case compacted:
 				parts = append(parts, "compacted")
 			default:
