@@ -43,6 +43,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -108,12 +109,7 @@ const isolatedEnv = "COUNTERKIT_ISOLATED"
 // (an embedded store, or backup -from's download): it then runs in a child
 // process.
 func isolate(args []string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	switch args[0] {
-	case "get", "list", "stats", "backup", "gc", "compact", "merge", "find":
-	default:
+	if len(args) == 0 || !slices.Contains([]string{"get", "list", "stats", "backup", "gc", "compact", "merge", "find"}, args[0]) {
 		return false
 	}
 	for _, a := range args {
