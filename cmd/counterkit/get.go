@@ -491,11 +491,10 @@ func (r *GetResult) writeTable(w io.Writer) {
 		var buf bytes.Buffer
 		d.writeTable(&buf)
 		for _, line := range strings.SplitAfter(buf.String(), "\n") {
-			if line != "" && line != "\n" {
-				fmt.Fprint(w, "  "+line)
-			} else {
-				fmt.Fprint(w, line)
+			if strings.TrimSuffix(line, "\n") != "" {
+				line = "  " + line
 			}
+			fmt.Fprint(w, line)
 		}
 	}
 	if r.Merged != nil {
