@@ -155,7 +155,7 @@ func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer
 	case c.fs.NArg() > 0:
 		return fail(stderr, "backup", cli.Usagef("%w: backup takes no arguments (got %q)", crdt.ErrInvalidConfig, c.fs.Arg(0)))
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, "backup", err)
 	}
 	if u, err := url.Parse(from); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

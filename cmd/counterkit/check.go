@@ -164,7 +164,7 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() > 0 {
 		return fail(stderr, "check", cli.Usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, "check", err)
 	}
 	spec, err := parseStore(*cf.store)

@@ -110,11 +110,6 @@ func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
 	}
 }
 
-// check validates the flags: a usage error wrapping crdt.ErrInvalidConfig.
-func (cf commonFlags) check() error {
-	return checkTimeout(*cf.timeout)
-}
-
 // checkTimeout refuses a timeout that is not positive: a usage error
 // wrapping crdt.ErrInvalidConfig.
 func checkTimeout(d time.Duration) error {
@@ -156,7 +151,7 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, "get", err)
 	}
 	if fs.NArg() != 1 {

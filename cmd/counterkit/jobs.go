@@ -133,7 +133,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if *progress < 0 || *keyTimeout <= 0 {
 		return fail(stderr, name, cli.Usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, name, err)
 	}
 	if check != nil {
