@@ -69,9 +69,9 @@ type jobDef struct {
 	// partitions: the job works on partition keys (not on Riak).
 	partitions bool
 	// flags registers the job's own flags and returns the function that
-	// makes its runner once the store is open; check, when not nil,
-	// validates the flags before the store is opened.
-	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) (jobRunner, error))
+	// makes its runner once the store is open; check validates the flags
+	// before the store is opened.
+	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) jobRunner)
 }
 
 var jobs = map[string]jobDef{
@@ -136,10 +136,8 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, name, err)
 	}
-	if check != nil {
-		if err := check(); err != nil {
-			return fail(stderr, name, err)
-		}
+	if err := check(); err != nil {
+		return fail(stderr, name, err)
 	}
 	spec, err := parseStore(*cf.store)
 	if err != nil {
@@ -160,10 +158,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		return fail(stderr, name, err)
 	}
 	defer b.close()
-	runner, err := mk(b)
-	if err != nil {
-		return fail(stderr, name, cli.UsageError{Err: err})
-	}
+	runner := mk(b)
 	mode := ""
 	if *dry {
 		mode = " (dry run: nothing written)"
@@ -293,7 +288,7 @@ func configError(err error) error {
 		strings.TrimPrefix(strings.TrimPrefix(err.Error(), crdt.ErrInvalidConfig.Error()+": "), "tally: "))
 }
 
-func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	kind := fs.String("kind", "", "the aggregate: sum, min, max, stats or distinct (empty: read it from the stored rows)")
 	grace := fs.Duration("grace", 0, "tally Config.Grace: how long after expiry a shard is folded (0: 24h)")
 	maxSkew := fs.Duration("max-skew", 0, "tally Config.MaxSkew (0: 1h); grace must be at least 3 times it")
@@ -312,7 +307,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
 		return configError(err)
 	}
-	return check, func(b *backend) (jobRunner, error) {
+	return check, func(b *backend) jobRunner {
 		cfg := cfg()
 		return func(ctx context.Context, key string) (string, error) {
 			k := tally.Kind(*kind)
@@ -345,7 +340,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
 				verb, plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
-		}, nil
+		}
 	}
 }
 
@@ -384,7 +379,7 @@ func target(ctx context.Context, b *backend, key string, dry bool, maxRows int) 
 	return cp, cp, nil
 }
 
-func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	var o deltalog.Options
 	fs.DurationVar(&o.Window, "window", 0, "deltalog Options.Window: the writers' write window (0: 10m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "deltalog Options.FutureSkew (0: 5s)")
@@ -393,7 +388,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
 	maxRows, check := dryRunRows(fs, func() error { _, err := deltalog.New(memory.NewPartitions(), o); return err },
 		"window", "future-skew", "safety-margin", "max-scan", "compact-grace")
-	return check, func(b *backend) (jobRunner, error) {
+	return check, func(b *backend) jobRunner {
 		return func(ctx context.Context, key string) (string, error) {
 			st, cp, err := target(ctx, b, key, *dry, *maxRows)
 			if err != nil {
@@ -430,11 +425,11 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 				parts = append(parts, "nothing to compact")
 			}
 			return strings.Join(parts, "; "), nil
-		}, nil
+		}
 	}
 }
 
-func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	var o balance.Options
 	fs.DurationVar(&o.Window, "window", 0, "balance Options.Window: the writers' write window (0: 5m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "balance Options.FutureSkew (0: 5s)")
@@ -444,7 +439,7 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
 	maxRows, check := dryRunRows(fs, func() error { _, err := balance.New(memory.NewPartitions(), o); return err },
 		"window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
-	return check, func(b *backend) (jobRunner, error) {
+	return check, func(b *backend) jobRunner {
 		return func(ctx context.Context, key string) (string, error) {
 			st, _, err := target(ctx, b, key, *dry, *maxRows)
 			if err != nil {
@@ -474,11 +469,11 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 				prefix = "would merge: "
 			}
 			return prefix + strings.Join(parts, "; "), nil
-		}, nil
+		}
 	}
 }
 
-func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	actor := fs.String("actor", "counterkit-cli", "ledger Options.Actor the write is made as")
 	history := fs.Int("history", 0, "tpncounter Options.HistoryLength the ledger's writers use (0: the default)")
 	folded := fs.Int("folded", 0, "tpncounter Options.FoldedLength the ledger's writers use (0: same as -history)")
@@ -493,7 +488,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 		}
 		return nil
 	}
-	return check, func(b *backend) (jobRunner, error) {
+	return check, func(b *backend) jobRunner {
 		opts := options()
 		return func(ctx context.Context, key string) (string, error) {
 			values, _, err := b.siblings.Fetch(ctx, key)
@@ -523,7 +518,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			}
 			return fmt.Sprintf("collapsed %s (value %d, %s, %s in history, %d folded)",
 				plural(len(values), "sibling"), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
-		}, nil
+		}
 	}
 }
 
