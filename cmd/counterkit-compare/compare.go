@@ -118,7 +118,6 @@ type txn struct {
 	amount      int64
 	sends       int       // times sent so far
 	last        int       // the worker that last sent it
-	writers     []int     // every worker that sent it, in order
 	due         time.Time // when it may be resent
 	// state is what a writer keeps for a resend (tally: the mutator that
 	// holds the unresolved write).
@@ -531,7 +530,6 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 		}
 		t.sends++
 		t.last = id
-		t.writers = append(t.writers, id)
 		begin := cfg.now()
 		sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 		writes, err := w.send(sctx, t)
