@@ -168,12 +168,10 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	last := start
 	for i, key := range keys {
 		kctx, cancel := context.WithTimeout(ctx, *keyTimeout)
-		line, err := func() (string, error) {
-			if err := crdt.ValidateKey("key", key); err != nil {
-				return "", err
-			}
-			return runner(kctx, key)
-		}()
+		line, err := "", crdt.ValidateKey("key", key)
+		if err == nil {
+			line, err = runner(kctx, key)
+		}
 		cancel()
 		if err != nil {
 			rep.Failed++
