@@ -66,6 +66,7 @@ type jobRunner func(ctx context.Context, key string) (string, error)
 // jobDef is one maintenance job: its flags, and how to run it on an open
 // store.
 type jobDef struct {
+	noun string // the command's second word, after the verb
 	// partitions: the job works on partition keys (not on Riak).
 	partitions bool
 	// flags registers the job's own flags and returns the function that
@@ -74,15 +75,13 @@ type jobDef struct {
 	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) jobRunner)
 }
 
+// jobs are the maintenance jobs by verb.
 var jobs = map[string]jobDef{
-	"gc tally":         {partitions: true, flags: gcTallyFlags},
-	"compact deltalog": {partitions: true, flags: compactDeltalogFlags},
-	"merge balance":    {partitions: true, flags: mergeBalanceFlags},
-	"find ledger":      {flags: findLedgerFlags},
+	"gc":      {noun: "tally", partitions: true, flags: gcTallyFlags},
+	"compact": {noun: "deltalog", partitions: true, flags: compactDeltalogFlags},
+	"merge":   {noun: "balance", partitions: true, flags: mergeBalanceFlags},
+	"find":    {noun: "ledger", flags: findLedgerFlags},
 }
-
-// jobNouns are the valid second words of each job verb.
-var jobNouns = map[string]string{"gc": "tally", "compact": "deltalog", "merge": "balance", "find": "ledger"}
 
 // jobReport is what a job prints: one result per key.
 type jobReport struct {
@@ -107,7 +106,8 @@ type jobResult struct {
 func (r *jobReport) writeTable(io.Writer) {}
 
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	noun := jobNouns[verb]
+	def := jobs[verb]
+	noun := def.noun
 	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
 		return runCompactEmbedded(args[1:], stdout, stderr)
 	}
@@ -119,7 +119,6 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
 	}
 	name := verb + " " + noun
-	def := jobs[name]
 	c := newCommand(name, jobsUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)
