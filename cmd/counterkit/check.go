@@ -56,7 +56,7 @@ embedded   DB.Verify (the engine's structure and the checksum of every
            -timeout (crdt.ErrUnavailable). The directory must not be in use.
 `
 
-func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runCheck(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprint(stderr, checkUsage)
@@ -414,7 +414,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
-	sess, err := cassandraSession(ctx, cli.SplitList(*hosts), "", *timeout)
+	sess, err := cassandraSession(cli.SplitList(*hosts), "", *timeout)
 	if err != nil {
 		rep.check("connect to "+*hosts, err)
 		return rep.finish(c, stdout)

@@ -140,7 +140,7 @@ func redact(err error) string {
 	return internalKey.ReplaceAllString(err.Error(), "(internal key)")
 }
 
-func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runGet(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("get", getUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)

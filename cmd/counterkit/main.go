@@ -174,9 +174,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "inspect":
 		return runInspect(rest, stdin, stdout, stderr)
 	case "get":
-		return runGet(rest, stdin, stdout, stderr)
+		return runGet(rest, stdout, stderr)
 	case "check":
-		return runCheck(rest, stdin, stdout, stderr)
+		return runCheck(rest, stdout, stderr)
 	case "gc", "compact", "merge", "find":
 		return runJob(cmd, rest, stdin, stdout, stderr)
 	case "list":

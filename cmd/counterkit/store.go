@@ -120,7 +120,7 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 		}
 		return &backend{siblings: db.Siblings(), partitions: db.Partitions(), close: func() { db.Close() }, verify: db.Verify}, nil
 	case "cassandra":
-		sess, err := cassandraSession(ctx, spec.hosts, spec.keyspace, o.timeout)
+		sess, err := cassandraSession(spec.hosts, spec.keyspace, o.timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +163,7 @@ func openEmbedded(dir string) (*embedded.DB, error) {
 }
 
 // cassandraSession connects to hosts with the keyspace as default.
-func cassandraSession(ctx context.Context, hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
+func cassandraSession(hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
 	if keyspace != "" {
 		if err := cassandra.CheckIdentifier(keyspace); err != nil {
 			return nil, cli.UsageError{Err: err}
