@@ -118,7 +118,6 @@ type txn struct {
 	amount      int64
 	sends       int       // times sent so far
 	last        int       // the worker that last sent it
-	writers     []int     // every worker that sent it, in order
 	due         time.Time // when it may be resent
 	// state is what a writer keeps for a resend (tally: the mutator that
 	// holds the unresolved write).
@@ -194,7 +193,8 @@ type compareReport struct {
 // compareTypes are the types compare runs, in order.
 var compareTypes = []string{"native", "ledger", "ledger-sharded", "tally", "deltalog", "balance"}
 
-func runCompare(args []string, stdout, stderr io.Writer) int {
+// run is the whole program, testable: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("counterkit-compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	hosts := fs.String("hosts", "", "Cassandra contact points, comma-separated (default: $CASSANDRA_HOSTS)")
@@ -530,7 +530,6 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 		}
 		t.sends++
 		t.last = id
-		t.writers = append(t.writers, id)
 		begin := cfg.now()
 		sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 		writes, err := w.send(sctx, t)

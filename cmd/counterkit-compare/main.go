@@ -22,11 +22,6 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is the whole program, testable: it returns the exit status.
-func run(args []string, stdout, stderr io.Writer) int {
-	return runCompare(args, stdout, stderr)
-}
-
 // fail prints err and returns the exit status: 2 for a usage error, 1
 // otherwise.
 func fail(stderr io.Writer, err error) int {

@@ -38,7 +38,7 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 		case "native":
 			out = append(out, &nativeTarget{cfg: cfg, n: native, key: key(n)})
 		case "ledger", "ledger-sharded":
-			out = append(out, &ledgerTarget{cfg: cfg, st: sib, key: key(n), sharded: n == "ledger-sharded"})
+			out = append(out, &ledgerTarget{cfg: cfg, st: sib, key: key(n), typ: n})
 		case "tally":
 			c, err := tally.New[*tally.Sum](part, key(n), tally.Options{Clock: cfg.now, Retries: -1})
 			if err != nil {
@@ -129,21 +129,16 @@ func (t *nativeTarget) newWriter(int) (compareWriter, error) {
 
 // ledgerTarget credits one account: a plain ledger key, or a sharded one.
 type ledgerTarget struct {
-	cfg     compareConfig
-	st      store.Siblings
-	key     string
-	sharded bool
+	cfg compareConfig
+	st  store.Siblings
+	key string
+	typ string // ledger or ledger-sharded
 
 	mu      sync.Mutex
 	writers map[int]credit // with cfg.actors: the ledger of each actor, shared by its workers
 }
 
-func (t *ledgerTarget) name() string {
-	if t.sharded {
-		return "ledger-sharded"
-	}
-	return "ledger"
-}
+func (t *ledgerTarget) name() string     { return t.typ }
 func (t *ledgerTarget) counterkit() bool { return true }
 
 // credit is a plain or sharded ledger's Credit.
@@ -152,7 +147,7 @@ type credit func(ctx context.Context, txn crdt.TxnID, amount int64) (ledger.Resu
 func (t *ledgerTarget) open(actor string) (credit, func(context.Context) (int64, error), error) {
 	opts := ledger.Options{Actor: crdt.ActorID(actor), Backoff: ledger.Backoff{Initial: -1},
 		Counter: tpncounter.Options{HistoryLength: t.cfg.history}}
-	if t.sharded {
+	if t.typ == "ledger-sharded" {
 		s, err := ledger.NewSharded(t.st, t.key, t.cfg.shards, opts)
 		if err != nil {
 			return nil, nil, err
@@ -306,12 +301,12 @@ func (w *tallyWriter) next(int) *txn {
 	if err := w.m.Stage(addOne); err != nil {
 		// The mutator can take no more (expired): go on with a fresh one;
 		// what it had staged is lost and was never counted in distinct.
-		if m, err := w.t.c.NewMutator(); err == nil {
-			w.m, w.staged = m, 0
-			if w.m.Stage(addOne) != nil {
-				return nil
-			}
-		} else {
+		m, err := w.t.c.NewMutator()
+		if err != nil {
+			return nil
+		}
+		w.m, w.staged = m, 0
+		if m.Stage(addOne) != nil {
 			return nil
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
@@ -51,11 +52,7 @@ type backuper interface {
 var openBackupSource = func(dir string) (backupSource, error) { return openEmbedded(dir) }
 
 // backupSource is an open embedded store.
-type backupSource interface {
-	Close() error
-}
-
-var _ backupSource = (*embedded.DB)(nil)
+type backupSource = io.Closer
 
 // backupResult is what backup prints.
 type backupResult struct {
@@ -137,13 +134,11 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(after.Keys) != len(before.Keys) {
+	switch {
+	case len(after.Keys) != len(before.Keys):
 		return nil, fmt.Errorf("%w: the backup in %s holds %d keys, the store %d", crdt.ErrCorruptEncoding, to, len(after.Keys), len(before.Keys))
-	}
-	for i := range before.Keys {
-		if before.Keys[i] != after.Keys[i] {
-			return nil, fmt.Errorf("%w: the backup in %s holds other keys than %s", crdt.ErrCorruptEncoding, to, dir)
-		}
+	case !slices.Equal(after.Keys, before.Keys):
+		return nil, fmt.Errorf("%w: the backup in %s holds other keys than %s", crdt.ErrCorruptEncoding, to, dir)
 	}
 	return &backupResult{From: dir, To: to, Keys: len(after.Keys)}, nil
 }
@@ -160,7 +155,7 @@ func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer
 	case c.fs.NArg() > 0:
 		return fail(stderr, "backup", cli.Usagef("%w: backup takes no arguments (got %q)", crdt.ErrInvalidConfig, c.fs.Arg(0)))
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, "backup", err)
 	}
 	if u, err := url.Parse(from); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

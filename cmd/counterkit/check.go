@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
@@ -55,7 +56,7 @@ embedded   DB.Verify (the engine's structure and the checksum of every
            -timeout (crdt.ErrUnavailable). The directory must not be in use.
 `
 
-func runCheck(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runCheck(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprint(stderr, checkUsage)
@@ -163,7 +164,7 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 	if c.fs.NArg() > 0 {
 		return fail(stderr, "check", cli.Usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, "check", err)
 	}
 	spec, err := parseStore(*cf.store)
@@ -413,7 +414,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
-	sess, err := cassandraSession(ctx, cli.SplitList(*hosts), "", *timeout)
+	sess, err := cassandraSession(cli.SplitList(*hosts), "", *timeout)
 	if err != nil {
 		rep.check("connect to "+*hosts, err)
 		return rep.finish(c, stdout)
@@ -476,14 +477,9 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 }
 
 func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + m[k]
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -499,14 +495,9 @@ type tableShape struct {
 }
 
 func (t *tableShape) String() string {
-	names := make([]string, 0, len(t.columns))
-	for n := range t.columns {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	cols := make([]string, len(names))
-	for i, n := range names {
-		cols[i] = n + " " + t.columns[n]
+	var cols []string
+	for _, n := range slices.Sorted(maps.Keys(t.columns)) {
+		cols = append(cols, n+" "+t.columns[n])
 	}
 	ck := make([]string, len(t.clustering))
 	for i, c := range t.clustering {
@@ -685,27 +676,16 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	return rep.finish(c, stdout)
 }
 
-// Riak's protocol buffers carry the symbolic quorums as the largest
-// uint32 values (riak_pb_kv_codec).
-const (
-	riakOne     = math.MaxUint32 - 1
-	riakQuorumV = math.MaxUint32 - 2
-	riakAll     = math.MaxUint32 - 3
-	riakDefault = math.MaxUint32 - 4
-)
+// riakQuorums names the symbolic quorums, which Riak's protocol buffers
+// carry as the largest uint32 values (riak_pb_kv_codec).
+var riakQuorums = map[uint32]string{math.MaxUint32 - 1: "one", math.MaxUint32 - 2: "quorum",
+	math.MaxUint32 - 3: "all", math.MaxUint32 - 4: "default"}
 
 // riakQuorum names a quorum property: one, quorum, all, default, or the
 // number of replicas.
 func riakQuorum(v uint32) string {
-	switch v {
-	case riakOne:
-		return "one"
-	case riakQuorumV:
-		return "quorum"
-	case riakAll:
-		return "all"
-	case riakDefault:
-		return "default"
+	if name, ok := riakQuorums[v]; ok {
+		return name
 	}
 	return strconv.FormatUint(uint64(v), 10)
 }

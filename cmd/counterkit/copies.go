@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
@@ -28,15 +29,12 @@ type frozenSiblings struct {
 var frozenToken = store.Token("frozen")
 
 func (f *frozenSiblings) Fetch(_ context.Context, key string) ([][]byte, store.Token, error) {
-	if key != f.key {
+	if key != f.key || len(f.values) == 0 {
 		return nil, nil, nil
 	}
 	out := make([][]byte, len(f.values))
 	for i, v := range f.values {
 		out[i] = append([]byte(nil), v...)
-	}
-	if len(out) == 0 {
-		return nil, nil, nil
 	}
 	return out, frozenToken, nil
 }
@@ -63,11 +61,10 @@ func (f *frozenSiblings) written() []byte {
 // a maintenance job as a dry run. The rows are copied at write timestamp 1,
 // below every timestamp a driver writes with, so the driver's own writes and
 // deletes on the copy behave as they would on the store. It counts the
-// mutations applied to it.
+// range deletes applied to it.
 type partitionCopy struct {
 	*memory.Partitions
-	mu        sync.Mutex
-	mutations []store.Mutation
+	rangeDeletes atomic.Int64
 }
 
 func copyPartition(ctx context.Context, partition string, rows []store.Row) (*partitionCopy, error) {
@@ -86,24 +83,15 @@ func copyPartition(ctx context.Context, partition string, rows []store.Row) (*pa
 	return p, nil
 }
 
-// Apply applies muts to the copy and records them.
+// Apply applies muts to the copy and counts their range deletes.
 func (p *partitionCopy) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := p.Partitions.Apply(ctx, muts); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	p.mutations = append(p.mutations, muts...)
-	p.mu.Unlock()
-	return nil
-}
-
-// applied returns how many mutations were applied to the copy, by op.
-func (p *partitionCopy) applied() map[store.Op]int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	out := map[store.Op]int{}
-	for _, m := range p.mutations {
-		out[m.Op]++
+	for _, m := range muts {
+		if m.Op == store.OpDeleteRange {
+			p.rangeDeletes.Add(1)
+		}
 	}
-	return out
+	return nil
 }

@@ -164,7 +164,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 
 // embeddedDir parses -store for a command of the embedded store only.
 func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return "", err
 	}
 	spec := *cf.store

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -108,11 +110,6 @@ func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
 	}
 }
 
-// check validates the flags: a usage error wrapping crdt.ErrInvalidConfig.
-func (cf commonFlags) check() error {
-	return checkTimeout(*cf.timeout)
-}
-
 // checkTimeout refuses a timeout that is not positive: a usage error
 // wrapping crdt.ErrInvalidConfig.
 func checkTimeout(d time.Duration) error {
@@ -143,7 +140,7 @@ func redact(err error) string {
 	return internalKey.ReplaceAllString(err.Error(), "(internal key)")
 }
 
-func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runGet(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("get", getUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)
@@ -154,7 +151,7 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, "get", err)
 	}
 	if fs.NArg() != 1 {
@@ -172,11 +169,11 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "get", err)
 	}
-	isSibling, isPartition := contains(siblingTypes, *typ), contains(partitionTypes, *typ)
+	isSibling, isPartition := slices.Contains(siblingTypes, *typ), slices.Contains(partitionTypes, *typ)
 	switch {
 	case !isSibling && !isPartition:
 		return fail(stderr, "get", cli.Usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
-			strings.Join(append(append([]string{}, siblingTypes...), partitionTypes...), ", "), *typ))
+			strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ))
 	case isPartition && spec.kind == "riak":
 		return fail(stderr, "get", cli.Usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
 	}
@@ -215,15 +212,6 @@ func runGet(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return c.emit(stdout, res)
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
 // typeTags are the encodings each sibling type stores.
 var typeTags = map[string]crdt.TypeTag{
 	"ledger":    crdt.TagTPNCounter,
@@ -254,18 +242,16 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	n := len(values)
 	res.SiblingCount = &n
 	frozen := &frozenSiblings{key: key, values: values}
-	var merged []byte
+	var state interface{ MarshalBinary() ([]byte, error) } // the merge of every sibling
 	switch typ {
 	case "ledger":
 		l, err := ledger.New(frozen, key, ledger.Options{Actor: "counterkit", Counter: opts})
 		if err != nil {
 			return err
 		}
-		v, err := l.Value(ctx)
-		if err != nil {
+		if res.Value, err = l.Value(ctx); err != nil {
 			return err
 		}
-		res.Value = v
 		c, err := tpncounter.New(opts)
 		if err != nil {
 			return err
@@ -282,27 +268,19 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 				return err
 			}
 		}
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		state = c
 	case "gcounter":
 		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)
 		if err != nil {
 			return err
 		}
-		res.Value = c.Value()
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		res.Value, state = c.Value(), c
 	case "pncounter":
 		c, err := statestore.Load[pncounter.Counter](ctx, frozen, key)
 		if err != nil {
 			return err
 		}
-		res.Value = c.Value()
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		res.Value, state = c.Value(), c
 	case "bounded":
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).
@@ -318,10 +296,11 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 				return err
 			}
 		}
-		res.Value = c.Value()
-		if merged, err = c.MarshalBinary(); err != nil {
-			return err
-		}
+		res.Value, state = c.Value(), c
+	}
+	merged, err := state.MarshalBinary()
+	if err != nil {
+		return err
 	}
 	res.Merged, err = Describe(merged, o)
 	return err
@@ -486,9 +465,7 @@ func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, k
 	return fmt.Sprint(v), nil
 }
 
-func (r *GetResult) writeTable(w io.Writer) { writeGetTable(w, r) }
-
-func writeGetTable(w io.Writer, r *GetResult) {
+func (r *GetResult) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "store\t%s\n", r.Store)
 	fmt.Fprintf(tw, "key\t%s\n", r.Key)
@@ -500,20 +477,19 @@ func writeGetTable(w io.Writer, r *GetResult) {
 	if r.Rows != nil {
 		fmt.Fprintf(tw, "rows\t%d\n", len(r.Rows))
 	}
-	for _, k := range sortedKeys(r.Summary) {
+	for _, k := range slices.Sorted(maps.Keys(r.Summary)) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, r.Summary[k])
 	}
 	tw.Flush()
 	section := func(title string, d *Description) {
 		fmt.Fprintf(w, "\n%s\n", title)
 		var buf bytes.Buffer
-		writeTable(&buf, d)
+		d.writeTable(&buf)
 		for _, line := range strings.SplitAfter(buf.String(), "\n") {
-			if line != "" && line != "\n" {
-				fmt.Fprint(w, "  "+line)
-			} else {
-				fmt.Fprint(w, line)
+			if strings.TrimSuffix(line, "\n") != "" {
+				line = "  " + line
 			}
+			fmt.Fprint(w, line)
 		}
 	}
 	if r.Merged != nil {

@@ -136,8 +136,6 @@ func addDecodeFlags(fs *pflag.FlagSet) func() (decodeOpts, error) {
 	}
 }
 
-func (d *Description) writeTable(w io.Writer) { writeTable(w, d) }
-
 func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := newCommand("inspect", inspectUsage, stderr)
 	hexIn := c.fs.String("hex", "", "decode this hexadecimal string instead of a file")
@@ -394,15 +392,6 @@ func tallyFields[A tally.Aggregate[A]](data []byte, typ string) (map[string]any,
 
 func ptr[T any](v T) *T { return &v }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // sentinels are the sentinels errors are named by, most specific first:
 // the adapter's own sentinel first where it has one (embedded.ErrLocked),
 // then the crdt ones.
@@ -433,7 +422,7 @@ var sentinels = []cli.Sentinel{
 // sentinelName names the sentinels err wraps, for messages.
 func sentinelName(err error) string { return cli.SentinelNames(err, sentinels) }
 
-func writeTable(w io.Writer, d *Description) {
+func (d *Description) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "type\t%s\n", d.Type)
 	fmt.Fprintf(tw, "version\t%d\n", d.Version)
@@ -455,7 +444,7 @@ func writeTable(w io.Writer, d *Description) {
 		fmt.Fprintf(tw, "stats\tactors %d%s, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
 			s.Actors, retired, s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
 	}
-	for _, k := range sortedKeys(d.Fields) {
+	for _, k := range slices.Sorted(maps.Keys(d.Fields)) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, d.Fields[k])
 	}
 	tw.Flush()

@@ -66,23 +66,22 @@ type jobRunner func(ctx context.Context, key string) (string, error)
 // jobDef is one maintenance job: its flags, and how to run it on an open
 // store.
 type jobDef struct {
+	noun string // the command's second word, after the verb
 	// partitions: the job works on partition keys (not on Riak).
 	partitions bool
 	// flags registers the job's own flags and returns the function that
-	// makes its runner once the store is open; check, when not nil,
-	// validates the flags before the store is opened.
-	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) (jobRunner, error))
+	// makes its runner once the store is open; check validates the flags
+	// before the store is opened.
+	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) jobRunner)
 }
 
+// jobs are the maintenance jobs by verb.
 var jobs = map[string]jobDef{
-	"gc tally":         {partitions: true, flags: gcTallyFlags},
-	"compact deltalog": {partitions: true, flags: compactDeltalogFlags},
-	"merge balance":    {partitions: true, flags: mergeBalanceFlags},
-	"find ledger":      {flags: findLedgerFlags},
+	"gc":      {noun: "tally", partitions: true, flags: gcTallyFlags},
+	"compact": {noun: "deltalog", partitions: true, flags: compactDeltalogFlags},
+	"merge":   {noun: "balance", partitions: true, flags: mergeBalanceFlags},
+	"find":    {noun: "ledger", flags: findLedgerFlags},
 }
-
-// jobNouns are the valid second words of each job verb.
-var jobNouns = map[string]string{"gc": "tally", "compact": "deltalog", "merge": "balance", "find": "ledger"}
 
 // jobReport is what a job prints: one result per key.
 type jobReport struct {
@@ -107,7 +106,8 @@ type jobResult struct {
 func (r *jobReport) writeTable(io.Writer) {}
 
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	noun := jobNouns[verb]
+	def := jobs[verb]
+	noun := def.noun
 	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
 		return runCompactEmbedded(args[1:], stdout, stderr)
 	}
@@ -119,7 +119,6 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
 	}
 	name := verb + " " + noun
-	def := jobs[name]
 	c := newCommand(name, jobsUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)
@@ -133,13 +132,11 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if *progress < 0 || *keyTimeout <= 0 {
 		return fail(stderr, name, cli.Usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
 	}
-	if err := cf.check(); err != nil {
+	if err := checkTimeout(*cf.timeout); err != nil {
 		return fail(stderr, name, err)
 	}
-	if check != nil {
-		if err := check(); err != nil {
-			return fail(stderr, name, err)
-		}
+	if err := check(); err != nil {
+		return fail(stderr, name, err)
 	}
 	spec, err := parseStore(*cf.store)
 	if err != nil {
@@ -160,10 +157,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		return fail(stderr, name, err)
 	}
 	defer b.close()
-	runner, err := mk(b)
-	if err != nil {
-		return fail(stderr, name, cli.UsageError{Err: err})
-	}
+	runner := mk(b)
 	mode := ""
 	if *dry {
 		mode = " (dry run: nothing written)"
@@ -173,12 +167,10 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	last := start
 	for i, key := range keys {
 		kctx, cancel := context.WithTimeout(ctx, *keyTimeout)
-		line, err := func() (string, error) {
-			if err := crdt.ValidateKey("key", key); err != nil {
-				return "", err
-			}
-			return runner(kctx, key)
-		}()
+		line, err := "", crdt.ValidateKey("key", key)
+		if err == nil {
+			line, err = runner(kctx, key)
+		}
 		cancel()
 		if err != nil {
 			rep.Failed++
@@ -255,20 +247,32 @@ func formatMicros(us int64) string {
 	return time.UnixMicro(us).UTC().Format(time.RFC3339Nano)
 }
 
-// nonNegative returns a usage error naming the first flag of durs that is
-// negative.
-func nonNegative(durs ...namedDuration) error {
-	for _, d := range durs {
-		if *d.v < 0 {
-			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, d.name, *d.v)
+// nonNegative returns a usage error naming the first of the duration
+// flags names that is negative.
+func nonNegative(fs *pflag.FlagSet, names ...string) error {
+	for _, n := range names {
+		if d, _ := fs.GetDuration(n); d < 0 {
+			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, n, d)
 		}
 	}
 	return nil
 }
 
-type namedDuration struct {
-	name string
-	v    *time.Duration
+// dryRunRows adds -max-rows, the most rows a dry run copies, and returns
+// it with the check of a partition job's flags: the duration flags named
+// not negative, -max-rows at least 1, and valid the driver's acceptance
+// of the options.
+func dryRunRows(fs *pflag.FlagSet, valid func() error, durations ...string) (*int, func() error) {
+	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
+	return maxRows, func() error {
+		if err := nonNegative(fs, durations...); err != nil {
+			return err
+		}
+		if *maxRows < 1 {
+			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
+		}
+		return configError(valid())
+	}
 }
 
 // configError turns a driver's refusal of the flags' options into a usage
@@ -281,14 +285,14 @@ func configError(err error) error {
 		strings.TrimPrefix(strings.TrimPrefix(err.Error(), crdt.ErrInvalidConfig.Error()+": "), "tally: "))
 }
 
-func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	kind := fs.String("kind", "", "the aggregate: sum, min, max, stats or distinct (empty: read it from the stored rows)")
 	grace := fs.Duration("grace", 0, "tally Config.Grace: how long after expiry a shard is folded (0: 24h)")
 	maxSkew := fs.Duration("max-skew", 0, "tally Config.MaxSkew (0: 1h); grace must be at least 3 times it")
 	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
 	cfg := func() tally.Options { return tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows} }
 	check := func() error {
-		if err := nonNegative(namedDuration{"grace", grace}, namedDuration{"max-skew", maxSkew}); err != nil {
+		if err := nonNegative(fs, "grace", "max-skew"); err != nil {
 			return err
 		}
 		if *maxRows < 0 {
@@ -300,7 +304,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
 		return configError(err)
 	}
-	return check, func(b *backend) (jobRunner, error) {
+	return check, func(b *backend) jobRunner {
 		cfg := cfg()
 		return func(ctx context.Context, key string) (string, error) {
 			k := tally.Kind(*kind)
@@ -333,7 +337,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (j
 			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
 				verb, plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
-		}, nil
+		}
 	}
 }
 
@@ -372,27 +376,16 @@ func target(ctx context.Context, b *backend, key string, dry bool, maxRows int) 
 	return cp, cp, nil
 }
 
-func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	var o deltalog.Options
 	fs.DurationVar(&o.Window, "window", 0, "deltalog Options.Window: the writers' write window (0: 10m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "deltalog Options.FutureSkew (0: 5s)")
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
 	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	check := func() error {
-		if err := nonNegative(namedDuration{"window", &o.Window}, namedDuration{"future-skew", &o.FutureSkew},
-			namedDuration{"safety-margin", &o.SafetyMargin}, namedDuration{"max-scan", &o.MaxScan},
-			namedDuration{"compact-grace", &o.CompactGrace}); err != nil {
-			return err
-		}
-		if *maxRows < 1 {
-			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		_, err := deltalog.New(memory.NewPartitions(), o)
-		return configError(err)
-	}
-	return check, func(b *backend) (jobRunner, error) {
+	maxRows, check := dryRunRows(fs, func() error { _, err := deltalog.New(memory.NewPartitions(), o); return err },
+		"window", "future-skew", "safety-margin", "max-scan", "compact-grace")
+	return check, func(b *backend) jobRunner {
 		return func(ctx context.Context, key string) (string, error) {
 			st, cp, err := target(ctx, b, key, *dry, *maxRows)
 			if err != nil {
@@ -422,18 +415,18 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			}
 			switch {
 			case compacted && cp != nil:
-				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(cp.applied()[store.OpDeleteRange], "range delete")))
+				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(int(cp.rangeDeletes.Load()), "range delete")))
 			case compacted:
 				parts = append(parts, "compacted")
 			default:
 				parts = append(parts, "nothing to compact")
 			}
 			return strings.Join(parts, "; "), nil
-		}, nil
+		}
 	}
 }
 
-func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	var o balance.Options
 	fs.DurationVar(&o.Window, "window", 0, "balance Options.Window: the writers' write window (0: 5m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "balance Options.FutureSkew (0: 5s)")
@@ -441,20 +434,9 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
 	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	check := func() error {
-		if err := nonNegative(namedDuration{"window", &o.Window}, namedDuration{"future-skew", &o.FutureSkew},
-			namedDuration{"safety-margin", &o.SafetyMargin}, namedDuration{"max-merge", &o.MaxMerge},
-			namedDuration{"settle-grace", &o.SettleGrace}, namedDuration{"gc-grace", &o.GCGrace}); err != nil {
-			return err
-		}
-		if *maxRows < 1 {
-			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		_, err := balance.New(memory.NewPartitions(), o)
-		return configError(err)
-	}
-	return check, func(b *backend) (jobRunner, error) {
+	maxRows, check := dryRunRows(fs, func() error { _, err := balance.New(memory.NewPartitions(), o); return err },
+		"window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
+	return check, func(b *backend) jobRunner {
 		return func(ctx context.Context, key string) (string, error) {
 			st, _, err := target(ctx, b, key, *dry, *maxRows)
 			if err != nil {
@@ -484,11 +466,11 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 				prefix = "would merge: "
 			}
 			return prefix + strings.Join(parts, "; "), nil
-		}, nil
+		}
 	}
 }
 
-func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) (jobRunner, error)) {
+func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	actor := fs.String("actor", "counterkit-cli", "ledger Options.Actor the write is made as")
 	history := fs.Int("history", 0, "tpncounter Options.HistoryLength the ledger's writers use (0: the default)")
 	folded := fs.Int("folded", 0, "tpncounter Options.FoldedLength the ledger's writers use (0: same as -history)")
@@ -503,7 +485,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 		}
 		return nil
 	}
-	return check, func(b *backend) (jobRunner, error) {
+	return check, func(b *backend) jobRunner {
 		opts := options()
 		return func(ctx context.Context, key string) (string, error) {
 			values, _, err := b.siblings.Fetch(ctx, key)
@@ -533,7 +515,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			}
 			return fmt.Sprintf("collapsed %s (value %d, %s, %s in history, %d folded)",
 				plural(len(values), "sibling"), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
-		}, nil
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func TestJobsErrors(t *testing.T) {
 	emb := "embedded:" + dir
 	out := script(t, dir, [][]string{
 		// One key fails, the others run; exit 1.
-		{"find", "ledger", "-store", emb, "-progress", "0", "nobody", "bad", "acct-1"},
+		{"find", "ledger", "-store", emb, "-progress", "0", "nobody", "bad", "", "acct-1"},
 		{"gc", "tally", "-store", emb, "-progress", "0", "bad-tally", "nobody"},
 		{"gc", "tally", "-store", emb, "-progress", "0", "-kind", "max", "pageviews"},
 		{"merge", "balance", "-store", emb, "-progress", "0", "dl-1"},

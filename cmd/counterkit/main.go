@@ -1,38 +1,8 @@
 // Command counterkit inspects and operates counterkit data: it decodes any
 // stored encoding, reads a key's value and state from a store, checks a
-// store's configuration, and runs maintenance jobs.
-//
-//	counterkit inspect -hex 93a867636f756e746572...       decode one encoding
-//	counterkit get -store embedded:/var/lib/svc -type ledger acct-1
-//	counterkit check cassandra -hosts db1,db2 -keyspace counters
-//	counterkit check riak -addr riak1:8087 -type counterkit -bucket ledgers
-//	counterkit check embedded -store embedded:/var/lib/svc
-//	counterkit list -store embedded:/var/lib/svc -o json
-//	counterkit backup -store embedded:/var/lib/svc -to /backups/svc-1
-//	counterkit backup -from http://127.0.0.1:6060/debug/counterkit/backup -to /backups/svc-2
-//	counterkit gc tally -store cassandra:db1/counters -dry-run page-views
-//	counterkit compact deltalog -store embedded:/var/lib/svc < counters.txt
-//	counterkit merge balance -store cassandra:db1/counters seller-1
-//	counterkit find ledger -store riak:riak1:8087/counterkit/ledgers acct-1
-//
-// Stores are named by -store: embedded:DIR (adapters/embedded; the directory
-// is locked while open, so a running service holding it makes the command
-// fail with embedded.ErrLocked; backup -from URL downloads the copy such a
-// service serves), cassandra:HOST[,HOST]/KEYSPACE
-// (adapters/cassandra, with -prefix for the table prefix) and
-// riak:ADDR[,ADDR]/BUCKET_TYPE/BUCKET (adapters/riak, sibling keys only).
-// Every value is read and every job is run by the counter's own driver
-// (ledger, statestore, tally, deltalog, balance); the tool reimplements none
-// of their logic. A dry run runs the same driver on an in-memory copy of
-// what it read. The benchmark against Cassandra's native counters is a
-// command of its own, cmd/counterkit-compare.
-//
-// Flags may come before or after the arguments, with one dash or two;
-// every command prints a table, or JSON with -o json.
-//
-// Exit status: 0 on success, 1 when the input or the store gave an error
-// (the message names the sentinels it wraps), 2 for a usage error.
-// Run `counterkit help` for the commands, `counterkit help CMD` for one.
+// store's configuration, and runs maintenance jobs, each through the
+// counter's own driver. `counterkit help` lists the commands, the stores
+// and the exit status; README.md shows them at work.
 package main
 
 import (
@@ -43,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -108,12 +79,7 @@ const isolatedEnv = "COUNTERKIT_ISOLATED"
 // (an embedded store, or backup -from's download): it then runs in a child
 // process.
 func isolate(args []string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	switch args[0] {
-	case "get", "list", "stats", "backup", "gc", "compact", "merge", "find":
-	default:
+	if len(args) == 0 || !slices.Contains([]string{"get", "list", "stats", "backup", "gc", "compact", "merge", "find"}, args[0]) {
 		return false
 	}
 	for _, a := range args {
@@ -208,9 +174,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "inspect":
 		return runInspect(rest, stdin, stdout, stderr)
 	case "get":
-		return runGet(rest, stdin, stdout, stderr)
+		return runGet(rest, stdout, stderr)
 	case "check":
-		return runCheck(rest, stdin, stdout, stderr)
+		return runCheck(rest, stdout, stderr)
 	case "gc", "compact", "merge", "find":
 		return runJob(cmd, rest, stdin, stdout, stderr)
 	case "list":

@@ -50,7 +50,7 @@ func TestCassandraServer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sess, err := cassandraSession(ctx, cli.SplitList(hosts), "", 20*time.Second)
+	sess, err := cassandraSession(cli.SplitList(hosts), "", 20*time.Second)
 	require.NoError(t, err)
 	defer sess.Close()
 	ks := randomName("counterkit_cli_")

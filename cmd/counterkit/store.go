@@ -102,14 +102,12 @@ type storeOpts struct {
 
 // backend is an open store: one or both shapes, and how to close it.
 type backend struct {
-	spec       storeSpec
 	siblings   store.Siblings
 	partitions store.Partitions // nil for riak
 	close      func()
 	// verify checks the whole store (embedded: DB.Verify); nil when the
 	// store has no such check.
 	verify func() error
-	db     *embedded.DB // the embedded store, or nil
 }
 
 // openStore opens the store spec names.
@@ -120,10 +118,9 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 		if err != nil {
 			return nil, err
 		}
-		return &backend{spec: spec, siblings: db.Siblings(), partitions: db.Partitions(), close: func() { db.Close() },
-			verify: db.Verify, db: db}, nil
+		return &backend{siblings: db.Siblings(), partitions: db.Partitions(), close: func() { db.Close() }, verify: db.Verify}, nil
 	case "cassandra":
-		sess, err := cassandraSession(ctx, spec.hosts, spec.keyspace, o.timeout)
+		sess, err := cassandraSession(spec.hosts, spec.keyspace, o.timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +129,7 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 			sess.Close()
 			return nil, err
 		}
-		return &backend{spec: spec, siblings: db.Siblings(), partitions: db.Partitions(), close: sess.Close}, nil
+		return &backend{siblings: db.Siblings(), partitions: db.Partitions(), close: sess.Close}, nil
 	default:
 		cl, err := riak.NewCluster(ctx, o.timeout, spec.hosts...)
 		if err != nil {
@@ -143,7 +140,7 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 			cl.Stop()
 			return nil, err
 		}
-		return &backend{spec: spec, siblings: sib, close: func() { cl.Stop() }}, nil
+		return &backend{siblings: sib, close: func() { cl.Stop() }}, nil
 	}
 }
 
@@ -166,7 +163,7 @@ func openEmbedded(dir string) (*embedded.DB, error) {
 }
 
 // cassandraSession connects to hosts with the keyspace as default.
-func cassandraSession(ctx context.Context, hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
+func cassandraSession(hosts []string, keyspace string, timeout time.Duration) (*gocql.Session, error) {
 	if keyspace != "" {
 		if err := cassandra.CheckIdentifier(keyspace); err != nil {
 			return nil, cli.UsageError{Err: err}

@@ -271,17 +271,13 @@ func (s *service) handleWrite(op string, apply func(context.Context, string, crd
 	}
 }
 
-// outcomeName names o as package observe does.
+// outcomeNames name the outcomes as package observe does.
+var outcomeNames = map[tpncounter.Outcome]string{tpncounter.Applied: observe.Applied, tpncounter.Duplicate: observe.Duplicate,
+	tpncounter.DuplicateFolded: observe.DuplicateFolded, tpncounter.Superseded: observe.Superseded}
+
 func outcomeName(o tpncounter.Outcome) string {
-	switch o {
-	case tpncounter.Applied:
-		return observe.Applied
-	case tpncounter.Duplicate:
-		return observe.Duplicate
-	case tpncounter.DuplicateFolded:
-		return observe.DuplicateFolded
-	case tpncounter.Superseded:
-		return observe.Superseded
+	if name, ok := outcomeNames[o]; ok {
+		return name
 	}
 	return o.String()
 }

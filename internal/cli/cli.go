@@ -5,6 +5,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -40,18 +41,12 @@ type Sentinel struct {
 func SentinelNames(err error, list []Sentinel) string {
 	var names []string
 	var found []error
-outer:
 	for _, s := range list {
-		if !errors.Is(err, s.Err) {
-			continue
+		implied := func(f error) bool { return errors.Is(f, s.Err) } // f, named before, wraps s
+		if errors.Is(err, s.Err) && !slices.ContainsFunc(found, implied) {
+			found = append(found, s.Err)
+			names = append(names, s.Name)
 		}
-		for _, f := range found {
-			if errors.Is(f, s.Err) {
-				continue outer // implied by a more specific one
-			}
-		}
-		found = append(found, s.Err)
-		names = append(names, s.Name)
 	}
 	if len(names) == 0 {
 		return "no counterkit sentinel"
