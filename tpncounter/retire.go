@@ -26,7 +26,10 @@ const MaxRetired = 1 << 16
 // actor (in either half) still holds one of its transactions, in a history
 // or a folded record: the owner rules count such a transaction through
 // both holders' records, so one of them cannot go first. Retire again
-// once the others have let go (they do as they compact).
+// once the others have let go (they do as they compact). The exception is
+// a copy that does not count while the one that does is folded: that
+// copy's holder would keep it for ever (it forgets the transaction only
+// once no other actor holds it), so actor's copy leaves without counting.
 //
 // Why retiring is safe, and what it costs:
 //
@@ -138,16 +141,24 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 		id := e.id(q)
 		owns := true
 		if h, f := g.counts(r); h+f > 1 && !brokenRetireShared {
-			if group == nil {
-				return nil, false, nil
-			}
 			rec := &g.multi[r]
-			for _, l := range rec.holders {
-				if he, _ := g.itemOf(l); !group[he.actor] {
-					return nil, false, nil
+			owns = rec.own == e.locAt(q)
+			if owns || rec.nfold == 0 {
+				// The copy that counts goes with the retirement, or is in
+				// a history, where its holder's compaction lets go of the
+				// others: every other holder must go too, or its copy
+				// would count again. (When the copy that counts is another
+				// member's, that member's own check is this one.)
+				for _, l := range rec.holders {
+					if he, _ := g.itemOf(l); he != e && !group[he.actor] {
+						return nil, false, nil
+					}
 				}
 			}
-			owns = rec.own == e.locAt(q)
+			// Else the copy that counts is folded by another actor, which
+			// defers forgetting it while e holds a copy: e's copy leaves
+			// without counting (if that actor retires too, its own check
+			// is the one above).
 		}
 		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
 			return nil, false, nil

@@ -2901,6 +2901,17 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				dvAtClock(dvCredit("c", "y", 1), later),
 				dvAtClock(dvLedgerOp("value", "c"), later),
 			}},
+		{Name: "retire: an idle writer whose copy does not count retires while the owner writes",
+			Note:    "history length 1, folded length 4. a credits x; the put of x's record is refused (ambiguous_write, the record kept). b, reading stale (before a's put) and finding no record, credits x too: two siblings, x counted once, by a's copy (the smaller id). Two hours later a's credit of y first writes x's record (dated then), merges b's entry, and its credit of z folds x: a's folded copy counts, and a defers forgetting it while b holds x. Two more hours on, b is idle by x's record: a's pass records b's transactions (x with writer b) and Retire retires b at once, its copy leaving without counting (b's retired total 0); a forgets x once it has folded four more. The value counts x once throughout",
+			Options: opts(1, 1, 4), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "x", 5), "x", "", "refuse"),
+				dvCredit("b", "x", 5, "stale"),
+				dvAtClock(dvCredit("a", "y", 1), later),
+				dvAtClock(dvCredit("a", "z", 2), later),
+				dvAtClock(dvCredit("a", "w", 4), 2*later),
+				dvAtClock(dvCredit("a", "v", 8), 2*later),
+				dvAtClock(dvLedgerOp("value", "c"), 2*later),
+			}},
 		{Name: "retire: writers holding one id as a credit and a debit are not retired",
 			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds a and b idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
@@ -3840,11 +3851,15 @@ func (m dvEntries) live() map[string]uint64 {
 func (m dvEntries) shares(actor string) bool { return m.sharesOutside(actor, []string{actor}) }
 
 // sharesOutside reports whether an entry of an actor not in group holds a
-// transaction actor's live entries hold.
+// transaction actor's live entries hold, other than one whose copy that
+// counts is another actor's folded copy (actor's copy then leaves without
+// counting: SPEC.md 6.10).
 func (m dvEntries) sharesOutside(actor string, group []string) bool {
 	mine := map[string]bool{}
 	for _, x := range m.held(actor) {
-		mine[x.Txn] = true
+		if o, _, folded, _ := m.owner(x.Txn); o == actor || !folded {
+			mine[x.Txn] = true
+		}
 	}
 	for k, e := range m {
 		if slices.Contains(group, strings.SplitN(k, "/", 2)[1]) {
@@ -4162,7 +4177,7 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 // naming the copy that counts in state.
 func (m *dvModel) owe(L *dvLedgerModel, state dvEntries) {
 	for t := range L.unacked {
-		if w, a, ok := state.owner(t); ok {
+		if w, a, _, ok := state.owner(t); ok {
 			L.unindexed[t] = dvRecord{Txn: t, Amount: dvInt(a), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(state.version(w), 1), 10)}
 		}
 	}
@@ -4172,8 +4187,7 @@ func (m *dvModel) owe(L *dvLedgerModel, state dvEntries) {
 // owner is the copy of txn that counts (SPEC.md 6.6): its actor and signed
 // amount. A folded copy beats one in a history, then the smaller actor id,
 // then P.
-func (m dvEntries) owner(txn string) (actor string, amount int64, ok bool) {
-	folded := false
+func (m dvEntries) owner(txn string) (actor string, amount int64, folded, ok bool) {
 	for _, half := range []string{"P", "N"} {
 		for k, e := range m {
 			h, a, _ := strings.Cut(k, "/")
@@ -4196,7 +4210,7 @@ func (m dvEntries) owner(txn string) (actor string, amount int64, ok bool) {
 			}
 		}
 	}
-	return actor, amount, ok
+	return actor, amount, folded, ok
 }
 
 // heldKind is the error kind of a failed call of txn: with ambiguous_write
@@ -5045,7 +5059,17 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		m.see(fmt.Sprintf("step %d call %d", m.step, m.k), p.State, L.writer)
 		for a := range retired {
 			for _, x := range all.held(a) {
-				delete(want, x.Txn)
+				// Unless a live entry keeps its copy (a retired copy
+				// that did not count: SPEC.md 6.10).
+				kept := false
+				for k := range next {
+					if _, actor, _ := strings.Cut(k, "/"); !retired[actor] && !next[k].Retired {
+						kept = kept || slices.ContainsFunc(next.held(actor), func(y dvTxn) bool { return y.Txn == x.Txn })
+					}
+				}
+				if !kept {
+					delete(want, x.Txn)
+				}
 			}
 		}
 		written := dvTxns(p.State)
@@ -6741,6 +6765,9 @@ var dvMutants = []struct {
 	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
 		"ledger/ledger.go", "if undated || unrecorded {", "if unrecorded {",
 		"driver_ledger", "retire: at most 16 record lookups per write"},
+	{"tpncounter/ledger keeps an idle writer whose copy does not count", "6.10: a copy that is not the owner's leaves without counting while the owner's is folded",
+		"tpncounter/retire.go", "if owns || rec.nfold == 0 {", "if true {",
+		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
 	{"tpncounter/ledger retires writers holding an id in both halves", "6.10: Retire and RetireAll decline when a txn is held in both halves",
 		"tpncounter/retire.go", "if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {", "if false && g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {",
 		"driver_ledger", "retire: writers holding one id as a credit and a debit are not retired"},

@@ -761,6 +761,11 @@ func genTPN(t *checker) any {
 			Note: "forgot of the retired entry is the newest time among its transactions (t=3 s), so the horizon refuses a retry of any of them, and a new transaction no later than it, with outside_window; a later one is accepted. Ids are version 1 UUIDs: version 3 writes them as 16 bytes",
 			Steps: []Step{ap("r", "a", tu(1), 1), ap("r", "a", tu(3), -2), ap("r", "a", tu(2), 4), ap("r", "b", tu(4), 8), rt("r", "a"),
 				beyond(ap("r", "b", tu(2), 4)), beyond(ap("r", "b", tu(3), -2)), beyond(ap("r", "b", vid(2.5, 9, 9).String(), 1)), ap("r", "b", tu(5), 16)}},
+		tScenario{Name: "retire: a copy that does not count leaves while the owner's is folded", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4},
+			Replicas: []string{"r1", "r2"},
+			Note:     "a applies x then y and compacts (history length 1: a folds x); z, a larger id, applies x too (merged from r2). a's folded copy of x counts, and a defers forgetting x while z holds it. Retiring a is declined (its copy counts and z holds one); retiring z succeeds: its copy leaves without counting (total 0), a keeps x, the value is unchanged. b applies w, also held by c (merged from r2): both copies in histories, so retiring c is declined until c's compaction drops its copy. a's next compaction forgets nothing while x is within its folded length",
+			Steps: []Step{ap("r1", "a", "x", 5), ap("r1", "a", "y", 1), ap("r2", "z", "x", 5), ap("r1", "b", "w", 7), ap("r2", "c", "w", 7), mg("r1", "r2"),
+				cp("r1", "a"), rt("r1", "a"), rt("r1", "z"), rt("r1", "c"), cp("r1", "a"), ap("r1", "a", "v", 2)}},
 		tScenario{Name: "retire: RetireAll counts each shared transaction once, by its owner", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 4},
 			Replicas: []string{"r1", "r2", "r3", "r4"},
 			Note:     "r1: a and b both hold x (5) in their histories, a also y (1), b also z (2), and b debits w (3), held by b alone. Retire declines each; RetireAll of a, b and an actor without an entry (passed over) retires a and b in both halves: x counts in a's total (a, the smaller id, owns it) and not in b's (P totals 6 and 2, N 3), the value unchanged; again, nothing is left to retire. r3: a folds x, y and b folds x, z (history length 1): RetireAll takes x out of b's total, where it was folded but a's folded copy counts (P totals 8 and 7 - 5 + 4). r4: c also holds x, outside the group: RetireAll of a and b is declined; an invalid id is invalid_actor; with c the three retire (c's copy of x counts nothing, b's folded one counts). d credits v and e debits v (merged from r2: one id in both halves): RetireAll of d and e is declined",
@@ -1152,6 +1157,75 @@ func (m *tModel) held(s int, x string) []tHeld {
 	return out
 }
 
+// retireGroup is SPEC.md 6.10 RetireAll of group (at: the retirement time
+// of retire_at, else nil). It declines when an actor outside the group
+// holds one of the group's txns (unless the copy that counts is folded
+// and not the member's: that member's copy leaves without counting), or
+// one of them is held in both halves. Otherwise each live entry is
+// retired: a history copy counts in its retired total only when it is the
+// owner's, and a folded copy (already in the total) leaves it when it is
+// not.
+func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64) bool {
+	retiring := false
+	for a := range group {
+		for s := 0; s < halves; s++ {
+			e := m.half[s][a]
+			if e == nil || e.retired {
+				continue
+			}
+			for _, it := range e.items {
+				if it.gone {
+					continue
+				}
+				held := m.held(s, it.txn)
+				if o, _ := ownerOf(held); o.actor == a || !o.folded {
+					for _, h := range held {
+						if !group[h.actor] {
+							return false
+						}
+					}
+				}
+				if halves == 2 && len(m.held(1-s, it.txn)) > 0 {
+					return false
+				}
+			}
+			retiring = true
+		}
+	}
+	if !retiring {
+		return false
+	}
+	owners := [2]map[string]tHeld{{}, {}}
+	for s := 0; s < halves; s++ {
+		for _, x := range m.txnsOf(s) {
+			if o, ok := ownerOf(m.held(s, x)); ok {
+				owners[s][x] = o
+			}
+		}
+	}
+	for s := 0; s < halves; s++ {
+		for a := range group {
+			e := m.half[s][a]
+			if e == nil || e.retired {
+				continue
+			}
+			var kept []tItem
+			for _, it := range e.items {
+				if !it.gone && owners[s][it.txn].actor != a {
+					continue // another copy counts: out of this total
+				}
+				it.gone = true
+				kept = append(kept, it)
+			}
+			e.items, e.retired = kept, true
+			if at != nil {
+				e.at = max(*at, int64(m.base[s].Cutoff))
+			}
+		}
+	}
+	return true
+}
+
 // ownerOf is the owner rule: folded first, then the smallest actor id
 // (Go compares strings by bytes).
 func ownerOf(cs []tHeld) (tHeld, bool) {
@@ -1397,47 +1471,18 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 		}
 		return "", "", any
 	case "retire", "retire_at":
-		// SPEC.md 6.10: declined while another actor (either half) holds
-		// one of the actor's items; otherwise every item is forgotten,
-		// the seq kept.
+		// SPEC.md 6.10: Retire is RetireAll of the actor alone.
 		a := idOf(t, st.Actor, st.ActorHex)
 		if !validID(a) {
 			return "invalid_actor", "", false
 		}
-		retiring := false
-		for s := 0; s < halves; s++ {
-			e := m.half[s][a]
-			if e == nil || e.retired {
-				continue
-			}
-			for _, it := range e.items {
-				if !it.gone && len(m.held(0, it.txn))+len(m.held(1, it.txn)) > 1 {
-					return "", "", false
-				}
-			}
-			retiring = true
+		var at *int64
+		if st.Op == "retire_at" {
+			at = new(int64)
+			*at = int64(*st.Amount)
 		}
-		if !retiring {
-			return "", "", false
-		}
-		for s := 0; s < halves; s++ {
-			if e := m.half[s][a]; e != nil && !e.retired {
-				for i := range e.items {
-					e.items[i].gone = true
-				}
-				e.retired = true
-				if st.Op == "retire_at" {
-					e.at = max(int64(*st.Amount), int64(m.base[s].Cutoff))
-				}
-			}
-		}
-		return "", "", true
+		return "", "", m.retireGroup(halves, map[string]bool{a: true}, at)
 	case "retire_all":
-		// SPEC.md 6.10 RetireAll: declined when an actor outside the group
-		// holds one of the group's txns, or one of them is held in both
-		// halves. Otherwise each live entry is retired: a history copy
-		// counts in its retired total only when it is the owner's, and a
-		// folded copy (already in the total) leaves it when it is not.
 		group := map[string]bool{}
 		for _, a := range st.Actors {
 			if !validID(a) {
@@ -1445,58 +1490,7 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			}
 			group[a] = true
 		}
-		retiring := false
-		for a := range group {
-			for s := 0; s < halves; s++ {
-				e := m.half[s][a]
-				if e == nil || e.retired {
-					continue
-				}
-				for _, it := range e.items {
-					if it.gone {
-						continue
-					}
-					for _, h := range m.held(s, it.txn) {
-						if !group[h.actor] {
-							return "", "", false
-						}
-					}
-					if halves == 2 && len(m.held(1-s, it.txn)) > 0 {
-						return "", "", false
-					}
-				}
-				retiring = true
-			}
-		}
-		if !retiring {
-			return "", "", false
-		}
-		owners := [2]map[string]tHeld{{}, {}}
-		for s := 0; s < halves; s++ {
-			for _, x := range m.txnsOf(s) {
-				if o, ok := ownerOf(m.held(s, x)); ok {
-					owners[s][x] = o
-				}
-			}
-		}
-		for s := 0; s < halves; s++ {
-			for a := range group {
-				e := m.half[s][a]
-				if e == nil || e.retired {
-					continue
-				}
-				var kept []tItem
-				for _, it := range e.items {
-					if !it.gone && owners[s][it.txn].actor != a {
-						continue // another member's copy counts: out of this total
-					}
-					it.gone = true
-					kept = append(kept, it)
-				}
-				e.items, e.retired = kept, true
-			}
-		}
-		return "", "", true
+		return "", "", m.retireGroup(halves, group, nil)
 	case "merge":
 		// SPEC.md 6.10: the larger base (cutoff, total, forgot) wins; per
 		// actor the larger entry, gone when retired before its cutoff.
