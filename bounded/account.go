@@ -520,17 +520,15 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 				return true, nil
 			})
 		}
+		var changed bool
+		var given int64
 		settled, err := a.settle(merged)
-		if err != nil {
-			undo()
-			return res, err
+		if err == nil {
+			changed, err = op(merged)
 		}
-		changed, err := op(merged)
-		if err != nil {
-			undo()
-			return res, err
+		if err == nil {
+			given, err = a.grant(merged)
 		}
-		given, err := a.grant(merged)
 		if err != nil {
 			undo()
 			return res, err

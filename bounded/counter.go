@@ -194,9 +194,7 @@ func (c *Counter) Options() Options {
 		return Options{Window: DefaultWindow}
 	}
 	o := c.o
-	if o.Window == 0 {
-		o.Window = DefaultWindow
-	}
+	o.Window = c.window()
 	return o
 }
 
