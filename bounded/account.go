@@ -1,6 +1,7 @@
 package bounded
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,15 +142,9 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	case opts.Backoff.Max < 0:
 		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
 	}
-	if opts.RetryCount == 0 {
-		opts.RetryCount = DefaultRetryCount
-	}
-	if opts.Backoff.Initial == 0 {
-		opts.Backoff.Initial = 10 * time.Millisecond
-	}
-	if opts.Backoff.Max == 0 {
-		opts.Backoff.Max = time.Second
-	}
+	opts.RetryCount = cmp.Or(opts.RetryCount, DefaultRetryCount)
+	opts.Backoff.Initial = cmp.Or(opts.Backoff.Initial, 10*time.Millisecond)
+	opts.Backoff.Max = cmp.Or(opts.Backoff.Max, time.Second)
 	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}
 	a.cyc.Ops = accountOps{a}
 	return a, nil

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -137,12 +138,8 @@ func Open(dir string, opts Options) (*DB, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
 	}
-	if opts.LockTimeout == 0 {
-		opts.LockTimeout = DefaultLockTimeout
-	}
-	if opts.TombstoneGrace == 0 {
-		opts.TombstoneGrace = DefaultTombstoneGrace
-	}
+	opts.LockTimeout = cmp.Or(opts.LockTimeout, DefaultLockTimeout)
+	opts.TombstoneGrace = cmp.Or(opts.TombstoneGrace, DefaultTombstoneGrace)
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
