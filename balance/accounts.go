@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,17 +71,12 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&o.Window, 5*time.Minute)
-	def(&o.FutureSkew, 5*time.Second)
-	def(&o.SafetyMargin, 30*time.Second)
-	def(&o.MaxMerge, 10*time.Second)
-	def(&o.SettleGrace, time.Minute)
-	def(&o.GCGrace, 10*time.Minute)
+	o.Window = cmp.Or(o.Window, 5*time.Minute)
+	o.FutureSkew = cmp.Or(o.FutureSkew, 5*time.Second)
+	o.SafetyMargin = cmp.Or(o.SafetyMargin, 30*time.Second)
+	o.MaxMerge = cmp.Or(o.MaxMerge, 10*time.Second)
+	o.SettleGrace = cmp.Or(o.SettleGrace, time.Minute)
+	o.GCGrace = cmp.Or(o.GCGrace, 10*time.Minute)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}

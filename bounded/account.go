@@ -1,6 +1,7 @@
 package bounded
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -141,15 +142,9 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	case opts.Backoff.Max < 0:
 		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
 	}
-	if opts.RetryCount == 0 {
-		opts.RetryCount = DefaultRetryCount
-	}
-	if opts.Backoff.Initial == 0 {
-		opts.Backoff.Initial = 10 * time.Millisecond
-	}
-	if opts.Backoff.Max == 0 {
-		opts.Backoff.Max = time.Second
-	}
+	opts.RetryCount = cmp.Or(opts.RetryCount, DefaultRetryCount)
+	opts.Backoff.Initial = cmp.Or(opts.Backoff.Initial, 10*time.Millisecond)
+	opts.Backoff.Max = cmp.Or(opts.Backoff.Max, time.Second)
 	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}
 	a.cyc.Ops = accountOps{a}
 	return a, nil
@@ -520,17 +515,15 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 				return true, nil
 			})
 		}
+		var changed bool
+		var given int64
 		settled, err := a.settle(merged)
-		if err != nil {
-			undo()
-			return res, err
+		if err == nil {
+			changed, err = op(merged)
 		}
-		changed, err := op(merged)
-		if err != nil {
-			undo()
-			return res, err
+		if err == nil {
+			given, err = a.grant(merged)
 		}
-		given, err := a.grant(merged)
 		if err != nil {
 			undo()
 			return res, err

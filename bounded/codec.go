@@ -2,6 +2,7 @@ package bounded
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -112,9 +113,7 @@ func Decode(data []byte, window int) (*Counter, error) {
 	if window < 0 || window > MaxWindow {
 		return nil, fmt.Errorf("%w: Window %d outside 0..%d", crdt.ErrInvalidConfig, window, MaxWindow)
 	}
-	if window == 0 {
-		window = DefaultWindow
-	}
+	window = cmp.Or(window, DefaultWindow)
 	out, err := decode(data, window)
 	if err != nil {
 		return nil, fmt.Errorf("bounded: decode: %w", err)

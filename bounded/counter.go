@@ -64,9 +64,7 @@ func (o Options) resolved() (Options, error) {
 			return o, fmt.Errorf("%w: Origin: %v", crdt.ErrInvalidConfig, err)
 		}
 	}
-	if o.Window == 0 {
-		o.Window = DefaultWindow
-	}
+	o.Window = cmp.Or(o.Window, DefaultWindow)
 	return o, nil
 }
 
@@ -194,9 +192,7 @@ func (c *Counter) Options() Options {
 		return Options{Window: DefaultWindow}
 	}
 	o := c.o
-	if o.Window == 0 {
-		o.Window = DefaultWindow
-	}
+	o.Window = c.window()
 	return o
 }
 
@@ -208,12 +204,7 @@ func (c *Counter) Bound() int64 {
 	return c.o.Bound
 }
 
-func (c *Counter) window() int {
-	if c.o.Window == 0 {
-		return DefaultWindow
-	}
-	return c.o.Window
-}
+func (c *Counter) window() int { return cmp.Or(c.o.Window, DefaultWindow) }
 
 // Value returns the sum of every actor's credits minus every actor's debits.
 // It is never below Bound in a state built by Apply, Transfer, Request,

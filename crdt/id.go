@@ -32,7 +32,7 @@ func NewActorID(s string) (ActorID, error) {
 // Validate reports whether a is a valid actor id. The error wraps
 // ErrInvalidActor.
 func (a ActorID) Validate() error {
-	if reason := checkID(string(a)); reason != "" {
+	if reason := CheckID(string(a)); reason != "" {
 		return fmt.Errorf("%w: %q %s", ErrInvalidActor, truncate(string(a)), reason)
 	}
 	return nil
@@ -58,7 +58,7 @@ func NewTxnID(s string) (TxnID, error) {
 // Validate reports whether t is a valid transaction id. The error wraps
 // ErrInvalidTxnID.
 func (t TxnID) Validate() error {
-	if reason := checkID(string(t)); reason != "" {
+	if reason := CheckID(string(t)); reason != "" {
 		return fmt.Errorf("%w: %q %s", ErrInvalidTxnID, truncate(string(t)), reason)
 	}
 	return nil
@@ -71,9 +71,7 @@ func (t TxnID) String() string { return string(t) }
 // longer than MaxIDLen bytes, not UTF-8, a control character), or "" when
 // it follows them. Packages that apply the same rules to their own keys use
 // it to report the reason under their own sentinel error.
-func CheckID(s string) string { return checkID(s) }
-
-func checkID(s string) string {
+func CheckID(s string) string {
 	switch {
 	case s == "":
 		return "is empty"
@@ -114,7 +112,7 @@ const MaxKeyLen = 255
 // included). kind names the key in the message ("ledger key", "account
 // key"). The error wraps ErrInvalidKey.
 func ValidateKey(kind, key string) error {
-	if reason := checkID(key); reason != "" {
+	if reason := CheckID(key); reason != "" {
 		return fmt.Errorf("%w: %s %q %s", ErrInvalidKey, kind, truncate(key), reason)
 	}
 	return nil

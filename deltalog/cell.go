@@ -31,24 +31,13 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", byte(k))
 }
 
-// Stats are the order-free aggregates of a set of regular cells: how many,
-// their sum, smallest and largest delta, and the sum of squared deltas (kept
-// exactly as a 128-bit unsigned integer, SumSqHi:SumSqLo). Stats is an alias
-// of stats.Summary, counterkit's one statistics type (tally.Stats holds
-// one too), so its fields, Add, Mean, Variance, SumSquares and Validate are
-// the Summary's: in particular Mean is the exact quotient Sum/Count rounded
-// once and returns false for the empty set (SPEC.md 7.1, 8.3). The zero
-// Stats describes the empty set. Stats is a value type, safe for concurrent
-// use.
-//
-// A merge cell whose Stats no set of deltas has is invalid (Cell.Validate)
-// and refused by the decoder, by Summary.Validate, the checks tally applies
-// to its Stats: with n deltas the sum lies in [(n−1)·Min + Max,
-// Min + (n−1)·Max], and the sum of squares has the parity of the sum and
-// lies between the least and the greatest sum of squares of any n integers
-// with that sum, minimum and maximum. So Variance is never negative for the
-// stats of a valid cell, of a Read, or of any Add of them; for fields set by
-// hand to values no deltas have it means nothing.
+// Stats are the exact, order-free aggregates of a set of regular cells
+// (count, sum, smallest and largest delta, sum of squares): an alias of
+// stats.Summary, whose package documents its arithmetic and its validity
+// rules (SPEC.md 7.1, 8.3). A merge cell whose Stats no set of deltas has
+// is invalid (Cell.Validate) and refused by the decoder, so Variance is
+// never negative for the stats of a valid cell, of a Read, or of any Add
+// of them. The zero Stats describes the empty set.
 type Stats = stats.Summary
 
 // Cell is one stored entry of a counter's log.

@@ -1,6 +1,7 @@
 package deltalog
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,16 +68,11 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&o.Window, 10*time.Minute)
-	def(&o.FutureSkew, 5*time.Second)
-	def(&o.SafetyMargin, time.Minute)
-	def(&o.MaxScan, 10*time.Second)
-	def(&o.CompactGrace, 2*time.Minute)
+	o.Window = cmp.Or(o.Window, 10*time.Minute)
+	o.FutureSkew = cmp.Or(o.FutureSkew, 5*time.Second)
+	o.SafetyMargin = cmp.Or(o.SafetyMargin, time.Minute)
+	o.MaxScan = cmp.Or(o.MaxScan, 10*time.Second)
+	o.CompactGrace = cmp.Or(o.CompactGrace, 2*time.Minute)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}

@@ -107,19 +107,14 @@ const (
 	OpDeletePartition
 )
 
+var opNames = [...]string{OpPut: "put", OpDelete: "delete", OpDeleteRange: "delete-range", OpDeletePartition: "delete-partition"}
+
 // String names the op.
 func (o Op) String() string {
-	switch o {
-	case OpPut:
-		return "put"
-	case OpDelete:
-		return "delete"
-	case OpDeleteRange:
-		return "delete-range"
-	case OpDeletePartition:
-		return "delete-partition"
+	if o == 0 || int(o) >= len(opNames) {
+		return "op?"
 	}
-	return "op?"
+	return opNames[o]
 }
 
 // Mutation is one write of a batch.

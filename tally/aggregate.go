@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -69,15 +70,6 @@ func identity[A Aggregate[A]]() A {
 	return zero.identity()
 }
 
-func addInt64(a, b int64) (int64, bool) {
-	r := a + b
-	// Overflow happened iff both operands have the sign the result lacks.
-	if (a >= 0) == (b >= 0) && (r >= 0) != (a >= 0) {
-		return 0, false
-	}
-	return r, true
-}
-
 // Sum is an exact int64 sum of observations. The zero value is the empty sum
 // (0) and is ready to use; a nil *Sum reads as it, and Add and Combine panic
 // on it. A Sum is not safe for concurrent use.
@@ -88,7 +80,10 @@ type Sum struct {
 // Add adds n. When the sum would overflow it returns an error wrapping
 // crdt.ErrOverflow and leaves s unchanged.
 func (s *Sum) Add(n int64) error {
-	r, ok := addInt64(s.v, n)
+	var sum exact.Int128
+	sum.Add(s.v)
+	sum.Add(n)
+	r, ok := sum.Int64()
 	if !ok {
 		return fmt.Errorf("%w: sum %d + %d does not fit int64", crdt.ErrOverflow, s.v, n)
 	}
@@ -142,6 +137,22 @@ type extreme struct {
 	ok bool
 }
 
+// keep observes n: it replaces x when x is empty or when n is smaller (min)
+// or larger (!min) than x.
+func (x *extreme) keep(n int64, min bool) {
+	if !x.ok || (min && n < x.v) || (!min && n > x.v) {
+		*x = extreme{v: n, ok: true}
+	}
+}
+
+// combine keeps o's observation, if any. It never fails.
+func (x *extreme) combine(o extreme, min bool) error {
+	if o.ok {
+		x.keep(o.v, min)
+	}
+	return nil
+}
+
 func (x extreme) encode(e *wire.Encoder) {
 	if !x.ok {
 		e.Nil()
@@ -150,16 +161,17 @@ func (x extreme) encode(e *wire.Encoder) {
 	e.Int(x.v)
 }
 
-func decodeExtreme(d *wire.Decoder) (extreme, error) {
+func (x *extreme) decode(d *wire.Decoder) error {
 	isNil, err := d.IsNil()
 	if err != nil || isNil {
-		return extreme{}, err
+		return err
 	}
 	v, err := d.Int()
 	if err != nil {
-		return extreme{}, err
+		return err
 	}
-	return extreme{v: v, ok: true}, nil
+	*x = extreme{v: v, ok: true}
+	return nil
 }
 
 func (x extreme) String() string {
@@ -175,11 +187,7 @@ func (x extreme) String() string {
 type Min struct{ x extreme }
 
 // Add observes n.
-func (m *Min) Add(n int64) {
-	if !m.x.ok || n < m.x.v {
-		m.x = extreme{v: n, ok: true}
-	}
-}
+func (m *Min) Add(n int64) { m.x.keep(n, true) }
 
 // Value returns the smallest observation and true, or 0 and false when
 // nothing was observed (or m is nil).
@@ -187,13 +195,7 @@ func (m *Min) Value() (int64, bool) { x := m.ext(); return x.v, x.ok }
 
 // Combine sets m to the smaller of m and other. It never fails. A nil other
 // is empty.
-func (m *Min) Combine(other *Min) error {
-	_ = *m // a nil receiver panics, even with nothing to add
-	if o := other.ext(); o.ok {
-		m.Add(o.v)
-	}
-	return nil
-}
+func (m *Min) Combine(other *Min) error { return m.x.combine(other.ext(), true) }
 
 // Clone returns a copy of m.
 func (m *Min) Clone() *Min { return &Min{x: m.ext()} }
@@ -219,11 +221,7 @@ func (*Min) identity() *Min { return new(Min) }
 
 func (m *Min) encodeBody(e *wire.Encoder) { m.x.encode(e) }
 
-func (m *Min) decodeBody(d *wire.Decoder) error {
-	x, err := decodeExtreme(d)
-	m.x = x
-	return err
-}
+func (m *Min) decodeBody(d *wire.Decoder) error { return m.x.decode(d) }
 
 // Max is the largest observation. The zero value is empty (no observation)
 // and is ready to use; a nil *Max reads as it, and Add and Combine panic on
@@ -231,11 +229,7 @@ func (m *Min) decodeBody(d *wire.Decoder) error {
 type Max struct{ x extreme }
 
 // Add observes n.
-func (m *Max) Add(n int64) {
-	if !m.x.ok || n > m.x.v {
-		m.x = extreme{v: n, ok: true}
-	}
-}
+func (m *Max) Add(n int64) { m.x.keep(n, false) }
 
 // Value returns the largest observation and true, or 0 and false when
 // nothing was observed (or m is nil).
@@ -243,13 +237,7 @@ func (m *Max) Value() (int64, bool) { x := m.ext(); return x.v, x.ok }
 
 // Combine sets m to the larger of m and other. It never fails. A nil other
 // is empty.
-func (m *Max) Combine(other *Max) error {
-	_ = *m // a nil receiver panics, even with nothing to add
-	if o := other.ext(); o.ok {
-		m.Add(o.v)
-	}
-	return nil
-}
+func (m *Max) Combine(other *Max) error { return m.x.combine(other.ext(), false) }
 
 // Clone returns a copy of m.
 func (m *Max) Clone() *Max { return &Max{x: m.ext()} }
@@ -275,11 +263,7 @@ func (*Max) identity() *Max { return new(Max) }
 
 func (m *Max) encodeBody(e *wire.Encoder) { m.x.encode(e) }
 
-func (m *Max) decodeBody(d *wire.Decoder) error {
-	x, err := decodeExtreme(d)
-	m.x = x
-	return err
-}
+func (m *Max) decodeBody(d *wire.Decoder) error { return m.x.decode(d) }
 
 // Compile-time checks that every kind satisfies the contract.
 var (

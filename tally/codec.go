@@ -163,11 +163,11 @@ func checkKind[A Aggregate[A]](d *wire.Decoder) error {
 
 func decodeState[A Aggregate[A]](d *wire.Decoder) (A, error) {
 	st := identity[A]()
-	if err := st.decodeBody(d); err != nil {
-		var zero A
-		return zero, err
+	err := st.decodeBody(d)
+	if err == nil {
+		err = d.Finish()
 	}
-	if err := d.Finish(); err != nil {
+	if err != nil {
 		var zero A
 		return zero, err
 	}

@@ -75,18 +75,10 @@ type Options struct {
 }
 
 func (c Options) resolve() (Options, error) {
-	if c.Lifetime == 0 {
-		c.Lifetime = DefaultLifetime
-	}
-	if c.Margin == 0 {
-		c.Margin = DefaultMargin
-	}
-	if c.MaxSkew == 0 {
-		c.MaxSkew = DefaultMaxSkew
-	}
-	if c.Grace == 0 {
-		c.Grace = DefaultGrace
-	}
+	c.Lifetime = cmp.Or(c.Lifetime, DefaultLifetime)
+	c.Margin = cmp.Or(c.Margin, DefaultMargin)
+	c.MaxSkew = cmp.Or(c.MaxSkew, DefaultMaxSkew)
+	c.Grace = cmp.Or(c.Grace, DefaultGrace)
 	switch {
 	case c.Retries == 0:
 		c.Retries = DefaultRetries
@@ -96,9 +88,7 @@ func (c Options) resolve() (Options, error) {
 	if c.Clock == nil {
 		c.Clock = time.Now
 	}
-	if c.MaxRows == 0 {
-		c.MaxRows = DefaultMaxRows
-	}
+	c.MaxRows = cmp.Or(c.MaxRows, DefaultMaxRows)
 	if c.NewID == nil {
 		c.NewID = func() crdt.ActorID { return crdt.ActorID(uuid.NewString()) }
 	}

@@ -163,12 +163,8 @@ func (d *Distinct) encodeBody(e *wire.Encoder) {
 }
 
 func (d *Distinct) decodeBody(dec *wire.Decoder) error {
-	n, err := dec.ArrayLen(maxFields)
-	if err != nil {
+	if err := fields(dec, "distinct", distinctFields); err != nil {
 		return err
-	}
-	if n != distinctFields {
-		return fmt.Errorf("%w: distinct has %d fields, want %d", crdt.ErrCorruptEncoding, n, distinctFields)
 	}
 	p, err := dec.Uint()
 	if err != nil {

@@ -9,24 +9,13 @@ import (
 	"github.com/counterkit/counterkit/stats"
 )
 
-// Stats keeps the count, sum, minimum, maximum and sum of squares of its
-// observations, all exact, in a stats.Summary: the count and sum are int64
-// and the sum of squares is an unsigned 128-bit integer, each
-// overflow-checked. The mean and variance are derived from them on demand,
-// by the Summary's rules (each the exact quotient rounded once). The
-// windowed log (package deltalog) keeps the same Summary in its merge cells
-// and reads. Stats is the tally aggregate kind around a Summary: it adds
-// the Aggregate contract and the encoding, and leaves every computation to
-// the Summary.
-//
-// Decoding refuses cells that no set of observations has (stats.Summary's
-// Validate): with n observations the sum must lie in
-// [(n−1)·min + max, min + (n−1)·max], and the sum of squares must have the
-// parity of the sum and lie between the least and the greatest sum of
-// squares of any n integers with that sum, minimum and maximum (for one
-// observation, or min = max: every observation is min). So Variance is
-// never negative for a decoded Stats, nor for any Stats that Add and
-// Combine build from decoded ones.
+// Stats is the tally aggregate kind around a stats.Summary: the exact
+// count, sum, minimum, maximum and sum of squares of its observations, with
+// the mean and variance derived by the Summary's rules (see package stats;
+// package deltalog keeps the same Summary). Decoding refuses cells no set
+// of observations has (stats.Summary.Validate), so Variance is never
+// negative for a decoded Stats, nor for any Stats that Add and Combine
+// build from decoded ones.
 //
 // The zero value is empty and ready to use; a nil *Stats reads as it, and
 // Add and Combine panic on it. A Stats is not safe for concurrent use.

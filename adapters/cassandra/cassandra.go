@@ -1,6 +1,7 @@
 package cassandra
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -272,9 +273,7 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 		pageSize: opts.ScanPageSize,
 		now:      opts.Now,
 	}
-	if db.pageSize == 0 {
-		db.pageSize = DefaultScanPageSize
-	}
+	db.pageSize = cmp.Or(db.pageSize, DefaultScanPageSize)
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -294,9 +293,7 @@ func tableNames(keyspace, prefix string) (map[string]string, error) {
 	if err := CheckIdentifier(keyspace); err != nil {
 		return nil, fmt.Errorf("keyspace: %w", err)
 	}
-	if prefix == "" {
-		prefix = "counterkit_"
-	}
+	prefix = cmp.Or(prefix, "counterkit_")
 	out := make(map[string]string, len(allTables))
 	for _, t := range allTables {
 		name := prefix + t

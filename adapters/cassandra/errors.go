@@ -1,9 +1,9 @@
 package cassandra
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -124,12 +124,7 @@ func isTooLarge(err error) bool {
 	if !errors.As(err, &invalid) {
 		return false
 	}
-	for _, m := range tooLargeMessages {
-		if strings.Contains(invalid.Message(), m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(tooLargeMessages, func(m string) bool { return strings.Contains(invalid.Message(), m) })
 }
 
 // classify picks the sentinel for a driver error; see Error for the table.
@@ -138,9 +133,6 @@ func classify(err error, write bool) error {
 		unavailable   *gocql.RequestErrUnavailable
 		overloaded    *gocql.RequestErrOverloaded
 		bootstrapping *gocql.RequestErrBootstrapping
-		writeTimeout  *gocql.RequestErrWriteTimeout
-		writeFailure  *gocql.RequestErrWriteFailure
-		casUnknown    *gocql.RequestErrCASWriteUnknown
 		readTimeout   *gocql.RequestErrReadTimeout
 		readFailure   *gocql.RequestErrReadFailure
 		syntax        *gocql.RequestErrSyntax
@@ -158,9 +150,8 @@ func classify(err error, write bool) error {
 	switch {
 	case errors.As(err, &unavailable), errors.As(err, &overloaded), errors.As(err, &bootstrapping),
 		errors.Is(err, gocql.ErrNoConnections), errors.Is(err, gocql.ErrNoStreams),
-		errors.Is(err, gocql.ErrSessionClosed), errors.Is(err, gocql.ErrUnavailable):
-		return crdt.ErrUnavailable
-	case errors.As(err, &readTimeout), errors.As(err, &readFailure):
+		errors.Is(err, gocql.ErrSessionClosed), errors.Is(err, gocql.ErrUnavailable),
+		errors.As(err, &readTimeout), errors.As(err, &readFailure):
 		return crdt.ErrUnavailable
 	case isTooLarge(err), errors.Is(err, gocql.ErrTooManyStmts):
 		return crdt.ErrTooLarge
@@ -168,11 +159,8 @@ func classify(err error, write bool) error {
 		errors.As(err, &unauthorized), errors.As(err, &credentials), errors.As(err, &exists),
 		errors.As(err, &function):
 		return crdt.ErrMisconfiguredStore
-	case errors.As(err, &writeTimeout), errors.As(err, &writeFailure), errors.As(err, &casUnknown),
-		errors.Is(err, gocql.ErrTimeoutNoResponse), errors.Is(err, gocql.ErrConnectionClosed),
-		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return ambiguous
-	default:
-		return ambiguous
 	}
+	// Write timeouts and failures, the context's end, anything else (see
+	// Error): the statement may have been applied.
+	return ambiguous
 }

@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -137,12 +138,8 @@ func Open(dir string, opts Options) (*DB, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
 	}
-	if opts.LockTimeout == 0 {
-		opts.LockTimeout = DefaultLockTimeout
-	}
-	if opts.TombstoneGrace == 0 {
-		opts.TombstoneGrace = DefaultTombstoneGrace
-	}
+	opts.LockTimeout = cmp.Or(opts.LockTimeout, DefaultLockTimeout)
+	opts.TombstoneGrace = cmp.Or(opts.TombstoneGrace, DefaultTombstoneGrace)
 	if opts.PageSize <= 0 {
 		opts.PageSize = DefaultPageSize
 	}
@@ -175,18 +172,9 @@ func open(dir string, opts Options) (*DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
-	case err != nil:
-		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
-	case st.Size() == 0:
-		// Open creates the file complete under another name and links it
-		// into place, so an empty data file is damage, not a new one.
-		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
+	_, err := statDataFile(path)
+	if err != nil {
+		return nil, err
 	}
 	var walk *fileCheck
 	if !opts.unchecked {
@@ -228,6 +216,24 @@ func open(dir string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// statDataFile refuses a data file that is a dangling link, not a regular
+// file, or empty: Open creates the file complete under another name and
+// links it into place, so an empty data file is damage, not a new one.
+func statDataFile(path string) (fs.FileInfo, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
+	case err != nil:
+		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
+	case st.Size() == 0:
+		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
+	}
+	return st, nil
+}
+
 // checkError reports a failed file check.
 func checkError(path string, err error) error {
 	var de *damageError
@@ -251,11 +257,7 @@ func (d *DB) upgrade() error {
 		if err != nil {
 			return err
 		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyDigest, encodeDigests(sums)); err != nil {
-			return err
-		}
-		return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
+		return putFormat(tx.Bucket(bucketMeta), sums)
 	})
 	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
 		err = fmt.Errorf("embedded: upgrade %s to format %d: %w: %w", d.path, FormatVersion, crdt.ErrUnavailable, err)
@@ -404,13 +406,17 @@ func (d *DB) checkFormat(init bool) (int, error) {
 				return err
 			}
 		}
-		meta := tx.Bucket(bucketMeta)
-		if err := meta.Put(keyDigest, encodeDigests(make([]bucketSum, len(dataBuckets)))); err != nil {
-			return err
-		}
-		marker := binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion)
-		return meta.Put(keyFormat, marker)
+		return putFormat(tx.Bucket(bucketMeta), make([]bucketSum, len(dataBuckets)))
 	})
+}
+
+// putFormat writes the buckets' digests sums and the marker of
+// FormatVersion.
+func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
+	if err := meta.Put(keyDigest, encodeDigests(sums)); err != nil {
+		return err
+	}
+	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
 }
 
 func syncDir(dir string) error {
@@ -711,31 +717,23 @@ func (d *DB) Verify() error {
 // checkRecords checks the checksum or encoding of every stored value and
 // tombstone.
 func (d *DB) checkRecords(tx *bolt.Tx) error {
-	if err := tx.Bucket(bucketSiblings).ForEach(func(k, v []byte) error {
-		_, err := openRecord(k, v)
-		return err
-	}); err != nil {
-		return err
+	tombstone := func(k, v []byte) error {
+		if len(v) != 16 {
+			return fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
+		}
+		return nil
 	}
-	if err := tx.Bucket(bucketRows).ForEach(func(k, v []byte) error {
-		_, _, err := openCell(k, v)
-		return err
-	}); err != nil {
-		return err
-	}
-	if err := tx.Bucket(bucketRanges).ForEach(func(k, v []byte) error {
-		_, err := decodeRange(k, v)
-		return err
-	}); err != nil {
-		return err
-	}
-	for _, b := range [][]byte{bucketPoints, bucketDrops} {
-		if err := tx.Bucket(b).ForEach(func(k, v []byte) error {
-			if len(v) != 16 {
-				return fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)
-			}
-			return nil
-		}); err != nil {
+	for _, c := range []struct {
+		bucket []byte
+		check  func(k, v []byte) error
+	}{
+		{bucketSiblings, func(k, v []byte) error { _, err := openRecord(k, v); return err }},
+		{bucketRows, func(k, v []byte) error { _, _, err := openCell(k, v); return err }},
+		{bucketRanges, func(k, v []byte) error { _, err := decodeRange(k, v); return err }},
+		{bucketPoints, tombstone},
+		{bucketDrops, tombstone},
+	} {
+		if err := tx.Bucket(c.bucket).ForEach(c.check); err != nil {
 			return err
 		}
 	}

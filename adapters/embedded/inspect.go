@@ -384,16 +384,9 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 		// A directory that is missing or is a file holds no data file.
 		return fmt.Errorf("embedded: no data file %s in %s: %w", filepath.Base(path), filepath.Dir(path), crdt.ErrNotFound)
 	}
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
-	case err != nil:
-		return fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
-	case !st.Mode().IsRegular():
-		return fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
-	case st.Size() == 0:
-		return fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
+	st, err := statDataFile(path)
+	if err != nil {
+		return err
 	}
 	opts := Options{LockTimeout: DefaultLockTimeout}
 	// The shared lock first: no DB writes the file while it is checked

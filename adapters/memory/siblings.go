@@ -95,14 +95,7 @@ func (s *Siblings) replace(key string, value []byte, token store.Token) error {
 	if s.keys == nil {
 		s.keys = map[string][]dotted{}
 	}
-	old := s.keys[key]
-	next := make([]dotted, 0, len(old)+1)
-	for _, sb := range old {
-		if slices.Contains(dots, sb.dot) {
-			continue
-		}
-		next = append(next, sb)
-	}
+	next := slices.DeleteFunc(slices.Clone(s.keys[key]), func(sb dotted) bool { return slices.Contains(dots, sb.dot) })
 	if value != nil {
 		s.nextDot++
 		next = append(next, dotted{dot: s.nextDot, value: value}) // kept as given (see store.Siblings.Put)

@@ -132,12 +132,7 @@ var unsentClientErrors = []error{
 }
 
 func containsAny(msg string, subs []string) bool {
-	for _, m := range subs {
-		if strings.Contains(msg, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(subs, func(m string) bool { return strings.Contains(msg, m) })
 }
 
 // classify maps a driver error to an outcome and, for fatal errors, the

@@ -8,6 +8,7 @@ import (
 	riakc "github.com/basho/riak-go-client"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 )
 
 // maxBackoff caps the pause between two attempts.
@@ -97,11 +98,7 @@ func run(ctx context.Context, cl *riakc.Cluster, cmd riakc.Command) error {
 // capped at maxBackoff, with up to 50% jitter so that competing writers
 // spread out. It reports false if ctx ended first.
 func sleep(ctx context.Context, backoff time.Duration, n int) bool {
-	d := backoff
-	for i := 1; i < n && d < maxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, maxBackoff)
+	d := retry.Limit(backoff, maxBackoff, n)
 	d = d/2 + rand.N(d/2+1)
 	t := time.NewTimer(d)
 	defer t.Stop()

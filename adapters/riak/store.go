@@ -1,6 +1,7 @@
 package riak
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -108,9 +109,7 @@ type settings struct {
 
 func (o Options) settings() (settings, error) {
 	st := settings{bucketType: o.BucketType, bucket: o.Bucket, retries: o.RetryCount, backoff: o.RetryBackoff}
-	if st.bucketType == "" {
-		st.bucketType = "default"
-	}
+	st.bucketType = cmp.Or(st.bucketType, "default")
 	if err := checkName("bucket type", st.bucketType, MaxBucketLen); err != nil {
 		return st, err
 	}
