@@ -47,9 +47,7 @@ const maxPooledBuf = 64 << 10
 // version already written. The caller then writes exactly one body value
 // and calls Bytes once, after which the encoder must not be used.
 func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
-	e := encoders.Get().(*Encoder)
-	e.buf.Reset()
-	e.err = nil
+	e := NewValueEncoder()
 	e.ArrayLen(crdt.EnvelopeLen)
 	e.String(string(tag))
 	e.Uint(version)
@@ -339,29 +337,23 @@ func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 }
 
 // Actor reads and validates an actor id.
-func (d *Decoder) Actor() (crdt.ActorID, error) {
-	s, err := d.String(crdt.MaxIDLen)
-	if err != nil {
-		return "", err
-	}
-	a := crdt.ActorID(s)
-	if err := a.Validate(); err != nil {
-		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
-	}
-	return a, nil
-}
+func (d *Decoder) Actor() (crdt.ActorID, error) { return readID[crdt.ActorID](d) }
 
 // Txn reads and validates a transaction id.
-func (d *Decoder) Txn() (crdt.TxnID, error) {
+func (d *Decoder) Txn() (crdt.TxnID, error) { return readID[crdt.TxnID](d) }
+
+func readID[T interface {
+	~string
+	Validate() error
+}](d *Decoder) (T, error) {
 	s, err := d.String(crdt.MaxIDLen)
 	if err != nil {
 		return "", err
 	}
-	t := crdt.TxnID(s)
-	if err := t.Validate(); err != nil {
+	if err := T(s).Validate(); err != nil {
 		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 	}
-	return t, nil
+	return T(s), nil
 }
 
 // minimalCode is the code msgpack's smallest form uses for v.
