@@ -551,7 +551,7 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 // instead). Every id of the entry is a substring of one string, copied
 // once from the input. seen is scratch space reused across entries.
 func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
-	nh, err := r.list(0, 0)
+	nh, err := r.list(0)
 	if err != nil {
 		return nil, err
 	}
@@ -570,7 +570,7 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	}
 	for part, m, read := 0, nh, 0; part < 2; part++ {
 		if part == 1 {
-			if m, err = r.list(1, nh); err != nil {
+			if m, err = r.list(nh); err != nil {
 				return nil, err
 			}
 			if m != nf {
@@ -614,10 +614,7 @@ type idSet struct {
 
 // reset empties s for an entry of about n transactions.
 func (s *idSet) reset(n int) {
-	c := 8
-	for c < 2*n {
-		c *= 2
-	}
+	c := max(8, ringLen(2*n))
 	if cap(s.slots) < c {
 		s.slots = make([]uint32, c)
 	}
@@ -880,15 +877,11 @@ func (r *bodyReader) fields(e *rawEntry) error {
 	return nil
 }
 
-// list reads the header of a live entry's history (part 0, after
-// fields) or folded record (part 1, after the nh transactions of the
-// history), and returns its length: at most MaxEntriesPerActor
-// transactions in all.
-func (r *bodyReader) list(part, nh int) (m int, err error) {
+// list reads the header of a live entry's history (after fields, nh 0)
+// or folded record (after the nh transactions of the history), and
+// returns its length: at most MaxEntriesPerActor transactions in all.
+func (r *bodyReader) list(nh int) (m int, err error) {
 	d := r.d
-	if part == 0 {
-		return d.ArrayLen(MaxEntriesPerActor)
-	}
 	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
 		return 0, err
 	}
@@ -959,7 +952,7 @@ func (r *bodyReader) skipTxns() (entrySize, error) {
 	var s entrySize
 	var buf [crdt.MaxIDLen]byte
 	for part := 0; part < 2; part++ {
-		m, err := r.list(part, int(s.txns))
+		m, err := r.list(int(s.txns))
 		if err != nil {
 			return s, err
 		}
@@ -989,14 +982,10 @@ func (r *bodyReader) rest(e *rawEntry) (entrySize, error) {
 func readBase(d *wire.Decoder) (base, error) {
 	var b base
 	var err error
-	if b.cut, err = d.NonNegInt(); err != nil {
-		return b, err
-	}
-	if b.total, err = d.NonNegInt(); err != nil {
-		return b, err
-	}
-	if b.forgot, err = d.NonNegInt(); err != nil {
-		return b, err
+	for _, f := range []*int64{&b.cut, &b.total, &b.forgot} {
+		if *f, err = d.NonNegInt(); err != nil {
+			return b, err
+		}
 	}
 	if b.cut == 0 || b.cut > maxForgotNanos {
 		return b, invariantf(InvBaseCutoff, "base cutoff %d ns is not a time in 1970..%s (a half without a base writes none)", b.cut, MaxForgot.Format(time.RFC3339))

@@ -267,11 +267,7 @@ func (c *Counter) Horizon() time.Time {
 	if c == nil {
 		return time.Time{}
 	}
-	p, n := c.p.Horizon(), c.n.Horizon()
-	if n.After(p) {
-		return n
-	}
-	return p
+	return timeOf(max(c.p.horizonNanos(), c.n.horizonNanos()))
 }
 
 // Compact performs actor's housekeeping in both halves (see

@@ -38,18 +38,15 @@ const (
 
 // String returns the outcome's name.
 func (o Outcome) String() string {
-	switch o {
-	case Applied:
-		return "applied"
-	case Duplicate:
-		return "duplicate"
-	case DuplicateFolded:
-		return "duplicate (folded)"
-	case Superseded:
-		return "superseded"
-	default:
-		return fmt.Sprintf("Outcome(%d)", uint8(o))
+	return name(o, "Outcome", [...]string{Applied: "applied", Duplicate: "duplicate", DuplicateFolded: "duplicate (folded)", Superseded: "superseded"})
+}
+
+// name returns names[v], or typ(v) when v has no name.
+func name[T ~uint8](v T, typ string, names [5]string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
 // Txn is one transaction held in an actor's history or folded record. Amount
@@ -317,16 +314,7 @@ const (
 
 // String returns the status name.
 func (s Status) String() string {
-	switch s {
-	case Unknown:
-		return "unknown"
-	case InHistory:
-		return "in history"
-	case Folded:
-		return "folded"
-	default:
-		return fmt.Sprintf("Status(%d)", uint8(s))
-	}
+	return name(s, "Status", [5]string{Unknown: "unknown", InHistory: "in history", Folded: "folded"})
 }
 
 // Status reports where txn is known, in O(1).
@@ -662,35 +650,33 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			return true
 		})
 	}
-	// gone reports a receiver's entry the drop removes.
-	gone := func(de *entry) bool { return mp.drop && de.mergeDrops(cut) }
-	// lose handles other's winning entry oe, which the winning base holds:
-	// the receiver's entry de loses to it and goes too.
-	lose := func(a crdt.ActorID, de *entry) {
-		if de != nil && !gone(de) {
+	// win takes other's entry oe (not installed) over the receiver's de
+	// (nil: none), unless the drop removes de. When the winning base
+	// holds oe, de loses to it and goes too.
+	win := func(a crdt.ActorID, oe, de *entry) {
+		kept := de != nil && !(mp.drop && de.mergeDrops(cut))
+		if kept {
 			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
-			mp.remove = append(mp.remove, a)
 		}
+		if oe.mergeDrops(cut) {
+			if kept {
+				mp.remove = append(mp.remove, a)
+			}
+			return
+		}
+		live, retired = live+b2i(!oe.retired), retired+b2i(oe.retired)
+		mp.actors = append(mp.actors, a)
+		mp.newer = append(mp.newer, oe)
 	}
 	for a, oe := range other.entries {
 		de := g.peek(a)
-		ok := de != nil
-		if ok && compareEntries(oe, de) <= 0 {
+		if de != nil && compareEntries(oe, de) <= 0 {
 			continue
 		}
-		if oe.mergeDrops(cut) {
-			lose(a, de)
-			continue
-		}
-		if ok && !gone(de) {
-			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
-		}
-		live, retired = live+b2i(!oe.retired), retired+b2i(oe.retired)
 		if oe.size() > MaxEntriesPerActor {
 			return mergePlan{}, fmt.Errorf("%w: actor %q holds %d transactions, limit %d", crdt.ErrTooLarge, a, oe.size(), MaxEntriesPerActor)
 		}
-		mp.actors = append(mp.actors, a)
-		mp.newer = append(mp.newer, oe.clone())
+		win(a, oe.clone(), de)
 	}
 	mp.from = &other.dorm
 	for k := 0; k < other.dorm.n(); k++ {
@@ -709,19 +695,9 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 		if de == nil {
 			de = g.dorm.entry(i)
 		}
-		if compareEntries(oe, de) <= 0 {
-			continue
+		if compareEntries(oe, de) > 0 {
+			win(oe.actor, oe, de)
 		}
-		if oe.mergeDrops(cut) {
-			lose(oe.actor, de)
-			continue
-		}
-		if !gone(de) {
-			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
-		}
-		retired++
-		mp.actors = append(mp.actors, oe.actor)
-		mp.newer = append(mp.newer, oe)
 	}
 	if live > g.o.MaxActors {
 		return mergePlan{}, fmt.Errorf("%w: merge would hold %d live actors, limit %d", crdt.ErrTooLarge, live, g.o.MaxActors)

@@ -288,7 +288,7 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 	sc.ids, sc.items = sc.ids[:0], sc.items[:0]
 	nh, uuid := 0, false
 	for part := 0; part < 2; part++ {
-		m, err := r.list(part, nh)
+		m, err := r.list(nh)
 		if err != nil {
 			return false, err
 		}

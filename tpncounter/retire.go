@@ -159,11 +159,7 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 			total.Sub(e.ring[q].amt) // in its total, but another copy counts
 		}
 		if g.o.TxnTime != nil {
-			if e.times != nil && e.times[q] != 0 {
-				forgot = max(forgot, e.times[q])
-			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(id)))); ok { // a copy: TxnTime may keep it
-				forgot = max(forgot, at.UnixNano())
-			}
+			forgot = max(forgot, g.timeAt(e, q))
 		}
 	}
 	t, ok := total.Int64()
