@@ -238,6 +238,17 @@ func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
 	return seq, ok, ok
 }
 
+// eachActor calls f with every actor that has an entry or a dormant
+// record, and whether its entry is live.
+func (g *GCounter) eachActor(f func(a string, live bool)) {
+	for a, e := range g.entries {
+		f(string(a), !e.retired)
+	}
+	for i := range g.dorm.n() {
+		f(string(g.dorm.actor(i)), false)
+	}
+}
+
 // each calls f with every entry, and a retired entry made from each
 // dormant record (not installed), until f returns false.
 func (g *GCounter) each(f func(*entry) bool) {

@@ -197,12 +197,7 @@ func (g *GCounter) Actors() []crdt.ActorID {
 		return nil
 	}
 	out := make([]crdt.ActorID, 0, g.count())
-	for a := range g.entries {
-		out = append(out, a)
-	}
-	for i := 0; i < g.dorm.n(); i++ {
-		out = append(out, crdt.ActorID(g.dorm.actor(i)))
-	}
+	g.eachActor(func(a string, _ bool) { out = append(out, crdt.ActorID(a)) })
 	slices.Sort(out)
 	return out
 }

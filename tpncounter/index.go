@@ -395,7 +395,8 @@ func (g *GCounter) beats(a, b loc) bool {
 	return ae.actor < be.actor
 }
 
-// hold adds holder l, already in record m's holders, to its sums and owner.
+// hold adds holder l to record m's sums and owner: l has just joined its
+// holders, or (a holder already) just folded its copy.
 func (g *GCounter) hold(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
@@ -404,18 +405,6 @@ func (g *GCounter) hold(m uint32, l loc) {
 		rec.fsum.Add(e.ring[p].amt)
 	}
 	if len(rec.holders) == 1 || g.beats(l, rec.own) {
-		rec.own = l
-	}
-}
-
-// holderFolded adds holder l of record m, which its entry has just folded, to
-// the folded sum and count.
-func (g *GCounter) holderFolded(m uint32, l loc) {
-	rec := &g.multi[m]
-	e, p := g.itemOf(l)
-	rec.fsum.Add(e.ring[p].amt)
-	rec.nfold++
-	if l != rec.own && g.beats(l, rec.own) {
 		rec.own = l
 	}
 }

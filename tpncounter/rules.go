@@ -276,7 +276,7 @@ func (g *GCounter) commit(e *entry, p plan) {
 	if !solo {
 		for off := nf; off < nf+uint32(p.fold); off++ {
 			if q := e.pos(off); e.ring[q].multi != 0 {
-				g.holderFolded(e.ring[q].multi, e.locAt(q))
+				g.hold(e.ring[q].multi, e.locAt(q))
 			}
 			g.contrib(&g.val, 1, g.refAt(e, off))
 		}
