@@ -11,56 +11,25 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the encoding version written by MarshalBinary.
+// FormatVersion is the encoding version written by MarshalBinary; SPEC.md
+// 6.7 gives the layout. Inside the crdt envelope [tag, version, body]:
 //
-// Layout (msgpack), inside the crdt envelope [tag, version, body]:
-//
-//	GCounter body: [ entry... ]                 sorted by actor id, strictly ascending
-//	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ], [ [txn, amount]... ] ]
-//	                                               history, oldest first   folded record, oldest first
-//	retired entry: [ actor, seq, total, forgot ]  (version 3)
-//	               [ actor, seq, total, forgot, retired_at ]  (version 4)
-//	GCounter body: [ base, entry... ]           (version 4, a half that folded)
+//	GCounter body: [ base?, entry... ]  sorted by actor id, strictly ascending
+//	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ] history, [ [txn, amount]... ] folded ]
+//	retired entry: [ actor, seq, total, forgot, retired_at? ]
 //	base:          [ cutoff, total, forgot ]
 //	Counter body:  [ P GCounter body, N GCounter body ]
 //
-// forgot is Entry.Forgot in Unix nanoseconds (0 for none). Version 1, still
-// read, has no forgot field (entries of five fields, forgot 0); version 2
-// added it for Options.TxnTime; version 3 added retired entries (Retire),
-// of four fields; version 4 the retirement time (RetireAllAt, Unix ns > 0)
-// and the base (Fold; cutoff in Unix ns > 0). MarshalBinary writes the
-// oldest version that expresses the state: 4 for a base or a retirement
-// time, 3 for a retired entry (or a UUID id), 2 otherwise, so that a state
-// is read by every release that reads that version. A version 3 state
-// decodes as before; its retired entries have no time and never fold.
-//
-// Decoding caps: the input is at most crdt.DefaultMaxEncodedSize bytes; a
-// half holds at most Options.MaxActors live actors and MaxRetired retired
-// ones (crdt.ErrTooLarge); an entry
-// holds at most MaxEntriesPerActor transactions (crdt.ErrTooLarge); ids obey
-// crdt.MaxIDLen. Version 4 also refuses (InvBaseCutoff,
-// InvRetiredAfterCutoff) a base cutoff or retirement time of 0 or after
-// MaxForgot, and a retirement before its half's base cutoff. Decoded
-// states are checked like merged ones: 1 <= seq <=
-// MaxSeq, total >= 0, amounts > 0, a transaction at most once per actor,
-// and a value that fits in an int64 (otherwise crdt.ErrCorruptEncoding).
-// Entries no writer produces are refused with an *InvariantError (wrapping
-// crdt.ErrCorruptEncoding): forgot after MaxForgot; and in a live entry a
-// sequence number below the number of transactions it holds, a total below
-// the sum of its folded record, or more than MaxHistoryLength + 1
-// transactions in its history. One id held with two amounts, or in both halves, is a conflict Merge can
-// produce and decodes as such.
-//
-// Decoding memory: the decoder reads the input twice, first only to count
-// each entry's transactions and id bytes, then to build the state with
-// every ring, id arena and index table allocated once at its final size
-// (rings exactly as long as their entries), and then installs every entry
-// in the index at once, allocating the multi records and their holder
-// lists once at their final size (see installDecoded). What it allocates
-// is then the decoded state plus a few scratch bytes per entry and per
-// multi record: at most about 6 bytes per input byte, plus about 230 per
-// actor and 50 per transaction held by two or more actors (see
-// TestDecodeMemory).
+// MarshalBinary writes the oldest version that expresses the state: 4 for a
+// base or a retirement time, 3 for a retired entry or a UUID id (16
+// bytes), 2 otherwise; versions 1 (no forgot field) to 4 are read.
+// Decoding refuses, with crdt.ErrTooLarge, more than
+// crdt.DefaultMaxEncodedSize bytes, Options.MaxActors live or MaxRetired
+// retired actors in a half, or MaxEntriesPerActor transactions in an
+// entry; and, with crdt.ErrCorruptEncoding (an *InvariantError for the
+// invariants), anything no writer produces. The decoder allocates each
+// part of the state once at its final size: about 6 bytes per input byte
+// plus about 230 per actor and 50 per shared transaction (TestDecodeMemory).
 const FormatVersion = 4
 
 // MarshalBinary returns the deterministic encoding of g (tag

@@ -17,40 +17,21 @@ const MaxRetired = 1 << 16
 
 // Retire replaces actor's entry by a retired one, so that the state stops
 // carrying an actor that no longer writes: the retired entry keeps the
-// actor's sequence number and, as its total, everything the actor counted
-// (its folded total plus its history), and drops its history and folded
-// record. The value does not change. Any replica may retire any actor; it
-// reports whether it did.
+// actor's sequence number and, as its total, everything the actor counted,
+// and drops its history and folded record. The value does not change. Any
+// replica may retire any actor; it reports whether it did. It retires
+// nothing (false) when actor has no live entry, or when another actor (in
+// either half) still holds one of its transactions: retire again once the
+// others have let go (they do as they compact).
 //
-// It retires nothing (false) when actor has no live entry, or when another
-// actor (in either half) still holds one of its transactions, in a history
-// or a folded record: the owner rules count such a transaction through
-// both holders' records, so one of them cannot go first. Retire again
-// once the others have let go (they do as they compact).
-//
-// Why retiring is safe, and what it costs:
-//
-//   - A retirement is written under the sequence number it retired and wins
-//     over that live entry in Merge, and every replica that retires the same
-//     entry writes the same retired entry, so retirements racing each other
-//     converge. It loses to any later write of the actor: an actor retired by
-//     mistake, or whose last writes were still in flight, continues from a
-//     state whose entry is larger, and its totals count everything once.
-//   - Retiring forgets the actor's transactions, as folding and forgetting
-//     do, all at once: a retry of one of them is no longer recognised. With
-//     Options.TxnTime the retired entry's Forgot is the newest time among
-//     them, so the horizon refuses such a retry (crdt.ErrOutsideWindow)
-//     instead of counting it twice; untimed, it is counted again. Retire
-//     only actors that have stopped writing for longer than any retry of
-//     their transactions can take (the ledger's ledger.Options.RetireAfter).
-//   - The exactly-once assumption of SPEC.md 6.8 applies as it does to
-//     forgetting: every state holding one of the actor's
-//     transactions must be merged before the actor is retired.
-//
-// A retired entry costs its actor id and three integers; one read from an
-// encoding is held as its encoding alone (see the implementation notes at
-// the top of index.go). Retired entries are bounded by MaxRetired per half and do not
-// count against MaxActors.
+// A retirement wins over the live entry it replaces and loses to any later
+// write of the actor, so racing retirements converge and an actor retired
+// by mistake is still counted once. Retiring forgets the actor's
+// transactions: untimed, a retry of one counts again; with Options.TxnTime
+// the horizon refuses it. Retire only actors idle for longer than any
+// retry can take (ledger.Options.RetireAfter), once every state holding
+// their transactions is merged (SPEC.md 6.10). Retired entries are bounded
+// by MaxRetired per half and do not count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)
 }
