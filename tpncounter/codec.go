@@ -68,10 +68,6 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 		v = max(v, hv)
 	}
 	b[vpos] = byte(v)
-	return finish(b, tag)
-}
-
-func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 	if len(b) > crdt.DefaultMaxEncodedSize {
 		return nil, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(b), crdt.DefaultMaxEncodedSize)
 	}

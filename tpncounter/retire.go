@@ -162,28 +162,20 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 	return func(yield func(crdt.ActorID, uint64) bool) {
 		c.link()
-		for a, e := range c.p.entries {
-			v, live := e.seq, !e.retired
-			if ns, nr, ok := c.n.lookup(string(a)); ok {
-				v += ns
-				live = live || !nr
-			}
-			if live && !yield(a, v) {
-				return
-			}
-		}
-		// The other live actors: live in the debit half only (retired
-		// or absent in the credit half, which may hold it dormant).
-		for a, e := range c.n.entries {
-			if _, ok := c.p.entries[a]; ok || e.retired {
-				continue
-			}
-			v := e.seq
-			if ps, _, ok := c.p.lookup(string(a)); ok {
-				v += ps
-			}
-			if !yield(a, v) {
-				return
+		halves := [2]*GCounter{&c.p, &c.n}
+		for h, g := range halves {
+			for a, e := range g.entries {
+				if h == 1 && (c.p.entries[a] != nil || e.retired) {
+					continue // the credit half's walk has it, or it is not live here
+				}
+				v, live := e.seq, !e.retired
+				if s, r, ok := halves[1-h].lookup(string(a)); ok {
+					v += s
+					live = live || !r
+				}
+				if live && !yield(a, v) {
+					return
+				}
 			}
 		}
 	}
@@ -196,14 +188,9 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 // whether a state includes a given write of the actor.
 func (c *Counter) Version(actor crdt.ActorID) uint64 {
 	c.link()
-	var v uint64
-	if s, _, ok := c.p.lookup(string(actor)); ok {
-		v += s
-	}
-	if s, _, ok := c.n.lookup(string(actor)); ok {
-		v += s
-	}
-	return v
+	p, _, _ := c.p.lookup(string(actor)) // 0 when it has no entry
+	n, _, _ := c.n.lookup(string(actor))
+	return p + n
 }
 
 // Transactions yields every transaction that actor's live entries hold, in
