@@ -764,7 +764,6 @@ func (r *bodyReader) body(maxActors int) (int, error) {
 	return n, nil
 }
 
-// more reports whether the body has an array left to read.
 func (r *bodyReader) more() bool { return r.i < r.n }
 
 // next reads the next array's header into e: all of a base (e.shape is

@@ -25,7 +25,6 @@ type dormant struct {
 	off []uint32 // off[i] is where record i starts in enc
 }
 
-// n returns the number of records.
 func (d *dormant) n() int { return len(d.off) }
 
 // span returns the encodings of records [i, j), i < j, as one slice.
@@ -37,7 +36,6 @@ func (d *dormant) span(i, j int) []byte {
 	return d.enc[d.off[i]:end]
 }
 
-// rec returns record i's encoding.
 func (d *dormant) rec(i int) []byte { return d.span(i, i+1) }
 
 // actor returns record i's actor id (aliasing the block).
@@ -181,7 +179,6 @@ func uintAt(b []byte) (uint64, []byte) {
 // count returns the number of entries, dormant records included.
 func (g *GCounter) count() int { return len(g.entries) + g.dorm.n() }
 
-// setDorm replaces the dormant records.
 func (g *GCounter) setDorm(d dormant) {
 	g.dorm = d
 	g.order = nil // the encoding's segments change

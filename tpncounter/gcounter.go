@@ -884,7 +884,6 @@ func (mp mergePlan) bound() int {
 var _ crdt.State[*GCounter] = (*GCounter)(nil)
 var _ crdt.Valuer = (*GCounter)(nil)
 
-// live returns the number of entries that are not retired.
 func (g *GCounter) live() int { return g.count() - g.nretired }
 
 func b2i(b bool) int {

@@ -7,18 +7,10 @@ package tpncounter
 // per item): folding and forgetting move a boundary, appending writes the
 // next slot and the id's bytes, and nothing is copied or allocated in the
 // steady state but the occasional move of the live ids to the front of the
-// arena. The index is an open-addressing
-// table whose entries point straight at the ring item of a transaction's
-// only holder; a transaction two or more actors hold gets a small record
-// listing them instead. An Apply of a new transaction therefore reads one
-// table cache line, its actor's ring and nothing else; a duplicate check
-// reads the table line and the item it points to. The table entry of a
-// forgotten transaction is left in place and recognised as stale (its ring
-// position no longer holds that id as a live item) until a rebuild from the
-// rings drops all of them, at most once per a third as many forgotten
-// transactions as there are live ones. Decoding allocates each part of the
-// state once at its final size, rings exactly as long as their entries (see
-// FormatVersion). BENCHMARKS.md has the figures.
+// arena. The index (see table) points straight at the ring item of a
+// transaction's only holder, or at a small record listing its holders: an
+// Apply of a new transaction reads one table cache line, its actor's ring
+// and nothing else. BENCHMARKS.md has the figures.
 //
 // Encoding costs what changed. Each entry keeps its encoding once it has
 // been encoded, until it changes (its sequence number moves) or is
@@ -98,21 +90,14 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // table is an open-addressing hash table with linear probing over the
 // transactions a counter knows, one entry per distinct id: the id's tag in
 // the top 32 bits and its ref in the low 32 (0 is an empty entry). An
-// entry's home is its tag scaled to the table's length (tag × length /
-// 2^32), so that a table may have any length: decoding sizes one exactly
-// for the transactions it holds (see home). Ids whose tags are
-// equal simply occupy several entries of one probe run; GCounter.find tells
-// them apart by comparing the id the ref leads to. Removal shifts the rest
-// of the run back, so no tombstones accumulate, and growing rehashes from
-// the entries alone. The table is at most 80% full, live and stale entries
-// together: entries are 8 bytes, so even then a probe for an absent id
-// usually stays within one cache line, and a denser table is one the
-// caches keep.
-//
-// An absent id usually costs one cache line of the table and nothing else;
-// a present one, that line and the item it points to. The entries of one
-// tag are interchangeable, so replace and remove may act on any entry equal
-// to the key they are given.
+// entry's home is its tag scaled to the table's length, so that decoding
+// can size one exactly. Ids of equal tags occupy several entries of one
+// run; GCounter.find tells them apart by the id the ref leads to, and
+// replace and remove may act on any entry equal to their key. Removal
+// shifts the run back (no tombstones). The table is at most 80% full, live
+// and stale entries together: entries are 8 bytes, so a probe for an
+// absent id usually stays within one cache line, and a denser table is one
+// the caches keep.
 //
 // Stale entries: when an actor forgets a transaction it alone held (the
 // steady state of every Apply), its entry is left in the table instead of

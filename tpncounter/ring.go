@@ -169,13 +169,11 @@ func (e *entry) size() int             { return int(e.tail - e.head) }
 func (e *entry) nf() uint32            { return e.mid - e.head }
 func (e *entry) pos(off uint32) uint32 { return (e.head + off) & e.mask }
 
-// offOf returns the offset of ring position p.
 func (e *entry) offOf(p uint32) uint32 { return (p - e.head) & e.mask }
 
 // foldedAt reports whether the item at ring position p is folded.
 func (e *entry) foldedAt(p uint32) bool { return e.offOf(p) < e.nf() }
 
-// locAt returns the location of ring position p.
 func (e *entry) locAt(p uint32) loc { return e.aix<<posBits | p }
 
 // clone copies e. Its positions are unchanged, so a clone is valid in a
