@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"encoding/binary"
+	"iter"
 	"sort"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -246,17 +247,19 @@ func (g *GCounter) eachActor(f func(a string, live bool)) {
 	}
 }
 
-// each calls f with every entry, and a retired entry made from each
-// dormant record (not installed), until f returns false.
-func (g *GCounter) each(f func(*entry) bool) {
-	for _, e := range g.entries {
-		if !f(e) {
-			return
+// all yields every entry, and a retired entry made from each dormant
+// record (not installed).
+func (g *GCounter) all() iter.Seq[*entry] {
+	return func(yield func(*entry) bool) {
+		for _, e := range g.entries {
+			if !yield(e) {
+				return
+			}
 		}
-	}
-	for i := 0; i < g.dorm.n(); i++ {
-		if !f(g.dorm.entry(i)) {
-			return
+		for i := range g.dorm.n() {
+			if !yield(g.dorm.entry(i)) {
+				return
+			}
 		}
 	}
 }

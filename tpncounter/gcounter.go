@@ -565,13 +565,12 @@ func (g *GCounter) Equal(other *GCounter) bool {
 	if g.count() != other.count() || g.base != other.base {
 		return false
 	}
-	eq := true
-	g.each(func(e *entry) bool {
-		o := other.peek(e.actor)
-		eq = o != nil && compareEntries(e, o) == 0
-		return eq
-	})
-	return eq
+	for e := range g.all() {
+		if o := other.peek(e.actor); o == nil || compareEntries(e, o) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Leq reports whether g ≤ other in the merge order: every entry of g is
@@ -584,17 +583,13 @@ func (g *GCounter) Leq(other *GCounter) bool {
 	if g.base.compare(other.base) > 0 {
 		return false
 	}
-	leq := true
-	g.each(func(e *entry) bool {
+	for e := range g.all() {
 		o := other.peek(e.actor)
-		if o == nil {
-			leq = e.inBase(other.base.cut) // other's base holds it
-		} else {
-			leq = compareEntries(e, o) <= 0
+		if (o == nil && !e.inBase(other.base.cut)) || (o != nil && compareEntries(e, o) > 0) {
+			return false // absent from other (and its base), or newer than other's
 		}
-		return leq
-	})
-	return leq
+	}
+	return true
 }
 
 // mergePlan lists the entries of other that win over the receiver's.
@@ -638,12 +633,9 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	cut := mp.base.cut
 	if cut > g.base.cut {
 		mp.drop = true
-		g.each(func(e *entry) bool {
-			if e.mergeDrops(cut) {
-				retired--
-			}
-			return true
-		})
+		for e := range g.all() {
+			retired -= b2i(e.mergeDrops(cut))
+		}
 	}
 	// win takes other's entry oe (not installed) over the receiver's de
 	// (nil: none), unless the drop removes de. When the winning base
