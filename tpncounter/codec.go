@@ -1,7 +1,6 @@
 package tpncounter
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -863,7 +862,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	if at, left := d.Offset(), d.Remaining(); left >= 4 {
 		b := d.Input(at, at+min(left, 2+31+5))
 		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 2+n < len(b) {
-			if amt, k := smallAmount(b[2+n:]); k > 0 && crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "" {
+			if amt, k := wire.SmallUint(b[2+n:]); amt > 0 && crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "" {
 				d.SkipTo(at + 2 + n + k)
 				return append(dst, b[2:2+n]...), false, amt, nil
 			}
@@ -890,23 +889,6 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 		return dst, false, 0, fmt.Errorf("%w: transaction %q has amount %d, want > 0", crdt.ErrCorruptEncoding, string(id), amt)
 	}
 	return out, isUUID, amt, nil
-}
-
-// smallAmount reads, at the start of b, an integer from 1 to 2^32-1 in
-// its smallest msgpack form, and returns it and its size; the size is 0
-// when b starts with anything else.
-func smallAmount(b []byte) (int64, int) {
-	switch c := b[0]; {
-	case c >= 1 && c <= 0x7f:
-		return int64(c), 1
-	case c == 0xcc && len(b) >= 2 && b[1] > 0x7f:
-		return int64(b[1]), 2
-	case c == 0xcd && len(b) >= 3 && binary.BigEndian.Uint16(b[1:]) > 0xff:
-		return int64(binary.BigEndian.Uint16(b[1:])), 3
-	case c == 0xce && len(b) >= 5 && binary.BigEndian.Uint32(b[1:]) > 0xffff:
-		return int64(binary.BigEndian.Uint32(b[1:])), 5
-	}
-	return 0, 0
 }
 
 // skipTxns reads both lists of a live entry (after fields) and returns
