@@ -317,7 +317,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 // unmarshal decodes data, of the given tag, into the empty halves: one
 // GCounter body, or the two halves of a Counter.
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
-	sizes := scanSizes(data, tag, len(halves))
+	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
@@ -344,38 +344,39 @@ type entrySize struct{ txns, idBytes int32 }
 // scanSizes reads the GCounter bodies (halves of them: 1 for a GCounter,
 // 2 for a Counter) of data with the decoder's reader, and returns the size
 // of each entry of each body, so that the decoder can allocate every ring,
-// id string and index table once and at its final size. Where it stops (at
-// the first thing the reader refuses, returning the sizes found so far)
-// the decoder fails at the same point or earlier, and the sizes only ever
-// size allocations. It allocates at most 8 bytes per entry, an entry
-// taking at least 8 bytes of input.
-func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
+// id string and index table once and at its final size, and the latest
+// forgot of any entry or base (EncodedHorizon). Where it stops (at the
+// first thing the reader refuses, returning its error and the sizes found
+// so far) the decoder fails at the same point or earlier, and the sizes
+// only ever size allocations. It allocates at most 8 bytes per entry, an
+// entry taking at least 8 bytes of input.
+func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize, horizon int64, err error) {
 	r, err := openBodies(data, tag, halves)
 	if err != nil {
-		return sizes
+		return sizes, 0, err
 	}
 	var e rawEntry
 	for h := 0; h < halves; h++ {
 		n, err := r.body(MaxActorsLimit)
 		if err != nil {
-			return sizes
+			return sizes, horizon, err
 		}
 		sizes[h] = make([]entrySize, 0, min(n, r.d.Remaining()/8))
 		for r.more() {
 			if err := r.next(&e); err != nil {
-				return sizes
+				return sizes, horizon, err
 			}
-			if e.shape == baseShape {
-				continue
+			if e.shape != baseShape {
+				s, err := r.rest(&e)
+				if err != nil {
+					return sizes, horizon, err
+				}
+				sizes[h] = append(sizes[h], s)
 			}
-			s, err := r.rest(&e)
-			if err != nil {
-				return sizes
-			}
-			sizes[h] = append(sizes[h], s)
+			horizon = max(horizon, e.forgot, e.base.forgot)
 		}
 	}
-	return sizes
+	return sizes, horizon, r.d.Finish()
 }
 
 // EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
@@ -391,26 +392,10 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 // it refuses (crdt.ErrCorruptEncoding) what the decoder's reader refuses,
 // among it a forgot after MaxForgot.
 func EncodedHorizon(data []byte) (time.Time, error) {
-	r, err := openBodies(data, crdt.TagTPNCounter, 2)
-	if err != nil {
-		return time.Time{}, err
+	if _, err := openBodies(data, crdt.TagTPNCounter, 2); err != nil {
+		return time.Time{}, err // the envelope's error, as the decoder reports it
 	}
-	var horizon int64
-	var e rawEntry
-	for h := 0; h < 2 && err == nil; h++ {
-		if _, err = r.body(MaxActorsLimit); err != nil {
-			break
-		}
-		for r.more() && err == nil {
-			if err = r.next(&e); err == nil && e.shape != baseShape {
-				_, err = r.rest(&e)
-			}
-			horizon = max(horizon, e.forgot, e.base.forgot)
-		}
-	}
-	if err == nil {
-		err = r.d.Finish()
-	}
+	_, horizon, err := scanSizes(data, crdt.TagTPNCounter, 2)
 	if err != nil {
 		if !errors.Is(err, crdt.ErrCorruptEncoding) {
 			err = fmt.Errorf("%w: not a well-formed tpncounter encoding: %v", crdt.ErrCorruptEncoding, err)
