@@ -220,11 +220,17 @@ func (b base) encoded() []byte {
 	e.Int(b.cut)
 	e.Int(b.total)
 	e.Int(b.forgot)
-	out, err := e.Bytes()
+	return encodedBytes(e)
+}
+
+// encodedBytes returns e's encoding of a value held in memory, whose writing
+// cannot fail.
+func encodedBytes(e *wire.Encoder) []byte {
+	b, err := e.Bytes()
 	if err != nil {
-		panic(err) // writing to memory cannot fail
+		panic(err)
 	}
-	return out
+	return b
 }
 
 // encoded returns the entry's encoding, cached until the entry changes: an
@@ -237,19 +243,16 @@ func (en *entry) encoded() []byte {
 	}
 	en.encBin = false
 	e := wire.NewValueEncoder()
-	switch {
-	case en.retired && en.retiredAt != 0:
-		e.ArrayLen(timedRetiredFields)
-	case en.retired:
-		e.ArrayLen(retiredFields)
-	default:
-		e.ArrayLen(6)
+	fields := liveFields(FormatVersion)
+	if en.retired {
+		fields = retiredFields + b2i(en.retiredAt != 0) // timedRetiredFields with a time
 	}
+	e.ArrayLen(fields)
 	e.String(string(en.actor))
 	e.Uint(en.seq)
 	e.Int(en.total)
 	e.Int(en.forgot)
-	if en.retired && en.retiredAt != 0 {
+	if fields == timedRetiredFields {
 		e.Int(en.retiredAt)
 	}
 	nf, n := en.nf(), uint32(en.size())
@@ -267,12 +270,8 @@ func (en *entry) encoded() []byte {
 			e.Int(en.ring[p].amt)
 		}
 	}
-	b, err := e.Bytes()
-	if err != nil {
-		panic(err) // writing to memory cannot fail
-	}
-	en.enc = b
-	return b
+	en.enc = encodedBytes(e)
+	return en.enc
 }
 
 // UnmarshalBinary replaces g with the decoded state, keeping g's Options

@@ -47,14 +47,8 @@ func (c *Counter) Stats() Stats {
 		return Stats{}
 	}
 	p, n := c.p.Stats(), c.n.Stats()
-	actors, retired := 0, 0
-	count := func(live bool) {
-		if live {
-			actors++
-		} else {
-			retired++
-		}
-	}
+	var actors [2]int // retired, live
+	count := func(live bool) { actors[b2i(live)]++ }
 	c.p.eachActor(func(a string, live bool) {
 		_, nr, ok := c.n.lookup(a)
 		count(live || (ok && !nr))
@@ -64,7 +58,7 @@ func (c *Counter) Stats() Stats {
 			count(live)
 		}
 	})
-	return Stats{Actors: actors, Retired: retired, Transactions: p.Transactions + n.Transactions,
+	return Stats{Actors: actors[1], Retired: actors[0], Transactions: p.Transactions + n.Transactions,
 		History: p.History + n.History, Folded: p.Folded + n.Folded, Deferred: p.Deferred + n.Deferred,
 		Conflicts: len(c.Conflicts())}
 }
