@@ -12,24 +12,10 @@ package tpncounter
 // Apply of a new transaction reads one table cache line, its actor's ring
 // and nothing else. BENCHMARKS.md has the figures.
 //
-// Encoding costs what changed. Each entry keeps its encoding once it has
-// been encoded, until it changes (its sequence number moves) or is
-// replaced, so MarshalBinary re-encodes only the entries changed since the
-// last one and copies the rest into one buffer sized in advance; the price
-// is the encoded size again in memory. MergeBinary is the read side: it
-// merges an encoded state into a counter, skipping without decoding every
-// entry whose bytes equal the encoding of the counter's own entry for that
-// actor. A reader that keeps one counter and merges each state it fetches
-// into it, as the ledger does, decodes only what other writers changed.
-//
-// Retired entries read from an encoding (by UnmarshalBinary, MergeBinary,
-// or a Merge of such a state) are held as their encodings alone, in one
-// block per half with one offset each: no object per retired actor, so
-// that the garbage collector does not visit them, and MarshalBinary copies
-// the run of them between two other entries at once. Value, Apply and
-// Compact by other actors, and the duplicate checks never read them; one
-// becomes an ordinary retired entry when its actor writes again or a
-// merge replaces it.
+// Encoding and decoding cost what changed: each entry keeps its encoding
+// until it changes (entry.encoded), and MergeBinary skips the entries whose
+// bytes equal that encoding. Retired entries read from an encoding are held
+// as their encodings alone (see dormant).
 
 import (
 	"hash/maphash"
@@ -356,12 +342,8 @@ func (g *GCounter) amtOf(r ref) int64 {
 	return e.ring[p].amt
 }
 
-// owner returns the holder whose copy of r's transaction counts: the
-// smallest actor id among those that folded it, or, when none has, the
-// smallest among those holding it in a history. Every duplicate rule keeps
-// that copy and removes the others, so the choice never depends on the
-// order in which states were merged; it matters only when copies were
-// written concurrently with different amounts.
+// owner returns the holder whose copy of r's transaction counts (see
+// Counter.Owner; the record keeps it, see hold and beats).
 func (g *GCounter) owner(r ref) (*entry, uint32) {
 	if r&soloBit != 0 {
 		return g.itemOf(r &^ soloBit)
