@@ -408,35 +408,16 @@ func (g *GCounter) halves() (p, n *GCounter) {
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
-	if !printableASCII(string(actor)) {
-		if err := actor.Validate(); err != nil {
-			return err
-		}
+	if err := actor.Validate(); err != nil {
+		return err
 	}
-	if !printableASCII(string(txn)) {
-		if err := txn.Validate(); err != nil {
-			return err
-		}
+	if err := txn.Validate(); err != nil {
+		return err
 	}
 	if amount <= 0 {
 		return fmt.Errorf("%w: amount %d for transaction %q must be positive", crdt.ErrInvalidAmount, amount, txn)
 	}
 	return nil
-}
-
-// printableASCII is a fast path of crdt id validation: a non-empty id of at
-// most crdt.MaxIDLen printable ASCII bytes is valid. Anything else goes
-// through the full check.
-func printableASCII(s string) bool {
-	if len(s) == 0 || len(s) > crdt.MaxIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // holdsAmount reports whether some holder's copy of r has amount.
