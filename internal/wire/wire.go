@@ -648,10 +648,7 @@ func AppendArrayHeader(dst []byte, n int) []byte {
 // AppendEnvelope appends the envelope NewEncoder starts with, for a codec
 // that assembles its encoding from parts it already holds encoded.
 func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
-	e := NewValueEncoder()
-	e.ArrayLen(crdt.EnvelopeLen)
-	e.String(string(tag))
-	e.Uint(version)
+	e := NewEncoder(tag, version)
 	dst = append(dst, e.buf.Bytes()...)
 	encoders.Put(e)
 	return dst
