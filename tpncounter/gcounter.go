@@ -123,7 +123,8 @@ type GCounter struct {
 	neg   bool
 	cross map[crdt.TxnID]struct{}
 	// horizon is the largest entry.forgot; horizonStale says it must be
-	// recomputed because an entry holding it was replaced.
+	// recomputed because an entry holding it was replaced. Raising horizon
+	// while it is stale is harmless: the recomputation overwrites it.
 	horizon      int64
 	horizonStale bool
 	// offBuf is reused as plan.ageOut by the next plan, so that
@@ -713,9 +714,7 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 		for _, k := range mp.picks {
 			_, total, forgot, _ := mp.from.fields(k)
 			g.val.Add(total)
-			if !g.horizonStale {
-				g.horizon = max(g.horizon, forgot)
-			}
+			g.horizon = max(g.horizon, forgot)
 		}
 		g.nretired += len(mp.picks)
 		g.setDorm(g.dorm.with(mp.from, mp.picks))
@@ -755,9 +754,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 		}
 	}
 	if to != nil {
-		if !g.horizonStale {
-			g.horizon = max(g.horizon, to.forgot)
-		}
+		g.horizon = max(g.horizon, to.forgot)
 		g.val.Add(to.total)
 		g.nretired += b2i(to.retired)
 		to.actor = actor

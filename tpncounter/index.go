@@ -500,9 +500,7 @@ func (g *GCounter) installDecoded() {
 	g.multi = make([]multiRec, 1)
 	for _, e := range g.ents {
 		g.val.Add(e.total)
-		if !g.horizonStale {
-			g.horizon = max(g.horizon, e.forgot)
-		}
+		g.horizon = max(g.horizon, e.forgot)
 		for off := uint32(0); off < uint32(e.size()); off++ {
 			p := e.pos(off)
 			it := &e.ring[p]

@@ -485,9 +485,7 @@ func (g *GCounter) applyShift(s *shift, news []rawTxn, newIDs []byte) {
 	e.mid = e.head + s.nf
 	e.seq, e.total, e.forgot = s.seq, s.total, s.forgot
 	g.val.Add(e.total)
-	if !g.horizonStale {
-		g.horizon = max(g.horizon, e.forgot)
-	}
+	g.horizon = max(g.horizon, e.forgot)
 	for off := lo - s.drop; off < hi-s.drop; off++ {
 		g.install(e, off)
 	}

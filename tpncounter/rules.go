@@ -248,9 +248,7 @@ func (g *GCounter) commit(e *entry, p plan) {
 	g.val.Add(p.total - e.total)
 	e.total = p.total
 	e.forgot = p.forgot
-	if !g.horizonStale {
-		g.horizon = max(g.horizon, p.forgot)
-	}
+	g.horizon = max(g.horizon, p.forgot)
 	ageOut := p.ageOut
 	if len(p.drop)+len(p.unfold) > 0 {
 		removed := append(slices.Clone(p.unfold), p.drop...) // ascending: folded offsets come first
