@@ -856,6 +856,9 @@ var _ crdt.Valuer = (*GCounter)(nil)
 
 func (g *GCounter) live() int { return g.count() - g.nretired }
 
+// fits reports whether a 128-bit value is representable as an int64.
+func fits(a exact.Int128) bool { _, ok := a.Int64(); return ok }
+
 func b2i(b bool) int {
 	if b {
 		return 1
