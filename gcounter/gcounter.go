@@ -53,6 +53,15 @@ var (
 // New returns an empty counter. It is equivalent to new(Counter).
 func New() *Counter { return new(Counter) }
 
+// orEmpty returns c, or an empty counter for a nil c: a nil Counter reads
+// as an empty one.
+func (c *Counter) orEmpty() *Counter {
+	if c == nil {
+		return &Counter{}
+	}
+	return c
+}
+
 // Increment adds n to actor's count.
 //
 // n must be non-negative (ErrInvalidAmount otherwise); zero validates the
@@ -271,17 +280,13 @@ func (c *Counter) merge(other *Counter) {
 
 // Value returns the sum of all counts. It is O(1).
 func (c *Counter) Value() int64 {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return c.total
 }
 
 // Get returns actor's count, zero if the counter does not hold actor.
 func (c *Counter) Get(actor crdt.ActorID) int64 {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	if i, ok, _ := c.index.find(c.entries, string(actor)); ok {
 		return c.entries[i].count
 	}
@@ -298,9 +303,7 @@ func (c *Counter) Len() int {
 
 // Actors returns the actors with a positive count, sorted by byte order.
 func (c *Counter) Actors() []crdt.ActorID {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	out := make([]crdt.ActorID, len(c.entries))
 	for i, e := range c.sorted() {
 		out[i] = e.actor
@@ -311,9 +314,7 @@ func (c *Counter) Actors() []crdt.ActorID {
 // All iterates over (actor, count) pairs in actor byte order, the order of
 // the encoding. The counter must not be changed during the iteration.
 func (c *Counter) All() iter.Seq2[crdt.ActorID, int64] {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return func(yield func(crdt.ActorID, int64) bool) {
 		for _, e := range c.sorted() {
 			if !yield(e.actor, e.count) {
@@ -361,9 +362,7 @@ func (c *Counter) Equal(other *Counter) bool {
 
 // String formats the counter for debugging, actors in order.
 func (c *Counter) String() string {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	s := fmt.Sprintf("gcounter(%d){", c.total)
 	for i, e := range c.sorted() {
 		if i > 0 {
@@ -386,8 +385,6 @@ type Stats struct {
 // actors (the front-coded encoding depends on their order), so it is
 // O(actors log actors), and allocates a copy of the entries.
 func (c *Counter) Stats() Stats {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return Stats{Actors: c.Len(), EncodedSize: envelopeSize + c.bodySize()}
 }

@@ -28,6 +28,15 @@ var (
 // New returns an empty counter. It is equivalent to new(Counter).
 func New() *Counter { return new(Counter) }
 
+// orEmpty returns c, or an empty counter for a nil c: a nil Counter reads
+// as an empty one.
+func (c *Counter) orEmpty() *Counter {
+	if c == nil {
+		return &Counter{}
+	}
+	return c
+}
+
 // Increment adds n to the counter as actor. A negative n behaves exactly as
 // Decrement(actor, -n); math.MinInt64 cannot be negated and is rejected with
 // an error wrapping crdt.ErrInvalidAmount. Zero validates actor and changes
@@ -43,7 +52,7 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 		return c.Decrement(actor, negate(n))
 	}
 	if err := c.p.Increment(actor, n); err != nil {
-		return fmt.Errorf("pncounter: P: %w", err)
+		return wrapHalf("P", err)
 	}
 	return nil
 }
@@ -62,12 +71,16 @@ func negate(n int64) int64 {
 // negative n.
 func (c *Counter) Decrement(actor crdt.ActorID, n int64) error {
 	if n < 0 {
-		return fmt.Errorf("pncounter: decrement of %d by %q: %w (must be >= 0; math.MinInt64 cannot be negated)", n, actor, crdt.ErrInvalidAmount)
+		return errNegative(n, actor)
 	}
 	if err := c.n.Increment(actor, n); err != nil {
-		return fmt.Errorf("pncounter: N: %w", err)
+		return wrapHalf("N", err)
 	}
 	return nil
+}
+
+func errNegative(n int64, actor crdt.ActorID) error {
+	return fmt.Errorf("pncounter: decrement of %d by %q: %w (must be >= 0; math.MinInt64 cannot be negated)", n, actor, crdt.ErrInvalidAmount)
 }
 
 // Handle adds to one actor's contribution without looking the actor up
@@ -101,7 +114,7 @@ func wrapHalf(half string, err error) error { return fmt.Errorf("pncounter: %s: 
 // sub is Add of a negative delta.
 func (h *Handle) sub(delta int64) error {
 	if delta == math.MinInt64 {
-		return fmt.Errorf("pncounter: decrement of %d by %q: %w (must be >= 0; math.MinInt64 cannot be negated)", delta, h.n.Actor(), crdt.ErrInvalidAmount)
+		return errNegative(delta, h.n.Actor())
 	}
 	if err := h.n.Add(-delta); err != nil {
 		return wrapHalf("N", err)
@@ -138,18 +151,13 @@ func (c *Counter) Merge(other *Counter) error {
 		return nil
 	}
 	if err := c.p.CheckMerge(&other.p); err != nil {
-		return fmt.Errorf("pncounter: P: %w", err)
+		return wrapHalf("P", err)
 	}
 	if err := c.n.CheckMerge(&other.n); err != nil {
-		return fmt.Errorf("pncounter: N: %w", err)
+		return wrapHalf("N", err)
 	}
 	// Both checks passed, so neither merge can fail.
-	if err := c.p.Merge(&other.p); err != nil {
-		return fmt.Errorf("pncounter: P: %w", err)
-	}
-	if err := c.n.Merge(&other.n); err != nil {
-		return fmt.Errorf("pncounter: N: %w", err)
-	}
+	_, _ = c.p.Merge(&other.p), c.n.Merge(&other.n)
 	return nil
 }
 
@@ -157,34 +165,26 @@ func (c *Counter) Merge(other *Counter) error {
 // [0, math.MaxInt64], so P − N lies in [−math.MaxInt64, math.MaxInt64],
 // which int64 represents exactly. It is O(1).
 func (c *Counter) Value() int64 {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return c.p.Value() - c.n.Value()
 }
 
 // Positive returns P, the sum of all increments.
 func (c *Counter) Positive() int64 {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return c.p.Value()
 }
 
 // Negative returns N, the sum of all decrements (a non-negative number).
 func (c *Counter) Negative() int64 {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return c.n.Value()
 }
 
 // Get returns actor's contribution: its increments minus its decrements.
 // Like Value it cannot overflow.
 func (c *Counter) Get(actor crdt.ActorID) int64 {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return c.p.Get(actor) - c.n.Get(actor)
 }
 
@@ -197,9 +197,7 @@ func (c *Counter) N() *gcounter.Counter { return c.n.Clone() }
 // Actors returns every actor that has incremented or decremented, sorted by
 // byte order without duplicates.
 func (c *Counter) Actors() []crdt.ActorID {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	ps, ns := c.p.Actors(), c.n.Actors()
 	out := make([]crdt.ActorID, 0, len(ps)+len(ns))
 	i, j := 0, 0
@@ -239,9 +237,7 @@ func (c *Counter) empty() bool { return c == nil || (c.p.Len() == 0 && c.n.Len()
 
 // String formats the counter for debugging.
 func (c *Counter) String() string {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return fmt.Sprintf("pncounter(%d){P:%v N:%v}", c.Value(), &c.p, &c.n)
 }
 
@@ -257,9 +253,7 @@ type Stats struct {
 
 // Stats returns the counter's size without encoding it. It is O(actors).
 func (c *Counter) Stats() Stats {
-	if c == nil {
-		c = &Counter{} // reads as the empty counter
-	}
+	c = c.orEmpty()
 	return Stats{
 		Actors:      len(c.Actors()),
 		PActors:     c.p.Len(),

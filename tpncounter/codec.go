@@ -1,7 +1,6 @@
 package tpncounter
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -11,56 +10,25 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the encoding version written by MarshalBinary.
+// FormatVersion is the encoding version written by MarshalBinary; SPEC.md
+// 6.7 gives the layout. Inside the crdt envelope [tag, version, body]:
 //
-// Layout (msgpack), inside the crdt envelope [tag, version, body]:
-//
-//	GCounter body: [ entry... ]                 sorted by actor id, strictly ascending
-//	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ], [ [txn, amount]... ] ]
-//	                                               history, oldest first   folded record, oldest first
-//	retired entry: [ actor, seq, total, forgot ]  (version 3)
-//	               [ actor, seq, total, forgot, retired_at ]  (version 4)
-//	GCounter body: [ base, entry... ]           (version 4, a half that folded)
+//	GCounter body: [ base?, entry... ]  sorted by actor id, strictly ascending
+//	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ] history, [ [txn, amount]... ] folded ]
+//	retired entry: [ actor, seq, total, forgot, retired_at? ]
 //	base:          [ cutoff, total, forgot ]
 //	Counter body:  [ P GCounter body, N GCounter body ]
 //
-// forgot is Entry.Forgot in Unix nanoseconds (0 for none). Version 1, still
-// read, has no forgot field (entries of five fields, forgot 0); version 2
-// added it for Options.TxnTime; version 3 added retired entries (Retire),
-// of four fields; version 4 the retirement time (RetireAllAt, Unix ns > 0)
-// and the base (Fold; cutoff in Unix ns > 0). MarshalBinary writes the
-// oldest version that expresses the state: 4 for a base or a retirement
-// time, 3 for a retired entry (or a UUID id), 2 otherwise, so that a state
-// is read by every release that reads that version. A version 3 state
-// decodes as before; its retired entries have no time and never fold.
-//
-// Decoding caps: the input is at most crdt.DefaultMaxEncodedSize bytes; a
-// half holds at most Options.MaxActors live actors and MaxRetired retired
-// ones (crdt.ErrTooLarge); an entry
-// holds at most MaxEntriesPerActor transactions (crdt.ErrTooLarge); ids obey
-// crdt.MaxIDLen. Version 4 also refuses (InvBaseCutoff,
-// InvRetiredAfterCutoff) a base cutoff or retirement time of 0 or after
-// MaxForgot, and a retirement before its half's base cutoff. Decoded
-// states are checked like merged ones: 1 <= seq <=
-// MaxSeq, total >= 0, amounts > 0, a transaction at most once per actor,
-// and a value that fits in an int64 (otherwise crdt.ErrCorruptEncoding).
-// Entries no writer produces are refused with an *InvariantError (wrapping
-// crdt.ErrCorruptEncoding): forgot after MaxForgot; and in a live entry a
-// sequence number below the number of transactions it holds, a total below
-// the sum of its folded record, or more than MaxHistoryLength + 1
-// transactions in its history. One id held with two amounts, or in both halves, is a conflict Merge can
-// produce and decodes as such.
-//
-// Decoding memory: the decoder reads the input twice, first only to count
-// each entry's transactions and id bytes, then to build the state with
-// every ring, id arena and index table allocated once at its final size
-// (rings exactly as long as their entries), and then installs every entry
-// in the index at once, allocating the multi records and their holder
-// lists once at their final size (see installDecoded). What it allocates
-// is then the decoded state plus a few scratch bytes per entry and per
-// multi record: at most about 6 bytes per input byte, plus about 230 per
-// actor and 50 per transaction held by two or more actors (see
-// TestDecodeMemory).
+// MarshalBinary writes the oldest version that expresses the state: 4 for a
+// base or a retirement time, 3 for a retired entry or a UUID id (16
+// bytes), 2 otherwise; versions 1 (no forgot field) to 4 are read.
+// Decoding refuses, with crdt.ErrTooLarge, more than
+// crdt.DefaultMaxEncodedSize bytes, Options.MaxActors live or MaxRetired
+// retired actors in a half, or MaxEntriesPerActor transactions in an
+// entry; and, with crdt.ErrCorruptEncoding (an *InvariantError for the
+// invariants), anything no writer produces. The decoder allocates each
+// part of the state once at its final size: about 6 bytes per input byte
+// plus about 230 per actor and 50 per shared transaction (TestDecodeMemory).
 const FormatVersion = 4
 
 // MarshalBinary returns the deterministic encoding of g (tag
@@ -99,10 +67,6 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 		v = max(v, hv)
 	}
 	b[vpos] = byte(v)
-	return finish(b, tag)
-}
-
-func finish(b []byte, tag crdt.TypeTag) ([]byte, error) {
 	if len(b) > crdt.DefaultMaxEncodedSize {
 		return nil, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(b), crdt.DefaultMaxEncodedSize)
 	}
@@ -256,11 +220,17 @@ func (b base) encoded() []byte {
 	e.Int(b.cut)
 	e.Int(b.total)
 	e.Int(b.forgot)
-	out, err := e.Bytes()
+	return encodedBytes(e)
+}
+
+// encodedBytes returns e's encoding of a value held in memory, whose writing
+// cannot fail.
+func encodedBytes(e *wire.Encoder) []byte {
+	b, err := e.Bytes()
 	if err != nil {
-		panic(err) // writing to memory cannot fail
+		panic(err)
 	}
-	return out
+	return b
 }
 
 // encoded returns the entry's encoding, cached until the entry changes: an
@@ -273,19 +243,16 @@ func (en *entry) encoded() []byte {
 	}
 	en.encBin = false
 	e := wire.NewValueEncoder()
-	switch {
-	case en.retired && en.retiredAt != 0:
-		e.ArrayLen(timedRetiredFields)
-	case en.retired:
-		e.ArrayLen(retiredFields)
-	default:
-		e.ArrayLen(6)
+	fields := liveFields(FormatVersion)
+	if en.retired {
+		fields = retiredFields + b2i(en.retiredAt != 0) // timedRetiredFields with a time
 	}
+	e.ArrayLen(fields)
 	e.String(string(en.actor))
 	e.Uint(en.seq)
 	e.Int(en.total)
 	e.Int(en.forgot)
-	if en.retired && en.retiredAt != 0 {
+	if fields == timedRetiredFields {
 		e.Int(en.retiredAt)
 	}
 	nf, n := en.nf(), uint32(en.size())
@@ -303,12 +270,8 @@ func (en *entry) encoded() []byte {
 			e.Int(en.ring[p].amt)
 		}
 	}
-	b, err := e.Bytes()
-	if err != nil {
-		panic(err) // writing to memory cannot fail
-	}
-	en.enc = b
-	return b
+	en.enc = encodedBytes(e)
+	return en.enc
 }
 
 // UnmarshalBinary replaces g with the decoded state, keeping g's Options
@@ -353,7 +316,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 // unmarshal decodes data, of the given tag, into the empty halves: one
 // GCounter body, or the two halves of a Counter.
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
-	sizes := scanSizes(data, tag, len(halves))
+	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
@@ -380,38 +343,39 @@ type entrySize struct{ txns, idBytes int32 }
 // scanSizes reads the GCounter bodies (halves of them: 1 for a GCounter,
 // 2 for a Counter) of data with the decoder's reader, and returns the size
 // of each entry of each body, so that the decoder can allocate every ring,
-// id string and index table once and at its final size. Where it stops (at
-// the first thing the reader refuses, returning the sizes found so far)
-// the decoder fails at the same point or earlier, and the sizes only ever
-// size allocations. It allocates at most 8 bytes per entry, an entry
-// taking at least 8 bytes of input.
-func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize) {
+// id string and index table once and at its final size, and the latest
+// forgot of any entry or base (EncodedHorizon). Where it stops (at the
+// first thing the reader refuses, returning its error and the sizes found
+// so far) the decoder fails at the same point or earlier, and the sizes
+// only ever size allocations. It allocates at most 8 bytes per entry, an
+// entry taking at least 8 bytes of input.
+func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize, horizon int64, err error) {
 	r, err := openBodies(data, tag, halves)
 	if err != nil {
-		return sizes
+		return sizes, 0, err
 	}
 	var e rawEntry
 	for h := 0; h < halves; h++ {
 		n, err := r.body(MaxActorsLimit)
 		if err != nil {
-			return sizes
+			return sizes, horizon, err
 		}
 		sizes[h] = make([]entrySize, 0, min(n, r.d.Remaining()/8))
 		for r.more() {
 			if err := r.next(&e); err != nil {
-				return sizes
+				return sizes, horizon, err
 			}
-			if e.shape == baseShape {
-				continue
+			if e.shape != baseShape {
+				s, err := r.rest(&e)
+				if err != nil {
+					return sizes, horizon, err
+				}
+				sizes[h] = append(sizes[h], s)
 			}
-			s, err := r.rest(&e)
-			if err != nil {
-				return sizes
-			}
-			sizes[h] = append(sizes[h], s)
+			horizon = max(horizon, e.forgot, e.base.forgot)
 		}
 	}
-	return sizes
+	return sizes, horizon, r.d.Finish()
 }
 
 // EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
@@ -427,26 +391,10 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize)
 // it refuses (crdt.ErrCorruptEncoding) what the decoder's reader refuses,
 // among it a forgot after MaxForgot.
 func EncodedHorizon(data []byte) (time.Time, error) {
-	r, err := openBodies(data, crdt.TagTPNCounter, 2)
-	if err != nil {
-		return time.Time{}, err
+	if _, err := openBodies(data, crdt.TagTPNCounter, 2); err != nil {
+		return time.Time{}, err // the envelope's error, as the decoder reports it
 	}
-	var horizon int64
-	var e rawEntry
-	for h := 0; h < 2 && err == nil; h++ {
-		if _, err = r.body(MaxActorsLimit); err != nil {
-			break
-		}
-		for r.more() && err == nil {
-			if err = r.next(&e); err == nil && e.shape != baseShape {
-				_, err = r.rest(&e)
-			}
-			horizon = max(horizon, e.forgot, e.base.forgot)
-		}
-	}
-	if err == nil {
-		err = r.d.Finish()
-	}
+	_, horizon, err := scanSizes(data, crdt.TagTPNCounter, 2)
 	if err != nil {
 		if !errors.Is(err, crdt.ErrCorruptEncoding) {
 			err = fmt.Errorf("%w: not a well-formed tpncounter encoding: %v", crdt.ErrCorruptEncoding, err)
@@ -551,7 +499,7 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 // instead). Every id of the entry is a substring of one string, copied
 // once from the input. seen is scratch space reused across entries.
 func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
-	nh, err := r.list(0, 0)
+	nh, err := r.list(0)
 	if err != nil {
 		return nil, err
 	}
@@ -570,7 +518,7 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	}
 	for part, m, read := 0, nh, 0; part < 2; part++ {
 		if part == 1 {
-			if m, err = r.list(1, nh); err != nil {
+			if m, err = r.list(nh); err != nil {
 				return nil, err
 			}
 			if m != nf {
@@ -614,10 +562,7 @@ type idSet struct {
 
 // reset empties s for an entry of about n transactions.
 func (s *idSet) reset(n int) {
-	c := 8
-	for c < 2*n {
-		c *= 2
-	}
+	c := max(8, ringLen(2*n))
 	if cap(s.slots) < c {
 		s.slots = make([]uint32, c)
 	}
@@ -802,7 +747,6 @@ func (r *bodyReader) body(maxActors int) (int, error) {
 	return n, nil
 }
 
-// more reports whether the body has an array left to read.
 func (r *bodyReader) more() bool { return r.i < r.n }
 
 // next reads the next array's header into e: all of a base (e.shape is
@@ -880,15 +824,11 @@ func (r *bodyReader) fields(e *rawEntry) error {
 	return nil
 }
 
-// list reads the header of a live entry's history (part 0, after
-// fields) or folded record (part 1, after the nh transactions of the
-// history), and returns its length: at most MaxEntriesPerActor
-// transactions in all.
-func (r *bodyReader) list(part, nh int) (m int, err error) {
+// list reads the header of a live entry's history (after fields, nh 0)
+// or folded record (after the nh transactions of the history), and
+// returns its length: at most MaxEntriesPerActor transactions in all.
+func (r *bodyReader) list(nh int) (m int, err error) {
 	d := r.d
-	if part == 0 {
-		return d.ArrayLen(MaxEntriesPerActor)
-	}
 	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
 		return 0, err
 	}
@@ -906,7 +846,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	if at, left := d.Offset(), d.Remaining(); left >= 4 {
 		b := d.Input(at, at+min(left, 2+31+5))
 		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 2+n < len(b) {
-			if amt, k := smallAmount(b[2+n:]); k > 0 && crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "" {
+			if amt, k := wire.SmallUint(b[2+n:]); amt > 0 && crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "" {
 				d.SkipTo(at + 2 + n + k)
 				return append(dst, b[2:2+n]...), false, amt, nil
 			}
@@ -935,23 +875,6 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	return out, isUUID, amt, nil
 }
 
-// smallAmount reads, at the start of b, an integer from 1 to 2^32-1 in
-// its smallest msgpack form, and returns it and its size; the size is 0
-// when b starts with anything else.
-func smallAmount(b []byte) (int64, int) {
-	switch c := b[0]; {
-	case c >= 1 && c <= 0x7f:
-		return int64(c), 1
-	case c == 0xcc && len(b) >= 2 && b[1] > 0x7f:
-		return int64(b[1]), 2
-	case c == 0xcd && len(b) >= 3 && binary.BigEndian.Uint16(b[1:]) > 0xff:
-		return int64(binary.BigEndian.Uint16(b[1:])), 3
-	case c == 0xce && len(b) >= 5 && binary.BigEndian.Uint32(b[1:]) > 0xffff:
-		return int64(binary.BigEndian.Uint32(b[1:])), 5
-	}
-	return 0, 0
-}
-
 // skipTxns reads both lists of a live entry (after fields) and returns
 // their size: the number of transactions and the bytes of their ids'
 // text.
@@ -959,7 +882,7 @@ func (r *bodyReader) skipTxns() (entrySize, error) {
 	var s entrySize
 	var buf [crdt.MaxIDLen]byte
 	for part := 0; part < 2; part++ {
-		m, err := r.list(part, int(s.txns))
+		m, err := r.list(int(s.txns))
 		if err != nil {
 			return s, err
 		}
@@ -989,14 +912,10 @@ func (r *bodyReader) rest(e *rawEntry) (entrySize, error) {
 func readBase(d *wire.Decoder) (base, error) {
 	var b base
 	var err error
-	if b.cut, err = d.NonNegInt(); err != nil {
-		return b, err
-	}
-	if b.total, err = d.NonNegInt(); err != nil {
-		return b, err
-	}
-	if b.forgot, err = d.NonNegInt(); err != nil {
-		return b, err
+	for _, f := range []*int64{&b.cut, &b.total, &b.forgot} {
+		if *f, err = d.NonNegInt(); err != nil {
+			return b, err
+		}
 	}
 	if b.cut == 0 || b.cut > maxForgotNanos {
 		return b, invariantf(InvBaseCutoff, "base cutoff %d ns is not a time in 1970..%s (a half without a base writes none)", b.cut, MaxForgot.Format(time.RFC3339))

@@ -100,15 +100,8 @@ func conflicts(p, n *GCounter) []Conflict {
 	return out
 }
 
-// Owner returns the copy of txn that counts, if some actor holds txn: the
-// copy of the smallest actor id among those that folded it, or, when none
-// has, of the smallest actor id holding it in a history. After copies were
-// written concurrently by several actors (a retry delivered to two actors
-// at once), it names the one whose write counts in this state; a copy
-// still in flight can change the answer, so each writer may read itself
-// as the owner. It is not a way to run a side effect once: run side
-// effects from an outbox keyed by the transaction id (package ledger,
-// "Side effects").
+// Owner returns the copy of txn that counts, if some actor holds txn (see
+// Counter.Owner).
 func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if g == nil {
 		return Copy{}, false

@@ -147,13 +147,10 @@ func (c *Counter) Amount(txn crdt.TxnID) (int64, bool) {
 // has, of the smallest actor id holding it in a history (a credit wins a tie
 // with a debit of the same actor). Every duplicate rule keeps that copy and
 // removes the others, so the owner does not depend on the order in which
-// states were merged.
-//
-// When one transaction was delivered to several actors at once, each may
-// have been told Applied; Owner names the one whose copy counts, so that a
-// side effect (a receipt, a notification) can be run once, by that actor.
-// The owner is final once every state holding a copy has been merged; until
-// then a copy not yet seen may take over (an earlier fold, a smaller id).
+// states were merged. A copy not yet merged may still take over, so each
+// writer of a transaction delivered to several actors may read itself as
+// the owner: run side effects from an outbox keyed by the transaction id
+// (package ledger, "Side effects"), not from Owner.
 func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if c == nil {
 		return Copy{}, false
@@ -267,11 +264,7 @@ func (c *Counter) Horizon() time.Time {
 	if c == nil {
 		return time.Time{}
 	}
-	p, n := c.p.Horizon(), c.n.Horizon()
-	if n.After(p) {
-		return n
-	}
-	return p
+	return timeOf(max(c.p.horizonNanos(), c.n.horizonNanos()))
 }
 
 // Compact performs actor's housekeeping in both halves (see

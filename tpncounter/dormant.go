@@ -2,6 +2,7 @@ package tpncounter
 
 import (
 	"encoding/binary"
+	"iter"
 	"sort"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -25,7 +26,6 @@ type dormant struct {
 	off []uint32 // off[i] is where record i starts in enc
 }
 
-// n returns the number of records.
 func (d *dormant) n() int { return len(d.off) }
 
 // span returns the encodings of records [i, j), i < j, as one slice.
@@ -37,7 +37,6 @@ func (d *dormant) span(i, j int) []byte {
 	return d.enc[d.off[i]:end]
 }
 
-// rec returns record i's encoding.
 func (d *dormant) rec(i int) []byte { return d.span(i, i+1) }
 
 // actor returns record i's actor id (aliasing the block).
@@ -181,7 +180,6 @@ func uintAt(b []byte) (uint64, []byte) {
 // count returns the number of entries, dormant records included.
 func (g *GCounter) count() int { return len(g.entries) + g.dorm.n() }
 
-// setDorm replaces the dormant records.
 func (g *GCounter) setDorm(d dormant) {
 	g.dorm = d
 	g.order = nil // the encoding's segments change
@@ -238,17 +236,30 @@ func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
 	return seq, ok, ok
 }
 
-// each calls f with every entry, and a retired entry made from each
-// dormant record (not installed), until f returns false.
-func (g *GCounter) each(f func(*entry) bool) {
-	for _, e := range g.entries {
-		if !f(e) {
-			return
-		}
+// eachActor calls f with every actor that has an entry or a dormant
+// record, and whether its entry is live.
+func (g *GCounter) eachActor(f func(a string, live bool)) {
+	for a, e := range g.entries {
+		f(string(a), !e.retired)
 	}
-	for i := 0; i < g.dorm.n(); i++ {
-		if !f(g.dorm.entry(i)) {
-			return
+	for i := range g.dorm.n() {
+		f(string(g.dorm.actor(i)), false)
+	}
+}
+
+// all yields every entry, and a retired entry made from each dormant
+// record (not installed).
+func (g *GCounter) all() iter.Seq[*entry] {
+	return func(yield func(*entry) bool) {
+		for _, e := range g.entries {
+			if !yield(e) {
+				return
+			}
+		}
+		for i := range g.dorm.n() {
+			if !yield(g.dorm.entry(i)) {
+				return
+			}
 		}
 	}
 }

@@ -89,9 +89,7 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 	g.base.total += t
 	g.base.forgot = max(g.base.forgot, forgot)
 	g.base.cut = cut
-	if !g.horizonStale {
-		g.horizon = max(g.horizon, g.base.forgot)
-	}
+	g.horizon = max(g.horizon, g.base.forgot)
 	g.grown += baseBound
 	return n
 }

@@ -38,18 +38,15 @@ const (
 
 // String returns the outcome's name.
 func (o Outcome) String() string {
-	switch o {
-	case Applied:
-		return "applied"
-	case Duplicate:
-		return "duplicate"
-	case DuplicateFolded:
-		return "duplicate (folded)"
-	case Superseded:
-		return "superseded"
-	default:
-		return fmt.Sprintf("Outcome(%d)", uint8(o))
+	return name(o, "Outcome", [...]string{Applied: "applied", Duplicate: "duplicate", DuplicateFolded: "duplicate (folded)", Superseded: "superseded"})
+}
+
+// name returns names[v], or typ(v) when v has no name.
+func name[T ~uint8](v T, typ string, names [5]string) string {
+	if int(v) < len(names) && names[v] != "" {
+		return names[v]
 	}
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
 // Txn is one transaction held in an actor's history or folded record. Amount
@@ -126,7 +123,8 @@ type GCounter struct {
 	neg   bool
 	cross map[crdt.TxnID]struct{}
 	// horizon is the largest entry.forgot; horizonStale says it must be
-	// recomputed because an entry holding it was replaced.
+	// recomputed because an entry holding it was replaced. Raising horizon
+	// while it is stale is harmless: the recomputation overwrites it.
 	horizon      int64
 	horizonStale bool
 	// offBuf is reused as plan.ageOut by the next plan, so that
@@ -200,12 +198,7 @@ func (g *GCounter) Actors() []crdt.ActorID {
 		return nil
 	}
 	out := make([]crdt.ActorID, 0, g.count())
-	for a := range g.entries {
-		out = append(out, a)
-	}
-	for i := 0; i < g.dorm.n(); i++ {
-		out = append(out, crdt.ActorID(g.dorm.actor(i)))
-	}
+	g.eachActor(func(a string, _ bool) { out = append(out, crdt.ActorID(a)) })
 	slices.Sort(out)
 	return out
 }
@@ -317,16 +310,7 @@ const (
 
 // String returns the status name.
 func (s Status) String() string {
-	switch s {
-	case Unknown:
-		return "unknown"
-	case InHistory:
-		return "in history"
-	case Folded:
-		return "folded"
-	default:
-		return fmt.Sprintf("Status(%d)", uint8(s))
-	}
+	return name(s, "Status", [5]string{Unknown: "unknown", InHistory: "in history", Folded: "folded"})
 }
 
 // Status reports where txn is known, in O(1).
@@ -425,35 +409,16 @@ func (g *GCounter) halves() (p, n *GCounter) {
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
-	if !printableASCII(string(actor)) {
-		if err := actor.Validate(); err != nil {
-			return err
-		}
+	if err := actor.Validate(); err != nil {
+		return err
 	}
-	if !printableASCII(string(txn)) {
-		if err := txn.Validate(); err != nil {
-			return err
-		}
+	if err := txn.Validate(); err != nil {
+		return err
 	}
 	if amount <= 0 {
 		return fmt.Errorf("%w: amount %d for transaction %q must be positive", crdt.ErrInvalidAmount, amount, txn)
 	}
 	return nil
-}
-
-// printableASCII is a fast path of crdt id validation: a non-empty id of at
-// most crdt.MaxIDLen printable ASCII bytes is valid. Anything else goes
-// through the full check.
-func printableASCII(s string) bool {
-	if len(s) == 0 || len(s) > crdt.MaxIDLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // holdsAmount reports whether some holder's copy of r has amount.
@@ -582,13 +547,12 @@ func (g *GCounter) Equal(other *GCounter) bool {
 	if g.count() != other.count() || g.base != other.base {
 		return false
 	}
-	eq := true
-	g.each(func(e *entry) bool {
-		o := other.peek(e.actor)
-		eq = o != nil && compareEntries(e, o) == 0
-		return eq
-	})
-	return eq
+	for e := range g.all() {
+		if o := other.peek(e.actor); o == nil || compareEntries(e, o) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Leq reports whether g ≤ other in the merge order: every entry of g is
@@ -601,17 +565,13 @@ func (g *GCounter) Leq(other *GCounter) bool {
 	if g.base.compare(other.base) > 0 {
 		return false
 	}
-	leq := true
-	g.each(func(e *entry) bool {
+	for e := range g.all() {
 		o := other.peek(e.actor)
-		if o == nil {
-			leq = e.inBase(other.base.cut) // other's base holds it
-		} else {
-			leq = compareEntries(e, o) <= 0
+		if (o == nil && !e.inBase(other.base.cut)) || (o != nil && compareEntries(e, o) > 0) {
+			return false // absent from other (and its base), or newer than other's
 		}
-		return leq
-	})
-	return leq
+	}
+	return true
 }
 
 // mergePlan lists the entries of other that win over the receiver's.
@@ -655,42 +615,37 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	cut := mp.base.cut
 	if cut > g.base.cut {
 		mp.drop = true
-		g.each(func(e *entry) bool {
-			if e.mergeDrops(cut) {
-				retired--
-			}
-			return true
-		})
-	}
-	// gone reports a receiver's entry the drop removes.
-	gone := func(de *entry) bool { return mp.drop && de.mergeDrops(cut) }
-	// lose handles other's winning entry oe, which the winning base holds:
-	// the receiver's entry de loses to it and goes too.
-	lose := func(a crdt.ActorID, de *entry) {
-		if de != nil && !gone(de) {
-			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
-			mp.remove = append(mp.remove, a)
+		for e := range g.all() {
+			retired -= b2i(e.mergeDrops(cut))
 		}
+	}
+	// win takes other's entry oe (not installed) over the receiver's de
+	// (nil: none), unless the drop removes de. When the winning base
+	// holds oe, de loses to it and goes too.
+	win := func(a crdt.ActorID, oe, de *entry) {
+		kept := de != nil && !(mp.drop && de.mergeDrops(cut))
+		if kept {
+			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
+		}
+		if oe.mergeDrops(cut) {
+			if kept {
+				mp.remove = append(mp.remove, a)
+			}
+			return
+		}
+		live, retired = live+b2i(!oe.retired), retired+b2i(oe.retired)
+		mp.actors = append(mp.actors, a)
+		mp.newer = append(mp.newer, oe)
 	}
 	for a, oe := range other.entries {
 		de := g.peek(a)
-		ok := de != nil
-		if ok && compareEntries(oe, de) <= 0 {
+		if de != nil && compareEntries(oe, de) <= 0 {
 			continue
 		}
-		if oe.mergeDrops(cut) {
-			lose(a, de)
-			continue
-		}
-		if ok && !gone(de) {
-			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
-		}
-		live, retired = live+b2i(!oe.retired), retired+b2i(oe.retired)
 		if oe.size() > MaxEntriesPerActor {
 			return mergePlan{}, fmt.Errorf("%w: actor %q holds %d transactions, limit %d", crdt.ErrTooLarge, a, oe.size(), MaxEntriesPerActor)
 		}
-		mp.actors = append(mp.actors, a)
-		mp.newer = append(mp.newer, oe.clone())
+		win(a, oe.clone(), de)
 	}
 	mp.from = &other.dorm
 	for k := 0; k < other.dorm.n(); k++ {
@@ -709,19 +664,9 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 		if de == nil {
 			de = g.dorm.entry(i)
 		}
-		if compareEntries(oe, de) <= 0 {
-			continue
+		if compareEntries(oe, de) > 0 {
+			win(oe.actor, oe, de)
 		}
-		if oe.mergeDrops(cut) {
-			lose(oe.actor, de)
-			continue
-		}
-		if !gone(de) {
-			live, retired = live-b2i(!de.retired), retired-b2i(de.retired)
-		}
-		retired++
-		mp.actors = append(mp.actors, oe.actor)
-		mp.newer = append(mp.newer, oe)
 	}
 	if live > g.o.MaxActors {
 		return mergePlan{}, fmt.Errorf("%w: merge would hold %d live actors, limit %d", crdt.ErrTooLarge, live, g.o.MaxActors)
@@ -769,9 +714,7 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 		for _, k := range mp.picks {
 			_, total, forgot, _ := mp.from.fields(k)
 			g.val.Add(total)
-			if !g.horizonStale {
-				g.horizon = max(g.horizon, forgot)
-			}
+			g.horizon = max(g.horizon, forgot)
 		}
 		g.nretired += len(mp.picks)
 		g.setDorm(g.dorm.with(mp.from, mp.picks))
@@ -811,9 +754,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 		}
 	}
 	if to != nil {
-		if !g.horizonStale {
-			g.horizon = max(g.horizon, to.forgot)
-		}
+		g.horizon = max(g.horizon, to.forgot)
 		g.val.Add(to.total)
 		g.nretired += b2i(to.retired)
 		to.actor = actor
@@ -913,8 +854,10 @@ func (mp mergePlan) bound() int {
 var _ crdt.State[*GCounter] = (*GCounter)(nil)
 var _ crdt.Valuer = (*GCounter)(nil)
 
-// live returns the number of entries that are not retired.
 func (g *GCounter) live() int { return g.count() - g.nretired }
+
+// fits reports whether a 128-bit value is representable as an int64.
+func fits(a exact.Int128) bool { _, ok := a.Int64(); return ok }
 
 func b2i(b bool) int {
 	if b {

@@ -7,37 +7,15 @@ package tpncounter
 // per item): folding and forgetting move a boundary, appending writes the
 // next slot and the id's bytes, and nothing is copied or allocated in the
 // steady state but the occasional move of the live ids to the front of the
-// arena. The index is an open-addressing
-// table whose entries point straight at the ring item of a transaction's
-// only holder; a transaction two or more actors hold gets a small record
-// listing them instead. An Apply of a new transaction therefore reads one
-// table cache line, its actor's ring and nothing else; a duplicate check
-// reads the table line and the item it points to. The table entry of a
-// forgotten transaction is left in place and recognised as stale (its ring
-// position no longer holds that id as a live item) until a rebuild from the
-// rings drops all of them, at most once per a third as many forgotten
-// transactions as there are live ones. Decoding allocates each part of the
-// state once at its final size, rings exactly as long as their entries (see
-// FormatVersion). BENCHMARKS.md has the figures.
+// arena. The index (see table) points straight at the ring item of a
+// transaction's only holder, or at a small record listing its holders: an
+// Apply of a new transaction reads one table cache line, its actor's ring
+// and nothing else. BENCHMARKS.md has the figures.
 //
-// Encoding costs what changed. Each entry keeps its encoding once it has
-// been encoded, until it changes (its sequence number moves) or is
-// replaced, so MarshalBinary re-encodes only the entries changed since the
-// last one and copies the rest into one buffer sized in advance; the price
-// is the encoded size again in memory. MergeBinary is the read side: it
-// merges an encoded state into a counter, skipping without decoding every
-// entry whose bytes equal the encoding of the counter's own entry for that
-// actor. A reader that keeps one counter and merges each state it fetches
-// into it, as the ledger does, decodes only what other writers changed.
-//
-// Retired entries read from an encoding (by UnmarshalBinary, MergeBinary,
-// or a Merge of such a state) are held as their encodings alone, in one
-// block per half with one offset each: no object per retired actor, so
-// that the garbage collector does not visit them, and MarshalBinary copies
-// the run of them between two other entries at once. Value, Apply and
-// Compact by other actors, and the duplicate checks never read them; one
-// becomes an ordinary retired entry when its actor writes again or a
-// merge replaces it.
+// Encoding and decoding cost what changed: each entry keeps its encoding
+// until it changes (entry.encoded), and MergeBinary skips the entries whose
+// bytes equal that encoding. Retired entries read from an encoding are held
+// as their encodings alone (see dormant).
 
 import (
 	"hash/maphash"
@@ -98,21 +76,14 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // table is an open-addressing hash table with linear probing over the
 // transactions a counter knows, one entry per distinct id: the id's tag in
 // the top 32 bits and its ref in the low 32 (0 is an empty entry). An
-// entry's home is its tag scaled to the table's length (tag × length /
-// 2^32), so that a table may have any length: decoding sizes one exactly
-// for the transactions it holds (see home). Ids whose tags are
-// equal simply occupy several entries of one probe run; GCounter.find tells
-// them apart by comparing the id the ref leads to. Removal shifts the rest
-// of the run back, so no tombstones accumulate, and growing rehashes from
-// the entries alone. The table is at most 80% full, live and stale entries
-// together: entries are 8 bytes, so even then a probe for an absent id
-// usually stays within one cache line, and a denser table is one the
-// caches keep.
-//
-// An absent id usually costs one cache line of the table and nothing else;
-// a present one, that line and the item it points to. The entries of one
-// tag are interchangeable, so replace and remove may act on any entry equal
-// to the key they are given.
+// entry's home is its tag scaled to the table's length, so that decoding
+// can size one exactly. Ids of equal tags occupy several entries of one
+// run; GCounter.find tells them apart by the id the ref leads to, and
+// replace and remove may act on any entry equal to their key. Removal
+// shifts the run back (no tombstones). The table is at most 80% full, live
+// and stale entries together: entries are 8 bytes, so a probe for an
+// absent id usually stays within one cache line, and a denser table is one
+// the caches keep.
 //
 // Stale entries: when an actor forgets a transaction it alone held (the
 // steady state of every Apply), its entry is left in the table instead of
@@ -371,12 +342,8 @@ func (g *GCounter) amtOf(r ref) int64 {
 	return e.ring[p].amt
 }
 
-// owner returns the holder whose copy of r's transaction counts: the
-// smallest actor id among those that folded it, or, when none has, the
-// smallest among those holding it in a history. Every duplicate rule keeps
-// that copy and removes the others, so the choice never depends on the
-// order in which states were merged; it matters only when copies were
-// written concurrently with different amounts.
+// owner returns the holder whose copy of r's transaction counts (see
+// Counter.Owner; the record keeps it, see hold and beats).
 func (g *GCounter) owner(r ref) (*entry, uint32) {
 	if r&soloBit != 0 {
 		return g.itemOf(r &^ soloBit)
@@ -395,7 +362,8 @@ func (g *GCounter) beats(a, b loc) bool {
 	return ae.actor < be.actor
 }
 
-// hold adds holder l, already in record m's holders, to its sums and owner.
+// hold adds holder l to record m's sums and owner: l has just joined its
+// holders, or (a holder already) just folded its copy.
 func (g *GCounter) hold(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
@@ -404,18 +372,6 @@ func (g *GCounter) hold(m uint32, l loc) {
 		rec.fsum.Add(e.ring[p].amt)
 	}
 	if len(rec.holders) == 1 || g.beats(l, rec.own) {
-		rec.own = l
-	}
-}
-
-// holderFolded adds holder l of record m, which its entry has just folded, to
-// the folded sum and count.
-func (g *GCounter) holderFolded(m uint32, l loc) {
-	rec := &g.multi[m]
-	e, p := g.itemOf(l)
-	rec.fsum.Add(e.ring[p].amt)
-	rec.nfold++
-	if l != rec.own && g.beats(l, rec.own) {
 		rec.own = l
 	}
 }
@@ -544,9 +500,7 @@ func (g *GCounter) installDecoded() {
 	g.multi = make([]multiRec, 1)
 	for _, e := range g.ents {
 		g.val.Add(e.total)
-		if !g.horizonStale {
-			g.horizon = max(g.horizon, e.forgot)
-		}
+		g.horizon = max(g.horizon, e.forgot)
 		for off := uint32(0); off < uint32(e.size()); off++ {
 			p := e.pos(off)
 			it := &e.ring[p]

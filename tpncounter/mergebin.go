@@ -288,7 +288,7 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 	sc.ids, sc.items = sc.ids[:0], sc.items[:0]
 	nh, uuid := 0, false
 	for part := 0; part < 2; part++ {
-		m, err := r.list(part, nh)
+		m, err := r.list(nh)
 		if err != nil {
 			return false, err
 		}
@@ -485,9 +485,7 @@ func (g *GCounter) applyShift(s *shift, news []rawTxn, newIDs []byte) {
 	e.mid = e.head + s.nf
 	e.seq, e.total, e.forgot = s.seq, s.total, s.forgot
 	g.val.Add(e.total)
-	if !g.horizonStale {
-		g.horizon = max(g.horizon, e.forgot)
-	}
+	g.horizon = max(g.horizon, e.forgot)
 	for off := lo - s.drop; off < hi-s.drop; off++ {
 		g.install(e, off)
 	}

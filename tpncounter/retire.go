@@ -17,43 +17,24 @@ const MaxRetired = 1 << 16
 
 // Retire replaces actor's entry by a retired one, so that the state stops
 // carrying an actor that no longer writes: the retired entry keeps the
-// actor's sequence number and, as its total, everything the actor counted
-// (its folded total plus its history), and drops its history and folded
-// record. The value does not change. Any replica may retire any actor; it
-// reports whether it did.
+// actor's sequence number and, as its total, everything the actor counted,
+// and drops its history and folded record. The value does not change. Any
+// replica may retire any actor; it reports whether it did. It retires
+// nothing (false) when actor has no live entry, or when another actor (in
+// either half) still holds one of its transactions: retire again once the
+// others have let go (they do as they compact). The exception is a copy
+// that does not count while the one that does is folded (its holder
+// forgets it only once no other actor holds it): actor's copy then leaves
+// without counting.
 //
-// It retires nothing (false) when actor has no live entry, or when another
-// actor (in either half) still holds one of its transactions, in a history
-// or a folded record: the owner rules count such a transaction through
-// both holders' records, so one of them cannot go first. Retire again
-// once the others have let go (they do as they compact). The exception is
-// a copy that does not count while the one that does is folded: that
-// copy's holder would keep it for ever (it forgets the transaction only
-// once no other actor holds it), so actor's copy leaves without counting.
-//
-// Why retiring is safe, and what it costs:
-//
-//   - A retirement is written under the sequence number it retired and wins
-//     over that live entry in Merge, and every replica that retires the same
-//     entry writes the same retired entry, so retirements racing each other
-//     converge. It loses to any later write of the actor: an actor retired by
-//     mistake, or whose last writes were still in flight, continues from a
-//     state whose entry is larger, and its totals count everything once.
-//   - Retiring forgets the actor's transactions, as folding and forgetting
-//     do, all at once: a retry of one of them is no longer recognised. With
-//     Options.TxnTime the retired entry's Forgot is the newest time among
-//     them, so the horizon refuses such a retry (crdt.ErrOutsideWindow)
-//     instead of counting it twice; untimed, it is counted again. Retire
-//     only actors that have stopped writing for longer than any retry of
-//     their transactions can take (the ledger's ledger.Options.RetireAfter).
-//   - The exactly-once assumption of SPEC.md 6.8 applies as it does to
-//     forgetting: every state holding one of the actor's
-//     transactions must be merged before the actor is retired.
-//
-// A retired entry costs its actor id and three integers; one read from an
-// encoding is held as its encoding alone (see the implementation notes at
-// the top of index.go). Retired entries are bounded by MaxRetired per half and do not
-// count against MaxActors.
+// A retirement wins over the live entry it replaces and loses to any later
+// write of the actor, so racing retirements converge and an actor retired
+// by mistake is still counted once. Retiring forgets the actor's
+// transactions: untimed, a retry of one counts again; with Options.TxnTime
+// the horizon refuses it. Retire only actors idle for longer than any
+// retry can take (ledger.Options.RetireAfter), once every state holding
+// their transactions is merged (SPEC.md 6.10). Retired entries are bounded
+// by MaxRetired per half and do not count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)
 }
@@ -170,11 +151,7 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 			total.Sub(e.ring[q].amt) // in its total, but another copy counts
 		}
 		if g.o.TxnTime != nil {
-			if e.times != nil && e.times[q] != 0 {
-				forgot = max(forgot, e.times[q])
-			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(id)))); ok { // a copy: TxnTime may keep it
-				forgot = max(forgot, at.UnixNano())
-			}
+			forgot = max(forgot, g.timeAt(e, q))
 		}
 	}
 	t, ok := total.Int64()
@@ -196,28 +173,20 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 	return func(yield func(crdt.ActorID, uint64) bool) {
 		c.link()
-		for a, e := range c.p.entries {
-			v, live := e.seq, !e.retired
-			if ns, nr, ok := c.n.lookup(string(a)); ok {
-				v += ns
-				live = live || !nr
-			}
-			if live && !yield(a, v) {
-				return
-			}
-		}
-		// The other live actors: live in the debit half only (retired
-		// or absent in the credit half, which may hold it dormant).
-		for a, e := range c.n.entries {
-			if _, ok := c.p.entries[a]; ok || e.retired {
-				continue
-			}
-			v := e.seq
-			if ps, _, ok := c.p.lookup(string(a)); ok {
-				v += ps
-			}
-			if !yield(a, v) {
-				return
+		halves := [2]*GCounter{&c.p, &c.n}
+		for h, g := range halves {
+			for a, e := range g.entries {
+				if h == 1 && (c.p.entries[a] != nil || e.retired) {
+					continue // the credit half's walk has it, or it is not live here
+				}
+				v, live := e.seq, !e.retired
+				if s, r, ok := halves[1-h].lookup(string(a)); ok {
+					v += s
+					live = live || !r
+				}
+				if live && !yield(a, v) {
+					return
+				}
 			}
 		}
 	}
@@ -230,14 +199,9 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 // whether a state includes a given write of the actor.
 func (c *Counter) Version(actor crdt.ActorID) uint64 {
 	c.link()
-	var v uint64
-	if s, _, ok := c.p.lookup(string(actor)); ok {
-		v += s
-	}
-	if s, _, ok := c.n.lookup(string(actor)); ok {
-		v += s
-	}
-	return v
+	p, _, _ := c.p.lookup(string(actor)) // 0 when it has no entry
+	n, _, _ := c.n.lookup(string(actor))
+	return p + n
 }
 
 // Transactions yields every transaction that actor's live entries hold, in

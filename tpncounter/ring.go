@@ -102,22 +102,21 @@ var _ = [1]struct{}{}[crdt.MaxIDLen>>idBits]
 var _ = [1]struct{}{}[(2*(MaxEntriesPerActor+1)*crdt.MaxIDLen)>>(32-idBits)]
 
 // newEntry returns an empty entry whose ring holds n items without growing.
-func newEntry(actor crdt.ActorID, n int) *entry {
+func newEntry(actor crdt.ActorID, n int) *entry { return newExactEntry(actor, ringLen(n), 0) }
+
+// ringLen returns the smallest power of two that is at least n and 2.
+func ringLen(n int) int {
 	c := 2
 	for c < n {
 		c *= 2
 	}
-	return &entry{actor: actor, mask: uint32(c - 1), ring: make([]item, c), idAt: make([]uint32, c)}
+	return c
 }
 
 // newExactEntry returns an empty entry whose ring is exactly n items long
 // (see entry), with room for idBytes bytes of ids.
 func newExactEntry(actor crdt.ActorID, n, idBytes int) *entry {
-	c := 2
-	for c < n {
-		c *= 2
-	}
-	return &entry{actor: actor, mask: uint32(c - 1), ring: make([]item, n), idAt: make([]uint32, n), ids: make([]byte, 0, idBytes)}
+	return &entry{actor: actor, mask: uint32(ringLen(n) - 1), ring: make([]item, n), idAt: make([]uint32, n), ids: make([]byte, 0, idBytes)}
 }
 
 // id returns the id of the item at ring position p. The string shares the
@@ -170,13 +169,11 @@ func (e *entry) size() int             { return int(e.tail - e.head) }
 func (e *entry) nf() uint32            { return e.mid - e.head }
 func (e *entry) pos(off uint32) uint32 { return (e.head + off) & e.mask }
 
-// offOf returns the offset of ring position p.
 func (e *entry) offOf(p uint32) uint32 { return (p - e.head) & e.mask }
 
 // foldedAt reports whether the item at ring position p is folded.
 func (e *entry) foldedAt(p uint32) bool { return e.offOf(p) < e.nf() }
 
-// locAt returns the location of ring position p.
 func (e *entry) locAt(p uint32) loc { return e.aix<<posBits | p }
 
 // clone copies e. Its positions are unchanged, so a clone is valid in a

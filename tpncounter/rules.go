@@ -85,15 +85,17 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	// their other holders let go. Deferred items take room of their own and
 	// never push a newer item out early, so an id stays known until its
 	// holder has made HistoryLength + FoldedLength later writes.
-	for off := uint32(0); off < nf && excess > 0; off++ {
-		if len(p.unfold) > 0 && slices.Contains(p.unfold, off) {
-			continue
-		}
-		if forgetAll || solo || (e.ring[e.pos(off)].multi == 0 && !slices.Contains(keep, off)) {
+	age := func(off uint32, it *item) {
+		if forgetAll || solo || (it.multi == 0 && !slices.Contains(keep, off)) {
 			p.ageOut = append(p.ageOut, off)
 			excess--
 		} else if !shrink {
 			excess--
+		}
+	}
+	for off := uint32(0); off < nf && excess > 0; off++ {
+		if len(p.unfold) == 0 || !slices.Contains(p.unfold, off) {
+			age(off, &e.ring[e.pos(off)])
 		}
 	}
 	for off, folded := nf, 0; folded < p.fold; off++ {
@@ -104,12 +106,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 		it := &e.ring[e.pos(off)]
 		total.Add(it.amt)
 		if excess > 0 {
-			if forgetAll || solo || (it.multi == 0 && !slices.Contains(keep, off)) {
-				p.ageOut = append(p.ageOut, off)
-				excess--
-			} else if !shrink {
-				excess--
-			}
+			age(off, it)
 		}
 	}
 	t, ok := total.Int64()
@@ -120,15 +117,22 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	p.forgot = e.forgot
 	if g.o.TxnTime != nil {
 		for _, off := range p.ageOut {
-			q := e.pos(off)
-			if e.times != nil && e.times[q] != 0 {
-				p.forgot = max(p.forgot, e.times[q])
-			} else if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(e.id(q))))); ok { // a copy: TxnTime may keep it
-				p.forgot = max(p.forgot, at.UnixNano())
-			}
+			p.forgot = max(p.forgot, g.timeAt(e, e.pos(off)))
 		}
 	}
 	return p, nil
+}
+
+// timeAt returns the time (Options.TxnTime, set) of e's item at ring
+// position q in Unix nanoseconds, cached or read from its id; 0 for none.
+func (g *GCounter) timeAt(e *entry, q uint32) int64 {
+	if e.times != nil && e.times[q] != 0 {
+		return e.times[q]
+	}
+	if at, ok := g.txnTime(crdt.TxnID(strings.Clone(string(e.id(q))))); ok { // a copy: TxnTime may keep it
+		return at.UnixNano()
+	}
+	return 0
 }
 
 // classify applies the duplicate rules to e's item at offset off, whose
@@ -244,9 +248,7 @@ func (g *GCounter) commit(e *entry, p plan) {
 	g.val.Add(p.total - e.total)
 	e.total = p.total
 	e.forgot = p.forgot
-	if !g.horizonStale {
-		g.horizon = max(g.horizon, p.forgot)
-	}
+	g.horizon = max(g.horizon, p.forgot)
 	ageOut := p.ageOut
 	if len(p.drop)+len(p.unfold) > 0 {
 		removed := append(slices.Clone(p.unfold), p.drop...) // ascending: folded offsets come first
@@ -272,7 +274,7 @@ func (g *GCounter) commit(e *entry, p plan) {
 	if !solo {
 		for off := nf; off < nf+uint32(p.fold); off++ {
 			if q := e.pos(off); e.ring[q].multi != 0 {
-				g.holderFolded(e.ring[q].multi, e.locAt(q))
+				g.hold(e.ring[q].multi, e.locAt(q))
 			}
 			g.contrib(&g.val, 1, g.refAt(e, off))
 		}

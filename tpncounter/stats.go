@@ -47,33 +47,18 @@ func (c *Counter) Stats() Stats {
 		return Stats{}
 	}
 	p, n := c.p.Stats(), c.n.Stats()
-	actors, retired := 0, 0
-	count := func(live bool) {
-		if live {
-			actors++
-		} else {
-			retired++
+	var actors [2]int // retired, live
+	count := func(live bool) { actors[b2i(live)]++ }
+	c.p.eachActor(func(a string, live bool) {
+		_, nr, ok := c.n.lookup(a)
+		count(live || (ok && !nr))
+	})
+	c.n.eachActor(func(a string, live bool) {
+		if _, _, ok := c.p.lookup(a); !ok { // else counted with the credit half
+			count(live)
 		}
-	}
-	for a, e := range c.p.entries {
-		_, nr, ok := c.n.lookup(string(a))
-		count(!e.retired || (ok && !nr))
-	}
-	for i := 0; i < c.p.dorm.n(); i++ {
-		_, nr, ok := c.n.lookup(string(c.p.dorm.actor(i)))
-		count(ok && !nr)
-	}
-	for a, e := range c.n.entries {
-		if _, _, ok := c.p.lookup(string(a)); !ok {
-			count(!e.retired)
-		}
-	}
-	for i := 0; i < c.n.dorm.n(); i++ {
-		if _, _, ok := c.p.lookup(string(c.n.dorm.actor(i))); !ok {
-			count(false)
-		}
-	}
-	return Stats{Actors: actors, Retired: retired, Transactions: p.Transactions + n.Transactions,
+	})
+	return Stats{Actors: actors[1], Retired: actors[0], Transactions: p.Transactions + n.Transactions,
 		History: p.History + n.History, Folded: p.Folded + n.Folded, Deferred: p.Deferred + n.Deferred,
 		Conflicts: len(c.Conflicts())}
 }

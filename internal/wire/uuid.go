@@ -103,16 +103,6 @@ func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) (out []byte, isUUID bool,
 	return append(dst, raw...), false, nil
 }
 
-// TxnIDLen reads a transaction id as TxnIDBytes does and returns the length
-// of its text, without building it.
-func (d *Decoder) TxnIDLen(uuidBin bool) (int, error) {
-	raw, isUUID, err := d.txnID(uuidBin)
-	if isUUID {
-		return UUIDTextLen, err
-	}
-	return len(raw), err
-}
-
 // txnID reads a transaction id: the 16 bytes of a UUID (isUUID) or the
 // bytes of a str, both sub-slices of the input.
 func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {

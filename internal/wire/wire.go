@@ -47,9 +47,7 @@ const maxPooledBuf = 64 << 10
 // version already written. The caller then writes exactly one body value
 // and calls Bytes once, after which the encoder must not be used.
 func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
-	e := encoders.Get().(*Encoder)
-	e.buf.Reset()
-	e.err = nil
+	e := NewValueEncoder()
 	e.ArrayLen(crdt.EnvelopeLen)
 	e.String(string(tag))
 	e.Uint(version)
@@ -339,29 +337,23 @@ func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 }
 
 // Actor reads and validates an actor id.
-func (d *Decoder) Actor() (crdt.ActorID, error) {
-	s, err := d.String(crdt.MaxIDLen)
-	if err != nil {
-		return "", err
-	}
-	a := crdt.ActorID(s)
-	if err := a.Validate(); err != nil {
-		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
-	}
-	return a, nil
-}
+func (d *Decoder) Actor() (crdt.ActorID, error) { return readID[crdt.ActorID](d) }
 
 // Txn reads and validates a transaction id.
-func (d *Decoder) Txn() (crdt.TxnID, error) {
+func (d *Decoder) Txn() (crdt.TxnID, error) { return readID[crdt.TxnID](d) }
+
+func readID[T interface {
+	~string
+	Validate() error
+}](d *Decoder) (T, error) {
 	s, err := d.String(crdt.MaxIDLen)
 	if err != nil {
 		return "", err
 	}
-	t := crdt.TxnID(s)
-	if err := t.Validate(); err != nil {
+	if err := T(s).Validate(); err != nil {
 		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 	}
-	return t, nil
+	return T(s), nil
 }
 
 // minimalCode is the code msgpack's smallest form uses for v.
@@ -423,33 +415,33 @@ func (d *Decoder) Int() (int64, error) {
 // nothing and reports false, and the caller takes the general path, which
 // also reports every error.
 func (d *Decoder) smallUint() (int64, bool) {
-	pos := len(d.data) - d.r.Len()
-	b := d.data[pos:]
-	if len(b) == 0 {
-		return 0, false
-	}
-	var v int64
-	n := 0
-	switch c := b[0]; {
-	case c <= msgpcode.PosFixedNumHigh:
-		v, n = int64(c), 1
-	case c == msgpcode.Uint8 && len(b) >= 2 && b[1] > msgpcode.PosFixedNumHigh:
-		v, n = int64(b[1]), 2
-	case c == msgpcode.Uint16 && len(b) >= 3:
-		v, n = int64(binary.BigEndian.Uint16(b[1:])), 3
-		if v <= math.MaxUint8 {
-			return 0, false
-		}
-	case c == msgpcode.Uint32 && len(b) >= 5:
-		v, n = int64(binary.BigEndian.Uint32(b[1:])), 5
-		if v <= math.MaxUint16 {
-			return 0, false
-		}
-	default:
+	pos := d.Offset()
+	v, n := SmallUint(d.data[pos:])
+	if n == 0 {
 		return 0, false
 	}
 	d.SkipTo(pos + n)
 	return v, true
+}
+
+// SmallUint reads, at the start of b, an integer from 0 to 2^32−1 in its
+// smallest msgpack form, and returns it and its size; the size is 0 when b
+// starts with anything else (or is empty).
+func SmallUint(b []byte) (int64, int) {
+	if len(b) == 0 {
+		return 0, 0
+	}
+	switch c := b[0]; {
+	case c <= msgpcode.PosFixedNumHigh:
+		return int64(c), 1
+	case c == msgpcode.Uint8 && len(b) >= 2 && b[1] > msgpcode.PosFixedNumHigh:
+		return int64(b[1]), 2
+	case c == msgpcode.Uint16 && len(b) >= 3 && binary.BigEndian.Uint16(b[1:]) > math.MaxUint8:
+		return int64(binary.BigEndian.Uint16(b[1:])), 3
+	case c == msgpcode.Uint32 && len(b) >= 5 && binary.BigEndian.Uint32(b[1:]) > math.MaxUint16:
+		return int64(binary.BigEndian.Uint32(b[1:])), 5
+	}
+	return 0, 0
 }
 
 func (d *Decoder) anyInt() (int64, error) {
@@ -656,10 +648,7 @@ func AppendArrayHeader(dst []byte, n int) []byte {
 // AppendEnvelope appends the envelope NewEncoder starts with, for a codec
 // that assembles its encoding from parts it already holds encoded.
 func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
-	e := NewValueEncoder()
-	e.ArrayLen(crdt.EnvelopeLen)
-	e.String(string(tag))
-	e.Uint(version)
+	e := NewEncoder(tag, version)
 	dst = append(dst, e.buf.Bytes()...)
 	encoders.Put(e)
 	return dst
