@@ -52,6 +52,10 @@ const simKey = "sim"
 
 type recorder struct {
 	store.Siblings
+	// mu makes Puts one at a time: a ledger writes several transaction
+	// records at once, and the layers below (holder's source, note's
+	// maps) are not safe for concurrent use.
+	mu     sync.Mutex
 	inner  *memory.Siblings
 	landed map[crdt.TxnID]int64
 	opts   tpncounter.Options
@@ -59,8 +63,10 @@ type recorder struct {
 }
 
 // Put records every transaction of a value that landed (it is among the live
-// siblings right after the call; the simulation is sequential).
+// siblings right after the call; Puts run one at a time).
 func (r *recorder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	err := r.Siblings.Put(ctx, key, actor, value, token)
 	if ferr := r.note(ctx, key, value); ferr != nil {
 		return ferr

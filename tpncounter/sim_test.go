@@ -768,19 +768,30 @@ func TestSimulationExactlyOnce(t *testing.T) {
 	props.Property("exactly once with history 1, folded record 1 and late resends", simProp(tight, &st))
 	props.Property("exactly once with idle actors retired, racing each other and their own last writes", simProp(retireSimParams(), &st))
 	props.TestingRun(t)
-	// A retirement racing the actor's own write in doubt is rare: when
-	// the schedules above had none, run more retirement schedules
-	// (seeded from the same seed) until one has, each still checked.
+	// A retirement racing the actor's own write in doubt is rare, and so
+	// (in some seeds) is a conflicting copy that lands: when the schedules
+	// above had none, run more schedules of that kind (seeded from the
+	// same seed) until one has, each still checked.
 	extra := 0
-	for rng := rand.New(rand.NewSource(params.Rng.Int63())); st.racedOwnWrite == 0 && extra < proptest.Scale(4000); extra++ {
-		seed := rng.Int63()
-		s := newSim(retireSimParams(), seed)
-		s.stats = &st
-		if err := s.run(); err != nil {
-			t.Fatalf("retirement schedule seed %d: %v", seed, err)
+	rng := rand.New(rand.NewSource(params.Rng.Int63()))
+	for _, more := range []struct {
+		missing func() bool
+		p       simParams
+	}{
+		{func() bool { return st.racedOwnWrite == 0 }, retireSimParams()},
+		{func() bool { return st.conflicts == 0 }, defaultSimParams()},
+	} {
+		for n := 0; more.missing() && n < proptest.Scale(4000); n++ {
+			seed := rng.Int63()
+			s := newSim(more.p, seed)
+			s.stats = &st
+			if err := s.run(); err != nil {
+				t.Fatalf("schedule seed %d: %v", seed, err)
+			}
+			extra++
 		}
 	}
-	t.Logf("%d more retirement schedules run to meet a race with the actor's own write", extra)
+	t.Logf("%d more schedules run to meet a race with the actor's own write and a conflict", extra)
 	t.Logf("%d schedules of %d steps, %d actors; steps with siblings %d, with a txn held by two actors %d; "+
 		"landed txns already forgotten (checked) %d; duplicates recognised %d, of them via a folded record %d; "+
 		"retries inside the window (each recognised) %d; steps with deferred ids %d; conflicted ids checked %d, retries superseded %d",
