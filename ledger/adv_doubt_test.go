@@ -602,3 +602,115 @@ func statusOutcome(t *testing.T, c *tpncounter.Counter, txn crdt.TxnID, amount i
 	require.NoError(t, err)
 	return out
 }
+
+// TestAdvIdleWriterWhoseCopyDoesNotCountRetires plays SPEC.md 6.10's
+// exception through ledgers (default History and Folded length, 10/10):
+// incarnation m's write of u and x is held in flight (both calls answered
+// ambiguous_write); the caller retries x on ledger a, whose writer has the
+// smaller id, and a folds x; then m's puts land and m never calls again.
+// Its copy of x does not count. Writer a, still holding x, retires m once
+// m is idle for RetireAfter; the value does not change; retries of x and u
+// on a, on another ledger, on a new incarnation of m and on a Book are
+// duplicates; a writes on until it forgets x, and both are still
+// recognised from their records; stale siblings from before the
+// retirement (m's live entry, a's older entry) count nothing twice.
+//
+// Seen to fail against tpncounter/retire.go with the exception removed
+// (`if owns || rec.nfold == 0` made `if true`: "m is retired"), and
+// against ledger.go's retirePass writing no records before retiring
+// (`s.recorded = l.recordRetiring(...)` made `s.recorded = true`: the
+// retry of u "counted again").
+func TestAdvIdleWriterWhoseCopyDoesNotCountRetires(t *testing.T) {
+	ctx := context.Background()
+	plan := &doubtPlan{}
+	mem := memory.NewSiblings()
+	fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	a := advLedger(t, fs, clock, "a", time.Hour)
+	m := advLedger(t, fs, clock, "m", -1)
+	amounts := map[crdt.TxnID]int64{"open": 1000, "u": 7, "x": 5}
+	credit := func(l *ledger.Ledger, x crdt.TxnID, amount int64) {
+		t.Helper()
+		amounts[x] = amount
+		res, err := l.Update(ctx, x, amount)
+		require.NoError(t, err, x)
+		require.Equal(t, tpncounter.Applied, res.Outcome, x)
+	}
+	credit(a, "open", 1000)
+	// m's two calls: every put held in flight.
+	plan.set(repeat(faulty.Hold, 4), nil, nil)
+	for _, x := range []crdt.TxnID{"u", "x"} {
+		_, err := m.Update(ctx, x, amounts[x])
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, x)
+	}
+	plan.set(nil, nil, nil)
+	credit(a, "x", 5) // the caller's retry of x elsewhere
+	for i := range 12 {
+		credit(a, crdt.TxnID(fmt.Sprintf("a%d", i)), 1)
+	}
+	require.NoError(t, fs.DeliverAll()) // m's puts land late
+	var want int64
+	sum := func() int64 {
+		want = 0
+		for _, v := range amounts {
+			want += v
+		}
+		return want
+	}
+	before := stored(t, mem)
+	require.Equal(t, sum(), before.Value(), "x counted once after m's late puts")
+	owner, ok := before.Owner("x")
+	require.True(t, ok)
+	require.Equal(t, a.Writer(), owner.Actor, "a's copy counts")
+	require.True(t, owner.Folded, "a has folded x")
+	require.Equal(t, []crdt.ActorID{m.Writer()}, liveOf(before, []crdt.ActorID{m.Writer()}))
+	staleSibs, _, err := mem.Fetch(ctx, advKey)
+	require.NoError(t, err)
+
+	// a sees m, then, an hour on, retires it.
+	credit(a, "b0", 1)
+	clock.Add(2 * time.Hour)
+	credit(a, "b1", 1)
+	credit(a, "b2", 1)
+	after := stored(t, mem)
+	require.Empty(t, liveOf(after, []crdt.ActorID{m.Writer()}), "m is retired")
+	require.Equal(t, sum(), after.Value(), "retiring m changed the value")
+
+	book, err := ledger.NewBook(fs, ledger.BookOptions{Options: ledger.Options{Actor: "c", RetireAfter: -1, Clock: clock.Now}})
+	require.NoError(t, err)
+	retry := func(when string) {
+		t.Helper()
+		for i, l := range []*ledger.Ledger{a, advLedger(t, fs, clock, "b", -1), advLedger(t, fs, clock, "m", -1)} {
+			for _, x := range []crdt.TxnID{"x", "u"} {
+				res, err := l.Update(ctx, x, amounts[x])
+				require.NoError(t, err)
+				require.True(t, isRecognised(res.Outcome), "%s: retry %d of %s counted again: %v", when, i, x, res.Outcome)
+			}
+		}
+		for _, x := range []crdt.TxnID{"x", "u"} {
+			res, err := book.Update(ctx, advKey, x, amounts[x])
+			require.NoError(t, err)
+			require.True(t, isRecognised(res.Outcome), "%s: Book retry of %s counted again: %v", when, x, res.Outcome)
+		}
+		v, err := a.Value(ctx)
+		require.NoError(t, err)
+		require.Equal(t, sum(), v, when)
+	}
+	retry("after the retirement")
+
+	// a writes on until it forgets x.
+	for i := range 25 {
+		credit(a, crdt.TxnID(fmt.Sprintf("c%d", i)), 1)
+	}
+	require.Equal(t, tpncounter.Status(tpncounter.Unknown), stored(t, mem).Status("x"), "a forgot x")
+	retry("after a forgot x")
+
+	// Stale siblings from before the retirement are put back.
+	for _, b := range staleSibs {
+		require.NoError(t, mem.Put(ctx, advKey, "stale", b, nil))
+	}
+	require.Equal(t, sum(), stored(t, mem).Value(), "stale siblings merged")
+	retry("after stale siblings")
+	credit(a, "d0", 1)
+	require.Equal(t, sum(), stored(t, mem).Value(), "a's write over the stale siblings")
+}
