@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"slices"
@@ -273,43 +274,54 @@ func doubtSeed(t *testing.T) int64 {
 	return time.Now().UnixNano()
 }
 
-// TestAdvHoldBackUnderAmbiguousPuts drives one ledger with History and
-// Folded length 1/1 and 2/2 through puts of the account key that fail
-// at random (lost, lost acknowledgement, held in flight and delivered
-// later, refused), refused record Puts and stale reads; some steps send
-// two calls at once (MaxGroup 2). After every call:
+// TestAdvHoldBackUnderAmbiguousPuts drives one ledger, or two on one
+// account, with History and Folded length 1/1 and 2/2 through puts of the
+// account key that fail at random (lost, lost acknowledgement, held in
+// flight and delivered later, refused), refused record Puts and stale
+// reads; some steps send two calls at once (MaxGroup 2), some retry a call
+// not answered (with two ledgers, on either). After every step:
 //
 //   - every transaction the store has held is still known to the counter
 //     or has a record (none is folded out before it is recorded);
-//   - a call that fails unavailable without ambiguous_write did not land,
-//     then or later;
+//   - a transaction whose every call failed unavailable without
+//     ambiguous_write has not landed, then or later;
 //
-// and once the store recovers the next call succeeds. Finally every call
-// not answered is made again on another ledger, and the value counts each
-// transaction that was not refused exactly once.
+// once the store recovers the first call on each ledger succeeds; finally
+// every transaction not answered is retried on a third ledger, and the
+// value counts each transaction not refused exactly once (with two
+// ledgers: at least once; see TestAdvLateOwnCopyIsTakenBack).
 //
-// Seen to fail against the hold-back rule of group.go removed
-// (windowOf(l.copts) replaced by 1<<30): "folded out before it was
-// recorded" within the first cases.
+// Seen to fail against group.go with the hold-back rule removed
+// (windowOf(l.copts) made 1<<30: "folded out before it was recorded" and
+// "counted once"), without the write of the pending write alone
+// (`landed := true` made false: "the first call ... after the store
+// recovered"), and with heldError returning err unchanged ("answered
+// unavailable (not ambiguous) but landed").
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvHoldBackUnderAmbiguousPuts$'
 // (calls sent two at once group as the scheduler lets them, so a replay
-// may differ in those steps). Scale: COUNTERKIT_CASES=<n>.
+// may differ in those steps). Scale: COUNTERKIT_CASES=<n> (cases per
+// configuration).
 func TestAdvHoldBackUnderAmbiguousPuts(t *testing.T) {
 	seed := doubtSeed(t)
 	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvHoldBackUnderAmbiguousPuts$'", seed, seed)
-	cases := envCases(t, 40)
-	for _, hf := range []int{1, 2} {
-		for c := range cases {
-			caseSeed := seed + int64(hf*1_000_003+c)
-			t.Run(fmt.Sprintf("H=F=%d/case%d", hf, c), func(t *testing.T) {
-				holdBackCase(t, caseSeed, hf, 40)
-			})
+	cases := envCases(t, 25)
+	for _, two := range []bool{false, true} {
+		for _, hf := range []int{1, 2} {
+			for c := range cases {
+				caseSeed := seed + int64(hf*1_000_003+c)
+				if two {
+					caseSeed += 7_000_001
+				}
+				t.Run(fmt.Sprintf("writers=%d/H=F=%d/case%d", 1+b2i(two), hf, c), func(t *testing.T) {
+					holdBackCase(t, caseSeed, hf, 40, two)
+				})
+			}
 		}
 	}
 }
 
-func holdBackCase(t *testing.T, seed int64, hf, steps int) {
+func holdBackCase(t *testing.T, seed int64, hf, steps int, two bool) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
 	var mu sync.Mutex
@@ -342,6 +354,11 @@ func holdBackCase(t *testing.T, seed int64, hf, steps int) {
 		}
 		return faulty.Pass
 	}
+	setFaults := func(on bool) {
+		mu.Lock()
+		faults = on
+		mu.Unlock()
+	}
 	mem := memory.NewSiblings()
 	fs := faulty.NewSiblings(mem, faulty.Options{Policy: policy})
 	copts := tpncounter.Options{HistoryLength: hf, FoldedLength: hf}
@@ -350,26 +367,34 @@ func holdBackCase(t *testing.T, seed int64, hf, steps int) {
 		require.NoError(t, err)
 		return l
 	}
-	a := mk("a", 2)
+	ledgers := []*ledger.Ledger{mk("a", 2)}
+	if two {
+		ledgers = append(ledgers, mk("b", 2))
+	}
 	amounts := map[crdt.TxnID]int64{}
-	refused := map[crdt.TxnID]bool{}    // failed unavailable without ambiguous_write
-	unanswered := map[crdt.TxnID]bool{} // failed ambiguous_write (or refused)
+	answered := map[crdt.TxnID]bool{}
+	unanswered := map[crdt.TxnID]bool{} // some call failed ambiguous_write, none answered
+	refused := map[crdt.TxnID]bool{}    // every call failed unavailable without ambiguous_write
 	seen := map[crdt.TxnID]bool{}       // held by the store at some check
-	var next int
-	call := func(x crdt.TxnID) error {
-		res, err := a.Update(ctx, x, amounts[x])
-		t.Logf("%s %d: %v %v (held %d, pending %v)", x, amounts[x], res.Outcome, err, fs.Held(), a.Pending())
+	note := func(x crdt.TxnID, err error) {
 		switch {
 		case err == nil:
+			answered[x] = true
+			delete(unanswered, x)
+			delete(refused, x)
+		case answered[x]:
 		case errors.Is(err, crdt.ErrAmbiguousWrite):
 			unanswered[x] = true
+			delete(refused, x)
 		case errors.Is(err, crdt.ErrUnavailable):
-			refused[x] = true
+			if !unanswered[x] {
+				refused[x] = true
+			}
 		default:
 			require.NoError(t, err, x)
 		}
-		return err
 	}
+	var next int
 	newTxn := func() crdt.TxnID {
 		next++
 		x := crdt.TxnID(fmt.Sprintf("x%03d", next))
@@ -380,14 +405,10 @@ func holdBackCase(t *testing.T, seed int64, hf, steps int) {
 		return x
 	}
 	amounts["open"] = 1_000_000
-	mu.Lock()
-	faults = false
-	mu.Unlock()
-	_, err := a.Update(ctx, "open", amounts["open"])
+	setFaults(false)
+	_, err := ledgers[0].Update(ctx, "open", amounts["open"])
 	require.NoError(t, err)
-	mu.Lock()
-	faults = true
-	mu.Unlock()
+	setFaults(true)
 	check := func(step int) {
 		st := stored(t, mem)
 		for x := range amounts {
@@ -409,52 +430,53 @@ func holdBackCase(t *testing.T, seed int64, hf, steps int) {
 			t.Logf("deliver %v", fs.HeldCalls()[0])
 			require.NoError(t, fs.Deliver(0))
 		}
-		if rng.Intn(3) == 0 {
-			xs := []crdt.TxnID{newTxn(), newTxn()}
-			var wg sync.WaitGroup
-			errs := make([]error, 2)
-			for i, x := range xs {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					_, errs[i] = a.Update(ctx, x, amounts[x])
-				}()
-			}
-			wg.Wait()
-			t.Logf("group %v: %v (held %d, pending %v)", xs, errs, fs.Held(), a.Pending())
-			for i, x := range xs {
-				switch err := errs[i]; {
-				case err == nil:
-				case errors.Is(err, crdt.ErrAmbiguousWrite):
-					unanswered[x] = true
-				case errors.Is(err, crdt.ErrUnavailable):
-					refused[x] = true
-				default:
-					require.NoError(t, err, x)
-				}
-			}
-		} else {
-			_ = call(newTxn())
+		l := ledgers[rng.Intn(len(ledgers))]
+		var xs []crdt.TxnID
+		switch r := rng.Intn(6); {
+		case r < 2:
+			xs = []crdt.TxnID{newTxn(), newTxn()}
+		case r == 2 && len(unanswered)+len(refused) > 0:
+			// A caller retries a call that was not answered.
+			pool := slices.Sorted(maps.Keys(unanswered))
+			pool = append(pool, slices.Sorted(maps.Keys(refused))...)
+			xs = []crdt.TxnID{pool[rng.Intn(len(pool))]}
+		default:
+			xs = []crdt.TxnID{newTxn()}
+		}
+		errs := make([]error, len(xs))
+		var wg sync.WaitGroup
+		for i, x := range xs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = l.Update(ctx, x, amounts[x])
+			}()
+		}
+		wg.Wait()
+		t.Logf("step %d %s %v: %v (held %d, pending %v)", step, l.Actor(), xs, errs, fs.Held(), l.Pending())
+		for i, x := range xs {
+			note(x, errs[i])
 		}
 		check(step)
 	}
 	// The store recovers; the held puts land (or are dropped, by seed).
-	mu.Lock()
-	faults = false
-	mu.Unlock()
+	setFaults(false)
 	if rng.Intn(2) == 0 {
 		require.NoError(t, fs.DeliverAll())
 	} else {
 		fs.DropHeld()
 	}
-	x := newTxn()
-	_, err = a.Update(ctx, x, amounts[x])
-	require.NoError(t, err, "seed %d: the first call after the store recovered", seed)
+	for _, l := range ledgers {
+		x := newTxn()
+		_, err = l.Update(ctx, x, amounts[x])
+		require.NoError(t, err, "seed %d: the first call on %s after the store recovered", seed, l.Actor())
+		note(x, err)
+	}
 	check(steps)
 	// Every call not answered is made again elsewhere.
-	b := mk("b", 1)
-	for x := range unanswered {
-		res, err := b.Update(ctx, x, amounts[x])
+	r := mk("r", 1)
+	for _, x := range slices.Sorted(maps.Keys(unanswered)) {
+		res, err := r.Update(ctx, x, amounts[x])
 		require.NoError(t, err, "seed %d: retry of %s", seed, x)
 		require.Contains(t, []tpncounter.Outcome{tpncounter.Applied, tpncounter.Duplicate, tpncounter.DuplicateFolded}, res.Outcome)
 	}
@@ -465,8 +487,19 @@ func holdBackCase(t *testing.T, seed int64, hf, steps int) {
 			want += v
 		}
 	}
-	v, err := b.Value(ctx)
+	v, err := r.Value(ctx)
 	require.NoError(t, err)
+	if two {
+		// A held put of one writer that lands after the other writer
+		// forgot its copy is counted twice for good
+		// (TestAdvLateOwnCopyIsTakenBack, skipped): with two writers only
+		// the lower bound holds.
+		require.GreaterOrEqual(t, v, want, "seed %d: a transaction not refused is not counted", seed)
+		if v != want {
+			t.Logf("seed %d: counted %d more than the transactions not refused (TestAdvLateOwnCopyIsTakenBack)", seed, v-want)
+		}
+		return
+	}
 	require.Equal(t, want, v, "seed %d: each transaction not refused counted once", seed)
 }
 
@@ -713,4 +746,60 @@ func TestAdvIdleWriterWhoseCopyDoesNotCountRetires(t *testing.T) {
 	retry("after stale siblings")
 	credit(a, "d0", 1)
 	require.Equal(t, sum(), stored(t, mem).Value(), "a's write over the stale siblings")
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestAdvLateOwnCopyIsTakenBack: ledger a's call of x is in doubt, its
+// first put held in flight and its second lost; the caller retries x on
+// b, which applies and records it, and folds and forgets it (History and
+// Folded length 1). Then a's held put lands, carrying a's copy of x: x
+// counts twice, which SPEC.md 6.11 Limits ("Concurrent copies") allows
+// only "until the pending ledger's next read (step 4) takes it back". a
+// reads (Find) and writes again: x must count once.
+//
+// It fails: the value stays 204 (x twice) for good. Step 4 looks only at
+// pending transactions "that fetched does not know", and fetched knows x
+// through a's own late put, so no record is read and nothing is taken
+// back; a's next write then carries its copy on. The same happens when
+// both puts are held and delivered (the read then holds the pending
+// write). A retry of x is still a duplicate; only the value is wrong.
+func TestAdvLateOwnCopyIsTakenBack(t *testing.T) {
+	t.Skip("BUG: a held put landing after the other writer forgot its copy is counted twice for good; see the comment")
+	ctx := context.Background()
+	plan := &doubtPlan{}
+	mem := memory.NewSiblings()
+	fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
+	copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
+	mk := func(actor crdt.ActorID) *ledger.Ledger {
+		l, err := ledger.New(fs, advKey, ledger.Options{Actor: actor, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, Counter: copts, MaxGroup: 1})
+		require.NoError(t, err)
+		return l
+	}
+	a, b := mk("a"), mk("b")
+	plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
+	_, err := a.Update(ctx, "x", 100)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	plan.set(nil, nil, nil)
+	_, err = b.Update(ctx, "x", 100) // the caller's retry elsewhere
+	require.NoError(t, err)
+	for _, y := range []crdt.TxnID{"y1", "y2", "y3"} {
+		_, err = b.Update(ctx, y, 1)
+		require.NoError(t, err)
+	}
+	require.Equal(t, tpncounter.Status(tpncounter.Unknown), stored(t, mem).Status("x"), "b forgot x")
+	require.NoError(t, fs.DeliverAll()) // a's first put lands late
+	_, err = a.Find(ctx)
+	require.NoError(t, err)
+	_, err = a.Update(ctx, "z", 1)
+	require.NoError(t, err)
+	res, err := b.Update(ctx, "x", 100)
+	require.NoError(t, err)
+	require.True(t, isRecognised(res.Outcome), "retry of x: %v", res.Outcome)
+	require.Equal(t, int64(100+3+1), stored(t, mem).Value(), "x counted once after a read and a write of a")
 }
