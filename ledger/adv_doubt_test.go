@@ -803,3 +803,91 @@ func TestAdvLateOwnCopyIsTakenBack(t *testing.T) {
 	require.True(t, isRecognised(res.Outcome), "retry of x: %v", res.Outcome)
 	require.Equal(t, int64(100+3+1), stored(t, mem).Value(), "x counted once after a read and a write of a")
 }
+
+// TestAdvRestartWithAWriteInDoubt: incarnation a1's call of t0 is in
+// doubt (both puts held in flight) when its process stops; a new Ledger of
+// the same actor, a2, makes more than H + F credits (default 10/10), and
+// a1's puts land before, amid or after them, or never. a2 then retires a1
+// once it is idle for RetireAfter, writes on past H + F again, and t0 is
+// retried on a2, another ledger, yet another incarnation and a Book: a
+// duplicate when a1's put landed, applied once when it never did, and
+// counted once either way.
+//
+// Seen to fail against ledger.go's retirePass writing no records before
+// retiring (`s.recorded = l.recordRetiring(...)` made `s.recorded =
+// true`: "t0 counted again" in every case where the put landed).
+func TestAdvRestartWithAWriteInDoubt(t *testing.T) {
+	ctx := context.Background()
+	const n = 25 // > H + F
+	for _, deliverAt := range []int{0, n / 2, n, -1} {
+		name := fmt.Sprintf("delivered after %d credits", deliverAt)
+		if deliverAt < 0 {
+			name = "never delivered"
+		}
+		t.Run(name, func(t *testing.T) {
+			plan := &doubtPlan{}
+			mem := memory.NewSiblings()
+			fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			a1 := advLedger(t, fs, clock, "a", time.Hour)
+			_, err := a1.Update(ctx, "open", 1000)
+			require.NoError(t, err)
+			plan.set(repeat(faulty.Hold, 2), nil, nil)
+			_, err = a1.Update(ctx, "t0", 100)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			plan.set(nil, nil, nil)
+			old := a1.Writer() // a1's process stops here
+			a2 := advLedger(t, fs, clock, "a", time.Hour)
+			want := int64(1000)
+			for i := 0; i <= n; i++ {
+				if i == deliverAt {
+					require.NoError(t, fs.DeliverAll())
+					want += 100
+				}
+				if i == n {
+					break
+				}
+				_, err := a2.Update(ctx, crdt.TxnID(fmt.Sprintf("c%d", i)), 1)
+				require.NoError(t, err)
+				want++
+			}
+			if deliverAt < 0 {
+				require.Equal(t, 2, fs.DropHeld(), "a1's two puts never land")
+			}
+			for i := range n {
+				if i == 0 || i == n/2 {
+					// a2 dates a change it sees when a pass is due: two
+					// hours, twice, cover a late landing it has not dated.
+					clock.Add(2 * time.Hour)
+				}
+				_, err := a2.Update(ctx, crdt.TxnID(fmt.Sprintf("d%d", i)), 1)
+				require.NoError(t, err)
+				want++
+			}
+			require.Empty(t, liveOf(stored(t, mem), []crdt.ActorID{old}), "a1 is retired")
+			require.Equal(t, want, stored(t, mem).Value())
+			book, err := ledger.NewBook(fs, ledger.BookOptions{Options: ledger.Options{Actor: "c", RetireAfter: -1, Clock: clock.Now}})
+			require.NoError(t, err)
+			outs := []tpncounter.Outcome{}
+			for _, l := range []*ledger.Ledger{a2, advLedger(t, fs, clock, "b", -1), advLedger(t, fs, clock, "a", -1)} {
+				res, err := l.Update(ctx, "t0", 100)
+				require.NoError(t, err)
+				outs = append(outs, res.Outcome)
+			}
+			res, err := book.Update(ctx, advKey, "t0", 100)
+			require.NoError(t, err)
+			outs = append(outs, res.Outcome)
+			for i, o := range outs {
+				if deliverAt < 0 && i == 0 {
+					require.Equal(t, tpncounter.Applied, o, "t0 never landed: the first retry applies it")
+					continue
+				}
+				require.True(t, isRecognised(o), "retry %d: t0 counted again: %v", i, o)
+			}
+			if deliverAt < 0 {
+				want += 100
+			}
+			require.Equal(t, want, stored(t, mem).Value(), "t0 counted once")
+		})
+	}
+}
