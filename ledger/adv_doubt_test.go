@@ -968,3 +968,44 @@ func TestAdvInFlightPutOfARetiredWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestAdvOtherSignOfAWriteInDoubt: a's credit of x (5) is in doubt (its
+// put landed, the acknowledgement was lost); the caller then sends x as a
+// debit (−5) to b, at once and after a has folded and forgotten x (History
+// and Folded length 1): both are conflicting_transaction, nothing is
+// applied, and the credit retried is a duplicate.
+//
+// Seen to fail against owe (ledger.go) writing no record: the later debit
+// is applied.
+func TestAdvOtherSignOfAWriteInDoubt(t *testing.T) {
+	ctx := context.Background()
+	plan := &doubtPlan{}
+	mem := memory.NewSiblings()
+	fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
+	copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
+	mk := func(actor crdt.ActorID) *ledger.Ledger {
+		l, err := ledger.New(fs, advKey, ledger.Options{Actor: actor, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, Counter: copts, MaxGroup: 1})
+		require.NoError(t, err)
+		return l
+	}
+	a, b := mk("a"), mk("b")
+	_, err := a.Update(ctx, "open", 1000)
+	require.NoError(t, err)
+	plan.set([]faulty.Fault{faulty.Refuse, faulty.LoseAck}, nil, nil)
+	_, err = a.Update(ctx, "x", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	plan.set(nil, nil, nil)
+	_, err = b.Update(ctx, "x", -5)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction, "at once")
+	for i := range 6 {
+		_, err := a.Update(ctx, crdt.TxnID(fmt.Sprint("y", i)), 1)
+		require.NoError(t, err)
+	}
+	require.Equal(t, tpncounter.Status(tpncounter.Unknown), stored(t, mem).Status("x"), "a forgot x")
+	_, err = b.Update(ctx, "x", -5)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction, "after a forgot x")
+	res, err := b.Update(ctx, "x", 5)
+	require.NoError(t, err)
+	require.True(t, isRecognised(res.Outcome), "the credit retried: %v", res.Outcome)
+	require.Equal(t, int64(1000+5+6), stored(t, mem).Value())
+}
