@@ -459,7 +459,7 @@ func holdBackCase(t *testing.T, seed int64, hf, steps int, two bool) {
 		}
 		check(step)
 	}
-	// The store recovers; the held puts land (or are dropped, by seed).
+	// The store recovers; the held puts land (or are dropped, as drawn).
 	setFaults(false)
 	if rng.Intn(2) == 0 {
 		require.NoError(t, fs.DeliverAll())
