@@ -21,7 +21,9 @@ import (
 // (tpncounter.Counter.RetireAll), 9 by the ledger's transaction records,
 // 10 by not acknowledging a call until its record is written, and the
 // others.
-var knownHoles = map[string]string{}
+var knownHoles = map[string]string{
+	"11": "a held put that lands after the other writer forgot its copy stays counted (SPEC.md 6.11, Concurrent copies)",
+}
 
 // slowHoles are fixed holes whose scope costs too much CPU for CI; a
 // regression test in the package of the fix replays the schedule that
@@ -83,6 +85,7 @@ func holeScopes() []holeScope {
 		{"9", retireScopeOf("hole9-retire-late-retry", late, time.Hour, nil)},
 		{"9-concurrent", retireScopeOf("hole9-retire-concurrent-retry", concurrent, time.Hour, nil)},
 		{"10", unrecordedRetryScope()},
+		{"11", lateOwnCopyScope()},
 	}
 }
 
@@ -391,6 +394,52 @@ func unrecordedRetryScope() Scope {
 				credit(r, "B1", b, "x", 1)
 			})
 			checkLedgers(w, small, txns, "k")
+		},
+	}
+}
+
+// lateOwnCopyScope (hole 11): history and folded length 1. A credits x;
+// when its call fails, the caller retries x on B, which then credits y, z
+// and w (folding and forgetting x), while A's held put of x may land at
+// any step; A then reads (Find) and credits v. A late put of A's copy
+// that lands after B forgot x counts x a second time; SPEC allows that
+// until A's next read takes it back, so the promise is checked at the end
+// only. When the put lands before A's read, the read sees A's own copy and
+// does not take it back.
+func lateOwnCopyScope() Scope {
+	txns := []Txn{{ID: "x", Amount: 1}, {ID: "y", Amount: 10}, {ID: "z", Amount: 100}, {ID: "w", Amount: 1000}, {ID: "v", Amount: 10000}}
+	fates := Of(Refuse, Hold)
+	return Scope{
+		Name: "hole11-late-own-copy", Fates: fates, KeyFates: countersOnly(fates), MaxFaults: 2,
+		Build: func(w *World) {
+			a := mustLedger(w.Store, "k", ledgerOptions(w, "a", tiny))
+			b := mustLedger(w.Store, "k", ledgerOptions(w, "b", tiny))
+			w.Go("A", func(r *Runner) {
+				credit(r, "A1", a, "x", 1)
+				r.Wait("B4")
+				find(r, "A2", a)
+				credit(r, "A3", a, "v", 10000)
+			})
+			w.Go("B", func(r *Runner) {
+				if failed(r.Wait("A1")) {
+					credit(r, "B1", b, "x", 1)
+				}
+				credit(r, "B2", b, "y", 10)
+				credit(r, "B3", b, "z", 100)
+				credit(r, "B4", b, "w", 1000)
+			})
+			nameRecords(w, "k", txns)
+			w.CheckEnd("promise at the end", func() error {
+				v, err := mustLedger(w.Inner, "k", ledgerOptions(w, "checker", tiny)).Value(bg)
+				if err != nil {
+					return err
+				}
+				counts, err := Counts(v, txns)
+				if err != nil {
+					return err
+				}
+				return w.CheckCounts(counts, txns, false)
+			})
 		},
 	}
 }
