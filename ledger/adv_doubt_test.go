@@ -772,16 +772,7 @@ func b2i(b bool) int {
 func TestAdvLateOwnCopyIsTakenBack(t *testing.T) {
 	t.Skip("known limit (SPEC.md 6.11, Concurrent copies): a held put landing after the other writer forgot its copy is counted twice for good")
 	ctx := context.Background()
-	plan := &doubtPlan{}
-	mem := memory.NewSiblings()
-	fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
-	copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
-	mk := func(actor crdt.ActorID) *ledger.Ledger {
-		l, err := ledger.New(fs, advKey, ledger.Options{Actor: actor, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, Counter: copts, MaxGroup: 1})
-		require.NoError(t, err)
-		return l
-	}
-	a, b := mk("a"), mk("b")
+	plan, mem, fs, a, b := doubtPair(t)
 	plan.set([]faulty.Fault{faulty.Hold, faulty.Lose}, nil, nil)
 	_, err := a.Update(ctx, "x", 100)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
@@ -979,16 +970,7 @@ func TestAdvInFlightPutOfARetiredWriter(t *testing.T) {
 // is applied.
 func TestAdvOtherSignOfAWriteInDoubt(t *testing.T) {
 	ctx := context.Background()
-	plan := &doubtPlan{}
-	mem := memory.NewSiblings()
-	fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
-	copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
-	mk := func(actor crdt.ActorID) *ledger.Ledger {
-		l, err := ledger.New(fs, advKey, ledger.Options{Actor: actor, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, Counter: copts, MaxGroup: 1})
-		require.NoError(t, err)
-		return l
-	}
-	a, b := mk("a"), mk("b")
+	plan, mem, _, a, b := doubtPair(t)
 	_, err := a.Update(ctx, "open", 1000)
 	require.NoError(t, err)
 	plan.set([]faulty.Fault{faulty.Refuse, faulty.LoseAck}, nil, nil)
@@ -1008,4 +990,21 @@ func TestAdvOtherSignOfAWriteInDoubt(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, isRecognised(res.Outcome), "the credit retried: %v", res.Outcome)
 	require.Equal(t, int64(1000+5+6), stored(t, mem).Value())
+}
+
+// doubtPair returns two ledgers, a and b, on one account (History and
+// Folded length 1, one retry, groups of one) over a store whose faults
+// plan scripts, with that store and the one beneath its faults.
+func doubtPair(t *testing.T) (*doubtPlan, *memory.Siblings, *faulty.Siblings, *ledger.Ledger, *ledger.Ledger) {
+	t.Helper()
+	plan := &doubtPlan{}
+	mem := memory.NewSiblings()
+	fs := faulty.NewSiblings(mem, faulty.Options{Policy: plan.policy})
+	copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
+	mk := func(actor crdt.ActorID) *ledger.Ledger {
+		l, err := ledger.New(fs, advKey, ledger.Options{Actor: actor, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, Counter: copts, MaxGroup: 1})
+		require.NoError(t, err)
+		return l
+	}
+	return plan, mem, fs, mk("a"), mk("b")
 }
