@@ -273,13 +273,23 @@ func (l *Ledger) cycle(group []*call) {
 	now := l.now()
 	for _, c := range group {
 		if c.err == nil && c.res.Landed && c.applied {
-			recs = append(recs, pendingRecord{rec: Record{Txn: c.txn, Amount: c.amount, Writer: l.recordWriter(c), At: now, Version: c.version}, token: c.itoken})
+			recs = append(recs, pendingRecord{rec: Record{Txn: c.txn, Amount: c.amount, Writer: l.recordWriter(c), At: now, Version: c.version}, token: c.itoken, confirm: true})
 		}
 	}
 	// A call whose record could not be written landed, but is not yet
 	// recognised by a ledger that reads the account's key stale: it is not
 	// acknowledged, so that the caller retries it (SPEC.md 6.11 step 3).
-	for i, err := range l.record(ctx, recs) {
+	errs, counted := l.record(ctx, recs)
+	for i, err := range errs {
+		if r := counted[i]; r != nil {
+			// Another writer counted it before this copy landed, and this
+			// copy is taken out (SPEC.md 6.11 step 3): a duplicate.
+			for _, c := range group {
+				if c.txn == r.Txn && c.err == nil && c.res.Landed && c.applied {
+					c.res.Outcome, c.res.Owner = tpncounter.Duplicate, tpncounter.Copy{Actor: r.Writer, Amount: r.Amount, Folded: true}
+				}
+			}
+		}
 		if err == nil {
 			continue
 		}
@@ -379,6 +389,12 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 		}
 	}
 	if len(waiting) == 0 {
+		return nil
+	}
+	if err := l.cede(ctx, merged); err != nil {
+		for _, c := range waiting {
+			c.err = l.heldError(c, err)
+		}
 		return nil
 	}
 	// Apply in arrival order: a later call of a transaction an earlier one

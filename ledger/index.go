@@ -6,7 +6,9 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -245,42 +247,67 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 }
 
 // pendingRecord is a record to write, with the token of the lookup that
-// found none (nil if unknown).
+// found none (nil if unknown); confirm is set for a record of a landed
+// transaction, confirmed before it is written when it names this ledger's
+// writer (see record).
 type pendingRecord struct {
-	rec   Record
-	token store.Token
+	rec     Record
+	token   store.Token
+	confirm bool
 }
 
-// record writes the records recs, concurrently when there are several, and
-// keeps those that failed in l.unindexed, to be written before the next
-// cycle. It returns each record's error (nil when none failed). l.mu is
-// held.
-func (l *Ledger) record(ctx context.Context, recs []pendingRecord) []error {
+// record writes the records recs and keeps those that failed in
+// l.unindexed, to be written before the next cycle. A record naming this
+// ledger's writer is confirmed first (SPEC.md 6.11 step 3): its key is
+// read, and it is written, with that read's token, unless the records of
+// its amount name only other writers (then see settle). The reads, then the
+// puts, run at once. When another writer counted a transaction this
+// ledger's copy of which landed late, that copy is taken out and written
+// back, and counted names the other writer's record. It returns each
+// record's error (nil when none failed). l.mu is held.
+func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, counted []*Record) {
 	if len(recs) == 0 {
-		return nil
+		return nil, nil
 	}
-	errs := make([]error, len(recs))
-	put := func(i int) {
-		p := recs[i]
-		b, err := p.rec.MarshalBinary()
-		if err == nil {
-			err = l.store.Put(ctx, indexKey(l.indexBase, p.rec.Txn), l.writer, b, p.token)
+	now := l.now()
+	errs, counted = make([]error, len(recs)), make([]*Record, len(recs))
+	xs := make([]indexed, len(recs))
+	var mine, puts []int
+	for i, p := range recs {
+		if p.confirm && p.rec.Writer == l.writer {
+			mine = append(mine, i)
+		} else {
+			puts = append(puts, i)
 		}
-		errs[i] = err
 	}
-	if len(recs) == 1 {
-		put(0)
-	} else {
-		var wg sync.WaitGroup
-		for i := range recs {
-			wg.Add(1)
-			go func() { defer wg.Done(); put(i) }()
+	each(mine, func(i int) { xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	for _, i := range mine {
+		rec := recs[i].rec
+		switch {
+		case errs[i] != nil:
+		case !xs[i].namesOnlyOthers(l.writer, rec.Amount):
+			recs[i].token = xs[i].token
+			puts = append(puts, i)
+		default:
+			var put bool
+			counted[i], put, recs[i].token, errs[i] = l.settle(ctx, rec, now)
+			if put {
+				puts = append(puts, i)
+			}
 		}
-		wg.Wait()
 	}
+	slices.Sort(puts)
+	each(puts, func(i int) { errs[i] = l.putRecord(ctx, recs[i].rec, recs[i].token) })
+	taken := false
 	for i, err := range errs {
 		if err == nil {
 			delete(l.unindexed, recs[i].rec.Txn)
+			if counted[i] != nil {
+				local := l.cyc.Local.Clone()
+				if ok, err := local.Retract(l.writer, recs[i].rec.Txn); err == nil && ok {
+					l.cyc.Local, taken = local, true
+				}
+			}
 			continue
 		}
 		if l.unindexed == nil {
@@ -290,7 +317,140 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) []error {
 		// changes nothing, so it is kept until a write is acknowledged.
 		l.unindexed[recs[i].rec.Txn] = recs[i].rec
 	}
-	return errs
+	if taken && !l.rewriting {
+		// The take-out is a newer version of this ledger's entry; until it
+		// is written the late copy counts too. A failed write leaves it to
+		// the next one.
+		l.rewriting = true
+		l.rewrite(ctx, 1) //nolint:errcheck
+		l.rewriting = false
+	}
+	return errs, counted
+}
+
+// each runs f for every index in is, at once when there are several.
+func each(is []int, f func(i int)) {
+	if len(is) == 1 {
+		f(is[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, i := range is {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(i) }()
+	}
+	wg.Wait()
+}
+
+// putRecord puts rec under its key with token.
+func (l *Ledger) putRecord(ctx context.Context, rec Record, token store.Token) error {
+	b, err := rec.MarshalBinary()
+	if err == nil {
+		err = l.store.Put(ctx, indexKey(l.indexBase, rec.Txn), l.writer, b, token)
+	}
+	return err
+}
+
+// settle decides rec, the record of a transaction whose copy in this
+// ledger's entry counted when it landed, when the records of the
+// transaction name only other writers (SPEC.md 6.11 step 3). It reads the
+// account, then the records again: a writer gives its copy up only once a
+// record names the copy that counts (step 6), so a state showing it gave
+// its copy up comes with that record. If a record names this writer, or a
+// writer whose entry still holds the transaction (the copies meet, and
+// the owner counts), nothing is written. If none is left, rec is written
+// (put, with token). If every such writer's entry has moved past its
+// record without the transaction, that writer counted it and this
+// ledger's copy landed late: settle returns the last such record, and the
+// caller takes the copy out. A state older than a record fails, wrapping
+// crdt.ErrUnavailable.
+func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (counted *Record, put bool, token store.Token, err error) {
+	sibs, _, err := l.store.Fetch(ctx, l.key)
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
+	}
+	st, err := tpncounter.New(l.copts)
+	if err == nil {
+		_, err = ledgerOps{l}.Absorb(st, sibs)
+	}
+	if err != nil {
+		return nil, false, nil, err
+	}
+	x, err := l.lookup(ctx, rec.Txn, now)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	for _, r := range x.records {
+		if r.Amount != rec.Amount {
+			continue
+		}
+		if r.Writer == l.writer || holds(st, r.Writer, rec.Txn) {
+			return nil, false, nil, nil
+		}
+		if v := st.Version(r.Writer); v < r.Version && (v > 0 || !foldedAfter(st, r.At)) {
+			return nil, false, nil, fmt.Errorf("%w: ledger %q: the state read is older than the record of %q (a stale read); try again", crdt.ErrUnavailable, l.key, rec.Txn)
+		}
+		counted = &r
+	}
+	return counted, counted == nil, x.token, nil
+}
+
+// namesOnlyOthers reports whether x has a record with amount and every such
+// record names a writer other than w.
+func (x indexed) namesOnlyOthers(w crdt.ActorID, amount int64) bool {
+	others := false
+	for _, r := range x.records {
+		if r.Amount == amount {
+			if r.Writer == w {
+				return false
+			}
+			others = true
+		}
+	}
+	return others
+}
+
+// holds reports whether w's live entries in st hold txn.
+func holds(st *tpncounter.Counter, w crdt.ActorID, txn crdt.TxnID) bool {
+	for x := range st.Transactions(w) {
+		if x == txn {
+			return true
+		}
+	}
+	return false
+}
+
+// foldedAfter reports whether a base of st was folded with a cutoff after
+// t: an entry retired before it is no longer in st (SPEC.md 6.10).
+func foldedAfter(st *tpncounter.Counter, t time.Time) bool {
+	p, n := st.Bases()
+	return p.Cutoff.After(t) || n.Cutoff.After(t)
+}
+
+// cede records, for every transaction whose copy in this ledger's entry
+// in merged does not count, the copy that does, before a write that may
+// drop or unfold it (SPEC.md 6.11 step 6): a writer that later finds its
+// own late copy next to a record of another writer whose entry no longer
+// holds the transaction can then tell a copy given up in its favour from
+// one counted and forgotten. It fails, wrapping crdt.ErrUnavailable, when
+// a record could not be written (kept in l.unindexed).
+func (l *Ledger) cede(ctx context.Context, merged *tpncounter.Counter) error {
+	ceded := merged.Ceded(l.writer)
+	if len(ceded) == 0 {
+		return nil
+	}
+	now := l.now()
+	recs := make([]pendingRecord, 0, len(ceded))
+	for x, o := range ceded {
+		recs = append(recs, pendingRecord{rec: Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(merged.Version(o.Actor), 1)}})
+	}
+	errs, _ := l.record(ctx, recs)
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%w: ledger %q: recording the copy that counts before giving this one up: %s", crdt.ErrUnavailable, l.key, err.Error())
+		}
+	}
+	return nil
 }
 
 // flush writes the records a previous cycle could not write, before this
@@ -302,8 +462,8 @@ func (l *Ledger) flush(ctx context.Context) error {
 		return nil
 	}
 	recs := make([]pendingRecord, 0, len(l.unindexed))
-	for _, r := range l.unindexed {
-		recs = append(recs, pendingRecord{rec: r})
+	for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
+		recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true})
 	}
 	l.record(ctx, recs)
 	if n := len(l.unindexed); n > 0 {
@@ -321,7 +481,13 @@ func (l *Ledger) flush(ctx context.Context) error {
 func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {
 	var recs []pendingRecord
 	for txn, amount := range merged.Transactions(actor) {
-		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: actor, At: now, Version: merged.Version(actor)}})
+		// The record names the copy that counts: the retired actor's, or
+		// the one its copy of the same amount leaves in favour of (step 6).
+		w := actor
+		if o, ok := merged.Owner(txn); ok && o.Actor != actor && o.Amount == amount {
+			w = o.Actor
+		}
+		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: w, At: now, Version: max(merged.Version(w), 1)}})
 	}
 	if len(recs) == 0 {
 		return true

@@ -227,6 +227,8 @@ type Ledger struct {
 	// records of landed transactions not yet written.
 	indexBase string
 	unindexed map[crdt.TxnID]Record
+	// rewriting is set while record writes back a copy it took out.
+	rewriting bool
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow.
 	copts tpncounter.Options
@@ -917,12 +919,21 @@ func (l *Ledger) find(ctx context.Context) (*tpncounter.Counter, int, error) {
 	if err := l.flush(ctx); err != nil {
 		return nil, 1, err
 	}
-	for attempt := 1; ; attempt++ {
+	return l.rewrite(ctx, 1)
+}
+
+// rewrite reads, lets this actor compact its own entry and writes the
+// result back, from attempt first; it returns a copy of what it wrote.
+func (l *Ledger) rewrite(ctx context.Context, first int) (*tpncounter.Counter, int, error) {
+	for attempt := first; ; attempt++ {
 		fetched, token, err := l.read(ctx)
 		if err != nil {
 			return nil, attempt, err
 		}
 		merged, err := l.cyc.Merged(fetched)
+		if err == nil {
+			err = l.cede(ctx, merged)
+		}
 		if err != nil {
 			return nil, attempt, err
 		}

@@ -18,12 +18,13 @@ import (
 // retry. A's Put of x lands but loses its acknowledgement; B, reading from
 // before it, applies x too and records it; B's next write drops its copy
 // of x in favour of A's (A's writer id is smaller, so A's copy counts). A's
-// retry reads a state from before both writes and finds B's record: taking
+// retry reads a state from before B's write and finds B's record: taking
 // x out of its write then would leave x held by no one. The record names
 // B's entry at the version that held x, and A's stale state holds an
 // older one, so A's attempt fails as unavailable instead; its next, fresh,
 // read sees its own copy landed. Before records carried the version, A
-// took x back and x was lost.
+// took x back and x was lost. B's next write, which drops its copy in
+// favour of A's, first records A's copy as the one that counts.
 func TestRetractionNeedsAFreshRead(t *testing.T) {
 	ctx := context.Background()
 	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{RecordWrites: true})
@@ -47,15 +48,15 @@ func TestRetractionNeedsAFreshRead(t *testing.T) {
 	r, err := b.Debit(ctx, "x", 43)
 	require.NoError(t, err)
 	require.Equal(t, tpncounter.Applied, r.Outcome)
-	// B writes again, now seeing A's copy: it drops its own.
+	// A retries x; its first fetch is served from before both writes.
+	fs.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.StaleBy(2)), faulty.MethodFetch)))
+	_, err = a.Debit(ctx, "x", 43)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "a stale read cannot tell whether B still holds x")
+	// B writes again, now seeing A's copy: it records A's copy as the one
+	// that counts, then drops its own.
 	fs.SetPolicy(nil)
 	_, err = b.Debit(ctx, "y", 10)
 	require.NoError(t, err)
-
-	// A retries x; its first fetch is served from before both writes.
-	fs.SetPolicy(counterCalls(faulty.Only(faulty.Script(faulty.StaleBy(3)), faulty.MethodFetch)))
-	_, err = a.Debit(ctx, "x", 43)
-	require.ErrorIs(t, err, crdt.ErrUnavailable, "a stale read cannot tell whether B still holds x")
 	fs.SetPolicy(nil)
 	r, err = a.Debit(ctx, "x", 43)
 	require.NoError(t, err)

@@ -204,6 +204,38 @@ func (c *Counter) Version(actor crdt.ActorID) uint64 {
 	return p + n
 }
 
+// Ceded returns the transactions whose copy in actor's live entries does
+// not count, each with the copy that does (Owner): another actor's copy
+// owns it, so actor's next compaction drops or unfolds its own (SPEC.md
+// 6.4). It is empty, and costs nothing, unless two actors hold one
+// transaction.
+func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
+	c.link()
+	var out map[crdt.TxnID]Copy
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
+		e := g.entries[actor]
+		if e == nil || e.retired || (g.nmulti == 0 && len(c.cross) == 0) {
+			continue
+		}
+		for off := uint32(0); off < uint32(e.size()); off++ {
+			q := e.pos(off)
+			x := e.id(q)
+			if e.ring[q].multi == 0 {
+				if _, both := c.cross[x]; !both {
+					continue
+				}
+			}
+			if o, ok := owner(&c.p, &c.n, x); ok && o.Actor != actor {
+				if out == nil {
+					out = map[crdt.TxnID]Copy{}
+				}
+				out[crdt.TxnID(strings.Clone(string(x)))] = o
+			}
+		}
+	}
+	return out
+}
+
 // Transactions yields every transaction that actor's live entries hold, in
 // a history or a folded record, with its signed amount (negative for a
 // debit): what retiring the actor would forget.

@@ -3987,6 +3987,10 @@ func dvModelLedger(v dvVector) []string {
 		if m.k < len(m.calls) {
 			m.bad("%d calls after the step is done", len(m.calls)-m.k)
 		}
+		if len(m.spare) > 0 {
+			m.bad("%d record fetches no lookup or record wanted", len(m.spare))
+			m.spare = nil
+		}
 		if s.Pending == nil || *s.Pending != L.pending {
 			m.bad("pending %v, the model says %v", s.Pending, L.pending)
 		}
@@ -4018,12 +4022,15 @@ type dvLedgerModel struct {
 
 // dvModel walks one ledger vector.
 type dvModel struct {
-	v                   dvVector
-	out                 []string
-	bad                 func(format string, args ...any)
-	step                int
-	calls               []dvCall
-	k                   int
+	v     dvVector
+	out   []string
+	bad   func(format string, args ...any)
+	step  int
+	calls []dvCall
+	k     int
+	// spare are record fetches an attempt's set took that no lookup of it
+	// wanted: the confirming fetches of its cycle's records (writeRecords).
+	spare               []dvCall
 	seqs                map[string]map[string]string // half/actor -> seq (and retired) -> entry content
 	top                 map[string]uint64            // half/actor -> the greatest seq seen
 	now                 time.Time
@@ -4151,24 +4158,186 @@ func (m *dvModel) recordPuts(L *dvLedgerModel, what string, puts []dvCall, want 
 }
 
 // flush is SPEC.md 6.11 step 3: the records an earlier cycle could not
-// write are put (no token) before the next cycle or Find; it reports
-// whether all were written.
+// write are written (no token, or the confirming fetch's) before the next
+// cycle or Find; it reports whether all were written.
 func (m *dvModel) flush(L *dvLedgerModel) bool {
 	if len(L.unindexed) == 0 {
 		return true
 	}
 	var want []dvRecord
-	for _, r := range L.unindexed {
-		want = append(want, r)
+	for _, x := range slices.Sorted(maps.Keys(L.unindexed)) {
+		want = append(want, L.unindexed[x])
 	}
-	puts := m.set("put")
-	m.recordPuts(L, "flush", puts, want, "")
-	for _, p := range puts {
-		if p.Record != nil && p.Reply == "ok" {
-			delete(L.unindexed, p.Record.Txn)
+	for _, r := range m.writeRecords(L, "flush", want, func(dvRecord) string { return "" }) {
+		if r.ok {
+			delete(L.unindexed, r.rec.Txn)
 		}
 	}
 	return len(L.unindexed) == 0
+}
+
+// dvWritten is what became of one record to write.
+type dvWritten struct {
+	rec dvRecord
+	ok  bool // written, or found written already
+}
+
+// writeRecords checks the writing of the records want (SPEC.md 6.11 step
+// 3): those naming L's writer are confirmed first, their keys fetched (a
+// set): one whose live records of its amount name only other writers is
+// settled (settle), and the others are put with that fetch's token; the records
+// naming another writer are put with token(r). The puts are one set. It
+// returns each record's fate, in want's order.
+func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, token func(dvRecord) string) []dvWritten {
+	key := func(r dvRecord) string { return dvRecordKey(m.v.Options.Key, r.Txn) }
+	out := make([]dvWritten, len(want))
+	toks := map[string]string{}
+	var mine []string
+	for i, r := range want {
+		out[i].rec = r
+		if r.Writer == L.writer {
+			mine = append(mine, key(r))
+		} else {
+			toks[key(r)] = token(r)
+		}
+	}
+	if len(mine) > 0 {
+		fetches := append(m.spare, m.set("fetch")...)
+		m.spare = nil
+		var got []string
+		byKey := map[string]dvCall{}
+		for _, f := range fetches {
+			got = append(got, f.Key)
+			byKey[f.Key] = f
+		}
+		slices.Sort(got)
+		slices.Sort(mine)
+		if !slices.Equal(got, mine) {
+			m.bad("%s: record fetches %v, want %v", what, got, mine)
+			return out
+		}
+		for i, r := range want { // in order: the settled ones read one at a time
+			f, ok := byKey[key(r)]
+			if !ok || r.Writer != L.writer || f.Reply != "ok" {
+				continue // a failed fetch: kept owed
+			}
+			var named, others bool
+			for _, l := range m.live(r.Txn, f.Siblings) {
+				if l.Amount == r.Amount {
+					named = named || l.Writer == L.writer
+					others = others || l.Writer != L.writer
+				}
+			}
+			switch {
+			case others && !named:
+				if t, ok := m.settle(L, what, r); ok {
+					toks[f.Key] = t
+				} else if t == "" {
+					out[i].ok = true // nothing to write
+				}
+			default:
+				toks[f.Key] = f.Token
+			}
+		}
+	}
+	var gotS, wantS []string
+	puts := m.set("put")
+	for _, p := range puts {
+		r := dvRecord{}
+		if p.Record != nil {
+			r = *p.Record
+		}
+		gotS = append(gotS, fmt.Sprintf("%s %+v as %s token %q", p.Key, r, p.Actor, p.Token))
+		if i := slices.IndexFunc(want, func(w dvRecord) bool { return key(w) == p.Key }); i >= 0 && p.Reply == "ok" {
+			out[i].ok = true
+		}
+	}
+	for _, r := range want {
+		if t, ok := toks[key(r)]; ok {
+			wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", key(r), r, L.writer, t))
+		}
+	}
+	slices.Sort(gotS)
+	slices.Sort(wantS)
+	if !slices.Equal(gotS, wantS) {
+		m.bad("%s: record puts %v, want %v", what, gotS, wantS)
+	}
+	return out
+}
+
+// settle is the rest of SPEC.md 6.11 step 3 for a record r naming L's
+// writer whose transaction's live records of its amount name only other
+// writers: the account is read, then r's key again. A record naming L's
+// writer, or a writer whose entry in that state holds the transaction,
+// means nothing is written (put false, token ""); a state older than a
+// record, or a failed read, leaves r owed (put false, token "owed");
+// none left: r is put with the second read's token. A writer past its
+// record without the transaction counted it, and L's copy is taken out:
+// no vector reaches that, so the model reports it.
+func (m *dvModel) settle(L *dvLedgerModel, what string, r dvRecord) (token string, put bool) {
+	next := func(k string) (dvCall, bool) {
+		if m.k >= len(m.calls) || m.calls[m.k].Method != "fetch" || m.calls[m.k].Key != k {
+			m.bad("%s: settling %s: want a fetch of %q", what, r.Txn, k)
+			return dvCall{}, false
+		}
+		m.k++
+		return m.calls[m.k-1], true
+	}
+	af, ok := next(m.v.Options.Key)
+	if !ok || af.Reply != "ok" {
+		return "owed", false
+	}
+	st := dvEntries{}
+	for _, sb := range af.Siblings {
+		st.add(sb.State)
+	}
+	rf, ok := next(dvRecordKey(m.v.Options.Key, r.Txn))
+	if !ok || rf.Reply != "ok" {
+		return "owed", false
+	}
+	counted := false
+	for _, l := range m.live(r.Txn, rf.Siblings) {
+		if l.Amount != r.Amount {
+			continue
+		}
+		held := slices.ContainsFunc(st.held(l.Writer), func(x dvTxn) bool { return x.Txn == r.Txn })
+		if l.Writer == L.writer || held {
+			return "", false
+		}
+		v, _ := strconv.ParseUint(l.Version, 10, 64)
+		if st.version(l.Writer) < v {
+			return "owed", false // a stale read (folded bases are not modelled)
+		}
+		counted = true
+	}
+	if counted {
+		m.bad("%s: %s was counted by another writer: the take-out is not modelled", what, r.Txn)
+		return "", false
+	}
+	return rf.Token, true
+}
+
+// cede is SPEC.md 6.11 step 6: before a write that may drop or unfold
+// them, each copy of L's writer in merged that does not count is recorded
+// as its owner's (no token). It reports whether all were written; those
+// that were not are owed.
+func (m *dvModel) cede(L *dvLedgerModel, merged dvEntries) bool {
+	var want []dvRecord
+	for _, x := range merged.held(L.writer) {
+		if w, a, _, ok := merged.owner(x.Txn); ok && w != L.writer {
+			want = append(want, dvRecord{Txn: x.Txn, Amount: dvInt(a), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(merged.version(w), 1), 10)})
+		}
+	}
+	if len(want) == 0 {
+		return true
+	}
+	all := true
+	for _, r := range m.writeRecords(L, "cede", want, func(dvRecord) string { return "" }) {
+		if !r.ok {
+			L.unindexed[r.rec.Txn], all = r.rec, false
+		}
+	}
+	return all
 }
 
 // owe is SPEC.md 6.11 step 3 for a write in doubt: once state, which holds
@@ -4255,8 +4424,23 @@ func (m *dvModel) answer(fs *dvFetchSet, txn string) ([]dvRecord, dvCall) {
 func (m *dvModel) checkFetchSet(fs *dvFetchSet) {
 	slices.Sort(fs.got)
 	slices.Sort(fs.want)
-	if !slices.Equal(fs.got, fs.want) {
-		m.bad("record fetches %v, want %v", fs.got, fs.want)
+	if slices.Equal(fs.got, fs.want) {
+		return
+	}
+	// The cycle's records may be confirmed right after this set, with no
+	// call between (6.11 step 3): the fetches no lookup wanted are theirs.
+	rest := slices.Clone(fs.got)
+	for _, k := range fs.want {
+		i := slices.Index(rest, k)
+		if i < 0 {
+			m.bad("record fetches %v, want %v", fs.got, fs.want)
+			return
+		}
+		rest = slices.Delete(rest, i, i+1)
+	}
+	for _, k := range rest {
+		m.spare = append(m.spare, fs.byKey[k][0])
+		fs.byKey[k] = fs.byKey[k][1:]
 	}
 }
 
@@ -4436,6 +4620,12 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 	}
 	at := m.now.Format(time.RFC3339Nano)
 	puts := m.set("put")
+	// The write's own state (the put after these), for a record naming
+	// L's writer: its version in the state written.
+	written := dvEntries{}
+	if m.k < len(m.calls) && m.calls[m.k].Method == "put" && m.calls[m.k].Key == m.v.Options.Key {
+		written.add(m.calls[m.k].State)
+	}
 	reply := map[string]string{}
 	for _, p := range puts {
 		if p.Record != nil {
@@ -4454,9 +4644,18 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 		tried[a] = true
 		sg.recorded = true
 		for _, x := range merged.held(a) {
-			r := dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: a, At: at, Version: strconv.FormatUint(merged.version(a), 10)}
+			// The copy that counts, when it has this amount (step 6).
+			w := a
+			if o, amount, _, ok := merged.owner(x.Txn); ok && amount == int64(x.Amount) {
+				w = o
+			}
+			v := merged.version(w)
+			if w == L.writer {
+				v = written.version(w) // its version in the state written
+			}
+			r := dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: w, At: at, Version: strconv.FormatUint(max(v, 1), 10)}
 			want = append(want, r)
-			if reply[dvRecordKey(m.v.Options.Key, r.Txn)+" "+a] != "ok" {
+			if reply[dvRecordKey(m.v.Options.Key, r.Txn)+" "+w] != "ok" {
 				sg.recorded = false
 			}
 		}
@@ -4666,47 +4865,36 @@ func dvShowB(b *bool) string {
 // the state that landed it, at least 1. A failed one is kept to be written
 // before the next cycle, and its call fails ambiguous_write.
 func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
-	var gotS, wantS []string
-	n := 0
+	var want []dvRecord
+	tok := map[string]string{}
 	for _, c := range members {
 		if !c.landed || !c.applied || c.errKind != "" {
 			continue
 		}
-		n++
 		w := L.writer
 		if c.s.Owner != nil && c.s.Owner.Actor != "" {
 			w = c.s.Owner.Actor
 		}
 		r := dvRecord{Txn: c.s.Txn, Amount: dvInt(c.signed), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(c.version, 1), 10)}
-		wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", dvRecordKey(m.v.Options.Key, r.Txn), r, L.writer, c.recFetch.Token))
+		want = append(want, r)
+		tok[r.Txn] = c.recFetch.Token
 	}
-	if n == 0 {
+	if len(want) == 0 {
 		return
 	}
-	for _, p := range m.set("put") {
-		r := dvRecord{}
-		if p.Record != nil {
-			r = *p.Record
+	for _, r := range m.writeRecords(L, "records", want, func(r dvRecord) string { return tok[r.Txn] }) {
+		if r.ok {
+			delete(L.unindexed, r.rec.Txn) // written: no longer owed
+			continue
 		}
-		gotS = append(gotS, fmt.Sprintf("%s %+v as %s token %q", p.Key, r, p.Actor, p.Token))
-		if p.Reply == "ok" && p.Record != nil {
-			delete(L.unindexed, p.Record.Txn) // written: no longer owed
-		}
-		if p.Reply != "ok" && p.Record != nil {
-			L.unindexed[p.Record.Txn] = *p.Record
-			// The call landed but is not acknowledged until its record
-			// is written: ambiguous_write.
-			for _, c := range members {
-				if c.s.Txn == p.Record.Txn && c.landed && c.applied && c.errKind == "" {
-					c.errKind = "ambiguous_write"
-				}
+		L.unindexed[r.rec.Txn] = r.rec
+		// The call landed but is not acknowledged until its record is
+		// written: ambiguous_write.
+		for _, c := range members {
+			if c.s.Txn == r.rec.Txn && c.landed && c.applied && c.errKind == "" {
+				c.errKind = "ambiguous_write"
 			}
 		}
-	}
-	slices.Sort(gotS)
-	slices.Sort(wantS)
-	if !slices.Equal(gotS, wantS) {
-		m.bad("records: record puts %v, want %v", gotS, wantS)
 	}
 }
 
@@ -4946,6 +5134,10 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				m.bad("find fails overflow, but no entry of %s is at the largest seq", L.writer)
 			}
 			*errKind = "overflow"
+			return
+		}
+		if !m.cede(L, all) {
+			fail("unavailable")
 			return
 		}
 		// Apply in arrival order (6.9 group commit): a member of a
@@ -6197,13 +6389,13 @@ var dvWrongExpectations = []struct {
 		func(v *dvVector) { v.Steps[4].Outcome = "duplicate" },
 		"outcome", "outcome"},
 	{"a cycle before the unwritten record is written", "driver_ledger.json", "records: a refused record put is written before the next cycle",
-		func(v *dvVector) { c := &v.Steps[2].Calls; *c = slices.Delete(*c, 0, 1) },
-		"calls", "flush: record puts"},
+		func(v *dvVector) { c := &v.Steps[2].Calls; *c = slices.Delete(*c, 0, 2) },
+		"calls", "flush: record fetches"},
 	{"a pending transaction kept though another writer recorded it", "driver_ledger.json", "records: a pending write's transaction recorded by another writer is taken out",
 		func(v *dvVector) {
 			dvEditRecord(&v.Steps[5].Calls[1].Siblings[0], func(r *dvRecord) { r.Writer = "a~aaaaaaaa" })
 		},
-		"calls[4].value", "put writes"},
+		"calls[3].value", "put writes"},
 	{"a pending transaction kept on a read older than its record", "driver_ledger.json", "records: a pending transaction and a read older than its record",
 		func(v *dvVector) {
 			s := &v.Steps[2]
@@ -6216,8 +6408,8 @@ var dvWrongExpectations = []struct {
 		},
 		"calls[5].value", "put writes"},
 	{"a record without its writer's version", "driver_ledger.json", "records: a record carries its writer's version in the state that landed it",
-		func(v *dvVector) { dvEditRecord(&v.Steps[1].Calls[3], func(r *dvRecord) { r.Version = "1" }) },
-		"calls[3].value", "records: record puts"},
+		func(v *dvVector) { dvEditRecord(&v.Steps[1].Calls[4], func(r *dvRecord) { r.Version = "1" }) },
+		"calls[4].value", "records: record puts"},
 	{"a retirement record without the retired writer's version", "driver_ledger.json", "retire: the records of a retired writer carry its version",
 		func(v *dvVector) { dvEditRecord(&v.Steps[3].Calls[4], func(r *dvRecord) { r.Version = "1" }) },
 		"calls[4].value", "retirement: record puts"},
@@ -6230,7 +6422,7 @@ var dvWrongExpectations = []struct {
 		},
 		"group[2].error", "error"},
 	{"a refused group put taken as landed", "driver_ledger.json", "group: a refused put",
-		func(v *dvVector) { v.Steps[0].Calls[7].Reply = "ok" },
+		func(v *dvVector) { v.Steps[0].Calls[8].Reply = "ok" },
 		"calls", "attempts"},
 	{"a refusal after an ambiguous group put taken as definite", "driver_ledger.json", "group: an ambiguous put",
 		func(v *dvVector) { v.Steps[1].Group[1].Error = "unavailable" },
@@ -6348,13 +6540,13 @@ var dvWrongExpectations = []struct {
 			d := &v.Steps[1].Calls
 			*d = slices.Delete(*d, 1, 2)
 		},
-		"step 1 (credit): calls", "step 2 (credit t2): record fetches"},
+		"step 1 (credit): calls", "step 1 (credit t1): records: record fetches"},
 	{"a pass before RetireAfter/8", "driver_ledger.json", "retire: a pass every RetireAfter/8",
 		func(v *dvVector) {
 			c := &v.Steps[3].Calls
 			*c = slices.Insert(*c, 1, v.Steps[4].Calls[2])
 		},
-		"step 4 (credit): calls", "step 4 (credit t4): record fetches"},
+		"step 4 (credit): calls", "step 4 (credit t4): records: record fetches"},
 	{"the seventeenth idle actor retired in the first write", "driver_ledger.json", "retire: at most 16 retirements per write, from the FNV-1a start",
 		func(v *dvVector) {
 			// p02's retirement record put, moved into the write before.
@@ -6365,10 +6557,10 @@ var dvWrongExpectations = []struct {
 		"step 3 (credit): calls", "step 3 (credit t3): retirement: record puts"},
 	{"a generated put of another hash", "driver_ledger.json", "group: too large for the store: the last member taken back",
 		func(v *dvVector) {
-			c := &v.Steps[0].Calls[8]
+			c := &v.Steps[0].Calls[9]
 			c.ValueSHA256 = strings.Repeat("0", 64)
 		},
-		"calls[8].value_sha256", "value_sha256 " + strings.Repeat("0", 64)},
+		"calls[9].value_sha256", "value_sha256 " + strings.Repeat("0", 64)},
 	{"a generated state of another recipe", "driver_ledger.json", "group: too large for the store: one member left",
 		func(v *dvVector) {
 			// One transaction more in the bulk: every generated state
@@ -6392,8 +6584,8 @@ var dvWrongExpectations = []struct {
 		},
 		"group[3].error", "error \"\", the model says \"too_large\""},
 	{"a put the store refused as too large expected written", "driver_ledger.json", "group: too large for the store: one member left",
-		func(v *dvVector) { v.Steps[0].Calls[7].Reply = "ok" },
-		"group[1].error", "error \"too_large\", the model says \"\""},
+		func(v *dvVector) { v.Steps[0].Calls[8].Reply = "ok" },
+		"group[1].error", "error \"too_large\", the model says \"ambiguous_write\""},
 }
 
 // dvEditRecord changes the record a put writes or a fetch reads, and its
@@ -6575,8 +6767,14 @@ var dvMutants = []struct {
 		"ledger/group.go", "return max(v, 1)", "return 1",
 		"driver_ledger", "records: a record carries its writer's version in the state that landed it"},
 	{"ledger/retirement record without the retired writer's version", "6.11 step 5: version, B's in the state being written",
-		"ledger/index.go", "Writer: actor, At: now, Version: merged.Version(actor)}", "Writer: actor, At: now, Version: 1}",
+		"ledger/index.go", "Writer: w, At: now, Version: max(merged.Version(w), 1)}", "Writer: w, At: now, Version: 1}",
 		"driver_ledger", "retire: the records of a retired writer carry its version"},
+	{"ledger/record put without confirming it", "6.11 step 3: a record naming the incarnation is read before it is put",
+		"ledger/index.go", "if p.confirm && p.rec.Writer == l.writer {", "if p.confirm && false {",
+		"driver_ledger", "records: a record carries its writer's version in the state that landed it"},
+	{"ledger/retirement record naming the retired writer's copy that does not count", "6.11 step 5: the record names the copy that counts",
+		"ledger/index.go", "if o, ok := merged.Owner(txn); ok && o.Actor != actor && o.Amount == amount {", "if o, ok := merged.Owner(txn); false && ok && o.Actor != actor && o.Amount == amount {",
+		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
 	{"ledger/record read for a transaction the fetch holds", "6.11 step 1: only calls whose txn fetched does not hold read a record",
 		"ledger/index.go", "if fetched.Status(c.txn) == tpncounter.Unknown {", "if true || fetched.Status(c.txn) == tpncounter.Unknown {",
 		"driver_ledger", "duplicate credit"},
