@@ -787,11 +787,6 @@ func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
 	return nextDot(s.clocks, coord, merged)
 }
 
-// propsOfLocked returns the write properties of a bucket of type typ.
-func (s *FakeServer) propsOfLocked(typ string, p *rpb.RpbBucketProps) writeProps {
-	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
-}
-
 // objectLocked returns the object stored under id, reaping it first if it
 // holds only tombstones and its delete_mode has passed.
 func (s *FakeServer) objectLocked(id objectID) *object {
@@ -803,13 +798,16 @@ func (s *FakeServer) objectLocked(id objectID) *object {
 	return o
 }
 
-// tooManySiblingsLocked returns Riak's refusal when o has more siblings than
-// max_siblings allows.
-func (s *FakeServer) tooManySiblingsLocked(o *object) rpcError {
-	if s.maxSibs >= 0 && len(o.sibs) > s.maxSibs {
-		return rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(o.sibs)))
+// writeLocked returns old with content written under ctx in a bucket of
+// type typ and properties p, or Riak's refusal when the result has more
+// siblings than max_siblings allows.
+func (s *FakeServer) writeLocked(typ string, p *rpb.RpbBucketProps, old *object, ctx VClock, content *rpbkv.RpbContent, now time.Time) (*object, rpcError) {
+	wp := writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
+	next := apply(old, ctx, content, wp, s.dotLocked(old, ctx), now)
+	if s.maxSibs >= 0 && len(next.sibs) > s.maxSibs {
+		return nil, rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(next.sibs)))
 	}
-	return ""
+	return next, ""
 }
 
 func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
@@ -846,8 +844,8 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
-	next := apply(old, ctx, content, s.propsOfLocked(typ, props), s.dotLocked(old, ctx), time.Now())
-	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
+	next, rerr := s.writeLocked(typ, props, old, ctx, content, time.Now())
+	if rerr != "" {
 		return 0, nil, rerr
 	}
 	s.objects[id] = next
@@ -894,8 +892,8 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
 	now := time.Now()
-	next := apply(old, ctx, tomb, s.propsOfLocked(typ, props), s.dotLocked(old, ctx), now)
-	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
+	next, rerr := s.writeLocked(typ, props, old, ctx, tomb, now)
+	if rerr != "" {
 		return 0, nil, rerr
 	}
 	switch {
