@@ -55,7 +55,6 @@ func engineError(err error, dir string) error {
 	return err
 }
 
-// listedKey is one key of an embedded store.
 type listedKey struct {
 	Key  string `json:"key"`
 	Kind string `json:"kind"` // siblings or partition
