@@ -431,7 +431,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		rep.check("read keyspace "+*keyspace, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))
 		return rep.finish(c, stdout)
 	default:
-		rep.fact("keyspace "+*keyspace+" replication", "%s", formatMap(replication))
+		rep.fact("keyspace "+*keyspace+" replication", "%s", formatMap(replication, "="))
 		if strings.HasSuffix(replication["class"], "SimpleStrategy") && replication["replication_factor"] == "1" {
 			rep.note("replication factor 1: one node holds every value (development only)")
 		}
@@ -476,10 +476,11 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	return rep.finish(c, stdout)
 }
 
-func formatMap(m map[string]string) string {
+// formatMap lists m's entries by key, each key sep value, comma-separated.
+func formatMap(m map[string]string, sep string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"="+m[k])
+		parts = append(parts, k+sep+m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -495,15 +496,11 @@ type tableShape struct {
 }
 
 func (t *tableShape) String() string {
-	var cols []string
-	for _, n := range slices.Sorted(maps.Keys(t.columns)) {
-		cols = append(cols, n+" "+t.columns[n])
-	}
 	ck := make([]string, len(t.clustering))
 	for i, c := range t.clustering {
 		ck[i] = c + " " + t.order[i]
 	}
-	return fmt.Sprintf("(%s) PRIMARY KEY ((%s), %s)", strings.Join(cols, ", "), strings.Join(t.partition, ", "), strings.Join(ck, ", "))
+	return fmt.Sprintf("(%s) PRIMARY KEY ((%s), %s)", formatMap(t.columns, " "), strings.Join(t.partition, ", "), strings.Join(ck, ", "))
 }
 
 var (
