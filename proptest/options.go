@@ -1,6 +1,7 @@
 package proptest
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -154,9 +155,7 @@ func (c Options) normalize() (Options, error) {
 	if c.Replicas < MinReplicas {
 		c.Replicas = MinReplicas
 	}
-	if c.MaxOps == 0 {
-		c.MaxOps = DefaultMaxOps
-	}
+	c.MaxOps = cmp.Or(c.MaxOps, DefaultMaxOps)
 	return c, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
@@ -225,9 +226,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail(stderr, cli.Usagef("%w: unexpected argument %q (counterkit-compare takes flags only)", crdt.ErrInvalidConfig, fs.Arg(0)))
 	}
-	if *hosts == "" {
-		*hosts = os.Getenv("CASSANDRA_HOSTS")
-	}
+	*hosts = cmp.Or(*hosts, os.Getenv("CASSANDRA_HOSTS"))
 	if *seed == 0 {
 		*seed = randomSeed()
 	}

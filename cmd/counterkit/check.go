@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -631,10 +632,7 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", cli.Usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))
 	}
-	bt := *typ
-	if bt == "" {
-		bt = "default"
-	}
+	bt := cmp.Or(*typ, "default")
 	rep := newCheckReport("riak:" + strings.Join(cli.SplitList(*addr), ",") + "/" + bt + "/" + *bucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
@@ -660,11 +658,11 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 		k string
 		v any
 	}{
-		{"allow_mult", p.AllowMult}, {"last_write_wins", p.LastWriteWins}, {"datatype", quoteEmpty(p.DataType)},
+		{"allow_mult", p.AllowMult}, {"last_write_wins", p.LastWriteWins}, {"datatype", cmp.Or(p.DataType, `""`)},
 		{"consistent", p.Consistent}, {"n_val", p.NVal}, {"r", riakQuorum(p.R)}, {"w", riakQuorum(p.W)},
 		{"pr", riakQuorum(p.Pr)}, {"pw", riakQuorum(p.Pw)}, {"dw", riakQuorum(p.Dw)}, {"rw", riakQuorum(p.Rw)},
 		{"basic_quorum", p.BasicQuorum}, {"notfound_ok", p.NotFoundOk},
-		{"backend", quoteEmpty(p.Backend)}, {"precommit hooks", p.HasPrecommit}, {"postcommit hooks", p.HasPostcommit},
+		{"backend", cmp.Or(p.Backend, `""`)}, {"precommit hooks", p.HasPrecommit}, {"postcommit hooks", p.HasPostcommit},
 	} {
 		rep.fact(kv.k, "%v", kv.v)
 	}
@@ -685,11 +683,4 @@ func riakQuorum(v uint32) string {
 		return name
 	}
 	return strconv.FormatUint(uint64(v), 10)
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -142,10 +143,7 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case crash == "" && sig != 0 && sig != syscall.SIGSEGV && sig != syscall.SIGBUS && sig != syscall.SIGABRT && sig != syscall.SIGILL:
 		return 128 + int(sig) // stopped from outside (an interrupt, a kill)
 	case crash != "" || sig != 0:
-		if crash == "" {
-			crash = err.Error()
-		}
-		return fail(stderr, args[0], fmt.Errorf("%w: the store's data file crashed the storage engine, so it is damaged (%s); run counterkit check embedded", crdt.ErrCorruptEncoding, crash))
+		return fail(stderr, args[0], fmt.Errorf("%w: the store's data file crashed the storage engine, so it is damaged (%s); run counterkit check embedded", crdt.ErrCorruptEncoding, cmp.Or(crash, err.Error())))
 	case errors.As(err, &exit):
 		return exit.ExitCode()
 	default:
@@ -252,10 +250,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 }
 
 func versionOf(bi *debug.BuildInfo) *versionInfo {
-	v := &versionInfo{Module: bi.Main.Path, Version: bi.Main.Version, Go: bi.GoVersion, Counterkit: "(unknown)"}
-	if v.Version == "" {
-		v.Version = "(devel)"
-	}
+	v := &versionInfo{Module: bi.Main.Path, Version: cmp.Or(bi.Main.Version, "(devel)"), Go: bi.GoVersion, Counterkit: "(unknown)"}
 	for _, d := range bi.Deps {
 		if d.Path == "github.com/counterkit/counterkit" {
 			v.Counterkit = d.Version

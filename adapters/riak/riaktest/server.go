@@ -2,6 +2,7 @@ package riaktest
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -245,8 +246,8 @@ func newState(opts Options) *FakeServer {
 		n = 3
 	}
 	s := &FakeServer{
-		maxSibs:    opts.MaxSiblings,
-		deleteMode: opts.DeleteMode,
+		maxSibs:    cmp.Or(opts.MaxSiblings, DefaultMaxSiblings),
+		deleteMode: cmp.Or(opts.DeleteMode, DefaultDeleteMode),
 		types:      map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
 		dvv:        map[string]bool{"default": false},
 		buckets:    map[bucketID]*rpb.RpbBucketProps{},
@@ -255,12 +256,6 @@ func newState(opts Options) *FakeServer {
 		hist:       map[int]int64{},
 		clocks:     map[string]uint64{},
 		conns:      map[net.Conn]struct{}{},
-	}
-	if s.maxSibs == 0 {
-		s.maxSibs = DefaultMaxSiblings
-	}
-	if s.deleteMode == 0 {
-		s.deleteMode = DefaultDeleteMode
 	}
 	for i := 0; i < n; i++ {
 		s.vnodes = append(s.vnodes, fmt.Sprintf("vnode-%d", i))
@@ -555,12 +550,7 @@ func keyOf(body []byte, m interface {
 	return string(m.GetKey())
 }
 
-func typeName(t []byte) string {
-	if len(t) == 0 {
-		return "default"
-	}
-	return string(t)
-}
+func typeName(t []byte) string { return cmp.Or(string(t), "default") }
 
 // handle applies one request and returns the response to send: a message
 // code and body, or an error message.
