@@ -152,9 +152,7 @@ func (c Options) normalize() (Options, error) {
 		}
 		c.Seed = s
 	}
-	if c.Replicas < MinReplicas {
-		c.Replicas = MinReplicas
-	}
+	c.Replicas = max(c.Replicas, MinReplicas)
 	c.MaxOps = cmp.Or(c.MaxOps, DefaultMaxOps)
 	return c, nil
 }

@@ -83,15 +83,9 @@ func isolate(args []string) bool {
 	if len(args) == 0 || !slices.Contains([]string{"get", "list", "stats", "backup", "gc", "compact", "merge", "find"}, args[0]) {
 		return false
 	}
-	for _, a := range args {
-		if strings.Contains(a, "embedded:") {
-			return true
-		}
-		if args[0] == "backup" && (strings.HasPrefix(a, "-from") || strings.HasPrefix(a, "--from")) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a string) bool {
+		return strings.Contains(a, "embedded:") || args[0] == "backup" && (strings.HasPrefix(a, "-from") || strings.HasPrefix(a, "--from"))
+	})
 }
 
 // runIsolated runs the command in a child process (this program, run
@@ -154,12 +148,8 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // crashStart reports whether a line of standard error starts the Go
 // runtime's report of a crash.
 func crashStart(line string) bool {
-	for _, p := range []string{"panic: ", "fatal error: ", "unexpected fault address", "runtime: goroutine stack exceeds", "SIGSEGV", "SIGBUS"} {
-		if strings.HasPrefix(line, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"panic: ", "fatal error: ", "unexpected fault address", "runtime: goroutine stack exceeds", "SIGSEGV", "SIGBUS"},
+		func(p string) bool { return strings.HasPrefix(line, p) })
 }
 
 // run is the whole program, testable: it returns the exit status.
