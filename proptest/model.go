@@ -1,6 +1,7 @@
 package proptest
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/leanovate/gopter"
@@ -61,8 +62,5 @@ func (m Model[S, O]) validate() error {
 }
 
 func (m Model[S, O]) name() string {
-	if m.Name == "" {
-		return "model"
-	}
-	return m.Name
+	return cmp.Or(m.Name, "model")
 }

@@ -1,6 +1,7 @@
 package proptest
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -151,12 +152,8 @@ func (c Options) normalize() (Options, error) {
 		}
 		c.Seed = s
 	}
-	if c.Replicas < MinReplicas {
-		c.Replicas = MinReplicas
-	}
-	if c.MaxOps == 0 {
-		c.MaxOps = DefaultMaxOps
-	}
+	c.Replicas = max(c.Replicas, MinReplicas)
+	c.MaxOps = cmp.Or(c.MaxOps, DefaultMaxOps)
 	return c, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/leanovate/gopter"
@@ -245,15 +246,6 @@ type flight struct{ from, at int }
 
 func (nw *network) send(from, at int) { nw.pool = append(nw.pool, flight{from, at}) }
 
-func (nw *network) index(at int) int {
-	for k, f := range nw.pool {
-		if f.at == at {
-			return k
-		}
-	}
-	return -1
-}
-
 // deliver picks a receiver and a message: a quarter of the time a
 // duplicate of an earlier delivery, a quarter of the time a snapshot older
 // than one the receiver already merged from the same sender, otherwise
@@ -268,7 +260,7 @@ func (nw *network) deliver(rng *rand.Rand, replicas int) (to, msg int) {
 	case 0:
 		if len(nw.seen) > 0 {
 			d := nw.seen[rng.Intn(len(nw.seen))]
-			if j := nw.index(d[1]); j >= 0 {
+			if j := slices.IndexFunc(nw.pool, func(f flight) bool { return f.at == d[1] }); j >= 0 {
 				to, k = d[0], j
 			}
 		}

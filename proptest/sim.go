@@ -245,7 +245,6 @@ func (c *checker[S, O]) mergeInto(r *Replica[S, O], src Replica[S, O], ref S, wh
 	return nil
 }
 
-// same reports whether a and b are Equal and have equal Values.
 func (c *checker[S, O]) same(a, b S) bool {
 	return c.m.Equal(a, b) && reflect.DeepEqual(c.m.Value(a), c.m.Value(b))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +33,7 @@ func openCompareCassandra(ctx context.Context, hosts []string, keyspace, prefix 
 	if err := cassandra.CheckIdentifier(keyspace); err != nil {
 		return nil, cli.UsageError{Err: err}
 	}
-	if prefix == "" {
-		prefix = "counterkit_"
-	}
-	table := prefix + "compare_native"
+	table := cmp.Or(prefix, "counterkit_") + "compare_native"
 	if err := cassandra.CheckIdentifier(table); err != nil {
 		return nil, cli.UsageError{Err: err}
 	}

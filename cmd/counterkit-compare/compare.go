@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
@@ -76,7 +77,6 @@ measured), 1 when one did not or the store failed, 2 for a usage error.
 Flags:
 `
 
-// compareConfig is one comparison run.
 type compareConfig struct {
 	workers     int
 	duration    time.Duration
@@ -171,7 +171,6 @@ func (r compareRow) exact() bool {
 	return r.Error == "" && r.Drift <= 0 && r.Drift >= -r.Unresolved
 }
 
-// compareReport is the whole output.
 type compareReport struct {
 	Store      string       `json:"store"`
 	Workers    int          `json:"workers"`
@@ -227,9 +226,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return fail(stderr, cli.Usagef("%w: unexpected argument %q (counterkit-compare takes flags only)", crdt.ErrInvalidConfig, fs.Arg(0)))
 	}
-	if *hosts == "" {
-		*hosts = os.Getenv("CASSANDRA_HOSTS")
-	}
+	*hosts = cmp.Or(*hosts, os.Getenv("CASSANDRA_HOSTS"))
 	if *seed == 0 {
 		*seed = randomSeed()
 	}
@@ -430,7 +427,6 @@ func (q *resendQueue) take(w int) (t *txn, wait time.Duration, busy bool) {
 	return nil, wait, q.taken > 0 || q.making > 0
 }
 
-// workerStats is what one worker measured.
 type workerStats struct {
 	distinct, acked, resent, elsewhere, writes, failed int64
 	latencies                                          []time.Duration
@@ -655,7 +651,6 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 	return nil
 }
 
-// driftVerdict says in words what a row's drift means.
 func driftVerdict(r compareRow) string {
 	switch {
 	case r.Error != "":

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -38,7 +39,7 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 		case "native":
 			out = append(out, &nativeTarget{cfg: cfg, n: native, key: key(n)})
 		case "ledger", "ledger-sharded":
-			out = append(out, &ledgerTarget{cfg: cfg, st: sib, key: key(n), typ: n})
+			out = append(out, &ledgerTarget{cfg: cfg, st: sib, key: key(n), typ: n, writers: map[int]credit{}})
 		case "tally":
 			c, err := tally.New[*tally.Sum](part, key(n), tally.Options{Clock: cfg.now, Retries: -1})
 			if err != nil {
@@ -81,15 +82,10 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 // or configuration, outside the write window, a damaged state, a size
 // limit): it carries its id, so a resend never counts twice.
 func counterkitRetryable(err error) bool {
-	for _, final := range []error{crdt.ErrInvalidIdentifier, crdt.ErrInvalidActor, crdt.ErrInvalidTxnID,
+	return !slices.ContainsFunc([]error{crdt.ErrInvalidIdentifier, crdt.ErrInvalidActor, crdt.ErrInvalidTxnID,
 		crdt.ErrInvalidAmount, crdt.ErrInvalidConfig, crdt.ErrConflictingTransaction, crdt.ErrOutsideWindow,
 		crdt.ErrTooLarge, crdt.ErrOverflow, crdt.ErrCorruptEncoding, crdt.ErrUnsupportedVersion,
-		crdt.ErrTypeMismatch, crdt.ErrMisconfiguredStore, crdt.ErrExpired} {
-		if errors.Is(err, final) {
-			return false
-		}
-	}
-	return true
+		crdt.ErrTypeMismatch, crdt.ErrMisconfiguredStore, crdt.ErrExpired}, func(final error) bool { return errors.Is(err, final) })
 }
 
 // oneWriter is a writer whose every transaction is one increment written
@@ -186,9 +182,6 @@ func (t *ledgerTarget) writer(w int) (credit, error) {
 	cr, _, err := t.open(fmt.Sprintf("compare-a%d", a))
 	if err != nil {
 		return nil, err
-	}
-	if t.writers == nil {
-		t.writers = map[int]credit{}
 	}
 	t.writers[a] = cr
 	return cr, nil

@@ -77,17 +77,8 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if *from != "" || *cf.store == "" {
 		return runBackupFrom(c, cf, *from, *to, stdout)
 	}
-	dir, err := embeddedDir(c, cf, "backup")
-	if err != nil {
-		return fail(stderr, "backup", err)
-	}
-	if err := emptyTarget(*to, dir); err != nil {
-		return fail(stderr, "backup", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
-	defer cancel()
-	res, err := backup(ctx, dir, *to)
-	return c.emitResult(stdout, res, err)
+	return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
+		func(ctx context.Context, dir string) (*backupResult, error) { return backup(ctx, dir, *to) })
 }
 
 func backup(ctx context.Context, dir, to string) (*backupResult, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -431,7 +432,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		rep.check("read keyspace "+*keyspace, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err))
 		return rep.finish(c, stdout)
 	default:
-		rep.fact("keyspace "+*keyspace+" replication", "%s", formatMap(replication))
+		rep.fact("keyspace "+*keyspace+" replication", "%s", formatMap(replication, "="))
 		if strings.HasSuffix(replication["class"], "SimpleStrategy") && replication["replication_factor"] == "1" {
 			rep.note("replication factor 1: one node holds every value (development only)")
 		}
@@ -476,10 +477,11 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	return rep.finish(c, stdout)
 }
 
-func formatMap(m map[string]string) string {
+// formatMap lists m's entries by key, each key sep value, comma-separated.
+func formatMap(m map[string]string, sep string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"="+m[k])
+		parts = append(parts, k+sep+m[k])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -495,15 +497,11 @@ type tableShape struct {
 }
 
 func (t *tableShape) String() string {
-	var cols []string
-	for _, n := range slices.Sorted(maps.Keys(t.columns)) {
-		cols = append(cols, n+" "+t.columns[n])
-	}
 	ck := make([]string, len(t.clustering))
 	for i, c := range t.clustering {
 		ck[i] = c + " " + t.order[i]
 	}
-	return fmt.Sprintf("(%s) PRIMARY KEY ((%s), %s)", strings.Join(cols, ", "), strings.Join(t.partition, ", "), strings.Join(ck, ", "))
+	return fmt.Sprintf("(%s) PRIMARY KEY ((%s), %s)", formatMap(t.columns, " "), strings.Join(t.partition, ", "), strings.Join(ck, ", "))
 }
 
 var (
@@ -634,10 +632,7 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
 		return fail(stderr, "check", cli.Usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))
 	}
-	bt := *typ
-	if bt == "" {
-		bt = "default"
-	}
+	bt := cmp.Or(*typ, "default")
 	rep := newCheckReport("riak:" + strings.Join(cli.SplitList(*addr), ",") + "/" + bt + "/" + *bucket)
 	ctx, cancel := context.WithTimeout(context.Background(), 4**timeout)
 	defer cancel()
@@ -663,11 +658,11 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 		k string
 		v any
 	}{
-		{"allow_mult", p.AllowMult}, {"last_write_wins", p.LastWriteWins}, {"datatype", quoteEmpty(p.DataType)},
+		{"allow_mult", p.AllowMult}, {"last_write_wins", p.LastWriteWins}, {"datatype", cmp.Or(p.DataType, `""`)},
 		{"consistent", p.Consistent}, {"n_val", p.NVal}, {"r", riakQuorum(p.R)}, {"w", riakQuorum(p.W)},
 		{"pr", riakQuorum(p.Pr)}, {"pw", riakQuorum(p.Pw)}, {"dw", riakQuorum(p.Dw)}, {"rw", riakQuorum(p.Rw)},
 		{"basic_quorum", p.BasicQuorum}, {"notfound_ok", p.NotFoundOk},
-		{"backend", quoteEmpty(p.Backend)}, {"precommit hooks", p.HasPrecommit}, {"postcommit hooks", p.HasPostcommit},
+		{"backend", cmp.Or(p.Backend, `""`)}, {"precommit hooks", p.HasPrecommit}, {"postcommit hooks", p.HasPostcommit},
 	} {
 		rep.fact(kv.k, "%v", kv.v)
 	}
@@ -688,11 +683,4 @@ func riakQuorum(v uint32) string {
 		return name
 	}
 	return strconv.FormatUint(uint64(v), 10)
-}
-
-func quoteEmpty(s string) string {
-	if s == "" {
-		return `""`
-	}
-	return s
 }

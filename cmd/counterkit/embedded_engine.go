@@ -55,7 +55,6 @@ func engineError(err error, dir string) error {
 	return err
 }
 
-// listedKey is one key of an embedded store.
 type listedKey struct {
 	Key  string `json:"key"`
 	Kind string `json:"kind"` // siblings or partition
@@ -146,20 +145,34 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, cf, "list")
-	if err != nil {
-		return fail(stderr, "list", err)
+	check := func(string) error {
+		switch {
+		case *kind != "" && *kind != "siblings" && *kind != "partitions":
+			return cli.Usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind)
+		case *limit < 0:
+			return cli.Usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig)
+		}
+		return nil
 	}
-	switch {
-	case *kind != "" && *kind != "siblings" && *kind != "partitions":
-		return fail(stderr, "list", cli.Usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind))
-	case *limit < 0:
-		return fail(stderr, "list", cli.Usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig))
+	return onEmbedded(c, cf, stdout, check, func(ctx context.Context, dir string) (*keyList, error) {
+		return listEmbedded(ctx, dir, listOptions{kind: *kind, prefix: *prefix, limit: *limit})
+	})
+}
+
+// onEmbedded runs do on the directory of -store within -timeout, once
+// check (if any) accepts the directory, and emits what do returns.
+func onEmbedded[T tabler](c *command, cf commonFlags, stdout io.Writer, check func(dir string) error, do func(ctx context.Context, dir string) (T, error)) int {
+	dir, err := embeddedDir(c, cf, c.name)
+	if err == nil && check != nil {
+		err = check(dir)
+	}
+	if err != nil {
+		return fail(c.stderr, c.name, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
-	l, err := listEmbedded(ctx, dir, listOptions{kind: *kind, prefix: *prefix, limit: *limit})
-	return c.emitResult(stdout, l, err)
+	v, err := do(ctx, dir)
+	return c.emitResult(stdout, v, err)
 }
 
 // embeddedDir parses -store for a command of the embedded store only.
@@ -240,14 +253,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, cf, "stats")
-	if err != nil {
-		return fail(stderr, "stats", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
-	defer cancel()
-	s, err := statsEmbedded(ctx, dir)
-	return c.emitResult(stdout, s, err)
+	return onEmbedded(c, cf, stdout, nil, statsEmbedded)
 }
 
 func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
@@ -301,17 +307,8 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	dir, err := embeddedDir(c, cf, "compact embedded")
-	if err != nil {
-		return fail(stderr, c.name, err)
-	}
-	if err := emptyTarget(*to, dir); err != nil {
-		return fail(stderr, c.name, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
-	defer cancel()
-	res, err := compactEmbedded(ctx, dir, *to)
-	return c.emitResult(stdout, res, err)
+	return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
+		func(ctx context.Context, dir string) (*compactResult, error) { return compactEmbedded(ctx, dir, *to) })
 }
 
 // emptyTarget checks that to names a new or empty directory other than

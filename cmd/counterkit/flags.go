@@ -51,7 +51,6 @@ func (c *command) parse(args []string) int {
 	return -1
 }
 
-// json reports whether the output is JSON.
 func (c *command) json() bool { return *c.output == "json" }
 
 // longFlags rewrites -name and -name=value to --name, so that the

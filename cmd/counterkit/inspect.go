@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -461,7 +462,7 @@ func (d *Description) writeTable(w io.Writer) {
 				sent = append(sent, fmt.Sprintf("%s:%d", to, a.Sent[to]))
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", a.Actor, a.Seq, *a.Credits, *a.Debits,
-				*a.Rights, *a.Received, *a.Asked, dash(strings.Join(sent, " ")), txns(a.History))
+				*a.Rights, *a.Received, *a.Asked, cmp.Or(strings.Join(sent, " "), "-"), txns(a.History))
 		}
 		tw.Flush()
 		return
@@ -478,16 +479,9 @@ func (d *Description) writeTable(w io.Writer) {
 		if a.Retired {
 			hist, folded = "retired", "retired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, dash(a.Half), n, a.Seq, hist, folded)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, cmp.Or(a.Half, "-"), n, a.Seq, hist, folded)
 	}
 	tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 func txns(ts []Txn) string {

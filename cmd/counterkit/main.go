@@ -7,6 +7,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -82,15 +83,9 @@ func isolate(args []string) bool {
 	if len(args) == 0 || !slices.Contains([]string{"get", "list", "stats", "backup", "gc", "compact", "merge", "find"}, args[0]) {
 		return false
 	}
-	for _, a := range args {
-		if strings.Contains(a, "embedded:") {
-			return true
-		}
-		if args[0] == "backup" && (strings.HasPrefix(a, "-from") || strings.HasPrefix(a, "--from")) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(args, func(a string) bool {
+		return strings.Contains(a, "embedded:") || args[0] == "backup" && (strings.HasPrefix(a, "-from") || strings.HasPrefix(a, "--from"))
+	})
 }
 
 // runIsolated runs the command in a child process (this program, run
@@ -142,10 +137,7 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case crash == "" && sig != 0 && sig != syscall.SIGSEGV && sig != syscall.SIGBUS && sig != syscall.SIGABRT && sig != syscall.SIGILL:
 		return 128 + int(sig) // stopped from outside (an interrupt, a kill)
 	case crash != "" || sig != 0:
-		if crash == "" {
-			crash = err.Error()
-		}
-		return fail(stderr, args[0], fmt.Errorf("%w: the store's data file crashed the storage engine, so it is damaged (%s); run counterkit check embedded", crdt.ErrCorruptEncoding, crash))
+		return fail(stderr, args[0], fmt.Errorf("%w: the store's data file crashed the storage engine, so it is damaged (%s); run counterkit check embedded", crdt.ErrCorruptEncoding, cmp.Or(crash, err.Error())))
 	case errors.As(err, &exit):
 		return exit.ExitCode()
 	default:
@@ -156,12 +148,8 @@ func runIsolated(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // crashStart reports whether a line of standard error starts the Go
 // runtime's report of a crash.
 func crashStart(line string) bool {
-	for _, p := range []string{"panic: ", "fatal error: ", "unexpected fault address", "runtime: goroutine stack exceeds", "SIGSEGV", "SIGBUS"} {
-		if strings.HasPrefix(line, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]string{"panic: ", "fatal error: ", "unexpected fault address", "runtime: goroutine stack exceeds", "SIGSEGV", "SIGBUS"},
+		func(p string) bool { return strings.HasPrefix(line, p) })
 }
 
 // run is the whole program, testable: it returns the exit status.
@@ -252,10 +240,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 }
 
 func versionOf(bi *debug.BuildInfo) *versionInfo {
-	v := &versionInfo{Module: bi.Main.Path, Version: bi.Main.Version, Go: bi.GoVersion, Counterkit: "(unknown)"}
-	if v.Version == "" {
-		v.Version = "(devel)"
-	}
+	v := &versionInfo{Module: bi.Main.Path, Version: cmp.Or(bi.Main.Version, "(devel)"), Go: bi.GoVersion, Counterkit: "(unknown)"}
 	for _, d := range bi.Deps {
 		if d.Path == "github.com/counterkit/counterkit" {
 			v.Counterkit = d.Version

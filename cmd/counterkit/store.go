@@ -110,7 +110,6 @@ type backend struct {
 	verify func() error
 }
 
-// openStore opens the store spec names.
 func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, error) {
 	switch spec.kind {
 	case "embedded":

@@ -314,7 +314,6 @@ func testMixedTypes(t *testing.T, s store.Siblings) {
 	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
 }
 
-// testLargeState checks that a state of many actors is stored whole.
 func testLargeState(t *testing.T, s store.Siblings) {
 	ctx := context.Background()
 	k := key(t, "large")

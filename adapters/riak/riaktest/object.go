@@ -31,7 +31,6 @@ type object struct {
 	reapAt time.Time
 }
 
-// live reports whether the object has a sibling that is not a tombstone.
 func (o *object) live() bool {
 	return slices.ContainsFunc(o.sibs, func(s sibling) bool { return !s.tombstone() })
 }

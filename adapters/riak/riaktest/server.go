@@ -2,6 +2,7 @@ package riaktest
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -245,8 +246,8 @@ func newState(opts Options) *FakeServer {
 		n = 3
 	}
 	s := &FakeServer{
-		maxSibs:    opts.MaxSiblings,
-		deleteMode: opts.DeleteMode,
+		maxSibs:    cmp.Or(opts.MaxSiblings, DefaultMaxSiblings),
+		deleteMode: cmp.Or(opts.DeleteMode, DefaultDeleteMode),
 		types:      map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
 		dvv:        map[string]bool{"default": false},
 		buckets:    map[bucketID]*rpb.RpbBucketProps{},
@@ -255,12 +256,6 @@ func newState(opts Options) *FakeServer {
 		hist:       map[int]int64{},
 		clocks:     map[string]uint64{},
 		conns:      map[net.Conn]struct{}{},
-	}
-	if s.maxSibs == 0 {
-		s.maxSibs = DefaultMaxSiblings
-	}
-	if s.deleteMode == 0 {
-		s.deleteMode = DefaultDeleteMode
 	}
 	for i := 0; i < n; i++ {
 		s.vnodes = append(s.vnodes, fmt.Sprintf("vnode-%d", i))
@@ -555,12 +550,7 @@ func keyOf(body []byte, m interface {
 	return string(m.GetKey())
 }
 
-func typeName(t []byte) string {
-	if len(t) == 0 {
-		return "default"
-	}
-	return string(t)
-}
+func typeName(t []byte) string { return cmp.Or(string(t), "default") }
 
 // handle applies one request and returns the response to send: a message
 // code and body, or an error message.
@@ -787,11 +777,6 @@ func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
 	return nextDot(s.clocks, coord, merged)
 }
 
-// propsOfLocked returns the write properties of a bucket of type typ.
-func (s *FakeServer) propsOfLocked(typ string, p *rpb.RpbBucketProps) writeProps {
-	return writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
-}
-
 // objectLocked returns the object stored under id, reaping it first if it
 // holds only tombstones and its delete_mode has passed.
 func (s *FakeServer) objectLocked(id objectID) *object {
@@ -803,13 +788,16 @@ func (s *FakeServer) objectLocked(id objectID) *object {
 	return o
 }
 
-// tooManySiblingsLocked returns Riak's refusal when o has more siblings than
-// max_siblings allows.
-func (s *FakeServer) tooManySiblingsLocked(o *object) rpcError {
-	if s.maxSibs >= 0 && len(o.sibs) > s.maxSibs {
-		return rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(o.sibs)))
+// writeLocked returns old with content written under ctx in a bucket of
+// type typ and properties p, or Riak's refusal when the result has more
+// siblings than max_siblings allows.
+func (s *FakeServer) writeLocked(typ string, p *rpb.RpbBucketProps, old *object, ctx VClock, content *rpbkv.RpbContent, now time.Time) (*object, rpcError) {
+	wp := writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
+	next := apply(old, ctx, content, wp, s.dotLocked(old, ctx), now)
+	if s.maxSibs >= 0 && len(next.sibs) > s.maxSibs {
+		return nil, rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(next.sibs)))
 	}
-	return ""
+	return next, ""
 }
 
 func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
@@ -846,8 +834,8 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	}
 	content := proto.Clone(m.Content).(*rpbkv.RpbContent)
 	content.Deleted = nil
-	next := apply(old, ctx, content, s.propsOfLocked(typ, props), s.dotLocked(old, ctx), time.Now())
-	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
+	next, rerr := s.writeLocked(typ, props, old, ctx, content, time.Now())
+	if rerr != "" {
 		return 0, nil, rerr
 	}
 	s.objects[id] = next
@@ -894,8 +882,8 @@ func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
 	}
 	tomb := &rpbkv.RpbContent{Value: []byte{}, Deleted: proto.Bool(true)}
 	now := time.Now()
-	next := apply(old, ctx, tomb, s.propsOfLocked(typ, props), s.dotLocked(old, ctx), now)
-	if rerr := s.tooManySiblingsLocked(next); rerr != "" {
+	next, rerr := s.writeLocked(typ, props, old, ctx, tomb, now)
+	if rerr != "" {
 		return 0, nil, rerr
 	}
 	switch {
