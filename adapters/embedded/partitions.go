@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/partkit"
 	"github.com/counterkit/counterkit/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -189,14 +190,6 @@ func (r rangeDel) mutation() store.Mutation {
 	return m
 }
 
-// covers reports whether range a contains range b.
-func covers(a, b store.Mutation) bool {
-	if string(b.Key) < string(a.Key) {
-		return false
-	}
-	return a.End == nil || (b.End != nil && string(b.End) <= string(a.End))
-}
-
 func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
 	var out []rangeDel
 	c := w.ranges.Cursor()
@@ -265,12 +258,12 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && covers(rm, m) {
+			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && partkit.Covers(rm, m) {
 				return nil
 			}
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && covers(m, rm) {
+			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && partkit.Covers(m, rm) {
 				if err := w.ranges.Delete(r.id); err != nil {
 					return err
 				}
@@ -403,29 +396,12 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		return err
 	}
 	prefix := appendPrefix(nil, partition)
-	next := append(slices.Clip(prefix), from...)
-	for {
+	return partkit.ScanPages(from, p.db.opts.PageSize, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		rows, err := p.read(prefix, next, p.db.opts.PageSize)
-		if err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		// fn owns the rows it is given and may change them.
-		next = append(append(slices.Clip(prefix), rows[len(rows)-1].Key...), 0)
-		for _, r := range rows {
-			if !fn(r) {
-				return nil
-			}
-		}
-		if len(rows) < p.db.opts.PageSize {
-			return nil
-		}
-	}
+		return p.read(prefix, append(slices.Clip(prefix), from...), n)
+	}, fn)
 }
 
 // Snapshot returns every live row of partition, read in one read
@@ -439,13 +415,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	prefix := appendPrefix(nil, partition)
 	rows, err := p.read(prefix, prefix, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) > limit {
-		return nil, fmt.Errorf("embedded: partition %q has more than %d rows: %w", partition, limit, crdt.ErrTooLarge)
-	}
-	return rows, nil
+	return partkit.Limit("embedded", partition, limit, rows, err)
 }
 
 // read returns up to n rows of the partition with prefix, from the stored

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/partkit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -259,12 +260,12 @@ func (p *partition) apply(m store.Mutation) {
 		return
 	case store.OpDeleteRange:
 		for _, r := range p.ranges {
-			if r.Timestamp >= m.Timestamp && covers(r, m) {
+			if r.Timestamp >= m.Timestamp && partkit.Covers(r, m) {
 				return
 			}
 		}
 		p.ranges = slices.DeleteFunc(p.ranges, func(r store.Mutation) bool {
-			return m.Timestamp >= r.Timestamp && covers(m, r)
+			return m.Timestamp >= r.Timestamp && partkit.Covers(m, r)
 		})
 		m.Key, m.End, m.Value = slices.Clone(m.Key), slices.Clone(m.End), nil
 		p.ranges = append(p.ranges, m)
@@ -300,14 +301,6 @@ func (p *partition) sortedKeys() []rowKey {
 		p.sorted = true
 	}
 	return p.keys
-}
-
-// covers reports whether range a contains range b.
-func covers(a, b store.Mutation) bool {
-	if string(b.Key) < string(a.Key) {
-		return false
-	}
-	return a.End == nil || (b.End != nil && string(b.End) <= string(a.End))
 }
 
 // Apply applies muts atomically.
@@ -366,29 +359,14 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 	if page <= 0 {
 		page = DefaultPageSize
 	}
-	next := slices.Clone(from)
-	for {
+	return partkit.ScanPages(from, page, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		s.mu.Lock()
-		rows := s.rows(partition, next, page)
-		s.mu.Unlock()
-		if len(rows) == 0 {
-			return nil
-		}
-		last := slices.Clone(rows[len(rows)-1].Key)
-		for _, r := range rows {
-			if !fn(r) {
-				return nil
-			}
-		}
-		if len(rows) < page {
-			return nil
-		}
-		// fn owns the rows it was given and may have changed them.
-		next = append(last, 0)
-	}
+		defer s.mu.Unlock()
+		return s.rows(partition, from, n), nil
+	}, fn)
 }
 
 // Snapshot returns every row of partition, read under one lock.
@@ -400,10 +378,6 @@ func (s *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 		return nil, err
 	}
 	s.mu.Lock()
-	rows := s.rows(partition, nil, limit+1)
-	s.mu.Unlock()
-	if len(rows) > limit {
-		return nil, fmt.Errorf("memory: partition %q has more than %d rows: %w", partition, limit, crdt.ErrTooLarge)
-	}
-	return rows, nil
+	defer s.mu.Unlock()
+	return partkit.Limit("memory", partition, limit, s.rows(partition, nil, limit+1), nil)
 }

@@ -1,0 +1,71 @@
+package partkit
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/counterkit/counterkit/store"
+)
+
+func TestCovers(t *testing.T) {
+	r := func(k, e string) store.Mutation {
+		m := store.Mutation{Op: store.OpDeleteRange, Key: []byte(k)}
+		if e != "" {
+			m.End = []byte(e)
+		}
+		return m
+	}
+	for _, c := range []struct {
+		a, b store.Mutation
+		want bool
+	}{
+		{r("b", "d"), r("b", "d"), true},
+		{r("b", "d"), r("c", "d"), true},
+		{r("b", "d"), r("a", "d"), false},
+		{r("b", "d"), r("b", "e"), false},
+		{r("b", "d"), r("b", ""), false},
+		{r("b", ""), r("c", ""), true},
+		{r("b", ""), r("c", "z"), true},
+		{r("", "d"), r("c", "d"), true},
+	} {
+		if got := Covers(c.a, c.b); got != c.want {
+			t.Errorf("Covers([%q,%q), [%q,%q)) = %v, want %v", c.a.Key, c.a.End, c.b.Key, c.b.End, got, c.want)
+		}
+	}
+}
+
+// TestScanPages scans rows 0..n-1 in pages of every size around n, stopping
+// at every point, and checks the rows seen and the pages read.
+func TestScanPages(t *testing.T) {
+	const n = 7
+	var all []store.Row
+	for i := range n {
+		all = append(all, store.Row{Key: []byte{byte(i)}, Value: []byte(fmt.Sprint(i))})
+	}
+	for page := 1; page <= n+1; page++ {
+		for stop := 1; stop <= n+1; stop++ {
+			reads := 0
+			read := func(from []byte, size int) ([]store.Row, error) {
+				reads++
+				i, _ := slices.BinarySearchFunc(all, from, func(r store.Row, k []byte) int { return slices.Compare(r.Key, k) })
+				return CloneRows(all[i:min(i+size, n)]), nil
+			}
+			var got []store.Row
+			err := ScanPages(nil, page, read, func(r store.Row) bool {
+				got = append(got, CloneRow(r))
+				r.Key[0] = 0xff // fn owns the row: the scan must go on from the row read
+				return len(got) < stop
+			})
+			want := all[:min(stop, n)]
+			// Pages read: until fn stops, or a short (possibly empty) page.
+			wantReads := (len(want) + page - 1) / page
+			if stop > n && n%page == 0 {
+				wantReads++
+			}
+			if err != nil || !SameRows(got, want) || reads != wantReads {
+				t.Errorf("page %d, stop after %d: %d rows, %d reads, %v; want %d rows, %d reads", page, stop, len(got), reads, err, len(want), wantReads)
+			}
+		}
+	}
+}
