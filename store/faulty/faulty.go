@@ -531,14 +531,24 @@ func (c *core) Counts() map[Fault]int {
 }
 
 // history keeps the last few distinct states of each key, oldest first.
+// Two states in a row that equal calls equal are kept as one, which
+// merge, if not nil, updates.
 type history[S any] struct {
+	mu     sync.Mutex
 	depth  int
+	equal  func(a, b S) bool
+	merge  func(old *S, s S)
 	states map[string][]S
 }
 
-// add records s for key unless it equals the newest state recorded; then
-// merge, if not nil, folds s into that state.
-func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(old *S, s S)) {
+// add records s for key.
+func (h *history[S]) add(key string, s S) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.addLocked(key, s)
+}
+
+func (h *history[S]) addLocked(key string, s S) {
 	if h.depth <= 0 {
 		return
 	}
@@ -546,9 +556,9 @@ func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(ol
 		h.states = map[string][]S{}
 	}
 	st := h.states[key]
-	if n := len(st); n > 0 && equal(st[n-1], s) {
-		if merge != nil {
-			merge(&st[n-1], s)
+	if n := len(st); n > 0 && h.equal(st[n-1], s) {
+		if h.merge != nil {
+			h.merge(&st[n-1], s)
 		}
 		return
 	}
@@ -559,10 +569,16 @@ func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(ol
 	h.states[key] = st
 }
 
-// older returns the state age states before the newest of key that ok
-// accepts, or the oldest accepted one if there are fewer; false if no
-// state other than the newest is accepted.
-func (h *history[S]) older(key string, age int, ok func(S) bool) (S, bool) {
+// older records fresh for key if it is not nil, then returns the state age
+// states before the newest of key that ok accepts, or the oldest accepted
+// one if there are fewer; false if no state other than the newest is
+// accepted (always when age ≤ 0).
+func (h *history[S]) older(key string, fresh *S, age int, ok func(S) bool) (S, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if fresh != nil {
+		h.addLocked(key, *fresh)
+	}
 	st := h.states[key]
 	var found S
 	any := false

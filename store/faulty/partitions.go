@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/partkit"
@@ -18,8 +17,6 @@ type Partitions struct {
 	record bool
 	page   int
 	core
-
-	hmu  sync.Mutex
 	hist history[partState]
 }
 
@@ -43,29 +40,18 @@ const recordLimit = 10_000
 // NewPartitions wraps inner.
 func NewPartitions(inner store.Partitions, o Options) *Partitions {
 	p := &Partitions{inner: inner, record: o.RecordWrites, page: o.ScanPage, core: newCore(o)}
-	p.hist.depth = p.core.hist
+	p.hist = history[partState]{depth: p.core.hist, equal: partState.equal, merge: (*partState).merge}
 	return p
-}
-
-func (p *Partitions) remember(partition string, st partState) {
-	p.hmu.Lock()
-	p.hist.add(partition, st, partState.equal, (*partState).merge)
-	p.hmu.Unlock()
 }
 
 // stale returns an older recorded state of partition, age states back
 // (isolated ones only if isolated), after recording fresh if it is not nil.
 func (p *Partitions) stale(partition string, fresh *partState, age int, isolated bool) ([]store.Row, bool) {
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	if fresh != nil {
-		p.hist.add(partition, *fresh, partState.equal, (*partState).merge)
-	}
 	var ok func(partState) bool
 	if isolated {
 		ok = func(s partState) bool { return s.isolated }
 	}
-	st, found := p.hist.older(partition, age, ok)
+	st, found := p.hist.older(partition, fresh, age, ok)
 	if !found {
 		return nil, false
 	}
@@ -91,7 +77,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 			rows, served = old, Stale
 		}
 	} else if p.hist.depth > 0 {
-		p.remember(partition, partState{partkit.CloneRows(rows), true})
+		p.hist.add(partition, partState{partkit.CloneRows(rows), true})
 	}
 	p.count(served)
 	if err := p.after(ctx, call); err != nil {
@@ -148,7 +134,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 		return err
 	}
 	if keep && !stopped {
-		p.remember(partition, partState{rows: seen})
+		p.hist.add(partition, partState{rows: seen})
 	}
 	p.count(Pass)
 	return p.after(ctx, call)
@@ -205,7 +191,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		record = func(ctx context.Context) {
 			for _, part := range parts {
 				if rows, err := p.inner.Snapshot(ctx, part, recordLimit, store.ReadComplete); err == nil {
-					p.remember(part, partState{partkit.CloneRows(rows), true})
+					p.hist.add(part, partState{partkit.CloneRows(rows), true})
 				}
 			}
 		}
