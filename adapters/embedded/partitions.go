@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/partkit"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -258,12 +258,12 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && partkit.Covers(rm, m) {
+			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && storekit.Covers(rm, m) {
 				return nil
 			}
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && partkit.Covers(m, rm) {
+			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && storekit.Covers(m, rm) {
 				if err := w.ranges.Delete(r.id); err != nil {
 					return err
 				}
@@ -396,7 +396,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		return err
 	}
 	prefix := appendPrefix(nil, partition)
-	return partkit.ScanPages(from, p.db.opts.PageSize, func(from []byte, n int) ([]store.Row, error) {
+	return storekit.ScanPages(from, p.db.opts.PageSize, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -407,15 +407,12 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 // Snapshot returns every live row of partition, read in one read
 // transaction.
 func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := crdt.ValidateKey("partition key", partition); err != nil {
+	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
 	}
 	prefix := appendPrefix(nil, partition)
 	rows, err := p.read(prefix, prefix, limit+1)
-	return partkit.Limit("embedded", partition, limit, rows, err)
+	return storekit.Limit("embedded", partition, limit, rows, err)
 }
 
 // read returns up to n rows of the partition with prefix, from the stored

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/partkit"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -260,12 +260,12 @@ func (p *partition) apply(m store.Mutation) {
 		return
 	case store.OpDeleteRange:
 		for _, r := range p.ranges {
-			if r.Timestamp >= m.Timestamp && partkit.Covers(r, m) {
+			if r.Timestamp >= m.Timestamp && storekit.Covers(r, m) {
 				return
 			}
 		}
 		p.ranges = slices.DeleteFunc(p.ranges, func(r store.Mutation) bool {
-			return m.Timestamp >= r.Timestamp && partkit.Covers(m, r)
+			return m.Timestamp >= r.Timestamp && storekit.Covers(m, r)
 		})
 		m.Key, m.End, m.Value = slices.Clone(m.Key), slices.Clone(m.End), nil
 		p.ranges = append(p.ranges, m)
@@ -359,7 +359,7 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 	if page <= 0 {
 		page = DefaultPageSize
 	}
-	return partkit.ScanPages(from, page, func(from []byte, n int) ([]store.Row, error) {
+	return storekit.ScanPages(from, page, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -371,13 +371,10 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 
 // Snapshot returns every row of partition, read under one lock.
 func (s *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := crdt.ValidateKey("partition key", partition); err != nil {
+	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return partkit.Limit("memory", partition, limit, s.rows(partition, nil, limit+1), nil)
+	return storekit.Limit("memory", partition, limit, s.rows(partition, nil, limit+1), nil)
 }

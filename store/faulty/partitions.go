@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/partkit"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -30,7 +30,7 @@ type partState struct {
 // merge keeps one entry for equal rows, isolated if either read was.
 func (a *partState) merge(b partState) { a.isolated = a.isolated || b.isolated }
 
-func (a partState) equal(b partState) bool { return partkit.SameRows(a.rows, b.rows) }
+func (a partState) equal(b partState) bool { return storekit.SameRows(a.rows, b.rows) }
 
 var _ store.Partitions = (*Partitions)(nil)
 
@@ -55,7 +55,7 @@ func (p *Partitions) stale(partition string, fresh *partState, age int, isolated
 	if !found {
 		return nil, false
 	}
-	return partkit.CloneRows(st.rows), true
+	return storekit.CloneRows(st.rows), true
 }
 
 // Snapshot is the wrapped store's Snapshot, with faults.
@@ -70,14 +70,14 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	served := Pass
 	if f.Kind() == Stale && level != store.ReadComplete {
-		if old, ok := p.stale(partition, &partState{partkit.CloneRows(rows), true}, f.Age(), true); ok {
+		if old, ok := p.stale(partition, &partState{storekit.CloneRows(rows), true}, f.Age(), true); ok {
 			if len(old) > limit {
 				return nil, fmt.Errorf("faulty: %v: stale partition has more than %d rows: %w", call, limit, crdt.ErrTooLarge)
 			}
 			rows, served = old, Stale
 		}
 	} else if p.hist.depth > 0 {
-		p.hist.add(partition, partState{partkit.CloneRows(rows), true})
+		p.hist.add(partition, partState{storekit.CloneRows(rows), true})
 	}
 	p.count(served)
 	if err := p.after(ctx, call); err != nil {
@@ -96,7 +96,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	if f.Kind() == Stale && level != store.ReadComplete && p.hist.depth > 0 {
 		var fresh []store.Row
 		if err := p.inner.Scan(ctx, partition, nil, level, func(r store.Row) bool {
-			fresh = append(fresh, partkit.CloneRow(r))
+			fresh = append(fresh, storekit.CloneRow(r))
 			return true
 		}); err != nil {
 			return err
@@ -117,7 +117,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	stopped := false
 	visit := func(r store.Row) bool {
 		if keep {
-			seen = append(seen, partkit.CloneRow(r))
+			seen = append(seen, storekit.CloneRow(r))
 		}
 		if !fn(r) {
 			stopped = true
@@ -144,7 +144,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 // after the first is a call with its own fault and hooks.
 func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
 	first := true
-	return partkit.ScanPages(from, p.page, func(from []byte, n int) ([]store.Row, error) {
+	return storekit.ScanPages(from, p.page, func(from []byte, n int) ([]store.Row, error) {
 		var call Call
 		if !first {
 			var err error
@@ -182,16 +182,16 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		return err
 	}
 	if f.Kind() == Hold {
-		muts = partkit.CloneBatch(muts)
+		muts = storekit.CloneBatch(muts)
 		call.Batch = muts
 	}
 	var record func(context.Context)
 	if p.record && p.hist.depth > 0 {
-		parts := partkit.PartitionsOf(muts)
+		parts := storekit.PartitionsOf(muts)
 		record = func(ctx context.Context) {
 			for _, part := range parts {
 				if rows, err := p.inner.Snapshot(ctx, part, recordLimit, store.ReadComplete); err == nil {
-					p.hist.add(part, partState{partkit.CloneRows(rows), true})
+					p.hist.add(part, partState{storekit.CloneRows(rows), true})
 				}
 			}
 		}

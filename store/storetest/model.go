@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/counterkit/counterkit/internal/partkit"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -21,7 +21,7 @@ type model struct {
 
 func (m *model) apply(batch []store.Mutation) {
 	for _, mu := range batch {
-		m.muts = append(m.muts, partkit.CloneMutation(mu))
+		m.muts = append(m.muts, storekit.CloneMutation(mu))
 	}
 }
 
@@ -142,7 +142,7 @@ func genMutation(r *rand.Rand) store.Mutation {
 	default:
 		m.Op = store.OpDeletePartition
 	}
-	return partkit.CloneMutation(m)
+	return storekit.CloneMutation(m)
 }
 
 // genHistory returns a random list of n ops: batches of 1..4 mutations over

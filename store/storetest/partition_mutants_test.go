@@ -12,7 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/partkit"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -44,7 +44,7 @@ func (s *modelStore) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, m := range partkit.CloneBatch(muts) {
+	for _, m := range storekit.CloneBatch(muts) {
 		if s.strictDeletes && m.Op != store.OpPut {
 			m.Timestamp-- // now shadows ts < original only
 		}
@@ -200,7 +200,7 @@ func mapMuts(f func(muts []store.Mutation) []store.Mutation) func() store.Partit
 			if err := store.CheckMutations(muts); err != nil {
 				return err
 			}
-			return in.Apply(ctx, f(partkit.CloneBatch(muts)))
+			return in.Apply(ctx, f(storekit.CloneBatch(muts)))
 		}}
 	}
 }

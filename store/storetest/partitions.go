@@ -13,7 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
-	"github.com/counterkit/counterkit/internal/partkit"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -129,7 +129,7 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 	if err := p.Scan(ctx, part, nil, store.ReadComplete, func(r store.Row) bool { scanned = append(scanned, r); return true }); err != nil {
 		return "", fmt.Errorf("Scan(%s): %w", part, err)
 	}
-	if !partkit.SameRows(snap, scanned) {
+	if !storekit.SameRows(snap, scanned) {
 		return "", fmt.Errorf("partition %s: Snapshot %s but Scan %s", part, renderRows(snap), renderRows(scanned))
 	}
 	s := make([]string, len(snap))
@@ -281,13 +281,13 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
 		return err
 	}
-	if !partkit.SameRows(got, want) {
+	if !storekit.SameRows(got, want) {
 		return fmt.Errorf("scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
 	}
 	// fn owns each row: changing it does not disturb the scan.
 	got = got[:0]
 	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
-		got = append(got, partkit.CloneRow(r))
+		got = append(got, storekit.CloneRow(r))
 		for i := range r.Key {
 			r.Key[i] = 0
 		}
@@ -296,7 +296,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 	}); err != nil {
 		return err
 	}
-	if !partkit.SameRows(got, want) {
+	if !storekit.SameRows(got, want) {
 		return fmt.Errorf("scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
 	}
 	// From a key present, from between two keys, from past the end.
@@ -312,7 +312,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 			if err := p.Scan(ctx, "p", from, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
 				return err
 			}
-			if !partkit.SameRows(got, want[start:]) {
+			if !storekit.SameRows(got, want[start:]) {
 				return fmt.Errorf("scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
 			}
 		}
@@ -364,7 +364,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 		if err != nil {
 			return fmt.Errorf("snapshot of 1500 rows with limit 1500: %w", err)
 		}
-		if !partkit.SameRows(got, want) {
+		if !storekit.SameRows(got, want) {
 			return fmt.Errorf("snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
 		}
 	}
@@ -377,7 +377,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 	if err := applyEach(ctx, p, delRange("p", nil, want[1000].Key, 2)); err != nil {
 		return err
 	}
-	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !partkit.SameRows(got, want[1000:]) {
+	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !storekit.SameRows(got, want[1000:]) {
 		return fmt.Errorf("snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
 	}
 	for name, k := range crdttest.InvalidKeys() {
@@ -505,7 +505,7 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 		return fmt.Errorf("a batch of store.MaxSpanningBatchBytes bytes across two partitions: %w", err)
 	}
 	for _, b := range [][]store.Mutation{full, spanning} {
-		for _, part := range partkit.PartitionsOf(b) {
+		for _, part := range storekit.PartitionsOf(b) {
 			rows, err := p.Snapshot(ctx, part, len(b), store.ReadComplete)
 			if err != nil {
 				return err
@@ -683,7 +683,7 @@ func partModel(ctx context.Context, e *env[store.Partitions]) error {
 			if err != nil {
 				return e.seeded(fmt.Errorf("case %d, op %d %v: %w", c, i, op, err))
 			}
-			if !partkit.SameRows(got, want) {
+			if !storekit.SameRows(got, want) {
 				return e.seeded(fmt.Errorf("case %d, op %d %v: store %s, model %s\nhistory:\n%s", c, i, op, renderRows(got), renderRows(want), renderHistory(hist[:i+1])))
 			}
 		}
@@ -719,7 +719,7 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 			order = append(order, b)
 			switch r.Intn(4) {
 			case 0:
-				order = append(order, partkit.CloneBatch(b))
+				order = append(order, storekit.CloneBatch(b))
 			case 1:
 				for _, mu := range b {
 					order = append(order, []store.Mutation{mu})
@@ -738,7 +738,7 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 			if err != nil {
 				return e.seeded(err)
 			}
-			if want := m.rows(part); !partkit.SameRows(got, want) {
+			if want := m.rows(part); !storekit.SameRows(got, want) {
 				var lines []string
 				for i, b := range order {
 					lines = append(lines, fmt.Sprintf("  %d: %s", i, renderBatch(b)))

@@ -1,12 +1,34 @@
-package partkit
+package storekit
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 )
+
+func TestCheckKey(t *testing.T) {
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, c := range []struct {
+		ctx  context.Context
+		key  string
+		want error
+	}{
+		{t.Context(), "k", nil},
+		{t.Context(), "", crdt.ErrInvalidKey},
+		{done, "k", context.Canceled},
+		{done, "", context.Canceled}, // the context first
+	} {
+		if err := CheckKey(c.ctx, "key", c.key); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("CheckKey(%q) with context error %v: %v, want %v", c.key, c.ctx.Err(), err, c.want)
+		}
+	}
+}
 
 func TestCovers(t *testing.T) {
 	r := func(k, e string) store.Mutation {

@@ -1,16 +1,27 @@
-// Package partkit is the store.Partitions logic the backends and the store
-// test kits share: copies of rows and batches, range containment, paged
-// scans and the Snapshot row limit.
-package partkit
+// Package storekit is the logic of package store's shapes that the
+// backends and the store test kits share: the checks that open a call,
+// copies of rows and batches, range containment, paged scans and the
+// Snapshot row limit.
+package storekit
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 )
+
+// CheckKey returns ctx's error, or the error of crdt.ValidateKey(what,
+// key): what a read or a delete checks before it touches the store.
+func CheckKey(ctx context.Context, what, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return crdt.ValidateKey(what, key)
+}
 
 // Covers reports whether range delete a contains range delete b.
 func Covers(a, b store.Mutation) bool {
