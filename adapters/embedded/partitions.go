@@ -205,9 +205,9 @@ func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
 
 func (w *writer) apply(m store.Mutation) error {
 	prefix := appendPrefix(nil, m.Partition)
+	ck := append(slices.Clip(prefix), m.Key...) // the stored key of m.Key
 	switch m.Op {
 	case store.OpPut:
-		ck := append(slices.Clip(prefix), m.Key...)
 		if d, _, ok := getTombstone(w.drops, prefix); ok && d >= m.Timestamp {
 			return nil
 		}
@@ -234,24 +234,10 @@ func (w *writer) apply(m store.Mutation) error {
 		}
 		return w.rows.Put(ck, sealCell(ck, m.Timestamp, m.Value))
 	case store.OpDelete:
-		ck := append(slices.Clip(prefix), m.Key...)
-		old, arrived, ok := getTombstone(w.points, ck)
-		if ok && old >= m.Timestamp {
-			return nil
-		}
-		if err := w.setTombstone(w.points, ck, gcPoint, arrived, ok, m.Timestamp); err != nil {
+		if newer, err := w.tombstone(w.points, ck, gcPoint, m.Timestamp); !newer || err != nil {
 			return err
 		}
-		if rec := w.rows.Get(ck); rec != nil {
-			ts, _, err := openCell(ck, rec)
-			if err != nil {
-				return err
-			}
-			if ts <= m.Timestamp {
-				return w.rows.Delete(ck)
-			}
-		}
-		return nil
+		return w.deleteRows(prefix, ck, append(slices.Clip(ck), 0), m.Timestamp)
 	case store.OpDeleteRange:
 		rs, err := w.rangesOf(prefix)
 		if err != nil {
@@ -287,13 +273,9 @@ func (w *writer) apply(m store.Mutation) error {
 		if m.End != nil {
 			end = append(slices.Clip(prefix), m.End...)
 		}
-		return w.deleteRows(prefix, append(slices.Clip(prefix), m.Key...), end, m.Timestamp)
+		return w.deleteRows(prefix, ck, end, m.Timestamp)
 	case store.OpDeletePartition:
-		old, arrived, ok := getTombstone(w.drops, prefix)
-		if ok && old >= m.Timestamp {
-			return nil
-		}
-		if err := w.setTombstone(w.drops, prefix, gcDrop, arrived, ok, m.Timestamp); err != nil {
+		if newer, err := w.tombstone(w.drops, prefix, gcDrop, m.Timestamp); !newer || err != nil {
 			return err
 		}
 		return w.deleteRows(prefix, prefix, nil, m.Timestamp)
@@ -301,19 +283,23 @@ func (w *writer) apply(m store.Mutation) error {
 	return fmt.Errorf("embedded: unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
 }
 
-// setTombstone records a deletion at ts under k in b, arriving now,
-// replacing an older one that arrived at oldArrival (if had), and keeps the
-// gc index in step.
-func (w *writer) setTombstone(b tb, k []byte, kind byte, oldArrival int64, had bool, ts int64) error {
-	if had {
-		if err := w.gc.Delete(gcKey(oldArrival, kind, k)); err != nil {
-			return err
+// tombstone records a deletion at ts under k in b, arriving now, unless
+// one as new is there, and keeps the gc index in step; it reports whether
+// it recorded one.
+func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
+	old, arrived, ok := getTombstone(b, k)
+	if ok && old >= ts {
+		return false, nil
+	}
+	if ok {
+		if err := w.gc.Delete(gcKey(arrived, kind, k)); err != nil {
+			return false, err
 		}
 	}
 	if err := b.Put(k, binary.BigEndian.AppendUint64(tsBytes(ts), uint64(w.now))); err != nil {
-		return err
+		return false, err
 	}
-	return w.gc.Put(gcKey(w.now, kind, k), nil)
+	return true, w.gc.Put(gcKey(w.now, kind, k), nil)
 }
 
 // deleteRows deletes the rows of the partition with prefix whose stored
