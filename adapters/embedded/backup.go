@@ -83,13 +83,7 @@ func (d *DB) Backup(ctx context.Context, dir string) (err error) {
 			return checkError(tmp, err)
 		}
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
-	}
-	if err = syncDir(dir); err != nil {
-		return fmt.Errorf("embedded: backup: sync directory: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
+	return install("backup", tmp, path)
 }
 
 // ctxWriter stops a copy when its context is done.

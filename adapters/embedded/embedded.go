@@ -414,6 +414,18 @@ func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
 	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
 }
 
+// install gives the durable file tmp its name path and makes the rename
+// durable; op names the operation in errors.
+func install(op, tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("embedded: %s: sync directory: %w: %w", op, crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
