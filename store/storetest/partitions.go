@@ -451,30 +451,23 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	for name, k := range crdttest.InvalidKeys() {
 		cases = append(cases, refusal{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
 	}
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	for _, c := range cases {
 		batch := []store.Mutation{put("p", "first", "v", 1), c.m}
 		if c.name == "batch over store.MaxBatchBytes" {
 			batch[0].Value = big2
 		}
-		err := p.Apply(ctx, batch)
-		if !errors.Is(err, c.want) {
-			return fmt.Errorf("apply with %s: %v, want an error wrapping %v", c.name, err, c.want)
-		}
-		for _, part := range []string{"p", "q"} {
-			if err := expectRows(ctx, p, part, "a refused batch ("+c.name+") writes nothing", ""); err != nil {
-				return err
-			}
-		}
+		s.refused(s.p.Apply(ctx, batch), c.want, "apply with %s", c.name)
+		s.expect("p", "a refused batch ("+c.name+") writes nothing", "")
+		s.expect("q", "a refused batch ("+c.name+") writes nothing", "")
 	}
 	big := make([]store.Mutation, store.MaxBatch+1)
 	for i := range big {
 		big[i] = put("p", fmt.Sprint(i), "v", 1)
 	}
-	if err := p.Apply(ctx, big); !errors.Is(err, crdt.ErrTooLarge) {
-		return fmt.Errorf("apply of %d mutations: %v, want an error wrapping crdt.ErrTooLarge", len(big), err)
-	}
-	return expectRows(ctx, p, "p", "a batch over store.MaxBatch writes nothing", "")
+	s.refused(s.p.Apply(ctx, big), crdt.ErrTooLarge, "apply of %d mutations", len(big))
+	s.expect("p", "a batch over store.MaxBatch writes nothing", "")
+	return s.err
 }
 
 func partLimits(ctx context.Context, e *env[store.Partitions]) error {
@@ -572,23 +565,21 @@ func partCopies(ctx context.Context, e *env[store.Partitions]) error {
 }
 
 func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
-	if err := applyEach(ctx, p, put("p", "k", "v", 1)); err != nil {
-		return err
-	}
+	s := &steps{ctx: ctx, p: e.fresh()}
+	s.apply(put("p", "k", "v", 1))
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("apply with a cancelled context: %v, want an error wrapping context.Canceled", err)
-	}
-	if _, err := p.Snapshot(done, "p", 10, store.ReadAny); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("snapshot with a cancelled context: %v, want an error wrapping context.Canceled", err)
-	}
+	s.refused(s.p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}), context.Canceled, "apply with a cancelled context")
+	_, err := s.p.Snapshot(done, "p", 10, store.ReadAny)
+	s.refused(err, context.Canceled, "snapshot with a cancelled context")
 	calls := 0
-	if err := p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); !errors.Is(err, context.Canceled) || calls != 0 {
-		return fmt.Errorf("scan with a cancelled context: %v after %d rows, want an error wrapping context.Canceled and no row", err, calls)
+	err = s.p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true })
+	s.refused(err, context.Canceled, "scan with a cancelled context")
+	if s.err == nil && calls != 0 {
+		s.err = fmt.Errorf("scan with a cancelled context called fn %d times", calls)
 	}
-	return expectRows(ctx, p, "p", "an Apply with a cancelled context", "k=v")
+	s.expect("p", "an Apply with a cancelled context", "k=v")
+	return s.err
 }
 
 // partIsolation: writers apply batches that set every row of two

@@ -32,6 +32,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -78,6 +79,23 @@ func (s *steps) fresh(e *env[store.Partitions]) {
 	if s.err == nil {
 		s.p = e.fresh()
 	}
+}
+
+// refused records, unless an earlier step failed, an error when err does
+// not wrap want; what and args name the call.
+func (s *steps) refused(err, want error, what string, args ...any) {
+	if s.err == nil {
+		s.err = wantErr(err, want, what, args...)
+	}
+}
+
+// wantErr returns nil when err wraps want, else an error saying that the
+// call what and args name returned err instead.
+func wantErr(err, want error, what string, args ...any) error {
+	if errors.Is(err, want) {
+		return nil
+	}
+	return fmt.Errorf("%s: %v, want an error wrapping %v", fmt.Sprintf(what, args...), err, want)
 }
 
 type check[S any] struct {
