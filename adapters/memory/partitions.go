@@ -93,21 +93,6 @@ func (k *rowKey) appendTo(dst []byte) []byte {
 	return append(append(dst, k.b[:k.n]...), k.tail...)
 }
 
-// compare orders the key against the row key b as unsigned bytes.
-func (k *rowKey) compare(b []byte) int {
-	c := bytes.Compare(k.b[:k.n], b[:min(len(b), inlineKey)])
-	if c != 0 || int(k.n) < inlineKey {
-		return c // a key shorter than inlineKey has no tail
-	}
-	switch rest := b[inlineKey:]; {
-	case k.tail < string(rest):
-		return -1
-	case k.tail > string(rest):
-		return 1
-	}
-	return 0
-}
-
 // compareRowKeys orders keys as unsigned bytes.
 func compareRowKeys(a, b rowKey) int {
 	if c := bytes.Compare(a.b[:a.n], b.b[:b.n]); c != 0 {
@@ -336,7 +321,7 @@ func (s *Partitions) rows(partition string, from []byte, n int) []store.Row {
 		return nil
 	}
 	keys := p.sortedKeys()
-	i, _ := slices.BinarySearchFunc(keys, from, func(k rowKey, from []byte) int { return k.compare(from) })
+	i, _ := slices.BinarySearchFunc(keys, makeRowKey(from), compareRowKeys)
 	keys = keys[i:]
 	if n >= 0 && len(keys) > n {
 		keys = keys[:n]
