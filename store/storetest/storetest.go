@@ -50,9 +50,7 @@ type env[S any] struct {
 }
 
 // logSeed logs how to replay a randomised check.
-func (e *env[S]) logSeed() {
-	e.logf("seed %d; replay: %s=%d go test -run '^%s$' <package>", e.seed, proptest.EnvSeed, e.seed, e.name)
-}
+func (e *env[S]) logSeed() { e.logf("%s", e.replay()) }
 
 // seeded adds the seed and the replay command to the error of a
 // randomised check.
@@ -60,7 +58,11 @@ func (e *env[S]) seeded(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w\n(seed %d; replay: %s=%d go test -run '^%s$' <package>)", err, e.seed, proptest.EnvSeed, e.seed, e.name)
+	return fmt.Errorf("%w\n(%s)", err, e.replay())
+}
+
+func (e *env[S]) replay() string {
+	return fmt.Sprintf("seed %d; replay: %s=%d go test -run '^%s$' <package>", e.seed, proptest.EnvSeed, e.seed, e.name)
 }
 
 // steps runs the steps of a check on one store and keeps the first error;
