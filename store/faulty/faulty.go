@@ -11,20 +11,8 @@
 //
 // # What each fault does
 //
-// For a write (Put, Delete, Apply):
-//
-//   - Pass: the call reaches the wrapped store unchanged.
-//   - Refuse: the write is not applied; the error wraps crdt.ErrUnavailable.
-//   - LoseAck: the write is applied; the error wraps crdt.ErrAmbiguousWrite.
-//   - Lose: the write is not applied; the error wraps crdt.ErrAmbiguousWrite.
-//   - Hold: the write is not applied now and the error wraps
-//     crdt.ErrAmbiguousWrite; it is applied later, possibly after newer
-//     writes, by Deliver or DeliverAll, or never (DropHeld).
-//   - Unclassified: the write is applied and the error wraps ErrUnclassified,
-//     neither crdt.ErrAmbiguousWrite nor crdt.ErrUnavailable (a driver error
-//     the backend could not classify), which callers must treat as
-//     ambiguous.
-//   - Stale: not a write fault; the write passes.
+// For a write (Put, Delete, Apply), each fault does what its constant
+// says: Pass, Refuse, LoseAck, Lose, Hold, Unclassified; Stale passes it.
 //
 // For a read (Fetch, Scan, Snapshot and, with Options.ScanPage, each further
 // page of a scan), Refuse, LoseAck, Lose and Hold all refuse the read with an
