@@ -59,10 +59,10 @@ func CloneMutation(m store.Mutation) store.Mutation {
 	return m
 }
 
-// CloneBatch returns a copy of b sharing no memory with it.
+// CloneBatch returns a copy of b sharing no memory with it (nil for nil).
 func CloneBatch(b []store.Mutation) []store.Mutation {
-	out := make([]store.Mutation, len(b))
-	for i, m := range b {
+	out := slices.Clone(b)
+	for i, m := range out {
 		out[i] = CloneMutation(m)
 	}
 	return out

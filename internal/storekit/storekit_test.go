@@ -91,3 +91,22 @@ func TestScanPages(t *testing.T) {
 		}
 	}
 }
+
+// TestClones: the copies share no memory with what they copy, and a nil
+// batch stays nil.
+func TestClones(t *testing.T) {
+	b := []store.Mutation{{Partition: "p", Op: store.OpDeleteRange, Key: []byte("a"), End: []byte("b"), Timestamp: 1},
+		{Partition: "q", Op: store.OpPut, Key: []byte("k"), Value: []byte("v"), Timestamp: 2}}
+	rows := []store.Row{{Key: []byte("k"), Value: []byte("v")}}
+	cb, cr := CloneBatch(b), CloneRows(rows)
+	b[0].Key[0], b[0].End[0], b[1].Value[0], rows[0].Key[0], rows[0].Value[0] = 'x', 'x', 'x', 'x', 'x'
+	if string(cb[0].Key)+string(cb[0].End)+string(cb[1].Value) != "abv" || !SameRows(cr, []store.Row{{Key: []byte("k"), Value: []byte("v")}}) {
+		t.Errorf("changing the originals changed the copies: %+v, %+v", cb, cr)
+	}
+	if CloneBatch(nil) != nil {
+		t.Error("CloneBatch(nil) is not nil")
+	}
+	if got := PartitionsOf(append(cb, cb...)); !slices.Equal(got, []string{"p", "q"}) {
+		t.Errorf("PartitionsOf = %q, want [p q]", got)
+	}
+}
