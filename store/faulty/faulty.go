@@ -299,7 +299,6 @@ type core struct {
 	n      uint64
 	counts map[Fault]int
 	held   []held
-	hist   int
 }
 
 type held struct {
@@ -310,11 +309,7 @@ type held struct {
 }
 
 func newCore(o Options) core {
-	h := o.History
-	if h == 0 {
-		h = DefaultHistory
-	}
-	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}, hist: max(h, 0)}
+	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}}
 }
 
 // begin numbers a call and decides its fault.
@@ -527,6 +522,15 @@ type history[S any] struct {
 	equal  func(a, b S) bool
 	merge  func(old *S, s S)
 	states map[string][]S
+}
+
+// newHistory returns the history o.History asks for.
+func newHistory[S any](o Options, equal func(a, b S) bool, merge func(old *S, s S)) history[S] {
+	depth := o.History
+	if depth == 0 {
+		depth = DefaultHistory
+	}
+	return history[S]{depth: max(depth, 0), equal: equal, merge: merge}
 }
 
 // add records s for key.

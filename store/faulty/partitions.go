@@ -39,9 +39,8 @@ const recordLimit = 10_000
 
 // NewPartitions wraps inner.
 func NewPartitions(inner store.Partitions, o Options) *Partitions {
-	p := &Partitions{inner: inner, record: o.RecordWrites, page: o.ScanPage, core: newCore(o)}
-	p.hist = history[partState]{depth: p.core.hist, equal: partState.equal, merge: (*partState).merge}
-	return p
+	return &Partitions{inner: inner, record: o.RecordWrites, page: o.ScanPage, core: newCore(o),
+		hist: newHistory(o, partState.equal, (*partState).merge)}
 }
 
 // stale returns an older recorded state of partition, age states back

@@ -47,9 +47,7 @@ var (
 
 // NewSiblings wraps inner.
 func NewSiblings(inner store.Siblings, o Options) *Siblings {
-	s := &Siblings{inner: inner, record: o.RecordWrites, core: newCore(o)}
-	s.hist = history[sibState]{depth: s.core.hist, equal: sibState.equal}
-	return s
+	return &Siblings{inner: inner, record: o.RecordWrites, core: newCore(o), hist: newHistory(o, sibState.equal, nil)}
 }
 
 // Store returns s as a store.Siblings that is a store.SiblingDeleter exactly
