@@ -93,21 +93,20 @@ type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
 // storetest.RunPartitions and Partitions.
 func Run(t *testing.T, newHarness HarnessMaker) {
 	h := open(t, newHarness)
-	newSiblings := func(t *testing.T) store.Siblings { return must(h.MakeSiblings(t.Context(), t))(t) }
-	newPartitions := func(t *testing.T) store.Partitions { return must(h.MakePartitions(t.Context(), t))(t) }
-	t.Run("Siblings", func(t *testing.T) {
-		if _, err := h.MakeSiblings(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
+	runShape(t, "Siblings", h.MakeSiblings, storetest.RunSiblings, Siblings)
+	runShape(t, "Partitions", h.MakePartitions, storetest.RunPartitions, Partitions)
+}
+
+// runShape runs the suites under subtest name on stores of one shape from
+// mk, unless its first call fails with errors.ErrUnsupported.
+func runShape[S any](t *testing.T, name string, mk func(context.Context, testing.TB) (S, error), suites ...func(*testing.T, func(*testing.T) S)) {
+	t.Run(name, func(t *testing.T) {
+		if _, err := mk(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
 			t.Skip(err)
 		}
-		storetest.RunSiblings(t, newSiblings)
-		Siblings(t, newSiblings)
-	})
-	t.Run("Partitions", func(t *testing.T) {
-		if _, err := h.MakePartitions(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
-			t.Skip(err)
+		for _, run := range suites {
+			run(t, func(t *testing.T) S { return must(mk(t.Context(), t))(t) })
 		}
-		storetest.RunPartitions(t, newPartitions)
-		Partitions(t, newPartitions)
 	})
 }
 
@@ -115,14 +114,14 @@ func Run(t *testing.T, newHarness HarnessMaker) {
 // storetest.BenchmarkPartitions for the shapes the harness makes.
 func Benchmark(b *testing.B, newHarness HarnessMaker) {
 	h := open(b, newHarness)
-	if _, err := h.MakeSiblings(b.Context(), b); !errors.Is(err, errors.ErrUnsupported) {
-		b.Run("Siblings", func(b *testing.B) {
-			storetest.BenchmarkSiblings(b, func(b *testing.B) store.Siblings { return must(h.MakeSiblings(b.Context(), b))(b) })
-		})
-	}
-	if _, err := h.MakePartitions(b.Context(), b); !errors.Is(err, errors.ErrUnsupported) {
-		b.Run("Partitions", func(b *testing.B) {
-			storetest.BenchmarkPartitions(b, func(b *testing.B) store.Partitions { return must(h.MakePartitions(b.Context(), b))(b) })
+	benchShape(b, "Siblings", h.MakeSiblings, storetest.BenchmarkSiblings)
+	benchShape(b, "Partitions", h.MakePartitions, storetest.BenchmarkPartitions)
+}
+
+func benchShape[S any](b *testing.B, name string, mk func(context.Context, testing.TB) (S, error), bench func(*testing.B, func(*testing.B) S)) {
+	if _, err := mk(b.Context(), b); !errors.Is(err, errors.ErrUnsupported) {
+		b.Run(name, func(b *testing.B) {
+			bench(b, func(b *testing.B) S { return must(mk(b.Context(), b))(b) })
 		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/counterkit/counterkit/crdt"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Backup writes a consistent copy of the store, as of one moment, into
@@ -64,10 +63,7 @@ func (d *DB) Backup(ctx context.Context, dir string) (err error) {
 			os.Remove(tmp)
 		}
 	}()
-	err = d.view(func(tx *bolt.Tx) error {
-		_, err := tx.WriteTo(ctxWriter{ctx, f})
-		return err
-	})
+	_, err = d.writeBackup(ctx, f, nil)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -76,13 +72,7 @@ func (d *DB) Backup(ctx context.Context, dir string) (err error) {
 	}
 	f = nil
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, crdt.ErrCorruptEncoding) || errors.Is(err, crdt.ErrUnavailable) {
-			return err
-		}
-		return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
+		return backupError(ctx, err)
 	}
 	if !d.opts.unchecked {
 		walk, err := checkPath(tmp)
@@ -93,13 +83,7 @@ func (d *DB) Backup(ctx context.Context, dir string) (err error) {
 			return checkError(tmp, err)
 		}
 	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
-	}
-	if err = syncDir(dir); err != nil {
-		return fmt.Errorf("embedded: backup: sync directory: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
+	return install("backup", tmp, path)
 }
 
 // ctxWriter stops a copy when its context is done.

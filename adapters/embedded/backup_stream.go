@@ -47,15 +47,22 @@ func (d *DB) writeBackup(ctx context.Context, w io.Writer, start func(size int64
 		n, err = tx.WriteTo(ctxWriter{ctx, w})
 		return err
 	})
+	return n, backupError(ctx, err)
+}
+
+// backupError is the error of a copy that failed with err: ctx's error
+// when it is done, err when it wraps crdt.ErrUnavailable or
+// crdt.ErrCorruptEncoding, else err wrapping crdt.ErrUnavailable.
+func backupError(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
-		return n, nil
+		return nil
 	case ctx.Err() != nil:
-		return n, ctx.Err()
+		return ctx.Err()
 	case errors.Is(err, crdt.ErrUnavailable), errors.Is(err, crdt.ErrCorruptEncoding):
-		return n, err
+		return err
 	}
-	return n, fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
+	return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
 }
 
 // BackupHandler returns an http.Handler that answers GET with a

@@ -161,7 +161,8 @@ type damageError struct{ msg string }
 
 func (e *damageError) Error() string { return e.msg }
 
-func (c *fileCheck) fail(format string, args ...any) error {
+// damaged reports damage the file check found.
+func damaged(format string, args ...any) error {
 	return &damageError{fmt.Sprintf(format, args...)}
 }
 
@@ -170,7 +171,7 @@ func (c *fileCheck) fail(format string, args ...any) error {
 // page to be valid (a writer may be writing it).
 func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
 	if len(data) < 2*1024 {
-		return nil, &damageError{fmt.Sprintf("%d bytes: too small for the engine's two meta pages", len(data))}
+		return nil, damaged("%d bytes: too small for the engine's two meta pages", len(data))
 	}
 	m0, err0 := readMeta(data)
 	ps := uint64(m0.pageSize)
@@ -203,13 +204,13 @@ func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
 			return nil, errRetry
 		}
 	case err0 != nil:
-		return nil, &damageError{fmt.Sprintf("meta page 0: %v", err0)}
+		return nil, damaged("meta page 0: %v", err0)
 	case err1 != nil:
-		return nil, &damageError{fmt.Sprintf("meta page 1: %v", err1)}
+		return nil, damaged("meta page 1: %v", err1)
 	case m0.pageSize != m1.pageSize:
-		return nil, &damageError{fmt.Sprintf("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)}
+		return nil, damaged("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
 	case m0.tx != m1.tx+1 && m1.tx != m0.tx+1:
-		return nil, &damageError{fmt.Sprintf("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)}
+		return nil, damaged("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)
 	case m0.tx > m1.tx:
 		m = m0
 	default:
@@ -217,10 +218,10 @@ func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
 	}
 	ps = uint64(m.pageSize)
 	if m.hwm < 3 || m.hwm > uint64(len(data))/ps {
-		return nil, &damageError{fmt.Sprintf("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(len(data))/ps)}
+		return nil, damaged("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(len(data))/ps)
 	}
 	if m.root < 2 || m.root >= m.hwm {
-		return nil, &damageError{fmt.Sprintf("root page %d outside [2, %d)", m.root, m.hwm)}
+		return nil, damaged("root page %d outside [2, %d)", m.root, m.hwm)
 	}
 	c := &fileCheck{data: data, ps: ps, hwm: m.hwm, state: make([]byte, m.hwm), sums: map[string]*bucketSum{}}
 	c.state[0], c.state[1] = 3, 3
@@ -235,7 +236,7 @@ func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
 	if m.freelist != noFreelist {
 		for id, s := range c.state {
 			if s == 0 {
-				return nil, c.fail("page %d is neither reachable nor free", id)
+				return nil, damaged("page %d is neither reachable nor free", id)
 			}
 		}
 	}
@@ -247,20 +248,20 @@ var errRetry = errors.New("the transaction's meta page was overwritten")
 // page returns page id with its overflow pages.
 func (c *fileCheck) page(id uint64, mark byte) ([]byte, error) {
 	if id < 2 || id >= c.hwm {
-		return nil, c.fail("page %d outside [2, %d)", id, c.hwm)
+		return nil, damaged("page %d outside [2, %d)", id, c.hwm)
 	}
 	h := c.data[id*c.ps:]
 	le := binary.LittleEndian
 	if got := le.Uint64(h); got != id {
-		return nil, c.fail("page %d says it is page %d", id, got)
+		return nil, damaged("page %d says it is page %d", id, got)
 	}
 	over := uint64(le.Uint32(h[12:]))
 	if over >= c.hwm-id {
-		return nil, c.fail("page %d: %d overflow pages run past the high-water mark", id, over)
+		return nil, damaged("page %d: %d overflow pages run past the high-water mark", id, over)
 	}
 	for i := id; i <= id+over; i++ {
 		if c.state[i] != 0 {
-			return nil, c.fail("page %d reached twice (a cycle, a shared page or a live page listed as free)", i)
+			return nil, damaged("page %d reached twice (a cycle, a shared page or a live page listed as free)", i)
 		}
 		c.state[i] = mark
 	}
@@ -274,22 +275,22 @@ func (c *fileCheck) freelist(id uint64) error {
 	}
 	le := binary.LittleEndian
 	if le.Uint16(p[8:]) != flagFreelist {
-		return c.fail("page %d: freelist page of type %#x", id, le.Uint16(p[8:]))
+		return damaged("page %d: freelist page of type %#x", id, le.Uint16(p[8:]))
 	}
 	n, at := uint64(le.Uint16(p[10:])), uint64(pageHeaderSize)
 	if n == 0xffff {
 		n, at = le.Uint64(p[pageHeaderSize:]), pageHeaderSize+8
 	}
 	if n > (uint64(len(p))-at)/8 {
-		return c.fail("freelist page %d: %d entries do not fit", id, n)
+		return damaged("freelist page %d: %d entries do not fit", id, n)
 	}
 	for i := range n {
 		f := le.Uint64(p[at+8*i:])
 		if f < 2 || f >= c.hwm {
-			return c.fail("freelist page %d: free page %d outside [2, %d)", id, f, c.hwm)
+			return damaged("freelist page %d: free page %d outside [2, %d)", id, f, c.hwm)
 		}
 		if c.state[f] != 0 {
-			return c.fail("freelist page %d: page %d listed twice or in use", id, f)
+			return damaged("freelist page %d: page %d listed twice or in use", id, f)
 		}
 		c.state[f] = 2
 	}
@@ -301,14 +302,14 @@ func (c *fileCheck) freelist(id uint64) error {
 // for the root bucket and nested buckets).
 func (c *fileCheck) bucket(root uint64, inline []byte, depth int, sum *bucketSum) error {
 	if depth > maxBucketDepth {
-		return c.fail("buckets nested deeper than %d", maxBucketDepth)
+		return damaged("buckets nested deeper than %d", maxBucketDepth)
 	}
 	if root == 0 {
 		if len(inline) < pageHeaderSize {
-			return c.fail("inline bucket of %d bytes", len(inline))
+			return damaged("inline bucket of %d bytes", len(inline))
 		}
 		if binary.LittleEndian.Uint16(inline[8:]) != flagLeaf {
-			return c.fail("inline bucket of type %#x", binary.LittleEndian.Uint16(inline[8:]))
+			return damaged("inline bucket of type %#x", binary.LittleEndian.Uint16(inline[8:]))
 		}
 		_, err := c.elements(inline, 0, nil, nil, 0, depth, sum)
 		return err
@@ -321,7 +322,7 @@ func (c *fileCheck) bucket(root uint64, inline []byte, depth int, sum *bucketSum
 // (nil: unbounded); it returns the subtree's greatest key.
 func (c *fileCheck) tree(id uint64, lo, hi []byte, level, depth int, sum *bucketSum) ([]byte, error) {
 	if level > maxTreeDepth {
-		return nil, c.fail("tree deeper than %d levels", maxTreeDepth)
+		return nil, damaged("tree deeper than %d levels", maxTreeDepth)
 	}
 	p, err := c.page(id, 1)
 	if err != nil {
@@ -335,7 +336,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	le := binary.LittleEndian
 	flags, n := le.Uint16(p[8:]), int(le.Uint16(p[10:]))
 	if pageHeaderSize+n*elementSize > len(p) {
-		return nil, c.fail("page %d: %d elements do not fit", id, n)
+		return nil, damaged("page %d: %d elements do not fit", id, n)
 	}
 	key := func(i int) ([]byte, uint32, []byte, error) {
 		e := pageHeaderSize + i*elementSize
@@ -347,7 +348,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 			vs = uint64(le.Uint32(p[e+12:]))
 		}
 		if uint64(e)+pos+ks+vs > uint64(len(p)) {
-			return nil, 0, nil, c.fail("page %d: element %d runs past the page", id, i)
+			return nil, 0, nil, damaged("page %d: element %d runs past the page", id, i)
 		}
 		k := p[uint64(e)+pos : uint64(e)+pos+ks]
 		return k, le.Uint32(p[e:]), p[uint64(e)+pos+ks : uint64(e)+pos+ks+vs], nil
@@ -356,14 +357,14 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	inRange := func(i int, k []byte) error {
 		if (i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
 			(hi != nil && bytes.Compare(k, hi) >= 0) {
-			return c.fail("page %d: key %d out of order", id, i)
+			return damaged("page %d: key %d out of order", id, i)
 		}
 		return nil
 	}
 	switch flags {
 	case flagBranch:
 		if n == 0 {
-			return nil, c.fail("page %d: empty branch page", id)
+			return nil, damaged("page %d: empty branch page", id)
 		}
 		for i := range n {
 			k, _, _, err := key(i)
@@ -403,7 +404,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 			switch {
 			case fl == bucketLeafFlag:
 				if len(v) < 16 {
-					return nil, c.fail("page %d: bucket %q with a %d-byte header", id, k, len(v))
+					return nil, damaged("page %d: bucket %q with a %d-byte header", id, k, len(v))
 				}
 				var s *bucketSum
 				if depth == 0 {
@@ -414,9 +415,9 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 					return nil, err
 				}
 			case fl != 0:
-				return nil, c.fail("page %d: element %d has flags %#x", id, i, fl)
+				return nil, damaged("page %d: element %d has flags %#x", id, i, fl)
 			case depth == 0:
-				return nil, c.fail("page %d: a value in the root bucket", id)
+				return nil, damaged("page %d: a value in the root bucket", id)
 			default:
 				if sum != nil {
 					sum.add(k, v)
@@ -435,17 +436,17 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 		}
 		return prev, nil
 	}
-	return nil, c.fail("page %d: type %#x where a branch or leaf page belongs", id, flags)
+	return nil, damaged("page %d: type %#x where a branch or leaf page belongs", id, flags)
 }
 
 // compareDigests checks the digests computed by the walk against the
 // stored record.
 func (c *fileCheck) compareDigests() error {
 	if c.other {
-		return c.fail("the meta bucket holds an unknown key")
+		return damaged("the meta bucket holds an unknown key")
 	}
 	if c.digest == nil {
-		return c.fail("the digest record is missing")
+		return damaged("the digest record is missing")
 	}
 	want, err := decodeDigests(c.digest)
 	if err != nil {
@@ -454,10 +455,10 @@ func (c *fileCheck) compareDigests() error {
 	for i, b := range dataBuckets {
 		got := c.sums[string(b)]
 		if got == nil {
-			return c.fail("bucket %q is missing", b)
+			return damaged("bucket %q is missing", b)
 		}
 		if *got != want[i] {
-			return c.fail("bucket %q holds %d entries (digest %x, sequence %d), its record says %d (%x, %d)",
+			return damaged("bucket %q holds %d entries (digest %x, sequence %d), its record says %d (%x, %d)",
 				b, got.n, got.sum, got.seq, want[i].n, want[i].sum, want[i].seq)
 		}
 	}
@@ -502,7 +503,7 @@ func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
 	}
 	end = min(end, uint64(size))
 	if end != uint64(int(end)) {
-		return nil, &damageError{fmt.Sprintf("%d bytes: too large to map", end)}
+		return nil, damaged("%d bytes: too large to map", end)
 	}
 	data, unmap, err := mapFile(f, int(end))
 	if err != nil {

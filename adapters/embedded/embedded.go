@@ -269,12 +269,7 @@ func (d *DB) upgrade() error {
 // panics or faults on is reported as crdt.ErrCorruptEncoding; the engine
 // then keeps the file open (and locked) until the process exits.
 func openBolt(path string, opts Options, readOnly bool) (db *bolt.DB, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("embedded: %s is damaged (%v): %w", path, r, crdt.ErrCorruptEncoding)
-		}
-	}()
+	defer onDamage(path, &err)()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout:      opts.LockTimeout,
 		FreelistType: bolt.FreelistMapType,
@@ -419,6 +414,18 @@ func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
 	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
 }
 
+// install gives the durable file tmp its name path and makes the rename
+// durable; op names the operation in errors.
+func install(op, tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("embedded: %s: sync directory: %w: %w", op, crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
@@ -459,12 +466,7 @@ func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("embedded: %s is damaged (%v): %w", d.path, r, crdt.ErrCorruptEncoding)
-		}
-	}()
+	defer onDamage(d.path, &err)()
 	err = d.bolt.View(fn)
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return fmt.Errorf("%w: %w", ErrClosed, err)
@@ -601,17 +603,28 @@ func (d *DB) commit(batch []*op) {
 	}
 }
 
+// onDamage makes a fault the engine takes in the file's memory a panic,
+// and returns the function to defer that turns the panic into *err,
+// wrapping crdt.ErrCorruptEncoding and also.
+func onDamage(path string, err *error, also ...error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			*err = fmt.Errorf("embedded: %s is damaged (%v): %w", path, r, crdt.ErrCorruptEncoding)
+			for _, e := range also {
+				*err = fmt.Errorf("%w: %w", *err, e)
+			}
+		}
+	}
+}
+
 // errPanicked marks a commit the engine panicked in: it may have written
 // part of it.
 var errPanicked = errors.New("the engine panicked")
 
 func (d *DB) commitOnce(batch []*op) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("embedded: %s is damaged (%v): %w: %w", d.path, r, crdt.ErrCorruptEncoding, errPanicked)
-		}
-	}()
+	defer onDamage(d.path, &err, errPanicked)()
 	return d.bolt.Update(func(tx *bolt.Tx) error {
 		w := &wtx{tx: tx, off: d.opts.unchecked}
 		for i, o := range batch {

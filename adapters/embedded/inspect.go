@@ -312,18 +312,12 @@ func writeCompacted(ctx context.Context, src *bolt.DB, to string, check func(*re
 		}
 	}
 	if err == nil {
-		if err = os.Rename(tmp, path); err != nil {
-			err = fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
-		}
+		err = install("compact", tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
-		return err
+		os.Remove(tmp) // gone already if only the directory's sync failed
 	}
-	if err := syncDir(to); err != nil {
-		return fmt.Errorf("embedded: compact: sync directory: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
+	return err
 }
 
 // compactInto copies src into a new data file at path and makes it

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -189,14 +190,6 @@ func (r rangeDel) mutation() store.Mutation {
 	return m
 }
 
-// covers reports whether range a contains range b.
-func covers(a, b store.Mutation) bool {
-	if string(b.Key) < string(a.Key) {
-		return false
-	}
-	return a.End == nil || (b.End != nil && string(b.End) <= string(a.End))
-}
-
 func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
 	var out []rangeDel
 	c := w.ranges.Cursor()
@@ -212,9 +205,9 @@ func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
 
 func (w *writer) apply(m store.Mutation) error {
 	prefix := appendPrefix(nil, m.Partition)
+	ck := append(slices.Clip(prefix), m.Key...) // the stored key of m.Key
 	switch m.Op {
 	case store.OpPut:
-		ck := append(slices.Clip(prefix), m.Key...)
 		if d, _, ok := getTombstone(w.drops, prefix); ok && d >= m.Timestamp {
 			return nil
 		}
@@ -241,36 +234,22 @@ func (w *writer) apply(m store.Mutation) error {
 		}
 		return w.rows.Put(ck, sealCell(ck, m.Timestamp, m.Value))
 	case store.OpDelete:
-		ck := append(slices.Clip(prefix), m.Key...)
-		old, arrived, ok := getTombstone(w.points, ck)
-		if ok && old >= m.Timestamp {
-			return nil
-		}
-		if err := w.setTombstone(w.points, ck, gcPoint, arrived, ok, m.Timestamp); err != nil {
+		if newer, err := w.tombstone(w.points, ck, gcPoint, m.Timestamp); !newer || err != nil {
 			return err
 		}
-		if rec := w.rows.Get(ck); rec != nil {
-			ts, _, err := openCell(ck, rec)
-			if err != nil {
-				return err
-			}
-			if ts <= m.Timestamp {
-				return w.rows.Delete(ck)
-			}
-		}
-		return nil
+		return w.deleteRows(prefix, ck, append(slices.Clip(ck), 0), m.Timestamp)
 	case store.OpDeleteRange:
 		rs, err := w.rangesOf(prefix)
 		if err != nil {
 			return err
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && covers(rm, m) {
+			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && storekit.Covers(rm, m) {
 				return nil
 			}
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && covers(m, rm) {
+			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && storekit.Covers(m, rm) {
 				if err := w.ranges.Delete(r.id); err != nil {
 					return err
 				}
@@ -294,13 +273,9 @@ func (w *writer) apply(m store.Mutation) error {
 		if m.End != nil {
 			end = append(slices.Clip(prefix), m.End...)
 		}
-		return w.deleteRows(prefix, append(slices.Clip(prefix), m.Key...), end, m.Timestamp)
+		return w.deleteRows(prefix, ck, end, m.Timestamp)
 	case store.OpDeletePartition:
-		old, arrived, ok := getTombstone(w.drops, prefix)
-		if ok && old >= m.Timestamp {
-			return nil
-		}
-		if err := w.setTombstone(w.drops, prefix, gcDrop, arrived, ok, m.Timestamp); err != nil {
+		if newer, err := w.tombstone(w.drops, prefix, gcDrop, m.Timestamp); !newer || err != nil {
 			return err
 		}
 		return w.deleteRows(prefix, prefix, nil, m.Timestamp)
@@ -308,19 +283,23 @@ func (w *writer) apply(m store.Mutation) error {
 	return fmt.Errorf("embedded: unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
 }
 
-// setTombstone records a deletion at ts under k in b, arriving now,
-// replacing an older one that arrived at oldArrival (if had), and keeps the
-// gc index in step.
-func (w *writer) setTombstone(b tb, k []byte, kind byte, oldArrival int64, had bool, ts int64) error {
-	if had {
-		if err := w.gc.Delete(gcKey(oldArrival, kind, k)); err != nil {
-			return err
+// tombstone records a deletion at ts under k in b, arriving now, unless
+// one as new is there, and keeps the gc index in step; it reports whether
+// it recorded one.
+func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
+	old, arrived, ok := getTombstone(b, k)
+	if ok && old >= ts {
+		return false, nil
+	}
+	if ok {
+		if err := w.gc.Delete(gcKey(arrived, kind, k)); err != nil {
+			return false, err
 		}
 	}
 	if err := b.Put(k, binary.BigEndian.AppendUint64(tsBytes(ts), uint64(w.now))); err != nil {
-		return err
+		return false, err
 	}
-	return w.gc.Put(gcKey(w.now, kind, k), nil)
+	return true, w.gc.Put(gcKey(w.now, kind, k), nil)
 }
 
 // deleteRows deletes the rows of the partition with prefix whose stored
@@ -403,49 +382,23 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		return err
 	}
 	prefix := appendPrefix(nil, partition)
-	next := append(slices.Clip(prefix), from...)
-	for {
+	return storekit.ScanPages(from, p.db.opts.PageSize, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
-		rows, err := p.read(prefix, next, p.db.opts.PageSize)
-		if err != nil {
-			return err
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		// fn owns the rows it is given and may change them.
-		next = append(append(slices.Clip(prefix), rows[len(rows)-1].Key...), 0)
-		for _, r := range rows {
-			if !fn(r) {
-				return nil
-			}
-		}
-		if len(rows) < p.db.opts.PageSize {
-			return nil
-		}
-	}
+		return p.read(prefix, append(slices.Clip(prefix), from...), n)
+	}, fn)
 }
 
 // Snapshot returns every live row of partition, read in one read
 // transaction.
 func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := crdt.ValidateKey("partition key", partition); err != nil {
+	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
 	}
 	prefix := appendPrefix(nil, partition)
 	rows, err := p.read(prefix, prefix, limit+1)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) > limit {
-		return nil, fmt.Errorf("embedded: partition %q has more than %d rows: %w", partition, limit, crdt.ErrTooLarge)
-	}
-	return rows, nil
+	return storekit.Limit("embedded", partition, limit, rows, err)
 }
 
 // read returns up to n rows of the partition with prefix, from the stored

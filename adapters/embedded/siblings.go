@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 	bolt "go.etcd.io/bbolt"
 )
@@ -32,10 +33,7 @@ var (
 // Fetch returns the siblings of key, read in one read transaction, and a
 // token naming them. An absent key has no siblings and a nil token.
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := storekit.CheckKey(ctx, "key", key); err != nil {
 		return nil, nil, err
 	}
 	prefix := appendPrefix(nil, key)
@@ -98,10 +96,7 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 // Delete removes the siblings the token names; siblings written since
 // survive. It returns once the delete is durable.
 func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := storekit.CheckKey(ctx, "key", key); err != nil {
 		return err
 	}
 	dots, err := dotTokens.Decode(token)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -90,21 +91,6 @@ func makeRowKey(k []byte) rowKey {
 // appendTo appends the key's bytes to dst.
 func (k *rowKey) appendTo(dst []byte) []byte {
 	return append(append(dst, k.b[:k.n]...), k.tail...)
-}
-
-// compare orders the key against the row key b as unsigned bytes.
-func (k *rowKey) compare(b []byte) int {
-	c := bytes.Compare(k.b[:k.n], b[:min(len(b), inlineKey)])
-	if c != 0 || int(k.n) < inlineKey {
-		return c // a key shorter than inlineKey has no tail
-	}
-	switch rest := b[inlineKey:]; {
-	case k.tail < string(rest):
-		return -1
-	case k.tail > string(rest):
-		return 1
-	}
-	return 0
 }
 
 // compareRowKeys orders keys as unsigned bytes.
@@ -259,12 +245,12 @@ func (p *partition) apply(m store.Mutation) {
 		return
 	case store.OpDeleteRange:
 		for _, r := range p.ranges {
-			if r.Timestamp >= m.Timestamp && covers(r, m) {
+			if r.Timestamp >= m.Timestamp && storekit.Covers(r, m) {
 				return
 			}
 		}
 		p.ranges = slices.DeleteFunc(p.ranges, func(r store.Mutation) bool {
-			return m.Timestamp >= r.Timestamp && covers(m, r)
+			return m.Timestamp >= r.Timestamp && storekit.Covers(m, r)
 		})
 		m.Key, m.End, m.Value = slices.Clone(m.Key), slices.Clone(m.End), nil
 		p.ranges = append(p.ranges, m)
@@ -302,14 +288,6 @@ func (p *partition) sortedKeys() []rowKey {
 	return p.keys
 }
 
-// covers reports whether range a contains range b.
-func covers(a, b store.Mutation) bool {
-	if string(b.Key) < string(a.Key) {
-		return false
-	}
-	return a.End == nil || (b.End != nil && string(b.End) <= string(a.End))
-}
-
 // Apply applies muts atomically.
 func (s *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := ctx.Err(); err != nil {
@@ -343,7 +321,7 @@ func (s *Partitions) rows(partition string, from []byte, n int) []store.Row {
 		return nil
 	}
 	keys := p.sortedKeys()
-	i, _ := slices.BinarySearchFunc(keys, from, func(k rowKey, from []byte) int { return k.compare(from) })
+	i, _ := slices.BinarySearchFunc(keys, makeRowKey(from), compareRowKeys)
 	keys = keys[i:]
 	if n >= 0 && len(keys) > n {
 		keys = keys[:n]
@@ -366,44 +344,22 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 	if page <= 0 {
 		page = DefaultPageSize
 	}
-	next := slices.Clone(from)
-	for {
+	return storekit.ScanPages(from, page, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		s.mu.Lock()
-		rows := s.rows(partition, next, page)
-		s.mu.Unlock()
-		if len(rows) == 0 {
-			return nil
-		}
-		last := slices.Clone(rows[len(rows)-1].Key)
-		for _, r := range rows {
-			if !fn(r) {
-				return nil
-			}
-		}
-		if len(rows) < page {
-			return nil
-		}
-		// fn owns the rows it was given and may have changed them.
-		next = append(last, 0)
-	}
+		defer s.mu.Unlock()
+		return s.rows(partition, from, n), nil
+	}, fn)
 }
 
 // Snapshot returns every row of partition, read under one lock.
 func (s *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := crdt.ValidateKey("partition key", partition); err != nil {
+	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
-	rows := s.rows(partition, nil, limit+1)
-	s.mu.Unlock()
-	if len(rows) > limit {
-		return nil, fmt.Errorf("memory: partition %q has more than %d rows: %w", partition, limit, crdt.ErrTooLarge)
-	}
-	return rows, nil
+	defer s.mu.Unlock()
+	return storekit.Limit("memory", partition, limit, s.rows(partition, nil, limit+1), nil)
 }

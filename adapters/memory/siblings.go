@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -39,10 +40,7 @@ func NewSiblings() *Siblings { return &Siblings{} }
 
 // Fetch returns the live siblings of key (copies) and a token naming them.
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, nil, err
-	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := storekit.CheckKey(ctx, "key", key); err != nil {
 		return nil, nil, err
 	}
 	s.mu.Lock()
@@ -74,10 +72,7 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 
 // Delete removes the siblings the token names.
 func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := crdt.ValidateKey("key", key); err != nil {
+	if err := storekit.CheckKey(ctx, "key", key); err != nil {
 		return err
 	}
 	return s.replace(key, nil, token)

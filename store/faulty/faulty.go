@@ -11,20 +11,8 @@
 //
 // # What each fault does
 //
-// For a write (Put, Delete, Apply):
-//
-//   - Pass: the call reaches the wrapped store unchanged.
-//   - Refuse: the write is not applied; the error wraps crdt.ErrUnavailable.
-//   - LoseAck: the write is applied; the error wraps crdt.ErrAmbiguousWrite.
-//   - Lose: the write is not applied; the error wraps crdt.ErrAmbiguousWrite.
-//   - Hold: the write is not applied now and the error wraps
-//     crdt.ErrAmbiguousWrite; it is applied later, possibly after newer
-//     writes, by Deliver or DeliverAll, or never (DropHeld).
-//   - Unclassified: the write is applied and the error wraps ErrUnclassified,
-//     neither crdt.ErrAmbiguousWrite nor crdt.ErrUnavailable (a driver error
-//     the backend could not classify), which callers must treat as
-//     ambiguous.
-//   - Stale: not a write fault; the write passes.
+// For a write (Put, Delete, Apply), each fault does what its constant
+// says: Pass, Refuse, LoseAck, Lose, Hold, Unclassified; Stale passes it.
 //
 // For a read (Fetch, Scan, Snapshot and, with Options.ScanPage, each further
 // page of a scan), Refuse, LoseAck, Lose and Hold all refuse the read with an
@@ -311,7 +299,6 @@ type core struct {
 	n      uint64
 	counts map[Fault]int
 	held   []held
-	hist   int
 }
 
 type held struct {
@@ -322,11 +309,7 @@ type held struct {
 }
 
 func newCore(o Options) core {
-	h := o.History
-	if h == 0 {
-		h = DefaultHistory
-	}
-	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}, hist: max(h, 0)}
+	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}}
 }
 
 // begin numbers a call and decides its fault.
@@ -531,14 +514,33 @@ func (c *core) Counts() map[Fault]int {
 }
 
 // history keeps the last few distinct states of each key, oldest first.
+// Two states in a row that equal calls equal are kept as one, which
+// merge, if not nil, updates.
 type history[S any] struct {
+	mu     sync.Mutex
 	depth  int
+	equal  func(a, b S) bool
+	merge  func(old *S, s S)
 	states map[string][]S
 }
 
-// add records s for key unless it equals the newest state recorded; then
-// merge, if not nil, folds s into that state.
-func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(old *S, s S)) {
+// newHistory returns the history o.History asks for.
+func newHistory[S any](o Options, equal func(a, b S) bool, merge func(old *S, s S)) history[S] {
+	depth := o.History
+	if depth == 0 {
+		depth = DefaultHistory
+	}
+	return history[S]{depth: max(depth, 0), equal: equal, merge: merge}
+}
+
+// add records s for key.
+func (h *history[S]) add(key string, s S) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.addLocked(key, s)
+}
+
+func (h *history[S]) addLocked(key string, s S) {
 	if h.depth <= 0 {
 		return
 	}
@@ -546,9 +548,9 @@ func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(ol
 		h.states = map[string][]S{}
 	}
 	st := h.states[key]
-	if n := len(st); n > 0 && equal(st[n-1], s) {
-		if merge != nil {
-			merge(&st[n-1], s)
+	if n := len(st); n > 0 && h.equal(st[n-1], s) {
+		if h.merge != nil {
+			h.merge(&st[n-1], s)
 		}
 		return
 	}
@@ -559,10 +561,16 @@ func (h *history[S]) add(key string, s S, equal func(a, b S) bool, merge func(ol
 	h.states[key] = st
 }
 
-// older returns the state age states before the newest of key that ok
-// accepts, or the oldest accepted one if there are fewer; false if no
-// state other than the newest is accepted.
-func (h *history[S]) older(key string, age int, ok func(S) bool) (S, bool) {
+// older records fresh for key if it is not nil, then returns the state age
+// states before the newest of key that ok accepts, or the oldest accepted
+// one if there are fewer; false if no state other than the newest is
+// accepted (always when age ≤ 0).
+func (h *history[S]) older(key string, fresh *S, age int, ok func(S) bool) (S, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if fresh != nil {
+		h.addLocked(key, *fresh)
+	}
 	st := h.states[key]
 	var found S
 	any := false

@@ -4,10 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -18,8 +17,6 @@ type Partitions struct {
 	record bool
 	page   int
 	core
-
-	hmu  sync.Mutex
 	hist history[partState]
 }
 
@@ -33,19 +30,7 @@ type partState struct {
 // merge keeps one entry for equal rows, isolated if either read was.
 func (a *partState) merge(b partState) { a.isolated = a.isolated || b.isolated }
 
-func (a partState) equal(b partState) bool {
-	return slices.EqualFunc(a.rows, b.rows, func(x, y store.Row) bool {
-		return bytes.Equal(x.Key, y.Key) && bytes.Equal(x.Value, y.Value)
-	})
-}
-
-func cloneRows(rows []store.Row) []store.Row {
-	out := make([]store.Row, len(rows))
-	for i, r := range rows {
-		out[i] = store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)}
-	}
-	return out
-}
+func (a partState) equal(b partState) bool { return storekit.SameRows(a.rows, b.rows) }
 
 var _ store.Partitions = (*Partitions)(nil)
 
@@ -54,34 +39,22 @@ const recordLimit = 10_000
 
 // NewPartitions wraps inner.
 func NewPartitions(inner store.Partitions, o Options) *Partitions {
-	p := &Partitions{inner: inner, record: o.RecordWrites, page: o.ScanPage, core: newCore(o)}
-	p.hist.depth = p.core.hist
-	return p
-}
-
-func (p *Partitions) remember(partition string, st partState) {
-	p.hmu.Lock()
-	p.hist.add(partition, st, partState.equal, (*partState).merge)
-	p.hmu.Unlock()
+	return &Partitions{inner: inner, record: o.RecordWrites, page: o.ScanPage, core: newCore(o),
+		hist: newHistory(o, partState.equal, (*partState).merge)}
 }
 
 // stale returns an older recorded state of partition, age states back
 // (isolated ones only if isolated), after recording fresh if it is not nil.
 func (p *Partitions) stale(partition string, fresh *partState, age int, isolated bool) ([]store.Row, bool) {
-	p.hmu.Lock()
-	defer p.hmu.Unlock()
-	if fresh != nil {
-		p.hist.add(partition, *fresh, partState.equal, (*partState).merge)
-	}
 	var ok func(partState) bool
 	if isolated {
 		ok = func(s partState) bool { return s.isolated }
 	}
-	st, found := p.hist.older(partition, age, ok)
+	st, found := p.hist.older(partition, fresh, age, ok)
 	if !found {
 		return nil, false
 	}
-	return cloneRows(st.rows), true
+	return storekit.CloneRows(st.rows), true
 }
 
 // Snapshot is the wrapped store's Snapshot, with faults.
@@ -96,14 +69,14 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	served := Pass
 	if f.Kind() == Stale && level != store.ReadComplete {
-		if old, ok := p.stale(partition, &partState{cloneRows(rows), true}, f.Age(), true); ok {
+		if old, ok := p.stale(partition, &partState{storekit.CloneRows(rows), true}, f.Age(), true); ok {
 			if len(old) > limit {
 				return nil, fmt.Errorf("faulty: %v: stale partition has more than %d rows: %w", call, limit, crdt.ErrTooLarge)
 			}
 			rows, served = old, Stale
 		}
 	} else if p.hist.depth > 0 {
-		p.remember(partition, partState{cloneRows(rows), true})
+		p.hist.add(partition, partState{storekit.CloneRows(rows), true})
 	}
 	p.count(served)
 	if err := p.after(ctx, call); err != nil {
@@ -122,7 +95,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	if f.Kind() == Stale && level != store.ReadComplete && p.hist.depth > 0 {
 		var fresh []store.Row
 		if err := p.inner.Scan(ctx, partition, nil, level, func(r store.Row) bool {
-			fresh = append(fresh, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+			fresh = append(fresh, storekit.CloneRow(r))
 			return true
 		}); err != nil {
 			return err
@@ -143,7 +116,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	stopped := false
 	visit := func(r store.Row) bool {
 		if keep {
-			seen = append(seen, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+			seen = append(seen, storekit.CloneRow(r))
 		}
 		if !fn(r) {
 			stopped = true
@@ -160,7 +133,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 		return err
 	}
 	if keep && !stopped {
-		p.remember(partition, partState{rows: seen})
+		p.hist.add(partition, partState{rows: seen})
 	}
 	p.count(Pass)
 	return p.after(ctx, call)
@@ -169,45 +142,32 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 // scanPaged reads p.page rows at a time from the wrapped store; every page
 // after the first is a call with its own fault and hooks.
 func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	next := slices.Clone(from)
-	for first := true; ; first = false {
+	first := true
+	return storekit.ScanPages(from, p.page, func(from []byte, n int) ([]store.Row, error) {
 		var call Call
 		if !first {
 			var err error
-			call, _, err = p.beforeRead(ctx, Call{Method: MethodScanPage, Key: partition, Level: level})
-			if err != nil {
-				return err
+			if call, _, err = p.beforeRead(ctx, Call{Method: MethodScanPage, Key: partition, Level: level}); err != nil {
+				return nil, err
 			}
 		}
-		page := make([]store.Row, 0, p.page)
-		err := p.inner.Scan(ctx, partition, next, level, func(r store.Row) bool {
+		page := make([]store.Row, 0, n)
+		err := p.inner.Scan(ctx, partition, from, level, func(r store.Row) bool {
 			page = append(page, r)
-			return len(page) < p.page
+			return len(page) < n
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !first {
 			p.count(Pass)
 			if err := p.after(ctx, call); err != nil {
-				return err
+				return nil, err
 			}
 		}
-		if len(page) == 0 {
-			return nil
-		}
-		// fn owns the rows it is given and may change them.
-		last := slices.Clone(page[len(page)-1].Key)
-		for _, r := range page {
-			if !fn(r) {
-				return nil
-			}
-		}
-		if len(page) < p.page {
-			return nil
-		}
-		next = append(last, 0)
-	}
+		first = false
+		return page, nil
+	}, fn)
 }
 
 // Apply is the wrapped store's Apply, with faults.
@@ -221,16 +181,16 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		return err
 	}
 	if f.Kind() == Hold {
-		muts = cloneMutations(muts)
+		muts = storekit.CloneBatch(muts)
 		call.Batch = muts
 	}
 	var record func(context.Context)
 	if p.record && p.hist.depth > 0 {
-		parts := partitionsOf(muts)
+		parts := storekit.PartitionsOf(muts)
 		record = func(ctx context.Context) {
 			for _, part := range parts {
 				if rows, err := p.inner.Snapshot(ctx, part, recordLimit, store.ReadComplete); err == nil {
-					p.remember(part, partState{cloneRows(rows), true})
+					p.hist.add(part, partState{storekit.CloneRows(rows), true})
 				}
 			}
 		}
@@ -238,24 +198,4 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	return p.write(ctx, call, f, func(ctx context.Context) error {
 		return p.inner.Apply(ctx, muts)
 	}, record)
-}
-
-func cloneMutations(muts []store.Mutation) []store.Mutation {
-	out := slices.Clone(muts)
-	for i := range out {
-		out[i].Key = slices.Clone(out[i].Key)
-		out[i].End = slices.Clone(out[i].End)
-		out[i].Value = slices.Clone(out[i].Value)
-	}
-	return out
-}
-
-func partitionsOf(muts []store.Mutation) []string {
-	var parts []string
-	for _, m := range muts {
-		if !slices.Contains(parts, m.Partition) {
-			parts = append(parts, m.Partition)
-		}
-	}
-	return parts
 }

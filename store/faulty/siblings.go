@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
@@ -21,8 +20,6 @@ type Siblings struct {
 	inner  store.Siblings
 	record bool
 	core
-
-	hmu  sync.Mutex
 	hist history[sibState]
 }
 
@@ -50,9 +47,7 @@ var (
 
 // NewSiblings wraps inner.
 func NewSiblings(inner store.Siblings, o Options) *Siblings {
-	s := &Siblings{inner: inner, record: o.RecordWrites, core: newCore(o)}
-	s.hist.depth = s.core.hist
-	return s
+	return &Siblings{inner: inner, record: o.RecordWrites, core: newCore(o), hist: newHistory(o, sibState.equal, nil)}
 }
 
 // Store returns s as a store.Siblings that is a store.SiblingDeleter exactly
@@ -74,12 +69,6 @@ func (n noDelete) Put(ctx context.Context, key string, actor crdt.ActorID, value
 	return n.s.Put(ctx, key, actor, value, token)
 }
 
-func (s *Siblings) remember(key string, st sibState) {
-	s.hmu.Lock()
-	s.hist.add(key, st.clone(), sibState.equal, nil)
-	s.hmu.Unlock()
-}
-
 // readBack records the state of key after a write.
 func (s *Siblings) readBack(key string) func(ctx context.Context) {
 	if !s.record {
@@ -87,7 +76,7 @@ func (s *Siblings) readBack(key string) func(ctx context.Context) {
 	}
 	return func(ctx context.Context) {
 		if vs, tok, err := s.inner.Fetch(ctx, key); err == nil {
-			s.remember(key, sibState{vs, tok})
+			s.hist.add(key, sibState{vs, tok}.clone())
 		}
 	}
 }
@@ -102,17 +91,12 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	if err != nil {
 		return nil, nil, err
 	}
-	fresh := sibState{vs, tok}
-	s.hmu.Lock()
-	s.hist.add(key, fresh.clone(), sibState.equal, nil)
+	fresh := sibState{vs, tok}.clone()
 	served := Pass
-	if f.Kind() == Stale {
-		if old, ok := s.hist.older(key, f.Age(), nil); ok {
-			old = old.clone()
-			vs, tok, served = old.values, old.token, Stale
-		}
+	if old, ok := s.hist.older(key, &fresh, f.Age(), nil); ok {
+		old = old.clone()
+		vs, tok, served = old.values, old.token, Stale
 	}
-	s.hmu.Unlock()
 	s.count(served)
 	if err := s.after(ctx, call); err != nil {
 		return nil, nil, err

@@ -51,15 +51,19 @@ func BenchmarkSiblings(b *testing.B, newStore func(b *testing.B) store.Siblings)
 			}
 		}
 	})
+	// fetchPut is the ledger's write: a Put with the token of a Fetch.
+	fetchPut := func(s store.Siblings, key string) error {
+		_, tok, err := s.Fetch(ctx, key)
+		if err != nil {
+			return err
+		}
+		return s.Put(ctx, key, "a", value, tok)
+	}
 	b.Run("FetchPut", func(b *testing.B) {
 		s := newStore(b)
 		b.ReportAllocs()
 		for b.Loop() {
-			_, tok, err := s.Fetch(ctx, "k")
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Put(ctx, "k", "a", value, tok); err != nil {
+			if err := fetchPut(s, "k"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -71,12 +75,7 @@ func BenchmarkSiblings(b *testing.B, newStore func(b *testing.B) store.Siblings)
 		b.RunParallel(func(pb *testing.PB) {
 			key := fmt.Sprint("k", n.Add(1))
 			for pb.Next() {
-				_, tok, err := s.Fetch(ctx, key)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if err := s.Put(ctx, key, "a", value, tok); err != nil {
+				if err := fetchPut(s, key); err != nil {
 					b.Error(err)
 					return
 				}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -20,7 +21,7 @@ type model struct {
 
 func (m *model) apply(batch []store.Mutation) {
 	for _, mu := range batch {
-		m.muts = append(m.muts, cloneMutation(mu))
+		m.muts = append(m.muts, storekit.CloneMutation(mu))
 	}
 }
 
@@ -52,19 +53,6 @@ func (m *model) rows(partition string) []store.Row {
 	return out
 }
 
-func cloneMutation(m store.Mutation) store.Mutation {
-	m.Key, m.End, m.Value = slices.Clone(m.Key), slices.Clone(m.End), slices.Clone(m.Value)
-	return m
-}
-
-func cloneBatch(b []store.Mutation) []store.Mutation {
-	out := make([]store.Mutation, len(b))
-	for i, m := range b {
-		out[i] = cloneMutation(m)
-	}
-	return out
-}
-
 // renderRows prints rows compactly for error messages.
 func renderRows(rows []store.Row) string {
 	s := make([]string, len(rows))
@@ -72,12 +60,6 @@ func renderRows(rows []store.Row) string {
 		s[i] = fmt.Sprintf("%q=%q", r.Key, r.Value)
 	}
 	return "[" + strings.Join(s, " ") + "]"
-}
-
-func sameRows(a, b []store.Row) bool {
-	return slices.EqualFunc(a, b, func(x, y store.Row) bool {
-		return bytes.Equal(x.Key, y.Key) && bytes.Equal(x.Value, y.Value)
-	})
 }
 
 func renderMutation(m store.Mutation) string {
@@ -160,7 +142,7 @@ func genMutation(r *rand.Rand) store.Mutation {
 	default:
 		m.Op = store.OpDeletePartition
 	}
-	return cloneMutation(m)
+	return storekit.CloneMutation(m)
 }
 
 // genHistory returns a random list of n ops: batches of 1..4 mutations over

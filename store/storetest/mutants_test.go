@@ -193,6 +193,16 @@ var siblingMutants = []struct {
 			},
 		}
 	}},
+	{"an absent key fetched with a phantom sibling", []string{"absent"}, func() store.Siblings {
+		in := memory.NewSiblings()
+		return &sibWrap{Siblings: in, fetch: func(ctx context.Context, k string) ([][]byte, store.Token, error) {
+			vals, tok, err := in.Fetch(ctx, k)
+			if err == nil && len(vals) == 0 {
+				vals = [][]byte{[]byte("phantom")}
+			}
+			return vals, tok, err
+		}}
+	}},
 	{"context ignored", []string{"cancelled"}, func() store.Siblings {
 		in := memory.NewSiblings()
 		return &sibWrap{Siblings: in,

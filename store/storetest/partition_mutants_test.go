@@ -12,6 +12,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -43,7 +44,7 @@ func (s *modelStore) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, m := range cloneBatch(muts) {
+	for _, m := range storekit.CloneBatch(muts) {
 		if s.strictDeletes && m.Op != store.OpPut {
 			m.Timestamp-- // now shadows ts < original only
 		}
@@ -199,7 +200,7 @@ func mapMuts(f func(muts []store.Mutation) []store.Mutation) func() store.Partit
 			if err := store.CheckMutations(muts); err != nil {
 				return err
 			}
-			return in.Apply(ctx, f(cloneBatch(muts)))
+			return in.Apply(ctx, f(storekit.CloneBatch(muts)))
 		}}
 	}
 }

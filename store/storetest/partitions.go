@@ -13,6 +13,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -128,7 +129,7 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 	if err := p.Scan(ctx, part, nil, store.ReadComplete, func(r store.Row) bool { scanned = append(scanned, r); return true }); err != nil {
 		return "", fmt.Errorf("Scan(%s): %w", part, err)
 	}
-	if !sameRows(snap, scanned) {
+	if !storekit.SameRows(snap, scanned) {
 		return "", fmt.Errorf("partition %s: Snapshot %s but Scan %s", part, renderRows(snap), renderRows(scanned))
 	}
 	s := make([]string, len(snap))
@@ -280,13 +281,13 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
 		return err
 	}
-	if !sameRows(got, want) {
+	if !storekit.SameRows(got, want) {
 		return fmt.Errorf("scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
 	}
 	// fn owns each row: changing it does not disturb the scan.
 	got = got[:0]
 	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
-		got = append(got, store.Row{Key: slices.Clone(r.Key), Value: slices.Clone(r.Value)})
+		got = append(got, storekit.CloneRow(r))
 		for i := range r.Key {
 			r.Key[i] = 0
 		}
@@ -295,7 +296,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 	}); err != nil {
 		return err
 	}
-	if !sameRows(got, want) {
+	if !storekit.SameRows(got, want) {
 		return fmt.Errorf("scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
 	}
 	// From a key present, from between two keys, from past the end.
@@ -311,7 +312,7 @@ func partScan(ctx context.Context, e *env[store.Partitions]) error {
 			if err := p.Scan(ctx, "p", from, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
 				return err
 			}
-			if !sameRows(got, want[start:]) {
+			if !storekit.SameRows(got, want[start:]) {
 				return fmt.Errorf("scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
 			}
 		}
@@ -363,7 +364,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 		if err != nil {
 			return fmt.Errorf("snapshot of 1500 rows with limit 1500: %w", err)
 		}
-		if !sameRows(got, want) {
+		if !storekit.SameRows(got, want) {
 			return fmt.Errorf("snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
 		}
 	}
@@ -376,7 +377,7 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 	if err := applyEach(ctx, p, delRange("p", nil, want[1000].Key, 2)); err != nil {
 		return err
 	}
-	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !sameRows(got, want[1000:]) {
+	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !storekit.SameRows(got, want[1000:]) {
 		return fmt.Errorf("snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
 	}
 	for name, k := range crdttest.InvalidKeys() {
@@ -450,30 +451,23 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	for name, k := range crdttest.InvalidKeys() {
 		cases = append(cases, refusal{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
 	}
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	for _, c := range cases {
 		batch := []store.Mutation{put("p", "first", "v", 1), c.m}
 		if c.name == "batch over store.MaxBatchBytes" {
 			batch[0].Value = big2
 		}
-		err := p.Apply(ctx, batch)
-		if !errors.Is(err, c.want) {
-			return fmt.Errorf("apply with %s: %v, want an error wrapping %v", c.name, err, c.want)
-		}
-		for _, part := range []string{"p", "q"} {
-			if err := expectRows(ctx, p, part, "a refused batch ("+c.name+") writes nothing", ""); err != nil {
-				return err
-			}
-		}
+		s.refused(s.p.Apply(ctx, batch), c.want, "apply with %s", c.name)
+		s.expect("p", "a refused batch ("+c.name+") writes nothing", "")
+		s.expect("q", "a refused batch ("+c.name+") writes nothing", "")
 	}
 	big := make([]store.Mutation, store.MaxBatch+1)
 	for i := range big {
 		big[i] = put("p", fmt.Sprint(i), "v", 1)
 	}
-	if err := p.Apply(ctx, big); !errors.Is(err, crdt.ErrTooLarge) {
-		return fmt.Errorf("apply of %d mutations: %v, want an error wrapping crdt.ErrTooLarge", len(big), err)
-	}
-	return expectRows(ctx, p, "p", "a batch over store.MaxBatch writes nothing", "")
+	s.refused(s.p.Apply(ctx, big), crdt.ErrTooLarge, "apply of %d mutations", len(big))
+	s.expect("p", "a batch over store.MaxBatch writes nothing", "")
+	return s.err
 }
 
 func partLimits(ctx context.Context, e *env[store.Partitions]) error {
@@ -504,17 +498,13 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 		return fmt.Errorf("a batch of store.MaxSpanningBatchBytes bytes across two partitions: %w", err)
 	}
 	for _, b := range [][]store.Mutation{full, spanning} {
-		for _, part := range partitionsOf(b) {
+		for _, part := range storekit.PartitionsOf(b) {
 			rows, err := p.Snapshot(ctx, part, len(b), store.ReadComplete)
 			if err != nil {
 				return err
 			}
-			n := 0
-			for _, m := range b {
-				if m.Partition == part {
-					n++
-				}
-			}
+			// n: the batch's puts to part.
+			n := len(slices.DeleteFunc(slices.Clone(b), func(m store.Mutation) bool { return m.Partition != part }))
 			if len(rows) != n {
 				return fmt.Errorf("a batch at the byte limits left %d rows in partition %s, want %d", len(rows), part, n)
 			}
@@ -571,23 +561,21 @@ func partCopies(ctx context.Context, e *env[store.Partitions]) error {
 }
 
 func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
-	if err := applyEach(ctx, p, put("p", "k", "v", 1)); err != nil {
-		return err
-	}
+	s := &steps{ctx: ctx, p: e.fresh()}
+	s.apply(put("p", "k", "v", 1))
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("apply with a cancelled context: %v, want an error wrapping context.Canceled", err)
-	}
-	if _, err := p.Snapshot(done, "p", 10, store.ReadAny); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("snapshot with a cancelled context: %v, want an error wrapping context.Canceled", err)
-	}
+	s.refused(s.p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}), context.Canceled, "apply with a cancelled context")
+	_, err := s.p.Snapshot(done, "p", 10, store.ReadAny)
+	s.refused(err, context.Canceled, "snapshot with a cancelled context")
 	calls := 0
-	if err := p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); !errors.Is(err, context.Canceled) || calls != 0 {
-		return fmt.Errorf("scan with a cancelled context: %v after %d rows, want an error wrapping context.Canceled and no row", err, calls)
+	err = s.p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true })
+	s.refused(err, context.Canceled, "scan with a cancelled context")
+	if s.err == nil && calls != 0 {
+		s.err = fmt.Errorf("scan with a cancelled context called fn %d times", calls)
 	}
-	return expectRows(ctx, p, "p", "an Apply with a cancelled context", "k=v")
+	s.expect("p", "an Apply with a cancelled context", "k=v")
+	return s.err
 }
 
 // partIsolation: writers apply batches that set every row of two
@@ -682,7 +670,7 @@ func partModel(ctx context.Context, e *env[store.Partitions]) error {
 			if err != nil {
 				return e.seeded(fmt.Errorf("case %d, op %d %v: %w", c, i, op, err))
 			}
-			if !sameRows(got, want) {
+			if !storekit.SameRows(got, want) {
 				return e.seeded(fmt.Errorf("case %d, op %d %v: store %s, model %s\nhistory:\n%s", c, i, op, renderRows(got), renderRows(want), renderHistory(hist[:i+1])))
 			}
 		}
@@ -718,7 +706,7 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 			order = append(order, b)
 			switch r.Intn(4) {
 			case 0:
-				order = append(order, cloneBatch(b))
+				order = append(order, storekit.CloneBatch(b))
 			case 1:
 				for _, mu := range b {
 					order = append(order, []store.Mutation{mu})
@@ -737,7 +725,7 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 			if err != nil {
 				return e.seeded(err)
 			}
-			if want := m.rows(part); !sameRows(got, want) {
+			if want := m.rows(part); !storekit.SameRows(got, want) {
 				var lines []string
 				for i, b := range order {
 					lines = append(lines, fmt.Sprintf("  %d: %s", i, renderBatch(b)))
@@ -765,14 +753,4 @@ func fillBytes(partition string, n int) []store.Mutation {
 		n -= len(k) + v
 	}
 	return muts
-}
-
-func partitionsOf(muts []store.Mutation) []string {
-	var parts []string
-	for _, m := range muts {
-		if !slices.Contains(parts, m.Partition) {
-			parts = append(parts, m.Partition)
-		}
-	}
-	return parts
 }

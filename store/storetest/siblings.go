@@ -73,42 +73,12 @@ func bag[T string | []byte](values []T) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// expect fetches key and compares its siblings with vals.
-func expect(ctx context.Context, s store.Siblings, key, what string, vals ...string) (store.Token, error) {
-	return expectEither(ctx, s, key, what, vals)
-}
-
-// expectEither fetches key and compares its siblings with each of the
-// acceptable sets.
-func expectEither(ctx context.Context, s store.Siblings, key, what string, sets ...[]string) (store.Token, error) {
-	got, tok, err := s.Fetch(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
-	}
-	wants := make([]string, len(sets))
-	for i, set := range sets {
-		wants[i] = bag(set)
-	}
-	if !slices.Contains(wants, bag(got)) {
-		return nil, fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), strings.Join(wants, " or "))
-	}
-	return tok, nil
-}
-
-// putFetch puts value under key as actor "a" with a nil token and returns
-// the token of a Fetch after it.
-func putFetch(ctx context.Context, s store.Siblings, key, value string) (store.Token, error) {
-	if err := s.Put(ctx, key, "a", []byte(value), nil); err != nil {
-		return nil, err
-	}
-	_, tok, err := s.Fetch(ctx, key)
-	return tok, err
-}
-
 // put puts value under key as actor with token.
 func (s *steps) put(key string, actor crdt.ActorID, value string, tok store.Token) {
 	if s.err == nil {
-		s.err = s.sib.Put(s.ctx, key, actor, []byte(value), tok)
+		if err := s.sib.Put(s.ctx, key, actor, []byte(value), tok); err != nil {
+			s.err = fmt.Errorf("put %q by %s: %w", key, actor, err)
+		}
 	}
 }
 
@@ -132,8 +102,18 @@ func (s *steps) holdsEither(key, what string, sets ...[]string) store.Token {
 	if s.err != nil {
 		return nil
 	}
-	tok, err := expectEither(s.ctx, s.sib, key, what, sets...)
-	s.err = err
+	got, tok, err := s.sib.Fetch(s.ctx, key)
+	if err != nil {
+		s.err = fmt.Errorf("%s: Fetch(%q): %w", what, key, err)
+		return nil
+	}
+	wants := make([]string, len(sets))
+	for i, set := range sets {
+		wants[i] = bag(set)
+	}
+	if !slices.Contains(wants, bag(got)) {
+		s.err = fmt.Errorf("%s: Fetch(%q) = %s, want %s", what, key, bag(got), strings.Join(wants, " or "))
+	}
 	return tok
 }
 
@@ -151,17 +131,12 @@ func (s *steps) del(key string, tok store.Token, what string) {
 }
 
 func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
-	vals, tok, err := s.Fetch(ctx, "absent")
-	if err != nil || len(vals) != 0 {
-		return fmt.Errorf("fetch of an absent key = %s, %v; want no values and no error", bag(vals), err)
-	}
+	s := &steps{ctx: ctx, sib: e.fresh()}
+	tok := s.holds("absent", "fetch of an absent key")
 	// Its token is good for a Put.
-	if err := s.Put(ctx, "absent", "a", []byte("v"), tok); err != nil {
-		return fmt.Errorf("put with the token of an absent key: %w", err)
-	}
-	_, err = expect(ctx, s, "absent", "after a Put with the token of an absent key", "v")
-	return err
+	s.put("absent", "a", "v", tok)
+	s.holds("absent", "after a Put with the token of an absent key", "v")
+	return s.err
 }
 
 func sibSupersede(ctx context.Context, e *env[store.Siblings]) error {
@@ -232,45 +207,33 @@ func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 }
 
 func sibKeysAndActors(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
+	s := &steps{ctx: ctx, sib: e.fresh()}
 	for name, k := range crdttest.ValidKeys() {
-		if err := s.Put(ctx, k, "a", []byte(name), nil); err != nil {
-			return fmt.Errorf("put with a valid key (%s): %w", name, err)
-		}
-		if _, err := expect(ctx, s, k, "a valid key ("+name+")", name); err != nil {
-			return err
-		}
+		s.put(k, "a", name, nil)
+		s.holds(k, "a valid key ("+name+")", name)
 	}
 	const k = "refusals"
-	tok, err := putFetch(ctx, s, k, "v")
-	if err != nil {
-		return err
-	}
-	for name, k := range crdttest.InvalidKeys() {
-		if _, _, err := s.Fetch(ctx, k); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("fetch with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-		}
-		if err := s.Put(ctx, k, "a", []byte("x"), nil); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("put with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-		}
-		if d, ok := s.(store.SiblingDeleter); ok {
-			if err := d.Delete(ctx, k, nil); !errors.Is(err, crdt.ErrInvalidKey) {
-				return fmt.Errorf("delete with an invalid key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-			}
+	s.put(k, "a", "v", nil)
+	tok := s.token(k)
+	d, deletes := s.sib.(store.SiblingDeleter)
+	for name, bad := range crdttest.InvalidKeys() {
+		_, _, err := s.sib.Fetch(ctx, bad)
+		s.refused(err, crdt.ErrInvalidKey, "fetch with an invalid key (%s)", name)
+		s.refused(s.sib.Put(ctx, bad, "a", []byte("x"), nil), crdt.ErrInvalidKey, "put with an invalid key (%s)", name)
+		if deletes {
+			s.refused(d.Delete(ctx, bad, nil), crdt.ErrInvalidKey, "delete with an invalid key (%s)", name)
 		}
 	}
 	for name, a := range crdttest.InvalidKeys() {
-		if err := s.Put(ctx, k, crdt.ActorID(a), []byte("x"), tok); !errors.Is(err, crdt.ErrInvalidActor) {
-			return fmt.Errorf("put with an invalid actor (%s): %v, want an error wrapping crdt.ErrInvalidActor", name, err)
-		}
+		s.refused(s.sib.Put(ctx, k, crdt.ActorID(a), []byte("x"), tok), crdt.ErrInvalidActor, "put with an invalid actor (%s)", name)
 	}
 	for _, v := range [][]byte{nil, {}} {
-		if err := s.Put(ctx, k, "a", v, tok); err == nil {
-			return fmt.Errorf("put of an empty value (%#v) succeeded", v)
+		if err := s.sib.Put(ctx, k, "a", v, tok); err == nil && s.err == nil {
+			s.err = fmt.Errorf("put of an empty value (%#v) succeeded", v)
 		}
 	}
-	_, err = expect(ctx, s, k, "refused Puts change nothing", "v")
-	return err
+	s.holds(k, "refused Puts change nothing", "v")
+	return s.err
 }
 
 func sibValueSize(ctx context.Context, e *env[store.Siblings]) error {
@@ -306,79 +269,56 @@ var malformedTokens = []store.Token{
 }
 
 func sibMalformedToken(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
-	tok, err := putFetch(ctx, s, "k", "v")
-	if err != nil {
-		return err
-	}
-	bad := append(slices.Clone(malformedTokens), append(slices.Clone(tok), 0xff, 0xff, 0xff, 0xff))
-	for _, b := range bad {
-		if err := s.Put(ctx, "k", "a", []byte("w"), b); !errors.Is(err, crdt.ErrCorruptEncoding) {
-			return fmt.Errorf("put with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
-		}
-		if d, ok := s.(store.SiblingDeleter); ok {
-			if err := d.Delete(ctx, "k", b); !errors.Is(err, crdt.ErrCorruptEncoding) {
-				return fmt.Errorf("delete with malformed token %q: %v, want an error wrapping crdt.ErrCorruptEncoding", b, err)
-			}
+	s := &steps{ctx: ctx, sib: e.fresh()}
+	s.put("k", "a", "v", nil)
+	tok := s.token("k")
+	d, deletes := s.sib.(store.SiblingDeleter)
+	for _, b := range append(slices.Clone(malformedTokens), append(slices.Clone(tok), 0xff, 0xff, 0xff, 0xff)) {
+		s.refused(s.sib.Put(ctx, "k", "a", []byte("w"), b), crdt.ErrCorruptEncoding, "put with malformed token %q", b)
+		if deletes {
+			s.refused(d.Delete(ctx, "k", b), crdt.ErrCorruptEncoding, "delete with malformed token %q", b)
 		}
 	}
-	_, err = expect(ctx, s, "k", "refused Puts and Deletes change nothing", "v")
-	return err
+	s.holds("k", "refused Puts and Deletes change nothing", "v")
+	return s.err
 }
 
 func sibReadOnly(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
+	s := &steps{ctx: ctx, sib: e.fresh()}
 	v := []byte("value")
-	if err := s.Put(ctx, "k", "a", v, nil); err != nil {
+	if err := s.sib.Put(ctx, "k", "a", v, nil); err != nil {
 		return err
 	}
-	got, tok, err := s.Fetch(ctx, "k")
+	got, tok, err := s.sib.Fetch(ctx, "k")
 	if err != nil {
 		return err
 	}
 	// Supersede it, with a value of the same size, then remove the key.
-	if err := s.Put(ctx, "k", "a", []byte("other"), tok); err != nil {
-		return err
+	s.put("k", "a", "other", tok)
+	tok = s.holds("k", "after a Put superseding it", "other")
+	if _, ok := s.sib.(store.SiblingDeleter); ok {
+		s.del("k", tok, "delete")
 	}
-	if _, err := expect(ctx, s, "k", "after a Put superseding it", "other"); err != nil {
-		return err
-	}
-	if d, ok := s.(store.SiblingDeleter); ok {
-		_, tok, err := s.Fetch(ctx, "k")
-		if err != nil {
-			return err
-		}
-		if err := d.Delete(ctx, "k", tok); err != nil {
-			return err
-		}
-	}
-	if string(v) != "value" || bag(got) != bag([]string{"value"}) {
+	if s.err == nil && (string(v) != "value" || bag(got) != bag([]string{"value"})) {
 		return fmt.Errorf("the store changed a value it was given (%q) or returned (%s)", v, bag(got))
 	}
-	return nil
+	return s.err
 }
 
 func sibCancelled(ctx context.Context, e *env[store.Siblings]) error {
-	s := e.fresh()
-	tok, err := putFetch(ctx, s, "k", "v")
-	if err != nil {
-		return err
-	}
+	s := &steps{ctx: ctx, sib: e.fresh()}
+	s.put("k", "a", "v", nil)
+	tok := s.token("k")
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, _, err := s.Fetch(done, "k"); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("fetch with a cancelled context: %v, want an error wrapping context.Canceled", err)
+	_, _, err := s.sib.Fetch(done, "k")
+	s.refused(err, context.Canceled, "fetch with a cancelled context")
+	s.refused(s.sib.Put(done, "k", "a", []byte("w"), tok), context.Canceled, "put with a cancelled context")
+	if d, ok := s.sib.(store.SiblingDeleter); ok {
+		s.refused(d.Delete(done, "k", tok), context.Canceled, "delete with a cancelled context")
 	}
-	if err := s.Put(done, "k", "a", []byte("w"), tok); !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("put with a cancelled context: %v, want an error wrapping context.Canceled", err)
-	}
-	if d, ok := s.(store.SiblingDeleter); ok {
-		if err := d.Delete(done, "k", tok); !errors.Is(err, context.Canceled) {
-			return fmt.Errorf("delete with a cancelled context: %v, want an error wrapping context.Canceled", err)
-		}
-	}
-	_, err = expect(ctx, s, "k", "calls with a cancelled context change nothing", "v")
-	return err
+	s.holds("k", "calls with a cancelled context change nothing", "v")
+	return s.err
 }
 
 // sibConcurrent runs writers that each fetch a key and put a unique value

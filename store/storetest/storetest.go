@@ -32,6 +32,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -49,9 +50,7 @@ type env[S any] struct {
 }
 
 // logSeed logs how to replay a randomised check.
-func (e *env[S]) logSeed() {
-	e.logf("seed %d; replay: %s=%d go test -run '^%s$' <package>", e.seed, proptest.EnvSeed, e.seed, e.name)
-}
+func (e *env[S]) logSeed() { e.logf("%s", e.replay()) }
 
 // seeded adds the seed and the replay command to the error of a
 // randomised check.
@@ -59,7 +58,11 @@ func (e *env[S]) seeded(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w\n(seed %d; replay: %s=%d go test -run '^%s$' <package>)", err, e.seed, proptest.EnvSeed, e.seed, e.name)
+	return fmt.Errorf("%w\n(%s)", err, e.replay())
+}
+
+func (e *env[S]) replay() string {
+	return fmt.Sprintf("seed %d; replay: %s=%d go test -run '^%s$' <package>", e.seed, proptest.EnvSeed, e.seed, e.name)
 }
 
 // steps runs the steps of a check on one store and keeps the first error;
@@ -78,6 +81,23 @@ func (s *steps) fresh(e *env[store.Partitions]) {
 	if s.err == nil {
 		s.p = e.fresh()
 	}
+}
+
+// refused records, unless an earlier step failed, an error when err does
+// not wrap want; what and args name the call.
+func (s *steps) refused(err, want error, what string, args ...any) {
+	if s.err == nil {
+		s.err = wantErr(err, want, what, args...)
+	}
+}
+
+// wantErr returns nil when err wraps want, else an error saying that the
+// call what and args name returned err instead.
+func wantErr(err, want error, what string, args ...any) error {
+	if errors.Is(err, want) {
+		return nil
+	}
+	return fmt.Errorf("%s: %v, want an error wrapping %v", fmt.Sprintf(what, args...), err, want)
 }
 
 type check[S any] struct {
