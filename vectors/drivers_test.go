@@ -6642,7 +6642,7 @@ var dvMutants = []struct {
 		"balance/evaluate.go", "old := func(r Row) bool { return r.UpdateID.Time().Before(now.Add(-gcGrace)) }", "old := func(r Row) bool { return true }",
 		"driver_balance", "a merge stopped after its tombstones leaves the balance unchanged"},
 	{"balance/SafetyMargin above 2·FutureSkew", "9.3 Options: SafetyMargin > 2·FutureSkew, strictly",
-		"balance/accounts.go", "case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:", "case o.SafetyMargin-o.FutureSkew < o.FutureSkew:",
+		"internal/rowlog/rowlog.go", "case margin-skew <= skew:", "case margin-skew < skew:",
 		"driver_balance", "option check 3 (SafetyMargin equal to 2·FutureSkew: it must exceed it)"},
 	{"balance/SettleGrace covers MaxMerge + SafetyMargin", "9.3 Options: SettleGrace ≥ MaxMerge + SafetyMargin",
 		"balance/accounts.go", "case o.SettleGrace-o.SafetyMargin < o.MaxMerge:", "case o.SettleGrace < o.MaxMerge:",
