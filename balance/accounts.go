@@ -217,9 +217,8 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
 		if err := m.row.Validate(); err != nil {
 			return err
 		}
-		t := m.row.UpdateID.Time()
-		if t.Before(now.Add(-ac.opts.Window)) || t.After(now.Add(ac.opts.FutureSkew)) {
-			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.row.UpdateID, t.UTC().Format(time.RFC3339Nano), ac.opts.Window, ac.opts.FutureSkew)
+		if err := rowlog.InWindow(m.row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
+			return err
 		}
 		repeat, err := seen.Repeat(m.account, m.row.UpdateID, m.row.Amount)
 		if err != nil {

@@ -130,21 +130,6 @@ func checkKey(counter string) error {
 	return nil
 }
 
-// checkWindow refuses ids outside [now − Window, now + FutureSkew].
-func (c *Counters) checkWindow(id ID, now time.Time) error {
-	if err := id.Validate(); err != nil {
-		return err
-	}
-	t := id.Time()
-	if t.Before(now.Add(-c.opts.Window)) {
-		return fmt.Errorf("%w: id %s is from %s, older than the %v write window", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), c.opts.Window)
-	}
-	if t.After(now.Add(c.opts.FutureSkew)) {
-		return fmt.Errorf("%w: id %s is from %s, more than %v in the future", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), c.opts.FutureSkew)
-	}
-	return nil
-}
-
 // Add records one update of delta (non-zero) to counter under the
 // client-chosen id. It costs exactly one store write (one Apply of one put)
 // and no reads. Retrying
@@ -212,7 +197,7 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
 		if err := checkKey(e.counter); err != nil {
 			return err
 		}
-		if err := c.checkWindow(e.cell.ID, now); err != nil {
+		if err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {
 			return err
 		}
 		m, err := cellMutation(e.counter, e.cell) // validates the cell

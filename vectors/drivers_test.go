@@ -6621,7 +6621,7 @@ var dvMutants = []struct {
 		"tally/counter.go", "if s.ExpiresAt <= v.tally.FoldedThrough {", "if false && s.ExpiresAt <= v.tally.FoldedThrough {",
 		"driver_tally", "a shard inside the tally is skipped and deleted again"},
 	{"deltalog/window bound exclusive", "8.4: now - Window is accepted",
-		"deltalog/counters.go", "if t.Before(now.Add(-c.opts.Window)) {", "if !t.After(now.Add(-c.opts.Window)) {",
+		"internal/rowlog/rowlog.go", "t.Before(now.Add(-window)) ||", "!t.After(now.Add(-window)) ||",
 		"driver_deltalog", "add writes one cell; a resend rewrites it"},
 	{"deltalog/merge cutoff without the safety margin", "8.5: cutoff = now - Window - SafetyMargin",
 		"deltalog/counters.go", "cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)", "cutoff := start.Add(-c.opts.Window)",

@@ -181,7 +181,7 @@ var vectorMutants = []vectorMutant{
 	{"deltalog/empty log has no mean", "8.3: an empty log has no mean and no variance",
 		[]edit{{"stats/summary.go", "\tif s.Count == 0 {\n\t\treturn 0, false\n\t}\n\tm, _ :=", "\tif s.Count == 0 {\n\t\treturn 0, true\n\t}\n\tm, _ :="}}, "deltalog", "moments/empty"},
 	{"deltalog/window before delta", "8.4: the window is checked before the delta",
-		[]edit{{"deltalog/counters.go", "if err := c.checkWindow(e.cell.ID, now); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := c.checkWindow(e.cell.ID, now); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
+		[]edit{{"deltalog/counters.go", "if err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
 	{"deltalog/delta before repeat", "8.4: the delta is judged before a repeated (counter, id)",
 		[]edit{{"deltalog/counters.go", "\t\tm, err := cellMutation(e.counter, e.cell) // validates the cell\n", "\t\tif d, ok := seen[rowlog.Key{Partition: e.counter, ID: e.cell.ID}]; ok && d != e.cell.Delta {\n\t\t\treturn crdt.ErrConflictingTransaction\n\t\t}\n\t\tm, err := cellMutation(e.counter, e.cell) // validates the cell\n"}}, "deltalog", "batch/a_zero_delta_is_invalid_amount_before"},
 	// balance (SPEC.md 9)

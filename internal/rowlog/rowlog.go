@@ -182,6 +182,19 @@ func Byte(d *wire.Decoder, what string) (byte, error) {
 	return byte(v), nil
 }
 
+// InWindow refuses an id that is not a version 1 UUID
+// (crdt.ErrInvalidTxnID), or whose time is outside [now − window,
+// now + skew] (crdt.ErrOutsideWindow).
+func InWindow(id timeid.ID, now time.Time, window, skew time.Duration) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	if t := id.Time(); t.Before(now.Add(-window)) || t.After(now.Add(skew)) {
+		return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), window, skew)
+	}
+	return nil
+}
+
 // CheckTiming checks the durations both packages' options share: none of
 // them or of others is negative, and margin (SafetyMargin) exceeds twice
 // skew (FutureSkew). opts is printed in the error for a negative duration.
