@@ -353,51 +353,26 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport,
 	}
 	rep = MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
 	if len(p.tombstones) > 0 {
-		muts := make([]store.Mutation, len(p.tombstones))
-		for i, t := range p.tombstones {
-			if muts[i], err = putRow(account, t); err != nil {
-				return rep, err
-			}
-		}
-		if err := ac.t.Write(ctx, muts); err != nil {
+		if err := ac.writeRows(ctx, account, nil, p.tombstones); err != nil {
 			return rep, err
 		}
 		rep.Tombstones = p.tombstones
 		if el := ac.opts.Clock().Sub(start); el > ac.opts.MaxMerge {
 			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, ac.opts.MaxMerge)
 		}
-		sum, err := putRow(account, p.sum)
-		if err != nil {
-			return rep, err
-		}
-		if err := ac.t.Write(ctx, []store.Mutation{sum}); err != nil {
+		if err := ac.writeRows(ctx, account, nil, []Row{p.sum}); err != nil {
 			return rep, err
 		}
 		rep.Sum = &p.sum
 	}
 	if len(p.deletes)+len(p.settle) > 0 {
-		muts := make([]store.Mutation, 0, len(p.deletes)+len(p.settle))
-		for _, r := range p.deletes {
-			muts = append(muts, deleteRow(account, r))
-		}
-		for _, r := range p.settle {
-			m, err := putRow(account, r)
-			if err != nil {
-				return rep, err
-			}
-			muts = append(muts, m)
-		}
-		if err := ac.t.Write(ctx, muts); err != nil {
+		if err := ac.writeRows(ctx, account, p.deletes, p.settle); err != nil {
 			return rep, err
 		}
 		rep.Settled, rep.Deleted = p.settle, p.deletes
 	}
 	if len(p.gc) > 0 {
-		muts := make([]store.Mutation, len(p.gc))
-		for i, r := range p.gc {
-			muts[i] = deleteRow(account, r)
-		}
-		if err := ac.t.Write(ctx, muts); err != nil {
+		if err := ac.writeRows(ctx, account, p.gc, nil); err != nil {
 			return rep, err
 		}
 		rep.Collected = p.gc

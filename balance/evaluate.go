@@ -1,7 +1,9 @@
 package balance
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,12 +98,7 @@ func Evaluate(rows []Row) (View, error) {
 		})
 		live[elem{KindNormal, u}] = ns[0]
 	}
-	sort.Slice(sums, func(i, j int) bool {
-		if c := sums[i].UpdateID.Compare(sums[j].UpdateID); c != 0 {
-			return c < 0
-		}
-		return sums[i].Version.Compare(sums[j].Version) < 0
-	})
+	slices.SortFunc(sums, func(a, b Row) int { return cmp.Or(a.UpdateID.Compare(b.UpdateID), a.Version.Compare(b.Version)) })
 	valid := map[ID]bool{}
 	counted := map[ID]int64{} // update id -> the amount a valid merge counted
 	for _, s := range sums {
@@ -158,7 +155,7 @@ func Evaluate(rows []Row) (View, error) {
 			}
 		}
 	}
-	sort.Slice(v.InvalidTombstones, func(i, j int) bool { return CompareRows(v.InvalidTombstones[i], v.InvalidTombstones[j]) < 0 })
+	slices.SortFunc(v.InvalidTombstones, CompareRows)
 	for u, ns := range v.normals {
 		amount, ok := counted[u]
 		if !ok {
@@ -185,7 +182,7 @@ func Evaluate(rows []Row) (View, error) {
 		return View{}, fmt.Errorf("%w: balance does not fit int64", crdt.ErrOverflow)
 	}
 	v.Value = value
-	sort.Slice(v.Live, func(i, j int) bool { return CompareRows(v.Live[i], v.Live[j]) < 0 })
+	slices.SortFunc(v.Live, CompareRows)
 	return v, nil
 }
 

@@ -1,6 +1,7 @@
 package balance
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -68,14 +69,22 @@ func DecodeKey(b []byte) (Key, error) {
 	return k, nil
 }
 
-// putRow is the write of r into account's partition (timestamp set later),
-// its key and value in one allocation.
-func putRow(account string, r Row) (store.Mutation, error) {
-	if err := r.Validate(); err != nil {
-		return store.Mutation{}, err
+// writeRows writes in one batch the deletes of the rows del, then the puts
+// of the rows put, into account's partition. Each put's key and value
+// share one allocation.
+func (ac *Accounts) writeRows(ctx context.Context, account string, del, put []Row) error {
+	muts := make([]store.Mutation, 0, len(del)+len(put))
+	for _, r := range del {
+		muts = append(muts, store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeKey(r.Key())})
 	}
-	buf := make([]byte, 0, RowKeyLen+r.encodedLen(FormatVersion))
-	return appendPut(&buf, account, r), nil
+	for _, r := range put {
+		if err := r.Validate(); err != nil {
+			return err
+		}
+		buf := make([]byte, 0, RowKeyLen+r.encodedLen(FormatVersion))
+		muts = append(muts, appendPut(&buf, account, r))
+	}
+	return ac.t.Write(ctx, muts)
 }
 
 // appendPut appends the key and the encoding (Row.MarshalBinary) of the
@@ -108,11 +117,6 @@ func newWrite(n int) ([]store.Mutation, []byte) {
 		return w.muts[:0], w.buf[:0]
 	}
 	return make([]store.Mutation, 0, n), make([]byte, 0, n*(RowKeyLen+maxRowLen))
-}
-
-// deleteRow is the delete of r's key in account's partition.
-func deleteRow(account string, r Row) store.Mutation {
-	return store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeKey(r.Key())}
 }
 
 // rowKey is a Key as row errors print it.

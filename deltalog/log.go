@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -169,18 +170,7 @@ func (l *Log) Clone() *Log {
 
 // Equal reports whether the two logs hold exactly the same cells. A nil log
 // equals an empty one.
-func (l *Log) Equal(other *Log) bool {
-	a, b := l.all(), other.all()
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func (l *Log) Equal(other *Log) bool { return slices.Equal(l.all(), other.all()) }
 
 // Len returns the number of stored cells.
 func (l *Log) Len() int { return len(l.all()) }
