@@ -198,17 +198,11 @@ var rowEnvelopes = func() (e [FormatVersion + 1][]byte) {
 	return e
 }()
 
-// encodedLen is the length of r's encoding in format version; r must be
-// valid.
+// encodedLen is the length of r's encoding in format version (counted on
+// the stack); r must be valid.
 func (r Row) encodedLen(version uint64) int {
-	n := 1 + 18 + uintLen(uint64(r.Kind)) + 1 + intLen(r.Amount) + intLen(r.Covers) + 1 + uintLen(uint64(r.Target))
-	if !r.Version.IsZero() {
-		n += 17
-	}
-	if version < uint64(len(rowEnvelopes)) {
-		return n + len(rowEnvelopes[version])
-	}
-	return n + len(wire.AppendEnvelope(nil, crdt.TagBalanceRow, version))
+	var buf [maxRowLen]byte
+	return len(r.appendEncoding(buf[:0], version))
 }
 
 // appendEncoding appends r's encoding in format version to dst, byte for
@@ -274,25 +268,6 @@ func appendInt(dst []byte, v int64) []byte {
 		return binary.BigEndian.AppendUint32(append(dst, msgpcode.Int32), uint32(v))
 	}
 	return binary.BigEndian.AppendUint64(append(dst, msgpcode.Int64), uint64(v))
-}
-
-// uintLen and intLen are the lengths appendUint and appendInt write.
-func uintLen(v uint64) int { return wire.UintSize(v) }
-
-func intLen(v int64) int {
-	switch {
-	case v >= 0:
-		return wire.UintSize(uint64(v))
-	case v >= int64(int8(msgpcode.NegFixedNumLow)):
-		return 1
-	case v >= math.MinInt8:
-		return 2
-	case v >= math.MinInt16:
-		return 3
-	case v >= math.MinInt32:
-		return 5
-	}
-	return 9
 }
 
 // UnmarshalBinary decodes MarshalBinary's output, in format version 2 or
