@@ -9,7 +9,14 @@ import (
 	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/stats"
+	"github.com/counterkit/counterkit/timeid"
 )
+
+// ID is the time-based id (a version 1 UUID, Cassandra's timeuuid) of a
+// cell; see package timeid for its order and encoding. The client that
+// issues an update chooses it, so a retry of the update reuses the same ID
+// and overwrites the same cell.
+type ID = timeid.ID
 
 // Kind distinguishes a regular update cell from a merge cell. The byte
 // values are part of the storage format: stores cluster cells by
