@@ -167,14 +167,12 @@ func (b *Batch) Len() int {
 // Add inserts one N row: an increment (amount > 0) or decrement (< 0) of
 // account. It costs one store write and no reads. The id is chosen by the
 // client, so retrying after a lost acknowledgement rewrites the same row and
-// counts once. Reusing the
-// id with another amount writes a second row: Add cannot see the first
-// without a read, so it is not refused; exactly one of the amounts counts
-// and the id is reported as a Conflict (SPEC.md 9.2).
-// Refused,
-// without writing: invalid key (ErrInvalidKey) or id (crdt.ErrInvalidTxnID),
-// zero amount (crdt.ErrInvalidAmount), id outside [now − Window,
-// now + FutureSkew] (crdt.ErrOutsideWindow).
+// counts once. Reusing the id with another amount writes a second row: Add
+// cannot see the first without a read, so it is not refused; exactly one of
+// the amounts counts and the id is reported as a Conflict (SPEC.md 9.2).
+// Refused, without writing: invalid key (ErrInvalidKey) or id
+// (crdt.ErrInvalidTxnID), zero amount (crdt.ErrInvalidAmount), id outside
+// [now − Window, now + FutureSkew] (crdt.ErrOutsideWindow).
 func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
 	u := [1]update{{account: account, row: NormalRow(id, amount)}}
 	return ac.apply(ctx, u[:])

@@ -70,10 +70,9 @@ func DecodeKey(b []byte) (Key, error) {
 }
 
 // writeRows writes in one batch the deletes of the rows del, then the puts
-// of the rows put, into account's partition. Each put's key and value
-// share one allocation.
+// of the rows put, into account's partition (newWrite, appendPut).
 func (ac *Accounts) writeRows(ctx context.Context, account string, del, put []Row) error {
-	muts := make([]store.Mutation, 0, len(del)+len(put))
+	muts, buf := newWrite(len(del) + len(put))
 	for _, r := range del {
 		muts = append(muts, store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeKey(r.Key())})
 	}
@@ -81,7 +80,6 @@ func (ac *Accounts) writeRows(ctx context.Context, account string, del, put []Ro
 		if err := r.Validate(); err != nil {
 			return err
 		}
-		buf := make([]byte, 0, RowKeyLen+r.encodedLen(FormatVersion))
 		muts = append(muts, appendPut(&buf, account, r))
 	}
 	return ac.t.Write(ctx, muts)

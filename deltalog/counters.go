@@ -132,8 +132,8 @@ func checkKey(counter string) error {
 
 // Add records one update of delta (non-zero) to counter under the
 // client-chosen id. It costs exactly one store write (one Apply of one put)
-// and no reads. Retrying
-// with the same id and delta rewrites the same cell, so it is counted once.
+// and no reads. Retrying with the same id and delta rewrites the same cell,
+// so it is counted once.
 //
 // Add refuses, without writing: an invalid key (ErrInvalidKey), an id that is
 // not a version 1 UUID (crdt.ErrInvalidTxnID), a zero delta
