@@ -202,13 +202,7 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 	var p plan
 	// Steps 5–6: cover every live row, unless there is nothing to merge
 	// (no N row and at most one S row).
-	nN := 0
-	for _, r := range v.Live {
-		if r.Kind == KindNormal {
-			nN++
-		}
-	}
-	if nN > 0 || len(v.Live) > 1 {
+	if len(v.Live) > 1 || slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
 		byID := map[ID]bool{}
 		var sum exact.Int128
 		for _, r := range v.Live {
@@ -240,14 +234,7 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 			p.gcYoung = append(p.gcYoung, r)
 		}
 	}
-	allGone := func(rows []Row) bool {
-		for _, r := range rows {
-			if !gone[r.Key()] {
-				return false
-			}
-		}
-		return true
-	}
+	allGone := func(rows []Row) bool { return !anyLeft(rows, gone) }
 	// Step 7: settle valid merges old enough that no racing merge can still
 	// land (see doc.go), deleting what they cover, in validation order so
 	// that a merge meets the merges it covers already processed.
@@ -294,13 +281,13 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 // snapshot and not among gone.
 func (v View) targetRemains(t Row, gone map[Key]bool) bool {
 	if t.Target == KindNormal {
-		for _, r := range v.normals[t.UpdateID] {
-			if !gone[r.Key()] {
-				return true
-			}
-		}
-		return false
+		return anyLeft(v.normals[t.UpdateID], gone)
 	}
 	k := Key{UpdateID: t.UpdateID, Kind: KindSum, Version: t.UpdateID}
 	return v.keys[k] && !gone[k]
+}
+
+// anyLeft reports whether some of rows is not among gone.
+func anyLeft(rows []Row, gone map[Key]bool) bool {
+	return slices.ContainsFunc(rows, func(r Row) bool { return !gone[r.Key()] })
 }

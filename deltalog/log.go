@@ -92,10 +92,7 @@ func (l *Log) all() []Cell {
 }
 
 // find returns the index where a cell with c's key is or would be.
-func (l *Log) find(c Cell) (int, bool) {
-	i := sort.Search(len(l.cells), func(i int) bool { return CompareCells(l.cells[i], c) >= 0 })
-	return i, i < len(l.cells) && CompareCells(l.cells[i], c) == 0
-}
+func (l *Log) find(c Cell) (int, bool) { return slices.BinarySearchFunc(l.cells, c, CompareCells) }
 
 // check reports whether c could be inserted: it is valid and agrees with
 // any cell already stored under its key.
@@ -118,9 +115,7 @@ func (l *Log) put(c Cell) {
 		}
 		return
 	}
-	l.cells = append(l.cells, Cell{})
-	copy(l.cells[i+1:], l.cells[i:])
-	l.cells[i] = c
+	l.cells = slices.Insert(l.cells, i, c)
 }
 
 // Insert adds c. Inserting a cell that is already present is a no-op (this
