@@ -70,9 +70,11 @@ func DecodeKey(b []byte) (Key, error) {
 }
 
 // writeRows writes in one batch the deletes of the rows del, then the puts
-// of the rows put, into account's partition (newWrite, appendPut).
+// of the rows put, into account's partition; the puts' keys and values
+// share one buffer (appendPut).
 func (ac *Accounts) writeRows(ctx context.Context, account string, del, put []Row) error {
-	muts, buf := newWrite(len(del) + len(put))
+	muts := make([]store.Mutation, 0, len(del)+len(put))
+	buf := make([]byte, 0, len(put)*(RowKeyLen+maxRowLen))
 	for _, r := range del {
 		muts = append(muts, store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeKey(r.Key())})
 	}
