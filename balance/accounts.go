@@ -3,12 +3,11 @@ package balance
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -80,13 +79,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
+	if err := rowlog.CheckTiming(o, o.Window, o.FutureSkew, o.SafetyMargin, o.MaxMerge, o.SettleGrace, o.GCGrace); err != nil {
+		return o, err
+	}
 	switch {
-	case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxMerge < 0, o.SettleGrace < 0, o.GCGrace < 0:
-		return o, fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, o)
-	// The durations are not negative from here on, so the bounds below
-	// are compared without sums that could overflow.
-	case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:
-		return o, fmt.Errorf("%w: SafetyMargin %v must exceed 2·FutureSkew %v", crdt.ErrInvalidConfig, o.SafetyMargin, o.FutureSkew)
 	case o.SettleGrace-o.SafetyMargin < o.MaxMerge:
 		return o, fmt.Errorf("%w: SettleGrace %v must be at least MaxMerge + SafetyMargin", crdt.ErrInvalidConfig, o.SettleGrace)
 	case o.GCGrace-o.SafetyMargin < o.Window || o.GCGrace < o.SettleGrace:
@@ -116,8 +112,8 @@ func (o Options) withDefaults() (Options, error) {
 // an error wrapping crdt.ErrUnavailable and the context's error, before
 // calling the store.
 type Accounts struct {
-	store store.Partitions
-	opts  Options
+	t    rowlog.Table[Row]
+	opts Options
 }
 
 // New returns Accounts over st. Invalid options wrap
@@ -130,53 +126,7 @@ func New(st store.Partitions, opts Options) (*Accounts, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	return &Accounts{store: st, opts: o}, nil
-}
-
-// notDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
-// ctx is done: the store call was not attempted.
-func notDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("balance: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
-}
-
-// write stamps muts with consecutive write timestamps, in order (so a
-// later mutation of a row in one batch wins, as if applied one by one), and
-// applies them in one store call.
-func (ac *Accounts) write(ctx context.Context, muts []store.Mutation) error {
-	if err := notDone(ctx); err != nil {
-		return err
-	}
-	ts := stamp.Reserve(ac.opts.Clock(), len(muts))
-	for i := range muts {
-		muts[i].Timestamp = ts + int64(i)
-	}
-	return ac.store.Apply(ctx, muts)
-}
-
-// rows reads account's partition as one snapshot and decodes it, in
-// clustering order. It reads at store.ReadAny: it must see every
-// acknowledged write, and tolerates a write that landed without an
-// acknowledgement showing in one read and not the next, as it tolerates a
-// merge that stopped between two steps (on Cassandra: QUORUM, so reads
-// stay available with a replica down).
-func (ac *Accounts) rows(ctx context.Context, account string) ([]Row, error) {
-	if err := notDone(ctx); err != nil {
-		return nil, err
-	}
-	stored, err := ac.store.Snapshot(ctx, account, MaxRows, store.ReadAny)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Row, len(stored))
-	for i, sr := range stored {
-		if out[i], err = decodeRow(account, sr); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+	return &Accounts{t: rowlog.Table[Row]{Name: "balance", Store: st, Clock: o.Clock, Consecutive: true, Decode: decodeRow}, opts: o}, nil
 }
 
 // Options returns the effective options.
@@ -217,14 +167,12 @@ func (b *Batch) Len() int {
 // Add inserts one N row: an increment (amount > 0) or decrement (< 0) of
 // account. It costs one store write and no reads. The id is chosen by the
 // client, so retrying after a lost acknowledgement rewrites the same row and
-// counts once. Reusing the
-// id with another amount writes a second row: Add cannot see the first
-// without a read, so it is not refused; exactly one of the amounts counts
-// and the id is reported as a Conflict (SPEC.md 9.2).
-// Refused,
-// without writing: invalid key (ErrInvalidKey) or id (crdt.ErrInvalidTxnID),
-// zero amount (crdt.ErrInvalidAmount), id outside [now − Window,
-// now + FutureSkew] (crdt.ErrOutsideWindow).
+// counts once. Reusing the id with another amount writes a second row: Add
+// cannot see the first without a read, so it is not refused; exactly one of
+// the amounts counts and the id is reported as a Conflict (SPEC.md 9.2).
+// Refused, without writing: invalid key (ErrInvalidKey) or id
+// (crdt.ErrInvalidTxnID), zero amount (crdt.ErrInvalidAmount), id outside
+// [now − Window, now + FutureSkew] (crdt.ErrOutsideWindow).
 func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
 	u := [1]update{{account: account, row: NormalRow(id, amount)}}
 	return ac.apply(ctx, u[:])
@@ -249,19 +197,15 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
 	if ac.opts.Observer != nil {
 		var op observe.Operation
 		ctx, op = observe.Start(ctx, ac.opts.Observer, "balance", "add")
-		defer func() { ac.report(&op, err, observe.Event{Attempts: 1}) }()
+		defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1}) }()
 	}
 	if len(ups) == 0 {
 		return nil
 	}
 	now := ac.opts.Clock()
-	type key struct {
-		account string
-		id      ID
-	}
-	var seen map[key]int64 // one update cannot repeat itself
+	var seen rowlog.Seen // one update cannot repeat itself
 	if len(ups) > 1 {
-		seen = make(map[key]int64, len(ups))
+		seen = make(rowlog.Seen, len(ups))
 	}
 	out, buf := newWrite(len(ups))
 	for _, m := range ups {
@@ -271,30 +215,30 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
 		if err := m.row.Validate(); err != nil {
 			return err
 		}
-		t := m.row.UpdateID.Time()
-		if t.Before(now.Add(-ac.opts.Window)) || t.After(now.Add(ac.opts.FutureSkew)) {
-			return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, m.row.UpdateID, t.UTC().Format(time.RFC3339Nano), ac.opts.Window, ac.opts.FutureSkew)
+		if err := rowlog.InWindow(m.row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
+			return err
 		}
-		if seen != nil {
-			k := key{m.account, m.row.UpdateID}
-			if a, ok := seen[k]; ok {
-				if a != m.row.Amount {
-					return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, m.account, m.row.UpdateID, a, m.row.Amount)
-				}
-				continue
-			}
-			seen[k] = m.row.Amount
+		repeat, err := seen.Repeat(m.account, m.row.UpdateID, m.row.Amount)
+		if err != nil {
+			return err
 		}
-		out = append(out, appendPut(&buf, m.account, m.row))
+		if !repeat {
+			out = append(out, appendPut(&buf, m.account, m.row))
+		}
 	}
-	return ac.write(ctx, out)
+	return ac.t.Write(ctx, out)
 }
 
 func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 	if err := checkKey(account); err != nil {
 		return View{}, err
 	}
-	rows, err := ac.rows(ctx, account)
+	// A snapshot at store.ReadAny: it must see every acknowledged write,
+	// and tolerates a write that landed without an acknowledgement showing
+	// in one read and not the next, as it tolerates a merge that stopped
+	// between two steps (on Cassandra: QUORUM, so reads stay available
+	// with a replica down).
+	rows, err := ac.t.Snapshot(ctx, account, MaxRows, store.ReadAny)
 	if err != nil {
 		return View{}, err
 	}
@@ -315,7 +259,7 @@ func (ac *Accounts) observedView(ctx context.Context, account string) (View, err
 	}
 	ctx, op := observe.Start(ctx, ac.opts.Observer, "balance", "read")
 	v, err := ac.view(ctx, account)
-	ac.report(&op, err, observe.Event{Conflicts: len(v.Conflicts)})
+	rowlog.End(&op, err, observe.Event{Conflicts: len(v.Conflicts)})
 	return v, err
 }
 
@@ -325,18 +269,6 @@ func (ac *Accounts) observedView(ctx context.Context, account string) (View, err
 func (ac *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	v, err := ac.observedView(ctx, account)
 	return v.Conflicts, err
-}
-
-// report ends op with e and its error err.
-func (ac *Accounts) report(op *observe.Operation, err error, e observe.Event) {
-	e.Err = err
-	switch {
-	case errors.Is(err, crdt.ErrAmbiguousWrite):
-		e.Ambiguous = 1
-	case errors.Is(err, crdt.ErrUnavailable):
-		e.Refused = 1
-	}
-	op.End(e)
 }
 
 // MergeReport says what one Merge did, step by step (steps 5–8 of Merge).
@@ -391,7 +323,7 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport,
 			if rep.Sum != nil {
 				e.Rows++
 			}
-			ac.report(&op, err, e)
+			rowlog.End(&op, err, e)
 		}()
 	}
 	start := ac.opts.Clock()
@@ -419,51 +351,26 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport,
 	}
 	rep = MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
 	if len(p.tombstones) > 0 {
-		muts := make([]store.Mutation, len(p.tombstones))
-		for i, t := range p.tombstones {
-			if muts[i], err = putRow(account, t); err != nil {
-				return rep, err
-			}
-		}
-		if err := ac.write(ctx, muts); err != nil {
+		if err := ac.writeRows(ctx, account, nil, p.tombstones); err != nil {
 			return rep, err
 		}
 		rep.Tombstones = p.tombstones
 		if el := ac.opts.Clock().Sub(start); el > ac.opts.MaxMerge {
 			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, ac.opts.MaxMerge)
 		}
-		sum, err := putRow(account, p.sum)
-		if err != nil {
-			return rep, err
-		}
-		if err := ac.write(ctx, []store.Mutation{sum}); err != nil {
+		if err := ac.writeRows(ctx, account, nil, []Row{p.sum}); err != nil {
 			return rep, err
 		}
 		rep.Sum = &p.sum
 	}
 	if len(p.deletes)+len(p.settle) > 0 {
-		muts := make([]store.Mutation, 0, len(p.deletes)+len(p.settle))
-		for _, r := range p.deletes {
-			muts = append(muts, deleteRow(account, r))
-		}
-		for _, r := range p.settle {
-			m, err := putRow(account, r)
-			if err != nil {
-				return rep, err
-			}
-			muts = append(muts, m)
-		}
-		if err := ac.write(ctx, muts); err != nil {
+		if err := ac.writeRows(ctx, account, p.deletes, p.settle); err != nil {
 			return rep, err
 		}
 		rep.Settled, rep.Deleted = p.settle, p.deletes
 	}
 	if len(p.gc) > 0 {
-		muts := make([]store.Mutation, len(p.gc))
-		for i, r := range p.gc {
-			muts[i] = deleteRow(account, r)
-		}
-		if err := ac.write(ctx, muts); err != nil {
+		if err := ac.writeRows(ctx, account, p.gc, nil); err != nil {
 			return rep, err
 		}
 		rep.Collected = p.gc
@@ -477,5 +384,5 @@ func (ac *Accounts) Delete(ctx context.Context, account string) error {
 	if err := checkKey(account); err != nil {
 		return err
 	}
-	return ac.write(ctx, []store.Mutation{{Partition: account, Op: store.OpDeletePartition}})
+	return ac.t.DeletePartition(ctx, account)
 }

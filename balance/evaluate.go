@@ -1,7 +1,9 @@
 package balance
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -96,12 +98,7 @@ func Evaluate(rows []Row) (View, error) {
 		})
 		live[elem{KindNormal, u}] = ns[0]
 	}
-	sort.Slice(sums, func(i, j int) bool {
-		if c := sums[i].UpdateID.Compare(sums[j].UpdateID); c != 0 {
-			return c < 0
-		}
-		return sums[i].Version.Compare(sums[j].Version) < 0
-	})
+	slices.SortFunc(sums, func(a, b Row) int { return cmp.Or(a.UpdateID.Compare(b.UpdateID), a.Version.Compare(b.Version)) })
 	valid := map[ID]bool{}
 	counted := map[ID]int64{} // update id -> the amount a valid merge counted
 	for _, s := range sums {
@@ -158,7 +155,7 @@ func Evaluate(rows []Row) (View, error) {
 			}
 		}
 	}
-	sort.Slice(v.InvalidTombstones, func(i, j int) bool { return CompareRows(v.InvalidTombstones[i], v.InvalidTombstones[j]) < 0 })
+	slices.SortFunc(v.InvalidTombstones, CompareRows)
 	for u, ns := range v.normals {
 		amount, ok := counted[u]
 		if !ok {
@@ -185,7 +182,7 @@ func Evaluate(rows []Row) (View, error) {
 		return View{}, fmt.Errorf("%w: balance does not fit int64", crdt.ErrOverflow)
 	}
 	v.Value = value
-	sort.Slice(v.Live, func(i, j int) bool { return CompareRows(v.Live[i], v.Live[j]) < 0 })
+	slices.SortFunc(v.Live, CompareRows)
 	return v, nil
 }
 
@@ -205,13 +202,7 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 	var p plan
 	// Steps 5–6: cover every live row, unless there is nothing to merge
 	// (no N row and at most one S row).
-	nN := 0
-	for _, r := range v.Live {
-		if r.Kind == KindNormal {
-			nN++
-		}
-	}
-	if nN > 0 || len(v.Live) > 1 {
+	if len(v.Live) > 1 || slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
 		byID := map[ID]bool{}
 		var sum exact.Int128
 		for _, r := range v.Live {
@@ -243,14 +234,7 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 			p.gcYoung = append(p.gcYoung, r)
 		}
 	}
-	allGone := func(rows []Row) bool {
-		for _, r := range rows {
-			if !gone[r.Key()] {
-				return false
-			}
-		}
-		return true
-	}
+	allGone := func(rows []Row) bool { return !anyLeft(rows, gone) }
 	// Step 7: settle valid merges old enough that no racing merge can still
 	// land (see doc.go), deleting what they cover, in validation order so
 	// that a merge meets the merges it covers already processed.
@@ -297,13 +281,13 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 // snapshot and not among gone.
 func (v View) targetRemains(t Row, gone map[Key]bool) bool {
 	if t.Target == KindNormal {
-		for _, r := range v.normals[t.UpdateID] {
-			if !gone[r.Key()] {
-				return true
-			}
-		}
-		return false
+		return anyLeft(v.normals[t.UpdateID], gone)
 	}
 	k := Key{UpdateID: t.UpdateID, Kind: KindSum, Version: t.UpdateID}
 	return v.keys[k] && !gone[k]
+}
+
+// anyLeft reports whether some of rows is not among gone.
+func anyLeft(rows []Row, gone map[Key]bool) bool {
+	return slices.ContainsFunc(rows, func(r Row) bool { return !gone[r.Key()] })
 }

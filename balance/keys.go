@@ -1,9 +1,11 @@
 package balance
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -43,20 +45,14 @@ func appendKey(dst []byte, k Key) []byte {
 // is neither zero nor an amount key, or an S or T row version that is not
 // a version 1 UUID is refused with an error wrapping crdt.ErrCorruptEncoding.
 func DecodeKey(b []byte) (Key, error) {
-	if len(b) != RowKeyLen {
-		return Key{}, fmt.Errorf("%w: row key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(b), RowKeyLen)
-	}
 	var k Key
 	var err error
-	if k.UpdateID, err = timeid.DecodeDescending(b[:timeid.KeyLen]); err != nil {
+	if k.UpdateID, err = rowlog.DecodeID(b, RowKeyLen, "row key"); err != nil {
 		return Key{}, err
 	}
 	k.Kind = Kind(b[timeid.KeyLen])
 	if k.Version, err = timeid.DecodeAscending(b[timeid.KeyLen+1:]); err != nil {
 		return Key{}, err
-	}
-	if err := k.UpdateID.Validate(); err != nil {
-		return Key{}, fmt.Errorf("%w: row key: %v", crdt.ErrCorruptEncoding, err)
 	}
 	switch k.Kind {
 	case KindNormal:
@@ -73,14 +69,22 @@ func DecodeKey(b []byte) (Key, error) {
 	return k, nil
 }
 
-// putRow is the write of r into account's partition (timestamp set later),
-// its key and value in one allocation.
-func putRow(account string, r Row) (store.Mutation, error) {
-	if err := r.Validate(); err != nil {
-		return store.Mutation{}, err
+// writeRows writes in one batch the deletes of the rows del, then the puts
+// of the rows put, into account's partition; the puts' keys and values
+// share one buffer (appendPut).
+func (ac *Accounts) writeRows(ctx context.Context, account string, del, put []Row) error {
+	muts := make([]store.Mutation, 0, len(del)+len(put))
+	buf := make([]byte, 0, len(put)*(RowKeyLen+maxRowLen))
+	for _, r := range del {
+		muts = append(muts, store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeKey(r.Key())})
 	}
-	buf := make([]byte, 0, RowKeyLen+r.encodedLen(FormatVersion))
-	return appendPut(&buf, account, r), nil
+	for _, r := range put {
+		if err := r.Validate(); err != nil {
+			return err
+		}
+		muts = append(muts, appendPut(&buf, account, r))
+	}
+	return ac.t.Write(ctx, muts)
 }
 
 // appendPut appends the key and the encoding (Row.MarshalBinary) of the
@@ -115,25 +119,19 @@ func newWrite(n int) ([]store.Mutation, []byte) {
 	return make([]store.Mutation, 0, n), make([]byte, 0, n*(RowKeyLen+maxRowLen))
 }
 
-// deleteRow is the delete of r's key in account's partition.
-func deleteRow(account string, r Row) store.Mutation {
-	return store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeKey(r.Key())}
-}
+// rowKey is a Key as row errors print it.
+type rowKey Key
 
-// decodeRow returns the row a stored row holds. A row whose value does not
-// decode, or whose key names another row than its value, is an error
-// wrapping crdt.ErrCorruptEncoding.
+func (k rowKey) String() string { return fmt.Sprintf("(%s, %s, %s)", k.UpdateID, k.Kind, k.Version) }
+
+// decodeRow returns the row a stored row holds (rowlog.DecodeRow).
 func decodeRow(account string, sr store.Row) (Row, error) {
-	k, err := DecodeKey(sr.Key)
-	if err != nil {
-		return Row{}, fmt.Errorf("balance: account %q: %w", account, err)
-	}
-	var r Row
-	if err := r.UnmarshalBinary(sr.Value); err != nil {
-		return Row{}, fmt.Errorf("balance: account %q: row (%s, %s, %s): %w", account, k.UpdateID, k.Kind, k.Version, err)
-	}
-	if r.Key() != k {
-		return Row{}, fmt.Errorf("%w: balance: account %q: row key (%s, %s, %s) holds row %s", crdt.ErrCorruptEncoding, account, k.UpdateID, k.Kind, k.Version, r)
-	}
-	return r, nil
+	return rowlog.DecodeRow("balance", "account", account, sr, func(b []byte) (rowKey, error) {
+		k, err := DecodeKey(b)
+		return rowKey(k), err
+	}, func(b []byte) (Row, rowKey, error) {
+		var r Row
+		err := r.UnmarshalBinary(b)
+		return r, rowKey(r.Key()), err
+	})
 }

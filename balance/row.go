@@ -2,6 +2,7 @@ package balance
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -32,13 +34,7 @@ const (
 )
 
 // String returns "N", "S" or "T".
-func (k Kind) String() string {
-	switch k {
-	case KindNormal, KindSum, KindTombstone:
-		return string(rune(k))
-	}
-	return fmt.Sprintf("Kind(%d)", byte(k))
-}
+func (k Kind) String() string { return rowlog.KindString(byte(k), "NST") }
 
 // Row is one row of an account's partition, keyed by (UpdateID, Kind,
 // Version).
@@ -108,16 +104,7 @@ func (r Row) String() string {
 // (timeid.ID.Compare order), then Kind ascending, then Version ascending. It
 // returns -1 if a comes first, +1 if b does, 0 for the same key.
 func CompareRows(a, b Row) int {
-	if c := a.UpdateID.Compare(b.UpdateID); c != 0 {
-		return -c
-	}
-	switch {
-	case a.Kind < b.Kind:
-		return -1
-	case a.Kind > b.Kind:
-		return 1
-	}
-	return a.Version.Compare(b.Version)
+	return cmp.Or(b.UpdateID.Compare(a.UpdateID), cmp.Compare(a.Kind, b.Kind), a.Version.Compare(b.Version))
 }
 
 // Validate reports whether r is well formed. Errors wrap
@@ -211,17 +198,11 @@ var rowEnvelopes = func() (e [FormatVersion + 1][]byte) {
 	return e
 }()
 
-// encodedLen is the length of r's encoding in format version; r must be
-// valid.
+// encodedLen is the length of r's encoding in format version (counted on
+// the stack); r must be valid.
 func (r Row) encodedLen(version uint64) int {
-	n := 1 + 18 + uintLen(uint64(r.Kind)) + 1 + intLen(r.Amount) + intLen(r.Covers) + 1 + uintLen(uint64(r.Target))
-	if !r.Version.IsZero() {
-		n += 17
-	}
-	if version < uint64(len(rowEnvelopes)) {
-		return n + len(rowEnvelopes[version])
-	}
-	return n + len(wire.AppendEnvelope(nil, crdt.TagBalanceRow, version))
+	var buf [maxRowLen]byte
+	return len(r.appendEncoding(buf[:0], version))
 }
 
 // appendEncoding appends r's encoding in format version to dst, byte for
@@ -289,25 +270,6 @@ func appendInt(dst []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, msgpcode.Int64), uint64(v))
 }
 
-// uintLen and intLen are the lengths appendUint and appendInt write.
-func uintLen(v uint64) int { return wire.UintSize(v) }
-
-func intLen(v int64) int {
-	switch {
-	case v >= 0:
-		return wire.UintSize(uint64(v))
-	case v >= int64(int8(msgpcode.NegFixedNumLow)):
-		return 1
-	case v >= math.MinInt8:
-		return 2
-	case v >= math.MinInt16:
-		return 3
-	case v >= math.MinInt32:
-		return 5
-	}
-	return 9
-}
-
 // UnmarshalBinary decodes MarshalBinary's output, in format version 2 or
 // 1 (where every N row has a zero version). Input larger than
 // MaxRowSize is refused. On error r is unchanged and the error wraps
@@ -318,23 +280,16 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	n, err := d.ArrayLen(maxFields)
-	if err != nil {
+	if err := rowlog.Fields(d, 7, "row"); err != nil {
 		return err
-	}
-	if n != 7 {
-		return fmt.Errorf("%w: row has %d fields, want 7", crdt.ErrCorruptEncoding, n)
 	}
 	var out Row
 	if out.UpdateID, err = d.TimeID(); err != nil {
 		return err
 	}
-	k, err := d.Uint()
+	k, err := rowlog.Byte(d, "kind")
 	if err != nil {
 		return err
-	}
-	if k > math.MaxUint8 {
-		return fmt.Errorf("%w: kind %d", crdt.ErrCorruptEncoding, k)
 	}
 	out.Kind = Kind(k)
 	isNil, err := d.IsNil()
@@ -355,12 +310,9 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	if out.Settled, err = d.Bool(); err != nil {
 		return err
 	}
-	t, err := d.Uint()
+	t, err := rowlog.Byte(d, "target")
 	if err != nil {
 		return err
-	}
-	if t > math.MaxUint8 {
-		return fmt.Errorf("%w: target %d", crdt.ErrCorruptEncoding, t)
 	}
 	out.Target = Kind(t)
 	if err := d.Finish(); err != nil {
@@ -384,8 +336,3 @@ func (r *Row) UnmarshalBinary(data []byte) error {
 	*r = out
 	return nil
 }
-
-// maxFields caps the header of a fixed-shape array before its exact arity is
-// checked, so a shape with extra fields is reported as corrupt (not as too
-// large) like every other malformed shape.
-const maxFields = 1 << 16

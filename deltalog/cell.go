@@ -2,13 +2,21 @@ package deltalog
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
-	"math"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/stats"
+	"github.com/counterkit/counterkit/timeid"
 )
+
+// ID is the time-based id (a version 1 UUID, Cassandra's timeuuid) of a
+// cell; see package timeid for its order and encoding. The client that
+// issues an update chooses it, so a retry of the update reuses the same ID
+// and overwrites the same cell.
+type ID = timeid.ID
 
 // Kind distinguishes a regular update cell from a merge cell. The byte
 // values are part of the storage format: stores cluster cells by
@@ -23,13 +31,7 @@ const (
 )
 
 // String returns "m" or "r".
-func (k Kind) String() string {
-	switch k {
-	case KindMerge, KindRegular:
-		return string(rune(k))
-	}
-	return fmt.Sprintf("Kind(%d)", byte(k))
-}
+func (k Kind) String() string { return rowlog.KindString(byte(k), "mr") }
 
 // Stats are the exact, order-free aggregates of a set of regular cells
 // (count, sum, smallest and largest delta, sum of squares): an alias of
@@ -114,16 +116,7 @@ func (c Cell) sameContent(d Cell) bool {
 // merge cell precedes the regular cell with the same ID. It returns -1 if a
 // comes first, +1 if b does, 0 for the same key.
 func CompareCells(a, b Cell) int {
-	if c := a.ID.Compare(b.ID); c != 0 {
-		return -c
-	}
-	switch {
-	case a.Kind < b.Kind:
-		return -1
-	case a.Kind > b.Kind:
-		return 1
-	}
-	return 0
+	return cmp.Or(b.ID.Compare(a.ID), cmp.Compare(a.Kind, b.Kind))
 }
 
 // Encoding caps and version.
@@ -168,23 +161,16 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 	if err != nil {
 		return err
 	}
-	n, err := d.ArrayLen(maxFields)
-	if err != nil {
+	if err := rowlog.Fields(d, 5, "cell"); err != nil {
 		return err
-	}
-	if n != 5 {
-		return fmt.Errorf("%w: cell has %d fields, want 5", crdt.ErrCorruptEncoding, n)
 	}
 	var out Cell
 	if out.ID, err = d.TimeID(); err != nil {
 		return err
 	}
-	k, err := d.Uint()
+	k, err := rowlog.Byte(d, "kind")
 	if err != nil {
 		return err
-	}
-	if k > math.MaxUint8 {
-		return fmt.Errorf("%w: kind %d", crdt.ErrCorruptEncoding, k)
 	}
 	out.Kind = Kind(k)
 	if out.Delta, err = d.Int(); err != nil {
@@ -219,8 +205,3 @@ func (c *Cell) UnmarshalBinary(data []byte) error {
 	*c = out
 	return nil
 }
-
-// maxFields caps the header of a fixed-shape array before its exact arity is
-// checked, so a shape with extra fields is reported as corrupt (not as too
-// large) like every other malformed shape.
-const maxFields = 1 << 16

@@ -3,12 +3,11 @@ package deltalog
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -76,14 +75,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}
-	switch {
-	case o.Window < 0, o.FutureSkew < 0, o.SafetyMargin < 0, o.MaxScan < 0, o.CompactGrace < 0:
-		return o, fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, o)
-	// The durations are not negative from here on, so the bounds below
-	// are compared without sums that could overflow.
-	case o.SafetyMargin-o.FutureSkew <= o.FutureSkew:
-		return o, fmt.Errorf("%w: SafetyMargin %v must exceed 2·FutureSkew %v", crdt.ErrInvalidConfig, o.SafetyMargin, o.FutureSkew)
-	case o.CompactGrace-o.SafetyMargin < o.MaxScan:
+	if err := rowlog.CheckTiming(o, o.Window, o.FutureSkew, o.SafetyMargin, o.MaxScan, o.CompactGrace); err != nil {
+		return o, err
+	}
+	if o.CompactGrace-o.SafetyMargin < o.MaxScan {
 		return o, fmt.Errorf("%w: CompactGrace %v must be at least MaxScan %v + SafetyMargin %v", crdt.ErrInvalidConfig, o.CompactGrace, o.MaxScan, o.SafetyMargin)
 	}
 	return o, nil
@@ -107,8 +102,8 @@ func (o Options) withDefaults() (Options, error) {
 // fails a call with an error wrapping crdt.ErrUnavailable and the context's
 // error, before calling the store.
 type Counters struct {
-	store store.Partitions
-	opts  Options
+	t    rowlog.Table[Cell]
+	opts Options
 }
 
 // New returns Counters over st. Options are validated (errors wrap
@@ -121,51 +116,8 @@ func New(st store.Partitions, opts Options) (*Counters, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	return &Counters{store: st, opts: o}, nil
-}
-
-// notDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
-// ctx is done: the store call was not attempted.
-func notDone(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("deltalog: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
-}
-
-// apply stamps muts with one write timestamp and applies them in one
-// store call.
-func (c *Counters) apply(ctx context.Context, muts []store.Mutation) error {
-	if err := notDone(ctx); err != nil {
-		return err
-	}
-	ts := stamp.Reserve(c.opts.Clock(), 1)
-	for i := range muts {
-		muts[i].Timestamp = ts
-	}
-	return c.store.Apply(ctx, muts)
-}
-
-// scan calls fn with counter's cells, newest first, until fn returns false.
-// A row that does not decode ends the scan with an error wrapping
-// crdt.ErrCorruptEncoding.
-func (c *Counters) scan(ctx context.Context, counter string, fn func(Cell) bool) error {
-	if err := notDone(ctx); err != nil {
-		return err
-	}
-	var bad error
-	err := c.store.Scan(ctx, counter, nil, store.ReadComplete, func(r store.Row) bool {
-		cell, err := decodeRow(counter, r)
-		if err != nil {
-			bad = err
-			return false
-		}
-		return fn(cell)
-	})
-	if err != nil {
-		return err
-	}
-	return bad
+	// One write timestamp per write.
+	return &Counters{t: rowlog.Table[Cell]{Name: "deltalog", Store: st, Clock: o.Clock, Decode: decodeRow}, opts: o}, nil
 }
 
 // Options returns the effective options (defaults filled in).
@@ -178,25 +130,10 @@ func checkKey(counter string) error {
 	return nil
 }
 
-// checkWindow refuses ids outside [now − Window, now + FutureSkew].
-func (c *Counters) checkWindow(id ID, now time.Time) error {
-	if err := id.Validate(); err != nil {
-		return err
-	}
-	t := id.Time()
-	if t.Before(now.Add(-c.opts.Window)) {
-		return fmt.Errorf("%w: id %s is from %s, older than the %v write window", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), c.opts.Window)
-	}
-	if t.After(now.Add(c.opts.FutureSkew)) {
-		return fmt.Errorf("%w: id %s is from %s, more than %v in the future", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), c.opts.FutureSkew)
-	}
-	return nil
-}
-
 // Add records one update of delta (non-zero) to counter under the
 // client-chosen id. It costs exactly one store write (one Apply of one put)
-// and no reads. Retrying
-// with the same id and delta rewrites the same cell, so it is counted once.
+// and no reads. Retrying with the same id and delta rewrites the same cell,
+// so it is counted once.
 //
 // Add refuses, without writing: an invalid key (ErrInvalidKey), an id that is
 // not a version 1 UUID (crdt.ErrInvalidTxnID), a zero delta
@@ -254,34 +191,28 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
 		return nil
 	}
 	now := c.opts.Clock()
-	type key struct {
-		counter string
-		id      ID
-	}
-	seen := make(map[key]int64, len(b.entries))
+	seen := make(rowlog.Seen, len(b.entries))
 	out := make([]store.Mutation, 0, len(b.entries))
 	for _, e := range b.entries {
 		if err := checkKey(e.counter); err != nil {
 			return err
 		}
-		if err := c.checkWindow(e.cell.ID, now); err != nil {
+		if err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {
 			return err
 		}
-		m, err := cellMutation(e.counter, e.cell, 0) // validates the cell
+		m, err := cellMutation(e.counter, e.cell) // validates the cell
 		if err != nil {
 			return err
 		}
-		k := key{e.counter, e.cell.ID}
-		if d, ok := seen[k]; ok {
-			if d != e.cell.Delta {
-				return fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, e.counter, e.cell.ID, d, e.cell.Delta)
-			}
-			continue
+		repeat, err := seen.Repeat(e.counter, e.cell.ID, e.cell.Delta)
+		if err != nil {
+			return err
 		}
-		seen[k] = e.cell.Delta
-		out = append(out, m)
+		if !repeat {
+			out = append(out, m)
+		}
 	}
-	return c.apply(ctx, out)
+	return c.t.Write(ctx, out)
 }
 
 // scanVisible reads counter's cells from the newest down to and including
@@ -292,7 +223,7 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 	}
 	start := c.opts.Clock()
 	var cells []Cell
-	err := c.scan(ctx, counter, func(cell Cell) bool {
+	err := c.t.Scan(ctx, counter, store.ReadComplete, func(cell Cell) bool {
 		cells = append(cells, cell)
 		return cell.Kind != KindMerge
 	})
@@ -323,19 +254,14 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 	return sumVisible(cells)
 }
 
-// report ends o, the operation named op, with its error err.
+// report ends o, the operation named op, with its error err: a write
+// (add, merge, compact) is one attempt, ambiguous or refused by err.
 func (c *Counters) report(o *observe.Operation, op string, err error, rows, folded int) {
-	e := observe.Event{Err: err, Rows: rows, Folded: folded}
-	if op == "add" || op == "merge" || op == "compact" {
-		e.Attempts = 1
-		switch {
-		case errors.Is(err, crdt.ErrAmbiguousWrite):
-			e.Ambiguous = 1
-		case errors.Is(err, crdt.ErrUnavailable):
-			e.Refused = 1
-		}
+	if op == "read" {
+		o.End(observe.Event{Err: err, Rows: rows, Folded: folded})
+		return
 	}
-	o.End(e)
+	rowlog.End(o, err, observe.Event{Attempts: 1, Rows: rows, Folded: folded})
 }
 
 // Merge folds the counter's old cells into one merge cell: it picks the
@@ -363,11 +289,11 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	if err != nil || !ok {
 		return Cell{}, false, err
 	}
-	mut, err := cellMutation(counter, m, 0)
+	mut, err := cellMutation(counter, m)
 	if err != nil {
 		return Cell{}, false, err
 	}
-	if err := c.apply(ctx, []store.Mutation{mut}); err != nil {
+	if err := c.t.Write(ctx, []store.Mutation{mut}); err != nil {
 		return Cell{}, false, err
 	}
 	return m, true, nil
@@ -398,7 +324,7 @@ func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, e
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
-	err = c.scan(ctx, counter, func(cell Cell) bool {
+	err = c.t.Scan(ctx, counter, store.ReadComplete, func(cell Cell) bool {
 		if cell.Kind == KindMerge && cell.Written <= horizon {
 			m, found = cell, true
 			return false
@@ -412,7 +338,7 @@ func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, e
 	// rows from (id, 'r') to the end of the partition. The merge cell,
 	// (id, 'm'), sorts just before and stays.
 	del := store.Mutation{Partition: counter, Op: store.OpDeleteRange, Key: EncodeKey(m.ID, KindRegular)}
-	if err := c.apply(ctx, []store.Mutation{del}); err != nil {
+	if err := c.t.Write(ctx, []store.Mutation{del}); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -424,5 +350,5 @@ func (c *Counters) Delete(ctx context.Context, counter string) error {
 	if err := checkKey(counter); err != nil {
 		return err
 	}
-	return c.apply(ctx, []store.Mutation{{Partition: counter, Op: store.OpDeletePartition}})
+	return c.t.DeletePartition(ctx, counter)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -36,46 +37,44 @@ func EncodeKey(id ID, kind Kind) []byte {
 // kind or of an id that is not a version 1 UUID is refused with an error
 // wrapping crdt.ErrCorruptEncoding.
 func DecodeKey(key []byte) (ID, Kind, error) {
-	if len(key) != RowKeyLen {
-		return ID{}, 0, fmt.Errorf("%w: cell key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(key), RowKeyLen)
-	}
-	id, err := timeid.DecodeDescending(key[:timeid.KeyLen])
+	k, err := decodeKey(key)
+	return k.id, k.kind, err
+}
+
+// cellKey is a cell's row key, decoded.
+type cellKey struct {
+	id   ID
+	kind Kind
+}
+
+func (k cellKey) String() string { return fmt.Sprintf("(%s, %s)", k.id, k.kind) }
+
+func decodeKey(key []byte) (cellKey, error) {
+	id, err := rowlog.DecodeID(key, RowKeyLen, "cell key")
 	if err != nil {
-		return ID{}, 0, err
-	}
-	if err := id.Validate(); err != nil {
-		return ID{}, 0, fmt.Errorf("%w: cell key: %v", crdt.ErrCorruptEncoding, err)
+		return cellKey{}, err
 	}
 	k := Kind(key[timeid.KeyLen])
 	if k != KindMerge && k != KindRegular {
-		return ID{}, 0, fmt.Errorf("%w: cell key of kind %d", crdt.ErrCorruptEncoding, byte(k))
+		return cellKey{}, fmt.Errorf("%w: cell key of kind %d", crdt.ErrCorruptEncoding, byte(k))
 	}
-	return id, k, nil
+	return cellKey{id, k}, nil
 }
 
-// cellMutation is the put of c into counter's partition at timestamp ts.
-func cellMutation(counter string, c Cell, ts int64) (store.Mutation, error) {
+// cellMutation is the put of c into counter's partition.
+func cellMutation(counter string, c Cell) (store.Mutation, error) {
 	b, err := c.MarshalBinary() // validates the cell
 	if err != nil {
 		return store.Mutation{}, err
 	}
-	return store.Mutation{Partition: counter, Op: store.OpPut, Key: EncodeKey(c.ID, c.Kind), Value: b, Timestamp: ts}, nil
+	return store.Mutation{Partition: counter, Op: store.OpPut, Key: EncodeKey(c.ID, c.Kind), Value: b}, nil
 }
 
-// decodeRow returns the cell a stored row holds. A row whose value does not
-// decode, or whose key names another cell than its value, is an error
-// wrapping crdt.ErrCorruptEncoding.
+// decodeRow returns the cell a stored row holds (rowlog.DecodeRow).
 func decodeRow(counter string, r store.Row) (Cell, error) {
-	id, kind, err := DecodeKey(r.Key)
-	if err != nil {
-		return Cell{}, fmt.Errorf("deltalog: counter %q: %w", counter, err)
-	}
-	var c Cell
-	if err := c.UnmarshalBinary(r.Value); err != nil {
-		return Cell{}, fmt.Errorf("deltalog: counter %q: cell (%s, %s): %w", counter, id, kind, err)
-	}
-	if c.ID != id || c.Kind != kind {
-		return Cell{}, fmt.Errorf("%w: deltalog: counter %q: row (%s, %s) holds cell (%s, %s)", crdt.ErrCorruptEncoding, counter, id, kind, c.ID, c.Kind)
-	}
-	return c, nil
+	return rowlog.DecodeRow("deltalog", "counter", counter, r, decodeKey, func(b []byte) (Cell, cellKey, error) {
+		var c Cell
+		err := c.UnmarshalBinary(b)
+		return c, cellKey{c.ID, c.Kind}, err
+	})
 }

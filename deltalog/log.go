@@ -2,6 +2,7 @@ package deltalog
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -91,10 +92,7 @@ func (l *Log) all() []Cell {
 }
 
 // find returns the index where a cell with c's key is or would be.
-func (l *Log) find(c Cell) (int, bool) {
-	i := sort.Search(len(l.cells), func(i int) bool { return CompareCells(l.cells[i], c) >= 0 })
-	return i, i < len(l.cells) && CompareCells(l.cells[i], c) == 0
-}
+func (l *Log) find(c Cell) (int, bool) { return slices.BinarySearchFunc(l.cells, c, CompareCells) }
 
 // check reports whether c could be inserted: it is valid and agrees with
 // any cell already stored under its key.
@@ -117,9 +115,7 @@ func (l *Log) put(c Cell) {
 		}
 		return
 	}
-	l.cells = append(l.cells, Cell{})
-	copy(l.cells[i+1:], l.cells[i:])
-	l.cells[i] = c
+	l.cells = slices.Insert(l.cells, i, c)
 }
 
 // Insert adds c. Inserting a cell that is already present is a no-op (this
@@ -169,18 +165,7 @@ func (l *Log) Clone() *Log {
 
 // Equal reports whether the two logs hold exactly the same cells. A nil log
 // equals an empty one.
-func (l *Log) Equal(other *Log) bool {
-	a, b := l.all(), other.all()
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func (l *Log) Equal(other *Log) bool { return slices.Equal(l.all(), other.all()) }
 
 // Len returns the number of stored cells.
 func (l *Log) Len() int { return len(l.all()) }

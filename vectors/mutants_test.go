@@ -168,7 +168,7 @@ var vectorMutants = []vectorMutant{
 			"\tif n > maxLen {\n\t\treturn nil, fmt.Errorf(\"%w: bin\", crdt.ErrTooLarge)\n\t}\n\tif !minimalHeader(c, n, false, 0, msgpcode.Bin8, msgpcode.Bin16) {"}}, "deltalog", "id_of_17_bytes_as_bin16"},
 	// deltalog (SPEC.md 8)
 	{"deltalog/fixed-shape cap", "3.2: a cell body header above 65536 is too_large",
-		[]edit{{"deltalog/cell.go", "const maxFields = 1 << 16", "const maxFields = 1<<31 - 1"}}, "deltalog", "cell_body_header_above_65536_fields"},
+		[]edit{{"internal/rowlog/rowlog.go", "const MaxFields = 1 << 16", "const MaxFields = 1<<31 - 1"}}, "deltalog", "cell_body_header_above_65536_fields"},
 	{"deltalog/re-encode check", "8.2: only the canonical re-encoding decodes (with lax primitives, as a port might have)",
 		[]edit{
 			{"deltalog/cell.go", "err != nil || !bytes.Equal(canon, data)", "false && (err != nil || !bytes.Equal(canon, data))"},
@@ -181,9 +181,9 @@ var vectorMutants = []vectorMutant{
 	{"deltalog/empty log has no mean", "8.3: an empty log has no mean and no variance",
 		[]edit{{"stats/summary.go", "\tif s.Count == 0 {\n\t\treturn 0, false\n\t}\n\tm, _ :=", "\tif s.Count == 0 {\n\t\treturn 0, true\n\t}\n\tm, _ :="}}, "deltalog", "moments/empty"},
 	{"deltalog/window before delta", "8.4: the window is checked before the delta",
-		[]edit{{"deltalog/counters.go", "if err := c.checkWindow(e.cell.ID, now); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := c.checkWindow(e.cell.ID, now); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
+		[]edit{{"deltalog/counters.go", "if err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
 	{"deltalog/delta before repeat", "8.4: the delta is judged before a repeated (counter, id)",
-		[]edit{{"deltalog/counters.go", "\t\tm, err := cellMutation(e.counter, e.cell, 0) // validates the cell\n", "\t\tif d, ok := seen[key{e.counter, e.cell.ID}]; ok && d != e.cell.Delta {\n\t\t\treturn crdt.ErrConflictingTransaction\n\t\t}\n\t\tm, err := cellMutation(e.counter, e.cell, 0) // validates the cell\n"}}, "deltalog", "batch/a_zero_delta_is_invalid_amount_before"},
+		[]edit{{"deltalog/counters.go", "\t\tm, err := cellMutation(e.counter, e.cell) // validates the cell\n", "\t\tif d, ok := seen[rowlog.Key{Partition: e.counter, ID: e.cell.ID}]; ok && d != e.cell.Delta {\n\t\t\treturn crdt.ErrConflictingTransaction\n\t\t}\n\t\tm, err := cellMutation(e.counter, e.cell) // validates the cell\n"}}, "deltalog", "batch/a_zero_delta_is_invalid_amount_before"},
 	// balance (SPEC.md 9)
 	{"balance/amount before window", "9.3: the amount is checked before the window",
 		[]edit{{"balance/accounts.go", "if err := m.row.Validate(); err != nil {", "if err := m.row.Validate(); err != nil && !m.row.UpdateID.Time().Before(now.Add(-ac.opts.Window)) {"}}, "balance", "b4cc8000-a838-11ee-8009-000000000009"},

@@ -1,0 +1,255 @@
+// Package rowlog holds what balance and deltalog share: rows keyed by a
+// client-chosen time-based id, one partition per counter of a
+// store.Partitions, written without a read inside a write window and read
+// back by a scan that decodes every row.
+package rowlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/stamp"
+	"github.com/counterkit/counterkit/internal/wire"
+	"github.com/counterkit/counterkit/observe"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
+)
+
+// Table is one package's rows of type R in a store.
+type Table[R any] struct {
+	Name  string // the package, which prefixes its errors
+	Store store.Partitions
+	Clock func() time.Time
+	// Consecutive gives the mutations of one write consecutive timestamps,
+	// in order, so a later mutation of a row in one batch wins as if
+	// applied one by one; otherwise they share one.
+	Consecutive bool
+	// Decode returns the row a stored row of partition holds.
+	Decode func(partition string, sr store.Row) (R, error)
+}
+
+// NotDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
+// ctx is done: the store call was not attempted.
+func (t *Table[R]) NotDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w: %w", t.Name, crdt.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Write stamps muts from the process's write clock (package stamp) and
+// applies them in one store call.
+func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
+	if err := t.NotDone(ctx); err != nil {
+		return err
+	}
+	n, step := 1, int64(0)
+	if t.Consecutive {
+		n, step = len(muts), 1
+	}
+	ts := stamp.Reserve(t.Clock(), n)
+	for i := range muts {
+		muts[i].Timestamp = ts + step*int64(i)
+	}
+	return t.Store.Apply(ctx, muts)
+}
+
+// Snapshot reads partition as one snapshot of at most limit rows and
+// decodes it, in clustering order.
+func (t *Table[R]) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]R, error) {
+	if err := t.NotDone(ctx); err != nil {
+		return nil, err
+	}
+	stored, err := t.Store.Snapshot(ctx, partition, limit, level)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]R, len(stored))
+	for i, sr := range stored {
+		if out[i], err = t.Decode(partition, sr); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Scan calls fn with partition's rows in clustering order until fn returns
+// false. A row that does not decode ends the scan with Decode's error.
+func (t *Table[R]) Scan(ctx context.Context, partition string, level store.Read, fn func(R) bool) error {
+	if err := t.NotDone(ctx); err != nil {
+		return err
+	}
+	var bad error
+	err := t.Store.Scan(ctx, partition, nil, level, func(sr store.Row) bool {
+		r, err := t.Decode(partition, sr)
+		if err != nil {
+			bad = err
+			return false
+		}
+		return fn(r)
+	})
+	if err != nil {
+		return err
+	}
+	return bad
+}
+
+// DeletePartition removes partition with one store call.
+func (t *Table[R]) DeletePartition(ctx context.Context, partition string) error {
+	return t.Write(ctx, []store.Mutation{{Partition: partition, Op: store.OpDeletePartition}})
+}
+
+// DecodeRow returns the row a stored row of partition holds: key decodes
+// its key, value its value (returning the row and the key the row names).
+// Errors name the package and the partition (an account or a counter, the
+// noun); a row whose key names another row than its value is an error
+// wrapping crdt.ErrCorruptEncoding.
+func DecodeRow[K comparable, R any](pkg, noun, partition string, sr store.Row, key func([]byte) (K, error), value func([]byte) (R, K, error)) (R, error) {
+	var zero R
+	k, err := key(sr.Key)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %s %q: %w", pkg, noun, partition, err)
+	}
+	r, rk, err := value(sr.Value)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %s %q: row %v: %w", pkg, noun, partition, k, err)
+	}
+	if rk != k {
+		return zero, fmt.Errorf("%w: %s: %s %q: row key %v holds row %v", crdt.ErrCorruptEncoding, pkg, noun, partition, k, rk)
+	}
+	return r, nil
+}
+
+// DecodeID decodes the update id a row key of n bytes starts with (in
+// timeid.AppendDescending's encoding); what names the key in errors, which
+// wrap crdt.ErrCorruptEncoding.
+func DecodeID(b []byte, n int, what string) (timeid.ID, error) {
+	if len(b) != n {
+		return timeid.ID{}, fmt.Errorf("%w: %s of %d bytes, want %d", crdt.ErrCorruptEncoding, what, len(b), n)
+	}
+	id, err := timeid.DecodeDescending(b[:timeid.KeyLen])
+	if err != nil {
+		return timeid.ID{}, err
+	}
+	if err := id.Validate(); err != nil {
+		return timeid.ID{}, fmt.Errorf("%w: %s: %v", crdt.ErrCorruptEncoding, what, err)
+	}
+	return id, nil
+}
+
+// KindString returns a row kind's letter if it is one of known, else
+// "Kind(k)".
+func KindString(k byte, known string) string {
+	if strings.IndexByte(known, k) >= 0 {
+		return string(rune(k))
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// MaxFields caps the header of a fixed-shape array before its exact arity
+// is checked, so a shape with extra fields is reported as corrupt (not as
+// too large) like every other malformed shape.
+const MaxFields = 1 << 16
+
+// Fields reads the header of a row's array, which must have n fields; what
+// names the row in errors.
+func Fields(d *wire.Decoder, n int, what string) error {
+	got, err := d.ArrayLen(MaxFields)
+	if err != nil {
+		return err
+	}
+	if got != n {
+		return fmt.Errorf("%w: %s has %d fields, want %d", crdt.ErrCorruptEncoding, what, got, n)
+	}
+	return nil
+}
+
+// Byte reads an unsigned integer that must fit a byte (a kind); what names
+// it in errors.
+func Byte(d *wire.Decoder, what string) (byte, error) {
+	v, err := d.Uint()
+	if err != nil {
+		return 0, err
+	}
+	if v > math.MaxUint8 {
+		return 0, fmt.Errorf("%w: %s %d", crdt.ErrCorruptEncoding, what, v)
+	}
+	return byte(v), nil
+}
+
+// InWindow refuses an id that is not a version 1 UUID
+// (crdt.ErrInvalidTxnID), or whose time is outside [now − window,
+// now + skew] (crdt.ErrOutsideWindow).
+func InWindow(id timeid.ID, now time.Time, window, skew time.Duration) error {
+	if err := id.Validate(); err != nil {
+		return err
+	}
+	if t := id.Time(); t.Before(now.Add(-window)) || t.After(now.Add(skew)) {
+		return fmt.Errorf("%w: id %s from %s is outside [now-%v, now+%v]", crdt.ErrOutsideWindow, id, t.UTC().Format(time.RFC3339Nano), window, skew)
+	}
+	return nil
+}
+
+// CheckTiming checks the durations both packages' options share: none of
+// them or of others is negative, and margin (SafetyMargin) exceeds twice
+// skew (FutureSkew). opts is printed in the error for a negative duration.
+// Errors wrap crdt.ErrInvalidConfig.
+func CheckTiming(opts any, window, skew, margin time.Duration, others ...time.Duration) error {
+	neg := window < 0 || skew < 0 || margin < 0
+	for _, d := range others {
+		neg = neg || d < 0
+	}
+	switch {
+	case neg:
+		return fmt.Errorf("%w: negative duration in %+v", crdt.ErrInvalidConfig, opts)
+	// The durations are not negative from here on, so the bounds are
+	// compared without sums that could overflow.
+	case margin-skew <= skew:
+		return fmt.Errorf("%w: SafetyMargin %v must exceed 2·FutureSkew %v", crdt.ErrInvalidConfig, margin, skew)
+	}
+	return nil
+}
+
+// Key names one update of a batch: an update id of one partition.
+type Key struct {
+	Partition string
+	ID        timeid.ID
+}
+
+// Seen holds the amount of each update of a batch so far. A nil Seen
+// holds nothing and records nothing (a batch of one update).
+type Seen map[Key]int64
+
+// Repeat reports whether the update (partition, id) of amount is already in
+// s, recording it if not. The same update with another amount is an error
+// wrapping crdt.ErrConflictingTransaction.
+func (s Seen) Repeat(partition string, id timeid.ID, amount int64) (bool, error) {
+	if s == nil {
+		return false, nil
+	}
+	k := Key{partition, id}
+	a, ok := s[k]
+	if ok && a != amount {
+		return true, fmt.Errorf("%w: batch sets %s/%s to %d and %d", crdt.ErrConflictingTransaction, partition, id, a, amount)
+	}
+	s[k] = amount
+	return ok, nil
+}
+
+// End ends op with e, its error err, and whether a write was ambiguous or
+// refused.
+func End(op *observe.Operation, err error, e observe.Event) {
+	e.Err = err
+	switch {
+	case errors.Is(err, crdt.ErrAmbiguousWrite):
+		e.Ambiguous = 1
+	case errors.Is(err, crdt.ErrUnavailable):
+		e.Refused = 1
+	}
+	op.End(e)
+}
