@@ -63,6 +63,7 @@
 package ckotel
 
 import (
+	"cmp"
 	"context"
 
 	"go.opentelemetry.io/otel"
@@ -133,13 +134,8 @@ type bridge struct {
 // New returns an Observer (an observe.Starter) recording into the
 // providers of o. The error is the meter's error creating an instrument.
 func New(o Options) (observe.Observer, error) {
-	mp, tp := o.MeterProvider, o.TracerProvider
-	if mp == nil {
-		mp = otel.GetMeterProvider()
-	}
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
+	mp := cmp.Or(o.MeterProvider, otel.GetMeterProvider())
+	tp := cmp.Or(o.TracerProvider, otel.GetTracerProvider())
 	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL))
 	b := &bridge{opts: o,
 		tracer: tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL))}
