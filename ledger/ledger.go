@@ -139,15 +139,6 @@ type Backoff struct {
 // DefaultBackoff is used for the zero fields of Options.Backoff.
 var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
 
-// limit is the longest wait before the retry that follows attempt
-// (1-based): Initial·2^(attempt−1), at most Max; 0 when waiting is off.
-func (b Backoff) limit(attempt int) time.Duration { return retry.Limit(b.Initial, b.Max, attempt) }
-
-// wait sleeps a random duration up to limit(attempt), or until ctx is done.
-func (b Backoff) wait(ctx context.Context, attempt int) error {
-	return retry.Wait(ctx, b.Initial, b.Max, attempt)
-}
-
 // Result describes a finished write.
 type Result struct {
 	// Outcome is what the transaction did: Applied when this call added it

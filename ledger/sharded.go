@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -374,7 +375,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 		if attempt > s.opts.RetryCount {
 			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts: %w", s.account, attempt, err)
 		}
-		if werr := s.opts.Backoff.wait(ctx, attempt); werr != nil {
+		if werr := retry.Wait(ctx, s.opts.Backoff.Initial, s.opts.Backoff.Max, attempt); werr != nil {
 			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts (%w): %w", s.account, attempt, werr, err)
 		}
 	}
