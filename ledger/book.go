@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -110,9 +111,7 @@ func NewBook(st store.Siblings, opts BookOptions) (*Book, error) {
 	if opts.MaxOpen < 0 {
 		return nil, fmt.Errorf("%w: MaxOpen %d is negative", crdt.ErrInvalidConfig, opts.MaxOpen)
 	}
-	if opts.MaxOpen == 0 {
-		opts.MaxOpen = DefaultMaxOpen
-	}
+	opts.MaxOpen = cmp.Or(opts.MaxOpen, DefaultMaxOpen)
 	if _, err := New(st, "book", opts.Options); err != nil { // validates st and the options
 		return nil, err
 	}

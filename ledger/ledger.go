@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -495,15 +496,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if opts.RetryCount < 0 || opts.RetryCount > MaxRetryCount {
 		return nil, fmt.Errorf("%w: RetryCount %d outside 0..%d", crdt.ErrInvalidConfig, opts.RetryCount, MaxRetryCount)
 	}
-	if opts.RetryCount == 0 {
-		opts.RetryCount = DefaultRetryCount
-	}
-	if opts.Backoff.Initial == 0 {
-		opts.Backoff.Initial = DefaultBackoff.Initial
-	}
-	if opts.Backoff.Max == 0 {
-		opts.Backoff.Max = DefaultBackoff.Max
-	}
+	opts.RetryCount = cmp.Or(opts.RetryCount, DefaultRetryCount)
+	opts.Backoff.Initial = cmp.Or(opts.Backoff.Initial, DefaultBackoff.Initial)
+	opts.Backoff.Max = cmp.Or(opts.Backoff.Max, DefaultBackoff.Max)
 	if opts.Backoff.Max < 0 {
 		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
 	}
@@ -513,22 +508,14 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if opts.RetryWindow < 0 || opts.RetryWindow > MaxRetryWindow {
 		return nil, fmt.Errorf("%w: RetryWindow %v outside 0..%v", crdt.ErrInvalidConfig, opts.RetryWindow, MaxRetryWindow)
 	}
-	if opts.RetryWindow == 0 {
-		opts.RetryWindow = DefaultRetryWindow
-	}
-	if opts.RetireAfter == 0 {
-		opts.RetireAfter = DefaultRetireAfter
-	}
-	if opts.RetiredGrace == 0 {
-		opts.RetiredGrace = DefaultRetiredGrace
-	}
+	opts.RetryWindow = cmp.Or(opts.RetryWindow, DefaultRetryWindow)
+	opts.RetireAfter = cmp.Or(opts.RetireAfter, DefaultRetireAfter)
+	opts.RetiredGrace = cmp.Or(opts.RetiredGrace, DefaultRetiredGrace)
 	window := windowOf(opts.Counter)
 	if opts.MaxGroup < 0 || opts.MaxGroup > window {
 		return nil, fmt.Errorf("%w: MaxGroup %d outside 0..%d (HistoryLength + FoldedLength: a larger group would forget its own first members)", crdt.ErrInvalidConfig, opts.MaxGroup, window)
 	}
-	if opts.MaxGroup == 0 {
-		opts.MaxGroup = min(DefaultMaxGroup, window)
-	}
+	opts.MaxGroup = cmp.Or(opts.MaxGroup, min(DefaultMaxGroup, window))
 	copts := opts.Counter
 	copts.TxnTime = nil
 	l := &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}
