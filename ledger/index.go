@@ -60,11 +60,9 @@ type Record struct {
 // RecordKey is the store key of txn's record for account: a fixed prefix
 // and a hash of both (SPEC.md 6.11), a valid key of 47 bytes whatever
 // their lengths.
-func RecordKey(account string, txn crdt.TxnID) string { return indexKey(account, txn) }
-
-func indexKey(base string, txn crdt.TxnID) string {
+func RecordKey(account string, txn crdt.TxnID) string {
 	h := sha256.New()
-	h.Write([]byte(base))
+	h.Write([]byte(account))
 	h.Write([]byte{0})
 	h.Write([]byte(txn))
 	return recordKeyPrefix + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
@@ -157,13 +155,6 @@ func (r Record) check() error {
 	return nil
 }
 
-// decodeRecord decodes a record.
-func decodeRecord(b []byte) (Record, error) {
-	var r Record
-	err := r.UnmarshalBinary(b)
-	return r, err
-}
-
 // indexed is what the index knows of a transaction: the records of it still
 // inside the retry window, and the token of the fetch that read them.
 type indexed struct {
@@ -185,16 +176,15 @@ func (x indexed) match(amount int64) (Record, bool) {
 // now. A record of another transaction under the same key (a hash
 // collision) or past the window is passed over.
 func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (indexed, error) {
-	key := indexKey(l.indexBase, txn)
-	sibs, token, err := l.store.Fetch(ctx, key)
+	sibs, token, err := l.store.Fetch(ctx, RecordKey(l.indexBase, txn))
 	if err != nil {
 		return indexed{}, fmt.Errorf("ledger %q: reading the record of %q: %w", l.key, txn, err)
 	}
 	x := indexed{token: token}
 	oldest := now.Add(-l.opts.RetryWindow).UnixNano()
 	for i, b := range sibs {
-		r, err := decodeRecord(b)
-		if err != nil {
+		var r Record
+		if err := r.UnmarshalBinary(b); err != nil {
 			return indexed{}, fmt.Errorf("ledger %q: record of %q, sibling %d of %d: %w", l.key, txn, i+1, len(sibs), err)
 		}
 		if r.Txn != txn || r.At.UnixNano() < oldest {
@@ -220,16 +210,7 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 	}
 	xs := make([]indexed, len(todo))
 	errs := make([]error, len(todo))
-	if len(todo) == 1 {
-		xs[0], errs[0] = l.lookup(ctx, todo[0].txn, now)
-	} else {
-		var wg sync.WaitGroup
-		for i, c := range todo {
-			wg.Add(1)
-			go func() { defer wg.Done(); xs[i], errs[i] = l.lookup(ctx, c.txn, now) }()
-		}
-		wg.Wait()
-	}
+	each(len(todo), func(i int) { xs[i], errs[i] = l.lookup(ctx, todo[i].txn, now) })
 	for i, c := range todo {
 		if errs[i] != nil {
 			if errors.Is(errs[i], crdt.ErrCorruptEncoding) {
@@ -242,6 +223,20 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 		c.known, c.err = l.judge(xs[i], c.txn, c.amount, now)
 	}
 	return nil
+}
+
+// each calls fn(0) on this goroutine and fn(1) .. fn(n-1) concurrently, and
+// returns when all have returned.
+func each(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(i) }()
+	}
+	if n > 0 {
+		fn(0)
+	}
+	wg.Wait()
 }
 
 // pendingRecord is a record to write, with the token of the lookup that
@@ -260,24 +255,14 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) []error {
 		return nil
 	}
 	errs := make([]error, len(recs))
-	put := func(i int) {
+	each(len(recs), func(i int) {
 		p := recs[i]
 		b, err := p.rec.MarshalBinary()
 		if err == nil {
-			err = l.store.Put(ctx, indexKey(l.indexBase, p.rec.Txn), l.writer, b, p.token)
+			err = l.store.Put(ctx, RecordKey(l.indexBase, p.rec.Txn), l.writer, b, p.token)
 		}
 		errs[i] = err
-	}
-	if len(recs) == 1 {
-		put(0)
-	} else {
-		var wg sync.WaitGroup
-		for i := range recs {
-			wg.Add(1)
-			go func() { defer wg.Done(); put(i) }()
-		}
-		wg.Wait()
-	}
+	})
 	for i, err := range errs {
 		if err == nil {
 			delete(l.unindexed, recs[i].rec.Txn)

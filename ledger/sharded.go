@@ -275,16 +275,7 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	s.layoutMu.Unlock()
 	vals := make([]int64, width)
 	errs := make([]error, width)
-	var wg sync.WaitGroup
-	for i := 1; i < width; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vals[i], errs[i] = s.reader(i).Value(ctx)
-		}()
-	}
-	vals[0], errs[0] = s.reader(0).Value(ctx)
-	wg.Wait()
+	each(width, func(i int) { vals[i], errs[i] = s.reader(i).Value(ctx) })
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
