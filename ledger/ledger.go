@@ -559,6 +559,17 @@ func refused(ctx context.Context, o observe.Observer, err error) error {
 	return err
 }
 
+// checkUpdate refuses an invalid transaction id or a zero amount.
+func checkUpdate(txn crdt.TxnID, amount int64) error {
+	if err := txn.Validate(); err != nil {
+		return err
+	}
+	if amount == 0 {
+		return fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+	}
+	return nil
+}
+
 // positive refuses an amount of a credit or debit that is not above zero.
 func positive(op string, amount int64) error {
 	if amount <= 0 {
@@ -599,21 +610,15 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	// The operation starts before its first store call, so that the
 	// store's calls are reported inside it (observe.Start).
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "update")
-	if err := txn.Validate(); err != nil {
-		op.End(observe.Event{Err: err})
-		return Result{}, err
-	}
-	if amount == 0 {
-		err := fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
-		op.End(observe.Event{Err: err})
-		return Result{}, err
-	}
-	if tt := l.opts.Counter.TxnTime; tt != nil {
+	err := checkUpdate(txn, amount)
+	if tt := l.opts.Counter.TxnTime; err == nil && tt != nil {
 		if _, ok := tt(txn); !ok {
-			err := fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
-			op.End(observe.Event{Err: err})
-			return Result{}, err
+			err = fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
 		}
+	}
+	if err != nil {
+		op.End(observe.Event{Err: err})
+		return Result{}, err
 	}
 	return l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
 }

@@ -197,11 +197,8 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // of a Sharded also checks the account's layout (see Sharded); a mismatch
 // is an error wrapping crdt.ErrInvalidConfig, with nothing written.
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if err := txn.Validate(); err != nil {
+	if err := checkUpdate(txn, amount); err != nil {
 		return Result{}, err
-	}
-	if amount == 0 {
-		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
 	}
 	if err := s.layout(ctx, false); err != nil {
 		return Result{}, err
