@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -385,11 +386,8 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 		return fmt.Errorf("%w: %w", crdt.ErrUnavailable, last)
 	case !ambiguous:
 		return last
-	case errors.Is(last, crdt.ErrAmbiguousWrite):
-		return last
-	default:
-		return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, last)
 	}
+	return retry.AmbiguousErr(last)
 }
 
 // errLate stops a mutator's attempts once its clock reaches expires_at.

@@ -271,7 +271,7 @@ func (m *Mutator[A]) nextTS() (int64, error) {
 // expires_at by the mutator's clock.
 func (m *Mutator[A]) write(ctx context.Context, data []byte, ts int64) error {
 	m.lastTS, m.lastSent = ts, data
-	muts := []store.Mutation{shardMutation(m.c.key, m.id, data, ts)}
+	muts := []store.Mutation{{Partition: m.c.key, Op: store.OpPut, Key: ShardRowKey(m.id), Value: data, Timestamp: ts}}
 	err := m.c.send(ctx,
 		func() error { return m.c.store.Apply(ctx, muts) },
 		func() bool { return m.c.nowMicros() < m.expiresAt }, &m.stats)
