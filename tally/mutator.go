@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -248,12 +249,9 @@ func (m *Mutator[A]) resolve(ctx context.Context, target []byte) error {
 			return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
 		}
 	}
-	err := m.write(ctx, target, ts)
-	if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) {
-		// This round certainly failed, but an earlier one may have landed.
-		err = fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
-	}
-	return err
+	// A round that certainly failed is still ambiguous: an earlier one may
+	// have landed.
+	return retry.AmbiguousErr(m.write(ctx, target, ts))
 }
 
 // nextTS returns a write timestamp above every earlier one and below
