@@ -190,7 +190,7 @@ func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
 		return []attribute.KeyValue{ComponentKey.String(e.Component), OperationKey.String(e.Op)}
 	}
 	a := make([]attribute.KeyValue, 0, 4)
-	if sys := b.system(e); sys != "" {
+	if sys := cmp.Or(e.System, b.opts.DBSystem); sys != "" {
 		a = append(a, semconv.DBSystemNameKey.String(sys))
 	}
 	a = append(a, semconv.DBOperationNameKey.String(e.Op))
@@ -201,13 +201,6 @@ func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
 		a = append(a, semconv.DBCollectionNameKey.String(b.opts.DBCollection))
 	}
 	return a
-}
-
-func (b *bridge) system(e observe.Event) string {
-	if e.System != "" {
-		return e.System
-	}
-	return b.opts.DBSystem
 }
 
 // spanStart is the name and options of e's span.
