@@ -161,11 +161,8 @@ func (l *Ledger) distrust(group []*call) {
 		return
 	}
 	l.cyc.Ambiguous(l.cyc.Local)
-	if l.unacked == nil {
-		l.unacked = map[crdt.TxnID]struct{}{}
-	}
 	for _, m := range group {
-		l.unacked[m.txn] = struct{}{}
+		setIn(&l.unacked, m.txn, struct{}{})
 	}
 }
 

@@ -268,12 +268,9 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) []error {
 			delete(l.unindexed, recs[i].rec.Txn)
 			continue
 		}
-		if l.unindexed == nil {
-			l.unindexed = map[crdt.TxnID]Record{}
-		}
 		// An ambiguous write may have landed; writing the record again
 		// changes nothing, so it is kept until a write is acknowledged.
-		l.unindexed[recs[i].rec.Txn] = recs[i].rec
+		setIn(&l.unindexed, recs[i].rec.Txn, recs[i].rec)
 	}
 	return errs
 }

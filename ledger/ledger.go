@@ -472,6 +472,14 @@ func (l *Ledger) now() time.Time {
 	return time.Now()
 }
 
+// setIn sets (*m)[k] to v, making the map when it is nil.
+func setIn[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
+}
+
 // opStats counts what one operation did, for the Observer.
 type opStats struct {
 	ambiguous, refused, siblings, bytes, retired, folded int
@@ -780,10 +788,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		l.stats.ambiguous++
 		l.cyc.Ambiguous(merged)
 		for _, x := range applied {
-			if l.unacked == nil {
-				l.unacked = map[crdt.TxnID]struct{}{}
-			}
-			l.unacked[x] = struct{}{}
+			setIn(&l.unacked, x, struct{}{})
 		}
 	}
 	if err := retry.Again(ctx, fmt.Sprintf("ledger %q", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
@@ -805,10 +810,7 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 	now := l.now()
 	for x := range l.unacked {
 		if o, ok := st.Owner(x); ok {
-			if l.unindexed == nil {
-				l.unindexed = map[crdt.TxnID]Record{}
-			}
-			l.unindexed[x] = Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)}
+			setIn(&l.unindexed, x, Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)})
 		}
 	}
 	l.unacked = nil
