@@ -162,10 +162,6 @@ func (c *Counter[A]) ReadComplete(ctx context.Context) (A, error) {
 }
 
 func (c *Counter[A]) observedRead(ctx context.Context, op string, complete bool) (A, error) {
-	if c.cfg.Observer == nil {
-		v, _, err := c.read(ctx, complete)
-		return v, err
-	}
 	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", op)
 	v, _, err := c.read(ctx, complete)
 	o.End(event(sendStats{}, err))

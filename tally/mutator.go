@@ -131,9 +131,6 @@ func (m *Mutator[A]) Flush(ctx context.Context) error {
 
 // observed runs one write operation and, with an Observer, reports it.
 func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.Context) error) error {
-	if m.c.cfg.Observer == nil {
-		return run(ctx)
-	}
 	ctx, o := observe.Start(ctx, m.c.cfg.Observer, "tally", op)
 	m.stats = sendStats{}
 	err := run(ctx)
