@@ -791,7 +791,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 			setIn(&l.unacked, x, struct{}{})
 		}
 	}
-	if err := retry.Again(ctx, fmt.Sprintf("ledger %q", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
+	if err := retry.Again(ctx, fmt.Sprintf("ledger %q: put", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
 		return true, err
 	}
 	return false, nil

@@ -360,11 +360,8 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 		if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
 			return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
 		}
-		if attempt > s.opts.RetryCount {
-			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts: %w", s.account, attempt, err)
-		}
-		if werr := retry.Wait(ctx, s.opts.Backoff.Initial, s.opts.Backoff.Max, attempt); werr != nil {
-			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts (%w): %w", s.account, attempt, werr, err)
+		if err := retry.Again(ctx, fmt.Sprintf("sharded ledger %q: put layout", s.account), err, attempt, s.opts.RetryCount, s.opts.Backoff.Initial, s.opts.Backoff.Max); err != nil {
+			return err
 		}
 	}
 }
