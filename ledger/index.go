@@ -226,9 +226,10 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 }
 
 // each calls fn(0) on this goroutine and fn(1) .. fn(n-1) concurrently, and
-// returns when all have returned.
+// returns when all have returned (also when fn(0) panics).
 func each(n int, fn func(i int)) {
 	var wg sync.WaitGroup
+	defer wg.Wait()
 	for i := 1; i < n; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); fn(i) }()
@@ -236,7 +237,6 @@ func each(n int, fn func(i int)) {
 	if n > 0 {
 		fn(0)
 	}
-	wg.Wait()
 }
 
 // pendingRecord is a record to write, with the token of the lookup that
