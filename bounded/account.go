@@ -566,7 +566,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 			a.settled(settled)
 			err = retry.AmbiguousErr(err)
 		}
-		if err := retry.Again(ctx, fmt.Sprintf("bounded %q", a.key), err, res.Attempts, a.opts.RetryCount, a.opts.Backoff.Initial, a.opts.Backoff.Max); err != nil {
+		if err := retry.Again(ctx, fmt.Sprintf("bounded %q: put", a.key), err, res.Attempts, a.opts.RetryCount, a.opts.Backoff.Initial, a.opts.Backoff.Max); err != nil {
 			return res, err
 		}
 	}

@@ -21,22 +21,11 @@ const MaxIDLen = 255
 type ActorID string
 
 // NewActorID validates s and returns it as an ActorID.
-func NewActorID(s string) (ActorID, error) {
-	a := ActorID(s)
-	if err := a.Validate(); err != nil {
-		return "", err
-	}
-	return a, nil
-}
+func NewActorID(s string) (ActorID, error) { return valid(ActorID(s)) }
 
 // Validate reports whether a is a valid actor id. The error wraps
 // ErrInvalidActor.
-func (a ActorID) Validate() error {
-	if reason := CheckID(string(a)); reason != "" {
-		return fmt.Errorf("%w: %q %s", ErrInvalidActor, truncate(string(a)), reason)
-	}
-	return nil
-}
+func (a ActorID) Validate() error { return invalid(ErrInvalidActor, "", string(a)) }
 
 // String returns the id.
 func (a ActorID) String() string { return string(a) }
@@ -47,25 +36,25 @@ func (a ActorID) String() string { return string(a) }
 type TxnID string
 
 // NewTxnID validates s and returns it as a TxnID.
-func NewTxnID(s string) (TxnID, error) {
-	t := TxnID(s)
-	if err := t.Validate(); err != nil {
-		return "", err
-	}
-	return t, nil
-}
+func NewTxnID(s string) (TxnID, error) { return valid(TxnID(s)) }
 
 // Validate reports whether t is a valid transaction id. The error wraps
 // ErrInvalidTxnID.
-func (t TxnID) Validate() error {
-	if reason := CheckID(string(t)); reason != "" {
-		return fmt.Errorf("%w: %q %s", ErrInvalidTxnID, truncate(string(t)), reason)
-	}
-	return nil
-}
+func (t TxnID) Validate() error { return invalid(ErrInvalidTxnID, "", string(t)) }
 
 // String returns the id.
 func (t TxnID) String() string { return string(t) }
+
+// valid returns id, or the error of its Validate.
+func valid[T interface {
+	~string
+	Validate() error
+}](id T) (T, error) {
+	if err := id.Validate(); err != nil {
+		return "", err
+	}
+	return id, nil
+}
 
 // CheckID returns why s breaks the rules ActorID and TxnID share (empty,
 // longer than MaxIDLen bytes, not UTF-8, a control character), or "" when
@@ -111,16 +100,20 @@ const MaxKeyLen = 255
 // must be 1..MaxKeyLen bytes of valid UTF-8 with no control character (NUL
 // included). kind names the key in the message ("ledger key", "account
 // key"). The error wraps ErrInvalidKey.
-func ValidateKey(kind, key string) error {
-	if reason := CheckID(key); reason != "" {
-		return fmt.Errorf("%w: %s %q %s", ErrInvalidKey, kind, truncate(key), reason)
-	}
-	return nil
-}
+func ValidateKey(kind, key string) error { return invalid(ErrInvalidKey, kind, key) }
 
-func truncate(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
+// invalid returns an error wrapping sentinel that names s (its first 40
+// bytes, after kind if any) and how it breaks CheckID's rules, or nil.
+func invalid(sentinel error, kind, s string) error {
+	reason := CheckID(s)
+	if reason == "" {
+		return nil
 	}
-	return s
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	if kind != "" {
+		kind += " "
+	}
+	return fmt.Errorf("%w: %s%q %s", sentinel, kind, s, reason)
 }

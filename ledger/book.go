@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"errors"
@@ -110,9 +111,7 @@ func NewBook(st store.Siblings, opts BookOptions) (*Book, error) {
 	if opts.MaxOpen < 0 {
 		return nil, fmt.Errorf("%w: MaxOpen %d is negative", crdt.ErrInvalidConfig, opts.MaxOpen)
 	}
-	if opts.MaxOpen == 0 {
-		opts.MaxOpen = DefaultMaxOpen
-	}
+	opts.MaxOpen = cmp.Or(opts.MaxOpen, DefaultMaxOpen)
 	if _, err := New(st, "book", opts.Options); err != nil { // validates st and the options
 		return nil, err
 	}
@@ -160,11 +159,8 @@ func (b *Book) Debit(ctx context.Context, key string, txn crdt.TxnID, amount int
 // amount is refused before any Ledger is opened (crdt.ErrInvalidKey,
 // crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount).
 func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
-	if err := txn.Validate(); err != nil {
+	if err := checkUpdate(txn, amount); err != nil {
 		return BookResult{}, refused(ctx, b.opts.Observer, err)
-	}
-	if amount == 0 {
-		return BookResult{}, refused(ctx, b.opts.Observer, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn))
 	}
 	e, err := b.acquire(key)
 	if err != nil {
@@ -178,12 +174,7 @@ func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount in
 // Value returns key's value as Ledger.Value does: the merged siblings plus
 // this Book's own writes to key. It writes nothing.
 func (b *Book) Value(ctx context.Context, key string) (int64, error) {
-	e, err := b.acquire(key)
-	if err != nil {
-		return 0, err
-	}
-	defer b.release(e)
-	return e.l.Value(ctx)
+	return with(b, key, func(l *Ledger) (int64, error) { return l.Value(ctx) })
 }
 
 // HasTransaction reports whether txn is held in some actor's history of
@@ -192,23 +183,13 @@ func (b *Book) HasTransaction(ctx context.Context, key string, txn crdt.TxnID) (
 	if err := txn.Validate(); err != nil {
 		return false, err
 	}
-	e, err := b.acquire(key)
-	if err != nil {
-		return false, err
-	}
-	defer b.release(e)
-	return e.l.HasTransaction(ctx, txn)
+	return with(b, key, func(l *Ledger) (bool, error) { return l.HasTransaction(ctx, txn) })
 }
 
 // Find runs Ledger.Find on key: it reads, merges, compacts and writes back
 // the key, landing a pending write, and returns a copy of the counter.
 func (b *Book) Find(ctx context.Context, key string) (*tpncounter.Counter, error) {
-	e, err := b.acquire(key)
-	if err != nil {
-		return nil, err
-	}
-	defer b.release(e)
-	return e.l.Find(ctx)
+	return with(b, key, func(l *Ledger) (*tpncounter.Counter, error) { return l.Find(ctx) })
 }
 
 // LandPending runs Find on every key whose Ledger holds a pending write and
@@ -299,6 +280,17 @@ func (b *Book) acquire(key string) (*bookEntry, error) {
 	b.take(e)
 	b.evict()
 	return e, nil
+}
+
+// with runs fn on key's Ledger, held for the call.
+func with[T any](b *Book, key string, fn func(*Ledger) (T, error)) (T, error) {
+	e, err := b.acquire(key)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer b.release(e)
+	return fn(e.l)
 }
 
 // take adds a reference to e; b.mu is held.

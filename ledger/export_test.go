@@ -3,6 +3,7 @@ package ledger
 import (
 	"time"
 
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -12,8 +13,10 @@ import (
 // writes after a restart.
 func ContinueActorEntry(l *Ledger) { l.writer = l.opts.Actor }
 
-// BackoffLimit exposes Backoff.limit.
-func BackoffLimit(b Backoff, attempt int) time.Duration { return b.limit(attempt) }
+// BackoffLimit is the longest wait b allows before the retry after attempt.
+func BackoffLimit(b Backoff, attempt int) time.Duration {
+	return retry.Limit(b.Initial, b.Max, attempt)
+}
 
 // Queued returns how many Updates wait in l's queue for a cycle.
 func Queued(l *Ledger) int {

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -52,15 +53,8 @@ type call struct {
 
 // windowOf returns HistoryLength + FoldedLength of o, with their defaults.
 func windowOf(o tpncounter.Options) int {
-	h := o.HistoryLength
-	if h == 0 {
-		h = tpncounter.DefaultHistoryLength
-	}
-	f := o.FoldedLength
-	if f == 0 {
-		f = h
-	}
-	return h + f
+	h := cmp.Or(o.HistoryLength, tpncounter.DefaultHistoryLength)
+	return h + cmp.Or(o.FoldedLength, h)
 }
 
 // run runs c, an Update's call: queued while a cycle runs, until a leader
@@ -167,11 +161,8 @@ func (l *Ledger) distrust(group []*call) {
 		return
 	}
 	l.cyc.Ambiguous(l.cyc.Local)
-	if l.unacked == nil {
-		l.unacked = map[crdt.TxnID]struct{}{}
-	}
 	for _, m := range group {
-		l.unacked[m.txn] = struct{}{}
+		setIn(&l.unacked, m.txn, struct{}{})
 	}
 }
 

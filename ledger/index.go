@@ -62,11 +62,9 @@ type Record struct {
 // RecordKey is the store key of txn's record for account: a fixed prefix
 // and a hash of both (SPEC.md 6.11), a valid key of 47 bytes whatever
 // their lengths.
-func RecordKey(account string, txn crdt.TxnID) string { return indexKey(account, txn) }
-
-func indexKey(base string, txn crdt.TxnID) string {
+func RecordKey(account string, txn crdt.TxnID) string {
 	h := sha256.New()
-	h.Write([]byte(base))
+	h.Write([]byte(account))
 	h.Write([]byte{0})
 	h.Write([]byte(txn))
 	return recordKeyPrefix + base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(h.Sum(nil)[:20])
@@ -159,13 +157,6 @@ func (r Record) check() error {
 	return nil
 }
 
-// decodeRecord decodes a record.
-func decodeRecord(b []byte) (Record, error) {
-	var r Record
-	err := r.UnmarshalBinary(b)
-	return r, err
-}
-
 // indexed is what the index knows of a transaction: the records of it still
 // inside the retry window, and the token of the fetch that read them.
 type indexed struct {
@@ -187,16 +178,15 @@ func (x indexed) match(amount int64) (Record, bool) {
 // now. A record of another transaction under the same key (a hash
 // collision) or past the window is passed over.
 func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (indexed, error) {
-	key := indexKey(l.indexBase, txn)
-	sibs, token, err := l.store.Fetch(ctx, key)
+	sibs, token, err := l.store.Fetch(ctx, RecordKey(l.indexBase, txn))
 	if err != nil {
 		return indexed{}, fmt.Errorf("ledger %q: reading the record of %q: %w", l.key, txn, err)
 	}
 	x := indexed{token: token}
 	oldest := now.Add(-l.opts.RetryWindow).UnixNano()
 	for i, b := range sibs {
-		r, err := decodeRecord(b)
-		if err != nil {
+		var r Record
+		if err := r.UnmarshalBinary(b); err != nil {
 			return indexed{}, fmt.Errorf("ledger %q: record of %q, sibling %d of %d: %w", l.key, txn, i+1, len(sibs), err)
 		}
 		if r.Txn != txn || r.At.UnixNano() < oldest {
@@ -222,16 +212,7 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 	}
 	xs := make([]indexed, len(todo))
 	errs := make([]error, len(todo))
-	if len(todo) == 1 {
-		xs[0], errs[0] = l.lookup(ctx, todo[0].txn, now)
-	} else {
-		var wg sync.WaitGroup
-		for i, c := range todo {
-			wg.Add(1)
-			go func() { defer wg.Done(); xs[i], errs[i] = l.lookup(ctx, c.txn, now) }()
-		}
-		wg.Wait()
-	}
+	each(len(todo), func(i int) { xs[i], errs[i] = l.lookup(ctx, todo[i].txn, now) })
 	for i, c := range todo {
 		if errs[i] != nil {
 			if errors.Is(errs[i], crdt.ErrCorruptEncoding) {
@@ -244,6 +225,20 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 		c.known, c.err = l.judge(xs[i], c.txn, c.amount, now)
 	}
 	return nil
+}
+
+// each calls fn(0) on this goroutine and fn(1) .. fn(n-1) concurrently, and
+// returns when all have returned (also when fn(0) panics).
+func each(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); fn(i) }()
+	}
+	if n > 0 {
+		fn(0)
+	}
 }
 
 // pendingRecord is a record to write, with the token of the lookup that
@@ -280,7 +275,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			puts = append(puts, i)
 		}
 	}
-	each(mine, func(i int) { xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	each(len(mine), func(k int) { i := mine[k]; xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
 	for _, i := range mine {
 		rec := recs[i].rec
 		switch {
@@ -297,7 +292,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		}
 	}
 	slices.Sort(puts)
-	each(puts, func(i int) { errs[i] = l.putRecord(ctx, recs[i].rec, recs[i].token) })
+	each(len(puts), func(k int) { i := puts[k]; errs[i] = l.putRecord(ctx, recs[i].rec, recs[i].token) })
 	taken := false
 	for i, err := range errs {
 		if err == nil {
@@ -310,12 +305,9 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			}
 			continue
 		}
-		if l.unindexed == nil {
-			l.unindexed = map[crdt.TxnID]Record{}
-		}
 		// An ambiguous write may have landed; writing the record again
 		// changes nothing, so it is kept until a write is acknowledged.
-		l.unindexed[recs[i].rec.Txn] = recs[i].rec
+		setIn(&l.unindexed, recs[i].rec.Txn, recs[i].rec)
 	}
 	if taken && !l.rewriting {
 		// The take-out is a newer version of this ledger's entry; until it
@@ -328,25 +320,11 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	return errs, counted
 }
 
-// each runs f for every index in is, at once when there are several.
-func each(is []int, f func(i int)) {
-	if len(is) == 1 {
-		f(is[0])
-		return
-	}
-	var wg sync.WaitGroup
-	for _, i := range is {
-		wg.Add(1)
-		go func() { defer wg.Done(); f(i) }()
-	}
-	wg.Wait()
-}
-
 // putRecord puts rec under its key with token.
 func (l *Ledger) putRecord(ctx context.Context, rec Record, token store.Token) error {
 	b, err := rec.MarshalBinary()
 	if err == nil {
-		err = l.store.Put(ctx, indexKey(l.indexBase, rec.Txn), l.writer, b, token)
+		err = l.store.Put(ctx, RecordKey(l.indexBase, rec.Txn), l.writer, b, token)
 	}
 	return err
 }

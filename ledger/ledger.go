@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -138,15 +139,6 @@ type Backoff struct {
 
 // DefaultBackoff is used for the zero fields of Options.Backoff.
 var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
-
-// limit is the longest wait before the retry that follows attempt
-// (1-based): Initial·2^(attempt−1), at most Max; 0 when waiting is off.
-func (b Backoff) limit(attempt int) time.Duration { return retry.Limit(b.Initial, b.Max, attempt) }
-
-// wait sleeps a random duration up to limit(attempt), or until ctx is done.
-func (b Backoff) wait(ctx context.Context, attempt int) error {
-	return retry.Wait(ctx, b.Initial, b.Max, attempt)
-}
 
 // Result describes a finished write.
 type Result struct {
@@ -482,6 +474,14 @@ func (l *Ledger) now() time.Time {
 	return time.Now()
 }
 
+// setIn sets (*m)[k] to v, making the map when it is nil.
+func setIn[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil {
+		*m = map[K]V{}
+	}
+	(*m)[k] = v
+}
+
 // opStats counts what one operation did, for the Observer.
 type opStats struct {
 	ambiguous, refused, siblings, bytes, retired, folded int
@@ -506,15 +506,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if opts.RetryCount < 0 || opts.RetryCount > MaxRetryCount {
 		return nil, fmt.Errorf("%w: RetryCount %d outside 0..%d", crdt.ErrInvalidConfig, opts.RetryCount, MaxRetryCount)
 	}
-	if opts.RetryCount == 0 {
-		opts.RetryCount = DefaultRetryCount
-	}
-	if opts.Backoff.Initial == 0 {
-		opts.Backoff.Initial = DefaultBackoff.Initial
-	}
-	if opts.Backoff.Max == 0 {
-		opts.Backoff.Max = DefaultBackoff.Max
-	}
+	opts.RetryCount = cmp.Or(opts.RetryCount, DefaultRetryCount)
+	opts.Backoff.Initial = cmp.Or(opts.Backoff.Initial, DefaultBackoff.Initial)
+	opts.Backoff.Max = cmp.Or(opts.Backoff.Max, DefaultBackoff.Max)
 	if opts.Backoff.Max < 0 {
 		return nil, fmt.Errorf("%w: Backoff.Max %v is negative", crdt.ErrInvalidConfig, opts.Backoff.Max)
 	}
@@ -524,22 +518,14 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if opts.RetryWindow < 0 || opts.RetryWindow > MaxRetryWindow {
 		return nil, fmt.Errorf("%w: RetryWindow %v outside 0..%v", crdt.ErrInvalidConfig, opts.RetryWindow, MaxRetryWindow)
 	}
-	if opts.RetryWindow == 0 {
-		opts.RetryWindow = DefaultRetryWindow
-	}
-	if opts.RetireAfter == 0 {
-		opts.RetireAfter = DefaultRetireAfter
-	}
-	if opts.RetiredGrace == 0 {
-		opts.RetiredGrace = DefaultRetiredGrace
-	}
+	opts.RetryWindow = cmp.Or(opts.RetryWindow, DefaultRetryWindow)
+	opts.RetireAfter = cmp.Or(opts.RetireAfter, DefaultRetireAfter)
+	opts.RetiredGrace = cmp.Or(opts.RetiredGrace, DefaultRetiredGrace)
 	window := windowOf(opts.Counter)
 	if opts.MaxGroup < 0 || opts.MaxGroup > window {
 		return nil, fmt.Errorf("%w: MaxGroup %d outside 0..%d (HistoryLength + FoldedLength: a larger group would forget its own first members)", crdt.ErrInvalidConfig, opts.MaxGroup, window)
 	}
-	if opts.MaxGroup == 0 {
-		opts.MaxGroup = min(DefaultMaxGroup, window)
-	}
+	opts.MaxGroup = cmp.Or(opts.MaxGroup, min(DefaultMaxGroup, window))
 	copts := opts.Counter
 	copts.TxnTime = nil
 	l := &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}
@@ -583,6 +569,17 @@ func refused(ctx context.Context, o observe.Observer, err error) error {
 	return err
 }
 
+// checkUpdate refuses an invalid transaction id or a zero amount.
+func checkUpdate(txn crdt.TxnID, amount int64) error {
+	if err := txn.Validate(); err != nil {
+		return err
+	}
+	if amount == 0 {
+		return fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+	}
+	return nil
+}
+
 // positive refuses an amount of a credit or debit that is not above zero.
 func positive(op string, amount int64) error {
 	if amount <= 0 {
@@ -623,21 +620,15 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	// The operation starts before its first store call, so that the
 	// store's calls are reported inside it (observe.Start).
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "update")
-	if err := txn.Validate(); err != nil {
-		op.End(observe.Event{Err: err})
-		return Result{}, err
-	}
-	if amount == 0 {
-		err := fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
-		op.End(observe.Event{Err: err})
-		return Result{}, err
-	}
-	if tt := l.opts.Counter.TxnTime; tt != nil {
+	err := checkUpdate(txn, amount)
+	if tt := l.opts.Counter.TxnTime; err == nil && tt != nil {
 		if _, ok := tt(txn); !ok {
-			err := fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
-			op.End(observe.Event{Err: err})
-			return Result{}, err
+			err = fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
 		}
+	}
+	if err != nil {
+		op.End(observe.Event{Err: err})
+		return Result{}, err
 	}
 	return l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
 }
@@ -799,13 +790,10 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		l.stats.ambiguous++
 		l.cyc.Ambiguous(merged)
 		for _, x := range applied {
-			if l.unacked == nil {
-				l.unacked = map[crdt.TxnID]struct{}{}
-			}
-			l.unacked[x] = struct{}{}
+			setIn(&l.unacked, x, struct{}{})
 		}
 	}
-	if err := retry.Again(ctx, fmt.Sprintf("ledger %q", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
+	if err := retry.Again(ctx, fmt.Sprintf("ledger %q: put", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
 		return true, err
 	}
 	return false, nil
@@ -824,10 +812,7 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 	now := l.now()
 	for x := range l.unacked {
 		if o, ok := st.Owner(x); ok {
-			if l.unindexed == nil {
-				l.unindexed = map[crdt.TxnID]Record{}
-			}
-			l.unindexed[x] = Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)}
+			setIn(&l.unindexed, x, Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)})
 		}
 	}
 	l.unacked = nil

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -196,11 +197,8 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // of a Sharded also checks the account's layout (see Sharded); a mismatch
 // is an error wrapping crdt.ErrInvalidConfig, with nothing written.
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if err := txn.Validate(); err != nil {
+	if err := checkUpdate(txn, amount); err != nil {
 		return Result{}, err
-	}
-	if amount == 0 {
-		return Result{}, fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
 	}
 	if err := s.layout(ctx, false); err != nil {
 		return Result{}, err
@@ -274,16 +272,7 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	s.layoutMu.Unlock()
 	vals := make([]int64, width)
 	errs := make([]error, width)
-	var wg sync.WaitGroup
-	for i := 1; i < width; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vals[i], errs[i] = s.reader(i).Value(ctx)
-		}()
-	}
-	vals[0], errs[0] = s.reader(0).Value(ctx)
-	wg.Wait()
+	each(width, func(i int) { vals[i], errs[i] = s.reader(i).Value(ctx) })
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
@@ -371,11 +360,8 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 		if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
 			return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
 		}
-		if attempt > s.opts.RetryCount {
-			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts: %w", s.account, attempt, err)
-		}
-		if werr := s.opts.Backoff.wait(ctx, attempt); werr != nil {
-			return fmt.Errorf("sharded ledger %q: put layout failed after %d attempts (%w): %w", s.account, attempt, werr, err)
+		if err := retry.Again(ctx, fmt.Sprintf("sharded ledger %q: put layout", s.account), err, attempt, s.opts.RetryCount, s.opts.Backoff.Initial, s.opts.Backoff.Max); err != nil {
+			return err
 		}
 	}
 }

@@ -34,16 +34,23 @@ type Operation struct {
 // how it ended. With a nil o, Start returns ctx and a zero Operation, and
 // reads no clock.
 func Start(ctx context.Context, o Observer, component, op string) (context.Context, Operation) {
-	if o == nil {
-		return ctx, Operation{}
-	}
-	return start(ctx, o, Event{Component: component, Op: op})
+	return calls{o, component, ""}.start(ctx, op)
 }
 
-func start(ctx context.Context, o Observer, e Event) (context.Context, Operation) {
-	e.Start = time.Now()
-	op := Operation{o: o, component: e.Component, op: e.Op, system: e.System, start: e.Start}
-	if s, ok := o.(Starter); ok {
+// calls begins the operations of one component (a driver, or a wrapped
+// store and its system).
+type calls struct {
+	o                 Observer
+	component, system string
+}
+
+func (c calls) start(ctx context.Context, name string) (context.Context, Operation) {
+	if c.o == nil {
+		return ctx, Operation{}
+	}
+	e := Event{Component: c.component, Op: name, System: c.system, Start: time.Now()}
+	op := Operation{o: c.o, component: e.Component, op: e.Op, system: e.System, start: e.Start}
+	if s, ok := c.o.(Starter); ok {
 		ctx, op.end = s.Start(ctx, e)
 	}
 	op.ctx = ctx

@@ -33,19 +33,6 @@ func (s *siblingsDeleter) Delete(ctx context.Context, key string, token store.To
 	return err
 }
 
-// calls begins the operations of one wrapped store.
-type calls struct {
-	o                 Observer
-	component, system string
-}
-
-func (c calls) start(ctx context.Context, op string) (context.Context, Operation) {
-	if c.o == nil {
-		return ctx, Operation{}
-	}
-	return start(ctx, c.o, Event{Component: c.component, Op: op, System: c.system})
-}
-
 type siblings struct {
 	inner store.Siblings
 	calls

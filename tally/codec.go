@@ -41,13 +41,7 @@ func (s Shard[A]) MarshalBinary() ([]byte, error) {
 	if s.ExpiresAt <= 0 {
 		return nil, fmt.Errorf("%w: shard expires_at %d is not positive", crdt.ErrCorruptEncoding, s.ExpiresAt)
 	}
-	st := s.State
-	if isNil(st) {
-		st = identity[A]()
-	}
-	e := wire.NewEncoder(crdt.TagTallyShard, shardVersion)
-	e.ArrayLen(4)
-	e.String(string(st.Kind()))
+	e, st := begin(crdt.TagTallyShard, shardVersion, 4, s.State)
 	e.String(string(s.Mutator))
 	e.Int(s.ExpiresAt)
 	st.encodeBody(e)
@@ -59,14 +53,8 @@ func (s Shard[A]) MarshalBinary() ([]byte, error) {
 // crdt.ErrUnsupportedVersion, or crdt.ErrTypeMismatch (not a shard, or a
 // shard of another kind).
 func DecodeShard[A Aggregate[A]](data []byte) (Shard[A], error) {
-	d, _, err := wire.NewDecoder(data, crdt.TagTallyShard, shardVersion, MaxEncodedSize)
+	d, err := open[A](data, crdt.TagTallyShard, shardVersion, "shard", 4)
 	if err != nil {
-		return Shard[A]{}, err
-	}
-	if err := fields(d, "shard", 4); err != nil {
-		return Shard[A]{}, err
-	}
-	if err := checkKind[A](d); err != nil {
 		return Shard[A]{}, err
 	}
 	var s Shard[A]
@@ -103,13 +91,7 @@ func (t Tally[A]) MarshalBinary() ([]byte, error) {
 	if t.FoldedThrough < 0 {
 		return nil, fmt.Errorf("%w: tally folded_through %d is negative", crdt.ErrCorruptEncoding, t.FoldedThrough)
 	}
-	st := t.State
-	if isNil(st) {
-		st = identity[A]()
-	}
-	e := wire.NewEncoder(crdt.TagTally, tallyVersion)
-	e.ArrayLen(3)
-	e.String(string(st.Kind()))
+	e, st := begin(crdt.TagTally, tallyVersion, 3, t.State)
 	e.Int(t.FoldedThrough)
 	st.encodeBody(e)
 	return e.Bytes()
@@ -118,14 +100,8 @@ func (t Tally[A]) MarshalBinary() ([]byte, error) {
 // DecodeTally decodes a tally whose aggregate is of type A, with the errors
 // of DecodeShard.
 func DecodeTally[A Aggregate[A]](data []byte) (Tally[A], error) {
-	d, _, err := wire.NewDecoder(data, crdt.TagTally, tallyVersion, MaxEncodedSize)
+	d, err := open[A](data, crdt.TagTally, tallyVersion, "tally", 3)
 	if err != nil {
-		return Tally[A]{}, err
-	}
-	if err := fields(d, "tally", 3); err != nil {
-		return Tally[A]{}, err
-	}
-	if err := checkKind[A](d); err != nil {
 		return Tally[A]{}, err
 	}
 	var t Tally[A]
@@ -149,16 +125,35 @@ func fields(d *wire.Decoder, what string, want int) error {
 	return nil
 }
 
-func checkKind[A Aggregate[A]](d *wire.Decoder) error {
+// begin writes the envelope, the header of an n-field row and the kind of
+// st, and returns st, or the identity when st is nil.
+func begin[A Aggregate[A]](tag crdt.TypeTag, version uint64, n int, st A) (*wire.Encoder, A) {
+	if isNil(st) {
+		st = identity[A]()
+	}
+	e := wire.NewEncoder(tag, version)
+	e.ArrayLen(n)
+	e.String(string(st.Kind()))
+	return e, st
+}
+
+// open reads what begin writes, refusing another kind than A's.
+func open[A Aggregate[A]](data []byte, tag crdt.TypeTag, version uint64, what string, n int) (*wire.Decoder, error) {
+	d, _, err := wire.NewDecoder(data, tag, version, MaxEncodedSize)
+	if err != nil {
+		return nil, err
+	}
+	if err := fields(d, what, n); err != nil {
+		return nil, err
+	}
 	k, err := d.String(maxKindLen)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	want := identity[A]().Kind()
-	if Kind(k) != want {
-		return fmt.Errorf("%w: aggregate kind %q, want %q", crdt.ErrTypeMismatch, k, want)
+	if want := identity[A]().Kind(); Kind(k) != want {
+		return nil, fmt.Errorf("%w: aggregate kind %q, want %q", crdt.ErrTypeMismatch, k, want)
 	}
-	return nil
+	return d, nil
 }
 
 func decodeState[A Aggregate[A]](d *wire.Decoder) (A, error) {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -161,10 +162,6 @@ func (c *Counter[A]) ReadComplete(ctx context.Context) (A, error) {
 }
 
 func (c *Counter[A]) observedRead(ctx context.Context, op string, complete bool) (A, error) {
-	if c.cfg.Observer == nil {
-		v, _, err := c.read(ctx, complete)
-		return v, err
-	}
 	ctx, o := observe.Start(ctx, c.cfg.Observer, "tally", op)
 	v, _, err := c.read(ctx, complete)
 	o.End(event(sendStats{}, err))
@@ -385,11 +382,8 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 		return fmt.Errorf("%w: %w", crdt.ErrUnavailable, last)
 	case !ambiguous:
 		return last
-	case errors.Is(last, crdt.ErrAmbiguousWrite):
-		return last
-	default:
-		return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, last)
 	}
+	return retry.AmbiguousErr(last)
 }
 
 // errLate stops a mutator's attempts once its clock reaches expires_at.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
 )
@@ -130,9 +131,6 @@ func (m *Mutator[A]) Flush(ctx context.Context) error {
 
 // observed runs one write operation and, with an Observer, reports it.
 func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.Context) error) error {
-	if m.c.cfg.Observer == nil {
-		return run(ctx)
-	}
 	ctx, o := observe.Start(ctx, m.c.cfg.Observer, "tally", op)
 	m.stats = sendStats{}
 	err := run(ctx)
@@ -248,12 +246,9 @@ func (m *Mutator[A]) resolve(ctx context.Context, target []byte) error {
 			return fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
 		}
 	}
-	err := m.write(ctx, target, ts)
-	if err != nil && !errors.Is(err, crdt.ErrAmbiguousWrite) {
-		// This round certainly failed, but an earlier one may have landed.
-		err = fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, err)
-	}
-	return err
+	// A round that certainly failed is still ambiguous: an earlier one may
+	// have landed.
+	return retry.AmbiguousErr(m.write(ctx, target, ts))
 }
 
 // nextTS returns a write timestamp above every earlier one and below
@@ -271,7 +266,7 @@ func (m *Mutator[A]) nextTS() (int64, error) {
 // expires_at by the mutator's clock.
 func (m *Mutator[A]) write(ctx context.Context, data []byte, ts int64) error {
 	m.lastTS, m.lastSent = ts, data
-	muts := []store.Mutation{shardMutation(m.c.key, m.id, data, ts)}
+	muts := []store.Mutation{{Partition: m.c.key, Op: store.OpPut, Key: ShardRowKey(m.id), Value: data, Timestamp: ts}}
 	err := m.c.send(ctx,
 		func() error { return m.c.store.Apply(ctx, muts) },
 		func() bool { return m.c.nowMicros() < m.expiresAt }, &m.stats)

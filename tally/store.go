@@ -57,11 +57,6 @@ func (b GCBatch) Mutations(key string) []store.Mutation {
 	return muts
 }
 
-// shardMutation is the write of one shard row.
-func shardMutation(key string, id crdt.ActorID, data []byte, writeTS int64) store.Mutation {
-	return store.Mutation{Partition: key, Op: store.OpPut, Key: ShardRowKey(id), Value: data, Timestamp: writeTS}
-}
-
 // parseRow names a row of a counter's partition: a shard row (its mutator
 // id) or the tally row. Any other key is an error wrapping
 // crdt.ErrCorruptEncoding.

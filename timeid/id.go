@@ -15,6 +15,8 @@
 package timeid
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
@@ -138,30 +140,17 @@ func (id ID) String() string { return uuid.UUID(id).String() }
 // one by one as signed bytes. It returns -1, 0 or +1. The order is total on
 // all 16-byte values, valid or not.
 func (id ID) Compare(other ID) int {
-	a, b := id.ticks(), other.ticks()
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	if c := cmp.Compare(id.ticks(), other.ticks()); c != 0 {
+		return c
 	}
 	// Equal timestamps: the version nibble is equal too for valid ids; fall
 	// back to the full high half for invalid ones so the order stays total.
-	for i := 0; i < 8; i++ {
-		if id[i] != other[i] {
-			if id[i] < other[i] {
-				return -1
-			}
-			return 1
-		}
+	if c := bytes.Compare(id[:8], other[:8]); c != 0 {
+		return c
 	}
 	for i := 8; i < 16; i++ {
-		x, y := int8(id[i]), int8(other[i])
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(int8(id[i]), int8(other[i])); c != 0 {
+			return c
 		}
 	}
 	return 0

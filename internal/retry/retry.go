@@ -62,17 +62,17 @@ func Wait(ctx context.Context, initial, max time.Duration, attempt int) error {
 	}
 }
 
-// Again ends an attempt of a write cycle whose Put failed with err: nil
+// Again ends an attempt of a write cycle whose write failed with err: nil
 // when the cycle should run attempt+1, after waiting Wait's backoff; else
-// the cycle's final error, naming what ("ledger \"k\"", "bounded \"k\""):
-// err once retryCount more attempts than the first have run, or the
-// context's error, with err, when it ends during the wait.
+// the cycle's final error, naming what ("ledger \"k\": put"): err once
+// retryCount more attempts than the first have run, or the context's
+// error, with err, when it ends during the wait.
 func Again(ctx context.Context, what string, err error, attempt, retryCount int, initial, max time.Duration) error {
 	if attempt > retryCount {
-		return fmt.Errorf("%s: put failed after %d attempts: %w", what, attempt, err)
+		return fmt.Errorf("%s failed after %d attempts: %w", what, attempt, err)
 	}
 	if werr := Wait(ctx, initial, max, attempt); werr != nil {
-		return fmt.Errorf("%s: put failed after %d attempts (%w): %w", what, attempt, werr, err)
+		return fmt.Errorf("%s failed after %d attempts (%w): %w", what, attempt, werr, err)
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func TestAgain(t *testing.T) {
 	if err := Again(ctx, "w", failed, 1, 1, -1, 0); err != nil {
 		t.Fatalf("attempt 1 of 1 + 1: %v, want another attempt", err)
 	}
-	err := Again(ctx, `ledger "k"`, failed, 2, 1, -1, 0)
+	err := Again(ctx, `ledger "k": put`, failed, 2, 1, -1, 0)
 	if !errors.Is(err, failed) || err.Error() != `ledger "k": put failed after 2 attempts: refused` {
 		t.Fatalf("past the budget: %v", err)
 	}

@@ -63,6 +63,7 @@
 package ckotel
 
 import (
+	"cmp"
 	"context"
 
 	"go.opentelemetry.io/otel"
@@ -133,13 +134,8 @@ type bridge struct {
 // New returns an Observer (an observe.Starter) recording into the
 // providers of o. The error is the meter's error creating an instrument.
 func New(o Options) (observe.Observer, error) {
-	mp, tp := o.MeterProvider, o.TracerProvider
-	if mp == nil {
-		mp = otel.GetMeterProvider()
-	}
-	if tp == nil {
-		tp = otel.GetTracerProvider()
-	}
+	mp := cmp.Or(o.MeterProvider, otel.GetMeterProvider())
+	tp := cmp.Or(o.TracerProvider, otel.GetTracerProvider())
 	m := mp.Meter(ScopeName, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL))
 	b := &bridge{opts: o,
 		tracer: tp.Tracer(ScopeName, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL))}
@@ -194,7 +190,7 @@ func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
 		return []attribute.KeyValue{ComponentKey.String(e.Component), OperationKey.String(e.Op)}
 	}
 	a := make([]attribute.KeyValue, 0, 4)
-	if sys := b.system(e); sys != "" {
+	if sys := cmp.Or(e.System, b.opts.DBSystem); sys != "" {
 		a = append(a, semconv.DBSystemNameKey.String(sys))
 	}
 	a = append(a, semconv.DBOperationNameKey.String(e.Op))
@@ -205,13 +201,6 @@ func (b *bridge) startAttrs(e observe.Event) []attribute.KeyValue {
 		a = append(a, semconv.DBCollectionNameKey.String(b.opts.DBCollection))
 	}
 	return a
-}
-
-func (b *bridge) system(e observe.Event) string {
-	if e.System != "" {
-		return e.System
-	}
-	return b.opts.DBSystem
 }
 
 // spanStart is the name and options of e's span.
