@@ -47,9 +47,8 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 // marshal encodes the body of one GCounter, or the two halves of a
 // Counter, under tag. The sized + grown bounds (limits.go) size the
 // buffer: one allocation. The envelope is written before the bodies
-// decide which version they need (the oldest that expresses them, see
-// appendBody): versions 2 to 4 are one-byte integers, written into the
-// envelope's last byte at the end.
+// decide which version they need: versions 2 to 4 are one-byte integers,
+// written into the envelope's last byte at the end.
 func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	size := 32 + len(halves) - 1 // the Counter's array header
 	for _, g := range halves {
@@ -75,9 +74,8 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 
 // appendBody appends g's body, made of its base (when it has one) and its
 // entries' encodings (cached, or encoded now and cached), makes g.sized
-// exact, and returns the oldest version that expresses the body: 4 for a
-// base or a retirement time, 3 for a retired entry or a UUID id written as
-// 16 bytes, 2 otherwise.
+// exact, and returns the oldest version that expresses the body (see
+// FormatVersion).
 func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	start := len(b)
 	v := uint64(2)
@@ -366,7 +364,11 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize,
 				return sizes, horizon, err
 			}
 			if e.shape != baseShape {
-				s, err := r.rest(&e)
+				var s entrySize
+				err := r.fields(&e)
+				if err == nil && e.shape == liveShape {
+					s, err = r.skipTxns()
+				}
 				if err != nil {
 					return sizes, horizon, err
 				}
@@ -896,15 +898,6 @@ func (r *bodyReader) skipTxns() (entrySize, error) {
 		}
 	}
 	return s, nil
-}
-
-// rest reads what is left of an entry after next and (for a live one)
-// returns its size, as skipTxns.
-func (r *bodyReader) rest(e *rawEntry) (entrySize, error) {
-	if err := r.fields(e); err != nil || e.shape != liveShape {
-		return entrySize{}, err
-	}
-	return r.skipTxns()
 }
 
 // readBase reads a base's fields [cutoff, total, forgot] (its header
