@@ -283,7 +283,6 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*g = *n
-	g.sized = decodedBound(data, g.count())
 	return nil
 }
 
@@ -298,8 +297,6 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*c = *n
-	c.p.sized, c.n.sized = decodedBound(data, c.p.count()+c.n.count()), 0
-	c.cross = nil
 	c.link()
 	// Every entry is new: looking up the smaller half's ids in the other
 	// finds every id held in both.
@@ -312,19 +309,24 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 }
 
 // unmarshal decodes data, of the given tag, into the empty halves: one
-// GCounter body, or the two halves of a Counter.
+// GCounter body, or the two halves of a Counter. The first half's sized
+// bounds both bodies: their re-encoding is at most data, plus the forgot
+// field each version 1 entry gains.
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
 	}
+	entries := 0
 	for i, g := range halves {
 		g.init()
 		if err := g.decodeBody(&r, sizes[i]); err != nil {
 			return err
 		}
+		entries += g.count()
 	}
+	halves[0].sized = len(data) + 9*entries
 	return r.d.Finish()
 }
 
@@ -657,11 +659,6 @@ func shapeOf(version uint64, i, k int) shape {
 	}
 	return badShape
 }
-
-// decodedBound bounds the body size of a state decoded from data with
-// entries entries: its re-encoding is at most data, plus the forgot field
-// a version 1 entry gains.
-func decodedBound(data []byte, entries int) int { return len(data) + 9*entries }
 
 // bodyReader reads the GCounter bodies of an encoding (see FormatVersion)
 // one array at a time: the one reader of the entry layout, and the one
