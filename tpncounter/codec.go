@@ -667,7 +667,7 @@ func shapeOf(version uint64, i, k int) shape {
 // fields or an entry's actor), then fields (sequence number, total,
 // forgot, retirement time), then for a live entry its two lists of
 // transactions (list, then txn for each), or skipTxns for their sizes
-// only. pass moves over an entry a caller recognises without reading it.
+// only.
 //
 // What it checks, in the order the decoder always reported it: the shape
 // of every array; an actor is a valid id, and follows the previous one in
@@ -782,9 +782,6 @@ func (r *bodyReader) next(e *rawEntry) error {
 	r.prev = a
 	return nil
 }
-
-// pass moves over the entry e, of n bytes from its start, unread.
-func (r *bodyReader) pass(e *rawEntry, n int) { r.d.SkipTo(e.start + n) }
 
 // fields reads an entry's sequence number, total, forgot and retirement
 // time (after next). The retirement time's bounds are the decoder's
