@@ -556,56 +556,35 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	return e, nil
 }
 
-// idSet finds a transaction read twice in one entry. It holds, by tag, the
-// read index + 1 of each transaction read so far; the entry's ring holds its
-// id. It is reused across entries, and reset costs O(entry size).
-type idSet struct {
-	slots []uint32
-	n     int
-}
+// idSet finds a transaction read twice in one entry: a table whose refs
+// are the read index + 1 of each transaction read so far (the entry's ring
+// holds its id). It is reused across entries, and reset costs O(entry
+// size).
+type idSet struct{ t table }
 
-// reset empties s for an entry of about n transactions.
+// reset empties s for an entry of about n transactions: its n adds keep
+// the table under the 80% at which it grows.
 func (s *idSet) reset(n int) {
-	c := max(8, ringLen(2*n))
-	if cap(s.slots) < c {
-		s.slots = make([]uint32, c)
+	c := ringLen((5*n+5)/4 + 1)
+	if cap(s.t.tab) < c {
+		s.t.tab = make([]uint64, c)
 	}
-	s.slots = s.slots[:c]
-	clear(s.slots)
-	s.n = 0
+	s.t = table{tab: s.t.tab[:c]}
+	clear(s.t.tab)
 }
 
 // add records the read-th transaction x (tag tag) of e, whose earlier
 // transactions are at e's ring positions pos(j), and reports whether it was
 // already there.
 func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
-	if 2*(s.n+1) > len(s.slots) {
-		old := s.slots
-		s.slots = make([]uint32, 2*len(old))
-		for _, v := range old {
-			if v != 0 {
-				s.place(e.ring[pos(int(v-1))].tag, v)
-			}
-		}
-	}
-	mask := uint32(len(s.slots) - 1)
-	for i := tag & mask; s.slots[i] != 0; i = (i + 1) & mask {
-		if e.id(uint32(pos(int(s.slots[i]-1)))) == x {
+	k := tableKey(tag, uint32(read+1))
+	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
+		if v := s.t.tab[i]; uint32(v>>32) == tag && e.id(uint32(pos(int(uint32(v))-1))) == x {
 			return true
 		}
 	}
-	s.place(tag, uint32(read+1))
-	s.n++
+	s.t.add(k)
 	return false
-}
-
-func (s *idSet) place(tag, v uint32) {
-	mask := uint32(len(s.slots) - 1)
-	i := tag & mask
-	for s.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	s.slots[i] = v
 }
 
 var _ crdt.Codec = (*GCounter)(nil)
