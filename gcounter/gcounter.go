@@ -279,10 +279,7 @@ func (c *Counter) merge(other *Counter) {
 }
 
 // Value returns the sum of all counts. It is O(1).
-func (c *Counter) Value() int64 {
-	c = c.orEmpty()
-	return c.total
-}
+func (c *Counter) Value() int64 { return c.orEmpty().total }
 
 // Get returns actor's count, zero if the counter does not hold actor.
 func (c *Counter) Get(actor crdt.ActorID) int64 {
@@ -337,7 +334,6 @@ func (c *Counter) Clone() *Counter {
 	if len(c.entries) > 0 {
 		out.entries = slices.Clone(c.entries)
 		out.index = c.index.clone() // same positions
-
 	}
 	return out
 }

@@ -170,16 +170,10 @@ func (c *Counter) Value() int64 {
 }
 
 // Positive returns P, the sum of all increments.
-func (c *Counter) Positive() int64 {
-	c = c.orEmpty()
-	return c.p.Value()
-}
+func (c *Counter) Positive() int64 { return c.orEmpty().p.Value() }
 
 // Negative returns N, the sum of all decrements (a non-negative number).
-func (c *Counter) Negative() int64 {
-	c = c.orEmpty()
-	return c.n.Value()
-}
+func (c *Counter) Negative() int64 { return c.orEmpty().n.Value() }
 
 // Get returns actor's contribution: its increments minus its decrements.
 // Like Value it cannot overflow.

@@ -47,9 +47,8 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 // marshal encodes the body of one GCounter, or the two halves of a
 // Counter, under tag. The sized + grown bounds (limits.go) size the
 // buffer: one allocation. The envelope is written before the bodies
-// decide which version they need (the oldest that expresses them, see
-// appendBody): versions 2 to 4 are one-byte integers, written into the
-// envelope's last byte at the end.
+// decide which version they need: versions 2 to 4 are one-byte integers,
+// written into the envelope's last byte at the end.
 func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	size := 32 + len(halves) - 1 // the Counter's array header
 	for _, g := range halves {
@@ -75,9 +74,8 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 
 // appendBody appends g's body, made of its base (when it has one) and its
 // entries' encodings (cached, or encoded now and cached), makes g.sized
-// exact, and returns the oldest version that expresses the body: 4 for a
-// base or a retirement time, 3 for a retired entry or a UUID id written as
-// 16 bytes, 2 otherwise.
+// exact, and returns the oldest version that expresses the body (see
+// FormatVersion).
 func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	start := len(b)
 	v := uint64(2)
@@ -285,7 +283,6 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*g = *n
-	g.sized = decodedBound(data, g.count())
 	return nil
 }
 
@@ -300,8 +297,6 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 		return err
 	}
 	*c = *n
-	c.p.sized, c.n.sized = decodedBound(data, c.p.count()+c.n.count()), 0
-	c.cross = nil
 	c.link()
 	// Every entry is new: looking up the smaller half's ids in the other
 	// finds every id held in both.
@@ -314,19 +309,24 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 }
 
 // unmarshal decodes data, of the given tag, into the empty halves: one
-// GCounter body, or the two halves of a Counter.
+// GCounter body, or the two halves of a Counter. The first half's sized
+// bounds both bodies: their re-encoding is at most data, plus the forgot
+// field each version 1 entry gains.
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
 	}
+	entries := 0
 	for i, g := range halves {
 		g.init()
 		if err := g.decodeBody(&r, sizes[i]); err != nil {
 			return err
 		}
+		entries += g.count()
 	}
+	halves[0].sized = len(data) + 9*entries
 	return r.d.Finish()
 }
 
@@ -366,7 +366,11 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize,
 				return sizes, horizon, err
 			}
 			if e.shape != baseShape {
-				s, err := r.rest(&e)
+				var s entrySize
+				err := r.fields(&e)
+				if err == nil && e.shape == liveShape {
+					s, err = r.skipTxns()
+				}
 				if err != nil {
 					return sizes, horizon, err
 				}
@@ -552,56 +556,35 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	return e, nil
 }
 
-// idSet finds a transaction read twice in one entry. It holds, by tag, the
-// read index + 1 of each transaction read so far; the entry's ring holds its
-// id. It is reused across entries, and reset costs O(entry size).
-type idSet struct {
-	slots []uint32
-	n     int
-}
+// idSet finds a transaction read twice in one entry: a table whose refs
+// are the read index + 1 of each transaction read so far (the entry's ring
+// holds its id). It is reused across entries, and reset costs O(entry
+// size).
+type idSet struct{ t table }
 
-// reset empties s for an entry of about n transactions.
+// reset empties s for an entry of about n transactions: its n adds keep
+// the table under the 80% at which it grows.
 func (s *idSet) reset(n int) {
-	c := max(8, ringLen(2*n))
-	if cap(s.slots) < c {
-		s.slots = make([]uint32, c)
+	c := ringLen((5*n+5)/4 + 1)
+	if cap(s.t.tab) < c {
+		s.t.tab = make([]uint64, c)
 	}
-	s.slots = s.slots[:c]
-	clear(s.slots)
-	s.n = 0
+	s.t = table{tab: s.t.tab[:c]}
+	clear(s.t.tab)
 }
 
 // add records the read-th transaction x (tag tag) of e, whose earlier
 // transactions are at e's ring positions pos(j), and reports whether it was
 // already there.
 func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
-	if 2*(s.n+1) > len(s.slots) {
-		old := s.slots
-		s.slots = make([]uint32, 2*len(old))
-		for _, v := range old {
-			if v != 0 {
-				s.place(e.ring[pos(int(v-1))].tag, v)
-			}
-		}
-	}
-	mask := uint32(len(s.slots) - 1)
-	for i := tag & mask; s.slots[i] != 0; i = (i + 1) & mask {
-		if e.id(uint32(pos(int(s.slots[i]-1)))) == x {
+	k := tableKey(tag, uint32(read+1))
+	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
+		if v := s.t.tab[i]; uint32(v>>32) == tag && e.id(uint32(pos(int(uint32(v))-1))) == x {
 			return true
 		}
 	}
-	s.place(tag, uint32(read+1))
-	s.n++
+	s.t.add(k)
 	return false
-}
-
-func (s *idSet) place(tag, v uint32) {
-	mask := uint32(len(s.slots) - 1)
-	i := tag & mask
-	for s.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	s.slots[i] = v
 }
 
 var _ crdt.Codec = (*GCounter)(nil)
@@ -656,11 +639,6 @@ func shapeOf(version uint64, i, k int) shape {
 	return badShape
 }
 
-// decodedBound bounds the body size of a state decoded from data with
-// entries entries: its re-encoding is at most data, plus the forgot field
-// a version 1 entry gains.
-func decodedBound(data []byte, entries int) int { return len(data) + 9*entries }
-
 // bodyReader reads the GCounter bodies of an encoding (see FormatVersion)
 // one array at a time: the one reader of the entry layout, and the one
 // place that checks what each field may hold. Its callers read as much of
@@ -668,7 +646,7 @@ func decodedBound(data []byte, entries int) int { return len(data) + 9*entries }
 // fields or an entry's actor), then fields (sequence number, total,
 // forgot, retirement time), then for a live entry its two lists of
 // transactions (list, then txn for each), or skipTxns for their sizes
-// only. pass moves over an entry a caller recognises without reading it.
+// only.
 //
 // What it checks, in the order the decoder always reported it: the shape
 // of every array; an actor is a valid id, and follows the previous one in
@@ -784,9 +762,6 @@ func (r *bodyReader) next(e *rawEntry) error {
 	return nil
 }
 
-// pass moves over the entry e, of n bytes from its start, unread.
-func (r *bodyReader) pass(e *rawEntry, n int) { r.d.SkipTo(e.start + n) }
-
 // fields reads an entry's sequence number, total, forgot and retirement
 // time (after next). The retirement time's bounds are the decoder's
 // (GCounter.checkRetiredAt), which knows the half's base.
@@ -896,15 +871,6 @@ func (r *bodyReader) skipTxns() (entrySize, error) {
 		}
 	}
 	return s, nil
-}
-
-// rest reads what is left of an entry after next and (for a live one)
-// returns its size, as skipTxns.
-func (r *bodyReader) rest(e *rawEntry) (entrySize, error) {
-	if err := r.fields(e); err != nil || e.shape != liveShape {
-		return entrySize{}, err
-	}
-	return r.skipTxns()
 }
 
 // readBase reads a base's fields [cutoff, total, forgot] (its header

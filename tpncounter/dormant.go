@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/wire"
 )
 
 // dormant holds the retired entries a counter read from an encoding as
@@ -39,24 +40,27 @@ func (d *dormant) span(i, j int) []byte {
 
 func (d *dormant) rec(i int) []byte { return d.span(i, i+1) }
 
-// actor returns record i's actor id (aliasing the block).
+// actor returns record i's actor id (aliasing the block): after the array
+// header, a fixstr or, from 32 bytes, a str8 (ids have at most
+// crdt.MaxIDLen, 255, bytes).
 func (d *dormant) actor(i int) []byte {
-	a, _ := strAt(d.enc[d.off[i]+1:]) // after the array header
-	return a
+	b := d.enc[d.off[i]+1:]
+	if b[0] == 0xd9 {
+		return b[2 : 2+b[1]]
+	}
+	return b[1 : 1+b[0]&0x1f]
 }
 
 // fields returns record i's sequence number, total, forgot and retirement
 // time (0 when it has none): the one reader of a record's fields.
 func (d *dormant) fields(i int) (seq uint64, total, forgot, retiredAt int64) {
-	_, b := strAt(d.enc[d.off[i]+1:])
-	seq, b = uintAt(b)
-	t, b := uintAt(b)
-	f, b := uintAt(b)
-	if d.enc[d.off[i]] == 0x90|timedRetiredFields {
-		at, _ := uintAt(b)
-		retiredAt = int64(at)
+	a := d.actor(i)
+	b := d.rec(i)[2+b2i(len(a) >= 32)+len(a):]
+	var v [timedRetiredFields - 1]uint64
+	for k := range int(d.enc[d.off[i]]&0x0f) - 1 {
+		v[k], b = uintAt(b)
 	}
-	return seq, int64(t), int64(f), retiredAt
+	return v[0], int64(v[1]), int64(v[2]), int64(v[3])
 }
 
 // timed reports whether one of records [i, j) has a retirement time.
@@ -144,37 +148,13 @@ func (d *dormant) with(o *dormant, picks []int) dormant {
 	return n
 }
 
-// strAt reads a msgpack str at the start of b (one the decoder accepted).
-func strAt(b []byte) (s, rest []byte) {
-	var n, h int
-	switch c := b[0]; {
-	case c&0xe0 == 0xa0:
-		n, h = int(c&0x1f), 1
-	case c == 0xd9:
-		n, h = int(b[1]), 2
-	case c == 0xda:
-		n, h = int(binary.BigEndian.Uint16(b[1:])), 3
-	default:
-		n, h = int(binary.BigEndian.Uint32(b[1:])), 5
-	}
-	return b[h : h+n], b[h+n:]
-}
-
-// uintAt reads a non-negative msgpack integer at the start of b (one the
-// decoder accepted).
+// uintAt reads a non-negative integer at the start of b, in the smallest
+// form the decoder accepted.
 func uintAt(b []byte) (uint64, []byte) {
-	switch c := b[0]; {
-	case c <= 0x7f:
-		return uint64(c), b[1:]
-	case c == 0xcc:
-		return uint64(b[1]), b[2:]
-	case c == 0xcd:
-		return uint64(binary.BigEndian.Uint16(b[1:])), b[3:]
-	case c == 0xce:
-		return uint64(binary.BigEndian.Uint32(b[1:])), b[5:]
-	default:
-		return binary.BigEndian.Uint64(b[1:]), b[9:]
+	if v, n := wire.SmallUint(b); n > 0 {
+		return uint64(v), b[n:]
 	}
+	return binary.BigEndian.Uint64(b[1:]), b[9:] // uint64
 }
 
 // count returns the number of entries, dormant records included.

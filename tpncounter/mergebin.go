@@ -64,15 +64,15 @@ func (c *Counter) MergeBinary(data []byte) error {
 			// for its actor is that encoding (an encoding is one complete
 			// value): it is passed over unread.
 			l := g.entries[crdt.ActorID(e.actor)] // no copy of actor
-			if l != nil && bytes.HasPrefix(data[e.start:], l.encoded()) {
-				r.pass(&e, len(l.enc))
-				continue
+			var held []byte
+			if l != nil {
+				held = l.encoded()
+			} else if _, i, ok := g.locate(string(e.actor)); ok {
+				held = g.dorm.rec(i)
 			}
-			if l == nil {
-				if _, i, ok := g.locate(string(e.actor)); ok && bytes.HasPrefix(data[e.start:], g.dorm.rec(i)) {
-					r.pass(&e, len(g.dorm.rec(i)))
-					continue
-				}
+			if held != nil && bytes.HasPrefix(data[e.start:], held) {
+				r.d.SkipTo(e.start + len(held))
+				continue
 			}
 			if err = r.fields(&e); err != nil {
 				break

@@ -107,17 +107,15 @@ func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
 // kept for the next one; a large one is returned as written and its
 // encoder dropped.
 func (e *Encoder) Bytes() ([]byte, error) {
-	if e.buf.Cap() > maxPooledBuf {
-		if e.err != nil {
-			return nil, fmt.Errorf("counterkit: encode: %w", e.err)
-		}
-		return e.buf.Bytes(), nil
+	b, err := e.buf.Bytes(), e.err
+	if e.buf.Cap() <= maxPooledBuf {
+		b = bytes.Clone(b)
+		encoders.Put(e)
 	}
-	defer encoders.Put(e)
-	if e.err != nil {
-		return nil, fmt.Errorf("counterkit: encode: %w", e.err)
+	if err != nil {
+		return nil, fmt.Errorf("counterkit: encode: %w", err)
 	}
-	return bytes.Clone(e.buf.Bytes()), nil
+	return b, nil
 }
 
 // Decoder reads msgpack values from a byte slice with bounded lengths. Every
@@ -595,42 +593,29 @@ func (d *Decoder) Finish() error {
 // codecs that report their encoded size without encoding.
 
 // StrSize is the size of a str of n bytes.
-func StrSize(n int) int {
-	switch {
-	case n < 32:
-		return 1 + n
-	case n < 1<<8:
-		return 2 + n
-	case n < 1<<16:
-		return 3 + n
-	}
-	return 5 + n
-}
+func StrSize(n int) int { return headerSize(uint64(n), 32, true) + n }
 
 // UintSize is the size of the non-negative integer v.
-func UintSize(v uint64) int {
+func UintSize(v uint64) int { return headerSize(v, 128, true) }
+
+// ArrayHeaderSize is the size of the header of an array of n elements.
+func ArrayHeaderSize(n int) int { return headerSize(uint64(n), 16, false) }
+
+// headerSize is the size of the smallest form of n (a length, or a uint)
+// among a fix form below fix, an 8-bit form (has8), then the 16-, 32- and
+// (uints only: a length is below 2^32) 64-bit forms.
+func headerSize(n, fix uint64, has8 bool) int {
 	switch {
-	case v < 128:
+	case n < fix:
 		return 1
-	case v < 1<<8:
+	case has8 && n < 1<<8:
 		return 2
-	case v < 1<<16:
+	case n < 1<<16:
 		return 3
-	case v < 1<<32:
+	case n < 1<<32:
 		return 5
 	}
 	return 9
-}
-
-// ArrayHeaderSize is the size of the header of an array of n elements.
-func ArrayHeaderSize(n int) int {
-	switch {
-	case n < 16:
-		return 1
-	case n < 1<<16:
-		return 3
-	}
-	return 5
 }
 
 // AppendArrayHeader appends the smallest msgpack array header for n
