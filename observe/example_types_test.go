@@ -85,7 +85,7 @@ func (tracer) Start(ctx context.Context, e observe.Event) (context.Context, func
 // A Starter is told when an operation begins, so that the store calls a
 // ledger credit makes (reported by the observe.Siblings wrapper) appear
 // inside it: the fetch of the account, the fetch of the transaction's
-// record, the put of the state and the put of the record.
+// record, the put of the state, and the record's fetch again and put.
 func ExampleStarter() {
 	ctx := context.Background()
 	var t observe.Starter = tracer{}
@@ -101,6 +101,8 @@ func ExampleStarter() {
 	//   store.siblings fetch
 	//   -> ok
 	//   store.siblings put
+	//   -> ok
+	//   store.siblings fetch
 	//   -> ok
 	//   store.siblings put
 	//   -> ok
