@@ -124,6 +124,12 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"internal/wire/uuid.go", "if _, ok := ParseUUIDText(string(s)); ok {", "if _, ok := ParseUUIDText(string(s)); false && ok {"}}, "tpncounter", "v3:_UUID_id_written_as_text"},
 	{"tpncounter/oldest version written", "6.7: a state without retired entries or UUID ids is written as version 2",
 		[]edit{{"tpncounter/codec.go", "v := uint64(2)", "v := uint64(FormatVersion)"}}, "tpncounter", "credits_and_debits"},
+	{"tpncounter/a retired actor revived beyond MaxActors", "6.3 step 7 (6.10): an actor writing again after retirement is a new live entry and counts against MaxActors",
+		[]edit{{"tpncounter/gcounter.go", "if e != nil && e.retired && g.live() >= g.o.MaxActors {", "if false && e != nil && e.retired && g.live() >= g.o.MaxActors {"}}, "tpncounter", "retire:_a_retired_actor_writing_again_counts_against_MaxActors"},
+	{"tpncounter/merge retired cap", "6.5 step 2 (3.4): a merge holding more than 65536 retired entries is too_large",
+		[]edit{{"tpncounter/gcounter.go", "if retired > MaxRetired {", "if retired > MaxRetired+1 {"}}, "tpncounter", "generated_merge/65537_retired_entries_from_two_states"},
+	{"tpncounter/merge retired cap at 65536", "6.5 step 2 (3.4): a merge holding exactly 65536 retired entries is accepted",
+		[]edit{{"tpncounter/gcounter.go", "if retired > MaxRetired {", "if retired >= MaxRetired {"}}, "tpncounter", "generated_merge/65536_retired_entries_from_two_states"},
 	// Retirement times and bases (SPEC.md 6.7, 6.10, format version 4).
 	{"tpncounter/merge drops under the winning cutoff", "6.10 Merge: a retired entry retired before the kept base's cutoff is dropped",
 		[]edit{{"tpncounter/variants.go", "\tbrokenMergeKeepsFolded      = false", "\tbrokenMergeKeepsFolded      = true"}}, "tpncounter", "fold:_merge_keeps_the_later_cutoff_and_drops_the_retired_entries_under_it"},
