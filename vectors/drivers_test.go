@@ -6448,6 +6448,30 @@ var dvWrongExpectations = []struct {
 	edit               func(v *dvVector)
 	replay, model      string // what each failure must mention; "" when that check need not fail
 }{
+	{"a record that does not decode failing the whole attempt", "driver_ledger.json", "records: a record that does not decode fails its call alone",
+		func(v *dvVector) {
+			m := &v.Steps[0].Group[2]
+			m.Error, m.Outcome, m.Landed, m.Value, m.Owner = "corrupt", "", dvB(false), nil, nil
+		},
+		"group[2].error", `l2: error "corrupt", the model says ""`},
+	{"a record of another transaction taken as a conflict", "driver_ledger.json", "records: a record of another transaction under the key is passed over",
+		func(v *dvVector) {
+			s := &v.Steps[0]
+			s.Error, s.Outcome, s.Landed, s.Value, s.Owner = "conflicting_transaction", "", dvB(false), nil, nil
+		},
+		"error", `t1: error "conflicting_transaction", the model says ""`},
+	{"a seeded sibling left out of the store", "driver_ledger.json", "records: a record of another transaction under the key is passed over",
+		func(v *dvVector) { v.Steps[0].Calls[1].Seeded = nil },
+		"", "siblings are not the stored ones"},
+	{"a failed record fetch answered after a second attempt", "driver_ledger.json", "records: a failed record fetch fails the attempt",
+		func(v *dvVector) { v.Steps[0].Attempts = 2 },
+		"attempts: vector 2, replay 1", `the model says "", 1, false`},
+	{"no pass when the clock went back", "driver_ledger.json", "retire: a pass when the clock went back",
+		func(v *dvVector) { c := &v.Steps[3].Calls; *c = slices.Delete(*c, 2, 3) },
+		"calls[2].key", "record fetches [counterkit.txn/1IGP4SAISLKOHAUUGQOCH0MEGDF0L36B], want"},
+	{"an actor retired without its records written", "driver_ledger.json", "retire: idle from the first pass that saw its version",
+		func(v *dvVector) { c := &v.Steps[5].Calls; *c = slices.Delete(*c, 2, 4) },
+		"step 6 (credit): error", "retirement: record puts [], want"},
 	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
 		func(v *dvVector) { v.Steps[3].Calls[4].Token = v.Steps[2].Calls[0].Token[:4] },
 		"calls[4].token", "token"},
