@@ -2733,6 +2733,14 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("b", "t3", 1),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "records: owed records count toward the hold-back",
+			Note:    "history and folded length 1 (H + F = 2), retry_count 1. Both puts of t0 are lost: t0 fails ambiguous_write, unacknowledged in a's pending write. t1's first put is lost, its second lands with the pending write (t0 and t1) but is answered ambiguous: t1 fails ambiguous_write too. t2's read holds that write: it landed, and the records of t0 and t1 are owed (no longer unacknowledged). Two owed records reach H + F: t2 is held back, nothing is pending, the owed records are written, and t2 is applied in a second attempt",
+			Options: opts(1, 1, 1), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvCredit("a", "t0", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t1", 7, "", "ambiguous_lost", "", "ambiguous_landed"),
+				dvCredit("a", "t2", 1),
+				dvLedgerOp("value", "a"),
+			}},
 		{Name: "records: a call that could fold an unrecorded transaction is held back",
 			Note:    "history and folded length 1, retry_count 1. Every put of t0 and t1 is lost: both fail ambiguous_write, unacknowledged in a's pending write. t2 would make three unrecorded transactions, which could fold t0 out before its record exists: it fails unavailable, and a puts the pending write alone (lost again). t3, with the store taking writes: held back too, the pending write alone lands, the records of t0 and t1 are owed and written (no token), and a second attempt applies t3. After t4 and t5, b's retries of t0 and t1 are duplicates from their records",
 			Options: opts(1, 1, 1), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
@@ -7155,6 +7163,9 @@ var dvMutants = []struct {
 	{"ledger/an id with no time applied under TxnTime", "6.11 step 1: with TxnTime, a txn with no time is invalid_txn before anything else",
 		"ledger/ledger.go", "if _, ok := tt(txn); !ok {", "if _, ok := tt(txn); false && !ok {",
 		"driver_ledger", "records: the retry window with TxnTime"},
+	{"ledger/owed records not counted in the hold-back", "6.11 step 3: every owed record counts toward the hold-back number",
+		"ledger/group.go", "if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow", "if unrecorded := len(l.unacked) + 0*len(l.unindexed); unrecorded+appliedNow",
+		"driver_ledger", "records: owed records count toward the hold-back"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
