@@ -3041,6 +3041,22 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		return dvSibling{Value: hex.EncodeToString(b), State: st}
 	}
 	x := func(i int) string { return fmt.Sprintf("x%02d", i) }
+	// p01..p17, p(i) holding x(i), and b's entry (b~bbbbbbbb) holding
+	// x01..x17, whose copies count (the smallest id).
+	shared := func() dvSibling {
+		own := seventeen(17, func(i int) []string { return []string{x(i)} })
+		b := dvEntry{Actor: "b~bbbbbbbb", Seq: "17", Folded: []dvTxn{}}
+		for i := 1; i <= 17; i++ {
+			b.History = append(b.History, dvTxn{x(i), 1})
+		}
+		own.State.P = append([]dvEntry{b}, own.State.P...)
+		enc, err := dvEncState(own.State)
+		if err != nil {
+			panic(err)
+		}
+		own.Value = hex.EncodeToString(enc)
+		return own
+	}()
 	// All hold one transaction, x, which has no record: a pass looks up x's
 	// record once per actor it dates, whichever actors its start (FNV-1a of
 	// the ledger's random incarnation) makes it visit first.
@@ -3119,6 +3135,22 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 				dvAtClock(dvCredit("b", "t6", 4), 80*m),
 				dvAtClock(dvLedgerOp("value", "b"), 80*m),
 			}},
+		{Name: "retire: actors recorded by earlier writes retire more than 16 at once",
+			Note:    "the key holds p01..p17, p(i) holding x(i), and b's own entry (b~bbbbbbbb, the smallest id: its copies count) holding x01..x17 in its history; history length 30. b's writes at 0:00 and 0:01 date all 17 (x(i) has no record: idle from then). At 1:01 b's pass records the transactions of 16 of them and its next write the 17th's (16 actors' records per write); each Retire declines, since b's copy of its transaction counts and is not folded. b then writes 27 credits at 1:02, without a pass, which fold x01..x17 in its entry. Its pass at 1:10 retires all 17 alone (their copies leave without counting, as b's are folded): the 16 bound the actors a write records, not its retirements, and these were recorded by earlier writes",
+			Options: opts(2, 30, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
+			InitialSiblings: []dvSibling{shared},
+			Steps: func() []dvStep {
+				steps := []dvStep{
+					dvCredit("b", "t01", 1),
+					dvAtClock(dvCredit("b", "t02", 1), m),
+					dvAtClock(dvCredit("b", "t03", 1), 61*m),
+					dvAtClock(dvCredit("b", "t04", 1), 61*m),
+				}
+				for i := 5; i <= 31; i++ {
+					steps = append(steps, dvAtClock(dvCredit("b", fmt.Sprintf("t%02d", i), 1), 62*m))
+				}
+				return append(steps, dvAtClock(dvCredit("b", "t32", 1), 70*m), dvAtClock(dvLedgerOp("value", "b"), 70*m))
+			}()},
 		{Name: "retire: at most 16 record lookups per write",
 			Note:    "the key holds p01..p17, which all hold x, a transaction without a record. b's first write, at 0:00, dates at most 16 of them (16 fetches of x's record, none found: idle from now), and the one left undated makes its next write, at 0:01, pass again and fetch x's record once more. Which actor waits depends on where the pass starts (FNV-1a of the writer, which is random), the calls do not",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[1:2],
@@ -7166,6 +7198,9 @@ var dvMutants = []struct {
 	{"ledger/owed records not counted in the hold-back", "6.11 step 3: every owed record counts toward the hold-back number",
 		"ledger/group.go", "if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow", "if unrecorded := len(l.unacked) + 0*len(l.unindexed); unrecorded+appliedNow",
 		"driver_ledger", "records: owed records count toward the hold-back"},
+	{"ledger/at most 16 retirements per write", "6.9 RetireAfter: the 16 bound the actors recorded per write, not the actors retired",
+		"ledger/ledger.go", "\tfor _, a := range idle {\n\t\t// Its transactions are recorded first", "\tfor _, a := range idle[:min(len(idle), MaxRetirePerWrite)] {\n\t\t// Its transactions are recorded first",
+		"driver_ledger", "retire: actors recorded by earlier writes retire more than 16 at once"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {
