@@ -611,6 +611,10 @@ type dvCall struct {
 	State       *dvState    `json:"state,omitempty"`
 	Record      *dvRecord   `json:"record,omitempty"`
 	Siblings    []dvSibling `json:"siblings,omitempty"`
+	// Seeded (fetches) are siblings another writer put under the key, with
+	// no token, just before the fetch (a record key's record of another
+	// transaction, or bytes that do not decode): Siblings includes them.
+	Seeded []dvSibling `json:"seeded,omitempty"`
 
 	// Partitions.
 	Level     string  `json:"level,omitempty"` // any, complete
@@ -1099,7 +1103,7 @@ func (s *dvSiblings) fetch(ctx context.Context, key string) ([][]byte, store.Tok
 			s.rec.record(call, at)
 			return nil, nil, errDVUnscripted
 		}
-		call.Reply, call.Stale, call.Siblings, call.Token = exp.Reply, exp.Stale, exp.Siblings, exp.Token
+		call.Reply, call.Stale, call.Siblings, call.Token, call.Seeded = exp.Reply, exp.Stale, exp.Siblings, exp.Token, exp.Seeded
 		s.rec.record(call, at)
 		if exp.Reply != "ok" {
 			return nil, nil, dvReplyErr(exp.Reply)
@@ -1119,6 +1123,14 @@ func (s *dvSiblings) fetch(ctx context.Context, key string) ([][]byte, store.Tok
 		return vals, tok, nil
 	}
 	f := s.rec.keyFault(key)
+	if seed, ok := strings.CutPrefix(f, "seed:"); ok {
+		b := dvUnhex(seed)
+		if err := s.backing(key).Put(ctx, key, "init", b, nil); err != nil {
+			return nil, nil, err
+		}
+		call.Seeded = append(call.Seeded, dvSibling{raw: b})
+		f = ""
+	}
 	if f == "refuse" {
 		call.Reply = "refused"
 		s.rec.record(call, 0)
@@ -1504,6 +1516,12 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 			} else {
 				c.Value = hex.EncodeToString(b)
 			}
+		}
+		seeded := c.Seeded
+		c.Seeded = nil
+		for _, sb := range seeded {
+			b := toVector(sb.bytes())
+			c.Seeded = append(c.Seeded, dvSibling{Value: hex.EncodeToString(b), State: dvDecodeState(b), Record: dvDecodeRecord(b)})
 		}
 		sibs := c.Siblings
 		c.Siblings = nil
@@ -2413,7 +2431,22 @@ func dvEncDesc(driver string, d *dvDesc) (key, value []byte, err error) {
 // encoding of its description.
 func dvCheckEncodings(driver string, v dvVector) []string {
 	var out []string
+	// A sibling another writer seeded under a key may be neither a state
+	// nor a record (bytes that do not decode).
+	seeded := map[string]bool{}
+	for _, s := range v.Steps {
+		for _, c := range s.Calls {
+			for _, sb := range c.Seeded {
+				if sb.State == nil && sb.Record == nil {
+					seeded[sb.Value] = true
+				}
+			}
+		}
+	}
 	sib := func(where, value string, s *dvState, r *dvRecord) {
+		if s == nil && r == nil && seeded[value] {
+			return
+		}
 		if strings.HasPrefix(value, "sha256:") {
 			sha, n, _ := strings.Cut(strings.TrimPrefix(value, "sha256:"), "/")
 			size, _ := strconv.Atoi(n)
@@ -2645,6 +2678,7 @@ func dvGenLedger() dvFile {
 	vs = append(vs, dvLedgerGraceVectors(opts)...)
 	vs = append(vs, dvLedgerRetireAllVectors(opts)...)
 	vs = append(vs, dvLedgerScheduleVectors(opts)...)
+	vs = append(vs, dvLedgerLookupVectors(opts)...)
 	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs),
 		OptionChecks: dvLedgerOptionChecks()}
 }
@@ -2698,6 +2732,14 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("b", "t1", 5),
 				dvCredit("b", "t3", 1),
 				dvLedgerOp("value", "b"),
+			}},
+		{Name: "records: owed records count toward the hold-back",
+			Note:    "history and folded length 1 (H + F = 2), retry_count 1. Both puts of t0 are lost: t0 fails ambiguous_write, unacknowledged in a's pending write. t1's first put is lost, its second lands with the pending write (t0 and t1) but is answered ambiguous: t1 fails ambiguous_write too. t2's read holds that write: it landed, and the records of t0 and t1 are owed (no longer unacknowledged). Two owed records reach H + F: t2 is held back, nothing is pending, the owed records are written, and t2 is applied in a second attempt",
+			Options: opts(1, 1, 1), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvCredit("a", "t0", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("a", "t1", 7, "", "ambiguous_lost", "", "ambiguous_landed"),
+				dvCredit("a", "t2", 1),
+				dvLedgerOp("value", "a"),
 			}},
 		{Name: "records: a call that could fold an unrecorded transaction is held back",
 			Note:    "history and folded length 1, retry_count 1. Every put of t0 and t1 is lost: both fail ambiguous_write, unacknowledged in a's pending write. t2 would make three unrecorded transactions, which could fold t0 out before its record exists: it fails unavailable, and a puts the pending write alone (lost again). t3, with the store taking writes: held back too, the pending write alone lands, the records of t0 and t1 are owed and written (no token), and a second attempt applies t3. After t4 and t5, b's retries of t0 and t1 are duplicates from their records",
@@ -2816,6 +2858,45 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 func dvMemberOf(op, txn string, amount int64) dvStep {
 	return dvStep{Op: op, Txn: txn, Amount: dvI(amount)}
 }
+
+// dvLedgerLookupVectors are the failure paths of SPEC.md 6.11 step 1: a
+// record fetch that fails, a record sibling that does not decode, a record
+// of another transaction under the key. The siblings are seeded under the
+// key just before the step's fetch (dvSeed).
+func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
+	c := "credit"
+	other, err := ledger.Record{Txn: "t9", Amount: 9, Writer: "z~zzzzzzzz", At: dvT0, Version: 1}.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	return []dvVector{
+		{Name: "records: a failed record fetch fails the attempt",
+			Note:    "retry_count 2. t1's record fetch (after the counter's fetch) is refused: the call fails unavailable after 1 attempt, nothing written, no further attempt. Then behind l0, a group of l1 and l2 whose l1 record fetch is refused: the attempt fails, and both members fail unavailable (1 attempt, nothing written). Retried, t1 lands",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "t1", 5), "t1", "refuse"),
+				dvRecFaults(dvGroup("a", []dvStep{dvMemberOf(c, "l0", 1), dvMemberOf(c, "l1", 2), dvMemberOf(c, "l2", 3)}), "l1", "refuse"),
+				dvCredit("a", "t1", 5),
+				dvLedgerOp("value", "a"),
+			}},
+		{Name: "records: a record that does not decode fails its call alone",
+			Note:    "behind l0, a group of l1 and l2; l1's record key holds a sibling that does not decode (the byte c0, msgpack nil): l1 fails corrupt and changes nothing, and l2 is applied and lands in the attempt's put",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvRecFaults(dvGroup("a", []dvStep{dvMemberOf(c, "l0", 1), dvMemberOf(c, "l1", 2), dvMemberOf(c, "l2", 3)}), "l1", dvSeed([]byte{0xc0})),
+				dvLedgerOp("value", "a"),
+			}},
+		{Name: "records: a record of another transaction under the key is passed over",
+			Note:    "t1's record key holds a live record of t9 (amount 9, writer z~zzzzzzzz), as a hash collision would leave: t1's lookup passes over it (neither known nor conflicting_transaction), t1 is applied, and its record is put with the token of the fetch that read the other",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "t1", 5), "t1", dvSeed(other)),
+				dvLedgerOp("value", "a"),
+			}},
+	}
+}
+
+// dvSeed is a record fault that puts b under the record key (as actor
+// "init", no token) just before the fetch it applies to, which then
+// answers as usual: a sibling no ledger of the vector wrote.
+func dvSeed(b []byte) string { return "seed:" + hex.EncodeToString(b) }
 
 // dvLedgerGroupVectors are the vectors of group commit (SPEC.md 6.9, 11.1).
 func dvLedgerGroupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
@@ -2960,6 +3041,22 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 		return dvSibling{Value: hex.EncodeToString(b), State: st}
 	}
 	x := func(i int) string { return fmt.Sprintf("x%02d", i) }
+	// p01..p17, p(i) holding x(i), and b's entry (b~bbbbbbbb) holding
+	// x01..x17, whose copies count (the smallest id).
+	shared := func() dvSibling {
+		own := seventeen(17, func(i int) []string { return []string{x(i)} })
+		b := dvEntry{Actor: "b~bbbbbbbb", Seq: "17", Folded: []dvTxn{}}
+		for i := 1; i <= 17; i++ {
+			b.History = append(b.History, dvTxn{x(i), 1})
+		}
+		own.State.P = append([]dvEntry{b}, own.State.P...)
+		enc, err := dvEncState(own.State)
+		if err != nil {
+			panic(err)
+		}
+		own.Value = hex.EncodeToString(enc)
+		return own
+	}()
 	// All hold one transaction, x, which has no record: a pass looks up x's
 	// record once per actor it dates, whichever actors its start (FNV-1a of
 	// the ledger's random incarnation) makes it visit first.
@@ -3018,6 +3115,42 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 				dvAtClock(dvCredit("b", "t4", 1), 60*m),
 				dvAtClock(dvLedgerOp("value", "b"), 60*m),
 			}},
+		{Name: "retire: a pass when the clock went back",
+			Note:    "a credits t1 at 0:00. b's first write, at 0:05, makes a pass (the first write of a ledger does): it dates a by t1's record; the next pass is due at 0:12:30. c credits t3 at 0:06. b's clock then reads 0:04, before its last pass: its write makes a pass although the next is not due by the clock, and fetches the record of c's newest transaction to date it",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvAtClock(dvCredit("b", "t2", 7), 5*m),
+				dvAtClock(dvCredit("c", "t3", 1), 6*m),
+				dvAtClock(dvCredit("b", "t4", 2), 4*m),
+				dvAtClock(dvLedgerOp("value", "b"), 4*m),
+			}},
+		{Name: "retire: idle from the first pass that saw its version",
+			Note:    "a credits t1 at 0:00; b's first write, at 0:00, dates a by t1's record. a credits t3 at 0:10 (its version changes) and stops. b's pass at 0:20 sees a's new version: a is idle from 0:20, the pass that saw the version, not from 0:10, the time of t3's record (no record is fetched for a changed actor). b's pass at 1:15 leaves a (idle 55 minutes); its pass at 1:20, when a has been unchanged for RetireAfter since 0:20, retires it",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("b", "t2", 7),
+				dvAtClock(dvCredit("a", "t3", 1), 10*m),
+				dvAtClock(dvCredit("b", "t4", 2), 20*m),
+				dvAtClock(dvCredit("b", "t5", 3), 75*m),
+				dvAtClock(dvCredit("b", "t6", 4), 80*m),
+				dvAtClock(dvLedgerOp("value", "b"), 80*m),
+			}},
+		{Name: "retire: actors recorded by earlier writes retire more than 16 at once",
+			Note:    "the key holds p01..p17, p(i) holding x(i), and b's own entry (b~bbbbbbbb, the smallest id: its copies count) holding x01..x17 in its history; history length 30. b's writes at 0:00 and 0:01 date all 17 (x(i) has no record: idle from then). At 1:01 b's pass records the transactions of 16 of them and its next write the 17th's (16 actors' records per write); each Retire declines, since b's copy of its transaction counts and is not folded. b then writes 27 credits at 1:02, without a pass, which fold x01..x17 in its entry. Its pass at 1:10 retires all 17 alone (their copies leave without counting, as b's are folded): the 16 bound the actors a write records, not its retirements, and these were recorded by earlier writes",
+			Options: opts(2, 30, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
+			InitialSiblings: []dvSibling{shared},
+			Steps: func() []dvStep {
+				steps := []dvStep{
+					dvCredit("b", "t01", 1),
+					dvAtClock(dvCredit("b", "t02", 1), m),
+					dvAtClock(dvCredit("b", "t03", 1), 61*m),
+					dvAtClock(dvCredit("b", "t04", 1), 61*m),
+				}
+				for i := 5; i <= 31; i++ {
+					steps = append(steps, dvAtClock(dvCredit("b", fmt.Sprintf("t%02d", i), 1), 62*m))
+				}
+				return append(steps, dvAtClock(dvCredit("b", "t32", 1), 70*m), dvAtClock(dvLedgerOp("value", "b"), 70*m))
+			}()},
 		{Name: "retire: at most 16 record lookups per write",
 			Note:    "the key holds p01..p17, which all hold x, a transaction without a record. b's first write, at 0:00, dates at most 16 of them (16 fetches of x's record, none found: idle from now), and the one left undated makes its next write, at 0:01, pass again and fetch x's record once more. Which actor waits depends on where the pass starts (FNV-1a of the writer, which is random), the calls do not",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[1:2],
@@ -3430,6 +3563,16 @@ func dvModelStore(v dvVector) []string {
 			}
 			switch c.Method {
 			case "fetch":
+				if len(c.Seeded) > 0 {
+					// Put by another writer, no token, before the fetch.
+					h := sibState(c.Key)
+					st := slices.Clone(h[len(h)-1])
+					for _, sb := range c.Seeded {
+						dot++
+						st = append(st, sibling{dot, dvValueKey(sb.Value, sb.ValueSHA256, sb.ValueLen)})
+					}
+					sibs[c.Key] = append(h, st)
+				}
 				if c.Reply != "ok" {
 					continue
 				}
@@ -4767,6 +4910,14 @@ func (m *dvModel) lookup(fs *dvFetchSet, c *dvMember) bool {
 	c.recFetch = f
 	if f.Reply != "ok" {
 		return false
+	}
+	for _, sb := range f.Siblings {
+		if sb.Record == nil {
+			// A sibling that does not decode: this call fails, the
+			// others go on.
+			c.errKind, c.done = "corrupt", true
+			return true
+		}
 	}
 	other := false
 	for _, r := range recs {
@@ -6337,6 +6488,30 @@ var dvWrongExpectations = []struct {
 	edit               func(v *dvVector)
 	replay, model      string // what each failure must mention; "" when that check need not fail
 }{
+	{"a record that does not decode failing the whole attempt", "driver_ledger.json", "records: a record that does not decode fails its call alone",
+		func(v *dvVector) {
+			m := &v.Steps[0].Group[2]
+			m.Error, m.Outcome, m.Landed, m.Value, m.Owner = "corrupt", "", dvB(false), nil, nil
+		},
+		"group[2].error", `l2: error "corrupt", the model says ""`},
+	{"a record of another transaction taken as a conflict", "driver_ledger.json", "records: a record of another transaction under the key is passed over",
+		func(v *dvVector) {
+			s := &v.Steps[0]
+			s.Error, s.Outcome, s.Landed, s.Value, s.Owner = "conflicting_transaction", "", dvB(false), nil, nil
+		},
+		"error", `t1: error "conflicting_transaction", the model says ""`},
+	{"a seeded sibling left out of the store", "driver_ledger.json", "records: a record of another transaction under the key is passed over",
+		func(v *dvVector) { v.Steps[0].Calls[1].Seeded = nil },
+		"", "siblings are not the stored ones"},
+	{"a failed record fetch answered after a second attempt", "driver_ledger.json", "records: a failed record fetch fails the attempt",
+		func(v *dvVector) { v.Steps[0].Attempts = 2 },
+		"attempts: vector 2, replay 1", `the model says "", 1, false`},
+	{"no pass when the clock went back", "driver_ledger.json", "retire: a pass when the clock went back",
+		func(v *dvVector) { c := &v.Steps[3].Calls; *c = slices.Delete(*c, 2, 3) },
+		"calls[2].key", "record fetches [counterkit.txn/1IGP4SAISLKOHAUUGQOCH0MEGDF0L36B], want"},
+	{"an actor retired without its records written", "driver_ledger.json", "retire: idle from the first pass that saw its version",
+		func(v *dvVector) { c := &v.Steps[5].Calls; *c = slices.Delete(*c, 2, 4) },
+		"step 6 (credit): error", "retirement: record puts [], want"},
 	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
 		func(v *dvVector) { v.Steps[3].Calls[4].Token = v.Steps[2].Calls[0].Token[:4] },
 		"calls[4].token", "token"},
@@ -6990,6 +7165,42 @@ var dvMutants = []struct {
 	{"ledger/no pass after one that left retirable actors", "6.9 RetireAfter: a pass is due at the next write when the last one left retirable actors unrecorded",
 		"ledger/ledger.go", "\t\tif !record(a) {\n\t\t\tunrecorded = true", "\t\tif !record(a) {\n\t\t\tunrecorded = tried[a]",
 		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
+	{"ledger/no pass when the clock went back", "6.9 RetireAfter: a pass is due at the next write when the clock went back",
+		"ledger/ledger.go", "if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {", "if !l.nextPass.IsZero() && now.Before(l.nextPass) {",
+		"driver_ledger", "retire: a pass when the clock went back"},
+	{"ledger/no pass at the first write", "6.9 RetireAfter: a pass is due at the ledger's first write",
+		"ledger/ledger.go", "if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {", "if l.lastPass.IsZero() {\n\t\tl.lastPass, l.nextPass = now, now.Add(l.opts.RetireAfter/RetirePassDivisor)\n\t\treturn\n\t}\n\tif !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {",
+		"driver_ledger", "retire: a pass when the clock went back"},
+	{"ledger/a changed actor dated by its records", "6.9 RetireAfter: an actor whose version changed is idle from the first pass that saw the version",
+		"ledger/ledger.go", "s = sighting{version: v, since: now, dated: true}", "s = sighting{version: v, since: now}",
+		"driver_ledger", "retire: idle from the first pass that saw its version"},
+	{"ledger/idle from the last pass", "6.9 RetireAfter: an unchanged version keeps the time of the first pass that saw it",
+		"ledger/ledger.go", "if ok && s.version != v {\n\t\t\t// It wrote since", "if ok {\n\t\t\t// It wrote since",
+		"driver_ledger", "retire: idle from the first pass that saw its version"},
+	{"ledger/a failed record fetch starts another attempt", "6.11 step 1: a failed record Fetch fails the attempt as 6.9's Fetch does (no further attempt)",
+		"ledger/group.go", "if err := l.lookupAll(ctx, fetched, pending); err != nil {", "if err := l.lookupAll(ctx, fetched, pending); err != nil && attempt <= l.opts.RetryCount {\n\t\treturn pending\n\t} else if err != nil {",
+		"driver_ledger", "records: a failed record fetch fails the attempt"},
+	{"ledger/a failed record fetch fails its call alone", "6.11 step 1: a failed record Fetch fails every call of the attempt",
+		"ledger/index.go", "if errors.Is(errs[i], crdt.ErrCorruptEncoding) {", "if true || errors.Is(errs[i], crdt.ErrCorruptEncoding) {",
+		"driver_ledger", "records: a failed record fetch fails the attempt"},
+	{"ledger/a record that does not decode fails the attempt", "6.11 step 1: a record sibling that does not decode fails that call alone (corrupt)",
+		"ledger/index.go", "if errors.Is(errs[i], crdt.ErrCorruptEncoding) {", "if false && errors.Is(errs[i], crdt.ErrCorruptEncoding) {",
+		"driver_ledger", "records: a record that does not decode fails its call alone"},
+	{"ledger/a record of another transaction read as this one's", "6.11 Window: records of another txn under the same key are passed over",
+		"ledger/index.go", "if r.Txn != txn || r.At.UnixNano() < oldest {", "if r.At.UnixNano() < oldest {",
+		"driver_ledger", "records: a record of another transaction under the key is passed over"},
+	{"ledger/a record of another amount ignored", "6.11 step 1: a live record of txn with another amount fails the call conflicting_transaction",
+		"ledger/ledger.go", "\tif len(x.records) > 0 {\n\t\treturn nil, fmt.Errorf(\"%w: ledger %q: transaction %q was applied with amount", "\tif false && len(x.records) > 0 {\n\t\treturn nil, fmt.Errorf(\"%w: ledger %q: transaction %q was applied with amount",
+		"driver_ledger", "records: a retry the counter forgot is answered from its record"},
+	{"ledger/an id with no time applied under TxnTime", "6.11 step 1: with TxnTime, a txn with no time is invalid_txn before anything else",
+		"ledger/ledger.go", "if _, ok := tt(txn); !ok {", "if _, ok := tt(txn); false && !ok {",
+		"driver_ledger", "records: the retry window with TxnTime"},
+	{"ledger/owed records not counted in the hold-back", "6.11 step 3: every owed record counts toward the hold-back number",
+		"ledger/group.go", "if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow", "if unrecorded := len(l.unacked) + 0*len(l.unindexed); unrecorded+appliedNow",
+		"driver_ledger", "records: owed records count toward the hold-back"},
+	{"ledger/at most 16 retirements per write", "6.9 RetireAfter: the 16 bound the actors recorded per write, not the actors retired",
+		"ledger/ledger.go", "\tfor _, a := range idle {\n\t\t// Its transactions are recorded first", "\tfor _, a := range idle[:min(len(idle), MaxRetirePerWrite)] {\n\t\t// Its transactions are recorded first",
+		"driver_ledger", "retire: actors recorded by earlier writes retire more than 16 at once"},
 }
 
 func TestDriverVectorMutants(t *testing.T) {

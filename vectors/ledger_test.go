@@ -8,7 +8,9 @@ package vectors
 import (
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,7 +64,13 @@ var ledgerRecordCases = []struct {
 	{"the smallest debit", ledger.Record{Txn: "t", Amount: -math.MaxInt64, Writer: "w", At: time.Unix(0, math.MaxInt64).UTC(), Version: 70000}},
 	{"a one-byte amount at a uint16 time", ledger.Record{Txn: "x", Amount: 1, Writer: "w", At: time.Unix(0, 65535).UTC(), Version: 1 << 33}},
 	{"a UUID id, not shortened", ledger.Record{Txn: "3c8f2e10-cd7e-11f0-8de9-0242ac120002", Amount: 7, Writer: "app-1~qrstuvwx", At: time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC), Version: 1<<64 - 2}},
+	{"the largest record (555 bytes)", ledgerLargest},
 }
+
+// ledgerLargest is the longest record an encoder writes: two ids of 255
+// bytes and three integers of 9 bytes, 555 bytes in all, below the
+// decoder's cap of 574 (SPEC.md 3.4).
+var ledgerLargest = ledger.Record{Txn: crdt.TxnID(strings.Repeat("t", crdt.MaxIDLen)), Amount: -math.MaxInt64, Writer: crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen)), At: time.Unix(0, math.MaxInt64).UTC(), Version: 1<<64 - 1}
 
 var ledgerKeyCases = [][2]string{{"acct", "t1"}, {"acct", "t2"}, {"acct/0", "t1"}, {"", "t1"}, {"wallet-7", "order-1"}, {"a\x00b", "c"}, {"a", "b\x00c"}}
 
@@ -93,12 +101,16 @@ func genLedgerVectors(t *testing.T) any {
 		{"a control character in the id", enc("ledger.txn", 1, rec("t\x01", 1, "w", at))},
 		{"version 0", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").int(1).str("w").int(at).uint(0) })},
 		{"four fields (no version)", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(4).str("t").int(1).str("w").int(at) })},
+		{"an array header of 4 before five fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(4).str("t").int(1).str("w").int(at).uint(1) })},
+		{"an array header of 6 before five fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(6).str("t").int(1).str("w").int(at).uint(1) })},
 		{"six fields", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(6).str("t").int(1).str("w").int(at).uint(1).int(0) })},
 		{"an amount not in its smallest form", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").raw(0xd0, 0x05).str("w").int(at).uint(1) })},
 		{"a version not in its smallest form", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").int(1).str("w").int(at).raw(0xcd, 0x00, 0x07) })},
 		{"a trailing byte", enc("ledger.txn", 1, func(m dvMP) dvMP { return rec("t", 1, "w", at)(m).raw(0xc0) })},
 		{"format version 2", enc("ledger.txn", 2, rec("t", 1, "w", at))},
 		{"another type's tag", enc("tpncounter", 1, rec("t", 1, "w", at))},
+		{"574 bytes: the largest record and 19 trailing bytes", hex.EncodeToString(ledgerPadded(t, 574))},
+		{"575 bytes: the largest record and 20 trailing bytes", hex.EncodeToString(ledgerPadded(t, 575))},
 	}
 	for _, c := range bad {
 		var r ledger.Record
@@ -109,6 +121,19 @@ func genLedgerVectors(t *testing.T) any {
 	return v
 }
 
+// ledgerPadded is the largest record followed by nil bytes (0xc0), n bytes
+// in all: at the cap (574) a decoder refuses it for the trailing bytes
+// (corrupt), beyond it for its size (too_large).
+func ledgerPadded(t *testing.T, n int) []byte {
+	b, err := ledgerLargest.MarshalBinary()
+	require.NoError(t, err)
+	require.Len(t, b, 555)
+	for len(b) < n {
+		b = append(b, 0xc0)
+	}
+	return b
+}
+
 func checkLedgerVectors(t *testing.T, raw []byte) {
 	var v ledgerVectors
 	require.NoError(t, json.Unmarshal(raw, &v))
@@ -116,27 +141,33 @@ func checkLedgerVectors(t *testing.T, raw []byte) {
 	require.NotEmpty(t, v.Keys)
 	require.NotEmpty(t, v.Invalid)
 	for _, c := range v.Records {
-		b := dvUnhex(c.Hex)
-		var r ledger.Record
-		require.NoError(t, r.UnmarshalBinary(b), c.Name)
-		got := *dvDecodeRecord(b)
-		require.Equal(t, c.Record, got, "%s: decoded", c.Name)
-		again, err := r.MarshalBinary()
-		require.NoError(t, err)
-		require.Equal(t, c.Hex, hex.EncodeToString(again), "%s: re-encoded", c.Name)
-		indep, err := dvEncRecord(&c.Record)
-		require.NoError(t, err)
-		require.Equal(t, c.Hex, hex.EncodeToString(indep), "%s: the independent encoder", c.Name)
+		t.Run("record/"+c.Name, func(t *testing.T) {
+			b := dvUnhex(c.Hex)
+			var r ledger.Record
+			require.NoError(t, r.UnmarshalBinary(b), c.Name)
+			got := *dvDecodeRecord(b)
+			require.Equal(t, c.Record, got, "%s: decoded", c.Name)
+			again, err := r.MarshalBinary()
+			require.NoError(t, err)
+			require.Equal(t, c.Hex, hex.EncodeToString(again), "%s: re-encoded", c.Name)
+			indep, err := dvEncRecord(&c.Record)
+			require.NoError(t, err)
+			require.Equal(t, c.Hex, hex.EncodeToString(indep), "%s: the independent encoder", c.Name)
+		})
 	}
 	for _, k := range v.Keys {
-		require.Equal(t, k.Key, ledger.RecordKey(k.Account, crdt.TxnID(k.Txn)), "%q %q", k.Account, k.Txn)
-		require.Equal(t, k.Key, dvRecordKey(k.Account, k.Txn), "%q %q: the independent key", k.Account, k.Txn)
-		require.True(t, ledger.IsRecordKey(k.Key))
+		t.Run(fmt.Sprintf("key/%q %q", k.Account, k.Txn), func(t *testing.T) {
+			require.Equal(t, k.Key, ledger.RecordKey(k.Account, crdt.TxnID(k.Txn)), "%q %q", k.Account, k.Txn)
+			require.Equal(t, k.Key, dvRecordKey(k.Account, k.Txn), "%q %q: the independent key", k.Account, k.Txn)
+			require.True(t, ledger.IsRecordKey(k.Key))
+		})
 	}
 	for _, c := range v.Invalid {
-		var r ledger.Record
-		err := r.UnmarshalBinary(dvUnhex(c.Hex))
-		require.Error(t, err, c.Name)
-		require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
+		t.Run("invalid/"+c.Name, func(t *testing.T) {
+			var r ledger.Record
+			err := r.UnmarshalBinary(dvUnhex(c.Hex))
+			require.Error(t, err, c.Name)
+			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
+		})
 	}
 }

@@ -179,7 +179,39 @@ type tFile struct {
 	Malformed []Malformed `json:"malformed"`
 	// Generated are tgcounter encodings too big to list, given as entry
 	// ranges; see tGenerated.
-	Generated []tGenerated `json:"generated_decodes"`
+	Generated []tGenerated      `json:"generated_decodes"`
+	Merges    []tGeneratedMerge `json:"generated_merges"`
+}
+
+// tGeneratedMerge merges two generated tgcounter states (built as
+// tGenerated builds them, each decoded alone, MaxActors 4096, their
+// actors disjoint): decoding Into and merging From into it gives Error,
+// with Into unchanged, or, when Error is empty, a state of that Value
+// whose encoding has the digest HexSHA256.
+type tGeneratedMerge struct {
+	Name      string        `json:"name"`
+	Note      string        `json:"note,omitempty"`
+	Into      []tEntryRange `json:"into"`
+	From      []tEntryRange `json:"from"`
+	Error     string        `json:"error,omitempty"`
+	Value     *I64          `json:"value,omitempty"`
+	HexSHA256 string        `json:"hex_sha256,omitempty"`
+}
+
+// merge merges g's states and returns what it gave.
+func (g tGeneratedMerge) merge(t *checker) tGeneratedMerge {
+	into := decodeT(t, "tgcounter", tGenerated{Entries: g.Into}.encode())
+	from := decodeT(t, "tgcounter", tGenerated{Entries: g.From}.encode())
+	before := into.bytes()
+	out := g
+	out.Value, out.HexSHA256 = nil, ""
+	err := into.merge(from)
+	if out.Error = kindOf(t, err); err == nil {
+		out.Value, out.HexSHA256 = ip(into.value()), sha256Hex(into.bytes())
+	} else {
+		require.Equal(t, sha256Hex(before), sha256Hex(into.bytes()), "%s: a refused merge changed the state", g.Name)
+	}
+	return out
 }
 
 // tGenerated is a tgcounter encoding built from entry ranges, one entry
@@ -733,6 +765,11 @@ func genTPN(t *checker) any {
 	rt := tRetire
 	u4 := func(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i) }
 	scs = append(scs,
+		tScenario{Name: "retire: a retired actor writing again counts against MaxActors", Type: "tgcounter", Options: tOptions{MaxActors: 2},
+			Replicas: []string{"r"},
+			Note:     "MaxActors 2: a and b credit, a is retired, c credits (live b and c: 2). a writing again would bring its entry back as a third live one: too_large, nothing changes. Once b is retired, a writes again (live a and c)",
+			Steps: []Step{ap("r", "a", "t1", 1), ap("r", "b", "t2", 2), rt("r", "a"), ap("r", "c", "t3", 4), ap("r", "a", "t4", 8),
+				rt("r", "b"), ap("r", "a", "t4", 8)}},
 		tScenario{Name: "retire: an idle actor's entry keeps its total, loses its records", Type: "tpncounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1},
 			Replicas: []string{"r"},
 			Note:     "a makes four credits and a debit (one credit folded, one forgotten); b one credit. Retiring a keeps seq and value: total = every amount a counted, no history, no folded record, and the state encodes in version 3 (a retired entry has four fields). Retiring again, or an actor without an entry, changes nothing; an invalid actor is invalid_actor. An untimed retry of a's transaction counts again (the documented limit)",
@@ -927,7 +964,18 @@ func genTPN(t *checker) any {
 	} {
 		gens = append(gens, g.decode(t))
 	}
+	var merges []tGeneratedMerge
+	for _, g := range []tGeneratedMerge{
+		{Name: "65537 retired entries from two states", Into: []tEntryRange{er("r", 32769, true)},
+			From: []tEntryRange{{Range: idRange{Prefix: "r", First: 32770, Count: 32768, Width: 5}, Retired: true}},
+			Note: "each state holds at most 65536 retired entries, their union one more: too_large, and the receiver is unchanged"},
+		{Name: "65536 retired entries from two states", Into: []tEntryRange{er("r", 32768, true)},
+			From: []tEntryRange{{Range: idRange{Prefix: "r", First: 32769, Count: 32768, Width: 5}, Retired: true}}},
+	} {
+		merges = append(merges, g.merge(t))
+	}
 	return tFile{
+		Merges:    merges,
 		Generated: gens,
 		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 4 where a half has a base or a retired entry a retirement time, version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor, after the base [cutoff, total, forgot] when the half has one (version 4); a retired entry is [actor, seq, total, forgot] or [actor, seq, total, forgot, retired_at]; tpncounter body: [P body, N body]. Steps retire_at and fold carry the retirement time and the cutoff (Unix ns) in amount. A scenario's initial gives some replicas a starting state to decode (hex) instead of the empty one. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
@@ -1974,6 +2022,7 @@ func checkTPN(t *checker, raw []byte) {
 	}
 	checkMalformed(t, f.Malformed)
 	require.NotEmpty(t, f.Generated)
+	checkGeneratedMerges(t, f.Merges)
 	for _, g := range f.Generated {
 		t.Run("generated decode/"+g.Name, func(t *checker) {
 			// The model: at most MaxActors (4096) live entries and 65536
@@ -1998,6 +2047,42 @@ func checkTPN(t *checker, raw []byte) {
 				require.NotNil(t, g.Value)
 				require.EqualValues(t, live+retired, int64(*g.Value), "value vs model")
 				require.Equal(t, *g.Value, *got.Value, "value decoded")
+			}
+		})
+	}
+}
+
+// checkGeneratedMerges checks generated_merges against the real merge and
+// a model: at most 4096 live entries and 65536 retired ones in the union.
+func checkGeneratedMerges(t *checker, ms []tGeneratedMerge) {
+	require.NotEmpty(t, ms)
+	for _, g := range ms {
+		t.Run("generated merge/"+g.Name, func(t *checker) {
+			live, retired := map[string]bool{}, map[string]bool{}
+			for _, rs := range [][]tEntryRange{g.Into, g.From} {
+				for _, r := range rs {
+					for _, id := range r.Range.ids() {
+						require.False(t, live[id] || retired[id], "%s: actor %s in both states", g.Name, id)
+						if r.Retired {
+							retired[id] = true
+						} else {
+							live[id] = true
+						}
+					}
+				}
+			}
+			want := ""
+			if len(live) > 4096 || len(retired) > 65536 {
+				want = "too_large"
+			}
+			require.Equal(t, want, g.Error, "model disagrees with the vector")
+			got := g.merge(t)
+			requireKind(t, g.Error, errorOf(got.Error))
+			if g.Error == "" {
+				require.NotNil(t, g.Value)
+				require.EqualValues(t, len(live)+len(retired), int64(*g.Value), "value vs model")
+				require.Equal(t, *g.Value, *got.Value, "value merged")
+				require.Equal(t, g.HexSHA256, got.HexSHA256, "merged encoding")
 			}
 		})
 	}
