@@ -712,13 +712,23 @@ func settlePositions(n int, all bool) []int {
 // retry of x on any ledger is recognised, and a ledger that answered
 // applied for x never takes its copy out.
 //
-// Seen to fail against index.go's settle always putting the record
-// (`return counted, counted == nil, ...` made `return nil, true, ...`: x
-// counted twice, 1 of 2 lateSlow orders), against cede doing nothing
-// (`ceded := merged.Ceded(l.writer)` made empty: x counted zero times when
-// L0 sorts first and its late copy meets L1's), and against record
-// skipping the confirmation (every record put at once: counted twice).
-// Scale: COUNTERKIT_CASES=1 tries every boundary pair (slow) and every
+// Seen to fail against each of these broken variants, one at a time:
+//   - settle always putting the record (index.go, `return counted,
+//     counted == nil, x.token, nil` made `return nil, true, x.token,
+//     nil`): x counted twice, 2208 for 2108;
+//   - cede doing nothing (`if len(ceded) == 0` made `if true || ...`): x
+//     counted zero times, 2008 for 2108, when L0 sorts first;
+//   - the confirmation skipped (record's `p.confirm && p.rec.Writer ==
+//     l.writer` made false, or its namesOnlyOthers case always taken): x
+//     counted twice;
+//   - retirement records naming the retired actor (recordRetiring's owner
+//     case made false): x counted twice, 3214 for 3114, in doubt with
+//     retire;
+//   - a taken-out copy still answered applied (group.go's `if r :=
+//     counted[i]; r != nil` made false): "answered applied for x without
+//     its copy in the store".
+//
+// Scale: COUNTERKIT_CASES set tries every boundary pair (slow) and every
 // boundary at the default History and Folded lengths.
 func TestAdvSettleTwoWriters(t *testing.T) {
 	all := envCases(t, 0) > 0
@@ -858,10 +868,11 @@ func TestAdvSettleLandingInAForgettingCycle(t *testing.T) {
 // it anywhere are recognised, and no ledger that answered applied takes
 // its copy out.
 //
-// Seen to fail against the same broken variants as
-// TestAdvSettleTwoWriters: settle always putting the record (counted
-// twice), cede doing nothing (counted zero times), and the confirmation
-// skipped (counted twice).
+// Seen to fail against cede doing nothing (`if len(ceded) == 0` made
+// `if true || ...`: x counted zero times, 3010 for 3110). Settle always
+// putting the record and the confirmation skipped pass here: the
+// schedules that show them are those left out (cedeLate);
+// TestAdvSettleTwoWriters catches both.
 func TestAdvSettleThreeWriters(t *testing.T) {
 	all := envCases(t, 0) > 0
 	step := 4
