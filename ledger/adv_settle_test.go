@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/rand"
 	"os"
 	"slices"
 	"sync"
@@ -98,7 +99,17 @@ func (l *lane) hook(method, key string) {
 func (l *lane) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	l.hook(faulty.MethodFetch, key)
 	sibs, tok, err := l.Siblings.Fetch(ctx, key)
-	l.logf("fetch %s: %d siblings, %v", keyName(key), len(sibs), err)
+	if l.trace != nil && err == nil && !ledger.IsRecordKey(key) {
+		st := decodeState(nil, sibs...)
+		var held []string
+		for a, v := range st.LiveActors() {
+			held = append(held, fmt.Sprintf("%s@%d%v", a, v, slices.Sorted(maps.Keys(maps.Collect(st.Transactions(a))))))
+		}
+		slices.Sort(held)
+		l.logf("fetch account: %d siblings, value %d, held %v", len(sibs), st.Value(), held)
+	} else {
+		l.logf("fetch %s: %d siblings, %v", keyName(key), len(sibs), err)
+	}
 	if err == nil && !ledger.IsRecordKey(key) {
 		l.mu.Lock()
 		f := l.read
@@ -133,14 +144,18 @@ func (l *lane) Put(ctx context.Context, key string, actor crdt.ActorID, v []byte
 		close(g.landed)
 		<-g.ack
 	}
-	if err == nil && f != nil {
-		f(v)
+	if f != nil {
+		f(v) // every state the ledger tried to write, landed or not
 	}
 	if l.trace != nil {
 		st, _ := tpncounter.New(tpncounter.Options{})
 		_ = st.UnmarshalBinary(v)
-		o, _ := st.Owner("x")
-		l.logf("put account (slow %v): value %d, x %v owner %v: %v", g != nil, st.Value(), st.Status("x"), o, err)
+		var held []string
+		for a, v := range st.LiveActors() {
+			held = append(held, fmt.Sprintf("%s@%d%v", a, v, slices.Sorted(maps.Keys(maps.Collect(st.Transactions(a))))))
+		}
+		slices.Sort(held)
+		l.logf("put account (slow %v): value %d, held %v: %v", g != nil, st.Value(), held, err)
 	}
 	return err
 }
@@ -912,5 +927,413 @@ func TestAdvSettleThreeWriters(t *testing.T) {
 				t.Logf("%d schedules over %d boundaries; %d left to TestAdvSettleLandingInAForgettingCycle", runs, run.n, skipped)
 			})
 		}
+	}
+}
+
+// appliedWatch is takeOutWatch for every transaction a ledger answered
+// applied.
+type appliedWatch struct {
+	mu         sync.Mutex
+	writer     crdt.ActorID
+	counts     map[crdt.TxnID]bool // watched; the writer's last state: its history copy counts
+	violations []string
+}
+
+func (w *appliedWatch) start(st *tpncounter.Counter, x crdt.TxnID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.counts[x] = countsInHistory(st, w.writer, x)
+}
+
+func (w *appliedWatch) wrote(t *testing.T, v []byte) {
+	st := decodeState(t, v)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for x, counts := range w.counts {
+		if counts && st.Status(x) == tpncounter.Unknown {
+			w.violations = append(w.violations, fmt.Sprintf("%s answered applied for %s, then wrote a state without it (taken out)", w.writer, x))
+		}
+		w.counts[x] = countsInHistory(st, w.writer, x)
+	}
+}
+
+// TestAdvSettleRandom drives two ledgers (History and Folded length 1 or
+// 2, both id orders) through random steps: a new transaction to one
+// ledger, or to both at once (concurrent calls); a retry of a call not
+// answered, on either ledger; the delivery of a held put. Puts of the
+// account key are lost, lose their acknowledgement or are refused; record
+// puts are refused; reads of the account key are stale (up to three
+// states back). Every call ends (none hangs) with an answer or
+// unavailable / ambiguous_write; a ledger that answered applied in one
+// attempt holds that copy when it answers and never takes it out. Then the
+// store recovers, every ledger reads and writes twice, and every call not
+// answered is retried until it is: each transaction counts once, and a
+// retry of each on either ledger or a new one is recognised.
+//
+// This mix holds no put in flight: with late copies (held or slow puts)
+// the code fails, TestAdvSettleRandomLateCopies.
+//
+// Seen to fail against cede doing nothing (`if len(ceded) == 0` made `if
+// true || ...`: two of three runs of the default size). Settle always
+// putting the record and the confirmation skipped pass here (no late
+// copy); TestAdvSettleTwoWriters catches them.
+//
+// Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvSettleRandom$'
+// (the concurrent calls group as the scheduler lets them, so a replay may
+// differ there). Scale: COUNTERKIT_CASES=<n> (cases per configuration).
+func TestAdvSettleRandom(t *testing.T) {
+	seed := doubtSeed(t)
+	t.Logf("seed %d; replay: COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvSettleRandom$'", seed, seed)
+	settleRandomMixes(t, seed, envCases(t, 16), mixStale)
+}
+
+func settleRandomMixes(t *testing.T, seed int64, cases int, mixes ...string) {
+	for _, mix := range mixes {
+		for _, hf := range []int{1, 2} {
+			for _, order := range []bool{false, true} {
+				for c := range cases {
+					caseSeed := seed + int64(hf*1_000_003+c*7919) + int64(b2i(order)*17) + int64(len(mix)*100_003)
+					t.Run(fmt.Sprintf("%s/H=F=%d/reversed=%v/case%d", mix, hf, order, c), func(t *testing.T) {
+						settleRandomCase(t, caseSeed, hf, order, 30, mix)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestAdvSettleRandomLateCopies is TestAdvSettleRandom with late copies:
+// puts held in flight (delivered at random steps) and slow puts (the call
+// on one ledger lands, and is acknowledged, after the other ledger has
+// applied the transaction and made up to 2H + 2 more credits), without
+// stale reads ("late") and with them ("full"). It fails against the code as
+// it is, x counting twice for good, in these ways seen in its traces:
+//   - a late copy settles as meeting the other writer's copy, and the
+//     other writer then forgets its own from a read that does not show the
+//     late copy (stale, or made before the landing): raceForget of
+//     TestAdvSettleLandingInAForgettingCycle;
+//   - a ledger's Put carrying a pending copy (sent again with a new call)
+//     lands after the other writer forgot x; the record the ledger owes
+//     for it names the other writer, whose copy counted in the Put's own
+//     state, so it is neither confirmed nor settled (SPEC.md 6.11 step 3,
+//     "Its record names the copy that counts in that state").
+//
+// Skipped; COUNTERKIT_SETTLE_FAILURES=1 runs it.
+//
+// Replay: COUNTERKIT_SETTLE_FAILURES=1 COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvSettleRandomLateCopies$'
+func TestAdvSettleRandomLateCopies(t *testing.T) {
+	if os.Getenv("COUNTERKIT_SETTLE_FAILURES") == "" {
+		t.Skip("SPEC.md 6.11 step 3: a late copy judged to meet, or recorded as another writer's, is not settled after that writer forgets x; x counts twice for good")
+	}
+	seed := doubtSeed(t)
+	t.Logf("seed %d; replay: COUNTERKIT_SETTLE_FAILURES=1 COUNTERKIT_SEED=%d go test ./ledger -run '^TestAdvSettleRandomLateCopies$'", seed, seed)
+	settleRandomMixes(t, seed, envCases(t, 10), mixLate, mixFull)
+}
+
+// The fault mixes of settleRandomCase.
+const (
+	mixLate  = "late"  // held and slow puts, no stale reads
+	mixStale = "stale" // stale reads, no held or slow puts
+	mixFull  = "full"  // both
+)
+
+func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int, mix string) {
+	rng := rand.New(rand.NewSource(seed))
+	var mu sync.Mutex
+	faults := true
+	draw := func() float64 {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.Float64()
+	}
+	intn := func(n int) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.Intn(n)
+	}
+	policy := func(c faulty.Call) faulty.Fault {
+		mu.Lock()
+		on := faults
+		mu.Unlock()
+		if !on {
+			return faulty.Pass
+		}
+		x := draw()
+		switch {
+		case c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key):
+			if x < 0.15 {
+				return faulty.Refuse
+			}
+		case c.Method == faulty.MethodPut:
+			for _, w := range []struct {
+				f faulty.Fault
+				p float64
+			}{{faulty.Lose, 0.08}, {faulty.LoseAck, 0.16}, {faulty.Hold, 0.28}, {faulty.Refuse, 0.36}} {
+				if x < w.p {
+					if w.f == faulty.Hold && mix == mixStale {
+						return faulty.Refuse
+					}
+					return w.f
+				}
+			}
+		case c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key):
+			if x < 0.12 && mix != mixLate {
+				return faulty.StaleBy(1 + intn(3))
+			}
+		}
+		return faulty.Pass
+	}
+	setFaults := func(on bool) {
+		mu.Lock()
+		faults = on
+		mu.Unlock()
+	}
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	copts := tpncounter.Options{HistoryLength: hf, FoldedLength: hf}
+	names := []crdt.ActorID{"a", "b"}
+	if reversed {
+		names = []crdt.ActorID{"b", "a"}
+	}
+	var lanes []*lane
+	var ledgers []*ledger.Ledger
+	var watches []*appliedWatch
+	for _, name := range names {
+		ln := &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: policy})}
+		l, err := ledger.New(ln, advKey, ledger.Options{Actor: name, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1},
+			Counter: copts, MaxGroup: 1, RetireAfter: -1, Clock: clock.Now})
+		require.NoError(t, err)
+		w := &appliedWatch{writer: l.Writer(), counts: map[crdt.TxnID]bool{}}
+		ln.wrote = func(v []byte) { w.wrote(t, v) }
+		if os.Getenv("COUNTERKIT_SETTLE_TRACE") != "" {
+			ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
+		}
+		lanes, ledgers, watches = append(lanes, ln), append(ledgers, l), append(watches, w)
+	}
+	amounts := map[crdt.TxnID]int64{}
+	answered := map[crdt.TxnID]bool{}
+	var next int
+	newTxn := func() crdt.TxnID {
+		next++
+		x := crdt.TxnID(fmt.Sprintf("x%03d", next))
+		amounts[x] = int64(next)
+		if next%4 == 0 {
+			amounts[x] = -1
+		}
+		return x
+	}
+	call := func(i int, x crdt.TxnID) error {
+		ctx, cancel := context.WithTimeout(context.Background(), settleCallTimeout)
+		defer cancel()
+		r, err := ledgers[i].Update(ctx, x, amounts[x])
+		switch {
+		case err == nil:
+			// An answer after an attempt that did not land may be applied
+			// for a copy that never counts: TestAdvSettleAppliedAfterAnEarlierAttempt.
+			if r.Outcome == tpncounter.Applied && r.Attempts == 1 {
+				st := stored(t, mem)
+				if _, live := maps.Collect(st.LiveActors())[ledgers[i].Writer()]; live && st.Status(x) == tpncounter.Unknown {
+					t.Errorf("seed %d: %s answered applied for %s, which the store does not hold", seed, names[i], x)
+				}
+				watches[i].start(st, x)
+			}
+		case errors.Is(err, context.DeadlineExceeded):
+			t.Errorf("seed %d: %s: Update(%s) hangs", seed, names[i], x)
+		case errors.Is(err, crdt.ErrUnavailable), errors.Is(err, crdt.ErrAmbiguousWrite):
+		default:
+			t.Errorf("seed %d: %s: Update(%s): %v", seed, names[i], x, err)
+		}
+		return err
+	}
+	note := func(x crdt.TxnID, err error) {
+		if err == nil {
+			answered[x] = true
+		}
+	}
+	amounts["open"] = 1_000_000
+	setFaults(false)
+	require.NoError(t, call(0, "open"))
+	answered["open"] = true
+	setFaults(true)
+	for step := range steps {
+		if intn(4) == 0 {
+			for _, ln := range lanes {
+				if ln.Held() > 0 {
+					require.NoError(t, ln.Deliver(intn(ln.Held())))
+				}
+			}
+		}
+		i := intn(2)
+		switch r := intn(8); {
+		case r < 3:
+			x := newTxn()
+			note(x, call(i, x))
+		case r < 5:
+			// Delivered to both at once.
+			x := newTxn()
+			errs := make([]error, 2)
+			var wg sync.WaitGroup
+			for j := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[j] = call(j, x)
+				}()
+			}
+			wg.Wait()
+			note(x, errs[0])
+			note(x, errs[1])
+		case r < 7 && mix != mixStale:
+			// Slow on ledger i: the other applies x and writes on first.
+			x := newTxn()
+			g := newSlowPut()
+			lanes[i].mu.Lock()
+			lanes[i].slow = g
+			lanes[i].mu.Unlock()
+			done := make(chan error, 1)
+			go func() { done <- call(i, x) }()
+			select {
+			case <-g.held:
+			case err := <-done:
+				// The call ended before its put (stale read refused it, or
+				// a record is owed): nothing is slow.
+				lanes[i].mu.Lock()
+				lanes[i].slow = nil
+				lanes[i].mu.Unlock()
+				note(x, err)
+				continue
+			}
+			note(x, call(1-i, x))
+			for range intn(hf + hf + 3) {
+				y := newTxn()
+				note(y, call(1-i, y))
+			}
+			close(g.land)
+			<-g.landed
+			close(g.ack)
+			note(x, <-done)
+		default:
+			var pool []crdt.TxnID
+			for _, x := range slices.Sorted(maps.Keys(amounts)) {
+				if !answered[x] {
+					pool = append(pool, x)
+				}
+			}
+			if len(pool) == 0 {
+				continue
+			}
+			x := pool[intn(len(pool))]
+			note(x, call(i, x))
+		}
+		t.Logf("step %d: held %d/%d, pending %v/%v", step, lanes[0].Held(), lanes[1].Held(), ledgers[0].Pending(), ledgers[1].Pending())
+	}
+	// The store recovers.
+	setFaults(false)
+	for _, ln := range lanes {
+		if intn(2) == 0 {
+			require.NoError(t, ln.DeliverAll())
+		} else {
+			ln.DropHeld()
+		}
+	}
+	for round := range 2 {
+		for i := range ledgers {
+			x := newTxn()
+			err := call(i, x)
+			require.NoError(t, err, "seed %d: round %d on %s after the store recovered", seed, round, names[i])
+			note(x, err)
+		}
+	}
+	for _, x := range slices.Sorted(maps.Keys(amounts)) {
+		if !answered[x] {
+			require.NoError(t, call(intn(2), x), "seed %d: %s retried after the store recovered", seed, x)
+		}
+	}
+	var want int64
+	for _, v := range amounts {
+		want += v
+	}
+	for _, w := range watches {
+		require.Empty(t, w.violations, "seed %d", seed)
+	}
+	require.Equal(t, want, stored(t, mem).Value(), "seed %d: each transaction counted once", seed)
+	fresh, err := ledger.New(mem, advKey, ledger.Options{Actor: "z", Counter: copts, RetireAfter: -1, Clock: clock.Now})
+	require.NoError(t, err)
+	for _, l := range append(slices.Clone(ledgers), fresh) {
+		for _, x := range slices.Sorted(maps.Keys(amounts)) {
+			r, err := l.Update(context.Background(), x, amounts[x])
+			require.NoError(t, err, "seed %d: retry of %s on %s", seed, x, l.Actor())
+			require.True(t, isRecognised(r.Outcome), "seed %d: a retry of %s on %s is applied again: %v", seed, x, l.Actor(), r.Outcome)
+		}
+	}
+	require.Equal(t, want, stored(t, mem).Value(), "seed %d: after the retries", seed)
+}
+
+// TestAdvSettleAppliedAfterAnEarlierAttempt: ledger a's call of x makes a
+// first attempt whose put does not land (lost: ambiguous; or refused);
+// before its second attempt, ledger b applies x (and, in the second case,
+// writes on until it has forgotten x: History and Folded length 1). a's
+// second attempt finds x, in the counter or in b's record: the copy that
+// counts is b's, and a's never landed. a answers applied (an earlier
+// attempt of this call "applied" it to a state that was never stored),
+// and in the lost case takes its pending copy out at its next read. The
+// promise is that an Update never answers applied for a copy that is then
+// taken out; SPEC.md 6.11 step 2 answers a call known from its record
+// duplicate. TestAdvSettleRandom found both. Skipped with the rule each
+// breaks; COUNTERKIT_SETTLE_FAILURES=1 runs them.
+func TestAdvSettleAppliedAfterAnEarlierAttempt(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		fault  faulty.Fault
+		forget bool
+		rule   string
+	}{
+		{"lost, then counted by another ledger", faulty.Lose, false,
+			"SPEC.md 6.9 (applied if an earlier attempt applied it) against 6.11's promise: applied for a copy that never landed and is taken out"},
+		{"refused, then counted and forgotten by another ledger", faulty.Refuse, true,
+			"SPEC.md 6.11 step 2: a call known from its record is answered applied, not duplicate"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if os.Getenv("COUNTERKIT_SETTLE_FAILURES") == "" {
+				t.Skip(tc.rule)
+			}
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}
+			mk := func(ln *lane, actor crdt.ActorID) *ledger.Ledger {
+				l, err := ledger.New(ln, advKey, ledger.Options{Actor: actor, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, Counter: copts, MaxGroup: 1, RetireAfter: -1})
+				require.NoError(t, err)
+				return l
+			}
+			la, lb := newLane(mem), newLane(mem)
+			a, b := mk(la, "a"), mk(lb, "b")
+			want := int64(100)
+			fetches := 0
+			la.before = func(method, key string) {
+				if method != faulty.MethodFetch || ledger.IsRecordKey(key) {
+					return
+				}
+				if fetches++; fetches != 2 {
+					return
+				}
+				_, err := b.Update(ctx, "x", 100)
+				require.NoError(t, err)
+				if tc.forget {
+					for i := range 4 {
+						_, err := b.Update(ctx, crdt.TxnID(fmt.Sprint("y", i)), 1)
+						require.NoError(t, err)
+						want++
+					}
+				}
+			}
+			la.plan.set([]faulty.Fault{tc.fault}, nil, nil)
+			r, err := a.Update(ctx, "x", 100)
+			require.NoError(t, err)
+			la.before = nil
+			_, err = a.Find(ctx)
+			require.NoError(t, err)
+			require.Equal(t, want, stored(t, mem).Value(), "x counted once")
+			require.NotEqual(t, tpncounter.Applied, r.Outcome, "a answered applied; the copy that counts is b's (owner %v)", r.Owner)
+		})
 	}
 }
