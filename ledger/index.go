@@ -221,7 +221,7 @@ func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, cal
 			}
 			return errs[i]
 		}
-		c.itoken = xs[i].token
+		c.itoken = xs[i].putToken()
 		c.known, c.err = l.judge(xs[i], c.txn, c.amount, now)
 	}
 	return nil
@@ -281,7 +281,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		switch {
 		case errs[i] != nil:
 		case !xs[i].namesOnlyOthers(l.writer, rec.Amount):
-			recs[i].token = xs[i].token
+			recs[i].token = xs[i].putToken()
 			puts = append(puts, i)
 		default:
 			var put bool
@@ -370,7 +370,18 @@ func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (counted
 		}
 		counted = &r
 	}
-	return counted, counted == nil, x.token, nil
+	return counted, counted == nil, x.putToken(), nil
+}
+
+// putToken is the token a record Put after the fetch x takes: x's, when
+// it read no live record of the transaction, else none, so that no record
+// is superseded by another (each names a copy that counts, or counted:
+// SPEC.md 6.11 step 3).
+func (x indexed) putToken() store.Token {
+	if len(x.records) > 0 {
+		return nil
+	}
+	return x.token
 }
 
 // namesOnlyOthers reports whether x has a record with amount and every such

@@ -4388,7 +4388,7 @@ func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, t
 					out[i].ok = true // nothing to write
 				}
 			default:
-				toks[f.Key] = f.Token
+				toks[f.Key] = m.putToken(r.Txn, f)
 			}
 		}
 	}
@@ -4466,7 +4466,16 @@ func (m *dvModel) settle(L *dvLedgerModel, what string, r dvRecord) (token strin
 		m.bad("%s: %s was counted by another writer: the take-out is not modelled", what, r.Txn)
 		return "", false
 	}
-	return rf.Token, true
+	return m.putToken(r.Txn, rf), true
+}
+
+// putToken is the token of a record Put after the fetch f of txn's record
+// (SPEC.md 6.11 step 3): f's, when f read no live record of txn, else none.
+func (m *dvModel) putToken(txn string, f dvCall) string {
+	if len(m.live(txn, f.Siblings)) > 0 {
+		return ""
+	}
+	return f.Token
 }
 
 // cede is SPEC.md 6.11 step 6: before a write that may drop or unfold
@@ -5037,7 +5046,7 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 		}
 		r := dvRecord{Txn: c.s.Txn, Amount: dvInt(c.signed), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(c.version, 1), 10)}
 		want = append(want, r)
-		tok[r.Txn] = c.recFetch.Token
+		tok[r.Txn] = m.putToken(r.Txn, c.recFetch)
 	}
 	if len(want) == 0 {
 		return
@@ -6959,6 +6968,9 @@ var dvMutants = []struct {
 	{"ledger/retirement record naming the retired writer's copy that does not count", "6.11 step 5: the record names the copy that counts",
 		"ledger/index.go", "if o, ok := merged.Owner(txn); ok && o.Actor != actor && o.Amount == amount {", "if o, ok := merged.Owner(txn); false && ok && o.Actor != actor && o.Amount == amount {",
 		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
+	{"ledger/record put superseding live records", "6.11 step 3: a record Put takes its fetch's token only when that fetch read no live record",
+		"ledger/index.go", "if len(x.records) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
+		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
 	{"ledger/a copy given up unrecorded", "6.11 step 6: the copy that counts is recorded before a copy is given up",
 		"ledger/index.go", "if len(ceded) == 0 {", "if true {",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
