@@ -366,7 +366,7 @@ func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (counted
 			return nil, false, nil, nil
 		}
 		if v := st.Version(r.Writer); v < r.Version && (v > 0 || !foldedAfter(st, r.At)) {
-			return nil, false, nil, fmt.Errorf("%w: ledger %q: the state read is older than the record of %q (a stale read); try again", crdt.ErrUnavailable, l.key, rec.Txn)
+			return nil, false, nil, l.staleRead(rec.Txn)
 		}
 		counted = &r
 	}
@@ -559,7 +559,13 @@ func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter
 		stale = true
 	}
 	if stale {
-		return false, fmt.Errorf("%w: ledger %q: the state read is older than the record of %q (a stale read); try again", crdt.ErrUnavailable, l.key, txn)
+		return false, l.staleRead(txn)
 	}
 	return false, nil
+}
+
+// staleRead is the error of a read of the account older than a record of
+// txn (SPEC.md 6.11 steps 3 and 4).
+func (l *Ledger) staleRead(txn crdt.TxnID) error {
+	return fmt.Errorf("%w: ledger %q: the state read is older than the record of %q (a stale read); try again", crdt.ErrUnavailable, l.key, txn)
 }

@@ -4283,7 +4283,20 @@ func (m *dvModel) live(txn string, sibs []dvSibling) []dvRecord {
 // ledger L, no token unless given) and returns the transactions whose put
 // failed.
 func (m *dvModel) recordPuts(L *dvLedgerModel, what string, puts []dvCall, want []dvRecord, token string) (failed []dvRecord) {
-	key := func(r dvRecord) string { return dvRecordKey(m.v.Options.Key, r.Txn) }
+	if !m.samePuts(L, what, puts, want, func(dvRecord) (string, bool) { return token, true }) {
+		return nil
+	}
+	for _, p := range puts {
+		if p.Reply != "ok" {
+			failed = append(failed, *p.Record)
+		}
+	}
+	return failed
+}
+
+// samePuts checks that puts are exactly the record puts, as ledger L, of
+// the records of want that token says are put, each with its token.
+func (m *dvModel) samePuts(L *dvLedgerModel, what string, puts []dvCall, want []dvRecord, token func(dvRecord) (string, bool)) bool {
 	var gotS, wantS []string
 	for _, p := range puts {
 		r := dvRecord{}
@@ -4293,20 +4306,17 @@ func (m *dvModel) recordPuts(L *dvLedgerModel, what string, puts []dvCall, want 
 		gotS = append(gotS, fmt.Sprintf("%s %+v as %s token %q", p.Key, r, p.Actor, p.Token))
 	}
 	for _, r := range want {
-		wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", key(r), r, L.writer, token))
+		if t, ok := token(r); ok {
+			wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", dvRecordKey(m.v.Options.Key, r.Txn), r, L.writer, t))
+		}
 	}
 	slices.Sort(gotS)
 	slices.Sort(wantS)
 	if !slices.Equal(gotS, wantS) {
 		m.bad("%s: record puts %v, want %v", what, gotS, wantS)
-		return nil
+		return false
 	}
-	for _, p := range puts {
-		if p.Reply != "ok" {
-			failed = append(failed, *p.Record)
-		}
-	}
-	return failed
+	return true
 }
 
 // flush is SPEC.md 6.11 step 3: the records an earlier cycle could not
@@ -4392,28 +4402,13 @@ func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, t
 			}
 		}
 	}
-	var gotS, wantS []string
 	puts := m.set("put")
 	for _, p := range puts {
-		r := dvRecord{}
-		if p.Record != nil {
-			r = *p.Record
-		}
-		gotS = append(gotS, fmt.Sprintf("%s %+v as %s token %q", p.Key, r, p.Actor, p.Token))
 		if i := slices.IndexFunc(want, func(w dvRecord) bool { return key(w) == p.Key }); i >= 0 && p.Reply == "ok" {
 			out[i].ok = true
 		}
 	}
-	for _, r := range want {
-		if t, ok := toks[key(r)]; ok {
-			wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", key(r), r, L.writer, t))
-		}
-	}
-	slices.Sort(gotS)
-	slices.Sort(wantS)
-	if !slices.Equal(gotS, wantS) {
-		m.bad("%s: record puts %v, want %v", what, gotS, wantS)
-	}
+	m.samePuts(L, what, puts, want, func(r dvRecord) (string, bool) { t, ok := toks[key(r)]; return t, ok })
 	return out
 }
 
