@@ -163,7 +163,7 @@ func runBookSim(seed int64, cfg bookSim) (bookRun, error) {
 	counter := tpncounter.Options{HistoryLength: tpncounter.MaxHistoryLength}
 	inner := memory.NewSiblings()
 	fs := faulty.NewSiblings(inner, faulty.Options{RecordWrites: true,
-		Policy: faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.08, Lose: 0.15, Hold: 0.02, Stale: 0.1, MaxStaleness: 2})})
+		Policy: FreshRecords(faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.08, Lose: 0.15, Hold: 0.02, Stale: 0.1, MaxStaleness: 2}))})
 	ov := newOverlap(fs)
 	b, err := NewBook(ov, BookOptions{MaxOpen: cfg.maxOpen,
 		Options: Options{Actor: "svc", RetryCount: 1, Backoff: Backoff{Initial: -1}, Counter: counter}})

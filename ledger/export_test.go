@@ -47,3 +47,15 @@ func MaxGroupOf(l *Ledger) int { return l.opts.MaxGroup }
 func counterCalls(p faulty.Policy) faulty.Policy {
 	return faulty.Keys(p, func(k string) bool { return !IsRecordKey(k) })
 }
+
+// FreshRecords is p with no stale read of a transaction record: a record
+// Fetch reflects every record Put acknowledged before it (SPEC.md 6.11,
+// "Reads of records"). Reads of the account's key may lag.
+func FreshRecords(p faulty.Policy) faulty.Policy {
+	return func(c faulty.Call) faulty.Fault {
+		if f := p(c); f.Kind() != faulty.Stale || !IsRecordKey(c.Key) {
+			return f
+		}
+		return faulty.Pass
+	}
+}

@@ -270,14 +270,14 @@ func (l *Ledger) cycle(group []*call) {
 	// A call whose record could not be written landed, but is not yet
 	// recognised by a ledger that reads the account's key stale: it is not
 	// acknowledged, so that the caller retries it (SPEC.md 6.11 step 3).
-	errs, counted := l.record(ctx, recs)
+	errs, owners := l.record(ctx, recs)
 	for i, err := range errs {
-		if r := counted[i]; r != nil {
-			// Another writer counted it before this copy landed, and this
-			// copy is taken out (SPEC.md 6.11 step 3): a duplicate.
+		if o := owners[i]; o != nil {
+			// Another writer landed it first, and this copy defers to
+			// that one (SPEC.md 6.11 step 3): a duplicate.
 			for _, c := range group {
-				if c.txn == r.Txn && c.err == nil && c.res.Landed && c.applied {
-					c.res.Outcome, c.res.Owner = tpncounter.Duplicate, tpncounter.Copy{Actor: r.Writer, Amount: r.Amount, Folded: true}
+				if c.txn == recs[i].rec.Txn && c.err == nil && c.res.Landed && c.applied {
+					c.res.Outcome, c.res.Owner = tpncounter.Duplicate, *o
 				}
 			}
 		}

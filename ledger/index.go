@@ -256,16 +256,17 @@ type pendingRecord struct {
 // ledger's writer is confirmed first (SPEC.md 6.11 step 3): its key is
 // read, and it is written, with that read's token, unless the records of
 // its amount name only other writers (then see settle). The reads, then the
-// puts, run at once. When another writer counted a transaction this
-// ledger's copy of which landed late, that copy is taken out and written
-// back, and counted names the other writer's record. It returns each
-// record's error (nil when none failed). l.mu is held.
-func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, counted []*Record) {
+// puts, run at once. owners[i] is set when recs[i]'s copy defers to
+// another writer's (it landed late, see settle): that copy is watched
+// until it is decided, or, when the other writer counted the transaction,
+// taken out and written back at once. It returns each record's error (nil
+// when none failed). l.mu is held.
+func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
 		return nil, nil
 	}
 	now := l.now()
-	errs, counted = make([]error, len(recs)), make([]*Record, len(recs))
+	errs, owners = make([]error, len(recs)), make([]*tpncounter.Copy, len(recs))
 	xs := make([]indexed, len(recs))
 	var mine, puts []int
 	for i, p := range recs {
@@ -276,6 +277,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		}
 	}
 	each(len(mine), func(k int) { i := mine[k]; xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	var out []crdt.TxnID
 	for _, i := range mine {
 		rec := recs[i].rec
 		switch {
@@ -284,40 +286,44 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			recs[i].token = xs[i].putToken()
 			puts = append(puts, i)
 		default:
-			var put bool
-			counted[i], put, recs[i].token, errs[i] = l.settle(ctx, rec, now)
-			if put {
+			v, owner, token, err := l.settle(ctx, rec, now)
+			recs[i].token, errs[i] = token, err
+			if owner != nil {
+				owners[i] = &tpncounter.Copy{Actor: owner.Writer, Amount: owner.Amount, Folded: v == counted}
+			}
+			switch {
+			case err != nil:
+			case v == none:
 				puts = append(puts, i)
+			case v == counted:
+				out = append(out, rec.Txn)
 			}
 		}
 	}
 	slices.Sort(puts)
 	each(len(puts), func(k int) { i := puts[k]; errs[i] = l.putRecord(ctx, recs[i].rec, recs[i].token) })
-	taken := false
 	for i, err := range errs {
 		if err == nil {
 			delete(l.unindexed, recs[i].rec.Txn)
-			if counted[i] != nil {
-				local := l.cyc.Local.Clone()
-				if ok, err := local.Retract(l.writer, recs[i].rec.Txn); err == nil && ok {
-					l.cyc.Local, taken = local, true
-				}
-			}
 			continue
 		}
 		// An ambiguous write may have landed; writing the record again
 		// changes nothing, so it is kept until a write is acknowledged.
 		setIn(&l.unindexed, recs[i].rec.Txn, recs[i].rec)
 	}
-	if taken && !l.rewriting {
+	if len(out) > 0 && !l.rewriting {
+		local := l.cyc.Local.Clone()
+		for _, x := range out {
+			local.Retract(l.writer, x) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+		}
 		// The take-out is a newer version of this ledger's entry; until it
 		// is written the late copy counts too. A failed write leaves it to
 		// the next one.
-		l.rewriting = true
+		l.cyc.Local, l.rewriting = local, true
 		l.rewrite(ctx, 1) //nolint:errcheck
 		l.rewriting = false
 	}
-	return errs, counted
+	return errs, owners
 }
 
 // putRecord puts rec under its key with token.
@@ -329,48 +335,133 @@ func (l *Ledger) putRecord(ctx context.Context, rec Record, token store.Token) e
 	return err
 }
 
+// verdict is what settle finds of a late copy (SPEC.md 6.11 step 3).
+type verdict int
+
+const (
+	none    verdict = iota // no live record of its amount: write this one
+	mine                   // a record names this writer: nothing to do
+	meet                   // a named writer still holds it: that copy counts
+	counted                // every named writer counted it: take this copy out
+)
+
 // settle decides rec, the record of a transaction whose copy in this
 // ledger's entry counted when it landed, when the records of the
 // transaction name only other writers (SPEC.md 6.11 step 3). It reads the
-// account, then the records again: a writer gives its copy up only once a
-// record names the copy that counts (step 6), so a state showing it gave
-// its copy up comes with that record. If a record names this writer, or a
-// writer whose entry still holds the transaction (the copies meet, and
-// the owner counts), nothing is written. If none is left, rec is written
-// (put, with token). If every such writer's entry has moved past its
-// record without the transaction, that writer counted it and this
-// ledger's copy landed late: settle returns the last such record, and the
-// caller takes the copy out. A state older than a record fails, wrapping
-// crdt.ErrUnavailable.
-func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (counted *Record, put bool, token store.Token, err error) {
+// account, then the records again (a writer gives its copy up only once a
+// record names the copy that counts, step 6, so a state showing it gave
+// its copy up comes with that record), and judges them (judgeCopies). On
+// meet the copy is watched (l.met) until a later read decides it
+// (resettle). owner is the other writer's record the copy defers to; token
+// is the one to put rec with on none.
+func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (v verdict, owner *Record, token store.Token, err error) {
 	sibs, _, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
-		return nil, false, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
+		return none, nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
 	st, err := tpncounter.New(l.copts)
 	if err == nil {
 		_, err = ledgerOps{l}.Absorb(st, sibs)
 	}
 	if err != nil {
-		return nil, false, nil, err
+		return none, nil, nil, err
 	}
 	x, err := l.lookup(ctx, rec.Txn, now)
 	if err != nil {
-		return nil, false, nil, err
+		return none, nil, nil, err
 	}
+	v, owner, err = l.judgeCopies(st, x, rec)
+	if v == meet {
+		setIn(&l.met, rec.Txn, metCopy{rec: rec, holder: owner.Writer})
+	}
+	return v, owner, x.putToken(), err
+}
+
+// judgeCopies judges the live records x of rec's transaction and amount
+// against st, a state read after them: a record naming this writer is
+// mine; a named writer whose entry holds the transaction is meet (its copy
+// counts); every named writer's entry past its record without it is
+// counted (the owner returned is the last such record); a state older than
+// a record fails, wrapping crdt.ErrUnavailable.
+func (l *Ledger) judgeCopies(st *tpncounter.Counter, x indexed, rec Record) (verdict, *Record, error) {
+	var named []Record
 	for _, r := range x.records {
-		if r.Amount != rec.Amount {
+		switch {
+		case r.Amount != rec.Amount:
+		case r.Writer == l.writer:
+			return mine, nil, nil
+		default:
+			named = append(named, r)
+		}
+	}
+	for _, r := range named {
+		if holds(st, r.Writer, rec.Txn) {
+			return meet, &r, nil
+		}
+	}
+	for _, r := range named {
+		if v := st.Version(r.Writer); v < r.Version && (v > 0 || !foldedAfter(st, r.At)) {
+			return none, nil, l.staleRead(rec.Txn)
+		}
+	}
+	if len(named) == 0 {
+		return none, nil, nil
+	}
+	return counted, &named[len(named)-1], nil
+}
+
+// metCopy is a copy of this ledger's entry that met holder's (settle).
+type metCopy struct {
+	rec    Record
+	holder crdt.ActorID
+}
+
+// resettle decides again, at each read, every copy in this ledger's entry
+// that met another writer's (settle), once no other writer's entry in
+// fetched holds the transaction: that writer may have forgotten it in a
+// cycle that read the account before this copy landed, counting it, or
+// given its copy up to this one, recording this one first (SPEC.md 6.11
+// step 3). A copy the other writer counted is taken out of this ledger's
+// state, written by its next write. A copy that left this ledger's entry,
+// or one no live record names any longer, is no longer watched.
+func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) error {
+	if len(l.met) == 0 {
+		return nil
+	}
+	now := l.now()
+	for _, txn := range slices.Sorted(maps.Keys(l.met)) {
+		m := l.met[txn]
+		if !holds(l.cyc.Local, l.writer, txn) {
+			delete(l.met, txn)
 			continue
 		}
-		if r.Writer == l.writer || holds(st, r.Writer, rec.Txn) {
-			return nil, false, nil, nil
+		if holds(fetched, m.holder, txn) {
+			continue // still met
 		}
-		if v := st.Version(r.Writer); v < r.Version && (v > 0 || !foldedAfter(st, r.At)) {
-			return nil, false, nil, l.staleRead(rec.Txn)
+		x, err := l.lookup(ctx, txn, now)
+		if err != nil {
+			return err
 		}
-		counted = &r
+		v, owner, err := l.judgeCopies(fetched, x, m.rec)
+		switch {
+		case err != nil:
+			return err
+		case v == meet:
+			l.met[txn] = metCopy{rec: m.rec, holder: owner.Writer}
+			continue
+		case v == counted:
+			local := l.cyc.Local
+			if l.cyc.Pending {
+				local = local.Clone() // the pending write as it was sent stays
+			}
+			if _, err := local.Retract(l.writer, txn); err != nil {
+				return fmt.Errorf("ledger %q: taking back %q: %w", l.key, txn, err)
+			}
+			l.cyc.Local = local
+		}
+		delete(l.met, txn)
 	}
-	return counted, counted == nil, x.putToken(), nil
+	return nil
 }
 
 // putToken is the token a record Put after the fetch x takes: x's, when

@@ -219,6 +219,9 @@ type Ledger struct {
 	// records of landed transactions not yet written.
 	indexBase string
 	unindexed map[crdt.TxnID]Record
+	// met holds this writer's copies of transactions that met another
+	// writer's copy when they landed, until a read decides them (resettle).
+	met map[crdt.TxnID]metCopy
 	// rewriting is set while record writes back a copy it took out.
 	rewriting bool
 	// copts are the stored counter's options: Options.Counter without
@@ -688,6 +691,9 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 			l.writer = retry.NewWriter(l.opts.Actor)
 		}
 		l.resume = 0
+	}
+	if err := l.resettle(ctx, fetched); err != nil {
+		return nil, nil, err
 	}
 	return fetched, token, nil
 }

@@ -242,7 +242,7 @@ func runShardedSim(seed int64, steps int, s *shSim) (*shSim, error) {
 		rates.Hold = 0.06
 	}
 	inner := memory.NewSiblings()
-	s.fs = faulty.NewSiblings(inner, faulty.Options{Policy: faulty.Seeded(seed, rates), RecordWrites: true})
+	s.fs = faulty.NewSiblings(inner, faulty.Options{Policy: FreshRecords(faulty.Seeded(seed, rates)), RecordWrites: true})
 	s.rec = newRecorder(s.fs, inner, counter)
 	s.r = rand.New(rand.NewSource(seed))
 	s.amounts, s.acked, s.resend, s.flushBy = map[crdt.TxnID]int64{}, map[crdt.TxnID]bool{}, map[crdt.TxnID]int{}, map[int]int{}
@@ -564,7 +564,7 @@ func concurrentActors(seed int64, actors, perActor int, route router) (int, map[
 	counter := tpncounter.Options{HistoryLength: tpncounter.MaxHistoryLength}
 	inner := memory.NewSiblings()
 	fs := faulty.NewSiblings(inner, faulty.Options{RecordWrites: true,
-		Policy: faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.08, Lose: 0.05, Stale: 0.1, MaxStaleness: 2})})
+		Policy: FreshRecords(faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.08, Lose: 0.05, Stale: 0.1, MaxStaleness: 2}))})
 	rec := newRecorder(fs, inner, counter)
 	const shards = 4
 	workers := actors * perActor

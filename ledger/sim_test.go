@@ -243,7 +243,7 @@ func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
 		s.tainted, s.abandoned = map[crdt.TxnID]bool{}, map[crdt.TxnID]bool{}
 		hook = s.hook
 	}
-	s.policy = faulty.Seeded(seed, rates)
+	s.policy = ledger.FreshRecords(faulty.Seeded(seed, rates))
 	fs := faulty.NewSiblings(inner, faulty.Options{
 		Policy:       s.policy,
 		Hook:         hook,
@@ -788,7 +788,7 @@ func TestLedgerSimulationExercisesFaults(t *testing.T) {
 	opts := tpncounter.Options{HistoryLength: 2}
 	inner := memory.NewSiblings()
 	fs := faulty.NewSiblings(inner, faulty.Options{
-		Policy:       faulty.Seeded(7, faulty.Rates{Refuse: 0.1, LoseAck: 0.1, Lose: 0.1, Stale: 0.3, MaxStaleness: 2}),
+		Policy:       ledger.FreshRecords(faulty.Seeded(7, faulty.Rates{Refuse: 0.1, LoseAck: 0.1, Lose: 0.1, Stale: 0.3, MaxStaleness: 2})),
 		RecordWrites: true,
 	})
 	siblings := 0

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -171,7 +172,19 @@ func TestRetryAfterConcurrentDeliveryAndFold(t *testing.T) {
 			fs.SetPolicy(faulty.Only(faulty.Script(faulty.StaleBy(1), faulty.StaleBy(1)), faulty.MethodFetch))
 			r, err := w.Credit(ctx, x, 1000)
 			require.NoError(t, err)
-			require.Equal(t, tpncounter.Applied, r.Outcome, "W did not see V's copy")
+			// W applied x (its copy landed next to V's) and, finding V's
+			// record when it records its own, defers to V's copy.
+			require.Equal(t, tpncounter.Duplicate, r.Outcome, "W's copy met V's")
+			require.Equal(t, v.Writer(), r.Owner.Actor)
+			sibs, _, err := inner.Fetch(ctx, "k")
+			require.NoError(t, err)
+			st, err := tpncounter.New(tpncounter.Options{HistoryLength: 2, FoldedLength: 2})
+			require.NoError(t, err)
+			for _, b := range sibs {
+				require.NoError(t, st.MergeBinary(b))
+			}
+			_, held := maps.Collect(st.Transactions(w.Writer()))[x]
+			require.True(t, held, "W did not see V's copy: W's entry holds x too")
 			_, err = w.Credit(ctx, id("w1"), 1)
 			require.NoError(t, err)
 			for i := 0; i < 5; i++ {

@@ -4102,7 +4102,7 @@ func dvModelLedger(v dvVector) []string {
 	ls := map[string]*dvLedgerModel{}
 	for _, d := range v.Ledgers {
 		ls[d.Actor] = &dvLedgerModel{writer: d.Writer, later: d.LaterWriters, last: map[string]int64{}, lastState: dvEntries{},
-			unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, sightings: map[string]dvSighting{}}
+			unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
 	}
 	m := &dvModel{v: v, seqs: map[string]map[string]string{}, top: map[string]uint64{}, now: dvT0,
 		window: dvDur(v.Options.RetryWindowNS), retireAfter: dvDur(v.Options.RetireAfterNS), grace: dvDur(v.Options.RetiredGraceNS)}
@@ -4158,6 +4158,7 @@ type dvLedgerModel struct {
 	pending   bool
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
 	unindexed map[string]dvRecord // records not yet written
+	met       map[string]dvMet    // its copies that met another writer's (settle)
 	sightings map[string]dvSighting
 	// The schedule of RetireAfter's passes (SPEC.md 6.9): the last pass,
 	// and when the next is due (zero: on the next write).
@@ -4340,8 +4341,16 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 
 // dvWritten is what became of one record to write.
 type dvWritten struct {
-	rec dvRecord
-	ok  bool // written, or found written already
+	rec   dvRecord
+	ok    bool    // written, or found written already
+	owner *dvCopy // the other writer's copy it met (settle)
+}
+
+// dvMet is a copy of a ledger's writer that met holder's when it landed
+// (SPEC.md 6.11 step 3, settles), watched until a read decides it.
+type dvMet struct {
+	rec    dvRecord
+	holder string
 }
 
 // writeRecords checks the writing of the records want (SPEC.md 6.11 step
@@ -4396,6 +4405,9 @@ func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, t
 					toks[f.Key] = t
 				} else if t == "" {
 					out[i].ok = true // nothing to write
+					if w, met := L.met[r.Txn]; met {
+						out[i].owner = &dvCopy{Actor: w.holder, Amount: r.Amount}
+					}
 				}
 			default:
 				toks[f.Key] = m.putToken(r.Txn, f)
@@ -4442,26 +4454,87 @@ func (m *dvModel) settle(L *dvLedgerModel, what string, r dvRecord) (token strin
 	if !ok || rf.Reply != "ok" {
 		return "owed", false
 	}
-	counted := false
-	for _, l := range m.live(r.Txn, rf.Siblings) {
-		if l.Amount != r.Amount {
-			continue
-		}
-		held := slices.ContainsFunc(st.held(l.Writer), func(x dvTxn) bool { return x.Txn == r.Txn })
-		if l.Writer == L.writer || held {
-			return "", false
-		}
-		v, _ := strconv.ParseUint(l.Version, 10, 64)
-		if st.version(l.Writer) < v {
-			return "owed", false // a stale read (folded bases are not modelled)
-		}
-		counted = true
-	}
-	if counted {
+	switch v, holder := m.judgeCopies(L, st, m.live(r.Txn, rf.Siblings), r); v {
+	case "mine":
+		return "", false
+	case "meet":
+		L.met[r.Txn] = dvMet{rec: r, holder: holder}
+		return "", false
+	case "stale":
+		return "owed", false
+	case "counted":
 		m.bad("%s: %s was counted by another writer: the take-out is not modelled", what, r.Txn)
 		return "", false
 	}
 	return m.putToken(r.Txn, rf), true
+}
+
+// judgeCopies judges the live records recs of r's transaction against st
+// (SPEC.md 6.11 step 3), over those of r's amount: "mine" if one names L's
+// writer; else "meet" if a writer one names holds the transaction in st
+// (holder, the first such); else "stale" if st holds a named writer below
+// its record's version (folded bases are not modelled); else "counted" if
+// any names another writer; else "none".
+func (m *dvModel) judgeCopies(L *dvLedgerModel, st dvEntries, recs []dvRecord, r dvRecord) (verdict, holder string) {
+	var named []dvRecord
+	for _, l := range recs {
+		if l.Amount == r.Amount {
+			if l.Writer == L.writer {
+				return "mine", ""
+			}
+			named = append(named, l)
+		}
+	}
+	for _, l := range named {
+		if slices.ContainsFunc(st.held(l.Writer), func(x dvTxn) bool { return x.Txn == r.Txn }) {
+			return "meet", l.Writer
+		}
+	}
+	for _, l := range named {
+		if v, _ := strconv.ParseUint(l.Version, 10, 64); st.version(l.Writer) < v {
+			return "stale", ""
+		}
+	}
+	if len(named) > 0 {
+		return "counted", ""
+	}
+	return "none", ""
+}
+
+// resettle is the watch of SPEC.md 6.11 step 3: at each read, every copy
+// of L's writer that met another writer's is decided again once the
+// writer it met no longer holds the transaction in fetched: its record is
+// read (in the set after the counter fetch, in id order) and judged
+// (judgeCopies); a copy that left L's entry is no longer watched. It
+// returns the error kind of a failed attempt ("" if none).
+func (m *dvModel) resettle(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntries) string {
+	all := maps.Clone(fetched)
+	all.merge(L.lastState)
+	for _, t := range slices.Sorted(maps.Keys(L.met)) {
+		w := L.met[t]
+		if !slices.ContainsFunc(all.held(L.writer), func(x dvTxn) bool { return x.Txn == t }) {
+			delete(L.met, t)
+			continue
+		}
+		if slices.ContainsFunc(fetched.held(w.holder), func(x dvTxn) bool { return x.Txn == t }) {
+			continue
+		}
+		recs, f := m.answer(fs, t)
+		if f.Reply != "ok" {
+			return "unavailable"
+		}
+		switch v, holder := m.judgeCopies(L, fetched, recs, w.rec); v {
+		case "meet":
+			L.met[t] = dvMet{rec: w.rec, holder: holder}
+			continue
+		case "stale":
+			return "unavailable"
+		case "counted":
+			m.bad("%s was counted by another writer: the take-out is not modelled", t)
+		}
+		delete(L.met, t)
+	}
+	return ""
 }
 
 // putToken is the token of a record Put after the fetch f of txn's record
@@ -5047,6 +5120,15 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 		return
 	}
 	for _, r := range m.writeRecords(L, "records", want, func(r dvRecord) string { return tok[r.Txn] }) {
+		if r.owner != nil {
+			// Its copy met another writer's, which landed first: a
+			// duplicate (6.11 step 3).
+			for _, c := range members {
+				if c.s.Txn == r.rec.Txn && c.landed && c.applied && c.errKind == "" {
+					c.outcome, c.owner = "duplicate", r.owner
+				}
+			}
+		}
 		if r.ok {
 			delete(L.unindexed, r.rec.Txn) // written: no longer owed
 			continue
@@ -5209,7 +5291,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		// The record fetches after the counter fetch are one set (11.1):
 		// step 4's, the lookups, the dating of idle actors.
 		fs := m.fetchSet()
-		if kind := m.retractLate(L, fs, fetched); kind != "" {
+		if kind := cmp.Or(m.retractLate(L, fs, fetched), m.resettle(L, fs, fetched)); kind != "" {
 			m.checkFetchSet(fs)
 			fail(kind)
 			return
@@ -6957,6 +7039,9 @@ var dvMutants = []struct {
 	{"ledger/retirement record without the retired writer's version", "6.11 step 5: version, B's in the state being written",
 		"ledger/index.go", "Writer: w, At: now, Version: max(merged.Version(w), 1)}", "Writer: w, At: now, Version: 1}",
 		"driver_ledger", "retire: the records of a retired writer carry its version"},
+	{"ledger/a copy that met another not watched", "6.11 step 3: a copy that met another writer's is decided again once that writer no longer holds it",
+		"ledger/index.go", "	if v == meet {", "	if false && v == meet {",
+		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
 	{"ledger/record put without confirming it", "6.11 step 3: a record naming the incarnation is read before it is put",
 		"ledger/index.go", "if p.confirm && p.rec.Writer == l.writer {", "if p.confirm && false {",
 		"driver_ledger", "records: a record carries its writer's version in the state that landed it"},
