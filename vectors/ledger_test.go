@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,15 @@ type ledgerVectors struct {
 	Records []ledgerRecordVec `json:"records"`
 	Keys    []ledgerKeyVec    `json:"keys"`
 	Invalid []ledgerBadVec    `json:"invalid"`
+	// Refusals are records an encoder refuses (SPEC.md 2.3): no ledger
+	// writes them, and no decoder accepts them.
+	Refusals []ledgerRefusalVec `json:"encoder_refusals"`
+}
+
+type ledgerRefusalVec struct {
+	Name   string   `json:"name"`
+	Record dvRecord `json:"record"`
+	Error  string   `json:"error"`
 }
 
 type ledgerRecordVec struct {
@@ -118,6 +128,28 @@ func genLedgerVectors(t *testing.T) any {
 		require.Error(t, err, c.name)
 		v.Invalid = append(v.Invalid, ledgerBadVec{Name: c.name, Hex: c.hex, Error: dvKind(err)})
 	}
+	ok := ledger.Record{Txn: "t", Amount: 1, Writer: "w", At: dvT0, Version: 1}
+	refuse := []struct {
+		name string
+		edit func(*ledger.Record)
+	}{
+		{"an empty transaction id", func(r *ledger.Record) { r.Txn = "" }},
+		{"a control character in the id", func(r *ledger.Record) { r.Txn = "t\x01" }},
+		{"an empty writer", func(r *ledger.Record) { r.Writer = "" }},
+		{"a writer of 256 bytes", func(r *ledger.Record) { r.Writer = crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen+1)) }},
+		{"a zero amount", func(r *ledger.Record) { r.Amount = 0 }},
+		{"the amount -2^63", func(r *ledger.Record) { r.Amount = math.MinInt64 }},
+		{"a time of 0", func(r *ledger.Record) { r.At = time.Unix(0, 0).UTC() }},
+		{"version 0", func(r *ledger.Record) { r.Version = 0 }},
+	}
+	for _, c := range refuse {
+		r := ok
+		c.edit(&r)
+		_, err := r.MarshalBinary()
+		require.Error(t, err, c.name)
+		v.Refusals = append(v.Refusals, ledgerRefusalVec{Name: c.name, Record: dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer),
+			At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10)}, Error: dvKind(err)})
+	}
 	return v
 }
 
@@ -160,6 +192,20 @@ func checkLedgerVectors(t *testing.T, raw []byte) {
 			require.Equal(t, k.Key, ledger.RecordKey(k.Account, crdt.TxnID(k.Txn)), "%q %q", k.Account, k.Txn)
 			require.Equal(t, k.Key, dvRecordKey(k.Account, k.Txn), "%q %q: the independent key", k.Account, k.Txn)
 			require.True(t, ledger.IsRecordKey(k.Key))
+		})
+	}
+	require.NotEmpty(t, v.Refusals)
+	for _, c := range v.Refusals {
+		t.Run("refused/"+c.Name, func(t *testing.T) {
+			at, err := time.Parse(time.RFC3339Nano, c.Record.At)
+			require.NoError(t, err)
+			version, err := strconv.ParseUint(c.Record.Version, 10, 64)
+			require.NoError(t, err)
+			r := ledger.Record{Txn: crdt.TxnID(c.Record.Txn), Amount: int64(c.Record.Amount), Writer: crdt.ActorID(c.Record.Writer), At: at, Version: version}
+			b, err := r.MarshalBinary()
+			require.Error(t, err, c.Name)
+			require.Nil(t, b, c.Name)
+			require.Equal(t, c.Error, dvKind(err), "%s: %v", c.Name, err)
 		})
 	}
 	for _, c := range v.Invalid {

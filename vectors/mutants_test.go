@@ -228,6 +228,8 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"ledger/index.go", "if r.Version == 0 {", "if false && r.Version == 0 {"}}, "ledger", "invalid/version_0"},
 	{"ledger/record five fields", "6.11 Encoding: a body array of another length is corrupt",
 		[]edit{{"ledger/index.go", "if err := d.Tuple(5, \"transaction record\"); err != nil {", "if _, err := d.ArrayLen(1 << 20); err != nil {"}}, "ledger", "invalid/an_array_header_of_4_before_five_fields"},
+	{"ledger/record encoder unchecked", "2.3: an encoder refuses a record no decoder accepts",
+		[]edit{{"ledger/index.go", "if err := r.check(); err != nil {\n\t\treturn nil, err", "if err := r.check(); false && err != nil {\n\t\treturn nil, err"}}, "ledger", "refused/a_zero_amount"},
 	{"ledger/record trailing bytes", "6.11 Encoding (3.2): bytes after the body are corrupt",
 		[]edit{{"ledger/index.go", "\tif err := d.Finish(); err != nil {\n\t\treturn err\n\t}\n\tx.At", "\tif err := d.Finish(); false && err != nil {\n\t\treturn err\n\t}\n\tx.At"}}, "ledger", "invalid/a_trailing_byte"},
 	{"ledger/record version 1 only", "6.11 Encoding, 3.4: format version 2 is unsupported_version",
