@@ -103,8 +103,7 @@ func classifyWrite(err error, attempts int, batchlog bool) error {
 	if attempts > 1 {
 		return crdt.ErrAmbiguousWrite
 	}
-	var overloaded *gocql.RequestErrOverloaded
-	if batchlog && errors.As(err, &overloaded) {
+	if batchlog && is[*gocql.RequestErrOverloaded](err) {
 		return crdt.ErrAmbiguousWrite
 	}
 	return kind
@@ -129,38 +128,28 @@ func isTooLarge(err error) bool {
 
 // classify picks the sentinel for a driver error; see Error for the table.
 func classify(err error, write bool) error {
-	var (
-		unavailable   *gocql.RequestErrUnavailable
-		overloaded    *gocql.RequestErrOverloaded
-		bootstrapping *gocql.RequestErrBootstrapping
-		readTimeout   *gocql.RequestErrReadTimeout
-		readFailure   *gocql.RequestErrReadFailure
-		syntax        *gocql.RequestErrSyntax
-		invalid       *gocql.RequestErrInvalid
-		config        *gocql.RequestErrConfig
-		unauthorized  *gocql.RequestErrUnauthorized
-		credentials   *gocql.RequestErrCredentials
-		exists        *gocql.RequestErrAlreadyExists
-		function      *gocql.RequestErrFunctionFailure
-	)
-	ambiguous := crdt.ErrUnavailable
-	if write {
-		ambiguous = crdt.ErrAmbiguousWrite
-	}
 	switch {
-	case errors.As(err, &unavailable), errors.As(err, &overloaded), errors.As(err, &bootstrapping),
+	case is[*gocql.RequestErrUnavailable](err), is[*gocql.RequestErrOverloaded](err), is[*gocql.RequestErrBootstrapping](err),
 		errors.Is(err, gocql.ErrNoConnections), errors.Is(err, gocql.ErrNoStreams),
 		errors.Is(err, gocql.ErrSessionClosed), errors.Is(err, gocql.ErrUnavailable),
-		errors.As(err, &readTimeout), errors.As(err, &readFailure):
+		is[*gocql.RequestErrReadTimeout](err), is[*gocql.RequestErrReadFailure](err):
 		return crdt.ErrUnavailable
 	case isTooLarge(err), errors.Is(err, gocql.ErrTooManyStmts):
 		return crdt.ErrTooLarge
-	case errors.As(err, &syntax), errors.As(err, &invalid), errors.As(err, &config),
-		errors.As(err, &unauthorized), errors.As(err, &credentials), errors.As(err, &exists),
-		errors.As(err, &function):
+	case is[*gocql.RequestErrSyntax](err), is[*gocql.RequestErrInvalid](err), is[*gocql.RequestErrConfig](err),
+		is[*gocql.RequestErrUnauthorized](err), is[*gocql.RequestErrCredentials](err),
+		is[*gocql.RequestErrAlreadyExists](err), is[*gocql.RequestErrFunctionFailure](err):
 		return crdt.ErrMisconfiguredStore
+	case write:
+		// Write timeouts and failures, the context's end, anything else
+		// (see Error): the statement may have been applied.
+		return crdt.ErrAmbiguousWrite
 	}
-	// Write timeouts and failures, the context's end, anything else (see
-	// Error): the statement may have been applied.
-	return ambiguous
+	return crdt.ErrUnavailable
+}
+
+// is reports whether err has an error of type T in its chain.
+func is[T error](err error) bool {
+	var t T
+	return errors.As(err, &t)
 }

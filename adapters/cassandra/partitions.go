@@ -89,7 +89,7 @@ func (p *Partitions) selectCQL(from bool) string {
 
 // readStart validates a read and returns its operation.
 func (p *Partitions) readStart(ctx context.Context, partition string, level store.Read) (Op, error) {
-	if err := checkKey("partition key", partition); err != nil {
+	if err := crdt.ValidateKey("partition key", partition); err != nil {
 		return 0, err
 	}
 	op, err := readOp(level)
@@ -168,26 +168,33 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	limit = min(limit, maxPageRows-1)
 	iter := p.db.openPage(ctx, op, p.selectCQL(false), []any{partition}, limit+1, nil)
-	var rows []store.Row
+	return readPage(iter, op, fmt.Sprintf("partition %q", truncateKey(partition)), limit, scanRow)
+}
+
+// readPage reads the rows of a one-page read of limit+1 rows with scan; more
+// than limit rows, or rows that did not fit in the page, are refused with an
+// error wrapping crdt.ErrTooLarge (what names the key).
+func readPage[T any](iter rowIter, op Op, what string, limit int, scan func(rowIter) (T, bool)) ([]T, error) {
+	var out []T
 	for {
-		row, ok := scanRow(iter)
+		row, ok := scan(iter)
 		if !ok {
 			break
 		}
-		if len(rows) >= limit {
+		if len(out) >= limit {
 			_ = iter.Close()
-			return nil, fmt.Errorf("%w: partition %q has more than %d rows", crdt.ErrTooLarge, truncateKey(partition), limit)
+			return nil, fmt.Errorf("%w: %s has more than %d rows", crdt.ErrTooLarge, what, limit)
 		}
-		rows = append(rows, row)
+		out = append(out, row)
 	}
 	more := len(iter.PageState()) > 0
 	if err := iter.Close(); err != nil {
 		return nil, wrapErr(op.String(), false, err)
 	}
 	if more {
-		return nil, fmt.Errorf("%w: partition %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(partition), limit+1)
+		return nil, fmt.Errorf("%w: %s did not fit in one page of %d rows", crdt.ErrTooLarge, what, limit+1)
 	}
-	return rows, nil
+	return out, nil
 }
 
 // mutationStmt builds the statement of one validated mutation. Keys are
@@ -207,24 +214,18 @@ func (p *Partitions) mutationStmt(m store.Mutation) stmt {
 	case store.OpDelete:
 		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key = ?", t)
 		s.args = []any{m.Timestamp, m.Partition, key}
-	case store.OpDeleteRange:
-		switch {
-		case len(m.Key) > 0 && m.End != nil:
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key >= ? AND key < ?", t)
-			s.args = []any{m.Timestamp, m.Partition, key, m.End}
-		case len(m.Key) > 0:
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key >= ?", t)
-			s.args = []any{m.Timestamp, m.Partition, key}
-		case m.End != nil:
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key < ?", t)
-			s.args = []any{m.Timestamp, m.Partition, m.End}
-		default: // every key: the partition
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?", t)
-			s.args = []any{m.Timestamp, m.Partition}
+	case store.OpDeleteRange, store.OpDeletePartition:
+		// Each bound of a range is omitted when absent; a range with
+		// neither is a partition delete.
+		where, args := "", []any{m.Timestamp, m.Partition}
+		if m.Op == store.OpDeleteRange && len(m.Key) > 0 {
+			where, args = where+" AND key >= ?", append(args, key)
 		}
-	case store.OpDeletePartition:
-		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?", t)
-		s.args = []any{m.Timestamp, m.Partition}
+		if m.Op == store.OpDeleteRange && m.End != nil {
+			where, args = where+" AND key < ?", append(args, m.End)
+		}
+		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?%s", t, where)
+		s.args = args
 	}
 	return s
 }

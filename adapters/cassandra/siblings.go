@@ -108,30 +108,11 @@ func (s *Siblings) deleteCQL() string {
 // than MaxSiblings rows are refused with an error wrapping crdt.ErrTooLarge.
 func sessionFetchRows(ctx context.Context, s *Siblings, key string) ([]siblingRow, error) {
 	iter := s.db.openPage(ctx, OpSiblingsFetch, s.selectCQL(), []any{key}, MaxSiblings+1, nil)
-	var out []siblingRow
-	for {
-		var (
-			actor string
-			value []byte
-			ts    int64
-		)
-		if !iter.Scan(&actor, &value, &ts) {
-			break
-		}
-		if len(out) >= MaxSiblings {
-			_ = iter.Close()
-			return nil, fmt.Errorf("%w: key %q has more than %d rows", crdt.ErrTooLarge, truncateKey(key), MaxSiblings)
-		}
-		out = append(out, siblingRow{actor: crdt.ActorID(actor), value: value, ts: ts})
-	}
-	more := len(iter.PageState()) > 0
-	if err := iter.Close(); err != nil {
-		return nil, wrapErr(OpSiblingsFetch.String(), false, err)
-	}
-	if more {
-		return nil, fmt.Errorf("%w: key %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(key), MaxSiblings+1)
-	}
-	return out, nil
+	return readPage(iter, OpSiblingsFetch, fmt.Sprintf("key %q", truncateKey(key)), MaxSiblings, func(iter rowIter) (siblingRow, bool) {
+		var r siblingRow
+		ok := iter.Scan((*string)(&r.actor), &r.value, &r.ts)
+		return r, ok
+	})
 }
 
 // Fetch returns every actor's row of key (in actor order) as siblings, and a
@@ -140,7 +121,7 @@ func sessionFetchRows(ctx context.Context, s *Siblings, key string) ([]siblingRo
 // A done context gives an error wrapping its error and
 // crdt.ErrUnavailable.
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	if err := checkKey("key", key); err != nil {
+	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
