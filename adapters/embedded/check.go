@@ -354,12 +354,14 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 		return k, le.Uint32(p[e:]), p[uint64(e)+pos+ks : uint64(e)+pos+ks+vs], nil
 	}
 	var prev []byte
-	inRange := func(i int, k []byte) error {
-		if (i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
-			(hi != nil && bytes.Compare(k, hi) >= 0) {
-			return damaged("page %d: key %d out of order", id, i)
+	// inOrder is key(i), checked to lie after prev and within [lo, hi).
+	inOrder := func(i int) ([]byte, uint32, []byte, error) {
+		k, fl, v, err := key(i)
+		if err == nil && ((i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
+			(hi != nil && bytes.Compare(k, hi) >= 0)) {
+			err = damaged("page %d: key %d out of order", id, i)
 		}
-		return nil
+		return k, fl, v, err
 	}
 	switch flags {
 	case flagBranch:
@@ -367,11 +369,8 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 			return nil, damaged("page %d: empty branch page", id)
 		}
 		for i := range n {
-			k, _, _, err := key(i)
+			k, _, _, err := inOrder(i)
 			if err != nil {
-				return nil, err
-			}
-			if err := inRange(i, k); err != nil {
 				return nil, err
 			}
 			next := hi
@@ -393,11 +392,8 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 		return prev, nil
 	case flagLeaf:
 		for i := range n {
-			k, fl, v, err := key(i)
+			k, fl, v, err := inOrder(i)
 			if err != nil {
-				return nil, err
-			}
-			if err := inRange(i, k); err != nil {
 				return nil, err
 			}
 			prev = k

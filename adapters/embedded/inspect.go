@@ -35,11 +35,8 @@ const (
 
 // String returns "siblings" or "partition".
 func (s Shape) String() string {
-	switch s {
-	case ShapeSiblings:
-		return "siblings"
-	case ShapePartition:
-		return "partition"
+	if s == ShapeSiblings || s == ShapePartition {
+		return [...]string{"siblings", "partition"}[s-1]
 	}
 	return fmt.Sprintf("Shape(%d)", int(s))
 }

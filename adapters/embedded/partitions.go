@@ -55,8 +55,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		size += len(m.Partition) + len(m.Key) + len(m.End) + len(m.Value) + 16
 		// bbolt keeps written bytes until the commit: the batch must not
 		// share memory with the caller's.
-		own[i] = store.Mutation{Partition: m.Partition, Op: m.Op, Key: slices.Clone(m.Key),
-			End: slices.Clone(m.End), Value: slices.Clone(m.Value), Timestamp: m.Timestamp}
+		own[i] = storekit.CloneMutation(m)
 	}
 	if size > MaxBatchBytes {
 		return fmt.Errorf("embedded: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
@@ -350,16 +349,10 @@ func (w *writer) collect(cutoff int64) error {
 		k = slices.Clone(k)
 		due = append(due, entry{k, ts, k[8], k[9:]})
 	}
+	kinds := map[byte]tb{gcPoint: w.points, gcDrop: w.drops, gcRange: w.ranges}
 	for _, e := range due {
-		var b tb
-		switch e.kind {
-		case gcPoint:
-			b = w.points
-		case gcDrop:
-			b = w.drops
-		case gcRange:
-			b = w.ranges
-		default:
+		b, ok := kinds[e.kind]
+		if !ok {
 			return fmt.Errorf("embedded: gc index entry %q malformed: %w", e.key, crdt.ErrCorruptEncoding)
 		}
 		v := b.Get(e.body)
