@@ -12,43 +12,15 @@ import (
 )
 
 // Error is returned for every failure that comes from the driver. It wraps
-// both a counterkit sentinel (Kind) and the driver's own error (Err), so that
+// both a counterkit sentinel (Kind) and the driver's error (Err), so that
 // errors.Is(err, crdt.ErrAmbiguousWrite) and
 // errors.As(err, new(*gocql.RequestErrWriteTimeout)) both work on the same
-// value.
-//
-// The mapping, for a statement that writes (W) or only reads (R):
-//
-//	*gocql.RequestErrUnavailable, Overloaded, Bootstrapping,
-//	gocql.ErrNoConnections, ErrNoStreams, ErrSessionClosed   W,R: crdt.ErrUnavailable (not applied)
-//	*gocql.RequestErrWriteTimeout, WriteFailure, CASWriteUnknown,
-//	gocql.ErrTimeoutNoResponse, ErrConnectionClosed,
-//	context.DeadlineExceeded, context.Canceled               W: crdt.ErrAmbiguousWrite  R: crdt.ErrUnavailable
-//	*gocql.RequestErrReadTimeout, ReadFailure                R,W: crdt.ErrUnavailable
-//	Invalid "Batch too large" (batch_size_fail_threshold),
-//	Invalid "Rejected an oversized mutation",
-//	gocql.ErrTooManyStmts (never sent)                       W,R: crdt.ErrTooLarge (not applied)
-//	Syntax, other Invalid, Config, Unauthorized, Credentials,
-//	AlreadyExists, FunctionFailure                           W,R: crdt.ErrMisconfiguredStore
-//	anything else                                            W: crdt.ErrAmbiguousWrite  R: crdt.ErrUnavailable
-//
-// Two cases turn a write's crdt.ErrUnavailable into crdt.ErrAmbiguousWrite,
-// because an earlier part of the same write may have landed:
-//
-//   - the driver sent the statement more than once (its retry policy or a
-//     speculative execution; Iter.Attempts > 1): only the last attempt's
-//     error is reported, and an earlier attempt may have timed out after
-//     being applied;
-//   - an Overloaded error on a LOGGED batch over more than one partition:
-//     the coordinator may have written the batch to its batchlog before
-//     refusing, and the batchlog replays it later.
-//
-// The crdt.ErrTooLarge refusals are made by the coordinator before it
-// applies anything and are kept after a retry: with the same thresholds on
-// every node (the supported setup) every attempt was refused the same way.
-//
-// Every write the adapter sends is idempotent, so an ErrAmbiguousWrite can
-// always be resolved by retrying the same call.
+// value; README.md ("Errors") has the mapping. A write is reported as
+// crdt.ErrUnavailable (not applied) only when the driver sent it once and
+// it is not a LOGGED batch over several partitions refused as Overloaded
+// (the batchlog may replay that); otherwise it is crdt.ErrAmbiguousWrite.
+// Every write the adapter sends is idempotent, so retrying resolves an
+// ambiguous one.
 //
 // An Error is immutable and safe to share between goroutines.
 type Error struct {
