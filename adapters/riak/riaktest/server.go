@@ -174,16 +174,11 @@ type bucketID struct{ typ, bucket string }
 type objectID struct{ typ, bucket, key string }
 
 // FakeServer is a TEST DOUBLE, not a database: an in-process server on a
-// loopback port that speaks Riak's protocol-buffers wire format (a 4-byte
-// big-endian length, a 1-byte message code, a protobuf body) well enough for
-// riak-go-client's FetchValue, StoreValue, DeleteValue, FetchBucketProps,
-// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands. The
-// package documentation lists what it models; for what it does not
-// (replication, quorums, read repair, security ...) use a real Riak
-// (RIAK_ADDR).
-//
-// A FakeServer is safe for concurrent use; its zero value is not usable:
-// create one with Start or NewFakeServer.
+// loopback port that speaks Riak's protocol-buffers wire format well enough
+// for riak-go-client's FetchValue, StoreValue, DeleteValue, bucket and
+// bucket-type props, Ping and GetServerInfo commands (see the package
+// documentation). It is safe for concurrent use; create one with Start or
+// NewFakeServer.
 type FakeServer struct {
 	ln         net.Listener
 	vnodes     []string
@@ -301,16 +296,11 @@ func (s *FakeServer) Close() error {
 }
 
 // CreateBucketType creates and activates a bucket type, like
-// `riak admin bucket-type create` followed by `activate` (`riak-admin` on
-// Riak 2.x). The type has dvv_enabled=true unless p.DisableDVV is set, as
-// in Riak. Buckets of a type that does not exist are refused, as by Riak.
-// The "default" type always exists with allow_mult=false,
-// last_write_wins=false and dvv_enabled=false, Riak's defaults for it.
-//
-// Properties Riak refuses at creation are refused with its reasons
-// (see "Bucket properties" in README.md):
-// last_write_wins=true with dvv_enabled=true, and a Datatype with
-// allow_mult=false.
+// `riak admin bucket-type create` followed by `activate`, with
+// dvv_enabled=true unless p.DisableDVV is set. Properties Riak refuses at
+// creation (last_write_wins=true with dvv_enabled=true, a Datatype with
+// allow_mult=false) are refused with its reasons (README.md, "Bucket
+// properties"). The "default" type always exists, with Riak's defaults.
 func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
 	if name == "" || name == "default" {
 		return fmt.Errorf("riaktest: bucket type %q cannot be created", name)
