@@ -13,29 +13,12 @@ import (
 
 // The file check: bbolt checksums its meta pages only, so the adapter
 // checks the rest itself before the engine reads a page, with its own
-// bounds-checked reader (pread, no mapping, no recursion without a depth
-// bound). It checks
-//
-//   - both meta pages: magic, version, page size, checksum, and that
-//     their transaction ids are consecutive (a crash cannot tear a meta
-//     page, which lies in the page's first sector, so a bad one is damage,
-//     and falling back to the older one would silently roll back the last
-//     acknowledged write);
-//   - every page reachable from the root: within the high-water mark,
-//     reached once (no cycle, no sharing), of the expected type, its id in
-//     its header, its elements inside the page, its keys in order and
-//     within the bounds its parent's keys set;
-//   - the freelist: inside the file, no live page listed, and every page
-//     below the high-water mark either reachable or free;
-//   - a digest of each data bucket: the number of entries, the sum of a
-//     hash of each key and value, and the bucket's sequence. The adapter
-//     keeps the digests in the meta bucket, updated in every write
-//     transaction, so an entry lost, added, moved or changed anywhere in
-//     the tree shows as a mismatch.
-//
-// Open runs the check on the whole file before the engine maps it; Verify
-// runs it on the version its read transaction sees. The check maps the
-// file read-only itself and never reads outside the file.
+// bounds-checked reader over a read-only mapping (never outside the file, no
+// recursion without a depth bound): both meta pages, every page reachable
+// from the root, the freelist, and each data bucket's digest, which the
+// adapter keeps in the meta bucket (README.md, "Layout and checks"). Open
+// runs it on the whole file before the engine maps it; Verify on the
+// version its read transaction sees.
 
 const (
 	pageHeaderSize = 16

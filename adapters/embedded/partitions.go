@@ -14,17 +14,11 @@ import (
 )
 
 // Partitions is the DB's store.Partitions, with the semantics of
-// memory.Partitions: ordered rows per partition, last write wins by the
-// mutations' timestamps, and point, range and partition deletions kept as
-// tombstones so that a late write under a deletion stays invisible.
-//
-// Apply is one durable write transaction (all of a batch or none of it,
-// also across a crash); Snapshot reads in one read transaction; Scan reads
-// a page of Options.PageSize rows per read transaction. Reads are always
-// complete: the store.Read level is accepted and ignored.
-//
-// Tombstones are kept for Options.TombstoneGrace after they were applied
-// and then collected by later Applies, a few per transaction, oldest first.
+// memory.Partitions. Apply is one durable write transaction; Snapshot
+// reads in one read transaction, Scan a page of Options.PageSize rows per
+// read transaction. Reads are always complete: the store.Read level is
+// ignored. Tombstones are kept for Options.TombstoneGrace and then
+// collected by later Applies, a few per transaction, oldest first.
 type Partitions struct {
 	db *DB
 }
