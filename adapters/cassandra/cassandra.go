@@ -86,16 +86,9 @@ type Options struct {
 	Consistency map[Op]gocql.Consistency
 
 	// RetryPolicy, when not nil, is set on every statement; otherwise the
-	// session's policy applies. Every statement the adapter sends is marked
-	// idempotent, so a policy may resend it (a write retried after a
-	// failure is reported as crdt.ErrAmbiguousWrite, never as
-	// crdt.ErrUnavailable; see Error). A policy must not answer
-	// gocql.Ignore (that reports a failed write as applied) nor lower a
-	// statement's consistency (SetConsistency): New refuses
-	// *gocql.DowngradingConsistencyRetryPolicy, which does both (see
-	// CheckRetryPolicy). New cannot see the session's own policy; check
-	// ClusterConfig.RetryPolicy with CheckRetryPolicy before creating the
-	// session.
+	// session's policy applies. Statements are idempotent, so a policy may
+	// resend them; it must neither answer gocql.Ignore nor lower a level
+	// (see CheckRetryPolicy, which New applies to this field only).
 	RetryPolicy gocql.RetryPolicy
 
 	// ScanPageSize is the number of rows each page of Partitions.Scan
@@ -109,22 +102,13 @@ type Options struct {
 }
 
 // CheckConsistency reports whether the per-operation levels in levels
-// (missing entries use DefaultConsistency) keep the adapter's guarantees.
-// It requires:
-//   - no ANY, SERIAL or LOCAL_SERIAL (the adapter uses no lightweight
-//     transactions, and ANY reads nothing back);
-//   - OpPartitionReadComplete at ALL;
-//   - each read to overlap the writes it depends on: OpSiblingsFetch with
-//     OpSiblingsPut, OpPartitionRead with OpPartitionApply.
-//
-// A read level r and a write level w overlap when either is ALL, or both
-// are in {QUORUM, EACH_QUORUM}, or both are in {LOCAL_QUORUM, EACH_QUORUM}.
-// QUORUM and LOCAL_QUORUM do not overlap: with several data centers a
-// QUORUM write can miss a DC's local quorum entirely. LOCAL_QUORUM pairs
-// only overlap within one data center: an actor must then stay in its DC,
-// and merges must run in the DC the writes go to.
-//
-// The error wraps crdt.ErrInvalidConfig.
+// (missing entries use DefaultConsistency) keep the adapter's guarantees:
+// no ANY, SERIAL or LOCAL_SERIAL; OpPartitionReadComplete at ALL; and each
+// read overlapping the writes it depends on (OpSiblingsFetch with
+// OpSiblingsPut, OpPartitionRead with OpPartitionApply). Two levels
+// overlap when either is ALL, or both are in {QUORUM, EACH_QUORUM}, or
+// both in {LOCAL_QUORUM, EACH_QUORUM} (README.md, "Consistency"). The error
+// wraps crdt.ErrInvalidConfig.
 func CheckConsistency(levels map[Op]gocql.Consistency) error {
 	get := func(op Op) gocql.Consistency {
 		if c, ok := levels[op]; ok && c != gocql.Any {
@@ -186,16 +170,12 @@ func overlaps(r, w gocql.Consistency) bool {
 }
 
 // CheckRetryPolicy reports whether p may be used for the adapter's
-// statements, as Options.RetryPolicy (New calls it) or as the session's
-// ClusterConfig.RetryPolicy (which New cannot see: gocql offers no way to
-// read it back, so call CheckRetryPolicy on it yourself). A nil policy is
-// fine. *gocql.DowngradingConsistencyRetryPolicy is refused: on a write
-// timeout of type SIMPLE or BATCH with at least one replica acknowledging
-// it answers Ignore, so a write below the configured level is reported as
-// applied, and on read timeouts and unavailable errors it retries at lower
-// levels, breaking the read/write overlap CheckConsistency enforces. A
-// custom policy must likewise never answer gocql.Ignore and never call
-// SetConsistency. The error wraps crdt.ErrInvalidConfig.
+// statements, as Options.RetryPolicy or as the session's
+// ClusterConfig.RetryPolicy (which New cannot read back: check it
+// yourself). *gocql.DowngradingConsistencyRetryPolicy is refused: it
+// answers Ignore to some write timeouts (a write below its level reported
+// as applied) and retries reads at lower levels. A nil policy is fine. The
+// error wraps crdt.ErrInvalidConfig.
 func CheckRetryPolicy(p gocql.RetryPolicy) error {
 	if _, ok := p.(*gocql.DowngradingConsistencyRetryPolicy); ok {
 		return fmt.Errorf("%w: gocql.DowngradingConsistencyRetryPolicy ignores write timeouts and lowers consistency levels", crdt.ErrInvalidConfig)

@@ -113,8 +113,8 @@ func TestCheckKey(t *testing.T) {
 		require.ErrorIs(t, err, crdt.ErrInvalidKey, "%q", k)
 		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "%q", k)
 	}
-	// checkKey is crdt.ValidateKey: the same verdict on every key, valid
-	// or not.
+	// The reads check keys with crdt.ValidateKey: the same verdict on
+	// every key, valid or not.
 	for _, k := range append(bad, "k", "account/42", strings.Repeat("é", MaxKeyLen/2)) {
 		require.Equal(t, crdt.ValidateKey("key", k) == nil, checkKey("key", k) == nil, "%q", k)
 	}

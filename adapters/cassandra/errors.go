@@ -12,43 +12,15 @@ import (
 )
 
 // Error is returned for every failure that comes from the driver. It wraps
-// both a counterkit sentinel (Kind) and the driver's own error (Err), so that
+// both a counterkit sentinel (Kind) and the driver's error (Err), so that
 // errors.Is(err, crdt.ErrAmbiguousWrite) and
 // errors.As(err, new(*gocql.RequestErrWriteTimeout)) both work on the same
-// value.
-//
-// The mapping, for a statement that writes (W) or only reads (R):
-//
-//	*gocql.RequestErrUnavailable, Overloaded, Bootstrapping,
-//	gocql.ErrNoConnections, ErrNoStreams, ErrSessionClosed   W,R: crdt.ErrUnavailable (not applied)
-//	*gocql.RequestErrWriteTimeout, WriteFailure, CASWriteUnknown,
-//	gocql.ErrTimeoutNoResponse, ErrConnectionClosed,
-//	context.DeadlineExceeded, context.Canceled               W: crdt.ErrAmbiguousWrite  R: crdt.ErrUnavailable
-//	*gocql.RequestErrReadTimeout, ReadFailure                R,W: crdt.ErrUnavailable
-//	Invalid "Batch too large" (batch_size_fail_threshold),
-//	Invalid "Rejected an oversized mutation",
-//	gocql.ErrTooManyStmts (never sent)                       W,R: crdt.ErrTooLarge (not applied)
-//	Syntax, other Invalid, Config, Unauthorized, Credentials,
-//	AlreadyExists, FunctionFailure                           W,R: crdt.ErrMisconfiguredStore
-//	anything else                                            W: crdt.ErrAmbiguousWrite  R: crdt.ErrUnavailable
-//
-// Two cases turn a write's crdt.ErrUnavailable into crdt.ErrAmbiguousWrite,
-// because an earlier part of the same write may have landed:
-//
-//   - the driver sent the statement more than once (its retry policy or a
-//     speculative execution; Iter.Attempts > 1): only the last attempt's
-//     error is reported, and an earlier attempt may have timed out after
-//     being applied;
-//   - an Overloaded error on a LOGGED batch over more than one partition:
-//     the coordinator may have written the batch to its batchlog before
-//     refusing, and the batchlog replays it later.
-//
-// The crdt.ErrTooLarge refusals are made by the coordinator before it
-// applies anything and are kept after a retry: with the same thresholds on
-// every node (the supported setup) every attempt was refused the same way.
-//
-// Every write the adapter sends is idempotent, so an ErrAmbiguousWrite can
-// always be resolved by retrying the same call.
+// value; README.md ("Errors") has the mapping. A write is reported as
+// crdt.ErrUnavailable (not applied) only when the driver sent it once and
+// it is not a LOGGED batch over several partitions refused as Overloaded
+// (the batchlog may replay that); otherwise it is crdt.ErrAmbiguousWrite.
+// Every write the adapter sends is idempotent, so retrying resolves an
+// ambiguous one.
 //
 // An Error is immutable and safe to share between goroutines.
 type Error struct {
@@ -103,8 +75,7 @@ func classifyWrite(err error, attempts int, batchlog bool) error {
 	if attempts > 1 {
 		return crdt.ErrAmbiguousWrite
 	}
-	var overloaded *gocql.RequestErrOverloaded
-	if batchlog && errors.As(err, &overloaded) {
+	if batchlog && is[*gocql.RequestErrOverloaded](err) {
 		return crdt.ErrAmbiguousWrite
 	}
 	return kind
@@ -129,38 +100,28 @@ func isTooLarge(err error) bool {
 
 // classify picks the sentinel for a driver error; see Error for the table.
 func classify(err error, write bool) error {
-	var (
-		unavailable   *gocql.RequestErrUnavailable
-		overloaded    *gocql.RequestErrOverloaded
-		bootstrapping *gocql.RequestErrBootstrapping
-		readTimeout   *gocql.RequestErrReadTimeout
-		readFailure   *gocql.RequestErrReadFailure
-		syntax        *gocql.RequestErrSyntax
-		invalid       *gocql.RequestErrInvalid
-		config        *gocql.RequestErrConfig
-		unauthorized  *gocql.RequestErrUnauthorized
-		credentials   *gocql.RequestErrCredentials
-		exists        *gocql.RequestErrAlreadyExists
-		function      *gocql.RequestErrFunctionFailure
-	)
-	ambiguous := crdt.ErrUnavailable
-	if write {
-		ambiguous = crdt.ErrAmbiguousWrite
-	}
 	switch {
-	case errors.As(err, &unavailable), errors.As(err, &overloaded), errors.As(err, &bootstrapping),
+	case is[*gocql.RequestErrUnavailable](err), is[*gocql.RequestErrOverloaded](err), is[*gocql.RequestErrBootstrapping](err),
 		errors.Is(err, gocql.ErrNoConnections), errors.Is(err, gocql.ErrNoStreams),
 		errors.Is(err, gocql.ErrSessionClosed), errors.Is(err, gocql.ErrUnavailable),
-		errors.As(err, &readTimeout), errors.As(err, &readFailure):
+		is[*gocql.RequestErrReadTimeout](err), is[*gocql.RequestErrReadFailure](err):
 		return crdt.ErrUnavailable
 	case isTooLarge(err), errors.Is(err, gocql.ErrTooManyStmts):
 		return crdt.ErrTooLarge
-	case errors.As(err, &syntax), errors.As(err, &invalid), errors.As(err, &config),
-		errors.As(err, &unauthorized), errors.As(err, &credentials), errors.As(err, &exists),
-		errors.As(err, &function):
+	case is[*gocql.RequestErrSyntax](err), is[*gocql.RequestErrInvalid](err), is[*gocql.RequestErrConfig](err),
+		is[*gocql.RequestErrUnauthorized](err), is[*gocql.RequestErrCredentials](err),
+		is[*gocql.RequestErrAlreadyExists](err), is[*gocql.RequestErrFunctionFailure](err):
 		return crdt.ErrMisconfiguredStore
+	case write:
+		// Write timeouts and failures, the context's end, anything else
+		// (see Error): the statement may have been applied.
+		return crdt.ErrAmbiguousWrite
 	}
-	// Write timeouts and failures, the context's end, anything else (see
-	// Error): the statement may have been applied.
-	return ambiguous
+	return crdt.ErrUnavailable
+}
+
+// is reports whether err has an error of type T in its chain.
+func is[T error](err error) bool {
+	var t T
+	return errors.As(err, &t)
 }

@@ -59,11 +59,3 @@ func identProblem(name string) string {
 // quote returns a validated identifier in double quotes. Callers validate
 // first; quote never sees a name containing a quote character.
 func quote(name string) string { return `"` + name + `"` }
-
-// checkKey validates a key or partition key (what names it in errors) with
-// crdt.ValidateKey. Keys are always bound as values, never formatted into
-// CQL; the check keeps them within the bound every store shares and valid
-// for CQL's text type.
-func checkKey(what, key string) error {
-	return crdt.ValidateKey(what, key)
-}

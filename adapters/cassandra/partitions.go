@@ -17,43 +17,19 @@ import (
 const MaxApplyMutations = gocql.BatchSizeMaximum
 
 // Partitions implements store.Partitions on the partitions table: one
-// Cassandra partition per store partition, one row per row key, clustered
-// by a blob column, which Cassandra orders as unsigned bytes, ascending:
-// exactly store.Partitions' order, so rows come back in order without
-// sorting.
-//
-// Every mutation is one statement carrying the caller's timestamp (USING
-// TIMESTAMP), so Cassandra's own rules are store.Mutation's: the greater
-// timestamp wins, a delete of any kind shadows values written at or below
-// its timestamp, equal timestamps keep the greater value as unsigned bytes.
-// OpPut is an INSERT, OpDelete a row delete, OpDeleteRange a range delete
-// on the clustering column (key >= Key AND key < End, either bound omitted
-// when absent; a range with neither bound is a partition delete, which
-// shadows the same rows), OpDeletePartition a partition delete.
-//
-// Apply sends one statement alone, and several as one LOGGED batch:
-// atomic (across partitions through the batchlog), and isolated when all
-// mutations address one partition, because Cassandra applies them as one
-// mutation. Snapshot reads the partition as one page of limit+1 rows with
-// automatic paging off; a single-partition read is answered from one view
-// of each replica, merged cell by cell, so every single-partition batch is
-// in it wholly or not at all. Scan pages (Options.ScanPageSize rows per
-// request), asks for the next page only when fn has taken every row of the
-// last one, and stops when fn returns false; it is not a snapshot.
-//
-// Reads at store.ReadAny run at OpPartitionRead's level, reads at
-// store.ReadComplete at OpPartitionReadComplete's (ALL); Apply runs at
-// OpPartitionApply's.
-//
-// Apply validates with store.CheckMutations before sending anything, which
-// refuses a batch over several partitions above
-// store.MaxSpanningBatchBytes (32 KiB of keys and values), below the
-// server's batch_size_fail_threshold_in_kb (50 KiB by default); Apply also
-// refuses more than MaxApplyMutations mutations. These refusals wrap
-// crdt.ErrTooLarge and send nothing. The server's own size refusals
-// ("Batch too large", a mutation of one partition above
-// max_mutation_size) also come back as crdt.ErrTooLarge with nothing
-// applied (see Error).
+// Cassandra partition per store partition, rows clustered by a blob key,
+// which Cassandra orders as unsigned bytes. Every mutation is one statement
+// USING TIMESTAMP the caller's timestamp, so Cassandra's reconciliation is
+// store.Mutation's. Apply sends one statement alone and several as one
+// LOGGED batch (atomic; isolated within one partition); Snapshot reads one
+// page of limit+1 rows, so each single-partition batch is in it wholly or
+// not at all; Scan pages lazily, Options.ScanPageSize rows a request.
+// Reads at store.ReadAny run at OpPartitionRead's level, at
+// store.ReadComplete at OpPartitionReadComplete's (ALL), Apply at
+// OpPartitionApply's. Apply refuses what store.CheckMutations refuses and
+// more than MaxApplyMutations mutations (crdt.ErrTooLarge, nothing sent);
+// the server's size refusals come back as crdt.ErrTooLarge too (README.md,
+// "Errors").
 //
 // A Partitions is safe for concurrent use.
 type Partitions struct {
@@ -89,7 +65,7 @@ func (p *Partitions) selectCQL(from bool) string {
 
 // readStart validates a read and returns its operation.
 func (p *Partitions) readStart(ctx context.Context, partition string, level store.Read) (Op, error) {
-	if err := checkKey("partition key", partition); err != nil {
+	if err := crdt.ValidateKey("partition key", partition); err != nil {
 		return 0, err
 	}
 	op, err := readOp(level)
@@ -168,26 +144,33 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	limit = min(limit, maxPageRows-1)
 	iter := p.db.openPage(ctx, op, p.selectCQL(false), []any{partition}, limit+1, nil)
-	var rows []store.Row
+	return readPage(iter, op, fmt.Sprintf("partition %q", truncateKey(partition)), limit, scanRow)
+}
+
+// readPage reads the rows of a one-page read of limit+1 rows with scan; more
+// than limit rows, or rows that did not fit in the page, are refused with an
+// error wrapping crdt.ErrTooLarge (what names the key).
+func readPage[T any](iter rowIter, op Op, what string, limit int, scan func(rowIter) (T, bool)) ([]T, error) {
+	var out []T
 	for {
-		row, ok := scanRow(iter)
+		row, ok := scan(iter)
 		if !ok {
 			break
 		}
-		if len(rows) >= limit {
+		if len(out) >= limit {
 			_ = iter.Close()
-			return nil, fmt.Errorf("%w: partition %q has more than %d rows", crdt.ErrTooLarge, truncateKey(partition), limit)
+			return nil, fmt.Errorf("%w: %s has more than %d rows", crdt.ErrTooLarge, what, limit)
 		}
-		rows = append(rows, row)
+		out = append(out, row)
 	}
 	more := len(iter.PageState()) > 0
 	if err := iter.Close(); err != nil {
 		return nil, wrapErr(op.String(), false, err)
 	}
 	if more {
-		return nil, fmt.Errorf("%w: partition %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(partition), limit+1)
+		return nil, fmt.Errorf("%w: %s did not fit in one page of %d rows", crdt.ErrTooLarge, what, limit+1)
 	}
-	return rows, nil
+	return out, nil
 }
 
 // mutationStmt builds the statement of one validated mutation. Keys are
@@ -207,24 +190,18 @@ func (p *Partitions) mutationStmt(m store.Mutation) stmt {
 	case store.OpDelete:
 		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key = ?", t)
 		s.args = []any{m.Timestamp, m.Partition, key}
-	case store.OpDeleteRange:
-		switch {
-		case len(m.Key) > 0 && m.End != nil:
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key >= ? AND key < ?", t)
-			s.args = []any{m.Timestamp, m.Partition, key, m.End}
-		case len(m.Key) > 0:
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key >= ?", t)
-			s.args = []any{m.Timestamp, m.Partition, key}
-		case m.End != nil:
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ? AND key < ?", t)
-			s.args = []any{m.Timestamp, m.Partition, m.End}
-		default: // every key: the partition
-			s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?", t)
-			s.args = []any{m.Timestamp, m.Partition}
+	case store.OpDeleteRange, store.OpDeletePartition:
+		// Each bound of a range is omitted when absent; a range with
+		// neither is a partition delete.
+		where, args := "", []any{m.Timestamp, m.Partition}
+		if m.Op == store.OpDeleteRange && len(m.Key) > 0 {
+			where, args = where+" AND key >= ?", append(args, key)
 		}
-	case store.OpDeletePartition:
-		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?", t)
-		s.args = []any{m.Timestamp, m.Partition}
+		if m.Op == store.OpDeleteRange && m.End != nil {
+			where, args = where+" AND key < ?", append(args, m.End)
+		}
+		s.cql = fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE partition = ?%s", t, where)
+		s.args = args
 	}
 	return s
 }

@@ -41,11 +41,15 @@ func Schema(keyspace, prefix string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ddl(tables), nil
+}
+
+func ddl(tables map[string]string) []string {
 	out := make([]string, 0, len(allTables))
 	for _, t := range allTables {
 		out = append(out, fmt.Sprintf(tableDDL[t], tables[t]))
 	}
-	return out, nil
+	return out
 }
 
 // CreateKeyspaceStatement returns a CREATE KEYSPACE IF NOT EXISTS statement
@@ -81,28 +85,18 @@ func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) 
 // schema agreement. It is idempotent; like the package-level CreateSchema,
 // run it from one process at a time.
 func (db *DB) CreateSchema(ctx context.Context) error {
-	out := make([]string, 0, len(allTables))
-	for _, t := range allTables {
-		out = append(out, fmt.Sprintf(tableDDL[t], db.tables[t]))
-	}
-	return runDDL(ctx, db.session, out)
+	return runDDL(ctx, db.session, ddl(db.tables))
 }
 
 func runDDL(ctx context.Context, session *gocql.Session, stmts []string) error {
 	for _, s := range stmts {
 		if err := session.Query(s).ExecContext(ctx); err != nil {
-			return wrapErr("create schema", true, fmt.Errorf("%s: %w", firstLine(s), err))
+			first, _, _ := strings.Cut(s, "\n")
+			return wrapErr("create schema", true, fmt.Errorf("%s: %w", first, err))
 		}
 	}
 	if err := session.AwaitSchemaAgreement(ctx); err != nil {
 		return wrapErr("create schema", true, err)
 	}
 	return nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -30,49 +30,22 @@ type siblingRow struct {
 }
 
 // Siblings implements store.Siblings on the siblings table, one row per
-// (key, actor), with sibling semantics built from write timestamps:
+// (key, actor). Fetch returns every actor's row (in actor order) and a
+// token naming each by (actor, WRITETIME); Put overwrites the writer's row
+// above every timestamp in the token and deletes each other row the token
+// names USING TIMESTAMP its WRITETIME, in one single-partition batch, so a
+// row written concurrently (always at a larger timestamp: every writer's
+// clock is raised above what it read) survives as a sibling. A Put also
+// replaces the writer's own earlier row, token or not. It is not a
+// store.SiblingDeleter: a bare delete could leave tombstones above a
+// restarted process's clock. README.md ("Statements") shows why this
+// meets the contract.
 //
-//   - Fetch returns every actor's row as a sibling (in actor order), and a
-//     token naming each row it returned by (actor, WRITETIME).
-//   - Put(actor, value, token) overwrites the writer's own row at a
-//     timestamp above every one in the token, and deletes each other row
-//     the token names USING TIMESTAMP its WRITETIME: the version that was
-//     read goes, a version written concurrently (necessarily with a larger
-//     timestamp, see below) survives as a sibling. Both happen in one
-//     single-partition batch, which Cassandra applies atomically and in
-//     isolation.
-//
-// A concurrent write by another actor always carries a larger timestamp
-// than that actor's version in the token, because every writer raises its
-// clock above every WRITETIME it has read and above every timestamp it has
-// handed out: the actor either wrote the tokened version itself or read it
-// (or a later row) before writing again. So a Put never removes a write it
-// did not see, and a value that merges every fetched sibling collapses them.
-//
-// Because a key holds one row per actor, a Put also replaces the writer's
-// own earlier value, whether or not the token names it: an actor writes
-// values that include what it wrote before (it reads before it writes, and
-// applies its own updates serially), as every counterkit client does.
-//
-// Siblings does not implement store.SiblingDeleter. Every row delete is
-// paired with an insert at a larger timestamp, so the newest live row is
-// always at or above every row tombstone of the key, and a Fetch lifts a
-// restarted process's clock above all of them. A bare delete would leave
-// tombstones that a restarted process with a clock behind them could write
-// under, invisibly.
-//
-// Put refuses, writing nothing, an empty value (crdt.ErrInvalidAmount), one
-// over MaxValueSize (crdt.ErrTooLarge), an invalid actor
-// (crdt.ErrInvalidActor) or key (crdt.ErrInvalidKey), and a malformed token
-// (crdt.ErrCorruptEncoding and the other decoding sentinels). It does not
-// look inside values.
-//
-// Cost: Fetch reads one partition in one request; Put is one write (an
-// INSERT, or one single-partition batch when the token names other actors'
-// rows) and no read.
-//
-// A Siblings is safe for concurrent use; one actor must still apply its
-// own updates serially.
+// Put refuses, writing nothing, what store.CheckPut refuses and a
+// malformed token (crdt.ErrCorruptEncoding and the other decoding
+// sentinels). Fetch is one request; Put one write and no read. A Siblings
+// is safe for concurrent use; one actor must still apply its own updates
+// serially.
 type Siblings struct {
 	db *DB
 	// read returns every row of key (sessionFetchRows; unit tests
@@ -108,30 +81,11 @@ func (s *Siblings) deleteCQL() string {
 // than MaxSiblings rows are refused with an error wrapping crdt.ErrTooLarge.
 func sessionFetchRows(ctx context.Context, s *Siblings, key string) ([]siblingRow, error) {
 	iter := s.db.openPage(ctx, OpSiblingsFetch, s.selectCQL(), []any{key}, MaxSiblings+1, nil)
-	var out []siblingRow
-	for {
-		var (
-			actor string
-			value []byte
-			ts    int64
-		)
-		if !iter.Scan(&actor, &value, &ts) {
-			break
-		}
-		if len(out) >= MaxSiblings {
-			_ = iter.Close()
-			return nil, fmt.Errorf("%w: key %q has more than %d rows", crdt.ErrTooLarge, truncateKey(key), MaxSiblings)
-		}
-		out = append(out, siblingRow{actor: crdt.ActorID(actor), value: value, ts: ts})
-	}
-	more := len(iter.PageState()) > 0
-	if err := iter.Close(); err != nil {
-		return nil, wrapErr(OpSiblingsFetch.String(), false, err)
-	}
-	if more {
-		return nil, fmt.Errorf("%w: key %q did not fit in one page of %d rows", crdt.ErrTooLarge, truncateKey(key), MaxSiblings+1)
-	}
-	return out, nil
+	return readPage(iter, OpSiblingsFetch, fmt.Sprintf("key %q", truncateKey(key)), MaxSiblings, func(iter rowIter) (siblingRow, bool) {
+		var r siblingRow
+		ok := iter.Scan((*string)(&r.actor), &r.value, &r.ts)
+		return r, ok
+	})
 }
 
 // Fetch returns every actor's row of key (in actor order) as siblings, and a
@@ -140,7 +94,7 @@ func sessionFetchRows(ctx context.Context, s *Siblings, key string) ([]siblingRo
 // A done context gives an error wrapping its error and
 // crdt.ErrUnavailable.
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	if err := checkKey("key", key); err != nil {
+	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {

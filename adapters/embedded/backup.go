@@ -12,17 +12,13 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Backup writes a consistent copy of the store, as of one moment, into
-// dir, which must not exist or be empty; Open(dir, ...) opens the copy.
-// Writes go on while it runs (the copy is one read transaction's
-// version). The copy is written under a temporary name, made durable,
-// checked as Open checks a file, and only then given FileName, so dir
-// holds a complete backup or none.
-//
-// It fails with an error wrapping crdt.ErrInvalidConfig when dir holds
-// files, ErrLocked when another DB or Backup holds dir,
-// crdt.ErrUnavailable when dir cannot be written, crdt.ErrCorruptEncoding
-// when the store fails the check, or ctx's error.
+// Backup writes a consistent copy of the store into dir, which must not
+// exist or be empty, while writes go on; Open(dir, ...) opens it. The copy
+// is checked as Open checks a file before it gets FileName, so dir holds a
+// complete backup or none. It fails with an error wrapping
+// crdt.ErrInvalidConfig when dir holds files, ErrLocked when another DB or
+// Backup holds dir, crdt.ErrUnavailable when dir cannot be written,
+// crdt.ErrCorruptEncoding when the store fails the check, or ctx's error.
 func (d *DB) Backup(ctx context.Context, dir string) (err error) {
 	if d.closed.Load() {
 		return ErrClosed

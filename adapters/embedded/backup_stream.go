@@ -15,18 +15,13 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// WriteBackup writes a consistent copy of the store's data file, as of
-// one moment, to w, and returns the bytes written. Writes go on while it
-// runs: the copy is one read transaction's version, holding every write
-// acknowledged before WriteBackup was called. Restore turns the stream
-// back into a data directory.
-//
-// The read transaction stays open until the copy is written: while it
-// is, the engine cannot grow its mapping of the file, so a write that
-// needs a larger file waits. Give w a deadline (ctx) when it may stall.
-//
-// It fails with ErrClosed, ctx's error, or an error wrapping
-// crdt.ErrUnavailable and the cause when w or the file fails.
+// WriteBackup writes a consistent copy of the store's data file (one read
+// transaction's version, holding every write acknowledged before the call)
+// to w while writes go on, and returns the bytes written; Restore reads it
+// back. The engine cannot grow its mapping until the copy is written, so a
+// write that needs a larger file waits: give ctx a deadline when w may
+// stall. It fails with ErrClosed, ctx's error, or an error wrapping
+// crdt.ErrUnavailable and the cause.
 func (d *DB) WriteBackup(ctx context.Context, w io.Writer) (int64, error) {
 	return d.writeBackup(ctx, w, nil)
 }
@@ -65,19 +60,13 @@ func backupError(ctx context.Context, err error) error {
 	return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
 }
 
-// BackupHandler returns an http.Handler that answers GET with a
-// consistent copy of the store (WriteBackup) as application/octet-stream,
-// its length in Content-Length, so that a copy cut short is seen as such.
-// A service mounts it on its administrative mux, never on a public one:
-// it serves every byte of the store, to whoever asks.
+// BackupHandler returns an http.Handler that answers GET with WriteBackup's
+// copy as application/octet-stream with its Content-Length; an error after
+// the first byte aborts the response, so the client sees a short body.
+// Other methods get 405, a closed DB 503. Mount it on an administrative
+// mux only: it serves every byte of the store.
 //
 //	admin.Handle("GET /debug/counterkit/backup", db.BackupHandler())
-//
-// `counterkit backup -from http://HOST/debug/counterkit/backup -to DIR`
-// downloads it into a new data directory with Restore. Other methods get
-// 405; a closed DB gets 503. An error after the first byte (the client
-// went away, a read failed) aborts the response, so the client sees a
-// short body.
 func (d *DB) BackupHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
@@ -107,20 +96,15 @@ func (d *DB) BackupHandler() http.Handler {
 	})
 }
 
-// Restore makes a data directory dir from a copy read from r (what
-// WriteBackup or BackupHandler wrote) and returns the bytes read. dir
-// must not exist or be empty: an existing store is never overwritten.
-// The copy is written into a new directory beside dir, made durable,
-// opened (which checks the whole file, as Open does) and verified
-// (DB.Verify), and only then renamed to dir; on any failure that
-// directory is removed and dir is left as it was (a process killed
-// meanwhile leaves it, named "." + base(dir) + ".restore-*").
-//
-// It fails with an error wrapping crdt.ErrInvalidConfig when dir holds
-// files, crdt.ErrCorruptEncoding when the copy is damaged or truncated,
-// crdt.ErrMisconfiguredStore when it is not a counterkit store,
-// crdt.ErrUnavailable when r fails or dir cannot be written, or ctx's
-// error.
+// Restore makes the data directory dir, which must not exist or be empty,
+// from a copy read from r (WriteBackup's) and returns the bytes read. The
+// copy is written into a new directory beside dir (".BASE.restore-*"),
+// opened and verified, and only then renamed to dir; on failure it is
+// removed and dir is left as it was. It fails with an error wrapping
+// crdt.ErrInvalidConfig when dir holds files, crdt.ErrCorruptEncoding when
+// the copy is damaged or truncated, crdt.ErrMisconfiguredStore when it is
+// not a store, crdt.ErrUnavailable when r fails or dir cannot be written,
+// or ctx's error.
 func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) {
 	if dir == "" {
 		return 0, fmt.Errorf("embedded: restore: empty directory name: %w", crdt.ErrInvalidConfig)

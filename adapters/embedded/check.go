@@ -13,29 +13,12 @@ import (
 
 // The file check: bbolt checksums its meta pages only, so the adapter
 // checks the rest itself before the engine reads a page, with its own
-// bounds-checked reader (pread, no mapping, no recursion without a depth
-// bound). It checks
-//
-//   - both meta pages: magic, version, page size, checksum, and that
-//     their transaction ids are consecutive (a crash cannot tear a meta
-//     page, which lies in the page's first sector, so a bad one is damage,
-//     and falling back to the older one would silently roll back the last
-//     acknowledged write);
-//   - every page reachable from the root: within the high-water mark,
-//     reached once (no cycle, no sharing), of the expected type, its id in
-//     its header, its elements inside the page, its keys in order and
-//     within the bounds its parent's keys set;
-//   - the freelist: inside the file, no live page listed, and every page
-//     below the high-water mark either reachable or free;
-//   - a digest of each data bucket: the number of entries, the sum of a
-//     hash of each key and value, and the bucket's sequence. The adapter
-//     keeps the digests in the meta bucket, updated in every write
-//     transaction, so an entry lost, added, moved or changed anywhere in
-//     the tree shows as a mismatch.
-//
-// Open runs the check on the whole file before the engine maps it; Verify
-// runs it on the version its read transaction sees. The check maps the
-// file read-only itself and never reads outside the file.
+// bounds-checked reader over a read-only mapping (never outside the file, no
+// recursion without a depth bound): both meta pages, every page reachable
+// from the root, the freelist, and each data bucket's digest, which the
+// adapter keeps in the meta bucket (README.md, "Layout and checks"). Open
+// runs it on the whole file before the engine maps it; Verify on the
+// version its read transaction sees.
 
 const (
 	pageHeaderSize = 16
@@ -354,12 +337,14 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 		return k, le.Uint32(p[e:]), p[uint64(e)+pos+ks : uint64(e)+pos+ks+vs], nil
 	}
 	var prev []byte
-	inRange := func(i int, k []byte) error {
-		if (i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
-			(hi != nil && bytes.Compare(k, hi) >= 0) {
-			return damaged("page %d: key %d out of order", id, i)
+	// inOrder is key(i), checked to lie after prev and within [lo, hi).
+	inOrder := func(i int) ([]byte, uint32, []byte, error) {
+		k, fl, v, err := key(i)
+		if err == nil && ((i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
+			(hi != nil && bytes.Compare(k, hi) >= 0)) {
+			err = damaged("page %d: key %d out of order", id, i)
 		}
-		return nil
+		return k, fl, v, err
 	}
 	switch flags {
 	case flagBranch:
@@ -367,11 +352,8 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 			return nil, damaged("page %d: empty branch page", id)
 		}
 		for i := range n {
-			k, _, _, err := key(i)
+			k, _, _, err := inOrder(i)
 			if err != nil {
-				return nil, err
-			}
-			if err := inRange(i, k); err != nil {
 				return nil, err
 			}
 			next := hi
@@ -393,11 +375,8 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 		return prev, nil
 	case flagLeaf:
 		for i := range n {
-			k, fl, v, err := key(i)
+			k, fl, v, err := inOrder(i)
 			if err != nil {
-				return nil, err
-			}
-			if err := inRange(i, k); err != nil {
 				return nil, err
 			}
 			prev = k

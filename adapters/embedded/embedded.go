@@ -64,13 +64,10 @@ type Options struct {
 	// DefaultLockTimeout.
 	LockTimeout time.Duration
 
-	// TombstoneGrace is how long a deletion (point, range or partition)
-	// is kept after it was applied (by Now, whatever its timestamp), so
-	// that a late write it shadows stays invisible. Zero means
-	// DefaultTombstoneGrace; a negative value keeps deletions forever. A
-	// write older than a deletion that arrives more than TombstoneGrace
-	// after the deletion may become visible, as in Cassandra after
-	// gc_grace_seconds (counted, as here, from the local deletion time).
+	// TombstoneGrace is how long a deletion is kept after it was applied
+	// (by Now, whatever its timestamp); zero means DefaultTombstoneGrace, a
+	// negative value forever. A write older than a deletion that arrives
+	// later than that may become visible (README.md, "Tombstones").
 	TombstoneGrace time.Duration
 
 	// PageSize is how many rows Partitions.Scan reads per read
@@ -119,21 +116,14 @@ var (
 )
 
 // Open opens the data directory dir, creating it and its data file if
-// they do not exist. It fails with an error wrapping:
-//
-//   - ErrLocked (crdt.ErrUnavailable) when another open DB (or Open)
-//     holds dir;
-//   - crdt.ErrUnavailable when dir or its file cannot be created, opened
-//     or written (a read-only directory, a missing permission); the
-//     underlying *fs.PathError is reachable with errors.As;
-//   - crdt.ErrMisconfiguredStore when dir holds files but no data file,
-//     a data file of another program, or one that is not a regular file;
-//   - crdt.ErrCorruptEncoding when the data file is truncated or damaged
-//     anywhere (Open checks the whole file first);
-//   - crdt.ErrUnsupportedVersion when the data file was written by a newer
-//     format.
-//
-// Nothing in an existing directory is changed by a failed Open.
+// they do not exist. It fails, changing nothing in an existing directory,
+// with an error wrapping ErrLocked when another DB holds dir;
+// crdt.ErrUnavailable when dir or its file cannot be created, opened or
+// written (the *fs.PathError reachable with errors.As);
+// crdt.ErrMisconfiguredStore when dir is not a counterkit data directory;
+// crdt.ErrCorruptEncoding when the data file is damaged anywhere (Open
+// checks the whole file first); crdt.ErrUnsupportedVersion when its format
+// is newer.
 func Open(dir string, opts Options) (*DB, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
@@ -491,18 +481,13 @@ func (d *DB) update(fn func(*wtx) error, size int) error {
 // committed, with one fsync, by the next leader, which is the first of
 // them. No writer waits for a timer.
 //
-// The engine has its own group commit, its Batch method; it is not used because
-// it is slower here and does less. It holds every batch open for
-// MaxBatchDelay unless MaxBatchSize calls arrive first, so a lone writer
-// always waits the timer: BenchmarkGroupVsBatch (bench_test.go; the same
-// record and digest writes through Batch on a file this package made)
-// measured Batch's time per durable write at 6.1x this group commit's
-// with 1 writer, 3.8x with 8 and 2.7x with 32 at its default 10 ms delay,
-// and 1.4x, 2.4x and 1.1x with a 200 µs delay, which a disk's fsync
-// latency would have to be tuned to (README.md has the rows). And a
-// function that fails inside a Batch is run a second time alone rather
-// than failing alone; a batch is bounded by a count of calls, not by
-// bytes (maxGroupBytes here).
+// The engine's own group commit, its Batch method, is not used: it holds
+// every batch open for MaxBatchDelay unless MaxBatchSize calls arrive, so
+// a lone writer always waits the timer (BenchmarkGroupVsBatch measured
+// Batch at 1.1x to 6.1x this group commit's time per durable write;
+// README.md has the rows), it runs a function that fails a second time
+// alone rather than failing it alone, and it bounds a batch by calls, not
+// by bytes (maxGroupBytes here).
 
 const (
 	maxGroupOps   = 256
@@ -672,13 +657,11 @@ func corrupt(what string, key []byte) error {
 	return fmt.Errorf("embedded: %s %q fails its checksum: %w", what, key, crdt.ErrCorruptEncoding)
 }
 
-// Verify reads the whole file in one read transaction and checks it: the
-// engine's meta pages, the structure of every page (bounds, types, key
-// order, no page reached twice, every page reachable or free), each
-// bucket's entries against its digest, and the checksum or encoding of
-// every stored value and tombstone. It returns an error wrapping
-// crdt.ErrCorruptEncoding naming the first damage found. Its cost is a
-// full read of the file; writes go on meanwhile.
+// Verify runs Open's check of the whole file (README.md, "Layout and
+// checks") and the checksum or encoding of every stored value and
+// tombstone, on the version one read transaction sees, while writes go on.
+// It returns an error wrapping crdt.ErrCorruptEncoding naming the first
+// damage found.
 func (d *DB) Verify() error {
 	if d.closed.Load() {
 		return ErrClosed

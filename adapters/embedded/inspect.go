@@ -35,11 +35,8 @@ const (
 
 // String returns "siblings" or "partition".
 func (s Shape) String() string {
-	switch s {
-	case ShapeSiblings:
-		return "siblings"
-	case ShapePartition:
-		return "partition"
+	if s == ShapeSiblings || s == ShapePartition {
+		return [...]string{"siblings", "partition"}[s-1]
 	}
 	return fmt.Sprintf("Shape(%d)", int(s))
 }
@@ -57,15 +54,12 @@ type KeyInfo struct {
 }
 
 // Keys returns every key that holds a value in the data file of dir: the
-// sibling keys, then the partition keys, each sorted by key. A partition
-// whose rows are all deleted is not listed. Values are not decoded or
-// checked against their checksums (DB.Verify does that).
-//
-// It fails with an error wrapping ErrLocked when a DB holds dir,
-// crdt.ErrNotFound when dir holds no data file, crdt.ErrCorruptEncoding
-// when the file is damaged, crdt.ErrMisconfiguredStore when it is not a
-// store's, crdt.ErrUnsupportedVersion when its format is newer than
-// FormatVersion, or ctx's error.
+// sibling keys, then the partition keys with live rows, each sorted.
+// Values are not checked against their checksums (DB.Verify does that). It
+// fails with an error wrapping ErrLocked when a DB holds dir,
+// crdt.ErrNotFound when dir holds no data file, crdt.ErrCorruptEncoding,
+// crdt.ErrMisconfiguredStore or crdt.ErrUnsupportedVersion as Open does, or
+// ctx's error.
 func Keys(ctx context.Context, dir string) ([]KeyInfo, error) {
 	var keys []KeyInfo
 	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) (err error) {
@@ -213,17 +207,12 @@ type CompactResult struct {
 // compactTxBytes bounds the bytes one transaction of the copy writes.
 const compactTxBytes = 64 << 20
 
-// Compact writes a compacted copy of the store in dir into to, which must
-// not exist or be empty: the same entries, tombstones, sequence numbers and
-// format version in a file without the free pages the store has
-// accumulated. The original is checked first as DB.Verify checks a store
-// (a damaged one is not copied) and not changed. The copy is written
-// under a temporary name, made durable, checked the same way and its keys
-// compared with the original's, and only then given FileName, so to holds
-// a complete copy or none. A temporary file left in to by a compaction
-// that was interrupted (to holding nothing else) is replaced.
-//
-// Besides the errors of Keys it fails with an error wrapping
+// Compact writes a copy of the store in dir without its free pages into
+// to, which must not exist or be empty (or hold only an interrupted
+// compaction's temporary file). The original is checked first as
+// DB.Verify checks a store and not changed; the copy is made durable,
+// checked the same way and its keys compared with the original's before it
+// gets FileName. Besides the errors of Keys it fails with an error wrapping
 // crdt.ErrInvalidConfig when to holds files, ErrLocked when a DB holds to,
 // crdt.ErrUnavailable when to cannot be written, or ctx's error.
 func Compact(ctx context.Context, dir, to string) (res CompactResult, err error) {

@@ -14,17 +14,11 @@ import (
 )
 
 // Partitions is the DB's store.Partitions, with the semantics of
-// memory.Partitions: ordered rows per partition, last write wins by the
-// mutations' timestamps, and point, range and partition deletions kept as
-// tombstones so that a late write under a deletion stays invisible.
-//
-// Apply is one durable write transaction (all of a batch or none of it,
-// also across a crash); Snapshot reads in one read transaction; Scan reads
-// a page of Options.PageSize rows per read transaction. Reads are always
-// complete: the store.Read level is accepted and ignored.
-//
-// Tombstones are kept for Options.TombstoneGrace after they were applied
-// and then collected by later Applies, a few per transaction, oldest first.
+// memory.Partitions. Apply is one durable write transaction; Snapshot
+// reads in one read transaction, Scan a page of Options.PageSize rows per
+// read transaction. Reads are always complete: the store.Read level is
+// ignored. Tombstones are kept for Options.TombstoneGrace and then
+// collected by later Applies, a few per transaction, oldest first.
 type Partitions struct {
 	db *DB
 }
@@ -55,8 +49,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		size += len(m.Partition) + len(m.Key) + len(m.End) + len(m.Value) + 16
 		// bbolt keeps written bytes until the commit: the batch must not
 		// share memory with the caller's.
-		own[i] = store.Mutation{Partition: m.Partition, Op: m.Op, Key: slices.Clone(m.Key),
-			End: slices.Clone(m.End), Value: slices.Clone(m.Value), Timestamp: m.Timestamp}
+		own[i] = storekit.CloneMutation(m)
 	}
 	if size > MaxBatchBytes {
 		return fmt.Errorf("embedded: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
@@ -350,16 +343,10 @@ func (w *writer) collect(cutoff int64) error {
 		k = slices.Clone(k)
 		due = append(due, entry{k, ts, k[8], k[9:]})
 	}
+	kinds := map[byte]tb{gcPoint: w.points, gcDrop: w.drops, gcRange: w.ranges}
 	for _, e := range due {
-		var b tb
-		switch e.kind {
-		case gcPoint:
-			b = w.points
-		case gcDrop:
-			b = w.drops
-		case gcRange:
-			b = w.ranges
-		default:
+		b, ok := kinds[e.kind]
+		if !ok {
 			return fmt.Errorf("embedded: gc index entry %q malformed: %w", e.key, crdt.ErrCorruptEncoding)
 		}
 		v := b.Get(e.body)

@@ -13,14 +13,10 @@ import (
 )
 
 // Siblings is the DB's store.Siblings, with the semantics of
-// memory.Siblings: every stored value carries a dot unique in the file
-// (never reused, also across restarts); Fetch returns the key's siblings
-// and a token naming their dots; Put removes exactly the siblings the token
-// names and adds its value under a fresh dot, in one durable transaction.
-// Two writers that fetched the same siblings therefore both survive.
-//
-// Each value is stored with a CRC-32C of its key and bytes; a value that
-// fails it is reported with crdt.ErrCorruptEncoding, never returned.
+// memory.Siblings: every value carries a dot never reused in the file, and
+// a Put removes the siblings its token names and adds its value in one
+// durable transaction. A value that fails its CRC-32C is reported with
+// crdt.ErrCorruptEncoding, never returned.
 type Siblings struct {
 	db *DB
 }

@@ -14,19 +14,12 @@ import (
 )
 
 // ErrDefaultBucketType is what CheckBucket (and so NewSiblings) reports for
-// a bucket of Riak's "default" bucket type. It wraps
+// a bucket of Riak's "default" bucket type, which has no dotted version
+// vectors: data stays correct there (with allow_mult=true), but siblings
+// pile up on a contended key until Riak's max_siblings refuses writes
+// (README.md, "Riak's default bucket type"). Use a bucket type of your
+// own, or set Options.AllowDefaultBucketType. It wraps
 // crdt.ErrMisconfiguredStore.
-//
-// The default type runs with dvv_enabled=false (types created with `riak
-// admin bucket-type create` have it on). Data stays correct there, as long
-// as allow_mult=true: no write is lost and merges are idempotent. But
-// without dotted version vectors Riak drops the siblings a write has read
-// only when the write's vclock descends everything stored; a write that
-// raced with another one keeps them all next to its own value. On a
-// contended key siblings then pile up until a write lands with nothing in
-// between, and past max_siblings (100 by default) Riak refuses every write
-// that would add one. Use a custom bucket type (README.md), or set
-// Options.AllowDefaultBucketType to accept this.
 var ErrDefaultBucketType = fmt.Errorf("%w: Riak's default bucket type has no dotted version vectors (dvv_enabled=false)", crdt.ErrMisconfiguredStore)
 
 // bucketSettings is used for bucket-level requests, which are retried like
@@ -35,22 +28,12 @@ func bucketSettings(bucketType, bucket string) (settings, error) {
 	return Options{BucketType: bucketType, Bucket: bucket}.settings()
 }
 
-// ConfigureBucket sets the bucket properties counterkit needs:
-// allow_mult=true (concurrent writes become siblings instead of one
-// overwriting the other) and last_write_wins=false (vclocks, not
-// timestamps, decide what a write supersedes). It only changes those two
-// properties. bucketType "" means "default".
-//
-// It cannot turn on dotted version vectors (dvv_enabled is not among the
-// properties the protocol-buffers API sets; see ErrDefaultBucketType). In
-// production create a bucket type once per cluster instead, which needs no
-// ConfigureBucket:
-//
-//	riak admin bucket-type create counterkit '{"props":{"allow_mult":true}}'
-//	riak admin bucket-type activate counterkit
-//
-// (`riak-admin` instead of `riak admin` on Riak 2.x). New types have
-// allow_mult=true, last_write_wins=false and dvv_enabled=true by default.
+// ConfigureBucket sets the two bucket properties counterkit needs,
+// allow_mult=true and last_write_wins=false, and no other. bucketType ""
+// means "default". It cannot turn on dotted version vectors (see
+// ErrDefaultBucketType): in production create a bucket type once per
+// cluster instead (README.md, "Bucket type and properties"), which needs no
+// ConfigureBucket.
 func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
 	st, err := bucketSettings(bucketType, bucket)
 	if err != nil {
@@ -69,26 +52,12 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 
 // CheckBucket reads the bucket's effective properties and returns an error
 // wrapping crdt.ErrMisconfiguredStore if counterkit cannot keep its
-// guarantees there:
-//
-//   - allow_mult=false: Riak keeps one of two concurrent writes and drops
-//     the other, so a credit can silently disappear;
-//   - last_write_wins=true: the same, decided by timestamps (Riak accepts
-//     it only where dvv_enabled=false: the default type, or a type
-//     created without dotted version vectors);
-//   - datatype set: the bucket type holds Riak data types, not KV objects;
-//   - consistent=true: strongly consistent buckets never keep siblings and
-//     refuse a write whose vclock is not the latest, which this adapter
-//     does not handle.
-//
-// If none of these applies but bucketType is "" or "default", the error
-// wraps ErrDefaultBucketType (which wraps crdt.ErrMisconfiguredStore): the
-// bucket is safe but has no dotted version vectors, so siblings are not
-// collapsed under contention. dvv_enabled is not among the properties Riak
-// returns, so a custom type created with dvv_enabled=false cannot be
-// detected: do not create one.
-//
-// Other failures wrap crdt.ErrUnavailable.
+// guarantees there: allow_mult=false or last_write_wins=true (concurrent
+// writes dropped), a datatype (not a KV bucket) or consistent=true (not
+// supported). Otherwise, for bucketType "" or "default", the error wraps
+// ErrDefaultBucketType. dvv_enabled is not among the properties Riak
+// returns, so a type created with dvv_enabled=false cannot be detected: do
+// not create one. Other failures wrap crdt.ErrUnavailable.
 func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
 	st, err := bucketSettings(bucketType, bucket)
 	if err != nil {
@@ -137,27 +106,17 @@ func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket stri
 const dialTimeout = 5 * time.Second
 
 // NewCluster builds and starts a riak-go-client cluster for the given
-// protocol-buffers addresses (host:port) with the settings this package
-// expects: driver-level retries off (ExecutionAttempts 1; Siblings retries
-// itself and must see every failure to tell ambiguous from refused), and
-// requestTimeout as the per-request read timeout (0 means the driver's
-// default, 5s). Stop it when done.
+// protocol-buffers addresses (host:port) with driver-level retries off
+// (ExecutionAttempts 1: Siblings retries itself and must see every failure)
+// and requestTimeout as the per-request read timeout (0: the driver's 5s).
+// Stop it when done.
 //
-// Before returning, NewCluster connects to the addresses in turn (up to 5s
-// each, and not past ctx) and, once one accepts, sends a ping through the
-// cluster. If no node accepts, the ping fails or ctx ends first, it stops
-// the cluster and returns an error wrapping crdt.ErrUnavailable (and ctx's
-// error, if that was the cause); call it again later. This works around
-// riak-go-client v1.7.0's node manager: until some command has been run, a
-// command that no node can take (all unreachable or health-checking) is not
-// refused but retried in a busy loop, on a goroutine that keeps spinning
-// even after the cluster is stopped, until a node answers. So the first
-// command on a cluster started while Riak is down never completes: a
-// Siblings call returns when its context ends (never, without a deadline),
-// and the driver's goroutine spins on. Once a node has executed a command,
-// such a command fails at once (and Siblings retries it with backoff). A
-// cluster you build yourself needs the same care: have a node execute one
-// command (a ping) before using it.
+// It first connects to the addresses in turn (up to 5s each, not past ctx)
+// and sends a ping, and fails with an error wrapping crdt.ErrUnavailable
+// (and ctx's error, if that was the cause) when no node answers: the first
+// command of a riak-go-client v1.7.0 cluster that no node can take spins
+// forever, even after Stop (README.md, "Usage"). A cluster you build
+// yourself needs the same care.
 func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)

@@ -17,19 +17,14 @@
 //
 // The adapter implements SPEC.md 10.1: a Put supersedes exactly the
 // siblings its token covers, and siblings written concurrently survive
-// alongside it. That section's rule "The store MUST keep siblings (Riak:
-// allow_mult = true, last_write_wins = false; otherwise
-// misconfigured_store)" is checked by NewSiblings (CheckBucket), which
-// also refuses Riak's default bucket type, whose missing dotted version
-// vectors let siblings pile up (ErrDefaultBucketType, unless
-// Options.AllowDefaultBucketType).
-//
-// Writes report what is known, as SPEC.md 10 requires: nil (landed), an
-// error wrapping crdt.ErrUnavailable (no attempt landed) or one wrapping
-// crdt.ErrAmbiguousWrite (some attempt may have landed). A failed request
-// is resent up to Options.RetryCount times, which is safe because every
-// write carries a complete CRDT state. Every error is an *Error wrapping
-// both the sentinel and the driver's error.
+// alongside it. NewSiblings (CheckBucket) refuses a bucket that would not
+// keep siblings, and Riak's default bucket type (ErrDefaultBucketType,
+// unless Options.AllowDefaultBucketType). Writes report what is known, as
+// SPEC.md 10 requires: nil (landed), crdt.ErrUnavailable (no attempt
+// landed) or crdt.ErrAmbiguousWrite (some attempt may have landed), in an
+// *Error that also wraps the driver's error. A failed request is resent up
+// to Options.RetryCount times, which is safe because every write carries a
+// complete CRDT state.
 //
 // # Use
 //

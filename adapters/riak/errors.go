@@ -15,20 +15,13 @@ import (
 )
 
 // Error is the error every Siblings method returns when Riak or the driver
-// fails (and CheckBucket and ConfigureBucket when a request fails). It wraps both a counterkit sentinel (Kind) and
-// the driver's error, so that
-//
-//	errors.Is(err, crdt.ErrAmbiguousWrite)   // what happened, portably
-//	errors.As(err, &riakc.RiakError{})       // what Riak said, exactly
-//
-// both work. For a write, Kind tells whether the write is known to have
-// landed: nil error means it did, crdt.ErrUnavailable means no attempt
-// landed, crdt.ErrAmbiguousWrite means some attempt may have landed. Since
-// counterkit writes are idempotent, repeating the whole operation later is
-// always safe.
-//
-// An Error is not modified after it is returned and may be shared between
-// goroutines.
+// fails (and CheckBucket and ConfigureBucket when a request fails). It wraps
+// both a counterkit sentinel (Kind) and the driver's error, so that
+// errors.Is(err, crdt.ErrAmbiguousWrite) and
+// errors.As(err, &riakc.RiakError{}) both work. For a write, Kind
+// crdt.ErrUnavailable means no attempt landed and crdt.ErrAmbiguousWrite
+// that one may have; repeating the operation is always safe. An Error is
+// not modified after it is returned and may be shared between goroutines.
 type Error struct {
 	// Op is the operation: "fetch", "store", "delete" or "bucket props".
 	Op string

@@ -154,16 +154,10 @@ func checkName(what, s string, max int) error {
 }
 
 // Siblings is a store.Siblings (and store.SiblingDeleter) in one Riak
-// bucket: a key holds Riak's siblings. Fetch returns every live sibling and
-// the key's vclock as the token, Put stores with that vclock so that the
-// siblings it covers are superseded (see Put for Riak's default bucket
-// type), and Delete removes what a vclock covers. It stores and returns
-// bytes: the counter packages on top (ledger, statestore) decode, validate
-// and merge them.
-//
-// A Siblings holds no state of its own beyond its options and is safe for
-// concurrent use by any number of goroutines; the riak-go-client cluster it
-// uses is the connection pool.
+// bucket: a key holds Riak's siblings, and the key's vclock is the token.
+// It stores and returns bytes; the counter packages on top decode and merge
+// them. It holds no state beyond its options and is safe for concurrent
+// use; the riak-go-client cluster is the connection pool.
 type Siblings struct {
 	cl *riakc.Cluster
 	st settings
@@ -175,17 +169,12 @@ var (
 )
 
 // NewSiblings returns a Siblings store on a started cluster. Unless
-// opts.SkipBucketCheck is set it reads the bucket properties first and
-// refuses (with an error wrapping crdt.ErrMisconfiguredStore) a bucket whose
-// settings would lose concurrent writes, and a bucket of the "default" bucket
-// type (an error wrapping ErrDefaultBucketType) unless
-// opts.AllowDefaultBucketType is set; see CheckBucket. Invalid options wrap
-// crdt.ErrInvalidConfig or crdt.ErrInvalidIdentifier.
-//
-// Build the cluster with NewCluster, or configure your own with
-// ClusterOptions.ExecutionAttempts = 1 (the store does its own retries and
-// needs to see every failure to report ambiguity correctly) and run one
-// command on it first (see NewCluster).
+// opts.SkipBucketCheck is set it runs CheckBucket first and refuses what
+// that reports (ErrDefaultBucketType only without
+// opts.AllowDefaultBucketType). Invalid options wrap crdt.ErrInvalidConfig
+// or crdt.ErrInvalidIdentifier. Build the cluster with NewCluster, or give
+// your own ExecutionAttempts = 1 and one command run first (see
+// NewCluster).
 func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Siblings, error) {
 	if cl == nil {
 		return nil, fmt.Errorf("%w: nil cluster", crdt.ErrInvalidConfig)
@@ -204,20 +193,14 @@ func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Sibling
 }
 
 // Fetch reads key and returns the values of all its live siblings (in
-// Riak's order) and its vclock, framed with a checksum, as the token (Put
-// and Delete refuse, before sending, a token Fetch did not make). A key
-// that does not exist gives no siblings, a nil token and a nil error.
-// Tombstone siblings left by a delete are skipped, but their vclock is in
-// the token, so the next Put removes them. That includes a key that holds only tombstones, which Riak
-// keeps for delete_mode (3s by default) after a delete: Fetch asks for their
-// vclock (deletedvclock) and returns no siblings with a token, so that a Put
-// right after a Delete replaces the tombstone instead of becoming its
-// sibling.
+// Riak's order) and its vclock, framed with a checksum, as the token. An
+// absent key gives no siblings, a nil token and a nil error. Tombstones are
+// skipped, but their vclock is in the token (Fetch asks for it on a key
+// that holds only tombstones), so the next Put replaces them.
 //
 // Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
 // sibling with a content type other than ContentType), crdt.ErrTooLarge
-// (more than MaxSiblings siblings) or crdt.ErrInvalidKey (a key that
-// crdt.ValidateKey refuses; nothing is sent).
+// (more than MaxSiblings siblings) or crdt.ErrInvalidKey (nothing sent).
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
@@ -256,29 +239,19 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 }
 
 // Put stores value under key with token (the vclock from Fetch) as its
-// causal context. In a bucket type with dotted version vectors (any type
-// created with `riak admin bucket-type create`) Riak replaces every sibling
-// the token covers, so a value that merges all fetched siblings collapses
-// them; a write that raced with it becomes a sibling, never a loss. The
-// value is stored as given (non-empty, at most MaxValueSize bytes) with
-// ContentType, and actor in the sibling's user metadata. In the
-// "default" type (no dotted version vectors) Riak replaces the siblings
-// only if nothing was written since the Fetch, and otherwise keeps them all
-// next to the new value (see ErrDefaultBucketType). A nil token stores a
-// new sibling next to whatever exists.
+// causal context, with ContentType and actor in the sibling's user
+// metadata. In a bucket type with dotted version vectors Riak replaces
+// every sibling the token covers, and a write that raced with it becomes a
+// sibling; in the "default" type only if nothing was written since the
+// Fetch (see ErrDefaultBucketType). A nil token stores a new sibling.
 //
-// Put resends the request up to RetryCount times after a failure. A nil
-// error means the write landed. Otherwise the error wraps
-// crdt.ErrAmbiguousWrite (some attempt may have landed: the outcome is
-// unknown), crdt.ErrUnavailable (no attempt landed; this includes Riak's
-// refusal of a write that would leave more than max_siblings siblings,
-// which is not resent: fetch again and write the merge with the new token,
-// as ledger.Ledger does), crdt.ErrInvalidActor, crdt.ErrInvalidKey,
-// crdt.ErrInvalidAmount (an empty value), crdt.ErrInvalidIdentifier,
-// crdt.ErrCorruptEncoding (a token Fetch did not make, refused before
-// sending; or one Riak cannot decode), crdt.ErrTooLarge or
-// crdt.ErrMisconfiguredStore, and the driver error is reachable with
-// errors.As.
+// Put resends up to RetryCount times. A nil error means the write landed;
+// otherwise the error wraps crdt.ErrAmbiguousWrite (an attempt may have
+// landed) or crdt.ErrUnavailable (none did; also Riak's too_many_siblings
+// refusal, not resent: fetch again), or refuses the input before sending
+// (what store.CheckPut refuses; crdt.ErrCorruptEncoding for a token Fetch
+// did not make), or crdt.ErrTooLarge or crdt.ErrMisconfiguredStore. The
+// driver error is reachable with errors.As.
 func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
@@ -307,16 +280,10 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 }
 
 // Delete removes key as far as token covers it: Riak writes a tombstone
-// with token as its context, which supersedes every sibling the token
-// covers (in the "default" bucket type, only if nothing was written since
-// the Fetch; see Put). A write that was concurrent with the delete (not
-// covered by the token) survives as a live sibling, so a racing update is
-// never lost, but it resurrects the state its writer had read, which may
-// include values the delete meant to remove. A nil token covers nothing:
-// Delete then sends nothing and removes nothing (as store.SiblingDeleter
-// requires; Riak itself would delete whatever is stored).
-//
-// Retries and errors are as for Put: nil means the delete landed.
+// with token as its context. A write concurrent with the delete survives as
+// a sibling, with the state its writer had read (README.md, "Deletes"). A
+// nil token covers nothing: Delete then sends nothing. Retries and errors
+// are as for Put.
 func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) error {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return err

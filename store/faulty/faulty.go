@@ -11,25 +11,21 @@
 //
 // # What each fault does
 //
-// For a write (Put, Delete, Apply), each fault does what its constant
-// says: Pass, Refuse, LoseAck, Lose, Hold, Unclassified; Stale passes it.
-//
-// For a read (Fetch, Scan, Snapshot and, with Options.ScanPage, each further
-// page of a scan), Refuse, LoseAck, Lose and Hold all refuse the read with an
-// error wrapping crdt.ErrUnavailable (counted as Refuse), Unclassified fails
-// it with an error wrapping ErrUnclassified only, and Stale answers
-// from an older state of the key or partition: a Siblings Fetch returns an
-// older Fetch result with its old token (a Put based on it leaves siblings,
-// as with a lagging Riak replica), a Partitions Snapshot an older Snapshot
-// of the partition, a Scan an older Snapshot or complete Scan. That is
-// more than store.ReadAny allows (it reflects every acknowledged write):
-// inject Stale into Partitions reads only to test readers that tolerate
-// older rows. The wrapper keeps the states it needs itself: the last
-// Options.History distinct results of the reads made through it, per key or
-// partition, and, with Options.RecordWrites, the state read back after
-// every write that took effect. A stale read with no older state recorded is answered fresh and
-// counted as Pass, as is a Stale Partitions read at store.ReadComplete,
-// which must reflect every write that took effect.
+// A write (Put, Delete, Apply) gets what its Fault constant says. A read
+// (Fetch, Scan, Snapshot and, with Options.ScanPage, each further page of
+// a scan) is refused with crdt.ErrUnavailable under Refuse, LoseAck, Lose
+// and Hold (counted as Refuse), fails with ErrUnclassified under
+// Unclassified, and under Stale is answered from an older state of the
+// key or partition: an older Fetch result with its old token (a Put based
+// on it leaves siblings, as with a lagging Riak replica), an older
+// Snapshot, or for a Scan an older Snapshot or complete Scan. That is more
+// than store.ReadAny allows: inject Stale into Partitions reads only to
+// test readers that tolerate older rows. The states are the last
+// Options.History distinct results of reads through the wrapper, per key
+// or partition, and with Options.RecordWrites the state read back after
+// every write that took effect. A stale read with no older state, or a
+// Partitions read at store.ReadComplete, is answered fresh and counted as
+// Pass.
 //
 // A call whose context is already done returns an error wrapping both
 // crdt.ErrUnavailable and the context's error; it consumes no sequence

@@ -30,26 +30,14 @@ func BenchmarkSiblings(b *testing.B, newStore func(b *testing.B) store.Siblings)
 					b.Fatal(err)
 				}
 			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, _, err := s.Fetch(ctx, "k"); err != nil {
-					b.Fatal(err)
-				}
-			}
+			loop(b, func(int) error { _, _, err := s.Fetch(ctx, "k"); return err })
 		}
 	}
 	b.Run("Fetch", fetch(1))
 	b.Run("Fetch/siblings=8", fetch(8))
 	b.Run("Put/blind", func(b *testing.B) {
 		s := newStore(b)
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if err := s.Put(ctx, fmt.Sprint("k", i), "a", value, nil); err != nil {
-				b.Fatal(err)
-			}
-		}
+		loop(b, func(i int) error { return s.Put(ctx, fmt.Sprint("k", i), "a", value, nil) })
 	})
 	// fetchPut is the ledger's write: a Put with the token of a Fetch.
 	fetchPut := func(s store.Siblings, key string) error {
@@ -61,12 +49,7 @@ func BenchmarkSiblings(b *testing.B, newStore func(b *testing.B) store.Siblings)
 	}
 	b.Run("FetchPut", func(b *testing.B) {
 		s := newStore(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			if err := fetchPut(s, "k"); err != nil {
-				b.Fatal(err)
-			}
-		}
+		loop(b, func(int) error { return fetchPut(s, "k") })
 	})
 	b.Run("FetchPut/parallel", func(b *testing.B) {
 		s := newStore(b)
@@ -107,30 +90,20 @@ func BenchmarkPartitions(b *testing.B, newStore func(b *testing.B) store.Partiti
 	}
 	b.Run("Apply/1", func(b *testing.B) {
 		p := newStore(b)
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			if err := p.Apply(ctx, []store.Mutation{{Partition: "p", Op: store.OpPut, Key: key(i % 1000), Value: value, Timestamp: int64(i)}}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		loop(b, func(i int) error {
+			return p.Apply(ctx, []store.Mutation{{Partition: "p", Op: store.OpPut, Key: key(i % 1000), Value: value, Timestamp: int64(i)}})
+		})
 	})
 	b.Run("Apply/16", func(b *testing.B) {
 		p := newStore(b)
-		b.ReportAllocs()
-		i := 0
 		muts := make([]store.Mutation, 17)
-		for b.Loop() {
-			i++
+		loop(b, func(i int) error {
 			for j := range 16 {
 				muts[j] = store.Mutation{Partition: "p", Op: store.OpPut, Key: key(j), Value: value, Timestamp: int64(i)}
 			}
 			muts[16] = store.Mutation{Partition: "p", Op: store.OpDeleteRange, Key: key(100), End: key(200), Timestamp: int64(i)}
-			if err := p.Apply(ctx, muts); err != nil {
-				b.Fatal(err)
-			}
-		}
+			return p.Apply(ctx, muts)
+		})
 	})
 	b.Run("Snapshot/100", func(b *testing.B) {
 		p := newStore(b)
@@ -157,4 +130,17 @@ func BenchmarkPartitions(b *testing.B, newStore func(b *testing.B) store.Partiti
 	}
 	b.Run("Scan/1000", scan(1000))
 	b.Run("Scan/first-10", scan(10))
+}
+
+// loop runs op in b's loop with allocations reported; i counts the calls
+// from 1.
+func loop(b *testing.B, op func(i int) error) {
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := op(i); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -174,16 +174,11 @@ type bucketID struct{ typ, bucket string }
 type objectID struct{ typ, bucket, key string }
 
 // FakeServer is a TEST DOUBLE, not a database: an in-process server on a
-// loopback port that speaks Riak's protocol-buffers wire format (a 4-byte
-// big-endian length, a 1-byte message code, a protobuf body) well enough for
-// riak-go-client's FetchValue, StoreValue, DeleteValue, FetchBucketProps,
-// StoreBucketProps, bucket-type props, Ping and GetServerInfo commands. The
-// package documentation lists what it models; for what it does not
-// (replication, quorums, read repair, security ...) use a real Riak
-// (RIAK_ADDR).
-//
-// A FakeServer is safe for concurrent use; its zero value is not usable:
-// create one with Start or NewFakeServer.
+// loopback port that speaks Riak's protocol-buffers wire format well enough
+// for riak-go-client's FetchValue, StoreValue, DeleteValue, bucket and
+// bucket-type props, Ping and GetServerInfo commands (see the package
+// documentation). It is safe for concurrent use; create one with Start or
+// NewFakeServer.
 type FakeServer struct {
 	ln         net.Listener
 	vnodes     []string
@@ -301,16 +296,11 @@ func (s *FakeServer) Close() error {
 }
 
 // CreateBucketType creates and activates a bucket type, like
-// `riak admin bucket-type create` followed by `activate` (`riak-admin` on
-// Riak 2.x). The type has dvv_enabled=true unless p.DisableDVV is set, as
-// in Riak. Buckets of a type that does not exist are refused, as by Riak.
-// The "default" type always exists with allow_mult=false,
-// last_write_wins=false and dvv_enabled=false, Riak's defaults for it.
-//
-// Properties Riak refuses at creation are refused with its reasons
-// (see "Bucket properties" in README.md):
-// last_write_wins=true with dvv_enabled=true, and a Datatype with
-// allow_mult=false.
+// `riak admin bucket-type create` followed by `activate`, with
+// dvv_enabled=true unless p.DisableDVV is set. Properties Riak refuses at
+// creation (last_write_wins=true with dvv_enabled=true, a Datatype with
+// allow_mult=false) are refused with its reasons (README.md, "Bucket
+// properties"). The "default" type always exists, with Riak's defaults.
 func (s *FakeServer) CreateBucketType(name string, p BucketTypeProps) error {
 	if name == "" || name == "default" {
 		return fmt.Errorf("riaktest: bucket type %q cannot be created", name)
@@ -520,32 +510,59 @@ func writeError(w io.Writer, msg string) error {
 	return writeFrame(w, codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(msg), Errcode: proto.Uint32(0)})
 }
 
+// handler answers one request: a message code and body, or an error
+// message.
+type handler func(s *FakeServer, body []byte) (byte, proto.Message, rpcError)
+
+// kinds holds, per request code, its Op, how to find the key it addresses
+// (nil: none) and its handler.
+var kinds = map[byte]struct {
+	op     Op
+	key    func(body []byte) string
+	handle handler
+}{
+	codePingReq: {OpPing, nil, func(*FakeServer, []byte) (byte, proto.Message, rpcError) { return codePingResp, nil, "" }},
+	codeGetServerInfoReq: {OpOther, nil, func(*FakeServer, []byte) (byte, proto.Message, rpcError) {
+		return codeGetServerInfoResp, &rpb.RpbGetServerInfoResp{Node: []byte("riaktest@127.0.0.1"), ServerVersion: []byte("riaktest-fake-server")}, ""
+	}},
+	codeGetReq: {OpGet, keyOf[rpbkv.RpbGetReq], msg((*FakeServer).get)},
+	codePutReq: {OpPut, keyOf[rpbkv.RpbPutReq], msg((*FakeServer).put)},
+	codeDelReq: {OpDelete, keyOf[rpbkv.RpbDelReq], msg((*FakeServer).del)},
+	codeGetBucketReq: {OpGetBucket, nil, msg(func(s *FakeServer, m *rpb.RpbGetBucketReq) (byte, proto.Message, rpcError) {
+		return s.getBucket(typeName(m.Type), string(m.Bucket))
+	})},
+	codeGetBucketTypeReq: {OpGetBucket, nil, msg(func(s *FakeServer, m *rpb.RpbGetBucketTypeReq) (byte, proto.Message, rpcError) {
+		return s.getBucket(typeName(m.Type), "")
+	})},
+	codeSetBucketReq: {OpSetBucket, nil, msg(func(s *FakeServer, m *rpb.RpbSetBucketReq) (byte, proto.Message, rpcError) {
+		return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props)
+	})},
+	codeResetBucketReq: {OpSetBucket, nil, msg(func(s *FakeServer, m *rpb.RpbResetBucketReq) (byte, proto.Message, rpcError) {
+		return s.resetBucket(typeName(m.Type), string(m.Bucket))
+	})},
+	codeSetBucketTypeReq: {OpSetBucket, nil, msg(func(s *FakeServer, m *rpb.RpbSetBucketTypeReq) (byte, proto.Message, rpcError) {
+		return s.setBucketType(typeName(m.Type), m.Props)
+	})},
+}
+
 // classify finds the op and, for key-addressed requests, the key. A body
 // that does not parse is classified by its code alone; handle reports it.
 func classify(code byte, body []byte) (Op, string) {
-	switch code {
-	case codePingReq:
-		return OpPing, ""
-	case codeGetReq:
-		return OpGet, keyOf(body, &rpbkv.RpbGetReq{})
-	case codePutReq:
-		return OpPut, keyOf(body, &rpbkv.RpbPutReq{})
-	case codeDelReq:
-		return OpDelete, keyOf(body, &rpbkv.RpbDelReq{})
-	case codeGetBucketReq, codeGetBucketTypeReq:
-		return OpGetBucket, ""
-	case codeSetBucketReq, codeResetBucketReq, codeSetBucketTypeReq:
-		return OpSetBucket, ""
+	k, ok := kinds[code]
+	if !ok || k.key == nil {
+		return k.op, "" // OpOther for an unknown code
 	}
-	return OpOther, ""
+	return k.op, k.key(body)
 }
 
-// keyOf decodes body into m and returns its key ("" if it does not decode
+// keyOf decodes body as an M and returns its key ("" if it does not decode
 // that far).
-func keyOf(body []byte, m interface {
+func keyOf[M any, P interface {
+	*M
 	proto.Message
 	GetKey() []byte
-}) string {
+}](body []byte) string {
+	m := P(new(M))
 	_ = proto.Unmarshal(body, m)
 	return string(m.GetKey())
 }
@@ -555,55 +572,25 @@ func typeName(t []byte) string { return cmp.Or(string(t), "default") }
 // handle applies one request and returns the response to send: a message
 // code and body, or an error message.
 func (s *FakeServer) handle(code byte, body []byte) (byte, proto.Message, rpcError) {
-	switch code {
-	case codePingReq:
-		return codePingResp, nil, ""
-	case codeGetServerInfoReq:
-		return codeGetServerInfoResp, &rpb.RpbGetServerInfoResp{
-			Node:          []byte("riaktest@127.0.0.1"),
-			ServerVersion: []byte("riaktest-fake-server"),
-		}, ""
-	case codeGetReq:
-		return handleMsg(body, s.get)
-	case codePutReq:
-		return handleMsg(body, s.put)
-	case codeDelReq:
-		return handleMsg(body, s.del)
-	case codeGetBucketReq:
-		return handleMsg(body, func(m *rpb.RpbGetBucketReq) (byte, proto.Message, rpcError) {
-			return s.getBucket(typeName(m.Type), string(m.Bucket))
-		})
-	case codeGetBucketTypeReq:
-		return handleMsg(body, func(m *rpb.RpbGetBucketTypeReq) (byte, proto.Message, rpcError) {
-			return s.getBucket(typeName(m.Type), "")
-		})
-	case codeSetBucketReq:
-		return handleMsg(body, func(m *rpb.RpbSetBucketReq) (byte, proto.Message, rpcError) {
-			return s.setBucket(typeName(m.Type), string(m.Bucket), m.Props)
-		})
-	case codeResetBucketReq:
-		return handleMsg(body, func(m *rpb.RpbResetBucketReq) (byte, proto.Message, rpcError) {
-			return s.resetBucket(typeName(m.Type), string(m.Bucket))
-		})
-	case codeSetBucketTypeReq:
-		return handleMsg(body, func(m *rpb.RpbSetBucketTypeReq) (byte, proto.Message, rpcError) {
-			return s.setBucketType(typeName(m.Type), m.Props)
-		})
+	if k, ok := kinds[code]; ok {
+		return k.handle(s, body)
 	}
 	return 0, nil, rpcError(fmt.Sprintf("unknown message code: %d", code))
 }
 
-// handleMsg decodes body as an M and answers it with fn; a body that does
-// not decode is answered with an error naming the message.
-func handleMsg[M any, P interface {
+// msg makes fn a handler: it decodes the body as an M, and answers a body
+// that does not decode with an error naming the message.
+func msg[M any, P interface {
 	*M
 	proto.Message
-}](body []byte, fn func(P) (byte, proto.Message, rpcError)) (byte, proto.Message, rpcError) {
-	m := P(new(M))
-	if err := proto.Unmarshal(body, m); err != nil {
-		return 0, nil, rpcError(fmt.Sprintf("bad %s: %v", reflect.TypeFor[M]().Name(), err))
+}](fn func(*FakeServer, P) (byte, proto.Message, rpcError)) handler {
+	return func(s *FakeServer, body []byte) (byte, proto.Message, rpcError) {
+		m := P(new(M))
+		if err := proto.Unmarshal(body, m); err != nil {
+			return 0, nil, rpcError(fmt.Sprintf("bad %s: %v", reflect.TypeFor[M]().Name(), err))
+		}
+		return fn(s, m)
 	}
-	return fn(m)
 }
 
 // propsLocked returns the effective properties of a bucket (its type's,
