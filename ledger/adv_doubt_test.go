@@ -689,10 +689,12 @@ func TestAdvIdleWriterWhoseCopyDoesNotCountRetires(t *testing.T) {
 	staleSibs, _, err := mem.Fetch(ctx, advKey)
 	require.NoError(t, err)
 
-	// a sees m, then, an hour on, retires it.
+	// a's next pass sees m (not dated by x's record, which names a), and
+	// a pass an hour on retires it.
 	credit(a, "b0", 1)
 	clock.Add(2 * time.Hour)
 	credit(a, "b1", 1)
+	clock.Add(2 * time.Hour)
 	credit(a, "b2", 1)
 	after := stored(t, mem)
 	require.Empty(t, liveOf(after, []crdt.ActorID{m.Writer()}), "m is retired")

@@ -343,6 +343,7 @@ const (
 	mine                   // a record names this writer: nothing to do
 	meet                   // a named writer still holds it: that copy counts
 	counted                // every named writer counted it: take this copy out
+	stale                  // the state read is older than a record
 )
 
 // settle decides rec, the record of a transaction whose copy in this
@@ -370,44 +371,47 @@ func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (v verdi
 	if err != nil {
 		return none, nil, nil, err
 	}
-	v, owner, err = l.judgeCopies(st, x, rec)
+	if v, owner = judgeCopies(st, x, rec, l.writer); v == stale {
+		return none, nil, nil, l.staleRead(rec.Txn)
+	}
 	if v == meet {
 		setIn(&l.met, rec.Txn, metCopy{rec: rec, holder: owner.Writer})
 	}
-	return v, owner, x.putToken(), err
+	return v, owner, x.putToken(), nil
 }
 
-// judgeCopies judges the live records x of rec's transaction and amount
-// against st, a state read after them: a record naming this writer is
-// mine; a named writer whose entry holds the transaction is meet (its copy
-// counts); every named writer's entry past its record without it is
-// counted (the owner returned is the last such record); a state older than
-// a record fails, wrapping crdt.ErrUnavailable.
-func (l *Ledger) judgeCopies(st *tpncounter.Counter, x indexed, rec Record) (verdict, *Record, error) {
+// judgeCopies judges w's copy of rec's transaction and amount by the live
+// records x of it, against st, a state read after them, whatever their
+// order: a record naming w is mine; else a named writer whose entry holds
+// the transaction is meet (its record returned: that copy landed first);
+// else a named writer below its record's version in st is stale; else,
+// when there are named writers, each counted it (counted: the last one's
+// record returned); else none.
+func judgeCopies(st *tpncounter.Counter, x indexed, rec Record, w crdt.ActorID) (verdict, *Record) {
 	var named []Record
 	for _, r := range x.records {
 		switch {
 		case r.Amount != rec.Amount:
-		case r.Writer == l.writer:
-			return mine, nil, nil
+		case r.Writer == w:
+			return mine, nil
 		default:
 			named = append(named, r)
 		}
 	}
 	for _, r := range named {
 		if holds(st, r.Writer, rec.Txn) {
-			return meet, &r, nil
+			return meet, &r
 		}
 	}
 	for _, r := range named {
 		if v := st.Version(r.Writer); v < r.Version && (v > 0 || !foldedAfter(st, r.At)) {
-			return none, nil, l.staleRead(rec.Txn)
+			return stale, nil
 		}
 	}
 	if len(named) == 0 {
-		return none, nil, nil
+		return none, nil
 	}
-	return counted, &named[len(named)-1], nil
+	return counted, &named[len(named)-1]
 }
 
 // metCopy is a copy of this ledger's entry that met holder's (settle).
@@ -442,10 +446,10 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 		if err != nil {
 			return err
 		}
-		v, owner, err := l.judgeCopies(fetched, x, m.rec)
+		v, owner := judgeCopies(fetched, x, m.rec, l.writer)
 		switch {
-		case err != nil:
-			return err
+		case v == stale:
+			return l.staleRead(txn)
 		case v == meet:
 			l.met[txn] = metCopy{rec: m.rec, holder: owner.Writer}
 			continue
@@ -602,23 +606,29 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 	return out
 }
 
-// lastApplied returns the latest time the records of txns were made
-// (false when none has a record that can be read): when their actor last
-// applied a transaction.
-func (l *Ledger) lastApplied(ctx context.Context, txns []crdt.TxnID, now time.Time) (time.Time, bool) {
-	var at time.Time
+// lastApplied returns the latest time the records of txns naming actor
+// were made (false when none can be read): when actor last applied a
+// transaction. A record naming another writer dates that writer. late
+// reports a copy of actor's in merged that landed after another writer
+// counted its transaction (judgeCopies: counted), which actor's own
+// ledger takes out (SPEC.md 6.11 step 3) unless it is retired first.
+func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late bool) {
+	held := maps.Collect(merged.Transactions(actor))
 	for _, txn := range txns {
 		x, err := l.lookup(ctx, txn, now)
 		if err != nil {
 			continue
 		}
 		for _, r := range x.records {
-			if r.At.After(at) {
+			if r.Writer == actor && r.At.After(at) {
 				at = r.At
 			}
 		}
+		if v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v == counted {
+			late = true
+		}
 	}
-	return at, !at.IsZero()
+	return at, !at.IsZero(), late
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is

@@ -251,7 +251,12 @@ type sighting struct {
 	version uint64
 	since   time.Time
 	dated   bool
-	pass    bool // seen in the latest pass
+	// checked: the records of its newest transactions were read at this
+	// version; late: one of those is a copy that landed after another
+	// writer counted the transaction (SPEC.md 6.11 step 3), which its own
+	// ledger must take out: the actor is not retired at this version.
+	checked, late bool
+	pass          bool // seen in the latest pass
 	// recorded: the transactions of the actor at this version are
 	// recorded (records outlive the window from their first landing, so
 	// once per version is enough).
@@ -331,25 +336,29 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		if !ok {
 			s = sighting{version: v, since: now}
 		}
-		if !s.dated {
+		if !s.dated || !s.checked && !now.Before(s.since.Add(l.opts.RetireAfter)) {
 			// How long has it been idle? The records of its newest
 			// credit and debit say when it last applied one, which
 			// outlives any ledger's observation: a writer that restarts
-			// often still retires the incarnations it leaves.
+			// often still retires the incarnations it leaves. They are
+			// read again once it is due, to find a late copy.
 			if newest := newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {
 				lookups += len(newest)
-				s.dated = true
-				if at, ok := l.lastApplied(ctx, newest, now); ok && at.Before(s.since) {
+				at, ok, late := l.lastApplied(ctx, merged, a, newest, now)
+				if !s.dated && ok && at.Before(s.since) {
 					s.since = at
 				}
+				s.dated, s.checked, s.late = true, true, late
 			}
 		}
-		undated = undated || !s.dated
+		due := s.since.Add(l.opts.RetireAfter)
+		ready := !now.Before(due)
+		undated = undated || !s.dated || ready && !s.checked
 		s.pass = true
 		l.sightings[a] = s
-		if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {
+		if ready && s.checked && !s.late {
 			idle = append(idle, a)
-		} else if due.Before(next) {
+		} else if !ready && due.Before(next) {
 			next = due
 		}
 	}

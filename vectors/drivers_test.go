@@ -2984,12 +2984,13 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 	later := 2 * time.Hour // past RetireAfter (1 hour)
 	return []dvVector{
 		{Name: "retire: idle writers that share a transaction retire together",
-			Note:    "retry_count 1. a's put of x lands but its retry's fetch is refused: ambiguous_write+unavailable, pending, x unrecorded. The caller retries x on b, whose fetch is stale (from before a's put) and finds no record: b applies x too, its put leaving a second sibling, and records x (writer b). Two hours later c's first write dates a and b by x's record and finds both idle; it records their transactions (x with writer a and with writer b), and Retire declines each, since the other holds x. Declined, at least two, they retire with one RetireAll: a's retired total counts x (a, the smaller id, owns it), b's does not, and the value counts x once",
+			Note:    "retry_count 1. a's put of x lands but its retry's fetch is refused: ambiguous_write+unavailable, pending, x unrecorded. The caller retries x on b, whose fetch is stale (from before a's put) and finds no record: b applies x too, its put leaving a second sibling, and records x (writer b). Two hours later c's first write dates b by x's record, which names b, and finds it idle; it records b's transactions (x with writer a, whose copy counts), and Retire declines, since a holds x. a is idle from then: x's record does not name it. Two hours on, c's pass finds a idle too; it records a's transactions (x with writer a), and Retire declines a, since b holds x. Declined, at least two, they retire with one RetireAll: a's retired total counts x (a, the smaller id, owns it), b's does not, and the value counts x once",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
 				dvCredit("a", "x", 5, "", "ambiguous_landed", "refuse"),
 				dvCredit("b", "x", 5, "stale"),
 				dvAtClock(dvCredit("c", "y", 1), later),
-				dvAtClock(dvLedgerOp("value", "c"), later),
+				dvAtClock(dvCredit("c", "z", 1), 2*later),
+				dvAtClock(dvLedgerOp("value", "c"), 2*later),
 			}},
 		{Name: "retire: an idle writer whose copy does not count retires while the owner writes",
 			Note:    "history length 1, folded length 4. a credits x; the put of x's record is refused (ambiguous_write, the record kept). b, reading stale (before a's put) and finding no record, credits x too: two siblings, x counted once, by a's copy (the smaller id). Two hours later a's credit of y first writes x's record (dated then), merges b's entry, and its credit of z folds x: a's folded copy counts, and a defers forgetting it while b holds x. Two more hours on, b is idle by x's record: a's pass records b's transactions (x with writer b) and Retire retires b at once, its copy leaving without counting (b's retired total 0); a forgets x once it has folded four more. The value counts x once throughout",
@@ -3002,13 +3003,38 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				dvAtClock(dvCredit("a", "v", 8), 2*later),
 				dvAtClock(dvLedgerOp("value", "c"), 2*later),
 			}},
+		func() dvVector {
+			// p's entry holds x, a copy that landed late: q applied x
+			// first (its record), folded and forgot it (its total).
+			st := &dvState{P: []dvEntry{
+				{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}},
+				{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}},
+			}, N: []dvEntry{}, Value: 10}
+			b, err := dvEncState(st)
+			if err != nil {
+				panic(err)
+			}
+			rec, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary()
+			if err != nil {
+				panic(err)
+			}
+			return dvVector{Name: "retire: an idle writer holding a copy another writer counted first is not retired",
+				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late, and p's own ledger takes it out when it reads again (6.11 step 3). c's first write dates p by the record of its newest transaction, x: the record names q, not p, so p is idle from then; and judges p's copy: q is past its record without x, so q counted it and p's copy is late. q holds nothing: idle from then. Two hours on, c's pass retires q (no transaction to record) but not p, whose late copy was found at this version. The value still counts x twice: only p's ledger can take its copy out",
+				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
+				Steps: []dvStep{
+					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(rec)),
+					dvAtClock(dvCredit("c", "z", 1), later),
+					dvAtClock(dvLedgerOp("value", "c"), later),
+				}}
+		}(),
 		{Name: "retire: writers holding one id as a credit and a debit are not retired",
-			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds a and b idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
+			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds b idle (dated by its record of x) and a not yet (no record names it: idle from then); two hours on, c's pass finds both idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
 				dvRecFaults(dvCredit("a", "x", 5), "x", "", "", "refuse"),
 				dvDebit("b", "x", 5, "stale"),
 				dvAtClock(dvCredit("c", "y", 1), later),
-				dvAtClock(dvLedgerOp("value", "c"), later),
+				dvAtClock(dvCredit("c", "z", 1), 2*later),
+				dvAtClock(dvLedgerOp("value", "c"), 2*later),
 			}},
 	}
 }
@@ -4065,6 +4091,9 @@ type dvSighting struct {
 	since    time.Time
 	dated    bool
 	recorded bool // its transactions' records written at this version
+	// checked: its newest transactions' records read at this version;
+	// late: one is a copy counted by another writer first (6.9).
+	checked, late bool
 }
 
 // dvModelLedger checks ledger vectors against SPEC.md 6.9-6.11, with the
@@ -4454,7 +4483,7 @@ func (m *dvModel) settle(L *dvLedgerModel, what string, r dvRecord) (token strin
 	if !ok || rf.Reply != "ok" {
 		return "owed", false
 	}
-	switch v, holder := m.judgeCopies(L, st, m.live(r.Txn, rf.Siblings), r); v {
+	switch v, holder := m.judgeCopies(L.writer, st, m.live(r.Txn, rf.Siblings), r); v {
 	case "mine":
 		return "", false
 	case "meet":
@@ -4470,16 +4499,16 @@ func (m *dvModel) settle(L *dvLedgerModel, what string, r dvRecord) (token strin
 }
 
 // judgeCopies judges the live records recs of r's transaction against st
-// (SPEC.md 6.11 step 3), over those of r's amount: "mine" if one names L's
-// writer; else "meet" if a writer one names holds the transaction in st
+// (SPEC.md 6.11 step 3), over those of r's amount: "mine" if one names
+// w; else "meet" if a writer one names holds the transaction in st
 // (holder, the first such); else "stale" if st holds a named writer below
 // its record's version (folded bases are not modelled); else "counted" if
 // any names another writer; else "none".
-func (m *dvModel) judgeCopies(L *dvLedgerModel, st dvEntries, recs []dvRecord, r dvRecord) (verdict, holder string) {
+func (m *dvModel) judgeCopies(w string, st dvEntries, recs []dvRecord, r dvRecord) (verdict, holder string) {
 	var named []dvRecord
 	for _, l := range recs {
 		if l.Amount == r.Amount {
-			if l.Writer == L.writer {
+			if l.Writer == w {
 				return "mine", ""
 			}
 			named = append(named, l)
@@ -4523,7 +4552,7 @@ func (m *dvModel) resettle(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntries) 
 		if f.Reply != "ok" {
 			return "unavailable"
 		}
-		switch v, holder := m.judgeCopies(L, fetched, recs, w.rec); v {
+		switch v, holder := m.judgeCopies(L.writer, fetched, recs, w.rec); v {
 		case "meet":
 			L.met[t] = dvMet{rec: w.rec, holder: holder}
 			continue
@@ -4785,43 +4814,54 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		if !ok {
 			sg = dvSighting{version: version, since: m.now}
 		}
-		// Dated by the records of its newest credit and newest debit (the
-		// later of their times), at most 16 record reads a write.
-		var newest []string
-		credit, debit := "", ""
+		// Dated by the records naming it of its newest credit and newest
+		// debit (the later of their times), at most 16 record reads a
+		// write: a record naming another writer dates that writer. Read
+		// again once it is due, unless read at this version: one of them
+		// counted by another writer first (judgeCopies: counted) is a
+		// late copy, and it is not retired at this version.
+		var newest []dvTxn
+		credit, debit := dvTxn{}, dvTxn{}
 		for _, x := range merged.held(a) { // P then N, oldest first
 			if x.Amount > 0 {
-				credit = x.Txn
+				credit = x
 			} else {
-				debit = x.Txn
+				debit = x
 			}
 		}
-		for _, x := range []string{credit, debit} {
-			if x != "" {
+		for _, x := range []dvTxn{credit, debit} {
+			if x.Txn != "" {
 				newest = append(newest, x)
 			}
 		}
-		if !sg.dated && lookups+len(newest) <= ledger.MaxRetirePerWrite {
+		if (!sg.dated || !sg.checked && !m.now.Before(sg.since.Add(m.retireAfter))) && lookups+len(newest) <= ledger.MaxRetirePerWrite {
 			lookups += len(newest)
-			sg.dated = true
 			var last time.Time
+			late := false
 			for _, x := range newest {
-				recs, _ := m.answer(fs, x)
+				recs, _ := m.answer(fs, x.Txn)
 				for _, r := range recs {
-					if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && at.After(last) {
+					if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && r.Writer == a && at.After(last) {
 						last = at
 					}
 				}
+				if v, _ := m.judgeCopies(a, merged, recs, dvRecord{Txn: x.Txn, Amount: x.Amount}); v == "counted" {
+					late = true
+				}
 			}
-			if !last.IsZero() && last.Before(sg.since) {
+			if !sg.dated && !last.IsZero() && last.Before(sg.since) {
 				sg.since = last
 			}
+			sg.dated, sg.checked, sg.late = true, true, late
 		}
 		L.sightings[a] = sg
-		undated = undated || !sg.dated
-		if due := sg.since.Add(m.retireAfter); !m.now.Before(due) {
+		due := sg.since.Add(m.retireAfter)
+		undated = undated || !sg.dated || !sg.checked && !m.now.Before(due)
+		switch {
+		case sg.late, !sg.checked && !m.now.Before(due):
+		case !m.now.Before(due):
 			retire = append(retire, a)
-		} else if due.Before(next) {
+		case due.Before(next):
 			next = due
 		}
 	}
@@ -6596,7 +6636,7 @@ var dvWrongExpectations = []struct {
 		func(v *dvVector) { c := &v.Steps[3].Calls; *c = slices.Delete(*c, 2, 3) },
 		"calls[2].key", "record fetches [counterkit.txn/1IGP4SAISLKOHAUUGQOCH0MEGDF0L36B], want"},
 	{"an actor retired without its records written", "driver_ledger.json", "retire: idle from the first pass that saw its version",
-		func(v *dvVector) { c := &v.Steps[5].Calls; *c = slices.Delete(*c, 2, 4) },
+		func(v *dvVector) { c := &v.Steps[5].Calls; *c = slices.Delete(*c, 3, 5) },
 		"step 6 (credit): error", "retirement: record puts [], want"},
 	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
 		func(v *dvVector) { v.Steps[3].Calls[4].Token = v.Steps[2].Calls[0].Token[:4] },
@@ -6781,7 +6821,7 @@ var dvWrongExpectations = []struct {
 		"error", "error"},
 	{"a RetireAll total counting a shared copy twice", "driver_ledger.json", "retire: idle writers that share a transaction retire together",
 		func(v *dvVector) {
-			dvEditState(&v.Steps[2].Calls[6], func(s *dvState) {
+			dvEditState(&v.Steps[3].Calls[3], func(s *dvState) {
 				for i := range s.P {
 					if s.P[i].Actor == "b~bbbbbbbb" {
 						s.P[i].Total = 5
@@ -6789,10 +6829,10 @@ var dvWrongExpectations = []struct {
 				}
 			})
 		},
-		"calls[6].state.p[1].total", "the model says 11"},
+		"calls[3].state.p[1].total", "the model says 12"},
 	{"writers holding an id in both halves retired", "driver_ledger.json", "retire: writers holding one id as a credit and a debit are not retired",
 		func(v *dvVector) {
-			dvEditState(&v.Steps[2].Calls[6], func(s *dvState) {
+			dvEditState(&v.Steps[3].Calls[3], func(s *dvState) {
 				for _, es := range [][]dvEntry{s.P, s.N} {
 					for i := range es {
 						if es[i].Actor != "c~cccccccc" {
@@ -6802,7 +6842,7 @@ var dvWrongExpectations = []struct {
 				}
 			})
 		},
-		"calls[6].state.n[0].retired", "put writes map[y:1], want map[x:5 x (N):-5 y:1]"},
+		"calls[3].state.n[0].retired", "put writes map[y:1 z:1], want map[x:5 x (N):-5 y:1 z:1]"},
 	{"a seventeenth record lookup in one write", "driver_ledger.json", "retire: at most 16 record lookups per write",
 		func(v *dvVector) {
 			c := &v.Steps[0].Calls
@@ -7039,6 +7079,12 @@ var dvMutants = []struct {
 	{"ledger/retirement record without the retired writer's version", "6.11 step 5: version, B's in the state being written",
 		"ledger/index.go", "Writer: w, At: now, Version: max(merged.Version(w), 1)}", "Writer: w, At: now, Version: 1}",
 		"driver_ledger", "retire: the records of a retired writer carry its version"},
+	{"ledger/an idle actor with a late copy retired", "6.9 RetireAfter: an actor whose newest copy another writer counted first is not retired at that version",
+		"ledger/index.go", "			late = true", "			late = false",
+		"driver_ledger", "retire: an idle writer holding a copy another writer counted first is not retired"},
+	{"ledger/an actor dated by another writer's record", "6.9 RetireAfter: an actor is dated by the records of its newest transactions that name it",
+		"ledger/index.go", "if r.Writer == actor && r.At.After(at) {", "if r.At.After(at) {",
+		"driver_ledger", "retire: idle writers that share a transaction retire together"},
 	{"ledger/a copy that met another not watched", "6.11 step 3: a copy that met another writer's is decided again once that writer no longer holds it",
 		"ledger/index.go", "	if v == meet {", "	if false && v == meet {",
 		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
@@ -7207,13 +7253,13 @@ var dvMutants = []struct {
 		"ledger/group.go", "len(b) > store.MaxValue && left > 1; i-- {", "len(b) > store.MaxValue && left > 0; i-- {",
 		"driver_ledger", "group: too large for the store: one member left"},
 	{"ledger/idle exactly RetireAfter not retired", "6.9 RetireAfter: an actor unchanged for at least RetireAfter is retired",
-		"ledger/ledger.go", "if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {", "if due := s.since.Add(l.opts.RetireAfter); now.After(due) {",
+		"ledger/ledger.go", "ready := !now.Before(due)", "ready := now.After(due)",
 		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
 	{"ledger/retired before RetireAfter", "6.9 RetireAfter: an actor unchanged for less than RetireAfter stays",
-		"ledger/ledger.go", "if due := s.since.Add(l.opts.RetireAfter); !now.Before(due) {", "if due := s.since.Add(l.opts.RetireAfter * 9 / 10); !now.Before(due) {",
+		"ledger/ledger.go", "due := s.since.Add(l.opts.RetireAfter)", "due := s.since.Add(l.opts.RetireAfter * 9 / 10)",
 		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
 	{"ledger/no pass when a seen actor reaches RetireAfter", "6.9 RetireAfter: a pass is due when an actor seen in the last pass would have been unchanged for RetireAfter",
-		"ledger/ledger.go", "} else if due.Before(next) {", "} else if false && due.Before(next) {",
+		"ledger/ledger.go", "} else if !ready && due.Before(next) {", "} else if false && due.Before(next) {",
 		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
 	{"ledger/a pass at every write", "6.9 RetireAfter: a pass is due every RetireAfter/8, not at every write",
 		"ledger/ledger.go", "if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {", "if false && !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {",
