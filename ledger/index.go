@@ -504,6 +504,16 @@ func holds(st *tpncounter.Counter, w crdt.ActorID, txn crdt.TxnID) bool {
 	return false
 }
 
+// holdsAmount reports whether w's live entries in st hold txn with amount.
+func holdsAmount(st *tpncounter.Counter, w crdt.ActorID, txn crdt.TxnID, amount int64) bool {
+	for x, a := range st.Transactions(w) {
+		if x == txn && a == amount {
+			return true
+		}
+	}
+	return false
+}
+
 // foldedAfter reports whether a base of st was folded with a cutoff after
 // t: an entry retired before it is no longer in st (SPEC.md 6.10).
 func foldedAfter(st *tpncounter.Counter, t time.Time) bool {

@@ -826,8 +826,16 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 	}
 	now := l.now()
 	for x := range l.unacked {
-		if o, ok := st.Owner(x); ok {
-			setIn(&l.unindexed, x, Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)})
+		o, ok := st.Owner(x)
+		if !ok {
+			continue
+		}
+		setIn(&l.unindexed, x, Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)})
+		if o.Actor != l.writer && holdsAmount(st, l.writer, x, o.Amount) {
+			// This writer's copy meets the owner's: watched, since the
+			// owner may forget x without having seen it (SPEC.md 6.11
+			// step 3).
+			setIn(&l.met, x, metCopy{rec: Record{Txn: x, Amount: o.Amount}, holder: o.Actor})
 		}
 	}
 	l.unacked = nil

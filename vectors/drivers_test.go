@@ -4601,11 +4601,18 @@ func (m *dvModel) cede(L *dvLedgerModel, merged dvEntries) bool {
 // owe is SPEC.md 6.11 step 3 for a write in doubt: once state, which holds
 // it, is known to have landed, the record of each of its transactions whose
 // callers were not told it landed is owed (written by the next flush),
-// naming the copy that counts in state.
+// naming the copy that counts in state; when that copy is another
+// writer's and L's entries hold one of the same amount, L's is watched.
 func (m *dvModel) owe(L *dvLedgerModel, state dvEntries) {
 	for t := range L.unacked {
-		if w, a, _, ok := state.owner(t); ok {
-			L.unindexed[t] = dvRecord{Txn: t, Amount: dvInt(a), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(state.version(w), 1), 10)}
+		w, a, _, ok := state.owner(t)
+		if !ok {
+			continue
+		}
+		L.unindexed[t] = dvRecord{Txn: t, Amount: dvInt(a), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(state.version(w), 1), 10)}
+		if w != L.writer && slices.Contains(state.held(L.writer), dvTxn{t, dvInt(a)}) {
+			// L's copy meets the owner's: watched (6.11 step 3).
+			L.met[t] = dvMet{rec: dvRecord{Txn: t, Amount: dvInt(a)}, holder: w}
 		}
 	}
 	L.unacked = map[string]bool{}
