@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -146,13 +147,8 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	check := func(string) error {
-		switch {
-		case *kind != "" && *kind != "siblings" && *kind != "partitions":
-			return cli.Usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind)
-		case *limit < 0:
-			return cli.Usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig)
-		}
-		return nil
+		return cmp.Or(invalidIf(*kind != "" && *kind != "siblings" && *kind != "partitions", "-kind must be siblings or partitions, not %q", *kind),
+			invalidIf(*limit < 0, "-limit must not be negative"))
 	}
 	return onEmbedded(c, cf, stdout, check, func(ctx context.Context, dir string) (*keyList, error) {
 		return listEmbedded(ctx, dir, listOptions{kind: *kind, prefix: *prefix, limit: *limit})
@@ -177,21 +173,9 @@ func onEmbedded[T tabler](c *command, cf commonFlags, stdout io.Writer, check fu
 
 // embeddedDir parses -store for a command of the embedded store only.
 func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return "", err
-	}
-	spec := *cf.store
-	if c.fs.NArg() > 0 {
-		return "", cli.Usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
-	}
-	s, err := parseStore(spec)
-	if err != nil {
-		return "", err
-	}
-	if s.kind != "embedded" {
-		return "", cli.Usagef("%w: %s works on an embedded store (-store embedded:DIR), not %s", crdt.ErrInvalidConfig, cmd, s)
-	}
-	return s.dir, nil
+	s, err := parseStore(*cf.store)
+	return s.dir, cmp.Or(checkTimeout(*cf.timeout), invalidIf(c.fs.NArg() > 0, "%s takes no arguments (got %q)", cmd, c.fs.Arg(0)),
+		err, invalidIf(s.kind != "embedded", "%s works on an embedded store (-store embedded:DIR), not %s", cmd, s))
 }
 
 // engineStats is what stats prints.

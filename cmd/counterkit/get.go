@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,10 +114,7 @@ func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
 // checkTimeout refuses a timeout that is not positive: a usage error
 // wrapping crdt.ErrInvalidConfig.
 func checkTimeout(d time.Duration) error {
-	if d <= 0 {
-		return cli.Usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, d)
-	}
-	return nil
+	return invalidIf(d <= 0, "-timeout must be positive, not %s", d)
 }
 
 // fail prints err for cmd and returns its exit status: 2 for a usage
@@ -151,34 +149,17 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return fail(stderr, "get", err)
-	}
-	if fs.NArg() != 1 {
-		return fail(stderr, "get", cli.Usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
-	}
-	if *maxRows < 1 {
-		return fail(stderr, "get", cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
-	}
-	o, err := opts()
-	if err != nil {
-		return fail(stderr, "get", err)
-	}
+	o, oerr := opts()
+	spec, serr := parseStore(*cf.store)
 	key := fs.Arg(0)
-	spec, err := parseStore(*cf.store)
-	if err != nil {
-		return fail(stderr, "get", err)
-	}
 	isSibling, isPartition := slices.Contains(siblingTypes, *typ), slices.Contains(partitionTypes, *typ)
-	switch {
-	case !isSibling && !isPartition:
-		return fail(stderr, "get", cli.Usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
-			strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ))
-	case isPartition && spec.kind == "riak":
-		return fail(stderr, "get", cli.Usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
-	}
-	if err := crdt.ValidateKey("key", key); err != nil {
-		return fail(stderr, "get", cli.UsageError{Err: err})
+	if err := cmp.Or(checkTimeout(*cf.timeout),
+		invalidIf(fs.NArg() != 1, "give exactly one KEY (got %d arguments)", fs.NArg()),
+		invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), oerr, serr,
+		invalidIf(!isSibling && !isPartition, "-type must be one of %s, not %q", strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ),
+		invalidIf(isPartition && spec.kind == "riak", "riak holds sibling keys only, not %s", *typ),
+		cli.Usage(crdt.ValidateKey("key", key))); err != nil {
+		return fail(stderr, "get", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
 	defer cancel()

@@ -127,13 +127,8 @@ func addDecodeFlags(fs *pflag.FlagSet) func() (decodeOpts, error) {
 	window := fs.Int("window", 0, "bounded: the Window the state was written with (0: the default)")
 	return func() (decodeOpts, error) {
 		o := decodeOpts{counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, bounded: *window}
-		if _, err := tpncounter.New(o.counter); err != nil {
-			return o, cli.UsageError{Err: err}
-		}
-		if *window < 0 || *window > bounded.MaxWindow {
-			return o, cli.Usagef("%w: -window must be in [0, %d], not %d", crdt.ErrInvalidConfig, bounded.MaxWindow, *window)
-		}
-		return o, nil
+		_, err := tpncounter.New(o.counter)
+		return o, cmp.Or(cli.Usage(err), invalidIf(*window < 0 || *window > bounded.MaxWindow, "-window must be in [0, %d], not %d", bounded.MaxWindow, *window))
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -129,21 +130,11 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if code := c.parse(args[1:]); code >= 0 {
 		return code
 	}
-	if *progress < 0 || *keyTimeout <= 0 {
-		return fail(stderr, name, cli.Usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
-	}
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return fail(stderr, name, err)
-	}
-	if err := check(); err != nil {
-		return fail(stderr, name, err)
-	}
 	spec, err := parseStore(*cf.store)
-	if err != nil {
+	if err := cmp.Or(invalidIf(*progress < 0 || *keyTimeout <= 0, "-progress must not be negative and -key-timeout must be positive"),
+		checkTimeout(*cf.timeout), check(), err,
+		invalidIf(def.partitions && spec.kind == "riak", "riak holds sibling keys only; %s needs embedded or cassandra", name)); err != nil {
 		return fail(stderr, name, err)
-	}
-	if def.partitions && spec.kind == "riak" {
-		return fail(stderr, name, cli.Usagef("%w: riak holds sibling keys only; %s needs embedded or cassandra", crdt.ErrInvalidConfig, name))
 	}
 	keys, err := readKeys(fs.Args(), stdin)
 	if err != nil {
@@ -252,7 +243,7 @@ func formatMicros(us int64) string {
 func nonNegative(fs *pflag.FlagSet, names ...string) error {
 	for _, n := range names {
 		if d, _ := fs.GetDuration(n); d < 0 {
-			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, n, d)
+			return invalidIf(true, "-%s must not be negative, not %s", n, d)
 		}
 	}
 	return nil
@@ -265,13 +256,7 @@ func nonNegative(fs *pflag.FlagSet, names ...string) error {
 func dryRunRows(fs *pflag.FlagSet, valid func() error, durations ...string) (*int, func() error) {
 	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
 	return maxRows, func() error {
-		if err := nonNegative(fs, durations...); err != nil {
-			return err
-		}
-		if *maxRows < 1 {
-			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		return configError(valid())
+		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(valid()))
 	}
 }
 
@@ -292,17 +277,10 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
 	cfg := func() tally.Options { return tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows} }
 	check := func() error {
-		if err := nonNegative(fs, "grace", "max-skew"); err != nil {
-			return err
-		}
-		if *maxRows < 0 {
-			return cli.Usagef("%w: -max-rows must not be negative, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		if _, err := tallyKindNamed(tally.Kind(*kind)); *kind != "" && err != nil {
-			return cli.Usagef("%w: -kind must be sum, min, max, stats or distinct, not %q", crdt.ErrInvalidConfig, *kind)
-		}
+		_, kerr := tallyKindNamed(tally.Kind(*kind))
 		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
-		return configError(err)
+		return cmp.Or(nonNegative(fs, "grace", "max-skew"), invalidIf(*maxRows < 0, "-max-rows must not be negative, not %d", *maxRows),
+			invalidIf(*kind != "" && kerr != nil, "-kind must be sum, min, max, stats or distinct, not %q", *kind), configError(err))
 	}
 	return check, func(b *backend) jobRunner {
 		cfg := cfg()
@@ -480,10 +458,8 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			Counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}}
 	}
 	check := func() error {
-		if _, err := ledger.New(memory.NewSiblings(), "config-check", options()); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		return nil
+		_, err := ledger.New(memory.NewSiblings(), "config-check", options())
+		return cli.Usage(err)
 	}
 	return check, func(b *backend) jobRunner {
 		opts := options()
