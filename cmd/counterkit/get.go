@@ -233,23 +233,15 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if res.Value, err = l.Value(ctx); err != nil {
 			return err
 		}
-		c, err := tpncounter.New(opts)
-		if err != nil {
+		if state, err = mergeAll(values, func(v []byte) (*tpncounter.Counter, error) {
+			c, err := tpncounter.New(opts)
+			if err == nil {
+				err = c.UnmarshalBinary(v)
+			}
+			return c, err
+		}); err != nil {
 			return err
 		}
-		for _, v := range values {
-			s, err := tpncounter.New(opts)
-			if err != nil {
-				return err
-			}
-			if err := s.UnmarshalBinary(v); err != nil {
-				return err
-			}
-			if err := c.Merge(s); err != nil {
-				return err
-			}
-		}
-		state = c
 	case "gcounter":
 		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)
 		if err != nil {
@@ -265,17 +257,9 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	case "bounded":
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).
-		var c *bounded.Counter
-		for _, v := range values {
-			s, err := bounded.Decode(v, o.bounded)
-			if err != nil {
-				return err
-			}
-			if c == nil {
-				c = s
-			} else if err := c.Merge(s); err != nil {
-				return err
-			}
+		c, err := mergeAll(values, func(v []byte) (*bounded.Counter, error) { return bounded.Decode(v, o.bounded) })
+		if err != nil {
+			return err
 		}
 		res.Value, state = c.Value(), c
 	}
@@ -285,6 +269,21 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	}
 	res.Merged, err = Describe(merged, o)
 	return err
+}
+
+// mergeAll decodes every value (at least one) and merges them into the
+// first.
+func mergeAll[T interface{ Merge(T) error }](values [][]byte, decode func([]byte) (T, error)) (T, error) {
+	out, err := decode(values[0])
+	for _, v := range values[1:] {
+		var s T
+		if err == nil {
+			if s, err = decode(v); err == nil {
+				err = out.Merge(s)
+			}
+		}
+	}
+	return out, err
 }
 
 // readPartition takes a snapshot of one partition and copies it to memory.
