@@ -112,18 +112,15 @@ func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, err
 			o.kind == "partitions" && k.Shape != embedded.ShapePartition,
 			!strings.HasPrefix(k.Key, o.prefix):
 			continue
-		}
-		out.Keys = append(out.Keys, listedKey{Key: k.Key, Kind: kindNames[k.Shape]})
-	}
-	if o.limit > 0 && len(out.Keys) > o.limit {
-		out.Keys, out.Truncated = out.Keys[:o.limit], true
-	}
-	for _, k := range out.Keys {
-		if k.Kind == kindNames[embedded.ShapeSiblings] {
+		case o.limit > 0 && len(out.Keys) == o.limit:
+			out.Truncated = true
+			return out, nil
+		case k.Shape == embedded.ShapeSiblings:
 			out.SiblingKeys++
-		} else {
+		default:
 			out.PartitionKeys++
 		}
+		out.Keys = append(out.Keys, listedKey{Key: k.Key, Kind: kindNames[k.Shape]})
 	}
 	return out, nil
 }
