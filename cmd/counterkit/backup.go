@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -83,10 +81,6 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 }
 
 func backup(ctx context.Context, dir, to string) (*backupResult, error) {
-	abs, err := filepath.Abs(to)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", crdt.ErrInvalidConfig, err)
-	}
 	before, err := listEmbedded(ctx, dir, listOptions{})
 	if err != nil {
 		return nil, err
@@ -101,11 +95,7 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 		if !ok {
 			return fmt.Errorf("%w: this build's embedded adapter has no online backup (DB.Backup)", crdt.ErrUnavailable)
 		}
-		// Backup makes the directory: an empty one given is removed first.
-		if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
-		}
-		return b.Backup(ctx, abs)
+		return b.Backup(ctx, to)
 	})
 	if err != nil {
 		return nil, err

@@ -381,6 +381,13 @@ func TestBackupWithAdapter(t *testing.T) {
 	code, out, errOut := runCmd(t, "", "backup", "-store", "embedded:"+dir, "-to", to)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "11 keys, verified")
+
+	// An empty directory given as -to is written into.
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	code, out, errOut = runCmd(t, "", "backup", "-store", "embedded:"+dir, "-to", empty)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "11 keys, verified")
 }
 
 // version prints the build information.
