@@ -190,14 +190,16 @@ type engineStats struct {
 	Buckets       []bucketStats `json:"buckets"`
 }
 
+// bucketStats is embedded.BucketStats with the output's key names (a
+// conversion of it).
 type bucketStats struct {
-	Name        string `json:"name"`
-	Keys        int    `json:"keys"`
-	Depth       int    `json:"depth"`
-	LeafPages   int    `json:"leaf_pages"`
-	BranchPages int    `json:"branch_pages"`
-	BytesInUse  int    `json:"bytes_in_use"`
-	BytesAlloc  int    `json:"bytes_allocated"`
+	Name           string `json:"name"`
+	Keys           int    `json:"keys"`
+	Depth          int    `json:"depth"`
+	LeafPages      int    `json:"leaf_pages"`
+	BranchPages    int    `json:"branch_pages"`
+	BytesInUse     int    `json:"bytes_in_use"`
+	BytesAllocated int    `json:"bytes_allocated"`
 }
 
 func (s *engineStats) writeTable(w io.Writer) {
@@ -214,7 +216,7 @@ func (s *engineStats) writeTable(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bucket\tkeys\tdepth\tleaf pages\tbranch pages\tbytes in use\tbytes allocated\t")
 	for _, b := range s.Buckets {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", b.Name, b.Keys, b.Depth, b.LeafPages, b.BranchPages, b.BytesInUse, b.BytesAlloc)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", b.Name, b.Keys, b.Depth, b.LeafPages, b.BranchPages, b.BytesInUse, b.BytesAllocated)
 	}
 	tw.Flush()
 }
@@ -250,8 +252,7 @@ func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
 		PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
 		PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
 	for _, b := range st.Buckets {
-		out.Buckets = append(out.Buckets, bucketStats{Name: b.Name, Keys: b.Keys, Depth: b.Depth, LeafPages: b.LeafPages,
-			BranchPages: b.BranchPages, BytesInUse: b.BytesInUse, BytesAlloc: b.BytesAllocated})
+		out.Buckets = append(out.Buckets, bucketStats(b))
 	}
 	return out, nil
 }

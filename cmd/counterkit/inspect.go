@@ -63,7 +63,8 @@ type Description struct {
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
-// Stats is tpncounter.Stats with the output's key names.
+// Stats is tpncounter.Stats with the output's key names (a conversion of
+// it: the same fields in the same order).
 type Stats struct {
 	Actors       int `json:"actors"`
 	Retired      int `json:"retired"`
@@ -72,11 +73,6 @@ type Stats struct {
 	Folded       int `json:"folded"`
 	Deferred     int `json:"deferred"`
 	Conflicts    int `json:"conflicts"`
-}
-
-func statsOf(s tpncounter.Stats) *Stats {
-	return &Stats{Actors: s.Actors, Retired: s.Retired, Transactions: s.Transactions, History: s.History,
-		Folded: s.Folded, Deferred: s.Deferred, Conflicts: s.Conflicts}
 }
 
 // ActorPart is one actor's part of a counter.
@@ -248,7 +244,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		}
 		d.Value = g.Value()
 		d.Actors = entries("", g)
-		d.Stats = statsOf(g.Stats())
+		d.Stats = ptr(Stats(g.Stats()))
 		o := g.Options()
 		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagTPNCounter:
@@ -261,7 +257,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		}
 		d.Value = c.Value()
 		d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
-		d.Stats = statsOf(c.Stats())
+		d.Stats = ptr(Stats(c.Stats()))
 		o := c.Options()
 		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagBounded:
