@@ -249,14 +249,30 @@ func nonNegative(fs *pflag.FlagSet, names ...string) error {
 	return nil
 }
 
-// dryRunRows adds -max-rows, the most rows a dry run copies, and returns
-// it with the check of a partition job's flags: the duration flags named
-// not negative, -max-rows at least 1, and valid the driver's acceptance
-// of the options.
-func dryRunRows(fs *pflag.FlagSet, valid func() error, durations ...string) (*int, func() error) {
+// partitionJob is a job on partition keys, run by the driver open makes:
+// it adds -max-rows, the most rows a dry run copies, and checks the flags
+// (the duration flags named not negative, -max-rows at least 1, and the
+// driver's acceptance of the options); run gets the driver on the key's
+// target store, and cp, the dry run's copy (nil when not a dry run).
+func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partitions) (D, error),
+	run func(ctx context.Context, d D, key string, cp *partitionCopy) (string, error), durations ...string) (func() error, func(*backend) jobRunner) {
 	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	return maxRows, func() error {
-		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(valid()))
+	check := func() error {
+		_, err := open(memory.NewPartitions())
+		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(err))
+	}
+	return check, func(b *backend) jobRunner {
+		return func(ctx context.Context, key string) (string, error) {
+			st, cp, err := target(ctx, b, key, *dry, *maxRows)
+			if err != nil {
+				return "", err
+			}
+			d, err := open(st)
+			if err != nil {
+				return "", err
+			}
+			return run(ctx, d, key, cp)
+		}
 	}
 }
 
@@ -361,18 +377,8 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
 	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
-	maxRows, check := dryRunRows(fs, func() error { _, err := deltalog.New(memory.NewPartitions(), o); return err },
-		"window", "future-skew", "safety-margin", "max-scan", "compact-grace")
-	return check, func(b *backend) jobRunner {
-		return func(ctx context.Context, key string) (string, error) {
-			st, cp, err := target(ctx, b, key, *dry, *maxRows)
-			if err != nil {
-				return "", err
-			}
-			c, err := deltalog.New(st, o)
-			if err != nil {
-				return "", err
-			}
+	return partitionJob(fs, dry, func(st store.Partitions) (*deltalog.Counters, error) { return deltalog.New(st, o) },
+		func(ctx context.Context, c *deltalog.Counters, key string, cp *partitionCopy) (string, error) {
 			cell, merged, err := c.Merge(ctx, key)
 			if err != nil {
 				return "", err
@@ -400,8 +406,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 				parts = append(parts, "nothing to compact")
 			}
 			return strings.Join(parts, "; "), nil
-		}
-	}
+		}, "window", "future-skew", "safety-margin", "max-scan", "compact-grace")
 }
 
 func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
@@ -412,18 +417,8 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
 	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
-	maxRows, check := dryRunRows(fs, func() error { _, err := balance.New(memory.NewPartitions(), o); return err },
-		"window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
-	return check, func(b *backend) jobRunner {
-		return func(ctx context.Context, key string) (string, error) {
-			st, _, err := target(ctx, b, key, *dry, *maxRows)
-			if err != nil {
-				return "", err
-			}
-			a, err := balance.New(st, o)
-			if err != nil {
-				return "", err
-			}
+	return partitionJob(fs, dry, func(st store.Partitions) (*balance.Accounts, error) { return balance.New(st, o) },
+		func(ctx context.Context, a *balance.Accounts, key string, _ *partitionCopy) (string, error) {
 			r, err := a.Merge(ctx, key)
 			if err != nil {
 				return "", err
@@ -444,8 +439,7 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 				prefix = "would merge: "
 			}
 			return prefix + strings.Join(parts, "; "), nil
-		}
-	}
+		}, "window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
 }
 
 func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
