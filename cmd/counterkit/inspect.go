@@ -216,24 +216,13 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		if err := c.UnmarshalBinary(data); err != nil {
 			return nil, err
 		}
-		d.Value = c.Value()
-		for a, n := range c.All() {
-			d.Actors = append(d.Actors, ActorPart{Actor: string(a), Count: ptr(n)})
-		}
+		d.Value, d.Actors = c.Value(), counts("", &c)
 	case crdt.TagPNCounter:
 		var c pncounter.Counter
 		if err := c.UnmarshalBinary(data); err != nil {
 			return nil, err
 		}
-		d.Value = c.Value()
-		for _, h := range []struct {
-			name string
-			g    *gcounter.Counter
-		}{{"P", c.P()}, {"N", c.N()}} {
-			for a, n := range h.g.All() {
-				d.Actors = append(d.Actors, ActorPart{Actor: string(a), Half: h.name, Count: ptr(n)})
-			}
-		}
+		d.Value, d.Actors = c.Value(), append(counts("P", c.P()), counts("N", c.N())...)
 	case crdt.TagTGCounter:
 		g, err := tpncounter.NewGCounter(opts)
 		if err != nil {
@@ -321,6 +310,13 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}
 	return d, nil
+}
+
+func counts(half string, g *gcounter.Counter) (out []ActorPart) {
+	for a, n := range g.All() {
+		out = append(out, ActorPart{Actor: string(a), Half: half, Count: ptr(n)})
+	}
+	return out
 }
 
 func entries(half string, g *tpncounter.GCounter) []ActorPart {
