@@ -445,6 +445,9 @@ func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, k
 	return fmt.Sprint(v), nil
 }
 
+// nonEmptyLine matches a line with text, which a section indents.
+var nonEmptyLine = regexp.MustCompile(`(?m)^.+$`)
+
 func (r *GetResult) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "store\t%s\n", r.Store)
@@ -462,15 +465,9 @@ func (r *GetResult) writeTable(w io.Writer) {
 	}
 	tw.Flush()
 	section := func(title string, d *Description) {
-		fmt.Fprintf(w, "\n%s\n", title)
 		var buf bytes.Buffer
 		d.writeTable(&buf)
-		for _, line := range strings.SplitAfter(buf.String(), "\n") {
-			if strings.TrimSuffix(line, "\n") != "" {
-				line = "  " + line
-			}
-			fmt.Fprint(w, line)
-		}
+		fmt.Fprintf(w, "\n%s\n%s", title, nonEmptyLine.ReplaceAllString(buf.String(), "  $0"))
 	}
 	if r.Merged != nil {
 		section("merged", r.Merged)
