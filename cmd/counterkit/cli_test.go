@@ -557,3 +557,21 @@ func TestEmbeddedCommandsOnDamagedFiles(t *testing.T) {
 		require.Equal(t, 1, code, "%s: %s", name, errOut)
 	}
 }
+
+// list, stats and compact embedded word a missing data file and a store a
+// running service holds the same way, with the adapter's sentinel.
+func TestEmbeddedCommandsMissingAndLocked(t *testing.T) {
+	missing := t.TempDir()
+	dir := fixture(t)
+	db, err := embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
+	require.NoError(t, err)
+	defer db.Close()
+	for _, cmd := range [][]string{{"list"}, {"stats"}, {"compact", "embedded", "-to", filepath.Join(t.TempDir(), "c")}} {
+		code, _, errOut := runCmd(t, "", append(cmd, "-store", "embedded:"+missing)...)
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, "no counterkit data file counterkit.db in "+missing+" (crdt.ErrNotFound)", cmd)
+		code, _, errOut = runCmd(t, "", append(cmd, "-store", "embedded:"+dir)...)
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, "(a running service holds "+dir+": stop it first) (embedded.ErrLocked, crdt.ErrUnavailable)", cmd)
+	}
+}

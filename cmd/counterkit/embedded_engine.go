@@ -44,16 +44,21 @@ func withDeadline(ctx context.Context, fn func() error) error {
 	}
 }
 
-// engineError words the adapter's errors for a missing or locked store
-// as the other commands on an embedded store do.
-func engineError(err error, dir string) error {
-	switch {
-	case errors.Is(err, crdt.ErrNotFound):
-		return fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
-	case errors.Is(err, embedded.ErrLocked):
-		return fmt.Errorf("%w (a running service holds %s: stop it first)", embedded.ErrLocked, dir)
-	}
-	return err
+// readEngine runs one of the adapter's read-only functions on dir within
+// ctx (withDeadline), wording its errors for a missing or locked store as
+// the other commands on an embedded store do.
+func readEngine[T any](ctx context.Context, dir string, read func(context.Context, string) (T, error)) (T, error) {
+	var v T
+	err := withDeadline(ctx, func() (err error) {
+		switch v, err = read(ctx, dir); {
+		case errors.Is(err, crdt.ErrNotFound):
+			return fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
+		case errors.Is(err, embedded.ErrLocked):
+			return fmt.Errorf("%w (a running service holds %s: stop it first)", embedded.ErrLocked, dir)
+		}
+		return err
+	})
+	return v, err
 }
 
 type listedKey struct {
@@ -97,11 +102,7 @@ type listOptions struct {
 // listEmbedded lists the keys of the data file of dir, sibling keys
 // first, each kind sorted by key.
 func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, error) {
-	var keys []embedded.KeyInfo
-	err := withDeadline(ctx, func() (err error) {
-		keys, err = embedded.Keys(ctx, dir)
-		return engineError(err, dir)
-	})
+	keys, err := readEngine(ctx, dir, embedded.Keys)
 	if err != nil {
 		return nil, err
 	}
@@ -240,11 +241,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 }
 
 func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
-	var st *embedded.Stats
-	err := withDeadline(ctx, func() (err error) {
-		st, err = embedded.ReadStats(ctx, dir)
-		return engineError(err, dir)
-	})
+	st, err := readEngine(ctx, dir, embedded.ReadStats)
 	if err != nil {
 		return nil, err
 	}
@@ -317,10 +314,8 @@ func emptyTarget(to, dir string) error {
 }
 
 func compactEmbedded(ctx context.Context, dir, to string) (*compactResult, error) {
-	var r embedded.CompactResult
-	err := withDeadline(ctx, func() (err error) {
-		r, err = embedded.Compact(ctx, dir, to)
-		return engineError(err, dir)
+	r, err := readEngine(ctx, dir, func(ctx context.Context, dir string) (embedded.CompactResult, error) {
+		return embedded.Compact(ctx, dir, to)
 	})
 	if err != nil {
 		return nil, err
