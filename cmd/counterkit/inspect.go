@@ -456,12 +456,7 @@ func (d *Description) writeTable(w io.Writer) {
 	}
 	fmt.Fprintln(tw, "actor\thalf\tcount/total\tseq\thistory\tfolded")
 	for _, a := range d.Actors {
-		n := int64(0)
-		if a.Count != nil {
-			n = *a.Count
-		} else if a.Total != nil {
-			n = *a.Total
-		}
+		n := *cmp.Or(a.Count, a.Total, new(int64)) // a count, else a total, else 0
 		hist, folded := txns(a.History), txns(a.Folded)
 		if a.Retired {
 			hist, folded = "retired", "retired"
