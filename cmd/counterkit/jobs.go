@@ -252,8 +252,9 @@ func nonNegative(fs *pflag.FlagSet, names ...string) error {
 // partitionJob is a job on partition keys, run by the driver open makes:
 // it adds -max-rows, the most rows a dry run copies, and checks the flags
 // (the duration flags named not negative, -max-rows at least 1, and the
-// driver's acceptance of the options); run gets the driver on the key's
-// target store, and cp, the dry run's copy (nil when not a dry run).
+// driver's acceptance of the options). run gets the driver on the store,
+// or for a dry run on cp, an in-memory copy of the key's partition (nil
+// otherwise).
 func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partitions) (D, error),
 	run func(ctx context.Context, d D, key string, cp *partitionCopy) (string, error), durations ...string) (func() error, func(*backend) jobRunner) {
 	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
@@ -263,9 +264,17 @@ func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partition
 	}
 	return check, func(b *backend) jobRunner {
 		return func(ctx context.Context, key string) (string, error) {
-			st, cp, err := target(ctx, b, key, *dry, *maxRows)
+			var cp *partitionCopy
+			_, err := firstRow(ctx, b.partitions, key)
+			if err == nil && *dry {
+				_, cp, err = readPartition(ctx, b.partitions, key, *maxRows, store.ReadComplete)
+			}
 			if err != nil {
 				return "", err
+			}
+			var st store.Partitions = b.partitions
+			if cp != nil {
+				st = cp
 			}
 			d, err := open(st)
 			if err != nil {
@@ -352,22 +361,6 @@ func tallyGC[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key
 		return c.PlanGC(ctx)
 	}
 	return c.GC(ctx)
-}
-
-// target returns the store a job writes to: the store itself, or, for a
-// dry run, an in-memory copy of the key's partition.
-func target(ctx context.Context, b *backend, key string, dry bool, maxRows int) (store.Partitions, *partitionCopy, error) {
-	if _, err := firstRow(ctx, b.partitions, key); err != nil {
-		return nil, nil, err
-	}
-	if !dry {
-		return b.partitions, nil, nil
-	}
-	_, cp, err := readPartition(ctx, b.partitions, key, maxRows, store.ReadComplete)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cp, cp, nil
 }
 
 func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
