@@ -52,11 +52,10 @@ func openCompareCassandra(ctx context.Context, hosts []string, keyspace, prefix 
 		return nil, fmt.Errorf("%w: creating %s.%s: %v", crdt.ErrMisconfiguredStore, keyspace, table, err)
 	}
 	db, err := cassandra.New(sess, keyspace, cassandra.Options{TablePrefix: prefix})
-	if err != nil {
-		sess.Close()
-		return nil, err
+	if err == nil {
+		err = db.CreateSchema(ctx)
 	}
-	if err := db.CreateSchema(ctx); err != nil {
+	if err != nil {
 		sess.Close()
 		return nil, err
 	}

@@ -198,20 +198,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	hosts := fs.String("hosts", "", "Cassandra contact points, comma-separated (default: $CASSANDRA_HOSTS)")
 	keyspace := fs.String("keyspace", "", "an existing keyspace to create the tables in and write to")
-	duration := fs.Duration("duration", 10*time.Second, "how long each type makes new transactions (at most 4m)")
-	count := fs.Int("count", 0, "transactions per worker and type (0: as many as -duration allows)")
-	workers := fs.Int("workers", 32, "concurrent writers per type")
-	timeout := fs.Duration("timeout", 200*time.Millisecond, "client timeout of every write: small values make writes time out while still landing")
-	readTimeout := fs.Duration("read-timeout", 30*time.Second, "timeout of the final reads and of connecting")
-	resendMin := fs.Duration("resend-min", 2*time.Second, "the shortest delay before a failed transaction is resent")
-	resendMax := fs.Duration("resend-max", time.Minute, "the longest delay before a failed transaction is resent (inside the deltalog and balance write windows: 10m and 5m)")
-	resolveFor := fs.Duration("resolve-for", 5*time.Minute, "how long resends go on after the run; what is unacknowledged then is unresolved")
-	shards := fs.Int("shards", 8, "ledger-sharded: the number of sub-keys of the account")
-	flushEvery := fs.Int("flush-every", 1, "tally: updates staged per flush")
-	actors := fs.Int("actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
-	history := fs.Int("history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
+	cfg := compareConfig{runID: newRunID(), now: time.Now, sleep: sleepCtx}
+	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long each type makes new transactions (at most 4m)")
+	fs.IntVar(&cfg.count, "count", 0, "transactions per worker and type (0: as many as -duration allows)")
+	fs.IntVar(&cfg.workers, "workers", 32, "concurrent writers per type")
+	fs.DurationVar(&cfg.timeout, "timeout", 200*time.Millisecond, "client timeout of every write: small values make writes time out while still landing")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "timeout of the final reads and of connecting")
+	fs.DurationVar(&cfg.resendMin, "resend-min", 2*time.Second, "the shortest delay before a failed transaction is resent")
+	fs.DurationVar(&cfg.resendMax, "resend-max", time.Minute, "the longest delay before a failed transaction is resent (inside the deltalog and balance write windows: 10m and 5m)")
+	fs.DurationVar(&cfg.resolveFor, "resolve-for", 5*time.Minute, "how long resends go on after the run; what is unacknowledged then is unresolved")
+	fs.IntVar(&cfg.shards, "shards", 8, "ledger-sharded: the number of sub-keys of the account")
+	fs.IntVar(&cfg.flushEvery, "flush-every", 1, "tally: updates staged per flush")
+	fs.IntVar(&cfg.actors, "actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
+	fs.IntVar(&cfg.history, "history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
 	types := fs.String("types", strings.Join(compareTypes, ","), "the types to run, comma-separated")
-	seed := fs.Uint64("seed", 0, "seed of the resend delays (0: random; the report prints it)")
+	fs.Uint64Var(&cfg.seed, "seed", 0, "seed of the resend delays (0: random; the report prints it)")
 	var output string
 	fs.StringVar(&output, "o", "table", "output format: table or json")
 	fs.StringVar(&output, "output", "table", "output format: table or json")
@@ -227,15 +228,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, cli.Usagef("%w: unexpected argument %q (counterkit-compare takes flags only)", crdt.ErrInvalidConfig, fs.Arg(0)))
 	}
 	*hosts = cmp.Or(*hosts, os.Getenv("CASSANDRA_HOSTS"))
-	if *seed == 0 {
-		*seed = randomSeed()
-	}
-	cfg := compareConfig{
-		workers: *workers, duration: *duration, count: *count,
-		timeout: *timeout, readTimeout: *readTimeout, resendMin: *resendMin, resendMax: *resendMax,
-		resolveFor: *resolveFor, shards: *shards, flushEvery: *flushEvery,
-		actors: *actors, history: *history, runID: newRunID(), seed: *seed, now: time.Now, sleep: sleepCtx,
-	}
+	cfg.seed = cmp.Or(cfg.seed, randomSeed())
 	names, err := checkCompareFlags(cfg, cli.SplitList(*hosts), *keyspace, *types, output)
 	if err != nil {
 		return fail(stderr, err)

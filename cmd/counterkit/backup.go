@@ -1,14 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -82,10 +81,6 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 }
 
 func backup(ctx context.Context, dir, to string) (*backupResult, error) {
-	abs, err := filepath.Abs(to)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", crdt.ErrInvalidConfig, err)
-	}
 	before, err := listEmbedded(ctx, dir, listOptions{})
 	if err != nil {
 		return nil, err
@@ -100,11 +95,7 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 		if !ok {
 			return fmt.Errorf("%w: this build's embedded adapter has no online backup (DB.Backup)", crdt.ErrUnavailable)
 		}
-		// Backup makes the directory: an empty one given is removed first.
-		if err := os.Remove(abs); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
-		}
-		return b.Backup(ctx, abs)
+		return b.Backup(ctx, to)
 	})
 	if err != nil {
 		return nil, err
@@ -137,23 +128,12 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 // runBackupFrom is backup -from URL: it downloads a running service's
 // copy (embedded.DB.BackupHandler) with embedded.Restore.
 func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer) int {
-	stderr := c.stderr
-	switch {
-	case from == "":
-		return fail(stderr, "backup", cli.Usagef("%w: give -store embedded:DIR or -from URL", crdt.ErrInvalidConfig))
-	case *cf.store != "":
-		return fail(stderr, "backup", cli.Usagef("%w: give -store or -from, not both", crdt.ErrInvalidConfig))
-	case c.fs.NArg() > 0:
-		return fail(stderr, "backup", cli.Usagef("%w: backup takes no arguments (got %q)", crdt.ErrInvalidConfig, c.fs.Arg(0)))
-	}
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return fail(stderr, "backup", err)
-	}
-	if u, err := url.Parse(from); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fail(stderr, "backup", cli.Usagef("%w: -from must be an http:// or https:// URL of the service's backup handler, not %q", crdt.ErrInvalidConfig, from))
-	}
-	if err := emptyTarget(to, ""); err != nil {
-		return fail(stderr, "backup", err)
+	u, uerr := url.Parse(from)
+	if err := cmp.Or(invalidIf(from == "", "give -store embedded:DIR or -from URL"), invalidIf(*cf.store != "", "give -store or -from, not both"),
+		invalidIf(c.fs.NArg() > 0, "backup takes no arguments (got %q)", c.fs.Arg(0)), checkTimeout(*cf.timeout),
+		invalidIf(uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "",
+			"-from must be an http:// or https:// URL of the service's backup handler, not %q", from), emptyTarget(to, "")); err != nil {
+		return fail(c.stderr, "backup", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()

@@ -162,18 +162,10 @@ func checkEmbedded(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if c.fs.NArg() > 0 {
-		return fail(stderr, "check", cli.Usagef("%w: check embedded takes -store embedded:DIR and no arguments", crdt.ErrInvalidConfig))
-	}
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return fail(stderr, "check", err)
-	}
 	spec, err := parseStore(*cf.store)
-	if err != nil {
+	if err := cmp.Or(invalidIf(c.fs.NArg() > 0, "check embedded takes -store embedded:DIR and no arguments"),
+		checkTimeout(*cf.timeout), err, invalidIf(spec.kind != "embedded", "check embedded takes -store embedded:DIR, not %s", spec)); err != nil {
 		return fail(stderr, "check", err)
-	}
-	if spec.kind != "embedded" {
-		return fail(stderr, "check", cli.Usagef("%w: check embedded takes -store embedded:DIR, not %s", crdt.ErrInvalidConfig, spec))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
 	defer cancel()
@@ -383,19 +375,11 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := checkTimeout(*timeout); err != nil {
+	levels, lerr := parseConsistency(*consistency)
+	schema, serr := cassandra.Schema(*keyspace, *prefix)
+	if err := cmp.Or(checkTimeout(*timeout), invalidIf(*hosts == "" || *keyspace == "" || fs.NArg() > 0, "check cassandra takes -hosts and -keyspace"),
+		lerr, cli.Usage(serr)); err != nil {
 		return fail(stderr, "check", err)
-	}
-	if *hosts == "" || *keyspace == "" || fs.NArg() > 0 {
-		return fail(stderr, "check", cli.Usagef("%w: check cassandra takes -hosts and -keyspace", crdt.ErrInvalidConfig))
-	}
-	levels, err := parseConsistency(*consistency)
-	if err != nil {
-		return fail(stderr, "check", err)
-	}
-	schema, err := cassandra.Schema(*keyspace, *prefix)
-	if err != nil {
-		return fail(stderr, "check", cli.UsageError{Err: err})
 	}
 	rep := newCheckReport("cassandra:" + strings.Join(cli.SplitList(*hosts), ",") + "/" + *keyspace)
 
@@ -626,11 +610,8 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := checkTimeout(*timeout); err != nil {
+	if err := cmp.Or(checkTimeout(*timeout), invalidIf(*addr == "" || *bucket == "" || fs.NArg() > 0, "check riak takes -addr, -type and -bucket")); err != nil {
 		return fail(stderr, "check", err)
-	}
-	if *addr == "" || *bucket == "" || fs.NArg() > 0 {
-		return fail(stderr, "check", cli.Usagef("%w: check riak takes -addr, -type and -bucket", crdt.ErrInvalidConfig))
 	}
 	bt := cmp.Or(*typ, "default")
 	rep := newCheckReport("riak:" + strings.Join(cli.SplitList(*addr), ",") + "/" + bt + "/" + *bucket)

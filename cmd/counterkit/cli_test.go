@@ -381,6 +381,13 @@ func TestBackupWithAdapter(t *testing.T) {
 	code, out, errOut := runCmd(t, "", "backup", "-store", "embedded:"+dir, "-to", to)
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, "11 keys, verified")
+
+	// An empty directory given as -to is written into.
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	code, out, errOut = runCmd(t, "", "backup", "-store", "embedded:"+dir, "-to", empty)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "11 keys, verified")
 }
 
 // version prints the build information.
@@ -548,5 +555,23 @@ func TestEmbeddedCommandsOnDamagedFiles(t *testing.T) {
 		}
 		code, _, errOut := runCmd(t, "", "check", "embedded", "-store", "embedded:"+dir, "-timeout", "20s")
 		require.Equal(t, 1, code, "%s: %s", name, errOut)
+	}
+}
+
+// list, stats and compact embedded word a missing data file and a store a
+// running service holds the same way, with the adapter's sentinel.
+func TestEmbeddedCommandsMissingAndLocked(t *testing.T) {
+	missing := t.TempDir()
+	dir := fixture(t)
+	db, err := embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
+	require.NoError(t, err)
+	defer db.Close()
+	for _, cmd := range [][]string{{"list"}, {"stats"}, {"compact", "embedded", "-to", filepath.Join(t.TempDir(), "c")}} {
+		code, _, errOut := runCmd(t, "", append(cmd, "-store", "embedded:"+missing)...)
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, "no counterkit data file counterkit.db in "+missing+" (crdt.ErrNotFound)", cmd)
+		code, _, errOut = runCmd(t, "", append(cmd, "-store", "embedded:"+dir)...)
+		require.Equal(t, 1, code, errOut)
+		require.Contains(t, errOut, "(a running service holds "+dir+": stop it first) (embedded.ErrLocked, crdt.ErrUnavailable)", cmd)
 	}
 }

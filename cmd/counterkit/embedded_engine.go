@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,16 +44,21 @@ func withDeadline(ctx context.Context, fn func() error) error {
 	}
 }
 
-// engineError words the adapter's errors for a missing or locked store
-// as the other commands on an embedded store do.
-func engineError(err error, dir string) error {
-	switch {
-	case errors.Is(err, crdt.ErrNotFound):
-		return fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
-	case errors.Is(err, embedded.ErrLocked):
-		return fmt.Errorf("%w (a running service holds %s: stop it first)", embedded.ErrLocked, dir)
-	}
-	return err
+// readEngine runs one of the adapter's read-only functions on dir within
+// ctx (withDeadline), wording its errors for a missing or locked store as
+// the other commands on an embedded store do.
+func readEngine[T any](ctx context.Context, dir string, read func(context.Context, string) (T, error)) (T, error) {
+	var v T
+	err := withDeadline(ctx, func() (err error) {
+		switch v, err = read(ctx, dir); {
+		case errors.Is(err, crdt.ErrNotFound):
+			return fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
+		case errors.Is(err, embedded.ErrLocked):
+			return fmt.Errorf("%w (a running service holds %s: stop it first)", embedded.ErrLocked, dir)
+		}
+		return err
+	})
+	return v, err
 }
 
 type listedKey struct {
@@ -96,11 +102,7 @@ type listOptions struct {
 // listEmbedded lists the keys of the data file of dir, sibling keys
 // first, each kind sorted by key.
 func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, error) {
-	var keys []embedded.KeyInfo
-	err := withDeadline(ctx, func() (err error) {
-		keys, err = embedded.Keys(ctx, dir)
-		return engineError(err, dir)
-	})
+	keys, err := readEngine(ctx, dir, embedded.Keys)
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +113,15 @@ func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, err
 			o.kind == "partitions" && k.Shape != embedded.ShapePartition,
 			!strings.HasPrefix(k.Key, o.prefix):
 			continue
-		}
-		out.Keys = append(out.Keys, listedKey{Key: k.Key, Kind: kindNames[k.Shape]})
-	}
-	if o.limit > 0 && len(out.Keys) > o.limit {
-		out.Keys, out.Truncated = out.Keys[:o.limit], true
-	}
-	for _, k := range out.Keys {
-		if k.Kind == kindNames[embedded.ShapeSiblings] {
+		case o.limit > 0 && len(out.Keys) == o.limit:
+			out.Truncated = true
+			return out, nil
+		case k.Shape == embedded.ShapeSiblings:
 			out.SiblingKeys++
-		} else {
+		default:
 			out.PartitionKeys++
 		}
+		out.Keys = append(out.Keys, listedKey{Key: k.Key, Kind: kindNames[k.Shape]})
 	}
 	return out, nil
 }
@@ -146,13 +145,8 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	check := func(string) error {
-		switch {
-		case *kind != "" && *kind != "siblings" && *kind != "partitions":
-			return cli.Usagef("%w: -kind must be siblings or partitions, not %q", crdt.ErrInvalidConfig, *kind)
-		case *limit < 0:
-			return cli.Usagef("%w: -limit must not be negative", crdt.ErrInvalidConfig)
-		}
-		return nil
+		return cmp.Or(invalidIf(*kind != "" && *kind != "siblings" && *kind != "partitions", "-kind must be siblings or partitions, not %q", *kind),
+			invalidIf(*limit < 0, "-limit must not be negative"))
 	}
 	return onEmbedded(c, cf, stdout, check, func(ctx context.Context, dir string) (*keyList, error) {
 		return listEmbedded(ctx, dir, listOptions{kind: *kind, prefix: *prefix, limit: *limit})
@@ -177,21 +171,9 @@ func onEmbedded[T tabler](c *command, cf commonFlags, stdout io.Writer, check fu
 
 // embeddedDir parses -store for a command of the embedded store only.
 func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return "", err
-	}
-	spec := *cf.store
-	if c.fs.NArg() > 0 {
-		return "", cli.Usagef("%w: %s takes no arguments (got %q)", crdt.ErrInvalidConfig, cmd, c.fs.Arg(0))
-	}
-	s, err := parseStore(spec)
-	if err != nil {
-		return "", err
-	}
-	if s.kind != "embedded" {
-		return "", cli.Usagef("%w: %s works on an embedded store (-store embedded:DIR), not %s", crdt.ErrInvalidConfig, cmd, s)
-	}
-	return s.dir, nil
+	s, err := parseStore(*cf.store)
+	return s.dir, cmp.Or(checkTimeout(*cf.timeout), invalidIf(c.fs.NArg() > 0, "%s takes no arguments (got %q)", cmd, c.fs.Arg(0)),
+		err, invalidIf(s.kind != "embedded", "%s works on an embedded store (-store embedded:DIR), not %s", cmd, s))
 }
 
 // engineStats is what stats prints.
@@ -209,14 +191,16 @@ type engineStats struct {
 	Buckets       []bucketStats `json:"buckets"`
 }
 
+// bucketStats is embedded.BucketStats with the output's key names (a
+// conversion of it).
 type bucketStats struct {
-	Name        string `json:"name"`
-	Keys        int    `json:"keys"`
-	Depth       int    `json:"depth"`
-	LeafPages   int    `json:"leaf_pages"`
-	BranchPages int    `json:"branch_pages"`
-	BytesInUse  int    `json:"bytes_in_use"`
-	BytesAlloc  int    `json:"bytes_allocated"`
+	Name           string `json:"name"`
+	Keys           int    `json:"keys"`
+	Depth          int    `json:"depth"`
+	LeafPages      int    `json:"leaf_pages"`
+	BranchPages    int    `json:"branch_pages"`
+	BytesInUse     int    `json:"bytes_in_use"`
+	BytesAllocated int    `json:"bytes_allocated"`
 }
 
 func (s *engineStats) writeTable(w io.Writer) {
@@ -233,7 +217,7 @@ func (s *engineStats) writeTable(w io.Writer) {
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bucket\tkeys\tdepth\tleaf pages\tbranch pages\tbytes in use\tbytes allocated\t")
 	for _, b := range s.Buckets {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", b.Name, b.Keys, b.Depth, b.LeafPages, b.BranchPages, b.BytesInUse, b.BytesAlloc)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", b.Name, b.Keys, b.Depth, b.LeafPages, b.BranchPages, b.BytesInUse, b.BytesAllocated)
 	}
 	tw.Flush()
 }
@@ -257,11 +241,7 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 }
 
 func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
-	var st *embedded.Stats
-	err := withDeadline(ctx, func() (err error) {
-		st, err = embedded.ReadStats(ctx, dir)
-		return engineError(err, dir)
-	})
+	st, err := readEngine(ctx, dir, embedded.ReadStats)
 	if err != nil {
 		return nil, err
 	}
@@ -269,8 +249,7 @@ func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
 		PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
 		PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
 	for _, b := range st.Buckets {
-		out.Buckets = append(out.Buckets, bucketStats{Name: b.Name, Keys: b.Keys, Depth: b.Depth, LeafPages: b.LeafPages,
-			BranchPages: b.BranchPages, BytesInUse: b.BytesInUse, BytesAlloc: b.BytesAllocated})
+		out.Buckets = append(out.Buckets, bucketStats(b))
 	}
 	return out, nil
 }
@@ -335,10 +314,8 @@ func emptyTarget(to, dir string) error {
 }
 
 func compactEmbedded(ctx context.Context, dir, to string) (*compactResult, error) {
-	var r embedded.CompactResult
-	err := withDeadline(ctx, func() (err error) {
-		r, err = embedded.Compact(ctx, dir, to)
-		return engineError(err, dir)
+	r, err := readEngine(ctx, dir, func(ctx context.Context, dir string) (embedded.CompactResult, error) {
+		return embedded.Compact(ctx, dir, to)
 	})
 	if err != nil {
 		return nil, err

@@ -53,6 +53,16 @@ func (c *command) parse(args []string) int {
 
 func (c *command) json() bool { return *c.output == "json" }
 
+// invalidIf returns, when bad, a usage error wrapping crdt.ErrInvalidConfig.
+// Commands check their flags with cmp.Or(invalidIf(...), ...): the first
+// error found is reported.
+func invalidIf(bad bool, format string, args ...any) error {
+	if !bad {
+		return nil
+	}
+	return cli.Usagef("%w: "+format, append([]any{crdt.ErrInvalidConfig}, args...)...)
+}
+
 // longFlags rewrites -name and -name=value to --name, so that the
 // single-dash form works alongside pflag's double-dash one: every -name
 // whose first letter is not a shorthand (-o, -v) becomes --name (an

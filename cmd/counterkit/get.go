@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,10 +114,7 @@ func addEmbeddedFlags(fs *pflag.FlagSet) commonFlags {
 // checkTimeout refuses a timeout that is not positive: a usage error
 // wrapping crdt.ErrInvalidConfig.
 func checkTimeout(d time.Duration) error {
-	if d <= 0 {
-		return cli.Usagef("%w: -timeout must be positive, not %s", crdt.ErrInvalidConfig, d)
-	}
-	return nil
+	return invalidIf(d <= 0, "-timeout must be positive, not %s", d)
 }
 
 // fail prints err for cmd and returns its exit status: 2 for a usage
@@ -151,34 +149,17 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return fail(stderr, "get", err)
-	}
-	if fs.NArg() != 1 {
-		return fail(stderr, "get", cli.Usagef("%w: give exactly one KEY (got %d arguments)", crdt.ErrInvalidConfig, fs.NArg()))
-	}
-	if *maxRows < 1 {
-		return fail(stderr, "get", cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows))
-	}
-	o, err := opts()
-	if err != nil {
-		return fail(stderr, "get", err)
-	}
+	o, oerr := opts()
+	spec, serr := parseStore(*cf.store)
 	key := fs.Arg(0)
-	spec, err := parseStore(*cf.store)
-	if err != nil {
-		return fail(stderr, "get", err)
-	}
 	isSibling, isPartition := slices.Contains(siblingTypes, *typ), slices.Contains(partitionTypes, *typ)
-	switch {
-	case !isSibling && !isPartition:
-		return fail(stderr, "get", cli.Usagef("%w: -type must be one of %s, not %q", crdt.ErrInvalidConfig,
-			strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ))
-	case isPartition && spec.kind == "riak":
-		return fail(stderr, "get", cli.Usagef("%w: riak holds sibling keys only, not %s", crdt.ErrInvalidConfig, *typ))
-	}
-	if err := crdt.ValidateKey("key", key); err != nil {
-		return fail(stderr, "get", cli.UsageError{Err: err})
+	if err := cmp.Or(checkTimeout(*cf.timeout),
+		invalidIf(fs.NArg() != 1, "give exactly one KEY (got %d arguments)", fs.NArg()),
+		invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), oerr, serr,
+		invalidIf(!isSibling && !isPartition, "-type must be one of %s, not %q", strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ),
+		invalidIf(isPartition && spec.kind == "riak", "riak holds sibling keys only, not %s", *typ),
+		cli.Usage(crdt.ValidateKey("key", key))); err != nil {
+		return fail(stderr, "get", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout+30*time.Second)
 	defer cancel()
@@ -252,23 +233,15 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if res.Value, err = l.Value(ctx); err != nil {
 			return err
 		}
-		c, err := tpncounter.New(opts)
-		if err != nil {
+		if state, err = mergeAll(values, func(v []byte) (*tpncounter.Counter, error) {
+			c, err := tpncounter.New(opts)
+			if err == nil {
+				err = c.UnmarshalBinary(v)
+			}
+			return c, err
+		}); err != nil {
 			return err
 		}
-		for _, v := range values {
-			s, err := tpncounter.New(opts)
-			if err != nil {
-				return err
-			}
-			if err := s.UnmarshalBinary(v); err != nil {
-				return err
-			}
-			if err := c.Merge(s); err != nil {
-				return err
-			}
-		}
-		state = c
 	case "gcounter":
 		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)
 		if err != nil {
@@ -284,17 +257,9 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	case "bounded":
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).
-		var c *bounded.Counter
-		for _, v := range values {
-			s, err := bounded.Decode(v, o.bounded)
-			if err != nil {
-				return err
-			}
-			if c == nil {
-				c = s
-			} else if err := c.Merge(s); err != nil {
-				return err
-			}
+		c, err := mergeAll(values, func(v []byte) (*bounded.Counter, error) { return bounded.Decode(v, o.bounded) })
+		if err != nil {
+			return err
 		}
 		res.Value, state = c.Value(), c
 	}
@@ -304,6 +269,21 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	}
 	res.Merged, err = Describe(merged, o)
 	return err
+}
+
+// mergeAll decodes every value (at least one) and merges them into the
+// first.
+func mergeAll[T interface{ Merge(T) error }](values [][]byte, decode func([]byte) (T, error)) (T, error) {
+	out, err := decode(values[0])
+	for _, v := range values[1:] {
+		var s T
+		if err == nil {
+			if s, err = decode(v); err == nil {
+				err = out.Merge(s)
+			}
+		}
+	}
+	return out, err
 }
 
 // readPartition takes a snapshot of one partition and copies it to memory.
@@ -465,6 +445,9 @@ func tallyRead[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, k
 	return fmt.Sprint(v), nil
 }
 
+// nonEmptyLine matches a line with text, which a section indents.
+var nonEmptyLine = regexp.MustCompile(`(?m)^.+$`)
+
 func (r *GetResult) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "store\t%s\n", r.Store)
@@ -482,15 +465,9 @@ func (r *GetResult) writeTable(w io.Writer) {
 	}
 	tw.Flush()
 	section := func(title string, d *Description) {
-		fmt.Fprintf(w, "\n%s\n", title)
 		var buf bytes.Buffer
 		d.writeTable(&buf)
-		for _, line := range strings.SplitAfter(buf.String(), "\n") {
-			if strings.TrimSuffix(line, "\n") != "" {
-				line = "  " + line
-			}
-			fmt.Fprint(w, line)
-		}
+		fmt.Fprintf(w, "\n%s\n%s", title, nonEmptyLine.ReplaceAllString(buf.String(), "  $0"))
 	}
 	if r.Merged != nil {
 		section("merged", r.Merged)

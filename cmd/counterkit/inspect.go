@@ -63,7 +63,8 @@ type Description struct {
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
-// Stats is tpncounter.Stats with the output's key names.
+// Stats is tpncounter.Stats with the output's key names (a conversion of
+// it: the same fields in the same order).
 type Stats struct {
 	Actors       int `json:"actors"`
 	Retired      int `json:"retired"`
@@ -72,11 +73,6 @@ type Stats struct {
 	Folded       int `json:"folded"`
 	Deferred     int `json:"deferred"`
 	Conflicts    int `json:"conflicts"`
-}
-
-func statsOf(s tpncounter.Stats) *Stats {
-	return &Stats{Actors: s.Actors, Retired: s.Retired, Transactions: s.Transactions, History: s.History,
-		Folded: s.Folded, Deferred: s.Deferred, Conflicts: s.Conflicts}
 }
 
 // ActorPart is one actor's part of a counter.
@@ -127,13 +123,8 @@ func addDecodeFlags(fs *pflag.FlagSet) func() (decodeOpts, error) {
 	window := fs.Int("window", 0, "bounded: the Window the state was written with (0: the default)")
 	return func() (decodeOpts, error) {
 		o := decodeOpts{counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}, bounded: *window}
-		if _, err := tpncounter.New(o.counter); err != nil {
-			return o, cli.UsageError{Err: err}
-		}
-		if *window < 0 || *window > bounded.MaxWindow {
-			return o, cli.Usagef("%w: -window must be in [0, %d], not %d", crdt.ErrInvalidConfig, bounded.MaxWindow, *window)
-		}
-		return o, nil
+		_, err := tpncounter.New(o.counter)
+		return o, cmp.Or(cli.Usage(err), invalidIf(*window < 0 || *window > bounded.MaxWindow, "-window must be in [0, %d], not %d", bounded.MaxWindow, *window))
 	}
 }
 
@@ -225,24 +216,13 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		if err := c.UnmarshalBinary(data); err != nil {
 			return nil, err
 		}
-		d.Value = c.Value()
-		for a, n := range c.All() {
-			d.Actors = append(d.Actors, ActorPart{Actor: string(a), Count: ptr(n)})
-		}
+		d.Value, d.Actors = c.Value(), counts("", &c)
 	case crdt.TagPNCounter:
 		var c pncounter.Counter
 		if err := c.UnmarshalBinary(data); err != nil {
 			return nil, err
 		}
-		d.Value = c.Value()
-		for _, h := range []struct {
-			name string
-			g    *gcounter.Counter
-		}{{"P", c.P()}, {"N", c.N()}} {
-			for a, n := range h.g.All() {
-				d.Actors = append(d.Actors, ActorPart{Actor: string(a), Half: h.name, Count: ptr(n)})
-			}
-		}
+		d.Value, d.Actors = c.Value(), append(counts("P", c.P()), counts("N", c.N())...)
 	case crdt.TagTGCounter:
 		g, err := tpncounter.NewGCounter(opts)
 		if err != nil {
@@ -253,7 +233,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		}
 		d.Value = g.Value()
 		d.Actors = entries("", g)
-		d.Stats = statsOf(g.Stats())
+		d.Stats = ptr(Stats(g.Stats()))
 		o := g.Options()
 		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagTPNCounter:
@@ -266,7 +246,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		}
 		d.Value = c.Value()
 		d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
-		d.Stats = statsOf(c.Stats())
+		d.Stats = ptr(Stats(c.Stats()))
 		o := c.Options()
 		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagBounded:
@@ -330,6 +310,13 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}
 	return d, nil
+}
+
+func counts(half string, g *gcounter.Counter) (out []ActorPart) {
+	for a, n := range g.All() {
+		out = append(out, ActorPart{Actor: string(a), Half: half, Count: ptr(n)})
+	}
+	return out
 }
 
 func entries(half string, g *tpncounter.GCounter) []ActorPart {
@@ -469,12 +456,7 @@ func (d *Description) writeTable(w io.Writer) {
 	}
 	fmt.Fprintln(tw, "actor\thalf\tcount/total\tseq\thistory\tfolded")
 	for _, a := range d.Actors {
-		n := int64(0)
-		if a.Count != nil {
-			n = *a.Count
-		} else if a.Total != nil {
-			n = *a.Total
-		}
+		n := *cmp.Or(a.Count, a.Total, new(int64)) // a count, else a total, else 0
 		hist, folded := txns(a.History), txns(a.Folded)
 		if a.Retired {
 			hist, folded = "retired", "retired"

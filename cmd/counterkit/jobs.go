@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -129,21 +130,11 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	if code := c.parse(args[1:]); code >= 0 {
 		return code
 	}
-	if *progress < 0 || *keyTimeout <= 0 {
-		return fail(stderr, name, cli.Usagef("%w: -progress must not be negative and -key-timeout must be positive", crdt.ErrInvalidConfig))
-	}
-	if err := checkTimeout(*cf.timeout); err != nil {
-		return fail(stderr, name, err)
-	}
-	if err := check(); err != nil {
-		return fail(stderr, name, err)
-	}
 	spec, err := parseStore(*cf.store)
-	if err != nil {
+	if err := cmp.Or(invalidIf(*progress < 0 || *keyTimeout <= 0, "-progress must not be negative and -key-timeout must be positive"),
+		checkTimeout(*cf.timeout), check(), err,
+		invalidIf(def.partitions && spec.kind == "riak", "riak holds sibling keys only; %s needs embedded or cassandra", name)); err != nil {
 		return fail(stderr, name, err)
-	}
-	if def.partitions && spec.kind == "riak" {
-		return fail(stderr, name, cli.Usagef("%w: riak holds sibling keys only; %s needs embedded or cassandra", crdt.ErrInvalidConfig, name))
 	}
 	keys, err := readKeys(fs.Args(), stdin)
 	if err != nil {
@@ -252,26 +243,45 @@ func formatMicros(us int64) string {
 func nonNegative(fs *pflag.FlagSet, names ...string) error {
 	for _, n := range names {
 		if d, _ := fs.GetDuration(n); d < 0 {
-			return cli.Usagef("%w: -%s must not be negative, not %s", crdt.ErrInvalidConfig, n, d)
+			return invalidIf(true, "-%s must not be negative, not %s", n, d)
 		}
 	}
 	return nil
 }
 
-// dryRunRows adds -max-rows, the most rows a dry run copies, and returns
-// it with the check of a partition job's flags: the duration flags named
-// not negative, -max-rows at least 1, and valid the driver's acceptance
-// of the options.
-func dryRunRows(fs *pflag.FlagSet, valid func() error, durations ...string) (*int, func() error) {
+// partitionJob is a job on partition keys, run by the driver open makes:
+// it adds -max-rows, the most rows a dry run copies, and checks the flags
+// (the duration flags named not negative, -max-rows at least 1, and the
+// driver's acceptance of the options). run gets the driver on the store,
+// or for a dry run on cp, an in-memory copy of the key's partition (nil
+// otherwise).
+func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partitions) (D, error),
+	run func(ctx context.Context, d D, key string, cp *partitionCopy) (string, error), durations ...string) (func() error, func(*backend) jobRunner) {
 	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	return maxRows, func() error {
-		if err := nonNegative(fs, durations...); err != nil {
-			return err
+	check := func() error {
+		_, err := open(memory.NewPartitions())
+		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(err))
+	}
+	return check, func(b *backend) jobRunner {
+		return func(ctx context.Context, key string) (string, error) {
+			var cp *partitionCopy
+			_, err := firstRow(ctx, b.partitions, key)
+			if err == nil && *dry {
+				_, cp, err = readPartition(ctx, b.partitions, key, *maxRows, store.ReadComplete)
+			}
+			if err != nil {
+				return "", err
+			}
+			var st store.Partitions = b.partitions
+			if cp != nil {
+				st = cp
+			}
+			d, err := open(st)
+			if err != nil {
+				return "", err
+			}
+			return run(ctx, d, key, cp)
 		}
-		if *maxRows < 1 {
-			return cli.Usagef("%w: -max-rows must be at least 1, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		return configError(valid())
 	}
 }
 
@@ -292,17 +302,10 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 	maxRows := fs.Int("max-rows", 0, "tally Config.MaxRows (0: the default)")
 	cfg := func() tally.Options { return tally.Options{Grace: *grace, MaxSkew: *maxSkew, MaxRows: *maxRows} }
 	check := func() error {
-		if err := nonNegative(fs, "grace", "max-skew"); err != nil {
-			return err
-		}
-		if *maxRows < 0 {
-			return cli.Usagef("%w: -max-rows must not be negative, not %d", crdt.ErrInvalidConfig, *maxRows)
-		}
-		if _, err := tallyKindNamed(tally.Kind(*kind)); *kind != "" && err != nil {
-			return cli.Usagef("%w: -kind must be sum, min, max, stats or distinct, not %q", crdt.ErrInvalidConfig, *kind)
-		}
+		_, kerr := tallyKindNamed(tally.Kind(*kind))
 		_, err := tally.New[*tally.Sum](memory.NewPartitions(), "config-check", cfg())
-		return configError(err)
+		return cmp.Or(nonNegative(fs, "grace", "max-skew"), invalidIf(*maxRows < 0, "-max-rows must not be negative, not %d", *maxRows),
+			invalidIf(*kind != "" && kerr != nil, "-kind must be sum, min, max, stats or distinct, not %q", *kind), configError(err))
 	}
 	return check, func(b *backend) jobRunner {
 		cfg := cfg()
@@ -360,22 +363,6 @@ func tallyGC[A tally.Aggregate[A]](ctx context.Context, st store.Partitions, key
 	return c.GC(ctx)
 }
 
-// target returns the store a job writes to: the store itself, or, for a
-// dry run, an in-memory copy of the key's partition.
-func target(ctx context.Context, b *backend, key string, dry bool, maxRows int) (store.Partitions, *partitionCopy, error) {
-	if _, err := firstRow(ctx, b.partitions, key); err != nil {
-		return nil, nil, err
-	}
-	if !dry {
-		return b.partitions, nil, nil
-	}
-	_, cp, err := readPartition(ctx, b.partitions, key, maxRows, store.ReadComplete)
-	if err != nil {
-		return nil, nil, err
-	}
-	return cp, cp, nil
-}
-
 func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
 	var o deltalog.Options
 	fs.DurationVar(&o.Window, "window", 0, "deltalog Options.Window: the writers' write window (0: 10m)")
@@ -383,18 +370,8 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "deltalog Options.SafetyMargin (0: 1m)")
 	fs.DurationVar(&o.MaxScan, "max-scan", 0, "deltalog Options.MaxScan (0: 10s)")
 	fs.DurationVar(&o.CompactGrace, "compact-grace", 0, "deltalog Options.CompactGrace: how old a merge cell must be before what it covers is deleted (0: 2m)")
-	maxRows, check := dryRunRows(fs, func() error { _, err := deltalog.New(memory.NewPartitions(), o); return err },
-		"window", "future-skew", "safety-margin", "max-scan", "compact-grace")
-	return check, func(b *backend) jobRunner {
-		return func(ctx context.Context, key string) (string, error) {
-			st, cp, err := target(ctx, b, key, *dry, *maxRows)
-			if err != nil {
-				return "", err
-			}
-			c, err := deltalog.New(st, o)
-			if err != nil {
-				return "", err
-			}
+	return partitionJob(fs, dry, func(st store.Partitions) (*deltalog.Counters, error) { return deltalog.New(st, o) },
+		func(ctx context.Context, c *deltalog.Counters, key string, cp *partitionCopy) (string, error) {
 			cell, merged, err := c.Merge(ctx, key)
 			if err != nil {
 				return "", err
@@ -422,8 +399,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 				parts = append(parts, "nothing to compact")
 			}
 			return strings.Join(parts, "; "), nil
-		}
-	}
+		}, "window", "future-skew", "safety-margin", "max-scan", "compact-grace")
 }
 
 func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
@@ -434,18 +410,8 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
 	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
-	maxRows, check := dryRunRows(fs, func() error { _, err := balance.New(memory.NewPartitions(), o); return err },
-		"window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
-	return check, func(b *backend) jobRunner {
-		return func(ctx context.Context, key string) (string, error) {
-			st, _, err := target(ctx, b, key, *dry, *maxRows)
-			if err != nil {
-				return "", err
-			}
-			a, err := balance.New(st, o)
-			if err != nil {
-				return "", err
-			}
+	return partitionJob(fs, dry, func(st store.Partitions) (*balance.Accounts, error) { return balance.New(st, o) },
+		func(ctx context.Context, a *balance.Accounts, key string, _ *partitionCopy) (string, error) {
 			r, err := a.Merge(ctx, key)
 			if err != nil {
 				return "", err
@@ -466,8 +432,7 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 				prefix = "would merge: "
 			}
 			return prefix + strings.Join(parts, "; "), nil
-		}
-	}
+		}, "window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
 }
 
 func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
@@ -480,10 +445,8 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			Counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}}
 	}
 	check := func() error {
-		if _, err := ledger.New(memory.NewSiblings(), "config-check", options()); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		return nil
+		_, err := ledger.New(memory.NewSiblings(), "config-check", options())
+		return cli.Usage(err)
 	}
 	return check, func(b *backend) jobRunner {
 		opts := options()

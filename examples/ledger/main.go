@@ -78,8 +78,8 @@ type result struct {
 }
 
 type stats struct {
-	submitted, applied, duplicates, retries, ambiguous atomic.Int64
-	lateApplied, lateDuplicate                         atomic.Int64
+	applied, duplicates, retries, ambiguous atomic.Int64
+	lateApplied, lateDuplicate              atomic.Int64
 
 	mu sync.Mutex
 	// appliedBy lists, per transaction, the writers (BookResult.Writer)
@@ -335,7 +335,6 @@ func actor(ctx context.Context, store store.Siblings, id crdt.ActorID, w workloa
 		st.mu.Unlock()
 	}()
 	for t := range inbox {
-		st.submitted.Add(1)
 		var applied *ledger.BookResult // the call of this delivery that landed t, if one did
 		for {
 			res, err := book.Update(ctx, "account/"+t.account, t.id, t.amount)

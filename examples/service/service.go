@@ -10,7 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -41,8 +41,7 @@ type service struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 
-	mu       sync.Mutex
-	inFlight int // handlers running, for a shutdown that timed out
+	inFlight atomic.Int64 // handlers running, for a shutdown that timed out
 }
 
 // accountKey is the store key of account id.
@@ -86,14 +85,8 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 
 // ServeHTTP serves one request, counting it as in flight.
 func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.inFlight++
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		s.inFlight--
-		s.mu.Unlock()
-	}()
+	s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
 	s.mux.ServeHTTP(w, r)
 }
 
@@ -183,13 +176,8 @@ func (s *service) landLoop(ctx context.Context, done chan<- struct{}) {
 
 // waitIdle waits up to d for the handlers still running to return.
 func (s *service) waitIdle(d time.Duration) {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		s.mu.Lock()
-		n := s.inFlight
-		s.mu.Unlock()
-		if n == 0 {
-			return
-		}
+	for end := time.Now().Add(d); time.Now().Before(end) && s.inFlight.Load() > 0; {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

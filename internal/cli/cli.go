@@ -20,6 +20,14 @@ func Usagef(format string, args ...any) error {
 	return UsageError{fmt.Errorf(format, args...)}
 }
 
+// Usage marks err, when it is not nil, as a usage error.
+func Usage(err error) error {
+	if err == nil {
+		return nil
+	}
+	return UsageError{err}
+}
+
 // Status is the exit status of a command that failed with err: 2 for a
 // usage error, 1 otherwise.
 func Status(err error) int {

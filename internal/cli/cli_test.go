@@ -50,6 +50,15 @@ func TestStatus(t *testing.T) {
 	}
 }
 
+func TestUsage(t *testing.T) {
+	if err := cli.Usage(nil); err != nil {
+		t.Errorf("Usage(nil) = %v, want nil", err)
+	}
+	if err := cli.Usage(crdt.ErrInvalidKey); cli.Status(err) != 2 || !errors.Is(err, crdt.ErrInvalidKey) {
+		t.Errorf("Usage(ErrInvalidKey) = %v (status %d), want a usage error wrapping it", err, cli.Status(err))
+	}
+}
+
 func TestSplitList(t *testing.T) {
 	for in, want := range map[string][]string{
 		"":             nil,
