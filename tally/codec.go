@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -114,17 +115,6 @@ func DecodeTally[A Aggregate[A]](data []byte) (Tally[A], error) {
 	return t, nil
 }
 
-func fields(d *wire.Decoder, what string, want int) error {
-	n, err := d.ArrayLen(maxFields)
-	if err != nil {
-		return err
-	}
-	if n != want {
-		return fmt.Errorf("%w: %s has %d fields, want %d", crdt.ErrCorruptEncoding, what, n, want)
-	}
-	return nil
-}
-
 // begin writes the envelope, the header of an n-field row and the kind of
 // st, and returns st, or the identity when st is nil.
 func begin[A Aggregate[A]](tag crdt.TypeTag, version uint64, n int, st A) (*wire.Encoder, A) {
@@ -143,7 +133,7 @@ func open[A Aggregate[A]](data []byte, tag crdt.TypeTag, version uint64, what st
 	if err != nil {
 		return nil, err
 	}
-	if err := fields(d, what, n); err != nil {
+	if err := rowlog.Fields(d, n, what); err != nil {
 		return nil, err
 	}
 	k, err := d.String(maxKindLen)
@@ -175,8 +165,3 @@ func isNil[A Aggregate[A]](a A) bool {
 	var zero A
 	return any(a) == any(zero)
 }
-
-// maxFields caps the header of a fixed-shape array before its exact arity is
-// checked, so a shape with extra fields is reported as corrupt (not as too
-// large) like every other malformed shape.
-const maxFields = 1 << 16

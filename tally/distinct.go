@@ -8,6 +8,7 @@ import (
 	"github.com/axiomhq/hyperloglog"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -163,7 +164,7 @@ func (d *Distinct) encodeBody(e *wire.Encoder) {
 }
 
 func (d *Distinct) decodeBody(dec *wire.Decoder) error {
-	if err := fields(dec, "distinct", distinctFields); err != nil {
+	if err := rowlog.Fields(dec, distinctFields, "distinct"); err != nil {
 		return err
 	}
 	p, err := dec.Uint()

@@ -1,7 +1,7 @@
 // Package rowlog holds what balance and deltalog share: rows keyed by a
 // client-chosen time-based id, one partition per counter of a
 // store.Partitions, written without a read inside a write window and read
-// back by a scan that decodes every row.
+// back by a scan that decodes every row. Tally's codec shares Fields.
 package rowlog
 
 import (
