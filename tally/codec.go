@@ -14,14 +14,12 @@ const (
 	tallyVersion = 1
 )
 
-// MaxEncodedSize is the largest shard or tally encoding a decoder accepts
-// (crdt.DefaultMaxEncodedSize, 16 MiB). The largest valid encoding, a dense
-// Distinct, is about 16 KiB.
+// MaxEncodedSize is the largest shard or tally encoding a decoder accepts;
+// the largest valid one, a dense Distinct, is about 16 KiB.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
 // Shard is one mutator's row: its id, the time after which it never writes
-// again, and its full aggregate state. It is a plain value; it is safe for
-// concurrent use only if nobody mutates State.
+// again, and its full aggregate state.
 //
 // Encoding (envelope tag crdt.TagTallyShard, version 1):
 //
@@ -50,9 +48,8 @@ func (s Shard[A]) MarshalBinary() ([]byte, error) {
 }
 
 // DecodeShard decodes a shard whose aggregate is of type A. Errors wrap
-// crdt.ErrCorruptEncoding, crdt.ErrTooLarge (input above MaxEncodedSize),
-// crdt.ErrUnsupportedVersion, or crdt.ErrTypeMismatch (not a shard, or a
-// shard of another kind).
+// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrUnsupportedVersion or
+// crdt.ErrTypeMismatch (not a shard, or of another kind).
 func DecodeShard[A Aggregate[A]](data []byte) (Shard[A], error) {
 	d, err := open[A](data, crdt.TagTallyShard, shardVersion, "shard", 4)
 	if err != nil {
@@ -75,8 +72,7 @@ func DecodeShard[A Aggregate[A]](data []byte) (Shard[A], error) {
 }
 
 // Tally is the folded part of a counter: the combination of every shard
-// whose expires_at is at most FoldedThrough. It is a plain value; it is safe
-// for concurrent use only if nobody mutates State.
+// whose expires_at is at most FoldedThrough.
 //
 // Encoding (envelope tag crdt.TagTally, version 1):
 //
@@ -159,8 +155,7 @@ func decodeState[A Aggregate[A]](d *wire.Decoder) (A, error) {
 	return st, nil
 }
 
-// isNil reports whether a is the nil pointer (every aggregate is a pointer
-// type, so interface comparison is safe).
+// isNil reports whether a is the nil pointer.
 func isNil[A Aggregate[A]](a A) bool {
 	var zero A
 	return any(a) == any(zero)

@@ -40,9 +40,7 @@ const (
 // than a quarter are set, so small sketches stay small on the wire; in memory
 // a non-empty Distinct takes 16 KiB.
 //
-// The zero value is empty and ready to use; a nil *Distinct reads as it, and
-// Add, AddString and Combine panic on it. A Distinct is not safe for
-// concurrent use.
+// Distinct is an Aggregate; AddString, like Add, panics on a nil pointer.
 type Distinct struct {
 	sk *hyperloglog.Sketch // nil when empty; always dense when set
 }
@@ -74,8 +72,7 @@ func (d *Distinct) Estimate() uint64 {
 	return d.sk.Estimate()
 }
 
-// Combine sets d to the union of d and other. It never fails. A nil other
-// is empty.
+// Combine sets d to the union of d and other. It never fails.
 func (d *Distinct) Combine(other *Distinct) error {
 	_ = *d // a nil receiver panics, even with nothing to add
 	if other == nil || other.sk == nil || other == d {
@@ -100,8 +97,7 @@ func (d *Distinct) Clone() *Distinct {
 	return &Distinct{sk: d.sk.Clone()}
 }
 
-// Equal reports whether d and other have the same registers. A nil or zero
-// Distinct equals one that observed nothing.
+// Equal reports whether d and other have the same registers.
 func (d *Distinct) Equal(other *Distinct) bool {
 	return bytes.Equal(d.registers(), other.registers())
 }

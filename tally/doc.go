@@ -38,10 +38,7 @@
 //
 // # Caveats
 //
-//   - MaxSkew is an assumption, not checked.
-//   - An ambiguous write not resolved before expires_at stays unknown: Retry
-//     and Abandon then return crdt.ErrAmbiguousWrite together with
-//     crdt.ErrExpired.
+//   - An ambiguous write not resolved before expires_at stays unknown.
 //   - Read cost is linear in the live shards; GC bounds it, and GC needs a
 //     complete read (every replica up). Reads above Options.MaxRows rows are
 //     refused with crdt.ErrTooLarge.
