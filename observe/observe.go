@@ -1,31 +1,21 @@
 // Package observe is how counterkit reports what its drivers and stores do,
 // with no dependency beyond the standard library. Every driver (ledger,
 // tally, deltalog, balance) reports each operation as one Event, and the
-// wrappers Siblings and Partitions report every call of a store, whatever
-// the backend.
+// wrappers Siblings and Partitions report every call of a store.
 //
 // A driver begins an operation with Start, runs it in the context Start
 // returns, and ends it with Operation.End. An Observer sees the Event at
-// the end; one that also implements Starter (the OpenTelemetry bridge,
-// module github.com/counterkit/counterkit/observe/ckotel) opens a span
-// at the start, so the store calls the operation makes are its children.
-// Logger writes events to a log/slog logger.
+// the end; a Starter (the OpenTelemetry bridge, module
+// github.com/counterkit/counterkit/observe/ckotel) also opens a span at the
+// start, so the operation's store calls are its children. Logger writes
+// events to a log/slog logger.
 //
-// An operator watches exactly what the exactly-once machinery absorbs:
-// attempts and retries, ambiguous writes, duplicates recognised (by kind),
-// siblings merged, window refusals, conflicts, GC and merge runs (what
-// they folded, how far behind they ran), and state size.
-//
-// # Cost
-//
-// Observation is opt-in per driver (its Options.Observer). With none set,
-// Start returns its context unchanged and End does nothing: no clock read
-// and no allocation. An Observer is called on the operation's goroutine,
-// so it must be fast and must not block; it must be safe for concurrent
-// use.
-//
-// Events carry no keys, transaction ids or amounts: labels built from them
-// would have unbounded cardinality, and they may be personal data.
+// Observation is opt-in per driver (its Options.Observer); with none, no
+// clock is read and nothing allocated. An Observer is called on the
+// operation's goroutine, so it must be fast, must not block and must be
+// safe for concurrent use. Events carry no keys, transaction ids or
+// amounts: labels built from them would have unbounded cardinality, and
+// they may be personal data.
 package observe
 
 import (
