@@ -17,16 +17,12 @@ type StepKind uint8
 
 // The step kinds. The zero value is StepApply.
 const (
-	// StepApply: replica Replica applies Op as its own actor.
-	StepApply StepKind = iota
-	// StepSend: a snapshot (deep copy) of replica Replica is put in flight.
-	StepSend
-	// StepDeliver: the in-flight snapshot Msg is merged into replica
-	// Replica. The snapshot stays in flight, so it can be delivered again
-	// (duplication) or after newer snapshots (reordering).
+	StepApply StepKind = iota // replica Replica applies Op as its own actor
+	StepSend                  // a deep copy of replica Replica is put in flight
+	// StepDeliver merges the in-flight snapshot Msg into replica Replica.
+	// It stays in flight, to be delivered again or after newer ones.
 	StepDeliver
-	// StepDrop: the in-flight snapshot Msg is lost.
-	StepDrop
+	StepDrop // the in-flight snapshot Msg is lost
 )
 
 // String returns "apply", "send", "deliver" or "drop".

@@ -15,38 +15,25 @@ const (
 	// LawValue: Value(s) equals Expect of the accepted ops in s's causal
 	// history (the ops applied at s or at any replica whose snapshot s has
 	// merged, directly or transitively).
-	LawValue = "value"
-	// LawRejectUnchanged: an Apply that returns an error leaves the state
-	// Equal to what it was.
-	LawRejectUnchanged = "reject-unchanged"
-	// LawInflationary: s ≤ Apply(s) (only with Model.Leq).
-	LawInflationary = "inflationary"
-	// LawMergeError: Merge returned an error on two reachable states.
-	LawMergeError = "merge-error"
+	LawValue           = "value"
+	LawRejectUnchanged = "reject-unchanged" // a rejected Apply leaves the state Equal
+	LawInflationary    = "inflationary"     // s ≤ Apply(s) (with Model.Leq)
+	LawMergeError      = "merge-error"      // Merge failed on two reachable states
 	// LawSrcUnchanged: Merge(dst, src) leaves src Equal to a copy taken
-	// before, and a snapshot's value still matches its history when it is
-	// delivered (a shallow Clone breaks this).
+	// before, and a delivered snapshot's value still matches its history
+	// (a shallow Clone breaks this).
 	LawSrcUnchanged = "src-unchanged"
-	// LawUpperBound: a ≤ a⊔b and b ≤ a⊔b (only with Model.Leq).
-	LawUpperBound = "upper-bound"
-	// LawLeq: Leq is reflexive and a ≤ b implies a⊔b = b (only with
-	// Model.Leq).
-	LawLeq = "leq"
-	// LawClone: Clone(s) is Equal to s.
-	LawClone = "clone"
-	// LawCommutative: a⊔b = b⊔a.
-	LawCommutative = "commutative"
-	// LawAssociative: (a⊔b)⊔c = a⊔(b⊔c).
-	LawAssociative = "associative"
-	// LawIdempotent: a⊔a = a.
-	LawIdempotent = "idempotent"
-	// LawIdentity: a⊔empty = empty⊔a = a.
-	LawIdentity = "identity"
+	LawUpperBound   = "upper-bound" // a ≤ a⊔b and b ≤ a⊔b (with Model.Leq)
+	LawLeq          = "leq"         // Leq is reflexive, a ≤ b implies a⊔b = b
+	LawClone        = "clone"       // Clone(s) is Equal to s
+	LawCommutative  = "commutative" // a⊔b = b⊔a
+	LawAssociative  = "associative" // (a⊔b)⊔c = a⊔(b⊔c)
+	LawIdempotent   = "idempotent"  // a⊔a = a
+	LawIdentity     = "identity"    // a⊔empty = empty⊔a = a
 	// LawConvergence: after full gossip every replica is Equal, and merging
 	// any replica into another changes nothing.
 	LawConvergence = "convergence"
-	// LawPanic: a model function panicked.
-	LawPanic = "panic"
+	LawPanic       = "panic" // a model function panicked
 )
 
 // Violation is a broken law found by Simulate or a checker. "Equal" in a
