@@ -316,10 +316,7 @@ type Ask struct {
 
 // Requests returns every outstanding request, sorted by actor.
 func (c *Counter) Requests() []Ask {
-	if c == nil {
-		return nil
-	}
-	var out []Ask
+	var out []Ask // none for a nil c: it has no Actors
 	for _, a := range c.Actors() {
 		if o := c.Outstanding(a); o > 0 {
 			out = append(out, Ask{a, o})
@@ -727,16 +724,7 @@ func newer(a, b *entry) bool {
 }
 
 func compareEntries(a, b *entry) int {
-	if c := cmp.Compare(a.seq, b.seq); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.credits, b.credits); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.debits, b.debits); c != 0 {
-		return c
-	}
-	if c := cmp.Compare(a.asked, b.asked); c != 0 {
+	if c := cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.credits, b.credits), cmp.Compare(a.debits, b.debits), cmp.Compare(a.asked, b.asked)); c != 0 {
 		return c
 	}
 	if c := slices.CompareFunc(a.sent, b.sent, func(x, y grant) int {
