@@ -97,8 +97,5 @@ func Update[V any, T interface {
 	if err := fn(c); err != nil {
 		return nil, fmt.Errorf("statestore: update %q as %q: %w", key, actor, err)
 	}
-	if err := save(ctx, s, key, actor, c, token); err != nil {
-		return c, err
-	}
-	return c, nil
+	return c, save(ctx, s, key, actor, c, token)
 }
