@@ -146,8 +146,8 @@ func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covere
 	if err != nil {
 		return err
 	}
-	if o.Bound != c.o.Bound || o.Origin != c.o.Origin {
-		return fmt.Errorf("%w: bound %d (origin %q) merged with bound %d (origin %q)", crdt.ErrInvalidConfig, c.o.Bound, c.o.Origin, o.Bound, o.Origin)
+	if err := c.sameConfig(&Counter{o: o}); err != nil {
+		return err
 	}
 	var win []actorEntry
 	for _, ae := range es {
