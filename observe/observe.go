@@ -63,9 +63,9 @@ type Event struct {
 	Folded  int
 	Retired int           // actor entries a ledger write retired
 	Lag     time.Duration // the age of the oldest item a GC or merge folded
-	Bytes   int           // the size of the state written or read
-	Actors  int
-	Rows    int // rows or values a store call read or wrote
+	Bytes   int           // the size of the state written or read,
+	Actors  int           // in bytes and in actor entries
+	Rows    int           // rows or values a store call read or wrote
 }
 
 // Outcomes. A driver reports the most specific that applies.
