@@ -724,7 +724,16 @@ func newer(a, b *entry) bool {
 }
 
 func compareEntries(a, b *entry) int {
-	if c := cmp.Or(cmp.Compare(a.seq, b.seq), cmp.Compare(a.credits, b.credits), cmp.Compare(a.debits, b.debits), cmp.Compare(a.asked, b.asked)); c != 0 {
+	if c := cmp.Compare(a.seq, b.seq); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.credits, b.credits); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.debits, b.debits); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.asked, b.asked); c != 0 {
 		return c
 	}
 	if c := slices.CompareFunc(a.sent, b.sent, func(x, y grant) int {

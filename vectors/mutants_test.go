@@ -402,9 +402,9 @@ var vectorMutants = []vectorMutant{
 	{"bounded/decode at 4096 entries", "13.4: 4096 entries decode",
 		[]edit{{"bounded/codec.go", "n, err := d.ArrayLen(MaxActors)", "n, err := d.ArrayLen(MaxActors - 1)"}}, "bounded", "generated_decode/4096_entries"},
 	{"bounded/merge order: debits", "13.2 Merge: on equal seq, debits decide after credits",
-		[]edit{{"bounded/counter.go", "cmp.Compare(a.debits, b.debits), ", ""}}, "bounded", "fork_decided_by_debits"},
+		[]edit{{"bounded/counter.go", "\tif c := cmp.Compare(a.debits, b.debits); c != 0 {", "\tif c := cmp.Compare(a.debits, b.debits); false && c != 0 {"}}, "bounded", "fork_decided_by_debits"},
 	{"bounded/merge order: asked", "13.2 Merge: on equal seq, asked decides after debits",
-		[]edit{{"bounded/counter.go", ", cmp.Compare(a.asked, b.asked)); c != 0 {", "); c != 0 {"}}, "bounded", "fork_decided_by_asked"},
+		[]edit{{"bounded/counter.go", "\tif c := cmp.Compare(a.asked, b.asked); c != 0 {", "\tif c := cmp.Compare(a.asked, b.asked); false && c != 0 {"}}, "bounded", "fork_decided_by_asked"},
 	{"bounded/merge order: sent pairs", "13.2 Merge: sent compares as (recipient, amount) pairs",
 		[]edit{{"bounded/counter.go", "return cmp.Or(cmp.Compare(x.to, y.to), cmp.Compare(x.amount, y.amount))", "return cmp.Or(cmp.Compare(x.amount, y.amount), cmp.Compare(x.to, y.to))"}}, "bounded", "fork_decided_by_sent"},
 	{"bounded/merge order: recent pairs", "13.2 Merge: recent compares as (id, amount) pairs",
@@ -437,7 +437,7 @@ var vectorMutants = []vectorMutant{
 	{"bounded/seq at its limit", "13.2: a change of an entry at seq 2^63-1 is overflow",
 		[]edit{{"bounded/counter.go", "if e.seq == math.MaxInt64 {", "if false && e.seq == math.MaxInt64 {"}}, "bounded", "sequence_number_at_its_limit"},
 	{"bounded/merge order: credits", "13.2 Merge: on equal seq, credits decide first",
-		[]edit{{"bounded/counter.go", "cmp.Compare(a.credits, b.credits), ", ""}}, "bounded", "fork_decided_by_credits"},
+		[]edit{{"bounded/counter.go", "\tif c := cmp.Compare(a.credits, b.credits); c != 0 {", "\tif c := cmp.Compare(a.credits, b.credits); false && c != 0 {"}}, "bounded", "fork_decided_by_credits"},
 }
 
 // varianceInDoubles replaces Summary.Variance's exact quotient by the
