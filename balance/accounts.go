@@ -13,17 +13,14 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// MaxRows bounds the rows of one account's partition. Merges keep
-// partitions far smaller; a partition above the bound is refused with
-// crdt.ErrTooLarge rather than read partially.
+// MaxRows bounds the rows of one account's partition; a larger partition
+// is refused with crdt.ErrTooLarge rather than read partially.
 const MaxRows = 100_000
 
 // Errors specific to this package. Each wraps a crdt sentinel.
 var (
-	// ErrInvalidKey is returned when an account key breaks the rules of
-	// crdt.ValidateKey (empty, longer than crdt.MaxKeyLen bytes, not UTF-8,
-	// a control character). It is crdt.ErrInvalidKey, the error every
-	// driver returns for a bad key.
+	// ErrInvalidKey is returned for an account key that breaks the rules of
+	// crdt.ValidateKey. It is crdt.ErrInvalidKey.
 	ErrInvalidKey = crdt.ErrInvalidKey
 
 	// ErrSlowMerge is returned when a merge ran longer than
@@ -36,9 +33,8 @@ var (
 	ErrClockSkew = fmt.Errorf("%w: merge clock is behind the newest sum row", crdt.ErrUnavailable)
 )
 
-// Options configure Accounts. The zero value of each field selects the
-// default beside it. See SPEC.md 9.3 for the timing
-// assumptions these encode.
+// Options configure Accounts; a zero field selects its default. SPEC.md
+// 9.3 gives the timing assumptions they encode.
 type Options struct {
 	// Window is the write window: Add refuses an update id older than
 	// now − Window. Default 5 minutes.
@@ -63,9 +59,7 @@ type Options struct {
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
-	// ("add"), Balance and Conflicts ("read") and Merge: the outcome (window
-	// refusals included), ambiguous or refused writes, conflicts found, and
-	// the rows a merge settled or collected. Nil costs nothing.
+	// ("add"), Balance and Conflicts ("read") and Merge.
 	Observer observe.Observer
 }
 
@@ -93,31 +87,27 @@ func (o Options) withDefaults() (Options, error) {
 
 // Accounts keeps account balances with the tombstone merge in a
 // store.Partitions: one partition per account, one row per N, S or T row,
-// keyed by EncodeKey and holding Row.MarshalBinary. It holds no per-account
-// state: any number of Accounts in any number of processes may share a
-// store and merge the same account at once. Accounts is safe for
+// keyed by EncodeKey and holding Row.MarshalBinary. It holds no
+// per-account state, so any number of Accounts in any number of processes
+// may share a store and merge one account at once; it is safe for
 // concurrent use.
 //
 // Each write is one store Apply whose mutations carry consecutive
-// timestamps from the process's write clock (the Options.Clock reading in
-// microseconds, kept strictly increasing across every Accounts of the
-// process), so a settled sum row replaces the unsettled one and a merge's
-// deletes shadow the rows it read, as long as the clocks of the processes
-// that write an account agree within FutureSkew. A store.Partitions should
-// hold balance accounts only: rows another package wrote are refused as
-// corrupt (crdt.ErrCorruptEncoding).
+// timestamps from the process's write clock (Options.Clock in
+// microseconds, strictly increasing in the process), so a settled sum row
+// replaces the unsettled one and a merge's deletes shadow the rows it read,
+// as long as the writers' clocks agree within FutureSkew. Rows another
+// package wrote are refused as corrupt (crdt.ErrCorruptEncoding).
 //
-// Every method refuses an invalid account key with an error wrapping
-// ErrInvalidKey before calling the store; a done context fails a call with
-// an error wrapping crdt.ErrUnavailable and the context's error, before
-// calling the store.
+// Before calling the store, every method refuses an invalid account key
+// (ErrInvalidKey) and a done context (crdt.ErrUnavailable and the
+// context's error).
 type Accounts struct {
 	t    rowlog.Table[Row]
 	opts Options
 }
 
-// New returns Accounts over st. Invalid options wrap
-// crdt.ErrInvalidConfig.
+// New returns Accounts over st. Invalid options wrap crdt.ErrInvalidConfig.
 func New(st store.Partitions, opts Options) (*Accounts, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -136,10 +126,9 @@ func checkKey(account string) error {
 	return crdt.ValidateKey("account key", account)
 }
 
-// Batch collects increments and decrements of several accounts that must
-// land together (a transfer). The zero Batch is empty and ready to use. A
-// nil *Batch reads as empty (Len is 0, Apply writes nothing); Add on a nil
-// *Batch panics. A Batch is not safe for concurrent use.
+// Batch collects updates of several accounts that must land together (a
+// transfer). The zero Batch is empty; a nil *Batch reads as empty. It is
+// not safe for concurrent use.
 type Batch struct {
 	muts []update
 }
@@ -164,25 +153,23 @@ func (b *Batch) Len() int {
 	return len(b.muts)
 }
 
-// Add inserts one N row: an increment (amount > 0) or decrement (< 0) of
-// account. It costs one store write and no reads. The id is chosen by the
-// client, so retrying after a lost acknowledgement rewrites the same row and
-// counts once. Reusing the id with another amount writes a second row: Add
-// cannot see the first without a read, so it is not refused; exactly one of
-// the amounts counts and the id is reported as a Conflict (SPEC.md 9.2).
-// Refused, without writing: invalid key (ErrInvalidKey) or id
-// (crdt.ErrInvalidTxnID), zero amount (crdt.ErrInvalidAmount), id outside
-// [now − Window, now + FutureSkew] (crdt.ErrOutsideWindow).
+// Add inserts one N row, an increment (amount > 0) or decrement (< 0) of
+// account: one store write, no read. A retry with the client's id rewrites
+// the same row and counts once. Reusing the id with another amount writes
+// a second row; exactly one amount counts and the id is reported as a
+// Conflict (SPEC.md 9.2). Refused, without writing: invalid key
+// (ErrInvalidKey) or id (crdt.ErrInvalidTxnID), zero amount
+// (crdt.ErrInvalidAmount), id outside [now − Window, now + FutureSkew]
+// (crdt.ErrOutsideWindow).
 func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
 	u := [1]update{{account: account, row: NormalRow(id, amount)}}
 	return ac.apply(ctx, u[:])
 }
 
 // Apply validates every update of b and writes them in one atomic store
-// call (Cassandra: one logged batch). Any invalid update fails the whole
-// batch before anything is written, as does one (account, id) given twice
-// with different amounts (crdt.ErrConflictingTransaction). A nil or empty
-// batch writes nothing.
+// call. An invalid update, or one (account, id) given twice with different
+// amounts (crdt.ErrConflictingTransaction), fails the whole batch before
+// anything is written.
 func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
 	if b == nil {
 		return ac.apply(ctx, nil)
@@ -190,9 +177,8 @@ func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
 	return ac.apply(ctx, b.muts)
 }
 
-// apply is Apply of the updates ups (Add passes its one update from the
-// stack). The write is encoded into one allocation when ups holds one
-// update, two otherwise (the mutations, and every row's key and value).
+// apply is Apply of ups, encoded into one allocation for one update (Add's,
+// from the stack), two otherwise.
 func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
 	if ac.opts.Observer != nil {
 		var op observe.Operation
@@ -245,14 +231,13 @@ func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 	return Evaluate(rows)
 }
 
-// Balance returns the account's balance: one partition read, then the sum of
-// the rows that count (see Evaluate). An account with no rows is zero.
+// Balance returns the account's balance: the sum of the rows that count
+// (Evaluate) in one partition read.
 func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) {
 	v, err := ac.observedView(ctx, account)
 	return v.Value, err
 }
 
-// observedView is view, reported to the Observer as a read.
 func (ac *Accounts) observedView(ctx context.Context, account string) (View, error) {
 	if ac.opts.Observer == nil {
 		return ac.view(ctx, account)
@@ -263,33 +248,24 @@ func (ac *Accounts) observedView(ctx context.Context, account string) (View, err
 	return v, err
 }
 
-// Conflicts returns the account's update ids that are present with more than
-// one amount, or with an amount other than the one already counted, and
-// which amount counts for each (one partition read).
+// Conflicts returns the account's update ids present with an amount that
+// does not count (View.Conflicts), in one partition read.
 func (ac *Accounts) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	v, err := ac.observedView(ctx, account)
 	return v.Conflicts, err
 }
 
-// MergeReport says what one Merge did, step by step (steps 5–8 of Merge).
+// MergeReport says what steps 5–8 of one Merge did.
 type MergeReport struct {
-	// Version is the merge's version (and its sum row's update id).
-	Version ID
-	// Tombstones and Sum are the rows written by steps 5 and 6; both are
-	// empty when there was nothing to merge.
-	Tombstones []Row
-	Sum        *Row
-	// Settled are the sum rows marked settled and Deleted the rows they
-	// covered, removed by step 7.
-	Settled []Row
-	Deleted []Row
-	// Collected are the invalid rows removed by step 8, and TooYoung those
-	// kept because they are not yet GCGrace old.
-	Collected []Row
-	TooYoung  []Row
-	// Conflicts are the update ids the merge's read found with an amount
-	// that does not count (see View.Conflicts). A merge that deletes such
-	// a row always reports it.
+	Version    ID    // the merge's version (and its sum row's update id)
+	Tombstones []Row // step 5
+	Sum        *Row  // step 6
+	Settled    []Row // step 7: sum rows marked settled
+	Deleted    []Row // step 7: the rows they covered
+	Collected  []Row // step 8: invalid rows removed
+	TooYoung   []Row // step 8: invalid rows not yet GCGrace old
+	// Conflicts are the update ids the merge read with an amount that does
+	// not count (View.Conflicts); a merge deleting such a row reports it.
 	Conflicts []Conflict
 }
 
@@ -378,8 +354,7 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport,
 	return rep, nil
 }
 
-// Delete removes the whole account with one store call (a partition
-// delete).
+// Delete removes the whole account with one partition delete.
 func (ac *Accounts) Delete(ctx context.Context, account string) error {
 	if err := checkKey(account); err != nil {
 		return err

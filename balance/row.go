@@ -15,8 +15,7 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// ID is a time-based UUID (version 1, Cassandra's timeuuid); see package
-// timeid for its order and encoding.
+// ID is a time-based UUID (version 1); see package timeid.
 type ID = timeid.ID
 
 // Kind is a row's type column. The byte values are the storage format and
@@ -25,12 +24,9 @@ type Kind byte
 
 // The three row kinds.
 const (
-	// KindNormal is an increment or decrement.
-	KindNormal Kind = 'N'
-	// KindSum is a merge's sum record.
-	KindSum Kind = 'S'
-	// KindTombstone cancels one normal or sum row on behalf of one merge.
-	KindTombstone Kind = 'T'
+	KindNormal    Kind = 'N' // an increment or decrement
+	KindSum       Kind = 'S' // a merge's sum record
+	KindTombstone Kind = 'T' // cancels one N or S row on behalf of one merge
 )
 
 // String returns "N", "S" or "T".
@@ -100,9 +96,9 @@ func (r Row) String() string {
 	return fmt.Sprintf("(%s,%s,%s,%d)", r.UpdateID, r.Kind, v, r.Amount)
 }
 
-// CompareRows orders rows the way stores cluster them: UpdateID descending
-// (timeid.ID.Compare order), then Kind ascending, then Version ascending. It
-// returns -1 if a comes first, +1 if b does, 0 for the same key.
+// CompareRows orders rows the way stores cluster them: UpdateID
+// descending, then Kind and Version ascending (-1 if a comes first, +1 if
+// b does, 0 for one key).
 func CompareRows(a, b Row) int {
 	return cmp.Or(b.UpdateID.Compare(a.UpdateID), cmp.Compare(a.Kind, b.Kind), a.Version.Compare(b.Version))
 }
@@ -270,9 +266,9 @@ func appendInt(dst []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, msgpcode.Int64), uint64(v))
 }
 
-// UnmarshalBinary decodes MarshalBinary's output, in format version 2 or
-// 1 (where every N row has a zero version). Input larger than
-// MaxRowSize is refused. On error r is unchanged and the error wraps
+// UnmarshalBinary decodes MarshalBinary's canonical output, in format
+// version 2 or 1 (every N row with a zero version), at most MaxRowSize
+// bytes. On error r is unchanged and the error wraps
 // crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
 // crdt.ErrUnsupportedVersion.
 func (r *Row) UnmarshalBinary(data []byte) error {

@@ -14,8 +14,7 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// DefaultRetryCount is the number of extra attempts when
-// AccountOptions.RetryCount is zero.
+// DefaultRetryCount is the default AccountOptions.RetryCount.
 const DefaultRetryCount = 3
 
 // MaxRetryCount is the largest accepted AccountOptions.RetryCount.
@@ -28,23 +27,21 @@ const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 // AccountOptions configure an Account.
 type AccountOptions struct {
 	// Actor names the writer (required), at most MaxActorLen bytes. The
-	// account writes its entry as an incarnation of it, Actor~<8 random
-	// characters> (Writer), as the ledger does: a restarted process never
-	// continues an entry whose writes may still be in flight.
+	// account writes as a new incarnation of it (Writer), so a restarted
+	// process never continues an entry whose writes may be in flight.
 	Actor crdt.ActorID
 
-	// Counter sets the window of the stored counter. Its Bound must be 0
-	// (Open refuses another): the rights of a negative bound belong to an
-	// Origin, and no Account writes as a fixed actor id.
+	// Counter sets the window of the stored counter. Its Bound must be 0:
+	// a negative bound's rights belong to an Origin, a fixed actor id no
+	// Account writes as.
 	Counter Options
 
 	// Keep is what this account keeps of its own rights when it grants
-	// other actors' requests (default 0: it gives all it has, in actor
-	// order, until each request is met).
+	// other actors' requests (default 0: it gives all it has).
 	Keep int64
 
 	// RetryCount is how many more times a write is attempted after an
-	// ambiguous or refused Put. Zero means DefaultRetryCount.
+	// ambiguous or refused Put (0: DefaultRetryCount).
 	RetryCount int
 
 	// Backoff spaces the attempts of one operation.
@@ -59,61 +56,39 @@ type Backoff struct{ Initial, Max time.Duration }
 // Result describes a finished operation.
 type Result struct {
 	// Outcome is Applied when this call wrote the transaction (even if an
-	// earlier attempt of this call is what landed), Duplicate when the
-	// store already held it. Zero for operations without a transaction.
-	Outcome Outcome
-
-	// Attempts is the number of fetch-merge-put cycles run (at least 1).
-	Attempts int
-
-	// Landed reports whether the write is known to be in the store (or,
-	// for a duplicate, that nothing needed writing).
-	Landed bool
-
-	// Value is the counter's value as this call saw it.
-	Value int64
-
-	// Rights is what this account may debit now, as this call saw it.
-	Rights int64
-
-	// Granted is the rights this call gave to other actors' requests.
-	Granted int64
-
-	// Requested is, after a refused debit, what this account is asking
-	// for: the shortfall, or 0 when the whole balance above the bound is
-	// short of it (no one could grant it, so nothing is asked). Zero
-	// otherwise.
+	// earlier attempt of it is what landed), Duplicate when the store
+	// already held it, zero without a transaction.
+	Outcome  Outcome
+	Attempts int  // fetch-merge-put cycles run (at least 1)
+	Landed   bool // the write is known to be in the store (or not needed)
+	Value    int64
+	Rights   int64 // what this account may debit now
+	Granted  int64 // rights this call gave to other actors' requests
+	// Requested is, after a refused debit, the shortfall this account asks
+	// for, or 0 when the whole balance above the bound is short of it.
 	Requested int64
 }
 
-// Account is the storage-independent driver of a bounded counter stored
-// under one key of a store.Siblings: every operation fetches the siblings,
-// merges them with the account's own last write, applies, grants the
-// requests it can, and puts the result with the fetch's token.
-//
-// An Account is safe for concurrent use; its operations are serialised.
+// Account drives a bounded counter stored under one key of a
+// store.Siblings: every operation fetches the siblings, merges them with
+// its own last write, applies, grants the requests it can, and puts the
+// result with the fetch's token. It is safe for concurrent use.
 type Account struct {
 	st     store.Siblings
 	key    string
 	opts   AccountOptions
 	writer crdt.ActorID
 
-	mu sync.Mutex
-	// cyc holds the last state written (or attempted, while pending) and
-	// whether that Put was ambiguous (retry.Cycle; accountOps reads in
-	// place).
-	cyc retry.Cycle[*Counter, accountOps]
-	// unconfirmed holds the transactions this account applied whose
-	// outcome the caller was told is unknown (crdt.ErrAmbiguousWrite),
-	// with their amounts, until a later call confirms them or another
-	// actor's copy makes this one redundant (see the package
-	// documentation).
+	mu  sync.Mutex
+	cyc retry.Cycle[*Counter, accountOps] // last state written, and whether pending
+	// unconfirmed holds the amounts of the transactions whose outcome the
+	// caller was told is unknown, until a later call settles them.
 	unconfirmed map[crdt.TxnID]int64
 	closed      bool
 }
 
-// Open returns an Account for key. It does not touch the store. Errors
-// wrap crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
+// Open returns an Account for key, without touching the store. Errors wrap
+// crdt.ErrInvalidKey, crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
 func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
@@ -153,20 +128,19 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 // Key returns the account's key.
 func (a *Account) Key() string { return a.key }
 
-// Writer returns the id of the entry this account writes: AccountOptions.Actor,
-// "~", and this Account's incarnation. Rights belong to it.
+// Writer returns the id this account writes as: AccountOptions.Actor, "~",
+// and its incarnation. Rights belong to it.
 func (a *Account) Writer() crdt.ActorID { return a.writer }
 
 // Pending reports whether the account's last write is not known to have
-// landed. Its next write lands it.
+// landed.
 func (a *Account) Pending() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.cyc.Pending
 }
 
-// ErrClosed is returned (wrapping crdt.ErrInvalidConfig) by an Account after
-// Close.
+// ErrClosed is returned by an Account after Close.
 var ErrClosed = fmt.Errorf("%w: account closed", crdt.ErrInvalidConfig)
 
 // Credit adds amount (> 0) under transaction txn. The rights it brings are
@@ -180,12 +154,9 @@ func (a *Account) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 
 // Debit subtracts amount (> 0) under transaction txn, within this account's
 // rights. A debit beyond them is refused with an *InsufficientRightsError
-// (wrapping crdt.ErrInsufficientRights) saying what this account may debit
-// now, and turned into a request: the write records that this account asks
-// for the shortfall (Result.Requested), which holders of spare rights grant
-// on their next write; nothing is asked when the whole balance is short of
-// it. Retry the debit later with the same txn. A debit that goes through
-// ends this account's request (Counter.Withdraw).
+// and recorded as a request for the shortfall (Result.Requested), which
+// holders of spare rights grant on their next write; retry it later with
+// the same txn. A debit that goes through ends the request.
 func (a *Account) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if amount <= 0 {
 		return Result{}, fmt.Errorf("%w: debit of %d; use a positive amount", crdt.ErrInvalidAmount, amount)
@@ -229,7 +200,7 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 			}
 		}
 		return true, nil
-	}, txn)
+	})
 	if refusal != nil {
 		res.Requested = a.cyc.Local.Outstanding(a.writer)
 		if err != nil {
@@ -266,8 +237,7 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 }
 
 // stored reports whether txn is known to be in the store: held by another
-// actor in a.cyc.Local (whose other entries all come from reads), or by this
-// account with no write pending (so its entry is what landed).
+// actor in a.cyc.Local, or by this account with no write pending.
 func (a *Account) stored(txn crdt.TxnID) bool {
 	for _, h := range a.cyc.Local.Holders(txn) {
 		if h.Actor != a.writer || !a.cyc.Pending {
@@ -277,7 +247,6 @@ func (a *Account) stored(txn crdt.TxnID) bool {
 	return false
 }
 
-// unconfirm records that the caller was told txn's outcome is unknown.
 func (a *Account) unconfirm(txn crdt.TxnID, amount int64) {
 	if a.unconfirmed == nil {
 		a.unconfirmed = map[crdt.TxnID]int64{}
@@ -285,9 +254,8 @@ func (a *Account) unconfirm(txn crdt.TxnID, amount int64) {
 	a.unconfirmed[txn] = amount
 }
 
-// spendable is what this account may debit or give in c: its rights less
-// the credits it holds whose outcome is unconfirmed, which it may have to
-// take back.
+// spendable is this account's rights in c less its unconfirmed credits,
+// which it may have to take back.
 func (a *Account) spendable(c *Counter) int64 {
 	s := c.Rights(a.writer)
 	for _, amt := range a.unconfirmed {
@@ -314,13 +282,12 @@ func (a *Account) Transfer(ctx context.Context, to crdt.ActorID, amount int64) (
 			return false, &InsufficientRightsError{Actor: a.writer, Amount: amount, Available: max(0, s)}
 		}
 		return true, c.Transfer(a.writer, to, amount)
-	}, "")
+	})
 }
 
-// Sync reads and merges every sibling, takes back its copies of
-// transactions a smaller holder also holds, grants the requests it can, and
-// writes the result back if anything changed, there were several siblings
-// or a write is pending. It returns a copy of the state. A holder that does
+// Sync reads and merges every sibling, settles, grants the requests it can
+// and writes back if anything changed, there were several siblings or a
+// write is pending; it returns a copy of the state. A holder that does
 // nothing else should Sync now and then, so that requests are met.
 func (a *Account) Sync(ctx context.Context) (*Counter, error) {
 	a.mu.Lock()
@@ -329,7 +296,7 @@ func (a *Account) Sync(ctx context.Context) (*Counter, error) {
 	_, err := a.cycle(ctx, func(c *Counter) (bool, error) {
 		out = c
 		return false, nil
-	}, "")
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -337,7 +304,7 @@ func (a *Account) Sync(ctx context.Context) (*Counter, error) {
 }
 
 // Value returns the value of the merged siblings and this account's own
-// writes. It writes nothing.
+// writes, writing nothing.
 func (a *Account) Value(ctx context.Context) (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -348,11 +315,10 @@ func (a *Account) Value(ctx context.Context) (int64, error) {
 	return c.Value(), nil
 }
 
-// Close gives every right this account may spend to the actors with
-// outstanding requests and then to heir (when not empty), writes, and makes
-// every later call fail with ErrClosed. Rights that no one asked for and
-// that have no heir stay with this incarnation. See the package
-// documentation on actors that are gone.
+// Close gives every right this account may spend to the outstanding
+// requests, then to heir (when not empty), writes, and makes every later
+// call fail with ErrClosed. Rights with no taker stay with this
+// incarnation.
 func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) {
 	if heir != "" {
 		if err := heir.Validate(); err != nil {
@@ -375,7 +341,7 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 			return true, c.Transfer(a.writer, heir, rest)
 		}
 		return given > 0, nil
-	}, "")
+	})
 	a.opts.Keep = keep
 	if err == nil {
 		a.closed = true
@@ -383,11 +349,9 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	return res, err
 }
 
-// read fetches the siblings and merges them into this account's last
-// write, a.cyc.Local, in place (retry.Cycle.Read; what others wrote is in
-// the store, so that is safe whatever happens to the cycle's write). It
+// read fetches the siblings and merges them into a.cyc.Local in place. It
 // returns a.cyc.Local, the token, whether the store already holds all of
-// it (a write would add nothing), and the number of siblings.
+// it, and the number of siblings.
 func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token, storeHasAll bool, nsibs int, err error) {
 	if a.closed {
 		return nil, nil, false, 0, ErrClosed
@@ -405,14 +369,12 @@ func (a *Account) read(ctx context.Context) (merged *Counter, token store.Token,
 	return merged, token, storeHasAll, len(sibs), nil
 }
 
-// accountOps are the Account's operations on its state for retry.Cycle.
 type accountOps struct{ a *Account }
 
 func (o accountOps) New() (*Counter, error) { return &Counter{o: o.a.opts.Counter}, nil }
 
-// Absorb merges sibs into dst. Entries equal to dst's are recognised by
-// their bytes and not decoded, so a read costs what others changed; held
-// reports whether every entry dst held is among them.
+// Absorb merges sibs into dst, recognising entries equal to dst's by their
+// bytes; held reports whether every entry dst held is among them.
 func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 	orig := maps.Clone(dst.entries)
 	covered := make(map[crdt.ActorID]bool, len(orig))
@@ -431,11 +393,8 @@ func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 
 // settle takes back every transaction this account holds that an actor
 // with a smaller id also holds, so that it counts once, by the smallest
-// holder's copy, which is never taken back. A credit whose rights this
-// account has spent stays (it counts twice; see the package
-// documentation). It returns the transactions taken back, which leave
-// the unconfirmed set once the write that takes them back may have
-// landed.
+// holder's copy (a credit whose rights it spent stays). It returns the
+// transactions taken back.
 func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 	for x := range a.unconfirmed {
 		if _, ok := c.Holds(a.writer, x); !ok {
@@ -462,11 +421,10 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 	return out, nil
 }
 
-// grant gives this account's spare rights to outstanding requests, in actor
-// order, keeping AccountOptions.Keep. An account with an outstanding request of
-// its own gives only to requesters with a smaller id, so that rights never
-// go round in a circle among requesters but gather where a debit can use
-// them. It returns what it gave.
+// grant gives this account's spare rights beyond Keep to outstanding
+// requests, in actor order, and returns what it gave. An account that asks
+// too gives only to smaller requesters, so that rights never circle among
+// requesters.
 func (a *Account) grant(c *Counter) (int64, error) {
 	spare := a.spendable(c) - a.opts.Keep
 	asking := c.Outstanding(a.writer) > 0
@@ -489,9 +447,8 @@ func (a *Account) grant(c *Counter) (int64, error) {
 }
 
 // cycle runs fetch, merge, settle, op, grant and put until the write is
-// done: landed, nothing to write, or failed for good. txn, when set, is the
-// transaction op applies (for retries after an ambiguous Put).
-func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), txn crdt.TxnID) (Result, error) {
+// done: landed, nothing to write, or failed for good.
+func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) (Result, error) {
 	var res Result
 	inDoubt := false // an attempt of this call may have landed
 	for {
@@ -572,7 +529,6 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error), 
 	}
 }
 
-// settled forgets the unconfirmed transactions a write took back.
 func (a *Account) settled(txns []crdt.TxnID) {
 	for _, x := range txns {
 		delete(a.unconfirmed, x)

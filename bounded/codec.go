@@ -83,21 +83,12 @@ func encodeEntry(actor crdt.ActorID, en *entry) []byte {
 	return b
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes. It accepts
-// only the canonical form: bound ≤ 0 with an origin exactly when it is
-// negative; entries strictly increasing by actor, at most MaxActors; seq ≥
-// 1; credits, debits and asked ≥ 0; recipients strictly increasing, never
-// the entry's own actor, amounts > 0; at most MaxWindow recent transactions,
-// distinct within the entry, amounts neither 0 nor math.MinInt64, whose
-// credits and debits are within the entry's totals; the value, every
-// actor's rights and received total and what each actor gave in total
-// within int64; no trailing bytes. It also refuses, with an
-// *InvariantError, a state no actor writing serially produces: a value
-// below the bound, an actor's rights below zero, a sequence number below
-// the number of writes its entry shows. Errors
-// wrap crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
-// ErrUnsupportedVersion, and leave the receiver unchanged. The window of
-// the receiver is kept.
+// UnmarshalBinary replaces the counter with the one data encodes, keeping
+// the receiver's window. It accepts only the canonical form SPEC.md 13.4
+// lays out, and refuses with an *InvariantError a state no actor writing
+// serially produces. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
+// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
+// unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	out, err := decode(data, c.window())
 	if err != nil {
@@ -147,17 +138,16 @@ func decode(data []byte, window int) (*Counter, error) {
 	return c, nil
 }
 
-// mergeEncoded merges the state data encodes into c, as decode and Merge
-// would, without decoding the entries whose bytes equal c's encoding of
-// them. For every actor in data whose entry is at least orig's entry for
-// it, it sets covered[actor].
+// mergeEncoded merges the state data encodes into c without decoding the
+// entries whose bytes equal c's, setting covered[actor] for every actor
+// whose entry in data is at least orig's.
 func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covered map[crdt.ActorID]bool) error {
 	o, es, err := parse(data, c)
 	if err != nil {
 		return err
 	}
-	if o.Bound != c.o.Bound || o.Origin != c.o.Origin {
-		return fmt.Errorf("%w: bound %d (origin %q) merged with bound %d (origin %q)", crdt.ErrInvalidConfig, c.o.Bound, c.o.Origin, o.Bound, o.Origin)
+	if err := c.sameConfig(&Counter{o: o}); err != nil {
+		return err
 	}
 	var win []actorEntry
 	for _, ae := range es {
@@ -171,10 +161,9 @@ func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covere
 	return c.mergeEntries(win)
 }
 
-// parse reads an encoding: its bound and origin and every entry, checked
-// as UnmarshalBinary documents. With base, an entry whose bytes equal
-// base's encoding of that actor's entry is not decoded: base's entry is
-// returned for it.
+// parse reads an encoding, checked as UnmarshalBinary documents. An entry
+// whose bytes equal base's encoding of it is not decoded: base's is
+// returned.
 func parse(data []byte, base *Counter) (Options, []actorEntry, error) {
 	d, _, err := wire.NewDecoder(data, crdt.TagBounded, FormatVersion, MaxEncodedSize)
 	if err != nil {
@@ -247,11 +236,9 @@ func (c *Counter) entryOf(b []byte) *entry {
 	return c.entries[crdt.ActorID(b)] // the conversion in an index does not allocate
 }
 
-// InvariantError is the error of a decoder given a well-formed encoding of
-// a state that no writer following this package's rules produces (a value
-// below the bound, an actor's rights below zero, ...). It wraps
-// crdt.ErrCorruptEncoding; Invariant names the rule that failed, as SPEC.md
-// 13.4 lists them.
+// InvariantError is the decoder's error for a well-formed encoding of a
+// state no writer following this package's rules produces. It wraps
+// crdt.ErrCorruptEncoding; Invariant names the rule of SPEC.md 13.4.
 type InvariantError struct {
 	Invariant string // e.g. "value-at-least-bound"
 	Detail    string
@@ -280,13 +267,11 @@ func invariantf(name, format string, args ...any) error {
 	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
 }
 
-// checkEntries reports an *InvariantError when the value, or the rights or
-// received total of some actor, or what some actor gave in total, of a
-// state with these entries does not fit in int64, or when the value is
-// below the bound or some actor's rights below zero. A state whose every
-// actor wrote its entries serially (see the package documentation) has
-// none of these: each actor's rights in it are at least what they were
-// when it wrote its entry, and Σ rights = Value − Bound.
+// checkEntries reports an *InvariantError when a total of these entries
+// does not fit in int64, the value is below the bound or some actor's
+// rights are below zero. Serial writers never produce these: each actor's
+// rights are at least what they were when it wrote, and Σ rights = Value −
+// Bound.
 func checkEntries(o Options, es []actorEntry) error {
 	var value exact.Int128
 	recv := map[crdt.ActorID]exact.Int128{}
@@ -355,11 +340,8 @@ func checkEntries(o Options, es []actorEntry) error {
 }
 
 // checkSeq reports an *InvariantError when e's sequence number is below the
-// number of writes e shows. Every write increments it once and is one of:
-// an Apply (each recent transaction had its own; a credit or a debit total
-// beyond the recent ones needs one more each), a Transfer (one per
-// recipient at least), a Request (asked > 0 needs one), a Withdraw or a
-// Retract.
+// writes e shows: one per recent transaction and per recipient, one more
+// for credits or debits beyond the recent ones, one for a request.
 func checkSeq(a crdt.ActorID, e *entry) error {
 	writes := uint64(len(e.recent)) + uint64(len(e.sent))
 	var cr, db int64 // within credits and debits: decodeEntry checked

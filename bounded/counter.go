@@ -13,8 +13,7 @@ import (
 
 // Limits of one counter.
 const (
-	// DefaultWindow is the number of its own recent transactions an actor
-	// keeps when Options.Window is zero (see the package documentation).
+	// DefaultWindow is the default Options.Window.
 	DefaultWindow = 64
 
 	// MaxWindow is the largest accepted Options.Window, and the most
@@ -26,23 +25,19 @@ const (
 	MaxActors = 4096
 )
 
-// Options configure a Counter. Bound and Origin are part of the state (and
-// of its encoding): every replica of one counter must use the same ones, and
-// Merge refuses a state with others. Window is not: replicas should use the
-// same one, but states written under another window still merge.
+// Options configure a Counter. Bound and Origin are part of the state and
+// its encoding (Merge refuses others); Window is not.
 type Options struct {
-	// Bound is the lower bound of the value: zero or negative (an overdraft
-	// of −Bound). The counter starts at 0, so the actors together hold
-	// −Bound rights at the start, all of them Origin's.
+	// Bound is the lower bound of the value: zero or negative. The counter
+	// starts at 0 with −Bound rights, all of them Origin's.
 	Bound int64
 
-	// Origin is the actor that holds the −Bound rights a counter starts
-	// with. Required when Bound is below zero, empty when it is zero.
+	// Origin holds the starting −Bound rights: required when Bound is below
+	// zero, empty when it is zero.
 	Origin crdt.ActorID
 
-	// Window is how many of its own most recent transactions an actor
-	// keeps, so that a retry of one of them, on any actor, is recognised.
-	// Zero means DefaultWindow; at most MaxWindow.
+	// Window is how many of its own recent transactions an actor keeps, so
+	// that a retry of one, on any actor, is recognised (0: DefaultWindow).
 	Window int
 }
 
@@ -79,11 +74,8 @@ type Outcome uint8
 
 // The outcomes of Apply.
 const (
-	// Applied: the transaction was added to the actor's entry.
-	Applied Outcome = iota + 1
-	// Duplicate: some actor already holds the transaction with this
-	// amount; nothing changed.
-	Duplicate
+	Applied   Outcome = iota + 1 // added to the actor's entry
+	Duplicate                    // some actor holds it with this amount: nothing changed
 )
 
 // String names the outcome.
@@ -120,9 +112,8 @@ type Txn struct {
 	Amount int64
 }
 
-// entry is what one actor wrote. Entries are never changed once they are in
-// a Counter: a change makes a new entry with the next sequence number, so
-// Clone and Merge share them.
+// entry is what one actor wrote. Entries in a Counter are never changed (a
+// change makes a new one), so Clone and Merge share them.
 type entry struct {
 	seq     uint64
 	credits int64 // every credit the actor applied, including recent ones
@@ -163,11 +154,9 @@ func (e *entry) next() (*entry, error) {
 }
 
 // Counter is a bounded counter: a PN counter whose value never goes below
-// Options.Bound, because every debit is made by an actor within the rights
-// it holds (see the package documentation).
-//
-// The zero value is an empty counter with Bound 0 and the default window.
-// A Counter is not safe for concurrent use; callers serialise access.
+// Options.Bound, as every debit is within its actor's rights. The zero
+// value is an empty counter with Bound 0. It is not safe for concurrent
+// use.
 type Counter struct {
 	o       Options // resolved; the zero value means the defaults
 	entries map[crdt.ActorID]*entry
@@ -206,9 +195,8 @@ func (c *Counter) Bound() int64 {
 
 func (c *Counter) window() int { return cmp.Or(c.o.Window, DefaultWindow) }
 
-// Value returns the sum of every actor's credits minus every actor's debits.
-// It is never below Bound in a state built by Apply, Transfer, Request,
-// Retract and Merge from the empty state.
+// Value returns every actor's credits minus every actor's debits, never
+// below Bound in a state this package built.
 func (c *Counter) Value() int64 {
 	if c == nil {
 		return 0
@@ -250,8 +238,8 @@ func (c *Counter) rights(actor crdt.ActorID) exact.Int128 {
 }
 
 // Rights returns what actor may debit now: its credits and the rights it
-// received, minus its debits and the rights it gave (Origin also holds
-// −Bound). It is never below zero in a state built through this package.
+// received (and −Bound for Origin), minus its debits and the rights it
+// gave.
 func (c *Counter) Rights(actor crdt.ActorID) int64 {
 	if c == nil {
 		return 0
@@ -328,10 +316,7 @@ type Ask struct {
 
 // Requests returns every outstanding request, sorted by actor.
 func (c *Counter) Requests() []Ask {
-	if c == nil {
-		return nil
-	}
-	var out []Ask
+	var out []Ask // none for a nil c: it has no Actors
 	for _, a := range c.Actors() {
 		if o := c.Outstanding(a); o > 0 {
 			out = append(out, Ask{a, o})
@@ -347,8 +332,7 @@ type Holder struct {
 }
 
 // Holders returns the actors that hold txn among their recent
-// transactions, sorted, with the amount each holds. Each copy counts in
-// the value.
+// transactions, sorted, with the amount each holds (each copy counts).
 func (c *Counter) Holders(txn crdt.TxnID) []Holder {
 	if c == nil {
 		return nil
@@ -362,14 +346,11 @@ func (c *Counter) Holders(txn crdt.TxnID) []Holder {
 	return out
 }
 
-// Doubled returns, sorted, the transactions that two or more actors hold,
-// each copy counting in the value: a transaction applied by actors that did
-// not see each other (see the package documentation, "Exactly-once"). An
-// Account takes its copy back when a smaller actor also holds one and it
-// has the rights; what stays here after every holder has written again is
-// counted twice for good (a larger holder that spent the credit's rights,
-// or one that is gone), and is for an operator to settle, for example with
-// a compensating debit.
+// Doubled returns, sorted, the transactions two or more actors hold, each
+// copy counting. An Account takes its copy back when a smaller actor also
+// holds one and it has the rights; what stays after every holder wrote
+// again counts twice for good, for an operator to settle (a compensating
+// debit).
 func (c *Counter) Doubled() []crdt.TxnID {
 	if c == nil {
 		return nil
@@ -423,15 +404,13 @@ func (c *Counter) init() {
 	}
 }
 
-// Apply records transaction txn as written by actor: a credit when amount is
-// positive, a debit when it is negative. A txn some actor already holds is
-// not applied again: Duplicate when a copy has this amount,
-// crdt.ErrConflictingTransaction otherwise. A debit beyond actor's rights is
-// refused with an *InsufficientRightsError (wrapping
-// crdt.ErrInsufficientRights) that says what actor may debit now.
-// Other errors: crdt.ErrInvalidActor, crdt.ErrInvalidTxnID,
-// crdt.ErrInvalidAmount (zero or math.MinInt64), crdt.ErrOverflow,
-// crdt.ErrTooLarge. The state is unchanged on error.
+// Apply records transaction txn by actor: a credit when amount is
+// positive, a debit when negative. A txn some actor holds is Duplicate when
+// a copy has this amount, crdt.ErrConflictingTransaction otherwise. A debit
+// beyond actor's rights is an *InsufficientRightsError. Other errors:
+// crdt.ErrInvalidActor, crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount (zero
+// or math.MinInt64), crdt.ErrOverflow, crdt.ErrTooLarge; the state is then
+// unchanged.
 func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := actor.Validate(); err != nil {
 		return 0, err
@@ -488,11 +467,10 @@ func (c *Counter) canSpend(actor crdt.ActorID, amount int64) error {
 	return &InsufficientRightsError{Actor: actor, Amount: amount, Available: max(0, c.Rights(actor))}
 }
 
-// Transfer gives amount (> 0) of from's rights to another actor, to. Only
-// from may call it: it writes from's entry. Errors: from's rights below
-// amount (*InsufficientRightsError), crdt.ErrInvalidActor (also for from
-// == to), crdt.ErrInvalidAmount, crdt.ErrOverflow, crdt.ErrTooLarge; the
-// state is unchanged on error.
+// Transfer gives amount (> 0) of from's rights to another actor; only from
+// may call it. Errors, with the state unchanged: *InsufficientRightsError,
+// crdt.ErrInvalidActor (also for from == to), crdt.ErrInvalidAmount,
+// crdt.ErrOverflow, crdt.ErrTooLarge.
 func (c *Counter) Transfer(from, to crdt.ActorID, amount int64) error {
 	if err := from.Validate(); err != nil {
 		return err
@@ -525,11 +503,10 @@ func (c *Counter) Transfer(from, to crdt.ActorID, amount int64) error {
 }
 
 // Request records that actor asks for need (> 0) more rights than it has
-// received so far: its asked total becomes at least Received(actor) + need,
-// so Outstanding(actor) becomes at least need. A request smaller than what
-// is outstanding changes nothing and returns false; Withdraw ends a
-// request. Errors: crdt.ErrInvalidActor, crdt.ErrInvalidAmount,
-// crdt.ErrOverflow, crdt.ErrTooLarge; the state is unchanged on error.
+// received: Outstanding(actor) becomes at least need. A request within
+// what is outstanding changes nothing and returns false. Errors, with the
+// state unchanged: crdt.ErrInvalidActor, crdt.ErrInvalidAmount,
+// crdt.ErrOverflow, crdt.ErrTooLarge.
 func (c *Counter) Request(actor crdt.ActorID, need int64) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
@@ -555,10 +532,9 @@ func (c *Counter) Request(actor crdt.ActorID, need int64) (bool, error) {
 	return true, c.put(actor, e)
 }
 
-// Withdraw ends actor's outstanding request: its asked total comes down to
-// what it has received, so Outstanding(actor) becomes 0. It reports whether
-// anything changed. Errors: crdt.ErrInvalidActor, crdt.ErrOverflow (a
-// sequence number at its limit); the state is unchanged on error.
+// Withdraw ends actor's outstanding request and reports whether anything
+// changed. Errors, with the state unchanged: crdt.ErrInvalidActor,
+// crdt.ErrOverflow.
 func (c *Counter) Withdraw(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
@@ -574,11 +550,10 @@ func (c *Counter) Withdraw(actor crdt.ActorID) (bool, error) {
 	return true, c.put(actor, e)
 }
 
-// Retract takes txn back out of actor's recent transactions, as if actor
-// had never applied it, and reports whether it held it. It is for a driver
-// whose write of txn was never acknowledged and that sees txn held by
-// another actor (see Account). Retracting a credit needs the rights it gave:
-// *InsufficientRightsError otherwise. The state is unchanged on error.
+// Retract takes txn out of actor's recent transactions, as if never
+// applied, and reports whether actor held it: for a driver whose
+// unacknowledged txn another actor holds. Retracting a credit needs the
+// rights it gave (*InsufficientRightsError, state unchanged).
 func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
 	amount, ok := c.Holds(actor, txn)
 	if !ok {
@@ -701,9 +676,8 @@ func (c *Counter) install(actor crdt.ActorID, e *entry) {
 	}
 }
 
-// windowChange returns the transactions old holds and e does not, and
-// those e holds and old does not. A write usually slides the window by a
-// transaction or two; that case is found without building a set.
+// windowChange returns the transactions old holds and e does not, and the
+// reverse; a window slid by up to two is found without building a set.
 func windowChange(old, e *entry) (gone, added []Txn) {
 	var o, n []Txn
 	if old != nil {
@@ -738,8 +712,7 @@ func windowChange(old, e *entry) (gone, added []Txn) {
 }
 
 // newer reports whether entry a wins over entry b in Merge: the larger
-// sequence number, and between two versions with one sequence number (an
-// actor that forked) the larger in a fixed order of their contents.
+// sequence number, then (a forked actor) the larger contents.
 func newer(a, b *entry) bool {
 	if b == nil {
 		return a != nil
@@ -781,13 +754,10 @@ func (c *Counter) sameConfig(o *Counter) error {
 	return nil
 }
 
-// Merge sets c to the join of c and other: per actor, the entry with the
-// larger sequence number (two versions with one sequence number, which
-// only an actor running twice at once can write, are ordered by their
-// contents). It never modifies other; a nil other or c itself changes
-// nothing. Errors, with c unchanged: another bound or origin
-// (crdt.ErrInvalidConfig), a value or rights total that would not fit
-// (crdt.ErrOverflow), more than MaxActors actors (crdt.ErrTooLarge).
+// Merge sets c to the join of c and other: per actor, the newer entry. It
+// never modifies other. Errors, with c unchanged: another bound or origin
+// (crdt.ErrInvalidConfig), a total that would not fit (crdt.ErrOverflow),
+// more than MaxActors actors (crdt.ErrTooLarge).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil

@@ -146,7 +146,7 @@ func (r *simRun) step(ctx context.Context) error {
 		if r.broken && i == 0 {
 			r.nextTxn++
 			txn := crdt.TxnID(fmt.Sprintf("t%d", r.nextTxn))
-			_, err := a.cycle(ctx, func(c *Counter) (bool, error) { return true, c.overdraw(a.writer, txn, 5) }, "")
+			_, err := a.cycle(ctx, func(c *Counter) (bool, error) { return true, c.overdraw(a.writer, txn, 5) })
 			r.logf("%s overdraws 5 (%s): %v", a.Writer(), txn, err)
 		}
 	}

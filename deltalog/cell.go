@@ -12,16 +12,14 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// ID is the time-based id (a version 1 UUID, Cassandra's timeuuid) of a
-// cell; see package timeid for its order and encoding. The client that
-// issues an update chooses it, so a retry of the update reuses the same ID
-// and overwrites the same cell.
+// ID is the time-based id (a version 1 UUID) of a cell, chosen by the
+// client, so a retry of an update overwrites the same cell.
 type ID = timeid.ID
 
 // Kind distinguishes a regular update cell from a merge cell. The byte
-// values are part of the storage format: stores cluster cells by
-// (ID descending, Kind ascending), and KindMerge sorts before KindRegular so
-// that a merge cell is met before the regular cell sharing its ID.
+// values are part of the storage format: KindMerge sorts before
+// KindRegular, so a merge cell is met before the regular cell sharing its
+// ID.
 type Kind byte
 
 // The two cell kinds.
@@ -33,25 +31,18 @@ const (
 // String returns "m" or "r".
 func (k Kind) String() string { return rowlog.KindString(byte(k), "mr") }
 
-// Stats are the exact, order-free aggregates of a set of regular cells
-// (count, sum, smallest and largest delta, sum of squares): an alias of
-// stats.Summary, whose package documents its arithmetic and its validity
-// rules (SPEC.md 7.1, 8.3). A merge cell whose Stats no set of deltas has
-// is invalid (Cell.Validate) and refused by the decoder, so Variance is
-// never negative for the stats of a valid cell, of a Read, or of any Add
-// of them. The zero Stats describes the empty set.
+// Stats are the exact, order-free aggregates of a set of regular cells: a
+// stats.Summary. A merge cell whose Stats no set of deltas has is invalid
+// (Cell.Validate), so Variance is never negative for a valid cell or a
+// Read.
 type Stats = stats.Summary
 
-// Cell is one stored entry of a counter's log.
-//
-// A regular cell (KindRegular) holds one update: Delta is the signed amount
-// and Stats and Written are zero. A merge cell (KindMerge) holds the exact
-// sum of every regular cell at or below its ID (Delta), their aggregates
-// (Stats, with Stats.Sum == Delta) and the wall-clock time its writer sent it
-// (Written, Unix nanoseconds; used only to decide when compaction may drop
+// Cell is one stored entry of a counter's log. A regular cell holds one
+// update's signed Delta, with Stats and Written zero. A merge cell holds
+// the exact sum of every regular cell at or below its ID (Delta), their
+// aggregates (Stats, Stats.Sum == Delta) and when its writer sent it
+// (Written, Unix nanoseconds, which only decides when Compact may drop
 // what it covers).
-//
-// Cell is a value type, safe for concurrent use.
 type Cell struct {
 	ID      ID
 	Kind    Kind
@@ -111,10 +102,8 @@ func (c Cell) sameContent(d Cell) bool {
 	return c.Delta == d.Delta && c.Stats == d.Stats
 }
 
-// CompareCells orders cells the way stores cluster them: ID descending (by
-// ID.Compare), then Kind ascending, so the newest cell comes first and a
-// merge cell precedes the regular cell with the same ID. It returns -1 if a
-// comes first, +1 if b does, 0 for the same key.
+// CompareCells orders cells the way stores cluster them: ID descending,
+// then Kind ascending (-1 if a comes first, +1 if b does, 0 for one key).
 func CompareCells(a, b Cell) int {
 	return cmp.Or(b.ID.Compare(a.ID), cmp.Compare(a.Kind, b.Kind))
 }
@@ -152,9 +141,9 @@ func (c Cell) MarshalBinary() ([]byte, error) {
 	return e.Bytes()
 }
 
-// UnmarshalBinary decodes an encoding produced by MarshalBinary. Input
-// larger than MaxCellSize is refused. On error c is unchanged and the error
-// wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
+// UnmarshalBinary decodes MarshalBinary's canonical encoding, at most
+// MaxCellSize bytes. On error c is unchanged and the error wraps
+// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
 // crdt.ErrUnsupportedVersion.
 func (c *Cell) UnmarshalBinary(data []byte) error {
 	d, _, err := wire.NewDecoder(data, crdt.TagLogCell, FormatVersion, MaxCellSize)

@@ -15,9 +15,7 @@ import (
 // Errors specific to this package. Each wraps a crdt sentinel.
 var (
 	// ErrInvalidKey is returned for a counter key that breaks the rules of
-	// crdt.ValidateKey: empty, longer than MaxKeyLen bytes, not valid UTF-8,
-	// or holding a control character (NUL included). It is
-	// crdt.ErrInvalidKey, so it also wraps crdt.ErrInvalidIdentifier.
+	// crdt.ValidateKey. It is crdt.ErrInvalidKey.
 	ErrInvalidKey = crdt.ErrInvalidKey
 
 	// ErrSlowScan is returned when a read or merge scan took longer than
@@ -26,12 +24,10 @@ var (
 	ErrSlowScan = fmt.Errorf("%w: scan took longer than MaxScan", crdt.ErrUnavailable)
 )
 
-// MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen, the limit
-// every driver and adapter shares.
+// MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen.
 const MaxKeyLen = crdt.MaxKeyLen
 
-// Options configure Counters. The zero value of each field selects the
-// default noted beside it.
+// Options configure Counters; a zero field selects its default.
 //
 // The timing assumptions behind the guarantees are:
 //
@@ -60,9 +56,7 @@ type Options struct {
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 	// Observer, when set, receives one observe.Event per Add or Apply
-	// ("add"), Read, Merge and Compact: the outcome (window refusals
-	// included), ambiguous or refused writes, cells read, and the updates
-	// a merge folded. Nil costs nothing.
+	// ("add"), Read, Merge and Compact.
 	Observer observe.Observer
 }
 
@@ -87,27 +81,24 @@ func (o Options) withDefaults() (Options, error) {
 // Counters reads and updates log-structured counters kept in a
 // store.Partitions: one partition per counter, one row per cell, keyed by
 // EncodeKey and holding Cell.MarshalBinary. It holds no per-counter state,
-// so any number of Counters, in any number of processes, may share one
-// store. Counters is safe for concurrent use.
+// so any number of Counters in any number of processes may share a store;
+// it is safe for concurrent use.
 //
-// Every write carries a timestamp from the process's write clock (the
-// Options.Clock reading in microseconds, kept strictly increasing across
-// every Counters of the process), so rewriting a cell replaces it and a
-// compaction or a counter delete shadows every cell written before it.
-// A store.Partitions should hold deltalog counters only: rows another
-// package wrote are refused as corrupt (crdt.ErrCorruptEncoding).
+// Every write carries a timestamp from the process's write clock
+// (Options.Clock in microseconds, strictly increasing in the process), so
+// rewriting a cell replaces it and a compaction or a delete shadows every
+// cell written before it. Rows another package wrote are refused as
+// corrupt (crdt.ErrCorruptEncoding).
 //
-// Every method refuses an invalid counter key (see crdt.ValidateKey) with an
-// error wrapping ErrInvalidKey, before calling the store; a done context
-// fails a call with an error wrapping crdt.ErrUnavailable and the context's
-// error, before calling the store.
+// Before calling the store, every method refuses an invalid counter key
+// (ErrInvalidKey) and a done context (crdt.ErrUnavailable and the
+// context's error).
 type Counters struct {
 	t    rowlog.Table[Cell]
 	opts Options
 }
 
-// New returns Counters over st. Options are validated (errors wrap
-// crdt.ErrInvalidConfig).
+// New returns Counters over st. Invalid options wrap crdt.ErrInvalidConfig.
 func New(st store.Partitions, opts Options) (*Counters, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -116,7 +107,6 @@ func New(st store.Partitions, opts Options) (*Counters, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	// One write timestamp per write.
 	return &Counters{t: rowlog.Table[Cell]{Name: "deltalog", Store: st, Clock: o.Clock, Decode: decodeRow}, opts: o}, nil
 }
 
@@ -131,28 +121,21 @@ func checkKey(counter string) error {
 }
 
 // Add records one update of delta (non-zero) to counter under the
-// client-chosen id. It costs exactly one store write (one Apply of one put)
-// and no reads. Retrying with the same id and delta rewrites the same cell,
-// so it is counted once.
-//
-// Add refuses, without writing: an invalid key (ErrInvalidKey), an id that is
-// not a version 1 UUID (crdt.ErrInvalidTxnID), a zero delta
-// (crdt.ErrInvalidAmount), an id older than the write window or too far in
-// the future (crdt.ErrOutsideWindow).
-//
-// Reusing an id with a different delta cannot be detected without a read:
-// the store keeps the last write, so the counter holds exactly one of the two
-// deltas.
+// client-chosen id: one store write, no read. A retry with the same id and
+// delta rewrites the same cell and counts once; reusing an id with another
+// delta keeps exactly one of the two. Refused, without writing: invalid
+// key (ErrInvalidKey), an id that is not a version 1 UUID
+// (crdt.ErrInvalidTxnID), a zero delta (crdt.ErrInvalidAmount), an id
+// outside the write window (crdt.ErrOutsideWindow).
 func (c *Counters) Add(ctx context.Context, counter string, id ID, delta int64) error {
 	var b Batch
 	b.Add(counter, id, delta)
 	return c.Apply(ctx, &b)
 }
 
-// Batch collects updates to several counters that must be applied together,
-// such as a transfer (debit A, credit B). The zero Batch is empty and ready
-// to use; a nil *Batch is empty too (Len 0; Counters.Apply does nothing with
-// it), and Add panics on it. A Batch is not safe for concurrent use.
+// Batch collects updates to several counters that must land together (a
+// transfer). The zero Batch is empty; a nil *Batch reads as empty. It is
+// not safe for concurrent use.
 type Batch struct {
 	entries []entry
 }
@@ -176,11 +159,10 @@ func (b *Batch) Len() int {
 	return len(b.entries)
 }
 
-// Apply validates every update of b and writes them with one store Apply
-// (Cassandra: one logged batch), so they land all together or not at all.
-// Any invalid update (see Add) fails the whole batch before anything is
-// written; so does one (counter, id) given twice with different deltas
-// (crdt.ErrConflictingTransaction). An empty or nil batch is a no-op.
+// Apply validates every update of b and writes them with one atomic store
+// Apply. An invalid update (see Add), or one (counter, id) given twice with
+// different deltas (crdt.ErrConflictingTransaction), fails the whole batch
+// before anything is written.
 func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
 	if c.opts.Observer != nil {
 		var op observe.Operation
@@ -236,11 +218,9 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 	return cells, start, nil
 }
 
-// Read returns counter's value and aggregates: the sum of its cells from the
-// newest down to and including the first merge cell. Its cost (Reading.Cells)
-// is the number of updates since the newest merge cell, plus one. A counter
-// with no cells reads as zero. Overflow is an error wrapping
-// crdt.ErrOverflow.
+// Read returns counter's value and aggregates: the sum of its cells from
+// the newest down to the first merge cell, which it costs (Reading.Cells).
+// Overflow is an error wrapping crdt.ErrOverflow.
 func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
 	if c.opts.Observer != nil {
 		var op observe.Operation
@@ -264,16 +244,12 @@ func (c *Counters) report(o *observe.Operation, op string, err error, rows, fold
 	rowlog.End(o, err, observe.Event{Attempts: 1, Rows: rows, Folded: folded})
 }
 
-// Merge folds the counter's old cells into one merge cell: it picks the
-// newest cell older than now − Window − SafetyMargin and writes, at that
-// cell's ID, a merge cell holding the sum and aggregates of everything at or
-// below it. It reads the cells since the previous merge cell and makes at
-// most one write. ok is false when there was nothing to merge.
-//
-// Merges need no coordination: every merge cell holds the exact sum of all
-// regular cells at or below its ID, whichever merge wrote it, because no
-// cell that old can still be written (see the timing assumptions on
-// Options). Two merges at one cutoff write the same content.
+// Merge writes, at the ID of the newest cell older than now − Window −
+// SafetyMargin, a merge cell holding the sum and aggregates of everything
+// at or below it: one scan since the previous merge cell, at most one
+// write; ok is false when there was nothing to merge. Merges need no
+// coordination: no cell that old can still be written (Options), so two
+// merges at one cutoff write the same content.
 func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
 	if c.opts.Observer != nil {
 		var op observe.Operation
@@ -299,13 +275,10 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	return m, true, nil
 }
 
-// Compact deletes the cells covered by the counter's newest merge cell
-// that has existed for CompactGrace (by its Written time), so that no read
-// or merge that began before that merge cell appeared is still scanning. It
-// scans from the newest cell down to that merge cell (past younger merge
-// cells) and makes at most one range delete (from the regular cell at the
-// merge cell's id to the end of the partition). It reports whether it deleted.
-// The value is unchanged.
+// Compact deletes, with at most one range delete, the cells covered by the
+// newest merge cell that has existed for CompactGrace (by Written), so no
+// read or merge begun before it is still scanning. It reports whether it
+// deleted; the value is unchanged.
 func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, err error) {
 	if c.opts.Observer != nil {
 		var op observe.Operation
@@ -344,8 +317,7 @@ func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, e
 	return true, nil
 }
 
-// Delete removes the whole counter with one store call (a partition
-// delete).
+// Delete removes the whole counter with one partition delete.
 func (c *Counters) Delete(ctx context.Context, counter string) error {
 	if err := checkKey(counter); err != nil {
 		return err

@@ -45,11 +45,9 @@ func sumVisible(cells []Cell) (Reading, error) {
 	return r, nil
 }
 
-// planMerge computes the merge cell for a prefix of a log in clustering
-// order that ends at (and includes) the first merge cell, or at the end of
-// the log. The cutoff cell is the newest cell strictly older than cutoff; if
-// it is already a merge cell, or no cell is old enough, there is nothing to
-// do and ok is false.
+// planMerge computes the merge cell at the newest cell strictly older than
+// cutoff of a log prefix in clustering order that ends at its first merge
+// cell; ok is false when that cell is a merge cell or there is none.
 func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok bool, err error) {
 	i := sort.Search(len(prefix), func(i int) bool { return prefix[i].ID.Time().Before(cutoff) })
 	if i == len(prefix) || prefix[i].Kind == KindMerge {
@@ -62,23 +60,17 @@ func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok b
 	return Cell{ID: prefix[i].ID, Kind: KindMerge, Delta: r.Stats.Sum, Stats: r.Stats, Written: written.UnixNano()}, true, nil
 }
 
-// Log is the pure, in-memory form of one counter's cells: a set of cells
-// keyed by (ID, Kind) and kept in clustering order. It is what a store
-// partition holds, without the I/O, and is used by tests and by callers
-// that replicate logs themselves.
+// Log is the in-memory form of one counter's cells, keyed by (ID, Kind) in
+// clustering order: what a store partition holds, without the I/O, for
+// tests and for callers that replicate logs themselves.
 //
-// Log is a state-based CRDT. Merge is set union: a cell present in either
-// log is present in the result. Two cells with the same key must carry the
-// same delta and stats (a merge cell's Written time is metadata; the later
-// one is kept). The value is the sum of the cells from the newest down to
-// and including the first merge cell; Compact drops what lies below.
+// Log is a state-based CRDT whose Merge is set union; two cells with one
+// key must carry the same delta and stats (of two Written times the later
+// is kept). The value is the sum of the cells from the newest down to the
+// first merge cell; Compact drops what lies below.
 //
-// The zero Log is empty and ready to use. A nil *Log reads as the empty log
-// (Len 0, Value 0, Read, Cells, Equal and Clone as for an empty log);
-// Insert, Add, Merge, MergeBefore and Compact panic on a nil receiver, like
-// any nil-pointer use. Merge(nil) and merging a log with itself are no-ops
-// that return nil. A Log is not safe for concurrent use; guard it with a
-// mutex if goroutines share it.
+// The zero Log is empty; a nil *Log reads as empty, and the methods that
+// change a log panic on it. A Log is not safe for concurrent use.
 type Log struct {
 	cells []Cell // clustering order: newest first
 }
@@ -118,14 +110,10 @@ func (l *Log) put(c Cell) {
 	l.cells = slices.Insert(l.cells, i, c)
 }
 
-// Insert adds c. Inserting a cell that is already present is a no-op (this
-// is what makes a retried update idempotent). A cell whose key is present
-// with a different delta or stats is refused with an error wrapping
-// crdt.ErrConflictingTransaction; an invalid cell with the error
-// Cell.Validate returns. On error the log is unchanged.
-//
-// Insert does not check the write window; Counters does that against its
-// clock before a cell reaches a store.
+// Insert adds c; a cell already present is a no-op, which makes a retry
+// idempotent. A cell whose key holds another delta or stats is refused
+// with crdt.ErrConflictingTransaction, an invalid one with Validate's
+// error; the log is then unchanged. Insert does not check the write window.
 func (l *Log) Insert(c Cell) error {
 	if err := l.check(c); err != nil {
 		return err
@@ -140,8 +128,7 @@ func (l *Log) Add(id ID, delta int64) error {
 }
 
 // Merge folds other into l (set union). On conflict it returns an error
-// wrapping crdt.ErrConflictingTransaction and leaves l unchanged. A nil
-// other, or l itself, changes nothing.
+// wrapping crdt.ErrConflictingTransaction and leaves l unchanged.
 func (l *Log) Merge(other *Log) error {
 	_ = *l // a nil receiver panics, even with nothing to merge
 	if other == nil || other == l {
@@ -163,8 +150,7 @@ func (l *Log) Clone() *Log {
 	return &Log{cells: append([]Cell(nil), l.all()...)}
 }
 
-// Equal reports whether the two logs hold exactly the same cells. A nil log
-// equals an empty one.
+// Equal reports whether the two logs hold exactly the same cells.
 func (l *Log) Equal(other *Log) bool { return slices.Equal(l.all(), other.all()) }
 
 // Len returns the number of stored cells.
@@ -173,9 +159,8 @@ func (l *Log) Len() int { return len(l.all()) }
 // Cells returns a copy of the cells in clustering order.
 func (l *Log) Cells() []Cell { return append([]Cell(nil), l.all()...) }
 
-// Read sums the cells from the newest down to and including the first merge
-// cell. It fails with an error wrapping crdt.ErrOverflow if the value does
-// not fit an int64.
+// Read sums the cells from the newest down to the first merge cell; a sum
+// that does not fit is an error wrapping crdt.ErrOverflow.
 func (l *Log) Read() (Reading, error) { return sumVisible(l.all()) }
 
 // Value returns Read's value, or 0 on overflow; use Read to see the error.
@@ -197,15 +182,12 @@ func (l *Log) visiblePrefix() []Cell {
 	return l.cells
 }
 
-// MergeBefore writes a merge cell at the newest cell strictly older than
-// cutoff, holding the sum of everything at or below it, and returns it. ok
-// is false when there is nothing to merge (no cell is old enough, or the
-// newest old-enough cell is already a merge cell). written is recorded in
-// the merge cell. On overflow it returns an error wrapping crdt.ErrOverflow
-// and leaves l unchanged.
-//
-// The merge is only correct if no regular cell older than cutoff can still
-// arrive; Counters guarantees that with its write window.
+// MergeBefore writes and returns a merge cell, written at written, at the
+// newest cell strictly older than cutoff, holding the sum of everything at
+// or below it; ok is false when there is nothing to merge. On overflow (an
+// error wrapping crdt.ErrOverflow) l is unchanged. It is correct only if
+// no regular cell older than cutoff can still arrive, which Counters'
+// write window guarantees.
 func (l *Log) MergeBefore(cutoff, written time.Time) (Cell, bool, error) {
 	_ = *l // a nil receiver panics, even with nothing to merge
 	m, ok, err := planMerge(l.visiblePrefix(), cutoff, written)

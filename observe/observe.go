@@ -1,31 +1,21 @@
 // Package observe is how counterkit reports what its drivers and stores do,
 // with no dependency beyond the standard library. Every driver (ledger,
 // tally, deltalog, balance) reports each operation as one Event, and the
-// wrappers Siblings and Partitions report every call of a store, whatever
-// the backend.
+// wrappers Siblings and Partitions report every call of a store.
 //
 // A driver begins an operation with Start, runs it in the context Start
 // returns, and ends it with Operation.End. An Observer sees the Event at
-// the end; one that also implements Starter (the OpenTelemetry bridge,
-// module github.com/counterkit/counterkit/observe/ckotel) opens a span
-// at the start, so the store calls the operation makes are its children.
-// Logger writes events to a log/slog logger.
+// the end; a Starter (the OpenTelemetry bridge, module
+// github.com/counterkit/counterkit/observe/ckotel) also opens a span at the
+// start, so the operation's store calls are its children. Logger writes
+// events to a log/slog logger.
 //
-// An operator watches exactly what the exactly-once machinery absorbs:
-// attempts and retries, ambiguous writes, duplicates recognised (by kind),
-// siblings merged, window refusals, conflicts, GC and merge runs (what
-// they folded, how far behind they ran), and state size.
-//
-// # Cost
-//
-// Observation is opt-in per driver (its Options.Observer). With none set,
-// Start returns its context unchanged and End does nothing: no clock read
-// and no allocation. An Observer is called on the operation's goroutine,
-// so it must be fast and must not block; it must be safe for concurrent
-// use.
-//
-// Events carry no keys, transaction ids or amounts: labels built from them
-// would have unbounded cardinality, and they may be personal data.
+// Observation is opt-in per driver (its Options.Observer); with none, no
+// clock is read and nothing allocated. An Observer is called on the
+// operation's goroutine, so it must be fast, must not block and must be
+// safe for concurrent use. Events carry no keys, transaction ids or
+// amounts: labels built from them would have unbounded cardinality, and
+// they may be personal data.
 package observe
 
 import (
@@ -46,54 +36,36 @@ type Func func(ctx context.Context, e Event)
 // Observe calls f.
 func (f Func) Observe(ctx context.Context, e Event) { f(ctx, e) }
 
-// Event describes one completed operation. Fields that do not apply to an
-// operation are zero.
+// Event describes one completed operation; fields that do not apply are
+// zero.
 type Event struct {
-	// Component is what ran the operation: "ledger", "tally", "deltalog",
-	// "balance", or "store.siblings" / "store.partitions" for a store call
-	// reported by the wrappers in this package.
+	// Component is what ran the operation: a driver ("ledger", "tally",
+	// "deltalog", "balance") or a wrapped store ("store.siblings",
+	// "store.partitions").
 	Component string
-	// Op is the operation: "update", "find", "read" for the ledger;
-	// "flush", "gc", "read" for the tally; "add", "merge", "compact",
-	// "read" for the logs; "fetch", "put", "delete", "scan", "snapshot",
-	// "apply" for stores.
-	Op string
+	Op        string // "update", "read", "flush", "gc", "merge", "fetch", "put", ...
 	// System names a store call's backend as OpenTelemetry's
-	// db.system.name does: "cassandra", "riak", "bbolt" (the embedded
-	// store), "memory", or what the store's System method returns; empty
-	// for drivers and for stores it cannot tell.
-	System string
-	// Outcome is one of the Outcome constants.
-	Outcome string
-	// Err is the operation's error, nil on success.
-	Err error
-
+	// db.system.name does ("cassandra", "riak", "bbolt", "memory"); empty
+	// for drivers and unknown stores.
+	System   string
+	Outcome  string // one of the Outcome constants
+	Err      error
 	Start    time.Time
 	Duration time.Duration
-
-	// Attempts is the number of store writes tried (retries are
-	// Attempts-1); Ambiguous and Refused count those that answered
-	// crdt.ErrAmbiguousWrite and crdt.ErrUnavailable.
+	// Attempts is the number of store writes tried; Ambiguous and Refused
+	// count those that answered crdt.ErrAmbiguousWrite and
+	// crdt.ErrUnavailable.
 	Attempts, Ambiguous, Refused int
-	// Siblings is how many stored values a read merged (more than one
-	// means concurrent writers were reconciled).
-	Siblings int
-	// Conflicts is how many ids were found stored with two amounts and
-	// resolved (see tpncounter.Counter.Conflicts and balance's Conflicts).
-	Conflicts int
-	// Folded is how many shards, cells or rows a GC, merge or compaction
-	// folded or removed, or how many retired actor entries a ledger write
-	// folded into its state's base (tpncounter.Counter.Fold).
-	Folded int
-	// Retired is how many actor entries a ledger write retired.
-	Retired int
-	// Lag is how far behind a GC or merge ran: the age of the oldest item
-	// it folded when it folded it.
-	Lag time.Duration
-	// Bytes and Actors are the size of the state written or read.
-	Bytes, Actors int
-	// Rows is how many rows or values a store call read or wrote.
-	Rows int
+	Siblings                     int // stored values a read merged
+	Conflicts                    int // ids found stored with two amounts and resolved
+	// Folded is how many shards, cells, rows or retired actor entries a
+	// GC, merge, compaction or ledger write folded or removed.
+	Folded  int
+	Retired int           // actor entries a ledger write retired
+	Lag     time.Duration // the age of the oldest item a GC or merge folded
+	Bytes   int           // the size of the state written or read,
+	Actors  int           // in bytes and in actor entries
+	Rows    int           // rows or values a store call read or wrote
 }
 
 // Outcomes. A driver reports the most specific that applies.
@@ -113,9 +85,8 @@ const (
 	Error           = "error"            // any other failure
 )
 
-// Logger returns an Observer that logs each event to l: failures at
-// slog.LevelWarn; refusals of bad input, operations their caller canceled
-// and everything else at slog.LevelDebug.
+// Logger returns an Observer that logs each event to l: failures
+// (Event.Failed) at slog.LevelWarn, everything else at slog.LevelDebug.
 func Logger(l *slog.Logger) Observer {
 	return Func(func(ctx context.Context, e Event) {
 		level := slog.LevelDebug

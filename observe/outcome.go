@@ -8,11 +8,10 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// OutcomeOf maps an operation's error to an Outcome: OK for nil, and the
-// outcome of the sentinel it wraps otherwise. A write that may have landed
-// is Ambiguous even when the caller's context ended; a context that ended
-// otherwise is Canceled or Timeout, not Unavailable. Drivers with richer
-// outcomes (a ledger's duplicate kinds) report those instead on success.
+// OutcomeOf maps an operation's error to an Outcome: OK for nil, else the
+// outcome of the sentinel it wraps. A write that may have landed is
+// Ambiguous even when the context ended; a context that ended otherwise is
+// Canceled or Timeout, not Unavailable.
 func OutcomeOf(err error) string {
 	switch {
 	case err == nil:
@@ -37,13 +36,12 @@ func OutcomeOf(err error) string {
 	return Error
 }
 
-// StoreCall reports whether e is a call of a store reported by Siblings or
-// Partitions (its Component begins "store."), not a driver's operation.
+// StoreCall reports whether e is a store call reported by Siblings or
+// Partitions.
 func (e Event) StoreCall() bool { return strings.HasPrefix(e.Component, "store.") }
 
-// Failed reports whether e failed in a way an operator should hear of: it
-// has an error and its Outcome is not a refusal (Invalid, OutsideWindow,
-// Expired) nor Canceled by its caller.
+// Failed reports whether e has an error that is neither a refusal
+// (Invalid, OutsideWindow, Expired) nor Canceled by its caller.
 func (e Event) Failed() bool {
 	return e.Err != nil && e.Outcome != Invalid && e.Outcome != Canceled && !IsWindowRefusal(e.Outcome)
 }
@@ -56,9 +54,8 @@ func IsDuplicate(outcome string) bool { return outcome == Duplicate || outcome =
 // OutsideWindow or Expired.
 func IsWindowRefusal(outcome string) bool { return outcome == OutsideWindow || outcome == Expired }
 
-// Counts calls fn with the name and value of each count of e that is not
-// zero, in this order: attempts, ambiguous, refused, siblings, conflicts,
-// folded, retired, bytes, actors, rows. Lag, a duration, is not among them.
+// Counts calls fn with the name and value of each non-zero count of e, in
+// the order of Event's fields (Lag, a duration, is not a count).
 func (e Event) Counts(fn func(name string, n int)) {
 	for _, c := range [...]struct {
 		name string
@@ -74,8 +71,7 @@ func (e Event) Counts(fn func(name string, n int)) {
 	}
 }
 
-// OtherError is what ErrorType returns for an error it cannot name (the
-// value OpenTelemetry's error.type uses for that).
+// OtherError is what ErrorType returns for an error it cannot name.
 const OtherError = "_OTHER"
 
 // errorTypes names the sentinels, most specific first: an error that wraps
@@ -107,12 +103,10 @@ var errorTypes = []struct {
 	{crdt.ErrMisconfiguredStore, "misconfigured_store"},
 }
 
-// ErrorType names the kind of err with a short, low-cardinality name fit
-// for OpenTelemetry's error.type: the sentinel of package crdt it wraps
-// ("ambiguous_write", "unavailable", "invalid_key", ...), "canceled" or
-// "timeout" for a context that ended, else the ErrorType() string of the
-// first error in its chain that has such a method, else OtherError. It
-// returns "" for nil.
+// ErrorType names err for OpenTelemetry's error.type: the crdt sentinel it
+// wraps ("ambiguous_write", "invalid_key", ...), "canceled" or "timeout",
+// else what an ErrorType() method in its chain returns, else OtherError;
+// "" for nil.
 func ErrorType(err error) string {
 	if err == nil {
 		return ""

@@ -5,20 +5,18 @@ import (
 	"time"
 )
 
-// Starter is implemented by an Observer that opens something when an
-// operation begins, such as a trace span, so that what the operation does
-// (the calls of a wrapped store) is nested in it.
+// Starter is an Observer that opens something, such as a trace span, when
+// an operation begins, so the store calls it makes nest in it.
 type Starter interface {
 	Observer
-	// Start is called as an operation begins, with an Event holding its
-	// Component, Op, Start and, for a store call, System. It returns the
-	// context the operation runs in and end, which is called once with
-	// the complete Event in place of Observe. A nil end means Observe.
+	// Start is called as an operation begins, with its Component, Op,
+	// Start and System. It returns the operation's context and end, called
+	// once with the complete Event in place of Observe (nil: Observe).
 	Start(ctx context.Context, e Event) (_ context.Context, end func(Event))
 }
 
 // Operation is an operation in progress, begun by Start. The zero
-// Operation, which Start returns for a nil Observer, does nothing.
+// Operation does nothing.
 type Operation struct {
 	o                     Observer
 	ctx                   context.Context
@@ -29,16 +27,12 @@ type Operation struct {
 }
 
 // Start begins an operation of component (such as "ledger") named op (such
-// as "update"), reported to o. The operation runs in the returned context,
-// so the store calls it makes are reported as its children; End reports
-// how it ended. With a nil o, Start returns ctx and a zero Operation, and
-// reads no clock.
+// as "update"), reported to o, which runs in the returned context. With a
+// nil o it returns ctx and a zero Operation, and reads no clock.
 func Start(ctx context.Context, o Observer, component, op string) (context.Context, Operation) {
 	return calls{o, component, ""}.start(ctx, op)
 }
 
-// calls begins the operations of one component (a driver, or a wrapped
-// store and its system).
 type calls struct {
 	o                 Observer
 	component, system string
@@ -57,13 +51,11 @@ func (c calls) start(ctx context.Context, name string) (context.Context, Operati
 	return ctx, op
 }
 
-// Observed reports whether the operation has an Observer, so that a driver
-// can skip gathering what only its Event needs.
+// Observed reports whether the operation has an Observer.
 func (op *Operation) Observed() bool { return op.o != nil }
 
-// End reports the operation's Event: e, with Component, Op, System and
-// Start taken from Start, Duration measured since, and Outcome, when e has
-// none, OutcomeOf(e.Err). Only the first End of an operation reports.
+// End reports e once, with Component, Op, System and Start from Start,
+// Duration since, and an empty Outcome set to OutcomeOf(e.Err).
 func (op *Operation) End(e Event) {
 	if op.o == nil || op.ended {
 		return
@@ -81,9 +73,8 @@ func (op *Operation) End(e Event) {
 	op.o.Observe(op.ctx, e)
 }
 
-// Multi returns an Observer that passes every event to each of obs in
-// order; nil entries are skipped. It is a Starter: each of obs that is one
-// opens its span (or whatever it opens) inside the previous one's.
+// Multi returns an Observer (a Starter) that passes every event to each
+// non-nil of obs in order, each Starter opening inside the previous one.
 func Multi(obs ...Observer) Observer {
 	var m multi
 	for _, o := range obs {

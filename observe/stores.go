@@ -9,10 +9,8 @@ import (
 )
 
 // Siblings wraps a store.Siblings so that every call is reported to o as an
-// operation of Component "store.siblings" (begun with Start, so a Starter
-// nests it in the calling operation) with the backend in Event.System. The
-// wrapper adds no behaviour; it implements store.SiblingDeleter exactly
-// when inner does.
+// operation of Component "store.siblings", nested in the calling
+// operation. It implements store.SiblingDeleter exactly when inner does.
 func Siblings(inner store.Siblings, o Observer) store.Siblings {
 	s := &siblings{inner: inner, calls: calls{o, "store.siblings", SystemOf(inner)}}
 	if d, ok := inner.(store.SiblingDeleter); ok {
@@ -109,9 +107,8 @@ var systems = map[string]string{
 	"github.com/counterkit/counterkit/adapters/memory":    "memory",
 }
 
-// SystemOf names the backend of a store for Event.System: what its method
-// System() string returns, if it has one; else the backend of this
-// module's adapter it is ("cassandra", "riak", "bbolt", "memory"); else "".
+// SystemOf names the backend of a store for Event.System: what its System()
+// method returns, else the backend of this module's adapter it is, else "".
 func SystemOf(st any) string {
 	if s, ok := st.(interface{ System() string }); ok {
 		return s.System()

@@ -8,31 +8,22 @@ import (
 	"github.com/leanovate/gopter"
 )
 
-// Result is the outcome of RunLaws or RunConvergence. It is a plain value,
-// safe to copy and share.
+// Result is the outcome of RunLaws or RunConvergence.
 type Result struct {
-	// Property names the check: "laws of <model>" or "convergence of
-	// <model>".
-	Property string
-	// Seed is the seed actually used; replay with COUNTERKIT_SEED=<Seed>.
-	Seed int64
-	// Cases is the number of cases required to pass.
-	Cases int
-	// Passed reports whether every case passed.
-	Passed bool
-	// Succeeded is the number of cases that passed.
-	Succeeded int
+	Property  string // "laws of <model>" or "convergence of <model>"
+	Seed      int64  // the seed used; replay with COUNTERKIT_SEED=<Seed>
+	Cases     int    // cases required to pass
+	Passed    bool
+	Succeeded int // cases that passed
 	// Violation is the broken law of the smallest failing schedule found,
-	// or nil when the check passed or stopped on an error.
+	// nil when the check passed or stopped on an error; Schedule renders
+	// that schedule.
 	Violation *Violation
-	// Schedule renders that smallest failing schedule.
-	Schedule string
+	Schedule  string
 	// Shrinks counts the successful shrinking steps; OriginalSteps is the
 	// length of the failing schedule before shrinking.
 	Shrinks, OriginalSteps int
-	// Report is a human-readable summary: the verdict, the seed, the
-	// violation and the schedule.
-	Report string
+	Report                 string // the verdict, seed, violation and schedule
 }
 
 // RunLaws checks, on cfg.Cases random schedules, that the states the
@@ -60,34 +51,30 @@ func RunConvergence[S any, O any](m Model[S, O], cfg Options) (Result, error) {
 	return runCheck(m, cfg, "convergence of "+m.name(), (*checker[S, O]).converge)
 }
 
-// LawsProp returns RunLaws's property for use in a gopter.Properties of
-// your own. Its failure label is the Violation text.
+// LawsProp returns RunLaws's property for a gopter.Properties of your own;
+// its failure label is the Violation text.
 func LawsProp[S any, O any](m Model[S, O], cfg Options) gopter.Prop {
 	return scheduleProp(m, cfg, (*checker[S, O]).laws, nil)
 }
 
-// ConvergenceProp returns RunConvergence's property for use in a
-// gopter.Properties of your own.
+// ConvergenceProp returns RunConvergence's property.
 func ConvergenceProp[S any, O any](m Model[S, O], cfg Options) gopter.Prop {
 	return scheduleProp(m, cfg, (*checker[S, O]).converge, nil)
 }
 
-// CheckLaws runs RunLaws and fails t on any violation. It always logs the
-// seed; a failure message contains the violated law, the shrunk schedule
-// and the command that replays it.
+// CheckLaws runs RunLaws and fails t on any violation, with the law, the
+// shrunk schedule and the command that replays it. It always logs the seed.
 func CheckLaws[S any, O any](t *testing.T, m Model[S, O], cfg Options) {
 	t.Helper()
 	checkWith(t, func() (Result, error) { return RunLaws(m, cfg) })
 }
 
-// CheckConvergence runs RunConvergence and fails t when replicas diverge
-// or any per-step law breaks, reporting like CheckLaws.
+// CheckConvergence runs RunConvergence and fails t like CheckLaws.
 func CheckConvergence[S any, O any](t *testing.T, m Model[S, O], cfg Options) {
 	t.Helper()
 	checkWith(t, func() (Result, error) { return RunConvergence(m, cfg) })
 }
 
-// testingT is the part of *testing.T the checkers use.
 type testingT interface {
 	Helper()
 	Name() string

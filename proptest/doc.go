@@ -18,11 +18,9 @@
 // CheckConvergence runs full gossip (see RunLaws and RunConvergence).
 //
 // A failure is shrunk and reported with the broken law, the states, the
-// smallest schedule, the seed and the command that replays it
-// (COUNTERKIT_SEED, Replay). RunLaws and RunConvergence return a Result
-// instead of failing, so a test can require that a broken type is caught;
-// LawsProp and ConvergenceProp are the same checks as gopter properties.
-// Budgets (DefaultOptions, COUNTERKIT_CASES, Scale) and how to write a
-// Model for types with windows or conflicts are in README.md; Example
-// checks a counter end to end.
+// smallest schedule, the seed and the command that replays it (Replay).
+// RunLaws and RunConvergence return a Result instead of failing, so a test
+// can require that a broken type is caught; LawsProp and ConvergenceProp
+// are gopter properties. README.md covers budgets (COUNTERKIT_CASES) and
+// Models for types with windows or conflicts.
 package proptest

@@ -18,22 +18,17 @@ import (
 // schedule gives the same results. A Model is safe for concurrent use if its
 // functions are; the checkers call them from one goroutine.
 type Model[S any, O any] struct {
-	// Name labels reports ("gcounter", "pncounter/history=4").
-	Name string
-	// New returns a fresh empty state.
-	New func() S
-	// GenOp generates values of type O.
-	GenOp gopter.Gen
+	Name  string     // labels reports ("gcounter", "pncounter/history=4")
+	New   func() S   // a fresh empty state
+	GenOp gopter.Gen // generates values of type O
 	// Apply mutates s as actor. An error means the op was rejected and s is
 	// unchanged; the checkers verify the second half.
 	Apply func(s S, actor crdt.ActorID, op O) error
 	// Merge sets dst to dst ⊔ src. It must not modify src. Any error is
 	// reported as a property failure.
 	Merge func(dst, src S) error
-	// Clone returns a deep copy.
-	Clone func(S) S
-	// Equal reports whether two states are observably the same.
-	Equal func(a, b S) bool
+	Clone func(S) S         // a deep copy
+	Equal func(a, b S) bool // whether two states are observably the same
 	// Value returns the observable value; it is compared with Expect's
 	// result by reflect.DeepEqual, so both must use the same dynamic type.
 	Value func(S) any

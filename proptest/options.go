@@ -30,35 +30,22 @@ const (
 
 // Defaults used by DefaultOptions and for zero fields of Options.
 const (
-	// DefaultCases is the number of random schedules per check before
-	// COUNTERKIT_CASES scales it.
-	DefaultCases = 1000
-	// DefaultReplicas is the number of replicas (and actors) per schedule.
+	DefaultCases    = 1000 // schedules per check, before COUNTERKIT_CASES scales it
 	DefaultReplicas = 3
-	// DefaultMaxOps bounds the Apply steps per schedule.
-	DefaultMaxOps = 40
+	DefaultMaxOps   = 40
 )
 
-// MinReplicas is the smallest number of replicas a schedule uses; an Options value
-// asking for fewer gets this many.
+// MinReplicas is the fewest replicas a schedule uses.
 const MinReplicas = 3
 
-// Options sets the budget and the seed of a check. The zero value is ready to
-// use: zero fields mean DefaultCases (scaled by COUNTERKIT_CASES), a seed
-// from Seed, DefaultReplicas and DefaultMaxOps. Options is a plain value and
-// safe to copy and share.
+// Options sets the budget and the seed of a check. Zero fields mean
+// DefaultCases (scaled by COUNTERKIT_CASES), a seed from Seed (so a seed of
+// 0 cannot be asked for), DefaultReplicas and DefaultMaxOps.
 type Options struct {
-	// Cases is the number of random schedules a check must pass.
-	Cases int
-	// Seed seeds gopter's random source. Zero means "ask Seed()", so an
-	// explicit seed of 0 cannot be requested.
-	Seed int64
-	// Replicas is the number of replicas, each its own actor (at least
-	// MinReplicas).
-	Replicas int
-	// MaxOps bounds the Apply steps in one schedule. A schedule has at most
-	// MaxSteps(MaxOps) steps in total.
-	MaxOps int
+	Cases    int   // random schedules a check must pass
+	Seed     int64 // seeds gopter's random source
+	Replicas int   // replicas, each its own actor (at least MinReplicas)
+	MaxOps   int   // Apply steps per schedule, of MaxSteps(MaxOps) in all
 }
 
 // DefaultOptions returns Cases = 1000 × COUNTERKIT_CASES, Seed from
@@ -133,7 +120,6 @@ func scale(n int) (int, error) {
 // roughly two delivery or snapshot steps per operation.
 func MaxSteps(maxOps int) int { return 3 * maxOps }
 
-// normalize fills zero fields and rejects negative ones.
 func (c Options) normalize() (Options, error) {
 	if c.Cases < 0 || c.Replicas < 0 || c.MaxOps < 0 {
 		return c, fmt.Errorf("%w: negative field in %+v", crdt.ErrInvalidConfig, c)
@@ -178,8 +164,8 @@ func replayCommand(testName string, seed int64) string {
 	return fmt.Sprintf("%s=%d go test %s -run '%s'", EnvSeed, seed, packageDir(), run)
 }
 
-// packageDir returns "./<dir>" for the working directory relative to the
-// nearest go.mod above it, or "." when there is none.
+// packageDir returns the working directory relative to the nearest go.mod
+// above it ("./<dir>"), or ".".
 func packageDir() string {
 	wd, err := os.Getwd()
 	if err != nil {

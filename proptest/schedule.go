@@ -12,22 +12,17 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// StepKind says what one schedule step does. It is a plain value, safe for
-// concurrent use.
+// StepKind says what one schedule step does.
 type StepKind uint8
 
 // The step kinds. The zero value is StepApply.
 const (
-	// StepApply: replica Replica applies Op as its own actor.
-	StepApply StepKind = iota
-	// StepSend: a snapshot (deep copy) of replica Replica is put in flight.
-	StepSend
-	// StepDeliver: the in-flight snapshot Msg is merged into replica
-	// Replica. The snapshot stays in flight, so it can be delivered again
-	// (duplication) or after newer snapshots (reordering).
+	StepApply StepKind = iota // replica Replica applies Op as its own actor
+	StepSend                  // a deep copy of replica Replica is put in flight
+	// StepDeliver merges the in-flight snapshot Msg into replica Replica.
+	// It stays in flight, to be delivered again or after newer ones.
 	StepDeliver
-	// StepDrop: the in-flight snapshot Msg is lost.
-	StepDrop
+	StepDrop // the in-flight snapshot Msg is lost
 )
 
 // String returns "apply", "send", "deliver" or "drop".
@@ -38,38 +33,27 @@ func (k StepKind) String() string {
 	return fmt.Sprintf("StepKind(%d)", uint8(k))
 }
 
-// Step is one event of a schedule. Msg selects an in-flight snapshot as
-// Msg modulo the number in flight at that moment (the step does nothing
-// when none is), so removing earlier steps, as shrinking does, never makes a
-// schedule invalid. A Step is a plain value, safe to copy and share if O is.
+// Step is one event of a schedule. Msg selects an in-flight snapshot
+// modulo the number in flight (none: the step does nothing), so removing
+// earlier steps, as shrinking does, never makes a schedule invalid.
 type Step[O any] struct {
-	// Kind is what the step does.
-	Kind StepKind
-	// Replica is the acting replica (Apply), the sender (Send) or the
-	// receiver (Deliver). Unused by Drop.
-	Replica int
-	// Msg picks the in-flight snapshot for Deliver and Drop.
-	Msg int
-	// Op is the operation of an Apply step.
-	Op O
-	// Repeat marks an Apply whose Op was copied from an earlier Apply (a
-	// retry, possibly by another actor). Informational only.
-	Repeat bool
+	Kind    StepKind
+	Replica int  // the acting replica (Apply), sender (Send) or receiver (Deliver)
+	Msg     int  // picks the in-flight snapshot for Deliver and Drop
+	Op      O    // the operation of an Apply step
+	Repeat  bool // Op was copied from an earlier Apply (a retry); informational
 }
 
-// Schedule is a random run of a replicated system: Replicas replicas, replica
-// i acting as Actor(i), and a sequence of steps. It says nothing about the
-// type being tested; Simulate runs it against a Model. A Schedule is a plain
-// value, safe to share as long as nobody mutates Steps.
+// Schedule is a random run of a replicated system: Replicas replicas,
+// replica i acting as Actor(i), and a sequence of steps; Simulate runs it
+// against a Model.
 type Schedule[O any] struct {
-	// Replicas is the number of replicas: at least MinReplicas when
-	// generated; Simulate runs a hand-written schedule with at least one.
-	// Replica fields are taken modulo Replicas.
+	// Replicas is at least MinReplicas when generated, at least one for
+	// Simulate; Replica fields are taken modulo it.
 	Replicas int
-	// Steps run in order.
-	Steps []Step[O]
+	Steps    []Step[O]
 	// Picks choose two sent snapshots (modulo their number) that CheckLaws
-	// uses as extra operands next to the final replica states.
+	// uses as extra operands.
 	Picks [2]int
 }
 

@@ -15,51 +15,33 @@ const (
 	// LawValue: Value(s) equals Expect of the accepted ops in s's causal
 	// history (the ops applied at s or at any replica whose snapshot s has
 	// merged, directly or transitively).
-	LawValue = "value"
-	// LawRejectUnchanged: an Apply that returns an error leaves the state
-	// Equal to what it was.
-	LawRejectUnchanged = "reject-unchanged"
-	// LawInflationary: s ≤ Apply(s) (only with Model.Leq).
-	LawInflationary = "inflationary"
-	// LawMergeError: Merge returned an error on two reachable states.
-	LawMergeError = "merge-error"
+	LawValue           = "value"
+	LawRejectUnchanged = "reject-unchanged" // a rejected Apply leaves the state Equal
+	LawInflationary    = "inflationary"     // s ≤ Apply(s) (with Model.Leq)
+	LawMergeError      = "merge-error"      // Merge failed on two reachable states
 	// LawSrcUnchanged: Merge(dst, src) leaves src Equal to a copy taken
-	// before, and a snapshot's value still matches its history when it is
-	// delivered (a shallow Clone breaks this).
+	// before, and a delivered snapshot's value still matches its history
+	// (a shallow Clone breaks this).
 	LawSrcUnchanged = "src-unchanged"
-	// LawUpperBound: a ≤ a⊔b and b ≤ a⊔b (only with Model.Leq).
-	LawUpperBound = "upper-bound"
-	// LawLeq: Leq is reflexive and a ≤ b implies a⊔b = b (only with
-	// Model.Leq).
-	LawLeq = "leq"
-	// LawClone: Clone(s) is Equal to s.
-	LawClone = "clone"
-	// LawCommutative: a⊔b = b⊔a.
-	LawCommutative = "commutative"
-	// LawAssociative: (a⊔b)⊔c = a⊔(b⊔c).
-	LawAssociative = "associative"
-	// LawIdempotent: a⊔a = a.
-	LawIdempotent = "idempotent"
-	// LawIdentity: a⊔empty = empty⊔a = a.
-	LawIdentity = "identity"
+	LawUpperBound   = "upper-bound" // a ≤ a⊔b and b ≤ a⊔b (with Model.Leq)
+	LawLeq          = "leq"         // Leq is reflexive, a ≤ b implies a⊔b = b
+	LawClone        = "clone"       // Clone(s) is Equal to s
+	LawCommutative  = "commutative" // a⊔b = b⊔a
+	LawAssociative  = "associative" // (a⊔b)⊔c = a⊔(b⊔c)
+	LawIdempotent   = "idempotent"  // a⊔a = a
+	LawIdentity     = "identity"    // a⊔empty = empty⊔a = a
 	// LawConvergence: after full gossip every replica is Equal, and merging
 	// any replica into another changes nothing.
 	LawConvergence = "convergence"
-	// LawPanic: a model function panicked.
-	LawPanic = "panic"
+	LawPanic       = "panic" // a model function panicked
 )
 
 // Violation is a broken law found by Simulate or a checker. "Equal" in a
-// law means both Model.Equal and equal Values. A Violation is immutable once
-// returned and safe to share.
+// law means both Model.Equal and equal Values.
 type Violation struct {
-	// Law is one of the Law constants.
-	Law string
-	// Step is the schedule step being run, or -1 for checks made after the
-	// schedule (laws on final states, gossip).
-	Step int
-	// Detail says what was observed, with the states involved.
-	Detail string
+	Law    string // one of the Law constants
+	Step   int    // the schedule step being run, or -1 after the schedule
+	Detail string // what was observed, with the states involved
 }
 
 // Error returns "law <Law> violated at step <Step>: <Detail>".
@@ -72,31 +54,18 @@ func (v *Violation) Error() string {
 }
 
 // Replica is one state of a simulation together with its causal history.
-// It is safe to read from several goroutines; Simulate does not retain it.
 type Replica[S any, O any] struct {
-	// Actor is the replica's actor (the sender, for a snapshot).
-	Actor crdt.ActorID
-	// State is the replica's state.
+	Actor crdt.ActorID // the replica's actor (the sender, for a snapshot)
 	State S
-	// Ops lists, ascending, the indexes of the accepted Apply steps whose
-	// effect State includes.
-	Ops []int
+	Ops   []int // ascending: the accepted Apply steps whose effect State includes
 }
 
-// Trace is what Simulate observed: the final replica states and every
-// snapshot sent. It is safe to read from several goroutines.
+// Trace is what Simulate observed.
 type Trace[S any, O any] struct {
-	// Schedule is the schedule that ran.
-	Schedule Schedule[O]
-	// Replicas are the replica states after the last step, before any
-	// gossip, indexed by replica.
-	Replicas []Replica[S, O]
-	// Snapshots are the sent snapshots in send order, as they were when
-	// sent.
-	Snapshots []Replica[S, O]
-	// Accepted lists, ascending, the indexes of all Apply steps that
-	// returned no error.
-	Accepted []int
+	Schedule  Schedule[O]
+	Replicas  []Replica[S, O] // after the last step, before any gossip
+	Snapshots []Replica[S, O] // the sent snapshots in send order, as sent
+	Accepted  []int           // ascending: the Apply steps that returned no error
 }
 
 // Ops returns the ops of the given Apply steps, in the given order.
@@ -131,7 +100,6 @@ func Simulate[S any, O any](m Model[S, O], sched Schedule[O]) (*Trace[S, O], err
 	return c.tr, nil
 }
 
-// checker runs model functions and turns broken laws into Violations.
 type checker[S any, O any] struct {
 	m    Model[S, O]
 	tr   *Trace[S, O]

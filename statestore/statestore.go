@@ -8,24 +8,20 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// Counter is the constraint the helpers need: a state-based counter with a
-// binary encoding whose zero value is an empty counter. *gcounter.Counter
-// and *pncounter.Counter satisfy it.
+// Counter is a state-based counter with a binary encoding whose zero value
+// is empty, such as *gcounter.Counter and *pncounter.Counter.
 type Counter[T any] interface {
 	crdt.State[T]
 	crdt.Codec
 }
 
 // Load reads every sibling stored under key, decodes each as a V and
-// returns their merge. An absent key gives an empty counter and no error.
+// returns their merge (empty for an absent key), writing nothing:
 //
 //	c, err := statestore.Load[gcounter.Counter](ctx, siblings, "page-views")
 //
-// Errors from the store are returned wrapped; an invalid key wraps
-// crdt.ErrInvalidKey; a sibling that does not decode gives an error
-// wrapping the decoder's sentinel (crdt.ErrCorruptEncoding,
-// ErrTypeMismatch, ...), and a merge that overflows one wrapping
-// crdt.ErrOverflow. Nothing is written.
+// Errors wrap the store's, crdt.ErrInvalidKey, the decoder's sentinel or
+// crdt.ErrOverflow.
 func Load[V any, T interface {
 	*V
 	Counter[T]
@@ -34,7 +30,6 @@ func Load[V any, T interface {
 	return c, err
 }
 
-// load is Load that also returns the token of the read.
 func load[V any, T interface {
 	*V
 	Counter[T]
@@ -59,10 +54,9 @@ func load[V any, T interface {
 	return acc, token, nil
 }
 
-// Save encodes c and stores it under key as actor, superseding nothing: it
-// adds c beside whatever the key holds, and the next Load merges them.
-// Saving a state twice is harmless, which makes Save the safe retry after
-// an ambiguous write.
+// Save stores c under key as actor beside whatever the key holds,
+// superseding nothing. Saving a state twice is harmless, which makes Save
+// the safe retry after an ambiguous write.
 func Save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, c T) error {
 	return save(ctx, s, key, actor, c, nil)
 }
@@ -84,16 +78,11 @@ func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 	return nil
 }
 
-// Update loads the counter under key, applies fn to it and stores the
-// result as actor, superseding exactly the siblings it loaded: one read and
-// one write. fn should update the counter as actor (for example
-// c.Increment(actor, 1)); if it returns an error nothing is written and
-// Update returns that error. Writers that did not see each other leave
-// siblings, which the next Load merges and the next Update collapses.
-//
-// Update returns the state it tried to store. When the error wraps
-// crdt.ErrAmbiguousWrite the update may have landed: re-send the returned
-// state with Save rather than calling Update again.
+// Update loads the counter under key, applies fn to it as actor (for
+// example c.Increment(actor, 1)) and stores the result, superseding exactly
+// the siblings it loaded; if fn fails nothing is written. It returns the
+// state it tried to store: after an error wrapping crdt.ErrAmbiguousWrite,
+// re-send that with Save rather than calling Update again.
 func Update[V any, T interface {
 	*V
 	Counter[T]
@@ -108,8 +97,5 @@ func Update[V any, T interface {
 	if err := fn(c); err != nil {
 		return nil, fmt.Errorf("statestore: update %q as %q: %w", key, actor, err)
 	}
-	if err := save(ctx, s, key, actor, c, token); err != nil {
-		return c, err
-	}
-	return c, nil
+	return c, save(ctx, s, key, actor, c, token)
 }

@@ -8,8 +8,7 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// Kind names an aggregate in the wire format. The string values are the
-// bytes on the wire and never change meaning.
+// Kind names an aggregate; the string values are the bytes on the wire.
 type Kind string
 
 // The aggregate kinds.
@@ -25,32 +24,19 @@ const (
 const maxKindLen = 32
 
 // Aggregate is the contract shared by the values a tally counts: a
-// commutative monoid. Combine is commutative and associative, and the zero
-// value of the type the pointer A points to is its identity, so
-// a.Combine(b) ⊕ c = a ⊕ (b ⊕ c), a ⊕ b = b ⊕ a and a ⊕ zero = a.
+// commutative monoid whose identity is the zero value of the type A points
+// to. Combine sets the receiver to receiver ⊕ other, never modifies other,
+// and treats a nil other as the identity; a result that does not fit is an
+// error wrapping crdt.ErrOverflow that leaves the receiver unchanged.
+// Combine need not be idempotent (a Sum combined with itself doubles): the
+// folded-through rule of the package documentation never combines a shard
+// twice. Equal means "encodes to the same bytes".
 //
-// Combine is not required to be idempotent (a Sum combined with itself
-// doubles): the tally never combines one shard twice, which is what the
-// folded-through rule of the package documentation guarantees. Min, Max and
-// Distinct happen to be idempotent as well.
-//
-// Combine sets the receiver to receiver ⊕ other and never modifies other.
-// When the result cannot be represented exactly (an int64 overflow) it
-// returns an error wrapping crdt.ErrOverflow and leaves the receiver
-// unchanged. A nil other is the identity, so Combine(nil) is a no-op that
-// returns nil. Combining a value with itself is receiver ⊕ receiver: a
-// no-op for the idempotent kinds, a doubling for Sum and Stats. Clone
-// returns a deep copy; Equal reports whether two values are observably the
-// same, which for every kind here means they encode to the same bytes.
-//
-// Nil pointers: every read-only method (Value, Estimate, Count, Clone,
-// Equal, String, ...) answers for a nil pointer as for the empty value;
-// every mutating method (Add, Combine) panics on a nil receiver, like any
-// nil-pointer use.
-//
-// The set of aggregates is closed (Sum, Min, Max, Stats, Distinct): each
-// one's encoding is part of the wire format, so the interface has unexported
-// methods.
+// Every kind is a pointer type whose zero value is empty and ready to use;
+// the read-only methods answer for a nil pointer as for the empty value,
+// the mutating ones (Add, Combine) panic on it. No kind is safe for
+// concurrent use. The set of kinds is closed: each encoding is part of the
+// wire format, so the interface has unexported methods.
 type Aggregate[A any] interface {
 	Combine(other A) error
 	Clone() A
@@ -64,15 +50,12 @@ type Aggregate[A any] interface {
 	decodeBody(d *wire.Decoder) error
 }
 
-// identity returns a fresh identity value of A.
 func identity[A Aggregate[A]]() A {
 	var zero A
 	return zero.identity()
 }
 
-// Sum is an exact int64 sum of observations. The zero value is the empty sum
-// (0) and is ready to use; a nil *Sum reads as it, and Add and Combine panic
-// on it. A Sum is not safe for concurrent use.
+// Sum is an exact int64 sum of observations (an Aggregate).
 type Sum struct {
 	v int64
 }
@@ -94,15 +77,13 @@ func (s *Sum) Add(n int64) error {
 // Value returns the sum; 0 for a nil *Sum.
 func (s *Sum) Value() int64 { return s.val() }
 
-// Combine adds other's sum to s. Overflow is an error wrapping
-// crdt.ErrOverflow that leaves s unchanged. A nil other is the empty sum.
+// Combine adds other's sum to s.
 func (s *Sum) Combine(other *Sum) error { return s.Add(other.val()) }
 
 // Clone returns a copy of s.
 func (s *Sum) Clone() *Sum { return &Sum{v: s.val()} }
 
-// Equal reports whether s and other hold the same sum. A nil *Sum equals the
-// empty sum.
+// Equal reports whether s and other hold the same sum.
 func (s *Sum) Equal(other *Sum) bool { return s.val() == other.val() }
 
 func (s *Sum) val() int64 {
@@ -137,15 +118,13 @@ type extreme struct {
 	ok bool
 }
 
-// keep observes n: it replaces x when x is empty or when n is smaller (min)
-// or larger (!min) than x.
+// keep observes n, keeping the smaller (min) or the larger.
 func (x *extreme) keep(n int64, min bool) {
 	if !x.ok || (min && n < x.v) || (!min && n > x.v) {
 		*x = extreme{v: n, ok: true}
 	}
 }
 
-// combine keeps o's observation, if any. It never fails.
 func (x *extreme) combine(o extreme, min bool) error {
 	if o.ok {
 		x.keep(o.v, min)
@@ -181,27 +160,22 @@ func (x extreme) String() string {
 	return fmt.Sprint(x.v)
 }
 
-// Min is the smallest observation. The zero value is empty (no observation)
-// and is ready to use; a nil *Min reads as it, and Add and Combine panic on
-// it. A Min is not safe for concurrent use.
+// Min is the smallest observation (an Aggregate).
 type Min struct{ x extreme }
 
 // Add observes n.
 func (m *Min) Add(n int64) { m.x.keep(n, true) }
 
-// Value returns the smallest observation and true, or 0 and false when
-// nothing was observed (or m is nil).
+// Value returns the smallest observation and true, or 0 and false.
 func (m *Min) Value() (int64, bool) { x := m.ext(); return x.v, x.ok }
 
-// Combine sets m to the smaller of m and other. It never fails. A nil other
-// is empty.
+// Combine sets m to the smaller of m and other. It never fails.
 func (m *Min) Combine(other *Min) error { return m.x.combine(other.ext(), true) }
 
 // Clone returns a copy of m.
 func (m *Min) Clone() *Min { return &Min{x: m.ext()} }
 
-// Equal reports whether m and other hold the same minimum (or are both
-// empty). A nil *Min is empty.
+// Equal reports whether m and other hold the same minimum (or none).
 func (m *Min) Equal(other *Min) bool { return m.ext() == other.ext() }
 
 func (m *Min) ext() extreme {
@@ -223,27 +197,22 @@ func (m *Min) encodeBody(e *wire.Encoder) { m.x.encode(e) }
 
 func (m *Min) decodeBody(d *wire.Decoder) error { return m.x.decode(d) }
 
-// Max is the largest observation. The zero value is empty (no observation)
-// and is ready to use; a nil *Max reads as it, and Add and Combine panic on
-// it. A Max is not safe for concurrent use.
+// Max is the largest observation (an Aggregate).
 type Max struct{ x extreme }
 
 // Add observes n.
 func (m *Max) Add(n int64) { m.x.keep(n, false) }
 
-// Value returns the largest observation and true, or 0 and false when
-// nothing was observed (or m is nil).
+// Value returns the largest observation and true, or 0 and false.
 func (m *Max) Value() (int64, bool) { x := m.ext(); return x.v, x.ok }
 
-// Combine sets m to the larger of m and other. It never fails. A nil other
-// is empty.
+// Combine sets m to the larger of m and other. It never fails.
 func (m *Max) Combine(other *Max) error { return m.x.combine(other.ext(), false) }
 
 // Clone returns a copy of m.
 func (m *Max) Clone() *Max { return &Max{x: m.ext()} }
 
-// Equal reports whether m and other hold the same maximum (or are both
-// empty). A nil *Max is empty.
+// Equal reports whether m and other hold the same maximum (or none).
 func (m *Max) Equal(other *Max) bool { return m.ext() == other.ext() }
 
 func (m *Max) ext() extreme {
@@ -265,7 +234,6 @@ func (m *Max) encodeBody(e *wire.Encoder) { m.x.encode(e) }
 
 func (m *Max) decodeBody(d *wire.Decoder) error { return m.x.decode(d) }
 
-// Compile-time checks that every kind satisfies the contract.
 var (
 	_ Aggregate[*Sum]      = (*Sum)(nil)
 	_ Aggregate[*Min]      = (*Min)(nil)

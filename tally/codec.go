@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -13,14 +14,12 @@ const (
 	tallyVersion = 1
 )
 
-// MaxEncodedSize is the largest shard or tally encoding a decoder accepts
-// (crdt.DefaultMaxEncodedSize, 16 MiB). The largest valid encoding, a dense
-// Distinct, is about 16 KiB.
+// MaxEncodedSize is the largest shard or tally encoding a decoder accepts;
+// the largest valid one, a dense Distinct, is about 16 KiB.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
 // Shard is one mutator's row: its id, the time after which it never writes
-// again, and its full aggregate state. It is a plain value; it is safe for
-// concurrent use only if nobody mutates State.
+// again, and its full aggregate state.
 //
 // Encoding (envelope tag crdt.TagTallyShard, version 1):
 //
@@ -49,9 +48,8 @@ func (s Shard[A]) MarshalBinary() ([]byte, error) {
 }
 
 // DecodeShard decodes a shard whose aggregate is of type A. Errors wrap
-// crdt.ErrCorruptEncoding, crdt.ErrTooLarge (input above MaxEncodedSize),
-// crdt.ErrUnsupportedVersion, or crdt.ErrTypeMismatch (not a shard, or a
-// shard of another kind).
+// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrUnsupportedVersion or
+// crdt.ErrTypeMismatch (not a shard, or of another kind).
 func DecodeShard[A Aggregate[A]](data []byte) (Shard[A], error) {
 	d, err := open[A](data, crdt.TagTallyShard, shardVersion, "shard", 4)
 	if err != nil {
@@ -74,8 +72,7 @@ func DecodeShard[A Aggregate[A]](data []byte) (Shard[A], error) {
 }
 
 // Tally is the folded part of a counter: the combination of every shard
-// whose expires_at is at most FoldedThrough. It is a plain value; it is safe
-// for concurrent use only if nobody mutates State.
+// whose expires_at is at most FoldedThrough.
 //
 // Encoding (envelope tag crdt.TagTally, version 1):
 //
@@ -114,17 +111,6 @@ func DecodeTally[A Aggregate[A]](data []byte) (Tally[A], error) {
 	return t, nil
 }
 
-func fields(d *wire.Decoder, what string, want int) error {
-	n, err := d.ArrayLen(maxFields)
-	if err != nil {
-		return err
-	}
-	if n != want {
-		return fmt.Errorf("%w: %s has %d fields, want %d", crdt.ErrCorruptEncoding, what, n, want)
-	}
-	return nil
-}
-
 // begin writes the envelope, the header of an n-field row and the kind of
 // st, and returns st, or the identity when st is nil.
 func begin[A Aggregate[A]](tag crdt.TypeTag, version uint64, n int, st A) (*wire.Encoder, A) {
@@ -143,7 +129,7 @@ func open[A Aggregate[A]](data []byte, tag crdt.TypeTag, version uint64, what st
 	if err != nil {
 		return nil, err
 	}
-	if err := fields(d, what, n); err != nil {
+	if err := rowlog.Fields(d, n, what); err != nil {
 		return nil, err
 	}
 	k, err := d.String(maxKindLen)
@@ -169,14 +155,8 @@ func decodeState[A Aggregate[A]](d *wire.Decoder) (A, error) {
 	return st, nil
 }
 
-// isNil reports whether a is the nil pointer (every aggregate is a pointer
-// type, so interface comparison is safe).
+// isNil reports whether a is the nil pointer.
 func isNil[A Aggregate[A]](a A) bool {
 	var zero A
 	return any(a) == any(zero)
 }
-
-// maxFields caps the header of a fixed-shape array before its exact arity is
-// checked, so a shape with extra fields is reported as corrupt (not as too
-// large) like every other malformed shape.
-const maxFields = 1 << 16

@@ -25,19 +25,16 @@ const (
 	DefaultRetries  = 2
 )
 
-// MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen, the limit
-// every driver and adapter shares.
+// MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen.
 const MaxKeyLen = crdt.MaxKeyLen
 
-// ErrInvalidKey is returned by New for a counter key that breaks the rules of
-// crdt.ValidateKey: empty, longer than MaxKeyLen bytes, not valid UTF-8, or
-// holding a control character (NUL included). It is crdt.ErrInvalidKey, so it
-// also wraps crdt.ErrInvalidIdentifier.
+// ErrInvalidKey is returned by New for a counter key that breaks the rules
+// of crdt.ValidateKey. It is crdt.ErrInvalidKey.
 var ErrInvalidKey = crdt.ErrInvalidKey
 
-// Options set a counter's time contract. The zero value uses the defaults
-// (Lifetime 24h, Margin 1h, MaxSkew 1h, Grace 24h, 2 retries, time.Now and
-// random UUID mutator ids). Options is a plain value, safe to copy.
+// Options set a counter's time contract. Zero fields take the defaults
+// (Lifetime 24h, Margin 1h, MaxSkew 1h, Grace 24h, 2 retries, time.Now,
+// random UUID mutator ids).
 type Options struct {
 	// Lifetime is how long a mutator lives: expires_at = birth + Lifetime.
 	Lifetime time.Duration
@@ -45,10 +42,9 @@ type Options struct {
 	// flushes no new updates once now ≥ expires_at − Margin. Leave room for
 	// a flush and its retries. 0 < Margin < Lifetime.
 	Margin time.Duration
-	// MaxSkew bounds, for every process using the counter, how far its
-	// clock is from true time, and how long a write may stay in flight
-	// before the store either applies it or never will. It is an
-	// assumption the caller guarantees, not something checked.
+	// MaxSkew bounds how far any process's clock is from true time, and
+	// how long a write may stay in flight before the store applies it or
+	// never will: an assumption the caller guarantees, not checked.
 	MaxSkew time.Duration
 	// Grace is how long after expires_at a shard must be before GC folds
 	// it. It must be at least 3·MaxSkew (see the package documentation).
@@ -58,16 +54,13 @@ type Options struct {
 	// before the caller is told (SPEC.md 7.4). 0 means DefaultRetries; a
 	// negative value means none.
 	Retries int
-	// Clock returns the current time; nil means time.Now. Tests inject it.
+	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
 	// NewID returns a fresh mutator id, never used before for this key;
 	// nil means a random UUID. Reusing an id loses updates.
 	NewID func() crdt.ActorID
 	// Observer, when set, receives one observe.Event per Flush, Update,
-	// Retry, Abandon, GC, Read and ReadComplete: the outcome, write
-	// attempts, ambiguous and refused writes, bytes written, and for a GC
-	// the shards folded and how long after its shards expired it ran. Nil
-	// costs nothing.
+	// Retry, Abandon, GC, Read and ReadComplete.
 	Observer observe.Observer
 	// MaxRows is the most rows (shards plus the tally) a read accepts; a
 	// counter with more is refused with an error wrapping crdt.ErrTooLarge
@@ -108,22 +101,19 @@ func (c Options) resolve() (Options, error) {
 	return c, nil
 }
 
-// Counter is one tally counter: a partition of a store.Partitions (see
-// Storage in the package documentation for its rows), an aggregate type and
-// a time contract. It reads, runs GC and makes mutators. A Counter is safe
-// for concurrent use if its store, Clock and NewID are; its Mutators are
-// not. The zero value is not usable; call New.
+// Counter is one tally counter: a partition of a store.Partitions, an
+// aggregate type and a time contract. It reads, runs GC and makes
+// mutators. It is safe for concurrent use if its store, Clock and NewID
+// are; its Mutators are not.
 type Counter[A Aggregate[A]] struct {
 	store store.Partitions
 	key   string
 	cfg   Options
 }
 
-// New returns the counter stored in partition key of s. Any number of Counter
-// values, in any number of processes, may share one key, provided they use
-// the same aggregate type and a compatible Options (the same MaxSkew
-// assumption; Grace ≥ 3·MaxSkew everywhere). An invalid key is an error
-// wrapping ErrInvalidKey; a nil store or invalid Options, one wrapping
+// New returns the counter stored in partition key of s. Any number of
+// Counters in any number of processes may share one key with the same
+// aggregate type and the same MaxSkew. Errors wrap ErrInvalidKey or
 // crdt.ErrInvalidConfig.
 func New[A Aggregate[A]](s store.Partitions, key string, cfg Options) (*Counter[A], error) {
 	if s == nil {
@@ -144,13 +134,11 @@ func (c *Counter[A]) Key() string { return c.key }
 
 func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
 
-// Read returns the counter's current value: the tally combined with every
-// shard not yet folded into it. It makes one store read that may be stale
-// (store.ReadAny); a stale read can miss recent updates but never counts
-// one twice. Errors wrap crdt.ErrCorruptEncoding (a row that does not decode,
-// or a row key outside the layout), crdt.ErrOverflow (the total does not
-// fit), crdt.ErrTooLarge (more than Options.MaxRows rows), or come from the
-// store.
+// Read returns the tally combined with every shard not yet folded into
+// it, from one store read that may be stale (store.ReadAny): it can miss
+// recent updates but never counts one twice. Errors wrap
+// crdt.ErrCorruptEncoding, crdt.ErrOverflow, crdt.ErrTooLarge (more than
+// Options.MaxRows rows), or come from the store.
 func (c *Counter[A]) Read(ctx context.Context) (A, error) {
 	return c.observedRead(ctx, "read", false)
 }
@@ -211,8 +199,7 @@ func (c *Counter[A]) load(ctx context.Context, complete bool) (view[A], error) {
 	return v, nil
 }
 
-// read returns the value and the number of live (unfolded) shards it
-// combined.
+// read returns the value and the number of live shards it combined.
 func (c *Counter[A]) read(ctx context.Context, complete bool) (A, int, error) {
 	v, err := c.load(ctx, complete)
 	if err != nil {
@@ -234,25 +221,20 @@ func (c *Counter[A]) read(ctx context.Context, complete bool) (A, int, error) {
 	return acc, live, nil
 }
 
-// GCPlan is what one GC would write. It is a plain value, safe to share.
+// GCPlan is what one GC would write.
 type GCPlan struct {
-	// Batch is the write; it is empty (no deletes) when there is nothing
-	// to do.
-	Batch GCBatch
-	// Folded counts the shards newly combined into the tally.
-	Folded int
-	// Live counts the shards left in place because they are not final.
-	Live int
+	Batch  GCBatch // no deletes when there is nothing to do
+	Folded int     // shards newly combined into the tally
+	Live   int     // shards left in place, not yet final
 }
 
 // Empty reports whether the plan writes nothing.
 func (p GCPlan) Empty() bool { return len(p.Batch.Delete) == 0 }
 
 // PlanGC reads the counter completely and returns the batch that folds
-// every final shard (expires_at < now − Grace) into the tally. It writes
-// nothing; GC applies the plan. The plan stays valid forever: applying it
-// late, twice, or after or before another GC's plan converges to the same
-// state (see the package documentation).
+// every final shard (expires_at < now − Grace) into the tally, writing
+// nothing. Applying the plan late, twice, or in any order with another
+// GC's converges to the same state.
 func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 	v, err := c.load(ctx, true)
 	if err != nil {
@@ -293,12 +275,10 @@ func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 	return plan, nil
 }
 
-// GC folds every final shard into the tally and deletes it, in one atomic
-// batch (PlanGC, then one store Apply of the plan's Mutations, resent up
-// to Retries times when its outcome is unknown). Any number of GCs may run at once, uncoordinated, and
-// may crash at any point; running GC again is always safe. It returns the
-// plan it applied. GC needs a complete read, so it fails while any replica
-// is down; it is an optimisation that bounds read cost, never needed for
+// GC applies PlanGC's plan in one atomic store Apply (resent up to Retries
+// times when its outcome is unknown) and returns it. GCs may run at once,
+// uncoordinated, and crash anywhere. GC needs a complete read, so it fails
+// while a replica is down; it bounds read cost and is never needed for
 // correctness.
 func (c *Counter[A]) GC(ctx context.Context) (GCPlan, error) {
 	if c.cfg.Observer == nil {
@@ -335,17 +315,14 @@ type sendStats struct {
 	attempts, ambiguous, refused int
 }
 
-// event is the observe.Event of an operation that made the writes st and
-// ended with err.
 func event(st sendStats, err error) observe.Event {
 	return observe.Event{Err: err, Attempts: st.attempts, Ambiguous: st.ambiguous, Refused: st.refused}
 }
 
-// send runs write up to 1+Retries times until it succeeds. stillOK, when
-// set, is consulted before each attempt; a false answer stops the attempts
-// with errLate. The result is nil, an error wrapping crdt.ErrUnavailable
-// when every attempt certainly failed, or one wrapping
-// crdt.ErrAmbiguousWrite when any attempt may have landed.
+// send runs write up to 1+Retries times until it succeeds, stopping with
+// errLate once stillOK (when set) says false. Its error wraps
+// crdt.ErrAmbiguousWrite when any attempt may have landed, else
+// crdt.ErrUnavailable.
 func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func() bool, st *sendStats) error {
 	var last error
 	ambiguous := false

@@ -8,6 +8,7 @@ import (
 	"github.com/axiomhq/hyperloglog"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -39,9 +40,7 @@ const (
 // than a quarter are set, so small sketches stay small on the wire; in memory
 // a non-empty Distinct takes 16 KiB.
 //
-// The zero value is empty and ready to use; a nil *Distinct reads as it, and
-// Add, AddString and Combine panic on it. A Distinct is not safe for
-// concurrent use.
+// Distinct is an Aggregate; AddString, like Add, panics on a nil pointer.
 type Distinct struct {
 	sk *hyperloglog.Sketch // nil when empty; always dense when set
 }
@@ -73,8 +72,7 @@ func (d *Distinct) Estimate() uint64 {
 	return d.sk.Estimate()
 }
 
-// Combine sets d to the union of d and other. It never fails. A nil other
-// is empty.
+// Combine sets d to the union of d and other. It never fails.
 func (d *Distinct) Combine(other *Distinct) error {
 	_ = *d // a nil receiver panics, even with nothing to add
 	if other == nil || other.sk == nil || other == d {
@@ -99,8 +97,7 @@ func (d *Distinct) Clone() *Distinct {
 	return &Distinct{sk: d.sk.Clone()}
 }
 
-// Equal reports whether d and other have the same registers. A nil or zero
-// Distinct equals one that observed nothing.
+// Equal reports whether d and other have the same registers.
 func (d *Distinct) Equal(other *Distinct) bool {
 	return bytes.Equal(d.registers(), other.registers())
 }
@@ -163,7 +160,7 @@ func (d *Distinct) encodeBody(e *wire.Encoder) {
 }
 
 func (d *Distinct) decodeBody(dec *wire.Decoder) error {
-	if err := fields(dec, "distinct", distinctFields); err != nil {
+	if err := rowlog.Fields(dec, distinctFields, "distinct"); err != nil {
 		return err
 	}
 	p, err := dec.Uint()

@@ -6,56 +6,47 @@
 //
 // # Basics
 //
-// A counter counts an Aggregate, a commutative monoid: Sum (exact int64),
-// Min, Max, Stats (exact moments; mean and variance derived) and Distinct
-// (a HyperLogLog sketch, an estimate with about 0.81% standard error).
-// SPEC.md 7.1 and 7.2 define them and their encodings.
+// A counter counts an Aggregate: Sum (exact int64), Min, Max, Stats (exact
+// moments) or Distinct (a HyperLogLog sketch, about 0.81% standard error),
+// as SPEC.md 7.1 and 7.2 define them and their encodings.
 //
 // A Mutator stages updates in memory and Flush writes its whole state as
 // its shard row (Update does both), at a write timestamp below its
-// expires_at (birth + Options.Lifetime). It changes its committed state
-// only once the store confirms the write. A failed attempt is resent, the
-// same bytes at the same timestamp, up to Options.Retries times; if the
-// outcome is still unknown, Flush returns crdt.ErrAmbiguousWrite and the
-// mutator refuses updates (ErrUnresolved) until Retry (the updates count
-// once) or Abandon (they never count) succeeds. A definite failure
-// (crdt.ErrUnavailable) discards the staged updates, which may then be
-// applied again. Near expiry (Options.Margin) a mutator refuses updates
-// with crdt.ErrExpired; take a new one. SPEC.md 7.4 has every step.
+// expires_at (birth + Options.Lifetime), resending up to Options.Retries
+// times. An outcome still unknown is crdt.ErrAmbiguousWrite: the mutator
+// then refuses updates (ErrUnresolved) until Retry (they count once) or
+// Abandon (they never count) succeeds. A definite failure discards the
+// staged updates. Near expiry (Options.Margin) a mutator refuses updates
+// with crdt.ErrExpired. SPEC.md 7.4 has every step.
 //
 // Read combines the tally with every shard whose expires_at is above the
-// tally's folded-through time, so no shard counts twice; GC folds the shards
-// that expired more than Options.Grace ago in one batch that shadows every
-// write of them, so concurrent GCs compose (SPEC.md 7.4).
+// tally's folded-through time, so no shard counts twice; GC folds the
+// shards that expired more than Options.Grace ago in one batch that
+// shadows every write of them, so concurrent GCs compose.
 //
 // # The guarantee
 //
-// In SPEC.md 7.5's words: every acknowledged update is counted exactly once
-// if every process's clock is within MaxSkew of true time, a write the
-// store has not applied within MaxSkew of being sent never will be, and
-// Grace ≥ 3·MaxSkew. If the assumption fails, an update can be lost, never
-// counted twice. A stale read may miss updates but never counts one twice.
+// SPEC.md 7.5: every acknowledged update is counted exactly once if every
+// process's clock is within MaxSkew of true time, a write the store has not
+// applied within MaxSkew of being sent never will be, and Grace ≥
+// 3·MaxSkew. Otherwise an update can be lost, never counted twice; a stale
+// read may miss updates but never counts one twice.
 //
 // # Caveats
 //
-//   - MaxSkew is an assumption, not checked.
-//   - An ambiguous write not resolved before expires_at stays unknown: Retry
-//     and Abandon then return crdt.ErrAmbiguousWrite together with
-//     crdt.ErrExpired.
-//   - Read cost is linear in the live shards; GC bounds it, and GC needs a
-//     complete read (every replica up). Reads above Options.MaxRows rows are
-//     refused with crdt.ErrTooLarge.
-//   - Sum and Stats overflow is an error (crdt.ErrOverflow), never a
-//     wrap-around; with mixed signs a read may overflow on an intermediate
-//     sum even though the final one fits.
+//   - An ambiguous write not resolved before expires_at stays unknown.
+//   - Read cost is linear in the live shards; GC bounds it and needs a
+//     complete read (every replica up). Reads above Options.MaxRows rows
+//     are refused with crdt.ErrTooLarge.
+//   - Sum and Stats overflow is an error (crdt.ErrOverflow), also on an
+//     intermediate sum whose final one fits.
 //   - Mutator ids must never be reused for a key (Options.NewID).
 //
 // # Storage
 //
-// A counter is one partition of a store.Partitions: one row per mutator
+// A counter is one partition of a store.Partitions: a row per mutator
 // (ShardRowKey) and the tally row (TallyRowKey), as SPEC.md 10.2 lays out;
-// a row that does not decode is an error wrapping crdt.ErrCorruptEncoding,
-// and GC never deletes what it could not read. Package tally/tallytest
-// runs the counter's behaviours over any store.Partitions; ExampleCounter
-// shows a counter end to end.
+// GC never deletes what it could not read. Package tally/tallytest runs the
+// behaviours over any store.Partitions; ExampleCounter shows a counter end
+// to end.
 package tally

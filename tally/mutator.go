@@ -13,9 +13,9 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// ErrUnresolved is returned (wrapped) by Stage, Flush and Update while a
-// mutator holds a write whose outcome is unknown: call Retry or Abandon
-// first. It wraps crdt.ErrAmbiguousWrite.
+// ErrUnresolved is returned by Stage, Flush and Update while a write's
+// outcome is unknown: call Retry or Abandon first. It wraps
+// crdt.ErrAmbiguousWrite.
 var ErrUnresolved = fmt.Errorf("%w: tally: an earlier write is unresolved; call Retry or Abandon", crdt.ErrAmbiguousWrite)
 
 // Mutator owns one shard of a counter and overwrites it with its full
@@ -36,11 +36,8 @@ var ErrUnresolved = fmt.Errorf("%w: tally: an earlier write is unresolved; call 
 //     error): nothing was written; the staged updates are discarded and
 //     not counted, so the caller may apply them again.
 //
-// An error wrapping both crdt.ErrAmbiguousWrite and crdt.ErrExpired means the
-// outcome stays unknown for good: the mutator expired before it could
-// resolve it.
-//
-// The zero value is not usable; call Counter.NewMutator.
+// An error wrapping both crdt.ErrAmbiguousWrite and crdt.ErrExpired means
+// the outcome stays unknown for good.
 type Mutator[A Aggregate[A]] struct {
 	c         *Counter[A]
 	id        crdt.ActorID
@@ -58,9 +55,9 @@ type Mutator[A Aggregate[A]] struct {
 	stats sendStats // of the operation in progress, for Options.Observer
 }
 
-// NewMutator returns a fresh mutator with a new id (Options.NewID) that
-// expires Lifetime from now. It does not touch the store. The error wraps
-// crdt.ErrInvalidActor when NewID returns an invalid id.
+// NewMutator returns a mutator with a new id (Options.NewID) that expires
+// Lifetime from now, without touching the store. The error wraps
+// crdt.ErrInvalidActor for an invalid id.
 func (c *Counter[A]) NewMutator() (*Mutator[A], error) {
 	id := c.cfg.NewID()
 	if err := id.Validate(); err != nil {
@@ -84,16 +81,11 @@ func (m *Mutator[A]) ExpiresAt() time.Time { return time.UnixMicro(m.expiresAt) 
 // or Abandon.
 func (m *Mutator[A]) Unresolved() bool { return m.pending != nil }
 
-// Stage applies fn to the mutator's in-memory state without writing it;
-// Flush writes everything staged as one shard write. fn must leave the state
-// unchanged when it returns an error (every method of this package's
-// aggregates does), and must not keep its argument; Stage returns fn's error
-// as is.
-//
-// Stage returns an error wrapping crdt.ErrExpired once now ≥ expires_at −
-// Margin (the updates staged since the last successful Flush are then
-// discarded, uncounted; use a fresh mutator), and ErrUnresolved while a
-// write is unresolved. Stage does no I/O.
+// Stage applies fn to the mutator's in-memory state, without I/O; Flush
+// writes it. fn must leave the state unchanged when it fails and must not
+// keep its argument; its error is returned as is. Once now ≥ expires_at −
+// Margin, Stage discards what is staged and returns an error wrapping
+// crdt.ErrExpired; while a write is unresolved, ErrUnresolved.
 func (m *Mutator[A]) Stage(fn func(A) error) error {
 	if err := m.usable(); err != nil {
 		return err
@@ -105,7 +97,6 @@ func (m *Mutator[A]) Stage(fn func(A) error) error {
 	return nil
 }
 
-// usable checks that new updates may be staged or flushed.
 func (m *Mutator[A]) usable() error {
 	switch {
 	case m.pending != nil:
@@ -121,15 +112,13 @@ func (m *Mutator[A]) usable() error {
 	return nil
 }
 
-// Flush writes the staged state as one shard write (one store call unless
-// the outcome is unknown and Retries resends it: the same bytes at the same
-// write timestamp, which is idempotent). It does nothing when nothing is
-// staged. See the type's documentation for what each result means.
+// Flush writes the staged state as one shard write, resending the same
+// bytes at the same timestamp up to Retries times while the outcome is
+// unknown. It does nothing when nothing is staged.
 func (m *Mutator[A]) Flush(ctx context.Context) error {
 	return m.observed(ctx, "flush", m.flush)
 }
 
-// observed runs one write operation and, with an Observer, reports it.
 func (m *Mutator[A]) observed(ctx context.Context, op string, run func(context.Context) error) error {
 	ctx, o := observe.Start(ctx, m.c.cfg.Observer, "tally", op)
 	m.stats = sendStats{}
@@ -171,7 +160,7 @@ func (m *Mutator[A]) flush(ctx context.Context) error {
 	}
 }
 
-// Update stages fn and flushes it: Stage then Flush.
+// Update is Stage then Flush.
 func (m *Mutator[A]) Update(ctx context.Context, fn func(A) error) error {
 	if err := m.Stage(fn); err != nil {
 		return err
@@ -179,14 +168,11 @@ func (m *Mutator[A]) Update(ctx context.Context, fn func(A) error) error {
 	return m.Flush(ctx)
 }
 
-// Retry resends the unresolved write so that it counts, once: the same
-// bytes at the same write timestamp when that is still the latest attempt,
-// otherwise at a fresh timestamp (after a failed Abandon). nil means the
-// updates are now counted; an error wrapping crdt.ErrAmbiguousWrite means
-// still unknown (call Retry or Abandon again). Retry does nothing when no
-// write is unresolved. Once the mutator's clock reaches expires_at the
-// outcome can no longer be settled and Retry returns an error wrapping
-// crdt.ErrAmbiguousWrite and crdt.ErrExpired.
+// Retry resends the unresolved write so that it counts once (at a fresh
+// timestamp after a failed Abandon). nil means counted; an error wrapping
+// crdt.ErrAmbiguousWrite means still unknown, and with crdt.ErrExpired
+// (past expires_at) unknown for good. With nothing unresolved it does
+// nothing.
 func (m *Mutator[A]) Retry(ctx context.Context) error {
 	return m.observed(ctx, "retry", m.retry)
 }
@@ -203,10 +189,10 @@ func (m *Mutator[A]) retry(ctx context.Context) error {
 }
 
 // Abandon overwrites the unresolved write with the last acknowledged state
-// (the identity if there is none) at a greater write timestamp. nil means
-// the unresolved updates are definitely not counted, now or later, and the
-// mutator accepts updates again; an error wrapping crdt.ErrAmbiguousWrite
-// means still unknown. Abandon does nothing when no write is unresolved.
+// at a greater timestamp. nil means the unresolved updates never count and
+// the mutator accepts updates again; an error wrapping
+// crdt.ErrAmbiguousWrite means still unknown. With nothing unresolved it
+// does nothing.
 func (m *Mutator[A]) Abandon(ctx context.Context) error {
 	return m.observed(ctx, "abandon", m.abandon)
 }
@@ -251,8 +237,8 @@ func (m *Mutator[A]) resolve(ctx context.Context, target []byte) error {
 	return retry.AmbiguousErr(m.write(ctx, target, ts))
 }
 
-// nextTS returns a write timestamp above every earlier one and below
-// expires_at, from the mutator's clock.
+// nextTS returns a write timestamp above every earlier one, below
+// expires_at.
 func (m *Mutator[A]) nextTS() (int64, error) {
 	ts := max(m.lastTS+1, m.c.nowMicros())
 	if ts >= m.expiresAt {
@@ -262,8 +248,7 @@ func (m *Mutator[A]) nextTS() (int64, error) {
 	return ts, nil
 }
 
-// write sends data at ts with the counter's retry policy, never after
-// expires_at by the mutator's clock.
+// write sends data at ts, never after expires_at.
 func (m *Mutator[A]) write(ctx context.Context, data []byte, ts int64) error {
 	m.lastTS, m.lastSent = ts, data
 	muts := []store.Mutation{{Partition: m.c.key, Op: store.OpPut, Key: ShardRowKey(m.id), Value: data, Timestamp: ts}}

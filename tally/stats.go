@@ -9,30 +9,23 @@ import (
 	"github.com/counterkit/counterkit/stats"
 )
 
-// Stats is the tally aggregate kind around a stats.Summary: the exact
-// count, sum, minimum, maximum and sum of squares of its observations, with
-// the mean and variance derived by the Summary's rules (see package stats;
-// package deltalog keeps the same Summary). Decoding refuses cells no set
-// of observations has (stats.Summary.Validate), so Variance is never
-// negative for a decoded Stats, nor for any Stats that Add and Combine
-// build from decoded ones.
-//
-// The zero value is empty and ready to use; a nil *Stats reads as it, and
-// Add and Combine panic on it. A Stats is not safe for concurrent use.
+// Stats is the Aggregate around a stats.Summary: the exact count, sum,
+// minimum, maximum and sum of squares of its observations, with the mean
+// and variance derived by the Summary's rules. Decoding refuses cells no
+// set of observations has (stats.Summary.Validate), so Variance is never
+// negative for a Stats built from decoded ones.
 type Stats struct {
 	s stats.Summary
 }
 
-// Add observes x. When the count, the sum or the sum of squares would
-// overflow it returns an error wrapping crdt.ErrOverflow and leaves s
-// unchanged.
+// Add observes x; an overflow is an error wrapping crdt.ErrOverflow that
+// leaves s unchanged.
 func (s *Stats) Add(x int64) error {
 	one := Stats{s: stats.Of(x)}
 	return s.Combine(&one)
 }
 
-// Combine adds other's observations to s. Overflow is an error wrapping
-// crdt.ErrOverflow that leaves s unchanged. A nil other is empty.
+// Combine adds other's observations to s.
 func (s *Stats) Combine(other *Stats) error {
 	_ = *s // a nil receiver panics, even with nothing to add
 	sum, err := s.s.Add(other.Summary())
@@ -42,8 +35,6 @@ func (s *Stats) Combine(other *Stats) error {
 	s.s = sum
 	return nil
 }
-
-// The read-only methods below answer for a nil *Stats as for the empty one.
 
 // Summary returns the cells as a stats.Summary (a copy).
 func (s *Stats) Summary() stats.Summary {
@@ -81,8 +72,7 @@ func (s *Stats) Variance() (float64, bool) { return s.Summary().Variance() }
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats { return &Stats{s: s.Summary()} }
 
-// Equal reports whether s and other hold the same cells. A nil *Stats is
-// empty.
+// Equal reports whether s and other hold the same cells.
 func (s *Stats) Equal(other *Stats) bool { return s.Summary() == other.Summary() }
 
 // Kind returns KindStats.
@@ -126,9 +116,9 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 	return nil
 }
 
-// validate rejects cells no set of observations has (stats.Summary's
-// Validate), with an error wrapping crdt.ErrCorruptEncoding. The empty value
-// is encoded as nil, so an array must have count ≥ 1.
+// validate rejects cells no set of observations has, with an error
+// wrapping crdt.ErrCorruptEncoding; the empty value encodes as nil, so an
+// array needs count ≥ 1.
 func (s *Stats) validate() error {
 	if s.s.Count < 1 {
 		return fmt.Errorf("%w: stats %s: count must be at least 1", crdt.ErrCorruptEncoding, s)

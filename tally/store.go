@@ -18,8 +18,7 @@ const shardPrefix = 's'
 // TallyRowKey is the row key of a counter's tally row: the byte 't'.
 const TallyRowKey = "t"
 
-// DefaultMaxRows is the most rows a read accepts when Options.MaxRows is
-// zero.
+// DefaultMaxRows is the default Options.MaxRows.
 const DefaultMaxRows = 1 << 20
 
 // ShardRowKey returns the row key of mutator id's shard row: the byte 's'
@@ -30,24 +29,19 @@ func ShardRowKey(id crdt.ActorID) []byte {
 	return append(k, id...)
 }
 
-// GCBatch is one GC write: the new tally and the shards it folded, all
-// written at WriteTS in one atomic batch of the counter's partition
-// (Mutations). It is a plain value, safe to share if nobody mutates it.
+// GCBatch is one GC write: the new tally and the shards it folded, written
+// at WriteTS in one atomic batch of the counter's partition (Mutations).
 type GCBatch struct {
-	// WriteTS is the write timestamp (µs) of the tally and of every
-	// delete. It equals the largest expires_at folded into Tally, which is
-	// above every write timestamp of every deleted shard.
+	// WriteTS (µs) is the largest expires_at folded into Tally, above every
+	// write timestamp of every deleted shard.
 	WriteTS int64
-	// Tally is the encoded Tally.
-	Tally []byte
-	// Delete lists the mutator ids whose rows are deleted, sorted.
-	Delete []crdt.ActorID
+	Tally   []byte         // the encoded Tally
+	Delete  []crdt.ActorID // the mutators whose rows are deleted, sorted
 }
 
-// Mutations returns the batch as the store writes it for the counter key:
-// a put of the tally row, then a delete of each folded shard row, all at
-// WriteTS. Applying them again, or late after a newer GC's, changes
-// nothing.
+// Mutations returns the batch for the counter key: a put of the tally row,
+// then a delete of each folded shard row, all at WriteTS. Applying them
+// again, or after a newer GC's, changes nothing.
 func (b GCBatch) Mutations(key string) []store.Mutation {
 	muts := make([]store.Mutation, 0, 1+len(b.Delete))
 	muts = append(muts, store.Mutation{Partition: key, Op: store.OpPut, Key: []byte(TallyRowKey), Value: b.Tally, Timestamp: b.WriteTS})

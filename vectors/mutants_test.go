@@ -165,7 +165,7 @@ var vectorMutants = []vectorMutant{
 	{"tally/variance exact", "7.1: the variance is exact, rounded once",
 		[]edit{{"stats/summary.go", "v, _ := new(big.Rat).SetFrac(num, den).Float64()", "v := float64(num.Int64()) / float64(den.Int64())"}}, "tally", "moments/extremes"},
 	{"tally/fixed-shape cap", "3.2: a fixed-shape header above 65536 is too_large",
-		[]edit{{"tally/codec.go", "const maxFields = 1 << 16", "const maxFields = 1<<31 - 1"}}, "tally", "fixed-shape_array_header_above_65536"},
+		[]edit{{"internal/rowlog/rowlog.go", "const MaxFields = 1 << 16", "const MaxFields = 1<<31 - 1"}}, "tally", "fixed-shape_array_header_above_65536"},
 	// envelope and primitives (SPEC.md 3)
 	{"wire/envelope nominal cap", "3.2: the envelope header above 2^31-1 is too_large",
 		[]edit{{"internal/wire/wire.go", "n, err := d.ArrayLen(math.MaxInt32) // exact", "n, err := d.ArrayLen(math.MaxInt64) // exact"}}, "envelope", "envelope_header_claims_2^31_elements"},

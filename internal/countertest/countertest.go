@@ -222,35 +222,22 @@ func (f Format[C]) Decode(t *testing.T, keep C, data []byte) (C, []byte, bool) {
 	t.Helper()
 	c := keep.Clone()
 	if err := c.UnmarshalBinary(data); err != nil {
-		if !Is(err, AnyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion}) {
-			t.Fatalf("error wraps no decoder sentinel: %v", err)
-		}
-		if !c.Equal(keep) {
-			t.Fatalf("receiver changed on error %v", err)
-		}
+		require.True(t, Is(err, AnyOf{crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion}), "error wraps no decoder sentinel: %v", err)
+		require.True(t, c.Equal(keep), "receiver changed on error %v", err)
 		return c, nil, false
 	}
 	b1, err := c.MarshalBinary()
-	if err != nil {
-		t.Fatalf("decoded counter does not encode: %v", err)
-	}
+	require.NoError(t, err, "decoded counter does not encode")
 	b2, err := c.MarshalBinary()
-	if err != nil || !bytes.Equal(b1, b2) {
-		t.Fatalf("encoding is not deterministic: %x vs %x (%v)", b1, b2, err)
+	require.NoError(t, err)
+	require.Equal(t, b1, b2, "encoding is not deterministic")
+	if v, _ := f.version(data); v == f.Version {
+		require.Equal(t, data, b1, "canonical input re-encodes otherwise")
 	}
-	if v, _ := f.version(data); v == f.Version && !bytes.Equal(b1, data) {
-		t.Fatalf("canonical input %x re-encodes as %x", data, b1)
-	}
-	if got := f.Size(c); got != len(b1) {
-		t.Fatalf("Stats().EncodedSize = %d, encoding has %d bytes", got, len(b1))
-	}
+	require.Equal(t, len(b1), f.Size(c), "Stats().EncodedSize = %d, encoding has %d bytes", f.Size(c), len(b1))
 	again := f.New()
-	if err := again.UnmarshalBinary(b1); err != nil {
-		t.Fatalf("re-encoding does not decode: %v", err)
-	}
-	if !again.Equal(c) || again.Value() != c.Value() {
-		t.Fatalf("round trip changed the counter: %v vs %v", again, c)
-	}
+	require.NoError(t, again.UnmarshalBinary(b1), "re-encoding does not decode")
+	require.True(t, again.Equal(c) && again.Value() == c.Value(), "round trip changed the counter: %v vs %v", again, c)
 	return c, b1, true
 }
 

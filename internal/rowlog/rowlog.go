@@ -1,7 +1,7 @@
 // Package rowlog holds what balance and deltalog share: rows keyed by a
 // client-chosen time-based id, one partition per counter of a
 // store.Partitions, written without a read inside a write window and read
-// back by a scan that decodes every row.
+// back by a scan that decodes every row. Tally's codec shares Fields.
 package rowlog
 
 import (
@@ -34,7 +34,7 @@ type Table[R any] struct {
 }
 
 // NotDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
-// ctx is done: the store call was not attempted.
+// ctx is done.
 func (t *Table[R]) NotDone(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w: %w", t.Name, crdt.ErrUnavailable, err)
@@ -42,8 +42,8 @@ func (t *Table[R]) NotDone(ctx context.Context) error {
 	return nil
 }
 
-// Write stamps muts from the process's write clock (package stamp) and
-// applies them in one store call.
+// Write stamps muts from the process's write clock and applies them in one
+// store call.
 func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	if err := t.NotDone(ctx); err != nil {
 		return err
@@ -104,11 +104,10 @@ func (t *Table[R]) DeletePartition(ctx context.Context, partition string) error 
 	return t.Write(ctx, []store.Mutation{{Partition: partition, Op: store.OpDeletePartition}})
 }
 
-// DecodeRow returns the row a stored row of partition holds: key decodes
-// its key, value its value (returning the row and the key the row names).
-// Errors name the package and the partition (an account or a counter, the
-// noun); a row whose key names another row than its value is an error
-// wrapping crdt.ErrCorruptEncoding.
+// DecodeRow returns the row a stored row of partition holds, decoding its
+// key with key and its value with value (which also returns the key the
+// row names: another than the stored key is crdt.ErrCorruptEncoding).
+// Errors name pkg and the partition, a noun ("account").
 func DecodeRow[K comparable, R any](pkg, noun, partition string, sr store.Row, key func([]byte) (K, error), value func([]byte) (R, K, error)) (R, error) {
 	var zero R
 	k, err := key(sr.Key)
@@ -142,8 +141,7 @@ func DecodeID(b []byte, n int, what string) (timeid.ID, error) {
 	return id, nil
 }
 
-// KindString returns a row kind's letter if it is one of known, else
-// "Kind(k)".
+// KindString returns k's letter if it is in known, else "Kind(k)".
 func KindString(k byte, known string) string {
 	if strings.IndexByte(known, k) >= 0 {
 		return string(rune(k))
@@ -195,10 +193,9 @@ func InWindow(id timeid.ID, now time.Time, window, skew time.Duration) error {
 	return nil
 }
 
-// CheckTiming checks the durations both packages' options share: none of
-// them or of others is negative, and margin (SafetyMargin) exceeds twice
-// skew (FutureSkew). opts is printed in the error for a negative duration.
-// Errors wrap crdt.ErrInvalidConfig.
+// CheckTiming checks the durations both packages' options share: none is
+// negative (opts is printed then) and margin exceeds twice skew. Errors
+// wrap crdt.ErrInvalidConfig.
 func CheckTiming(opts any, window, skew, margin time.Duration, others ...time.Duration) error {
 	neg := window < 0 || skew < 0 || margin < 0
 	for _, d := range others {
@@ -221,13 +218,12 @@ type Key struct {
 	ID        timeid.ID
 }
 
-// Seen holds the amount of each update of a batch so far. A nil Seen
-// holds nothing and records nothing (a batch of one update).
+// Seen holds the amount of each update of a batch so far; a nil Seen
+// records nothing.
 type Seen map[Key]int64
 
-// Repeat reports whether the update (partition, id) of amount is already in
-// s, recording it if not. The same update with another amount is an error
-// wrapping crdt.ErrConflictingTransaction.
+// Repeat reports whether (partition, id) is already in s, recording it if
+// not; another amount for it is crdt.ErrConflictingTransaction.
 func (s Seen) Repeat(partition string, id timeid.ID, amount int64) (bool, error) {
 	if s == nil {
 		return false, nil

@@ -5,10 +5,9 @@
 //		statestoretest.Run(t, func(t *testing.T) store.Siblings { return newStore(t) })
 //	}
 //
-// Each behaviour is its own subtest with a fresh store, and keys carry a
-// random suffix, so the suite also works against a shared database. It
-// assumes only what store.Siblings promises: no particular number of
-// siblings per key, no ordering, no in-process visibility tricks.
+// Each behaviour is its own subtest with a fresh store and random keys, so
+// a shared database works too. It assumes only what store.Siblings
+// promises.
 package statestoretest
 
 import (

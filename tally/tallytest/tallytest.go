@@ -6,14 +6,10 @@
 //		tallytest.Run(t, func(t *testing.T) store.Partitions { return newStore(t) })
 //	}
 //
-// Each behaviour is its own subtest and gets a store from newStore (a fresh
-// one, or for a shared database one whose partitions no other subtest
-// uses: the suite also uses a fresh random counter key per subtest). The
-// suite assumes only what store.Partitions documents: last write wins per
-// row by explicit timestamp, deletes shadowing older writes, atomic
-// batches, complete reads at store.ReadComplete. It never relies on
-// timing, on stale reads or on anything specific to one backend; the
-// counters run on a test clock.
+// Each behaviour is its own subtest with a store from newStore and a fresh
+// random counter key, on a test clock. The suite assumes only what
+// store.Partitions documents (last write wins by timestamp, deletes shadow
+// older writes, atomic batches, complete reads at store.ReadComplete).
 package tallytest
 
 import (
