@@ -39,17 +39,24 @@ var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crd
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagGCounter, FormatVersion)
 	e.ArrayLen(len(c.entries))
+	c.rows(func(shared int, suffix string, count int64) {
+		e.ArrayLen(3)
+		e.Uint(uint64(shared))
+		e.String(suffix)
+		e.Int(count)
+	})
+	return e.Bytes()
+}
+
+// rows calls f with each version 2 row, in actor order.
+func (c *Counter) rows(f func(shared int, suffix string, count int64)) {
 	prev := ""
 	for _, en := range c.sorted() {
 		actor := string(en.actor)
 		k := wire.SharedPrefix(prev, actor)
-		e.ArrayLen(3)
-		e.Uint(uint64(k))
-		e.String(actor[k:])
-		e.Int(en.count)
+		f(k, actor[k:], en.count)
 		prev = actor
 	}
-	return e.Bytes()
 }
 
 // UnmarshalBinary replaces the counter with the one data encodes, in format
@@ -148,12 +155,8 @@ const maxInt64 = 1<<63 - 1
 // coding depends on the actors' order, so it sorts them.
 func (c *Counter) bodySize() int {
 	n := wire.ArrayHeaderSize(len(c.entries))
-	prev := ""
-	for _, e := range c.sorted() {
-		actor := string(e.actor)
-		k := wire.SharedPrefix(prev, actor)
-		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(k)) + wire.StrSize(len(actor)-k) + wire.UintSize(uint64(e.count))
-		prev = actor
-	}
+	c.rows(func(shared int, suffix string, count int64) {
+		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(shared)) + wire.StrSize(len(suffix)) + wire.UintSize(uint64(count))
+	})
 	return n
 }

@@ -3,6 +3,7 @@ package pncounter
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
@@ -192,24 +193,9 @@ func (c *Counter) N() *gcounter.Counter { return c.n.Clone() }
 // byte order without duplicates.
 func (c *Counter) Actors() []crdt.ActorID {
 	c = c.orEmpty()
-	ps, ns := c.p.Actors(), c.n.Actors()
-	out := make([]crdt.ActorID, 0, len(ps)+len(ns))
-	i, j := 0, 0
-	for i < len(ps) || j < len(ns) {
-		switch {
-		case j == len(ns) || (i < len(ps) && ps[i] < ns[j]):
-			out = append(out, ps[i])
-			i++
-		case i == len(ps) || ns[j] < ps[i]:
-			out = append(out, ns[j])
-			j++
-		default:
-			out = append(out, ps[i])
-			i++
-			j++
-		}
-	}
-	return out
+	out := append(c.p.Actors(), c.n.Actors()...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Clone returns a deep copy.
