@@ -667,13 +667,7 @@ func (g *GCounter) removeItems(e *entry, removed []uint32) {
 			continue
 		}
 		if off != w {
-			pf, pt := e.pos(off), e.pos(w)
-			it := e.ring[pf]
-			g.relocate(it, e.locAt(pf), e.locAt(pt))
-			e.ring[pt], e.idAt[pt] = it, e.idAt[pf]
-			if e.times != nil {
-				e.times[pt] = e.times[pf]
-			}
+			g.moveItem(e, e.pos(off), e.pos(w), e.ring, e.idAt, e.times)
 		}
 		w++
 	}
@@ -696,17 +690,22 @@ func (g *GCounter) growRing(e *entry) {
 	}
 	nmask := uint32(n - 1)
 	for off := uint32(0); off < uint32(e.size()); off++ {
-		pf, pt := e.pos(off), (e.head+off)&nmask
-		it := e.ring[pf]
-		ring[pt], idAt[pt] = it, e.idAt[pf]
-		if times != nil {
-			times[pt] = e.times[pf]
-		}
-		if pf != pt {
-			g.relocate(it, e.locAt(pf), e.locAt(pt))
-		}
+		g.moveItem(e, e.pos(off), (e.head+off)&nmask, ring, idAt, times)
 	}
 	e.ring, e.idAt, e.times, e.mask = ring, idAt, times, nmask
+}
+
+// moveItem copies e's item at ring position pf to position pt of ring,
+// idAt and times (e's own or new ones) and points the index at it.
+func (g *GCounter) moveItem(e *entry, pf, pt uint32, ring []item, idAt []uint32, times []int64) {
+	it := e.ring[pf]
+	ring[pt], idAt[pt] = it, e.idAt[pf]
+	if times != nil {
+		times[pt] = e.times[pf]
+	}
+	if pf != pt {
+		g.relocate(it, e.locAt(pf), e.locAt(pt))
+	}
 }
 
 // attach gives e an actor index and installs it in the maps (not its items).

@@ -226,13 +226,7 @@ func (sc *mergeScratch) release() {
 // capacity runs on into the next one (see follows); nothing ever appends
 // to an entry's enc.
 func (sc *mergeScratch) block() [2][][]byte {
-	total := 0
-	for _, segs := range sc.changed {
-		for _, seg := range segs {
-			total += len(seg)
-		}
-	}
-	block := make([]byte, 0, total)
+	block := make([]byte, 0, sc.size())
 	var out [2][][]byte
 	for h, segs := range sc.changed {
 		out[h] = make([][]byte, len(segs))
@@ -243,6 +237,17 @@ func (sc *mergeScratch) block() [2][][]byte {
 		}
 	}
 	return out
+}
+
+// size returns the bytes of the changed entries' encodings.
+func (sc *mergeScratch) size() int {
+	n := 0
+	for _, segs := range sc.changed {
+		for _, seg := range segs {
+			n += len(seg)
+		}
+	}
+	return n
 }
 
 // rawTxn is a transaction read from the input: its id (at, n: where its
@@ -396,12 +401,7 @@ func (c *Counter) shiftsFit() bool {
 		}
 		grown += baseBound + g.sized + g.grown
 	}
-	for _, segs := range sc.changed {
-		for _, seg := range segs {
-			grown += len(seg)
-		}
-	}
-	if grown > bodyLimit {
+	if grown+sc.size() > bodyLimit {
 		return false
 	}
 	for _, t := range sc.news {

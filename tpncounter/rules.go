@@ -38,12 +38,9 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 		// duplicate rules: visit the fewer of the multi records and e's
 		// items.
 		if len(g.multi)-1 <= e.size() {
-			for m := 1; m < len(g.multi); m++ {
-				for _, l := range g.multi[m].holders {
-					if l>>posBits == e.aix {
-						g.classify(e, uint32(m), e.offOf(l&posMask), &p)
-						break
-					}
+			for m := uint32(1); m < uint32(len(g.multi)); m++ {
+				if off, ok := g.offIn(e, m); ok {
+					g.classify(e, m, off, &p)
 				}
 			}
 			slices.Sort(p.drop)
@@ -198,13 +195,11 @@ func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
 
 // offIn returns the offset of e's item of r's transaction, if e holds it.
 func (g *GCounter) offIn(e *entry, r ref) (uint32, bool) {
-	if r&soloBit != 0 {
-		if l := r &^ soloBit; l>>posBits == e.aix {
-			return e.offOf(l & posMask), true
-		}
-		return 0, false
+	holders := []loc{r &^ soloBit}
+	if r&soloBit == 0 {
+		holders = g.multi[r].holders
 	}
-	for _, l := range g.multi[r].holders {
+	for _, l := range holders {
 		if l>>posBits == e.aix {
 			return e.offOf(l & posMask), true
 		}
