@@ -10,8 +10,8 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the encoding version written by MarshalBinary; SPEC.md
-// 6.7 gives the layout. Inside the crdt envelope [tag, version, body]:
+// FormatVersion is the encoding version MarshalBinary writes; SPEC.md 6.7
+// gives the layout. Inside the crdt envelope [tag, version, body]:
 //
 //	GCounter body: [ base?, entry... ]  sorted by actor id, strictly ascending
 //	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ] history, [ [txn, amount]... ] folded ]
@@ -22,18 +22,18 @@ import (
 // MarshalBinary writes the oldest version that expresses the state: 4 for a
 // base or a retirement time, 3 for a retired entry or a UUID id (16
 // bytes), 2 otherwise; versions 1 (no forgot field) to 4 are read.
-// Decoding refuses, with crdt.ErrTooLarge, more than
+// Decoding refuses with crdt.ErrTooLarge more than
 // crdt.DefaultMaxEncodedSize bytes, Options.MaxActors live or MaxRetired
 // retired actors in a half, or MaxEntriesPerActor transactions in an
-// entry; and, with crdt.ErrCorruptEncoding (an *InvariantError for the
-// invariants), anything no writer produces. The decoder allocates each
-// part of the state once at its final size: about 6 bytes per input byte
-// plus about 230 per actor and 50 per shared transaction (TestDecodeMemory).
+// entry; and with crdt.ErrCorruptEncoding (an *InvariantError for the
+// invariants) anything no writer produces. Decoding takes about 6 bytes
+// per input byte plus 230 per actor and 50 per shared transaction
+// (TestDecodeMemory).
 const FormatVersion = 4
 
 // MarshalBinary returns the deterministic encoding of g (tag
-// crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
-// with crdt.ErrTooLarge so that every stored state can be decoded again.
+// crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are
+// refused (crdt.ErrTooLarge), so every stored state decodes again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTGCounter, g)
 }
@@ -44,11 +44,9 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTPNCounter, &c.p, &c.n)
 }
 
-// marshal encodes the body of one GCounter, or the two halves of a
-// Counter, under tag. The sized + grown bounds (limits.go) size the
-// buffer: one allocation. The envelope is written before the bodies
-// decide which version they need: versions 2 to 4 are one-byte integers,
-// written into the envelope's last byte at the end.
+// marshal encodes one GCounter body, or a Counter's two, under tag, into
+// one allocation sized by sized + grown (limits.go). The bodies decide the
+// version after the envelope is written: it is one byte, patched at the end.
 func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	size := 32 + len(halves) - 1 // the Counter's array header
 	for _, g := range halves {
@@ -72,10 +70,8 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	return b, nil
 }
 
-// appendBody appends g's body, made of its base (when it has one) and its
-// entries' encodings (cached, or encoded now and cached), makes g.sized
-// exact, and returns the oldest version that expresses the body (see
-// FormatVersion).
+// appendBody appends g's body, makes g.sized exact, and returns the oldest
+// version that expresses the body.
 func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	start := len(b)
 	v := uint64(2)
@@ -86,9 +82,8 @@ func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	} else {
 		b = wire.AppendArrayHeader(b, g.count())
 	}
-	// Encodings that lie next to each other in memory (entries decoded
-	// together by MergeBinary, which keeps them in one block in actor
-	// order, and the retired entries of one segment) are copied as one run.
+	// Encodings adjacent in memory (a MergeBinary block, a retired run)
+	// are copied as one run.
 	var run []byte
 	for _, sg := range g.segments() {
 		enc := sg.enc
@@ -131,15 +126,11 @@ type segment struct {
 	timed bool
 }
 
-// segments returns the entries in actor order as segments, cached (segs)
-// until order is rebuilt (an entry or dormant record was added, removed or
-// replaced) or a retired entry becomes live. A retired entry changes only
-// by being replaced or by becoming live, so a run's encoding holds while
-// the cache does; the encoding of a state with many retired actors then
-// walks its live entries and copies each run at once, instead of visiting
-// every retired entry. The dormant records between two entries are one
-// run, a slice of their block. The retired entries' cached encodings are
-// moved into their run's block, so they are held once.
+// segments returns the entries in actor order as segments, cached until
+// order is rebuilt or a retired entry becomes live; a retired entry
+// changes no other way, so a run's encoding holds while the cache does and
+// encoding a state with many retired actors copies whole runs. Retired
+// entries' encodings are moved into their run's block, held once.
 func (g *GCounter) segments() []segment {
 	ents := g.sorted()
 	if g.segs != nil {
@@ -231,10 +222,8 @@ func encodedBytes(e *wire.Encoder) []byte {
 	return b
 }
 
-// encoded returns the entry's encoding, cached until the entry changes: an
-// encoding costs what changed since the last one (every entry the last
-// MarshalBinary or MergeBinary saw is reused), at the price of holding
-// each entry's encoding in memory.
+// encoded returns the entry's encoding, cached until the entry changes, so
+// that an encoding costs only what changed since the last one.
 func (en *entry) encoded() []byte {
 	if en.enc != nil {
 		return en.enc
@@ -272,10 +261,9 @@ func (en *entry) encoded() []byte {
 	return en.enc
 }
 
-// UnmarshalBinary replaces g with the decoded state, keeping g's Options
-// (which set the actor cap). On error g is unchanged and the error wraps
-// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
-// crdt.ErrUnsupportedVersion.
+// UnmarshalBinary replaces g with the decoded state, keeping g's Options.
+// On error g is unchanged and the error wraps crdt.ErrCorruptEncoding,
+// crdt.ErrTooLarge, crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
 func (g *GCounter) UnmarshalBinary(data []byte) error {
 	g.init()
 	n := &GCounter{o: g.o}
@@ -286,9 +274,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// UnmarshalBinary replaces c with the decoded state, keeping c's Options. On
-// error c is unchanged; errors wrap the same sentinels as
-// GCounter.UnmarshalBinary.
+// UnmarshalBinary is GCounter.UnmarshalBinary for a Counter.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	c.p.init()
 	n := &Counter{}
@@ -308,10 +294,9 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// unmarshal decodes data, of the given tag, into the empty halves: one
-// GCounter body, or the two halves of a Counter. The first half's sized
-// bounds both bodies: their re-encoding is at most data, plus the forgot
-// field each version 1 entry gains.
+// unmarshal decodes data into the empty halves. The first half's sized
+// bounds both re-encoded bodies: data plus the forgot field each version 1
+// entry gains.
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
@@ -330,24 +315,19 @@ func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	return r.d.Finish()
 }
 
-// MaxSeq is the largest sequence number an entry may have. The decoder
-// refuses larger ones (crdt.ErrCorruptEncoding), so that every sequence
-// number also fits in a signed 64-bit integer, the widest integer of some
-// ports.
+// MaxSeq is the largest sequence number the decoder accepts
+// (crdt.ErrCorruptEncoding above), so that it fits a signed 64-bit integer.
 const MaxSeq uint64 = 1<<63 - 1
 
 // entrySize is what scanSizes learns of one entry: its number of
 // transactions and the bytes of their ids.
 type entrySize struct{ txns, idBytes int32 }
 
-// scanSizes reads the GCounter bodies (halves of them: 1 for a GCounter,
-// 2 for a Counter) of data with the decoder's reader, and returns the size
-// of each entry of each body, so that the decoder can allocate every ring,
-// id string and index table once and at its final size, and the latest
-// forgot of any entry or base (EncodedHorizon). Where it stops (at the
-// first thing the reader refuses, returning its error and the sizes found
-// so far) the decoder fails at the same point or earlier, and the sizes
-// only ever size allocations. It allocates at most 8 bytes per entry, an
+// scanSizes reads data's bodies (1 for a GCounter, 2 for a Counter) and
+// returns each entry's size, so that the decoder allocates everything once
+// at its final size, and the latest forgot of any entry or base. On the
+// first error it returns what it found so far; the decoder then fails at
+// the same point or earlier. It allocates at most 8 bytes per entry, an
 // entry taking at least 8 bytes of input.
 func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize, horizon int64, err error) {
 	r, err := openBodies(data, tag, halves)
@@ -382,18 +362,13 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize,
 	return sizes, horizon, r.d.Finish()
 }
 
-// EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
-// state data encodes, reading only its entries' forgot fields: the latest
-// forgot of any entry, live or retired, or base, in either half. A driver that
-// merges siblings with MergeBinary can so set aside a sibling whose horizon
-// is later than its clock allows (a stamp far in the future, which would
-// make the counter refuse every timed transaction until then) before
-// merging it. It reads every entry as the decoder does, without building
-// the state, so data it accepts may still be refused by UnmarshalBinary
-// (an id held twice, an entry that breaks an invariant, a retirement time
-// out of bounds, too many actors);
-// it refuses (crdt.ErrCorruptEncoding) what the decoder's reader refuses,
-// among it a forgot after MaxForgot.
+// EncodedHorizon returns the horizon (Counter.Horizon) of the state data
+// encodes: the latest forgot of any entry or base, in either half. A driver
+// can so set aside a sibling whose horizon is later than its clock allows
+// (a stamp far in the future would make the counter refuse every timed
+// transaction until then) before merging it. It checks only what the
+// decoder's reader checks (crdt.ErrCorruptEncoding, a forgot after
+// MaxForgot among it): UnmarshalBinary may still refuse data it accepts.
 func EncodedHorizon(data []byte) (time.Time, error) {
 	if _, err := openBodies(data, crdt.TagTPNCounter, 2); err != nil {
 		return time.Time{}, err // the envelope's error, as the decoder reports it
@@ -408,11 +383,9 @@ func EncodedHorizon(data []byte) (time.Time, error) {
 	return timeOf(horizon), nil
 }
 
-// decodeBody reads a GCounter body into the empty receiver. One id held
-// with different amounts by two actors (or in both halves of a Counter) is
-// a conflict Merge can produce, not corruption. sizes are the body's entry
-// sizes from scanSizes (perhaps fewer than its entries, or none, when the
-// input is corrupt); they size allocations only.
+// decodeBody reads a GCounter body into the empty receiver; sizes (from
+// scanSizes, perhaps short for a corrupt input) size allocations only. One
+// id held with different amounts is a conflict, not corruption.
 func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 	if _, err := r.body(g.o.MaxActors); err != nil {
 		return err
@@ -444,9 +417,7 @@ func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 		}
 		j++
 		if e.retired() {
-			// Kept as its encoding only (see dormant): the decoder's
-			// input is canonical, so the record is what encoding the
-			// entry would write.
+			// Kept as its encoding (see dormant): the input is canonical.
 			g.dorm.add(r.d.Input(e.start, r.d.Offset()))
 			g.nretired++
 			g.val.Add(e.total)
@@ -483,9 +454,8 @@ func (g *GCounter) useBase(b base) {
 	g.horizon = max(g.horizon, b.forgot)
 }
 
-// checkRetiredAt refuses a retirement time no writer produces: 0 (an
-// entry without one has four fields), after MaxForgot, or before the
-// base's cutoff (Fold and Merge remove such an entry).
+// checkRetiredAt refuses a retirement time no writer produces: 0, after
+// MaxForgot, or before the base's cutoff (Fold and Merge remove those).
 func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 	if at == 0 || at > maxForgotNanos {
 		return invariantf(InvRetiredAfterCutoff, "actor %q: retirement time %d ns is not a time in 1970..%s", a, at, MaxForgot.Format(time.RFC3339))
@@ -496,12 +466,9 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 	return nil
 }
 
-// decodeEntry reads the history and folded record of actor a's entry
-// (after r.fields) straight into a new, uninstalled entry whose ring, ids
-// and id string are allocated for size (from scanSizes; when it is wrong,
-// which can only happen in an input the decoder refuses, they grow
-// instead). Every id of the entry is a substring of one string, copied
-// once from the input. seen is scratch space reused across entries.
+// decodeEntry reads the lists of actor a's entry (after r.fields) into a
+// new, uninstalled entry allocated for size (a wrong size, in input the
+// decoder refuses, only makes it grow). seen is reused scratch.
 func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
 	nh, err := r.list(0)
 	if err != nil {
@@ -556,10 +523,8 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	return e, nil
 }
 
-// idSet finds a transaction read twice in one entry: a table whose refs
-// are the read index + 1 of each transaction read so far (the entry's ring
-// holds its id). It is reused across entries, and reset costs O(entry
-// size).
+// idSet finds a transaction read twice in one entry: a table of read
+// index + 1 per transaction (the entry's ring holds the ids).
 type idSet struct{ t table }
 
 // reset empties s for an entry of about n transactions: its n adds keep
@@ -573,9 +538,8 @@ func (s *idSet) reset(n int) {
 	clear(s.t.tab)
 }
 
-// add records the read-th transaction x (tag tag) of e, whose earlier
-// transactions are at e's ring positions pos(j), and reports whether it was
-// already there.
+// add records the read-th transaction x of e (earlier ones at ring
+// positions pos(j)) and reports whether it was already there.
 func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
 	k := tableKey(tag, uint32(read+1))
 	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
@@ -590,9 +554,8 @@ func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) 
 var _ crdt.Codec = (*GCounter)(nil)
 var _ crdt.Codec = (*Counter)(nil)
 
-// maxFields caps the header of a fixed-shape array before its exact arity is
-// checked, so a shape with extra fields is reported as corrupt (not as too
-// large) like every other malformed shape.
+// maxFields caps a fixed-shape array's header, so that extra fields are
+// corrupt rather than too large.
 const maxFields = 1 << 16
 
 // retiredFields is the length of a retired entry (version 3), and
@@ -623,8 +586,7 @@ const (
 )
 
 // shapeOf returns the shape of the i-th array, of k fields, of a body of
-// the given version: the one reading of the entry layout's header, for
-// the body reader and (through the first byte) dormant records.
+// the given version.
 func shapeOf(version uint64, i, k int) shape {
 	switch {
 	case version >= 4 && i == 0 && k == baseFields:
@@ -639,25 +601,15 @@ func shapeOf(version uint64, i, k int) shape {
 	return badShape
 }
 
-// bodyReader reads the GCounter bodies of an encoding (see FormatVersion)
-// one array at a time: the one reader of the entry layout, and the one
-// place that checks what each field may hold. Its callers read as much of
-// an entry as they need, in the layout's order: next (the shape, a base's
-// fields or an entry's actor), then fields (sequence number, total,
-// forgot, retirement time), then for a live entry its two lists of
-// transactions (list, then txn for each), or skipTxns for their sizes
-// only.
-//
-// What it checks, in the order the decoder always reported it: the shape
-// of every array; an actor is a valid id, and follows the previous one in
-// strictly ascending order; 1 <= seq <= MaxSeq; total, forgot and a
-// retirement time are non-negative; forgot is at most MaxForgot; a base
-// cutoff lies in 1970..MaxForgot; a list holds at most MaxEntriesPerActor
-// transactions in all; a transaction is [id, amount] with a valid id and
-// an amount > 0. What involves more than one field of one array or the
-// base (a retirement time against the base's cutoff, an id held twice,
-// the invariants of checkDecoded, the caps on actors, the value) is the
-// decoder's.
+// bodyReader reads GCounter bodies one array at a time: the one reader of
+// the entry layout and the one place that checks each field. Callers read
+// in layout order: next, fields, then for a live entry list and txn (or
+// skipTxns). It checks, in the order the decoder always reported them:
+// every array's shape; actors valid and strictly ascending; 1 <= seq <=
+// MaxSeq; total, forgot and retirement time non-negative, forgot at most
+// MaxForgot; a base cutoff in 1970..MaxForgot; at most MaxEntriesPerActor
+// transactions; each [id, amount] with a valid id and amount > 0. Checks
+// across fields or entries are the decoder's.
 type bodyReader struct {
 	d       *wire.Decoder
 	version uint64
@@ -677,18 +629,15 @@ type rawEntry struct {
 	total, forgot, retiredAt int64
 }
 
-// retired reports whether the entry is a retired one (with or without
-// its retirement time).
+// retired reports a retired entry, timed or not.
 func (e *rawEntry) retired() bool { return e.shape == retiredShape || e.shape == timedShape }
 
-// name returns the actor as a string sharing the input's bytes, for
-// checks and error messages only.
+// name returns the actor aliasing the input, for checks and errors only.
 func (e *rawEntry) name() crdt.ActorID {
 	return crdt.ActorID(unsafe.String(unsafe.SliceData(e.actor), len(e.actor)))
 }
 
-// openBodies reads the envelope of data (of tag) and, for a Counter
-// (halves 2), the header of its two bodies.
+// openBodies reads data's envelope and, for a Counter, its body header.
 func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
 	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
@@ -706,9 +655,8 @@ func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
 	return bodyReader{d: d, version: version}, nil
 }
 
-// body reads the header of the next body, which may hold maxActors live
-// actors (and, from version 3, MaxRetired retired ones and, from version
-// 4, a base), and returns the number of arrays it declares.
+// body reads the next body's header (maxActors live actors, plus
+// MaxRetired retired from version 3 and a base from 4) and returns its length.
 func (r *bodyReader) body(maxActors int) (int, error) {
 	maxEntries := maxActors
 	if r.version >= 3 {
@@ -762,9 +710,8 @@ func (r *bodyReader) next(e *rawEntry) error {
 	return nil
 }
 
-// fields reads an entry's sequence number, total, forgot and retirement
-// time (after next). The retirement time's bounds are the decoder's
-// (GCounter.checkRetiredAt), which knows the half's base.
+// fields reads an entry's seq, total, forgot and retirement time (after
+// next); the decoder, which knows the base, bounds the retirement time.
 func (r *bodyReader) fields(e *rawEntry) error {
 	d := r.d
 	seq, err := d.Uint()
@@ -799,9 +746,8 @@ func (r *bodyReader) fields(e *rawEntry) error {
 	return nil
 }
 
-// list reads the header of a live entry's history (after fields, nh 0)
-// or folded record (after the nh transactions of the history), and
-// returns its length: at most MaxEntriesPerActor transactions in all.
+// list reads the header of a live entry's history (nh 0) or folded record
+// (after nh history items): at most MaxEntriesPerActor transactions in all.
 func (r *bodyReader) list(nh int) (m int, err error) {
 	d := r.d
 	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
@@ -810,9 +756,8 @@ func (r *bodyReader) list(nh int) (m int, err error) {
 	return m, nil
 }
 
-// txn reads the next transaction of a list: it appends the text of its
-// id to dst (a UUID written as 16 bytes becomes its canonical text) and
-// returns the result, whether the id was such a UUID, and its amount.
+// txn reads a transaction, appends its id's text to dst (a 16-byte UUID as
+// its canonical text), and returns it, whether it was a UUID, and the amount.
 func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
 	d := r.d
 	// The common form, read directly: [fixstr id, amount from 1 to
@@ -850,9 +795,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	return out, isUUID, amt, nil
 }
 
-// skipTxns reads both lists of a live entry (after fields) and returns
-// their size: the number of transactions and the bytes of their ids'
-// text.
+// skipTxns reads both lists of a live entry (after fields) for their size.
 func (r *bodyReader) skipTxns() (entrySize, error) {
 	var s entrySize
 	var buf [crdt.MaxIDLen]byte
@@ -873,8 +816,7 @@ func (r *bodyReader) skipTxns() (entrySize, error) {
 	return s, nil
 }
 
-// readBase reads a base's fields [cutoff, total, forgot] (its header
-// read) and checks them.
+// readBase reads and checks a base's [cutoff, total, forgot] (after its header).
 func readBase(d *wire.Decoder) (base, error) {
 	var b base
 	var err error

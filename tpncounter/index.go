@@ -1,21 +1,14 @@
 package tpncounter
 
-// Implementation notes (cost).
-//
-// Each actor's folded record and history sit in one ring of 16-byte items,
-// with the ids in one byte arena per actor (4 bytes of offset and length
-// per item): folding and forgetting move a boundary, appending writes the
-// next slot and the id's bytes, and nothing is copied or allocated in the
-// steady state but the occasional move of the live ids to the front of the
-// arena. The index (see table) points straight at the ring item of a
-// transaction's only holder, or at a small record listing its holders: an
-// Apply of a new transaction reads one table cache line, its actor's ring
-// and nothing else. BENCHMARKS.md has the figures.
-//
-// Encoding and decoding cost what changed: each entry keeps its encoding
-// until it changes (entry.encoded), and MergeBinary skips the entries whose
-// bytes equal that encoding. Retired entries read from an encoding are held
-// as their encodings alone (see dormant).
+// Implementation notes (cost). An actor's folded record and history share
+// one ring of 16-byte items, its ids one byte arena: folding and forgetting
+// move a boundary and appending writes the next slot, so the steady state
+// copies and allocates nothing. The table points at the ring item of a
+// transaction's only holder, or at a record of its holders: Apply of a new
+// transaction reads one table cache line and its actor's ring
+// (BENCHMARKS.md). Encoding and decoding cost what changed: entries keep
+// their encodings (entry.encoded), MergeBinary skips entries whose bytes
+// equal them, and decoded retired entries stay encodings (see dormant).
 
 import (
 	"hash/maphash"
@@ -27,14 +20,12 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// idxSeed seeds the index hash. It is fixed for the process, so that an
-// item keeps its tag when Clone or Merge copies it between counters;
-// nothing encoded depends on it.
+// idxSeed seeds the index hash, fixed for the process so that an item keeps
+// its tag when copied between counters; nothing encoded depends on it.
 var idxSeed = maphash.MakeSeed()
 
-// forcedHash replaces the hash of transaction ids when set. Only tests set
-// it, to drive the table through the long probe runs and equal tags that
-// real 64-bit hashes almost never produce.
+// forcedHash, set by tests only, replaces the hash to force long probe
+// runs and equal tags.
 var forcedHash func(crdt.TxnID) uint64
 
 func hashID(x crdt.TxnID) uint64 {
@@ -44,17 +35,13 @@ func hashID(x crdt.TxnID) uint64 {
 	return maphash.String(idxSeed, string(x))
 }
 
-// tagOf returns the tag of hash h: its top 32 bits. The table's home
-// entries are chosen from the top bits of the hash (see table.home), so the
-// tag alone gives an entry's home (the table never has more than 2^32
-// entries).
+// tagOf returns the tag of hash h, its top 32 bits, which alone give an
+// entry's home (see table.home).
 func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
-// A ref says where the index finds a transaction. Most transactions are
-// held by one actor: their ref is soloBit plus the location of the item in
-// that actor's ring (loc). A transaction held by two or more actors has a
-// multi record instead, and its ref is the record's number (≥ 1, without
-// soloBit). A ref is never 0, so 0 means "not found".
+// A ref says where the index finds a transaction: soloBit plus the item's
+// loc for a transaction one actor holds, else its multi record's number
+// (≥ 1). 0 means "not found".
 type ref = uint32
 
 // A loc names one ring position of one actor: the actor's index (entry.aix)
@@ -73,34 +60,22 @@ const (
 var _ = [1]struct{}{}[(MaxActorsLimit<<posBits)>>31] // aix and position fit under soloBit
 var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in posBits
 
-// table is an open-addressing hash table with linear probing over the
-// transactions a counter knows, one entry per distinct id: the id's tag in
-// the top 32 bits and its ref in the low 32 (0 is an empty entry). An
-// entry's home is its tag scaled to the table's length, so that decoding
-// can size one exactly. Ids of equal tags occupy several entries of one
-// run; GCounter.find tells them apart by the id the ref leads to, and
-// replace and remove may act on any entry equal to their key. Removal
-// shifts the run back (no tombstones). The table is at most 80% full, live
-// and stale entries together: entries are 8 bytes, so a probe for an
-// absent id usually stays within one cache line, and a denser table is one
-// the caches keep.
+// table is an open-addressing hash table with linear probing, one entry
+// per distinct id: its tag in the top 32 bits, its ref in the low 32 (0:
+// empty). An entry's home is its tag scaled to the length, so decoding can
+// size a table exactly. find tells equal tags apart by the id the ref
+// leads to. Removal shifts the run back (no tombstones). At most 80% full,
+// stale entries included: 8-byte entries keep a miss within a cache line.
 //
-// Stale entries: when an actor forgets a transaction it alone held (the
-// steady state of every Apply), its entry is left in the table instead of
-// being removed, which would cost a cache miss on a large counter. Such an
-// entry still names a ring position, which is soon dead or holds another
-// item; GCounter.find accepts a solo entry only if its position is live and
-// holds the id looked up as a solo item, and an entry that passes this test
-// is equal to that item's own entry, so stale entries are never mistaken
-// for live ones. They only take room: GCounter.addKey rebuilds the table
-// from the rings when they would fill it. A rebuilt table is at least 5/3
-// times the live entries (at most 60% live), and at most twice that, so
-// that a rebuild comes at most once per a third as many forgotten
-// transactions as there are live ones (O(1) amortised), while the table
-// stays small: it is the part of the counter every Apply reads at random,
-// so its size decides whether that read hits the cache (2 MB for the
-// 150,000 transactions of the 1,000-actor benchmark; 4 MB at half load,
-// 8 MB with room for as many stale entries as live ones).
+// Stale entries: a transaction its only holder forgets (every steady-state
+// Apply) keeps its entry, as removing it would cost a cache miss. find
+// accepts a solo entry only if its position is live and holds the id as a
+// solo item, and one that passes equals that item's own entry, so stale
+// entries only take room: addKey rebuilds the table when they would fill
+// it, to 60% live at most and no more than twice that, so a rebuild comes
+// at most once per a third as many forgotten transactions as live ones
+// (O(1) amortised) and the table, which every Apply reads at random, stays
+// small enough for the cache (2 MB for the 1,000-actor benchmark).
 type table struct {
 	tab   []uint64
 	n     int // live entries: one per known transaction
@@ -209,37 +184,30 @@ func (t *table) remove(k uint64) {
 	t.n--
 }
 
-// multiRec is the index record of a transaction held by two or more actors:
-// the location of every holder's item (each item keeps its own amount:
-// copies written concurrently may disagree; all of them keep the id and
-// its tag, which the record therefore does not). An actor holds a
-// transaction at most once. A free record has no holders.
+// multiRec is the record of a transaction two or more actors hold: each
+// holder's item location (items keep their own amounts, which concurrent
+// writes may make differ). A free record has no holders.
 type multiRec struct {
 	holders []loc
-	// Kept in step with the holders, so that adding or folding a holder
-	// reads none of the others (a hostile state may give one transaction
-	// thousands of holders): own is the owner's location (see owner),
-	// nfold the number of holders that folded it, fsum the sum of the
-	// folded copies' amounts.
+	// Kept in step with the holders, so that adding or folding one reads
+	// none of the others (a hostile state may give thousands): the owner's
+	// location, how many folded it and the sum of the folded amounts.
 	own   loc
 	nfold int32
 	fsum  exact.Int128
 }
 
-// The GCounter's index: every transaction some actor holds is found through
-// the table, either at its only holder's ring item (a solo ref) or in a
-// multi record listing every holder. The value is kept in step: contrib
-// gives what one transaction contributes given its holders, and every change
-// of holders subtracts the contribution before it and adds the one after.
+// The GCounter's index finds every held transaction through the table.
+// The value is kept in step: each change of a transaction's holders
+// subtracts its contribution (contrib) before and adds it after.
 
 // notInstalled marks the items of an entry swap is installing, until
 // install has given each its real multi field.
 const notInstalled = ^uint32(0)
 
-// addKey adds the live table entry k, first rebuilding the table without
-// its stale entries when they would fill it. The item k names must not yet
-// be live (or must still be marked notInstalled), or a rebuild would place
-// it twice.
+// addKey adds the live table entry k, first rebuilding the table when
+// stale entries would fill it. k's item must not be live yet (or be
+// notInstalled), or a rebuild would place it twice.
 func (g *GCounter) addKey(k uint64) {
 	if t := &g.tab; t.stale > 0 && 5*(t.n+t.stale+1) > 4*len(t.tab) {
 		g.rebuild()
@@ -247,9 +215,8 @@ func (g *GCounter) addKey(k uint64) {
 	g.tab.add(k)
 }
 
-// rebuild replaces the table with one holding only the live entries, read
-// from the rings and the multi records, sized as the table documentation
-// says.
+// rebuild replaces the table with one of the live entries only, read from
+// the rings and multi records.
 func (g *GCounter) rebuild() {
 	t := newTable(0)
 	size := (g.tab.n + 1) * 5 / 6 // newTable makes it at least twice that: live entries ≤ 60%
@@ -398,11 +365,10 @@ func (g *GCounter) refAt(e *entry, off uint32) ref {
 	return soloBit | e.locAt(p)
 }
 
-// contrib adds sign times what r's transaction contributes to the value
-// beyond the folded totals (nothing for r = 0). Held only in histories, it
-// contributes its owner's amount. Once folded, the totals of the actors
-// that folded it count it: the owner's total is the one that stands, and
-// every other fold is a double count subtracted here.
+// contrib adds sign times what r's transaction adds beyond the folded
+// totals (nothing for r = 0): the owner's amount while only in histories;
+// once folded, the owner's total counts it and every other fold is a
+// double count subtracted here.
 func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	if r == 0 {
 		return
@@ -477,20 +443,13 @@ func (g *GCounter) install(e *entry, off uint32) {
 }
 
 // installDecoded installs the items of every entry decodeBody attached,
-// giving the same index and value as swap installing the entries one after
-// the other (each item, entry by entry, in ring order), but with the multi
-// records and their holder lists allocated once at their final size. A
-// first pass puts every transaction in the table and gives each one held
-// twice its record number as swap would, the record standing for now only
-// as its first holder (own) and its number of holders (counts); a
-// second fills the records in the same order, and the value is the
-// entries' totals plus what each transaction contributes in the end.
+// with the index and value swap would give entry by entry, but with the
+// multi records and holder lists allocated once at their final size. A
+// first pass fills the table and numbers the records as swap would (each
+// holding its first holder and a count); a second fills the records.
 func (g *GCounter) installDecoded() {
-	// The table an add per transaction would have grown to (add keeps it
-	// at most 80% full), sized once, and the scratch for the records: no
-	// more than the distinct transactions, nor than the items beyond them.
-	// With margins for the estimate (see distinctTxns): either grows if it
-	// is short.
+	// The table and record scratch sized once from the estimate, with
+	// margins (see distinctTxns); either grows if short.
 	m, n := distinctTxns(g.ents)
 	g.tab = newTable((5*min(m, int(1.02*n)+16) + 7) / 8)
 	recs := min(m, min(int(1.02*n), max(0, m-int(0.98*n)))+16)
@@ -555,13 +514,10 @@ func (g *GCounter) installDecoded() {
 	}
 }
 
-// distinctTxns returns the number m of items of the uninstalled entries
-// and an estimate n of how many distinct transactions they hold, from
-// their items' tags, by linear counting: with one bit per item, set at
-// each tag's place (the tag scaled to the bits), m items of which n are
-// distinct leave about m·e^(-n/m) bits unset, so n is about
-// -m·ln(unset/m), within a fraction of a percent at m of thousands and
-// more. It only sizes allocations. It allocates m/8 bytes.
+// distinctTxns returns the items m of the uninstalled entries and an
+// estimate n of their distinct transactions by linear counting: m items
+// with n distinct tags leave about m·e^(-n/m) of m bits unset. It only
+// sizes allocations, and allocates m/8 bytes.
 func distinctTxns(ents []*entry) (m int, n float64) {
 	for _, e := range ents {
 		m += e.size()
@@ -586,10 +542,9 @@ func distinctTxns(ents []*entry) (m int, n float64) {
 	return m, -float64(m) * math.Log(float64(m-ones)/float64(m))
 }
 
-// uninstall removes e's hold of its item at offset off from the index and
-// returns the ref of the transaction's remaining holders (0 if none); the
-// caller keeps the value in step (see release). A multi record left with
-// one holder turns back into a solo ref to that holder's item.
+// uninstall removes e's hold of its item at offset off and returns the ref
+// of the remaining holders (0 if none); the caller keeps the value in step
+// (see release). A record left with one holder becomes a solo ref.
 func (g *GCounter) uninstall(e *entry, off uint32) ref {
 	p := e.pos(off)
 	it := &e.ring[p]
@@ -675,9 +630,7 @@ func (g *GCounter) removeItems(e *entry, removed []uint32) {
 	e.mid -= below
 }
 
-// growRing gives e (installed) a ring of twice its length, or, when a
-// decoded ring is shorter than mask+1, of length mask+1 (see entry),
-// moving every item.
+// growRing doubles e's ring, or extends a short decoded one to mask+1.
 func (g *GCounter) growRing(e *entry) {
 	n := int(e.mask) + 1
 	if len(e.ring) == n {
