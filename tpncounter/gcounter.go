@@ -87,21 +87,17 @@ type GCounter struct {
 	o       Options
 	ready   bool
 	entries map[crdt.ActorID]*entry
-	// The index (see index.go): ents holds the installed entries by actor
-	// index (nil at the free indexes in afree); tab finds every known
-	// transaction; multi holds the records of transactions two or more
-	// actors hold (multi[0] is unused; mfree lists free records, nmulti
-	// counts the live ones).
+	// The index (index.go): ents holds the installed entries by actor
+	// index (nil at the free ones in afree); multi[0] is unused, mfree
+	// lists free records and nmulti counts live ones.
 	ents   []*entry
 	afree  []uint32
 	tab    table
 	multi  []multiRec
 	mfree  []uint32
 	nmulti int
-	// dorm holds retired entries read from an encoding, as their
-	// encodings only (see dormant); an actor with a record there has no
-	// entry in entries. nretired counts the retired entries, dormant
-	// records included (see Retire).
+	// dorm holds retired entries read from an encoding (see dormant);
+	// nretired counts the retired entries, dormant records included.
 	dorm     dormant
 	nretired int
 	// base holds the retired entries Fold took out (see Fold); its total
@@ -116,20 +112,17 @@ type GCounter struct {
 	// sized + grown bound the body's encoded size (see limits.go).
 	sized, grown int
 	val          exact.Int128
-	// In a Counter: twin is the other half, neg tells the debit half, and
-	// cross (shared with the twin) lists the ids held in both halves,
-	// written concurrently as a credit and a debit; empty almost always.
+	// In a Counter: twin is the other half, neg marks the debit half, and
+	// cross (shared) lists the ids held in both halves; almost always empty.
 	twin  *GCounter
 	neg   bool
 	cross map[crdt.TxnID]struct{}
-	// horizon is the largest entry.forgot; horizonStale says it must be
-	// recomputed because an entry holding it was replaced. Raising horizon
-	// while it is stale is harmless: the recomputation overwrites it.
+	// horizon is the largest forgot; horizonStale says an entry holding it
+	// was replaced and it must be recomputed (raising it meanwhile is harmless).
 	horizon      int64
 	horizonStale bool
-	// offBuf is reused as plan.ageOut by the next plan, so that
-	// steady-state folding does not allocate. A plan is used before the
-	// next one is made on the same counter.
+	// offBuf is the next plan's ageOut, so steady-state folding does not
+	// allocate.
 	offBuf []uint32
 }
 
@@ -267,11 +260,9 @@ func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 	return at.UnixNano(), nil
 }
 
-// txnTime returns txn's time under Options.TxnTime when it gives one in
-// 1970..2261 (so that its Unix nanoseconds are a positive int64); any other
-// answer is no time. Apply and forgetting use the same rule, so a
-// transaction that reached the counter without a valid time (by Merge or
-// decoding) never moves the horizon.
+// txnTime returns txn's time under Options.TxnTime when it lies in
+// 1970..2261 (positive Unix nanoseconds); any other is no time, for Apply
+// and forgetting alike, so a transaction without one never moves the horizon.
 func (g *GCounter) txnTime(txn crdt.TxnID) (time.Time, bool) {
 	at, ok := g.o.TxnTime(txn)
 	if !ok || at.Year() < 1970 || at.Year() > 2261 || at.UnixNano() <= 0 {
@@ -358,10 +349,9 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 	return g.apply(actor, txn, amount, amount)
 }
 
-// apply is Apply on g, a GCounter or one half of a Counter, of txn of
-// magnitude mag, whose signed amount (as the Counter's caller gave it; mag
-// in a GCounter) is signed. In a Counter the other half (twin) takes part
-// in the duplicate check and the horizon.
+// apply is Apply on g, a GCounter or a Counter's half, of txn of magnitude
+// mag and signed amount signed; in a Counter the twin takes part in the
+// duplicate check and the horizon.
 func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) (Outcome, error) {
 	at, err := g.checkTime(txn)
 	if err != nil {
@@ -378,9 +368,8 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 		o, _ := owner(p, n, txn)
 		return judge(p, n, txn, signed, o)
 	}
-	// Checked against the later of both halves' horizons: a retry usually
-	// keeps its sign, but the losing write of a credit/debit conflict was
-	// forgotten, if at all, in the other half.
+	// The later horizon of both halves: the losing write of a
+	// credit/debit conflict was forgotten, if at all, in the other half.
 	later := g
 	if g.twin != nil && g.twin.horizonNanos() > g.horizonNanos() {
 		later = g.twin
@@ -578,16 +567,14 @@ func (g *GCounter) Leq(other *GCounter) bool {
 type mergePlan struct {
 	actors []crdt.ActorID
 	newer  []*entry // clones from other
-	// from's dormant records picks (ascending) are of actors the receiver
-	// has no entry for: they join its dormant records as they are. prev
-	// is the receiver's dormant records before (for undoMerge).
+	// from's dormant records picks (ascending), of actors the receiver
+	// lacks, join its dormant records; prev is them before (for undoMerge).
 	from  *dormant
 	picks []int
 	prev  dormant
-	// With bases (see Fold): base is the winning base; remove lists the
-	// receiver's actors whose entry loses to one the winning base holds
-	// (both go); drop says the receiver's retired entries below base.cut
-	// go (the winning base holds them).
+	// With bases (see Fold): the winning base; the receiver's actors whose
+	// entry loses to one the base holds (both go); whether the receiver's
+	// retired entries below base.cut go.
 	base   base
 	remove []crdt.ActorID
 	drop   bool
@@ -619,9 +606,8 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			retired -= b2i(e.mergeDrops(cut))
 		}
 	}
-	// win takes other's entry oe (not installed) over the receiver's de
-	// (nil: none), unless the drop removes de. When the winning base
-	// holds oe, de loses to it and goes too.
+	// win takes other's entry oe over the receiver's de (nil: none) unless
+	// the drop removes de; when the winning base holds oe, de goes too.
 	win := func(a crdt.ActorID, oe, de *entry) {
 		kept := de != nil && !(mp.drop && de.mergeDrops(cut))
 		if kept {
@@ -677,9 +663,8 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	return mp, nil
 }
 
-// applyMerge installs the winning entries and returns the entries they
-// replaced (nil for new actors), for undoMerge. A dormant record that
-// loses wakes first (see wakeActor).
+// applyMerge installs the winning entries (waking dormant losers first)
+// and returns those they replaced (nil for new actors), for undoMerge.
 func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 	if mp.rebase(g) {
 		for _, a := range mp.remove {
@@ -791,9 +776,8 @@ func (g *GCounter) Merge(other *GCounter) error {
 	return err
 }
 
-// mergeHalves merges every half of from into the matching half of into
-// (one or two halves), all or nothing: on error every half of into is as
-// it was. It returns the winning entries installed in each half.
+// mergeHalves merges each half of from into the same half of into, all or
+// nothing, and returns the winning entries installed in each half.
 func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
 	var plans [2]mergePlan
 	rebase := false

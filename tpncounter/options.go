@@ -80,8 +80,7 @@ type Options struct {
 	MaxActors int
 }
 
-// resolved returns o with defaults filled in, or an error wrapping
-// crdt.ErrInvalidConfig.
+// resolved fills in defaults, or wraps crdt.ErrInvalidConfig.
 func (o Options) resolved() (Options, error) {
 	if o.HistoryLength < 0 || o.HistoryLength > MaxHistoryLength {
 		return o, fmt.Errorf("%w: HistoryLength %d outside 0..%d", crdt.ErrInvalidConfig, o.HistoryLength, MaxHistoryLength)

@@ -106,12 +106,10 @@ func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, e
 	return len(swaps) > 0, nil
 }
 
-// retired returns the retired entry that replaces e, or false when an
-// actor outside group (any other actor when group is nil), in this half or
-// the twin half, holds one of e's transactions. Its total is what e
-// counts: its folded total and its history, less the copies another
-// holder's counts (see contrib). at is the retirement time (0: none), not
-// before the base's cutoff.
+// retired returns the retired entry that replaces e (total: what e counts,
+// see contrib; retirement time at, 0 for none, not before the base's
+// cutoff), or false when an actor outside group (any, for a nil group) in
+// either half holds one of e's transactions.
 func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*entry, bool, error) {
 	var total exact.Int128
 	total.Add(e.total)
@@ -125,21 +123,17 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 			rec := &g.multi[r]
 			owns = rec.own == e.locAt(q)
 			if owns || rec.nfold == 0 {
-				// The copy that counts goes with the retirement, or is in
-				// a history, where its holder's compaction lets go of the
-				// others: every other holder must go too, or its copy
-				// would count again. (When the copy that counts is another
-				// member's, that member's own check is this one.)
+				// The counting copy goes with e, or is in a history, whose
+				// holder's compaction lets go of the others: every other
+				// holder must go too, or its copy would count again.
 				for _, l := range rec.holders {
 					if he, _ := g.itemOf(l); he != e && !group[he.actor] {
 						return nil, false, nil
 					}
 				}
 			}
-			// Else the copy that counts is folded by another actor, which
-			// defers forgetting it while e holds a copy: e's copy leaves
-			// without counting (if that actor retires too, its own check
-			// is the one above).
+			// Else the counting copy is folded by another actor, which
+			// keeps it while e holds one: e's copy leaves uncounted.
 		}
 		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
 			return nil, false, nil
