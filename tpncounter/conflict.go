@@ -61,9 +61,8 @@ func (g *GCounter) Conflicts() []Conflict {
 	return conflicts(g, nil)
 }
 
-// conflicts lists the conflicts of a counter of halves p and n (n nil for
-// a GCounter): the ids one half holds with more than one amount, and those
-// held in both halves.
+// conflicts lists the ids a half holds with several amounts, and those held
+// in both halves (n nil for a GCounter).
 func conflicts(p, n *GCounter) []Conflict {
 	byID := map[crdt.TxnID]bool{}
 	for _, g := range [2]*GCounter{p, n} {
@@ -109,15 +108,13 @@ func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	return owner(g, nil, txn)
 }
 
-// Retract takes actor's own copy of txn out of its entry: out of its
-// history, or out of its folded record and its total. It is for a writer
-// that finds a transaction it wrote, but never saw acknowledged, older than
-// the horizon: the transaction may have been retried elsewhere, counted
-// and forgotten, and the writer's copy would count it again. The entry
-// changes like any other (its sequence number increases), so the new
-// version wins over the unacknowledged one wherever that lands. Only the
-// entry's owner may call it. It reports whether actor held txn; the value
-// goes down by txn's amount when actor's copy was the one that counted.
+// Retract takes actor's own copy of txn out of its history, or out of its
+// folded record and total: for a writer that finds an unacknowledged
+// transaction of its own older than the horizon, which may have been
+// retried, counted and forgotten elsewhere. The entry's seq increases, so
+// the change wins over the unacknowledged version. Only the entry's owner
+// may call it. It reports whether actor held txn; the value drops by its
+// amount when actor's copy was the one counted.
 func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err

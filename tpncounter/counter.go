@@ -37,9 +37,8 @@ func (c *Counter) link() {
 	c.p.cross, c.n.cross = c.cross, c.cross
 }
 
-// findCross records every id held in both halves (after a decode or merge
-// brought in the given entries of one half) and forgets ids that are no
-// longer in both.
+// findCross records the ids held in both halves after newP and newN came
+// in, and forgets those no longer in both.
 func (c *Counter) findCross(newP, newN []*entry) {
 	for x := range c.cross {
 		if c.p.get(x) == 0 || c.n.get(x) == 0 {
@@ -143,14 +142,11 @@ func (c *Counter) Amount(txn crdt.TxnID) (int64, bool) {
 }
 
 // Owner returns the copy of txn that counts, if some actor holds txn: the
-// copy of the smallest actor id among those that folded it, or, when none
-// has, of the smallest actor id holding it in a history (a credit wins a tie
-// with a debit of the same actor). Every duplicate rule keeps that copy and
-// removes the others, so the owner does not depend on the order in which
-// states were merged. A copy not yet merged may still take over, so each
-// writer of a transaction delivered to several actors may read itself as
-// the owner: run side effects from an outbox keyed by the transaction id
-// (package ledger, "Side effects"), not from Owner.
+// smallest actor id's among those that folded it, else among those holding
+// it (a credit wins a tie with a debit of the same actor). Every duplicate
+// rule keeps that copy, so merge order does not matter; but a copy not yet
+// merged may take over, so run side effects from an outbox keyed by the
+// transaction id (package ledger, "Side effects"), not from Owner.
 func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if c == nil {
 		return Copy{}, false
@@ -188,15 +184,11 @@ func (c *Counter) Conflicts() []Conflict {
 }
 
 // Apply records transaction txn with a signed amount (a credit when
-// positive, a debit when negative) as written by actor. It behaves as
-// GCounter.Apply on the matching half, with a known transaction judged
-// against the copy that counts across both halves (see Owner): the same
-// signed amount is Duplicate or DuplicateFolded, the amount of a copy that
-// lost a conflict is Superseded, and any other amount or sign is
-// crdt.ErrConflictingTransaction. amount must be non-zero and not
-// math.MinInt64 (crdt.ErrInvalidAmount). With Options.TxnTime an unknown
-// transaction must be after Horizon, the later of both halves' horizons.
-// The state is unchanged on error.
+// positive, a debit when negative) as written by actor, as GCounter.Apply
+// on the matching half with a known transaction judged against the copy
+// that counts (see Known). amount must be non-zero and not math.MinInt64
+// (crdt.ErrInvalidAmount). With Options.TxnTime an unknown transaction
+// must be after Horizon. The state is unchanged on error.
 func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if amount == 0 || amount == math.MinInt64 {
 		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
@@ -212,13 +204,11 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	return half.apply(actor, txn, mag, amount)
 }
 
-// Known says what Apply would answer for a transaction the counter already
-// knows, without changing anything, and returns the copy that counts (see
-// Owner): Duplicate or DuplicateFolded for the amount that counts,
-// Superseded for the amount of a copy that lost a conflict, and
-// crdt.ErrConflictingTransaction for any other amount. It returns 0, a zero
-// Copy and no error when txn is unknown (Apply would apply it, or refuse it
-// as outside the window).
+// Known says, without changing anything, what Apply would answer for a
+// known transaction, with the copy that counts (see Owner): Duplicate or
+// DuplicateFolded for its amount, Superseded for the amount of a copy that
+// lost a conflict, crdt.ErrConflictingTransaction for any other. For an
+// unknown txn it returns 0, a zero Copy and no error.
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 	if c == nil {
 		return 0, Copy{}, nil
@@ -231,9 +221,8 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 	return out, o, err
 }
 
-// judge answers a retry of a known txn of the given signed amount (a
-// magnitude in a GCounter, whose halves are p and nil), whose owner's copy
-// is o: the one verdict of GCounter.Apply, Counter.Apply and Known.
+// judge is the one verdict on a retry of known txn with a signed amount (a
+// magnitude in a GCounter, n nil) whose counting copy is o.
 func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
 		return duplicate(o.Folded), nil
@@ -248,9 +237,8 @@ func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error
 	return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, o.Amount, amount)
 }
 
-// duplicate is the verdict on a retry with the amount of the copy that
-// counts. That copy is folded exactly when some copy is: a folded copy
-// always wins over a history copy, in either half.
+// duplicate is the verdict on a retry with the counting amount, which is
+// folded exactly when some copy is (a folded copy always wins).
 func duplicate(folded bool) Outcome {
 	if folded {
 		return DuplicateFolded
@@ -281,9 +269,8 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	return changed, err
 }
 
-// compactHalves performs actor's housekeeping in every half, all or
-// nothing: every plan is made and every sequence number checked before
-// any half changes.
+// compactHalves does actor's housekeeping in every half, all or nothing:
+// every plan is made and seq checked before any half changes.
 func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	type job struct {
 		g *GCounter

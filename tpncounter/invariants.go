@@ -76,9 +76,8 @@ func checkDecoded(e *entry) error {
 	return checkCounts(counts{e.actor, e.seq, e.total, e.nf(), uint32(e.size())}, func(off uint32) int64 { return e.ring[e.pos(off)].amt })
 }
 
-// counts are the fields of a live entry that checkCounts checks: its
-// actor, sequence number and total, and the number of transactions it
-// holds (n), the first nf of them folded.
+// counts are what checkCounts checks of a live entry: n transactions, the
+// first nf folded.
 type counts struct {
 	actor crdt.ActorID
 	seq   uint64
