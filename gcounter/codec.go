@@ -88,16 +88,14 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// decodeRows reads a version 2 body: an array of [shared, suffix, count]
-// rows.
+// decodeRows reads a version 2 body of [shared, suffix, count] rows.
 func decodeRows(d *wire.Decoder) (*Counter, error) {
 	n, err := d.ArrayLen(MaxActors)
 	if err != nil {
 		return nil, err
 	}
 	out := &Counter{}
-	// Pre-size for the rows the remaining bytes can hold, so that a short
-	// hostile input cannot make the decoder allocate for rows it lacks.
+	// Sized for the rows the remaining bytes can hold, not the header.
 	out.Grow(min(n, d.Remaining()/minRowSize))
 	var (
 		prev string
@@ -151,8 +149,7 @@ func decodePairs(d *wire.Decoder) (*Counter, error) {
 
 const maxInt64 = 1<<63 - 1
 
-// bodySize is the encoded size of the version 2 rows array. The front
-// coding depends on the actors' order, so it sorts them.
+// bodySize is the encoded size of the version 2 rows array.
 func (c *Counter) bodySize() int {
 	n := wire.ArrayHeaderSize(len(c.entries))
 	c.rows(func(shared int, suffix string, count int64) {

@@ -53,8 +53,7 @@ var (
 // New returns an empty counter. It is equivalent to new(Counter).
 func New() *Counter { return new(Counter) }
 
-// orEmpty returns c, or an empty counter for a nil c: a nil Counter reads
-// as an empty one.
+// orEmpty returns c, or an empty counter for a nil c.
 func (c *Counter) orEmpty() *Counter {
 	if c == nil {
 		return &Counter{}
@@ -156,8 +155,7 @@ func (h *Handle) Add(n int64) error {
 	return h.slowAdd(n)
 }
 
-// slowAdd is Add when the fast path does not apply: Increment, then the
-// actor's position.
+// slowAdd is Add off the fast path: Increment, then find.
 func (h *Handle) slowAdd(n int64) error {
 	if err := h.c.Increment(h.actor, n); err != nil {
 		return err
@@ -169,8 +167,7 @@ func (h *Handle) slowAdd(n int64) error {
 // Actor returns the handle's actor.
 func (h *Handle) Actor() crdt.ActorID { return h.actor }
 
-// add appends a new actor of tag tag (see index); the caller has
-// validated it and updates total.
+// add appends a new, validated actor of tag tag; the caller updates total.
 func (c *Counter) add(actor crdt.ActorID, n int64, tag uint32) {
 	c.index.insert(tag, len(c.entries))
 	c.entries = append(c.entries, entry{actor: actor, count: n})
@@ -184,8 +181,7 @@ func (c *Counter) CheckMerge(other *Counter) error {
 	return err
 }
 
-// checkMerge is CheckMerge that also returns how many actors Merge would
-// add.
+// checkMerge is CheckMerge, also returning how many actors Merge adds.
 func (c *Counter) checkMerge(other *Counter) (int, error) {
 	if other == nil || other == c || c.mergeFits(other) {
 		return 0, nil
@@ -233,19 +229,16 @@ func (c *Counter) Merge(other *Counter) error {
 	return nil
 }
 
-// mergeFits reports whether merging other cannot fail: the merged total is
-// at most the sum of both totals, and the merged actors at most both
-// counts of actors. It is O(1).
+// mergeFits reports, in O(1), whether merging other cannot fail: both
+// totals and both actor counts added up fit.
 func (c *Counter) mergeFits(other *Counter) bool {
 	return c.total <= math.MaxInt64-other.total && len(c.entries)+len(other.entries) <= MaxActors
 }
 
-// merge is Merge once it is known not to fail. Two counters often hold
-// their actors in the same order (both decoded from encodings, which are
-// sorted, or one a Clone of the other), so each of other's actors is first
-// looked for right after the previous one found, by comparing ids, and in
-// the index only when it is not there: a merge that brings nothing new
-// between such counters hashes nothing, and a new actor is hashed once.
+// merge is Merge known not to fail. Counters often hold their actors in
+// the same order (decoded, or cloned), so each of other's actors is first
+// looked for right after the previous one found, and hashed only when it
+// is not there.
 func (c *Counter) merge(other *Counter) {
 	es := c.entries
 	next := 0       // where other's next actor is expected in es
@@ -265,9 +258,8 @@ func (c *Counter) merge(other *Counter) {
 				es = c.entries
 				continue
 			}
-			// Counters in unrelated orders stop comparing (each compare
-			// would read an id out of cache for nothing) until an actor
-			// is found where expected again.
+			// Unrelated orders stop comparing (each compare would read an id
+			// out of cache) until an actor is found where expected.
 			aligned = i == next
 		}
 		if d := e.count - es[i].count; d > 0 {

@@ -50,21 +50,12 @@ func (c *Counter) orEmpty() *Counter {
 // allocate.
 func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {
-		return c.Decrement(actor, negate(n))
+		return c.Decrement(actor, -n) // -math.MinInt64 wraps to itself: refused
 	}
 	if err := c.p.Increment(actor, n); err != nil {
 		return wrapHalf("P", err)
 	}
 	return nil
-}
-
-// negate returns -n for n < 0. For math.MinInt64 it returns a negative
-// number, which Decrement rejects.
-func negate(n int64) int64 {
-	if n == math.MinInt64 {
-		return n
-	}
-	return -n
 }
 
 // Decrement subtracts n (which must be non-negative) from the counter as
