@@ -28,11 +28,10 @@ func SharedPrefix(prev, next string) int {
 	return k
 }
 
-// FrontCodedID reads the [shared, suffix] of row i, whose previous row's id
-// is prev ("" for the first row), and returns the row's id. It refuses
-// (crdt.ErrCorruptEncoding) a shared length beyond prev, an id longer than
-// crdt.MaxIDLen, an id not after prev, and a shared length other than
-// SharedPrefix's. buf is scratch, returned for reuse by the next row.
+// FrontCodedID reads row i's [shared, suffix] after the id prev ("" first)
+// and returns the row's id, refusing (crdt.ErrCorruptEncoding) a shared
+// length beyond prev or other than SharedPrefix's, an id over
+// crdt.MaxIDLen, and an id not after prev. buf is scratch for the next row.
 func (d *Decoder) FrontCodedID(i int, prev string, buf []byte) (string, []byte, error) {
 	shared, err := d.NonNegInt()
 	if err != nil {

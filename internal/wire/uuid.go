@@ -86,12 +86,10 @@ func (e *Encoder) TxnID(id string, uuidBin bool) bool {
 	return false
 }
 
-// TxnIDBytes reads a transaction id written by Encoder.TxnID and appends its
-// text to dst. With uuidBin, a 16-byte bin is a UUID and a str holding a
-// UUID's canonical text is refused (it has one encoding only: the bin);
-// without it, only a str is an id. The id's length is checked against
-// crdt.MaxIDLen, not its characters. isUUID reports that the id was a
-// 16-byte bin, whose text (canonical UUID text) is a valid id.
+// TxnIDBytes reads an id written by Encoder.TxnID and appends its text to
+// dst. With uuidBin a 16-byte bin is a UUID (isUUID; its text is a valid
+// id) and a str holding UUID text is refused (the bin is its one form);
+// without, only a str is an id. Only the length is checked (crdt.MaxIDLen).
 func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) (out []byte, isUUID bool, err error) {
 	raw, isUUID, err := d.txnID(uuidBin)
 	if err != nil {

@@ -31,10 +31,8 @@ type Encoder struct {
 	err error
 }
 
-// encoders keeps encoders between encodings, so that an encoding costs one
-// allocation (its result) rather than an encoder, a msgpack writer and a
-// growing buffer each time. Encoders whose buffer grew past maxPooledBuf are
-// dropped, so one large state does not keep its buffer alive.
+// encoders pools encoders so that an encoding costs one allocation, its
+// result; one whose buffer grew past maxPooledBuf is dropped.
 var encoders = sync.Pool{New: func() any {
 	e := &Encoder{}
 	e.enc = msgpack.NewEncoder(&e.buf)
@@ -43,9 +41,8 @@ var encoders = sync.Pool{New: func() any {
 
 const maxPooledBuf = 64 << 10
 
-// NewEncoder returns an encoder that starts with the envelope for tag and
-// version already written. The caller then writes exactly one body value
-// and calls Bytes once, after which the encoder must not be used.
+// NewEncoder returns an encoder with the envelope for tag and version
+// written; the caller writes one body value and calls Bytes once.
 func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
 	e := NewValueEncoder()
 	e.ArrayLen(crdt.EnvelopeLen)
@@ -102,10 +99,8 @@ func (e *Encoder) Bin(b []byte) {
 // Nil writes nil.
 func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
 
-// Bytes returns the encoding, or the first error met while writing, and
-// ends the encoder's use. A small encoding is copied out and the encoder
-// kept for the next one; a large one is returned as written and its
-// encoder dropped.
+// Bytes returns the encoding, or the first error met, and ends the
+// encoder's use (a small one is copied out and the encoder pooled).
 func (e *Encoder) Bytes() ([]byte, error) {
 	b, err := e.buf.Bytes(), e.err
 	if e.buf.Cap() <= maxPooledBuf {
@@ -163,9 +158,8 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 // Remaining is the number of unread bytes.
 func (d *Decoder) Remaining() int { return d.r.Len() }
 
-// SkipTo moves the decoder to offset off of its input (at or after the
-// current position), passing over values the caller has recognised
-// without reading them.
+// SkipTo moves the decoder to input offset off, at or after the current
+// position, passing over values the caller recognised unread.
 func (d *Decoder) SkipTo(off int) {
 	_, _ = d.r.Seek(int64(off), io.SeekStart) // off is within the input
 }
@@ -213,11 +207,9 @@ func (d *Decoder) ArrayLen(max int) (int, error) {
 	return n, nil
 }
 
-// Tuple reads the header of a fixed-arity array (a struct-like body, named
-// what in errors) and requires exactly n elements. Any other count is
-// corrupt, never "too large": the shape is part of the format, not a size a
-// caller could exceed (ArrayLen(n) would report n+1 elements as
-// crdt.ErrTooLarge).
+// Tuple reads the header of a fixed-arity array (named what in errors) of
+// exactly n elements: any other count is corrupt, never too large, since
+// the shape is part of the format.
 func (d *Decoder) Tuple(n int, what string) error {
 	got, err := d.ArrayLen(math.MaxInt32)
 	if err != nil {
@@ -233,13 +225,10 @@ func (d *Decoder) Tuple(n int, what string) error {
 // header, a one-byte actor and a fixint count.
 const minPairSize = 1 + 2 + 1
 
-// ActorCounts reads the gcounter body, an array of at most max [actor,
-// count] pairs, in canonical form: actors valid and strictly increasing,
-// counts positive. It first calls grow with the number of pairs the
-// remaining input can hold (never more than declared, so a hostile length
-// cannot make the caller pre-allocate for pairs the input lacks), then add
-// for each pair in order; an error from add stops the decoding and is
-// returned as it is.
+// ActorCounts reads the gcounter body: at most max [actor, count] pairs,
+// actors valid and strictly increasing, counts positive. It calls grow
+// with the pairs the remaining input can hold (never more than declared),
+// then add per pair; add's error is returned as it is.
 func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, int64) error) error {
 	n, err := d.ArrayLen(max)
 	if err != nil {
@@ -273,10 +262,9 @@ func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, in
 	return nil
 }
 
-// minimalHeader reports whether a collection header with code c announcing n
-// elements or bytes uses msgpack's smallest form: the fix form below fixLimit,
-// then the 8-bit form (code8, 0 when the kind has none) below 256, then the
-// 16-bit form (code16) up to 65535, then the 32-bit form.
+// minimalHeader reports whether header code c for n elements or bytes is
+// msgpack's smallest form: fix below fixLimit, then code8 (0: none) below
+// 256, then code16 to 65535, then 32-bit.
 func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {
 	switch {
 	case n < fixLimit:
@@ -298,10 +286,8 @@ func (d *Decoder) String(maxLen int) (string, error) {
 	return string(b), nil // copied out of the input once
 }
 
-// StringBytes reads a str of at most maxLen bytes and returns its bytes
-// without copying them: the slice aliases the decoder's input and must not
-// be kept or modified. It lets a codec build a value from several pieces
-// with one allocation.
+// StringBytes reads a str of at most maxLen bytes without copying: the
+// slice aliases the input and must not be kept or modified.
 func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
@@ -323,9 +309,8 @@ func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	if n > d.r.Len() {
 		return nil, fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 	}
-	// msgpack.Decoder reads a *bytes.Reader directly (it is an
-	// io.ByteScanner, so no read-ahead buffer): the unread bytes are the
-	// tail of data.
+	// msgpack.Decoder reads a *bytes.Reader with no read-ahead buffer, so
+	// the unread bytes are the tail of data.
 	pos := len(d.data) - d.r.Len()
 	b := d.data[pos : pos+n : pos+n]
 	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
@@ -408,10 +393,8 @@ func (d *Decoder) Int() (int64, error) {
 	return v, nil
 }
 
-// smallUint reads, without the msgpack decoder, an integer from 0 to
-// 2^32−1 in its smallest form (the common case); otherwise it reads
-// nothing and reports false, and the caller takes the general path, which
-// also reports every error.
+// smallUint reads an integer in 0..2^32−1 in smallest form directly, or
+// reads nothing and reports false (the general path reports errors).
 func (d *Decoder) smallUint() (int64, bool) {
 	pos := d.Offset()
 	v, n := SmallUint(d.data[pos:])
@@ -422,9 +405,8 @@ func (d *Decoder) smallUint() (int64, bool) {
 	return v, true
 }
 
-// SmallUint reads, at the start of b, an integer from 0 to 2^32−1 in its
-// smallest msgpack form, and returns it and its size; the size is 0 when b
-// starts with anything else (or is empty).
+// SmallUint reads an integer in 0..2^32−1 in smallest msgpack form at the
+// start of b and returns it and its size (0 for anything else).
 func SmallUint(b []byte) (int64, int) {
 	if len(b) == 0 {
 		return 0, 0
@@ -601,9 +583,8 @@ func UintSize(v uint64) int { return headerSize(v, 128, true) }
 // ArrayHeaderSize is the size of the header of an array of n elements.
 func ArrayHeaderSize(n int) int { return headerSize(uint64(n), 16, false) }
 
-// headerSize is the size of the smallest form of n (a length, or a uint)
-// among a fix form below fix, an 8-bit form (has8), then the 16-, 32- and
-// (uints only: a length is below 2^32) 64-bit forms.
+// headerSize is the size of the smallest form of the length or uint n: fix
+// below fix, 8-bit (has8), then 16-, 32- and 64-bit.
 func headerSize(n, fix uint64, has8 bool) int {
 	switch {
 	case n < fix:
