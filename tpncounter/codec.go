@@ -70,8 +70,7 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	return b, nil
 }
 
-// appendBody appends g's body, makes g.sized exact, and returns the oldest
-// version that expresses the body.
+// appendBody appends g's body, makes g.sized exact and returns its version.
 func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	start := len(b)
 	v := uint64(2)
@@ -82,8 +81,7 @@ func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	} else {
 		b = wire.AppendArrayHeader(b, g.count())
 	}
-	// Encodings adjacent in memory (a MergeBinary block, a retired run)
-	// are copied as one run.
+	// Encodings adjacent in memory are copied as one run.
 	var run []byte
 	for _, sg := range g.segments() {
 		enc := sg.enc
@@ -110,15 +108,13 @@ func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	return b, v
 }
 
-// follows reports whether b lies right after a in the same allocation (a's
-// capacity runs into b), so that a[:len(a)+len(b)] covers both.
+// follows reports whether b lies right after a in a's allocation.
 func follows(a, b []byte) bool {
 	n := len(a)
 	return len(b) > 0 && cap(a) > n && &a[:n+1][n] == &b[0]
 }
 
-// segment is a live entry (e), or a run of retired entries next to each
-// other in actor order, as their encodings (enc, one block).
+// segment is a live entry (e), or a run of retired ones as one encoding.
 type segment struct {
 	e   *entry
 	enc []byte
@@ -178,8 +174,7 @@ func (g *GCounter) segments() []segment {
 	return segs
 }
 
-// hasUUID reports whether one of the entry's ids is a UUID that version 3
-// writes as 16 bytes, which its encoding then holds (encBin).
+// hasUUID reports whether version 3 writes one of en's ids as 16 bytes.
 func (en *entry) hasUUID() bool {
 	for off := uint32(0); off < uint32(en.size()); off++ {
 		if _, ok := wire.ParseUUIDText(string(en.id(en.pos(off)))); ok {
@@ -189,8 +184,7 @@ func (en *entry) hasUUID() bool {
 	return false
 }
 
-// encodedSize returns the size of g's body, encoding (and caching) every
-// entry that has no cached encoding.
+// encodedSize returns the size of g's body, encoding what is not cached.
 func (g *GCounter) encodedSize() int {
 	n := wire.ArrayHeaderSize(g.count()+1) + len(g.dorm.enc)
 	if g.base.cut != 0 {
@@ -212,8 +206,7 @@ func (b base) encoded() []byte {
 	return encodedBytes(e)
 }
 
-// encodedBytes returns e's encoding of a value held in memory, whose writing
-// cannot fail.
+// encodedBytes returns e's encoding of an in-memory value (cannot fail).
 func encodedBytes(e *wire.Encoder) []byte {
 	b, err := e.Bytes()
 	if err != nil {
@@ -284,8 +277,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	}
 	*c = *n
 	c.link()
-	// Every entry is new: looking up the smaller half's ids in the other
-	// finds every id held in both.
+	// Every entry is new: look up the smaller half's ids in the other.
 	if c.n.tab.n < c.p.tab.n {
 		c.findCross(nil, c.n.ents)
 	} else {
@@ -319,8 +311,7 @@ func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 // (crdt.ErrCorruptEncoding above), so that it fits a signed 64-bit integer.
 const MaxSeq uint64 = 1<<63 - 1
 
-// entrySize is what scanSizes learns of one entry: its number of
-// transactions and the bytes of their ids.
+// entrySize is an entry's transactions and bytes of ids (scanSizes).
 type entrySize struct{ txns, idBytes int32 }
 
 // scanSizes reads data's bodies (1 for a GCounter, 2 for a Counter) and
@@ -474,8 +465,7 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	if err != nil {
 		return nil, err
 	}
-	// The folded record goes to ring positions [0, nf) and the history to
-	// [nf, nf+nh), in ring order (see entry).
+	// Folded record at ring positions [0, nf), history at [nf, nf+nh).
 	n := max(int(size.txns), nh)
 	e := newExactEntry(a, n, int(size.idBytes))
 	nf := n - nh
@@ -527,8 +517,7 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 // index + 1 per transaction (the entry's ring holds the ids).
 type idSet struct{ t table }
 
-// reset empties s for an entry of about n transactions: its n adds keep
-// the table under the 80% at which it grows.
+// reset empties s for about n adds, under the 80% at which it grows.
 func (s *idSet) reset(n int) {
 	c := ringLen((5*n+5)/4 + 1)
 	if cap(s.t.tab) < c {
@@ -558,15 +547,13 @@ var _ crdt.Codec = (*Counter)(nil)
 // corrupt rather than too large.
 const maxFields = 1 << 16
 
-// retiredFields is the length of a retired entry (version 3), and
-// timedRetiredFields of one with its retirement time (version 4).
+// retiredFields and timedRetiredFields: retired entry lengths (versions 3, 4).
 const (
 	retiredFields      = 4
 	timedRetiredFields = 5
 )
 
-// liveFields returns the length of a live entry in the given version: 5
-// in version 1, which has no forgot field, 6 after.
+// liveFields returns a live entry's length: 5 in version 1 (no forgot), else 6.
 func liveFields(version uint64) int {
 	if version == 1 {
 		return 5
@@ -585,8 +572,7 @@ const (
 	timedShape                // a retired entry with its retirement time, version 4
 )
 
-// shapeOf returns the shape of the i-th array, of k fields, of a body of
-// the given version.
+// shapeOf returns the shape of a version's i-th body array, of k fields.
 func shapeOf(version uint64, i, k int) shape {
 	switch {
 	case version >= 4 && i == 0 && k == baseFields:
@@ -675,8 +661,7 @@ func (r *bodyReader) body(maxActors int) (int, error) {
 
 func (r *bodyReader) more() bool { return r.i < r.n }
 
-// next reads the next array's header into e: all of a base (e.shape is
-// baseShape), or an entry's shape and actor.
+// next reads the next array's header into e: a whole base, or a shape and actor.
 func (r *bodyReader) next(e *rawEntry) error {
 	*e = rawEntry{start: r.d.Offset()}
 	i := r.i

@@ -11,8 +11,7 @@ import (
 // Copy is one actor's copy of a transaction.
 type Copy struct {
 	Actor crdt.ActorID
-	// Amount is signed in a Counter (negative for a debit), a magnitude in
-	// a GCounter.
+	// Amount is signed in a Counter, a magnitude in a GCounter.
 	Amount int64
 	// Folded reports whether the actor has folded the copy into its total.
 	Folded bool
@@ -27,8 +26,7 @@ type Conflict struct {
 	ID crdt.TxnID
 	// Counted is the copy that counts: the owner's (see Counter.Owner).
 	Counted Copy
-	// Copies lists every copy held, sorted by actor (a Counter's credit
-	// copies first).
+	// Copies lists every copy by actor (a Counter's credits first).
 	Copies []Copy
 }
 
@@ -61,8 +59,7 @@ func (g *GCounter) Conflicts() []Conflict {
 	return conflicts(g, nil)
 }
 
-// conflicts lists the ids a half holds with several amounts, and those held
-// in both halves (n nil for a GCounter).
+// conflicts lists ids held with several amounts or in both halves.
 func conflicts(p, n *GCounter) []Conflict {
 	byID := map[crdt.TxnID]bool{}
 	for _, g := range [2]*GCounter{p, n} {
@@ -99,8 +96,7 @@ func conflicts(p, n *GCounter) []Conflict {
 	return out
 }
 
-// Owner returns the copy of txn that counts, if some actor holds txn (see
-// Counter.Owner).
+// Owner returns the copy of txn that counts (see Counter.Owner).
 func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if g == nil {
 		return Copy{}, false

@@ -37,8 +37,7 @@ func (c *Counter) link() {
 	c.p.cross, c.n.cross = c.cross, c.cross
 }
 
-// findCross records the ids held in both halves after newP and newN came
-// in, and forgets those no longer in both.
+// findCross records the ids both halves hold and forgets stale ones.
 func (c *Counter) findCross(newP, newN []*entry) {
 	for x := range c.cross {
 		if c.p.get(x) == 0 || c.n.get(x) == 0 {
@@ -69,8 +68,7 @@ func (c *Counter) findCross(newP, newN []*entry) {
 	}
 }
 
-// New returns an empty Counter with the given options. The error wraps
-// crdt.ErrInvalidConfig.
+// New returns an empty Counter; the error wraps crdt.ErrInvalidConfig.
 func New(opts Options) (*Counter, error) {
 	o, err := opts.resolved()
 	if err != nil {
@@ -114,8 +112,7 @@ func (c *Counter) Positive() *GCounter { return c.p.Clone() }
 // Negative returns a copy of the debit half (amounts are magnitudes).
 func (c *Counter) Negative() *GCounter { return c.n.Clone() }
 
-// HasTransaction reports whether txn is held in some actor's history, in
-// either half, in O(1).
+// HasTransaction reports whether either half's histories hold txn, in O(1).
 func (c *Counter) HasTransaction(txn crdt.TxnID) bool {
 	if c == nil {
 		return false
@@ -134,8 +131,7 @@ func (c *Counter) Status(txn crdt.TxnID) Status {
 	return c.n.Status(txn)
 }
 
-// Amount returns the signed amount of txn's copy that counts, if txn is
-// known (see Owner).
+// Amount returns the signed amount of txn's counting copy (see Owner).
 func (c *Counter) Amount(txn crdt.TxnID) (int64, bool) {
 	o, ok := c.Owner(txn)
 	return o.Amount, ok
@@ -154,8 +150,7 @@ func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	return owner(&c.p, &c.n, txn)
 }
 
-// owner returns the copy of txn that counts in a counter of halves p and n
-// (n nil for a GCounter), if some actor holds txn.
+// owner returns txn's counting copy in halves p and n (nil for a GCounter).
 func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
 	pr := p.get(txn)
 	if pr != 0 && len(p.cross) == 0 {
@@ -237,8 +232,7 @@ func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error
 	return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, o.Amount, amount)
 }
 
-// duplicate is the verdict on a retry with the counting amount, which is
-// folded exactly when some copy is (a folded copy always wins).
+// duplicate is the verdict on a retry with the counting amount.
 func duplicate(folded bool) Outcome {
 	if folded {
 		return DuplicateFolded
@@ -246,8 +240,7 @@ func duplicate(folded bool) Outcome {
 	return Duplicate
 }
 
-// Horizon returns the later of the two halves' horizons (see
-// GCounter.Horizon).
+// Horizon returns the later of both halves' horizons (GCounter.Horizon).
 func (c *Counter) Horizon() time.Time {
 	if c == nil {
 		return time.Time{}
@@ -269,8 +262,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	return changed, err
 }
 
-// compactHalves does actor's housekeeping in every half, all or nothing:
-// every plan is made and seq checked before any half changes.
+// compactHalves does actor's housekeeping in every half, all or nothing.
 func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	type job struct {
 		g *GCounter

@@ -34,8 +34,7 @@ func (d *dormant) span(i, j int) []byte {
 
 func (d *dormant) rec(i int) []byte { return d.span(i, i+1) }
 
-// actor returns record i's actor (aliasing the block): a fixstr or, from
-// 32 bytes, a str8 after the array header.
+// actor returns record i's actor (a fixstr or str8), aliasing the block.
 func (d *dormant) actor(i int) []byte {
 	b := d.enc[d.off[i]+1:]
 	if b[0] == 0xd9 {
@@ -167,8 +166,7 @@ func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
 	return e
 }
 
-// locate finds actor's entry e, or else (e nil) its dormant record i; ok
-// is false when it has neither.
+// locate finds actor's entry e, or its record i (e nil); ok if either.
 func (g *GCounter) locate(actor string) (e *entry, i int, ok bool) {
 	if e := g.entries[crdt.ActorID(actor)]; e != nil {
 		return e, 0, true

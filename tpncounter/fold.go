@@ -22,21 +22,18 @@ type Base struct {
 // base is Base in Unix nanoseconds (cut 0: none).
 type base struct{ cut, total, forgot int64 }
 
-// compare orders bases: the larger cutoff, then the larger total, then
-// the later forgot (SPEC.md 6.10). Merge keeps the larger.
+// compare orders bases by cutoff, total, forgot (SPEC.md 6.10).
 func (b base) compare(o base) int {
 	return cmp.Or(cmp.Compare(b.cut, o.cut), cmp.Compare(b.total, o.total), cmp.Compare(b.forgot, o.forgot))
 }
 
-// baseFields is the length of an encoded base [cutoff, total, forgot]
-// (version 4), and baseBound bounds its encoding.
+// baseFields is an encoded base's length (version 4); baseBound bounds it.
 const (
 	baseFields = 3
 	baseBound  = 1 + 3*9
 )
 
-// inBase reports whether e is a retired entry whose retirement time is
-// known and before cut: a base of cutoff cut holds it.
+// inBase reports whether a base of cutoff cut holds e.
 func (e *entry) inBase(cut int64) bool {
 	return e.retired && e.retiredAt != 0 && e.retiredAt < cut
 }
@@ -94,16 +91,14 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 	return n
 }
 
-// Fold folds both halves (see GCounter.Fold) and returns how many retired
-// entries it folded.
+// Fold folds both halves and returns how many entries it folded.
 func (c *Counter) Fold(cutoff time.Time) int {
 	c.link()
 	return c.p.Fold(cutoff) + c.n.Fold(cutoff)
 }
 
-// dropRetired removes the retired entries folded by cut, taking their
-// totals out of the value, and returns the sum of their totals, their
-// latest forgot and their number.
+// dropRetired removes the entries a base of cutoff cut holds, and their
+// totals from the value; it returns their sum, latest forgot and number.
 func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n int) {
 	var gone []*entry
 	for _, e := range g.entries {
@@ -157,8 +152,7 @@ func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, erro
 	return c.retireAll(at, actors)
 }
 
-// RetireAt is GCounter.Retire with the retirement time now (see
-// Counter.RetireAllAt).
+// RetireAt is Retire with the retirement time now (Counter.RetireAllAt).
 func (g *GCounter) RetireAt(now time.Time, actor crdt.ActorID) (bool, error) {
 	at, err := retireTime(now)
 	if err != nil {

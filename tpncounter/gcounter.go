@@ -241,8 +241,7 @@ func (g *GCounter) horizonNanos() int64 {
 	return g.horizon
 }
 
-// checkTime returns the time of txn when Options.TxnTime is set (0
-// otherwise), and an error wrapping crdt.ErrInvalidTxnID when it gives none.
+// checkTime returns txn's TxnTime (0 untimed), or wraps crdt.ErrInvalidTxnID.
 func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 	if g.o.TxnTime == nil {
 		return 0, nil
@@ -271,8 +270,7 @@ func (g *GCounter) txnTime(txn crdt.TxnID) (time.Time, bool) {
 	return at, true
 }
 
-// checkHorizon refuses a transaction the counter does not know whose time
-// at (from checkTime) is not after the horizon.
+// checkHorizon refuses an unknown txn whose time at is not after the horizon.
 func (g *GCounter) checkHorizon(txn crdt.TxnID, at int64) error {
 	if at != 0 && at <= g.horizonNanos() {
 		return fmt.Errorf("%w: transaction %q at %s is not after %s, the newest transaction forgotten here: it may have been counted already",
@@ -368,8 +366,7 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 		o, _ := owner(p, n, txn)
 		return judge(p, n, txn, signed, o)
 	}
-	// The later horizon of both halves: the losing write of a
-	// credit/debit conflict was forgotten, if at all, in the other half.
+	// The later horizon: a conflict's losing write may be forgotten in the twin.
 	later := g
 	if g.twin != nil && g.twin.horizonNanos() > g.horizonNanos() {
 		later = g.twin
@@ -388,8 +385,7 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 	return out, err
 }
 
-// halves returns the credit and the debit half of the Counter g is a half
-// of, or g and nil for a GCounter.
+// halves returns g's Counter's credit and debit halves, or g and nil.
 func (g *GCounter) halves() (p, n *GCounter) {
 	if g.neg {
 		return g.twin, g
@@ -423,8 +419,7 @@ func (g *GCounter) holdsAmount(r ref, amount int64) bool {
 	return false
 }
 
-// applyNew applies txn, whose hash is h and which the index does not hold;
-// at is its time from checkTime (0 when untimed).
+// applyNew applies txn (hash h, unknown to the index; time at, 0 untimed).
 func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount, at int64) (Outcome, error) {
 	e := g.entries[actor]
 	if e == nil && g.dorm.n() > 0 {
@@ -457,8 +452,7 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 		e = newEntry(actor, 2)
 		g.attach(e)
 	}
-	// txn is absent from the index (Apply looked): it becomes a solo
-	// transaction of actor, counted once.
+	// txn is unknown: it becomes a solo transaction of actor, counted once.
 	p := e.tail & e.mask
 	if e.size() == len(e.ring) || p >= uint32(len(e.ring)) { // full, or a decoded ring at its end
 		g.growRing(e)
@@ -493,8 +487,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	return compactHalves(actor, g)
 }
 
-// checkSeq refuses a change of e that would take its sequence number past
-// MaxSeq: a wrapped number would lose to every older entry in Merge.
+// checkSeq refuses to take e's seq past MaxSeq (wrapped, it would lose merges).
 func (e *entry) checkSeq() error {
 	if e.seq >= MaxSeq {
 		return fmt.Errorf("%w: actor %q has sequence number %d, the largest allowed (MaxSeq); use another actor id", crdt.ErrOverflow, e.actor, e.seq)
@@ -580,8 +573,7 @@ type mergePlan struct {
 	drop   bool
 }
 
-// rebase reports whether the merge changes the receiver's base or removes
-// entries: Merge then keeps a copy to restore on error.
+// rebase reports a base change or removal: Merge then snapshots to undo.
 func (mp *mergePlan) rebase(g *GCounter) bool {
 	return mp.base != g.base || len(mp.remove) > 0
 }
@@ -593,8 +585,7 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	g.init()
 	var mp mergePlan
 	live, retired := g.live(), g.nretired
-	// The base with the larger cutoff wins (SPEC.md 6.10); the entries
-	// below its cutoff are inside it.
+	// The base with the larger cutoff wins (SPEC.md 6.10).
 	mp.base = g.base
 	if other.base.compare(g.base) > 0 {
 		mp.base = other.base
@@ -722,8 +713,8 @@ func (g *GCounter) undoMerge(mp *mergePlan, old []*entry) {
 	}
 }
 
-// swap replaces actor's entry from with to (either may be nil; to is not
-// installed) and keeps the index and value in step.
+// swap replaces actor's entry from with uninstalled to (either may be nil),
+// keeping index and value in step.
 func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	if from != nil {
 		if from.forgot != 0 && from.forgot >= g.horizon {
@@ -850,8 +841,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// sorted returns the entries sorted by actor, from the cache when no entry
-// has been added, removed or replaced since it was made.
+// sorted returns the entries by actor, cached until one is added or removed.
 func (g *GCounter) sorted() []*entry {
 	if g.order == nil || len(g.order) != len(g.entries) {
 		g.order = make([]*entry, 0, len(g.entries))
@@ -864,8 +854,7 @@ func (g *GCounter) sorted() []*entry {
 	return g.order
 }
 
-// bump records a change of e by its owner (entry.bump). A retired entry
-// becomes live again (see Retire), which the cached segments do not show.
+// bump records an owner's change of e (entry.bump), reviving a retired e.
 func (g *GCounter) bump(e *entry) {
 	if e.retired {
 		g.nretired--

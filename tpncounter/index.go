@@ -24,8 +24,7 @@ import (
 // its tag when copied between counters; nothing encoded depends on it.
 var idxSeed = maphash.MakeSeed()
 
-// forcedHash, set by tests only, replaces the hash to force long probe
-// runs and equal tags.
+// forcedHash, set by tests, forces long probe runs and equal tags.
 var forcedHash func(crdt.TxnID) uint64
 
 func hashID(x crdt.TxnID) uint64 {
@@ -35,8 +34,7 @@ func hashID(x crdt.TxnID) uint64 {
 	return maphash.String(idxSeed, string(x))
 }
 
-// tagOf returns the tag of hash h, its top 32 bits, which alone give an
-// entry's home (see table.home).
+// tagOf returns hash h's tag, its top 32 bits (which give its home).
 func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
 // A ref says where the index finds a transaction: soloBit plus the item's
@@ -44,14 +42,12 @@ func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 // (≥ 1). 0 means "not found".
 type ref = uint32
 
-// A loc names one ring position of one actor: the actor's index (entry.aix)
-// in the bits above posBits and the position below them.
+// A loc is an actor index (entry.aix) above posBits and a ring position below.
 type loc = uint32
 
 const (
 	soloBit = 1 << 31
-	// posBits holds a ring position: a ring's positions are below its
-	// mask+1, a power of two of at most MaxEntriesPerActor (4096, 12 bits).
+	// posBits holds a ring position, below MaxEntriesPerActor (4096).
 	posBits = 13
 	posMask = 1<<posBits - 1
 )
@@ -85,16 +81,13 @@ type table struct {
 // minTabLen is the length of the smallest table.
 const minTabLen = 8
 
-// newTable returns an empty table with room for size entries at most half
-// full.
+// newTable returns an empty table for size entries at most half full.
 func newTable(size int) table { return table{tab: make([]uint64, tableLen(size))} }
 
-// tableLen returns the length of a table for size entries at most half
-// full.
+// tableLen returns the length of a table for size entries at most half full.
 func tableLen(size int) int { return max(minTabLen, 2*size) }
 
-// home returns the home of key (or hash) k: its tag scaled to the table's
-// length.
+// home returns the home of key or hash k: its tag scaled to the length.
 func (t *table) home(k uint64) uint64 { return (k >> 32) * uint64(len(t.tab)) >> 32 }
 
 // next returns the entry after i, the last one followed by the first.
@@ -140,8 +133,7 @@ func (t *table) grow() {
 	}
 }
 
-// slotOf returns the position of an entry equal to k, which must be present
-// (a missing one is a broken index: it panics rather than loop).
+// slotOf returns where an entry equal to k is; a missing one panics.
 func (t *table) slotOf(k uint64) uint64 {
 	i := t.home(k)
 	for t.tab[i] != k {
@@ -153,8 +145,7 @@ func (t *table) slotOf(k uint64) uint64 {
 	return i
 }
 
-// replace changes an entry equal to old into nw; both have the same tag, so
-// the entry stays in its run.
+// replace changes an entry equal to old into nw (same tag, same run).
 func (t *table) replace(old, nw uint64) { t.tab[t.slotOf(old)] = nw }
 
 // remove takes out an entry equal to k, which must be present.
@@ -201,8 +192,7 @@ type multiRec struct {
 // The value is kept in step: each change of a transaction's holders
 // subtracts its contribution (contrib) before and adds it after.
 
-// notInstalled marks the items of an entry swap is installing, until
-// install has given each its real multi field.
+// notInstalled marks the items swap is installing until install sets multi.
 const notInstalled = ^uint32(0)
 
 // addKey adds the live table entry k, first rebuilding the table when
@@ -215,14 +205,12 @@ func (g *GCounter) addKey(k uint64) {
 	g.tab.add(k)
 }
 
-// rebuild replaces the table with one of the live entries only, read from
-// the rings and multi records.
+// rebuild replaces the table with one of the live entries only.
 func (g *GCounter) rebuild() {
 	t := newTable(0)
 	size := (g.tab.n + 1) * 5 / 6 // newTable makes it at least twice that: live entries ≤ 60%
 	if want, have := tableLen(size), len(g.tab.tab); want <= have && have <= 2*want {
-		// Large enough and not too large: reuse the array, so that the
-		// steady state allocates nothing.
+		// Reuse the array, so that the steady state allocates nothing.
 		clear(g.tab.tab)
 		t = table{tab: g.tab.tab}
 	} else {
@@ -247,15 +235,13 @@ func (g *GCounter) rebuild() {
 	g.tab = t
 }
 
-// multiTag returns the tag of rec's transaction, which its owner's item
-// keeps.
+// multiTag returns rec's tag, kept by its owner's item.
 func (g *GCounter) multiTag(rec *multiRec) uint32 {
 	e, p := g.itemOf(rec.own)
 	return e.ring[p].tag
 }
 
-// multiID returns the id of rec's transaction, which its owner's item
-// keeps.
+// multiID returns rec's id, kept by its owner's item.
 func (g *GCounter) multiID(rec *multiRec) crdt.TxnID {
 	e, p := g.itemOf(rec.own)
 	return e.id(p)
@@ -264,8 +250,7 @@ func (g *GCounter) multiID(rec *multiRec) crdt.TxnID {
 // itemOf returns the entry and ring position of l.
 func (g *GCounter) itemOf(l loc) (*entry, uint32) { return g.ents[l>>posBits], l & posMask }
 
-// get returns the ref of x, or 0 (also in a zero GCounter, which has no
-// table yet).
+// get returns the ref of x, or 0 (also without a table).
 func (g *GCounter) get(x crdt.TxnID) ref {
 	if g == nil || len(g.tab.tab) == 0 {
 		return 0
@@ -273,8 +258,7 @@ func (g *GCounter) get(x crdt.TxnID) ref {
 	return g.find(x, hashID(x))
 }
 
-// find returns the ref of x, whose hash is h, or 0. Only the top 32 bits of
-// h (the tag) are used.
+// find returns the ref of x, of hash (or tag<<32) h, or 0.
 func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 	t := &g.tab
 	tag := tagOf(h)
@@ -309,8 +293,7 @@ func (g *GCounter) amtOf(r ref) int64 {
 	return e.ring[p].amt
 }
 
-// owner returns the holder whose copy of r's transaction counts (see
-// Counter.Owner; the record keeps it, see hold and beats).
+// owner returns the holder whose copy counts (see Counter.Owner).
 func (g *GCounter) owner(r ref) (*entry, uint32) {
 	if r&soloBit != 0 {
 		return g.itemOf(r &^ soloBit)
@@ -318,8 +301,7 @@ func (g *GCounter) owner(r ref) (*entry, uint32) {
 	return g.itemOf(g.multi[r].own)
 }
 
-// beats reports whether holder a's copy counts before holder b's (see
-// owner).
+// beats reports whether holder a's copy counts before b's.
 func (g *GCounter) beats(a, b loc) bool {
 	ae, ap := g.itemOf(a)
 	be, bp := g.itemOf(b)
@@ -329,8 +311,7 @@ func (g *GCounter) beats(a, b loc) bool {
 	return ae.actor < be.actor
 }
 
-// hold adds holder l to record m's sums and owner: l has just joined its
-// holders, or (a holder already) just folded its copy.
+// hold adds holder l, newly joined or folded, to record m's sums and owner.
 func (g *GCounter) hold(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
@@ -343,8 +324,7 @@ func (g *GCounter) hold(m uint32, l loc) {
 	}
 }
 
-// counts returns how many actors hold r's transaction in their history and
-// how many have folded it.
+// counts returns how many holders hold r in a history and how many folded it.
 func (g *GCounter) counts(r ref) (inHist, inFolded int) {
 	if r&soloBit != 0 {
 		if e, p := g.itemOf(r &^ soloBit); e.foldedAt(p) {
@@ -382,8 +362,7 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	rec := &g.multi[r]
 	var d exact.Int128
 	if brokenCountEveryCopy {
-		// Every history copy counts (a broken rule, for tests: read from
-		// the holders, in O(holders)).
+		// Every history copy counts (a broken rule for tests, O(holders)).
 		for _, l := range rec.holders {
 			if e, p := g.itemOf(l); !e.foldedAt(p) {
 				d.Add(e.ring[p].amt)
@@ -406,15 +385,13 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	}
 }
 
-// release removes e's hold of its item at offset off from the index and
-// keeps the value in step.
+// release removes e's hold of its item at off, keeping the value in step.
 func (g *GCounter) release(e *entry, off uint32) {
 	g.contrib(&g.val, -1, g.refAt(e, off))
 	g.contrib(&g.val, 1, g.uninstall(e, off))
 }
 
-// install adds e's item at offset off to the index (e is installed) and
-// keeps the value in step.
+// install indexes installed e's item at off, keeping the value in step.
 func (g *GCounter) install(e *entry, off uint32) {
 	p := e.pos(off)
 	it := &e.ring[p]
@@ -608,8 +585,7 @@ func (g *GCounter) relocate(it item, from, to loc) {
 	}
 }
 
-// removeItems removes the items at the given offsets (ascending, already
-// uninstalled) from e's ring, moving the later ones back.
+// removeItems removes uninstalled items (ascending offsets) from e's ring.
 func (g *GCounter) removeItems(e *entry, removed []uint32) {
 	nf, n := e.nf(), uint32(e.size())
 	w, ri, below := uint32(0), 0, uint32(0)
@@ -648,8 +624,7 @@ func (g *GCounter) growRing(e *entry) {
 	e.ring, e.idAt, e.times, e.mask = ring, idAt, times, nmask
 }
 
-// moveItem copies e's item at ring position pf to position pt of ring,
-// idAt and times (e's own or new ones) and points the index at it.
+// moveItem moves e's item from pf to pt of ring, idAt and times, reindexed.
 func (g *GCounter) moveItem(e *entry, pf, pt uint32, ring []item, idAt []uint32, times []int64) {
 	it := e.ring[pf]
 	ring[pt], idAt[pt] = it, e.idAt[pf]
