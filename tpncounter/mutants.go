@@ -36,8 +36,3 @@ var (
 	// old side.
 	brokenShiftKeepsSides bool
 )
-
-// correctRules reports whether no broken variant is selected.
-func correctRules() bool {
-	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
-}

@@ -280,3 +280,9 @@ func (g *GCounter) commit(e *entry, p plan) {
 // rules): housekeeping then reads only the entry's ring, saving cache
 // misses on a large index.
 func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
+
+// correctRules reports whether no broken variant (mutants.go) is selected;
+// without the counterkit_mutants tag it is the constant true.
+func correctRules() bool {
+	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
+}

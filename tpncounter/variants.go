@@ -14,6 +14,3 @@ const (
 	brokenLaterRetirementWins   = false
 	brokenShiftKeepsSides       = false
 )
-
-// correctRules reports whether no broken variant is selected.
-func correctRules() bool { return true }
