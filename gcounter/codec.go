@@ -7,14 +7,10 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the format version MarshalBinary writes and the newest one
-// UnmarshalBinary reads. UnmarshalBinary also reads version 1.
-//
-// Version 1 (["gcounter", 1, [[actor, count], ...]]) writes every actor id
-// in full. Version 2 front-codes the sorted ids (each row stores only how
-// much of the previous id it shares and the rest), which roughly halves
-// the size of a counter whose actor ids share prefixes, as generated ids
-// usually do.
+// FormatVersion is the format MarshalBinary writes; UnmarshalBinary also
+// reads version 1 (["gcounter", 1, [[actor, count], ...]]). Version 2
+// front-codes the sorted ids, roughly halving counters whose ids share
+// prefixes, as generated ids do.
 const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
@@ -59,14 +55,12 @@ func (c *Counter) rows(f func(shared int, suffix string, count int64)) {
 	}
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes, in format
-// version 1 or 2. It accepts only the canonical form of each version: at
-// most MaxEncodedSize bytes and MaxActors actors, actors valid and strictly
-// increasing, counts positive and summing to at most math.MaxInt64, no
-// trailing bytes; in version 2 every row with the shared prefix length the
-// encoder would write. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
-// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
-// unchanged.
+// UnmarshalBinary replaces c with data's counter, version 1 or 2, in its
+// canonical form only: at most MaxEncodedSize bytes and MaxActors actors,
+// valid and strictly increasing, positive counts summing to at most
+// math.MaxInt64, no trailing bytes, and (version 2) the encoder's shared
+// lengths. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
+// ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagGCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {

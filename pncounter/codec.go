@@ -8,15 +8,11 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the format version MarshalBinary writes and the newest one
-// UnmarshalBinary reads. UnmarshalBinary also reads version 1.
-//
-// Version 1 (["pncounter", 1, [P, N]], each half a gcounter version 1 body) repeats
-// every actor id that has both increments and decrements. Version 2 writes
-// one row per actor and front-codes the sorted ids (each row stores only
-// how much of the previous id it shares and the rest), which roughly halves
-// the size of a counter whose actor ids share prefixes, as generated ids
-// usually do.
+// FormatVersion is the format MarshalBinary writes; UnmarshalBinary also
+// reads version 1 (["pncounter", 1, [P, N]], gcounter version 1 halves),
+// which repeats every actor in both halves. Version 2 writes a row per
+// actor and front-codes the sorted ids, roughly halving counters whose ids
+// share prefixes.
 const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
@@ -88,16 +84,14 @@ func (c *Counter) bodySize() int {
 	return size
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes, in format
-// version 1 or 2. It accepts only the canonical form of each version: at
-// most MaxEncodedSize bytes, every actor id valid, actors strictly
-// increasing, counts non-negative and summing to at most math.MaxInt64 in
-// each half, at most gcounter.MaxActors actors per half, no trailing bytes;
-// in version 2 at most MaxRows rows, each with the shared prefix length the
-// encoder would write and at least one positive count; in version 1 only
-// positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
-// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
-// unchanged.
+// UnmarshalBinary replaces c with data's counter, version 1 or 2, in its
+// canonical form only: at most MaxEncodedSize bytes, valid and strictly
+// increasing actors, non-negative counts summing to at most math.MaxInt64
+// and at most gcounter.MaxActors actors per half, no trailing bytes; in
+// version 2 at most MaxRows rows with the encoder's shared lengths and a
+// positive count each; in version 1 positive counts. Errors wrap
+// crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
+// ErrUnsupportedVersion and leave c unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {

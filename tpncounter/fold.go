@@ -57,20 +57,15 @@ func (c *Counter) Bases() (p, n Base) {
 	return c.p.Base(), c.n.Base()
 }
 
-// Fold removes every retired entry whose retirement time (RetireAllAt) is
-// before cutoff and adds its total to the base, so that a state written by
-// many short-lived actors stays small: the value does not change. The base's
-// cutoff becomes the later of its own and cutoff, and its Forgot the latest
-// forgot of what it holds. Entries retired without a time (Retire, or read
-// from version 3) are never folded. It returns how many entries it folded;
-// when none, nothing changes.
-//
-// Merge keeps the base with the later cutoff and drops the retired entries
-// retired before it. This is exact under the assumption of SPEC.md 6.10
-// (the grace period): fold only with a cutoff at least a grace period in
-// the past, where every retirement older than the grace has reached every
-// state that folds, no state older than the grace is merged, and no actor
-// writes again after it has been retired for the grace.
+// Fold moves every entry retired (RetireAllAt) before cutoff into the base,
+// so that a state written by many short-lived actors stays small; the value
+// does not change. The base's cutoff becomes the later of its own and
+// cutoff, its Forgot the latest of what it holds. Entries retired without
+// a time are never folded. It returns how many it folded. Merge keeps the
+// later-cutoff base and drops entries retired before it: exact under the
+// grace period of SPEC.md 6.10 (fold only a grace period in the past: every
+// older retirement has reached every folding state, no older state is
+// merged, and no actor writes again after being retired that long).
 func (g *GCounter) Fold(cutoff time.Time) int {
 	g.init()
 	if cutoff.UnixNano() <= 0 {

@@ -326,19 +326,15 @@ func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	return h > 0
 }
 
-// Apply records transaction txn of amount (> 0) as written by actor. The
-// duplicate check is one index lookup. When the transaction is already known
-// with the same amount, Apply returns Duplicate or DuplicateFolded and changes
-// nothing. Otherwise actor first compacts its own entry (see Compact) and then
-// appends txn to its history, returning Applied.
-//
-// Errors (state unchanged): an invalid actor or txn id, amount <= 0
-// (crdt.ErrInvalidAmount), txn known with another amount
-// (crdt.ErrConflictingTransaction), a value that would overflow
-// (crdt.ErrOverflow), too many actors or entries (crdt.ErrTooLarge). With
-// Options.TxnTime: a txn without a time (crdt.ErrInvalidTxnID), and an
-// unknown txn whose time is not after Horizon or more than FutureSkew ahead
-// of the clock (crdt.ErrOutsideWindow).
+// Apply records transaction txn of amount (> 0) as written by actor. A
+// transaction known with the same amount gives Duplicate or
+// DuplicateFolded and changes nothing; else actor compacts its entry (see
+// Compact) and appends txn, giving Applied. Errors (state unchanged): an
+// invalid id, amount <= 0 (crdt.ErrInvalidAmount), txn known with another
+// amount (crdt.ErrConflictingTransaction), overflow (crdt.ErrOverflow), too
+// many actors or entries (crdt.ErrTooLarge); with Options.TxnTime, a txn
+// without a time (crdt.ErrInvalidTxnID), or an unknown txn not after
+// Horizon or more than FutureSkew ahead of the clock (crdt.ErrOutsideWindow).
 func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := validate(actor, txn, amount); err != nil {
 		return 0, err
@@ -473,12 +469,11 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	return Applied, nil
 }
 
-// Compact performs actor's housekeeping on its own entry without adding a
-// transaction, as a Find does: it drops duplicates that another actor owns
-// or has counted, folds the oldest transactions beyond HistoryLength into its
-// total, and forgets folded ids beyond FoldedLength that no other actor still
-// holds. The value does not change. It reports whether the entry changed (its
-// sequence number then increases). Only the entry's owner may call it.
+// Compact does actor's housekeeping without adding a transaction: it drops
+// duplicates another actor owns or counted, folds transactions beyond
+// HistoryLength and forgets folded ids beyond FoldedLength no other actor
+// holds. The value does not change. It reports whether the entry changed
+// (its seq then increases). Only the entry's owner may call it.
 func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err

@@ -15,39 +15,31 @@ import (
 // do not count against Options.MaxActors.
 const MaxRetired = 1 << 16
 
-// Retire replaces actor's entry by a retired one, so that the state stops
-// carrying an actor that no longer writes: the retired entry keeps the
-// actor's sequence number and, as its total, everything the actor counted,
-// and drops its history and folded record. The value does not change. Any
-// replica may retire any actor; it reports whether it did. It retires
-// nothing (false) when actor has no live entry, or when another actor (in
-// either half) still holds one of its transactions: retire again once the
-// others have let go (they do as they compact). The exception is a copy
-// that does not count while the one that does is folded (its holder
-// forgets it only once no other actor holds it): actor's copy then leaves
-// without counting.
-//
-// A retirement wins over the live entry it replaces and loses to any later
-// write of the actor, so racing retirements converge and an actor retired
-// by mistake is still counted once. Retiring forgets the actor's
-// transactions: untimed, a retry of one counts again; with Options.TxnTime
-// the horizon refuses it. Retire only actors idle for longer than any
-// retry can take (ledger.Options.RetireAfter), once every state holding
-// their transactions is merged (SPEC.md 6.10). Retired entries are bounded
-// by MaxRetired per half and do not count against MaxActors.
+// Retire replaces actor's live entry by a retired one, keeping its sequence
+// number and, as its total, everything it counted, without history or
+// folded record, so that the state stops carrying an actor that no longer
+// writes; the value does not change. Any replica may retire any actor; it
+// reports whether it did. It declines (false) while another actor, in
+// either half, holds one of actor's transactions (retry once they compact),
+// unless the copy that counts is another's folded one: actor's copy then
+// leaves uncounted. A retirement wins over the entry it replaces and loses
+// to any later write of the actor, so races converge. Retiring forgets the
+// transactions: untimed, a retry counts again; with Options.TxnTime the
+// horizon refuses it. So retire only actors idle longer than any retry
+// (ledger.Options.RetireAfter), once every state holding their
+// transactions is merged (SPEC.md 6.10). At most MaxRetired per half; they
+// do not count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)
 }
 
-// RetireAll retires the live entries of actors together, in both halves,
-// as Retire does one: all of them, or none (false). A transaction that
-// several of them hold, and no other actor, is counted once, in the
-// retired total of the one whose copy counts (the owner), so actors that
-// share transactions only among themselves (two idle incarnations that
-// were each given one transaction) retire together where Retire declines
-// each alone. It declines when an actor outside actors holds one of their
-// transactions, or one is held in both halves. An actor with no live entry
-// is passed over.
+// RetireAll retires actors' live entries in both halves together, all or
+// none (false), as Retire does one; a transaction only they hold is
+// counted once, in its owner's retired total, so actors sharing
+// transactions only among themselves retire together where Retire declines
+// each. It declines when an actor outside actors holds one of their
+// transactions or one is in both halves; actors with no live entry are
+// passed over.
 func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 	return c.retireAll(0, actors)
 }
