@@ -7,11 +7,9 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// InvariantError is the error of a decoder given a well-formed encoding of
-// an entry that no writer following this package's rules produces (a
-// sequence number below the transactions it holds, a forgot time no
-// Options.TxnTime can give, ...). It wraps crdt.ErrCorruptEncoding;
-// Invariant names the rule that failed, as SPEC.md 6.7 lists them.
+// InvariantError is the decoder's error for a well-formed entry no writer
+// following the rules produces. It wraps crdt.ErrCorruptEncoding;
+// Invariant names the rule, as SPEC.md 6.7 lists them.
 type InvariantError struct {
 	Invariant string // e.g. "forgot-within-txn-times"
 	Detail    string
@@ -52,12 +50,10 @@ func invariantf(name, format string, args ...any) error {
 	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
 }
 
-// MaxForgot is the latest forgot (and so horizon) an entry may carry: the
-// end of 2261, the last year whose times Options.TxnTime may give (see
-// Options.TxnTime), plus one day for a TxnTime that answers in a time zone
-// other than UTC. The decoder refuses a later one (InvForgotWithinTxnTimes):
-// no writer produces it, and it would make the counter refuse every timed
-// transaction.
+// MaxForgot is the latest forgot (and horizon) an entry may carry: the end
+// of 2261, the last year a TxnTime may give, plus a day for time zones. The
+// decoder refuses later ones (InvForgotWithinTxnTimes): no writer produces
+// them, and they would make the counter refuse every timed transaction.
 var MaxForgot = time.Date(2262, 1, 2, 0, 0, 0, 0, time.UTC)
 
 var maxForgotNanos = MaxForgot.UnixNano()
