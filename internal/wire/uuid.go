@@ -91,19 +91,6 @@ func (e *Encoder) TxnID(id string, uuidBin bool) bool {
 // id) and a str holding UUID text is refused (the bin is its one form);
 // without, only a str is an id. Only the length is checked (crdt.MaxIDLen).
 func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) (out []byte, isUUID bool, err error) {
-	raw, isUUID, err := d.txnID(uuidBin)
-	if err != nil {
-		return nil, false, err
-	}
-	if isUUID {
-		return AppendUUIDText(dst, raw), true, nil
-	}
-	return append(dst, raw...), false, nil
-}
-
-// txnID reads a transaction id: the 16 bytes of a UUID (isUUID) or the
-// bytes of a str, both sub-slices of the input.
-func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
 		return nil, false, corrupt("transaction id", err)
@@ -119,9 +106,9 @@ func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {
 		if n > d.r.Len() {
 			return nil, false, fmt.Errorf("%w: transaction id of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 		}
-		pos := len(d.data) - d.r.Len()
+		pos := d.Offset()
 		d.SkipTo(pos + n)
-		return d.data[pos : pos+n], true, nil
+		return AppendUUIDText(dst, d.data[pos:pos+n]), true, nil
 	}
 	s, err := d.StringBytes(crdt.MaxIDLen)
 	if err != nil {
@@ -132,5 +119,5 @@ func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {
 			return nil, false, fmt.Errorf("%w: transaction id %q is a UUID written as text; this format writes it as 16 bytes", crdt.ErrCorruptEncoding, s)
 		}
 	}
-	return s, false, nil
+	return append(dst, s...), false, nil
 }
