@@ -20,8 +20,7 @@ const (
 	// Applied means the transaction was new and is now counted once.
 	Applied Outcome = iota + 1
 
-	// Duplicate means the transaction is already held in some actor's
-	// history with the same amount; it is counted once and nothing changed.
+	// Duplicate means some history holds the transaction with this amount.
 	Duplicate
 
 	// DuplicateFolded means the transaction was recognised through a folded
@@ -30,9 +29,8 @@ const (
 	// (SPEC.md 6.8).
 	DuplicateFolded
 
-	// Superseded means the transaction is held with this amount, but a copy
-	// written concurrently with another amount (or sign) is the one that
-	// counts: this write lost a conflict (see Conflicts). Nothing changed.
+	// Superseded means a copy with this amount is held, but one written
+	// concurrently with another amount or sign counts (see Conflicts).
 	Superseded
 )
 
@@ -64,14 +62,11 @@ type Entry struct {
 	Total   int64
 	History []Txn
 	Folded  []Txn
-	// Forgot is the newest time (Options.TxnTime) of a transaction this
-	// actor has forgotten; zero when it has forgotten none with a time.
+	// Forgot is the newest TxnTime this actor forgot; zero for none.
 	Forgot time.Time
-	// Retired reports a retired entry (see Retire): History and Folded are
-	// empty and Total is everything the actor counted.
+	// Retired reports a retired entry (see Retire): Total is all it counted.
 	Retired bool
-	// RetiredAt is a retired entry's retirement time (RetireAllAt); zero
-	// when unknown (Retire), and such an entry is never folded.
+	// RetiredAt is the retirement time (RetireAllAt), zero when unknown.
 	RetiredAt time.Time
 }
 
@@ -96,18 +91,14 @@ type GCounter struct {
 	multi  []multiRec
 	mfree  []uint32
 	nmulti int
-	// dorm holds retired entries read from an encoding (see dormant);
-	// nretired counts the retired entries, dormant records included.
+	// dorm holds decoded retired entries (see dormant); nretired counts all.
 	dorm     dormant
 	nretired int
-	// base holds the retired entries Fold took out (see Fold); its total
-	// is part of val.
+	// base holds what Fold took out; its total is part of val.
 	base base
-	// order caches the entries sorted by actor for encoding; nil when an
-	// entry was added, removed or replaced since.
+	// order caches the entries by actor; nil after one is added or removed.
 	order []*entry
-	// segs caches order as appendBody walks it (see segments): nil when
-	// order is rebuilt or a retired entry becomes live.
+	// segs caches order as encoding segments (see segments).
 	segs []segment
 	// sized + grown bound the body's encoded size (see limits.go).
 	sized, grown int
@@ -121,8 +112,7 @@ type GCounter struct {
 	// was replaced and it must be recomputed (raising it meanwhile is harmless).
 	horizon      int64
 	horizonStale bool
-	// offBuf is the next plan's ageOut, so steady-state folding does not
-	// allocate.
+	// offBuf is the next plan's ageOut: steady-state folding does not allocate.
 	offBuf []uint32
 }
 
@@ -284,16 +274,13 @@ type Status uint8
 
 // The statuses reported by GCounter.Status and Counter.Status.
 const (
-	// Unknown means no actor holds the transaction: it was never applied or
-	// it has left every history and folded record. Applying it counts it.
+	// Unknown means no actor holds the transaction: applying it counts it.
 	Unknown Status = iota
 
-	// InHistory means some actor holds the transaction in its history and
-	// none has folded it yet.
+	// InHistory means some history holds the transaction and none folded it.
 	InHistory
 
-	// Folded means some actor has folded the transaction into its total and
-	// still remembers it; a retry is recognised as DuplicateFolded.
+	// Folded means some actor folded the transaction and still remembers it.
 	Folded
 )
 

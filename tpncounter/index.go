@@ -425,13 +425,11 @@ func (g *GCounter) install(e *entry, off uint32) {
 // first pass fills the table and numbers the records as swap would (each
 // holding its first holder and a count); a second fills the records.
 func (g *GCounter) installDecoded() {
-	// The table and record scratch sized once from the estimate, with
-	// margins (see distinctTxns); either grows if short.
+	// Sized once from the estimate (see distinctTxns); either grows if short.
 	m, n := distinctTxns(g.ents)
 	g.tab = newTable((5*min(m, int(1.02*n)+16) + 7) / 8)
 	recs := min(m, min(int(1.02*n), max(0, m-int(0.98*n)))+16)
-	// Until the second pass, a record holds only its first holder (own,
-	// which find reads) and counts its holders. Record 0 is unused.
+	// Until the second pass a record holds its first holder and a count.
 	counts := make([]uint32, 1)
 	g.multi = make([]multiRec, 1)
 	for _, e := range g.ents {

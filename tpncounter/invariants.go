@@ -17,25 +17,18 @@ type InvariantError struct {
 
 // The invariants the decoder checks beyond the layout (SPEC.md 6.7).
 const (
-	// InvForgotWithinTxnTimes: forgot is 0 or a time TxnTime can give
-	// (before MaxForgot).
+	// InvForgotWithinTxnTimes: forgot is 0 or before MaxForgot.
 	InvForgotWithinTxnTimes = "forgot-within-txn-times"
-	// InvSeqCountsItems: a live entry's sequence number is at least the
-	// number of transactions it holds (each was appended by its own write).
+	// InvSeqCountsItems: a live entry's seq is at least its transactions.
 	InvSeqCountsItems = "seq-counts-items"
-	// InvTotalCoversFolded: a live entry's total is at least the sum of
-	// its folded record (folding adds an item to both; unfolding takes it
-	// out of both; forgetting only from the record).
+	// InvTotalCoversFolded: a live entry's total covers its folded record.
 	InvTotalCoversFolded = "total-covers-folded"
-	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1
-	// transactions (Apply folds down to HistoryLength, then appends).
+	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1.
 	InvHistoryWithinCap = "history-within-cap"
-	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot (a half
-	// that never folded writes no base).
+	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot.
 	InvBaseCutoff = "base-cutoff"
-	// InvRetiredAfterCutoff: a retirement time is a time in
-	// 1970..MaxForgot, not before its half's base cutoff (Fold and Merge
-	// remove the entries retired before it).
+	// InvRetiredAfterCutoff: a retirement time is in 1970..MaxForgot and not
+	// before its half's base cutoff.
 	InvRetiredAfterCutoff = "retired-after-cutoff"
 )
 

@@ -170,8 +170,7 @@ type mergeScratch struct {
 	// readShift's entry: its ids and transactions (history, folded).
 	ids   []byte
 	items []rawTxn
-	// Per half: what the shifts add to the value, and the changed entries'
-	// value as a state of their own.
+	// Per half: the shifts' value change, and the changed entries' own value.
 	delta, part [2]exact.Int128
 	tags        []uint32
 	ents        [2][]*entry

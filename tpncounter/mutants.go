@@ -10,29 +10,20 @@ package tpncounter
 // tag they are false constants (variants.go) and the branches that read them
 // are compiled out.
 var (
-	// brokenCountEveryCopy counts a transaction once per actor holding it,
-	// as adding the amount to the total at apply time does.
+	// brokenCountEveryCopy counts a transaction once per holder.
 	brokenCountEveryCopy bool
-	// brokenForgetOnFold forgets a transaction as soon as it is folded,
-	// even while another actor still holds it (no deferred forgetting).
+	// brokenForgetOnFold forgets a folded transaction others still hold.
 	brokenForgetOnFold bool
-	// brokenDeferredShrinksWindow counts deferred items against
-	// FoldedLength, so that they push newer folded items out early: the
-	// rule before the window was made to hold for every schedule.
+	// brokenDeferredShrinksWindow counts deferred items against FoldedLength,
+	// pushing newer folded items out early (the rule before the fix).
 	brokenDeferredShrinksWindow bool
-	// brokenRetireShared retires an actor even while another actor still
-	// holds one of its transactions.
+	// brokenRetireShared retires an actor while another holds its transaction.
 	brokenRetireShared bool
-	// brokenMergeKeepsFolded keeps, in Merge, the retired entries retired
-	// before the winning base's cutoff: counted in the base and again.
+	// brokenMergeKeepsFolded keeps, in Merge, entries the winning base holds.
 	brokenMergeKeepsFolded bool
-	// brokenLaterRetirementWins lets the later of two retirements of one
-	// entry win in Merge: a state that folded the earlier one meets the
-	// later one, which no cutoff drops yet.
+	// brokenLaterRetirementWins lets the later of two retirements win in Merge.
 	brokenLaterRetirementWins bool
-	// brokenShiftKeepsSides changes an entry in place in MergeBinary (see
-	// applyShift) without taking out and putting back the kept items that
-	// cross the fold boundary: their contributions stay those of their
-	// old side.
+	// brokenShiftKeepsSides shifts an entry in MergeBinary (applyShift) without
+	// reinstalling kept items that cross the fold boundary.
 	brokenShiftKeepsSides bool
 )

@@ -15,8 +15,7 @@ import (
 type item struct {
 	amt int64
 	tag uint32 // tagOf(hashID(id))
-	// multi is the transaction's multi record, 0 when this actor alone
-	// holds it (the table entry then points at this item).
+	// multi is the transaction's multi record, 0 when this actor alone holds it.
 	multi uint32
 }
 
@@ -55,16 +54,13 @@ type entry struct {
 	// cached), so that forgetting does not parse the id again.
 	times           []int64
 	head, mid, tail uint32
-	// enc caches the encoding (see encoded), nil when unknown; bump, the
-	// one change short of replacement, drops it.
+	// enc caches the encoding (see encoded), nil when unknown; bump drops it.
 	enc []byte
 	// encBin reports that enc holds a UUID id as 16 bytes (version 3).
 	encBin bool
-	// retired marks an entry retired by Retire: no history or folded
-	// record, its total all the actor counted; its next write revives it.
+	// retired marks an entry Retire made; the actor's next write revives it.
 	retired bool
-	// retiredAt is the retirement time in Unix nanoseconds (RetireAllAt),
-	// 0 when unknown; an unknown time is never folded (see GCounter.Fold).
+	// retiredAt is the retirement time in Unix nanoseconds, 0 when unknown.
 	retiredAt int64
 }
 

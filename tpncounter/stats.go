@@ -7,15 +7,13 @@ type Stats struct {
 	Actors, Retired int
 	// Transactions is the number of distinct transaction ids known.
 	Transactions int
-	// History and Folded count every actor's items (an id two actors hold
-	// counts twice).
+	// History and Folded count every actor's items.
 	History, Folded int
 	// Deferred counts folded items kept beyond FoldedLength while another
 	// actor holds them: they take room of their own (bounded by
 	// MaxEntriesPerActor), never the window's.
 	Deferred int
-	// Conflicts counts the ids held with several amounts or signs (see
-	// Conflicts).
+	// Conflicts counts the ids held with several amounts or signs.
 	Conflicts int
 }
 
