@@ -64,26 +64,25 @@ func (d *dormant) timed(i, j int) bool {
 	return false
 }
 
-// filter returns d without the records drop selects, and whether it dropped any.
-func (d *dormant) filter(drop func(i int) bool) (dormant, bool) {
+// filter returns d without the records drop selects (d itself if none).
+func (d *dormant) filter(drop func(i int) bool) dormant {
 	var n dormant
-	from, any := 0, false
-	for i := 0; i < len(d.off); i++ {
+	from := 0
+	for i := range d.off {
 		if !drop(i) {
 			continue
 		}
-		if !any {
+		if n.off == nil { // the first drop
 			n = dormant{enc: make([]byte, 0, len(d.enc)), off: make([]uint32, 0, len(d.off))}
-			any = true
 		}
 		n.appendRecs(d, from, i)
 		from = i + 1
 	}
-	if !any {
-		return *d, false
+	if n.off == nil {
+		return *d
 	}
 	n.appendRecs(d, from, len(d.off))
-	return n, true
+	return n
 }
 
 // search returns the index of the first record whose actor is not below a.
@@ -160,8 +159,7 @@ func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
 		return nil
 	}
 	e = g.dorm.entry(i)
-	d, _ := g.dorm.filter(func(k int) bool { return k == i })
-	g.setDorm(d)
+	g.setDorm(g.dorm.filter(func(k int) bool { return k == i }))
 	g.attach(e)
 	return e
 }

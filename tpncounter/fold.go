@@ -108,23 +108,19 @@ func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n i
 	}
 	n = len(gone)
 	if g.dorm.n() > 0 {
-		var sub exact.Int128
 		k := 0
-		d, any := g.dorm.filter(func(i int) bool {
+		d := g.dorm.filter(func(i int) bool {
 			_, t, f, at := g.dorm.fields(i)
 			if at == 0 || at >= cut {
 				return false
 			}
-			sub.Add(t)
+			g.val.Sub(t)
 			total.Add(t)
 			forgot = max(forgot, f)
 			k++
 			return true
 		})
-		if any {
-			if t, ok := sub.Int64(); ok {
-				g.val.Sub(t)
-			}
+		if k > 0 {
 			g.nretired -= k
 			g.horizonStale = true
 			g.setDorm(d)
