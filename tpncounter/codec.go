@@ -587,15 +587,13 @@ func shapeOf(version uint64, i, k int) shape {
 	return badShape
 }
 
-// bodyReader reads GCounter bodies one array at a time: the one reader of
-// the entry layout and the one place that checks each field. Callers read
-// in layout order: next, fields, then for a live entry list and txn (or
+// bodyReader reads GCounter bodies one array at a time, the one reader of
+// the entry layout: next, fields, then for a live entry list and txn (or
 // skipTxns). It checks, in the order the decoder always reported them:
-// every array's shape; actors valid and strictly ascending; 1 <= seq <=
-// MaxSeq; total, forgot and retirement time non-negative, forgot at most
-// MaxForgot; a base cutoff in 1970..MaxForgot; at most MaxEntriesPerActor
-// transactions; each [id, amount] with a valid id and amount > 0. Checks
-// across fields or entries are the decoder's.
+// shapes; actors valid and ascending; 1 <= seq <= MaxSeq; non-negative
+// total, forgot (at most MaxForgot) and retirement time; a base cutoff in
+// 1970..MaxForgot; at most MaxEntriesPerActor transactions of [valid id,
+// amount > 0]. Checks across fields or entries are the decoder's.
 type bodyReader struct {
 	d       *wire.Decoder
 	version uint64

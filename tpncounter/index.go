@@ -1,14 +1,11 @@
 package tpncounter
 
-// Implementation notes (cost). An actor's folded record and history share
-// one ring of 16-byte items, its ids one byte arena: folding and forgetting
-// move a boundary and appending writes the next slot, so the steady state
-// copies and allocates nothing. The table points at the ring item of a
-// transaction's only holder, or at a record of its holders: Apply of a new
-// transaction reads one table cache line and its actor's ring
-// (BENCHMARKS.md). Encoding and decoding cost what changed: entries keep
-// their encodings (entry.encoded), MergeBinary skips entries whose bytes
-// equal them, and decoded retired entries stay encodings (see dormant).
+// Implementation notes (cost). Rings and id arenas make the steady state
+// copy and allocate nothing (see entry); the table points at a solo
+// item or at a record of holders, so Apply of a new transaction reads one
+// table cache line and its actor's ring (BENCHMARKS.md). Encoding and
+// decoding cost what changed: entries keep their encodings, MergeBinary
+// skips equal ones, and decoded retired entries stay encodings (dormant).
 
 import (
 	"hash/maphash"
@@ -59,19 +56,17 @@ var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in 
 // table is an open-addressing hash table with linear probing, one entry
 // per distinct id: its tag in the top 32 bits, its ref in the low 32 (0:
 // empty). An entry's home is its tag scaled to the length, so decoding can
-// size a table exactly. find tells equal tags apart by the id the ref
-// leads to. Removal shifts the run back (no tombstones). At most 80% full,
-// stale entries included: 8-byte entries keep a miss within a cache line.
+// size a table exactly; removal shifts the run back (no tombstones). At
+// most 80% full, stale entries included, so a miss stays in a cache line.
 //
 // Stale entries: a transaction its only holder forgets (every steady-state
-// Apply) keeps its entry, as removing it would cost a cache miss. find
+// Apply) keeps its entry, as removing it would cost a cache miss; find
 // accepts a solo entry only if its position is live and holds the id as a
-// solo item, and one that passes equals that item's own entry, so stale
-// entries only take room: addKey rebuilds the table when they would fill
-// it, to 60% live at most and no more than twice that, so a rebuild comes
-// at most once per a third as many forgotten transactions as live ones
-// (O(1) amortised) and the table, which every Apply reads at random, stays
-// small enough for the cache (2 MB for the 1,000-actor benchmark).
+// solo item, so stale ones only take room. addKey rebuilds the table when
+// they would fill it, to 60% live at most and no more than twice that: a
+// rebuild per a third as many forgotten transactions as live ones (O(1)
+// amortised), and a table small enough for the cache (2 MB for the
+// 1,000-actor benchmark).
 type table struct {
 	tab   []uint64
 	n     int // live entries: one per known transaction

@@ -20,24 +20,19 @@ type item struct {
 }
 
 // entry is one actor's part of a GCounter. Its folded record [head, mid)
-// and history [mid, tail), oldest first, share a ring: the counters run
-// modulo 2^32 and item c lives at ring[c & mask]. Folding moves mid,
-// forgetting moves head and appending moves tail, so the steady state
-// copies and allocates nothing, and an item stays where the index points
-// until a rare compaction or ring growth moves it. Offsets (off) count
-// from head: the folded record is [0, nf), the history [nf, size).
+// and history [mid, tail), oldest first, share a ring (counters modulo
+// 2^32, item c at ring[c & mask]): folding moves mid, forgetting head,
+// appending tail, so the steady state copies and allocates nothing, and
+// items stay where the index points until a rare compaction or growth.
+// Offsets count from head: folded [0, nf), history [nf, size). Apply's
+// rings are mask+1 long; a decoded ring only as long as the entry, grown
+// before Apply appends past it.
 //
-// Apply's rings have the power-of-two length mask+1. A decoded ring is
-// exactly as long as the entry (its items at [0, tail)), so decoding
-// allocates no empty slots; Apply grows it to mask+1 before appending
-// past its end.
-//
-// The ids sit in one byte arena: idAt[p] is the id's offset in ids << 8 |
-// its length (crdt.MaxIDLen is 255), 4 bytes instead of a 16-byte string
-// header. A full arena has its live ids moved to its front, or to a new
-// arena twice their size (compactIDs): amortised O(1), nothing allocated
-// in the steady state. So an id read from the arena (see id) is valid only
-// until the entry's next append: whatever keeps one copies it.
+// The ids share a byte arena: idAt[p] is offset << 8 | length (4 bytes, not
+// a 16-byte string header). A full arena's live ids move to its front, or
+// to a new arena twice their size (compactIDs): amortised O(1). So an id
+// read from the arena (see id) is valid only until the entry's next
+// append: whatever keeps one copies it.
 type entry struct {
 	actor crdt.ActorID
 	aix   uint32 // index in GCounter.ents while installed
