@@ -354,12 +354,10 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize,
 }
 
 // EncodedHorizon returns the horizon (Counter.Horizon) of the state data
-// encodes: the latest forgot of any entry or base, in either half. A driver
-// can so set aside a sibling whose horizon is later than its clock allows
-// (a stamp far in the future would make the counter refuse every timed
-// transaction until then) before merging it. It checks only what the
-// decoder's reader checks (crdt.ErrCorruptEncoding, a forgot after
-// MaxForgot among it): UnmarshalBinary may still refuse data it accepts.
+// encodes, so that a driver can set aside a sibling stamped later than its
+// clock allows before merging it. It checks what the decoder's reader
+// checks (crdt.ErrCorruptEncoding; a forgot after MaxForgot among it), so
+// UnmarshalBinary may still refuse data it accepts.
 func EncodedHorizon(data []byte) (time.Time, error) {
 	if _, err := openBodies(data, crdt.TagTPNCounter, 2); err != nil {
 		return time.Time{}, err // the envelope's error, as the decoder reports it

@@ -17,11 +17,9 @@ type Copy struct {
 	Folded bool
 }
 
-// Conflict is a transaction id held with more than one amount (or, in a
-// Counter, as both a credit and a debit). Writers that could not see each
-// other used one id for different operations; Merge accepts it rather than
-// leave a state no one can read or write, and counts exactly one copy: the
-// owner's.
+// Conflict is an id held with several amounts (or as both credit and
+// debit), written by writers that could not see each other; Merge accepts
+// it and counts one copy, the owner's.
 type Conflict struct {
 	ID crdt.TxnID
 	// Counted is the copy that counts: the owner's (see Counter.Owner).

@@ -167,10 +167,9 @@ func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
 	}
 }
 
-// Conflicts lists the transaction ids held with more than one amount or as
-// both a credit and a debit, sorted by id, with every copy and the one that
-// counts. It is empty unless writers that could not see each other used one
-// id for different operations (for example after a stale read).
+// Conflicts lists the ids held with several amounts or as both credit and
+// debit, sorted, with every copy and the one that counts: empty unless
+// writers that could not see each other reused an id (a stale read).
 func (c *Counter) Conflicts() []Conflict {
 	if c == nil {
 		return nil
@@ -293,11 +292,8 @@ func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	return len(jobs) > 0, nil
 }
 
-// Merge sets c to the join of c and other (both halves). It never modifies
-// other; a nil other (or c itself) changes nothing. A transaction id held
-// with two amounts or signs, written concurrently, is not an error: the
-// owner's copy counts (see Owner and Conflicts). Errors (c unchanged):
-// overflow (crdt.ErrOverflow), too many actors (crdt.ErrTooLarge).
+// Merge sets c to the join of c and other in both halves, as GCounter.Merge
+// (an id held with two signs is not an error either: see Owner).
 func (c *Counter) Merge(other *Counter) error {
 	c.link()
 	if other == nil || other == c {

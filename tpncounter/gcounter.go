@@ -23,10 +23,8 @@ const (
 	// Duplicate means some history holds the transaction with this amount.
 	Duplicate
 
-	// DuplicateFolded means the transaction was recognised through a folded
-	// record: it is already counted in an actor's total and nothing changed.
-	// It also warns that the retry arrived late, near the edge of the window
-	// (SPEC.md 6.8).
+	// DuplicateFolded means a folded record recognised the transaction, already
+	// counted in a total: the retry came late, near the window's edge (SPEC.md 6.8).
 	DuplicateFolded
 
 	// Superseded means a copy with this amount is held, but one written
@@ -205,11 +203,9 @@ func timeOf(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// Horizon returns the newest time (Options.TxnTime) of a transaction some
-// actor has forgotten, or the zero time when none has been. With
-// Options.TxnTime set, Apply refuses a transaction it does not know whose
-// time is not after the horizon, since it may be one that was counted and
-// forgotten.
+// Horizon returns the newest TxnTime some actor has forgotten (zero for
+// none): with Options.TxnTime, Apply refuses an unknown transaction not
+// after it, as it may have been counted and forgotten.
 func (g *GCounter) Horizon() time.Time {
 	if g == nil {
 		return time.Time{}
@@ -560,9 +556,8 @@ func (mp *mergePlan) rebase(g *GCounter) bool {
 	return mp.base != g.base || len(mp.remove) > 0
 }
 
-// prepareMerge finds the winning entries of other and checks that taking
-// them keeps the counter within its limits. Conflicting amounts are not an
-// error: the owner rule decides which copy counts (see Conflicts).
+// prepareMerge finds other's winning entries and checks the limits;
+// conflicting amounts are left to the owner rule (see Conflicts).
 func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	g.init()
 	var mp mergePlan
@@ -734,13 +729,11 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	}
 }
 
-// Merge sets g to the join of g and other: for every actor, the entry with
-// the larger sequence number. It never modifies other; a nil other (or g
-// itself) changes nothing. One transaction id held with two amounts, written
-// concurrently by two actors, is not an error: the owner's copy counts and
-// the conflict is reported by Conflicts. Errors (g unchanged): a value that
-// would not fit in an int64 (crdt.ErrOverflow), more actors than
-// Options.MaxActors (crdt.ErrTooLarge).
+// Merge sets g to the join of g and other, per actor the entry with the
+// larger sequence number; other is never modified, and nil (or g) changes
+// nothing. An id held with two amounts is not an error: the owner's copy
+// counts (see Conflicts). Errors (g unchanged): a value past int64
+// (crdt.ErrOverflow), more than Options.MaxActors actors (crdt.ErrTooLarge).
 func (g *GCounter) Merge(other *GCounter) error {
 	if other == nil || other == g {
 		return nil

@@ -178,11 +178,9 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 	}
 }
 
-// Version returns actor's version: the sum of the sequence numbers of its
-// entries in both halves, live or retired (0 when it has none). Every
-// change of the actor's entries raises it, and a state holding a later
-// version of them holds a larger one: what a ledger compares to tell
-// whether a state includes a given write of the actor.
+// Version returns the sum of actor's sequence numbers in both halves (0 for
+// none): every change raises it, so a ledger compares it to tell whether a
+// state includes a given write of the actor.
 func (c *Counter) Version(actor crdt.ActorID) uint64 {
 	c.link()
 	p, _, _ := c.p.lookup(string(actor)) // 0 when it has no entry
@@ -191,10 +189,9 @@ func (c *Counter) Version(actor crdt.ActorID) uint64 {
 }
 
 // Ceded returns the transactions whose copy in actor's live entries does
-// not count, each with the copy that does (Owner): another actor's copy
-// owns it, so actor's next compaction drops or unfolds its own (SPEC.md
-// 6.4). It is empty, and costs nothing, unless two actors hold one
-// transaction.
+// not count, each with the copy that does (Owner), which actor's next
+// compaction drops or unfolds (SPEC.md 6.4); empty and free unless two
+// actors hold one transaction.
 func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
 	c.link()
 	var out map[crdt.TxnID]Copy
