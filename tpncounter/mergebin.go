@@ -89,10 +89,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 	}
 	if err != nil {
 		// An older format, or input the decoder refuses: decoding reports it.
-		o, err := New(c.p.o)
-		if err != nil {
-			return err
-		}
+		o := &Counter{p: GCounter{o: c.p.o}} // c's Options, resolved by link
 		if err := o.UnmarshalBinary(data); err != nil {
 			return err
 		}
@@ -133,10 +130,7 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	if err != nil {
 		return err
 	}
-	o, err := New(c.p.o)
-	if err != nil {
-		return err
-	}
+	o := &Counter{p: GCounter{o: c.p.o}}
 	if err := o.UnmarshalBinary(part); err != nil {
 		return err
 	}
