@@ -23,15 +23,10 @@ const minRowSize = 1 + 1 + 2 + 1
 // envelopeSize is the encoded size of [tag, FormatVersion] plus the array header.
 var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(FormatVersion)
 
-// MarshalBinary encodes the counter as the crdt envelope
-//
-//	["gcounter", 2, [[shared, suffix, count], ...]]
-//
-// with one row per actor, sorted by actor byte order, every count positive.
-// A row's actor id is the first shared bytes of the previous row's id
-// followed by suffix; shared is the longest common prefix of the two ids
-// that ends on a character boundary (0 in the first row). Equal counters
-// always give identical bytes.
+// MarshalBinary encodes the counter as ["gcounter", 2, [[shared, suffix,
+// count], ...]]: a row per actor, in byte order, its id the previous row's
+// first shared bytes (the longest common prefix ending on a character
+// boundary) plus suffix. Equal counters give identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagGCounter, FormatVersion)
 	e.ArrayLen(len(c.entries))

@@ -36,8 +36,7 @@ type row struct {
 	p, n   int64
 }
 
-// rows returns one row per actor with a count in either half, in actor
-// byte order, with the front-coded prefix lengths.
+// rows returns the rows of the actors in either half, in byte order.
 func (c *Counter) rows() []row {
 	actors := c.Actors()
 	out := make([]row, len(actors))
@@ -49,16 +48,11 @@ func (c *Counter) rows() []row {
 	return out
 }
 
-// MarshalBinary encodes the counter as the crdt envelope
-//
-//	["pncounter", 2, [[shared, suffix, p, n], ...]]
-//
-// with one row per actor that has a positive count in P or N, sorted by
-// actor byte order. A row's actor id is the first shared bytes of the
-// previous row's id followed by suffix; shared is the longest common prefix
-// of the two ids that ends on a character boundary (0 in the first row). p
-// and n are the actor's counts in the two halves, at least one of them
-// positive. Equal counters always give identical bytes.
+// MarshalBinary encodes the counter as ["pncounter", 2, [[shared, suffix,
+// p, n], ...]]: a row per actor with a positive count in P or N, in byte
+// order, its id the previous row's first shared bytes (the longest common
+// prefix ending on a character boundary) plus suffix. Equal counters give
+// identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagPNCounter, FormatVersion)
 	rows := c.rows()
