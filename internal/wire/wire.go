@@ -23,16 +23,14 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// Encoder writes msgpack values into a buffer. It remembers the first error;
-// Bytes reports it.
+// Encoder writes msgpack values into a buffer; Bytes reports its first error.
 type Encoder struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
 	err error
 }
 
-// encoders pools encoders so that an encoding costs one allocation, its
-// result; one whose buffer grew past maxPooledBuf is dropped.
+// encoders pools encoders (not past maxPooledBuf): one allocation an encoding.
 var encoders = sync.Pool{New: func() any {
 	e := &Encoder{}
 	e.enc = msgpack.NewEncoder(&e.buf)
@@ -51,8 +49,7 @@ func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
 	return e
 }
 
-// NewValueEncoder returns an encoder with nothing written, for a value that
-// is stored or compared on its own and later written with Raw.
+// NewValueEncoder returns an empty encoder, for a value later written with Raw.
 func NewValueEncoder() *Encoder {
 	e := encoders.Get().(*Encoder)
 	e.buf.Reset()
@@ -60,8 +57,7 @@ func NewValueEncoder() *Encoder {
 	return e
 }
 
-// Grow makes room for n more bytes, so that an encoding whose size is known
-// in advance is written into one allocation.
+// Grow makes room for n more bytes, for an encoding of known size.
 func (e *Encoder) Grow(n int) { e.buf.Grow(n) }
 
 // Raw writes b, which must be one or more complete msgpack values.
@@ -99,8 +95,7 @@ func (e *Encoder) Bin(b []byte) {
 // Nil writes nil.
 func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
 
-// Bytes returns the encoding, or the first error met, and ends the
-// encoder's use (a small one is copied out and the encoder pooled).
+// Bytes returns the encoding or the first error, and ends the encoder's use.
 func (e *Encoder) Bytes() ([]byte, error) {
 	b, err := e.buf.Bytes(), e.err
 	if e.buf.Cap() <= maxPooledBuf {
@@ -158,8 +153,7 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 // Remaining is the number of unread bytes.
 func (d *Decoder) Remaining() int { return d.r.Len() }
 
-// SkipTo moves the decoder to input offset off, at or after the current
-// position, passing over values the caller recognised unread.
+// SkipTo moves to input offset off (not backwards), skipping recognised values.
 func (d *Decoder) SkipTo(off int) {
 	_, _ = d.r.Seek(int64(off), io.SeekStart) // off is within the input
 }
@@ -176,8 +170,7 @@ func corrupt(what string, err error) error {
 // element takes at least one byte) is corrupt.
 func (d *Decoder) ArrayLen(max int) (int, error) {
 	if pos := len(d.data) - d.r.Len(); pos < len(d.data) && msgpcode.IsFixedArray(d.data[pos]) {
-		// The common case, read directly: a fixarray is in its smallest
-		// header by definition.
+		// The common case: a fixarray is its smallest header by definition.
 		n := int(d.data[pos] & 0x0f)
 		if n <= max && n <= d.r.Len()-1 {
 			d.SkipTo(pos + 1)
@@ -221,8 +214,7 @@ func (d *Decoder) Tuple(n int, what string) error {
 	return nil
 }
 
-// minPairSize is the smallest encoded [actor, count] pair: a fixarray
-// header, a one-byte actor and a fixint count.
+// minPairSize is the smallest [actor, count] pair: fixarray, 1-byte actor, fixint.
 const minPairSize = 1 + 2 + 1
 
 // ActorCounts reads the gcounter body: at most max [actor, count] pairs,
@@ -286,8 +278,7 @@ func (d *Decoder) String(maxLen int) (string, error) {
 	return string(b), nil // copied out of the input once
 }
 
-// StringBytes reads a str of at most maxLen bytes without copying: the
-// slice aliases the input and must not be kept or modified.
+// StringBytes reads a str of at most maxLen bytes, aliasing the input.
 func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
@@ -309,8 +300,7 @@ func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	if n > d.r.Len() {
 		return nil, fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 	}
-	// msgpack.Decoder reads a *bytes.Reader with no read-ahead buffer, so
-	// the unread bytes are the tail of data.
+	// msgpack.Decoder does not read ahead of a *bytes.Reader: unread is data's tail.
 	pos := len(d.data) - d.r.Len()
 	b := d.data[pos : pos+n : pos+n]
 	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
@@ -393,8 +383,7 @@ func (d *Decoder) Int() (int64, error) {
 	return v, nil
 }
 
-// smallUint reads an integer in 0..2^32−1 in smallest form directly, or
-// reads nothing and reports false (the general path reports errors).
+// smallUint reads a smallest-form 0..2^32−1 directly, else nothing (false).
 func (d *Decoder) smallUint() (int64, bool) {
 	pos := d.Offset()
 	v, n := SmallUint(d.data[pos:])
@@ -405,8 +394,7 @@ func (d *Decoder) smallUint() (int64, bool) {
 	return v, true
 }
 
-// SmallUint reads an integer in 0..2^32−1 in smallest msgpack form at the
-// start of b and returns it and its size (0 for anything else).
+// SmallUint returns the smallest-form 0..2^32−1 integer b starts with and its size (0: none).
 func SmallUint(b []byte) (int64, int) {
 	if len(b) == 0 {
 		return 0, 0
@@ -571,8 +559,7 @@ func (d *Decoder) Finish() error {
 	return nil
 }
 
-// Encoded sizes of msgpack values in their smallest (canonical) form, for
-// codecs that report their encoded size without encoding.
+// Smallest (canonical) encoded sizes, for codecs that size without encoding.
 
 // StrSize is the size of a str of n bytes.
 func StrSize(n int) int { return headerSize(uint64(n), 32, true) + n }
@@ -583,8 +570,7 @@ func UintSize(v uint64) int { return headerSize(v, 128, true) }
 // ArrayHeaderSize is the size of the header of an array of n elements.
 func ArrayHeaderSize(n int) int { return headerSize(uint64(n), 16, false) }
 
-// headerSize is the size of the smallest form of the length or uint n: fix
-// below fix, 8-bit (has8), then 16-, 32- and 64-bit.
+// headerSize sizes length or uint n: fix below fix, 8-bit (has8), 16, 32, 64.
 func headerSize(n, fix uint64, has8 bool) int {
 	switch {
 	case n < fix:
@@ -599,8 +585,7 @@ func headerSize(n, fix uint64, has8 bool) int {
 	return 9
 }
 
-// AppendArrayHeader appends the smallest msgpack array header for n
-// elements, as Encoder.ArrayLen writes it.
+// AppendArrayHeader appends the array header Encoder.ArrayLen writes for n.
 func AppendArrayHeader(dst []byte, n int) []byte {
 	switch {
 	case n < 16:
@@ -611,8 +596,7 @@ func AppendArrayHeader(dst []byte, n int) []byte {
 	return append(dst, msgpcode.Array32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
-// AppendEnvelope appends the envelope NewEncoder starts with, for a codec
-// that assembles its encoding from parts it already holds encoded.
+// AppendEnvelope appends NewEncoder's envelope, for encodings built from parts.
 func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
 	e := NewEncoder(tag, version)
 	dst = append(dst, e.buf.Bytes()...)
@@ -623,6 +607,5 @@ func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
 // Offset returns how many bytes of the input have been read.
 func (d *Decoder) Offset() int { return len(d.data) - d.r.Len() }
 
-// Input returns the input's bytes [from, to), which alias the input and
-// must not be kept or modified.
+// Input returns input bytes [from, to), aliasing the input.
 func (d *Decoder) Input(from, to int) []byte { return d.data[from:to:to] }
