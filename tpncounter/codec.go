@@ -38,8 +38,7 @@ func (g *GCounter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTGCounter, g)
 }
 
-// MarshalBinary returns the deterministic encoding of c (tag
-// crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
+// MarshalBinary is GCounter.MarshalBinary for a Counter (tag crdt.TagTPNCounter).
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTPNCounter, &c.p, &c.n)
 }
@@ -215,8 +214,7 @@ func encodedBytes(e *wire.Encoder) []byte {
 	return b
 }
 
-// encoded returns the entry's encoding, cached until the entry changes, so
-// that an encoding costs only what changed since the last one.
+// encoded returns the entry's encoding, cached until the entry changes.
 func (en *entry) encoded() []byte {
 	if en.enc != nil {
 		return en.enc
@@ -307,8 +305,7 @@ func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	return r.d.Finish()
 }
 
-// MaxSeq is the largest sequence number the decoder accepts
-// (crdt.ErrCorruptEncoding above), so that it fits a signed 64-bit integer.
+// MaxSeq is the largest sequence number decoded: it fits a signed 64-bit integer.
 const MaxSeq uint64 = 1<<63 - 1
 
 // entrySize is an entry's transactions and bytes of ids (scanSizes).
@@ -511,8 +508,7 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	return e, nil
 }
 
-// idSet finds a transaction read twice in one entry: a table of read
-// index + 1 per transaction (the entry's ring holds the ids).
+// idSet finds an id read twice in an entry: a table of read index + 1.
 type idSet struct{ t table }
 
 // reset empties s for about n adds, under the 80% at which it grows.
@@ -525,8 +521,7 @@ func (s *idSet) reset(n int) {
 	clear(s.t.tab)
 }
 
-// add records the read-th transaction x of e (earlier ones at ring
-// positions pos(j)) and reports whether it was already there.
+// add records e's read-th id x (earlier at ring positions pos(j)); true if seen.
 func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
 	k := tableKey(tag, uint32(read+1))
 	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
@@ -541,8 +536,7 @@ func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) 
 var _ crdt.Codec = (*GCounter)(nil)
 var _ crdt.Codec = (*Counter)(nil)
 
-// maxFields caps a fixed-shape array's header, so that extra fields are
-// corrupt rather than too large.
+// maxFields caps fixed-shape headers: extra fields are corrupt, not too large.
 const maxFields = 1 << 16
 
 // retiredFields and timedRetiredFields: retired entry lengths (versions 3, 4).

@@ -215,8 +215,7 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 	return out, o, err
 }
 
-// judge is the one verdict on a retry of known txn with a signed amount (a
-// magnitude in a GCounter, n nil) whose counting copy is o.
+// judge is the verdict on a retry of known txn with signed amount (o counts).
 func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
 		return duplicate(o.Folded), nil
@@ -247,8 +246,7 @@ func (c *Counter) Horizon() time.Time {
 	return timeOf(max(c.p.horizonNanos(), c.n.horizonNanos()))
 }
 
-// Compact performs actor's housekeeping in both halves (see
-// GCounter.Compact). The value does not change.
+// Compact is GCounter.Compact in both halves.
 func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err

@@ -151,8 +151,7 @@ func (g *GCounter) setDorm(d dormant) {
 	g.order = nil // the encoding's segments change
 }
 
-// wakeActor installs actor's dormant record, if any, as a retired entry
-// and returns it.
+// wakeActor installs and returns actor's dormant record as a retired entry.
 func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
 	e, i, ok := g.locate(string(actor))
 	if e != nil || !ok {

@@ -114,8 +114,7 @@ type GCounter struct {
 	offBuf []uint32
 }
 
-// NewGCounter returns an empty GCounter with the given options. The error
-// wraps crdt.ErrInvalidConfig.
+// NewGCounter returns an empty GCounter; the error wraps crdt.ErrInvalidConfig.
 func NewGCounter(opts Options) (*GCounter, error) {
 	o, err := opts.resolved()
 	if err != nil {
@@ -742,8 +741,7 @@ func (g *GCounter) Merge(other *GCounter) error {
 	return err
 }
 
-// mergeHalves merges each half of from into the same half of into, all or
-// nothing, and returns the winning entries installed in each half.
+// mergeHalves merges from into into half by half, all or nothing.
 func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
 	var plans [2]mergePlan
 	rebase := false

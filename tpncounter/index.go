@@ -17,8 +17,7 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// idxSeed seeds the index hash, fixed for the process so that an item keeps
-// its tag when copied between counters; nothing encoded depends on it.
+// idxSeed seeds the index hash for the process (items keep tags across counters).
 var idxSeed = maphash.MakeSeed()
 
 // forcedHash, set by tests, forces long probe runs and equal tags.
@@ -154,8 +153,7 @@ func (t *table) remove(k uint64) {
 		return b - a
 	}
 	i := t.slotOf(k)
-	// Shift back every later entry of the run that may live at i (its home
-	// is not cyclically in (i, j]), so that no lookup meets a gap.
+	// Shift back the run's later entries whose home is not in (i, j]: no gaps.
 	for j := t.next(i); ; j = t.next(j) {
 		e := t.tab[j]
 		if e == 0 {

@@ -59,14 +59,12 @@ func checkForgot(a crdt.ActorID, forgot int64) error {
 	return nil
 }
 
-// checkDecoded refuses a decoded live entry (seq, total and records set)
-// whose fields disagree in a way no sequence of writes produces.
+// checkDecoded refuses a decoded live entry whose counts no writes produce.
 func checkDecoded(e *entry) error {
 	return checkCounts(counts{e.actor, e.seq, e.total, e.nf(), uint32(e.size())}, func(off uint32) int64 { return e.ring[e.pos(off)].amt })
 }
 
-// counts are what checkCounts checks of a live entry: n transactions, the
-// first nf folded.
+// counts are a live entry's checked fields: n transactions, nf folded.
 type counts struct {
 	actor crdt.ActorID
 	seq   uint64
@@ -74,8 +72,7 @@ type counts struct {
 	nf, n uint32
 }
 
-// checkCounts is checkDecoded on an entry's counts; folded returns the
-// amount of its folded transaction at offset off.
+// checkCounts is checkDecoded on counts; folded gives a folded amount.
 func checkCounts(e counts, folded func(off uint32) int64) error {
 	nf, n := e.nf, e.n
 	if h := n - nf; h > MaxHistoryLength+1 {

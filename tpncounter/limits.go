@@ -13,8 +13,7 @@ import (
 // (sized) plus a bound on what changed since (grown); only past the cap
 // are the changed entries encoded (cached) and the bound made exact.
 
-// bodyLimit is the largest body, both halves together, that fits the cap
-// with the envelope and the Counter's array header.
+// bodyLimit is the largest body pair fitting the cap with the envelope.
 const bodyLimit = crdt.DefaultMaxEncodedSize - 64
 
 // applyBound bounds what one applied transaction adds to an encoding: the

@@ -146,8 +146,7 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	return c.Merge(o)
 }
 
-// errOldFormat sends a version 1 input, which MergeBinary cannot compare
-// with c's entries, to the decoder.
+// errOldFormat sends version 1 input, not comparable with c's entries, to the decoder.
 var errOldFormat = errors.New("tpncounter: version 1 encoding")
 
 // mergeScratch is MergeBinary's memory, kept in the Counter for reuse and
@@ -222,8 +221,7 @@ func (sc *mergeScratch) size() int {
 	return n
 }
 
-// rawTxn is a transaction read from the input, its id at [at, at+n) of a
-// scratch buffer.
+// rawTxn is an input transaction, its id at [at, at+n) of a scratch buffer.
 type rawTxn struct {
 	at, n uint32
 	amt   int64

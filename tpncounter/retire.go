@@ -10,9 +10,8 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// MaxRetired bounds the retired entries of one GCounter (one half of a
-// Counter), in Merge and the decoder (crdt.ErrTooLarge). Retired entries
-// do not count against Options.MaxActors.
+// MaxRetired bounds a half's retired entries in Merge and the decoder
+// (crdt.ErrTooLarge); they do not count against Options.MaxActors.
 const MaxRetired = 1 << 16
 
 // Retire replaces actor's live entry by a retired one, keeping its sequence
@@ -60,8 +59,7 @@ func (g *GCounter) retire(at int64, actor crdt.ActorID) (bool, error) {
 	return retireHalves(at, []crdt.ActorID{actor}, g)
 }
 
-// retireHalves retires the live entries of actors in every half, all of
-// them or none, writing the retirement time at (0: none).
+// retireHalves retires actors' live entries in every half, all or none.
 func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, error) {
 	group := make(map[crdt.ActorID]bool, len(actors))
 	for _, a := range actors {

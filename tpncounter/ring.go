@@ -10,8 +10,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// item is one transaction in an actor's ring; its id is at the same
-// position of entry.idAt.
+// item is one transaction in a ring; its id is at the same idAt position.
 type item struct {
 	amt int64
 	tag uint32 // tagOf(hashID(id))
@@ -59,8 +58,7 @@ type entry struct {
 	retiredAt int64
 }
 
-// bump records a change of the entry by its owner: a new sequence number,
-// and a cached encoding that no longer holds.
+// bump records an owner's change: a new seq, and no cached encoding.
 func (e *entry) bump() {
 	e.seq++
 	e.enc = nil
@@ -82,8 +80,7 @@ func newEntry(actor crdt.ActorID, n int) *entry { return newExactEntry(actor, ri
 // ringLen returns the smallest power of two that is at least n and 2.
 func ringLen(n int) int { return max(2, 1<<bits.Len(uint(max(n, 1)-1))) }
 
-// newExactEntry returns an empty entry whose ring is exactly n items long
-// (see entry), with room for idBytes bytes of ids.
+// newExactEntry returns an empty entry with an n-item ring and idBytes of arena.
 func newExactEntry(actor crdt.ActorID, n, idBytes int) *entry {
 	return &entry{actor: actor, mask: uint32(ringLen(n) - 1), ring: make([]item, n), idAt: make([]uint32, n), ids: make([]byte, 0, idBytes)}
 }
@@ -95,8 +92,7 @@ func (e *entry) id(p uint32) crdt.TxnID {
 	return crdt.TxnID(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
-// setID appends x to the arena as the id of ring position p, first making
-// room (compactIDs) when x does not fit.
+// setID appends x to the arena as position p's id, compacting when full.
 func (e *entry) setID(p uint32, x crdt.TxnID) {
 	if len(e.ids)+len(x) > cap(e.ids) {
 		e.compactIDs(len(x))
@@ -195,8 +191,7 @@ func compareEntries(a, b *entry) int {
 	return compareRuns(a, 0, a.nf(), b, 0, b.nf())
 }
 
-// compareRuns compares a's offsets [af, at) with b's [bf, bt) as sequences
-// of (id, amount), like slices.Compare.
+// compareRuns compares a's [af, at) with b's [bf, bt) like slices.Compare.
 func compareRuns(a *entry, af, at uint32, b *entry, bf, bt uint32) int {
 	n := min(at-af, bt-bf)
 	for i := uint32(0); i < n; i++ {
@@ -211,8 +206,7 @@ func compareRuns(a *entry, af, at uint32, b *entry, bf, bt uint32) int {
 	return cmp.Compare(at-af, bt-bf)
 }
 
-// retiredKey orders retirement times for compareEntries: an unknown time
-// (0) as the latest.
+// retiredKey orders an unknown retirement time (0) as the latest.
 func retiredKey(at int64) int64 {
 	if at == 0 {
 		return 1<<63 - 1

@@ -114,8 +114,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	return p, nil
 }
 
-// timeAt returns the TxnTime of e's item at ring position q in Unix
-// nanoseconds, cached or parsed; 0 for none.
+// timeAt returns e's item q's TxnTime in Unix ns, cached or parsed; 0 for none.
 func (g *GCounter) timeAt(e *entry, q uint32) int64 {
 	if e.times != nil && e.times[q] != 0 {
 		return e.times[q]

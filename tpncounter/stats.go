@@ -17,8 +17,7 @@ type Stats struct {
 	Conflicts int
 }
 
-// Stats returns the counter's size in O(actors + transactions two or more
-// actors hold).
+// Stats returns the counter's size in O(actors + contested transactions).
 func (g *GCounter) Stats() Stats {
 	if g == nil {
 		return Stats{}
@@ -34,8 +33,7 @@ func (g *GCounter) Stats() Stats {
 	return s
 }
 
-// Stats returns the sizes of both halves added up; Actors counts the actors
-// of either half once.
+// Stats adds up both halves, counting each actor once.
 func (c *Counter) Stats() Stats {
 	if c == nil {
 		return Stats{}
