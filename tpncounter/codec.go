@@ -43,9 +43,8 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTPNCounter, &c.p, &c.n)
 }
 
-// marshal encodes one GCounter body, or a Counter's two, under tag, into
-// one allocation sized by sized + grown (limits.go). The bodies decide the
-// version after the envelope is written: it is one byte, patched at the end.
+// marshal encodes one GCounter body, or a Counter's two, into one allocation
+// (sized + grown); the version byte is patched in once the bodies decide it.
 func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	size := 32 + len(halves) - 1 // the Counter's array header
 	for _, g := range halves {
@@ -284,9 +283,8 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// unmarshal decodes data into the empty halves. The first half's sized
-// bounds both re-encoded bodies: data plus the forgot field each version 1
-// entry gains.
+// unmarshal decodes data into the empty halves; the first half's sized bounds
+// both re-encoded bodies (data plus version 1 entries' forgot fields).
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
@@ -369,9 +367,8 @@ func EncodedHorizon(data []byte) (time.Time, error) {
 	return timeOf(horizon), nil
 }
 
-// decodeBody reads a GCounter body into the empty receiver; sizes (from
-// scanSizes, perhaps short for a corrupt input) size allocations only. One
-// id held with different amounts is a conflict, not corruption.
+// decodeBody reads a body into the empty receiver; sizes only size allocations.
+// An id held with different amounts is a conflict, not corruption.
 func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 	if _, err := r.body(g.o.MaxActors); err != nil {
 		return err
@@ -452,9 +449,8 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 	return nil
 }
 
-// decodeEntry reads the lists of actor a's entry (after r.fields) into a
-// new, uninstalled entry allocated for size (a wrong size, in input the
-// decoder refuses, only makes it grow). seen is reused scratch.
+// decodeEntry reads actor a's lists (after r.fields) into a new entry sized by
+// size (wrong only in input the decoder refuses: it then grows).
 func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
 	nh, err := r.list(0)
 	if err != nil {
@@ -735,9 +731,8 @@ func (r *bodyReader) list(nh int) (m int, err error) {
 // its canonical text), and returns it, whether it was a UUID, and the amount.
 func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
 	d := r.d
-	// The common form, read directly: [fixstr id, amount from 1 to
-	// 2^32-1 in its smallest form] (a fixstr is too short for a UUID's
-	// text). Anything else, errors included, takes the general path below.
+	// Fast path for [fixstr id, amount 1..2^32-1 in smallest form]; anything
+	// else, errors included, takes the general path.
 	if at, left := d.Offset(), d.Remaining(); left >= 4 {
 		b := d.Input(at, at+min(left, 2+31+5))
 		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 2+n < len(b) {

@@ -17,9 +17,8 @@ type Copy struct {
 	Folded bool
 }
 
-// Conflict is an id held with several amounts (or as both credit and
-// debit), written by writers that could not see each other; Merge accepts
-// it and counts one copy, the owner's.
+// Conflict is an id held with several amounts (or as credit and debit) by
+// writers that could not see each other; one copy counts, the owner's.
 type Conflict struct {
 	ID crdt.TxnID
 	// Counted is the copy that counts: the owner's (see Counter.Owner).
@@ -47,9 +46,8 @@ func (g *GCounter) copies(r ref, sign int64) (all []Copy) {
 	return all
 }
 
-// Conflicts lists the transaction ids held with more than one amount, sorted
-// by id, with every copy and the one that counts. It is empty unless writers
-// that could not see each other used one id with different amounts.
+// Conflicts lists the ids held with several amounts, sorted, with every copy
+// and the counting one; empty unless writers reused an id.
 func (g *GCounter) Conflicts() []Conflict {
 	if g == nil {
 		return nil

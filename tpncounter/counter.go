@@ -83,9 +83,8 @@ func New(opts Options) (*Counter, error) {
 // Options returns the counter's options with defaults filled in.
 func (c *Counter) Options() Options { return c.p.Options() }
 
-// Value returns P − N, counting an id held in both halves once, by its
-// owner's copy. Both halves are at most math.MaxInt64, so the difference
-// always fits.
+// Value returns P − N, an id in both halves counted once, by its owner's
+// copy; both halves are at most math.MaxInt64, so it fits.
 func (c *Counter) Value() int64 {
 	if c == nil {
 		return 0
@@ -167,9 +166,8 @@ func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
 	}
 }
 
-// Conflicts lists the ids held with several amounts or as both credit and
-// debit, sorted, with every copy and the one that counts: empty unless
-// writers that could not see each other reused an id (a stale read).
+// Conflicts lists the ids held with several amounts or both signs, sorted,
+// with every copy and the counting one; empty unless writers reused an id.
 func (c *Counter) Conflicts() []Conflict {
 	if c == nil {
 		return nil

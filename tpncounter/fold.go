@@ -130,9 +130,8 @@ func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n i
 	return total, forgot, n
 }
 
-// RetireAllAt is RetireAll writing the retirement time now (at least each
-// half's base cutoff), so that Fold can later take the entries out (SPEC.md
-// 6.10). now must lie in 1970..MaxForgot (crdt.ErrInvalidConfig).
+// RetireAllAt is RetireAll writing the retirement time now (at least the base
+// cutoff) for Fold (SPEC.md 6.10); now must lie in 1970..MaxForgot (crdt.ErrInvalidConfig).
 func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, error) {
 	at, err := retireTime(now)
 	if err != nil {

@@ -14,8 +14,7 @@ import (
 // Outcome says what Apply did with a transaction.
 type Outcome uint8
 
-// The outcomes of Apply. Every outcome other than Applied leaves the state
-// unchanged; none of them is an error, because a retry is expected.
+// The outcomes of Apply, none an error; all but Applied change nothing.
 const (
 	// Applied means the transaction was new and is now counted once.
 	Applied Outcome = iota + 1
@@ -45,16 +44,14 @@ func name[T ~uint8](v T, typ string, names [5]string) string {
 	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
-// Txn is one transaction held in an actor's history or folded record. Amount
-// is the magnitude (always positive; a Counter keeps debits in its N half).
+// Txn is a held transaction; Amount is its magnitude (debits are in N).
 type Txn struct {
 	ID     crdt.TxnID
 	Amount int64
 }
 
-// Entry is a copy of one actor's part of a GCounter: its sequence number, the
-// total of the transactions it folded, its recent history (oldest first) and
-// its record of recently folded transactions (oldest first).
+// Entry is a copy of one actor's entry: seq, folded total, history and folded
+// record (oldest first).
 type Entry struct {
 	Seq     uint64
 	Total   int64
@@ -80,9 +77,8 @@ type GCounter struct {
 	o       Options
 	ready   bool
 	entries map[crdt.ActorID]*entry
-	// The index (index.go): ents holds the installed entries by actor
-	// index (nil at the free ones in afree); multi[0] is unused, mfree
-	// lists free records and nmulti counts live ones.
+	// The index (index.go): installed entries by actor index (nil at afree's),
+	// multi records (0 unused; mfree free ones, nmulti live ones).
 	ents   []*entry
 	afree  []uint32
 	tab    table
@@ -106,8 +102,7 @@ type GCounter struct {
 	twin  *GCounter
 	neg   bool
 	cross map[crdt.TxnID]struct{}
-	// horizon is the largest forgot; horizonStale says an entry holding it
-	// was replaced and it must be recomputed (raising it meanwhile is harmless).
+	// horizon is the largest forgot; horizonStale says it must be recomputed.
 	horizon      int64
 	horizonStale bool
 	// offBuf is the next plan's ageOut: steady-state folding does not allocate.
@@ -153,9 +148,8 @@ func (g *GCounter) Options() Options {
 	return g.o
 }
 
-// Value returns the sum of every actor's folded total plus every distinct
-// transaction held only in histories, each counted once. It never overflows:
-// Apply and Merge refuse states whose value would not fit in an int64.
+// Value returns the folded totals plus each distinct history-only transaction
+// once; Apply and Merge keep it within int64.
 func (g *GCounter) Value() int64 {
 	if g == nil {
 		return 0
@@ -296,9 +290,8 @@ func (g *GCounter) Status(txn crdt.TxnID) Status {
 	return InHistory
 }
 
-// HasTransaction reports whether txn is held in some actor's history, in
-// O(1). A transaction that was folded (Status Folded) is not "in history";
-// Apply still recognises it.
+// HasTransaction reports whether a history holds txn, in O(1) (a Folded one
+// is not, though Apply recognises it).
 func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	r := g.get(txn)
 	if r == 0 {
@@ -325,9 +318,8 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 	return g.apply(actor, txn, amount, amount)
 }
 
-// apply is Apply on g, a GCounter or a Counter's half, of txn of magnitude
-// mag and signed amount signed; in a Counter the twin takes part in the
-// duplicate check and the horizon.
+// apply is Apply on g, a GCounter or a half, of magnitude mag and signed
+// amount signed; a Counter's twin takes part in the checks.
 func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) (Outcome, error) {
 	at, err := g.checkTime(txn)
 	if err != nil {
@@ -514,9 +506,8 @@ func (g *GCounter) Equal(other *GCounter) bool {
 	return true
 }
 
-// Leq reports whether g ≤ other in the merge order: every entry of g is
-// present in other with a sequence number at least as large (and the same
-// content when equal). Merge(g, other) then equals other.
+// Leq reports whether g ≤ other in the merge order (each entry present in
+// other, not newer): Merge(g, other) then equals other.
 func (g *GCounter) Leq(other *GCounter) bool {
 	if g == nil || other == nil {
 		return g.Len() == 0 || other != nil
@@ -542,9 +533,8 @@ type mergePlan struct {
 	from  *dormant
 	picks []int
 	prev  dormant
-	// With bases (see Fold): the winning base; the receiver's actors whose
-	// entry loses to one the base holds (both go); whether the receiver's
-	// retired entries below base.cut go.
+	// With bases (Fold): the winning base, the actors whose entry it holds, and
+	// whether retired entries below its cutoff go.
 	base   base
 	remove []crdt.ActorID
 	drop   bool

@@ -33,9 +33,8 @@ func hashID(x crdt.TxnID) uint64 {
 // tagOf returns hash h's tag, its top 32 bits (which give its home).
 func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
-// A ref says where the index finds a transaction: soloBit plus the item's
-// loc for a transaction one actor holds, else its multi record's number
-// (≥ 1). 0 means "not found".
+// A ref is soloBit plus the item's loc for a solo transaction, else its multi
+// record's number (≥ 1); 0 means not found.
 type ref = uint32
 
 // A loc is an actor index (entry.aix) above posBits and a ring position below.
@@ -168,29 +167,25 @@ func (t *table) remove(k uint64) {
 	t.n--
 }
 
-// multiRec is the record of a transaction two or more actors hold: each
-// holder's item location (items keep their own amounts, which concurrent
-// writes may make differ). A free record has no holders.
+// multiRec records a contested transaction's holders (their items keep their
+// own amounts, which may differ); a free record has none.
 type multiRec struct {
 	holders []loc
-	// Kept in step with the holders, so that adding or folding one reads
-	// none of the others (a hostile state may give thousands): the owner's
-	// location, how many folded it and the sum of the folded amounts.
+	// Kept with the holders, so adding or folding one reads no other (a hostile
+	// state may have thousands): owner, folded count, folded sum.
 	own   loc
 	nfold int32
 	fsum  exact.Int128
 }
 
-// The GCounter's index finds every held transaction through the table.
-// The value is kept in step: each change of a transaction's holders
-// subtracts its contribution (contrib) before and adds it after.
+// The index keeps the value in step: a change of holders takes out a
+// transaction's contribution (contrib) before and adds it after.
 
 // notInstalled marks the items swap is installing until install sets multi.
 const notInstalled = ^uint32(0)
 
-// addKey adds the live table entry k, first rebuilding the table when
-// stale entries would fill it. k's item must not be live yet (or be
-// notInstalled), or a rebuild would place it twice.
+// addKey adds table entry k, rebuilding first when stale entries would fill
+// the table; k's item must not be live yet (or be notInstalled).
 func (g *GCounter) addKey(k uint64) {
 	if t := &g.tab; t.stale > 0 && 5*(t.n+t.stale+1) > 4*len(t.tab) {
 		g.rebuild()
@@ -270,9 +265,8 @@ func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 			}
 			continue
 		}
-		// A solo entry counts only if it is not stale: its position is in
-		// the live part of an installed entry's ring and holds x as a solo
-		// item. (A stale entry that passes is equal to x's live one.)
+		// A solo entry counts only if live: its position holds x as a solo item
+		// (a stale entry that passes equals x's live one).
 		if e, p := g.itemOf(r &^ soloBit); e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) &&
 			e.ring[p].multi == 0 && e.id(p) == x {
 			return r
@@ -510,9 +504,8 @@ func distinctTxns(ents []*entry) (m int, n float64) {
 	return m, -float64(m) * math.Log(float64(m-ones)/float64(m))
 }
 
-// uninstall removes e's hold of its item at offset off and returns the ref
-// of the remaining holders (0 if none); the caller keeps the value in step
-// (see release). A record left with one holder becomes a solo ref.
+// uninstall removes e's hold of item off and returns the remaining holders'
+// ref (0: none; one holder becomes solo); the caller keeps the value.
 func (g *GCounter) uninstall(e *entry, off uint32) ref {
 	p := e.pos(off)
 	it := &e.ring[p]

@@ -7,9 +7,8 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// InvariantError is the decoder's error for a well-formed entry no writer
-// following the rules produces. It wraps crdt.ErrCorruptEncoding;
-// Invariant names the rule, as SPEC.md 6.7 lists them.
+// InvariantError is the decoder's error (wrapping crdt.ErrCorruptEncoding) for
+// an entry no writer produces; Invariant names the rule (SPEC.md 6.7).
 type InvariantError struct {
 	Invariant string // e.g. "forgot-within-txn-times"
 	Detail    string

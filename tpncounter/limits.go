@@ -16,9 +16,8 @@ import (
 // bodyLimit is the largest body pair fitting the cap with the envelope.
 const bodyLimit = crdt.DefaultMaxEncodedSize - 64
 
-// applyBound bounds what one applied transaction adds to an encoding: the
-// [txn, amount] item, its list header growing, and a new entry's header,
-// actor, seq, total and forgot (or their integers growing).
+// applyBound bounds what one transaction adds to an encoding: its item, its
+// list header, and a new entry's fields (or their integers growing).
 func applyBound(actor crdt.ActorID, txn crdt.TxnID) int {
 	return 1 + 3 + len(txn) + 9 + 2 + 8 + 3 + len(actor) + 3*9 + 2*3
 }

@@ -149,9 +149,8 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 // errOldFormat sends version 1 input, not comparable with c's entries, to the decoder.
 var errOldFormat = errors.New("tpncounter: version 1 encoding")
 
-// mergeScratch is MergeBinary's memory, kept in the Counter for reuse and
-// made only by a merge that changes something; between calls it holds
-// nothing of the input (release).
+// mergeScratch is MergeBinary's memory, kept in the Counter for reuse; it
+// holds nothing of the input between calls (release).
 type mergeScratch struct {
 	// Per half, the encodings and actors (in data) of the changed entries.
 	changed [2][][]byte
@@ -193,9 +192,8 @@ func (sc *mergeScratch) release() {
 	clear(sc.shifts)
 }
 
-// block copies the changed encodings into one block, in order, and returns
-// each copy (block[h][i] for changed[h][i]), so that appendBody copies
-// them as runs (see follows; nothing appends to an entry's enc).
+// block copies the changed encodings into one block, in order, returning each
+// copy, so that appendBody copies them as runs (see follows).
 func (sc *mergeScratch) block() [2][][]byte {
 	block := make([]byte, 0, sc.size())
 	var out [2][][]byte

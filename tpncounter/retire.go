@@ -217,9 +217,8 @@ func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
 	return out
 }
 
-// Transactions yields every transaction that actor's live entries hold, in
-// a history or a folded record, with its signed amount (negative for a
-// debit): what retiring the actor would forget.
+// Transactions yields actor's live transactions with signed amounts (debits
+// negative): what retiring the actor would forget.
 func (c *Counter) Transactions(actor crdt.ActorID) iter.Seq2[crdt.TxnID, int64] {
 	return func(yield func(crdt.TxnID, int64) bool) {
 		c.link()

@@ -148,9 +148,8 @@ func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
 	}
 }
 
-// classifyCross applies the rules to e's items the other half also holds:
-// when the other half's copy counts, e drops or unfolds its own; else it
-// returns the item's offset, to keep it from being forgotten.
+// classifyCross applies the rules to e's items the twin holds: drop or unfold
+// when the twin's copy counts, else return the offset to keep.
 func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
 	var keep []uint32
 	for x := range g.cross {
@@ -202,9 +201,8 @@ func (g *GCounter) twinOwns(r, tr ref) bool {
 	return debitOwns(g, r, g.twin, tr)
 }
 
-// debitOwns reports whether the debit copy (nr in n) of a transaction
-// held in both halves counts over the credit (pr in p): folded first, then
-// the smaller actor id, the credit on a tie.
+// debitOwns reports whether the debit copy (nr) beats the credit (pr):
+// folded first, then the smaller actor, the credit on a tie.
 func debitOwns(p *GCounter, pr ref, n *GCounter, nr ref) bool {
 	pe, pp := p.owner(pr)
 	ne, np := n.owner(nr)
@@ -275,9 +273,8 @@ func (g *GCounter) commit(e *entry, p plan) {
 	}
 }
 
-// solo reports whether no transaction is contested (under the correct
-// rules): housekeeping then reads only the entry's ring, saving cache
-// misses on a large index.
+// solo reports no contested transaction (correct rules): housekeeping then
+// reads only the entry's ring.
 func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
 
 // correctRules reports whether no broken variant (mutants.go) is selected;
