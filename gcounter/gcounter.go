@@ -10,11 +10,11 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// MaxActors is the largest number of actors a Counter holds: Increment,
-// Merge and the decoder refuse more (crdt.ErrTooLarge). It keeps every
-// buildable state encodable: with MaxIDLen-byte ids and nine-byte counts a
-// PNCounter stays under crdt.DefaultMaxEncodedSize. Needing more is almost
-// always "actor explosion" (a fresh ActorID per process start).
+// MaxActors is the largest number of actors a Counter holds (Increment,
+// Merge and the decoder refuse more: crdt.ErrTooLarge), so that even a
+// PNCounter of MaxIDLen-byte ids and nine-byte counts stays under
+// crdt.DefaultMaxEncodedSize. Needing more is almost always "actor
+// explosion" (a fresh ActorID per process start).
 const MaxActors = 30000
 
 // entry is one actor's contribution.
@@ -53,11 +53,10 @@ func (c *Counter) orEmpty() *Counter {
 	return c
 }
 
-// Increment adds n to actor's count. n must be non-negative
-// (ErrInvalidAmount); zero only validates the actor (ErrInvalidActor). A
-// total past math.MaxInt64 is ErrOverflow, a new actor past MaxActors
-// ErrTooLarge; on error the counter is unchanged. Incrementing a known
-// actor does not allocate.
+// Increment adds n to actor's count: n must be non-negative (ErrInvalidAmount);
+// zero only validates the actor (ErrInvalidActor). A total past math.MaxInt64
+// is ErrOverflow, a new actor past MaxActors ErrTooLarge; on error c is
+// unchanged. A known actor does not allocate.
 func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("gcounter: increment of %d by %q: %w (must be >= 0)", n, actor, crdt.ErrInvalidAmount)
@@ -108,10 +107,9 @@ type Handle struct {
 	i     int // the position of actor's entry in c.entries, when it has one
 }
 
-// Handle returns a Handle for actor, whose Add is Increment(actor, n)
-// without the index lookup: for a writer incrementing its own actor. It
-// stays valid whatever happens to c (after a replacing UnmarshalBinary the
-// next Add looks the actor up again). c must not be nil.
+// Handle returns a Handle for actor, whose Add is Increment(actor, n) without
+// the lookup, for a writer incrementing its own actor. It stays valid (after
+// a replacing UnmarshalBinary it looks up again); c must not be nil.
 func (c *Counter) Handle(actor crdt.ActorID) Handle {
 	h := Handle{c: c, actor: actor, i: -1}
 	h.find()
@@ -215,10 +213,8 @@ func (c *Counter) mergeFits(other *Counter) bool {
 	return c.total <= math.MaxInt64-other.total && len(c.entries)+len(other.entries) <= MaxActors
 }
 
-// merge is Merge known not to fail. Counters often hold their actors in
-// the same order (decoded, or cloned), so each of other's actors is first
-// looked for right after the previous one found, and hashed only when it
-// is not there.
+// merge is Merge known not to fail. Counters often share actor order (decoded,
+// cloned), so each actor is looked for after the previous one, hashed only if not there.
 func (c *Counter) merge(other *Counter) {
 	es := c.entries
 	next := 0       // where other's next actor is expected in es

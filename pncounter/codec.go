@@ -9,10 +9,8 @@ import (
 )
 
 // FormatVersion is the format MarshalBinary writes; UnmarshalBinary also
-// reads version 1 (["pncounter", 1, [P, N]], gcounter version 1 halves),
-// which repeats every actor in both halves. Version 2 writes a row per
-// actor and front-codes the sorted ids, roughly halving counters whose ids
-// share prefixes.
+// reads version 1 (["pncounter", 1, [P, N]], gcounter version 1 halves).
+// Version 2 writes a row per actor and front-codes the sorted ids.
 const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
@@ -78,14 +76,13 @@ func (c *Counter) bodySize() int {
 	return size
 }
 
-// UnmarshalBinary replaces c with data's counter, version 1 or 2, in its
-// canonical form only: at most MaxEncodedSize bytes, valid and strictly
-// increasing actors, non-negative counts summing to at most math.MaxInt64
-// and at most gcounter.MaxActors actors per half, no trailing bytes; in
-// version 2 at most MaxRows rows with the encoder's shared lengths and a
-// positive count each; in version 1 positive counts. Errors wrap
-// crdt.ErrCorruptEncoding, ErrTooLarge, ErrTypeMismatch or
-// ErrUnsupportedVersion and leave c unchanged.
+// UnmarshalBinary replaces c with data's counter, version 1 or 2, canonical
+// only: at most MaxEncodedSize bytes, valid strictly increasing actors, per
+// half non-negative counts summing to at most math.MaxInt64 and at most
+// gcounter.MaxActors actors, no trailing bytes; version 2 at most MaxRows rows
+// with the encoder's shared lengths and a positive count each, version 1
+// positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
+// ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {

@@ -116,11 +116,10 @@ func (c *Counter) Grow(p, n int) {
 // every int64 but math.MinInt64 is accepted.
 func (c *Counter) Apply(actor crdt.ActorID, delta int64) error { return c.Increment(actor, delta) }
 
-// Merge sets c to the join of both counters, P and N merged separately
-// (larger count per actor): commutative, associative, idempotent; other is
-// never modified and nil is empty. All or nothing: if either half would
-// overflow (crdt.ErrOverflow) or exceed gcounter.MaxActors
-// (crdt.ErrTooLarge), c is unchanged.
+// Merge sets c to the join of both counters, P and N merged separately:
+// commutative, associative, idempotent; other is never modified, nil is empty.
+// All or nothing: an overflowing half (crdt.ErrOverflow) or one past
+// gcounter.MaxActors (crdt.ErrTooLarge) leaves c unchanged.
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil

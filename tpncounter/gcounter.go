@@ -97,8 +97,7 @@ type GCounter struct {
 	// sized + grown bound the body's encoded size (see limits.go).
 	sized, grown int
 	val          exact.Int128
-	// In a Counter: twin is the other half, neg marks the debit half, and
-	// cross (shared) lists the ids held in both halves; almost always empty.
+	// In a Counter: the other half, the debit flag, and the ids in both halves.
 	twin  *GCounter
 	neg   bool
 	cross map[crdt.TxnID]struct{}
@@ -528,8 +527,7 @@ func (g *GCounter) Leq(other *GCounter) bool {
 type mergePlan struct {
 	actors []crdt.ActorID
 	newer  []*entry // clones from other
-	// from's dormant records picks (ascending), of actors the receiver
-	// lacks, join its dormant records; prev is them before (for undoMerge).
+	// from's records picks (ascending, actors g lacks) join g's; prev: g's before.
 	from  *dormant
 	picks []int
 	prev  dormant
@@ -563,8 +561,7 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			retired -= b2i(e.mergeDrops(cut))
 		}
 	}
-	// win takes other's entry oe over the receiver's de (nil: none) unless
-	// the drop removes de; when the winning base holds oe, de goes too.
+	// win takes other's oe over de (nil: none) unless dropped; a base holding oe drops de.
 	win := func(a crdt.ActorID, oe, de *entry) {
 		kept := de != nil && !(mp.drop && de.mergeDrops(cut))
 		if kept {

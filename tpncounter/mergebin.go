@@ -50,8 +50,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 				}
 				continue
 			}
-			// An entry whose bytes begin with c's entry's encoding is that
-			// encoding (one complete value): passed over unread.
+			// An entry starting with c's entry's encoding is it: passed over unread.
 			l := g.entries[crdt.ActorID(e.actor)] // no copy of actor
 			var held []byte
 			if l != nil {

@@ -2,13 +2,10 @@
 
 package tpncounter
 
-// Known-broken variants of the rules, built only with the
-// counterkit_mutants build tag. Tests switch them on (export_mutants_test.go)
-// to show that the simulation catches the failures the package
-// documentation describes. They apply to every counter of the process, so
-// the tests that set them do not run in parallel with others. Without the
-// tag they are false constants (variants.go) and the branches that read them
-// are compiled out.
+// Known-broken variants of the rules (counterkit_mutants tag only), switched
+// on by tests (export_mutants_test.go) to show the simulation catches them;
+// process-wide, so those tests do not run in parallel. Untagged, they are
+// false constants (variants.go).
 var (
 	// brokenCountEveryCopy counts a transaction once per holder.
 	brokenCountEveryCopy bool

@@ -11,8 +11,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Defaults and hard limits. SPEC.md 6.8 gives how the two lengths bound
-// the retry window.
+// Defaults and hard limits; SPEC.md 6.8 gives the retry window they bound.
 const (
 	// DefaultHistoryLength, for a zero Options.HistoryLength, recognises a
 	// retry across ten later writes of the actor in an entry under ~400 bytes.
@@ -27,9 +26,8 @@ const (
 	// MaxActorsLimit is the largest accepted Options.MaxActors.
 	MaxActorsLimit = 1 << 16
 
-	// MaxEntriesPerActor bounds an actor's history plus folded record (Apply,
-	// Merge, decoder); entries beyond HistoryLength+FoldedLength exist only
-	// while a folded transaction is still held elsewhere.
+	// MaxEntriesPerActor bounds an actor's items (Apply, Merge, decoder); beyond
+	// HistoryLength+FoldedLength only while a folded one is held elsewhere.
 	MaxEntriesPerActor = 4096
 )
 
@@ -38,14 +36,12 @@ const (
 // states should use the same lengths, although states encoded under other
 // lengths still decode and merge (within the size limits).
 type Options struct {
-	// HistoryLength is how many of its recent transactions an actor keeps
-	// before folding the oldest into its total (right after an Apply, one
-	// more; Compact trims it). Zero means DefaultHistoryLength.
+	// HistoryLength is how many recent transactions an actor keeps before folding
+	// the oldest (one more right after Apply). Zero means DefaultHistoryLength.
 	HistoryLength int
 
-	// FoldedLength is how many folded ids an actor remembers, so that late
-	// retries are still recognised; zero means HistoryLength. A folded id is
-	// forgotten only once no other actor visibly holds it.
+	// FoldedLength is how many folded ids an actor remembers for late retries (zero:
+	// HistoryLength), each until no other actor visibly holds it.
 	FoldedLength int
 
 	// TxnTime, when set, gives every transaction a time: its creation, carried
@@ -57,17 +53,15 @@ type Options struct {
 	// TxnTime. Nil keeps the window stated in writes only.
 	TxnTime func(crdt.TxnID) (time.Time, bool)
 
-	// FutureSkew, with TxnTime, refuses (crdt.ErrOutsideWindow) a transaction
-	// more than FutureSkew after Clock(): a far-future stamp, once forgotten,
-	// would move the horizon that far. Zero leaves times unchecked.
+	// FutureSkew, with TxnTime, refuses (crdt.ErrOutsideWindow) times more than it after
+	// Clock(), which would move the horizon that far. Zero: unchecked.
 	FutureSkew time.Duration
 
 	// Clock returns the current time for FutureSkew. Nil means time.Now.
 	Clock func() time.Time
 
-	// MaxActors bounds one GCounter's actors: Apply and Merge refuse to exceed
-	// it and the decoder refuses more (crdt.ErrTooLarge). Zero means
-	// DefaultMaxActors.
+	// MaxActors bounds one GCounter's actors in Apply, Merge and the decoder
+	// (crdt.ErrTooLarge). Zero means DefaultMaxActors.
 	MaxActors int
 }
 

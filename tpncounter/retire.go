@@ -113,9 +113,8 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 			rec := &g.multi[r]
 			owns = rec.own == e.locAt(q)
 			if owns || rec.nfold == 0 {
-				// The counting copy goes with e, or is in a history, whose
-				// holder's compaction lets go of the others: every other
-				// holder must go too, or its copy would count again.
+				// The counting copy leaves with e, or is in a history whose compaction drops
+				// the others: every other holder must go too, or its copy would count again.
 				for _, l := range rec.holders {
 					if he, _ := g.itemOf(l); he != e && !group[he.actor] {
 						return nil, false, nil

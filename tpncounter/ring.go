@@ -43,9 +43,8 @@ type entry struct {
 	ring   []item
 	idAt   []uint32 // parallel to ring: offset<<8 | length of the id in ids
 	ids    []byte
-	// times, parallel to ring once this counter's Apply has added a timed
-	// transaction, caches Options.TxnTime in Unix nanoseconds (0: not
-	// cached), so that forgetting does not parse the id again.
+	// times, parallel to ring once a timed Apply happened here, caches TxnTime
+	// (Unix ns, 0: none) so that forgetting does not parse ids again.
 	times           []int64
 	head, mid, tail uint32
 	// enc caches the encoding (see encoded), nil when unknown; bump drops it.
@@ -156,15 +155,13 @@ func (e *entry) txns(from, to uint32) []Txn {
 	return out
 }
 
-// compareEntries orders two entries of one actor: by seq, then (an actor
-// that forked, SPEC.md 6.5) by content, so that Merge's winner does not
-// depend on the order.
+// compareEntries orders two entries of one actor by seq, then (a forked
+// actor, SPEC.md 6.5) by content, so Merge's winner is order-independent.
 func compareEntries(a, b *entry) int {
 	if c := cmp.Compare(a.seq, b.seq); c != 0 {
 		return c
 	}
-	// A retirement is written under the sequence number it retired, and
-	// wins over the live entry it replaces (see Retire).
+	// A retirement, written under the seq it retired, beats that live entry.
 	if a.retired != b.retired {
 		if a.retired {
 			return 1

@@ -32,8 +32,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	p := plan{ageOut: g.offBuf[:0]}
 	defer func() { g.offBuf = p.ageOut[:0] }()
 	if g.nmulti > 0 {
-		// Only contested transactions are subject to the rules: visit the
-		// fewer of the multi records and e's items.
+		// Only contested transactions: visit fewer of the records and e's items.
 		if len(g.multi)-1 <= e.size() {
 			for m := uint32(1); m < uint32(len(g.multi)); m++ {
 				if off, ok := g.offIn(e, m); ok {
@@ -63,8 +62,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	for _, off := range p.unfold {
 		total.Sub(e.ring[e.pos(off)].amt)
 	}
-	// Items beyond FoldedLength in the folded record after unfolding and
-	// folding (the old record less the unfolded, then the newly folded).
+	// Folded items beyond FoldedLength after unfolding and folding.
 	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
 	forgetAll, shrink := brokenForgetOnFold, brokenDeferredShrinksWindow
 	if forgetAll {

@@ -9,9 +9,8 @@ type Stats struct {
 	Transactions int
 	// History and Folded count every actor's items.
 	History, Folded int
-	// Deferred counts folded items kept beyond FoldedLength while another
-	// actor holds them: they take room of their own (bounded by
-	// MaxEntriesPerActor), never the window's.
+	// Deferred counts folded items kept beyond FoldedLength while another actor
+	// holds them (room of their own, bounded by MaxEntriesPerActor).
 	Deferred int
 	// Conflicts counts the ids held with several amounts or signs.
 	Conflicts int

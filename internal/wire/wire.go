@@ -1,10 +1,7 @@
 // Package wire holds the bounded msgpack primitives every counterkit codec
-// uses: the envelope, length-checked arrays and strings, and exact integers.
-//
-// Encoding is deterministic as long as callers emit elements in a canonical
-// order (codecs sort by actor or id). Decoding never trusts a length prefix:
-// a declared length larger than the bytes that remain is corrupt before any
-// allocation happens, and callers pass an explicit cap for each collection.
+// uses. Encoding is deterministic when callers emit elements in canonical
+// order; decoding never trusts a length prefix (one beyond the remaining
+// bytes is corrupt before any allocation) and callers cap each collection.
 package wire
 
 import (
@@ -108,18 +105,16 @@ func (e *Encoder) Bytes() ([]byte, error) {
 	return b, nil
 }
 
-// Decoder reads msgpack values from a byte slice with bounded lengths. Every
-// error it returns wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge,
-// crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
+// Decoder reads msgpack with bounded lengths; its errors wrap crdt.ErrCorruptEncoding,
+// crdt.ErrTooLarge, crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
 type Decoder struct {
 	data []byte
 	r    *bytes.Reader
 	dec  *msgpack.Decoder
 }
 
-// NewDecoder checks the input size against maxSize, then reads the envelope
-// and checks its tag. It returns the decoder positioned at the body and the
-// format version, which must be between 1 and maxVersion.
+// NewDecoder checks the size against maxSize and the envelope's tag, and returns
+// the decoder at the body and the version, in 1..maxVersion.
 func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (*Decoder, uint64, error) {
 	if len(data) > maxSize {
 		return nil, 0, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(data), maxSize)
@@ -165,9 +160,8 @@ func corrupt(what string, err error) error {
 	return fmt.Errorf("%w: reading %s: %v", crdt.ErrCorruptEncoding, what, err)
 }
 
-// ArrayLen reads an array header. Nil arrays are corrupt. A length above max
-// wraps crdt.ErrTooLarge; a length above the remaining byte count (every
-// element takes at least one byte) is corrupt.
+// ArrayLen reads an array header: nil is corrupt, above max crdt.ErrTooLarge, and
+// above the remaining bytes (an element takes at least one) corrupt.
 func (d *Decoder) ArrayLen(max int) (int, error) {
 	if pos := len(d.data) - d.r.Len(); pos < len(d.data) && msgpcode.IsFixedArray(d.data[pos]) {
 		// The common case: a fixarray is its smallest header by definition.
@@ -200,9 +194,8 @@ func (d *Decoder) ArrayLen(max int) (int, error) {
 	return n, nil
 }
 
-// Tuple reads the header of a fixed-arity array (named what in errors) of
-// exactly n elements: any other count is corrupt, never too large, since
-// the shape is part of the format.
+// Tuple reads a fixed-arity header (named what in errors) of exactly n: any
+// other count is corrupt, never too large, the shape being the format's.
 func (d *Decoder) Tuple(n int, what string) error {
 	got, err := d.ArrayLen(math.MaxInt32)
 	if err != nil {
@@ -217,10 +210,9 @@ func (d *Decoder) Tuple(n int, what string) error {
 // minPairSize is the smallest [actor, count] pair: fixarray, 1-byte actor, fixint.
 const minPairSize = 1 + 2 + 1
 
-// ActorCounts reads the gcounter body: at most max [actor, count] pairs,
-// actors valid and strictly increasing, counts positive. It calls grow
-// with the pairs the remaining input can hold (never more than declared),
-// then add per pair; add's error is returned as it is.
+// ActorCounts reads the gcounter body, at most max [actor, count] pairs with
+// valid, strictly increasing actors and positive counts: grow first gets the
+// pairs the input can hold (at most declared), then add each pair (its error ends it).
 func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, int64) error) error {
 	n, err := d.ArrayLen(max)
 	if err != nil {
@@ -254,9 +246,8 @@ func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, in
 	return nil
 }
 
-// minimalHeader reports whether header code c for n elements or bytes is
-// msgpack's smallest form: fix below fixLimit, then code8 (0: none) below
-// 256, then code16 to 65535, then 32-bit.
+// minimalHeader reports whether code c for n is the smallest form: fix below
+// fixLimit, code8 (0: none) below 256, code16 to 65535, then 32-bit.
 func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {
 	switch {
 	case n < fixLimit:
