@@ -7,14 +7,10 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the format version MarshalBinary writes and the newest one
-// UnmarshalBinary reads. UnmarshalBinary also reads version 1.
-//
-// Version 1 (["gcounter", 1, [[actor, count], ...]]) writes every actor id
-// in full. Version 2 front-codes the sorted ids (each row stores only how
-// much of the previous id it shares and the rest), which roughly halves
-// the size of a counter whose actor ids share prefixes, as generated ids
-// usually do.
+// FormatVersion is the format MarshalBinary writes; UnmarshalBinary also
+// reads version 1 (["gcounter", 1, [[actor, count], ...]]). Version 2
+// front-codes the sorted ids, roughly halving counters whose ids share
+// prefixes, as generated ids do.
 const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
@@ -27,39 +23,39 @@ const minRowSize = 1 + 1 + 2 + 1
 // envelopeSize is the encoded size of [tag, FormatVersion] plus the array header.
 var envelopeSize = wire.ArrayHeaderSize(crdt.EnvelopeLen) + wire.StrSize(len(crdt.TagGCounter)) + wire.UintSize(FormatVersion)
 
-// MarshalBinary encodes the counter as the crdt envelope
-//
-//	["gcounter", 2, [[shared, suffix, count], ...]]
-//
-// with one row per actor, sorted by actor byte order, every count positive.
-// A row's actor id is the first shared bytes of the previous row's id
-// followed by suffix; shared is the longest common prefix of the two ids
-// that ends on a character boundary (0 in the first row). Equal counters
-// always give identical bytes.
+// MarshalBinary encodes the counter as ["gcounter", 2, [[shared, suffix,
+// count], ...]]: a row per actor, in byte order, its id the previous row's
+// first shared bytes (the longest common prefix ending on a character
+// boundary) plus suffix. Equal counters give identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagGCounter, FormatVersion)
 	e.ArrayLen(len(c.entries))
+	c.rows(func(shared int, suffix string, count int64) {
+		e.ArrayLen(3)
+		e.Uint(uint64(shared))
+		e.String(suffix)
+		e.Int(count)
+	})
+	return e.Bytes()
+}
+
+// rows calls f with each version 2 row, in actor order.
+func (c *Counter) rows(f func(shared int, suffix string, count int64)) {
 	prev := ""
 	for _, en := range c.sorted() {
 		actor := string(en.actor)
 		k := wire.SharedPrefix(prev, actor)
-		e.ArrayLen(3)
-		e.Uint(uint64(k))
-		e.String(actor[k:])
-		e.Int(en.count)
+		f(k, actor[k:], en.count)
 		prev = actor
 	}
-	return e.Bytes()
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes, in format
-// version 1 or 2. It accepts only the canonical form of each version: at
-// most MaxEncodedSize bytes and MaxActors actors, actors valid and strictly
-// increasing, counts positive and summing to at most math.MaxInt64, no
-// trailing bytes; in version 2 every row with the shared prefix length the
-// encoder would write. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
-// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
-// unchanged.
+// UnmarshalBinary replaces c with data's counter, version 1 or 2, in its
+// canonical form only: at most MaxEncodedSize bytes and MaxActors actors,
+// valid and strictly increasing, positive counts summing to at most
+// math.MaxInt64, no trailing bytes, and (version 2) the encoder's shared
+// lengths. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
+// ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagGCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {
@@ -81,16 +77,14 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// decodeRows reads a version 2 body: an array of [shared, suffix, count]
-// rows.
+// decodeRows reads a version 2 body of [shared, suffix, count] rows.
 func decodeRows(d *wire.Decoder) (*Counter, error) {
 	n, err := d.ArrayLen(MaxActors)
 	if err != nil {
 		return nil, err
 	}
 	out := &Counter{}
-	// Pre-size for the rows the remaining bytes can hold, so that a short
-	// hostile input cannot make the decoder allocate for rows it lacks.
+	// Sized for the rows the remaining bytes can hold, not the header.
 	out.Grow(min(n, d.Remaining()/minRowSize))
 	var (
 		prev string
@@ -144,16 +138,11 @@ func decodePairs(d *wire.Decoder) (*Counter, error) {
 
 const maxInt64 = 1<<63 - 1
 
-// bodySize is the encoded size of the version 2 rows array. The front
-// coding depends on the actors' order, so it sorts them.
+// bodySize is the encoded size of the version 2 rows array.
 func (c *Counter) bodySize() int {
 	n := wire.ArrayHeaderSize(len(c.entries))
-	prev := ""
-	for _, e := range c.sorted() {
-		actor := string(e.actor)
-		k := wire.SharedPrefix(prev, actor)
-		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(k)) + wire.StrSize(len(actor)-k) + wire.UintSize(uint64(e.count))
-		prev = actor
-	}
+	c.rows(func(shared int, suffix string, count int64) {
+		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(shared)) + wire.StrSize(len(suffix)) + wire.UintSize(uint64(count))
+	})
 	return n
 }

@@ -20,25 +20,12 @@
 //
 // # Encoding
 //
-// MarshalBinary writes format version 2: the crdt envelope
-// ["gcounter", 2, rows] with one row [shared, suffix, count] per actor,
-// sorted by actor byte order, counts positive. The actor ids are
-// front-coded (a row stores how many bytes it shares with the previous id,
-// cut back to a character boundary, and the rest), so common prefixes are
-// written once per change. The encoding is canonical: equal counters give
-// equal bytes, and UnmarshalBinary rejects any other spelling of the same
-// state (a shared length other than the encoder's, unsorted or duplicate
-// actors, zero counts) and totals that overflow, with
-// crdt.ErrCorruptEncoding. Inputs are bounded by MaxEncodedSize bytes and
-// MaxActors rows (crdt.ErrTooLarge, checked on the array header before any
-// row is read).
-//
-// UnmarshalBinary also reads version 1, ["gcounter", 1, pairs] with one
-// [actor, count] pair per actor, so states stored by earlier releases stay
-// readable; they are written back as version 2. On a 1,000-actor counter
-// with ids actor-0 … actor-999, version 2 is 0.57× the size of version 1
-// and 0.46× the natural JSON form {"actor": count, ...}; with random
-// 32-hex-digit ids, which share almost no prefix, it is 0.89× JSON
+// MarshalBinary writes format version 2, one front-coded row per actor in
+// byte order; the encoding is canonical (equal counters give equal bytes,
+// and UnmarshalBinary rejects any other spelling with
+// crdt.ErrCorruptEncoding) and bounded by MaxEncodedSize bytes and
+// MaxActors rows. Version 1 still decodes. On 1,000 actors actor-0 …
+// actor-999, version 2 is 0.57× version 1 and 0.46× the natural JSON form
 // (BenchmarkCodecVsJSON, BENCHMARKS.md).
 //
 // # Caveats

@@ -10,15 +10,11 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// MaxActors is the largest number of actors a Counter holds. Increment and
-// Merge refuse to grow past it with an error wrapping crdt.ErrTooLarge, and
-// the decoder rejects longer encodings the same way.
-//
-// The bound is chosen so that every state the package can build also
-// encodes and decodes: even with MaxIDLen-byte actor ids and counts that
-// need nine bytes, a PNCounter (two Counters) stays under
-// crdt.DefaultMaxEncodedSize. Needing more actors than this is almost always
-// "actor explosion" (a fresh ActorID per process start), not real load.
+// MaxActors is the largest number of actors a Counter holds (Increment,
+// Merge and the decoder refuse more: crdt.ErrTooLarge), so that even a
+// PNCounter of MaxIDLen-byte ids and nine-byte counts stays under
+// crdt.DefaultMaxEncodedSize. Needing more is almost always "actor
+// explosion" (a fresh ActorID per process start).
 const MaxActors = 30000
 
 // entry is one actor's contribution.
@@ -28,15 +24,11 @@ type entry struct {
 }
 
 // Counter is a grow-only counter: each actor owns one non-negative count,
-// and the value is the sum of the counts.
+// and the value is their sum. Only positive counts are stored, so counters
+// with the same count per actor are Equal and encode alike.
 //
-// The zero value is an empty counter ready to use. A Counter is not safe for
-// concurrent use; callers that share one between goroutines must lock. Copying
-// a Counter value aliases its storage; use Clone.
-//
-// Every count is positive (an actor with nothing counted is not stored), so
-// two counters with the same value per actor are Equal and encode to the
-// same bytes.
+// The zero value is an empty counter. A Counter is not safe for concurrent
+// use, and copying one aliases its storage; use Clone.
 type Counter struct {
 	index   index   // actor -> position in entries
 	entries []entry // in the order actors were added
@@ -53,8 +45,7 @@ var (
 // New returns an empty counter. It is equivalent to new(Counter).
 func New() *Counter { return new(Counter) }
 
-// orEmpty returns c, or an empty counter for a nil c: a nil Counter reads
-// as an empty one.
+// orEmpty returns c, or an empty counter for a nil c.
 func (c *Counter) orEmpty() *Counter {
 	if c == nil {
 		return &Counter{}
@@ -62,23 +53,17 @@ func (c *Counter) orEmpty() *Counter {
 	return c
 }
 
-// Increment adds n to actor's count.
-//
-// n must be non-negative (ErrInvalidAmount otherwise); zero validates the
-// actor and changes nothing. actor must be valid (ErrInvalidActor). When the
-// counter's total would exceed math.MaxInt64 the error wraps ErrOverflow;
-// when a new actor would exceed MaxActors it wraps ErrTooLarge. On error the
-// counter is unchanged.
-//
-// Incrementing an actor the counter already holds does not allocate.
+// Increment adds n to actor's count: n must be non-negative (ErrInvalidAmount);
+// zero only validates the actor (ErrInvalidActor). A total past math.MaxInt64
+// is ErrOverflow, a new actor past MaxActors ErrTooLarge; on error c is
+// unchanged. A known actor does not allocate.
 func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {
 		return fmt.Errorf("gcounter: increment of %d by %q: %w (must be >= 0)", n, actor, crdt.ErrInvalidAmount)
 	}
 	i, ok, tag := c.index.find(c.entries, string(actor))
 	if !ok {
-		// Every stored actor was validated on the way in, so only new
-		// actors need checking; this keeps the hot path cheap.
+		// Stored actors were validated on the way in: check only new ones.
 		if err := actor.Validate(); err != nil {
 			return fmt.Errorf("gcounter: increment: %w", err)
 		}
@@ -103,10 +88,8 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	return nil
 }
 
-// Grow reserves room for n more actors, so that the next n Increments of new
-// actors (or a Merge bringing them) reallocate less. Like slices.Grow it
-// changes capacity only, never the state; n is capped at MaxActors. It is
-// most effective on an empty counter, whose index it can size exactly.
+// Grow reserves room for n more actors (capped at MaxActors), like
+// slices.Grow: capacity only, never the state; exact on an empty counter.
 func (c *Counter) Grow(n int) {
 	n = min(n, MaxActors-len(c.entries))
 	if n <= 0 {
@@ -116,27 +99,25 @@ func (c *Counter) Grow(n int) {
 	c.entries = slices.Grow(c.entries, n)
 }
 
-// Handle adds to one actor's count without looking the actor up (see
-// Counter.Handle). Its zero value is not usable.
+// Handle adds to one actor's count without a lookup (see Counter.Handle);
+// its zero value is not usable.
 type Handle struct {
 	c     *Counter
 	actor crdt.ActorID
 	i     int // the position of actor's entry in c.entries, when it has one
 }
 
-// Handle returns a Handle for actor, whose Add is Increment(actor, n)
-// without the lookup of actor in the counter's index: for a writer that
-// increments one actor (its own) many times. It stays valid whatever
-// happens to the counter (an UnmarshalBinary that replaces the entries
-// makes the next Add look the actor up again). c must not be nil.
+// Handle returns a Handle for actor, whose Add is Increment(actor, n) without
+// the lookup, for a writer incrementing its own actor. It stays valid (after
+// a replacing UnmarshalBinary it looks up again); c must not be nil.
 func (c *Counter) Handle(actor crdt.ActorID) Handle {
 	h := Handle{c: c, actor: actor, i: -1}
 	h.find()
 	return h
 }
 
-// find sets h.i to the position of h's actor, and h.actor to the id the
-// entry holds (so that Add compares two pointers to one string).
+// find sets h.i to the actor's position and h.actor to the entry's id, so
+// that Add compares two pointers to one string.
 func (h *Handle) find() {
 	if i, ok, _ := h.c.index.find(h.c.entries, string(h.actor)); ok {
 		h.i, h.actor = i, h.c.entries[i].actor
@@ -156,8 +137,7 @@ func (h *Handle) Add(n int64) error {
 	return h.slowAdd(n)
 }
 
-// slowAdd is Add when the fast path does not apply: Increment, then the
-// actor's position.
+// slowAdd is Add off the fast path: Increment, then find.
 func (h *Handle) slowAdd(n int64) error {
 	if err := h.c.Increment(h.actor, n); err != nil {
 		return err
@@ -169,23 +149,20 @@ func (h *Handle) slowAdd(n int64) error {
 // Actor returns the handle's actor.
 func (h *Handle) Actor() crdt.ActorID { return h.actor }
 
-// add appends a new actor of tag tag (see index); the caller has
-// validated it and updates total.
+// add appends a new, validated actor of tag tag; the caller updates total.
 func (c *Counter) add(actor crdt.ActorID, n int64, tag uint32) {
 	c.index.insert(tag, len(c.entries))
 	c.entries = append(c.entries, entry{actor: actor, count: n})
 }
 
-// CheckMerge returns the error Merge(other) would return, without changing
-// the receiver. Types built from several Counters use it to merge all parts
-// or none.
+// CheckMerge returns Merge(other)'s error without changing c, for types
+// that merge several Counters all or none.
 func (c *Counter) CheckMerge(other *Counter) error {
 	_, err := c.checkMerge(other)
 	return err
 }
 
-// checkMerge is CheckMerge that also returns how many actors Merge would
-// add.
+// checkMerge is CheckMerge, also returning how many actors Merge adds.
 func (c *Counter) checkMerge(other *Counter) (int, error) {
 	if other == nil || other == c || c.mergeFits(other) {
 		return 0, nil
@@ -211,13 +188,10 @@ func (c *Counter) checkMerge(other *Counter) (int, error) {
 	return added, nil
 }
 
-// Merge sets the receiver to the join of both counters: for every actor, the
-// larger of the two counts. Merge is commutative, associative and
-// idempotent, and never modifies other; a nil other is empty.
-//
-// When the merged total would exceed math.MaxInt64 the error wraps
-// ErrOverflow; when the union of actors would exceed MaxActors it wraps
-// ErrTooLarge. On error the receiver is unchanged.
+// Merge sets c to the join of both counters, the larger count per actor:
+// commutative, associative, idempotent; other is never modified and nil is
+// empty. A merged total past math.MaxInt64 is ErrOverflow, more than
+// MaxActors actors ErrTooLarge; on error c is unchanged.
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
@@ -233,19 +207,14 @@ func (c *Counter) Merge(other *Counter) error {
 	return nil
 }
 
-// mergeFits reports whether merging other cannot fail: the merged total is
-// at most the sum of both totals, and the merged actors at most both
-// counts of actors. It is O(1).
+// mergeFits reports, in O(1), whether merging other cannot fail: both
+// totals and both actor counts added up fit.
 func (c *Counter) mergeFits(other *Counter) bool {
 	return c.total <= math.MaxInt64-other.total && len(c.entries)+len(other.entries) <= MaxActors
 }
 
-// merge is Merge once it is known not to fail. Two counters often hold
-// their actors in the same order (both decoded from encodings, which are
-// sorted, or one a Clone of the other), so each of other's actors is first
-// looked for right after the previous one found, by comparing ids, and in
-// the index only when it is not there: a merge that brings nothing new
-// between such counters hashes nothing, and a new actor is hashed once.
+// merge is Merge known not to fail. Counters often share actor order (decoded,
+// cloned), so each actor is looked for after the previous one, hashed only if not there.
 func (c *Counter) merge(other *Counter) {
 	es := c.entries
 	next := 0       // where other's next actor is expected in es
@@ -265,9 +234,8 @@ func (c *Counter) merge(other *Counter) {
 				es = c.entries
 				continue
 			}
-			// Counters in unrelated orders stop comparing (each compare
-			// would read an id out of cache for nothing) until an actor
-			// is found where expected again.
+			// Unrelated orders stop comparing (each compare would read an id
+			// out of cache) until an actor is found where expected.
 			aligned = i == next
 		}
 		if d := e.count - es[i].count; d > 0 {
@@ -338,9 +306,8 @@ func (c *Counter) Clone() *Counter {
 	return out
 }
 
-// Equal reports whether both counters hold the same count for every actor.
-// Equal counters have the same value and the same encoding. A nil counter
-// equals an empty one.
+// Equal reports whether both counters hold the same count for every actor
+// (so the same value and encoding); nil equals empty.
 func (c *Counter) Equal(other *Counter) bool {
 	if c == nil || other == nil {
 		return c.Len() == other.Len()
@@ -377,9 +344,8 @@ type Stats struct {
 	EncodedSize int
 }
 
-// Stats returns the counter's size without encoding it. It sorts the
-// actors (the front-coded encoding depends on their order), so it is
-// O(actors log actors), and allocates a copy of the entries.
+// Stats returns the counter's size without encoding it, in O(actors log
+// actors): the front coding needs the actors sorted.
 func (c *Counter) Stats() Stats {
 	c = c.orEmpty()
 	return Stats{Actors: c.Len(), EncodedSize: envelopeSize + c.bodySize()}

@@ -8,15 +8,9 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the format version MarshalBinary writes and the newest one
-// UnmarshalBinary reads. UnmarshalBinary also reads version 1.
-//
-// Version 1 (["pncounter", 1, [P, N]], each half a gcounter version 1 body) repeats
-// every actor id that has both increments and decrements. Version 2 writes
-// one row per actor and front-codes the sorted ids (each row stores only
-// how much of the previous id it shares and the rest), which roughly halves
-// the size of a counter whose actor ids share prefixes, as generated ids
-// usually do.
+// FormatVersion is the format MarshalBinary writes; UnmarshalBinary also
+// reads version 1 (["pncounter", 1, [P, N]], gcounter version 1 halves).
+// Version 2 writes a row per actor and front-codes the sorted ids.
 const FormatVersion = 2
 
 // MaxEncodedSize is the largest input UnmarshalBinary accepts.
@@ -40,8 +34,7 @@ type row struct {
 	p, n   int64
 }
 
-// rows returns one row per actor with a count in either half, in actor
-// byte order, with the front-coded prefix lengths.
+// rows returns the rows of the actors in either half, in byte order.
 func (c *Counter) rows() []row {
 	actors := c.Actors()
 	out := make([]row, len(actors))
@@ -53,16 +46,11 @@ func (c *Counter) rows() []row {
 	return out
 }
 
-// MarshalBinary encodes the counter as the crdt envelope
-//
-//	["pncounter", 2, [[shared, suffix, p, n], ...]]
-//
-// with one row per actor that has a positive count in P or N, sorted by
-// actor byte order. A row's actor id is the first shared bytes of the
-// previous row's id followed by suffix; shared is the longest common prefix
-// of the two ids that ends on a character boundary (0 in the first row). p
-// and n are the actor's counts in the two halves, at least one of them
-// positive. Equal counters always give identical bytes.
+// MarshalBinary encodes the counter as ["pncounter", 2, [[shared, suffix,
+// p, n], ...]]: a row per actor with a positive count in P or N, in byte
+// order, its id the previous row's first shared bytes (the longest common
+// prefix ending on a character boundary) plus suffix. Equal counters give
+// identical bytes.
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	e := wire.NewEncoder(crdt.TagPNCounter, FormatVersion)
 	rows := c.rows()
@@ -88,16 +76,13 @@ func (c *Counter) bodySize() int {
 	return size
 }
 
-// UnmarshalBinary replaces the counter with the one data encodes, in format
-// version 1 or 2. It accepts only the canonical form of each version: at
-// most MaxEncodedSize bytes, every actor id valid, actors strictly
-// increasing, counts non-negative and summing to at most math.MaxInt64 in
-// each half, at most gcounter.MaxActors actors per half, no trailing bytes;
-// in version 2 at most MaxRows rows, each with the shared prefix length the
-// encoder would write and at least one positive count; in version 1 only
+// UnmarshalBinary replaces c with data's counter, version 1 or 2, canonical
+// only: at most MaxEncodedSize bytes, valid strictly increasing actors, per
+// half non-negative counts summing to at most math.MaxInt64 and at most
+// gcounter.MaxActors actors, no trailing bytes; version 2 at most MaxRows rows
+// with the encoder's shared lengths and a positive count each, version 1
 // positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
-// ErrTypeMismatch or ErrUnsupportedVersion, and leave the receiver
-// unchanged.
+// ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	d, version, err := wire.NewDecoder(data, crdt.TagPNCounter, FormatVersion, MaxEncodedSize)
 	if err != nil {

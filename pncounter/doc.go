@@ -20,21 +20,12 @@
 //
 // # Encoding
 //
-// MarshalBinary writes format version 2: the crdt envelope
-// ["pncounter", 2, rows] with one row [shared, suffix, p, n] per actor,
-// sorted by actor. The actor ids are front-coded (a row stores how many
-// bytes it shares with the previous id, cut back to a character boundary,
-// and the rest), so each id is written once and common prefixes once per
-// change. The encoding is canonical: equal counters give equal bytes, and
-// the decoder rejects any other spelling of the same state. Decoding is
-// bounded by MaxEncodedSize bytes, MaxRows rows and gcounter.MaxActors
-// actors per half.
-//
-// UnmarshalBinary also reads version 1, ["pncounter", 1, [P, N]] with each
-// half in the gcounter version 1 body format, so states stored by earlier releases
-// stay readable; they are written back as version 2. On a 1,000-actor
-// counter with ids actor-0 … actor-999, version 2 is 0.44× the size of
-// version 1 and 0.34× the natural JSON form (BenchmarkCodecVsJSON).
+// MarshalBinary writes format version 2, one front-coded row [shared,
+// suffix, p, n] per actor in byte order; the encoding is canonical and
+// decoding is bounded by MaxEncodedSize bytes, MaxRows rows and
+// gcounter.MaxActors actors per half. Version 1 still decodes. On 1,000
+// actors actor-0 … actor-999, version 2 is 0.44× version 1 and 0.34× the
+// natural JSON form (BenchmarkCodecVsJSON).
 //
 // # Caveats
 //

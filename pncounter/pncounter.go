@@ -3,17 +3,16 @@ package pncounter
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
 )
 
-// Counter is a counter that goes up and down: a pair of grow-only counters,
-// P for increments and N for decrements, with value P − N.
-//
-// The zero value is an empty counter ready to use. A Counter is not safe for
-// concurrent use; callers that share one between goroutines must lock. Copying
-// a Counter value aliases its storage; use Clone.
+// Counter goes up and down: grow-only counters P of increments and N of
+// decrements, with value P − N. The zero value is an empty counter. A
+// Counter is not safe for concurrent use, and copying one aliases its
+// storage; use Clone.
 type Counter struct {
 	p, n gcounter.Counter
 }
@@ -28,8 +27,7 @@ var (
 // New returns an empty counter. It is equivalent to new(Counter).
 func New() *Counter { return new(Counter) }
 
-// orEmpty returns c, or an empty counter for a nil c: a nil Counter reads
-// as an empty one.
+// orEmpty returns c, or an empty counter for a nil c.
 func (c *Counter) orEmpty() *Counter {
 	if c == nil {
 		return &Counter{}
@@ -37,19 +35,14 @@ func (c *Counter) orEmpty() *Counter {
 	return c
 }
 
-// Increment adds n to the counter as actor. A negative n behaves exactly as
-// Decrement(actor, -n); math.MinInt64 cannot be negated and is rejected with
-// an error wrapping crdt.ErrInvalidAmount. Zero validates actor and changes
-// nothing.
-//
-// The error wraps crdt.ErrInvalidActor for an invalid actor, crdt.ErrOverflow
-// when the P or N total would pass math.MaxInt64, and crdt.ErrTooLarge when
-// a new actor would exceed gcounter.MaxActors. On error the counter is
-// unchanged. Incrementing an actor the counter already holds does not
-// allocate.
+// Increment adds n as actor; a negative n is Decrement(actor, -n), and
+// math.MinInt64, which cannot be negated, is crdt.ErrInvalidAmount. Zero
+// only validates actor. Errors wrap crdt.ErrInvalidActor, crdt.ErrOverflow
+// (a half's total past math.MaxInt64) or crdt.ErrTooLarge (a new actor past
+// gcounter.MaxActors), and leave c unchanged. A known actor does not allocate.
 func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {
-		return c.Decrement(actor, negate(n))
+		return c.Decrement(actor, -n) // -math.MinInt64 wraps to itself: refused
 	}
 	if err := c.p.Increment(actor, n); err != nil {
 		return wrapHalf("P", err)
@@ -57,18 +50,7 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	return nil
 }
 
-// negate returns -n for n < 0. For math.MinInt64 it returns a negative
-// number, which Decrement rejects.
-func negate(n int64) int64 {
-	if n == math.MinInt64 {
-		return n
-	}
-	return -n
-}
-
-// Decrement subtracts n (which must be non-negative) from the counter as
-// actor. Errors are as for Increment, with crdt.ErrInvalidAmount for a
-// negative n.
+// Decrement subtracts non-negative n as actor; errors as for Increment.
 func (c *Counter) Decrement(actor crdt.ActorID, n int64) error {
 	if n < 0 {
 		return errNegative(n, actor)
@@ -83,21 +65,19 @@ func errNegative(n int64, actor crdt.ActorID) error {
 	return fmt.Errorf("pncounter: decrement of %d by %q: %w (must be >= 0; math.MinInt64 cannot be negated)", n, actor, crdt.ErrInvalidAmount)
 }
 
-// Handle adds to one actor's contribution without looking the actor up
-// (see Counter.Handle). Its zero value is not usable.
+// Handle adds to one actor's contribution without a lookup (see
+// Counter.Handle); its zero value is not usable.
 type Handle struct {
 	p, n gcounter.Handle
 }
 
-// Handle returns a Handle for actor, whose Add is Increment(actor, n)
-// without the lookups of actor in the halves' indexes (gcounter.Handle).
-// c must not be nil.
+// Handle returns a Handle for actor, whose Add is Increment without the
+// halves' index lookups (gcounter.Handle). c must not be nil.
 func (c *Counter) Handle(actor crdt.ActorID) Handle {
 	return Handle{p: c.p.Handle(actor), n: c.n.Handle(actor)}
 }
 
-// Add is Increment(actor, delta) for the handle's actor: a credit when
-// delta >= 0, a debit otherwise, with the same errors.
+// Add is Increment(actor, delta) for the handle's actor, with its errors.
 func (h *Handle) Add(delta int64) error {
 	if delta >= 0 {
 		if err := h.p.Add(delta); err != nil {
@@ -125,27 +105,21 @@ func (h *Handle) sub(delta int64) error {
 // Actor returns the handle's actor.
 func (h *Handle) Actor() crdt.ActorID { return h.p.Actor() }
 
-// Grow reserves room for p more actors in P and n more in N, so that many
-// first-time updates (a decoder, a bulk import) do not reallocate. It
-// changes capacity only, never the state.
+// Grow reserves room for p more actors in P and n more in N (a decoder, a
+// bulk import); capacity only, never the state.
 func (c *Counter) Grow(p, n int) {
 	c.p.Grow(p)
 	c.n.Grow(n)
 }
 
-// Apply adds the signed delta as actor: it is Increment, named for callers
-// that think of updates as signed deltas (positive credits, negative
-// debits). Every int64 except math.MinInt64 is accepted.
+// Apply is Increment, for callers that think of updates as signed deltas;
+// every int64 but math.MinInt64 is accepted.
 func (c *Counter) Apply(actor crdt.ActorID, delta int64) error { return c.Increment(actor, delta) }
 
-// Merge sets the receiver to the join of both counters: P and N are merged
-// separately, each taking the larger count per actor. Merge is commutative,
-// associative and idempotent, and never modifies other; a nil other is
-// empty.
-//
-// Merge is all or nothing: if either half would overflow (crdt.ErrOverflow)
-// or exceed gcounter.MaxActors (crdt.ErrTooLarge), the receiver is
-// unchanged.
+// Merge sets c to the join of both counters, P and N merged separately:
+// commutative, associative, idempotent; other is never modified, nil is empty.
+// All or nothing: an overflowing half (crdt.ErrOverflow) or one past
+// gcounter.MaxActors (crdt.ErrTooLarge) leaves c unchanged.
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
@@ -161,9 +135,8 @@ func (c *Counter) Merge(other *Counter) error {
 	return nil
 }
 
-// Value returns P − N. It cannot overflow: P and N each lie in
-// [0, math.MaxInt64], so P − N lies in [−math.MaxInt64, math.MaxInt64],
-// which int64 represents exactly. It is O(1).
+// Value returns P − N in O(1); with P and N in [0, math.MaxInt64] it
+// cannot overflow.
 func (c *Counter) Value() int64 {
 	c = c.orEmpty()
 	return c.p.Value() - c.n.Value()
@@ -175,8 +148,7 @@ func (c *Counter) Positive() int64 { return c.orEmpty().p.Value() }
 // Negative returns N, the sum of all decrements (a non-negative number).
 func (c *Counter) Negative() int64 { return c.orEmpty().n.Value() }
 
-// Get returns actor's contribution: its increments minus its decrements.
-// Like Value it cannot overflow.
+// Get returns actor's increments minus decrements (no overflow, as Value).
 func (c *Counter) Get(actor crdt.ActorID) int64 {
 	c = c.orEmpty()
 	return c.p.Get(actor) - c.n.Get(actor)
@@ -192,24 +164,9 @@ func (c *Counter) N() *gcounter.Counter { return c.n.Clone() }
 // byte order without duplicates.
 func (c *Counter) Actors() []crdt.ActorID {
 	c = c.orEmpty()
-	ps, ns := c.p.Actors(), c.n.Actors()
-	out := make([]crdt.ActorID, 0, len(ps)+len(ns))
-	i, j := 0, 0
-	for i < len(ps) || j < len(ns) {
-		switch {
-		case j == len(ns) || (i < len(ps) && ps[i] < ns[j]):
-			out = append(out, ps[i])
-			i++
-		case i == len(ps) || ns[j] < ps[i]:
-			out = append(out, ns[j])
-			j++
-		default:
-			out = append(out, ps[i])
-			i++
-			j++
-		}
-	}
-	return out
+	out := append(c.p.Actors(), c.n.Actors()...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Clone returns a deep copy.

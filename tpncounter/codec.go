@@ -10,8 +10,8 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// FormatVersion is the encoding version written by MarshalBinary; SPEC.md
-// 6.7 gives the layout. Inside the crdt envelope [tag, version, body]:
+// FormatVersion is the encoding version MarshalBinary writes; SPEC.md 6.7
+// gives the layout. Inside the crdt envelope [tag, version, body]:
 //
 //	GCounter body: [ base?, entry... ]  sorted by actor id, strictly ascending
 //	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ] history, [ [txn, amount]... ] folded ]
@@ -22,33 +22,29 @@ import (
 // MarshalBinary writes the oldest version that expresses the state: 4 for a
 // base or a retirement time, 3 for a retired entry or a UUID id (16
 // bytes), 2 otherwise; versions 1 (no forgot field) to 4 are read.
-// Decoding refuses, with crdt.ErrTooLarge, more than
+// Decoding refuses with crdt.ErrTooLarge more than
 // crdt.DefaultMaxEncodedSize bytes, Options.MaxActors live or MaxRetired
 // retired actors in a half, or MaxEntriesPerActor transactions in an
-// entry; and, with crdt.ErrCorruptEncoding (an *InvariantError for the
-// invariants), anything no writer produces. The decoder allocates each
-// part of the state once at its final size: about 6 bytes per input byte
-// plus about 230 per actor and 50 per shared transaction (TestDecodeMemory).
+// entry; and with crdt.ErrCorruptEncoding (an *InvariantError for the
+// invariants) anything no writer produces. Decoding takes about 6 bytes
+// per input byte plus 230 per actor and 50 per shared transaction
+// (TestDecodeMemory).
 const FormatVersion = 4
 
 // MarshalBinary returns the deterministic encoding of g (tag
-// crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are refused
-// with crdt.ErrTooLarge so that every stored state can be decoded again.
+// crdt.TagTGCounter). Encodings above crdt.DefaultMaxEncodedSize are
+// refused (crdt.ErrTooLarge), so every stored state decodes again.
 func (g *GCounter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTGCounter, g)
 }
 
-// MarshalBinary returns the deterministic encoding of c (tag
-// crdt.TagTPNCounter), with the same size bound as GCounter.MarshalBinary.
+// MarshalBinary is GCounter.MarshalBinary for a Counter (tag crdt.TagTPNCounter).
 func (c *Counter) MarshalBinary() ([]byte, error) {
 	return marshal(crdt.TagTPNCounter, &c.p, &c.n)
 }
 
-// marshal encodes the body of one GCounter, or the two halves of a
-// Counter, under tag. The sized + grown bounds (limits.go) size the
-// buffer: one allocation. The envelope is written before the bodies
-// decide which version they need: versions 2 to 4 are one-byte integers,
-// written into the envelope's last byte at the end.
+// marshal encodes one GCounter body, or a Counter's two, into one allocation
+// (sized + grown); the version byte is patched in once the bodies decide it.
 func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	size := 32 + len(halves) - 1 // the Counter's array header
 	for _, g := range halves {
@@ -72,10 +68,7 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 	return b, nil
 }
 
-// appendBody appends g's body, made of its base (when it has one) and its
-// entries' encodings (cached, or encoded now and cached), makes g.sized
-// exact, and returns the oldest version that expresses the body (see
-// FormatVersion).
+// appendBody appends g's body, makes g.sized exact and returns its version.
 func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	start := len(b)
 	v := uint64(2)
@@ -86,9 +79,7 @@ func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	} else {
 		b = wire.AppendArrayHeader(b, g.count())
 	}
-	// Encodings that lie next to each other in memory (entries decoded
-	// together by MergeBinary, which keeps them in one block in actor
-	// order, and the retired entries of one segment) are copied as one run.
+	// Encodings adjacent in memory are copied as one run.
 	var run []byte
 	for _, sg := range g.segments() {
 		enc := sg.enc
@@ -115,15 +106,13 @@ func (g *GCounter) appendBody(b []byte) ([]byte, uint64) {
 	return b, v
 }
 
-// follows reports whether b lies right after a in the same allocation (a's
-// capacity runs into b), so that a[:len(a)+len(b)] covers both.
+// follows reports whether b lies right after a in a's allocation.
 func follows(a, b []byte) bool {
 	n := len(a)
 	return len(b) > 0 && cap(a) > n && &a[:n+1][n] == &b[0]
 }
 
-// segment is a live entry (e), or a run of retired entries next to each
-// other in actor order, as their encodings (enc, one block).
+// segment is a live entry (e), or a run of retired ones as one encoding.
 type segment struct {
 	e   *entry
 	enc []byte
@@ -131,15 +120,11 @@ type segment struct {
 	timed bool
 }
 
-// segments returns the entries in actor order as segments, cached (segs)
-// until order is rebuilt (an entry or dormant record was added, removed or
-// replaced) or a retired entry becomes live. A retired entry changes only
-// by being replaced or by becoming live, so a run's encoding holds while
-// the cache does; the encoding of a state with many retired actors then
-// walks its live entries and copies each run at once, instead of visiting
-// every retired entry. The dormant records between two entries are one
-// run, a slice of their block. The retired entries' cached encodings are
-// moved into their run's block, so they are held once.
+// segments returns the entries in actor order as segments, cached until
+// order is rebuilt or a retired entry becomes live; a retired entry
+// changes no other way, so a run's encoding holds while the cache does and
+// encoding a state with many retired actors copies whole runs. Retired
+// entries' encodings are moved into their run's block, held once.
 func (g *GCounter) segments() []segment {
 	ents := g.sorted()
 	if g.segs != nil {
@@ -187,8 +172,7 @@ func (g *GCounter) segments() []segment {
 	return segs
 }
 
-// hasUUID reports whether one of the entry's ids is a UUID that version 3
-// writes as 16 bytes, which its encoding then holds (encBin).
+// hasUUID reports whether version 3 writes one of en's ids as 16 bytes.
 func (en *entry) hasUUID() bool {
 	for off := uint32(0); off < uint32(en.size()); off++ {
 		if _, ok := wire.ParseUUIDText(string(en.id(en.pos(off)))); ok {
@@ -198,8 +182,7 @@ func (en *entry) hasUUID() bool {
 	return false
 }
 
-// encodedSize returns the size of g's body, encoding (and caching) every
-// entry that has no cached encoding.
+// encodedSize returns the size of g's body, encoding what is not cached.
 func (g *GCounter) encodedSize() int {
 	n := wire.ArrayHeaderSize(g.count()+1) + len(g.dorm.enc)
 	if g.base.cut != 0 {
@@ -221,8 +204,7 @@ func (b base) encoded() []byte {
 	return encodedBytes(e)
 }
 
-// encodedBytes returns e's encoding of a value held in memory, whose writing
-// cannot fail.
+// encodedBytes returns e's encoding of an in-memory value (cannot fail).
 func encodedBytes(e *wire.Encoder) []byte {
 	b, err := e.Bytes()
 	if err != nil {
@@ -231,10 +213,7 @@ func encodedBytes(e *wire.Encoder) []byte {
 	return b
 }
 
-// encoded returns the entry's encoding, cached until the entry changes: an
-// encoding costs what changed since the last one (every entry the last
-// MarshalBinary or MergeBinary saw is reused), at the price of holding
-// each entry's encoding in memory.
+// encoded returns the entry's encoding, cached until the entry changes.
 func (en *entry) encoded() []byte {
 	if en.enc != nil {
 		return en.enc
@@ -272,10 +251,9 @@ func (en *entry) encoded() []byte {
 	return en.enc
 }
 
-// UnmarshalBinary replaces g with the decoded state, keeping g's Options
-// (which set the actor cap). On error g is unchanged and the error wraps
-// crdt.ErrCorruptEncoding, crdt.ErrTooLarge, crdt.ErrTypeMismatch or
-// crdt.ErrUnsupportedVersion.
+// UnmarshalBinary replaces g with the decoded state, keeping g's Options.
+// On error g is unchanged and the error wraps crdt.ErrCorruptEncoding,
+// crdt.ErrTooLarge, crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
 func (g *GCounter) UnmarshalBinary(data []byte) error {
 	g.init()
 	n := &GCounter{o: g.o}
@@ -286,9 +264,7 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// UnmarshalBinary replaces c with the decoded state, keeping c's Options. On
-// error c is unchanged; errors wrap the same sentinels as
-// GCounter.UnmarshalBinary.
+// UnmarshalBinary is GCounter.UnmarshalBinary for a Counter.
 func (c *Counter) UnmarshalBinary(data []byte) error {
 	c.p.init()
 	n := &Counter{}
@@ -298,8 +274,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	}
 	*c = *n
 	c.link()
-	// Every entry is new: looking up the smaller half's ids in the other
-	// finds every id held in both.
+	// Every entry is new: look up the smaller half's ids in the other.
 	if c.n.tab.n < c.p.tab.n {
 		c.findCross(nil, c.n.ents)
 	} else {
@@ -308,10 +283,8 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// unmarshal decodes data, of the given tag, into the empty halves: one
-// GCounter body, or the two halves of a Counter. The first half's sized
-// bounds both bodies: their re-encoding is at most data, plus the forgot
-// field each version 1 entry gains.
+// unmarshal decodes data into the empty halves; the first half's sized bounds
+// both re-encoded bodies (data plus version 1 entries' forgot fields).
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
@@ -330,24 +303,17 @@ func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 	return r.d.Finish()
 }
 
-// MaxSeq is the largest sequence number an entry may have. The decoder
-// refuses larger ones (crdt.ErrCorruptEncoding), so that every sequence
-// number also fits in a signed 64-bit integer, the widest integer of some
-// ports.
+// MaxSeq is the largest sequence number decoded: it fits a signed 64-bit integer.
 const MaxSeq uint64 = 1<<63 - 1
 
-// entrySize is what scanSizes learns of one entry: its number of
-// transactions and the bytes of their ids.
+// entrySize is an entry's transactions and bytes of ids (scanSizes).
 type entrySize struct{ txns, idBytes int32 }
 
-// scanSizes reads the GCounter bodies (halves of them: 1 for a GCounter,
-// 2 for a Counter) of data with the decoder's reader, and returns the size
-// of each entry of each body, so that the decoder can allocate every ring,
-// id string and index table once and at its final size, and the latest
-// forgot of any entry or base (EncodedHorizon). Where it stops (at the
-// first thing the reader refuses, returning its error and the sizes found
-// so far) the decoder fails at the same point or earlier, and the sizes
-// only ever size allocations. It allocates at most 8 bytes per entry, an
+// scanSizes reads data's bodies (1 for a GCounter, 2 for a Counter) and
+// returns each entry's size, so that the decoder allocates everything once
+// at its final size, and the latest forgot of any entry or base. On the
+// first error it returns what it found so far; the decoder then fails at
+// the same point or earlier. It allocates at most 8 bytes per entry, an
 // entry taking at least 8 bytes of input.
 func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize, horizon int64, err error) {
 	r, err := openBodies(data, tag, halves)
@@ -382,18 +348,11 @@ func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize,
 	return sizes, horizon, r.d.Finish()
 }
 
-// EncodedHorizon returns the horizon (Counter.Horizon) of the tpncounter
-// state data encodes, reading only its entries' forgot fields: the latest
-// forgot of any entry, live or retired, or base, in either half. A driver that
-// merges siblings with MergeBinary can so set aside a sibling whose horizon
-// is later than its clock allows (a stamp far in the future, which would
-// make the counter refuse every timed transaction until then) before
-// merging it. It reads every entry as the decoder does, without building
-// the state, so data it accepts may still be refused by UnmarshalBinary
-// (an id held twice, an entry that breaks an invariant, a retirement time
-// out of bounds, too many actors);
-// it refuses (crdt.ErrCorruptEncoding) what the decoder's reader refuses,
-// among it a forgot after MaxForgot.
+// EncodedHorizon returns the horizon (Counter.Horizon) of the state data
+// encodes, so that a driver can set aside a sibling stamped later than its
+// clock allows before merging it. It checks what the decoder's reader
+// checks (crdt.ErrCorruptEncoding; a forgot after MaxForgot among it), so
+// UnmarshalBinary may still refuse data it accepts.
 func EncodedHorizon(data []byte) (time.Time, error) {
 	if _, err := openBodies(data, crdt.TagTPNCounter, 2); err != nil {
 		return time.Time{}, err // the envelope's error, as the decoder reports it
@@ -408,11 +367,8 @@ func EncodedHorizon(data []byte) (time.Time, error) {
 	return timeOf(horizon), nil
 }
 
-// decodeBody reads a GCounter body into the empty receiver. One id held
-// with different amounts by two actors (or in both halves of a Counter) is
-// a conflict Merge can produce, not corruption. sizes are the body's entry
-// sizes from scanSizes (perhaps fewer than its entries, or none, when the
-// input is corrupt); they size allocations only.
+// decodeBody reads a body into the empty receiver; sizes only size allocations.
+// An id held with different amounts is a conflict, not corruption.
 func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 	if _, err := r.body(g.o.MaxActors); err != nil {
 		return err
@@ -444,9 +400,7 @@ func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 		}
 		j++
 		if e.retired() {
-			// Kept as its encoding only (see dormant): the decoder's
-			// input is canonical, so the record is what encoding the
-			// entry would write.
+			// Kept as its encoding (see dormant): the input is canonical.
 			g.dorm.add(r.d.Input(e.start, r.d.Offset()))
 			g.nretired++
 			g.val.Add(e.total)
@@ -483,9 +437,8 @@ func (g *GCounter) useBase(b base) {
 	g.horizon = max(g.horizon, b.forgot)
 }
 
-// checkRetiredAt refuses a retirement time no writer produces: 0 (an
-// entry without one has four fields), after MaxForgot, or before the
-// base's cutoff (Fold and Merge remove such an entry).
+// checkRetiredAt refuses a retirement time no writer produces: 0, after
+// MaxForgot, or before the base's cutoff (Fold and Merge remove those).
 func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 	if at == 0 || at > maxForgotNanos {
 		return invariantf(InvRetiredAfterCutoff, "actor %q: retirement time %d ns is not a time in 1970..%s", a, at, MaxForgot.Format(time.RFC3339))
@@ -496,19 +449,14 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 	return nil
 }
 
-// decodeEntry reads the history and folded record of actor a's entry
-// (after r.fields) straight into a new, uninstalled entry whose ring, ids
-// and id string are allocated for size (from scanSizes; when it is wrong,
-// which can only happen in an input the decoder refuses, they grow
-// instead). Every id of the entry is a substring of one string, copied
-// once from the input. seen is scratch space reused across entries.
+// decodeEntry reads actor a's lists (after r.fields) into a new entry sized by
+// size (wrong only in input the decoder refuses: it then grows).
 func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
 	nh, err := r.list(0)
 	if err != nil {
 		return nil, err
 	}
-	// The folded record goes to ring positions [0, nf) and the history to
-	// [nf, nf+nh), in ring order (see entry).
+	// Folded record at ring positions [0, nf), history at [nf, nf+nh).
 	n := max(int(size.txns), nh)
 	e := newExactEntry(a, n, int(size.idBytes))
 	nf := n - nh
@@ -556,14 +504,10 @@ func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*e
 	return e, nil
 }
 
-// idSet finds a transaction read twice in one entry: a table whose refs
-// are the read index + 1 of each transaction read so far (the entry's ring
-// holds its id). It is reused across entries, and reset costs O(entry
-// size).
+// idSet finds an id read twice in an entry: a table of read index + 1.
 type idSet struct{ t table }
 
-// reset empties s for an entry of about n transactions: its n adds keep
-// the table under the 80% at which it grows.
+// reset empties s for about n adds, under the 80% at which it grows.
 func (s *idSet) reset(n int) {
 	c := ringLen((5*n+5)/4 + 1)
 	if cap(s.t.tab) < c {
@@ -573,9 +517,7 @@ func (s *idSet) reset(n int) {
 	clear(s.t.tab)
 }
 
-// add records the read-th transaction x (tag tag) of e, whose earlier
-// transactions are at e's ring positions pos(j), and reports whether it was
-// already there.
+// add records e's read-th id x (earlier at ring positions pos(j)); true if seen.
 func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
 	k := tableKey(tag, uint32(read+1))
 	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
@@ -590,20 +532,16 @@ func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) 
 var _ crdt.Codec = (*GCounter)(nil)
 var _ crdt.Codec = (*Counter)(nil)
 
-// maxFields caps the header of a fixed-shape array before its exact arity is
-// checked, so a shape with extra fields is reported as corrupt (not as too
-// large) like every other malformed shape.
+// maxFields caps fixed-shape headers: extra fields are corrupt, not too large.
 const maxFields = 1 << 16
 
-// retiredFields is the length of a retired entry (version 3), and
-// timedRetiredFields of one with its retirement time (version 4).
+// retiredFields and timedRetiredFields: retired entry lengths (versions 3, 4).
 const (
 	retiredFields      = 4
 	timedRetiredFields = 5
 )
 
-// liveFields returns the length of a live entry in the given version: 5
-// in version 1, which has no forgot field, 6 after.
+// liveFields returns a live entry's length: 5 in version 1 (no forgot), else 6.
 func liveFields(version uint64) int {
 	if version == 1 {
 		return 5
@@ -622,9 +560,7 @@ const (
 	timedShape                // a retired entry with its retirement time, version 4
 )
 
-// shapeOf returns the shape of the i-th array, of k fields, of a body of
-// the given version: the one reading of the entry layout's header, for
-// the body reader and (through the first byte) dormant records.
+// shapeOf returns the shape of a version's i-th body array, of k fields.
 func shapeOf(version uint64, i, k int) shape {
 	switch {
 	case version >= 4 && i == 0 && k == baseFields:
@@ -639,25 +575,13 @@ func shapeOf(version uint64, i, k int) shape {
 	return badShape
 }
 
-// bodyReader reads the GCounter bodies of an encoding (see FormatVersion)
-// one array at a time: the one reader of the entry layout, and the one
-// place that checks what each field may hold. Its callers read as much of
-// an entry as they need, in the layout's order: next (the shape, a base's
-// fields or an entry's actor), then fields (sequence number, total,
-// forgot, retirement time), then for a live entry its two lists of
-// transactions (list, then txn for each), or skipTxns for their sizes
-// only.
-//
-// What it checks, in the order the decoder always reported it: the shape
-// of every array; an actor is a valid id, and follows the previous one in
-// strictly ascending order; 1 <= seq <= MaxSeq; total, forgot and a
-// retirement time are non-negative; forgot is at most MaxForgot; a base
-// cutoff lies in 1970..MaxForgot; a list holds at most MaxEntriesPerActor
-// transactions in all; a transaction is [id, amount] with a valid id and
-// an amount > 0. What involves more than one field of one array or the
-// base (a retirement time against the base's cutoff, an id held twice,
-// the invariants of checkDecoded, the caps on actors, the value) is the
-// decoder's.
+// bodyReader reads GCounter bodies one array at a time, the one reader of
+// the entry layout: next, fields, then for a live entry list and txn (or
+// skipTxns). It checks, in the order the decoder always reported them:
+// shapes; actors valid and ascending; 1 <= seq <= MaxSeq; non-negative
+// total, forgot (at most MaxForgot) and retirement time; a base cutoff in
+// 1970..MaxForgot; at most MaxEntriesPerActor transactions of [valid id,
+// amount > 0]. Checks across fields or entries are the decoder's.
 type bodyReader struct {
 	d       *wire.Decoder
 	version uint64
@@ -677,18 +601,15 @@ type rawEntry struct {
 	total, forgot, retiredAt int64
 }
 
-// retired reports whether the entry is a retired one (with or without
-// its retirement time).
+// retired reports a retired entry, timed or not.
 func (e *rawEntry) retired() bool { return e.shape == retiredShape || e.shape == timedShape }
 
-// name returns the actor as a string sharing the input's bytes, for
-// checks and error messages only.
+// name returns the actor aliasing the input, for checks and errors only.
 func (e *rawEntry) name() crdt.ActorID {
 	return crdt.ActorID(unsafe.String(unsafe.SliceData(e.actor), len(e.actor)))
 }
 
-// openBodies reads the envelope of data (of tag) and, for a Counter
-// (halves 2), the header of its two bodies.
+// openBodies reads data's envelope and, for a Counter, its body header.
 func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
 	d, version, err := wire.NewDecoder(data, tag, FormatVersion, crdt.DefaultMaxEncodedSize)
 	if err != nil {
@@ -706,9 +627,8 @@ func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
 	return bodyReader{d: d, version: version}, nil
 }
 
-// body reads the header of the next body, which may hold maxActors live
-// actors (and, from version 3, MaxRetired retired ones and, from version
-// 4, a base), and returns the number of arrays it declares.
+// body reads the next body's header (maxActors live actors, plus
+// MaxRetired retired from version 3 and a base from 4) and returns its length.
 func (r *bodyReader) body(maxActors int) (int, error) {
 	maxEntries := maxActors
 	if r.version >= 3 {
@@ -727,8 +647,7 @@ func (r *bodyReader) body(maxActors int) (int, error) {
 
 func (r *bodyReader) more() bool { return r.i < r.n }
 
-// next reads the next array's header into e: all of a base (e.shape is
-// baseShape), or an entry's shape and actor.
+// next reads the next array's header into e: a whole base, or a shape and actor.
 func (r *bodyReader) next(e *rawEntry) error {
 	*e = rawEntry{start: r.d.Offset()}
 	i := r.i
@@ -762,9 +681,8 @@ func (r *bodyReader) next(e *rawEntry) error {
 	return nil
 }
 
-// fields reads an entry's sequence number, total, forgot and retirement
-// time (after next). The retirement time's bounds are the decoder's
-// (GCounter.checkRetiredAt), which knows the half's base.
+// fields reads an entry's seq, total, forgot and retirement time (after
+// next); the decoder, which knows the base, bounds the retirement time.
 func (r *bodyReader) fields(e *rawEntry) error {
 	d := r.d
 	seq, err := d.Uint()
@@ -799,9 +717,8 @@ func (r *bodyReader) fields(e *rawEntry) error {
 	return nil
 }
 
-// list reads the header of a live entry's history (after fields, nh 0)
-// or folded record (after the nh transactions of the history), and
-// returns its length: at most MaxEntriesPerActor transactions in all.
+// list reads the header of a live entry's history (nh 0) or folded record
+// (after nh history items): at most MaxEntriesPerActor transactions in all.
 func (r *bodyReader) list(nh int) (m int, err error) {
 	d := r.d
 	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
@@ -810,14 +727,12 @@ func (r *bodyReader) list(nh int) (m int, err error) {
 	return m, nil
 }
 
-// txn reads the next transaction of a list: it appends the text of its
-// id to dst (a UUID written as 16 bytes becomes its canonical text) and
-// returns the result, whether the id was such a UUID, and its amount.
+// txn reads a transaction, appends its id's text to dst (a 16-byte UUID as
+// its canonical text), and returns it, whether it was a UUID, and the amount.
 func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
 	d := r.d
-	// The common form, read directly: [fixstr id, amount from 1 to
-	// 2^32-1 in its smallest form] (a fixstr is too short for a UUID's
-	// text). Anything else, errors included, takes the general path below.
+	// Fast path for [fixstr id, amount 1..2^32-1 in smallest form]; anything
+	// else, errors included, takes the general path.
 	if at, left := d.Offset(), d.Remaining(); left >= 4 {
 		b := d.Input(at, at+min(left, 2+31+5))
 		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 2+n < len(b) {
@@ -850,9 +765,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	return out, isUUID, amt, nil
 }
 
-// skipTxns reads both lists of a live entry (after fields) and returns
-// their size: the number of transactions and the bytes of their ids'
-// text.
+// skipTxns reads both lists of a live entry (after fields) for their size.
 func (r *bodyReader) skipTxns() (entrySize, error) {
 	var s entrySize
 	var buf [crdt.MaxIDLen]byte
@@ -873,8 +786,7 @@ func (r *bodyReader) skipTxns() (entrySize, error) {
 	return s, nil
 }
 
-// readBase reads a base's fields [cutoff, total, forgot] (its header
-// read) and checks them.
+// readBase reads and checks a base's [cutoff, total, forgot] (after its header).
 func readBase(d *wire.Decoder) (base, error) {
 	var b base
 	var err error

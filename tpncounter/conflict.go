@@ -11,24 +11,19 @@ import (
 // Copy is one actor's copy of a transaction.
 type Copy struct {
 	Actor crdt.ActorID
-	// Amount is signed in a Counter (negative for a debit), a magnitude in
-	// a GCounter.
+	// Amount is signed in a Counter, a magnitude in a GCounter.
 	Amount int64
 	// Folded reports whether the actor has folded the copy into its total.
 	Folded bool
 }
 
-// Conflict is a transaction id held with more than one amount (or, in a
-// Counter, as both a credit and a debit). Writers that could not see each
-// other used one id for different operations; Merge accepts it rather than
-// leave a state no one can read or write, and counts exactly one copy: the
-// owner's.
+// Conflict is an id held with several amounts (or as credit and debit) by
+// writers that could not see each other; one copy counts, the owner's.
 type Conflict struct {
 	ID crdt.TxnID
 	// Counted is the copy that counts: the owner's (see Counter.Owner).
 	Counted Copy
-	// Copies lists every copy held, sorted by actor (a Counter's credit
-	// copies first).
+	// Copies lists every copy by actor (a Counter's credits first).
 	Copies []Copy
 }
 
@@ -51,9 +46,8 @@ func (g *GCounter) copies(r ref, sign int64) (all []Copy) {
 	return all
 }
 
-// Conflicts lists the transaction ids held with more than one amount, sorted
-// by id, with every copy and the one that counts. It is empty unless writers
-// that could not see each other used one id with different amounts.
+// Conflicts lists the ids held with several amounts, sorted, with every copy
+// and the counting one; empty unless writers reused an id.
 func (g *GCounter) Conflicts() []Conflict {
 	if g == nil {
 		return nil
@@ -61,9 +55,7 @@ func (g *GCounter) Conflicts() []Conflict {
 	return conflicts(g, nil)
 }
 
-// conflicts lists the conflicts of a counter of halves p and n (n nil for
-// a GCounter): the ids one half holds with more than one amount, and those
-// held in both halves.
+// conflicts lists ids held with several amounts or in both halves.
 func conflicts(p, n *GCounter) []Conflict {
 	byID := map[crdt.TxnID]bool{}
 	for _, g := range [2]*GCounter{p, n} {
@@ -100,8 +92,7 @@ func conflicts(p, n *GCounter) []Conflict {
 	return out
 }
 
-// Owner returns the copy of txn that counts, if some actor holds txn (see
-// Counter.Owner).
+// Owner returns the copy of txn that counts (see Counter.Owner).
 func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if g == nil {
 		return Copy{}, false
@@ -109,15 +100,13 @@ func (g *GCounter) Owner(txn crdt.TxnID) (Copy, bool) {
 	return owner(g, nil, txn)
 }
 
-// Retract takes actor's own copy of txn out of its entry: out of its
-// history, or out of its folded record and its total. It is for a writer
-// that finds a transaction it wrote, but never saw acknowledged, older than
-// the horizon: the transaction may have been retried elsewhere, counted
-// and forgotten, and the writer's copy would count it again. The entry
-// changes like any other (its sequence number increases), so the new
-// version wins over the unacknowledged one wherever that lands. Only the
-// entry's owner may call it. It reports whether actor held txn; the value
-// goes down by txn's amount when actor's copy was the one that counted.
+// Retract takes actor's own copy of txn out of its history, or out of its
+// folded record and total: for a writer that finds an unacknowledged
+// transaction of its own older than the horizon, which may have been
+// retried, counted and forgotten elsewhere. The entry's seq increases, so
+// the change wins over the unacknowledged version. Only the entry's owner
+// may call it. It reports whether actor held txn; the value drops by its
+// amount when actor's copy was the one counted.
 func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err

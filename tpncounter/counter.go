@@ -37,9 +37,7 @@ func (c *Counter) link() {
 	c.p.cross, c.n.cross = c.cross, c.cross
 }
 
-// findCross records every id held in both halves (after a decode or merge
-// brought in the given entries of one half) and forgets ids that are no
-// longer in both.
+// findCross records the ids both halves hold and forgets stale ones.
 func (c *Counter) findCross(newP, newN []*entry) {
 	for x := range c.cross {
 		if c.p.get(x) == 0 || c.n.get(x) == 0 {
@@ -70,8 +68,7 @@ func (c *Counter) findCross(newP, newN []*entry) {
 	}
 }
 
-// New returns an empty Counter with the given options. The error wraps
-// crdt.ErrInvalidConfig.
+// New returns an empty Counter; the error wraps crdt.ErrInvalidConfig.
 func New(opts Options) (*Counter, error) {
 	o, err := opts.resolved()
 	if err != nil {
@@ -86,9 +83,8 @@ func New(opts Options) (*Counter, error) {
 // Options returns the counter's options with defaults filled in.
 func (c *Counter) Options() Options { return c.p.Options() }
 
-// Value returns P − N, counting an id held in both halves once, by its
-// owner's copy. Both halves are at most math.MaxInt64, so the difference
-// always fits.
+// Value returns P − N, an id in both halves counted once, by its owner's
+// copy; both halves are at most math.MaxInt64, so it fits.
 func (c *Counter) Value() int64 {
 	if c == nil {
 		return 0
@@ -115,8 +111,7 @@ func (c *Counter) Positive() *GCounter { return c.p.Clone() }
 // Negative returns a copy of the debit half (amounts are magnitudes).
 func (c *Counter) Negative() *GCounter { return c.n.Clone() }
 
-// HasTransaction reports whether txn is held in some actor's history, in
-// either half, in O(1).
+// HasTransaction reports whether either half's histories hold txn, in O(1).
 func (c *Counter) HasTransaction(txn crdt.TxnID) bool {
 	if c == nil {
 		return false
@@ -135,22 +130,18 @@ func (c *Counter) Status(txn crdt.TxnID) Status {
 	return c.n.Status(txn)
 }
 
-// Amount returns the signed amount of txn's copy that counts, if txn is
-// known (see Owner).
+// Amount returns the signed amount of txn's counting copy (see Owner).
 func (c *Counter) Amount(txn crdt.TxnID) (int64, bool) {
 	o, ok := c.Owner(txn)
 	return o.Amount, ok
 }
 
 // Owner returns the copy of txn that counts, if some actor holds txn: the
-// copy of the smallest actor id among those that folded it, or, when none
-// has, of the smallest actor id holding it in a history (a credit wins a tie
-// with a debit of the same actor). Every duplicate rule keeps that copy and
-// removes the others, so the owner does not depend on the order in which
-// states were merged. A copy not yet merged may still take over, so each
-// writer of a transaction delivered to several actors may read itself as
-// the owner: run side effects from an outbox keyed by the transaction id
-// (package ledger, "Side effects"), not from Owner.
+// smallest actor id's among those that folded it, else among those holding
+// it (a credit wins a tie with a debit of the same actor). Every duplicate
+// rule keeps that copy, so merge order does not matter; but a copy not yet
+// merged may take over, so run side effects from an outbox keyed by the
+// transaction id (package ledger, "Side effects"), not from Owner.
 func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	if c == nil {
 		return Copy{}, false
@@ -158,8 +149,7 @@ func (c *Counter) Owner(txn crdt.TxnID) (Copy, bool) {
 	return owner(&c.p, &c.n, txn)
 }
 
-// owner returns the copy of txn that counts in a counter of halves p and n
-// (n nil for a GCounter), if some actor holds txn.
+// owner returns txn's counting copy in halves p and n (nil for a GCounter).
 func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
 	pr := p.get(txn)
 	if pr != 0 && len(p.cross) == 0 {
@@ -176,10 +166,8 @@ func owner(p, n *GCounter, txn crdt.TxnID) (Copy, bool) {
 	}
 }
 
-// Conflicts lists the transaction ids held with more than one amount or as
-// both a credit and a debit, sorted by id, with every copy and the one that
-// counts. It is empty unless writers that could not see each other used one
-// id for different operations (for example after a stale read).
+// Conflicts lists the ids held with several amounts or both signs, sorted,
+// with every copy and the counting one; empty unless writers reused an id.
 func (c *Counter) Conflicts() []Conflict {
 	if c == nil {
 		return nil
@@ -188,15 +176,11 @@ func (c *Counter) Conflicts() []Conflict {
 }
 
 // Apply records transaction txn with a signed amount (a credit when
-// positive, a debit when negative) as written by actor. It behaves as
-// GCounter.Apply on the matching half, with a known transaction judged
-// against the copy that counts across both halves (see Owner): the same
-// signed amount is Duplicate or DuplicateFolded, the amount of a copy that
-// lost a conflict is Superseded, and any other amount or sign is
-// crdt.ErrConflictingTransaction. amount must be non-zero and not
-// math.MinInt64 (crdt.ErrInvalidAmount). With Options.TxnTime an unknown
-// transaction must be after Horizon, the later of both halves' horizons.
-// The state is unchanged on error.
+// positive, a debit when negative) as written by actor, as GCounter.Apply
+// on the matching half with a known transaction judged against the copy
+// that counts (see Known). amount must be non-zero and not math.MinInt64
+// (crdt.ErrInvalidAmount). With Options.TxnTime an unknown transaction
+// must be after Horizon. The state is unchanged on error.
 func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if amount == 0 || amount == math.MinInt64 {
 		return 0, fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
@@ -212,13 +196,11 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 	return half.apply(actor, txn, mag, amount)
 }
 
-// Known says what Apply would answer for a transaction the counter already
-// knows, without changing anything, and returns the copy that counts (see
-// Owner): Duplicate or DuplicateFolded for the amount that counts,
-// Superseded for the amount of a copy that lost a conflict, and
-// crdt.ErrConflictingTransaction for any other amount. It returns 0, a zero
-// Copy and no error when txn is unknown (Apply would apply it, or refuse it
-// as outside the window).
+// Known says, without changing anything, what Apply would answer for a
+// known transaction, with the copy that counts (see Owner): Duplicate or
+// DuplicateFolded for its amount, Superseded for the amount of a copy that
+// lost a conflict, crdt.ErrConflictingTransaction for any other. For an
+// unknown txn it returns 0, a zero Copy and no error.
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 	if c == nil {
 		return 0, Copy{}, nil
@@ -231,9 +213,7 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (Outcome, Copy, error) {
 	return out, o, err
 }
 
-// judge answers a retry of a known txn of the given signed amount (a
-// magnitude in a GCounter, whose halves are p and nil), whose owner's copy
-// is o: the one verdict of GCounter.Apply, Counter.Apply and Known.
+// judge is the verdict on a retry of known txn with signed amount (o counts).
 func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error) {
 	if o.Amount == amount {
 		return duplicate(o.Folded), nil
@@ -248,9 +228,7 @@ func judge(p, n *GCounter, txn crdt.TxnID, amount int64, o Copy) (Outcome, error
 	return 0, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, o.Amount, amount)
 }
 
-// duplicate is the verdict on a retry with the amount of the copy that
-// counts. That copy is folded exactly when some copy is: a folded copy
-// always wins over a history copy, in either half.
+// duplicate is the verdict on a retry with the counting amount.
 func duplicate(folded bool) Outcome {
 	if folded {
 		return DuplicateFolded
@@ -258,8 +236,7 @@ func duplicate(folded bool) Outcome {
 	return Duplicate
 }
 
-// Horizon returns the later of the two halves' horizons (see
-// GCounter.Horizon).
+// Horizon returns the later of both halves' horizons (GCounter.Horizon).
 func (c *Counter) Horizon() time.Time {
 	if c == nil {
 		return time.Time{}
@@ -267,8 +244,7 @@ func (c *Counter) Horizon() time.Time {
 	return timeOf(max(c.p.horizonNanos(), c.n.horizonNanos()))
 }
 
-// Compact performs actor's housekeeping in both halves (see
-// GCounter.Compact). The value does not change.
+// Compact is GCounter.Compact in both halves.
 func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
@@ -281,9 +257,7 @@ func (c *Counter) Compact(actor crdt.ActorID) (bool, error) {
 	return changed, err
 }
 
-// compactHalves performs actor's housekeeping in every half, all or
-// nothing: every plan is made and every sequence number checked before
-// any half changes.
+// compactHalves does actor's housekeeping in every half, all or nothing.
 func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	type job struct {
 		g *GCounter
@@ -314,11 +288,8 @@ func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	return len(jobs) > 0, nil
 }
 
-// Merge sets c to the join of c and other (both halves). It never modifies
-// other; a nil other (or c itself) changes nothing. A transaction id held
-// with two amounts or signs, written concurrently, is not an error: the
-// owner's copy counts (see Owner and Conflicts). Errors (c unchanged):
-// overflow (crdt.ErrOverflow), too many actors (crdt.ErrTooLarge).
+// Merge sets c to the join of c and other in both halves, as GCounter.Merge
+// (an id held with two signs is not an error either: see Owner).
 func (c *Counter) Merge(other *Counter) error {
 	c.link()
 	if other == nil || other == c {

@@ -9,19 +9,13 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// dormant holds the retired entries a counter read from an encoding as
-// their encodings alone, outside the graph of pointers the garbage
-// collector walks: one block of bytes and one array of offsets, however
-// many records. A record is the encoding of a retired entry, [actor, seq,
-// total, forgot] or, with its retirement time, [actor, seq, total, forgot,
-// retired_at] (version 4), in the decoder's (canonical) form; records
-// are in ascending actor order. An actor has an entry in at most one of
-// GCounter.entries and the dormant records. The arrays are never changed
-// in place (every change makes new ones), so a Clone shares them.
-//
-// A record becomes an entry (wakes, see GCounter.wakeActor) when it must
-// take part in something entries do: its actor writes again, or a merge
-// replaces it.
+// dormant holds the retired entries read from an encoding as their
+// encodings alone, one block and one offset array however many, outside
+// what the garbage collector walks. Records ([actor, seq, total, forgot,
+// retired_at?], canonical) are in ascending actor order; an actor has an
+// entry or a record, not both. The arrays are never changed in place, so
+// a Clone shares them. A record wakes into an entry (GCounter.wakeActor)
+// when its actor writes again or a merge replaces it.
 type dormant struct {
 	enc []byte   // the records, back to back
 	off []uint32 // off[i] is where record i starts in enc
@@ -40,9 +34,7 @@ func (d *dormant) span(i, j int) []byte {
 
 func (d *dormant) rec(i int) []byte { return d.span(i, i+1) }
 
-// actor returns record i's actor id (aliasing the block): after the array
-// header, a fixstr or, from 32 bytes, a str8 (ids have at most
-// crdt.MaxIDLen, 255, bytes).
+// actor returns record i's actor (a fixstr or str8), aliasing the block.
 func (d *dormant) actor(i int) []byte {
 	b := d.enc[d.off[i]+1:]
 	if b[0] == 0xd9 {
@@ -51,8 +43,7 @@ func (d *dormant) actor(i int) []byte {
 	return b[1 : 1+b[0]&0x1f]
 }
 
-// fields returns record i's sequence number, total, forgot and retirement
-// time (0 when it has none): the one reader of a record's fields.
+// fields returns record i's seq, total, forgot and retirement time (0: none).
 func (d *dormant) fields(i int) (seq uint64, total, forgot, retiredAt int64) {
 	a := d.actor(i)
 	b := d.rec(i)[2+b2i(len(a) >= 32)+len(a):]
@@ -73,27 +64,25 @@ func (d *dormant) timed(i, j int) bool {
 	return false
 }
 
-// filter returns d without the records drop selects, and whether it
-// dropped any.
-func (d *dormant) filter(drop func(i int) bool) (dormant, bool) {
+// filter returns d without the records drop selects (d itself if none).
+func (d *dormant) filter(drop func(i int) bool) dormant {
 	var n dormant
-	from, any := 0, false
-	for i := 0; i < len(d.off); i++ {
+	from := 0
+	for i := range d.off {
 		if !drop(i) {
 			continue
 		}
-		if !any {
+		if n.off == nil { // the first drop
 			n = dormant{enc: make([]byte, 0, len(d.enc)), off: make([]uint32, 0, len(d.off))}
-			any = true
 		}
 		n.appendRecs(d, from, i)
 		from = i + 1
 	}
-	if !any {
-		return *d, false
+	if n.off == nil {
+		return *d
 	}
 	n.appendRecs(d, from, len(d.off))
-	return n, true
+	return n
 }
 
 // search returns the index of the first record whose actor is not below a.
@@ -101,8 +90,7 @@ func (d *dormant) search(a string) int {
 	return sort.Search(len(d.off), func(i int) bool { return string(d.actor(i)) >= a })
 }
 
-// entry returns record i as a retired entry, not installed, whose
-// encoding is a copy of the record.
+// entry returns record i as an uninstalled retired entry.
 func (d *dormant) entry(i int) *entry {
 	e := newExactEntry(crdt.ActorID(d.actor(i)), 0, 0)
 	e.seq, e.total, e.forgot, e.retiredAt = d.fields(i)
@@ -129,8 +117,7 @@ func (d *dormant) appendRecs(o *dormant, i, j int) {
 	d.enc = append(d.enc, o.span(i, j)...)
 }
 
-// with returns d with o's records picks added (ascending, of actors d has
-// no record for).
+// with returns d plus o's records picks (ascending, actors d lacks).
 func (d *dormant) with(o *dormant, picks []int) dormant {
 	size := len(d.enc)
 	for _, k := range picks {
@@ -148,8 +135,7 @@ func (d *dormant) with(o *dormant, picks []int) dormant {
 	return n
 }
 
-// uintAt reads a non-negative integer at the start of b, in the smallest
-// form the decoder accepted.
+// uintAt reads a non-negative integer in smallest form at the start of b.
 func uintAt(b []byte) (uint64, []byte) {
 	if v, n := wire.SmallUint(b); n > 0 {
 		return uint64(v), b[n:]
@@ -165,23 +151,19 @@ func (g *GCounter) setDorm(d dormant) {
 	g.order = nil // the encoding's segments change
 }
 
-// wakeActor installs actor's dormant record, if it has one, as a retired
-// entry and returns it. The value and counts do not change.
+// wakeActor installs and returns actor's dormant record as a retired entry.
 func (g *GCounter) wakeActor(actor crdt.ActorID) *entry {
 	e, i, ok := g.locate(string(actor))
 	if e != nil || !ok {
 		return nil
 	}
 	e = g.dorm.entry(i)
-	d, _ := g.dorm.filter(func(k int) bool { return k == i })
-	g.setDorm(d)
+	g.setDorm(g.dorm.filter(func(k int) bool { return k == i }))
 	g.attach(e)
 	return e
 }
 
-// locate finds actor: its entry e, or else (e nil) the index i of its
-// dormant record; ok is false when it has neither. It is the one lookup
-// of an actor's entry.
+// locate finds actor's entry e, or its record i (e nil); ok if either.
 func (g *GCounter) locate(actor string) (e *entry, i int, ok bool) {
 	if e := g.entries[crdt.ActorID(actor)]; e != nil {
 		return e, 0, true
@@ -193,8 +175,7 @@ func (g *GCounter) locate(actor string) (e *entry, i int, ok bool) {
 	return nil, i, i < g.dorm.n() && string(g.dorm.actor(i)) == actor
 }
 
-// peek returns actor's entry, or a retired entry made from its dormant
-// record (not installed: only to be read), or nil.
+// peek returns actor's entry, or an uninstalled one from its record, or nil.
 func (g *GCounter) peek(actor crdt.ActorID) *entry {
 	e, i, ok := g.locate(string(actor))
 	if e == nil && ok {
@@ -203,8 +184,7 @@ func (g *GCounter) peek(actor crdt.ActorID) *entry {
 	return e
 }
 
-// lookup reports whether actor has an entry (or a dormant record), with
-// its sequence number and whether it is retired.
+// lookup returns actor's seq, whether it is retired, and whether it is held.
 func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
 	e, i, ok := g.locate(actor)
 	switch {
@@ -216,8 +196,7 @@ func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
 	return seq, ok, ok
 }
 
-// eachActor calls f with every actor that has an entry or a dormant
-// record, and whether its entry is live.
+// eachActor calls f with every held actor and whether it is live.
 func (g *GCounter) eachActor(f func(a string, live bool)) {
 	for a, e := range g.entries {
 		f(string(a), !e.retired)
@@ -227,8 +206,7 @@ func (g *GCounter) eachActor(f func(a string, live bool)) {
 	}
 }
 
-// all yields every entry, and a retired entry made from each dormant
-// record (not installed).
+// all yields every entry, and an uninstalled one per dormant record.
 func (g *GCounter) all() iter.Seq[*entry] {
 	return func(yield func(*entry) bool) {
 		for _, e := range g.entries {

@@ -22,21 +22,18 @@ type Base struct {
 // base is Base in Unix nanoseconds (cut 0: none).
 type base struct{ cut, total, forgot int64 }
 
-// compare orders bases: the larger cutoff, then the larger total, then
-// the later forgot (SPEC.md 6.10). Merge keeps the larger.
+// compare orders bases by cutoff, total, forgot (SPEC.md 6.10).
 func (b base) compare(o base) int {
 	return cmp.Or(cmp.Compare(b.cut, o.cut), cmp.Compare(b.total, o.total), cmp.Compare(b.forgot, o.forgot))
 }
 
-// baseFields is the length of an encoded base [cutoff, total, forgot]
-// (version 4), and baseBound bounds its encoding.
+// baseFields is an encoded base's length (version 4); baseBound bounds it.
 const (
 	baseFields = 3
 	baseBound  = 1 + 3*9
 )
 
-// inBase reports whether e is a retired entry whose retirement time is
-// known and before cut: a base of cutoff cut holds it.
+// inBase reports whether a base of cutoff cut holds e.
 func (e *entry) inBase(cut int64) bool {
 	return e.retired && e.retiredAt != 0 && e.retiredAt < cut
 }
@@ -60,20 +57,15 @@ func (c *Counter) Bases() (p, n Base) {
 	return c.p.Base(), c.n.Base()
 }
 
-// Fold removes every retired entry whose retirement time (RetireAllAt) is
-// before cutoff and adds its total to the base, so that a state written by
-// many short-lived actors stays small: the value does not change. The base's
-// cutoff becomes the later of its own and cutoff, and its Forgot the latest
-// forgot of what it holds. Entries retired without a time (Retire, or read
-// from version 3) are never folded. It returns how many entries it folded;
-// when none, nothing changes.
-//
-// Merge keeps the base with the later cutoff and drops the retired entries
-// retired before it. This is exact under the assumption of SPEC.md 6.10
-// (the grace period): fold only with a cutoff at least a grace period in
-// the past, where every retirement older than the grace has reached every
-// state that folds, no state older than the grace is merged, and no actor
-// writes again after it has been retired for the grace.
+// Fold moves every entry retired (RetireAllAt) before cutoff into the base,
+// so that a state written by many short-lived actors stays small; the value
+// does not change. The base's cutoff becomes the later of its own and
+// cutoff, its Forgot the latest of what it holds. Entries retired without
+// a time are never folded. It returns how many it folded. Merge keeps the
+// later-cutoff base and drops entries retired before it: exact under the
+// grace period of SPEC.md 6.10 (fold only a grace period in the past: every
+// older retirement has reached every folding state, no older state is
+// merged, and no actor writes again after being retired that long).
 func (g *GCounter) Fold(cutoff time.Time) int {
 	g.init()
 	if cutoff.UnixNano() <= 0 {
@@ -94,16 +86,14 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 	return n
 }
 
-// Fold folds both halves (see GCounter.Fold) and returns how many retired
-// entries it folded.
+// Fold folds both halves and returns how many entries it folded.
 func (c *Counter) Fold(cutoff time.Time) int {
 	c.link()
 	return c.p.Fold(cutoff) + c.n.Fold(cutoff)
 }
 
-// dropRetired removes the retired entries folded by cut, taking their
-// totals out of the value, and returns the sum of their totals, their
-// latest forgot and their number.
+// dropRetired removes the entries a base of cutoff cut holds, and their
+// totals from the value; it returns their sum, latest forgot and number.
 func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n int) {
 	var gone []*entry
 	for _, e := range g.entries {
@@ -118,23 +108,19 @@ func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n i
 	}
 	n = len(gone)
 	if g.dorm.n() > 0 {
-		var sub exact.Int128
 		k := 0
-		d, any := g.dorm.filter(func(i int) bool {
+		d := g.dorm.filter(func(i int) bool {
 			_, t, f, at := g.dorm.fields(i)
 			if at == 0 || at >= cut {
 				return false
 			}
-			sub.Add(t)
+			g.val.Sub(t)
 			total.Add(t)
 			forgot = max(forgot, f)
 			k++
 			return true
 		})
-		if any {
-			if t, ok := sub.Int64(); ok {
-				g.val.Sub(t)
-			}
+		if k > 0 {
 			g.nretired -= k
 			g.horizonStale = true
 			g.setDorm(d)
@@ -144,11 +130,8 @@ func (g *GCounter) dropRetired(cut int64) (total exact.Int128, forgot int64, n i
 	return total, forgot, n
 }
 
-// RetireAllAt is RetireAll with the retirement time now written in the
-// retired entries, so that Fold can later take them out (SPEC.md 6.10).
-// A time before a half's base cutoff is written as that cutoff: a retired
-// entry is never born inside a base. now must lie in 1970..MaxForgot
-// (crdt.ErrInvalidConfig otherwise).
+// RetireAllAt is RetireAll writing the retirement time now (at least the base
+// cutoff) for Fold (SPEC.md 6.10); now must lie in 1970..MaxForgot (crdt.ErrInvalidConfig).
 func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, error) {
 	at, err := retireTime(now)
 	if err != nil {
@@ -157,8 +140,7 @@ func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, erro
 	return c.retireAll(at, actors)
 }
 
-// RetireAt is GCounter.Retire with the retirement time now (see
-// Counter.RetireAllAt).
+// RetireAt is Retire with the retirement time now (Counter.RetireAllAt).
 func (g *GCounter) RetireAt(now time.Time, actor crdt.ActorID) (bool, error) {
 	at, err := retireTime(now)
 	if err != nil {

@@ -14,25 +14,20 @@ import (
 // Outcome says what Apply did with a transaction.
 type Outcome uint8
 
-// The outcomes of Apply. Every outcome other than Applied leaves the state
-// unchanged; none of them is an error, because a retry is expected.
+// The outcomes of Apply, none an error; all but Applied change nothing.
 const (
 	// Applied means the transaction was new and is now counted once.
 	Applied Outcome = iota + 1
 
-	// Duplicate means the transaction is already held in some actor's
-	// history with the same amount; it is counted once and nothing changed.
+	// Duplicate means some history holds the transaction with this amount.
 	Duplicate
 
-	// DuplicateFolded means the transaction was recognised through a folded
-	// record: it is already counted in an actor's total and nothing changed.
-	// It also warns that the retry arrived late, near the edge of the window
-	// (SPEC.md 6.8).
+	// DuplicateFolded means a folded record recognised the transaction, already
+	// counted in a total: the retry came late, near the window's edge (SPEC.md 6.8).
 	DuplicateFolded
 
-	// Superseded means the transaction is held with this amount, but a copy
-	// written concurrently with another amount (or sign) is the one that
-	// counts: this write lost a conflict (see Conflicts). Nothing changed.
+	// Superseded means a copy with this amount is held, but one written
+	// concurrently with another amount or sign counts (see Conflicts).
 	Superseded
 )
 
@@ -49,29 +44,24 @@ func name[T ~uint8](v T, typ string, names [5]string) string {
 	return fmt.Sprintf("%s(%d)", typ, uint8(v))
 }
 
-// Txn is one transaction held in an actor's history or folded record. Amount
-// is the magnitude (always positive; a Counter keeps debits in its N half).
+// Txn is a held transaction; Amount is its magnitude (debits are in N).
 type Txn struct {
 	ID     crdt.TxnID
 	Amount int64
 }
 
-// Entry is a copy of one actor's part of a GCounter: its sequence number, the
-// total of the transactions it folded, its recent history (oldest first) and
-// its record of recently folded transactions (oldest first).
+// Entry is a copy of one actor's entry: seq, folded total, history and folded
+// record (oldest first).
 type Entry struct {
 	Seq     uint64
 	Total   int64
 	History []Txn
 	Folded  []Txn
-	// Forgot is the newest time (Options.TxnTime) of a transaction this
-	// actor has forgotten; zero when it has forgotten none with a time.
+	// Forgot is the newest TxnTime this actor forgot; zero for none.
 	Forgot time.Time
-	// Retired reports a retired entry (see Retire): History and Folded are
-	// empty and Total is everything the actor counted.
+	// Retired reports a retired entry (see Retire): Total is all it counted.
 	Retired bool
-	// RetiredAt is a retired entry's retirement time (RetireAllAt); zero
-	// when unknown (Retire), and such an entry is never folded.
+	// RetiredAt is the retirement time (RetireAllAt), zero when unknown.
 	RetiredAt time.Time
 }
 
@@ -87,54 +77,38 @@ type GCounter struct {
 	o       Options
 	ready   bool
 	entries map[crdt.ActorID]*entry
-	// The index (see index.go): ents holds the installed entries by actor
-	// index (nil at the free indexes in afree); tab finds every known
-	// transaction; multi holds the records of transactions two or more
-	// actors hold (multi[0] is unused; mfree lists free records, nmulti
-	// counts the live ones).
+	// The index (index.go): installed entries by actor index (nil at afree's),
+	// multi records (0 unused; mfree free ones, nmulti live ones).
 	ents   []*entry
 	afree  []uint32
 	tab    table
 	multi  []multiRec
 	mfree  []uint32
 	nmulti int
-	// dorm holds retired entries read from an encoding, as their
-	// encodings only (see dormant); an actor with a record there has no
-	// entry in entries. nretired counts the retired entries, dormant
-	// records included (see Retire).
+	// dorm holds decoded retired entries (see dormant); nretired counts all.
 	dorm     dormant
 	nretired int
-	// base holds the retired entries Fold took out (see Fold); its total
-	// is part of val.
+	// base holds what Fold took out; its total is part of val.
 	base base
-	// order caches the entries sorted by actor for encoding; nil when an
-	// entry was added, removed or replaced since.
+	// order caches the entries by actor; nil after one is added or removed.
 	order []*entry
-	// segs caches order as appendBody walks it (see segments): nil when
-	// order is rebuilt or a retired entry becomes live.
+	// segs caches order as encoding segments (see segments).
 	segs []segment
 	// sized + grown bound the body's encoded size (see limits.go).
 	sized, grown int
 	val          exact.Int128
-	// In a Counter: twin is the other half, neg tells the debit half, and
-	// cross (shared with the twin) lists the ids held in both halves,
-	// written concurrently as a credit and a debit; empty almost always.
+	// In a Counter: the other half, the debit flag, and the ids in both halves.
 	twin  *GCounter
 	neg   bool
 	cross map[crdt.TxnID]struct{}
-	// horizon is the largest entry.forgot; horizonStale says it must be
-	// recomputed because an entry holding it was replaced. Raising horizon
-	// while it is stale is harmless: the recomputation overwrites it.
+	// horizon is the largest forgot; horizonStale says it must be recomputed.
 	horizon      int64
 	horizonStale bool
-	// offBuf is reused as plan.ageOut by the next plan, so that
-	// steady-state folding does not allocate. A plan is used before the
-	// next one is made on the same counter.
+	// offBuf is the next plan's ageOut: steady-state folding does not allocate.
 	offBuf []uint32
 }
 
-// NewGCounter returns an empty GCounter with the given options. The error
-// wraps crdt.ErrInvalidConfig.
+// NewGCounter returns an empty GCounter; the error wraps crdt.ErrInvalidConfig.
 func NewGCounter(opts Options) (*GCounter, error) {
 	o, err := opts.resolved()
 	if err != nil {
@@ -173,9 +147,8 @@ func (g *GCounter) Options() Options {
 	return g.o
 }
 
-// Value returns the sum of every actor's folded total plus every distinct
-// transaction held only in histories, each counted once. It never overflows:
-// Apply and Merge refuse states whose value would not fit in an int64.
+// Value returns the folded totals plus each distinct history-only transaction
+// once; Apply and Merge keep it within int64.
 func (g *GCounter) Value() int64 {
 	if g == nil {
 		return 0
@@ -222,11 +195,9 @@ func timeOf(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// Horizon returns the newest time (Options.TxnTime) of a transaction some
-// actor has forgotten, or the zero time when none has been. With
-// Options.TxnTime set, Apply refuses a transaction it does not know whose
-// time is not after the horizon, since it may be one that was counted and
-// forgotten.
+// Horizon returns the newest TxnTime some actor has forgotten (zero for
+// none): with Options.TxnTime, Apply refuses an unknown transaction not
+// after it, as it may have been counted and forgotten.
 func (g *GCounter) Horizon() time.Time {
 	if g == nil {
 		return time.Time{}
@@ -248,8 +219,7 @@ func (g *GCounter) horizonNanos() int64 {
 	return g.horizon
 }
 
-// checkTime returns the time of txn when Options.TxnTime is set (0
-// otherwise), and an error wrapping crdt.ErrInvalidTxnID when it gives none.
+// checkTime returns txn's TxnTime (0 untimed), or wraps crdt.ErrInvalidTxnID.
 func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 	if g.o.TxnTime == nil {
 		return 0, nil
@@ -267,11 +237,9 @@ func (g *GCounter) checkTime(txn crdt.TxnID) (int64, error) {
 	return at.UnixNano(), nil
 }
 
-// txnTime returns txn's time under Options.TxnTime when it gives one in
-// 1970..2261 (so that its Unix nanoseconds are a positive int64); any other
-// answer is no time. Apply and forgetting use the same rule, so a
-// transaction that reached the counter without a valid time (by Merge or
-// decoding) never moves the horizon.
+// txnTime returns txn's time under Options.TxnTime when it lies in
+// 1970..2261 (positive Unix nanoseconds); any other is no time, for Apply
+// and forgetting alike, so a transaction without one never moves the horizon.
 func (g *GCounter) txnTime(txn crdt.TxnID) (time.Time, bool) {
 	at, ok := g.o.TxnTime(txn)
 	if !ok || at.Year() < 1970 || at.Year() > 2261 || at.UnixNano() <= 0 {
@@ -280,8 +248,7 @@ func (g *GCounter) txnTime(txn crdt.TxnID) (time.Time, bool) {
 	return at, true
 }
 
-// checkHorizon refuses a transaction the counter does not know whose time
-// at (from checkTime) is not after the horizon.
+// checkHorizon refuses an unknown txn whose time at is not after the horizon.
 func (g *GCounter) checkHorizon(txn crdt.TxnID, at int64) error {
 	if at != 0 && at <= g.horizonNanos() {
 		return fmt.Errorf("%w: transaction %q at %s is not after %s, the newest transaction forgotten here: it may have been counted already",
@@ -295,16 +262,13 @@ type Status uint8
 
 // The statuses reported by GCounter.Status and Counter.Status.
 const (
-	// Unknown means no actor holds the transaction: it was never applied or
-	// it has left every history and folded record. Applying it counts it.
+	// Unknown means no actor holds the transaction: applying it counts it.
 	Unknown Status = iota
 
-	// InHistory means some actor holds the transaction in its history and
-	// none has folded it yet.
+	// InHistory means some history holds the transaction and none folded it.
 	InHistory
 
-	// Folded means some actor has folded the transaction into its total and
-	// still remembers it; a retry is recognised as DuplicateFolded.
+	// Folded means some actor folded the transaction and still remembers it.
 	Folded
 )
 
@@ -325,9 +289,8 @@ func (g *GCounter) Status(txn crdt.TxnID) Status {
 	return InHistory
 }
 
-// HasTransaction reports whether txn is held in some actor's history, in
-// O(1). A transaction that was folded (Status Folded) is not "in history";
-// Apply still recognises it.
+// HasTransaction reports whether a history holds txn, in O(1) (a Folded one
+// is not, though Apply recognises it).
 func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	r := g.get(txn)
 	if r == 0 {
@@ -337,19 +300,15 @@ func (g *GCounter) HasTransaction(txn crdt.TxnID) bool {
 	return h > 0
 }
 
-// Apply records transaction txn of amount (> 0) as written by actor. The
-// duplicate check is one index lookup. When the transaction is already known
-// with the same amount, Apply returns Duplicate or DuplicateFolded and changes
-// nothing. Otherwise actor first compacts its own entry (see Compact) and then
-// appends txn to its history, returning Applied.
-//
-// Errors (state unchanged): an invalid actor or txn id, amount <= 0
-// (crdt.ErrInvalidAmount), txn known with another amount
-// (crdt.ErrConflictingTransaction), a value that would overflow
-// (crdt.ErrOverflow), too many actors or entries (crdt.ErrTooLarge). With
-// Options.TxnTime: a txn without a time (crdt.ErrInvalidTxnID), and an
-// unknown txn whose time is not after Horizon or more than FutureSkew ahead
-// of the clock (crdt.ErrOutsideWindow).
+// Apply records transaction txn of amount (> 0) as written by actor. A
+// transaction known with the same amount gives Duplicate or
+// DuplicateFolded and changes nothing; else actor compacts its entry (see
+// Compact) and appends txn, giving Applied. Errors (state unchanged): an
+// invalid id, amount <= 0 (crdt.ErrInvalidAmount), txn known with another
+// amount (crdt.ErrConflictingTransaction), overflow (crdt.ErrOverflow), too
+// many actors or entries (crdt.ErrTooLarge); with Options.TxnTime, a txn
+// without a time (crdt.ErrInvalidTxnID), or an unknown txn not after
+// Horizon or more than FutureSkew ahead of the clock (crdt.ErrOutsideWindow).
 func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := validate(actor, txn, amount); err != nil {
 		return 0, err
@@ -358,10 +317,8 @@ func (g *GCounter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outc
 	return g.apply(actor, txn, amount, amount)
 }
 
-// apply is Apply on g, a GCounter or one half of a Counter, of txn of
-// magnitude mag, whose signed amount (as the Counter's caller gave it; mag
-// in a GCounter) is signed. In a Counter the other half (twin) takes part
-// in the duplicate check and the horizon.
+// apply is Apply on g, a GCounter or a half, of magnitude mag and signed
+// amount signed; a Counter's twin takes part in the checks.
 func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) (Outcome, error) {
 	at, err := g.checkTime(txn)
 	if err != nil {
@@ -378,9 +335,7 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 		o, _ := owner(p, n, txn)
 		return judge(p, n, txn, signed, o)
 	}
-	// Checked against the later of both halves' horizons: a retry usually
-	// keeps its sign, but the losing write of a credit/debit conflict was
-	// forgotten, if at all, in the other half.
+	// The later horizon: a conflict's losing write may be forgotten in the twin.
 	later := g
 	if g.twin != nil && g.twin.horizonNanos() > g.horizonNanos() {
 		later = g.twin
@@ -399,8 +354,7 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 	return out, err
 }
 
-// halves returns the credit and the debit half of the Counter g is a half
-// of, or g and nil for a GCounter.
+// halves returns g's Counter's credit and debit halves, or g and nil.
 func (g *GCounter) halves() (p, n *GCounter) {
 	if g.neg {
 		return g.twin, g
@@ -434,8 +388,7 @@ func (g *GCounter) holdsAmount(r ref, amount int64) bool {
 	return false
 }
 
-// applyNew applies txn, whose hash is h and which the index does not hold;
-// at is its time from checkTime (0 when untimed).
+// applyNew applies txn (hash h, unknown to the index; time at, 0 untimed).
 func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount, at int64) (Outcome, error) {
 	e := g.entries[actor]
 	if e == nil && g.dorm.n() > 0 {
@@ -468,8 +421,7 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 		e = newEntry(actor, 2)
 		g.attach(e)
 	}
-	// txn is absent from the index (Apply looked): it becomes a solo
-	// transaction of actor, counted once.
+	// txn is unknown: it becomes a solo transaction of actor, counted once.
 	p := e.tail & e.mask
 	if e.size() == len(e.ring) || p >= uint32(len(e.ring)) { // full, or a decoded ring at its end
 		g.growRing(e)
@@ -490,12 +442,11 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	return Applied, nil
 }
 
-// Compact performs actor's housekeeping on its own entry without adding a
-// transaction, as a Find does: it drops duplicates that another actor owns
-// or has counted, folds the oldest transactions beyond HistoryLength into its
-// total, and forgets folded ids beyond FoldedLength that no other actor still
-// holds. The value does not change. It reports whether the entry changed (its
-// sequence number then increases). Only the entry's owner may call it.
+// Compact does actor's housekeeping without adding a transaction: it drops
+// duplicates another actor owns or counted, folds transactions beyond
+// HistoryLength and forgets folded ids beyond FoldedLength no other actor
+// holds. The value does not change. It reports whether the entry changed
+// (its seq then increases). Only the entry's owner may call it.
 func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	if err := actor.Validate(); err != nil {
 		return false, err
@@ -504,8 +455,7 @@ func (g *GCounter) Compact(actor crdt.ActorID) (bool, error) {
 	return compactHalves(actor, g)
 }
 
-// checkSeq refuses a change of e that would take its sequence number past
-// MaxSeq: a wrapped number would lose to every older entry in Merge.
+// checkSeq refuses to take e's seq past MaxSeq (wrapped, it would lose merges).
 func (e *entry) checkSeq() error {
 	if e.seq >= MaxSeq {
 		return fmt.Errorf("%w: actor %q has sequence number %d, the largest allowed (MaxSeq); use another actor id", crdt.ErrOverflow, e.actor, e.seq)
@@ -555,9 +505,8 @@ func (g *GCounter) Equal(other *GCounter) bool {
 	return true
 }
 
-// Leq reports whether g ≤ other in the merge order: every entry of g is
-// present in other with a sequence number at least as large (and the same
-// content when equal). Merge(g, other) then equals other.
+// Leq reports whether g ≤ other in the merge order (each entry present in
+// other, not newer): Merge(g, other) then equals other.
 func (g *GCounter) Leq(other *GCounter) bool {
 	if g == nil || other == nil {
 		return g.Len() == 0 || other != nil
@@ -578,36 +527,29 @@ func (g *GCounter) Leq(other *GCounter) bool {
 type mergePlan struct {
 	actors []crdt.ActorID
 	newer  []*entry // clones from other
-	// from's dormant records picks (ascending) are of actors the receiver
-	// has no entry for: they join its dormant records as they are. prev
-	// is the receiver's dormant records before (for undoMerge).
+	// from's records picks (ascending, actors g lacks) join g's; prev: g's before.
 	from  *dormant
 	picks []int
 	prev  dormant
-	// With bases (see Fold): base is the winning base; remove lists the
-	// receiver's actors whose entry loses to one the winning base holds
-	// (both go); drop says the receiver's retired entries below base.cut
-	// go (the winning base holds them).
+	// With bases (Fold): the winning base, the actors whose entry it holds, and
+	// whether retired entries below its cutoff go.
 	base   base
 	remove []crdt.ActorID
 	drop   bool
 }
 
-// rebase reports whether the merge changes the receiver's base or removes
-// entries: Merge then keeps a copy to restore on error.
+// rebase reports a base change or removal: Merge then snapshots to undo.
 func (mp *mergePlan) rebase(g *GCounter) bool {
 	return mp.base != g.base || len(mp.remove) > 0
 }
 
-// prepareMerge finds the winning entries of other and checks that taking
-// them keeps the counter within its limits. Conflicting amounts are not an
-// error: the owner rule decides which copy counts (see Conflicts).
+// prepareMerge finds other's winning entries and checks the limits;
+// conflicting amounts are left to the owner rule (see Conflicts).
 func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	g.init()
 	var mp mergePlan
 	live, retired := g.live(), g.nretired
-	// The base with the larger cutoff wins (SPEC.md 6.10); the entries
-	// below its cutoff are inside it.
+	// The base with the larger cutoff wins (SPEC.md 6.10).
 	mp.base = g.base
 	if other.base.compare(g.base) > 0 {
 		mp.base = other.base
@@ -619,9 +561,7 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			retired -= b2i(e.mergeDrops(cut))
 		}
 	}
-	// win takes other's entry oe (not installed) over the receiver's de
-	// (nil: none), unless the drop removes de. When the winning base
-	// holds oe, de loses to it and goes too.
+	// win takes other's oe over de (nil: none) unless dropped; a base holding oe drops de.
 	win := func(a crdt.ActorID, oe, de *entry) {
 		kept := de != nil && !(mp.drop && de.mergeDrops(cut))
 		if kept {
@@ -677,9 +617,8 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 	return mp, nil
 }
 
-// applyMerge installs the winning entries and returns the entries they
-// replaced (nil for new actors), for undoMerge. A dormant record that
-// loses wakes first (see wakeActor).
+// applyMerge installs the winning entries (waking dormant losers first)
+// and returns those they replaced (nil for new actors), for undoMerge.
 func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 	if mp.rebase(g) {
 		for _, a := range mp.remove {
@@ -737,8 +676,8 @@ func (g *GCounter) undoMerge(mp *mergePlan, old []*entry) {
 	}
 }
 
-// swap replaces actor's entry from with to (either may be nil; to is not
-// installed) and keeps the index and value in step.
+// swap replaces actor's entry from with uninstalled to (either may be nil),
+// keeping index and value in step.
 func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	if from != nil {
 		if from.forgot != 0 && from.forgot >= g.horizon {
@@ -776,13 +715,11 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 	}
 }
 
-// Merge sets g to the join of g and other: for every actor, the entry with
-// the larger sequence number. It never modifies other; a nil other (or g
-// itself) changes nothing. One transaction id held with two amounts, written
-// concurrently by two actors, is not an error: the owner's copy counts and
-// the conflict is reported by Conflicts. Errors (g unchanged): a value that
-// would not fit in an int64 (crdt.ErrOverflow), more actors than
-// Options.MaxActors (crdt.ErrTooLarge).
+// Merge sets g to the join of g and other, per actor the entry with the
+// larger sequence number; other is never modified, and nil (or g) changes
+// nothing. An id held with two amounts is not an error: the owner's copy
+// counts (see Conflicts). Errors (g unchanged): a value past int64
+// (crdt.ErrOverflow), more than Options.MaxActors actors (crdt.ErrTooLarge).
 func (g *GCounter) Merge(other *GCounter) error {
 	if other == nil || other == g {
 		return nil
@@ -791,9 +728,7 @@ func (g *GCounter) Merge(other *GCounter) error {
 	return err
 }
 
-// mergeHalves merges every half of from into the matching half of into
-// (one or two halves), all or nothing: on error every half of into is as
-// it was. It returns the winning entries installed in each half.
+// mergeHalves merges from into into half by half, all or nothing.
 func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
 	var plans [2]mergePlan
 	rebase := false
@@ -866,8 +801,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// sorted returns the entries sorted by actor, from the cache when no entry
-// has been added, removed or replaced since it was made.
+// sorted returns the entries by actor, cached until one is added or removed.
 func (g *GCounter) sorted() []*entry {
 	if g.order == nil || len(g.order) != len(g.entries) {
 		g.order = make([]*entry, 0, len(g.entries))
@@ -880,8 +814,7 @@ func (g *GCounter) sorted() []*entry {
 	return g.order
 }
 
-// bump records a change of e by its owner (entry.bump). A retired entry
-// becomes live again (see Retire), which the cached segments do not show.
+// bump records an owner's change of e (entry.bump), reviving a retired e.
 func (g *GCounter) bump(e *entry) {
 	if e.retired {
 		g.nretired--

@@ -1,21 +1,11 @@
 package tpncounter
 
-// Implementation notes (cost).
-//
-// Each actor's folded record and history sit in one ring of 16-byte items,
-// with the ids in one byte arena per actor (4 bytes of offset and length
-// per item): folding and forgetting move a boundary, appending writes the
-// next slot and the id's bytes, and nothing is copied or allocated in the
-// steady state but the occasional move of the live ids to the front of the
-// arena. The index (see table) points straight at the ring item of a
-// transaction's only holder, or at a small record listing its holders: an
-// Apply of a new transaction reads one table cache line, its actor's ring
-// and nothing else. BENCHMARKS.md has the figures.
-//
-// Encoding and decoding cost what changed: each entry keeps its encoding
-// until it changes (entry.encoded), and MergeBinary skips the entries whose
-// bytes equal that encoding. Retired entries read from an encoding are held
-// as their encodings alone (see dormant).
+// Implementation notes (cost). Rings and id arenas make the steady state
+// copy and allocate nothing (see entry); the table points at a solo
+// item or at a record of holders, so Apply of a new transaction reads one
+// table cache line and its actor's ring (BENCHMARKS.md). Encoding and
+// decoding cost what changed: entries keep their encodings, MergeBinary
+// skips equal ones, and decoded retired entries stay encodings (dormant).
 
 import (
 	"hash/maphash"
@@ -27,14 +17,10 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// idxSeed seeds the index hash. It is fixed for the process, so that an
-// item keeps its tag when Clone or Merge copies it between counters;
-// nothing encoded depends on it.
+// idxSeed seeds the index hash for the process (items keep tags across counters).
 var idxSeed = maphash.MakeSeed()
 
-// forcedHash replaces the hash of transaction ids when set. Only tests set
-// it, to drive the table through the long probe runs and equal tags that
-// real 64-bit hashes almost never produce.
+// forcedHash, set by tests, forces long probe runs and equal tags.
 var forcedHash func(crdt.TxnID) uint64
 
 func hashID(x crdt.TxnID) uint64 {
@@ -44,27 +30,19 @@ func hashID(x crdt.TxnID) uint64 {
 	return maphash.String(idxSeed, string(x))
 }
 
-// tagOf returns the tag of hash h: its top 32 bits. The table's home
-// entries are chosen from the top bits of the hash (see table.home), so the
-// tag alone gives an entry's home (the table never has more than 2^32
-// entries).
+// tagOf returns hash h's tag, its top 32 bits (which give its home).
 func tagOf(h uint64) uint32 { return uint32(h >> 32) }
 
-// A ref says where the index finds a transaction. Most transactions are
-// held by one actor: their ref is soloBit plus the location of the item in
-// that actor's ring (loc). A transaction held by two or more actors has a
-// multi record instead, and its ref is the record's number (≥ 1, without
-// soloBit). A ref is never 0, so 0 means "not found".
+// A ref is soloBit plus the item's loc for a solo transaction, else its multi
+// record's number (≥ 1); 0 means not found.
 type ref = uint32
 
-// A loc names one ring position of one actor: the actor's index (entry.aix)
-// in the bits above posBits and the position below them.
+// A loc is an actor index (entry.aix) above posBits and a ring position below.
 type loc = uint32
 
 const (
 	soloBit = 1 << 31
-	// posBits holds a ring position: a ring's positions are below its
-	// mask+1, a power of two of at most MaxEntriesPerActor (4096, 12 bits).
+	// posBits holds a ring position, below MaxEntriesPerActor (4096).
 	posBits = 13
 	posMask = 1<<posBits - 1
 )
@@ -73,34 +51,20 @@ const (
 var _ = [1]struct{}{}[(MaxActorsLimit<<posBits)>>31] // aix and position fit under soloBit
 var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in posBits
 
-// table is an open-addressing hash table with linear probing over the
-// transactions a counter knows, one entry per distinct id: the id's tag in
-// the top 32 bits and its ref in the low 32 (0 is an empty entry). An
-// entry's home is its tag scaled to the table's length, so that decoding
-// can size one exactly. Ids of equal tags occupy several entries of one
-// run; GCounter.find tells them apart by the id the ref leads to, and
-// replace and remove may act on any entry equal to their key. Removal
-// shifts the run back (no tombstones). The table is at most 80% full, live
-// and stale entries together: entries are 8 bytes, so a probe for an
-// absent id usually stays within one cache line, and a denser table is one
-// the caches keep.
+// table is an open-addressing hash table with linear probing, one entry
+// per distinct id: its tag in the top 32 bits, its ref in the low 32 (0:
+// empty). An entry's home is its tag scaled to the length, so decoding can
+// size a table exactly; removal shifts the run back (no tombstones). At
+// most 80% full, stale entries included, so a miss stays in a cache line.
 //
-// Stale entries: when an actor forgets a transaction it alone held (the
-// steady state of every Apply), its entry is left in the table instead of
-// being removed, which would cost a cache miss on a large counter. Such an
-// entry still names a ring position, which is soon dead or holds another
-// item; GCounter.find accepts a solo entry only if its position is live and
-// holds the id looked up as a solo item, and an entry that passes this test
-// is equal to that item's own entry, so stale entries are never mistaken
-// for live ones. They only take room: GCounter.addKey rebuilds the table
-// from the rings when they would fill it. A rebuilt table is at least 5/3
-// times the live entries (at most 60% live), and at most twice that, so
-// that a rebuild comes at most once per a third as many forgotten
-// transactions as there are live ones (O(1) amortised), while the table
-// stays small: it is the part of the counter every Apply reads at random,
-// so its size decides whether that read hits the cache (2 MB for the
-// 150,000 transactions of the 1,000-actor benchmark; 4 MB at half load,
-// 8 MB with room for as many stale entries as live ones).
+// Stale entries: a transaction its only holder forgets (every steady-state
+// Apply) keeps its entry, as removing it would cost a cache miss; find
+// accepts a solo entry only if its position is live and holds the id as a
+// solo item, so stale ones only take room. addKey rebuilds the table when
+// they would fill it, to 60% live at most and no more than twice that: a
+// rebuild per a third as many forgotten transactions as live ones (O(1)
+// amortised), and a table small enough for the cache (2 MB for the
+// 1,000-actor benchmark).
 type table struct {
 	tab   []uint64
 	n     int // live entries: one per known transaction
@@ -110,16 +74,13 @@ type table struct {
 // minTabLen is the length of the smallest table.
 const minTabLen = 8
 
-// newTable returns an empty table with room for size entries at most half
-// full.
+// newTable returns an empty table for size entries at most half full.
 func newTable(size int) table { return table{tab: make([]uint64, tableLen(size))} }
 
-// tableLen returns the length of a table for size entries at most half
-// full.
+// tableLen returns the length of a table for size entries at most half full.
 func tableLen(size int) int { return max(minTabLen, 2*size) }
 
-// home returns the home of key (or hash) k: its tag scaled to the table's
-// length.
+// home returns the home of key or hash k: its tag scaled to the length.
 func (t *table) home(k uint64) uint64 { return (k >> 32) * uint64(len(t.tab)) >> 32 }
 
 // next returns the entry after i, the last one followed by the first.
@@ -165,8 +126,7 @@ func (t *table) grow() {
 	}
 }
 
-// slotOf returns the position of an entry equal to k, which must be present
-// (a missing one is a broken index: it panics rather than loop).
+// slotOf returns where an entry equal to k is; a missing one panics.
 func (t *table) slotOf(k uint64) uint64 {
 	i := t.home(k)
 	for t.tab[i] != k {
@@ -178,8 +138,7 @@ func (t *table) slotOf(k uint64) uint64 {
 	return i
 }
 
-// replace changes an entry equal to old into nw; both have the same tag, so
-// the entry stays in its run.
+// replace changes an entry equal to old into nw (same tag, same run).
 func (t *table) replace(old, nw uint64) { t.tab[t.slotOf(old)] = nw }
 
 // remove takes out an entry equal to k, which must be present.
@@ -193,8 +152,7 @@ func (t *table) remove(k uint64) {
 		return b - a
 	}
 	i := t.slotOf(k)
-	// Shift back every later entry of the run that may live at i (its home
-	// is not cyclically in (i, j]), so that no lookup meets a gap.
+	// Shift back the run's later entries whose home is not in (i, j]: no gaps.
 	for j := t.next(i); ; j = t.next(j) {
 		e := t.tab[j]
 		if e == 0 {
@@ -209,37 +167,25 @@ func (t *table) remove(k uint64) {
 	t.n--
 }
 
-// multiRec is the index record of a transaction held by two or more actors:
-// the location of every holder's item (each item keeps its own amount:
-// copies written concurrently may disagree; all of them keep the id and
-// its tag, which the record therefore does not). An actor holds a
-// transaction at most once. A free record has no holders.
+// multiRec records a contested transaction's holders (their items keep their
+// own amounts, which may differ); a free record has none.
 type multiRec struct {
 	holders []loc
-	// Kept in step with the holders, so that adding or folding a holder
-	// reads none of the others (a hostile state may give one transaction
-	// thousands of holders): own is the owner's location (see owner),
-	// nfold the number of holders that folded it, fsum the sum of the
-	// folded copies' amounts.
+	// Kept with the holders, so adding or folding one reads no other (a hostile
+	// state may have thousands): owner, folded count, folded sum.
 	own   loc
 	nfold int32
 	fsum  exact.Int128
 }
 
-// The GCounter's index: every transaction some actor holds is found through
-// the table, either at its only holder's ring item (a solo ref) or in a
-// multi record listing every holder. The value is kept in step: contrib
-// gives what one transaction contributes given its holders, and every change
-// of holders subtracts the contribution before it and adds the one after.
+// The index keeps the value in step: a change of holders takes out a
+// transaction's contribution (contrib) before and adds it after.
 
-// notInstalled marks the items of an entry swap is installing, until
-// install has given each its real multi field.
+// notInstalled marks the items swap is installing until install sets multi.
 const notInstalled = ^uint32(0)
 
-// addKey adds the live table entry k, first rebuilding the table without
-// its stale entries when they would fill it. The item k names must not yet
-// be live (or must still be marked notInstalled), or a rebuild would place
-// it twice.
+// addKey adds table entry k, rebuilding first when stale entries would fill
+// the table; k's item must not be live yet (or be notInstalled).
 func (g *GCounter) addKey(k uint64) {
 	if t := &g.tab; t.stale > 0 && 5*(t.n+t.stale+1) > 4*len(t.tab) {
 		g.rebuild()
@@ -247,15 +193,12 @@ func (g *GCounter) addKey(k uint64) {
 	g.tab.add(k)
 }
 
-// rebuild replaces the table with one holding only the live entries, read
-// from the rings and the multi records, sized as the table documentation
-// says.
+// rebuild replaces the table with one of the live entries only.
 func (g *GCounter) rebuild() {
 	t := newTable(0)
 	size := (g.tab.n + 1) * 5 / 6 // newTable makes it at least twice that: live entries ≤ 60%
 	if want, have := tableLen(size), len(g.tab.tab); want <= have && have <= 2*want {
-		// Large enough and not too large: reuse the array, so that the
-		// steady state allocates nothing.
+		// Reuse the array, so that the steady state allocates nothing.
 		clear(g.tab.tab)
 		t = table{tab: g.tab.tab}
 	} else {
@@ -280,15 +223,13 @@ func (g *GCounter) rebuild() {
 	g.tab = t
 }
 
-// multiTag returns the tag of rec's transaction, which its owner's item
-// keeps.
+// multiTag returns rec's tag, kept by its owner's item.
 func (g *GCounter) multiTag(rec *multiRec) uint32 {
 	e, p := g.itemOf(rec.own)
 	return e.ring[p].tag
 }
 
-// multiID returns the id of rec's transaction, which its owner's item
-// keeps.
+// multiID returns rec's id, kept by its owner's item.
 func (g *GCounter) multiID(rec *multiRec) crdt.TxnID {
 	e, p := g.itemOf(rec.own)
 	return e.id(p)
@@ -297,8 +238,7 @@ func (g *GCounter) multiID(rec *multiRec) crdt.TxnID {
 // itemOf returns the entry and ring position of l.
 func (g *GCounter) itemOf(l loc) (*entry, uint32) { return g.ents[l>>posBits], l & posMask }
 
-// get returns the ref of x, or 0 (also in a zero GCounter, which has no
-// table yet).
+// get returns the ref of x, or 0 (also without a table).
 func (g *GCounter) get(x crdt.TxnID) ref {
 	if g == nil || len(g.tab.tab) == 0 {
 		return 0
@@ -306,8 +246,7 @@ func (g *GCounter) get(x crdt.TxnID) ref {
 	return g.find(x, hashID(x))
 }
 
-// find returns the ref of x, whose hash is h, or 0. Only the top 32 bits of
-// h (the tag) are used.
+// find returns the ref of x, of hash (or tag<<32) h, or 0.
 func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 	t := &g.tab
 	tag := tagOf(h)
@@ -326,9 +265,8 @@ func (g *GCounter) find(x crdt.TxnID, h uint64) ref {
 			}
 			continue
 		}
-		// A solo entry counts only if it is not stale: its position is in
-		// the live part of an installed entry's ring and holds x as a solo
-		// item. (A stale entry that passes is equal to x's live one.)
+		// A solo entry counts only if live: its position holds x as a solo item
+		// (a stale entry that passes equals x's live one).
 		if e, p := g.itemOf(r &^ soloBit); e != nil && p < uint32(len(e.ring)) && e.offOf(p) < uint32(e.size()) &&
 			e.ring[p].multi == 0 && e.id(p) == x {
 			return r
@@ -342,8 +280,7 @@ func (g *GCounter) amtOf(r ref) int64 {
 	return e.ring[p].amt
 }
 
-// owner returns the holder whose copy of r's transaction counts (see
-// Counter.Owner; the record keeps it, see hold and beats).
+// owner returns the holder whose copy counts (see Counter.Owner).
 func (g *GCounter) owner(r ref) (*entry, uint32) {
 	if r&soloBit != 0 {
 		return g.itemOf(r &^ soloBit)
@@ -351,8 +288,7 @@ func (g *GCounter) owner(r ref) (*entry, uint32) {
 	return g.itemOf(g.multi[r].own)
 }
 
-// beats reports whether holder a's copy counts before holder b's (see
-// owner).
+// beats reports whether holder a's copy counts before b's.
 func (g *GCounter) beats(a, b loc) bool {
 	ae, ap := g.itemOf(a)
 	be, bp := g.itemOf(b)
@@ -362,8 +298,7 @@ func (g *GCounter) beats(a, b loc) bool {
 	return ae.actor < be.actor
 }
 
-// hold adds holder l to record m's sums and owner: l has just joined its
-// holders, or (a holder already) just folded its copy.
+// hold adds holder l, newly joined or folded, to record m's sums and owner.
 func (g *GCounter) hold(m uint32, l loc) {
 	rec := &g.multi[m]
 	e, p := g.itemOf(l)
@@ -376,8 +311,7 @@ func (g *GCounter) hold(m uint32, l loc) {
 	}
 }
 
-// counts returns how many actors hold r's transaction in their history and
-// how many have folded it.
+// counts returns how many holders hold r in a history and how many folded it.
 func (g *GCounter) counts(r ref) (inHist, inFolded int) {
 	if r&soloBit != 0 {
 		if e, p := g.itemOf(r &^ soloBit); e.foldedAt(p) {
@@ -398,11 +332,10 @@ func (g *GCounter) refAt(e *entry, off uint32) ref {
 	return soloBit | e.locAt(p)
 }
 
-// contrib adds sign times what r's transaction contributes to the value
-// beyond the folded totals (nothing for r = 0). Held only in histories, it
-// contributes its owner's amount. Once folded, the totals of the actors
-// that folded it count it: the owner's total is the one that stands, and
-// every other fold is a double count subtracted here.
+// contrib adds sign times what r's transaction adds beyond the folded
+// totals (nothing for r = 0): the owner's amount while only in histories;
+// once folded, the owner's total counts it and every other fold is a
+// double count subtracted here.
 func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	if r == 0 {
 		return
@@ -416,8 +349,7 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	rec := &g.multi[r]
 	var d exact.Int128
 	if brokenCountEveryCopy {
-		// Every history copy counts (a broken rule, for tests: read from
-		// the holders, in O(holders)).
+		// Every history copy counts (a broken rule for tests, O(holders)).
 		for _, l := range rec.holders {
 			if e, p := g.itemOf(l); !e.foldedAt(p) {
 				d.Add(e.ring[p].amt)
@@ -440,15 +372,13 @@ func (g *GCounter) contrib(a *exact.Int128, sign int64, r ref) {
 	}
 }
 
-// release removes e's hold of its item at offset off from the index and
-// keeps the value in step.
+// release removes e's hold of its item at off, keeping the value in step.
 func (g *GCounter) release(e *entry, off uint32) {
 	g.contrib(&g.val, -1, g.refAt(e, off))
 	g.contrib(&g.val, 1, g.uninstall(e, off))
 }
 
-// install adds e's item at offset off to the index (e is installed) and
-// keeps the value in step.
+// install indexes installed e's item at off, keeping the value in step.
 func (g *GCounter) install(e *entry, off uint32) {
 	p := e.pos(off)
 	it := &e.ring[p]
@@ -477,25 +407,16 @@ func (g *GCounter) install(e *entry, off uint32) {
 }
 
 // installDecoded installs the items of every entry decodeBody attached,
-// giving the same index and value as swap installing the entries one after
-// the other (each item, entry by entry, in ring order), but with the multi
-// records and their holder lists allocated once at their final size. A
-// first pass puts every transaction in the table and gives each one held
-// twice its record number as swap would, the record standing for now only
-// as its first holder (own) and its number of holders (counts); a
-// second fills the records in the same order, and the value is the
-// entries' totals plus what each transaction contributes in the end.
+// with the index and value swap would give entry by entry, but with the
+// multi records and holder lists allocated once at their final size. A
+// first pass fills the table and numbers the records as swap would (each
+// holding its first holder and a count); a second fills the records.
 func (g *GCounter) installDecoded() {
-	// The table an add per transaction would have grown to (add keeps it
-	// at most 80% full), sized once, and the scratch for the records: no
-	// more than the distinct transactions, nor than the items beyond them.
-	// With margins for the estimate (see distinctTxns): either grows if it
-	// is short.
+	// Sized once from the estimate (see distinctTxns); either grows if short.
 	m, n := distinctTxns(g.ents)
 	g.tab = newTable((5*min(m, int(1.02*n)+16) + 7) / 8)
 	recs := min(m, min(int(1.02*n), max(0, m-int(0.98*n)))+16)
-	// Until the second pass, a record holds only its first holder (own,
-	// which find reads) and counts its holders. Record 0 is unused.
+	// Until the second pass a record holds its first holder and a count.
 	counts := make([]uint32, 1)
 	g.multi = make([]multiRec, 1)
 	for _, e := range g.ents {
@@ -555,13 +476,10 @@ func (g *GCounter) installDecoded() {
 	}
 }
 
-// distinctTxns returns the number m of items of the uninstalled entries
-// and an estimate n of how many distinct transactions they hold, from
-// their items' tags, by linear counting: with one bit per item, set at
-// each tag's place (the tag scaled to the bits), m items of which n are
-// distinct leave about m·e^(-n/m) bits unset, so n is about
-// -m·ln(unset/m), within a fraction of a percent at m of thousands and
-// more. It only sizes allocations. It allocates m/8 bytes.
+// distinctTxns returns the items m of the uninstalled entries and an
+// estimate n of their distinct transactions by linear counting: m items
+// with n distinct tags leave about m·e^(-n/m) of m bits unset. It only
+// sizes allocations, and allocates m/8 bytes.
 func distinctTxns(ents []*entry) (m int, n float64) {
 	for _, e := range ents {
 		m += e.size()
@@ -586,10 +504,8 @@ func distinctTxns(ents []*entry) (m int, n float64) {
 	return m, -float64(m) * math.Log(float64(m-ones)/float64(m))
 }
 
-// uninstall removes e's hold of its item at offset off from the index and
-// returns the ref of the transaction's remaining holders (0 if none); the
-// caller keeps the value in step (see release). A multi record left with
-// one holder turns back into a solo ref to that holder's item.
+// uninstall removes e's hold of item off and returns the remaining holders'
+// ref (0: none; one holder becomes solo); the caller keeps the value.
 func (g *GCounter) uninstall(e *entry, off uint32) ref {
 	p := e.pos(off)
 	it := &e.ring[p]
@@ -653,8 +569,7 @@ func (g *GCounter) relocate(it item, from, to loc) {
 	}
 }
 
-// removeItems removes the items at the given offsets (ascending, already
-// uninstalled) from e's ring, moving the later ones back.
+// removeItems removes uninstalled items (ascending offsets) from e's ring.
 func (g *GCounter) removeItems(e *entry, removed []uint32) {
 	nf, n := e.nf(), uint32(e.size())
 	w, ri, below := uint32(0), 0, uint32(0)
@@ -667,13 +582,7 @@ func (g *GCounter) removeItems(e *entry, removed []uint32) {
 			continue
 		}
 		if off != w {
-			pf, pt := e.pos(off), e.pos(w)
-			it := e.ring[pf]
-			g.relocate(it, e.locAt(pf), e.locAt(pt))
-			e.ring[pt], e.idAt[pt] = it, e.idAt[pf]
-			if e.times != nil {
-				e.times[pt] = e.times[pf]
-			}
+			g.moveItem(e, e.pos(off), e.pos(w), e.ring, e.idAt, e.times)
 		}
 		w++
 	}
@@ -681,9 +590,7 @@ func (g *GCounter) removeItems(e *entry, removed []uint32) {
 	e.mid -= below
 }
 
-// growRing gives e (installed) a ring of twice its length, or, when a
-// decoded ring is shorter than mask+1, of length mask+1 (see entry),
-// moving every item.
+// growRing doubles e's ring, or extends a short decoded one to mask+1.
 func (g *GCounter) growRing(e *entry) {
 	n := int(e.mask) + 1
 	if len(e.ring) == n {
@@ -696,17 +603,21 @@ func (g *GCounter) growRing(e *entry) {
 	}
 	nmask := uint32(n - 1)
 	for off := uint32(0); off < uint32(e.size()); off++ {
-		pf, pt := e.pos(off), (e.head+off)&nmask
-		it := e.ring[pf]
-		ring[pt], idAt[pt] = it, e.idAt[pf]
-		if times != nil {
-			times[pt] = e.times[pf]
-		}
-		if pf != pt {
-			g.relocate(it, e.locAt(pf), e.locAt(pt))
-		}
+		g.moveItem(e, e.pos(off), (e.head+off)&nmask, ring, idAt, times)
 	}
 	e.ring, e.idAt, e.times, e.mask = ring, idAt, times, nmask
+}
+
+// moveItem moves e's item from pf to pt of ring, idAt and times, reindexed.
+func (g *GCounter) moveItem(e *entry, pf, pt uint32, ring []item, idAt []uint32, times []int64) {
+	it := e.ring[pf]
+	ring[pt], idAt[pt] = it, e.idAt[pf]
+	if times != nil {
+		times[pt] = e.times[pf]
+	}
+	if pf != pt {
+		g.relocate(it, e.locAt(pf), e.locAt(pt))
+	}
 }
 
 // attach gives e an actor index and installs it in the maps (not its items).

@@ -7,11 +7,8 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// InvariantError is the error of a decoder given a well-formed encoding of
-// an entry that no writer following this package's rules produces (a
-// sequence number below the transactions it holds, a forgot time no
-// Options.TxnTime can give, ...). It wraps crdt.ErrCorruptEncoding;
-// Invariant names the rule that failed, as SPEC.md 6.7 lists them.
+// InvariantError is the decoder's error (wrapping crdt.ErrCorruptEncoding) for
+// an entry no writer produces; Invariant names the rule (SPEC.md 6.7).
 type InvariantError struct {
 	Invariant string // e.g. "forgot-within-txn-times"
 	Detail    string
@@ -19,25 +16,18 @@ type InvariantError struct {
 
 // The invariants the decoder checks beyond the layout (SPEC.md 6.7).
 const (
-	// InvForgotWithinTxnTimes: forgot is 0 or a time TxnTime can give
-	// (before MaxForgot).
+	// InvForgotWithinTxnTimes: forgot is 0 or before MaxForgot.
 	InvForgotWithinTxnTimes = "forgot-within-txn-times"
-	// InvSeqCountsItems: a live entry's sequence number is at least the
-	// number of transactions it holds (each was appended by its own write).
+	// InvSeqCountsItems: a live entry's seq is at least its transactions.
 	InvSeqCountsItems = "seq-counts-items"
-	// InvTotalCoversFolded: a live entry's total is at least the sum of
-	// its folded record (folding adds an item to both; unfolding takes it
-	// out of both; forgetting only from the record).
+	// InvTotalCoversFolded: a live entry's total covers its folded record.
 	InvTotalCoversFolded = "total-covers-folded"
-	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1
-	// transactions (Apply folds down to HistoryLength, then appends).
+	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1.
 	InvHistoryWithinCap = "history-within-cap"
-	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot (a half
-	// that never folded writes no base).
+	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot.
 	InvBaseCutoff = "base-cutoff"
-	// InvRetiredAfterCutoff: a retirement time is a time in
-	// 1970..MaxForgot, not before its half's base cutoff (Fold and Merge
-	// remove the entries retired before it).
+	// InvRetiredAfterCutoff: a retirement time is in 1970..MaxForgot and not
+	// before its half's base cutoff.
 	InvRetiredAfterCutoff = "retired-after-cutoff"
 )
 
@@ -52,12 +42,10 @@ func invariantf(name, format string, args ...any) error {
 	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
 }
 
-// MaxForgot is the latest forgot (and so horizon) an entry may carry: the
-// end of 2261, the last year whose times Options.TxnTime may give (see
-// Options.TxnTime), plus one day for a TxnTime that answers in a time zone
-// other than UTC. The decoder refuses a later one (InvForgotWithinTxnTimes):
-// no writer produces it, and it would make the counter refuse every timed
-// transaction.
+// MaxForgot is the latest forgot (and horizon) an entry may carry: the end
+// of 2261, the last year a TxnTime may give, plus a day for time zones. The
+// decoder refuses later ones (InvForgotWithinTxnTimes): no writer produces
+// them, and they would make the counter refuse every timed transaction.
 var MaxForgot = time.Date(2262, 1, 2, 0, 0, 0, 0, time.UTC)
 
 var maxForgotNanos = MaxForgot.UnixNano()
@@ -70,15 +58,12 @@ func checkForgot(a crdt.ActorID, forgot int64) error {
 	return nil
 }
 
-// checkDecoded refuses a decoded live entry (seq, total and records set)
-// whose fields disagree in a way no sequence of writes produces.
+// checkDecoded refuses a decoded live entry whose counts no writes produce.
 func checkDecoded(e *entry) error {
 	return checkCounts(counts{e.actor, e.seq, e.total, e.nf(), uint32(e.size())}, func(off uint32) int64 { return e.ring[e.pos(off)].amt })
 }
 
-// counts are the fields of a live entry that checkCounts checks: its
-// actor, sequence number and total, and the number of transactions it
-// holds (n), the first nf of them folded.
+// counts are a live entry's checked fields: n transactions, nf folded.
 type counts struct {
 	actor crdt.ActorID
 	seq   uint64
@@ -86,8 +71,7 @@ type counts struct {
 	nf, n uint32
 }
 
-// checkCounts is checkDecoded on an entry's counts; folded returns the
-// amount of its folded transaction at offset off.
+// checkCounts is checkDecoded on counts; folded gives a folded amount.
 func checkCounts(e counts, folded func(off uint32) int64) error {
 	nf, n := e.nf, e.n
 	if h := n - nf; h > MaxHistoryLength+1 {

@@ -6,26 +6,18 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// The size cap holds for states as they are built, not only when they are
-// encoded: Apply and Merge refuse (crdt.ErrTooLarge, state unchanged) a
-// state whose encoding would exceed crdt.DefaultMaxEncodedSize, so that
-// every state can be written and read back.
-//
-// Checking an exact size on every Apply would cost an encoding; instead
-// each half keeps a bound: the exact size of its body at its last encoding
-// or decoding (sized) plus an upper bound on what changed since (grown).
-// Only when the bound passes the cap are the changed entries encoded (the
-// encodings are cached, see entry.encoded) and the bound made exact again.
+// Apply and Merge refuse (crdt.ErrTooLarge, state unchanged) a state whose
+// encoding would exceed crdt.DefaultMaxEncodedSize, so that every state can
+// be written and read back. Rather than encode on every Apply, each half
+// keeps a bound: its body's exact size at the last encoding or decoding
+// (sized) plus a bound on what changed since (grown); only past the cap
+// are the changed entries encoded (cached) and the bound made exact.
 
-// bodyLimit is the largest body, both halves together, that fits the cap
-// with the envelope and the Counter's array header.
+// bodyLimit is the largest body pair fitting the cap with the envelope.
 const bodyLimit = crdt.DefaultMaxEncodedSize - 64
 
-// applyBound bounds how much one applied transaction can grow an encoding:
-// the item ([txn, amount]: a header, the id with its header, the amount),
-// its list's header growing past a boundary, and the entry's own header,
-// actor, seq, total and forgot when the entry is new or their integers
-// grow.
+// applyBound bounds what one transaction adds to an encoding: its item, its
+// list header, and a new entry's fields (or their integers growing).
 func applyBound(actor crdt.ActorID, txn crdt.TxnID) int {
 	return 1 + 3 + len(txn) + 9 + 2 + 8 + 3 + len(actor) + 3*9 + 2*3
 }
@@ -38,9 +30,8 @@ func entryBound(e *entry) int {
 	return 1 + 3 + len(e.actor) + 3*9 + 2*3 + e.size()*(1+3+9) + len(e.ids)
 }
 
-// fitsCap reports whether halves (nil ones skipped), grown by at most extra bytes, still encode
-// within the cap. When their bounds say they may not, it measures them
-// exactly (encoding their changed entries) and decides on that.
+// fitsCap reports whether halves (nil skipped), grown by extra bytes, still
+// encode within the cap, measuring them exactly when their bounds say no.
 func fitsCap(extra int, halves ...*GCounter) bool {
 	bound := extra
 	for _, g := range halves {

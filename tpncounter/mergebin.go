@@ -11,25 +11,16 @@ import (
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
-// MergeBinary merges the state encoded in data into c. The result, and the
-// errors, are those of decoding data into a Counter with c's Options and
-// merging it into c (on error c is unchanged), but an entry whose encoding
-// is byte for byte the encoding of c's entry for that actor is skipped
-// without being decoded: merging a state that differs from c in a few
-// entries costs those entries, not the whole state. A reader that keeps
-// one Counter and merges every state it fetches into it (as the ledger
-// does) thus decodes only what other writers changed since its last read.
-//
-// What is not decoded is still read: data must be a well-formed encoding
-// whose actors are in order (the checks of UnmarshalBinary that involve
-// only skipped entries, such as the value of data on its own, are those of
-// c's entries, which c already passed; among them, that data's base holds
-// no retired entry that c holds too: Merge drops such an entry).
-//
-// An entry that is c's entry for its actor with its oldest transactions
-// gone and new ones after its newest (what its writer's next writes make
-// of it: the ledger's common case) is changed in place (see shift) rather
-// than decoded and swapped in.
+// MergeBinary merges the state encoded in data into c, with the result and
+// errors of decoding data into a Counter with c's Options and merging it
+// (on error c is unchanged); but an entry whose encoding equals that of
+// c's entry for its actor is skipped undecoded, so a reader that merges
+// every state it fetches into one Counter (as the ledger does) decodes
+// only what other writers changed. Skipped entries are still read: data
+// must be well formed with actors in order (the checks that involve only
+// skipped entries are those c already passed). An entry that is c's with
+// its oldest transactions gone and new ones appended (a writer's next
+// writes: the ledger's common case) is changed in place (see shift).
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
 	sc := c.merge // made at the first entry c does not hold as it is
@@ -53,16 +44,13 @@ func (c *Counter) MergeBinary(data []byte) error {
 				break
 			}
 			if e.shape == baseShape {
-				// A base differing from c's takes part in the merge (it
-				// may win, and drop entries, see Fold).
+				// A base differing from c's takes part (it may win, see Fold).
 				if enc := data[e.start:r.d.Offset()]; !bytes.Equal(enc, g.base.encoded()) {
 					bases[h] = enc
 				}
 				continue
 			}
-			// An entry whose bytes begin with the encoding of c's entry
-			// for its actor is that encoding (an encoding is one complete
-			// value): it is passed over unread.
+			// An entry starting with c's entry's encoding is it: passed over unread.
 			l := g.entries[crdt.ActorID(e.actor)] // no copy of actor
 			var held []byte
 			if l != nil {
@@ -99,12 +87,8 @@ func (c *Counter) MergeBinary(data []byte) error {
 		err = r.d.Finish()
 	}
 	if err != nil {
-		// An older format, or an input the decoder will refuse: decode it
-		// whole, which reports the error.
-		o, err := New(c.p.o)
-		if err != nil {
-			return err
-		}
+		// An older format, or input the decoder refuses: decoding reports it.
+		o := &Counter{p: GCounter{o: c.p.o}} // c's Options, resolved by link
 		if err := o.UnmarshalBinary(data); err != nil {
 			return err
 		}
@@ -124,9 +108,8 @@ func (c *Counter) MergeBinary(data []byte) error {
 	return c.mergeChanged(r.version, bases)
 }
 
-// mergeChanged merges the changed entries MergeBinary collected, and the
-// bases that differ from c's: it decodes them as one state (version's
-// form) and merges that into c.
+// mergeChanged decodes the changed entries and differing bases as one state
+// (in version's form) and merges it into c.
 func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	sc := c.merge
 	enc := wire.NewEncoder(crdt.TagTPNCounter, version) // the segments' own form
@@ -146,15 +129,11 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	if err != nil {
 		return err
 	}
-	o, err := New(c.p.o)
-	if err != nil {
-		return err
-	}
+	o := &Counter{p: GCounter{o: c.p.o}}
 	if err := o.UnmarshalBinary(part); err != nil {
 		return err
 	}
-	// The decoded entries are encoded as they were read: keep that, so that
-	// the next MarshalBinary need not encode them again.
+	// Keep the decoded entries' encodings, as read, for MarshalBinary.
 	block := sc.block()
 	for h, g := range [2]*GCounter{&o.p, &o.n} {
 		for i, a := range sc.actors[h] {
@@ -166,31 +145,23 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	return c.Merge(o)
 }
 
-// errOldFormat sends a version 1 input, whose entries MergeBinary does not
-// compare with c's (which are written in version 2 and later), to the
-// decoder.
+// errOldFormat sends version 1 input, not comparable with c's entries, to the decoder.
 var errOldFormat = errors.New("tpncounter: version 1 encoding")
 
-// mergeScratch is MergeBinary's memory, kept in the Counter between calls
-// so that the steady state reuses it; a Counter whose merges change
-// nothing never makes it. Between calls it holds nothing of the input
-// (release).
+// mergeScratch is MergeBinary's memory, kept in the Counter for reuse; it
+// holds nothing of the input between calls (release).
 type mergeScratch struct {
-	// The entries of data that c does not hold as they are, per half:
-	// their encodings and actors (both in data).
+	// Per half, the encodings and actors (in data) of the changed entries.
 	changed [2][][]byte
 	actors  [2][][]byte
-	// The shifts found (see shift), and the ids and transactions they
-	// add.
+	// The shifts found, and the ids and transactions they add.
 	shifts []shift
 	newIDs []byte
 	news   []rawTxn
-	// The entry readShift reads: its ids and transactions (history, then
-	// folded record).
+	// readShift's entry: its ids and transactions (history, folded).
 	ids   []byte
 	items []rawTxn
-	// Per half: what the shifts add to the value (delta), and the value
-	// of the changed entries as a state of their own (part).
+	// Per half: the shifts' value change, and the changed entries' own value.
 	delta, part [2]exact.Int128
 	tags        []uint32
 	ents        [2][]*entry
@@ -220,19 +191,10 @@ func (sc *mergeScratch) release() {
 	clear(sc.shifts)
 }
 
-// block copies the changed entries' encodings into one block, in order,
-// and returns each one's copy (block[h][i] for changed[h][i]), so that
-// MarshalBinary copies runs of them at once (appendBody). A copy's
-// capacity runs on into the next one (see follows); nothing ever appends
-// to an entry's enc.
+// block copies the changed encodings into one block, in order, returning each
+// copy, so that appendBody copies them as runs (see follows).
 func (sc *mergeScratch) block() [2][][]byte {
-	total := 0
-	for _, segs := range sc.changed {
-		for _, seg := range segs {
-			total += len(seg)
-		}
-	}
-	block := make([]byte, 0, total)
+	block := make([]byte, 0, sc.size())
 	var out [2][][]byte
 	for h, segs := range sc.changed {
 		out[h] = make([][]byte, len(segs))
@@ -245,21 +207,28 @@ func (sc *mergeScratch) block() [2][][]byte {
 	return out
 }
 
-// rawTxn is a transaction read from the input: its id (at, n: where its
-// text is in a scratch buffer), amount and tag.
+// size returns the bytes of the changed entries' encodings.
+func (sc *mergeScratch) size() int {
+	n := 0
+	for _, segs := range sc.changed {
+		for _, seg := range segs {
+			n += len(seg)
+		}
+	}
+	return n
+}
+
+// rawTxn is an input transaction, its id at [at, at+n) of a scratch buffer.
 type rawTxn struct {
 	at, n uint32
 	amt   int64
 	tag   uint32
 }
 
-// A shift is an entry F of the input for an actor whose live entry L
-// (e) c holds with a lower sequence number, where F holds L's
-// transactions from offset drop on (same ids, amounts and order) and
-// then new ones that no entry of c's half holds (news). Replacing L by F
-// then changes in the index only what differs: the drop oldest items go,
-// the new ones come, and the kept items whose side of the fold boundary
-// changes are taken out and put back (see applyShift).
+// A shift is an input entry F for an actor whose live entry L (e) c holds
+// with a lower seq, where F holds L's transactions from offset drop on
+// (same ids, amounts, order), then new ones no entry of c's half holds.
+// Replacing L by F changes only what differs (see applyShift).
 type shift struct {
 	h           int
 	e           *entry
@@ -273,17 +242,13 @@ type shift struct {
 	hist, histL exact.Int128
 }
 
-// readShift reads the lists of f, the input's entry for the actor of l,
-// c's live entry in half h (g), whose sequence number f exceeds (after
-// r.fields), and records f as a shift when it is one. It reports whether
-// it did; the error is the reader's. It changes nothing of c.
-//
-// It takes f only when its merge can neither fail nor meet another
-// transaction: every item of l is its actor's alone (no multi record),
-// the new transactions are held by no entry of g, and f passes the
-// decoder's checks of an entry (checkCounts; its ids are distinct, being
-// l's and new ones). MergeBinary also takes the other checks the decoder
-// and Merge make on the shifts together (shiftsFit).
+// readShift reads the lists of f, the input's entry for the actor of l
+// (c's live entry in half h, g; after r.fields), and records f as a shift
+// when it is one, which it reports; it changes nothing of c. It takes f
+// only when its merge can neither fail nor meet another transaction: l's
+// items are all solo, g holds none of the new transactions, and f passes
+// checkCounts (its ids are distinct: l's and new ones). shiftsFit checks
+// the shifts together.
 func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter, l *entry) (bool, error) {
 	sc.ids, sc.items = sc.ids[:0], sc.items[:0]
 	nh, uuid := 0, false
@@ -307,8 +272,7 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 	}
 	n := uint32(len(sc.items))
 	nf := n - uint32(nh)
-	// at returns f's transaction at offset off: its folded record, then
-	// its history, oldest first (the ring's order).
+	// at returns f's transaction at offset off, in ring order.
 	at := func(off uint32) *rawTxn {
 		if off < nf {
 			return &sc.items[uint32(nh)+off]
@@ -371,12 +335,10 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 	return true, nil
 }
 
-// shiftsFit reports whether merging the shifts (every changed entry
-// being one) succeeds: the decoder accepts them as a state of their own (its
-// value fits an int64), no two add one transaction (so the new ones stay
-// their actors' alone), the merged value fits an int64 and the size cap
-// holds by the bounds Merge checks first. Otherwise MergeBinary merges
-// them as any changed entries, which reports what fails.
+// shiftsFit reports whether merging the shifts succeeds: their part
+// decodes (its value fits), no two add one transaction, the merged value
+// fits and the size cap holds by Merge's bounds. Otherwise MergeBinary
+// merges them as changed entries, which reports what fails.
 func (c *Counter) shiftsFit() bool {
 	sc := c.merge
 	for _, s := range sc.shifts {
@@ -396,12 +358,7 @@ func (c *Counter) shiftsFit() bool {
 		}
 		grown += baseBound + g.sized + g.grown
 	}
-	for _, segs := range sc.changed {
-		for _, seg := range segs {
-			grown += len(seg)
-		}
-	}
-	if grown > bodyLimit {
+	if grown+sc.size() > bodyLimit {
 		return false
 	}
 	for _, t := range sc.news {
@@ -416,8 +373,7 @@ func (c *Counter) shiftsFit() bool {
 	return true
 }
 
-// applyShifts replaces each shift's entry by the input's, in place (see
-// applyShift), as Merge of the decoded entries would replace them.
+// applyShifts replaces each shift's entry in place, as Merge would.
 func (c *Counter) applyShifts() {
 	sc := c.merge
 	halves := [2]*GCounter{&c.p, &c.n}
@@ -436,21 +392,14 @@ func (c *Counter) applyShifts() {
 	c.findCross(sc.ents[0], sc.ents[1])
 }
 
-// applyShift makes s.e the input's entry F that s describes, changing in
-// the index only what differs.
-//
-// Why this is what swap gives: the index and the value are functions of
-// the installed entries' contents, kept by release and install, which
-// swap applies to every item of the old entry and then of the new one.
-// An item of L that F keeps on the same side of the fold boundary is the
-// same transaction, amount and side before and after, its actor's alone
-// throughout (readShift): its table entry still names it (the ring does
-// not move it, growRing relocates it) and what it contributes is
-// unchanged, so releasing and installing it again would leave everything
-// as it was. Every other item is released (with L's boundaries) or
-// installed (with F's) as swap would. The totals and the horizon change
-// as in swap; the entry keeps its actor index, so the order of entries
-// and the cached segments hold.
+// applyShift makes s.e the entry F that s describes, changing in the index
+// only what differs. This is what swap gives: the index and value follow
+// from the installed items, through release and install. An item of L
+// that F keeps on the same side of the fold boundary, solo throughout
+// (readShift), keeps its table entry and contribution, so releasing and
+// installing it would change nothing; every other item is released (with
+// L's boundaries) or installed (with F's) as swap would. The entry keeps
+// its actor index, so the order and cached segments hold.
 func (g *GCounter) applyShift(s *shift, news []rawTxn, newIDs []byte) {
 	e := s.e
 	e.times = nil // as swap: cached under another counter's options, perhaps

@@ -2,42 +2,25 @@
 
 package tpncounter
 
-// Known-broken variants of the rules, built only with the
-// counterkit_mutants build tag. Tests switch them on (export_mutants_test.go)
-// to show that the simulation catches the failures the package
-// documentation describes. They apply to every counter of the process, so
-// the tests that set them do not run in parallel with others. Without the
-// tag they are false constants (variants.go) and the branches that read them
-// are compiled out.
+// Known-broken variants of the rules (counterkit_mutants tag only), switched
+// on by tests (export_mutants_test.go) to show the simulation catches them;
+// process-wide, so those tests do not run in parallel. Untagged, they are
+// false constants (variants.go).
 var (
-	// brokenCountEveryCopy counts a transaction once per actor holding it,
-	// as adding the amount to the total at apply time does.
+	// brokenCountEveryCopy counts a transaction once per holder.
 	brokenCountEveryCopy bool
-	// brokenForgetOnFold forgets a transaction as soon as it is folded,
-	// even while another actor still holds it (no deferred forgetting).
+	// brokenForgetOnFold forgets a folded transaction others still hold.
 	brokenForgetOnFold bool
-	// brokenDeferredShrinksWindow counts deferred items against
-	// FoldedLength, so that they push newer folded items out early: the
-	// rule before the window was made to hold for every schedule.
+	// brokenDeferredShrinksWindow counts deferred items against FoldedLength,
+	// pushing newer folded items out early (the rule before the fix).
 	brokenDeferredShrinksWindow bool
-	// brokenRetireShared retires an actor even while another actor still
-	// holds one of its transactions.
+	// brokenRetireShared retires an actor while another holds its transaction.
 	brokenRetireShared bool
-	// brokenMergeKeepsFolded keeps, in Merge, the retired entries retired
-	// before the winning base's cutoff: counted in the base and again.
+	// brokenMergeKeepsFolded keeps, in Merge, entries the winning base holds.
 	brokenMergeKeepsFolded bool
-	// brokenLaterRetirementWins lets the later of two retirements of one
-	// entry win in Merge: a state that folded the earlier one meets the
-	// later one, which no cutoff drops yet.
+	// brokenLaterRetirementWins lets the later of two retirements win in Merge.
 	brokenLaterRetirementWins bool
-	// brokenShiftKeepsSides changes an entry in place in MergeBinary (see
-	// applyShift) without taking out and putting back the kept items that
-	// cross the fold boundary: their contributions stay those of their
-	// old side.
+	// brokenShiftKeepsSides shifts an entry in MergeBinary (applyShift) without
+	// reinstalling kept items that cross the fold boundary.
 	brokenShiftKeepsSides bool
 )
-
-// correctRules reports whether no broken variant is selected.
-func correctRules() bool {
-	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
-}

@@ -1,6 +1,7 @@
 package tpncounter
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"time"
@@ -10,13 +11,10 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Defaults and hard limits. SPEC.md 6.8 gives how the two lengths bound
-// the retry window.
+// Defaults and hard limits; SPEC.md 6.8 gives the retry window they bound.
 const (
-	// DefaultHistoryLength is the number of recent transactions an actor keeps
-	// in its history when Options.HistoryLength is zero: 10 recognises a
-	// retry across ten later writes by the same actor while keeping an
-	// entry under ~400 bytes.
+	// DefaultHistoryLength, for a zero Options.HistoryLength, recognises a
+	// retry across ten later writes of the actor in an entry under ~400 bytes.
 	DefaultHistoryLength = 10
 
 	// MaxHistoryLength is the largest accepted HistoryLength or FoldedLength.
@@ -28,9 +26,8 @@ const (
 	// MaxActorsLimit is the largest accepted Options.MaxActors.
 	MaxActorsLimit = 1 << 16
 
-	// MaxEntriesPerActor bounds one actor's history plus folded record, in
-	// Apply, Merge and the decoder. Entries beyond HistoryLength+FoldedLength
-	// exist only while a folded transaction is still held elsewhere.
+	// MaxEntriesPerActor bounds an actor's items (Apply, Merge, decoder); beyond
+	// HistoryLength+FoldedLength only while a folded one is held elsewhere.
 	MaxEntriesPerActor = 4096
 )
 
@@ -39,49 +36,36 @@ const (
 // states should use the same lengths, although states encoded under other
 // lengths still decode and merge (within the size limits).
 type Options struct {
-	// HistoryLength is how many of its own recent transactions an actor keeps
-	// before the oldest is folded into its total.
-	// Apply folds before it appends, so right after an Apply an actor holds up
-	// to HistoryLength+1 transactions; Compact brings it back to
-	// HistoryLength. Zero means DefaultHistoryLength.
+	// HistoryLength is how many recent transactions an actor keeps before folding
+	// the oldest (one more right after Apply). Zero means DefaultHistoryLength.
 	HistoryLength int
 
-	// FoldedLength is how many folded transaction ids an actor remembers after
-	// folding them, so that late retries and stale duplicates are still
-	// recognised. Zero means the same as HistoryLength. A folded id is
-	// forgotten only once no other actor visibly holds it.
+	// FoldedLength is how many folded ids an actor remembers for late retries (zero:
+	// HistoryLength), each until no other actor visibly holds it.
 	FoldedLength int
 
-	// TxnTime, when set, gives every transaction a time: the moment the
-	// client created it, carried unchanged by every retry (a version 1 UUID
-	// id carries one; see TimeUUID). Apply then refuses ids it gives no
-	// time for (crdt.ErrInvalidTxnID), and refuses a transaction it does not
-	// know whose time is not after the horizon, the newest time among the
-	// transactions actors have forgotten (crdt.ErrOutsideWindow): that
-	// transaction may be one that was counted and forgotten, so a retry
-	// beyond the window is refused instead of counted twice. Every replica
-	// that writes a counter must use the same TxnTime. Nil (the default)
-	// keeps transactions untimed and the window stated in writes only.
+	// TxnTime, when set, gives every transaction a time: its creation, carried
+	// by every retry (a version 1 UUID has one; see TimeUUID). Apply then
+	// refuses ids without one (crdt.ErrInvalidTxnID), and unknown transactions
+	// not after the horizon, the newest time forgotten (crdt.ErrOutsideWindow):
+	// it may have been counted and forgotten, so a late retry is refused
+	// rather than counted twice. Every writer of a counter must use the same
+	// TxnTime. Nil keeps the window stated in writes only.
 	TxnTime func(crdt.TxnID) (time.Time, bool)
 
-	// FutureSkew, with TxnTime, makes Apply refuse (crdt.ErrOutsideWindow)
-	// a transaction whose time is more than FutureSkew after Clock(). Set
-	// it: a transaction stamped far in the future moves the horizon that
-	// far once it is forgotten, and every transaction older than it is then
-	// refused. Zero leaves times unchecked.
+	// FutureSkew, with TxnTime, refuses (crdt.ErrOutsideWindow) times more than it after
+	// Clock(), which would move the horizon that far. Zero: unchecked.
 	FutureSkew time.Duration
 
 	// Clock returns the current time for FutureSkew. Nil means time.Now.
 	Clock func() time.Time
 
-	// MaxActors bounds the number of actors in one GCounter. Apply and Merge
-	// return an error wrapping crdt.ErrTooLarge instead of exceeding it, and
-	// the decoder rejects larger encodings. Zero means DefaultMaxActors.
+	// MaxActors bounds one GCounter's actors in Apply, Merge and the decoder
+	// (crdt.ErrTooLarge). Zero means DefaultMaxActors.
 	MaxActors int
 }
 
-// resolved returns o with defaults filled in, or an error wrapping
-// crdt.ErrInvalidConfig.
+// resolved fills in defaults, or wraps crdt.ErrInvalidConfig.
 func (o Options) resolved() (Options, error) {
 	if o.HistoryLength < 0 || o.HistoryLength > MaxHistoryLength {
 		return o, fmt.Errorf("%w: HistoryLength %d outside 0..%d", crdt.ErrInvalidConfig, o.HistoryLength, MaxHistoryLength)
@@ -95,15 +79,9 @@ func (o Options) resolved() (Options, error) {
 	if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {
 		return o, fmt.Errorf("%w: MaxActors %d outside 0..%d", crdt.ErrInvalidConfig, o.MaxActors, MaxActorsLimit)
 	}
-	if o.HistoryLength == 0 {
-		o.HistoryLength = DefaultHistoryLength
-	}
-	if o.FoldedLength == 0 {
-		o.FoldedLength = o.HistoryLength
-	}
-	if o.MaxActors == 0 {
-		o.MaxActors = DefaultMaxActors
-	}
+	o.HistoryLength = cmp.Or(o.HistoryLength, DefaultHistoryLength)
+	o.FoldedLength = cmp.Or(o.FoldedLength, o.HistoryLength)
+	o.MaxActors = cmp.Or(o.MaxActors, DefaultMaxActors)
 	if o.Clock == nil {
 		o.Clock = time.Now
 	}

@@ -10,44 +10,35 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// MaxRetired bounds the retired entries of one GCounter (one half of a
-// Counter), in Merge and the decoder (crdt.ErrTooLarge). Retired entries
-// do not count against Options.MaxActors.
+// MaxRetired bounds a half's retired entries in Merge and the decoder
+// (crdt.ErrTooLarge); they do not count against Options.MaxActors.
 const MaxRetired = 1 << 16
 
-// Retire replaces actor's entry by a retired one, so that the state stops
-// carrying an actor that no longer writes: the retired entry keeps the
-// actor's sequence number and, as its total, everything the actor counted,
-// and drops its history and folded record. The value does not change. Any
-// replica may retire any actor; it reports whether it did. It retires
-// nothing (false) when actor has no live entry, or when another actor (in
-// either half) still holds one of its transactions: retire again once the
-// others have let go (they do as they compact). The exception is a copy
-// that does not count while the one that does is folded (its holder
-// forgets it only once no other actor holds it): actor's copy then leaves
-// without counting.
-//
-// A retirement wins over the live entry it replaces and loses to any later
-// write of the actor, so racing retirements converge and an actor retired
-// by mistake is still counted once. Retiring forgets the actor's
-// transactions: untimed, a retry of one counts again; with Options.TxnTime
-// the horizon refuses it. Retire only actors idle for longer than any
-// retry can take (ledger.Options.RetireAfter), once every state holding
-// their transactions is merged (SPEC.md 6.10). Retired entries are bounded
-// by MaxRetired per half and do not count against MaxActors.
+// Retire replaces actor's live entry by a retired one, keeping its sequence
+// number and, as its total, everything it counted, without history or
+// folded record, so that the state stops carrying an actor that no longer
+// writes; the value does not change. Any replica may retire any actor; it
+// reports whether it did. It declines (false) while another actor, in
+// either half, holds one of actor's transactions (retry once they compact),
+// unless the copy that counts is another's folded one: actor's copy then
+// leaves uncounted. A retirement wins over the entry it replaces and loses
+// to any later write of the actor, so races converge. Retiring forgets the
+// transactions: untimed, a retry counts again; with Options.TxnTime the
+// horizon refuses it. So retire only actors idle longer than any retry
+// (ledger.Options.RetireAfter), once every state holding their
+// transactions is merged (SPEC.md 6.10). At most MaxRetired per half; they
+// do not count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)
 }
 
-// RetireAll retires the live entries of actors together, in both halves,
-// as Retire does one: all of them, or none (false). A transaction that
-// several of them hold, and no other actor, is counted once, in the
-// retired total of the one whose copy counts (the owner), so actors that
-// share transactions only among themselves (two idle incarnations that
-// were each given one transaction) retire together where Retire declines
-// each alone. It declines when an actor outside actors holds one of their
-// transactions, or one is held in both halves. An actor with no live entry
-// is passed over.
+// RetireAll retires actors' live entries in both halves together, all or
+// none (false), as Retire does one; a transaction only they hold is
+// counted once, in its owner's retired total, so actors sharing
+// transactions only among themselves retire together where Retire declines
+// each. It declines when an actor outside actors holds one of their
+// transactions or one is in both halves; actors with no live entry are
+// passed over.
 func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 	return c.retireAll(0, actors)
 }
@@ -68,8 +59,7 @@ func (g *GCounter) retire(at int64, actor crdt.ActorID) (bool, error) {
 	return retireHalves(at, []crdt.ActorID{actor}, g)
 }
 
-// retireHalves retires the live entries of actors in every half, all of
-// them or none, writing the retirement time at (0: none).
+// retireHalves retires actors' live entries in every half, all or none.
 func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, error) {
 	group := make(map[crdt.ActorID]bool, len(actors))
 	for _, a := range actors {
@@ -106,12 +96,10 @@ func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, e
 	return len(swaps) > 0, nil
 }
 
-// retired returns the retired entry that replaces e, or false when an
-// actor outside group (any other actor when group is nil), in this half or
-// the twin half, holds one of e's transactions. Its total is what e
-// counts: its folded total and its history, less the copies another
-// holder's counts (see contrib). at is the retirement time (0: none), not
-// before the base's cutoff.
+// retired returns the retired entry that replaces e (total: what e counts,
+// see contrib; retirement time at, 0 for none, not before the base's
+// cutoff), or false when an actor outside group (any, for a nil group) in
+// either half holds one of e's transactions.
 func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*entry, bool, error) {
 	var total exact.Int128
 	total.Add(e.total)
@@ -125,21 +113,16 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 			rec := &g.multi[r]
 			owns = rec.own == e.locAt(q)
 			if owns || rec.nfold == 0 {
-				// The copy that counts goes with the retirement, or is in
-				// a history, where its holder's compaction lets go of the
-				// others: every other holder must go too, or its copy
-				// would count again. (When the copy that counts is another
-				// member's, that member's own check is this one.)
+				// The counting copy leaves with e, or is in a history whose compaction drops
+				// the others: every other holder must go too, or its copy would count again.
 				for _, l := range rec.holders {
 					if he, _ := g.itemOf(l); he != e && !group[he.actor] {
 						return nil, false, nil
 					}
 				}
 			}
-			// Else the copy that counts is folded by another actor, which
-			// defers forgetting it while e holds a copy: e's copy leaves
-			// without counting (if that actor retires too, its own check
-			// is the one above).
+			// Else the counting copy is folded by another actor, which
+			// keeps it while e holds one: e's copy leaves uncounted.
 		}
 		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
 			return nil, false, nil
@@ -192,11 +175,9 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 	}
 }
 
-// Version returns actor's version: the sum of the sequence numbers of its
-// entries in both halves, live or retired (0 when it has none). Every
-// change of the actor's entries raises it, and a state holding a later
-// version of them holds a larger one: what a ledger compares to tell
-// whether a state includes a given write of the actor.
+// Version returns the sum of actor's sequence numbers in both halves (0 for
+// none): every change raises it, so a ledger compares it to tell whether a
+// state includes a given write of the actor.
 func (c *Counter) Version(actor crdt.ActorID) uint64 {
 	c.link()
 	p, _, _ := c.p.lookup(string(actor)) // 0 when it has no entry
@@ -205,10 +186,9 @@ func (c *Counter) Version(actor crdt.ActorID) uint64 {
 }
 
 // Ceded returns the transactions whose copy in actor's live entries does
-// not count, each with the copy that does (Owner): another actor's copy
-// owns it, so actor's next compaction drops or unfolds its own (SPEC.md
-// 6.4). It is empty, and costs nothing, unless two actors hold one
-// transaction.
+// not count, each with the copy that does (Owner), which actor's next
+// compaction drops or unfolds (SPEC.md 6.4); empty and free unless two
+// actors hold one transaction.
 func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
 	c.link()
 	var out map[crdt.TxnID]Copy
@@ -236,9 +216,8 @@ func (c *Counter) Ceded(actor crdt.ActorID) map[crdt.TxnID]Copy {
 	return out
 }
 
-// Transactions yields every transaction that actor's live entries hold, in
-// a history or a folded record, with its signed amount (negative for a
-// debit): what retiring the actor would forget.
+// Transactions yields actor's live transactions with signed amounts (debits
+// negative): what retiring the actor would forget.
 func (c *Counter) Transactions(actor crdt.ActorID) iter.Seq2[crdt.TxnID, int64] {
 	return func(yield func(crdt.TxnID, int64) bool) {
 		c.link()

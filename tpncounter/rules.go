@@ -1,9 +1,8 @@
 package tpncounter
 
-// The duplicate rules of SPEC.md 6.4, as an actor's housekeeping of its
-// own entry: plan decides what to drop, unfold, fold and forget, and
-// commit carries it out. The owner of a transaction and what it counts
-// are kept by the index (owner, beats and contrib in index.go).
+// The duplicate rules of SPEC.md 6.4 as an actor's housekeeping of its
+// entry: plan decides, commit carries out. The index keeps owners and
+// contributions (owner, beats, contrib).
 
 import (
 	"fmt"
@@ -14,8 +13,7 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// plan is the housekeeping an actor is about to do on its entry. Items are
-// named by their offsets in the entry before the plan is carried out.
+// plan is an actor's pending housekeeping, by offsets before it is done.
 type plan struct {
 	drop   []uint32 // history items owned or counted by another actor, ascending
 	unfold []uint32 // folded items another (smaller) actor also folded, ascending
@@ -34,16 +32,11 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	p := plan{ageOut: g.offBuf[:0]}
 	defer func() { g.offBuf = p.ageOut[:0] }()
 	if g.nmulti > 0 {
-		// Only transactions two or more actors hold are subject to the
-		// duplicate rules: visit the fewer of the multi records and e's
-		// items.
+		// Only contested transactions: visit fewer of the records and e's items.
 		if len(g.multi)-1 <= e.size() {
-			for m := 1; m < len(g.multi); m++ {
-				for _, l := range g.multi[m].holders {
-					if l>>posBits == e.aix {
-						g.classify(e, uint32(m), e.offOf(l&posMask), &p)
-						break
-					}
+			for m := uint32(1); m < uint32(len(g.multi)); m++ {
+				if off, ok := g.offIn(e, m); ok {
+					g.classify(e, m, off, &p)
 				}
 			}
 			slices.Sort(p.drop)
@@ -69,22 +62,18 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	for _, off := range p.unfold {
 		total.Sub(e.ring[e.pos(off)].amt)
 	}
-	// The folded record after unfolding and folding, oldest first: the old
-	// record minus the unfolded items, then the newly folded items.
+	// Folded items beyond FoldedLength after unfolding and folding.
 	excess := int(nf) - len(p.unfold) + p.fold - g.o.FoldedLength
 	forgetAll, shrink := brokenForgetOnFold, brokenDeferredShrinksWindow
 	if forgetAll {
 		excess = int(nf) + p.fold
 	}
-	// Without contested transactions every item is solo: no need to read
-	// the items to know.
+	// Without contested transactions every item is solo.
 	solo := g.solo() && len(keep) == 0
-	// Rule 5: the record keeps its newest FoldedLength items whatever else
-	// it holds. Of the excess = the oldest items beyond them, forget those
-	// no other actor holds (solo items); the others are deferred, kept until
-	// their other holders let go. Deferred items take room of their own and
-	// never push a newer item out early, so an id stays known until its
-	// holder has made HistoryLength + FoldedLength later writes.
+	// Rule 5: the record keeps its newest FoldedLength items. Of the older
+	// (excess) ones, forget the solo ones and defer the others until their
+	// other holders let go. Deferred items take room of their own, so an
+	// id stays known for HistoryLength + FoldedLength later writes.
 	age := func(off uint32, it *item) {
 		if forgetAll || solo || (it.multi == 0 && !slices.Contains(keep, off)) {
 			p.ageOut = append(p.ageOut, off)
@@ -123,8 +112,7 @@ func (g *GCounter) plan(e *entry) (plan, error) {
 	return p, nil
 }
 
-// timeAt returns the time (Options.TxnTime, set) of e's item at ring
-// position q in Unix nanoseconds, cached or read from its id; 0 for none.
+// timeAt returns e's item q's TxnTime in Unix ns, cached or parsed; 0 for none.
 func (g *GCounter) timeAt(e *entry, q uint32) int64 {
 	if e.times != nil && e.times[q] != 0 {
 		return e.times[q]
@@ -135,14 +123,10 @@ func (g *GCounter) timeAt(e *entry, q uint32) int64 {
 	return 0
 }
 
-// classify applies the duplicate rules to e's item at offset off, whose
-// transaction has the multi record m:
-//   - held in e's history and folded by another actor: drop it (that
-//     actor's total counts it);
-//   - held in e's history and in the history of a smaller actor id: drop it
-//     (the smallest holder owns it);
-//   - folded by e and by a smaller actor id: unfold it (the smaller actor's
-//     total counts it).
+// classify applies the duplicate rules to e's item at offset off (multi
+// record m): in e's history, drop it when another actor folded it or holds
+// it under a smaller actor id; folded by e, unfold it when a smaller actor
+// id folded it too. The other actor's copy counts.
 func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
 	mine := off < e.nf()
 	for _, l := range g.multi[m].holders {
@@ -162,11 +146,8 @@ func (g *GCounter) classify(e *entry, m uint32, off uint32, p *plan) {
 	}
 }
 
-// classifyCross applies the duplicate rules to e's items whose id the other
-// half of the Counter also holds: when the other half's copy counts (see
-// Counter.Owner), e drops its copy from its history or unfolds it;
-// otherwise e keeps it from being forgotten while the other half holds it.
-// It returns the offsets to keep.
+// classifyCross applies the rules to e's items the twin holds: drop or unfold
+// when the twin's copy counts, else return the offset to keep.
 func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
 	var keep []uint32
 	for x := range g.cross {
@@ -198,13 +179,11 @@ func (g *GCounter) classifyCross(e *entry, p *plan) []uint32 {
 
 // offIn returns the offset of e's item of r's transaction, if e holds it.
 func (g *GCounter) offIn(e *entry, r ref) (uint32, bool) {
-	if r&soloBit != 0 {
-		if l := r &^ soloBit; l>>posBits == e.aix {
-			return e.offOf(l & posMask), true
-		}
-		return 0, false
+	holders := []loc{r &^ soloBit}
+	if r&soloBit == 0 {
+		holders = g.multi[r].holders
 	}
-	for _, l := range g.multi[r].holders {
+	for _, l := range holders {
 		if l>>posBits == e.aix {
 			return e.offOf(l & posMask), true
 		}
@@ -212,8 +191,7 @@ func (g *GCounter) offIn(e *entry, r ref) (uint32, bool) {
 	return 0, false
 }
 
-// twinOwns reports whether, for a transaction both halves hold (r here, tr
-// in the twin), the twin's copy counts.
+// twinOwns reports whether the twin's copy (tr) of r's transaction counts.
 func (g *GCounter) twinOwns(r, tr ref) bool {
 	if g.neg {
 		return !debitOwns(g.twin, tr, g, r)
@@ -221,10 +199,8 @@ func (g *GCounter) twinOwns(r, tr ref) bool {
 	return debitOwns(g, r, g.twin, tr)
 }
 
-// debitOwns reports whether, for a transaction held in both halves of a
-// Counter (pr in the credit half p, nr in the debit half n), the debit
-// copy counts: the owner rule across both halves (folded first, then the
-// smaller actor id; the credit on a tie).
+// debitOwns reports whether the debit copy (nr) beats the credit (pr):
+// folded first, then the smaller actor, the credit on a tie.
 func debitOwns(p *GCounter, pr ref, n *GCounter, nr ref) bool {
 	pe, pp := p.owner(pr)
 	ne, np := n.owner(nr)
@@ -234,8 +210,7 @@ func debitOwns(p *GCounter, pr ref, n *GCounter, nr ref) bool {
 	return ne.actor < pe.actor
 }
 
-// commit carries out p on e and keeps the index and value in step. The value
-// does not change.
+// commit carries out p on e, keeping index and value (unchanged) in step.
 func (g *GCounter) commit(e *entry, p plan) {
 	solo := g.solo()
 	// Drop and unfold: another actor counts these.
@@ -258,13 +233,11 @@ func (g *GCounter) commit(e *entry, p plan) {
 			ageOut[i] = off - uint32(below)
 		}
 	}
-	// Fold the oldest p.fold history items: their actor's total counts
-	// them now.
+	// Fold the oldest p.fold history items into the total.
 	nf := e.nf()
 	for off := nf; off < nf+uint32(p.fold); off++ {
 		if solo {
-			// e is the only holder: its total now counts the item, which
-			// no longer counts on its own (see contrib).
+			// Solo: e's total now counts it (see contrib).
 			g.val.Sub(e.ring[e.pos(off)].amt)
 		} else {
 			g.contrib(&g.val, -1, g.refAt(e, off))
@@ -279,8 +252,7 @@ func (g *GCounter) commit(e *entry, p plan) {
 			g.contrib(&g.val, 1, g.refAt(e, off))
 		}
 	}
-	// Forget. The table entry of a forgotten item that was its
-	// transaction's only holder is left in place, stale (see table).
+	// Forget, leaving a solo item's table entry stale (see table).
 	if n := len(ageOut); n > 0 {
 		for _, off := range ageOut {
 			// A solo folded item contributes nothing beyond e's total.
@@ -299,8 +271,12 @@ func (g *GCounter) commit(e *entry, p plan) {
 	}
 }
 
-// solo reports whether every transaction has exactly one holder (none is
-// contested) under the correct rules: the housekeeping of an entry then
-// reads nothing but the entry's own ring to know who holds its
-// transactions, which saves cache misses on a large index.
+// solo reports no contested transaction (correct rules): housekeeping then
+// reads only the entry's ring.
 func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
+
+// correctRules reports whether no broken variant (mutants.go) is selected;
+// without the counterkit_mutants tag it is the constant true.
+func correctRules() bool {
+	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
+}

@@ -1,30 +1,22 @@
 package tpncounter
 
-// Stats describes the size of a GCounter or Counter: what the window costs
-// and what it holds.
+// Stats describes the size of a GCounter or Counter.
 type Stats struct {
-	// Actors is the number of actors with a live entry (in either half of
-	// a Counter); Retired the number with a retired entry (see Retire) and
-	// no live one.
+	// Actors counts actors with a live entry (in either half), Retired those
+	// with only a retired one (see Retire).
 	Actors, Retired int
 	// Transactions is the number of distinct transaction ids known.
 	Transactions int
-	// History and Folded count the items in every actor's history and
-	// folded record (an id two actors hold counts twice).
+	// History and Folded count every actor's items.
 	History, Folded int
-	// Deferred counts folded items kept beyond FoldedLength because another
-	// actor still holds them. They never shorten the window; they take
-	// room of their own, bounded by MaxEntriesPerActor per actor (Apply and
-	// Compact return crdt.ErrTooLarge rather than exceed it).
+	// Deferred counts folded items kept beyond FoldedLength while another actor
+	// holds them (room of their own, bounded by MaxEntriesPerActor).
 	Deferred int
-	// Conflicts is the number of transaction ids held with more than one
-	// amount (or, in a Counter, as both a credit and a debit): see
-	// Conflicts.
+	// Conflicts counts the ids held with several amounts or signs.
 	Conflicts int
 }
 
-// Stats returns the counter's size in O(actors + transactions two or more
-// actors hold).
+// Stats returns the counter's size in O(actors + contested transactions).
 func (g *GCounter) Stats() Stats {
 	if g == nil {
 		return Stats{}
@@ -40,8 +32,7 @@ func (g *GCounter) Stats() Stats {
 	return s
 }
 
-// Stats returns the sizes of both halves added up; Actors counts the actors
-// of either half once.
+// Stats adds up both halves, counting each actor once.
 func (c *Counter) Stats() Stats {
 	if c == nil {
 		return Stats{}

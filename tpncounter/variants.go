@@ -2,9 +2,7 @@
 
 package tpncounter
 
-// The switches of the known-broken variants of the rules (mutants.go),
-// off: built without the counterkit_mutants tag they are false
-// constants, so the branches that read them are compiled out.
+// The broken variants (mutants.go) off: false constants, compiled out.
 const (
 	brokenCountEveryCopy        = false
 	brokenForgetOnFold          = false
@@ -14,6 +12,3 @@ const (
 	brokenLaterRetirementWins   = false
 	brokenShiftKeepsSides       = false
 )
-
-// correctRules reports whether no broken variant is selected.
-func correctRules() bool { return true }

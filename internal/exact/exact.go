@@ -16,18 +16,10 @@ type Int128 struct {
 }
 
 // Add adds v.
-func (a *Int128) Add(v int64) {
-	var carry uint64
-	a.lo, carry = bits.Add64(a.lo, uint64(v), 0)
-	a.hi += int64(carry) + (v >> 63)
-}
+func (a *Int128) Add(v int64) { a.AddInt128(Int128{hi: v >> 63, lo: uint64(v)}) }
 
 // Sub subtracts v (math.MinInt64 included).
-func (a *Int128) Sub(v int64) {
-	var borrow uint64
-	a.lo, borrow = bits.Sub64(a.lo, uint64(v), 0)
-	a.hi -= int64(borrow) + (v >> 63)
-}
+func (a *Int128) Sub(v int64) { a.SubInt128(Int128{hi: v >> 63, lo: uint64(v)}) }
 
 // AddInt128 adds b (modulo 2^128).
 func (a *Int128) AddInt128(b Int128) {

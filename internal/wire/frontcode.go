@@ -7,16 +7,13 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Front coding: a list of ids sorted in byte order is written as rows that
-// each start with [shared, suffix], where the row's id is the first shared
-// bytes of the previous row's id followed by suffix. gcounter and
-// pncounter version 2 use it for their actor rows (SPEC.md 4.4 and 5.4).
+// Front coding: sorted ids are written as rows starting [shared, suffix], the
+// id being the previous id's first shared bytes plus suffix (gcounter and
+// pncounter version 2, SPEC.md 4.4 and 5.4).
 
-// SharedPrefix returns how many leading bytes of next a front-coded row
-// takes from prev: their longest common prefix, shortened so that it ends on
-// a UTF-8 character boundary of next. The stored suffix next[k:] is then
-// itself valid UTF-8, as a msgpack str should be. With prev < next in byte
-// order, next is never a prefix of prev and the suffix is never empty.
+// SharedPrefix returns how many bytes of next a row takes from prev: their
+// common prefix, cut back to a UTF-8 boundary of next so that the suffix is
+// valid UTF-8 (and, with prev < next, never empty).
 func SharedPrefix(prev, next string) int {
 	k := 0
 	for k < len(prev) && k < len(next) && prev[k] == next[k] {
@@ -28,11 +25,9 @@ func SharedPrefix(prev, next string) int {
 	return k
 }
 
-// FrontCodedID reads the [shared, suffix] of row i, whose previous row's id
-// is prev ("" for the first row), and returns the row's id. It refuses
-// (crdt.ErrCorruptEncoding) a shared length beyond prev, an id longer than
-// crdt.MaxIDLen, an id not after prev, and a shared length other than
-// SharedPrefix's. buf is scratch, returned for reuse by the next row.
+// FrontCodedID reads row i's [shared, suffix] after id prev ("" first) and
+// returns the id, refusing (crdt.ErrCorruptEncoding) a shared length beyond prev
+// or not SharedPrefix's, an id over crdt.MaxIDLen or not after prev; buf is scratch.
 func (d *Decoder) FrontCodedID(i int, prev string, buf []byte) (string, []byte, error) {
 	shared, err := d.NonNegInt()
 	if err != nil {

@@ -13,15 +13,10 @@ import (
 // "6ba7b810-9dad-11d1-80b4-00c04fd430c8".
 const UUIDTextLen = 36
 
-// ParseUUIDText returns the 16 bytes of s when s is a UUID in canonical
-// text form with lowercase hex digits: exactly the ids a format that
-// stores UUIDs as 16-byte bins gives back unchanged.
-//
-// It is written out rather than google/uuid's Parse: Parse also takes
-// uppercase, braced, "urn:uuid:" and undashed forms, which do not come back
-// unchanged, so it would need a guard anyway; and with it the decoder's
-// string(b) argument escapes under -race, one allocation per decoded id,
-// which TestDecodeMemory's bound refuses.
+// ParseUUIDText returns the 16 bytes of s when s is a canonical lowercase UUID
+// text: exactly the ids a 16-byte bin gives back unchanged. google/uuid's
+// Parse also takes other forms (which do not round-trip) and, under -race,
+// makes the decoder allocate per id, which TestDecodeMemory refuses.
 func ParseUUIDText(s string) (u [16]byte, ok bool) {
 	if len(s) != UUIDTextLen {
 		return u, false
@@ -70,9 +65,8 @@ func AppendUUIDText(dst []byte, u []byte) []byte {
 	return append(dst, t[:]...)
 }
 
-// TxnID writes a transaction id: as a 16-byte bin when uuidBin is set and
-// the id is a UUID in canonical text form (ParseUUIDText), as a str
-// otherwise. It reports whether it wrote a bin.
+// TxnID writes an id as a 16-byte bin when uuidBin is set and it is canonical
+// UUID text (ParseUUIDText), else as a str; it reports a bin.
 func (e *Encoder) TxnID(id string, uuidBin bool) bool {
 	if uuidBin {
 		if u, ok := ParseUUIDText(id); ok {
@@ -86,26 +80,10 @@ func (e *Encoder) TxnID(id string, uuidBin bool) bool {
 	return false
 }
 
-// TxnIDBytes reads a transaction id written by Encoder.TxnID and appends its
-// text to dst. With uuidBin, a 16-byte bin is a UUID and a str holding a
-// UUID's canonical text is refused (it has one encoding only: the bin);
-// without it, only a str is an id. The id's length is checked against
-// crdt.MaxIDLen, not its characters. isUUID reports that the id was a
-// 16-byte bin, whose text (canonical UUID text) is a valid id.
+// TxnIDBytes reads an id written by Encoder.TxnID and appends its text to dst:
+// with uuidBin a 16-byte bin is a UUID (isUUID) and a str holding UUID text is
+// refused; without, only a str is. Only the length is checked (crdt.MaxIDLen).
 func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) (out []byte, isUUID bool, err error) {
-	raw, isUUID, err := d.txnID(uuidBin)
-	if err != nil {
-		return nil, false, err
-	}
-	if isUUID {
-		return AppendUUIDText(dst, raw), true, nil
-	}
-	return append(dst, raw...), false, nil
-}
-
-// txnID reads a transaction id: the 16 bytes of a UUID (isUUID) or the
-// bytes of a str, both sub-slices of the input.
-func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
 		return nil, false, corrupt("transaction id", err)
@@ -121,9 +99,9 @@ func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {
 		if n > d.r.Len() {
 			return nil, false, fmt.Errorf("%w: transaction id of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 		}
-		pos := len(d.data) - d.r.Len()
+		pos := d.Offset()
 		d.SkipTo(pos + n)
-		return d.data[pos : pos+n], true, nil
+		return AppendUUIDText(dst, d.data[pos:pos+n]), true, nil
 	}
 	s, err := d.StringBytes(crdt.MaxIDLen)
 	if err != nil {
@@ -134,5 +112,5 @@ func (d *Decoder) txnID(uuidBin bool) (raw []byte, isUUID bool, err error) {
 			return nil, false, fmt.Errorf("%w: transaction id %q is a UUID written as text; this format writes it as 16 bytes", crdt.ErrCorruptEncoding, s)
 		}
 	}
-	return s, false, nil
+	return append(dst, s...), false, nil
 }

@@ -1,10 +1,7 @@
 // Package wire holds the bounded msgpack primitives every counterkit codec
-// uses: the envelope, length-checked arrays and strings, and exact integers.
-//
-// Encoding is deterministic as long as callers emit elements in a canonical
-// order (codecs sort by actor or id). Decoding never trusts a length prefix:
-// a declared length larger than the bytes that remain is corrupt before any
-// allocation happens, and callers pass an explicit cap for each collection.
+// uses. Encoding is deterministic when callers emit elements in canonical
+// order; decoding never trusts a length prefix (one beyond the remaining
+// bytes is corrupt before any allocation) and callers cap each collection.
 package wire
 
 import (
@@ -23,18 +20,14 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// Encoder writes msgpack values into a buffer. It remembers the first error;
-// Bytes reports it.
+// Encoder writes msgpack values into a buffer; Bytes reports its first error.
 type Encoder struct {
 	buf bytes.Buffer
 	enc *msgpack.Encoder
 	err error
 }
 
-// encoders keeps encoders between encodings, so that an encoding costs one
-// allocation (its result) rather than an encoder, a msgpack writer and a
-// growing buffer each time. Encoders whose buffer grew past maxPooledBuf are
-// dropped, so one large state does not keep its buffer alive.
+// encoders pools encoders (not past maxPooledBuf): one allocation an encoding.
 var encoders = sync.Pool{New: func() any {
 	e := &Encoder{}
 	e.enc = msgpack.NewEncoder(&e.buf)
@@ -43,9 +36,8 @@ var encoders = sync.Pool{New: func() any {
 
 const maxPooledBuf = 64 << 10
 
-// NewEncoder returns an encoder that starts with the envelope for tag and
-// version already written. The caller then writes exactly one body value
-// and calls Bytes once, after which the encoder must not be used.
+// NewEncoder returns an encoder with the envelope for tag and version
+// written; the caller writes one body value and calls Bytes once.
 func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
 	e := NewValueEncoder()
 	e.ArrayLen(crdt.EnvelopeLen)
@@ -54,8 +46,7 @@ func NewEncoder(tag crdt.TypeTag, version uint64) *Encoder {
 	return e
 }
 
-// NewValueEncoder returns an encoder with nothing written, for a value that
-// is stored or compared on its own and later written with Raw.
+// NewValueEncoder returns an empty encoder, for a value later written with Raw.
 func NewValueEncoder() *Encoder {
 	e := encoders.Get().(*Encoder)
 	e.buf.Reset()
@@ -63,8 +54,7 @@ func NewValueEncoder() *Encoder {
 	return e
 }
 
-// Grow makes room for n more bytes, so that an encoding whose size is known
-// in advance is written into one allocation.
+// Grow makes room for n more bytes, for an encoding of known size.
 func (e *Encoder) Grow(n int) { e.buf.Grow(n) }
 
 // Raw writes b, which must be one or more complete msgpack values.
@@ -102,10 +92,7 @@ func (e *Encoder) Bin(b []byte) {
 // Nil writes nil.
 func (e *Encoder) Nil() { e.keep(e.enc.EncodeNil()) }
 
-// Bytes returns the encoding, or the first error met while writing, and
-// ends the encoder's use. A small encoding is copied out and the encoder
-// kept for the next one; a large one is returned as written and its
-// encoder dropped.
+// Bytes returns the encoding or the first error, and ends the encoder's use.
 func (e *Encoder) Bytes() ([]byte, error) {
 	b, err := e.buf.Bytes(), e.err
 	if e.buf.Cap() <= maxPooledBuf {
@@ -118,18 +105,16 @@ func (e *Encoder) Bytes() ([]byte, error) {
 	return b, nil
 }
 
-// Decoder reads msgpack values from a byte slice with bounded lengths. Every
-// error it returns wraps crdt.ErrCorruptEncoding, crdt.ErrTooLarge,
-// crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
+// Decoder reads msgpack with bounded lengths; its errors wrap crdt.ErrCorruptEncoding,
+// crdt.ErrTooLarge, crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion.
 type Decoder struct {
 	data []byte
 	r    *bytes.Reader
 	dec  *msgpack.Decoder
 }
 
-// NewDecoder checks the input size against maxSize, then reads the envelope
-// and checks its tag. It returns the decoder positioned at the body and the
-// format version, which must be between 1 and maxVersion.
+// NewDecoder checks the size against maxSize and the envelope's tag, and returns
+// the decoder at the body and the version, in 1..maxVersion.
 func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (*Decoder, uint64, error) {
 	if len(data) > maxSize {
 		return nil, 0, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(data), maxSize)
@@ -163,9 +148,7 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 // Remaining is the number of unread bytes.
 func (d *Decoder) Remaining() int { return d.r.Len() }
 
-// SkipTo moves the decoder to offset off of its input (at or after the
-// current position), passing over values the caller has recognised
-// without reading them.
+// SkipTo moves to input offset off (not backwards), skipping recognised values.
 func (d *Decoder) SkipTo(off int) {
 	_, _ = d.r.Seek(int64(off), io.SeekStart) // off is within the input
 }
@@ -177,13 +160,11 @@ func corrupt(what string, err error) error {
 	return fmt.Errorf("%w: reading %s: %v", crdt.ErrCorruptEncoding, what, err)
 }
 
-// ArrayLen reads an array header. Nil arrays are corrupt. A length above max
-// wraps crdt.ErrTooLarge; a length above the remaining byte count (every
-// element takes at least one byte) is corrupt.
+// ArrayLen reads an array header: nil is corrupt, above max crdt.ErrTooLarge, and
+// above the remaining bytes (an element takes at least one) corrupt.
 func (d *Decoder) ArrayLen(max int) (int, error) {
 	if pos := len(d.data) - d.r.Len(); pos < len(d.data) && msgpcode.IsFixedArray(d.data[pos]) {
-		// The common case, read directly: a fixarray is in its smallest
-		// header by definition.
+		// The common case: a fixarray is its smallest header by definition.
 		n := int(d.data[pos] & 0x0f)
 		if n <= max && n <= d.r.Len()-1 {
 			d.SkipTo(pos + 1)
@@ -213,11 +194,8 @@ func (d *Decoder) ArrayLen(max int) (int, error) {
 	return n, nil
 }
 
-// Tuple reads the header of a fixed-arity array (a struct-like body, named
-// what in errors) and requires exactly n elements. Any other count is
-// corrupt, never "too large": the shape is part of the format, not a size a
-// caller could exceed (ArrayLen(n) would report n+1 elements as
-// crdt.ErrTooLarge).
+// Tuple reads a fixed-arity header (named what in errors) of exactly n: any
+// other count is corrupt, never too large, the shape being the format's.
 func (d *Decoder) Tuple(n int, what string) error {
 	got, err := d.ArrayLen(math.MaxInt32)
 	if err != nil {
@@ -229,17 +207,12 @@ func (d *Decoder) Tuple(n int, what string) error {
 	return nil
 }
 
-// minPairSize is the smallest encoded [actor, count] pair: a fixarray
-// header, a one-byte actor and a fixint count.
+// minPairSize is the smallest [actor, count] pair: fixarray, 1-byte actor, fixint.
 const minPairSize = 1 + 2 + 1
 
-// ActorCounts reads the gcounter body, an array of at most max [actor,
-// count] pairs, in canonical form: actors valid and strictly increasing,
-// counts positive. It first calls grow with the number of pairs the
-// remaining input can hold (never more than declared, so a hostile length
-// cannot make the caller pre-allocate for pairs the input lacks), then add
-// for each pair in order; an error from add stops the decoding and is
-// returned as it is.
+// ActorCounts reads the gcounter body, at most max [actor, count] pairs with
+// valid, strictly increasing actors and positive counts: grow first gets the
+// pairs the input can hold (at most declared), then add each pair (its error ends it).
 func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, int64) error) error {
 	n, err := d.ArrayLen(max)
 	if err != nil {
@@ -273,10 +246,8 @@ func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, in
 	return nil
 }
 
-// minimalHeader reports whether a collection header with code c announcing n
-// elements or bytes uses msgpack's smallest form: the fix form below fixLimit,
-// then the 8-bit form (code8, 0 when the kind has none) below 256, then the
-// 16-bit form (code16) up to 65535, then the 32-bit form.
+// minimalHeader reports whether code c for n is the smallest form: fix below
+// fixLimit, code8 (0: none) below 256, code16 to 65535, then 32-bit.
 func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {
 	switch {
 	case n < fixLimit:
@@ -298,10 +269,7 @@ func (d *Decoder) String(maxLen int) (string, error) {
 	return string(b), nil // copied out of the input once
 }
 
-// StringBytes reads a str of at most maxLen bytes and returns its bytes
-// without copying them: the slice aliases the decoder's input and must not
-// be kept or modified. It lets a codec build a value from several pieces
-// with one allocation.
+// StringBytes reads a str of at most maxLen bytes, aliasing the input.
 func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
@@ -323,9 +291,7 @@ func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	if n > d.r.Len() {
 		return nil, fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
 	}
-	// msgpack.Decoder reads a *bytes.Reader directly (it is an
-	// io.ByteScanner, so no read-ahead buffer): the unread bytes are the
-	// tail of data.
+	// msgpack.Decoder does not read ahead of a *bytes.Reader: unread is data's tail.
 	pos := len(d.data) - d.r.Len()
 	b := d.data[pos : pos+n : pos+n]
 	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
@@ -408,10 +374,7 @@ func (d *Decoder) Int() (int64, error) {
 	return v, nil
 }
 
-// smallUint reads, without the msgpack decoder, an integer from 0 to
-// 2^32−1 in its smallest form (the common case); otherwise it reads
-// nothing and reports false, and the caller takes the general path, which
-// also reports every error.
+// smallUint reads a smallest-form 0..2^32−1 directly, else nothing (false).
 func (d *Decoder) smallUint() (int64, bool) {
 	pos := d.Offset()
 	v, n := SmallUint(d.data[pos:])
@@ -422,9 +385,7 @@ func (d *Decoder) smallUint() (int64, bool) {
 	return v, true
 }
 
-// SmallUint reads, at the start of b, an integer from 0 to 2^32−1 in its
-// smallest msgpack form, and returns it and its size; the size is 0 when b
-// starts with anything else (or is empty).
+// SmallUint returns the smallest-form 0..2^32−1 integer b starts with and its size (0: none).
 func SmallUint(b []byte) (int64, int) {
 	if len(b) == 0 {
 		return 0, 0
@@ -589,8 +550,7 @@ func (d *Decoder) Finish() error {
 	return nil
 }
 
-// Encoded sizes of msgpack values in their smallest (canonical) form, for
-// codecs that report their encoded size without encoding.
+// Smallest (canonical) encoded sizes, for codecs that size without encoding.
 
 // StrSize is the size of a str of n bytes.
 func StrSize(n int) int { return headerSize(uint64(n), 32, true) + n }
@@ -601,9 +561,7 @@ func UintSize(v uint64) int { return headerSize(v, 128, true) }
 // ArrayHeaderSize is the size of the header of an array of n elements.
 func ArrayHeaderSize(n int) int { return headerSize(uint64(n), 16, false) }
 
-// headerSize is the size of the smallest form of n (a length, or a uint)
-// among a fix form below fix, an 8-bit form (has8), then the 16-, 32- and
-// (uints only: a length is below 2^32) 64-bit forms.
+// headerSize sizes length or uint n: fix below fix, 8-bit (has8), 16, 32, 64.
 func headerSize(n, fix uint64, has8 bool) int {
 	switch {
 	case n < fix:
@@ -618,8 +576,7 @@ func headerSize(n, fix uint64, has8 bool) int {
 	return 9
 }
 
-// AppendArrayHeader appends the smallest msgpack array header for n
-// elements, as Encoder.ArrayLen writes it.
+// AppendArrayHeader appends the array header Encoder.ArrayLen writes for n.
 func AppendArrayHeader(dst []byte, n int) []byte {
 	switch {
 	case n < 16:
@@ -630,8 +587,7 @@ func AppendArrayHeader(dst []byte, n int) []byte {
 	return append(dst, msgpcode.Array32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
-// AppendEnvelope appends the envelope NewEncoder starts with, for a codec
-// that assembles its encoding from parts it already holds encoded.
+// AppendEnvelope appends NewEncoder's envelope, for encodings built from parts.
 func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
 	e := NewEncoder(tag, version)
 	dst = append(dst, e.buf.Bytes()...)
@@ -642,6 +598,5 @@ func AppendEnvelope(dst []byte, tag crdt.TypeTag, version uint64) []byte {
 // Offset returns how many bytes of the input have been read.
 func (d *Decoder) Offset() int { return len(d.data) - d.r.Len() }
 
-// Input returns the input's bytes [from, to), which alias the input and
-// must not be kept or modified.
+// Input returns input bytes [from, to), aliasing the input.
 func (d *Decoder) Input(from, to int) []byte { return d.data[from:to:to] }
