@@ -19,6 +19,7 @@ import (
 
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
@@ -141,35 +142,30 @@ func testConcurrent(t *testing.T, s store.Siblings, key string) {
 	const n, ops = 4, 12
 	var mu sync.Mutex
 	var want int64
-	var wg sync.WaitGroup
 	accounts := make([]*bounded.Account, n)
 	for i := range accounts {
 		accounts[i] = open(t, s, key, crdt.ActorID(fmt.Sprintf("w%d", i)))
 	}
-	for i, a := range accounts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range ops {
-				amt := int64(1 + (i+j)%5)
-				var err error
-				if j%3 == 0 {
-					_, err = a.Credit(ctx, crdt.TxnID(fmt.Sprintf("c%d-%d", i, j)), amt)
-				} else {
-					_, err = a.Debit(ctx, crdt.TxnID(fmt.Sprintf("d%d-%d", i, j)), amt)
-					amt = -amt
-				}
-				if err == nil {
-					mu.Lock()
-					want += amt
-					mu.Unlock()
-				} else if !errors.Is(err, crdt.ErrInsufficientRights) {
-					t.Error(err)
-				}
+	require.NoError(t, kitrun.Parallel(n, func(i int) error {
+		for j := range ops {
+			amt := int64(1 + (i+j)%5)
+			var err error
+			if j%3 == 0 {
+				_, err = accounts[i].Credit(ctx, crdt.TxnID(fmt.Sprintf("c%d-%d", i, j)), amt)
+			} else {
+				_, err = accounts[i].Debit(ctx, crdt.TxnID(fmt.Sprintf("d%d-%d", i, j)), amt)
+				amt = -amt
 			}
-		}()
-	}
-	wg.Wait()
+			if err == nil {
+				mu.Lock()
+				want += amt
+				mu.Unlock()
+			} else if !errors.Is(err, crdt.ErrInsufficientRights) {
+				return err
+			}
+		}
+		return nil
+	}))
 	c, err := accounts[0].Sync(ctx)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, c.Value(), int64(0))

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -226,27 +226,18 @@ func testConcurrentLedgers(t *testing.T, s store.Siblings, key string) {
 		}
 		return int64(i + 1)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, actors)
-	for a := 0; a < actors; a++ {
-		l := newLedger(t, s, key, crdt.ActorID(fmt.Sprintf("actor-%d", a)), func(o *ledger.Options) { o.Counter.HistoryLength = 2 * txns })
-		wg.Add(1)
-		go func(a int) {
-			defer wg.Done()
-			r := rand.New(rand.NewSource(int64(a)))
-			for _, i := range r.Perm(txns) {
-				if _, err := l.Update(ctx, crdt.TxnID(fmt.Sprintf("txn-%d", i)), amount(i)); err != nil {
-					errs <- fmt.Errorf("actor %d txn %d: %w", a, i, err)
-					return
-				}
+	ledgers := make([]*ledger.Ledger, actors)
+	for a := range ledgers {
+		ledgers[a] = newLedger(t, s, key, crdt.ActorID(fmt.Sprintf("actor-%d", a)), func(o *ledger.Options) { o.Counter.HistoryLength = 2 * txns })
+	}
+	require.NoError(t, kitrun.Parallel(actors, func(a int) error {
+		for _, i := range rand.New(rand.NewSource(int64(a))).Perm(txns) {
+			if _, err := ledgers[a].Update(ctx, crdt.TxnID(fmt.Sprintf("txn-%d", i)), amount(i)); err != nil {
+				return fmt.Errorf("actor %d txn %d: %w", a, i, err)
 			}
-		}(a)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+		}
+		return nil
+	}))
 	var want int64
 	for i := 0; i < txns; i++ {
 		want += amount(i)

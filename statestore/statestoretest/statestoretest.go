@@ -17,13 +17,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/gcounter"
+	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/pncounter"
 	"github.com/counterkit/counterkit/statestore"
 	"github.com/counterkit/counterkit/store"
@@ -142,34 +142,24 @@ func testConcurrentActors(t *testing.T, s store.Siblings) {
 	const actors, updates = 4, 15
 	k := key(t, "shared")
 	want := make([]int64, actors)
-	errs := make(chan error, actors)
-	var wg sync.WaitGroup
+	delta := func(i, j int) int64 { return int64((i+1)*(j+1)) * int64(1-2*(j%3/2)) } // mixes credits and debits
 	for i := range actors {
-		actor := crdt.ActorID(fmt.Sprintf("actor-%d", i))
-		deltas := make([]int64, updates)
-		for j := range deltas {
-			deltas[j] = int64((i+1)*(j+1)) * int64(1-2*(j%3/2)) // mixes credits and debits
-			want[i] += deltas[j]
+		for j := range updates {
+			want[i] += delta(i, j)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, d := range deltas {
-				_, err := statestore.Update(context.Background(), s, k, actor, func(c *pncounter.Counter) error {
-					return c.Apply(actor, d)
-				})
-				if err != nil {
-					errs <- fmt.Errorf("%s: %w", actor, err)
-					return
-				}
+	}
+	require.NoError(t, kitrun.Parallel(actors, func(i int) error {
+		actor := crdt.ActorID(fmt.Sprintf("actor-%d", i))
+		for j := range updates {
+			_, err := statestore.Update(context.Background(), s, k, actor, func(c *pncounter.Counter) error {
+				return c.Apply(actor, delta(i, j))
+			})
+			if err != nil {
+				return fmt.Errorf("%s: %w", actor, err)
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+		}
+		return nil
+	}))
 	got := load[pncounter.Counter](t, s, k)
 	var total int64
 	for i, w := range want {

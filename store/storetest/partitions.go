@@ -8,11 +8,12 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
+	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
@@ -584,58 +585,41 @@ func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
 func partIsolation(ctx context.Context, e *env[store.Partitions]) error {
 	p := e.fresh()
 	const rows, writers, gens = 8, 3, 40
-	var wg sync.WaitGroup
-	errs := make(chan error, writers+2)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for g := range gens {
-				ts := int64(g*writers + w + 1)
-				batch := make([]store.Mutation, 0, 2*rows)
-				for _, part := range []string{"p", "q"} {
-					for r := range rows {
-						batch = append(batch, put(part, fmt.Sprint(r), fmt.Sprintf("%06d", ts), ts))
-					}
-				}
-				if err := p.Apply(ctx, batch); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	stop := make(chan struct{})
-	var readers sync.WaitGroup
-	for _, part := range []string{"p", "q"} {
-		readers.Add(1)
-		go func() {
-			defer readers.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+	var writing atomic.Int32
+	writing.Store(writers)
+	// Goroutines 0 to writers-1 write; the last two read p and q until
+	// every writer is done.
+	return kitrun.Parallel(writers+2, func(w int) error {
+		if w >= writers {
+			part := []string{"p", "q"}[w-writers]
+			for writing.Load() > 0 {
 				got, err := p.Snapshot(ctx, part, rows, store.ReadComplete)
 				if err != nil {
-					errs <- err
-					return
+					return err
 				}
 				for _, r := range got {
 					if !bytes.Equal(r.Value, got[0].Value) || len(got) != rows && len(got) != 0 {
-						errs <- fmt.Errorf("a Snapshot concurrent with batches saw part of a batch: %s", renderRows(got))
-						return
+						return fmt.Errorf("a Snapshot concurrent with batches saw part of a batch: %s", renderRows(got))
 					}
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	close(stop)
-	readers.Wait()
-	close(errs)
-	return <-errs
+			return nil
+		}
+		defer writing.Add(-1)
+		for g := range gens {
+			ts := int64(g*writers + w + 1)
+			batch := make([]store.Mutation, 0, 2*rows)
+			for _, part := range []string{"p", "q"} {
+				for r := range rows {
+					batch = append(batch, put(part, fmt.Sprint(r), fmt.Sprintf("%06d", ts), ts))
+				}
+			}
+			if err := p.Apply(ctx, batch); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // partModel applies seeded random histories to the store and to the model

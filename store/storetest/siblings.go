@@ -16,6 +16,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/crdt/crdttest"
+	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -331,45 +332,35 @@ func sibConcurrent(ctx context.Context, e *env[store.Siblings]) error {
 	var mu sync.Mutex
 	written := map[string]bool{}
 	superseded := map[string]bool{}
-	errs := make(chan error, writers)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(e.seed + int64(w)))
-			for r := range rounds {
-				// An actor per Put: a store may keep one value per actor.
-				actor := crdt.ActorID(fmt.Sprintf("w%d-%d", w, r))
-				vals, tok, err := s.Fetch(ctx, "k")
-				if err != nil {
-					errs <- err
-					return
-				}
-				if rng.Intn(4) == 0 {
-					tok = nil // now and then a blind write
-					vals = nil
-				}
-				if rng.Intn(2) == 0 {
-					runtime.Gosched() // let another writer in between
-				}
-				v := string(actor)
-				if err := s.Put(ctx, "k", actor, []byte(v), tok); err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				written[v] = true
-				for _, old := range vals {
-					superseded[string(old)] = true
-				}
-				mu.Unlock()
+	err := kitrun.Parallel(writers, func(w int) error {
+		rng := rand.New(rand.NewSource(e.seed + int64(w)))
+		for r := range rounds {
+			// An actor per Put: a store may keep one value per actor.
+			actor := crdt.ActorID(fmt.Sprintf("w%d-%d", w, r))
+			vals, tok, err := s.Fetch(ctx, "k")
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+			if rng.Intn(4) == 0 {
+				tok, vals = nil, nil // now and then a blind write
+			}
+			if rng.Intn(2) == 0 {
+				runtime.Gosched() // let another writer in between
+			}
+			v := string(actor)
+			if err := s.Put(ctx, "k", actor, []byte(v), tok); err != nil {
+				return err
+			}
+			mu.Lock()
+			written[v] = true
+			for _, old := range vals {
+				superseded[string(old)] = true
+			}
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
 		return e.seeded(err)
 	}
 	got, _, err := s.Fetch(ctx, "k")

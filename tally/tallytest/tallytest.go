@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tally"
 )
@@ -417,30 +418,21 @@ func staleRead(t *testing.T, e *env) {
 func concurrentMutators(t *testing.T, e *env) {
 	c := sumCounter(t, e, e.key)
 	const workers, updates = 8, 20
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
-	for range workers {
-		m := mutator(t, c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range updates {
-				if err := m.Update(ctx(), add(1)); err != nil {
-					errs <- err
-					return
-				}
-				if _, err := c.Read(ctx()); err != nil {
-					errs <- err
-					return
-				}
+	ms := make([]*tally.Mutator[*tally.Sum], workers)
+	for i := range ms {
+		ms[i] = mutator(t, c)
+	}
+	require.NoError(t, kitrun.Parallel(workers, func(i int) error {
+		for range updates {
+			if err := ms[i].Update(ctx(), add(1)); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+			if _, err := c.Read(ctx()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 	require.Equal(t, int64(workers*updates), value(t, c))
 }
 
