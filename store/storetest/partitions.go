@@ -87,26 +87,16 @@ func delPart(part string, ts int64) store.Mutation {
 	return store.Mutation{Partition: part, Op: store.OpDeletePartition, Timestamp: ts}
 }
 
-// apply applies each mutation as a batch of its own.
 func (s *steps) apply(muts ...store.Mutation) {
-	if s.err == nil {
-		s.err = applyEach(s.ctx, s.p, muts...)
-	}
+	s.do(func() error { return applyEach(s.ctx, s.p, muts...) })
 }
 
-// batch applies muts as one batch.
-func (s *steps) batch(muts ...store.Mutation) {
-	if s.err == nil {
-		s.err = s.p.Apply(s.ctx, muts)
-	}
-}
+func (s *steps) batch(muts ...store.Mutation) { s.do(func() error { return s.p.Apply(s.ctx, muts) }) }
 
 // expect checks that partition part holds the rows want, as rendered by
 // rowsOf.
 func (s *steps) expect(part, what, want string) {
-	if s.err == nil {
-		s.err = expectRows(s.ctx, s.p, part, what, want)
-	}
+	s.do(func() error { return expectRows(s.ctx, s.p, part, what, want) })
 }
 
 // applyEach applies each mutation as a batch of its own.

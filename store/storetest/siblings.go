@@ -74,22 +74,18 @@ func bag[T string | []byte](values []T) string {
 	return "[" + strings.Join(s, " ") + "]"
 }
 
-// put puts value under key as actor with token.
 func (s *steps) put(key string, actor crdt.ActorID, value string, tok store.Token) {
-	if s.err == nil {
+	s.do(func() error {
 		if err := s.sib.Put(s.ctx, key, actor, []byte(value), tok); err != nil {
-			s.err = fmt.Errorf("put %q by %s: %w", key, actor, err)
+			return fmt.Errorf("put %q by %s: %w", key, actor, err)
 		}
-	}
+		return nil
+	})
 }
 
 // token returns the token of a Fetch of key.
-func (s *steps) token(key string) store.Token {
-	if s.err != nil {
-		return nil
-	}
-	_, tok, err := s.sib.Fetch(s.ctx, key)
-	s.err = err
+func (s *steps) token(key string) (tok store.Token) {
+	s.do(func() (err error) { _, tok, err = s.sib.Fetch(s.ctx, key); return err })
 	return tok
 }
 
@@ -121,14 +117,13 @@ func (s *steps) holdsEither(key, what string, sets ...[]string) store.Token {
 // del deletes what tok covers of key; what, if not empty, prefixes an
 // error.
 func (s *steps) del(key string, tok store.Token, what string) {
-	if s.err != nil {
-		return
-	}
-	if err := s.sib.(store.SiblingDeleter).Delete(s.ctx, key, tok); err != nil && what != "" {
-		s.err = fmt.Errorf("%s: %w", what, err)
-	} else {
-		s.err = err
-	}
+	s.do(func() error {
+		err := s.sib.(store.SiblingDeleter).Delete(s.ctx, key, tok)
+		if err != nil && what != "" {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		return err
+	})
 }
 
 func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {

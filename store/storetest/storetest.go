@@ -49,7 +49,6 @@ type env[S any] struct {
 	logf  func(format string, args ...any)
 }
 
-// logSeed logs how to replay a randomised check.
 func (e *env[S]) logSeed() { e.logf("%s", e.replay()) }
 
 // seeded adds the seed and the replay command to the error of a
@@ -76,19 +75,20 @@ type steps struct {
 	err error
 }
 
-// fresh moves the steps to a fresh, empty Partitions store.
-func (s *steps) fresh(e *env[store.Partitions]) {
+// do runs step unless an earlier step failed, and keeps its error.
+func (s *steps) do(step func() error) {
 	if s.err == nil {
-		s.p = e.fresh()
+		s.err = step()
 	}
 }
 
-// refused records, unless an earlier step failed, an error when err does
-// not wrap want; what and args name the call.
+// fresh moves the steps to a fresh, empty Partitions store.
+func (s *steps) fresh(e *env[store.Partitions]) { s.do(func() error { s.p = e.fresh(); return nil }) }
+
+// refused records an error when err does not wrap want; what and args name
+// the call.
 func (s *steps) refused(err, want error, what string, args ...any) {
-	if s.err == nil {
-		s.err = wantErr(err, want, what, args...)
-	}
+	s.do(func() error { return wantErr(err, want, what, args...) })
 }
 
 // wantErr returns nil when err wraps want, else an error saying that the
@@ -105,7 +105,6 @@ type check[S any] struct {
 	fn   func(ctx context.Context, e *env[S]) error
 }
 
-// run runs checks as subtests of t.
 func run[S any](t *testing.T, checks []check[S], newStore func(t *testing.T) S) {
 	t.Helper()
 	seed := proptest.Seed()
