@@ -7290,7 +7290,7 @@ var dvMutants = []struct {
 		"ledger/group.go", "\t\t\t\treturn held\n", "\t\t\t\treturn nil\n",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
 	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
-		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[len(txns)-1:] {",
+		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[max(len(txns)-1, 0):] {",
 		"driver_ledger", "retire: dated by its newest credit and its newest debit"},
 	{"ledger/no pass after one that left an actor undated", "6.9 RetireAfter: a pass is due at the next write when the last one left an actor undated",
 		"ledger/ledger.go", "if undated || unrecorded {", "if unrecorded {",
