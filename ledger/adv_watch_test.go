@@ -1,0 +1,295 @@
+package ledger_test
+
+// Adversarial scenarios for the watch of a late copy (SPEC.md 6.11 step 3,
+// "Watching.", and the watch of a pending copy whose owed record names
+// another writer) and for retirement's late-copy rule (6.9 RetireAfter).
+// They are written from the promise of 6.11: a transaction delivered to
+// several ledgers at once, or retried on another while a put is in doubt,
+// counts exactly once once every ledger has read and written again; a
+// retry of it on any ledger is recognised; no call hangs; no ledger fails
+// for ever; an Update never answers applied for a copy that is then taken
+// out; and a retiring ledger keeps the writer of a late copy until its own
+// ledger takes the copy out, while retiring every idle writer that holds
+// none.
+//
+// Each test names, in its comment, the broken variants of the production
+// code it was seen to fail against.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// watchPlan is one scenario of TestAdvWatchLateCopy: ledger L0's call of
+// x is slow (its put lands, and is acknowledged, at a boundary of L1's
+// store calls: before the call with that index) or in doubt (its first put
+// held in flight and its retry lost, or its first put refused and its
+// retry held; the held put lands at that boundary). L1 applies x and
+// writes on past H + F. L0 reads once at boundary readAt, amid L1's calls.
+// With retire, a third ledger, r, then makes retirement passes. Then L0
+// reads (a read of kind read, its account fetch stale with stale), and
+// every ledger reads and writes again, twice.
+type watchPlan struct {
+	names  []crdt.ActorID // L0, L1
+	hf     int            // 0: the defaults
+	doubt  int            // 0: slow; 1: in doubt, held then lost; 2: in doubt, refused then held
+	land   int
+	readAt int    // the boundary of L1's calls at which L0 reads first (1<<20: none)
+	read   string // "update", "find", "value" or "has"
+	stale  bool
+	retire bool
+}
+
+func (p watchPlan) String() string {
+	kind := watchKinds[p.doubt]
+	return fmt.Sprintf("names=%v H=F=%d %s land=%d readAt=%d read=%s stale=%v retire=%v", p.names, p.hf, kind, p.land, p.readAt, p.read, p.stale, p.retire)
+}
+
+var watchKinds = []string{"slow", "held-lost", "refused-held"}
+
+var watchReads = []string{"update", "find", "value", "has"}
+
+// watchRead is a read of kind by ledger i; "update" writes z.
+func watchRead(w *settleWorld, i int, kind string, z crdt.TxnID) error {
+	ctx, cancel := context.WithTimeout(context.Background(), settleCallTimeout)
+	defer cancel()
+	var err error
+	switch kind {
+	case "update":
+		var r ledger.Result
+		r, err = w.ledgers[i].Update(ctx, z, 1)
+		if err == nil && r.Outcome == tpncounter.Applied {
+			w.want++
+		}
+	case "find":
+		_, err = w.ledgers[i].Find(ctx)
+	case "value":
+		_, err = w.ledgers[i].Value(ctx)
+	case "has":
+		_, err = w.ledgers[i].HasTransaction(ctx, "x")
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		w.t.Errorf("%s: %s: %s hangs", w.what, w.ledgers[i].Actor(), kind)
+	}
+	return err
+}
+
+// runWatchPlan plays p and, with check, checks the promise; it returns
+// the number of boundaries of L1's store calls.
+func runWatchPlan(t *testing.T, p watchPlan, check bool) int {
+	const x, amount = crdt.TxnID("x"), int64(100)
+	copts := tpncounter.Options{HistoryLength: p.hf, FoldedLength: p.hf}
+	h, f := p.hf, p.hf
+	if p.hf == 0 {
+		h, f = 10, 10
+	}
+	names := slices.Clone(p.names)
+	retire := []time.Duration{-1, -1}
+	if p.retire {
+		names = append(names, "r")
+		retire = append(retire, time.Hour)
+	}
+	w := newSettleWorld(t, copts, names, retire, x)
+	w.what = p.String()
+	if os.Getenv("COUNTERKIT_WATCH_TRACE") != "" {
+		for i, ln := range w.lanes {
+			name := w.ledgers[i].Actor()
+			ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
+		}
+	}
+	for i := range w.ledgers {
+		w.credit(i, crdt.TxnID(fmt.Sprintf("open-%d", i)), 1000)
+	}
+	b := &boundaries{}
+	type answer struct {
+		r   ledger.Result
+		err error
+	}
+	var got *answer
+	if p.doubt > 0 {
+		faults := []faulty.Fault{faulty.Hold, faulty.Lose}
+		if p.doubt == 2 {
+			faults = []faulty.Fault{faulty.Refuse, faulty.Hold}
+		}
+		w.lanes[0].plan.set(faults, nil, nil)
+		r, err := w.update(0, x, amount)
+		require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, w.what)
+		got = &answer{r, err}
+		b.events = []settleEvent{{p.land, "land", func() {
+			if err := w.lanes[0].DeliverAll(); err != nil {
+				t.Errorf("%s: delivering L0's put: %v", w.what, err)
+			}
+		}}}
+	} else {
+		g := newSlowPut()
+		w.lanes[0].mu.Lock()
+		w.lanes[0].slow = g
+		w.lanes[0].mu.Unlock()
+		done := make(chan answer, 1)
+		go func() {
+			r, err := w.update(0, x, amount)
+			done <- answer{r, err}
+		}()
+		select {
+		case <-g.held:
+		case <-time.After(settleCallTimeout):
+			t.Fatalf("%s: L0 never put", w.what)
+		}
+		b.events = []settleEvent{{p.land, "land", func() {
+			close(g.land)
+			<-g.landed
+			close(g.ack)
+			select {
+			case a := <-done:
+				got = &a
+				w.answered(0, x, a.r, a.err) // the store right after the answer
+			case <-time.After(2 * settleCallTimeout):
+				t.Errorf("%s: L0's call of x hangs", w.what)
+				got = &answer{err: context.DeadlineExceeded}
+			}
+		}}}
+	}
+	if p.readAt < 1<<20 {
+		b.events = append(b.events, settleEvent{p.readAt, "read", func() {
+			if err := watchRead(w, 0, p.read, "z-mid"); err != nil {
+				t.Errorf("%s: L0's %s amid L1's calls: %v", w.what, p.read, err)
+			}
+		}})
+	}
+	w.lanes[1].before = func(method, key string) { b.tick(1, method, key) }
+	r, err := w.update(1, x, amount)
+	require.NoError(t, err, "%s: L1's call of x", w.what)
+	w.answered(1, x, r, err)
+	w.want += amount
+	for i := range h + f + 2 {
+		w.credit(1, crdt.TxnID(fmt.Sprintf("y%02d", i)), 1)
+	}
+	w.lanes[1].before = nil
+	n := b.finish()
+	if !check {
+		return n
+	}
+	if p.doubt == 0 {
+		require.NoError(t, got.err, "%s: L0's slow call", w.what)
+		require.Contains(t, []tpncounter.Outcome{tpncounter.Applied, tpncounter.Duplicate}, got.r.Outcome, w.what)
+		if got.r.Outcome == tpncounter.Duplicate {
+			require.Equal(t, w.ledgers[1].Writer(), got.r.Owner.Actor, "%s: the copy L0's met or gave way to", w.what)
+		}
+	}
+	if p.retire {
+		for step := range 4 {
+			if step%2 == 0 {
+				w.clock.Add(2 * time.Hour)
+			}
+			w.credit(2, crdt.TxnID(fmt.Sprintf("r%d", step)), 1)
+		}
+		st := stored(t, w.mem)
+		if st.Value() != w.want {
+			// L0's copy counts x a second time until L0 reads: its
+			// writer must not be retired before that.
+			require.Equal(t, []crdt.ActorID{w.ledgers[0].Writer()}, liveOf(st, []crdt.ActorID{w.ledgers[0].Writer()}),
+				"%s: L0 retired while its late copy counts x twice (value %d, want %d)", w.what, st.Value(), w.want)
+		}
+	}
+	if p.stale {
+		w.lanes[0].plan.set(nil, []faulty.Fault{faulty.Stale}, nil)
+	}
+	for try := 0; ; try++ {
+		err := watchRead(w, 0, p.read, "z-post")
+		if err == nil {
+			break
+		}
+		require.True(t, p.stale && try == 0 && errors.Is(err, crdt.ErrUnavailable), "%s: L0's %s (try %d): %v", w.what, p.read, try, err)
+	}
+	w.settleAgain("e1")
+	w.settleAgain("e2")
+	w.verify(map[crdt.TxnID]int64{x: amount}, w.what)
+	for i, l := range w.ledgers {
+		_, err := l.Value(context.Background())
+		require.NoError(t, err, "%s: Value of ledger %d", w.what, i)
+		_, err = l.Find(context.Background())
+		require.NoError(t, err, "%s: Find of ledger %d", w.what, i)
+	}
+	return n
+}
+
+// TestAdvWatchLateCopy: x is delivered to L0 and L1 at once (L0's put
+// slow: the call confirms and settles once it lands) or retried on L1
+// while L0's call is in doubt (a put held in flight, landing later; the
+// pending write itself, or an earlier attempt's). L1 applies x, records
+// it and writes on past H + F, folding and forgetting x, or giving its
+// copy up to L0's when L0 sorts first. L0's put lands before each store
+// call of L1 in turn (every one at H=F=1, a sample at the defaults; both
+// id orders), and L0 reads (an Update, a Find, a Value or a
+// HasTransaction, in turn) at that boundary or one of the next four, so
+// inside the cycle in which L1 forgets x, or only after L1's calls, by
+// each kind of read, its account fetch fresh or stale; with retire a
+// third ledger first makes retirement passes over the idle writers. Checks: no call hangs; L0's slow call answers applied
+// or duplicate (owner L1); L0 is not retired while its late copy counts x
+// twice; L0's read fails, if at all, only unavailable after a stale fetch,
+// and succeeds at once after; once every ledger has read and written
+// twice, x counts once, every key decodes, retries of x on every ledger,
+// a new one and a new incarnation are recognised, no ledger that answered
+// applied took its copy out, and Value and Find succeed on every ledger.
+//
+// Seen to fail against each of these broken variants, one at a time:
+//   - the watch off (index.go settle, `if v == meet {` made `if false &&
+//     v == meet {`): x counted twice when L0's slow put lands inside the
+//     cycle in which L1 forgets x;
+//   - no watch of an owed record's copy (ledger.go owe, `holdsAmount`
+//     condition made false): x counted twice when L0's held put lands
+//     inside that cycle;
+//   - an idle actor retired with a late copy (index.go lastApplied, `late
+//     = true` made `late = false`): "L0 retired while its late copy counts
+//     x twice".
+//
+// Scale: COUNTERKIT_CASES set tries every boundary at the defaults too.
+func TestAdvWatchLateCopy(t *testing.T) {
+	all := envCases(t, 0) > 0
+	for _, names := range [][]crdt.ActorID{{"a", "b"}, {"b", "a"}} {
+		for _, hf := range []int{1, 0} {
+			for doubt, kind := range watchKinds {
+				t.Run(fmt.Sprintf("%s-late/H=F=%d/%s", names[0], hf, kind), func(t *testing.T) {
+					base := watchPlan{names: names, hf: hf, doubt: doubt, land: 1 << 20, readAt: 1 << 20, read: "update"}
+					n := runWatchPlan(t, base, false)
+					runs := 0
+					for _, land := range settlePositions(n+1, all || hf != 0) {
+						// L0 reads first amid L1's next calls (one read
+						// kind each, in turn), or after them (every kind,
+						// fresh, stale, or after a retirement pass).
+						for readAt := land; readAt <= min(land+4, n); readAt++ {
+							p := base
+							p.land, p.readAt, p.read = land, readAt, watchReads[(land+readAt)%len(watchReads)]
+							runWatchPlan(t, p, true)
+							runs++
+						}
+						for k, read := range watchReads {
+							if hf == 0 && k != land%len(watchReads) {
+								continue // at the defaults one read kind per landing
+							}
+							for _, v := range []struct{ stale, retire bool }{{false, false}, {true, false}, {false, true}} {
+								p := base
+								p.land, p.read, p.stale, p.retire = land, read, v.stale, v.retire
+								runWatchPlan(t, p, true)
+								runs++
+							}
+						}
+					}
+					t.Logf("%d scenarios over %d boundaries", runs, n)
+				})
+			}
+		}
+	}
+}
