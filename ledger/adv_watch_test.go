@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -26,8 +27,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -291,5 +294,114 @@ func TestAdvWatchLateCopy(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestAdvWatchRestartsAllRetire: an actor restarts 50 times; each
+// incarnation makes one call and is dropped idle. Every third call is a
+// plain credit; the others are delivered at once to writer W too, the
+// incarnation's put slow and landing after W applied and recorded the
+// transaction, so that the two copies meet (the incarnation answers
+// duplicate, W's copy counts, or the incarnation's when its id sorts
+// first and W gives its copy up). A retiring ledger R and W write on,
+// two hours apart. Every incarnation is retired eventually (none holds a
+// late copy: nothing piles up), no pass retires one before it is idle
+// for RetireAfter, each transaction counts once, and retries are
+// recognised on W, R and a new ledger. Both id orders of the restarting
+// actor and W.
+//
+// Seen to fail against lastApplied taking a copy that meets another
+// writer's for a late one (index.go, `if v == counted {` made `if v ==
+// counted || v == meet {`): with W's id first, the incarnations whose
+// copies met W's are never retired. (With the incarnation's id first, W
+// gives its copy up, and no copy meets another when R's passes run.)
+func TestAdvWatchRestartsAllRetire(t *testing.T) {
+	for _, names := range [][2]crdt.ActorID{{"a", "m"}, {"z", "m"}} {
+		t.Run(fmt.Sprintf("restarting=%s,W=%s", names[0], names[1]), func(t *testing.T) {
+			const restarts = 50
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			mk := func(st store.Siblings, actor crdt.ActorID, retireAfter time.Duration) *ledger.Ledger {
+				o := ledger.Options{Actor: actor, RetireAfter: retireAfter, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1,
+					Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2}}
+				clock.opts(&o)
+				l, err := ledger.New(st, advKey, o)
+				require.NoError(t, err)
+				return l
+			}
+			w := mk(mem, names[1], -1)
+			r := mk(mem, "r", time.Hour)
+			amounts := map[crdt.TxnID]int64{}
+			var want int64
+			credit := func(l *ledger.Ledger, x crdt.TxnID, amount int64) {
+				t.Helper()
+				res, err := l.Update(ctx, x, amount)
+				require.NoError(t, err, x)
+				require.Equal(t, tpncounter.Applied, res.Outcome, x)
+				amounts[x] = amount
+				want += amount
+			}
+			credit(w, "open-w", 1000)
+			credit(r, "open-r", 1000)
+			var incs []crdt.ActorID
+			for i := range restarts {
+				ln := newLane(mem)
+				inc := mk(ln, names[0], -1)
+				x := crdt.TxnID(fmt.Sprintf("x%02d", i))
+				if i%3 == 0 {
+					credit(inc, x, int64(i+1))
+				} else {
+					g := newSlowPut()
+					ln.mu.Lock()
+					ln.slow = g
+					ln.mu.Unlock()
+					type answer struct {
+						r   ledger.Result
+						err error
+					}
+					done := make(chan answer, 1)
+					go func() {
+						res, err := inc.Update(ctx, x, int64(i+1))
+						done <- answer{res, err}
+					}()
+					<-g.held
+					credit(w, x, int64(i+1))
+					close(g.land)
+					<-g.landed
+					close(g.ack)
+					a := <-done
+					require.NoError(t, a.err, x)
+					require.Equal(t, tpncounter.Duplicate, a.r.Outcome, "%s: the incarnation's copy met W's", x)
+				}
+				incs = append(incs, inc.Writer())
+				if i%10 == 9 {
+					clock.Add(10 * time.Minute)
+					credit(w, crdt.TxnID(fmt.Sprintf("w%02d", i)), 1)
+				}
+			}
+			// Nothing is retired before it is idle for RetireAfter.
+			credit(r, "r-early", 1)
+			require.Len(t, liveOf(stored(t, mem), incs), restarts, "an incarnation retired before it was idle for RetireAfter")
+			// Within the retry window (24 hours) of every call.
+			for round := 0; round < 8 && len(liveOf(stored(t, mem), incs)) > 0; round++ {
+				clock.Add(2 * time.Hour)
+				credit(w, crdt.TxnID(fmt.Sprintf("w-round%d", round)), 1)
+				credit(r, crdt.TxnID(fmt.Sprintf("r-round%d", round)), 1)
+			}
+			st := stored(t, mem)
+			require.Empty(t, liveOf(st, incs), "every idle incarnation is retired")
+			require.Equal(t, want, st.Value(), "each transaction counted once")
+			fresh := mk(mem, "q", -1)
+			for _, l := range []*ledger.Ledger{w, r, fresh} {
+				for _, x := range slices.Sorted(maps.Keys(amounts)) {
+					res, err := l.Update(ctx, x, amounts[x])
+					require.NoError(t, err, x)
+					require.True(t, isRecognised(res.Outcome), "a retry of %s on %s is applied again: %v", x, l.Actor(), res.Outcome)
+				}
+			}
+			require.Equal(t, want, stored(t, mem).Value(), "after the retries")
+			t.Logf("%d incarnations retired by %v; %d live actors, %d retired entries", restarts, clock.Now().Sub(time.Unix(1_800_000_000, 0)), len(maps.Collect(st.LiveActors())), st.Stats().Retired)
+		})
 	}
 }
