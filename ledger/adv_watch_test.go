@@ -24,6 +24,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -236,12 +237,13 @@ func runWatchPlan(t *testing.T, p watchPlan, check bool) int {
 // pending write itself, or an earlier attempt's). L1 applies x, records
 // it and writes on past H + F, folding and forgetting x, or giving its
 // copy up to L0's when L0 sorts first. L0's put lands before each store
-// call of L1 in turn (every one at H=F=1, a sample at the defaults; both
-// id orders), and L0 reads (an Update, a Find, a Value or a
-// HasTransaction, in turn) at that boundary or one of the next four, so
-// inside the cycle in which L1 forgets x, or only after L1's calls, by
-// each kind of read, its account fetch fresh or stale; with retire a
-// third ledger first makes retirement passes over the idle writers. Checks: no call hangs; L0's slow call answers applied
+// call of L1 in turn (every one at H=F=1; at the defaults the first four
+// and the last sixteen, where L1 folds and forgets x; both id orders), and
+// L0 reads (an Update, a Find, a Value or a HasTransaction, in turn) at
+// that boundary or one of the next two, so inside the cycle in which L1
+// forgets x, or only after L1's calls, its account fetch fresh or stale;
+// with retire a third ledger first makes retirement passes over the idle
+// writers. Checks: no call hangs; L0's slow call answers applied
 // or duplicate (owner L1); L0 is not retired while its late copy counts x
 // twice; L0's read fails, if at all, only unavailable after a stale fetch,
 // and succeeds at once after; once every ledger has read and written
@@ -260,7 +262,9 @@ func runWatchPlan(t *testing.T, p watchPlan, check bool) int {
 //     = true` made `late = false`): "L0 retired while its late copy counts
 //     x twice".
 //
-// Scale: COUNTERKIT_CASES set tries every boundary at the defaults too.
+// Scale: COUNTERKIT_CASES set tries every boundary at the defaults too,
+// reads up to four boundaries after the landing, and every read kind at
+// each (about 6000 scenarios).
 func TestAdvWatchLateCopy(t *testing.T) {
 	all := envCases(t, 0) > 0
 	for _, names := range [][]crdt.ActorID{{"a", "b"}, {"b", "a"}} {
@@ -270,23 +274,28 @@ func TestAdvWatchLateCopy(t *testing.T) {
 					base := watchPlan{names: names, hf: hf, doubt: doubt, land: 1 << 20, readAt: 1 << 20, read: "update"}
 					n := runWatchPlan(t, base, false)
 					runs := 0
-					for _, land := range settlePositions(n+1, all || hf != 0) {
-						// L0 reads first amid L1's next calls (one read
-						// kind each, in turn), or after them (every kind,
-						// fresh, stale, or after a retirement pass).
-						for readAt := land; readAt <= min(land+4, n); readAt++ {
+					for _, land := range watchPositions(n, hf, all) {
+						// L0 reads first amid L1's next calls, or after
+						// them (fresh, stale, or after a retirement
+						// pass); the read kinds in turn, every one with
+						// COUNTERKIT_CASES.
+						var plans []watchPlan
+						for readAt := land; readAt <= min(land+2+2*b2i(all), n); readAt++ {
 							p := base
-							p.land, p.readAt, p.read = land, readAt, watchReads[(land+readAt)%len(watchReads)]
-							runWatchPlan(t, p, true)
-							runs++
+							p.land, p.readAt = land, readAt
+							plans = append(plans, p)
 						}
-						for k, read := range watchReads {
-							if hf == 0 && k != land%len(watchReads) {
-								continue // at the defaults one read kind per landing
-							}
-							for _, v := range []struct{ stale, retire bool }{{false, false}, {true, false}, {false, true}} {
-								p := base
-								p.land, p.read, p.stale, p.retire = land, read, v.stale, v.retire
+						for _, v := range []struct{ stale, retire bool }{{false, false}, {true, false}, {false, true}} {
+							p := base
+							p.land, p.stale, p.retire = land, v.stale, v.retire
+							plans = append(plans, p)
+						}
+						for k, p := range plans {
+							for j, read := range watchReads {
+								if !all && j != (land+p.readAt%(1<<20)+k)%len(watchReads) {
+									continue
+								}
+								p.read = read
 								runWatchPlan(t, p, true)
 								runs++
 							}
@@ -297,6 +306,19 @@ func TestAdvWatchLateCopy(t *testing.T) {
 			}
 		}
 	}
+}
+
+// watchPositions are the landings TestAdvWatchLateCopy tries out of n+1
+// boundaries: every one at H=F=1 or with all, else the first four and the
+// last sixteen (where L1 folds and forgets x).
+func watchPositions(n, hf int, all bool) []int {
+	var out []int
+	for i := 0; i <= n; i++ {
+		if all || hf != 0 || i < 4 || i >= n-16 {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // TestAdvWatchRestartsAllRetire: an actor restarts 50 times; each
@@ -429,10 +451,11 @@ func TestAdvWatchRestartsAllRetire(t *testing.T) {
 // recognised.
 //
 // Seen to fail against the watch off (index.go settle, `if v == meet {`
-// made `if false && v == meet {`): a transaction counted twice, in 1 of
-// the 20 cases at COUNTERKIT_SEED=1 and 4 of 80 with COUNTERKIT_CASES=40.
-// (The owed record's watch and the retirement's late-copy rule passed 80
-// cases broken: TestAdvWatchLateCopy catches them.)
+// made `if false && v == meet {`): a transaction counted twice, in 1 to
+// 5 of 100 cases (COUNTERKIT_CASES=50), so in about one run of three at
+// the default size. (The owed record's watch and the retirement's
+// late-copy rule passed 80 cases broken: TestAdvWatchLateCopy catches all
+// three every run.)
 //
 // Replay: COUNTERKIT_SEED=<seed> go test ./ledger -run '^TestAdvWatchRandom$'
 // (concurrent calls interleave as the scheduler lets them, so a replay may
@@ -639,15 +662,41 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 				lanes[i].mu.Unlock()
 				continue
 			}
+			// The put lands, and is acknowledged, before a random store
+			// call of the other ledger's (L0's call then settles while
+			// that ledger's cycle runs), or after them; then, as often,
+			// ledger i reads at once.
 			j := (i + 1 + intn(2)) % 3
+			more := intn(2*h + 3)
+			at := intn(5*(more+1) + 2)
+			var calls atomic.Int32
+			var once sync.Once
+			land := func() {
+				once.Do(func() {
+					close(g.land)
+					<-g.landed
+					close(g.ack)
+					<-done
+					if intn(2) == 0 {
+						read(i)
+					}
+				})
+			}
+			lanes[j].mu.Lock()
+			lanes[j].before = func(string, string) {
+				if int(calls.Add(1)) > at {
+					land()
+				}
+			}
+			lanes[j].mu.Unlock()
 			call(j, x)
-			for range intn(2*h + 3) {
+			for range more {
 				call(j, newTxn())
 			}
-			close(g.land)
-			<-g.landed
-			close(g.ack)
-			<-done
+			lanes[j].mu.Lock()
+			lanes[j].before = nil
+			lanes[j].mu.Unlock()
+			land()
 		case r < 9:
 			read(intn(4))
 		case r < 10:
