@@ -902,3 +902,104 @@ func (w *copyWatch) read(t *testing.T, sibs [][]byte) {
 		}
 	}
 }
+
+// TestAdvWatchDatedOnlyByItsOwnRecords: incarnation m's call of x is slow;
+// meanwhile writer W applies x, records it, and folds it (History and
+// Folded length 2). Two hours later m's put lands: m's copy meets W's
+// (m answers duplicate) and x is m's newest credit, but the only record
+// of x names W. W writes on (so m retires alone, not with W as a group).
+// A ledger R (RetireAfter an hour) that first sees m then
+// must date m from that pass, not from W's record two hours old (SPEC.md
+// 6.9: a record naming another writer dates that writer): m is not
+// retired then, nor 30 minutes later, and is retired once an hour has
+// passed since (its copy does not count, and W's is folded: 6.10). x
+// counts once throughout, and retries of x are recognised.
+//
+// Seen to fail against lastApplied dating an actor by any record of its
+// transactions (index.go, `r.Writer == actor &&` dropped): "m retired at
+// the first pass that saw it".
+func TestAdvWatchDatedOnlyByItsOwnRecords(t *testing.T) {
+	for _, names := range [][2]crdt.ActorID{{"m", "w"}, {"m", "a"}} {
+		t.Run(fmt.Sprintf("m=%s,W=%s", names[0], names[1]), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			mk := func(st store.Siblings, actor crdt.ActorID, retireAfter time.Duration) *ledger.Ledger {
+				o := ledger.Options{Actor: actor, RetireAfter: retireAfter, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1,
+					Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2}}
+				clock.opts(&o)
+				l, err := ledger.New(st, advKey, o)
+				require.NoError(t, err)
+				return l
+			}
+			ln := newLane(mem)
+			m, w, r := mk(ln, names[0], -1), mk(mem, names[1], -1), mk(mem, "r", time.Hour)
+			want := int64(0)
+			credit := func(l *ledger.Ledger, x crdt.TxnID, amount int64) {
+				t.Helper()
+				res, err := l.Update(ctx, x, amount)
+				require.NoError(t, err, x)
+				require.Equal(t, tpncounter.Applied, res.Outcome, x)
+				want += amount
+			}
+			credit(w, "open-w", 1000)
+			credit(r, "open-r", 1000)
+			g := newSlowPut()
+			ln.mu.Lock()
+			ln.slow = g
+			ln.mu.Unlock()
+			type answer struct {
+				r   ledger.Result
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				res, err := m.Update(ctx, "x", 100)
+				done <- answer{res, err}
+			}()
+			<-g.held
+			credit(w, "x", 100)
+			credit(w, "w1", 1)
+			credit(w, "w2", 1)
+			credit(w, "w3", 1)
+			clock.Add(2 * time.Hour)
+			close(g.land)
+			<-g.landed
+			close(g.ack)
+			a := <-done
+			require.NoError(t, a.err)
+			require.Equal(t, tpncounter.Duplicate, a.r.Outcome, "m's copy met W's")
+			require.Equal(t, want, stored(t, mem).Value(), "x counted once")
+			rec, ok := recordOf(t, mem, "x")
+			require.True(t, ok)
+			require.Equal(t, w.Writer(), rec.Writer, "the record of x names W")
+			live := func() bool { return len(liveOf(stored(t, mem), []crdt.ActorID{m.Writer()})) == 1 }
+			owner, ok := stored(t, mem).Owner("x")
+			require.True(t, ok)
+			require.Equal(t, w.Writer(), owner.Actor)
+			require.True(t, owner.Folded, "W folded x")
+			// W writes on, so that m retires alone (its copy does not
+			// count and W's is folded), not with W as a group.
+			credit(w, "w4", 1)
+			credit(r, "r1", 1)
+			require.True(t, live(), "m retired at the first pass that saw it (dated by W's record)")
+			clock.Add(30 * time.Minute)
+			credit(w, "w5", 1)
+			credit(r, "r2", 1)
+			require.True(t, live(), "m retired 30 minutes after the first pass that saw it")
+			clock.Add(45 * time.Minute)
+			credit(w, "w6", 1)
+			credit(r, "r3", 1)
+			credit(r, "r4", 1)
+			require.False(t, live(), "m, idle for RetireAfter with no late copy, is retired")
+			require.Len(t, liveOf(stored(t, mem), []crdt.ActorID{w.Writer()}), 1, "W writes: not retired")
+			require.Equal(t, want, stored(t, mem).Value(), "x counted once after m's retirement")
+			for _, l := range []*ledger.Ledger{w, r, mk(mem, "q", -1), mk(mem, names[0], -1)} {
+				res, err := l.Update(ctx, "x", 100)
+				require.NoError(t, err)
+				require.True(t, isRecognised(res.Outcome), "a retry of x on %s: %v", l.Actor(), res.Outcome)
+			}
+			require.Equal(t, want, stored(t, mem).Value())
+		})
+	}
+}
