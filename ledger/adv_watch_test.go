@@ -340,8 +340,10 @@ func TestAdvWatchLateCopy(t *testing.T) {
 // TestAdvWatchThreeLedgers: x is delivered to three ledgers at once, or
 // retried on two others while L0's call is in doubt. L2's put is slow,
 // L0's slow or in doubt (held then lost, or refused then held: one kind
-// per id order in turn, every kind with COUNTERKIT_CASES); L1 applies x and writes on past H + F (H=F=1,
-// every order of the three ids). The two slow puts land, and are
+// per id order in turn, every kind with COUNTERKIT_CASES); L1 applies x
+// and writes on past H + F (H=F=1, and the defaults with
+// COUNTERKIT_CASES; every order of the three ids). The two puts land, and
+// are
 // acknowledged, before a pair of L1's store calls (each of the last 16
 // boundaries, where L1 folds and forgets x, and the first, every other
 // one unless COUNTERKIT_CASES is set), so that both copies meet L1's, or
@@ -364,31 +366,37 @@ func TestAdvWatchThreeLedgers(t *testing.T) {
 		step = 1
 	}
 	perms := [][]crdt.ActorID{{"a", "b", "c"}, {"a", "c", "b"}, {"b", "a", "c"}, {"b", "c", "a"}, {"c", "a", "b"}, {"c", "b", "a"}}
-	for o, names := range perms {
-		for doubt, kind := range watchKinds {
-			if !all && doubt != o%len(watchKinds) || doubt > 0 && names[2] < names[0] {
-				continue // in doubt with L2's id first: TestAdvWatchGivenUpToAWatchedCopy
+	hfs := []int{1}
+	if all {
+		hfs = append(hfs, 0)
+	}
+	for _, hf := range hfs {
+		for o, names := range perms {
+			for doubt, kind := range watchKinds {
+				if !all && doubt != o%len(watchKinds) || doubt > 0 && names[2] < names[0] {
+					continue // in doubt with L2's id first: TestAdvWatchGivenUpToAWatchedCopy
+				}
+				t.Run(fmt.Sprintf("H=F=%d/L0=%s,L1=%s,L2=%s/L0-%s", hf, names[0], names[1], names[2], kind), func(t *testing.T) {
+					base := watchPlan{names: names, hf: hf, doubt: doubt, land: 1 << 20, land2: 1 << 20, readAt: 1 << 20, read: "update"}
+					n := runWatchPlan(t, base, false)
+					var lands []int
+					for i := 0; i <= n; i++ {
+						if i == 0 || i >= n-16 && (all || (n-i)%step == 0) {
+							lands = append(lands, i)
+						}
+					}
+					runs := 0
+					for _, l0 := range lands {
+						for _, l2 := range lands {
+							p := base
+							p.land, p.land2, p.read = l0, l2, watchReads[(l0+l2)%len(watchReads)]
+							runWatchPlan(t, p, true)
+							runs++
+						}
+					}
+					t.Logf("%d scenarios over %d boundaries", runs, n)
+				})
 			}
-			t.Run(fmt.Sprintf("L0=%s,L1=%s,L2=%s/L0-%s", names[0], names[1], names[2], kind), func(t *testing.T) {
-				base := watchPlan{names: names, hf: 1, doubt: doubt, land: 1 << 20, land2: 1 << 20, readAt: 1 << 20, read: "update"}
-				n := runWatchPlan(t, base, false)
-				var lands []int
-				for i := 0; i <= n; i++ {
-					if i == 0 || i >= n-16 && (all || (n-i)%step == 0) {
-						lands = append(lands, i)
-					}
-				}
-				runs := 0
-				for _, l0 := range lands {
-					for _, l2 := range lands {
-						p := base
-						p.land, p.land2, p.read = l0, l2, watchReads[(l0+l2)%len(watchReads)]
-						runWatchPlan(t, p, true)
-						runs++
-					}
-				}
-				t.Logf("%d scenarios over %d boundaries", runs, n)
-			})
 		}
 	}
 }
