@@ -657,7 +657,7 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 	var lanes []*lane
 	var ledgers []*ledger.Ledger
 	var watches []*copyWatch
-	for i, name := range names {
+	for _, name := range names {
 		ln := &lane{Siblings: faulty.NewSiblings(mem, faulty.Options{Policy: ledger.FreshRecords(policy)})}
 		retire := time.Duration(-1)
 		if name == "r" {
@@ -673,7 +673,6 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 			ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
 		}
 		lanes, ledgers, watches = append(lanes, ln), append(ledgers, l), append(watches, w)
-		_ = i
 	}
 	amounts := map[crdt.TxnID]int64{}
 	var amu sync.Mutex // answered, written by calls made at once
