@@ -144,7 +144,9 @@ var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
 type Result struct {
 	// Outcome is what the transaction did: Applied when this call added it
 	// (even if an earlier attempt of this call is what landed), Duplicate or
-	// DuplicateFolded when it was already stored, Superseded when it was
+	// DuplicateFolded when it was already stored (also when this call's
+	// copy landed after another writer's recorded one: SPEC.md 6.11 step
+	// 3; Owner names that writer), Superseded when it was
 	// stored with this amount but a concurrent write of the same id with
 	// another amount or sign is the one that counts (see Owner).
 	//
