@@ -1125,7 +1125,11 @@ func (s *dvSiblings) fetch(ctx context.Context, key string) ([][]byte, store.Tok
 	f := s.rec.keyFault(key)
 	if seed, ok := strings.CutPrefix(f, "seed:"); ok {
 		b := dvUnhex(seed)
-		if err := s.backing(key).Put(ctx, key, "init", b, nil); err != nil {
+		actual := b
+		if s.toActual != nil {
+			actual = s.toActual(b) // writer ids as the ledgers have them
+		}
+		if err := s.backing(key).Put(ctx, key, "init", actual, nil); err != nil {
 			return nil, nil, err
 		}
 		call.Seeded = append(call.Seeded, dvSibling{raw: b})
@@ -2869,6 +2873,10 @@ func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	if err != nil {
 		panic(err)
 	}
+	bx, err := ledger.Record{Txn: "x", Amount: 5, Writer: "b~bbbbbbbb", At: dvT0, Version: 1}.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
 	return []dvVector{
 		{Name: "records: a failed record fetch fails the attempt",
 			Note:    "retry_count 2. t1's record fetch (after the counter's fetch) is refused: the call fails unavailable after 1 attempt, nothing written, no further attempt. Then behind l0, a group of l1 and l2 whose l1 record fetch is refused: the attempt fails, and both members fail unavailable (1 attempt, nothing written). Retried, t1 lands",
@@ -2888,6 +2896,13 @@ func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 			Note:    "t1's record key holds a live record of t9 (amount 9, writer z~zzzzzzzz), as a hash collision would leave: t1's lookup passes over it (neither known nor conflicting_transaction), t1 is applied, and its record is put with the token of the fetch that read the other",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
 				dvRecFaults(dvCredit("a", "t1", 5), "t1", dvSeed(other)),
+				dvLedgerOp("value", "a"),
+			}},
+		{Name: "records: a copy landing next to another writer's recorded copy is a duplicate",
+			Note:    "b credits x: its put lands, the put of x's record is refused (ambiguous_write, the record owed). a credits x reading stale (from before b's put) and finding no record: a applies x, and its put leaves a second sibling. a confirms its record: the fetch of x's key finds b's record (written meanwhile by b's next cycle, seeded under the key), which names only b, so a settles: it reads the account, where b's entry holds x, and x's key again. The copies meet: a writes no record, and its call is answered duplicate with owner b (not folded), the writer that landed x first; a watches its copy (6.11 step 3). The value counts x once",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvRecFaults(dvCredit("b", "x", 5), "x", "", "", "refuse"),
+				dvRecFaults(dvCredit("a", "x", 5, "stale"), "x", "", dvSeed(bx)),
 				dvLedgerOp("value", "a"),
 			}},
 	}
@@ -5156,7 +5171,10 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 			continue
 		}
 		w := L.writer
-		if c.s.Owner != nil && c.s.Owner.Actor != "" {
+		if c.s.Owner != nil && c.s.Owner.Actor != "" && !(c.applied && c.s.Outcome == "duplicate") {
+			// The copy that counts in the state that landed it. An applied
+			// call answered duplicate met another writer's copy at its
+			// record step (6.11 step 3): its record named L's own copy.
 			w = c.s.Owner.Actor
 		}
 		r := dvRecord{Txn: c.s.Txn, Amount: dvInt(c.signed), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(c.version, 1), 10)}
@@ -7092,6 +7110,9 @@ var dvMutants = []struct {
 	{"ledger/an actor dated by another writer's record", "6.9 RetireAfter: an actor is dated by the records of its newest transactions that name it",
 		"ledger/index.go", "if r.Writer == actor && r.At.After(at) {", "if r.At.After(at) {",
 		"driver_ledger", "retire: idle writers that share a transaction retire together"},
+	{"ledger/a copy that met another answered applied", "6.11 step 3: a call whose copy meets another writer's recorded copy is a duplicate, owner that writer",
+		"ledger/group.go", "if o := owners[i]; o != nil {", "if o := owners[i]; false && o != nil {",
+		"driver_ledger", "records: a copy landing next to another writer's recorded copy is a duplicate"},
 	{"ledger/a copy that met another not watched", "6.11 step 3: a copy that met another writer's is decided again once that writer no longer holds it",
 		"ledger/index.go", "	if v == meet {", "	if false && v == meet {",
 		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
