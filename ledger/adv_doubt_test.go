@@ -323,42 +323,10 @@ func TestAdvHoldBackUnderAmbiguousPuts(t *testing.T) {
 
 func holdBackCase(t *testing.T, seed int64, hf, steps int, two bool) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewSource(seed))
-	var mu sync.Mutex
-	faults := true
-	policy := func(c faulty.Call) faulty.Fault {
-		mu.Lock()
-		defer mu.Unlock()
-		if !faults {
-			return faulty.Pass
-		}
-		x := rng.Float64()
-		switch {
-		case c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key):
-			if x < 0.3 {
-				return faulty.Refuse
-			}
-		case c.Method == faulty.MethodPut:
-			for _, w := range []struct {
-				f faulty.Fault
-				p float64
-			}{{faulty.Lose, 0.25}, {faulty.LoseAck, 0.45}, {faulty.Hold, 0.55}, {faulty.Refuse, 0.65}} {
-				if x < w.p {
-					return w.f
-				}
-			}
-		case c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key):
-			if x < 0.15 {
-				return faulty.Stale
-			}
-		}
-		return faulty.Pass
-	}
-	setFaults := func(on bool) {
-		mu.Lock()
-		faults = on
-		mu.Unlock()
-	}
+	rf := &randomFaults{rng: rand.New(rand.NewSource(seed)), refuseRecord: 0.3,
+		puts:  []weightedFault{{faulty.Lose, 0.25}, {faulty.LoseAck, 0.45}, {faulty.Hold, 0.55}, {faulty.Refuse, 0.65}},
+		stale: 0.15, maxAge: 1}
+	policy, setFaults, rng := rf.policy, rf.set, rf.rng
 	mem := memory.NewSiblings()
 	fs := faulty.NewSiblings(mem, faulty.Options{Policy: policy})
 	copts := tpncounter.Options{HistoryLength: hf, FoldedLength: hf}
@@ -994,4 +962,68 @@ func doubtPair(t *testing.T) (*doubtPlan, *memory.Siblings, *faulty.Siblings, *l
 		return l
 	}
 	return plan, mem, fs, mk("a"), mk("b")
+}
+
+// randomFaults is the seeded fault policy of the adversarial random runs,
+// safe for concurrent calls: a record Put is refused with probability
+// refuseRecord; an account Put draws its fault from puts (cumulative
+// probabilities); an account Fetch is stale with probability stale, 1 to
+// maxAge states back. Record Fetches are never stale (SPEC.md 6.11,
+// "Reads of records"). set(false) turns every fault off. The runs draw
+// their own choices from the same generator (intn), so that a seed
+// replays a run.
+type randomFaults struct {
+	mu           sync.Mutex
+	rng          *rand.Rand
+	off          bool
+	refuseRecord float64
+	puts         []weightedFault
+	stale        float64
+	maxAge       int
+}
+
+type weightedFault struct {
+	f faulty.Fault
+	p float64
+}
+
+func (r *randomFaults) policy(c faulty.Call) faulty.Fault {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.off {
+		return faulty.Pass
+	}
+	x := r.rng.Float64()
+	switch {
+	case c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key):
+		if x < r.refuseRecord {
+			return faulty.Refuse
+		}
+	case c.Method == faulty.MethodPut:
+		for _, w := range r.puts {
+			if x < w.p {
+				return w.f
+			}
+		}
+	case c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key):
+		if x < r.stale {
+			if r.maxAge <= 1 {
+				return faulty.Stale
+			}
+			return faulty.StaleBy(1 + r.rng.Intn(r.maxAge))
+		}
+	}
+	return faulty.Pass
+}
+
+func (r *randomFaults) set(on bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.off = !on
+}
+
+func (r *randomFaults) intn(n int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rng.Intn(n)
 }

@@ -1012,56 +1012,17 @@ const (
 )
 
 func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int, mix string) {
-	rng := rand.New(rand.NewSource(seed))
-	var mu sync.Mutex
-	faults := true
-	draw := func() float64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return rng.Float64()
+	hold, stale := faulty.Hold, 0.0
+	if mix == mixStale || mix == mixPlain {
+		hold = faulty.Refuse // no puts held in flight
 	}
-	intn := func(n int) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return rng.Intn(n)
+	if mix == mixStale || mix == mixFull {
+		stale = 0.12
 	}
-	policy := func(c faulty.Call) faulty.Fault {
-		mu.Lock()
-		on := faults
-		mu.Unlock()
-		if !on {
-			return faulty.Pass
-		}
-		x := draw()
-		switch {
-		case c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key):
-			if x < 0.15 {
-				return faulty.Refuse
-			}
-		case c.Method == faulty.MethodPut:
-			for _, w := range []struct {
-				f faulty.Fault
-				p float64
-			}{{faulty.Lose, 0.08}, {faulty.LoseAck, 0.16}, {faulty.Hold, 0.28}, {faulty.Refuse, 0.36}} {
-				if x < w.p {
-					if w.f == faulty.Hold && (mix == mixStale || mix == mixPlain) {
-						return faulty.Refuse
-					}
-					return w.f
-				}
-			}
-		case c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key):
-			if x < 0.12 && (mix == mixStale || mix == mixFull) {
-				return faulty.StaleBy(1 + intn(3))
-			}
-		}
-		return faulty.Pass
-	}
-	setFaults := func(on bool) {
-		mu.Lock()
-		faults = on
-		mu.Unlock()
-	}
+	rf := &randomFaults{rng: rand.New(rand.NewSource(seed)), refuseRecord: 0.15,
+		puts:  []weightedFault{{faulty.Lose, 0.08}, {faulty.LoseAck, 0.16}, {hold, 0.28}, {faulty.Refuse, 0.36}},
+		stale: stale, maxAge: 3}
+	policy, intn, setFaults := rf.policy, rf.intn, rf.set
 	mem := memory.NewSiblings()
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	copts := tpncounter.Options{HistoryLength: hf, FoldedLength: hf}

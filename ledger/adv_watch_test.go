@@ -468,12 +468,7 @@ func TestAdvWatchRestartsAllRetire(t *testing.T) {
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			mk := func(st store.Siblings, actor crdt.ActorID, retireAfter time.Duration) *ledger.Ledger {
-				o := ledger.Options{Actor: actor, RetireAfter: retireAfter, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1,
-					Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2}}
-				clock.opts(&o)
-				l, err := ledger.New(st, advKey, o)
-				require.NoError(t, err)
-				return l
+				return watchLedger(t, st, clock, actor, retireAfter)
 			}
 			w := mk(mem, names[1], -1)
 			r := mk(mem, "r", time.Hour)
@@ -597,53 +592,10 @@ func TestAdvWatchRandom(t *testing.T) {
 }
 
 func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
-	rng := rand.New(rand.NewSource(seed))
-	var mu sync.Mutex
-	faults := true
-	draw := func() float64 {
-		mu.Lock()
-		defer mu.Unlock()
-		return rng.Float64()
-	}
-	intn := func(n int) int {
-		mu.Lock()
-		defer mu.Unlock()
-		return rng.Intn(n)
-	}
-	policy := func(c faulty.Call) faulty.Fault {
-		mu.Lock()
-		on := faults
-		mu.Unlock()
-		if !on {
-			return faulty.Pass
-		}
-		x := draw()
-		switch {
-		case c.Method == faulty.MethodPut && ledger.IsRecordKey(c.Key):
-			if x < 0.12 {
-				return faulty.Refuse
-			}
-		case c.Method == faulty.MethodPut:
-			for _, w := range []struct {
-				f faulty.Fault
-				p float64
-			}{{faulty.Lose, 0.06}, {faulty.LoseAck, 0.12}, {faulty.Hold, 0.22}, {faulty.Refuse, 0.28}} {
-				if x < w.p {
-					return w.f
-				}
-			}
-		case c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key):
-			if x < 0.1 {
-				return faulty.StaleBy(1 + intn(3))
-			}
-		}
-		return faulty.Pass
-	}
-	setFaults := func(on bool) {
-		mu.Lock()
-		faults = on
-		mu.Unlock()
-	}
+	rf := &randomFaults{rng: rand.New(rand.NewSource(seed)), refuseRecord: 0.12,
+		puts:  []weightedFault{{faulty.Lose, 0.06}, {faulty.LoseAck, 0.12}, {faulty.Hold, 0.22}, {faulty.Refuse, 0.28}},
+		stale: 0.1, maxAge: 3}
+	policy, intn, setFaults, rng := rf.policy, rf.intn, rf.set, rf.rng
 	mem := memory.NewSiblings()
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	copts := tpncounter.Options{HistoryLength: hf, FoldedLength: hf}
@@ -932,12 +884,7 @@ func TestAdvWatchDatedOnlyByItsOwnRecords(t *testing.T) {
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			mk := func(st store.Siblings, actor crdt.ActorID, retireAfter time.Duration) *ledger.Ledger {
-				o := ledger.Options{Actor: actor, RetireAfter: retireAfter, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1,
-					Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2}}
-				clock.opts(&o)
-				l, err := ledger.New(st, advKey, o)
-				require.NoError(t, err)
-				return l
+				return watchLedger(t, st, clock, actor, retireAfter)
 			}
 			ln := newLane(mem)
 			m, w, r := mk(ln, names[0], -1), mk(mem, names[1], -1), mk(mem, "r", time.Hour)
@@ -1009,4 +956,16 @@ func TestAdvWatchDatedOnlyByItsOwnRecords(t *testing.T) {
 			require.Equal(t, want, stored(t, mem).Value())
 		})
 	}
+}
+
+// watchLedger is a ledger of the retirement tests of this file: advLedger
+// with calls one at a time and H=F=2.
+func watchLedger(t *testing.T, st store.Siblings, clock *fakeClock, actor crdt.ActorID, retireAfter time.Duration) *ledger.Ledger {
+	t.Helper()
+	o := ledger.Options{Actor: actor, RetireAfter: retireAfter, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1,
+		Counter: tpncounter.Options{HistoryLength: 2, FoldedLength: 2}}
+	clock.opts(&o)
+	l, err := ledger.New(st, advKey, o)
+	require.NoError(t, err)
+	return l
 }
