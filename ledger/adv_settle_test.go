@@ -1184,24 +1184,10 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 			require.NoError(t, call(intn(2), x), "seed %d: %s retried after the store recovered", seed, x)
 		}
 	}
-	var want int64
-	for _, v := range amounts {
-		want += v
-	}
 	for _, w := range watches {
 		require.Empty(t, w.violations, "seed %d", seed)
 	}
-	require.Equal(t, want, stored(t, mem).Value(), "seed %d: each transaction counted once", seed)
-	fresh, err := ledger.New(mem, advKey, ledger.Options{Actor: "z", Counter: copts, RetireAfter: -1, Clock: clock.Now})
-	require.NoError(t, err)
-	for _, l := range append(slices.Clone(ledgers), fresh) {
-		for _, x := range slices.Sorted(maps.Keys(amounts)) {
-			r, err := l.Update(context.Background(), x, amounts[x])
-			require.NoError(t, err, "seed %d: retry of %s on %s", seed, x, l.Actor())
-			require.True(t, isRecognised(r.Outcome), "seed %d: a retry of %s on %s is applied again: %v", seed, x, l.Actor(), r.Outcome)
-		}
-	}
-	require.Equal(t, want, stored(t, mem).Value(), "seed %d: after the retries", seed)
+	requireRandomRunExact(t, seed, mem, clock, copts, ledgers, amounts)
 }
 
 // TestAdvSettleAppliedAfterAnEarlierAttempt: ledger a's call of x makes a
@@ -1271,4 +1257,26 @@ func TestAdvSettleAppliedAfterAnEarlierAttempt(t *testing.T) {
 			require.NotEqual(t, tpncounter.Applied, r.Outcome, "a answered applied; the copy that counts is b's (owner %v)", r.Owner)
 		})
 	}
+}
+
+// requireRandomRunExact ends a random run: each transaction of amounts is
+// counted once, and a retry of each, on every ledger and on a new one, is
+// recognised and changes nothing.
+func requireRandomRunExact(t *testing.T, seed int64, mem store.Siblings, clock *fakeClock, copts tpncounter.Options, ledgers []*ledger.Ledger, amounts map[crdt.TxnID]int64) {
+	t.Helper()
+	var want int64
+	for _, v := range amounts {
+		want += v
+	}
+	require.Equal(t, want, stored(t, mem).Value(), "seed %d: each transaction counted once", seed)
+	fresh, err := ledger.New(mem, advKey, ledger.Options{Actor: "z", Counter: copts, RetireAfter: -1, Clock: clock.Now})
+	require.NoError(t, err)
+	for _, l := range append(slices.Clone(ledgers), fresh) {
+		for _, x := range slices.Sorted(maps.Keys(amounts)) {
+			r, err := l.Update(context.Background(), x, amounts[x])
+			require.NoError(t, err, "seed %d: retry of %s on %s", seed, x, l.Actor())
+			require.True(t, isRecognised(r.Outcome), "seed %d: a retry of %s on %s is applied again: %v", seed, x, l.Actor(), r.Outcome)
+		}
+	}
+	require.Equal(t, want, stored(t, mem).Value(), "seed %d: after the retries", seed)
 }

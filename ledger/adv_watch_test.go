@@ -812,24 +812,10 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 			require.NoError(t, call(intn(4), x), "seed %d: %s retried after the store recovered", seed, x)
 		}
 	}
-	var want int64
-	for _, v := range amounts {
-		want += v
-	}
 	for _, w := range watches {
 		require.Empty(t, w.violations, "seed %d", seed)
 	}
-	require.Equal(t, want, stored(t, mem).Value(), "seed %d: each transaction counted once", seed)
-	fresh, err := ledger.New(mem, advKey, ledger.Options{Actor: "z", Counter: copts, RetireAfter: -1, Clock: clock.Now})
-	require.NoError(t, err)
-	for _, l := range append(slices.Clone(ledgers), fresh) {
-		for _, x := range slices.Sorted(maps.Keys(amounts)) {
-			r, err := l.Update(context.Background(), x, amounts[x])
-			require.NoError(t, err, "seed %d: retry of %s on %s", seed, x, l.Actor())
-			require.True(t, isRecognised(r.Outcome), "seed %d: a retry of %s on %s is applied again: %v", seed, x, l.Actor(), r.Outcome)
-		}
-	}
-	require.Equal(t, want, stored(t, mem).Value(), "seed %d: after the retries", seed)
+	requireRandomRunExact(t, seed, mem, clock, copts, ledgers, amounts)
 }
 
 // copyWatch is appliedWatch that also lets a copy go when a read shows it
