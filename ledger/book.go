@@ -41,7 +41,9 @@ type BookOptions struct {
 // more are open, it drops the least recently used idle one. It never drops
 // a Ledger running or waiting for an operation, nor one holding a pending
 // write (Ledger.Pending), whose state is the only copy of a write that may
-// still be in flight; while more than MaxOpen are in use or pending it
+// still be in flight, a transaction record it owes, or the watch of a copy
+// that met another writer's (SPEC.md 6.11 step 3), which a Ledger opened in
+// its place would not know; while more than MaxOpen are in use or kept it
 // holds them all, and it never refuses an operation for the bound. Stats
 // reports the counts; LandPending writes the pending ones.
 //
@@ -65,8 +67,8 @@ type Book struct {
 	max   int
 
 	// open creates key's Ledger and keep reports whether an idle Ledger
-	// must stay open: New and (*Ledger).Pending, except in tests that show
-	// what dropping pending ledgers or reusing writer ids breaks.
+	// must stay open: New and (*Ledger).mustStay, except in tests that show
+	// what dropping such ledgers or reusing writer ids breaks.
 	open func(key string) (*Ledger, error)
 	keep func(*Ledger) bool
 
@@ -78,7 +80,7 @@ type Book struct {
 	// would keep a second map of the keys.
 	idle    list.List // of *bookEntry
 	inUse   int
-	pending int // idle ledgers kept because they hold a pending write
+	pending int // idle ledgers kept (keep)
 	opened  uint64
 	evicted uint64
 	// dropped remembers, for keys whose idle Ledger was dropped, its
@@ -101,7 +103,7 @@ type bookEntry struct {
 	key     string
 	l       *Ledger
 	refs    int           // operations running or waiting on l
-	pending bool          // idle, kept because l.Pending()
+	pending bool          // idle, kept because b.keep(l)
 	idle    *list.Element // e's element of Book.idle, or nil
 }
 
@@ -117,7 +119,7 @@ func NewBook(st store.Siblings, opts BookOptions) (*Book, error) {
 	}
 	b := &Book{store: st, opts: opts.Options, max: opts.MaxOpen, entries: map[string]*bookEntry{}}
 	b.open = func(key string) (*Ledger, error) { return New(b.store, key, b.opts) }
-	b.keep = (*Ledger).Pending
+	b.keep = (*Ledger).mustStay
 	return b, nil
 }
 
@@ -192,10 +194,13 @@ func (b *Book) Find(ctx context.Context, key string) (*tpncounter.Counter, error
 	return with(b, key, func(l *Ledger) (*tpncounter.Counter, error) { return l.Find(ctx) })
 }
 
-// LandPending runs Find on every key whose Ledger holds a pending write and
-// is idle, so that the writes land and the ledgers may be dropped. It
-// returns the errors of the keys that failed, joined; their ledgers stay
-// pending.
+// LandPending runs Find on every idle key whose Ledger the Book keeps (see
+// BookStats.Pending), and again while it holds a pending write or owes a
+// record (a Find that learns a pending write landed owes its records until
+// the next), at most three times, so that the writes land and the ledgers
+// may be dropped. It returns the errors of the keys that failed, joined;
+// their ledgers stay kept. A ledger watching a copy stays kept until a read
+// ends the watch.
 func (b *Book) LandPending(ctx context.Context) error {
 	b.mu.Lock()
 	var keys []*bookEntry
@@ -215,8 +220,14 @@ func (b *Book) LandPending(ctx context.Context) error {
 			}
 			break
 		}
-		if _, err := e.l.Find(ctx); err != nil {
-			errs = append(errs, err)
+		for range 3 {
+			if _, err := e.l.Find(ctx); err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if unwritten, _ := e.l.holding(); !unwritten {
+				break
+			}
 		}
 		b.release(e)
 	}
@@ -230,8 +241,9 @@ type BookStats struct {
 	Open int
 	// InUse is the number running or waiting for an operation.
 	InUse int
-	// Pending is the number idle with a pending write, kept until a write
-	// or Find on their key (or LandPending) lands it.
+	// Pending is the number idle and kept: with a pending write or an
+	// owed record, until a write or Find on their key (or LandPending)
+	// lands it, or watching a copy, until a read ends the watch.
 	Pending int
 	// Opened counts the Ledgers created since NewBook: each writes its key
 	// as a new incarnation, one more actor entry in the key's state, unless

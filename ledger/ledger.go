@@ -567,6 +567,20 @@ func (l *Ledger) Pending() bool {
 	return l.cyc.Pending
 }
 
+// mustStay reports whether a Book must keep l open when idle: it holds a
+// pending write or a record it owes (unwritten), or watches a copy that met
+// another writer's (resettle); a Ledger opened in its place knows none.
+func (l *Ledger) mustStay() bool {
+	unwritten, watching := l.holding()
+	return unwritten || watching
+}
+
+func (l *Ledger) holding() (unwritten, watching bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cyc.Pending || len(l.unindexed) > 0, len(l.met) > 0
+}
+
 // Credit adds amount (> 0) under transaction txn.
 func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := positive("credit", amount); err != nil {
