@@ -100,17 +100,6 @@ type compareConfig struct {
 	sleep func(ctx context.Context, d time.Duration)
 }
 
-// compareTarget is one counter type under comparison: it gives each worker
-// its own writer and reads the counter back.
-type compareTarget interface {
-	name() string
-	// counterkit reports whether the type is one of the library's (which
-	// must not drift) rather than the native counter.
-	counterkit() bool
-	newWriter(w int) (compareWriter, error)
-	value(ctx context.Context) (int64, error)
-}
-
 // txn is one transaction: amount increments under one identity, made by
 // worker origin as its transaction seq.
 type txn struct {
@@ -260,33 +249,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 // checkCompareFlags validates the flags and returns the types to run.
 // Errors are usage errors wrapping crdt.ErrInvalidConfig.
 func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, format string) ([]string, error) {
-	switch {
-	case len(hosts) == 0:
-		return nil, cli.Usagef("%w: no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)", crdt.ErrInvalidConfig)
-	case keyspace == "":
-		return nil, cli.Usagef("%w: no keyspace: give -keyspace (an existing keyspace; the tables are created in it)", crdt.ErrInvalidConfig)
-	case format != "table" && format != "json":
-		return nil, cli.Usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, format)
-	case cfg.workers < 1:
-		return nil, cli.Usagef("%w: -workers must be at least 1", crdt.ErrInvalidConfig)
-	case cfg.duration <= 0 || cfg.duration > 4*time.Minute:
-		return nil, cli.Usagef("%w: -duration must be in (0, 4m], not %s", crdt.ErrInvalidConfig, cfg.duration)
-	case cfg.count < 0:
-		return nil, cli.Usagef("%w: -count must not be negative", crdt.ErrInvalidConfig)
-	case cfg.timeout <= 0 || cfg.readTimeout <= 0:
-		return nil, cli.Usagef("%w: -timeout and -read-timeout must be positive", crdt.ErrInvalidConfig)
-	case cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin:
-		return nil, cli.Usagef("%w: want 0 <= -resend-min <= -resend-max, not %s and %s", crdt.ErrInvalidConfig, cfg.resendMin, cfg.resendMax)
-	case cfg.resolveFor <= 0:
-		return nil, cli.Usagef("%w: -resolve-for must be positive", crdt.ErrInvalidConfig)
-	case cfg.shards < 1:
-		return nil, cli.Usagef("%w: -shards must be at least 1", crdt.ErrInvalidConfig)
-	case cfg.flushEvery < 1:
-		return nil, cli.Usagef("%w: -flush-every must be at least 1", crdt.ErrInvalidConfig)
-	case cfg.actors < 0 || cfg.actors > cfg.workers:
-		return nil, cli.Usagef("%w: -actors must be in [0, -workers], not %d", crdt.ErrInvalidConfig, cfg.actors)
-	case cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength:
-		return nil, cli.Usagef("%w: -history must be in [0, %d], not %d", crdt.ErrInvalidConfig, tpncounter.MaxHistoryLength, cfg.history)
+	invalid := func(bad bool, format string, args ...any) error {
+		if !bad {
+			return nil
+		}
+		return cli.Usagef("%w: "+format, append([]any{crdt.ErrInvalidConfig}, args...)...)
+	}
+	if err := cmp.Or(
+		invalid(len(hosts) == 0, "no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)"),
+		invalid(keyspace == "", "no keyspace: give -keyspace (an existing keyspace; the tables are created in it)"),
+		invalid(format != "table" && format != "json", "-o must be table or json, not %q", format),
+		invalid(cfg.workers < 1, "-workers must be at least 1"),
+		invalid(cfg.duration <= 0 || cfg.duration > 4*time.Minute, "-duration must be in (0, 4m], not %s", cfg.duration),
+		invalid(cfg.count < 0, "-count must not be negative"),
+		invalid(cfg.timeout <= 0 || cfg.readTimeout <= 0, "-timeout and -read-timeout must be positive"),
+		invalid(cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin, "want 0 <= -resend-min <= -resend-max, not %s and %s", cfg.resendMin, cfg.resendMax),
+		invalid(cfg.resolveFor <= 0, "-resolve-for must be positive"),
+		invalid(cfg.shards < 1, "-shards must be at least 1"),
+		invalid(cfg.flushEvery < 1, "-flush-every must be at least 1"),
+		invalid(cfg.actors < 0 || cfg.actors > cfg.workers, "-actors must be in [0, -workers], not %d", cfg.actors),
+		invalid(cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength, "-history must be in [0, %d], not %d", tpncounter.MaxHistoryLength, cfg.history)); err != nil {
+		return nil, err
 	}
 	names := cli.SplitList(types)
 	if len(names) == 0 {
@@ -427,7 +410,7 @@ type workerStats struct {
 }
 
 func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareRow {
-	row := compareRow{Type: t.name(), counterkit: t.counterkit()}
+	row := compareRow{Type: t.name, counterkit: t.counterkit}
 	ws := make([]compareWriter, cfg.workers)
 	for i := range ws {
 		w, err := t.newWriter(i)
