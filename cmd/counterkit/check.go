@@ -84,7 +84,6 @@ type checkReport struct {
 	Facts  []checkFact `json:"facts"`
 	Notes  []string    `json:"notes,omitempty"`
 	Checks []checkItem `json:"checks"`
-	failed []error
 }
 
 type checkFact struct {
@@ -115,12 +114,11 @@ func (r *checkReport) note(format string, args ...any) {
 
 // check records a verdict: err nil passes.
 func (r *checkReport) check(name string, err error) {
-	if err == nil {
-		r.Checks = append(r.Checks, checkItem{Name: name, OK: true})
-		return
+	item := checkItem{Name: name, OK: err == nil}
+	if err != nil {
+		item.Error, item.Sentinel = redact(err), sentinelName(err)
 	}
-	r.failed = append(r.failed, err)
-	r.Checks = append(r.Checks, checkItem{Name: name, Error: redact(err), Sentinel: sentinelName(err)})
+	r.Checks = append(r.Checks, item)
 }
 
 // writeTable prints the facts, aligned, then the notes and the verdicts.
@@ -144,16 +142,19 @@ func (r *checkReport) writeTable(w io.Writer) {
 }
 
 // finish prints the report and returns the exit status: 1 when a check
-// failed (the errors also go to stderr).
+// failed (the errors, with their sentinels, also go to stderr).
 func (r *checkReport) finish(c *command, stdout io.Writer) int {
-	r.OK = len(r.failed) == 0
-	if code := c.emit(stdout, r); code != 0 {
+	var failed []error
+	for _, item := range r.Checks {
+		if !item.OK {
+			failed = append(failed, sentinelError{item.Error, item.Sentinel})
+		}
+	}
+	r.OK = len(failed) == 0
+	if code := c.emit(stdout, r); code != 0 || r.OK {
 		return code
 	}
-	if !r.OK {
-		return fail(c.stderr, "check", errors.Join(r.failed...))
-	}
-	return 0
+	return fail(c.stderr, "check", errors.Join(failed...))
 }
 
 func checkEmbedded(args []string, stdout, stderr io.Writer) int {
@@ -260,11 +261,6 @@ func checkEmbeddedIsolated(ctx context.Context, dir string) (*checkReport, error
 	}
 	if o.Report == nil {
 		return nil, fmt.Errorf("%w: the check's child process printed no report", crdt.ErrUnavailable)
-	}
-	for _, c := range o.Report.Checks {
-		if !c.OK {
-			o.Report.failed = append(o.Report.failed, sentinelError{c.Error, c.Sentinel})
-		}
 	}
 	return o.Report, nil
 }
@@ -532,20 +528,21 @@ func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string)
 	iter := sess.Query(`SELECT column_name, kind, position, type, clustering_order FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`,
 		keyspace, table).IterContext(ctx)
 	t := &tableShape{name: table, columns: map[string]string{}}
-	type keyCol struct {
-		pos         int
-		name, order string
+	// at sets s[i] (a key column's position), growing s as needed.
+	at := func(s []string, i int, v string) []string {
+		s = append(s, make([]string, max(i+1-len(s), 0))...)
+		s[i] = v
+		return s
 	}
-	var pks, cks []keyCol
 	var name, kind, typ, order string
 	var pos int
 	for iter.Scan(&name, &kind, &pos, &typ, &order) {
 		t.columns[name] = typ
 		switch kind {
 		case "partition_key":
-			pks = append(pks, keyCol{pos, name, order})
+			t.partition = at(t.partition, pos, name)
 		case "clustering":
-			cks = append(cks, keyCol{pos, name, order})
+			t.clustering, t.order = at(t.clustering, pos, name), at(t.order, pos, order)
 		}
 	}
 	if err := iter.Close(); err != nil {
@@ -553,16 +550,6 @@ func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string)
 	}
 	if len(t.columns) == 0 {
 		return nil, nil
-	}
-	byPos := func(a, b keyCol) int { return a.pos - b.pos }
-	slices.SortFunc(pks, byPos)
-	slices.SortFunc(cks, byPos)
-	for _, k := range pks {
-		t.partition = append(t.partition, k.name)
-	}
-	for _, k := range cks {
-		t.clustering = append(t.clustering, k.name)
-		t.order = append(t.order, k.order)
 	}
 	return t, nil
 }

@@ -203,12 +203,9 @@ var typeTags = map[string]crdt.TypeTag{
 
 func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o decodeOpts, res *GetResult) error {
 	opts := o.counter
-	values, _, err := st.Fetch(ctx, key)
+	values, err := fetchSiblings(ctx, st, key)
 	if err != nil {
 		return err
-	}
-	if len(values) == 0 {
-		return fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
 	}
 	for i, v := range values {
 		d, err := Describe(v, o)
@@ -271,6 +268,15 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	return err
 }
 
+// fetchSiblings fetches the siblings of key, or fails with crdt.ErrNotFound.
+func fetchSiblings(ctx context.Context, st store.Siblings, key string) ([][]byte, error) {
+	values, _, err := st.Fetch(ctx, key)
+	if err == nil && len(values) == 0 {
+		err = fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
+	}
+	return values, err
+}
+
 // mergeAll decodes every value (at least one) and merges them into the
 // first.
 func mergeAll[T interface{ Merge(T) error }](values [][]byte, decode func([]byte) (T, error)) (T, error) {
@@ -319,15 +325,11 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 	case "tally":
 		kind, _ := res.Rows[0].State.Fields["kind"].(string)
 		t, err := tallyKindNamed(tally.Kind(kind))
-		if err != nil {
-			return err
+		if err == nil {
+			res.Value, err = t.read(ctx, cp, key)
 		}
-		v, err := t.read(ctx, cp, key)
-		if err != nil {
-			return err
-		}
-		res.Value = v
 		res.Summary = map[string]any{"kind": kind}
+		return err
 	case "deltalog":
 		c, err := deltalog.New(cp, deltalog.Options{})
 		if err != nil {

@@ -225,30 +225,23 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		d.Value, d.Actors = c.Value(), append(counts("P", c.P()), counts("N", c.N())...)
 	case crdt.TagTGCounter:
 		g, err := tpncounter.NewGCounter(opts)
+		if err == nil {
+			err = g.UnmarshalBinary(data)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if err := g.UnmarshalBinary(data); err != nil {
-			return nil, err
-		}
-		d.Value = g.Value()
-		d.Actors = entries("", g)
-		d.Stats = ptr(Stats(g.Stats()))
-		o := g.Options()
-		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
+		d.Value, d.Actors, d.Stats, d.Window = g.Value(), entries("", g), ptr(Stats(g.Stats())), historyWindow(g.Options())
 	case crdt.TagTPNCounter:
 		c, err := tpncounter.New(opts)
+		if err == nil {
+			err = c.UnmarshalBinary(data)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if err := c.UnmarshalBinary(data); err != nil {
-			return nil, err
-		}
-		d.Value = c.Value()
+		d.Value, d.Stats, d.Window = c.Value(), ptr(Stats(c.Stats())), historyWindow(c.Options())
 		d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
-		d.Stats = ptr(Stats(c.Stats()))
-		o := c.Options()
-		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagBounded:
 		c, err := bounded.Decode(data, o.bounded)
 		if err != nil {
@@ -310,6 +303,10 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}
 	return d, nil
+}
+
+func historyWindow(o tpncounter.Options) *Window {
+	return &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 }
 
 func counts(half string, g *gcounter.Counter) (out []ActorPart) {

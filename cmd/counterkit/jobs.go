@@ -149,10 +149,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	defer b.close()
 	runner := mk(b)
-	mode := ""
-	if *dry {
-		mode = " (dry run: nothing written)"
-	}
+	mode := dryOr(*dry, " (dry run: nothing written)", "")
 	rep := &jobReport{Job: name, Store: spec.String(), DryRun: *dry, Keys: len(keys), Results: []jobResult{}}
 	start := time.Now()
 	last := start
@@ -334,12 +331,8 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 			if plan.Empty() {
 				return fmt.Sprintf("nothing to fold (%s)", plural(plan.Live, "live shard")), nil
 			}
-			verb := "folded"
-			if *dry {
-				verb = "would fold"
-			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
-				verb, plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
+				dryOr(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
 		}
 	}
 }
@@ -380,25 +373,17 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			if err != nil {
 				return "", err
 			}
-			would := ""
-			if *dry {
-				would = "would "
-			}
-			var parts []string
+			merge, compact := "nothing to merge", "nothing to compact"
 			if merged {
-				parts = append(parts, fmt.Sprintf("%smerge through %s (merge cell %d, %s)", would, cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update")))
-			} else {
-				parts = append(parts, "nothing to merge")
+				merge = fmt.Sprintf("%smerge through %s (merge cell %d, %s)", dryOr(*dry, "would ", ""), cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update"))
 			}
 			switch {
 			case compacted && cp != nil:
-				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(int(cp.rangeDeletes.Load()), "range delete")))
+				compact = fmt.Sprintf("would compact (%s)", plural(int(cp.rangeDeletes.Load()), "range delete"))
 			case compacted:
-				parts = append(parts, "compacted")
-			default:
-				parts = append(parts, "nothing to compact")
+				compact = "compacted"
 			}
-			return strings.Join(parts, "; "), nil
+			return merge + "; " + compact, nil
 		}, "window", "future-skew", "safety-margin", "max-scan", "compact-grace")
 }
 
@@ -416,22 +401,16 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 			if err != nil {
 				return "", err
 			}
-			var parts []string
+			sum := "nothing to merge"
 			if r.Sum != nil {
-				parts = append(parts, fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone")))
-			} else {
-				parts = append(parts, "nothing to merge")
+				sum = fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone"))
 			}
-			parts = append(parts, fmt.Sprintf("settled %s, deleted %s, collected %s (%d too young)",
-				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung)))
+			line := fmt.Sprintf("%s: %s; settled %s, deleted %s, collected %s (%d too young)", dryOr(*dry, "would merge", "merged"), sum,
+				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung))
 			if len(r.Conflicts) > 0 {
-				parts = append(parts, plural(len(r.Conflicts), "conflicting update id"))
+				line += "; " + plural(len(r.Conflicts), "conflicting update id")
 			}
-			prefix := "merged: "
-			if *dry {
-				prefix = "would merge: "
-			}
-			return prefix + strings.Join(parts, "; "), nil
+			return line, nil
 		}, "window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
 }
 
@@ -451,12 +430,9 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 	return check, func(b *backend) jobRunner {
 		opts := options()
 		return func(ctx context.Context, key string) (string, error) {
-			values, _, err := b.siblings.Fetch(ctx, key)
+			values, err := fetchSiblings(ctx, b.siblings, key)
 			if err != nil {
 				return "", err
-			}
-			if len(values) == 0 {
-				return "", fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
 			}
 			var st store.Siblings = b.siblings
 			frozen := &frozenSiblings{key: key, values: values}
@@ -472,14 +448,19 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 				return "", err
 			}
 			s := c.Stats()
-			if *dry {
-				return fmt.Sprintf("would collapse %s into one value of %d bytes (value %d, %s, %s in history, %d folded)",
-					plural(len(values), "sibling"), len(frozen.written()), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
-			}
-			return fmt.Sprintf("collapsed %s (value %d, %s, %s in history, %d folded)",
-				plural(len(values), "sibling"), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
+			what := dryOr(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
+				"collapsed "+plural(len(values), "sibling"))
+			return fmt.Sprintf("%s (value %d, %s, %s in history, %d folded)", what, c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}
 	}
+}
+
+// dryOr returns would for a dry run, else did.
+func dryOr(dry bool, would, did string) string {
+	if dry {
+		return would
+	}
+	return did
 }
 
 func plural(n int, what string) string {
