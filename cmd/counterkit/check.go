@@ -299,27 +299,22 @@ func (e sentinelError) Unwrap() []error {
 // checks. It returns the errors of the first keys that failed.
 func readAll(ctx context.Context, db *embedded.DB, keys *keyList) error {
 	var errs []error
-	n := 0
-	note := func(what, key string, err error) {
-		n++
-		if len(errs) < 10 {
-			errs = append(errs, fmt.Errorf("%s %q: %w", what, key, err))
-		}
-	}
+	n := 0 // keys failed
 	for _, k := range keys.Keys {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w: reading every key: %v", crdt.ErrUnavailable, err)
 		}
-		switch k.Kind {
-		case "siblings":
-			if _, _, err := db.Siblings().Fetch(ctx, k.Key); err != nil {
-				note("sibling key", k.Key, err)
-			}
-		case "partition":
-			err := db.Partitions().Scan(ctx, k.Key, nil, store.ReadComplete, func(store.Row) bool { return true })
-			if err != nil {
-				note("partition", k.Key, err)
-			}
+		var err error
+		if k.Kind == "siblings" {
+			_, _, err = db.Siblings().Fetch(ctx, k.Key)
+		} else {
+			err = db.Partitions().Scan(ctx, k.Key, nil, store.ReadComplete, func(store.Row) bool { return true })
+		}
+		if err != nil && len(errs) < 10 {
+			errs = append(errs, fmt.Errorf("%s %q: %w", either(k.Kind == "siblings", "sibling key", "partition"), k.Key, err))
+		}
+		if err != nil {
+			n++
 		}
 	}
 	if n > len(errs) {
@@ -385,11 +380,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		if !set || l == gocql.Any {
 			l = cassandra.DefaultConsistency(op)
 		}
-		src := "default"
-		if set {
-			src = "-consistency"
-		}
-		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, src)
+		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, either(set, "-consistency", "default"))
 	}
 	rep.check("consistency: every read overlaps the writes it depends on; complete reads at ALL", cassandra.CheckConsistency(levels))
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
@@ -172,11 +173,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	if isSibling {
 		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
 	} else {
-		level := store.ReadAny
-		if *complete {
-			level = store.ReadComplete
-		}
-		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, level, res)
+		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, either(*complete, store.ReadComplete, store.ReadAny), res)
 	}
 	if errors.Is(err, crdt.ErrNotFound) && b.verify != nil {
 		// A key can be missing because damage hides it: say so.
@@ -292,7 +289,8 @@ func mergeAll[T interface{ Merge(T) error }](values [][]byte, decode func([]byte
 	return out, err
 }
 
-// readPartition takes a snapshot of one partition and copies it to memory.
+// readPartition takes a snapshot of one partition and copies it to memory
+// (partitionCopy).
 func readPartition(ctx context.Context, st store.Partitions, key string, limit int, level store.Read) ([]store.Row, *partitionCopy, error) {
 	rows, err := st.Snapshot(ctx, key, limit, level)
 	if err != nil {
@@ -301,8 +299,20 @@ func readPartition(ctx context.Context, st store.Partitions, key string, limit i
 	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("%w: key %q has no stored rows", crdt.ErrNotFound, key)
 	}
-	cp, err := copyPartition(ctx, key, rows)
-	return rows, cp, err
+	// The rows are copied at write timestamp 1, below every timestamp a
+	// driver writes with, so the driver's own writes and deletes on the
+	// copy behave as they would on the store.
+	cp := &partitionCopy{Partitions: memory.NewPartitions()}
+	for rest := rows; len(rest) > 0; rest = rest[min(len(rest), store.MaxBatch):] {
+		muts := make([]store.Mutation, min(len(rest), store.MaxBatch))
+		for i, r := range rest[:len(muts)] {
+			muts[i] = store.Mutation{Partition: key, Op: store.OpPut, Key: r.Key, Value: r.Value, Timestamp: 1}
+		}
+		if err := cp.Partitions.Apply(ctx, muts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rows, cp, nil
 }
 
 func getPartition(ctx context.Context, st store.Partitions, key, typ string, limit int, level store.Read, res *GetResult) error {
@@ -340,8 +350,8 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 			return err
 		}
 		res.Value = r.Value
-		res.Summary = map[string]any{"cells_read": r.Cells, "count": r.Stats.Count, "sum": r.Stats.Sum,
-			"min": r.Stats.Min, "max": r.Stats.Max, "sum_of_squares": r.Stats.SumSquares().String()}
+		res.Summary = logStats(r.Stats)
+		res.Summary["cells_read"] = r.Cells
 	case "balance":
 		a, err := balance.New(cp, balance.Options{})
 		if err != nil {

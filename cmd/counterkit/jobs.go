@@ -108,18 +108,17 @@ func (r *jobReport) writeTable(io.Writer) {}
 
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	def := jobs[verb]
-	noun := def.noun
 	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
 		return runCompactEmbedded(args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || args[0] != noun {
+	if len(args) == 0 || args[0] != def.noun {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprint(stderr, jobsUsage)
 			return 0
 		}
-		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
+		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, def.noun))
 	}
-	name := verb + " " + noun
+	name := verb + " " + def.noun
 	c := newCommand(name, jobsUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)
@@ -149,7 +148,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	defer b.close()
 	runner := mk(b)
-	mode := dryOr(*dry, " (dry run: nothing written)", "")
+	mode := either(*dry, " (dry run: nothing written)", "")
 	rep := &jobReport{Job: name, Store: spec.String(), DryRun: *dry, Keys: len(keys), Results: []jobResult{}}
 	start := time.Now()
 	last := start
@@ -162,9 +161,8 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		cancel()
 		if err != nil {
 			rep.Failed++
-			msg := redact(err)
-			rep.Results = append(rep.Results, jobResult{Key: key, Error: msg, Sentinel: sentinelName(err)})
-			fmt.Fprintf(stderr, "counterkit %s: %s: %s (%s)\n", name, key, msg, sentinelName(err))
+			rep.Results = append(rep.Results, jobResult{Key: key, Error: redact(err), Sentinel: sentinelName(err)})
+			fail(stderr, name+": "+key, err)
 		} else {
 			rep.Results = append(rep.Results, jobResult{Key: key, Result: line})
 			if !c.json() {
@@ -179,13 +177,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		}
 	}
 	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), rep.Failed, mode)
-	if code := c.emit(stdout, rep); code != 0 {
-		return code
-	}
-	if rep.Failed > 0 {
-		return 1
-	}
-	return 0
+	return cmp.Or(c.emit(stdout, rep), either(rep.Failed > 0, 1, 0))
 }
 
 // maxKeyLine is the longest line of standard input readKeys accepts.
@@ -332,7 +324,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 				return fmt.Sprintf("nothing to fold (%s)", plural(plan.Live, "live shard")), nil
 			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
-				dryOr(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
+				either(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
 		}
 	}
 }
@@ -375,7 +367,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			}
 			merge, compact := "nothing to merge", "nothing to compact"
 			if merged {
-				merge = fmt.Sprintf("%smerge through %s (merge cell %d, %s)", dryOr(*dry, "would ", ""), cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update"))
+				merge = fmt.Sprintf("%smerge through %s (merge cell %d, %s)", either(*dry, "would ", ""), cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update"))
 			}
 			switch {
 			case compacted && cp != nil:
@@ -405,7 +397,7 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 			if r.Sum != nil {
 				sum = fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone"))
 			}
-			line := fmt.Sprintf("%s: %s; settled %s, deleted %s, collected %s (%d too young)", dryOr(*dry, "would merge", "merged"), sum,
+			line := fmt.Sprintf("%s: %s; settled %s, deleted %s, collected %s (%d too young)", either(*dry, "would merge", "merged"), sum,
 				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung))
 			if len(r.Conflicts) > 0 {
 				line += "; " + plural(len(r.Conflicts), "conflicting update id")
@@ -448,19 +440,19 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 				return "", err
 			}
 			s := c.Stats()
-			what := dryOr(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
+			what := either(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
 				"collapsed "+plural(len(values), "sibling"))
 			return fmt.Sprintf("%s (value %d, %s, %s in history, %d folded)", what, c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}
 	}
 }
 
-// dryOr returns would for a dry run, else did.
-func dryOr(dry bool, would, did string) string {
-	if dry {
-		return would
+// either returns yes when cond holds, else no.
+func either[T any](cond bool, yes, no T) T {
+	if cond {
+		return yes
 	}
-	return did
+	return no
 }
 
 func plural(n int, what string) string {
