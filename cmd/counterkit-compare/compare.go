@@ -338,37 +338,21 @@ type resendQueue struct {
 	making  int // workers still making new transactions
 }
 
-// stopMaking records that a worker made its last new transaction.
-func (q *resendQueue) stopMaking() {
-	q.mu.Lock()
-	q.making--
-	q.mu.Unlock()
-}
-
-// delay draws the wait before a resend.
-func (q *resendQueue) delay() time.Duration {
-	if q.cfg.resendMax == q.cfg.resendMin {
-		return q.cfg.resendMin
-	}
-	return q.cfg.resendMin + time.Duration(q.rng.Int64N(int64(q.cfg.resendMax-q.cfg.resendMin)+1))
-}
-
-// put queues t to be resent after a drawn delay; it is no longer taken.
-func (q *resendQueue) put(t *txn, taken bool) {
+// locked runs f (which updates q) under q's lock.
+func (q *resendQueue) locked(f func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	t.due = q.cfg.now().Add(q.delay())
-	q.waiting = append(q.waiting, t)
-	if taken {
-		q.taken--
-	}
+	f()
 }
 
-// done marks a taken transaction settled.
-func (q *resendQueue) done() {
-	q.mu.Lock()
-	q.taken--
-	q.mu.Unlock()
+// put queues t to be resent after a delay drawn in [resendMin, resendMax];
+// it is no longer taken.
+func (q *resendQueue) put(t *txn, taken bool) {
+	q.locked(func() {
+		t.due = q.cfg.now().Add(q.cfg.resendMin + time.Duration(q.rng.Int64N(int64(q.cfg.resendMax-q.cfg.resendMin)+1)))
+		q.waiting = append(q.waiting, t)
+		q.taken -= either(taken, 1, 0)
+	})
 }
 
 // take returns the transaction due first that worker w may resend (one
@@ -508,14 +492,12 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 		cancel()
 		s.writes += int64(writes)
 		switch {
+		case err != nil && w.retryable(err):
+			q.put(t, resend)
+			return
 		case err == nil:
 			s.acked += t.amount
 			s.latencies = append(s.latencies, cfg.now().Sub(begin))
-			if resend {
-				q.done()
-			}
-		case w.retryable(err):
-			q.put(t, resend)
 		default:
 			// A definite failure: given up, unresolved (it may have
 			// landed in an earlier attempt).
@@ -523,9 +505,9 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 			if s.err == nil {
 				s.err = fmt.Errorf("transaction %d of worker %d: %w", t.seq, t.origin, err)
 			}
-			if resend {
-				q.done()
-			}
+		}
+		if resend { // the taken transaction is settled
+			q.locked(func() { q.taken-- })
 		}
 	}
 	seq := 0
@@ -545,7 +527,7 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 					t.seq, t.origin = seq, id
 					send(t)
 				}
-				q.stopMaking()
+				q.locked(func() { q.making-- })
 				continue
 			}
 			if t := w.next(seq); t != nil {
@@ -576,19 +558,10 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		return enc.Encode(rep)
 	}
 	fmt.Fprintf(w, "store %s, run %s, seed %d\n", rep.Store, rep.Run, rep.Seed)
-	per := fmt.Sprintf("%s per type", rep.Duration)
-	if rep.Count > 0 {
-		per = fmt.Sprintf("%d transactions per worker", rep.Count)
-	}
-	ledgerOpts := ""
-	if rep.Actors > 0 {
-		ledgerOpts += fmt.Sprintf(", ledger actors %d", rep.Actors)
-	}
-	if rep.History > 0 {
-		ledgerOpts += fmt.Sprintf(", ledger history %d", rep.History)
-	}
-	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s\n\n",
-		rep.Workers, per, rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery, ledgerOpts)
+	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s%s\n\n",
+		rep.Workers, either(rep.Count > 0, fmt.Sprintf("%d transactions per worker", rep.Count), rep.Duration+" per type"),
+		rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery,
+		either(rep.Actors > 0, fmt.Sprintf(", ledger actors %d", rep.Actors), ""), either(rep.History > 0, fmt.Sprintf(", ledger history %d", rep.History), ""))
 	// Numbers align right; the type names, padded to one width, left.
 	width := len("type")
 	for _, r := range rep.Rows {
@@ -625,6 +598,14 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		fmt.Fprintf(w, "%s: %s\n", r.Type, driftVerdict(r))
 	}
 	return nil
+}
+
+// either returns yes when cond holds, else no.
+func either[T any](cond bool, yes, no T) T {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 func driftVerdict(r compareRow) string {
