@@ -499,9 +499,7 @@ func parseCreateTable(stmt string) (*tableShape, error) {
 		if pk := pkRe.FindStringSubmatch(line); pk != nil {
 			t.partition = cli.SplitList(pk[1])
 			t.clustering = cli.SplitList(pk[2])
-			for range t.clustering {
-				t.order = append(t.order, "asc")
-			}
+			t.order = slices.Repeat([]string{"asc"}, len(t.clustering))
 			continue
 		}
 		f := strings.Fields(line)
@@ -601,13 +599,12 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 		return rep.finish(c, stdout)
 	}
 	defer cl.Stop()
+	var p *riakc.FetchBucketPropsResponse
 	cmd, err := riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(bt).WithBucket(*bucket).Build()
 	if err == nil {
-		err = cl.Execute(cmd)
-	}
-	p := (*riakc.FetchBucketPropsResponse)(nil)
-	if err == nil {
-		p = cmd.(*riakc.FetchBucketPropsCommand).Response
+		if err = cl.Execute(cmd); err == nil {
+			p = cmd.(*riakc.FetchBucketPropsCommand).Response
+		}
 	}
 	if p == nil {
 		rep.check("read the properties of bucket "+bt+"/"+*bucket, fmt.Errorf("%w: bucket %s/%s: %v", crdt.ErrUnavailable, bt, *bucket, err))

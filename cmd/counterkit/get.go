@@ -181,13 +181,10 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("key %q not found in a damaged data file (the damage may hide it): %w", key, verr)
 		}
 	}
-	if err != nil {
-		if errors.Is(err, crdt.ErrCorruptEncoding) {
-			err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
-		}
-		return fail(stderr, "get", err)
+	if errors.Is(err, crdt.ErrCorruptEncoding) {
+		err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
 	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 // typeTags are the encodings each sibling type stores.
@@ -214,8 +211,7 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		}
 		res.Siblings = append(res.Siblings, d)
 	}
-	n := len(values)
-	res.SiblingCount = &n
+	res.SiblingCount = ptr(len(values))
 	frozen := &frozenSiblings{key: key, values: values}
 	var state interface{ MarshalBinary() ([]byte, error) } // the merge of every sibling
 	switch typ {

@@ -327,16 +327,14 @@ func describeTally(data []byte, d *Description) (*Description, error) {
 	var first error
 	for _, t := range tallyKinds {
 		fields, value, err := t.fields(data, d.Type)
-		if err == nil {
+		switch {
+		case err == nil:
 			d.Fields, d.Value = fields, value
 			return d, nil
-		}
-		if !errors.Is(err, crdt.ErrTypeMismatch) {
+		case !errors.Is(err, crdt.ErrTypeMismatch):
 			return nil, err
 		}
-		if first == nil {
-			first = err
-		}
+		first = cmp.Or(first, err)
 	}
 	return nil, first
 }
@@ -359,9 +357,8 @@ func tallyFields[A tally.Aggregate[A]](data []byte, typ string) (map[string]any,
 		state = t.State
 		fields["folded_through_us"] = t.FoldedThrough
 	}
-	fields["kind"] = string(state.Kind())
-	fields["state"] = fmt.Sprint(state)
-	return fields, fmt.Sprint(state), nil
+	fields["kind"], fields["state"] = string(state.Kind()), fmt.Sprint(state)
+	return fields, fields["state"], nil
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -261,11 +261,7 @@ func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partition
 			if err != nil {
 				return "", err
 			}
-			var st store.Partitions = b.partitions
-			if cp != nil {
-				st = cp
-			}
-			d, err := open(st)
+			d, err := open(either[store.Partitions](cp != nil, cp, b.partitions))
 			if err != nil {
 				return "", err
 			}
