@@ -115,19 +115,19 @@ type txn struct {
 
 // compareWriter is one worker's writer for a target, used by one goroutine
 // at a time.
-type compareWriter interface {
+type compareWriter struct {
 	// next makes the worker's transaction seq, or returns nil when the
 	// increment was only staged (tally, until -flush-every updates).
-	next(seq int) *txn
+	next func(seq int) *txn
 	// finish returns the transaction of what is still staged, or nil.
-	finish() *txn
+	finish func() *txn
 	// send sends t through this writer: its first send (t.sends == 1,
 	// this send counted) or a resend of a transaction another writer sent
 	// before. writes is the number of store writes it made.
-	send(ctx context.Context, t *txn) (writes int, err error)
+	send func(ctx context.Context, t *txn) (writes int, err error)
 	// retryable reports whether a caller resends after err; false means
 	// the transaction definitely failed and is given up.
-	retryable(err error) bool
+	retryable func(err error) bool
 }
 
 // compareRow is one type's line of the report.

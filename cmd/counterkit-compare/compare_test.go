@@ -278,13 +278,10 @@ func finalTarget(sent *atomic.Int64) compareTarget {
 	return compareTarget{name: "refused", counterkit: true,
 		value: func(context.Context) (int64, error) { return 0, nil },
 		newWriter: func(int) (compareWriter, error) {
-			return &oneWriter{
-				sendFn: func(context.Context, *txn) (int, error) {
-					sent.Add(1)
-					return 1, fmt.Errorf("update too old: %w", crdt.ErrOutsideWindow)
-				},
-				retryFn: counterkitRetryable,
-			}, nil
+			return oneWriter(func(context.Context, *txn) (int, error) {
+				sent.Add(1)
+				return 1, fmt.Errorf("update too old: %w", crdt.ErrOutsideWindow)
+			}, counterkitRetryable)
 		}}
 }
 

@@ -93,15 +93,9 @@ func counterkitRetryable(err error) bool {
 // oneWriter is a writer whose every transaction is one increment written
 // by send, under its own identity (a native increment, a transaction id,
 // an update id).
-type oneWriter struct {
-	sendFn  func(ctx context.Context, t *txn) (writes int, err error)
-	retryFn func(err error) bool
+func oneWriter(send func(ctx context.Context, t *txn) (int, error), retryable func(error) bool) (compareWriter, error) {
+	return compareWriter{next: func(int) *txn { return &txn{amount: 1} }, finish: func() *txn { return nil }, send: send, retryable: retryable}, nil
 }
-
-func (w *oneWriter) next(int) *txn                                 { return &txn{amount: 1} }
-func (w *oneWriter) finish() *txn                                  { return nil }
-func (w *oneWriter) send(ctx context.Context, t *txn) (int, error) { return w.sendFn(ctx, t) }
-func (w *oneWriter) retryable(err error) bool                      { return w.retryFn(err) }
 
 // nativeTarget increments one native counter. A caller resends a failed
 // increment whatever the error (it cannot tell a timed-out increment that
@@ -110,10 +104,7 @@ func nativeTarget(n nativeCounter, key string) compareTarget {
 	return compareTarget{name: "native",
 		value: func(ctx context.Context) (int64, error) { return n.Value(ctx, key) },
 		newWriter: func(int) (compareWriter, error) {
-			return &oneWriter{
-				sendFn:  func(ctx context.Context, _ *txn) (int, error) { return 1, n.Add(ctx, key, 1) },
-				retryFn: func(error) bool { return true },
-			}, nil
+			return oneWriter(func(ctx context.Context, _ *txn) (int, error) { return 1, n.Add(ctx, key, 1) }, func(error) bool { return true })
 		}}
 }
 
@@ -163,17 +154,14 @@ func ledgerTarget(cfg compareConfig, st store.Siblings, key, typ string) compare
 			if !ok {
 				var err error
 				if cr, _, err = open(actor); err != nil {
-					return nil, err
+					return compareWriter{}, err
 				}
 				writers[actor] = cr
 			}
-			return &oneWriter{
-				sendFn: func(ctx context.Context, x *txn) (int, error) {
-					res, err := cr(ctx, txnID(cfg.runID, x), 1)
-					return max(res.Attempts, 1), err
-				},
-				retryFn: counterkitRetryable,
-			}, nil
+			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
+				res, err := cr(ctx, txnID(cfg.runID, x), 1)
+				return max(res.Attempts, 1), err
+			}, counterkitRetryable)
 		}}
 }
 
@@ -207,14 +195,11 @@ func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFun
 			once.Do(func() { base = cfg.now() })
 			add, _, err := open()
 			if err != nil {
-				return nil, err
+				return compareWriter{}, err
 			}
-			return &oneWriter{
-				sendFn: func(ctx context.Context, x *txn) (int, error) {
-					return 1, add(ctx, key, updateID(base, node, x.origin, x.seq), 1)
-				},
-				retryFn: counterkitRetryable,
-			}, nil
+			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
+				return 1, add(ctx, key, updateID(base, node, x.origin, x.seq), 1)
+			}, counterkitRetryable)
 		}}, nil
 }
 
@@ -244,9 +229,10 @@ func tallyTarget(cfg compareConfig, part store.Partitions, key string) (compareT
 		newWriter: func(int) (compareWriter, error) {
 			m, err := c.NewMutator()
 			if err != nil {
-				return nil, err
+				return compareWriter{}, err
 			}
-			return &tallyWriter{c: c, every: cfg.flushEvery, m: m}, nil
+			w := &tallyWriter{c: c, every: cfg.flushEvery, m: m}
+			return compareWriter{next: w.next, finish: w.finish, send: w.send, retryable: counterkitRetryable}, nil
 		}}, err
 }
 
@@ -325,5 +311,3 @@ func (w *tallyWriter) send(ctx context.Context, t *txn) (int, error) {
 	}
 	return 1, err
 }
-
-func (w *tallyWriter) retryable(err error) bool { return counterkitRetryable(err) }
