@@ -537,11 +537,8 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 			seq++
 			continue
 		}
-		if wait == 0 && !busy {
-			break // nothing waits, and nothing can come
-		}
-		if !cfg.now().Before(resolveBy) {
-			break
+		if wait == 0 && !busy || !cfg.now().Before(resolveBy) {
+			break // nothing waits and nothing can come, or -resolve-for is over
 		}
 		if wait <= 0 || wait > 10*time.Millisecond {
 			wait = 10 * time.Millisecond // a resend in flight may fail and come back

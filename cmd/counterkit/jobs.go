@@ -223,10 +223,6 @@ func firstRow(ctx context.Context, st store.Partitions, key string) (store.Row, 
 	return *first, nil
 }
 
-func formatMicros(us int64) string {
-	return time.UnixMicro(us).UTC().Format(time.RFC3339Nano)
-}
-
 // nonNegative returns a usage error naming the first of the duration
 // flags names that is negative.
 func nonNegative(fs *pflag.FlagSet, names ...string) error {
@@ -320,7 +316,8 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 				return fmt.Sprintf("nothing to fold (%s)", plural(plan.Live, "live shard")), nil
 			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
-				either(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
+				either(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete),
+				time.UnixMicro(plan.Batch.WriteTS).UTC().Format(time.RFC3339Nano), plural(plan.Live, "live shard")), nil
 		}
 	}
 }
@@ -422,12 +419,8 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			if err != nil {
 				return "", err
 			}
-			var st store.Siblings = b.siblings
 			frozen := &frozenSiblings{key: key, values: values}
-			if *dry {
-				st = frozen
-			}
-			l, err := ledger.New(st, key, opts)
+			l, err := ledger.New(either[store.Siblings](*dry, frozen, b.siblings), key, opts)
 			if err != nil {
 				return "", err
 			}
