@@ -233,21 +233,19 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	return onEmbedded(c, cf, stdout, nil, statsEmbedded)
-}
-
-func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
-	st, err := readEngine(ctx, dir, embedded.ReadStats)
-	if err != nil {
-		return nil, err
-	}
-	out := &engineStats{Store: "embedded:" + dir, File: st.File, FileBytes: st.FileBytes, DataBytes: st.DataBytes,
-		PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
-		PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
-	for _, b := range st.Buckets {
-		out.Buckets = append(out.Buckets, bucketStats(b))
-	}
-	return out, nil
+	return onEmbedded(c, cf, stdout, nil, func(ctx context.Context, dir string) (*engineStats, error) {
+		st, err := readEngine(ctx, dir, embedded.ReadStats)
+		if err != nil {
+			return nil, err
+		}
+		out := &engineStats{Store: "embedded:" + dir, File: st.File, FileBytes: st.FileBytes, DataBytes: st.DataBytes,
+			PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
+			PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
+		for _, b := range st.Buckets {
+			out.Buckets = append(out.Buckets, bucketStats(b))
+		}
+		return out, nil
+	})
 }
 
 const compactEmbeddedUsage = `usage: counterkit compact embedded -store embedded:DIR -to NEWDIR
