@@ -310,11 +310,10 @@ func readAll(ctx context.Context, db *embedded.DB, keys *keyList) error {
 		} else {
 			err = db.Partitions().Scan(ctx, k.Key, nil, store.ReadComplete, func(store.Row) bool { return true })
 		}
-		if err != nil && len(errs) < 10 {
-			errs = append(errs, fmt.Errorf("%s %q: %w", either(k.Kind == "siblings", "sibling key", "partition"), k.Key, err))
-		}
 		if err != nil {
-			n++
+			if n++; len(errs) < 10 {
+				errs = append(errs, fmt.Errorf("%s %q: %w", either(k.Kind == "siblings", "sibling key", "partition"), k.Key, err))
+			}
 		}
 	}
 	if n > len(errs) {

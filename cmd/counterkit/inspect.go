@@ -423,12 +423,12 @@ func (d *Description) writeTable(w io.Writer) {
 	if d.Type == string(crdt.TagBounded) {
 		fmt.Fprintln(tw, "actor\tseq\tcredits\tdebits\trights\treceived\tasked\tsent\trecent")
 		for _, a := range d.Actors {
-			var sent []string
+			var sent []Txn // by recipient
 			for _, to := range slices.Sorted(maps.Keys(a.Sent)) {
-				sent = append(sent, fmt.Sprintf("%s:%d", to, a.Sent[to]))
+				sent = append(sent, Txn{crdt.TxnID(to), a.Sent[to]})
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", a.Actor, a.Seq, *a.Credits, *a.Debits,
-				*a.Rights, *a.Received, *a.Asked, cmp.Or(strings.Join(sent, " "), "-"), txns(a.History))
+				*a.Rights, *a.Received, *a.Asked, txns(sent), txns(a.History))
 		}
 		tw.Flush()
 		return
@@ -436,22 +436,17 @@ func (d *Description) writeTable(w io.Writer) {
 	fmt.Fprintln(tw, "actor\thalf\tcount/total\tseq\thistory\tfolded")
 	for _, a := range d.Actors {
 		n := *cmp.Or(a.Count, a.Total, new(int64)) // a count, else a total, else 0
-		hist, folded := txns(a.History), txns(a.Folded)
-		if a.Retired {
-			hist, folded = "retired", "retired"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, cmp.Or(a.Half, "-"), n, a.Seq, hist, folded)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, cmp.Or(a.Half, "-"), n, a.Seq,
+			either(a.Retired, "retired", txns(a.History)), either(a.Retired, "retired", txns(a.Folded)))
 	}
 	tw.Flush()
 }
 
+// txns prints id:amount pairs, or - for none.
 func txns(ts []Txn) string {
-	if len(ts) == 0 {
-		return "-"
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s:%d", t.ID, t.Amount))
 	}
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = fmt.Sprintf("%s:%d", t.ID, t.Amount)
-	}
-	return strings.Join(parts, " ")
+	return cmp.Or(strings.Join(parts, " "), "-")
 }
