@@ -30,11 +30,8 @@ type compareCassandra struct {
 // native counter table and the counterkit tables in keyspace if missing.
 // Each write's client timeout is its context's deadline.
 func openCompareCassandra(ctx context.Context, hosts []string, keyspace, prefix string, timeout time.Duration) (*compareCassandra, error) {
-	if err := cassandra.CheckIdentifier(keyspace); err != nil {
-		return nil, cli.UsageError{Err: err}
-	}
 	table := cmp.Or(prefix, "counterkit_") + "compare_native"
-	if err := cassandra.CheckIdentifier(table); err != nil {
+	if err := cmp.Or(cassandra.CheckIdentifier(keyspace), cassandra.CheckIdentifier(table)); err != nil {
 		return nil, cli.UsageError{Err: err}
 	}
 	cfg := gocql.NewCluster(hosts...)

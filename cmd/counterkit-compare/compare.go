@@ -100,17 +100,6 @@ type compareConfig struct {
 	sleep func(ctx context.Context, d time.Duration)
 }
 
-// compareTarget is one counter type under comparison: it gives each worker
-// its own writer and reads the counter back.
-type compareTarget interface {
-	name() string
-	// counterkit reports whether the type is one of the library's (which
-	// must not drift) rather than the native counter.
-	counterkit() bool
-	newWriter(w int) (compareWriter, error)
-	value(ctx context.Context) (int64, error)
-}
-
 // txn is one transaction: amount increments under one identity, made by
 // worker origin as its transaction seq.
 type txn struct {
@@ -126,19 +115,19 @@ type txn struct {
 
 // compareWriter is one worker's writer for a target, used by one goroutine
 // at a time.
-type compareWriter interface {
+type compareWriter struct {
 	// next makes the worker's transaction seq, or returns nil when the
 	// increment was only staged (tally, until -flush-every updates).
-	next(seq int) *txn
+	next func(seq int) *txn
 	// finish returns the transaction of what is still staged, or nil.
-	finish() *txn
+	finish func() *txn
 	// send sends t through this writer: its first send (t.sends == 1,
 	// this send counted) or a resend of a transaction another writer sent
 	// before. writes is the number of store writes it made.
-	send(ctx context.Context, t *txn) (writes int, err error)
+	send func(ctx context.Context, t *txn) (writes int, err error)
 	// retryable reports whether a caller resends after err; false means
 	// the transaction definitely failed and is given up.
-	retryable(err error) bool
+	retryable func(err error) bool
 }
 
 // compareRow is one type's line of the report.
@@ -260,33 +249,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 // checkCompareFlags validates the flags and returns the types to run.
 // Errors are usage errors wrapping crdt.ErrInvalidConfig.
 func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, format string) ([]string, error) {
-	switch {
-	case len(hosts) == 0:
-		return nil, cli.Usagef("%w: no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)", crdt.ErrInvalidConfig)
-	case keyspace == "":
-		return nil, cli.Usagef("%w: no keyspace: give -keyspace (an existing keyspace; the tables are created in it)", crdt.ErrInvalidConfig)
-	case format != "table" && format != "json":
-		return nil, cli.Usagef("%w: -o must be table or json, not %q", crdt.ErrInvalidConfig, format)
-	case cfg.workers < 1:
-		return nil, cli.Usagef("%w: -workers must be at least 1", crdt.ErrInvalidConfig)
-	case cfg.duration <= 0 || cfg.duration > 4*time.Minute:
-		return nil, cli.Usagef("%w: -duration must be in (0, 4m], not %s", crdt.ErrInvalidConfig, cfg.duration)
-	case cfg.count < 0:
-		return nil, cli.Usagef("%w: -count must not be negative", crdt.ErrInvalidConfig)
-	case cfg.timeout <= 0 || cfg.readTimeout <= 0:
-		return nil, cli.Usagef("%w: -timeout and -read-timeout must be positive", crdt.ErrInvalidConfig)
-	case cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin:
-		return nil, cli.Usagef("%w: want 0 <= -resend-min <= -resend-max, not %s and %s", crdt.ErrInvalidConfig, cfg.resendMin, cfg.resendMax)
-	case cfg.resolveFor <= 0:
-		return nil, cli.Usagef("%w: -resolve-for must be positive", crdt.ErrInvalidConfig)
-	case cfg.shards < 1:
-		return nil, cli.Usagef("%w: -shards must be at least 1", crdt.ErrInvalidConfig)
-	case cfg.flushEvery < 1:
-		return nil, cli.Usagef("%w: -flush-every must be at least 1", crdt.ErrInvalidConfig)
-	case cfg.actors < 0 || cfg.actors > cfg.workers:
-		return nil, cli.Usagef("%w: -actors must be in [0, -workers], not %d", crdt.ErrInvalidConfig, cfg.actors)
-	case cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength:
-		return nil, cli.Usagef("%w: -history must be in [0, %d], not %d", crdt.ErrInvalidConfig, tpncounter.MaxHistoryLength, cfg.history)
+	invalid := func(bad bool, format string, args ...any) error {
+		if !bad {
+			return nil
+		}
+		return cli.Usagef("%w: "+format, append([]any{crdt.ErrInvalidConfig}, args...)...)
+	}
+	if err := cmp.Or(
+		invalid(len(hosts) == 0, "no Cassandra hosts: give -hosts HOST[,HOST] or set CASSANDRA_HOSTS (the comparison runs against a real Cassandra)"),
+		invalid(keyspace == "", "no keyspace: give -keyspace (an existing keyspace; the tables are created in it)"),
+		invalid(format != "table" && format != "json", "-o must be table or json, not %q", format),
+		invalid(cfg.workers < 1, "-workers must be at least 1"),
+		invalid(cfg.duration <= 0 || cfg.duration > 4*time.Minute, "-duration must be in (0, 4m], not %s", cfg.duration),
+		invalid(cfg.count < 0, "-count must not be negative"),
+		invalid(cfg.timeout <= 0 || cfg.readTimeout <= 0, "-timeout and -read-timeout must be positive"),
+		invalid(cfg.resendMin < 0 || cfg.resendMax < cfg.resendMin, "want 0 <= -resend-min <= -resend-max, not %s and %s", cfg.resendMin, cfg.resendMax),
+		invalid(cfg.resolveFor <= 0, "-resolve-for must be positive"),
+		invalid(cfg.shards < 1, "-shards must be at least 1"),
+		invalid(cfg.flushEvery < 1, "-flush-every must be at least 1"),
+		invalid(cfg.actors < 0 || cfg.actors > cfg.workers, "-actors must be in [0, -workers], not %d", cfg.actors),
+		invalid(cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength, "-history must be in [0, %d], not %d", tpncounter.MaxHistoryLength, cfg.history)); err != nil {
+		return nil, err
 	}
 	names := cli.SplitList(types)
 	if len(names) == 0 {
@@ -355,37 +338,21 @@ type resendQueue struct {
 	making  int // workers still making new transactions
 }
 
-// stopMaking records that a worker made its last new transaction.
-func (q *resendQueue) stopMaking() {
-	q.mu.Lock()
-	q.making--
-	q.mu.Unlock()
-}
-
-// delay draws the wait before a resend.
-func (q *resendQueue) delay() time.Duration {
-	if q.cfg.resendMax == q.cfg.resendMin {
-		return q.cfg.resendMin
-	}
-	return q.cfg.resendMin + time.Duration(q.rng.Int64N(int64(q.cfg.resendMax-q.cfg.resendMin)+1))
-}
-
-// put queues t to be resent after a drawn delay; it is no longer taken.
-func (q *resendQueue) put(t *txn, taken bool) {
+// locked runs f (which updates q) under q's lock.
+func (q *resendQueue) locked(f func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	t.due = q.cfg.now().Add(q.delay())
-	q.waiting = append(q.waiting, t)
-	if taken {
-		q.taken--
-	}
+	f()
 }
 
-// done marks a taken transaction settled.
-func (q *resendQueue) done() {
-	q.mu.Lock()
-	q.taken--
-	q.mu.Unlock()
+// put queues t to be resent after a delay drawn in [resendMin, resendMax];
+// it is no longer taken.
+func (q *resendQueue) put(t *txn, taken bool) {
+	q.locked(func() {
+		t.due = q.cfg.now().Add(q.cfg.resendMin + time.Duration(q.rng.Int64N(int64(q.cfg.resendMax-q.cfg.resendMin)+1)))
+		q.waiting = append(q.waiting, t)
+		q.taken -= either(taken, 1, 0)
+	})
 }
 
 // take returns the transaction due first that worker w may resend (one
@@ -427,7 +394,7 @@ type workerStats struct {
 }
 
 func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareRow {
-	row := compareRow{Type: t.name(), counterkit: t.counterkit()}
+	row := compareRow{Type: t.name, counterkit: t.counterkit}
 	ws := make([]compareWriter, cfg.workers)
 	for i := range ws {
 		w, err := t.newWriter(i)
@@ -525,14 +492,12 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 		cancel()
 		s.writes += int64(writes)
 		switch {
+		case err != nil && w.retryable(err):
+			q.put(t, resend)
+			return
 		case err == nil:
 			s.acked += t.amount
 			s.latencies = append(s.latencies, cfg.now().Sub(begin))
-			if resend {
-				q.done()
-			}
-		case w.retryable(err):
-			q.put(t, resend)
 		default:
 			// A definite failure: given up, unresolved (it may have
 			// landed in an earlier attempt).
@@ -540,9 +505,9 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 			if s.err == nil {
 				s.err = fmt.Errorf("transaction %d of worker %d: %w", t.seq, t.origin, err)
 			}
-			if resend {
-				q.done()
-			}
+		}
+		if resend { // the taken transaction is settled
+			q.locked(func() { q.taken-- })
 		}
 	}
 	seq := 0
@@ -562,7 +527,7 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 					t.seq, t.origin = seq, id
 					send(t)
 				}
-				q.stopMaking()
+				q.locked(func() { q.making-- })
 				continue
 			}
 			if t := w.next(seq); t != nil {
@@ -572,11 +537,8 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 			seq++
 			continue
 		}
-		if wait == 0 && !busy {
-			break // nothing waits, and nothing can come
-		}
-		if !cfg.now().Before(resolveBy) {
-			break
+		if wait == 0 && !busy || !cfg.now().Before(resolveBy) {
+			break // nothing waits and nothing can come, or -resolve-for is over
 		}
 		if wait <= 0 || wait > 10*time.Millisecond {
 			wait = 10 * time.Millisecond // a resend in flight may fail and come back
@@ -593,19 +555,10 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		return enc.Encode(rep)
 	}
 	fmt.Fprintf(w, "store %s, run %s, seed %d\n", rep.Store, rep.Run, rep.Seed)
-	per := fmt.Sprintf("%s per type", rep.Duration)
-	if rep.Count > 0 {
-		per = fmt.Sprintf("%d transactions per worker", rep.Count)
-	}
-	ledgerOpts := ""
-	if rep.Actors > 0 {
-		ledgerOpts += fmt.Sprintf(", ledger actors %d", rep.Actors)
-	}
-	if rep.History > 0 {
-		ledgerOpts += fmt.Sprintf(", ledger history %d", rep.History)
-	}
-	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s\n\n",
-		rep.Workers, per, rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery, ledgerOpts)
+	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s%s\n\n",
+		rep.Workers, either(rep.Count > 0, fmt.Sprintf("%d transactions per worker", rep.Count), rep.Duration+" per type"),
+		rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery,
+		either(rep.Actors > 0, fmt.Sprintf(", ledger actors %d", rep.Actors), ""), either(rep.History > 0, fmt.Sprintf(", ledger history %d", rep.History), ""))
 	// Numbers align right; the type names, padded to one width, left.
 	width := len("type")
 	for _, r := range rep.Rows {
@@ -642,6 +595,14 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		fmt.Fprintf(w, "%s: %s\n", r.Type, driftVerdict(r))
 	}
 	return nil
+}
+
+// either returns yes when cond holds, else no.
+func either[T any](cond bool, yes, no T) T {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 func driftVerdict(r compareRow) string {

@@ -252,19 +252,16 @@ func TestCompareStatus(t *testing.T) {
 	}
 }
 
-// brokenCounterkit is a counterkit type that counts a resend twice: the
-// native double's non-idempotent increment, claimed as a counterkit type.
-type brokenCounterkit struct{ *nativeTarget }
-
-func (brokenCounterkit) counterkit() bool { return true }
-
 // The broken variant: a target that double-counts is reported with drift
 // equal to its landed resends, its verdict says so, and the run fails.
 func TestCompareReportsCounterkitDrift(t *testing.T) {
 	cfg := goldenConfig()
 	native := newNativeDouble(3, 0.3)
-	broken := &nativeTarget{cfg: cfg, n: native, key: "k"}
-	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{brokenCounterkit{broken}}, nil)}
+	// broken is a counterkit type that counts a resend twice: the native
+	// double's non-idempotent increment, claimed as a counterkit type.
+	broken := nativeTarget(native, "k")
+	broken.counterkit = true
+	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{broken}, nil)}
 	r := rep.Rows[0]
 	require.Positive(t, r.Drift)
 	require.Equal(t, native.timeouts, r.Drift)
@@ -275,20 +272,17 @@ func TestCompareReportsCounterkitDrift(t *testing.T) {
 }
 
 // finalTarget is a counterkit target whose every write fails definitely
-// (outside the window): nothing lands, nothing is resent.
-type finalTarget struct{ sent atomic.Int64 }
-
-func (*finalTarget) name() string                         { return "refused" }
-func (*finalTarget) counterkit() bool                     { return true }
-func (*finalTarget) value(context.Context) (int64, error) { return 0, nil }
-func (f *finalTarget) newWriter(int) (compareWriter, error) {
-	return &oneWriter{
-		sendFn: func(context.Context, *txn) (int, error) {
-			f.sent.Add(1)
-			return 1, fmt.Errorf("update too old: %w", crdt.ErrOutsideWindow)
-		},
-		retryFn: counterkitRetryable,
-	}, nil
+// (outside the window): nothing lands, nothing is resent. sent counts the
+// writes.
+func finalTarget(sent *atomic.Int64) compareTarget {
+	return compareTarget{name: "refused", counterkit: true,
+		value: func(context.Context) (int64, error) { return 0, nil },
+		newWriter: func(int) (compareWriter, error) {
+			return oneWriter(func(context.Context, *txn) (int, error) {
+				sent.Add(1)
+				return 1, fmt.Errorf("update too old: %w", crdt.ErrOutsideWindow)
+			}, counterkitRetryable)
+		}}
 }
 
 // A definite failure is not resent: the transaction is given up and
@@ -296,10 +290,10 @@ func (f *finalTarget) newWriter(int) (compareWriter, error) {
 func TestCompareGivesUpDefiniteFailures(t *testing.T) {
 	cfg := goldenConfig()
 	cfg.count = 5
-	f := &finalTarget{}
-	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{f}, nil)}
+	var sent atomic.Int64
+	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{finalTarget(&sent)}, nil)}
 	r := rep.Rows[0]
-	require.Equal(t, int64(5), f.sent.Load())
+	require.Equal(t, int64(5), sent.Load())
 	require.Equal(t, compareRow{Type: "refused", Distinct: 5, Unresolved: 5, Writes: 5, Drift: -5, GaveUp: 5,
 		FirstFailure: "transaction 0 of worker 0: update too old: " + crdt.ErrOutsideWindow.Error(), counterkit: true}, r)
 	require.True(t, r.exact())
@@ -314,7 +308,7 @@ func TestCompareResolveForBoundsResends(t *testing.T) {
 	cfg := goldenConfig()
 	cfg.count, cfg.resolveFor = 3, 50*time.Millisecond
 	native := newNativeDouble(1, 1) // every Add times out
-	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{&nativeTarget{cfg: cfg, n: native, key: "k"}}, nil)}
+	rep := compareReport{Rows: runComparison(context.Background(), cfg, []compareTarget{nativeTarget(native, "k")}, nil)}
 	r := rep.Rows[0]
 	require.Equal(t, int64(3), r.Distinct)
 	require.Zero(t, r.Acknowledged)

@@ -29,50 +29,52 @@ type nativeCounter interface {
 	Value(ctx context.Context, key string) (int64, error)
 }
 
+// compareTarget is one counter type under comparison: it gives each worker
+// its own writer and reads the counter back. counterkit reports whether the
+// type is one of the library's (which must not drift) rather than the
+// native counter.
+type compareTarget struct {
+	name       string
+	counterkit bool
+	newWriter  func(w int) (compareWriter, error)
+	value      func(ctx context.Context) (int64, error)
+}
+
 // compareTargets builds the targets named by names over the native counter
 // and the two counterkit storage shapes.
 func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib store.Siblings, part store.Partitions) ([]compareTarget, error) {
-	key := func(typ string) string { return "compare-" + cfg.runID + "-" + typ }
 	var out []compareTarget
 	for _, n := range names {
+		key := "compare-" + cfg.runID + "-" + n
+		var t compareTarget
+		var err error
 		switch n {
 		case "native":
-			out = append(out, &nativeTarget{cfg: cfg, n: native, key: key(n)})
+			t = nativeTarget(native, key)
 		case "ledger", "ledger-sharded":
-			out = append(out, &ledgerTarget{cfg: cfg, st: sib, key: key(n), typ: n, writers: map[int]credit{}})
+			t = ledgerTarget(cfg, sib, key, n)
 		case "tally":
-			c, err := tally.New[*tally.Sum](part, key(n), tally.Options{Clock: cfg.now, Retries: -1})
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &tallyTarget{cfg: cfg, c: c})
+			t, err = tallyTarget(cfg, part, key)
 		case "deltalog":
-			c, err := deltalog.New(part, deltalog.Options{Clock: cfg.now})
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &logTarget{cfg: cfg, typ: n, key: key(n),
-				writer: func() (addFunc, error) {
-					c, err := deltalog.New(part, deltalog.Options{Clock: cfg.now})
-					return c.Add, err
-				},
-				read: func(ctx context.Context, k string) (int64, error) {
+			t, err = logTarget(cfg, n, key, func() (addFunc, readFunc, error) {
+				c, err := deltalog.New(part, deltalog.Options{Clock: cfg.now})
+				return c.Add, func(ctx context.Context, k string) (int64, error) {
 					r, err := c.Read(ctx, k)
 					return r.Value, err
-				}})
+				}, err
+			})
 		case "balance":
-			ac, err := balance.New(part, balance.Options{Clock: cfg.now})
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, &logTarget{cfg: cfg, typ: n, key: key(n), read: ac.Balance,
-				writer: func() (addFunc, error) {
-					a, err := balance.New(part, balance.Options{Clock: cfg.now})
-					return a.Add, err
-				}})
+			t, err = logTarget(cfg, n, key, func() (addFunc, readFunc, error) {
+				a, err := balance.New(part, balance.Options{Clock: cfg.now})
+				return a.Add, a.Balance, err
+			})
 		default:
 			return nil, cli.Usagef("%w: unknown type %q", crdt.ErrInvalidConfig, n)
 		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -91,100 +93,76 @@ func counterkitRetryable(err error) bool {
 // oneWriter is a writer whose every transaction is one increment written
 // by send, under its own identity (a native increment, a transaction id,
 // an update id).
-type oneWriter struct {
-	sendFn  func(ctx context.Context, t *txn) (writes int, err error)
-	retryFn func(err error) bool
+func oneWriter(send func(ctx context.Context, t *txn) (int, error), retryable func(error) bool) (compareWriter, error) {
+	return compareWriter{next: func(int) *txn { return &txn{amount: 1} }, finish: func() *txn { return nil }, send: send, retryable: retryable}, nil
 }
 
-func (w *oneWriter) next(int) *txn                                 { return &txn{amount: 1} }
-func (w *oneWriter) finish() *txn                                  { return nil }
-func (w *oneWriter) send(ctx context.Context, t *txn) (int, error) { return w.sendFn(ctx, t) }
-func (w *oneWriter) retryable(err error) bool                      { return w.retryFn(err) }
-
-// nativeTarget increments one native counter.
-type nativeTarget struct {
-	cfg compareConfig
-	n   nativeCounter
-	key string
+// nativeTarget increments one native counter. A caller resends a failed
+// increment whatever the error (it cannot tell a timed-out increment that
+// landed from one that did not).
+func nativeTarget(n nativeCounter, key string) compareTarget {
+	return compareTarget{name: "native",
+		value: func(ctx context.Context) (int64, error) { return n.Value(ctx, key) },
+		newWriter: func(int) (compareWriter, error) {
+			return oneWriter(func(ctx context.Context, _ *txn) (int, error) { return 1, n.Add(ctx, key, 1) }, func(error) bool { return true })
+		}}
 }
-
-func (t *nativeTarget) name() string     { return "native" }
-func (t *nativeTarget) counterkit() bool { return false }
-func (t *nativeTarget) value(ctx context.Context) (int64, error) {
-	return t.n.Value(ctx, t.key)
-}
-
-// newWriter: a caller resends a failed increment whatever the error (it
-// cannot tell a timed-out increment that landed from one that did not).
-func (t *nativeTarget) newWriter(int) (compareWriter, error) {
-	return &oneWriter{
-		sendFn:  func(ctx context.Context, _ *txn) (int, error) { return 1, t.n.Add(ctx, t.key, 1) },
-		retryFn: func(error) bool { return true },
-	}, nil
-}
-
-// ledgerTarget credits one account: a plain ledger key, or a sharded one.
-type ledgerTarget struct {
-	cfg compareConfig
-	st  store.Siblings
-	key string
-	typ string // ledger or ledger-sharded
-
-	mu      sync.Mutex
-	writers map[int]credit // with cfg.actors: the ledger of each actor, shared by its workers
-}
-
-func (t *ledgerTarget) name() string     { return t.typ }
-func (t *ledgerTarget) counterkit() bool { return true }
 
 // credit is a plain or sharded ledger's Credit.
 type credit func(ctx context.Context, txn crdt.TxnID, amount int64) (ledger.Result, error)
 
-func (t *ledgerTarget) open(actor string) (credit, func(context.Context) (int64, error), error) {
-	opts := ledger.Options{Actor: crdt.ActorID(actor), Backoff: ledger.Backoff{Initial: -1},
-		Counter: tpncounter.Options{HistoryLength: t.cfg.history}}
-	if t.typ == "ledger-sharded" {
-		s, err := ledger.NewSharded(t.st, t.key, t.cfg.shards, opts)
+// ledgerTarget credits one account: a plain ledger key, or a sharded one
+// (typ ledger-sharded). Each worker w writes through a ledger of its own,
+// or with cfg.actors through the ledger of actor w mod actors, which the
+// workers of that actor share (a Ledger and a Sharded are safe for
+// concurrent use).
+func ledgerTarget(cfg compareConfig, st store.Siblings, key, typ string) compareTarget {
+	open := func(actor string) (credit, func(context.Context) (int64, error), error) {
+		opts := ledger.Options{Actor: crdt.ActorID(actor), Backoff: ledger.Backoff{Initial: -1},
+			Counter: tpncounter.Options{HistoryLength: cfg.history}}
+		if typ == "ledger-sharded" {
+			s, err := ledger.NewSharded(st, key, cfg.shards, opts)
+			if err != nil {
+				return nil, nil, err
+			}
+			return s.Credit, s.Value, nil
+		}
+		l, err := ledger.New(st, key, opts)
 		if err != nil {
 			return nil, nil, err
 		}
-		return s.Credit, s.Value, nil
+		return l.Credit, l.Value, nil
 	}
-	l, err := ledger.New(t.st, t.key, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	return l.Credit, l.Value, nil
-}
-
-func (t *ledgerTarget) value(ctx context.Context) (int64, error) {
-	_, value, err := t.open("compare-reader")
-	if err != nil {
-		return 0, err
-	}
-	return value(ctx)
-}
-
-// writer returns worker w's credit: its own ledger, or with cfg.actors the
-// ledger of actor w mod actors, which the workers of that actor share (a
-// Ledger and a Sharded are safe for concurrent use).
-func (t *ledgerTarget) writer(w int) (credit, error) {
-	if t.cfg.actors == 0 {
-		cr, _, err := t.open(fmt.Sprintf("compare-w%d", w))
-		return cr, err
-	}
-	a := w % t.cfg.actors
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if cr, ok := t.writers[a]; ok {
-		return cr, nil
-	}
-	cr, _, err := t.open(fmt.Sprintf("compare-a%d", a))
-	if err != nil {
-		return nil, err
-	}
-	t.writers[a] = cr
-	return cr, nil
+	var mu sync.Mutex
+	writers := map[string]credit{} // by actor
+	return compareTarget{name: typ, counterkit: true,
+		value: func(ctx context.Context) (int64, error) {
+			_, value, err := open("compare-reader")
+			if err != nil {
+				return 0, err
+			}
+			return value(ctx)
+		},
+		newWriter: func(w int) (compareWriter, error) {
+			actor := fmt.Sprintf("compare-w%d", w)
+			if cfg.actors > 0 {
+				actor = fmt.Sprintf("compare-a%d", w%cfg.actors)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			cr, ok := writers[actor]
+			if !ok {
+				var err error
+				if cr, _, err = open(actor); err != nil {
+					return compareWriter{}, err
+				}
+				writers[actor] = cr
+			}
+			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
+				res, err := cr(ctx, txnID(cfg.runID, x), 1)
+				return max(res.Attempts, 1), err
+			}, counterkitRetryable)
+		}}
 }
 
 // txnID names a transaction by the worker that made it: a resend by
@@ -193,55 +171,36 @@ func txnID(runID string, t *txn) crdt.TxnID {
 	return crdt.TxnID(fmt.Sprintf("%s-w%d-%d", runID, t.origin, t.seq))
 }
 
-func (t *ledgerTarget) newWriter(w int) (compareWriter, error) {
-	cr, err := t.writer(w)
-	if err != nil {
-		return nil, err
-	}
-	return &oneWriter{
-		sendFn: func(ctx context.Context, x *txn) (int, error) {
-			res, err := cr(ctx, txnID(t.cfg.runID, x), 1)
-			return max(res.Attempts, 1), err
-		},
-		retryFn: counterkitRetryable,
-	}, nil
-}
-
-// addFunc is a deltalog Counters' or a balance Accounts' Add.
-type addFunc func(ctx context.Context, key string, id timeid.ID, delta int64) error
+// addFunc and readFunc are a deltalog Counters' or a balance Accounts' Add
+// and read.
+type (
+	addFunc  func(ctx context.Context, key string, id timeid.ID, delta int64) error
+	readFunc func(ctx context.Context, key string) (int64, error)
+)
 
 // logTarget adds to one deltalog counter or balance account, each
 // transaction under its own time-based update id, each worker through its
-// own Counters or Accounts.
-type logTarget struct {
-	cfg    compareConfig
-	typ    string
-	key    string
-	writer func() (addFunc, error)
-	read   func(ctx context.Context, key string) (int64, error)
-	base   time.Time
-	once   sync.Once
-}
-
-func (t *logTarget) name() string     { return t.typ }
-func (t *logTarget) counterkit() bool { return true }
-func (t *logTarget) value(ctx context.Context) (int64, error) {
-	return t.read(ctx, t.key)
-}
-
-func (t *logTarget) newWriter(int) (compareWriter, error) {
-	t.once.Do(func() { t.base = t.cfg.now() })
-	add, err := t.writer()
+// own Counters or Accounts: open makes one.
+func logTarget(cfg compareConfig, typ, key string, open func() (addFunc, readFunc, error)) (compareTarget, error) {
+	_, read, err := open()
 	if err != nil {
-		return nil, err
+		return compareTarget{}, err
 	}
-	node := runNode(t.cfg.runID)
-	return &oneWriter{
-		sendFn: func(ctx context.Context, x *txn) (int, error) {
-			return 1, add(ctx, t.key, updateID(t.base, node, x.origin, x.seq), 1)
-		},
-		retryFn: counterkitRetryable,
-	}, nil
+	var base time.Time
+	var once sync.Once
+	node := runNode(cfg.runID)
+	return compareTarget{name: typ, counterkit: true,
+		value: func(ctx context.Context) (int64, error) { return read(ctx, key) },
+		newWriter: func(int) (compareWriter, error) {
+			once.Do(func() { base = cfg.now() })
+			add, _, err := open()
+			if err != nil {
+				return compareWriter{}, err
+			}
+			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
+				return 1, add(ctx, key, updateID(base, node, x.origin, x.seq), 1)
+			}, counterkitRetryable)
+		}}, nil
 }
 
 // updateID is transaction seq of worker w: a version 1 UUID whose time is
@@ -260,30 +219,28 @@ func runNode(runID string) uint64 {
 }
 
 // tallyTarget updates one tally counter, one mutator per worker.
-type tallyTarget struct {
-	cfg compareConfig
-	c   *tally.Counter[*tally.Sum]
-}
-
-func (t *tallyTarget) name() string     { return "tally" }
-func (t *tallyTarget) counterkit() bool { return true }
-func (t *tallyTarget) value(ctx context.Context) (int64, error) {
-	s, err := t.c.Read(ctx)
-	return s.Value(), err
-}
-
-func (t *tallyTarget) newWriter(int) (compareWriter, error) {
-	m, err := t.c.NewMutator()
-	if err != nil {
-		return nil, err
-	}
-	return &tallyWriter{t: t, m: m}, nil
+func tallyTarget(cfg compareConfig, part store.Partitions, key string) (compareTarget, error) {
+	c, err := tally.New[*tally.Sum](part, key, tally.Options{Clock: cfg.now, Retries: -1})
+	return compareTarget{name: "tally", counterkit: true,
+		value: func(ctx context.Context) (int64, error) {
+			s, err := c.Read(ctx)
+			return s.Value(), err
+		},
+		newWriter: func(int) (compareWriter, error) {
+			m, err := c.NewMutator()
+			if err != nil {
+				return compareWriter{}, err
+			}
+			w := &tallyWriter{c: c, every: cfg.flushEvery, m: m}
+			return compareWriter{next: w.next, finish: w.finish, send: w.send, retryable: counterkitRetryable}, nil
+		}}, err
 }
 
 // tallyWriter stages updates on its mutator and makes a transaction of
 // every cfg.flushEvery of them: one flush.
 type tallyWriter struct {
-	t      *tallyTarget
+	c      *tally.Counter[*tally.Sum]
+	every  int // cfg.flushEvery
 	m      *tally.Mutator[*tally.Sum]
 	staged int // updates staged, not yet flushed
 }
@@ -294,7 +251,7 @@ func (w *tallyWriter) next(int) *txn {
 	if err := w.m.Stage(addOne); err != nil {
 		// The mutator can take no more (expired): go on with a fresh one;
 		// what it had staged is lost and was never counted in distinct.
-		m, err := w.t.c.NewMutator()
+		m, err := w.c.NewMutator()
 		if err != nil {
 			return nil
 		}
@@ -304,7 +261,7 @@ func (w *tallyWriter) next(int) *txn {
 		}
 	}
 	w.staged++
-	if w.staged < w.t.cfg.flushEvery {
+	if w.staged < w.every {
 		return nil
 	}
 	return w.finish()
@@ -330,7 +287,7 @@ func (w *tallyWriter) send(ctx context.Context, t *txn) (int, error) {
 	}
 	m := w.m
 	if t.sends > 1 {
-		fresh, err := w.t.c.NewMutator()
+		fresh, err := w.c.NewMutator()
 		if err != nil {
 			return 0, err
 		}
@@ -345,7 +302,7 @@ func (w *tallyWriter) send(ctx context.Context, t *txn) (int, error) {
 	if err != nil && m.Unresolved() {
 		t.state = m
 		if m == w.m {
-			fresh, ferr := w.t.c.NewMutator()
+			fresh, ferr := w.c.NewMutator()
 			if ferr != nil {
 				return 1, errors.Join(err, ferr)
 			}
@@ -354,5 +311,3 @@ func (w *tallyWriter) send(ctx context.Context, t *txn) (int, error) {
 	}
 	return 1, err
 }
-
-func (w *tallyWriter) retryable(err error) bool { return counterkitRetryable(err) }

@@ -73,11 +73,22 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	if *from != "" || *cf.store == "" {
-		return runBackupFrom(c, cf, *from, *to, stdout)
+	if *from == "" && *cf.store != "" {
+		return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
+			func(ctx context.Context, dir string) (*backupResult, error) { return backup(ctx, dir, *to) })
 	}
-	return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
-		func(ctx context.Context, dir string) (*backupResult, error) { return backup(ctx, dir, *to) })
+	// -from URL: download a running service's copy (embedded.DB.BackupHandler).
+	u, uerr := url.Parse(*from)
+	if err := cmp.Or(invalidIf(*from == "", "give -store embedded:DIR or -from URL"), invalidIf(*cf.store != "", "give -store or -from, not both"),
+		invalidIf(c.fs.NArg() > 0, "backup takes no arguments (got %q)", c.fs.Arg(0)), checkTimeout(*cf.timeout),
+		invalidIf(uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "",
+			"-from must be an http:// or https:// URL of the service's backup handler, not %q", *from), emptyTarget(*to, "")); err != nil {
+		return fail(stderr, "backup", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
+	defer cancel()
+	res, err := backupFrom(ctx, *from, *to)
+	return c.emitResult(stdout, res, err)
 }
 
 func backup(ctx context.Context, dir, to string) (*backupResult, error) {
@@ -123,22 +134,6 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 		return nil, fmt.Errorf("%w: the backup in %s holds other keys than %s", crdt.ErrCorruptEncoding, to, dir)
 	}
 	return &backupResult{From: dir, To: to, Keys: len(after.Keys)}, nil
-}
-
-// runBackupFrom is backup -from URL: it downloads a running service's
-// copy (embedded.DB.BackupHandler) with embedded.Restore.
-func runBackupFrom(c *command, cf commonFlags, from, to string, stdout io.Writer) int {
-	u, uerr := url.Parse(from)
-	if err := cmp.Or(invalidIf(from == "", "give -store embedded:DIR or -from URL"), invalidIf(*cf.store != "", "give -store or -from, not both"),
-		invalidIf(c.fs.NArg() > 0, "backup takes no arguments (got %q)", c.fs.Arg(0)), checkTimeout(*cf.timeout),
-		invalidIf(uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "",
-			"-from must be an http:// or https:// URL of the service's backup handler, not %q", from), emptyTarget(to, "")); err != nil {
-		return fail(c.stderr, "backup", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)
-	defer cancel()
-	res, err := backupFrom(ctx, from, to)
-	return c.emitResult(stdout, res, err)
 }
 
 // restoreBackup makes a data directory of a downloaded copy; tests

@@ -84,7 +84,6 @@ type checkReport struct {
 	Facts  []checkFact `json:"facts"`
 	Notes  []string    `json:"notes,omitempty"`
 	Checks []checkItem `json:"checks"`
-	failed []error
 }
 
 type checkFact struct {
@@ -115,12 +114,11 @@ func (r *checkReport) note(format string, args ...any) {
 
 // check records a verdict: err nil passes.
 func (r *checkReport) check(name string, err error) {
-	if err == nil {
-		r.Checks = append(r.Checks, checkItem{Name: name, OK: true})
-		return
+	item := checkItem{Name: name, OK: err == nil}
+	if err != nil {
+		item.Error, item.Sentinel = redact(err), sentinelName(err)
 	}
-	r.failed = append(r.failed, err)
-	r.Checks = append(r.Checks, checkItem{Name: name, Error: redact(err), Sentinel: sentinelName(err)})
+	r.Checks = append(r.Checks, item)
 }
 
 // writeTable prints the facts, aligned, then the notes and the verdicts.
@@ -144,16 +142,19 @@ func (r *checkReport) writeTable(w io.Writer) {
 }
 
 // finish prints the report and returns the exit status: 1 when a check
-// failed (the errors also go to stderr).
+// failed (the errors, with their sentinels, also go to stderr).
 func (r *checkReport) finish(c *command, stdout io.Writer) int {
-	r.OK = len(r.failed) == 0
-	if code := c.emit(stdout, r); code != 0 {
+	var failed []error
+	for _, item := range r.Checks {
+		if !item.OK {
+			failed = append(failed, sentinelError{item.Error, item.Sentinel})
+		}
+	}
+	r.OK = len(failed) == 0
+	if code := c.emit(stdout, r); code != 0 || r.OK {
 		return code
 	}
-	if !r.OK {
-		return fail(c.stderr, "check", errors.Join(r.failed...))
-	}
-	return 0
+	return fail(c.stderr, "check", errors.Join(failed...))
 }
 
 func checkEmbedded(args []string, stdout, stderr io.Writer) int {
@@ -261,11 +262,6 @@ func checkEmbeddedIsolated(ctx context.Context, dir string) (*checkReport, error
 	if o.Report == nil {
 		return nil, fmt.Errorf("%w: the check's child process printed no report", crdt.ErrUnavailable)
 	}
-	for _, c := range o.Report.Checks {
-		if !c.OK {
-			o.Report.failed = append(o.Report.failed, sentinelError{c.Error, c.Sentinel})
-		}
-	}
 	return o.Report, nil
 }
 
@@ -303,26 +299,20 @@ func (e sentinelError) Unwrap() []error {
 // checks. It returns the errors of the first keys that failed.
 func readAll(ctx context.Context, db *embedded.DB, keys *keyList) error {
 	var errs []error
-	n := 0
-	note := func(what, key string, err error) {
-		n++
-		if len(errs) < 10 {
-			errs = append(errs, fmt.Errorf("%s %q: %w", what, key, err))
-		}
-	}
+	n := 0 // keys failed
 	for _, k := range keys.Keys {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%w: reading every key: %v", crdt.ErrUnavailable, err)
 		}
-		switch k.Kind {
-		case "siblings":
-			if _, _, err := db.Siblings().Fetch(ctx, k.Key); err != nil {
-				note("sibling key", k.Key, err)
-			}
-		case "partition":
-			err := db.Partitions().Scan(ctx, k.Key, nil, store.ReadComplete, func(store.Row) bool { return true })
-			if err != nil {
-				note("partition", k.Key, err)
+		var err error
+		if k.Kind == "siblings" {
+			_, _, err = db.Siblings().Fetch(ctx, k.Key)
+		} else {
+			err = db.Partitions().Scan(ctx, k.Key, nil, store.ReadComplete, func(store.Row) bool { return true })
+		}
+		if err != nil {
+			if n++; len(errs) < 10 {
+				errs = append(errs, fmt.Errorf("%s %q: %w", either(k.Kind == "siblings", "sibling key", "partition"), k.Key, err))
 			}
 		}
 	}
@@ -389,11 +379,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		if !set || l == gocql.Any {
 			l = cassandra.DefaultConsistency(op)
 		}
-		src := "default"
-		if set {
-			src = "-consistency"
-		}
-		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, src)
+		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, either(set, "-consistency", "default"))
 	}
 	rep.check("consistency: every read overlaps the writes it depends on; complete reads at ALL", cassandra.CheckConsistency(levels))
 
@@ -512,9 +498,7 @@ func parseCreateTable(stmt string) (*tableShape, error) {
 		if pk := pkRe.FindStringSubmatch(line); pk != nil {
 			t.partition = cli.SplitList(pk[1])
 			t.clustering = cli.SplitList(pk[2])
-			for range t.clustering {
-				t.order = append(t.order, "asc")
-			}
+			t.order = slices.Repeat([]string{"asc"}, len(t.clustering))
 			continue
 		}
 		f := strings.Fields(line)
@@ -532,20 +516,21 @@ func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string)
 	iter := sess.Query(`SELECT column_name, kind, position, type, clustering_order FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?`,
 		keyspace, table).IterContext(ctx)
 	t := &tableShape{name: table, columns: map[string]string{}}
-	type keyCol struct {
-		pos         int
-		name, order string
+	// at sets s[i] (a key column's position), growing s as needed.
+	at := func(s []string, i int, v string) []string {
+		s = append(s, make([]string, max(i+1-len(s), 0))...)
+		s[i] = v
+		return s
 	}
-	var pks, cks []keyCol
 	var name, kind, typ, order string
 	var pos int
 	for iter.Scan(&name, &kind, &pos, &typ, &order) {
 		t.columns[name] = typ
 		switch kind {
 		case "partition_key":
-			pks = append(pks, keyCol{pos, name, order})
+			t.partition = at(t.partition, pos, name)
 		case "clustering":
-			cks = append(cks, keyCol{pos, name, order})
+			t.clustering, t.order = at(t.clustering, pos, name), at(t.order, pos, order)
 		}
 	}
 	if err := iter.Close(); err != nil {
@@ -553,16 +538,6 @@ func readTable(ctx context.Context, sess *gocql.Session, keyspace, table string)
 	}
 	if len(t.columns) == 0 {
 		return nil, nil
-	}
-	byPos := func(a, b keyCol) int { return a.pos - b.pos }
-	slices.SortFunc(pks, byPos)
-	slices.SortFunc(cks, byPos)
-	for _, k := range pks {
-		t.partition = append(t.partition, k.name)
-	}
-	for _, k := range cks {
-		t.clustering = append(t.clustering, k.name)
-		t.order = append(t.order, k.order)
 	}
 	return t, nil
 }
@@ -623,13 +598,12 @@ func checkRiak(args []string, stdout, stderr io.Writer) int {
 		return rep.finish(c, stdout)
 	}
 	defer cl.Stop()
+	var p *riakc.FetchBucketPropsResponse
 	cmd, err := riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(bt).WithBucket(*bucket).Build()
 	if err == nil {
-		err = cl.Execute(cmd)
-	}
-	p := (*riakc.FetchBucketPropsResponse)(nil)
-	if err == nil {
-		p = cmd.(*riakc.FetchBucketPropsCommand).Response
+		if err = cl.Execute(cmd); err == nil {
+			p = cmd.(*riakc.FetchBucketPropsCommand).Response
+		}
 	}
 	if p == nil {
 		rep.check("read the properties of bucket "+bt+"/"+*bucket, fmt.Errorf("%w: bucket %s/%s: %v", crdt.ErrUnavailable, bt, *bucket, err))

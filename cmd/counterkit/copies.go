@@ -57,33 +57,14 @@ func (f *frozenSiblings) written() []byte {
 }
 
 // partitionCopy is an in-memory copy of one partition's live rows
-// (adapters/memory), on which a driver reads a snapshot as printed or runs
-// a maintenance job as a dry run. The rows are copied at write timestamp 1,
-// below every timestamp a driver writes with, so the driver's own writes and
-// deletes on the copy behave as they would on the store. It counts the
+// (adapters/memory, made by readPartition), on which a driver reads a
+// snapshot as printed or runs a maintenance job as a dry run. It counts the
 // range deletes applied to it.
 type partitionCopy struct {
 	*memory.Partitions
 	rangeDeletes atomic.Int64
 }
 
-func copyPartition(ctx context.Context, partition string, rows []store.Row) (*partitionCopy, error) {
-	p := &partitionCopy{Partitions: memory.NewPartitions()}
-	for len(rows) > 0 {
-		n := min(len(rows), store.MaxBatch)
-		muts := make([]store.Mutation, n)
-		for i, r := range rows[:n] {
-			muts[i] = store.Mutation{Partition: partition, Op: store.OpPut, Key: r.Key, Value: r.Value, Timestamp: 1}
-		}
-		if err := p.Partitions.Apply(ctx, muts); err != nil {
-			return nil, err
-		}
-		rows = rows[n:]
-	}
-	return p, nil
-}
-
-// Apply applies muts to the copy and counts their range deletes.
 func (p *partitionCopy) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := p.Partitions.Apply(ctx, muts); err != nil {
 		return err

@@ -82,11 +82,7 @@ func (l *keyList) writeTable(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\n", k.Kind, k.Key)
 	}
 	tw.Flush()
-	more := ""
-	if l.Truncated {
-		more = " (truncated at -limit)"
-	}
-	fmt.Fprintf(w, "%s, %s%s\n", plural(l.SiblingKeys, "sibling key"), plural(l.PartitionKeys, "partition"), more)
+	fmt.Fprintf(w, "%s, %s%s\n", plural(l.SiblingKeys, "sibling key"), plural(l.PartitionKeys, "partition"), either(l.Truncated, " (truncated at -limit)", ""))
 }
 
 // kindNames are list's names of the key shapes.
@@ -156,7 +152,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 // onEmbedded runs do on the directory of -store within -timeout, once
 // check (if any) accepts the directory, and emits what do returns.
 func onEmbedded[T tabler](c *command, cf commonFlags, stdout io.Writer, check func(dir string) error, do func(ctx context.Context, dir string) (T, error)) int {
-	dir, err := embeddedDir(c, cf, c.name)
+	dir, err := embeddedDir(c, cf)
 	if err == nil && check != nil {
 		err = check(dir)
 	}
@@ -170,10 +166,10 @@ func onEmbedded[T tabler](c *command, cf commonFlags, stdout io.Writer, check fu
 }
 
 // embeddedDir parses -store for a command of the embedded store only.
-func embeddedDir(c *command, cf commonFlags, cmd string) (string, error) {
+func embeddedDir(c *command, cf commonFlags) (string, error) {
 	s, err := parseStore(*cf.store)
-	return s.dir, cmp.Or(checkTimeout(*cf.timeout), invalidIf(c.fs.NArg() > 0, "%s takes no arguments (got %q)", cmd, c.fs.Arg(0)),
-		err, invalidIf(s.kind != "embedded", "%s works on an embedded store (-store embedded:DIR), not %s", cmd, s))
+	return s.dir, cmp.Or(checkTimeout(*cf.timeout), invalidIf(c.fs.NArg() > 0, "%s takes no arguments (got %q)", c.name, c.fs.Arg(0)),
+		err, invalidIf(s.kind != "embedded", "%s works on an embedded store (-store embedded:DIR), not %s", c.name, s))
 }
 
 // engineStats is what stats prints.
@@ -237,21 +233,19 @@ func runStats(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	return onEmbedded(c, cf, stdout, nil, statsEmbedded)
-}
-
-func statsEmbedded(ctx context.Context, dir string) (*engineStats, error) {
-	st, err := readEngine(ctx, dir, embedded.ReadStats)
-	if err != nil {
-		return nil, err
-	}
-	out := &engineStats{Store: "embedded:" + dir, File: st.File, FileBytes: st.FileBytes, DataBytes: st.DataBytes,
-		PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
-		PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
-	for _, b := range st.Buckets {
-		out.Buckets = append(out.Buckets, bucketStats(b))
-	}
-	return out, nil
+	return onEmbedded(c, cf, stdout, nil, func(ctx context.Context, dir string) (*engineStats, error) {
+		st, err := readEngine(ctx, dir, embedded.ReadStats)
+		if err != nil {
+			return nil, err
+		}
+		out := &engineStats{Store: "embedded:" + dir, File: st.File, FileBytes: st.FileBytes, DataBytes: st.DataBytes,
+			PageSize: st.PageSize, FreePages: st.FreePages, SiblingKeys: st.SiblingKeys, SiblingValues: st.SiblingValues,
+			PartitionKeys: st.Partitions, Rows: st.Rows, Buckets: []bucketStats{}}
+		for _, b := range st.Buckets {
+			out.Buckets = append(out.Buckets, bucketStats(b))
+		}
+		return out, nil
+	})
 }
 
 const compactEmbeddedUsage = `usage: counterkit compact embedded -store embedded:DIR -to NEWDIR
@@ -287,7 +281,12 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
-		func(ctx context.Context, dir string) (*compactResult, error) { return compactEmbedded(ctx, dir, *to) })
+		func(ctx context.Context, dir string) (*compactResult, error) {
+			r, err := readEngine(ctx, dir, func(ctx context.Context, dir string) (embedded.CompactResult, error) {
+				return embedded.Compact(ctx, dir, *to)
+			})
+			return &compactResult{From: dir, To: *to, BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter, Keys: r.Keys}, err
+		})
 }
 
 // emptyTarget checks that to names a new or empty directory other than
@@ -311,14 +310,4 @@ func emptyTarget(to, dir string) error {
 		return cli.Usagef("%w: -to %s is not empty", crdt.ErrInvalidConfig, to)
 	}
 	return nil
-}
-
-func compactEmbedded(ctx context.Context, dir, to string) (*compactResult, error) {
-	r, err := readEngine(ctx, dir, func(ctx context.Context, dir string) (embedded.CompactResult, error) {
-		return embedded.Compact(ctx, dir, to)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &compactResult{From: dir, To: to, BytesBefore: r.BytesBefore, BytesAfter: r.BytesAfter, Keys: r.Keys}, nil
 }

@@ -81,21 +81,16 @@ func longFlags(fs *pflag.FlagSet, args []string) []string {
 		if a == "--" {
 			return append(out, args[i:]...)
 		}
-		var f *pflag.Flag
 		switch {
-		case strings.HasPrefix(a, "--"):
-			name, _, hasValue := strings.Cut(a[2:], "=")
-			f = fs.Lookup(name)
-			value = f != nil && f.NoOptDefVal == "" && !hasValue
-		case a == "-h":
-		case len(a) > 1 && a[0] == '-' && (a[1] < '0' || a[1] > '9') && a[1] != '.':
-			if sh := fs.ShorthandLookup(a[1:2]); sh != nil {
-				value = sh.NoOptDefVal == "" && len(a) == 2
-				break
+		case a == "-h" || len(a) < 2 || a[0] != '-' || a[1] >= '0' && a[1] <= '9' || a[1] == '.':
+		case a[1] != '-' && fs.ShorthandLookup(a[1:2]) != nil:
+			value = fs.ShorthandLookup(a[1:2]).NoOptDefVal == "" && len(a) == 2
+		default:
+			if a[1] != '-' {
+				a = "-" + a
 			}
-			name, _, hasValue := strings.Cut(a[1:], "=")
-			a = "-" + a
-			f = fs.Lookup(name)
+			name, _, hasValue := strings.Cut(a[2:], "=")
+			f := fs.Lookup(name)
 			value = f != nil && f.NoOptDefVal == "" && !hasValue
 		}
 		out = append(out, a)

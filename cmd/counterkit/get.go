@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/bounded"
 	"github.com/counterkit/counterkit/crdt"
@@ -172,11 +173,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	if isSibling {
 		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
 	} else {
-		level := store.ReadAny
-		if *complete {
-			level = store.ReadComplete
-		}
-		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, level, res)
+		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, either(*complete, store.ReadComplete, store.ReadAny), res)
 	}
 	if errors.Is(err, crdt.ErrNotFound) && b.verify != nil {
 		// A key can be missing because damage hides it: say so.
@@ -184,13 +181,10 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("key %q not found in a damaged data file (the damage may hide it): %w", key, verr)
 		}
 	}
-	if err != nil {
-		if errors.Is(err, crdt.ErrCorruptEncoding) {
-			err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
-		}
-		return fail(stderr, "get", err)
+	if errors.Is(err, crdt.ErrCorruptEncoding) {
+		err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
 	}
-	return c.emit(stdout, res)
+	return c.emitResult(stdout, res, err)
 }
 
 // typeTags are the encodings each sibling type stores.
@@ -203,12 +197,9 @@ var typeTags = map[string]crdt.TypeTag{
 
 func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o decodeOpts, res *GetResult) error {
 	opts := o.counter
-	values, _, err := st.Fetch(ctx, key)
+	values, err := fetchSiblings(ctx, st, key)
 	if err != nil {
 		return err
-	}
-	if len(values) == 0 {
-		return fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
 	}
 	for i, v := range values {
 		d, err := Describe(v, o)
@@ -220,8 +211,7 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		}
 		res.Siblings = append(res.Siblings, d)
 	}
-	n := len(values)
-	res.SiblingCount = &n
+	res.SiblingCount = ptr(len(values))
 	frozen := &frozenSiblings{key: key, values: values}
 	var state interface{ MarshalBinary() ([]byte, error) } // the merge of every sibling
 	switch typ {
@@ -271,6 +261,15 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 	return err
 }
 
+// fetchSiblings fetches the siblings of key, or fails with crdt.ErrNotFound.
+func fetchSiblings(ctx context.Context, st store.Siblings, key string) ([][]byte, error) {
+	values, _, err := st.Fetch(ctx, key)
+	if err == nil && len(values) == 0 {
+		err = fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
+	}
+	return values, err
+}
+
 // mergeAll decodes every value (at least one) and merges them into the
 // first.
 func mergeAll[T interface{ Merge(T) error }](values [][]byte, decode func([]byte) (T, error)) (T, error) {
@@ -286,7 +285,8 @@ func mergeAll[T interface{ Merge(T) error }](values [][]byte, decode func([]byte
 	return out, err
 }
 
-// readPartition takes a snapshot of one partition and copies it to memory.
+// readPartition takes a snapshot of one partition and copies it to memory
+// (partitionCopy).
 func readPartition(ctx context.Context, st store.Partitions, key string, limit int, level store.Read) ([]store.Row, *partitionCopy, error) {
 	rows, err := st.Snapshot(ctx, key, limit, level)
 	if err != nil {
@@ -295,8 +295,20 @@ func readPartition(ctx context.Context, st store.Partitions, key string, limit i
 	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("%w: key %q has no stored rows", crdt.ErrNotFound, key)
 	}
-	cp, err := copyPartition(ctx, key, rows)
-	return rows, cp, err
+	// The rows are copied at write timestamp 1, below every timestamp a
+	// driver writes with, so the driver's own writes and deletes on the
+	// copy behave as they would on the store.
+	cp := &partitionCopy{Partitions: memory.NewPartitions()}
+	for rest := rows; len(rest) > 0; rest = rest[min(len(rest), store.MaxBatch):] {
+		muts := make([]store.Mutation, min(len(rest), store.MaxBatch))
+		for i, r := range rest[:len(muts)] {
+			muts[i] = store.Mutation{Partition: key, Op: store.OpPut, Key: r.Key, Value: r.Value, Timestamp: 1}
+		}
+		if err := cp.Partitions.Apply(ctx, muts); err != nil {
+			return nil, nil, err
+		}
+	}
+	return rows, cp, nil
 }
 
 func getPartition(ctx context.Context, st store.Partitions, key, typ string, limit int, level store.Read, res *GetResult) error {
@@ -319,15 +331,11 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 	case "tally":
 		kind, _ := res.Rows[0].State.Fields["kind"].(string)
 		t, err := tallyKindNamed(tally.Kind(kind))
-		if err != nil {
-			return err
+		if err == nil {
+			res.Value, err = t.read(ctx, cp, key)
 		}
-		v, err := t.read(ctx, cp, key)
-		if err != nil {
-			return err
-		}
-		res.Value = v
 		res.Summary = map[string]any{"kind": kind}
+		return err
 	case "deltalog":
 		c, err := deltalog.New(cp, deltalog.Options{})
 		if err != nil {
@@ -338,8 +346,8 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 			return err
 		}
 		res.Value = r.Value
-		res.Summary = map[string]any{"cells_read": r.Cells, "count": r.Stats.Count, "sum": r.Stats.Sum,
-			"min": r.Stats.Min, "max": r.Stats.Max, "sum_of_squares": r.Stats.SumSquares().String()}
+		res.Summary = logStats(r.Stats)
+		res.Summary["cells_read"] = r.Cells
 	case "balance":
 		a, err := balance.New(cp, balance.Options{})
 		if err != nil {

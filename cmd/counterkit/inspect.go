@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -87,18 +88,18 @@ type ActorPart struct {
 	Retired bool   `json:"retired,omitempty"` // a retired entry: total only
 	// Bounded: what the actor applied, its rights, and what it received
 	// and gave.
-	Credits  *int64           `json:"credits,omitempty"`
-	Debits   *int64           `json:"debits,omitempty"`
-	Rights   *int64           `json:"rights,omitempty"`
-	Received *int64           `json:"received,omitempty"`
-	Asked    *int64           `json:"asked,omitempty"`
-	Sent     map[string]int64 `json:"sent,omitempty"`
+	Credits  *int64                 `json:"credits,omitempty"`
+	Debits   *int64                 `json:"debits,omitempty"`
+	Rights   *int64                 `json:"rights,omitempty"`
+	Received *int64                 `json:"received,omitempty"`
+	Asked    *int64                 `json:"asked,omitempty"`
+	Sent     map[crdt.ActorID]int64 `json:"sent,omitempty"`
 }
 
 // Txn is one transaction of a history or folded record.
 type Txn struct {
-	ID     string `json:"id"`
-	Amount int64  `json:"amount"`
+	ID     crdt.TxnID `json:"id"`
+	Amount int64      `json:"amount"`
 }
 
 // Window is the window a tpncounter (history and folded lengths) or a
@@ -204,112 +205,93 @@ func envelope(data []byte) (crdt.TypeTag, uint64, error) {
 // Describe decodes data, whatever counterkit type it holds, and describes
 // it. o are the windows a tgcounter, tpncounter or bounded is read with.
 func Describe(data []byte, o decodeOpts) (*Description, error) {
-	opts := o.counter
 	tag, version, err := envelope(data)
 	if err != nil {
 		return nil, err
 	}
 	d := &Description{Type: string(tag), Version: version, Bytes: len(data)}
+	// decoded unmarshals data into v and reports whether that worked (err
+	// holds the error).
+	decoded := func(v encoding.BinaryUnmarshaler) bool {
+		err = v.UnmarshalBinary(data)
+		return err == nil
+	}
 	switch tag {
 	case crdt.TagGCounter:
 		var c gcounter.Counter
-		if err := c.UnmarshalBinary(data); err != nil {
-			return nil, err
+		if decoded(&c) {
+			d.Value, d.Actors = c.Value(), counts("", &c)
 		}
-		d.Value, d.Actors = c.Value(), counts("", &c)
 	case crdt.TagPNCounter:
 		var c pncounter.Counter
-		if err := c.UnmarshalBinary(data); err != nil {
-			return nil, err
+		if decoded(&c) {
+			d.Value, d.Actors = c.Value(), append(counts("P", c.P()), counts("N", c.N())...)
 		}
-		d.Value, d.Actors = c.Value(), append(counts("P", c.P()), counts("N", c.N())...)
 	case crdt.TagTGCounter:
-		g, err := tpncounter.NewGCounter(opts)
-		if err != nil {
-			return nil, err
+		var g *tpncounter.GCounter
+		if g, err = tpncounter.NewGCounter(o.counter); err == nil && decoded(g) {
+			d.Value, d.Actors, d.Stats, d.Window = g.Value(), entries("", g), ptr(Stats(g.Stats())), historyWindow(g.Options())
 		}
-		if err := g.UnmarshalBinary(data); err != nil {
-			return nil, err
-		}
-		d.Value = g.Value()
-		d.Actors = entries("", g)
-		d.Stats = ptr(Stats(g.Stats()))
-		o := g.Options()
-		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagTPNCounter:
-		c, err := tpncounter.New(opts)
-		if err != nil {
-			return nil, err
+		var c *tpncounter.Counter
+		if c, err = tpncounter.New(o.counter); err == nil && decoded(c) {
+			d.Value, d.Stats, d.Window = c.Value(), ptr(Stats(c.Stats())), historyWindow(c.Options())
+			d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
 		}
-		if err := c.UnmarshalBinary(data); err != nil {
-			return nil, err
-		}
-		d.Value = c.Value()
-		d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
-		d.Stats = ptr(Stats(c.Stats()))
-		o := c.Options()
-		d.Window = &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 	case crdt.TagBounded:
 		c, err := bounded.Decode(data, o.bounded)
 		if err != nil {
 			return nil, err
 		}
-		d.Value = c.Value()
 		bo := c.Options()
-		d.Window = &Window{Recent: bo.Window}
-		d.Fields = map[string]any{"bound": bo.Bound}
+		d.Value, d.Window, d.Fields = c.Value(), &Window{Recent: bo.Window}, map[string]any{"bound": bo.Bound}
 		if bo.Origin != "" {
 			d.Fields["origin"] = string(bo.Origin)
 		}
 		for _, a := range c.Actors() {
 			e, _ := c.Entry(a)
-			p := ActorPart{Actor: string(a), Seq: e.Seq, Credits: ptr(e.Credits), Debits: ptr(e.Debits),
-				Rights: ptr(e.Rights), Received: ptr(e.Received), Asked: ptr(e.Asked)}
-			for _, t := range e.Recent {
-				p.History = append(p.History, Txn{string(t.ID), t.Amount})
-			}
-			for to, n := range e.Sent {
-				if p.Sent == nil {
-					p.Sent = map[string]int64{}
-				}
-				p.Sent[string(to)] = n
-			}
-			d.Actors = append(d.Actors, p)
+			d.Actors = append(d.Actors, ActorPart{Actor: string(a), Seq: e.Seq, Credits: ptr(e.Credits), Debits: ptr(e.Debits),
+				Rights: ptr(e.Rights), Received: ptr(e.Received), Asked: ptr(e.Asked), Sent: e.Sent, History: txnsOf(e.Recent)})
 		}
 	case crdt.TagTallyShard, crdt.TagTally:
 		return describeTally(data, d)
 	case crdt.TagLogCell:
 		var c deltalog.Cell
-		if err := c.UnmarshalBinary(data); err != nil {
-			return nil, err
+		if decoded(&c) {
+			d.Value, d.Fields = c.Delta, map[string]any{"id": c.ID.String(), "kind": c.Kind.String(), "delta": c.Delta, "written": c.Written,
+				"stats": logStats(c.Stats)}
 		}
-		d.Value = c.Delta
-		d.Fields = map[string]any{"id": c.ID.String(), "kind": c.Kind.String(), "delta": c.Delta, "written": c.Written,
-			"stats": map[string]any{"count": c.Stats.Count, "sum": c.Stats.Sum, "min": c.Stats.Min, "max": c.Stats.Max,
-				"sum_of_squares": c.Stats.SumSquares().String()}}
 	case crdt.TagBalanceRow:
 		var r balance.Row
-		if err := r.UnmarshalBinary(data); err != nil {
-			return nil, err
-		}
-		d.Value = r.Amount
-		d.Fields = map[string]any{"update_id": r.UpdateID.String(), "kind": r.Kind.String(), "row_version": r.Version.String(),
-			"amount": r.Amount, "covers": r.Covers, "settled": r.Settled}
-		if r.Target != 0 {
-			d.Fields["target"] = r.Target.String()
+		if decoded(&r) {
+			d.Value, d.Fields = r.Amount, map[string]any{"update_id": r.UpdateID.String(), "kind": r.Kind.String(), "row_version": r.Version.String(),
+				"amount": r.Amount, "covers": r.Covers, "settled": r.Settled}
+			if r.Target != 0 {
+				d.Fields["target"] = r.Target.String()
+			}
 		}
 	case crdt.TagLedgerTxn:
 		var r ledger.Record
-		if err := r.UnmarshalBinary(data); err != nil {
-			return nil, err
+		if decoded(&r) {
+			d.Value, d.Fields = r.Amount, map[string]any{"txn": string(r.Txn), "amount": r.Amount, "writer": string(r.Writer),
+				"at": r.At.UTC().Format(time.RFC3339Nano), "writer_version": r.Version}
 		}
-		d.Value = r.Amount
-		d.Fields = map[string]any{"txn": string(r.Txn), "amount": r.Amount, "writer": string(r.Writer),
-			"at": r.At.UTC().Format(time.RFC3339Nano), "writer_version": r.Version}
 	default:
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)
 	}
+	if err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// logStats are the fields of a deltalog's stats.
+func logStats(s deltalog.Stats) map[string]any {
+	return map[string]any{"count": s.Count, "sum": s.Sum, "min": s.Min, "max": s.Max, "sum_of_squares": s.SumSquares().String()}
+}
+
+func historyWindow(o tpncounter.Options) *Window {
+	return &Window{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength}
 }
 
 func counts(half string, g *gcounter.Counter) (out []ActorPart) {
@@ -319,18 +301,22 @@ func counts(half string, g *gcounter.Counter) (out []ActorPart) {
 	return out
 }
 
-func entries(half string, g *tpncounter.GCounter) []ActorPart {
-	var out []ActorPart
+func entries(half string, g *tpncounter.GCounter) (out []ActorPart) {
 	for _, a := range g.Actors() {
 		e, _ := g.Entry(a)
-		p := ActorPart{Actor: string(a), Half: half, Seq: e.Seq, Total: ptr(e.Total), Retired: e.Retired}
-		for _, t := range e.History {
-			p.History = append(p.History, Txn{string(t.ID), t.Amount})
-		}
-		for _, t := range e.Folded {
-			p.Folded = append(p.Folded, Txn{string(t.ID), t.Amount})
-		}
-		out = append(out, p)
+		out = append(out, ActorPart{Actor: string(a), Half: half, Seq: e.Seq, Total: ptr(e.Total), Retired: e.Retired,
+			History: txnsOf(e.History), Folded: txnsOf(e.Folded)})
+	}
+	return out
+}
+
+// txnsOf converts tpncounter's or bounded's transactions (nil for none).
+func txnsOf[T ~struct {
+	ID     crdt.TxnID
+	Amount int64
+}](ts []T) (out []Txn) {
+	for _, t := range ts {
+		out = append(out, Txn(t))
 	}
 	return out
 }
@@ -341,16 +327,14 @@ func describeTally(data []byte, d *Description) (*Description, error) {
 	var first error
 	for _, t := range tallyKinds {
 		fields, value, err := t.fields(data, d.Type)
-		if err == nil {
+		switch {
+		case err == nil:
 			d.Fields, d.Value = fields, value
 			return d, nil
-		}
-		if !errors.Is(err, crdt.ErrTypeMismatch) {
+		case !errors.Is(err, crdt.ErrTypeMismatch):
 			return nil, err
 		}
-		if first == nil {
-			first = err
-		}
+		first = cmp.Or(first, err)
 	}
 	return nil, first
 }
@@ -373,9 +357,8 @@ func tallyFields[A tally.Aggregate[A]](data []byte, typ string) (map[string]any,
 		state = t.State
 		fields["folded_through_us"] = t.FoldedThrough
 	}
-	fields["kind"] = string(state.Kind())
-	fields["state"] = fmt.Sprint(state)
-	return fields, fmt.Sprint(state), nil
+	fields["kind"], fields["state"] = string(state.Kind()), fmt.Sprint(state)
+	return fields, fields["state"], nil
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -425,12 +408,8 @@ func (d *Description) writeTable(w io.Writer) {
 		fmt.Fprintf(tw, "window\thistory %d, folded %d\n", d.Window.HistoryLength, d.Window.FoldedLength)
 	}
 	if s := d.Stats; s != nil {
-		retired := ""
-		if s.Retired > 0 {
-			retired = fmt.Sprintf(" (and %d retired)", s.Retired)
-		}
 		fmt.Fprintf(tw, "stats\tactors %d%s, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
-			s.Actors, retired, s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
+			s.Actors, either(s.Retired > 0, fmt.Sprintf(" (and %d retired)", s.Retired), ""), s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Fields)) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, d.Fields[k])
@@ -444,12 +423,12 @@ func (d *Description) writeTable(w io.Writer) {
 	if d.Type == string(crdt.TagBounded) {
 		fmt.Fprintln(tw, "actor\tseq\tcredits\tdebits\trights\treceived\tasked\tsent\trecent")
 		for _, a := range d.Actors {
-			var sent []string
+			var sent []Txn // by recipient
 			for _, to := range slices.Sorted(maps.Keys(a.Sent)) {
-				sent = append(sent, fmt.Sprintf("%s:%d", to, a.Sent[to]))
+				sent = append(sent, Txn{crdt.TxnID(to), a.Sent[to]})
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", a.Actor, a.Seq, *a.Credits, *a.Debits,
-				*a.Rights, *a.Received, *a.Asked, cmp.Or(strings.Join(sent, " "), "-"), txns(a.History))
+				*a.Rights, *a.Received, *a.Asked, txns(sent), txns(a.History))
 		}
 		tw.Flush()
 		return
@@ -457,22 +436,17 @@ func (d *Description) writeTable(w io.Writer) {
 	fmt.Fprintln(tw, "actor\thalf\tcount/total\tseq\thistory\tfolded")
 	for _, a := range d.Actors {
 		n := *cmp.Or(a.Count, a.Total, new(int64)) // a count, else a total, else 0
-		hist, folded := txns(a.History), txns(a.Folded)
-		if a.Retired {
-			hist, folded = "retired", "retired"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, cmp.Or(a.Half, "-"), n, a.Seq, hist, folded)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, cmp.Or(a.Half, "-"), n, a.Seq,
+			either(a.Retired, "retired", txns(a.History)), either(a.Retired, "retired", txns(a.Folded)))
 	}
 	tw.Flush()
 }
 
+// txns prints id:amount pairs, or - for none.
 func txns(ts []Txn) string {
-	if len(ts) == 0 {
-		return "-"
+	var parts []string
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s:%d", t.ID, t.Amount))
 	}
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = fmt.Sprintf("%s:%d", t.ID, t.Amount)
-	}
-	return strings.Join(parts, " ")
+	return cmp.Or(strings.Join(parts, " "), "-")
 }

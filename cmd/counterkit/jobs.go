@@ -108,18 +108,17 @@ func (r *jobReport) writeTable(io.Writer) {}
 
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	def := jobs[verb]
-	noun := def.noun
 	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
 		return runCompactEmbedded(args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || args[0] != noun {
+	if len(args) == 0 || args[0] != def.noun {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprint(stderr, jobsUsage)
 			return 0
 		}
-		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, noun))
+		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, def.noun))
 	}
-	name := verb + " " + noun
+	name := verb + " " + def.noun
 	c := newCommand(name, jobsUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)
@@ -149,10 +148,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	defer b.close()
 	runner := mk(b)
-	mode := ""
-	if *dry {
-		mode = " (dry run: nothing written)"
-	}
+	mode := either(*dry, " (dry run: nothing written)", "")
 	rep := &jobReport{Job: name, Store: spec.String(), DryRun: *dry, Keys: len(keys), Results: []jobResult{}}
 	start := time.Now()
 	last := start
@@ -165,9 +161,8 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		cancel()
 		if err != nil {
 			rep.Failed++
-			msg := redact(err)
-			rep.Results = append(rep.Results, jobResult{Key: key, Error: msg, Sentinel: sentinelName(err)})
-			fmt.Fprintf(stderr, "counterkit %s: %s: %s (%s)\n", name, key, msg, sentinelName(err))
+			rep.Results = append(rep.Results, jobResult{Key: key, Error: redact(err), Sentinel: sentinelName(err)})
+			fail(stderr, name+": "+key, err)
 		} else {
 			rep.Results = append(rep.Results, jobResult{Key: key, Result: line})
 			if !c.json() {
@@ -182,13 +177,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		}
 	}
 	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), rep.Failed, mode)
-	if code := c.emit(stdout, rep); code != 0 {
-		return code
-	}
-	if rep.Failed > 0 {
-		return 1
-	}
-	return 0
+	return cmp.Or(c.emit(stdout, rep), either(rep.Failed > 0, 1, 0))
 }
 
 // maxKeyLine is the longest line of standard input readKeys accepts.
@@ -234,10 +223,6 @@ func firstRow(ctx context.Context, st store.Partitions, key string) (store.Row, 
 	return *first, nil
 }
 
-func formatMicros(us int64) string {
-	return time.UnixMicro(us).UTC().Format(time.RFC3339Nano)
-}
-
 // nonNegative returns a usage error naming the first of the duration
 // flags names that is negative.
 func nonNegative(fs *pflag.FlagSet, names ...string) error {
@@ -272,11 +257,7 @@ func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partition
 			if err != nil {
 				return "", err
 			}
-			var st store.Partitions = b.partitions
-			if cp != nil {
-				st = cp
-			}
-			d, err := open(st)
+			d, err := open(either[store.Partitions](cp != nil, cp, b.partitions))
 			if err != nil {
 				return "", err
 			}
@@ -334,12 +315,9 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 			if plan.Empty() {
 				return fmt.Sprintf("nothing to fold (%s)", plural(plan.Live, "live shard")), nil
 			}
-			verb := "folded"
-			if *dry {
-				verb = "would fold"
-			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
-				verb, plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete), formatMicros(plan.Batch.WriteTS), plural(plan.Live, "live shard")), nil
+				either(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete),
+				time.UnixMicro(plan.Batch.WriteTS).UTC().Format(time.RFC3339Nano), plural(plan.Live, "live shard")), nil
 		}
 	}
 }
@@ -380,25 +358,17 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			if err != nil {
 				return "", err
 			}
-			would := ""
-			if *dry {
-				would = "would "
-			}
-			var parts []string
+			merge, compact := "nothing to merge", "nothing to compact"
 			if merged {
-				parts = append(parts, fmt.Sprintf("%smerge through %s (merge cell %d, %s)", would, cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update")))
-			} else {
-				parts = append(parts, "nothing to merge")
+				merge = fmt.Sprintf("%smerge through %s (merge cell %d, %s)", either(*dry, "would ", ""), cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update"))
 			}
 			switch {
 			case compacted && cp != nil:
-				parts = append(parts, fmt.Sprintf("would compact (%s)", plural(int(cp.rangeDeletes.Load()), "range delete")))
+				compact = fmt.Sprintf("would compact (%s)", plural(int(cp.rangeDeletes.Load()), "range delete"))
 			case compacted:
-				parts = append(parts, "compacted")
-			default:
-				parts = append(parts, "nothing to compact")
+				compact = "compacted"
 			}
-			return strings.Join(parts, "; "), nil
+			return merge + "; " + compact, nil
 		}, "window", "future-skew", "safety-margin", "max-scan", "compact-grace")
 }
 
@@ -416,22 +386,16 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 			if err != nil {
 				return "", err
 			}
-			var parts []string
+			sum := "nothing to merge"
 			if r.Sum != nil {
-				parts = append(parts, fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone")))
-			} else {
-				parts = append(parts, "nothing to merge")
+				sum = fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone"))
 			}
-			parts = append(parts, fmt.Sprintf("settled %s, deleted %s, collected %s (%d too young)",
-				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung)))
+			line := fmt.Sprintf("%s: %s; settled %s, deleted %s, collected %s (%d too young)", either(*dry, "would merge", "merged"), sum,
+				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung))
 			if len(r.Conflicts) > 0 {
-				parts = append(parts, plural(len(r.Conflicts), "conflicting update id"))
+				line += "; " + plural(len(r.Conflicts), "conflicting update id")
 			}
-			prefix := "merged: "
-			if *dry {
-				prefix = "would merge: "
-			}
-			return prefix + strings.Join(parts, "; "), nil
+			return line, nil
 		}, "window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
 }
 
@@ -451,19 +415,12 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 	return check, func(b *backend) jobRunner {
 		opts := options()
 		return func(ctx context.Context, key string) (string, error) {
-			values, _, err := b.siblings.Fetch(ctx, key)
+			values, err := fetchSiblings(ctx, b.siblings, key)
 			if err != nil {
 				return "", err
 			}
-			if len(values) == 0 {
-				return "", fmt.Errorf("%w: key %q has no stored value", crdt.ErrNotFound, key)
-			}
-			var st store.Siblings = b.siblings
 			frozen := &frozenSiblings{key: key, values: values}
-			if *dry {
-				st = frozen
-			}
-			l, err := ledger.New(st, key, opts)
+			l, err := ledger.New(either[store.Siblings](*dry, frozen, b.siblings), key, opts)
 			if err != nil {
 				return "", err
 			}
@@ -472,14 +429,19 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 				return "", err
 			}
 			s := c.Stats()
-			if *dry {
-				return fmt.Sprintf("would collapse %s into one value of %d bytes (value %d, %s, %s in history, %d folded)",
-					plural(len(values), "sibling"), len(frozen.written()), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
-			}
-			return fmt.Sprintf("collapsed %s (value %d, %s, %s in history, %d folded)",
-				plural(len(values), "sibling"), c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
+			what := either(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
+				"collapsed "+plural(len(values), "sibling"))
+			return fmt.Sprintf("%s (value %d, %s, %s in history, %d folded)", what, c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}
 	}
+}
+
+// either returns yes when cond holds, else no.
+func either[T any](cond bool, yes, no T) T {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 func plural(n int, what string) string {

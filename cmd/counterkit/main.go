@@ -212,11 +212,7 @@ func (v *versionInfo) writeTable(w io.Writer) {
 	fmt.Fprintf(tw, "library\tgithub.com/counterkit/counterkit %s\n", v.Counterkit)
 	fmt.Fprintf(tw, "go\t%s\n", v.Go)
 	if v.Revision != "" {
-		mod := ""
-		if v.Modified {
-			mod = " (modified)"
-		}
-		fmt.Fprintf(tw, "revision\t%s %s%s\n", v.Revision, v.Time, mod)
+		fmt.Fprintf(tw, "revision\t%s %s%s\n", v.Revision, v.Time, either(v.Modified, " (modified)", ""))
 	}
 	tw.Flush()
 }
@@ -236,10 +232,6 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return fail(stderr, "version", fmt.Errorf("%w: this binary carries no build information", crdt.ErrNotFound))
 	}
-	return c.emit(stdout, versionOf(bi))
-}
-
-func versionOf(bi *debug.BuildInfo) *versionInfo {
 	v := &versionInfo{Module: bi.Main.Path, Version: cmp.Or(bi.Main.Version, "(devel)"), Go: bi.GoVersion, Counterkit: "(unknown)"}
 	for _, d := range bi.Deps {
 		if d.Path == "github.com/counterkit/counterkit" {
@@ -262,5 +254,5 @@ func versionOf(bi *debug.BuildInfo) *versionInfo {
 			v.Modified = s.Value == "true"
 		}
 	}
-	return v
+	return c.emit(stdout, v)
 }
