@@ -43,17 +43,6 @@ func (db *DB) Partitions() *Partitions { return &Partitions{db: db} }
 
 func (p *Partitions) table() string { return p.db.tables[tablePartitions] }
 
-// readOp returns the operation (and so the level) of a read at level.
-func readOp(level store.Read) (Op, error) {
-	switch level {
-	case store.ReadAny:
-		return OpPartitionRead, nil
-	case store.ReadComplete:
-		return OpPartitionReadComplete, nil
-	}
-	return 0, fmt.Errorf("%w: unknown read level %d", crdt.ErrInvalidConfig, level)
-}
-
 // selectCQL reads a partition from its first row, or (from) from the
 // first key ≥ a bound.
 func (p *Partitions) selectCQL(from bool) string {
@@ -63,14 +52,19 @@ func (p *Partitions) selectCQL(from bool) string {
 	return fmt.Sprintf("SELECT key, value FROM %s WHERE partition = ?", p.table())
 }
 
-// readStart validates a read and returns its operation.
+// readStart validates a read and returns its operation (and so its
+// consistency level).
 func (p *Partitions) readStart(ctx context.Context, partition string, level store.Read) (Op, error) {
 	if err := crdt.ValidateKey("partition key", partition); err != nil {
 		return 0, err
 	}
-	op, err := readOp(level)
-	if err != nil {
-		return 0, err
+	op := OpPartitionRead
+	switch level {
+	case store.ReadAny:
+	case store.ReadComplete:
+		op = OpPartitionReadComplete
+	default:
+		return 0, fmt.Errorf("%w: unknown read level %d", crdt.ErrInvalidConfig, level)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}

@@ -104,25 +104,20 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	if err != nil {
 		return nil, nil, err
 	}
-	live := rows[:0]
+	sort.Slice(rows, func(i, j int) bool { return rows[i].actor < rows[j].actor })
+	var sibs [][]byte
+	var entries []tokenEntry
 	var maxTS int64
 	for _, r := range rows {
-		if len(r.value) == 0 { // a row without a value is not a sibling
-			continue
+		if len(r.value) > 0 { // a row without a value is not a sibling
+			sibs = append(sibs, r.value)
+			entries = append(entries, tokenEntry{actor: r.actor, ts: r.ts})
+			maxTS = max(maxTS, r.ts)
 		}
-		live = append(live, r)
-		maxTS = max(maxTS, r.ts)
 	}
-	sort.Slice(live, func(i, j int) bool { return live[i].actor < live[j].actor })
 	s.db.clock.observe(maxTS)
-	if len(live) == 0 {
+	if len(sibs) == 0 {
 		return nil, nil, nil
-	}
-	sibs := make([][]byte, len(live))
-	entries := make([]tokenEntry, len(live))
-	for i, r := range live {
-		sibs[i] = r.value
-		entries[i] = tokenEntry{actor: r.actor, ts: r.ts}
 	}
 	tok, err := encodeToken(entries)
 	if err != nil {
