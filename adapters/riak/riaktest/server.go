@@ -69,11 +69,14 @@ const (
 var opNames = [...]string{"other", "ping", "get", "put", "delete", "get-bucket", "set-bucket"}
 
 // String returns a short lower-case name.
-func (o Op) String() string {
-	if o < 0 || o >= numOps {
-		return fmt.Sprintf("Op(%d)", int(o))
+func (o Op) String() string { return enumName(opNames[:], o, "Op") }
+
+// enumName is names[v], or kind(v) for a v out of its range.
+func enumName[T ~int](names []string, v T, kind string) string {
+	if v < 0 || int(v) >= len(names) {
+		return fmt.Sprintf("%s(%d)", kind, int(v))
 	}
-	return opNames[o]
+	return names[v]
 }
 
 // Fault is a failure the double injects into one request. Faults are plain
@@ -104,12 +107,7 @@ const (
 var faultNames = [...]string{"none", "refuse", "close-before-apply", "drop-response", "close-after-apply", "timeout-after-apply"}
 
 // String returns a short lower-case name.
-func (f Fault) String() string {
-	if f < 0 || int(f) >= len(faultNames) {
-		return fmt.Sprintf("Fault(%d)", int(f))
-	}
-	return faultNames[f]
-}
+func (f Fault) String() string { return enumName(faultNames[:], f, "Fault") }
 
 // Applies reports whether the request takes effect under f.
 func (f Fault) Applies() bool { return f != Refuse && f != CloseBeforeApply }
@@ -433,9 +431,14 @@ func (s *FakeServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		op, key := classify(code, body)
-		s.counts[op].Add(1)
-		fault := s.nextFault(op, key)
+		// An unknown code is the zero kind: OpOther, no key. A body that
+		// does not parse is classified by its code alone; handle reports it.
+		k, key := kinds[code], ""
+		if k.key != nil {
+			key = k.key(body)
+		}
+		s.counts[k.op].Add(1)
+		fault := s.nextFault(k.op, key)
 		respCode, resp, rerr := byte(0), proto.Message(nil), rpcError("")
 		if fault.Applies() {
 			respCode, resp, rerr = s.handle(code, body)
@@ -545,16 +548,6 @@ var kinds = map[byte]struct {
 	})},
 }
 
-// classify finds the op and, for key-addressed requests, the key. A body
-// that does not parse is classified by its code alone; handle reports it.
-func classify(code byte, body []byte) (Op, string) {
-	k, ok := kinds[code]
-	if !ok || k.key == nil {
-		return k.op, "" // OpOther for an unknown code
-	}
-	return k.op, k.key(body)
-}
-
 // keyOf decodes body as an M and returns its key ("" if it does not decode
 // that far).
 func keyOf[M any, P interface {
@@ -632,10 +625,7 @@ func (s *FakeServer) getBucket(typ, bucket string) (byte, proto.Message, rpcErro
 		}
 		return 0, nil, noType(typ)
 	}
-	p, rerr := s.propsLocked(typ, bucket)
-	if rerr != "" {
-		return 0, nil, rerr
-	}
+	p, _ := s.propsLocked(typ, bucket) // the type exists
 	return codeGetBucketResp, &rpb.RpbGetBucketResp{Props: p}, ""
 }
 
