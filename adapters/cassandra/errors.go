@@ -13,15 +13,7 @@ import (
 
 // Error is returned for every failure that comes from the driver. It wraps
 // both a counterkit sentinel (Kind) and the driver's error (Err), so that
-// errors.Is(err, crdt.ErrAmbiguousWrite) and
-// errors.As(err, new(*gocql.RequestErrWriteTimeout)) both work on the same
-// value; README.md ("Errors") has the mapping. A write is reported as
-// crdt.ErrUnavailable (not applied) only when the driver sent it once and
-// it is not a LOGGED batch over several partitions refused as Overloaded
-// (the batchlog may replay that); otherwise it is crdt.ErrAmbiguousWrite.
-// Every write the adapter sends is idempotent, so retrying resolves an
-// ambiguous one.
-//
+// errors.Is and errors.As reach both; README.md ("Errors") has the mapping.
 // An Error is immutable and safe to share between goroutines.
 type Error struct {
 	// Op names the adapter operation that failed, for example "siblings put".

@@ -17,21 +17,13 @@ import (
 const MaxApplyMutations = gocql.BatchSizeMaximum
 
 // Partitions implements store.Partitions on the partitions table: one
-// Cassandra partition per store partition, rows clustered by a blob key,
-// which Cassandra orders as unsigned bytes. Every mutation is one statement
-// USING TIMESTAMP the caller's timestamp, so Cassandra's reconciliation is
-// store.Mutation's. Apply sends one statement alone and several as one
-// LOGGED batch (atomic; isolated within one partition); Snapshot reads one
-// page of limit+1 rows, so each single-partition batch is in it wholly or
-// not at all; Scan pages lazily, Options.ScanPageSize rows a request.
-// Reads at store.ReadAny run at OpPartitionRead's level, at
-// store.ReadComplete at OpPartitionReadComplete's (ALL), Apply at
-// OpPartitionApply's. Apply refuses what store.CheckMutations refuses and
-// more than MaxApplyMutations mutations (crdt.ErrTooLarge, nothing sent);
-// the server's size refusals come back as crdt.ErrTooLarge too (README.md,
-// "Errors").
-//
-// A Partitions is safe for concurrent use.
+// Cassandra partition per store partition, rows clustered by a blob key
+// (unsigned byte order), every mutation USING TIMESTAMP the caller's
+// timestamp (README.md, "Statements"). Reads at store.ReadComplete run at
+// OpPartitionReadComplete's level (ALL). Apply refuses what
+// store.CheckMutations refuses and more than MaxApplyMutations mutations
+// (crdt.ErrTooLarge, nothing sent). A Partitions is safe for concurrent
+// use.
 type Partitions struct {
 	db *DB
 }

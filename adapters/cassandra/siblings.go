@@ -30,22 +30,13 @@ type siblingRow struct {
 }
 
 // Siblings implements store.Siblings on the siblings table, one row per
-// (key, actor). Fetch returns every actor's row (in actor order) and a
-// token naming each by (actor, WRITETIME); Put overwrites the writer's row
-// above every timestamp in the token and deletes each other row the token
-// names USING TIMESTAMP its WRITETIME, in one single-partition batch, so a
-// row written concurrently (always at a larger timestamp: every writer's
-// clock is raised above what it read) survives as a sibling. A Put also
-// replaces the writer's own earlier row, token or not. It is not a
+// (key, actor), with a token naming each row Fetch returned by (actor,
+// WRITETIME); README.md ("Statements") shows why Put, which deletes
+// exactly those versions, meets the contract. It is not a
 // store.SiblingDeleter: a bare delete could leave tombstones above a
-// restarted process's clock. README.md ("Statements") shows why this
-// meets the contract.
-//
-// Put refuses, writing nothing, what store.CheckPut refuses and a
-// malformed token (crdt.ErrCorruptEncoding and the other decoding
-// sentinels). Fetch is one request; Put one write and no read. A Siblings
-// is safe for concurrent use; one actor must still apply its own updates
-// serially.
+// restarted process's clock. Put refuses, writing nothing, what
+// store.CheckPut refuses and a malformed token. A Siblings is safe for
+// concurrent use; one actor must still apply its own updates serially.
 type Siblings struct {
 	db *DB
 	// read returns every row of key (sessionFetchRows; unit tests

@@ -22,10 +22,15 @@ import (
 // crdt.ErrMisconfiguredStore.
 var ErrDefaultBucketType = fmt.Errorf("%w: Riak's default bucket type has no dotted version vectors (dvv_enabled=false)", crdt.ErrMisconfiguredStore)
 
-// bucketSettings is used for bucket-level requests, which are retried like
-// reads.
-func bucketSettings(bucketType, bucket string) (settings, error) {
-	return Options{BucketType: bucketType, Bucket: bucket}.settings()
+// bucketRequest runs one bucket-properties request (built by build from the
+// validated bucket), retried like a read.
+func bucketRequest(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string, write bool, build func(settings) (riakc.Command, error)) (riakc.Command, settings, error) {
+	st, err := Options{BucketType: bucketType, Bucket: bucket}.settings()
+	if err != nil {
+		return nil, st, err
+	}
+	cmd, err := execute(ctx, cl, st, request{op: "bucket props", write: write, build: func() (riakc.Command, error) { return build(st) }})
+	return cmd, st, err
 }
 
 // ConfigureBucket sets the two bucket properties counterkit needs,
@@ -35,17 +40,9 @@ func bucketSettings(bucketType, bucket string) (settings, error) {
 // cluster instead (README.md, "Bucket type and properties"), which needs no
 // ConfigureBucket.
 func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
-	st, err := bucketSettings(bucketType, bucket)
-	if err != nil {
-		return err
-	}
-	_, err = execute(ctx, cl, st, request{
-		op: "bucket props", write: true,
-		build: func() (riakc.Command, error) {
-			return riakc.NewStoreBucketPropsCommandBuilder().
-				WithBucketType(st.bucketType).WithBucket(st.bucket).
-				WithAllowMult(true).WithLastWriteWins(false).Build()
-		},
+	_, _, err := bucketRequest(ctx, cl, bucketType, bucket, true, func(st settings) (riakc.Command, error) {
+		return riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(st.bucketType).WithBucket(st.bucket).
+			WithAllowMult(true).WithLastWriteWins(false).Build()
 	})
 	return err
 }
@@ -59,16 +56,8 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 // returns, so a type created with dvv_enabled=false cannot be detected: do
 // not create one. Other failures wrap crdt.ErrUnavailable.
 func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
-	st, err := bucketSettings(bucketType, bucket)
-	if err != nil {
-		return err
-	}
-	cmd, err := execute(ctx, cl, st, request{
-		op: "bucket props",
-		build: func() (riakc.Command, error) {
-			return riakc.NewFetchBucketPropsCommandBuilder().
-				WithBucketType(st.bucketType).WithBucket(st.bucket).Build()
-		},
+	cmd, st, err := bucketRequest(ctx, cl, bucketType, bucket, false, func(st settings) (riakc.Command, error) {
+		return riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(st.bucketType).WithBucket(st.bucket).Build()
 	})
 	if err != nil {
 		return err

@@ -77,12 +77,10 @@ type Options struct {
 	BucketType string
 	// Bucket is the bucket holding the objects. Required.
 	Bucket string
-	// RetryCount is how many times a failed request is resent. An ambiguous failure (a timeout, a
-	// connection reset after sending, a Riak "timeout" error) and a refusal
-	// (overload, no node available) are both retried: the operations are
-	// idempotent, so a resent write that had already landed changes
-	// nothing. Riak's too_many_siblings refusal is not resent (the same
-	// write would be refused again). Zero means DefaultRetryCount;
+	// RetryCount is how many times a failed request is resent: the
+	// operations are idempotent, so a resent write that had already landed
+	// changes nothing. Riak's too_many_siblings refusal is not resent (the
+	// same write would be refused again). Zero means DefaultRetryCount;
 	// NoRetries sends once.
 	RetryCount int
 	// RetryBackoff is the pause before the first retry (doubling after);
@@ -108,8 +106,8 @@ type settings struct {
 }
 
 func (o Options) settings() (settings, error) {
-	st := settings{bucketType: o.BucketType, bucket: o.Bucket, retries: o.RetryCount, backoff: o.RetryBackoff}
-	st.bucketType = cmp.Or(st.bucketType, "default")
+	st := settings{bucketType: cmp.Or(o.BucketType, "default"), bucket: o.Bucket, retries: o.RetryCount,
+		backoff: cmp.Or(o.RetryBackoff, DefaultRetryBackoff)}
 	if err := checkName("bucket type", st.bucketType, MaxBucketLen); err != nil {
 		return st, err
 	}
@@ -126,9 +124,6 @@ func (o Options) settings() (settings, error) {
 	}
 	if o.RetryBackoff < 0 {
 		return st, fmt.Errorf("%w: negative RetryBackoff %v", crdt.ErrInvalidConfig, o.RetryBackoff)
-	}
-	if o.RetryBackoff == 0 {
-		st.backoff = DefaultRetryBackoff
 	}
 	return st, nil
 }
@@ -244,14 +239,9 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 // every sibling the token covers, and a write that raced with it becomes a
 // sibling; in the "default" type only if nothing was written since the
 // Fetch (see ErrDefaultBucketType). A nil token stores a new sibling.
-//
-// Put resends up to RetryCount times. A nil error means the write landed;
-// otherwise the error wraps crdt.ErrAmbiguousWrite (an attempt may have
-// landed) or crdt.ErrUnavailable (none did; also Riak's too_many_siblings
-// refusal, not resent: fetch again), or refuses the input before sending
-// (what store.CheckPut refuses; crdt.ErrCorruptEncoding for a token Fetch
-// did not make), or crdt.ErrTooLarge or crdt.ErrMisconfiguredStore. The
-// driver error is reachable with errors.As.
+// Errors are as README.md ("Errors and retries") lists; input Put refuses
+// before sending is what store.CheckPut refuses, and a token Fetch did not
+// make (crdt.ErrCorruptEncoding).
 func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	if err := store.CheckPut(key, actor, value); err != nil {
 		return err
