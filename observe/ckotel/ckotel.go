@@ -244,12 +244,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 		span.End()
 		return
 	}
-	a := make([]attribute.KeyValue, 0, 12)
-	a = append(a, OutcomeKey.String(e.Outcome))
-	typ := observe.ErrorType(e.Err)
-	if typ != "" {
-		a = append(a, semconv.ErrorTypeKey.String(typ))
-	}
+	a := outcomeAttrs(make([]attribute.KeyValue, 0, 12), e)
 	if e.StoreCall() {
 		switch e.Op {
 		case "fetch", "scan", "snapshot":
@@ -272,6 +267,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	}
 	span.SetAttributes(a...)
 	if e.Err != nil {
+		typ := observe.ErrorType(e.Err)
 		span.AddEvent(semconv.ExceptionEventName, trace.WithTimestamp(e.Start.Add(e.Duration)), trace.WithAttributes(
 			semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(e.Err.Error())))
 		span.SetStatus(codes.Error, typ)
@@ -279,18 +275,19 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
 }
 
-// metricAttrs is the attribute set of e's metric points.
-func (b *bridge) metricAttrs(e observe.Event) attribute.Set {
-	a := append(b.startAttrs(e), OutcomeKey.String(e.Outcome))
+// outcomeAttrs appends e's outcome and, on failure, its error.type to a:
+// the attributes known only at the end, on spans and metric points alike.
+func outcomeAttrs(a []attribute.KeyValue, e observe.Event) []attribute.KeyValue {
+	a = append(a, OutcomeKey.String(e.Outcome))
 	if typ := observe.ErrorType(e.Err); typ != "" {
 		a = append(a, semconv.ErrorTypeKey.String(typ))
 	}
-	return attribute.NewSet(a...)
+	return a
 }
 
-// record records e's metric points.
+// record records e's metric points, with e's start and outcome attributes.
 func (b *bridge) record(ctx context.Context, e observe.Event) {
-	set := metric.WithAttributeSet(b.metricAttrs(e))
+	set := metric.WithAttributeSet(attribute.NewSet(outcomeAttrs(b.startAttrs(e), e)...))
 	if e.Bytes > 0 {
 		b.bytes.Record(ctx, int64(e.Bytes), set)
 	}
