@@ -114,10 +114,7 @@ func (f Fault) Applies() bool { return f != Refuse && f != CloseBeforeApply }
 
 // BucketTypeProps are the properties of a bucket type created with
 // CreateBucketType. Unlike `riak admin bucket-type create`, the zero value
-// means allow_mult=false: set AllowMult explicitly. A created type has
-// dvv_enabled=true unless DisableDVV is set, as in Riak, where a created
-// type has it unless its properties say "dvv_enabled":false; the "default"
-// type always runs without dotted version vectors. It is a plain value,
+// means allow_mult=false: set AllowMult explicitly. It is a plain value,
 // safe to copy and share.
 type BucketTypeProps struct {
 	AllowMult     bool
@@ -159,11 +156,8 @@ type Options struct {
 	// Zero means DefaultMaxSiblings; a negative value means no limit.
 	MaxSiblings int
 	// DeleteMode is how long an object left with only tombstones is kept
-	// before it is reaped. Meanwhile a fetch answers "not found", or, with
-	// deletedvclock set, the tombstone's vclock and no value, and a write
-	// whose vclock does not cover the tombstone becomes its sibling. Zero
-	// means DefaultDeleteMode; ReapImmediately (any negative value) reaps at
-	// once.
+	// before it is reaped (README.md). Zero means DefaultDeleteMode;
+	// ReapImmediately (any negative value) reaps at once.
 	DeleteMode time.Duration
 }
 
@@ -171,12 +165,10 @@ type bucketID struct{ typ, bucket string }
 
 type objectID struct{ typ, bucket, key string }
 
-// FakeServer is a TEST DOUBLE, not a database: an in-process server on a
-// loopback port that speaks Riak's protocol-buffers wire format well enough
-// for riak-go-client's FetchValue, StoreValue, DeleteValue, bucket and
-// bucket-type props, Ping and GetServerInfo commands (see the package
-// documentation). It is safe for concurrent use; create one with Start or
-// NewFakeServer.
+// FakeServer is a TEST DOUBLE, not a database: it answers riak-go-client's
+// FetchValue, StoreValue, DeleteValue, bucket and bucket-type props, Ping
+// and GetServerInfo commands. It is safe for concurrent use; create one
+// with Start or NewFakeServer.
 type FakeServer struct {
 	ln         net.Listener
 	vnodes     []string
@@ -454,11 +446,9 @@ func (s *FakeServer) serve(c net.Conn) {
 			rerr = "timeout"
 		}
 		if rerr != "" {
-			err = writeError(c, string(rerr))
-		} else {
-			err = writeFrame(c, respCode, resp)
+			respCode, resp = codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(rerr), Errcode: proto.Uint32(0)}
 		}
-		if err != nil {
+		if writeFrame(c, respCode, resp) != nil {
 			return
 		}
 	}
@@ -507,10 +497,6 @@ func writeFrame(w io.Writer, code byte, msg proto.Message) error {
 	copy(frame[5:], body)
 	_, err := w.Write(frame)
 	return err
-}
-
-func writeError(w io.Writer, msg string) error {
-	return writeFrame(w, codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(msg), Errcode: proto.Uint32(0)})
 }
 
 // handler answers one request: a message code and body, or an error
@@ -594,10 +580,8 @@ func (s *FakeServer) propsLocked(typ, bucket string) (*rpb.RpbBucketProps, rpcEr
 		return nil, noSuchType
 	}
 	p := proto.Clone(tp).(*rpb.RpbBucketProps)
-	if bucket != "" {
-		if bp := s.buckets[bucketID{typ, bucket}]; bp != nil {
-			proto.Merge(p, bp)
-		}
+	if bp := s.buckets[bucketID{typ, bucket}]; bp != nil { // none for bucket ""
+		proto.Merge(p, bp)
 	}
 	return p, ""
 }
@@ -743,17 +727,6 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 	return codeGetResp, &rpbkv.RpbGetResp{Vclock: vc, Content: o.contents(m.GetHead())}, ""
 }
 
-// dotLocked picks the coordinating vnode (round robin) and the new write's
-// dot.
-func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
-	coord := s.vnodes[int(s.rr.Add(1)-1)%len(s.vnodes)]
-	merged := ctx
-	if old != nil {
-		merged = old.vv.Join(ctx)
-	}
-	return nextDot(s.clocks, coord, merged)
-}
-
 // objectLocked returns the object stored under id, reaping it first if it
 // holds only tombstones and its delete_mode has passed.
 func (s *FakeServer) objectLocked(id objectID) *object {
@@ -766,11 +739,11 @@ func (s *FakeServer) objectLocked(id objectID) *object {
 }
 
 // writeLocked returns old with content written under ctx in a bucket of
-// type typ and properties p, or Riak's refusal when the result has more
-// siblings than max_siblings allows.
+// type typ and properties p, coordinated by the next vnode (round robin), or
+// Riak's refusal when the result has more siblings than max_siblings allows.
 func (s *FakeServer) writeLocked(typ string, p *rpb.RpbBucketProps, old *object, ctx VClock, content *rpbkv.RpbContent, now time.Time) (*object, rpcError) {
 	wp := writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
-	next := apply(old, ctx, content, wp, s.dotLocked(old, ctx), now)
+	next := apply(old, ctx, content, wp, s.vnodes[int(s.rr.Add(1)-1)%len(s.vnodes)], s.clocks, now)
 	if s.maxSibs >= 0 && len(next.sibs) > s.maxSibs {
 		return nil, rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(next.sibs)))
 	}
