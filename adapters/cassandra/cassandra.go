@@ -322,10 +322,8 @@ func (db *DB) write(ctx context.Context, op Op, stmts []stmt) error {
 }
 
 // sessionSend runs stmts through the session at op's consistency: a single
-// statement alone, several as one LOGGED batch. Every entry is marked
-// idempotent, so the driver's retry policy may resend it; a failure after
-// more than one attempt, or an Overloaded refusal of a multi-partition
-// batch, is ambiguous (see classifyWrite).
+// statement alone, several as one LOGGED batch, every entry idempotent (the
+// driver's retry policy may resend it; see classifyWrite).
 func (db *DB) sessionSend(ctx context.Context, op Op, stmts []stmt) error {
 	var iter *gocql.Iter
 	if len(stmts) == 1 {
@@ -352,23 +350,19 @@ type rowIter interface {
 }
 
 // maxPageRows bounds the rows of one page: the native protocol's page size
-// is a signed 32-bit integer, and a one-page read asks for one row more
-// than its limit.
+// is an int32, and a one-page read asks for one row more than its limit.
 const maxPageRows = math.MaxInt32 - 1
 
 // onePage makes q fetch one page of pageSize rows from pageState (nil: the
-// beginning), with automatic paging off: PageState always disables it, so
-// each page is exactly one request and the caller decides whether to ask
-// for the next one.
+// beginning) as exactly one request: PageState turns automatic paging off.
 func onePage(q *gocql.Query, pageSize int, pageState []byte) *gocql.Query {
 	return q.PageSize(pageSize).PageState(pageState)
 }
 
-// clock hands out write timestamps in microseconds that are strictly
-// increasing within the DB and never below a timestamp it has observed
-// (a WRITETIME read back from the table). An actor that reads its own row
-// before overwriting it therefore always writes with a larger timestamp,
-// even across restarts and small clock steps backwards.
+// clock hands out write timestamps in microseconds, strictly increasing
+// within the DB and above every WRITETIME it has observed, so an actor that
+// reads its own row before overwriting it writes with a larger timestamp
+// even across restarts and clock steps backwards.
 type clock struct {
 	mu   sync.Mutex
 	last int64

@@ -28,11 +28,7 @@ var ErrInvalidKey = crdt.ErrInvalidKey
 // statement. The error wraps crdt.ErrInvalidIdentifier.
 func CheckIdentifier(name string) error {
 	bad := func(format string, args ...any) error {
-		shown := name
-		if len(shown) > 60 {
-			shown = shown[:60] + "..."
-		}
-		return fmt.Errorf("%w: %q "+format, append([]any{crdt.ErrInvalidIdentifier, shown}, args...)...)
+		return fmt.Errorf("%w: %q "+format, append([]any{crdt.ErrInvalidIdentifier, truncate(name, 60)}, args...)...)
 	}
 	switch {
 	case name == "":

@@ -97,11 +97,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	var state []byte
 	for {
 		iter := p.db.openPage(ctx, op, cql, args, p.db.pageSize, state)
-		for {
-			row, ok := scanRow(iter)
-			if !ok {
-				break
-			}
+		for row, ok := scanRow(iter); ok; row, ok = scanRow(iter) {
 			if !fn(row) {
 				return wrapErr(op.String(), false, iter.Close())
 			}
@@ -130,7 +126,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	limit = min(limit, maxPageRows-1)
 	iter := p.db.openPage(ctx, op, p.selectCQL(false), []any{partition}, limit+1, nil)
-	return readPage(iter, op, fmt.Sprintf("partition %q", truncateKey(partition)), limit, scanRow)
+	return readPage(iter, op, fmt.Sprintf("partition %q", truncate(partition, 40)), limit, scanRow)
 }
 
 // readPage reads the rows of a one-page read of limit+1 rows with scan; more
@@ -138,11 +134,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 // error wrapping crdt.ErrTooLarge (what names the key).
 func readPage[T any](iter rowIter, op Op, what string, limit int, scan func(rowIter) (T, bool)) ([]T, error) {
 	var out []T
-	for {
-		row, ok := scan(iter)
-		if !ok {
-			break
-		}
+	for row, ok := scan(iter); ok; row, ok = scan(iter) {
 		if len(out) >= limit {
 			_ = iter.Close()
 			return nil, fmt.Errorf("%w: %s has more than %d rows", crdt.ErrTooLarge, what, limit)

@@ -49,21 +49,17 @@ var _ store.Siblings = (*Siblings)(nil)
 // Siblings returns the DB's store.Siblings.
 func (db *DB) Siblings() *Siblings { return &Siblings{db: db, read: sessionFetchRows} }
 
-// selectCQL is the one read the siblings table serves.
-func (s *Siblings) selectCQL() string {
-	return fmt.Sprintf("SELECT actor, value, WRITETIME(value) FROM %s WHERE key = ?", s.db.tables[tableSiblings])
-}
+// The siblings table's statements; %s is its quoted name. The delete
+// removes one actor's row as of an explicit timestamp: versions written at
+// or below it go, later ones stay.
+const (
+	siblingsSelect = "SELECT actor, value, WRITETIME(value) FROM %s WHERE key = ?"
+	siblingsInsert = "INSERT INTO %s (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?"
+	siblingsDelete = "DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?"
+)
 
-// insertCQL overwrites one actor's row at an explicit timestamp.
-func (s *Siblings) insertCQL() string {
-	return fmt.Sprintf("INSERT INTO %s (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?", s.db.tables[tableSiblings])
-}
-
-// deleteCQL removes one actor's row as of an explicit timestamp: versions
-// written at or below it go, later ones stay.
-func (s *Siblings) deleteCQL() string {
-	return fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?", s.db.tables[tableSiblings])
-}
+// cql returns one of the statements above on the DB's siblings table.
+func (s *Siblings) cql(stmt string) string { return fmt.Sprintf(stmt, s.db.tables[tableSiblings]) }
 
 // sessionFetchRows reads every row of key through the session: one
 // single-partition SELECT as one page of MaxSiblings+1 rows with automatic
@@ -71,8 +67,8 @@ func (s *Siblings) deleteCQL() string {
 // seen entirely or not at all; a second page would be a second read). More
 // than MaxSiblings rows are refused with an error wrapping crdt.ErrTooLarge.
 func sessionFetchRows(ctx context.Context, s *Siblings, key string) ([]siblingRow, error) {
-	iter := s.db.openPage(ctx, OpSiblingsFetch, s.selectCQL(), []any{key}, MaxSiblings+1, nil)
-	return readPage(iter, OpSiblingsFetch, fmt.Sprintf("key %q", truncateKey(key)), MaxSiblings, func(iter rowIter) (siblingRow, bool) {
+	iter := s.db.openPage(ctx, OpSiblingsFetch, s.cql(siblingsSelect), []any{key}, MaxSiblings+1, nil)
+	return readPage(iter, OpSiblingsFetch, fmt.Sprintf("key %q", truncate(key, 40)), MaxSiblings, func(iter rowIter) (siblingRow, bool) {
 		var r siblingRow
 		ok := iter.Scan((*string)(&r.actor), &r.value, &r.ts)
 		return r, ok
@@ -112,7 +108,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	}
 	tok, err := encodeToken(entries)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncateKey(key), err)
+		return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncate(key, 40), err)
 	}
 	return sibs, tok, nil
 }
@@ -136,10 +132,10 @@ func (s *Siblings) putStmts(key string, actor crdt.ActorID, value []byte, token 
 		return nil, fmt.Errorf("%w: token names write time %d, which no write can follow", crdt.ErrCorruptEncoding, floor)
 	}
 	out := make([]stmt, 0, len(entries)+1)
-	out = append(out, stmt{cql: s.insertCQL(), args: []any{key, string(actor), value, ts}, key: key})
+	out = append(out, stmt{cql: s.cql(siblingsInsert), args: []any{key, string(actor), value, ts}, key: key})
 	for _, e := range entries {
 		if e.actor != actor {
-			out = append(out, stmt{cql: s.deleteCQL(), args: []any{e.ts, key, string(e.actor)}, key: key})
+			out = append(out, stmt{cql: s.cql(siblingsDelete), args: []any{e.ts, key, string(e.actor)}, key: key})
 		}
 	}
 	return out, nil
@@ -158,9 +154,10 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	return s.db.write(ctx, OpSiblingsPut, stmts)
 }
 
-func truncateKey(k string) string {
-	if len(k) > 40 {
-		return k[:40] + "..."
+// truncate shortens s to n bytes and "..." for an error message.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
 	}
-	return k
+	return s
 }

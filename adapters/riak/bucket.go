@@ -15,11 +15,9 @@ import (
 
 // ErrDefaultBucketType is what CheckBucket (and so NewSiblings) reports for
 // a bucket of Riak's "default" bucket type, which has no dotted version
-// vectors: data stays correct there (with allow_mult=true), but siblings
-// pile up on a contended key until Riak's max_siblings refuses writes
-// (README.md, "Riak's default bucket type"). Use a bucket type of your
-// own, or set Options.AllowDefaultBucketType. It wraps
-// crdt.ErrMisconfiguredStore.
+// vectors, so siblings pile up on a contended key (README.md, "Riak's
+// default bucket type"). Use a bucket type of your own, or set
+// Options.AllowDefaultBucketType. It wraps crdt.ErrMisconfiguredStore.
 var ErrDefaultBucketType = fmt.Errorf("%w: Riak's default bucket type has no dotted version vectors (dvv_enabled=false)", crdt.ErrMisconfiguredStore)
 
 // bucketRequest runs one bucket-properties request (built by build from the
@@ -96,16 +94,11 @@ const dialTimeout = 5 * time.Second
 
 // NewCluster builds and starts a riak-go-client cluster for the given
 // protocol-buffers addresses (host:port) with driver-level retries off
-// (ExecutionAttempts 1: Siblings retries itself and must see every failure)
-// and requestTimeout as the per-request read timeout (0: the driver's 5s).
-// Stop it when done.
-//
-// It first connects to the addresses in turn (up to 5s each, not past ctx)
-// and sends a ping, and fails with an error wrapping crdt.ErrUnavailable
-// (and ctx's error, if that was the cause) when no node answers: the first
-// command of a riak-go-client v1.7.0 cluster that no node can take spins
-// forever, even after Stop (README.md, "Usage"). A cluster you build
-// yourself needs the same care.
+// (ExecutionAttempts 1) and requestTimeout as the per-request read timeout
+// (0: the driver's 5s). Stop it when done. It first connects to the
+// addresses in turn (up to 5s each, not past ctx) and sends a ping, and
+// fails with an error wrapping crdt.ErrUnavailable (and ctx's error, if
+// that was the cause) when no node answers (README.md, "Usage", says why).
 func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)

@@ -15,10 +15,9 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// ContentType is the content type of every value this package stores. The
-// values are the bytes the counter packages hand to Put (counterkit's msgpack
-// envelopes); the adapter does not decode them. Fetch refuses siblings with
-// any other content type, so a key written by another application is never
+// ContentType is the content type of every value this package stores (the
+// counter packages' msgpack envelopes). Fetch refuses siblings with any
+// other content type, so a key written by another application is never
 // mistaken for a counter.
 const ContentType = "application/x-counterkit+msgpack"
 
@@ -45,17 +44,14 @@ const (
 // Limits on what Siblings sends and accepts.
 const (
 	// MaxKeyLen is the longest key, in bytes: the core's limit for every
-	// storage key. Keys are checked with crdt.ValidateKey (1..MaxKeyLen
-	// bytes of UTF-8, no control character).
+	// storage key (crdt.ValidateKey).
 	MaxKeyLen = crdt.MaxKeyLen
 	// MaxBucketLen is the longest bucket or bucket-type name, in bytes.
 	MaxBucketLen = 255
 	// MaxValueSize is the largest value Put accepts, in bytes:
-	// store.MaxValue, the limit every backend shares, so a value one
-	// backend takes every backend takes. It is below Riak's default
-	// max_object_size ("50MB"), past which Riak refuses a write with an
-	// error that would otherwise read as ambiguous; Riak logs a warning for
-	// objects over warn_object_size (5 MB by default).
+	// store.MaxValue, the limit every backend shares. It is below Riak's
+	// default max_object_size ("50MB"), past which Riak refuses a write
+	// with an error that would otherwise read as ambiguous.
 	MaxValueSize = store.MaxValue
 	// MaxTokenSize is the largest token (a framed vclock) Put and Delete
 	// accept, in bytes.
@@ -86,15 +82,13 @@ type Options struct {
 	// RetryBackoff is the pause before the first retry (doubling after);
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
-	// SkipBucketCheck skips the bucket-properties check in NewSiblings. Use it only
-	// when the bucket properties cannot be read (restricted security
-	// permissions) and were checked another way.
+	// SkipBucketCheck skips NewSiblings' bucket check. Use it only when the
+	// bucket properties cannot be read (restricted security permissions)
+	// and were checked another way.
 	SkipBucketCheck bool
-	// AllowDefaultBucketType lets NewSiblings accept a bucket of Riak's "default"
-	// bucket type (configured with ConfigureBucket), which has no dotted
-	// version vectors: counts stay correct, but siblings are collapsed only
-	// by a write that has seen all of them, so a contended key accumulates
-	// siblings and can reach Riak's max_siblings (see ErrDefaultBucketType).
+	// AllowDefaultBucketType lets NewSiblings accept a bucket of Riak's
+	// "default" bucket type (configured with ConfigureBucket): counts stay
+	// correct, but siblings pile up (see ErrDefaultBucketType).
 	AllowDefaultBucketType bool
 }
 
@@ -150,9 +144,8 @@ func checkName(what, s string, max int) error {
 
 // Siblings is a store.Siblings (and store.SiblingDeleter) in one Riak
 // bucket: a key holds Riak's siblings, and the key's vclock is the token.
-// It stores and returns bytes; the counter packages on top decode and merge
-// them. It holds no state beyond its options and is safe for concurrent
-// use; the riak-go-client cluster is the connection pool.
+// It is safe for concurrent use; the riak-go-client cluster is the
+// connection pool.
 type Siblings struct {
 	cl *riakc.Cluster
 	st settings
@@ -194,8 +187,8 @@ func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Sibling
 // that holds only tombstones), so the next Put replaces them.
 //
 // Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
-// sibling with a content type other than ContentType), crdt.ErrTooLarge
-// (more than MaxSiblings siblings) or crdt.ErrInvalidKey (nothing sent).
+// sibling not of ContentType), crdt.ErrTooLarge (more than MaxSiblings
+// siblings) or crdt.ErrInvalidKey (nothing sent).
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
