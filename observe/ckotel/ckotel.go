@@ -20,12 +20,9 @@
 // conventions (db.system.name, db.operation.name, db.namespace,
 // db.collection.name, db.response.returned_rows, db.operation.batch.size).
 // A failed operation has status Error, error.type naming the crdt
-// sentinel its error wraps (observe.ErrorType: "ambiguous_write",
-// "unavailable", "canceled", ...) and an exception event of that type.
-// Counts are attributes under counterkit.* (attempts, ambiguous, refused,
-// siblings, conflicts, folded, retired, rows, bytes, actors, and lag in
-// seconds);
-// those that are zero are left out.
+// sentinel its error wraps (observe.ErrorType) and an exception event of
+// that type. Non-zero counts (observe.Event.Counts, and lag in seconds)
+// are attributes under counterkit.*.
 //
 // # Metrics
 //
@@ -57,9 +54,9 @@
 //	counterkit.state.bytes         histogram  By: bytes written or read
 //
 // Histograms carry bucket advice (DurationBuckets, LagBuckets,
-// ByteBuckets), so the SDK's defaults, made for milliseconds, do not put
-// every operation in their first bucket; a View still overrides them. No
-// attribute carries a key, a transaction id or an amount.
+// ByteBuckets): the SDK's defaults, made for milliseconds, would put every
+// operation in their first bucket. No attribute carries a key, a
+// transaction id or an amount.
 package ckotel
 
 import (
