@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -133,11 +134,8 @@ func checkName(what, s string, max int) error {
 		return fmt.Errorf("%w: %s of %d bytes, limit %d", crdt.ErrInvalidIdentifier, what, len(s), max)
 	case !utf8.ValidString(s):
 		return fmt.Errorf("%w: %s is not valid UTF-8", crdt.ErrInvalidIdentifier, what)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s contains a control character", crdt.ErrInvalidIdentifier, what)
-		}
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: %s contains a control character", crdt.ErrInvalidIdentifier, what)
 	}
 	return nil
 }
