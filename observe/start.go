@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -76,13 +77,7 @@ func (op *Operation) End(e Event) {
 // Multi returns an Observer (a Starter) that passes every event to each
 // non-nil of obs in order, each Starter opening inside the previous one.
 func Multi(obs ...Observer) Observer {
-	var m multi
-	for _, o := range obs {
-		if o != nil {
-			m = append(m, o)
-		}
-	}
-	return m
+	return multi(slices.DeleteFunc(slices.Clone(obs), func(o Observer) bool { return o == nil }))
 }
 
 type multi []Observer

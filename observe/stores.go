@@ -39,11 +39,7 @@ type siblings struct {
 func (s *siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	ctx, op := s.start(ctx, "fetch")
 	vals, tok, err := s.inner.Fetch(ctx, key)
-	n := 0
-	for _, v := range vals {
-		n += len(v)
-	}
-	op.End(Event{Err: err, Rows: len(vals), Bytes: n})
+	op.End(Event{Err: err, Rows: len(vals), Bytes: size(vals, func(v []byte) int { return len(v) })})
 	return vals, tok, err
 }
 
@@ -70,7 +66,7 @@ func (p *partitions) Scan(ctx context.Context, partition string, from []byte, le
 	rows, bytes := 0, 0
 	err := p.inner.Scan(ctx, partition, from, level, func(r store.Row) bool {
 		rows++
-		bytes += len(r.Key) + len(r.Value)
+		bytes += rowSize(r)
 		return fn(r)
 	})
 	op.End(Event{Err: err, Rows: rows, Bytes: bytes})
@@ -80,23 +76,25 @@ func (p *partitions) Scan(ctx context.Context, partition string, from []byte, le
 func (p *partitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
 	ctx, op := p.start(ctx, "snapshot")
 	rows, err := p.inner.Snapshot(ctx, partition, limit, level)
-	bytes := 0
-	for _, r := range rows {
-		bytes += len(r.Key) + len(r.Value)
-	}
-	op.End(Event{Err: err, Rows: len(rows), Bytes: bytes})
+	op.End(Event{Err: err, Rows: len(rows), Bytes: size(rows, rowSize)})
 	return rows, err
 }
 
 func (p *partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	ctx, op := p.start(ctx, "apply")
 	err := p.inner.Apply(ctx, muts)
-	bytes := 0
-	for _, m := range muts {
-		bytes += len(m.Key) + len(m.End) + len(m.Value)
-	}
-	op.End(Event{Err: err, Rows: len(muts), Bytes: bytes})
+	op.End(Event{Err: err, Rows: len(muts), Bytes: size(muts, func(m store.Mutation) int { return len(m.Key) + len(m.End) + len(m.Value) })})
 	return err
+}
+
+func rowSize(r store.Row) int { return len(r.Key) + len(r.Value) }
+
+// size sums f over xs: the bytes a store call read or wrote.
+func size[T any](xs []T, f func(T) int) (n int) {
+	for _, x := range xs {
+		n += f(x)
+	}
+	return n
 }
 
 // The backends of this module's adapters, by package path.

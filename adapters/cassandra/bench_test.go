@@ -44,7 +44,7 @@ func siblingWriters(b *testing.B, db *DB) []writeBench {
 	key := uniqueKey(b, "bench")
 	value := make([]byte, 64) // a typical small encoded state
 	s := db.Siblings()
-	raw := s.insertCQL()
+	raw := s.cql(siblingsInsert)
 	return []writeBench{
 		{"raw-driver", func(ctx context.Context, i int64) error {
 			return db.session.Query(raw, key, fmt.Sprintf("a%d", i%64), value, time.Now().UnixMicro()).ExecContext(ctx)

@@ -110,12 +110,7 @@ type Options struct {
 // both in {LOCAL_QUORUM, EACH_QUORUM} (README.md, "Consistency"). The error
 // wraps crdt.ErrInvalidConfig.
 func CheckConsistency(levels map[Op]gocql.Consistency) error {
-	get := func(op Op) gocql.Consistency {
-		if c, ok := levels[op]; ok && c != gocql.Any {
-			return c
-		}
-		return DefaultConsistency(op)
-	}
+	get := func(op Op) gocql.Consistency { return level(levels, op) }
 	for op := range levels {
 		if op < OpSiblingsFetch || op >= opEnd {
 			return fmt.Errorf("%w: unknown operation %v", crdt.ErrInvalidConfig, op)
@@ -133,11 +128,7 @@ func CheckConsistency(levels map[Op]gocql.Consistency) error {
 	if c := get(OpPartitionReadComplete); c != gocql.All {
 		return fmt.Errorf("%w: %v must be ALL (a complete read must see every replica), got %v", crdt.ErrInvalidConfig, OpPartitionReadComplete, c)
 	}
-	pairs := [][2]Op{
-		{OpSiblingsFetch, OpSiblingsPut},
-		{OpPartitionRead, OpPartitionApply},
-	}
-	for _, p := range pairs {
+	for _, p := range [][2]Op{{OpSiblingsFetch, OpSiblingsPut}, {OpPartitionRead, OpPartitionApply}} {
 		r, w := get(p[0]), get(p[1])
 		if !overlaps(r, w) {
 			return fmt.Errorf("%w: %v at %v does not overlap %v at %v; a read could miss an acknowledged write",
@@ -147,26 +138,25 @@ func CheckConsistency(levels map[Op]gocql.Consistency) error {
 	return nil
 }
 
-// globalQuorum reports whether c acknowledges a majority of all replicas
-// (EACH_QUORUM: a majority in every DC, hence of all of them).
-func globalQuorum(c gocql.Consistency) bool {
-	return c == gocql.Quorum || c == gocql.EachQuorum
-}
-
-// localQuorum reports whether c acknowledges a majority of the
-// coordinator's DC (EACH_QUORUM: of every DC, the local one included).
-func localQuorum(c gocql.Consistency) bool {
-	return c == gocql.LocalQuorum || c == gocql.EachQuorum
+// level returns op's level in levels: DefaultConsistency(op) when the entry
+// is missing or gocql.Any.
+func level(levels map[Op]gocql.Consistency, op Op) gocql.Consistency {
+	if c, ok := levels[op]; ok && c != gocql.Any {
+		return c
+	}
+	return DefaultConsistency(op)
 }
 
 // overlaps reports whether every read at r is guaranteed to meet every
 // acknowledged write at w (within a data center for LOCAL_QUORUM): either
-// is ALL, or both are majorities of the same replica set. Mixed locality
-// (QUORUM with LOCAL_QUORUM) does not overlap with several DCs, as
-// Cassandra's own ConsistencyLevel.satisfies warns.
+// is ALL, or both are majorities of the same replica set: of all replicas
+// (QUORUM, or EACH_QUORUM: a majority in every DC, hence of all of them)
+// or of the coordinator's DC (LOCAL_QUORUM, or EACH_QUORUM). Mixed
+// locality (QUORUM with LOCAL_QUORUM) does not overlap with several DCs,
+// as Cassandra's own ConsistencyLevel.satisfies warns.
 func overlaps(r, w gocql.Consistency) bool {
-	return r == gocql.All || w == gocql.All ||
-		(globalQuorum(r) && globalQuorum(w)) || (localQuorum(r) && localQuorum(w))
+	both := func(a, b gocql.Consistency) bool { return (r == a || r == b) && (w == a || w == b) }
+	return r == gocql.All || w == gocql.All || both(gocql.Quorum, gocql.EachQuorum) || both(gocql.LocalQuorum, gocql.EachQuorum)
 }
 
 // CheckRetryPolicy reports whether p may be used for the adapter's
@@ -205,8 +195,8 @@ type DB struct {
 	retry    gocql.RetryPolicy
 	pageSize int
 	now      func() time.Time
-	// openPage starts a read of one page (sessionPage; unit tests
-	// substitute it).
+	// openPage starts a read of one page through the session (onePage;
+	// unit tests substitute it).
 	openPage func(ctx context.Context, op Op, cql string, args []any, pageSize int, pageState []byte) rowIter
 	// send runs a write: one statement, or one LOGGED batch (sessionSend;
 	// unit tests substitute it).
@@ -244,27 +234,18 @@ func newDB(session *gocql.Session, keyspace string, opts Options) (*DB, error) {
 	if opts.ScanPageSize < 0 || opts.ScanPageSize > maxPageRows {
 		return nil, fmt.Errorf("%w: ScanPageSize %d out of 0..%d", crdt.ErrInvalidConfig, opts.ScanPageSize, maxPageRows)
 	}
-	db := &DB{
-		session:  session,
-		keyspace: keyspace,
-		tables:   tables,
-		cons:     make(map[Op]gocql.Consistency),
-		retry:    opts.RetryPolicy,
-		pageSize: opts.ScanPageSize,
-		now:      opts.Now,
-	}
-	db.pageSize = cmp.Or(db.pageSize, DefaultScanPageSize)
+	db := &DB{session: session, keyspace: keyspace, tables: tables, cons: make(map[Op]gocql.Consistency),
+		retry: opts.RetryPolicy, pageSize: cmp.Or(opts.ScanPageSize, DefaultScanPageSize), now: opts.Now}
 	if db.now == nil {
 		db.now = time.Now
 	}
 	for op := OpSiblingsFetch; op < opEnd; op++ {
-		db.cons[op] = DefaultConsistency(op)
-		if c, ok := opts.Consistency[op]; ok && c != gocql.Any {
-			db.cons[op] = c
-		}
+		db.cons[op] = level(opts.Consistency, op)
 	}
 	db.clock.now = db.now
-	db.openPage = db.sessionPage
+	db.openPage = func(ctx context.Context, op Op, cql string, args []any, pageSize int, pageState []byte) rowIter {
+		return onePage(db.query(op, cql, args...), pageSize, pageState).IterContext(ctx)
+	}
 	db.send = db.sessionSend
 	return db, nil
 }
@@ -341,10 +322,8 @@ func (db *DB) write(ctx context.Context, op Op, stmts []stmt) error {
 }
 
 // sessionSend runs stmts through the session at op's consistency: a single
-// statement alone, several as one LOGGED batch. Every entry is marked
-// idempotent, so the driver's retry policy may resend it; a failure after
-// more than one attempt, or an Overloaded refusal of a multi-partition
-// batch, is ambiguous (see classifyWrite).
+// statement alone, several as one LOGGED batch, every entry idempotent (the
+// driver's retry policy may resend it; see classifyWrite).
 func (db *DB) sessionSend(ctx context.Context, op Op, stmts []stmt) error {
 	var iter *gocql.Iter
 	if len(stmts) == 1 {
@@ -371,28 +350,19 @@ type rowIter interface {
 }
 
 // maxPageRows bounds the rows of one page: the native protocol's page size
-// is a signed 32-bit integer, and a one-page read asks for one row more
-// than its limit.
+// is an int32, and a one-page read asks for one row more than its limit.
 const maxPageRows = math.MaxInt32 - 1
 
 // onePage makes q fetch one page of pageSize rows from pageState (nil: the
-// beginning), with automatic paging off: PageState always disables it, so
-// each page is exactly one request and the caller decides whether to ask
-// for the next one.
+// beginning) as exactly one request: PageState turns automatic paging off.
 func onePage(q *gocql.Query, pageSize int, pageState []byte) *gocql.Query {
 	return q.PageSize(pageSize).PageState(pageState)
 }
 
-// sessionPage starts a one-page read through the session.
-func (db *DB) sessionPage(ctx context.Context, op Op, cql string, args []any, pageSize int, pageState []byte) rowIter {
-	return onePage(db.query(op, cql, args...), pageSize, pageState).IterContext(ctx)
-}
-
-// clock hands out write timestamps in microseconds that are strictly
-// increasing within the DB and never below a timestamp it has observed
-// (a WRITETIME read back from the table). An actor that reads its own row
-// before overwriting it therefore always writes with a larger timestamp,
-// even across restarts and small clock steps backwards.
+// clock hands out write timestamps in microseconds, strictly increasing
+// within the DB and above every WRITETIME it has observed, so an actor that
+// reads its own row before overwriting it writes with a larger timestamp
+// even across restarts and clock steps backwards.
 type clock struct {
 	mu   sync.Mutex
 	last int64

@@ -278,7 +278,10 @@ func TestOverlapModel(t *testing.T) {
 			}
 			// The conservative rule may refuse pairs like TWO+TWO at RF 3;
 			// it must accept ALL with anything and same-locality quorums.
-			if r == gocql.All || w == gocql.All || (globalQuorum(r) && globalQuorum(w)) || (localQuorum(r) && localQuorum(w)) {
+			global := []gocql.Consistency{gocql.Quorum, gocql.EachQuorum}
+			local := []gocql.Consistency{gocql.LocalQuorum, gocql.EachQuorum}
+			if r == gocql.All || w == gocql.All || (slices.Contains(global, r) && slices.Contains(global, w)) ||
+				(slices.Contains(local, r) && slices.Contains(local, w)) {
 				require.True(t, overlaps(r, w), "%v,%v", r, w)
 			}
 		}

@@ -25,13 +25,7 @@
 // crdt.ErrAmbiguousWrite when it may have, in an *Error that also wraps
 // the driver's error. Invalid input is refused before anything is sent.
 //
-// # Use
-//
-// Example connects to CASSANDRA_HOSTS, creates the schema and counts page
-// views from two web servers (statestore over Siblings). README.md has the
-// schema and the statements, the error table, the size limits
-// (max_mutation_size, batch_size_fail_threshold_in_kb), tombstones, what
-// an acknowledged write survives for each commitlog_sync and replication
-// factor, the settings for money, and how to run the tests against a real
-// server.
+// Example counts page views from two web servers (statestore over
+// Siblings). README.md has the statements, errors, size limits, durability
+// settings and how to run the tests against a real server.
 package cassandra

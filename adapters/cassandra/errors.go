@@ -13,15 +13,7 @@ import (
 
 // Error is returned for every failure that comes from the driver. It wraps
 // both a counterkit sentinel (Kind) and the driver's error (Err), so that
-// errors.Is(err, crdt.ErrAmbiguousWrite) and
-// errors.As(err, new(*gocql.RequestErrWriteTimeout)) both work on the same
-// value; README.md ("Errors") has the mapping. A write is reported as
-// crdt.ErrUnavailable (not applied) only when the driver sent it once and
-// it is not a LOGGED batch over several partitions refused as Overloaded
-// (the batchlog may replay that); otherwise it is crdt.ErrAmbiguousWrite.
-// Every write the adapter sends is idempotent, so retrying resolves an
-// ambiguous one.
-//
+// errors.Is and errors.As reach both; README.md ("Errors") has the mapping.
 // An Error is immutable and safe to share between goroutines.
 type Error struct {
 	// Op names the adapter operation that failed, for example "siblings put".
@@ -41,9 +33,8 @@ func (e *Error) Error() string {
 // errors.As reach both.
 func (e *Error) Unwrap() []error { return []error{e.Kind, e.Err} }
 
-// wrapErr maps a driver error from operation op. write reports whether the
-// failed statement could have changed stored data. A nil err stays nil.
-// Writes that reached the driver go through wrapWrite instead.
+// wrapErr maps a driver error from operation op (write: one that could
+// have changed stored data). A nil err stays nil.
 func wrapErr(op string, write bool, err error) error {
 	if err == nil {
 		return nil
@@ -51,8 +42,7 @@ func wrapErr(op string, write bool, err error) error {
 	return &Error{Op: op, Kind: classify(err, write), Err: err}
 }
 
-// wrapWrite maps the error of a write the driver executed; see
-// classifyWrite. A nil err stays nil.
+// wrapWrite is wrapErr for a write the driver executed (classifyWrite).
 func wrapWrite(op string, err error, attempts int, batchlog bool) error {
 	if err == nil {
 		return nil
@@ -61,12 +51,10 @@ func wrapWrite(op string, err error, attempts int, batchlog bool) error {
 }
 
 // classifyWrite picks the sentinel for the error of a write that the
-// driver sent attempts times (Iter.Attempts; 0 when it never reached a
-// host). batchlog reports a LOGGED batch over more than one partition,
-// which the coordinator records in its batchlog before applying it. A
-// "not applied" answer (crdt.ErrUnavailable) is only trusted when it
-// describes the write's only attempt and no batchlog entry can replay it;
-// otherwise the outcome is unknown (see Error).
+// driver sent attempts times (Iter.Attempts). A "not applied" answer
+// (crdt.ErrUnavailable) is only trusted when it describes the write's only
+// attempt and no batchlog entry (batchlog: a LOGGED batch over several
+// partitions) can replay it; otherwise the write is ambiguous.
 func classifyWrite(err error, attempts int, batchlog bool) error {
 	kind := classify(err, true)
 	if kind != crdt.ErrUnavailable {

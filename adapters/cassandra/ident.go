@@ -27,33 +27,23 @@ var ErrInvalidKey = crdt.ErrInvalidKey
 // words are harmless and nothing in a name can change the meaning of a
 // statement. The error wraps crdt.ErrInvalidIdentifier.
 func CheckIdentifier(name string) error {
-	if reason := identProblem(name); reason != "" {
-		shown := name
-		if len(shown) > 60 {
-			shown = shown[:60] + "..."
-		}
-		return fmt.Errorf("%w: %q %s", crdt.ErrInvalidIdentifier, shown, reason)
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %q "+format, append([]any{crdt.ErrInvalidIdentifier, truncate(name, 60)}, args...)...)
 	}
-	return nil
-}
-
-func identProblem(name string) string {
 	switch {
 	case name == "":
-		return "is empty"
+		return bad("is empty")
 	case len(name) > MaxIdentifierLen:
-		return fmt.Sprintf("is %d characters, longer than %d", len(name), MaxIdentifierLen)
+		return bad("is %d characters, longer than %d", len(name), MaxIdentifierLen)
 	case name[0] < 'a' || name[0] > 'z':
-		return "must start with a lower-case ASCII letter"
+		return bad("must start with a lower-case ASCII letter")
 	}
 	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' {
-			continue
+		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return bad("contains %q at byte %d; only a-z, 0-9 and _ are allowed", c, i)
 		}
-		return fmt.Sprintf("contains %q at byte %d; only a-z, 0-9 and _ are allowed", c, i)
 	}
-	return ""
+	return nil
 }
 
 // quote returns a validated identifier in double quotes. Callers validate

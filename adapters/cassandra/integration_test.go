@@ -488,7 +488,7 @@ func fillSiblings(t *testing.T, db *DB, key string, from, to int) {
 	s := db.Siblings()
 	var stmts []stmt
 	for i := from; i < to; i++ {
-		stmts = append(stmts, stmt{cql: s.insertCQL(), args: []any{key, fmt.Sprintf("a%05d", i), []byte{1}, int64(100)}, key: key})
+		stmts = append(stmts, stmt{cql: s.cql(siblingsInsert), args: []any{key, fmt.Sprintf("a%05d", i), []byte{1}, int64(100)}, key: key})
 		if len(stmts) == 1000 || i == to-1 {
 			require.NoError(t, db.write(context.Background(), OpSiblingsPut, stmts))
 			stmts = nil

@@ -17,21 +17,13 @@ import (
 const MaxApplyMutations = gocql.BatchSizeMaximum
 
 // Partitions implements store.Partitions on the partitions table: one
-// Cassandra partition per store partition, rows clustered by a blob key,
-// which Cassandra orders as unsigned bytes. Every mutation is one statement
-// USING TIMESTAMP the caller's timestamp, so Cassandra's reconciliation is
-// store.Mutation's. Apply sends one statement alone and several as one
-// LOGGED batch (atomic; isolated within one partition); Snapshot reads one
-// page of limit+1 rows, so each single-partition batch is in it wholly or
-// not at all; Scan pages lazily, Options.ScanPageSize rows a request.
-// Reads at store.ReadAny run at OpPartitionRead's level, at
-// store.ReadComplete at OpPartitionReadComplete's (ALL), Apply at
-// OpPartitionApply's. Apply refuses what store.CheckMutations refuses and
-// more than MaxApplyMutations mutations (crdt.ErrTooLarge, nothing sent);
-// the server's size refusals come back as crdt.ErrTooLarge too (README.md,
-// "Errors").
-//
-// A Partitions is safe for concurrent use.
+// Cassandra partition per store partition, rows clustered by a blob key
+// (unsigned byte order), every mutation USING TIMESTAMP the caller's
+// timestamp (README.md, "Statements"). Reads at store.ReadComplete run at
+// OpPartitionReadComplete's level (ALL). Apply refuses what
+// store.CheckMutations refuses and more than MaxApplyMutations mutations
+// (crdt.ErrTooLarge, nothing sent). A Partitions is safe for concurrent
+// use.
 type Partitions struct {
 	db *DB
 }
@@ -43,17 +35,6 @@ func (db *DB) Partitions() *Partitions { return &Partitions{db: db} }
 
 func (p *Partitions) table() string { return p.db.tables[tablePartitions] }
 
-// readOp returns the operation (and so the level) of a read at level.
-func readOp(level store.Read) (Op, error) {
-	switch level {
-	case store.ReadAny:
-		return OpPartitionRead, nil
-	case store.ReadComplete:
-		return OpPartitionReadComplete, nil
-	}
-	return 0, fmt.Errorf("%w: unknown read level %d", crdt.ErrInvalidConfig, level)
-}
-
 // selectCQL reads a partition from its first row, or (from) from the
 // first key ≥ a bound.
 func (p *Partitions) selectCQL(from bool) string {
@@ -63,14 +44,19 @@ func (p *Partitions) selectCQL(from bool) string {
 	return fmt.Sprintf("SELECT key, value FROM %s WHERE partition = ?", p.table())
 }
 
-// readStart validates a read and returns its operation.
+// readStart validates a read and returns its operation (and so its
+// consistency level).
 func (p *Partitions) readStart(ctx context.Context, partition string, level store.Read) (Op, error) {
 	if err := crdt.ValidateKey("partition key", partition); err != nil {
 		return 0, err
 	}
-	op, err := readOp(level)
-	if err != nil {
-		return 0, err
+	op := OpPartitionRead
+	switch level {
+	case store.ReadAny:
+	case store.ReadComplete:
+		op = OpPartitionReadComplete
+	default:
+		return 0, fmt.Errorf("%w: unknown read level %d", crdt.ErrInvalidConfig, level)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, &Error{Op: op.String(), Kind: crdt.ErrUnavailable, Err: err}
@@ -111,11 +97,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	var state []byte
 	for {
 		iter := p.db.openPage(ctx, op, cql, args, p.db.pageSize, state)
-		for {
-			row, ok := scanRow(iter)
-			if !ok {
-				break
-			}
+		for row, ok := scanRow(iter); ok; row, ok = scanRow(iter) {
 			if !fn(row) {
 				return wrapErr(op.String(), false, iter.Close())
 			}
@@ -144,7 +126,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	limit = min(limit, maxPageRows-1)
 	iter := p.db.openPage(ctx, op, p.selectCQL(false), []any{partition}, limit+1, nil)
-	return readPage(iter, op, fmt.Sprintf("partition %q", truncateKey(partition)), limit, scanRow)
+	return readPage(iter, op, fmt.Sprintf("partition %q", truncate(partition, 40)), limit, scanRow)
 }
 
 // readPage reads the rows of a one-page read of limit+1 rows with scan; more
@@ -152,11 +134,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 // error wrapping crdt.ErrTooLarge (what names the key).
 func readPage[T any](iter rowIter, op Op, what string, limit int, scan func(rowIter) (T, bool)) ([]T, error) {
 	var out []T
-	for {
-		row, ok := scan(iter)
-		if !ok {
-			break
-		}
+	for row, ok := scan(iter); ok; row, ok = scan(iter) {
 		if len(out) >= limit {
 			_ = iter.Close()
 			return nil, fmt.Errorf("%w: %s has more than %d rows", crdt.ErrTooLarge, what, limit)

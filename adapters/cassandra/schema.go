@@ -34,8 +34,7 @@ var tableDDL = map[string]string{
 
 // Schema returns the CREATE TABLE statements for keyspace and table prefix
 // (empty prefix means "counterkit_"): the siblings table, then the
-// partitions table. Names are validated
-// with CheckIdentifier; the error wraps crdt.ErrInvalidIdentifier.
+// partitions table. Names are validated with CheckIdentifier.
 func Schema(keyspace, prefix string) ([]string, error) {
 	tables, err := tableNames(keyspace, prefix)
 	if err != nil {
@@ -67,12 +66,11 @@ func CreateKeyspaceStatement(keyspace string, replicationFactor int) (string, er
 		quote(keyspace), replicationFactor), nil
 }
 
-// CreateSchema creates the adapter's two tables (default prefix) in an existing
-// keyspace and waits for schema agreement. It is idempotent, but on a
-// multi-node cluster it must run from one process at a time: concurrent
-// CREATE TABLE IF NOT EXISTS statements on different coordinators can each
-// create the table, with different table ids (a schema conflict in
-// Cassandra 4.0). Run it once, at deploy time, not from every instance.
+// CreateSchema creates the adapter's two tables (default prefix) in an
+// existing keyspace and waits for schema agreement. It is idempotent, but
+// run it from one process at a time, at deploy time: concurrent CREATE
+// TABLE IF NOT EXISTS statements on different coordinators can each create
+// the table, with different table ids (a schema conflict in Cassandra 4.0).
 func CreateSchema(ctx context.Context, session *gocql.Session, keyspace string) error {
 	stmts, err := Schema(keyspace, "")
 	if err != nil {

@@ -30,22 +30,13 @@ type siblingRow struct {
 }
 
 // Siblings implements store.Siblings on the siblings table, one row per
-// (key, actor). Fetch returns every actor's row (in actor order) and a
-// token naming each by (actor, WRITETIME); Put overwrites the writer's row
-// above every timestamp in the token and deletes each other row the token
-// names USING TIMESTAMP its WRITETIME, in one single-partition batch, so a
-// row written concurrently (always at a larger timestamp: every writer's
-// clock is raised above what it read) survives as a sibling. A Put also
-// replaces the writer's own earlier row, token or not. It is not a
+// (key, actor), with a token naming each row Fetch returned by (actor,
+// WRITETIME); README.md ("Statements") shows why Put, which deletes
+// exactly those versions, meets the contract. It is not a
 // store.SiblingDeleter: a bare delete could leave tombstones above a
-// restarted process's clock. README.md ("Statements") shows why this
-// meets the contract.
-//
-// Put refuses, writing nothing, what store.CheckPut refuses and a
-// malformed token (crdt.ErrCorruptEncoding and the other decoding
-// sentinels). Fetch is one request; Put one write and no read. A Siblings
-// is safe for concurrent use; one actor must still apply its own updates
-// serially.
+// restarted process's clock. Put refuses, writing nothing, what
+// store.CheckPut refuses and a malformed token. A Siblings is safe for
+// concurrent use; one actor must still apply its own updates serially.
 type Siblings struct {
 	db *DB
 	// read returns every row of key (sessionFetchRows; unit tests
@@ -58,21 +49,17 @@ var _ store.Siblings = (*Siblings)(nil)
 // Siblings returns the DB's store.Siblings.
 func (db *DB) Siblings() *Siblings { return &Siblings{db: db, read: sessionFetchRows} }
 
-// selectCQL is the one read the siblings table serves.
-func (s *Siblings) selectCQL() string {
-	return fmt.Sprintf("SELECT actor, value, WRITETIME(value) FROM %s WHERE key = ?", s.db.tables[tableSiblings])
-}
+// The siblings table's statements; %s is its quoted name. The delete
+// removes one actor's row as of an explicit timestamp: versions written at
+// or below it go, later ones stay.
+const (
+	siblingsSelect = "SELECT actor, value, WRITETIME(value) FROM %s WHERE key = ?"
+	siblingsInsert = "INSERT INTO %s (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?"
+	siblingsDelete = "DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?"
+)
 
-// insertCQL overwrites one actor's row at an explicit timestamp.
-func (s *Siblings) insertCQL() string {
-	return fmt.Sprintf("INSERT INTO %s (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?", s.db.tables[tableSiblings])
-}
-
-// deleteCQL removes one actor's row as of an explicit timestamp: versions
-// written at or below it go, later ones stay.
-func (s *Siblings) deleteCQL() string {
-	return fmt.Sprintf("DELETE FROM %s USING TIMESTAMP ? WHERE key = ? AND actor = ?", s.db.tables[tableSiblings])
-}
+// cql returns one of the statements above on the DB's siblings table.
+func (s *Siblings) cql(stmt string) string { return fmt.Sprintf(stmt, s.db.tables[tableSiblings]) }
 
 // sessionFetchRows reads every row of key through the session: one
 // single-partition SELECT as one page of MaxSiblings+1 rows with automatic
@@ -80,8 +67,8 @@ func (s *Siblings) deleteCQL() string {
 // seen entirely or not at all; a second page would be a second read). More
 // than MaxSiblings rows are refused with an error wrapping crdt.ErrTooLarge.
 func sessionFetchRows(ctx context.Context, s *Siblings, key string) ([]siblingRow, error) {
-	iter := s.db.openPage(ctx, OpSiblingsFetch, s.selectCQL(), []any{key}, MaxSiblings+1, nil)
-	return readPage(iter, OpSiblingsFetch, fmt.Sprintf("key %q", truncateKey(key)), MaxSiblings, func(iter rowIter) (siblingRow, bool) {
+	iter := s.db.openPage(ctx, OpSiblingsFetch, s.cql(siblingsSelect), []any{key}, MaxSiblings+1, nil)
+	return readPage(iter, OpSiblingsFetch, fmt.Sprintf("key %q", truncate(key, 40)), MaxSiblings, func(iter rowIter) (siblingRow, bool) {
 		var r siblingRow
 		ok := iter.Scan((*string)(&r.actor), &r.value, &r.ts)
 		return r, ok
@@ -104,29 +91,24 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 	if err != nil {
 		return nil, nil, err
 	}
-	live := rows[:0]
+	sort.Slice(rows, func(i, j int) bool { return rows[i].actor < rows[j].actor })
+	var sibs [][]byte
+	var entries []tokenEntry
 	var maxTS int64
 	for _, r := range rows {
-		if len(r.value) == 0 { // a row without a value is not a sibling
-			continue
+		if len(r.value) > 0 { // a row without a value is not a sibling
+			sibs = append(sibs, r.value)
+			entries = append(entries, tokenEntry{actor: r.actor, ts: r.ts})
+			maxTS = max(maxTS, r.ts)
 		}
-		live = append(live, r)
-		maxTS = max(maxTS, r.ts)
 	}
-	sort.Slice(live, func(i, j int) bool { return live[i].actor < live[j].actor })
 	s.db.clock.observe(maxTS)
-	if len(live) == 0 {
+	if len(sibs) == 0 {
 		return nil, nil, nil
-	}
-	sibs := make([][]byte, len(live))
-	entries := make([]tokenEntry, len(live))
-	for i, r := range live {
-		sibs[i] = r.value
-		entries[i] = tokenEntry{actor: r.actor, ts: r.ts}
 	}
 	tok, err := encodeToken(entries)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncateKey(key), err)
+		return nil, nil, fmt.Errorf("cassandra: siblings fetch %q: %w", truncate(key, 40), err)
 	}
 	return sibs, tok, nil
 }
@@ -150,10 +132,10 @@ func (s *Siblings) putStmts(key string, actor crdt.ActorID, value []byte, token 
 		return nil, fmt.Errorf("%w: token names write time %d, which no write can follow", crdt.ErrCorruptEncoding, floor)
 	}
 	out := make([]stmt, 0, len(entries)+1)
-	out = append(out, stmt{cql: s.insertCQL(), args: []any{key, string(actor), value, ts}, key: key})
+	out = append(out, stmt{cql: s.cql(siblingsInsert), args: []any{key, string(actor), value, ts}, key: key})
 	for _, e := range entries {
 		if e.actor != actor {
-			out = append(out, stmt{cql: s.deleteCQL(), args: []any{e.ts, key, string(e.actor)}, key: key})
+			out = append(out, stmt{cql: s.cql(siblingsDelete), args: []any{e.ts, key, string(e.actor)}, key: key})
 		}
 	}
 	return out, nil
@@ -172,9 +154,10 @@ func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, valu
 	return s.db.write(ctx, OpSiblingsPut, stmts)
 }
 
-func truncateKey(k string) string {
-	if len(k) > 40 {
-		return k[:40] + "..."
+// truncate shortens s to n bytes and "..." for an error message.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
 	}
-	return k
+	return s
 }

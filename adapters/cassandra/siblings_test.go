@@ -35,16 +35,16 @@ func TestSiblingsPutStatements(t *testing.T) {
 	db, err := newDB(nil, "shop", Options{TablePrefix: "ck_"})
 	require.NoError(t, err)
 	s := db.Siblings()
-	require.Equal(t, `INSERT INTO "shop"."ck_siblings" (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?`, s.insertCQL())
-	require.Equal(t, `DELETE FROM "shop"."ck_siblings" USING TIMESTAMP ? WHERE key = ? AND actor = ?`, s.deleteCQL())
-	require.Equal(t, `SELECT actor, value, WRITETIME(value) FROM "shop"."ck_siblings" WHERE key = ?`, s.selectCQL())
+	require.Equal(t, `INSERT INTO "shop"."ck_siblings" (key, actor, value) VALUES (?, ?, ?) USING TIMESTAMP ?`, s.cql(siblingsInsert))
+	require.Equal(t, `DELETE FROM "shop"."ck_siblings" USING TIMESTAMP ? WHERE key = ? AND actor = ?`, s.cql(siblingsDelete))
+	require.Equal(t, `SELECT actor, value, WRITETIME(value) FROM "shop"."ck_siblings" WHERE key = ?`, s.cql(siblingsSelect))
 	v := []byte("v")
 
 	key := `k'); DROP TABLE x; --`
 	st, err := s.putStmts(key, "b", v, nil)
 	require.NoError(t, err)
 	require.Len(t, st, 1, "a nil token supersedes nothing: one INSERT")
-	require.Equal(t, s.insertCQL(), st[0].cql)
+	require.Equal(t, s.cql(siblingsInsert), st[0].cql)
 	require.Equal(t, []any{key, "b", v}, st[0].args[:3], "keys are bound, never formatted")
 	ts1 := st[0].args[3].(int64)
 
@@ -57,8 +57,8 @@ func TestSiblingsPutStatements(t *testing.T) {
 	require.Equal(t, []any{"k", "b", v}, st[0].args[:3])
 	require.Greater(t, st[0].args[3].(int64), far, "written above every timestamp in the token")
 	require.Greater(t, st[0].args[3].(int64), ts1)
-	require.Equal(t, stmt{cql: s.deleteCQL(), args: []any{int64(5), "k", "a"}, key: "k"}, st[1], "a's row as of the version read")
-	require.Equal(t, stmt{cql: s.deleteCQL(), args: []any{far, "k", "c"}, key: "k"}, st[2])
+	require.Equal(t, stmt{cql: s.cql(siblingsDelete), args: []any{int64(5), "k", "a"}, key: "k"}, st[1], "a's row as of the version read")
+	require.Equal(t, stmt{cql: s.cql(siblingsDelete), args: []any{far, "k", "c"}, key: "k"}, st[2])
 	require.False(t, batchlogged(st), "a put is single-partition")
 
 	top, err := encodeToken([]tokenEntry{{"a", math.MaxInt64}})
@@ -342,5 +342,5 @@ func TestSiblingsFetchIsOnePage(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, db.clock.next(0), int64(math.MaxInt64/4))
 
-	require.True(t, strings.HasPrefix(db.Siblings().selectCQL(), "SELECT actor, value, WRITETIME(value)"))
+	require.True(t, strings.HasPrefix(db.Siblings().cql(siblingsSelect), "SELECT actor, value, WRITETIME(value)"))
 }

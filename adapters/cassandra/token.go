@@ -77,15 +77,12 @@ func encodeToken(entries []tokenEntry) ([]byte, error) {
 // did not make is malformed, as store.Siblings says), and also
 // crdt.ErrTooLarge, crdt.ErrTypeMismatch or crdt.ErrUnsupportedVersion
 // when that is what is wrong with it.
-func decodeToken(b []byte) ([]tokenEntry, error) {
-	out, err := decodeTokenBody(b)
-	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
-		err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
-	}
-	return out, err
-}
-
-func decodeTokenBody(b []byte) ([]tokenEntry, error) {
+func decodeToken(b []byte) (_ []tokenEntry, err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
+			err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
+		}
+	}()
 	if len(b) == 0 {
 		return nil, nil
 	}

@@ -15,17 +15,20 @@ import (
 
 // ErrDefaultBucketType is what CheckBucket (and so NewSiblings) reports for
 // a bucket of Riak's "default" bucket type, which has no dotted version
-// vectors: data stays correct there (with allow_mult=true), but siblings
-// pile up on a contended key until Riak's max_siblings refuses writes
-// (README.md, "Riak's default bucket type"). Use a bucket type of your
-// own, or set Options.AllowDefaultBucketType. It wraps
-// crdt.ErrMisconfiguredStore.
+// vectors, so siblings pile up on a contended key (README.md, "Riak's
+// default bucket type"). Use a bucket type of your own, or set
+// Options.AllowDefaultBucketType. It wraps crdt.ErrMisconfiguredStore.
 var ErrDefaultBucketType = fmt.Errorf("%w: Riak's default bucket type has no dotted version vectors (dvv_enabled=false)", crdt.ErrMisconfiguredStore)
 
-// bucketSettings is used for bucket-level requests, which are retried like
-// reads.
-func bucketSettings(bucketType, bucket string) (settings, error) {
-	return Options{BucketType: bucketType, Bucket: bucket}.settings()
+// bucketRequest runs one bucket-properties request (built by build from the
+// validated bucket), retried like a read.
+func bucketRequest(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string, write bool, build func(settings) (riakc.Command, error)) (riakc.Command, settings, error) {
+	st, err := Options{BucketType: bucketType, Bucket: bucket}.settings()
+	if err != nil {
+		return nil, st, err
+	}
+	cmd, err := execute(ctx, cl, st, request{op: "bucket props", write: write, build: func() (riakc.Command, error) { return build(st) }})
+	return cmd, st, err
 }
 
 // ConfigureBucket sets the two bucket properties counterkit needs,
@@ -35,17 +38,9 @@ func bucketSettings(bucketType, bucket string) (settings, error) {
 // cluster instead (README.md, "Bucket type and properties"), which needs no
 // ConfigureBucket.
 func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
-	st, err := bucketSettings(bucketType, bucket)
-	if err != nil {
-		return err
-	}
-	_, err = execute(ctx, cl, st, request{
-		op: "bucket props", write: true,
-		build: func() (riakc.Command, error) {
-			return riakc.NewStoreBucketPropsCommandBuilder().
-				WithBucketType(st.bucketType).WithBucket(st.bucket).
-				WithAllowMult(true).WithLastWriteWins(false).Build()
-		},
+	_, _, err := bucketRequest(ctx, cl, bucketType, bucket, true, func(st settings) (riakc.Command, error) {
+		return riakc.NewStoreBucketPropsCommandBuilder().WithBucketType(st.bucketType).WithBucket(st.bucket).
+			WithAllowMult(true).WithLastWriteWins(false).Build()
 	})
 	return err
 }
@@ -59,16 +54,8 @@ func ConfigureBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket 
 // returns, so a type created with dvv_enabled=false cannot be detected: do
 // not create one. Other failures wrap crdt.ErrUnavailable.
 func CheckBucket(ctx context.Context, cl *riakc.Cluster, bucketType, bucket string) error {
-	st, err := bucketSettings(bucketType, bucket)
-	if err != nil {
-		return err
-	}
-	cmd, err := execute(ctx, cl, st, request{
-		op: "bucket props",
-		build: func() (riakc.Command, error) {
-			return riakc.NewFetchBucketPropsCommandBuilder().
-				WithBucketType(st.bucketType).WithBucket(st.bucket).Build()
-		},
+	cmd, st, err := bucketRequest(ctx, cl, bucketType, bucket, false, func(st settings) (riakc.Command, error) {
+		return riakc.NewFetchBucketPropsCommandBuilder().WithBucketType(st.bucketType).WithBucket(st.bucket).Build()
 	})
 	if err != nil {
 		return err
@@ -107,16 +94,11 @@ const dialTimeout = 5 * time.Second
 
 // NewCluster builds and starts a riak-go-client cluster for the given
 // protocol-buffers addresses (host:port) with driver-level retries off
-// (ExecutionAttempts 1: Siblings retries itself and must see every failure)
-// and requestTimeout as the per-request read timeout (0: the driver's 5s).
-// Stop it when done.
-//
-// It first connects to the addresses in turn (up to 5s each, not past ctx)
-// and sends a ping, and fails with an error wrapping crdt.ErrUnavailable
-// (and ctx's error, if that was the cause) when no node answers: the first
-// command of a riak-go-client v1.7.0 cluster that no node can take spins
-// forever, even after Stop (README.md, "Usage"). A cluster you build
-// yourself needs the same care.
+// (ExecutionAttempts 1) and requestTimeout as the per-request read timeout
+// (0: the driver's 5s). Stop it when done. It first connects to the
+// addresses in turn (up to 5s each, not past ctx) and sends a ping, and
+// fails with an error wrapping crdt.ErrUnavailable (and ctx's error, if
+// that was the cause) when no node answers (README.md, "Usage", says why).
 func NewCluster(ctx context.Context, requestTimeout time.Duration, addrs ...string) (*riakc.Cluster, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no Riak address", crdt.ErrInvalidConfig)

@@ -6,34 +6,25 @@
 //
 // Riak keeps concurrent writes to one key as siblings and hands out a
 // vclock describing what a reader has seen: that is the store.Siblings
-// shape, and Siblings maps it one to one, with no Riak data types.
-// Siblings.Fetch returns every live sibling and the vclock as the
-// store.Token; Siblings.Put stores a value with that vclock, which in a
-// bucket type with dotted version vectors drops every sibling the vclock
-// covers. Values are stored as given (ContentType); the adapter never
-// decodes one: the counter packages on top decode and merge them.
+// shape, and Siblings maps it one to one, with no Riak data types. Values
+// are stored as given (ContentType) and never decoded here.
 //
 // # The guarantee
 //
 // The adapter implements SPEC.md 10.1: a Put supersedes exactly the
-// siblings its token covers, and siblings written concurrently survive
-// alongside it. NewSiblings (CheckBucket) refuses a bucket that would not
-// keep siblings, and Riak's default bucket type (ErrDefaultBucketType,
-// unless Options.AllowDefaultBucketType). Writes report what is known, as
-// SPEC.md 10 requires: nil (landed), crdt.ErrUnavailable (no attempt
-// landed) or crdt.ErrAmbiguousWrite (some attempt may have landed), in an
-// *Error that also wraps the driver's error. A failed request is resent up
-// to Options.RetryCount times, which is safe because every write carries a
-// complete CRDT state.
+// siblings its token (the vclock) covers, and siblings written concurrently
+// survive alongside it. NewSiblings (CheckBucket) refuses a bucket that
+// would not keep siblings, and Riak's default bucket type
+// (ErrDefaultBucketType). Writes report what is known, as SPEC.md 10
+// requires: nil, crdt.ErrUnavailable or crdt.ErrAmbiguousWrite.
 //
 // # Use
 //
 // Create the cluster with NewCluster (it turns the driver's own retries
-// off, which would hide ambiguity, and waits for a node to answer) and a
-// bucket type of your own with allow_mult=true; Example shows a ledger on
-// it. README.md has the bucket type commands, the default type's
-// behaviour, deletes, durability settings (n_val, w, dw, pw and backend
-// sync) and how to run the tests against a real Riak (RIAK_ADDR).
+// off, which would hide ambiguity) and a bucket type of your own; Example
+// shows a ledger on it. README.md has the bucket type commands, errors and
+// retries, deletes, durability settings and how to run the tests against a
+// real Riak (RIAK_ADDR).
 //
 // Package riaktest holds FakeServer, an in-process test double that speaks
 // Riak's protocol-buffers wire format; CI runs the store.Siblings

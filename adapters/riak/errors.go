@@ -14,13 +14,11 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Error is the error every Siblings method returns when Riak or the driver
-// fails (and CheckBucket and ConfigureBucket when a request fails). It wraps
-// both a counterkit sentinel (Kind) and the driver's error, so that
-// errors.Is(err, crdt.ErrAmbiguousWrite) and
-// errors.As(err, &riakc.RiakError{}) both work. For a write, Kind
-// crdt.ErrUnavailable means no attempt landed and crdt.ErrAmbiguousWrite
-// that one may have; repeating the operation is always safe. An Error is
+// Error is the error every Siblings method (and CheckBucket and
+// ConfigureBucket) returns when Riak or the driver fails. It wraps both a
+// counterkit sentinel (Kind) and the driver's error, so that errors.Is and
+// errors.As reach both. For a write, Kind crdt.ErrUnavailable means no
+// attempt landed and crdt.ErrAmbiguousWrite that one may have. An Error is
 // not modified after it is returned and may be shared between goroutines.
 type Error struct {
 	// Op is the operation: "fetch", "store", "delete" or "bucket props".

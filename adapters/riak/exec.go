@@ -24,10 +24,8 @@ type request struct {
 }
 
 // execute runs req with up to st.retries extra attempts. Every failure is
-// retried (the operations this package sends are idempotent) except fatal
-// ones, stale ones (Riak's too_many_siblings: the same request would be
-// refused again, the caller must read again first) and those after ctx is
-// done. The final error is an *Error whose Kind is crdt.ErrAmbiguousWrite
+// retried (the operations are idempotent) except fatal and stale ones and
+// those after ctx is done. The final error's Kind is crdt.ErrAmbiguousWrite
 // when req is a write and any attempt may have been applied, and
 // crdt.ErrUnavailable otherwise.
 func execute(ctx context.Context, cl *riakc.Cluster, st settings, req request) (riakc.Command, error) {

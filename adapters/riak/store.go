@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -15,10 +16,9 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// ContentType is the content type of every value this package stores. The
-// values are the bytes the counter packages hand to Put (counterkit's msgpack
-// envelopes); the adapter does not decode them. Fetch refuses siblings with
-// any other content type, so a key written by another application is never
+// ContentType is the content type of every value this package stores (the
+// counter packages' msgpack envelopes). Fetch refuses siblings with any
+// other content type, so a key written by another application is never
 // mistaken for a counter.
 const ContentType = "application/x-counterkit+msgpack"
 
@@ -45,17 +45,14 @@ const (
 // Limits on what Siblings sends and accepts.
 const (
 	// MaxKeyLen is the longest key, in bytes: the core's limit for every
-	// storage key. Keys are checked with crdt.ValidateKey (1..MaxKeyLen
-	// bytes of UTF-8, no control character).
+	// storage key (crdt.ValidateKey).
 	MaxKeyLen = crdt.MaxKeyLen
 	// MaxBucketLen is the longest bucket or bucket-type name, in bytes.
 	MaxBucketLen = 255
 	// MaxValueSize is the largest value Put accepts, in bytes:
-	// store.MaxValue, the limit every backend shares, so a value one
-	// backend takes every backend takes. It is below Riak's default
-	// max_object_size ("50MB"), past which Riak refuses a write with an
-	// error that would otherwise read as ambiguous; Riak logs a warning for
-	// objects over warn_object_size (5 MB by default).
+	// store.MaxValue, the limit every backend shares. It is below Riak's
+	// default max_object_size ("50MB"), past which Riak refuses a write
+	// with an error that would otherwise read as ambiguous.
 	MaxValueSize = store.MaxValue
 	// MaxTokenSize is the largest token (a framed vclock) Put and Delete
 	// accept, in bytes.
@@ -77,26 +74,22 @@ type Options struct {
 	BucketType string
 	// Bucket is the bucket holding the objects. Required.
 	Bucket string
-	// RetryCount is how many times a failed request is resent. An ambiguous failure (a timeout, a
-	// connection reset after sending, a Riak "timeout" error) and a refusal
-	// (overload, no node available) are both retried: the operations are
-	// idempotent, so a resent write that had already landed changes
-	// nothing. Riak's too_many_siblings refusal is not resent (the same
-	// write would be refused again). Zero means DefaultRetryCount;
+	// RetryCount is how many times a failed request is resent: the
+	// operations are idempotent, so a resent write that had already landed
+	// changes nothing. Riak's too_many_siblings refusal is not resent (the
+	// same write would be refused again). Zero means DefaultRetryCount;
 	// NoRetries sends once.
 	RetryCount int
 	// RetryBackoff is the pause before the first retry (doubling after);
 	// zero means DefaultRetryBackoff.
 	RetryBackoff time.Duration
-	// SkipBucketCheck skips the bucket-properties check in NewSiblings. Use it only
-	// when the bucket properties cannot be read (restricted security
-	// permissions) and were checked another way.
+	// SkipBucketCheck skips NewSiblings' bucket check. Use it only when the
+	// bucket properties cannot be read (restricted security permissions)
+	// and were checked another way.
 	SkipBucketCheck bool
-	// AllowDefaultBucketType lets NewSiblings accept a bucket of Riak's "default"
-	// bucket type (configured with ConfigureBucket), which has no dotted
-	// version vectors: counts stay correct, but siblings are collapsed only
-	// by a write that has seen all of them, so a contended key accumulates
-	// siblings and can reach Riak's max_siblings (see ErrDefaultBucketType).
+	// AllowDefaultBucketType lets NewSiblings accept a bucket of Riak's
+	// "default" bucket type (configured with ConfigureBucket): counts stay
+	// correct, but siblings pile up (see ErrDefaultBucketType).
 	AllowDefaultBucketType bool
 }
 
@@ -108,8 +101,8 @@ type settings struct {
 }
 
 func (o Options) settings() (settings, error) {
-	st := settings{bucketType: o.BucketType, bucket: o.Bucket, retries: o.RetryCount, backoff: o.RetryBackoff}
-	st.bucketType = cmp.Or(st.bucketType, "default")
+	st := settings{bucketType: cmp.Or(o.BucketType, "default"), bucket: o.Bucket, retries: o.RetryCount,
+		backoff: cmp.Or(o.RetryBackoff, DefaultRetryBackoff)}
 	if err := checkName("bucket type", st.bucketType, MaxBucketLen); err != nil {
 		return st, err
 	}
@@ -127,9 +120,6 @@ func (o Options) settings() (settings, error) {
 	if o.RetryBackoff < 0 {
 		return st, fmt.Errorf("%w: negative RetryBackoff %v", crdt.ErrInvalidConfig, o.RetryBackoff)
 	}
-	if o.RetryBackoff == 0 {
-		st.backoff = DefaultRetryBackoff
-	}
 	return st, nil
 }
 
@@ -144,20 +134,16 @@ func checkName(what, s string, max int) error {
 		return fmt.Errorf("%w: %s of %d bytes, limit %d", crdt.ErrInvalidIdentifier, what, len(s), max)
 	case !utf8.ValidString(s):
 		return fmt.Errorf("%w: %s is not valid UTF-8", crdt.ErrInvalidIdentifier, what)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return fmt.Errorf("%w: %s contains a control character", crdt.ErrInvalidIdentifier, what)
-		}
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: %s contains a control character", crdt.ErrInvalidIdentifier, what)
 	}
 	return nil
 }
 
 // Siblings is a store.Siblings (and store.SiblingDeleter) in one Riak
 // bucket: a key holds Riak's siblings, and the key's vclock is the token.
-// It stores and returns bytes; the counter packages on top decode and merge
-// them. It holds no state beyond its options and is safe for concurrent
-// use; the riak-go-client cluster is the connection pool.
+// It is safe for concurrent use; the riak-go-client cluster is the
+// connection pool.
 type Siblings struct {
 	cl *riakc.Cluster
 	st settings
@@ -199,8 +185,8 @@ func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Sibling
 // that holds only tombstones), so the next Put replaces them.
 //
 // Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
-// sibling with a content type other than ContentType), crdt.ErrTooLarge
-// (more than MaxSiblings siblings) or crdt.ErrInvalidKey (nothing sent).
+// sibling not of ContentType), crdt.ErrTooLarge (more than MaxSiblings
+// siblings) or crdt.ErrInvalidKey (nothing sent).
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
@@ -244,14 +230,9 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 // every sibling the token covers, and a write that raced with it becomes a
 // sibling; in the "default" type only if nothing was written since the
 // Fetch (see ErrDefaultBucketType). A nil token stores a new sibling.
-//
-// Put resends up to RetryCount times. A nil error means the write landed;
-// otherwise the error wraps crdt.ErrAmbiguousWrite (an attempt may have
-// landed) or crdt.ErrUnavailable (none did; also Riak's too_many_siblings
-// refusal, not resent: fetch again), or refuses the input before sending
-// (what store.CheckPut refuses; crdt.ErrCorruptEncoding for a token Fetch
-// did not make), or crdt.ErrTooLarge or crdt.ErrMisconfiguredStore. The
-// driver error is reachable with errors.As.
+// Errors are as README.md ("Errors and retries") lists; input Put refuses
+// before sending is what store.CheckPut refuses, and a token Fetch did not
+// make (crdt.ErrCorruptEncoding).
 func (s *Siblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	if err := store.CheckPut(key, actor, value); err != nil {
 		return err

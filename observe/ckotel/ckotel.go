@@ -20,12 +20,9 @@
 // conventions (db.system.name, db.operation.name, db.namespace,
 // db.collection.name, db.response.returned_rows, db.operation.batch.size).
 // A failed operation has status Error, error.type naming the crdt
-// sentinel its error wraps (observe.ErrorType: "ambiguous_write",
-// "unavailable", "canceled", ...) and an exception event of that type.
-// Counts are attributes under counterkit.* (attempts, ambiguous, refused,
-// siblings, conflicts, folded, retired, rows, bytes, actors, and lag in
-// seconds);
-// those that are zero are left out.
+// sentinel its error wraps (observe.ErrorType) and an exception event of
+// that type. Non-zero counts (observe.Event.Counts, and lag in seconds)
+// are attributes under counterkit.*.
 //
 // # Metrics
 //
@@ -57,9 +54,9 @@
 //	counterkit.state.bytes         histogram  By: bytes written or read
 //
 // Histograms carry bucket advice (DurationBuckets, LagBuckets,
-// ByteBuckets), so the SDK's defaults, made for milliseconds, do not put
-// every operation in their first bucket; a View still overrides them. No
-// attribute carries a key, a transaction id or an amount.
+// ByteBuckets): the SDK's defaults, made for milliseconds, would put every
+// operation in their first bucket. No attribute carries a key, a
+// transaction id or an amount.
 package ckotel
 
 import (
@@ -244,12 +241,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 		span.End()
 		return
 	}
-	a := make([]attribute.KeyValue, 0, 12)
-	a = append(a, OutcomeKey.String(e.Outcome))
-	typ := observe.ErrorType(e.Err)
-	if typ != "" {
-		a = append(a, semconv.ErrorTypeKey.String(typ))
-	}
+	a := outcomeAttrs(make([]attribute.KeyValue, 0, 12), e)
 	if e.StoreCall() {
 		switch e.Op {
 		case "fetch", "scan", "snapshot":
@@ -272,6 +264,7 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	}
 	span.SetAttributes(a...)
 	if e.Err != nil {
+		typ := observe.ErrorType(e.Err)
 		span.AddEvent(semconv.ExceptionEventName, trace.WithTimestamp(e.Start.Add(e.Duration)), trace.WithAttributes(
 			semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(e.Err.Error())))
 		span.SetStatus(codes.Error, typ)
@@ -279,18 +272,19 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
 }
 
-// metricAttrs is the attribute set of e's metric points.
-func (b *bridge) metricAttrs(e observe.Event) attribute.Set {
-	a := append(b.startAttrs(e), OutcomeKey.String(e.Outcome))
+// outcomeAttrs appends e's outcome and, on failure, its error.type to a:
+// the attributes known only at the end, on spans and metric points alike.
+func outcomeAttrs(a []attribute.KeyValue, e observe.Event) []attribute.KeyValue {
+	a = append(a, OutcomeKey.String(e.Outcome))
 	if typ := observe.ErrorType(e.Err); typ != "" {
 		a = append(a, semconv.ErrorTypeKey.String(typ))
 	}
-	return attribute.NewSet(a...)
+	return a
 }
 
-// record records e's metric points.
+// record records e's metric points, with e's start and outcome attributes.
 func (b *bridge) record(ctx context.Context, e observe.Event) {
-	set := metric.WithAttributeSet(b.metricAttrs(e))
+	set := metric.WithAttributeSet(attribute.NewSet(outcomeAttrs(b.startAttrs(e), e)...))
 	if e.Bytes > 0 {
 		b.bytes.Record(ctx, int64(e.Bytes), set)
 	}

@@ -12,7 +12,8 @@ import (
 // when a client sets bucket or bucket-type properties (riak_kv_bucket's
 // validate/4, called by riak_core_bucket:set_bucket), limited to the rules
 // that properties sent over protocol buffers can trigger and that the
-// double models. See "Bucket properties" in README.md.
+// double models, with Riak's reasons verbatim. See "Bucket properties" in
+// README.md.
 
 // propError is one {Property, Reason} entry of Riak's refusal. An atom
 // reason (not_integer) is printed bare, a string reason in double quotes,
@@ -28,17 +29,6 @@ func (e propError) String() string {
 	}
 	return "{" + e.prop + "," + strconv.Quote(e.reason) + "}"
 }
-
-// Riak's reasons, verbatim.
-const (
-	reasonLWWNeedsNoDVV      = "If last_write_wins is true, dvv_enabled must be false"
-	reasonDatatypeAllowMult  = "Data Type buckets must be allow_mult=true"
-	reasonDatatypeDefined    = "`datatype` must not be defined."
-	reasonConsistentOnUpdate = "Write once buckets must not be consistent=true"
-	reasonWriteOnceOnUpdate  = "Cannot set existing bucket type to `write_once`"
-	reasonCannotConsistent   = "cannot update consistent property"
-	reasonCannotWriteOnce    = "cannot update write_once property"
-)
 
 // invalidProps is the message Riak's protocol-buffers bucket service sends
 // for refused properties: "Invalid bucket properties: " and the error list
@@ -96,10 +86,10 @@ func genericErrors(errs []propError, p *rpb.RpbBucketProps, checkFlags bool) []p
 		}
 	}
 	if p.Consistent != nil && *p.Consistent && checkFlags {
-		errs = prepend(errs, propError{prop: "consistent", reason: reasonCannotConsistent})
+		errs = prepend(errs, propError{prop: "consistent", reason: "cannot update consistent property"})
 	}
 	if p.WriteOnce != nil && *p.WriteOnce && checkFlags {
-		errs = prepend(errs, propError{prop: "write_once", reason: reasonCannotWriteOnce})
+		errs = prepend(errs, propError{prop: "write_once", reason: "cannot update write_once property"})
 	}
 	// The quorum properties, in decode order (pr, r, w, pw, dw, rw). r, w
 	// and rw must be a positive integer or one, quorum or all (is_quorum);
@@ -136,7 +126,7 @@ func lwwDVVErrors(errs []propError, existing, p *rpb.RpbBucketProps, dvv bool) [
 		lww = *p.LastWriteWins
 	}
 	if lww && dvv {
-		errs = prepend(errs, propError{prop: "dvv_enabled", reason: reasonLWWNeedsNoDVV})
+		errs = prepend(errs, propError{prop: "dvv_enabled", reason: "If last_write_wins is true, dvv_enabled must be false"})
 	}
 	return errs
 }
@@ -161,18 +151,18 @@ func validateUpdate(defaultBucket bool, existing *rpb.RpbBucketProps, dvv bool, 
 			errs = prepend(errs, propError{prop: "datatype", reason: erlAtom(string(p.Datatype)) + " not supported for bucket datatype property"})
 		}
 		if p.AllowMult != nil && !*p.AllowMult {
-			errs = prepend(errs, propError{prop: "allow_mult", reason: reasonDatatypeAllowMult})
+			errs = prepend(errs, propError{prop: "allow_mult", reason: "Data Type buckets must be allow_mult=true"})
 		}
 		errs = genericErrors(errs, p, true)
 	} else {
 		if p.Datatype != nil {
-			errs = prepend(errs, propError{prop: "datatype", reason: reasonDatatypeDefined})
+			errs = prepend(errs, propError{prop: "datatype", reason: "`datatype` must not be defined."})
 		}
 		if p.Consistent != nil && *p.Consistent {
-			errs = prepend(errs, propError{prop: "consistent", reason: reasonConsistentOnUpdate})
+			errs = prepend(errs, propError{prop: "consistent", reason: "Write once buckets must not be consistent=true"})
 		}
 		if p.WriteOnce != nil && *p.WriteOnce {
-			errs = prepend(errs, propError{prop: "write_once", reason: reasonWriteOnceOnUpdate})
+			errs = prepend(errs, propError{prop: "write_once", reason: "Cannot set existing bucket type to `write_once`"})
 		}
 		errs = genericErrors(errs, p, false)
 	}
@@ -184,7 +174,7 @@ func validateUpdate(defaultBucket bool, existing *rpb.RpbBucketProps, dvv bool, 
 func validateCreate(p *rpb.RpbBucketProps, dvv bool) []propError {
 	var errs []propError
 	if len(p.Datatype) > 0 && !p.GetAllowMult() {
-		errs = prepend(errs, propError{prop: "allow_mult", reason: reasonDatatypeAllowMult})
+		errs = prepend(errs, propError{prop: "allow_mult", reason: "Data Type buckets must be allow_mult=true"})
 	}
 	errs = genericErrors(errs, p, false)
 	return lwwDVVErrors(errs, &rpb.RpbBucketProps{}, p, dvv)

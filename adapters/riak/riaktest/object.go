@@ -61,26 +61,20 @@ type writeProps struct {
 
 // apply performs one write (a put, or a delete's tombstone) coordinated by
 // vnode coord with client context ctx, following riak_object:update/merge:
-//
-//   - the new context is the join of the stored context and ctx, with the
-//     coordinator's counter incremented; the new sibling gets that dot;
-//   - with dvv (custom bucket types): siblings whose dot ctx covers are
-//     superseded and dropped; the others are concurrent with the write and
-//     stay, so a put without the latest vclock makes a sibling;
-//   - without dvv (the default bucket type, dvv_enabled=false): a write whose
-//     ctx descends the stored context replaces every sibling; any other
-//     write keeps every stored sibling, including those its writer had read
-//     and merged (riak_object:merge_contents(New, Old, false) is the union
-//     of both sibling lists), so siblings pile up until a write that read
-//     all of them lands with nothing in between;
-//   - allow_mult=false keeps only the newest sibling (Riak resolves by
-//     timestamp, and the new write is the newest), and last_write_wins=true
-//     replaces the object outright; both silently lose concurrent writes,
-//     which is why counterkit refuses such buckets.
-//
-// The caller picks the new write's dot with nextDot. old may be nil (no
-// stored object). apply never mutates old.
-func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot Dot, now time.Time) *object {
+// the new context is the join of the stored context and ctx, plus the new
+// write's dot. That dot is one past both the joined context's entry and
+// coord's own counter in clocks (updated in place), which never goes back,
+// so a dot is never reused even after a key is reaped and written again:
+// this models Riak's per-key epochs, without which a stale vclock could
+// cover a newer write. With dvv, siblings whose dot ctx covers
+// are dropped and the others stay. Without dvv (the default type), a write
+// whose ctx descends the stored context replaces every sibling, and any
+// other write keeps them all (riak_object:merge_contents(New, Old, false)
+// is the union of both lists). allow_mult=false keeps only the newest
+// sibling (Riak resolves by timestamp) and last_write_wins=true replaces
+// the object outright: both lose concurrent writes. old may be nil (no
+// stored object); apply never mutates it.
+func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, coord string, clocks map[string]uint64, now time.Time) *object {
 	var base VClock
 	var prev []sibling
 	if old != nil {
@@ -88,7 +82,9 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 		prev = old.sibs
 	}
 	vv := base.Join(ctx)
-	vv[dot.Vnode] = dot.Counter
+	clocks[coord] = max(clocks[coord], vv[coord]) + 1
+	dot := Dot{Vnode: coord, Counter: clocks[coord]}
+	vv[coord] = dot.Counter
 	c := proto.Clone(content).(*rpbkv.RpbContent)
 	if c.Value == nil {
 		c.Value = []byte{}
@@ -112,18 +108,6 @@ func apply(old *object, ctx VClock, content *rpbkv.RpbContent, p writeProps, dot
 	}
 	next.sibs = append(next.sibs, sibling{dot: dot, content: c})
 	return next
-}
-
-// nextDot returns the dot of the next write coordinated by coord to an object
-// whose merged context is ctx: one past both the context's entry and the
-// vnode's own counter. The vnode counter (last, updated in place) never goes
-// back, so a dot is never reused even after a key is reaped and written
-// again; this models Riak's per-key epochs, without which a stale vclock
-// could cover a newer write.
-func nextDot(last map[string]uint64, coord string, ctx VClock) Dot {
-	n := max(last[coord], ctx[coord]) + 1
-	last[coord] = n
-	return Dot{Vnode: coord, Counter: n}
 }
 
 // String renders a dot as vnode.counter.

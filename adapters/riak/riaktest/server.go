@@ -69,11 +69,14 @@ const (
 var opNames = [...]string{"other", "ping", "get", "put", "delete", "get-bucket", "set-bucket"}
 
 // String returns a short lower-case name.
-func (o Op) String() string {
-	if o < 0 || o >= numOps {
-		return fmt.Sprintf("Op(%d)", int(o))
+func (o Op) String() string { return enumName(opNames[:], o, "Op") }
+
+// enumName is names[v], or kind(v) for a v out of its range.
+func enumName[T ~int](names []string, v T, kind string) string {
+	if v < 0 || int(v) >= len(names) {
+		return fmt.Sprintf("%s(%d)", kind, int(v))
 	}
-	return opNames[o]
+	return names[v]
 }
 
 // Fault is a failure the double injects into one request. Faults are plain
@@ -104,22 +107,14 @@ const (
 var faultNames = [...]string{"none", "refuse", "close-before-apply", "drop-response", "close-after-apply", "timeout-after-apply"}
 
 // String returns a short lower-case name.
-func (f Fault) String() string {
-	if f < 0 || int(f) >= len(faultNames) {
-		return fmt.Sprintf("Fault(%d)", int(f))
-	}
-	return faultNames[f]
-}
+func (f Fault) String() string { return enumName(faultNames[:], f, "Fault") }
 
 // Applies reports whether the request takes effect under f.
 func (f Fault) Applies() bool { return f != Refuse && f != CloseBeforeApply }
 
 // BucketTypeProps are the properties of a bucket type created with
 // CreateBucketType. Unlike `riak admin bucket-type create`, the zero value
-// means allow_mult=false: set AllowMult explicitly. A created type has
-// dvv_enabled=true unless DisableDVV is set, as in Riak, where a created
-// type has it unless its properties say "dvv_enabled":false; the "default"
-// type always runs without dotted version vectors. It is a plain value,
+// means allow_mult=false: set AllowMult explicitly. It is a plain value,
 // safe to copy and share.
 type BucketTypeProps struct {
 	AllowMult     bool
@@ -161,11 +156,8 @@ type Options struct {
 	// Zero means DefaultMaxSiblings; a negative value means no limit.
 	MaxSiblings int
 	// DeleteMode is how long an object left with only tombstones is kept
-	// before it is reaped. Meanwhile a fetch answers "not found", or, with
-	// deletedvclock set, the tombstone's vclock and no value, and a write
-	// whose vclock does not cover the tombstone becomes its sibling. Zero
-	// means DefaultDeleteMode; ReapImmediately (any negative value) reaps at
-	// once.
+	// before it is reaped (README.md). Zero means DefaultDeleteMode;
+	// ReapImmediately (any negative value) reaps at once.
 	DeleteMode time.Duration
 }
 
@@ -173,12 +165,10 @@ type bucketID struct{ typ, bucket string }
 
 type objectID struct{ typ, bucket, key string }
 
-// FakeServer is a TEST DOUBLE, not a database: an in-process server on a
-// loopback port that speaks Riak's protocol-buffers wire format well enough
-// for riak-go-client's FetchValue, StoreValue, DeleteValue, bucket and
-// bucket-type props, Ping and GetServerInfo commands (see the package
-// documentation). It is safe for concurrent use; create one with Start or
-// NewFakeServer.
+// FakeServer is a TEST DOUBLE, not a database: it answers riak-go-client's
+// FetchValue, StoreValue, DeleteValue, bucket and bucket-type props, Ping
+// and GetServerInfo commands. It is safe for concurrent use; create one
+// with Start or NewFakeServer.
 type FakeServer struct {
 	ln         net.Listener
 	vnodes     []string
@@ -433,9 +423,14 @@ func (s *FakeServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		op, key := classify(code, body)
-		s.counts[op].Add(1)
-		fault := s.nextFault(op, key)
+		// An unknown code is the zero kind: OpOther, no key. A body that
+		// does not parse is classified by its code alone; handle reports it.
+		k, key := kinds[code], ""
+		if k.key != nil {
+			key = k.key(body)
+		}
+		s.counts[k.op].Add(1)
+		fault := s.nextFault(k.op, key)
 		respCode, resp, rerr := byte(0), proto.Message(nil), rpcError("")
 		if fault.Applies() {
 			respCode, resp, rerr = s.handle(code, body)
@@ -451,11 +446,9 @@ func (s *FakeServer) serve(c net.Conn) {
 			rerr = "timeout"
 		}
 		if rerr != "" {
-			err = writeError(c, string(rerr))
-		} else {
-			err = writeFrame(c, respCode, resp)
+			respCode, resp = codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(rerr), Errcode: proto.Uint32(0)}
 		}
-		if err != nil {
+		if writeFrame(c, respCode, resp) != nil {
 			return
 		}
 	}
@@ -506,10 +499,6 @@ func writeFrame(w io.Writer, code byte, msg proto.Message) error {
 	return err
 }
 
-func writeError(w io.Writer, msg string) error {
-	return writeFrame(w, codeErrorResp, &rpb.RpbErrorResp{Errmsg: []byte(msg), Errcode: proto.Uint32(0)})
-}
-
 // handler answers one request: a message code and body, or an error
 // message.
 type handler func(s *FakeServer, body []byte) (byte, proto.Message, rpcError)
@@ -543,16 +532,6 @@ var kinds = map[byte]struct {
 	codeSetBucketTypeReq: {OpSetBucket, nil, msg(func(s *FakeServer, m *rpb.RpbSetBucketTypeReq) (byte, proto.Message, rpcError) {
 		return s.setBucketType(typeName(m.Type), m.Props)
 	})},
-}
-
-// classify finds the op and, for key-addressed requests, the key. A body
-// that does not parse is classified by its code alone; handle reports it.
-func classify(code byte, body []byte) (Op, string) {
-	k, ok := kinds[code]
-	if !ok || k.key == nil {
-		return k.op, "" // OpOther for an unknown code
-	}
-	return k.op, k.key(body)
 }
 
 // keyOf decodes body as an M and returns its key ("" if it does not decode
@@ -601,10 +580,8 @@ func (s *FakeServer) propsLocked(typ, bucket string) (*rpb.RpbBucketProps, rpcEr
 		return nil, noSuchType
 	}
 	p := proto.Clone(tp).(*rpb.RpbBucketProps)
-	if bucket != "" {
-		if bp := s.buckets[bucketID{typ, bucket}]; bp != nil {
-			proto.Merge(p, bp)
-		}
+	if bp := s.buckets[bucketID{typ, bucket}]; bp != nil { // none for bucket ""
+		proto.Merge(p, bp)
 	}
 	return p, ""
 }
@@ -632,10 +609,7 @@ func (s *FakeServer) getBucket(typ, bucket string) (byte, proto.Message, rpcErro
 		}
 		return 0, nil, noType(typ)
 	}
-	p, rerr := s.propsLocked(typ, bucket)
-	if rerr != "" {
-		return 0, nil, rerr
-	}
+	p, _ := s.propsLocked(typ, bucket) // the type exists
 	return codeGetBucketResp, &rpb.RpbGetBucketResp{Props: p}, ""
 }
 
@@ -753,17 +727,6 @@ func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
 	return codeGetResp, &rpbkv.RpbGetResp{Vclock: vc, Content: o.contents(m.GetHead())}, ""
 }
 
-// dotLocked picks the coordinating vnode (round robin) and the new write's
-// dot.
-func (s *FakeServer) dotLocked(old *object, ctx VClock) Dot {
-	coord := s.vnodes[int(s.rr.Add(1)-1)%len(s.vnodes)]
-	merged := ctx
-	if old != nil {
-		merged = old.vv.Join(ctx)
-	}
-	return nextDot(s.clocks, coord, merged)
-}
-
 // objectLocked returns the object stored under id, reaping it first if it
 // holds only tombstones and its delete_mode has passed.
 func (s *FakeServer) objectLocked(id objectID) *object {
@@ -776,11 +739,11 @@ func (s *FakeServer) objectLocked(id objectID) *object {
 }
 
 // writeLocked returns old with content written under ctx in a bucket of
-// type typ and properties p, or Riak's refusal when the result has more
-// siblings than max_siblings allows.
+// type typ and properties p, coordinated by the next vnode (round robin), or
+// Riak's refusal when the result has more siblings than max_siblings allows.
 func (s *FakeServer) writeLocked(typ string, p *rpb.RpbBucketProps, old *object, ctx VClock, content *rpbkv.RpbContent, now time.Time) (*object, rpcError) {
 	wp := writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
-	next := apply(old, ctx, content, wp, s.dotLocked(old, ctx), now)
+	next := apply(old, ctx, content, wp, s.vnodes[int(s.rr.Add(1)-1)%len(s.vnodes)], s.clocks, now)
 	if s.maxSibs >= 0 && len(next.sibs) > s.maxSibs {
 		return nil, rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(next.sibs)))
 	}

@@ -30,20 +30,18 @@ const (
 )
 
 // Dot names one write: the vnode that coordinated it and that vnode's
-// counter after the write. Every sibling the double stores carries the dot of
-// the write that created it (dotted version vectors, as Riak with
-// dvv_enabled=true). A Dot is a plain value, safe to copy and share.
+// counter after the write; every sibling carries the dot of the write that
+// created it. A Dot is a plain value, safe to copy and share.
 type Dot struct {
 	Vnode   string
 	Counter uint64
 }
 
 // VClock is a version vector: for each coordinating vnode, how many of its
-// writes the holder has seen. It is the causal context the double encodes
-// into the opaque vclock bytes of every response. The zero value (nil) is the
-// empty context, which is what a client sends for an object it never read.
-//
-// A VClock is a plain map and is not safe for concurrent mutation.
+// writes the holder has seen; the double encodes it into the opaque vclock
+// bytes of every response. The zero value (nil) is the empty context, what
+// a client sends for an object it never read. It is a plain map and is not
+// safe for concurrent mutation.
 type VClock map[string]uint64
 
 // Covers reports whether the write named by d is part of the history v
@@ -103,12 +101,7 @@ func (v VClock) ids() []string { return slices.Sorted(maps.Keys(v)) }
 // valid actor ids (crdt.ActorID.Validate); an invalid id wraps
 // crdt.ErrCorruptEncoding, too many entries crdt.ErrTooLarge.
 func (v VClock) MarshalBinary() ([]byte, error) {
-	ids := make([]string, 0, len(v))
-	for _, id := range v.ids() {
-		if v[id] != 0 {
-			ids = append(ids, id)
-		}
-	}
+	ids := slices.DeleteFunc(v.ids(), func(id string) bool { return v[id] == 0 })
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -147,8 +140,23 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 	if data[0] != vclockMagic {
 		return fmt.Errorf("%w: not a vclock of this test double (first byte %#x, want %#x)", crdt.ErrCorruptEncoding, data[0], vclockMagic)
 	}
-	r := vclockReader{rest: data[1:]}
-	n, err := r.uvarint("entry count")
+	rest := data[1:]
+	// uvarint reads one uvarint, which must be complete, fit in 64 bits
+	// and be in its shortest form.
+	uvarint := func(what string) (uint64, error) {
+		x, n := binary.Uvarint(rest)
+		switch {
+		case n == 0:
+			return 0, fmt.Errorf("%w: vclock truncated in %s", crdt.ErrCorruptEncoding, what)
+		case n < 0:
+			return 0, fmt.Errorf("%w: vclock %s overflows 64 bits", crdt.ErrCorruptEncoding, what)
+		case n != (bits.Len64(x|1)+6)/7:
+			return 0, fmt.Errorf("%w: vclock %s is not in its shortest form", crdt.ErrCorruptEncoding, what)
+		}
+		rest = rest[n:]
+		return x, nil
+	}
+	n, err := uvarint("entry count")
 	if err != nil {
 		return err
 	}
@@ -161,7 +169,7 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 	out := make(VClock, n)
 	prev := ""
 	for i := range int(n) {
-		l, err := r.uvarint("id length")
+		l, err := uvarint("id length")
 		if err != nil {
 			return err
 		}
@@ -170,11 +178,11 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: vclock entry %d has an empty id", crdt.ErrCorruptEncoding, i)
 		case l > MaxVnodeIDLen:
 			return fmt.Errorf("%w: vclock entry %d has an id of %d bytes, limit %d", crdt.ErrTooLarge, i, l, MaxVnodeIDLen)
-		case l > uint64(len(r.rest)):
+		case l > uint64(len(rest)):
 			return fmt.Errorf("%w: vclock truncated in entry %d", crdt.ErrCorruptEncoding, i)
 		}
-		id := string(r.rest[:l])
-		r.rest = r.rest[l:]
+		id := string(rest[:l])
+		rest = rest[l:]
 		if err := checkVnodeID(id); err != nil {
 			return err
 		}
@@ -182,7 +190,7 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 			return fmt.Errorf("%w: vclock ids not strictly increasing (%q after %q)", crdt.ErrCorruptEncoding, id, prev)
 		}
 		prev = id
-		c, err := r.uvarint("counter")
+		c, err := uvarint("counter")
 		if err != nil {
 			return err
 		}
@@ -191,34 +199,12 @@ func (v *VClock) UnmarshalBinary(data []byte) error {
 		}
 		out[id] = c
 	}
-	if len(r.rest) > 0 {
-		return fmt.Errorf("%w: %d trailing bytes after the vclock", crdt.ErrCorruptEncoding, len(r.rest))
+	if len(rest) > 0 {
+		return fmt.Errorf("%w: %d trailing bytes after the vclock", crdt.ErrCorruptEncoding, len(rest))
 	}
 	*v = out
 	return nil
 }
-
-// vclockReader reads the uvarints of a vclock encoding.
-type vclockReader struct{ rest []byte }
-
-// uvarint reads one uvarint, which must be complete, fit in 64 bits and be
-// in its shortest form.
-func (r *vclockReader) uvarint(what string) (uint64, error) {
-	x, n := binary.Uvarint(r.rest)
-	switch {
-	case n == 0:
-		return 0, fmt.Errorf("%w: vclock truncated in %s", crdt.ErrCorruptEncoding, what)
-	case n < 0:
-		return 0, fmt.Errorf("%w: vclock %s overflows 64 bits", crdt.ErrCorruptEncoding, what)
-	case n != uvarintLen(x):
-		return 0, fmt.Errorf("%w: vclock %s is not in its shortest form", crdt.ErrCorruptEncoding, what)
-	}
-	r.rest = r.rest[n:]
-	return x, nil
-}
-
-// uvarintLen is the length of x's shortest uvarint encoding.
-func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
 
 func checkVnodeID(id string) error {
 	if id == "" || len(id) > MaxVnodeIDLen {
