@@ -244,11 +244,13 @@ func each(n int, fn func(i int)) {
 // pendingRecord is a record to write, with the token of the lookup that
 // found none (nil if unknown); confirm is set for a record of a landed
 // transaction, confirmed before it is written when it names this ledger's
-// writer (see record).
+// writer (see record). judge, for a record naming another writer's copy
+// as the one that counts in that state, has record check the copy first.
 type pendingRecord struct {
 	rec     Record
 	token   store.Token
 	confirm bool
+	judge   *tpncounter.Counter
 }
 
 // record writes the records recs and keeps those that failed in
@@ -259,8 +261,14 @@ type pendingRecord struct {
 // puts, run at once. owners[i] is set when recs[i]'s copy defers to
 // another writer's (it landed late, see settle): that copy is watched
 // until it is decided, or, when the other writer counted the transaction,
-// taken out and written back at once. It returns each record's error (nil
-// when none failed). l.mu is held.
+// taken out and written back at once. A record with judge that names
+// another writer's copy is checked against the live records first: when
+// they judge that copy late (judgeCopies: another writer counted the
+// transaction, or landed it first and holds it), the record names that
+// writer instead (unless it is this ledger's), so that the late copy's ledger, settling or watching,
+// still finds it counted elsewhere (SPEC.md 6.11 step 6); a stale judge
+// fails it. It returns each record's error (nil when none failed). l.mu
+// is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
 		return nil, nil
@@ -268,15 +276,35 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	now := l.now()
 	errs, owners = make([]error, len(recs)), make([]*tpncounter.Copy, len(recs))
 	xs := make([]indexed, len(recs))
-	var mine, puts []int
+	var mine, judged, puts []int
 	for i, p := range recs {
-		if p.confirm && p.rec.Writer == l.writer {
+		switch {
+		case p.confirm && p.rec.Writer == l.writer:
 			mine = append(mine, i)
-		} else {
+		case p.judge != nil && p.rec.Writer != l.writer:
+			judged = append(judged, i)
+		default:
 			puts = append(puts, i)
 		}
 	}
-	each(len(mine), func(k int) { i := mine[k]; xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	read := append(slices.Clone(mine), judged...)
+	each(len(read), func(k int) { i := read[k]; xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	for _, i := range judged {
+		if errs[i] != nil {
+			continue
+		}
+		r := &recs[i].rec
+		switch v, owner := judgeCopies(recs[i].judge, xs[i], *r, r.Writer); v {
+		case stale:
+			errs[i] = l.staleRead(r.Txn)
+			continue
+		case counted, meet:
+			if owner.Writer != l.writer { // not this ledger's copy, given up
+				r.Writer, r.Version = owner.Writer, max(recs[i].judge.Version(owner.Writer), 1)
+			}
+		}
+		puts = append(puts, i)
+	}
 	var out []crdt.TxnID
 	for _, i := range mine {
 		rec := recs[i].rec
@@ -535,8 +563,9 @@ func (l *Ledger) cede(ctx context.Context, merged *tpncounter.Counter) error {
 	}
 	now := l.now()
 	recs := make([]pendingRecord, 0, len(ceded))
-	for x, o := range ceded {
-		recs = append(recs, pendingRecord{rec: Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(merged.Version(o.Actor), 1)}})
+	for _, x := range slices.Sorted(maps.Keys(ceded)) {
+		o := ceded[x]
+		recs = append(recs, pendingRecord{rec: Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(merged.Version(o.Actor), 1)}, judge: merged})
 	}
 	errs, _ := l.record(ctx, recs)
 	for _, err := range errs {
@@ -557,7 +586,7 @@ func (l *Ledger) flush(ctx context.Context) error {
 	}
 	recs := make([]pendingRecord, 0, len(l.unindexed))
 	for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
-		recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true})
+		recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local})
 	}
 	l.record(ctx, recs)
 	if n := len(l.unindexed); n > 0 {

@@ -2705,7 +2705,7 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvLedgerOp("value", "b"), later),
 			}},
 		{Name: "retire: declined while a record put is refused",
-			Note:    "b's write would retire a, but the put of t1's record (writer a) is refused: a stays live in that write, and the record is kept. b's next credit first writes it (flush, no token), then retires a, whose record was written: a second record put of t1 at the same time, then the put with a retired",
+			Note:    "b's write would retire a, but the put of t1's record (writer a) is refused: a stays live in that write, and the record is kept. b's next credit first writes it (flush: it fetches t1's record, finds a's own, and puts it, no token), then retires a, whose record was written: a second record put of t1 at the same time, then the put with a retired",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "t1", 5),
 				dvAtClock(dvRecFaults(dvCredit("b", "t2", 7), "t1", "", "refuse"), later),
@@ -2829,7 +2829,7 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvLedgerOp("value", "b"), 2*later),
 			}},
 		{Name: "records: a writer records the copy that counts before giving its own up",
-			Note:    "a credits x; its put lands but its record put is refused (the record owed). b, reading stale (before a's put) and finding no record, credits x too and records it (writer b). b's credit y reads both copies: a's counts (the smaller id), so before applying y, b puts x's record naming a (amount 5, a's version, no token), then drops its copy. a's credit z writes its owed record: the confirming fetch finds a record naming a, so the record is put with that fetch's token. x counts once",
+			Note:    "a credits x; its put lands but its record put is refused (the record owed). b, reading stale (before a's put) and finding no record, credits x too and records it (writer b). b's credit y reads both copies: a's counts (the smaller id), so before applying y, b fetches x's record (it names b, whose copy is the one given up: the record to write still names a) and puts x's record naming a (amount 5, a's version, no token), then drops its copy. a's credit z writes its owed record: the confirming fetch finds a record naming a, so the record is put with that fetch's token. x counts once",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvRecFaults(dvCredit("a", "x", 5), "x", "", "", "refuse"),
 				dvCredit("b", "x", 5, "stale"),
@@ -4375,7 +4375,7 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 	for _, x := range slices.Sorted(maps.Keys(L.unindexed)) {
 		want = append(want, L.unindexed[x])
 	}
-	for _, r := range m.writeRecords(L, "flush", want, func(dvRecord) string { return "" }) {
+	for _, r := range m.writeRecords(L, "flush", want, func(dvRecord) string { return "" }, L.lastState) {
 		if r.ok {
 			delete(L.unindexed, r.rec.Txn)
 		}
@@ -4401,22 +4401,29 @@ type dvMet struct {
 // 3): those naming L's writer are confirmed first, their keys fetched (a
 // set): one whose live records of its amount name only other writers is
 // settled (settle), and the others are put with that fetch's token; the records
-// naming another writer are put with token(r). The puts are one set. It
-// returns each record's fate, in want's order.
-func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, token func(dvRecord) string) []dvWritten {
+// naming another writer are put with token(r), except that with judge
+// (flush and cede) their keys are fetched in that set too and judged
+// against judge: a copy another writer counted, or landed first and holds,
+// makes the record name that writer instead (unless it is L's), a stale
+// judge leaves it owed. The puts are one set. It returns each record's
+// fate, in want's order.
+func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, token func(dvRecord) string, judge dvEntries) []dvWritten {
 	key := func(r dvRecord) string { return dvRecordKey(m.v.Options.Key, r.Txn) }
 	out := make([]dvWritten, len(want))
 	toks := map[string]string{}
-	var mine []string
+	var mine, judged []string
 	for i, r := range want {
 		out[i].rec = r
-		if r.Writer == L.writer {
+		switch {
+		case r.Writer == L.writer:
 			mine = append(mine, key(r))
-		} else {
+		case judge != nil:
+			judged = append(judged, key(r))
+		default:
 			toks[key(r)] = token(r)
 		}
 	}
-	if len(mine) > 0 {
+	if len(mine)+len(judged) > 0 {
 		fetches := append(m.spare, m.set("fetch")...)
 		m.spare = nil
 		var got []string
@@ -4426,10 +4433,26 @@ func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, t
 			byKey[f.Key] = f
 		}
 		slices.Sort(got)
-		slices.Sort(mine)
-		if !slices.Equal(got, mine) {
-			m.bad("%s: record fetches %v, want %v", what, got, mine)
+		read := slices.Sorted(slices.Values(append(slices.Clone(mine), judged...)))
+		if !slices.Equal(got, read) {
+			m.bad("%s: record fetches %v, want %v", what, got, read)
 			return out
+		}
+		for i, r := range want {
+			f, ok := byKey[key(r)]
+			if !ok || r.Writer == L.writer || judge == nil || f.Reply != "ok" {
+				continue
+			}
+			switch v, holder := m.judgeCopies(r.Writer, judge, m.live(r.Txn, f.Siblings), r); v {
+			case "stale":
+				continue
+			case "counted", "meet":
+				if holder != L.writer {
+					r.Writer, r.Version = holder, strconv.FormatUint(max(judge.version(holder), 1), 10)
+					want[i], out[i].rec = r, r
+				}
+			}
+			toks[f.Key] = ""
 		}
 		for i, r := range want { // in order: the settled ones read one at a time
 			f, ok := byKey[key(r)]
@@ -4540,7 +4563,7 @@ func (m *dvModel) judgeCopies(w string, st dvEntries, recs []dvRecord, r dvRecor
 		}
 	}
 	if len(named) > 0 {
-		return "counted", ""
+		return "counted", named[len(named)-1].Writer
 	}
 	return "none", ""
 }
@@ -4605,7 +4628,7 @@ func (m *dvModel) cede(L *dvLedgerModel, merged dvEntries) bool {
 		return true
 	}
 	all := true
-	for _, r := range m.writeRecords(L, "cede", want, func(dvRecord) string { return "" }) {
+	for _, r := range m.writeRecords(L, "cede", want, func(dvRecord) string { return "" }, merged) {
 		if !r.ok {
 			L.unindexed[r.rec.Txn], all = r.rec, false
 		}
@@ -5184,7 +5207,7 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 	if len(want) == 0 {
 		return
 	}
-	for _, r := range m.writeRecords(L, "records", want, func(r dvRecord) string { return tok[r.Txn] }) {
+	for _, r := range m.writeRecords(L, "records", want, func(r dvRecord) string { return tok[r.Txn] }, nil) {
 		if r.owner != nil {
 			// Its copy met another writer's, which landed first: a
 			// duplicate (6.11 step 3).
@@ -7117,11 +7140,14 @@ var dvMutants = []struct {
 		"ledger/index.go", "	if v == meet {", "	if false && v == meet {",
 		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
 	{"ledger/record put without confirming it", "6.11 step 3: a record naming the incarnation is read before it is put",
-		"ledger/index.go", "if p.confirm && p.rec.Writer == l.writer {", "if p.confirm && false {",
+		"ledger/index.go", "case p.confirm && p.rec.Writer == l.writer:", "case p.confirm && false:",
 		"driver_ledger", "records: a record carries its writer's version in the state that landed it"},
 	{"ledger/retirement record naming the retired writer's copy that does not count", "6.11 step 5: the record names the copy that counts",
 		"ledger/index.go", "if o, ok := merged.Owner(txn); ok && o.Actor != actor && o.Amount == amount {", "if o, ok := merged.Owner(txn); false && ok && o.Actor != actor && o.Amount == amount {",
 		"driver_ledger", "retire: an idle writer whose copy does not count retires while the owner writes"},
+	{"ledger/give-up record not judged", "6.11 step 6: the record of a copy given up is fetched and judged before it is put",
+		"ledger/index.go", "case p.judge != nil && p.rec.Writer != l.writer:", "case false:",
+		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
 	{"ledger/record put superseding live records", "6.11 step 3: a record Put takes its fetch's token only when that fetch read no live record",
 		"ledger/index.go", "if len(x.records) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
