@@ -77,8 +77,7 @@ type bucketSum struct {
 }
 
 func entryHash(k, v []byte) uint64 {
-	c := crc32Key(k, v)
-	x := uint64(c) | uint64(len(k))<<32 ^ uint64(len(v))<<44
+	x := uint64(checksum(k, v)) | uint64(len(k))<<32 ^ uint64(len(v))<<44
 	// splitmix64's finaliser: the sum of hashes must not be linear in the
 	// CRC.
 	x ^= x >> 30
@@ -87,11 +86,6 @@ func entryHash(k, v []byte) uint64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return x
-}
-
-// crc32Key is the CRC-32C of k and v (entryHash adds their lengths).
-func crc32Key(k, v []byte) uint32 {
-	return crcUpdate(crcUpdate(0, k), v)
 }
 
 func (s *bucketSum) add(k, v []byte) { s.n++; s.sum += entryHash(k, v) }

@@ -18,14 +18,14 @@ type wtx struct {
 	off     bool // no digests (Options without checks)
 }
 
-// tb is a data bucket inside a wtx.
+// tb is a data bucket inside a wtx: its Put and Delete keep the digest.
 type tb struct {
-	b *bolt.Bucket
+	*bolt.Bucket
 	s *bucketSum // nil: no digest kept
 }
 
 func (w *wtx) bucket(name []byte) tb {
-	b := tb{b: w.tx.Bucket(name)}
+	b := tb{Bucket: w.tx.Bucket(name)}
 	if w.off {
 		return b
 	}
@@ -41,18 +41,9 @@ func (w *wtx) bucket(name []byte) tb {
 // lookup returns the value stored under k and whether k is there (a
 // stored empty value is there).
 func (b tb) lookup(k []byte) ([]byte, bool) {
-	got, v := b.b.Cursor().Seek(k)
-	if got == nil || !bytes.Equal(got, k) {
-		return nil, false
-	}
-	return v, true
+	got, v := b.Cursor().Seek(k)
+	return v, got != nil && bytes.Equal(got, k)
 }
-
-func (b tb) Get(k []byte) []byte { return b.b.Get(k) }
-
-func (b tb) Cursor() *bolt.Cursor { return b.b.Cursor() }
-
-func (b tb) NextSequence() (uint64, error) { return b.b.NextSequence() }
 
 func (b tb) Put(k, v []byte) error {
 	if b.s != nil {
@@ -61,7 +52,7 @@ func (b tb) Put(k, v []byte) error {
 		}
 		b.s.add(k, v)
 	}
-	return b.b.Put(k, v)
+	return b.Bucket.Put(k, v)
 }
 
 // putNew stores v under k, which must be absent: errTaken if it is not.
@@ -69,23 +60,20 @@ func (b tb) putNew(k, v []byte) error {
 	if _, ok := b.lookup(k); ok {
 		return errTaken
 	}
-	if b.s != nil {
-		b.s.add(k, v)
-	}
-	return b.b.Put(k, v)
+	return b.Put(k, v)
 }
 
 var errTaken = fmt.Errorf("embedded: a fresh key is taken (the bucket's sequence went back): %w", crdt.ErrCorruptEncoding)
 
 func (b tb) Delete(k []byte) error {
 	if b.s != nil {
-		if old, ok := b.lookup(k); ok {
-			b.s.sub(k, old)
-		} else {
+		old, ok := b.lookup(k)
+		if !ok {
 			return nil
 		}
+		b.s.sub(k, old)
 	}
-	return b.b.Delete(k)
+	return b.Bucket.Delete(k)
 }
 
 // finish adds the transaction's changes to the stored digests.
