@@ -167,13 +167,10 @@ func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) 
 	// os.Remove takes only an empty directory, and os.Rename refuses to
 	// replace one that exists, so a store put into dir meanwhile is not
 	// overwritten either.
-	if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		if e := emptyOrAbsent("restore", dir); e != nil {
-			return n, e
-		}
-		return n, fmt.Errorf("embedded: restore: %w: %w", crdt.ErrUnavailable, err)
+	if err = os.Remove(dir); err == nil || errors.Is(err, fs.ErrNotExist) {
+		err = os.Rename(stage, dir)
 	}
-	if err := os.Rename(stage, dir); err != nil {
+	if err != nil {
 		if e := emptyOrAbsent("restore", dir); e != nil {
 			return n, e
 		}

@@ -162,46 +162,21 @@ func open(dir string, opts Options) (*DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
-	_, err := statDataFile(path)
+	r, err := openChecked(path, opts.LockTimeout, opts.unchecked)
 	if err != nil {
 		return nil, err
 	}
-	var walk *fileCheck
-	if !opts.unchecked {
-		// The engine reads nothing before the file passed the check.
-		if walk, err = checkPath(path); err != nil {
-			return nil, checkError(path, err)
-		}
-	} else {
-		// Check the file read-only first (a shared lock; the engine loads
-		// nothing it does not need), so that a truncated or foreign file
-		// is refused before the engine reads its free list.
-		bdb, err := openBolt(path, opts, true)
-		if err != nil {
-			return nil, err
-		}
-		_, err = (&DB{bolt: bdb, path: path, opts: opts}).checkFormat(false)
-		bdb.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
+	r.db.Close()
 	bdb, err := openBolt(path, opts, false)
 	if err != nil {
 		return nil, err
 	}
 	db := &DB{bolt: bdb, path: path, opts: opts}
-	version, err := db.checkFormat(false)
-	if err == nil && walk != nil {
-		if version == 1 {
-			err = db.upgrade()
-		} else if err = walk.compareDigests(); err != nil {
-			err = checkError(path, err)
+	if r.version == 1 && !opts.unchecked {
+		if err := db.upgrade(); err != nil {
+			bdb.Close()
+			return nil, err
 		}
-	}
-	if err != nil {
-		bdb.Close()
-		return nil, err
 	}
 	return db, nil
 }
@@ -402,18 +377,6 @@ func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
 		return err
 	}
 	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
-}
-
-// install gives the durable file tmp its name path and makes the rename
-// durable; op names the operation in errors.
-func install(op, tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("embedded: %s: sync directory: %w: %w", op, crdt.ErrUnavailable, err)
-	}
-	return nil
 }
 
 func syncDir(dir string) error {

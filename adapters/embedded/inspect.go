@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	bolt "go.etcd.io/bbolt"
@@ -60,16 +60,12 @@ type KeyInfo struct {
 // crdt.ErrNotFound when dir holds no data file, crdt.ErrCorruptEncoding,
 // crdt.ErrMisconfiguredStore or crdt.ErrUnsupportedVersion as Open does, or
 // ctx's error.
-func Keys(ctx context.Context, dir string) ([]KeyInfo, error) {
-	var keys []KeyInfo
-	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) (err error) {
+func Keys(ctx context.Context, dir string) (keys []KeyInfo, err error) {
+	err = inspect(ctx, dir, func(_ *readOnly, tx *bolt.Tx) error {
 		keys, err = storedKeys(ctx, tx)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return keys, nil
+	return keys, err
 }
 
 // storedKeys lists the keys of the siblings and rows buckets.
@@ -232,7 +228,7 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 			return err
 		}
 		res.BytesBefore, res.Keys = tx.Size(), len(before)
-		return writeCompacted(ctx, tx.DB(), to, func(c *readOnly, copyTx *bolt.Tx) error {
+		check := func(c *readOnly, copyTx *bolt.Tx) error {
 			if err := c.db.checkRecords(copyTx); err != nil {
 				return err
 			}
@@ -245,7 +241,15 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 			}
 			res.BytesAfter = c.size
 			return nil
-		})
+		}
+		return writeInto("compact", to, DefaultLockTimeout, func() error { return compactTarget(to, true) },
+			func(tmp string) error { return compactInto(tmp, tx.DB()) },
+			func(tmp string) error {
+				if err := inspectPath(ctx, tmp, check); err != nil {
+					return fmt.Errorf("embedded: compact: the copy does not check: %w", err)
+				}
+				return nil
+			})
 	})
 	if err != nil {
 		return CompactResult{}, err
@@ -269,44 +273,6 @@ func compactTarget(to string, remove bool) error {
 		}
 	}
 	return emptyOrAbsent("compact", to)
-}
-
-// writeCompacted writes a compacted copy of src into a temporary file in
-// the directory to, checks it with inspect's checks and then with check,
-// and gives it FileName.
-func writeCompacted(ctx context.Context, src *bolt.DB, to string, check func(*readOnly, *bolt.Tx) error) (err error) {
-	_, statErr := os.Stat(to)
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
-	}
-	lock, err := lockDir(to, DefaultLockTimeout)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	defer func() {
-		if err != nil && errors.Is(statErr, fs.ErrNotExist) {
-			os.Remove(to) // made here: removed if still empty
-		}
-	}()
-	if err := compactTarget(to, true); err != nil {
-		return err
-	}
-	path := filepath.Join(to, FileName)
-	tmp := path + ".new"
-	err = compactInto(tmp, src)
-	if err == nil {
-		if err = inspectPath(ctx, tmp, check); err != nil {
-			err = fmt.Errorf("embedded: compact: the copy does not check: %w", err)
-		}
-	}
-	if err == nil {
-		err = install("compact", tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp) // gone already if only the directory's sync failed
-	}
-	return err
 }
 
 // compactInto copies src into a new data file at path and makes it
@@ -351,15 +317,7 @@ func inspect(ctx context.Context, dir string, fn func(*readOnly, *bolt.Tx) error
 // reported as crdt.ErrCorruptEncoding; the engine is then left open, as
 // it may hold its locks, until the process exits.
 func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) error) (err error) {
-	var r *readOnly
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("embedded: %s is damaged (%v): %w", path, p, crdt.ErrCorruptEncoding)
-		} else if r != nil {
-			r.db.Close()
-		}
-	}()
+	defer onDamage(path, &err)()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -367,32 +325,49 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 		// A directory that is missing or is a file holds no data file.
 		return fmt.Errorf("embedded: no data file %s in %s: %w", filepath.Base(path), filepath.Dir(path), crdt.ErrNotFound)
 	}
+	r, err := openChecked(path, DefaultLockTimeout, inspectUnchecked)
+	if err != nil {
+		return err
+	}
+	err = r.db.view(func(tx *bolt.Tx) error { return fn(r, tx) })
+	r.db.Close() // not after a panic
+	return err
+}
+
+// openChecked opens the data file at path read-only and checks it: under
+// the engine's shared lock, so that no DB writes it meanwhile (the engine
+// reads only its checksummed meta pages), the whole file unless unchecked,
+// then its format, then a version 2 file's digests.
+func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnly, err error) {
 	st, err := statDataFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	opts := Options{LockTimeout: DefaultLockTimeout}
-	// The shared lock first: no DB writes the file while it is checked
-	// and read. The engine reads only its checksummed meta pages here.
+	opts := Options{LockTimeout: timeout}
 	bdb, err := openBolt(path, opts, true)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r = &readOnly{db: &DB{bolt: bdb, path: path, opts: opts}, size: st.Size()}
-	if inspectUnchecked {
-		r.walk = &fileCheck{}
-	} else if r.walk, err = checkPath(path); err != nil {
-		return checkError(path, err)
-	}
-	if r.version, err = r.db.checkFormat(false); err != nil {
-		return err
-	}
-	if r.version >= 2 && !inspectUnchecked {
-		if err := r.walk.compareDigests(); err != nil {
-			return checkError(path, err)
+	defer func() {
+		if err != nil {
+			bdb.Close()
+		}
+	}()
+	r = &readOnly{db: &DB{bolt: bdb, path: path, opts: opts}, size: st.Size(), walk: &fileCheck{}}
+	if !unchecked {
+		if r.walk, err = checkPath(path); err != nil {
+			return nil, checkError(path, err)
 		}
 	}
-	return r.db.view(func(tx *bolt.Tx) error { return fn(r, tx) })
+	if r.version, err = r.db.checkFormat(false); err != nil {
+		return nil, err
+	}
+	if r.version >= 2 && !unchecked {
+		if err := r.walk.compareDigests(); err != nil {
+			return nil, checkError(path, err)
+		}
+	}
+	return r, nil
 }
 
 // inspectUnchecked turns the file check and the digests off in Keys,

@@ -324,38 +324,30 @@ func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
 // collect drops up to gcPerApply tombstones that arrived before cutoff,
 // oldest first.
 func (w *writer) collect(cutoff int64) error {
-	type entry struct {
-		key  []byte
-		ts   int64
-		kind byte
-		body []byte
-	}
-	var due []entry
+	var due [][]byte
 	c := w.gc.Cursor()
 	for k, _ := c.First(); k != nil && len(due) < gcPerApply; k, _ = c.Next() {
 		if len(k) < 9 {
 			return fmt.Errorf("embedded: gc index entry %q malformed: %w", k, crdt.ErrCorruptEncoding)
 		}
-		ts := int64(binary.BigEndian.Uint64(k))
-		if ts >= cutoff {
+		if int64(binary.BigEndian.Uint64(k)) >= cutoff {
 			break
 		}
-		k = slices.Clone(k)
-		due = append(due, entry{k, ts, k[8], k[9:]})
+		due = append(due, slices.Clone(k))
 	}
 	kinds := map[byte]tb{gcPoint: w.points, gcDrop: w.drops, gcRange: w.ranges}
-	for _, e := range due {
-		b, ok := kinds[e.kind]
+	for _, k := range due {
+		b, ok := kinds[k[8]]
 		if !ok {
-			return fmt.Errorf("embedded: gc index entry %q malformed: %w", e.key, crdt.ErrCorruptEncoding)
+			return fmt.Errorf("embedded: gc index entry %q malformed: %w", k, crdt.ErrCorruptEncoding)
 		}
-		v := b.Get(e.body)
-		if len(v) >= 16 && int64(binary.BigEndian.Uint64(v[8:])) == e.ts {
-			if err := b.Delete(e.body); err != nil {
+		// Collected only if it is still the tombstone that arrived then.
+		if v := b.Get(k[9:]); len(v) >= 16 && bytes.Equal(v[8:16], k[:8]) {
+			if err := b.Delete(k[9:]); err != nil {
 				return err
 			}
 		}
-		if err := w.gc.Delete(e.key); err != nil {
+		if err := w.gc.Delete(k); err != nil {
 			return err
 		}
 	}
