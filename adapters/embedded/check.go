@@ -143,57 +143,53 @@ func damaged(format string, args ...any) error {
 	return &damageError{fmt.Sprintf(format, args...)}
 }
 
-// checkFile checks the file mapped at data; with wantTx non-zero it checks
-// the version of that transaction id and does not require the other meta
-// page to be valid (a writer may be writing it).
-func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
+// pickMeta returns the meta page to check the file at data by: with
+// wantTx non-zero that transaction's, not requiring the other meta page to
+// be valid (a writer may be writing it), else the newer of two valid ones.
+func pickMeta(data []byte, wantTx uint64) (boltMeta, error) {
 	if len(data) < 2*1024 {
-		return nil, damaged("%d bytes: too small for the engine's two meta pages", len(data))
+		return boltMeta{}, damaged("%d bytes: too small for the engine's two meta pages", len(data))
 	}
 	m0, err0 := readMeta(data)
-	ps := uint64(m0.pageSize)
-	if err0 != nil {
-		// Take the page size from meta page 1, wherever it might be.
-		ps = 0
-		for try := uint64(1024); try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
-			if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
-				ps = try
-				break
-			}
+	ps := uint64(m0.pageSize) // 0 if meta page 0 is invalid: then take meta page 1's, wherever it is
+	for try := uint64(1024); ps == 0 && try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
+		if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
+			ps = try
 		}
 	}
-	var m1 boltMeta
-	var err1 error
-	if ps == 0 || 2*ps > uint64(len(data)) {
-		err1 = errors.New("no valid page size")
-	} else {
+	m1, err1 := boltMeta{}, errors.New("no valid page size")
+	if ps != 0 && 2*ps <= uint64(len(data)) {
 		m1, err1 = readMeta(data[ps:])
 	}
-	var m boltMeta
 	switch {
+	case wantTx != 0 && err0 == nil && m0.tx == wantTx:
+		return m0, nil
+	case wantTx != 0 && err1 == nil && m1.tx == wantTx:
+		return m1, nil
 	case wantTx != 0:
-		switch {
-		case err0 == nil && m0.tx == wantTx:
-			m = m0
-		case err1 == nil && m1.tx == wantTx:
-			m = m1
-		default:
-			return nil, errRetry
-		}
+		return boltMeta{}, errRetry
 	case err0 != nil:
-		return nil, damaged("meta page 0: %v", err0)
+		return boltMeta{}, damaged("meta page 0: %v", err0)
 	case err1 != nil:
-		return nil, damaged("meta page 1: %v", err1)
+		return boltMeta{}, damaged("meta page 1: %v", err1)
 	case m0.pageSize != m1.pageSize:
-		return nil, damaged("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
+		return boltMeta{}, damaged("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
 	case m0.tx != m1.tx+1 && m1.tx != m0.tx+1:
-		return nil, damaged("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)
+		return boltMeta{}, damaged("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)
 	case m0.tx > m1.tx:
-		m = m0
-	default:
-		m = m1
+		return m0, nil
 	}
-	ps = uint64(m.pageSize)
+	return m1, nil
+}
+
+// checkFile checks the file mapped at data (the version of transaction
+// wantTx, if not zero).
+func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
+	m, err := pickMeta(data, wantTx)
+	if err != nil {
+		return nil, err
+	}
+	ps := uint64(m.pageSize)
 	if m.hwm < 3 || m.hwm > uint64(len(data))/ps {
 		return nil, damaged("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(len(data))/ps)
 	}
@@ -438,7 +434,8 @@ func (c *fileCheck) compareDigests() error {
 	return nil
 }
 
-// checkPath checks the data file at path before the engine opens it.
+// checkPath checks the data file at path as it is now (its size read
+// under the caller's lock).
 func checkPath(path string) (*fileCheck, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -454,27 +451,20 @@ func checkPath(path string) (*fileCheck, error) {
 
 // checkMapped maps size bytes of f read-only and checks them.
 func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
-	if size < 2*1024 {
-		return checkFile(make([]byte, size), wantTx)
-	}
-	// Map no more than the valid meta pages' high-water mark covers (a
-	// sparse or padded file is not read past it).
 	head := make([]byte, min(size, 2<<16))
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	end := uint64(len(head))
-	for ps := uint64(1024); ps <= 1<<16; ps *= 2 {
-		for _, at := range []uint64{0, ps} {
-			if at+128 > uint64(len(head)) {
-				continue
-			}
-			if m, err := readMeta(head[at:]); err == nil && uint64(m.pageSize) == ps && m.hwm < uint64(size)/ps+1 {
-				end = max(end, m.hwm*ps)
-			}
-		}
+	m, err := pickMeta(head, wantTx)
+	if err != nil {
+		return nil, err
 	}
-	end = min(end, uint64(size))
+	// Map no more than its high-water mark covers (a sparse or padded file
+	// is not read past it).
+	end, ps := uint64(len(head)), uint64(m.pageSize)
+	if m.hwm <= uint64(size)/ps {
+		end = max(end, m.hwm*ps)
+	}
 	if end != uint64(int(end)) {
 		return nil, damaged("%d bytes: too large to map", end)
 	}

@@ -96,19 +96,3 @@ func (w *wtx) finish() error {
 	}
 	return meta.Put(keyDigest, encodeDigests(sums))
 }
-
-// computeDigests reads every data bucket and returns its digest.
-func computeDigests(tx *bolt.Tx) ([]bucketSum, error) {
-	sums := make([]bucketSum, len(dataBuckets))
-	for i, name := range dataBuckets {
-		b := tx.Bucket(name)
-		if b == nil {
-			return nil, fmt.Errorf("embedded: bucket %q is missing: %w", name, crdt.ErrCorruptEncoding)
-		}
-		sums[i].seq = b.Sequence()
-		if err := b.ForEach(func(k, v []byte) error { sums[i].add(k, v); return nil }); err != nil {
-			return nil, err
-		}
-	}
-	return sums, nil
-}

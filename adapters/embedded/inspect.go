@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,36 +69,25 @@ func Keys(ctx context.Context, dir string) (keys []KeyInfo, err error) {
 	return keys, err
 }
 
-// storedKeys lists the keys of the siblings and rows buckets.
+// storedKeys lists the keys of the siblings and rows buckets in Keys'
+// order (stored keys sort by length first).
 func storedKeys(ctx context.Context, tx *bolt.Tx) ([]KeyInfo, error) {
 	keys := []KeyInfo{}
-	start := 0
-	err := walkKeys(ctx, tx, func(k KeyInfo) {
-		if len(keys) > 0 && keys[len(keys)-1].Shape != k.Shape {
-			start = len(keys)
-		}
-		keys = append(keys, k)
-	})
-	if err != nil {
+	if err := walkKeys(ctx, tx, func(k KeyInfo) { keys = append(keys, k) }); err != nil {
 		return nil, err
 	}
-	// Stored keys sort by length first; each shape's keys by key here.
-	for _, part := range [][]KeyInfo{keys[:start], keys[start:]} {
-		slices.SortFunc(part, func(a, b KeyInfo) int { return strings.Compare(a.Key, b.Key) })
-	}
+	slices.SortFunc(keys, func(a, b KeyInfo) int { return cmp.Or(cmp.Compare(a.Shape, b.Shape), strings.Compare(a.Key, b.Key)) })
 	return keys, nil
 }
 
 // walkKeys calls fn with each key of tx, sibling keys first, in stored
 // order (by length, then bytes), once all its entries are counted.
 func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
-	for _, b := range []struct {
-		shape Shape
-		name  []byte
-	}{{ShapeSiblings, bucketSiblings}, {ShapePartition, bucketRows}} {
+	for i, name := range [][]byte{bucketSiblings, bucketRows} {
+		shape := ShapeSiblings + Shape(i)
 		var cur KeyInfo
 		var curKey []byte // cur's key while it is counted, in the engine's memory
-		c := tx.Bucket(b.name).Cursor()
+		c := tx.Bucket(name).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if n++; n%4096 == 0 {
@@ -109,7 +99,7 @@ func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
 			if err != nil {
 				return err
 			}
-			if b.shape == ShapeSiblings && len(rest) != dotBytes {
+			if shape == ShapeSiblings && len(rest) != dotBytes {
 				return fmt.Errorf("embedded: sibling %q: a stored key of %d bytes after the key, not a dot: %w", k, len(rest), crdt.ErrCorruptEncoding)
 			}
 			size := int64(len(k) + len(v))
@@ -122,7 +112,7 @@ func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
 			if cur.Entries > 0 {
 				fn(cur)
 			}
-			cur, curKey = KeyInfo{Shape: b.shape, Key: string(key), Entries: 1, Bytes: size}, key
+			cur, curKey = KeyInfo{Shape: shape, Key: string(key), Entries: 1, Bytes: size}, key
 		}
 		if cur.Entries > 0 {
 			fn(cur)
@@ -218,38 +208,49 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	if err := compactTarget(to, false); err != nil {
 		return res, err
 	}
-	var before []KeyInfo
-	err = inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) error {
-		if err := r.db.checkRecords(tx); err != nil {
-			return err
+	// checkedKeys checks every record of tx and lists its keys.
+	checkedKeys := func(tx *bolt.Tx) ([]KeyInfo, error) {
+		if err := checkRecords(tx); err != nil {
+			return nil, err
 		}
-		var err error
-		if before, err = storedKeys(ctx, tx); err != nil {
+		return storedKeys(ctx, tx)
+	}
+	err = inspect(ctx, dir, func(_ *readOnly, tx *bolt.Tx) error {
+		before, err := checkedKeys(tx)
+		if err != nil {
 			return err
 		}
 		res.BytesBefore, res.Keys = tx.Size(), len(before)
-		check := func(c *readOnly, copyTx *bolt.Tx) error {
-			if err := c.db.checkRecords(copyTx); err != nil {
-				return err
-			}
-			after, err := storedKeys(ctx, copyTx)
+		return writeInto("compact", to, DefaultLockTimeout, func() error { return compactTarget(to, true) }, func(tmp string) error {
+			dst, err := openBolt(tmp, Options{LockTimeout: DefaultLockTimeout}, false)
 			if err != nil {
 				return err
 			}
-			if !slices.Equal(before, after) {
-				return fmt.Errorf("embedded: compact: the copy holds other keys than %s: %w", dir, crdt.ErrCorruptEncoding)
+			err = bolt.Compact(dst, tx.DB(), compactTxBytes)
+			if err == nil {
+				err = dst.Sync()
 			}
-			res.BytesAfter = c.size
+			if cerr := dst.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
+			}
 			return nil
-		}
-		return writeInto("compact", to, DefaultLockTimeout, func() error { return compactTarget(to, true) },
-			func(tmp string) error { return compactInto(tmp, tx.DB()) },
-			func(tmp string) error {
-				if err := inspectPath(ctx, tmp, check); err != nil {
-					return fmt.Errorf("embedded: compact: the copy does not check: %w", err)
+		}, func(tmp string) error {
+			err := inspectPath(ctx, tmp, func(c *readOnly, copyTx *bolt.Tx) error {
+				after, err := checkedKeys(copyTx)
+				if err == nil && !slices.Equal(before, after) {
+					err = fmt.Errorf("embedded: compact: the copy holds other keys than %s: %w", dir, crdt.ErrCorruptEncoding)
 				}
-				return nil
+				res.BytesAfter = c.size
+				return err
 			})
+			if err != nil {
+				return fmt.Errorf("embedded: compact: the copy does not check: %w", err)
+			}
+			return nil
+		})
 	})
 	if err != nil {
 		return CompactResult{}, err
@@ -257,11 +258,10 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	return res, nil
 }
 
-// compactTarget is emptyOrAbsent for Compact's target directory, which
-// may also hold nothing but the temporary file of a compaction that was
-// interrupted (a crash, or a command that stopped waiting and exited):
-// that file is passed over, and with remove (the caller holds the
-// target's lock, so no other Compact is writing it) deleted.
+// compactTarget is emptyOrAbsent for Compact's target, which may also
+// hold only an interrupted compaction's temporary file (a crash, or a
+// command that stopped waiting): passed over, or, with remove (under the
+// target's lock: no other Compact writes it), deleted.
 func compactTarget(to string, remove bool) error {
 	tmp := FileName + ".new"
 	if entries, err := os.ReadDir(to); err == nil && len(entries) == 1 && entries[0].Name() == tmp && entries[0].Type().IsRegular() {
@@ -275,26 +275,6 @@ func compactTarget(to string, remove bool) error {
 	return emptyOrAbsent("compact", to)
 }
 
-// compactInto copies src into a new data file at path and makes it
-// durable.
-func compactInto(path string, src *bolt.DB) error {
-	dst, err := openBolt(path, Options{LockTimeout: DefaultLockTimeout}, false)
-	if err != nil {
-		return err
-	}
-	err = bolt.Compact(dst, src, compactTxBytes)
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
-}
-
 // readOnly is a data file opened read-only and checked.
 type readOnly struct {
 	db      *DB
@@ -303,8 +283,7 @@ type readOnly struct {
 	size    int64      // the file's size
 }
 
-// inspect opens the data file of dir read-only, checks it and runs fn in
-// one read transaction.
+// inspect runs fn in one read transaction of dir's checked data file.
 func inspect(ctx context.Context, dir string, fn func(*readOnly, *bolt.Tx) error) error {
 	if dir == "" {
 		return fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
@@ -359,7 +338,7 @@ func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnl
 			return nil, checkError(path, err)
 		}
 	}
-	if r.version, err = r.db.checkFormat(false); err != nil {
+	if r.version, err = r.db.checkFormat(); err != nil {
 		return nil, err
 	}
 	if r.version >= 2 && !unchecked {

@@ -14,11 +14,9 @@ import (
 )
 
 // Partitions is the DB's store.Partitions, with the semantics of
-// memory.Partitions. Apply is one durable write transaction; Snapshot
-// reads in one read transaction, Scan a page of Options.PageSize rows per
-// read transaction. Reads are always complete: the store.Read level is
-// ignored. Tombstones are kept for Options.TombstoneGrace and then
-// collected by later Applies, a few per transaction, oldest first.
+// memory.Partitions; reads are always complete (the store.Read level is
+// ignored). Tombstones are kept for Options.TombstoneGrace, then collected
+// by later Applies, a few per transaction, oldest first.
 type Partitions struct {
 	db *DB
 }
@@ -44,24 +42,19 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		return fmt.Errorf("embedded: %w", err)
 	}
 	size := 0
-	own := make([]store.Mutation, len(muts))
-	for i, m := range muts {
+	for _, m := range muts {
 		size += len(m.Partition) + len(m.Key) + len(m.End) + len(m.Value) + 16
-		// bbolt keeps written bytes until the commit: the batch must not
-		// share memory with the caller's.
-		own[i] = storekit.CloneMutation(m)
 	}
 	if size > MaxBatchBytes {
 		return fmt.Errorf("embedded: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
 	}
-	if len(own) == 0 {
+	if len(muts) == 0 {
 		return nil
 	}
+	// bbolt keeps written bytes until the commit: the batch must not share
+	// memory with the caller's.
+	own := storekit.CloneBatch(muts)
 	now := p.db.opts.Now()
-	var cutoff int64 = -1
-	if g := p.db.opts.TombstoneGrace; g > 0 {
-		cutoff = now.Add(-g).UnixMicro()
-	}
 	return p.db.update(func(t *wtx) error {
 		w := writer{
 			rows: t.bucket(bucketRows), points: t.bucket(bucketPoints),
@@ -73,7 +66,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 				return err
 			}
 		}
-		if cutoff > 0 {
+		if cutoff := now.Add(-p.db.opts.TombstoneGrace).UnixMicro(); p.db.opts.TombstoneGrace > 0 && cutoff > 0 {
 			return w.collect(cutoff)
 		}
 		return nil
@@ -130,10 +123,9 @@ func gcKey(arrival int64, kind byte, body []byte) []byte {
 // timestamp || arrival || uvarint(len(start)) || start || flag || end
 // (flag 0: no upper bound, no end; 1: end follows).
 type rangeDel struct {
-	id          []byte
-	start, end  []byte
-	hasEnd      bool
-	ts, arrival int64
+	id      []byte
+	m       store.Mutation // the OpDeleteRange stored (End nil: no upper bound)
+	arrival int64
 }
 
 func encodeRange(m store.Mutation, arrival int64) []byte {
@@ -152,35 +144,20 @@ func decodeRange(id, v []byte) (rangeDel, error) {
 	if len(v) < 18 {
 		return rangeDel{}, bad
 	}
-	r := rangeDel{id: id, ts: int64(binary.BigEndian.Uint64(v)), arrival: int64(binary.BigEndian.Uint64(v[8:]))}
 	n, l := binary.Uvarint(v[16:])
 	if l <= 0 || uint64(len(v)-16-l) < n+1 {
 		return rangeDel{}, bad
 	}
 	rest := v[16+l:]
-	r.start = rest[:n]
-	switch rest[n] {
-	case 0:
-		if len(rest) != int(n)+1 {
-			return rangeDel{}, bad
-		}
-	case 1:
-		r.hasEnd, r.end = true, rest[n+1:]
-	default:
+	r := rangeDel{id: id, arrival: int64(binary.BigEndian.Uint64(v[8:])),
+		m: store.Mutation{Op: store.OpDeleteRange, Key: rest[:n], Timestamp: int64(binary.BigEndian.Uint64(v))}}
+	switch {
+	case rest[n] == 1:
+		r.m.End = rest[n+1:] // not nil, even when empty
+	case rest[n] != 0 || len(rest) != int(n)+1:
 		return rangeDel{}, bad
 	}
 	return r, nil
-}
-
-func (r rangeDel) mutation() store.Mutation {
-	m := store.Mutation{Op: store.OpDeleteRange, Key: r.start, Timestamp: r.ts}
-	if r.hasEnd {
-		m.End = r.end
-		if m.End == nil {
-			m.End = []byte{}
-		}
-	}
-	return m
 }
 
 func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
@@ -212,7 +189,7 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		for _, r := range rs {
-			if r.mutation().Shadows(m.Key, m.Timestamp) {
+			if r.m.Shadows(m.Key, m.Timestamp) {
 				return nil
 			}
 		}
@@ -237,12 +214,12 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && storekit.Covers(rm, m) {
+			if r.m.Timestamp >= m.Timestamp && storekit.Covers(r.m, m) {
 				return nil
 			}
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && storekit.Covers(m, rm) {
+			if m.Timestamp >= r.m.Timestamp && storekit.Covers(m, r.m) {
 				if err := w.ranges.Delete(r.id); err != nil {
 					return err
 				}
@@ -276,9 +253,8 @@ func (w *writer) apply(m store.Mutation) error {
 	return fmt.Errorf("embedded: unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
 }
 
-// tombstone records a deletion at ts under k in b, arriving now, unless
-// one as new is there, and keeps the gc index in step; it reports whether
-// it recorded one.
+// tombstone records a deletion at ts under k in b, and in the gc index,
+// unless one as new is there; it reports whether it recorded one.
 func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
 	old, arrived, ok := getTombstone(b, k)
 	if ok && old >= ts {
@@ -295,9 +271,8 @@ func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
 	return true, w.gc.Put(gcKey(w.now, kind, k), nil)
 }
 
-// deleteRows deletes the rows of the partition with prefix whose stored
-// key is in [from, end) (end nil: to the partition's end) and whose
-// timestamp is ≤ ts.
+// deleteRows deletes the partition's rows with a stored key in [from,
+// end) (end nil: to the partition's end) and a timestamp ≤ ts.
 func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
 	var doomed [][]byte
 	c := w.rows.Cursor()
@@ -369,8 +344,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 	}, fn)
 }
 
-// Snapshot returns every live row of partition, read in one read
-// transaction.
+// Snapshot returns every live row of partition, in one read transaction.
 func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
 	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
@@ -380,8 +354,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	return storekit.Limit("embedded", partition, limit, rows, err)
 }
 
-// read returns up to n rows of the partition with prefix, from the stored
-// key from on, in one read transaction.
+// read returns up to n rows of the partition from the stored key from on.
 func (p *Partitions) read(prefix, from []byte, n int) ([]store.Row, error) {
 	var rows []store.Row
 	err := p.db.view(func(tx *bolt.Tx) error {
@@ -398,10 +371,5 @@ func (p *Partitions) read(prefix, from []byte, n int) ([]store.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range rows {
-		if rows[i].Key == nil {
-			rows[i].Key = []byte{}
-		}
-	}
-	return rows, nil
+	return rows, nil // a clone of an empty key is not nil
 }
