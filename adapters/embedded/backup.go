@@ -65,11 +65,10 @@ func (d *DB) Backup(ctx context.Context, dir string) error {
 	})
 }
 
-// writeInto makes the data file of the directory dir, made if absent and
-// then removed again on failure, under dir's lock: prepare (if not nil)
-// refuses a directory unfit for it, write fills the temporary file
-// FileName+".new", check checks it, and only then does it get FileName,
-// durably; op names the operation in errors.
+// writeInto makes dir's data file under dir's lock (dir made if absent,
+// and removed on failure): prepare (if not nil) refuses an unfit dir,
+// write fills FileName+".new", check checks it, and only then does it get
+// FileName, durably; op names the operation in errors.
 func writeInto(op, dir string, timeout time.Duration, prepare func() error, write, check func(tmp string) error) (err error) {
 	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -151,9 +150,8 @@ func (d *DB) writeBackup(ctx context.Context, w io.Writer, start func(size int64
 	return n, backupError(ctx, err)
 }
 
-// backupError is the error of a copy that failed with err: ctx's error
-// when it is done, err when it wraps crdt.ErrUnavailable or
-// crdt.ErrCorruptEncoding, else err wrapping crdt.ErrUnavailable.
+// backupError is a failed copy's error: ctx's when it is done, else err
+// made to wrap crdt.ErrUnavailable unless it wraps crdt.ErrCorruptEncoding.
 func backupError(ctx context.Context, err error) error {
 	switch {
 	case err == nil:

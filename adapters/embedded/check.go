@@ -11,14 +11,10 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// The file check: bbolt checksums its meta pages only, so the adapter
-// checks the rest itself before the engine reads a page, with its own
-// bounds-checked reader over a read-only mapping (never outside the file, no
-// recursion without a depth bound): both meta pages, every page reachable
-// from the root, the freelist, and each data bucket's digest, which the
-// adapter keeps in the meta bucket (README.md, "Layout and checks"). Open
-// runs it on the whole file before the engine maps it; Verify on the
-// version its read transaction sees.
+// The file check (README.md, "Layout and checks"): bbolt checksums its
+// meta pages only, so the adapter checks the rest, and each data bucket's
+// digest, itself, with a bounds-checked reader over a read-only mapping
+// (never outside the file, no recursion without a depth bound).
 
 const (
 	pageHeaderSize = 16
@@ -38,7 +34,7 @@ const (
 
 type boltMeta struct {
 	pageSize          uint32
-	root, seq         uint64
+	root              uint64
 	freelist, hwm, tx uint64
 }
 
@@ -63,7 +59,7 @@ func readMeta(p []byte) (boltMeta, error) {
 	if h.Sum64() != le.Uint64(m[56:]) {
 		return boltMeta{}, errors.New("checksum mismatch")
 	}
-	mt := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]), seq: le.Uint64(m[24:]),
+	mt := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]),
 		freelist: le.Uint64(m[32:]), hwm: le.Uint64(m[40:]), tx: le.Uint64(m[48:])}
 	if ps := mt.pageSize; ps < 1024 || ps > 1<<16 || ps&(ps-1) != 0 {
 		return boltMeta{}, fmt.Errorf("page size %d", ps)
@@ -129,7 +125,6 @@ type fileCheck struct {
 
 	// Found in the root bucket.
 	sums   map[string]*bucketSum
-	marker []byte // meta bucket's format key
 	digest []byte // meta bucket's digest key
 	other  bool   // the meta bucket holds another key
 }
@@ -270,9 +265,7 @@ func (c *fileCheck) freelist(id uint64) error {
 	return nil
 }
 
-// bucket checks the tree of a bucket: rooted at page root, or inline (root
-// 0, the page in inline). name is the bucket's key in the root bucket (nil
-// for the root bucket and nested buckets).
+// bucket checks a bucket's tree: rooted at page root, or inline (root 0).
 func (c *fileCheck) bucket(root uint64, inline []byte, depth int, sum *bucketSum) error {
 	if depth > maxBucketDepth {
 		return damaged("buckets nested deeper than %d", maxBucketDepth)
@@ -357,8 +350,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 			if err != nil {
 				return nil, err
 			}
-			prev = max
-			if prev == nil {
+			if prev = max; prev == nil {
 				prev = k
 			}
 		}
@@ -393,11 +385,9 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 				}
 				if depth == 1 && c.sums["meta"] == sum && sum != nil {
 					switch {
-					case bytes.Equal(k, keyFormat):
-						c.marker = bytes.Clone(v)
 					case bytes.Equal(k, keyDigest):
 						c.digest = bytes.Clone(v)
-					default:
+					case !bytes.Equal(k, keyFormat):
 						c.other = true
 					}
 				}
@@ -408,8 +398,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	return nil, damaged("page %d: type %#x where a branch or leaf page belongs", id, flags)
 }
 
-// compareDigests checks the digests computed by the walk against the
-// stored record.
+// compareDigests checks the walk's digests against the stored record.
 func (c *fileCheck) compareDigests() error {
 	if c.other {
 		return damaged("the meta bucket holds an unknown key")

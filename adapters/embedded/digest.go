@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	bolt "go.etcd.io/bbolt"
@@ -12,10 +13,9 @@ import (
 // write of an entry goes through its buckets, and finish stores the new
 // digests in the meta bucket.
 type wtx struct {
-	tx      *bolt.Tx
-	delta   [6]bucketSum // n and sum changes, per data bucket
-	touched bool
-	off     bool // no digests (Options without checks)
+	tx    *bolt.Tx
+	delta [6]bucketSum // n and sum changes, per data bucket
+	off   bool         // no digests (Options without checks)
 }
 
 // tb is a data bucket inside a wtx: its Put and Delete keep the digest.
@@ -26,20 +26,13 @@ type tb struct {
 
 func (w *wtx) bucket(name []byte) tb {
 	b := tb{Bucket: w.tx.Bucket(name)}
-	if w.off {
-		return b
-	}
-	for i, n := range dataBuckets {
-		if bytes.Equal(n, name) {
-			b.s = &w.delta[i]
-			w.touched = true
-		}
+	if i := slices.IndexFunc(dataBuckets, func(n []byte) bool { return bytes.Equal(n, name) }); i >= 0 && !w.off {
+		b.s = &w.delta[i]
 	}
 	return b
 }
 
-// lookup returns the value stored under k and whether k is there (a
-// stored empty value is there).
+// lookup returns k's value and whether k is there (even with an empty value).
 func (b tb) lookup(k []byte) ([]byte, bool) {
 	got, v := b.Cursor().Seek(k)
 	return v, got != nil && bytes.Equal(got, k)
@@ -76,9 +69,9 @@ func (b tb) Delete(k []byte) error {
 	return b.Bucket.Delete(k)
 }
 
-// finish adds the transaction's changes to the stored digests.
+// finish adds the changes (every op writes a data bucket) to the digests.
 func (w *wtx) finish() error {
-	if w.off || !w.touched {
+	if w.off {
 		return nil
 	}
 	meta := w.tx.Bucket(bucketMeta)

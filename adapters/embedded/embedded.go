@@ -171,24 +171,6 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	return db, nil
 }
 
-// statDataFile refuses a data file that is a dangling link, not a regular
-// file, or empty: Open creates the file complete under another name and
-// links it into place, so an empty data file is damage, not a new one.
-func statDataFile(path string) (fs.FileInfo, error) {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
-	case err != nil:
-		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
-	case st.Size() == 0:
-		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
-	}
-	return st, nil
-}
-
 // checkError reports a failed file check.
 func checkError(path string, err error) error {
 	var de *damageError
@@ -307,8 +289,7 @@ func openError(path string, err error) error {
 	return fmt.Errorf("embedded: open %s: %w: %w", path, crdt.ErrUnavailable, err)
 }
 
-// checkFormat refuses a file that is truncated or not ours and returns
-// its format version.
+// checkFormat refuses a truncated or foreign file and returns its format.
 func (d *DB) checkFormat() (version int, err error) {
 	st, err := os.Stat(d.path)
 	if err != nil {
@@ -394,8 +375,7 @@ func (d *DB) Siblings() *Siblings { return &Siblings{db: d} }
 // Partitions returns the DB's partition store.
 func (d *DB) Partitions() *Partitions { return &Partitions{db: d} }
 
-// view runs fn in a read transaction. A damaged file that makes the engine
-// panic or fault is reported as crdt.ErrCorruptEncoding.
+// view runs fn in a read transaction; engine faults are damage reported.
 func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 	if d.closed.Load() {
 		return ErrClosed
@@ -408,8 +388,7 @@ func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 	return err
 }
 
-// update runs fn in a write transaction shared with concurrent callers
-// (group commit) and returns once that transaction is durable.
+// update runs fn in a group-committed write transaction, until durable.
 func (d *DB) update(fn func(*wtx) error, size int) error {
 	if d.closed.Load() {
 		return ErrClosed
@@ -585,8 +564,7 @@ const dotBytes = 8
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// checksum covers a stored record's key and value, so that a damaged byte
-// in either is reported rather than served.
+// checksum covers a record's key and value: damage in either is reported.
 func checksum(key, value []byte) uint32 {
 	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, value)
 }

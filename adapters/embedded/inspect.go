@@ -19,10 +19,8 @@ import (
 )
 
 // Keys, ReadStats and Compact read a store without opening it, for tools
-// that must change nothing and must not wait for a service: each opens the
-// data file read-only under the engine's shared lock, runs Open's check of
-// the whole file (and compares a version 2 file's digests) before the
-// engine reads a page, and reads one version of the file.
+// that must change nothing and must not wait for a service: read-only,
+// checked as Open checks (openChecked), one version of the file.
 
 // Shape is the store shape a key belongs to.
 type Shape int
@@ -69,8 +67,7 @@ func Keys(ctx context.Context, dir string) (keys []KeyInfo, err error) {
 	return keys, err
 }
 
-// storedKeys lists the keys of the siblings and rows buckets in Keys'
-// order (stored keys sort by length first).
+// storedKeys lists the siblings' and rows' keys in Keys' order.
 func storedKeys(ctx context.Context, tx *bolt.Tx) ([]KeyInfo, error) {
 	keys := []KeyInfo{}
 	if err := walkKeys(ctx, tx, func(k KeyInfo) { keys = append(keys, k) }); err != nil {
@@ -90,10 +87,8 @@ func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
 		c := tx.Bucket(name).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if n++; n%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
 			}
 			key, rest, err := cutPrefix(k)
 			if err != nil {
@@ -318,9 +313,18 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 // reads only its checksummed meta pages), the whole file unless unchecked,
 // then its format, then a version 2 file's digests.
 func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnly, err error) {
-	st, err := statDataFile(path)
-	if err != nil {
-		return nil, err
+	// Open makes the data file complete under another name and links it
+	// into place: an empty one is damage, not a new one.
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
+	case err != nil:
+		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
+	case st.Size() == 0:
+		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
 	}
 	opts := Options{LockTimeout: timeout}
 	bdb, err := openBolt(path, opts, true)
@@ -349,6 +353,5 @@ func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnl
 	return r, nil
 }
 
-// inspectUnchecked turns the file check and the digests off in Keys,
-// ReadStats and Compact (tests only).
+// inspectUnchecked turns Keys', ReadStats' and Compact's checks off (tests).
 var inspectUnchecked bool

@@ -85,13 +85,11 @@ func sealCell(key []byte, ts int64, value []byte) []byte {
 	out := make([]byte, 12, 12+len(value))
 	binary.BigEndian.PutUint64(out, uint64(ts))
 	out = append(out, value...)
-	c := crcUpdate(checksum(key, out[:8]), out[12:])
-	binary.BigEndian.PutUint32(out[8:], c)
+	binary.BigEndian.PutUint32(out[8:], crcUpdate(checksum(key, out[:8]), out[12:]))
 	return out
 }
 
-// openCell returns a stored row's timestamp and value (shared with the
-// transaction's memory).
+// openCell returns a row's timestamp and value (in the transaction's memory).
 func openCell(key, rec []byte) (int64, []byte, error) {
 	if len(rec) < 13 || binary.BigEndian.Uint32(rec[8:]) != crcUpdate(checksum(key, rec[:8]), rec[12:]) {
 		return 0, nil, corrupt("row", key)
@@ -115,8 +113,7 @@ func tsBytes(ts int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64
 
 func gcKey(arrival int64, kind byte, body []byte) []byte {
 	k := binary.BigEndian.AppendUint64(make([]byte, 0, 9+len(body)), uint64(arrival))
-	k = append(k, kind)
-	return append(k, body...)
+	return append(append(k, kind), body...)
 }
 
 // A range tombstone is stored under prefix(partition) || sequence as
@@ -178,10 +175,8 @@ func (w *writer) apply(m store.Mutation) error {
 	ck := append(slices.Clip(prefix), m.Key...) // the stored key of m.Key
 	switch m.Op {
 	case store.OpPut:
-		if d, _, ok := getTombstone(w.drops, prefix); ok && d >= m.Timestamp {
-			return nil
-		}
-		if d, _, ok := getTombstone(w.points, ck); ok && d >= m.Timestamp {
+		newer := func(b tb, k []byte) bool { d, _, ok := getTombstone(b, k); return ok && d >= m.Timestamp }
+		if newer(w.drops, prefix) || newer(w.points, ck) {
 			return nil
 		}
 		rs, err := w.rangesOf(prefix)
@@ -296,8 +291,7 @@ func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
 	return nil
 }
 
-// collect drops up to gcPerApply tombstones that arrived before cutoff,
-// oldest first.
+// collect drops up to gcPerApply tombstones arrived before cutoff, oldest first.
 func (w *writer) collect(cutoff int64) error {
 	var due [][]byte
 	c := w.gc.Cursor()
