@@ -11,14 +11,10 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// The file check: bbolt checksums its meta pages only, so the adapter
-// checks the rest itself before the engine reads a page, with its own
-// bounds-checked reader over a read-only mapping (never outside the file, no
-// recursion without a depth bound): both meta pages, every page reachable
-// from the root, the freelist, and each data bucket's digest, which the
-// adapter keeps in the meta bucket (README.md, "Layout and checks"). Open
-// runs it on the whole file before the engine maps it; Verify on the
-// version its read transaction sees.
+// The file check (README.md, "Layout and checks"): bbolt checksums its
+// meta pages only, so the adapter checks the rest, and each data bucket's
+// digest, itself, with a bounds-checked reader over a read-only mapping
+// (never outside the file, no recursion without a depth bound).
 
 const (
 	pageHeaderSize = 16
@@ -38,7 +34,7 @@ const (
 
 type boltMeta struct {
 	pageSize          uint32
-	root, seq         uint64
+	root              uint64
 	freelist, hwm, tx uint64
 }
 
@@ -63,7 +59,7 @@ func readMeta(p []byte) (boltMeta, error) {
 	if h.Sum64() != le.Uint64(m[56:]) {
 		return boltMeta{}, errors.New("checksum mismatch")
 	}
-	mt := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]), seq: le.Uint64(m[24:]),
+	mt := boltMeta{pageSize: le.Uint32(m[8:]), root: le.Uint64(m[16:]),
 		freelist: le.Uint64(m[32:]), hwm: le.Uint64(m[40:]), tx: le.Uint64(m[48:])}
 	if ps := mt.pageSize; ps < 1024 || ps > 1<<16 || ps&(ps-1) != 0 {
 		return boltMeta{}, fmt.Errorf("page size %d", ps)
@@ -77,8 +73,7 @@ type bucketSum struct {
 }
 
 func entryHash(k, v []byte) uint64 {
-	c := crc32Key(k, v)
-	x := uint64(c) | uint64(len(k))<<32 ^ uint64(len(v))<<44
+	x := uint64(checksum(k, v)) | uint64(len(k))<<32 ^ uint64(len(v))<<44
 	// splitmix64's finaliser: the sum of hashes must not be linear in the
 	// CRC.
 	x ^= x >> 30
@@ -87,11 +82,6 @@ func entryHash(k, v []byte) uint64 {
 	x *= 0x94d049bb133111eb
 	x ^= x >> 31
 	return x
-}
-
-// crc32Key is the CRC-32C of k and v (entryHash adds their lengths).
-func crc32Key(k, v []byte) uint32 {
-	return crcUpdate(crcUpdate(0, k), v)
 }
 
 func (s *bucketSum) add(k, v []byte) { s.n++; s.sum += entryHash(k, v) }
@@ -135,7 +125,6 @@ type fileCheck struct {
 
 	// Found in the root bucket.
 	sums   map[string]*bucketSum
-	marker []byte // meta bucket's format key
 	digest []byte // meta bucket's digest key
 	other  bool   // the meta bucket holds another key
 }
@@ -149,57 +138,53 @@ func damaged(format string, args ...any) error {
 	return &damageError{fmt.Sprintf(format, args...)}
 }
 
-// checkFile checks the file mapped at data; with wantTx non-zero it checks
-// the version of that transaction id and does not require the other meta
-// page to be valid (a writer may be writing it).
-func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
+// pickMeta returns the meta page to check the file at data by: with
+// wantTx non-zero that transaction's, not requiring the other meta page to
+// be valid (a writer may be writing it), else the newer of two valid ones.
+func pickMeta(data []byte, wantTx uint64) (boltMeta, error) {
 	if len(data) < 2*1024 {
-		return nil, damaged("%d bytes: too small for the engine's two meta pages", len(data))
+		return boltMeta{}, damaged("%d bytes: too small for the engine's two meta pages", len(data))
 	}
 	m0, err0 := readMeta(data)
-	ps := uint64(m0.pageSize)
-	if err0 != nil {
-		// Take the page size from meta page 1, wherever it might be.
-		ps = 0
-		for try := uint64(1024); try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
-			if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
-				ps = try
-				break
-			}
+	ps := uint64(m0.pageSize) // 0 if meta page 0 is invalid: then take meta page 1's, wherever it is
+	for try := uint64(1024); ps == 0 && try <= 1<<16 && 2*try <= uint64(len(data)); try *= 2 {
+		if m, err := readMeta(data[try:]); err == nil && uint64(m.pageSize) == try {
+			ps = try
 		}
 	}
-	var m1 boltMeta
-	var err1 error
-	if ps == 0 || 2*ps > uint64(len(data)) {
-		err1 = errors.New("no valid page size")
-	} else {
+	m1, err1 := boltMeta{}, errors.New("no valid page size")
+	if ps != 0 && 2*ps <= uint64(len(data)) {
 		m1, err1 = readMeta(data[ps:])
 	}
-	var m boltMeta
 	switch {
+	case wantTx != 0 && err0 == nil && m0.tx == wantTx:
+		return m0, nil
+	case wantTx != 0 && err1 == nil && m1.tx == wantTx:
+		return m1, nil
 	case wantTx != 0:
-		switch {
-		case err0 == nil && m0.tx == wantTx:
-			m = m0
-		case err1 == nil && m1.tx == wantTx:
-			m = m1
-		default:
-			return nil, errRetry
-		}
+		return boltMeta{}, errRetry
 	case err0 != nil:
-		return nil, damaged("meta page 0: %v", err0)
+		return boltMeta{}, damaged("meta page 0: %v", err0)
 	case err1 != nil:
-		return nil, damaged("meta page 1: %v", err1)
+		return boltMeta{}, damaged("meta page 1: %v", err1)
 	case m0.pageSize != m1.pageSize:
-		return nil, damaged("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
+		return boltMeta{}, damaged("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
 	case m0.tx != m1.tx+1 && m1.tx != m0.tx+1:
-		return nil, damaged("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)
+		return boltMeta{}, damaged("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)
 	case m0.tx > m1.tx:
-		m = m0
-	default:
-		m = m1
+		return m0, nil
 	}
-	ps = uint64(m.pageSize)
+	return m1, nil
+}
+
+// checkFile checks the file mapped at data (the version of transaction
+// wantTx, if not zero).
+func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
+	m, err := pickMeta(data, wantTx)
+	if err != nil {
+		return nil, err
+	}
+	ps := uint64(m.pageSize)
 	if m.hwm < 3 || m.hwm > uint64(len(data))/ps {
 		return nil, damaged("high-water mark of %d pages, the file holds %d (truncated?)", m.hwm, uint64(len(data))/ps)
 	}
@@ -280,9 +265,7 @@ func (c *fileCheck) freelist(id uint64) error {
 	return nil
 }
 
-// bucket checks the tree of a bucket: rooted at page root, or inline (root
-// 0, the page in inline). name is the bucket's key in the root bucket (nil
-// for the root bucket and nested buckets).
+// bucket checks a bucket's tree: rooted at page root, or inline (root 0).
 func (c *fileCheck) bucket(root uint64, inline []byte, depth int, sum *bucketSum) error {
 	if depth > maxBucketDepth {
 		return damaged("buckets nested deeper than %d", maxBucketDepth)
@@ -367,8 +350,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 			if err != nil {
 				return nil, err
 			}
-			prev = max
-			if prev == nil {
+			if prev = max; prev == nil {
 				prev = k
 			}
 		}
@@ -403,11 +385,9 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 				}
 				if depth == 1 && c.sums["meta"] == sum && sum != nil {
 					switch {
-					case bytes.Equal(k, keyFormat):
-						c.marker = bytes.Clone(v)
 					case bytes.Equal(k, keyDigest):
 						c.digest = bytes.Clone(v)
-					default:
+					case !bytes.Equal(k, keyFormat):
 						c.other = true
 					}
 				}
@@ -418,8 +398,7 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	return nil, damaged("page %d: type %#x where a branch or leaf page belongs", id, flags)
 }
 
-// compareDigests checks the digests computed by the walk against the
-// stored record.
+// compareDigests checks the walk's digests against the stored record.
 func (c *fileCheck) compareDigests() error {
 	if c.other {
 		return damaged("the meta bucket holds an unknown key")
@@ -444,7 +423,8 @@ func (c *fileCheck) compareDigests() error {
 	return nil
 }
 
-// checkPath checks the data file at path before the engine opens it.
+// checkPath checks the data file at path as it is now (its size read
+// under the caller's lock).
 func checkPath(path string) (*fileCheck, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -460,27 +440,20 @@ func checkPath(path string) (*fileCheck, error) {
 
 // checkMapped maps size bytes of f read-only and checks them.
 func checkMapped(f *os.File, size int64, wantTx uint64) (*fileCheck, error) {
-	if size < 2*1024 {
-		return checkFile(make([]byte, size), wantTx)
-	}
-	// Map no more than the valid meta pages' high-water mark covers (a
-	// sparse or padded file is not read past it).
 	head := make([]byte, min(size, 2<<16))
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, fmt.Errorf("read %s: %w", f.Name(), err)
 	}
-	end := uint64(len(head))
-	for ps := uint64(1024); ps <= 1<<16; ps *= 2 {
-		for _, at := range []uint64{0, ps} {
-			if at+128 > uint64(len(head)) {
-				continue
-			}
-			if m, err := readMeta(head[at:]); err == nil && uint64(m.pageSize) == ps && m.hwm < uint64(size)/ps+1 {
-				end = max(end, m.hwm*ps)
-			}
-		}
+	m, err := pickMeta(head, wantTx)
+	if err != nil {
+		return nil, err
 	}
-	end = min(end, uint64(size))
+	// Map no more than its high-water mark covers (a sparse or padded file
+	// is not read past it).
+	end, ps := uint64(len(head)), uint64(m.pageSize)
+	if m.hwm <= uint64(size)/ps {
+		end = max(end, m.hwm*ps)
+	}
 	if end != uint64(int(end)) {
 		return nil, damaged("%d bytes: too large to map", end)
 	}

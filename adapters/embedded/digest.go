@@ -3,6 +3,7 @@ package embedded
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 	bolt "go.etcd.io/bbolt"
@@ -12,47 +13,30 @@ import (
 // write of an entry goes through its buckets, and finish stores the new
 // digests in the meta bucket.
 type wtx struct {
-	tx      *bolt.Tx
-	delta   [6]bucketSum // n and sum changes, per data bucket
-	touched bool
-	off     bool // no digests (Options without checks)
+	tx    *bolt.Tx
+	delta [6]bucketSum // n and sum changes, per data bucket
+	off   bool         // no digests (Options without checks)
 }
 
-// tb is a data bucket inside a wtx.
+// tb is a data bucket inside a wtx: its Put and Delete keep the digest.
 type tb struct {
-	b *bolt.Bucket
+	*bolt.Bucket
 	s *bucketSum // nil: no digest kept
 }
 
 func (w *wtx) bucket(name []byte) tb {
-	b := tb{b: w.tx.Bucket(name)}
-	if w.off {
-		return b
-	}
-	for i, n := range dataBuckets {
-		if bytes.Equal(n, name) {
-			b.s = &w.delta[i]
-			w.touched = true
-		}
+	b := tb{Bucket: w.tx.Bucket(name)}
+	if i := slices.IndexFunc(dataBuckets, func(n []byte) bool { return bytes.Equal(n, name) }); i >= 0 && !w.off {
+		b.s = &w.delta[i]
 	}
 	return b
 }
 
-// lookup returns the value stored under k and whether k is there (a
-// stored empty value is there).
+// lookup returns k's value and whether k is there (even with an empty value).
 func (b tb) lookup(k []byte) ([]byte, bool) {
-	got, v := b.b.Cursor().Seek(k)
-	if got == nil || !bytes.Equal(got, k) {
-		return nil, false
-	}
-	return v, true
+	got, v := b.Cursor().Seek(k)
+	return v, got != nil && bytes.Equal(got, k)
 }
-
-func (b tb) Get(k []byte) []byte { return b.b.Get(k) }
-
-func (b tb) Cursor() *bolt.Cursor { return b.b.Cursor() }
-
-func (b tb) NextSequence() (uint64, error) { return b.b.NextSequence() }
 
 func (b tb) Put(k, v []byte) error {
 	if b.s != nil {
@@ -61,7 +45,7 @@ func (b tb) Put(k, v []byte) error {
 		}
 		b.s.add(k, v)
 	}
-	return b.b.Put(k, v)
+	return b.Bucket.Put(k, v)
 }
 
 // putNew stores v under k, which must be absent: errTaken if it is not.
@@ -69,28 +53,25 @@ func (b tb) putNew(k, v []byte) error {
 	if _, ok := b.lookup(k); ok {
 		return errTaken
 	}
-	if b.s != nil {
-		b.s.add(k, v)
-	}
-	return b.b.Put(k, v)
+	return b.Put(k, v)
 }
 
 var errTaken = fmt.Errorf("embedded: a fresh key is taken (the bucket's sequence went back): %w", crdt.ErrCorruptEncoding)
 
 func (b tb) Delete(k []byte) error {
 	if b.s != nil {
-		if old, ok := b.lookup(k); ok {
-			b.s.sub(k, old)
-		} else {
+		old, ok := b.lookup(k)
+		if !ok {
 			return nil
 		}
+		b.s.sub(k, old)
 	}
-	return b.b.Delete(k)
+	return b.Bucket.Delete(k)
 }
 
-// finish adds the transaction's changes to the stored digests.
+// finish adds the changes (every op writes a data bucket) to the digests.
 func (w *wtx) finish() error {
-	if w.off || !w.touched {
+	if w.off {
 		return nil
 	}
 	meta := w.tx.Bucket(bucketMeta)
@@ -107,20 +88,4 @@ func (w *wtx) finish() error {
 		}
 	}
 	return meta.Put(keyDigest, encodeDigests(sums))
-}
-
-// computeDigests reads every data bucket and returns its digest.
-func computeDigests(tx *bolt.Tx) ([]bucketSum, error) {
-	sums := make([]bucketSum, len(dataBuckets))
-	for i, name := range dataBuckets {
-		b := tx.Bucket(name)
-		if b == nil {
-			return nil, fmt.Errorf("embedded: bucket %q is missing: %w", name, crdt.ErrCorruptEncoding)
-		}
-		sums[i].seq = b.Sequence()
-		if err := b.ForEach(func(k, v []byte) error { sums[i].add(k, v); return nil }); err != nil {
-			return nil, err
-		}
-	}
-	return sums, nil
 }

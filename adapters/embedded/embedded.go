@@ -24,10 +24,9 @@ import (
 // FileName is the data file Open keeps in its directory.
 const FileName = "counterkit.db"
 
-// FormatVersion is the version of the on-disk layout this build writes and
-// reads. A file with a greater version is refused with an error wrapping
-// crdt.ErrUnsupportedVersion. Version 2 added the buckets' digests; Open
-// upgrades a version 1 file by computing them.
+// FormatVersion is the on-disk layout this build writes and reads; a
+// greater one is refused (crdt.ErrUnsupportedVersion). Version 2 added the
+// buckets' digests; Open upgrades a version 1 file.
 const FormatVersion = 2
 
 // Defaults for the zero Options.
@@ -42,12 +41,9 @@ const (
 	DefaultPageSize = 100
 )
 
-// Limits beyond the ones every store accepts (store.MaxValue, MaxRowKey,
-// MaxBatch).
-const (
-	// MaxBatchBytes is the most key and value bytes one Apply writes.
-	MaxBatchBytes = 256 << 20
-)
+// MaxBatchBytes is the most key and value bytes one Apply writes, beyond
+// the limits every store accepts (store.MaxValue, MaxRowKey, MaxBatch).
+const MaxBatchBytes = 256 << 20
 
 // ErrLocked is returned by Open when another DB, in this process or
 // another, holds the directory. It wraps crdt.ErrUnavailable.
@@ -95,8 +91,7 @@ type DB struct {
 
 	closed atomic.Bool
 	// failed is set when a commit failed: the file may hold a write the
-	// process no longer knows about, so further writes are refused until
-	// the directory is reopened.
+	// process no longer knows of, so writes are refused until a reopen.
 	failed atomic.Pointer[error]
 }
 
@@ -124,7 +119,7 @@ var (
 // crdt.ErrCorruptEncoding when the data file is damaged anywhere (Open
 // checks the whole file first); crdt.ErrUnsupportedVersion when its format
 // is newer.
-func Open(dir string, opts Options) (*DB, error) {
+func Open(dir string, opts Options) (db *DB, err error) {
 	if dir == "" {
 		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
 	}
@@ -143,17 +138,11 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := open(dir, opts)
-	if err != nil {
-		lock.Close()
-		return nil, err
-	}
-	db.lock = lock
-	return db, nil
-}
-
-// open opens the data file of the locked directory dir.
-func open(dir string, opts Options) (*DB, error) {
+	defer func() {
+		if err != nil {
+			lock.Close()
+		}
+	}()
 	path := filepath.Join(dir, FileName)
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		if err := create(dir, path, opts); err != nil {
@@ -162,66 +151,24 @@ func open(dir string, opts Options) (*DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
-	_, err := statDataFile(path)
+	r, err := openChecked(path, opts.LockTimeout, opts.unchecked)
 	if err != nil {
 		return nil, err
 	}
-	var walk *fileCheck
-	if !opts.unchecked {
-		// The engine reads nothing before the file passed the check.
-		if walk, err = checkPath(path); err != nil {
-			return nil, checkError(path, err)
-		}
-	} else {
-		// Check the file read-only first (a shared lock; the engine loads
-		// nothing it does not need), so that a truncated or foreign file
-		// is refused before the engine reads its free list.
-		bdb, err := openBolt(path, opts, true)
-		if err != nil {
-			return nil, err
-		}
-		_, err = (&DB{bolt: bdb, path: path, opts: opts}).checkFormat(false)
-		bdb.Close()
-		if err != nil {
-			return nil, err
-		}
-	}
+	r.db.Close()
 	bdb, err := openBolt(path, opts, false)
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{bolt: bdb, path: path, opts: opts}
-	version, err := db.checkFormat(false)
-	if err == nil && walk != nil {
-		if version == 1 {
-			err = db.upgrade()
-		} else if err = walk.compareDigests(); err != nil {
-			err = checkError(path, err)
-		}
+	db = &DB{bolt: bdb, path: path, opts: opts, lock: lock}
+	if r.version == 1 && !opts.unchecked {
+		err = db.upgrade()
 	}
 	if err != nil {
 		bdb.Close()
 		return nil, err
 	}
 	return db, nil
-}
-
-// statDataFile refuses a data file that is a dangling link, not a regular
-// file, or empty: Open creates the file complete under another name and
-// links it into place, so an empty data file is damage, not a new one.
-func statDataFile(path string) (fs.FileInfo, error) {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
-	case err != nil:
-		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
-	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
-	case st.Size() == 0:
-		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
-	}
-	return st, nil
 }
 
 // checkError reports a failed file check.
@@ -240,12 +187,19 @@ func checkError(path string, err error) error {
 func (d *DB) upgrade() error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
 		// The digests vouch for what they sum: check every record first.
-		if err := d.checkRecords(tx); err != nil {
+		if err := checkRecords(tx); err != nil {
 			return err
 		}
-		sums, err := computeDigests(tx)
-		if err != nil {
-			return err
+		sums := make([]bucketSum, len(dataBuckets))
+		for i, name := range dataBuckets {
+			b := tx.Bucket(name)
+			if b == nil {
+				return fmt.Errorf("embedded: bucket %q is missing: %w", name, crdt.ErrCorruptEncoding)
+			}
+			sums[i].seq = b.Sequence()
+			if err := b.ForEach(func(k, v []byte) error { sums[i].add(k, v); return nil }); err != nil {
+				return err
+			}
 		}
 		return putFormat(tx.Bucket(bucketMeta), sums)
 	})
@@ -271,11 +225,9 @@ func openBolt(path string, opts Options, readOnly bool) (db *bolt.DB, err error)
 	return db, nil
 }
 
-// create makes a new data file: it writes the format marker into FileName
-// + ".new", makes it durable, and links it to FileName, which fails if
-// another process created FileName meanwhile (then that one is used). A
-// crash leaves no file or a complete one; a left-over ".new" file is
-// replaced.
+// create makes the data file complete as FileName+".new" (replacing one
+// left by a crash) and links it to FileName, keeping a FileName another
+// process linked meanwhile: a crash leaves no file or a complete one.
 func create(dir, path string, opts Options) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -296,8 +248,15 @@ func create(dir, path string, opts Options) error {
 	if err != nil {
 		return err
 	}
-	db := &DB{bolt: bdb, path: tmp, opts: opts}
-	_, err = db.checkFormat(true)
+	// The buckets, the digests and the marker, in one durable transaction.
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return putFormat(tx.Bucket(bucketMeta), make([]bucketSum, len(dataBuckets)))
+	})
 	if cerr := bdb.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, cerr)
 	}
@@ -320,38 +279,32 @@ func openError(path string, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return fmt.Errorf("%w: %s: %w", ErrLocked, path, err)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
-		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
-		return fmt.Errorf("embedded: %s is not a readable data file: %w: %w", path, crdt.ErrCorruptEncoding, err)
 	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return fmt.Errorf("embedded: %s cannot be opened for writing (read-only directory or file?): %w: %w", path, crdt.ErrUnavailable, err)
-	}
-	var pe *fs.PathError
-	if !errors.As(err, &pe) {
-		// bbolt's own checks (a file too small to hold its header).
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
+		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping),
+		!errors.As(err, new(*fs.PathError)): // bbolt's own checks (a file too small to hold its header)
 		return fmt.Errorf("embedded: %s is not a readable data file: %w: %w", path, crdt.ErrCorruptEncoding, err)
 	}
 	return fmt.Errorf("embedded: open %s: %w: %w", path, crdt.ErrUnavailable, err)
 }
 
-// checkFormat refuses a file that is truncated or not ours and returns
-// its format version; with init, it lays out an empty one.
-func (d *DB) checkFormat(init bool) (int, error) {
+// checkFormat refuses a truncated or foreign file and returns its format.
+func (d *DB) checkFormat() (version int, err error) {
 	st, err := os.Stat(d.path)
 	if err != nil {
 		return 0, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
-	empty := true
-	version := 0
 	err = d.view(func(tx *bolt.Tx) error {
 		if st.Size() < tx.Size() {
 			return fmt.Errorf("embedded: %s is truncated (%d bytes, its header says %d): %w", d.path, st.Size(), tx.Size(), crdt.ErrCorruptEncoding)
 		}
+		empty := true
 		if err := tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil }); err != nil {
 			return err
 		}
 		if empty {
-			return nil
+			return fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
 		}
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
@@ -377,43 +330,15 @@ func (d *DB) checkFormat(init bool) (int, error) {
 		}
 		return nil
 	})
-	if err != nil || !empty {
-		return version, err
-	}
-	if !init {
-		return 0, fmt.Errorf("embedded: %s holds no format marker: %w", d.path, crdt.ErrMisconfiguredStore)
-	}
-	// Lay out the buckets, the digests and the marker in one durable
-	// transaction.
-	return FormatVersion, d.bolt.Update(func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return putFormat(tx.Bucket(bucketMeta), make([]bucketSum, len(dataBuckets)))
-	})
+	return version, err
 }
 
-// putFormat writes the buckets' digests sums and the marker of
-// FormatVersion.
+// putFormat writes the digests sums and the marker of FormatVersion.
 func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
 	if err := meta.Put(keyDigest, encodeDigests(sums)); err != nil {
 		return err
 	}
 	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
-}
-
-// install gives the durable file tmp its name path and makes the rename
-// durable; op names the operation in errors.
-func install(op, tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("embedded: %s: sync directory: %w: %w", op, crdt.ErrUnavailable, err)
-	}
-	return nil
 }
 
 func syncDir(dir string) error {
@@ -450,8 +375,7 @@ func (d *DB) Siblings() *Siblings { return &Siblings{db: d} }
 // Partitions returns the DB's partition store.
 func (d *DB) Partitions() *Partitions { return &Partitions{db: d} }
 
-// view runs fn in a read transaction. A damaged file that makes the engine
-// panic or fault is reported as crdt.ErrCorruptEncoding.
+// view runs fn in a read transaction; engine faults are damage reported.
 func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 	if d.closed.Load() {
 		return ErrClosed
@@ -464,8 +388,7 @@ func (d *DB) view(fn func(*bolt.Tx) error) (err error) {
 	return err
 }
 
-// update runs fn in a write transaction shared with concurrent callers
-// (group commit) and returns once that transaction is durable.
+// update runs fn in a group-committed write transaction, until durable.
 func (d *DB) update(fn func(*wtx) error, size int) error {
 	if d.closed.Load() {
 		return ErrClosed
@@ -549,7 +472,7 @@ func (g *group) run(d *DB, o *op) error {
 	return o.err
 }
 
-// opFailed carries the index of the operation whose function refused.
+// opFailed carries the index of the op whose function refused.
 type opFailed struct {
 	i   int
 	err error
@@ -569,17 +492,16 @@ func (d *DB) commit(batch []*op) {
 			batch = append(batch[:f.i:f.i], batch[f.i+1:]...)
 			continue
 		}
-		if err != nil {
-			switch {
-			case errors.Is(err, berrors.ErrDatabaseNotOpen):
-				err = fmt.Errorf("%w: %w", ErrClosed, err)
-			case errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, errPanicked):
-				// Damage found before the commit (the digest record):
-				// nothing was written.
-			default:
-				d.failed.CompareAndSwap(nil, &err)
-				err = fmt.Errorf("embedded: commit failed, the write may or may not be on disk: %w: %w", crdt.ErrAmbiguousWrite, err)
-			}
+		switch {
+		case err == nil:
+		case errors.Is(err, berrors.ErrDatabaseNotOpen):
+			err = fmt.Errorf("%w: %w", ErrClosed, err)
+		case errors.Is(err, crdt.ErrCorruptEncoding) && !errors.Is(err, errPanicked):
+			// Damage found before the commit (the digest record): nothing
+			// was written.
+		default:
+			d.failed.CompareAndSwap(nil, &err)
+			err = fmt.Errorf("embedded: commit failed, the write may or may not be on disk: %w: %w", crdt.ErrAmbiguousWrite, err)
 		}
 		for _, o := range batch {
 			o.err = err
@@ -604,8 +526,7 @@ func onDamage(path string, err *error, also ...error) func() {
 	}
 }
 
-// errPanicked marks a commit the engine panicked in: it may have written
-// part of it.
+// errPanicked marks a commit the engine panicked in, maybe half written.
 var errPanicked = errors.New("the engine panicked")
 
 func (d *DB) commitOnce(batch []*op) (err error) {
@@ -621,17 +542,15 @@ func (d *DB) commitOnce(batch []*op) (err error) {
 	})
 }
 
-// Keys: a partition or sibling key is stored as uvarint(len) || key, so
-// that one key's prefix is never another's, followed by the row key or the
-// sibling's dot.
-
+// appendPrefix appends a partition or sibling key as stored: uvarint(len)
+// || key, so that one key's prefix is never another's; the row key or the
+// sibling's dot follows.
 func appendPrefix(b []byte, key string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(key)))
 	return append(b, key...)
 }
 
-// cutPrefix returns the key at the start of a stored key (appendPrefix's
-// form) and the bytes after it: a sibling's dot or a row's key.
+// cutPrefix splits a stored key into its key and the dot or row key.
 func cutPrefix(k []byte) (key, rest []byte, err error) {
 	n, w := binary.Uvarint(k)
 	if w <= 0 || n > uint64(len(k)-w) {
@@ -645,8 +564,7 @@ const dotBytes = 8
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// checksum covers a stored record's key and value, so that a damaged byte
-// in either is reported rather than served.
+// checksum covers a record's key and value: damage in either is reported.
 func checksum(key, value []byte) uint32 {
 	return crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, value)
 }
@@ -672,14 +590,12 @@ func (d *DB) Verify() error {
 			// the channel to its end before tx closes.
 			var first error
 			for err := range tx.Check() {
-				if first == nil {
-					first = fmt.Errorf("embedded: %s fails the engine's check: %w: %w", d.path, crdt.ErrCorruptEncoding, err)
-				}
+				first = cmp.Or(first, err)
 			}
 			if first != nil {
-				return first
+				return fmt.Errorf("embedded: %s fails the engine's check: %w: %w", d.path, crdt.ErrCorruptEncoding, first)
 			}
-			return d.checkRecords(tx)
+			return checkRecords(tx)
 		})
 	}
 	f, err := os.Open(d.path)
@@ -693,10 +609,10 @@ func (d *DB) Verify() error {
 			if err == nil {
 				err = walk.compareDigests()
 			}
-			if err != nil {
-				return err
+			if err == nil {
+				err = checkRecords(tx)
 			}
-			return d.checkRecords(tx)
+			return err
 		})
 		switch {
 		case errors.Is(err, errRetry) && attempt < 10:
@@ -710,9 +626,8 @@ func (d *DB) Verify() error {
 	}
 }
 
-// checkRecords checks the checksum or encoding of every stored value and
-// tombstone.
-func (d *DB) checkRecords(tx *bolt.Tx) error {
+// checkRecords checks every stored value's and tombstone's encoding.
+func checkRecords(tx *bolt.Tx) error {
 	tombstone := func(k, v []byte) error {
 		if len(v) != 16 {
 			return fmt.Errorf("embedded: tombstone %q malformed: %w", k, crdt.ErrCorruptEncoding)

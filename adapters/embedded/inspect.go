@@ -2,26 +2,25 @@ package embedded
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	bolt "go.etcd.io/bbolt"
 )
 
 // Keys, ReadStats and Compact read a store without opening it, for tools
-// that must change nothing and must not wait for a service: each opens the
-// data file read-only under the engine's shared lock, runs Open's check of
-// the whole file (and compares a version 2 file's digests) before the
-// engine reads a page, and reads one version of the file.
+// that must change nothing and must not wait for a service: read-only,
+// checked as Open checks (openChecked), one version of the file.
 
 // Shape is the store shape a key belongs to.
 type Shape int
@@ -60,60 +59,42 @@ type KeyInfo struct {
 // crdt.ErrNotFound when dir holds no data file, crdt.ErrCorruptEncoding,
 // crdt.ErrMisconfiguredStore or crdt.ErrUnsupportedVersion as Open does, or
 // ctx's error.
-func Keys(ctx context.Context, dir string) ([]KeyInfo, error) {
-	var keys []KeyInfo
-	err := inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) (err error) {
+func Keys(ctx context.Context, dir string) (keys []KeyInfo, err error) {
+	err = inspect(ctx, dir, func(_ *readOnly, tx *bolt.Tx) error {
 		keys, err = storedKeys(ctx, tx)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return keys, nil
+	return keys, err
 }
 
-// storedKeys lists the keys of the siblings and rows buckets.
+// storedKeys lists the siblings' and rows' keys in Keys' order.
 func storedKeys(ctx context.Context, tx *bolt.Tx) ([]KeyInfo, error) {
 	keys := []KeyInfo{}
-	start := 0
-	err := walkKeys(ctx, tx, func(k KeyInfo) {
-		if len(keys) > 0 && keys[len(keys)-1].Shape != k.Shape {
-			start = len(keys)
-		}
-		keys = append(keys, k)
-	})
-	if err != nil {
+	if err := walkKeys(ctx, tx, func(k KeyInfo) { keys = append(keys, k) }); err != nil {
 		return nil, err
 	}
-	// Stored keys sort by length first; each shape's keys by key here.
-	for _, part := range [][]KeyInfo{keys[:start], keys[start:]} {
-		slices.SortFunc(part, func(a, b KeyInfo) int { return strings.Compare(a.Key, b.Key) })
-	}
+	slices.SortFunc(keys, func(a, b KeyInfo) int { return cmp.Or(cmp.Compare(a.Shape, b.Shape), strings.Compare(a.Key, b.Key)) })
 	return keys, nil
 }
 
 // walkKeys calls fn with each key of tx, sibling keys first, in stored
 // order (by length, then bytes), once all its entries are counted.
 func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
-	for _, b := range []struct {
-		shape Shape
-		name  []byte
-	}{{ShapeSiblings, bucketSiblings}, {ShapePartition, bucketRows}} {
+	for i, name := range [][]byte{bucketSiblings, bucketRows} {
+		shape := ShapeSiblings + Shape(i)
 		var cur KeyInfo
 		var curKey []byte // cur's key while it is counted, in the engine's memory
-		c := tx.Bucket(b.name).Cursor()
+		c := tx.Bucket(name).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if n++; n%4096 == 0 {
-				if err := ctx.Err(); err != nil {
-					return err
-				}
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
 			}
 			key, rest, err := cutPrefix(k)
 			if err != nil {
 				return err
 			}
-			if b.shape == ShapeSiblings && len(rest) != dotBytes {
+			if shape == ShapeSiblings && len(rest) != dotBytes {
 				return fmt.Errorf("embedded: sibling %q: a stored key of %d bytes after the key, not a dot: %w", k, len(rest), crdt.ErrCorruptEncoding)
 			}
 			size := int64(len(k) + len(v))
@@ -126,7 +107,7 @@ func walkKeys(ctx context.Context, tx *bolt.Tx, fn func(KeyInfo)) error {
 			if cur.Entries > 0 {
 				fn(cur)
 			}
-			cur, curKey = KeyInfo{Shape: b.shape, Key: string(key), Entries: 1, Bytes: size}, key
+			cur, curKey = KeyInfo{Shape: shape, Key: string(key), Entries: 1, Bytes: size}, key
 		}
 		if cur.Entries > 0 {
 			fn(cur)
@@ -222,28 +203,47 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	if err := compactTarget(to, false); err != nil {
 		return res, err
 	}
-	var before []KeyInfo
-	err = inspect(ctx, dir, func(r *readOnly, tx *bolt.Tx) error {
-		if err := r.db.checkRecords(tx); err != nil {
-			return err
+	// checkedKeys checks every record of tx and lists its keys.
+	checkedKeys := func(tx *bolt.Tx) ([]KeyInfo, error) {
+		if err := checkRecords(tx); err != nil {
+			return nil, err
 		}
-		var err error
-		if before, err = storedKeys(ctx, tx); err != nil {
+		return storedKeys(ctx, tx)
+	}
+	err = inspect(ctx, dir, func(_ *readOnly, tx *bolt.Tx) error {
+		before, err := checkedKeys(tx)
+		if err != nil {
 			return err
 		}
 		res.BytesBefore, res.Keys = tx.Size(), len(before)
-		return writeCompacted(ctx, tx.DB(), to, func(c *readOnly, copyTx *bolt.Tx) error {
-			if err := c.db.checkRecords(copyTx); err != nil {
-				return err
-			}
-			after, err := storedKeys(ctx, copyTx)
+		return writeInto("compact", to, DefaultLockTimeout, func() error { return compactTarget(to, true) }, func(tmp string) error {
+			dst, err := openBolt(tmp, Options{LockTimeout: DefaultLockTimeout}, false)
 			if err != nil {
 				return err
 			}
-			if !slices.Equal(before, after) {
-				return fmt.Errorf("embedded: compact: the copy holds other keys than %s: %w", dir, crdt.ErrCorruptEncoding)
+			err = bolt.Compact(dst, tx.DB(), compactTxBytes)
+			if err == nil {
+				err = dst.Sync()
 			}
-			res.BytesAfter = c.size
+			if cerr := dst.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
+			}
+			return nil
+		}, func(tmp string) error {
+			err := inspectPath(ctx, tmp, func(c *readOnly, copyTx *bolt.Tx) error {
+				after, err := checkedKeys(copyTx)
+				if err == nil && !slices.Equal(before, after) {
+					err = fmt.Errorf("embedded: compact: the copy holds other keys than %s: %w", dir, crdt.ErrCorruptEncoding)
+				}
+				res.BytesAfter = c.size
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("embedded: compact: the copy does not check: %w", err)
+			}
 			return nil
 		})
 	})
@@ -253,11 +253,10 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	return res, nil
 }
 
-// compactTarget is emptyOrAbsent for Compact's target directory, which
-// may also hold nothing but the temporary file of a compaction that was
-// interrupted (a crash, or a command that stopped waiting and exited):
-// that file is passed over, and with remove (the caller holds the
-// target's lock, so no other Compact is writing it) deleted.
+// compactTarget is emptyOrAbsent for Compact's target, which may also
+// hold only an interrupted compaction's temporary file (a crash, or a
+// command that stopped waiting): passed over, or, with remove (under the
+// target's lock: no other Compact writes it), deleted.
 func compactTarget(to string, remove bool) error {
 	tmp := FileName + ".new"
 	if entries, err := os.ReadDir(to); err == nil && len(entries) == 1 && entries[0].Name() == tmp && entries[0].Type().IsRegular() {
@@ -271,64 +270,6 @@ func compactTarget(to string, remove bool) error {
 	return emptyOrAbsent("compact", to)
 }
 
-// writeCompacted writes a compacted copy of src into a temporary file in
-// the directory to, checks it with inspect's checks and then with check,
-// and gives it FileName.
-func writeCompacted(ctx context.Context, src *bolt.DB, to string, check func(*readOnly, *bolt.Tx) error) (err error) {
-	_, statErr := os.Stat(to)
-	if err := os.MkdirAll(to, 0o755); err != nil {
-		return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
-	}
-	lock, err := lockDir(to, DefaultLockTimeout)
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	defer func() {
-		if err != nil && errors.Is(statErr, fs.ErrNotExist) {
-			os.Remove(to) // made here: removed if still empty
-		}
-	}()
-	if err := compactTarget(to, true); err != nil {
-		return err
-	}
-	path := filepath.Join(to, FileName)
-	tmp := path + ".new"
-	err = compactInto(tmp, src)
-	if err == nil {
-		if err = inspectPath(ctx, tmp, check); err != nil {
-			err = fmt.Errorf("embedded: compact: the copy does not check: %w", err)
-		}
-	}
-	if err == nil {
-		err = install("compact", tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp) // gone already if only the directory's sync failed
-	}
-	return err
-}
-
-// compactInto copies src into a new data file at path and makes it
-// durable.
-func compactInto(path string, src *bolt.DB) error {
-	dst, err := openBolt(path, Options{LockTimeout: DefaultLockTimeout}, false)
-	if err != nil {
-		return err
-	}
-	err = bolt.Compact(dst, src, compactTxBytes)
-	if err == nil {
-		err = dst.Sync()
-	}
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
-	}
-	return nil
-}
-
 // readOnly is a data file opened read-only and checked.
 type readOnly struct {
 	db      *DB
@@ -337,8 +278,7 @@ type readOnly struct {
 	size    int64      // the file's size
 }
 
-// inspect opens the data file of dir read-only, checks it and runs fn in
-// one read transaction.
+// inspect runs fn in one read transaction of dir's checked data file.
 func inspect(ctx context.Context, dir string, fn func(*readOnly, *bolt.Tx) error) error {
 	if dir == "" {
 		return fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
@@ -351,15 +291,7 @@ func inspect(ctx context.Context, dir string, fn func(*readOnly, *bolt.Tx) error
 // reported as crdt.ErrCorruptEncoding; the engine is then left open, as
 // it may hold its locks, until the process exits.
 func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) error) (err error) {
-	var r *readOnly
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("embedded: %s is damaged (%v): %w", path, p, crdt.ErrCorruptEncoding)
-		} else if r != nil {
-			r.db.Close()
-		}
-	}()
+	defer onDamage(path, &err)()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -367,34 +299,59 @@ func inspectPath(ctx context.Context, path string, fn func(*readOnly, *bolt.Tx) 
 		// A directory that is missing or is a file holds no data file.
 		return fmt.Errorf("embedded: no data file %s in %s: %w", filepath.Base(path), filepath.Dir(path), crdt.ErrNotFound)
 	}
-	st, err := statDataFile(path)
+	r, err := openChecked(path, DefaultLockTimeout, inspectUnchecked)
 	if err != nil {
 		return err
 	}
-	opts := Options{LockTimeout: DefaultLockTimeout}
-	// The shared lock first: no DB writes the file while it is checked
-	// and read. The engine reads only its checksummed meta pages here.
-	bdb, err := openBolt(path, opts, true)
-	if err != nil {
-		return err
-	}
-	r = &readOnly{db: &DB{bolt: bdb, path: path, opts: opts}, size: st.Size()}
-	if inspectUnchecked {
-		r.walk = &fileCheck{}
-	} else if r.walk, err = checkPath(path); err != nil {
-		return checkError(path, err)
-	}
-	if r.version, err = r.db.checkFormat(false); err != nil {
-		return err
-	}
-	if r.version >= 2 && !inspectUnchecked {
-		if err := r.walk.compareDigests(); err != nil {
-			return checkError(path, err)
-		}
-	}
-	return r.db.view(func(tx *bolt.Tx) error { return fn(r, tx) })
+	err = r.db.view(func(tx *bolt.Tx) error { return fn(r, tx) })
+	r.db.Close() // not after a panic
+	return err
 }
 
-// inspectUnchecked turns the file check and the digests off in Keys,
-// ReadStats and Compact (tests only).
+// openChecked opens the data file at path read-only and checks it: under
+// the engine's shared lock, so that no DB writes it meanwhile (the engine
+// reads only its checksummed meta pages), the whole file unless unchecked,
+// then its format, then a version 2 file's digests.
+func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnly, err error) {
+	// Open makes the data file complete under another name and links it
+	// into place: an empty one is damage, not a new one.
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("embedded: %s is a symbolic link to nothing: %w", path, crdt.ErrMisconfiguredStore)
+	case err != nil:
+		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("embedded: %s is not a regular file (%s): %w", path, st.Mode().Type(), crdt.ErrMisconfiguredStore)
+	case st.Size() == 0:
+		return nil, fmt.Errorf("embedded: %s is empty (truncated?): %w", path, crdt.ErrCorruptEncoding)
+	}
+	opts := Options{LockTimeout: timeout}
+	bdb, err := openBolt(path, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			bdb.Close()
+		}
+	}()
+	r = &readOnly{db: &DB{bolt: bdb, path: path, opts: opts}, size: st.Size(), walk: &fileCheck{}}
+	if !unchecked {
+		if r.walk, err = checkPath(path); err != nil {
+			return nil, checkError(path, err)
+		}
+	}
+	if r.version, err = r.db.checkFormat(); err != nil {
+		return nil, err
+	}
+	if r.version >= 2 && !unchecked {
+		if err := r.walk.compareDigests(); err != nil {
+			return nil, checkError(path, err)
+		}
+	}
+	return r, nil
+}
+
+// inspectUnchecked turns Keys', ReadStats' and Compact's checks off (tests).
 var inspectUnchecked bool

@@ -14,11 +14,9 @@ import (
 )
 
 // Partitions is the DB's store.Partitions, with the semantics of
-// memory.Partitions. Apply is one durable write transaction; Snapshot
-// reads in one read transaction, Scan a page of Options.PageSize rows per
-// read transaction. Reads are always complete: the store.Read level is
-// ignored. Tombstones are kept for Options.TombstoneGrace and then
-// collected by later Applies, a few per transaction, oldest first.
+// memory.Partitions; reads are always complete (the store.Read level is
+// ignored). Tombstones are kept for Options.TombstoneGrace, then collected
+// by later Applies, a few per transaction, oldest first.
 type Partitions struct {
 	db *DB
 }
@@ -44,24 +42,19 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 		return fmt.Errorf("embedded: %w", err)
 	}
 	size := 0
-	own := make([]store.Mutation, len(muts))
-	for i, m := range muts {
+	for _, m := range muts {
 		size += len(m.Partition) + len(m.Key) + len(m.End) + len(m.Value) + 16
-		// bbolt keeps written bytes until the commit: the batch must not
-		// share memory with the caller's.
-		own[i] = storekit.CloneMutation(m)
 	}
 	if size > MaxBatchBytes {
 		return fmt.Errorf("embedded: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
 	}
-	if len(own) == 0 {
+	if len(muts) == 0 {
 		return nil
 	}
+	// bbolt keeps written bytes until the commit: the batch must not share
+	// memory with the caller's.
+	own := storekit.CloneBatch(muts)
 	now := p.db.opts.Now()
-	var cutoff int64 = -1
-	if g := p.db.opts.TombstoneGrace; g > 0 {
-		cutoff = now.Add(-g).UnixMicro()
-	}
 	return p.db.update(func(t *wtx) error {
 		w := writer{
 			rows: t.bucket(bucketRows), points: t.bucket(bucketPoints),
@@ -73,7 +66,7 @@ func (p *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 				return err
 			}
 		}
-		if cutoff > 0 {
+		if cutoff := now.Add(-p.db.opts.TombstoneGrace).UnixMicro(); p.db.opts.TombstoneGrace > 0 && cutoff > 0 {
 			return w.collect(cutoff)
 		}
 		return nil
@@ -92,13 +85,11 @@ func sealCell(key []byte, ts int64, value []byte) []byte {
 	out := make([]byte, 12, 12+len(value))
 	binary.BigEndian.PutUint64(out, uint64(ts))
 	out = append(out, value...)
-	c := crcUpdate(checksum(key, out[:8]), out[12:])
-	binary.BigEndian.PutUint32(out[8:], c)
+	binary.BigEndian.PutUint32(out[8:], crcUpdate(checksum(key, out[:8]), out[12:]))
 	return out
 }
 
-// openCell returns a stored row's timestamp and value (shared with the
-// transaction's memory).
+// openCell returns a row's timestamp and value (in the transaction's memory).
 func openCell(key, rec []byte) (int64, []byte, error) {
 	if len(rec) < 13 || binary.BigEndian.Uint32(rec[8:]) != crcUpdate(checksum(key, rec[:8]), rec[12:]) {
 		return 0, nil, corrupt("row", key)
@@ -122,18 +113,16 @@ func tsBytes(ts int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64
 
 func gcKey(arrival int64, kind byte, body []byte) []byte {
 	k := binary.BigEndian.AppendUint64(make([]byte, 0, 9+len(body)), uint64(arrival))
-	k = append(k, kind)
-	return append(k, body...)
+	return append(append(k, kind), body...)
 }
 
 // A range tombstone is stored under prefix(partition) || sequence as
 // timestamp || arrival || uvarint(len(start)) || start || flag || end
 // (flag 0: no upper bound, no end; 1: end follows).
 type rangeDel struct {
-	id          []byte
-	start, end  []byte
-	hasEnd      bool
-	ts, arrival int64
+	id      []byte
+	m       store.Mutation // the OpDeleteRange stored (End nil: no upper bound)
+	arrival int64
 }
 
 func encodeRange(m store.Mutation, arrival int64) []byte {
@@ -152,35 +141,20 @@ func decodeRange(id, v []byte) (rangeDel, error) {
 	if len(v) < 18 {
 		return rangeDel{}, bad
 	}
-	r := rangeDel{id: id, ts: int64(binary.BigEndian.Uint64(v)), arrival: int64(binary.BigEndian.Uint64(v[8:]))}
 	n, l := binary.Uvarint(v[16:])
 	if l <= 0 || uint64(len(v)-16-l) < n+1 {
 		return rangeDel{}, bad
 	}
 	rest := v[16+l:]
-	r.start = rest[:n]
-	switch rest[n] {
-	case 0:
-		if len(rest) != int(n)+1 {
-			return rangeDel{}, bad
-		}
-	case 1:
-		r.hasEnd, r.end = true, rest[n+1:]
-	default:
+	r := rangeDel{id: id, arrival: int64(binary.BigEndian.Uint64(v[8:])),
+		m: store.Mutation{Op: store.OpDeleteRange, Key: rest[:n], Timestamp: int64(binary.BigEndian.Uint64(v))}}
+	switch {
+	case rest[n] == 1:
+		r.m.End = rest[n+1:] // not nil, even when empty
+	case rest[n] != 0 || len(rest) != int(n)+1:
 		return rangeDel{}, bad
 	}
 	return r, nil
-}
-
-func (r rangeDel) mutation() store.Mutation {
-	m := store.Mutation{Op: store.OpDeleteRange, Key: r.start, Timestamp: r.ts}
-	if r.hasEnd {
-		m.End = r.end
-		if m.End == nil {
-			m.End = []byte{}
-		}
-	}
-	return m
 }
 
 func (w *writer) rangesOf(prefix []byte) ([]rangeDel, error) {
@@ -201,10 +175,8 @@ func (w *writer) apply(m store.Mutation) error {
 	ck := append(slices.Clip(prefix), m.Key...) // the stored key of m.Key
 	switch m.Op {
 	case store.OpPut:
-		if d, _, ok := getTombstone(w.drops, prefix); ok && d >= m.Timestamp {
-			return nil
-		}
-		if d, _, ok := getTombstone(w.points, ck); ok && d >= m.Timestamp {
+		newer := func(b tb, k []byte) bool { d, _, ok := getTombstone(b, k); return ok && d >= m.Timestamp }
+		if newer(w.drops, prefix) || newer(w.points, ck) {
 			return nil
 		}
 		rs, err := w.rangesOf(prefix)
@@ -212,7 +184,7 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		for _, r := range rs {
-			if r.mutation().Shadows(m.Key, m.Timestamp) {
+			if r.m.Shadows(m.Key, m.Timestamp) {
 				return nil
 			}
 		}
@@ -237,12 +209,12 @@ func (w *writer) apply(m store.Mutation) error {
 			return err
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); rm.Timestamp >= m.Timestamp && storekit.Covers(rm, m) {
+			if r.m.Timestamp >= m.Timestamp && storekit.Covers(r.m, m) {
 				return nil
 			}
 		}
 		for _, r := range rs {
-			if rm := r.mutation(); m.Timestamp >= rm.Timestamp && storekit.Covers(m, rm) {
+			if m.Timestamp >= r.m.Timestamp && storekit.Covers(m, r.m) {
 				if err := w.ranges.Delete(r.id); err != nil {
 					return err
 				}
@@ -276,9 +248,8 @@ func (w *writer) apply(m store.Mutation) error {
 	return fmt.Errorf("embedded: unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
 }
 
-// tombstone records a deletion at ts under k in b, arriving now, unless
-// one as new is there, and keeps the gc index in step; it reports whether
-// it recorded one.
+// tombstone records a deletion at ts under k in b, and in the gc index,
+// unless one as new is there; it reports whether it recorded one.
 func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
 	old, arrived, ok := getTombstone(b, k)
 	if ok && old >= ts {
@@ -295,9 +266,8 @@ func (w *writer) tombstone(b tb, k []byte, kind byte, ts int64) (bool, error) {
 	return true, w.gc.Put(gcKey(w.now, kind, k), nil)
 }
 
-// deleteRows deletes the rows of the partition with prefix whose stored
-// key is in [from, end) (end nil: to the partition's end) and whose
-// timestamp is ≤ ts.
+// deleteRows deletes the partition's rows with a stored key in [from,
+// end) (end nil: to the partition's end) and a timestamp ≤ ts.
 func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
 	var doomed [][]byte
 	c := w.rows.Cursor()
@@ -321,41 +291,32 @@ func (w *writer) deleteRows(prefix, from, end []byte, ts int64) error {
 	return nil
 }
 
-// collect drops up to gcPerApply tombstones that arrived before cutoff,
-// oldest first.
+// collect drops up to gcPerApply tombstones arrived before cutoff, oldest first.
 func (w *writer) collect(cutoff int64) error {
-	type entry struct {
-		key  []byte
-		ts   int64
-		kind byte
-		body []byte
-	}
-	var due []entry
+	var due [][]byte
 	c := w.gc.Cursor()
 	for k, _ := c.First(); k != nil && len(due) < gcPerApply; k, _ = c.Next() {
 		if len(k) < 9 {
 			return fmt.Errorf("embedded: gc index entry %q malformed: %w", k, crdt.ErrCorruptEncoding)
 		}
-		ts := int64(binary.BigEndian.Uint64(k))
-		if ts >= cutoff {
+		if int64(binary.BigEndian.Uint64(k)) >= cutoff {
 			break
 		}
-		k = slices.Clone(k)
-		due = append(due, entry{k, ts, k[8], k[9:]})
+		due = append(due, slices.Clone(k))
 	}
 	kinds := map[byte]tb{gcPoint: w.points, gcDrop: w.drops, gcRange: w.ranges}
-	for _, e := range due {
-		b, ok := kinds[e.kind]
+	for _, k := range due {
+		b, ok := kinds[k[8]]
 		if !ok {
-			return fmt.Errorf("embedded: gc index entry %q malformed: %w", e.key, crdt.ErrCorruptEncoding)
+			return fmt.Errorf("embedded: gc index entry %q malformed: %w", k, crdt.ErrCorruptEncoding)
 		}
-		v := b.Get(e.body)
-		if len(v) >= 16 && int64(binary.BigEndian.Uint64(v[8:])) == e.ts {
-			if err := b.Delete(e.body); err != nil {
+		// Collected only if it is still the tombstone that arrived then.
+		if v := b.Get(k[9:]); len(v) >= 16 && bytes.Equal(v[8:16], k[:8]) {
+			if err := b.Delete(k[9:]); err != nil {
 				return err
 			}
 		}
-		if err := w.gc.Delete(e.key); err != nil {
+		if err := w.gc.Delete(k); err != nil {
 			return err
 		}
 	}
@@ -377,8 +338,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 	}, fn)
 }
 
-// Snapshot returns every live row of partition, read in one read
-// transaction.
+// Snapshot returns every live row of partition, in one read transaction.
 func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, _ store.Read) ([]store.Row, error) {
 	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
@@ -388,8 +348,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	return storekit.Limit("embedded", partition, limit, rows, err)
 }
 
-// read returns up to n rows of the partition with prefix, from the stored
-// key from on, in one read transaction.
+// read returns up to n rows of the partition from the stored key from on.
 func (p *Partitions) read(prefix, from []byte, n int) ([]store.Row, error) {
 	var rows []store.Row
 	err := p.db.view(func(tx *bolt.Tx) error {
@@ -406,10 +365,5 @@ func (p *Partitions) read(prefix, from []byte, n int) ([]store.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range rows {
-		if rows[i].Key == nil {
-			rows[i].Key = []byte{}
-		}
-	}
-	return rows, nil
+	return rows, nil // a clone of an empty key is not nil
 }

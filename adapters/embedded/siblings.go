@@ -120,9 +120,7 @@ func deleteDots(b tb, prefix []byte, dots []uint64) error {
 // A sibling record is CRC-32C(key, value) || value.
 
 func sealRecord(key, value []byte) []byte {
-	out := make([]byte, 4, 4+len(value))
-	binary.BigEndian.PutUint32(out, checksum(key, value))
-	return append(out, value...)
+	return append(binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(value)), checksum(key, value)), value...)
 }
 
 func openRecord(key, rec []byte) ([]byte, error) {
