@@ -1008,13 +1008,22 @@ func TestAdvInspectDamageChangesNothing(t *testing.T) {
 	for _, id := range []string{"s007", "s150b", "r042", "r159"} {
 		p := fixPayload(id)
 		off := bytes.Index(b, p)
-		if off < 0 || bytes.Index(b[off+1:], p) >= 0 {
-			t.Fatalf("value %s is not in the file once", id)
+		if off < 0 {
+			t.Fatalf("value %s is not in the file", id)
+		}
+		if bytes.Index(b[off+1:], p) >= 0 {
+			// The engine may leave an old copy on a free page (its layout
+			// varies from run to run): which copy is live is unknown.
+			t.Logf("value %s is in the file twice: not damaged", id)
+			continue
 		}
 		name := "value " + id
 		values = append(values, name)
 		copies = append(copies, damage{Class: "value", Name: name, Truncate: -1,
 			Edits: []edit{{off + len(p) - 2, []byte{b[off+len(p)-2] ^ 0x20}}}})
+	}
+	if len(values) < 2 {
+		t.Fatalf("only %d of 4 values are in the file once", len(values))
 	}
 	work := t.TempDir()
 	ctx := context.Background()
