@@ -267,7 +267,8 @@ type pendingRecord struct {
 // transaction, or landed it first and holds it), the record names that
 // writer instead (unless it is this ledger's), so that the late copy's ledger, settling or watching,
 // still finds it counted elsewhere (SPEC.md 6.11 step 6); a stale judge
-// fails it. It returns each record's error (nil when none failed). l.mu
+// fails it, but an owed record (confirm) is then written as it is, since
+// the ledger reads again only once it is written. It returns each record's error (nil when none failed). l.mu
 // is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
@@ -296,8 +297,13 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		r := &recs[i].rec
 		switch v, owner := judgeCopies(recs[i].judge, xs[i], *r, r.Writer); v {
 		case stale:
-			errs[i] = l.staleRead(r.Txn)
-			continue
+			if !recs[i].confirm {
+				errs[i] = l.staleRead(r.Txn)
+				continue
+			}
+			// An owed record is judged against the state the ledger
+			// last read, which its next read cannot follow until the
+			// record is written: it names the owner, as it stands.
 		case counted, meet:
 			if owner.Writer != l.writer { // not this ledger's copy, given up
 				r.Writer, r.Version = owner.Writer, max(recs[i].judge.Version(owner.Writer), 1)
