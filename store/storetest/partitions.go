@@ -116,8 +116,8 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("Snapshot(%s): %w", part, err)
 	}
-	var scanned []store.Row
-	if err := p.Scan(ctx, part, nil, store.ReadComplete, func(r store.Row) bool { scanned = append(scanned, r); return true }); err != nil {
+	scanned, err := scan(ctx, p, part, nil, store.ReadComplete, 0)
+	if err != nil {
 		return "", fmt.Errorf("Scan(%s): %w", part, err)
 	}
 	if !storekit.SameRows(snap, scanned) {
@@ -261,122 +261,99 @@ func bigPartition(ctx context.Context, p store.Partitions, part string, n int) (
 	return rows, nil
 }
 
+// scan returns the rows a Scan of part from from hands fn, stopping it
+// after stop rows (0: never). It keeps them without copying: rows handed
+// out must stay valid.
+func scan(ctx context.Context, p store.Partitions, part string, from []byte, level store.Read, stop int) ([]store.Row, error) {
+	var got []store.Row
+	err := p.Scan(ctx, part, from, level, func(r store.Row) bool {
+		got = append(got, r)
+		return stop == 0 || len(got) < stop
+	})
+	return got, err
+}
+
+// same records an error unless a read what succeeded with the rows want.
+func (s *steps) same(what string, want, got []store.Row, err error) {
+	s.do(func() error {
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if storekit.SameRows(got, want) {
+			return nil
+		}
+		i := 0
+		for i < min(len(got), len(want)) && storekit.SameRows(got[i:i+1], want[i:i+1]) {
+			i++
+		}
+		return fmt.Errorf("%s: %d rows, want %d in unsigned key order (first difference at %d)", what, len(got), len(want), i)
+	})
+}
+
+// big writes a partition of more than one page (bigPartition) and returns
+// its rows, or nil after an earlier failure.
+func (s *steps) big(part string, n int) (rows []store.Row) {
+	s.do(func() (err error) { rows, err = bigPartition(s.ctx, s.p, part, n); return err })
+	return rows
+}
+
 func partScan(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	const n = 1500
-	want, err := bigPartition(ctx, p, "p", n)
-	if err != nil {
-		return err
+	want := s.big("p", n)
+	if s.err != nil {
+		return s.err
 	}
-	var got []store.Row // kept without copying: rows must stay valid
-	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
-		return err
-	}
-	if !storekit.SameRows(got, want) {
-		return fmt.Errorf("scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
-	}
+	got, err := scan(ctx, s.p, "p", nil, store.ReadAny, 0)
+	s.same(fmt.Sprintf("scan of %d rows", n), want, got, err)
 	// fn owns each row: changing it does not disturb the scan.
 	got = got[:0]
-	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
+	err = s.p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
 		got = append(got, storekit.CloneRow(r))
-		for i := range r.Key {
-			r.Key[i] = 0
-		}
+		clear(r.Key)
 		clear(r.Value)
 		return true
-	}); err != nil {
-		return err
-	}
-	if !storekit.SameRows(got, want) {
-		return fmt.Errorf("scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
-	}
+	})
+	s.same("scan whose fn changes the rows it is given", want, got, err)
 	// From a key present, from between two keys, from past the end.
 	for _, i := range []int{0, 1, 700, n - 1} {
-		for _, between := range []bool{false, true} {
-			from := slices.Clone(want[i].Key)
-			start := i
-			if between {
-				from = append(from, 0)
-				start = i + 1
-			}
-			got = got[:0]
-			if err := p.Scan(ctx, "p", from, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
-				return err
-			}
-			if !storekit.SameRows(got, want[start:]) {
-				return fmt.Errorf("scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
-			}
+		for _, between := range []int{0, 1} {
+			from := append(slices.Clone(want[i].Key), make([]byte, between)...)
+			got, err := scan(ctx, s.p, "p", from, store.ReadAny, 0)
+			s.same(fmt.Sprintf("scan from %q", from), want[i+between:], got, err)
 		}
 	}
 	// Stopping early: fn is not called again.
 	for _, stop := range []int{1, 3, 150, 1200} {
-		calls := 0
-		if err := p.Scan(ctx, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return calls < stop }); err != nil {
-			return err
-		}
-		if calls != stop {
-			return fmt.Errorf("scan told to stop at row %d called fn %d times", stop, calls)
-		}
+		got, err := scan(ctx, s.p, "p", nil, store.ReadAny, stop)
+		s.same(fmt.Sprintf("scan told to stop at row %d", stop), want[:stop], got, err)
 	}
-	// The empty and the absent partition.
-	calls := 0
-	if err := p.Scan(ctx, "absent", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); err != nil || calls != 0 {
-		return fmt.Errorf("scan of an absent partition: %d rows, %v", calls, err)
-	}
-	for name, k := range crdttest.InvalidKeys() {
-		if err := p.Scan(ctx, k, nil, store.ReadAny, func(store.Row) bool { return true }); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("scan of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-		}
-	}
-	return nil
-}
-
-func firstDiff(a, b []store.Row) int {
-	for i := range min(len(a), len(b)) {
-		if !bytes.Equal(a[i].Key, b[i].Key) || !bytes.Equal(a[i].Value, b[i].Value) {
-			return i
-		}
-	}
-	return min(len(a), len(b))
+	got, err = scan(ctx, s.p, "absent", nil, store.ReadAny, 0)
+	s.same("scan of an absent partition", nil, got, err)
+	return s.err
 }
 
 func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
-	rows, err := p.Snapshot(ctx, "absent", 10, store.ReadAny)
-	if err != nil || len(rows) != 0 {
-		return fmt.Errorf("snapshot of an absent partition: %s, %v", renderRows(rows), err)
-	}
-	want, err := bigPartition(ctx, p, "p", 1500)
-	if err != nil {
-		return err
+	s := &steps{ctx: ctx, p: e.fresh()}
+	got, err := s.p.Snapshot(ctx, "absent", 10, store.ReadAny)
+	s.same("snapshot of an absent partition", nil, got, err)
+	want := s.big("p", 1500)
+	if s.err != nil {
+		return s.err
 	}
 	for _, level := range []store.Read{store.ReadAny, store.ReadComplete} {
-		got, err := p.Snapshot(ctx, "p", 1500, level)
-		if err != nil {
-			return fmt.Errorf("snapshot of 1500 rows with limit 1500: %w", err)
-		}
-		if !storekit.SameRows(got, want) {
-			return fmt.Errorf("snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
-		}
+		got, err := s.p.Snapshot(ctx, "p", 1500, level)
+		s.same("snapshot of 1500 rows with limit 1500", want, got, err)
 	}
 	for _, limit := range []int{1499, 10, 0} {
-		if rows, err := p.Snapshot(ctx, "p", limit, store.ReadComplete); !errors.Is(err, crdt.ErrTooLarge) {
-			return fmt.Errorf("snapshot of 1500 rows with limit %d: %d rows, %v; want an error wrapping crdt.ErrTooLarge", limit, len(rows), err)
-		}
+		_, err := s.p.Snapshot(ctx, "p", limit, store.ReadComplete)
+		s.refused(err, crdt.ErrTooLarge, "snapshot of 1500 rows with limit %d", limit)
 	}
 	// Deleted rows do not count against the limit.
-	if err := applyEach(ctx, p, delRange("p", nil, want[1000].Key, 2)); err != nil {
-		return err
-	}
-	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !storekit.SameRows(got, want[1000:]) {
-		return fmt.Errorf("snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
-	}
-	for name, k := range crdttest.InvalidKeys() {
-		if _, err := p.Snapshot(ctx, k, 10, store.ReadAny); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("snapshot of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-		}
-	}
-	return nil
+	s.apply(delRange("p", nil, want[1000].Key, 2))
+	got, err = s.p.Snapshot(ctx, "p", 500, store.ReadComplete)
+	s.same("snapshot with limit 500 after deleting 1000 of 1500 rows", want[1000:], got, err)
+	return s.err
 }
 
 func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
@@ -458,6 +435,12 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	}
 	s.refused(s.p.Apply(ctx, big), crdt.ErrTooLarge, "apply of %d mutations", len(big))
 	s.expect("p", "a batch over store.MaxBatch writes nothing", "")
+	for name, k := range crdttest.InvalidKeys() {
+		_, err := s.p.Snapshot(ctx, k, 10, store.ReadAny)
+		s.refused(err, crdt.ErrInvalidKey, "snapshot of an invalid partition key (%s)", name)
+		_, err = scan(ctx, s.p, k, nil, store.ReadAny, 0)
+		s.refused(err, crdt.ErrInvalidKey, "scan of an invalid partition key (%s)", name)
+	}
 	return s.err
 }
 
@@ -508,14 +491,11 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 	if err := p.Apply(ctx, batch); err != nil {
 		return fmt.Errorf("a batch of store.MaxBatch mutations: %w", err)
 	}
-	n := 0
-	if err := p.Scan(ctx, "q", nil, store.ReadComplete, func(store.Row) bool { n++; return true }); err != nil {
-		return err
+	rows, err = scan(ctx, p, "q", nil, store.ReadComplete, 0)
+	if err == nil && len(rows) != store.MaxBatch {
+		err = fmt.Errorf("a batch of store.MaxBatch mutations left %d rows", len(rows))
 	}
-	if n != store.MaxBatch {
-		return fmt.Errorf("a batch of store.MaxBatch mutations left %d rows", n)
-	}
-	return nil
+	return err
 }
 
 func partCopies(ctx context.Context, e *env[store.Partitions]) error {
@@ -559,11 +539,10 @@ func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
 	s.refused(s.p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}), context.Canceled, "apply with a cancelled context")
 	_, err := s.p.Snapshot(done, "p", 10, store.ReadAny)
 	s.refused(err, context.Canceled, "snapshot with a cancelled context")
-	calls := 0
-	err = s.p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true })
+	rows, err := scan(done, s.p, "p", nil, store.ReadAny, 0)
 	s.refused(err, context.Canceled, "scan with a cancelled context")
-	if s.err == nil && calls != 0 {
-		s.err = fmt.Errorf("scan with a cancelled context called fn %d times", calls)
+	if s.err == nil && len(rows) != 0 {
+		s.err = fmt.Errorf("scan with a cancelled context called fn %d times", len(rows))
 	}
 	s.expect("p", "an Apply with a cancelled context", "k=v")
 	return s.err
@@ -636,10 +615,7 @@ func partModel(ctx context.Context, e *env[store.Partitions]) error {
 				got, err = p.Snapshot(ctx, op.part, 100, store.ReadComplete)
 			} else {
 				want = scanModel(want, op.from, op.stop)
-				err = p.Scan(ctx, op.part, op.from, store.ReadComplete, func(row store.Row) bool {
-					got = append(got, row)
-					return op.stop == 0 || len(got) < op.stop
-				})
+				got, err = scan(ctx, p, op.part, op.from, store.ReadComplete, op.stop)
 			}
 			if err != nil {
 				return e.seeded(fmt.Errorf("case %d, op %d %v: %w", c, i, op, err))
