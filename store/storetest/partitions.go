@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -132,13 +131,10 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 
 func expectRows(ctx context.Context, p store.Partitions, part, what, want string) error {
 	got, err := rowsOf(ctx, p, part)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
+	if err != nil || got == want {
+		return wrap(what, err)
 	}
-	if got != want {
-		return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
-	}
-	return nil
+	return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
 }
 
 func partLWW(ctx context.Context, e *env[store.Partitions]) error {
@@ -276,11 +272,8 @@ func scan(ctx context.Context, p store.Partitions, part string, from []byte, lev
 // same records an error unless a read what succeeded with the rows want.
 func (s *steps) same(what string, want, got []store.Row, err error) {
 	s.do(func() error {
-		if err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		if storekit.SameRows(got, want) {
-			return nil
+		if err != nil || storekit.SameRows(got, want) {
+			return wrap(what, err)
 		}
 		i := 0
 		for i < min(len(got), len(want)) && storekit.SameRows(got[i:i+1], want[i:i+1]) {
@@ -445,57 +438,44 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 }
 
 func partLimits(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	key := bytes.Repeat([]byte{0xff}, store.MaxRowKey)
-	value := bytes.Repeat([]byte("v"), store.MaxValue)
-	if err := p.Apply(ctx, []store.Mutation{{Partition: "p", Op: store.OpPut, Key: key, Value: value, Timestamp: 1}}); err != nil {
-		return fmt.Errorf("a row key of store.MaxRowKey bytes with a value of store.MaxValue bytes: %w", err)
+	most := make([]store.Mutation, store.MaxBatch)
+	for i := range most {
+		most[i] = store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 1}
 	}
-	rows, err := p.Snapshot(ctx, "p", 1, store.ReadComplete)
-	if err != nil {
-		return err
-	}
-	if len(rows) != 1 || !bytes.Equal(rows[0].Key, key) || !bytes.Equal(rows[0].Value, value) {
-		return errors.New("the largest row did not read back intact")
-	}
-	if err := p.Apply(ctx, []store.Mutation{delRange("p", nil, key, 2)}); err != nil {
-		return fmt.Errorf("a range delete ending at a key of store.MaxRowKey bytes: %w", err)
-	}
-	// A batch of exactly store.MaxBatchBytes in one partition, and one of
-	// exactly store.MaxSpanningBatchBytes across two.
-	full := fillBytes("r", store.MaxBatchBytes)
-	if err := p.Apply(ctx, full); err != nil {
-		return fmt.Errorf("a batch of store.MaxBatchBytes bytes in one partition: %w", err)
-	}
-	spanning := append(fillBytes("s", store.MaxSpanningBatchBytes/2), fillBytes("t", store.MaxSpanningBatchBytes-store.MaxSpanningBatchBytes/2)...)
-	if err := p.Apply(ctx, spanning); err != nil {
-		return fmt.Errorf("a batch of store.MaxSpanningBatchBytes bytes across two partitions: %w", err)
-	}
-	for _, b := range [][]store.Mutation{full, spanning} {
-		for _, part := range storekit.PartitionsOf(b) {
-			rows, err := p.Snapshot(ctx, part, len(b), store.ReadComplete)
-			if err != nil {
-				return err
-			}
-			// n: the batch's puts to part.
-			n := len(slices.DeleteFunc(slices.Clone(b), func(m store.Mutation) bool { return m.Partition != part }))
-			if len(rows) != n {
-				return fmt.Errorf("a batch at the byte limits left %d rows in partition %s, want %d", len(rows), part, n)
-			}
+	half := store.MaxSpanningBatchBytes / 2
+	for _, c := range []struct {
+		what  string
+		batch []store.Mutation
+	}{
+		{"a row key of store.MaxRowKey bytes with a value of store.MaxValue bytes",
+			[]store.Mutation{{Partition: "p", Op: store.OpPut, Key: key, Value: bytes.Repeat([]byte("v"), store.MaxValue), Timestamp: 1}}},
+		{"a batch of store.MaxBatchBytes bytes in one partition", fillBytes("r", store.MaxBatchBytes)},
+		{"a batch of store.MaxSpanningBatchBytes bytes across two partitions",
+			append(fillBytes("s", half), fillBytes("t", store.MaxSpanningBatchBytes-half)...)},
+		{"a batch of store.MaxBatch mutations", most},
+	} {
+		s.do(func() error { return wrap(c.what, s.p.Apply(ctx, c.batch)) })
+		var m model
+		m.apply(c.batch)
+		for _, part := range storekit.PartitionsOf(c.batch) {
+			got, err := s.p.Snapshot(ctx, part, len(c.batch), store.ReadComplete)
+			s.same(c.what+", read back", m.rows(part), got, err)
 		}
 	}
-	batch := make([]store.Mutation, store.MaxBatch)
-	for i := range batch {
-		batch[i] = store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 1}
+	s.do(func() error {
+		return wrap("a range delete ending at a key of store.MaxRowKey bytes", s.p.Apply(ctx, []store.Mutation{delRange("p", nil, key, 2)}))
+	})
+	return s.err
+}
+
+// wrap prefixes a non-nil err with what.
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
-	if err := p.Apply(ctx, batch); err != nil {
-		return fmt.Errorf("a batch of store.MaxBatch mutations: %w", err)
-	}
-	rows, err = scan(ctx, p, "q", nil, store.ReadComplete, 0)
-	if err == nil && len(rows) != store.MaxBatch {
-		err = fmt.Errorf("a batch of store.MaxBatch mutations left %d rows", len(rows))
-	}
-	return err
+	return nil
 }
 
 func partCopies(ctx context.Context, e *env[store.Partitions]) error {
