@@ -112,17 +112,14 @@ var faultNames = [...]string{"pass", "refuse", "lose-ack", "lose", "hold", "stal
 // String names the fault: "pass", "refuse", "lose-ack", "lose", "hold",
 // "stale", "unclassified", or "stale(n)" for StaleBy(n) with n > 1.
 func (f Fault) String() string {
-	k := f.Kind()
-	if int(k) >= len(faultNames) {
+	switch k := f.Kind(); {
+	case int(k) >= len(faultNames) || k != Stale && f != k:
 		return fmt.Sprintf("Fault(%d)", uint8(f))
-	}
-	if k == Stale && f.Age() > 1 {
+	case f.Age() > 1:
 		return fmt.Sprintf("stale(%d)", f.Age())
+	default:
+		return faultNames[k]
 	}
-	if k != Stale && f != k {
-		return fmt.Sprintf("Fault(%d)", uint8(f))
-	}
-	return faultNames[k]
 }
 
 // The method names a Call carries.
@@ -530,32 +527,7 @@ func newHistory[S any](o Options, equal func(a, b S) bool, merge func(old *S, s 
 }
 
 // add records s for key.
-func (h *history[S]) add(key string, s S) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.addLocked(key, s)
-}
-
-func (h *history[S]) addLocked(key string, s S) {
-	if h.depth <= 0 {
-		return
-	}
-	if h.states == nil {
-		h.states = map[string][]S{}
-	}
-	st := h.states[key]
-	if n := len(st); n > 0 && h.equal(st[n-1], s) {
-		if h.merge != nil {
-			h.merge(&st[n-1], s)
-		}
-		return
-	}
-	st = append(st, s)
-	if len(st) > h.depth {
-		st = slices.Delete(st, 0, len(st)-h.depth)
-	}
-	h.states[key] = st
-}
+func (h *history[S]) add(key string, s S) { h.older(key, &s, 0, nil) }
 
 // older records fresh for key if it is not nil, then returns the state age
 // states before the newest of key that ok accepts, or the oldest accepted
@@ -564,10 +536,20 @@ func (h *history[S]) addLocked(key string, s S) {
 func (h *history[S]) older(key string, fresh *S, age int, ok func(S) bool) (S, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if fresh != nil {
-		h.addLocked(key, *fresh)
-	}
 	st := h.states[key]
+	if n := len(st); fresh != nil && h.depth > 0 {
+		if n > 0 && h.equal(st[n-1], *fresh) {
+			if h.merge != nil {
+				h.merge(&st[n-1], *fresh)
+			}
+		} else {
+			st = slices.Delete(append(st, *fresh), 0, max(n+1-h.depth, 0))
+			if h.states == nil {
+				h.states = map[string][]S{}
+			}
+			h.states[key] = st
+		}
+	}
 	var found S
 	any := false
 	for i := len(st) - 2; i >= 0 && age > 0; i-- {

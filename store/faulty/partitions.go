@@ -43,18 +43,12 @@ func NewPartitions(inner store.Partitions, o Options) *Partitions {
 		hist: newHistory(o, partState.equal, (*partState).merge)}
 }
 
-// stale returns an older recorded state of partition, age states back
-// (isolated ones only if isolated), after recording fresh if it is not nil.
-func (p *Partitions) stale(partition string, fresh *partState, age int, isolated bool) ([]store.Row, bool) {
-	var ok func(partState) bool
-	if isolated {
-		ok = func(s partState) bool { return s.isolated }
-	}
-	st, found := p.hist.older(partition, fresh, age, ok)
-	if !found {
-		return nil, false
-	}
-	return storekit.CloneRows(st.rows), true
+// stale records fresh, a read of partition, and returns a copy of the
+// state age states older; an isolated read is answered from isolated
+// states only.
+func (p *Partitions) stale(partition string, fresh partState, age int) ([]store.Row, bool) {
+	st, found := p.hist.older(partition, &fresh, age, func(s partState) bool { return s.isolated || !fresh.isolated })
+	return storekit.CloneRows(st.rows), found
 }
 
 // Snapshot is the wrapped store's Snapshot, with faults.
@@ -69,7 +63,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	served := Pass
 	if f.Kind() == Stale && level != store.ReadComplete {
-		if old, ok := p.stale(partition, &partState{storekit.CloneRows(rows), true}, f.Age(), true); ok {
+		if old, ok := p.stale(partition, partState{storekit.CloneRows(rows), true}, f.Age()); ok {
 			if len(old) > limit {
 				return nil, fmt.Errorf("faulty: %v: stale partition has more than %d rows: %w", call, limit, crdt.ErrTooLarge)
 			}
@@ -100,7 +94,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 		}); err != nil {
 			return err
 		}
-		if old, ok := p.stale(partition, &partState{rows: fresh}, f.Age(), false); ok {
+		if old, ok := p.stale(partition, partState{rows: fresh}, f.Age()); ok {
 			p.count(Stale)
 			for _, r := range old {
 				if bytes.Compare(r.Key, from) >= 0 && !fn(r) {
