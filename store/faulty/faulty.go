@@ -305,42 +305,29 @@ func newCore(o Options) core {
 	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}}
 }
 
-// begin numbers a call and decides its fault.
-func (c *core) begin(call Call) (Call, Fault) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	call.N = c.n
-	f := Pass
-	if c.policy != nil {
-		f = c.policy(call)
-	}
-	return call, f
-}
-
 func (c *core) count(f Fault) {
 	c.mu.Lock()
 	c.counts[f.Kind()]++
 	c.mu.Unlock()
 }
 
-func (c *core) hookFn() Hook {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hook
-}
-
-// before runs the checks every call makes first: a done context, then the
-// hook. It returns the call and its fault.
-func (c *core) before(ctx context.Context, proto Call) (Call, Fault, error) {
+// before runs the checks every call makes first: a done context, then
+// (once the call is numbered and its fault decided) the hook. It returns
+// the call and its fault.
+func (c *core) before(ctx context.Context, call Call) (Call, Fault, error) {
 	if err := ctx.Err(); err != nil {
-		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", proto.Method, proto.Key, crdt.ErrUnavailable, err)
+		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", call.Method, call.Key, crdt.ErrUnavailable, err)
 	}
-	call, f := c.begin(proto)
-	if h := c.hookFn(); h != nil {
-		if err := h(ctx, call, false); err != nil {
-			return call, f, err
-		}
+	c.mu.Lock()
+	c.n++
+	call.N = c.n
+	f := Pass
+	if c.policy != nil {
+		f = c.policy(call)
+	}
+	c.mu.Unlock()
+	if err := c.runHook(ctx, call, false); err != nil {
+		return call, f, err
 	}
 	if k := f.Kind(); k > Unclassified || (k == Unclassified && f != k) {
 		return call, f, fmt.Errorf("faulty: %v: policy returned %v: %w", call, f, crdt.ErrInvalidConfig)
@@ -348,12 +335,16 @@ func (c *core) before(ctx context.Context, proto Call) (Call, Fault, error) {
 	return call, f, nil
 }
 
-// after runs the after hook of a call that took effect.
-func (c *core) after(ctx context.Context, call Call) error {
-	if h := c.hookFn(); h != nil {
-		return h(ctx, call, true)
+// runHook runs the hook, if any, before a call or (after) once it took
+// effect.
+func (c *core) runHook(ctx context.Context, call Call, after bool) error {
+	c.mu.Lock()
+	h := c.hook
+	c.mu.Unlock()
+	if h == nil {
+		return nil
 	}
-	return nil
+	return h(ctx, call, after)
 }
 
 // beforeRead is before for a read: an Unclassified fault fails it with
@@ -408,7 +399,7 @@ func (c *core) write(ctx context.Context, call Call, f Fault, apply func(ctx con
 		fault = k
 	}
 	c.count(fault)
-	if err := c.after(ctx, call); err != nil {
+	if err := c.runHook(ctx, call, true); err != nil {
 		return err
 	}
 	switch fault {
@@ -474,7 +465,7 @@ func (c *core) Deliver(i int) error {
 	if h.after != nil {
 		h.after(h.ctx)
 	}
-	return c.after(h.ctx, h.call)
+	return c.runHook(h.ctx, h.call, true)
 }
 
 // DeliverAll delivers every held write, oldest first, and returns the

@@ -73,7 +73,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 		p.hist.add(partition, partState{storekit.CloneRows(rows), true})
 	}
 	p.count(served)
-	if err := p.after(ctx, call); err != nil {
+	if err := p.runHook(ctx, call, true); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -101,22 +101,18 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 					break
 				}
 			}
-			return p.after(ctx, call)
+			return p.runHook(ctx, call, true)
 		}
 	}
 	// Record the rows of a scan from the start that runs to the end.
 	var seen []store.Row
-	keep := from == nil && p.hist.depth > 0
-	stopped := false
+	keep, ended := from == nil && p.hist.depth > 0, true
 	visit := func(r store.Row) bool {
 		if keep {
 			seen = append(seen, storekit.CloneRow(r))
 		}
-		if !fn(r) {
-			stopped = true
-			return false
-		}
-		return true
+		ended = fn(r)
+		return ended
 	}
 	if p.page > 0 {
 		err = p.scanPaged(ctx, partition, from, level, visit)
@@ -126,11 +122,11 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	if err != nil {
 		return err
 	}
-	if keep && !stopped {
+	if keep && ended {
 		p.hist.add(partition, partState{rows: seen})
 	}
 	p.count(Pass)
-	return p.after(ctx, call)
+	return p.runHook(ctx, call, true)
 }
 
 // scanPaged reads p.page rows at a time from the wrapped store; every page
@@ -155,7 +151,7 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 		}
 		if !first {
 			p.count(Pass)
-			if err := p.after(ctx, call); err != nil {
+			if err := p.runHook(ctx, call, true); err != nil {
 				return nil, err
 			}
 		}

@@ -88,7 +88,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		vs, tok, served = old.values, old.token, Stale
 	}
 	s.count(served)
-	if err := s.after(ctx, call); err != nil {
+	if err := s.runHook(ctx, call, true); err != nil {
 		return nil, nil, err
 	}
 	return vs, tok, nil
