@@ -47,7 +47,8 @@ import (
 //     reads as a plain model of the contract (a metamorphic check: one op
 //     list, two implementations, histories compared);
 //   - idempotence: the batches of each history applied in a shuffled
-//     order, some twice, leave the same rows.
+//     order, some twice, some split into single mutations, leave the
+//     model's rows.
 func RunPartitions(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 	t.Helper()
 	run(t, partitionChecks, newStore)
@@ -571,8 +572,6 @@ func partIsolation(ctx context.Context, e *env[store.Partitions]) error {
 	})
 }
 
-// partModel applies seeded random histories to the store and to the model
-// and compares every read.
 func partModel(ctx context.Context, e *env[store.Partitions]) error {
 	e.logSeed()
 	r := rand.New(rand.NewSource(e.seed))
@@ -616,9 +615,6 @@ func renderHistory(h []genOp) string {
 	return b.String()
 }
 
-// partIdempotence applies the batches of seeded random histories to a
-// fresh store in a shuffled order, some twice and some split into single
-// mutations, and compares the rows with the model's.
 func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 	e.logSeed()
 	r := rand.New(rand.NewSource(e.seed ^ 0x5eed))
@@ -656,12 +652,12 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 				return e.seeded(err)
 			}
 			if want := m.rows(part); !storekit.SameRows(got, want) {
-				var lines []string
+				hist := make([]genOp, len(order))
 				for i, b := range order {
-					lines = append(lines, fmt.Sprintf("  %d: %s", i, renderBatch(b)))
+					hist[i].batch = b
 				}
 				return e.seeded(fmt.Errorf("case %d: batches applied in another order, some twice, give %s in partition %s; the model %s\norder:\n%s",
-					c, renderRows(got), part, renderRows(want), strings.Join(lines, "\n")))
+					c, renderRows(got), part, renderRows(want), renderHistory(hist)))
 			}
 		}
 	}

@@ -11,22 +11,14 @@
 //		storetest.RunSiblings(t, func(t *testing.T) store.Siblings { return memory.NewSiblings() })
 //	}
 //
-//	func BenchmarkSiblings(b *testing.B) {
-//		storetest.BenchmarkSiblings(b, func(b *testing.B) store.Siblings { return memory.NewSiblings() })
-//	}
-//
 // Package conformance runs these checks together with every driver's
 // behaviour suites; a backend normally calls conformance.Run.
 //
 // Each check is a subtest named for the rule it checks, so one rule can be
 // run alone (go test -run 'TestSiblings/supersede'). Randomised checks
 // (the Partitions model and idempotence checks, concurrent writers) log
-// their seed; replay one with the same seed:
-//
-//	COUNTERKIT_SEED=<seed> go test -run '<test>/<check>' <package>
-//
-// and scale their number of cases with COUNTERKIT_CASES (see package
-// proptest). The checks demand the contract of package store and nothing
+// their seed and the command that replays it (COUNTERKIT_SEED), and scale
+// their number of cases with COUNTERKIT_CASES (see package proptest). The checks demand the contract of package store and nothing
 // more: sibling order, token bytes and page sizes are left to the backend.
 package storetest
 
