@@ -96,7 +96,13 @@ func (s *steps) batch(muts ...store.Mutation) { s.do(func() error { return s.p.A
 // expect checks that partition part holds the rows want, as rendered by
 // rowsOf.
 func (s *steps) expect(part, what, want string) {
-	s.do(func() error { return expectRows(s.ctx, s.p, part, what, want) })
+	s.do(func() error {
+		got, err := rowsOf(s.ctx, s.p, part)
+		if err != nil || got == want {
+			return wrap(what, err)
+		}
+		return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
+	})
 }
 
 // applyEach applies each mutation as a batch of its own.
@@ -128,14 +134,6 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 		s[i] = string(r.Key) + "=" + string(r.Value)
 	}
 	return strings.Join(s, " "), nil
-}
-
-func expectRows(ctx context.Context, p store.Partitions, part, what, want string) error {
-	got, err := rowsOf(ctx, p, part)
-	if err != nil || got == want {
-		return wrap(what, err)
-	}
-	return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
 }
 
 func partLWW(ctx context.Context, e *env[store.Partitions]) error {
@@ -239,9 +237,10 @@ func partRangeBounds(ctx context.Context, e *env[store.Partitions]) error {
 	return s.err
 }
 
-// bigPartition writes n rows with keys that sort differently as signed and
-// unsigned bytes and returns them in order.
-func bigPartition(ctx context.Context, p store.Partitions, part string, n int) ([]store.Row, error) {
+// big writes n rows to part, in batches of 500, with keys that sort
+// differently as signed and unsigned bytes, and returns them in order (nil
+// after a failure).
+func (s *steps) big(part string, n int) []store.Row {
 	rows := make([]store.Row, n)
 	muts := make([]store.Mutation, n)
 	for i := range n {
@@ -250,12 +249,13 @@ func bigPartition(ctx context.Context, p store.Partitions, part string, n int) (
 		muts[i] = store.Mutation{Partition: part, Op: store.OpPut, Key: k, Value: rows[i].Value, Timestamp: 1}
 	}
 	for lo := 0; lo < n; lo += 500 {
-		if err := p.Apply(ctx, muts[lo:min(lo+500, n)]); err != nil {
-			return nil, err
-		}
+		s.batch(muts[lo:min(lo+500, n)]...)
+	}
+	if s.err != nil {
+		return nil
 	}
 	slices.SortFunc(rows, func(a, b store.Row) int { return bytes.Compare(a.Key, b.Key) })
-	return rows, nil
+	return rows
 }
 
 // scan returns the rows a Scan of part from from hands fn, stopping it
@@ -282,13 +282,6 @@ func (s *steps) same(what string, want, got []store.Row, err error) {
 		}
 		return fmt.Errorf("%s: %d rows, want %d in unsigned key order (first difference at %d)", what, len(got), len(want), i)
 	})
-}
-
-// big writes a partition of more than one page (bigPartition) and returns
-// its rows, or nil after an earlier failure.
-func (s *steps) big(part string, n int) (rows []store.Row) {
-	s.do(func() (err error) { rows, err = bigPartition(s.ctx, s.p, part, n); return err })
-	return rows
 }
 
 func partScan(ctx context.Context, e *env[store.Partitions]) error {
@@ -492,24 +485,21 @@ func partCopies(ctx context.Context, e *env[store.Partitions]) error {
 	from[0] = 'a'
 	s.apply(put("p", "key", "late", 3))
 	s.expect("p", "changing a range delete's bounds after Apply changed the store", "key=late")
-	if s.err != nil {
-		return s.err
-	}
-	p := s.p
-	rows, err := p.Snapshot(ctx, "p", 10, store.ReadAny)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		r.Key[0], r.Value[0] = 'Z', 'Z'
-	}
-	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
-		r.Key[0], r.Value[0] = 'W', 'W'
-		return true
-	}); err != nil {
-		return err
-	}
-	return expectRows(ctx, p, "p", "changing rows a read returned changed the store", "key=late")
+	s.do(func() error {
+		rows, err := s.p.Snapshot(ctx, "p", 10, store.ReadAny)
+		for _, r := range rows {
+			r.Key[0], r.Value[0] = 'Z', 'Z'
+		}
+		if err != nil {
+			return err
+		}
+		return s.p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
+			r.Key[0], r.Value[0] = 'W', 'W'
+			return true
+		})
+	})
+	s.expect("p", "changing rows a read returned changed the store", "key=late")
+	return s.err
 }
 
 func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
