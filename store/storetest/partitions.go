@@ -87,8 +87,11 @@ func delPart(part string, ts int64) store.Mutation {
 	return store.Mutation{Partition: part, Op: store.OpDeletePartition, Timestamp: ts}
 }
 
+// apply applies each mutation as a batch of its own.
 func (s *steps) apply(muts ...store.Mutation) {
-	s.do(func() error { return applyEach(s.ctx, s.p, muts...) })
+	for _, m := range muts {
+		s.do(func() error { return wrap("apply "+renderMutation(m), s.p.Apply(s.ctx, []store.Mutation{m})) })
+	}
 }
 
 func (s *steps) batch(muts ...store.Mutation) { s.do(func() error { return s.p.Apply(s.ctx, muts) }) }
@@ -103,16 +106,6 @@ func (s *steps) expect(part, what, want string) {
 		}
 		return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
 	})
-}
-
-// applyEach applies each mutation as a batch of its own.
-func applyEach(ctx context.Context, p store.Partitions, muts ...store.Mutation) error {
-	for _, m := range muts {
-		if err := p.Apply(ctx, []store.Mutation{m}); err != nil {
-			return fmt.Errorf("apply %s: %w", renderMutation(m), err)
-		}
-	}
-	return nil
 }
 
 // rowsOf renders a partition's rows as "k=v k=v" read by Snapshot, and
