@@ -33,6 +33,7 @@
 package faulty
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -510,11 +511,7 @@ type history[S any] struct {
 
 // newHistory returns the history o.History asks for.
 func newHistory[S any](o Options, equal func(a, b S) bool, merge func(old *S, s S)) history[S] {
-	depth := o.History
-	if depth == 0 {
-		depth = DefaultHistory
-	}
-	return history[S]{depth: max(depth, 0), equal: equal, merge: merge}
+	return history[S]{depth: max(cmp.Or(o.History, DefaultHistory), 0), equal: equal, merge: merge}
 }
 
 // add records s for key.
