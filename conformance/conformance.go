@@ -93,37 +93,40 @@ type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
 // storetest.RunPartitions and Partitions.
 func Run(t *testing.T, newHarness HarnessMaker) {
 	h := open(t, newHarness)
-	runShape(t, "Siblings", h.MakeSiblings, storetest.RunSiblings, Siblings)
-	runShape(t, "Partitions", h.MakePartitions, storetest.RunPartitions, Partitions)
-}
-
-// runShape runs the suites under subtest name on stores of one shape from
-// mk, unless its first call fails with errors.ErrUnsupported.
-func runShape[S any](t *testing.T, name string, mk func(context.Context, testing.TB) (S, error), suites ...func(*testing.T, func(*testing.T) S)) {
-	t.Run(name, func(t *testing.T) {
-		if _, err := mk(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
-			t.Skip(err)
-		}
-		for _, run := range suites {
-			run(t, func(t *testing.T) S { return must(mk(t.Context(), t))(t) })
-		}
-	})
+	shape(t, "Siblings", h.MakeSiblings, storetest.RunSiblings, Siblings)
+	shape(t, "Partitions", h.MakePartitions, storetest.RunPartitions, Partitions)
 }
 
 // Benchmark runs storetest.BenchmarkSiblings and
-// storetest.BenchmarkPartitions for the shapes the harness makes.
+// storetest.BenchmarkPartitions for the shapes the harness makes, as Run
+// runs the checks.
 func Benchmark(b *testing.B, newHarness HarnessMaker) {
 	h := open(b, newHarness)
-	benchShape(b, "Siblings", h.MakeSiblings, storetest.BenchmarkSiblings)
-	benchShape(b, "Partitions", h.MakePartitions, storetest.BenchmarkPartitions)
+	shape(b, "Siblings", h.MakeSiblings, storetest.BenchmarkSiblings)
+	shape(b, "Partitions", h.MakePartitions, storetest.BenchmarkPartitions)
 }
 
-func benchShape[S any](b *testing.B, name string, mk func(context.Context, testing.TB) (S, error), bench func(*testing.B, func(*testing.B) S)) {
-	if _, err := mk(b.Context(), b); !errors.Is(err, errors.ErrUnsupported) {
-		b.Run(name, func(b *testing.B) {
-			bench(b, func(b *testing.B) S { return must(mk(b.Context(), b))(b) })
-		})
-	}
+// shape runs the suites under subtest (or sub-benchmark) name on stores of
+// one shape from mk, and skips it if mk's first call fails with
+// errors.ErrUnsupported.
+func shape[T interface {
+	testing.TB
+	Run(string, func(T)) bool
+}, S any](tb T, name string, mk func(context.Context, testing.TB) (S, error), suites ...func(T, func(T) S)) {
+	tb.Run(name, func(tb T) {
+		if _, err := mk(tb.Context(), tb); errors.Is(err, errors.ErrUnsupported) {
+			tb.Skip(err)
+		}
+		for _, run := range suites {
+			run(tb, func(tb T) S {
+				s, err := mk(tb.Context(), tb)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				return s
+			})
+		}
+	})
 }
 
 // open makes the harness and closes it when tb ends.
@@ -134,14 +137,4 @@ func open(tb testing.TB, newHarness HarnessMaker) Harness {
 	}
 	tb.Cleanup(h.Close)
 	return h
-}
-
-// must returns a function that fails tb on err and otherwise returns v.
-func must[S any](v S, err error) func(testing.TB) S {
-	return func(tb testing.TB) S {
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return v
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,25 +39,20 @@ type Rules struct {
 
 // ParseTests parses the _test.go files of dir, plus extra sources.
 func ParseTests(dir string, extra ...string) ([]*ast.File, error) {
-	fset := token.NewFileSet()
 	names, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
 	if err != nil {
 		return nil, err
 	}
-	var files []*ast.File
-	for _, n := range names {
-		f, err := parser.ParseFile(fset, n, nil, 0)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, f)
-	}
+	srcs := make([]any, len(names)) // nil: read the file
 	for i, src := range extra {
-		f, err := parser.ParseFile(fset, fmt.Sprintf("extra%d_test.go", i), src, 0)
-		if err != nil {
+		names, srcs = append(names, fmt.Sprintf("extra%d_test.go", i)), append(srcs, src)
+	}
+	fset := token.NewFileSet()
+	files := make([]*ast.File, len(names))
+	for i, n := range names {
+		if files[i], err = parser.ParseFile(fset, n, srcs[i], 0); err != nil {
 			return nil, err
 		}
-		files = append(files, f)
 	}
 	return files, nil
 }
@@ -77,9 +73,20 @@ func Check(t testing.TB, dir string, r Rules, extra ...string) (problems, gated 
 // with one of the prefixes that calls no gate, and a branch on the marker
 // that asserts or skips. It also returns the tests that call a gate.
 func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
-	isGate := map[string]bool{}
-	for _, g := range r.Gates {
-		isGate[g] = true
+	// gateCall reports whether n calls a gate: g(...) or x.g(...).
+	gateCall := func(n ast.Node) bool {
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		name := ""
+		switch f := c.Fun.(type) {
+		case *ast.Ident:
+			name = f.Name
+		case *ast.SelectorExpr:
+			name = f.Sel.Name
+		}
+		return slices.Contains(r.Gates, name)
 	}
 	// Top-level declarations (functions without receivers, vars, consts)
 	// and the top-level names each refers to, calls to gates left out.
@@ -107,10 +114,6 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 		var out []string
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
-			case *ast.CallExpr:
-				if isGate[calleeName(n)] {
-					return false
-				}
 			case *ast.Ident:
 				out = append(out, n.Name)
 			case *ast.BasicLit:
@@ -118,38 +121,28 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 					out = append(out, envLit)
 				}
 			}
-			return true
+			return !gateCall(n)
 		})
 		return out
-	}
-	isRoot := map[string]bool{envLit: true}
-	for _, n := range r.Roots {
-		isRoot[n] = true
 	}
 	// path returns how name reaches the server ("" if it does not).
 	memo := map[string]string{}
 	var path func(name string) string
 	path = func(name string) string {
-		if isRoot[name] {
+		if name == envLit || slices.Contains(r.Roots, name) {
 			return name
 		}
-		if p, ok := memo[name]; ok {
+		if p, ok := memo[name]; ok || slices.Contains(r.Gates, name) {
 			return p
 		}
 		memo[name] = "" // cycles reach nothing new
-		if isGate[name] {
-			return ""
-		}
 		for _, d := range decls[name] {
 			body, inFunc := ast.Node(d), false
 			if fd, ok := d.(*ast.FuncDecl); ok {
 				body, inFunc = fd.Body, true
 			}
 			for _, ref := range refs(body, inFunc) {
-				if ref == name {
-					continue
-				}
-				if p := path(ref); p != "" {
+				if p := path(ref); p != "" { // a self-reference finds the memo's ""
 					memo[name] = name + " → " + p
 					return memo[name]
 				}
@@ -162,8 +155,8 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	bodies := map[string]bool{}
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
-			if c, ok := n.(*ast.CallExpr); ok && isGate[calleeName(c)] {
-				for _, a := range c.Args {
+			if gateCall(n) {
+				for _, a := range n.(*ast.CallExpr).Args {
 					if id, ok := a.(*ast.Ident); ok {
 						bodies[id.Name] = true
 					}
@@ -184,13 +177,7 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 				if p := path(name); p != "" {
 					problems = append(problems, "reaches the server without running on the "+r.Twin+": "+p)
 				}
-				callsGate := false
-				ast.Inspect(fd.Body, func(n ast.Node) bool {
-					if c, ok := n.(*ast.CallExpr); ok && isGate[calleeName(c)] {
-						callsGate = true
-					}
-					return !callsGate
-				})
+				callsGate := first(fd.Body, gateCall) != nil
 				if callsGate {
 					gated = append(gated, name)
 				}
@@ -206,7 +193,7 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 			// A branch on the marker sets things up; it asserts nothing.
 			ast.Inspect(fd.Body, func(n ast.Node) bool {
 				ifs, ok := n.(*ast.IfStmt)
-				if !ok || !mentions(ifs.Cond, r.Marker) {
+				if !ok || first(ifs.Cond, func(n ast.Node) bool { s, ok := n.(*ast.SelectorExpr); return ok && s.Sel.Name == r.Marker }) == nil {
 					return true
 				}
 				for _, branch := range []ast.Node{ifs.Body, ifs.Else} {
@@ -226,25 +213,15 @@ func Untwinned(files []*ast.File, r Rules) (problems, gated []string) {
 	return problems, gated
 }
 
-// calleeName returns the name a call calls: f(...) or x.f(...).
-func calleeName(c *ast.CallExpr) string {
-	switch f := c.Fun.(type) {
-	case *ast.Ident:
-		return f.Name
-	case *ast.SelectorExpr:
-		return f.Sel.Name
-	}
-	return ""
-}
-
-// mentions reports whether n selects name (x.name).
-func mentions(n ast.Node, name string) bool {
-	found := false
+// first returns the first node of n, depth first, that match accepts, or
+// nil.
+func first(n ast.Node, match func(ast.Node) bool) ast.Node {
+	var found ast.Node
 	ast.Inspect(n, func(n ast.Node) bool {
-		if s, ok := n.(*ast.SelectorExpr); ok && s.Sel.Name == name {
-			found = true
+		if found == nil && n != nil && match(n) {
+			found = n
 		}
-		return !found
+		return found == nil
 	})
 	return found
 }
@@ -252,14 +229,14 @@ func mentions(n ast.Node, name string) bool {
 // assertion returns the first call in n that asserts or skips, or "".
 func assertion(n ast.Node) string {
 	found := ""
-	ast.Inspect(n, func(n ast.Node) bool {
+	first(n, func(n ast.Node) bool {
 		c, ok := n.(*ast.CallExpr)
-		if !ok || found != "" {
-			return found == ""
+		if !ok {
+			return false
 		}
 		s, ok := c.Fun.(*ast.SelectorExpr)
 		if !ok {
-			return true
+			return false
 		}
 		if x, ok := s.X.(*ast.Ident); ok && (x.Name == "require" || x.Name == "assert") {
 			found = x.Name + "." + s.Sel.Name
@@ -268,7 +245,7 @@ func assertion(n ast.Node) string {
 		case "Fatal", "Fatalf", "FailNow", "Fail", "Error", "Errorf", "Skip", "Skipf", "SkipNow":
 			found = s.Sel.Name
 		}
-		return found == ""
+		return found != ""
 	})
 	return found
 }

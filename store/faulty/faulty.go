@@ -33,6 +33,7 @@
 package faulty
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,17 +113,14 @@ var faultNames = [...]string{"pass", "refuse", "lose-ack", "lose", "hold", "stal
 // String names the fault: "pass", "refuse", "lose-ack", "lose", "hold",
 // "stale", "unclassified", or "stale(n)" for StaleBy(n) with n > 1.
 func (f Fault) String() string {
-	k := f.Kind()
-	if int(k) >= len(faultNames) {
+	switch k := f.Kind(); {
+	case int(k) >= len(faultNames) || k != Stale && f != k:
 		return fmt.Sprintf("Fault(%d)", uint8(f))
-	}
-	if k == Stale && f.Age() > 1 {
+	case f.Age() > 1:
 		return fmt.Sprintf("stale(%d)", f.Age())
+	default:
+		return faultNames[k]
 	}
-	if k != Stale && f != k {
-		return fmt.Sprintf("Fault(%d)", uint8(f))
-	}
-	return faultNames[k]
 }
 
 // The method names a Call carries.
@@ -308,42 +306,29 @@ func newCore(o Options) core {
 	return core{policy: o.Policy, hook: o.Hook, counts: map[Fault]int{}}
 }
 
-// begin numbers a call and decides its fault.
-func (c *core) begin(call Call) (Call, Fault) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	call.N = c.n
-	f := Pass
-	if c.policy != nil {
-		f = c.policy(call)
-	}
-	return call, f
-}
-
 func (c *core) count(f Fault) {
 	c.mu.Lock()
 	c.counts[f.Kind()]++
 	c.mu.Unlock()
 }
 
-func (c *core) hookFn() Hook {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.hook
-}
-
-// before runs the checks every call makes first: a done context, then the
-// hook. It returns the call and its fault.
-func (c *core) before(ctx context.Context, proto Call) (Call, Fault, error) {
+// before runs the checks every call makes first: a done context, then
+// (once the call is numbered and its fault decided) the hook. It returns
+// the call and its fault.
+func (c *core) before(ctx context.Context, call Call) (Call, Fault, error) {
 	if err := ctx.Err(); err != nil {
-		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", proto.Method, proto.Key, crdt.ErrUnavailable, err)
+		return Call{}, Pass, fmt.Errorf("faulty: %s %q: %w: %w", call.Method, call.Key, crdt.ErrUnavailable, err)
 	}
-	call, f := c.begin(proto)
-	if h := c.hookFn(); h != nil {
-		if err := h(ctx, call, false); err != nil {
-			return call, f, err
-		}
+	c.mu.Lock()
+	c.n++
+	call.N = c.n
+	f := Pass
+	if c.policy != nil {
+		f = c.policy(call)
+	}
+	c.mu.Unlock()
+	if err := c.runHook(ctx, call, false); err != nil {
+		return call, f, err
 	}
 	if k := f.Kind(); k > Unclassified || (k == Unclassified && f != k) {
 		return call, f, fmt.Errorf("faulty: %v: policy returned %v: %w", call, f, crdt.ErrInvalidConfig)
@@ -351,12 +336,16 @@ func (c *core) before(ctx context.Context, proto Call) (Call, Fault, error) {
 	return call, f, nil
 }
 
-// after runs the after hook of a call that took effect.
-func (c *core) after(ctx context.Context, call Call) error {
-	if h := c.hookFn(); h != nil {
-		return h(ctx, call, true)
+// runHook runs the hook, if any, before a call or (after) once it took
+// effect.
+func (c *core) runHook(ctx context.Context, call Call, after bool) error {
+	c.mu.Lock()
+	h := c.hook
+	c.mu.Unlock()
+	if h == nil {
+		return nil
 	}
-	return nil
+	return h(ctx, call, after)
 }
 
 // beforeRead is before for a read: an Unclassified fault fails it with
@@ -411,7 +400,7 @@ func (c *core) write(ctx context.Context, call Call, f Fault, apply func(ctx con
 		fault = k
 	}
 	c.count(fault)
-	if err := c.after(ctx, call); err != nil {
+	if err := c.runHook(ctx, call, true); err != nil {
 		return err
 	}
 	switch fault {
@@ -477,7 +466,7 @@ func (c *core) Deliver(i int) error {
 	if h.after != nil {
 		h.after(h.ctx)
 	}
-	return c.after(h.ctx, h.call)
+	return c.runHook(h.ctx, h.call, true)
 }
 
 // DeliverAll delivers every held write, oldest first, and returns the
@@ -522,40 +511,11 @@ type history[S any] struct {
 
 // newHistory returns the history o.History asks for.
 func newHistory[S any](o Options, equal func(a, b S) bool, merge func(old *S, s S)) history[S] {
-	depth := o.History
-	if depth == 0 {
-		depth = DefaultHistory
-	}
-	return history[S]{depth: max(depth, 0), equal: equal, merge: merge}
+	return history[S]{depth: max(cmp.Or(o.History, DefaultHistory), 0), equal: equal, merge: merge}
 }
 
 // add records s for key.
-func (h *history[S]) add(key string, s S) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.addLocked(key, s)
-}
-
-func (h *history[S]) addLocked(key string, s S) {
-	if h.depth <= 0 {
-		return
-	}
-	if h.states == nil {
-		h.states = map[string][]S{}
-	}
-	st := h.states[key]
-	if n := len(st); n > 0 && h.equal(st[n-1], s) {
-		if h.merge != nil {
-			h.merge(&st[n-1], s)
-		}
-		return
-	}
-	st = append(st, s)
-	if len(st) > h.depth {
-		st = slices.Delete(st, 0, len(st)-h.depth)
-	}
-	h.states[key] = st
-}
+func (h *history[S]) add(key string, s S) { h.older(key, &s, 0, nil) }
 
 // older records fresh for key if it is not nil, then returns the state age
 // states before the newest of key that ok accepts, or the oldest accepted
@@ -564,10 +524,20 @@ func (h *history[S]) addLocked(key string, s S) {
 func (h *history[S]) older(key string, fresh *S, age int, ok func(S) bool) (S, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if fresh != nil {
-		h.addLocked(key, *fresh)
-	}
 	st := h.states[key]
+	if n := len(st); fresh != nil && h.depth > 0 {
+		if n > 0 && h.equal(st[n-1], *fresh) {
+			if h.merge != nil {
+				h.merge(&st[n-1], *fresh)
+			}
+		} else {
+			st = slices.Delete(append(st, *fresh), 0, max(n+1-h.depth, 0))
+			if h.states == nil {
+				h.states = map[string][]S{}
+			}
+			h.states[key] = st
+		}
+	}
 	var found S
 	any := false
 	for i := len(st) - 2; i >= 0 && age > 0; i-- {

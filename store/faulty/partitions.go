@@ -43,18 +43,12 @@ func NewPartitions(inner store.Partitions, o Options) *Partitions {
 		hist: newHistory(o, partState.equal, (*partState).merge)}
 }
 
-// stale returns an older recorded state of partition, age states back
-// (isolated ones only if isolated), after recording fresh if it is not nil.
-func (p *Partitions) stale(partition string, fresh *partState, age int, isolated bool) ([]store.Row, bool) {
-	var ok func(partState) bool
-	if isolated {
-		ok = func(s partState) bool { return s.isolated }
-	}
-	st, found := p.hist.older(partition, fresh, age, ok)
-	if !found {
-		return nil, false
-	}
-	return storekit.CloneRows(st.rows), true
+// stale records fresh, a read of partition, and returns a copy of the
+// state age states older; an isolated read is answered from isolated
+// states only.
+func (p *Partitions) stale(partition string, fresh partState, age int) ([]store.Row, bool) {
+	st, found := p.hist.older(partition, &fresh, age, func(s partState) bool { return s.isolated || !fresh.isolated })
+	return storekit.CloneRows(st.rows), found
 }
 
 // Snapshot is the wrapped store's Snapshot, with faults.
@@ -69,7 +63,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	}
 	served := Pass
 	if f.Kind() == Stale && level != store.ReadComplete {
-		if old, ok := p.stale(partition, &partState{storekit.CloneRows(rows), true}, f.Age(), true); ok {
+		if old, ok := p.stale(partition, partState{storekit.CloneRows(rows), true}, f.Age()); ok {
 			if len(old) > limit {
 				return nil, fmt.Errorf("faulty: %v: stale partition has more than %d rows: %w", call, limit, crdt.ErrTooLarge)
 			}
@@ -79,7 +73,7 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 		p.hist.add(partition, partState{storekit.CloneRows(rows), true})
 	}
 	p.count(served)
-	if err := p.after(ctx, call); err != nil {
+	if err := p.runHook(ctx, call, true); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -100,29 +94,25 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 		}); err != nil {
 			return err
 		}
-		if old, ok := p.stale(partition, &partState{rows: fresh}, f.Age(), false); ok {
+		if old, ok := p.stale(partition, partState{rows: fresh}, f.Age()); ok {
 			p.count(Stale)
 			for _, r := range old {
 				if bytes.Compare(r.Key, from) >= 0 && !fn(r) {
 					break
 				}
 			}
-			return p.after(ctx, call)
+			return p.runHook(ctx, call, true)
 		}
 	}
 	// Record the rows of a scan from the start that runs to the end.
 	var seen []store.Row
-	keep := from == nil && p.hist.depth > 0
-	stopped := false
+	keep, ended := from == nil && p.hist.depth > 0, true
 	visit := func(r store.Row) bool {
 		if keep {
 			seen = append(seen, storekit.CloneRow(r))
 		}
-		if !fn(r) {
-			stopped = true
-			return false
-		}
-		return true
+		ended = fn(r)
+		return ended
 	}
 	if p.page > 0 {
 		err = p.scanPaged(ctx, partition, from, level, visit)
@@ -132,11 +122,11 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 	if err != nil {
 		return err
 	}
-	if keep && !stopped {
+	if keep && ended {
 		p.hist.add(partition, partState{rows: seen})
 	}
 	p.count(Pass)
-	return p.after(ctx, call)
+	return p.runHook(ctx, call, true)
 }
 
 // scanPaged reads p.page rows at a time from the wrapped store; every page
@@ -161,7 +151,7 @@ func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byt
 		}
 		if !first {
 			p.count(Pass)
-			if err := p.after(ctx, call); err != nil {
+			if err := p.runHook(ctx, call, true); err != nil {
 				return nil, err
 			}
 		}

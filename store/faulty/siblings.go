@@ -56,17 +56,7 @@ func (s *Siblings) Store() store.Siblings {
 	if _, ok := s.inner.(store.SiblingDeleter); ok {
 		return s
 	}
-	return noDelete{s}
-}
-
-type noDelete struct{ s *Siblings }
-
-func (n noDelete) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	return n.s.Fetch(ctx, key)
-}
-
-func (n noDelete) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	return n.s.Put(ctx, key, actor, value, token)
+	return struct{ store.Siblings }{s} // the embedded interface hides Delete
 }
 
 // readBack records the state of key after a write.
@@ -98,7 +88,7 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 		vs, tok, served = old.values, old.token, Stale
 	}
 	s.count(served)
-	if err := s.after(ctx, call); err != nil {
+	if err := s.runHook(ctx, call, true); err != nil {
 		return nil, nil, err
 	}
 	return vs, tok, nil

@@ -31,7 +31,7 @@ func runChecks[S any](t *testing.T, checks []check[S], mk func() S, mustFail ...
 		if mustFail != nil && slices.Contains(heavy, c.name) && !slices.Contains(mustFail, c.name) {
 			continue
 		}
-		e := &env[S]{fresh: mk, seed: 1, cases: defaultCases, name: t.Name() + "/" + c.name, logf: func(string, ...any) {}}
+		e := &env[S]{fresh: mk, seed: 1, cases: defaultCases, replay: "seed 1", logf: func(string, ...any) {}}
 		out[c.name] = runSafely(func() error { return c.fn(context.Background(), e) })
 	}
 	return out

@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -48,7 +47,8 @@ import (
 //     reads as a plain model of the contract (a metamorphic check: one op
 //     list, two implementations, histories compared);
 //   - idempotence: the batches of each history applied in a shuffled
-//     order, some twice, leave the same rows.
+//     order, some twice, some split into single mutations, leave the
+//     model's rows.
 func RunPartitions(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 	t.Helper()
 	run(t, partitionChecks, newStore)
@@ -87,8 +87,11 @@ func delPart(part string, ts int64) store.Mutation {
 	return store.Mutation{Partition: part, Op: store.OpDeletePartition, Timestamp: ts}
 }
 
+// apply applies each mutation as a batch of its own.
 func (s *steps) apply(muts ...store.Mutation) {
-	s.do(func() error { return applyEach(s.ctx, s.p, muts...) })
+	for _, m := range muts {
+		s.do(func() error { return wrap("apply "+renderMutation(m), s.p.Apply(s.ctx, []store.Mutation{m})) })
+	}
 }
 
 func (s *steps) batch(muts ...store.Mutation) { s.do(func() error { return s.p.Apply(s.ctx, muts) }) }
@@ -96,17 +99,13 @@ func (s *steps) batch(muts ...store.Mutation) { s.do(func() error { return s.p.A
 // expect checks that partition part holds the rows want, as rendered by
 // rowsOf.
 func (s *steps) expect(part, what, want string) {
-	s.do(func() error { return expectRows(s.ctx, s.p, part, what, want) })
-}
-
-// applyEach applies each mutation as a batch of its own.
-func applyEach(ctx context.Context, p store.Partitions, muts ...store.Mutation) error {
-	for _, m := range muts {
-		if err := p.Apply(ctx, []store.Mutation{m}); err != nil {
-			return fmt.Errorf("apply %s: %w", renderMutation(m), err)
+	s.do(func() error {
+		got, err := rowsOf(s.ctx, s.p, part)
+		if err != nil || got == want {
+			return wrap(what, err)
 		}
-	}
-	return nil
+		return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
+	})
 }
 
 // rowsOf renders a partition's rows as "k=v k=v" read by Snapshot, and
@@ -116,8 +115,8 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 	if err != nil {
 		return "", fmt.Errorf("Snapshot(%s): %w", part, err)
 	}
-	var scanned []store.Row
-	if err := p.Scan(ctx, part, nil, store.ReadComplete, func(r store.Row) bool { scanned = append(scanned, r); return true }); err != nil {
+	scanned, err := scan(ctx, p, part, nil, store.ReadComplete, 0)
+	if err != nil {
 		return "", fmt.Errorf("Scan(%s): %w", part, err)
 	}
 	if !storekit.SameRows(snap, scanned) {
@@ -128,17 +127,6 @@ func rowsOf(ctx context.Context, p store.Partitions, part string) (string, error
 		s[i] = string(r.Key) + "=" + string(r.Value)
 	}
 	return strings.Join(s, " "), nil
-}
-
-func expectRows(ctx context.Context, p store.Partitions, part, what, want string) error {
-	got, err := rowsOf(ctx, p, part)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if got != want {
-		return fmt.Errorf("%s: partition %s holds %q, want %q", what, part, got, want)
-	}
-	return nil
 }
 
 func partLWW(ctx context.Context, e *env[store.Partitions]) error {
@@ -242,9 +230,10 @@ func partRangeBounds(ctx context.Context, e *env[store.Partitions]) error {
 	return s.err
 }
 
-// bigPartition writes n rows with keys that sort differently as signed and
-// unsigned bytes and returns them in order.
-func bigPartition(ctx context.Context, p store.Partitions, part string, n int) ([]store.Row, error) {
+// big writes n rows to part, in batches of 500, with keys that sort
+// differently as signed and unsigned bytes, and returns them in order (nil
+// after a failure).
+func (s *steps) big(part string, n int) []store.Row {
 	rows := make([]store.Row, n)
 	muts := make([]store.Mutation, n)
 	for i := range n {
@@ -253,130 +242,98 @@ func bigPartition(ctx context.Context, p store.Partitions, part string, n int) (
 		muts[i] = store.Mutation{Partition: part, Op: store.OpPut, Key: k, Value: rows[i].Value, Timestamp: 1}
 	}
 	for lo := 0; lo < n; lo += 500 {
-		if err := p.Apply(ctx, muts[lo:min(lo+500, n)]); err != nil {
-			return nil, err
-		}
+		s.batch(muts[lo:min(lo+500, n)]...)
+	}
+	if s.err != nil {
+		return nil
 	}
 	slices.SortFunc(rows, func(a, b store.Row) int { return bytes.Compare(a.Key, b.Key) })
-	return rows, nil
+	return rows
+}
+
+// scan returns the rows a Scan of part from from hands fn, stopping it
+// after stop rows (0: never). It keeps them without copying: rows handed
+// out must stay valid.
+func scan(ctx context.Context, p store.Partitions, part string, from []byte, level store.Read, stop int) ([]store.Row, error) {
+	var got []store.Row
+	err := p.Scan(ctx, part, from, level, func(r store.Row) bool {
+		got = append(got, r)
+		return stop == 0 || len(got) < stop
+	})
+	return got, err
+}
+
+// same records an error unless a read what succeeded with the rows want.
+func (s *steps) same(what string, want, got []store.Row, err error) {
+	s.do(func() error {
+		if err != nil || storekit.SameRows(got, want) {
+			return wrap(what, err)
+		}
+		i := 0
+		for i < min(len(got), len(want)) && storekit.SameRows(got[i:i+1], want[i:i+1]) {
+			i++
+		}
+		return fmt.Errorf("%s: %d rows, want %d in unsigned key order (first difference at %d)", what, len(got), len(want), i)
+	})
 }
 
 func partScan(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	const n = 1500
-	want, err := bigPartition(ctx, p, "p", n)
-	if err != nil {
-		return err
+	want := s.big("p", n)
+	if s.err != nil {
+		return s.err
 	}
-	var got []store.Row // kept without copying: rows must stay valid
-	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
-		return err
-	}
-	if !storekit.SameRows(got, want) {
-		return fmt.Errorf("scan of %d rows: got %d rows, not the rows written in unsigned key order (first difference at %d)", n, len(got), firstDiff(got, want))
-	}
+	got, err := scan(ctx, s.p, "p", nil, store.ReadAny, 0)
+	s.same(fmt.Sprintf("scan of %d rows", n), want, got, err)
 	// fn owns each row: changing it does not disturb the scan.
 	got = got[:0]
-	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
+	err = s.p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
 		got = append(got, storekit.CloneRow(r))
-		for i := range r.Key {
-			r.Key[i] = 0
-		}
+		clear(r.Key)
 		clear(r.Value)
 		return true
-	}); err != nil {
-		return err
-	}
-	if !storekit.SameRows(got, want) {
-		return fmt.Errorf("scan whose fn changes the rows it is given: %d rows, want %d (first difference at %d)", len(got), n, firstDiff(got, want))
-	}
+	})
+	s.same("scan whose fn changes the rows it is given", want, got, err)
 	// From a key present, from between two keys, from past the end.
 	for _, i := range []int{0, 1, 700, n - 1} {
-		for _, between := range []bool{false, true} {
-			from := slices.Clone(want[i].Key)
-			start := i
-			if between {
-				from = append(from, 0)
-				start = i + 1
-			}
-			got = got[:0]
-			if err := p.Scan(ctx, "p", from, store.ReadAny, func(r store.Row) bool { got = append(got, r); return true }); err != nil {
-				return err
-			}
-			if !storekit.SameRows(got, want[start:]) {
-				return fmt.Errorf("scan from %q: %d rows, want %d (first difference at %d)", from, len(got), n-start, firstDiff(got, want[start:]))
-			}
+		for _, between := range []int{0, 1} {
+			from := append(slices.Clone(want[i].Key), make([]byte, between)...)
+			got, err := scan(ctx, s.p, "p", from, store.ReadAny, 0)
+			s.same(fmt.Sprintf("scan from %q", from), want[i+between:], got, err)
 		}
 	}
 	// Stopping early: fn is not called again.
 	for _, stop := range []int{1, 3, 150, 1200} {
-		calls := 0
-		if err := p.Scan(ctx, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return calls < stop }); err != nil {
-			return err
-		}
-		if calls != stop {
-			return fmt.Errorf("scan told to stop at row %d called fn %d times", stop, calls)
-		}
+		got, err := scan(ctx, s.p, "p", nil, store.ReadAny, stop)
+		s.same(fmt.Sprintf("scan told to stop at row %d", stop), want[:stop], got, err)
 	}
-	// The empty and the absent partition.
-	calls := 0
-	if err := p.Scan(ctx, "absent", nil, store.ReadAny, func(store.Row) bool { calls++; return true }); err != nil || calls != 0 {
-		return fmt.Errorf("scan of an absent partition: %d rows, %v", calls, err)
-	}
-	for name, k := range crdttest.InvalidKeys() {
-		if err := p.Scan(ctx, k, nil, store.ReadAny, func(store.Row) bool { return true }); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("scan of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-		}
-	}
-	return nil
-}
-
-func firstDiff(a, b []store.Row) int {
-	for i := range min(len(a), len(b)) {
-		if !bytes.Equal(a[i].Key, b[i].Key) || !bytes.Equal(a[i].Value, b[i].Value) {
-			return i
-		}
-	}
-	return min(len(a), len(b))
+	got, err = scan(ctx, s.p, "absent", nil, store.ReadAny, 0)
+	s.same("scan of an absent partition", nil, got, err)
+	return s.err
 }
 
 func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
-	rows, err := p.Snapshot(ctx, "absent", 10, store.ReadAny)
-	if err != nil || len(rows) != 0 {
-		return fmt.Errorf("snapshot of an absent partition: %s, %v", renderRows(rows), err)
-	}
-	want, err := bigPartition(ctx, p, "p", 1500)
-	if err != nil {
-		return err
+	s := &steps{ctx: ctx, p: e.fresh()}
+	got, err := s.p.Snapshot(ctx, "absent", 10, store.ReadAny)
+	s.same("snapshot of an absent partition", nil, got, err)
+	want := s.big("p", 1500)
+	if s.err != nil {
+		return s.err
 	}
 	for _, level := range []store.Read{store.ReadAny, store.ReadComplete} {
-		got, err := p.Snapshot(ctx, "p", 1500, level)
-		if err != nil {
-			return fmt.Errorf("snapshot of 1500 rows with limit 1500: %w", err)
-		}
-		if !storekit.SameRows(got, want) {
-			return fmt.Errorf("snapshot: %d rows, not the rows written in unsigned key order (first difference at %d)", len(got), firstDiff(got, want))
-		}
+		got, err := s.p.Snapshot(ctx, "p", 1500, level)
+		s.same("snapshot of 1500 rows with limit 1500", want, got, err)
 	}
 	for _, limit := range []int{1499, 10, 0} {
-		if rows, err := p.Snapshot(ctx, "p", limit, store.ReadComplete); !errors.Is(err, crdt.ErrTooLarge) {
-			return fmt.Errorf("snapshot of 1500 rows with limit %d: %d rows, %v; want an error wrapping crdt.ErrTooLarge", limit, len(rows), err)
-		}
+		_, err := s.p.Snapshot(ctx, "p", limit, store.ReadComplete)
+		s.refused(err, crdt.ErrTooLarge, "snapshot of 1500 rows with limit %d", limit)
 	}
 	// Deleted rows do not count against the limit.
-	if err := applyEach(ctx, p, delRange("p", nil, want[1000].Key, 2)); err != nil {
-		return err
-	}
-	if got, err := p.Snapshot(ctx, "p", 500, store.ReadComplete); err != nil || !storekit.SameRows(got, want[1000:]) {
-		return fmt.Errorf("snapshot with limit 500 after deleting 1000 of 1500 rows: %d rows, %v", len(got), err)
-	}
-	for name, k := range crdttest.InvalidKeys() {
-		if _, err := p.Snapshot(ctx, k, 10, store.ReadAny); !errors.Is(err, crdt.ErrInvalidKey) {
-			return fmt.Errorf("snapshot of an invalid partition key (%s): %v, want an error wrapping crdt.ErrInvalidKey", name, err)
-		}
-	}
-	return nil
+	s.apply(delRange("p", nil, want[1000].Key, 2))
+	got, err = s.p.Snapshot(ctx, "p", 500, store.ReadComplete)
+	s.same("snapshot with limit 500 after deleting 1000 of 1500 rows", want[1000:], got, err)
+	return s.err
 }
 
 func partAtomic(ctx context.Context, e *env[store.Partitions]) error {
@@ -458,62 +415,52 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	}
 	s.refused(s.p.Apply(ctx, big), crdt.ErrTooLarge, "apply of %d mutations", len(big))
 	s.expect("p", "a batch over store.MaxBatch writes nothing", "")
+	for name, k := range crdttest.InvalidKeys() {
+		_, err := s.p.Snapshot(ctx, k, 10, store.ReadAny)
+		s.refused(err, crdt.ErrInvalidKey, "snapshot of an invalid partition key (%s)", name)
+		_, err = scan(ctx, s.p, k, nil, store.ReadAny, 0)
+		s.refused(err, crdt.ErrInvalidKey, "scan of an invalid partition key (%s)", name)
+	}
 	return s.err
 }
 
 func partLimits(ctx context.Context, e *env[store.Partitions]) error {
-	p := e.fresh()
+	s := &steps{ctx: ctx, p: e.fresh()}
 	key := bytes.Repeat([]byte{0xff}, store.MaxRowKey)
-	value := bytes.Repeat([]byte("v"), store.MaxValue)
-	if err := p.Apply(ctx, []store.Mutation{{Partition: "p", Op: store.OpPut, Key: key, Value: value, Timestamp: 1}}); err != nil {
-		return fmt.Errorf("a row key of store.MaxRowKey bytes with a value of store.MaxValue bytes: %w", err)
+	most := make([]store.Mutation, store.MaxBatch)
+	for i := range most {
+		most[i] = store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 1}
 	}
-	rows, err := p.Snapshot(ctx, "p", 1, store.ReadComplete)
-	if err != nil {
-		return err
-	}
-	if len(rows) != 1 || !bytes.Equal(rows[0].Key, key) || !bytes.Equal(rows[0].Value, value) {
-		return errors.New("the largest row did not read back intact")
-	}
-	if err := p.Apply(ctx, []store.Mutation{delRange("p", nil, key, 2)}); err != nil {
-		return fmt.Errorf("a range delete ending at a key of store.MaxRowKey bytes: %w", err)
-	}
-	// A batch of exactly store.MaxBatchBytes in one partition, and one of
-	// exactly store.MaxSpanningBatchBytes across two.
-	full := fillBytes("r", store.MaxBatchBytes)
-	if err := p.Apply(ctx, full); err != nil {
-		return fmt.Errorf("a batch of store.MaxBatchBytes bytes in one partition: %w", err)
-	}
-	spanning := append(fillBytes("s", store.MaxSpanningBatchBytes/2), fillBytes("t", store.MaxSpanningBatchBytes-store.MaxSpanningBatchBytes/2)...)
-	if err := p.Apply(ctx, spanning); err != nil {
-		return fmt.Errorf("a batch of store.MaxSpanningBatchBytes bytes across two partitions: %w", err)
-	}
-	for _, b := range [][]store.Mutation{full, spanning} {
-		for _, part := range storekit.PartitionsOf(b) {
-			rows, err := p.Snapshot(ctx, part, len(b), store.ReadComplete)
-			if err != nil {
-				return err
-			}
-			// n: the batch's puts to part.
-			n := len(slices.DeleteFunc(slices.Clone(b), func(m store.Mutation) bool { return m.Partition != part }))
-			if len(rows) != n {
-				return fmt.Errorf("a batch at the byte limits left %d rows in partition %s, want %d", len(rows), part, n)
-			}
+	half := store.MaxSpanningBatchBytes / 2
+	for _, c := range []struct {
+		what  string
+		batch []store.Mutation
+	}{
+		{"a row key of store.MaxRowKey bytes with a value of store.MaxValue bytes",
+			[]store.Mutation{{Partition: "p", Op: store.OpPut, Key: key, Value: bytes.Repeat([]byte("v"), store.MaxValue), Timestamp: 1}}},
+		{"a batch of store.MaxBatchBytes bytes in one partition", fillBytes("r", store.MaxBatchBytes)},
+		{"a batch of store.MaxSpanningBatchBytes bytes across two partitions",
+			append(fillBytes("s", half), fillBytes("t", store.MaxSpanningBatchBytes-half)...)},
+		{"a batch of store.MaxBatch mutations", most},
+	} {
+		s.do(func() error { return wrap(c.what, s.p.Apply(ctx, c.batch)) })
+		var m model
+		m.apply(c.batch)
+		for _, part := range storekit.PartitionsOf(c.batch) {
+			got, err := s.p.Snapshot(ctx, part, len(c.batch), store.ReadComplete)
+			s.same(c.what+", read back", m.rows(part), got, err)
 		}
 	}
-	batch := make([]store.Mutation, store.MaxBatch)
-	for i := range batch {
-		batch[i] = store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 1}
-	}
-	if err := p.Apply(ctx, batch); err != nil {
-		return fmt.Errorf("a batch of store.MaxBatch mutations: %w", err)
-	}
-	n := 0
-	if err := p.Scan(ctx, "q", nil, store.ReadComplete, func(store.Row) bool { n++; return true }); err != nil {
-		return err
-	}
-	if n != store.MaxBatch {
-		return fmt.Errorf("a batch of store.MaxBatch mutations left %d rows", n)
+	s.do(func() error {
+		return wrap("a range delete ending at a key of store.MaxRowKey bytes", s.p.Apply(ctx, []store.Mutation{delRange("p", nil, key, 2)}))
+	})
+	return s.err
+}
+
+// wrap prefixes a non-nil err with what.
+func wrap(what string, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
@@ -531,24 +478,21 @@ func partCopies(ctx context.Context, e *env[store.Partitions]) error {
 	from[0] = 'a'
 	s.apply(put("p", "key", "late", 3))
 	s.expect("p", "changing a range delete's bounds after Apply changed the store", "key=late")
-	if s.err != nil {
-		return s.err
-	}
-	p := s.p
-	rows, err := p.Snapshot(ctx, "p", 10, store.ReadAny)
-	if err != nil {
-		return err
-	}
-	for _, r := range rows {
-		r.Key[0], r.Value[0] = 'Z', 'Z'
-	}
-	if err := p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
-		r.Key[0], r.Value[0] = 'W', 'W'
-		return true
-	}); err != nil {
-		return err
-	}
-	return expectRows(ctx, p, "p", "changing rows a read returned changed the store", "key=late")
+	s.do(func() error {
+		rows, err := s.p.Snapshot(ctx, "p", 10, store.ReadAny)
+		for _, r := range rows {
+			r.Key[0], r.Value[0] = 'Z', 'Z'
+		}
+		if err != nil {
+			return err
+		}
+		return s.p.Scan(ctx, "p", nil, store.ReadAny, func(r store.Row) bool {
+			r.Key[0], r.Value[0] = 'W', 'W'
+			return true
+		})
+	})
+	s.expect("p", "changing rows a read returned changed the store", "key=late")
+	return s.err
 }
 
 func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
@@ -559,11 +503,10 @@ func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
 	s.refused(s.p.Apply(done, []store.Mutation{put("p", "k", "w", 2)}), context.Canceled, "apply with a cancelled context")
 	_, err := s.p.Snapshot(done, "p", 10, store.ReadAny)
 	s.refused(err, context.Canceled, "snapshot with a cancelled context")
-	calls := 0
-	err = s.p.Scan(done, "p", nil, store.ReadAny, func(store.Row) bool { calls++; return true })
+	rows, err := scan(done, s.p, "p", nil, store.ReadAny, 0)
 	s.refused(err, context.Canceled, "scan with a cancelled context")
-	if s.err == nil && calls != 0 {
-		s.err = fmt.Errorf("scan with a cancelled context called fn %d times", calls)
+	if s.err == nil && len(rows) != 0 {
+		s.err = fmt.Errorf("scan with a cancelled context called fn %d times", len(rows))
 	}
 	s.expect("p", "an Apply with a cancelled context", "k=v")
 	return s.err
@@ -612,8 +555,6 @@ func partIsolation(ctx context.Context, e *env[store.Partitions]) error {
 	})
 }
 
-// partModel applies seeded random histories to the store and to the model
-// and compares every read.
 func partModel(ctx context.Context, e *env[store.Partitions]) error {
 	e.logSeed()
 	r := rand.New(rand.NewSource(e.seed))
@@ -636,10 +577,7 @@ func partModel(ctx context.Context, e *env[store.Partitions]) error {
 				got, err = p.Snapshot(ctx, op.part, 100, store.ReadComplete)
 			} else {
 				want = scanModel(want, op.from, op.stop)
-				err = p.Scan(ctx, op.part, op.from, store.ReadComplete, func(row store.Row) bool {
-					got = append(got, row)
-					return op.stop == 0 || len(got) < op.stop
-				})
+				got, err = scan(ctx, p, op.part, op.from, store.ReadComplete, op.stop)
 			}
 			if err != nil {
 				return e.seeded(fmt.Errorf("case %d, op %d %v: %w", c, i, op, err))
@@ -660,9 +598,6 @@ func renderHistory(h []genOp) string {
 	return b.String()
 }
 
-// partIdempotence applies the batches of seeded random histories to a
-// fresh store in a shuffled order, some twice and some split into single
-// mutations, and compares the rows with the model's.
 func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 	e.logSeed()
 	r := rand.New(rand.NewSource(e.seed ^ 0x5eed))
@@ -700,12 +635,12 @@ func partIdempotence(ctx context.Context, e *env[store.Partitions]) error {
 				return e.seeded(err)
 			}
 			if want := m.rows(part); !storekit.SameRows(got, want) {
-				var lines []string
+				hist := make([]genOp, len(order))
 				for i, b := range order {
-					lines = append(lines, fmt.Sprintf("  %d: %s", i, renderBatch(b)))
+					hist[i].batch = b
 				}
 				return e.seeded(fmt.Errorf("case %d: batches applied in another order, some twice, give %s in partition %s; the model %s\norder:\n%s",
-					c, renderRows(got), part, renderRows(want), strings.Join(lines, "\n")))
+					c, renderRows(got), part, renderRows(want), renderHistory(hist)))
 			}
 		}
 	}

@@ -76,10 +76,7 @@ func bag[T string | []byte](values []T) string {
 
 func (s *steps) put(key string, actor crdt.ActorID, value string, tok store.Token) {
 	s.do(func() error {
-		if err := s.sib.Put(s.ctx, key, actor, []byte(value), tok); err != nil {
-			return fmt.Errorf("put %q by %s: %w", key, actor, err)
-		}
-		return nil
+		return wrap(fmt.Sprintf("put %q by %s", key, actor), s.sib.Put(s.ctx, key, actor, []byte(value), tok))
 	})
 }
 
@@ -114,16 +111,9 @@ func (s *steps) holdsEither(key, what string, sets ...[]string) store.Token {
 	return tok
 }
 
-// del deletes what tok covers of key; what, if not empty, prefixes an
-// error.
+// del deletes what tok covers of key; what names the call in an error.
 func (s *steps) del(key string, tok store.Token, what string) {
-	s.do(func() error {
-		err := s.sib.(store.SiblingDeleter).Delete(s.ctx, key, tok)
-		if err != nil && what != "" {
-			return fmt.Errorf("%s: %w", what, err)
-		}
-		return err
-	})
+	s.do(func() error { return wrap(what, s.sib.(store.SiblingDeleter).Delete(s.ctx, key, tok)) })
 }
 
 func sibAbsent(ctx context.Context, e *env[store.Siblings]) error {
@@ -189,11 +179,11 @@ func sibDelete(ctx context.Context, e *env[store.Siblings]) error {
 	s.put("k", "a", "v1", nil)
 	tok := s.token("k")
 	s.put("k", "b", "since", nil)
-	s.del("k", tok, "")
+	s.del("k", tok, "delete with the token of a Fetch")
 	tok = s.holds("k", "Delete keeps siblings written since its Fetch", "since")
 	s.del("k", nil, "delete with a nil token")
 	s.holds("k", "Delete with a nil token removes nothing", "since")
-	s.del("k", tok, "")
+	s.del("k", tok, "delete with the latest token")
 	s.holds("k", "Delete with the latest token")
 	s.del("never", s.token("never"), "delete of an absent key")
 	// A deleted key can be written again.
@@ -238,24 +228,23 @@ func sibValueSize(ctx context.Context, e *env[store.Siblings]) error {
 	if err := s.Put(ctx, "k", "a", largest, nil); err != nil {
 		return fmt.Errorf("a value of store.MaxValue bytes: %w", err)
 	}
-	got, tok, err := s.Fetch(ctx, "k")
+	// intact fails with what unless k holds largest alone.
+	intact := func(what string) (store.Token, error) {
+		got, tok, err := s.Fetch(ctx, "k")
+		if err == nil && (len(got) != 1 || !bytes.Equal(got[0], largest)) {
+			err = errors.New(what)
+		}
+		return tok, err
+	}
+	tok, err := intact("a value of store.MaxValue bytes did not read back intact")
 	if err != nil {
 		return err
 	}
-	if len(got) != 1 || !bytes.Equal(got[0], largest) {
-		return errors.New("a value of store.MaxValue bytes did not read back intact")
-	}
-	if err := s.Put(ctx, "k", "b", append(largest, 'v'), tok); !errors.Is(err, crdt.ErrTooLarge) {
-		return fmt.Errorf("a value of store.MaxValue+1 bytes: %v, want an error wrapping crdt.ErrTooLarge", err)
-	}
-	got, _, err = s.Fetch(ctx, "k")
-	if err != nil {
+	if err := wantErr(s.Put(ctx, "k", "b", append(largest, 'v'), tok), crdt.ErrTooLarge, "a value of store.MaxValue+1 bytes"); err != nil {
 		return err
 	}
-	if len(got) != 1 || !bytes.Equal(got[0], largest) {
-		return errors.New("a refused oversized Put changed the store")
-	}
-	return nil
+	_, err = intact("a refused oversized Put changed the store")
+	return err
 }
 
 // malformedTokens are tokens no backend makes.

@@ -11,22 +11,14 @@
 //		storetest.RunSiblings(t, func(t *testing.T) store.Siblings { return memory.NewSiblings() })
 //	}
 //
-//	func BenchmarkSiblings(b *testing.B) {
-//		storetest.BenchmarkSiblings(b, func(b *testing.B) store.Siblings { return memory.NewSiblings() })
-//	}
-//
 // Package conformance runs these checks together with every driver's
 // behaviour suites; a backend normally calls conformance.Run.
 //
 // Each check is a subtest named for the rule it checks, so one rule can be
 // run alone (go test -run 'TestSiblings/supersede'). Randomised checks
 // (the Partitions model and idempotence checks, concurrent writers) log
-// their seed; replay one with the same seed:
-//
-//	COUNTERKIT_SEED=<seed> go test -run '<test>/<check>' <package>
-//
-// and scale their number of cases with COUNTERKIT_CASES (see package
-// proptest). The checks demand the contract of package store and nothing
+// their seed and the command that replays it (COUNTERKIT_SEED), and scale
+// their number of cases with COUNTERKIT_CASES (see package proptest). The checks demand the contract of package store and nothing
 // more: sibling order, token bytes and page sizes are left to the backend.
 package storetest
 
@@ -42,14 +34,14 @@ import (
 
 // env is what a check gets: fresh stores, the seed, a log.
 type env[S any] struct {
-	fresh func() S
-	seed  int64
-	cases int
-	name  string // the test name, for the replay command
-	logf  func(format string, args ...any)
+	fresh  func() S
+	seed   int64
+	cases  int
+	replay string // the seed and the command that replays the check
+	logf   func(format string, args ...any)
 }
 
-func (e *env[S]) logSeed() { e.logf("%s", e.replay()) }
+func (e *env[S]) logSeed() { e.logf("%s", e.replay) }
 
 // seeded adds the seed and the replay command to the error of a
 // randomised check.
@@ -57,11 +49,7 @@ func (e *env[S]) seeded(err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%w\n(%s)", err, e.replay())
-}
-
-func (e *env[S]) replay() string {
-	return fmt.Sprintf("seed %d; replay: %s=%d go test -run '^%s$' <package>", e.seed, proptest.EnvSeed, e.seed, e.name)
+	return fmt.Errorf("%w\n(%s)", err, e.replay)
 }
 
 // steps runs the steps of a check on one store and keeps the first error;
@@ -111,11 +99,11 @@ func run[S any](t *testing.T, checks []check[S], newStore func(t *testing.T) S) 
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
 			e := &env[S]{
-				fresh: func() S { return newStore(t) },
-				seed:  seed,
-				cases: proptest.Scale(defaultCases),
-				name:  t.Name(),
-				logf:  t.Logf,
+				fresh:  func() S { return newStore(t) },
+				seed:   seed,
+				cases:  proptest.Scale(defaultCases),
+				replay: fmt.Sprintf("seed %d; replay: %s", seed, proptest.Replay(t, seed)),
+				logf:   t.Logf,
 			}
 			if err := c.fn(t.Context(), e); err != nil {
 				t.Fatal(err)
