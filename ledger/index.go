@@ -265,10 +265,11 @@ type pendingRecord struct {
 // another writer's copy is checked against the live records first: when
 // they judge that copy late (judgeCopies: another writer counted the
 // transaction, or landed it first and holds it), the record names that
-// writer instead (unless it is this ledger's), so that the late copy's ledger, settling or watching,
-// still finds it counted elsewhere (SPEC.md 6.11 step 6); a stale judge
-// fails it, but an owed record (confirm) is then written as it is, since
-// the ledger reads again only once it is written. It returns each record's error (nil when none failed). l.mu
+// writer instead (unless it is this ledger's), so that the late copy's
+// ledger, settling or watching, still finds it counted elsewhere (SPEC.md
+// 6.11 step 6); a stale judgement fails it, but an owed record (confirm)
+// is then written as it stands, since the ledger reads again only once it
+// is written. It returns each record's error (nil when none failed). l.mu
 // is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {

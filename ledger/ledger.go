@@ -575,6 +575,8 @@ func (l *Ledger) mustStay() bool {
 	return unwritten || watching
 }
 
+// holding reports what keeps l open in a Book: a pending write or an owed
+// record (unwritten), a watched copy (watching).
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
