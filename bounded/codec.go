@@ -2,7 +2,6 @@ package bounded
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -101,11 +100,11 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 // Decode returns the counter data encodes (see UnmarshalBinary), with the
 // given window (0: DefaultWindow).
 func Decode(data []byte, window int) (*Counter, error) {
-	if window < 0 || window > MaxWindow {
-		return nil, fmt.Errorf("%w: Window %d outside 0..%d", crdt.ErrInvalidConfig, window, MaxWindow)
+	o, err := Options{Window: window}.resolved()
+	if err != nil {
+		return nil, err
 	}
-	window = cmp.Or(window, DefaultWindow)
-	out, err := decode(data, window)
+	out, err := decode(data, o.Window)
 	if err != nil {
 		return nil, fmt.Errorf("bounded: decode: %w", err)
 	}

@@ -372,14 +372,13 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
 	if c == nil || len(c.holders[txn]) == 0 {
 		return false, nil
 	}
-	var amounts []int64
-	for _, h := range c.Holders(txn) {
+	hs := c.Holders(txn)
+	for _, h := range hs {
 		if h.Amount == amount {
 			return true, nil
 		}
-		amounts = append(amounts, h.Amount)
 	}
-	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amounts[0], amount)
+	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, hs[0].Amount, amount)
 }
 
 // Holds reports whether actor holds txn among its recent transactions, and
