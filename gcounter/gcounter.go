@@ -301,7 +301,7 @@ func (c *Counter) Clone() *Counter {
 	out := &Counter{total: c.total}
 	if len(c.entries) > 0 {
 		out.entries = slices.Clone(c.entries)
-		out.index = c.index.clone() // same positions
+		out.index = index{slots: slices.Clone(c.index.slots), n: c.index.n} // same positions
 	}
 	return out
 }
