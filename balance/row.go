@@ -169,14 +169,10 @@ const (
 // The version is nil exactly when it is zero (an N row in the format of
 // version 1). Deterministic; invalid rows are refused with Validate's error.
 func (r Row) MarshalBinary() ([]byte, error) {
-	return r.marshal(FormatVersion)
-}
-
-func (r Row) marshal(version uint64) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	return r.appendEncoding(make([]byte, 0, r.encodedLen(version)), version), nil
+	return r.appendEncoding(make([]byte, 0, r.encodedLen(FormatVersion)), FormatVersion), nil
 }
 
 // maxRowLen is the longest encoding of a valid row in a format version below
