@@ -638,27 +638,13 @@ func (c *Counter) checkActors(actors []crdt.ActorID) error {
 func (c *Counter) install(actor crdt.ActorID, e *entry) {
 	c.init()
 	old := c.entries[actor]
-	if old != nil {
-		c.value.Sub(old.credits)
-		c.value.Add(old.debits)
-		for _, g := range old.sent {
-			r := c.recv[g.to]
-			r.Sub(g.amount)
-			c.recv[g.to] = r
-		}
-	}
+	c.count(old, -1)
 	if e == nil {
 		delete(c.entries, actor)
 	} else {
 		c.entries[actor] = e
-		c.value.Add(e.credits)
-		c.value.Sub(e.debits)
-		for _, g := range e.sent {
-			r := c.recv[g.to]
-			r.Add(g.amount)
-			c.recv[g.to] = r
-		}
 	}
+	c.count(e, 1)
 	gone, added := windowChange(old, e)
 	for _, t := range gone {
 		hs := slices.DeleteFunc(slices.Clone(c.holders[t.ID]), func(a crdt.ActorID) bool { return a == actor })
@@ -672,6 +658,21 @@ func (c *Counter) install(actor crdt.ActorID, e *entry) {
 		hs := c.holders[t.ID]
 		i, _ := slices.BinarySearch(hs, actor)
 		c.holders[t.ID] = slices.Insert(slices.Clip(hs), i, actor) // a new array: lists are shared by clones
+	}
+}
+
+// count adds sign (±1) times e's credits, debits and grants to the value
+// and the received totals; a nil e counts nothing.
+func (c *Counter) count(e *entry, sign int64) {
+	if e == nil {
+		return
+	}
+	c.value.Add(sign * e.credits)
+	c.value.Sub(sign * e.debits)
+	for _, g := range e.sent {
+		r := c.recv[g.to]
+		r.Add(sign * g.amount)
+		c.recv[g.to] = r
 	}
 }
 
