@@ -68,10 +68,8 @@ func New(t time.Time) ID {
 // examples and golden files that need reproducible IDs.
 func FromParts(t time.Time, clockSeq uint16, node uint64) ID {
 	var tail [8]byte
+	binary.BigEndian.PutUint64(tail[:], node) // its low 48 bits in tail[2:]
 	binary.BigEndian.PutUint16(tail[0:2], clockSeq&0x3fff)
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], node)
-	copy(tail[2:], n[2:])
 	return fromTicks(uuidTicks(t), tail)
 }
 
