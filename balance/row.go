@@ -122,7 +122,6 @@ func (r Row) Validate() error {
 		case r.Covers != 0 || r.Settled || r.Target != 0:
 			return bad("carries merge fields")
 		}
-		return nil
 	case KindSum:
 		if err := r.Version.Validate(); err != nil {
 			return err
@@ -135,7 +134,6 @@ func (r Row) Validate() error {
 		case r.Target != 0:
 			return bad("carries a target")
 		}
-		return nil
 	case KindTombstone:
 		if err := r.Version.Validate(); err != nil {
 			return err
@@ -146,9 +144,10 @@ func (r Row) Validate() error {
 		case r.Covers != 0 || r.Settled:
 			return bad("carries sum fields")
 		}
-		return nil
+	default:
+		return fmt.Errorf("%w: unknown row kind %d", crdt.ErrCorruptEncoding, byte(r.Kind))
 	}
-	return fmt.Errorf("%w: unknown row kind %d", crdt.ErrCorruptEncoding, byte(r.Kind))
+	return nil
 }
 
 // Encoding caps and version.
