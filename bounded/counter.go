@@ -825,16 +825,8 @@ func (c *Counter) Equal(other *Counter) bool {
 	if c == nil || other == nil {
 		return c.Len() == 0 && other.Len() == 0 && c.Bound() == other.Bound()
 	}
-	if c.sameConfig(other) != nil || len(c.entries) != len(other.entries) {
-		return false
-	}
-	for a, e := range c.entries {
-		o := other.entries[a]
-		if o == nil || compareEntries(e, o) != 0 {
-			return false
-		}
-	}
-	return true
+	// Merge's order is total: each ≤ the other means every entry is equal.
+	return c.sameConfig(other) == nil && len(c.entries) == len(other.entries) && c.Leq(other) && other.Leq(c)
 }
 
 // Leq reports whether c ≤ other in the merge order: every entry of c is
