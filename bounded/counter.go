@@ -298,14 +298,8 @@ func (c *Counter) Outstanding(actor crdt.ActorID) int64 {
 	if c == nil || c.entries[actor] == nil {
 		return 0
 	}
-	var o exact.Int128
-	o.Add(c.entries[actor].asked)
-	o.SubInt128(c.recv[actor])
-	v, ok := o.Int64()
-	if !ok || v < 0 {
-		return 0
-	}
-	return v
+	// Both are in 0..2^63-1 (install keeps received in range): no overflow.
+	return max(0, c.entries[actor].asked-c.Received(actor))
 }
 
 // Ask is one actor's outstanding request for rights.
