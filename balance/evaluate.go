@@ -67,17 +67,15 @@ type Conflict struct {
 func Evaluate(rows []Row) (View, error) {
 	live := map[elem]Row{}
 	var sums []Row
-	v := View{claimed: map[ID][]Row{}, tombs: map[ID][]Row{}, normals: map[ID][]Row{}}
-	seen := map[Key]bool{}
-	v.keys = seen
+	v := View{claimed: map[ID][]Row{}, tombs: map[ID][]Row{}, normals: map[ID][]Row{}, keys: map[Key]bool{}}
 	for _, r := range rows {
 		if err := r.Validate(); err != nil {
 			return View{}, fmt.Errorf("%w: stored row %s: %v", crdt.ErrCorruptEncoding, r, err)
 		}
-		if seen[r.Key()] {
+		if v.keys[r.Key()] {
 			return View{}, fmt.Errorf("%w: two rows with key %s", crdt.ErrCorruptEncoding, r)
 		}
-		seen[r.Key()] = true
+		v.keys[r.Key()] = true
 		switch r.Kind {
 		case KindNormal:
 			v.normals[r.UpdateID] = append(v.normals[r.UpdateID], r)

@@ -122,7 +122,6 @@ func (r Row) Validate() error {
 		case r.Covers != 0 || r.Settled || r.Target != 0:
 			return bad("carries merge fields")
 		}
-		return nil
 	case KindSum:
 		if err := r.Version.Validate(); err != nil {
 			return err
@@ -135,7 +134,6 @@ func (r Row) Validate() error {
 		case r.Target != 0:
 			return bad("carries a target")
 		}
-		return nil
 	case KindTombstone:
 		if err := r.Version.Validate(); err != nil {
 			return err
@@ -146,9 +144,10 @@ func (r Row) Validate() error {
 		case r.Covers != 0 || r.Settled:
 			return bad("carries sum fields")
 		}
-		return nil
+	default:
+		return fmt.Errorf("%w: unknown row kind %d", crdt.ErrCorruptEncoding, byte(r.Kind))
 	}
-	return fmt.Errorf("%w: unknown row kind %d", crdt.ErrCorruptEncoding, byte(r.Kind))
+	return nil
 }
 
 // Encoding caps and version.
@@ -169,14 +168,10 @@ const (
 // The version is nil exactly when it is zero (an N row in the format of
 // version 1). Deterministic; invalid rows are refused with Validate's error.
 func (r Row) MarshalBinary() ([]byte, error) {
-	return r.marshal(FormatVersion)
-}
-
-func (r Row) marshal(version uint64) ([]byte, error) {
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	return r.appendEncoding(make([]byte, 0, r.encodedLen(version)), version), nil
+	return r.appendEncoding(make([]byte, 0, r.encodedLen(FormatVersion)), FormatVersion), nil
 }
 
 // maxRowLen is the longest encoding of a valid row in a format version below

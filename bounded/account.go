@@ -120,7 +120,7 @@ func Open(st store.Siblings, key string, opts AccountOptions) (*Account, error) 
 	opts.RetryCount = cmp.Or(opts.RetryCount, DefaultRetryCount)
 	opts.Backoff.Initial = cmp.Or(opts.Backoff.Initial, 10*time.Millisecond)
 	opts.Backoff.Max = cmp.Or(opts.Backoff.Max, time.Second)
-	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor)}
+	a := &Account{st: st, key: key, opts: opts, writer: retry.NewWriter(opts.Actor), unconfirmed: map[crdt.TxnID]int64{}}
 	a.cyc.Ops = accountOps{a}
 	return a, nil
 }
@@ -220,7 +220,7 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		if _, held := a.cyc.Local.Holds(a.writer, txn); held && a.cyc.Pending {
 			// This account's write that holds txn may still land.
 			if appliedHere {
-				a.unconfirm(txn, amount)
+				a.unconfirmed[txn] = amount
 			}
 			if errors.Is(err, crdt.ErrUnavailable) && !errors.Is(err, crdt.ErrAmbiguousWrite) {
 				err = fmt.Errorf("%w: this account's pending write holds %q; the last attempt was refused (%v)", crdt.ErrAmbiguousWrite, txn, err)
@@ -245,13 +245,6 @@ func (a *Account) stored(txn crdt.TxnID) bool {
 		}
 	}
 	return false
-}
-
-func (a *Account) unconfirm(txn crdt.TxnID, amount int64) {
-	if a.unconfirmed == nil {
-		a.unconfirmed = map[crdt.TxnID]int64{}
-	}
-	a.unconfirmed[txn] = amount
 }
 
 // spendable is this account's rights in c less its unconfirmed credits,

@@ -2,7 +2,6 @@ package bounded
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -101,11 +100,11 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 // Decode returns the counter data encodes (see UnmarshalBinary), with the
 // given window (0: DefaultWindow).
 func Decode(data []byte, window int) (*Counter, error) {
-	if window < 0 || window > MaxWindow {
-		return nil, fmt.Errorf("%w: Window %d outside 0..%d", crdt.ErrInvalidConfig, window, MaxWindow)
+	o, err := Options{Window: window}.resolved()
+	if err != nil {
+		return nil, err
 	}
-	window = cmp.Or(window, DefaultWindow)
-	out, err := decode(data, window)
+	out, err := decode(data, o.Window)
 	if err != nil {
 		return nil, fmt.Errorf("bounded: decode: %w", err)
 	}
@@ -117,23 +116,16 @@ func corruptf(format string, args ...any) error {
 }
 
 func decode(data []byte, window int) (*Counter, error) {
-	o, es, err := parse(data, nil)
+	c, es, err := parse(data, nil)
 	if err != nil {
 		return nil, err
 	}
-	o.Window = window
-	c := &Counter{o: o}
-	if len(es) > 0 {
-		c.entries = make(map[crdt.ActorID]*entry, len(es))
-		c.recv = map[crdt.ActorID]exact.Int128{}
-		n := 0
-		for _, ae := range es {
-			n += len(ae.e.recent)
+	c.o.Window = window
+	c.holders = map[crdt.TxnID][]crdt.ActorID{}
+	for _, ae := range es { // by actor, so each holder list is sorted
+		for _, t := range ae.e.recent {
+			c.holders[t.ID] = append(c.holders[t.ID], ae.a)
 		}
-		c.holders = make(map[crdt.TxnID][]crdt.ActorID, n)
-	}
-	for _, ae := range es {
-		c.install(ae.a, ae.e)
 	}
 	return c, nil
 }
@@ -142,11 +134,11 @@ func decode(data []byte, window int) (*Counter, error) {
 // entries whose bytes equal c's, setting covered[actor] for every actor
 // whose entry in data is at least orig's.
 func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covered map[crdt.ActorID]bool) error {
-	o, es, err := parse(data, c)
+	p, es, err := parse(data, c)
 	if err != nil {
 		return err
 	}
-	if err := c.sameConfig(&Counter{o: o}); err != nil {
+	if err := c.sameConfig(p); err != nil {
 		return err
 	}
 	var win []actorEntry
@@ -161,42 +153,42 @@ func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covere
 	return c.mergeEntries(win)
 }
 
-// parse reads an encoding, checked as UnmarshalBinary documents. An entry
-// whose bytes equal base's encoding of it is not decoded: base's is
-// returned.
-func parse(data []byte, base *Counter) (Options, []actorEntry, error) {
+// parse reads an encoding, checked as UnmarshalBinary documents, and
+// returns its counter, without holders, and its entries by actor. An entry
+// whose bytes equal base's encoding of it is not decoded: base's is used.
+func parse(data []byte, base *Counter) (*Counter, []actorEntry, error) {
 	d, _, err := wire.NewDecoder(data, crdt.TagBounded, FormatVersion, MaxEncodedSize)
 	if err != nil {
-		return Options{}, nil, err
+		return nil, nil, err
 	}
 	if err := d.Tuple(3, "body"); err != nil {
-		return Options{}, nil, err
+		return nil, nil, err
 	}
 	bound, err := d.Int()
 	if err != nil {
-		return Options{}, nil, err
+		return nil, nil, err
 	}
 	origin, err := d.String(crdt.MaxIDLen)
 	if err != nil {
-		return Options{}, nil, err
+		return nil, nil, err
 	}
 	o, err := Options{Bound: bound, Origin: crdt.ActorID(origin)}.resolved()
 	if err != nil {
-		return Options{}, nil, corruptf("%v", err)
+		return nil, nil, corruptf("%v", err)
 	}
 	n, err := d.ArrayLen(MaxActors)
 	if err != nil {
-		return Options{}, nil, err
+		return nil, nil, err
 	}
 	es := make([]actorEntry, 0, min(n, d.Remaining()/8))
 	for i := range n {
 		pos := len(data) - d.Remaining()
 		if err := d.Tuple(7, "entry"); err != nil {
-			return Options{}, nil, fmt.Errorf("entry %d: %w", i, err)
+			return nil, nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		ab, err := d.StringBytes(crdt.MaxIDLen)
 		if err != nil {
-			return Options{}, nil, fmt.Errorf("entry %d: %w", i, err)
+			return nil, nil, fmt.Errorf("entry %d: %w", i, err)
 		}
 		var ae actorEntry
 		if mine := base.entryOf(ab); mine != nil && bytes.HasPrefix(data[pos:], mine.enc) {
@@ -205,27 +197,25 @@ func parse(data []byte, base *Counter) (Options, []actorEntry, error) {
 		} else {
 			a := crdt.ActorID(ab)
 			if err := a.Validate(); err != nil {
-				return Options{}, nil, corruptf("entry %d: %v", i, err)
+				return nil, nil, corruptf("entry %d: %v", i, err)
 			}
 			e, err := decodeEntry(d, data, a)
 			if err != nil {
-				return Options{}, nil, fmt.Errorf("entry %d: %w", i, err)
+				return nil, nil, fmt.Errorf("entry %d: %w", i, err)
 			}
 			e.enc = bytes.Clone(data[pos : len(data)-d.Remaining()])
 			ae = actorEntry{a, e}
 		}
 		if i > 0 && ae.a <= es[i-1].a {
-			return Options{}, nil, corruptf("entry %d: actor %q after %q: entries must be strictly increasing", i, ae.a, es[i-1].a)
+			return nil, nil, corruptf("entry %d: actor %q after %q: entries must be strictly increasing", i, ae.a, es[i-1].a)
 		}
 		es = append(es, ae)
 	}
 	if err := d.Finish(); err != nil {
-		return Options{}, nil, err
+		return nil, nil, err
 	}
-	if err := checkEntries(o, es); err != nil {
-		return Options{}, nil, err
-	}
-	return o, es, nil
+	c, err := checkEntries(o, es)
+	return c, es, err
 }
 
 // entryOf returns c's entry for the actor named by b, or nil.
@@ -267,58 +257,48 @@ func invariantf(name, format string, args ...any) error {
 	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
 }
 
-// checkEntries reports an *InvariantError when a total of these entries
-// does not fit in int64, the value is below the bound or some actor's
-// rights are below zero. Serial writers never produce these: each actor's
-// rights are at least what they were when it wrote, and Σ rights = Value −
-// Bound.
-func checkEntries(o Options, es []actorEntry) error {
-	var value exact.Int128
-	recv := map[crdt.ActorID]exact.Int128{}
-	rights := map[crdt.ActorID]exact.Int128{}
-	if o.Origin != "" {
-		r := rights[o.Origin]
-		r.Sub(o.Bound)
-		rights[o.Origin] = r
-	}
+// checkEntries returns the counter of these entries, without holders, or
+// an *InvariantError when one of its totals does not fit in int64, the
+// value is below the bound or some actor's rights are below zero. Serial
+// writers never produce these: each actor's rights are at least what they
+// were when it wrote, and Σ rights = Value − Bound.
+func checkEntries(o Options, es []actorEntry) (*Counter, error) {
+	c := &Counter{o: o, entries: make(map[crdt.ActorID]*entry, len(es)), recv: map[crdt.ActorID]exact.Int128{}}
 	for _, ae := range es {
-		value.Add(ae.e.credits)
-		value.Sub(ae.e.debits)
-		r := rights[ae.a]
-		r.Add(ae.e.credits)
-		r.Sub(ae.e.debits)
 		var given exact.Int128
 		for _, g := range ae.e.sent {
-			r.Sub(g.amount)
 			given.Add(g.amount)
-			v := recv[g.to]
-			v.Add(g.amount)
-			recv[g.to] = v
 		}
 		if !fitsInt64(given) {
-			return invariantf(InvGivenFits, "rights %q gave in total do not fit in int64", ae.a)
+			return nil, invariantf(InvGivenFits, "rights %q gave in total do not fit in int64", ae.a)
 		}
-		rights[ae.a] = r
+		c.entries[ae.a] = ae.e
+		c.count(ae.e, 1)
 	}
-	v, ok := value.Int64()
+	v, ok := c.value.Int64()
 	if !ok {
-		return invariantf(InvValueFits, "value does not fit in int64")
+		return nil, invariantf(InvValueFits, "value does not fit in int64")
 	}
-	for a, v := range recv {
-		if !fitsInt64(v) {
-			return invariantf(InvReceivedFits, "rights received by %q do not fit in int64", a)
+	rights := map[crdt.ActorID]exact.Int128{}
+	for a, r := range c.recv {
+		if !fitsInt64(r) {
+			return nil, invariantf(InvReceivedFits, "rights received by %q do not fit in int64", a)
 		}
-		r := rights[a]
-		r.AddInt128(v)
-		rights[a] = r
+		rights[a] = c.rights(a)
+	}
+	for a := range c.entries {
+		rights[a] = c.rights(a)
+	}
+	if o.Origin != "" {
+		rights[o.Origin] = c.rights(o.Origin)
 	}
 	for a, r := range rights {
 		if !fitsInt64(r) {
-			return invariantf(InvRightsFit, "rights of %q do not fit in int64", a)
+			return nil, invariantf(InvRightsFit, "rights of %q do not fit in int64", a)
 		}
 	}
 	if v < o.Bound {
-		return invariantf(InvValueAtLeastBound, "value %d is below the bound %d", v, o.Bound)
+		return nil, invariantf(InvValueAtLeastBound, "value %d is below the bound %d", v, o.Bound)
 	}
 	var short []crdt.ActorID
 	for a, r := range rights {
@@ -329,14 +309,14 @@ func checkEntries(o Options, es []actorEntry) error {
 	if len(short) > 0 {
 		a := slices.Min(short) // the same error for every map order
 		n, _ := rights[a].Int64()
-		return invariantf(InvRightsNonNegative, "rights of %q are %d, below zero: spending the others' rights takes the value below the bound", a, n)
+		return nil, invariantf(InvRightsNonNegative, "rights of %q are %d, below zero: spending the others' rights takes the value below the bound", a, n)
 	}
 	for _, ae := range es {
 		if err := checkSeq(ae.a, ae.e); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return c, nil
 }
 
 // checkSeq reports an *InvariantError when e's sequence number is below the

@@ -298,14 +298,8 @@ func (c *Counter) Outstanding(actor crdt.ActorID) int64 {
 	if c == nil || c.entries[actor] == nil {
 		return 0
 	}
-	var o exact.Int128
-	o.Add(c.entries[actor].asked)
-	o.SubInt128(c.recv[actor])
-	v, ok := o.Int64()
-	if !ok || v < 0 {
-		return 0
-	}
-	return v
+	// Both are in 0..2^63-1 (install keeps received in range): no overflow.
+	return max(0, c.entries[actor].asked-c.Received(actor))
 }
 
 // Ask is one actor's outstanding request for rights.
@@ -372,14 +366,13 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
 	if c == nil || len(c.holders[txn]) == 0 {
 		return false, nil
 	}
-	var amounts []int64
-	for _, h := range c.Holders(txn) {
+	hs := c.Holders(txn)
+	for _, h := range hs {
 		if h.Amount == amount {
 			return true, nil
 		}
-		amounts = append(amounts, h.Amount)
 	}
-	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, amounts[0], amount)
+	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, hs[0].Amount, amount)
 }
 
 // Holds reports whether actor holds txn among its recent transactions, and
@@ -639,27 +632,13 @@ func (c *Counter) checkActors(actors []crdt.ActorID) error {
 func (c *Counter) install(actor crdt.ActorID, e *entry) {
 	c.init()
 	old := c.entries[actor]
-	if old != nil {
-		c.value.Sub(old.credits)
-		c.value.Add(old.debits)
-		for _, g := range old.sent {
-			r := c.recv[g.to]
-			r.Sub(g.amount)
-			c.recv[g.to] = r
-		}
-	}
+	c.count(old, -1)
 	if e == nil {
 		delete(c.entries, actor)
 	} else {
 		c.entries[actor] = e
-		c.value.Add(e.credits)
-		c.value.Sub(e.debits)
-		for _, g := range e.sent {
-			r := c.recv[g.to]
-			r.Add(g.amount)
-			c.recv[g.to] = r
-		}
 	}
+	c.count(e, 1)
 	gone, added := windowChange(old, e)
 	for _, t := range gone {
 		hs := slices.DeleteFunc(slices.Clone(c.holders[t.ID]), func(a crdt.ActorID) bool { return a == actor })
@@ -673,6 +652,21 @@ func (c *Counter) install(actor crdt.ActorID, e *entry) {
 		hs := c.holders[t.ID]
 		i, _ := slices.BinarySearch(hs, actor)
 		c.holders[t.ID] = slices.Insert(slices.Clip(hs), i, actor) // a new array: lists are shared by clones
+	}
+}
+
+// count adds sign (±1) times e's credits, debits and grants to the value
+// and the received totals; a nil e counts nothing.
+func (c *Counter) count(e *entry, sign int64) {
+	if e == nil {
+		return
+	}
+	c.value.Add(sign * e.credits)
+	c.value.Sub(sign * e.debits)
+	for _, g := range e.sent {
+		r := c.recv[g.to]
+		r.Add(sign * g.amount)
+		c.recv[g.to] = r
 	}
 }
 
@@ -825,16 +819,8 @@ func (c *Counter) Equal(other *Counter) bool {
 	if c == nil || other == nil {
 		return c.Len() == 0 && other.Len() == 0 && c.Bound() == other.Bound()
 	}
-	if c.sameConfig(other) != nil || len(c.entries) != len(other.entries) {
-		return false
-	}
-	for a, e := range c.entries {
-		o := other.entries[a]
-		if o == nil || compareEntries(e, o) != 0 {
-			return false
-		}
-	}
-	return true
+	// Merge's order is total: each ≤ the other means every entry is equal.
+	return c.sameConfig(other) == nil && len(c.entries) == len(other.entries) && c.Leq(other) && other.Leq(c)
 }
 
 // Leq reports whether c ≤ other in the merge order: every entry of c is

@@ -167,7 +167,7 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
 	if c.opts.Observer != nil {
 		var op observe.Operation
 		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "add")
-		defer func() { c.report(&op, "add", err, 0, 0) }()
+		defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1}) }()
 	}
 	if b.Len() == 0 {
 		return nil
@@ -225,23 +225,13 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 	if c.opts.Observer != nil {
 		var op observe.Operation
 		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "read")
-		defer func() { c.report(&op, "read", err, r.Cells, 0) }()
+		defer func() { op.End(observe.Event{Err: err, Rows: r.Cells}) }()
 	}
 	cells, _, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Reading{}, err
 	}
 	return sumVisible(cells)
-}
-
-// report ends o, the operation named op, with its error err: a write
-// (add, merge, compact) is one attempt, ambiguous or refused by err.
-func (c *Counters) report(o *observe.Operation, op string, err error, rows, folded int) {
-	if op == "read" {
-		o.End(observe.Event{Err: err, Rows: rows, Folded: folded})
-		return
-	}
-	rowlog.End(o, err, observe.Event{Attempts: 1, Rows: rows, Folded: folded})
 }
 
 // Merge writes, at the ID of the newest cell older than now − Window −
@@ -254,7 +244,7 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 	if c.opts.Observer != nil {
 		var op observe.Operation
 		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "merge")
-		defer func() { c.report(&op, "merge", err, 0, int(m.Stats.Count)) }()
+		defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}) }()
 	}
 	cells, start, err := c.scanVisible(ctx, counter)
 	if err != nil {
@@ -288,7 +278,7 @@ func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, e
 			if deleted {
 				folded = 1 // one range delete
 			}
-			c.report(&op, "compact", err, 0, folded)
+			rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: folded})
 		}()
 	}
 	if err := checkKey(counter); err != nil {

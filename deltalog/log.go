@@ -165,10 +165,7 @@ func (l *Log) Read() (Reading, error) { return sumVisible(l.all()) }
 
 // Value returns Read's value, or 0 on overflow; use Read to see the error.
 func (l *Log) Value() int64 {
-	r, err := l.Read()
-	if err != nil {
-		return 0
-	}
+	r, _ := l.Read() // the zero Reading on overflow
 	return r.Value
 }
 

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -301,7 +302,7 @@ func (c *Counter) Clone() *Counter {
 	out := &Counter{total: c.total}
 	if len(c.entries) > 0 {
 		out.entries = slices.Clone(c.entries)
-		out.index = c.index.clone() // same positions
+		out.index = index{slots: slices.Clone(c.index.slots), n: c.index.n} // same positions
 	}
 	return out
 }
@@ -326,14 +327,11 @@ func (c *Counter) Equal(other *Counter) bool {
 // String formats the counter for debugging, actors in order.
 func (c *Counter) String() string {
 	c = c.orEmpty()
-	s := fmt.Sprintf("gcounter(%d){", c.total)
-	for i, e := range c.sorted() {
-		if i > 0 {
-			s += " "
-		}
-		s += fmt.Sprintf("%q:%d", e.actor, e.count)
+	rows := make([]string, 0, len(c.entries))
+	for a, n := range c.All() {
+		rows = append(rows, fmt.Sprintf("%q:%d", a, n))
 	}
-	return s + "}"
+	return fmt.Sprintf("gcounter(%d){%s}", c.total, strings.Join(rows, " "))
 }
 
 // Stats describes a counter's size.

@@ -78,10 +78,3 @@ func (t *index) resize(n int) {
 		}
 	}
 }
-
-func (t index) clone() index {
-	if t.slots == nil {
-		return t
-	}
-	return index{slots: append([]uint64(nil), t.slots...), n: t.n}
-}

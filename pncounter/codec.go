@@ -173,22 +173,18 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	}
 	out := &Counter{}
 	for h, g := range []*gcounter.Counter{&out.p, &out.n} {
-		if err := decodeHalfV1(d, g); err != nil {
+		// Each half is a gcounter version 1 body of sorted [actor, count]
+		// pairs, whose actors are distinct and at most MaxActors, so
+		// Increment fails only for an overflowing total.
+		err := d.ActorCounts(gcounter.MaxActors, g.Grow, func(actor crdt.ActorID, count int64) error {
+			if err := g.Increment(actor, count); err != nil {
+				return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", "PN"[h:h+1], err)
 		}
 	}
 	return out, nil
-}
-
-// decodeHalfV1 reads one gcounter version 1 body (sorted [actor, count] pairs) into
-// the empty counter g, enforcing the canonical form.
-func decodeHalfV1(d *wire.Decoder, g *gcounter.Counter) error {
-	// Actors are distinct and at most MaxActors, so Increment fails only
-	// for an overflowing total.
-	return d.ActorCounts(gcounter.MaxActors, g.Grow, func(actor crdt.ActorID, count int64) error {
-		if err := g.Increment(actor, count); err != nil {
-			return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
-		}
-		return nil
-	})
 }

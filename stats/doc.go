@@ -26,11 +26,8 @@
 // return (0, false).
 //
 // Validate refuses cells that no set of observations has (SPEC.md 7.1, the
-// stats decoding rules): with n observations the sum lies in
-// [(n−1)·Min + Max, Min + (n−1)·Max], and the sum of squares has the parity
-// of the sum and lies between the least and the greatest sum of squares of
-// any n integers with that sum, minimum and maximum. Add keeps valid
-// Summaries valid, and Variance is never negative for a valid Summary.
+// stats decoding rules; its documentation lists the checks). Add keeps
+// valid Summaries valid, and Variance is never negative for a valid Summary.
 //
 // A Summary is a small value type, safe to copy and to use concurrently.
 package stats

@@ -103,13 +103,9 @@ func (*Sum) identity() *Sum { return new(Sum) }
 
 func (s *Sum) encodeBody(e *wire.Encoder) { e.Int(s.v) }
 
-func (s *Sum) decodeBody(d *wire.Decoder) error {
-	v, err := d.Int()
-	if err != nil {
-		return err
-	}
-	s.v = v
-	return nil
+func (s *Sum) decodeBody(d *wire.Decoder) (err error) {
+	s.v, err = d.Int()
+	return err
 }
 
 // extreme is the shared state of Min and Max: an optional int64.
@@ -145,12 +141,9 @@ func (x *extreme) decode(d *wire.Decoder) error {
 	if err != nil || isNil {
 		return err
 	}
-	v, err := d.Int()
-	if err != nil {
-		return err
-	}
-	*x = extreme{v: v, ok: true}
-	return nil
+	x.v, err = d.Int()
+	x.ok = err == nil
+	return err
 }
 
 func (x extreme) String() string {

@@ -201,15 +201,14 @@ func (m *Mutator[A]) abandon(ctx context.Context) error {
 	if m.pending == nil {
 		return nil
 	}
-	target := m.committed
+	target, err := m.committed, error(nil)
 	if target == nil {
-		var err error
 		target, err = Shard[A]{Mutator: m.id, ExpiresAt: m.expiresAt}.MarshalBinary()
-		if err != nil {
-			return fmt.Errorf("tally: abandon %s: %w", m.id, err)
-		}
 	}
-	if err := m.resolve(ctx, target); err != nil {
+	if err == nil {
+		err = m.resolve(ctx, target)
+	}
+	if err != nil {
 		return fmt.Errorf("tally: abandon %s: %w", m.id, err)
 	}
 	m.committed, m.pending = target, nil

@@ -92,14 +92,16 @@ func (*Stats) identity() *Stats { return new(Stats) }
 // Body: nil when empty, else [count, sum, min, max, sumsq_hi, sumsq_lo].
 
 func (s *Stats) encodeBody(e *wire.Encoder) {
-	c := s.s
-	if c.Count == 0 {
+	if s.s.Count == 0 {
 		e.Nil()
 		return
 	}
-	e.Summary(c)
+	e.Summary(s.s)
 }
 
+// decodeBody refuses cells no set of observations has, with an error
+// wrapping crdt.ErrCorruptEncoding; the empty value encodes as nil, so an
+// array needs count ≥ 1.
 func (s *Stats) decodeBody(d *wire.Decoder) error {
 	isNil, err := d.IsNil()
 	if err != nil || isNil {
@@ -109,22 +111,12 @@ func (s *Stats) decodeBody(d *wire.Decoder) error {
 	if v.s, err = d.Summary(); err != nil {
 		return err
 	}
-	if err := v.validate(); err != nil {
-		return err
+	if v.s.Count < 1 {
+		return fmt.Errorf("%w: stats %s: count must be at least 1", crdt.ErrCorruptEncoding, &v)
+	}
+	if err := v.s.Validate(); err != nil {
+		return fmt.Errorf("%w: stats %s: %v", crdt.ErrCorruptEncoding, &v, err)
 	}
 	*s = v
-	return nil
-}
-
-// validate rejects cells no set of observations has, with an error
-// wrapping crdt.ErrCorruptEncoding; the empty value encodes as nil, so an
-// array needs count ≥ 1.
-func (s *Stats) validate() error {
-	if s.s.Count < 1 {
-		return fmt.Errorf("%w: stats %s: count must be at least 1", crdt.ErrCorruptEncoding, s)
-	}
-	if err := s.s.Validate(); err != nil {
-		return fmt.Errorf("%w: stats %s: %v", crdt.ErrCorruptEncoding, s, err)
-	}
 	return nil
 }

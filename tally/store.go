@@ -24,9 +24,7 @@ const DefaultMaxRows = 1 << 20
 // ShardRowKey returns the row key of mutator id's shard row: the byte 's'
 // followed by the id.
 func ShardRowKey(id crdt.ActorID) []byte {
-	k := make([]byte, 0, 1+len(id))
-	k = append(k, shardPrefix)
-	return append(k, id...)
+	return append(append(make([]byte, 0, 1+len(id)), shardPrefix), id...)
 }
 
 // GCBatch is one GC write: the new tally and the shards it folded, written

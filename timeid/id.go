@@ -68,10 +68,8 @@ func New(t time.Time) ID {
 // examples and golden files that need reproducible IDs.
 func FromParts(t time.Time, clockSeq uint16, node uint64) ID {
 	var tail [8]byte
+	binary.BigEndian.PutUint64(tail[:], node) // its low 48 bits in tail[2:]
 	binary.BigEndian.PutUint16(tail[0:2], clockSeq&0x3fff)
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], node)
-	copy(tail[2:], n[2:])
 	return fromTicks(uuidTicks(t), tail)
 }
 
@@ -154,13 +152,4 @@ func (id ID) Compare(other ID) int {
 		}
 	}
 	return 0
-}
-
-// NextTick returns an id one timestamp tick (100ns) after id's, with the
-// same clock sequence and node. It sorts after every id that carries id's
-// timestamp.
-func (id ID) NextTick() ID {
-	var tail [8]byte
-	copy(tail[:], id[8:])
-	return fromTicks(id.ticks()+1, tail)
 }

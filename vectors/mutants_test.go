@@ -254,7 +254,7 @@ var vectorMutants = []vectorMutant{
 	{"pncounter/v2 decode cap not on rows", "5.4: the cap is per half: 60000 rows split between the halves decode",
 		[]edit{{"pncounter/codec.go", "\tn, err := d.ArrayLen(MaxRows)", "\tn, err := d.ArrayLen(gcounter.MaxActors)"}}, "pncounter", "30000_actors_in_P_and_30000_others_in_N"},
 	{"pncounter/v1 decode cap", "5.5: a version 1 half of 30001 pairs is too_large from its header",
-		[]edit{{"pncounter/codec.go", "return d.ActorCounts(gcounter.MaxActors, g.Grow", "return d.ActorCounts(MaxRows, g.Grow"}}, "pncounter", "v1:_P_of_30001_pairs"},
+		[]edit{{"pncounter/codec.go", "err := d.ActorCounts(gcounter.MaxActors, g.Grow", "err := d.ActorCounts(MaxRows, g.Grow"}}, "pncounter", "v1:_P_of_30001_pairs"},
 	{"tgcounter/seq at most 2^63-1", "6.7: seq above 2^63-1 is corrupt",
 		[]edit{{"tpncounter/codec.go", "\t\tif seq > MaxSeq {", "\t\tif false && seq > MaxSeq {"}}, "tpncounter", "seq_2^63"},
 	{"tgcounter/txns per entry", "6.7: a folded array longer than 4096 minus the txns read is too_large",

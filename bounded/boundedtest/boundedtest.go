@@ -56,60 +56,48 @@ func ctxFor(t *testing.T) context.Context {
 
 func open(t *testing.T, s store.Siblings, key string, actor crdt.ActorID) *bounded.Account {
 	t.Helper()
-	a, err := bounded.Open(s, key, bounded.AccountOptions{Actor: actor, Backoff: bounded.Backoff{Initial: -1}})
-	require.NoError(t, err)
-	return a
+	return must(bounded.Open(s, key, bounded.AccountOptions{Actor: actor, Backoff: bounded.Backoff{Initial: -1}}))(t)
 }
 
 func testAbsentKey(t *testing.T, s store.Siblings, key string) {
-	v, err := open(t, s, key, "a").Value(ctxFor(t))
-	require.NoError(t, err)
+	v := must(open(t, s, key, "a").Value(ctxFor(t)))(t)
 	require.Zero(t, v)
 }
 
 func testBasics(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	a := open(t, s, key, "a")
-	res, err := a.Credit(ctx, "c1", 10)
-	require.NoError(t, err)
+	res := must(a.Credit(ctx, "c1", 10))(t)
 	require.Equal(t, bounded.Applied, res.Outcome)
-	res, err = a.Debit(ctx, "d1", 7)
-	require.NoError(t, err)
+	res = must(a.Debit(ctx, "d1", 7))(t)
 	require.Equal(t, int64(3), res.Value)
 	require.Equal(t, int64(3), res.Rights)
-	res, err = a.Debit(ctx, "d1", 7)
-	require.NoError(t, err)
+	res = must(a.Debit(ctx, "d1", 7))(t)
 	require.Equal(t, bounded.Duplicate, res.Outcome)
 	b := open(t, s, key, "b")
-	res, err = b.Credit(ctx, "c1", 10) // a retry on another account
-	require.NoError(t, err)
+	res = must(b.Credit(ctx, "c1", 10))(t) // a retry on another account
 	require.Equal(t, bounded.Duplicate, res.Outcome)
-	v, err := b.Value(ctx)
-	require.NoError(t, err)
+	v := must(b.Value(ctx))(t)
 	require.Equal(t, int64(3), v)
 }
 
 func testRequest(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	holder, needy := open(t, s, key, "holder"), open(t, s, key, "needy")
-	_, err := holder.Credit(ctx, "c1", 100)
-	require.NoError(t, err)
+	must(holder.Credit(ctx, "c1", 100))(t)
 	res, err := needy.Debit(ctx, "d1", 40)
 	var short *bounded.InsufficientRightsError
 	require.ErrorAs(t, err, &short)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
 	require.Zero(t, short.Available)
 	require.Equal(t, int64(40), res.Requested)
-	c, err := holder.Sync(ctx)
-	require.NoError(t, err)
+	c := must(holder.Sync(ctx))(t)
 	require.Equal(t, int64(40), c.Rights(needy.Writer()))
 	require.Equal(t, int64(60), c.Rights(holder.Writer()))
-	res, err = needy.Debit(ctx, "d1", 40)
-	require.NoError(t, err)
+	res = must(needy.Debit(ctx, "d1", 40))(t)
 	require.Equal(t, bounded.Applied, res.Outcome)
 	require.Equal(t, int64(60), res.Value)
-	c, err = holder.Sync(ctx)
-	require.NoError(t, err)
+	c = must(holder.Sync(ctx))(t)
 	require.Empty(t, c.Requests(), "a debit that went through withdraws the request")
 }
 
@@ -118,20 +106,17 @@ func testRequest(t *testing.T, s store.Siblings, key string) {
 func testHopeless(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	holder, greedy, modest := open(t, s, key, "h"), open(t, s, key, "a-greedy"), open(t, s, key, "b-modest")
-	_, err := holder.Credit(ctx, "c1", 100)
-	require.NoError(t, err)
+	must(holder.Credit(ctx, "c1", 100))(t)
 	res, err := greedy.Debit(ctx, "d1", 1000)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
 	require.Zero(t, res.Requested)
 	res, err = modest.Debit(ctx, "d2", 30)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
 	require.Equal(t, int64(30), res.Requested)
-	c, err := holder.Sync(ctx)
-	require.NoError(t, err)
+	c := must(holder.Sync(ctx))(t)
 	require.Equal(t, int64(30), c.Rights(modest.Writer()))
 	require.Zero(t, c.Rights(greedy.Writer()))
-	_, err = modest.Debit(ctx, "d2", 30)
-	require.NoError(t, err)
+	must(modest.Debit(ctx, "d2", 30))(t)
 }
 
 // testConcurrent: accounts credit and debit at once, each within its own
@@ -166,8 +151,7 @@ func testConcurrent(t *testing.T, s store.Siblings, key string) {
 		}
 		return nil
 	}))
-	c, err := accounts[0].Sync(ctx)
-	require.NoError(t, err)
+	c := must(accounts[0].Sync(ctx))(t)
 	require.GreaterOrEqual(t, c.Value(), int64(0))
 	require.Equal(t, want, c.Value())
 }
@@ -177,24 +161,19 @@ func testConcurrent(t *testing.T, s store.Siblings, key string) {
 func testAmbiguous(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	f := faulty.NewSiblings(s, faulty.Options{Policy: faulty.Only(faulty.Script(faulty.LoseAck, faulty.Lose, faulty.Lose), faulty.MethodPut)})
-	a, err := bounded.Open(f, key, bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}})
-	require.NoError(t, err)
-	res, err := a.Credit(ctx, "c1", 10) // the second attempt finds the first landed
-	require.NoError(t, err)
+	a := must(bounded.Open(f, key, bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}}))(t)
+	res := must(a.Credit(ctx, "c1", 10))(t) // the second attempt finds the first landed
 	require.Equal(t, bounded.Applied, res.Outcome)
 	require.Equal(t, 2, res.Attempts)
 	require.False(t, a.Pending())
-	_, err = a.Credit(ctx, "c2", 5)
+	_, err := a.Credit(ctx, "c2", 5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.True(t, a.Pending())
 	b := open(t, s, key, "b")
-	res, err = b.Credit(ctx, "c2", 5)
-	require.NoError(t, err)
+	res = must(b.Credit(ctx, "c2", 5))(t)
 	require.Equal(t, bounded.Applied, res.Outcome, "c2 never landed")
-	_, err = a.Sync(ctx) // lands a's pending copy, sees b's: takes it back unless it is the smaller holder
-	require.NoError(t, err)
-	c, err := b.Sync(ctx)
-	require.NoError(t, err)
+	must(a.Sync(ctx))(t) // lands a's pending copy, sees b's: takes it back unless it is the smaller holder
+	c := must(b.Sync(ctx))(t)
 	require.Equal(t, int64(15), c.Value())
 	require.Len(t, c.Holders("c2"), 1)
 }
@@ -205,17 +184,14 @@ func testAmbiguous(t *testing.T, s store.Siblings, key string) {
 func testRestart(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	old := open(t, s, key, "svc")
-	_, err := old.Credit(ctx, "c1", 30)
-	require.NoError(t, err)
+	must(old.Credit(ctx, "c1", 30))(t)
 	next := open(t, s, key, "svc")
-	_, err = next.Debit(ctx, "d1", 10)
+	_, err := next.Debit(ctx, "d1", 10)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights, "the rights are the old incarnation's")
-	_, err = old.Close(ctx, next.Writer())
-	require.NoError(t, err)
+	must(old.Close(ctx, next.Writer()))(t)
 	_, err = old.Value(ctx)
 	require.ErrorIs(t, err, bounded.ErrClosed)
-	res, err := next.Debit(ctx, "d1", 10)
-	require.NoError(t, err)
+	res := must(next.Debit(ctx, "d1", 10))(t)
 	require.Equal(t, int64(20), res.Value)
 	require.Equal(t, int64(20), res.Rights)
 }
@@ -226,4 +202,14 @@ func testCorrupt(t *testing.T, s store.Siblings, key string) {
 	a := open(t, s, key, "a")
 	_, err := a.Credit(ctx, "c1", 1)
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+}
+
+// must returns a test's check that err is nil, which then returns v:
+// must(f())(t) in place of v, err := f() and require.NoError(t, err).
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 }

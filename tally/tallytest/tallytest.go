@@ -105,32 +105,25 @@ func (e *env) final() { e.advance(tally.DefaultLifetime + tally.DefaultGrace + t
 
 func sumCounter(t *testing.T, e *env, key string) *tally.Counter[*tally.Sum] {
 	t.Helper()
-	c, err := tally.New[*tally.Sum](e.s, key, e.cfg())
-	require.NoError(t, err)
-	return c
+	return must(tally.New[*tally.Sum](e.s, key, e.cfg()))(t)
 }
 
 func mutator[A tally.Aggregate[A]](t *testing.T, c *tally.Counter[A]) *tally.Mutator[A] {
 	t.Helper()
-	m, err := c.NewMutator()
-	require.NoError(t, err)
-	return m
+	return must(c.NewMutator())(t)
 }
 
 func add(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
 
 func value(t *testing.T, c *tally.Counter[*tally.Sum]) int64 {
 	t.Helper()
-	v, err := c.ReadComplete(ctx())
-	require.NoError(t, err)
-	return v.Value()
+	return must(c.ReadComplete(ctx()))(t).Value()
 }
 
 // rows reads key's partition completely: row key → value.
 func rows(t *testing.T, e *env, key string) map[string][]byte {
 	t.Helper()
-	rs, err := e.s.Snapshot(ctx(), key, 1000, store.ReadComplete)
-	require.NoError(t, err)
+	rs := must(e.s.Snapshot(ctx(), key, 1000, store.ReadComplete))(t)
 	out := map[string][]byte{}
 	for i, r := range rs {
 		if i > 0 {
@@ -144,11 +137,9 @@ func rows(t *testing.T, e *env, key string) map[string][]byte {
 func emptyCounter(t *testing.T, e *env) {
 	c := sumCounter(t, e, e.key)
 	require.Zero(t, value(t, c))
-	v, err := c.Read(ctx())
-	require.NoError(t, err)
+	v := must(c.Read(ctx()))(t)
 	require.Zero(t, v.Value())
-	plan, err := c.GC(ctx())
-	require.NoError(t, err)
+	plan := must(c.GC(ctx()))(t)
 	require.True(t, plan.Empty())
 	require.Empty(t, rows(t, e, e.key), "reading and an empty GC write nothing")
 }
@@ -166,8 +157,7 @@ func updatesCounted(t *testing.T, e *env) {
 		e.advance(time.Minute)
 	}
 	require.Equal(t, want, value(t, c))
-	v, err := c.Read(ctx())
-	require.NoError(t, err)
+	v := must(c.Read(ctx()))(t)
 	require.LessOrEqual(t, v.Value(), want)
 }
 
@@ -179,8 +169,7 @@ func shardRows(t *testing.T, e *env) {
 	require.Len(t, got, 1)
 	b, ok := got[string(tally.ShardRowKey(m.ID()))]
 	require.True(t, ok, "the shard row is keyed 's' + mutator id")
-	sh, err := tally.DecodeShard[*tally.Sum](b)
-	require.NoError(t, err)
+	sh := must(tally.DecodeShard[*tally.Sum](b))(t)
 	require.Equal(t, m.ID(), sh.Mutator)
 	require.Equal(t, int64(42), sh.State.Value())
 	require.Equal(t, m.ExpiresAt().UnixMicro(), sh.ExpiresAt)
@@ -205,9 +194,7 @@ func shardBytes(t *testing.T, m *tally.Mutator[*tally.Sum], n int64) []byte {
 	t.Helper()
 	s := new(tally.Sum)
 	require.NoError(t, s.Add(n))
-	b, err := tally.Shard[*tally.Sum]{Mutator: m.ID(), ExpiresAt: m.ExpiresAt().UnixMicro(), State: s}.MarshalBinary()
-	require.NoError(t, err)
-	return b
+	return must(tally.Shard[*tally.Sum]{Mutator: m.ID(), ExpiresAt: m.ExpiresAt().UnixMicro(), State: s}.MarshalBinary())(t)
 }
 
 func putShard(t *testing.T, e *env, key string, id crdt.ActorID, data []byte, ts int64) {
@@ -251,8 +238,7 @@ func gcFolds(t *testing.T, e *env) {
 	e.final()
 	young := mutator(t, c)
 	require.NoError(t, young.Update(ctx(), add(100)))
-	plan, err := c.GC(ctx())
-	require.NoError(t, err)
+	plan := must(c.GC(ctx()))(t)
 	require.Equal(t, 3, plan.Folded)
 	require.Equal(t, 1, plan.Live)
 	require.Equal(t, ids, plan.Batch.Delete)
@@ -263,14 +249,12 @@ func gcFolds(t *testing.T, e *env) {
 	tb, ok := got[tally.TallyRowKey]
 	require.True(t, ok, "the tally row is keyed 't'")
 	require.Equal(t, plan.Batch.Tally, tb)
-	tl, err := tally.DecodeTally[*tally.Sum](tb)
-	require.NoError(t, err)
+	tl := must(tally.DecodeTally[*tally.Sum](tb))(t)
 	require.Equal(t, int64(6), tl.State.Value())
 	require.Equal(t, plan.Batch.WriteTS, tl.FoldedThrough)
 	require.Equal(t, int64(106), value(t, c))
 
-	plan, err = c.GC(ctx())
-	require.NoError(t, err)
+	plan = must(c.GC(ctx()))(t)
 	require.True(t, plan.Empty(), "nothing left to fold")
 }
 
@@ -280,8 +264,7 @@ func foldedStaysFolded(t *testing.T, e *env) {
 	sent := e.clock().UnixMicro()
 	require.NoError(t, m.Update(ctx(), add(7)))
 	e.final()
-	plan, err := c.GC(ctx())
-	require.NoError(t, err)
+	plan := must(c.GC(ctx()))(t)
 	require.Equal(t, 1, plan.Folded)
 	// A copy of the shard's write, in flight all along, lands after the GC:
 	// its timestamp is below expires_at ≤ the batch's, so the delete hides it.
@@ -302,11 +285,9 @@ func gcCommute(t *testing.T, e *env) {
 	}
 	// Expiries are 2h apart; fold the first two, then all four.
 	e.advance(tally.DefaultLifetime + tally.DefaultGrace - 5*time.Hour)
-	planA, err := c.PlanGC(ctx())
-	require.NoError(t, err)
+	planA := must(c.PlanGC(ctx()))(t)
 	e.advance(5 * time.Hour)
-	planB, err := c.PlanGC(ctx())
-	require.NoError(t, err)
+	planB := must(c.PlanGC(ctx()))(t)
 	require.Less(t, planA.Folded, planB.Folded)
 	require.Equal(t, 4, planB.Folded)
 	for _, b := range []tally.GCBatch{planB.Batch, planA.Batch, planB.Batch, planA.Batch} {
@@ -325,8 +306,7 @@ func countersIndependent(t *testing.T, e *env) {
 	require.NoError(t, ma.Update(ctx(), add(1)))
 	require.NoError(t, mb.Update(ctx(), add(20)))
 	e.final()
-	_, err := b.GC(ctx())
-	require.NoError(t, err)
+	must(b.GC(ctx()))(t)
 	require.Equal(t, int64(1), value(t, a))
 	require.Equal(t, int64(20), value(t, b))
 	require.Len(t, rows(t, e, e.key), 1)
@@ -338,8 +318,7 @@ func longIDs(t *testing.T, e *env) {
 	i := 0
 	cfg := e.cfg()
 	cfg.NewID = func() crdt.ActorID { i++; return ids[i-1] }
-	c, err := tally.New[*tally.Sum](e.s, e.key, cfg)
-	require.NoError(t, err)
+	c := must(tally.New[*tally.Sum](e.s, e.key, cfg))(t)
 	for range ids {
 		m := mutator(t, c)
 		require.NoError(t, m.Update(ctx(), add(1)))
@@ -350,15 +329,13 @@ func longIDs(t *testing.T, e *env) {
 	}
 	require.Equal(t, int64(len(ids)), value(t, c))
 	e.final()
-	plan, err := c.GC(ctx())
-	require.NoError(t, err)
+	plan := must(c.GC(ctx()))(t)
 	require.Equal(t, len(ids), plan.Folded)
 	require.Len(t, rows(t, e, e.key), 1)
 }
 
 func distinctRoundTrip(t *testing.T, e *env) {
-	c, err := tally.New[*tally.Distinct](e.s, e.key, e.cfg())
-	require.NoError(t, err)
+	c := must(tally.New[*tally.Distinct](e.s, e.key, e.cfg()))(t)
 	var want tally.Distinct
 	for s := range 3 {
 		m := mutator(t, c)
@@ -369,14 +346,11 @@ func distinctRoundTrip(t *testing.T, e *env) {
 		}
 		require.NoError(t, m.Flush(ctx()))
 	}
-	v, err := c.ReadComplete(ctx())
-	require.NoError(t, err)
+	v := must(c.ReadComplete(ctx()))(t)
 	require.True(t, want.Equal(v), "the union of the shards, register for register")
 	e.final()
-	_, err = c.GC(ctx())
-	require.NoError(t, err)
-	v, err = c.ReadComplete(ctx())
-	require.NoError(t, err)
+	must(c.GC(ctx()))(t)
+	v = must(c.ReadComplete(ctx()))(t)
 	require.True(t, want.Equal(v))
 }
 
@@ -402,13 +376,11 @@ func staleRead(t *testing.T, e *env) {
 		want += int64(i + 1)
 		if i == 2 {
 			e.final()
-			_, err := c.GC(ctx())
-			require.NoError(t, err)
+			must(c.GC(ctx()))(t)
 		}
 	}
 	for range 5 {
-		v, err := c.Read(ctx())
-		require.NoError(t, err)
+		v := must(c.Read(ctx()))(t)
 		require.GreaterOrEqual(t, v.Value(), int64(0))
 		require.LessOrEqual(t, v.Value(), want, "a read at store.ReadAny may miss updates, never count one twice")
 	}
@@ -451,4 +423,14 @@ func canceledContext(t *testing.T, e *env) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, m.Update(ctx(), add(2)))
 	require.Equal(t, int64(2), value(t, c), "the canceled update was not counted")
+}
+
+// must returns a test's check that err is nil, which then returns v:
+// must(f())(t) in place of v, err := f() and require.NoError(t, err).
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		require.NoError(t, err)
+		return v
+	}
 }
