@@ -153,3 +153,12 @@ func (id ID) Compare(other ID) int {
 	}
 	return 0
 }
+
+// NextTick returns an id one timestamp tick (100ns) after id's, with the
+// same clock sequence and node. It sorts after every id that carries id's
+// timestamp.
+func (id ID) NextTick() ID {
+	var tail [8]byte
+	copy(tail[:], id[8:])
+	return fromTicks(id.ticks()+1, tail)
+}

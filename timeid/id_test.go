@@ -49,6 +49,8 @@ func TestTimeAndOrder(t *testing.T) {
 	b := timeid.FromParts(base, 0x00ff, 0) // byte 9 = 0xff (-1 signed)
 	require.Equal(t, 1, a.Compare(b), "0x01 > 0xff as signed bytes")
 	require.Equal(t, 0, a.Compare(a))
+	require.Equal(t, 1, a.NextTick().Compare(a))
+	require.Equal(t, 100*time.Nanosecond, a.NextTick().Time().Sub(a.Time()))
 }
 
 // randomID returns 16 bytes drawn to make ties likely: a few timestamps, a

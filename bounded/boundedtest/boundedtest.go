@@ -56,48 +56,60 @@ func ctxFor(t *testing.T) context.Context {
 
 func open(t *testing.T, s store.Siblings, key string, actor crdt.ActorID) *bounded.Account {
 	t.Helper()
-	return must(bounded.Open(s, key, bounded.AccountOptions{Actor: actor, Backoff: bounded.Backoff{Initial: -1}}))(t)
+	a, err := bounded.Open(s, key, bounded.AccountOptions{Actor: actor, Backoff: bounded.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	return a
 }
 
 func testAbsentKey(t *testing.T, s store.Siblings, key string) {
-	v := must(open(t, s, key, "a").Value(ctxFor(t)))(t)
+	v, err := open(t, s, key, "a").Value(ctxFor(t))
+	require.NoError(t, err)
 	require.Zero(t, v)
 }
 
 func testBasics(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	a := open(t, s, key, "a")
-	res := must(a.Credit(ctx, "c1", 10))(t)
+	res, err := a.Credit(ctx, "c1", 10)
+	require.NoError(t, err)
 	require.Equal(t, bounded.Applied, res.Outcome)
-	res = must(a.Debit(ctx, "d1", 7))(t)
+	res, err = a.Debit(ctx, "d1", 7)
+	require.NoError(t, err)
 	require.Equal(t, int64(3), res.Value)
 	require.Equal(t, int64(3), res.Rights)
-	res = must(a.Debit(ctx, "d1", 7))(t)
+	res, err = a.Debit(ctx, "d1", 7)
+	require.NoError(t, err)
 	require.Equal(t, bounded.Duplicate, res.Outcome)
 	b := open(t, s, key, "b")
-	res = must(b.Credit(ctx, "c1", 10))(t) // a retry on another account
+	res, err = b.Credit(ctx, "c1", 10) // a retry on another account
+	require.NoError(t, err)
 	require.Equal(t, bounded.Duplicate, res.Outcome)
-	v := must(b.Value(ctx))(t)
+	v, err := b.Value(ctx)
+	require.NoError(t, err)
 	require.Equal(t, int64(3), v)
 }
 
 func testRequest(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	holder, needy := open(t, s, key, "holder"), open(t, s, key, "needy")
-	must(holder.Credit(ctx, "c1", 100))(t)
+	_, err := holder.Credit(ctx, "c1", 100)
+	require.NoError(t, err)
 	res, err := needy.Debit(ctx, "d1", 40)
 	var short *bounded.InsufficientRightsError
 	require.ErrorAs(t, err, &short)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
 	require.Zero(t, short.Available)
 	require.Equal(t, int64(40), res.Requested)
-	c := must(holder.Sync(ctx))(t)
+	c, err := holder.Sync(ctx)
+	require.NoError(t, err)
 	require.Equal(t, int64(40), c.Rights(needy.Writer()))
 	require.Equal(t, int64(60), c.Rights(holder.Writer()))
-	res = must(needy.Debit(ctx, "d1", 40))(t)
+	res, err = needy.Debit(ctx, "d1", 40)
+	require.NoError(t, err)
 	require.Equal(t, bounded.Applied, res.Outcome)
 	require.Equal(t, int64(60), res.Value)
-	c = must(holder.Sync(ctx))(t)
+	c, err = holder.Sync(ctx)
+	require.NoError(t, err)
 	require.Empty(t, c.Requests(), "a debit that went through withdraws the request")
 }
 
@@ -106,17 +118,20 @@ func testRequest(t *testing.T, s store.Siblings, key string) {
 func testHopeless(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	holder, greedy, modest := open(t, s, key, "h"), open(t, s, key, "a-greedy"), open(t, s, key, "b-modest")
-	must(holder.Credit(ctx, "c1", 100))(t)
+	_, err := holder.Credit(ctx, "c1", 100)
+	require.NoError(t, err)
 	res, err := greedy.Debit(ctx, "d1", 1000)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
 	require.Zero(t, res.Requested)
 	res, err = modest.Debit(ctx, "d2", 30)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
 	require.Equal(t, int64(30), res.Requested)
-	c := must(holder.Sync(ctx))(t)
+	c, err := holder.Sync(ctx)
+	require.NoError(t, err)
 	require.Equal(t, int64(30), c.Rights(modest.Writer()))
 	require.Zero(t, c.Rights(greedy.Writer()))
-	must(modest.Debit(ctx, "d2", 30))(t)
+	_, err = modest.Debit(ctx, "d2", 30)
+	require.NoError(t, err)
 }
 
 // testConcurrent: accounts credit and debit at once, each within its own
@@ -151,7 +166,8 @@ func testConcurrent(t *testing.T, s store.Siblings, key string) {
 		}
 		return nil
 	}))
-	c := must(accounts[0].Sync(ctx))(t)
+	c, err := accounts[0].Sync(ctx)
+	require.NoError(t, err)
 	require.GreaterOrEqual(t, c.Value(), int64(0))
 	require.Equal(t, want, c.Value())
 }
@@ -161,19 +177,24 @@ func testConcurrent(t *testing.T, s store.Siblings, key string) {
 func testAmbiguous(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	f := faulty.NewSiblings(s, faulty.Options{Policy: faulty.Only(faulty.Script(faulty.LoseAck, faulty.Lose, faulty.Lose), faulty.MethodPut)})
-	a := must(bounded.Open(f, key, bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}}))(t)
-	res := must(a.Credit(ctx, "c1", 10))(t) // the second attempt finds the first landed
+	a, err := bounded.Open(f, key, bounded.AccountOptions{Actor: "a", RetryCount: 1, Backoff: bounded.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	res, err := a.Credit(ctx, "c1", 10) // the second attempt finds the first landed
+	require.NoError(t, err)
 	require.Equal(t, bounded.Applied, res.Outcome)
 	require.Equal(t, 2, res.Attempts)
 	require.False(t, a.Pending())
-	_, err := a.Credit(ctx, "c2", 5)
+	_, err = a.Credit(ctx, "c2", 5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.True(t, a.Pending())
 	b := open(t, s, key, "b")
-	res = must(b.Credit(ctx, "c2", 5))(t)
+	res, err = b.Credit(ctx, "c2", 5)
+	require.NoError(t, err)
 	require.Equal(t, bounded.Applied, res.Outcome, "c2 never landed")
-	must(a.Sync(ctx))(t) // lands a's pending copy, sees b's: takes it back unless it is the smaller holder
-	c := must(b.Sync(ctx))(t)
+	_, err = a.Sync(ctx) // lands a's pending copy, sees b's: takes it back unless it is the smaller holder
+	require.NoError(t, err)
+	c, err := b.Sync(ctx)
+	require.NoError(t, err)
 	require.Equal(t, int64(15), c.Value())
 	require.Len(t, c.Holders("c2"), 1)
 }
@@ -184,14 +205,17 @@ func testAmbiguous(t *testing.T, s store.Siblings, key string) {
 func testRestart(t *testing.T, s store.Siblings, key string) {
 	ctx := ctxFor(t)
 	old := open(t, s, key, "svc")
-	must(old.Credit(ctx, "c1", 30))(t)
+	_, err := old.Credit(ctx, "c1", 30)
+	require.NoError(t, err)
 	next := open(t, s, key, "svc")
-	_, err := next.Debit(ctx, "d1", 10)
+	_, err = next.Debit(ctx, "d1", 10)
 	require.ErrorIs(t, err, crdt.ErrInsufficientRights, "the rights are the old incarnation's")
-	must(old.Close(ctx, next.Writer()))(t)
+	_, err = old.Close(ctx, next.Writer())
+	require.NoError(t, err)
 	_, err = old.Value(ctx)
 	require.ErrorIs(t, err, bounded.ErrClosed)
-	res := must(next.Debit(ctx, "d1", 10))(t)
+	res, err := next.Debit(ctx, "d1", 10)
+	require.NoError(t, err)
 	require.Equal(t, int64(20), res.Value)
 	require.Equal(t, int64(20), res.Rights)
 }
@@ -202,14 +226,4 @@ func testCorrupt(t *testing.T, s store.Siblings, key string) {
 	a := open(t, s, key, "a")
 	_, err := a.Credit(ctx, "c1", 1)
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
-}
-
-// must returns a test's check that err is nil, which then returns v:
-// must(f())(t) in place of v, err := f() and require.NoError(t, err).
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		require.NoError(t, err)
-		return v
-	}
 }

@@ -105,25 +105,32 @@ func (e *env) final() { e.advance(tally.DefaultLifetime + tally.DefaultGrace + t
 
 func sumCounter(t *testing.T, e *env, key string) *tally.Counter[*tally.Sum] {
 	t.Helper()
-	return must(tally.New[*tally.Sum](e.s, key, e.cfg()))(t)
+	c, err := tally.New[*tally.Sum](e.s, key, e.cfg())
+	require.NoError(t, err)
+	return c
 }
 
 func mutator[A tally.Aggregate[A]](t *testing.T, c *tally.Counter[A]) *tally.Mutator[A] {
 	t.Helper()
-	return must(c.NewMutator())(t)
+	m, err := c.NewMutator()
+	require.NoError(t, err)
+	return m
 }
 
 func add(n int64) func(*tally.Sum) error { return func(s *tally.Sum) error { return s.Add(n) } }
 
 func value(t *testing.T, c *tally.Counter[*tally.Sum]) int64 {
 	t.Helper()
-	return must(c.ReadComplete(ctx()))(t).Value()
+	v, err := c.ReadComplete(ctx())
+	require.NoError(t, err)
+	return v.Value()
 }
 
 // rows reads key's partition completely: row key → value.
 func rows(t *testing.T, e *env, key string) map[string][]byte {
 	t.Helper()
-	rs := must(e.s.Snapshot(ctx(), key, 1000, store.ReadComplete))(t)
+	rs, err := e.s.Snapshot(ctx(), key, 1000, store.ReadComplete)
+	require.NoError(t, err)
 	out := map[string][]byte{}
 	for i, r := range rs {
 		if i > 0 {
@@ -137,9 +144,11 @@ func rows(t *testing.T, e *env, key string) map[string][]byte {
 func emptyCounter(t *testing.T, e *env) {
 	c := sumCounter(t, e, e.key)
 	require.Zero(t, value(t, c))
-	v := must(c.Read(ctx()))(t)
+	v, err := c.Read(ctx())
+	require.NoError(t, err)
 	require.Zero(t, v.Value())
-	plan := must(c.GC(ctx()))(t)
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
 	require.True(t, plan.Empty())
 	require.Empty(t, rows(t, e, e.key), "reading and an empty GC write nothing")
 }
@@ -157,7 +166,8 @@ func updatesCounted(t *testing.T, e *env) {
 		e.advance(time.Minute)
 	}
 	require.Equal(t, want, value(t, c))
-	v := must(c.Read(ctx()))(t)
+	v, err := c.Read(ctx())
+	require.NoError(t, err)
 	require.LessOrEqual(t, v.Value(), want)
 }
 
@@ -169,7 +179,8 @@ func shardRows(t *testing.T, e *env) {
 	require.Len(t, got, 1)
 	b, ok := got[string(tally.ShardRowKey(m.ID()))]
 	require.True(t, ok, "the shard row is keyed 's' + mutator id")
-	sh := must(tally.DecodeShard[*tally.Sum](b))(t)
+	sh, err := tally.DecodeShard[*tally.Sum](b)
+	require.NoError(t, err)
 	require.Equal(t, m.ID(), sh.Mutator)
 	require.Equal(t, int64(42), sh.State.Value())
 	require.Equal(t, m.ExpiresAt().UnixMicro(), sh.ExpiresAt)
@@ -194,7 +205,9 @@ func shardBytes(t *testing.T, m *tally.Mutator[*tally.Sum], n int64) []byte {
 	t.Helper()
 	s := new(tally.Sum)
 	require.NoError(t, s.Add(n))
-	return must(tally.Shard[*tally.Sum]{Mutator: m.ID(), ExpiresAt: m.ExpiresAt().UnixMicro(), State: s}.MarshalBinary())(t)
+	b, err := tally.Shard[*tally.Sum]{Mutator: m.ID(), ExpiresAt: m.ExpiresAt().UnixMicro(), State: s}.MarshalBinary()
+	require.NoError(t, err)
+	return b
 }
 
 func putShard(t *testing.T, e *env, key string, id crdt.ActorID, data []byte, ts int64) {
@@ -238,7 +251,8 @@ func gcFolds(t *testing.T, e *env) {
 	e.final()
 	young := mutator(t, c)
 	require.NoError(t, young.Update(ctx(), add(100)))
-	plan := must(c.GC(ctx()))(t)
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
 	require.Equal(t, 3, plan.Folded)
 	require.Equal(t, 1, plan.Live)
 	require.Equal(t, ids, plan.Batch.Delete)
@@ -249,12 +263,14 @@ func gcFolds(t *testing.T, e *env) {
 	tb, ok := got[tally.TallyRowKey]
 	require.True(t, ok, "the tally row is keyed 't'")
 	require.Equal(t, plan.Batch.Tally, tb)
-	tl := must(tally.DecodeTally[*tally.Sum](tb))(t)
+	tl, err := tally.DecodeTally[*tally.Sum](tb)
+	require.NoError(t, err)
 	require.Equal(t, int64(6), tl.State.Value())
 	require.Equal(t, plan.Batch.WriteTS, tl.FoldedThrough)
 	require.Equal(t, int64(106), value(t, c))
 
-	plan = must(c.GC(ctx()))(t)
+	plan, err = c.GC(ctx())
+	require.NoError(t, err)
 	require.True(t, plan.Empty(), "nothing left to fold")
 }
 
@@ -264,7 +280,8 @@ func foldedStaysFolded(t *testing.T, e *env) {
 	sent := e.clock().UnixMicro()
 	require.NoError(t, m.Update(ctx(), add(7)))
 	e.final()
-	plan := must(c.GC(ctx()))(t)
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
 	require.Equal(t, 1, plan.Folded)
 	// A copy of the shard's write, in flight all along, lands after the GC:
 	// its timestamp is below expires_at ≤ the batch's, so the delete hides it.
@@ -285,9 +302,11 @@ func gcCommute(t *testing.T, e *env) {
 	}
 	// Expiries are 2h apart; fold the first two, then all four.
 	e.advance(tally.DefaultLifetime + tally.DefaultGrace - 5*time.Hour)
-	planA := must(c.PlanGC(ctx()))(t)
+	planA, err := c.PlanGC(ctx())
+	require.NoError(t, err)
 	e.advance(5 * time.Hour)
-	planB := must(c.PlanGC(ctx()))(t)
+	planB, err := c.PlanGC(ctx())
+	require.NoError(t, err)
 	require.Less(t, planA.Folded, planB.Folded)
 	require.Equal(t, 4, planB.Folded)
 	for _, b := range []tally.GCBatch{planB.Batch, planA.Batch, planB.Batch, planA.Batch} {
@@ -306,7 +325,8 @@ func countersIndependent(t *testing.T, e *env) {
 	require.NoError(t, ma.Update(ctx(), add(1)))
 	require.NoError(t, mb.Update(ctx(), add(20)))
 	e.final()
-	must(b.GC(ctx()))(t)
+	_, err := b.GC(ctx())
+	require.NoError(t, err)
 	require.Equal(t, int64(1), value(t, a))
 	require.Equal(t, int64(20), value(t, b))
 	require.Len(t, rows(t, e, e.key), 1)
@@ -318,7 +338,8 @@ func longIDs(t *testing.T, e *env) {
 	i := 0
 	cfg := e.cfg()
 	cfg.NewID = func() crdt.ActorID { i++; return ids[i-1] }
-	c := must(tally.New[*tally.Sum](e.s, e.key, cfg))(t)
+	c, err := tally.New[*tally.Sum](e.s, e.key, cfg)
+	require.NoError(t, err)
 	for range ids {
 		m := mutator(t, c)
 		require.NoError(t, m.Update(ctx(), add(1)))
@@ -329,13 +350,15 @@ func longIDs(t *testing.T, e *env) {
 	}
 	require.Equal(t, int64(len(ids)), value(t, c))
 	e.final()
-	plan := must(c.GC(ctx()))(t)
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
 	require.Equal(t, len(ids), plan.Folded)
 	require.Len(t, rows(t, e, e.key), 1)
 }
 
 func distinctRoundTrip(t *testing.T, e *env) {
-	c := must(tally.New[*tally.Distinct](e.s, e.key, e.cfg()))(t)
+	c, err := tally.New[*tally.Distinct](e.s, e.key, e.cfg())
+	require.NoError(t, err)
 	var want tally.Distinct
 	for s := range 3 {
 		m := mutator(t, c)
@@ -346,11 +369,14 @@ func distinctRoundTrip(t *testing.T, e *env) {
 		}
 		require.NoError(t, m.Flush(ctx()))
 	}
-	v := must(c.ReadComplete(ctx()))(t)
+	v, err := c.ReadComplete(ctx())
+	require.NoError(t, err)
 	require.True(t, want.Equal(v), "the union of the shards, register for register")
 	e.final()
-	must(c.GC(ctx()))(t)
-	v = must(c.ReadComplete(ctx()))(t)
+	_, err = c.GC(ctx())
+	require.NoError(t, err)
+	v, err = c.ReadComplete(ctx())
+	require.NoError(t, err)
 	require.True(t, want.Equal(v))
 }
 
@@ -376,11 +402,13 @@ func staleRead(t *testing.T, e *env) {
 		want += int64(i + 1)
 		if i == 2 {
 			e.final()
-			must(c.GC(ctx()))(t)
+			_, err := c.GC(ctx())
+			require.NoError(t, err)
 		}
 	}
 	for range 5 {
-		v := must(c.Read(ctx()))(t)
+		v, err := c.Read(ctx())
+		require.NoError(t, err)
 		require.GreaterOrEqual(t, v.Value(), int64(0))
 		require.LessOrEqual(t, v.Value(), want, "a read at store.ReadAny may miss updates, never count one twice")
 	}
@@ -423,14 +451,4 @@ func canceledContext(t *testing.T, e *env) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.NoError(t, m.Update(ctx(), add(2)))
 	require.Equal(t, int64(2), value(t, c), "the canceled update was not counted")
-}
-
-// must returns a test's check that err is nil, which then returns v:
-// must(f())(t) in place of v, err := f() and require.NoError(t, err).
-func must[T any](v T, err error) func(t *testing.T) T {
-	return func(t *testing.T) T {
-		t.Helper()
-		require.NoError(t, err)
-		return v
-	}
 }
