@@ -131,6 +131,9 @@ type grant struct {
 }
 
 func (e *entry) sentTo(to crdt.ActorID) int64 {
+	if e == nil {
+		return 0
+	}
 	if i, ok := slices.BinarySearchFunc(e.sent, to, func(g grant, to crdt.ActorID) int { return cmp.Compare(g.to, to) }); ok {
 		return e.sent[i].amount
 	}

@@ -77,6 +77,7 @@ func TestTransferAndRequest(t *testing.T) {
 	require.Equal(t, int64(7), c.Rights("a"))
 	require.Equal(t, int64(3), c.Rights("b"))
 	require.Equal(t, int64(3), c.Sent("a", "b"))
+	require.Zero(t, c.Sent("z", "b"), "an actor with no entry sent nothing")
 	require.Equal(t, int64(3), c.Received("b"))
 	require.NoError(t, c.Transfer("a", "b", 1))
 	require.Empty(t, c.Requests())
