@@ -196,13 +196,13 @@ func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
 	return seq, ok, ok
 }
 
-// eachActor calls f with every held actor and whether it is live.
-func (g *GCounter) eachActor(f func(a string, live bool)) {
-	for a, e := range g.entries {
-		f(string(a), !e.retired)
+// eachActor calls f with every held actor.
+func (g *GCounter) eachActor(f func(a string)) {
+	for a := range g.entries {
+		f(string(a))
 	}
 	for i := range g.dorm.n() {
-		f(string(g.dorm.actor(i)), false)
+		f(string(g.dorm.actor(i)))
 	}
 }
 

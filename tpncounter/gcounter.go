@@ -171,7 +171,7 @@ func (g *GCounter) Actors() []crdt.ActorID {
 		return nil
 	}
 	out := make([]crdt.ActorID, 0, g.count())
-	g.eachActor(func(a string, _ bool) { out = append(out, crdt.ActorID(a)) })
+	g.eachActor(func(a string) { out = append(out, crdt.ActorID(a)) })
 	slices.Sort(out)
 	return out
 }
