@@ -184,18 +184,6 @@ func (g *GCounter) peek(actor crdt.ActorID) *entry {
 	return e
 }
 
-// lookup returns actor's seq, whether it is retired, and whether it is held.
-func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
-	e, i, ok := g.locate(actor)
-	switch {
-	case e != nil:
-		return e.seq, e.retired, true
-	case ok:
-		seq, _, _, _ = g.dorm.fields(i)
-	}
-	return seq, ok, ok
-}
-
 // eachActor calls f with every held actor.
 func (g *GCounter) eachActor(f func(a string)) {
 	for a := range g.entries {

@@ -173,8 +173,15 @@ func (c *Counter) Version(actor crdt.ActorID) uint64 {
 // a half holds it.
 func (c *Counter) lookup(actor string) (v uint64, live, ok bool) {
 	for _, g := range [2]*GCounter{&c.p, &c.n} {
-		s, r, held := g.lookup(actor)
-		v, live, ok = v+s, live || (held && !r), ok || held
+		e, i, held := g.locate(actor)
+		switch {
+		case e != nil:
+			v, live = v+e.seq, live || !e.retired
+		case held:
+			seq, _, _, _ := g.dorm.fields(i)
+			v += seq
+		}
+		ok = ok || held
 	}
 	return v, live, ok
 }

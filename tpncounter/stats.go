@@ -41,7 +41,7 @@ func (c *Counter) Stats() Stats {
 	var actors [2]int // retired, live
 	for h, g := range [2]*GCounter{&c.p, &c.n} {
 		g.eachActor(func(a string) {
-			if _, _, inP := c.p.lookup(a); h == 1 && inP {
+			if _, _, inP := c.p.locate(a); h == 1 && inP {
 				return // counted with the credit half
 			}
 			_, live, _ := c.lookup(a)
