@@ -552,12 +552,12 @@ func shapeOf(version uint64, i, k int) shape {
 }
 
 // bodyReader reads GCounter bodies one array at a time, the one reader of
-// the entry layout: next, fields, then for a live entry list and txn (or
-// txns). It checks, in the order the decoder always reported them:
-// shapes; actors valid and ascending; 1 <= seq <= MaxSeq; non-negative
-// total, forgot (at most MaxForgot) and retirement time; a base cutoff in
-// 1970..MaxForgot; at most MaxEntriesPerActor transactions of [valid id,
-// amount > 0]. Checks across fields or entries are the decoder's.
+// the entry layout: next, fields, then for a live entry txns. It checks,
+// in the order the decoder always reported them: shapes; actors valid and
+// ascending; 1 <= seq <= MaxSeq; non-negative total, forgot (at most
+// MaxForgot) and retirement time; a base cutoff in 1970..MaxForgot; at
+// most MaxEntriesPerActor transactions of [valid id, amount > 0]. Checks
+// across fields or entries are the decoder's.
 type bodyReader struct {
 	d       *wire.Decoder
 	version uint64
@@ -693,16 +693,6 @@ func (r *bodyReader) fields(e *rawEntry) error {
 	return nil
 }
 
-// list reads the header of a live entry's history (nh 0) or folded record
-// (after nh history items): at most MaxEntriesPerActor transactions in all.
-func (r *bodyReader) list(nh int) (m int, err error) {
-	d := r.d
-	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
-		return 0, err
-	}
-	return m, nil
-}
-
 // txn reads a transaction, appends its id's text to dst (a 16-byte UUID as
 // its canonical text), and returns it, whether it was a UUID, and the amount.
 func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
@@ -741,18 +731,21 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	return out, isUUID, amt, nil
 }
 
-// txns reads both lists of a live entry (after fields) into l, each id
-// checked against those before it when seen is set.
+// txns reads both lists of a live entry (after fields) into l, at most
+// MaxEntriesPerActor transactions in all, each id checked against those
+// before it when seen is set.
 func (r *bodyReader) txns(l *txnList, seen *idSet) error {
 	l.ids, l.items, l.nh, l.uuid = l.ids[:0], l.items[:0], 0, false
+	d := r.d
+	var m, nh int
+	var err error
 	for part := 0; part < 2; part++ {
-		m, err := r.list(l.nh)
-		if err != nil {
+		if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
 			return err
 		}
 		l.items = slices.Grow(l.items, m)
 		if seen != nil {
-			seen.reset(l.nh+m, l, l.nh)
+			seen.reset(nh+m, l, nh)
 		}
 		for j := 0; j < m; j++ {
 			at := len(l.ids)
@@ -773,7 +766,7 @@ func (r *bodyReader) txns(l *txnList, seen *idSet) error {
 			}
 		}
 		if part == 0 {
-			l.nh = m
+			nh, l.nh = m, m
 		}
 	}
 	return nil
