@@ -455,7 +455,7 @@ func (t *rawTxn) id(ids []byte) string {
 func (l *txnList) entry(a crdt.ActorID) *entry {
 	n := len(l.items)
 	nf := n - l.nh
-	e := newExactEntry(a, n, len(l.ids))
+	e := newEntry(a, n, len(l.ids))
 	e.ids = append(e.ids, l.ids...)
 	for j, t := range l.items {
 		p := nf + j // the history's j-th, else the folded record's (j-nh)-th

@@ -132,7 +132,7 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 	if !ok || t < 0 {
 		return nil, false, fmt.Errorf("%w: retiring actor %q", crdt.ErrOverflow, e.actor)
 	}
-	r := newExactEntry(e.actor, 0, 0) // no history: its ring grows if its actor writes again
+	r := newEntry(e.actor, 0, 0) // no history: its ring grows if its actor writes again
 	r.seq, r.total, r.forgot, r.retired = e.seq, t, forgot, true
 	if at != 0 {
 		r.retiredAt = max(at, g.base.cut)
