@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -172,16 +173,6 @@ func (g *GCounter) segments() []segment {
 	return segs
 }
 
-// hasUUID reports whether version 3 writes one of en's ids as 16 bytes.
-func (en *entry) hasUUID() bool {
-	for off := uint32(0); off < uint32(en.size()); off++ {
-		if _, ok := wire.ParseUUIDText(string(en.id(en.pos(off)))); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // encodedSize returns the size of g's body, encoding what is not cached.
 func (g *GCounter) encodedSize() int {
 	n := wire.ArrayHeaderSize(g.count()+1) + len(g.dorm.enc)
@@ -286,15 +277,15 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 // unmarshal decodes data into the empty halves; the first half's sized bounds
 // both re-encoded bodies (data plus version 1 entries' forgot fields).
 func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
-	sizes, _, _ := scanSizes(data, tag, len(halves))
 	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
 	}
+	var l txnList
 	entries := 0
-	for i, g := range halves {
+	for _, g := range halves {
 		g.init()
-		if err := g.decodeBody(&r, sizes[i]); err != nil {
+		if err := g.decodeBody(&r, &l); err != nil {
 			return err
 		}
 		entries += g.count()
@@ -306,58 +297,17 @@ func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 // MaxSeq is the largest sequence number decoded: it fits a signed 64-bit integer.
 const MaxSeq uint64 = 1<<63 - 1
 
-// entrySize is an entry's transactions and bytes of ids (scanSizes).
-type entrySize struct{ txns, idBytes int32 }
-
-// scanSizes reads data's bodies (1 for a GCounter, 2 for a Counter) and
-// returns each entry's size, so that the decoder allocates everything once
-// at its final size, and the latest forgot of any entry or base. On the
-// first error it returns what it found so far; the decoder then fails at
-// the same point or earlier. It allocates at most 8 bytes per entry, an
-// entry taking at least 8 bytes of input.
-func scanSizes(data []byte, tag crdt.TypeTag, halves int) (sizes [2][]entrySize, horizon int64, err error) {
-	r, err := openBodies(data, tag, halves)
-	if err != nil {
-		return sizes, 0, err
-	}
-	var e rawEntry
-	for h := 0; h < halves; h++ {
-		n, err := r.body(MaxActorsLimit)
-		if err != nil {
-			return sizes, horizon, err
-		}
-		sizes[h] = make([]entrySize, 0, min(n, r.d.Remaining()/8))
-		for r.more() {
-			if err := r.next(&e); err != nil {
-				return sizes, horizon, err
-			}
-			if e.shape != baseShape {
-				var s entrySize
-				err := r.fields(&e)
-				if err == nil && e.shape == liveShape {
-					s, err = r.skipTxns()
-				}
-				if err != nil {
-					return sizes, horizon, err
-				}
-				sizes[h] = append(sizes[h], s)
-			}
-			horizon = max(horizon, e.forgot, e.base.forgot)
-		}
-	}
-	return sizes, horizon, r.d.Finish()
-}
-
 // EncodedHorizon returns the horizon (Counter.Horizon) of the state data
 // encodes, so that a driver can set aside a sibling stamped later than its
 // clock allows before merging it. It checks what the decoder's reader
 // checks (crdt.ErrCorruptEncoding; a forgot after MaxForgot among it), so
 // UnmarshalBinary may still refuse data it accepts.
 func EncodedHorizon(data []byte) (time.Time, error) {
-	if _, err := openBodies(data, crdt.TagTPNCounter, 2); err != nil {
+	r, err := openBodies(data, crdt.TagTPNCounter, 2)
+	if err != nil {
 		return time.Time{}, err // the envelope's error, as the decoder reports it
 	}
-	_, horizon, err := scanSizes(data, crdt.TagTPNCounter, 2)
+	horizon, err := r.horizon()
 	if err != nil {
 		if !errors.Is(err, crdt.ErrCorruptEncoding) {
 			err = fmt.Errorf("%w: not a well-formed tpncounter encoding: %v", crdt.ErrCorruptEncoding, err)
@@ -367,18 +317,49 @@ func EncodedHorizon(data []byte) (time.Time, error) {
 	return timeOf(horizon), nil
 }
 
-// decodeBody reads a body into the empty receiver; sizes only size allocations.
+// horizon reads a Counter's two bodies and returns the latest forgot of any
+// entry or base.
+func (r *bodyReader) horizon() (int64, error) {
+	var e rawEntry
+	var l txnList
+	horizon := int64(0)
+	for h := 0; h < 2; h++ {
+		if _, err := r.body(MaxActorsLimit); err != nil {
+			return 0, err
+		}
+		for r.more() {
+			if err := r.next(&e); err != nil {
+				return 0, err
+			}
+			if e.shape != baseShape {
+				err := r.fields(&e)
+				if err == nil && e.shape == liveShape {
+					err = r.txns(&l, nil)
+				}
+				if err != nil {
+					return 0, err
+				}
+			}
+			horizon = max(horizon, e.forgot, e.base.forgot)
+		}
+	}
+	return horizon, r.d.Finish()
+}
+
+// decodeBody reads a body into the empty receiver, l its scratch memory.
 // An id held with different amounts is a conflict, not corruption.
-func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
-	if _, err := r.body(g.o.MaxActors); err != nil {
+func (g *GCounter) decodeBody(r *bodyReader, l *txnList) error {
+	n, err := r.body(g.o.MaxActors)
+	if err != nil {
 		return err
 	}
 	// Size the actor map and slice once (installDecoded sizes the table).
-	g.entries = make(map[crdt.ActorID]*entry, len(sizes))
-	g.ents = make([]*entry, 0, len(sizes))
+	n = min(n, r.d.Remaining()/8)
+	g.entries = make(map[crdt.ActorID]*entry, n)
+	g.ents = make([]*entry, 0, n)
 	var seen idSet
 	var e rawEntry
-	for j := 0; r.more(); {
+	for r.more() {
 		if err := r.next(&e); err != nil {
 			return err
 		}
@@ -394,11 +375,6 @@ func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 				return err
 			}
 		}
-		var size entrySize
-		if j < len(sizes) {
-			size = sizes[j]
-		}
-		j++
 		if e.retired() {
 			// Kept as its encoding (see dormant): the input is canonical.
 			g.dorm.add(r.d.Input(e.start, r.d.Offset()))
@@ -407,14 +383,16 @@ func (g *GCounter) decodeBody(r *bodyReader, sizes []entrySize) error {
 			g.horizon = max(g.horizon, e.forgot)
 			continue
 		}
-		en, err := decodeEntry(r, crdt.ActorID(e.actor), size, &seen)
-		if err != nil {
+		seen.a = crdt.ActorID(e.actor)
+		if err := r.txns(l, &seen); err != nil {
 			return err
 		}
+		if err := checkCounts(&e, l); err != nil {
+			return err
+		}
+		en := l.entry(seen.a)
 		en.seq, en.total, en.forgot = e.seq, e.total, e.forgot
-		if err := checkDecoded(en); err != nil {
-			return err
-		}
+		en.encBin = l.uuid // for MergeBinary, which sets enc (see mergeChanged)
 		g.attach(en)
 	}
 	if g.live() > g.o.MaxActors {
@@ -449,84 +427,82 @@ func (g *GCounter) checkRetiredAt(a crdt.ActorID, at int64) error {
 	return nil
 }
 
-// decodeEntry reads actor a's lists (after r.fields) into a new entry sized by
-// size (wrong only in input the decoder refuses: it then grows).
-func decodeEntry(r *bodyReader, a crdt.ActorID, size entrySize, seen *idSet) (*entry, error) {
-	nh, err := r.list(0)
-	if err != nil {
-		return nil, err
-	}
-	// Folded record at ring positions [0, nf), history at [nf, nf+nh).
-	n := max(int(size.txns), nh)
-	e := newExactEntry(a, n, int(size.idBytes))
-	nf := n - nh
-	seen.reset(n)
-	// pos returns the ring position of the j-th transaction read.
-	pos := func(j int) int {
-		if j < nh {
-			return nf + j
-		}
-		return j - nh
-	}
-	for part, m, read := 0, nh, 0; part < 2; part++ {
-		if part == 1 {
-			if m, err = r.list(nh); err != nil {
-				return nil, err
-			}
-			if m != nf {
-				// size was wrong: lay the history out again.
-				old := e
-				e = newExactEntry(a, nh+m, 0)
-				copy(e.ring[m:], old.ring[nf:nf+nh])
-				copy(e.idAt[m:], old.idAt[nf:nf+nh])
-				e.ids = old.ids
-				nf = m
-			}
-		}
-		for j := 0; j < m; j, read = j+1, read+1 {
-			start := len(e.ids)
-			var amt int64
-			if e.ids, _, amt, err = r.txn(e.ids); err != nil {
-				return nil, err
-			}
-			p := pos(read)
-			e.idAt[p] = uint32(start)<<idBits | uint32(len(e.ids)-start)
-			x := e.id(uint32(p))
-			h := hashID(x)
-			if seen.add(e, x, tagOf(h), read, pos) {
-				return nil, fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, a, x)
-			}
-			e.ring[p] = item{amt: amt, tag: tagOf(h)}
-		}
-	}
-	e.mid = uint32(nf)
-	e.tail = uint32(nf + nh)
-	return e, nil
+// txnList is a live entry's transactions as read (bodyReader.txns): the
+// history's, then the folded record's, their ids back to back in ids. It
+// is scratch memory, reused entry after entry.
+type txnList struct {
+	ids   []byte
+	items []rawTxn
+	nh    int  // the history's length
+	uuid  bool // an id was read as a 16-byte UUID
 }
 
-// idSet finds an id read twice in an entry: a table of read index + 1.
-type idSet struct{ t table }
+// rawTxn is an input transaction, its id at [at, at+n) of a scratch buffer.
+type rawTxn struct {
+	at, n uint32
+	amt   int64
+	tag   uint32
+}
 
-// reset empties s for about n adds, under the 80% at which it grows.
-func (s *idSet) reset(n int) {
+// id returns t's id, valid until the buffer ids grows.
+func (t *rawTxn) id(ids []byte) string {
+	b := ids[t.at : t.at+t.n]
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// entry returns a new entry of actor a holding l's transactions, sized
+// exactly: folded record at ring positions [0, nf), history after it.
+func (l *txnList) entry(a crdt.ActorID) *entry {
+	n := len(l.items)
+	nf := n - l.nh
+	e := newEntry(a, n, len(l.ids))
+	e.ids = append(e.ids, l.ids...)
+	for j, t := range l.items {
+		p := nf + j // the history's j-th, else the folded record's (j-nh)-th
+		if j >= l.nh {
+			p = j - l.nh
+		}
+		e.idAt[p] = t.at<<idBits | t.n
+		e.ring[p] = item{amt: t.amt, tag: t.tag}
+	}
+	e.mid, e.tail = uint32(nf), uint32(n)
+	return e
+}
+
+// idSet finds an id read twice in actor a's entry: a table of read index + 1.
+type idSet struct {
+	t table
+	a crdt.ActorID
+}
+
+// reset empties s for n ids, under the 80% at which it grows, and adds l's
+// first k again; with k > 0, only if s is too small for n.
+func (s *idSet) reset(n int, l *txnList, k int) {
 	c := ringLen((5*n+5)/4 + 1)
+	if k > 0 && len(s.t.tab) >= c {
+		return
+	}
 	if cap(s.t.tab) < c {
 		s.t.tab = make([]uint64, c)
 	}
 	s.t = table{tab: s.t.tab[:c]}
 	clear(s.t.tab)
+	for j := range k {
+		s.t.add(tableKey(l.items[j].tag, uint32(j+1)))
+	}
 }
 
-// add records e's read-th id x (earlier at ring positions pos(j)); true if seen.
-func (s *idSet) add(e *entry, x crdt.TxnID, tag uint32, read int, pos func(int) int) bool {
-	k := tableKey(tag, uint32(read+1))
+// add records l's j-th id, its last, or refuses it if read before.
+func (s *idSet) add(l *txnList, j int) error {
+	t := &l.items[j]
+	k := tableKey(t.tag, uint32(j+1))
 	for i := s.t.home(k); s.t.tab[i] != 0; i = s.t.next(i) {
-		if v := s.t.tab[i]; uint32(v>>32) == tag && e.id(uint32(pos(int(uint32(v))-1))) == x {
-			return true
+		if v := s.t.tab[i]; uint32(v>>32) == t.tag && l.items[uint32(v)-1].id(l.ids) == t.id(l.ids) {
+			return fmt.Errorf("%w: actor %q holds transaction %q twice", crdt.ErrCorruptEncoding, s.a, t.id(l.ids))
 		}
 	}
 	s.t.add(k)
-	return false
+	return nil
 }
 
 var _ crdt.Codec = (*GCounter)(nil)
@@ -576,12 +552,12 @@ func shapeOf(version uint64, i, k int) shape {
 }
 
 // bodyReader reads GCounter bodies one array at a time, the one reader of
-// the entry layout: next, fields, then for a live entry list and txn (or
-// skipTxns). It checks, in the order the decoder always reported them:
-// shapes; actors valid and ascending; 1 <= seq <= MaxSeq; non-negative
-// total, forgot (at most MaxForgot) and retirement time; a base cutoff in
-// 1970..MaxForgot; at most MaxEntriesPerActor transactions of [valid id,
-// amount > 0]. Checks across fields or entries are the decoder's.
+// the entry layout: next, fields, then for a live entry txns. It checks,
+// in the order the decoder always reported them: shapes; actors valid and
+// ascending; 1 <= seq <= MaxSeq; non-negative total, forgot (at most
+// MaxForgot) and retirement time; a base cutoff in 1970..MaxForgot; at
+// most MaxEntriesPerActor transactions of [valid id, amount > 0]. Checks
+// across fields or entries are the decoder's.
 type bodyReader struct {
 	d       *wire.Decoder
 	version uint64
@@ -717,16 +693,6 @@ func (r *bodyReader) fields(e *rawEntry) error {
 	return nil
 }
 
-// list reads the header of a live entry's history (nh 0) or folded record
-// (after nh history items): at most MaxEntriesPerActor transactions in all.
-func (r *bodyReader) list(nh int) (m int, err error) {
-	d := r.d
-	if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
-		return 0, err
-	}
-	return m, nil
-}
-
 // txn reads a transaction, appends its id's text to dst (a 16-byte UUID as
 // its canonical text), and returns it, whether it was a UUID, and the amount.
 func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err error) {
@@ -765,25 +731,45 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	return out, isUUID, amt, nil
 }
 
-// skipTxns reads both lists of a live entry (after fields) for their size.
-func (r *bodyReader) skipTxns() (entrySize, error) {
-	var s entrySize
-	var buf [crdt.MaxIDLen]byte
+// txns reads both lists of a live entry (after fields) into l, at most
+// MaxEntriesPerActor transactions in all, each id checked against those
+// before it when seen is set.
+func (r *bodyReader) txns(l *txnList, seen *idSet) error {
+	l.ids, l.items, l.nh, l.uuid = l.ids[:0], l.items[:0], 0, false
+	d := r.d
+	var m, nh int
+	var err error
 	for part := 0; part < 2; part++ {
-		m, err := r.list(int(s.txns))
-		if err != nil {
-			return s, err
+		if m, err = d.ArrayLen(MaxEntriesPerActor - nh); err != nil {
+			return err
+		}
+		l.items = slices.Grow(l.items, m)
+		if seen != nil {
+			seen.reset(nh+m, l, nh)
 		}
 		for j := 0; j < m; j++ {
-			id, _, _, err := r.txn(buf[:0])
-			if err != nil {
-				return s, err
+			at := len(l.ids)
+			var amt int64
+			var isUUID bool
+			if l.ids, isUUID, amt, err = r.txn(l.ids); err != nil {
+				return err
 			}
-			s.txns++
-			s.idBytes += int32(len(id))
+			t := rawTxn{at: uint32(at), n: uint32(len(l.ids) - at), amt: amt}
+			if seen != nil {
+				t.tag = tagOf(hashID(crdt.TxnID(t.id(l.ids))))
+			}
+			l.items, l.uuid = append(l.items, t), l.uuid || isUUID
+			if seen != nil {
+				if err := seen.add(l, len(l.items)-1); err != nil {
+					return err
+				}
+			}
+		}
+		if part == 0 {
+			nh, l.nh = m, m
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // readBase reads and checks a base's [cutoff, total, forgot] (after its header).

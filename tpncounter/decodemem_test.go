@@ -192,13 +192,15 @@ func decodeMem(t testing.TB, data []byte, maxActors int, decode func(*GCounter, 
 // hold), each about 20% above what the worst shapes of memShapes take at 1
 // MiB:
 //
-//   - per input byte, 5.6-5.7 (distinct-tiny-ids, many-half-empty less its
+//   - per input byte, 5.6-5.9 (distinct-tiny-ids, many-half-empty less its
 //     actors): a transaction of a 3-byte id takes 6 bytes of input and 33
 //     of state: a 16-byte ring item, 4 bytes of idAt, its 3 id bytes in the
-//     arena and 10 bytes of index table (1.25 entries of 8 bytes);
+//     arena and 10 bytes of index table (1.25 entries of 8 bytes), plus the
+//     reader's scratch for the largest entry (txnList, 24 bytes and the id
+//     per transaction);
 //   - per actor, 232 (empty-entries: 65,536 actors of about 10 bytes of
 //     input each): the 160-byte entry, about 50 bytes of the actor map,
-//     the actor id, its slot in ents and scanSizes' 8 bytes;
+//     the actor id and its slot in ents;
 //   - per multi record, 52 (paired-tiny-ids, less its transactions): the
 //     48-byte record, its holders and 8 bytes of scratch.
 //

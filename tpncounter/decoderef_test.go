@@ -192,7 +192,7 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	return nil
 }
 
-// refCheckEntry is checkDecoded on the lists of a live entry.
+// refCheckEntry is checkCounts on the lists of a live entry.
 func refCheckEntry(a crdt.ActorID, seq uint64, total int64, history, folded []Txn) error {
 	if len(history) > MaxHistoryLength+1 {
 		return invariantf(InvHistoryWithinCap, "actor %q holds %d transactions in its history, more than MaxHistoryLength + 1 (%d)", a, len(history), MaxHistoryLength+1)

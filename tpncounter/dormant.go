@@ -48,8 +48,12 @@ func (d *dormant) fields(i int) (seq uint64, total, forgot, retiredAt int64) {
 	a := d.actor(i)
 	b := d.rec(i)[2+b2i(len(a) >= 32)+len(a):]
 	var v [timedRetiredFields - 1]uint64
-	for k := range int(d.enc[d.off[i]]&0x0f) - 1 {
-		v[k], b = uintAt(b)
+	for k := range int(d.enc[d.off[i]]&0x0f) - 1 { // non-negative integers in smallest form
+		if x, n := wire.SmallUint(b); n > 0 {
+			v[k], b = uint64(x), b[n:]
+		} else {
+			v[k], b = binary.BigEndian.Uint64(b[1:]), b[9:] // uint64
+		}
 	}
 	return v[0], int64(v[1]), int64(v[2]), int64(v[3])
 }
@@ -92,7 +96,7 @@ func (d *dormant) search(a string) int {
 
 // entry returns record i as an uninstalled retired entry.
 func (d *dormant) entry(i int) *entry {
-	e := newExactEntry(crdt.ActorID(d.actor(i)), 0, 0)
+	e := newEntry(crdt.ActorID(d.actor(i)), 0, 0)
 	e.seq, e.total, e.forgot, e.retiredAt = d.fields(i)
 	e.retired = true
 	e.enc = append([]byte(nil), d.rec(i)...)
@@ -133,14 +137,6 @@ func (d *dormant) with(o *dormant, picks []int) dormant {
 	}
 	n.appendRecs(d, i, len(d.off))
 	return n
-}
-
-// uintAt reads a non-negative integer in smallest form at the start of b.
-func uintAt(b []byte) (uint64, []byte) {
-	if v, n := wire.SmallUint(b); n > 0 {
-		return uint64(v), b[n:]
-	}
-	return binary.BigEndian.Uint64(b[1:]), b[9:] // uint64
 }
 
 // count returns the number of entries, dormant records included.
@@ -184,25 +180,13 @@ func (g *GCounter) peek(actor crdt.ActorID) *entry {
 	return e
 }
 
-// lookup returns actor's seq, whether it is retired, and whether it is held.
-func (g *GCounter) lookup(actor string) (seq uint64, retired, ok bool) {
-	e, i, ok := g.locate(actor)
-	switch {
-	case e != nil:
-		return e.seq, e.retired, true
-	case ok:
-		seq, _, _, _ = g.dorm.fields(i)
-	}
-	return seq, ok, ok
-}
-
-// eachActor calls f with every held actor and whether it is live.
-func (g *GCounter) eachActor(f func(a string, live bool)) {
-	for a, e := range g.entries {
-		f(string(a), !e.retired)
+// eachActor calls f with every held actor.
+func (g *GCounter) eachActor(f func(a string)) {
+	for a := range g.entries {
+		f(string(a))
 	}
 	for i := range g.dorm.n() {
-		f(string(g.dorm.actor(i)), false)
+		f(string(g.dorm.actor(i)))
 	}
 }
 

@@ -30,7 +30,7 @@ func dropEncodings(c *Counter) {
 
 // entryFrom builds an uninstalled entry from its parts (tests).
 func entryFrom(actor crdt.ActorID, seq uint64, total, forgot int64, hist, folded []Txn) *entry {
-	e := newEntry(actor, len(hist)+len(folded))
+	e := newEntry(actor, ringLen(len(hist)+len(folded)), 0)
 	e.seq, e.total, e.forgot = seq, total, forgot
 	for _, list := range [2][]Txn{folded, hist} {
 		for _, t := range list {

@@ -137,7 +137,8 @@ func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	return c.retireAll(at, actors)
+	c.link()
+	return retireHalves(at, actors, &c.p, &c.n)
 }
 
 // RetireAt is Retire with the retirement time now (Counter.RetireAllAt).
@@ -146,7 +147,8 @@ func (g *GCounter) RetireAt(now time.Time, actor crdt.ActorID) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return g.retire(at, actor)
+	g.init()
+	return retireHalves(at, []crdt.ActorID{actor}, g)
 }
 
 func retireTime(now time.Time) (int64, error) {

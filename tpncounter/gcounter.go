@@ -171,7 +171,7 @@ func (g *GCounter) Actors() []crdt.ActorID {
 		return nil
 	}
 	out := make([]crdt.ActorID, 0, g.count())
-	g.eachActor(func(a string, _ bool) { out = append(out, crdt.ActorID(a)) })
+	g.eachActor(func(a string) { out = append(out, crdt.ActorID(a)) })
 	slices.Sort(out)
 	return out
 }
@@ -331,7 +331,10 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 				return duplicate(oe.foldedAt(op)), nil
 			}
 		}
-		p, n := g.halves()
+		p, n := g, g.twin // g's Counter's credit and debit halves, or g and nil
+		if g.neg {
+			p, n = n, p
+		}
 		o, _ := owner(p, n, txn)
 		return judge(p, n, txn, signed, o)
 	}
@@ -352,14 +355,6 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 		g.grown += bound
 	}
 	return out, err
-}
-
-// halves returns g's Counter's credit and debit halves, or g and nil.
-func (g *GCounter) halves() (p, n *GCounter) {
-	if g.neg {
-		return g.twin, g
-	}
-	return g, g.twin
 }
 
 func validate(actor crdt.ActorID, txn crdt.TxnID, amount int64) error {
@@ -418,7 +413,7 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 		}
 		g.commit(e, p)
 	} else {
-		e = newEntry(actor, 2)
+		e = newEntry(actor, 2, 0)
 		g.attach(e)
 	}
 	// txn is unknown: it becomes a solo transaction of actor, counted once.

@@ -58,33 +58,22 @@ func checkForgot(a crdt.ActorID, forgot int64) error {
 	return nil
 }
 
-// checkDecoded refuses a decoded live entry whose counts no writes produce.
-func checkDecoded(e *entry) error {
-	return checkCounts(counts{e.actor, e.seq, e.total, e.nf(), uint32(e.size())}, func(off uint32) int64 { return e.ring[e.pos(off)].amt })
-}
-
-// counts are a live entry's checked fields: n transactions, nf folded.
-type counts struct {
-	actor crdt.ActorID
-	seq   uint64
-	total int64
-	nf, n uint32
-}
-
-// checkCounts is checkDecoded on counts; folded gives a folded amount.
-func checkCounts(e counts, folded func(off uint32) int64) error {
-	nf, n := e.nf, e.n
+// checkCounts refuses a live entry e, its lists read into l, whose counts
+// no writes produce.
+func checkCounts(e *rawEntry, l *txnList) error {
+	n := uint32(len(l.items))
+	nf := n - uint32(l.nh)
 	if h := n - nf; h > MaxHistoryLength+1 {
-		return invariantf(InvHistoryWithinCap, "actor %q holds %d transactions in its history, more than MaxHistoryLength + 1 (%d)", e.actor, h, MaxHistoryLength+1)
+		return invariantf(InvHistoryWithinCap, "actor %q holds %d transactions in its history, more than MaxHistoryLength + 1 (%d)", e.name(), h, MaxHistoryLength+1)
 	}
 	if e.seq < uint64(n) {
-		return invariantf(InvSeqCountsItems, "actor %q: sequence number %d below the %d transactions its entry holds", e.actor, e.seq, n)
+		return invariantf(InvSeqCountsItems, "actor %q: sequence number %d below the %d transactions its entry holds", e.name(), e.seq, n)
 	}
 	left := e.total // what the folded items may still take
-	for off := uint32(0); off < nf; off++ {
-		amt := folded(off)
+	for _, t := range l.items[l.nh:] {
+		amt := t.amt
 		if amt > left {
-			return invariantf(InvTotalCoversFolded, "actor %q: total %d below the sum of its folded record", e.actor, e.total)
+			return invariantf(InvTotalCoversFolded, "actor %q: total %d below the sum of its folded record", e.name(), e.total)
 		}
 		left -= amt
 	}

@@ -74,7 +74,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 			case fast && e.shape == liveShape && l != nil && !l.retired && e.seq > l.seq:
 				isShift, err = sc.readShift(&r, &e, h, g, l)
 			case e.shape == liveShape:
-				_, err = r.skipTxns()
+				err = r.txns(&sc.list, nil)
 			}
 			fast = fast && isShift
 			if err == nil {
@@ -138,7 +138,7 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	for h, g := range [2]*GCounter{&o.p, &o.n} {
 		for i, a := range sc.actors[h] {
 			if en := g.entries[crdt.ActorID(a)]; en != nil {
-				en.enc, en.encBin = block[h][i], version >= 3 && en.hasUUID()
+				en.enc = block[h][i] // en.encBin as decoded
 			}
 		}
 	}
@@ -158,9 +158,8 @@ type mergeScratch struct {
 	shifts []shift
 	newIDs []byte
 	news   []rawTxn
-	// readShift's entry: its ids and transactions (history, folded).
-	ids   []byte
-	items []rawTxn
+	// The entry read last (readShift's).
+	list txnList
 	// Per half: the shifts' value change, and the changed entries' own value.
 	delta, part [2]exact.Int128
 	tags        []uint32
@@ -218,13 +217,6 @@ func (sc *mergeScratch) size() int {
 	return n
 }
 
-// rawTxn is an input transaction, its id at [at, at+n) of a scratch buffer.
-type rawTxn struct {
-	at, n uint32
-	amt   int64
-	tag   uint32
-}
-
 // A shift is an input entry F for an actor whose live entry L (e) c holds
 // with a lower seq, where F holds L's transactions from offset drop on
 // (same ids, amounts, order), then new ones no entry of c's half holds.
@@ -250,40 +242,20 @@ type shift struct {
 // checkCounts (its ids are distinct: l's and new ones). shiftsFit checks
 // the shifts together.
 func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter, l *entry) (bool, error) {
-	sc.ids, sc.items = sc.ids[:0], sc.items[:0]
-	nh, uuid := 0, false
-	for part := 0; part < 2; part++ {
-		m, err := r.list(nh)
-		if err != nil {
-			return false, err
-		}
-		if part == 0 {
-			nh = m
-		}
-		for j := 0; j < m; j++ {
-			at := len(sc.ids)
-			ids, isUUID, amt, err := r.txn(sc.ids)
-			if err != nil {
-				return false, err
-			}
-			sc.ids, uuid = ids, uuid || isUUID
-			sc.items = append(sc.items, rawTxn{at: uint32(at), n: uint32(len(ids) - at), amt: amt})
-		}
+	list := &sc.list
+	if err := r.txns(list, nil); err != nil {
+		return false, err
 	}
-	n := uint32(len(sc.items))
-	nf := n - uint32(nh)
+	n := uint32(len(list.items))
+	nf := n - uint32(list.nh)
 	// at returns f's transaction at offset off, in ring order.
 	at := func(off uint32) *rawTxn {
 		if off < nf {
-			return &sc.items[uint32(nh)+off]
+			return &list.items[uint32(list.nh)+off]
 		}
-		return &sc.items[off-nf]
+		return &list.items[off-nf]
 	}
-	id := func(t *rawTxn) string { // valid until sc.ids grows
-		b := sc.ids[t.at : t.at+t.n]
-		return unsafe.String(unsafe.SliceData(b), len(b))
-	}
-	if checkCounts(counts{f.name(), f.seq, f.total, nf, n}, func(off uint32) int64 { return at(off).amt }) != nil {
+	if checkCounts(f, list) != nil {
 		return false, nil // the decoder refuses f: mergeChanged reports it
 	}
 	nl := uint32(l.size())
@@ -294,7 +266,7 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 	}
 	drop := nl // l's oldest transactions that f no longer holds
 	if n > 0 {
-		first := id(at(0))
+		first := at(0).id(list.ids)
 		for off := uint32(0); off < nl; off++ {
 			if string(l.id(l.pos(off))) == first {
 				drop = off
@@ -308,15 +280,15 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 	}
 	for off := uint32(0); off < kept; off++ {
 		p, t := l.pos(drop+off), at(off)
-		if l.ring[p].amt != t.amt || string(l.id(p)) != id(t) {
+		if l.ring[p].amt != t.amt || string(l.id(p)) != t.id(list.ids) {
 			return false, nil
 		}
 	}
-	s := shift{h: h, e: l, drop: drop, nf: nf, n: n, seq: f.seq, total: f.total, forgot: f.forgot, uuid: uuid}
+	s := shift{h: h, e: l, drop: drop, nf: nf, n: n, seq: f.seq, total: f.total, forgot: f.forgot, uuid: list.uuid}
 	s.news[0] = len(sc.news)
 	for off := kept; off < n; off++ {
 		t := at(off)
-		x := crdt.TxnID(id(t))
+		x := crdt.TxnID(t.id(list.ids))
 		hx := hashID(x)
 		if g.find(x, hx) != 0 {
 			return false, nil

@@ -40,23 +40,14 @@ func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 // transactions or one is in both halves; actors with no live entry are
 // passed over.
 func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
-	return c.retireAll(0, actors)
-}
-
-// retireAll is RetireAll writing the retirement time at (0: none).
-func (c *Counter) retireAll(at int64, actors []crdt.ActorID) (bool, error) {
 	c.link()
-	return retireHalves(at, actors, &c.p, &c.n)
+	return retireHalves(0, actors, &c.p, &c.n)
 }
 
 // Retire is Counter.Retire for one GCounter.
 func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
-	return g.retire(0, actor)
-}
-
-func (g *GCounter) retire(at int64, actor crdt.ActorID) (bool, error) {
 	g.init()
-	return retireHalves(at, []crdt.ActorID{actor}, g)
+	return retireHalves(0, []crdt.ActorID{actor}, g)
 }
 
 // retireHalves retires actors' live entries in every half, all or none.
@@ -141,7 +132,7 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 	if !ok || t < 0 {
 		return nil, false, fmt.Errorf("%w: retiring actor %q", crdt.ErrOverflow, e.actor)
 	}
-	r := newExactEntry(e.actor, 0, 0) // no history: its ring grows if its actor writes again
+	r := newEntry(e.actor, 0, 0) // no history: its ring grows if its actor writes again
 	r.seq, r.total, r.forgot, r.retired = e.seq, t, forgot, true
 	if at != 0 {
 		r.retiredAt = max(at, g.base.cut)
@@ -156,18 +147,12 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 	return func(yield func(crdt.ActorID, uint64) bool) {
 		c.link()
-		halves := [2]*GCounter{&c.p, &c.n}
-		for h, g := range halves {
-			for a, e := range g.entries {
-				if h == 1 && (c.p.entries[a] != nil || e.retired) {
-					continue // the credit half's walk has it, or it is not live here
+		for h, g := range [2]*GCounter{&c.p, &c.n} {
+			for a := range g.entries {
+				if h == 1 && c.p.entries[a] != nil {
+					continue // the credit half's walk has it
 				}
-				v, live := e.seq, !e.retired
-				if s, r, ok := halves[1-h].lookup(string(a)); ok {
-					v += s
-					live = live || !r
-				}
-				if live && !yield(a, v) {
+				if v, live, _ := c.lookup(string(a)); live && !yield(a, v) {
 					return
 				}
 			}
@@ -180,9 +165,25 @@ func (c *Counter) LiveActors() iter.Seq2[crdt.ActorID, uint64] {
 // state includes a given write of the actor.
 func (c *Counter) Version(actor crdt.ActorID) uint64 {
 	c.link()
-	p, _, _ := c.p.lookup(string(actor)) // 0 when it has no entry
-	n, _, _ := c.n.lookup(string(actor))
-	return p + n
+	v, _, _ := c.lookup(string(actor))
+	return v
+}
+
+// lookup returns actor's Version, whether it is live in a half, and whether
+// a half holds it.
+func (c *Counter) lookup(actor string) (v uint64, live, ok bool) {
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
+		e, i, held := g.locate(actor)
+		switch {
+		case e != nil:
+			v, live = v+e.seq, live || !e.retired
+		case held:
+			seq, _, _, _ := g.dorm.fields(i)
+			v += seq
+		}
+		ok = ok || held
+	}
+	return v, live, ok
 }
 
 // Ceded returns the transactions whose copy in actor's live entries does

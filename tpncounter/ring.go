@@ -73,14 +73,11 @@ const idBits = 8
 var _ = [1]struct{}{}[crdt.MaxIDLen>>idBits]
 var _ = [1]struct{}{}[(2*(MaxEntriesPerActor+1)*crdt.MaxIDLen)>>(32-idBits)]
 
-// newEntry returns an empty entry whose ring holds n items without growing.
-func newEntry(actor crdt.ActorID, n int) *entry { return newExactEntry(actor, ringLen(n), 0) }
-
 // ringLen returns the smallest power of two that is at least n and 2.
 func ringLen(n int) int { return max(2, 1<<bits.Len(uint(max(n, 1)-1))) }
 
-// newExactEntry returns an empty entry with an n-item ring and idBytes of arena.
-func newExactEntry(actor crdt.ActorID, n, idBytes int) *entry {
+// newEntry returns an empty entry with an n-item ring and idBytes of arena.
+func newEntry(actor crdt.ActorID, n, idBytes int) *entry {
 	return &entry{actor: actor, mask: uint32(ringLen(n) - 1), ring: make([]item, n), idAt: make([]uint32, n), ids: make([]byte, 0, idBytes)}
 }
 

@@ -271,12 +271,9 @@ func (g *GCounter) commit(e *entry, p plan) {
 	}
 }
 
-// solo reports no contested transaction (correct rules): housekeeping then
+// solo reports no contested transaction and no broken variant (mutants.go,
+// constant false without the counterkit_mutants tag): housekeeping then
 // reads only the entry's ring.
-func (g *GCounter) solo() bool { return g.nmulti == 0 && correctRules() }
-
-// correctRules reports whether no broken variant (mutants.go) is selected;
-// without the counterkit_mutants tag it is the constant true.
-func correctRules() bool {
-	return !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
+func (g *GCounter) solo() bool {
+	return g.nmulti == 0 && !brokenCountEveryCopy && !brokenForgetOnFold && !brokenDeferredShrinksWindow && !brokenRetireShared && !brokenMergeKeepsFolded && !brokenLaterRetirementWins && !brokenShiftKeepsSides
 }

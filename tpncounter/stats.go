@@ -39,16 +39,15 @@ func (c *Counter) Stats() Stats {
 	}
 	p, n := c.p.Stats(), c.n.Stats()
 	var actors [2]int // retired, live
-	count := func(live bool) { actors[b2i(live)]++ }
-	c.p.eachActor(func(a string, live bool) {
-		_, nr, ok := c.n.lookup(a)
-		count(live || (ok && !nr))
-	})
-	c.n.eachActor(func(a string, live bool) {
-		if _, _, ok := c.p.lookup(a); !ok { // else counted with the credit half
-			count(live)
-		}
-	})
+	for h, g := range [2]*GCounter{&c.p, &c.n} {
+		g.eachActor(func(a string) {
+			if _, _, inP := c.p.locate(a); h == 1 && inP {
+				return // counted with the credit half
+			}
+			_, live, _ := c.lookup(a)
+			actors[b2i(live)]++
+		})
+	}
 	return Stats{Actors: actors[1], Retired: actors[0], Transactions: p.Transactions + n.Transactions,
 		History: p.History + n.History, Folded: p.Folded + n.Folded, Deferred: p.Deferred + n.Deferred,
 		Conflicts: len(c.Conflicts())}
