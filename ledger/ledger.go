@@ -71,30 +71,19 @@ type Options struct {
 	// applied as new.
 	RetryWindow time.Duration
 
-	// RetireAfter lets this ledger retire the entries of other actors of
-	// the key that it has seen unchanged for at least that long
-	// (tpncounter.Counter.Retire), in the writes it makes anyway (at most
-	// MaxRetirePerWrite each), so that the state follows the actors that
-	// still write rather than every incarnation that ever wrote. The
-	// ledger looks in passes (RetirePassDivisor): while it writes at least
-	// every g, an actor that stopped is retired at most RetireAfter +
-	// RetireAfter/RetirePassDivisor + 2g after this ledger's first write
-	// that read its last change (later only while a retirement is
-	// declined, or when more than MaxRetirePerWrite actors fall due at
-	// once: those go MaxRetirePerWrite a write). The transactions a
-	// retired entry held are recorded first (see RetryWindow), so retiring
-	// narrows no window. Zero means DefaultRetireAfter; a negative value
-	// never retires.
+	// RetireAfter lets this ledger retire, in the writes it makes anyway,
+	// the entries of other actors of the key it has seen unchanged for at
+	// least that long (tpncounter.Counter.Retire), after recording their
+	// transactions, so that the state follows the actors that still write
+	// and retiring narrows no window. SPEC.md 6.9 says when, and how many
+	// a write. Zero means DefaultRetireAfter; a negative value never
+	// retires.
 	RetireAfter time.Duration
 
 	// RetiredGrace is how long a retired entry stays in the state before
-	// a pass folds it into the state's base (tpncounter.Counter.Fold, with
-	// the cutoff now − RetiredGrace), so that 100,000 restarts leave no
-	// more entries than the last RetireAfter + RetiredGrace wrote. It is
-	// the grace period of SPEC.md 6.10, like Cassandra's gc_grace_seconds:
-	// every state must reach every replica within it, and this ledger
-	// takes a new incarnation instead of writing again under an entry it
-	// last changed more than RetireAfter + RetiredGrace/2 ago. Zero means
+	// a pass folds it into the state's base (tpncounter.Counter.Fold): the
+	// grace period of SPEC.md 6.10, like Cassandra's gc_grace_seconds,
+	// within which every state must reach every replica. Zero means
 	// DefaultRetiredGrace; a negative value never folds.
 	RetiredGrace time.Duration
 
