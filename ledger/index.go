@@ -263,11 +263,10 @@ type pendingRecord struct {
 // until it is decided, or, when the other writer counted the transaction,
 // taken out and written back at once. A record with judge that names
 // another writer's copy is checked against the live records first: when
-// they judge that copy late (judgeCopies: another writer counted the
-// transaction, or landed it first and holds it), the record names that
-// writer instead (unless it is this ledger's), so that the late copy's
-// ledger, settling or watching, still finds it counted elsewhere (SPEC.md
-// 6.11 step 6); a stale judgement fails it, but an owed record (confirm)
+// they judge that copy late (judgeCopies: counted, another writer counted
+// the transaction and no longer holds it), the record names that writer
+// instead, so that the late copy's ledger, settling or watching, still
+// finds it counted elsewhere (SPEC.md 6.11 step 6); a stale judgement fails it, but an owed record (confirm)
 // is then written as it stands, since the ledger reads again only once it
 // is written. It returns each record's error (nil when none failed). l.mu
 // is held.
@@ -305,10 +304,8 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			// An owed record is judged against the state the ledger
 			// last read, which its next read cannot follow until the
 			// record is written: it names the owner, as it stands.
-		case counted, meet:
-			if owner.Writer != l.writer { // not this ledger's copy, given up
-				r.Writer, r.Version = owner.Writer, max(recs[i].judge.Version(owner.Writer), 1)
-			}
+		case counted:
+			r.Writer, r.Version = owner.Writer, max(recs[i].judge.Version(owner.Writer), 1)
 		}
 		puts = append(puts, i)
 	}
@@ -496,7 +493,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 			if _, err := local.Retract(l.writer, txn); err != nil {
 				return fmt.Errorf("ledger %q: taking back %q: %w", l.key, txn, err)
 			}
-			l.cyc.Local = local
+			l.cyc.Local, l.takenOut = local, true
 		}
 		delete(l.met, txn)
 	}

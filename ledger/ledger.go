@@ -213,6 +213,9 @@ type Ledger struct {
 	// met holds this writer's copies of transactions that met another
 	// writer's copy when they landed, until a read decides them (resettle).
 	met map[crdt.TxnID]metCopy
+	// takenOut is set while l.cyc.Local holds a copy taken out (resettle)
+	// that no write has carried yet.
+	takenOut bool
 	// rewriting is set while record writes back a copy it took out.
 	rewriting bool
 	// copts are the stored counter's options: Options.Counter without
@@ -557,19 +560,20 @@ func (l *Ledger) Pending() bool {
 }
 
 // mustStay reports whether a Book must keep l open when idle: it holds a
-// pending write or a record it owes (unwritten), or watches a copy that met
-// another writer's (resettle); a Ledger opened in its place knows none.
+// pending write, a take-out not yet written or a record it owes, or
+// watches a copy that met another writer's (resettle); a Ledger opened in
+// its place knows none.
 func (l *Ledger) mustStay() bool {
 	unwritten, watching := l.holding()
 	return unwritten || watching
 }
 
-// holding reports what keeps l open in a Book: a pending write or an owed
-// record (unwritten), a watched copy (watching).
+// holding reports what keeps l open in a Book: a pending write, a take-out
+// not yet written or an owed record (unwritten), a watched copy (watching).
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cyc.Pending || len(l.unindexed) > 0, len(l.met) > 0
+	return l.cyc.Pending || l.takenOut || len(l.unindexed) > 0, len(l.met) > 0
 }
 
 // Credit adds amount (> 0) under transaction txn.
@@ -791,6 +795,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	switch {
 	case err == nil:
 		l.cyc.Landed(merged, b)
+		l.takenOut = false
 		l.owe(merged)
 		return true, nil
 	case retry.Classify(err) == retry.Invalid:
@@ -811,6 +816,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		err = retry.AmbiguousErr(err)
 		l.stats.ambiguous++
 		l.cyc.Ambiguous(merged)
+		l.takenOut = false // pending now
 		for _, x := range applied {
 			setIn(&l.unacked, x, struct{}{})
 		}

@@ -4403,9 +4403,9 @@ type dvMet struct {
 // settled (settle), and the others are put with that fetch's token; the records
 // naming another writer are put with token(r), except that with judge
 // (flush and cede) their keys are fetched in that set too and judged
-// against judge: a copy another writer counted, or landed first and holds,
-// makes the record name that writer instead (unless it is L's); a stale
-// judge leaves it owed, or, for flush's, is put as it stands. The puts are one set. It returns each record's
+// against judge: a copy another writer counted makes the record name that
+// writer instead; a stale judge leaves it owed, or, for flush's, is put as
+// it stands. The puts are one set. It returns each record's
 // fate, in want's order.
 func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, token func(dvRecord) string, judge dvEntries) []dvWritten {
 	key := func(r dvRecord) string { return dvRecordKey(m.v.Options.Key, r.Txn) }
@@ -4448,11 +4448,9 @@ func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, t
 				if what != "flush" {
 					continue // failed; an owed record is put as it stands
 				}
-			case "counted", "meet":
-				if holder != L.writer {
-					r.Writer, r.Version = holder, strconv.FormatUint(max(judge.version(holder), 1), 10)
-					want[i], out[i].rec = r, r
-				}
+			case "counted":
+				r.Writer, r.Version = holder, strconv.FormatUint(max(judge.version(holder), 1), 10)
+				want[i], out[i].rec = r, r
 			}
 			toks[f.Key] = ""
 		}
