@@ -59,3 +59,16 @@ func FreshRecords(p faulty.Policy) faulty.Policy {
 		return faulty.Pass
 	}
 }
+
+// BookHolding reports what keeps key's Ledger in b open when idle
+// (Ledger.mustStay): a pending write or an owed record (unwritten), and the
+// watch of a copy (watching); false, false when b holds no Ledger for key.
+func BookHolding(b *Book, key string) (unwritten, watching bool) {
+	b.mu.Lock()
+	e := b.entries[key]
+	b.mu.Unlock()
+	if e == nil {
+		return false, false
+	}
+	return e.l.holding()
+}
