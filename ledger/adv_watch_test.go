@@ -406,13 +406,12 @@ func TestAdvWatchThreeLedgers(t *testing.T) {
 // held); L2's is slow. Both puts land at boundary 16 of L1's calls,
 // before the account Put of the cycle in which L1 forgets x: L2's copy
 // meets L1's and is watched. L1 forgets x, counting it. When L2's id
-// sorts before L0's, L0 at its next read finds its copy and L2's and
-// gives its own up (step 6), recording first the copy that counts: L1's,
-// which x's record names (L1 landed it first), not L2's; the record it
-// owes for its write in doubt, naming the copy that counts in the state
-// that showed it landed (L2's), is judged the same way. L2's watch then
-// finds L1 past its record without x and takes L2's copy out. In the
-// three id orders and both doubt kinds.
+// sorts before L0's, L0 at its next read finds its copy and L2's, gives
+// its own up (step 6) and writes the record it owes for its write in
+// doubt. Both records would name L2's copy, the owner in L0's state; but
+// x's record names L1, which is past it without x (L1 counted x), so both
+// name L1. L2's watch then finds L1 counted x and takes L2's copy out. In
+// the three id orders and both doubt kinds.
 //
 // Seen to fail against the give-up record not judged (index.go record's
 // `case p.judge != nil && p.rec.Writer != l.writer:` made `case false:`):
