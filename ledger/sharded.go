@@ -33,10 +33,8 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // A transaction belongs to the sub-key ShardOf(txn, n): every attempt and
 // every retry of it, by any actor in any process, goes to that sub-key and
 // is recognised there exactly as on a plain Ledger, with the same outcomes
-// and within the same window. The window is counted per sub-key: an actor's
-// history on a sub-key advances only with its writes to that sub-key, about
-// one in n of its writes, so at a given HistoryLength the window in time is
-// about n times longer than on one key.
+// and within the same RetryWindow (its record is the account's, SPEC.md
+// 6.11).
 //
 // The sub-keys are the account, "/", and the shard index in decimal
 // (account/0 … account/n-1). The account key itself holds a small layout
@@ -48,18 +46,10 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // sharded account's key refuses the marker as a corrupt sibling.
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
-// for every Ledger value (actor incarnation) that has written it. Since
-// every actor's transactions hash to every sub-key, with many actors each
-// sub-key soon holds about as many entries as one plain key would: what
-// sharding divides is the writes per key (contention, siblings, retries)
-// and, through the window, the history. An actor makes about one in n of
-// its writes on each sub-key, so a HistoryLength about n times smaller
-// gives, on average, the same window counted in the actor's credits, and
-// shrinks every sub-key's state by as much (BenchmarkHotAccount measures
-// both). A credit writes its sub-key's whole state, an entry for every
-// Sharded value that has written there, so its cost follows the number of
-// Sharded values writing the account, not the number of goroutines using
-// them: the goroutines of one process should share one Sharded.
+// for every Sharded value (actor incarnation) that has written there. Since
+// every actor's transactions hash to every sub-key, sharding divides the
+// writes per key (contention, siblings, retries), not the entries; so the
+// goroutines of one process should share one Sharded (BenchmarkHotAccount).
 //
 // A Sharded creates its sub-ledgers lazily, one per sub-key it touches,
 // each with Options and its own incarnation (see Writer). It is safe for

@@ -26,9 +26,9 @@ import (
 // x-vs-plain32 a sharded variant's with 32 goroutines over
 // plain/actors=32's, both measured earlier in the same run (run them with
 // the others: -bench 'HotAccount$'; with -count, each round compares with
-// its own baseline). The "history=H" variants lower HistoryLength so that
-// the window, counted per sub-key, stays about as long in credits as the
-// plain key's (see Sharded).
+// its own baseline). The "history=H" variants lower HistoryLength, which
+// shrinks every entry (the retry window is RetryWindow's, kept by the
+// records, whatever the history).
 //
 // After the timed loop, actors/key and B/key describe the plain key or
 // sub-key 0: the live actor entries of its merged siblings, and the bytes a
