@@ -63,10 +63,6 @@ var kit = rowlogtest.Kit[*balance.Accounts, balance.Batch]{
 	MergeAfter: time.Second,
 	Delete:     (*balance.Accounts).Delete,
 	Rows:       func(t *testing.T, s store.Partitions, account string) int { return len(rows(t, s, account)) },
-	Corrupt: func(now time.Time) ([]byte, []byte, error) {
-		v, err := balance.NormalRow(timeid.New(now), 6).MarshalBinary()
-		return balance.EncodeKey(balance.NormalRow(timeid.New(now), 5).Key()), v, err
-	},
 }
 
 // Run runs every behaviour against stores made by newStore.

@@ -29,13 +29,6 @@ import (
 	"github.com/counterkit/counterkit/timeid"
 )
 
-// options are short windows so merges and compactions happen within a test.
-func options(now func() time.Time) deltalog.Options {
-	return deltalog.Options{Window: time.Minute, FutureSkew: time.Second,
-		SafetyMargin: 5 * time.Second, MaxScan: 30 * time.Second, CompactGrace: 40 * time.Second,
-		Clock: now}
-}
-
 // cells returns counter's stored cells in row order, checking that every
 // row decodes and that its key is its cell's.
 func cells(t *testing.T, s store.Partitions, counter string) []deltalog.Cell {
@@ -58,7 +51,9 @@ func cells(t *testing.T, s store.Partitions, counter string) []deltalog.Cell {
 var kit = rowlogtest.Kit[*deltalog.Counters, deltalog.Batch]{
 	Name: "deltalog", Nouns: "Counters",
 	New: func(s store.Partitions, now func() time.Time) (*deltalog.Counters, error) {
-		return deltalog.New(s, options(now))
+		// Short windows, so merges and compactions happen within a test.
+		return deltalog.New(s, deltalog.Options{Window: time.Minute, FutureSkew: time.Second,
+			SafetyMargin: 5 * time.Second, MaxScan: 30 * time.Second, CompactGrace: 40 * time.Second, Clock: now})
 	},
 	Add:   (*deltalog.Counters).Add,
 	Apply: (*deltalog.Counters).Apply,
@@ -77,10 +72,6 @@ var kit = rowlogtest.Kit[*deltalog.Counters, deltalog.Batch]{
 	MergeAfter: 2 * time.Minute,
 	Delete:     (*deltalog.Counters).Delete,
 	Rows:       func(t *testing.T, s store.Partitions, counter string) int { return len(cells(t, s, counter)) },
-	Corrupt: func(now time.Time) ([]byte, []byte, error) {
-		v, err := deltalog.Cell{ID: timeid.New(now), Kind: deltalog.KindRegular, Delta: 2}.MarshalBinary()
-		return deltalog.EncodeKey(timeid.New(now), deltalog.KindRegular), v, err
-	},
 }
 
 // Run runs every behaviour against stores made by newStore.

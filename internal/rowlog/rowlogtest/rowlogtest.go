@@ -38,8 +38,6 @@ type Kit[L, B any] struct {
 	Delete     func(l L, ctx context.Context, key string) error
 	// Rows returns how many rows key's partition holds, checking each.
 	Rows func(t *testing.T, s store.Partitions, key string) int
-	// Corrupt returns a valid row key and the value of another row.
-	Corrupt func(now time.Time) (key, other []byte, err error)
 }
 
 // Setup returns a handle on a fresh store, its clock and a key unique to t.
@@ -117,8 +115,12 @@ func (k Kit[L, B]) Run(t *testing.T, newStore func(t *testing.T) store.Partition
 	})
 	t.Run("CorruptRowsAreReported", func(t *testing.T) {
 		l, s, c, key := k.Setup(t, newStore)
-		rk, other, err := k.Corrupt(c.T)
+		require.NoError(t, k.Add(l, ctx, key, timeid.New(c.T), 5))
+		require.NoError(t, k.Add(l, ctx, key, timeid.New(c.T), 6))
+		two, err := s.Snapshot(ctx, key, 2, store.ReadComplete)
 		require.NoError(t, err)
+		require.Len(t, two, 2)
+		rk, other := two[0].Key, two[1].Value
 		for i, r := range []store.Row{
 			{Key: rk, Value: other},               // a key naming another row than its value
 			{Key: rk, Value: []byte("not a row")}, // a value that does not decode
