@@ -117,15 +117,11 @@ func New(st store.Partitions, opts Options) (*Accounts, error) {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
 	return &Accounts{t: rowlog.Table[Row]{Name: "balance", Store: st, Clock: o.Clock, Consecutive: true, Decode: decodeRow,
-		CheckKey: checkKey, Observer: o.Observer}, opts: o}, nil
+		CheckKey: func(account string) error { return crdt.ValidateKey("account key", account) }, Observer: o.Observer}, opts: o}, nil
 }
 
 // Options returns the effective options.
 func (ac *Accounts) Options() Options { return ac.opts }
-
-func checkKey(account string) error {
-	return crdt.ValidateKey("account key", account)
-}
 
 // Batch collects updates of several accounts that must land together (a
 // transfer). The zero Batch is empty; a nil *Batch reads as empty. It is

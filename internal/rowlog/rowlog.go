@@ -42,9 +42,9 @@ func (t *Table[R]) Start(ctx context.Context, op string) (context.Context, obser
 	return observe.Start(ctx, t.Observer, t.Name, op)
 }
 
-// NotDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
+// notDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
 // ctx is done.
-func (t *Table[R]) NotDone(ctx context.Context) error {
+func (t *Table[R]) notDone(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w: %w", t.Name, crdt.ErrUnavailable, err)
 	}
@@ -56,13 +56,13 @@ func (t *Table[R]) ready(ctx context.Context, partition string) error {
 	if err := t.CheckKey(partition); err != nil {
 		return err
 	}
-	return t.NotDone(ctx)
+	return t.notDone(ctx)
 }
 
 // Write stamps muts from the process's write clock and applies them in one
 // store call.
 func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
-	if err := t.NotDone(ctx); err != nil {
+	if err := t.notDone(ctx); err != nil {
 		return err
 	}
 	n, step := 1, int64(0)
@@ -82,12 +82,10 @@ type Update[R any] struct {
 	Row       R
 }
 
-// Apply checks every update of ups and writes them in one store call
-// (Write), as the Observer's "add": the partition key (CheckKey), then
-// check, which returns the update's id, its amount and its write given the
-// time now the batch is checked at. A (partition, id) repeated in ups is
-// written once, and with another amount fails the batch (Seen.Repeat).
-// Nothing is written if a check fails. out is room for the writes.
+// Apply is a batch write (the Observer's "add"): each update's key
+// (CheckKey), then check, which returns its id, amount and write at the
+// batch's time now; a repeated (partition, id) is written once (Seen).
+// Nothing is written unless all pass; out is room for the writes.
 func (t *Table[R]) Apply(ctx context.Context, ups []Update[R], out []store.Mutation, check func(u Update[R], now time.Time) (timeid.ID, int64, store.Mutation, error)) (err error) {
 	ctx, op := t.Start(ctx, "add")
 	defer func() { End(&op, err, observe.Event{Attempts: 1}) }()
