@@ -116,15 +116,12 @@ func New(st store.Partitions, opts Options) (*Accounts, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	return &Accounts{t: rowlog.Table[Row]{Name: "balance", Store: st, Clock: o.Clock, Consecutive: true, Decode: decodeRow}, opts: o}, nil
+	return &Accounts{t: rowlog.Table[Row]{Name: "balance", Store: st, Clock: o.Clock, Consecutive: true, Decode: decodeRow,
+		CheckKey: func(account string) error { return crdt.ValidateKey("account key", account) }, Observer: o.Observer}, opts: o}, nil
 }
 
 // Options returns the effective options.
 func (ac *Accounts) Options() Options { return ac.opts }
-
-func checkKey(account string) error {
-	return crdt.ValidateKey("account key", account)
-}
 
 // Batch collects updates of several accounts that must land together (a
 // transfer). The zero Batch is empty; a nil *Batch reads as empty. It is
@@ -134,15 +131,12 @@ type Batch struct {
 }
 
 // update is one N row addressed to one account.
-type update struct {
-	account string
-	row     Row
-}
+type update = rowlog.Update[Row]
 
 // Add appends one update of amount (non-zero, exact minor units) to account
 // under the client-chosen id.
 func (b *Batch) Add(account string, id ID, amount int64) {
-	b.muts = append(b.muts, update{account: account, row: NormalRow(id, amount)})
+	b.muts = append(b.muts, update{Partition: account, Row: NormalRow(id, amount)})
 }
 
 // Len returns the number of updates.
@@ -162,7 +156,7 @@ func (b *Batch) Len() int {
 // (crdt.ErrInvalidAmount), id outside [now − Window, now + FutureSkew]
 // (crdt.ErrOutsideWindow).
 func (ac *Accounts) Add(ctx context.Context, account string, id ID, amount int64) error {
-	u := [1]update{{account: account, row: NormalRow(id, amount)}}
+	u := [1]update{{Partition: account, Row: NormalRow(id, amount)}}
 	return ac.apply(ctx, u[:])
 }
 
@@ -179,46 +173,20 @@ func (ac *Accounts) Apply(ctx context.Context, b *Batch) error {
 
 // apply is Apply of ups, encoded into one allocation for one update (Add's,
 // from the stack), two otherwise.
-func (ac *Accounts) apply(ctx context.Context, ups []update) (err error) {
-	if ac.opts.Observer != nil {
-		var op observe.Operation
-		ctx, op = observe.Start(ctx, ac.opts.Observer, "balance", "add")
-		defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1}) }()
-	}
-	if len(ups) == 0 {
-		return nil
-	}
-	now := ac.opts.Clock()
-	var seen rowlog.Seen // one update cannot repeat itself
-	if len(ups) > 1 {
-		seen = make(rowlog.Seen, len(ups))
-	}
+func (ac *Accounts) apply(ctx context.Context, ups []update) error {
 	out, buf := newWrite(len(ups))
-	for _, m := range ups {
-		if err := checkKey(m.account); err != nil {
-			return err
+	return ac.t.Apply(ctx, ups, out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
+		if err := m.Row.Validate(); err != nil {
+			return ID{}, 0, store.Mutation{}, err
 		}
-		if err := m.row.Validate(); err != nil {
-			return err
+		if err := rowlog.InWindow(m.Row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
+			return ID{}, 0, store.Mutation{}, err
 		}
-		if err := rowlog.InWindow(m.row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
-			return err
-		}
-		repeat, err := seen.Repeat(m.account, m.row.UpdateID, m.row.Amount)
-		if err != nil {
-			return err
-		}
-		if !repeat {
-			out = append(out, appendPut(&buf, m.account, m.row))
-		}
-	}
-	return ac.t.Write(ctx, out)
+		return m.Row.UpdateID, m.Row.Amount, appendPut(&buf, m.Partition, m.Row), nil
+	})
 }
 
 func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
-	if err := checkKey(account); err != nil {
-		return View{}, err
-	}
 	// A snapshot at store.ReadAny: it must see every acknowledged write,
 	// and tolerates a write that landed without an acknowledgement showing
 	// in one read and not the next, as it tolerates a merge that stopped
@@ -239,10 +207,7 @@ func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) 
 }
 
 func (ac *Accounts) observedView(ctx context.Context, account string) (View, error) {
-	if ac.opts.Observer == nil {
-		return ac.view(ctx, account)
-	}
-	ctx, op := observe.Start(ctx, ac.opts.Observer, "balance", "read")
+	ctx, op := ac.t.Start(ctx, "read")
 	v, err := ac.view(ctx, account)
 	rowlog.End(&op, err, observe.Event{Conflicts: len(v.Conflicts)})
 	return v, err
@@ -290,18 +255,15 @@ type MergeReport struct {
 // settled account is one read. A crash between any two steps leaves the
 // balance unchanged.
 func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport, err error) {
-	if ac.opts.Observer != nil {
-		var op observe.Operation
-		ctx, op = observe.Start(ctx, ac.opts.Observer, "balance", "merge")
-		defer func() {
-			e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
-				Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
-			if rep.Sum != nil {
-				e.Rows++
-			}
-			rowlog.End(&op, err, e)
-		}()
-	}
+	ctx, op := ac.t.Start(ctx, "merge")
+	defer func() {
+		e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
+			Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
+		if rep.Sum != nil {
+			e.Rows++
+		}
+		rowlog.End(&op, err, e)
+	}()
 	start := ac.opts.Clock()
 	v, err := ac.view(ctx, account)
 	if err != nil {
@@ -356,8 +318,5 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport,
 
 // Delete removes the whole account with one partition delete.
 func (ac *Accounts) Delete(ctx context.Context, account string) error {
-	if err := checkKey(account); err != nil {
-		return err
-	}
-	return ac.t.DeletePartition(ctx, account)
+	return ac.t.Delete(ctx, account)
 }

@@ -107,7 +107,8 @@ func New(st store.Partitions, opts Options) (*Counters, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	return &Counters{t: rowlog.Table[Cell]{Name: "deltalog", Store: st, Clock: o.Clock, Decode: decodeRow}, opts: o}, nil
+	return &Counters{t: rowlog.Table[Cell]{Name: "deltalog", Store: st, Clock: o.Clock, Decode: decodeRow,
+		CheckKey: checkKey, Observer: o.Observer}, opts: o}, nil
 }
 
 // Options returns the effective options (defaults filled in).
@@ -141,14 +142,11 @@ type Batch struct {
 }
 
 // entry is one cell addressed to one counter.
-type entry struct {
-	counter string
-	cell    Cell
-}
+type entry = rowlog.Update[Cell]
 
 // Add appends one update. Validation happens in Counters.Apply.
 func (b *Batch) Add(counter string, id ID, delta int64) {
-	b.entries = append(b.entries, entry{counter: counter, cell: Cell{ID: id, Kind: KindRegular, Delta: delta}})
+	b.entries = append(b.entries, entry{Partition: counter, Row: Cell{ID: id, Kind: KindRegular, Delta: delta}})
 }
 
 // Len returns the number of updates in the batch.
@@ -163,46 +161,23 @@ func (b *Batch) Len() int {
 // Apply. An invalid update (see Add), or one (counter, id) given twice with
 // different deltas (crdt.ErrConflictingTransaction), fails the whole batch
 // before anything is written.
-func (c *Counters) Apply(ctx context.Context, b *Batch) (err error) {
-	if c.opts.Observer != nil {
-		var op observe.Operation
-		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "add")
-		defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1}) }()
+func (c *Counters) Apply(ctx context.Context, b *Batch) error {
+	var es []entry
+	if b != nil {
+		es = b.entries
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	now := c.opts.Clock()
-	seen := make(rowlog.Seen, len(b.entries))
-	out := make([]store.Mutation, 0, len(b.entries))
-	for _, e := range b.entries {
-		if err := checkKey(e.counter); err != nil {
-			return err
+	return c.t.Apply(ctx, es, make([]store.Mutation, 0, len(es)), func(e entry, now time.Time) (ID, int64, store.Mutation, error) {
+		if err := rowlog.InWindow(e.Row.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {
+			return ID{}, 0, store.Mutation{}, err
 		}
-		if err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {
-			return err
-		}
-		m, err := cellMutation(e.counter, e.cell) // validates the cell
-		if err != nil {
-			return err
-		}
-		repeat, err := seen.Repeat(e.counter, e.cell.ID, e.cell.Delta)
-		if err != nil {
-			return err
-		}
-		if !repeat {
-			out = append(out, m)
-		}
-	}
-	return c.t.Write(ctx, out)
+		m, err := cellMutation(e.Partition, e.Row) // validates the cell
+		return e.Row.ID, e.Row.Delta, m, err
+	})
 }
 
 // scanVisible reads counter's cells from the newest down to and including
 // the first merge cell, enforcing MaxScan.
 func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, time.Time, error) {
-	if err := checkKey(counter); err != nil {
-		return nil, time.Time{}, err
-	}
 	start := c.opts.Clock()
 	var cells []Cell
 	err := c.t.Scan(ctx, counter, store.ReadComplete, func(cell Cell) bool {
@@ -222,11 +197,8 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 // the newest down to the first merge cell, which it costs (Reading.Cells).
 // Overflow is an error wrapping crdt.ErrOverflow.
 func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
-	if c.opts.Observer != nil {
-		var op observe.Operation
-		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "read")
-		defer func() { op.End(observe.Event{Err: err, Rows: r.Cells}) }()
-	}
+	ctx, op := c.t.Start(ctx, "read")
+	defer func() { op.End(observe.Event{Err: err, Rows: r.Cells}) }()
 	cells, _, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Reading{}, err
@@ -241,11 +213,8 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 // coordination: no cell that old can still be written (Options), so two
 // merges at one cutoff write the same content.
 func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
-	if c.opts.Observer != nil {
-		var op observe.Operation
-		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "merge")
-		defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}) }()
-	}
+	ctx, op := c.t.Start(ctx, "merge")
+	defer func() { rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: int(m.Stats.Count)}) }()
 	cells, start, err := c.scanVisible(ctx, counter)
 	if err != nil {
 		return Cell{}, false, err
@@ -270,20 +239,14 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 // read or merge begun before it is still scanning. It reports whether it
 // deleted; the value is unchanged.
 func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, err error) {
-	if c.opts.Observer != nil {
-		var op observe.Operation
-		ctx, op = observe.Start(ctx, c.opts.Observer, "deltalog", "compact")
-		defer func() {
-			folded := 0
-			if deleted {
-				folded = 1 // one range delete
-			}
-			rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: folded})
-		}()
-	}
-	if err := checkKey(counter); err != nil {
-		return false, err
-	}
+	ctx, op := c.t.Start(ctx, "compact")
+	defer func() {
+		folded := 0
+		if deleted {
+			folded = 1 // one range delete
+		}
+		rowlog.End(&op, err, observe.Event{Attempts: 1, Folded: folded})
+	}()
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
@@ -309,8 +272,5 @@ func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, e
 
 // Delete removes the whole counter with one partition delete.
 func (c *Counters) Delete(ctx context.Context, counter string) error {
-	if err := checkKey(counter); err != nil {
-		return err
-	}
-	return c.t.DeletePartition(ctx, counter)
+	return c.t.Delete(ctx, counter)
 }

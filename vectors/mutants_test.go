@@ -187,12 +187,12 @@ var vectorMutants = []vectorMutant{
 	{"deltalog/empty log has no mean", "8.3: an empty log has no mean and no variance",
 		[]edit{{"stats/summary.go", "\tif s.Count == 0 {\n\t\treturn 0, false\n\t}\n\tm, _ :=", "\tif s.Count == 0 {\n\t\treturn 0, true\n\t}\n\tm, _ :="}}, "deltalog", "moments/empty"},
 	{"deltalog/window before delta", "8.4: the window is checked before the delta",
-		[]edit{{"deltalog/counters.go", "if err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {", "if e.cell.Delta == 0 {\n\t\t\treturn crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := rowlog.InWindow(e.cell.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
+		[]edit{{"deltalog/counters.go", "if err := rowlog.InWindow(e.Row.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {", "if e.Row.Delta == 0 {\n\t\t\treturn ID{}, 0, store.Mutation{}, crdt.ErrInvalidAmount\n\t\t}\n\t\tif err := rowlog.InWindow(e.Row.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {"}}, "deltalog", "b4cc8000-a838-11ee-8009-000000000009"},
 	{"deltalog/delta before repeat", "8.4: the delta is judged before a repeated (counter, id)",
-		[]edit{{"deltalog/counters.go", "\t\tm, err := cellMutation(e.counter, e.cell) // validates the cell\n", "\t\tif d, ok := seen[rowlog.Key{Partition: e.counter, ID: e.cell.ID}]; ok && d != e.cell.Delta {\n\t\t\treturn crdt.ErrConflictingTransaction\n\t\t}\n\t\tm, err := cellMutation(e.counter, e.cell) // validates the cell\n"}}, "deltalog", "batch/a_zero_delta_is_invalid_amount_before"},
+		[]edit{{"deltalog/counters.go", "\t\tm, err := cellMutation(e.Partition, e.Row) // validates the cell\n", "\t\tfor _, o := range es {\n\t\t\tif o.Partition == e.Partition && o.Row.ID == e.Row.ID && o.Row.Delta != e.Row.Delta {\n\t\t\t\treturn ID{}, 0, store.Mutation{}, crdt.ErrConflictingTransaction\n\t\t\t}\n\t\t}\n\t\tm, err := cellMutation(e.Partition, e.Row) // validates the cell\n"}}, "deltalog", "batch/a_zero_delta_is_invalid_amount_before"},
 	// balance (SPEC.md 9)
 	{"balance/amount before window", "9.3: the amount is checked before the window",
-		[]edit{{"balance/accounts.go", "if err := m.row.Validate(); err != nil {", "if err := m.row.Validate(); err != nil && !m.row.UpdateID.Time().Before(now.Add(-ac.opts.Window)) {"}}, "balance", "b4cc8000-a838-11ee-8009-000000000009"},
+		[]edit{{"balance/accounts.go", "if err := m.Row.Validate(); err != nil {", "if err := m.Row.Validate(); err != nil && !m.Row.UpdateID.Time().Before(now.Add(-ac.opts.Window)) {"}}, "balance", "b4cc8000-a838-11ee-8009-000000000009"},
 	{"balance/settled S target amount", "9.2 step 3: a settled merge cancels an S row only with its amount",
 		[]edit{{"balance/evaluate.go", "hit && ((t.Target == KindNormal && !brokenAmountClaims) || r.Amount == t.Amount)", "hit"}}, "balance", "settled_merge_ignores_an_S_row_of_another_amount"},
 	// ledger transaction records (SPEC.md 6.11 "Key" and "Encoding", 3.4)

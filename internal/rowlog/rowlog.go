@@ -22,7 +22,7 @@ import (
 
 // Table is one package's rows of type R in a store.
 type Table[R any] struct {
-	Name  string // the package, which prefixes its errors
+	Name  string // the package, which prefixes its errors and names its events
 	Store store.Partitions
 	Clock func() time.Time
 	// Consecutive gives the mutations of one write consecutive timestamps,
@@ -31,21 +31,38 @@ type Table[R any] struct {
 	Consecutive bool
 	// Decode returns the row a stored row of partition holds.
 	Decode func(partition string, sr store.Row) (R, error)
+	// CheckKey refuses an invalid partition key, before any store call.
+	CheckKey func(partition string) error
+	// Observer, when set, receives the events of the operations Start begins.
+	Observer observe.Observer
 }
 
-// NotDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
+// Start begins the operation op on the table's Observer (observe.Start).
+func (t *Table[R]) Start(ctx context.Context, op string) (context.Context, observe.Operation) {
+	return observe.Start(ctx, t.Observer, t.Name, op)
+}
+
+// notDone returns an error wrapping crdt.ErrUnavailable and ctx's error if
 // ctx is done.
-func (t *Table[R]) NotDone(ctx context.Context) error {
+func (t *Table[R]) notDone(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("%s: %w: %w", t.Name, crdt.ErrUnavailable, err)
 	}
 	return nil
 }
 
+// ready refuses an invalid partition key (CheckKey) and a done ctx.
+func (t *Table[R]) ready(ctx context.Context, partition string) error {
+	if err := t.CheckKey(partition); err != nil {
+		return err
+	}
+	return t.notDone(ctx)
+}
+
 // Write stamps muts from the process's write clock and applies them in one
 // store call.
 func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
-	if err := t.NotDone(ctx); err != nil {
+	if err := t.notDone(ctx); err != nil {
 		return err
 	}
 	n, step := 1, int64(0)
@@ -59,10 +76,50 @@ func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	return t.Store.Apply(ctx, muts)
 }
 
+// Update is one row of a batch, addressed to one partition.
+type Update[R any] struct {
+	Partition string
+	Row       R
+}
+
+// Apply is a batch write (the Observer's "add"): each update's key
+// (CheckKey), then check, which returns its id, amount and write at the
+// batch's time now; a repeated (partition, id) is written once (Seen).
+// Nothing is written unless all pass; out is room for the writes.
+func (t *Table[R]) Apply(ctx context.Context, ups []Update[R], out []store.Mutation, check func(u Update[R], now time.Time) (timeid.ID, int64, store.Mutation, error)) (err error) {
+	ctx, op := t.Start(ctx, "add")
+	defer func() { End(&op, err, observe.Event{Attempts: 1}) }()
+	if len(ups) == 0 {
+		return nil
+	}
+	now := t.Clock()
+	var seen Seen // one update cannot repeat itself
+	if len(ups) > 1 {
+		seen = make(Seen, len(ups))
+	}
+	for _, u := range ups {
+		if err := t.CheckKey(u.Partition); err != nil {
+			return err
+		}
+		id, amount, m, err := check(u, now)
+		if err != nil {
+			return err
+		}
+		repeat, err := seen.Repeat(u.Partition, id, amount)
+		if err != nil {
+			return err
+		}
+		if !repeat {
+			out = append(out, m)
+		}
+	}
+	return t.Write(ctx, out)
+}
+
 // Snapshot reads partition as one snapshot of at most limit rows and
 // decodes it, in clustering order.
 func (t *Table[R]) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]R, error) {
-	if err := t.NotDone(ctx); err != nil {
+	if err := t.ready(ctx, partition); err != nil {
 		return nil, err
 	}
 	stored, err := t.Store.Snapshot(ctx, partition, limit, level)
@@ -81,7 +138,7 @@ func (t *Table[R]) Snapshot(ctx context.Context, partition string, limit int, le
 // Scan calls fn with partition's rows in clustering order until fn returns
 // false. A row that does not decode ends the scan with Decode's error.
 func (t *Table[R]) Scan(ctx context.Context, partition string, level store.Read, fn func(R) bool) error {
-	if err := t.NotDone(ctx); err != nil {
+	if err := t.ready(ctx, partition); err != nil {
 		return err
 	}
 	var bad error
@@ -99,8 +156,11 @@ func (t *Table[R]) Scan(ctx context.Context, partition string, level store.Read,
 	return bad
 }
 
-// DeletePartition removes partition with one store call.
-func (t *Table[R]) DeletePartition(ctx context.Context, partition string) error {
+// Delete removes partition with one store call.
+func (t *Table[R]) Delete(ctx context.Context, partition string) error {
+	if err := t.CheckKey(partition); err != nil {
+		return err
+	}
 	return t.Write(ctx, []store.Mutation{{Partition: partition, Op: store.OpDeletePartition}})
 }
 
