@@ -40,11 +40,10 @@ func (d *Decoder) Summary() (stats.Summary, error) {
 			return s, err
 		}
 	}
-	if s.SumSqHi, err = d.Uint(); err != nil {
-		return s, err
-	}
-	if s.SumSqLo, err = d.Uint(); err != nil {
-		return s, err
+	for _, p := range []*uint64{&s.SumSqHi, &s.SumSqLo} {
+		if *p, err = d.Uint(); err != nil {
+			return s, err
+		}
 	}
 	return s, nil
 }
