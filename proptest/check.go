@@ -105,16 +105,12 @@ func runCheck[S any, O any](m Model[S, O], cfg Options, name string, final func(
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Property: name, Seed: cfg.Seed, Cases: cfg.Cases}
-	params := gopter.DefaultTestParametersWithSeed(cfg.Seed)
+	params := gopter.DefaultTestParametersWithSeed(cfg.Seed) // MinSize 0, one worker
 	params.MinSuccessfulTests = cfg.Cases
-	params.MinSize = 0
 	params.MaxSize = MaxSteps(cfg.MaxOps)
-	params.Workers = 1
 	var last *Violation
 	tr := scheduleProp(m, cfg, final, func(v *Violation) { last = v }).Check(params)
-	res.Passed = tr.Passed()
-	res.Succeeded = tr.Succeeded
+	res := Result{Property: name, Seed: cfg.Seed, Cases: cfg.Cases, Passed: tr.Passed(), Succeeded: tr.Succeeded}
 	var b strings.Builder
 	switch {
 	case res.Passed:

@@ -97,11 +97,10 @@ func (c *checker[S, O]) laws() *Violation {
 				if !m.Leq(a.State, ab) || !m.Leq(b.State, ab) {
 					return c.fail(LawUpperBound, "%s ⊔ %s = %+v is not ≥ both %+v and %+v", a.name, b.name, ab, a.State, b.State)
 				}
-				if m.Leq(a.State, b.State) && !c.same(ab, b.State) {
-					return c.fail(LawLeq, "%s ≤ %s but their join %+v differs from %+v", a.name, b.name, ab, b.State)
-				}
-				if m.Leq(b.State, a.State) && !c.same(ab, a.State) {
-					return c.fail(LawLeq, "%s ≤ %s but their join %+v differs from %+v", b.name, a.name, ab, a.State)
+				for _, p := range [][2]operand[S, O]{{a, b}, {b, a}} {
+					if m.Leq(p[0].State, p[1].State) && !c.same(ab, p[1].State) {
+						return c.fail(LawLeq, "%s ≤ %s but their join %+v differs from %+v", p[0].name, p[1].name, ab, p[1].State)
+					}
 				}
 			}
 			joins[[2]int{i, j}] = ab

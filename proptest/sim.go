@@ -165,11 +165,16 @@ func (c *checker[S, O]) simulate() *Violation {
 			}
 			pool = append(pool, message[S, O]{snap: snap, ref: m.Clone(r.State), at: i})
 			c.tr.Snapshots = append(c.tr.Snapshots, snap)
-		case StepDeliver:
+		case StepDeliver, StepDrop:
 			if len(pool) == 0 {
 				continue
 			}
-			msg := pool[pick(st.Msg, len(pool))]
+			k := pick(st.Msg, len(pool))
+			if st.Kind == StepDrop {
+				pool = append(pool[:k:k], pool[k+1:]...)
+				continue
+			}
+			msg := pool[k]
 			r := &reps[pick(st.Replica, n)]
 			before := m.Clone(r.State)
 			if v := c.mergeInto(r, msg.snap, msg.ref, fmt.Sprintf("%s@%d", msg.snap.Actor, msg.at)); v != nil {
@@ -182,12 +187,6 @@ func (c *checker[S, O]) simulate() *Violation {
 			if v := c.checkValue(string(r.Actor), r.State, r.Ops); v != nil {
 				return v
 			}
-		case StepDrop:
-			if len(pool) == 0 {
-				continue
-			}
-			k := pick(st.Msg, len(pool))
-			pool = append(pool[:k:k], pool[k+1:]...)
 		}
 	}
 	c.step = -1

@@ -90,21 +90,14 @@ func (m Mutation) check() error {
 	if len(m.Key) > MaxRowKey || len(m.End) > MaxRowKey {
 		return fmt.Errorf("row key over %d bytes: %w", MaxRowKey, crdt.ErrTooLarge)
 	}
-	switch m.Op {
-	case OpPut:
-		if err := checkValue(m.Value); err != nil {
-			return err
-		}
-	case OpDelete:
-	case OpDeleteRange:
-		if m.End != nil && string(m.End) <= string(m.Key) {
-			return fmt.Errorf("empty range: %w", crdt.ErrInvalidAmount)
-		}
-	case OpDeletePartition:
-	default:
+	switch {
+	case m.Op < OpPut || m.Op > OpDeletePartition:
 		return fmt.Errorf("unknown op %d: %w", m.Op, crdt.ErrInvalidAmount)
-	}
-	if m.Op != OpPut && m.Value != nil {
+	case m.Op == OpPut:
+		return checkValue(m.Value)
+	case m.Op == OpDeleteRange && m.End != nil && string(m.End) <= string(m.Key):
+		return fmt.Errorf("empty range: %w", crdt.ErrInvalidAmount)
+	case m.Value != nil:
 		return fmt.Errorf("a %s carries a value: %w", m.Op, crdt.ErrInvalidAmount)
 	}
 	return nil
