@@ -172,19 +172,17 @@ func scheduleProp[S any, O any](m Model[S, O], cfg Options, final func(*checker[
 			return &gopter.PropResult{Status: gopter.PropTrue}
 		}
 		shrunk, shrinks := orig, 0
+	shrink:
 		for shrinks < gp.MaxShrinkCount {
-			next, found := shrinkSchedule[O](shrunk), false
+			next := shrinkSchedule[O](shrunk)
 			for cand, ok := next(); ok; cand, ok = next() {
-				cs := cand.(Schedule[O])
-				if cv := run(cs); cv != nil {
-					shrunk, viol, found = cs, cv, true
+				if cv := run(cand.(Schedule[O])); cv != nil {
+					shrunk, viol = cand.(Schedule[O]), cv
 					shrinks++
-					break
+					continue shrink
 				}
 			}
-			if !found {
-				break
-			}
+			break // no smaller schedule still fails
 		}
 		if record != nil {
 			record(viol)

@@ -141,8 +141,7 @@ func replayCommand(testName string, seed int64) string {
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
-	run := strings.Join(parts, "/")
-	run = strings.ReplaceAll(run, "'", `'\''`)
+	run := strings.ReplaceAll(strings.Join(parts, "/"), "'", `'\''`)
 	return fmt.Sprintf("%s=%d go test %s -run '%s'", EnvSeed, seed, packageDir(), run)
 }
 

@@ -72,11 +72,10 @@ func (s Schedule[O]) String() string {
 		fmt.Fprintf(&b, "\n  %3d: ", i)
 		switch st.Kind {
 		case StepApply:
-			rep := ""
+			fmt.Fprintf(&b, "%s apply %+v", Actor(st.Replica), st.Op)
 			if st.Repeat {
-				rep = " (repeat)"
+				b.WriteString(" (repeat)")
 			}
-			fmt.Fprintf(&b, "%s apply %+v%s", Actor(st.Replica), st.Op, rep)
 		case StepSend:
 			net.send(st.Replica, i)
 			fmt.Fprintf(&b, "%s send", Actor(st.Replica))

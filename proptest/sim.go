@@ -177,7 +177,7 @@ func (c *checker[S, O]) simulate() *Violation {
 			msg := pool[k]
 			r := &reps[pick(st.Replica, n)]
 			before := m.Clone(r.State)
-			if v := c.mergeInto(r, msg.snap, msg.ref, fmt.Sprintf("%s@%d", msg.snap.Actor, msg.at)); v != nil {
+			if v := c.mergeInto(r, msg, fmt.Sprintf("%s@%d", msg.snap.Actor, msg.at)); v != nil {
 				return v
 			}
 			if m.Leq != nil && (!m.Leq(before, r.State) || !m.Leq(msg.snap.State, r.State)) {
@@ -193,9 +193,11 @@ func (c *checker[S, O]) simulate() *Violation {
 	return nil
 }
 
-// mergeInto merges src into r, checking that Merge succeeds, leaves src
-// Equal to ref and that src still has the value of its history.
-func (c *checker[S, O]) mergeInto(r *Replica[S, O], src Replica[S, O], ref S, what string) *Violation {
+// mergeInto merges msg's snapshot src into r, checking that Merge succeeds,
+// leaves src Equal to msg's ref and that src still has the value of its
+// history.
+func (c *checker[S, O]) mergeInto(r *Replica[S, O], msg message[S, O], what string) *Violation {
+	src, ref := msg.snap, msg.ref
 	if v := c.checkValue("source "+what, src.State, src.Ops); v != nil {
 		v.Law = LawSrcUnchanged
 		v.Detail += " (an earlier Merge or Clone shares or modified this snapshot)"

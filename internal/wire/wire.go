@@ -17,6 +17,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/stats"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -121,12 +122,8 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 	}
 	d := &Decoder{data: data, r: bytes.NewReader(data)}
 	d.dec = msgpack.NewDecoder(d.r)
-	n, err := d.ArrayLen(math.MaxInt32) // exact arity is checked below
-	if err != nil {
+	if err := d.Tuple(crdt.EnvelopeLen, "envelope"); err != nil {
 		return nil, 0, err
-	}
-	if n != crdt.EnvelopeLen {
-		return nil, 0, fmt.Errorf("%w: envelope has %d elements, want %d", crdt.ErrCorruptEncoding, n, crdt.EnvelopeLen)
 	}
 	got, err := d.String(64)
 	if err != nil {
@@ -253,10 +250,7 @@ func (d *Decoder) minimalHeader(pos, n int, fix uint64, has8 bool) bool {
 // String reads a str of at most maxLen bytes.
 func (d *Decoder) String(maxLen int) (string, error) {
 	b, err := d.StringBytes(maxLen)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil // copied out of the input once
+	return string(b), err // copied out of the input once
 }
 
 // StringBytes reads a str of at most maxLen bytes, aliasing the input.
@@ -305,38 +299,46 @@ func (d *Decoder) code(what, want string, is func(byte) bool) (byte, error) {
 }
 
 // Actor reads and validates an actor id.
-func (d *Decoder) Actor() (crdt.ActorID, error) { return readID[crdt.ActorID](d) }
+func (d *Decoder) Actor() (crdt.ActorID, error) { return readID(d, crdt.NewActorID) }
 
 // Txn reads and validates a transaction id.
-func (d *Decoder) Txn() (crdt.TxnID, error) { return readID[crdt.TxnID](d) }
+func (d *Decoder) Txn() (crdt.TxnID, error) { return readID(d, crdt.NewTxnID) }
 
-func readID[T interface {
-	~string
-	Validate() error
-}](d *Decoder) (T, error) {
+func readID[T ~string](d *Decoder, parse func(string) (T, error)) (T, error) {
 	s, err := d.String(crdt.MaxIDLen)
 	if err != nil {
 		return "", err
 	}
-	if err := T(s).Validate(); err != nil {
+	id, err := parse(s)
+	if err != nil {
 		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 	}
-	return T(s), nil
+	return id, nil
 }
 
 // Int reads an integer that must fit in int64, in its smallest form.
 func (d *Decoder) Int() (int64, error) {
-	if v, ok := d.smallUint(); ok {
+	pos := d.Offset()
+	if v, n := SmallUint(d.data[pos:]); n > 0 { // the common case, read directly
+		d.SkipTo(pos + n)
 		return v, nil
 	}
-	pos := d.Offset()
-	v, err := d.anyInt()
+	c, err := d.code("integer", "an integer", func(c byte) bool {
+		return msgpcode.IsFixedNum(c) || c >= msgpcode.Uint8 && c <= msgpcode.Int64 // uint8..64, int8..64
+	})
 	if err != nil {
 		return 0, err
 	}
+	v, err := d.dec.DecodeInt64() // a uint64 above math.MaxInt64 comes back negative
+	if err != nil {
+		return 0, corrupt("integer", err)
+	}
+	if c == msgpcode.Uint64 && v < 0 {
+		return 0, fmt.Errorf("%w: integer %d does not fit int64", crdt.ErrCorruptEncoding, uint64(v))
+	}
 	// Every integer code has a fixed size, and a smaller code or, for a
 	// non-negative v, an unsigned one of the same size is the smallest form.
-	c, size := d.data[pos], headerSize(uint64(v), 128, true)
+	size := headerSize(uint64(v), 128, true)
 	if v < 0 {
 		size = headerSize(2*uint64(^v), 64, true) // -32, -2^7, -2^15, -2^31
 	}
@@ -345,17 +347,6 @@ func (d *Decoder) Int() (int64, error) {
 		return 0, fmt.Errorf("%w: integer %d not in its smallest form (code 0x%02x)", crdt.ErrCorruptEncoding, v, c)
 	}
 	return v, nil
-}
-
-// smallUint reads a smallest-form 0..2^32−1 directly, else nothing (false).
-func (d *Decoder) smallUint() (int64, bool) {
-	pos := d.Offset()
-	v, n := SmallUint(d.data[pos:])
-	if n == 0 {
-		return 0, false
-	}
-	d.SkipTo(pos + n)
-	return v, true
 }
 
 // SmallUint returns the smallest-form 0..2^32−1 integer b starts with and its size (0: none).
@@ -374,30 +365,6 @@ func SmallUint(b []byte) (int64, int) {
 		return int64(binary.BigEndian.Uint32(b[1:])), 5
 	}
 	return 0, 0
-}
-
-func (d *Decoder) anyInt() (int64, error) {
-	c, err := d.code("integer", "an integer", func(c byte) bool {
-		return msgpcode.IsFixedNum(c) || c >= msgpcode.Uint8 && c <= msgpcode.Int64 // uint8..64, int8..64
-	})
-	if err != nil {
-		return 0, err
-	}
-	if c != msgpcode.Uint64 {
-		v, err := d.dec.DecodeInt64()
-		if err != nil {
-			return 0, corrupt("integer", err)
-		}
-		return v, nil
-	}
-	u, err := d.dec.DecodeUint64()
-	if err != nil {
-		return 0, corrupt("integer", err)
-	}
-	if u > math.MaxInt64 {
-		return 0, fmt.Errorf("%w: integer %d does not fit int64", crdt.ErrCorruptEncoding, u)
-	}
-	return int64(u), nil
 }
 
 // NonNegInt reads an integer in [0, math.MaxInt64].
@@ -444,14 +411,8 @@ func (d *Decoder) Bool() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return c == msgpcode.True, d.skipByte()
-}
-
-func (d *Decoder) skipByte() error {
-	if _, err := d.r.ReadByte(); err != nil {
-		return corrupt("byte", err)
-	}
-	return nil
+	d.SkipTo(d.Offset() + 1)
+	return c == msgpcode.True, nil
 }
 
 // Bin reads a bin value of at most maxLen bytes.
@@ -498,7 +459,8 @@ func (d *Decoder) IsNil() (bool, error) {
 	if c != msgpcode.Nil {
 		return false, nil
 	}
-	return true, d.skipByte()
+	d.SkipTo(d.Offset() + 1)
+	return true, nil
 }
 
 // Finish reports trailing bytes as corrupt.
@@ -559,3 +521,44 @@ func (d *Decoder) Offset() int { return len(d.data) - d.r.Len() }
 
 // Input returns input bytes [from, to), aliasing the input.
 func (d *Decoder) Input(from, to int) []byte { return d.data[from:to:to] }
+
+// summaryFields is the length of a stats.Summary's array (SPEC.md 7.1).
+const summaryFields = 6
+
+// Summary writes s as [count, sum, min, max, sumsq_hi, sumsq_lo], the form
+// tally's stats and deltalog's merge cells share (SPEC.md 7.1, 8.3). An
+// empty summary is written as nil by the caller, not here.
+func (e *Encoder) Summary(s stats.Summary) {
+	e.ArrayLen(summaryFields)
+	e.Int(s.Count)
+	e.Int(s.Sum)
+	e.Int(s.Min)
+	e.Int(s.Max)
+	e.Uint(s.SumSqHi)
+	e.Uint(s.SumSqLo)
+}
+
+// Summary reads what Encoder.Summary writes. An array of another length is
+// crdt.ErrCorruptEncoding; the values are not validated (the caller runs
+// its own checks, stats.Summary.Validate among them).
+func (d *Decoder) Summary() (stats.Summary, error) {
+	var s stats.Summary
+	n, err := d.ArrayLen(1 << 16)
+	if err != nil {
+		return s, err
+	}
+	if n != summaryFields {
+		return s, fmt.Errorf("%w: stats has %d fields, want %d", crdt.ErrCorruptEncoding, n, summaryFields)
+	}
+	for _, p := range []*int64{&s.Count, &s.Sum, &s.Min, &s.Max} {
+		if *p, err = d.Int(); err != nil {
+			return s, err
+		}
+	}
+	for _, p := range []*uint64{&s.SumSqHi, &s.SumSqLo} {
+		if *p, err = d.Uint(); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
