@@ -119,8 +119,7 @@ func runCheck[S any, O any](m Model[S, O], cfg Options, name string, final func(
 		res.Violation = last
 		fmt.Fprintf(&b, "proptest: %s falsified after %d passed cases (seed %d)\n", name, tr.Succeeded, cfg.Seed)
 		for _, l := range tr.Labels {
-			b.WriteString(l)
-			b.WriteByte('\n')
+			fmt.Fprintln(&b, l)
 		}
 		if len(tr.Args) > 0 {
 			arg := tr.Args[0]

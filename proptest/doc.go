@@ -6,7 +6,8 @@
 // Every observed Value is compared with the Model's Expect, a plain
 // reference model, so a type cannot pass by being consistently wrong. The
 // checkers run random schedules (GenSchedule) of at least three replicas
-// whose snapshots arrive late, twice or never, check every step
+// whose snapshots arrive late, twice or never; each actor applies its own
+// ops serially, so every state checked is reachable. They check every step
 // (Simulate), then the join-semilattice laws (RunLaws) or full gossip
 // (RunConvergence). A failure is shrunk and reported with the broken law,
 // the smallest schedule, the seed and the command that replays it

@@ -285,8 +285,8 @@ func (d *Decoder) take(n int, what string) ([]byte, error) {
 	return d.data[pos : pos+n : pos+n], nil
 }
 
-// code peeks the code of the next value, a what; one that is not is corrupt
-// (want names it).
+// code peeks the next value's code, refusing as corrupt one that is not
+// a want (is); what names the value in a truncation error.
 func (d *Decoder) code(what, want string, is func(byte) bool) (byte, error) {
 	c, err := d.dec.PeekCode()
 	if err != nil {
@@ -340,7 +340,7 @@ func (d *Decoder) Int() (int64, error) {
 	// non-negative v, an unsigned one of the same size is the smallest form.
 	size := headerSize(uint64(v), 128, true)
 	if v < 0 {
-		size = headerSize(2*uint64(^v), 64, true) // -32, -2^7, -2^15, -2^31
+		size = headerSize(2*uint64(^v), 64, true) // bounds -32, -2^7, -2^15, -2^31
 	}
 	smallest := d.Offset()-pos == size && (v < 0 || c < msgpcode.Int8 || c > msgpcode.Int64)
 	if !smallest {
