@@ -2,6 +2,7 @@ package crdt
 
 import (
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -67,26 +68,14 @@ func CheckID(s string) string {
 	case len(s) > MaxIDLen:
 		return fmt.Sprintf("is %d bytes, longer than %d", len(s), MaxIDLen)
 	}
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			ascii = false
-			break
-		}
-		if c < 0x20 || c == 0x7f {
+	for i := 0; i < len(s); i++ { // ASCII bytes, then the rest as runes
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf && !utf8.ValidString(s[i:]):
+			return "is not valid UTF-8"
+		case c >= utf8.RuneSelf && strings.IndexFunc(s[i:], unicode.IsControl) >= 0, c < 0x20, c == 0x7f:
 			return "contains a control character"
-		}
-	}
-	if ascii {
-		return ""
-	}
-	if !utf8.ValidString(s) {
-		return "is not valid UTF-8"
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			return "contains a control character"
+		case c >= utf8.RuneSelf:
+			return ""
 		}
 	}
 	return ""

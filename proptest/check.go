@@ -105,16 +105,12 @@ func runCheck[S any, O any](m Model[S, O], cfg Options, name string, final func(
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Property: name, Seed: cfg.Seed, Cases: cfg.Cases}
-	params := gopter.DefaultTestParametersWithSeed(cfg.Seed)
+	params := gopter.DefaultTestParametersWithSeed(cfg.Seed) // MinSize 0, one worker
 	params.MinSuccessfulTests = cfg.Cases
-	params.MinSize = 0
 	params.MaxSize = MaxSteps(cfg.MaxOps)
-	params.Workers = 1
 	var last *Violation
 	tr := scheduleProp(m, cfg, final, func(v *Violation) { last = v }).Check(params)
-	res.Passed = tr.Passed()
-	res.Succeeded = tr.Succeeded
+	res := Result{Property: name, Seed: cfg.Seed, Cases: cfg.Cases, Passed: tr.Passed(), Succeeded: tr.Succeeded}
 	var b strings.Builder
 	switch {
 	case res.Passed:
@@ -123,8 +119,7 @@ func runCheck[S any, O any](m Model[S, O], cfg Options, name string, final func(
 		res.Violation = last
 		fmt.Fprintf(&b, "proptest: %s falsified after %d passed cases (seed %d)\n", name, tr.Succeeded, cfg.Seed)
 		for _, l := range tr.Labels {
-			b.WriteString(l)
-			b.WriteByte('\n')
+			fmt.Fprintln(&b, l)
 		}
 		if len(tr.Args) > 0 {
 			arg := tr.Args[0]
@@ -176,19 +171,17 @@ func scheduleProp[S any, O any](m Model[S, O], cfg Options, final func(*checker[
 			return &gopter.PropResult{Status: gopter.PropTrue}
 		}
 		shrunk, shrinks := orig, 0
+	shrink:
 		for shrinks < gp.MaxShrinkCount {
-			next, found := shrinkSchedule[O](shrunk), false
+			next := shrinkSchedule[O](shrunk)
 			for cand, ok := next(); ok; cand, ok = next() {
-				cs := cand.(Schedule[O])
-				if cv := run(cs); cv != nil {
-					shrunk, viol, found = cs, cv, true
+				if cv := run(cand.(Schedule[O])); cv != nil {
+					shrunk, viol = cand.(Schedule[O]), cv
 					shrinks++
-					break
+					continue shrink
 				}
 			}
-			if !found {
-				break
-			}
+			break // no smaller schedule still fails
 		}
 		if record != nil {
 			record(viol)

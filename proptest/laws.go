@@ -43,7 +43,6 @@ func (c *checker[S, O]) join(a, b operand[S, O]) (S, *Violation) {
 // laws checks the algebraic laws on the operands of a finished simulation.
 func (c *checker[S, O]) laws() *Violation {
 	m := c.m
-	c.step = -1
 	xs := lawOperands(c.tr)
 	empty := operand[S, O]{name: "empty", Replica: Replica[S, O]{State: m.New()}}
 	if v := c.checkValue("empty", empty.State, nil); v != nil {
@@ -97,11 +96,10 @@ func (c *checker[S, O]) laws() *Violation {
 				if !m.Leq(a.State, ab) || !m.Leq(b.State, ab) {
 					return c.fail(LawUpperBound, "%s ⊔ %s = %+v is not ≥ both %+v and %+v", a.name, b.name, ab, a.State, b.State)
 				}
-				if m.Leq(a.State, b.State) && !c.same(ab, b.State) {
-					return c.fail(LawLeq, "%s ≤ %s but their join %+v differs from %+v", a.name, b.name, ab, b.State)
-				}
-				if m.Leq(b.State, a.State) && !c.same(ab, a.State) {
-					return c.fail(LawLeq, "%s ≤ %s but their join %+v differs from %+v", b.name, a.name, ab, a.State)
+				for _, p := range [][2]operand[S, O]{{a, b}, {b, a}} {
+					if m.Leq(p[0].State, p[1].State) && !c.same(ab, p[1].State) {
+						return c.fail(LawLeq, "%s ≤ %s but their join %+v differs from %+v", p[0].name, p[1].name, ab, p[1].State)
+					}
 				}
 			}
 			joins[[2]int{i, j}] = ab
@@ -137,19 +135,16 @@ func (c *checker[S, O]) laws() *Violation {
 // any other replica again.
 func (c *checker[S, O]) converge() *Violation {
 	m := c.m
-	c.step = -1
 	reps := c.tr.Replicas
 	n := len(reps)
-	pre := make([]Replica[S, O], n)
-	refs := make([]S, n)
+	pre := make([]message[S, O], n)
 	for i, r := range reps {
-		pre[i] = Replica[S, O]{Actor: r.Actor, State: m.Clone(r.State), Ops: r.Ops}
-		refs[i] = m.Clone(r.State)
+		pre[i] = message[S, O]{snap: Replica[S, O]{Actor: r.Actor, State: m.Clone(r.State), Ops: r.Ops}, ref: m.Clone(r.State)}
 	}
 	for i := range reps {
 		for k := 1; k < n; k++ {
 			j := (i + k) % n
-			if v := c.mergeInto(&reps[i], pre[j], refs[j], fmt.Sprintf("final %s", pre[j].Actor)); v != nil {
+			if v := c.mergeInto(&reps[i], pre[j], fmt.Sprintf("final %s", pre[j].snap.Actor)); v != nil {
 				return v
 			}
 		}
@@ -161,7 +156,11 @@ func (c *checker[S, O]) converge() *Violation {
 	}
 	for i := 1; i < n; i++ {
 		if !c.same(reps[i].State, reps[0].State) {
-			return c.fail(LawConvergence, "after full gossip the replicas differ:\n%s", c.describe(reps))
+			lines := make([]string, n)
+			for k, r := range reps {
+				lines[k] = fmt.Sprintf("    %s: value %v, state %+v", r.Actor, m.Value(r.State), r.State)
+			}
+			return c.fail(LawConvergence, "after full gossip the replicas differ:\n%s", strings.Join(lines, "\n"))
 		}
 	}
 	for i := range reps {
@@ -175,12 +174,4 @@ func (c *checker[S, O]) converge() *Violation {
 		}
 	}
 	return nil
-}
-
-func (c *checker[S, O]) describe(reps []Replica[S, O]) string {
-	lines := make([]string, len(reps))
-	for i, r := range reps {
-		lines[i] = fmt.Sprintf("    %s: value %v, state %+v", r.Actor, c.m.Value(r.State), r.State)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -57,15 +57,11 @@ func DefaultOptions() Options { return must(FromEnv()) }
 // FromEnv is DefaultOptions returning an error wrapping crdt.ErrInvalidConfig
 // instead of panicking.
 func FromEnv() (Options, error) {
-	seed, err := seedFromEnv()
+	cfg, err := Options{Replicas: DefaultReplicas, MaxOps: DefaultMaxOps}.normalize()
 	if err != nil {
 		return Options{}, err
 	}
-	cases, err := scale(DefaultCases)
-	if err != nil {
-		return Options{}, err
-	}
-	return Options{Cases: cases, Seed: seed, Replicas: DefaultReplicas, MaxOps: DefaultMaxOps}, nil
+	return cfg, nil
 }
 
 // Seed returns COUNTERKIT_SEED when it is set and the current time in
@@ -106,14 +102,7 @@ func scale(n int) (int, error) {
 		}
 		mult = f
 	}
-	v := math.Round(float64(n) * mult)
-	switch {
-	case v < 1:
-		return 1, nil
-	case v > math.MaxInt32:
-		return math.MaxInt32, nil
-	}
-	return int(v), nil
+	return int(min(max(math.Round(float64(n)*mult), 1), math.MaxInt32)), nil
 }
 
 // MaxSteps is the most steps a schedule with maxOps Apply steps can have:
@@ -124,23 +113,16 @@ func (c Options) normalize() (Options, error) {
 	if c.Cases < 0 || c.Replicas < 0 || c.MaxOps < 0 {
 		return c, fmt.Errorf("%w: negative field in %+v", crdt.ErrInvalidConfig, c)
 	}
-	if c.Cases == 0 {
-		n, err := scale(DefaultCases)
-		if err != nil {
-			return c, err
-		}
-		c.Cases = n
-	}
+	var err error
 	if c.Seed == 0 {
-		s, err := seedFromEnv()
-		if err != nil {
-			return c, err
-		}
-		c.Seed = s
+		c.Seed, err = seedFromEnv()
+	}
+	if c.Cases == 0 && err == nil {
+		c.Cases, err = scale(DefaultCases)
 	}
 	c.Replicas = max(c.Replicas, MinReplicas)
 	c.MaxOps = cmp.Or(c.MaxOps, DefaultMaxOps)
-	return c, nil
+	return c, err
 }
 
 // Replay returns the shell command that reruns tb's test with seed, for
@@ -159,8 +141,7 @@ func replayCommand(testName string, seed int64) string {
 	for i, p := range parts {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
-	run := strings.Join(parts, "/")
-	run = strings.ReplaceAll(run, "'", `'\''`)
+	run := strings.ReplaceAll(strings.Join(parts, "/"), "'", `'\''`)
 	return fmt.Sprintf("%s=%d go test %s -run '%s'", EnvSeed, seed, packageDir(), run)
 }
 

@@ -1,6 +1,7 @@
 package proptest
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -66,31 +67,29 @@ func Actor(i int) crdt.ActorID { return crdt.ActorID(fmt.Sprintf("r%d", i)) }
 func (s Schedule[O]) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "schedule: %d replicas, %d steps", s.Replicas, len(s.Steps))
-	type msg struct{ from, at int }
-	var pool []msg
+	var net network
 	for i, st := range s.Steps {
 		fmt.Fprintf(&b, "\n  %3d: ", i)
 		switch st.Kind {
 		case StepApply:
-			rep := ""
+			fmt.Fprintf(&b, "%s apply %+v", Actor(st.Replica), st.Op)
 			if st.Repeat {
-				rep = " (repeat)"
+				b.WriteString(" (repeat)")
 			}
-			fmt.Fprintf(&b, "%s apply %+v%s", Actor(st.Replica), st.Op, rep)
 		case StepSend:
-			pool = append(pool, msg{st.Replica, i})
+			net.send(st.Replica, i)
 			fmt.Fprintf(&b, "%s send", Actor(st.Replica))
 		case StepDeliver, StepDrop:
-			if len(pool) == 0 {
+			if len(net.pool) == 0 {
 				fmt.Fprintf(&b, "%s (nothing in flight)", st.Kind)
 				continue
 			}
-			k := pick(st.Msg, len(pool))
-			m := pool[k]
+			k := pick(st.Msg, len(net.pool))
+			m := net.pool[k]
 			if st.Kind == StepDeliver {
 				fmt.Fprintf(&b, "%s <- %s@%d", Actor(st.Replica), Actor(m.from), m.at)
 			} else {
-				pool = append(pool[:k:k], pool[k+1:]...)
+				net.remove(k)
 				fmt.Fprintf(&b, "drop %s@%d", Actor(m.from), m.at)
 			}
 		default:
@@ -126,10 +125,7 @@ func pick(i, n int) int {
 // single steps.
 func GenSchedule[O any](genOp gopter.Gen, cfg Options) gopter.Gen {
 	replicas := max(cfg.Replicas, MinReplicas)
-	maxOps := cfg.MaxOps
-	if maxOps <= 0 {
-		maxOps = DefaultMaxOps
-	}
+	maxOps := cmp.Or(max(cfg.MaxOps, 0), DefaultMaxOps)
 	maxSteps := MaxSteps(maxOps)
 	return func(gp *gopter.GenParameters) *gopter.GenResult {
 		bound := min(max(gp.MaxSize, 8), maxSteps)
@@ -197,11 +193,7 @@ func genOne[O any](genOp gopter.Gen, gp *gopter.GenParameters) (O, bool) {
 func shrinkSchedule[O any](v interface{}) gopter.Shrink {
 	s := v.(Schedule[O])
 	n := len(s.Steps)
-	chunk := max(n/2, 1)
-	off := 0
-	if n == 0 {
-		chunk = 0
-	}
+	chunk, off := min(max(n/2, 1), n), 0
 	return func() (interface{}, bool) {
 		if chunk == 0 {
 			return nil, false
@@ -279,6 +271,8 @@ func (nw *network) drop(rng *rand.Rand) int {
 		return rng.Intn(1 << 30)
 	}
 	k := rng.Intn(len(nw.pool))
-	nw.pool = append(nw.pool[:k:k], nw.pool[k+1:]...)
+	nw.remove(k)
 	return k
 }
+
+func (nw *network) remove(k int) { nw.pool = append(nw.pool[:k:k], nw.pool[k+1:]...) }

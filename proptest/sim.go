@@ -165,14 +165,19 @@ func (c *checker[S, O]) simulate() *Violation {
 			}
 			pool = append(pool, message[S, O]{snap: snap, ref: m.Clone(r.State), at: i})
 			c.tr.Snapshots = append(c.tr.Snapshots, snap)
-		case StepDeliver:
+		case StepDeliver, StepDrop:
 			if len(pool) == 0 {
 				continue
 			}
-			msg := pool[pick(st.Msg, len(pool))]
+			k := pick(st.Msg, len(pool))
+			if st.Kind == StepDrop {
+				pool = append(pool[:k:k], pool[k+1:]...)
+				continue
+			}
+			msg := pool[k]
 			r := &reps[pick(st.Replica, n)]
 			before := m.Clone(r.State)
-			if v := c.mergeInto(r, msg.snap, msg.ref, fmt.Sprintf("%s@%d", msg.snap.Actor, msg.at)); v != nil {
+			if v := c.mergeInto(r, msg, fmt.Sprintf("%s@%d", msg.snap.Actor, msg.at)); v != nil {
 				return v
 			}
 			if m.Leq != nil && (!m.Leq(before, r.State) || !m.Leq(msg.snap.State, r.State)) {
@@ -182,21 +187,17 @@ func (c *checker[S, O]) simulate() *Violation {
 			if v := c.checkValue(string(r.Actor), r.State, r.Ops); v != nil {
 				return v
 			}
-		case StepDrop:
-			if len(pool) == 0 {
-				continue
-			}
-			k := pick(st.Msg, len(pool))
-			pool = append(pool[:k:k], pool[k+1:]...)
 		}
 	}
 	c.step = -1
 	return nil
 }
 
-// mergeInto merges src into r, checking that Merge succeeds, leaves src
-// Equal to ref and that src still has the value of its history.
-func (c *checker[S, O]) mergeInto(r *Replica[S, O], src Replica[S, O], ref S, what string) *Violation {
+// mergeInto merges msg's snapshot src into r, checking that Merge succeeds,
+// leaves src Equal to msg's ref and that src still has the value of its
+// history.
+func (c *checker[S, O]) mergeInto(r *Replica[S, O], msg message[S, O], what string) *Violation {
+	src, ref := msg.snap, msg.ref
 	if v := c.checkValue("source "+what, src.State, src.Ops); v != nil {
 		v.Law = LawSrcUnchanged
 		v.Detail += " (an earlier Merge or Clone shares or modified this snapshot)"

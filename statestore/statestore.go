@@ -15,6 +15,12 @@ type Counter[T any] interface {
 	crdt.Codec
 }
 
+// counterPtr is the constraint of Load and Update: T is *V and a Counter.
+type counterPtr[V, T any] interface {
+	*V
+	Counter[T]
+}
+
 // Load reads every sibling stored under key, decodes each as a V and
 // returns their merge (empty for an absent key), writing nothing:
 //
@@ -22,18 +28,12 @@ type Counter[T any] interface {
 //
 // Errors wrap the store's, crdt.ErrInvalidKey, the decoder's sentinel or
 // crdt.ErrOverflow.
-func Load[V any, T interface {
-	*V
-	Counter[T]
-}](ctx context.Context, s store.Siblings, key string) (T, error) {
+func Load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string) (T, error) {
 	c, _, err := load[V, T](ctx, s, key)
 	return c, err
 }
 
-func load[V any, T interface {
-	*V
-	Counter[T]
-}](ctx context.Context, s store.Siblings, key string) (T, store.Token, error) {
+func load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string) (T, store.Token, error) {
 	if err := crdt.ValidateKey("counter key", key); err != nil {
 		return nil, nil, fmt.Errorf("statestore: load: %w", err)
 	}
@@ -58,7 +58,7 @@ func load[V any, T interface {
 // superseding nothing. Saving a state twice is harmless, which makes Save
 // the safe retry after an ambiguous write.
 func Save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, c T) error {
-	return save(ctx, s, key, actor, c, nil)
+	return save(ctx, s, key, actor, c, nil) // no token: supersedes nothing
 }
 
 func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, c T, token store.Token) error {
@@ -83,10 +83,7 @@ func save[T Counter[T]](ctx context.Context, s store.Siblings, key string, actor
 // the siblings it loaded; if fn fails nothing is written. It returns the
 // state it tried to store: after an error wrapping crdt.ErrAmbiguousWrite,
 // re-send that with Save rather than calling Update again.
-func Update[V any, T interface {
-	*V
-	Counter[T]
-}](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, fn func(T) error) (T, error) {
+func Update[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string, actor crdt.ActorID, fn func(T) error) (T, error) {
 	if err := actor.Validate(); err != nil {
 		return nil, fmt.Errorf("statestore: update %q: %w", key, err)
 	}

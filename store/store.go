@@ -22,12 +22,6 @@
 // on them. Package store/faulty wraps either shape with seeded faults for
 // tests.
 //
-// # Limits
-//
-// CheckMutations, CheckPut and the Max constants state what every backend accepts
-// and refuses alike (crdt.ErrTooLarge beyond them), so that code tested on
-// one backend meets no new size error on another.
-//
 // # Errors
 //
 // A write that certainly did not take effect returns an error wrapping

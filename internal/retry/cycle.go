@@ -124,13 +124,10 @@ func (c *Cycle[S, O]) Undo(merged S, back func(S) (changed bool, err error)) {
 	if merged != c.Local {
 		return
 	}
-	changed, err := back(merged)
-	if err != nil {
+	if changed, err := back(merged); err != nil {
 		var zero S
 		c.Local, c.Seen = zero, nil
-		return
-	}
-	if changed {
+	} else if changed {
 		c.Seen = nil
 	}
 }

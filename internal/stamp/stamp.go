@@ -23,10 +23,7 @@ var (
 func Reserve(now time.Time, n int) int64 {
 	mu.Lock()
 	defer mu.Unlock()
-	t := max(now.UnixMicro(), 1)
-	if t <= last {
-		t = last + 1
-	}
+	t := max(now.UnixMicro(), 1, last+1)
 	last = t + int64(max(n, 1)) - 1
 	return t
 }

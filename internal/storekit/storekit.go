@@ -1,7 +1,5 @@
 // Package storekit is the logic of package store's shapes that the
-// backends and the store test kits share: the checks that open a call,
-// copies of rows and batches, range containment, paged scans and the
-// Snapshot row limit.
+// backends and the store test kits share.
 package storekit
 
 import (

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
@@ -18,40 +19,23 @@ const UUIDTextLen = 36
 // Parse also takes other forms (which do not round-trip) and, under -race,
 // makes the decoder allocate per id, which TestDecodeMemory refuses.
 func ParseUUIDText(s string) (u [16]byte, ok bool) {
-	if len(s) != UUIDTextLen {
+	if len(s) != UUIDTextLen || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return u, false
 	}
-	j := 0
-	for i := 0; i < UUIDTextLen; i++ {
+	for j, i := 0, 0; j < len(u); j, i = j+1, i+2 {
 		if i == 8 || i == 13 || i == 18 || i == 23 {
-			if s[i] != '-' {
-				return u, false
-			}
-			continue
+			i++
 		}
-		v, ok := lowerHex(s[i])
-		if !ok {
+		hi, lo := strings.IndexByte(lowerHex, s[i]), strings.IndexByte(lowerHex, s[i+1])
+		if hi < 0 || lo < 0 {
 			return u, false
 		}
-		if j%2 == 0 {
-			u[j/2] = v << 4
-		} else {
-			u[j/2] |= v
-		}
-		j++
+		u[j] = byte(hi<<4 | lo)
 	}
 	return u, true
 }
 
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
-}
+const lowerHex = "0123456789abcdef"
 
 // AppendUUIDText appends the canonical text form of the 16 bytes u.
 func AppendUUIDText(dst []byte, u []byte) []byte {
@@ -96,12 +80,11 @@ func (d *Decoder) TxnIDBytes(dst []byte, uuidBin bool) (out []byte, isUUID bool,
 		if c != msgpcode.Bin8 || n != 16 {
 			return nil, false, fmt.Errorf("%w: transaction id of %d bytes (code 0x%02x), want a 16-byte UUID in bin 8", crdt.ErrCorruptEncoding, n, c)
 		}
-		if n > d.r.Len() {
-			return nil, false, fmt.Errorf("%w: transaction id of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
+		u, err := d.take(n, "transaction id")
+		if err != nil {
+			return nil, false, err
 		}
-		pos := d.Offset()
-		d.SkipTo(pos + n)
-		return AppendUUIDText(dst, d.data[pos:pos+n]), true, nil
+		return AppendUUIDText(dst, u), true, nil
 	}
 	s, err := d.StringBytes(crdt.MaxIDLen)
 	if err != nil {

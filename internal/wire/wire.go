@@ -17,6 +17,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/stats"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -121,12 +122,8 @@ func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (
 	}
 	d := &Decoder{data: data, r: bytes.NewReader(data)}
 	d.dec = msgpack.NewDecoder(d.r)
-	n, err := d.ArrayLen(math.MaxInt32) // exact arity is checked below
-	if err != nil {
+	if err := d.Tuple(crdt.EnvelopeLen, "envelope"); err != nil {
 		return nil, 0, err
-	}
-	if n != crdt.EnvelopeLen {
-		return nil, 0, fmt.Errorf("%w: envelope has %d elements, want %d", crdt.ErrCorruptEncoding, n, crdt.EnvelopeLen)
 	}
 	got, err := d.String(64)
 	if err != nil {
@@ -163,17 +160,14 @@ func corrupt(what string, err error) error {
 // ArrayLen reads an array header: nil is corrupt, above max crdt.ErrTooLarge, and
 // above the remaining bytes (an element takes at least one) corrupt.
 func (d *Decoder) ArrayLen(max int) (int, error) {
-	if pos := len(d.data) - d.r.Len(); pos < len(d.data) && msgpcode.IsFixedArray(d.data[pos]) {
+	pos := d.Offset()
+	if pos < len(d.data) && msgpcode.IsFixedArray(d.data[pos]) {
 		// The common case: a fixarray is its smallest header by definition.
 		n := int(d.data[pos] & 0x0f)
 		if n <= max && n <= d.r.Len()-1 {
 			d.SkipTo(pos + 1)
 			return n, nil
 		}
-	}
-	c, err := d.dec.PeekCode()
-	if err != nil {
-		return 0, corrupt("array header", err)
 	}
 	n, err := d.dec.DecodeArrayLen()
 	if err != nil {
@@ -185,8 +179,8 @@ func (d *Decoder) ArrayLen(max int) (int, error) {
 	if n > max {
 		return 0, fmt.Errorf("%w: array of %d elements, limit %d", crdt.ErrTooLarge, n, max)
 	}
-	if !minimalHeader(c, n, msgpcode.IsFixedArray(c), 16, 0, msgpcode.Array16) {
-		return 0, fmt.Errorf("%w: array of %d elements not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
+	if !d.minimalHeader(pos, n, 16, false) {
+		return 0, fmt.Errorf("%w: array of %d elements not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, d.data[pos])
 	}
 	if n > d.r.Len() {
 		return 0, fmt.Errorf("%w: array of %d elements but only %d bytes remain", crdt.ErrCorruptEncoding, n, d.r.Len())
@@ -246,38 +240,26 @@ func (d *Decoder) ActorCounts(max int, grow func(int), add func(crdt.ActorID, in
 	return nil
 }
 
-// minimalHeader reports whether code c for n is the smallest form: fix below
-// fixLimit, code8 (0: none) below 256, code16 to 65535, then 32-bit.
-func minimalHeader(c byte, n int, isFix bool, fixLimit int, code8, code16 byte) bool {
-	switch {
-	case n < fixLimit:
-		return isFix
-	case code8 != 0 && n < 256:
-		return c == code8
-	case n <= math.MaxUint16:
-		return c == code16
-	}
-	return !isFix && c != code8 && c != code16
+// minimalHeader reports whether the header read from pos, of length n, is
+// the smallest form: every length header code has a fixed size, sized here
+// as headerSize does.
+func (d *Decoder) minimalHeader(pos, n int, fix uint64, has8 bool) bool {
+	return d.Offset()-pos == headerSize(uint64(n), fix, has8)
 }
 
 // String reads a str of at most maxLen bytes.
 func (d *Decoder) String(maxLen int) (string, error) {
 	b, err := d.StringBytes(maxLen)
-	if err != nil {
-		return "", err
-	}
-	return string(b), nil // copied out of the input once
+	return string(b), err // copied out of the input once
 }
 
 // StringBytes reads a str of at most maxLen bytes, aliasing the input.
 func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
-	c, err := d.dec.PeekCode()
+	c, err := d.code("string", "a string", msgpcode.IsString)
 	if err != nil {
-		return nil, corrupt("string", err)
+		return nil, err
 	}
-	if !msgpcode.IsString(c) {
-		return nil, fmt.Errorf("%w: code 0x%02x where a string is required", crdt.ErrCorruptEncoding, c)
-	}
+	pos := d.Offset()
 	n, err := d.dec.DecodeBytesLen() // str headers too; checked before allocating
 	if err != nil {
 		return nil, corrupt("string", err)
@@ -285,104 +267,86 @@ func (d *Decoder) StringBytes(maxLen int) ([]byte, error) {
 	if n > maxLen {
 		return nil, fmt.Errorf("%w: string of %d bytes, limit %d", crdt.ErrCorruptEncoding, n, maxLen)
 	}
-	if !minimalHeader(c, n, msgpcode.IsFixedString(c), 32, msgpcode.Str8, msgpcode.Str16) {
+	if !d.minimalHeader(pos, n, 32, true) {
 		return nil, fmt.Errorf("%w: string of %d bytes not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
 	}
+	return d.take(n, "string")
+}
+
+// take returns the next n bytes, aliasing the input; fewer remaining is
+// corrupt. msgpack.Decoder does not read ahead of a *bytes.Reader: unread
+// is data's tail.
+func (d *Decoder) take(n int, what string) ([]byte, error) {
 	if n > d.r.Len() {
-		return nil, fmt.Errorf("%w: string of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
+		return nil, fmt.Errorf("%w: %s of %d bytes but only %d remain", crdt.ErrCorruptEncoding, what, n, d.r.Len())
 	}
-	// msgpack.Decoder does not read ahead of a *bytes.Reader: unread is data's tail.
-	pos := len(d.data) - d.r.Len()
-	b := d.data[pos : pos+n : pos+n]
-	if _, err := d.r.Seek(int64(n), io.SeekCurrent); err != nil {
-		return nil, corrupt("string", err)
+	pos := d.Offset()
+	d.SkipTo(pos + n)
+	return d.data[pos : pos+n : pos+n], nil
+}
+
+// code peeks the next value's code, refusing as corrupt one that is not
+// a want (is); what names the value in a truncation error.
+func (d *Decoder) code(what, want string, is func(byte) bool) (byte, error) {
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return 0, corrupt(what, err)
 	}
-	return b, nil
+	if !is(c) {
+		return 0, fmt.Errorf("%w: code 0x%02x where %s is required", crdt.ErrCorruptEncoding, c, want)
+	}
+	return c, nil
 }
 
 // Actor reads and validates an actor id.
-func (d *Decoder) Actor() (crdt.ActorID, error) { return readID[crdt.ActorID](d) }
+func (d *Decoder) Actor() (crdt.ActorID, error) { return readID(d, crdt.NewActorID) }
 
 // Txn reads and validates a transaction id.
-func (d *Decoder) Txn() (crdt.TxnID, error) { return readID[crdt.TxnID](d) }
+func (d *Decoder) Txn() (crdt.TxnID, error) { return readID(d, crdt.NewTxnID) }
 
-func readID[T interface {
-	~string
-	Validate() error
-}](d *Decoder) (T, error) {
+func readID[T ~string](d *Decoder, parse func(string) (T, error)) (T, error) {
 	s, err := d.String(crdt.MaxIDLen)
 	if err != nil {
 		return "", err
 	}
-	if err := T(s).Validate(); err != nil {
+	id, err := parse(s)
+	if err != nil {
 		return "", fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 	}
-	return T(s), nil
-}
-
-// minimalCode is the code msgpack's smallest form uses for v.
-func minimalCode(v int64) byte {
-	switch {
-	case v >= 0 && v <= math.MaxInt8:
-		return msgpcode.PosFixedNumHigh // any positive fixnum
-	case v < 0 && v >= -32:
-		return msgpcode.NegFixedNumLow // any negative fixnum
-	case v >= 0 && v <= math.MaxUint8:
-		return msgpcode.Uint8
-	case v >= 0 && v <= math.MaxUint16:
-		return msgpcode.Uint16
-	case v >= 0 && v <= math.MaxUint32:
-		return msgpcode.Uint32
-	case v >= 0:
-		return msgpcode.Uint64
-	case v >= math.MinInt8:
-		return msgpcode.Int8
-	case v >= math.MinInt16:
-		return msgpcode.Int16
-	case v >= math.MinInt32:
-		return msgpcode.Int32
-	}
-	return msgpcode.Int64
-}
-
-func sameForm(c, want byte) bool {
-	switch want {
-	case msgpcode.PosFixedNumHigh:
-		return c <= msgpcode.PosFixedNumHigh
-	case msgpcode.NegFixedNumLow:
-		return c >= msgpcode.NegFixedNumLow
-	}
-	return c == want
+	return id, nil
 }
 
 // Int reads an integer that must fit in int64, in its smallest form.
 func (d *Decoder) Int() (int64, error) {
-	if v, ok := d.smallUint(); ok {
+	pos := d.Offset()
+	if v, n := SmallUint(d.data[pos:]); n > 0 { // the common case, read directly
+		d.SkipTo(pos + n)
 		return v, nil
 	}
-	c, err := d.dec.PeekCode()
-	if err != nil {
-		return 0, corrupt("integer", err)
-	}
-	v, err := d.anyInt()
+	c, err := d.code("integer", "an integer", func(c byte) bool {
+		return msgpcode.IsFixedNum(c) || c >= msgpcode.Uint8 && c <= msgpcode.Int64 // uint8..64, int8..64
+	})
 	if err != nil {
 		return 0, err
 	}
-	if !sameForm(c, minimalCode(v)) {
+	v, err := d.dec.DecodeInt64() // a uint64 above math.MaxInt64 comes back negative
+	if err != nil {
+		return 0, corrupt("integer", err)
+	}
+	if c == msgpcode.Uint64 && v < 0 {
+		return 0, fmt.Errorf("%w: integer %d does not fit int64", crdt.ErrCorruptEncoding, uint64(v))
+	}
+	// Every integer code has a fixed size, and a smaller code or, for a
+	// non-negative v, an unsigned one of the same size is the smallest form.
+	size := headerSize(uint64(v), 128, true)
+	if v < 0 {
+		size = headerSize(2*uint64(^v), 64, true) // bounds -32, -2^7, -2^15, -2^31
+	}
+	smallest := d.Offset()-pos == size && (v < 0 || c < msgpcode.Int8 || c > msgpcode.Int64)
+	if !smallest {
 		return 0, fmt.Errorf("%w: integer %d not in its smallest form (code 0x%02x)", crdt.ErrCorruptEncoding, v, c)
 	}
 	return v, nil
-}
-
-// smallUint reads a smallest-form 0..2^32−1 directly, else nothing (false).
-func (d *Decoder) smallUint() (int64, bool) {
-	pos := d.Offset()
-	v, n := SmallUint(d.data[pos:])
-	if n == 0 {
-		return 0, false
-	}
-	d.SkipTo(pos + n)
-	return v, true
 }
 
 // SmallUint returns the smallest-form 0..2^32−1 integer b starts with and its size (0: none).
@@ -401,33 +365,6 @@ func SmallUint(b []byte) (int64, int) {
 		return int64(binary.BigEndian.Uint32(b[1:])), 5
 	}
 	return 0, 0
-}
-
-func (d *Decoder) anyInt() (int64, error) {
-	c, err := d.dec.PeekCode()
-	if err != nil {
-		return 0, corrupt("integer", err)
-	}
-	switch {
-	case c == msgpcode.Uint64:
-		u, err := d.dec.DecodeUint64()
-		if err != nil {
-			return 0, corrupt("integer", err)
-		}
-		if u > math.MaxInt64 {
-			return 0, fmt.Errorf("%w: integer %d does not fit int64", crdt.ErrCorruptEncoding, u)
-		}
-		return int64(u), nil
-	case msgpcode.IsFixedNum(c), c == msgpcode.Uint8, c == msgpcode.Uint16, c == msgpcode.Uint32,
-		c == msgpcode.Int8, c == msgpcode.Int16, c == msgpcode.Int32, c == msgpcode.Int64:
-		v, err := d.dec.DecodeInt64()
-		if err != nil {
-			return 0, corrupt("integer", err)
-		}
-		return v, nil
-	default:
-		return 0, fmt.Errorf("%w: code 0x%02x where an integer is required", crdt.ErrCorruptEncoding, c)
-	}
 }
 
 // NonNegInt reads an integer in [0, math.MaxInt64].
@@ -470,50 +407,33 @@ func (d *Decoder) Uint() (uint64, error) {
 
 // Bool reads a boolean.
 func (d *Decoder) Bool() (bool, error) {
-	c, err := d.dec.PeekCode()
+	c, err := d.code("bool", "a bool", func(c byte) bool { return c == msgpcode.True || c == msgpcode.False })
 	if err != nil {
-		return false, corrupt("bool", err)
+		return false, err
 	}
-	if c != msgpcode.True && c != msgpcode.False {
-		return false, fmt.Errorf("%w: code 0x%02x where a bool is required", crdt.ErrCorruptEncoding, c)
-	}
-	return c == msgpcode.True, d.skipByte()
-}
-
-func (d *Decoder) skipByte() error {
-	if _, err := d.r.ReadByte(); err != nil {
-		return corrupt("byte", err)
-	}
-	return nil
+	d.SkipTo(d.Offset() + 1)
+	return c == msgpcode.True, nil
 }
 
 // Bin reads a bin value of at most maxLen bytes.
 func (d *Decoder) Bin(maxLen int) ([]byte, error) {
-	c, err := d.dec.PeekCode()
+	c, err := d.code("bin", "bin", msgpcode.IsBin)
 	if err != nil {
-		return nil, corrupt("bin", err)
+		return nil, err
 	}
-	if !msgpcode.IsBin(c) {
-		return nil, fmt.Errorf("%w: code 0x%02x where bin is required", crdt.ErrCorruptEncoding, c)
-	}
+	pos := d.Offset()
 	n, err := d.dec.DecodeBytesLen()
 	if err != nil {
 		return nil, corrupt("bin", err)
 	}
-	if !minimalHeader(c, n, false, 0, msgpcode.Bin8, msgpcode.Bin16) {
+	if !d.minimalHeader(pos, n, 0, true) {
 		return nil, fmt.Errorf("%w: bin of %d bytes not in its smallest header (code 0x%02x)", crdt.ErrCorruptEncoding, n, c)
 	}
 	if n > maxLen {
 		return nil, fmt.Errorf("%w: bin of %d bytes, limit %d", crdt.ErrTooLarge, n, maxLen)
 	}
-	if n > d.r.Len() {
-		return nil, fmt.Errorf("%w: bin of %d bytes but only %d remain", crdt.ErrCorruptEncoding, n, d.r.Len())
-	}
-	b := make([]byte, n)
-	if err := d.dec.ReadFull(b); err != nil {
-		return nil, corrupt("bin", err)
-	}
-	return b, nil
+	b, err := d.take(n, "bin")
+	return bytes.Clone(b), err
 }
 
 // TimeID reads a time-based id: a bin of exactly 16 bytes.
@@ -539,7 +459,8 @@ func (d *Decoder) IsNil() (bool, error) {
 	if c != msgpcode.Nil {
 		return false, nil
 	}
-	return true, d.skipByte()
+	d.SkipTo(d.Offset() + 1)
+	return true, nil
 }
 
 // Finish reports trailing bytes as corrupt.
@@ -600,3 +521,44 @@ func (d *Decoder) Offset() int { return len(d.data) - d.r.Len() }
 
 // Input returns input bytes [from, to), aliasing the input.
 func (d *Decoder) Input(from, to int) []byte { return d.data[from:to:to] }
+
+// summaryFields is the length of a stats.Summary's array (SPEC.md 7.1).
+const summaryFields = 6
+
+// Summary writes s as [count, sum, min, max, sumsq_hi, sumsq_lo], the form
+// tally's stats and deltalog's merge cells share (SPEC.md 7.1, 8.3). An
+// empty summary is written as nil by the caller, not here.
+func (e *Encoder) Summary(s stats.Summary) {
+	e.ArrayLen(summaryFields)
+	e.Int(s.Count)
+	e.Int(s.Sum)
+	e.Int(s.Min)
+	e.Int(s.Max)
+	e.Uint(s.SumSqHi)
+	e.Uint(s.SumSqLo)
+}
+
+// Summary reads what Encoder.Summary writes. An array of another length is
+// crdt.ErrCorruptEncoding; the values are not validated (the caller runs
+// its own checks, stats.Summary.Validate among them).
+func (d *Decoder) Summary() (stats.Summary, error) {
+	var s stats.Summary
+	n, err := d.ArrayLen(1 << 16)
+	if err != nil {
+		return s, err
+	}
+	if n != summaryFields {
+		return s, fmt.Errorf("%w: stats has %d fields, want %d", crdt.ErrCorruptEncoding, n, summaryFields)
+	}
+	for _, p := range []*int64{&s.Count, &s.Sum, &s.Min, &s.Max} {
+		if *p, err = d.Int(); err != nil {
+			return s, err
+		}
+	}
+	for _, p := range []*uint64{&s.SumSqHi, &s.SumSqLo} {
+		if *p, err = d.Uint(); err != nil {
+			return s, err
+		}
+	}
+	return s, nil
+}
