@@ -93,12 +93,10 @@ type Options struct {
 
 	// MaxGroup bounds group commit: Updates (Credit, Debit) on one Ledger
 	// that arrive while its cycle (fetch, merge, apply, put) is running
-	// wait, and the next cycle applies up to MaxGroup of them in one write.
-	// Each caller still gets its own Result and error (see the package
-	// documentation, "Group commit"). Zero means DefaultMaxGroup, or
-	// HistoryLength + FoldedLength of Counter if that is smaller; 1 turns
-	// grouping off (one transaction per write; concurrent Updates take the
-	// Ledger's mutex in turn, as before group commit). It may not exceed
+	// wait, and the next cycle applies up to MaxGroup of them in one write,
+	// each caller still getting its own Result and error (SPEC.md 6.9).
+	// Zero means DefaultMaxGroup, or HistoryLength + FoldedLength of
+	// Counter if that is smaller; 1 turns grouping off. It may not exceed
 	// HistoryLength + FoldedLength, so that no member of a group is
 	// forgotten by the write that carries it. Grouping pays when a store
 	// call takes far longer than handing a call from one goroutine to
@@ -173,8 +171,8 @@ const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 // Ledger is an idempotent, storage-independent ledger: a tpncounter.Counter
 // stored under one key, read, merged with its siblings, changed and written
 // back by one actor. Credits and debits carry client-chosen transaction ids;
-// retrying one (on this or another ledger) is recognised within the window
-// documented by package tpncounter.
+// retrying one (on this or another ledger) is recognised within
+// Options.RetryWindow (SPEC.md 6.11).
 //
 // A Ledger is safe for concurrent use; its operations are serialised, as an
 // actor must be, and concurrent Updates share writes (group commit, see
@@ -265,17 +263,11 @@ type sighting struct {
 // recorded.
 const MaxRetirePerWrite = 16
 
-// RetirePassDivisor sets how often a ledger looks for idle actors (see
-// Options.RetireAfter). A write visits the live actors (a pass) when
-// RetireAfter/RetirePassDivisor has passed since the last pass, when an
-// actor seen in a pass has been unchanged for RetireAfter, when the clock
-// went back, or when the last pass retired MaxRetirePerWrite actors and
-// left more, or left actors whose idle time it has not yet looked up; other
-// writes skip it, so that the writes of each RetireAfter/RetirePassDivisor
-// share one pass, and a busy account's write costs the same whatever the
-// number of actors. A change of an actor is seen by the first pass after
-// it, at most RetireAfter/RetirePassDivisor later while the ledger writes
-// that often.
+// RetirePassDivisor sets how often a ledger looks for idle actors (a pass
+// over the live actors, Options.RetireAfter): every
+// RetireAfter/RetirePassDivisor, and when SPEC.md 6.9 says one is due.
+// Other writes skip it, so that a busy account's write costs the same
+// whatever the number of actors.
 const RetirePassDivisor = 8
 
 // retireIdle retires in merged, a state about to be written, the actors
