@@ -25,9 +25,7 @@ type BookOptions struct {
 
 	// MaxOpen is how many ledgers (decoded states) the Book keeps; zero
 	// means DefaultMaxOpen. Idle ledgers beyond it are dropped, least
-	// recently used first. Ledgers running an operation and ledgers
-	// holding a pending write are never dropped, so the Book holds more
-	// than MaxOpen while more than MaxOpen of those exist (see Book).
+	// recently used first, but not those the Book must keep (see Book).
 	MaxOpen int
 }
 
@@ -39,13 +37,12 @@ type BookOptions struct {
 //
 // The Book keeps at most MaxOpen Ledgers, with their decoded states: when
 // more are open, it drops the least recently used idle one. It never drops
-// a Ledger running or waiting for an operation, nor one holding a pending
-// write (Ledger.Pending), whose state is the only copy of a write that may
-// still be in flight, a transaction record it owes, or the watch of a copy
-// that met another writer's (SPEC.md 6.11 step 3), which a Ledger opened in
-// its place would not know; while more than MaxOpen are in use or kept it
-// holds them all, and it never refuses an operation for the bound. Stats
-// reports the counts; LandPending writes the pending ones.
+// a Ledger running or waiting for an operation, nor one holding what a
+// Ledger opened in its place would not know: a pending write (the only
+// copy of a write that may still be in flight), a take-out not yet
+// written, a record it owes, or the watch of a copy (SPEC.md 6.11). It
+// holds them all, over MaxOpen if need be, and never refuses an operation
+// for the bound. Stats reports the counts; LandPending writes what it can.
 //
 // A key opened again continues the dropped Ledger's incarnation (its
 // Writer) when its first read shows that incarnation's last write as it
@@ -56,8 +53,7 @@ type BookOptions struct {
 // The Book remembers the incarnations of at most MaxOpen dropped keys.
 //
 // A Book has no Close: it starts no goroutines and owns nothing to release
-// (the store is the caller's). A service that stops should call LandPending,
-// as a Ledger with a pending write should write again soon.
+// (the store is the caller's). A service that stops should call LandPending.
 //
 // A Book is safe for concurrent use. Create one per actor when the process
 // starts and reuse it.
