@@ -234,23 +234,11 @@ type MergeReport struct {
 	Conflicts []Conflict
 }
 
-// Merge runs one merge of account, in these steps:
-//
-//  1. read the partition (one snapshot);
-//  2. discard invalid tombstones and sum rows (Evaluate);
-//  3. sum the live rows;
-//  4. take a fresh version (a time-based id later than every valid sum
-//     row, the ones it may cover);
-//  5. if there is something to merge, write a tombstone for every live row
-//     (one batch);
-//  6. write the sum row, which makes those tombstones valid — unless the
-//     merge has run longer than MaxMerge, in which case it stops with
-//     ErrSlowMerge;
-//  7. if any valid merge is SettleGrace old, delete the rows it covers and
-//     mark it settled (one batch);
-//  8. if any invalid tombstone or sum row is GCGrace old, or any tombstone
-//     whose target step 7 deleted, delete it (one batch).
-//
+// Merge runs one merge of account in the eight steps of SPEC.md 9.3, which
+// MergeReport's fields name: one snapshot read, then one batch each for the
+// tombstones of the live rows, the sum row that makes them valid (refused
+// with ErrSlowMerge past MaxMerge, and nothing is written when the version
+// would run ahead of the clock: ErrClockSkew), settling and collection.
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
 // balance unchanged.

@@ -22,13 +22,9 @@
 //
 // # The guarantee
 //
-// SPEC.md 9.2: "Whatever merges ran, raced, crashed between steps or
-// settled, the balance equals the sum of every N row ever added", counting
-// only the amount that counts of a reused id. SPEC.md 9.3: a crash between
-// any two steps leaves the balance unchanged, and once an account is idle
-// and every row GCGrace old, two merges (SettleGrace + FutureSkew apart)
-// leave one row. Settling and collection are safe under the timing
-// assumptions Options encodes and New checks.
+// Whatever merges ran, raced or crashed, the balance equals the sum of
+// every N row ever added, one amount per reused id (SPEC.md 9.2), under
+// the timing assumptions Options encodes and New checks (SPEC.md 9.3).
 //
 // # Caveats
 //

@@ -13,12 +13,10 @@
 //
 // # The guarantee
 //
-// SPEC.md 13.3: every operation leaves its actor's rights ≥ 0, so value ≥
-// Bound in every state built by these operations and Merge, provided every
-// actor writes its own entry serially (two versions of one entry with one
-// seq can each spend the same rights). A retry of a transaction is
-// recognised while some holder has made fewer than Options.Window later
-// transactions; a transaction held by two actors counts twice.
+// Value ≥ Bound in every state these operations and Merge build, provided
+// every actor writes its own entry serially; a retry is recognised within
+// Options.Window later transactions of a holder, and a transaction held by
+// two actors counts twice (SPEC.md 13.3).
 //
 // # Account
 //

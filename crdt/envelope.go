@@ -18,15 +18,10 @@ const (
 	TagLedgerTxn  TypeTag = "ledger.txn"
 )
 
-// Envelope layout (see SPEC.md): every encoded value is a msgpack array of
-// exactly three elements,
-//
-//	[ tag: str, version: uint, body: type-specific ]
-//
-// A decoder checks the tag first (ErrTypeMismatch), then the version
-// (ErrUnsupportedVersion), then decodes the body with bounded lengths
-// (ErrCorruptEncoding, ErrTooLarge). Trailing bytes after the envelope are
-// corrupt.
+// EnvelopeLen is the length of the envelope every encoded value is, the
+// msgpack array [tag, version, body] of SPEC.md 3.3: a decoder checks the
+// tag first (ErrTypeMismatch), then the version (ErrUnsupportedVersion),
+// then the body with bounded lengths (ErrCorruptEncoding, ErrTooLarge).
 const EnvelopeLen = 3
 
 // DefaultMaxEncodedSize is the largest input any decoder accepts unless a

@@ -41,7 +41,8 @@ var (
 // Errors returned when an update falls outside a type's stated guarantee.
 var (
 	// ErrOutsideWindow is returned when an update is older than the type's
-	// write or retry window, so exactly-once can no longer be promised.
+	// write or retry window, so exactly-once can no longer be promised, or
+	// further ahead of the clock than the type's FutureSkew allows.
 	ErrOutsideWindow = errors.New("counterkit: update outside the write window")
 
 	// ErrExpired is returned by a sharded-tally mutator that is past its

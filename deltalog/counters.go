@@ -27,14 +27,8 @@ var (
 // MaxKeyLen is the longest counter key, in bytes: crdt.MaxKeyLen.
 const MaxKeyLen = crdt.MaxKeyLen
 
-// Options configure Counters; a zero field selects its default.
-//
-// The timing assumptions behind the guarantees are:
-//
-//   - K: the clocks of all clients are within FutureSkew of each other.
-//   - L: a write accepted by Add lands in the store within
-//     SafetyMargin − 2·FutureSkew of Add reading its clock.
-//   - CompactGrace ≥ MaxScan + SafetyMargin (enforced by New).
+// Options configure Counters; a zero field selects its default. SPEC.md
+// 8.4 gives the timing assumptions they encode and the bounds New checks.
 type Options struct {
 	// Window is the write window: Add refuses an update whose ID time is
 	// older than now − Window. Default 10 minutes.

@@ -16,17 +16,18 @@
 // it. Read sums the cells from the newest down to the first merge cell;
 // Compact deletes what lies below with one range delete.
 //
-// Every merge cell holds the sum of all regular cells at or below its ID,
-// whoever wrote it, because no cell that old can still arrive: a read
-// returns exactly the sum of acknowledged updates, compacted or not. Log
-// is the same model without I/O, a CRDT whose merge is cell-set union.
+// Log is the same model without I/O, a CRDT whose merge is cell-set union
+// (SPEC.md 8.3).
+//
+// # The guarantee
+//
+// A read returns exactly the sum of acknowledged updates, compacted or
+// not, under the timing assumptions of SPEC.md 8.4 (the guarantee is in
+// 8.5): a retry whose ID has aged out of the window is refused, never
+// counted twice. A scan slower than MaxScan fails with ErrSlowScan.
 //
 // # Caveats
 //
-//   - Exactly-once holds only within the write window: a retry whose ID
-//     has aged out is refused, never counted twice.
-//   - The guarantees rest on the timing assumptions Options states; a scan
-//     slower than MaxScan fails with ErrSlowScan.
 //   - Reusing an ID with another delta is not detected by Add.
 //   - A sum that does not fit fails with crdt.ErrOverflow.
 //   - Read cost is the number of updates since the newest merge cell, plus

@@ -64,10 +64,8 @@ func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok b
 // clustering order: what a store partition holds, without the I/O, for
 // tests and for callers that replicate logs themselves.
 //
-// Log is a state-based CRDT whose Merge is set union; two cells with one
-// key must carry the same delta and stats (of two Written times the later
-// is kept). The value is the sum of the cells from the newest down to the
-// first merge cell; Compact drops what lies below.
+// Log is a state-based CRDT whose Merge is set union; SPEC.md 8.3 gives
+// its operations.
 //
 // The zero Log is empty; a nil *Log reads as empty, and the methods that
 // change a log panic on it. A Log is not safe for concurrent use.

@@ -3,13 +3,10 @@
 // and save. Package statestoretest runs these behaviours against a backend.
 //
 // Load reads every sibling under a key, decodes each and merges them;
-// Merge being a join, the result does not depend on how the backend split
-// the state. Update is load, apply a function as one actor, put with the
-// load's token: it supersedes exactly the siblings it merged, so writers
-// that did not see each other leave siblings that the next Load merges.
-// Save adds a state beside what is stored. Neither loses what is stored.
-// A sibling that is not an encoding of the expected type makes Load and
-// Update fail with the decoder's sentinel.
+// Update is load, apply a function as one actor, put with the load's
+// token; Save adds a state beside what is stored (SPEC.md 10.1). Neither
+// loses what is stored. A sibling that is not an encoding of the expected
+// type makes Load and Update fail with the decoder's sentinel.
 //
 // # Caveats
 //

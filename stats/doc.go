@@ -14,20 +14,11 @@
 // order, the grouping or the replica its observations were added in: it can
 // be merged, stored and compared byte for byte.
 //
-// Floating point appears only in the derived values, and only once: Mean
-// and Variance compute their exact rational value from the integer cells
-// (with math/big) and round it once to the nearest float64, ties to even.
-// Two implementations that follow this rule (SPEC.md 7.1) agree on every
-// bit. Dividing the cells as float64 instead (float64(Sum)/float64(Count))
-// rounds up to three times and differs once |Sum| exceeds 2^53; counterkit
-// does not do that anywhere.
-//
-// The empty Summary (the zero value) has no mean and no variance: both
-// return (0, false).
-//
-// Validate refuses cells that no set of observations has (SPEC.md 7.1, the
-// stats decoding rules; its documentation lists the checks). Add keeps
-// valid Summaries valid, and Variance is never negative for a valid Summary.
+// Floating point appears only in Mean and Variance, each the exact
+// rational value rounded once to the nearest float64 (SPEC.md 7.1); the
+// empty Summary (the zero value) has neither: both return (0, false).
+// Validate refuses cells that no set of observations has (SPEC.md 7.1; its
+// documentation lists the checks).
 //
 // A Summary is a small value type, safe to copy and to use concurrently.
 package stats

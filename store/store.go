@@ -111,21 +111,12 @@ func (o Op) String() string {
 	return opNames[o]
 }
 
-// Mutation is one write of a batch.
-//
-// Every mutation carries its write timestamp, in microseconds, chosen by
-// the caller and never by the store or by arrival order (CQL: USING
-// TIMESTAMP). For each row:
-//
-//   - the value with the greater timestamp wins;
-//   - a delete of any kind with timestamp ≥ a value's timestamp shadows it,
-//     so a late write with a smaller timestamp than a delete stays invisible,
-//     while a write with a greater timestamp is visible again;
-//   - two values with equal timestamps: the greater value, compared as
-//     unsigned bytes, wins (Cassandra's tie-break).
-//
-// So applying any set of mutations, in any order, any number of times,
-// yields the same rows.
+// Mutation is one write of a batch. Its write timestamp, in microseconds,
+// is chosen by the caller, never by the store or by arrival order (CQL:
+// USING TIMESTAMP); rows resolve last write wins, deletes shadowing values
+// at or below their timestamp, by the rules of SPEC.md 10.2, so applying
+// any set of mutations, in any order, any number of times, yields the same
+// rows.
 type Mutation struct {
 	Partition string
 	Op        Op

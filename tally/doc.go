@@ -13,11 +13,8 @@
 // A Mutator stages updates in memory and Flush writes its whole state as
 // its shard row (Update does both), at a write timestamp below its
 // expires_at (birth + Options.Lifetime), resending up to Options.Retries
-// times. An outcome still unknown is crdt.ErrAmbiguousWrite: the mutator
-// then refuses updates (ErrUnresolved) until Retry (they count once) or
-// Abandon (they never count) succeeds. A definite failure discards the
-// staged updates. Near expiry (Options.Margin) a mutator refuses updates
-// with crdt.ErrExpired. SPEC.md 7.4 has every step.
+// times; Mutator lists the outcomes (crdt.ErrAmbiguousWrite, ErrUnresolved,
+// crdt.ErrExpired) and SPEC.md 7.4 every step.
 //
 // Read combines the tally with every shard whose expires_at is above the
 // tally's folded-through time, so no shard counts twice; GC folds the
@@ -26,11 +23,9 @@
 //
 // # The guarantee
 //
-// SPEC.md 7.5: every acknowledged update is counted exactly once if every
-// process's clock is within MaxSkew of true time, a write the store has not
-// applied within MaxSkew of being sent never will be, and Grace ≥
-// 3·MaxSkew. Otherwise an update can be lost, never counted twice; a stale
-// read may miss updates but never counts one twice.
+// Every acknowledged update is counted exactly once under the clock
+// assumptions of SPEC.md 7.5 (Grace ≥ 3·MaxSkew); if they fail an update
+// can be lost, never counted twice.
 //
 // # Caveats
 //

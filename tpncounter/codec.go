@@ -12,15 +12,7 @@ import (
 )
 
 // FormatVersion is the encoding version MarshalBinary writes; SPEC.md 6.7
-// gives the layout. Inside the crdt envelope [tag, version, body]:
-//
-//	GCounter body: [ base?, entry... ]  sorted by actor id, strictly ascending
-//	entry:         [ actor, seq, total, forgot, [ [txn, amount]... ] history, [ [txn, amount]... ] folded ]
-//	retired entry: [ actor, seq, total, forgot, retired_at? ]
-//	base:          [ cutoff, total, forgot ]
-//	Counter body:  [ P GCounter body, N GCounter body ]
-//
-// MarshalBinary writes the oldest version that expresses the state: 4 for a
+// gives the layout. MarshalBinary writes the oldest version that expresses the state: 4 for a
 // base or a retirement time, 3 for a retired entry or a UUID id (16
 // bytes), 2 otherwise; versions 1 (no forgot field) to 4 are read.
 // Decoding refuses with crdt.ErrTooLarge more than

@@ -13,8 +13,10 @@ import (
 
 // Defaults and hard limits; SPEC.md 6.8 gives the retry window they bound.
 const (
-	// DefaultHistoryLength, for a zero Options.HistoryLength, recognises a
-	// retry across ten later writes of the actor in an entry under ~400 bytes.
+	// DefaultHistoryLength is the HistoryLength of a zero option; with the
+	// default FoldedLength a retry is recognised while its owner has made
+	// fewer than 20 later writes, in an entry of about 300 bytes (short
+	// ids) to 450 (UUIDs).
 	DefaultHistoryLength = 10
 
 	// MaxHistoryLength is the largest accepted HistoryLength or FoldedLength.

@@ -28,5 +28,6 @@
 //
 // Package riaktest holds FakeServer, an in-process test double that speaks
 // Riak's protocol-buffers wire format; CI runs the store.Siblings
-// conformance kit and the ledger and statestore behaviours against it.
+// conformance kit and every Siblings driver's behaviours (ledger,
+// statestore, bounded: conformance.Siblings) against it.
 package riak

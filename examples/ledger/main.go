@@ -1,28 +1,14 @@
-// Command ledger is counterkit's main runnable example: several concurrent
-// actors credit and debit accounts kept in the durable embedded store
-// (adapters/embedded), while a fault wrapper makes the store lose
-// acknowledgements of writes that landed, refuse writes and serve stale
-// reads, and the application delivers some transactions twice, to two
-// different actors at once. Each actor is a server keeping every account in
-// one ledger.Book; -open bounds the ledgers a Book keeps, so with more
-// accounts than that, Books drop and re-open ledgers as they go. Every
-// transaction is retried until it is known to have landed. After all of
-// them, the first -late transactions are delivered once more, as a client
-// retries one it gave up on long ago: a retry within 24 hours
-// (Options.RetryWindow) of the first application is recognised, whatever
-// the rate (SPEC.md 6.11), so each is answered as a duplicate however many
-// transactions came in between. At the end the program checks each balance
-// against the balance it started from plus the sum of this run's distinct
-// transactions, and exits non-zero if any differs or a late retry counted
-// again.
-//
-// The balances live in a data directory: a new temporary one by default, or
-// the one -data names, so a second run with the same -data continues where
-// the first stopped.
+// Command ledger is counterkit's main runnable example: concurrent actors
+// credit and debit accounts kept in the durable embedded store
+// (adapters/embedded) while a fault wrapper loses acknowledgements, refuses
+// writes and serves stale reads, and some transactions reach two actors at
+// once or come back late (-late). The run checks every balance against the
+// sum of this run's distinct transactions, and that no late retry within
+// ledger.Options.RetryWindow (SPEC.md 6.11) counted again; it exits
+// non-zero otherwise. README.md gives the flags; a second run with the same
+// -data continues where the first stopped.
 //
 //	go -C examples/ledger run . -data /tmp/counterkit-demo
-//	go -C examples/ledger run . -data /tmp/counterkit-demo -seed 7 -txns 2000 -actors 8
-//	go -C examples/ledger run . -memory   # the in-memory store instead
 //	go -C examples/ledger run . -memory -accounts 200 -open 16
 package main
 

@@ -9,19 +9,9 @@
 //	GET  /metrics                Prometheus text: the ledger's operations, outcomes, retries
 //	GET  /healthz
 //
-// Credits and debits are idempotent by txn: a retry of a transaction with the
-// same amount answers 200 with outcome "duplicate" and is counted once; the
-// same txn with another amount, or as a debit after a credit, answers 409.
-// A retry within 24 hours (Options.RetryWindow) of the first application is
-// recognised, whatever the rate (SPEC.md 6.11): the service leaves the
-// window at its default.
-// When the store may or may not have taken a write (an ambiguous write) or
-// is unavailable, the answer is 503 and the client retries with the same
-// txn and amount.
-//
-// On SIGINT or SIGTERM the service stops accepting connections, lets the
-// requests in flight finish (at most -shutdown-timeout), lands every write the
-// Book still holds as pending (Book.LandPending), closes the store and exits 0.
+// Credits and debits are idempotent by txn within ledger.Options.RetryWindow
+// (SPEC.md 6.11). README.md gives the flags, every answer (200 duplicate,
+// 409, 503: retry with the same txn and amount) and the graceful shutdown.
 //
 //	go -C examples/service run . -data /tmp/counterkit-service -addr localhost:8080
 package main
