@@ -75,7 +75,7 @@ const (
 	Duplicate       = "duplicate"        // a retry recognised in history
 	DuplicateFolded = "duplicate_folded" // a retry recognised in a folded record
 	Superseded      = "superseded"       // stored, but a conflicting copy counts
-	OutsideWindow   = "outside_window"   // refused: older than the window
+	OutsideWindow   = "outside_window"   // refused: outside the window (too old, or too far ahead)
 	Expired         = "expired"          // refused: the mutator expired
 	Ambiguous       = "ambiguous"        // failed; may have landed
 	Unavailable     = "unavailable"      // failed; did not land

@@ -41,7 +41,7 @@
 //	counterkit.writes.ambiguous    counter    writes that may or may not have landed
 //	counterkit.writes.refused      counter    writes known not to have landed
 //	counterkit.duplicates          counter    retries recognised (outcome: duplicate, duplicate_folded)
-//	counterkit.window.refusals     counter    updates refused as older than the window
+//	counterkit.window.refusals     counter    updates refused for their time: outside the window, or expired
 //	counterkit.siblings.merged     counter    stored values merged beyond the first
 //	counterkit.conflicts           gauge      ids held with two amounts in the state last written
 //	counterkit.gc.folded           counter    shards, cells or rows a GC or merge folded
@@ -147,7 +147,7 @@ func New(o Options) (observe.Observer, error) {
 	b.ambiguous = counter("counterkit.writes.ambiguous", "{write}", "Writes that may or may not have landed.")
 	b.refused = counter("counterkit.writes.refused", "{write}", "Writes known not to have landed.")
 	b.duplicates = counter("counterkit.duplicates", "{update}", "Retries recognised as already counted.")
-	b.refusals = counter("counterkit.window.refusals", "{update}", "Updates refused as older than the window.")
+	b.refusals = counter("counterkit.window.refusals", "{update}", "Updates refused for their time: outside the window, or expired.")
 	b.siblings = counter("counterkit.siblings.merged", "{value}", "Stored values merged beyond the first.")
 	b.folded = counter("counterkit.gc.folded", "{item}", "Shards, cells or rows a GC or merge folded.")
 	b.retired = counter("counterkit.actors.retired", "{actor}", "Actor entries a ledger write retired.")
