@@ -164,10 +164,7 @@ func runBookPlan(t *testing.T, p bookPlan, check bool) int {
 			}
 		}})
 	} else {
-		g := newSlowPut()
-		ln0.mu.Lock()
-		ln0.slow = g
-		ln0.mu.Unlock()
+		g := ln0.slowNext(newSlowPut())
 		done := make(chan error, 1)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), settleCallTimeout)

@@ -54,6 +54,15 @@ func newSlowPut() *slowPut {
 	return &slowPut{held: make(chan struct{}), land: make(chan struct{}), landed: make(chan struct{}), ack: make(chan struct{})}
 }
 
+// slowNext makes l's next account Put slow (see slowPut), or, with g nil,
+// no longer slow; it returns g.
+func (l *lane) slowNext(g *slowPut) *slowPut {
+	l.mu.Lock()
+	l.slow = g
+	l.mu.Unlock()
+	return g
+}
+
 // lane is one ledger's path to the shared store: a faulty wrapper (its
 // own faults and held puts) plus a hook before every call, an optional
 // slow Put, and a look at every account state the ledger reads or writes.
@@ -571,8 +580,7 @@ func runSettlePlan(t *testing.T, p settlePlan) settleRun {
 	}
 	switch p.kind0 {
 	case lateSlow:
-		g := newSlowPut()
-		w.lanes[0].slow = g
+		g := w.lanes[0].slowNext(newSlowPut())
 		go func() {
 			r, err := w.update(0, x, amount)
 			done0 <- answer{r, err}
@@ -1072,10 +1080,7 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 		case r < 7 && (mix == mixLate || mix == mixFull):
 			// Slow on ledger i: the other applies x and writes on first.
 			x := newTxn()
-			g := newSlowPut()
-			lanes[i].mu.Lock()
-			lanes[i].slow = g
-			lanes[i].mu.Unlock()
+			g := lanes[i].slowNext(newSlowPut())
 			done := make(chan error, 1)
 			go func() { done <- call(i, x) }()
 			select {
@@ -1083,9 +1088,7 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 			case err := <-done:
 				// The call ended before its put (stale read refused it, or
 				// a record is owed): nothing is slow.
-				lanes[i].mu.Lock()
-				lanes[i].slow = nil
-				lanes[i].mu.Unlock()
+				lanes[i].slowNext(nil)
 				note(x, err)
 				continue
 			}

@@ -143,10 +143,7 @@ func runWatchPlan(t *testing.T, p watchPlan, check bool) int {
 	// slow starts ledger i's call of x with its put held until the event
 	// at boundary at lands it; *into is its answer.
 	slow := func(i, at int, into **answer) {
-		g := newSlowPut()
-		w.lanes[i].mu.Lock()
-		w.lanes[i].slow = g
-		w.lanes[i].mu.Unlock()
+		g := w.lanes[i].slowNext(newSlowPut())
 		done := make(chan answer, 1)
 		go func() {
 			r, err := w.update(i, x, amount)
@@ -490,10 +487,7 @@ func TestAdvWatchRestartsAllRetire(t *testing.T) {
 				if i%3 == 0 {
 					credit(inc, x, int64(i+1))
 				} else {
-					g := newSlowPut()
-					ln.mu.Lock()
-					ln.slow = g
-					ln.mu.Unlock()
+					g := ln.slowNext(newSlowPut())
 					type answer struct {
 						r   ledger.Result
 						err error
@@ -717,19 +711,14 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 		case r < 7:
 			// Slow on ledger i: another applies x and writes on first.
 			x := newTxn()
-			g := newSlowPut()
-			lanes[i].mu.Lock()
-			lanes[i].slow = g
-			lanes[i].mu.Unlock()
+			g := lanes[i].slowNext(newSlowPut())
 			done := make(chan struct{})
 			go func() { call(i, x); close(done) }()
 			select {
 			case <-g.held:
 			case <-done:
 				// The call ended before its put: nothing is slow.
-				lanes[i].mu.Lock()
-				lanes[i].slow = nil
-				lanes[i].mu.Unlock()
+				lanes[i].slowNext(nil)
 				continue
 			}
 			// The put lands, and is acknowledged, before a random store
@@ -882,10 +871,7 @@ func TestAdvWatchDatedOnlyByItsOwnRecords(t *testing.T) {
 			}
 			credit(w, "open-w", 1000)
 			credit(r, "open-r", 1000)
-			g := newSlowPut()
-			ln.mu.Lock()
-			ln.slow = g
-			ln.mu.Unlock()
+			g := ln.slowNext(newSlowPut())
 			type answer struct {
 				r   ledger.Result
 				err error
