@@ -53,8 +53,8 @@
 //   - A corrupt sibling stops every operation on the key with an error
 //     wrapping crdt.ErrCorruptEncoding; nothing is written over it. A corrupt
 //     record stops only its transaction's calls.
-//   - A state larger than store.MaxValue (8 MiB) is refused with
-//     crdt.ErrTooLarge and changes nothing stored.
+//   - An Update that could make the state larger than store.MaxValue
+//     (8 MiB) is refused with crdt.ErrTooLarge and changes nothing stored.
 //   - Records are never deleted by the ledger: give the store a TTL longer
 //     than RetryWindow (SPEC.md 6.11).
 package ledger

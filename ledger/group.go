@@ -444,9 +444,6 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	}
 	l.retireIdle(ctx, merged)
 	b, err := merged.MarshalBinary()
-	if err == nil && len(b) > store.MaxValue && appliedNow > 1 {
-		writes, b, err = l.fit(merged, writes, b)
-	}
 	var abuf [16]crdt.TxnID
 	applied := abuf[:0]
 	for _, c := range writes {
@@ -515,48 +512,6 @@ func (l *Ledger) heldError(c *call, err error) error {
 		return err
 	}
 	return retry.InDoubt(err, fmt.Sprintf("an earlier attempt's write of %q", c.txn))
-}
-
-// fit takes calls applied by this attempt back out of merged, the last
-// first, while its encoding b is larger than a store accepts
-// (store.MaxValue) and more than one remains: each fails with
-// crdt.ErrTooLarge, as does a later call of the same transaction (a
-// Duplicate of it). It returns the calls still written and the encoding.
-func (l *Ledger) fit(merged *tpncounter.Counter, writes []*call, b []byte) ([]*call, []byte, error) {
-	left := 0
-	for _, c := range writes {
-		if c.now {
-			left++
-		}
-	}
-	for i := len(writes) - 1; i >= 0 && len(b) > store.MaxValue && left > 1; i-- {
-		c := writes[i]
-		if !c.now {
-			continue
-		}
-		if _, err := merged.Retract(l.writer, c.txn); err != nil {
-			return writes, nil, err
-		}
-		l.cyc.Seen = nil
-		left--
-		err := fmt.Errorf("%w: ledger %q: applying %q with the %d calls before it would make the state more than %d bytes", crdt.ErrTooLarge, l.key, c.txn, left, store.MaxValue)
-		for _, d := range writes[i:] {
-			if d.txn == c.txn {
-				d.err, d.applied, d.now = err, false, false
-			}
-		}
-		var err2 error
-		if b, err2 = merged.MarshalBinary(); err2 != nil {
-			return writes, nil, err2
-		}
-	}
-	kept := writes[:0]
-	for _, c := range writes {
-		if c.err == nil {
-			kept = append(kept, c)
-		}
-	}
-	return kept, b, nil
 }
 
 // fail answers every call of cs with err.

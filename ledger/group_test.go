@@ -658,8 +658,8 @@ func TestGroupCommitBookAndSharded(t *testing.T) {
 }
 
 // A group whose state would be larger than a store accepts
-// (store.MaxValue): the calls applied last are taken back until it fits
-// and fail with crdt.ErrTooLarge alone; the first is written.
+// (store.MaxValue): each call whose Apply would pass it fails with
+// crdt.ErrTooLarge alone and changes nothing; the first is written.
 func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a state of 8 MiB")
@@ -718,8 +718,7 @@ func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
 	require.Equal(t, c.Value()+1+5, got.Value())
 	require.Equal(t, tpncounter.Unknown, got.Status(reqs[1].txn))
 	require.Equal(t, tpncounter.Unknown, got.Status(reqs[2].txn))
-	// Alone, each of the others is refused too (by the store): the state
-	// is full.
+	// Alone, each of the others is refused too: the state is full.
 	_, err = l.Credit(ctx, reqs[1].txn, 7)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 }

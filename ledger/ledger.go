@@ -217,7 +217,8 @@ type Ledger struct {
 	// rewriting is set while record writes back a copy it took out.
 	rewriting bool
 	// copts are the stored counter's options: Options.Counter without
-	// TxnTime, which the ledger applies itself against RetryWindow.
+	// TxnTime, which the ledger applies itself against RetryWindow, and
+	// with Apply capped at what a store accepts (store.MaxValue).
 	copts tpncounter.Options
 
 	// stats of the operation in progress, for Options.Observer.
@@ -526,6 +527,7 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	opts.MaxGroup = cmp.Or(opts.MaxGroup, min(DefaultMaxGroup, window))
 	copts := opts.Counter
 	copts.TxnTime = nil
+	copts.MaxEncodedSize = min(cmp.Or(copts.MaxEncodedSize, store.MaxValue), store.MaxValue)
 	l := &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}
 	l.cyc.Ops = ledgerOps{l}
 	return l, nil

@@ -347,8 +347,8 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 		return 0, err
 	}
 	bound := applyBound(actor, txn)
-	if !fitsCap(bound, g, g.twin) {
-		return 0, tooLarge(fmt.Sprintf("applying %q", txn))
+	if !fitsCap(g.o.MaxEncodedSize-envelopeRoom, bound, g, g.twin) {
+		return 0, tooLarge(fmt.Sprintf("applying %q", txn), g.o.MaxEncodedSize)
 	}
 	out, err := g.applyNew(actor, txn, h, mag, at)
 	if err == nil {
@@ -750,8 +750,8 @@ func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
 		}
 		grown += plans[i].bound()
 	}
-	if err == nil && !fitsCap(grown, into...) {
-		err = tooLarge("merging")
+	if err == nil && !fitsCap(bodyLimit, grown, into...) {
+		err = tooLarge("merging", crdt.DefaultMaxEncodedSize)
 	}
 	for i := len(into) - 1; i >= 0; i-- {
 		switch g := into[i]; {

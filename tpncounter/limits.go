@@ -6,15 +6,19 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 )
 
-// Apply and Merge refuse (crdt.ErrTooLarge, state unchanged) a state whose
-// encoding would exceed crdt.DefaultMaxEncodedSize, so that every state can
-// be written and read back. Rather than encode on every Apply, each half
+// Apply refuses (crdt.ErrTooLarge, state unchanged) a state whose encoding
+// would exceed Options.MaxEncodedSize, and Merge one that would exceed
+// crdt.DefaultMaxEncodedSize, so that every state can be written and read
+// back. Rather than encode on every Apply, each half
 // keeps a bound: its body's exact size at the last encoding or decoding
 // (sized) plus a bound on what changed since (grown); only past the cap
 // are the changed entries encoded (cached) and the bound made exact.
 
-// bodyLimit is the largest body pair fitting the cap with the envelope.
-const bodyLimit = crdt.DefaultMaxEncodedSize - 64
+// envelopeRoom is what a cap keeps for the envelope around the bodies.
+const envelopeRoom = 64
+
+// bodyLimit is the largest body pair fitting the decoders' cap.
+const bodyLimit = crdt.DefaultMaxEncodedSize - envelopeRoom
 
 // applyBound bounds what one transaction adds to an encoding: its item, its
 // list header, and a new entry's fields (or their integers growing).
@@ -31,15 +35,16 @@ func entryBound(e *entry) int {
 }
 
 // fitsCap reports whether halves (nil skipped), grown by extra bytes, still
-// encode within the cap, measuring them exactly when their bounds say no.
-func fitsCap(extra int, halves ...*GCounter) bool {
+// encode within limit body bytes, measuring them exactly when their bounds
+// say no.
+func fitsCap(limit, extra int, halves ...*GCounter) bool {
 	bound := extra
 	for _, g := range halves {
 		if g != nil {
 			bound += g.sized + g.grown
 		}
 	}
-	if bound <= bodyLimit {
+	if bound <= limit {
 		return true
 	}
 	exact := extra
@@ -51,10 +56,10 @@ func fitsCap(extra int, halves ...*GCounter) bool {
 		g.sized, g.grown = n, 0
 		exact += n
 	}
-	return exact <= bodyLimit
+	return exact <= limit
 }
 
 // tooLarge is the error of an Apply or Merge refused by the size cap.
-func tooLarge(what string) error {
-	return fmt.Errorf("%w: %s would make the encoding larger than %d bytes", crdt.ErrTooLarge, what, crdt.DefaultMaxEncodedSize)
+func tooLarge(what string, limit int) error {
+	return fmt.Errorf("%w: %s would make the encoding larger than %d bytes", crdt.ErrTooLarge, what, limit)
 }

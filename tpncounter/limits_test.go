@@ -73,4 +73,24 @@ func TestSizeCapHoldsOnApplyAndMerge(t *testing.T) {
 	require.True(t, bytes.Equal(before, must(x.MarshalBinary())), "the refused Merge changed nothing")
 	require.ErrorIs(t, x.MergeBinary(must(y.MarshalBinary())), crdt.ErrTooLarge)
 	require.True(t, bytes.Equal(before, must(x.MarshalBinary())), "the refused MergeBinary changed nothing")
+
+	// Options.MaxEncodedSize caps Apply at a store's limit, not Merge.
+	const limit = 1 << 20
+	o.MaxEncodedSize = limit
+	c, _ = near(0, limit/2)
+	err = nil
+	for i := 0; err == nil && i < 100_000; i++ {
+		_, err = c.Apply(crdt.ActorID(fmt.Sprint("z", i%32)), crdt.TxnID(id(99, i)), 1)
+	}
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	require.ErrorContains(t, err, fmt.Sprint(limit))
+	b = must(c.MarshalBinary())
+	require.LessOrEqual(t, len(b), limit)
+	require.Greater(t, len(b), limit-500, "the cap is reached, not a bound far below it")
+	y, _ = near(40, limit/2)
+	require.NoError(t, c.Merge(y), "states that each fit are read together")
+	require.Greater(t, len(must(c.MarshalBinary())), limit)
+	for _, bad := range []int{-1, crdt.DefaultMaxEncodedSize + 1} {
+		require.ErrorIs(t, Options{MaxEncodedSize: bad}.Validate(), crdt.ErrInvalidConfig)
+	}
 }

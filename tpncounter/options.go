@@ -65,6 +65,13 @@ type Options struct {
 	// MaxActors bounds one GCounter's actors in Apply, Merge and the decoder
 	// (crdt.ErrTooLarge). Zero means DefaultMaxActors.
 	MaxActors int
+
+	// MaxEncodedSize caps the encoding Apply may grow the state to
+	// (crdt.ErrTooLarge, state unchanged; SPEC.md 6.7): a driver gives the
+	// largest value its store accepts. Merge and the decoder accept up to
+	// crdt.DefaultMaxEncodedSize, so states that each fit can always be
+	// read together. Zero means crdt.DefaultMaxEncodedSize, the largest.
+	MaxEncodedSize int
 }
 
 // resolved fills in defaults, or wraps crdt.ErrInvalidConfig.
@@ -81,6 +88,10 @@ func (o Options) resolved() (Options, error) {
 	if o.MaxActors < 0 || o.MaxActors > MaxActorsLimit {
 		return o, fmt.Errorf("%w: MaxActors %d outside 0..%d", crdt.ErrInvalidConfig, o.MaxActors, MaxActorsLimit)
 	}
+	if o.MaxEncodedSize < 0 || o.MaxEncodedSize > crdt.DefaultMaxEncodedSize {
+		return o, fmt.Errorf("%w: MaxEncodedSize %d outside 0..%d", crdt.ErrInvalidConfig, o.MaxEncodedSize, crdt.DefaultMaxEncodedSize)
+	}
+	o.MaxEncodedSize = cmp.Or(o.MaxEncodedSize, crdt.DefaultMaxEncodedSize)
 	o.HistoryLength = cmp.Or(o.HistoryLength, DefaultHistoryLength)
 	o.FoldedLength = cmp.Or(o.FoldedLength, o.HistoryLength)
 	o.MaxActors = cmp.Or(o.MaxActors, DefaultMaxActors)

@@ -334,56 +334,29 @@ func (m dvEntries) retract(key, txn string) {
 	m[key] = e
 }
 
-// dvTakeBack is SPEC.md 6.9 group commit's rule for a state larger than a
-// store accepts (store.MaxValue): with more than one member applied by
-// this attempt, the members it applied are taken back out of next, last
-// first, until the encoding fits or one is left; each taken back, and any
-// later member of the same transaction, fails too_large. It returns the
-// members still written.
-func (m *dvModel) dvTakeBack(L *dvLedgerModel, next dvEntries, writers []*dvMember) []*dvMember {
-	left := 0
-	for _, c := range writers {
-		if c.now {
-			left++
-		}
-	}
-	if left < 2 {
-		return writers
-	}
+// dvApplyFits is SPEC.md 6.3 step 3's size cap at the ledger's
+// MaxEncodedSize (store.MaxValue, 6.9): Apply of txn by actor to next is
+// refused too_large when the halves' bodies (the encoding less its header)
+// and len(actor) + len(txn) + 59 bytes pass store.MaxValue − 64.
+func (m *dvModel) dvApplyFits(next dvEntries, actor, txn string) bool {
 	size, err := dvEntriesSize(next)
 	if err != nil {
 		m.bad("model: the state does not encode: %v", err)
-		return writers
+		return true
 	}
-	for i := len(writers) - 1; i >= 0 && size > store.MaxValue && left > 1; i-- {
-		c := writers[i]
-		if !c.now {
-			continue
-		}
-		half := "P"
-		if c.signed < 0 {
-			half = "N"
-		}
-		next.retract(half+"/"+L.writer, c.s.Txn)
-		left--
-		for _, d := range writers[i:] {
-			if d.s.Txn == c.s.Txn {
-				// The outcome the reference's result carries (11.1,
-				// Errors): applied for the member taken back, duplicate
-				// for a later one.
-				d.errKind, d.done, d.takenBack, d.outcome = "too_large", true, true, "duplicate"
-				if d == c {
-					d.outcome = "applied"
-				}
-			}
-		}
-		if size, err = dvEntriesSize(next); err != nil {
-			m.bad("model: the state does not encode: %v", err)
-			return writers
-		}
-	}
-	return slices.DeleteFunc(slices.Clone(writers), func(c *dvMember) bool { return c.takenBack })
+	return size-dvHeaderLen()+len(actor)+len(txn)+59 <= store.MaxValue-64
 }
+
+// dvHeaderLen is the length of a tpncounter encoding less its halves'
+// bodies: the envelope and the body's array header (an empty state's two
+// bodies are one byte each).
+var dvHeaderLen = sync.OnceValue(func() int {
+	b, err := dvEncState(&dvState{})
+	if err != nil {
+		panic(err)
+	}
+	return len(b) - 2
+})
 
 // dvLongTxn is a transaction id of n bytes: name, ".", then "x"s.
 func dvLongTxn(name string, n int) string {
@@ -400,16 +373,21 @@ func dvBulk(k int) []dvGen {
 	}
 }
 
-// dvTooLargeMargin is how far from store.MaxValue every size a "too large"
-// vector decides on stays, in bytes.
+// dvTooLargeMargin is how far from the cap (SPEC.md 6.3 step 3) every
+// size a "too large" vector decides on stays, in bytes, so that the rule
+// stated with another bound (none, the exact size after the Apply, no room
+// for the header) decides otherwise.
 const dvTooLargeMargin = 16
 
 // dvTooLarge builds a "too large" vector: writer a~aaaaaaaa's initial
 // sibling is the bulk, and one group step credits first (alone), then
 // rest (one group). The bulk and first's length are chosen so that the
-// state with first and the first fit transactions of rest fits in
-// store.MaxValue and with one more does not, each by at least
-// dvTooLargeMargin bytes.
+// state with first and the first fit transactions of rest has halves'
+// bodies of store.MaxValue − 170 bytes. Each rest member (a 64-byte id:
+// 68 bytes, 133 with the cap's bound) after those passes the cap
+// (store.MaxValue − 64) by 27 bytes and the ones before fit by 41, while
+// the exact size after the Apply, or a bound without the 64 bytes kept
+// for the header, would admit one more.
 func dvTooLarge(name, note string, o dvOptions, first string, rest []string, fit int, steps ...dvStep) dvVector {
 	const writer = "a~aaaaaaaa"
 	size := func(k, l0, n int) int {
@@ -426,35 +404,31 @@ func dvTooLarge(name, note string, o dvOptions, first string, rest []string, fit
 		if err != nil {
 			panic(err)
 		}
-		return len(b)
+		return len(b) - dvHeaderLen()
 	}
 	// The size is linear in k (258 bytes a transaction) and in l0 from 32
 	// (a str 8 header) to 255.
+	target := store.MaxValue - 170
 	s1, s2 := size(1, 32, fit), size(2, 32, fit)
 	step := s2 - s1
-	lo, hi := store.MaxValue-(size(1, 32, fit+1)-s1)+dvTooLargeMargin, store.MaxValue-dvTooLargeMargin
-	for k := max(1, (lo-s1)/step-1); k <= 1025; k++ {
-		base := s1 + (k-1)*step
-		l0 := 32 + max(0, lo-base)
-		if l0 > 255 || base+l0-32 > hi {
-			continue
+	k := 1 + (target-s1)/step
+	l0 := 32 + target - (s1 + (k-1)*step)
+	for got := size(k, l0, fit); got != target; got = size(k, l0, fit) {
+		if l0 += target - got; l0 < 32 || l0 > 255 || got-target > 8 || target-got > 8 {
+			panic(fmt.Sprintf("%s: size %d, want %d", name, got, target))
 		}
-		if got, next := size(k, l0, fit), size(k, l0, fit+1); got < lo || got > hi || next <= store.MaxValue+dvTooLargeMargin {
-			panic(fmt.Sprintf("%s: sizes %d and %d around %d", name, got, next, store.MaxValue))
-		}
-		members := []dvStep{dvMemberOf("credit", dvLongTxn(first, l0), 1)}
-		for _, t := range rest {
-			members = append(members, dvMemberOf("credit", t, 1))
-		}
-		return dvVector{Name: name, Note: note, Options: o, Ledgers: dvLedgersABC[:1],
-			InitialSiblings: []dvSibling{dvBigSibling(dvState{}, dvBulk(k)...)}, Generated: dvBulk(k),
-			Steps: append([]dvStep{dvGroup("a", members)}, steps...)}
 	}
-	panic(name + ": no bulk fits")
+	members := []dvStep{dvMemberOf("credit", dvLongTxn(first, l0), 1)}
+	for _, t := range rest {
+		members = append(members, dvMemberOf("credit", t, 1))
+	}
+	return dvVector{Name: name, Note: note, Options: o, Ledgers: dvLedgersABC[:1],
+		InitialSiblings: []dvSibling{dvBigSibling(dvState{}, dvBulk(k)...)}, Generated: dvBulk(k),
+		Steps: append([]dvStep{dvGroup("a", members)}, steps...)}
 }
 
-// dvLedgerTooLargeVectors are the vectors of group commit's take-back at
-// store.MaxValue (SPEC.md 6.9): the key holds a generated state just
+// dvLedgerTooLargeVectors are the vectors of the size cap on a group's
+// members (SPEC.md 6.3 step 3, 6.9): the key holds a generated state just
 // under 8 MiB (11.1, "Generated states"); group members carry 64-byte
 // transaction ids, so each adds 68 bytes.
 func dvLedgerTooLargeVectors(opts func(retries, h, f int) dvOptions) []dvVector {
@@ -462,18 +436,18 @@ func dvLedgerTooLargeVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 	o.RetireAfterNS = dvI(-1) // no retirement pass: no record lookups of the bulk's actors
 	t := func(name string) string { return dvLongTxn(name, 64) }
 	return []dvVector{
-		dvTooLarge("group: too large for the store: the last member taken back",
-			"the key holds a generated state just under store.MaxValue (8 MiB). q0 runs alone and lands; q1, q2 and q3 queue and are applied together, but that state encodes to more than store.MaxValue: q3, the last applied, is taken back out (too_large, not landed; its outcome says applied, 11.1 Errors), the state with q0, q1 and q2 fits and one put carries q1 and q2",
+		dvTooLarge("group: too large for the store: the last member refused",
+			"the key holds a generated state just under store.MaxValue (8 MiB). q0 runs alone and lands; q1, q2 and q3 queue as one group. The ledger's counter caps Apply at store.MaxValue (6.3 step 3): q1 and q2 fit, q3 does not (too_large, no outcome, nothing changed) and one put carries q1 and q2",
 			o, "q0", []string{t("q1"), t("q2"), t("q3")}, 2),
-		dvTooLarge("group: too large for the store: the last two members taken back",
-			"as above, with q1, q2, q2 again and q3 queued: taking q3 back is not enough, so q2 is taken back too, and with it the later member of the same transaction (the second q2, a duplicate of it: too_large, outcome duplicate); the put carries q1 alone",
+		dvTooLarge("group: too large for the store: a later member of a refused transaction",
+			"as above, with q1, q2, q2 again and q3 queued: q1 fits; q2 does not, nor does the second q2 (not a duplicate: the first was never applied), nor q3, each too_large; the put carries q1 alone",
 			o, "q0", []string{t("q1"), t("q2"), t("q2"), t("q3")}, 1),
-		dvTooLarge("group: too large for the store: one member left",
-			"q1 and q2 queue behind q0; the state with q0 and q1 alone is already larger than store.MaxValue. q2 is taken back (too_large); the take-back stops with one member left, so the put carries q1 and the store refuses it (reply too_large: nothing written). q1 fails too_large after one attempt, taken back out, nothing pending",
+		dvTooLarge("group: too large for the store: no member fits",
+			"q1 and q2 queue behind q0; neither fits (too_large): nothing is put, nothing pending, and the value is q0's",
 			o, "q0", []string{t("q1"), t("q2")}, 0, dvLedgerOp("value", "a")),
-		dvTooLarge("too large for the store: an update alone",
-			"q1 queues behind q0 alone (a group of one, as a single Update is); the state with q0 and q1 is larger than store.MaxValue. With one member there is nothing to take back: the put carries q1 and the store refuses it (reply too_large: nothing written, no retry, since a store's refusal of what a value is cannot change). q1 fails too_large after one attempt, taken back out, nothing pending, and the value is q0's",
-			o, "q0", []string{t("q1")}, 0, dvLedgerOp("value", "a")),
+		{Name: "too large for the store: a put refused", Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1],
+			Note:  "the store refuses the put for what the value is (reply too_large, nothing written; a store may accept less than store.MaxValue): no retry, since such a refusal cannot change. The credit fails too_large after one attempt, taken back out, nothing pending; the next credit is written",
+			Steps: []dvStep{dvCredit("a", "r1", 5, "", "too_large"), dvCredit("a", "r2", 7), dvLedgerOp("value", "a")}},
 	}
 }
 

@@ -1199,11 +1199,10 @@ func TestDriverVectorMutantsModel(t *testing.T) {
 }
 
 // dvModelMutants are the ledger mutants TestDriverVectorMutantsModel runs:
-// group commit's take-back at store.MaxValue, which the ledger model
-// derives itself (dvTakeBack).
+// the size cap on a group's members, which the ledger model derives
+// itself (dvApplyFits).
 var dvModelMutants = map[string]bool{
-	"ledger/group: no take-back above store.MaxValue":               true,
-	"ledger/group: first member taken back":                         true,
-	"ledger/group: a later member of a taken-back transaction kept": true,
-	"ledger/group: the last member taken back too":                  true,
+	"ledger/Apply not capped at store.MaxValue":            true,
+	"tpncounter/Apply cap without the transaction's bound": true,
+	"tpncounter/Apply cap without room for the header":     true,
 }

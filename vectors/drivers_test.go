@@ -1021,6 +1021,8 @@ func dvWriteFault(f string) (reply string, landed *bool, applies bool, err error
 		return "ambiguous", dvB(true), true, errDVAmbiguous
 	case "ambiguous_lost":
 		return "ambiguous", dvB(false), false, errDVAmbiguous
+	case "too_large":
+		return "too_large", nil, false, errDVTooLarge
 	}
 	panic("unknown write fault " + f)
 }
@@ -5060,7 +5062,6 @@ type dvMember struct {
 	value            *int64
 	owner            *dvCopy
 	version          uint64 // its writer's version in the state that landed it
-	takenBack        bool   // taken back out of a state too large for the store
 }
 
 // lookup is SPEC.md 6.11 step 1 for member c, whose transaction the
@@ -5154,7 +5155,7 @@ func (m *dvModel) checkMember(c *dvMember, s dvStep) {
 	if c.errKind != s.Error {
 		m.bad("%s: error %q, the model says %q", s.Txn, s.Error, c.errKind)
 	}
-	if !c.landed && !c.applied && !c.takenBack {
+	if !c.landed && !c.applied {
 		c.outcome = ""
 	}
 	if s.Outcome != c.outcome || s.Attempts != c.attempts || s.Landed == nil || *s.Landed != c.landed {
@@ -5506,6 +5507,10 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				capped = append(capped, c)
 				continue
 			}
+			if !m.dvApplyFits(next, L.writer, c.s.Txn) {
+				c.errKind, c.done = "too_large", true // 6.3 step 3: nothing changes
+				continue
+			}
 			nApplied++
 			half, amount := "P", c.signed
 			if amount < 0 {
@@ -5560,7 +5565,6 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		if L.passed && m.grace >= 0 {
 			next.fold(m.now.Add(-m.grace).UnixNano())
 		}
-		writers = m.dvTakeBack(L, next, writers)
 		want := next.txns()
 		if len(writers) == 0 && s.Op != "find" {
 			return
@@ -6913,13 +6917,13 @@ var dvWrongExpectations = []struct {
 			*c = slices.Insert(*c, 2, v.Steps[3].Calls[k])
 		},
 		"step 3 (credit): calls", "step 3 (credit t3): retirement: record puts"},
-	{"a generated put of another hash", "driver_ledger.json", "group: too large for the store: the last member taken back",
+	{"a generated put of another hash", "driver_ledger.json", "group: too large for the store: the last member refused",
 		func(v *dvVector) {
 			c := &v.Steps[0].Calls[9]
 			c.ValueSHA256 = strings.Repeat("0", 64)
 		},
 		"calls[9].value_sha256", "value_sha256 " + strings.Repeat("0", 64)},
-	{"a generated state of another recipe", "driver_ledger.json", "group: too large for the store: one member left",
+	{"a generated state of another recipe", "driver_ledger.json", "group: too large for the store: no member fits",
 		func(v *dvVector) {
 			// One transaction more in the bulk: every generated state
 			// is read again from the file with the changed recipe.
@@ -6935,15 +6939,15 @@ var dvWrongExpectations = []struct {
 			*v = w
 		},
 		"group[0].error", "value_sha256"},
-	{"a member taken back expected landed", "driver_ledger.json", "group: too large for the store: the last member taken back",
+	{"a refused member expected landed", "driver_ledger.json", "group: too large for the store: the last member refused",
 		func(v *dvVector) {
 			m := &v.Steps[0].Group[3]
 			m.Error, m.Landed = "", dvB(true)
 		},
 		"group[3].error", "error \"\", the model says \"too_large\""},
-	{"a put the store refused as too large expected written", "driver_ledger.json", "group: too large for the store: one member left",
-		func(v *dvVector) { v.Steps[0].Calls[8].Reply = "ok" },
-		"group[1].error", "error \"too_large\", the model says \"ambiguous_write\""},
+	{"a put the store refused as too large expected written", "driver_ledger.json", "too large for the store: a put refused",
+		func(v *dvVector) { v.Steps[0].Calls[2].Reply = "ok" },
+		"step 1 (credit): error", "r1: error \"too_large\", the model says \"ambiguous_write\""},
 }
 
 // dvEditRecord changes the record a put writes or a fetch reads, and its
@@ -6982,8 +6986,7 @@ func dvEditRecord(c any, edit func(*dvRecord)) {
 // runs only with COUNTERKIT_CASES set (two others over the same vectors
 // always run).
 var dvSlowWrongExpectations = map[string]bool{
-	"a generated state of another recipe":                   true,
-	"a put the store refused as too large expected written": true,
+	"a generated state of another recipe": true,
 }
 
 func TestDriverVectorsCatchWrongExpectations(t *testing.T) {
@@ -7291,21 +7294,18 @@ var dvMutants = []struct {
 	{"ledger/one kind for a refusal after an ambiguous write", "6.9: a member whose transaction is in the pending write gets an error wrapping both ambiguous_write and the refusal",
 		"ledger/group.go", "if !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {", "if true || !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {",
 		"driver_ledger", "group: an ambiguous put"},
-	{"ledger/group: no take-back above store.MaxValue", "6.9 group commit: a state larger than store.MaxValue has members taken back out until it fits",
-		"ledger/group.go", "if err == nil && len(b) > store.MaxValue && appliedNow > 1 {", "if false && err == nil && len(b) > store.MaxValue && appliedNow > 1 {",
-		"driver_ledger", "group: too large for the store: the last member taken back"},
-	{"ledger/group: first member taken back", "6.9 group commit: members are taken back last first",
-		"ledger/group.go", "for i := len(writes) - 1; i >= 0 && len(b) > store.MaxValue && left > 1; i-- {", "for i := 0; i < len(writes) && len(b) > store.MaxValue && left > 1; i++ {",
-		"driver_ledger", "group: too large for the store: the last member taken back"},
-	{"ledger/group: a later member of a taken-back transaction kept", "6.9 group commit: any later member of the same transaction gets too_large",
-		"ledger/group.go", "\t\tfor _, d := range writes[i:] {\n\t\t\tif d.txn == c.txn {", "\t\tfor _, d := range writes[i : i+1] {\n\t\t\tif d.txn == c.txn {",
-		"driver_ledger", "group: too large for the store: the last two members taken back"},
+	{"ledger/Apply not capped at store.MaxValue", "6.9: the ledger's counter caps Apply at store.MaxValue (6.3 step 3)",
+		"ledger/ledger.go", "copts.MaxEncodedSize = min(cmp.Or(copts.MaxEncodedSize, store.MaxValue), store.MaxValue)", "copts.MaxEncodedSize = 0",
+		"driver_ledger", "group: too large for the store: the last member refused"},
+	{"tpncounter/Apply cap without the transaction's bound", "6.3 step 3: the cap counts len(actor) + len(txn) + 59 bytes for the transaction",
+		"tpncounter/gcounter.go", "fitsCap(g.o.MaxEncodedSize-envelopeRoom, bound, g, g.twin)", "fitsCap(g.o.MaxEncodedSize-envelopeRoom, 0, g, g.twin)",
+		"driver_ledger", "group: too large for the store: the last member refused"},
+	{"tpncounter/Apply cap without room for the header", "6.3 step 3: the cap keeps 64 bytes for the header",
+		"tpncounter/gcounter.go", "fitsCap(g.o.MaxEncodedSize-envelopeRoom, bound, g, g.twin)", "fitsCap(g.o.MaxEncodedSize, bound, g, g.twin)",
+		"driver_ledger", "group: too large for the store: the last member refused"},
 	{"ledger/a put the store refused as too large kept pending", "6.9: a put refused for what it is (too_large) is not retried and leaves nothing pending",
 		"ledger/ledger.go", "\tcase retry.Classify(err) == retry.Invalid:", "\tcase false:",
-		"driver_ledger", "too large for the store: an update alone"},
-	{"ledger/group: the last member taken back too", "6.9 group commit: the take-back stops with one member left",
-		"ledger/group.go", "len(b) > store.MaxValue && left > 1; i-- {", "len(b) > store.MaxValue && left > 0; i-- {",
-		"driver_ledger", "group: too large for the store: one member left"},
+		"driver_ledger", "too large for the store: a put refused"},
 	{"ledger/idle exactly RetireAfter not retired", "6.9 RetireAfter: an actor unchanged for at least RetireAfter is retired",
 		"ledger/ledger.go", "ready := !now.Before(due)", "ready := now.After(due)",
 		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
