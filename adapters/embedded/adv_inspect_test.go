@@ -421,23 +421,28 @@ func TestAdvCompactCancelled(t *testing.T) {
 // writer left (rows 0..k-1 of its partition, none missing, with the
 // marker row saying k), and each of the writer's opens either succeeds or
 // is refused with ErrLocked; at least one of them is refused some time.
+// The writer writes at least 40 batches, and on (up to 4,000) until one
+// side has been refused: without the race detector 40 can pass with no
+// contention at all.
 func TestAdvCompactWhileWriting(t *testing.T) {
 	t.Parallel()
 	dir := smallStore(t, 2)
 	ctx := context.Background()
-	const writes = 40
+	const minWrites, maxWrites = 40, 4000
 	var done, stop atomic.Bool
-	var writerRefused int
+	var writerRefused, compactRefused, writes atomic.Int64
 	writerErr := make(chan error, 1)
 	finished := make(chan struct{})
 	defer func() { stop.Store(true); <-finished }()
 	go func() {
 		defer close(finished)
 		defer done.Store(true)
-		for i := 0; i < writes && !stop.Load(); {
+		i := 0
+		defer func() { writes.Store(int64(i)) }()
+		for (i < minWrites || writerRefused.Load()+compactRefused.Load() == 0) && i < maxWrites && !stop.Load() {
 			db, err := embedded.Open(dir, embedded.Options{LockTimeout: 5 * time.Millisecond})
 			if errors.Is(err, embedded.ErrLocked) {
-				writerRefused++
+				writerRefused.Add(1)
 				time.Sleep(time.Millisecond)
 				continue
 			}
@@ -464,7 +469,7 @@ func TestAdvCompactWhileWriting(t *testing.T) {
 		writerErr <- nil
 	}()
 	root := t.TempDir()
-	var copies, refused int
+	var copies int
 	states := map[int]bool{}
 	for j := 0; ; j++ {
 		last := done.Load()
@@ -472,7 +477,7 @@ func TestAdvCompactWhileWriting(t *testing.T) {
 		_, err := embedded.Compact(ctx, dir, to)
 		switch {
 		case errors.Is(err, embedded.ErrLocked):
-			refused++
+			compactRefused.Add(1)
 			if err := absent(to); err != nil {
 				t.Fatalf("a refused compact: %v", err)
 			}
@@ -482,8 +487,8 @@ func TestAdvCompactWhileWriting(t *testing.T) {
 			copies++
 			k := checkWriterCopy(t, to)
 			states[k] = true
-			if last && k != writes {
-				t.Fatalf("the copy after the writer finished holds %d writes of %d", k, writes)
+			if last && int64(k) != writes.Load() {
+				t.Fatalf("the copy after the writer finished holds %d writes of %d", k, writes.Load())
 			}
 		}
 		if last {
@@ -493,13 +498,14 @@ func TestAdvCompactWhileWriting(t *testing.T) {
 	if err := <-writerErr; err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	t.Logf("%d copies of %d distinct states, %d compacts refused; the writer was refused %d times", copies, len(states), refused, writerRefused)
+	refused := compactRefused.Load() + writerRefused.Load()
+	t.Logf("%d writes, %d copies of %d distinct states, %d compacts refused; the writer was refused %d times", writes.Load(), copies, len(states), compactRefused.Load(), writerRefused.Load())
 	if copies < 2 {
 		t.Fatalf("only %d compacts succeeded", copies)
 	}
 	// Compact runs back to back, holding the engine's shared lock most of
 	// the time: a writer never refused did not meet the lock.
-	if writerRefused+refused == 0 {
+	if refused == 0 {
 		t.Fatal("neither the writer nor Compact was ever refused: they do not exclude each other")
 	}
 }
