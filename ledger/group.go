@@ -228,31 +228,31 @@ func (l *Ledger) cycle(group []*call) {
 	}
 	ctx, release := groupContext(group)
 	var buf [16]*call
-	pending := buf[:0]
+	open := buf[:0]
 	for _, c := range group {
 		if err := c.ctx.Err(); err != nil {
 			c.res.Attempts, c.err = 1, err
 			continue
 		}
-		pending = append(pending, c)
+		open = append(open, c)
 	}
 	if err := l.flush(ctx); err != nil {
-		for _, c := range pending {
+		for _, c := range open {
 			c.res.Attempts, c.err = 1, l.heldError(c, err)
 		}
-		pending = nil
+		open = nil
 	}
 	var riders []*call // broken variant only
 	var first *call
-	for attempt := 1; len(pending) > 0; attempt++ {
-		if brokenDropOnRetry && attempt > 1 && len(pending) > 1 {
+	for attempt := 1; len(open) > 0; attempt++ {
+		if brokenDropOnRetry && attempt > 1 && len(open) > 1 {
 			// broken: only the first call is written again; the others
 			// take its answer.
-			first = pending[0]
-			riders = append(riders, pending[1:]...)
-			pending = pending[:1]
+			first = open[0]
+			riders = append(riders, open[1:]...)
+			open = open[:1]
 		}
-		pending = l.attempt(ctx, pending, attempt)
+		open = l.attempt(ctx, open, attempt)
 	}
 	for _, c := range riders {
 		c.res.Landed, c.res.Value, c.res.Attempts, c.err = first.res.Landed, first.res.Value, first.res.Attempts, first.err
@@ -308,16 +308,16 @@ func (l *Ledger) cycle(group []*call) {
 	}
 }
 
-// attempt runs one attempt of a cycle for the calls pending: read, answer
+// attempt runs one attempt of a cycle for the open calls: read, answer
 // those the fetched state already knows, apply the others to one state,
 // put it. It returns the calls to carry into the next attempt.
-func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*call {
-	for _, c := range pending {
+func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call {
+	for _, c := range open {
 		c.res.Attempts, c.now = attempt, false
 	}
 	fetched, token, err := l.read(ctx)
 	if err != nil {
-		for _, c := range pending {
+		for _, c := range open {
 			c.err = l.heldError(c, err)
 		}
 		return nil
@@ -325,18 +325,18 @@ func (l *Ledger) attempt(ctx context.Context, pending []*call, attempt int) []*c
 	// The calls whose transaction the fetched state does not hold read its
 	// record, after the fetch: a transaction that landed before the fetch
 	// and is no longer in the counter was recorded before it left.
-	if err := l.lookupAll(ctx, fetched, pending); err != nil {
-		for _, c := range pending {
+	if err := l.lookupAll(ctx, fetched, open); err != nil {
+		for _, c := range open {
 			c.err = l.heldError(c, err)
 		}
 		return nil
 	}
 	// Known transactions are answered from the fetched state, before this
 	// ledger's pending write is merged into it and this attempt changes it.
-	waiting := pending[:0]
+	waiting := open[:0]
 	var kbuf [16]*call
 	known := kbuf[:0]
-	for _, c := range pending {
+	for _, c := range open {
 		if c.err != nil {
 			continue // refused by its record
 		}

@@ -48,8 +48,6 @@ var behaviours = []behaviour{
 	{"UpdatesAreCountedOnce", updatesCounted},
 	{"ShardRowsFollowTheLayout", shardRows},
 	{"FlushOverwritesItsOwnRow", flushOverwrites},
-	{"LateShardWriteLoses", lateShardWriteLoses},
-	{"ResentWriteIsIdempotent", resentWrite},
 	{"GCFoldsFinalShardsIntoTheTallyRow", gcFolds},
 	{"FoldedShardStaysFoldedAfterALateWrite", foldedStaysFolded},
 	{"GCBatchesCommuteAndRepeat", gcCommute},
@@ -213,30 +211,6 @@ func shardBytes(t *testing.T, m *tally.Mutator[*tally.Sum], n int64) []byte {
 func putShard(t *testing.T, e *env, key string, id crdt.ActorID, data []byte, ts int64) {
 	t.Helper()
 	require.NoError(t, e.s.Apply(ctx(), []store.Mutation{{Partition: key, Op: store.OpPut, Key: tally.ShardRowKey(id), Value: data, Timestamp: ts}}))
-}
-
-func lateShardWriteLoses(t *testing.T, e *env) {
-	c := sumCounter(t, e, e.key)
-	m := mutator(t, c)
-	first := e.clock().UnixMicro()
-	require.NoError(t, m.Update(ctx(), add(1)))
-	e.advance(time.Second)
-	require.NoError(t, m.Update(ctx(), add(1)))
-	// An old write of the row, stamped as the first flush was, lands late.
-	putShard(t, e, e.key, m.ID(), shardBytes(t, m, 1), first)
-	require.Equal(t, int64(2), value(t, c), "a late write with a smaller timestamp never overwrites")
-}
-
-func resentWrite(t *testing.T, e *env) {
-	c := sumCounter(t, e, e.key)
-	m := mutator(t, c)
-	ts := e.clock().UnixMicro()
-	require.NoError(t, m.Update(ctx(), add(5)))
-	b := rows(t, e, e.key)[string(tally.ShardRowKey(m.ID()))]
-	for range 3 { // the same bytes at the same timestamp: a resend
-		putShard(t, e, e.key, m.ID(), b, ts)
-	}
-	require.Equal(t, int64(5), value(t, c))
 }
 
 func gcFolds(t *testing.T, e *env) {
