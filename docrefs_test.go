@@ -745,6 +745,9 @@ func (ix *docIndex) checkAll() ([]docFinding, error) {
 }
 
 func TestDocsNameExistingIdentifiers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	ix, err := newDocIndex(".")
 	if err != nil {
 		t.Fatal(err)

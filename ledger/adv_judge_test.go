@@ -305,6 +305,7 @@ func TestAdvJudgeThreeLedgersReadBetween(t *testing.T) {
 				base := watchPlan{names: names, hf: 1, doubt: doubt, land: 1 << 20, land2: 1 << 20, readAt: 1 << 20, read: "update"}
 				n := runWatchPlan(t, base, false)
 				runs := 0
+				var smp sampler
 				for l0 := 0; l0 <= n; l0++ {
 					for l2 := 0; l2 <= n; l2++ {
 						if !all && l2%3 != 0 && !(cycle && l2 >= n-9) {
@@ -321,6 +322,9 @@ func TestAdvJudgeThreeLedgersReadBetween(t *testing.T) {
 								continue
 							}
 							p.read = watchReads[(l0+l2)%len(watchReads)]
+							if smp.skip() {
+								continue
+							}
 							runWatchPlan(t, p, true)
 							runs++
 						}
@@ -416,6 +420,7 @@ func TestAdvJudgeBookEvictsEverywhere(t *testing.T) {
 					base := bookPlan{names: names, hf: hf, doubt: doubt, land: 1 << 20, readAt: 1 << 20, read: "find"}
 					n := runBookPlan(t, base, false)
 					runs := 0
+					var smp sampler
 					for land := 0; land <= n; land++ {
 						for readAt := land; readAt <= min(land+2, n); readAt++ {
 							for _, read := range reads {
@@ -425,6 +430,9 @@ func TestAdvJudgeBookEvictsEverywhere(t *testing.T) {
 									}
 									p := base
 									p.land, p.readAt, p.read, p.refuse = land, readAt, read, refuse
+									if smp.skip() {
+										continue
+									}
 									runBookPlan(t, p, true)
 									runs++
 								}

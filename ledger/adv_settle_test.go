@@ -748,7 +748,11 @@ func TestAdvSettleTwoWriters(t *testing.T) {
 							}
 							t.Logf("baseline: %d boundaries, forgetting from %d, retiring from %d, records at %d", run.n, run.forgets, run.retiring, run.records)
 							runs := 1
+							var smp sampler
 							for _, p := range twoWriterSchedules(base, run.n, all) {
+								if smp.skip() {
+									continue
+								}
 								runSettlePlan(t, p)
 								runs++
 							}

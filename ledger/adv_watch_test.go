@@ -296,6 +296,7 @@ func TestAdvWatchLateCopy(t *testing.T) {
 					base := watchPlan{names: names, hf: hf, doubt: doubt, land: 1 << 20, readAt: 1 << 20, read: "update"}
 					n := runWatchPlan(t, base, false)
 					runs := 0
+					var smp sampler
 					for _, land := range watchPositions(n, hf, all) {
 						// L0 reads first amid L1's next calls, or after
 						// them (fresh, stale, or after a retirement
@@ -322,6 +323,9 @@ func TestAdvWatchLateCopy(t *testing.T) {
 									continue
 								}
 								p.read = read
+								if smp.skip() {
+									continue
+								}
 								runWatchPlan(t, p, true)
 								runs++
 							}

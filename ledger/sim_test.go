@@ -708,6 +708,9 @@ func simProperties(t *testing.T) (*gopter.Properties, *gopter.TestParameters) {
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	params := gopter.DefaultTestParametersWithSeed(seed)
 	params.MinSuccessfulTests = proptest.Scale(simCases)
+	if testing.Short() {
+		params.MinSuccessfulTests = max(1, params.MinSuccessfulTests/8) // the race pass (sampler)
+	}
 	params.MaxShrinkCount = 0
 	return gopter.NewProperties(params), params
 }
@@ -767,6 +770,9 @@ func TestLedgerSimulationRestarts(t *testing.T) {
 	require.Positive(t, restarted)
 	require.Positive(t, delayed)
 
+	if testing.Short() {
+		return // the race pass (sampler): the full pass runs the search below
+	}
 	seed := proptest.Seed()
 	rng := rand.New(rand.NewSource(seed))
 	// A fork needs a restart while a Put is in flight: most seeds find one

@@ -316,6 +316,17 @@ func TestRestartsDoNotPileUp(t *testing.T) {
 	t.Logf("%d restarts: at most %d live entries; %d retired, state %d bytes", restarts, maxLive, final.Stats().Retired, len(b))
 }
 
+// sampler thins a sweep in the race pass (-short, README "Run the
+// tests"): the race detector runs every eighth scenario, and the full
+// pass, without it, runs every one.
+type sampler struct{ n int }
+
+// skip reports whether the next scenario is left to the full pass.
+func (s *sampler) skip() bool {
+	s.n++
+	return testing.Short() && s.n%8 != 1
+}
+
 // envCases is n, or COUNTERKIT_CASES when it is set to a number.
 func envCases(t *testing.T, n int) int {
 	if s := os.Getenv("COUNTERKIT_CASES"); s != "" {

@@ -21,6 +21,12 @@ var bg = context.Background()
 // large reports whether COUNTERKIT_CASES asks for the larger scopes.
 func large() bool { return os.Getenv("COUNTERKIT_CASES") != "" }
 
+// shortSchedules is how many schedules of a scope the race pass (-short,
+// README "Run the tests") explores: the explorer's code runs sequentially,
+// so the detector needs a sample of each scope, and the full pass without
+// it explores every schedule.
+const shortSchedules = 150
+
 // holesOn reports whether COUNTERKIT_HOLES asks to run the scopes of known
 // holes instead of skipping them.
 func holesOn() bool { return os.Getenv("COUNTERKIT_HOLES") != "" }
@@ -407,6 +413,9 @@ func run(t *testing.T, s Scope) Report {
 		t.Logf("scope %s, replayed schedule %s: no violation\n%s", s.Name, spec, strings.Join(trace, "\n"))
 		return Report{}
 	}
+	if testing.Short() && (s.MaxSchedules == 0 || s.MaxSchedules > shortSchedules) {
+		s.MaxSchedules = shortSchedules // the race pass samples; the full pass explores all
+	}
 	rep := Explore(s)
 	t.Logf("scope %s: %d schedules, %d states, %d reruns, %v%s", s.Name, rep.Schedules, rep.States, rep.Reruns, rep.CPU.Round(time.Millisecond),
 		map[bool]string{true: " (cut short by MaxSchedules)", false: ""}[rep.Truncated])
@@ -436,6 +445,9 @@ func reseeded(t *testing.T, s Scope) Scope {
 // the checker catches a broken variant.
 func findViolation(t *testing.T, s Scope) *Violation {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (the race pass): the full pass, without the race detector, runs it")
+	}
 	s = reseeded(t, s)
 	rep := Explore(s)
 	t.Logf("scope %s: %d schedules, %d states, %v", s.Name, rep.Schedules, rep.States, rep.CPU.Round(time.Millisecond))

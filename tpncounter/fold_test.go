@@ -294,6 +294,9 @@ const foldSimSteps = 400
 // join (commutative, associative, idempotent), never change the value by
 // folding, and converge to every amount counted once.
 func TestFoldSimulation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))

@@ -313,6 +313,9 @@ func kind(err error) string {
 // index must pass checkIndex after every step. Replay:
 // COUNTERKIT_SEED=<seed> go test ./tpncounter -run '^TestIndexUnderCollisions$'
 func TestIndexUnderCollisions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	defer func() { forcedHash = nil }()
 	seed := proptest.Seed()
 	t.Logf("seed %d", seed)

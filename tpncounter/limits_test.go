@@ -16,6 +16,9 @@ import (
 // counter holds encodes within crdt.DefaultMaxEncodedSize, and the refusal
 // changes nothing.
 func TestSizeCapHoldsOnApplyAndMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	o := Options{HistoryLength: MaxHistoryLength, FoldedLength: MaxHistoryLength, MaxActors: 64}
 	pad := strings.Repeat("x", 230)
 	id := func(a, i int) string { return fmt.Sprintf("%s-%02d-%05d", pad, a, i) }

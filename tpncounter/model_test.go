@@ -596,6 +596,9 @@ var rvHashes = []func(crdt.TxnID) uint64{
 }
 
 func TestModelRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	defer func() { forcedHash = nil }()
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
@@ -702,6 +705,9 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 // checked at every stage, with real hashes and with every id's hash forced
 // into three values (COUNTERKIT_CASES adds five tags spread by a real hash).
 func TestModelBigRing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	defer func() { forcedHash = nil }()
 	hashes := rvHashes[:1]
 	if os.Getenv(proptest.EnvCases) != "" {

@@ -759,6 +759,9 @@ func simParameters(t *testing.T, cases int) *gopter.TestParameters {
 }
 
 func TestSimulationExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	params := simParameters(t, simCases)
 	props := gopter.NewProperties(params)
 	var st simStats
@@ -815,6 +818,9 @@ func TestSimulationExactlyOnce(t *testing.T) {
 // after the window, with timed transactions: every late resend is either
 // recognised or refused with crdt.ErrOutsideWindow, never counted again.
 func TestSimulationTimedNeverCountsTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	params := simParameters(t, simCases)
 	props := gopter.NewProperties(params)
 	var st simStats

@@ -79,6 +79,9 @@ func allVectorFiles() []string {
 }
 
 func TestVectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	for _, name := range allVectorFiles() {
 		t.Run(strings.TrimSuffix(name, ".json"), func(t *testing.T) {
 			path := filepath.Join(vectorDir, name)

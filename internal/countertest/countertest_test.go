@@ -136,6 +136,9 @@ func TestVariant(t *testing.T) {
 // Each check passes gcounter's Counter and fails on a variant with the
 // fault it exists to find.
 func TestChecksCatchBrokenVariants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
+	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	for _, c := range []struct{ check, mode, want string }{
