@@ -8,13 +8,10 @@
 //
 //	func TestConformance(t *testing.T) { conformance.Run(t, newHarness) }
 //
-// A backend that must adapt the shape checks (Cassandra keeps one row per
-// actor and creates tables per check; Riak's default bucket type has no
-// dotted version vectors) runs storetest.RunSiblings and
-// storetest.RunPartitions its own way, and the drivers through Siblings
-// and Partitions:
-//
-//	func TestDrivers(t *testing.T) { conformance.Siblings(t, newSiblings) }
+// A backend whose shape checks need other stores than its drivers
+// (Cassandra keeps one row per actor and creates tables per check; Riak's
+// default bucket type has no dotted version vectors) also implements
+// ShapeChecks, and still calls Run.
 package conformance
 
 import (
@@ -52,16 +49,16 @@ var (
 	}
 )
 
-// Siblings runs the behaviour suite of every driver built on store.Siblings
-// (ledger, statestore, bounded), each as a subtest named for the driver,
-// every check on a store newStore returns.
-func Siblings(t *testing.T, newStore func(t *testing.T) store.Siblings) {
+// siblingDrivers runs the behaviour suite of every driver built on
+// store.Siblings (ledger, statestore, bounded), each as a subtest named
+// for the driver, every check on a store newStore returns.
+func siblingDrivers(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 	runSuites(t, siblingsSuites, newStore)
 }
 
-// Partitions runs the behaviour suite of every driver built on
-// store.Partitions (tally, deltalog, balance), as Siblings does.
-func Partitions(t *testing.T, newStore func(t *testing.T) store.Partitions) {
+// partitionDrivers runs the behaviour suite of every driver built on
+// store.Partitions (tally, deltalog, balance), as siblingDrivers does.
+func partitionDrivers(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 	runSuites(t, partitionsSuites, newStore)
 }
 
@@ -86,15 +83,53 @@ type Harness interface {
 // HarnessMaker returns a new Harness.
 type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
 
+// ShapeChecks is implemented by a Harness whose shape checks (storetest)
+// run on other stores than its drivers' suites: Run gives the checks the
+// stores these return. An error wrapping errors.ErrUnsupported from the
+// first call skips that shape's checks (subtest "store", with the error as
+// the reason), and its drivers' suites still run.
+type ShapeChecks interface {
+	CheckSiblings(ctx context.Context, t testing.TB) (store.Siblings, error)
+	CheckPartitions(ctx context.Context, t testing.TB) (store.Partitions, error)
+}
+
 // Run is the whole conformance run of a backend, for the shapes the
 // harness makes (a shape whose first Make call fails with
 // errors.ErrUnsupported is skipped): under subtest "Siblings",
-// storetest.RunSiblings and Siblings; under "Partitions",
-// storetest.RunPartitions and Partitions.
+// storetest.RunSiblings and a subtest per driver built on store.Siblings
+// (ledger, statestore, bounded); under "Partitions",
+// storetest.RunPartitions and one per driver built on store.Partitions
+// (tally, deltalog, balance).
 func Run(t *testing.T, newHarness HarnessMaker) {
 	h := open(t, newHarness)
-	shape(t, "Siblings", h.MakeSiblings, storetest.RunSiblings, Siblings)
-	shape(t, "Partitions", h.MakePartitions, storetest.RunPartitions, Partitions)
+	var checkS func(context.Context, testing.TB) (store.Siblings, error)
+	var checkP func(context.Context, testing.TB) (store.Partitions, error)
+	if c, ok := h.(ShapeChecks); ok {
+		checkS, checkP = c.CheckSiblings, c.CheckPartitions
+	}
+	shape(t, "Siblings", h.MakeSiblings, checked(checkS, storetest.RunSiblings), siblingDrivers)
+	shape(t, "Partitions", h.MakePartitions, checked(checkP, storetest.RunPartitions), partitionDrivers)
+}
+
+// checked runs the shape checks run on the stores check makes, or on the
+// drivers' stores when check is nil (see ShapeChecks).
+func checked[S any](check func(context.Context, testing.TB) (S, error), run func(*testing.T, func(*testing.T) S)) func(*testing.T, func(*testing.T) S) {
+	if check == nil {
+		return run
+	}
+	return func(t *testing.T, _ func(*testing.T) S) {
+		if _, err := check(t.Context(), t); errors.Is(err, errors.ErrUnsupported) {
+			t.Run("store", func(t *testing.T) { t.Skip(err) })
+			return
+		}
+		run(t, func(t *testing.T) S {
+			s, err := check(t.Context(), t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		})
+	}
 }
 
 // Benchmark runs storetest.BenchmarkSiblings and

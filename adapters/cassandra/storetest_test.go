@@ -1,9 +1,9 @@
 package cassandra
 
-// The conformance kit of package store (storetest) against the adapter's
-// stores, through eachTarget: in CI on the model of Cassandra's rules
-// (model_test.go), and against the cluster named by CASSANDRA_HOSTS, each
-// Siblings check on freshly created tables.
+// What package store's shape checks (storetest), which TestConformance
+// runs, need of the adapter's stores: in CI on the model of Cassandra's
+// rules (model_test.go), and against the cluster named by CASSANDRA_HOSTS,
+// each Siblings check on freshly created tables.
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
-	"github.com/counterkit/counterkit/store/storetest"
 )
 
 // kitActors runs the kit's Siblings checks over a store that keeps one row
@@ -65,16 +64,14 @@ func kitPartitionsBlocked() string {
 	return strings.Join(why, "; ")
 }
 
-// kitPartitions wraps newStore for storetest.RunPartitions: the kit's
-// "limits" check is skipped, with the reason, while kitPartitionsBlocked
-// names one; every other check runs.
-func kitPartitions(newStore func(t *testing.T) store.Partitions) func(t *testing.T) store.Partitions {
-	return func(t *testing.T) store.Partitions {
-		if why := kitPartitionsBlocked(); why != "" && path.Base(t.Name()) == "limits" {
-			t.Skip("storetest's limits check cannot pass on Cassandra: " + why)
-		}
-		return newStore(t)
+// kitPartitions returns p for one of storetest's Partitions checks, t:
+// the "limits" check is skipped, with the reason, while
+// kitPartitionsBlocked names one; every other check runs.
+func kitPartitions(t testing.TB, p store.Partitions) store.Partitions {
+	if why := kitPartitionsBlocked(); why != "" && path.Base(t.Name()) == "limits" {
+		t.Skip("storetest's limits check cannot pass on Cassandra: " + why)
 	}
+	return p
 }
 
 // freshDB returns a DB on the cluster whose two tables were created for
@@ -131,22 +128,4 @@ func (n namespaced) Apply(ctx context.Context, muts []store.Mutation) error {
 		out[i] = m
 	}
 	return n.Partitions.Apply(ctx, out)
-}
-
-func TestIntegrationStoreKit(t *testing.T) { eachTarget(t, integrationStoreKit) }
-
-func integrationStoreKit(t *testing.T, tg *target) {
-	t.Run("Siblings", func(t *testing.T) {
-		storetest.RunSiblings(t, func(t *testing.T) store.Siblings {
-			return &kitActors{Siblings: tg.freshDB(t, Options{}).Siblings()}
-		})
-	})
-	// One store, a namespace per fresh store: the kit asks for many.
-	t.Run("Partitions", func(t *testing.T) {
-		p := tg.freshDB(t, Options{ScanPageSize: 3}).Partitions()
-		var n atomic.Int64
-		storetest.RunPartitions(t, kitPartitions(func(t *testing.T) store.Partitions {
-			return namespaced{Partitions: p, prefix: fmt.Sprintf("ns%d/", n.Add(1))}
-		}))
-	})
 }

@@ -27,7 +27,7 @@
 // real Riak (RIAK_ADDR).
 //
 // Package riaktest holds FakeServer, an in-process test double that speaks
-// Riak's protocol-buffers wire format; CI runs the store.Siblings
-// conformance kit and every Siblings driver's behaviours (ledger,
-// statestore, bounded: conformance.Siblings) against it.
+// Riak's protocol-buffers wire format; CI runs package conformance (the
+// store.Siblings checks and every Siblings driver's behaviours: ledger,
+// statestore, bounded) against it.
 package riak

@@ -24,8 +24,7 @@ func TestRealRiakPathOnTheDouble(t *testing.T) {
 			require.NoError(t, srv.CreateBucketType(fakeType, riaktest.BucketTypeProps{AllowMult: true}))
 			t.Setenv(EnvRiakAddr, srv.Addr())
 			t.Setenv(EnvRiakBucketType, typ)
-			t.Run("kit", TestSiblingsConformance)
-			t.Run("drivers", TestDrivers)
+			t.Run("conformance", TestConformance)
 			t.Run("contended", TestBackendContendedWrite)
 		})
 	}
