@@ -111,8 +111,9 @@ func Run(t *testing.T, newHarness HarnessMaker) {
 	shape(t, "Partitions", h.MakePartitions, checked(checkP, storetest.RunPartitions), partitionDrivers)
 }
 
-// checked runs the shape checks run on the stores check makes, or on the
-// drivers' stores when check is nil (see ShapeChecks).
+// checked returns run, the shape checks, made to take their stores from
+// check instead of the drivers' (see ShapeChecks); run itself when check
+// is nil.
 func checked[S any](check func(context.Context, testing.TB) (S, error), run func(*testing.T, func(*testing.T) S)) func(*testing.T, func(*testing.T) S) {
 	if check == nil {
 		return run

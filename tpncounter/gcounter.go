@@ -326,16 +326,16 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 	}
 	h := hashID(txn)
 	if r := g.find(txn, h); r != 0 || g.twin.get(txn) != 0 {
-		if r != 0 && len(g.cross) == 0 { // the common case: held here only
-			if oe, op := g.owner(r); oe.ring[op].amt == mag {
-				return duplicate(oe.foldedAt(op)), nil
-			}
-		}
-		p, n := g, g.twin // g's Counter's credit and debit halves, or g and nil
+		p, n, sign := g, g.twin, int64(1) // g's Counter's credit and debit halves, or g and nil
 		if g.neg {
-			p, n = n, p
+			p, n, sign = n, p, -1
 		}
-		o, _ := owner(p, n, txn)
+		var o Copy
+		if r != 0 && len(g.cross) == 0 { // the common case: held in g only
+			o = g.ownerCopy(r, sign)
+		} else {
+			o, _ = owner(p, n, txn)
+		}
 		return judge(p, n, txn, signed, o)
 	}
 	// The later horizon: a conflict's losing write may be forgotten in the twin.

@@ -12,7 +12,8 @@
 //	}
 //
 // Package conformance runs these checks together with every driver's
-// behaviour suites; a backend normally calls conformance.Run.
+// behaviour suites, and every backend calls conformance.Run rather than
+// these directly.
 //
 // Each check is a subtest named for the rule it checks, so one rule can be
 // run alone (go test -run 'TestSiblings/supersede'). Randomised checks
