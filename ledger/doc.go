@@ -54,7 +54,8 @@
 //     wrapping crdt.ErrCorruptEncoding; nothing is written over it. A corrupt
 //     record stops only its transaction's calls.
 //   - An Update that could make the state larger than store.MaxValue
-//     (8 MiB) is refused with crdt.ErrTooLarge and changes nothing stored.
+//     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
+//     refused with crdt.ErrTooLarge and changes nothing stored.
 //   - Records are never deleted by the ledger: give the store a TTL longer
 //     than RetryWindow (SPEC.md 6.11).
 package ledger

@@ -72,3 +72,6 @@ func BookHolding(b *Book, key string) (unwritten, watching bool) {
 	}
 	return e.l.holding()
 }
+
+// WriteRoom is writeRoom: what the cap on Apply keeps below store.MaxValue.
+var WriteRoom = writeRoom

@@ -671,7 +671,8 @@ func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
 		return crdt.TxnID(x + strings.Repeat("x", n-len(x)))
 	}
 	// A filler state: 2048 transactions of 250-byte ids per actor, until
-	// only a little room is left below store.MaxValue.
+	// only a little room is left below the ledger's cap on Apply.
+	limit := store.MaxValue - ledger.WriteRoom(opts)
 	c, err := tpncounter.New(opts)
 	require.NoError(t, err)
 	size := func() int {
@@ -680,7 +681,7 @@ func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
 		return len(b)
 	}
 	actor, n := 0, 0
-	for room := store.MaxValue - size(); room > 600; room = store.MaxValue - size() {
+	for room := limit - size(); room > 600; room = limit - size() {
 		// Add about room/260 items, at most what fits the actor's window.
 		for k := max(1, (room-500)/260); k > 0; k-- {
 			if n == 2048 {
@@ -693,7 +694,7 @@ func TestGroupCommitTooLargeFailsOnlyTheLast(t *testing.T) {
 	}
 	b, err := c.MarshalBinary()
 	require.NoError(t, err)
-	room := store.MaxValue - len(b)
+	room := limit - len(b)
 	require.True(t, room > 100 && room <= 600, "room %d", room)
 	r := newGroupRigWith(t, faulty.Options{History: -1})
 	require.NoError(t, r.inner.Put(ctx, "k", "filler", b, nil))

@@ -218,7 +218,7 @@ type Ledger struct {
 	rewriting bool
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow, and
-	// with Apply capped at what a store accepts (store.MaxValue).
+	// with Apply capped below what a store accepts (writeRoom).
 	copts tpncounter.Options
 
 	// stats of the operation in progress, for Options.Observer.
@@ -254,6 +254,14 @@ type sighting struct {
 	// recorded (records outlive the window from their first landing, so
 	// once per version is enough).
 	recorded bool
+}
+
+// writeRoom is what the cap on Apply keeps free below store.MaxValue for
+// what a write changes after its Applys: Compact and retirements add at
+// most 36 bytes to an entry, every live entry at most once, and a fold at
+// most a base (28 bytes) to each half (SPEC.md 6.9).
+func writeRoom(o tpncounter.Options) int {
+	return 36*(cmp.Or(o.MaxActors, tpncounter.DefaultMaxActors)+1) + 64
 }
 
 // MaxRetirePerWrite bounds the actors whose transactions one write records
@@ -527,7 +535,7 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	opts.MaxGroup = cmp.Or(opts.MaxGroup, min(DefaultMaxGroup, window))
 	copts := opts.Counter
 	copts.TxnTime = nil
-	copts.MaxEncodedSize = min(cmp.Or(copts.MaxEncodedSize, store.MaxValue), store.MaxValue)
+	copts.MaxEncodedSize = min(cmp.Or(copts.MaxEncodedSize, store.MaxValue), store.MaxValue-writeRoom(copts))
 	l := &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}
 	l.cyc.Ops = ledgerOps{l}
 	return l, nil

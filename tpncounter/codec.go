@@ -167,10 +167,11 @@ func (g *GCounter) segments() []segment {
 
 // encodedSize returns the size of g's body, encoding what is not cached.
 func (g *GCounter) encodedSize() int {
-	n := wire.ArrayHeaderSize(g.count()+1) + len(g.dorm.enc)
+	k, n := g.count(), len(g.dorm.enc)
 	if g.base.cut != 0 {
-		n += baseBound
+		k, n = k+1, n+len(g.base.encoded())
 	}
+	n += wire.ArrayHeaderSize(k)
 	for _, en := range g.sorted() {
 		n += len(en.encoded())
 	}

@@ -137,6 +137,7 @@ func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
 		}
 		g.commit(e, p)
 		g.bump(e)
+		g.grown += changeBound
 		if len(c.cross) > 0 {
 			c.findCross(nil, nil)
 		}

@@ -284,6 +284,7 @@ func compactHalves(actor crdt.ActorID, halves ...*GCounter) (bool, error) {
 	for _, j := range jobs {
 		j.g.commit(j.e, j.p)
 		j.g.bump(j.e)
+		j.g.grown += changeBound
 	}
 	return len(jobs) > 0, nil
 }

@@ -26,6 +26,11 @@ func applyBound(actor crdt.ActorID, txn crdt.TxnID) int {
 	return 1 + 3 + len(txn) + 9 + 2 + 8 + 3 + len(actor) + 3*9 + 2*3
 }
 
+// changeBound bounds what Compact, Retract or a retirement adds to one
+// entry's encoding: its seq, total and forgot growing, and a retirement
+// time (a retired entry loses its two lists).
+const changeBound = 4 * 9
+
 // entryBound bounds the encoding of e.
 func entryBound(e *entry) int {
 	if e.enc != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -95,5 +96,76 @@ func TestSizeCapHoldsOnApplyAndMerge(t *testing.T) {
 	require.Greater(t, len(must(c.MarshalBinary())), limit)
 	for _, bad := range []int{-1, crdt.DefaultMaxEncodedSize + 1} {
 		require.ErrorIs(t, Options{MaxEncodedSize: bad}.Validate(), crdt.ErrInvalidConfig)
+	}
+}
+
+// Apply's cap is SPEC.md 6.3 step 3's rule exactly: with B the length of
+// the state's bodies as they stand (also after a base, or a Compact or a
+// retirement since the last encoding), Apply of txn by actor is refused
+// iff B + len(actor) + len(txn) + 59 > MaxEncodedSize − 64.
+func TestSizeCapIsExact(t *testing.T) {
+	at := time.Unix(1_700_000_000, 0)
+	o := Options{HistoryLength: 1, FoldedLength: 1}
+	apply := func(c *Counter, a crdt.ActorID, x crdt.TxnID, n int64) {
+		_, err := c.Apply(a, x, n)
+		require.NoError(t, err)
+	}
+	builds := map[string]func(c *Counter){
+		"plain": func(c *Counter) { apply(c, "a", "t1", 1); apply(c, "b", "t2", -1) },
+		"bases": func(c *Counter) {
+			apply(c, "a", "t1", 1)
+			apply(c, "a", "t2", -1)
+			_, err := c.RetireAllAt(at, "a")
+			require.NoError(t, err)
+			c.Fold(at.Add(time.Second))
+			apply(c, "b", "t3", 1)
+		},
+		"15 entries": func(c *Counter) {
+			for i := range 15 {
+				apply(c, crdt.ActorID(fmt.Sprint("d", i)), crdt.TxnID(fmt.Sprint("t", i)), 1)
+			}
+		},
+		"compacted after encoding": func(c *Counter) {
+			apply(c, "a", "t1", 1<<40)
+			apply(c, "a", "t2", 1)
+			must(c.MarshalBinary())
+			_, err := c.Compact("a")
+			require.NoError(t, err)
+		},
+		"retired after encoding": func(c *Counter) {
+			other := newT(t, o)
+			var actors []crdt.ActorID
+			for i := range 20 {
+				a, x := crdt.ActorID(fmt.Sprint("b", i)), crdt.TxnID(fmt.Sprint("t", i))
+				actors = append(actors, a)
+				apply(c, a, x, 1)
+				apply(other, "a", x, 1)
+			}
+			require.NoError(t, c.Merge(other))
+			for _, a := range actors {
+				_, err := c.Compact(a)
+				require.NoError(t, err)
+			}
+			must(c.MarshalBinary())
+			_, err := c.RetireAllAt(at, actors...)
+			require.NoError(t, err)
+		},
+	}
+	header := len(must((&Counter{}).MarshalBinary())) - 2
+	for name, build := range builds {
+		ref := newT(t, o)
+		build(ref)
+		b := len(must(ref.MarshalBinary())) - header
+		for _, d := range []int{-9, -1, 0, 1, 16, 32} {
+			c := newT(t, o)
+			build(c)
+			limit := b + len("c") + len("zz") + 59 + 64 + d
+			c.p.o.MaxEncodedSize, c.n.o.MaxEncodedSize = limit, limit
+			_, err := c.Apply("c", "zz", 1)
+			require.Equal(t, d >= 0, err == nil, "%s: B %d, MaxEncodedSize B+125%+d: %v", name, b, d, err)
+			if err == nil {
+				require.LessOrEqual(t, len(must(c.MarshalBinary())), limit)
+			}
+		}
 	}
 }

@@ -67,8 +67,9 @@ type Options struct {
 	MaxActors int
 
 	// MaxEncodedSize caps the encoding Apply may grow the state to
-	// (crdt.ErrTooLarge, state unchanged; SPEC.md 6.7): a driver gives the
-	// largest value its store accepts. Merge and the decoder accept up to
+	// (crdt.ErrTooLarge, state unchanged; SPEC.md 6.3 step 3): a driver
+	// gives the largest value its store accepts, less what it changes
+	// after Apply (Compact, Retract, retirement, Fold are not capped). Merge and the decoder accept up to
 	// crdt.DefaultMaxEncodedSize, so states that each fit can always be
 	// read together. Zero means crdt.DefaultMaxEncodedSize, the largest.
 	MaxEncodedSize int

@@ -83,6 +83,7 @@ func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, e
 	}
 	for _, s := range swaps {
 		s.g.swap(s.actor, s.from, s.to)
+		s.g.grown += changeBound
 	}
 	return len(swaps) > 0, nil
 }

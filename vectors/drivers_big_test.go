@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // dvGen is a recipe for entries of a ledger state: one live entry per id of
@@ -334,17 +335,22 @@ func (m dvEntries) retract(key, txn string) {
 	m[key] = e
 }
 
+// dvCap is the ledger's MaxEncodedSize (SPEC.md 6.9): store.MaxValue less
+// the room for a write's own changes, 36 bytes for each of MaxActors + 1
+// entries and 64 (the vectors' MaxActors is the default).
+const dvCap = store.MaxValue - (36*(tpncounter.DefaultMaxActors+1) + 64)
+
 // dvApplyFits is SPEC.md 6.3 step 3's size cap at the ledger's
-// MaxEncodedSize (store.MaxValue, 6.9): Apply of txn by actor to next is
-// refused too_large when the halves' bodies (the encoding less its header)
-// and len(actor) + len(txn) + 59 bytes pass store.MaxValue − 64.
+// MaxEncodedSize (dvCap): Apply of txn by actor to next is refused
+// too_large when the halves' bodies (the encoding less its header) and
+// len(actor) + len(txn) + 59 bytes pass dvCap − 64.
 func (m *dvModel) dvApplyFits(next dvEntries, actor, txn string) bool {
 	size, err := dvEntriesSize(next)
 	if err != nil {
 		m.bad("model: the state does not encode: %v", err)
 		return true
 	}
-	return size-dvHeaderLen()+len(actor)+len(txn)+59 <= store.MaxValue-64
+	return size-dvHeaderLen()+len(actor)+len(txn)+59 <= dvCap-64
 }
 
 // dvHeaderLen is the length of a tpncounter encoding less its halves'
@@ -363,29 +369,24 @@ func dvLongTxn(name string, n int) string {
 	return name + "." + strings.Repeat("x", n-len(name)-1)
 }
 
-// dvBulk is the bulk of the states of the "too large" vectors: 32 actors
+// dvBulk is the bulk of the states of the "too large" vectors: 31 actors
 // holding 1000 transactions each and one holding k, every id 254 bytes.
 func dvBulk(k int) []dvGen {
 	txns := func(n int) idRange { return idRange{Prefix: ".", First: 1, Count: n, Width: 250} }
 	return []dvGen{
-		{Half: "p", Actors: idRange{Prefix: "g", First: 1, Count: 32, Width: 2}, Txns: txns(1000), Amount: 1},
+		{Half: "p", Actors: idRange{Prefix: "g", First: 1, Count: 31, Width: 2}, Txns: txns(1000), Amount: 1},
 		{Half: "p", Actors: idRange{Prefix: "h", First: 1, Count: 1, Width: 2}, Txns: txns(k), Amount: 1},
 	}
 }
-
-// dvTooLargeMargin is how far from the cap (SPEC.md 6.3 step 3) every
-// size a "too large" vector decides on stays, in bytes, so that the rule
-// stated with another bound (none, the exact size after the Apply, no room
-// for the header) decides otherwise.
-const dvTooLargeMargin = 16
 
 // dvTooLarge builds a "too large" vector: writer a~aaaaaaaa's initial
 // sibling is the bulk, and one group step credits first (alone), then
 // rest (one group). The bulk and first's length are chosen so that the
 // state with first and the first fit transactions of rest has halves'
-// bodies of store.MaxValue − 170 bytes. Each rest member (a 64-byte id:
-// 68 bytes, 133 with the cap's bound) after those passes the cap
-// (store.MaxValue − 64) by 27 bytes and the ones before fit by 41, while
+// bodies of dvCap − 170 bytes, give or take 17. Each rest member (a
+// 64-byte id: 68 bytes, 133 with the cap's bound) after those passes the
+// cap (dvCap − 64) by 27 ± 17 bytes and the ones before fit by 41 ∓ 17,
+// while
 // the exact size after the Apply, or a bound without the 64 bytes kept
 // for the header, would admit one more.
 func dvTooLarge(name, note string, o dvOptions, first string, rest []string, fit int, steps ...dvStep) dvVector {
@@ -408,15 +409,22 @@ func dvTooLarge(name, note string, o dvOptions, first string, rest []string, fit
 	}
 	// The size is linear in k (258 bytes a transaction) and in l0 from 32
 	// (a str 8 header) to 255.
-	target := store.MaxValue - 170
+	target := dvCap - 170
 	s1, s2 := size(1, 32, fit), size(2, 32, fit)
 	step := s2 - s1
-	k := 1 + (target-s1)/step
-	l0 := 32 + target - (s1 + (k-1)*step)
-	for got := size(k, l0, fit); got != target; got = size(k, l0, fit) {
-		if l0 += target - got; l0 < 32 || l0 > 255 || got-target > 8 || target-got > 8 {
-			panic(fmt.Sprintf("%s: size %d, want %d", name, got, target))
+	// l0 reaches 224 of each k's 258 bytes: within 17 of target always.
+	k, l0 := 0, 0
+	for k0 := 1 + (target-s1)/step; k == 0 && k0 > 1+(target-s1)/step-2; k0-- {
+		x := min(max(32+target-(s1+(k0-1)*step), 32), 255)
+		if got := size(k0, x, fit); got != target {
+			x = min(max(x+target-got, 32), 255)
 		}
+		if got := size(k0, x, fit); got >= target-17 && got <= target+17 {
+			k, l0 = k0, x
+		}
+	}
+	if k == 0 {
+		panic(name + ": no bulk fits")
 	}
 	members := []dvStep{dvMemberOf("credit", dvLongTxn(first, l0), 1)}
 	for _, t := range rest {

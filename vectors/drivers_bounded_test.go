@@ -1203,6 +1203,7 @@ func TestDriverVectorMutantsModel(t *testing.T) {
 // itself (dvApplyFits).
 var dvModelMutants = map[string]bool{
 	"ledger/Apply not capped at store.MaxValue":            true,
+	"ledger/no room for a write's own changes":             true,
 	"tpncounter/Apply cap without the transaction's bound": true,
 	"tpncounter/Apply cap without room for the header":     true,
 }

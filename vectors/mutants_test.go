@@ -298,7 +298,7 @@ var vectorMutants = []vectorMutant{
 	{"tpncounter/compact all or nothing across halves", "6.6: when N's half fails, P's plan is not carried out either",
 		[]edit{
 			{"tpncounter/counter.go", "\t\t\tjobs = append(jobs, job{g, e, p})\n", "\t\t\tg.commit(e, p)\n\t\t\tg.bump(e)\n\t\t\tjobs = append(jobs, job{g, e, p})\n"},
-			{"tpncounter/counter.go", "\tfor _, j := range jobs {\n\t\tj.g.commit(j.e, j.p)\n\t\tj.g.bump(j.e)\n\t}\n", ""},
+			{"tpncounter/counter.go", "\tfor _, j := range jobs {\n\t\tj.g.commit(j.e, j.p)\n\t\tj.g.bump(j.e)\n\t\tj.g.grown += changeBound\n\t}\n", ""},
 		}, "tpncounter", "compact:_all_or_nothing_across_halves"},
 	{"tpncounter/compact seq check", "6.6: a half with a non-empty plan at seq MaxSeq is overflow",
 		[]edit{{"tpncounter/counter.go", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); err != nil {", "\t\tif !p.empty() {\n\t\t\tif err := e.checkSeq(); false && err != nil {"}}, "tpncounter", "compact:_all_or_nothing_across_halves"},
