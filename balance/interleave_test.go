@@ -377,9 +377,6 @@ func scenarios() []scenario {
 //
 // runs everything, and every pair of crashes.
 func TestEveryInterleaving(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
-	}
 	total := 0
 	exhaustive := os.Getenv("COUNTERKIT_EXHAUSTIVE") != ""
 	if !exhaustive {

@@ -6982,22 +6982,12 @@ func dvEditRecord(c any, edit func(*dvRecord)) {
 	*r, *value = &x, hex.EncodeToString(b)
 }
 
-// dvSlowWrongExpectations are cases over 8 MiB states that a -race build
-// runs only with COUNTERKIT_CASES set (two others over the same vectors
-// always run).
-var dvSlowWrongExpectations = map[string]bool{
-	"a generated state of another recipe": true,
-}
-
 func TestDriverVectorsCatchWrongExpectations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short (the race pass): sequential; the full pass runs it without -race")
 	}
 	for _, c := range dvWrongExpectations {
 		t.Run(c.name, func(t *testing.T) {
-			if raceEnabled && dvSlowWrongExpectations[c.name] && os.Getenv("COUNTERKIT_CASES") == "" {
-				t.Skip("an 8 MiB state under -race: set COUNTERKIT_CASES to run it")
-			}
 			raw, err := os.ReadFile(filepath.Join(vectorDir, c.file))
 			if err != nil {
 				t.Fatal(err)

@@ -173,8 +173,8 @@ func TestCrashChild(t *testing.T) {
 // COUNTERKIT_CASES=20) and checks the directory after each kill.
 func TestCrash(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("crash test skipped in -short mode")
+	if testing.Short() && !raceEnabled {
+		t.Skip("crash test skipped in -short mode (the race pass runs it)")
 	}
 	rng, seed := seeded(t)
 	kills := proptest.Scale(10)
@@ -574,8 +574,8 @@ func (w *partitionsWorkload) check(ctx context.Context, db *embedded.DB, round i
 // (empty, or with what was acknowledged) and verifies; it is never refused.
 func TestCrashWhileCreating(t *testing.T) {
 	t.Parallel()
-	if testing.Short() {
-		t.Skip("crash test skipped in -short mode")
+	if testing.Short() && !raceEnabled {
+		t.Skip("crash test skipped in -short mode (the race pass runs it)")
 	}
 	rng, seed := seeded(t)
 	states := map[string]int{}

@@ -24,8 +24,8 @@ import (
 // a second process on the same directory serves the same balances and still
 // recognises the first one's transactions.
 func TestProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: the process test builds and runs the service binary")
+	if testing.Short() && !raceEnabled {
+		t.Skip("-short: the process test builds and runs the service binary (the race pass runs it)")
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {

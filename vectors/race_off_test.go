@@ -1,6 +1,0 @@
-//go:build !race
-
-package vectors
-
-// raceEnabled reports whether the test binary was built with -race.
-const raceEnabled = false
