@@ -87,7 +87,8 @@ type HarnessMaker func(ctx context.Context, t testing.TB) (Harness, error)
 // run on other stores than its drivers' suites: Run gives the checks the
 // stores these return. An error wrapping errors.ErrUnsupported from the
 // first call skips that shape's checks (subtest "store", with the error as
-// the reason), and its drivers' suites still run.
+// the reason), and its drivers' suites still run; that first call's store
+// is not used.
 type ShapeChecks interface {
 	CheckSiblings(ctx context.Context, t testing.TB) (store.Siblings, error)
 	CheckPartitions(ctx context.Context, t testing.TB) (store.Partitions, error)

@@ -59,6 +59,8 @@ type Options struct {
 	// and with TxnTime makes transactions timed: a retry too late to be
 	// recognised is refused (crdt.ErrOutsideWindow) instead of counted
 	// twice. Every ledger writing one key must use the same Counter options.
+	// Its MaxEncodedSize is lowered to the ledger's cap, store.MaxValue less
+	// room for a write's retirements (SPEC.md 6.9), when zero or larger.
 	Counter tpncounter.Options
 
 	// RetryWindow is how long after a transaction is first applied a
