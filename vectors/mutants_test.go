@@ -294,6 +294,11 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"tpncounter/rules.go", "\t\tcase !g.twinOwns(r, tr):\n\t\t\tkeep = append(keep, off)", "\t\tcase !g.twinOwns(r, tr):\n\t\t\t_ = off"}}, "tpncounter", "conflict_across_halves:_forgetting_waits_for_the_other_half"},
 	{"tpncounter/duplicate_folded across halves", "6.6: a retry of the owner's amount is duplicate_folded when the owner is folded, in either half",
 		[]edit{{"tpncounter/counter.go", "\t\treturn duplicate(o.Folded), nil", "\t\treturn duplicate(o.Folded && amount > 0), nil"}}, "tpncounter", "conflict_across_halves:_a_folded_debit_owner_answers_duplicate_folded"},
+	// tpncounter's Apply cap (SPEC.md 6.3 step 3): the bound and the comparison
+	{"tpncounter/Apply cap bound one byte short", "6.3 step 3: a transaction counts len(actor) + len(txn) + 59 bytes",
+		[]edit{{"tpncounter/limits.go", "len(actor) + 3*9 + 2*3\n", "len(actor) + 3*9 + 2*3 - 1\n"}}, "tpncounter", "size_cap:_one_byte_short"},
+	{"tpncounter/Apply cap refuses at the edge", "6.3 step 3: refused only when the sum passes MaxEncodedSize - 64",
+		[]edit{{"tpncounter/limits.go", "\tif bound <= limit {\n", "\tif bound < limit {\n"}, {"tpncounter/limits.go", "\treturn exact <= limit\n", "\treturn exact < limit\n"}}, "tpncounter", "size_cap:_at_the_edge"},
 	// tpncounter Compact (SPEC.md 6.6): both plans and seq checks before either half changes
 	{"tpncounter/compact all or nothing across halves", "6.6: when N's half fails, P's plan is not carried out either",
 		[]edit{

@@ -5,6 +5,7 @@ package vectors
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -100,6 +101,8 @@ type tOptions struct {
 	HistoryLength int `json:"history_length"`
 	FoldedLength  int `json:"folded_length"`
 	MaxActors     int `json:"max_actors"`
+	// MaxEncodedSize caps Apply (SPEC.md 6.3 step 3); 0 is the default.
+	MaxEncodedSize int `json:"max_encoded_size,omitempty"`
 	// TxnTime is "timeuuid" when transactions are timed by their version 1
 	// UUID ids (SPEC.md 6.1), empty otherwise.
 	TxnTime string `json:"txn_time,omitempty"`
@@ -155,7 +158,7 @@ type tDigest struct {
 
 // tOpts turns a scenario's options into tpncounter.Options.
 func tOpts(t *checker, o tOptions) tpncounter.Options {
-	opts := tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength, MaxActors: o.MaxActors, FutureSkew: time.Duration(o.FutureSkewNS)}
+	opts := tpncounter.Options{HistoryLength: o.HistoryLength, FoldedLength: o.FoldedLength, MaxActors: o.MaxActors, MaxEncodedSize: o.MaxEncodedSize, FutureSkew: time.Duration(o.FutureSkewNS)}
 	switch o.TxnTime {
 	case "":
 	case "timeuuid":
@@ -684,6 +687,35 @@ func genTPN(t *checker) any {
 				beyond(ap("r2", "b", tu(1), -10)), ap("r2", "b", vid(1.5, 3, 3).String(), -1), ap("r2", "b", tu(6), 1)},
 			Note: "r1 forgets the credit at t=1 s; r2 merges r1's entry and refuses a retry of it. An unknown transaction is checked against the later of both halves' horizons: a debit no later than t=1 s is refused too, although the debit half has forgotten nothing (the losing write of a credit/debit conflict may have been forgotten in the other half); a debit after it is accepted"},
 	}
+	// The Apply cap's edge (SPEC.md 6.3 step 3): after a credit by a and a
+	// debit by b, c's credit "zz" with MaxEncodedSize at B + 1 + 2 + 59 +
+	// 64 (applied) and one byte less (too_large), B the state's bodies.
+	capEdge := func(d int) tScenario {
+		c, err := tpncounter.New(tpncounter.Options{})
+		if err != nil {
+			panic(err)
+		}
+		for _, x := range []struct {
+			a, t string
+			n    int64
+		}{{"a", "t1", 1}, {"b", "t2", -1}} {
+			if _, err := c.Apply(crdt.ActorID(x.a), crdt.TxnID(x.t), x.n); err != nil {
+				panic(err)
+			}
+		}
+		enc, err1 := c.MarshalBinary()
+		empty, err2 := (&tpncounter.Counter{}).MarshalBinary()
+		if err := errors.Join(err1, err2); err != nil {
+			panic(err)
+		}
+		limit := len(enc) - (len(empty) - 2) + 1 + 2 + 59 + 64 + d
+		name := map[int]string{0: "size cap: at the edge", -1: "size cap: one byte short"}[d]
+		return tScenario{Name: name, Type: "tpncounter",
+			Options: tOptions{MaxEncodedSize: limit}, Replicas: []string{"r"},
+			Note:  fmt.Sprintf("SPEC.md 6.3 step 3: c's Apply of zz is refused (too_large, nothing changes) iff B + len(actor) + len(txn) + 59 > MaxEncodedSize - 64, where B is the length of the state's two bodies (its encoding less the envelope and the array header of the two bodies): here B + 1 + 2 + 59 + 64 is %d", limit-d),
+			Steps: []Step{ap("r", "a", "t1", 1), ap("r", "b", "t2", -1), ap("r", "c", "zz", 1)}}
+	}
+	scs = append(scs, capEdge(0), capEdge(-1))
 	// The owner is the smallest actor id in byte order (SPEC.md 6.4), for
 	// ids of any lengths: not shorter first, not UTF-16 order.
 	owner := func(name, note, typ, a1 string, n1 int64, a2 string, n2 int64) tScenario {
