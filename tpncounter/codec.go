@@ -557,6 +557,9 @@ type bodyReader struct {
 	i, n    int          // the next array of the body, and how many it declares
 	first   int          // the index of the body's first entry (1 after a base)
 	prev    crdt.ActorID // the previous entry's actor, aliasing the input
+	// unchecked: txn leaves ids unchecked, for a reader whose caller
+	// checks them or has the decoder read them again (MergeBinary).
+	unchecked bool
 }
 
 // rawEntry is one array of a body, as far as a bodyReader has read it.
@@ -695,7 +698,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 	if at, left := d.Offset(), d.Remaining(); left >= 4 {
 		b := d.Input(at, at+min(left, 2+31+5))
 		if n := int(b[1] & 0x1f); b[0] == 0x92 && b[1]&0xe0 == 0xa0 && 2+n < len(b) {
-			if amt, k := wire.SmallUint(b[2+n:]); amt > 0 && crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "" {
+			if amt, k := wire.SmallUint(b[2+n:]); amt > 0 && (r.unchecked || crdt.CheckID(unsafe.String(unsafe.SliceData(b[2:]), n)) == "") {
 				d.SkipTo(at + 2 + n + k)
 				return append(dst, b[2:2+n]...), false, amt, nil
 			}
@@ -712,7 +715,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 		return dst, false, 0, err
 	}
 	id := out[len(dst):]
-	if !isUUID && crdt.CheckID(unsafe.String(unsafe.SliceData(id), len(id))) != "" { // a UUID's canonical text is a valid id
+	if !isUUID && !r.unchecked && crdt.CheckID(unsafe.String(unsafe.SliceData(id), len(id))) != "" { // a UUID's canonical text is a valid id
 		return dst, false, 0, fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, crdt.TxnID(id).Validate())
 	}
 	if amt, err = d.Int(); err != nil {

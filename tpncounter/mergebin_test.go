@@ -256,7 +256,7 @@ func checkShiftMerge(c *Counter, data []byte) error {
 // TestMergeBinaryShiftEdges merges hand-made states into a Counter whose
 // writer w1 holds a, b, c and w2 holds x: entries that are shifts of the
 // receiver's (changed in place), and entries that look like one but are
-// not (an id twice, an id another writer holds, a value that overflows
+// not (an id not valid, an id twice, an id another writer holds, a value that overflows
 // once merged), which must give what decoding and Merge give.
 func TestMergeBinaryShiftEdges(t *testing.T) {
 	type ent struct {
@@ -299,6 +299,8 @@ func TestMergeBinaryShiftEdges(t *testing.T) {
 		{"the oldest forgotten, two more", encode(ent{"w1", 5, 1, []Txn{c, d, y}, nil}, w2), true},
 		{"all new, folded", encode(ent{"w1", 9, 10, []Txn{y}, []Txn{d}}, w2), true},
 		{"both writers", encode(ent{"w1", 4, 0, []Txn{a, b, c, d}, nil}, ent{"w2", 2, 5, []Txn{y}, []Txn{x}}), true},
+		{"a new id not valid", encode(ent{"w1", 4, 0, []Txn{b, c, {"d\x01", 4}}, nil}, w2), false},
+		{"a new id not valid, not a shift", encode(ent{"w1", 4, 0, []Txn{b, c, {"d\x01", 4}}, nil}, ent{"w2", 2, 0, []Txn{y}, nil}), false},
 		{"an id twice", encode(ent{"w1", 4, 0, []Txn{b, c, b}, nil}, w2), false},
 		{"an id w2 holds", encode(ent{"w1", 4, 0, []Txn{b, c, x}, nil}, w2), false},
 		{"one id added by both", encode(ent{"w1", 4, 0, []Txn{a, b, c, y}, nil}, ent{"w2", 2, 0, []Txn{x, y}, nil}), false},
