@@ -900,7 +900,7 @@ func (w *appliedWatch) wrote(t *testing.T, v []byte) {
 // answered, on either ledger. Puts of the account key are lost, lose
 // their acknowledgement or are refused; record puts are refused. Every
 // call ends (none hangs) with an answer or unavailable / ambiguous_write;
-// a ledger that answered applied in one attempt holds that copy when it
+// a ledger that answered applied holds that copy when it
 // answers and never takes it out. Then the store recovers, every ledger
 // reads and writes twice, and every call not answered is retried until it
 // is: each transaction counts once, and a retry of each on either ledger
@@ -1026,9 +1026,7 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 		r, err := ledgers[i].Update(ctx, x, amounts[x])
 		switch {
 		case err == nil:
-			// An answer after an attempt that did not land may be applied
-			// for a copy that never counts: TestAdvSettleAppliedAfterAnEarlierAttempt.
-			if r.Outcome == tpncounter.Applied && r.Attempts == 1 {
+			if r.Outcome == tpncounter.Applied {
 				st := stored(t, mem)
 				if _, live := maps.Collect(st.LiveActors())[ledgers[i].Writer()]; live && st.Status(x) == tpncounter.Unknown {
 					t.Errorf("seed %d: %s answered applied for %s, which the store does not hold", seed, names[i], x)
@@ -1153,29 +1151,21 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 // before its second attempt, ledger b applies x (and, in the second case,
 // writes on until it has forgotten x: History and Folded length 1). a's
 // second attempt finds x, in the counter or in b's record: the copy that
-// counts is b's, and a's never landed. a answers applied (an earlier
-// attempt of this call "applied" it to a state that was never stored),
-// and in the lost case takes its pending copy out at its next read. The
-// promise is that an Update never answers applied for a copy that is then
-// taken out; SPEC.md 6.11 step 2 answers a call known from its record
-// duplicate. TestAdvSettleRandom found both. Skipped with the rule each
-// breaks; COUNTERKIT_SETTLE_FAILURES=1 runs them.
+// counts is b's, and a's never landed. a must answer duplicate, owner b
+// (SPEC.md 6.9, 6.11 step 2), not applied: it answered applied before
+// (an earlier attempt had "applied" x to a state never stored) and, in
+// the lost case, took its pending copy out at its next read.
+// TestAdvSettleRandom found both.
 func TestAdvSettleAppliedAfterAnEarlierAttempt(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		fault  faulty.Fault
 		forget bool
-		rule   string
 	}{
-		{"lost, then counted by another ledger", faulty.Lose, false,
-			"SPEC.md 6.9 (applied if an earlier attempt applied it) against 6.11's promise: applied for a copy that never landed and is taken out"},
-		{"refused, then counted and forgotten by another ledger", faulty.Refuse, true,
-			"SPEC.md 6.11 step 2: a call known from its record is answered applied, not duplicate"},
+		{"lost, then counted by another ledger", faulty.Lose, false},
+		{"refused, then counted and forgotten by another ledger", faulty.Refuse, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if os.Getenv("COUNTERKIT_SETTLE_FAILURES") == "" {
-				t.Skip(tc.rule)
-			}
 			ctx := context.Background()
 			mem := memory.NewSiblings()
 			copts := tpncounter.Options{HistoryLength: 1, FoldedLength: 1}

@@ -356,7 +356,8 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 		}
 		c.res.Outcome, c.res.Landed, c.res.Owner = out, true, owner
 		c.version = l.versionOf(fetched, c)
-		if c.applied && out != tpncounter.Superseded {
+		if c.applied && out != tpncounter.Superseded && owner.Actor == l.writer {
+			// The copy that counts is this call's, from an earlier attempt.
 			c.res.Outcome = tpncounter.Applied
 		}
 		known = append(known, c)

@@ -135,7 +135,8 @@ type Result struct {
 	// (even if an earlier attempt of this call is what landed), Duplicate or
 	// DuplicateFolded when it was already stored (also when this call's
 	// copy landed after another writer's recorded one: SPEC.md 6.11 step
-	// 3; Owner names that writer), Superseded when it was
+	// 3, or another writer's copy is what a retry found: 6.9; Owner names
+	// that writer), Superseded when it was
 	// stored with this amount but a concurrent write of the same id with
 	// another amount or sign is the one that counts (see Owner).
 	//

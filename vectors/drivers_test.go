@@ -2879,7 +2879,31 @@ func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	if err != nil {
 		panic(err)
 	}
+	bx1, err := tpncounter.New(tpncounter.Options{})
+	if err == nil {
+		_, err = bx1.Apply("b~bbbbbbbb", "x", 5)
+	}
+	bState, err := bx1.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	bFolded, err := ledger.Record{Txn: "x", Amount: 5, Writer: "b~bbbbbbbb", At: dvT0, Version: 3}.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
 	return []dvVector{
+		{Name: "records: an earlier attempt's copy that did not land is not the one applied",
+			Note:    "a credits x: its first put is ambiguous and lost (pending). Before the second attempt b's state holding x lands under the key (seeded): the fetch knows x, and the copy that counts is b's, so the call is answered duplicate with owner b, not applied: applied only when the owner is this ledger's own copy (6.9)",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_lost", dvSeed(bState)),
+				dvLedgerOp("value", "a"),
+			}},
+		{Name: "records: an earlier attempt's refused copy, then known from another writer's record",
+			Note:    "a credits x: its first put is refused (x taken back out). Before the second attempt b's record of x lands (seeded under x's key: b counted x and forgot it): the lookup knows x, and the call is answered duplicate with owner b (folded), not applied (6.11 step 2); nothing is written",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "x", 5, "", "refuse"), "x", "", dvSeed(bFolded)),
+				dvLedgerOp("value", "a"),
+			}},
 		{Name: "records: a failed record fetch fails the attempt",
 			Note:    "retry_count 2. t1's record fetch (after the counter's fetch) is refused: the call fails unavailable after 1 attempt, nothing written, no further attempt. Then behind l0, a group of l1 and l2 whose l1 record fetch is refused: the attempt fails, and both members fail unavailable (1 attempt, nothing written). Retried, t1 lands",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
@@ -5056,6 +5080,7 @@ type dvMember struct {
 	recFetch         dvCall    // this attempt's lookup ("" token when none)
 	done             bool
 	applied, now     bool // an attempt applied it; the current attempt did
+	elsewhere        bool // applied by an attempt, but known from another writer's copy
 	attempts         int
 	outcome, errKind string
 	landed           bool
@@ -5195,7 +5220,7 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 			continue
 		}
 		w := L.writer
-		if c.s.Owner != nil && c.s.Owner.Actor != "" && !(c.applied && c.s.Outcome == "duplicate") {
+		if c.s.Owner != nil && c.s.Owner.Actor != "" && !(c.applied && c.s.Outcome == "duplicate" && !c.elsewhere) {
 			// The copy that counts in the state that landed it. An applied
 			// call answered duplicate met another writer's copy at its
 			// record step (6.11 step 3): its record named L's own copy.
@@ -5366,9 +5391,16 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		view := fetched.txns()
 		if L.pending {
+			// The pending write is ≤ the fetch's merge: its own entries
+			// are there, at their seq or later (6.9).
 			covered := true
 			for t, a := range L.last {
 				if x, ok := view[t]; !ok || x != a {
+					covered = false
+				}
+			}
+			for k, e := range L.lastState {
+				if f, ok := fetched[k]; strings.HasSuffix(k, "/"+L.writer) && (!ok || dvSeqOf(f) < dvSeqOf(e)) {
 					covered = false
 				}
 			}
@@ -5425,13 +5457,17 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				if ok && folded[c.s.Txn] {
 					c.outcome = "duplicate_folded"
 				}
-				if c.applied {
-					c.outcome = "applied"
-				}
 				w := L.writer
 				if c.s.Owner != nil && c.s.Owner.Actor != "" {
 					w = c.s.Owner.Actor
 				}
+				if !ok {
+					w = c.known.Writer
+				}
+				if c.applied && w == L.writer {
+					c.outcome = "applied" // the copy that counts is an earlier attempt's (6.9)
+				}
+				c.elsewhere = c.applied && w != L.writer
 				c.version = judged.version(w)
 				if !ok {
 					// Known from its record alone (6.11 step 2).
@@ -7275,6 +7311,12 @@ var dvMutants = []struct {
 	{"ledger/recorded again at every pass", "6.9 RetireAfter: an actor's transactions are recorded once per version",
 		"ledger/ledger.go", "\t\tif s.recorded || tried[a] || budget == 0 {", "\t\tif tried[a] || budget == 0 {",
 		"driver_ledger", "retire: idle writers linked by shared transactions retire together, however many"},
+	{"ledger/applied whoever's copy counts", "6.9: applied if an earlier attempt applied it and its copy is the one that counts",
+		"ledger/group.go", "out != tpncounter.Superseded && owner.Actor == l.writer {", "out != tpncounter.Superseded {",
+		"driver_ledger", "records: an earlier attempt's copy that did not land is not the one applied"},
+	{"ledger/applied though known from another writer's record", "6.11 step 2: a call known from its record is answered duplicate",
+		"ledger/group.go", "out != tpncounter.Superseded && owner.Actor == l.writer {", "out != tpncounter.Superseded && (owner.Actor == l.writer || c.known != nil) {",
+		"driver_ledger", "records: an earlier attempt's refused copy, then known from another writer's record"},
 	{"ledger/group: a duplicate member answered applied", "6.9 group commit: a member whose Apply answers duplicate stays in the group as a duplicate",
 		"ledger/group.go", "\t\tc.res.Outcome = out\n\t\tif c.applied {", "\t\tc.res.Outcome = tpncounter.Applied\n\t\tif c.applied {",
 		"driver_ledger", "group: duplicate members"},
