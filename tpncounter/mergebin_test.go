@@ -317,3 +317,52 @@ func TestMergeBinaryShiftEdges(t *testing.T) {
 		})
 	}
 }
+
+// FuzzMergeBinary checks that MergeBinary of any input gives what decoding
+// it and Merge give (checkShiftMerge) into a receiver holding two writers'
+// entries; the seeds are those writers' next states, so that inputs near
+// them take the shift path, which checks only the ids an entry adds.
+//
+// Run: go test ./tpncounter -run '^$' -fuzz '^FuzzMergeBinary$' -fuzztime 60s
+func FuzzMergeBinary(f *testing.F) {
+	opts := Options{HistoryLength: 3, FoldedLength: 2}
+	newC := func() *Counter {
+		c, err := New(opts)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return c
+	}
+	w0, w1 := newC(), newC()
+	apply := func(c *Counter, actor crdt.ActorID, ids ...string) {
+		for i, id := range ids {
+			if _, err := c.Apply(actor, crdt.TxnID(id), int64(i+1)); err != nil {
+				f.Fatal(err)
+			}
+		}
+	}
+	apply(w0, "w0", "t0", "t1", "t2", "t3", "t4")
+	apply(w1, "w1", "u0", "u1", "u2")
+	if err := w0.MergeBinary(must(w1.MarshalBinary())); err != nil {
+		f.Fatal(err)
+	}
+	recv := must(w0.MarshalBinary())
+	apply(w1, "w1", "u3", "u4")
+	f.Add(must(w1.MarshalBinary()))
+	apply(w0, "w0", "t5", "01234567-0000-4000-8000-000000000007")
+	f.Add(must(w0.MarshalBinary()))
+	if _, err := w1.Compact("w1"); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(must(w1.MarshalBinary()))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := newC()
+		if err := c.UnmarshalBinary(recv); err != nil {
+			t.Fatal(err)
+		}
+		must(c.MarshalBinary()) // the entries' encodings cached, as a writer's are
+		if err := checkShiftMerge(c, data); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
