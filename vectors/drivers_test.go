@@ -628,6 +628,9 @@ type dvCall struct {
 	Reply  string `json:"reply"`            // ok, refused, ambiguous
 	Landed *bool  `json:"landed,omitempty"` // ambiguous writes: whether the write took effect
 	Stale  int    `json:"stale,omitempty"`  // reads: answered as of this many landed writes ago
+	// ClockAfter (tally writes): what the driver's clock reads once the
+	// store has answered.
+	ClockAfter string `json:"clock_after,omitempty"`
 
 	Bounded *dvBState `json:"bounded,omitempty"` // a bounded Account's put: the state written
 }
@@ -1228,6 +1231,7 @@ type dvPartitions struct {
 	back     *memory.Partitions        // generation
 	hist     map[string][][]store.Row  // generation: every state after a write that landed, oldest first
 	toActual func(store.Row) store.Row // replay: a vector row as the driver must read it
+	setClock func(time.Time)           // moves the driver's clock (a call's clock_after)
 }
 
 func dvLevel(l store.Read) string {
@@ -1328,13 +1332,17 @@ func (p *dvPartitions) Apply(ctx context.Context, muts []store.Mutation) error {
 			p.rec.calls = append(p.rec.calls, call)
 			return errDVUnscripted
 		}
-		call.Reply, call.Landed = exp.Reply, exp.Landed
+		call.Reply, call.Landed, call.ClockAfter = exp.Reply, exp.Landed, exp.ClockAfter
 		p.rec.calls = append(p.rec.calls, call)
+		p.clockAfter(call)
 		return dvReplyErr(exp.Reply)
 	}
 	var applies bool
 	var err error
-	call.Reply, call.Landed, applies, err = dvWriteFault(p.rec.fault())
+	f, after, _ := strings.Cut(p.rec.fault(), "@") // "refuse@<time>": the clock then reads <time>
+	call.Reply, call.Landed, applies, err = dvWriteFault(f)
+	call.ClockAfter = after
+	defer p.clockAfter(call)
 	if applies {
 		if err := p.back.Apply(ctx, muts); err != nil {
 			return err
@@ -1355,6 +1363,13 @@ func (p *dvPartitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	p.rec.calls = append(p.rec.calls, call)
 	return err
+}
+
+// clockAfter moves the driver's clock to call's clock_after, if it has one.
+func (p *dvPartitions) clockAfter(call dvCall) {
+	if call.ClockAfter != "" {
+		p.setClock(dvMustTime(call.ClockAfter))
+	}
 }
 
 // initial writes a vector's initial rows (generation) at timestamp 1.
@@ -1798,6 +1813,7 @@ func dvRunTally(v dvVector, replay bool) (dvVector, error) {
 		st.back, st.hist = memory.NewPartitions(), map[string][][]store.Row{}
 	}
 	var now time.Time
+	st.setClock = func(t time.Time) { now = t }
 	var nextID string
 	if v.Options.Kind != "sum" {
 		return dvVector{}, fmt.Errorf("kind %q: the vectors count sums", v.Options.Kind)
@@ -2809,6 +2825,22 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("a", "t2", 7),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "records: a pending write's timed transaction recorded by another writer is taken out",
+			Note: "as the vector before, with TxnTime (TimeUUID ids) and a retry window of one hour: a's lost write of x1 stays pending; b applies x1 and, after three more credits, has forgotten it; a's next credit takes x1 out of its pending write by its record (b at version 1, the fetch at version 4), not by x1's time, which is inside the window: its put carries x2 only, so x1 counts once",
+			Options: func() dvOptions {
+				o := opts(1, 1, 1)
+				o.RetryWindowNS, o.TxnTime = dvI(int64(time.Hour)), "timeuuid"
+				return o
+			}(),
+			Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", dvTimeID(dvT0, 1), 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("b", dvTimeID(dvT0, 1), 5),
+				dvCredit("b", dvTimeID(dvT0, 4), 1),
+				dvCredit("b", dvTimeID(dvT0, 5), 2),
+				dvCredit("b", dvTimeID(dvT0, 6), 3),
+				dvCredit("a", dvTimeID(dvT0, 2), 7),
+				dvLedgerOp("value", "b"),
+			}},
 		{Name: "records: a pending transaction and a read older than its record",
 			Note:    "retry_count 1. a's put of t1 is ambiguous twice and lost: pending. b applies t1 (record: writer b, version 1). a's next reads are stale, the state before b's write: t1's record names b at version 1, the fetch holds no entry of b (version 0), so the fetch is older than the record and the attempt fails unavailable with nothing more read or written (ambiguous_write+unavailable for a resend of t1, whose copy is in the pending write; unavailable for t2). Two hours later c's first write retires b, idle since t1's record (a second record of t1: writer b, version 1). a's next read is fresh: b's entry is retired at version 1, the record's own (at it, not past it) and holds no transaction, so t1 is taken out (b's total counts it), and a's put carries t2 only",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
@@ -3314,6 +3346,15 @@ func dvGenTally() dvFile {
 				up("m1", 2),
 				st("read", "", nil),
 			}},
+		{Name: "a refused attempt is resent", Note: "resends 2: the update of 5 is refused, then resent (same bytes, same ts) and written: counted once. The update of 2 is ambiguous (lost), then refused twice: it fails ambiguous_write and unavailable (the last attempt was refused), and the write is pending (unresolved) until a retry lands it",
+			Options: opts(2), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(4), time.Hour)),
+				st("update", "m1", []int64{5}, "refuse", ""),
+				st("read", "", nil),
+				st("update", "m1", []int64{2}, "ambiguous_lost", "refuse", "refuse"),
+				st("retry", "m1", nil),
+				st("read", "", nil),
+			}},
 		{Name: "a mutator refuses updates within Margin of its expiry", Note: "lifetime 1h, margin 10m: an update at 49m59s is written; at 50m the mutator is dead (expired), its staged updates are discarded, and nothing is written",
 			Options: opts(2), Steps: []dvStep{
 				dvClock(st("new_mutator", "m1", nil), dvAt(day(5), 0)),
@@ -3360,6 +3401,19 @@ func dvGenTally() dvFile {
 				st("stage", "m1", []int64{4}),
 				st("flush", "m1", nil),
 				st("stage", "m1", []int64{8}),
+				st("read", "", nil),
+			}},
+		{Name: "a send stops resending at expires_at", Note: "margin 1µs, lifetime 1h, 2 resends: the flush of 1 writes at expires_at − 2µs and is refused, and the clock then reads expires_at (clock_after): the flush is not resent, fails unavailable and expired, discards the staged 1, and the mutator is dead. m2's flush of 4 is ambiguous (lost) with the clock then at its expires_at: not resent, it fails ambiguous_write and expired and stays pending, and a retry cannot resolve it (ambiguous_write and expired, no call). A read shows 0",
+			Options: func() dvOptions { o := opts(2); o.MarginNS = dvI(int64(time.Microsecond)); return o }(), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(9), 0)),
+				dvClock(st("stage", "m1", []int64{1}), dvAt(day(9), time.Hour-2*time.Microsecond)),
+				st("flush", "m1", nil, "refuse@"+dvAt(day(9), time.Hour)),
+				st("stage", "m1", []int64{2}),
+				st("read", "", nil),
+				dvClock(st("new_mutator", "m2", nil), dvAt(day(9), 2*time.Hour)),
+				dvClock(st("stage", "m2", []int64{4}), dvAt(day(9), 3*time.Hour-2*time.Microsecond)),
+				st("flush", "m2", nil, "ambiguous_lost@"+dvAt(day(9), 3*time.Hour)),
+				st("retry", "m2", nil),
 				st("read", "", nil),
 			}},
 	}
@@ -5924,7 +5978,9 @@ func dvModelTally(v dvVector) []string {
 		send := func(data string, ts int64) string {
 			m.lastTS, m.lastSent = ts, data
 			want := []dvMut{{Op: "put", Partition: o.Key, Key: hex.EncodeToString(append([]byte("s"), m.id...)), Value: data, TS: dvInt(ts)}}
-			ambiguous := false
+			// Every failed attempt is resent, refused or ambiguous, never
+			// once now ≥ expires_at (7.4).
+			ambiguous, refused := false, false
 			for attempt := 0; attempt <= resends; attempt++ {
 				if now >= m.expires {
 					m.dead = true
@@ -5940,18 +5996,25 @@ func dvModelTally(v dvVector) []string {
 				if !dvSameMuts(c.Mutations, want) {
 					bad("attempt %d writes %+v, want %+v", attempt+1, c.Mutations, want)
 				}
+				if c.ClockAfter != "" {
+					now = dvMustTime(c.ClockAfter).UnixMicro()
+				}
 				switch c.Reply {
 				case "ok":
 					return ""
 				case "refused":
-					if ambiguous {
-						return "ambiguous_write"
-					}
-					return "unavailable"
+					refused = true
+				default:
+					ambiguous, refused = true, false
 				}
-				ambiguous = true
 			}
-			return "ambiguous_write"
+			switch {
+			case ambiguous && refused:
+				return "ambiguous_write+unavailable"
+			case ambiguous:
+				return "ambiguous_write"
+			}
+			return "unavailable"
 		}
 		nextTS := func() (int64, bool) {
 			ts := max(m.lastTS+1, now)
@@ -5975,7 +6038,7 @@ func dvModelTally(v dvVector) []string {
 			switch errKind = send(data, ts); errKind {
 			case "":
 				m.committed, m.committedSum, m.ack, m.dirty = data, m.staged, m.staged, false
-			case "ambiguous_write":
+			case "ambiguous_write", "ambiguous_write+unavailable", "expired+ambiguous_write":
 				m.pending = data
 			default:
 				rollback()
@@ -6000,8 +6063,8 @@ func dvModelTally(v dvVector) []string {
 			switch errKind = send(target, ts); errKind {
 			case "":
 				return true
-			case "unavailable":
-				errKind = "ambiguous_write"
+			case "unavailable", "ambiguous_write+unavailable":
+				errKind = "ambiguous_write" // an earlier attempt may have landed
 			}
 			return false
 		}
@@ -7274,6 +7337,12 @@ var dvMutants = []struct {
 	{"balance/covered S row deleted early", "9.3 step 7: a cancelled S row some of whose tombstones stay is kept",
 		"balance/evaluate.go", "if r.Kind == KindSum && (!allGone(v.tombs[r.Version])", "if false && r.Kind == KindSum && (!allGone(v.tombs[r.Version])",
 		"driver_balance", "step 7: a covered sum row stays while its tombstones stay"},
+	{"tally/resent after expires_at", "7.4: a failed attempt is never resent once now ≥ expires_at",
+		"tally/counter.go", "\t\tif stillOK != nil && !stillOK() {", "\t\tif false && stillOK != nil && !stillOK() {",
+		"driver_tally", "a send stops resending at expires_at"},
+	{"tally/a refused attempt not resent", "7.4: a failed attempt, refused or ambiguous, is resent",
+		"tally/counter.go", "\t\tlast = err\n\t\tif !errors.Is(err, crdt.ErrUnavailable) {", "\t\tlast = err\n\t\tif errors.Is(err, crdt.ErrUnavailable) {\n\t\t\tbreak\n\t\t}\n\t\tif !errors.Is(err, crdt.ErrUnavailable) {",
+		"driver_tally", "a refused attempt is resent"},
 	{"tally/retry settles after expiry", "7.4: an unresolved write is not resent once the clock reaches expires_at",
 		"tally/mutator.go", "if m.dead || m.c.nowMicros() >= m.expiresAt {", "if m.dead {",
 		"driver_tally", "an unknown write cannot be settled after expiry"},
