@@ -603,15 +603,11 @@ func (l *Ledger) flush(ctx context.Context) error {
 }
 
 // recordRetiring records every transaction that actor's entry in merged
-// still holds (it is about to be retired, which forgets them), but its late
-// copies, which the writers that counted them recorded. It reports whether
-// all were recorded.
-func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, late []crdt.TxnID, now time.Time) bool {
+// still holds (it is about to be retired, which forgets them). It reports
+// whether all were recorded.
+func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {
 	var recs []pendingRecord
 	for txn, amount := range merged.Transactions(actor) {
-		if slices.Contains(late, txn) {
-			continue
-		}
 		// The record names the copy that counts: the retired actor's, or
 		// the one its copy of the same amount leaves in favour of (step 6).
 		w := actor
@@ -656,17 +652,14 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 // lastApplied returns the latest time the records of txns naming actor
 // were made (false when none can be read): when actor last applied a
 // transaction. A record naming another writer dates that writer. late
-// lists actor's copies in merged that landed after another writer counted
-// their transactions (judgeCopies: counted): its own ledger takes them
-// out (SPEC.md 6.11 step 3), and a retirement leaves them uncounted.
-// unsure reports a record that merged is older than, or one that could
-// not be read: the copies are not all judged.
-func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok bool, late []crdt.TxnID, unsure bool) {
+// reports a copy of actor's in merged that landed after another writer
+// counted its transaction (judgeCopies: counted), which actor's own
+// ledger takes out (SPEC.md 6.11 step 3) unless it is retired first.
+func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late bool) {
 	held := maps.Collect(merged.Transactions(actor))
 	for _, txn := range txns {
 		x, err := l.lookup(ctx, txn, now)
 		if err != nil {
-			unsure = true
 			continue
 		}
 		for _, r := range x.records {
@@ -674,14 +667,11 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 				at = r.At
 			}
 		}
-		switch v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v {
-		case counted:
-			late = append(late, txn)
-		case stale:
-			unsure = true
+		if v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v == counted {
+			late = true
 		}
 	}
-	return at, !at.IsZero(), late, unsure
+	return at, !at.IsZero(), late
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is

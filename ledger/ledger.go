@@ -248,13 +248,11 @@ type sighting struct {
 	since   time.Time
 	dated   bool
 	// checked: the records of its newest transactions were read at this
-	// version, against a state no older than them; late: those of them
-	// that are copies that landed after another writer counted the
-	// transaction (SPEC.md 6.11 step 3), which leave uncounted when the
-	// actor retires (tpncounter.Counter.RetireLateAt).
-	checked bool
-	late    []crdt.TxnID
-	pass    bool // seen in the latest pass
+	// version; late: one of those is a copy that landed after another
+	// writer counted the transaction (SPEC.md 6.11 step 3), which its own
+	// ledger must take out: the actor is not retired at this version.
+	checked, late bool
+	pass          bool // seen in the latest pass
 	// recorded: the transactions of the actor at this version are
 	// recorded (records outlive the window from their first landing, so
 	// once per version is enough).
@@ -344,11 +342,11 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			// read again once it is due, to find a late copy.
 			if newest := newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {
 				lookups += len(newest)
-				at, ok, late, unsure := l.lastApplied(ctx, merged, a, newest, now)
+				at, ok, late := l.lastApplied(ctx, merged, a, newest, now)
 				if !s.dated && ok && at.Before(s.since) {
 					s.since = at
 				}
-				s.dated, s.checked, s.late = true, !unsure, late
+				s.dated, s.checked, s.late = true, true, late
 			}
 		}
 		due := s.since.Add(l.opts.RetireAfter)
@@ -356,7 +354,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		undated = undated || !s.dated || ready && !s.checked
 		s.pass = true
 		l.sightings[a] = s
-		if ready && s.checked {
+		if ready && s.checked && !s.late {
 			idle = append(idle, a)
 		} else if !ready && due.Before(next) {
 			next = due
@@ -382,7 +380,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		}
 		budget--
 		tried[a] = true
-		s.recorded = l.recordRetiring(ctx, merged, a, s.late, now)
+		s.recorded = l.recordRetiring(ctx, merged, a, now)
 		l.sightings[a] = s
 		return s.recorded
 	}
@@ -397,7 +395,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			unrecorded = true
 			continue
 		}
-		if ok, _ := merged.RetireLateAt(now, a, l.sightings[a].late...); ok {
+		if ok, _ := merged.RetireAllAt(now, a); ok {
 			l.stats.retired++
 		} else {
 			shared = append(shared, a)

@@ -138,26 +138,7 @@ func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, erro
 		return false, err
 	}
 	c.link()
-	return retireHalves(at, actors, nil, &c.p, &c.n)
-}
-
-// RetireLateAt is RetireAllAt(now, actor) for an actor whose copies of
-// the transactions late landed after another actor had counted and
-// forgotten them (a ledger judges this by their records, SPEC.md 6.11):
-// those copies leave uncounted, so the value drops by their amounts. It
-// declines (false) while another entry holds one of late's transactions,
-// or as Retire does.
-func (c *Counter) RetireLateAt(now time.Time, actor crdt.ActorID, late ...crdt.TxnID) (bool, error) {
-	at, err := retireTime(now)
-	if err != nil {
-		return false, err
-	}
-	set := make(map[crdt.TxnID]bool, len(late))
-	for _, x := range late {
-		set[x] = true
-	}
-	c.link()
-	return retireHalves(at, []crdt.ActorID{actor}, set, &c.p, &c.n)
+	return retireHalves(at, actors, &c.p, &c.n)
 }
 
 // RetireAt is Retire with the retirement time now (Counter.RetireAllAt).
@@ -167,7 +148,7 @@ func (g *GCounter) RetireAt(now time.Time, actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	g.init()
-	return retireHalves(at, []crdt.ActorID{actor}, nil, g)
+	return retireHalves(at, []crdt.ActorID{actor}, g)
 }
 
 func retireTime(now time.Time) (int64, error) {

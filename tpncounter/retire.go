@@ -41,18 +41,17 @@ func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 // passed over.
 func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 	c.link()
-	return retireHalves(0, actors, nil, &c.p, &c.n)
+	return retireHalves(0, actors, &c.p, &c.n)
 }
 
 // Retire is Counter.Retire for one GCounter.
 func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	g.init()
-	return retireHalves(0, []crdt.ActorID{actor}, nil, g)
+	return retireHalves(0, []crdt.ActorID{actor}, g)
 }
 
-// retireHalves retires actors' live entries in every half, all or none;
-// their copies of the transactions in late leave uncounted (RetireLateAt).
-func retireHalves(at int64, actors []crdt.ActorID, late map[crdt.TxnID]bool, halves ...*GCounter) (bool, error) {
+// retireHalves retires actors' live entries in every half, all or none.
+func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, error) {
 	group := make(map[crdt.ActorID]bool, len(actors))
 	for _, a := range actors {
 		if err := a.Validate(); err != nil {
@@ -75,7 +74,7 @@ func retireHalves(at int64, actors []crdt.ActorID, late map[crdt.TxnID]bool, hal
 			if e == nil || e.retired || slices.ContainsFunc(swaps, func(s swap) bool { return s.from == e }) {
 				continue
 			}
-			r, ok, err := g.retired(e, group, late, at)
+			r, ok, err := g.retired(e, group, at)
 			if err != nil || !ok {
 				return false, err
 			}
@@ -90,11 +89,10 @@ func retireHalves(at int64, actors []crdt.ActorID, late map[crdt.TxnID]bool, hal
 }
 
 // retired returns the retired entry that replaces e (total: what e counts,
-// see contrib, less its copies of late's transactions; retirement time at,
-// 0 for none, not before the base's cutoff), or false when an actor
-// outside group (any, for a nil group) in either half holds one of e's
-// transactions, or any other entry one of late's.
-func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, late map[crdt.TxnID]bool, at int64) (*entry, bool, error) {
+// see contrib; retirement time at, 0 for none, not before the base's
+// cutoff), or false when an actor outside group (any, for a nil group) in
+// either half holds one of e's transactions.
+func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*entry, bool, error) {
 	var total exact.Int128
 	total.Add(e.total)
 	forgot := e.forgot
@@ -104,9 +102,6 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, late map[crdt.
 		id := e.id(q)
 		owns := true
 		if h, f := g.counts(r); h+f > 1 && !brokenRetireShared {
-			if late[id] {
-				return nil, false, nil // another entry holds it: not a late copy
-			}
 			rec := &g.multi[r]
 			owns = rec.own == e.locAt(q)
 			if owns || rec.nfold == 0 {
@@ -124,7 +119,6 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, late map[crdt.
 		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
 			return nil, false, nil
 		}
-		owns = owns && !late[id]
 		switch {
 		case off >= e.nf() && owns:
 			total.Add(e.ring[q].amt) // its history copy counts

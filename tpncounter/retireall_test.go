@@ -3,12 +3,10 @@ package tpncounter
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand"
 	"os"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -139,53 +137,3 @@ func TestRetireAllKeepsValue(t *testing.T) {
 }
 
 func isConflict(err error) bool { return err != nil && errors.Is(err, crdt.ErrConflictingTransaction) }
-
-// A copy that landed after its transaction's other copy was counted and
-// forgotten counts twice; RetireLateAt retires its actor without it, in
-// history or folded, so that it counts once, also in a state merged with
-// one that still holds the live entry (the retirement wins over it). It
-// declines, changing nothing, while another entry holds the transaction.
-func TestRetireLateAt(t *testing.T) {
-	at := time.Unix(100, 0)
-	for _, folded := range []bool{false, true} {
-		t.Run(fmt.Sprint("folded=", folded), func(t *testing.T) {
-			o := Options{HistoryLength: 1, FoldedLength: 1}
-			merged, p := newT(t, o), newT(t, o)
-			for i, x := range []crdt.TxnID{"x", "y", "z", "u"} {
-				_, err := merged.Apply("q", x, int64(i+1))
-				require.NoError(t, err)
-			}
-			_, err := merged.Compact("q") // q holds z and u; its total counts x and y
-			require.NoError(t, err)
-			_, err = p.Apply("p", "x", 1)
-			require.NoError(t, err)
-			if folded {
-				_, err = p.Apply("p", "w", 5) // p folds x
-				require.NoError(t, err)
-			}
-			require.NoError(t, merged.Merge(p))
-			want := merged.Value() - 1 // x counted twice
-
-			c := merged.Clone()
-			ok, err := c.RetireLateAt(at, "p", "x")
-			require.NoError(t, err)
-			require.True(t, ok)
-			require.Equal(t, want, c.Value(), "x counted once")
-			_, live := maps.Collect(c.LiveActors())["p"]
-			require.False(t, live, "p retired")
-
-			stale := merged.Clone() // p's live entry, x in it
-			require.NoError(t, stale.Merge(c))
-			require.Equal(t, want, stale.Value(), "the retirement wins over p's live entry")
-
-			d := merged.Clone()
-			_, err = d.Apply("s", "z", 3) // q holds z too
-			require.NoError(t, err)
-			before := must(d.MarshalBinary())
-			ok, err = d.RetireLateAt(at, "s", "z")
-			require.NoError(t, err)
-			require.False(t, ok, "another entry holds z: not a late copy")
-			require.Equal(t, before, must(d.MarshalBinary()), "declined: nothing changes")
-		})
-	}
-}

@@ -3091,40 +3091,13 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 			if err != nil {
 				panic(err)
 			}
-			return dvVector{Name: "retire: an idle writer holding a copy another writer counted first retires without it",
-				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late, and p's own ledger would take it out if it read again (6.11 step 3), which a stopped process never does. c's first write dates p by the record of its newest transaction, x: the record names q, not p, so p is idle from then; and judges p's copy: q is past its record without x, so q counted it and p's copy is late. q holds nothing: idle from then. Two hours on, c's pass retires q (no transaction to record) and p without its late copy (RetireLateAt: p's retired total 0; x's record not written again, q's names the copy that counts): the value counts x once",
+			return dvVector{Name: "retire: an idle writer holding a copy another writer counted first is not retired",
+				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late, and p's own ledger takes it out when it reads again (6.11 step 3). c's first write dates p by the record of its newest transaction, x: the record names q, not p, so p is idle from then; and judges p's copy: q is past its record without x, so q counted it and p's copy is late. q holds nothing: idle from then. Two hours on, c's pass retires q (no transaction to record) but not p, whose late copy was found at this version. The value still counts x twice: only p's ledger can take its copy out",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
 				Steps: []dvStep{
 					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(rec)),
 					dvAtClock(dvCredit("c", "z", 1), later),
 					dvAtClock(dvLedgerOp("value", "c"), later),
-				}}
-		}(),
-		func() dvVector {
-			// p's entry holds x; q's record of x (version 1) is seeded,
-			// but q's entry is not in the key until the last credit.
-			st := &dvState{P: []dvEntry{{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}}}, N: []dvEntry{}, Value: 5}
-			b, err := dvEncState(st)
-			if err != nil {
-				panic(err)
-			}
-			q := &dvState{P: []dvEntry{{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}}}, N: []dvEntry{}, Value: 5}
-			qb, err := dvEncState(q)
-			if err != nil {
-				panic(err)
-			}
-			rec, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary()
-			if err != nil {
-				panic(err)
-			}
-			return dvVector{Name: "retire: an idle writer whose copy is judged against a stale read is not retired",
-				Note:    "the key holds p's entry with x in its history (version 1); x's record names q at version 1, but no read shows q's entry: the reads are older than the record. c's first write dates p (idle from then: the record names q) and cannot judge p's copy (stale: q below its record's version), so p is unchecked; two hours on, c's pass reads x's record again, still stale: p is not retired. Then q's entry (version 3, total 5: it counted x and forgot it) lands under the key before c's next fetch: p's copy is late, and p retires without it. The value counts x once",
-				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
-				Steps: []dvStep{
-					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(rec)),
-					dvAtClock(dvCredit("c", "z", 1), later),
-					dvAtClock(dvCredit("c", "w", 1, dvSeed(qb)), 2*later),
-					dvAtClock(dvLedgerOp("value", "c"), 2*later),
 				}}
 		}(),
 		{Name: "retire: writers holding one id as a credit and a debit are not retired",
@@ -4213,12 +4186,9 @@ type dvSighting struct {
 	since    time.Time
 	dated    bool
 	recorded bool // its transactions' records written at this version
-	// checked: its newest transactions' records read at this version
-	// against a state no older than them; late: those that are copies
-	// counted by another writer first, which leave uncounted when it
-	// retires (6.9, 6.10).
-	checked bool
-	late    map[string]bool
+	// checked: its newest transactions' records read at this version;
+	// late: one is a copy counted by another writer first (6.9).
+	checked, late bool
 }
 
 // dvModelLedger checks ledger vectors against SPEC.md 6.9-6.11, with the
@@ -4974,8 +4944,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		// write: a record naming another writer dates that writer. Read
 		// again once it is due, unless read at this version: one of them
 		// counted by another writer first (judgeCopies: counted) is a
-		// late copy, which leaves uncounted when it retires; one judged
-		// against a stale read leaves it unchecked.
+		// late copy, and it is not retired at this version.
 		var newest []dvTxn
 		credit, debit := dvTxn{}, dvTxn{}
 		for _, x := range merged.held(a) { // P then N, oldest first
@@ -4993,31 +4962,28 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		if (!sg.dated || !sg.checked && !m.now.Before(sg.since.Add(m.retireAfter))) && lookups+len(newest) <= ledger.MaxRetirePerWrite {
 			lookups += len(newest)
 			var last time.Time
-			late, unsure := map[string]bool{}, false
+			late := false
 			for _, x := range newest {
-				recs, f := m.answer(fs, x.Txn)
+				recs, _ := m.answer(fs, x.Txn)
 				for _, r := range recs {
 					if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && r.Writer == a && at.After(last) {
 						last = at
 					}
 				}
-				switch v, _ := m.judgeCopies(a, merged, recs, dvRecord{Txn: x.Txn, Amount: x.Amount}); {
-				case f.Reply != "ok", v == "stale":
-					unsure = true
-				case v == "counted":
-					late[x.Txn] = true
+				if v, _ := m.judgeCopies(a, merged, recs, dvRecord{Txn: x.Txn, Amount: x.Amount}); v == "counted" {
+					late = true
 				}
 			}
 			if !sg.dated && !last.IsZero() && last.Before(sg.since) {
 				sg.since = last
 			}
-			sg.dated, sg.checked, sg.late = true, !unsure, late
+			sg.dated, sg.checked, sg.late = true, true, late
 		}
 		L.sightings[a] = sg
 		due := sg.since.Add(m.retireAfter)
 		undated = undated || !sg.dated || !sg.checked && !m.now.Before(due)
 		switch {
-		case !sg.checked && !m.now.Before(due):
+		case sg.late, !sg.checked && !m.now.Before(due):
 		case !m.now.Before(due):
 			retire = append(retire, a)
 		case due.Before(next):
@@ -5072,9 +5038,6 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 		tried[a] = true
 		sg.recorded = true
 		for _, x := range merged.held(a) {
-			if sg.late[x.Txn] {
-				continue // recorded by the writer that counted it
-			}
 			// The copy that counts, when it has this amount (step 6).
 			w := a
 			if o, amount, _, ok := merged.owner(x.Txn); ok && amount == int64(x.Amount) {
@@ -7220,8 +7183,8 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "l.stats.ambiguous++", "l.stats.ambiguous++\n\t\treturn true, err",
 		"driver_ledger", "ambiguous put that landed, then the retry"},
 	{"ledger/retirement without records", "6.11 step 5: the retired entry's transactions are recorded first",
-		"ledger/index.go", "func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, late []crdt.TxnID, now time.Time) bool {",
-		"func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, late []crdt.TxnID, now time.Time) bool {\n\treturn true",
+		"ledger/index.go", "func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {",
+		"func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {\n\treturn true",
 		"driver_ledger", "retire: an idle writer is retired after its transactions are recorded"},
 	{"ledger/retirement despite a refused record put", "6.11 step 5: if one fails, B is not retired",
 		"ledger/index.go", "if len(l.unindexed) > before {", "if false && len(l.unindexed) > before {",
@@ -7259,12 +7222,9 @@ var dvMutants = []struct {
 	{"ledger/retirement record without the retired writer's version", "6.11 step 5: version, B's in the state being written",
 		"ledger/index.go", "Writer: w, At: now, Version: max(merged.Version(w), 1)}", "Writer: w, At: now, Version: 1}",
 		"driver_ledger", "retire: the records of a retired writer carry its version"},
-	{"ledger/an idle actor retired counting its late copy", "6.9 RetireAfter: an actor whose newest copy another writer counted first retires without counting it",
-		"ledger/index.go", "			late = append(late, txn)", "			_ = txn",
-		"driver_ledger", "retire: an idle writer holding a copy another writer counted first retires without it"},
-	{"ledger/an actor judged against a stale read retired", "6.9 RetireAfter: an actor whose newest copy is judged against a state older than its records is not retired at that version",
-		"ledger/ledger.go", "s.dated, s.checked, s.late = true, !unsure, late", "s.dated, s.checked, s.late = true, !unsure || true, late",
-		"driver_ledger", "retire: an idle writer whose copy is judged against a stale read is not retired"},
+	{"ledger/an idle actor with a late copy retired", "6.9 RetireAfter: an actor whose newest copy another writer counted first is not retired at that version",
+		"ledger/index.go", "			late = true", "			late = false",
+		"driver_ledger", "retire: an idle writer holding a copy another writer counted first is not retired"},
 	{"ledger/an actor dated by another writer's record", "6.9 RetireAfter: an actor is dated by the records of its newest transactions that name it",
 		"ledger/index.go", "if r.Writer == actor && r.At.After(at) {", "if r.At.After(at) {",
 		"driver_ledger", "retire: idle writers that share a transaction retire together"},

@@ -398,9 +398,6 @@ type Step struct {
 	// Actors are the actors a tpncounter retire_all step retires together
 	// (SPEC.md 6.10 RetireAll).
 	Actors []string `json:"actors,omitempty"`
-	// Late are the transactions whose copies a tpncounter retire_late step
-	// retires uncounted (SPEC.md 6.10 RetireLateAt).
-	Late   []string `json:"late,omitempty"`
 	Amount *I64     `json:"amount,omitempty"`
 	From   string   `json:"from,omitempty"`
 	// Beyond marks a retry deliberately sent after the transaction left

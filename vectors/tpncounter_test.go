@@ -337,7 +337,6 @@ type tReplica interface {
 	retire(a crdt.ActorID) (bool, error)
 	retireAt(a crdt.ActorID, at int64) (bool, error)
 	retireAll(as []crdt.ActorID) (bool, error)
-	retireLate(a crdt.ActorID, at int64, late []string) (bool, error)
 	fold(cutoff int64) bool
 	merge(o tReplica) error
 	bytes() []byte
@@ -360,9 +359,6 @@ func (r tg) retireAt(a crdt.ActorID, at int64) (bool, error) {
 }
 func (r tg) retireAll([]crdt.ActorID) (bool, error) {
 	panic("retire_all: a tgcounter has no RetireAll")
-}
-func (r tg) retireLate(crdt.ActorID, int64, []string) (bool, error) {
-	panic("retire_late: a tgcounter has no RetireLateAt")
 }
 func (r tg) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
@@ -394,19 +390,12 @@ func (r tpn) retireAt(a crdt.ActorID, at int64) (bool, error) {
 	return r.c.RetireAllAt(time.Unix(0, at), a)
 }
 func (r tpn) retireAll(as []crdt.ActorID) (bool, error) { return r.c.RetireAll(as...) }
-func (r tpn) retireLate(a crdt.ActorID, at int64, late []string) (bool, error) {
-	xs := make([]crdt.TxnID, len(late))
-	for i, x := range late {
-		xs[i] = crdt.TxnID(x)
-	}
-	return r.c.RetireLateAt(time.Unix(0, at), a, xs...)
-}
-func (r tpn) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
-func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
-func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
-func (r tpn) value() int64                          { return r.c.Value() }
-func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
-func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
+func (r tpn) fold(cutoff int64) bool                    { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
+func (r tpn) merge(o tReplica) error                    { return r.c.Merge(o.(tpn).c) }
+func (r tpn) bytes() []byte                             { return must(r.c.MarshalBinary()) }
+func (r tpn) value() int64                              { return r.c.Value() }
+func (r tpn) status(x crdt.TxnID) tpncounter.Status     { return r.c.Status(x) }
+func (r tpn) amount(x crdt.TxnID) (int64, bool)         { return r.c.Amount(x) }
 func (r tpn) state() tState {
 	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
 	pb, nb := r.c.Bases()
@@ -514,13 +503,11 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 				var o tpncounter.Outcome
 				o, err = r.apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), crdt.TxnID(idOf(t, x.Txn, "")), int64(*x.Amount))
 				outcome = outcomeNames[o]
-			case "compact", "retire", "retire_at", "retire_all", "retire_late":
+			case "compact", "retire", "retire_at", "retire_all":
 				var ch bool
 				switch x.Op {
 				case "compact":
 					ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
-				case "retire_late":
-					ch, err = r.retireLate(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), int64(*x.Amount), x.Late)
 				case "retire_all":
 					as := make([]crdt.ActorID, len(x.Actors))
 					for i, a := range x.Actors {
@@ -572,13 +559,6 @@ func tRetireAll(r string, actors ...string) Step {
 // tRetireAt retires actor with the retirement time at seconds (Unix),
 // carried in amount as Unix ns; tFold folds with the cutoff at seconds.
 func tRetireAt(r, actor string, at int64) Step { return stepOp(r, "retire_at", actor, at*1e9) }
-
-// tRetireLate is a retire_late step: RetireLateAt(at seconds, actor, late...).
-func tRetireLate(r, actor string, at int64, late ...string) Step {
-	s := stepOp(r, "retire_late", actor, at*1e9)
-	s.Late = late
-	return s
-}
 
 func tFold(r string, cutoff int64) Step {
 	return Step{Replica: r, Op: "fold", Amount: ip(cutoff * 1e9)}
@@ -863,13 +843,6 @@ func genTPN(t *checker) any {
 				ap("r3", "a", "x", 5), ap("r3", "a", "y", 1), ap("r3", "a", "y2", 2), cp("r3", "a"), ap("r2", "b", "z2", 4), cp("r2", "b"), mg("r3", "r2"), tRetireAll("r3", "a", "b"),
 				ap("r4", "c", "x", 5), mg("r4", "r2"), tRetireAll("r4", "a", "b"), tRetireAll("r4", "a", "b", ""), tRetireAll("r4", "a", "b", "c"),
 				ap("r4", "d", "v", 7), ap("r2", "e", "v", -7), mg("r4", "r2"), tRetireAll("r4", "d", "e")}},
-		tScenario{Name: "retire: a late copy leaves uncounted", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1},
-			Replicas: []string{"r1", "r2", "r3"},
-			Note:     "q applies x (5), y (1), z (2), u (4) and compacts: with history and folded length 1 it holds z folded and u, and has forgotten x and y, which its total counts. p applies x and w (1), so p's copy of x is folded: merged, x counts twice (value 18). RetireLateAt(p, x) retires p with its folded copy taken out of its total (1): the value is 13. On r3, t holds x in its history and s holds z, which q still holds folded: RetireLateAt(s, z) is declined (another entry holds z: not a late copy); RetireLateAt(t, x) retires t with total 0, its history copy uncounted (value 13 again); once more, nothing is left to retire",
-			Steps: []Step{ap("r1", "q", "x", 5), ap("r1", "q", "y", 1), ap("r1", "q", "z", 2), ap("r1", "q", "u", 4), cp("r1", "q"), ap("r2", "p", "x", 5), ap("r2", "p", "w", 1), mg("r1", "r2"),
-				tRetireLate("r1", "p", 1, "x"),
-				ap("r3", "t", "x", 5), ap("r3", "s", "z", 2), mg("r3", "r1"),
-				tRetireLate("r3", "s", 2, "z"), tRetireLate("r3", "t", 2, "x"), tRetireLate("r3", "t", 2, "x")}},
 	)
 	// Retirement times and bases (SPEC.md 6.10, format version 4).
 	ra, fo := tRetireAt, tFold
@@ -1272,7 +1245,7 @@ func (m *tModel) held(s int, x string) []tHeld {
 // retired: a history copy counts in its retired total only when it is the
 // owner's, and a folded copy (already in the total) leaves it when it is
 // not.
-func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64, late map[string]bool) bool {
+func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64) bool {
 	retiring := false
 	for a := range group {
 		for s := 0; s < halves; s++ {
@@ -1285,9 +1258,6 @@ func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64, late 
 					continue
 				}
 				held := m.held(s, it.txn)
-				if !it.gone && late[it.txn] && len(held) > 1 {
-					return false // another entry holds it: not a late copy
-				}
 				if o, _ := ownerOf(held); o.actor == a || !o.folded {
 					for _, h := range held {
 						if !group[h.actor] {
@@ -1321,8 +1291,8 @@ func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64, late 
 			}
 			var kept []tItem
 			for _, it := range e.items {
-				if !it.gone && (late[it.txn] || owners[s][it.txn].actor != a) {
-					continue // late, or another copy counts: out of this total
+				if !it.gone && owners[s][it.txn].actor != a {
+					continue // another copy counts: out of this total
 				}
 				it.gone = true
 				kept = append(kept, it)
@@ -1591,20 +1561,7 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			at = new(int64)
 			*at = int64(*st.Amount)
 		}
-		return "", "", m.retireGroup(halves, map[string]bool{a: true}, at, nil)
-	case "retire_late":
-		// SPEC.md 6.10: RetireAllAt of the actor alone, its copies of
-		// the late transactions leaving uncounted.
-		a := idOf(t, st.Actor, st.ActorHex)
-		if !validID(a) {
-			return "invalid_actor", "", false
-		}
-		at := int64(*st.Amount)
-		late := map[string]bool{}
-		for _, x := range st.Late {
-			late[x] = true
-		}
-		return "", "", m.retireGroup(halves, map[string]bool{a: true}, &at, late)
+		return "", "", m.retireGroup(halves, map[string]bool{a: true}, at)
 	case "retire_all":
 		group := map[string]bool{}
 		for _, a := range st.Actors {
@@ -1613,7 +1570,7 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			}
 			group[a] = true
 		}
-		return "", "", m.retireGroup(halves, group, nil, nil)
+		return "", "", m.retireGroup(halves, group, nil)
 	case "merge":
 		// SPEC.md 6.10: the larger base (cutoff, total, forgot) wins; per
 		// actor the larger entry, gone when retired before its cutoff.
@@ -1994,7 +1951,7 @@ func checkTPN(t *checker, raw []byte) {
 					switch st.Op {
 					case "apply":
 						require.Equal(t, outcome, st.Outcome, "model disagrees with vector at step %d", j)
-					case "compact", "retire", "retire_at", "retire_all", "retire_late", "fold":
+					case "compact", "retire", "retire_at", "retire_all", "fold":
 						require.NotNil(t, st.Changed, "step %d", j)
 						require.Equal(t, changed, *st.Changed, "model disagrees with vector at step %d", j)
 					}
