@@ -655,11 +655,14 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 // reports a copy of actor's in merged that landed after another writer
 // counted its transaction (judgeCopies: counted), which actor's own
 // ledger takes out (SPEC.md 6.11 step 3) unless it is retired first.
-func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late bool) {
+// unsure reports a record that could not be read, or that merged is
+// older than (stale): the copies are not all judged.
+func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late, unsure bool) {
 	held := maps.Collect(merged.Transactions(actor))
 	for _, txn := range txns {
 		x, err := l.lookup(ctx, txn, now)
 		if err != nil {
+			unsure = true
 			continue
 		}
 		for _, r := range x.records {
@@ -667,11 +670,14 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 				at = r.At
 			}
 		}
-		if v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v == counted {
+		switch v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v {
+		case counted:
 			late = true
+		case stale:
+			unsure = true
 		}
 	}
-	return at, !at.IsZero(), late
+	return at, !at.IsZero(), late, unsure
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is

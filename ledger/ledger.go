@@ -248,7 +248,8 @@ type sighting struct {
 	since   time.Time
 	dated   bool
 	// checked: the records of its newest transactions were read at this
-	// version; late: one of those is a copy that landed after another
+	// version, against a state no older than them (else they are read
+	// again at the next pass); late: one of those is a copy that landed after another
 	// writer counted the transaction (SPEC.md 6.11 step 3), which its own
 	// ledger must take out: the actor is not retired at this version.
 	checked, late bool
@@ -342,11 +343,11 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			// read again once it is due, to find a late copy.
 			if newest := newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {
 				lookups += len(newest)
-				at, ok, late := l.lastApplied(ctx, merged, a, newest, now)
+				at, ok, late, unsure := l.lastApplied(ctx, merged, a, newest, now)
 				if !s.dated && ok && at.Before(s.since) {
 					s.since = at
 				}
-				s.dated, s.checked, s.late = true, true, late
+				s.dated, s.checked, s.late = true, !unsure, late
 			}
 		}
 		due := s.since.Add(l.opts.RetireAfter)

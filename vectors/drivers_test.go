@@ -3100,6 +3100,33 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 					dvAtClock(dvLedgerOp("value", "c"), later),
 				}}
 		}(),
+		func() dvVector {
+			// p's entry holds x; q's record of x (version 1) is seeded,
+			// but q's entry is not in the key until the last credit.
+			st := &dvState{P: []dvEntry{{Actor: "p", Seq: "1", History: []dvTxn{{"x", 5}}, Folded: []dvTxn{}}}, N: []dvEntry{}, Value: 5}
+			b, err := dvEncState(st)
+			if err != nil {
+				panic(err)
+			}
+			q := &dvState{P: []dvEntry{{Actor: "q", Seq: "3", Total: 5, Forgot: 1, History: []dvTxn{}, Folded: []dvTxn{}}}, N: []dvEntry{}, Value: 5}
+			qb, err := dvEncState(q)
+			if err != nil {
+				panic(err)
+			}
+			rec, err := ledger.Record{Txn: "x", Amount: 5, Writer: "q", At: dvT0, Version: 1}.MarshalBinary()
+			if err != nil {
+				panic(err)
+			}
+			return dvVector{Name: "retire: an idle writer whose copy is judged against a stale read is not retired",
+				Note:    "the key holds p's entry with x in its history (version 1); x's record names q at version 1, but no read shows q's entry: the reads are older than the record. c's first write dates p (idle from then: the record names q) and cannot judge p's copy (stale: q below its record's version), so p is not checked; two hours on, c's pass reads x's record again, still stale: p is not retired (retiring it could make a late copy count twice for good). Then q's entry (version 3, total 5: it counted x and forgot it) lands under the key before c's next fetch: p's copy is judged late, and p is not retired at that version either",
+				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
+				Steps: []dvStep{
+					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(rec)),
+					dvAtClock(dvCredit("c", "z", 1), later),
+					dvAtClock(dvCredit("c", "w", 1, dvSeed(qb)), 2*later),
+					dvAtClock(dvLedgerOp("value", "c"), 2*later),
+				}}
+		}(),
 		{Name: "retire: writers holding one id as a credit and a debit are not retired",
 			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds b idle (dated by its record of x) and a not yet (no record names it: idle from then); two hours on, c's pass finds both idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
@@ -4962,22 +4989,25 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		if (!sg.dated || !sg.checked && !m.now.Before(sg.since.Add(m.retireAfter))) && lookups+len(newest) <= ledger.MaxRetirePerWrite {
 			lookups += len(newest)
 			var last time.Time
-			late := false
+			late, unsure := false, false
 			for _, x := range newest {
-				recs, _ := m.answer(fs, x.Txn)
+				recs, f := m.answer(fs, x.Txn)
 				for _, r := range recs {
 					if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && r.Writer == a && at.After(last) {
 						last = at
 					}
 				}
-				if v, _ := m.judgeCopies(a, merged, recs, dvRecord{Txn: x.Txn, Amount: x.Amount}); v == "counted" {
+				switch v, _ := m.judgeCopies(a, merged, recs, dvRecord{Txn: x.Txn, Amount: x.Amount}); {
+				case f.Reply != "ok", v == "stale":
+					unsure = true // not judged: read again at the next pass
+				case v == "counted":
 					late = true
 				}
 			}
 			if !sg.dated && !last.IsZero() && last.Before(sg.since) {
 				sg.since = last
 			}
-			sg.dated, sg.checked, sg.late = true, true, late
+			sg.dated, sg.checked, sg.late = true, !unsure, late
 		}
 		L.sightings[a] = sg
 		due := sg.since.Add(m.retireAfter)
@@ -7225,6 +7255,9 @@ var dvMutants = []struct {
 	{"ledger/an idle actor with a late copy retired", "6.9 RetireAfter: an actor whose newest copy another writer counted first is not retired at that version",
 		"ledger/index.go", "			late = true", "			late = false",
 		"driver_ledger", "retire: an idle writer holding a copy another writer counted first is not retired"},
+	{"ledger/an actor judged against a stale read retired", "6.9 RetireAfter: an actor whose newest copy is judged against a state older than its records is not retired at that pass",
+		"ledger/ledger.go", "s.dated, s.checked, s.late = true, !unsure, late", "s.dated, s.checked, s.late = true, !unsure || true, late",
+		"driver_ledger", "retire: an idle writer whose copy is judged against a stale read is not retired"},
 	{"ledger/an actor dated by another writer's record", "6.9 RetireAfter: an actor is dated by the records of its newest transactions that name it",
 		"ledger/index.go", "if r.Writer == actor && r.At.After(at) {", "if r.At.After(at) {",
 		"driver_ledger", "retire: idle writers that share a transaction retire together"},
