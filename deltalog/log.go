@@ -98,14 +98,11 @@ func (l *Log) check(c Cell) error {
 }
 
 func (l *Log) put(c Cell) {
-	i, ok := l.find(c)
-	if ok {
-		if c.Written > l.cells[i].Written {
-			l.cells[i].Written = c.Written
-		}
-		return
+	if i, ok := l.find(c); ok {
+		l.cells[i].Written = max(l.cells[i].Written, c.Written)
+	} else {
+		l.cells = slices.Insert(l.cells, i, c)
 	}
-	l.cells = slices.Insert(l.cells, i, c)
 }
 
 // Insert adds c; a cell already present is a no-op, which makes a retry
@@ -169,10 +166,8 @@ func (l *Log) Value() int64 {
 
 // visiblePrefix returns the cells up to and including the first merge cell.
 func (l *Log) visiblePrefix() []Cell {
-	for i, c := range l.cells {
-		if c.Kind == KindMerge {
-			return l.cells[:i+1]
-		}
+	if i := slices.IndexFunc(l.cells, func(c Cell) bool { return c.Kind == KindMerge }); i >= 0 {
+		return l.cells[:i+1]
 	}
 	return l.cells
 }
