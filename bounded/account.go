@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -239,12 +240,7 @@ func (a *Account) update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 // stored reports whether txn is known to be in the store: held by another
 // actor in a.cyc.Local, or by this account with no write pending.
 func (a *Account) stored(txn crdt.TxnID) bool {
-	for _, h := range a.cyc.Local.Holders(txn) {
-		if h.Actor != a.writer || !a.cyc.Pending {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(a.cyc.Local.Holders(txn), func(h Holder) bool { return h.Actor != a.writer || !a.cyc.Pending })
 }
 
 // spendable is this account's rights in c less its unconfirmed credits,

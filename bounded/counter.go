@@ -370,10 +370,8 @@ func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
 		return false, nil
 	}
 	hs := c.Holders(txn)
-	for _, h := range hs {
-		if h.Amount == amount {
-			return true, nil
-		}
+	if slices.ContainsFunc(hs, func(h Holder) bool { return h.Amount == amount }) {
+		return true, nil
 	}
 	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, hs[0].Amount, amount)
 }
@@ -384,10 +382,9 @@ func (c *Counter) Holds(actor crdt.ActorID, txn crdt.TxnID) (int64, bool) {
 	if c == nil || c.entries[actor] == nil {
 		return 0, false
 	}
-	for _, t := range c.entries[actor].recent {
-		if t.ID == txn {
-			return t.Amount, true
-		}
+	recent := c.entries[actor].recent
+	if i := slices.IndexFunc(recent, func(t Txn) bool { return t.ID == txn }); i >= 0 {
+		return recent[i].Amount, true
 	}
 	return 0, false
 }
