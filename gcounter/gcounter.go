@@ -316,12 +316,7 @@ func (c *Counter) Equal(other *Counter) bool {
 	if c.total != other.total || len(c.entries) != len(other.entries) {
 		return false
 	}
-	for _, e := range c.entries {
-		if other.Get(e.actor) != e.count {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(c.entries, func(e entry) bool { return other.Get(e.actor) != e.count })
 }
 
 // String formats the counter for debugging, actors in order.
