@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/axiomhq/hyperloglog"
 
@@ -112,11 +113,8 @@ func (d *Distinct) registers() []byte {
 	if err != nil || len(b) != hllHeader+distinctRegisters || b[3] != 0 {
 		panic(fmt.Sprintf("tally: unexpected dense hyperloglog encoding (%d bytes, err %v)", len(b), err))
 	}
-	regs := b[hllHeader:]
-	for _, r := range regs {
-		if r != 0 {
-			return regs
-		}
+	if regs := b[hllHeader:]; slices.ContainsFunc(regs, func(r byte) bool { return r != 0 }) {
+		return regs
 	}
 	return nil
 }
