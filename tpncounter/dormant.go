@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"encoding/binary"
 	"iter"
+	"slices"
 	"sort"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -60,12 +61,7 @@ func (d *dormant) fields(i int) (seq uint64, total, forgot, retiredAt int64) {
 
 // timed reports whether one of records [i, j) has a retirement time.
 func (d *dormant) timed(i, j int) bool {
-	for k := i; k < j; k++ {
-		if d.enc[d.off[k]] == 0x90|timedRetiredFields {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(d.off[i:j], func(o uint32) bool { return d.enc[o] == 0x90|timedRetiredFields })
 }
 
 // filter returns d without the records drop selects (d itself if none).

@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -799,10 +800,7 @@ func b2i(b bool) int {
 // sorted returns the entries by actor, cached until one is added or removed.
 func (g *GCounter) sorted() []*entry {
 	if g.order == nil || len(g.order) != len(g.entries) {
-		g.order = make([]*entry, 0, len(g.entries))
-		for _, e := range g.entries {
-			g.order = append(g.order, e)
-		}
+		g.order = slices.AppendSeq(make([]*entry, 0, len(g.entries)), maps.Values(g.entries))
 		slices.SortFunc(g.order, func(a, b *entry) int { return strings.Compare(string(a.actor), string(b.actor)) })
 		g.segs = nil
 	}
