@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -213,12 +214,7 @@ func (p *partition) shadowed(k *rowKey, key []byte, ts int64) bool {
 			return true
 		}
 	}
-	for _, r := range p.ranges {
-		if r.Shadows(key, ts) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.ranges, func(r store.Mutation) bool { return r.Shadows(key, ts) })
 }
 
 func (p *partition) apply(m store.Mutation) {
@@ -279,9 +275,7 @@ func (p *partition) sortedKeys() []rowKey {
 		for k := range p.short {
 			p.keys = append(p.keys, rowKey{shortKey: k})
 		}
-		for k := range p.long {
-			p.keys = append(p.keys, k)
-		}
+		p.keys = slices.AppendSeq(p.keys, maps.Keys(p.long))
 		slices.SortFunc(p.keys, compareRowKeys)
 		p.sorted = true
 	}
