@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -300,12 +301,7 @@ type stmt struct {
 // batchlog (and the batch size thresholds apply). All statements of one
 // batch address one table.
 func batchlogged(stmts []stmt) bool {
-	for _, s := range stmts[min(1, len(stmts)):] {
-		if s.key != stmts[0].key {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(stmts, func(s stmt) bool { return s.key != stmts[0].key })
 }
 
 // write checks the context and sends stmts through db.send. A done
@@ -397,8 +393,6 @@ func sat(ts int64) int64 {
 // observe raises the clock to at least ts.
 func (c *clock) observe(ts int64) {
 	c.mu.Lock()
-	if ts > c.last {
-		c.last = ts
-	}
+	c.last = max(c.last, ts)
 	c.mu.Unlock()
 }
