@@ -46,13 +46,7 @@ func (d *DB) Backup(ctx context.Context, dir string) error {
 			return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
 		}
 		_, err = d.writeBackup(ctx, f, nil)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return backupError(ctx, err)
+		return backupError(ctx, syncClose(f, err))
 	}, func(tmp string) error {
 		if d.opts.unchecked {
 			return nil
@@ -237,13 +231,7 @@ func Restore(ctx context.Context, r io.Reader, dir string) (n int64, err error) 
 		return 0, fmt.Errorf("embedded: restore: %w: %w", crdt.ErrUnavailable, err)
 	}
 	n, err = io.Copy(ctxWriter{ctx, f}, r)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err = syncClose(f, err); err != nil {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}

@@ -341,6 +341,18 @@ func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
 	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))
 }
 
+// syncClose syncs f unless err is set, closes it, and returns err or the
+// first error of those.
+func syncClose(f interface {
+	Sync() error
+	Close() error
+}, err error) error {
+	if err == nil {
+		err = f.Sync()
+	}
+	return cmp.Or(err, f.Close())
+}
+
 func syncDir(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {

@@ -221,14 +221,7 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 			if err != nil {
 				return err
 			}
-			err = bolt.Compact(dst, tx.DB(), compactTxBytes)
-			if err == nil {
-				err = dst.Sync()
-			}
-			if cerr := dst.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
+			if err := syncClose(dst, bolt.Compact(dst, tx.DB(), compactTxBytes)); err != nil {
 				return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
 			}
 			return nil
