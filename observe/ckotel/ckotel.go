@@ -171,10 +171,8 @@ func New(o Options) (observe.Observer, error) {
 	b.bytes, err = m.Int64Histogram("counterkit.state.bytes", metric.WithUnit("By"),
 		metric.WithDescription("Bytes of the state or rows written or read."), metric.WithExplicitBucketBoundaries(ByteBuckets...))
 	errs = append(errs, err)
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
+	if err = cmp.Or(errs...); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
