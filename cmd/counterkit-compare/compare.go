@@ -351,7 +351,7 @@ func (q *resendQueue) put(t *txn, taken bool) {
 	q.locked(func() {
 		t.due = q.cfg.now().Add(q.cfg.resendMin + time.Duration(q.rng.Int64N(int64(q.cfg.resendMax-q.cfg.resendMin)+1)))
 		q.waiting = append(q.waiting, t)
-		q.taken -= either(taken, 1, 0)
+		q.taken -= cli.Either(taken, 1, 0)
 	})
 }
 
@@ -556,9 +556,9 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 	}
 	fmt.Fprintf(w, "store %s, run %s, seed %d\n", rep.Store, rep.Run, rep.Seed)
 	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s%s\n\n",
-		rep.Workers, either(rep.Count > 0, fmt.Sprintf("%d transactions per worker", rep.Count), rep.Duration+" per type"),
+		rep.Workers, cli.Either(rep.Count > 0, fmt.Sprintf("%d transactions per worker", rep.Count), rep.Duration+" per type"),
 		rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery,
-		either(rep.Actors > 0, fmt.Sprintf(", ledger actors %d", rep.Actors), ""), either(rep.History > 0, fmt.Sprintf(", ledger history %d", rep.History), ""))
+		cli.Either(rep.Actors > 0, fmt.Sprintf(", ledger actors %d", rep.Actors), ""), cli.Either(rep.History > 0, fmt.Sprintf(", ledger history %d", rep.History), ""))
 	// Numbers align right; the type names, padded to one width, left.
 	width := len("type")
 	for _, r := range rep.Rows {
@@ -595,14 +595,6 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		fmt.Fprintf(w, "%s: %s\n", r.Type, driftVerdict(r))
 	}
 	return nil
-}
-
-// either returns yes when cond holds, else no.
-func either[T any](cond bool, yes, no T) T {
-	if cond {
-		return yes
-	}
-	return no
 }
 
 func driftVerdict(r compareRow) string {

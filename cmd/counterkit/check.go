@@ -312,7 +312,7 @@ func readAll(ctx context.Context, db *embedded.DB, keys *keyList) error {
 		}
 		if err != nil {
 			if n++; len(errs) < 10 {
-				errs = append(errs, fmt.Errorf("%s %q: %w", either(k.Kind == "siblings", "sibling key", "partition"), k.Key, err))
+				errs = append(errs, fmt.Errorf("%s %q: %w", cli.Either(k.Kind == "siblings", "sibling key", "partition"), k.Key, err))
 			}
 		}
 	}
@@ -379,7 +379,7 @@ func checkCassandra(args []string, stdout, stderr io.Writer) int {
 		if !set || l == gocql.Any {
 			l = cassandra.DefaultConsistency(op)
 		}
-		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, either(set, "-consistency", "default"))
+		rep.fact("consistency "+opFlagName(op), "%s (%s)", l, cli.Either(set, "-consistency", "default"))
 	}
 	rep.check("consistency: every read overlaps the writes it depends on; complete reads at ALL", cassandra.CheckConsistency(levels))
 

@@ -82,7 +82,7 @@ func (l *keyList) writeTable(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\n", k.Kind, k.Key)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%s, %s%s\n", plural(l.SiblingKeys, "sibling key"), plural(l.PartitionKeys, "partition"), either(l.Truncated, " (truncated at -limit)", ""))
+	fmt.Fprintf(w, "%s, %s%s\n", plural(l.SiblingKeys, "sibling key"), plural(l.PartitionKeys, "partition"), cli.Either(l.Truncated, " (truncated at -limit)", ""))
 }
 
 // kindNames are list's names of the key shapes.

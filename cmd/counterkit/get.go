@@ -173,7 +173,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	if isSibling {
 		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
 	} else {
-		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, either(*complete, store.ReadComplete, store.ReadAny), res)
+		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, cli.Either(*complete, store.ReadComplete, store.ReadAny), res)
 	}
 	if errors.Is(err, crdt.ErrNotFound) && b.verify != nil {
 		// A key can be missing because damage hides it: say so.

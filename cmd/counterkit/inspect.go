@@ -409,7 +409,7 @@ func (d *Description) writeTable(w io.Writer) {
 	}
 	if s := d.Stats; s != nil {
 		fmt.Fprintf(tw, "stats\tactors %d%s, transactions %d, history %d, folded %d, deferred %d, conflicts %d\n",
-			s.Actors, either(s.Retired > 0, fmt.Sprintf(" (and %d retired)", s.Retired), ""), s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
+			s.Actors, cli.Either(s.Retired > 0, fmt.Sprintf(" (and %d retired)", s.Retired), ""), s.Transactions, s.History, s.Folded, s.Deferred, s.Conflicts)
 	}
 	for _, k := range slices.Sorted(maps.Keys(d.Fields)) {
 		fmt.Fprintf(tw, "%s\t%v\n", k, d.Fields[k])
@@ -437,7 +437,7 @@ func (d *Description) writeTable(w io.Writer) {
 	for _, a := range d.Actors {
 		n := *cmp.Or(a.Count, a.Total, new(int64)) // a count, else a total, else 0
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", a.Actor, cmp.Or(a.Half, "-"), n, a.Seq,
-			either(a.Retired, "retired", txns(a.History)), either(a.Retired, "retired", txns(a.Folded)))
+			cli.Either(a.Retired, "retired", txns(a.History)), cli.Either(a.Retired, "retired", txns(a.Folded)))
 	}
 	tw.Flush()
 }

@@ -148,7 +148,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 	}
 	defer b.close()
 	runner := mk(b)
-	mode := either(*dry, " (dry run: nothing written)", "")
+	mode := cli.Either(*dry, " (dry run: nothing written)", "")
 	rep := &jobReport{Job: name, Store: spec.String(), DryRun: *dry, Keys: len(keys), Results: []jobResult{}}
 	start := time.Now()
 	last := start
@@ -177,7 +177,7 @@ func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Write
 		}
 	}
 	fmt.Fprintf(stderr, "counterkit %s: done: %s, %d failed%s\n", name, plural(len(keys), "key"), rep.Failed, mode)
-	return cmp.Or(c.emit(stdout, rep), either(rep.Failed > 0, 1, 0))
+	return cmp.Or(c.emit(stdout, rep), cli.Either(rep.Failed > 0, 1, 0))
 }
 
 // maxKeyLine is the longest line of standard input readKeys accepts.
@@ -257,7 +257,7 @@ func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partition
 			if err != nil {
 				return "", err
 			}
-			d, err := open(either[store.Partitions](cp != nil, cp, b.partitions))
+			d, err := open(cli.Either[store.Partitions](cp != nil, cp, b.partitions))
 			if err != nil {
 				return "", err
 			}
@@ -316,7 +316,7 @@ func gcTallyFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jo
 				return fmt.Sprintf("nothing to fold (%s)", plural(plan.Live, "live shard")), nil
 			}
 			return fmt.Sprintf("%s %s (%s) into the tally, through %s; %s",
-				either(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete),
+				cli.Either(*dry, "would fold", "folded"), plural(plan.Folded, "shard"), joinActors(plan.Batch.Delete),
 				time.UnixMicro(plan.Batch.WriteTS).UTC().Format(time.RFC3339Nano), plural(plan.Live, "live shard")), nil
 		}
 	}
@@ -360,7 +360,7 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 			}
 			merge, compact := "nothing to merge", "nothing to compact"
 			if merged {
-				merge = fmt.Sprintf("%smerge through %s (merge cell %d, %s)", either(*dry, "would ", ""), cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update"))
+				merge = fmt.Sprintf("%smerge through %s (merge cell %d, %s)", cli.Either(*dry, "would ", ""), cell.ID, cell.Delta, plural(int(cell.Stats.Count), "update"))
 			}
 			switch {
 			case compacted && cp != nil:
@@ -390,7 +390,7 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 			if r.Sum != nil {
 				sum = fmt.Sprintf("sum row %d covering %s, %s", r.Sum.Amount, plural(int(r.Sum.Covers), "row"), plural(len(r.Tombstones), "tombstone"))
 			}
-			line := fmt.Sprintf("%s: %s; settled %s, deleted %s, collected %s (%d too young)", either(*dry, "would merge", "merged"), sum,
+			line := fmt.Sprintf("%s: %s; settled %s, deleted %s, collected %s (%d too young)", cli.Either(*dry, "would merge", "merged"), sum,
 				plural(len(r.Settled), "sum row"), plural(len(r.Deleted), "row"), plural(len(r.Collected), "invalid row"), len(r.TooYoung))
 			if len(r.Conflicts) > 0 {
 				line += "; " + plural(len(r.Conflicts), "conflicting update id")
@@ -420,7 +420,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 				return "", err
 			}
 			frozen := &frozenSiblings{key: key, values: values}
-			l, err := ledger.New(either[store.Siblings](*dry, frozen, b.siblings), key, opts)
+			l, err := ledger.New(cli.Either[store.Siblings](*dry, frozen, b.siblings), key, opts)
 			if err != nil {
 				return "", err
 			}
@@ -429,19 +429,11 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 				return "", err
 			}
 			s := c.Stats()
-			what := either(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
+			what := cli.Either(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
 				"collapsed "+plural(len(values), "sibling"))
 			return fmt.Sprintf("%s (value %d, %s, %s in history, %d folded)", what, c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}
 	}
-}
-
-// either returns yes when cond holds, else no.
-func either[T any](cond bool, yes, no T) T {
-	if cond {
-		return yes
-	}
-	return no
 }
 
 func plural(n int, what string) string {

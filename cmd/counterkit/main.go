@@ -212,7 +212,7 @@ func (v *versionInfo) writeTable(w io.Writer) {
 	fmt.Fprintf(tw, "library\tgithub.com/counterkit/counterkit %s\n", v.Counterkit)
 	fmt.Fprintf(tw, "go\t%s\n", v.Go)
 	if v.Revision != "" {
-		fmt.Fprintf(tw, "revision\t%s %s%s\n", v.Revision, v.Time, either(v.Modified, " (modified)", ""))
+		fmt.Fprintf(tw, "revision\t%s %s%s\n", v.Revision, v.Time, cli.Either(v.Modified, " (modified)", ""))
 	}
 	tw.Flush()
 }

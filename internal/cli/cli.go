@@ -73,3 +73,11 @@ func SplitList(s string) []string {
 	}
 	return out
 }
+
+// Either returns yes when cond holds, else no.
+func Either[T any](cond bool, yes, no T) T {
+	if cond {
+		return yes
+	}
+	return no
+}
