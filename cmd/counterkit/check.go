@@ -267,10 +267,8 @@ func checkEmbeddedIsolated(ctx context.Context, dir string) (*checkReport, error
 
 // crashLine picks what a crashed child said: its first line of stderr.
 func crashLine(stderr string, err error) string {
-	for _, l := range strings.Split(stderr, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			return l
-		}
+	if l, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n"); l != "" {
+		return strings.TrimSpace(l)
 	}
 	return err.Error()
 }

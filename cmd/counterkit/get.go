@@ -430,10 +430,8 @@ var tallyKinds = []tallyKind{tallyKindOf[*tally.Sum](), tallyKindOf[*tally.Min](
 // tallyKindNamed returns the aggregate kind k, or an error wrapping
 // crdt.ErrTypeMismatch.
 func tallyKindNamed(k tally.Kind) (tallyKind, error) {
-	for _, t := range tallyKinds {
-		if t.kind == k {
-			return t, nil
-		}
+	if i := slices.IndexFunc(tallyKinds, func(t tallyKind) bool { return t.kind == k }); i >= 0 {
+		return tallyKinds[i], nil
 	}
 	return tallyKind{}, fmt.Errorf("%w: tally: unknown aggregate kind %q", crdt.ErrTypeMismatch, k)
 }
