@@ -410,11 +410,9 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	stats := make([]workerStats, cfg.workers)
 	var wg sync.WaitGroup
 	for i, w := range ws {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			stats[i] = runWorker(ctx, cfg, q, i, w, deadline)
-		}()
+		})
 	}
 	wg.Wait()
 	elapsed := cfg.now().Sub(start)

@@ -204,13 +204,11 @@ func run(inner store.Siblings, w workload) (*result, error) {
 	inboxes := make([]chan txn, nActors)
 	for a := range inboxes {
 		inboxes[a] = make(chan txn)
-		wg.Add(1)
-		go func(a int) {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := actor(ctx, store, crdt.ActorID(fmt.Sprintf("server-%d", a)), w, inboxes[a], &st); err != nil {
 				errs <- err
 			}
-		}(a)
+		})
 	}
 	deliveries := 0
 	for _, t := range txns {
