@@ -3382,6 +3382,15 @@ func dvGenTally() dvFile {
 				st("retry", "m1", nil),
 				st("read", "", nil),
 			}},
+		{Name: "a failed retry is ambiguous_write with the send's kinds", Note: "resends 2, margin 1µs: the update of 3 is lost three times (ambiguous_write, pending). A retry refused three times fails ambiguous_write and unavailable (the last attempt was refused; an earlier one may have landed), still pending. A retry refused once, with the clock then at expires_at, is not resent: ambiguous_write, expired and unavailable. A last retry makes no call: ambiguous_write and expired. A read shows 0",
+			Options: func() dvOptions { o := opts(2); o.MarginNS = dvI(int64(time.Microsecond)); return o }(), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(6), 0)),
+				dvClock(st("update", "m1", []int64{3}, "ambiguous_lost", "ambiguous_lost", "ambiguous_lost"), dvAt(day(6), time.Hour-3*time.Microsecond)),
+				st("retry", "m1", nil, "refuse", "refuse", "refuse"),
+				st("retry", "m1", nil, "refuse@"+dvAt(day(6), time.Hour)),
+				st("retry", "m1", nil),
+				st("read", "", nil),
+			}},
 		{Name: "a mutator refuses updates within Margin of its expiry", Note: "lifetime 1h, margin 10m: an update at 49m59s is written; at 50m the mutator is dead (expired), its staged updates are discarded, and nothing is written",
 			Options: opts(2), Steps: []dvStep{
 				dvClock(st("new_mutator", "m1", nil), dvAt(day(5), 0)),
@@ -6090,12 +6099,18 @@ func dvModelTally(v dvVector) []string {
 			}
 			// A failed round of a resolution leaves the outcome unknown:
 			// an earlier attempt may have landed.
-			switch errKind = send(target, ts); errKind {
-			case "":
+			if errKind = send(target, ts); errKind == "" {
 				return true
-			case "unavailable", "ambiguous_write+unavailable":
-				errKind = "ambiguous_write" // an earlier attempt may have landed
 			}
+			// ambiguous_write, with the send's kinds: an earlier attempt
+			// may have landed (7.4).
+			var kinds []string
+			for _, k := range dvKinds {
+				if k.name == "ambiguous_write" || slices.Contains(strings.Split(errKind, "+"), k.name) {
+					kinds = append(kinds, k.name)
+				}
+			}
+			errKind = strings.Join(kinds, "+")
 			return false
 		}
 		adds := int64(0)
@@ -7376,6 +7391,9 @@ var dvMutants = []struct {
 	{"tally/a refused attempt not resent", "7.4: a failed attempt, refused or ambiguous, is resent",
 		"tally/counter.go", "\t\tlast = err\n\t\tif !errors.Is(err, crdt.ErrUnavailable) {", "\t\tlast = err\n\t\tif errors.Is(err, crdt.ErrUnavailable) {\n\t\t\tbreak\n\t\t}\n\t\tif !errors.Is(err, crdt.ErrUnavailable) {",
 		"driver_tally", "a refused attempt is resent"},
+	{"tally/a failed retry without the send's kinds", "7.4: Retry and Abandon that fail are ambiguous_write together with the send's kinds",
+		"tally/mutator.go", "\treturn retry.AmbiguousErr(m.write(ctx, target, ts))", "\tif err := retry.AmbiguousErr(m.write(ctx, target, ts)); err != nil {\n\t\treturn crdt.ErrAmbiguousWrite\n\t}\n\treturn nil",
+		"driver_tally", "a failed retry is ambiguous_write with the send's kinds"},
 	{"tally/retry settles after expiry", "7.4: an unresolved write is not resent once the clock reaches expires_at",
 		"tally/mutator.go", "if m.dead || m.c.nowMicros() >= m.expiresAt {", "if m.dead {",
 		"driver_tally", "an unknown write cannot be settled after expiry"},
