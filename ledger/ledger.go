@@ -249,9 +249,10 @@ type sighting struct {
 	dated   bool
 	// checked: the records of its newest transactions were read at this
 	// version, against a state no older than them (else they are read
-	// again at the next pass); late: one of those is a copy that landed after another
-	// writer counted the transaction (SPEC.md 6.11 step 3), which its own
-	// ledger must take out: the actor is not retired at this version.
+	// again at the next pass); late: one of those is a copy that landed
+	// after another writer counted the transaction (SPEC.md 6.11 step 3),
+	// which its own ledger must take out: the actor is not retired at this
+	// version.
 	checked, late bool
 	pass          bool // seen in the latest pass
 	// recorded: the transactions of the actor at this version are

@@ -241,9 +241,9 @@ type shift struct {
 // (c's live entry in half h, g; after r.fields), and records f as a shift
 // when it is one, which it reports; it changes nothing of c. It takes f
 // only when its merge can neither fail nor meet another transaction: l's
-// items are all solo, g holds none of the new transactions, and f passes
-// checkCounts (its ids are distinct: l's and new ones). shiftsFit checks
-// the shifts together.
+// items are all solo, the new transactions' ids are valid and g holds
+// none of them, and f passes checkCounts (its ids are distinct: l's and
+// new ones). shiftsFit checks the shifts together.
 func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter, l *entry) (bool, error) {
 	list := &sc.list
 	if err := r.txns(list, nil); err != nil {
