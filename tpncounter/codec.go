@@ -385,7 +385,7 @@ func (g *GCounter) decodeBody(r *bodyReader, l *txnList) error {
 		}
 		en := l.entry(seen.a)
 		en.seq, en.total, en.forgot = e.seq, e.total, e.forgot
-		en.encBin = l.uuid // for MergeBinary, which sets enc (see mergeChanged)
+		en.encBin, en.encText = l.uuid, l.text // for MergeBinary, which sets enc (see mergeChanged)
 		g.attach(en)
 	}
 	if g.live() > g.o.MaxActors {
@@ -428,6 +428,9 @@ type txnList struct {
 	items []rawTxn
 	nh    int  // the history's length
 	uuid  bool // an id was read as a 16-byte UUID
+	// text: a UUID id was read as text (version 2), which the encoder
+	// writes as 16 bytes: the entry's encoding as read is not the encoder's.
+	text bool
 }
 
 // rawTxn is an input transaction, its id at [at, at+n) of a scratch buffer.
@@ -731,7 +734,7 @@ func (r *bodyReader) txn(dst []byte) (out []byte, isUUID bool, amt int64, err er
 // MaxEntriesPerActor transactions in all, each id checked against those
 // before it when seen is set.
 func (r *bodyReader) txns(l *txnList, seen *idSet) error {
-	l.ids, l.items, l.nh, l.uuid = l.ids[:0], l.items[:0], 0, false
+	l.ids, l.items, l.nh, l.uuid, l.text = l.ids[:0], l.items[:0], 0, false, false
 	d := r.d
 	var m, nh int
 	var err error
@@ -751,6 +754,9 @@ func (r *bodyReader) txns(l *txnList, seen *idSet) error {
 				return err
 			}
 			t := rawTxn{at: uint32(at), n: uint32(len(l.ids) - at), amt: amt}
+			if _, ok := wire.ParseUUIDText(t.id(l.ids)); ok && !isUUID {
+				l.text = true
+			}
 			if seen != nil {
 				t.tag = tagOf(hashID(crdt.TxnID(t.id(l.ids))))
 			}

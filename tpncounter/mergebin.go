@@ -140,7 +140,7 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 	block := sc.block()
 	for h, g := range [2]*GCounter{&o.p, &o.n} {
 		for i, a := range sc.actors[h] {
-			if en := g.entries[crdt.ActorID(a)]; en != nil {
+			if en := g.entries[crdt.ActorID(a)]; en != nil && !en.encText {
 				en.enc = block[h][i] // en.encBin as decoded
 			}
 		}
@@ -258,8 +258,8 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 		}
 		return &list.items[off-nf]
 	}
-	if checkCounts(f, list) != nil {
-		return false, nil // the decoder refuses f: mergeChanged reports it
+	if checkCounts(f, list) != nil || list.text {
+		return false, nil // the decoder refuses f, or f is not kept as read: mergeChanged
 	}
 	nl := uint32(l.size())
 	for off := uint32(0); off < nl; off++ {

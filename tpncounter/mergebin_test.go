@@ -299,6 +299,7 @@ func TestMergeBinaryShiftEdges(t *testing.T) {
 		{"the oldest forgotten, two more", encode(ent{"w1", 5, 1, []Txn{c, d, y}, nil}, w2), true},
 		{"all new, folded", encode(ent{"w1", 9, 10, []Txn{y}, []Txn{d}}, w2), true},
 		{"both writers", encode(ent{"w1", 4, 0, []Txn{a, b, c, d}, nil}, ent{"w2", 2, 5, []Txn{y}, []Txn{x}}), true},
+		{"a UUID id as text (version 2)", encode(ent{"w1", 4, 0, []Txn{b, c, {"01234567-0000-4000-8000-000000000007", 4}}, nil}, w2), false},
 		{"a new id not valid", encode(ent{"w1", 4, 0, []Txn{b, c, {"d\x01", 4}}, nil}, w2), false},
 		{"a new id not valid, not a shift", encode(ent{"w1", 4, 0, []Txn{b, c, {"d\x01", 4}}, nil}, ent{"w2", 2, 0, []Txn{y}, nil}), false},
 		{"an id twice", encode(ent{"w1", 4, 0, []Txn{b, c, b}, nil}, w2), false},

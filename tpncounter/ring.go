@@ -49,8 +49,9 @@ type entry struct {
 	head, mid, tail uint32
 	// enc caches the encoding (see encoded), nil when unknown; bump drops it.
 	enc []byte
-	// encBin reports that enc holds a UUID id as 16 bytes (version 3).
-	encBin bool
+	// encBin reports that enc holds a UUID id as 16 bytes (version 3);
+	// encText, as decoded, that the input held one as text (version 2).
+	encBin, encText bool
 	// retired marks an entry Retire made; the actor's next write revives it.
 	retired bool
 	// retiredAt is the retirement time in Unix nanoseconds, 0 when unknown.
