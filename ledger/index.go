@@ -585,14 +585,20 @@ func (l *Ledger) cede(ctx context.Context, merged *tpncounter.Counter) error {
 // while any remains unwritten: the cycle must not run, since its write could
 // fold an unrecorded transaction out of the counter's history.
 func (l *Ledger) flush(ctx context.Context) error {
-	if len(l.unindexed) == 0 {
-		return nil
+	// Writing a take-out (record) may learn that a pending write landed,
+	// which owes its records in turn: they are written in the next round.
+	for range 3 {
+		if len(l.unindexed) == 0 {
+			return nil
+		}
+		recs := make([]pendingRecord, 0, len(l.unindexed))
+		for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
+			recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local})
+		}
+		if errs, _ := l.record(ctx, recs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+			break
+		}
 	}
-	recs := make([]pendingRecord, 0, len(l.unindexed))
-	for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
-		recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local})
-	}
-	l.record(ctx, recs)
 	if n := len(l.unindexed); n > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
