@@ -393,6 +393,7 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 	// applied is a Duplicate (or a conflict), as it would be after it.
 	writes := waiting[:0]
 	appliedNow := 0
+	passed := 0 // live actors before the retirement pass, when it ran early
 	var held []*call
 	for _, c := range waiting {
 		if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow >= windowOf(l.copts) && merged.Status(c.txn) == tpncounter.Unknown {
@@ -404,6 +405,14 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 			continue
 		}
 		out, err := merged.Apply(l.writer, c.txn, c.amount)
+		if errors.Is(err, crdt.ErrTooLarge) && passed == 0 && merged.Stats().Actors >= merged.Options().MaxActors {
+			// No room for this ledger's entry, which only retiring idle
+			// actors makes, in a write: the pass runs now, and the call
+			// is tried again (SPEC.md 6.9).
+			passed = merged.Stats().Actors
+			l.retireIdle(ctx, merged)
+			out, err = merged.Apply(l.writer, c.txn, c.amount)
+		}
 		if err != nil {
 			c.err = err // the state is unchanged: only this call fails
 			continue
@@ -419,21 +428,19 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 		writes = append(writes, c)
 	}
 	if len(writes) == 0 {
-		if len(held) > 0 {
-			// The write in doubt alone, if it is still in doubt; once it
-			// has landed and its records are written, the calls held back
-			// are tried again.
-			landed := true
-			if l.cyc.Pending {
-				done, err := l.write(ctx, merged, token, attempt, nil)
-				landed = done && err == nil
+		// The write in doubt alone, if it is still in doubt, or the early
+		// pass's retirements; once the write has landed and its records
+		// are written, the calls held back are tried again.
+		landed := true
+		if (len(held) > 0 && l.cyc.Pending) || (passed > 0 && passed > merged.Stats().Actors) {
+			done, err := l.write(ctx, merged, token, attempt, nil)
+			landed = done && err == nil
+		}
+		if len(held) > 0 && landed && l.flush(ctx) == nil {
+			for _, c := range held {
+				c.err = nil
 			}
-			if landed && l.flush(ctx) == nil {
-				for _, c := range held {
-					c.err = nil
-				}
-				return held
-			}
+			return held
 		}
 		return nil
 	}
@@ -443,7 +450,11 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 			return nil
 		}
 	}
-	l.retireIdle(ctx, merged)
+	if passed > 0 {
+		l.own.note(merged.Version(l.writer), l.now())
+	} else {
+		l.retireIdle(ctx, merged)
+	}
 	b, err := merged.MarshalBinary()
 	var abuf [16]crdt.TxnID
 	applied := abuf[:0]

@@ -559,7 +559,9 @@ func (l *Ledger) Writer() crdt.ActorID { return l.writer }
 
 // Pending reports whether the ledger holds a write that is not known to have
 // landed (its last Put was ambiguous). The next successful write, or Find,
-// lands it.
+// lands it. Find also writes what Pending does not report: a record the
+// ledger owes, a take-out of its copy that landed late (SPEC.md 6.11). A
+// service that stops calls Find once (a Book: LandPending).
 func (l *Ledger) Pending() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,6 +1,7 @@
 package ledger_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -297,5 +298,54 @@ func TestRetireDelayBound(t *testing.T) {
 				t.Logf("caught: %v", err)
 			}
 		})
+	}
+}
+
+// A full account (MaxActors live entries, every one a restarted process's)
+// makes room for a new incarnation at its first credit: the retirement
+// pass runs though the credit does not fit, retires the entries idle for
+// RetireAfter, and the credit is applied in that write. Before RetireAfter
+// the credit is refused (crdt.ErrTooLarge) and nothing is written.
+func TestFullAccountMakesRoom(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	opts := ledger.Options{Actor: "svc", Counter: tpncounter.Options{MaxActors: 32}, Clock: func() time.Time { return now }}
+	restart := func() *ledger.Ledger {
+		l, err := ledger.New(st, "acct", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for i := range 32 { // each process credits once, then crashes
+		if _, err := restart().Credit(ctx, crdt.TxnID(fmt.Sprint("old-", i)), 1); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(time.Second)
+	}
+	stored := func() []byte {
+		vals, _, err := st.Fetch(ctx, "acct")
+		if err != nil || len(vals) != 1 {
+			t.Fatalf("%d siblings, %v", len(vals), err)
+		}
+		return vals[0]
+	}
+	before := stored()
+	now = now.Add(59 * time.Minute) // the newest entry idle for less than RetireAfter
+	if _, err := restart().Credit(ctx, "early", 1); !errors.Is(err, crdt.ErrTooLarge) {
+		t.Fatalf("credit to a full account before RetireAfter: %v, want ErrTooLarge", err)
+	}
+	if !bytes.Equal(stored(), before) {
+		t.Fatal("a refused credit changed the stored state")
+	}
+	now = now.Add(time.Minute)
+	l := restart()
+	r, err := l.Credit(ctx, "late", 1)
+	if err != nil || r.Outcome != tpncounter.Applied || r.Value != 33 {
+		t.Fatalf("credit after RetireAfter: %+v, %v; want applied, value 33", r, err)
+	}
+	if c := stats(t, l); c.Actors > 32-16+1 || c.Retired < 16 {
+		t.Fatalf("after the credit: %+v, want at least 16 retired", c)
 	}
 }

@@ -7492,7 +7492,7 @@ var dvMutants = []struct {
 		"ledger/group.go", "unrecorded+appliedNow >= windowOf(l.copts) &&", "unrecorded+appliedNow >= windowOf(l.copts)+1 &&",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
 	{"ledger/calls held back not tried again", "6.11 step 3: once the pending write lands and the owed records are written, the calls held back are tried again",
-		"ledger/group.go", "\t\t\t\treturn held\n", "\t\t\t\treturn nil\n",
+		"ledger/group.go", "\t\t\treturn held\n", "\t\t\treturn nil\n",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
 	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
 		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[max(len(txns)-1, 0):] {",
