@@ -393,7 +393,7 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 	// applied is a Duplicate (or a conflict), as it would be after it.
 	writes := waiting[:0]
 	appliedNow := 0
-	passed := 0 // live actors before the retirement pass, when it ran early
+	passed := false // the retirement pass ran early
 	var held []*call
 	for _, c := range waiting {
 		if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow >= windowOf(l.copts) && merged.Status(c.txn) == tpncounter.Unknown {
@@ -405,12 +405,12 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 			continue
 		}
 		out, err := merged.Apply(l.writer, c.txn, c.amount)
-		if errors.Is(err, crdt.ErrTooLarge) && passed == 0 && merged.Stats().Actors >= merged.Options().MaxActors {
+		if errors.Is(err, crdt.ErrTooLarge) && !passed && merged.Stats().Actors >= merged.Options().MaxActors {
 			// No room for this ledger's entry, which only retiring idle
 			// actors makes, in a write: the pass runs now, and the call
 			// is tried again (SPEC.md 6.9).
-			passed = merged.Stats().Actors
-			l.retireIdle(ctx, merged)
+			passed = true
+			l.retireIdle(ctx, merged, true)
 			out, err = merged.Apply(l.writer, c.txn, c.amount)
 		}
 		if err != nil {
@@ -428,19 +428,21 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 		writes = append(writes, c)
 	}
 	if len(writes) == 0 {
-		// The write in doubt alone, if it is still in doubt, or the early
-		// pass's retirements; once the write has landed and its records
-		// are written, the calls held back are tried again.
-		landed := true
-		if (len(held) > 0 && l.cyc.Pending) || (passed > 0 && passed > merged.Stats().Actors) {
-			done, err := l.write(ctx, merged, token, attempt, nil)
-			landed = done && err == nil
-		}
-		if len(held) > 0 && landed && l.flush(ctx) == nil {
-			for _, c := range held {
-				c.err = nil
+		if len(held) > 0 {
+			// The write in doubt alone, if it is still in doubt; once it
+			// has landed and its records are written, the calls held back
+			// are tried again.
+			landed := true
+			if l.cyc.Pending {
+				done, err := l.write(ctx, merged, token, attempt, nil)
+				landed = done && err == nil
 			}
-			return held
+			if landed && l.flush(ctx) == nil {
+				for _, c := range held {
+					c.err = nil
+				}
+				return held
+			}
 		}
 		return nil
 	}
@@ -450,10 +452,10 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 			return nil
 		}
 	}
-	if passed > 0 {
+	if passed {
 		l.own.note(merged.Version(l.writer), l.now())
 	} else {
-		l.retireIdle(ctx, merged)
+		l.retireIdle(ctx, merged, true)
 	}
 	b, err := merged.MarshalBinary()
 	var abuf [16]crdt.TxnID

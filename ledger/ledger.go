@@ -287,8 +287,10 @@ const RetirePassDivisor = 8
 // retireIdle retires in merged, a state about to be written, the actors
 // this ledger has seen unchanged for Options.RetireAfter, and records the
 // versions of the others, in a pass over the live actors when one is due
-// (see RetirePassDivisor).
-func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
+// (see RetirePassDivisor). With own, the write carries this ledger's entry,
+// which counts among the live actors in the pass's order even before the
+// write's calls are applied to it.
+func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter, own bool) {
 	now := l.now()
 	l.own.note(merged.Version(l.writer), now)
 	if l.opts.RetireAfter <= 0 {
@@ -298,19 +300,22 @@ func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter) {
 		return // no pass due (and the clock did not go back)
 	}
 	l.lastPass = now
-	l.nextPass = l.retirePass(ctx, merged, now)
+	l.nextPass = l.retirePass(ctx, merged, now, own)
 	l.foldRetired(merged, now)
 }
 
 // retirePass is a pass of retireIdle at now. It returns when the next pass
 // is due: the zero time when this one left work.
-func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now time.Time) (next time.Time) {
+func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now time.Time, own bool) (next time.Time) {
 	if l.sightings == nil {
 		l.sightings = map[crdt.ActorID]sighting{}
 	}
 	var idle []crdt.ActorID
 	lookups := 0
 	live := maps.Collect(merged.LiveActors())
+	if _, ok := live[l.writer]; own && !ok {
+		live[l.writer] = 0 // skipped below
+	}
 	actors := slices.Sorted(maps.Keys(live))
 	// The pass starts at an actor chosen by this ledger's writer id, so
 	// that ledgers that each write a few times (restarts) date different
@@ -970,7 +975,7 @@ func (l *Ledger) rewrite(ctx context.Context, first int) (*tpncounter.Counter, i
 		if _, err := merged.Compact(l.writer); err != nil {
 			return nil, attempt, err
 		}
-		l.retireIdle(ctx, merged)
+		l.retireIdle(ctx, merged, false)
 		done, err := l.write(ctx, merged, token, attempt, nil)
 		if done {
 			if err != nil {

@@ -11,6 +11,7 @@ package vectors
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -351,6 +352,22 @@ func (m *dvModel) dvApplyFits(next dvEntries, actor, txn string) bool {
 		return true
 	}
 	return size-dvHeaderLen()+len(actor)+len(txn)+59 <= dvCap-64
+}
+
+// dvActorsFit is 6.2's MaxActors in Apply: a new live entry of actor in
+// half of next is refused too_large while the half holds MaxActors live
+// entries, those of actors in retired (retired by this write) aside.
+func (m *dvModel) dvActorsFit(next dvEntries, half, actor string, retired map[string]bool) bool {
+	if e, ok := next[half+"/"+actor]; ok && !e.Retired {
+		return true
+	}
+	n := 0
+	for k, e := range next {
+		if h, a, _ := strings.Cut(k, "/"); h == half && !e.Retired && !retired[a] {
+			n++
+		}
+	}
+	return n < cmp.Or(m.v.Options.MaxActors, tpncounter.DefaultMaxActors)
 }
 
 // dvHeaderLen is the length of a tpncounter encoding less its halves'

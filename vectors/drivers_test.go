@@ -491,8 +491,8 @@ type dvOptions struct {
 	// counter's window
 	Keep   *dvInt `json:"keep,omitempty"`
 	Window int    `json:"window,omitempty"`
-	// MaxActors is the ledger's Counter.MaxActors (SPEC.md 6.1); only
-	// option checks give it.
+	// MaxActors is the ledger's Counter.MaxActors (SPEC.md 6.1); absent,
+	// the default.
 	MaxActors int `json:"max_actors,omitempty"`
 }
 
@@ -1448,7 +1448,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 	for _, d := range v.Ledgers {
 		o := ledger.Options{
 			Actor: crdt.ActorID(d.Actor), RetryCount: v.Options.RetryCount, Backoff: ledger.Backoff{Initial: -1},
-			Counter:     tpncounter.Options{HistoryLength: v.Options.HistoryLength, FoldedLength: v.Options.FoldedLength},
+			Counter:     tpncounter.Options{HistoryLength: v.Options.HistoryLength, FoldedLength: v.Options.FoldedLength, MaxActors: v.Options.MaxActors},
 			RetryWindow: dvDur(v.Options.RetryWindowNS), RetireAfter: dvDur(v.Options.RetireAfterNS), MaxGroup: v.Options.MaxGroup,
 			RetiredGrace: dvDur(v.Options.RetiredGraceNS),
 			Clock:        func() time.Time { return clock },
@@ -2722,6 +2722,19 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t3", 1), later),
 				dvAtClock(dvLedgerOp("value", "b"), later),
 			}},
+		func() dvVector {
+			o := opts(2, 10, 10)
+			o.MaxActors = 2
+			return dvVector{Name: "retire: a full account makes room for a new writer",
+				Note:    "max_actors 2. a and b credit at the start, filling P. Thirty minutes later c's credit of t3 finds no room for its entry (too_large): its pass, its first, runs at once and dates a and b by their records, idle for thirty minutes, which retires neither, and the call fails with nothing put. Two hours in, c's next pass is due at its credit of t4, which again finds no room: the pass runs at once, records a's and b's transactions and retires both, and t4 is applied in that write. A pass counts c's entry among the live actors for its order, though the call is not yet applied",
+				Options: o, Ledgers: dvLedgersABC, Steps: []dvStep{
+					dvCredit("a", "t1", 5),
+					dvCredit("b", "t2", 7),
+					dvAtClock(dvCredit("c", "t3", 1), 30*time.Minute),
+					dvAtClock(dvCredit("c", "t4", 2), later),
+					dvAtClock(dvLedgerOp("value", "a"), later),
+				}}
+		}(),
 		{Name: "retire: declined while a record put is refused",
 			Note:    "b's write would retire a, but the put of t1's record (writer a) is refused: a stays live in that write, and the record is kept. b's next credit first writes it (flush: it fetches t1's record, finds a's own, and puts it, no token), then retires a, whose record was written: a second record put of t1 at the same time, then the put with a retired",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
@@ -3230,6 +3243,20 @@ func dvLedgerScheduleVectors(opts func(retries, h, f int) dvOptions) []dvVector 
 				dvAtClock(dvCredit("b", "t4", 1), 60*m),
 				dvAtClock(dvLedgerOp("value", "b"), 60*m),
 			}},
+		func() dvVector {
+			o := opts(2, 10, 10)
+			o.MaxActors = 17
+			return dvVector{Name: "retire: a full account's pass counts the new writer for its start",
+				Note:    "max_actors 17: the key holds p01..p17, each with one transaction and no record, so b's entry finds no room. b's credit at 0:00 fails too_large, but its pass runs at once, its order counting b's entry among the live actors though it is not yet in the state: from index 3 modulo 18 (pass_start_mod 18, as in \"at most 16 retirements per write\"), so it dates p03..p17 and p01 and leaves p02 undated; nothing is put. Its credit at 0:01 passes again (an actor was left undated), looks up p02 and fails too_large too. At 1:00 its pass records and retires the first 16 of its order, leaving p02, and the credit is applied in that write",
+				Options: o, Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
+				InitialSiblings: []dvSibling{own},
+				Steps: []dvStep{
+					dvCredit("b", "t1", 1),
+					dvAtClock(dvCredit("b", "t2", 1), m),
+					dvAtClock(dvCredit("b", "t3", 1), 60*m),
+					dvAtClock(dvLedgerOp("value", "b"), 60*m),
+				}}
+		}(),
 		{Name: "retire: idle writers linked by shared transactions retire together, however many",
 			Note:    "the key holds p01..p17 in a chain: p(i) holds x(i) and x(i+1), no record. b's passes start at p03 (as in the vector before; pass_start_mod 18). b's writes at 0:00 and 0:01 date all 17 (idle from 0:00). At 1:00 b's pass records the transactions of the first 16 it visits (at most 16 actors' records a write), and each declines to retire alone, since its neighbour holds one of its transactions; the group linked to them is all 17, one of them (p02) not recorded yet, so none retires and the next write passes again. At 1:00 still, b's next write records p02's transactions (the others are recorded at their versions already) and retires all 17 with one RetireAll: more than 16 in one write, since a group retires all or none. Each shared transaction counts once, by its owner, the smaller id",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "b", Writer: "b~bbbbbbbb", PassStartMod: 18}},
@@ -5613,6 +5640,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		appliedNow := false
 		held := next.txns()
 		var capped []*dvMember
+		var retired map[string]bool // by the pass, when it ran early (6.9)
+		early := false
 		nApplied := 0
 		hl, fl := m.v.Options.HistoryLength, m.v.Options.FoldedLength
 		if hl == 0 {
@@ -5636,15 +5665,19 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				capped = append(capped, c)
 				continue
 			}
-			if !m.dvApplyFits(next, L.writer, c.s.Txn) {
-				c.errKind, c.done = "too_large", true // 6.3 step 3: nothing changes
-				continue
-			}
-			nApplied++
 			half, amount := "P", c.signed
 			if amount < 0 {
 				half, amount = "N", -amount
 			}
+			if !early && !m.dvActorsFit(next, half, L.writer, nil) && len(next.live()) >= cmp.Or(m.v.Options.MaxActors, tpncounter.DefaultMaxActors) {
+				// A full state: the pass retires now (6.9).
+				early, retired = true, m.retire(L, all, idle)
+			}
+			if !m.dvApplyFits(next, L.writer, c.s.Txn) || !m.dvActorsFit(next, half, L.writer, retired) {
+				c.errKind, c.done = "too_large", true // 6.3 step 3: nothing changes
+				continue
+			}
+			nApplied++
 			next.apply(half+"/"+L.writer, dvTxn{Txn: c.s.Txn, Amount: dvInt(amount)}, m.v.Options)
 			held = next.txns()
 			c.applied, c.now, appliedNow = true, true, true
@@ -5704,7 +5737,9 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			members[0].errKind, members[0].done = "overflow", true
 			return
 		}
-		retired := m.retire(L, all, idle)
+		if !early {
+			retired = m.retire(L, all, idle)
+		}
 		if m.k >= len(m.calls) || m.calls[m.k].Method != "put" || m.calls[m.k].Key != m.v.Options.Key {
 			m.bad("attempt %d: a put of %q must follow", attempt, m.v.Options.Key)
 			fail("model: no put")
@@ -7491,8 +7526,14 @@ var dvMutants = []struct {
 	{"ledger/a call that could fold an unrecorded transaction applied", "6.11 step 3: a call is held back while the unrecorded txns and this attempt's number H + F",
 		"ledger/group.go", "unrecorded+appliedNow >= windowOf(l.copts) &&", "unrecorded+appliedNow >= windowOf(l.copts)+1 &&",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
+	{"ledger/a full account refused for good", "6.9 RetireAfter: a call with no room for the ledger's entry runs the pass at once",
+		"ledger/group.go", "if errors.Is(err, crdt.ErrTooLarge) && !passed", "if false && errors.Is(err, crdt.ErrTooLarge) && !passed",
+		"driver_ledger", "retire: a full account makes room for a new writer"},
+	{"ledger/a full account's pass started without the new writer", "6.9 RetireAfter: the early pass counts the ledger's entry among the live actors for its order",
+		"ledger/ledger.go", "own && !ok {", "false && !ok {",
+		"driver_ledger", "retire: a full account's pass counts the new writer for its start"},
 	{"ledger/calls held back not tried again", "6.11 step 3: once the pending write lands and the owed records are written, the calls held back are tried again",
-		"ledger/group.go", "\t\t\treturn held\n", "\t\t\treturn nil\n",
+		"ledger/group.go", "\t\t\t\treturn held\n", "\t\t\t\treturn nil\n",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
 	{"ledger/dated by the newest debit alone", "6.9 RetireAfter: dated by the later of its newest credit's and newest debit's records",
 		"ledger/index.go", "\tfor _, txn := range txns {", "\tfor _, txn := range txns[max(len(txns)-1, 0):] {",
