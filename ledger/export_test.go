@@ -75,3 +75,7 @@ func BookHolding(b *Book, key string) (unwritten, watching bool) {
 
 // WriteRoom is writeRoom: what the cap on Apply keeps below store.MaxValue.
 var WriteRoom = writeRoom
+
+// LayoutRecheck is layoutRecheck: how long a Sharded's write trusts the
+// layout it last checked.
+const LayoutRecheck = layoutRecheck

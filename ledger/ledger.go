@@ -89,8 +89,8 @@ type Options struct {
 	// DefaultRetiredGrace; a negative value never folds.
 	RetiredGrace time.Duration
 
-	// Clock returns the current time for RetryWindow and RetireAfter. Nil
-	// means time.Now.
+	// Clock returns the current time for RetryWindow, RetireAfter and a
+	// Sharded's layout re-check. Nil means time.Now.
 	Clock func() time.Time
 
 	// MaxGroup bounds group commit: Updates (Credit, Debit) on one Ledger
@@ -484,12 +484,7 @@ func sharingGroups(c *tpncounter.Counter, from []crdt.ActorID) [][]crdt.ActorID 
 }
 
 // now is the ledger's clock (Options.Clock).
-func (l *Ledger) now() time.Time {
-	if l.opts.Clock != nil {
-		return l.opts.Clock()
-	}
-	return time.Now()
-}
+func (l *Ledger) now() time.Time { return l.opts.Clock() }
 
 // setIn sets (*m)[k] to v, making the map when it is nil.
 func setIn[K comparable, V any](m *map[K]V, k K, v V) {
@@ -538,6 +533,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	opts.RetryWindow = cmp.Or(opts.RetryWindow, DefaultRetryWindow)
 	opts.RetireAfter = cmp.Or(opts.RetireAfter, DefaultRetireAfter)
 	opts.RetiredGrace = cmp.Or(opts.RetiredGrace, DefaultRetiredGrace)
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
 	window := windowOf(opts.Counter)
 	if opts.MaxGroup < 0 || opts.MaxGroup > window {
 		return nil, fmt.Errorf("%w: MaxGroup %d outside 0..%d (HistoryLength + FoldedLength: a larger group would forget its own first members)", crdt.ErrInvalidConfig, opts.MaxGroup, window)

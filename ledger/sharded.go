@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
@@ -45,6 +46,15 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // Ledger), is refused with crdt.ErrInvalidConfig, and a plain Ledger on a
 // sharded account's key refuses the marker as a corrupt sibling.
 //
+// Two first uses with different n that race (or one served a stale read)
+// both write a marker. Value then sums the sub-keys of the largest n, and a
+// smaller n's writes are refused (crdt.ErrInvalidConfig) once its Sharded
+// sees the larger marker: it reads the marker again on a write a second
+// (Options.Clock) after its last check, or after a write to a sub-key
+// failed (crdt.ErrUnavailable or crdt.ErrAmbiguousWrite). Until then both
+// write, and a transaction delivered to both at once can land on two
+// sub-keys and count twice.
+//
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every Sharded value (actor incarnation) that has written there. Since
 // every actor's transactions hash to every sub-key, sharding divides the
@@ -71,6 +81,9 @@ type Sharded struct {
 
 	layoutMu sync.Mutex
 	layoutOK atomic.Bool // the marker was seen or written by this value
+	// recheck is when (Options.Clock, Unix ns) a write next reads the
+	// marker again (see layout).
+	recheck atomic.Int64
 	// width is the number of sub-keys Value sums: the largest n the
 	// account's markers name (at least n), under layoutMu.
 	width int
@@ -183,9 +196,10 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 
 // Update applies a signed amount under transaction txn: Ledger.Update on
 // txn's sub-key, with its outcomes, retries and errors. Result.Value is
-// that sub-key's value, not the account's (use Value). The first operation
-// of a Sharded also checks the account's layout (see Sharded); a mismatch
-// is an error wrapping crdt.ErrInvalidConfig, with nothing written.
+// that sub-key's value, not the account's (use Value). It also checks the
+// account's layout on first use and now and then after (see Sharded); a
+// mismatch is an error wrapping crdt.ErrInvalidConfig, with nothing
+// written.
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := checkUpdate(txn, amount); err != nil {
 		return Result{}, err
@@ -193,7 +207,11 @@ func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 	if err := s.layout(ctx, false); err != nil {
 		return Result{}, err
 	}
-	return s.sub(s.route(txn)).Update(ctx, txn, amount)
+	r, err := s.sub(s.route(txn)).Update(ctx, txn, amount)
+	if errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite) {
+		s.recheck.Store(math.MinInt64) // the next write reads the marker
+	}
+	return r, err
 }
 
 // HasTransaction reports whether txn is held in some actor's history on
@@ -290,25 +308,33 @@ func (s *Sharded) reader(i int) *Ledger {
 	return l
 }
 
-// layout checks the account's marker once per Sharded value, writing it
-// when the account is new; with again (reads) it checks every time and
-// writes nothing. A write of the
+// layoutRecheck is how long a write trusts the layout it last checked: the
+// time a smaller n goes on writing once a larger n's marker is visible (see
+// Sharded). A second keeps that window short, at one extra read of the
+// account key per Sharded value a second, negligible beside a hot
+// account's many credits a second.
+const layoutRecheck = time.Second
+
+// layout checks the account's marker, writing it when the account is new:
+// for a write on first use, once layoutRecheck has passed since its last
+// check (Options.Clock), and after a write to a sub-key failed (as a
+// smaller n's sub-key may on every write once a transaction landed under
+// both n); for a read (again) every time, writing nothing. A write of the
 // marker that may not have landed is retried as Options.RetryCount allows;
-// no transaction is written before the marker is known to be stored.
-//
-// Two first uses with different n that did not see each other (or a first
-// use served a stale read) both write a marker. Nothing is lost or counted
-// twice: transactions are recognised across sub-keys through the
-// transaction index, and Value sums the sub-keys of the largest n named.
-// Writes are then refused (crdt.ErrInvalidConfig) for every n but that
-// largest one, and reads for an n no marker names.
+// no transaction is written before the marker is known to be stored. With
+// two markers (see Sharded), Value sums the sub-keys of the largest n
+// named; writes are refused (crdt.ErrInvalidConfig) for every other n, and
+// reads for an n no marker names.
 func (s *Sharded) layout(ctx context.Context, again bool) error {
-	if !again && s.layoutOK.Load() {
+	trusted := func() bool {
+		return !again && s.layoutOK.Load() && s.opts.Clock().UnixNano() < s.recheck.Load()
+	}
+	if trusted() {
 		return nil
 	}
 	s.layoutMu.Lock()
 	defer s.layoutMu.Unlock()
-	if !again && s.layoutOK.Load() {
+	if trusted() {
 		return nil
 	}
 	for attempt := 1; ; attempt++ {
@@ -332,27 +358,27 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 				return fmt.Errorf("%w: account %q was given the layouts %v concurrently; only %d may write, and every n reads", crdt.ErrInvalidConfig, s.account, ns, largest)
 			}
 			s.width = max(largest, s.n)
-			if !again {
-				s.layoutOK.Store(true)
+		} else if !again && !s.layoutOK.Load() {
+			// (A read writes nothing; seen before, absent now is a stale
+			// replica, with nothing to refuse.)
+			switch err = s.store.Put(ctx, s.account, s.opts.Actor, s.marker, token); retry.Classify(err) {
+			case retry.Invalid:
+				return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
+			case retry.Ambiguous: // or an error the store did not classify
+				err = retry.AmbiguousErr(err)
+				fallthrough
+			case retry.Refused:
+				if err := retry.Again(ctx, fmt.Sprintf("sharded ledger %q: put layout", s.account), err, attempt, s.opts.RetryCount, s.opts.Backoff.Initial, s.opts.Backoff.Max); err != nil {
+					return err
+				}
+				continue
 			}
-			return nil
 		}
-		if again || s.layoutOK.Load() {
-			// A read writes nothing; or seen before, absent now: a stale
-			// replica. Nothing to refuse either way.
-			return nil
-		}
-		err = s.store.Put(ctx, s.account, s.opts.Actor, s.marker, token)
-		if err == nil {
+		if !again {
 			s.layoutOK.Store(true)
-			return nil
+			s.recheck.Store(s.opts.Clock().Add(layoutRecheck).UnixNano())
 		}
-		if !errors.Is(err, crdt.ErrAmbiguousWrite) && !errors.Is(err, crdt.ErrUnavailable) {
-			return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
-		}
-		if err := retry.Again(ctx, fmt.Sprintf("sharded ledger %q: put layout", s.account), err, attempt, s.opts.RetryCount, s.opts.Backoff.Initial, s.opts.Backoff.Max); err != nil {
-			return err
-		}
+		return nil
 	}
 }
 

@@ -716,6 +716,7 @@ func TestShardedLayout(t *testing.T) {
 	unchecked, err := NewSharded(st, "acct", 16, Options{Actor: "c"})
 	require.NoError(t, err)
 	unchecked.layoutOK.Store(true)
+	unchecked.recheck.Store(1<<63 - 1) // never again
 	r, err := unchecked.Credit(ctx, txn, 5)
 	require.NoError(t, err)
 	require.Equal(t, tpncounter.Duplicate, r.Outcome, "the retry is recognised on another sub-key")
