@@ -763,6 +763,11 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
 	now := l.now()
 	var local *tpncounter.Counter
+	defer func() {
+		if local != nil {
+			l.cyc.Local = local // kept when a later judgement fails
+		}
+	}()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
 		if fetched.Status(x) != tpncounter.Unknown {
 			continue
@@ -781,9 +786,6 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
 		}
 		delete(l.unacked, x)
-	}
-	if local != nil {
-		l.cyc.Local = local
 	}
 	return nil
 }
