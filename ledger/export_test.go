@@ -79,3 +79,7 @@ var WriteRoom = writeRoom
 // LayoutRecheck is layoutRecheck: how long a Sharded's write trusts the
 // layout it last checked.
 const LayoutRecheck = layoutRecheck
+
+// Holding is l.holding: a pending write, a take-out not yet written or an
+// owed record (unwritten), and a watched copy (watching).
+func Holding(l *Ledger) (unwritten, watching bool) { return l.holding() }
