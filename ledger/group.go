@@ -406,9 +406,8 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 		}
 		out, err := merged.Apply(l.writer, c.txn, c.amount)
 		if errors.Is(err, crdt.ErrTooLarge) && !passed && merged.Stats().Actors >= merged.Options().MaxActors {
-			// No room for this ledger's entry, which only retiring idle
-			// actors makes, in a write: the pass runs now, and the call
-			// is tried again (SPEC.md 6.9).
+			// No room for this ledger's entry: the pass, which makes it,
+			// runs now, and the call is tried again (SPEC.md 6.9).
 			passed = true
 			l.retireIdle(ctx, merged, true)
 			out, err = merged.Apply(l.writer, c.txn, c.amount)

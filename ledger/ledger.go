@@ -287,9 +287,7 @@ const RetirePassDivisor = 8
 // retireIdle retires in merged, a state about to be written, the actors
 // this ledger has seen unchanged for Options.RetireAfter, and records the
 // versions of the others, in a pass over the live actors when one is due
-// (see RetirePassDivisor). With own, the write carries this ledger's entry,
-// which counts among the live actors in the pass's order even before the
-// write's calls are applied to it.
+// (see RetirePassDivisor); with own, its own entry counts in the order.
 func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter, own bool) {
 	now := l.now()
 	l.own.note(merged.Version(l.writer), now)
@@ -641,7 +639,8 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 //
 // Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
-// nothing written; with Options.Counter.TxnTime, crdt.ErrOutsideWindow for
+// nothing written (for ErrTooLarge, but a retirement pass's records, SPEC.md
+// 6.9); with Options.Counter.TxnTime, crdt.ErrOutsideWindow for
 // a transaction the ledger no longer knows and whose time is not after the
 // counter's horizon (it may have been counted already; nothing written); a
 // stored sibling the ledger cannot read, which stops every operation on the

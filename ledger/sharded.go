@@ -47,13 +47,11 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // sharded account's key refuses the marker as a corrupt sibling.
 //
 // Two first uses with different n that race (or one served a stale read)
-// both write a marker. Value then sums the sub-keys of the largest n, and a
-// smaller n's writes are refused (crdt.ErrInvalidConfig) once its Sharded
-// sees the larger marker: it reads the marker again on a write a second
-// (Options.Clock) after its last check, or after a write to a sub-key
-// failed (crdt.ErrUnavailable or crdt.ErrAmbiguousWrite). Until then both
-// write, and a transaction delivered to both at once can land on two
-// sub-keys and count twice.
+// both write a marker. Value sums the sub-keys of the largest n; a smaller
+// n lands what it holds in doubt, then its writes and lookups are refused
+// (crdt.ErrInvalidConfig), once it reads the marker again: on a write a
+// second (Options.Clock) after its last check, or after a sub-key write
+// failed. Until then a transaction delivered to both can count twice.
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every Sharded value (actor incarnation) that has written there. Since
@@ -196,10 +194,8 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 
 // Update applies a signed amount under transaction txn: Ledger.Update on
 // txn's sub-key, with its outcomes, retries and errors. Result.Value is
-// that sub-key's value, not the account's (use Value). It also checks the
-// account's layout on first use and now and then after (see Sharded); a
-// mismatch is an error wrapping crdt.ErrInvalidConfig, with nothing
-// written.
+// that sub-key's value, not the account's (use Value). A layout it may
+// not write is refused with crdt.ErrInvalidConfig (see Sharded).
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := checkUpdate(txn, amount); err != nil {
 		return Result{}, err
@@ -308,23 +304,15 @@ func (s *Sharded) reader(i int) *Ledger {
 	return l
 }
 
-// layoutRecheck is how long a write trusts the layout it last checked: the
-// time a smaller n goes on writing once a larger n's marker is visible (see
-// Sharded). A second keeps that window short, at one extra read of the
-// account key per Sharded value a second, negligible beside a hot
-// account's many credits a second.
+// layoutRecheck is how long a write trusts the layout it checked (see
+// Sharded): a read of the account key a second, beside many credits.
 const layoutRecheck = time.Second
 
-// layout checks the account's marker, writing it when the account is new:
-// for a write on first use, once layoutRecheck has passed since its last
-// check (Options.Clock), and after a write to a sub-key failed (as a
-// smaller n's sub-key may on every write once a transaction landed under
-// both n); for a read (again) every time, writing nothing. A write of the
-// marker that may not have landed is retried as Options.RetryCount allows;
-// no transaction is written before the marker is known to be stored. With
-// two markers (see Sharded), Value sums the sub-keys of the largest n
-// named; writes are refused (crdt.ErrInvalidConfig) for every other n, and
-// reads for an n no marker names.
+// layout checks the account's marker (see Sharded), writing it when the
+// account is new, for a write when it is not trusted (recheck), for a read
+// (again) every time, writing nothing; a marker Put that may not have
+// landed is retried as Options.RetryCount allows. Reads are refused for an
+// n no marker names.
 func (s *Sharded) layout(ctx context.Context, again bool) error {
 	trusted := func() bool {
 		return !again && s.layoutOK.Load() && s.opts.Clock().UnixNano() < s.recheck.Load()
@@ -355,7 +343,8 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 			case !named:
 				return fmt.Errorf("%w: account %q is sharded over %v sub-keys, not %d; the number of shards is fixed for an account's lifetime", crdt.ErrInvalidConfig, s.account, ns, s.n)
 			case !again && largest != s.n:
-				return fmt.Errorf("%w: account %q was given the layouts %v concurrently; only %d may write, and every n reads", crdt.ErrInvalidConfig, s.account, ns, largest)
+				s.land(ctx) // refused, callers go elsewhere: what this n holds in doubt lands first
+				return fmt.Errorf("%w: account %q was given the layouts %v concurrently; only %d may write or look up transactions, and Value reads for every n", crdt.ErrInvalidConfig, s.account, ns, largest)
 			}
 			s.width = max(largest, s.n)
 		} else if !again && !s.layoutOK.Load() {
@@ -379,6 +368,20 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 			s.recheck.Store(s.opts.Clock().Add(layoutRecheck).UnixNano())
 		}
 		return nil
+	}
+}
+
+// land writes what the sub-ledgers hold in doubt (see Ledger.Pending).
+func (s *Sharded) land(ctx context.Context) {
+	for i := range s.subs {
+		for l, k := s.subs[i].Load(), 0; l != nil && k < 3; k++ {
+			if unwritten, _ := l.holding(); !unwritten {
+				break
+			}
+			if _, err := l.Find(ctx); err != nil {
+				break
+			}
+		}
 	}
 }
 

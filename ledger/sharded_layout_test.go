@@ -175,3 +175,30 @@ func TestShardedLayoutUnclassifiedPut(t *testing.T) {
 		require.Zero(t, v, "no transaction written before the marker")
 	}
 }
+
+// A smaller n refused after a write in doubt first lands it and writes its
+// record, so that the caller's retry through the larger n is recognised:
+// n=2's credit of u lands with its acknowledgement lost and its retry's
+// read refused; the next call on n=2 is refused (the failure forces the
+// marker's re-read), and u, retried through n=4, is a duplicate.
+func TestShardedRefusalLandsWhatItHolds(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	inner, fs, s4, s2 := twoLayouts(t, clock)
+	var u crdt.TxnID
+	for i := 0; ledger.ShardOf(u, 2) == ledger.ShardOf(u, 4); i++ {
+		u = crdt.TxnID(fmt.Sprint("u-", i))
+	}
+	sub := s2.Key(ledger.ShardOf(u, 2))
+	fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.LoseAck, faulty.Refuse), func(k string) bool { return k == sub }))
+	_, err := s2.Credit(ctx, u, 7)
+	fs.SetPolicy(nil)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.True(t, s2.Pending())
+	_, err = s2.Credit(ctx, u, 7)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig, "n=2 refused")
+	r, err := s4.Credit(ctx, u, 7)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Duplicate, r.Outcome, "u's retry through n=4")
+	requireSums(t, inner, 37, s4)
+}

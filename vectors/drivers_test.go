@@ -5683,8 +5683,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			if amount < 0 {
 				half, amount = "N", -amount
 			}
-			if !early && !m.dvActorsFit(next, half, L.writer, nil) && len(next.live()) >= cmp.Or(m.v.Options.MaxActors, tpncounter.DefaultMaxActors) {
-				// A full state: the pass retires now (6.9).
+			if !early && (!m.dvApplyFits(next, L.writer, c.s.Txn) || !m.dvActorsFit(next, half, L.writer, nil)) && len(next.live()) >= cmp.Or(m.v.Options.MaxActors, tpncounter.DefaultMaxActors) {
+				// too_large in a full state: the pass retires now (6.9).
 				early, retired = true, m.retire(L, all, idle)
 			}
 			if !m.dvApplyFits(next, L.writer, c.s.Txn) || !m.dvActorsFit(next, half, L.writer, retired) {
