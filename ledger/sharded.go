@@ -46,12 +46,8 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // Ledger), is refused with crdt.ErrInvalidConfig, and a plain Ledger on a
 // sharded account's key refuses the marker as a corrupt sibling.
 //
-// Two first uses with different n that race (or one served a stale read)
-// both write a marker. Value sums the sub-keys of the largest n; a smaller
-// n lands what it holds in doubt, then its writes and lookups are refused
-// (crdt.ErrInvalidConfig), once it reads the marker again: on a write a
-// second (Options.Clock) after its last check, or after a sub-key write
-// failed. Until then a transaction delivered to both can count twice.
+// Two first uses with different n that race both write a marker: SPEC.md
+// 6.12 says what follows, and what can count twice.
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every Sharded value (actor incarnation) that has written there. Since
