@@ -63,29 +63,14 @@ func TestLimitRecordNamesAMetCopy(t *testing.T) {
 			lc, c := mk("c", -1)
 			_, r := mk("r", time.Hour)
 			require.Less(t, b.Writer(), c.Writer(), "b's copy counts when both hold x unfolded")
-			want := int64(0)
-			upd := func(l *ledger.Ledger, x crdt.TxnID, amount int64, outcome tpncounter.Outcome) {
-				t.Helper()
-				res, err := l.Update(ctx, x, amount)
-				require.NoError(t, err, x)
-				require.Equal(t, outcome, res.Outcome, x)
-				if outcome == tpncounter.Applied {
-					want += amount
-				}
-			}
+			run := &limitRun{t: t}
+			upd := run.upd
 			upd(r, "open", 1000, tpncounter.Applied)
 			upd(b, "b0", 1, tpncounter.Applied)
 			clock.Add(61 * time.Minute)
 
 			// b's call of x: fetch, apply, put held before it lands.
-			g := lb.slowNext(newSlowPut())
-			type answer struct {
-				r   ledger.Result
-				err error
-			}
-			done := make(chan answer, 1)
-			go func() { res, err := b.Update(ctx, "x", 7); done <- answer{res, err} }()
-			<-g.held
+			g, done := slowUpdate(lb, b, "x", 7)
 			upd(c, "x", 7, tpncounter.Applied) // c lands and records x first
 			upd(r, "r1", 1, tpncounter.Applied)
 			_, live := maps.Collect(stored(t, mem).LiveActors())[b.Writer()]
@@ -100,13 +85,13 @@ func TestLimitRecordNamesAMetCopy(t *testing.T) {
 			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite, "y2 in doubt")
 			require.Equal(t, 2, lc.Held())
 			st := stored(t, mem)
-			require.Equal(t, want, st.Value())
+			require.Equal(t, run.want, st.Value())
 			o, ok := st.Owner("x")
 			require.True(t, ok && o.Actor == c.Writer() && !o.Folded, "the store shows c holding x: %+v", o)
 			land := func() { // the retry's state: x folded and forgotten
 				require.NoError(t, lc.Deliver(1))
 				lc.DropHeld()
-				want += 2
+				run.want += 2
 				_, held := maps.Collect(stored(t, mem).Transactions(c.Writer()))["x"]
 				require.False(t, held, "c's total counts x, its entry no longer holds it")
 			}
@@ -119,7 +104,7 @@ func TestLimitRecordNamesAMetCopy(t *testing.T) {
 			<-g.landed
 			if !tc.cFirst {
 				st := stored(t, mem)
-				require.Equal(t, want, st.Value(), "x counted once while the copies meet")
+				require.Equal(t, run.want, st.Value(), "x counted once while the copies meet")
 				o, _ := st.Owner("x")
 				require.Equal(t, b.Writer(), o.Actor, "b's copy counts")
 			}
@@ -144,23 +129,18 @@ func TestLimitRecordNamesAMetCopy(t *testing.T) {
 			require.NoError(t, ans.err)
 			t.Logf("b's call of x: %v owner %+v", ans.r.Outcome, ans.r.Owner)
 
-			// Every ledger reads and writes again.
-			for i, l := range []*ledger.Ledger{b, c, r, b, c, r} {
-				_, err := l.Find(ctx)
-				require.NoError(t, err)
-				upd(l, crdt.TxnID(fmt.Sprintf("z%d", i)), 1, tpncounter.Applied)
-			}
+			run.settle(b, c, r) // every ledger reads and writes again
 			if tc.limit {
 				require.True(t, namesB, "r's record of c's x names b's copy")
 				require.Equal(t, tpncounter.Applied, ans.r.Outcome, "b's judgement keeps its copy")
 				// SPEC.md 6.11, Limits: a record naming a met copy while
 				// its partner's forgetting write is in flight.
-				require.Equal(t, want+7, stored(t, mem).Value(), "x (7) counted twice, as SPEC states; fixed, update SPEC and this test")
+				require.Equal(t, run.want+7, stored(t, mem).Value(), "x (7) counted twice, as SPEC states; fixed, update SPEC and this test")
 				return
 			}
 			require.False(t, namesB, "no record names b's copy")
 			require.Equal(t, tpncounter.Duplicate, ans.r.Outcome, "b's judgement takes its copy out")
-			require.Equal(t, want, stored(t, mem).Value(), "each transaction counted once")
+			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
 		})
 	}
 }

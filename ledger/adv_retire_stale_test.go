@@ -42,7 +42,6 @@ func TestLimitStaleRetirement(t *testing.T) {
 	} {
 		cFree := tc.cFree
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			la := newLane(mem)
@@ -56,27 +55,12 @@ func TestLimitStaleRetirement(t *testing.T) {
 			a := watchLedger(t, la, clock, "a", -1)
 			c := watchLedger(t, mem, clock, "c", -1)
 			r := watchLedger(t, lr, clock, "r", time.Hour)
-			want := int64(0)
-			upd := func(l *ledger.Ledger, x crdt.TxnID, amount int64, outcome tpncounter.Outcome) {
-				t.Helper()
-				res, err := l.Update(ctx, x, amount)
-				require.NoError(t, err, x)
-				require.Equal(t, outcome, res.Outcome, x)
-				if outcome == tpncounter.Applied {
-					want += amount
-				}
-			}
+			run := &limitRun{t: t}
+			upd := run.upd
 			upd(c, "open", 1000, tpncounter.Applied)
 
 			// a's call of x: fetch, apply, put held before it lands.
-			g := la.slowNext(newSlowPut())
-			type answer struct {
-				r   ledger.Result
-				err error
-			}
-			done := make(chan answer, 1)
-			go func() { res, err := a.Update(ctx, "x", -1); done <- answer{res, err} }()
-			<-g.held
+			g, done := slowUpdate(la, a, "x", -1)
 			upd(c, "x", -1, tpncounter.Applied) // c lands and records x first
 			if tc.laterDebit {
 				upd(c, "w", -2, tpncounter.Applied) // c's newest debit: x is not
@@ -89,31 +73,68 @@ func TestLimitStaleRetirement(t *testing.T) {
 			require.NoError(t, ans.err)
 			t.Logf("a's call of x: %v owner %+v", ans.r.Outcome, ans.r.Owner)
 			require.Equal(t, tpncounter.Duplicate, ans.r.Outcome, "a's copy met c's")
-			require.Equal(t, want, stored(t, mem).Value(), "x counted once while the copies meet")
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counted once while the copies meet")
 
 			if !cFree {
 				// c writes a credit: gives its copy of x up (record x -> a),
 				// but only its P entry compacts: N keeps x, same seq.
 				upd(c, "y", 5, tpncounter.Applied)
-				require.Equal(t, want, stored(t, mem).Value())
+				require.Equal(t, run.want, stored(t, mem).Value())
 			}
 
 			clock.Add(61 * time.Minute)
 			staleNext.Store(!tc.fresh) // r's next account read: one state back
 			upd(r, "r2", 1, tpncounter.Applied)
 
-			// Every ledger reads and writes again.
-			for i, l := range []*ledger.Ledger{a, c, r, a, c, r} {
-				_, err := l.Find(ctx)
-				require.NoError(t, err)
-				upd(l, crdt.TxnID(fmt.Sprintf("z%d", i)), 1, tpncounter.Applied)
-			}
+			run.settle(a, c, r) // every ledger reads and writes again
 			if tc.limit {
 				// SPEC.md 6.11, Limits: "Retirement from a stale read".
-				require.Equal(t, want-1, stored(t, mem).Value(), "x (-1) counted twice, as SPEC states; fixed, update SPEC and this test")
+				require.Equal(t, run.want-1, stored(t, mem).Value(), "x (-1) counted twice, as SPEC states; fixed, update SPEC and this test")
 				return
 			}
-			require.Equal(t, want, stored(t, mem).Value(), "each transaction counted once")
+			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
 		})
 	}
+}
+
+// limitRun is the bookkeeping of a limit test's schedule: upd makes an
+// Update that must answer outcome and counts in want the amount it
+// applies; settle has every ledger read (Find) and write again, twice.
+type limitRun struct {
+	t    *testing.T
+	want int64
+}
+
+func (r *limitRun) upd(l *ledger.Ledger, x crdt.TxnID, amount int64, outcome tpncounter.Outcome) {
+	r.t.Helper()
+	res, err := l.Update(context.Background(), x, amount)
+	require.NoError(r.t, err, x)
+	require.Equal(r.t, outcome, res.Outcome, x)
+	if outcome == tpncounter.Applied {
+		r.want += amount
+	}
+}
+
+func (r *limitRun) settle(ls ...*ledger.Ledger) {
+	r.t.Helper()
+	for i, l := range append(ls, ls...) {
+		_, err := l.Find(context.Background())
+		require.NoError(r.t, err)
+		r.upd(l, crdt.TxnID(fmt.Sprintf("z%d", i)), 1, tpncounter.Applied)
+	}
+}
+
+// slowUpdate starts l.Update(x, amount), whose account put ln holds, and
+// returns once the put is held: the put, and the call's answer.
+func slowUpdate(ln *lane, l *ledger.Ledger, x crdt.TxnID, amount int64) (*slowPut, <-chan slowAnswer) {
+	g := ln.slowNext(newSlowPut())
+	done := make(chan slowAnswer, 1)
+	go func() { res, err := l.Update(context.Background(), x, amount); done <- slowAnswer{res, err} }()
+	<-g.held
+	return g, done
+}
+
+type slowAnswer struct {
+	r   ledger.Result
+	err error
 }
