@@ -216,14 +216,8 @@ func (b *Book) LandPending(ctx context.Context) error {
 			}
 			break
 		}
-		for range 3 {
-			if _, err := e.l.Find(ctx); err != nil {
-				errs = append(errs, err)
-				break
-			}
-			if unwritten, _ := e.l.holding(); !unwritten {
-				break
-			}
+		if err := e.l.land(ctx); err != nil {
+			errs = append(errs, err)
 		}
 		b.release(e)
 	}

@@ -578,6 +578,19 @@ func (l *Ledger) mustStay() bool {
 	return unwritten || watching
 }
 
+// land runs Find until l holds nothing unwritten, at most three times.
+func (l *Ledger) land(ctx context.Context) error {
+	for range 3 {
+		if _, err := l.Find(ctx); err != nil {
+			return err
+		}
+		if unwritten, _ := l.holding(); !unwritten {
+			return nil
+		}
+	}
+	return nil
+}
+
 // holding reports what keeps l open in a Book: a pending write, a take-out
 // not yet written or an owed record (unwritten), a watched copy (watching).
 func (l *Ledger) holding() (unwritten, watching bool) {

@@ -370,12 +370,9 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 // land writes what the sub-ledgers hold in doubt (see Ledger.Pending).
 func (s *Sharded) land(ctx context.Context) {
 	for i := range s.subs {
-		for l, k := s.subs[i].Load(), 0; l != nil && k < 3; k++ {
-			if unwritten, _ := l.holding(); !unwritten {
-				break
-			}
-			if _, err := l.Find(ctx); err != nil {
-				break
+		if l := s.subs[i].Load(); l != nil {
+			if unwritten, _ := l.holding(); unwritten {
+				l.land(ctx) // the refusal that follows is the caller's error
 			}
 		}
 	}
