@@ -451,6 +451,12 @@ type dvLedger struct {
 	// FNV-1a-32 is congruent to Writer's modulo m: a pass over m live
 	// actors then starts where the vector's does (SPEC.md 6.9, 11.1).
 	PassStartMod uint32 `json:"pass_start_mod,omitempty"`
+	// Shards n, when not 0, makes the ledger a sharded one over n
+	// sub-keys of the vector's key (SPEC.md 6.12); ShardWriters stand for
+	// the incarnations of its sub-keys' ledgers, sub-key 0 first, and
+	// Writer is then empty.
+	Shards       int      `json:"shards,omitempty"`
+	ShardWriters []string `json:"shard_writers,omitempty"`
 }
 
 // dvOptions are every option a driver takes, all given (no defaults).
@@ -900,6 +906,16 @@ type dvRec struct {
 	recFaults map[string][]string
 	calls     []dvCall // the calls the driver made
 	at        []int    // replay: the script entry each call answered
+	base      string   // the vector's key
+}
+
+// dvInSet reports whether calls a and b, in this order, are in one set
+// (SPEC.md 11.1): calls of one method to transaction record keys, or
+// fetches of a sharded account's sub-keys (base/i), which its Value reads
+// at once.
+func dvInSet(a, b dvCall, base string) bool {
+	sub := func(c dvCall) bool { return base != "" && c.Method == "fetch" && strings.HasPrefix(c.Key, base+"/") }
+	return a.Method == b.Method && (ledger.IsRecordKey(a.Key) && ledger.IsRecordKey(b.Key) || sub(a) && sub(b))
 }
 
 func (r *dvRec) begin(s dvStep) {
@@ -907,10 +923,11 @@ func (r *dvRec) begin(s dvStep) {
 	r.used, r.runOf = make([]bool, len(s.Calls)), make([]int, len(s.Calls))
 	for i, c := range s.Calls {
 		r.runOf[i] = i
-		if i > 0 && ledger.IsRecordKey(c.Key) && ledger.IsRecordKey(s.Calls[i-1].Key) && c.Method == s.Calls[i-1].Method {
+		if i > 0 && dvInSet(s.Calls[i-1], c, s.recKey) {
 			r.runOf[i] = r.runOf[i-1]
 		}
 	}
+	r.base = s.recKey
 	r.recFaults = map[string][]string{}
 	for txn, fs := range s.recFaults {
 		r.recFaults[ledger.RecordKey(s.recKey, crdt.TxnID(txn))] = slices.Clone(fs)
@@ -964,7 +981,7 @@ func (r *dvRec) ordered(norm func(dvCall) dvCall) []dvCall {
 	}
 	for i := 0; i < len(calls); {
 		j := i + 1
-		for j < len(calls) && ledger.IsRecordKey(calls[i].Key) && ledger.IsRecordKey(calls[j].Key) && calls[j].Method == calls[i].Method {
+		for j < len(calls) && dvInSet(calls[i], calls[j], r.base) {
 			j++
 		}
 		slices.SortStableFunc(calls[i:j], func(a, b dvCall) int {
@@ -1444,6 +1461,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 	}
 	clock := dvT0 // transaction records are written at the clock's time
 	ledgers := map[string]*ledger.Ledger{}
+	sharded := map[string]*ledger.Sharded{}
 	inc := &dvIncarnations{}
 	for _, d := range v.Ledgers {
 		o := ledger.Options{
@@ -1459,6 +1477,14 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 			o.Counter.TxnTime = tpncounter.TimeUUID
 		default:
 			return dvVector{}, fmt.Errorf("unknown txn_time %q", v.Options.TxnTime)
+		}
+		if d.Shards > 0 {
+			sl, err := dvNewSharded(st, v.Options.Key, o, d, inc)
+			if err != nil {
+				return dvVector{}, err
+			}
+			sharded[d.Actor] = sl
+			continue
 		}
 		l, err := ledger.New(st, v.Options.Key, o)
 		if err != nil {
@@ -1480,7 +1506,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 			}
 		}
 		ledgers[d.Actor] = l
-		inc.add(l, d)
+		inc.add(l.Writer, d)
 	}
 	toVector := inc.swap(true)
 	st.toActual, st.toVector, st.sync = inc.swap(false), toVector, inc.sync
@@ -1503,7 +1529,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		st.hist[v.Options.Key] = []dvSibState{{vals, tok}}
 	}
 	// update makes one credit or debit and returns its results as a step.
-	update := func(ctx context.Context, l *ledger.Ledger, s dvStep) dvStep {
+	update := func(ctx context.Context, l dvUpdater, s dvStep) dvStep {
 		got := dvStep{Op: s.Op, Note: s.Note, Txn: s.Txn, Amount: s.Amount}
 		if s.Amount == nil {
 			got.Error = "step without an amount"
@@ -1575,34 +1601,23 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		s.recKey = v.Options.Key
 		rec.begin(s)
 		got := dvStep{Clock: s.Clock, Op: s.Op, Note: s.Note, Ledger: s.Ledger, Txn: s.Txn, Amount: s.Amount}
-		l := ledgers[s.Ledger]
-		if l == nil {
-			return dvVector{}, fmt.Errorf("step %q: unknown ledger %q", s.Op, s.Ledger)
+		if sl := sharded[s.Ledger]; sl != nil {
+			switch s.Op {
+			case "credit", "debit":
+				r := update(ctx, sl, s)
+				got.Error, got.Outcome, got.Attempts, got.Landed, got.Value, got.Owner = r.Error, r.Outcome, r.Attempts, r.Landed, r.Value, r.Owner
+			case "value":
+				n, err := sl.Value(ctx)
+				if got.Error = dvKind(err); err == nil {
+					got.Value = dvI(n)
+				}
+			default:
+				return dvVector{}, fmt.Errorf("unknown sharded ledger op %q", s.Op)
+			}
+			got.Pending = dvB(sl.Pending())
+		} else if err := dvLedgerStep(ctx, ledgers[s.Ledger], st, s, &got, update); err != nil {
+			return dvVector{}, err
 		}
-		switch s.Op {
-		case "credit", "debit":
-			r := update(ctx, l, s)
-			got.Error, got.Outcome, got.Attempts, got.Landed, got.Value, got.Owner = r.Error, r.Outcome, r.Attempts, r.Landed, r.Value, r.Owner
-		case "group":
-			members, err := dvRunGroup(ctx, st, l, s.Group, update)
-			if err != nil {
-				return dvVector{}, err
-			}
-			got.Group = members
-		case "find":
-			c, err := l.Find(ctx)
-			if got.Error = dvKind(err); err == nil {
-				got.Value = dvI(c.Value())
-			}
-		case "value":
-			n, err := l.Value(ctx)
-			if got.Error = dvKind(err); err == nil {
-				got.Value = dvI(n)
-			}
-		default:
-			return dvVector{}, fmt.Errorf("unknown ledger op %q", s.Op)
-		}
-		got.Pending = dvB(l.Pending())
 		inc.sync()
 		got.Calls = rec.ordered(norm)
 		out.Steps = append(out.Steps, got)
@@ -1618,6 +1633,38 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 	return out, nil
 }
 
+// dvLedgerStep runs step s of a vector on plain ledger l into got.
+func dvLedgerStep(ctx context.Context, l *ledger.Ledger, st *dvSiblings, s dvStep, got *dvStep, update func(context.Context, dvUpdater, dvStep) dvStep) error {
+	if l == nil {
+		return fmt.Errorf("step %q: unknown ledger %q", s.Op, s.Ledger)
+	}
+	switch s.Op {
+	case "credit", "debit":
+		r := update(ctx, l, s)
+		got.Error, got.Outcome, got.Attempts, got.Landed, got.Value, got.Owner = r.Error, r.Outcome, r.Attempts, r.Landed, r.Value, r.Owner
+	case "group":
+		members, err := dvRunGroup(ctx, st, l, s.Group, update)
+		if err != nil {
+			return err
+		}
+		got.Group = members
+	case "find":
+		c, err := l.Find(ctx)
+		if got.Error = dvKind(err); err == nil {
+			got.Value = dvI(c.Value())
+		}
+	case "value":
+		n, err := l.Value(ctx)
+		if got.Error = dvKind(err); err == nil {
+			got.Value = dvI(n)
+		}
+	default:
+		return fmt.Errorf("unknown ledger op %q", s.Op)
+	}
+	got.Pending = dvB(l.Pending())
+	return nil
+}
+
 // dvIncarnations maps the ledgers' random incarnations to the writer ids
 // of the vector (SPEC.md 11.1): each ledger's first to its writer, and
 // each one it takes later (6.9 RetiredGrace) to its next later writer.
@@ -1625,23 +1672,51 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 // before every store call, since a ledger takes one just before a read.
 type dvIncarnations struct {
 	mu             sync.Mutex
-	ls             []*ledger.Ledger
+	ls             []func() crdt.ActorID // each ledger's Writer
 	ds             []dvLedger
 	taken          []int // later writers in use, per ledger
 	actual, vector [][]byte
 	err            error
 }
 
-func (x *dvIncarnations) add(l *ledger.Ledger, d dvLedger) {
-	x.ls, x.ds, x.taken = append(x.ls, l), append(x.ds, d), append(x.taken, 0)
-	x.actual, x.vector = append(x.actual, []byte(l.Writer())), append(x.vector, []byte(d.Writer))
+func (x *dvIncarnations) add(writer func() crdt.ActorID, d dvLedger) {
+	x.ls, x.ds, x.taken = append(x.ls, writer), append(x.ds, d), append(x.taken, 0)
+	x.actual, x.vector = append(x.actual, []byte(writer())), append(x.vector, []byte(d.Writer))
+}
+
+// dvUpdater is what a step's credit or debit calls: a Ledger or a Sharded.
+type dvUpdater interface {
+	Update(ctx context.Context, txn crdt.TxnID, amount int64) (ledger.Result, error)
+}
+
+// dvNewSharded makes ledger d of a vector a Sharded over d.Shards sub-keys
+// of key, and maps each sub-key's incarnation to its writer in the vector.
+func dvNewSharded(st store.Siblings, key string, o ledger.Options, d dvLedger, inc *dvIncarnations) (*ledger.Sharded, error) {
+	if d.Writer != "" || d.PassStartMod != 0 || len(d.LaterWriters) > 0 || len(d.ShardWriters) != d.Shards {
+		return nil, fmt.Errorf("sharded ledger %q: give shard_writers, one per shard, and no writer", d.Actor)
+	}
+	sl, err := ledger.NewSharded(st, key, d.Shards, o)
+	if err != nil {
+		return nil, err
+	}
+	for i, w := range d.ShardWriters {
+		txn := crdt.TxnID("")
+		for j := 0; ledger.ShardOf(txn, d.Shards) != i || txn == ""; j++ {
+			txn = crdt.TxnID("probe" + strconv.Itoa(j))
+		}
+		if !strings.HasPrefix(w, d.Actor+"~") || len(w) != len(sl.Writer(txn)) {
+			return nil, fmt.Errorf("writer %q does not stand for %q", w, sl.Writer(txn))
+		}
+		inc.add(func() crdt.ActorID { return sl.Writer(txn) }, dvLedger{Actor: d.Actor, Writer: w})
+	}
+	return sl, nil
 }
 
 func (x *dvIncarnations) sync() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for i, l := range x.ls {
-		w := []byte(l.Writer())
+	for i, writer := range x.ls {
+		w := []byte(writer())
 		if slices.ContainsFunc(x.actual, func(b []byte) bool { return bytes.Equal(b, w) }) {
 			continue
 		}
@@ -1684,7 +1759,7 @@ func (q *dvQueued) Done() <-chan struct{} {
 // dvRunGroup runs a group step (SPEC.md 11.1): the first member alone, its
 // fetch of the counter held until each other member, started in order,
 // waits in the ledger's queue (or has returned); then releases it.
-func dvRunGroup(ctx context.Context, st *dvSiblings, l *ledger.Ledger, members []dvStep, update func(context.Context, *ledger.Ledger, dvStep) dvStep) ([]dvStep, error) {
+func dvRunGroup(ctx context.Context, st *dvSiblings, l *ledger.Ledger, members []dvStep, update func(context.Context, dvUpdater, dvStep) dvStep) ([]dvStep, error) {
 	if len(members) < 2 {
 		return nil, fmt.Errorf("a group step needs at least 2 members")
 	}
@@ -2466,7 +2541,7 @@ func dvCheckEncodings(driver string, v dvVector) []string {
 		}
 	}
 	sib := func(where, value string, s *dvState, r *dvRecord) {
-		if s == nil && r == nil && seeded[value] {
+		if s == nil && r == nil && (seeded[value] || dvMarkerShards(value) > 0) {
 			return
 		}
 		if strings.HasPrefix(value, "sha256:") {
@@ -2701,6 +2776,7 @@ func dvGenLedger() dvFile {
 	vs = append(vs, dvLedgerRetireAllVectors(opts)...)
 	vs = append(vs, dvLedgerScheduleVectors(opts)...)
 	vs = append(vs, dvLedgerLookupVectors(opts)...)
+	vs = append(vs, dvLedgerShardedVectors(opts)...)
 	return dvFile{Driver: "ledger", Note: "SPEC.md 6.9-6.11 and 11.1: ledger cycles against a scripted sibling store", Vectors: dvGenerate("ledger", vs),
 		OptionChecks: dvLedgerOptionChecks()}
 }
@@ -4299,56 +4375,90 @@ type dvSighting struct {
 // fetch alone, and one more than RetireAfter + RetiredGrace/2 after its
 // entry last changed in a put takes the ledger's next writer id.
 func dvModelLedger(v dvVector) []string {
-	var out []string
+	if slices.ContainsFunc(v.Ledgers, func(d dvLedger) bool { return d.Shards > 0 }) {
+		return dvModelSharded(v)
+	}
 	ls := map[string]*dvLedgerModel{}
 	for _, d := range v.Ledgers {
-		ls[d.Actor] = &dvLedgerModel{writer: d.Writer, later: d.LaterWriters, last: map[string]int64{}, lastState: dvEntries{},
-			unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
+		ls[d.Actor] = dvNewLedgerModel(d.Writer, d.LaterWriters)
 	}
-	m := &dvModel{v: v, seqs: map[string]map[string]string{}, top: map[string]uint64{}, now: dvT0,
-		window: dvDur(v.Options.RetryWindowNS), retireAfter: dvDur(v.Options.RetireAfterNS), grace: dvDur(v.Options.RetiredGraceNS)}
-	if m.grace == 0 {
-		m.grace = ledger.DefaultRetiredGrace
-	}
+	m := dvNewModel(v, v.Options.Key)
 	for _, sb := range v.InitialSiblings {
 		m.see("initial sibling", sb.State, "")
 	}
+	var out []string
 	for i, s := range v.Steps {
-		if s.Clock != "" {
-			at, err := time.Parse(time.RFC3339Nano, s.Clock)
-			if err != nil {
-				out = append(out, fmt.Sprintf("step %d: clock %q: %v", i+1, s.Clock, err))
-				continue
-			}
-			m.now = at
-		}
-		m.step, m.calls, m.k = i+1, s.Calls, 0
-		m.bad = func(format string, args ...any) {
-			m.out = append(m.out, fmt.Sprintf("step %d (%s %s): ", i+1, s.Op, s.Txn)+fmt.Sprintf(format, args...))
+		if err := m.setClock(s); err != nil {
+			out = append(out, fmt.Sprintf("step %d: %v", i+1, err))
+			continue
 		}
 		L := ls[s.Ledger]
+		m.begin(i, s, s.Calls)
 		if L == nil {
 			m.bad("unknown ledger %q", s.Ledger)
 			continue
 		}
-		switch s.Op {
-		case "group":
-			m.group(L, s)
-		default:
-			m.single(L, s)
-		}
-		if m.k < len(m.calls) {
-			m.bad("%d calls after the step is done", len(m.calls)-m.k)
-		}
-		if len(m.spare) > 0 {
-			m.bad("%d record fetches no lookup or record wanted", len(m.spare))
-			m.spare = nil
-		}
+		m.run(L, s)
 		if s.Pending == nil || *s.Pending != L.pending {
 			m.bad("pending %v, the model says %v", s.Pending, L.pending)
 		}
 	}
 	return append(out, m.out...)
+}
+
+func dvNewLedgerModel(writer string, later []string) *dvLedgerModel {
+	return &dvLedgerModel{writer: writer, later: later, last: map[string]int64{}, lastState: dvEntries{},
+		unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
+}
+
+// dvNewModel is the model of one key of vector v whose records are those
+// of account recBase.
+func dvNewModel(v dvVector, key string) *dvModel {
+	m := &dvModel{v: v, recBase: v.Options.Key, seqs: map[string]map[string]string{}, top: map[string]uint64{}, now: dvT0,
+		window: dvDur(v.Options.RetryWindowNS), retireAfter: dvDur(v.Options.RetireAfterNS), grace: dvDur(v.Options.RetiredGraceNS)}
+	m.v.Options.Key = key
+	if m.grace == 0 {
+		m.grace = ledger.DefaultRetiredGrace
+	}
+	return m
+}
+
+// setClock takes up step s's clock.
+func (m *dvModel) setClock(s dvStep) error {
+	if s.Clock == "" {
+		return nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, s.Clock)
+	if err != nil {
+		return fmt.Errorf("clock %q: %v", s.Clock, err)
+	}
+	m.now = at
+	return nil
+}
+
+// begin starts step i (s) with calls, those of the step on the model's key.
+func (m *dvModel) begin(i int, s dvStep, calls []dvCall) {
+	m.step, m.calls, m.k = i+1, calls, 0
+	m.bad = func(format string, args ...any) {
+		m.out = append(m.out, fmt.Sprintf("step %d (%s %s): ", i+1, s.Op, s.Txn)+fmt.Sprintf(format, args...))
+	}
+}
+
+// run walks step s of ledger L, every call of the step being L's.
+func (m *dvModel) run(L *dvLedgerModel, s dvStep) {
+	switch s.Op {
+	case "group":
+		m.group(L, s)
+	default:
+		m.single(L, s)
+	}
+	if m.k < len(m.calls) {
+		m.bad("%d calls after the step is done", len(m.calls)-m.k)
+	}
+	if len(m.spare) > 0 {
+		m.bad("%d record fetches no lookup or record wanted", len(m.spare))
+		m.spare = nil
+	}
 }
 
 // dvLedgerModel is what the model knows of one ledger.
@@ -4376,7 +4486,11 @@ type dvLedgerModel struct {
 
 // dvModel walks one ledger vector.
 type dvModel struct {
-	v     dvVector
+	v       dvVector // its Options.Key is the model's key
+	recBase string   // the account of its transaction records (SPEC.md 6.11)
+	// part, when set, takes a value read's result instead of checking it
+	// (a sub-key of a sharded Value).
+	part  *dvMember
 	out   []string
 	bad   func(format string, args ...any)
 	step  int
@@ -4509,7 +4623,7 @@ func (m *dvModel) samePuts(L *dvLedgerModel, what string, puts []dvCall, want []
 	}
 	for _, r := range want {
 		if t, ok := token(r); ok {
-			wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", dvRecordKey(m.v.Options.Key, r.Txn), r, L.writer, t))
+			wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", dvRecordKey(m.recBase, r.Txn), r, L.writer, t))
 		}
 	}
 	slices.Sort(gotS)
@@ -4565,7 +4679,7 @@ type dvMet struct {
 // it stands. The puts are one set. It returns each record's
 // fate, in want's order.
 func (m *dvModel) writeRecords(L *dvLedgerModel, what string, want []dvRecord, token func(dvRecord) string, judge dvEntries) []dvWritten {
-	key := func(r dvRecord) string { return dvRecordKey(m.v.Options.Key, r.Txn) }
+	key := func(r dvRecord) string { return dvRecordKey(m.recBase, r.Txn) }
 	out := make([]dvWritten, len(want))
 	toks := map[string]string{}
 	var mine, judged []string
@@ -4674,7 +4788,7 @@ func (m *dvModel) settle(L *dvLedgerModel, what string, r dvRecord) (token strin
 	for _, sb := range af.Siblings {
 		st.add(sb.State)
 	}
-	rf, ok := next(dvRecordKey(m.v.Options.Key, r.Txn))
+	rf, ok := next(dvRecordKey(m.recBase, r.Txn))
 	if !ok || rf.Reply != "ok" {
 		return "owed", false
 	}
@@ -4871,7 +4985,7 @@ func (m *dvModel) fetchSet() *dvFetchSet {
 // answer is the live records of txn the set's fetch of its key read, and
 // that fetch (Reply "missing" when the set has none).
 func (m *dvModel) answer(fs *dvFetchSet, txn string) ([]dvRecord, dvCall) {
-	key := dvRecordKey(m.v.Options.Key, txn)
+	key := dvRecordKey(m.recBase, txn)
 	fs.want = append(fs.want, key)
 	if len(fs.byKey[key]) == 0 {
 		return nil, dvCall{Method: "fetch", Key: key, Reply: "missing"}
@@ -5129,7 +5243,7 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 			}
 			r := dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: w, At: at, Version: strconv.FormatUint(max(v, 1), 10)}
 			want = append(want, r)
-			if reply[dvRecordKey(m.v.Options.Key, r.Txn)+" "+w] != "ok" {
+			if reply[dvRecordKey(m.recBase, r.Txn)+" "+w] != "ok" {
 				sg.recorded = false
 			}
 		}
@@ -5300,6 +5414,10 @@ func (m *dvModel) single(L *dvLedgerModel, s dvStep) {
 	if update {
 		m.recordLanded(L, []*dvMember{c})
 		m.checkMember(c, s)
+		return
+	}
+	if m.part != nil { // one sub-key of a sharded Value: the caller checks
+		m.part.value, m.part.errKind = c.value, c.errKind
 		return
 	}
 	if c.errKind != s.Error {
@@ -7261,6 +7379,24 @@ var dvMutants = []struct {
 	vectors                    string // the vector file whose replay must fail
 	want                       string // the vector that must fail
 }{
+	{"ledger/sharded FNV-1 for FNV-1a", "6.12 Keys: ShardOf is the 64-bit FNV-1a hash",
+		"ledger/sharded.go", "h := fnv.New64a()", "h := fnv.New64()",
+		"driver_ledger", "sharded: of two layouts only the larger n writes"},
+	{"ledger/sharded layout trusted for an hour", "6.12 Layout check: trusted for one second",
+		"ledger/sharded.go", "const layoutRecheck = time.Second", "const layoutRecheck = time.Hour",
+		"driver_ledger", "sharded: the layout is read again a second after its check"},
+	{"ledger/sharded layout trusted after a failed write", "6.12 Layout check: never after a write that failed",
+		"ledger/sharded.go", "s.recheck.Store(math.MinInt64) // the next write reads the marker", "// the next write reads the marker",
+		"driver_ledger", "sharded: a failed write reads the layout again"},
+	{"ledger/sharded smaller n writes", "6.12 Layout check: only the largest n named writes",
+		"ledger/sharded.go", "case !again && largest != s.n:", "case false && !again && largest != s.n:",
+		"driver_ledger", "sharded: of two layouts only the larger n writes"},
+	{"ledger/sharded Value reads its own n", "6.12 Value: reads the sub-keys of the largest n named",
+		"ledger/sharded.go", "s.width = max(largest, s.n)", "s.width = s.n",
+		"driver_ledger", "sharded: of two layouts only the larger n writes"},
+	{"ledger/sharded marker put not retried", "6.12 Layout check: an ambiguous marker Put is retried as 6.9's Put",
+		"ledger/sharded.go", "err, attempt, s.opts.RetryCount, s.opts.Backoff.Initial", "err, attempt, 0, s.opts.Backoff.Initial",
+		"driver_ledger", "sharded: a marker put in doubt is put again"},
 	{"ledger/no Compact after a duplicate", "6.9: a duplicate from the ledger's own pending write is followed by Compact",
 		"ledger/group.go", "\tif appliedNow == 0 {\n\t\tif _, err := merged.Compact(l.writer); err != nil {", "\tif false && appliedNow == 0 {\n\t\tif _, err := merged.Compact(l.writer); err != nil {",
 		"driver_ledger", "a duplicate in the pending write is followed by Compact"},
