@@ -37,17 +37,11 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // and within the same RetryWindow (its record is the account's, SPEC.md
 // 6.11).
 //
-// The sub-keys are the account, "/", and the shard index in decimal
-// (account/0 … account/n-1). The account key itself holds a small layout
-// marker naming n, written by the first operation on a new account; n is
-// fixed for the account's lifetime, since another n would send retries of
-// earlier transactions to other sub-keys, where they would count again. A
-// Sharded with another n, or an account key holding anything else (a plain
-// Ledger), is refused with crdt.ErrInvalidConfig, and a plain Ledger on a
-// sharded account's key refuses the marker as a corrupt sibling.
-//
-// Two first uses with different n that race both write a marker: SPEC.md
-// 6.12 says what follows, and what can count twice.
+// The sub-keys are account/0 … account/n-1; the account key holds a marker
+// naming n, which is fixed for the account's lifetime (another n would send
+// retries to other sub-keys). SPEC.md 6.12 gives the layout, the refusals
+// (crdt.ErrInvalidConfig for another n or a plain Ledger's key), and what
+// two racing first uses with different n can count twice.
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every Sharded value (actor incarnation) that has written there. Since
@@ -75,9 +69,11 @@ type Sharded struct {
 
 	layoutMu sync.Mutex
 	layoutOK atomic.Bool // the marker was seen or written by this value
-	// recheck is when (Options.Clock, Unix ns) a write next reads the
-	// marker again (see layout).
-	recheck atomic.Int64
+	// recheck is when (Options.Clock; nil: now) a write next reads the
+	// marker again (see layout); failed counts the sub-key writes that
+	// failed, each clearing it, and voiding a check it overlaps.
+	recheck atomic.Pointer[time.Time]
+	failed  atomic.Uint64
 	// width is the number of sub-keys Value sums: the largest n the
 	// account's markers name (at least n), under layoutMu.
 	width int
@@ -201,7 +197,8 @@ func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 	}
 	r, err := s.sub(s.route(txn)).Update(ctx, txn, amount)
 	if errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite) {
-		s.recheck.Store(math.MinInt64) // the next write reads the marker
+		s.failed.Add(1) // the next write reads the marker
+		s.recheck.Store(nil)
 	}
 	return r, err
 }
@@ -250,19 +247,17 @@ func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
 	return out, nil
 }
 
-// Value returns the account's value: the sum of the n sub-keys' values,
-// each read as Ledger.Value reads (merged siblings plus this Sharded's own
-// writes), the sub-keys read concurrently. It also reads the layout marker
-// again, and refuses an account whose marker names another n. It writes
-// nothing.
+// Value returns the account's value: the sum of the sub-keys' values, each
+// read as Ledger.Value reads, concurrently, after the layout marker (an
+// account whose marker names another n is refused). It writes nothing.
 //
-// The sum is not a snapshot of the account: each sub-key is read at its
-// own moment. Every transaction lives in one sub-key, so each counts fully
-// or not at all, and every transaction acknowledged before Value was
-// called counts (at the store's read consistency, as for a Ledger); but of transactions landing during the call, one may be
-// counted while another that landed earlier, on a sub-key read sooner, is
-// not, so the sum may be a balance the account never held. A check such as
-// "debit only if the balance covers it" must allow for that.
+// The sum is not a snapshot: each sub-key is read at its own moment. Every
+// transaction lives in one sub-key, so each counts fully or not at all, and
+// every transaction acknowledged before the call counts (at the store's
+// read consistency); but of transactions landing during the call, one may
+// count while another that landed earlier, on a sub-key read sooner, does
+// not: the sum may be a balance the account never held, which a check such
+// as "debit only if the balance covers it" must allow for.
 func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	if err := s.layout(ctx, true); err != nil {
 		return 0, err
@@ -311,7 +306,8 @@ const layoutRecheck = time.Second
 // n no marker names.
 func (s *Sharded) layout(ctx context.Context, again bool) error {
 	trusted := func() bool {
-		return !again && s.layoutOK.Load() && s.opts.Clock().UnixNano() < s.recheck.Load()
+		until := s.recheck.Load()
+		return !again && s.layoutOK.Load() && until != nil && s.opts.Clock().Before(*until)
 	}
 	if trusted() {
 		return nil
@@ -321,6 +317,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 	if trusted() {
 		return nil
 	}
+	failed := s.failed.Load() // a write failing during the read voids it
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -361,7 +358,10 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 		}
 		if !again {
 			s.layoutOK.Store(true)
-			s.recheck.Store(s.opts.Clock().Add(layoutRecheck).UnixNano())
+			until := s.opts.Clock().Add(layoutRecheck)
+			if s.recheck.Store(&until); s.failed.Load() != failed {
+				s.recheck.Store(nil)
+			}
 		}
 		return nil
 	}

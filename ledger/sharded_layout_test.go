@@ -202,3 +202,74 @@ func TestShardedRefusalLandsWhatItHolds(t *testing.T) {
 	require.Equal(t, tpncounter.Duplicate, r.Outcome, "u's retry through n=4")
 	requireSums(t, inner, 37, s4)
 }
+
+// gatedFetches holds the next Fetch of a key in gates until its channel
+// is closed, then answers it (with ErrUnavailable when fail says so), and
+// counts the Fetches of each key.
+type gatedFetches struct {
+	store.Siblings
+	mu      sync.Mutex
+	gates   map[string]chan struct{}
+	entered chan string
+	fail    map[string]bool
+	fetches map[string]int
+}
+
+func (g *gatedFetches) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	g.mu.Lock()
+	gate, fail := g.gates[key], g.fail[key]
+	delete(g.gates, key)
+	delete(g.fail, key)
+	g.fetches[key]++
+	g.mu.Unlock()
+	if gate != nil {
+		g.entered <- key
+		<-gate
+	}
+	if fail {
+		return nil, nil, fmt.Errorf("test: %w", crdt.ErrUnavailable)
+	}
+	return g.Siblings.Fetch(ctx, key)
+}
+
+func (g *gatedFetches) gate(key string, fail bool) chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := make(chan struct{})
+	g.gates[key], g.fail[key] = c, fail
+	return c
+}
+
+// A write that fails while a layout check is reading the marker voids
+// that check: the next write reads the marker again, as after any failed
+// write, instead of trusting the check for LayoutRecheck.
+func TestShardedFailureDuringLayoutRead(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	st := &gatedFetches{Siblings: memory.NewSiblings(), gates: map[string]chan struct{}{}, entered: make(chan string),
+		fail: map[string]bool{}, fetches: map[string]int{}}
+	s, err := ledger.NewSharded(st, "hot", 2, ledger.Options{Actor: "a", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = s.Credit(ctx, "t0", 1)
+	require.NoError(t, err)
+
+	sub := s.Key(s.Shard("y"))
+	subGate := st.gate(sub, true)
+	failed := make(chan error)
+	go func() { _, err := s.Credit(ctx, "y", 2); failed <- err }() // trusts the layout
+	require.Equal(t, sub, <-st.entered)
+	clock.Add(ledger.LayoutRecheck)
+	markerGate := st.gate("hot", false)
+	checked := make(chan error)
+	go func() { _, err := s.Credit(ctx, "z", 3); checked <- err }() // reads the marker
+	require.Equal(t, "hot", <-st.entered)
+	close(subGate)
+	require.ErrorIs(t, <-failed, crdt.ErrUnavailable)
+	close(markerGate)
+	require.NoError(t, <-checked)
+
+	before := st.fetches["hot"]
+	_, err = s.Credit(ctx, "w", 4)
+	require.NoError(t, err)
+	require.Equal(t, before+1, st.fetches["hot"], "the write after the failure reads the marker")
+}

@@ -34,6 +34,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -716,7 +717,8 @@ func TestShardedLayout(t *testing.T) {
 	unchecked, err := NewSharded(st, "acct", 16, Options{Actor: "c"})
 	require.NoError(t, err)
 	unchecked.layoutOK.Store(true)
-	unchecked.recheck.Store(1<<63 - 1) // never again
+	never := time.Now().AddDate(100, 0, 0)
+	unchecked.recheck.Store(&never)
 	r, err := unchecked.Credit(ctx, txn, 5)
 	require.NoError(t, err)
 	require.Equal(t, tpncounter.Duplicate, r.Outcome, "the retry is recognised on another sub-key")
