@@ -17,16 +17,15 @@
 //
 // # Basics
 //
-// A credit runs one cycle on the account's key: Fetch every sibling, merge
-// them into the ledger's own state, read the transaction's record if the
-// state does not hold it (a record makes the call a Duplicate), apply, Put
-// with the fetch's token; then it writes the record. An ambiguous or refused Put is retried
-// (Options.RetryCount, with jittered backoff); Result.Landed is true only
-// when the transaction is known to be stored, and an error that may hide a
-// landed write wraps crdt.ErrAmbiguousWrite. The ledger merges its last,
-// possibly ambiguous, write into every read (read-your-writes; Pending).
-// Concurrent Updates on one Ledger share a cycle (group commit,
-// Options.MaxGroup). SPEC.md 6.9 has every step.
+// A credit runs one cycle on the account's key (SPEC.md 6.9): Fetch and
+// merge every sibling, read the transaction's record unless the state holds
+// it (a record makes the call a Duplicate), apply, Put with the fetch's
+// token, then write the record. An ambiguous or refused Put is retried
+// (Options.RetryCount, jittered backoff); Result.Landed is true only when
+// the transaction is known to be stored, and an error that may hide a
+// landed write wraps crdt.ErrAmbiguousWrite. Every read merges the last,
+// possibly ambiguous, write (Pending). Concurrent Updates on one Ledger
+// share a cycle (group commit, Options.MaxGroup).
 //
 // Each Ledger value writes as its own incarnation of Options.Actor (Writer),
 // so a write from an earlier process that lands late counts as what it is.
@@ -44,9 +43,10 @@
 //
 // A transaction delivered to two ledgers at once may be answered Applied by
 // both, and still counts once. To run a side effect once (a receipt, an
-// email), do not choose a runner from Result: write the effect to an outbox
-// keyed by the transaction id, which coalesces both deliveries, and let one
-// consumer run each entry and mark it done (ExampleResult_outbox).
+// email), do not choose a runner from Result: upsert it into an outbox
+// keyed by the transaction id, leaving the entry's done flag alone, and let
+// one consumer run each entry not done and mark it done, keeping entries
+// for RetryWindow (ExampleResult_outbox).
 //
 // # Caveats
 //

@@ -188,32 +188,46 @@ func ExampleLedger_Credit_timed() {
 
 // A side effect runs once from an outbox keyed by the transaction id, not
 // from Result: here one transaction is delivered to two ledgers that do not
-// see each other, both answer Applied, and the value counts it once. Both
-// write the receipt to the outbox under the transaction id (an upsert, as
-// a table keyed by id or a store key per id gives), so it holds one entry,
-// and one consumer sends it.
+// see each other, both answer Applied, and the value counts it once. Each
+// delivery upserts the receipt under the transaction id, leaving the
+// entry's done flag alone (a table keyed by id whose upsert sets only the
+// receipt column); the one consumer sends each entry not done and marks it
+// done. It runs between the two deliveries here, and the second upsert does
+// not make it send again: an outbox that deleted sent entries would.
 func ExampleResult_outbox() {
 	ctx := context.Background()
 	st := memory.NewSiblings()
 	a, _ := ledger.New(st, "wallet-7", ledger.Options{Actor: "app-a"})
 	b, _ := ledger.New(blindStore{st}, "wallet-7", ledger.Options{Actor: "app-b"})
-	outbox := map[crdt.TxnID]string{}
+	type entry struct {
+		receipt string
+		done    bool
+	}
+	outbox := map[crdt.TxnID]*entry{}
+	consume := func() {
+		for _, e := range outbox {
+			if !e.done {
+				fmt.Println("sent:", e.receipt)
+				e.done = true
+			}
+		}
+	}
 	for _, l := range []*ledger.Ledger{a, b} {
 		r, err := l.Credit(ctx, "order-1", 100)
 		fmt.Println(r.Outcome, err)
 		if err == nil {
-			outbox["order-1"] = "receipt: order-1, 100"
+			if outbox["order-1"] == nil {
+				outbox["order-1"] = &entry{}
+			}
+			outbox["order-1"].receipt = "receipt: order-1, 100"
 		}
-	}
-	for txn, receipt := range outbox {
-		fmt.Println("sent once:", receipt)
-		delete(outbox, txn)
+		consume()
 	}
 	v, _ := a.Value(ctx)
 	fmt.Println("value", v)
 	// Output:
 	// applied <nil>
+	// sent: receipt: order-1, 100
 	// applied <nil>
-	// sent once: receipt: order-1, 100
 	// value 100
 }
