@@ -57,5 +57,5 @@
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.
 //   - Records are never deleted by the ledger: give the store a TTL longer
-//     than RetryWindow (SPEC.md 6.11).
+//     than RetryWindow and FutureSkew (SPEC.md 6.11).
 package ledger

@@ -19,21 +19,13 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// The transaction index (SPEC.md 6.11). Every transaction a ledger lands is
-// also recorded under a key of its own, derived from the account and the
-// transaction id, in the same store.Siblings: the record names the amount,
-// the writer and when the transaction was first applied. A later call of
-// the transaction, on any ledger of the account, finds the record with one
-// fetch and is answered Duplicate, however many transactions the account
-// has taken since: the retry window is a time (Options.RetryWindow), not a
-// number of transactions, and a credit's cost does not depend on it.
-//
-// A ledger records a transaction after the write that landed it and before
-// its next write, the only write that could fold the transaction out of its
-// entry's history; until then the counter itself still recognises it. A
-// record that could not be written is kept (unindexed) and written before
-// the ledger's next cycle, and a ledger retiring another actor's entry first
-// records every transaction that entry still holds.
+// The transaction index (SPEC.md 6.11): every transaction a ledger lands is
+// recorded under a key of its own (amount, writer, when), so that a later
+// call on any ledger of the account finds it with one fetch, however many
+// transactions came since. A ledger records a transaction after the write
+// that landed it and before its next write, the only one that could fold
+// it out of the counter; a record not written is kept (unindexed) for the
+// next cycle, and a retirement first records what the retired entry holds.
 
 // DefaultRetryWindow is Options.RetryWindow when it is zero.
 const DefaultRetryWindow = 24 * time.Hour
@@ -175,8 +167,9 @@ func (x indexed) match(amount int64) (Record, bool) {
 }
 
 // lookup reads the index records of txn that are inside the retry window at
-// now. A record of another transaction under the same key (a hash
-// collision) or past the window is passed over.
+// now: every record of a timed transaction whose time is inside it, whatever
+// the clock of the writer that made them. A record of another transaction
+// under the same key (a hash collision) or past the window is passed over.
 func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (indexed, error) {
 	sibs, token, err := l.store.Fetch(ctx, RecordKey(l.indexBase, txn))
 	if err != nil {
@@ -184,6 +177,9 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 	}
 	x := indexed{token: token}
 	oldest := now.Add(-l.opts.RetryWindow).UnixNano()
+	if at, ok := l.txnTime(txn); ok && at.UnixNano() >= oldest {
+		oldest = math.MinInt64
+	}
 	for i, b := range sibs {
 		var r Record
 		if err := r.UnmarshalBinary(b); err != nil {
@@ -253,23 +249,18 @@ type pendingRecord struct {
 	judge   *tpncounter.Counter
 }
 
-// record writes the records recs and keeps those that failed in
-// l.unindexed, to be written before the next cycle. A record naming this
-// ledger's writer is confirmed first (SPEC.md 6.11 step 3): its key is
-// read, and it is written, with that read's token, unless the records of
-// its amount name only other writers (then see settle). The reads, then the
-// puts, run at once. owners[i] is set when recs[i]'s copy defers to
-// another writer's (it landed late, see settle): that copy is watched
-// until it is decided, or, when the other writer counted the transaction,
-// taken out and written back at once. A record with judge that names
-// another writer's copy is checked against the live records first: when
-// they judge that copy late (judgeCopies: counted, another writer counted
-// the transaction and no longer holds it), the record names that writer
-// instead, so that the late copy's ledger, settling or watching, still
-// finds it counted elsewhere (SPEC.md 6.11 step 6); a stale judgement fails it, but an owed record (confirm)
-// is then written as it stands, since the ledger reads again only once it
-// is written. It returns each record's error (nil when none failed). l.mu
-// is held.
+// record writes the records recs (SPEC.md 6.11 steps 3 and 6), keeping
+// those that failed in l.unindexed for the next cycle. A record naming this
+// ledger's writer is confirmed first: its key is read, and it is written
+// with that read's token unless the records of its amount name only other
+// writers (see settle). The reads, then the puts, run at once. owners[i] is
+// set when recs[i]'s copy defers to another writer's: that copy is watched,
+// or, when the other writer counted the transaction, taken out and written
+// back at once. A record with judge naming another writer's copy names the
+// writer judgeCopies finds counted it instead when that copy is late; a
+// stale judgement fails it, but an owed record (confirm) is then written as
+// it stands, since the ledger reads again only once it is written. It
+// returns each record's error (nil when none failed). l.mu is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
 		return nil, nil

@@ -32,6 +32,11 @@ const DefaultRetireAfter = time.Hour
 // Cassandra's default gc_grace_seconds (864000).
 const DefaultRetiredGrace = 10 * 24 * time.Hour
 
+// DefaultFutureSkew is Options.Counter.FutureSkew when it is zero and
+// TxnTime is set: how far after the ledger's clock a transaction's time
+// may be (SPEC.md 6.11).
+const DefaultFutureSkew = time.Minute
+
 // DefaultMaxGroup is the largest group of Updates one write carries when
 // Options.MaxGroup is zero (at most the counter's window; see MaxGroup).
 const DefaultMaxGroup = 16
@@ -93,17 +98,13 @@ type Options struct {
 	// Sharded's layout re-check. Nil means time.Now.
 	Clock func() time.Time
 
-	// MaxGroup bounds group commit: Updates (Credit, Debit) on one Ledger
-	// that arrive while its cycle (fetch, merge, apply, put) is running
-	// wait, and the next cycle applies up to MaxGroup of them in one write,
-	// each caller still getting its own Result and error (SPEC.md 6.9).
-	// Zero means DefaultMaxGroup, or HistoryLength + FoldedLength of
-	// Counter if that is smaller; 1 turns grouping off. It may not exceed
-	// HistoryLength + FoldedLength, so that no member of a group is
-	// forgotten by the write that carries it. Grouping pays when a store
-	// call takes far longer than handing a call from one goroutine to
-	// another (a networked store); over an in-process store (memory,
-	// embedded) measure, and consider 1 (BenchmarkGroupCommitNoLatency).
+	// MaxGroup bounds group commit: Updates on one Ledger that arrive while
+	// its cycle runs wait, and the next cycle applies up to MaxGroup of them
+	// in one write, each caller getting its own Result (SPEC.md 6.9). Zero
+	// means DefaultMaxGroup, at most HistoryLength + FoldedLength of Counter,
+	// which it may not exceed (a write would forget its own first members);
+	// 1 turns grouping off. Grouping pays over a networked store; over an
+	// in-process one, measure (BenchmarkGroupCommitNoLatency).
 	MaxGroup int
 
 	// Observer, when set, receives one observe.Event per Update (Credit,
@@ -134,18 +135,14 @@ type Result struct {
 	// Outcome is what the transaction did: Applied when this call added it
 	// (even if an earlier attempt of this call is what landed), Duplicate or
 	// DuplicateFolded when it was already stored (also when this call's
-	// copy landed after another writer's recorded one: SPEC.md 6.11 step
-	// 3, or another writer's copy is what a retry found: 6.9; Owner names
-	// that writer), Superseded when it was
-	// stored with this amount but a concurrent write of the same id with
+	// copy met another writer's, SPEC.md 6.9 and 6.11 step 3: Owner names
+	// that writer), Superseded when a concurrent write of the same id with
 	// another amount or sign is the one that counts (see Owner).
 	//
-	// Applied means this call wrote the transaction; it does not mean that
-	// this call's copy is the one that counts. When one transaction is
-	// delivered to two ledgers at once, both may answer Applied (each
-	// wrote it without seeing the other), and the value still counts it
-	// once. Neither Outcome nor Owner picks one caller to run a side
-	// effect; see the package documentation, "Side effects".
+	// Applied means this call wrote the transaction, not that its copy is
+	// the one that counts: one delivered to two ledgers at once may be
+	// Applied on both and still counts once. Neither Outcome nor Owner
+	// picks one caller to run a side effect ("Side effects", package doc).
 	Outcome tpncounter.Outcome
 
 	// Owner is the copy of the transaction that counts as this write saw it
@@ -531,6 +528,9 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	opts.RetryWindow = cmp.Or(opts.RetryWindow, DefaultRetryWindow)
 	opts.RetireAfter = cmp.Or(opts.RetireAfter, DefaultRetireAfter)
 	opts.RetiredGrace = cmp.Or(opts.RetiredGrace, DefaultRetiredGrace)
+	if opts.Counter.TxnTime != nil {
+		opts.Counter.FutureSkew = cmp.Or(opts.Counter.FutureSkew, DefaultFutureSkew)
+	}
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
@@ -644,33 +644,32 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 
 // Update applies a signed amount under transaction txn: fetch every sibling,
 // merge them and this ledger's own last write, apply, and put with the
-// fetch's token. A transaction already in the fetched state is not written
-// again (Outcome Duplicate, Landed true). An ambiguous or refused Put is
-// retried up to Options.RetryCount times. Updates that arrive while
-// another runs wait and share the next cycle and its Put (group commit; see
-// the package documentation): each still gets its own Result and error.
+// fetch's token, retrying an ambiguous or refused Put up to
+// Options.RetryCount times. A transaction already stored is not written
+// again (Duplicate, Landed true). Updates that arrive while another runs
+// share the next cycle and its Put (group commit), each with its own Result.
 //
 // Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
 // nothing written (for ErrTooLarge, but a retirement pass's records, SPEC.md
-// 6.9); with Options.Counter.TxnTime, crdt.ErrOutsideWindow for
-// a transaction the ledger no longer knows and whose time is not after the
-// counter's horizon (it may have been counted already; nothing written); a
-// stored sibling the ledger cannot read, which stops every operation on the
-// key with nothing written over it (crdt.ErrCorruptEncoding for bad bytes,
-// crdt.ErrTypeMismatch for another type's encoding,
-// crdt.ErrUnsupportedVersion for a newer format, crdt.ErrTooLarge beyond
-// the size limits); the store's last error after the retries
-// (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable: did not
-// land); the context's error, also while waiting between attempts.
+// 6.9); with Options.Counter.TxnTime, crdt.ErrOutsideWindow for a
+// transaction the ledger no longer knows whose time is older than
+// RetryWindow, or one more than Counter.FutureSkew ahead (nothing written);
+// a stored sibling the ledger cannot read, which stops every operation on
+// the key with nothing written over it (crdt.ErrCorruptEncoding,
+// crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion, crdt.ErrTooLarge); the
+// store's last error after the retries (crdt.ErrAmbiguousWrite: may have
+// landed; crdt.ErrUnavailable: did not); the context's error.
 func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	// The operation starts before its first store call, so that the
 	// store's calls are reported inside it (observe.Start).
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "update")
 	err := checkUpdate(txn, amount)
-	if tt := l.opts.Counter.TxnTime; err == nil && tt != nil {
-		if _, ok := tt(txn); !ok {
+	if at, ok := l.txnTime(txn); err == nil && l.opts.Counter.TxnTime != nil {
+		if skew := l.opts.Counter.FutureSkew; !ok {
 			err = fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
+		} else if at.After(l.now().Add(skew)) {
+			err = fmt.Errorf("%w: transaction %q is more than %v after the clock (Options.Counter.FutureSkew)", crdt.ErrOutsideWindow, txn, skew)
 		}
 	}
 	if err != nil {
@@ -692,12 +691,18 @@ func (l *Ledger) judge(x indexed, txn crdt.TxnID, amount int64, now time.Time) (
 	if len(x.records) > 0 {
 		return nil, fmt.Errorf("%w: ledger %q: transaction %q was applied with amount %d, not %d", crdt.ErrConflictingTransaction, l.key, txn, x.records[0].Amount, amount)
 	}
-	if tt := l.opts.Counter.TxnTime; tt != nil {
-		if at, ok := tt(txn); ok && at.Before(now.Add(-l.opts.RetryWindow)) {
-			return nil, fmt.Errorf("%w: ledger %q: transaction %q from %s is older than the retry window (%v)", crdt.ErrOutsideWindow, l.key, txn, at.UTC().Format(time.RFC3339Nano), l.opts.RetryWindow)
-		}
+	if at, ok := l.txnTime(txn); ok && at.Before(now.Add(-l.opts.RetryWindow)) {
+		return nil, fmt.Errorf("%w: ledger %q: transaction %q from %s is older than the retry window (%v)", crdt.ErrOutsideWindow, l.key, txn, at.UTC().Format(time.RFC3339Nano), l.opts.RetryWindow)
 	}
 	return nil, nil
+}
+
+// txnTime is txn's time under Options.Counter.TxnTime; false when untimed.
+func (l *Ledger) txnTime(txn crdt.TxnID) (time.Time, bool) {
+	if tt := l.opts.Counter.TxnTime; tt != nil {
+		return tt(txn)
+	}
+	return time.Time{}, false
 }
 
 // read fetches every sibling and returns their join with this ledger's

@@ -1474,7 +1474,7 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 		switch v.Options.TxnTime {
 		case "":
 		case "timeuuid":
-			o.Counter.TxnTime = tpncounter.TimeUUID
+			o.Counter.TxnTime, o.Counter.FutureSkew = tpncounter.TimeUUID, dvDur(v.Options.FutureSkewNS)
 		default:
 			return dvVector{}, fmt.Errorf("unknown txn_time %q", v.Options.TxnTime)
 		}
@@ -2882,6 +2882,23 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", dvTimeID(dvT0.Add(-10*time.Minute), 1), 5), 30*time.Minute),
 				dvAtClock(dvCredit("a", dvTimeID(dvT0.Add(-10*time.Minute), 1), 5), later),
 				dvAtClock(dvLedgerOp("value", "a"), later),
+			}},
+		{Name: "records: a timed transaction's records live while its time is inside the window",
+			Note: "retry window one hour, TxnTime, history and folded length 1, FutureSkew the ledger's default (1 minute). x1, stamped 30 s after the clock, is applied (its record made at the clock's time); x2, stamped 2 minutes after it, is outside_window with no store call. After three more credits a's entry has forgotten x1. An hour and 10 s on, x1's record is past the window by its own time, but x1's time is not: the record still counts and the retry is a duplicate (a writer whose clock was behind made a record that lives as long as the transaction's time). At an hour and 40 s x1's time is past the window too: outside_window",
+			Options: func() dvOptions {
+				o := opts(2, 1, 1)
+				o.RetryWindowNS, o.TxnTime = dvI(int64(time.Hour)), "timeuuid"
+				return o
+			}(),
+			Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvCredit("a", dvTimeID(dvT0.Add(30*time.Second), 1), 5),
+				dvCredit("a", dvTimeID(dvT0.Add(2*time.Minute), 2), 5),
+				dvCredit("a", dvTimeID(dvT0, 3), 1),
+				dvCredit("a", dvTimeID(dvT0, 4), 2),
+				dvCredit("a", dvTimeID(dvT0, 5), 3),
+				dvAtClock(dvCredit("a", dvTimeID(dvT0.Add(30*time.Second), 1), 5), time.Hour+10*time.Second),
+				dvAtClock(dvCredit("a", dvTimeID(dvT0.Add(30*time.Second), 1), 5), time.Hour+40*time.Second),
+				dvAtClock(dvLedgerOp("value", "a"), time.Hour+40*time.Second),
 			}},
 		{Name: "records: past the retry window an untimed retry is applied again",
 			Note:    "retry window one hour, no TxnTime, history and folded length 1: t1's entry copy is forgotten after three more credits, and two hours on its record is past the window, so a retry of t1 is applied as new and counted twice (SPEC 6.11, the window stated once: beyond W an untimed transaction is applied as new)",
@@ -4580,13 +4597,17 @@ func (m *dvModel) set(method string) []dvCall {
 }
 
 // live returns the records of txn among siblings that are inside the
-// window at the model's clock.
+// window at the model's clock: with TxnTime, all of them while txn's time
+// is inside it (SPEC.md 6.11, Window).
 func (m *dvModel) live(txn string, sibs []dvSibling) []dvRecord {
 	var out []dvRecord
+	oldest := m.now.Add(-m.window)
+	timed, ok := dvTxnTime(txn)
+	inside := ok && m.v.Options.TxnTime != "" && !timed.Before(oldest)
 	for _, sb := range sibs {
 		if r := sb.Record; r != nil && r.Txn == txn {
 			at, err := time.Parse(time.RFC3339Nano, r.At)
-			if err != nil || at.Before(m.now.Add(-m.window)) {
+			if err != nil || at.Before(oldest) && !inside {
 				continue
 			}
 			out = append(out, *r)
@@ -5386,15 +5407,23 @@ func dvSigned(s dvStep) int64 {
 }
 
 // timeless reports a credit or debit that TxnTime refuses before anything
-// else (SPEC.md 6.11 step 1: invalid_txn, no store call).
+// else (SPEC.md 6.11 step 1, no store call): invalid_txn for an id with no
+// time, outside_window for a time more than FutureSkew (default 1 minute)
+// after the clock.
 func (m *dvModel) timeless(c *dvMember) bool {
 	if m.v.Options.TxnTime == "" {
 		return false
 	}
-	if _, ok := dvTxnTime(c.s.Txn); ok {
+	skew := cmp.Or(dvDur(m.v.Options.FutureSkewNS), time.Minute)
+	switch at, ok := dvTxnTime(c.s.Txn); {
+	case !ok:
+		c.errKind = "invalid_txn"
+	case at.After(m.now.Add(skew)):
+		c.errKind = "outside_window"
+	default:
 		return false
 	}
-	c.errKind, c.done = "invalid_txn", true
+	c.done = true
 	return true
 }
 
@@ -7386,7 +7415,7 @@ var dvMutants = []struct {
 		"ledger/sharded.go", "const layoutRecheck = time.Second", "const layoutRecheck = time.Hour",
 		"driver_ledger", "sharded: the layout is read again a second after its check"},
 	{"ledger/sharded layout trusted after a failed write", "6.12 Layout check: never after a write that failed",
-		"ledger/sharded.go", "s.recheck.Store(math.MinInt64) // the next write reads the marker", "// the next write reads the marker",
+		"ledger/sharded.go", "s.failed.Add(1) // the next write reads the marker\n\t\ts.recheck.Store(nil)", "// the next write reads the marker",
 		"driver_ledger", "sharded: a failed write reads the layout again"},
 	{"ledger/sharded smaller n writes", "6.12 Layout check: only the largest n named writes",
 		"ledger/sharded.go", "case !again && largest != s.n:", "case false && !again && largest != s.n:",
@@ -7429,8 +7458,17 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "if len(l.unacked) > 0 {", "if false && len(l.unacked) > 0 {",
 		"driver_ledger", "records: a pending write's transaction recorded by another writer is taken out"},
 	{"ledger/timed transaction older than the window accepted", "6.11 step 1: a time before now - W is outside_window",
-		"ledger/ledger.go", "if at, ok := tt(txn); ok && at.Before(now.Add(-l.opts.RetryWindow)) {", "if at, ok := tt(txn); false && ok && at.Before(now.Add(-l.opts.RetryWindow)) {",
+		"ledger/ledger.go", "if at, ok := l.txnTime(txn); ok && at.Before(now.Add(-l.opts.RetryWindow)) {", "if at, ok := l.txnTime(txn); false && ok && at.Before(now.Add(-l.opts.RetryWindow)) {",
 		"driver_ledger", "records: the retry window with TxnTime"},
+	{"ledger/timed record live by its own time only", "6.11 Window: with TxnTime, a record lives while its transaction's time is inside the window",
+		"ledger/index.go", "if at, ok := l.txnTime(txn); ok && at.UnixNano() >= oldest {", "if at, ok := l.txnTime(txn); false && ok && at.UnixNano() >= oldest {",
+		"driver_ledger", "records: a timed transaction's records live while its time is inside the window"},
+	{"ledger/FutureSkew unchecked", "6.11 step 1: with TxnTime, a time more than FutureSkew after the clock is outside_window",
+		"ledger/ledger.go", "} else if at.After(l.now().Add(skew)) {", "} else if false && at.After(l.now().Add(skew)) {",
+		"driver_ledger", "records: a timed transaction's records live while its time is inside the window"},
+	{"ledger/FutureSkew default an hour", "6.11 step 1: FutureSkew defaults to 1 minute with TxnTime",
+		"ledger/ledger.go", "opts.Counter.FutureSkew = cmp.Or(opts.Counter.FutureSkew, DefaultFutureSkew)", "opts.Counter.FutureSkew = cmp.Or(opts.Counter.FutureSkew, time.Hour)",
+		"driver_ledger", "records: a timed transaction's records live while its time is inside the window"},
 	{"ledger/dead record trusted", "6.11 Window: a record is live when at >= t - W",
 		"ledger/index.go", "if r.Txn != txn || r.At.UnixNano() < oldest {", "if r.Txn != txn || r.At.UnixNano() < oldest-oldest {",
 		"driver_ledger", "records: past the retry window an untimed retry is applied again"},
@@ -7737,7 +7775,7 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "\tif len(x.records) > 0 {\n\t\treturn nil, fmt.Errorf(\"%w: ledger %q: transaction %q was applied with amount", "\tif false && len(x.records) > 0 {\n\t\treturn nil, fmt.Errorf(\"%w: ledger %q: transaction %q was applied with amount",
 		"driver_ledger", "records: a retry the counter forgot is answered from its record"},
 	{"ledger/an id with no time applied under TxnTime", "6.11 step 1: with TxnTime, a txn with no time is invalid_txn before anything else",
-		"ledger/ledger.go", "if _, ok := tt(txn); !ok {", "if _, ok := tt(txn); false && !ok {",
+		"ledger/ledger.go", "if skew := l.opts.Counter.FutureSkew; !ok {", "if skew := l.opts.Counter.FutureSkew; false && !ok {",
 		"driver_ledger", "records: the retry window with TxnTime"},
 	{"ledger/owed records not counted in the hold-back", "6.11 step 3: every owed record counts toward the hold-back number",
 		"ledger/group.go", "if unrecorded := len(l.unacked) + len(l.unindexed); unrecorded+appliedNow", "if unrecorded := len(l.unacked) + 0*len(l.unindexed); unrecorded+appliedNow",
