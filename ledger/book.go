@@ -30,33 +30,28 @@ type BookOptions struct {
 }
 
 // Book keeps many keys' balances as one actor in one shared store: one
-// Ledger per key, created on the key's first operation. Every operation
-// takes the key; operations on different keys run concurrently, and
-// operations on one key are serialised, as a Ledger's are (the Book never
-// holds two Ledgers for one key at once).
+// Ledger per key, created on the key's first operation. Operations on
+// different keys run concurrently, on one key serially (never two Ledgers
+// for one key at once).
 //
-// The Book keeps at most MaxOpen Ledgers, with their decoded states: when
-// more are open, it drops the least recently used idle one. It never drops
-// a Ledger running or waiting for an operation, nor one holding what a
-// Ledger opened in its place would not know: a pending write (the only
-// copy of a write that may still be in flight), a take-out not yet
-// written, a record it owes, or the watch of a copy (SPEC.md 6.11). It
-// holds them all, over MaxOpen if need be, and never refuses an operation
-// for the bound. Stats reports the counts; LandPending writes what it can.
+// The Book keeps at most MaxOpen Ledgers, dropping the least recently used
+// idle one beyond that; it never drops one running or waiting for an
+// operation, nor one holding what a Ledger opened in its place would not
+// know (a pending write, a take-out not yet written, an owed record, a
+// watched copy: SPEC.md 6.11), so it may hold more, and never refuses an
+// operation for the bound. Stats reports the counts; LandPending writes
+// what it can.
 //
-// A key opened again continues the dropped Ledger's incarnation (its
-// Writer) when its first read shows that incarnation's last write as it
-// was: nothing of it can be in flight, since a Ledger with a pending write
-// is never dropped. When the read does not (a stale read), continuing could
-// fork the entry, so the key gets a new incarnation and its next write adds
-// an entry to the key's state (retired later, see Options.RetireAfter).
-// The Book remembers the incarnations of at most MaxOpen dropped keys.
+// A key opened again continues the dropped Ledger's incarnation (Writer)
+// when its first read shows that incarnation's last write as it was (a
+// Ledger with a pending write is never dropped); after a stale read, which
+// could fork the entry, it takes a new incarnation, retired later
+// (Options.RetireAfter). The Book remembers the incarnations of at most
+// MaxOpen dropped keys.
 //
-// A Book has no Close: it starts no goroutines and owns nothing to release
-// (the store is the caller's). A service that stops should call LandPending.
-//
-// A Book is safe for concurrent use. Create one per actor when the process
-// starts and reuse it.
+// A Book starts no goroutines and has no Close; a service that stops calls
+// LandPending. It is safe for concurrent use: create one per actor when
+// the process starts and reuse it.
 type Book struct {
 	store store.Siblings
 	opts  Options // as given; New validates and normalises them per key

@@ -291,6 +291,7 @@ func (l *Ledger) cycle(group []*call) {
 			}
 		}
 	}
+	l.ensureRecorded(ctx, group, now)
 	if release != nil {
 		release()
 	}
@@ -490,6 +491,29 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 		c.version = l.versionOf(merged, c)
 	}
 	return nil
+}
+
+// ensureRecorded acknowledges a call the counter answered Duplicate from
+// another writer's copy only once a record of it exists, which that
+// writer's call may have failed to write (SPEC.md 6.11 step 3): it puts
+// one when none is live, and fails the call ErrUnavailable if it cannot.
+func (l *Ledger) ensureRecorded(ctx context.Context, group []*call, now time.Time) {
+	var cs []*call
+	for _, c := range group {
+		if c.err == nil && c.res.Landed && !c.applied && c.known == nil && c.res.Outcome == tpncounter.Duplicate && c.res.Owner.Actor != l.writer {
+			cs = append(cs, c)
+		}
+	}
+	each(len(cs), func(i int) {
+		c := cs[i]
+		x, err := l.lookup(ctx, c.txn, now)
+		if err == nil && len(x.records) == 0 {
+			err = l.putRecord(ctx, Record{Txn: c.txn, Amount: c.amount, Writer: c.res.Owner.Actor, At: now, Version: c.version}, x.putToken())
+		}
+		if err != nil {
+			c.err = fmt.Errorf("%w: ledger %q: %q is stored, but its record could not be written (retry the call): %s", crdt.ErrUnavailable, l.key, c.txn, err.Error())
+		}
+	})
 }
 
 // recordWriter is the writer c's record names: the owner of its

@@ -70,26 +70,21 @@ type Options struct {
 
 	// RetryWindow is how long after a transaction is first applied a
 	// retry of it, on any ledger of the key, is recognised (Duplicate),
-	// whatever the rate of writes, the number of writers, restarts and
-	// retirements in between (SPEC.md 6.11). Zero means DefaultRetryWindow
-	// (24 hours); at most MaxRetryWindow. With Counter.TxnTime, a
-	// transaction the ledger does not know whose time is older than now −
-	// RetryWindow is refused (crdt.ErrOutsideWindow); an untimed one is
-	// applied as new.
+	// whatever the rate of writes and the writers in between (SPEC.md
+	// 6.11). Zero means DefaultRetryWindow (24 hours); at most
+	// MaxRetryWindow. After it, a transaction timed by Counter.TxnTime is
+	// refused (crdt.ErrOutsideWindow) and an untimed one applied as new.
 	RetryWindow time.Duration
 
 	// RetireAfter lets this ledger retire, in the writes it makes anyway,
-	// the entries of other actors of the key it has seen unchanged for at
-	// least that long (tpncounter.Counter.Retire), after recording their
-	// transactions, so that the state follows the actors that still write
-	// and retiring narrows no window. SPEC.md 6.9 says when, and how many
-	// a write. Zero means DefaultRetireAfter; a negative value never
-	// retires.
+	// the entries of other actors it has seen unchanged that long, after
+	// recording their transactions, so that the state follows the actors
+	// that still write (SPEC.md 6.9). Zero means DefaultRetireAfter; a
+	// negative value never retires.
 	RetireAfter time.Duration
 
-	// RetiredGrace is how long a retired entry stays in the state before
-	// a pass folds it into the state's base (tpncounter.Counter.Fold): the
-	// grace period of SPEC.md 6.10, like Cassandra's gc_grace_seconds,
+	// RetiredGrace is how long a retired entry stays in the state before a
+	// pass folds it into the state's base: the grace period of SPEC.md 6.10,
 	// within which every state must reach every replica. Zero means
 	// DefaultRetiredGrace; a negative value never folds.
 	RetiredGrace time.Duration
@@ -168,15 +163,11 @@ type Result struct {
 // incarnation suffix ("~" and 8 random characters) to it.
 const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 
-// Ledger is an idempotent, storage-independent ledger: a tpncounter.Counter
-// stored under one key, read, merged with its siblings, changed and written
-// back by one actor. Credits and debits carry client-chosen transaction ids;
-// retrying one (on this or another ledger) is recognised within
-// Options.RetryWindow (SPEC.md 6.11).
-//
-// A Ledger is safe for concurrent use; its operations are serialised, as an
-// actor must be, and concurrent Updates share writes (group commit, see
-// the package documentation and Options.MaxGroup).
+// Ledger is an idempotent ledger: a tpncounter.Counter under one key, read,
+// merged with its siblings, changed and written back by one actor, with
+// transaction ids recognised within Options.RetryWindow (SPEC.md 6.11). It
+// is safe for concurrent use; its operations are serialised, as an actor's
+// must be, and concurrent Updates share writes (Options.MaxGroup).
 type Ledger struct {
 	store  store.Siblings
 	key    string

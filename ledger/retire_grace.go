@@ -35,18 +35,14 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 
 // renewStale keeps this ledger within the grace period (SPEC.md 6.10)
 // before a read, while no write is pending (a pending write is this
-// incarnation's to resolve, and is in the store or lost within the grace,
-// as every state must be):
+// incarnation's to resolve):
 //
 //   - its state, when its last read began more than RetiredGrace/2 ago, is
-//     dropped, and the read starts from the store: merging a state older
-//     than the grace would bring back entries the store folded since and
-//     count them twice. Everything in it is in the store (no write
-//     pending).
+//     dropped and the read starts from the store: merging a state older
+//     than the grace would bring back entries folded since, counted twice.
 //   - it starts a new incarnation when its entry last changed more than
-//     RetireAfter + RetiredGrace/2 ago by its clock: other ledgers may
-//     have retired the entry RetireAfter after that change and may fold it
-//     RetiredGrace after the retirement, and a write under a folded entry
+//     RetireAfter + RetiredGrace/2 ago by its clock: others may have
+//     retired the entry and folded it, and a write under a folded entry
 //     would count its total twice. The half grace is the margin for clocks
 //     and for the write to reach every state.
 func (l *Ledger) renewStale() {

@@ -44,16 +44,14 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // two racing first uses with different n can count twice.
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
-// for every Sharded value (actor incarnation) that has written there. Since
-// every actor's transactions hash to every sub-key, sharding divides the
-// writes per key (contention, siblings, retries), not the entries; so the
-// goroutines of one process should share one Sharded (BenchmarkHotAccount).
+// for every incarnation that wrote there: sharding divides the writes per
+// key (contention, siblings, retries), not the entries, so the goroutines
+// of one process should share one Sharded (BenchmarkHotAccount).
 //
-// A Sharded creates its sub-ledgers lazily, one per sub-key it touches,
-// each with Options and its own incarnation (see Writer). It is safe for
-// concurrent use; operations on different sub-keys run in parallel, and
-// operations on one sub-key are serialised, as an actor's must be. Create
-// one Sharded per account and actor when the process starts and reuse it.
+// A Sharded creates its sub-ledgers lazily, each with Options and its own
+// incarnation (see Writer). It is safe for concurrent use: operations on
+// different sub-keys run in parallel, on one sub-key serially. Create one
+// per account and actor when the process starts and reuse it.
 type Sharded struct {
 	store   store.Siblings
 	account string
