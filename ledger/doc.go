@@ -6,11 +6,11 @@
 // # The guarantee
 //
 // In SPEC.md 6.11's words: a call of transaction x, on any ledger of the
-// account, made within W of the first time a call of x landed and after
-// one was acknowledged (or, for a call answered ambiguous_write, after the
-// ledger that made it completed another credit, debit or Find), is
-// recognised, whatever the number of transactions, writers, restarts and
-// retirements in between. W is Options.RetryWindow, 24 hours by default.
+// account, made within W of the first time a call of x landed and after a
+// call that applied it was acknowledged (or, for one answered
+// ambiguous_write, after its record was written), is recognised, whatever
+// the number of transactions, writers, restarts and retirements in
+// between. W is Options.RetryWindow, 24 hours by default.
 // After W, a timed transaction (Options.Counter.TxnTime) is refused with
 // crdt.ErrOutsideWindow and an untimed one is applied as new. SPEC.md 6.11
 // also lists what is not promised (concurrent copies, clocks, storage).

@@ -291,7 +291,7 @@ func (l *Ledger) cycle(group []*call) {
 			}
 		}
 	}
-	l.ensureRecorded(ctx, group, now)
+	l.checkRecorded(ctx, group)
 	if release != nil {
 		release()
 	}
@@ -493,27 +493,25 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 	return nil
 }
 
-// ensureRecorded acknowledges a call the counter answered Duplicate from
-// another writer's copy only once a record of it exists, which that
-// writer's call may have failed to write (SPEC.md 6.11 step 3): it puts
-// one when none is live, and fails the call ErrUnavailable if it cannot.
-func (l *Ledger) ensureRecorded(ctx context.Context, group []*call, now time.Time) {
-	var cs []*call
+// checkRecorded writes, before acknowledging it, the record of a call the
+// counter answered from this ledger's own copy whose write was in doubt
+// until this cycle's read, which owes the record: until it is written a
+// ledger whose read lags would not recognise the transaction (SPEC.md 6.11
+// step 3). A call whose record stays unwritten fails crdt.ErrAmbiguousWrite.
+func (l *Ledger) checkRecorded(ctx context.Context, group []*call) {
+	owed := func(c *call) bool {
+		_, ok := l.unindexed[c.txn]
+		return ok && c.err == nil && c.res.Landed && !c.applied && c.res.Owner.Actor == l.writer
+	}
+	if !slices.ContainsFunc(group, owed) {
+		return
+	}
+	err := l.flush(ctx)
 	for _, c := range group {
-		if c.err == nil && c.res.Landed && !c.applied && c.known == nil && c.res.Outcome == tpncounter.Duplicate && c.res.Owner.Actor != l.writer {
-			cs = append(cs, c)
+		if owed(c) {
+			c.err = fmt.Errorf("%w: ledger %q: %q is stored, but not recorded until this ledger's next write (retry the call): %w", crdt.ErrAmbiguousWrite, l.key, c.txn, err)
 		}
 	}
-	each(len(cs), func(i int) {
-		c := cs[i]
-		x, err := l.lookup(ctx, c.txn, now)
-		if err == nil && len(x.records) == 0 {
-			err = l.putRecord(ctx, Record{Txn: c.txn, Amount: c.amount, Writer: c.res.Owner.Actor, At: now, Version: c.version}, x.putToken())
-		}
-		if err != nil {
-			c.err = fmt.Errorf("%w: ledger %q: %q is stored, but its record could not be written (retry the call): %s", crdt.ErrUnavailable, l.key, c.txn, err.Error())
-		}
-	})
 }
 
 // recordWriter is the writer c's record names: the owner of its

@@ -2920,15 +2920,6 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("a", "t2", 7),
 				dvLedgerOp("value", "a"),
 			}},
-		{Name: "records: a duplicate of another writer's copy is acknowledged once it is recorded",
-			Note:    "a's credit of t1 lands but its record put is lost: ambiguous_write, the record owed. The caller retries t1 on b, whose fetch holds a's copy: a duplicate, acknowledged only once a record of t1 exists, so b fetches t1's record key after its cycle and, finding none, puts one naming a's copy (a at version 1, the fetch's token). The first time that put is refused: b's call fails unavailable. The second time it lands: duplicate. c then reads the counter stale (without t1) and finds b's record: duplicate, owner a, folded",
-			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:3], Steps: []dvStep{
-				dvRecFaults(dvCredit("a", "t1", 5), "t1", "", "", "ambiguous_lost"),
-				dvRecFaults(dvCredit("b", "t1", 5), "t1", "", "refuse"),
-				dvCredit("b", "t1", 5),
-				dvCredit("c", "t1", 5, "stale"),
-				dvLedgerOp("value", "c"),
-			}},
 		{Name: "records: a pending write's transaction recorded by another writer is taken out",
 			Note:    "history and folded length 1, retry_count 1. a's put of t1 is ambiguous twice and lost: pending. The caller retries t1 on b, which applies it and, after three more credits, has forgotten it. a's next credit fetches the counter (no t1: a's write is still pending), fetches t1's record, which names b at version 1 while the fetch holds b's entry at version 4 (at or past the record's: b's entry held t1 and let it go), and takes t1 out of its pending write: its put carries t2 only, so t1 counts once",
 			Options: opts(1, 1, 1), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
@@ -5503,7 +5494,7 @@ func dvShowB(b *bool) string {
 // the state that landed it, at least 1. A failed one is kept to be written
 // before the next cycle, and its call fails ambiguous_write.
 func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
-	defer m.ensureRecorded(L, members)
+	defer m.recordOwnDuplicates(L, members)
 	var want []dvRecord
 	tok := map[string]string{}
 	for _, c := range members {
@@ -5549,59 +5540,24 @@ func (m *dvModel) recordLanded(L *dvLedgerModel, members []*dvMember) {
 	}
 }
 
-// ensureRecorded is the end of SPEC.md 6.11 step 3: a member answered
-// duplicate from another writer's copy in history (not applied by L, not
-// known from a record) is acknowledged once a record of it exists: a fetch
-// of its record key (a set, after the cycle's record puts) and, with no
-// live record, a put naming that copy with the fetch's token; a failed
-// call fails the member unavailable.
-func (m *dvModel) ensureRecorded(L *dvLedgerModel, members []*dvMember) {
-	var cs []*dvMember
+// recordOwnDuplicates is the end of SPEC.md 6.11 step 3: a member
+// answered duplicate from L's own copy, whose record L owes (its write was
+// in doubt until this cycle's read), is acknowledged only once the record
+// is written: the owed records are flushed after the cycle's record puts,
+// as before a cycle, and a member whose record stays owed fails
+// ambiguous_write (with the flush's unavailable).
+func (m *dvModel) recordOwnDuplicates(L *dvLedgerModel, members []*dvMember) {
+	owed := func(c *dvMember) bool {
+		_, ok := L.unindexed[c.s.Txn]
+		return ok && c.errKind == "" && c.landed && !c.applied && c.s.Owner != nil && c.s.Owner.Actor == L.writer
+	}
+	if !slices.ContainsFunc(members, owed) {
+		return
+	}
+	m.flush(L)
 	for _, c := range members {
-		if c.errKind == "" && c.landed && !c.applied && c.known == nil && c.outcome == "duplicate" && c.s.Owner != nil && c.s.Owner.Actor != L.writer {
-			cs = append(cs, c)
-		}
-	}
-	if len(cs) == 0 {
-		return
-	}
-	// An attempt that wrote nothing took these fetches with its own set.
-	fetches := append(m.spare, m.set("fetch")...)
-	m.spare = nil
-	var want []dvRecord
-	tok := map[string]string{}
-	for _, c := range cs {
-		key := dvRecordKey(m.recBase, c.s.Txn)
-		i := slices.IndexFunc(fetches, func(f dvCall) bool { return f.Key == key })
-		if i < 0 {
-			m.bad("%s: no fetch of its record %s", c.s.Txn, key)
-			continue
-		}
-		f := fetches[i]
-		fetches = slices.Delete(fetches, i, i+1)
-		switch {
-		case f.Reply != "ok":
-			c.errKind = "unavailable"
-		case len(m.live(c.s.Txn, f.Siblings)) == 0:
-			want = append(want, dvRecord{Txn: c.s.Txn, Amount: dvInt(c.signed), Writer: c.s.Owner.Actor, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(c.version, 1), 10)})
-			tok[c.s.Txn] = f.Token
-		}
-	}
-	if len(fetches) > 0 {
-		m.bad("%d record fetches no duplicate wanted", len(fetches))
-	}
-	if len(want) == 0 {
-		return
-	}
-	puts := m.set("put")
-	if !m.samePuts(L, "duplicates' records", puts, want, func(r dvRecord) (string, bool) { return tok[r.Txn], true }) {
-		return
-	}
-	for _, p := range puts {
-		for _, c := range cs {
-			if p.Reply != "ok" && c.s.Txn == p.Record.Txn {
-				c.errKind = "unavailable"
-			}
+		if owed(c) {
+			c.errKind = "ambiguous_write+unavailable"
 		}
 	}
 }
@@ -7536,9 +7492,9 @@ var dvMutants = []struct {
 	{"ledger/FutureSkew default an hour", "6.11 step 1: FutureSkew defaults to 1 minute with TxnTime",
 		"ledger/ledger.go", "opts.Counter.FutureSkew = cmp.Or(opts.Counter.FutureSkew, DefaultFutureSkew)", "opts.Counter.FutureSkew = cmp.Or(opts.Counter.FutureSkew, time.Hour)",
 		"driver_ledger", "records: a timed transaction's records live while its time is inside the window"},
-	{"ledger/duplicate acknowledged unrecorded", "6.11 step 3: a duplicate of another writer's copy is acknowledged once a record of it exists",
-		"ledger/group.go", "\tl.ensureRecorded(ctx, group, now)\n", "\n",
-		"driver_ledger", "records: a duplicate of another writer's copy is acknowledged once it is recorded"},
+	{"ledger/own duplicate acknowledged unrecorded", "6.11 step 3: a duplicate of the ledger's own copy whose record it owes is acknowledged once the record is written",
+		"ledger/group.go", "\tl.checkRecorded(ctx, group)\n", "\n",
+		"driver_ledger", "a resend after a pending write is a duplicate that lands it"},
 	{"ledger/dead record trusted", "6.11 Window: a record is live when at >= t - W",
 		"ledger/index.go", "if r.Txn != txn || r.At.UnixNano() < oldest {", "if r.Txn != txn || r.At.UnixNano() < oldest-oldest {",
 		"driver_ledger", "records: past the retry window an untimed retry is applied again"},
