@@ -34,12 +34,12 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 }
 
 // renewStale keeps this ledger within the grace period (SPEC.md 6.10)
-// before a read, while no write is pending (a pending write is this
-// incarnation's to resolve):
+// before a read:
 //
-//   - its state, when its last read began more than RetiredGrace/2 ago, is
-//     dropped and the read starts from the store: merging a state older
-//     than the grace would bring back entries folded since, counted twice.
+//   - when its last read began more than RetiredGrace/2 ago, its state and
+//     its write in doubt (landed or lost by now) are dropped and the read
+//     starts from the store: merging or sending them again could bring
+//     back entries folded since, counted twice.
 //   - it starts a new incarnation when its entry last changed more than
 //     RetireAfter + RetiredGrace/2 ago by its clock: others may have
 //     retired the entry and folded it, and a write under a folded entry
@@ -48,13 +48,13 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 func (l *Ledger) renewStale() {
 	now := l.now()
 	defer func() { l.own.read = now }()
-	if l.cyc.Pending || len(l.unacked) > 0 || l.opts.RetiredGrace < 0 {
+	if l.opts.RetiredGrace < 0 {
 		return
 	}
-	if l.cyc.Local != nil && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
-		l.cyc.Local, l.cyc.Seen = nil, nil
+	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
+		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.unacked, l.takenOut = nil, nil, false, nil, false
 	}
-	if l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {
+	if l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {
 		return
 	}
 	l.writer = retry.NewWriter(l.opts.Actor)

@@ -8,11 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/observe"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -318,4 +321,44 @@ func (r *refuseFetches) Fetch(ctx context.Context, key string) ([][]byte, store.
 		return nil, nil, fmt.Errorf("refused: %w", crdt.ErrUnavailable)
 	}
 	return r.Siblings.Fetch(ctx, key)
+}
+
+// A ledger whose write was in doubt and which then stays idle past the
+// grace period forgets that write instead of sending it again: a's credit
+// of 10 lands with its answer lost and its retry's read refused; b retires
+// a's entry (after RetireAfter) and folds it into the base (RetiredGrace
+// later); a's next operation, eleven days on, takes a new incarnation and
+// writes its own credit alone. Sending its old state again would make a's
+// folded entry live beside the base and count a's 1010 twice.
+func TestWriteInDoubtForgottenPastTheGrace(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+	open := func(actor crdt.ActorID) *ledger.Ledger {
+		l, err := ledger.New(fs, "k", ledger.Options{Actor: actor, Clock: clock.Now, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}})
+		require.NoError(t, err)
+		return l
+	}
+	a, b := open("a"), open("b")
+	_, err := a.Credit(ctx, "a1", 1000)
+	require.NoError(t, err)
+	fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.LoseAck, faulty.Refuse), func(k string) bool { return k == "k" }))
+	_, err = a.Credit(ctx, "a2", 10)
+	fs.SetPolicy(nil)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.True(t, a.Pending())
+	for _, at := range []time.Duration{0, 2 * time.Hour, 10*24*time.Hour + 3*time.Hour} {
+		clock.Set(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).Add(at))
+		_, err := b.Credit(ctx, crdt.TxnID(fmt.Sprint("b", at)), 1)
+		require.NoError(t, err)
+	}
+	clock.Set(time.Date(2030, 1, 12, 0, 0, 0, 0, time.UTC))
+	w := a.Writer()
+	_, err = a.Credit(ctx, "a3", 5)
+	require.NoError(t, err)
+	require.NotEqual(t, w, a.Writer(), "a new incarnation")
+	require.False(t, a.Pending())
+	v, err := open("reader").Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1000+10+3+5), v)
 }

@@ -3167,6 +3167,16 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t1", 5), 150*m),
 				dvAtClock(dvLedgerOp("value", "b"), 150*m),
 			}},
+		{Name: "grace: a write in doubt older than RetiredGrace/2 is forgotten",
+			Note:    "retire_after and retired_grace one hour, retry_count 2. a credits t1; its put of t2 is ambiguous three times and lost: pending. At 1:00 b's first write retires a (dated by t1's record), and at 2:30 b's pass folds a's entry into P's base (cutoff 1:30, total 5). At 2:30 a credits t3: its last read began at 0:00, more than RetiredGrace/2 ago, so its write in doubt has landed or is lost by now; it forgets it and its state, takes a new incarnation (its entry changed more than RetireAfter + RetiredGrace/2 ago) and writes t3 alone. Resending the pending state, under the folded entry, would count a's total twice",
+			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("a", "t2", 7, "", "ambiguous_lost", "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvAtClock(dvCredit("b", "t4", 1), 60*m),
+				dvAtClock(dvCredit("b", "t5", 2), 150*m),
+				dvAtClock(dvCredit("a", "t3", 3), 150*m),
+				dvAtClock(dvLedgerOp("value", "b"), 150*m),
+			}},
 	}
 }
 
@@ -4530,11 +4540,15 @@ type dvModel struct {
 // more than RetireAfter + RetiredGrace/2 ago.
 func (m *dvModel) renew(L *dvLedgerModel) {
 	defer func() { L.read = m.now }()
-	if L.pending || len(L.unacked) > 0 || m.grace < 0 {
+	if m.grace < 0 {
 		return
 	}
 	if m.now.Sub(L.read) > m.grace/2 {
-		L.last, L.lastState = map[string]int64{}, dvEntries{}
+		// A write in doubt has landed or is lost by now: forgotten.
+		L.last, L.lastState, L.pending, L.unacked = map[string]int64{}, dvEntries{}, false, map[string]bool{}
+	}
+	if L.pending || len(L.unacked) > 0 {
+		return
 	}
 	if L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2 {
 		return
@@ -7495,6 +7509,9 @@ var dvMutants = []struct {
 	{"ledger/own duplicate acknowledged unrecorded", "6.11 step 3: a duplicate of the ledger's own copy whose record it owes is acknowledged once the record is written",
 		"ledger/group.go", "\tl.checkRecorded(ctx, group)\n", "\n",
 		"driver_ledger", "a resend after a pending write is a duplicate that lands it"},
+	{"ledger/write in doubt kept past the grace", "6.9 RetiredGrace: a write in doubt whose last read began more than RetiredGrace/2 ago is forgotten",
+		"ledger/retire_grace.go", "l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.unacked, l.takenOut = nil, nil, false, nil, false", "if !l.cyc.Pending && len(l.unacked) == 0 {\n\t\t\tl.cyc.Local, l.cyc.Seen = nil, nil\n\t\t}",
+		"driver_ledger", "grace: a write in doubt older than RetiredGrace/2 is forgotten"},
 	{"ledger/dead record trusted", "6.11 Window: a record is live when at >= t - W",
 		"ledger/index.go", "if r.Txn != txn || r.At.UnixNano() < oldest {", "if r.Txn != txn || r.At.UnixNano() < oldest-oldest {",
 		"driver_ledger", "records: past the retry window an untimed retry is applied again"},
@@ -7559,10 +7576,10 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "if brokenKeepRefused && len(applied) > 1 {", "if len(applied) > 1 {",
 		"driver_ledger", "group: a refused put"},
 	{"ledger/no stale-read drop", "6.9 RetiredGrace: a read more than RetiredGrace/2 after the previous one starts from the store alone",
-		"ledger/retire_grace.go", "if l.cyc.Local != nil && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {", "if false && l.cyc.Local != nil && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {",
+		"ledger/retire_grace.go", "if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {", "if false && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {",
 		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
 	{"ledger/no new incarnation", "6.9 RetiredGrace: an entry unchanged for more than RetireAfter + RetiredGrace/2 is not written again",
-		"ledger/retire_grace.go", "if l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "if true || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
+		"ledger/retire_grace.go", "|| l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "|| true || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
 		"driver_ledger", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation"},
 	{"ledger/new incarnation at exactly RetireAfter + RetiredGrace/2", "6.9 RetiredGrace: a new incarnation only when more than RetireAfter + RetiredGrace/2 passed",
 		"ledger/retire_grace.go", "now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "now.Sub(l.own.at) < max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
