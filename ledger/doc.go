@@ -46,7 +46,7 @@
 // email), do not choose a runner from Result: upsert it into an outbox
 // keyed by the transaction id, leaving the entry's done flag alone, and let
 // one consumer run each entry not done and mark it done, keeping entries
-// for RetryWindow (ExampleResult_outbox).
+// as long as records (ExampleResult_outbox).
 //
 // # Caveats
 //
@@ -57,5 +57,5 @@
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.
 //   - Records are never deleted by the ledger: give the store a TTL longer
-//     than RetryWindow and FutureSkew (SPEC.md 6.11).
+//     than RetryWindow plus FutureSkew plus clock skew (SPEC.md 6.11).
 package ledger

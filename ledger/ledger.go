@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -611,8 +612,8 @@ func checkUpdate(txn crdt.TxnID, amount int64) error {
 	if err := txn.Validate(); err != nil {
 		return err
 	}
-	if amount == 0 {
-		return fmt.Errorf("%w: zero amount for transaction %q", crdt.ErrInvalidAmount, txn)
+	if amount == 0 || amount == math.MinInt64 {
+		return fmt.Errorf("%w: amount %d for transaction %q", crdt.ErrInvalidAmount, amount, txn)
 	}
 	return nil
 }

@@ -102,10 +102,8 @@ func NewSharded(st store.Siblings, account string, n int, opts Options) (*Sharde
 }
 
 // ShardOf returns the shard of transaction txn in an account of n shards:
-// the 64-bit FNV-1a hash of the id's bytes (offset basis
-// 14695981039346656037, prime 1099511628211), modulo n. It depends on
-// nothing else, so it is the same in every process and every version, and
-// other implementations can compute it. It panics if n < 1.
+// the 64-bit FNV-1a hash of the id's bytes modulo n (SPEC.md 6.12), the
+// same in every process and version. It panics if n < 1.
 func ShardOf(txn crdt.TxnID, n int) int {
 	if n < 1 {
 		panic("ledger.ShardOf: n < 1")
@@ -279,9 +277,8 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	return sum, nil
 }
 
-// reader returns a ledger that reads sub-key i: this Sharded's own
-// sub-ledger, or, past n (an account whose markers name a larger n), a
-// fresh one that never writes.
+// reader returns a ledger that reads sub-key i: this Sharded's sub-ledger,
+// or, past n (markers naming a larger n), a fresh one that never writes.
 func (s *Sharded) reader(i int) *Ledger {
 	if i < s.n {
 		return s.sub(i)
@@ -297,12 +294,10 @@ func (s *Sharded) reader(i int) *Ledger {
 // Sharded): a read of the account key a second, beside many credits.
 const layoutRecheck = time.Second
 
-// layout checks the account's marker (see Sharded), writing it when the
-// account is new, for a write when it is not trusted (recheck), for a read
-// (again) every time, writing nothing; a marker Put that may not have
-// landed is retried as Options.RetryCount allows. Reads are refused for an
-// n no marker names.
-func (s *Sharded) layout(ctx context.Context, again bool) error {
+// layout checks the account's marker (SPEC.md 6.12): for a write unless
+// trusted (recheck), writing it on a new account; for a read (again) every
+// time, writing nothing.
+func (s *Sharded) layout(ctx context.Context, again bool) (err error) {
 	trusted := func() bool {
 		until := s.recheck.Load()
 		return !again && s.layoutOK.Load() && until != nil && s.opts.Clock().Before(*until)
@@ -316,6 +311,12 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 		return nil
 	}
 	failed := s.failed.Load() // a write failing during the read voids it
+	doubt := false            // a marker Put may have landed: every error says so
+	defer func() {
+		if doubt {
+			err = retry.InDoubt(err, "the layout marker's write")
+		}
+	}()
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -345,7 +346,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) error {
 			case retry.Invalid:
 				return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
 			case retry.Ambiguous: // or an error the store did not classify
-				err = retry.AmbiguousErr(err)
+				err, doubt = retry.AmbiguousErr(err), true
 				fallthrough
 			case retry.Refused:
 				if err := retry.Again(ctx, fmt.Sprintf("sharded ledger %q: put layout", s.account), err, attempt, s.opts.RetryCount, s.opts.Backoff.Initial, s.opts.Backoff.Max); err != nil {
@@ -376,8 +377,7 @@ func (s *Sharded) land(ctx context.Context) {
 	}
 }
 
-// checkMarkers returns the n each of the account key's siblings names, and
-// refuses any sibling that is not a marker.
+// checkMarkers returns the n the account key's siblings name, or refuses.
 func (s *Sharded) checkMarkers(vals [][]byte) ([]int, error) {
 	var ns []int
 	for _, v := range vals {

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,25 @@ func TestShardedDebitAndAccessors(t *testing.T) {
 	require.Equal(t, s.Writer("d1"), own.Actor)
 	require.Equal(t, s.Key(i), l.Key())
 	require.Equal(t, crdt.ActorID("reader"), l.Actor())
+}
+
+// Bad input through a Sharded is refused before the layout is read or
+// written: an Update of −2^63 on a new account stores nothing (not even
+// the marker), and on an account of another n it is still ErrInvalidAmount.
+func TestShardedBadAmountWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	s, err := ledger.NewSharded(st, "fresh", 2, ledger.Options{Actor: "svc"})
+	require.NoError(t, err)
+	for _, amount := range []int64{math.MinInt64, 0} {
+		_, err = s.Update(ctx, "x", amount)
+		require.ErrorIs(t, err, crdt.ErrInvalidAmount)
+		require.Zero(t, st.Count("fresh"), "no marker written")
+	}
+	_, err = s.Credit(ctx, "y", 1)
+	require.NoError(t, err)
+	other, err := ledger.NewSharded(st, "fresh", 3, ledger.Options{Actor: "svc"})
+	require.NoError(t, err)
+	_, err = other.Update(ctx, "x", math.MinInt64)
+	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
 }

@@ -88,6 +88,11 @@ func dvLedgerShardedVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{a2}, Steps: []dvStep{
 				dvCredit("a", "t1", 5, "", "ambiguous_landed"),
 			}},
+		{Name: "sharded: a marker put in doubt, then refused, fails ambiguous_write",
+			Note:    "retry_count 1: the first marker put is ambiguous and lost, the second refused: the credit fails ambiguous_write+unavailable (the first put may have landed) having written nothing else",
+			Options: opts(1, 10, 10), Ledgers: []dvLedger{a2}, Steps: []dvStep{
+				dvCredit("a", "t1", 5, "", "ambiguous_lost", "", "refuse"),
+			}},
 		{Name: "sharded: a marker put refused on every attempt fails the write",
 			Note:    "both attempts of the marker put (retry_count 1) are refused: the credit fails unavailable having written nothing; the next credit puts the marker and lands",
 			Options: opts(1, 10, 10), Ledgers: []dvLedger{a2}, Steps: []dvStep{
@@ -213,7 +218,7 @@ func dvModelSharded(v dvVector) []string {
 			m, L := sub(dvShardOf(s.Txn, S.d.Shards))
 			m.begin(i, s, s.Calls[k:])
 			m.run(L, s)
-			if s.Error == "unavailable" || s.Error == "ambiguous_write" {
+			if strings.Contains(s.Error, "unavailable") || strings.Contains(s.Error, "ambiguous_write") {
 				S.recheck = time.Time{}
 			}
 		} else {
@@ -265,7 +270,7 @@ func dvModelSharded(v dvVector) []string {
 // the step ("" when it goes on).
 func (S *dvShardedModel) layout(v dvVector, s dvStep, now time.Time, write bool, bad func(string, ...any)) (int, string) {
 	n := S.d.Shards
-	k := 0
+	k, doubt := 0, false // doubt: a marker Put was ambiguous
 	for attempt := 1; ; attempt++ {
 		if k >= len(s.Calls) || s.Calls[k].Method != "fetch" || s.Calls[k].Key != v.Options.Key {
 			bad("call %d: want a fetch of the marker", k+1)
@@ -309,13 +314,16 @@ func (S *dvShardedModel) layout(v dvVector, s dvStep, now time.Time, write bool,
 			}
 			k++
 			if p.Reply != "ok" {
-				if attempt > v.Options.RetryCount {
-					if p.Reply == "ambiguous" {
-						return k, "ambiguous_write"
-					}
-					return k, "unavailable"
+				doubt = doubt || p.Reply == "ambiguous"
+				switch {
+				case attempt <= v.Options.RetryCount:
+					continue
+				case p.Reply == "ambiguous":
+					return k, "ambiguous_write"
+				case doubt: // refused after one in doubt: both
+					return k, "ambiguous_write+unavailable"
 				}
-				continue
+				return k, "unavailable"
 			}
 		}
 		if write {
