@@ -165,7 +165,8 @@ func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount in
 }
 
 // Value returns key's value as Ledger.Value does: the merged siblings plus
-// this Book's own writes to key. It writes nothing.
+// this Book's own writes to key while its Ledger is open (after that, the
+// store's read-your-writes). It writes nothing.
 func (b *Book) Value(ctx context.Context, key string) (int64, error) {
 	return with(b, key, func(l *Ledger) (int64, error) { return l.Value(ctx) })
 }
