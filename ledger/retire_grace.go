@@ -7,25 +7,23 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// ownEntry is when this ledger's own entry (its writer's) last changed in
-// a state it wrote (the version it wrote and when it first wrote it), and
-// when it last began a read.
+// ownEntry is when this ledger's own entry last changed in a state it
+// wrote (at which version), and when it last began a read.
 type ownEntry struct {
 	version uint64
 	at      time.Time
 	read    time.Time
 }
 
-// note records that a state about to be written holds the writer's entry
-// at version v, at now.
+// note records that a state about to be written holds the entry at v.
 func (o *ownEntry) note(v uint64, now time.Time) {
 	if v != o.version {
 		o.version, o.at = v, now
 	}
 }
 
-// foldRetired folds, in merged, a state about to be written, the entries
-// retired more than Options.RetiredGrace ago (SPEC.md 6.10).
+// foldRetired folds, in merged, the entries retired more than
+// Options.RetiredGrace ago (SPEC.md 6.10).
 func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 	if l.opts.RetiredGrace < 0 {
 		return
@@ -37,9 +35,10 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 // before a read:
 //
 //   - when its last read began more than RetiredGrace/2 ago, its state and
-//     its write in doubt (landed or lost by now) are dropped and the read
-//     starts from the store: merging or sending them again could bring
-//     back entries folded since, counted twice.
+//     its write in doubt are dropped and the read starts from the store:
+//     merging or sending them again could bring back entries folded since,
+//     counted twice. A dropped write in doubt may still land, so the
+//     ledger takes a new incarnation (else its next write would fork it).
 //   - it starts a new incarnation when its entry last changed more than
 //     RetireAfter + RetiredGrace/2 ago by its clock: others may have
 //     retired the entry and folded it, and a write under a folded entry
@@ -51,10 +50,12 @@ func (l *Ledger) renewStale() {
 	if l.opts.RetiredGrace < 0 {
 		return
 	}
+	doubt := false // a write in doubt dropped: it may still land, so its entry is never written again
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
+		doubt = l.cyc.Pending || len(l.unacked) > 0
 		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.unacked, l.takenOut = nil, nil, false, nil, false
 	}
-	if l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {
+	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
 		return
 	}
 	l.writer = retry.NewWriter(l.opts.Actor)

@@ -362,3 +362,45 @@ func TestWriteInDoubtForgottenPastTheGrace(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1000+10+3+5), v)
 }
+
+// A write in doubt that a ledger forgets past RetiredGrace/2 may still land
+// within the grace: the ledger takes a new incarnation, whatever the age of
+// its entry, so that its next write does not fork that entry. Here the
+// write is held in flight and delivered after the next credit, 5 days
+// later; writing that credit under the old entry, at the held write's
+// version, lost it (1010).
+func TestDroppedWriteInDoubtTakesNewIncarnation(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := newFakeClock(t0)
+	fs := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+	open := func(actor crdt.ActorID) *ledger.Ledger {
+		l, err := ledger.New(fs, "k", ledger.Options{Actor: actor, Clock: clock.Now, RetryCount: 1, Backoff: ledger.Backoff{Initial: -1}})
+		require.NoError(t, err)
+		return l
+	}
+	a := open("a")
+	_, err := a.Credit(ctx, "a1", 1000)
+	require.NoError(t, err)
+	clock.Add(time.Minute)
+	fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.Hold, faulty.Refuse), func(k string) bool { return k == "k" }))
+	_, err = a.Credit(ctx, "z2", 10) // held in flight
+	fs.SetPolicy(nil)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.True(t, a.Pending())
+	w := a.Writer()
+
+	clock.Add(5*24*time.Hour + time.Minute) // past RetiredGrace/2 since the read, within RetireAfter+RetiredGrace/2 of the write
+	res, err := a.Credit(ctx, "a3", 5)
+	require.NoError(t, err, "a3 is acknowledged")
+	require.Equal(t, tpncounter.Applied, res.Outcome)
+	require.NotEqual(t, w, a.Writer(), "a new incarnation")
+
+	clock.Add(time.Minute)
+	require.NoError(t, fs.DeliverAll()) // the write in doubt lands, well within the grace
+
+	v, err := open("reader").Value(ctx)
+	require.NoError(t, err)
+	// Acknowledged: a1 1000, a3 5. In doubt: z2 10 (may count or not).
+	require.Contains(t, []int64{1005, 1015}, v, "value %d: an acknowledged credit lost", v)
+}

@@ -19,8 +19,7 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// MaxShards is the largest number of sub-keys a Sharded ledger spreads an
-// account over.
+// MaxShards is the largest number of sub-keys of a Sharded account.
 const MaxShards = 1024
 
 // shardedMarkerPrefix starts the layout marker stored under the account key
@@ -313,7 +312,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) (err error) {
 	failed := s.failed.Load() // a write failing during the read voids it
 	doubt := false            // a marker Put may have landed: every error says so
 	defer func() {
-		if doubt {
+		if doubt && !errors.Is(err, crdt.ErrInvalidConfig) {
 			err = retry.InDoubt(err, "the layout marker's write")
 		}
 	}()

@@ -273,3 +273,28 @@ func TestShardedFailureDuringLayoutRead(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before+1, st.fetches["hot"], "the write after the failure reads the marker")
 }
+
+// A marker Put in doubt, then a read that finds another process's marker
+// naming another n: the refusal is invalid_config alone (SPEC.md 6.12), not
+// ambiguous_write as well, which callers would retry.
+func TestShardedMarkerDoubtThenOtherN(t *testing.T) {
+	ctx := context.Background()
+	inner := memory.NewSiblings()
+	fs := faulty.NewSiblings(inner, faulty.Options{})
+	fetches := 0
+	fs.SetHook(func(ctx context.Context, c faulty.Call, after bool) error {
+		if c.Key == "acct" && c.Method == faulty.MethodFetch && !after {
+			fetches++
+			if fetches == 2 {
+				return inner.Put(ctx, "acct", "other", []byte("counterkit.ledger.sharded/1 shards=4"), nil)
+			}
+		}
+		return nil
+	})
+	fs.SetPolicy(faulty.Keys(faulty.Only(faulty.Script(faulty.Lose), faulty.MethodPut), func(k string) bool { return k == "acct" }))
+	s, err := ledger.NewSharded(fs, "acct", 2, ledger.Options{Actor: "a", RetryCount: 3, Backoff: ledger.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	_, err = s.Credit(ctx, "x", 1)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite)
+}

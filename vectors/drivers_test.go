@@ -4543,14 +4543,12 @@ func (m *dvModel) renew(L *dvLedgerModel) {
 	if m.grace < 0 {
 		return
 	}
+	doubt := false // a write in doubt forgotten, which may still land: a new incarnation
 	if m.now.Sub(L.read) > m.grace/2 {
-		// A write in doubt has landed or is lost by now: forgotten.
+		doubt = L.pending || len(L.unacked) > 0
 		L.last, L.lastState, L.pending, L.unacked = map[string]int64{}, dvEntries{}, false, map[string]bool{}
 	}
-	if L.pending || len(L.unacked) > 0 {
-		return
-	}
-	if L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2 {
+	if !doubt && (L.pending || len(L.unacked) > 0 || L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2) {
 		return
 	}
 	if len(L.later) == 0 {
@@ -7582,10 +7580,10 @@ var dvMutants = []struct {
 		"ledger/retire_grace.go", "if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {", "if false && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {",
 		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
 	{"ledger/no new incarnation", "6.9 RetiredGrace: an entry unchanged for more than RetireAfter + RetiredGrace/2 is not written again",
-		"ledger/retire_grace.go", "|| l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "|| true || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
+		"ledger/retire_grace.go", "|| l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "|| true || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
 		"driver_ledger", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation"},
 	{"ledger/new incarnation at exactly RetireAfter + RetiredGrace/2", "6.9 RetiredGrace: a new incarnation only when more than RetireAfter + RetiredGrace/2 passed",
-		"ledger/retire_grace.go", "now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {", "now.Sub(l.own.at) < max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2 {",
+		"ledger/retire_grace.go", "now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "now.Sub(l.own.at) < max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
 		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
 	{"ledger/fold with the cutoff now", "6.9 RetiredGrace: a pass folds with the cutoff now - RetiredGrace",
 		"ledger/retire_grace.go", "l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))", "l.stats.folded += merged.Fold(now)",
