@@ -1,0 +1,138 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// The limit SPEC.md 6.11 states as "Retirement of a writer whose entry is
+// ahead of the store" (traced from TestAdvWatchRandom, seed
+// 1795968120842447248, H=F=1/case1448 and H=F=0/case843): history and
+// folded record of one transaction. c lands and records x; a's copy of x,
+// held in its pending write, lands later and owns x (a's id is smaller).
+// c's next call is refused (its own entry's seq rises past the stored one)
+// or left in doubt (its pending write lost, or landing late). An hour on,
+// r retires c at its stored seq, and c's copy leaves without counting; a
+// forgets x, counting it. c writes again from its own entry, which wins
+// over the retired one and still holds x: x counts twice (+22). Without
+// that call of c's, the retired entry wins, and x counts once.
+func TestLimitRetiredWriterAheadOfTheStore(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		refused bool
+		doubt   bool // c's call in doubt instead: its puts held, landing after a forgot x
+		lost    bool // c's call in doubt instead: its puts lost, never landing
+	}{
+		{name: "c's refused call raised its seq", refused: true},
+		{name: "c's call in doubt, landing late", doubt: true},
+		{name: "c's call in doubt, puts lost", lost: true},
+		{name: "no refused call"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			mk := func(name crdt.ActorID, retire time.Duration) (*lane, *ledger.Ledger) {
+				ln := newLane(mem)
+				if os.Getenv("COUNTERKIT_WATCH_TRACE") != "" {
+					ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
+				}
+				l, err := ledger.New(ln, advKey, ledger.Options{Actor: name, RetireAfter: retire, RetryCount: 1,
+					Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
+					Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}})
+				require.NoError(t, err)
+				return ln, l
+			}
+			la, a := mk("a", -1)
+			lc, c := mk("c", -1)
+			_, r := mk("r", time.Hour)
+			require.Less(t, a.Writer(), c.Writer())
+			run := &limitRun{t: t}
+			upd := run.upd
+			upd(a, "open", 1000, tpncounter.Applied)
+			upd(c, "c0", 1, tpncounter.Applied)
+
+			// c's call of x is slow; a's fetches before it lands.
+			gc, doneC := slowUpdate(lc, c, "x", 22)
+			ga, doneA := slowUpdate(la, a, "x", 22)
+			la.plan.set([]faulty.Fault{faulty.Hold}, nil, nil) // a's first put: in flight
+			close(gc.land)
+			<-gc.landed
+			close(gc.ack)
+			ansC := <-doneC
+			require.NoError(t, ansC.err)
+			require.Equal(t, tpncounter.Applied, ansC.r.Outcome)
+			run.want += 22
+			close(ga.land)
+			<-ga.landed
+			close(ga.ack)
+			ansA := <-doneA
+			require.NoError(t, ansA.err)
+			t.Logf("a's call of x: %v owner %+v", ansA.r.Outcome, ansA.r.Owner)
+			la.DropHeld() // a's first put never lands; its pending write holds x
+
+			if tc.refused {
+				lc.plan.set([]faulty.Fault{faulty.Refuse, faulty.Refuse}, nil, nil)
+				_, err := c.Update(ctx, "cy", 1)
+				require.ErrorIs(t, err, crdt.ErrUnavailable)
+			}
+			if tc.lost {
+				lc.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose}, nil, nil)
+				_, err := c.Update(ctx, "cy", 1)
+				require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+				run.want++ // c's next write carries its pending write
+			}
+			if tc.doubt {
+				lc.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+				_, err := c.Update(ctx, "cy", 1)
+				require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+				run.want++
+			}
+
+			upd(a, "a1", 1, tpncounter.Applied) // a's copy of x lands with it
+			st := stored(t, mem)
+			o, _ := st.Owner("x")
+			t.Logf("after a1: owner of x %+v; value %d want %d", o, st.Value(), run.want)
+
+			clock.Add(61 * time.Minute)
+			upd(a, "a2", 1, tpncounter.Applied)
+			upd(r, "r1", 1, tpncounter.Applied) // c idle: recorded and retired
+			_, live := maps.Collect(stored(t, mem).LiveActors())[c.Writer()]
+			require.False(t, live, "r retired c")
+			upd(a, "a3", 1, tpncounter.Applied)
+			upd(a, "a4", 1, tpncounter.Applied)
+			_, held := maps.Collect(stored(t, mem).Transactions(a.Writer()))["x"]
+			t.Logf("a still holds x: %v; value %d want %d", held, stored(t, mem).Value(), run.want)
+
+			if tc.doubt {
+				require.NoError(t, lc.DeliverAll()) // c's puts land late
+				st := stored(t, mem)
+				_, cHolds := maps.Collect(st.Transactions(c.Writer()))["x"]
+				t.Logf("c's held puts landed: c holds x: %v; value %d want %d", cHolds, st.Value(), run.want)
+			}
+			upd(c, "c1", 1, tpncounter.Applied) // c writes again
+			st = stored(t, mem)
+			_, cHolds := maps.Collect(st.Transactions(c.Writer()))["x"]
+			t.Logf("after c1: c holds x: %v; value %d want %d", cHolds, st.Value(), run.want)
+
+			run.settle(a, c, r)
+			if !tc.refused && !tc.doubt && !tc.lost {
+				require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
+				return
+			}
+			require.Equal(t, run.want+22, stored(t, mem).Value(), "the stated limit: x counts twice")
+		})
+	}
+}
