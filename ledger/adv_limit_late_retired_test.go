@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"testing"
 	"time"
 
@@ -52,15 +51,7 @@ func TestLimitRetiredLateCopyNotNewest(t *testing.T) {
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			mk := func(name crdt.ActorID, retire time.Duration) (*lane, *ledger.Ledger) {
-				ln := newLane(mem)
-				if os.Getenv("COUNTERKIT_WATCH_TRACE") != "" {
-					ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
-				}
-				l, err := ledger.New(ln, advKey, ledger.Options{Actor: name, RetireAfter: retire, RetryCount: 1,
-					Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
-					Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}})
-				require.NoError(t, err)
-				return ln, l
+				return limitLedger(t, mem, clock, name, retire)
 			}
 			la, a := mk("a", -1)
 			_, b := mk("b", -1)

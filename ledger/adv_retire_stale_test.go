@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,6 +123,22 @@ func (r *limitRun) settle(ls ...*ledger.Ledger) {
 		require.NoError(r.t, err)
 		r.upd(l, crdt.TxnID(fmt.Sprintf("z%d", i)), 1, tpncounter.Applied)
 	}
+}
+
+// limitLedger makes ledger name of a limit test over mem, on a lane of its
+// own (COUNTERKIT_WATCH_TRACE traces its store calls): history and folded
+// record of one transaction, RetireAfter retire, the test's clock.
+func limitLedger(t *testing.T, mem *memory.Siblings, clock *fakeClock, name crdt.ActorID, retire time.Duration) (*lane, *ledger.Ledger) {
+	t.Helper()
+	ln := newLane(mem)
+	if os.Getenv("COUNTERKIT_WATCH_TRACE") != "" {
+		ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
+	}
+	l, err := ledger.New(ln, advKey, ledger.Options{Actor: name, RetireAfter: retire, RetryCount: 1,
+		Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
+		Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}})
+	require.NoError(t, err)
+	return ln, l
 }
 
 // slowUpdate starts l.Update(x, amount), whose account put ln holds, and
