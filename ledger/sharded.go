@@ -146,14 +146,12 @@ func (s *Sharded) sub(i int) *Ledger {
 	return s.subs[i].Load() // another goroutine's; l never wrote
 }
 
-// Writer returns the id of the entry this Sharded writes on txn's sub-key
-// (each sub-ledger is an incarnation of its own): compare it with
-// Result.Owner.Actor of a write of txn. It does no I/O.
+// Writer returns the incarnation this Sharded writes on txn's sub-key, to
+// compare with Result.Owner.Actor of a write of txn. It does no I/O.
 func (s *Sharded) Writer(txn crdt.TxnID) crdt.ActorID { return s.sub(s.route(txn)).Writer() }
 
-// Pending reports whether a sub-ledger holds a write not known to have
-// landed (see Ledger.Pending); FindAll, or the next write to that sub-key,
-// lands it.
+// Pending reports whether a sub-ledger holds a write in doubt (see
+// Ledger.Pending); FindAll, or the next write to that sub-key, lands it.
 func (s *Sharded) Pending() bool {
 	for i := range s.subs {
 		if l := s.subs[i].Load(); l != nil && l.Pending() {
@@ -179,10 +177,9 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	return s.Update(ctx, txn, -amount)
 }
 
-// Update applies a signed amount under transaction txn: Ledger.Update on
-// txn's sub-key, with its outcomes, retries and errors. Result.Value is
-// that sub-key's value, not the account's (use Value). A layout it may
-// not write is refused with crdt.ErrInvalidConfig (see Sharded).
+// Update is Ledger.Update on txn's sub-key (Result.Value is that
+// sub-key's); a layout it may not write is refused with
+// crdt.ErrInvalidConfig (see Sharded).
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := checkUpdate(txn, amount); err != nil {
 		return Result{}, err
@@ -191,15 +188,19 @@ func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 		return Result{}, err
 	}
 	r, err := s.sub(s.route(txn)).Update(ctx, txn, amount)
-	if errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite) {
-		s.failed.Add(1) // the next write reads the marker
-		s.recheck.Store(nil)
-	}
-	return r, err
+	return r, s.wrote(err)
 }
 
-// HasTransaction reports whether txn is held in some actor's history on
-// txn's sub-key (see Ledger.HasTransaction).
+// wrote passes on a sub-key write's error; a failure voids the trust.
+func (s *Sharded) wrote(err error) error {
+	if errors.Is(err, crdt.ErrUnavailable) || errors.Is(err, crdt.ErrAmbiguousWrite) {
+		s.failed.Add(1)
+		s.recheck.Store(nil)
+	}
+	return err
+}
+
+// HasTransaction is Ledger.HasTransaction on txn's sub-key.
 func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
 	if err := txn.Validate(); err != nil {
 		return false, err
@@ -210,10 +211,8 @@ func (s *Sharded) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, err
 	return s.sub(s.route(txn)).HasTransaction(ctx, txn)
 }
 
-// Find runs Ledger.Find on txn's sub-key: it reads, merges, compacts and
-// writes back that sub-key, and returns its counter, whose Status, Owner
-// and Conflicts describe txn. Its Value is the sub-key's, not the
-// account's.
+// Find runs Ledger.Find on txn's sub-key and returns its counter, whose
+// Status, Owner and Conflicts describe txn (its Value is the sub-key's).
 func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter, error) {
 	if err := txn.Validate(); err != nil {
 		return nil, err
@@ -221,7 +220,8 @@ func (s *Sharded) Find(ctx context.Context, txn crdt.TxnID) (*tpncounter.Counter
 	if err := s.layout(ctx, false); err != nil {
 		return nil, err
 	}
-	return s.sub(s.route(txn)).Find(ctx)
+	c, err := s.sub(s.route(txn)).Find(ctx)
+	return c, s.wrote(err)
 }
 
 // FindAll runs Ledger.Find on every sub-key, in order, collapsing their
@@ -235,7 +235,7 @@ func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
 	for i := range out {
 		c, err := s.sub(i).Find(ctx)
 		if err != nil {
-			return nil, err
+			return nil, s.wrote(err)
 		}
 		out[i] = c
 	}

@@ -135,6 +135,25 @@ func TestShardedFailedWriteRechecksLayout(t *testing.T) {
 	requireSums(t, inner, 37, s4, s2)
 }
 
+// A Find whose write to a sub-key fails voids the layout's trust too: the
+// next write reads the marker at once (SPEC.md 6.12, "a write").
+func TestShardedFailedFindRechecksLayout(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	_, fs, _, s2 := twoLayouts(t, clock)
+	fs.SetPolicy(func(c faulty.Call) faulty.Fault {
+		if c.Method == faulty.MethodPut && strings.HasPrefix(c.Key, "hot/") {
+			return faulty.Refuse
+		}
+		return faulty.Pass
+	})
+	_, err := s2.FindAll(ctx)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	fs.SetPolicy(nil)
+	_, err = s2.Credit(ctx, "u", 7)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig, "n=2 refused at once")
+}
+
 // resetPuts answers the first fail Puts of key with an error the store
 // does not classify ("connection reset"), writing nothing.
 type resetPuts struct {

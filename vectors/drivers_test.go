@@ -7450,7 +7450,7 @@ var dvMutants = []struct {
 		"ledger/sharded.go", "const layoutRecheck = time.Second", "const layoutRecheck = time.Hour",
 		"driver_ledger", "sharded: the layout is read again a second after its check"},
 	{"ledger/sharded layout trusted after a failed write", "6.12 Layout check: never after a write that failed",
-		"ledger/sharded.go", "s.failed.Add(1) // the next write reads the marker\n\t\ts.recheck.Store(nil)", "// the next write reads the marker",
+		"ledger/sharded.go", "\t\ts.failed.Add(1)\n\t\ts.recheck.Store(nil)\n", "\n",
 		"driver_ledger", "sharded: a failed write reads the layout again"},
 	{"ledger/sharded smaller n writes", "6.12 Layout check: only the largest n named writes",
 		"ledger/sharded.go", "case !again && largest != s.n:", "case false && !again && largest != s.n:",
