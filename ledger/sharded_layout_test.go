@@ -223,32 +223,34 @@ func TestShardedRefusalLandsWhatItHolds(t *testing.T) {
 }
 
 // gatedFetches holds the next Fetch of a key in gates until its channel
-// is closed, then answers it (with ErrUnavailable when fail says so), and
-// counts the Fetches of each key.
+// is closed, then answers it (refused when fail says so), and counts the
+// Fetches of each key: a hook of a faulty store.
 type gatedFetches struct {
-	store.Siblings
 	mu      sync.Mutex
 	gates   map[string]chan struct{}
-	entered chan string
 	fail    map[string]bool
+	entered chan string
 	fetches map[string]int
 }
 
-func (g *gatedFetches) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+func (g *gatedFetches) hook(_ context.Context, c faulty.Call, after bool) error {
+	if after || c.Method != faulty.MethodFetch {
+		return nil
+	}
 	g.mu.Lock()
-	gate, fail := g.gates[key], g.fail[key]
-	delete(g.gates, key)
-	delete(g.fail, key)
-	g.fetches[key]++
+	gate, fail := g.gates[c.Key], g.fail[c.Key]
+	delete(g.gates, c.Key)
+	delete(g.fail, c.Key)
+	g.fetches[c.Key]++
 	g.mu.Unlock()
 	if gate != nil {
-		g.entered <- key
+		g.entered <- c.Key
 		<-gate
 	}
 	if fail {
-		return nil, nil, fmt.Errorf("test: %w", crdt.ErrUnavailable)
+		return fmt.Errorf("test: %w", crdt.ErrUnavailable)
 	}
-	return g.Siblings.Fetch(ctx, key)
+	return nil
 }
 
 func (g *gatedFetches) gate(key string, fail bool) chan struct{} {
@@ -265,9 +267,8 @@ func (g *gatedFetches) gate(key string, fail bool) chan struct{} {
 func TestShardedFailureDuringLayoutRead(t *testing.T) {
 	ctx := context.Background()
 	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := &gatedFetches{Siblings: memory.NewSiblings(), gates: map[string]chan struct{}{}, entered: make(chan string),
-		fail: map[string]bool{}, fetches: map[string]int{}}
-	s, err := ledger.NewSharded(st, "hot", 2, ledger.Options{Actor: "a", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}})
+	st := &gatedFetches{gates: map[string]chan struct{}{}, entered: make(chan string), fail: map[string]bool{}, fetches: map[string]int{}}
+	s, err := ledger.NewSharded(faulty.NewSiblings(memory.NewSiblings(), faulty.Options{Hook: st.hook}), "hot", 2, ledger.Options{Actor: "a", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}})
 	require.NoError(t, err)
 	_, err = s.Credit(ctx, "t0", 1)
 	require.NoError(t, err)
