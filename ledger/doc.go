@@ -17,15 +17,11 @@
 //
 // # Basics
 //
-// A credit runs one cycle on the account's key (SPEC.md 6.9): Fetch and
-// merge every sibling, read the transaction's record unless the state holds
-// it (a record makes the call a Duplicate), apply, Put with the fetch's
-// token, then write the record. An ambiguous or refused Put is retried
-// (Options.RetryCount, jittered backoff); Result.Landed is true only when
-// the transaction is known to be stored, and an error that may hide a
-// landed write wraps crdt.ErrAmbiguousWrite. Every read merges the last,
-// possibly ambiguous, write (Pending). Concurrent Updates on one Ledger
-// share a cycle (group commit, Options.MaxGroup).
+// A credit fetches and merges the key's siblings, reads the transaction's
+// record, applies, puts with the fetch's token and writes the record
+// (SPEC.md 6.9, 6.11). Result.Landed is true only when the transaction is
+// known to be stored; an error that may hide a landed write wraps
+// crdt.ErrAmbiguousWrite (see Pending).
 //
 // Each Ledger value writes as its own incarnation of Options.Actor (Writer),
 // so a write from an earlier process that lands late counts as what it is.

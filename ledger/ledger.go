@@ -44,17 +44,13 @@ const DefaultMaxGroup = 16
 
 // Options configure a Ledger.
 type Options struct {
-	// Actor names the writer (required), at most MaxActorLen bytes. The
-	// ledger writes its entry as an incarnation of it, Actor~<incarnation>
-	// (see Writer and the package documentation), so that a restarted or
-	// second Ledger never continues, and so never forks, an entry whose
-	// writes may still be in flight.
+	// Actor names the writer (required), at most MaxActorLen bytes; the
+	// ledger writes as an incarnation of it (see Writer).
 	Actor crdt.ActorID
 
 	// RetryCount is how many more times a write is attempted after an
-	// ambiguous or refused Put. Each attempt
-	// re-fetches, re-merges and re-applies, which is safe because the
-	// operation is idempotent. Zero means DefaultRetryCount.
+	// ambiguous or refused Put; each attempt fetches, merges and applies
+	// again. Zero means DefaultRetryCount.
 	RetryCount int
 
 	// Backoff spaces the attempts of one operation (see Backoff). The zero
@@ -546,8 +542,8 @@ func (l *Ledger) Key() string { return l.key }
 func (l *Ledger) Actor() crdt.ActorID { return l.opts.Actor }
 
 // Writer returns the id of the entry this ledger writes in the counter:
-// Options.Actor, "~", and this Ledger's incarnation, 8 random base32
-// characters chosen by New. Compare it with Result.Owner.Actor.
+// Options.Actor, "~", and 8 random base32 characters, drawn again when the
+// ledger takes a new incarnation (SPEC.md 6.9).
 func (l *Ledger) Writer() crdt.ActorID { return l.writer }
 
 // Pending reports whether the ledger holds a write that is not known to have
@@ -718,6 +714,11 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
+	case fetched != l.cyc.Local && retiredIn(fetched, l.writer):
+		// This ledger's entry, ahead of the store, was retired: its newer
+		// entry would bring back what the retirement let go (SPEC.md 6.9).
+		l.cyc.Local, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = fetched, false, false, nil, false
+		l.incarnate()
 	case pending:
 		if len(l.unacked) > 0 {
 			if err := l.retractLate(ctx, fetched); err != nil {
@@ -729,7 +730,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 			// The read does not show the incarnation's last write as it
 			// was (a stale read): continuing it could fork its entry.
 			// Nothing was written yet: take a new one.
-			l.writer = retry.NewWriter(l.opts.Actor)
+			l.incarnate()
 		}
 		l.resume = 0
 	}
@@ -737,6 +738,12 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err
 	}
 	return fetched, token, nil
+}
+
+// retiredIn reports whether c holds w's entries, all retired.
+func retiredIn(c *tpncounter.Counter, w crdt.ActorID) bool {
+	_, live := maps.Collect(c.LiveActors())[w]
+	return !live && c.Version(w) > 0
 }
 
 // ledgerOps are the ledger's operations on its state for retry.Cycle.

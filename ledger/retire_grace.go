@@ -53,12 +53,15 @@ func (l *Ledger) renewStale() {
 	doubt := false // a write in doubt dropped: it may still land, so its entry is never written again
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
 		doubt = l.cyc.Pending || len(l.unacked) > 0
-		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.unacked, l.takenOut = nil, nil, false, nil, false
+		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false
 	}
 	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
 		return
 	}
-	l.writer = retry.NewWriter(l.opts.Actor)
-	l.resume = 0
-	l.own = ownEntry{}
+	l.incarnate()
+}
+
+// incarnate makes this ledger write as a new incarnation of its actor.
+func (l *Ledger) incarnate() {
+	l.writer, l.resume, l.own = retry.NewWriter(l.opts.Actor), 0, ownEntry{read: l.own.read}
 }

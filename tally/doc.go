@@ -10,16 +10,10 @@
 // moments) or Distinct (a HyperLogLog sketch, about 0.81% standard error),
 // as SPEC.md 7.1 and 7.2 define them and their encodings.
 //
-// A Mutator stages updates in memory and Flush writes its whole state as
-// its shard row (Update does both), at a write timestamp below its
-// expires_at (birth + Options.Lifetime), resending up to Options.Retries
-// times; Mutator lists the outcomes (crdt.ErrAmbiguousWrite, ErrUnresolved,
-// crdt.ErrExpired) and SPEC.md 7.4 every step.
-//
-// Read combines the tally with every shard whose expires_at is above the
-// tally's folded-through time, so no shard counts twice; GC folds the
-// shards that expired more than Options.Grace ago in one batch that
-// shadows every write of them, so concurrent GCs compose.
+// A Mutator's Flush writes its whole state as its shard row until its
+// expires_at (birth + Options.Lifetime); Read adds the shards the tally
+// has not folded, and GC folds expired ones in one batch that shadows
+// them (SPEC.md 7.4; Mutator lists the outcomes).
 //
 // # The guarantee
 //

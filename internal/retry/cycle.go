@@ -21,16 +21,16 @@ import "bytes"
 //
 // Beyond that the drivers differ in one rule, expressed by their Ops. An
 // Ops that is also Apart (the ledger, which answers known transactions
-// from the store's view alone) reads apart while a write is pending: the
-// siblings go into a state of their own, which Read returns and Merged
-// then joins with Local; it becomes Local once it holds Local. Outside a
-// pending write, its Seen only says the bytes are merged. Any other Ops
-// (the Account) reads in place, and its Absorb tells whether the store
-// held all of Local.
+// from the store's view alone) reads apart while a write is pending or
+// Local is Ahead: the siblings go into a state of their own, which Read
+// returns and Merged joins with Local; it becomes Local once it holds
+// Local. Else its Seen only says the bytes are merged. Any other Ops (the
+// Account) reads in place; its Absorb tells if the store held all Local.
 type Cycle[S comparable, O Ops[S]] struct {
 	Ops     O
 	Local   S      // the last state written, or attempted while Pending
 	Pending bool   // Local's Put was ambiguous
+	Ahead   bool   // Local's own entry is newer than the store's (Undo sets it)
 	Seen    []byte // the one sibling last merged or written, or nil
 }
 
@@ -59,7 +59,7 @@ func (c *Cycle[S, O]) Read(sibs [][]byte) (fetched S, held bool, err error) {
 		}
 	}
 	apart, isApart := any(c.Ops).(Apart[S])
-	if c.Pending && isApart {
+	if (c.Pending || c.Ahead) && isApart {
 		if fetched, err = c.Ops.New(); err != nil {
 			return zero, false, err
 		}
@@ -69,7 +69,7 @@ func (c *Cycle[S, O]) Read(sibs [][]byte) (fetched S, held bool, err error) {
 		if !apart.Holds(fetched, c.Local) {
 			return fetched, false, nil
 		}
-		c.Pending = false
+		c.Pending, c.Ahead = false, false
 		if err := apart.Join(fetched, c.Local); err != nil {
 			return zero, true, err
 		}
@@ -107,7 +107,7 @@ func (c *Cycle[S, O]) Merged(fetched S) (S, error) {
 
 // Landed installs merged, whose encoding b the store now holds, as Local.
 func (c *Cycle[S, O]) Landed(merged S, b []byte) {
-	c.Local, c.Pending, c.Seen = merged, false, b
+	c.Local, c.Pending, c.Ahead, c.Seen = merged, false, false, b
 }
 
 // Ambiguous installs merged, whose Put was ambiguous (or Local, when the
@@ -126,8 +126,8 @@ func (c *Cycle[S, O]) Undo(merged S, back func(S) (changed bool, err error)) {
 	}
 	if changed, err := back(merged); err != nil {
 		var zero S
-		c.Local, c.Seen = zero, nil
+		c.Local, c.Seen, c.Ahead = zero, nil, false
 	} else if changed {
-		c.Seen = nil
+		c.Seen, c.Ahead = nil, true
 	}
 }

@@ -160,3 +160,36 @@ func TestCycleApart(t *testing.T) {
 		t.Fatal("Merged of Local is Local")
 	}
 }
+
+// A state Undo changed is ahead of the store: an Apart Ops reads apart
+// until a write lands, so that the driver sees its entry as the store
+// holds it; a refusal of the state apart leaves Local as it was.
+func TestCycleApartAhead(t *testing.T) {
+	n := 0
+	c := Cycle[*vv, apart]{Ops: apart{inPlace{&n}}}
+	if _, _, err := c.Read(sibs("a=1")); err != nil {
+		t.Fatal(err)
+	}
+	(*c.Local)["a"] = 2 // a write of a=2, refused: taken back as a=3
+	c.Undo(c.Local, func(v *vv) (bool, error) { (*v)["a"] = 3; return true, nil })
+	if !c.Ahead {
+		t.Fatal("a state Undo changed is Ahead")
+	}
+	got, held, err := c.Read(sibs("a=1", "b=1"))
+	if err != nil || held || got == c.Local || got.String() != "a=1,b=1" || c.Local.String() != "a=3" {
+		t.Fatalf("read ahead: %v (apart %v) held %v local %v %v; want the store's view apart", got, got != c.Local, held, c.Local, err)
+	}
+	merged, _ := c.Merged(got)
+	(*merged)["a"] = 4
+	c.Undo(merged, func(*vv) (bool, error) { t.Fatal("a state apart is dropped, not undone"); return false, nil })
+	if !c.Ahead || c.Local.String() != "a=3" {
+		t.Fatalf("after a second refusal: ahead %v local %v, want a=3 still ahead", c.Ahead, c.Local)
+	}
+	c.Landed(&vv{"a": 4, "b": 1}, []byte("a=4,b=1"))
+	if c.Ahead {
+		t.Fatal("a write that lands clears Ahead")
+	}
+	if got, _, _ := c.Read(sibs("a=4,b=1")); got != c.Local {
+		t.Fatal("after a write lands the read is in place")
+	}
+}
