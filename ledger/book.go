@@ -43,11 +43,8 @@ type BookOptions struct {
 // what it can.
 //
 // A key opened again continues the dropped Ledger's incarnation (Writer)
-// when its first read shows that incarnation's last write as it was (a
-// Ledger with a pending write is never dropped); after a stale read, which
-// could fork the entry, it takes a new incarnation, retired later
-// (Options.RetireAfter). The Book remembers the incarnations of at most
-// MaxOpen dropped keys.
+// unless its first read is stale (SPEC.md 6.9); the Book remembers the
+// incarnations of at most MaxOpen dropped keys.
 //
 // A Book starts no goroutines and has no Close; a service that stops calls
 // LandPending. It is safe for concurrent use: create one per actor when

@@ -25,12 +25,10 @@
 //
 // Each Ledger value writes as its own incarnation of Options.Actor (Writer),
 // so a write from an earlier process that lands late counts as what it is.
-// Create one Ledger per key and actor when the process starts and reuse it;
-// incarnations idle for Options.RetireAfter (1 hour) are retired by the
-// others after their transactions are recorded, and retired entries are
-// folded into the state's base Options.RetiredGrace (10 days) later, so
-// restarts and evictions leave nothing behind (SPEC.md 6.10 states the
-// grace-period assumption).
+// Create one Ledger per key and actor when the process starts and reuse it.
+// Others retire incarnations idle for Options.RetireAfter and fold them
+// away Options.RetiredGrace later (SPEC.md 6.10), so restarts and evictions
+// leave nothing behind.
 //
 // Book keeps many keys as one actor (at most MaxOpen ledgers open);
 // Sharded spreads one hot account over n sub-keys.
@@ -46,9 +44,9 @@
 //
 // # Caveats
 //
-//   - A corrupt sibling stops every operation on the key with an error
-//     wrapping crdt.ErrCorruptEncoding; nothing is written over it. A corrupt
-//     record stops only its transaction's calls.
+//   - A corrupt sibling stops every operation on the key
+//     (crdt.ErrCorruptEncoding), writing nothing over it; a corrupt record
+//     stops only its own transaction's calls.
 //   - An Update that could make the state larger than store.MaxValue
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.

@@ -373,11 +373,10 @@ const (
 // ledger's entry counted when it landed, when the records of the
 // transaction name only other writers (SPEC.md 6.11 step 3). It reads the
 // account, then the records again (a writer gives its copy up only once a
-// record names the copy that counts, step 6, so a state showing it gave
-// its copy up comes with that record), and judges them (judgeCopies). On
-// meet the copy is watched (l.met) until a later read decides it
-// (resettle). owner is the other writer's record the copy defers to; token
-// is the one to put rec with on none.
+// record names the copy that counts, step 6), and judges them
+// (judgeCopies). On meet the copy is watched (l.met) until a later read
+// decides it (resettle). owner is the other writer's record the copy
+// defers to; token is the one to put rec with on none.
 func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (v verdict, owner *Record, token store.Token, err error) {
 	sibs, _, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
@@ -678,16 +677,13 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is
-// counted by another writer: the index records it as applied by a writer
-// other than this ledger's, inside the retry window, and fetched holds that
-// writer's entry at or after the version that held it (so that writer no
-// longer holds txn: it counted it in its total, or retired). A record of
-// this ledger's own writer means its copy landed: false. When fetched holds
-// only an earlier version of every other writer recorded, it is older than
-// the record (a stale read) and cannot tell: an error wrapping
-// crdt.ErrUnavailable. Taking txn out then could leave it held by no one:
-// the recorded writer may have dropped its copy in favour of this
-// ledger's, which landed (SPEC.md 6.11).
+// counted by another writer: a live record names a writer other than this
+// ledger's, and fetched holds that writer's entry at or after the recorded
+// version (it counted txn in its total, or retired). A record of this
+// ledger's own writer means its copy landed: false. When fetched holds only
+// earlier versions of every other writer recorded, it is a stale read and
+// cannot tell: an error wrapping crdt.ErrUnavailable, since taking txn out
+// could leave it held by no one (SPEC.md 6.11).
 func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, now time.Time) (bool, error) {
 	x, err := l.lookup(ctx, txn, now)
 	if err != nil {

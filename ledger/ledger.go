@@ -557,14 +557,8 @@ func (l *Ledger) Pending() bool {
 	return l.cyc.Pending
 }
 
-// mustStay reports whether a Book must keep l open when idle: it holds a
-// pending write, a take-out not yet written or a record it owes, or
-// watches a copy that met another writer's (resettle); a Ledger opened in
-// its place knows none.
-func (l *Ledger) mustStay() bool {
-	unwritten, watching := l.holding()
-	return unwritten || watching
-}
+// mustStay reports whether a Book must keep l open when idle (holding).
+func (l *Ledger) mustStay() bool { unwritten, watching := l.holding(); return unwritten || watching }
 
 // land runs Find until l holds nothing unwritten, at most three times.
 func (l *Ledger) land(ctx context.Context) error {
@@ -579,8 +573,9 @@ func (l *Ledger) land(ctx context.Context) error {
 	return nil
 }
 
-// holding reports what keeps l open in a Book: a pending write, a take-out
-// not yet written or an owed record (unwritten), a watched copy (watching).
+// holding reports what a Ledger opened in l's place would not know: a
+// pending write, a take-out not yet written or an owed record (unwritten),
+// a copy that met another writer's (watching, resettle).
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -639,15 +634,14 @@ func (l *Ledger) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resul
 //
 // Errors: invalid input (crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount,
 // crdt.ErrConflictingTransaction, crdt.ErrOverflow, crdt.ErrTooLarge) with
-// nothing written (for ErrTooLarge, but a retirement pass's records, SPEC.md
-// 6.9); with Options.Counter.TxnTime, crdt.ErrOutsideWindow for a
-// transaction the ledger no longer knows whose time is older than
-// RetryWindow, or one more than Counter.FutureSkew ahead (nothing written);
-// a stored sibling the ledger cannot read, which stops every operation on
-// the key with nothing written over it (crdt.ErrCorruptEncoding,
-// crdt.ErrTypeMismatch, crdt.ErrUnsupportedVersion, crdt.ErrTooLarge); the
-// store's last error after the retries (crdt.ErrAmbiguousWrite: may have
-// landed; crdt.ErrUnavailable: did not); the context's error.
+// nothing written (but a retirement pass's records, SPEC.md 6.9); with
+// Counter.TxnTime, crdt.ErrOutsideWindow for an unknown transaction older
+// than RetryWindow or more than Counter.FutureSkew ahead; a stored sibling
+// the ledger cannot read, which stops every operation on the key
+// (crdt.ErrCorruptEncoding, ErrTypeMismatch, ErrUnsupportedVersion,
+// ErrTooLarge); the store's last error after the retries
+// (crdt.ErrAmbiguousWrite: may have landed; crdt.ErrUnavailable: did
+// not); the context's error.
 func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	// The operation starts before its first store call, so that the
 	// store's calls are reported inside it (observe.Start).
@@ -695,8 +689,8 @@ func (l *Ledger) txnTime(txn crdt.TxnID) (time.Time, bool) {
 
 // read fetches every sibling and returns their join with this ledger's
 // state (retry.Cycle.Read): cyc.Local itself, merged in place, unless a
-// write is pending, which the ledger reads apart. The caller merges the
-// result with cyc.Local (retry.Cycle.Merged) before changing it.
+// write is pending or cyc.Local is ahead, which it reads apart. The caller
+// merges the result with cyc.Local (retry.Cycle.Merged) before changing it.
 func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token store.Token, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err

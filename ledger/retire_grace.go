@@ -63,5 +63,5 @@ func (l *Ledger) renewStale() {
 
 // incarnate makes this ledger write as a new incarnation of its actor.
 func (l *Ledger) incarnate() {
-	l.writer, l.resume, l.own = retry.NewWriter(l.opts.Actor), 0, ownEntry{read: l.own.read}
+	l.writer, l.resume, l.own = retry.NextWriter(l.opts.Actor, l.writer), 0, ownEntry{read: l.own.read}
 }

@@ -47,9 +47,8 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // key (contention, siblings, retries), not the entries, so the goroutines
 // of one process should share one Sharded (BenchmarkHotAccount).
 //
-// A Sharded creates its sub-ledgers lazily, each with Options and its own
-// incarnation (see Writer). It is safe for concurrent use: operations on
-// different sub-keys run in parallel, on one sub-key serially. Create one
+// Sub-ledgers are created lazily, each with its own incarnation (Writer).
+// A Sharded is safe for concurrent use (sub-keys in parallel); create one
 // per account and actor when the process starts and reuse it.
 type Sharded struct {
 	store   store.Siblings
@@ -246,13 +245,12 @@ func (s *Sharded) FindAll(ctx context.Context) ([]*tpncounter.Counter, error) {
 // read as Ledger.Value reads, concurrently, after the layout marker (an
 // account whose marker names another n is refused). It writes nothing.
 //
-// The sum is not a snapshot: each sub-key is read at its own moment. Every
-// transaction lives in one sub-key, so each counts fully or not at all, and
-// every transaction acknowledged before the call counts (at the store's
-// read consistency); but of transactions landing during the call, one may
-// count while another that landed earlier, on a sub-key read sooner, does
-// not: the sum may be a balance the account never held, which a check such
-// as "debit only if the balance covers it" must allow for.
+// The sum is not a snapshot: each sub-key is read at its own moment. Each
+// transaction counts fully or not at all, and every one acknowledged before
+// the call counts; but of those landing during the call, one may count
+// while an earlier one on a sub-key read sooner does not. The sum may be a
+// balance the account never held, which a check such as "debit only if the
+// balance covers it" must allow for.
 func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	if err := s.layout(ctx, true); err != nil {
 		return 0, err

@@ -1500,9 +1500,13 @@ func dvRunLedger(v dvVector, replay bool) (dvVector, error) {
 				return dvVector{}, err
 			}
 		}
-		for _, w := range append([]string{d.Writer}, d.LaterWriters...) {
+		ids := append([]string{d.Writer}, d.LaterWriters...)
+		for i, w := range ids {
 			if len(l.Writer()) != len(w) || !strings.HasPrefix(w, d.Actor+"~") {
 				return dvVector{}, fmt.Errorf("writer %q does not stand for %q", w, l.Writer())
+			}
+			if i > 0 && w <= ids[i-1] {
+				return dvVector{}, fmt.Errorf("later writer %q does not sort after the one before it (SPEC.md 6.9)", w)
 			}
 		}
 		ledgers[d.Actor] = l
@@ -2976,6 +2980,27 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("a", "t3", 1),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "retire: a writer ahead of the store finds its entry retired: refused",
+			Note:    "retry_count 2. a credits t1; its credit of t2 is refused three times (unavailable): t2 is taken back out, so a's entry is ahead of the stored one (6.9), and a reads apart. Two hours later b's first write retires a at the stored version (recording t1 first). a's credit t4 reads its entry retired: it drops its state beyond the store and takes its next incarnation (later_writers: a~aaaaaaab), which writes t4 alone. Writing the entry a holds, newer than the retired one, would bring back whatever the retirement let leave without counting. The caller's retry of t2 is applied, and a retry of t1 is a duplicate from its record",
+			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("a", "t2", 7, "", "refuse", "", "refuse", "", "refuse"),
+				dvAtClock(dvCredit("b", "t3", 1), later),
+				dvAtClock(dvCredit("a", "t4", 2), later),
+				dvAtClock(dvCredit("a", "t2", 7), later),
+				dvAtClock(dvCredit("a", "t1", 5), later),
+				dvAtClock(dvLedgerOp("value", "b"), later),
+			}},
+		{Name: "retire: a writer ahead of the store finds its entry retired: in doubt",
+			Note:    "retry_count 2. a credits t1; its put of t2 is ambiguous and lost three times (ambiguous_write): pending. Two hours later b's first write retires a at the stored version (recording t1 first). a's credit t4 reads its entry retired: it drops the write in doubt (t2's call failed ambiguous_write) and takes its next incarnation (later_writers: a~aaaaaaab), since the lost put could still land; the new incarnation writes t4 alone. The caller's retry of t2 is applied",
+			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvCredit("a", "t2", 7, "", "ambiguous_lost", "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvAtClock(dvCredit("b", "t3", 1), later),
+				dvAtClock(dvCredit("a", "t4", 2), later),
+				dvAtClock(dvCredit("a", "t2", 7), later),
+				dvAtClock(dvLedgerOp("value", "b"), later),
+			}},
 		{Name: "records: a pending transaction its own writer's record names stays",
 			Note:    "a's put of t1 lands but its retry's fetch is refused: ambiguous_write+unavailable, pending, and t1 unrecorded. a's credit t2 reads a stale (empty) state, its put is lost and its retry's fetch refused: a's pending write holds t1 and t2 at a larger seq than the landed one. a's credit t5 reads a stale (empty) state again, which holds neither, so it reads the records of t1 and t2. t1's, seeded (another ledger's retirement pass recorded a's transaction), names a itself, so t1 stays in the pending write (its copy landed; taking it out would leave it counted by no one), and a's put carries t1, t2 and t5",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
@@ -4301,6 +4326,12 @@ func (m dvEntries) live() map[string]uint64 {
 	return out
 }
 
+// retired reports whether m holds actor's entries, all retired.
+func (m dvEntries) retired(actor string) bool {
+	_, live := m.live()[actor]
+	return !live && m.version(actor) > 0
+}
+
 // shares reports whether an entry other than actor's holds a transaction
 // actor's live entries hold (SPEC.md 6.10: then Retire declines).
 func (m dvEntries) shares(actor string) bool { return m.sharesOutside(actor, []string{actor}) }
@@ -4496,6 +4527,7 @@ type dvLedgerModel struct {
 	last      map[string]int64 // the transactions of its last put that may have landed
 	lastState dvEntries        // that put's state
 	pending   bool
+	ahead     bool // a put refused with none pending took its transactions back out (6.9)
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
 	unindexed map[string]dvRecord // records not yet written
 	met       map[string]dvMet    // its copies that met another writer's (settle)
@@ -4553,6 +4585,11 @@ func (m *dvModel) renew(L *dvLedgerModel) {
 	if !doubt && (L.pending || len(L.unacked) > 0 || L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2) {
 		return
 	}
+	m.incarnate(L)
+}
+
+// incarnate makes L write as its next incarnation.
+func (m *dvModel) incarnate(L *dvLedgerModel) {
 	if len(L.later) == 0 {
 		m.bad("%s takes a new incarnation: the vector names no writer for it", L.writer)
 		return
@@ -4564,19 +4601,6 @@ func (m *dvModel) renew(L *dvLedgerModel) {
 func (m *dvModel) see(where string, s *dvState, writer string) {
 	if s == nil {
 		return
-	}
-	// The writer ids of one ledger stand for random ids whose order is not
-	// theirs: a state may hold one of them only (SPEC.md 11.1).
-	for _, d := range m.v.Ledgers {
-		held := map[string]bool{}
-		for _, e := range append(slices.Clone(s.P), s.N...) {
-			if e.Actor == d.Writer || slices.Contains(d.LaterWriters, e.Actor) {
-				held[e.Actor] = true
-			}
-		}
-		if len(held) > 1 {
-			m.out = append(m.out, fmt.Sprintf("%s: holds two incarnations of ledger %s, %v", where, d.Actor, slices.Sorted(maps.Keys(held))))
-		}
 	}
 	for half, es := range map[string][]dvEntry{"P": s.P, "N": s.N} {
 		for _, e := range es {
@@ -5727,6 +5751,13 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				L.pending = false
 			}
 		}
+		if (L.pending || L.ahead) && fetched.retired(L.writer) {
+			// 6.9: the entry, ahead of the store, was retired there: the
+			// last write and the write in doubt are dropped, and L takes
+			// its next incarnation.
+			L.last, L.lastState, L.pending, L.ahead, L.unacked = map[string]int64{}, dvEntries{}, false, false, map[string]bool{}
+			m.incarnate(L)
+		}
 		// The record fetches after the counter fetch are one set (11.1):
 		// step 4's, the lookups, the dating of idle actors.
 		fs := m.fetchSet()
@@ -5903,7 +5934,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				switch p.Reply {
 				case "ok":
 					m.owe(L, state)
-					L.last, L.lastState, L.pending, landed = dvTxns(p.State), state, false, true
+					L.last, L.lastState, L.pending, L.ahead, landed = dvTxns(p.State), state, false, false, true
 				case "ambiguous":
 					L.last, L.lastState = dvTxns(p.State), state
 				}
@@ -5991,7 +6022,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		switch p.Reply {
 		case "ok":
 			m.owe(L, state)
-			L.last, L.lastState, L.pending = written, state, false
+			L.last, L.lastState, L.pending, L.ahead = written, state, false, false
 			n := state.value()
 			for _, c := range writers {
 				c.value, c.landed, c.done = &n, true, true
@@ -6019,6 +6050,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		case "too_large":
 			// Refused for what it is (SPEC.md 10.1: values of at most
 			// 8 MiB): taken back out, and no attempt follows.
+			L.ahead = L.ahead || !L.pending && appliedNow
 			for _, c := range writers {
 				c.errKind, c.done = m.heldKind(L, c.s.Txn, "too_large"), true
 				if c.applied {
@@ -6032,6 +6064,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		// refused: forgotten (taken back out); the outcome still says
 		// applied (11.1, Errors).
+		L.ahead = L.ahead || p.Reply == "refused" && !L.pending && appliedNow
 		if attempt > m.v.Options.RetryCount {
 			kind := "ambiguous_write"
 			if p.Reply == "refused" {
@@ -7511,6 +7544,12 @@ var dvMutants = []struct {
 	{"ledger/own duplicate acknowledged unrecorded", "6.11 step 3: a duplicate of the ledger's own copy whose record it owes is acknowledged once the record is written",
 		"ledger/group.go", "\tl.checkRecorded(ctx, group)\n", "\n",
 		"driver_ledger", "a resend after a pending write is a duplicate that lands it"},
+	{"ledger/retired entry ahead written", "6.9: a read apart that shows the ledger's entry retired drops what is ahead of the store and takes a new incarnation",
+		"ledger/ledger.go", "case fetched != l.cyc.Local && retiredIn(fetched, l.writer):", "case false && retiredIn(fetched, l.writer):",
+		"driver_ledger", "retire: a writer ahead of the store finds its entry retired: in doubt"},
+	{"ledger/refused state read in place", "6.9: reads keep the fetch apart from a refused put's state taken back out",
+		"internal/retry/cycle.go", "c.Seen, c.Ahead = nil, true", "c.Seen = nil",
+		"driver_ledger", "retire: a writer ahead of the store finds its entry retired: refused"},
 	{"ledger/write in doubt kept past the grace", "6.9 RetiredGrace: a write in doubt whose last read began more than RetiredGrace/2 ago is forgotten",
 		"ledger/retire_grace.go", "l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false", "if !l.cyc.Pending && len(l.unacked) == 0 {\n\t\t\tl.cyc.Local, l.cyc.Seen = nil, nil\n\t\t}",
 		"driver_ledger", "grace: a write in doubt older than RetiredGrace/2 is forgotten"},

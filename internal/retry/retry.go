@@ -31,6 +31,23 @@ func NewWriter(actor crdt.ActorID) crdt.ActorID {
 	return actor + "~" + crdt.ActorID(strings.ToLower(base32.StdEncoding.EncodeToString(b[:])))
 }
 
+// NextWriter returns the incarnation after prev, a NewWriter id of actor:
+// its characters read as a number in their byte order, plus one, so that
+// one driver's incarnations sort in the order taken (SPEC.md 6.9). After
+// the last one, or for another prev, it returns NewWriter(actor).
+func NextWriter(actor, prev crdt.ActorID) crdt.ActorID {
+	const digits = "234567abcdefghijklmnopqrstuvwxyz"
+	s, ok := strings.CutPrefix(string(prev), string(actor)+"~")
+	b := []byte(s)
+	for i := len(b) - 1; ok && len(b) == IncarnationLen && strings.Trim(s, digits) == "" && i >= 0; i-- {
+		d := strings.IndexByte(digits, b[i]) + 1
+		if b[i] = digits[d%len(digits)]; d < len(digits) {
+			return actor + "~" + crdt.ActorID(b)
+		}
+	}
+	return NewWriter(actor)
+}
+
 // Limit is the longest wait before the retry that follows attempt
 // (1-based): initial·2^(attempt−1), at most max; 0 when initial ≤ 0
 // (waiting is off).

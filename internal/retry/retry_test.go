@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/counterkit/counterkit/crdt"
 )
 
 func TestLimit(t *testing.T) {
@@ -58,6 +60,27 @@ func TestNewWriter(t *testing.T) {
 	}
 	if err := a.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestNextWriter(t *testing.T) {
+	for _, tc := range []struct{ prev, want string }{
+		{"svc~aaaaaaaa", "svc~aaaaaaab"},
+		{"svc~aaaaaaa7", "svc~aaaaaaaa"},
+		{"svc~aaaaaaaz", "svc~aaaaaab2"},
+		{"svc~2zzzzzzz", "svc~32222222"},
+		{"svc~7zzzzzzz", "svc~a2222222"},
+	} {
+		got := NextWriter("svc", crdt.ActorID(tc.prev))
+		if string(got) != tc.want || got <= crdt.ActorID(tc.prev) {
+			t.Errorf("NextWriter(%q) = %q, want %q, after it", tc.prev, got, tc.want)
+		}
+	}
+	re := regexp.MustCompile(`^svc~[a-z2-7]{8}$`)
+	for _, prev := range []crdt.ActorID{"svc~zzzzzzzz", "other~aaaaaaaa", "svc~aaaa", "svc~aaaaaa1a", NewWriter("svc")} {
+		if got := NextWriter("svc", prev); !re.MatchString(string(got)) || got == prev {
+			t.Errorf("NextWriter(%q) = %q, want a new incarnation of svc", prev, got)
+		}
 	}
 }
 
