@@ -266,7 +266,8 @@ func (b *Book) acquire(key string) (*bookEntry, error) {
 	if e == nil {
 		if r, ok := b.dropped[key]; ok {
 			delete(b.dropped, key)
-			l.writer, l.resume, l.own = r.writer, r.version, r.own // checked by its first read
+			l.setWriter(r.writer, r.own)
+			l.resume = r.version // checked by its first read
 		}
 		e = &bookEntry{key: key, l: l}
 		b.entries[key] = e

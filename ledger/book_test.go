@@ -398,7 +398,7 @@ func TestBookReopenNeedsNewWriter(t *testing.T) {
 				b.open = func(key string) (*Ledger, error) {
 					l, err := New(b.store, key, b.opts)
 					if w, ok := writers[key]; ok && err == nil {
-						l.writer = w
+						l.setWriter(w, ownEntry{})
 					}
 					return l, err
 				}

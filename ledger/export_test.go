@@ -11,7 +11,7 @@ import (
 // actor's entry across Ledger values as ledgers did before incarnations.
 // It exists so that the simulation can show that this loses acknowledged
 // writes after a restart.
-func ContinueActorEntry(l *Ledger) { l.writer = l.opts.Actor }
+func ContinueActorEntry(l *Ledger) { l.setWriter(l.opts.Actor, l.own) }
 
 // BackoffLimit is the longest wait b allows before the retry after attempt.
 func BackoffLimit(b Backoff, attempt int) time.Duration {

@@ -16,13 +16,10 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// Group commit. An Update that finds no cycle running becomes the leader:
-// it takes l.mu, takes up to MaxGroup-1 waiting Updates from the queue,
-// runs one cycle for all of them (cycle), hands each its answer and wakes
-// it, and then makes the first Update still queued the next leader. An
-// Update that finds a cycle running queues and waits; it leaves the queue
-// if its context ends before a leader takes it. No goroutine is started.
-// With MaxGroup 1 nothing queues: each Update leads a group of one.
+// Group commit. An Update that finds no cycle running leads: it takes
+// l.mu and up to MaxGroup-1 queued Updates, runs one cycle for all, answers
+// each, and makes the first Update still queued the next leader. Others
+// queue, leaving if their context ends first. No goroutine is started.
 
 // call is one Update: queued, running as the leader, or carried by a
 // leader's cycle.
@@ -58,11 +55,9 @@ func windowOf(o tpncounter.Options) int {
 }
 
 // run runs c, an Update's call: queued while a cycle runs, until a leader
-// answers it or makes it the next leader, or as the leader of a group.
-// With MaxGroup 1 there is no queue: the Updates take l.mu in turn, with
-// no hand-off between goroutines. A leader that did not queue uses the
-// record l.leader, and a queued call one kept in l.free, so that Updates
-// allocate no record once the queue has been as long as it gets.
+// answers it or makes it the next leader, or as a leader (MaxGroup 1: no
+// queue). Call records are reused (l.leader, l.free): no allocation once
+// the queue has been as long as it gets.
 func (l *Ledger) run(c call) (Result, error) {
 	self := &l.leader
 	if l.opts.MaxGroup > 1 {
@@ -535,10 +530,8 @@ func (l *Ledger) versionOf(st *tpncounter.Counter, c *call) uint64 {
 
 // heldError is the error of call c when its cycle finally failed with err
 // (a Put's, a Fetch's, or its context's). When c's transaction is still in
-// this ledger's pending write (an earlier Put of it was ambiguous), it may
-// yet land, and the error says so by wrapping crdt.ErrAmbiguousWrite as
-// well, whatever err is: a refusal or a context that ended before the
-// retry's fetch does not make that earlier write definite.
+// this ledger's pending write, it may yet land: the error wraps
+// crdt.ErrAmbiguousWrite as well, whatever err is.
 func (l *Ledger) heldError(c *call, err error) error {
 	if !l.cyc.Pending || errors.Is(err, crdt.ErrAmbiguousWrite) {
 		return err
@@ -556,11 +549,9 @@ func fail(cs []*call, err error) {
 	}
 }
 
-// groupContext returns the context of a cycle for group, and a function
-// that releases it (nil if none is needed). For one call it is that call's
-// context, exactly as without grouping. For more, it carries the first
-// call's values and ends when every call's context has ended, with the
-// error of the last: one caller giving up does not fail the others' write.
+// groupContext returns the context of a cycle for group and its release
+// (nil if none): one call's own, or, for more, the first call's values,
+// ending when every call's context has ended, with the error of the last.
 func groupContext(group []*call) (context.Context, func()) {
 	if len(group) == 1 {
 		return group[0].ctx, nil

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -90,20 +91,16 @@ type Options struct {
 	// Sharded's layout re-check. Nil means time.Now.
 	Clock func() time.Time
 
-	// MaxGroup bounds group commit: Updates on one Ledger that arrive while
-	// its cycle runs wait, and the next cycle applies up to MaxGroup of them
-	// in one write, each caller getting its own Result (SPEC.md 6.9). Zero
-	// means DefaultMaxGroup, at most HistoryLength + FoldedLength of Counter,
-	// which it may not exceed (a write would forget its own first members);
-	// 1 turns grouping off. Grouping pays over a networked store; over an
-	// in-process one, measure (BenchmarkGroupCommitNoLatency).
+	// MaxGroup bounds group commit: Updates that arrive while a cycle runs
+	// wait, and the next cycle applies up to MaxGroup of them in one write,
+	// each with its own Result (SPEC.md 6.9). Zero means DefaultMaxGroup, at
+	// most HistoryLength + FoldedLength of Counter, which it may not exceed;
+	// 1 turns grouping off (measure: BenchmarkGroupCommitNoLatency).
 	MaxGroup int
 
-	// Observer, when set, receives one observe.Event per Update (Credit,
-	// Debit), Find, Value and HasTransaction: the outcome, attempts,
-	// ambiguous and refused writes, siblings merged, conflicts, the size
-	// of the state written, and as Folded the actors it retired. Nil costs
-	// nothing.
+	// Observer, when set, receives one observe.Event per Update, Find,
+	// Value and HasTransaction (outcome, attempts, ambiguous and refused
+	// writes, siblings, conflicts, size, and as Folded the actors retired).
 	Observer observe.Observer
 }
 
@@ -169,7 +166,8 @@ type Ledger struct {
 	store  store.Siblings
 	key    string
 	opts   Options
-	writer crdt.ActorID // the entry this ledger writes: an incarnation of opts.Actor
+	writer crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
+	shown  atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
 
 	mu sync.Mutex
 	// cyc holds this ledger's state (cyc.Local) and whether its last
@@ -530,7 +528,8 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	copts := opts.Counter
 	copts.TxnTime = nil
 	copts.MaxEncodedSize = min(cmp.Or(copts.MaxEncodedSize, store.MaxValue), store.MaxValue-writeRoom(copts))
-	l := &Ledger{store: st, key: key, opts: opts, copts: copts, writer: retry.NewWriter(opts.Actor), indexBase: key}
+	l := &Ledger{store: st, key: key, opts: opts, copts: copts, indexBase: key}
+	l.setWriter(retry.NewWriter(opts.Actor), ownEntry{})
 	l.cyc.Ops = ledgerOps{l}
 	return l, nil
 }
@@ -544,7 +543,13 @@ func (l *Ledger) Actor() crdt.ActorID { return l.opts.Actor }
 // Writer returns the id of the entry this ledger writes in the counter:
 // Options.Actor, "~", and 8 random base32 characters, drawn again when the
 // ledger takes a new incarnation (SPEC.md 6.9).
-func (l *Ledger) Writer() crdt.ActorID { return l.writer }
+func (l *Ledger) Writer() crdt.ActorID { return *l.shown.Load() }
+
+// setWriter makes l write as w, whose entry last changed as own says.
+func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
+	l.writer, l.resume, l.own = w, 0, own
+	l.shown.Store(&w)
+}
 
 // Pending reports whether the ledger holds a write that is not known to have
 // landed (its last Put was ambiguous). The next successful write, or Find,
@@ -708,11 +713,11 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
-	case fetched != l.cyc.Local && retiredIn(fetched, l.writer):
-		// This ledger's entry, ahead of the store, was retired: its newer
-		// entry would bring back what the retirement let go (SPEC.md 6.9).
-		l.cyc.Local, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = fetched, false, false, nil, false
-		l.incarnate()
+	case !pending && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
+		// This ledger's entry, ahead of the store (cyc.Ahead), was retired:
+		// its newer entry would bring back what the retirement let go.
+		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, false
+		l.incarnate() // SPEC.md 6.9
 	case pending:
 		if len(l.unacked) > 0 {
 			if err := l.retractLate(ctx, fetched); err != nil {
@@ -736,7 +741,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 
 // retiredIn reports whether c holds w's entries, all retired.
 func retiredIn(c *tpncounter.Counter, w crdt.ActorID) bool {
-	_, live := maps.Collect(c.LiveActors())[w]
+	_, live := maps.Collect(c.LiveActors())[w] // read apart: rare
 	return !live && c.Version(w) > 0
 }
 

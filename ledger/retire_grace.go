@@ -58,10 +58,13 @@ func (l *Ledger) renewStale() {
 	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
 		return
 	}
+	if l.cyc.Ahead { // the entry may be retired: continue from the store
+		l.cyc.Local, l.cyc.Seen, l.cyc.Ahead, l.takenOut = nil, nil, false, false
+	}
 	l.incarnate()
 }
 
 // incarnate makes this ledger write as a new incarnation of its actor.
 func (l *Ledger) incarnate() {
-	l.writer, l.resume, l.own = retry.NextWriter(l.opts.Actor, l.writer), 0, ownEntry{read: l.own.read}
+	l.setWriter(retry.NextWriter(l.opts.Actor, l.writer), ownEntry{read: l.own.read})
 }
