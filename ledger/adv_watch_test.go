@@ -660,6 +660,7 @@ func watchRandomCase(t *testing.T, seed int64, hf, steps int) {
 					if _, live := maps.Collect(st.LiveActors())[ledgers[i].Writer()]; live && st.Status(x) == tpncounter.Unknown {
 						t.Errorf("seed %d: %s answered applied for %s, which the store does not hold", seed, names[i], x)
 					}
+					watches[i].follow(ledgers[i].Writer())
 					watches[i].begin(st, x)
 				}
 			}
