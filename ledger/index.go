@@ -342,7 +342,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		// The take-out is a newer version of this ledger's entry; until it
 		// is written the late copy counts too. A failed write leaves it to
 		// the next one.
-		l.cyc.Local, l.cyc.Ahead, l.rewriting = local, true, true
+		l.cyc.Local, l.rewriting, l.takenOut = local, true, true
 		l.rewrite(ctx, 1) //nolint:errcheck
 		l.rewriting = false
 	}
@@ -483,7 +483,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 			if _, err := local.Retract(l.writer, txn); err != nil {
 				return fmt.Errorf("ledger %q: taking back %q: %w", l.key, txn, err)
 			}
-			l.cyc.Local, l.cyc.Ahead, l.takenOut = local, true, true
+			l.cyc.Local, l.takenOut = local, true
 		}
 		delete(l.met, txn)
 	}

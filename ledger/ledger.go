@@ -541,8 +541,8 @@ func (l *Ledger) Key() string { return l.key }
 func (l *Ledger) Actor() crdt.ActorID { return l.opts.Actor }
 
 // Writer returns the id of the entry this ledger writes in the counter:
-// Options.Actor, "~", and 8 random base32 characters, drawn again when the
-// ledger takes a new incarnation (SPEC.md 6.9).
+// Options.Actor, "~", and 8 base32 characters, random, and counted up
+// when the ledger takes a new incarnation (SPEC.md 6.9).
 func (l *Ledger) Writer() crdt.ActorID { return *l.shown.Load() }
 
 // setWriter makes l write as w, whose entry last changed as own says.
@@ -713,9 +713,9 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
-	case !pending && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
-		// This ledger's entry, ahead of the store (cyc.Ahead), was retired:
-		// its newer entry would bring back what the retirement let go.
+	case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
+		// This ledger's entry, ahead of the store after a refusal, was
+		// retired: its newer entry would bring back what that let go.
 		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, false
 		l.incarnate() // SPEC.md 6.9
 	case pending:

@@ -58,7 +58,7 @@ func (l *Ledger) renewStale() {
 	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
 		return
 	}
-	if l.cyc.Ahead { // the entry may be retired: continue from the store
+	if l.cyc.Ahead && !l.takenOut { // its entry may be retired: continue from the store
 		l.cyc.Local, l.cyc.Seen, l.cyc.Ahead, l.takenOut = nil, nil, false, false
 	}
 	l.incarnate()

@@ -4570,7 +4570,7 @@ func (m *dvModel) renew(L *dvLedgerModel) {
 	doubt := false // a write in doubt forgotten, which may still land: a new incarnation
 	if m.now.Sub(L.read) > m.grace/2 {
 		doubt = L.pending || len(L.unacked) > 0
-		L.last, L.lastState, L.pending, L.unacked = map[string]int64{}, dvEntries{}, false, map[string]bool{}
+		L.last, L.lastState, L.pending, L.ahead, L.unacked = map[string]int64{}, dvEntries{}, false, false, map[string]bool{}
 	}
 	if !doubt && (L.pending || len(L.unacked) > 0 || L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2) {
 		return
@@ -7537,11 +7537,11 @@ var dvMutants = []struct {
 		"ledger/group.go", "\tl.checkRecorded(ctx, group)\n", "\n",
 		"driver_ledger", "a resend after a pending write is a duplicate that lands it"},
 	{"ledger/retired entry ahead written", "6.9: a read apart that shows the ledger's entry retired drops what is ahead of the store and takes a new incarnation",
-		"ledger/ledger.go", "case !pending && fetched != l.cyc.Local && retiredIn(fetched, l.writer):", "case false && retiredIn(fetched, l.writer):",
+		"ledger/ledger.go", "case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):", "case false && retiredIn(fetched, l.writer):",
 		"driver_ledger", "retire: a writer ahead of the store finds its entry retired"},
 	{"ledger/refused state read in place", "6.9: reads keep the fetch apart from a refused put's state taken back out",
 		"internal/retry/cycle.go", "c.Seen, c.Ahead = nil, true", "c.Seen = nil",
-		"driver_ledger", "retire: a writer ahead of the store finds its entry retired"},
+		"driver_ledger", "refused put"},
 	{"ledger/write in doubt kept past the grace", "6.9 RetiredGrace: a write in doubt whose last read began more than RetiredGrace/2 ago is forgotten",
 		"ledger/retire_grace.go", "l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false", "if !l.cyc.Pending && len(l.unacked) == 0 {\n\t\t\tl.cyc.Local, l.cyc.Seen = nil, nil\n\t\t}",
 		"driver_ledger", "grace: a write in doubt older than RetiredGrace/2 is forgotten"},
