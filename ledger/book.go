@@ -35,16 +35,12 @@ type BookOptions struct {
 // for one key at once).
 //
 // The Book keeps at most MaxOpen Ledgers, dropping the least recently used
-// idle one beyond that; it never drops one running or waiting for an
-// operation, nor one holding what a Ledger opened in its place would not
-// know (a pending write, a take-out not yet written, an owed record, a
-// watched copy: SPEC.md 6.11), so it may hold more, and never refuses an
-// operation for the bound. Stats reports the counts; LandPending writes
-// what it can.
-//
-// A key opened again continues the dropped Ledger's incarnation (Writer)
-// unless its first read is stale (SPEC.md 6.9); the Book remembers the
-// incarnations of at most MaxOpen dropped keys.
+// idle one beyond that, but never one in use or holding what a Ledger
+// opened in its place would not know (SPEC.md 6.11): it may hold more, and
+// never refuses an operation for the bound. A key opened again continues
+// the dropped Ledger's incarnation unless its first read is stale (SPEC.md
+// 6.9; for at most MaxOpen dropped keys). Stats reports the counts;
+// LandPending writes what it can.
 //
 // A Book starts no goroutines and has no Close; a service that stops calls
 // LandPending. It is safe for concurrent use: create one per actor when

@@ -54,10 +54,9 @@ func windowOf(o tpncounter.Options) int {
 	return h + cmp.Or(o.FoldedLength, h)
 }
 
-// run runs c, an Update's call: queued while a cycle runs, until a leader
-// answers it or makes it the next leader, or as a leader (MaxGroup 1: no
-// queue). Call records are reused (l.leader, l.free): no allocation once
-// the queue has been as long as it gets.
+// run runs c, an Update's call: queued until a leader answers it or makes
+// it the next leader, or as a leader (MaxGroup 1: no queue). Call records
+// are reused (l.leader, l.free), so a steady queue allocates none.
 func (l *Ledger) run(c call) (Result, error) {
 	self := &l.leader
 	if l.opts.MaxGroup > 1 {

@@ -122,11 +122,10 @@ var DefaultBackoff = Backoff{Initial: 10 * time.Millisecond, Max: time.Second}
 // Result describes a finished write.
 type Result struct {
 	// Outcome is what the transaction did: Applied when this call added it
-	// (even if an earlier attempt of this call is what landed), Duplicate or
-	// DuplicateFolded when it was already stored (also when this call's
-	// copy met another writer's, SPEC.md 6.9 and 6.11 step 3: Owner names
-	// that writer), Superseded when a concurrent write of the same id with
-	// another amount or sign is the one that counts (see Owner).
+	// (even if an earlier attempt of it landed), Duplicate or DuplicateFolded
+	// when it was already stored (also when this call's copy met another
+	// writer's, SPEC.md 6.11 step 3), Superseded when a concurrent write of
+	// the id with another amount or sign counts (see Owner).
 	//
 	// Applied means this call wrote the transaction, not that its copy is
 	// the one that counts: one delivered to two ledgers at once may be
@@ -163,11 +162,12 @@ const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 // is safe for concurrent use; its operations are serialised, as an actor's
 // must be, and concurrent Updates share writes (Options.MaxGroup).
 type Ledger struct {
-	store  store.Siblings
-	key    string
-	opts   Options
-	writer crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
-	shown  atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
+	store   store.Siblings
+	key     string
+	opts    Options
+	writer  crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
+	shown   atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
+	written uint64                       // writer's version in the last state known to have landed
 
 	mu sync.Mutex
 	// cyc holds this ledger's state (cyc.Local) and whether its last
@@ -547,14 +547,13 @@ func (l *Ledger) Writer() crdt.ActorID { return *l.shown.Load() }
 
 // setWriter makes l write as w, whose entry last changed as own says.
 func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
-	l.writer, l.resume, l.own = w, 0, own
+	l.writer, l.resume, l.own, l.written = w, 0, own, 0
 	l.shown.Store(&w)
 }
 
-// Pending reports whether the ledger holds a write that is not known to have
-// landed (its last Put was ambiguous). The next successful write, or Find,
-// lands it. Find also writes what Pending does not report: a record the
-// ledger owes, a take-out of its copy that landed late (SPEC.md 6.11). A
+// Pending reports whether the ledger holds a write not known to have landed
+// (its last Put was ambiguous). The next successful write or Find lands it,
+// and Find also writes owed records and take-outs (SPEC.md 6.11): a
 // service that stops calls Find once (a Book: LandPending).
 func (l *Ledger) Pending() bool {
 	l.mu.Lock()
@@ -713,11 +712,16 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
-	case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
-		// This ledger's entry, ahead of the store after a refusal, was
-		// retired: its newer entry would bring back what that let go.
-		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, false
-		l.incarnate() // SPEC.md 6.9
+		l.written = fetched.Version(l.writer)
+	case fetched != l.cyc.Local && !l.takenOut && retiredIn(fetched, l.writer) && fetched.Version(l.writer) >= l.written:
+		// Read apart (a write in doubt, or a refusal taken back out): the
+		// entry was retired, and its newer versions would bring back what
+		// that let go. Raise the retirement past them (SPEC.md 6.9).
+		if _, err := fetched.Outrank(l.writer); err != nil {
+			return nil, nil, err
+		}
+		l.cyc.Local, l.cyc.Pending, l.cyc.Ahead, l.cyc.Seen, l.unacked = fetched, false, false, nil, nil
+		l.incarnate()
 	case pending:
 		if len(l.unacked) > 0 {
 			if err := l.retractLate(ctx, fetched); err != nil {
@@ -731,7 +735,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 			// Nothing was written yet: take a new one.
 			l.incarnate()
 		}
-		l.resume = 0
+		l.resume, l.written = 0, l.cyc.Local.Version(l.writer)
 	}
 	if err := l.resettle(ctx, fetched); err != nil {
 		return nil, nil, err
@@ -824,6 +828,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	switch {
 	case err == nil:
 		l.cyc.Landed(merged, b)
+		l.written = merged.Version(l.writer)
 		l.takenOut = false
 		l.owe(merged)
 		return true, nil

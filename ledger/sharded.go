@@ -36,16 +36,14 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 // and within the same RetryWindow (its record is the account's, SPEC.md
 // 6.11).
 //
-// The sub-keys are account/0 … account/n-1; the account key holds a marker
-// naming n, which is fixed for the account's lifetime (another n would send
-// retries to other sub-keys). SPEC.md 6.12 gives the layout, the refusals
-// (crdt.ErrInvalidConfig for another n or a plain Ledger's key), and what
-// two racing first uses with different n can count twice.
+// The sub-keys are account/0 … account/n-1; a marker under the account key
+// fixes n for the account's lifetime (SPEC.md 6.12: the layout, the
+// refusals, crdt.ErrInvalidConfig, and what racing first uses can count).
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every incarnation that wrote there: sharding divides the writes per
-// key (contention, siblings, retries), not the entries, so the goroutines
-// of one process should share one Sharded (BenchmarkHotAccount).
+// key, not the entries, so a process's goroutines should share one Sharded
+// (BenchmarkHotAccount).
 //
 // Sub-ledgers are created lazily, each with its own incarnation (Writer).
 // A Sharded is safe for concurrent use (sub-keys in parallel); create one

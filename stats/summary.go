@@ -91,23 +91,11 @@ func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo:
 
 // Validate returns nil when some set of Count integers has exactly these
 // cells, and otherwise an error wrapping crdt.ErrInvalidAmount that names
-// the failing check (callers add the cells to the message if they want
-// them). The empty Summary is valid (every field zero); an
-// empty one with any other field set, or a negative count, is not. The
-// checks for Count ≥ 1, all exact (SPEC.md 7.1):
-//
-//   - Min ≤ Max;
-//   - when Count = 1 or Min = Max, every observation is Min: Sum = Count·Min
-//     and the sum of squares is Count·Min²;
-//   - otherwise Sum lies in [(Count−1)·Min + Max, Min + (Count−1)·Max], the
-//     sum of squares has the parity of Sum (x² ≡ x mod 2), and it lies
-//     between the least and the greatest sum of squares of any Count
-//     integers with that sum, minimum and maximum.
-//
-// Every real set of observations passes, Add keeps passing Summaries
+// the failing check (SPEC.md 7.1 lists them, all exact). The empty Summary
+// is valid; an empty one with any other field set, or a negative count, is
+// not. Every real set of observations passes, Add keeps passing Summaries
 // passing, and Variance is never negative for one that passes. Decoders
-// that refuse such cells as corrupt wrap the error in
-// crdt.ErrCorruptEncoding themselves.
+// wrap the error in crdt.ErrCorruptEncoding themselves.
 func (s Summary) Validate() error {
 	if s.Count == 0 {
 		if s != (Summary{}) {

@@ -1,6 +1,7 @@
 package tpncounter
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
 	"slices"
@@ -14,20 +15,15 @@ import (
 // (crdt.ErrTooLarge); they do not count against Options.MaxActors.
 const MaxRetired = 1 << 16
 
-// Retire replaces actor's live entry by a retired one, keeping its sequence
-// number and, as its total, everything it counted, without history or
-// folded record, so that the state stops carrying an actor that no longer
-// writes; the value does not change. Any replica may retire any actor; it
-// reports whether it did. It declines (false) while another actor, in
-// either half, holds one of actor's transactions (retry once they compact),
-// unless the copy that counts is another's folded one: actor's copy then
-// leaves uncounted. A retirement wins over the entry it replaces and loses
-// to any later write of the actor, so races converge. Retiring forgets the
-// transactions: untimed, a retry counts again; with Options.TxnTime the
-// horizon refuses it. So retire only actors idle longer than any retry
-// (ledger.Options.RetireAfter), once every state holding their
-// transactions is merged (SPEC.md 6.10). At most MaxRetired per half; they
-// do not count against MaxActors.
+// Retire replaces actor's live entry by a retired one with its seq and, as
+// its total, everything it counted, so that the state stops carrying an
+// actor that no longer writes; the value does not change. Any replica may
+// retire any actor; it reports whether it did. It declines while another
+// actor holds one of actor's transactions, unless the copy that counts is
+// another's folded one (actor's copy leaves uncounted). Retiring forgets
+// the transactions, so retire only actors idle longer than any retry, once
+// every state holding them is merged (SPEC.md 6.10). At most MaxRetired
+// per half; they do not count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)
 }
@@ -48,6 +44,24 @@ func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	g.init()
 	return retireHalves(0, []crdt.ActorID{actor}, g)
+}
+
+// Outrank raises actor's retired entries to seq MaxSeq, so that no version
+// of the actor wins over its retirement (SPEC.md 6.10): for its owner, no
+// longer writing as it, with a write of it perhaps in flight.
+func (c *Counter) Outrank(actor crdt.ActorID) (changed bool, err error) {
+	if err := actor.Validate(); err != nil {
+		return false, err
+	}
+	c.link()
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
+		if e := g.peek(actor); e != nil && e.retired && e.seq < MaxSeq {
+			e = cmp.Or(g.entries[actor], g.wakeActor(actor))
+			e.seq, e.enc, changed = MaxSeq, nil, true
+			g.grown += changeBound
+		}
+	}
+	return changed, nil
 }
 
 // retireHalves retires actors' live entries in every half, all or none.
