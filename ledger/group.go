@@ -447,7 +447,7 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 		}
 	}
 	if passed {
-		l.own.note(merged.Version(l.writer), l.now())
+		l.own.note(merged, l.writer, l.now())
 	} else {
 		l.retireIdle(ctx, merged, true)
 	}

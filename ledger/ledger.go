@@ -273,7 +273,7 @@ const RetirePassDivisor = 8
 // (see RetirePassDivisor); with own, its own entry counts in the order.
 func (l *Ledger) retireIdle(ctx context.Context, merged *tpncounter.Counter, own bool) {
 	now := l.now()
-	l.own.note(merged.Version(l.writer), now)
+	l.own.note(merged, l.writer, now)
 	if l.opts.RetireAfter <= 0 {
 		return
 	}
@@ -707,12 +707,14 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	pending := l.cyc.Pending
 	fetched, held, err := l.cyc.Read(sibs)
+	if err == nil && (held || fetched != l.cyc.Local) {
+		l.written = max(l.written, fetched.Version(l.writer)) // in the store
+	}
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
-		l.written = fetched.Version(l.writer)
 	case fetched != l.cyc.Local && !l.takenOut && retiredIn(fetched, l.writer) && fetched.Version(l.writer) >= l.written:
 		// Read apart (a write in doubt, or a refusal taken back out): the
 		// entry was retired, and its newer versions would bring back what

@@ -3,23 +3,35 @@ package ledger
 import (
 	"time"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// ownEntry is when this ledger's own entry last changed in a state it
-// wrote (at which version), and when it last began a read.
+// ownEntry is when each half of this ledger's own entry (credits, debits;
+// each retired on its own) last changed in a state it wrote, at which seq,
+// and when it last began a read.
 type ownEntry struct {
-	version uint64
-	at      time.Time
-	read    time.Time
+	seq  [2]uint64
+	at   [2]time.Time
+	read time.Time
 }
 
-// note records that a state about to be written holds the entry at v.
-func (o *ownEntry) note(v uint64, now time.Time) {
-	if v != o.version {
-		o.version, o.at = v, now
+// note records that st, a state about to be written, holds the entry.
+func (o *ownEntry) note(st *tpncounter.Counter, w crdt.ActorID, now time.Time) {
+	for h, s := range st.Seqs(w) {
+		if s != o.seq[h] {
+			o.seq[h], o.at[h] = s, now
+		}
 	}
+}
+
+// changed is when the half that changed least recently last changed.
+func (o *ownEntry) changed() time.Time {
+	if o.seq[0] != 0 && (o.seq[1] == 0 || o.at[0].Before(o.at[1])) {
+		return o.at[0]
+	}
+	return o.at[1]
 }
 
 // foldRetired folds, in merged, the entries retired more than
@@ -39,11 +51,10 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 //     merging or sending them again could bring back entries folded since,
 //     counted twice. A dropped write in doubt may still land, so the
 //     ledger takes a new incarnation (else its next write would fork it).
-//   - it starts a new incarnation when its entry last changed more than
-//     RetireAfter + RetiredGrace/2 ago by its clock: others may have
-//     retired the entry and folded it, and a write under a folded entry
-//     would count its total twice. The half grace is the margin for clocks
-//     and for the write to reach every state.
+//   - it starts a new incarnation when a half of its entry last changed
+//     more than RetireAfter + RetiredGrace/2 ago by its clock: others may
+//     have retired and folded that half, and writing it again would count
+//     its total twice (the half grace is the margin for clocks).
 func (l *Ledger) renewStale() {
 	now := l.now()
 	defer func() { l.own.read = now }()
@@ -55,7 +66,7 @@ func (l *Ledger) renewStale() {
 		doubt = l.cyc.Pending || len(l.unacked) > 0
 		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false
 	}
-	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
+	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.changed().IsZero() || now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
 		return
 	}
 	if l.cyc.Ahead && !l.takenOut { // its entry may be retired: continue from the store

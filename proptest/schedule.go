@@ -109,20 +109,14 @@ func pick(i, n int) int {
 // GenSchedule returns a generator of Schedule[O] values whose Apply ops
 // come from genOp.
 //
-// The generator draws a length L uniformly from [0, max(size, 8)], capped at
-// MaxSteps(cfg.MaxOps), where size is gopter's growing size parameter, so
-// early cases are short. Each step is, independently: Apply by a uniformly
-// chosen replica (45%; at most cfg.MaxOps of them; one in five repeats an
-// earlier op verbatim, modelling a retry or the same transaction reaching
-// two actors; once the ops are used up these become Sends), Send from a
-// uniformly chosen replica (20%), Deliver (27%) or Drop of a uniformly
-// chosen in-flight snapshot (8%). A Deliver is, with probability 1/4 each,
-// a repeat of an earlier delivery (duplication), a snapshot older than one
-// the receiver already merged from the same sender (reordering), or
-// otherwise a uniformly chosen snapshot to a uniformly chosen replica.
-//
-// Values shrink by removing chunks of steps, halving the chunk size down to
-// single steps.
+// It draws a length uniformly from [0, max(size, 8)] (gopter's growing
+// size: early cases are short), capped at MaxSteps(cfg.MaxOps). Each step
+// is, independently: Apply by a random replica (45%, at most cfg.MaxOps;
+// one in five repeats an earlier op, a retry; then Sends), Send (20%),
+// Deliver (27%) or Drop of an in-flight snapshot (8%). A Deliver is, with
+// probability 1/4 each, a repeat (duplication), a snapshot older than one
+// the receiver merged from that sender (reordering), or any snapshot to
+// any replica. Values shrink by removing chunks of steps.
 func GenSchedule[O any](genOp gopter.Gen, cfg Options) gopter.Gen {
 	replicas := max(cfg.Replicas, MinReplicas)
 	maxOps := cmp.Or(max(cfg.MaxOps, 0), DefaultMaxOps)

@@ -114,10 +114,9 @@ type segment struct {
 }
 
 // segments returns the entries in actor order as segments, cached until
-// order is rebuilt or a retired entry becomes live; a retired entry
-// changes no other way, so a run's encoding holds while the cache does and
-// encoding a state with many retired actors copies whole runs. Retired
-// entries' encodings are moved into their run's block, held once.
+// order is rebuilt or a retired entry revives or is outranked, so encoding
+// a state with many retired actors copies whole runs. Retired entries'
+// encodings are moved into their run's block, held once.
 func (g *GCounter) segments() []segment {
 	ents := g.sorted()
 	if g.segs != nil {

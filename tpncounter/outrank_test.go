@@ -55,6 +55,19 @@ func TestOutrank(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrInvalidActor)
 }
 
+// Outrank after an encoding (which caches the retired entries' runs)
+// changes the next one.
+func TestOutrankAfterEncoding(t *testing.T) {
+	c := retireFixture(t, Options{})
+	_, err := c.Retire("old")
+	require.NoError(t, err)
+	_, err = c.MarshalBinary()
+	require.NoError(t, err)
+	_, err = c.Outrank("old")
+	require.NoError(t, err)
+	require.Equal(t, 2*MaxSeq, roundTrip(t, c).Version("old"))
+}
+
 // A retired entry read from an encoding (kept dormant) is raised too, and
 // its encoding changes with it.
 func TestOutrankDormant(t *testing.T) {

@@ -46,6 +46,17 @@ func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	return retireHalves(0, []crdt.ActorID{actor}, g)
 }
 
+// Seqs returns actor's seq in each half (credits, debits; 0 for none).
+func (c *Counter) Seqs(actor crdt.ActorID) (seqs [2]uint64) {
+	c.link()
+	for h, g := range [2]*GCounter{&c.p, &c.n} {
+		if e := g.peek(actor); e != nil {
+			seqs[h] = e.seq
+		}
+	}
+	return seqs
+}
+
 // Outrank raises actor's retired entries to seq MaxSeq, so that no version
 // of the actor wins over its retirement (SPEC.md 6.10): for its owner, no
 // longer writing as it, with a write of it perhaps in flight.
@@ -57,7 +68,7 @@ func (c *Counter) Outrank(actor crdt.ActorID) (changed bool, err error) {
 	for _, g := range [2]*GCounter{&c.p, &c.n} {
 		if e := g.peek(actor); e != nil && e.retired && e.seq < MaxSeq {
 			e = cmp.Or(g.entries[actor], g.wakeActor(actor))
-			e.seq, e.enc, changed = MaxSeq, nil, true
+			e.seq, e.enc, g.segs, changed = MaxSeq, nil, nil, true
 			g.grown += changeBound
 		}
 	}

@@ -3184,6 +3184,17 @@ func dvLedgerGraceVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t3", 3), 130*m),
 				dvAtClock(dvLedgerOp("value", "b"), 130*m),
 			}},
+		{Name: "grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation",
+			Note:    "retire_after and retired_grace one hour. a credits t1 and debits t2. At 1:00 b's first write retires a, both halves (records first). At 1:10 a credits t3: its credit half is live again, its debit half stays retired. At 2:30 b's pass folds a's retired debit half into N's base. At 2:30 a debits t4: its credit half changed 1:20 ago, but its debit half last changed at 0:00, more than RetireAfter + RetiredGrace/2 ago: each half is retired on its own, so the entry is dated by the half that changed least recently, and a takes a new incarnation (later_writers: a~aaaaaaab), whose fresh entry holds t4. Writing the folded half again would count t2 twice",
+			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
+				dvCredit("a", "t1", 5),
+				dvDebit("a", "t2", 2),
+				dvAtClock(dvCredit("b", "t5", 7), 60*m),
+				dvAtClock(dvCredit("a", "t3", 3), 70*m),
+				dvAtClock(dvCredit("b", "t6", 1), 150*m),
+				dvAtClock(dvDebit("a", "t4", 1), 150*m),
+				dvAtClock(dvLedgerOp("value", "b"), 150*m),
+			}},
 		{Name: "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation",
 			Note:    "retire_after and retired_grace one hour. a credits t1 and stops. At 1:00 b's first write retires a (records t1 with writer a first), retired_at 1:00. At 2:30 b's pass folds a's entry into P's base (cutoff 1:30, total 5). At 2:30 a credits t4: its entry last changed at 0:00, more than RetireAfter + RetiredGrace/2 ago, so before reading it drops its state and takes a new incarnation (later_writers: a~aaaaaaab), whose fresh entry holds t4; writing under the old one would make a second entry of it at seq 1. A retry of t1 on a is a duplicate from its record (owner a's first incarnation, folded)",
 			Options: o, Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
@@ -4467,7 +4478,7 @@ func dvModelLedger(v dvVector) []string {
 }
 
 func dvNewLedgerModel(writer string, later []string) *dvLedgerModel {
-	return &dvLedgerModel{writer: writer, later: later, last: map[string]int64{}, lastState: dvEntries{},
+	return &dvLedgerModel{writer: writer, later: later, last: map[string]int64{}, lastState: dvEntries{}, ownAt: map[string]time.Time{}, ownSeq: map[string]string{},
 		unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
 }
 
@@ -4538,12 +4549,23 @@ type dvLedgerModel struct {
 	lastPass, nextPass time.Time
 	passed             bool // the current attempt's write made a pass
 	// RetiredGrace (SPEC.md 6.9): the writer ids of the incarnations it
-	// takes later, when its last read began, and when its own entry last
-	// changed in a state it wrote, at which version.
-	later      []string
-	read       time.Time
-	ownAt      time.Time
-	ownVersion uint64
+	// takes later, when its last read began, and when each half of its own
+	// entry last changed in a state it wrote, at which seq.
+	later  []string
+	read   time.Time
+	ownAt  map[string]time.Time
+	ownSeq map[string]string
+}
+
+// changed is when the half of L's entry that changed least recently last
+// changed (zero: none).
+func (L *dvLedgerModel) changed() (at time.Time) {
+	for _, t := range L.ownAt {
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at
 }
 
 // dvModel walks one ledger vector.
@@ -4583,7 +4605,7 @@ func (m *dvModel) renew(L *dvLedgerModel) {
 		doubt = L.pending || len(L.unacked) > 0
 		L.last, L.lastState, L.pending, L.ahead, L.unacked = map[string]int64{}, dvEntries{}, false, false, map[string]bool{}
 	}
-	if !doubt && (L.pending || len(L.unacked) > 0 || L.ownAt.IsZero() || m.now.Sub(L.ownAt) <= max(m.retireAfter, 0)+m.grace/2) {
+	if !doubt && (L.pending || len(L.unacked) > 0 || L.changed().IsZero() || m.now.Sub(L.changed()) <= max(m.retireAfter, 0)+m.grace/2) {
 		return
 	}
 	if L.ahead { // its entry may be retired: the store's state alone
@@ -4599,7 +4621,7 @@ func (m *dvModel) incarnate(L *dvLedgerModel) {
 		return
 	}
 	L.writer, L.later = L.later[0], L.later[1:]
-	L.ownAt, L.ownVersion, L.written = time.Time{}, 0, 0
+	L.ownAt, L.ownSeq, L.written = map[string]time.Time{}, map[string]string{}, 0
 }
 
 func (m *dvModel) see(where string, s *dvState, writer string) {
@@ -5736,6 +5758,10 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			}
 		}
 		view := fetched.txns()
+		if L.pending || L.ahead {
+			// A read apart: what it shows of L's entry landed (6.9).
+			L.written = max(L.written, fetched.version(L.writer))
+		}
 		if L.pending {
 			// The pending write is ≤ the fetch's merge: its own entries
 			// are there, at their seq or later (6.9).
@@ -5752,7 +5778,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			}
 			if covered {
 				m.owe(L, fetched) // the write in doubt is in the store
-				L.pending, L.written = false, fetched.version(L.writer)
+				L.pending, L.ahead = false, false
 			}
 		}
 		if (L.pending || L.ahead) && fetched.retired(L.writer) && fetched.version(L.writer) >= L.written {
@@ -6028,8 +6054,10 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		state.add(p.State)
 		// The ledger's own entry changed in a state it wrote (6.9
 		// RetiredGrace).
-		if v := state.version(L.writer); v != L.ownVersion {
-			L.ownVersion, L.ownAt = v, m.now
+		for _, half := range []string{"P", "N"} {
+			if e, ok := state[half+"/"+L.writer]; ok && e.Seq != L.ownSeq[half] {
+				L.ownSeq[half], L.ownAt[half] = e.Seq, m.now
+			}
 		}
 		switch p.Reply {
 		case "ok":
@@ -7644,10 +7672,13 @@ var dvMutants = []struct {
 		"ledger/retire_grace.go", "if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {", "if false && now.Sub(l.own.read) > l.opts.RetiredGrace/2 {",
 		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
 	{"ledger/no new incarnation", "6.9 RetiredGrace: an entry unchanged for more than RetireAfter + RetiredGrace/2 is not written again",
-		"ledger/retire_grace.go", "|| l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "|| true || l.own.at.IsZero() || now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
+		"ledger/retire_grace.go", "|| l.own.changed().IsZero() || now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "|| true || l.own.changed().IsZero() || now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
 		"driver_ledger", "grace: a writer idle past RetireAfter + RetiredGrace/2 takes a new incarnation"},
+	{"ledger/entry dated by its newest half", "6.9 RetiredGrace: the entry is dated by the half that changed least recently",
+		"ledger/retire_grace.go", "o.seq[0] != 0 && (o.seq[1] == 0 || o.at[0].Before(o.at[1]))", "o.seq[0] != 0 && (o.seq[1] == 0 || o.at[1].Before(o.at[0]))",
+		"driver_ledger", "grace: a half unchanged past RetireAfter + RetiredGrace/2 takes a new incarnation"},
 	{"ledger/new incarnation at exactly RetireAfter + RetiredGrace/2", "6.9 RetiredGrace: a new incarnation only when more than RetireAfter + RetiredGrace/2 passed",
-		"ledger/retire_grace.go", "now.Sub(l.own.at) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "now.Sub(l.own.at) < max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
+		"ledger/retire_grace.go", "now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)", "now.Sub(l.own.changed()) < max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2)",
 		"driver_ledger", "grace: a read older than RetiredGrace/2 drops the ledger's state"},
 	{"ledger/fold with the cutoff now", "6.9 RetiredGrace: a pass folds with the cutoff now - RetiredGrace",
 		"ledger/retire_grace.go", "l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))", "l.stats.folded += merged.Fold(now)",

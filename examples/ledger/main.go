@@ -173,19 +173,13 @@ func run(inner store.Siblings, w workload) (*result, error) {
 		want[t.account] += t.amount
 	}
 
-	// Deliveries: a dispatcher hands each transaction to one actor; some go
-	// to two actors at once, as when an application times out on one server
-	// and resubmits to another while the first is still working. Channels are
-	// unbuffered, so a duplicate reaches its second actor while the first is
-	// still on it. Then the first w.late transactions are delivered again,
-	// after every other: late retries, still inside the retry window
-	// (ledger.Options.RetryWindow, 24 hours by default), so each must be
-	// answered as a duplicate.
-	//
-	// The ledgers' keys also get stale reads (a lagging replica); their
-	// transaction records do not: a record must be read at a consistency
-	// that sees every acknowledged write (QUORUM on Cassandra), the one
-	// store assumption the retry window rests on (SPEC.md 6.11).
+	// Deliveries: each transaction goes to one actor, some to two at once
+	// (a client that timed out and resubmitted elsewhere; channels are
+	// unbuffered, so both work on it together). Then the first w.late are
+	// delivered again, after every other: late retries inside the retry
+	// window (ledger.Options.RetryWindow), each answered as a duplicate.
+	// The ledgers' keys also get stale reads; their records do not: a
+	// record read must see every acknowledged write (SPEC.md 6.11).
 	counterFaults := faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.10, Lose: 0.05, Stale: 0.10, MaxStaleness: 2})
 	recordFaults := faulty.Seeded(seed+1, faulty.Rates{Refuse: 0.05, LoseAck: 0.10, Lose: 0.05})
 	store := faulty.NewSiblings(inner, faulty.Options{

@@ -7,23 +7,12 @@ import (
 
 // StatsDefect returns why no multiset of n integers (observations, deltas)
 // has sum sum, minimum lo, maximum hi and sum of squares sq, or "" when the
-// cells pass every check. The checks, all exact:
-//
-//   - n ≥ 1 and lo ≤ hi;
-//   - when n = 1 or lo = hi, every observation is lo: sum = n·lo, sq = n·lo²;
-//   - otherwise one observation is lo, one is hi and the other n − 2 lie in
-//     [lo, hi], so r = sum − lo − hi lies in [(n−2)·lo, (n−2)·hi];
-//   - sq ≡ sum (mod 2), because x² ≡ x (mod 2);
-//   - sq lies between the least sum of squares of such a multiset (r spread
-//     over the n − 2 as evenly as integers allow) and the greatest (them at
-//     the ends, all at lo or hi but one).
-//
-// Both bounds are attained, so the interval is the tightest. Every real
-// multiset passes, and so every value Add and Combine build; Combine keeps
-// passing cells passing (concatenating multisets attaining each operand's
-// bounds gives the combined cells, whose bounds so enclose the summed sums
-// of squares). The least bound is at least sum²/n (Cauchy–Schwarz), so
-// Variance is never negative for cells that pass.
+// cells pass every check of SPEC.md 7.1 (all exact; sq between the least
+// and greatest sums of squares L and G, both attained, so the tightest).
+// Every real multiset passes; Combine keeps passing cells passing
+// (concatenating multisets attaining each operand's bounds gives the
+// combined cells); L ≥ sum²/n (Cauchy–Schwarz), so Variance is never
+// negative for cells that pass.
 func StatsDefect(n, sum, lo, hi int64, sq *big.Int) string {
 	switch {
 	case n < 1:
