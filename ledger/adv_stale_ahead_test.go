@@ -12,8 +12,7 @@ import (
 )
 
 // TestLimitStaleReadHidesRetirement: the limit SPEC.md 6.11 states as
-// "Retirement of a writer whose write lands before it reads" (its next
-// read is stale).
+// "Retirement of a writer whose write is in doubt, or that reads stale".
 // The refused schedule of TestRetiredWriterAheadOfTheStore (newAheadRun,
 // retire), except that c's first account read after the retirement is
 // stale: it shows c's entry live at the stored version (the

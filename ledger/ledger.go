@@ -162,12 +162,11 @@ const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 // is safe for concurrent use; its operations are serialised, as an actor's
 // must be, and concurrent Updates share writes (Options.MaxGroup).
 type Ledger struct {
-	store   store.Siblings
-	key     string
-	opts    Options
-	writer  crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
-	shown   atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
-	written uint64                       // writer's version in the last state known to have landed
+	store  store.Siblings
+	key    string
+	opts   Options
+	writer crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
+	shown  atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
 
 	mu sync.Mutex
 	// cyc holds this ledger's state (cyc.Local) and whether its last
@@ -547,7 +546,7 @@ func (l *Ledger) Writer() crdt.ActorID { return *l.shown.Load() }
 
 // setWriter makes l write as w, whose entry last changed as own says.
 func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
-	l.writer, l.resume, l.own, l.written = w, 0, own, 0
+	l.writer, l.resume, l.own = w, 0, own
 	l.shown.Store(&w)
 }
 
@@ -707,23 +706,16 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	pending := l.cyc.Pending
 	fetched, held, err := l.cyc.Read(sibs)
-	if err == nil && (held || fetched != l.cyc.Local) {
-		l.written = max(l.written, fetched.Version(l.writer)) // in the store
-	}
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
-	case fetched != l.cyc.Local && !l.takenOut && retiredIn(fetched, l.writer) && fetched.Version(l.writer) >= l.written:
-		// Read apart (a write in doubt, or a refusal taken back out): the
-		// entry was retired, and its newer versions would bring back what
-		// that let go. Raise the retirement past them (SPEC.md 6.9).
-		if _, err := fetched.Outrank(l.writer); err != nil {
-			return nil, nil, err
-		}
-		l.cyc.Local, l.cyc.Pending, l.cyc.Ahead, l.cyc.Seen, l.unacked = fetched, false, false, nil, nil
-		l.incarnate()
+	case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
+		// This ledger's entry, ahead of the store after a refusal, was
+		// retired: its newer entry would bring back what that let go.
+		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, false
+		l.incarnate() // SPEC.md 6.9
 	case pending:
 		if len(l.unacked) > 0 {
 			if err := l.retractLate(ctx, fetched); err != nil {
@@ -737,7 +729,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 			// Nothing was written yet: take a new one.
 			l.incarnate()
 		}
-		l.resume, l.written = 0, l.cyc.Local.Version(l.writer)
+		l.resume = 0
 	}
 	if err := l.resettle(ctx, fetched); err != nil {
 		return nil, nil, err
@@ -830,7 +822,6 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	switch {
 	case err == nil:
 		l.cyc.Landed(merged, b)
-		l.written = merged.Version(l.writer)
 		l.takenOut = false
 		l.owe(merged)
 		return true, nil

@@ -114,7 +114,7 @@ type segment struct {
 }
 
 // segments returns the entries in actor order as segments, cached until
-// order is rebuilt or a retired entry revives or is outranked, so encoding
+// order is rebuilt or a retired entry revives (its only change), so encoding
 // a state with many retired actors copies whole runs. Retired entries'
 // encodings are moved into their run's block, held once.
 func (g *GCounter) segments() []segment {

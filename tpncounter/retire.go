@@ -1,7 +1,6 @@
 package tpncounter
 
 import (
-	"cmp"
 	"fmt"
 	"iter"
 	"slices"
@@ -55,24 +54,6 @@ func (c *Counter) Seqs(actor crdt.ActorID) (seqs [2]uint64) {
 		}
 	}
 	return seqs
-}
-
-// Outrank raises actor's retired entries to seq MaxSeq, so that no version
-// of the actor wins over its retirement (SPEC.md 6.10): for its owner, no
-// longer writing as it, with a write of it perhaps in flight.
-func (c *Counter) Outrank(actor crdt.ActorID) (changed bool, err error) {
-	if err := actor.Validate(); err != nil {
-		return false, err
-	}
-	c.link()
-	for _, g := range [2]*GCounter{&c.p, &c.n} {
-		if e := g.peek(actor); e != nil && e.retired && e.seq < MaxSeq {
-			e = cmp.Or(g.entries[actor], g.wakeActor(actor))
-			e.seq, e.enc, g.segs, changed = MaxSeq, nil, nil, true
-			g.grown += changeBound
-		}
-	}
-	return changed, nil
 }
 
 // retireHalves retires actors' live entries in every half, all or none.

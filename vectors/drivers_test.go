@@ -2981,7 +2981,7 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvLedgerOp("value", "b"),
 			}},
 		{Name: "retire: a writer ahead of the store finds its entry retired",
-			Note:    "retry_count 2. a credits t1; its credit of t2 is refused three times (unavailable): t2 is taken back out, so a's entry is ahead of the stored one (6.9), and a reads apart. Two hours later b's first write retires a at the stored version (recording t1 first). a's credit t4 reads its entry retired: it raises the retirement to seq 2^63-1 (Outrank, 6.10), drops its state beyond the store and takes its next incarnation (later_writers: a~aaaaaaab), which writes t4 alone. Writing the entry a holds, newer than the retired one, would bring back whatever the retirement let leave without counting. The caller's retry of t2 is applied, and a retry of t1 is a duplicate from its record",
+			Note:    "retry_count 2. a credits t1; its credit of t2 is refused three times (unavailable): t2 is taken back out, so a's entry is ahead of the stored one (6.9), and a reads apart. Two hours later b's first write retires a at the stored version (recording t1 first). a's credit t4 reads its entry retired: it drops its state beyond the store and takes its next incarnation (later_writers: a~aaaaaaab), which writes t4 alone. Writing the entry a holds, newer than the retired one, would bring back whatever the retirement let leave without counting. The caller's retry of t2 is applied, and a retry of t1 is a duplicate from its record",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
 				dvCredit("a", "t1", 5),
 				dvCredit("a", "t2", 7, "", "refuse", "", "refuse", "", "refuse"),
@@ -2989,16 +2989,6 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("a", "t4", 2), later),
 				dvAtClock(dvCredit("a", "t2", 7), later),
 				dvAtClock(dvCredit("a", "t1", 5), later),
-				dvAtClock(dvLedgerOp("value", "b"), later),
-			}},
-		{Name: "retire: a writer whose write is in doubt finds its entry retired",
-			Note:    "retry_count 2. a credits t1; its put of t2 is ambiguous and lost three times (ambiguous_write): pending, at a larger seq than the stored entry. Two hours later b's first write retires a at the stored version (recording t1 first). a's credit t4 reads its entry retired at the last version a knows landed. The lost put could still land and would win over the retirement (6.5), so a raises the retired entry to seq 2^63-1 (Outrank, 6.10), drops the write in doubt (t2's call failed ambiguous_write) and writes t4 as its next incarnation (later_writers: a~aaaaaaab). The caller's retry of t2 is applied",
-			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
-				dvCredit("a", "t1", 5),
-				dvCredit("a", "t2", 7, "", "ambiguous_lost", "", "ambiguous_lost", "", "ambiguous_lost"),
-				dvAtClock(dvCredit("b", "t3", 1), later),
-				dvAtClock(dvCredit("a", "t4", 2), later),
-				dvAtClock(dvCredit("a", "t2", 7), later),
 				dvAtClock(dvLedgerOp("value", "b"), later),
 			}},
 		{Name: "records: a pending transaction its own writer's record names stays",
@@ -4539,7 +4529,6 @@ type dvLedgerModel struct {
 	lastState dvEntries        // that put's state
 	pending   bool
 	ahead     bool                // a put refused with none pending took its transactions back out (6.9)
-	written   uint64              // the writer's version in its last put that landed
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
 	unindexed map[string]dvRecord // records not yet written
 	met       map[string]dvMet    // its copies that met another writer's (settle)
@@ -4621,7 +4610,7 @@ func (m *dvModel) incarnate(L *dvLedgerModel) {
 		return
 	}
 	L.writer, L.later = L.later[0], L.later[1:]
-	L.ownAt, L.ownSeq, L.written = map[string]time.Time{}, map[string]string{}, 0
+	L.ownAt, L.ownSeq = map[string]time.Time{}, map[string]string{}
 }
 
 func (m *dvModel) see(where string, s *dvState, writer string) {
@@ -5758,10 +5747,6 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			}
 		}
 		view := fetched.txns()
-		if L.pending || L.ahead {
-			// A read apart: what it shows of L's entry landed (6.9).
-			L.written = max(L.written, fetched.version(L.writer))
-		}
 		if L.pending {
 			// The pending write is ≤ the fetch's merge: its own entries
 			// are there, at their seq or later (6.9).
@@ -5781,18 +5766,11 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				L.pending, L.ahead = false, false
 			}
 		}
-		if (L.pending || L.ahead) && fetched.retired(L.writer) && fetched.version(L.writer) >= L.written {
-			// 6.9: the entry, ahead of the store, was retired there at or
-			// past every write known to have landed: the retirement is
-			// raised to seq 2^63-1 (Outrank, 6.10), the state is the
-			// store's, and L takes its next incarnation.
-			for k, e := range fetched {
-				if strings.HasSuffix(k, "/"+L.writer) && e.Retired {
-					e.Seq = strconv.FormatUint(tpncounter.MaxSeq, 10)
-					fetched[k] = e
-				}
-			}
-			L.last, L.lastState, L.pending, L.ahead, L.unacked = map[string]int64{}, dvEntries{}, false, false, map[string]bool{}
+		if L.ahead && !L.pending && fetched.retired(L.writer) {
+			// 6.9: the entry, ahead of the store after a refusal, was
+			// retired: the state is the store's, and L takes its next
+			// incarnation.
+			L.last, L.lastState, L.ahead = map[string]int64{}, dvEntries{}, false
 			m.incarnate(L)
 		}
 		// The record fetches after the counter fetch are one set (11.1):
@@ -5972,7 +5950,6 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 				case "ok":
 					m.owe(L, state)
 					L.last, L.lastState, L.pending, L.ahead, landed = dvTxns(p.State), state, false, false, true
-					L.written = state.version(L.writer)
 				case "ambiguous":
 					L.last, L.lastState = dvTxns(p.State), state
 				}
@@ -6062,7 +6039,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		switch p.Reply {
 		case "ok":
 			m.owe(L, state)
-			L.last, L.lastState, L.pending, L.ahead, L.written = written, state, false, false, state.version(L.writer)
+			L.last, L.lastState, L.pending, L.ahead = written, state, false, false
 			n := state.value()
 			for _, c := range writers {
 				c.value, c.landed, c.done = &n, true, true
@@ -7217,9 +7194,6 @@ var dvWrongExpectations = []struct {
 			s.Error, s.Pending = "", dvB(true)
 		},
 		"error", `the model says "ambiguous_write+unavailable"`},
-	{"a retirement left below the write in doubt", "driver_ledger.json", "retire: a writer whose write is in doubt finds its entry retired",
-		func(v *dvVector) { v.Steps[3].Calls[3].State.P[0].Seq = "1" },
-		"calls[3].state.p[0].seq", "retired entry in P at seq 1"},
 	{"a pending transaction taken out at a record of its own writer", "driver_ledger.json", "records: a pending transaction its own writer's record names stays",
 		func(v *dvVector) {
 			for _, r := range []*dvSibling{&v.Steps[2].Calls[1].Siblings[0], &v.Steps[2].Calls[1].Seeded[0]} {
@@ -7591,11 +7565,8 @@ var dvMutants = []struct {
 		"ledger/group.go", "\tl.checkRecorded(ctx, group)\n", "\n",
 		"driver_ledger", "a resend after a pending write is a duplicate that lands it"},
 	{"ledger/retired entry ahead written", "6.9: a read apart that shows the ledger's entry retired drops what is ahead of the store and takes a new incarnation",
-		"ledger/ledger.go", "case fetched != l.cyc.Local && !l.takenOut && retiredIn(fetched, l.writer)", "case false && retiredIn(fetched, l.writer)",
+		"ledger/ledger.go", "case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):", "case false && retiredIn(fetched, l.writer):",
 		"driver_ledger", "retire: a writer ahead of the store finds its entry retired"},
-	{"ledger/retirement not outranked", "6.9: a ledger that finds its entry retired raises the retirement past its write in doubt (Outrank)",
-		"ledger/ledger.go", "if _, err := fetched.Outrank(l.writer); err != nil {", "if _, err := fetched.Compact(l.writer); err != nil {",
-		"driver_ledger", "retire: a writer whose write is in doubt finds its entry retired"},
 	{"ledger/refused state read in place", "6.9: reads keep the fetch apart from a refused put's state taken back out",
 		"internal/retry/cycle.go", "c.Seen, c.Ahead = nil, true", "c.Seen = nil",
 		"driver_ledger", "refused put"},
