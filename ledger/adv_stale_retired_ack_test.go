@@ -70,17 +70,17 @@ func h1f1Ledger(t *testing.T, st store.Siblings, clock *fakeClock, name crdt.Act
 	return l
 }
 
-// TestOutrankSparesAnAcknowledgedWrite: a's entry is retired by r (a idle an
+// TestStaleRetiredKeepsAnAcknowledgedWrite: a's entry is retired by r (a idle an
 // hour) and a continues from the retired entry (SPEC 6.10): its put of x
 // lands but is answered ambiguous; stale reads (from before the
 // retirement) keep it pending while it writes y (lost). The caller's retry
 // of x reads fresh: the store holds a's x (its live entry won over the
 // retirement), not a's pending write, so x is answered Duplicate. A later
 // read stale by one retirement shows a's entry retired below that landed
-// version. A ledger that outranked such a retirement (a version of this
-// series) put it, which does not count x, over a's live entry holding the
-// acknowledged x; a write in doubt is now kept (SPEC.md 6.9), and x
-// counts once.
+// version. A ledger that raised such a retirement past its write in
+// doubt (tried and removed: SPEC.md 6.9 keeps a write in doubt) put it,
+// which does not count x, over a's live entry holding the acknowledged x.
+// x must count once.
 func TestStaleRetiredKeepsAnAcknowledgedWrite(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewSiblings()
