@@ -134,11 +134,17 @@ func limitLedger(t *testing.T, mem *memory.Siblings, clock *fakeClock, name crdt
 	if os.Getenv("COUNTERKIT_WATCH_TRACE") != "" {
 		ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
 	}
-	l, err := ledger.New(ln, advKey, ledger.Options{Actor: name, RetireAfter: retire, RetryCount: 1,
-		Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
-		Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}})
+	l, err := ledger.New(ln, advKey, limitOptions(clock, name, retire))
 	require.NoError(t, err)
 	return ln, l
+}
+
+// limitOptions are a limit test's ledger options: history and folded
+// record of one transaction, RetireAfter retire, the test's clock.
+func limitOptions(clock *fakeClock, name crdt.ActorID, retire time.Duration) ledger.Options {
+	return ledger.Options{Actor: name, RetireAfter: retire, RetryCount: 1,
+		Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
+		Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}}
 }
 
 // slowUpdate starts l.Update(x, amount), whose account put ln holds, and

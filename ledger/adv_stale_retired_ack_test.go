@@ -61,15 +61,6 @@ func (s *snapStore) stale(i ...int) {
 	s.next = append(s.next, i...)
 }
 
-func h1f1Ledger(t *testing.T, st store.Siblings, clock *fakeClock, name crdt.ActorID, retire time.Duration) *ledger.Ledger {
-	t.Helper()
-	l, err := ledger.New(st, advKey, ledger.Options{Actor: name, RetireAfter: retire, RetryCount: 1,
-		Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
-		Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}})
-	require.NoError(t, err)
-	return l
-}
-
 // TestStaleRetiredKeepsAnAcknowledgedWrite: a's entry is retired by r (a idle an
 // hour) and a continues from the retired entry (SPEC 6.10): its put of x
 // lands but is answered ambiguous; stale reads (from before the
@@ -87,7 +78,8 @@ func TestStaleRetiredKeepsAnAcknowledgedWrite(t *testing.T) {
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	la := newLane(mem)
 	sa := &snapStore{Siblings: la}
-	a := h1f1Ledger(t, sa, clock, "a", -1)
+	a, err := ledger.New(sa, advKey, limitOptions(clock, "a", -1))
+	require.NoError(t, err)
 	_, r := limitLedger(t, mem, clock, "r", time.Hour)
 	run := &limitRun{t: t}
 	upd := run.upd
@@ -120,7 +112,7 @@ func TestStaleRetiredKeepsAnAcknowledgedWrite(t *testing.T) {
 		}
 	}
 	la.mu.Unlock()
-	_, err := a.Update(ctx, "x", 5)
+	_, err = a.Update(ctx, "x", 5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	require.Equal(t, aw, a.Writer(), "a continued its retired entry")
 	st := stored(t, mem)

@@ -126,9 +126,7 @@ func TestBookKeepsUnwrittenTakeOut(t *testing.T) {
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			la := newLane(mem)
-			bk, err := ledger.NewBook(la, ledger.BookOptions{MaxOpen: 1, Options: ledger.Options{Actor: "a", RetireAfter: -1, RetryCount: 1,
-				Backoff: ledger.Backoff{Initial: -1}, MaxGroup: 1, Clock: clock.Now,
-				Counter: tpncounter.Options{HistoryLength: 1, FoldedLength: 1}}})
+			bk, err := ledger.NewBook(la, ledger.BookOptions{MaxOpen: 1, Options: limitOptions(clock, "a", -1)})
 			require.NoError(t, err)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
