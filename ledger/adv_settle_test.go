@@ -240,6 +240,9 @@ func (w *takeOutWatch) read(t *testing.T, sibs [][]byte) {
 	if _, live := maps.Collect(st.LiveActors())[w.writer]; !live && st.Version(w.writer) > 0 {
 		w.counts = false
 	}
+	if o, ok := st.Owner(w.txn); ok && o.Actor != w.writer {
+		w.counts = false // given up (see appliedWatch.read)
+	}
 }
 
 // settleWorld is the ledgers of one scenario on one shared store.
@@ -892,6 +895,20 @@ func (w *appliedWatch) follow(writer crdt.ActorID) {
 	}
 }
 
+// read stops watching the copies that a read shows do not count: another
+// writer's copy owns the transaction, so the ledger gives its own up and
+// takes it out, whatever its later reads show (SPEC.md 6.11 step 6).
+func (w *appliedWatch) read(t *testing.T, sibs [][]byte) {
+	st := decodeState(t, sibs...)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for x, counts := range w.counts {
+		if o, ok := st.Owner(x); counts && ok && o.Actor != w.writer {
+			w.counts[x] = false
+		}
+	}
+}
+
 func (w *appliedWatch) wrote(t *testing.T, v []byte) {
 	st := decodeState(t, v)
 	w.mu.Lock()
@@ -1015,6 +1032,7 @@ func settleRandomCase(t *testing.T, seed int64, hf int, reversed bool, steps int
 		require.NoError(t, err)
 		w := &appliedWatch{writer: l.Writer(), counts: map[crdt.TxnID]bool{}}
 		ln.wrote = func(v []byte) { w.wrote(t, v) }
+		ln.read = func(sibs [][]byte) { w.read(t, sibs) }
 		if os.Getenv("COUNTERKIT_SETTLE_TRACE") != "" {
 			ln.trace = func(format string, args ...any) { t.Logf("%s: %s", name, fmt.Sprintf(format, args...)) }
 		}

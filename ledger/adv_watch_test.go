@@ -830,6 +830,7 @@ func (w *copyWatch) begin(st *tpncounter.Counter, x crdt.TxnID) {
 }
 
 func (w *copyWatch) read(t *testing.T, sibs [][]byte) {
+	w.appliedWatch.read(t, sibs)
 	st := decodeState(t, sibs...)
 	w.mu.Lock()
 	defer w.mu.Unlock()

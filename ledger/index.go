@@ -241,12 +241,14 @@ func each(n int, fn func(i int)) {
 // found none (nil if unknown); confirm is set for a record of a landed
 // transaction, confirmed before it is written when it names this ledger's
 // writer (see record). judge, for a record naming another writer's copy
-// as the one that counts in that state, has record check the copy first.
+// as the one that counts in that state, has record check the copy first;
+// gives marks one that gives this ledger's copy up (cede).
 type pendingRecord struct {
 	rec     Record
 	token   store.Token
 	confirm bool
 	judge   *tpncounter.Counter
+	gives   bool
 }
 
 // record writes the records recs (SPEC.md 6.11 steps 3 and 6), keeping
@@ -325,15 +327,25 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	}
 	slices.Sort(puts)
 	each(len(puts), func(k int) { i := puts[k]; errs[i] = l.putRecord(ctx, recs[i].rec, recs[i].token) })
+	var given []crdt.TxnID
 	for i, err := range errs {
+		r := recs[i].rec
 		if err == nil {
-			delete(l.unindexed, recs[i].rec.Txn)
+			delete(l.unindexed, r.Txn)
+			delete(l.giving, r.Txn)
+			if recs[i].gives && l.cyc.Local != nil && holdsAmount(l.cyc.Local, l.writer, r.Txn, r.Amount) {
+				given = append(given, r.Txn)
+			}
 			continue
 		}
 		// An ambiguous write may have landed; writing the record again
 		// changes nothing, so it is kept until a write is acknowledged.
-		setIn(&l.unindexed, recs[i].rec.Txn, recs[i].rec)
+		setIn(&l.unindexed, r.Txn, r)
+		if recs[i].gives {
+			setIn(&l.giving, r.Txn, struct{}{})
+		}
 	}
+	l.takeOut(given)
 	if len(out) > 0 && !l.rewriting {
 		local := l.cyc.Local.Clone()
 		for _, x := range out {
@@ -347,6 +359,23 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		l.rewriting = false
 	}
 	return errs, owners
+}
+
+// takeOut takes this ledger's copies of txns, given up to the writers their
+// records now name (SPEC.md 6.11 step 6), out of its state: whatever a later
+// read shows, they no longer count. The next write writes it.
+func (l *Ledger) takeOut(txns []crdt.TxnID) {
+	if len(txns) == 0 {
+		return
+	}
+	local := l.cyc.Local
+	if l.cyc.Pending {
+		local = local.Clone() // the pending write as it was sent stays
+	}
+	for _, x := range txns {
+		local.Retract(l.writer, x) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+	}
+	l.cyc.Local, l.takenOut = local, true
 }
 
 // putRecord puts rec under its key with token.
@@ -559,13 +588,16 @@ func (l *Ledger) cede(ctx context.Context, merged *tpncounter.Counter) error {
 	recs := make([]pendingRecord, 0, len(ceded))
 	for _, x := range slices.Sorted(maps.Keys(ceded)) {
 		o := ceded[x]
-		recs = append(recs, pendingRecord{rec: Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(merged.Version(o.Actor), 1)}, judge: merged})
+		recs = append(recs, pendingRecord{rec: Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(merged.Version(o.Actor), 1)}, judge: merged, gives: true})
 	}
 	errs, _ := l.record(ctx, recs)
 	for _, err := range errs {
 		if err != nil {
 			return fmt.Errorf("%w: ledger %q: recording the copy that counts before giving this one up: %s", crdt.ErrUnavailable, l.key, err.Error())
 		}
+	}
+	if merged != l.cyc.Local { // read apart: the copies taken out join it
+		return ledgerOps{l}.Join(merged, l.cyc.Local)
 	}
 	return nil
 }
@@ -583,7 +615,8 @@ func (l *Ledger) flush(ctx context.Context) error {
 		}
 		recs := make([]pendingRecord, 0, len(l.unindexed))
 		for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
-			recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local})
+			_, gives := l.giving[x]
+			recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local, gives: gives})
 		}
 		if errs, _ := l.record(ctx, recs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
 			break

@@ -190,9 +190,11 @@ type Ledger struct {
 	own ownEntry
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
-	// records of landed transactions not yet written.
+	// records of landed transactions not yet written; giving, those of
+	// them that give this writer's copy up (cede).
 	indexBase string
 	unindexed map[crdt.TxnID]Record
+	giving    map[crdt.TxnID]struct{}
 	// met holds this writer's copies of transactions that met another
 	// writer's copy when they landed, until a read decides them (resettle).
 	met map[crdt.TxnID]metCopy
@@ -871,6 +873,7 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 			continue
 		}
 		setIn(&l.unindexed, x, Record{Txn: x, Amount: o.Amount, Writer: o.Actor, At: now, Version: max(st.Version(o.Actor), 1)})
+		delete(l.giving, x)
 		if o.Actor != l.writer && holdsAmount(st, l.writer, x, o.Amount) {
 			// This writer's copy meets the owner's: watched, since the
 			// owner may forget x without having seen it (SPEC.md 6.11

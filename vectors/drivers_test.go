@@ -3008,6 +3008,17 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("a", "z", 2),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "records: a writer takes out the copy it gave up, whatever it reads later",
+			Note:    "history 2, folded 1. a credits x; its put lands but its record put is refused (owed). b, reading stale (empty), credits x too and records it (writer b). b's credit y reads two states stale (empty): with its own entry b's copy of x counts, so it applies y, and its put is lost (pending). Its second attempt reads both copies: a's counts (the smaller id), so b gives its copy up, but the record naming a is refused: y fails ambiguous_write+unavailable and the record is owed. b's credit z writes the owed record first and takes its copy of x out of its pending write (its entry in P at seq 3, without x); its read is two states stale again (empty), so it applies z to that entry alone. b's credit w, one state stale, and a's credit v (writing its owed record, which names a) follow: x counts once, in a's entry. Without the take-out, z's put holds b's copy again, the owner in the state it read, which a later write folds into b's total while a keeps its copy",
+			Options: opts(2, 2, 1), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "x", 5), "x", "", "", "refuse"),
+				dvCredit("b", "x", 5, "stale"),
+				dvRecFaults(dvCredit("b", "y", 1, "stale2", "ambiguous_lost", ""), "x", "", "refuse"),
+				dvCredit("b", "z", 2, "stale2"),
+				dvCredit("b", "w", 3, "stale"),
+				dvCredit("a", "v", 4),
+				dvLedgerOp("value", "b"),
+			}},
 		{Name: "records: a record carries its writer's version in the state that landed it",
 			Note:    "a credit (a's entry in P at seq 1: version 1), a debit (N at seq 1: version 2, P and N summed), a credit whose first put is refused (taken back out, P at seq 3, then applied, P at seq 4: version 5) and a credit whose put lands ambiguously, found by the retry's fetch (version 6, the fetched state's). Each record carries that version",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
@@ -4469,7 +4480,7 @@ func dvModelLedger(v dvVector) []string {
 
 func dvNewLedgerModel(writer string, later []string) *dvLedgerModel {
 	return &dvLedgerModel{writer: writer, later: later, last: map[string]int64{}, lastState: dvEntries{}, ownAt: map[string]time.Time{}, ownSeq: map[string]string{},
-		unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
+		unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, giving: map[string]bool{}, gaveUp: map[string]bool{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
 }
 
 // dvNewModel is the model of one key of vector v whose records are those
@@ -4531,6 +4542,8 @@ type dvLedgerModel struct {
 	ahead     bool                // a put refused with none pending took its transactions back out (6.9)
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
 	unindexed map[string]dvRecord // records not yet written
+	giving    map[string]bool     // those of them that give L's copy up (6.11 step 6)
+	gaveUp    map[string]bool     // transactions whose copy L gave up: no put of L holds it
 	met       map[string]dvMet    // its copies that met another writer's (settle)
 	sightings map[string]dvSighting
 	// The schedule of RetireAfter's passes (SPEC.md 6.9): the last pass,
@@ -4610,7 +4623,7 @@ func (m *dvModel) incarnate(L *dvLedgerModel) {
 		return
 	}
 	L.writer, L.later = L.later[0], L.later[1:]
-	L.ownAt, L.ownSeq = map[string]time.Time{}, map[string]string{}
+	L.ownAt, L.ownSeq, L.gaveUp = map[string]time.Time{}, map[string]string{}, map[string]bool{}
 }
 
 func (m *dvModel) see(where string, s *dvState, writer string) {
@@ -4722,10 +4735,41 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 	}
 	for _, r := range m.writeRecords(L, "flush", want, func(dvRecord) string { return "" }, L.lastState) {
 		if r.ok {
+			if L.giving[r.rec.Txn] {
+				m.takeOut(L, r.rec, L.lastState)
+			}
 			delete(L.unindexed, r.rec.Txn)
+			delete(L.giving, r.rec.Txn)
 		}
 	}
 	return len(L.unindexed) == 0
+}
+
+// takeOut is the end of SPEC.md 6.11 step 6: once r, a record giving L's
+// copy up, is written, L takes its copy out of its own entries in each of
+// states (Retract: a newer seq; a folded copy leaves the total), and no
+// later put of L holds it.
+func (m *dvModel) takeOut(L *dvLedgerModel, r dvRecord, states ...dvEntries) {
+	L.gaveUp[r.Txn] = true
+	for _, st := range states {
+		for _, half := range []string{"P", "N"} {
+			k := half + "/" + L.writer
+			e, ok := st[k]
+			if !ok || e.Retired {
+				continue
+			}
+			held := func(x dvTxn) bool { return x.Txn == r.Txn }
+			if i := slices.IndexFunc(e.Folded, held); i >= 0 {
+				e.Total -= e.Folded[i].Amount
+			} else if !slices.ContainsFunc(e.History, held) {
+				continue
+			}
+			e.History = slices.DeleteFunc(slices.Clone(e.History), held)
+			e.Folded = slices.DeleteFunc(slices.Clone(e.Folded), held)
+			e.Seq = strconv.FormatUint(dvSeqOf(e)+1, 10)
+			st[k] = e
+		}
+	}
 }
 
 // dvWritten is what became of one record to write.
@@ -4975,8 +5019,10 @@ func (m *dvModel) cede(L *dvLedgerModel, merged dvEntries) bool {
 	all := true
 	for _, r := range m.writeRecords(L, "cede", want, func(dvRecord) string { return "" }, merged) {
 		if !r.ok {
-			L.unindexed[r.rec.Txn], all = r.rec, false
+			L.unindexed[r.rec.Txn], L.giving[r.rec.Txn], all = r.rec, true, false
+			continue
 		}
+		m.takeOut(L, r.rec, merged, L.lastState)
 	}
 	return all
 }
@@ -4993,6 +5039,7 @@ func (m *dvModel) owe(L *dvLedgerModel, state dvEntries) {
 			continue
 		}
 		L.unindexed[t] = dvRecord{Txn: t, Amount: dvInt(a), Writer: w, At: m.now.Format(time.RFC3339Nano), Version: strconv.FormatUint(max(state.version(w), 1), 10)}
+		delete(L.giving, t)
 		if w != L.writer && slices.Contains(state.held(L.writer), dvTxn{t, dvInt(a)}) {
 			// L's copy meets the owner's: watched (6.11 step 3).
 			L.met[t] = dvMet{rec: dvRecord{Txn: t, Amount: dvInt(a)}, holder: w}
@@ -6015,6 +6062,18 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			m.bad("attempt %d: put writes %s", attempt, dvShowTxnDiff(written, want))
 		}
 		m.checkEntries(attempt, p.State, next)
+		for t := range L.gaveUp {
+			if slices.ContainsFunc(next.held(L.writer), func(x dvTxn) bool { return x.Txn == t }) {
+				m.bad("attempt %d: the model's state holds %s's copy of %s, given up", attempt, L.writer, t)
+			}
+			if p.State != nil {
+				for _, e := range append(slices.Clone(p.State.P), p.State.N...) {
+					if e.Actor == L.writer && slices.ContainsFunc(append(slices.Clone(e.History), e.Folded...), func(x dvTxn) bool { return x.Txn == t }) {
+						m.bad("attempt %d: put holds %s's copy of %s, which it gave up (6.11 step 6)", attempt, L.writer, t)
+					}
+				}
+			}
+		}
 		if p.State != nil {
 			for a := range retired {
 				ok := false
@@ -7624,6 +7683,9 @@ var dvMutants = []struct {
 	{"ledger/record put superseding live records", "6.11 step 3: a record Put takes its fetch's token only when that fetch read no live record",
 		"ledger/index.go", "if len(x.records) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
+	{"ledger/a copy given up kept", "6.11 step 6: once its record is written, a copy given up is taken out",
+		"ledger/index.go", "l.takeOut(given)", "_ = given",
+		"driver_ledger", "records: a writer takes out the copy it gave up, whatever it reads later"},
 	{"ledger/a copy given up unrecorded", "6.11 step 6: the copy that counts is recorded before a copy is given up",
 		"ledger/index.go", "if len(ceded) == 0 {", "if true {",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
