@@ -345,37 +345,34 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			setIn(&l.giving, r.Txn, struct{}{})
 		}
 	}
-	l.takeOut(given)
-	if len(out) > 0 && !l.rewriting {
-		local := l.cyc.Local.Clone()
-		for _, x := range out {
-			local.Retract(l.writer, x) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
-		}
-		// The take-out is a newer version of this ledger's entry; until it
-		// is written the late copy counts too. A failed write leaves it to
-		// the next one.
-		l.cyc.Local, l.rewriting, l.takenOut = local, true, true
+	l.takeOut(given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+	if len(out) > 0 && !l.rewriting && l.takeOut(out...) == nil {
+		// Until the take-out is written the late copy counts too. A failed
+		// write leaves it to the next one.
+		l.rewriting = true
 		l.rewrite(ctx, 1) //nolint:errcheck
 		l.rewriting = false
 	}
 	return errs, owners
 }
 
-// takeOut takes this ledger's copies of txns, given up to the writers their
-// records now name (SPEC.md 6.11 step 6), out of its state: whatever a later
-// read shows, they no longer count. The next write writes it.
-func (l *Ledger) takeOut(txns []crdt.TxnID) {
+// takeOut takes this ledger's copies of txns out of its state (Retract, a
+// newer version of its entry that the next write writes): copies another
+// writer counted (settle, resettle), or given up to the writers their
+// records now name, whatever a later read shows (SPEC.md 6.11 steps 3 and
+// 6). The pending write as it was sent stays.
+func (l *Ledger) takeOut(txns ...crdt.TxnID) error {
 	if len(txns) == 0 {
-		return
+		return nil
 	}
-	local := l.cyc.Local
-	if l.cyc.Pending {
-		local = local.Clone() // the pending write as it was sent stays
-	}
+	local := l.cyc.Local.Clone()
 	for _, x := range txns {
-		local.Retract(l.writer, x) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+		if _, err := local.Retract(l.writer, x); err != nil {
+			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
+		}
 	}
 	l.cyc.Local, l.takenOut = local, true
+	return nil
 }
 
 // putRecord puts rec under its key with token.
@@ -505,14 +502,9 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 			l.met[txn] = metCopy{rec: m.rec, holder: owner.Writer}
 			continue
 		case v == counted:
-			local := l.cyc.Local
-			if l.cyc.Pending {
-				local = local.Clone() // the pending write as it was sent stays
+			if err := l.takeOut(txn); err != nil {
+				return err
 			}
-			if _, err := local.Retract(l.writer, txn); err != nil {
-				return fmt.Errorf("ledger %q: taking back %q: %w", l.key, txn, err)
-			}
-			l.cyc.Local, l.takenOut = local, true
 		}
 		delete(l.met, txn)
 	}
