@@ -257,12 +257,11 @@ type pendingRecord struct {
 // with that read's token unless the records of its amount name only other
 // writers (see settle). The reads, then the puts, run at once. owners[i] is
 // set when recs[i]'s copy defers to another writer's: that copy is watched,
-// or, when the other writer counted the transaction, taken out and written
-// back at once. A record with judge naming another writer's copy names the
-// writer judgeCopies finds counted it instead when that copy is late; a
-// stale judgement fails it, but an owed record (confirm) is then written as
-// it stands, since the ledger reads again only once it is written. It
-// returns each record's error (nil when none failed). l.mu is held.
+// or, when the other writer counted it, taken out and written back at once;
+// a copy given up is taken out once its record is written. A record with
+// judge names the writer judgeCopies finds counted a late copy instead; a
+// stale judgement fails it, but an owed record (confirm) is written as it
+// stands (the ledger reads again only once it is). l.mu is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
 		return nil, nil
@@ -333,7 +332,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		if err == nil {
 			delete(l.unindexed, r.Txn)
 			delete(l.giving, r.Txn)
-			if recs[i].gives && l.cyc.Local != nil && holdsAmount(l.cyc.Local, l.writer, r.Txn, r.Amount) {
+			if recs[i].gives && l.cyc.Local != nil && holds(l.cyc.Local, l.writer, r.Txn) {
 				given = append(given, r.Txn)
 			}
 			continue
@@ -341,12 +340,10 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		// An ambiguous write may have landed; writing the record again
 		// changes nothing, so it is kept until a write is acknowledged.
 		setIn(&l.unindexed, r.Txn, r)
-		if recs[i].gives {
-			setIn(&l.giving, r.Txn, struct{}{})
-		}
+		setIn(&l.giving, r.Txn, recs[i].gives)
 	}
-	l.takeOut(given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
-	if len(out) > 0 && !l.rewriting && l.takeOut(out...) == nil {
+	l.takeOut(true, given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+	if len(out) > 0 && !l.rewriting && l.takeOut(false, out...) == nil {
 		// Until the take-out is written the late copy counts too. A failed
 		// write leaves it to the next one.
 		l.rewriting = true
@@ -357,11 +354,10 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 }
 
 // takeOut takes this ledger's copies of txns out of its state (Retract, a
-// newer version of its entry that the next write writes): copies another
-// writer counted (settle, resettle), or given up to the writers their
-// records now name, whatever a later read shows (SPEC.md 6.11 steps 3 and
-// 6). The pending write as it was sent stays.
-func (l *Ledger) takeOut(txns ...crdt.TxnID) error {
+// newer version of its entry): copies another writer counted (takenOut:
+// written whatever the store shows), or, given, copies given up (Ahead,
+// as after a refusal: SPEC.md 6.9, 6.11 steps 3 and 6).
+func (l *Ledger) takeOut(given bool, txns ...crdt.TxnID) error {
 	if len(txns) == 0 {
 		return nil
 	}
@@ -371,7 +367,7 @@ func (l *Ledger) takeOut(txns ...crdt.TxnID) error {
 			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
 		}
 	}
-	l.cyc.Local, l.takenOut = local, true
+	l.cyc.Local, l.cyc.Ahead, l.takenOut = local, l.cyc.Ahead || given, l.takenOut || !given
 	return nil
 }
 
@@ -502,7 +498,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 			l.met[txn] = metCopy{rec: m.rec, holder: owner.Writer}
 			continue
 		case v == counted:
-			if err := l.takeOut(txn); err != nil {
+			if err := l.takeOut(false, txn); err != nil {
 				return err
 			}
 		}
@@ -607,8 +603,7 @@ func (l *Ledger) flush(ctx context.Context) error {
 		}
 		recs := make([]pendingRecord, 0, len(l.unindexed))
 		for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {
-			_, gives := l.giving[x]
-			recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local, gives: gives})
+			recs = append(recs, pendingRecord{rec: l.unindexed[x], confirm: true, judge: l.cyc.Local, gives: l.giving[x]})
 		}
 		if errs, _ := l.record(ctx, recs); slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
 			break

@@ -190,16 +190,15 @@ type Ledger struct {
 	own ownEntry
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
-	// records of landed transactions not yet written; giving, those of
-	// them that give this writer's copy up (cede).
+	// records not yet written; giving, those giving this copy up (cede).
 	indexBase string
 	unindexed map[crdt.TxnID]Record
-	giving    map[crdt.TxnID]struct{}
+	giving    map[crdt.TxnID]bool
 	// met holds this writer's copies of transactions that met another
 	// writer's copy when they landed, until a read decides them (resettle).
 	met map[crdt.TxnID]metCopy
-	// takenOut is set while l.cyc.Local holds a copy taken out (resettle)
-	// that no write has carried yet.
+	// takenOut is set while l.cyc.Local holds a copy another writer
+	// counted, taken out (takeOut), that no write has carried yet.
 	takenOut bool
 	// rewriting is set while record writes back a copy it took out.
 	rewriting bool

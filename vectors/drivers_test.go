@@ -4537,7 +4537,8 @@ func (m *dvModel) run(L *dvLedgerModel, s dvStep) {
 type dvLedgerModel struct {
 	writer    string
 	last      map[string]int64 // the transactions of its last put that may have landed
-	lastState dvEntries        // that put's state
+	lastState dvEntries        // that put's state, with what L took out since
+	sent      dvEntries        // while pending: the ambiguous put's state as sent
 	pending   bool
 	ahead     bool                // a put refused with none pending took its transactions back out (6.9)
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
@@ -4746,11 +4747,12 @@ func (m *dvModel) flush(L *dvLedgerModel) bool {
 }
 
 // takeOut is the end of SPEC.md 6.11 step 6: once r, a record giving L's
-// copy up, is written, L takes its copy out of its own entries in each of
-// states (Retract: a newer seq; a folded copy leaves the total), and no
-// later put of L holds it.
+// copy up, is written, L takes its copy (any amount) out of its own
+// entries in each of states (Retract: a newer seq; a folded copy leaves
+// the total), its state is ahead of the store (6.9), and no later put of
+// L holds it.
 func (m *dvModel) takeOut(L *dvLedgerModel, r dvRecord, states ...dvEntries) {
-	L.gaveUp[r.Txn] = true
+	L.gaveUp[r.Txn], L.ahead = true, true
 	for _, st := range states {
 		for _, half := range []string{"P", "N"} {
 			k := half + "/" + L.writer
@@ -5803,14 +5805,15 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 					covered = false
 				}
 			}
-			for k, e := range L.lastState {
+			for k, e := range L.sent { // as it was sent
 				if f, ok := fetched[k]; strings.HasSuffix(k, "/"+L.writer) && (!ok || dvSeqOf(f) < dvSeqOf(e)) {
 					covered = false
 				}
 			}
 			if covered {
 				m.owe(L, fetched) // the write in doubt is in the store
-				L.pending, L.ahead = false, false
+				// What L took out since is ahead of the store.
+				L.pending, L.ahead = false, !reflect.DeepEqual(L.lastState, L.sent)
 			}
 		}
 		if L.ahead && !L.pending && fetched.retired(L.writer) {
@@ -5831,9 +5834,9 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		all := maps.Clone(fetched)
 		all.merge(L.lastState)
 		// What the ledger judges against: the fetch, and its own state
-		// unless a write of it is pending.
+		// unless it reads apart (a write of it pending, or ahead: 6.9).
 		judged := fetched
-		if !L.pending {
+		if !L.pending && !L.ahead {
 			judged = all
 			maps.Copy(view, all.txns())
 		}
@@ -5998,7 +6001,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 					m.owe(L, state)
 					L.last, L.lastState, L.pending, L.ahead, landed = dvTxns(p.State), state, false, false, true
 				case "ambiguous":
-					L.last, L.lastState = dvTxns(p.State), state
+					L.last, L.lastState, L.sent = dvTxns(p.State), state, maps.Clone(state)
 				}
 			}
 			if landed && m.flush(L) {
@@ -6117,7 +6120,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			}
 			return
 		case "ambiguous":
-			L.last, L.lastState, L.pending = written, state, true
+			L.last, L.lastState, L.sent, L.pending = written, state, maps.Clone(state), true
 			for _, c := range writers {
 				if c.applied {
 					L.unacked[c.s.Txn] = true
@@ -7684,7 +7687,7 @@ var dvMutants = []struct {
 		"ledger/index.go", "if len(x.records) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
 	{"ledger/a copy given up kept", "6.11 step 6: once its record is written, a copy given up is taken out",
-		"ledger/index.go", "l.takeOut(given...)", "_ = given //",
+		"ledger/index.go", "l.takeOut(true, given...)", "_ = given //",
 		"driver_ledger", "records: a writer takes out the copy it gave up, whatever it reads later"},
 	{"ledger/a copy given up unrecorded", "6.11 step 6: the copy that counts is recorded before a copy is given up",
 		"ledger/index.go", "if len(ceded) == 0 {", "if true {",

@@ -29,7 +29,8 @@ import "bytes"
 type Cycle[S comparable, O Ops[S]] struct {
 	Ops     O
 	Local   S      // the last state written, or attempted while Pending
-	Pending bool   // Local's Put was ambiguous
+	Sent    S      // while Pending: the state whose Put was ambiguous
+	Pending bool   // Sent's Put was ambiguous; Local holds Sent
 	Ahead   bool   // Local's own entry is newer than the store's (Undo sets it)
 	Seen    []byte // the one sibling last merged or written, or nil
 }
@@ -66,10 +67,14 @@ func (c *Cycle[S, O]) Read(sibs [][]byte) (fetched S, held bool, err error) {
 		if _, err := c.Ops.Absorb(fetched, sibs); err != nil {
 			return zero, false, err
 		}
-		if !apart.Holds(fetched, c.Local) {
+		sent := c.Local
+		if c.Pending {
+			sent = c.Sent
+		}
+		if !apart.Holds(fetched, sent) {
 			return fetched, false, nil
 		}
-		c.Pending, c.Ahead = false, false
+		c.Pending, c.Ahead = false, c.Local != sent // changed since: ahead
 		if err := apart.Join(fetched, c.Local); err != nil {
 			return zero, true, err
 		}
@@ -107,13 +112,13 @@ func (c *Cycle[S, O]) Merged(fetched S) (S, error) {
 
 // Landed installs merged, whose encoding b the store now holds, as Local.
 func (c *Cycle[S, O]) Landed(merged S, b []byte) {
-	c.Local, c.Pending, c.Ahead, c.Seen = merged, false, false, b
+	c.Local, c.Sent, c.Pending, c.Ahead, c.Seen = merged, *new(S), false, false, b
 }
 
 // Ambiguous installs merged, whose Put was ambiguous (or Local, when the
 // driver no longer knows what of it was written), as a pending Local.
 func (c *Cycle[S, O]) Ambiguous(merged S) {
-	c.Local, c.Pending, c.Seen = merged, true, nil
+	c.Local, c.Sent, c.Pending, c.Seen = merged, merged, true, nil
 }
 
 // Undo handles merged, a state known not to have landed. A state apart is

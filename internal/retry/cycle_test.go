@@ -193,3 +193,26 @@ func TestCycleApartAhead(t *testing.T) {
 		t.Fatal("after a write lands the read is in place")
 	}
 }
+
+// A driver may change Local while a write is pending (the ledger's
+// take-outs, on a clone): the store holding the write as it was sent is
+// held, and Local, with the change, is then ahead of the store.
+func TestCycleApartHeldAsSent(t *testing.T) {
+	n := 0
+	c := Cycle[*vv, apart]{Ops: apart{inPlace{&n}}}
+	if _, _, err := c.Read(sibs("a=1")); err != nil {
+		t.Fatal(err)
+	}
+	c.Ambiguous(&vv{"a": 2})
+	c.Local = &vv{"a": 3} // changed after it was sent
+	if _, held, err := c.Read(sibs("a=1")); err != nil || held || !c.Pending {
+		t.Fatalf("a store without the sent write: held %v pending %v %v", held, c.Pending, err)
+	}
+	got, held, err := c.Read(sibs("a=2,b=1"))
+	if err != nil || !held || c.Pending || !c.Ahead || got != c.Local || got.String() != "a=3,b=1" {
+		t.Fatalf("a store holding the sent write: held %v pending %v ahead %v local %v %v; want held, ahead, a=3,b=1", held, c.Pending, c.Ahead, c.Local, err)
+	}
+	if _, held, _ := c.Read(sibs("a=2,b=1")); held || !c.Ahead {
+		t.Fatalf("until the change is written: held %v ahead %v", held, c.Ahead)
+	}
+}
