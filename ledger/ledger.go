@@ -578,12 +578,13 @@ func (l *Ledger) land(ctx context.Context) error {
 }
 
 // holding reports what a Ledger opened in l's place would not know: a
-// pending write, a take-out not yet written or an owed record (unwritten),
-// a copy that met another writer's (watching, resettle).
+// pending write, a state ahead of the store (a take-out not yet written,
+// or a refusal's) or an owed record (unwritten), a copy that met another
+// writer's (watching, resettle).
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cyc.Pending || l.takenOut || len(l.unindexed) > 0, len(l.met) > 0
+	return l.cyc.Pending || l.cyc.Ahead || l.takenOut || len(l.unindexed) > 0, len(l.met) > 0
 }
 
 // Credit adds amount (> 0) under transaction txn.
@@ -769,17 +770,16 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 
 // retractLate takes out of this ledger's pending write every transaction it
 // applied but never saw land that the store does not hold and that the
-// transaction index records as applied by another writer: the caller, told
-// the write was ambiguous, retried it on another ledger, which counted it
-// (and may have folded it into a total), and writing the pending copy would
-// count it again. The retraction is a newer version of this ledger's entry,
-// so it also wins over the pending Put should that land late.
+// transaction index records as applied by another writer, which counted it
+// (the caller retried it there): writing the pending copy would count it
+// again. The retraction, a newer version of this ledger's entry, is written
+// whatever the store shows, and wins over the pending Put if that lands.
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
 	now := l.now()
 	var local *tpncounter.Counter
 	defer func() {
-		if local != nil {
-			l.cyc.Local = local // kept when a later judgement fails
+		if local != nil { // kept when a later judgement fails
+			l.cyc.Local, l.takenOut = local, true
 		}
 	}()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4

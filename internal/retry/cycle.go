@@ -24,14 +24,15 @@ import "bytes"
 // from the store's view alone) reads apart while a write is pending or
 // Local is Ahead: the siblings go into a state of their own, which Read
 // returns and Merged joins with Local; it becomes Local once it holds
-// Local. Else its Seen only says the bytes are merged. Any other Ops (the
-// Account) reads in place; its Absorb tells if the store held all Local.
+// Local (Sent, while pending: a Local changed since stays Ahead). Else
+// its Seen only says the bytes are merged. Any other Ops (the Account)
+// reads in place; its Absorb tells if the store held all Local.
 type Cycle[S comparable, O Ops[S]] struct {
 	Ops     O
 	Local   S      // the last state written, or attempted while Pending
 	Sent    S      // while Pending: the state whose Put was ambiguous
-	Pending bool   // Sent's Put was ambiguous; Local holds Sent
-	Ahead   bool   // Local's own entry is newer than the store's (Undo sets it)
+	Pending bool   // Sent's Put was ambiguous; Local is Sent or newer
+	Ahead   bool   // Local's own entry is newer than the store's
 	Seen    []byte // the one sibling last merged or written, or nil
 }
 
