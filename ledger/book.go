@@ -220,9 +220,9 @@ type BookStats struct {
 	Open int
 	// InUse is the number running or waiting for an operation.
 	InUse int
-	// Pending is the number idle and kept: a pending write, a state ahead
-	// of the store or an owed record, until a write or Find on their key
-	// (or LandPending) lands it; a watched copy, until a read ends it.
+	// Pending is the number idle and kept: a pending write, a take-out or
+	// an owed record, until a write or Find on their key (or LandPending)
+	// lands it; a watched copy, until a read ends it.
 	Pending int
 	// Opened counts the Ledgers created since NewBook: each writes its key
 	// as a new incarnation, one more actor entry in the key's state, unless

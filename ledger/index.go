@@ -355,8 +355,8 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 
 // takeOut takes this ledger's copies of txns out of its state (Retract, a
 // newer version of its entry): copies another writer counted (takenOut:
-// written whatever the store shows), or, given, copies given up (Ahead,
-// as after a refusal: SPEC.md 6.9, 6.11 steps 3 and 6).
+// written whatever the store shows, SPEC.md 6.11 step 3), or, given,
+// copies given up (Ahead, as after a refusal: 6.9, 6.11 step 6).
 func (l *Ledger) takeOut(given bool, txns ...crdt.TxnID) error {
 	if len(txns) == 0 {
 		return nil

@@ -578,13 +578,13 @@ func (l *Ledger) land(ctx context.Context) error {
 }
 
 // holding reports what a Ledger opened in l's place would not know: a
-// pending write, a state ahead of the store (a take-out not yet written,
-// or a refusal's) or an owed record (unwritten), a copy that met another
-// writer's (watching, resettle).
+// pending write, a take-out not yet written or an owed record (unwritten),
+// a copy that met another writer's (watching, resettle). A give-up's
+// take-out (Ahead) is not kept: the copy it drops does not count.
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cyc.Pending || l.cyc.Ahead || l.takenOut || len(l.unindexed) > 0, len(l.met) > 0
+	return l.cyc.Pending || l.takenOut || len(l.unindexed) > 0, len(l.met) > 0
 }
 
 // Credit adds amount (> 0) under transaction txn.
@@ -714,8 +714,8 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
 	case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
-		// This ledger's entry, ahead of the store after a refusal, was
-		// retired: its newer entry would bring back what that let go.
+		// This ledger's entry, ahead of the store (a refusal, a give-up),
+		// was retired: its newer entry would bring back what that let go.
 		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, false
 		l.incarnate() // SPEC.md 6.9
 	case pending:

@@ -9,9 +9,9 @@ import "bytes"
 //  1. Read merges a fetch's siblings into Local in place (Ops.Absorb)
 //     and returns it; one sibling equal to Seen is not merged again.
 //  2. A pending write stays in Local, and so in every later read and
-//     write, until a read shows the store holds it (held): nothing it may
-//     have written is lost, and since a retry carries the same entry
-//     versions, nothing is counted twice.
+//     write, until a read shows the store holds it as Sent (held):
+//     nothing it may have written is lost, and since a retry carries the
+//     same entry versions, nothing is counted twice.
 //  3. A Put that landed installs its state as Local (Landed); an ambiguous
 //     one installs it as pending (Ambiguous); a state known not to have
 //     landed (refused, invalid) goes through Undo, whose back function
@@ -44,7 +44,7 @@ type Ops[S any] interface {
 	Absorb(dst S, sibs [][]byte) (held bool, err error)
 }
 
-// Apart is an Ops that reads apart while a write is pending.
+// Apart is an Ops that reads apart while a write is pending or Ahead.
 type Apart[S any] interface {
 	Holds(fetched, local S) bool // fetched holds all of local
 	Join(dst, src S) error       // merges src into dst
