@@ -266,8 +266,9 @@ func foldedRingHolds(n int) []advHold {
 // t0, with no record to date it. Checked at every write: the stored value
 // is every transaction counted once; no member retires before t0 + 1h;
 // the write Puts the records of at most MaxRetirePerWrite actors other
-// than C. Then: the group retires within ceil(40/16) + 1 writes of the
-// first write at t0 + 1h, each member's transactions are recorded exactly
+// than C. Then: the group retires within ceil(n/k) + 1 writes of the
+// first write at t0 + 1h, k = max(1, 16 / the most copies a member holds)
+// (a due member's copies are all judged), each member's transactions are recorded exactly
 // once over the run, and a retry of every transaction, on a new ledger,
 // is a duplicate.
 //
@@ -351,7 +352,11 @@ func TestAdvLargeGroupRetiresBounded(t *testing.T) {
 				clock.Add(time.Minute)
 			}
 			require.GreaterOrEqual(t, retiredAt, 0, "the group never retired")
-			bound := (n+ledger.MaxRetirePerWrite-1)/ledger.MaxRetirePerWrite + 1
+			// A write reads the records of at most MaxRetirePerWrite
+			// copies of due members (one member's, however many) to look
+			// for a late one: at least MaxRetirePerWrite/most members.
+			perWrite := max(1, ledger.MaxRetirePerWrite/most)
+			bound := (n+perWrite-1)/perWrite + 1
 			require.LessOrEqual(t, retiredAt-firstDue+1, bound,
 				"retired %d writes after it became idle; at most %d", retiredAt-firstDue+1, bound)
 			for _, o := range owners {

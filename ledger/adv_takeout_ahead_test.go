@@ -16,7 +16,7 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// lateTakeOut builds the late copy of TestLimitRetiredLateCopyNotNewest
+// lateTakeOut builds the late copy of TestRetiredLateCopyNotNewest
 // (History and Folded length 1): a's call of x is held; b applies x and
 // three more; a's held put lands late, counting x a second time; a's next
 // credit owes x's record, and a's Find takes the late copy out, its write
@@ -55,14 +55,15 @@ func lateTakeOut(t *testing.T, mem *memory.Siblings, la *lane, b *ledger.Ledger,
 	la.plan.set(nil, nil, nil)
 }
 
-// TestRetiredTakeOutKept: lateTakeOut, with a's take-out unwritten. An
-// hour later r's pass retires a at the stored version (x is not a's
-// newest credit: the pass does not see it late) and records x naming a,
-// so a's retired total counts x, as b's does. a's next write carries its
-// entry with x taken out, which wins over the retired one: x counts once.
-// A take-out is written, not dropped, when the entry is found retired
-// (SPEC.md 6.9: that rule is a refusal's): dropping it, as 221d6be did,
-// counted x twice for good.
+// TestRetiredTakeOutKept: lateTakeOut, the take-out written or not. An
+// hour later r's pass finds a due. Written, a's copy of x is gone and a
+// retires. Unwritten, the store still holds a's late copy: the pass reads
+// the records of all of a's copies, finds x late, and does not retire a
+// (SPEC.md 6.9), whose next write carries the take-out. Before that check
+// the pass retired a, recording x naming a, and the take-out, kept and
+// written when the entry was found retired (6.9: that rule is a
+// refusal's), won over the retired entry; dropping it, as 221d6be did,
+// counted x twice for good. Either way x counts once.
 func TestRetiredTakeOutKept(t *testing.T) {
 	for _, refuse := range []bool{false, true} {
 		t.Run(fmt.Sprintf("take-out refused=%v", refuse), func(t *testing.T) {
@@ -80,7 +81,7 @@ func TestRetiredTakeOutKept(t *testing.T) {
 			aw := a.Writer()
 			run.upd(r, "r1", 1, tpncounter.Applied)
 			_, live := maps.Collect(stored(t, mem).LiveActors())[aw]
-			require.False(t, live, "r retired a")
+			require.Equal(t, refuse, live, "r retires a once its late copy is taken out")
 			run.settle(a, b, r)
 			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
 		})

@@ -252,16 +252,15 @@ type pendingRecord struct {
 }
 
 // record writes the records recs (SPEC.md 6.11 steps 3 and 6), keeping
-// those that failed in l.unindexed for the next cycle. A record naming this
-// ledger's writer is confirmed first: its key is read, and it is written
-// with that read's token unless the records of its amount name only other
-// writers (see settle). The reads, then the puts, run at once. owners[i] is
-// set when recs[i]'s copy defers to another writer's: that copy is watched,
-// or, when the other writer counted it, taken out and written back at once;
-// a copy given up is taken out once its record is written. A record with
-// judge names the writer judgeCopies finds counted a late copy instead; a
-// stale judgement fails it, but an owed record (confirm) is written as it
-// stands (the ledger reads again only once it is). l.mu is held.
+// those that failed in l.unindexed. One naming this ledger's writer is
+// confirmed first: its key is read, and it is written with that read's
+// token unless the records of its amount name only other writers (see
+// settle). The reads, then the puts, run at once. owners[i] is set when
+// recs[i]'s copy defers to another writer's: watched, or, when that writer
+// counted it, taken out and written back at once; a copy given up is taken
+// out once its record is written. One with judge names the writer
+// judgeCopies finds counted a late copy instead; a stale judgement fails
+// it, but an owed one (confirm) is written as it stands. l.mu is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
 		return nil, nil
@@ -561,12 +560,10 @@ func foldedAfter(st *tpncounter.Counter, t time.Time) bool {
 }
 
 // cede records, for every transaction whose copy in this ledger's entry
-// in merged does not count, the copy that does, before a write that may
-// drop or unfold it (SPEC.md 6.11 step 6): a writer that later finds its
-// own late copy next to a record of another writer whose entry no longer
-// holds the transaction can then tell a copy given up in its favour from
-// one counted and forgotten. It fails, wrapping crdt.ErrUnavailable, when
-// a record could not be written (kept in l.unindexed).
+// in merged does not count, the copy that does, then takes its own out
+// (SPEC.md 6.11 step 6): a late copy's writer can then tell a copy given
+// up in its favour from one counted and forgotten. It fails, wrapping
+// crdt.ErrUnavailable, when a record could not be written (owed).
 func (l *Ledger) cede(ctx context.Context, merged *tpncounter.Counter) error {
 	ceded := merged.Ceded(l.writer)
 	if len(ceded) == 0 {
@@ -666,13 +663,11 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 }
 
 // lastApplied returns the latest time the records of txns naming actor
-// were made (false when none can be read): when actor last applied a
-// transaction. A record naming another writer dates that writer. late
-// reports a copy of actor's in merged that landed after another writer
-// counted its transaction (judgeCopies: counted), which actor's own
-// ledger takes out (SPEC.md 6.11 step 3) unless it is retired first.
-// unsure reports a record that could not be read, or that merged is
-// older than (stale): the copies are not all judged.
+// were made (false when none can be read): when actor last applied one.
+// late reports a copy of actor's that another writer counted first
+// (judgeCopies: counted), which actor's own ledger takes out (SPEC.md
+// 6.11 step 3) unless it is retired first; unsure, a record not read, or
+// newer than merged (a give-up's included): not all copies are judged.
 func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late, unsure bool) {
 	held := maps.Collect(merged.Transactions(actor))
 	for _, txn := range txns {
@@ -685,6 +680,9 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 			if r.Writer == actor && r.At.After(at) {
 				at = r.At
 			}
+			// Another writer's record (a give-up's) the state is older
+			// than, unless a base folded since explains the version.
+			unsure = unsure || r.Writer != actor && merged.Version(r.Writer) < r.Version && !foldedAfter(merged, r.At)
 		}
 		switch v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v {
 		case counted:

@@ -230,18 +230,13 @@ type sighting struct {
 	version uint64
 	since   time.Time
 	dated   bool
-	// checked: the records of its newest transactions were read at this
-	// version, against a state no older than them (else they are read
-	// again at the next pass); late: one of those is a copy that landed
-	// after another writer counted the transaction (SPEC.md 6.11 step 3),
-	// which its own ledger must take out: the actor is not retired at this
-	// version.
+	// checked: once due, the records of all its transactions were read at
+	// this version, against a state no older than them; late: one is a
+	// copy another writer counted first (SPEC.md 6.9, 6.11 step 3), which
+	// its own ledger must take out: not retired at this version.
 	checked, late bool
 	pass          bool // seen in the latest pass
-	// recorded: the transactions of the actor at this version are
-	// recorded (records outlive the window from their first landing, so
-	// once per version is enough).
-	recorded bool
+	recorded      bool // its transactions are recorded at this version
 }
 
 // writeRoom is what the cap on Apply keeps free below store.MaxValue for
@@ -308,7 +303,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		actors = append(actors[k:], actors[:k]...)
 	}
 	next = now.Add(l.opts.RetireAfter / RetirePassDivisor)
-	undated := false
+	undated, restRead := false, false
 	for _, a := range actors {
 		v := live[a]
 		if a == l.writer {
@@ -322,22 +317,30 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		if !ok {
 			s = sighting{version: v, since: now}
 		}
-		if !s.dated || !s.checked && !now.Before(s.since.Add(l.opts.RetireAfter)) {
+		dueAt := func() time.Time { return s.since.Add(l.opts.RetireAfter) }
+		if !s.dated || !s.checked && !now.Before(dueAt()) {
 			// How long has it been idle? The records of its newest
-			// credit and debit say when it last applied one, which
-			// outlives any ledger's observation: a writer that restarts
-			// often still retires the incarnations it leaves. They are
-			// read again once it is due, to find a late copy.
+			// credit and debit say when it last applied one (a writer
+			// that restarts often still retires the incarnations it
+			// leaves); once due, those of all its copies are read too.
 			if newest := newestTxns(merged, a); lookups+len(newest) <= MaxRetirePerWrite {
 				lookups += len(newest)
 				at, ok, late, unsure := l.lastApplied(ctx, merged, a, newest, now)
 				if !s.dated && ok && at.Before(s.since) {
 					s.since = at
 				}
-				s.dated, s.checked, s.late = true, !unsure, late
+				due := !now.Before(dueAt())
+				rest := slices.DeleteFunc(slices.Sorted(maps.Keys(maps.Collect(merged.Transactions(a)))), func(x crdt.TxnID) bool { return slices.Contains(newest, x) })
+				if !late && !unsure && len(rest) > 0 && due {
+					if unsure = restRead && lookups+len(rest) > MaxRetirePerWrite; !unsure { // else at the next pass
+						lookups, restRead = lookups+len(rest), true
+						_, _, late, unsure = l.lastApplied(ctx, merged, a, rest, now)
+					}
+				}
+				s.dated, s.checked, s.late = true, !unsure && due, late
 			}
 		}
-		due := s.since.Add(l.opts.RetireAfter)
+		due := dueAt()
 		ready := !now.Before(due)
 		undated = undated || !s.dated || ready && !s.checked
 		s.pass = true
@@ -579,8 +582,7 @@ func (l *Ledger) land(ctx context.Context) error {
 
 // holding reports what a Ledger opened in l's place would not know: a
 // pending write, a take-out not yet written or an owed record (unwritten),
-// a copy that met another writer's (watching, resettle). A give-up's
-// take-out (Ahead) is not kept: the copy it drops does not count.
+// a copy that met another writer's (watching, resettle).
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
