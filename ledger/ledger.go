@@ -330,9 +330,9 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 					s.since = at
 				}
 				due := !now.Before(dueAt())
-				rest := slices.DeleteFunc(slices.Sorted(maps.Keys(maps.Collect(merged.Transactions(a)))), func(x crdt.TxnID) bool { return slices.Contains(newest, x) })
-				if !late && !unsure && len(rest) > 0 && due {
-					if unsure = restRead && lookups+len(rest) > MaxRetirePerWrite; !unsure { // else at the next pass
+				if !late && !unsure && due {
+					rest := slices.DeleteFunc(slices.Sorted(maps.Keys(maps.Collect(merged.Transactions(a)))), func(x crdt.TxnID) bool { return slices.Contains(newest, x) })
+					if unsure = len(rest) > 0 && restRead && lookups+len(rest) > MaxRetirePerWrite; len(rest) > 0 && !unsure { // else at the next pass
 						lookups, restRead = lookups+len(rest), true
 						_, _, late, unsure = l.lastApplied(ctx, merged, a, rest, now)
 					}
