@@ -46,13 +46,7 @@ func TestStaleRetirement(t *testing.T) {
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			la := newLane(mem)
-			var staleNext atomic.Bool
-			lr := faulty.NewSiblings(mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
-				if c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key) && staleNext.CompareAndSwap(true, false) {
-					return faulty.StaleBy(1)
-				}
-				return faulty.Pass
-			}})
+			lr, staleNext := staleOnce(mem)
 			a := watchLedger(t, la, clock, "a", -1)
 			c := watchLedger(t, mem, clock, "c", -1)
 			r := watchLedger(t, lr, clock, "r", time.Hour)
@@ -91,6 +85,18 @@ func TestStaleRetirement(t *testing.T) {
 			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
 		})
 	}
+}
+
+// staleOnce returns a store over mem whose next account fetch after
+// stale.Store(true) answers one state back.
+func staleOnce(mem *memory.Siblings) (lr *faulty.Siblings, stale *atomic.Bool) {
+	stale = new(atomic.Bool)
+	return faulty.NewSiblings(mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
+		if c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key) && stale.CompareAndSwap(true, false) {
+			return faulty.StaleBy(1)
+		}
+		return faulty.Pass
+	}}), stale
 }
 
 // limitRun is the bookkeeping of a limit test's schedule: upd makes an

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -102,13 +100,7 @@ func TestStaleRetirementSuperseded(t *testing.T) {
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			la := newLane(mem)
-			var staleNext atomic.Bool
-			lr := faulty.NewSiblings(mem, faulty.Options{Policy: func(c faulty.Call) faulty.Fault {
-				if c.Method == faulty.MethodFetch && !ledger.IsRecordKey(c.Key) && staleNext.CompareAndSwap(true, false) {
-					return faulty.StaleBy(1)
-				}
-				return faulty.Pass
-			}})
+			lr, staleNext := staleOnce(mem)
 			a := watchLedger(t, la, clock, "a", -1)
 			c := watchLedger(t, mem, clock, "c", -1)
 			r := watchLedger(t, lr, clock, "r", time.Hour)
