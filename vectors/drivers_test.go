@@ -8018,7 +8018,7 @@ var dvMutants = []struct {
 		"driver_ledger", "retire: at most 16 actors recorded per write"},
 	{"ledger/no pass after one that left retirable actors", "6.9 RetireAfter: a pass is due at the next write when the last one left retirable actors unrecorded",
 		"ledger/ledger.go", "\t\tif !record(a) {\n\t\t\tunrecorded = true", "\t\tif !record(a) {\n\t\t\tunrecorded = tried[a]",
-		"driver_ledger", "retire: at most 16 retirements per write, from the FNV-1a start"},
+		"driver_ledger", "retire: at most 16 actors recorded per write"},
 	{"ledger/no pass when the clock went back", "6.9 RetireAfter: a pass is due at the next write when the clock went back",
 		"ledger/ledger.go", "if !l.nextPass.IsZero() && now.Before(l.nextPass) && !now.Before(l.lastPass) {", "if !l.nextPass.IsZero() && now.Before(l.nextPass) {",
 		"driver_ledger", "retire: a pass when the clock went back"},
