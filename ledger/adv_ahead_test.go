@@ -43,18 +43,10 @@ func newAheadRun(t *testing.T) *aheadRun {
 	gc, doneC := slowUpdate(s.lc, s.c, "x", 22)
 	ga, doneA := slowUpdate(s.la, s.a, "x", 22)
 	s.la.plan.set([]faulty.Fault{faulty.Hold}, nil, nil)
-	close(gc.land)
-	<-gc.landed
-	close(gc.ack)
-	ansC := <-doneC
-	require.NoError(t, ansC.err)
+	ansC := landSlow(t, gc, doneC)
 	require.Equal(t, tpncounter.Applied, ansC.r.Outcome)
 	s.run.want += 22
-	close(ga.land)
-	<-ga.landed
-	close(ga.ack)
-	ansA := <-doneA
-	require.NoError(t, ansA.err)
+	landSlow(t, ga, doneA)
 	s.la.DropHeld()
 
 	s.lc.plan.set([]faulty.Fault{faulty.Refuse, faulty.Refuse}, nil, nil)

@@ -46,10 +46,7 @@ func TestStaleRetirementOfARefusedGiveUp(t *testing.T) {
 				upd(c, "w", -2, tpncounter.Applied) // c's newest debit: x is not
 			}
 			upd(r, "r1", 1, tpncounter.Applied)
-			close(g.land)
-			<-g.landed
-			close(g.ack)
-			require.NoError(t, (<-done).err)
+			landSlow(t, g, done)
 			require.Equal(t, run.want, stored(t, mem).Value(), "x counted once while the copies meet")
 
 			// c's call of y gives x up (record x -> a, copy taken out); both
@@ -102,10 +99,7 @@ func TestGiveUpAndSettledTakeOutNotRetired(t *testing.T) {
 	// m: w's copy lands after z's (w < z: w's owns it), meets it, watched.
 	gm, doneM := slowUpdate(lw, w, "m", 2)
 	upd(z, "m", 2, tpncounter.Applied)
-	close(gm.land)
-	<-gm.landed
-	close(gm.ack)
-	require.NoError(t, (<-doneM).err)
+	landSlow(t, gm, doneM)
 
 	// Late copies of x (a's) and y (d's), as in TestGiveUpAheadOfARetirement.
 	ga, doneA := slowUpdate(la, a, "x", 3)
@@ -113,10 +107,7 @@ func TestGiveUpAndSettledTakeOutNotRetired(t *testing.T) {
 	gd, doneD := slowUpdate(ld, d, "y", 7)
 	upd(w, "y", 7, tpncounter.Applied)
 	upd(r, "r1", 1, tpncounter.Applied) // r sees w at its last stored version
-	close(ga.land)
-	<-ga.landed
-	close(ga.ack)
-	require.NoError(t, (<-doneA).err)
+	landSlow(t, ga, doneA)
 
 	// z, reading only states without w's copy of m, folds m into its total
 	// and forgets it: it counted m.
@@ -133,10 +124,7 @@ func TestGiveUpAndSettledTakeOutNotRetired(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 	lw.plan.set(nil, nil, nil)
 
-	close(gd.land)
-	<-gd.landed
-	close(gd.ack)
-	require.NoError(t, (<-doneD).err)
+	landSlow(t, gd, doneD)
 	for i := range 2 {
 		upd(a, crdt.TxnID(fmt.Sprintf("a%d", i)), 1, tpncounter.Applied)
 		upd(d, crdt.TxnID(fmt.Sprintf("d%d", i)), 1, tpncounter.Applied)

@@ -53,11 +53,7 @@ func TestGiveUpThenStaleRead(t *testing.T) {
 	g, done := slowUpdate(la, a, "x", 15)
 	run.upd(b, "x", 15, tpncounter.Applied)
 	// 3.
-	close(g.land)
-	<-g.landed
-	close(g.ack)
-	ans := <-done
-	require.NoError(t, ans.err)
+	ans := landSlow(t, g, done)
 	t.Logf("a's call of x: %v owner %+v", ans.r.Outcome, ans.r.Owner)
 	st := stored(t, mem)
 	require.Equal(t, run.want, st.Value(), "x counted once while the copies meet")

@@ -65,18 +65,10 @@ func TestRetiredWriterAheadOfTheStore(t *testing.T) {
 			gc, doneC := slowUpdate(lc, c, "x", 22)
 			ga, doneA := slowUpdate(la, a, "x", 22)
 			la.plan.set([]faulty.Fault{faulty.Hold}, nil, nil) // a's first put: in flight
-			close(gc.land)
-			<-gc.landed
-			close(gc.ack)
-			ansC := <-doneC
-			require.NoError(t, ansC.err)
+			ansC := landSlow(t, gc, doneC)
 			require.Equal(t, tpncounter.Applied, ansC.r.Outcome)
 			run.want += 22
-			close(ga.land)
-			<-ga.landed
-			close(ga.ack)
-			ansA := <-doneA
-			require.NoError(t, ansA.err)
+			ansA := landSlow(t, ga, doneA)
 			t.Logf("a's call of x: %v owner %+v", ansA.r.Outcome, ansA.r.Owner)
 			la.DropHeld() // a's first put never lands; its pending write holds x
 

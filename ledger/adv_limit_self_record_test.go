@@ -40,11 +40,7 @@ func TestLimitSelfRecordDelaysRetirement(t *testing.T) {
 
 	g, done := slowUpdate(lq, q, "x", 5)
 	upd(l, "x", 5, tpncounter.Applied)
-	close(g.land)
-	<-g.landed
-	close(g.ack)
-	ans := <-done
-	require.NoError(t, ans.err)
+	ans := landSlow(t, g, done)
 	require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
 	clock.Add(8 * time.Minute)
 	upd(l, "l1", 1, tpncounter.Applied) // l's pass first sees q

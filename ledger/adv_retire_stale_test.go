@@ -61,11 +61,7 @@ func TestStaleRetirement(t *testing.T) {
 				upd(c, "w", -2, tpncounter.Applied) // c's newest debit: x is not
 			}
 			upd(r, "r1", 1, tpncounter.Applied) // r's first pass sees c (P open, N x)
-			close(g.land)
-			<-g.landed
-			close(g.ack)
-			ans := <-done
-			require.NoError(t, ans.err)
+			ans := landSlow(t, g, done)
 			t.Logf("a's call of x: %v owner %+v", ans.r.Outcome, ans.r.Owner)
 			require.Equal(t, tpncounter.Duplicate, ans.r.Outcome, "a's copy met c's")
 			require.Equal(t, run.want, stored(t, mem).Value(), "x counted once while the copies meet")

@@ -54,6 +54,18 @@ func newSlowPut() *slowPut {
 	return &slowPut{held: make(chan struct{}), land: make(chan struct{}), landed: make(chan struct{}), ack: make(chan struct{})}
 }
 
+// landSlow lets g, a slow put, land and be acknowledged, and returns its
+// call's answer, which must not be an error.
+func landSlow(t *testing.T, g *slowPut, done <-chan slowAnswer) slowAnswer {
+	t.Helper()
+	close(g.land)
+	<-g.landed
+	close(g.ack)
+	ans := <-done
+	require.NoError(t, ans.err)
+	return ans
+}
+
 // slowNext makes l's next account Put slow (see slowPut), or, with g nil,
 // no longer slow; it returns g.
 func (l *lane) slowNext(g *slowPut) *slowPut {

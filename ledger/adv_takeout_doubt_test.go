@@ -42,11 +42,7 @@ func TestTakeOutWhileInDoubt(t *testing.T) {
 	// and is the owner (a < b); a's copy meets b's.
 	g, done := slowUpdate(la, a, "x", 15)
 	run.upd(b, "x", 15, tpncounter.Applied)
-	close(g.land)
-	<-g.landed
-	close(g.ack)
-	ans := <-done
-	require.NoError(t, ans.err)
+	landSlow(t, g, done)
 	o, _ := stored(t, mem).Owner("x")
 	require.Equal(t, a.Writer(), o.Actor, "a's late copy is the owner")
 
@@ -111,11 +107,7 @@ func TestStaleRetirementSuperseded(t *testing.T) {
 			g, done := slowUpdate(la, a, "x", aAmount)
 			upd(c, "x", -1, tpncounter.Applied)
 			upd(r, "r1", 1, tpncounter.Applied)
-			close(g.land)
-			<-g.landed
-			close(g.ack)
-			ans := <-done
-			require.NoError(t, ans.err)
+			ans := landSlow(t, g, done)
 			st := stored(t, mem)
 			o, _ := st.Owner("x")
 			t.Logf("a's call of x: %v owner %+v; stored owner %+v, value %d", ans.r.Outcome, ans.r.Owner, o, st.Value())
@@ -173,10 +165,7 @@ func TestGiveUpAheadOfARetirement(t *testing.T) {
 	gd, doneD := slowUpdate(ld, d, "y", 7)
 	upd(w, "y", 7, tpncounter.Applied)
 	upd(r, "r1", 1, tpncounter.Applied) // r sees w at its last stored version
-	close(ga.land)
-	<-ga.landed
-	close(ga.ack)
-	require.NoError(t, (<-doneA).err)
+	landSlow(t, ga, doneA)
 
 	// w's call of z: it gives x up (record x -> a, copy taken out); both
 	// puts refused: its state is ahead of the store.
@@ -186,10 +175,7 @@ func TestGiveUpAheadOfARetirement(t *testing.T) {
 	lw.plan.set(nil, nil, nil)
 
 	// d's late copy of y lands: the owner (d < w).
-	close(gd.land)
-	<-gd.landed
-	close(gd.ack)
-	require.NoError(t, (<-doneD).err)
+	landSlow(t, gd, doneD)
 	// a and d fold their copies (H = 2), so that r may retire w.
 	for i := range 2 {
 		upd(a, crdt.TxnID(fmt.Sprintf("a%d", i)), 1, tpncounter.Applied)
