@@ -627,7 +627,11 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 		if o, ok := merged.Owner(txn); ok && o.Actor != actor && o.Amount == amount {
 			w = o.Actor
 		}
-		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: w, At: now, Version: max(merged.Version(w), 1)}})
+		v := merged.Version(w)
+		if w == l.writer && l.readOwn > 0 {
+			v = l.readOwn // a version the store holds (SPEC.md 6.9)
+		}
+		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: w, At: now, Version: max(v, 1)}})
 	}
 	if len(recs) == 0 {
 		return true

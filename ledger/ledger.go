@@ -172,22 +172,18 @@ type Ledger struct {
 	// cyc holds this ledger's state (cyc.Local) and whether its last
 	// write is pending (retry.Cycle; ledgerOps reads apart).
 	cyc retry.Cycle[*tpncounter.Counter, ledgerOps]
-	// unacked lists the transactions this ledger applied in writes not yet
-	// known to have landed (emptied by any write that lands): their
-	// callers were never told they landed.
-	unacked map[crdt.TxnID]struct{}
-	// sightings records, for RetireAfter, when this ledger first saw each
-	// other live actor at its current version.
-	sightings map[crdt.ActorID]sighting
-	// resume, when not zero, is the version of writer's entry in its last
-	// write, when this Ledger continues a dropped one's incarnation
-	// (Book): the first read keeps writer only if it shows that version.
-	resume uint64
+	// unacked lists the transactions of writes not yet known to have
+	// landed, whose callers were never told (emptied by a write that lands).
+	unacked   map[crdt.TxnID]struct{}
+	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
+	// resume, when not zero, is writer's version in the last write of a
+	// dropped Ledger this one continues (Book): kept if the read shows it.
+	resume  uint64
+	readOwn uint64 // writer's version in the last read, when the store holds it; else 0
 	// lastPass and nextPass are when retireIdle last visited the live
 	// actors and when it visits them next (zero: on the next write).
 	lastPass, nextPass time.Time
-	// own tracks when writer's entry last changed (see renewStale).
-	own ownEntry
+	own                ownEntry // when writer's entry last changed (see renewStale)
 	// indexBase names the account in the keys of transaction records
 	// (index.go): the key, or a Sharded's account. unindexed holds the
 	// records not yet written; giving, those giving this copy up (cede).
@@ -196,19 +192,15 @@ type Ledger struct {
 	giving    map[crdt.TxnID]bool
 	// met holds this writer's copies of transactions that met another
 	// writer's copy when they landed, until a read decides them (resettle).
-	met map[crdt.TxnID]metCopy
-	// takenOut is set while l.cyc.Local holds a copy another writer
-	// counted, taken out (takeOut), that no write has carried yet.
-	takenOut bool
-	// rewriting is set while record writes back a copy it took out.
-	rewriting bool
+	met       map[crdt.TxnID]metCopy
+	takenOut  bool // Local took out a copy another writer counted (takeOut), not yet written
+	rewriting bool // record is writing back a copy it took out
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow, and
 	// with Apply capped below what a store accepts (writeRoom).
 	copts tpncounter.Options
 
-	// stats of the operation in progress, for Options.Observer.
-	stats opStats
+	stats opStats // of the operation in progress, for Options.Observer
 
 	// Group commit (group.go): gmu guards busy, set while a leader runs
 	// or is about to run a cycle of Updates, and queue, the Updates
@@ -737,6 +729,10 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	}
 	if err := l.resettle(ctx, fetched); err != nil {
 		return nil, nil, err
+	}
+	l.readOwn = 0
+	if fetched == l.cyc.Local && !l.cyc.Pending && !l.cyc.Ahead {
+		l.readOwn = fetched.Version(l.writer)
 	}
 	return fetched, token, nil
 }
