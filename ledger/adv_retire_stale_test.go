@@ -99,8 +99,9 @@ func staleOnce(mem *memory.Siblings) (lr *faulty.Siblings, stale *atomic.Bool) {
 // Update that must answer outcome and counts in want the amount it
 // applies; settle has every ledger read (Find) and write again, twice.
 type limitRun struct {
-	t    *testing.T
-	want int64
+	t      *testing.T
+	want   int64
+	rounds int // of settle, which names its transactions by round
 }
 
 func (r *limitRun) upd(l *ledger.Ledger, x crdt.TxnID, amount int64, outcome tpncounter.Outcome) {
@@ -115,10 +116,11 @@ func (r *limitRun) upd(l *ledger.Ledger, x crdt.TxnID, amount int64, outcome tpn
 
 func (r *limitRun) settle(ls ...*ledger.Ledger) {
 	r.t.Helper()
+	r.rounds++
 	for i, l := range append(ls, ls...) {
 		_, err := l.Find(context.Background())
 		require.NoError(r.t, err)
-		r.upd(l, crdt.TxnID(fmt.Sprintf("z%d", i)), 1, tpncounter.Applied)
+		r.upd(l, crdt.TxnID(fmt.Sprintf("z%d.%d", r.rounds, i)), 1, tpncounter.Applied)
 	}
 }
 

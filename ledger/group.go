@@ -21,18 +21,14 @@ import (
 // each, and makes the first Update still queued the next leader. Others
 // queue, leaving if their context ends first. No goroutine is started.
 
-// call is one Update: queued, running as the leader, or carried by a
-// leader's cycle.
+// call is one Update: queued, running as the leader, or carried by one.
 type call struct {
 	ctx    context.Context
 	txn    crdt.TxnID
 	amount int64
 	op     observe.Operation // the Observer's operation, begun by Update
-	// known is txn's record, found by this attempt's lookup (nil if
-	// none): the call is a Duplicate and never applies. itoken is that
-	// lookup's token, for writing the record.
-	known  *Record
-	itoken store.Token
+	known  *Record           // txn's record, found by this attempt's lookup: a Duplicate, never applied
+	itoken store.Token       // that lookup's token, for writing the record
 
 	// Set with l.gmu held.
 	taken bool // taken into a group, or made leader: it no longer leaves the queue
@@ -56,7 +52,7 @@ func windowOf(o tpncounter.Options) int {
 
 // run runs c, an Update's call: queued until a leader answers it or makes
 // it the next leader, or as a leader (MaxGroup 1: no queue). Call records
-// are reused (l.leader, l.free), so a steady queue allocates none.
+// are reused (l.leader, l.free): a steady queue allocates none.
 func (l *Ledger) run(c call) (Result, error) {
 	self := &l.leader
 	if l.opts.MaxGroup > 1 {

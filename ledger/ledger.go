@@ -176,8 +176,8 @@ type Ledger struct {
 	// landed, whose callers were never told (emptied by a write that lands).
 	unacked   map[crdt.TxnID]struct{}
 	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
-	// resume, when not zero, is writer's version in the last write of a
-	// dropped Ledger this one continues (Book): kept if the read shows it.
+	// resume, when not zero, is writer's version in a state dropped (a
+	// Book's dropped Ledger, renewStale): kept if the read shows it.
 	resume  uint64
 	readOwn uint64 // writer's version in the last read, when the store holds it; else 0
 	// lastPass and nextPass are when retireIdle last visited the live
@@ -589,8 +589,7 @@ func (l *Ledger) Credit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	return l.Update(ctx, txn, amount)
 }
 
-// refused reports to o an update refused before it reached a ledger's
-// cycle (invalid input), and returns err.
+// refused reports to o an update refused before any cycle (invalid input); it returns err.
 func refused(ctx context.Context, o observe.Observer, err error) error {
 	_, op := observe.Start(ctx, o, "ledger", "update")
 	op.End(observe.Event{Err: err})
@@ -885,7 +884,8 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 // not to have landed, if it is cyc.Local (retry.Cycle.Undo): each
 // retraction is a newer version of the ledger's entry than the write that
 // did not land. Only a sequence number at its limit (tpncounter.MaxSeq)
-// refuses one; then the ledger starts again from the store.
+// refuses one; then the ledger starts again from the store. With none, the
+// state is still ahead of the store (a Compact, a pass: SPEC.md 6.9).
 func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 	l.cyc.Undo(merged, func(c *tpncounter.Counter) (bool, error) {
 		for _, x := range txns {
@@ -893,7 +893,7 @@ func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 				return true, err
 			}
 		}
-		return len(txns) > 0, nil
+		return true, nil
 	})
 }
 

@@ -1,0 +1,207 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// TestSelfRecordThenWriterReturns (from a review): the schedule of
+// TestSelfRecordAtStoredVersion (q's late copy of x meets l's, both idle,
+// l's pass records q's x naming l, l's write fails), with the failing
+// write refused, lost, held in flight and delivered late, or a Find; then
+// m writes until the pair retires (or 30 hours), l comes back, every
+// ledger writes again, and x is retried everywhere.
+func TestSelfRecordThenWriterReturns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		faults []faulty.Fault
+		find   bool
+		hold   bool
+	}{
+		{name: "refused", faults: []faulty.Fault{faulty.Refuse, faulty.Refuse}},
+		{name: "lost", faults: []faulty.Fault{faulty.Lose, faulty.Refuse}},
+		{name: "held then delivered", faults: []faulty.Fault{faulty.Hold, faulty.Refuse}, hold: true},
+		{name: "lose-ack", faults: []faulty.Fault{faulty.LoseAck, faulty.Refuse}},
+		{name: "find refused", faults: []faulty.Fault{faulty.Refuse, faulty.Refuse}, find: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			ll, lq := newLane(mem), newLane(mem)
+			l := watchLedger(t, ll, clock, "l", time.Hour)
+			q := watchLedger(t, lq, clock, "q", -1)
+			m := watchLedger(t, mem, clock, "m", time.Hour)
+			require.Less(t, l.Writer(), q.Writer())
+			run := &limitRun{t: t}
+			upd := run.upd
+			upd(l, "open", 1000, tpncounter.Applied)
+
+			g, done := slowUpdate(lq, q, "x", 5)
+			upd(l, "x", 5, tpncounter.Applied)
+			ans := landSlow(t, g, done)
+			require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
+			clock.Add(8 * time.Minute)
+			upd(l, "l1", 1, tpncounter.Applied)
+
+			clock.Add(61 * time.Minute)
+			vBefore := stored(t, mem).Version(l.Writer())
+			ll.plan.set(tc.faults, nil, nil)
+			var err error
+			if tc.find {
+				_, err = l.Find(ctx)
+			} else {
+				var res ledger.Result
+				res, err = l.Update(ctx, "l2", 1)
+				t.Logf("l2: %+v %v", res, err)
+			}
+			t.Logf("l's failing write: %v", err)
+			ll.plan.set(nil, nil, nil)
+			lost := stored(t, mem).Version(l.Writer()) == vBefore
+			l2in := false
+			if !lost && !tc.find {
+				run.want++ // l2 landed (lose-ack)
+				l2in = true
+			}
+			t.Logf("l at %d stored (before %d)", stored(t, mem).Version(l.Writer()), vBefore)
+
+			live := func() (bool, bool) {
+				la := maps.Collect(stored(t, mem).LiveActors())
+				_, lLive := la[l.Writer()]
+				_, qLive := la[q.Writer()]
+				return lLive, qLive
+			}
+			retiredAt := -1
+			for h := 0; h < 30; h++ {
+				for i := range 3 {
+					upd(m, crdt.TxnID(fmt.Sprintf("m%d.%d", h, i)), 1, tpncounter.Applied)
+					clock.Add(21 * time.Minute)
+				}
+				if lLive, qLive := live(); !lLive && !qLive {
+					retiredAt = h
+					break
+				}
+			}
+			t.Logf("retired after m's hour %d", retiredAt)
+			if tc.hold {
+				require.NoError(t, ll.Siblings.DeliverAll())
+				if !tc.find {
+					run.want++ // l2 lands now
+					l2in = true
+				}
+				t.Logf("held write delivered: l at %d", stored(t, mem).Version(l.Writer()))
+			}
+			require.Equal(t, run.want, stored(t, mem).Value(), "after the retirement")
+			// l comes back.
+			res, err := l.Update(ctx, "l3", 1)
+			t.Logf("l3: %+v %v (writer %s)", res, err, l.Writer())
+			if err == nil && res.Outcome == tpncounter.Applied {
+				run.want++
+			}
+			if !l2in && !tc.find && stored(t, mem).Value() == run.want+1 {
+				run.want++ // l2 landed with l's pending write
+				l2in = true
+			}
+			run.settle(l, q, m)
+			for _, x := range []crdt.TxnID{"x", "l2"} {
+				for _, led := range []*ledger.Ledger{l, q, m} {
+					r, err := led.Update(ctx, x, map[crdt.TxnID]int64{"x": 5, "l2": 1}[x])
+					require.NoError(t, err)
+					if r.Outcome == tpncounter.Applied {
+						require.Equal(t, crdt.TxnID("l2"), x, "x applied again on %s", led.Actor())
+						require.False(t, l2in, "l2 applied again on %s", led.Actor())
+						l2in = true
+						run.want++
+					}
+				}
+			}
+			run.settle(l, q, m)
+			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
+		})
+	}
+}
+
+// TestLimitSelfRecordWhileAhead shows the delay SPEC.md 6.9 states for a
+// record a pass names its own writer in while that writer's state is
+// ahead of the store (found by a review). As TestSelfRecordAtStoredVersion,
+// but a minute after l's pass that first sees q, l's Find (which compacts
+// its entry: a newer version) is refused, so l's state is ahead. l's next
+// write passes, recording q's x naming l at the version of the state it
+// writes, and is refused too: the record names l above every state, and
+// the pair {l, q} waits for it to leave the retry window. x counts once.
+func TestLimitSelfRecordWhileAhead(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	ll, lq := newLane(mem), newLane(mem)
+	l := watchLedger(t, ll, clock, "l", time.Hour)
+	q := watchLedger(t, lq, clock, "q", -1)
+	m := watchLedger(t, mem, clock, "m", time.Hour)
+	require.Less(t, l.Writer(), q.Writer())
+	run := &limitRun{t: t}
+	upd := run.upd
+	upd(l, "open", 1000, tpncounter.Applied)
+
+	g, done := slowUpdate(lq, q, "x", 5)
+	upd(l, "x", 5, tpncounter.Applied)
+	ans := landSlow(t, g, done)
+	require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
+	clock.Add(8 * time.Minute)
+	upd(l, "l1", 1, tpncounter.Applied) // l's pass first sees q
+
+	clock.Add(time.Minute)
+	vBefore := stored(t, mem).Version(l.Writer())
+	ll.plan.set([]faulty.Fault{faulty.Refuse, faulty.Refuse}, nil, nil)
+	_, err := l.Find(ctx) // no pass due; compacts l's entry; refused
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+
+	clock.Add(60 * time.Minute)
+	ll.plan.set([]faulty.Fault{faulty.Refuse, faulty.Refuse}, nil, nil)
+	_, err = l.Update(ctx, "l2", 1)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	ll.plan.set(nil, nil, nil)
+	require.Equal(t, vBefore, stored(t, mem).Version(l.Writer()), "l's writes were refused")
+	sibs, _, err := mem.Fetch(ctx, ledger.RecordKey(advKey, "x"))
+	require.NoError(t, err)
+	above := false
+	for _, b := range sibs {
+		var r ledger.Record
+		require.NoError(t, r.UnmarshalBinary(b))
+		t.Logf("x's record %+v (l stored at %d)", r, vBefore)
+		above = above || r.Writer == l.Writer() && r.Version > vBefore
+	}
+
+	live := func() (bool, bool) {
+		la := maps.Collect(stored(t, mem).LiveActors())
+		_, lLive := la[l.Writer()]
+		_, qLive := la[q.Writer()]
+		return lLive, qLive
+	}
+	retiredAt := -1
+	for h := 0; h < 30; h++ {
+		for i := range 3 {
+			upd(m, crdt.TxnID(fmt.Sprintf("m%d.%d", h, i)), 1, tpncounter.Applied)
+			clock.Add(21 * time.Minute)
+		}
+		if lLive, qLive := live(); !lLive && !qLive {
+			retiredAt = h
+			break
+		}
+	}
+	t.Logf("l and q retired after m's hour %d", retiredAt)
+	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
+	require.True(t, above, "a record of x names l above its stored version")
+	require.Greater(t, retiredAt, 3, "the stated delay")
+	require.LessOrEqual(t, retiredAt, 25, "at most the retry window")
+}
