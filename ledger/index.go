@@ -166,10 +166,9 @@ func (x indexed) match(amount int64) (Record, bool) {
 	return Record{}, false
 }
 
-// lookup reads the index records of txn that are inside the retry window at
-// now: every record of a timed transaction whose time is inside it, whatever
-// the clock of the writer that made them. A record of another transaction
-// under the same key (a hash collision) or past the window is passed over.
+// lookup reads txn's records inside the retry window at now (all of a timed
+// transaction whose time is inside it, whatever the writers' clocks),
+// passing over another transaction's (a hash collision) or older ones.
 func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (indexed, error) {
 	sibs, token, err := l.store.Fetch(ctx, RecordKey(l.indexBase, txn))
 	if err != nil {
@@ -193,10 +192,9 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 	return x, nil
 }
 
-// lookupAll reads the records of the calls whose transaction fetched does
-// not hold, concurrently, and judges each (Ledger.judge): it sets the
-// call's known record and token, or its error. It returns an error only
-// when a read failed, which fails the attempt.
+// lookupAll reads, at once, the records of the calls whose transaction
+// fetched does not hold and judges each (Ledger.judge), setting its known
+// record and token, or its error. A failed read fails the attempt.
 func (l *Ledger) lookupAll(ctx context.Context, fetched *tpncounter.Counter, calls []*call) error {
 	now := l.now()
 	var todo []*call
@@ -238,11 +236,9 @@ func each(n int, fn func(i int)) {
 }
 
 // pendingRecord is a record to write, with the token of the lookup that
-// found none (nil if unknown); confirm is set for a record of a landed
-// transaction, confirmed before it is written when it names this ledger's
-// writer (see record). judge, for a record naming another writer's copy
-// as the one that counts in that state, has record check the copy first;
-// gives marks one that gives this ledger's copy up (cede).
+// found none (nil if unknown); confirm: a landed transaction's, confirmed
+// first when it names this writer (record); judge: the state in which it
+// names another writer's copy, checked first; gives: it gives ours up.
 type pendingRecord struct {
 	rec     Record
 	token   store.Token
@@ -352,13 +348,14 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	return errs, owners
 }
 
-// takeOut takes this ledger's copies of txns out of its state (Retract, a
-// newer version of its entry): copies another writer counted (takenOut:
-// written whatever the store shows, SPEC.md 6.11 step 3), or, given,
-// copies given up (Ahead, as after a refusal: 6.9, 6.11 step 6).
+// takeOut takes this ledger's copies of txns out of its state (Retract):
+// copies another writer counted (takenOut: written whatever the store
+// shows, SPEC.md 6.11 step 3), or, given, ones given up (Ahead: 6.9).
 func (l *Ledger) takeOut(given bool, txns ...crdt.TxnID) error {
 	if len(txns) == 0 {
 		return nil
+	} else if l.cyc.Local == nil {
+		return fmt.Errorf("%w: ledger %q: taking back %q before a read", crdt.ErrUnavailable, l.key, txns[0])
 	}
 	local := l.cyc.Local.Clone()
 	for _, x := range txns {
@@ -597,6 +594,11 @@ func (l *Ledger) flush(ctx context.Context) error {
 	for range 3 {
 		if len(l.unindexed) == 0 {
 			return nil
+		}
+		if l.cyc.Local == nil { // dropped (renewStale): a take-out needs it
+			if _, _, err := l.read(ctx); err != nil {
+				return err
+			}
 		}
 		recs := make([]pendingRecord, 0, len(l.unindexed))
 		for _, x := range slices.Sorted(maps.Keys(l.unindexed)) {

@@ -880,12 +880,11 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 	l.unacked = nil
 }
 
-// unapply takes the transactions txns back out of merged, a write known
-// not to have landed, if it is cyc.Local (retry.Cycle.Undo): each
-// retraction is a newer version of the ledger's entry than the write that
-// did not land. Only a sequence number at its limit (tpncounter.MaxSeq)
-// refuses one; then the ledger starts again from the store. With none, the
-// state is still ahead of the store (a Compact, a pass: SPEC.md 6.9).
+// unapply takes txns back out of merged, a write known not to have landed,
+// if it is cyc.Local (retry.Cycle.Undo), each retraction a newer version of
+// the ledger's entry (at tpncounter.MaxSeq: start again from the store).
+// Its entry is then ahead of the store if the write changed it (a Compact
+// too; not others' entries, a pass's retirements: SPEC.md 6.9).
 func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 	l.cyc.Undo(merged, func(c *tpncounter.Counter) (bool, error) {
 		for _, x := range txns {
@@ -893,7 +892,7 @@ func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 				return true, err
 			}
 		}
-		return true, nil
+		return len(txns) > 0 || c.Version(l.writer) != l.readOwn, nil
 	})
 }
 
@@ -927,9 +926,7 @@ func (l *Ledger) readView(ctx context.Context) (*tpncounter.Counter, error) {
 }
 
 // HasTransaction reports whether txn is held in some actor's history,
-// reading like Value. A transaction that was folded
-// into a total is no longer "in history"; Find's counter reports it through
-// Status.
+// reading like Value; one folded into a total is not (see Find, Status).
 func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, error) {
 	if err := txn.Validate(); err != nil {
 		return false, err
@@ -945,9 +942,8 @@ func (l *Ledger) HasTransaction(ctx context.Context, txn crdt.TxnID) (bool, erro
 
 // Find reads and merges every sibling, lets this actor compact its own entry
 // (dropping duplicates others own, folding beyond the history length) and
-// writes the result back with the token, collapsing the siblings it read. It
-// returns a copy of the written counter. Ambiguous writes are retried as in
-// Update.
+// writes the result back, collapsing the siblings it read; it returns a copy
+// of the written counter. Ambiguous writes are retried as in Update.
 func (l *Ledger) Find(ctx context.Context) (*tpncounter.Counter, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -6226,7 +6226,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		case "too_large":
 			// Refused for what it is (SPEC.md 10.1: values of at most
 			// 8 MiB): taken back out, and no attempt follows.
-			L.ahead = L.ahead || !L.pending
+			L.ahead = L.ahead || !L.pending && state.version(L.writer) != all.version(L.writer)
 			for _, c := range writers {
 				c.errKind, c.done = m.heldKind(L, c.s.Txn, "too_large"), true
 				if c.applied {
@@ -6240,7 +6240,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		}
 		// refused: forgotten (taken back out); the outcome still says
 		// applied (11.1, Errors).
-		L.ahead = L.ahead || p.Reply == "refused" && !L.pending
+		L.ahead = L.ahead || p.Reply == "refused" && !L.pending && state.version(L.writer) != all.version(L.writer)
 		if attempt > m.v.Options.RetryCount {
 			kind := "ambiguous_write"
 			if p.Reply == "refused" {
