@@ -413,9 +413,24 @@ func TestScopes(t *testing.T) {
 	for _, s := range []Scope{retryScope(), retryOneFaultScope(), groupScope(), retireScope(), shardedScope(1), shardedScope(2), boundedScope(), bookScope(), doubtScope(),
 		afterWindowScope("ledger-after-window", false, DefaultRetryWindow, DefaultRetryWindow+time.Hour),
 		afterWindowScope("ledger-after-window-timed", true, DefaultRetryWindow, DefaultRetryWindow+time.Hour),
-		concurrentScope(), concurrentRetryScope()} {
+		concurrentScope(), concurrentRetryScope(), meetRetireCIScope(), meetRetirePreemptScope()} {
 		t.Run(s.Name, func(t *testing.T) { run(t, s) })
 	}
+}
+
+// meetRetireCIScope is meetRetireScope with two faults and counter reads
+// at most one state old; under COUNTERKIT_CASES, one preemption too.
+func meetRetireCIScope() Scope {
+	faults, pre := bounds(2, 0, 2, 1)
+	return meetRetireScope("ledger-meet-retire", faults, pre, 1)
+}
+
+// meetRetirePreemptScope is meetRetireScope with one fault and one
+// preemption (the calls of A, B and C interleaved); under
+// COUNTERKIT_CASES, two faults.
+func meetRetirePreemptScope() Scope {
+	faults, pre := bounds(1, 1, 2, 1)
+	return meetRetireScope("ledger-meet-retire-preempt", faults, pre, 1)
 }
 
 // tiny forgets a transaction after two later writes of its entry, so that
