@@ -347,7 +347,7 @@ func (b *Book) remember(e *bookEntry) {
 	if l.cyc.Local == nil || l.cyc.Pending || len(l.unindexed) > 0 {
 		return
 	}
-	v := l.cyc.Local.Version(l.writer)
+	v := l.stored // a state ahead of the store was not written
 	if v == 0 {
 		return
 	}

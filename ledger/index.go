@@ -595,7 +595,8 @@ func (l *Ledger) flush(ctx context.Context) error {
 		if len(l.unindexed) == 0 {
 			return nil
 		}
-		if l.cyc.Local == nil { // dropped (renewStale): a take-out needs it
+		if g := l.opts.RetiredGrace; l.cyc.Local == nil || g >= 0 && l.now().Sub(l.own.read) > g/2 {
+			// No state, or a read would drop it (renewStale): a take-out needs one.
 			if _, _, err := l.read(ctx); err != nil {
 				return err
 			}
@@ -630,8 +631,8 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 			w = o.Actor
 		}
 		v := merged.Version(w)
-		if w == l.writer && l.readOwn > 0 {
-			v = l.readOwn // a version the store holds (SPEC.md 6.9)
+		if w == l.writer && l.stored > 0 {
+			v = l.stored // a version the store holds (SPEC.md 6.9)
 		}
 		recs = append(recs, pendingRecord{rec: Record{Txn: txn, Amount: amount, Writer: w, At: now, Version: max(v, 1)}})
 	}

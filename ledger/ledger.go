@@ -176,10 +176,8 @@ type Ledger struct {
 	// landed, whose callers were never told (emptied by a write that lands).
 	unacked   map[crdt.TxnID]struct{}
 	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
-	// resume, when not zero, is writer's version in a state dropped (a
-	// Book's dropped Ledger, renewStale): kept if the read shows it.
-	resume  uint64
-	readOwn uint64 // writer's version in the last read, when the store holds it; else 0
+	resume    uint64                    // not 0: writer's version last known stored, kept if the next read shows it (Book, renewStale)
+	stored    uint64                    // writer's version last known stored (a landed write, a read in place); 0: none
 	// lastPass and nextPass are when retireIdle last visited the live
 	// actors and when it visits them next (zero: on the next write).
 	lastPass, nextPass time.Time
@@ -542,7 +540,7 @@ func (l *Ledger) Writer() crdt.ActorID { return *l.shown.Load() }
 
 // setWriter makes l write as w, whose entry last changed as own says.
 func (l *Ledger) setWriter(w crdt.ActorID, own ownEntry) {
-	l.writer, l.resume, l.own = w, 0, own
+	l.writer, l.resume, l.own, l.stored = w, 0, own, 0
 	l.shown.Store(&w)
 }
 
@@ -706,6 +704,9 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
+		if l.cyc.Sent != nil {
+			l.stored = max(l.stored, l.cyc.Sent.Version(l.writer))
+		}
 	case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
 		// This ledger's entry, ahead of the store (a refusal, a give-up),
 		// was retired: its newer entry would bring back what that let go.
@@ -729,9 +730,8 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	if err := l.resettle(ctx, fetched); err != nil {
 		return nil, nil, err
 	}
-	l.readOwn = 0
-	if fetched == l.cyc.Local && !l.cyc.Pending && !l.cyc.Ahead {
-		l.readOwn = fetched.Version(l.writer)
+	if fetched == l.cyc.Local && !l.cyc.Pending && !l.cyc.Ahead && !l.takenOut {
+		l.stored = fetched.Version(l.writer)
 	}
 	return fetched, token, nil
 }
@@ -820,7 +820,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	switch {
 	case err == nil:
 		l.cyc.Landed(merged, b)
-		l.takenOut = false
+		l.takenOut, l.stored = false, merged.Version(l.writer)
 		l.owe(merged)
 		return true, nil
 	case retry.Classify(err) == retry.Invalid:
@@ -892,7 +892,7 @@ func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 				return true, err
 			}
 		}
-		return len(txns) > 0 || c.Version(l.writer) != l.readOwn, nil
+		return len(txns) > 0 || c.Version(l.writer) != l.stored, nil
 	})
 }
 

@@ -50,10 +50,9 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 //     its write in doubt are dropped and the read starts from the store:
 //     merging or sending them again could bring back entries folded since,
 //     counted twice. A dropped write in doubt may still land, so the
-//     ledger takes a new incarnation (else its next write would fork it),
-//     as for a dropped state ahead of the store (its stored version is not
-//     known); otherwise the read keeps it only if it shows the version
-//     dropped.
+//     ledger takes a new incarnation (else its next write would fork it);
+//     otherwise the read keeps it only if it shows the version last known
+//     stored (ahead of it, the state kept obligations: a give-up, a watch).
 //   - it starts a new incarnation when a half of its entry last changed
 //     more than RetireAfter + RetiredGrace/2 ago by its clock: others may
 //     have retired and folded that half, and writing it again would count
@@ -66,9 +65,8 @@ func (l *Ledger) renewStale() {
 	}
 	doubt := false // a write in doubt dropped: it may still land, so its entry is never written again
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
-		doubt = l.cyc.Pending || len(l.unacked) > 0 || l.cyc.Ahead
-		if l.cyc.Local != nil && !doubt && !l.takenOut {
-			l.resume = l.cyc.Local.Version(l.writer) // as stored: a staler read would fork it
+		if doubt = l.cyc.Pending || len(l.unacked) > 0; !doubt {
+			l.resume = l.stored // a staler read would fork it
 		}
 		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false
 	}

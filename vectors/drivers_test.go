@@ -4602,7 +4602,7 @@ type dvLedgerModel struct {
 	sent      dvEntries        // while pending: the ambiguous put's state as sent
 	pending   bool
 	ahead     bool                // a put refused with none pending took its transactions back out (6.9)
-	readOwn   uint64              // its writer's version in the state read, when the store holds it (6.9)
+	stored    uint64              // its writer's version last known stored: a landed put, a read in place (6.9)
 	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
 	unindexed map[string]dvRecord // records not yet written
 	giving    map[string]bool     // those of them that give L's copy up (6.11 step 6)
@@ -4686,7 +4686,7 @@ func (m *dvModel) incarnate(L *dvLedgerModel) {
 		return
 	}
 	L.writer, L.later = L.later[0], L.later[1:]
-	L.ownAt, L.ownSeq, L.gaveUp = map[string]time.Time{}, map[string]string{}, map[string]bool{}
+	L.ownAt, L.ownSeq, L.gaveUp, L.stored = map[string]time.Time{}, map[string]string{}, map[string]bool{}, 0
 }
 
 func (m *dvModel) see(where string, s *dvState, writer string) {
@@ -5459,9 +5459,9 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 			}
 			v := merged.version(w)
 			if w == L.writer {
-				// Its version in the state read, when the store holds
-				// it; else in the state written.
-				v = cmp.Or(L.readOwn, written.version(w))
+				// Its version last known stored; else in the state
+				// written.
+				v = cmp.Or(L.stored, written.version(w))
 			}
 			r := dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: w, At: at, Version: strconv.FormatUint(max(v, 1), 10)}
 			want = append(want, r)
@@ -5932,9 +5932,8 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		// What the ledger judges against: the fetch, and its own state
 		// unless it reads apart (a write of it pending, or ahead: 6.9).
 		judged := fetched
-		L.readOwn = 0
 		if !L.pending && !L.ahead {
-			judged, L.readOwn = all, all.version(L.writer)
+			judged, L.stored = all, all.version(L.writer)
 			maps.Copy(view, all.txns())
 		}
 		// 6.11 step 1: every member whose transaction the fetch does not
@@ -6198,7 +6197,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 		switch p.Reply {
 		case "ok":
 			m.owe(L, state)
-			L.last, L.lastState, L.pending, L.ahead = written, state, false, false
+			L.last, L.lastState, L.pending, L.ahead, L.stored = written, state, false, false, state.version(L.writer)
 			n := state.value()
 			for _, c := range writers {
 				c.value, c.landed, c.done = &n, true, true
@@ -7758,7 +7757,7 @@ var dvMutants = []struct {
 		"ledger/index.go", "Writer: w, At: now, Version: max(v, 1)}", "Writer: w, At: now, Version: max(v-v, 1)}",
 		"driver_ledger", "retire: the records of a retired writer carry its version"},
 	{"ledger/a retirement record naming its own writer above the store", "6.9: a record a pass names its own writer in carries its version in the state read",
-		"ledger/index.go", "v = l.readOwn // a version the store holds", "v = max(v, l.readOwn) // a version the store holds",
+		"ledger/index.go", "v = l.stored // a version the store holds", "v = max(v, l.stored) // a version the store holds",
 		"driver_ledger", "retire: actors recorded by earlier writes retire more than 16 at once"},
 	{"ledger/an idle actor with a late copy retired", "6.9 RetireAfter: an actor whose newest copy another writer counted first is not retired at that version",
 		"ledger/index.go", "			late = true", "			late = false",

@@ -1,0 +1,90 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// TestGraceDropFlushReadsFirst (found by a review): the schedule of
+// TestGraceDropThenFailedFetch. Whenever a read would drop the state
+// (RetiredGrace/2 since the last one), flush reads first, so that a
+// take-out its owed records make is not dropped by the cycle's read that
+// follows (fetchFails=false: +5 before). With that read one state stale
+// (stale=true), the ledger takes a new incarnation, its owed record of x
+// no longer names its writer, and the late copy in the old entry is never
+// taken out: x counts twice, the limit SPEC.md 6.10 states for a take-out
+// dropped with the state.
+func TestGraceDropFlushReadsFirst(t *testing.T) {
+	for _, tc := range []struct{ stale, fetchFails bool }{{false, true}, {true, true}, {false, false}} {
+		stale := tc.stale
+		t.Run(fmt.Sprintf("stale=%v,fetchFails=%v", tc.stale, tc.fetchFails), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la := newLane(mem)
+			o := limitOptions(clock, "a", time.Hour)
+			o.RetiredGrace = 2 * time.Hour
+			a, err := ledger.New(la, advKey, o)
+			require.NoError(t, err)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+			_, err = a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			require.NoError(t, la.Deliver(0))
+			la.DropHeld()
+			la.plan.set(nil, nil, nil)
+			run.upd(a, "w", 9, tpncounter.Applied) // x's record (naming a) owed
+			aw := a.Writer()
+
+			clock.Add(70 * time.Minute)
+			if tc.fetchFails {
+				la.plan.set(nil, []faulty.Fault{faulty.Refuse}, nil)
+				_, err = a.Value(ctx)
+				require.Error(t, err, "the fetch fails")
+			}
+			if stale {
+				la.plan.set(nil, []faulty.Fault{faulty.StaleBy(1)}, nil) // flush's read
+			} else {
+				la.plan.set(nil, nil, nil)
+			}
+			res, err := a.Update(ctx, "p0", 1)
+			t.Logf("p0: %+v %v; a writes as %s (was %s)", res, err, a.Writer(), aw)
+			if err == nil && res.Outcome == tpncounter.Applied {
+				run.want++
+			}
+			la.plan.set(nil, nil, nil)
+			run.settle(a, b)
+			r := watchLedger(t, mem, clock, "r", time.Hour)
+			for i := range 10 {
+				run.upd(r, crdt.TxnID(fmt.Sprintf("r%d", i)), 1, tpncounter.Applied)
+				clock.Add(20 * time.Minute)
+			}
+			st := stored(t, mem)
+			_, oldLive := maps.Collect(st.LiveActors())[aw]
+			t.Logf("a's old entry %s live %v holds %v", aw, oldLive, maps.Collect(st.Transactions(aw)))
+			if stale {
+				require.Equal(t, run.want+5, st.Value(), "the stated limit: x counts twice")
+				return
+			}
+			require.Equal(t, run.want, st.Value(), "each transaction counted once")
+		})
+	}
+}
