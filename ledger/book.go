@@ -50,18 +50,15 @@ type Book struct {
 	opts  Options // as given; New validates and normalises them per key
 	max   int
 
-	// open creates key's Ledger and keep reports whether an idle Ledger
-	// must stay open: New and (*Ledger).mustStay, except in tests that show
-	// what dropping such ledgers or reusing writer ids breaks.
+	// open creates key's Ledger and keep reports whether an idle one must
+	// stay open: New and mustStay, except in tests of broken variants.
 	open func(key string) (*Ledger, error)
 	keep func(*Ledger) bool
 
 	mu      sync.Mutex
 	entries map[string]*bookEntry
-	// idle holds the droppable ledgers, least recently used first. It is
-	// not golang-lru's simplelru: its size bound counts only the entries
-	// it holds, while MaxOpen counts those in use and pending too, and it
-	// would keep a second map of the keys.
+	// idle holds the droppable ledgers, least recently used first (not
+	// simplelru, which bounds only its own entries and keeps a second map).
 	idle    list.List // of *bookEntry
 	inUse   int
 	pending int // idle ledgers kept (keep)
@@ -140,10 +137,9 @@ func (b *Book) Debit(ctx context.Context, key string, txn crdt.TxnID, amount int
 	return b.Update(ctx, key, txn, -amount)
 }
 
-// Update applies a signed amount to key under transaction txn, with
-// Ledger.Update's outcomes, retries and errors. An invalid key, txn or
-// amount is refused before any Ledger is opened (crdt.ErrInvalidKey,
-// crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount).
+// Update applies a signed amount to key under transaction txn, as
+// Ledger.Update does; an invalid key, txn or amount is refused before any
+// Ledger opens (crdt.ErrInvalidKey, ErrInvalidTxnID, ErrInvalidAmount).
 func (b *Book) Update(ctx context.Context, key string, txn crdt.TxnID, amount int64) (BookResult, error) {
 	if err := checkUpdate(txn, amount); err != nil {
 		return BookResult{}, refused(ctx, b.opts.Observer, err)
@@ -180,12 +176,10 @@ func (b *Book) Find(ctx context.Context, key string) (*tpncounter.Counter, error
 }
 
 // LandPending runs Find on every idle key whose Ledger the Book keeps (see
-// BookStats.Pending), and again while it holds a pending write or owes a
-// record (a Find that learns a pending write landed owes its records until
-// the next), at most three times, so that the writes land and the ledgers
-// may be dropped. It returns the errors of the keys that failed, joined;
-// their ledgers stay kept. A ledger watching a copy stays kept until a read
-// ends the watch.
+// BookStats.Pending), and again, at most three times, while it holds a
+// pending write or owes a record, so that the writes land and the ledgers
+// may be dropped. It returns the failed keys' errors, joined; their
+// ledgers stay kept, as do ledgers watching a copy until a read ends it.
 func (b *Book) LandPending(ctx context.Context) error {
 	b.mu.Lock()
 	var keys []*bookEntry

@@ -263,9 +263,10 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	}
 	now := l.now()
 	errs, owners = make([]error, len(recs)), make([]*tpncounter.Copy, len(recs))
-	xs := make([]indexed, len(recs))
+	xs, queued := make([]indexed, len(recs)), make([]Record, len(recs)) // queued: before judgement
 	var mine, judged, puts []int
 	for i, p := range recs {
+		queued[i] = p.rec
 		switch {
 		case p.confirm && p.rec.Writer == l.writer:
 			mine = append(mine, i)
@@ -324,18 +325,24 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	var given []crdt.TxnID
 	for i, err := range errs {
 		r := recs[i].rec
+		// Another copy's owed record (owe: this writer's copy landed after
+		// the call saw another's) stays owed, to be confirmed.
+		u, owed := l.unindexed[r.Txn]
+		other := owed && (u.Writer != queued[i].Writer || u.Amount != queued[i].Amount)
 		if err == nil {
-			delete(l.unindexed, r.Txn)
-			delete(l.giving, r.Txn)
+			if !other {
+				delete(l.unindexed, r.Txn)
+				delete(l.giving, r.Txn)
+			}
 			if recs[i].gives && l.cyc.Local != nil && holds(l.cyc.Local, l.writer, r.Txn) {
 				given = append(given, r.Txn)
 			}
 			continue
 		}
-		// An ambiguous write may have landed; writing the record again
-		// changes nothing, so it is kept until a write is acknowledged.
-		setIn(&l.unindexed, r.Txn, r)
-		setIn(&l.giving, r.Txn, recs[i].gives)
+		if !other { // an ambiguous write may have landed: kept until one is acknowledged
+			setIn(&l.unindexed, r.Txn, r)
+			setIn(&l.giving, r.Txn, recs[i].gives)
+		}
 	}
 	l.takeOut(true, given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
 	if len(out) > 0 && !l.rewriting && l.takeOut(false, out...) == nil {
