@@ -66,7 +66,7 @@ func (l *Ledger) renewStale() {
 	doubt := false // a write in doubt dropped: it may still land, so its entry is never written again
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
 		if doubt = l.cyc.Pending || len(l.unacked) > 0; !doubt {
-			l.resume = l.stored // a staler read would fork it
+			l.resume = max(l.resume, l.stored) // a staler read would fork it (a Book's stands)
 		}
 		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false
 	}
