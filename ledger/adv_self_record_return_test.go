@@ -2,8 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"fmt"
-	"maps"
 	"testing"
 	"time"
 
@@ -76,23 +74,7 @@ func TestSelfRecordThenWriterReturns(t *testing.T) {
 			}
 			t.Logf("l at %d stored (before %d)", stored(t, mem).Version(l.Writer()), vBefore)
 
-			live := func() (bool, bool) {
-				la := maps.Collect(stored(t, mem).LiveActors())
-				_, lLive := la[l.Writer()]
-				_, qLive := la[q.Writer()]
-				return lLive, qLive
-			}
-			retiredAt := -1
-			for h := 0; h < 30; h++ {
-				for i := range 3 {
-					upd(m, crdt.TxnID(fmt.Sprintf("m%d.%d", h, i)), 1, tpncounter.Applied)
-					clock.Add(21 * time.Minute)
-				}
-				if lLive, qLive := live(); !lLive && !qLive {
-					retiredAt = h
-					break
-				}
-			}
+			retiredAt := retiredAfter(t, run, m, mem, clock, 30, l, q)
 			t.Logf("retired after m's hour %d", retiredAt)
 			if tc.hold {
 				require.NoError(t, ll.Siblings.DeliverAll())
@@ -172,33 +154,9 @@ func TestSelfRecordWhileAhead(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 	ll.plan.set(nil, nil, nil)
 	require.Equal(t, vBefore, stored(t, mem).Version(l.Writer()), "l's writes were refused")
-	sibs, _, err := mem.Fetch(ctx, ledger.RecordKey(advKey, "x"))
-	require.NoError(t, err)
-	above := false
-	for _, b := range sibs {
-		var r ledger.Record
-		require.NoError(t, r.UnmarshalBinary(b))
-		t.Logf("x's record %+v (l stored at %d)", r, vBefore)
-		above = above || r.Writer == l.Writer() && r.Version > vBefore
-	}
+	above := recordAbove(t, mem, "x", l, vBefore)
 
-	live := func() (bool, bool) {
-		la := maps.Collect(stored(t, mem).LiveActors())
-		_, lLive := la[l.Writer()]
-		_, qLive := la[q.Writer()]
-		return lLive, qLive
-	}
-	retiredAt := -1
-	for h := 0; h < 30; h++ {
-		for i := range 3 {
-			upd(m, crdt.TxnID(fmt.Sprintf("m%d.%d", h, i)), 1, tpncounter.Applied)
-			clock.Add(21 * time.Minute)
-		}
-		if lLive, qLive := live(); !lLive && !qLive {
-			retiredAt = h
-			break
-		}
-	}
+	retiredAt := retiredAfter(t, run, m, mem, clock, 30, l, q)
 	t.Logf("l and q retired after m's hour %d", retiredAt)
 	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
 	require.False(t, above, "a record of x names l above its stored version")
