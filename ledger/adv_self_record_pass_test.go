@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -26,26 +26,13 @@ import (
 // the pair waited for the retry window (~23 h).
 func TestSelfRecordAfterRefusedPassOnly(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	ll, lq := newLane(mem), newLane(mem)
-	l := watchLedger(t, ll, clock, "l", time.Hour)
-	q := watchLedger(t, lq, clock, "q", -1)
-	m := watchLedger(t, mem, clock, "m", time.Hour)
-	p := watchLedger(t, mem, clock, "p", -1)
-	require.Less(t, l.Writer(), q.Writer())
-	run := &limitRun{t: t}
-	upd := run.upd
-	upd(p, "p0", 7, tpncounter.Applied) // p goes idle: due for l's pass an hour later
-	clock.Add(51*time.Minute + 30*time.Second)
-	upd(l, "open", 1000, tpncounter.Applied)
-
-	g, done := slowUpdate(lq, q, "x", 5)
-	upd(l, "x", 5, tpncounter.Applied)
-	ans := landSlow(t, g, done)
-	require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
-	clock.Add(8 * time.Minute)
-	upd(l, "l1", 1, tpncounter.Applied) // l's pass first sees q
+	var p *ledger.Ledger
+	mp := newMetPair(t, func(mp *metPair) {
+		p = watchLedger(t, mp.mem, mp.clock, "p", -1)
+		mp.run.upd(p, "p0", 7, tpncounter.Applied) // p goes idle: due for l's pass an hour later
+		mp.clock.Add(51*time.Minute + 30*time.Second)
+	})
+	mem, clock, ll, l, q, m, run := mp.mem, mp.clock, mp.ll, mp.l, mp.q, mp.m, mp.run
 
 	clock.Add(10 * time.Second)
 	_, err := l.Find(ctx) // lands, no pass due: l's entry compacted

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -35,23 +34,8 @@ func TestSelfRecordThenWriterReturns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			ll, lq := newLane(mem), newLane(mem)
-			l := watchLedger(t, ll, clock, "l", time.Hour)
-			q := watchLedger(t, lq, clock, "q", -1)
-			m := watchLedger(t, mem, clock, "m", time.Hour)
-			require.Less(t, l.Writer(), q.Writer())
-			run := &limitRun{t: t}
-			upd := run.upd
-			upd(l, "open", 1000, tpncounter.Applied)
-
-			g, done := slowUpdate(lq, q, "x", 5)
-			upd(l, "x", 5, tpncounter.Applied)
-			ans := landSlow(t, g, done)
-			require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
-			clock.Add(8 * time.Minute)
-			upd(l, "l1", 1, tpncounter.Applied)
+			mp := newMetPair(t, nil)
+			mem, clock, ll, l, q, m, run := mp.mem, mp.clock, mp.ll, mp.l, mp.q, mp.m, mp.run
 
 			clock.Add(61 * time.Minute)
 			vBefore := stored(t, mem).Version(l.Writer())
@@ -124,23 +108,8 @@ func TestSelfRecordThenWriterReturns(t *testing.T) {
 // pair retires within about an hour, x counted once.
 func TestSelfRecordWhileAhead(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	ll, lq := newLane(mem), newLane(mem)
-	l := watchLedger(t, ll, clock, "l", time.Hour)
-	q := watchLedger(t, lq, clock, "q", -1)
-	m := watchLedger(t, mem, clock, "m", time.Hour)
-	require.Less(t, l.Writer(), q.Writer())
-	run := &limitRun{t: t}
-	upd := run.upd
-	upd(l, "open", 1000, tpncounter.Applied)
-
-	g, done := slowUpdate(lq, q, "x", 5)
-	upd(l, "x", 5, tpncounter.Applied)
-	ans := landSlow(t, g, done)
-	require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
-	clock.Add(8 * time.Minute)
-	upd(l, "l1", 1, tpncounter.Applied) // l's pass first sees q
+	mp := newMetPair(t, nil)
+	mem, clock, ll, l, q, m, run := mp.mem, mp.clock, mp.ll, mp.l, mp.q, mp.m, mp.run
 
 	clock.Add(time.Minute)
 	vBefore := stored(t, mem).Version(l.Writer())

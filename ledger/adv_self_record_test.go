@@ -28,23 +28,8 @@ import (
 // (SPEC.md 6.9): the pair retires within about an hour, x counted once.
 func TestSelfRecordAtStoredVersion(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	ll, lq := newLane(mem), newLane(mem)
-	l := watchLedger(t, ll, clock, "l", time.Hour)
-	q := watchLedger(t, lq, clock, "q", -1)
-	m := watchLedger(t, mem, clock, "m", time.Hour)
-	require.Less(t, l.Writer(), q.Writer())
-	run := &limitRun{t: t}
-	upd := run.upd
-	upd(l, "open", 1000, tpncounter.Applied)
-
-	g, done := slowUpdate(lq, q, "x", 5)
-	upd(l, "x", 5, tpncounter.Applied)
-	ans := landSlow(t, g, done)
-	require.Equal(t, tpncounter.Duplicate, ans.r.Outcome)
-	clock.Add(8 * time.Minute)
-	upd(l, "l1", 1, tpncounter.Applied) // l's pass first sees q
+	mp := newMetPair(t, nil)
+	mem, clock, ll, l, q, m, run := mp.mem, mp.clock, mp.ll, mp.l, mp.q, mp.m, mp.run
 
 	clock.Add(61 * time.Minute)
 	vBefore := stored(t, mem).Version(l.Writer())
@@ -95,4 +80,35 @@ func recordAbove(t *testing.T, mem *memory.Siblings, txn crdt.TxnID, l *ledger.L
 		above = above || r.Writer == l.Writer() && r.Version > v
 	}
 	return above
+}
+
+// metPair is the self-record tests' account: q's late copy of x meets l's
+// (l's counts, l < q), then l writes l1, whose pass first sees q; m
+// retires after an hour. before, unless nil, runs before l's first credit.
+type metPair struct {
+	mem     *memory.Siblings
+	clock   *fakeClock
+	ll      *lane
+	l, q, m *ledger.Ledger
+	run     *limitRun
+}
+
+func newMetPair(t *testing.T, before func(mp *metPair)) *metPair {
+	t.Helper()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	ll, lq := newLane(mem), newLane(mem)
+	mp := &metPair{mem: mem, clock: clock, ll: ll, run: &limitRun{t: t},
+		l: watchLedger(t, ll, clock, "l", time.Hour), q: watchLedger(t, lq, clock, "q", -1), m: watchLedger(t, mem, clock, "m", time.Hour)}
+	require.Less(t, mp.l.Writer(), mp.q.Writer())
+	if before != nil {
+		before(mp)
+	}
+	mp.run.upd(mp.l, "open", 1000, tpncounter.Applied)
+	g, done := slowUpdate(lq, mp.q, "x", 5)
+	mp.run.upd(mp.l, "x", 5, tpncounter.Applied)
+	require.Equal(t, tpncounter.Duplicate, landSlow(t, g, done).r.Outcome)
+	clock.Add(8 * time.Minute)
+	mp.run.upd(mp.l, "l1", 1, tpncounter.Applied) // l's pass first sees q
+	return mp
 }
