@@ -325,8 +325,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	var given []crdt.TxnID
 	for i, err := range errs {
 		r := recs[i].rec
-		// Another copy's owed record (owe: this writer's copy landed after
-		// the call saw another's) stays owed, to be confirmed.
+		// Another copy's owed record (owe: ours landed) stays, to be confirmed.
 		u, owed := l.unindexed[r.Txn]
 		other := owed && (u.Writer != queued[i].Writer || u.Amount != queued[i].Amount)
 		if err == nil {
@@ -359,9 +358,10 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 // copies another writer counted (takenOut: written whatever the store
 // shows, SPEC.md 6.11 step 3), or, given, ones given up (Ahead: 6.9).
 func (l *Ledger) takeOut(given bool, txns ...crdt.TxnID) error {
-	if len(txns) == 0 {
+	switch {
+	case len(txns) == 0:
 		return nil
-	} else if l.cyc.Local == nil {
+	case l.cyc.Local == nil:
 		return fmt.Errorf("%w: ledger %q: taking back %q before a read", crdt.ErrUnavailable, l.key, txns[0])
 	}
 	local := l.cyc.Local.Clone()
