@@ -646,14 +646,10 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 	if len(recs) == 0 {
 		return true
 	}
-	before := len(l.unindexed)
-	l.record(ctx, recs)
-	if len(l.unindexed) > before {
-		// Not all written: do not retire; the kept records are written
-		// before the next cycle (flush) and the retirement tried again.
-		return false
-	}
-	return true
+	// Not all written (one already owed too): do not retire; the kept
+	// records are written before the next cycle (flush), and it tries again.
+	errs, _ := l.record(ctx, recs)
+	return !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
 }
 
 // newestTxns returns actor's newest transaction in each half of c (its
