@@ -325,9 +325,9 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	var given []crdt.TxnID
 	for i, err := range errs {
 		r := recs[i].rec
-		// Another copy's owed record (owe: ours landed) stays, to be confirmed.
+		// Our copy's owed record (owe: it landed) stays beside another's, to be confirmed.
 		u, owed := l.unindexed[r.Txn]
-		other := owed && (u.Writer != queued[i].Writer || u.Amount != queued[i].Amount)
+		other := owed && u.Writer == l.writer && queued[i].Writer != l.writer
 		if err == nil {
 			if !other {
 				delete(l.unindexed, r.Txn)
