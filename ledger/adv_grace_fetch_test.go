@@ -29,28 +29,8 @@ func TestGraceDropThenFailedFetch(t *testing.T) {
 	for _, gap := range []time.Duration{50 * time.Minute, 70 * time.Minute} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la := newLane(mem)
-			o := limitOptions(clock, "a", time.Hour)
-			o.RetiredGrace = 2 * time.Hour
-			a, err := ledger.New(la, advKey, o)
-			require.NoError(t, err)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err = a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
-			require.NoError(t, la.Deliver(0))
-			la.DropHeld()
-			la.plan.set(nil, nil, nil)
-			run.upd(a, "w", 9, tpncounter.Applied) // x's record (naming a) owed
+			mem, clock, la, a, b, run := owedLateCopy(t)
+			var err error
 			unwritten, _ := ledger.Holding(a)
 			t.Logf("a holds unwritten: %v", unwritten)
 
@@ -85,4 +65,35 @@ func TestGraceDropThenFailedFetch(t *testing.T) {
 			require.Zero(t, panics, "a's Update panics (nil cyc.Local in takeOut)")
 		})
 	}
+}
+
+// owedLateCopy is the account of the RetiredGrace fetch tests: a
+// (RetiredGrace 2h, RetireAfter 1h) applies x in a write held in flight;
+// b applies x, then y0..y2; a's held put lands late, and a's next credit w
+// learns it landed, so x's record (naming a) is owed.
+func owedLateCopy(t *testing.T) (*memory.Siblings, *fakeClock, *lane, *ledger.Ledger, *ledger.Ledger, *limitRun) {
+	t.Helper()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la := newLane(mem)
+	o := limitOptions(clock, "a", time.Hour)
+	o.RetiredGrace = 2 * time.Hour
+	a, err := ledger.New(la, advKey, o)
+	require.NoError(t, err)
+	_, b := limitLedger(t, mem, clock, "b", -1)
+	run := &limitRun{t: t}
+	run.upd(b, "open", 1000, tpncounter.Applied)
+	run.upd(a, "a0", 1, tpncounter.Applied)
+	la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+	_, err = a.Update(context.Background(), "x", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	run.upd(b, "x", 5, tpncounter.Applied)
+	for i := range 3 {
+		run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+	}
+	require.NoError(t, la.Deliver(0))
+	la.DropHeld()
+	la.plan.set(nil, nil, nil)
+	run.upd(a, "w", 9, tpncounter.Applied)
+	return mem, clock, la, a, b, run
 }

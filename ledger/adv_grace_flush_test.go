@@ -9,9 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -30,28 +28,8 @@ func TestGraceDropFlushReadsFirst(t *testing.T) {
 		stale := tc.stale
 		t.Run(fmt.Sprintf("stale=%v,fetchFails=%v", tc.stale, tc.fetchFails), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la := newLane(mem)
-			o := limitOptions(clock, "a", time.Hour)
-			o.RetiredGrace = 2 * time.Hour
-			a, err := ledger.New(la, advKey, o)
-			require.NoError(t, err)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err = a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
-			require.NoError(t, la.Deliver(0))
-			la.DropHeld()
-			la.plan.set(nil, nil, nil)
-			run.upd(a, "w", 9, tpncounter.Applied) // x's record (naming a) owed
+			mem, clock, la, a, b, run := owedLateCopy(t)
+			var err error
 			aw := a.Writer()
 
 			clock.Add(70 * time.Minute)
