@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -76,16 +77,13 @@ func owedLateCopy(t *testing.T) (*memory.Siblings, *fakeClock, *lane, *ledger.Le
 	mem := memory.NewSiblings()
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	la := newLane(mem)
-	o := limitOptions(clock, "a", time.Hour)
-	o.RetiredGrace = 2 * time.Hour
-	a, err := ledger.New(la, advKey, o)
-	require.NoError(t, err)
+	a := graceLedger(t, la, clock, "a")
 	_, b := limitLedger(t, mem, clock, "b", -1)
 	run := &limitRun{t: t}
 	run.upd(b, "open", 1000, tpncounter.Applied)
 	run.upd(a, "a0", 1, tpncounter.Applied)
 	la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-	_, err = a.Update(context.Background(), "x", 5)
+	_, err := a.Update(context.Background(), "x", 5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	run.upd(b, "x", 5, tpncounter.Applied)
 	for i := range 3 {
@@ -96,4 +94,16 @@ func owedLateCopy(t *testing.T) (*memory.Siblings, *fakeClock, *lane, *ledger.Le
 	la.plan.set(nil, nil, nil)
 	run.upd(a, "w", 9, tpncounter.Applied)
 	return mem, clock, la, a, b, run
+}
+
+// graceLedger is a limit test's ledger (limitOptions) over st, with
+// RetireAfter an hour and RetiredGrace two, so that a read 70 minutes
+// after the last one drops its state.
+func graceLedger(t *testing.T, st store.Siblings, clock *fakeClock, name crdt.ActorID) *ledger.Ledger {
+	t.Helper()
+	o := limitOptions(clock, name, time.Hour)
+	o.RetiredGrace = 2 * time.Hour
+	l, err := ledger.New(st, advKey, o)
+	require.NoError(t, err)
+	return l
 }

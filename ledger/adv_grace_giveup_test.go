@@ -33,10 +33,7 @@ func TestGraceDropKeepsGiveUp(t *testing.T) {
 	lb, lc := newLane(mem), newLane(mem)
 	b, err := ledger.New(lb, advKey, limitOptions(clock, "b", -1))
 	require.NoError(t, err)
-	o := limitOptions(clock, "c", time.Hour)
-	o.RetiredGrace = 2 * time.Hour
-	c, err := ledger.New(lc, advKey, o)
-	require.NoError(t, err)
+	c := graceLedger(t, lc, clock, "c")
 	require.Less(t, b.Writer(), c.Writer())
 	run := &limitRun{t: t}
 	run.upd(b, "open", 1000, tpncounter.Applied)

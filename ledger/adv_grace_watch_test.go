@@ -30,10 +30,7 @@ func TestGraceDropKeepsWatch(t *testing.T) {
 	mem := memory.NewSiblings()
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	la, lb := newLane(mem), newLane(mem)
-	o := limitOptions(clock, "a", time.Hour)
-	o.RetiredGrace = 2 * time.Hour
-	a, err := ledger.New(la, advKey, o)
-	require.NoError(t, err)
+	a := graceLedger(t, la, clock, "a")
 	b, err := ledger.New(lb, advKey, limitOptions(clock, "b", -1))
 	require.NoError(t, err)
 	require.Less(t, a.Writer(), b.Writer())
