@@ -247,16 +247,15 @@ type pendingRecord struct {
 	gives   bool
 }
 
-// record writes the records recs (SPEC.md 6.11 steps 3 and 6), keeping
-// those that failed in l.unindexed. One naming this ledger's writer is
-// confirmed first: its key is read, and it is written with that read's
-// token unless the records of its amount name only other writers (see
-// settle). The reads, then the puts, run at once. owners[i] is set when
-// recs[i]'s copy defers to another writer's: watched, or, when that writer
-// counted it, taken out and written back at once; a copy given up is taken
-// out once its record is written. One with judge names the writer
-// judgeCopies finds counted a late copy instead; a stale judgement fails
-// it, but an owed one (confirm) is written as it stands. l.mu is held.
+// record writes recs (SPEC.md 6.11 steps 3 and 6), keeping those that
+// failed in l.unindexed; the reads, then the puts, run at once. One naming
+// this ledger's writer is confirmed first: written with its key's read's
+// token unless the records of its amount name only other writers (settle).
+// owners[i] is set when recs[i]'s copy defers to another writer's: watched,
+// or, counted there, taken out and written back at once; a copy given up
+// is taken out once its record is written. One with judge names the writer
+// judgeCopies finds counted a late copy instead (a stale judgement fails
+// it, unless owed: confirm). l.mu is held.
 func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error, owners []*tpncounter.Copy) {
 	if len(recs) == 0 {
 		return nil, nil
@@ -343,8 +342,8 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			setIn(&l.giving, r.Txn, recs[i].gives)
 		}
 	}
-	l.takeOut(true, given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
-	if len(out) > 0 && !l.rewriting && l.takeOut(false, out...) == nil {
+	l.takeOut(l.writer, true, given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+	if len(out) > 0 && !l.rewriting && l.takeOut(l.writer, false, out...) == nil {
 		// Until the take-out is written the late copy counts too. A failed
 		// write leaves it to the next one.
 		l.rewriting = true
@@ -354,10 +353,11 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	return errs, owners
 }
 
-// takeOut takes this ledger's copies of txns out of its state (Retract):
+// takeOut takes w's copies of txns out of this ledger's state (Retract):
 // copies another writer counted (takenOut: written whatever the store
-// shows, SPEC.md 6.11 step 3), or, given, ones given up (Ahead: 6.9).
-func (l *Ledger) takeOut(given bool, txns ...crdt.TxnID) error {
+// shows, SPEC.md 6.11 step 3), or, given, ones given up (Ahead: 6.9). w is
+// its writer, or an earlier incarnation's (retake).
+func (l *Ledger) takeOut(w crdt.ActorID, given bool, txns ...crdt.TxnID) error {
 	switch {
 	case len(txns) == 0:
 		return nil
@@ -366,11 +366,14 @@ func (l *Ledger) takeOut(given bool, txns ...crdt.TxnID) error {
 	}
 	local := l.cyc.Local.Clone()
 	for _, x := range txns {
-		if _, err := local.Retract(l.writer, x); err != nil {
+		if _, err := local.Retract(w, x); err != nil {
 			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
 		}
 	}
-	l.cyc.Local, l.cyc.Ahead, l.takenOut = local, l.cyc.Ahead || given, l.takenOut || !given
+	l.cyc.Local, l.cyc.Ahead = local, l.cyc.Ahead || given
+	if !given {
+		l.takenOut = append(l.takenOut, txns...)
+	}
 	return nil
 }
 
@@ -501,7 +504,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 			l.met[txn] = metCopy{rec: m.rec, holder: owner.Writer}
 			continue
 		case v == counted:
-			if err := l.takeOut(false, txn); err != nil {
+			if err := l.takeOut(l.writer, false, txn); err != nil {
 				return err
 			}
 		}

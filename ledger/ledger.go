@@ -191,8 +191,8 @@ type Ledger struct {
 	// met holds this writer's copies of transactions that met another
 	// writer's copy when they landed, until a read decides them (resettle).
 	met       map[crdt.TxnID]metCopy
-	takenOut  bool // Local took out a copy another writer counted (takeOut), not yet written
-	rewriting bool // record is writing back a copy it took out
+	takenOut  []crdt.TxnID // copies another writer counted that Local took out (takeOut), not yet written
+	rewriting bool         // record is writing back a copy it took out
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow, and
 	// with Apply capped below what a store accepts (writeRoom).
@@ -576,7 +576,7 @@ func (l *Ledger) land(ctx context.Context) error {
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cyc.Pending || l.takenOut || len(l.unindexed) > 0, len(l.met) > 0
+	return l.cyc.Pending || l.takenOut != nil || len(l.unindexed) > 0, len(l.met) > 0
 }
 
 // Credit adds amount (> 0) under transaction txn.
@@ -691,7 +691,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	l.renewStale()
+	w, v, out := l.renewStale()
 	sibs, token, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
@@ -707,10 +707,10 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		if l.cyc.Sent != nil {
 			l.stored = max(l.stored, l.cyc.Sent.Version(l.writer))
 		}
-	case !pending && !l.takenOut && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
+	case !pending && l.takenOut == nil && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
 		// This ledger's entry, ahead of the store (a refusal, a give-up),
 		// was retired: its newer entry would bring back what that let go.
-		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, false
+		l.cyc.Local, l.cyc.Ahead = fetched, false
 		l.incarnate() // SPEC.md 6.9
 	case pending:
 		if len(l.unacked) > 0 {
@@ -727,10 +727,13 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		}
 		l.resume = 0
 	}
+	if err := l.retake(w, v, out, fetched); err != nil {
+		return nil, nil, err
+	}
 	if err := l.resettle(ctx, fetched); err != nil {
 		return nil, nil, err
 	}
-	if fetched == l.cyc.Local && !l.cyc.Pending && !l.cyc.Ahead && !l.takenOut {
+	if fetched == l.cyc.Local && !l.cyc.Pending && !l.cyc.Ahead && l.takenOut == nil {
 		l.stored = fetched.Version(l.writer)
 	}
 	return fetched, token, nil
@@ -765,36 +768,25 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 	return nil
 }
 
-// retractLate takes out of this ledger's pending write every transaction it
-// applied but never saw land that the store does not hold and that the
-// transaction index records as applied by another writer, which counted it
-// (the caller retried it there): writing the pending copy would count it
-// again. The retraction, a newer version of this ledger's entry, is written
-// whatever the store shows, and wins over the pending Put if that lands.
+// retractLate takes out of this ledger's pending write each transaction it
+// applied, never saw land and the store does not hold, that another writer's
+// record says it counted (a retry there). The take-out, a newer version of
+// the entry, is written whatever the store shows (SPEC.md 6.11 step 4).
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
 	now := l.now()
-	var local *tpncounter.Counter
-	defer func() {
-		if local != nil { // kept when a later judgement fails
-			l.cyc.Local, l.takenOut = local, true
-		}
-	}()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
 		if fetched.Status(x) != tpncounter.Unknown {
 			continue
 		}
 		elsewhere, err := l.takenElsewhere(ctx, fetched, x, now)
 		if err != nil {
-			return err
+			return err // the take-outs before it stay
 		}
 		if !elsewhere {
 			continue
 		}
-		if local == nil {
-			local = l.cyc.Local.Clone() // the pending write as it was sent
-		}
-		if _, err := local.Retract(l.writer, x); err != nil {
-			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
+		if err := l.takeOut(l.writer, false, x); err != nil {
+			return err
 		}
 		delete(l.unacked, x)
 	}
@@ -820,7 +812,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	switch {
 	case err == nil:
 		l.cyc.Landed(merged, b)
-		l.takenOut, l.stored = false, merged.Version(l.writer)
+		l.takenOut, l.stored = nil, merged.Version(l.writer)
 		l.owe(merged)
 		return true, nil
 	case retry.Classify(err) == retry.Invalid:
@@ -841,7 +833,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		err = retry.AmbiguousErr(err)
 		l.stats.ambiguous++
 		l.cyc.Ambiguous(merged)
-		l.takenOut = false // pending now
+		l.takenOut = nil // pending now
 		for _, x := range applied {
 			setIn(&l.unacked, x, struct{}{})
 		}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"slices"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -43,21 +44,17 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 	l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))
 }
 
-// renewStale keeps this ledger within the grace period (SPEC.md 6.10)
-// before a read:
-//
-//   - when its last read began more than RetiredGrace/2 ago, its state and
-//     its write in doubt are dropped and the read starts from the store:
-//     merging or sending them again could bring back entries folded since,
-//     counted twice. A dropped write in doubt may still land, so the
-//     ledger takes a new incarnation (else its next write would fork it);
-//     otherwise the read keeps it only if it shows the version last known
-//     stored (ahead of it, the state kept obligations: a give-up, a watch).
+// renewStale keeps this ledger within the grace period before a read
+// (SPEC.md 6.10):
+//   - when its last read began more than RetiredGrace/2 ago, it drops its
+//     state and write in doubt (sent again, they could bring back entries
+//     folded since) and returns a take-out not yet written, for retake. A
+//     dropped write in doubt may still land: a new incarnation; otherwise
+//     the read keeps it only if it shows the version last known stored.
 //   - it starts a new incarnation when a half of its entry last changed
 //     more than RetireAfter + RetiredGrace/2 ago by its clock: others may
-//     have retired and folded that half, and writing it again would count
-//     its total twice (the half grace is the margin for clocks).
-func (l *Ledger) renewStale() {
+//     have retired and folded that half (half a grace: the clocks' margin).
+func (l *Ledger) renewStale() (w crdt.ActorID, v uint64, out []crdt.TxnID) {
 	now := l.now()
 	defer func() { l.own.read = now }()
 	if l.opts.RetiredGrace < 0 {
@@ -67,16 +64,28 @@ func (l *Ledger) renewStale() {
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
 		if doubt = l.cyc.Pending || len(l.unacked) > 0; !doubt {
 			l.resume = max(l.resume, l.stored) // a staler read would fork it (a Book's stands)
+			w, v, out = l.writer, l.stored, l.takenOut
 		}
-		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, false
+		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, nil
 	}
 	if !doubt && (l.cyc.Pending || len(l.unacked) > 0 || l.own.changed().IsZero() || now.Sub(l.own.changed()) <= max(l.opts.RetireAfter, 0)+l.opts.RetiredGrace/2) {
 		return
 	}
-	if l.cyc.Ahead && !l.takenOut { // its entry may be retired: continue from the store
-		l.cyc.Local, l.cyc.Seen, l.cyc.Ahead, l.takenOut = nil, nil, false, false
+	if l.cyc.Ahead && l.takenOut == nil { // its entry may be retired: continue from the store
+		l.cyc.Local, l.cyc.Seen, l.cyc.Ahead = nil, nil, false
 	}
 	l.incarnate()
+	return
+}
+
+// retake takes out, dropped by renewStale, out of w's entry in the read
+// that follows again, if it shows that entry at v (else the late copies
+// stay: a limit, SPEC.md 6.10), whichever incarnation l now is.
+func (l *Ledger) retake(w crdt.ActorID, v uint64, out []crdt.TxnID, fetched *tpncounter.Counter) error {
+	if v == 0 || fetched.Version(w) != v {
+		return nil
+	}
+	return l.takeOut(w, false, slices.DeleteFunc(out, func(x crdt.TxnID) bool { return !holds(fetched, w, x) })...)
 }
 
 // incarnate makes this ledger write as a new incarnation of its actor.

@@ -1,0 +1,59 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// TestGraceDropCarriesTakeOut (a limit a review found): lateTakeOut, a's
+// take-out unwritten (its write refused), then a neither reads nor writes
+// for more than RetiredGrace/2 (5 days). Its next Update's renewStale
+// drops the state and carries the take-out to the read, which takes the
+// late copy out again, whether a keeps its incarnation (RetireAfter 1h)
+// or takes a new one (0): x counts once. Dropped with the state, as
+// before, the late copy stayed: +5. With that read stale (a's entry shown
+// before its last write), a takes a new incarnation and the carried
+// take-out is dropped: the limit SPEC.md 6.10 states.
+func TestGraceDropCarriesTakeOut(t *testing.T) {
+	for _, tc := range []struct {
+		retire time.Duration
+		stale  bool
+	}{{-1, false}, {time.Hour, false}, {-1, true}, {time.Hour, true}} {
+		t.Run(fmt.Sprintf("retire=%v,stale=%v", tc.retire, tc.stale), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", tc.retire)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+				func() error { _, err := a.Find(ctx); return err })
+			unwritten, _ := ledger.Holding(a)
+			require.True(t, unwritten, "a holds its take-out, unwritten")
+			clock.Add(5*24*time.Hour + time.Minute)
+			aw := a.Writer()
+			if tc.stale {
+				la.plan.set(nil, []faulty.Fault{faulty.StaleBy(2)}, nil)
+			}
+			run.upd(a, "a1", 1, tpncounter.Applied)
+			la.plan.set(nil, nil, nil)
+			require.Equal(t, tc.retire < 0 || tc.stale, aw != a.Writer(), "a new incarnation with RetireAfter 0 or after a stale read")
+			run.settle(a, b)
+			if tc.stale {
+				require.Equal(t, run.want+5, stored(t, mem).Value(), "the stated limit: x counts twice")
+				return
+			}
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
