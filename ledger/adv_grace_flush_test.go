@@ -21,8 +21,8 @@ import (
 // follows (fetchFails=false: +5 before). With that read one state stale
 // (stale=true), the ledger takes a new incarnation, its owed record of x
 // no longer names its writer, and the late copy in the old entry is never
-// taken out: x counts twice, the limit SPEC.md 6.10 states for a take-out
-// dropped with the state.
+// taken out: x counts twice, the limit SPEC.md 6.10 states for an owed
+// record across the drop.
 func TestGraceDropFlushReadsFirst(t *testing.T) {
 	for _, tc := range []struct{ stale, fetchFails bool }{{false, true}, {true, true}, {false, false}} {
 		stale := tc.stale

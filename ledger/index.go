@@ -398,13 +398,11 @@ const (
 )
 
 // settle decides rec, the record of a transaction whose copy in this
-// ledger's entry counted when it landed, when the records of the
-// transaction name only other writers (SPEC.md 6.11 step 3). It reads the
-// account, then the records again (a writer gives its copy up only once a
-// record names the copy that counts, step 6), and judges them
-// (judgeCopies). On meet the copy is watched (l.met) until a later read
-// decides it (resettle). owner is the other writer's record the copy
-// defers to; token is the one to put rec with on none.
+// ledger's entry counted when it landed, when its records name only other
+// writers (SPEC.md 6.11 step 3): it reads the account, then the records
+// again (step 6: a give-up follows a record), and judges them. On meet the
+// copy is watched (l.met, resettle). owner is the record the copy defers
+// to; token is the one to put rec with on none.
 func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (v verdict, owner *Record, token store.Token, err error) {
 	sibs, _, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
@@ -471,13 +469,11 @@ type metCopy struct {
 }
 
 // resettle decides again, at each read, every copy in this ledger's entry
-// that met another writer's (settle), once no other writer's entry in
-// fetched holds the transaction: that writer may have forgotten it in a
-// cycle that read the account before this copy landed, counting it, or
-// given its copy up to this one, recording this one first (SPEC.md 6.11
-// step 3). A copy the other writer counted is taken out of this ledger's
-// state, written by its next write. A copy that left this ledger's entry,
-// or one no live record names any longer, is no longer watched.
+// that met another writer's (settle) once no other entry in fetched holds
+// the transaction: that writer counted it (forgotten in a cycle that read
+// the account before this copy landed: taken out here, written next) or
+// gave its copy up to this one (SPEC.md 6.11 step 3). A copy that left this
+// entry, or that no live record names, is no longer watched.
 func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) error {
 	if len(l.met) == 0 {
 		return nil
@@ -708,13 +704,11 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is
-// counted by another writer: a live record names a writer other than this
-// ledger's, and fetched holds that writer's entry at or after the recorded
-// version (it counted txn in its total, or retired). A record of this
-// ledger's own writer means its copy landed: false. When fetched holds only
-// earlier versions of every other writer recorded, it is a stale read and
-// cannot tell: an error wrapping crdt.ErrUnavailable, since taking txn out
-// could leave it held by no one (SPEC.md 6.11).
+// counted by another writer: a live record names one other than this
+// ledger's, whose entry fetched holds at or after the recorded version. A
+// record of this writer means its copy landed: false. A fetch holding only
+// earlier versions of every writer recorded cannot tell: an error wrapping
+// crdt.ErrUnavailable (taking txn out could leave it held by no one).
 func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, now time.Time) (bool, error) {
 	x, err := l.lookup(ctx, txn, now)
 	if err != nil {

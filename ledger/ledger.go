@@ -192,6 +192,7 @@ type Ledger struct {
 	// writer's copy when they landed, until a read decides them (resettle).
 	met       map[crdt.TxnID]metCopy
 	takenOut  []crdt.TxnID // copies another writer counted that Local took out (takeOut), not yet written
+	carry     []Record     // a take-out renewStale dropped: each Txn out of Writer's entry, stored at Version (retake)
 	rewriting bool         // record is writing back a copy it took out
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow, and
@@ -238,11 +239,9 @@ func writeRoom(o tpncounter.Options) int {
 }
 
 // MaxRetirePerWrite bounds the actors whose transactions one write records
-// before retiring them (see Options.RetireAfter), so that a write's cost
-// stays bounded when many actors become retirable at once: an actor is
-// retired only once recorded at its version. Idle actors that share
-// transactions retire together, as one group of any size, once all are
-// recorded.
+// before retiring them (Options.RetireAfter), so a write's cost stays
+// bounded; an actor retires once recorded at its version, and idle actors
+// that share transactions retire together, as one group of any size.
 const MaxRetirePerWrite = 16
 
 // RetirePassDivisor sets how often a ledger looks for idle actors (a pass
@@ -576,7 +575,7 @@ func (l *Ledger) land(ctx context.Context) error {
 func (l *Ledger) holding() (unwritten, watching bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cyc.Pending || l.takenOut != nil || len(l.unindexed) > 0, len(l.met) > 0
+	return l.cyc.Pending || l.takenOut != nil || l.carry != nil || len(l.unindexed) > 0, len(l.met) > 0
 }
 
 // Credit adds amount (> 0) under transaction txn.
@@ -691,7 +690,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	w, v, out := l.renewStale()
+	l.renewStale()
 	sibs, token, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
@@ -727,7 +726,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		}
 		l.resume = 0
 	}
-	if err := l.retake(w, v, out, fetched); err != nil {
+	if err := l.retake(fetched); err != nil {
 		return nil, nil, err
 	}
 	if err := l.resettle(ctx, fetched); err != nil {
@@ -844,12 +843,10 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 	return false, nil
 }
 
-// owe adds to the records still to write (l.unindexed) one for every
-// transaction of a write whose callers were not told it landed
-// (l.unacked), now that st, a state holding that write, is known to have
-// landed: a retry may come after the ledger's later writes fold it out of
-// the counter (SPEC.md 6.11 step 3). flush writes them before the next
-// cycle.
+// owe adds to l.unindexed a record for each transaction of a write whose
+// callers were not told it landed (l.unacked), now that st, holding it, has
+// landed: a retry may come after later writes fold it out (SPEC.md 6.11
+// step 3). flush writes them before the next cycle.
 func (l *Ledger) owe(st *tpncounter.Counter) {
 	if len(l.unacked) == 0 {
 		return

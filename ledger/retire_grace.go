@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"slices"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -48,13 +47,13 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 // (SPEC.md 6.10):
 //   - when its last read began more than RetiredGrace/2 ago, it drops its
 //     state and write in doubt (sent again, they could bring back entries
-//     folded since) and returns a take-out not yet written, for retake. A
+//     folded since), keeping a take-out not yet written for retake. A
 //     dropped write in doubt may still land: a new incarnation; otherwise
 //     the read keeps it only if it shows the version last known stored.
 //   - it starts a new incarnation when a half of its entry last changed
 //     more than RetireAfter + RetiredGrace/2 ago by its clock: others may
 //     have retired and folded that half (half a grace: the clocks' margin).
-func (l *Ledger) renewStale() (w crdt.ActorID, v uint64, out []crdt.TxnID) {
+func (l *Ledger) renewStale() {
 	now := l.now()
 	defer func() { l.own.read = now }()
 	if l.opts.RetiredGrace < 0 {
@@ -64,7 +63,9 @@ func (l *Ledger) renewStale() (w crdt.ActorID, v uint64, out []crdt.TxnID) {
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
 		if doubt = l.cyc.Pending || len(l.unacked) > 0; !doubt {
 			l.resume = max(l.resume, l.stored) // a staler read would fork it (a Book's stands)
-			w, v, out = l.writer, l.stored, l.takenOut
+			for _, x := range l.takenOut {
+				l.carry = append(l.carry, Record{Txn: x, Writer: l.writer, Version: l.stored})
+			}
 		}
 		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, nil
 	}
@@ -75,17 +76,25 @@ func (l *Ledger) renewStale() (w crdt.ActorID, v uint64, out []crdt.TxnID) {
 		l.cyc.Local, l.cyc.Seen, l.cyc.Ahead = nil, nil, false
 	}
 	l.incarnate()
-	return
 }
 
-// retake takes out, dropped by renewStale, out of w's entry in the read
-// that follows again, if it shows that entry at v (else the late copies
-// stay: a limit, SPEC.md 6.10), whichever incarnation l now is.
-func (l *Ledger) retake(w crdt.ActorID, v uint64, out []crdt.TxnID, fetched *tpncounter.Counter) error {
-	if v == 0 || fetched.Version(w) != v {
-		return nil
+// retake makes each take-out renewStale dropped (carry) again in the first
+// read that shows its entry at its version or later (a staler read keeps
+// it: its write would fork the entry), whichever incarnation l now is.
+func (l *Ledger) retake(fetched *tpncounter.Counter) error {
+	var kept []Record
+	for _, c := range l.carry {
+		switch v := fetched.Version(c.Writer); {
+		case v < c.Version:
+			kept = append(kept, c)
+		case v == c.Version && holds(fetched, c.Writer, c.Txn):
+			if err := l.takeOut(c.Writer, false, c.Txn); err != nil {
+				return err // l.carry kept whole: a take-out made twice is one
+			}
+		}
 	}
-	return l.takeOut(w, false, slices.DeleteFunc(out, func(x crdt.TxnID) bool { return !holds(fetched, w, x) })...)
+	l.carry = kept
+	return nil
 }
 
 // incarnate makes this ledger write as a new incarnation of its actor.
