@@ -342,8 +342,8 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			setIn(&l.giving, r.Txn, recs[i].gives)
 		}
 	}
-	l.takeOut(l.writer, true, given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
-	if len(out) > 0 && !l.rewriting && l.takeOut(l.writer, false, out...) == nil {
+	l.takeOut(l.writer, l.stored, true, given...) //nolint:errcheck // held: only MaxSeq refuses, and then the copy stays
+	if len(out) > 0 && !l.rewriting && l.takeOut(l.writer, l.stored, false, out...) == nil {
 		// Until the take-out is written the late copy counts too. A failed
 		// write leaves it to the next one.
 		l.rewriting = true
@@ -353,11 +353,11 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	return errs, owners
 }
 
-// takeOut takes w's copies of txns out of this ledger's state (Retract):
+// takeOut takes the copies of txns in w's entry (its writer's, or an
+// earlier incarnation's: retake), stored at v, out of this ledger's state:
 // copies another writer counted (takenOut: written whatever the store
-// shows, SPEC.md 6.11 step 3), or, given, ones given up (Ahead: 6.9). w is
-// its writer, or an earlier incarnation's (retake).
-func (l *Ledger) takeOut(w crdt.ActorID, given bool, txns ...crdt.TxnID) error {
+// shows, SPEC.md 6.11 step 3), or, given, ones given up (Ahead: 6.9).
+func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnID) error {
 	switch {
 	case len(txns) == 0:
 		return nil
@@ -371,8 +371,10 @@ func (l *Ledger) takeOut(w crdt.ActorID, given bool, txns ...crdt.TxnID) error {
 		}
 	}
 	l.cyc.Local, l.cyc.Ahead = local, l.cyc.Ahead || given
-	if !given {
-		l.takenOut = append(l.takenOut, txns...)
+	for _, x := range txns {
+		if !given {
+			l.takenOut = append(l.takenOut, Record{Txn: x, Writer: w, Version: v})
+		}
 	}
 	return nil
 }
@@ -500,7 +502,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 			l.met[txn] = metCopy{rec: m.rec, holder: owner.Writer}
 			continue
 		case v == counted:
-			if err := l.takeOut(l.writer, false, txn); err != nil {
+			if err := l.takeOut(l.writer, l.stored, false, txn); err != nil {
 				return err
 			}
 		}

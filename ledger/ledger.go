@@ -191,9 +191,9 @@ type Ledger struct {
 	// met holds this writer's copies of transactions that met another
 	// writer's copy when they landed, until a read decides them (resettle).
 	met       map[crdt.TxnID]metCopy
-	takenOut  []crdt.TxnID // copies another writer counted that Local took out (takeOut), not yet written
-	carry     []Record     // a take-out renewStale dropped: each Txn out of Writer's entry, stored at Version (retake)
-	rewriting bool         // record is writing back a copy it took out
+	takenOut  []Record // copies another writer counted that Local took out (takeOut), not yet written
+	carry     []Record // a take-out renewStale dropped: each Txn out of Writer's entry, stored at Version (retake)
+	rewriting bool     // record is writing back a copy it took out
 	// copts are the stored counter's options: Options.Counter without
 	// TxnTime, which the ledger applies itself against RetryWindow, and
 	// with Apply capped below what a store accepts (writeRoom).
@@ -784,7 +784,7 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 		if !elsewhere {
 			continue
 		}
-		if err := l.takeOut(l.writer, false, x); err != nil {
+		if err := l.takeOut(l.writer, l.stored, false, x); err != nil {
 			return err
 		}
 		delete(l.unacked, x)

@@ -63,9 +63,7 @@ func (l *Ledger) renewStale() {
 	if now.Sub(l.own.read) > l.opts.RetiredGrace/2 {
 		if doubt = l.cyc.Pending || len(l.unacked) > 0; !doubt {
 			l.resume = max(l.resume, l.stored) // a staler read would fork it (a Book's stands)
-			for _, x := range l.takenOut {
-				l.carry = append(l.carry, Record{Txn: x, Writer: l.writer, Version: l.stored})
-			}
+			l.carry = append(l.carry, l.takenOut...)
 		}
 		l.cyc.Local, l.cyc.Seen, l.cyc.Pending, l.cyc.Ahead, l.unacked, l.takenOut = nil, nil, false, false, nil, nil
 	}
@@ -88,7 +86,7 @@ func (l *Ledger) retake(fetched *tpncounter.Counter) error {
 		case v < c.Version:
 			kept = append(kept, c)
 		case v == c.Version && holds(fetched, c.Writer, c.Txn):
-			if err := l.takeOut(c.Writer, false, c.Txn); err != nil {
+			if err := l.takeOut(c.Writer, c.Version, false, c.Txn); err != nil {
 				return err // l.carry kept whole: a take-out made twice is one
 			}
 		}

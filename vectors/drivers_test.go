@@ -7787,7 +7787,7 @@ var dvMutants = []struct {
 		"ledger/index.go", "if len(x.records) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
 	{"ledger/a copy given up kept", "6.11 step 6: once its record is written, a copy given up is taken out",
-		"ledger/index.go", "l.takeOut(l.writer, true, given...)", "_ = given //",
+		"ledger/index.go", "l.takeOut(l.writer, l.stored, true, given...)", "_ = given //",
 		"driver_ledger", "records: a writer takes out the copy it gave up, whatever it reads later"},
 	{"ledger/a copy given up unrecorded", "6.11 step 6: the copy that counts is recorded before a copy is given up",
 		"ledger/index.go", "if len(ceded) == 0 {", "if true {",

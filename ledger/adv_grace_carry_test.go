@@ -1,0 +1,275 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// TestGraceDropTakeOutSurvivesFailedFetch (found by a review):
+// lateTakeOut, a's take-out unwritten; a is idle past RetiredGrace/2 and
+// the account fetch of its next read (a Value or an Update), which drops
+// the state, fails. The take-out stays held (carry) for the read after:
+// x counts once. Kept only by the failed read, it was lost (+5).
+func TestGraceDropTakeOutSurvivesFailedFetch(t *testing.T) {
+	for _, tc := range []struct {
+		retire time.Duration
+		update bool
+	}{{-1, false}, {time.Hour, false}, {time.Hour, true}} {
+		t.Run(fmt.Sprintf("retire=%v,update=%v", tc.retire, tc.update), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", tc.retire)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+				func() error { _, err := a.Find(ctx); return err })
+			unwritten, _ := ledger.Holding(a)
+			require.True(t, unwritten)
+
+			clock.Add(5*24*time.Hour + time.Minute)
+			la.plan.set(nil, []faulty.Fault{faulty.Refuse}, nil)
+			var err error
+			if tc.update {
+				_, err = a.Update(ctx, "a1", 1)
+			} else {
+				_, err = a.Value(ctx)
+			}
+			require.Error(t, err, "the account fetch fails")
+			la.plan.set(nil, nil, nil)
+			unwritten, _ = ledger.Holding(a)
+			t.Logf("after the failed fetch: unwritten %v", unwritten)
+
+			run.upd(a, "a2", 1, tpncounter.Applied)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
+// TestGraceDropTakeOutOfAnEarlierIncarnation (found by a review):
+// lateTakeOut, a's take-out unwritten; a reads within RetiredGrace/2 but
+// writes nothing for RetireAfter + RetiredGrace/2, so its next Update
+// takes a new incarnation keeping the state (TestRenewStaleKeepsTakeOut),
+// and that Update's puts are refused. After a further RetiredGrace/2 the
+// drop carries the take-out as the old entry's, at its stored version,
+// and the read makes it again: x counts once. Carried as the new
+// incarnation's, it was lost (+5).
+func TestGraceDropTakeOutOfAnEarlierIncarnation(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la, a := limitLedger(t, mem, clock, "a", -1)
+	_, b := limitLedger(t, mem, clock, "b", -1)
+	run := &limitRun{t: t}
+	lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+		func() error { _, err := a.Find(ctx); return err })
+	clock.Add(4 * 24 * time.Hour)
+	_, err := a.Value(ctx)
+	require.NoError(t, err)
+	clock.Add(24*time.Hour + time.Minute)
+	aw := a.Writer()
+	la.plan.set([]faulty.Fault{faulty.Refuse, faulty.Refuse, faulty.Refuse, faulty.Refuse}, nil, nil)
+	_, err = a.Update(ctx, "a1", 1)
+	require.Error(t, err, "a1's puts refused")
+	la.plan.set(nil, nil, nil)
+	require.NotEqual(t, aw, a.Writer(), "a took a new incarnation")
+	unwritten, _ := ledger.Holding(a)
+	require.True(t, unwritten, "the old entry's take-out is held, unwritten")
+
+	clock.Add(5*24*time.Hour + time.Minute)
+	run.upd(a, "a2", 1, tpncounter.Applied)
+	run.settle(a, b)
+	require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+}
+
+// TestBookKeepsCarriedTakeOut (found by a review): lateTakeOut through a
+// Book (MaxOpen 1), a's take-out unwritten. After RetiredGrace/2 a Value
+// on the key drops the state and its account fetch fails: the Book must
+// still hold the key's ledger (BookHolding), which carries the take-out,
+// when a Value on another key would evict it. x counts once.
+func TestBookKeepsCarriedTakeOut(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la := newLane(mem)
+	bk, err := ledger.NewBook(la, ledger.BookOptions{MaxOpen: 1, Options: limitOptions(clock, "a", time.Hour)})
+	require.NoError(t, err)
+	_, b := limitLedger(t, mem, clock, "b", -1)
+	run := &limitRun{t: t}
+	update := func(x crdt.TxnID, n int64) (ledger.Result, error) {
+		res, err := bk.Update(ctx, advKey, x, n)
+		return res.Result, err
+	}
+	lateTakeOut(t, mem, la, b, run, true, update, func() error { _, err := bk.Find(ctx, advKey); return err })
+	unwritten, _ := ledger.BookHolding(bk, advKey)
+	require.True(t, unwritten)
+
+	clock.Add(5*24*time.Hour + time.Minute)
+	la.plan.set(nil, []faulty.Fault{faulty.Refuse}, nil)
+	_, err = bk.Value(ctx, advKey)
+	require.Error(t, err, "the account fetch fails")
+	la.plan.set(nil, nil, nil)
+	unwritten, _ = ledger.BookHolding(bk, advKey)
+	t.Logf("after the failed fetch the Book holds unwritten: %v", unwritten)
+	_, err = bk.Value(ctx, "other") // evicts advKey's ledger unless it must stay
+	require.NoError(t, err)
+	for i := range 3 {
+		res, err := update(crdt.TxnID(fmt.Sprintf("z%d", i)), 1)
+		require.NoError(t, err)
+		require.Equal(t, tpncounter.Applied, res.Outcome)
+		run.want++
+		_, err = bk.Find(ctx, advKey)
+		require.NoError(t, err)
+		run.upd(b, crdt.TxnID(fmt.Sprintf("zb%d", i)), 1, tpncounter.Applied)
+	}
+	require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+}
+
+// TestGraceDropTakeOutDroppedTwice (found by a review): lateTakeOut, a's
+// take-out unwritten. a is idle past RetiredGrace/2: its next Update
+// drops the state and makes the take-out again, but its puts are refused.
+// a is idle past RetiredGrace/2 once more. With RetireAfter 0 the first
+// drop took a new incarnation, so the take-out made again is the old
+// entry's, carried as such: x counts once (+5 when it was carried as the
+// new incarnation's).
+func TestGraceDropTakeOutDroppedTwice(t *testing.T) {
+	for _, retire := range []time.Duration{-1, time.Hour} {
+		t.Run(fmt.Sprintf("retire=%v", retire), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", retire)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+				func() error { _, err := a.Find(ctx); return err })
+			unwritten, _ := ledger.Holding(a)
+			require.True(t, unwritten)
+			aw := a.Writer()
+
+			clock.Add(5*24*time.Hour + time.Minute)
+			la.plan.set([]faulty.Fault{faulty.Refuse, faulty.Refuse, faulty.Refuse, faulty.Refuse}, nil, nil)
+			_, err := a.Update(ctx, "a1", 1)
+			require.Error(t, err, "a1's puts refused")
+			la.plan.set(nil, nil, nil)
+			unwritten, _ = ledger.Holding(a)
+			t.Logf("after the first drop: writer %s (was %s), unwritten %v", a.Writer(), aw, unwritten)
+			require.True(t, unwritten, "the retaken take-out is held, unwritten")
+
+			clock.Add(5*24*time.Hour + time.Minute)
+			run.upd(a, "a2", 1, tpncounter.Applied)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
+// TestLimitGraceDropTakeOutOfARetiredEntry (found by a review):
+// lateTakeOut, a's take-out unwritten. Once x's record (naming b) leaves
+// the retry window (24h), r's pass no longer finds a's copy late and
+// retires a's old entry at the version the store holds, counting x a
+// second time. drop=false: a's next Update, a day later, writes its kept
+// take-out, a newer live version of the entry that wins over the retired
+// one: x counts once. drop=true: a's next Update comes after
+// RetiredGrace/2, and the take-out carried across the drop finds the
+// entry retired, with nothing to take out: the limit SPEC.md 6.10 states
+// (+5).
+func TestLimitGraceDropTakeOutOfARetiredEntry(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(fmt.Sprintf("drop=%v", drop), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", time.Hour)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			_, r := limitLedger(t, mem, clock, "r", time.Hour)
+			run := &limitRun{t: t}
+			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+				func() error { _, err := a.Find(ctx); return err })
+			aw := a.Writer()
+			clock.Add(25 * time.Hour)
+			run.upd(r, "r1", 1, tpncounter.Applied)
+			clock.Add(61 * time.Minute)
+			run.upd(r, "r2", 1, tpncounter.Applied)
+			clock.Add(61 * time.Minute)
+			run.upd(r, "r3", 1, tpncounter.Applied)
+			st := stored(t, mem)
+			_, live := maps.Collect(st.LiveActors())[aw]
+			t.Logf("a's old entry %s live %v, version %d, value %d (want %d)", aw, live, st.Version(aw), st.Value(), run.want)
+			if drop {
+				clock.Add(5 * 24 * time.Hour)
+			} else {
+				clock.Add(time.Hour)
+			}
+			run.upd(a, "a1", 1, tpncounter.Applied)
+			t.Logf("a writes as %s (was %s)", a.Writer(), aw)
+			run.settle(a, b, r)
+			if drop {
+				require.Equal(t, run.want+5, stored(t, mem).Value(), "the stated limit: x counts twice")
+				return
+			}
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
+// TestLimitGraceDropTakeOutInDoubt (found by a review): lateTakeOut's
+// schedule, but the puts of a's Find that takes the late copy out are
+// lost (not applied, answered ambiguous): the take-out is in a write in
+// doubt. gap=1h: a's next Update sends it again, and x counts once.
+// gap=RetiredGrace/2 and a minute: that Update drops the write in doubt
+// and takes a new incarnation, since the write may still land, and the
+// late copy stays in the old entry: the limit SPEC.md 6.10 states (+5).
+func TestLimitGraceDropTakeOutInDoubt(t *testing.T) {
+	for _, gap := range []time.Duration{time.Hour, 5*24*time.Hour + time.Minute} {
+		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", time.Hour)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+			_, err := a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			require.NoError(t, la.Deliver(0))
+			la.DropHeld()
+			run.upd(a, "w", 9, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose, faulty.Lose, faulty.Lose}, nil, nil)
+			_, err = a.Find(ctx)
+			t.Logf("find: %v; pending %v", err, a.Pending())
+			la.plan.set(nil, nil, nil)
+			require.True(t, a.Pending(), "the take-out is in a write in doubt")
+			require.Equal(t, run.want+5, stored(t, mem).Value(), "the late copy still counts")
+
+			clock.Add(gap)
+			aw := a.Writer()
+			run.upd(a, "a1", 1, tpncounter.Applied)
+			t.Logf("a writes as %s (was %s)", a.Writer(), aw)
+			run.settle(a, b)
+			if gap > time.Hour {
+				require.Equal(t, run.want+5, stored(t, mem).Value(), "the stated limit: x counts twice")
+				return
+			}
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
