@@ -260,7 +260,6 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	now := l.now()
 	errs, owners = make([]error, len(recs)), make([]*tpncounter.Copy, len(recs))
 	xs, queued := make([]indexed, len(recs)), make([]Record, len(recs)) // queued: before judgement
 	var mine, judged, puts []int
@@ -276,7 +275,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		}
 	}
 	read := append(slices.Clone(mine), judged...)
-	each(len(read), func(k int) { i := read[k]; xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	each(len(read), func(k int) { i := read[k]; xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, recs[i].rec.At) })
 	for _, i := range judged {
 		if errs[i] != nil {
 			continue
@@ -305,7 +304,7 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			recs[i].token = xs[i].putToken()
 			puts = append(puts, i)
 		default:
-			v, owner, token, err := l.settle(ctx, rec, now)
+			v, owner, token, err := l.settle(ctx, rec)
 			recs[i].token, errs[i] = token, err
 			if owner != nil {
 				owners[i] = &tpncounter.Copy{Actor: owner.Writer, Amount: owner.Amount, Folded: v == counted}
@@ -405,7 +404,7 @@ const (
 // again (step 6: a give-up follows a record), and judges them. On meet the
 // copy is watched (l.met, resettle). owner is the record the copy defers
 // to; token is the one to put rec with on none.
-func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (v verdict, owner *Record, token store.Token, err error) {
+func (l *Ledger) settle(ctx context.Context, rec Record) (v verdict, owner *Record, token store.Token, err error) {
 	sibs, _, err := l.store.Fetch(ctx, l.key)
 	if err != nil {
 		return none, nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
@@ -417,7 +416,7 @@ func (l *Ledger) settle(ctx context.Context, rec Record, now time.Time) (v verdi
 	if err != nil {
 		return none, nil, nil, err
 	}
-	x, err := l.lookup(ctx, rec.Txn, now)
+	x, err := l.lookup(ctx, rec.Txn, rec.At)
 	if err != nil {
 		return none, nil, nil, err
 	}

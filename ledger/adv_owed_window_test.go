@@ -1,0 +1,59 @@
+package ledger_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// TestOwedRecordJudgedAtItsTime (found by the ledger-grace-late scope): a's
+// call of x is held; b applies x (its record names b) and three more,
+// forgetting x; a's held put lands late, and a's Find learns it: x's
+// record is owed. a's next call comes after the retry window, when b's
+// record of x is dead. The owed record is judged against the records live
+// when it was owed, so a finds b counted x and takes its late copy out: x
+// counts once. Judged against those live at the call, it found none,
+// named a's copy over b's dead record, and x counted twice for good.
+func TestOwedRecordJudgedAtItsTime(t *testing.T) {
+	for _, gap := range []time.Duration{25 * time.Hour, 5*24*time.Hour + time.Minute} {
+		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", time.Hour)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+			_, err := a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			la.plan.set(nil, nil, nil)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			require.NoError(t, la.Deliver(0))
+			la.DropHeld()
+			_, err = a.Find(ctx)
+			require.NoError(t, err)
+			unwritten, _ := ledger.Holding(a)
+			require.True(t, unwritten, "x's record owed")
+			require.Equal(t, run.want+5, stored(t, mem).Value(), "a's late copy counts x a second time")
+
+			clock.Add(gap)
+			run.upd(a, "w", 9, tpncounter.Applied)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
