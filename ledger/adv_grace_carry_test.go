@@ -273,3 +273,282 @@ func TestLimitGraceDropTakeOutInDoubt(t *testing.T) {
 		})
 	}
 }
+
+// TestGraceDropCarriesPendingTakeOut (found by a review): a's write of x
+// is held in flight; b counts x and forgets it; a's Value, still pending,
+// takes x out of the pending write (retractLate). The held write lands
+// and a's next Value finds it held: the take-out is unwritten, no longer
+// in doubt. After RetiredGrace/2 idle, the drop carries it at the pending
+// write's version, and the read, showing the landed write, makes it again:
+// x counts once. Carried at the version stored before that write, it was
+// dropped as older than the read's (+5). gap=1h is the control.
+func TestGraceDropCarriesPendingTakeOut(t *testing.T) {
+	for _, tc := range []struct {
+		retire time.Duration
+		gap    time.Duration
+	}{{time.Hour, time.Hour}, {time.Hour, 5*24*time.Hour + time.Minute}, {-1, 5*24*time.Hour + time.Minute}} {
+		t.Run(fmt.Sprintf("retire=%v,gap=%v", tc.retire, tc.gap), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", tc.retire)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+			_, err := a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			la.plan.set(nil, nil, nil)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			_, err = a.Value(ctx) // pending: retractLate takes x out
+			require.NoError(t, err)
+			unwritten, _ := ledger.Holding(a)
+			require.True(t, unwritten)
+			require.NoError(t, la.Deliver(1)) // the second attempt's, the state a sent last
+			la.DropHeld()
+			require.Equal(t, run.want+5, stored(t, mem).Value(), "a's late copy landed: x counts twice")
+			_, err = a.Value(ctx) // the write in doubt is held: no longer pending
+			require.NoError(t, err)
+			require.False(t, a.Pending(), "no write in doubt")
+			unwritten, _ = ledger.Holding(a)
+			require.True(t, unwritten, "the take-out is held, unwritten")
+
+			clock.Add(tc.gap)
+			run.upd(a, "a1", 1, tpncounter.Applied)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
+// TestGraceDropRetakesOnlyInPlace (found by a review): lateTakeOut, a's
+// take-out unwritten. After RetiredGrace/2 idle, a1's first read is stale:
+// the carry is kept and a takes a new incarnation. Its put is refused, so
+// a's state is ahead of the store and the next read is apart: it shows the
+// old entry at the carried version, but a's state, built from the stale
+// read, does not. retake waits for a read in place; x counts once. Taken
+// out of a's state at once, the take-out did nothing and was lost (+5).
+func TestGraceDropRetakesOnlyInPlace(t *testing.T) {
+	for _, tc := range []struct {
+		retire time.Duration
+		puts   int
+		age    int
+	}{{-1, 1, 2}, {time.Hour, 1, 2}, {-1, 2, 2}, {time.Hour, 2, 2}, {time.Hour, 1, 1}} {
+		t.Run(fmt.Sprintf("retire=%v,refused=%d,age=%d", tc.retire, tc.puts, tc.age), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", tc.retire)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+				func() error { _, err := a.Find(ctx); return err })
+			clock.Add(5*24*time.Hour + time.Minute)
+			aw := a.Writer()
+			la.plan.set(repeat(faulty.Refuse, tc.puts), []faulty.Fault{faulty.StaleBy(tc.age)}, nil)
+			res, err := a.Update(ctx, "a1", 1)
+			la.plan.set(nil, nil, nil)
+			t.Logf("a1: %v %v; writer %s (was %s)", res.Outcome, err, a.Writer(), aw)
+			if err == nil {
+				run.want++
+			}
+			run.settle(a, b)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
+// TestLimitGraceDropUnsentTakeOutOfDoubt (found by a review): a's write
+// of x is held in flight; b counts x and forgets it; a's Value, still
+// pending, takes x out of its state (retractLate), a take-out not sent.
+// gap=1h: a1's read finds the write held and writes the take-out: x counts
+// once. gap=RetiredGrace/2 and a minute: the drop gives up the write in
+// doubt (a new incarnation) and the take-out with it, and the held write
+// then lands, as the drop allows: x counts twice, the limit SPEC.md 6.10
+// states (+5).
+func TestLimitGraceDropUnsentTakeOutOfDoubt(t *testing.T) {
+	for _, gap := range []time.Duration{time.Hour, 5*24*time.Hour + time.Minute} {
+		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", time.Hour)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+			_, err := a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			la.plan.set(nil, nil, nil)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			_, err = a.Value(ctx) // pending: retractLate takes x out
+			require.NoError(t, err)
+			clock.Add(gap)
+			aw := a.Writer()
+			if gap > time.Hour {
+				run.upd(a, "a1", 1, tpncounter.Applied) // drops the write in doubt
+				t.Logf("a writes as %s (was %s)", a.Writer(), aw)
+			}
+			require.NoError(t, la.Deliver(1)) // the write in doubt lands late
+			la.DropHeld()
+			if gap <= time.Hour {
+				run.upd(a, "a1", 1, tpncounter.Applied)
+			}
+			run.settle(a, b)
+			run.settle(a, b)
+			if gap > time.Hour {
+				require.Equal(t, run.want+5, stored(t, mem).Value(), "the stated limit: x counts twice")
+				return
+			}
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
+// TestGraceDropRetakeDoesNotFork (found by a review): as
+// TestGraceDropRetakesOnlyInPlace, but the stale read shows a's old entry
+// one version before the carried one, still holding x. Taking x out of
+// a's state made the carried version again with other content than the
+// stored one (a fork the stored one won: +5); retake waits for a read in
+// place showing the carried version: x counts once.
+func TestGraceDropRetakeDoesNotFork(t *testing.T) {
+	for _, age := range []int{1, 2} {
+		t.Run(fmt.Sprintf("age=%d", age), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", time.Hour)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
+			_, err := a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			la.plan.set(nil, nil, nil)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			require.NoError(t, la.Deliver(1))
+			la.DropHeld()
+			run.upd(a, "w", 9, tpncounter.Applied) // x's record (naming a) owed
+			la.plan.set(repeat(faulty.Refuse, 4), nil, nil)
+			_, err = a.Find(ctx) // takes the late copy out; its write refused
+			require.ErrorIs(t, err, crdt.ErrUnavailable)
+			la.plan.set(nil, nil, nil)
+			unwritten, _ := ledger.Holding(a)
+			require.True(t, unwritten)
+			aw := a.Writer()
+			st := stored(t, mem)
+			t.Logf("stored: a's entry %s at %d, value %d (want %d)", aw, st.Version(aw), st.Value(), run.want)
+
+			clock.Add(5*24*time.Hour + time.Minute)
+			la.plan.set([]faulty.Fault{faulty.Refuse}, []faulty.Fault{faulty.StaleBy(age)}, nil)
+			res, err := a.Update(ctx, "a1", 1)
+			la.plan.set(nil, nil, nil)
+			t.Logf("a1: %v %v; writer %s (was %s)", res.Outcome, err, a.Writer(), aw)
+			if err == nil {
+				run.want++
+			}
+			run.settle(a, b)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counts once")
+		})
+	}
+}
+
+// TestGraceDropCarryOfAFoldedEntryClears (found by a review):
+// lateTakeOut, a's take-out unwritten. Once x's record leaves the retry
+// window, r retires a's old entry (TestLimitGraceDropTakeOutOfARetiredEntry),
+// and RetiredGrace later folds it. a's next call drops its state and
+// carries the take-out; the read shows no entry (folded), so the carry is
+// dropped and a holds nothing unwritten. Kept as if the read were stale,
+// it stayed for good, and a Book kept the ledger open forever.
+func TestGraceDropCarryOfAFoldedEntryClears(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la, a := limitLedger(t, mem, clock, "a", time.Hour)
+	_, b := limitLedger(t, mem, clock, "b", -1)
+	_, r := limitLedger(t, mem, clock, "r", time.Hour)
+	run := &limitRun{t: t}
+	lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
+		func() error { _, err := a.Find(ctx); return err })
+	aw := a.Writer()
+	clock.Add(25 * time.Hour)
+	run.upd(r, "r1", 1, tpncounter.Applied)
+	clock.Add(61 * time.Minute)
+	run.upd(r, "r2", 1, tpncounter.Applied)
+	clock.Add(61 * time.Minute)
+	run.upd(r, "r3", 1, tpncounter.Applied)
+	_, live := maps.Collect(stored(t, mem).LiveActors())[aw]
+	require.False(t, live, "r retired a's old entry")
+	clock.Add(10*24*time.Hour + time.Hour)
+	run.upd(r, "r4", 1, tpncounter.Applied)
+	run.upd(r, "r5", 1, tpncounter.Applied)
+	require.Zero(t, stored(t, mem).Version(aw), "r folded a's old entry")
+
+	run.upd(a, "a1", 1, tpncounter.Applied) // drops a's state, carrying the take-out
+	for range 3 {
+		run.settle(a, b, r)
+		clock.Add(time.Hour)
+	}
+	unwritten, _ := ledger.Holding(a)
+	require.False(t, unwritten, "a holds nothing unwritten after reading and writing")
+}
+
+// TestBookDropsCarryOfAFoldedEntry (found by a review):
+// TestGraceDropCarryOfAFoldedEntryClears through a Book (MaxOpen 1): after
+// the key's next Update and LandPending, nothing is left to write on the
+// key, and the Book may evict its ledger.
+func TestBookDropsCarryOfAFoldedEntry(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la := newLane(mem)
+	bk, err := ledger.NewBook(la, ledger.BookOptions{MaxOpen: 1, Options: limitOptions(clock, "a", time.Hour)})
+	require.NoError(t, err)
+	_, b := limitLedger(t, mem, clock, "b", -1)
+	_, r := limitLedger(t, mem, clock, "r", time.Hour)
+	run := &limitRun{t: t}
+	update := func(x crdt.TxnID, n int64) (ledger.Result, error) {
+		res, err := bk.Update(ctx, advKey, x, n)
+		return res.Result, err
+	}
+	lateTakeOut(t, mem, la, b, run, true, update, func() error { _, err := bk.Find(ctx, advKey); return err })
+	clock.Add(25 * time.Hour)
+	run.upd(r, "r1", 1, tpncounter.Applied)
+	clock.Add(61 * time.Minute)
+	run.upd(r, "r2", 1, tpncounter.Applied)
+	clock.Add(61 * time.Minute)
+	run.upd(r, "r3", 1, tpncounter.Applied)
+	clock.Add(10*24*time.Hour + time.Hour)
+	run.upd(r, "r4", 1, tpncounter.Applied)
+	run.upd(r, "r5", 1, tpncounter.Applied)
+
+	res, err := update("a1", 1)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Applied, res.Outcome)
+	run.want++
+	for i := range 3 {
+		clock.Add(time.Hour)
+		require.NoError(t, bk.LandPending(ctx))
+		_, err := bk.Value(ctx, fmt.Sprintf("other%d", i))
+		require.NoError(t, err)
+	}
+	unwritten, _ := ledger.BookHolding(bk, advKey)
+	st := bk.Stats()
+	t.Logf("key's ledger holds unwritten %v; Book stats %+v", unwritten, st)
+	require.False(t, unwritten, "nothing left to write on the key")
+	require.Zero(t, st.Pending, "no ledger kept for a write")
+}

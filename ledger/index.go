@@ -398,12 +398,11 @@ const (
 	stale                  // the state read is older than a record
 )
 
-// settle decides rec, the record of a transaction whose copy in this
-// ledger's entry counted when it landed, when its records name only other
-// writers (SPEC.md 6.11 step 3): it reads the account, then the records
-// again (step 6: a give-up follows a record), and judges them. On meet the
-// copy is watched (l.met, resettle). owner is the record the copy defers
-// to; token is the one to put rec with on none.
+// settle decides rec, the record of this ledger's copy that counted when it
+// landed, when its records name only other writers (SPEC.md 6.11 step 3):
+// it reads the account, then the records (step 6: a give-up follows a
+// record), and judges them; on meet the copy is watched (l.met). owner is
+// the record the copy defers to; token, the one to put rec with on none.
 func (l *Ledger) settle(ctx context.Context, rec Record) (v verdict, owner *Record, token store.Token, err error) {
 	sibs, _, err := l.store.Fetch(ctx, l.key)
 	if err != nil {

@@ -784,7 +784,7 @@ func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) e
 		if !elsewhere {
 			continue
 		}
-		if err := l.takeOut(l.writer, l.stored, false, x); err != nil {
+		if err := l.takeOut(l.writer, l.cyc.Sent.Version(l.writer), false, x); err != nil { // the pending write's version
 			return err
 		}
 		delete(l.unacked, x)

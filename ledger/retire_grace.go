@@ -8,9 +8,8 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-// ownEntry is when each half of this ledger's own entry (credits, debits;
-// each retired on its own) last changed in a state it wrote, at which seq,
-// and when it last began a read.
+// ownEntry is when each half of this ledger's entry (credits, debits: each
+// retired apart) last changed in a state it wrote, at which seq; and read.
 type ownEntry struct {
 	seq  [2]uint64
 	at   [2]time.Time
@@ -43,8 +42,7 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 	l.stats.folded += merged.Fold(now.Add(-l.opts.RetiredGrace))
 }
 
-// renewStale keeps this ledger within the grace period before a read
-// (SPEC.md 6.10):
+// renewStale keeps this ledger within the grace period (SPEC.md 6.10):
 //   - when its last read began more than RetiredGrace/2 ago, it drops its
 //     state and write in doubt (sent again, they could bring back entries
 //     folded since), keeping a take-out not yet written for retake. A
@@ -76,17 +74,21 @@ func (l *Ledger) renewStale() {
 	l.incarnate()
 }
 
-// retake makes each take-out renewStale dropped (carry) again in the first
-// read that shows its entry at its version or later (a staler read keeps
-// it: its write would fork the entry), whichever incarnation l now is.
+// retake makes each take-out renewStale dropped (carry) again, whichever
+// incarnation l now is, in a read in place showing its entry at its
+// version or later with the copy; a staler read keeps it (its write would
+// fork the entry), one without the entry (folded) drops it.
 func (l *Ledger) retake(fetched *tpncounter.Counter) error {
+	if fetched != l.cyc.Local {
+		return nil // read apart: l's state is not that read
+	}
 	var kept []Record
 	for _, c := range l.carry {
 		switch v := fetched.Version(c.Writer); {
-		case v < c.Version:
+		case v > 0 && v < c.Version:
 			kept = append(kept, c)
-		case v == c.Version && holds(fetched, c.Writer, c.Txn):
-			if err := l.takeOut(c.Writer, c.Version, false, c.Txn); err != nil {
+		case v > 0 && holds(fetched, c.Writer, c.Txn):
+			if err := l.takeOut(c.Writer, v, false, c.Txn); err != nil {
 				return err // l.carry kept whole: a take-out made twice is one
 			}
 		}
