@@ -57,3 +57,40 @@ func TestOwedRecordJudgedAtItsTime(t *testing.T) {
 		})
 	}
 }
+
+// TestPendingWriteJudgedAtItsTime (the same hole as
+// TestOwedRecordJudgedAtItsTime, found reading it): a's call of x is lost
+// (ambiguous, its write pending); the caller retries x on b, which counts
+// it and forgets it. a's next call comes gap later: its read does not hold
+// x, and x's record names b, so a takes x out of its pending write before
+// sending it again (SPEC.md 6.11 step 4). Past the retry window b's record
+// is dead at the call, but live when a applied x, which is when a judges
+// it: x counts once. Judged at the call, a found no record, sent x again,
+// and x counted twice (+5 at 25 hours and at 4 days).
+func TestPendingWriteJudgedAtItsTime(t *testing.T) {
+	for _, gap := range []time.Duration{time.Hour, 25 * time.Hour, 4 * 24 * time.Hour} {
+		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la, a := limitLedger(t, mem, clock, "a", time.Hour)
+			_, b := limitLedger(t, mem, clock, "b", -1)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose}, nil, nil)
+			_, err := a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			la.plan.set(nil, nil, nil)
+			require.True(t, a.Pending())
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 3 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			clock.Add(gap)
+			run.upd(a, "w", 9, tpncounter.Applied)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}

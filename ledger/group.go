@@ -152,7 +152,7 @@ func (l *Ledger) distrust(group []*call) {
 	}
 	l.cyc.Ambiguous(l.cyc.Local)
 	for _, m := range group {
-		setIn(&l.unacked, m.txn, struct{}{})
+		setIn(&l.unacked, m.txn, l.now())
 	}
 }
 

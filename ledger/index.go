@@ -704,13 +704,14 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is
-// counted by another writer: a live record names one other than this
-// ledger's, whose entry fetched holds at or after the recorded version. A
+// counted by another writer: a record live at at (when this ledger applied
+// it) names one other than this ledger's, whose entry fetched holds at or
+// after the recorded version. A
 // record of this writer means its copy landed: false. A fetch holding only
 // earlier versions of every writer recorded cannot tell: an error wrapping
 // crdt.ErrUnavailable (taking txn out could leave it held by no one).
-func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, now time.Time) (bool, error) {
-	x, err := l.lookup(ctx, txn, now)
+func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, at time.Time) (bool, error) {
+	x, err := l.lookup(ctx, txn, at)
 	if err != nil {
 		return false, err
 	}

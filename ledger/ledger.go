@@ -172,9 +172,9 @@ type Ledger struct {
 	// cyc holds this ledger's state (cyc.Local) and whether its last
 	// write is pending (retry.Cycle; ledgerOps reads apart).
 	cyc retry.Cycle[*tpncounter.Counter, ledgerOps]
-	// unacked lists the transactions of writes not yet known to have
-	// landed, whose callers were never told (emptied by a write that lands).
-	unacked   map[crdt.TxnID]struct{}
+	// unacked: the transactions of writes not known to have landed, whose
+	// callers were never told, and when applied (emptied by a write that lands).
+	unacked   map[crdt.TxnID]time.Time
 	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
 	resume    uint64                    // not 0: writer's version last known stored, kept if the next read shows it (Book, renewStale)
 	stored    uint64                    // writer's version last known stored (a landed write, a read in place); 0: none
@@ -768,16 +768,15 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 }
 
 // retractLate takes out of this ledger's pending write each transaction it
-// applied, never saw land and the store does not hold, that another writer's
-// record says it counted (a retry there). The take-out, a newer version of
-// the entry, is written whatever the store shows (SPEC.md 6.11 step 4).
+// applied, never saw land and the store does not hold, that a record live
+// when applied says another writer counted (a retry there): a take-out
+// written whatever the store shows (SPEC.md 6.11 step 4).
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
-	now := l.now()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
 		if fetched.Status(x) != tpncounter.Unknown {
 			continue
 		}
-		elsewhere, err := l.takenElsewhere(ctx, fetched, x, now)
+		elsewhere, err := l.takenElsewhere(ctx, fetched, x, l.unacked[x])
 		if err != nil {
 			return err // the take-outs before it stay
 		}
@@ -834,7 +833,7 @@ func (l *Ledger) put(ctx context.Context, merged *tpncounter.Counter, b []byte, 
 		l.cyc.Ambiguous(merged)
 		l.takenOut = nil // pending now
 		for _, x := range applied {
-			setIn(&l.unacked, x, struct{}{})
+			setIn(&l.unacked, x, l.now())
 		}
 	}
 	if err := retry.Again(ctx, fmt.Sprintf("ledger %q: put", l.key), err, attempt, l.opts.RetryCount, l.opts.Backoff.Initial, l.opts.Backoff.Max); err != nil {
