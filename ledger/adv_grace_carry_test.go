@@ -241,20 +241,12 @@ func TestLimitGraceDropTakeOutInDoubt(t *testing.T) {
 			la, a := limitLedger(t, mem, clock, "a", time.Hour)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err := a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
+			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			require.NoError(t, la.Deliver(0))
 			la.DropHeld()
 			run.upd(a, "w", 9, tpncounter.Applied)
 			la.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose, faulty.Lose, faulty.Lose}, nil, nil)
-			_, err = a.Find(ctx)
+			_, err := a.Find(ctx)
 			t.Logf("find: %v; pending %v", err, a.Pending())
 			la.plan.set(nil, nil, nil)
 			require.True(t, a.Pending(), "the take-out is in a write in doubt")
@@ -294,17 +286,8 @@ func TestGraceDropCarriesPendingTakeOut(t *testing.T) {
 			la, a := limitLedger(t, mem, clock, "a", tc.retire)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err := a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			la.plan.set(nil, nil, nil)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
-			_, err = a.Value(ctx) // pending: retractLate takes x out
+			retriedElsewhere(t, la, a, b, run, faulty.Hold)
+			_, err := a.Value(ctx) // pending: retractLate takes x out
 			require.NoError(t, err)
 			unwritten, _ := ledger.Holding(a)
 			require.True(t, unwritten)
@@ -380,17 +363,8 @@ func TestLimitGraceDropUnsentTakeOutOfDoubt(t *testing.T) {
 			la, a := limitLedger(t, mem, clock, "a", time.Hour)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err := a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			la.plan.set(nil, nil, nil)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
-			_, err = a.Value(ctx) // pending: retractLate takes x out
+			retriedElsewhere(t, la, a, b, run, faulty.Hold)
+			_, err := a.Value(ctx) // pending: retractLate takes x out
 			require.NoError(t, err)
 			clock.Add(gap)
 			aw := a.Writer()
@@ -429,21 +403,12 @@ func TestGraceDropRetakeDoesNotFork(t *testing.T) {
 			la, a := limitLedger(t, mem, clock, "a", time.Hour)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err := a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			la.plan.set(nil, nil, nil)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
+			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			require.NoError(t, la.Deliver(1))
 			la.DropHeld()
 			run.upd(a, "w", 9, tpncounter.Applied) // x's record (naming a) owed
 			la.plan.set(repeat(faulty.Refuse, 4), nil, nil)
-			_, err = a.Find(ctx) // takes the late copy out; its write refused
+			_, err := a.Find(ctx) // takes the late copy out; its write refused
 			require.ErrorIs(t, err, crdt.ErrUnavailable)
 			la.plan.set(nil, nil, nil)
 			unwritten, _ := ledger.Holding(a)

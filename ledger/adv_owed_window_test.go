@@ -32,19 +32,10 @@ func TestOwedRecordJudgedAtItsTime(t *testing.T) {
 			la, a := limitLedger(t, mem, clock, "a", time.Hour)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-			_, err := a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			la.plan.set(nil, nil, nil)
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
+			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			require.NoError(t, la.Deliver(0))
 			la.DropHeld()
-			_, err = a.Find(ctx)
+			_, err := a.Find(ctx)
 			require.NoError(t, err)
 			unwritten, _ := ledger.Holding(a)
 			require.True(t, unwritten, "x's record owed")
@@ -70,27 +61,35 @@ func TestOwedRecordJudgedAtItsTime(t *testing.T) {
 func TestPendingWriteJudgedAtItsTime(t *testing.T) {
 	for _, gap := range []time.Duration{time.Hour, 25 * time.Hour, 4 * 24 * time.Hour} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
-			ctx := context.Background()
 			mem := memory.NewSiblings()
 			clock := newFakeClock(time.Unix(1_800_000_000, 0))
 			la, a := limitLedger(t, mem, clock, "a", time.Hour)
 			_, b := limitLedger(t, mem, clock, "b", -1)
 			run := &limitRun{t: t}
-			run.upd(b, "open", 1000, tpncounter.Applied)
-			run.upd(a, "a0", 1, tpncounter.Applied)
-			la.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose}, nil, nil)
-			_, err := a.Update(ctx, "x", 5)
-			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
-			la.plan.set(nil, nil, nil)
-			require.True(t, a.Pending())
-			run.upd(b, "x", 5, tpncounter.Applied)
-			for i := range 3 {
-				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
-			}
+			retriedElsewhere(t, la, a, b, run, faulty.Lose)
+			require.True(t, a.Pending(), "x's write in doubt")
 			clock.Add(gap)
 			run.upd(a, "w", 9, tpncounter.Applied)
 			run.settle(a, b)
 			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
 		})
+	}
+}
+
+// retriedElsewhere: b opens the account and a credits a0; a's call of x
+// fails ambiguous, both its puts under fault (held or lost: its write
+// pending); the caller retries x on b, which counts it and, three
+// credits on, forgets it (History and Folded length 1).
+func retriedElsewhere(t *testing.T, la *lane, a, b *ledger.Ledger, run *limitRun, fault faulty.Fault) {
+	t.Helper()
+	run.upd(b, "open", 1000, tpncounter.Applied)
+	run.upd(a, "a0", 1, tpncounter.Applied)
+	la.plan.set([]faulty.Fault{fault, fault}, nil, nil)
+	_, err := a.Update(context.Background(), "x", 5)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	la.plan.set(nil, nil, nil)
+	run.upd(b, "x", 5, tpncounter.Applied)
+	for i := range 3 {
+		run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
 	}
 }
