@@ -28,11 +28,7 @@ func TestGraceDropTakeOutSurvivesFailedFetch(t *testing.T) {
 	}{{-1, false}, {time.Hour, false}, {time.Hour, true}} {
 		t.Run(fmt.Sprintf("retire=%v,update=%v", tc.retire, tc.update), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", tc.retire)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, tc.retire)
 			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
 				func() error { _, err := a.Find(ctx); return err })
 			unwritten, _ := ledger.Holding(a)
@@ -68,11 +64,7 @@ func TestGraceDropTakeOutSurvivesFailedFetch(t *testing.T) {
 // incarnation's, it was lost (+5).
 func TestGraceDropTakeOutOfAnEarlierIncarnation(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	la, a := limitLedger(t, mem, clock, "a", -1)
-	_, b := limitLedger(t, mem, clock, "b", -1)
-	run := &limitRun{t: t}
+	mem, clock, la, a, b, run := limitPair(t, -1)
 	lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
 		func() error { _, err := a.Find(ctx); return err })
 	clock.Add(4 * 24 * time.Hour)
@@ -148,11 +140,7 @@ func TestGraceDropTakeOutDroppedTwice(t *testing.T) {
 	for _, retire := range []time.Duration{-1, time.Hour} {
 		t.Run(fmt.Sprintf("retire=%v", retire), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", retire)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, retire)
 			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
 				func() error { _, err := a.Find(ctx); return err })
 			unwritten, _ := ledger.Holding(a)
@@ -236,11 +224,7 @@ func TestLimitGraceDropTakeOutInDoubt(t *testing.T) {
 	for _, gap := range []time.Duration{time.Hour, 5*24*time.Hour + time.Minute} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", time.Hour)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, time.Hour)
 			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			require.NoError(t, la.Deliver(0))
 			la.DropHeld()
@@ -281,11 +265,7 @@ func TestGraceDropCarriesPendingTakeOut(t *testing.T) {
 	}{{time.Hour, time.Hour}, {time.Hour, 5*24*time.Hour + time.Minute}, {-1, 5*24*time.Hour + time.Minute}} {
 		t.Run(fmt.Sprintf("retire=%v,gap=%v", tc.retire, tc.gap), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", tc.retire)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, tc.retire)
 			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			_, err := a.Value(ctx) // pending: retractLate takes x out
 			require.NoError(t, err)
@@ -323,11 +303,7 @@ func TestGraceDropRetakesOnlyInPlace(t *testing.T) {
 	}{{-1, 1, 2}, {time.Hour, 1, 2}, {-1, 2, 2}, {time.Hour, 2, 2}, {time.Hour, 1, 1}} {
 		t.Run(fmt.Sprintf("retire=%v,refused=%d,age=%d", tc.retire, tc.puts, tc.age), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", tc.retire)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, tc.retire)
 			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
 				func() error { _, err := a.Find(ctx); return err })
 			clock.Add(5*24*time.Hour + time.Minute)
@@ -358,11 +334,7 @@ func TestLimitGraceDropUnsentTakeOutOfDoubt(t *testing.T) {
 	for _, gap := range []time.Duration{time.Hour, 5*24*time.Hour + time.Minute} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", time.Hour)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, time.Hour)
 			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			_, err := a.Value(ctx) // pending: retractLate takes x out
 			require.NoError(t, err)
@@ -398,11 +370,7 @@ func TestGraceDropRetakeDoesNotFork(t *testing.T) {
 	for _, age := range []int{1, 2} {
 		t.Run(fmt.Sprintf("age=%d", age), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", time.Hour)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, time.Hour)
 			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			require.NoError(t, la.Deliver(1))
 			la.DropHeld()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -31,11 +30,7 @@ func TestGraceDropCarriesTakeOut(t *testing.T) {
 	}{{-1, false}, {time.Hour, false}, {-1, true}, {time.Hour, true}} {
 		t.Run(fmt.Sprintf("retire=%v,stale=%v", tc.retire, tc.stale), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", tc.retire)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, tc.retire)
 			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
 				func() error { _, err := a.Find(ctx); return err })
 			unwritten, _ := ledger.Holding(a)

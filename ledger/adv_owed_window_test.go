@@ -27,11 +27,7 @@ func TestOwedRecordJudgedAtItsTime(t *testing.T) {
 	for _, gap := range []time.Duration{25 * time.Hour, 5*24*time.Hour + time.Minute} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
 			ctx := context.Background()
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", time.Hour)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, time.Hour)
 			retriedElsewhere(t, la, a, b, run, faulty.Hold)
 			require.NoError(t, la.Deliver(0))
 			la.DropHeld()
@@ -61,11 +57,7 @@ func TestOwedRecordJudgedAtItsTime(t *testing.T) {
 func TestPendingWriteJudgedAtItsTime(t *testing.T) {
 	for _, gap := range []time.Duration{time.Hour, 25 * time.Hour, 4 * 24 * time.Hour} {
 		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
-			mem := memory.NewSiblings()
-			clock := newFakeClock(time.Unix(1_800_000_000, 0))
-			la, a := limitLedger(t, mem, clock, "a", time.Hour)
-			_, b := limitLedger(t, mem, clock, "b", -1)
-			run := &limitRun{t: t}
+			mem, clock, la, a, b, run := limitPair(t, time.Hour)
 			retriedElsewhere(t, la, a, b, run, faulty.Lose)
 			require.True(t, a.Pending(), "x's write in doubt")
 			clock.Add(gap)
@@ -92,4 +84,15 @@ func retriedElsewhere(t *testing.T, la *lane, a, b *ledger.Ledger, run *limitRun
 	for i := range 3 {
 		run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
 	}
+}
+
+// limitPair makes ledgers a (RetireAfter retire) and b (never retiring)
+// on one memory store, with the limit tests' options and clock.
+func limitPair(t *testing.T, retire time.Duration) (*memory.Siblings, *fakeClock, *lane, *ledger.Ledger, *ledger.Ledger, *limitRun) {
+	t.Helper()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	la, a := limitLedger(t, mem, clock, "a", retire)
+	_, b := limitLedger(t, mem, clock, "b", -1)
+	return mem, clock, la, a, b, &limitRun{t: t}
 }
