@@ -291,6 +291,9 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 			// last read, which its next read cannot follow until the
 			// record is written: it names the owner, as it stands.
 		case counted:
+			if f := l.former; queued[i].Writer == f.Writer && l.cyc.Local != nil && l.cyc.Local.Version(f.Writer) == f.Version && holds(l.cyc.Local, f.Writer, r.Txn) {
+				l.takeOut(f.Writer, f.Version, false, r.Txn) //nolint:errcheck // our late copy: only MaxSeq refuses, and then it stays
+			}
 			r.Writer, r.Version = owner.Writer, max(recs[i].judge.Version(owner.Writer), 1)
 		}
 		puts = append(puts, i)
@@ -372,7 +375,7 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 	l.cyc.Local, l.cyc.Ahead = local, l.cyc.Ahead || given
 	for _, x := range txns {
 		if !given {
-			l.takenOut = append(l.takenOut, Record{Txn: x, Writer: w, Version: v})
+			l.takenOut = append(l.takenOut, Record{Txn: x, Writer: w, Version: v, At: l.now()})
 		}
 	}
 	return nil
@@ -428,13 +431,11 @@ func (l *Ledger) settle(ctx context.Context, rec Record) (v verdict, owner *Reco
 	return v, owner, x.putToken(), nil
 }
 
-// judgeCopies judges w's copy of rec's transaction and amount by the live
-// records x of it, against st, a state read after them, whatever their
-// order: a record naming w is mine; else a named writer whose entry holds
-// the transaction is meet (its record returned: that copy landed first);
-// else a named writer below its record's version in st is stale; else,
-// when there are named writers, each counted it (counted: the last one's
-// record returned); else none.
+// judgeCopies judges w's copy of rec's transaction and amount by its live
+// records x against st, read after them: a record naming w is mine; else a
+// named writer whose entry holds it is meet (its record returned: that
+// copy landed first); else one below its record's version in st is stale;
+// else, with named writers, counted (the last one's record); else none.
 func judgeCopies(st *tpncounter.Counter, x indexed, rec Record, w crdt.ActorID) (verdict, *Record) {
 	var named []Record
 	for _, r := range x.records {
@@ -478,7 +479,6 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 	if len(l.met) == 0 {
 		return nil
 	}
-	now := l.now()
 	for _, txn := range slices.Sorted(maps.Keys(l.met)) {
 		m := l.met[txn]
 		if !holds(l.cyc.Local, l.writer, txn) {
@@ -488,7 +488,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 		if holds(fetched, m.holder, txn) {
 			continue // still met
 		}
-		x, err := l.lookup(ctx, txn, now)
+		x, err := l.lookup(ctx, txn, m.rec.At) // live when the copies met
 		if err != nil {
 			return err
 		}
@@ -671,11 +671,10 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 	return out
 }
 
-// lastApplied returns the latest time the records of txns naming actor
-// were made (false when none can be read): when actor last applied one.
-// late reports a copy of actor's that another writer counted first
-// (judgeCopies: counted), which actor's own ledger takes out (SPEC.md
-// 6.11 step 3) unless it is retired first; unsure, a record not read, or
+// lastApplied returns when actor last applied one of txns, by their
+// records naming it (false when none can be read). late reports a copy of
+// actor's another writer counted first, which actor's ledger takes out
+// (SPEC.md 6.11 step 3) unless retired first; unsure, a record not read or
 // newer than merged (a give-up's included): not all copies are judged.
 func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late, unsure bool) {
 	held := maps.Collect(merged.Transactions(actor))
@@ -705,9 +704,8 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 
 // takenElsewhere reports whether txn, which fetched does not hold, is
 // counted by another writer: a record live at at (when this ledger applied
-// it) names one other than this ledger's, whose entry fetched holds at or
-// after the recorded version. A
-// record of this writer means its copy landed: false. A fetch holding only
+// it) names another, whose entry fetched holds at or after that version.
+// One naming this writer means its copy landed: false. A fetch with only
 // earlier versions of every writer recorded cannot tell: an error wrapping
 // crdt.ErrUnavailable (taking txn out could leave it held by no one).
 func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, at time.Time) (bool, error) {

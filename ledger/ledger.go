@@ -177,6 +177,7 @@ type Ledger struct {
 	unacked   map[crdt.TxnID]time.Time
 	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
 	resume    uint64                    // not 0: writer's version last known stored, kept if the next read shows it (Book, renewStale)
+	former    Record                    // the incarnation before writer, last known stored at Version: record takes out its late copies
 	stored    uint64                    // writer's version last known stored (a landed write, a read in place); 0: none
 	// lastPass and nextPass are when retireIdle last visited the live
 	// actors and when it visits them next (zero: on the next write).
@@ -862,7 +863,7 @@ func (l *Ledger) owe(st *tpncounter.Counter) {
 			// This writer's copy meets the owner's: watched, since the
 			// owner may forget x without having seen it (SPEC.md 6.11
 			// step 3).
-			setIn(&l.met, x, metCopy{rec: Record{Txn: x, Amount: o.Amount}, holder: o.Actor})
+			setIn(&l.met, x, metCopy{rec: Record{Txn: x, Amount: o.Amount, At: now}, holder: o.Actor})
 		}
 	}
 	l.unacked = nil

@@ -74,10 +74,9 @@ func (l *Ledger) renewStale() {
 	l.incarnate()
 }
 
-// retake makes each take-out renewStale dropped (carry) again, whichever
-// incarnation l now is, in a read in place showing its entry at its
-// version or later with the copy; a staler read keeps it (its write would
-// fork the entry), one without the entry (folded) drops it.
+// retake makes each dropped take-out (carry) again, under any incarnation, in
+// a read in place showing its entry at its version or later with the copy;
+// a staler read keeps it to RetiredGrace after the take-out, a fold drops it.
 func (l *Ledger) retake(fetched *tpncounter.Counter) error {
 	if fetched != l.cyc.Local {
 		return nil // read apart: l's state is not that read
@@ -85,8 +84,9 @@ func (l *Ledger) retake(fetched *tpncounter.Counter) error {
 	var kept []Record
 	for _, c := range l.carry {
 		switch v := fetched.Version(c.Writer); {
-		case v > 0 && v < c.Version:
+		case v > 0 && v < c.Version && l.now().Sub(c.At) <= l.opts.RetiredGrace:
 			kept = append(kept, c)
+		case v > 0 && v < c.Version: // past the grace: its entry may have been folded
 		case v > 0 && holds(fetched, c.Writer, c.Txn):
 			if err := l.takeOut(c.Writer, v, false, c.Txn); err != nil {
 				return err // l.carry kept whole: a take-out made twice is one
@@ -99,5 +99,6 @@ func (l *Ledger) retake(fetched *tpncounter.Counter) error {
 
 // incarnate makes this ledger write as a new incarnation of its actor.
 func (l *Ledger) incarnate() {
+	l.former = Record{Writer: l.writer, Version: l.stored}
 	l.setWriter(retry.NextWriter(l.opts.Actor, l.writer), ownEntry{read: l.own.read})
 }
