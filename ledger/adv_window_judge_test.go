@@ -189,7 +189,10 @@ func TestLimitGraceDropCarryAcrossAFoldedHalf(t *testing.T) {
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	la := newLane(mem)
 	a := graceLedger(t, la, clock, "a")
-	_, b := limitLedger(t, mem, clock, "b", -1)
+	bo := limitOptions(clock, "b", -1)
+	bo.RetiredGrace = 2 * time.Hour // one grace for the account (SPEC.md 6.10)
+	b, err := ledger.New(mem, advKey, bo)
+	require.NoError(t, err)
 	r := graceLedger(t, mem, clock, "r")
 	run := &limitRun{t: t}
 	run.upd(b, "open", 1000, tpncounter.Applied)
@@ -201,7 +204,7 @@ func TestLimitGraceDropCarryAcrossAFoldedHalf(t *testing.T) {
 	t.Logf("after r1: a's version %d", st.Version(a.Writer()))
 
 	la.plan.set([]faulty.Fault{faulty.Hold, faulty.Hold}, nil, nil)
-	_, err := a.Update(ctx, "x", -5)
+	_, err = a.Update(ctx, "x", -5)
 	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 	la.plan.set(nil, nil, nil)
 	run.upd(b, "x", -5, tpncounter.Applied)
@@ -236,4 +239,7 @@ func TestLimitGraceDropCarryAcrossAFoldedHalf(t *testing.T) {
 	t.Logf("after three Finds: a holds an unwritten take-out %v; a's old entry holds x %v", unwritten, holdsAny(stored(t, mem), string(w0), "x"))
 	require.False(t, unwritten, "RetiredGrace after the take-out, the carry is dropped")
 	require.Equal(t, run.want-5, stored(t, mem).Value(), "the stated limit: x counts twice")
+	clock.Add(2*time.Hour + time.Minute)
+	run.settle(a, b, r)
+	require.Equal(t, run.want-5, stored(t, mem).Value(), "and only x, after later folds")
 }

@@ -83,8 +83,8 @@ type Options struct {
 
 	// RetiredGrace is how long a retired entry stays in the state before a
 	// pass folds it into the state's base: the grace period of SPEC.md 6.10,
-	// within which every state must reach every replica. Zero means
-	// DefaultRetiredGrace; a negative value never folds.
+	// within which every state must reach every replica; every ledger of a
+	// key must use the same. Zero means DefaultRetiredGrace; negative: never.
 	RetiredGrace time.Duration
 
 	// Clock returns the current time for RetryWindow, RetireAfter and a
