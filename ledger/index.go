@@ -373,8 +373,8 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 		}
 	}
 	l.cyc.Local, l.cyc.Ahead = local, l.cyc.Ahead || given
-	for _, x := range txns {
-		if !given {
+	if !given {
+		for _, x := range txns {
 			l.takenOut = append(l.takenOut, Record{Txn: x, Writer: w, Version: v, At: l.now()})
 		}
 	}
