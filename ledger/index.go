@@ -720,8 +720,8 @@ func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter
 		}
 	}
 	for _, r := range x.records {
-		if fetched.Version(r.Writer) >= r.Version {
-			return true, nil
+		if v := fetched.Version(r.Writer); v >= r.Version || v == 0 && foldedAfter(fetched, r.At) {
+			return true, nil // counted (retired, perhaps folded since)
 		}
 		stale = true
 	}

@@ -172,8 +172,7 @@ type Ledger struct {
 	// cyc holds this ledger's state (cyc.Local) and whether its last
 	// write is pending (retry.Cycle; ledgerOps reads apart).
 	cyc retry.Cycle[*tpncounter.Counter, ledgerOps]
-	// unacked: the transactions of writes not known to have landed, whose
-	// callers were never told, and when applied (emptied by a write that lands).
+	// unacked: txns of writes not known landed, callers never told: when applied.
 	unacked   map[crdt.TxnID]time.Time
 	sightings map[crdt.ActorID]sighting // each other live actor's version as first seen (RetireAfter)
 	resume    uint64                    // not 0: writer's version last known stored, kept if the next read shows it (Book, renewStale)
@@ -696,6 +695,7 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
+	l.own.read = l.now() // a fetch that failed is no read (renewStale)
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	pending := l.cyc.Pending
 	fetched, held, err := l.cyc.Read(sibs)

@@ -43,17 +43,15 @@ func (l *Ledger) foldRetired(merged *tpncounter.Counter, now time.Time) {
 }
 
 // renewStale keeps this ledger within the grace period (SPEC.md 6.10):
-//   - when its last read began more than RetiredGrace/2 ago, it drops its
-//     state and write in doubt (sent again, they could bring back entries
-//     folded since), keeping a take-out not yet written for retake. A
-//     dropped write in doubt may still land: a new incarnation; otherwise
-//     the read keeps it only if it shows the version last known stored.
+//   - when its last read is more than RetiredGrace/2 old, it drops its state
+//     and write in doubt (sent again, they could bring back entries folded
+//     since), keeping a take-out for retake; a new incarnation if a write
+//     in doubt (it may land), else kept if the read shows it as stored.
 //   - it starts a new incarnation when a half of its entry last changed
 //     more than RetireAfter + RetiredGrace/2 ago by its clock: others may
 //     have retired and folded that half (half a grace: the clocks' margin).
 func (l *Ledger) renewStale() {
 	now := l.now()
-	defer func() { l.own.read = now }()
 	if l.opts.RetiredGrace < 0 {
 		return
 	}
@@ -71,7 +69,9 @@ func (l *Ledger) renewStale() {
 	if l.cyc.Ahead && l.takenOut == nil { // its entry may be retired: continue from the store
 		l.cyc.Local, l.cyc.Seen, l.cyc.Ahead = nil, nil, false
 	}
-	l.incarnate()
+	if l.incarnate(); doubt {
+		l.former = Record{} // its write may still land: that entry is never written again
+	}
 }
 
 // retake makes each dropped take-out (carry) again, under any incarnation, in
