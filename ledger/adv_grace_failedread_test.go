@@ -8,9 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -25,20 +23,8 @@ import (
 // folded entry counted a second time (+1001).
 func TestFailedReadsDoNotKeepAStateOpen(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	opts := func(name crdt.ActorID) ledger.Options {
-		o := limitOptions(clock, name, -1)
-		o.RetiredGrace = 2 * time.Hour
-		return o
-	}
-	la := newLane(mem)
-	a, err := ledger.New(la, advKey, opts("a"))
-	require.NoError(t, err)
-	b, err := ledger.New(mem, advKey, opts("b"))
-	require.NoError(t, err)
-	r := graceLedger(t, mem, clock, "r")
-	run := &limitRun{t: t}
+	mem, clock, la, a, b, r, run := graceTrio(t)
+	var err error
 	run.upd(b, "open", 1000, tpncounter.Applied)
 	run.upd(a, "a0", 1, tpncounter.Applied)
 	la.plan.set([]faulty.Fault{faulty.Lose, faulty.Lose}, nil, nil)

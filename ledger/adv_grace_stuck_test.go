@@ -30,20 +30,8 @@ import (
 // brings b's folded entry back.
 func TestPendingWriteAfterTheOtherEntryFolds(t *testing.T) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
-	clock := newFakeClock(time.Unix(1_800_000_000, 0))
-	opts := func(name crdt.ActorID) ledger.Options {
-		o := limitOptions(clock, name, -1)
-		o.RetiredGrace = 2 * time.Hour
-		return o
-	}
-	la := newLane(mem)
-	a, err := ledger.New(la, advKey, opts("a"))
-	require.NoError(t, err)
-	b, err := ledger.New(mem, advKey, opts("b"))
-	require.NoError(t, err)
-	r := graceLedger(t, mem, clock, "r")
-	run := &limitRun{t: t}
+	mem, clock, la, a, b, r, run := graceTrio(t)
+	var err error
 	retriedElsewhere(t, la, a, b, run, faulty.Lose)
 	require.True(t, a.Pending(), "x's write in doubt")
 	b0 := b.Writer()
@@ -81,4 +69,23 @@ func TestPendingWriteAfterTheOtherEntryFolds(t *testing.T) {
 	}
 	t.Logf("value %d want %d (x counts: +5 over want if twice), a pending %v", stored(t, mem).Value(), run.want, a.Pending())
 	require.NoError(t, err, "33 hours on, a's calls succeed")
+}
+
+// graceTrio makes a and b (never retiring) and r (RetireAfter 1h) on one
+// memory store, all with RetiredGrace 2h, a on a lane of its own.
+func graceTrio(t *testing.T) (*memory.Siblings, *fakeClock, *lane, *ledger.Ledger, *ledger.Ledger, *ledger.Ledger, *limitRun) {
+	t.Helper()
+	mem := memory.NewSiblings()
+	clock := newFakeClock(time.Unix(1_800_000_000, 0))
+	opts := func(name crdt.ActorID) ledger.Options {
+		o := limitOptions(clock, name, -1)
+		o.RetiredGrace = 2 * time.Hour
+		return o
+	}
+	la := newLane(mem)
+	a, err := ledger.New(la, advKey, opts("a"))
+	require.NoError(t, err)
+	b, err := ledger.New(mem, advKey, opts("b"))
+	require.NoError(t, err)
+	return mem, clock, la, a, b, graceLedger(t, mem, clock, "r"), &limitRun{t: t}
 }
