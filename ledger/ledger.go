@@ -695,13 +695,14 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 	if err != nil {
 		return nil, nil, fmt.Errorf("ledger %q: fetch: %w", l.key, err)
 	}
-	l.own.read = l.now() // a fetch that failed is no read (renewStale)
 	l.stats.siblings = max(l.stats.siblings, len(sibs))
 	pending := l.cyc.Pending
 	fetched, held, err := l.cyc.Read(sibs)
+	if err != nil {
+		return nil, nil, err // no read (renewStale), as a failed fetch
+	}
+	l.own.read = l.now()
 	switch {
-	case err != nil:
-		return nil, nil, err
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
 		if l.cyc.Sent != nil {
@@ -720,9 +721,8 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		}
 	case l.resume != 0:
 		if l.cyc.Local.Version(l.writer) != l.resume {
-			// The read does not show the incarnation's last write as it
-			// was (a stale read): continuing it could fork its entry.
-			// Nothing was written yet: take a new one.
+			// The read does not show the incarnation's last write (a stale
+			// read): continuing it could fork its entry. Take a new one.
 			l.incarnate()
 		}
 		l.resume = 0
