@@ -306,18 +306,7 @@ func TestGraceDropRetakesOnlyInPlace(t *testing.T) {
 			mem, clock, la, a, b, run := limitPair(t, tc.retire)
 			lateTakeOut(t, mem, la, b, run, true, func(x crdt.TxnID, n int64) (ledger.Result, error) { return a.Update(ctx, x, n) },
 				func() error { _, err := a.Find(ctx); return err })
-			clock.Add(5*24*time.Hour + time.Minute)
-			aw := a.Writer()
-			la.plan.set(repeat(faulty.Refuse, tc.puts), []faulty.Fault{faulty.StaleBy(tc.age)}, nil)
-			res, err := a.Update(ctx, "a1", 1)
-			la.plan.set(nil, nil, nil)
-			t.Logf("a1: %v %v; writer %s (was %s)", res.Outcome, err, a.Writer(), aw)
-			if err == nil {
-				run.want++
-			}
-			run.settle(a, b)
-			run.settle(a, b)
-			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+			staleRetake(t, mem, clock, la, a, b, run, tc.puts, tc.age)
 		})
 	}
 }
@@ -385,17 +374,7 @@ func TestGraceDropRetakeDoesNotFork(t *testing.T) {
 			st := stored(t, mem)
 			t.Logf("stored: a's entry %s at %d, value %d (want %d)", aw, st.Version(aw), st.Value(), run.want)
 
-			clock.Add(5*24*time.Hour + time.Minute)
-			la.plan.set([]faulty.Fault{faulty.Refuse}, []faulty.Fault{faulty.StaleBy(age)}, nil)
-			res, err := a.Update(ctx, "a1", 1)
-			la.plan.set(nil, nil, nil)
-			t.Logf("a1: %v %v; writer %s (was %s)", res.Outcome, err, a.Writer(), aw)
-			if err == nil {
-				run.want++
-			}
-			run.settle(a, b)
-			run.settle(a, b)
-			require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counts once")
+			staleRetake(t, mem, clock, la, a, b, run, 1, age)
 		})
 	}
 }
@@ -484,4 +463,23 @@ func TestBookDropsCarryOfAFoldedEntry(t *testing.T) {
 	t.Logf("key's ledger holds unwritten %v; Book stats %+v", unwritten, st)
 	require.False(t, unwritten, "nothing left to write on the key")
 	require.Zero(t, st.Pending, "no ledger kept for a write")
+}
+
+// staleRetake: a, holding a take-out unwritten, idles past RetiredGrace/2;
+// a1's first read is age states stale and its first puts are refused; after
+// two settle rounds each transaction counts once.
+func staleRetake(t *testing.T, mem *memory.Siblings, clock *fakeClock, la *lane, a, b *ledger.Ledger, run *limitRun, puts, age int) {
+	t.Helper()
+	clock.Add(5*24*time.Hour + time.Minute)
+	aw := a.Writer()
+	la.plan.set(repeat(faulty.Refuse, puts), []faulty.Fault{faulty.StaleBy(age)}, nil)
+	res, err := a.Update(context.Background(), "a1", 1)
+	la.plan.set(nil, nil, nil)
+	t.Logf("a1: %v %v; writer %s (was %s)", res.Outcome, err, a.Writer(), aw)
+	if err == nil {
+		run.want++
+	}
+	run.settle(a, b)
+	run.settle(a, b)
+	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counts once")
 }
