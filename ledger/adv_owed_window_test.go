@@ -68,6 +68,45 @@ func TestPendingWriteJudgedAtItsTime(t *testing.T) {
 	}
 }
 
+// TestPendingWriteJudgedAtItsTimeDefaults: TestPendingWriteJudgedAtItsTime
+// with the default options (RetryCount 3, history, RetryWindow 24h): a's
+// call of x is lost, the caller retries it on b, which counts it and sixty
+// credits later has forgotten it; a's next call comes 25 hours later and
+// takes x out of its write in doubt: x counts once. Judged at that call,
+// b's record was dead and x counted twice.
+func TestPendingWriteJudgedAtItsTimeDefaults(t *testing.T) {
+	for _, gap := range []time.Duration{time.Hour, 25 * time.Hour} {
+		t.Run(fmt.Sprintf("gap=%v", gap), func(t *testing.T) {
+			ctx := context.Background()
+			mem := memory.NewSiblings()
+			clock := newFakeClock(time.Unix(1_800_000_000, 0))
+			la := newLane(mem)
+			opts := func(n crdt.ActorID) ledger.Options {
+				return ledger.Options{Actor: n, Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}}
+			}
+			a, err := ledger.New(la, advKey, opts("a"))
+			require.NoError(t, err)
+			b, err := ledger.New(mem, advKey, opts("b"))
+			require.NoError(t, err)
+			run := &limitRun{t: t}
+			run.upd(b, "open", 1000, tpncounter.Applied)
+			run.upd(a, "a0", 1, tpncounter.Applied)
+			la.plan.set(repeat(faulty.Lose, 4), nil, nil)
+			_, err = a.Update(ctx, "x", 5)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			la.plan.set(nil, nil, nil)
+			run.upd(b, "x", 5, tpncounter.Applied)
+			for i := range 60 {
+				run.upd(b, crdt.TxnID(fmt.Sprintf("y%d", i)), 1, tpncounter.Applied)
+			}
+			clock.Add(gap)
+			run.upd(a, "w", 9, tpncounter.Applied)
+			run.settle(a, b)
+			require.Equal(t, run.want, stored(t, mem).Value(), "x counts once")
+		})
+	}
+}
+
 // retriedElsewhere: b opens the account and a credits a0; a's call of x
 // fails ambiguous, both its puts under fault (held or lost: its write
 // pending); the caller retries x on b, which counts it and, three
