@@ -148,7 +148,8 @@ type Result struct {
 	Landed bool
 
 	// Value is the ledger's value as this write saw it, including the
-	// transaction when Landed.
+	// transaction when Landed; math.MaxInt64 or math.MinInt64 when it does
+	// not fit (see Ledger.Value).
 	Value int64
 }
 
@@ -887,6 +888,9 @@ func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 
 // Value returns the ledger's value: the merged siblings plus this ledger's
 // own writes (read-your-writes even from a stale replica). It writes nothing.
+// Writers that could not see each other may credit (or debit) past int64:
+// Value then fails with crdt.ErrOverflow until a debit (or a credit) brings
+// it back (SPEC.md 6.6).
 func (l *Ledger) Value(ctx context.Context) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -894,7 +898,13 @@ func (l *Ledger) Value(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return merged.Value(), nil
+	v := merged.Value()
+	if v == math.MaxInt64 || v == math.MinInt64 { // perhaps clamped
+		if b := merged.BigValue(); !b.IsInt64() {
+			return 0, fmt.Errorf("%w: ledger %q: the value %s does not fit in int64", crdt.ErrOverflow, l.key, b)
+		}
+	}
+	return v, nil
 }
 
 // readView is read then merged, reported to the Observer as a "read".

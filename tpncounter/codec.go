@@ -394,9 +394,6 @@ func (g *GCounter) decodeBody(r *bodyReader, l *txnList) error {
 		return fmt.Errorf("%w: %d retired actors, limit %d (MaxRetired)", crdt.ErrTooLarge, g.nretired, MaxRetired)
 	}
 	g.installDecoded()
-	if v, ok := g.val.Int64(); !ok || v < 0 {
-		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
-	}
 	return nil
 }
 

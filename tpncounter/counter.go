@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"strings"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // Counter is a transactional PN counter (the TPNCounter): credits live in a
@@ -84,25 +86,41 @@ func New(opts Options) (*Counter, error) {
 func (c *Counter) Options() Options { return c.p.Options() }
 
 // Value returns P − N, an id in both halves counted once, by its owner's
-// copy; both halves are at most math.MaxInt64, so it fits.
+// copy. Merged states may leave int64 (SPEC.md 6.6): Value then returns
+// math.MaxInt64 or math.MinInt64, and BigValue the exact value.
 func (c *Counter) Value() int64 {
 	if c == nil {
 		return 0
 	}
-	p, n := c.p.Value(), c.n.Value()
-	for x := range c.cross {
-		r, tr := c.p.get(x), c.n.get(x)
+	return clamp(value(&c.p, &c.n, c.cross))
+}
+
+// BigValue returns the exact value (see Value).
+func (c *Counter) BigValue() *big.Int {
+	if c == nil {
+		return new(big.Int)
+	}
+	v := value(&c.p, &c.n, c.cross)
+	return v.Big()
+}
+
+// value is P − N of the halves p and n, each id in both (cross) counted once.
+func value(p, n *GCounter, cross map[crdt.TxnID]struct{}) exact.Int128 {
+	v := p.val
+	v.SubInt128(n.val)
+	for x := range cross {
+		r, tr := p.get(x), n.get(x)
 		if r == 0 || tr == 0 {
 			continue
 		}
 		// The losing half's owner copy is what that half counts for x.
-		if debitOwns(&c.p, r, &c.n, tr) {
-			p -= c.p.amtOf(r)
+		if debitOwns(p, r, n, tr) {
+			v.Sub(p.amtOf(r))
 		} else {
-			n -= c.n.amtOf(tr)
+			v.Add(n.amtOf(tr))
 		}
 	}
-	return p - n
+	return v
 }
 
 // Positive returns a copy of the credit half.

@@ -186,9 +186,6 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	if live > g.o.MaxActors || retired > MaxRetired {
 		return fmt.Errorf("%w: %d live and %d retired actors, limits %d and %d", crdt.ErrTooLarge, live, retired, g.o.MaxActors, MaxRetired)
 	}
-	if v, ok := g.val.Int64(); !ok || v < 0 {
-		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrCorruptEncoding)
-	}
 	return nil
 }
 

@@ -71,6 +71,9 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 	if cutoff.UnixNano() <= 0 {
 		return 0
 	}
+	if !fits(g.val) {
+		return 0 // the base's total, part of the value, might not fit
+	}
 	cut := min(max(cutoff.UnixNano(), g.base.cut), maxForgotNanos)
 	total, forgot, n := g.dropRetired(cut)
 	if n == 0 {

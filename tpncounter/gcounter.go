@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"time"
@@ -148,14 +150,22 @@ func (g *GCounter) Options() Options {
 	return g.o
 }
 
-// Value returns the folded totals plus each distinct history-only transaction
-// once; Apply and Merge keep it within int64.
+// Value returns the folded totals plus each distinct history-only
+// transaction once. Merged states may pass math.MaxInt64 (SPEC.md 6.5):
+// Value then returns math.MaxInt64 and BigValue the exact value.
 func (g *GCounter) Value() int64 {
 	if g == nil {
 		return 0
 	}
-	v, _ := g.val.Int64() // Apply and Merge keep it in range
-	return v
+	return clamp(g.val)
+}
+
+// BigValue returns the exact value (see Value).
+func (g *GCounter) BigValue() *big.Int {
+	if g == nil {
+		return new(big.Int)
+	}
+	return g.val.Big()
 }
 
 // Len returns the number of actors with an entry.
@@ -347,6 +357,9 @@ func (g *GCounter) apply(actor crdt.ActorID, txn crdt.TxnID, mag, signed int64) 
 	if err := later.checkHorizon(txn, at); err != nil {
 		return 0, err
 	}
+	if err := g.checkSum(actor, mag, signed); err != nil {
+		return 0, err
+	}
 	bound := applyBound(actor, txn)
 	if !fitsCap(g.o.MaxEncodedSize-envelopeRoom, bound, g, g.twin) {
 		return 0, tooLarge(fmt.Sprintf("applying %q", txn), g.o.MaxEncodedSize)
@@ -395,11 +408,6 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	}
 	if e != nil && e.retired && g.live() >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: writing again as retired actor %q would exceed %d live actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
-	}
-	next := g.val
-	next.Add(amount)
-	if _, ok := next.Int64(); !ok {
-		return 0, fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, amount, g.Value())
 	}
 	if e != nil {
 		if err := e.checkSeq(); err != nil {
@@ -745,13 +753,10 @@ func mergeHalves(into, from []*GCounter) (newer [2][]*entry, err error) {
 		old[i] = g.applyMerge(&plans[i])
 	}
 	grown := 0
-	for i, g := range into {
-		if !fits(g.val) {
-			err = fmt.Errorf("%w: merged value does not fit in int64", crdt.ErrOverflow)
-		}
+	for i := range into {
 		grown += plans[i].bound()
 	}
-	if err == nil && !fitsCap(bodyLimit, grown, into...) {
+	if !fitsCap(bodyLimit, grown, into...) {
 		err = tooLarge("merging", crdt.DefaultMaxEncodedSize)
 	}
 	for i := len(into) - 1; i >= 0; i-- {
@@ -789,6 +794,51 @@ func (g *GCounter) live() int { return g.count() - g.nretired }
 
 // fits reports whether a 128-bit value is representable as an int64.
 func fits(a exact.Int128) bool { _, ok := a.Int64(); return ok }
+
+// clamp returns a as an int64, math.MaxInt64 or math.MinInt64 past them.
+func clamp(a exact.Int128) int64 {
+	if v, ok := a.Int64(); ok {
+		return v
+	}
+	if a.Sign() < 0 {
+		return math.MinInt64
+	}
+	return math.MaxInt64
+}
+
+// checkSum refuses (crdt.ErrOverflow) an Apply of a new transaction of
+// magnitude mag (signed: its sign) by actor after which the counter's value
+// (a Counter's, for a half) or actor's own sum (its total and history)
+// would not fit in int64 (SPEC.md 6.3 step 5). Merged states may pass
+// int64; each entry's sum never does.
+func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
+	v := g.val
+	if g.twin != nil {
+		p, n := g, g.twin
+		if g.neg {
+			p, n = n, p
+		}
+		v = value(p, n, g.cross)
+	}
+	v.Add(signed)
+	if !fits(v) {
+		return fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, signed, clamp(v))
+	}
+	sum := exact.Int128{}
+	if e, i, ok := g.locate(string(actor)); e != nil {
+		sum.Add(e.total)
+		for off := e.nf(); off < uint32(e.size()); off++ {
+			sum.Add(e.ring[e.pos(off)].amt)
+		}
+	} else if ok {
+		_, t, _, _ := g.dorm.fields(i)
+		sum.Add(t)
+	}
+	if sum.Add(mag); !fits(sum) {
+		return fmt.Errorf("%w: actor %q would hold more than %d in total", crdt.ErrOverflow, actor, int64(math.MaxInt64))
+	}
+	return nil
+}
 
 func b2i(b bool) int {
 	if b {

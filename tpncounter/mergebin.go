@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -163,10 +162,8 @@ type mergeScratch struct {
 	news   []rawTxn
 	// The entry read last (readShift's).
 	list txnList
-	// Per half: the shifts' value change, and the changed entries' own value.
-	delta, part [2]exact.Int128
-	tags        []uint32
-	ents        [2][]*entry
+	tags []uint32
+	ents [2][]*entry
 }
 
 func (sc *mergeScratch) reset() {
@@ -177,7 +174,6 @@ func (sc *mergeScratch) reset() {
 		sc.changed[h], sc.actors[h], sc.ents[h] = sc.changed[h][:0], sc.actors[h][:0], sc.ents[h][:0]
 	}
 	sc.shifts, sc.newIDs, sc.news, sc.tags = sc.shifts[:0], sc.newIDs[:0], sc.news[:0], sc.tags[:0]
-	sc.delta, sc.part = [2]exact.Int128{}, [2]exact.Int128{}
 }
 
 // release drops the references to the input and to entries.
@@ -225,16 +221,15 @@ func (sc *mergeScratch) size() int {
 // (same ids, amounts, order), then new ones no entry of c's half holds.
 // Replacing L by F changes only what differs (see applyShift).
 type shift struct {
-	h           int
-	e           *entry
-	drop        uint32
-	nf, n       uint32 // F's folded record and size
-	news        [2]int // F's new transactions: mergeScratch.news[news[0]:news[1]]
-	seq         uint64
-	total       int64
-	forgot      int64
-	uuid        bool // F's encoding holds a UUID as 16 bytes
-	hist, histL exact.Int128
+	h      int
+	e      *entry
+	drop   uint32
+	nf, n  uint32 // F's folded record and size
+	news   [2]int // F's new transactions: mergeScratch.news[news[0]:news[1]]
+	seq    uint64
+	total  int64
+	forgot int64
+	uuid   bool // F's encoding holds a UUID as 16 bytes
 }
 
 // readShift reads the lists of f, the input's entry for the actor of l
@@ -300,37 +295,17 @@ func (sc *mergeScratch) readShift(r *bodyReader, f *rawEntry, h int, g *GCounter
 		sc.newIDs = append(sc.newIDs, x...)
 	}
 	s.news[1] = len(sc.news)
-	for off := nf; off < n; off++ {
-		s.hist.Add(at(off).amt)
-	}
-	for off := l.nf(); off < nl; off++ {
-		s.histL.Add(l.ring[l.pos(off)].amt)
-	}
 	sc.shifts = append(sc.shifts, s)
 	return true, nil
 }
 
-// shiftsFit reports whether merging the shifts succeeds: their part
-// decodes (its value fits), no two add one transaction, the merged value
-// fits and the size cap holds by Merge's bounds. Otherwise MergeBinary
-// merges them as changed entries, which reports what fails.
+// shiftsFit reports whether merging the shifts succeeds: no two add one
+// transaction and the size cap holds by Merge's bounds. Otherwise
+// MergeBinary merges them as changed entries, which reports what fails.
 func (c *Counter) shiftsFit() bool {
 	sc := c.merge
-	for _, s := range sc.shifts {
-		sc.part[s.h].Add(s.total)
-		sc.part[s.h].AddInt128(s.hist)
-		sc.delta[s.h].Add(s.total)
-		sc.delta[s.h].AddInt128(s.hist)
-		sc.delta[s.h].Sub(s.e.total)
-		sc.delta[s.h].SubInt128(s.histL)
-	}
 	grown := 0
-	for h, g := range [2]*GCounter{&c.p, &c.n} {
-		val := g.val
-		val.AddInt128(sc.delta[h])
-		if !fits(sc.part[h]) || !fits(val) {
-			return false
-		}
+	for _, g := range [2]*GCounter{&c.p, &c.n} {
 		grown += baseBound + g.sized + g.grown
 	}
 	if grown+sc.size() > bodyLimit {

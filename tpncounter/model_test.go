@@ -194,13 +194,34 @@ func rvMergeView(a, b *GCounter) rvHalf {
 
 func fitsBig(v *big.Int) bool { return v.IsInt64() }
 
+// clampBig is what Value returns for the exact value v.
+func clampBig(v *big.Int) int64 {
+	switch {
+	case v.IsInt64():
+		return v.Int64()
+	case v.Sign() < 0:
+		return math.MinInt64
+	}
+	return math.MaxInt64
+}
+
+// rvSum is what actor a's entry of h holds: its total and history.
+func rvSum(h *rvHalf, a crdt.ActorID) *big.Int {
+	e := h.ents[a]
+	sum := big.NewInt(e.Total)
+	for _, t := range e.History {
+		sum.Add(sum, big.NewInt(t.Amount))
+	}
+	return sum
+}
+
 func rvCheckHalf(g *GCounter, pool []crdt.TxnID) error {
 	if err := g.checkIndex(); err != nil {
 		return err
 	}
 	v := rvView(g)
-	if !fitsBig(v.value) || v.value.Int64() != g.Value() {
-		return fmt.Errorf("value %d, brute %s", g.Value(), v.value)
+	if v.value.Cmp(g.BigValue()) != 0 || clampBig(v.value) != g.Value() {
+		return fmt.Errorf("value %d (%s), brute %s", g.Value(), g.BigValue(), v.value)
 	}
 	if !g.Horizon().Equal(v.horizon) {
 		return fmt.Errorf("horizon %v, brute %v", g.Horizon(), v.horizon)
@@ -237,8 +258,8 @@ func rvCheck(c *Counter, pool []crdt.TxnID) error {
 			}
 		}
 	}
-	if !fitsBig(value) || value.Int64() != c.Value() {
-		return fmt.Errorf("Counter.Value %d, brute %s", c.Value(), value)
+	if value.Cmp(c.BigValue()) != 0 || clampBig(value) != c.Value() {
+		return fmt.Errorf("Counter.Value %d (%s), brute %s", c.Value(), c.BigValue(), value)
 	}
 	// An id is one conflict however many ways it conflicts: held in both
 	// halves, with two amounts in P, with two amounts in N.
@@ -370,7 +391,7 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				half, mag = nv, -amt
 			}
 			owner, known := c.Owner(x) // checked against the brute force by rvCheck
-			valueBefore := c.Value()
+			valueBefore := c.BigValue()
 			superseded := slices.ContainsFunc(half.copies[x], func(c Copy) bool { return c.Amount == mag })
 			o, err := c.Apply(a, x, amt)
 			out = fmt.Sprintf("apply %s %s %d: %v %s", a, x, amt, o, kind(err))
@@ -411,19 +432,17 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				// The Counter's value grows by the amount (a half alone may
 				// also lose a copy the other half owns, which the Counter
 				// did not count).
-				if got, want := c.Value(), valueBefore+amt; got != want {
-					fail(step, out, fmt.Errorf("value %d, want %d", got, want))
+				if got, want := c.BigValue(), new(big.Int).Add(valueBefore, big.NewInt(amt)); got.Cmp(want) != 0 {
+					fail(step, out, fmt.Errorf("value %s, want %s", got, want))
 				}
 				if after.status(x) != InHistory && after.status(x) != Folded {
 					fail(step, out, errors.New("applied but not known"))
 				}
 			case errors.Is(err, crdt.ErrOverflow):
-				if fitsBig(new(big.Int).Add(half.value, big.NewInt(mag))) {
-					// Apply may also refuse when folding overflows an
-					// entry's total; tolerate only that.
-					if _, ok := half.ents[a]; !ok {
-						fail(step, out, errors.New("overflow refused a fitting value"))
-					}
+				// SPEC.md 6.3 step 5: the Counter's value or the actor's
+				// own sum would leave int64.
+				if fitsBig(new(big.Int).Add(valueBefore, big.NewInt(amt))) && fitsBig(new(big.Int).Add(rvSum(&half, a), big.NewInt(mag))) {
+					fail(step, out, errors.New("overflow refused a fitting value"))
 				}
 			case errors.Is(err, crdt.ErrTooLarge):
 				if _, ok := half.ents[a]; ok || len(half.ents) < c.Options().MaxActors {
@@ -484,10 +503,7 @@ func rvRun(t *testing.T, seed int64, cfg rvCfg, steps int) []string {
 				if !bytes.Equal(before, mustBytes(c)) {
 					fail(step, out, errors.New("failed merge changed the state"))
 				}
-				if errors.Is(err, crdt.ErrOverflow) && fitsBig(wantP.value) && fitsBig(wantN.value) {
-					fail(step, out, errors.New("overflow refused a fitting merge"))
-				}
-				if !errors.Is(err, crdt.ErrOverflow) && !errors.Is(err, crdt.ErrTooLarge) {
+				if !errors.Is(err, crdt.ErrTooLarge) { // Merge never refuses overflow (SPEC.md 6.5)
 					fail(step, out, err)
 				}
 			}
@@ -634,21 +650,27 @@ func TestModelRandom(t *testing.T) {
 	}
 }
 
-// TestModelGCounterMergeUndo drives GCounter.Merge (its own undo path)
-// with big amounts and many actors, checking the index after every step.
+// TestModelGCounterMergeUndo drives GCounter.Merge (its own undo path:
+// more actors than MaxActors) with big amounts, whose merged values pass
+// int64, checking the index and the exact value after every step.
 func TestModelGCounterMergeUndo(t *testing.T) {
 	defer func() { forcedHash = nil }()
 	seed := proptest.Seed()
 	t.Logf("seed %d; replay: %s", seed, proptest.Replay(t, seed))
 	seeds := proptest.Scale(3)
 	first := rand.New(rand.NewSource(seed)).Int63()
-	undoneTotal := 0
-	defer func() { t.Logf("undone merges: %d", undoneTotal) }()
+	undoneTotal, pastTotal := 0, 0
+	defer func() {
+		t.Logf("undone merges: %d, merges past int64: %d", undoneTotal, pastTotal)
+		if undoneTotal == 0 || pastTotal == 0 {
+			t.Error("no undone merge or none past int64: the scenarios are vacuous")
+		}
+	}()
 	for s := first; s < first+int64(seeds); s++ {
 		for _, fh := range append([]func(crdt.TxnID) uint64{nil}, rvHashes...) {
 			forcedHash = fh
 			rng := rand.New(rand.NewSource(s))
-			opts := Options{HistoryLength: 1 + rng.Intn(2), FoldedLength: 1 + rng.Intn(2)}
+			opts := Options{HistoryLength: 1 + rng.Intn(2), FoldedLength: 1 + rng.Intn(2), MaxActors: 5}
 			reps := make([]*GCounter, 3)
 			for i := range reps {
 				reps[i], _ = NewGCounter(opts)
@@ -681,17 +703,17 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 					err := g.Merge(o)
 					what = "merge " + kind(err)
 					if err != nil {
-						if errors.Is(err, crdt.ErrOverflow) {
-							undone++
-							if fitsBig(want.value) {
-								t.Fatalf("seed %d step %d: overflow on a fitting merge", s, step)
-							}
+						if !errors.Is(err, crdt.ErrTooLarge) {
+							t.Fatalf("seed %d step %d: merge: %v", s, step, err)
 						}
+						undone++
 						if after, _ := g.MarshalBinary(); !bytes.Equal(before, after) {
 							t.Fatalf("seed %d step %d: failed merge changed state", s, step)
 						}
 					} else if rvView(g).value.Cmp(want.value) != 0 {
 						t.Fatalf("seed %d step %d: merge value %d want %s", s, step, g.Value(), want.value)
+					} else if !fitsBig(want.value) {
+						pastTotal++
 					}
 				}
 				if err := rvCheckHalf(g, pool); err != nil {

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,6 +52,14 @@ func (v *I64) UnmarshalJSON(b []byte) error {
 	*v = I64(n)
 	return err
 }
+
+// Int is an integer of any size carried in JSON as a decimal string: a
+// transactional counter's value, which merged states may take past int64
+// (SPEC.md 6.6).
+type Int string
+
+// bigInt is v as an Int.
+func bigInt(v *big.Int) Int { return Int(v.String()) }
 
 // U64 is a uint64 carried in JSON as a decimal string.
 type U64 uint64
@@ -566,3 +575,5 @@ func replaySteps[C replayCounter[C]](t *checker, name string, steps []Step, rs m
 // errUnknownOp is what a replaySteps op function returns for an op it does
 // not know.
 var errUnknownOp = errors.New("unknown op")
+
+func ptr[T any](v T) *T { return &v }

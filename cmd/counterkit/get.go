@@ -220,7 +220,9 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if err != nil {
 			return err
 		}
-		if res.Value, err = l.Value(ctx); err != nil {
+		if res.Value, err = l.Value(ctx); errors.Is(err, crdt.ErrOverflow) {
+			res.Value = nil // past int64 (SPEC.md 6.2): the merged state's is exact
+		} else if err != nil {
 			return err
 		}
 		if state, err = mergeAll(values, func(v []byte) (*tpncounter.Counter, error) {
@@ -231,6 +233,9 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 			return c, err
 		}); err != nil {
 			return err
+		}
+		if res.Value == nil {
+			res.Value = state.(*tpncounter.Counter).BigValue()
 		}
 	case "gcounter":
 		c, err := statestore.Load[gcounter.Counter](ctx, frozen, key)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math/big"
 	"os"
 	"slices"
 	"strings"
@@ -230,12 +231,12 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 	case crdt.TagTGCounter:
 		var g *tpncounter.GCounter
 		if g, err = tpncounter.NewGCounter(o.counter); err == nil && decoded(g) {
-			d.Value, d.Actors, d.Stats, d.Window = g.Value(), entries("", g), ptr(Stats(g.Stats())), historyWindow(g.Options())
+			d.Value, d.Actors, d.Stats, d.Window = exactValue(g.BigValue()), entries("", g), ptr(Stats(g.Stats())), historyWindow(g.Options())
 		}
 	case crdt.TagTPNCounter:
 		var c *tpncounter.Counter
 		if c, err = tpncounter.New(o.counter); err == nil && decoded(c) {
-			d.Value, d.Stats, d.Window = c.Value(), ptr(Stats(c.Stats())), historyWindow(c.Options())
+			d.Value, d.Stats, d.Window = exactValue(c.BigValue()), ptr(Stats(c.Stats())), historyWindow(c.Options())
 			d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
 		}
 	case crdt.TagBounded:
@@ -449,4 +450,12 @@ func txns(ts []Txn) string {
 		parts = append(parts, fmt.Sprintf("%s:%d", t.ID, t.Amount))
 	}
 	return cmp.Or(strings.Join(parts, " "), "-")
+}
+
+// exactValue is v as an int64, or as itself past int64 (SPEC.md 6.2).
+func exactValue(v *big.Int) any {
+	if v.IsInt64() {
+		return v.Int64()
+	}
+	return v
 }

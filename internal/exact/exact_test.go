@@ -57,6 +57,9 @@ func TestAgainstBig(t *testing.T) {
 			if ok != fits || (ok && got != want.Int64()) {
 				t.Fatalf("seed %d: got (%d, %v), want %s", seed, got, ok, want)
 			}
+			if a.Big().Cmp(want) != 0 || a.Sign() != want.Sign() {
+				t.Fatalf("seed %d: Big %s, Sign %d, want %s", seed, a.Big(), a.Sign(), want)
+			}
 		}
 		x := term()
 		sq := new(big.Int).Mul(big.NewInt(x), big.NewInt(x))
