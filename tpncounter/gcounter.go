@@ -795,12 +795,15 @@ func (g *GCounter) live() int { return g.count() - g.nretired }
 // fits reports whether a 128-bit value is representable as an int64.
 func fits(a exact.Int128) bool { _, ok := a.Int64(); return ok }
 
+// add adds v to a and returns it.
+func add(a *exact.Int128, v int64) exact.Int128 { a.Add(v); return *a }
+
 // clamp returns a as an int64, math.MaxInt64 or math.MinInt64 past them.
 func clamp(a exact.Int128) int64 {
 	if v, ok := a.Int64(); ok {
 		return v
 	}
-	if a.Sign() < 0 {
+	if a.Big().Sign() < 0 {
 		return math.MinInt64
 	}
 	return math.MaxInt64
@@ -820,8 +823,7 @@ func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
 		}
 		v = value(p, n, g.cross)
 	}
-	v.Add(signed)
-	if !fits(v) {
+	if next := v; !fits(add(&next, signed)) {
 		return fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, signed, clamp(v))
 	}
 	sum := exact.Int128{}
@@ -834,7 +836,7 @@ func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
 		_, t, _, _ := g.dorm.fields(i)
 		sum.Add(t)
 	}
-	if sum.Add(mag); !fits(sum) {
+	if !fits(add(&sum, mag)) {
 		return fmt.Errorf("%w: actor %q would hold more than %d in total", crdt.ErrOverflow, actor, int64(math.MaxInt64))
 	}
 	return nil

@@ -670,6 +670,7 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 		for _, fh := range append([]func(crdt.TxnID) uint64{nil}, rvHashes...) {
 			forcedHash = fh
 			rng := rand.New(rand.NewSource(s))
+			// At most 5 of the 8 actors: some merges are undone.
 			opts := Options{HistoryLength: 1 + rng.Intn(2), FoldedLength: 1 + rng.Intn(2), MaxActors: 5}
 			reps := make([]*GCounter, 3)
 			for i := range reps {
@@ -679,7 +680,33 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 			for k := range pool {
 				pool[k] = crdt.TxnID(fmt.Sprintf("t%d", k))
 			}
+			// Big transactions and two actors apart on each replica: merging
+			// two passes int64, merging all three passes the cap.
+			amount := func(k int) int64 {
+				if k%4 == 0 {
+					return math.MaxInt64/3 + int64(k)
+				}
+				return int64(1 + k)
+			}
+			for i, ks := range [][2]int{{0, 12}, {4, 16}, {8, 1}} {
+				for j, k := range ks {
+					if _, err := reps[i].Apply(crdt.ActorID(fmt.Sprintf("a%d", i+3*j)), pool[k], amount(k)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			undone := 0
+			probe := reps[0].Clone()
+			if err := probe.Merge(reps[1]); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := probe.MarshalBinary()
+			if err := probe.Merge(reps[2]); !errors.Is(err, crdt.ErrTooLarge) {
+				t.Fatalf("merging 6 actors into MaxActors 5: %v", err)
+			} else if after, _ := probe.MarshalBinary(); !bytes.Equal(before, after) {
+				t.Fatal("an undone merge changed the state")
+			}
+			undone++
 			for step := 0; step < 800; step++ {
 				i := rng.Intn(len(reps))
 				g := reps[i]
@@ -688,11 +715,7 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 				switch rng.Intn(4) {
 				case 0, 1:
 					k := rng.Intn(len(pool))
-					amt := int64(1 + k)
-					if k%4 == 0 {
-						amt = math.MaxInt64/3 + int64(k)
-					}
-					_, err := g.Apply(crdt.ActorID(fmt.Sprintf("a%d", rng.Intn(6))), pool[k], amt)
+					_, err := g.Apply(crdt.ActorID(fmt.Sprintf("a%d", rng.Intn(8))), pool[k], amount(k))
 					what = "apply " + kind(err)
 				case 2:
 					_, err := g.Compact(crdt.ActorID(fmt.Sprintf("a%d", rng.Intn(6))))
@@ -721,9 +744,7 @@ func TestModelGCounterMergeUndo(t *testing.T) {
 				}
 			}
 			forcedHash = nil
-			if fh == nil {
-				undoneTotal += undone
-			}
+			undoneTotal += undone
 		}
 	}
 }

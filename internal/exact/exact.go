@@ -40,17 +40,6 @@ func (a Int128) Int64() (int64, bool) {
 	return int64(a.lo), a.hi == int64(a.lo)>>63
 }
 
-// Sign returns -1, 0 or +1.
-func (a Int128) Sign() int {
-	switch {
-	case a.hi < 0:
-		return -1
-	case a.hi == 0 && a.lo == 0:
-		return 0
-	}
-	return 1
-}
-
 // Big returns the value as a big.Int.
 func (a Int128) Big() *big.Int {
 	b := new(big.Int).SetInt64(a.hi)
