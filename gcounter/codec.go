@@ -52,8 +52,8 @@ func (c *Counter) rows(f func(shared int, suffix string, count int64)) {
 
 // UnmarshalBinary replaces c with data's counter, version 1 or 2, in its
 // canonical form only: at most MaxEncodedSize bytes and MaxActors actors,
-// valid and strictly increasing, positive counts summing to at most
-// math.MaxInt64, no trailing bytes, and (version 2) the encoder's shared
+// valid and strictly increasing, positive counts (whose sum may pass
+// math.MaxInt64, see Value), no trailing bytes, and (version 2) the encoder's shared
 // lengths. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
 // ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
 func (c *Counter) UnmarshalBinary(data []byte) error {
@@ -109,12 +109,9 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		if count == 0 {
 			return nil, fmt.Errorf("%w: row %d: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, i, actor)
 		}
-		if out.total > maxInt64-count {
-			return nil, fmt.Errorf("%w: row %d: counts sum past %d", crdt.ErrCorruptEncoding, i, int64(maxInt64))
-		}
 		// Actors are distinct (strictly increasing) and at most MaxActors.
 		out.add(crdt.ActorID(actor), count, tagOf(actor))
-		out.total += count
+		out.total.Add(count)
 	}
 	return out, nil
 }
@@ -123,11 +120,8 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 func decodePairs(d *wire.Decoder) (*Counter, error) {
 	out := &Counter{}
 	err := d.ActorCounts(MaxActors, out.Grow, func(actor crdt.ActorID, count int64) error {
-		if out.total > maxInt64-count {
-			return fmt.Errorf("%w: counts sum past %d", crdt.ErrCorruptEncoding, int64(maxInt64))
-		}
 		out.add(actor, count, tagOf(string(actor)))
-		out.total += count
+		out.total.Add(count)
 		return nil
 	})
 	if err != nil {
@@ -135,8 +129,6 @@ func decodePairs(d *wire.Decoder) (*Counter, error) {
 	}
 	return out, nil
 }
-
-const maxInt64 = 1<<63 - 1
 
 // bodySize is the encoded size of the version 2 rows array.
 func (c *Counter) bodySize() int {

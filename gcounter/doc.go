@@ -4,9 +4,12 @@
 // maximum (SPEC.md 4.2; its guarantees in 4.3).
 //
 // Arithmetic is exact. Increment rejects negative amounts with
-// crdt.ErrInvalidAmount; an increment or merge whose total would pass
-// math.MaxInt64 fails with crdt.ErrOverflow, and one past MaxActors with
-// crdt.ErrTooLarge. Every failing call leaves the counter unchanged. Value
+// crdt.ErrInvalidAmount; an increment whose total would pass math.MaxInt64
+// fails with crdt.ErrOverflow, and one past MaxActors with crdt.ErrTooLarge.
+// Every failing call leaves the counter unchanged. A merge of writers that
+// could not see each other may pass math.MaxInt64: the counter stays
+// readable and mergeable, Value returns math.MaxInt64 and BigValue the
+// exact sum (SPEC.md 4.1). Value
 // is O(1) (the total is cached); Increment on a known actor is O(1) and
 // does not allocate; Merge is O(actors of the other counter).
 //

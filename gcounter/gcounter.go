@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"iter"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // MaxActors is the largest number of actors a Counter holds (Increment,
@@ -31,9 +33,9 @@ type entry struct {
 // The zero value is an empty counter. A Counter is not safe for concurrent
 // use, and copying one aliases its storage; use Clone.
 type Counter struct {
-	index   index   // actor -> position in entries
-	entries []entry // in the order actors were added
-	total   int64   // cached sum of counts, never overflowed
+	index   index        // actor -> position in entries
+	entries []entry      // in the order actors were added
+	total   exact.Int128 // cached sum of counts: past int64 only by Merge
 }
 
 // Compile-time check that *Counter satisfies the shared contracts.
@@ -69,8 +71,8 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 			return fmt.Errorf("gcounter: increment: %w", err)
 		}
 	}
-	if c.total > math.MaxInt64-n {
-		return fmt.Errorf("gcounter: increment of %d by %q: %w (total %d)", n, actor, crdt.ErrOverflow, c.total)
+	if !c.fits(n) {
+		return fmt.Errorf("gcounter: increment of %d by %q: %w (total %s)", n, actor, crdt.ErrOverflow, c.BigValue())
 	}
 	if n == 0 {
 		return nil
@@ -78,15 +80,21 @@ func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if ok {
 		// count <= total, so count+n cannot overflow either.
 		c.entries[i].count += n
-		c.total += n
+		c.total.Add(n)
 		return nil
 	}
 	if len(c.entries) >= MaxActors {
 		return fmt.Errorf("gcounter: new actor %q: %w (%d actors, limit %d)", actor, crdt.ErrTooLarge, len(c.entries), MaxActors)
 	}
 	c.add(actor, n, tag)
-	c.total += n
+	c.total.Add(n)
 	return nil
+}
+
+// fits reports whether total + n (n >= 0) fits in int64.
+func (c *Counter) fits(n int64) bool {
+	t, ok := c.total.Int64()
+	return ok && t <= math.MaxInt64-n
 }
 
 // Grow reserves room for n more actors (capped at MaxActors), like
@@ -130,9 +138,9 @@ func (h *Handle) find() {
 // Add is Increment(actor, n) for the handle's actor, with the same errors.
 func (h *Handle) Add(n int64) error {
 	c := h.c
-	if i := h.i; uint(i) < uint(len(c.entries)) && n >= 0 && c.total <= math.MaxInt64-n && c.entries[i].actor == h.actor {
+	if i := h.i; uint(i) < uint(len(c.entries)) && n >= 0 && c.fits(n) && c.entries[i].actor == h.actor {
 		c.entries[i].count += n // count <= total: no overflow
-		c.total += n
+		c.total.Add(n)
 		return nil
 	}
 	return h.slowAdd(n)
@@ -168,19 +176,10 @@ func (c *Counter) checkMerge(other *Counter) (int, error) {
 	if other == nil || other == c || c.mergeFits(other) {
 		return 0, nil
 	}
-	total, added := c.total, 0
+	added := 0
 	for _, e := range other.entries {
-		mine := int64(0)
-		if i, ok, _ := c.index.find(c.entries, string(e.actor)); ok {
-			mine = c.entries[i].count
-		} else {
+		if _, ok, _ := c.index.find(c.entries, string(e.actor)); !ok {
 			added++
-		}
-		if d := e.count - mine; d > 0 { // both >= 0, so d cannot overflow
-			if total > math.MaxInt64-d {
-				return 0, fmt.Errorf("gcounter: merge: %w (merged total exceeds %d)", crdt.ErrOverflow, int64(math.MaxInt64))
-			}
-			total += d
 		}
 	}
 	if n := len(c.entries) + added; n > MaxActors {
@@ -191,8 +190,8 @@ func (c *Counter) checkMerge(other *Counter) (int, error) {
 
 // Merge sets c to the join of both counters, the larger count per actor:
 // commutative, associative, idempotent; other is never modified and nil is
-// empty. A merged total past math.MaxInt64 is ErrOverflow, more than
-// MaxActors actors ErrTooLarge; on error c is unchanged.
+// empty. More than MaxActors actors is ErrTooLarge, and c is unchanged; a
+// merged total past math.MaxInt64 is kept (see Value).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
@@ -209,9 +208,9 @@ func (c *Counter) Merge(other *Counter) error {
 }
 
 // mergeFits reports, in O(1), whether merging other cannot fail: both
-// totals and both actor counts added up fit.
+// actor counts added up fit.
 func (c *Counter) mergeFits(other *Counter) bool {
-	return c.total <= math.MaxInt64-other.total && len(c.entries)+len(other.entries) <= MaxActors
+	return len(c.entries)+len(other.entries) <= MaxActors
 }
 
 // merge is Merge known not to fail. Counters often share actor order (decoded,
@@ -231,7 +230,7 @@ func (c *Counter) merge(other *Counter) {
 					c.entries = slices.Grow(c.entries, len(other.entries)-k) // at most the rest are new
 				}
 				c.add(e.actor, e.count, tag)
-				c.total += e.count
+				c.total.Add(e.count)
 				es = c.entries
 				continue
 			}
@@ -240,15 +239,25 @@ func (c *Counter) merge(other *Counter) {
 			aligned = i == next
 		}
 		if d := e.count - es[i].count; d > 0 {
-			c.total += d
+			c.total.Add(d)
 			es[i].count = e.count
 		}
 		next = i + 1
 	}
 }
 
-// Value returns the sum of all counts. It is O(1).
-func (c *Counter) Value() int64 { return c.orEmpty().total }
+// Value returns the sum of all counts, in O(1). Writers that could not see
+// each other may pass math.MaxInt64 (SPEC.md 4.1): Value then returns
+// math.MaxInt64, BigValue the exact sum, and Increment refuses.
+func (c *Counter) Value() int64 {
+	if t, ok := c.orEmpty().total.Int64(); ok {
+		return t
+	}
+	return math.MaxInt64
+}
+
+// BigValue returns the exact sum of all counts (see Value).
+func (c *Counter) BigValue() *big.Int { return c.orEmpty().total.Big() }
 
 // Get returns actor's count, zero if the counter does not hold actor.
 func (c *Counter) Get(actor crdt.ActorID) int64 {
@@ -326,7 +335,7 @@ func (c *Counter) String() string {
 	for a, n := range c.All() {
 		rows = append(rows, fmt.Sprintf("%q:%d", a, n))
 	}
-	return fmt.Sprintf("gcounter(%d){%s}", c.total, strings.Join(rows, " "))
+	return fmt.Sprintf("gcounter(%s){%s}", c.BigValue(), strings.Join(rows, " "))
 }
 
 // Stats describes a counter's size.

@@ -75,23 +75,35 @@ func TestZeroIncrementAddsNoActor(t *testing.T) {
 	require.True(t, c.Equal(gcounter.New()))
 }
 
-func TestMergeOverflowLeavesReceiverUnchanged(t *testing.T) {
+// TestMergePastInt64: writers that could not see each other pass
+// math.MaxInt64 together. Merge keeps it in either order (SPEC.md 4.1):
+// Value returns math.MaxInt64, BigValue the exact sum, the state round
+// trips, and Increment refuses (ErrOverflow) unchanged.
+func TestMergePastInt64(t *testing.T) {
 	a, b := gcounter.New(), gcounter.New()
 	require.NoError(t, a.Increment("x", math.MaxInt64/2+1))
 	require.NoError(t, a.Increment("y", 5))
 	require.NoError(t, b.Increment("z", math.MaxInt64/2+1))
 	require.NoError(t, b.Increment("y", 9))
-	beforeA, beforeB := a.Clone(), b.Clone()
-	require.ErrorIs(t, a.CheckMerge(b), crdt.ErrOverflow)
-	require.ErrorIs(t, a.Merge(b), crdt.ErrOverflow)
-	require.True(t, a.Equal(beforeA))
+	beforeB := b.Clone()
+	ab, ba := a.Clone(), b.Clone()
+	require.NoError(t, ab.CheckMerge(b))
+	require.NoError(t, ab.Merge(b))
+	require.NoError(t, ba.Merge(a))
+	require.True(t, ab.Equal(ba))
 	require.True(t, b.Equal(beforeB), "Merge modified its argument")
-
-	// Per-actor max, not sum: overlapping counts that each fit merge fine.
-	c := gcounter.New()
-	require.NoError(t, c.Increment("x", math.MaxInt64/2+1))
-	require.NoError(t, a.Merge(c))
-	require.True(t, a.Equal(beforeA))
+	require.Equal(t, "9223372036854775817", ab.BigValue().String())
+	require.Equal(t, int64(math.MaxInt64), ab.Value())
+	enc, err := ab.MarshalBinary()
+	require.NoError(t, err)
+	back := gcounter.New()
+	require.NoError(t, back.UnmarshalBinary(enc))
+	require.True(t, back.Equal(ab))
+	before := ab.Clone()
+	require.ErrorIs(t, ab.Increment("y", 1), crdt.ErrOverflow)
+	h := ab.Handle("y")
+	require.ErrorIs(t, h.Add(1), crdt.ErrOverflow)
+	require.True(t, ab.Equal(before))
 }
 
 func TestMaxActors(t *testing.T) {

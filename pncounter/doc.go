@@ -3,11 +3,12 @@
 // decrement magnitudes; its value is P − N, and Merge merges the halves
 // separately, all or nothing (SPEC.md 5.2; guarantees as gcounter's, 5.3).
 //
-// Arithmetic is exact. Each half's total is at most math.MaxInt64 (an update
-// or merge that would pass it fails with crdt.ErrOverflow), so P − N always
-// fits in int64. math.MinInt64 is rejected with crdt.ErrInvalidAmount;
-// every other int64 delta is accepted. Every failing call, Merge included,
-// leaves the counter unchanged.
+// Arithmetic is exact. An update that would take its half's total past
+// math.MaxInt64 fails with crdt.ErrOverflow; a Merge of writers that could
+// not see each other may, and the counter stays readable and mergeable
+// (Value, BigValue; SPEC.md 5.2). math.MinInt64 is rejected with
+// crdt.ErrInvalidAmount; every other int64 delta is accepted. Every failing
+// call, Merge included, leaves the counter unchanged.
 //
 // MarshalBinary writes format version 2, canonical and bounded by
 // MaxEncodedSize bytes, MaxRows rows and gcounter.MaxActors actors per half

@@ -1,6 +1,8 @@
 package pncounter_test
 
 import (
+	"math"
+	"math/big"
 	"testing"
 
 	"github.com/counterkit/counterkit/pncounter"
@@ -28,8 +30,12 @@ func FuzzUnmarshalBinary(f *testing.F) {
 		if !ok {
 			return
 		}
-		if c.Value() != c.Positive()-c.Negative() || c.Positive() < 0 || c.Negative() < 0 {
+		v := new(big.Int).Sub(c.P().BigValue(), c.N().BigValue())
+		if v.Cmp(c.BigValue()) != 0 || c.Positive() < 0 || c.Negative() < 0 {
 			t.Fatalf("inconsistent halves: %v", c)
+		}
+		if w := c.Value(); (v.IsInt64() && w != v.Int64()) || (!v.IsInt64() && w != math.MaxInt64 && w != math.MinInt64) {
+			t.Fatalf("Value %d of %s", w, v)
 		}
 	})
 }

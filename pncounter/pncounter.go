@@ -3,6 +3,7 @@ package pncounter
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -118,8 +119,8 @@ func (c *Counter) Apply(actor crdt.ActorID, delta int64) error { return c.Increm
 
 // Merge sets c to the join of both counters, P and N merged separately:
 // commutative, associative, idempotent; other is never modified, nil is empty.
-// All or nothing: an overflowing half (crdt.ErrOverflow) or one past
-// gcounter.MaxActors (crdt.ErrTooLarge) leaves c unchanged.
+// All or nothing: a half past gcounter.MaxActors (crdt.ErrTooLarge) leaves
+// c unchanged; halves past math.MaxInt64 are kept (see Value).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
@@ -135,17 +136,34 @@ func (c *Counter) Merge(other *Counter) error {
 	return nil
 }
 
-// Value returns P − N in O(1); with P and N in [0, math.MaxInt64] it
-// cannot overflow.
+// Value returns P − N in O(1). A half passes math.MaxInt64 only by a Merge
+// of writers that could not see each other (SPEC.md 5.2); then Value is
+// exact when P − N fits, math.MaxInt64 or math.MinInt64 when it does not
+// (BigValue is always exact).
 func (c *Counter) Value() int64 {
 	c = c.orEmpty()
-	return c.p.Value() - c.n.Value()
+	if p, n := c.p.Value(), c.n.Value(); p < math.MaxInt64 && n < math.MaxInt64 {
+		return p - n // both exact
+	}
+	switch v := c.BigValue(); {
+	case v.IsInt64():
+		return v.Int64()
+	case v.Sign() < 0:
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }
 
-// Positive returns P, the sum of all increments.
+// BigValue returns P − N exactly (see Value).
+func (c *Counter) BigValue() *big.Int {
+	c = c.orEmpty()
+	return new(big.Int).Sub(c.p.BigValue(), c.n.BigValue())
+}
+
+// Positive returns P, the sum of all increments (math.MaxInt64 past it).
 func (c *Counter) Positive() int64 { return c.orEmpty().p.Value() }
 
-// Negative returns N, the sum of all decrements (a non-negative number).
+// Negative returns N, the sum of all decrements (math.MaxInt64 past it).
 func (c *Counter) Negative() int64 { return c.orEmpty().n.Value() }
 
 // Get returns actor's increments minus decrements (no overflow, as Value).

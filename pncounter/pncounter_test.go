@@ -89,27 +89,41 @@ func TestExtremeValues(t *testing.T) {
 	require.EqualValues(t, int64(math.MaxInt64-1), d.Value())
 }
 
-func TestMergeIsAllOrNothing(t *testing.T) {
-	// P merges fine, N overflows: nothing may change, not even P.
+// TestMergePastInt64: writers that could not see each other take a half
+// past math.MaxInt64. Merge keeps it (SPEC.md 5.2): Value is exact while
+// P − N fits, BigValue always; the half refuses more, the other half
+// still takes updates, and the state round-trips.
+func TestMergePastInt64(t *testing.T) {
+	// N passes int64, the value (6 − 2^63) fits.
 	a, b := pncounter.New(), pncounter.New()
 	require.NoError(t, a.Increment("x", 1))
 	require.NoError(t, a.Decrement("n1", math.MaxInt64/2+1))
 	require.NoError(t, b.Increment("y", 5))
 	require.NoError(t, b.Decrement("n2", math.MaxInt64/2+1))
-	before, beforeB := a.Clone(), b.Clone()
-	require.ErrorIs(t, a.Merge(b), crdt.ErrOverflow)
-	require.True(t, a.Equal(before), "receiver changed: %v", a)
+	beforeB := b.Clone()
+	require.NoError(t, a.Merge(b))
 	require.True(t, b.Equal(beforeB), "argument changed")
-	require.EqualValues(t, 1, a.Positive())
+	require.Equal(t, int64(math.MinInt64+6), a.Value())
+	require.Equal(t, int64(math.MaxInt64), a.Negative())
+	require.ErrorIs(t, a.Decrement("n1", 1), crdt.ErrOverflow)
+	require.NoError(t, a.Increment("x", 4))
+	require.Equal(t, int64(math.MinInt64+10), a.Value())
+	enc, err := a.MarshalBinary()
+	require.NoError(t, err)
+	back := pncounter.New()
+	require.NoError(t, back.UnmarshalBinary(enc))
+	require.True(t, back.Equal(a))
 
-	// And the other way round: P overflows.
+	// P passes int64 and so does the value: Value clamps.
 	c, d := pncounter.New(), pncounter.New()
 	require.NoError(t, c.Increment("p1", math.MaxInt64/2+1))
 	require.NoError(t, d.Increment("p2", math.MaxInt64/2+1))
-	require.NoError(t, d.Decrement("m", 3))
-	before = c.Clone()
-	require.ErrorIs(t, c.Merge(d), crdt.ErrOverflow)
-	require.True(t, c.Equal(before))
+	require.NoError(t, d.Increment("p3", 3))
+	require.NoError(t, c.Merge(d))
+	require.Equal(t, "9223372036854775811", c.BigValue().String())
+	require.Equal(t, int64(math.MaxInt64), c.Value())
+	require.NoError(t, c.Decrement("m", 5))
+	require.Equal(t, int64(math.MaxInt64-1), c.Value(), "a decrement brings it back")
 }
 
 func TestCloneIsIndependent(t *testing.T) {

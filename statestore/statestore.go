@@ -26,8 +26,9 @@ type counterPtr[V, T any] interface {
 //
 //	c, err := statestore.Load[gcounter.Counter](ctx, siblings, "page-views")
 //
-// Errors wrap the store's, crdt.ErrInvalidKey, the decoder's sentinel or
-// crdt.ErrOverflow.
+// Errors wrap the store's, crdt.ErrInvalidKey, the decoder's sentinel or a
+// merge's (crdt.ErrTooLarge); siblings whose sum passes int64 merge (SPEC.md
+// 4.1).
 func Load[V any, T counterPtr[V, T]](ctx context.Context, s store.Siblings, key string) (T, error) {
 	c, _, err := load[V, T](ctx, s, key)
 	return c, err

@@ -67,12 +67,21 @@ func TestLoadReportsBadEncodings(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
 }
 
-func TestLoadReportsOverflowingMerge(t *testing.T) {
+// TestLoadPastInt64: two blind saves of 2^62 each leave siblings whose sum
+// passes int64. The key stays readable (SPEC.md 4.1): Load merges them, and
+// Update refuses an increment (crdt.ErrOverflow) without writing.
+func TestLoadPastInt64(t *testing.T) {
+	ctx := context.Background()
 	a, b := gcounter.New(), gcounter.New()
 	require.NoError(t, a.Increment("a", 1<<62))
 	require.NoError(t, b.Increment("b", 1<<62))
-	_, err := statestore.Load[gcounter.Counter](context.Background(), &fixed{encs: [][]byte{enc(t, a), enc(t, b)}}, "k")
+	f := &fixed{encs: [][]byte{enc(t, a), enc(t, b)}}
+	got, err := statestore.Load[gcounter.Counter](ctx, f, "k")
+	require.NoError(t, err)
+	require.Equal(t, "9223372036854775808", got.BigValue().String())
+	_, err = statestore.Update(ctx, f, "k", "a", func(c *gcounter.Counter) error { return c.Increment("a", 1) })
 	require.ErrorIs(t, err, crdt.ErrOverflow)
+	require.Len(t, f.encs, 2, "nothing written")
 }
 
 // TestAmbiguousWriteRetry shows the documented recovery: after an

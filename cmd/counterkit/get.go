@@ -242,13 +242,13 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if err != nil {
 			return err
 		}
-		res.Value, state = c.Value(), c
+		res.Value, state = exactValue(c.BigValue()), c
 	case "pncounter":
 		c, err := statestore.Load[pncounter.Counter](ctx, frozen, key)
 		if err != nil {
 			return err
 		}
-		res.Value, state = c.Value(), c
+		res.Value, state = exactValue(c.BigValue()), c
 	case "bounded":
 		// The merge of every sibling, as bounded.Account reads it (an
 		// Account opens bound-0 counters only; this reads any bound).

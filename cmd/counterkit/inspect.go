@@ -221,12 +221,12 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 	case crdt.TagGCounter:
 		var c gcounter.Counter
 		if decoded(&c) {
-			d.Value, d.Actors = c.Value(), counts("", &c)
+			d.Value, d.Actors = exactValue(c.BigValue()), counts("", &c)
 		}
 	case crdt.TagPNCounter:
 		var c pncounter.Counter
 		if decoded(&c) {
-			d.Value, d.Actors = c.Value(), append(counts("P", c.P()), counts("N", c.N())...)
+			d.Value, d.Actors = exactValue(c.BigValue()), append(counts("P", c.P()), counts("N", c.N())...)
 		}
 	case crdt.TagTGCounter:
 		var g *tpncounter.GCounter
