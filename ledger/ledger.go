@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -892,19 +893,25 @@ func (l *Ledger) unapply(merged *tpncounter.Counter, txns []crdt.TxnID) {
 // Value then fails with crdt.ErrOverflow until a debit (or a credit) brings
 // it back (SPEC.md 6.6).
 func (l *Ledger) Value(ctx context.Context) (int64, error) {
+	v, err := l.exactValue(ctx)
+	if err == nil && !v.IsInt64() {
+		err = fmt.Errorf("%w: ledger %q: the value %s does not fit in int64", crdt.ErrOverflow, l.key, v)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return v.Int64(), nil
+}
+
+// exactValue is Value's read, exact past int64 (a Sharded sums these).
+func (l *Ledger) exactValue(ctx context.Context) (*big.Int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	merged, err := l.readView(ctx)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	v := merged.Value()
-	if v == math.MaxInt64 || v == math.MinInt64 { // perhaps clamped
-		if b := merged.BigValue(); !b.IsInt64() {
-			return 0, fmt.Errorf("%w: ledger %q: the value %s does not fit in int64", crdt.ErrOverflow, l.key, b)
-		}
-	}
-	return v, nil
+	return merged.BigValue(), nil
 }
 
 // readView is read then merged, reported to the Observer as a "read".

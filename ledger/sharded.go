@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,20 +256,20 @@ func (s *Sharded) Value(ctx context.Context) (int64, error) {
 	s.layoutMu.Lock()
 	width := s.width
 	s.layoutMu.Unlock()
-	vals := make([]int64, width)
+	vals := make([]*big.Int, width)
 	errs := make([]error, width)
-	each(width, func(i int) { vals[i], errs[i] = s.reader(i).Value(ctx) })
+	each(width, func(i int) { vals[i], errs[i] = s.reader(i).exactValue(ctx) })
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
-	var sum int64
-	for i, v := range vals {
-		if (v > 0 && sum > math.MaxInt64-v) || (v < 0 && sum < math.MinInt64-v) {
-			return 0, fmt.Errorf("%w: account %q: sum of sub-keys 0..%d", crdt.ErrOverflow, s.account, i)
-		}
-		sum += v
+	sum := new(big.Int)
+	for _, v := range vals {
+		sum.Add(sum, v)
 	}
-	return sum, nil
+	if !sum.IsInt64() {
+		return 0, fmt.Errorf("%w: account %q: the sum of its sub-keys, %s, does not fit in int64", crdt.ErrOverflow, s.account, sum)
+	}
+	return sum.Int64(), nil
 }
 
 // reader returns a ledger that reads sub-key i: this Sharded's sub-ledger,

@@ -197,6 +197,13 @@ func refCheckEntry(a crdt.ActorID, seq uint64, total int64, history, folded []Tx
 	if n := len(history) + len(folded); seq < uint64(n) {
 		return invariantf(InvSeqCountsItems, "actor %q: sequence number %d below the %d transactions its entry holds", a, seq, n)
 	}
+	hsum := big.NewInt(total)
+	for _, t := range history {
+		hsum.Add(hsum, big.NewInt(t.Amount))
+	}
+	if !hsum.IsInt64() {
+		return invariantf(InvSumFits, "actor %q: total %d and history sum past int64", a, total)
+	}
 	var sum big.Int
 	for _, t := range folded {
 		sum.Add(&sum, big.NewInt(t.Amount))

@@ -71,15 +71,15 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 	if cutoff.UnixNano() <= 0 {
 		return 0
 	}
-	if !fits(g.val) {
-		return 0 // the base's total, part of the value, might not fit
-	}
 	cut := min(max(cutoff.UnixNano(), g.base.cut), maxForgotNanos)
+	if !g.foldFits(cut) {
+		return 0
+	}
 	total, forgot, n := g.dropRetired(cut)
 	if n == 0 {
 		return 0
 	}
-	t, _ := total.Int64() // part of the value, which fits
+	t, _ := total.Int64() // fits: foldFits
 	g.val.Add(t)
 	g.base.total += t
 	g.base.forgot = max(g.base.forgot, forgot)
@@ -93,6 +93,24 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 func (c *Counter) Fold(cutoff time.Time) int {
 	c.link()
 	return c.p.Fold(cutoff) + c.n.Fold(cutoff)
+}
+
+// foldFits reports whether the base's total plus those of the entries
+// retired before cut fits in int64 (a half's value may not, SPEC.md 6.10).
+func (g *GCounter) foldFits(cut int64) bool {
+	t := exact.Int128{}
+	t.Add(g.base.total)
+	for _, e := range g.entries {
+		if e.inBase(cut) {
+			t.Add(e.total)
+		}
+	}
+	for i := range g.dorm.n() {
+		if _, total, _, at := g.dorm.fields(i); at != 0 && at < cut {
+			t.Add(total)
+		}
+	}
+	return fits(t)
 }
 
 // dropRetired removes the entries a base of cutoff cut holds, and their

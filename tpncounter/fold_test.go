@@ -517,16 +517,28 @@ func TestFoldMerge(t *testing.T) {
 		}
 		_ = d
 	})
-	t.Run("a merge past int64 keeps the base, and Fold folds nothing then", func(t *testing.T) {
-		a := newT(t, Options{})
-		require.NoError(t, a.UnmarshalBinary(encodeV4(t, 4, []any{"z", 1, math.MaxInt64 - 5, 0, []any{}, []any{}})))
+	t.Run("past int64, Fold folds while the base's total fits", func(t *testing.T) {
 		b := newT(t, Options{})
 		require.NoError(t, b.UnmarshalBinary(encodeV4(t, 4, []any{2 * sec, 10, 0}, []any{"y", 1, 1, 0, 3 * sec})))
-		require.NoError(t, a.Merge(b))
-		require.Equal(t, "9223372036854775813", a.BigValue().String())
-		require.Equal(t, int64(math.MaxInt64), a.Value())
-		require.Zero(t, a.Fold(time.Unix(0, 4*sec)), "the base's total would pass int64")
-		require.Equal(t, "9223372036854775813", a.BigValue().String())
+		for _, zRetired := range []bool{false, true} {
+			z := []any{"z", 1, math.MaxInt64 - 5, 0, []any{}, []any{}}
+			if zRetired {
+				z = []any{"z", 1, math.MaxInt64 - 5, 0, 3 * sec}
+			}
+			a := newT(t, Options{})
+			require.NoError(t, a.UnmarshalBinary(encodeV4(t, 4, z)))
+			require.NoError(t, a.Merge(b))
+			require.Equal(t, "9223372036854775813", a.BigValue().String())
+			require.Equal(t, int64(math.MaxInt64), a.Value())
+			if zRetired {
+				require.Zero(t, a.Fold(time.Unix(0, 4*sec)), "the base's total would pass int64")
+			} else {
+				require.Equal(t, 1, a.Fold(time.Unix(0, 4*sec)), "y folds: the base fits though the value does not")
+				pb, _ := a.Bases()
+				require.Equal(t, int64(11), pb.Total)
+			}
+			require.Equal(t, "9223372036854775813", a.BigValue().String())
+		}
 	})
 }
 

@@ -810,10 +810,10 @@ func clamp(a exact.Int128) int64 {
 }
 
 // checkSum refuses (crdt.ErrOverflow) an Apply of a new transaction of
-// magnitude mag (signed: its sign) by actor after which the counter's value
-// (a Counter's, for a half) or actor's own sum (its total and history)
-// would not fit in int64 (SPEC.md 6.3 step 5). Merged states may pass
-// int64; each entry's sum never does.
+// magnitude mag (signed: its sign) by actor after which actor's own sum
+// (its total and history) would not fit in int64, or the counter's value
+// (a Counter's, for a half) would not, unless it was already out of range
+// and the change moves it towards int64 (SPEC.md 6.3 step 5).
 func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
 	v := g.val
 	if g.twin != nil {
@@ -823,7 +823,7 @@ func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
 		}
 		v = value(p, n, g.cross)
 	}
-	if next := v; !fits(add(&next, signed)) {
+	if next := v; !fits(add(&next, signed)) && (fits(v) || (clamp(v) > 0) == (signed > 0)) {
 		return fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, signed, clamp(v))
 	}
 	sum := exact.Int128{}

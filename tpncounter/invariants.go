@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // InvariantError is the decoder's error (wrapping crdt.ErrCorruptEncoding) for
@@ -24,6 +25,9 @@ const (
 	InvTotalCoversFolded = "total-covers-folded"
 	// InvHistoryWithinCap: a history holds at most MaxHistoryLength + 1.
 	InvHistoryWithinCap = "history-within-cap"
+	// InvSumFits: a live entry's total plus its history's amounts fits in
+	// int64 (so its folds and retirement do).
+	InvSumFits = "sum-fits"
 	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot.
 	InvBaseCutoff = "base-cutoff"
 	// InvRetiredAfterCutoff: a retirement time is in 1970..MaxForgot and not
@@ -68,6 +72,14 @@ func checkCounts(e *rawEntry, l *txnList) error {
 	}
 	if e.seq < uint64(n) {
 		return invariantf(InvSeqCountsItems, "actor %q: sequence number %d below the %d transactions its entry holds", e.name(), e.seq, n)
+	}
+	sum := exact.Int128{}
+	sum.Add(e.total)
+	for _, t := range l.items[:l.nh] {
+		sum.Add(t.amt)
+	}
+	if !fits(sum) {
+		return invariantf(InvSumFits, "actor %q: total %d and history sum past int64", e.name(), e.total)
 	}
 	left := e.total // what the folded items may still take
 	for _, t := range l.items[l.nh:] {

@@ -109,6 +109,9 @@ func TestDecodeRefusesInvariants(t *testing.T) {
 		{InvTotalCoversFolded, // a sum past int64 is still compared exactly
 			tEntry{actor: "a", seq: 5, total: math.MaxInt64, folded: txns("f", 3, math.MaxInt64/2)},
 			tEntry{actor: "a", seq: 5, total: math.MaxInt64, folded: txns("f", 2, math.MaxInt64/2)}},
+		{InvSumFits,
+			tEntry{actor: "a", seq: 3, total: math.MaxInt64 - 9, history: txns("h", 2, 5), folded: txns("f", 1, 1)},
+			tEntry{actor: "a", seq: 3, total: math.MaxInt64 - 10, history: txns("h", 2, 5), folded: txns("f", 1, 1)}},
 		{InvHistoryWithinCap,
 			tEntry{actor: "a", seq: MaxHistoryLength + 2, history: txns("h", MaxHistoryLength+2, 1)},
 			tEntry{actor: "a", seq: MaxHistoryLength + 2, total: 1, history: txns("h", MaxHistoryLength+1, 1), folded: txns("f", 1, 1)}},

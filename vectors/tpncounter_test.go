@@ -789,6 +789,10 @@ func genTPN(t *checker) any {
 		tScenario{Name: "merge past int64 in one half", Type: "tpncounter", Replicas: []string{"r1", "r2"},
 			Note:  "merged, N's value is 2^63 and P's 7: the value -2^63 + 6 fits, and Merge accepts it in either order (SPEC.md 6.6). A debit of 7 by c would make it -2^63 - 1: overflow; a debit of 6 applies (value -2^63)",
 			Steps: []Step{ap("r1", "a", "t1", -math.MaxInt64), ap("r2", "b", "t2", -1), ap("r2", "c", "t3", 7), mg("r1", "r2"), mg("r2", "r1"), ap("r1", "c", "d1", -7), ap("r1", "c", "d2", -6)}},
+		tScenario{Name: "three writers past int64: a debit moves it back", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"},
+			Note: "three writers that could not see each other credit 2^63-3 each: merged, the value is about 3 * 2^63. A credit is overflow (it moves the value away from int64); a debit of 2^63-1 applies although the value stays past int64, since it moves it back (SPEC.md 6.3 step 5)",
+			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64-2), ap("r2", "b", "t2", math.MaxInt64-2), ap("r3", "c", "t3", math.MaxInt64-2), mg("r1", "r2"), mg("r1", "r3"),
+				ap("r1", "d", "c1", 1), ap("r1", "d", "d1", -math.MaxInt64), ap("r1", "e", "d2", -math.MaxInt64)}},
 		tScenario{Name: "timed: FutureSkew", Type: "tgcounter", Options: tOptions{TxnTime: "timeuuid", FutureSkewNS: I64(5 * time.Second), Clock: t0.Add(10 * time.Second).Format(time.RFC3339Nano)},
 			Replicas: []string{"r"},
 			Note:     "the clock reads t0+10 s and FutureSkew is 5 s: a txn at t0+15 s is accepted, one 100 ns later is outside_window; an untimed id is invalid_txn first (SPEC.md 6.3 step 1)",
@@ -862,9 +866,9 @@ func genTPN(t *checker) any {
 		tScenario{Name: "fold: equal cutoffs, the larger total wins", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3", "r4"},
 			Note:  "r1 folds a and b (retired at 1 s) at 2 s, r2 only a (it never saw b): equal cutoffs, totals 3 and 1. Merged in either order (r3: r1 then r2; r4: r2 then r1), the base of total 3 wins",
 			Steps: []Step{ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 2), mg("r2", "r1"), ra("r1", "a", 1), ra("r1", "b", 1), ra("r2", "a", 1), fo("r1", 2), fo("r2", 2), mg("r3", "r1"), mg("r3", "r2"), mg("r4", "r2"), mg("r4", "r1")}},
-		tScenario{Name: "fold: nothing while the value is past int64", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3"},
-			Note:  "a credits 2^63-1 and is retired at 1 s; r3 copies that state. r1 merges b's credit of 1: its value is 2^63, past int64, and a fold at 2 s folds nothing, since the base's total might not fit (SPEC.md 6.10); r3, whose value fits, folds a",
-			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ra("r1", "a", 1), mg("r3", "r1"), ap("r2", "b", "t2", 1), mg("r1", "r2"), fo("r1", 2), fo("r3", 2)}},
+		tScenario{Name: "fold: nothing when the base would pass int64", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3"},
+			Note:  "a credits 2^63-1 and is retired at 1 s; r3 copies that state. r1 merges b's credit of 1, also retired at 1 s: folding both at 2 s would make the base's total 2^63, so nothing is folded (SPEC.md 6.10); r3 folds a",
+			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ra("r1", "a", 1), mg("r3", "r1"), ap("r2", "b", "t2", 1), ra("r2", "b", 1), mg("r1", "r2"), fo("r1", 2), fo("r3", 2)}},
 		tScenario{Name: "fold: two retirements of one entry, the earlier wins", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3", "r4"},
 			Note:  "a, credited on r1, is retired at 5 s on r1, at 3 s on r2 and without a time on r3. Merged in any order the retirement of 3 s wins: a state that folded it must drop the others. r4 merges r3 then r1: the time of 5 s wins over none",
 			Steps: []Step{ap("r1", "a", "t1", 5), mg("r2", "r1"), mg("r3", "r1"), ra("r1", "a", 5), ra("r2", "a", 3), rt("r3", "a"), mg("r4", "r3"), mg("r4", "r1"), mg("r1", "r2"), mg("r2", "r1"), mg("r3", "r1")}},
@@ -1074,6 +1078,8 @@ func genTPN(t *checker) any {
 				"invariant seq-counts-items: each transaction an entry holds was appended by a write of its own"),
 			mal("total below the folded record", g, entry(env(g, 2).arr(1), "a", 3, 9, [][2]any{{"t1", 5}}, [][2]any{{"t2", 5}, {"t3", 5}}).b, t,
 				"invariant total-covers-folded: folding adds an item to the total and the record; unfolding takes it out of both"),
+			mal("total and history past int64", g, entry(env(g, 2).arr(1), "a", 2, math.MaxInt64-1, [][2]any{{"t1", 1}, {"t2", 1}}, nil).b, t,
+				"invariant sum-fits: Apply keeps an actor's total plus its history within int64 (SPEC.md 6.3 step 5)"),
 			mal("history beyond MaxHistoryLength + 1", g, entry(env(g, 2).arr(1), "a", 1026, 0, manyTxns(1026), nil).b, t,
 				"invariant history-within-cap: Apply folds the history down to HistoryLength (at most 1024), then appends one"),
 			// Version 4: bases and retirement times (SPEC.md 6.7, 6.10).
@@ -1647,6 +1653,20 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 		next.recount[s] += g
 	}
 	e := next.half[s][a]
+	// SPEC.md 6.3 step 5: the actor's own sum (total and history, before
+	// its compaction) fits, and so does the value, unless it did not and
+	// the change moves it towards int64.
+	sum := big.NewInt(mag)
+	if e != nil {
+		for _, it := range e.items {
+			sum.Add(sum, big.NewInt(it.amt))
+		}
+	}
+	before := m.value()
+	after := new(big.Int).Add(before, big.NewInt(n))
+	if !sum.IsInt64() || (!after.IsInt64() && (before.IsInt64() || before.Sign() == after.Sign() && after.CmpAbs(before) > 0)) {
+		return "overflow", "", false
+	}
 	if e == nil {
 		e = &tEnt{}
 		next.half[s][a] = e
@@ -1658,14 +1678,6 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 	e.items = append(e.items, tItem{txn: x, amt: mag})
 	e.seq++
 	e.retired = false
-	// SPEC.md 6.3 step 5: the counter's value and the actor's own sum fit.
-	sum := new(big.Int)
-	for _, it := range e.items {
-		sum.Add(sum, big.NewInt(it.amt))
-	}
-	if !next.value().IsInt64() || !sum.IsInt64() {
-		return "overflow", "", false
-	}
 	*m = *next
 	return "", "applied", false
 }
