@@ -117,9 +117,9 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 	grow := min(n, d.Remaining()/minRowSize, gcounter.MaxActors)
 	out.Grow(grow, grow)
 	var (
-		prev   string
-		buf    []byte
-		halves = [2]half{{name: "P", parts: []*gcounter.Counter{&out.p}}, {name: "N", parts: []*gcounter.Counter{&out.n}}}
+		prev       string
+		pLen, nLen int
+		buf        []byte
 	)
 	for i := range n {
 		if err := d.Tuple(4, "row"); err != nil {
@@ -141,51 +141,42 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		if p == 0 && m == 0 {
 			return nil, fmt.Errorf("%w: row %d: actor %q has no count (not canonical)", crdt.ErrCorruptEncoding, i, actor)
 		}
-		for h, count := range [2]int64{p, m} {
-			if err := halves[h].add(crdt.ActorID(actor), count); err != nil {
-				return nil, fmt.Errorf("row %d: %w", i, err)
-			}
+		if err := addRow(&out.p, actor, p, &pLen, "P"); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
+		}
+		if err := addRow(&out.n, actor, m, &nLen, "N"); err != nil {
+			return nil, fmt.Errorf("row %d: %w", i, err)
 		}
 	}
-	halves[0].done()
-	halves[1].done()
 	return out, nil
 }
 
-// half collects a decoded half's rows in parts[0]: Increment validates each
-// id, and a row that would take a part's total past math.MaxInt64 starts
-// another part, merged in by done (a half may pass int64, SPEC.md 5.2).
-type half struct {
-	name   string
-	parts  []*gcounter.Counter
-	actors int
-}
-
-func (h *half) add(actor crdt.ActorID, count int64) error {
+// addRow adds a decoded row's count in one half, g, which already holds
+// *actors actors.
+func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half string) error {
 	if count == 0 {
 		return nil
 	}
-	if h.actors++; h.actors > gcounter.MaxActors {
-		return fmt.Errorf("%w: %s has more than %d actors", crdt.ErrTooLarge, h.name, gcounter.MaxActors)
+	if *actors++; *actors > gcounter.MaxActors {
+		return fmt.Errorf("%w: %s has more than %d actors", crdt.ErrTooLarge, half, gcounter.MaxActors)
 	}
-	last := h.parts[len(h.parts)-1]
-	err := last.Increment(actor, count)
-	if errors.Is(err, crdt.ErrOverflow) {
-		last = gcounter.New()
-		h.parts = append(h.parts, last)
-		err = last.Increment(actor, count)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %s: %v", crdt.ErrCorruptEncoding, h.name, err)
+	if err := increment(g, crdt.ActorID(actor), count); err != nil {
+		return fmt.Errorf("%w: %s: %v", crdt.ErrCorruptEncoding, half, err)
 	}
 	return nil
 }
 
-// done merges the parts (distinct actors, at most MaxActors: no error).
-func (h *half) done() {
-	for _, p := range h.parts[1:] {
-		_ = h.parts[0].Merge(p)
+// increment is g.Increment, validating the id, but merging a count that
+// takes the half past math.MaxInt64 (SPEC.md 5.1) instead of refusing it.
+func increment(g *gcounter.Counter, actor crdt.ActorID, count int64) error {
+	err := g.Increment(actor, count)
+	if errors.Is(err, crdt.ErrOverflow) {
+		one := gcounter.New()
+		if err = one.Increment(actor, count); err == nil {
+			err = g.Merge(one) // a new actor: at most MaxActors
+		}
 	}
+	return err
 }
 
 // decodeBodyV1 reads a version 1 body, [P, N], each half a gcounter version 1 body.
@@ -197,11 +188,15 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	for i, g := range []*gcounter.Counter{&out.p, &out.n} {
 		// Each half is a gcounter version 1 body of sorted [actor, count]
 		// pairs, whose actors are distinct and at most MaxActors.
-		h := half{name: "PN"[i : i+1], parts: []*gcounter.Counter{g}}
-		if err := d.ActorCounts(gcounter.MaxActors, g.Grow, h.add); err != nil {
-			return nil, fmt.Errorf("%s: %w", h.name, err)
+		err := d.ActorCounts(gcounter.MaxActors, g.Grow, func(actor crdt.ActorID, count int64) error {
+			if err := increment(g, actor, count); err != nil {
+				return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", "PN"[i:i+1], err)
 		}
-		h.done()
 	}
 	return out, nil
 }

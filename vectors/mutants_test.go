@@ -258,7 +258,7 @@ var vectorMutants = []vectorMutant{
 	{"envelope/str16 smallest form", "3.2: a string below 256 bytes in str16 is corrupt",
 		[]edit{{"internal/wire/wire.go", "if !d.minimalHeader(pos, n, 32, true) {", "if !d.minimalHeader(pos, n, 32, true) && c != msgpcode.Str16 {"}}, "envelope", "actor_of_255_bytes_as_str16"},
 	{"pncounter/v2 decode cap per half", "5.4: a half of more than 30000 actors is too_large on decode",
-		[]edit{{"pncounter/codec.go", "if h.actors++; h.actors > gcounter.MaxActors {", "if h.actors++; h.actors > gcounter.MaxActors+1 {"}}, "pncounter", "generated_decode/30001_actors_in_P"},
+		[]edit{{"pncounter/codec.go", "if *actors++; *actors > gcounter.MaxActors {", "if *actors++; *actors > gcounter.MaxActors+1 {"}}, "pncounter", "generated_decode/30001_actors_in_P"},
 	{"pncounter/v2 decode cap not on rows", "5.4: the cap is per half: 60000 rows split between the halves decode",
 		[]edit{{"pncounter/codec.go", "\tn, err := d.ArrayLen(MaxRows)", "\tn, err := d.ArrayLen(gcounter.MaxActors)"}}, "pncounter", "30000_actors_in_P_and_30000_others_in_N"},
 	{"pncounter/v1 decode cap", "5.5: a version 1 half of 30001 pairs is too_large from its header",
