@@ -124,6 +124,14 @@ func TestMergePastInt64(t *testing.T) {
 	require.Equal(t, int64(math.MaxInt64), c.Value())
 	require.NoError(t, c.Decrement("m", 5))
 	require.Equal(t, int64(math.MaxInt64-1), c.Value(), "a decrement brings it back")
+
+	// N passes int64 and so does the value below: Value clamps to MinInt64.
+	e, f := pncounter.New(), pncounter.New()
+	require.NoError(t, e.Decrement("n1", math.MaxInt64/2+1))
+	require.NoError(t, f.Decrement("n2", math.MaxInt64/2+2))
+	require.NoError(t, e.Merge(f))
+	require.Equal(t, "-9223372036854775809", e.BigValue().String())
+	require.Equal(t, int64(math.MinInt64), e.Value())
 }
 
 func TestCloneIsIndependent(t *testing.T) {

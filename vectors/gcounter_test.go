@@ -122,7 +122,7 @@ func genGCounter(t *checker) any {
 		{Name: "merge of an empty counter changes nothing", Replicas: []string{"r1", "r2"}, Steps: []Step{
 			inc("r1", "a", 5), stepMerge("r1", "r2"), stepMerge("r2", "r1")}},
 		{Name: "merge past int64", Replicas: []string{"r1", "r2"},
-			Note:  "the merged total is 2^63 + 1: Merge keeps it in either order, the value is listed exactly, and any further increment is overflow (SPEC.md 4.1, 4.2)",
+			Note:  "the merged total is 2^63: Merge keeps it in either order, the value is listed exactly, and any further increment is overflow (SPEC.md 4.1, 4.2)",
 			Steps: []Step{inc("r1", "a", math.MaxInt64-1), inc("r2", "b", 2), inc("r2", "a", 1), stepMerge("r1", "r2"), stepMerge("r2", "r1"), inc("r1", "c", 1)}},
 		// Generated: 30000 actors (SPEC.md 4.2 step 5 and Merge).
 		{Name: "30000 actors: a new actor is refused", Replicas: []string{"r"},

@@ -193,7 +193,7 @@ func genPNCounter(t *checker) any {
 			ap("r1", "a", 10), ap("r1", "a", -4), ap("r2", "b", -7), ap("r2", "a", 3), ap("r2", "b", 2),
 			stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r2")}},
 		{Name: "merge past int64 in one half", Replicas: []string{"r1", "r2"},
-			Note: "merged, N is 2^63 + 1 and P 6: the value 5 - 2^63 fits and is listed; a decrement is overflow (its half is past int64), an increment applies (SPEC.md 5.2)",
+			Note: "merged, N is 2^63 and P 6: the value 6 - 2^63 fits; a decrement is overflow (its half is past int64), an increment applies: 7 - 2^63 (SPEC.md 5.1, 5.2)",
 			Steps: []Step{ap("r1", "a", -(math.MaxInt64 - 1)), ap("r1", "p", 1), ap("r2", "b", -2), ap("r2", "q", 5),
 				stepMerge("r1", "r2"), ap("r1", "b", -1), ap("r1", "p", 1)}},
 		// Front coding: node-1 → node-10 shares 6 bytes, node-10 → node-2

@@ -787,7 +787,7 @@ func genTPN(t *checker) any {
 			Note:  "merging r2 into r1 would hold 3 actors (MaxActors 2): too_large, r1 unchanged, although the value past int64 alone would merge (SPEC.md 6.5 steps 2 and 3)",
 			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ap("r2", "b", "t2", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
 		tScenario{Name: "merge past int64 in one half", Type: "tpncounter", Replicas: []string{"r1", "r2"},
-			Note:  "merged, N's value is 2^63 and P's 7: the value -2^63 + 6 fits, and Merge accepts it in either order (SPEC.md 6.6). A debit of 7 by c would make it -2^63 - 1: overflow; a debit of 6 applies (value -2^63)",
+			Note:  "merged, N's value is 2^63 and P's 7: the value -2^63 + 7 fits, and Merge accepts it in either order (SPEC.md 6.6). A debit of 7 by c applies (value -2^63); a further debit of 6 would make it -2^63 - 6: overflow",
 			Steps: []Step{ap("r1", "a", "t1", -math.MaxInt64), ap("r2", "b", "t2", -1), ap("r2", "c", "t3", 7), mg("r1", "r2"), mg("r2", "r1"), ap("r1", "c", "d1", -7), ap("r1", "c", "d2", -6)}},
 		tScenario{Name: "three writers past int64: a debit moves it back", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3"},
 			Note: "three writers that could not see each other credit 2^63-3 each: merged, the value is about 3 * 2^63. A credit is overflow (it moves the value away from int64); a debit of 2^63-1 applies although the value stays past int64, since it moves it back (SPEC.md 6.3 step 5)",
