@@ -3,10 +3,11 @@
 // decrement magnitudes; its value is P − N, and Merge merges the halves
 // separately, all or nothing (SPEC.md 5.2; guarantees as gcounter's, 5.3).
 //
-// Arithmetic is exact. An update that would take its half's total past
-// math.MaxInt64 fails with crdt.ErrOverflow; a Merge of writers that could
-// not see each other may, and the counter stays readable and mergeable
-// (Value, BigValue; SPEC.md 5.2). math.MinInt64 is rejected with
+// Arithmetic is exact. An update that would take the actor's count or the
+// value past int64 fails with crdt.ErrOverflow (unless it moves an
+// out-of-range value back); a half's total may pass it, and a Merge of
+// writers that could not see each other may take the value past it, which
+// the counter keeps readable and mergeable (Value, BigValue; SPEC.md 5.2). math.MinInt64 is rejected with
 // crdt.ErrInvalidAmount; every other int64 delta is accepted. Every failing
 // call, Merge included, leaves the counter unchanged.
 //

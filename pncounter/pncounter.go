@@ -1,6 +1,7 @@
 package pncounter
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -39,16 +40,14 @@ func (c *Counter) orEmpty() *Counter {
 // Increment adds n as actor; a negative n is Decrement(actor, -n), and
 // math.MinInt64, which cannot be negated, is crdt.ErrInvalidAmount. Zero
 // only validates actor. Errors wrap crdt.ErrInvalidActor, crdt.ErrOverflow
-// (a half's total past math.MaxInt64) or crdt.ErrTooLarge (a new actor past
+// (actor's count past math.MaxInt64, or the value, unless it was past it
+// and moves back: SPEC.md 5.2) or crdt.ErrTooLarge (a new actor past
 // gcounter.MaxActors), and leave c unchanged. A known actor does not allocate.
 func (c *Counter) Increment(actor crdt.ActorID, n int64) error {
 	if n < 0 {
 		return c.Decrement(actor, -n) // -math.MinInt64 wraps to itself: refused
 	}
-	if err := c.p.Increment(actor, n); err != nil {
-		return wrapHalf("P", err)
-	}
-	return nil
+	return c.add(&c.p, actor, n, 1)
 }
 
 // Decrement subtracts non-negative n as actor; errors as for Increment.
@@ -56,10 +55,38 @@ func (c *Counter) Decrement(actor crdt.ActorID, n int64) error {
 	if n < 0 {
 		return errNegative(n, actor)
 	}
-	if err := c.n.Increment(actor, n); err != nil {
-		return wrapHalf("N", err)
+	return c.add(&c.n, actor, n, -1)
+}
+
+// add adds n >= 0 to actor's count in half g (sign 1: P, -1: N). A half's
+// total may pass math.MaxInt64 while the value fits (SPEC.md 5.2), which
+// g.Increment refuses: the count then goes in by a Merge.
+func (c *Counter) add(g *gcounter.Counter, actor crdt.ActorID, n, sign int64) error {
+	err := g.Increment(actor, n)
+	if errors.Is(err, crdt.ErrOverflow) && n > 0 {
+		err = c.addPast(g, actor, n, sign, err)
+	} else if errors.Is(err, crdt.ErrOverflow) {
+		err = nil // n == 0 only validates the actor
+	}
+	if err != nil {
+		return wrapHalf("PN"[(1-sign)/2:(3-sign)/2], err)
 	}
 	return nil
+}
+
+// addPast is add once g's total would pass math.MaxInt64 (overflow is g's
+// refusal): the count goes in by a Merge if it and the value allow.
+func (c *Counter) addPast(g *gcounter.Counter, actor crdt.ActorID, n, sign int64, overflow error) error {
+	v := c.BigValue()
+	next := new(big.Int).Add(v, big.NewInt(sign*n))
+	if count := g.Get(actor); count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || v.Sign() == next.Sign()) {
+		return overflow
+	}
+	one := gcounter.New()
+	if err := one.Increment(actor, g.Get(actor)+n); err != nil {
+		return err
+	}
+	return g.Merge(one)
 }
 
 func errNegative(n int64, actor crdt.ActorID) error {
@@ -69,19 +96,22 @@ func errNegative(n int64, actor crdt.ActorID) error {
 // Handle adds to one actor's contribution without a lookup (see
 // Counter.Handle); its zero value is not usable.
 type Handle struct {
+	c    *Counter
 	p, n gcounter.Handle
 }
 
 // Handle returns a Handle for actor, whose Add is Increment without the
 // halves' index lookups (gcounter.Handle). c must not be nil.
 func (c *Counter) Handle(actor crdt.ActorID) Handle {
-	return Handle{p: c.p.Handle(actor), n: c.n.Handle(actor)}
+	return Handle{c: c, p: c.p.Handle(actor), n: c.n.Handle(actor)}
 }
 
 // Add is Increment(actor, delta) for the handle's actor, with its errors.
 func (h *Handle) Add(delta int64) error {
 	if delta >= 0 {
-		if err := h.p.Add(delta); err != nil {
+		if err := h.p.Add(delta); errors.Is(err, crdt.ErrOverflow) {
+			return h.c.Increment(h.p.Actor(), delta) // past int64 (see add)
+		} else if err != nil {
 			return wrapHalf("P", err)
 		}
 		return nil
@@ -97,7 +127,9 @@ func (h *Handle) sub(delta int64) error {
 	if delta == math.MinInt64 {
 		return errNegative(delta, h.n.Actor())
 	}
-	if err := h.n.Add(-delta); err != nil {
+	if err := h.n.Add(-delta); errors.Is(err, crdt.ErrOverflow) {
+		return h.c.Decrement(h.n.Actor(), -delta)
+	} else if err != nil {
 		return wrapHalf("N", err)
 	}
 	return nil
@@ -136,10 +168,9 @@ func (c *Counter) Merge(other *Counter) error {
 	return nil
 }
 
-// Value returns P − N in O(1). A half passes math.MaxInt64 only by a Merge
-// of writers that could not see each other (SPEC.md 5.2); then Value is
-// exact when P − N fits, math.MaxInt64 or math.MinInt64 when it does not
-// (BigValue is always exact).
+// Value returns P − N in O(1): exact when it fits, math.MaxInt64 or
+// math.MinInt64 when a Merge of writers that could not see each other took
+// it past int64 (SPEC.md 5.2). BigValue is always exact.
 func (c *Counter) Value() int64 {
 	c = c.orEmpty()
 	if p, n := c.p.Value(), c.n.Value(); p < math.MaxInt64 && n < math.MaxInt64 {

@@ -58,8 +58,8 @@ func TestRejectsBadInput(t *testing.T) {
 		{"negative decrement", func(c *pncounter.Counter) error { return c.Decrement("a", -1) }, crdt.ErrInvalidAmount},
 		{"bad actor", func(c *pncounter.Counter) error { return c.Increment("", 1) }, crdt.ErrInvalidActor},
 		{"bad actor decrement", func(c *pncounter.Counter) error { return c.Apply("\x7f", -1) }, crdt.ErrInvalidActor},
-		{"P overflow", func(c *pncounter.Counter) error { return c.Increment("z", math.MaxInt64-9) }, crdt.ErrOverflow},
-		{"N overflow", func(c *pncounter.Counter) error { return c.Apply("z", -(math.MaxInt64 - 4)) }, crdt.ErrOverflow},
+		{"value overflow", func(c *pncounter.Counter) error { return c.Increment("z", math.MaxInt64-4) }, crdt.ErrOverflow},
+		{"N overflow of b's count", func(c *pncounter.Counter) error { return c.Apply("b", -(math.MaxInt64 - 4)) }, crdt.ErrOverflow},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,9 +105,14 @@ func TestMergePastInt64(t *testing.T) {
 	require.True(t, b.Equal(beforeB), "argument changed")
 	require.Equal(t, int64(math.MinInt64+6), a.Value())
 	require.Equal(t, int64(math.MaxInt64), a.Negative())
-	require.ErrorIs(t, a.Decrement("n1", 1), crdt.ErrOverflow)
+	before := a.Clone()
+	require.ErrorIs(t, a.Decrement("n1", 7), crdt.ErrOverflow, "the value would pass int64")
+	require.True(t, a.Equal(before))
+	require.NoError(t, a.Decrement("n1", 1), "N past int64, the value fits (SPEC.md 5.2)")
+	h := a.Handle("n2")
+	require.NoError(t, h.Add(-1), "through a Handle too")
 	require.NoError(t, a.Increment("x", 4))
-	require.Equal(t, int64(math.MinInt64+10), a.Value())
+	require.Equal(t, int64(math.MinInt64+8), a.Value())
 	enc, err := a.MarshalBinary()
 	require.NoError(t, err)
 	back := pncounter.New()
@@ -124,6 +129,20 @@ func TestMergePastInt64(t *testing.T) {
 	require.Equal(t, int64(math.MaxInt64), c.Value())
 	require.NoError(t, c.Decrement("m", 5))
 	require.Equal(t, int64(math.MaxInt64-1), c.Value(), "a decrement brings it back")
+
+	// Two blind writers each add and take back 2^62 + 1: both halves pass
+	// int64 with the value 0, and both signs still apply.
+	g, k := pncounter.New(), pncounter.New()
+	for _, x := range []*pncounter.Counter{g, k} {
+		actor := map[*pncounter.Counter]crdt.ActorID{g: "g", k: "k"}[x]
+		require.NoError(t, x.Increment(actor, 1<<62+1))
+		require.NoError(t, x.Decrement(actor, 1<<62+1))
+	}
+	require.NoError(t, g.Merge(k))
+	require.Zero(t, g.Value())
+	require.NoError(t, g.Increment("z", 1))
+	require.NoError(t, g.Decrement("z", 2))
+	require.Equal(t, int64(-1), g.Value())
 
 	// N passes int64 and so does the value below: Value clamps to MinInt64.
 	e, f := pncounter.New(), pncounter.New()
@@ -220,6 +239,16 @@ func TestAgainstModel(t *testing.T) {
 	c := pncounter.New()
 	p, n := new(big.Int), new(big.Int)
 	perActor := map[crdt.ActorID]*big.Int{}
+	counts := map[bool]map[crdt.ActorID]int64{true: {}, false: {}} // per half (true: P), per actor
+	clamp := func(v *big.Int) int64 {
+		switch {
+		case v.IsInt64():
+			return v.Int64()
+		case v.Sign() < 0:
+			return math.MinInt64
+		}
+		return math.MaxInt64
+	}
 	for step := range proptest.Scale(20000) {
 		actor := actors[rng.IntN(len(actors))]
 		var d int64
@@ -240,13 +269,17 @@ func TestAgainstModel(t *testing.T) {
 			half = n
 		}
 		mag := new(big.Int).Abs(big.NewInt(d))
+		value := new(big.Int).Sub(p, n)
+		next := new(big.Int).Add(value, big.NewInt(d))
 		var want error
 		switch {
 		case d == math.MinInt64:
 			want = crdt.ErrInvalidAmount
 		case actor == "":
 			want = crdt.ErrInvalidActor
-		case new(big.Int).Add(half, mag).Cmp(maxInt) > 0:
+		case new(big.Int).Add(big.NewInt(counts[d >= 0][actor]), mag).Cmp(maxInt) > 0: // SPEC.md 5.2
+			want = crdt.ErrOverflow
+		case !next.IsInt64() && (value.IsInt64() || value.Sign() == next.Sign()):
 			want = crdt.ErrOverflow
 		}
 		err := c.Apply(actor, d)
@@ -255,19 +288,22 @@ func TestAgainstModel(t *testing.T) {
 		} else {
 			require.NoError(t, err, "step %d: Apply(%q, %d)", step, actor, d)
 			half.Add(half, mag)
+			counts[d >= 0][actor] += mag.Int64()
 			if perActor[actor] == nil {
 				perActor[actor] = new(big.Int)
 			}
 			perActor[actor].Add(perActor[actor], big.NewInt(d))
 		}
-		require.Equal(t, p.Int64(), c.Positive(), "step %d", step)
-		require.Equal(t, n.Int64(), c.Negative(), "step %d", step)
-		require.Equal(t, new(big.Int).Sub(p, n).Int64(), c.Value(), "step %d", step)
+		require.Equal(t, clamp(p), c.Positive(), "step %d", step)
+		require.Equal(t, clamp(n), c.Negative(), "step %d", step)
+		require.Equal(t, clamp(new(big.Int).Sub(p, n)), c.Value(), "step %d", step)
+		require.Zero(t, new(big.Int).Sub(p, n).Cmp(c.BigValue()), "step %d", step)
 		for a, v := range perActor {
 			require.Equal(t, v.Int64(), c.Get(a), "step %d actor %q", step, a)
 		}
 		if rng.IntN(40) == 0 {
 			c, p, n, perActor = pncounter.New(), new(big.Int), new(big.Int), map[crdt.ActorID]*big.Int{}
+			counts = map[bool]map[crdt.ActorID]int64{true: {}, false: {}}
 		}
 	}
 }

@@ -185,17 +185,19 @@ func genPNCounter(t *checker) any {
 		{Name: "increments and decrements", Replicas: []string{"r"}, Steps: []Step{
 			ap("r", "a", 5), ap("r", "b", -3), ap("r", "a", -2), ap("r", "c", 7), ap("r", "b", 0)}},
 		{Name: "only decrements", Replicas: []string{"r"}, Steps: []Step{ap("r", "a", -1), ap("r", "b", -300)}},
-		{Name: "extremes and overflow per half", Replicas: []string{"r"}, Steps: []Step{
-			ap("r", "a", math.MaxInt64), ap("r", "b", -math.MaxInt64), ap("r", "c", 1), ap("r", "c", -1), ap("r", "d", math.MinInt64)}},
+		{Name: "extremes: an actor's count and the value", Replicas: []string{"r"},
+			Note: "a's count reaches 2^63-1, one more is overflow; b takes the value to 0, and c's 1 applies although P's total passes int64 (SPEC.md 5.2: the actor's count and the value must fit, not the half's total); e takes the value to 2^63-1 and f's 1 more is overflow; -2^63 is invalid_amount",
+			Steps: []Step{ap("r", "a", math.MaxInt64), ap("r", "a", 1), ap("r", "b", -math.MaxInt64), ap("r", "c", 1), ap("r", "c", -1),
+				ap("r", "e", math.MaxInt64), ap("r", "f", 1), ap("r", "d", math.MinInt64)}},
 		{Name: "rejected updates", Replicas: []string{"r"}, Steps: []Step{
 			ap("r", "a", 4), ap("r", "", 1), ap("r", "", -1), ap("r", "x\ny", -1), ap("r", "a", math.MinInt64)}},
 		{Name: "concurrent replicas converge", Replicas: []string{"r1", "r2"}, Steps: []Step{
 			ap("r1", "a", 10), ap("r1", "a", -4), ap("r2", "b", -7), ap("r2", "a", 3), ap("r2", "b", 2),
 			stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r2")}},
 		{Name: "merge past int64 in one half", Replicas: []string{"r1", "r2"},
-			Note: "merged, N is 2^63 and P 6: the value 6 - 2^63 fits; a decrement is overflow (its half is past int64), an increment applies: 7 - 2^63 (SPEC.md 5.1, 5.2)",
+			Note: "merged, N is 2^63 and P 6: the value 6 - 2^63 fits; a decrement of 1 applies (5 - 2^63) although N's total is past int64, an increment of 1 too (6 - 2^63), and a decrement of 7 is overflow: the value would be -2^63 - 1 (SPEC.md 5.1, 5.2)",
 			Steps: []Step{ap("r1", "a", -(math.MaxInt64 - 1)), ap("r1", "p", 1), ap("r2", "b", -2), ap("r2", "q", 5),
-				stepMerge("r1", "r2"), ap("r1", "b", -1), ap("r1", "p", 1)}},
+				stepMerge("r1", "r2"), ap("r1", "b", -1), ap("r1", "p", 1), ap("r1", "q", -7)}},
 		// Front coding: node-1 → node-10 shares 6 bytes, node-10 → node-2
 		// shares 5; "aāx" → "aąy" share the bytes 61 c4 but the prefix
 		// stops at the character boundary after "a".
@@ -332,10 +334,8 @@ func checkPNCounter(t *checker, raw []byte) {
 						want = "invalid_amount"
 					case !validID(a):
 						want = "invalid_actor"
-					case n >= 0:
-						want = gModelStep(P, Step{Replica: st.Replica, Op: "increment", Actor: sp(a), Amount: ip(n)}, t)
 					default:
-						want = gModelStep(N, Step{Replica: st.Replica, Op: "increment", Actor: sp(a), Amount: ip(-n)}, t)
+						want = pnModelApply(P[st.Replica], N[st.Replica], a, n)
 					}
 				case "merge":
 					p2, n2 := clone(P), clone(N)
@@ -427,4 +427,28 @@ func clone(m map[string]*gModel) map[string]*gModel {
 		out[r] = g.clone()
 	}
 	return out
+}
+
+// pnModelApply is SPEC.md 5.2's Apply(a, n) on the halves p and m of a
+// valid actor (n != math.MinInt64): the actor's count in its half must fit,
+// and the value must, unless it did not and moves back.
+func pnModelApply(p, m *gModel, a string, n int64) string {
+	half, mag := p, n
+	if n < 0 {
+		half, mag = m, -n
+	}
+	value := new(big.Int).Sub(p.total, m.total)
+	next := new(big.Int).Add(value, big.NewInt(n))
+	switch {
+	case mag == 0:
+		return ""
+	case !new(big.Int).Add(big.NewInt(half.counts[a]), big.NewInt(mag)).IsInt64(),
+		!next.IsInt64() && (value.IsInt64() || value.Sign() == next.Sign()):
+		return "overflow"
+	case half.counts[a] == 0 && len(half.counts) >= gMaxActors:
+		return "too_large"
+	}
+	half.counts[a] += mag
+	half.total.Add(half.total, big.NewInt(mag))
+	return ""
 }
