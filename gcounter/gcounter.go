@@ -249,12 +249,7 @@ func (c *Counter) merge(other *Counter) {
 // Value returns the sum of all counts, in O(1). Writers that could not see
 // each other may pass math.MaxInt64 (SPEC.md 4.1): Value then returns
 // math.MaxInt64, BigValue the exact sum, and Increment refuses.
-func (c *Counter) Value() int64 {
-	if t, ok := c.orEmpty().total.Int64(); ok {
-		return t
-	}
-	return math.MaxInt64
-}
+func (c *Counter) Value() int64 { return c.orEmpty().total.Clamp() }
 
 // BigValue returns the exact sum of all counts (see Value).
 func (c *Counter) BigValue() *big.Int { return c.orEmpty().total.Big() }

@@ -171,10 +171,7 @@ func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half st
 func increment(g *gcounter.Counter, actor crdt.ActorID, count int64) error {
 	err := g.Increment(actor, count)
 	if errors.Is(err, crdt.ErrOverflow) {
-		one := gcounter.New()
-		if err = one.Increment(actor, count); err == nil {
-			err = g.Merge(one) // a new actor: at most MaxActors
-		}
+		err = setCount(g, actor, count) // a new actor: at most MaxActors
 	}
 	return err
 }

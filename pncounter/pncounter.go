@@ -79,11 +79,18 @@ func (c *Counter) add(g *gcounter.Counter, actor crdt.ActorID, n, sign int64) er
 func (c *Counter) addPast(g *gcounter.Counter, actor crdt.ActorID, n, sign int64, overflow error) error {
 	v := c.BigValue()
 	next := new(big.Int).Add(v, big.NewInt(sign*n))
-	if count := g.Get(actor); count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || v.Sign() == next.Sign()) {
+	count := g.Get(actor)
+	if count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || v.Sign() == next.Sign()) {
 		return overflow
 	}
+	return setCount(g, actor, count+n)
+}
+
+// setCount raises actor's count in g to count by a Merge, which, unlike
+// Increment, may take g's total past math.MaxInt64 (SPEC.md 5.1).
+func setCount(g *gcounter.Counter, actor crdt.ActorID, count int64) error {
 	one := gcounter.New()
-	if err := one.Increment(actor, g.Get(actor)+n); err != nil {
+	if err := one.Increment(actor, count); err != nil {
 		return err
 	}
 	return g.Merge(one)

@@ -92,7 +92,7 @@ func (c *Counter) Value() int64 {
 	if c == nil {
 		return 0
 	}
-	return clamp(value(&c.p, &c.n, c.cross))
+	return value(&c.p, &c.n, c.cross).Clamp()
 }
 
 // BigValue returns the exact value (see Value).

@@ -157,7 +157,7 @@ func (g *GCounter) Value() int64 {
 	if g == nil {
 		return 0
 	}
-	return clamp(g.val)
+	return g.val.Clamp()
 }
 
 // BigValue returns the exact value (see Value).
@@ -798,17 +798,6 @@ func fits(a exact.Int128) bool { _, ok := a.Int64(); return ok }
 // add adds v to a and returns it.
 func add(a *exact.Int128, v int64) exact.Int128 { a.Add(v); return *a }
 
-// clamp returns a as an int64, math.MaxInt64 or math.MinInt64 past them.
-func clamp(a exact.Int128) int64 {
-	if v, ok := a.Int64(); ok {
-		return v
-	}
-	if a.Big().Sign() < 0 {
-		return math.MinInt64
-	}
-	return math.MaxInt64
-}
-
 // checkSum refuses (crdt.ErrOverflow) an Apply of a new transaction of
 // magnitude mag (signed: its sign) by actor after which actor's own sum
 // (its total and history) would not fit in int64, or the counter's value
@@ -823,8 +812,8 @@ func (g *GCounter) checkSum(actor crdt.ActorID, mag, signed int64) error {
 		}
 		v = value(p, n, g.cross)
 	}
-	if next := v; !fits(add(&next, signed)) && (fits(v) || (clamp(v) > 0) == (signed > 0)) {
-		return fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, signed, clamp(v))
+	if next := v; !fits(add(&next, signed)) && (fits(v) || (v.Clamp() > 0) == (signed > 0)) {
+		return fmt.Errorf("%w: adding %d to %d", crdt.ErrOverflow, signed, v.Clamp())
 	}
 	if w := g.val; g.solo() && fits(add(&w, mag)) {
 		return nil // each item counted once: actor's sum is at most the half's value

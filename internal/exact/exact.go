@@ -4,6 +4,7 @@
 package exact
 
 import (
+	"math"
 	"math/big"
 	"math/bits"
 )
@@ -45,6 +46,18 @@ func (a Int128) Big() *big.Int {
 	b := new(big.Int).SetInt64(a.hi)
 	b.Lsh(b, 64)
 	return b.Add(b, new(big.Int).SetUint64(a.lo))
+}
+
+// Clamp returns the value as an int64: math.MaxInt64 or math.MinInt64
+// when it does not fit.
+func (a Int128) Clamp() int64 {
+	if v, ok := a.Int64(); ok {
+		return v
+	}
+	if a.hi < 0 {
+		return math.MinInt64
+	}
+	return math.MaxInt64
 }
 
 // Uint128 is an unsigned 128-bit integer (a sum of squares).

@@ -57,8 +57,14 @@ func TestAgainstBig(t *testing.T) {
 			if ok != fits || (ok && got != want.Int64()) {
 				t.Fatalf("seed %d: got (%d, %v), want %s", seed, got, ok, want)
 			}
-			if a.Big().Cmp(want) != 0 {
-				t.Fatalf("seed %d: Big %s, want %s", seed, a.Big(), want)
+			clamped := want.Int64()
+			if want.Cmp(maxI) > 0 {
+				clamped = math.MaxInt64
+			} else if want.Cmp(minI) < 0 {
+				clamped = math.MinInt64
+			}
+			if a.Big().Cmp(want) != 0 || a.Clamp() != clamped {
+				t.Fatalf("seed %d: Big %s, Clamp %d, want %s", seed, a.Big(), a.Clamp(), want)
 			}
 		}
 		x := term()
