@@ -68,8 +68,20 @@ const recordKeyPrefix = "counterkit.txn/"
 // IsRecordKey reports whether key is the key of a transaction record (see
 // Options.RetryWindow) rather than of a ledger: what a tool listing a
 // store's keys, or a test injecting faults into the counter's calls alone,
-// tells apart.
+// tells apart. No ledger, Book or Sharded account may use such a key.
 func IsRecordKey(key string) bool { return strings.HasPrefix(key, recordKeyPrefix) }
+
+// checkKey refuses (crdt.ErrInvalidKey) an invalid key and one in the
+// records' space, whose writes would take a record's place (SPEC.md 6.11).
+func checkKey(what, key string) error {
+	if err := crdt.ValidateKey(what, key); err != nil {
+		return err
+	}
+	if IsRecordKey(key) {
+		return fmt.Errorf("%w: %s %q starts with %q, which only transaction records use", crdt.ErrInvalidKey, what, key, recordKeyPrefix)
+	}
+	return nil
+}
 
 // MarshalBinary encodes r (SPEC.md 6.11): the envelope "ledger.txn",
 // version 1, and the array [txn, amount, writer, at in Unix nanoseconds,

@@ -475,13 +475,13 @@ type opStats struct {
 }
 
 // New returns a ledger for key in store, writing as opts.Actor. It does no
-// I/O. Errors wrap crdt.ErrInvalidKey, crdt.ErrInvalidActor or
-// crdt.ErrInvalidConfig.
+// I/O. Errors wrap crdt.ErrInvalidKey (also for a key IsRecordKey
+// reports), crdt.ErrInvalidActor or crdt.ErrInvalidConfig.
 func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	if st == nil {
 		return nil, fmt.Errorf("%w: nil store", crdt.ErrInvalidConfig)
 	}
-	if err := crdt.ValidateKey("ledger key", key); err != nil {
+	if err := checkKey("ledger key", key); err != nil {
 		return nil, err
 	}
 	if err := opts.Actor.Validate(); err != nil {

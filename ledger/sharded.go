@@ -82,7 +82,7 @@ func NewSharded(st store.Siblings, account string, n int, opts Options) (*Sharde
 	if n < 1 || n > MaxShards {
 		return nil, fmt.Errorf("%w: %d shards, outside 1..%d (MaxShards)", crdt.ErrInvalidConfig, n, MaxShards)
 	}
-	if err := crdt.ValidateKey("account", account); err != nil {
+	if err := checkKey("account", account); err != nil {
 		return nil, err
 	}
 	// The longest sub-key must be a valid key; New validates the rest.

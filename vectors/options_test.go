@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +125,8 @@ func dvOptionsModel(driver string, o dvOptions) string {
 	case "ledger":
 		h, f := o.HistoryLength, o.FoldedLength
 		switch {
+		case strings.HasPrefix(o.Key, "counterkit.txn/"):
+			return "invalid_identifier"
 		case h < 0 || h > 1024, f < 0 || f > 1024, o.MaxActors < 0 || o.MaxActors > 65536, dvDur(o.FutureSkewNS) < 0:
 			return "invalid_config"
 		}
@@ -297,6 +300,8 @@ func dvLedgerOptionChecks() []dvOptionCheck {
 			Options: dvOptions{Key: "k", HistoryLength: 1024, FoldedLength: 1024, MaxActors: 65536, MaxGroup: 2048, RetryCount: 100,
 				RetryWindowNS: dvI(int64(400*day + 1)), TxnTime: "timeuuid"}},
 		{Note: "a negative RetryWindow", Options: dvOptions{Key: "k", RetryWindowNS: dvI(-1)}},
+		{Note: "a key in the records' space (6.11)", Options: dvOptions{Key: "counterkit.txn/0123456789ABCDEFGHIJKLMNOPQRSTUV"}},
+		{Note: "a key that only begins like one", Options: dvOptions{Key: "counterkit.txn"}},
 	})
 }
 
