@@ -39,8 +39,9 @@ type BookOptions struct {
 // opened in its place would not know (SPEC.md 6.11): it may hold more, and
 // never refuses an operation for the bound. A key opened again continues
 // the dropped Ledger's incarnation unless its first read is stale (SPEC.md
-// 6.9; for at most MaxOpen dropped keys). Stats reports the counts;
-// LandPending writes what it can.
+// 6.9). The Book remembers 16 × MaxOpen dropped keys (at least 1,024) and
+// forgets any one beyond; a key forgotten writes a new incarnation. Stats
+// reports the counts; LandPending writes what it can.
 //
 // A Book starts no goroutines and has no Close; a service that stops calls
 // LandPending. It is safe for concurrent use: create one per actor when
@@ -66,9 +67,16 @@ type Book struct {
 	evicted uint64
 	// dropped remembers, for keys whose idle Ledger was dropped, its
 	// incarnation and that incarnation's version in its last write, so
-	// that the key's next Ledger can continue it (at most max keys).
+	// that the key's next Ledger can continue it (at most remembered()).
 	dropped map[string]resume
 }
+
+// remembered is how many dropped keys' incarnations b keeps: a resume is
+// a few hundred bytes, much less than an open Ledger's state, and a key
+// opened again without one writes a new incarnation, an actor entry more
+// until it retires (RetireAfter), so churn past MaxOpen must not reach
+// the account's MaxActors.
+func (b *Book) remembered() int { return 16 * max(b.max, 64) }
 
 // resume is a dropped Ledger's incarnation, its version, and when its
 // entry last changed (so that the grace rule, renewStale, still applies).
@@ -349,7 +357,7 @@ func (b *Book) remember(e *bookEntry) {
 		b.dropped = map[string]resume{}
 	}
 	for k := range b.dropped {
-		if len(b.dropped) < b.max {
+		if len(b.dropped) < b.remembered() {
 			break
 		}
 		delete(b.dropped, k) // any one: a key not remembered gets a new incarnation
