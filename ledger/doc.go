@@ -50,6 +50,8 @@
 //   - An Update that could make the state larger than store.MaxValue
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.
-//   - Records are never deleted by the ledger: give the store a TTL longer
-//     than RetryWindow plus FutureSkew plus clock skew (SPEC.md 6.11).
+//   - Records are never deleted by the ledger. To expire them, keep them
+//     in a store of their own (Options.Records) with a TTL longer than
+//     RetryWindow plus FutureSkew plus clock skew (SPEC.md 6.11); a TTL on
+//     the accounts' store would expire idle accounts.
 package ledger

@@ -182,7 +182,7 @@ func (x indexed) match(amount int64) (Record, bool) {
 // transaction whose time is inside it, whatever the writers' clocks),
 // passing over another transaction's (a hash collision) or older ones.
 func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (indexed, error) {
-	sibs, token, err := l.store.Fetch(ctx, RecordKey(l.indexBase, txn))
+	sibs, token, err := l.records.Fetch(ctx, RecordKey(l.indexBase, txn))
 	if err != nil {
 		return indexed{}, fmt.Errorf("ledger %q: reading the record of %q: %w", l.key, txn, err)
 	}
@@ -397,7 +397,7 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 func (l *Ledger) putRecord(ctx context.Context, rec Record, token store.Token) error {
 	b, err := rec.MarshalBinary()
 	if err == nil {
-		err = l.store.Put(ctx, RecordKey(l.indexBase, rec.Txn), l.writer, b, token)
+		err = l.records.Put(ctx, RecordKey(l.indexBase, rec.Txn), l.writer, b, token)
 	}
 	return err
 }

@@ -75,6 +75,14 @@ type Options struct {
 	// refused (crdt.ErrOutsideWindow) and an untimed one applied as new.
 	RetryWindow time.Duration
 
+	// Records, when set, is the store of the ledger's transaction records
+	// (RecordKey); nil keeps them in the ledger's own store. The ledger
+	// never deletes a record: a store of its own can expire them, with a
+	// TTL longer than RetryWindow plus FutureSkew plus the writers' clock
+	// skew, where a TTL on the accounts' store would expire idle accounts.
+	// Every ledger of a key must use the same records store.
+	Records store.Siblings
+
 	// RetireAfter lets this ledger retire, in the writes it makes anyway,
 	// the entries of other actors it has seen unchanged that long, after
 	// recording their transactions, so that the state follows the actors
@@ -164,11 +172,12 @@ const MaxActorLen = crdt.MaxIDLen - 1 - retry.IncarnationLen
 // is safe for concurrent use; its operations are serialised, as an actor's
 // must be, and concurrent Updates share writes (Options.MaxGroup).
 type Ledger struct {
-	store  store.Siblings
-	key    string
-	opts   Options
-	writer crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
-	shown  atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
+	store   store.Siblings
+	records store.Siblings // the records' store: opts.Records or store
+	key     string
+	opts    Options
+	writer  crdt.ActorID                 // the entry this ledger writes: an incarnation of opts.Actor
+	shown   atomic.Pointer[crdt.ActorID] // writer, for Writer without mu
 
 	mu sync.Mutex
 	// cyc holds this ledger's state (cyc.Local) and whether its last
@@ -522,7 +531,10 @@ func New(st store.Siblings, key string, opts Options) (*Ledger, error) {
 	copts := opts.Counter
 	copts.TxnTime = nil
 	copts.MaxEncodedSize = min(cmp.Or(copts.MaxEncodedSize, store.MaxValue), store.MaxValue-writeRoom(copts))
-	l := &Ledger{store: st, key: key, opts: opts, copts: copts, indexBase: key}
+	l := &Ledger{store: st, records: opts.Records, key: key, opts: opts, copts: copts, indexBase: key}
+	if l.records == nil {
+		l.records = st
+	}
 	l.setWriter(retry.NewWriter(opts.Actor), ownEntry{})
 	l.cyc.Ops = ledgerOps{l}
 	return l, nil
