@@ -60,9 +60,9 @@ type Result struct {
 	// earlier attempt of it is what landed), Duplicate when the store
 	// already held it, zero without a transaction.
 	Outcome  Outcome
-	Attempts int  // fetch-merge-put cycles run (at least 1)
-	Landed   bool // the write is known to be in the store (or not needed)
-	Value    int64
+	Attempts int   // fetch-merge-put cycles run (at least 1)
+	Landed   bool  // the write is known to be in the store (or not needed)
+	Value    int64 // math.MaxInt64 past it (see Account.Value)
 	Rights   int64 // what this account may debit now
 	Granted  int64 // rights this call gave to other actors' requests
 	// Requested is, after a refused debit, the shortfall this account asks
@@ -293,7 +293,9 @@ func (a *Account) Sync(ctx context.Context) (*Counter, error) {
 }
 
 // Value returns the value of the merged siblings and this account's own
-// writes, writing nothing.
+// writes, writing nothing. Accounts that could not see each other may
+// credit past int64: Value then fails with crdt.ErrOverflow until debits
+// bring it back (Sync's Counter gives it exactly; SPEC.md 13.5).
 func (a *Account) Value(ctx context.Context) (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -301,7 +303,11 @@ func (a *Account) Value(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return c.Value(), nil
+	v, ok := c.value.Int64()
+	if !ok {
+		return 0, fmt.Errorf("%w: bounded %q: the value %s does not fit in int64", crdt.ErrOverflow, a.key, c.BigValue())
+	}
+	return v, nil
 }
 
 // Close gives every right this account may spend to the outstanding

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -199,13 +200,22 @@ func (c *Counter) Bound() int64 {
 func (c *Counter) window() int { return cmp.Or(c.o.Window, DefaultWindow) }
 
 // Value returns every actor's credits minus every actor's debits, never
-// below Bound in a state this package built.
+// below Bound in a state this package built. Writers that could not see
+// each other may credit past math.MaxInt64 (SPEC.md 13.1): Value then
+// returns math.MaxInt64, BigValue the exact value.
 func (c *Counter) Value() int64 {
 	if c == nil {
 		return 0
 	}
-	v, _ := c.value.Int64() // install keeps it in range
-	return v
+	return c.value.Clamp()
+}
+
+// BigValue returns the value exactly (see Value).
+func (c *Counter) BigValue() *big.Int {
+	if c == nil {
+		return new(big.Int)
+	}
+	return c.value.Big()
 }
 
 // Len returns the number of actor entries.
@@ -242,22 +252,21 @@ func (c *Counter) rights(actor crdt.ActorID) exact.Int128 {
 
 // Rights returns what actor may debit now: its credits and the rights it
 // received (and −Bound for Origin), minus its debits and the rights it
-// gave.
+// gave; math.MaxInt64 past it (as Value).
 func (c *Counter) Rights(actor crdt.ActorID) int64 {
 	if c == nil {
 		return 0
 	}
-	v, _ := c.rights(actor).Int64() // install keeps it in range
-	return v
+	return c.rights(actor).Clamp()
 }
 
-// Received returns the rights every other actor has given actor.
+// Received returns the rights every other actor has given actor;
+// math.MaxInt64 past it (as Value).
 func (c *Counter) Received(actor crdt.ActorID) int64 {
 	if c == nil {
 		return 0
 	}
-	v, _ := c.recv[actor].Int64()
-	return v
+	return c.recv[actor].Clamp()
 }
 
 // Sent returns the rights from has given to.
@@ -301,7 +310,7 @@ func (c *Counter) Outstanding(actor crdt.ActorID) int64 {
 	if c == nil || c.entries[actor] == nil {
 		return 0
 	}
-	// Both are in 0..2^63-1 (install keeps received in range): no overflow.
+	// Both are in 0..2^63-1 (Received clamps): no overflow.
 	return max(0, c.entries[actor].asked-c.Received(actor))
 }
 
@@ -402,8 +411,9 @@ func (c *Counter) init() {
 // a copy has this amount, crdt.ErrConflictingTransaction otherwise. A debit
 // beyond actor's rights is an *InsufficientRightsError. Other errors:
 // crdt.ErrInvalidActor, crdt.ErrInvalidTxnID, crdt.ErrInvalidAmount (zero
-// or math.MinInt64), crdt.ErrOverflow, crdt.ErrTooLarge; the state is then
-// unchanged.
+// or math.MinInt64), crdt.ErrOverflow (actor's credits or debits past
+// int64, or a total moving further past it: SPEC.md 13.2),
+// crdt.ErrTooLarge; the state is then unchanged.
 func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := actor.Validate(); err != nil {
 		return 0, err
@@ -453,8 +463,7 @@ func (c *Counter) Apply(actor crdt.ActorID, txn crdt.TxnID, amount int64) (Outco
 // canSpend reports whether actor holds at least amount rights.
 func (c *Counter) canSpend(actor crdt.ActorID, amount int64) error {
 	r := c.rights(actor)
-	r.Sub(amount)
-	if v, ok := r.Int64(); ok && v >= 0 {
+	if r.Sub(amount); r.Clamp() >= 0 { // exact: the rights may pass int64
 		return nil
 	}
 	return &InsufficientRightsError{Actor: actor, Amount: amount, Available: max(0, c.Rights(actor))}
@@ -570,16 +579,19 @@ func (c *Counter) Retract(actor crdt.ActorID, txn crdt.TxnID) (bool, error) {
 	return true, c.put(actor, e)
 }
 
-// put installs e as actor's entry after checking that the result fits, or
-// returns an error with c unchanged.
+// put installs e as actor's entry, or returns an error with c unchanged
+// (checkTotals).
 func (c *Counter) put(actor crdt.ActorID, e *entry) error {
 	c.init()
 	old := c.entries[actor]
 	if old == nil && len(c.entries) >= MaxActors {
 		return fmt.Errorf("%w: more than %d actors", crdt.ErrTooLarge, MaxActors)
 	}
+	actors := append([]crdt.ActorID{actor}, recipients(old, e)...)
+	var buf [8]exact.Int128
+	before := c.totals(actors, buf[:0])
 	c.install(actor, e)
-	if err := c.checkActors(append([]crdt.ActorID{actor}, recipients(old, e)...)); err != nil {
+	if err := c.checkTotals(actors, before); err != nil {
 		c.install(actor, old)
 		return err
 	}
@@ -600,28 +612,39 @@ func recipients(a, b *entry) []crdt.ActorID {
 	return out
 }
 
-// checkActors reports crdt.ErrOverflow when the value, or the rights or
-// received total of one of the given actors, does not fit in an int64.
-func (c *Counter) checkActors(actors []crdt.ActorID) error {
-	if _, ok := c.value.Int64(); !ok {
-		return fmt.Errorf("%w: value does not fit in int64", crdt.ErrOverflow)
-	}
+// totals appends to dst the value, then the received and rights totals
+// of each of actors.
+func (c *Counter) totals(actors []crdt.ActorID, dst []exact.Int128) []exact.Int128 {
+	dst = append(dst, c.value)
 	for _, a := range actors {
-		if _, ok := c.recv[a].Int64(); !ok {
-			return fmt.Errorf("%w: rights received by %q", crdt.ErrOverflow, a)
-		}
-		r := c.rights(a)
-		if _, ok := r.Int64(); !ok {
-			return fmt.Errorf("%w: rights of %q", crdt.ErrOverflow, a)
-		}
-		if e := c.entries[a]; e != nil {
-			var s exact.Int128
-			for _, g := range e.sent {
-				s.Add(g.amount)
+		dst = append(dst, c.recv[a], c.rights(a))
+	}
+	return dst
+}
+
+// checkTotals reports crdt.ErrOverflow when the total actors[0] gave does
+// not fit in int64, or when one of the totals (see totals) does not and
+// is further from int64 than before, its value before the change: a
+// merge of writers that could not see each other may have taken it out
+// already, and a change that moves it back applies (SPEC.md 13.2).
+func (c *Counter) checkTotals(actors []crdt.ActorID, before []exact.Int128) error {
+	var given exact.Int128
+	for _, g := range c.entries[actors[0]].sent {
+		given.Add(g.amount)
+	}
+	if !fitsInt64(given) {
+		return fmt.Errorf("%w: rights %q gave", crdt.ErrOverflow, actors[0])
+	}
+	var buf [8]exact.Int128
+	for i, v := range c.totals(actors, buf[:0]) {
+		d := v
+		d.SubInt128(before[i])
+		if !fitsInt64(v) && d != (exact.Int128{}) && (d.Clamp() > 0) == (v.Clamp() > 0) {
+			what := "the value"
+			if i > 0 {
+				what = fmt.Sprintf("%s %q", [2]string{"the rights of", "the rights received by"}[i%2], actors[(i-1)/2])
 			}
-			if _, ok := s.Int64(); !ok {
-				return fmt.Errorf("%w: rights %q gave", crdt.ErrOverflow, a)
-			}
+			return fmt.Errorf("%w: %s would move further past int64", crdt.ErrOverflow, what)
 		}
 	}
 	return nil
@@ -750,8 +773,8 @@ func (c *Counter) sameConfig(o *Counter) error {
 
 // Merge sets c to the join of c and other: per actor, the newer entry. It
 // never modifies other. Errors, with c unchanged: another bound or origin
-// (crdt.ErrInvalidConfig), a total that would not fit (crdt.ErrOverflow),
-// more than MaxActors actors (crdt.ErrTooLarge).
+// (crdt.ErrInvalidConfig), more than MaxActors actors (crdt.ErrTooLarge).
+// A value, received or rights total past int64 is kept (see Value).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
 		return nil
@@ -788,16 +811,8 @@ func (c *Counter) mergeEntries(win []actorEntry) error {
 	if len(c.entries)+added > MaxActors {
 		return fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(c.entries)+added, MaxActors)
 	}
-	old := make([]*entry, len(win))
-	for i, w := range win {
-		old[i] = c.entries[w.a]
-		c.install(w.a, w.e)
-	}
-	if err := c.checkActors(c.Actors()); err != nil {
-		for i := len(win) - 1; i >= 0; i-- {
-			c.install(win[i].a, old[i])
-		}
-		return err
+	for _, w := range win {
+		c.install(w.a, w.e) // totals past int64 are kept (SPEC.md 13.1)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"math/rand"
 	"strings"
 	"testing"
@@ -200,12 +201,6 @@ func TestOverflow(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrOverflow)
 	_, err = c.Apply("a", "c4", math.MinInt64)
 	require.ErrorIs(t, err, crdt.ErrInvalidAmount)
-
-	d := mustNew(t, Options{})
-	_, err = d.Apply("b", "c5", 1)
-	require.NoError(t, err)
-	require.ErrorIs(t, d.Merge(c), crdt.ErrOverflow)
-	require.Equal(t, int64(1), d.Value(), "unchanged")
 
 	// With a negative bound, rights can exceed the value: a transfer that
 	// would take one actor's rights past int64 is refused.
@@ -615,4 +610,90 @@ func TestNilValues(t *testing.T) {
 	require.NoError(t, c.Merge(c))
 	require.Equal(t, before, encode(t, c))
 	require.Panics(t, func() { _, _ = n.Apply("a", "t", 1) })
+}
+
+// pastInt64 returns 2^63 + n.
+func pastInt64(n int64) *big.Int {
+	return new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 63), big.NewInt(n))
+}
+
+// TestMergePastInt64: writers that could not see each other credit a
+// value past int64. Merge, in either order, and decoding keep it (SPEC.md
+// 13.1); Value clamps and BigValue is exact. An operation that takes a
+// total further out is refused and changes nothing; one that moves it
+// back, or leaves it as it is, applies (13.2).
+func TestMergePastInt64(t *testing.T) {
+	blind := func(bound int64, origin crdt.ActorID, amounts ...int64) *Counter {
+		out := mustNew(t, Options{Bound: bound, Origin: origin})
+		for i, n := range amounts {
+			r := mustNew(t, Options{Bound: bound, Origin: origin})
+			a := crdt.ActorID(fmt.Sprint("a", i))
+			_, err := r.Apply(a, crdt.TxnID(fmt.Sprint("c", i)), n)
+			require.NoError(t, err)
+			require.NoError(t, out.Merge(r))
+			require.NoError(t, r.Merge(out), "either order")
+			require.True(t, r.Equal(out))
+		}
+		return out
+	}
+	// The boundary: 2^63 - 1 fits, 2^63 does not.
+	c := blind(0, "", math.MaxInt64-1, 1)
+	require.Equal(t, int64(math.MaxInt64), c.Value())
+	require.Equal(t, big.NewInt(math.MaxInt64), c.BigValue())
+	c = blind(0, "", math.MaxInt64, 1)
+	require.Equal(t, int64(math.MaxInt64), c.Value(), "clamped")
+	require.Equal(t, pastInt64(0), c.BigValue())
+	d, err := Decode(encode(t, c), 0)
+	require.NoError(t, err, "a state past int64 decodes")
+	require.True(t, d.Equal(c))
+	require.Equal(t, pastInt64(0), d.BigValue())
+
+	before := encode(t, c)
+	for _, a := range []crdt.ActorID{"a0", "a1", "b"} {
+		_, err = c.Apply(a, "more", 1)
+		require.ErrorIs(t, err, crdt.ErrOverflow, "further out")
+		require.Equal(t, before, encode(t, c), "nothing changed")
+	}
+	_, err = c.Apply("a1", "c1", 1)
+	require.NoError(t, err, "a retry is a duplicate")
+	_, err = c.Apply("a1", "d1", -1)
+	require.NoError(t, err, "towards int64")
+	require.Equal(t, big.NewInt(math.MaxInt64), c.BigValue())
+	_, err = c.Apply("b", "c2", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow, "2^63 again")
+	_, err = c.Apply("a0", "d2", -1)
+	require.NoError(t, err)
+	_, err = c.Apply("b", "c2", 1)
+	require.NoError(t, err, "back to 2^63 - 1")
+
+	// Rights given blind: c receives 2^63 + 20 from a0 and a1.
+	r := blind(0, "", 1<<62+10, 1<<62+10)
+	var sides []*Counter
+	for _, a := range []crdt.ActorID{"a0", "a1"} {
+		s := r.Clone()
+		require.NoError(t, s.Transfer(a, "c", 1<<62+10))
+		sides = append(sides, s)
+	}
+	for _, s := range sides {
+		require.NoError(t, r.Merge(s))
+	}
+	require.Equal(t, pastInt64(20), r.BigValue())
+	require.Equal(t, int64(math.MaxInt64), r.Received("c"))
+	require.Equal(t, int64(math.MaxInt64), r.Rights("c"))
+	require.Zero(t, r.Outstanding("c"))
+	d, err = Decode(encode(t, r), 0)
+	require.NoError(t, err, "received and rights past int64 decode")
+	require.True(t, d.Equal(r))
+	before = encode(t, r)
+	_, err = r.Request("c", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow, "asked must fit")
+	_, err = r.Apply("a0", "x", 1)
+	require.ErrorIs(t, err, crdt.ErrOverflow)
+	require.Equal(t, before, encode(t, r))
+	require.NoError(t, r.Transfer("c", "d", 5), "the value stays where it was")
+	require.Equal(t, int64(5), r.Rights("d"))
+	_, err = r.Apply("c", "d1", -15)
+	require.NoError(t, err, "value and c's rights move back")
+	require.Equal(t, pastInt64(5), r.BigValue())
+	require.Equal(t, int64(5), r.Received("d"))
 }
