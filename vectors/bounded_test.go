@@ -93,7 +93,7 @@ func (g bvGenerated) decode(t *testing.T) bvGenerated {
 	c, err := bounded.Decode(b, 0)
 	g.Error, g.Value = bvKind(err), ""
 	if err == nil {
-		g.Value = i64(c.Value())
+		g.Value = c.BigValue().String()
 		again, err := c.MarshalBinary()
 		require.NoError(t, err)
 		require.Equal(t, g.HexSHA256, sha256Hex(again), "%s: the re-encoding differs", g.Name)
@@ -297,9 +297,16 @@ func bvPrograms() []bvScenario {
 		{Name: "window", Note: "window 2: a retry after two later transactions of the holder counts again",
 			Window: 2, Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "x", 5), ap("r", "a", "y", 1), ap("r", "b", "x", 5), ap("r", "a", "z", 1), ap("r", "b", "x", 5)}},
-		{Name: "overflow", Replicas: []string{"r1", "r2"}, Steps: []bvStep{
-			ap("r1", "a", "c1", math.MaxInt64), ap("r1", "b", "c2", 1), ap("r1", "a", "c3", 1),
-			ap("r2", "b", "c4", 1), mg("r2", "r1"), mg("r1", "r2")}},
+		{Name: "merge past int64", Note: "SPEC.md 13.1, 13.2: r1's a credits 2^63-1 (a credit of 1 by b or a more is overflow); r2's b, which could not see it, credits 2. Both merges succeed: the value is 2^63+1, kept. On r1 a credit of 1 by c is overflow (further past int64) and a retry of b's credit a duplicate; b's debit of 1 (to 2^63, towards int64) applies, c's credit is still overflow, b's debit of 1 more brings the value to 2^63-1; c's credit of 1 is overflow (2^63) until a debits 1, then it applies",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", math.MaxInt64), ap("r1", "b", "c2", 1), ap("r1", "a", "c3", 1),
+				ap("r2", "b", "c4", 2), mg("r2", "r1"), mg("r1", "r2"),
+				ap("r1", "c", "c5", 1), ap("r1", "b", "c4", 2), ap("r1", "b", "d1", -1), ap("r1", "c", "c5", 1), ap("r1", "b", "d2", -1),
+				ap("r1", "c", "c5", 1), ap("r1", "a", "d3", -1), ap("r1", "c", "c5", 1)}},
+		{Name: "received and rights past int64", Note: "SPEC.md 13.1, 13.2: a on r1 and b on r2, which could not see each other, each credit 2^62+10 and give it to c; the merge holds a value, received(c) and rights(c) of 2^63+20 (rights, as an int64, read 2^63-1). c's request of 1 is overflow (asked would pass int64) and so is a's credit of 1 (the value further out); c's transfer of 5 to d applies (the value stays where it is, c's rights move back), and so does c's debit of 15 (value 2^63+5); d's transfer of 1 back to c, c's received and rights further out, is overflow; r2 merges r1",
+			Replicas: []string{"r1", "r2"}, Steps: []bvStep{
+				ap("r1", "a", "c1", 1<<62+10), tr("r1", "a", "c", 1<<62+10), ap("r2", "b", "c2", 1<<62+10), tr("r2", "b", "c", 1<<62+10),
+				mg("r1", "r2"), rq("r1", "c", 1), ap("r1", "a", "c3", 1), tr("r1", "c", "d", 5), ap("r1", "c", "d1", -15), tr("r1", "d", "c", 1), mg("r2", "r1")}},
 		{Name: "overflow of rights under a negative bound", Bound: "-10", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 			ap("r", "a", "c1", math.MaxInt64), tr("r", "o", "a", 10), tr("r", "o", "b", 10)}},
 		{Name: "available is never negative", Note: "a ran twice at once: r1's a gave b 10, which b spent; r2's a (same seq, larger credits) wins the merge, so b's rights are -10; a debit by b reports available 0, not -10",
@@ -359,11 +366,11 @@ func bvPrograms() []bvScenario {
 		{Name: "overflow of what one actor gave another", Note: "a credits 2^63-1 and gives b 2^63-2, then 1: sent[b] reaches 2^63-1, accepted. The origin o gives a 1; a transfer of 1 more from a to b would make sent[b] 2^63: overflow, nothing changes. (So is one to c: a's total given would be 2^63; a total given that fits keeps every sent amount within int64)",
 			Bound: "-1", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64-1), tr("r", "a", "b", 1), tr("r", "o", "a", 1), tr("r", "a", "b", 1), tr("r", "a", "c", 1)}},
-		{Name: "overflow of the total one actor gave", Note: "bound -150. o gives b 100; b credits 2^63-101 and gives a 2^63-1 (its rights are then 0); o gives b 50. b's total given is 2^63-1: a transfer of 1 to c would make it 2^63 although every sent amount, received total and rights would fit: overflow, nothing changes; b may still debit its 50",
+		{Name: "overflow of the total one actor gave", Note: "bound -150. o gives b 100; b credits 2^63-101 and gives a 2^63-1 (its rights are then 0); o gives b 50. b's total given is 2^63-1: a transfer of 1 to c would make it 2^63 although every sent amount, received total and rights would fit: overflow, nothing changes (what one entry gave must fit: a merge never adds to it); b may still debit its 50",
 			Bound: "-150", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 				tr("r", "o", "b", 100), ap("r", "b", "c1", math.MaxInt64-100), tr("r", "b", "a", math.MaxInt64), tr("r", "o", "b", 50),
 				tr("r", "b", "c", 1), ap("r", "b", "d1", -50)}},
-		{Name: "overflow of the value", Note: "a credits 2^63-1; a credit of 1 by b would make the value 2^63 although b's credits and rights (1) would fit: overflow, nothing changes; after a debit of 1 by a it is accepted",
+		{Name: "overflow of the value", Note: "a credits 2^63-1; a credit of 1 by b would take the value past int64 (2^63) although b's credits and rights (1) would fit: overflow, nothing changes; after a debit of 1 by a it is accepted. (A merge may take the value past int64: \"merge past int64\")",
 			Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c1", math.MaxInt64), ap("r", "b", "c2", 1), ap("r", "a", "d1", -1), ap("r", "b", "c2", 1)}},
 		{Name: "sequence number at its limit", Note: "r starts from a decoded state whose entry a is at seq 2^63-1: every change of a (apply, transfer, request, retract) is overflow and changes nothing; a retry of a's transaction is a duplicate and a withdraw with nothing outstanding changes nothing, neither writing; b still writes",
@@ -487,7 +494,7 @@ func bvStateOf(t *testing.T, c *bounded.Counter) bvState {
 // bvDescribe is c as a vector shows it, without its bytes: the value, every
 // actor's rights, the outstanding requests and the entries.
 func bvDescribe(c *bounded.Counter) bvState {
-	st := bvState{Value: i64(c.Value()), Rights: map[string]string{}, Entries: []bvEntry{}}
+	st := bvState{Value: c.BigValue().String(), Rights: map[string]string{}, Entries: []bvEntry{}}
 	for _, a := range bvActors(c) {
 		st.Rights[a] = i64(c.Rights(crdt.ActorID(a)))
 		if o := c.Outstanding(crdt.ActorID(a)); o > 0 {
@@ -540,7 +547,7 @@ func bvReplica(t *testing.T, sc bvScenario, r string) *bounded.Counter {
 }
 
 func genBoundedVectors(t *testing.T) any {
-	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value, rights of every actor with an entry, a grant or the origin role, outstanding requests, entries and encoding. A step with actor_range stands for one step per generated id (SPEC.md section 11), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. initial, when present, gives some replicas a state to start from instead of the empty one: decode its hex (SPEC.md 13.4); its other fields describe it. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
+	f := bvFile{Comment: "Bounded (escrow) counter (SPEC.md section 13). Each scenario runs its steps in order on named replicas (all with the scenario's bound, origin and window, except that replica_options gives some replicas another bound and origin; window 0 means 64); a step's outcome, changed, error and available are what it must return; a failed step changes nothing. final gives every replica's value (exact: a merge may take it past int64), rights of every actor with an entry, a grant or the origin role (2^63-1 where they pass int64), outstanding requests, entries and encoding. A step with actor_range stands for one step per generated id (SPEC.md section 11), each with the step's expectations; such a scenario gives final_digest (value, number of entries, SHA-256 of the encoding) instead of final. initial, when present, gives some replicas a state to start from instead of the empty one: decode its hex (SPEC.md 13.4); its other fields describe it. generated_decodes are encodings too big to list: bound 0 and one entry [id, 1, 0, 0, 1, [], []] per id of each range, in order."}
 	for _, sc := range bvPrograms() {
 		for r, st := range sc.Initial {
 			bound, origin := sc.replicaConfig(r)
@@ -605,6 +612,7 @@ func genBoundedVectors(t *testing.T) any {
 		{Name: "entries out of order", Hex: env + "9300a092" + entry("b", "01010000"+"9090") + entry("a", "01010000"+"9090")},
 		{Name: "an integer not in its smallest form", Hex: env + "9300a091" + entry("a", "01"+"cc050000"+"9090")},
 		{Name: "value beyond int64", Hex: env + "9300a092" + entry("a", "01"+"cf7fffffffffffffff"+"0000"+"9090") + entry("b", "01010000"+"9090")},
+		{Name: "received and rights beyond int64", Hex: env + "9300a092" + entry("a", "02"+"cf7fffffffffffffff"+"0000"+"91"+"92a163cf7fffffffffffffff"+"90") + entry("b", "02010000"+"91"+"92a16301"+"90")},
 		// States no writer following SPEC.md 13 produces (13.4, invariants).
 		{Name: "value below the bound", Hex: env + "9300a091" + entry("a", "01"+"010500"+"9090")},
 		{Name: "rights below zero", Hex: env + "9300a091" + entry("a", "02"+"050000"+"91"+"92a16206"+"90")},
@@ -622,7 +630,7 @@ func genBoundedVectors(t *testing.T) any {
 		d.Error = bvKind(err)
 		d.Invariant = bvInvariant(err)
 		if err == nil {
-			d.Value = i64(c.Value())
+			d.Value = c.BigValue().String()
 		}
 		f.Decode = append(f.Decode, d)
 	}
@@ -693,7 +701,7 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 			require.Equal(t, d.Error, bvKind(err))
 			require.Equal(t, d.Invariant, bvInvariant(err), "%v", err)
 			if err == nil {
-				require.Equal(t, d.Value, i64(c.Value()))
+				require.Equal(t, d.Value, c.BigValue().String())
 				again, err := c.MarshalBinary()
 				require.NoError(t, err)
 				require.Equal(t, d.Hex, hex.EncodeToString(again))
@@ -704,7 +712,8 @@ func checkBoundedVectors(t *testing.T, raw []byte) {
 
 // boundedModel is SPEC.md 13 written plainly: maps, with the derived
 // totals (value, received, rights, what an entry gave) computed exactly
-// with big integers and then required to fit in int64.
+// with big integers; an operation may not take one further past int64
+// (what an entry gave must fit), a merge may.
 type boundedModel struct {
 	bound   int64
 	origin  string
@@ -768,12 +777,16 @@ func add(a, b int64) (int64, bool) {
 	return s, (b >= 0) == (s >= a)
 }
 
-// exact returns x as an int64 and whether it fits.
+// exact returns x as an int64, math.MaxInt64 or math.MinInt64 when it does
+// not fit (SPEC.md 13.1), and whether it fits.
 func exact(x *big.Int) (int64, bool) {
-	if !x.IsInt64() {
-		return 0, false
+	switch {
+	case x.IsInt64():
+		return x.Int64(), true
+	case x.Sign() > 0:
+		return math.MaxInt64, false
 	}
-	return x.Int64(), true
+	return math.MinInt64, false
 }
 
 // bigReceived is what the other entries gave i, exactly.
@@ -804,6 +817,11 @@ func (m *boundedModel) rights(i string) (int64, bool) { return m.rightsGiven(i, 
 
 // rightsGiven is rights(i) when i received recv.
 func (m *boundedModel) rightsGiven(i string, recv *big.Int) (int64, bool) {
+	return exact(m.bigRights(i, recv))
+}
+
+// bigRights is rights(i), exactly, when i received recv.
+func (m *boundedModel) bigRights(i string, recv *big.Int) *big.Int {
 	r := new(big.Int).Set(recv)
 	if i == m.origin && m.origin != "" {
 		r.Sub(r, big.NewInt(m.bound))
@@ -815,65 +833,56 @@ func (m *boundedModel) rightsGiven(i string, recv *big.Int) (int64, bool) {
 			r.Sub(r, big.NewInt(n))
 		}
 	}
-	return exact(r)
+	return r
 }
 
-// value returns Σ credits − Σ debits and whether it fits.
-func (m *boundedModel) value() (int64, bool) {
+// value returns Σ credits − Σ debits (clamped) and whether it fits.
+func (m *boundedModel) value() (int64, bool) { return exact(m.bigValue()) }
+
+// bigValue is the value, exactly.
+func (m *boundedModel) bigValue() *big.Int {
 	v := new(big.Int)
 	for _, e := range m.entries {
 		v.Add(v, big.NewInt(e.credits))
 		v.Sub(v, big.NewInt(e.debits))
 	}
-	return exact(v)
+	return v
 }
 
-// fits reports whether the value, the total each entry gave, and every
-// actor's rights and received total fit in int64 (SPEC.md 13.1). It visits
-// each entry once, so that scenarios of thousands of actors stay quick:
-// an actor with no credits, debits or grants and not the origin has
-// rights 0.
-func (m *boundedModel) fits() bool {
-	var x big.Int
-	value, recv := new(big.Int), map[string]*big.Int{}
+// totals returns the derived totals SPEC.md 13.1 names, exactly: the
+// value (key "") and the received ("received " + a) and rights ("rights "
+// + a) of every actor with an entry, a grant or the origin role. It
+// visits each entry once, so that scenarios of thousands of actors stay
+// quick.
+func (m *boundedModel) totals() map[string]*big.Int {
+	out := map[string]*big.Int{"": m.bigValue()}
+	recv := map[string]*big.Int{}
 	for _, e := range m.entries {
-		value.Add(value, x.SetInt64(e.credits))
-		value.Sub(value, x.SetInt64(e.debits))
-		given := new(big.Int)
 		for to, n := range e.sent {
-			given.Add(given, x.SetInt64(n))
 			if recv[to] == nil {
 				recv[to] = new(big.Int)
 			}
-			recv[to].Add(recv[to], x.SetInt64(n))
-		}
-		if !given.IsInt64() {
-			return false
+			recv[to].Add(recv[to], big.NewInt(n))
 		}
 	}
-	if !value.IsInt64() {
-		return false
-	}
-	for _, r := range recv {
-		if !r.IsInt64() {
-			return false
+	for _, a := range m.actors() {
+		r := recv[a]
+		if r == nil {
+			r = new(big.Int)
 		}
+		out["received "+a], out["rights "+a] = r, m.bigRights(a, r)
 	}
-	check := func(a string) bool {
-		_, ok := m.rights(a)
-		return ok
+	return out
+}
+
+// further reports whether after is past int64 and further from it than
+// before (nil: 0), which SPEC.md 13.2 refuses.
+func further(before, after *big.Int) bool {
+	if before == nil {
+		before = new(big.Int)
 	}
-	for a, e := range m.entries {
-		if (e.credits != 0 || e.debits != 0 || len(e.sent) > 0 || a == m.origin) && !check(a) {
-			return false
-		}
-	}
-	for a := range recv {
-		if !check(a) {
-			return false
-		}
-	}
-	return m.origin == "" || check(m.origin)
+	d := new(big.Int).Sub(after, before)
+	return !after.IsInt64() && d.Sign() != 0 && d.Sign() == after.Sign()
 }
 
 func (m *boundedModel) actors() []string {
@@ -935,19 +944,33 @@ func (m *boundedModel) next(a string) *bmEntry {
 const bmMaxActors = 4096
 
 // commit installs e as a's entry if a new actor stays within the cap
-// (else "too_large") and, when totals is set, the derived totals fit (else
-// "overflow"). Request and Withdraw change only asked, which no derived
-// total includes.
+// (else "too_large") and, when totals is set, what e gave fits and no
+// derived total goes past int64 or further past it (else "overflow").
+// Request and Withdraw change only asked, which no derived total includes.
 func (m *boundedModel) commit(a string, e *bmEntry, totals bool) string {
 	old := m.entries[a]
 	if old == nil && len(m.entries) >= bmMaxActors {
 		return "too_large"
 	}
+	var before map[string]*big.Int
+	if totals {
+		before = m.totals()
+	}
 	if len(e.sent) > 0 || old != nil && len(old.sent) > 0 {
 		m.givers = nil
 	}
 	m.entries[a] = e
-	if totals && !m.fits() {
+	given := new(big.Int)
+	for _, n := range e.sent {
+		given.Add(given, big.NewInt(n))
+	}
+	moved := false
+	if totals {
+		for k, v := range m.totals() {
+			moved = moved || further(before[k], v)
+		}
+	}
+	if totals && (!given.IsInt64() || moved) {
 		if old == nil {
 			delete(m.entries, a)
 		} else {
@@ -1120,11 +1143,6 @@ func (m *boundedModel) step(t *testing.T, all map[string]*boundedModel, s bvStep
 		if len(m.entries) > bmMaxActors {
 			*m = *saved
 			out.Error = "too_large"
-			break
-		}
-		if !m.fits() {
-			*m = *saved
-			out.Error = "overflow"
 		}
 	}
 	return out
@@ -1178,8 +1196,7 @@ func cmpPairs(a, b [][2]any) int {
 }
 
 func (m *boundedModel) state() bvState {
-	v, _ := m.value()
-	st := bvState{Value: i64(v), Rights: map[string]string{}, Entries: []bvEntry{}}
+	st := bvState{Value: m.bigValue().String(), Rights: map[string]string{}, Entries: []bvEntry{}}
 	got := map[string]*big.Int{} // what each actor received: one pass
 	for a, e := range m.entries {
 		for to, n := range e.sent {

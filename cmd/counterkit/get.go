@@ -256,7 +256,7 @@ func getSiblings(ctx context.Context, st store.Siblings, key, typ string, o deco
 		if err != nil {
 			return err
 		}
-		res.Value, state = c.Value(), c
+		res.Value, state = exactValue(c.BigValue()), c
 	}
 	merged, err := state.MarshalBinary()
 	if err != nil {

@@ -245,7 +245,7 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 			return nil, err
 		}
 		bo := c.Options()
-		d.Value, d.Window, d.Fields = c.Value(), &Window{Recent: bo.Window}, map[string]any{"bound": bo.Bound}
+		d.Value, d.Window, d.Fields = exactValue(c.BigValue()), &Window{Recent: bo.Window}, map[string]any{"bound": bo.Bound}
 		if bo.Origin != "" {
 			d.Fields["origin"] = string(bo.Origin)
 		}
