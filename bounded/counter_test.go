@@ -379,18 +379,18 @@ func lawModel(bound int64) proptest.Model[*Counter, lawOp] {
 		Merge: func(dst, src *Counter) error { return dst.Merge(src) },
 		Clone: (*Counter).Clone,
 		Equal: func(a, b *Counter) bool { return a.Equal(b) },
-		Value: func(c *Counter) any { return c.Value() },
+		Value: func(c *Counter) any { return c.BigValue().String() },
 		Expect: func(ops []lawOp) any {
-			var v int64
+			v := new(big.Int)
 			for _, o := range ops {
 				switch o.Kind {
 				case 0:
-					v += o.Amount
+					v.Add(v, big.NewInt(o.Amount))
 				case 1:
-					v -= o.Amount
+					v.Sub(v, big.NewInt(o.Amount))
 				}
 			}
-			return v
+			return v.String()
 		},
 		Leq: func(a, b *Counter) bool { return a.Leq(b) },
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"math/rand"
 	"os"
 	"strings"
@@ -111,19 +112,22 @@ func TestHonestStatesDecode(t *testing.T) {
 	n := proptest.Scale(1500)
 	t.Logf("seed %d, %d schedules; replay: %s", seed, n, proptest.Replay(t, seed))
 	rng := rand.New(rand.NewSource(seed))
-	decoded := 0
+	decoded, past := 0, 0
 	for s := range n {
 		sseed := rng.Int63()
-		k, err := honestSchedule(sseed)
+		k, p, err := honestSchedule(sseed)
 		if err != nil {
 			t.Fatalf("schedule %d (seed %d): %v\nreplay: %s", s, sseed, err, proptest.Replay(t, seed))
 		}
-		decoded += k
+		decoded, past = decoded+k, past+p
 	}
-	t.Logf("%d states decoded", decoded)
+	t.Logf("%d states decoded, %d of them past int64", decoded, past)
+	if n >= 100 {
+		require.Positive(t, past, "blind credits of 2^62 and more pass int64 (SPEC.md 13.1)")
+	}
 }
 
-func honestSchedule(seed int64) (int, error) {
+func honestSchedule(seed int64) (decoded, past int, err error) {
 	rng := rand.New(rand.NewSource(seed))
 	opts := Options{Window: 1 + rng.Intn(4)}
 	if rng.Intn(2) == 0 {
@@ -136,12 +140,14 @@ func honestSchedule(seed int64) (int, error) {
 	}
 	var snaps []*Counter
 	var log []string
-	decoded := 0
 	for step := range 30 {
 		i := rng.Intn(nrep)
 		a, c := proptest.Actor(i), reps[i]
 		txn := crdt.TxnID(fmt.Sprintf("t%d", rng.Intn(12)))
 		amt := int64(1 + rng.Intn(9))
+		if rng.Intn(4) == 0 {
+			amt += 1 << 62 // blind writers may pass int64 together
+		}
 		switch k := rng.Intn(12); {
 		case k < 3:
 			_, err := c.Apply(a, txn, amt)
@@ -168,22 +174,25 @@ func honestSchedule(seed int64) (int, error) {
 			if len(snaps) > 0 {
 				j := rng.Intn(len(snaps))
 				if err := c.Merge(snaps[j]); err != nil {
-					return decoded, fmt.Errorf("merge: %v", err)
+					return decoded, past, fmt.Errorf("merge: %v", err)
 				}
 				log = append(log, fmt.Sprintf("%s merges snapshot %d", a, j))
 			}
 		}
 		b, err := c.MarshalBinary()
 		if err != nil {
-			return decoded, err
+			return decoded, past, err
 		}
 		d, err := Decode(b, opts.Window)
-		if err != nil || !d.Equal(c) {
-			return decoded, fmt.Errorf("replica %d after step %d: decode: %v (equal %v)\n%s", i, step, err, err == nil && d.Equal(c), strings.Join(log, "\n"))
+		if err != nil || !d.Equal(c) || d.BigValue().Cmp(c.BigValue()) != 0 {
+			return decoded, past, fmt.Errorf("replica %d after step %d: decode: %v (equal %v)\n%s", i, step, err, err == nil && d.Equal(c), strings.Join(log, "\n"))
 		}
 		decoded++
+		if !c.BigValue().IsInt64() {
+			past++
+		}
 	}
-	return decoded, nil
+	return decoded, past, nil
 }
 
 // FuzzDecodeVectors: seeded with every encoding of
@@ -213,8 +222,8 @@ func FuzzDecodeVectors(f *testing.F) {
 		if !bytes.Equal(b, data) {
 			t.Fatalf("decoded %x re-encodes as %x", data, b)
 		}
-		if c.Value() < c.Bound() {
-			t.Fatalf("accepted value %d below bound %d", c.Value(), c.Bound())
+		if c.BigValue().Cmp(big.NewInt(c.Bound())) < 0 {
+			t.Fatalf("accepted value %s below bound %d", c.BigValue(), c.Bound())
 		}
 		for _, a := range c.Actors() {
 			if c.Rights(a) < 0 {
