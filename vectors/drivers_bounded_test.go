@@ -223,6 +223,7 @@ const (
 	dvbTransferClose = "transfer and close: to the requests, then to the heir; calls after Close fail"
 	dvbBadInput      = "bad input before any store call; a refused fetch ends the call"
 	dvbCorrupt       = "a corrupt sibling stops every call; nothing is written over it"
+	dvbPastInt64     = "past int64: the key stays readable and writable"
 )
 
 func dvGenBounded() dvFile {
@@ -319,6 +320,17 @@ func dvGenBounded() dvFile {
 				dvbNote(dvbOp("value", "b", "", 0), "every read of the key fails the same way"),
 				dvbNote(dvbOp("sync", "b", "", 0), "nothing is written over it"),
 			}},
+		{Name: dvbPastInt64, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "x1", 1<<62+10),
+			dvbNote(dvbOp("credit", "b", "y1", 1<<62+10, "stale"), "a stale read: two siblings, whose value is 2^63+20"),
+			dvbNote(dvbOp("value", "a", "", 0), "the value does not fit: overflow"),
+			dvbNote(dvbOp("sync", "a", "", 0), "the merge is kept and written; value reads 2^63-1"),
+			dvbNote(dvbOp("credit", "a", "x2", 1), "further past int64: overflow, nothing written"),
+			dvbNote(dvbOp("credit", "b", "y1", 1<<62+10), "a retry: duplicate"),
+			dvbNote(dvbOp("debit", "b", "d1", 20), "towards int64: applied (2^63, which value reads as 2^63-1)"),
+			dvbNote(dvbOp("debit", "a", "d2", 1), "2^63-1: applied"),
+			dvbNote(dvbOp("value", "b", "", 0), "fits again"),
+		}},
 		{Name: dvbBadInput, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
 			dvbNote(dvbOp("credit", "a", "t1", -5), "an amount below 1: invalid_amount, before any store call"),
 			dvbNote(dvbOp("debit", "a", "", 5), "an invalid txn: invalid_txn, before any store call"),
@@ -933,8 +945,10 @@ func dvModelBounded(v dvVector) []string {
 			}
 			_, _, _, ferr, ok := m.read(acc, cur)
 			if got.Error = ferr; ok {
-				v, _ := acc.s.value()
-				got.Value = dvI(v)
+				v, fits := acc.s.value()
+				if got.Value = dvI(v); !fits {
+					got.Value, got.Error = nil, "overflow" // 13.5 Value
+				}
 			} else if ferr == "" {
 				r.stop = true
 			}
@@ -1050,6 +1064,7 @@ var dvbWrongExpectations = []struct {
 	{"a request when the whole balance is short", dvbAskNothing, func(v *dvVector) { v.Steps[2].Requested = dvI(6) }},
 	{"pending cleared by an ambiguous_write", dvbAmbLost, func(v *dvVector) { v.Steps[1].Pending = dvB(false) }},
 	{"a doubled credit not taken back", dvbSettle, func(v *dvVector) { v.Steps[2].Value = dvI(20) }},
+	{"a value past int64 answered", dvbPastInt64, func(v *dvVector) { v.Steps[2].Error, v.Steps[2].Value = "", dvI(1<<63-1) }},
 	{"the heir gets the requests' share", dvbTransferClose, func(v *dvVector) {
 		dvbEditState(&v.Steps[4].Calls[1], v.Options.Window, func(es map[string]*bmEntry) {
 			delete(es["a~aaaaaaaa"].sent, "c~cccccccc")
@@ -1131,6 +1146,8 @@ func init() {
 			"if err := dst.mergeEncoded(b, orig, covered); err != nil {", "if err := dst.mergeEncoded(b, orig, covered); err != nil && false {", dvbCorrupt},
 		{"bounded/a duplicate is applied again", "13.5 step 4: a held txn with this amount changes nothing",
 			"if known, err := c.Known(txn, amount); known || err != nil {", "if known, err := c.Known(txn, amount); (known && false) || err != nil {", dvbDuplicates},
+		{"bounded/Value answers past int64", "13.5 Value: overflow while the value is past int64",
+			"\tv, ok := c.value.Int64()\n\tif !ok {", "\tv, ok := c.value.Int64()\n\tif false && !ok {", dvbPastInt64},
 	} {
 		dvMutants = append(dvMutants, struct {
 			name, rule, file, old, new string
