@@ -388,7 +388,8 @@ func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 
 // settle takes back every transaction this account holds that an actor
 // with a smaller id also holds, so that it counts once, by the smallest
-// holder's copy (a credit whose rights it spent stays). It returns the
+// holder's copy (a credit whose rights it spent stays, and a debit whose
+// return would take the value further past int64). It returns the
 // transactions taken back.
 func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 	for x := range a.unconfirmed {
@@ -406,7 +407,9 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 			continue
 		}
 		if _, err := c.Retract(a.writer, t.ID); err != nil {
-			if errors.Is(err, crdt.ErrInsufficientRights) {
+			// A credit whose rights it spent, or a debit whose return
+			// would take the value further past int64, stays doubled.
+			if errors.Is(err, crdt.ErrInsufficientRights) || errors.Is(err, crdt.ErrOverflow) {
 				continue
 			}
 			return nil, fmt.Errorf("bounded %q: taking back %q: %w", a.key, t.ID, err)

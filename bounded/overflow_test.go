@@ -38,7 +38,7 @@ func TestOverflowKeepsTheKey(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, sibs, 2, "two writers that could not see each other")
 
-	past := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 63), big.NewInt(20))
+	past := pastInt64(20)
 	for _, acc := range []*bounded.Account{a, b} {
 		_, err = acc.Value(ctx)
 		require.ErrorIs(t, err, crdt.ErrOverflow, "the value does not fit")
@@ -80,4 +80,46 @@ func TestOverflowKeepsTheKey(t *testing.T) {
 	v, err = b.Value(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(math.MaxInt64), v)
+}
+
+// TestOverflowDoubledDebitStays: a debit two actors hold while the value
+// is past int64. The larger holder's Account cannot take its copy back
+// (that would take the value further out): the copy stays doubled, and
+// the Account's calls still work (SPEC.md 13.5 step 3).
+func TestOverflowDoubledDebitStays(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	b, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: "b"})
+	require.NoError(t, err)
+	var sides []*bounded.Counter
+	for _, actor := range []crdt.ActorID{"a", b.Writer()} { // a < b~...: b is the larger holder
+		c, err := bounded.New(bounded.Options{})
+		require.NoError(t, err)
+		_, err = c.Apply(actor, crdt.TxnID("c-"+actor), 1<<62+10)
+		require.NoError(t, err)
+		_, err = c.Apply(actor, "d1", -5)
+		require.NoError(t, err)
+		sides = append(sides, c)
+	}
+	require.NoError(t, sides[0].Merge(sides[1]))
+	require.Equal(t, []crdt.TxnID{"d1"}, sides[0].Doubled())
+	enc, err := sides[0].MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, st.Put(ctx, "k", "a", enc, nil))
+
+	c, err := b.Sync(ctx)
+	require.NoError(t, err, "the Retract is skipped, not the call")
+	require.Equal(t, pastInt64(10), c.BigValue())
+	require.Equal(t, []crdt.TxnID{"d1"}, c.Doubled())
+	_, err = b.Debit(ctx, "d2", 20)
+	require.NoError(t, err)
+	c, err = b.Sync(ctx)
+	require.NoError(t, err)
+	require.Empty(t, c.Doubled(), "back in int64: b takes its copy back")
+	require.Equal(t, pastInt64(-5), c.BigValue())
+}
+
+// pastInt64 returns 2^63 + n.
+func pastInt64(n int64) *big.Int {
+	return new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 63), big.NewInt(n))
 }
