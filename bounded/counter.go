@@ -284,7 +284,7 @@ type Entry struct {
 	Asked            int64
 	Sent             map[crdt.ActorID]int64
 	Recent           []Txn // oldest first
-	Rights, Received int64
+	Rights, Received int64 // as Rights and Received report them
 }
 
 // Entry returns actor's entry, if it has one.
