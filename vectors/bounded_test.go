@@ -319,9 +319,9 @@ func bvPrograms() []bvScenario {
 		{Name: "overflow of a request", Note: "b received 2^63-1: any request overflows received + n",
 			Replicas: []string{"r"}, Steps: []bvStep{
 				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), rq("r", "b", 1), rq("r", "a", 1)}},
-		{Name: "overflow of what one actor received", Note: "b received 2^63-1 from a; the origin's grant of 1 more would make received(b) 2^63: overflow, nothing changes",
+		{Name: "overflow of what one actor received", Note: "b received 2^63-1 from a and debits 1; the origin's grant of 1 more would make received(b) 2^63 although b's rights (2^63-1) would fit: overflow, nothing changes",
 			Bound: "-1", Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
-				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), tr("r", "o", "b", 1), tr("r", "o", "c", 1)}},
+				ap("r", "a", "c1", math.MaxInt64), tr("r", "a", "b", math.MaxInt64), ap("r", "b", "d1", -1), tr("r", "o", "b", 1), tr("r", "o", "c", 1)}},
 		{Name: "rights computed exactly", Note: "SPEC.md 13.1: only the result must fit. The origin o grants b 100; b credits 2^63-101 and gives a 2^63-1; o grants b 50 more: b's credits + received is 2^63+49, beyond int64, but its rights (minus what it gave) are 50, so the grant is accepted and b may debit 50. A credit of 1 by a, whose rights are 2^63-1, would make them 2^63: overflow, nothing changes",
 			Bound: i64(-math.MaxInt64), Origin: "o", Replicas: []string{"r"}, Steps: []bvStep{
 				tr("r", "o", "b", 100), ap("r", "b", "c1", math.MaxInt64-100), tr("r", "b", "a", math.MaxInt64), tr("r", "o", "b", 50),
