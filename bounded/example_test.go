@@ -32,6 +32,26 @@ func ExampleCounter() {
 	// applied <nil> 0 0 0
 }
 
+// Two replicas that could not see each other credit more than int64
+// holds together. The merge keeps the exact value; Value clamps; a credit
+// further out is refused, a debit that moves the value back applies.
+func ExampleCounter_BigValue() {
+	a, _ := bounded.New(bounded.Options{})
+	b := a.Clone()
+	a.Apply("shop-a", "sale-1", 1<<62+10)
+	b.Apply("shop-b", "sale-2", 1<<62+10)
+	fmt.Println(a.Merge(b), a.BigValue(), a.Value())
+
+	_, err := a.Apply("shop-a", "sale-3", 1)
+	fmt.Println(errors.Is(err, crdt.ErrOverflow))
+	out, err := a.Apply("shop-b", "refund-1", -21)
+	fmt.Println(out, err, a.BigValue())
+	// Output:
+	// <nil> 9223372036854775828 9223372036854775807
+	// true
+	// applied <nil> 9223372036854775807
+}
+
 // Accounts over one store: a refused debit becomes a request, and the
 // holder grants it on its next write.
 func ExampleAccount() {
