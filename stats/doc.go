@@ -8,11 +8,14 @@
 //
 // Every cell is an integer and every operation on cells is exact: the count
 // and the sum are int64, the sum of squares an unsigned 128-bit integer
-// (SumSqHi:SumSqLo), and Add refuses, with an error wrapping
-// crdt.ErrOverflow, any result that does not fit. So Add is commutative and
-// associative wherever it succeeds, and a Summary does not depend on the
-// order, the grouping or the replica its observations were added in: it can
-// be merged, stored and compared byte for byte.
+// (SumSqHi:SumSqLo). Combine never fails: a result past those widths (from
+// disjoint sets each of which fits) keeps its exact values beside its
+// clamped fields (Fits, BigCount, BigSum), so a read of many stored cells
+// never fails, and a later Combine can bring it back; such a result cannot
+// be stored (Validate refuses it), and Add, for results that are stored,
+// refuses it with an error wrapping crdt.ErrOverflow. So a Summary does not
+// depend on the order, the grouping or the replica its observations were
+// added in: it can be merged, stored and compared byte for byte.
 //
 // Floating point appears only in Mean and Variance, each the exact
 // rational value rounded once to the nearest float64 (SPEC.md 7.1); the

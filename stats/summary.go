@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -21,6 +22,17 @@ type Summary struct {
 	// unsigned 128-bit integer (high and low 64 bits).
 	SumSqHi uint64
 	SumSqLo uint64
+
+	// past is zero unless a Combine passed the widths above (see Fits).
+	past wide
+}
+
+// wide is an exact count, sum and sum of squares (sq + sqTop·2^128): no
+// fewer than 2^64 Combines overflow it.
+type wide struct {
+	count, sum exact.Int128
+	sq         exact.Uint128
+	sqTop      uint64
 }
 
 // Of returns the Summary of the single observation x. It never fails: x² is
@@ -30,29 +42,87 @@ func Of(x int64) Summary {
 	return Summary{Count: 1, Sum: x, Min: x, Max: x, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
 }
 
-// Add returns the Summary of the union of the (disjoint) sets s and o. When
-// the count, the sum or the sum of squares does not fit it returns s and an
-// error wrapping crdt.ErrOverflow. Add is commutative and associative
-// wherever it succeeds, and the empty Summary is its identity.
-func (s Summary) Add(o Summary) (Summary, error) {
+// Combine returns the Summary of the union of the (disjoint) sets s and o,
+// exactly: it never fails, is commutative and associative, and the empty
+// Summary is its identity. When the count or the sum passes int64, or the
+// sum of squares 2^128, the result does not fit (Fits is false): its
+// fields hold those values clamped (math.MaxInt64 or math.MinInt64, and
+// 2^128−1), while BigCount, BigSum, SumSquares, Mean and Variance stay
+// exact, and a later Combine that brings them back gives a Summary that
+// fits (SPEC.md 7.1).
+func (s Summary) Combine(o Summary) Summary {
 	if o.Count == 0 {
-		return s, nil
+		return s
 	}
 	if s.Count == 0 {
-		return o, nil
+		return o
 	}
-	count, ok1 := addInt64(s.Count, o.Count)
-	sum, ok2 := addInt64(s.Sum, o.Sum)
-	sq, ok3 := s.sumSq().Add(o.sumSq())
-	switch {
-	case !ok1:
-		return s, fmt.Errorf("%w: stats count %d + %d", crdt.ErrOverflow, s.Count, o.Count)
-	case !ok2:
-		return s, fmt.Errorf("%w: stats sum %d + %d does not fit int64", crdt.ErrOverflow, s.Sum, o.Sum)
-	case !ok3:
-		return s, fmt.Errorf("%w: stats sum of squares exceeds 2^128", crdt.ErrOverflow)
+	lo, hi := min(s.Min, o.Min), max(s.Max, o.Max)
+	if s.Fits() && o.Fits() {
+		count, ok1 := addInt64(s.Count, o.Count)
+		sum, ok2 := addInt64(s.Sum, o.Sum)
+		sq, ok3 := s.sumSq().Add(o.sumSq())
+		if ok1 && ok2 && ok3 {
+			return Summary{Count: count, Sum: sum, Min: lo, Max: hi, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
+		}
 	}
-	return Summary{Count: count, Sum: sum, Min: min(s.Min, o.Min), Max: max(s.Max, o.Max), SumSqHi: sq.Hi, SumSqLo: sq.Lo}, nil
+	w, v := s.exact(), o.exact()
+	w.count.AddInt128(v.count)
+	w.sum.AddInt128(v.sum)
+	sq, ok := w.sq.Add(v.sq)
+	w.sq, w.sqTop = sq, w.sqTop+v.sqTop
+	if !ok {
+		w.sqTop++
+	}
+	n, ok1 := w.count.Int64()
+	sum, ok2 := w.sum.Int64()
+	if ok1 && ok2 && w.sqTop == 0 {
+		return Summary{Count: n, Sum: sum, Min: lo, Max: hi, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
+	}
+	r := Summary{Count: w.count.Clamp(), Sum: w.sum.Clamp(), Min: lo, Max: hi, SumSqHi: sq.Hi, SumSqLo: sq.Lo, past: w}
+	if w.sqTop > 0 {
+		r.SumSqHi, r.SumSqLo = math.MaxUint64, math.MaxUint64
+	}
+	return r
+}
+
+// Add is Combine for a result that is stored: when the count, the sum or
+// the sum of squares does not fit (Fits), it returns s and an error
+// wrapping crdt.ErrOverflow.
+func (s Summary) Add(o Summary) (Summary, error) {
+	r := s.Combine(o)
+	if err := r.pastErr(); err != nil {
+		return s, err
+	}
+	return r, nil
+}
+
+func (s Summary) pastErr() error {
+	if s.Fits() {
+		return nil
+	}
+	return fmt.Errorf("%w: stats: count %d, sum %d, sum of squares %d: past int64, int64 or 2^128", crdt.ErrOverflow, s.BigCount(), s.BigSum(), s.SumSquares())
+}
+
+// Fits reports whether the fields hold s exactly: always, except for the
+// result of a Combine that passed them. Only a Summary that fits can be
+// stored (Validate).
+func (s Summary) Fits() bool { return s.past == wide{} }
+
+// BigCount returns the exact count as a new big.Int.
+func (s Summary) BigCount() *big.Int { w := s.exact(); return w.count.Big() }
+
+// BigSum returns the exact sum as a new big.Int.
+func (s Summary) BigSum() *big.Int { w := s.exact(); return w.sum.Big() }
+
+func (s Summary) exact() wide {
+	if !s.Fits() {
+		return s.past
+	}
+	w := wide{sq: s.sumSq()}
+	w.count.Add(s.Count)
+	w.sum.Add(s.Sum)
+	return w
 }
 
 // Mean returns the arithmetic mean Sum/Count, the exact quotient rounded
@@ -62,7 +132,7 @@ func (s Summary) Mean() (float64, bool) {
 	if s.Count == 0 {
 		return 0, false
 	}
-	m, _ := big.NewRat(s.Sum, s.Count).Float64()
+	m, _ := new(big.Rat).SetFrac(s.BigSum(), s.BigCount()).Float64()
 	return m, true
 }
 
@@ -74,8 +144,7 @@ func (s Summary) Variance() (float64, bool) {
 	if s.Count == 0 {
 		return 0, false
 	}
-	n := big.NewInt(s.Count)
-	sum := big.NewInt(s.Sum)
+	n, sum := s.BigCount(), s.BigSum()
 	num := new(big.Int).Mul(n, s.SumSquares()) // n·Σx²
 	num.Sub(num, new(big.Int).Mul(sum, sum))   // − (Σx)²
 	den := new(big.Int).Mul(n, n)              // n²
@@ -85,7 +154,20 @@ func (s Summary) Variance() (float64, bool) {
 
 // SumSquares returns the exact sum of the squared observations as a new
 // big.Int.
-func (s Summary) SumSquares() *big.Int { return s.sumSq().Big() }
+func (s Summary) SumSquares() *big.Int {
+	w := s.exact()
+	top := new(big.Int).SetUint64(w.sqTop)
+	return top.Lsh(top, 128).Add(top, w.sq.Big())
+}
+
+// String renders the exact cells, for example "n=3 sum=6 min=1 max=3
+// sumsq=14", or "n=0" when s is empty.
+func (s Summary) String() string {
+	if s.Count == 0 {
+		return "n=0"
+	}
+	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%d", s.BigCount(), s.BigSum(), s.Min, s.Max, s.SumSquares())
+}
 
 func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo: s.SumSqLo} }
 
@@ -95,8 +177,13 @@ func (s Summary) sumSq() exact.Uint128 { return exact.Uint128{Hi: s.SumSqHi, Lo:
 // is valid; an empty one with any other field set, or a negative count, is
 // not. Every real set of observations passes, Add keeps passing Summaries
 // passing, and Variance is never negative for one that passes. Decoders
-// wrap the error in crdt.ErrCorruptEncoding themselves.
+// wrap the error in crdt.ErrCorruptEncoding themselves. A Summary that
+// does not fit (Fits) is refused first, with an error wrapping
+// crdt.ErrOverflow: it cannot be stored.
 func (s Summary) Validate() error {
+	if err := s.pastErr(); err != nil {
+		return err
+	}
 	if s.Count == 0 {
 		if s != (Summary{}) {
 			return fmt.Errorf("%w: stats: an empty summary has every field zero", crdt.ErrInvalidAmount)
