@@ -155,6 +155,63 @@ func TestAddOverflow(t *testing.T) {
 	require.Equal(t, int64(-1), s.Sum)
 }
 
+// TestCombinePastTheWidths: Combine keeps what Add refuses, exactly, with
+// the fields clamped, at each boundary: count and sum MaxInt64 fit and
+// MaxInt64 + 1 does not, a sum of squares 2^128 − 1 fits and 2^128 does not.
+func TestCombinePastTheWidths(t *testing.T) {
+	huge := stats.Summary{Count: math.MaxInt64}
+	// Built by hand (Combine does not validate): 2^128 − 2, even.
+	sq := stats.Summary{Count: 2, Min: -1, Max: 1, SumSqHi: math.MaxUint64, SumSqLo: math.MaxUint64 - 1}
+	max128 := stats.Summary{Count: 3, Min: -1, Max: 1, Sum: 1, SumSqHi: math.MaxUint64, SumSqLo: math.MaxUint64}
+	two := func(x string) *big.Int { b, _ := new(big.Int).SetString(x, 0); return b }
+	for _, tc := range []struct {
+		name         string
+		a, b         stats.Summary
+		fits         bool
+		n, sum, sumsq string // exact
+		want         stats.Summary
+	}{
+		{"count at MaxInt64", stats.Summary{Count: math.MaxInt64 - 1}, stats.Of(0), true, "9223372036854775807", "0", "0", huge},
+		{"count past MaxInt64", huge, stats.Of(0), false, "9223372036854775808", "0", "0", huge},
+		{"sum at MaxInt64", stats.Of(math.MaxInt64 - 1), stats.Of(1), true, "2", "9223372036854775807", "0x3ffffffffffffffe0000000000000005",
+			stats.Summary{Count: 2, Sum: math.MaxInt64, Min: 1, Max: math.MaxInt64 - 1, SumSqHi: 0x3ffffffffffffffe, SumSqLo: 5}},
+		{"sum past MaxInt64", stats.Of(math.MaxInt64), stats.Of(1), false, "2", "9223372036854775808", "0x3fffffffffffffff0000000000000002",
+			stats.Summary{Count: 2, Sum: math.MaxInt64, Min: 1, Max: math.MaxInt64, SumSqHi: 0x3fffffffffffffff, SumSqLo: 2}},
+		{"sum past MinInt64", stats.Of(math.MinInt64), stats.Of(-1), false, "2", "-9223372036854775809", "0x40000000000000000000000000000001",
+			stats.Summary{Count: 2, Sum: math.MinInt64, Min: math.MinInt64, Max: -1, SumSqHi: 1 << 62, SumSqLo: 1}},
+		{"sum of squares at 2^128 − 1", sq, stats.Of(1), true, "3", "1", "0xffffffffffffffffffffffffffffffff", max128},
+		{"sum of squares at 2^128", max128, stats.Of(1), false, "4", "2", "0x100000000000000000000000000000000",
+			stats.Summary{Count: 4, Sum: 2, Min: -1, Max: 1, SumSqHi: math.MaxUint64, SumSqLo: math.MaxUint64}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, got := range []stats.Summary{tc.a.Combine(tc.b), tc.b.Combine(tc.a)} {
+				require.Equal(t, tc.fits, got.Fits())
+				require.Equal(t, [3]string{tc.n, tc.sum, two(tc.sumsq).String()},
+					[3]string{got.BigCount().String(), got.BigSum().String(), got.SumSquares().String()})
+				want := tc.want
+				require.Equal(t, [6]any{want.Count, want.Sum, want.Min, want.Max, want.SumSqHi, want.SumSqLo},
+					[6]any{got.Count, got.Sum, got.Min, got.Max, got.SumSqHi, got.SumSqLo}, "the fields, clamped")
+				if tc.fits {
+					require.Equal(t, want, got)
+					continue
+				}
+				require.ErrorIs(t, got.Validate(), crdt.ErrOverflow)
+				_, err := tc.a.Add(tc.b)
+				require.ErrorIs(t, err, crdt.ErrOverflow)
+				// Exact, so a Combine brings it back to the Summary that fits.
+				back := got.Combine(stats.Summary{Count: 1, Sum: -1, Min: -1, Max: -1, SumSqLo: 1})
+				require.Equal(t, got.BigSum().Sub(got.BigSum(), big.NewInt(1)).String(), back.BigSum().String())
+			}
+		})
+	}
+	// Past int64 and back: the result fits again and equals the direct sum.
+	up := stats.Of(math.MaxInt64).Combine(stats.Of(math.MaxInt64))
+	down := up.Combine(stats.Of(math.MinInt64)).Combine(stats.Of(math.MinInt64))
+	direct := stats.Of(math.MaxInt64).Combine(stats.Of(math.MinInt64))
+	require.Equal(t, direct.Combine(direct), down)
+	require.True(t, down.Fits())
+}
+
 func TestValidate(t *testing.T) {
 	ok := []stats.Summary{
 		{},
