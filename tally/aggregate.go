@@ -2,6 +2,7 @@ package tally
 
 import (
 	"fmt"
+	"math/big"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
@@ -26,8 +27,9 @@ const maxKindLen = 32
 // Aggregate is the contract shared by the values a tally counts: a
 // commutative monoid whose identity is the zero value of the type A points
 // to. Combine sets the receiver to receiver ⊕ other, never modifies other,
-// and treats a nil other as the identity; a result that does not fit is an
-// error wrapping crdt.ErrOverflow that leaves the receiver unchanged.
+// and treats a nil other as the identity; it is exact and does not fail:
+// a Sum or Stats combined past what its encoding holds (SPEC.md 7.1) is
+// kept exactly, and encoding it is an error wrapping crdt.ErrOverflow.
 // Combine need not be idempotent (a Sum combined with itself doubles): the
 // folded-through rule of the package documentation never combines a shard
 // twice. Equal means "encodes to the same bytes".
@@ -45,6 +47,8 @@ type Aggregate[A any] interface {
 
 	// identity returns a fresh identity value. It is called on the nil A.
 	identity() A
+	// fits reports whether the encoding holds the value (SPEC.md 7.1).
+	fits() bool
 	encodeBody(e *wire.Encoder)
 	// decodeBody decodes into a receiver that is a fresh identity.
 	decodeBody(d *wire.Decoder) error
@@ -55,30 +59,36 @@ func identity[A Aggregate[A]]() A {
 	return zero.identity()
 }
 
-// Sum is an exact int64 sum of observations (an Aggregate).
+// Sum is an exact sum of observations (an Aggregate). Add keeps it in
+// int64; Combine, of shards each in int64, may pass it (SPEC.md 7.1).
 type Sum struct {
-	v int64
+	v exact.Int128
 }
 
-// Add adds n. When the sum would overflow it returns an error wrapping
-// crdt.ErrOverflow and leaves s unchanged.
+// Add adds n. When the sum would not fit in int64 it returns an error
+// wrapping crdt.ErrOverflow and leaves s unchanged.
 func (s *Sum) Add(n int64) error {
-	var sum exact.Int128
-	sum.Add(s.v)
+	sum := s.v
 	sum.Add(n)
-	r, ok := sum.Int64()
-	if !ok {
-		return fmt.Errorf("%w: sum %d + %d does not fit int64", crdt.ErrOverflow, s.v, n)
+	if _, ok := sum.Int64(); !ok {
+		return fmt.Errorf("%w: sum %d + %d does not fit int64", crdt.ErrOverflow, s.v.Big(), n)
 	}
-	s.v = r
+	s.v = sum
 	return nil
 }
 
-// Value returns the sum; 0 for a nil *Sum.
-func (s *Sum) Value() int64 { return s.val() }
+// Value returns the sum, or math.MaxInt64 or math.MinInt64 when it does
+// not fit (BigValue is exact); 0 for a nil *Sum.
+func (s *Sum) Value() int64 { return s.val().Clamp() }
 
-// Combine adds other's sum to s.
-func (s *Sum) Combine(other *Sum) error { return s.Add(other.val()) }
+// BigValue returns the exact sum as a new big.Int.
+func (s *Sum) BigValue() *big.Int { return s.val().Big() }
+
+// Combine adds other's sum to s, exactly.
+func (s *Sum) Combine(other *Sum) error {
+	s.v.AddInt128(other.val())
+	return nil
+}
 
 // Clone returns a copy of s.
 func (s *Sum) Clone() *Sum { return &Sum{v: s.val()} }
@@ -86,25 +96,28 @@ func (s *Sum) Clone() *Sum { return &Sum{v: s.val()} }
 // Equal reports whether s and other hold the same sum.
 func (s *Sum) Equal(other *Sum) bool { return s.val() == other.val() }
 
-func (s *Sum) val() int64 {
+func (s *Sum) val() exact.Int128 {
 	if s == nil {
-		return 0
+		return exact.Int128{}
 	}
 	return s.v
 }
 
+func (s *Sum) fits() bool { _, ok := s.val().Int64(); return ok }
+
 // Kind returns KindSum.
 func (*Sum) Kind() Kind { return KindSum }
 
-// String returns the sum in decimal.
-func (s *Sum) String() string { return fmt.Sprint(s.val()) }
+// String returns the exact sum in decimal.
+func (s *Sum) String() string { return s.BigValue().String() }
 
 func (*Sum) identity() *Sum { return new(Sum) }
 
-func (s *Sum) encodeBody(e *wire.Encoder) { e.Int(s.v) }
+func (s *Sum) encodeBody(e *wire.Encoder) { e.Int(s.v.Clamp()) }
 
-func (s *Sum) decodeBody(d *wire.Decoder) (err error) {
-	s.v, err = d.Int()
+func (s *Sum) decodeBody(d *wire.Decoder) error {
+	v, err := d.Int()
+	s.v.Add(v)
 	return err
 }
 
@@ -186,6 +199,8 @@ func (m *Min) String() string { return m.ext().String() }
 
 func (*Min) identity() *Min { return new(Min) }
 
+func (*Min) fits() bool { return true }
+
 func (m *Min) encodeBody(e *wire.Encoder) { m.x.encode(e) }
 
 func (m *Min) decodeBody(d *wire.Decoder) error { return m.x.decode(d) }
@@ -222,6 +237,8 @@ func (*Max) Kind() Kind { return KindMax }
 func (m *Max) String() string { return m.ext().String() }
 
 func (*Max) identity() *Max { return new(Max) }
+
+func (*Max) fits() bool { return true }
 
 func (m *Max) encodeBody(e *wire.Encoder) { m.x.encode(e) }
 

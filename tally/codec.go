@@ -32,7 +32,8 @@ type Shard[A Aggregate[A]] struct {
 
 // MarshalBinary returns the deterministic encoding of s. It fails, with an
 // error wrapping crdt.ErrInvalidActor or crdt.ErrCorruptEncoding, when the
-// mutator id is invalid or ExpiresAt is not positive.
+// mutator id is invalid or ExpiresAt is not positive, and with one wrapping
+// crdt.ErrOverflow for a state its encoding does not hold.
 func (s Shard[A]) MarshalBinary() ([]byte, error) {
 	if err := s.Mutator.Validate(); err != nil {
 		return nil, err
@@ -40,7 +41,10 @@ func (s Shard[A]) MarshalBinary() ([]byte, error) {
 	if s.ExpiresAt <= 0 {
 		return nil, fmt.Errorf("%w: shard expires_at %d is not positive", crdt.ErrCorruptEncoding, s.ExpiresAt)
 	}
-	e, st := begin(crdt.TagTallyShard, shardVersion, 4, s.State)
+	e, st, err := begin(crdt.TagTallyShard, shardVersion, 4, s.State)
+	if err != nil {
+		return nil, err
+	}
 	e.String(string(s.Mutator))
 	e.Int(s.ExpiresAt)
 	st.encodeBody(e)
@@ -83,12 +87,16 @@ type Tally[A Aggregate[A]] struct {
 }
 
 // MarshalBinary returns the deterministic encoding of t. A negative
-// FoldedThrough is an error wrapping crdt.ErrCorruptEncoding.
+// FoldedThrough is an error wrapping crdt.ErrCorruptEncoding, a state its
+// encoding does not hold one wrapping crdt.ErrOverflow.
 func (t Tally[A]) MarshalBinary() ([]byte, error) {
 	if t.FoldedThrough < 0 {
 		return nil, fmt.Errorf("%w: tally folded_through %d is negative", crdt.ErrCorruptEncoding, t.FoldedThrough)
 	}
-	e, st := begin(crdt.TagTally, tallyVersion, 3, t.State)
+	e, st, err := begin(crdt.TagTally, tallyVersion, 3, t.State)
+	if err != nil {
+		return nil, err
+	}
 	e.Int(t.FoldedThrough)
 	st.encodeBody(e)
 	return e.Bytes()
@@ -112,15 +120,20 @@ func DecodeTally[A Aggregate[A]](data []byte) (Tally[A], error) {
 }
 
 // begin writes the envelope, the header of an n-field row and the kind of
-// st, and returns st, or the identity when st is nil.
-func begin[A Aggregate[A]](tag crdt.TypeTag, version uint64, n int, st A) (*wire.Encoder, A) {
+// st, and returns st, or the identity when st is nil. A state its encoding
+// does not hold (a Sum or Stats combined past it) is an error wrapping
+// crdt.ErrOverflow.
+func begin[A Aggregate[A]](tag crdt.TypeTag, version uint64, n int, st A) (*wire.Encoder, A, error) {
 	if isNil(st) {
 		st = identity[A]()
+	}
+	if !st.fits() {
+		return nil, st, fmt.Errorf("%w: tally: %s %v does not fit its encoding", crdt.ErrOverflow, st.Kind(), st)
 	}
 	e := wire.NewEncoder(tag, version)
 	e.ArrayLen(n)
 	e.String(string(st.Kind()))
-	return e, st
+	return e, st, nil
 }
 
 // open reads what begin writes, refusing another kind than A's.

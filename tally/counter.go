@@ -136,8 +136,9 @@ func (c *Counter[A]) nowMicros() int64 { return c.cfg.Clock().UnixMicro() }
 
 // Read returns the tally combined with every shard not yet folded into
 // it, from one store read that may be stale (store.ReadAny): it can miss
-// recent updates but never counts one twice. Errors wrap
-// crdt.ErrCorruptEncoding, crdt.ErrOverflow, crdt.ErrTooLarge (more than
+// recent updates but never counts one twice. The combination is exact,
+// even past what an encoding holds (Sum.BigValue, stats.Summary.Fits).
+// Errors wrap crdt.ErrCorruptEncoding, crdt.ErrTooLarge (more than
 // Options.MaxRows rows), or come from the store.
 func (c *Counter[A]) Read(ctx context.Context) (A, error) {
 	return c.observedRead(ctx, "read", false)
@@ -225,7 +226,7 @@ func (c *Counter[A]) read(ctx context.Context, complete bool) (A, int, error) {
 type GCPlan struct {
 	Batch  GCBatch // no deletes when there is nothing to do
 	Folded int     // shards newly combined into the tally
-	Live   int     // shards left in place, not yet final
+	Live   int     // shards left in place: not yet final, or past what the tally's encoding holds
 }
 
 // Empty reports whether the plan writes nothing.
@@ -233,7 +234,9 @@ func (p GCPlan) Empty() bool { return len(p.Batch.Delete) == 0 }
 
 // PlanGC reads the counter completely and returns the batch that folds
 // every final shard (expires_at < now − Grace) into the tally, writing
-// nothing. Applying the plan late, twice, or in any order with another
+// nothing. When the folded tally would pass what its encoding holds (a Sum
+// or Stats past int64 or 2^128), it folds the longest run of final shards,
+// by expires_at, whose tally fits, and leaves the others to reads. Applying the plan late, twice, or in any order with another
 // GC's converges to the same state.
 func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 	v, err := c.load(ctx, true)
@@ -242,26 +245,43 @@ func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 	}
 	cutoff := c.nowMicros() - c.cfg.Grace.Microseconds()
 	t := v.tally
-	acc := t.State
-	newT := t.FoldedThrough
 	var plan GCPlan
+	var final []Shard[A]
 	for _, s := range v.shards {
 		switch {
 		case s.ExpiresAt <= t.FoldedThrough:
 			// Folded by an earlier GC whose deletes this view does not
 			// show; delete it again.
+			plan.Batch.Delete = append(plan.Batch.Delete, s.Mutator)
 		case s.ExpiresAt < cutoff:
-			if err := acc.Combine(s.State); err != nil {
-				return GCPlan{}, fmt.Errorf("tally: gc %q: %w", c.key, err)
-			}
-			newT = max(newT, s.ExpiresAt)
-			plan.Folded++
+			final = append(final, s)
 		default:
 			plan.Live++
-			continue
 		}
+	}
+	// Fold the longest run of final shards, whole expires_at groups, whose
+	// combination the tally's encoding holds (SPEC.md 7.4); the rest stay.
+	acc, n := t.State.Clone(), 0
+	for i, s := range final {
+		if err := acc.Combine(s.State); err != nil {
+			return GCPlan{}, fmt.Errorf("tally: gc %q: %w", c.key, err)
+		}
+		if (i+1 == len(final) || final[i+1].ExpiresAt > s.ExpiresAt) && acc.fits() {
+			n = i + 1
+		}
+	}
+	if n < len(final) {
+		acc = t.State
+		for _, s := range final[:n] {
+			_ = acc.Combine(s.State) // it did not fail above
+		}
+	}
+	newT := t.FoldedThrough
+	for _, s := range final[:n] {
+		newT = max(newT, s.ExpiresAt)
 		plan.Batch.Delete = append(plan.Batch.Delete, s.Mutator)
 	}
+	plan.Folded, plan.Live = n, plan.Live+len(final)-n
 	if plan.Empty() {
 		return plan, nil
 	}

@@ -127,6 +127,8 @@ func (d *Distinct) String() string { return fmt.Sprintf("≈%d distinct", d.Esti
 
 func (*Distinct) identity() *Distinct { return new(Distinct) }
 
+func (*Distinct) fits() bool { return true }
+
 // Body: [precision, registers]. registers is a bin that is either the sparse
 // list (4 bytes per non-zero register, big-endian index<<8 | value, indexes
 // strictly increasing), used exactly when 4·nonzero < 2^p, or all 2^p

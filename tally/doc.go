@@ -27,8 +27,10 @@
 //   - Read cost is linear in the live shards; GC bounds it and needs a
 //     complete read (every replica up). Reads above Options.MaxRows rows
 //     are refused with crdt.ErrTooLarge.
-//   - Sum and Stats overflow is an error (crdt.ErrOverflow), also on an
-//     intermediate sum whose final one fits.
+//   - A Mutator's Sum or Stats past int64 (or a sum of squares past 2^128)
+//     is an error (crdt.ErrOverflow); shards that pass it together read
+//     exactly (Sum.BigValue, stats.Summary.Fits) and GC leaves them
+//     unfolded while the tally would not fit.
 //   - Mutator ids must never be reused for a key (Options.NewID).
 //
 // # Storage

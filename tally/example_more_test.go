@@ -160,12 +160,15 @@ func ExampleAggregate() {
 	y, _ := combine(c, a, b)
 	fmt.Println(x, x.Equal(y))
 
+	// Combine is exact past int64; Add, a mutator's own write, is not.
 	var big, one tally.Sum
 	_ = big.Add(1<<63 - 1)
 	_ = one.Add(1)
-	r, err := combine(&big, &one) // the receiver is unchanged on overflow
-	fmt.Println(errors.Is(err, crdt.ErrOverflow), r.Value() == 1<<63-1)
+	r, err := combine(&big, &one)
+	fmt.Println(err, r.Value() == 1<<63-1, r.BigValue())
+	fmt.Println(errors.Is(big.Add(1), crdt.ErrOverflow))
 	// Output:
 	// n=3 sum=9 min=1 max=5 sumsq=35 true
-	// true true
+	// <nil> true 9223372036854775808
+	// true
 }

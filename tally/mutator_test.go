@@ -432,17 +432,6 @@ func TestReadRefusesTooManyRows(t *testing.T) {
 	require.Equal(t, int64(4), f.value(t), "the default limit reads them")
 }
 
-func TestReadOverflowIsAnError(t *testing.T) {
-	ctx := context.Background()
-	f := newFixture(t)
-	for range 2 {
-		m := f.mutator(t)
-		require.NoError(t, m.Update(ctx, add(math.MaxInt64)))
-	}
-	_, err := f.c.ReadComplete(ctx)
-	require.ErrorIs(t, err, crdt.ErrOverflow)
-}
-
 // staleView is a store whose snapshots return a fixed set of rows, to show
 // a reader that sees the new tally next to an old copy of a folded shard.
 type staleView struct {

@@ -18,23 +18,25 @@ type Stats struct {
 	s stats.Summary
 }
 
-// Add observes x; an overflow is an error wrapping crdt.ErrOverflow that
+// Add observes x. When the count, the sum or the sum of squares would not
+// fit (stats.Summary.Add) it returns an error wrapping crdt.ErrOverflow and
 // leaves s unchanged.
 func (s *Stats) Add(x int64) error {
-	one := Stats{s: stats.Of(x)}
-	return s.Combine(&one)
-}
-
-// Combine adds other's observations to s.
-func (s *Stats) Combine(other *Stats) error {
-	_ = *s // a nil receiver panics, even with nothing to add
-	sum, err := s.s.Add(other.Summary())
+	sum, err := s.s.Add(stats.Of(x))
 	if err != nil {
 		return err
 	}
 	s.s = sum
 	return nil
 }
+
+// Combine adds other's observations to s, exactly (stats.Summary.Combine).
+func (s *Stats) Combine(other *Stats) error {
+	s.s = s.s.Combine(other.Summary())
+	return nil
+}
+
+func (s *Stats) fits() bool { return s.Summary().Fits() }
 
 // Summary returns the cells as a stats.Summary (a copy).
 func (s *Stats) Summary() stats.Summary {
@@ -44,10 +46,12 @@ func (s *Stats) Summary() stats.Summary {
 	return s.s
 }
 
-// Count returns the number of observations.
+// Count returns the number of observations, or math.MaxInt64 when it does
+// not fit; Summary().BigCount() is exact.
 func (s *Stats) Count() int64 { return s.Summary().Count }
 
-// Sum returns the exact sum of the observations.
+// Sum returns the sum of the observations, or math.MaxInt64 or
+// math.MinInt64 when it does not fit; Summary().BigSum() is exact.
 func (s *Stats) Sum() int64 { return s.Summary().Sum }
 
 // Min returns the smallest observation and true, or 0 and false when empty.
@@ -78,14 +82,9 @@ func (s *Stats) Equal(other *Stats) bool { return s.Summary() == other.Summary()
 // Kind returns KindStats.
 func (*Stats) Kind() Kind { return KindStats }
 
-// String renders the cells, for example "n=3 sum=6 min=1 max=3 sumsq=14".
-func (s *Stats) String() string {
-	c := s.Summary()
-	if c.Count == 0 {
-		return "n=0"
-	}
-	return fmt.Sprintf("n=%d sum=%d min=%d max=%d sumsq=%s", c.Count, c.Sum, c.Min, c.Max, c.SumSquares())
-}
+// String renders the exact cells, for example "n=3 sum=6 min=1 max=3
+// sumsq=14" (stats.Summary.String).
+func (s *Stats) String() string { return s.Summary().String() }
 
 func (*Stats) identity() *Stats { return new(Stats) }
 
