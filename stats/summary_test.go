@@ -165,11 +165,11 @@ func TestCombinePastTheWidths(t *testing.T) {
 	max128 := stats.Summary{Count: 3, Min: -1, Max: 1, Sum: 1, SumSqHi: math.MaxUint64, SumSqLo: math.MaxUint64}
 	two := func(x string) *big.Int { b, _ := new(big.Int).SetString(x, 0); return b }
 	for _, tc := range []struct {
-		name         string
-		a, b         stats.Summary
-		fits         bool
+		name          string
+		a, b          stats.Summary
+		fits          bool
 		n, sum, sumsq string // exact
-		want         stats.Summary
+		want          stats.Summary
 	}{
 		{"count at MaxInt64", stats.Summary{Count: math.MaxInt64 - 1}, stats.Of(0), true, "9223372036854775807", "0", "0", huge},
 		{"count past MaxInt64", huge, stats.Of(0), false, "9223372036854775808", "0", "0", huge},
