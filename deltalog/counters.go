@@ -197,13 +197,14 @@ func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err err
 	if err != nil {
 		return Reading{}, err
 	}
-	return sumVisible(cells)
+	return sumVisible(cells), nil
 }
 
 // Merge writes, at the ID of the newest cell older than now − Window −
 // SafetyMargin, a merge cell holding the sum and aggregates of everything
-// at or below it: one scan since the previous merge cell, at most one
-// write; ok is false when there was nothing to merge. Merges need no
+// at or below it (or, when those do not fit a cell, at the newest older
+// cell where they do: Log.MergeBefore): one scan since the previous merge
+// cell, at most one write; ok is false when there was nothing to merge. Merges need no
 // coordination: no cell that old can still be written (Options), so two
 // merges at one cutoff write the same content.
 func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, err error) {
@@ -214,9 +215,8 @@ func (c *Counters) Merge(ctx context.Context, counter string) (m Cell, ok bool, 
 		return Cell{}, false, err
 	}
 	cutoff := start.Add(-c.opts.Window - c.opts.SafetyMargin)
-	m, ok, err = planMerge(cells, cutoff, c.opts.Clock())
-	if err != nil || !ok {
-		return Cell{}, false, err
+	if m, ok = planMerge(cells, cutoff, c.opts.Clock()); !ok {
+		return Cell{}, false, nil
 	}
 	mut, err := cellMutation(counter, m)
 	if err != nil {

@@ -204,16 +204,24 @@ func TestLogInsertConflictAndOverflow(t *testing.T) {
 	require.ErrorIs(t, l.Merge(&other), crdt.ErrConflictingTransaction)
 	require.True(t, l.Equal(before), "merge is all or nothing")
 
+	// Past int64 the read is exact (SPEC.md 8.3) and the merge cell goes
+	// where its sum fits: at the older cell, MaxInt64 alone.
 	var big deltalog.Log
-	require.NoError(t, big.Add(timeid.New(base), math.MaxInt64))
+	first := timeid.New(base)
+	require.NoError(t, big.Add(first, math.MaxInt64))
 	require.NoError(t, big.Add(timeid.New(base.Add(time.Second)), 1))
-	_, err := big.Read()
-	require.ErrorIs(t, err, crdt.ErrOverflow)
-	snap := big.Clone()
-	_, ok, err := big.MergeBefore(base.Add(time.Hour), base)
-	require.ErrorIs(t, err, crdt.ErrOverflow)
-	require.False(t, ok)
-	require.True(t, big.Equal(snap), "failed merge leaves the log unchanged")
+	r, err := big.Read()
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MaxInt64), r.Value)
+	require.Equal(t, "9223372036854775808", r.Stats.BigSum().String())
+	m, ok, err := big.MergeBefore(base.Add(time.Hour), base)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, first, m.ID)
+	require.Equal(t, int64(math.MaxInt64), m.Delta)
+	again, err := big.Read()
+	require.NoError(t, err)
+	require.Equal(t, r, again, "a merge never changes the value")
 
 	// Only the total decides: MaxInt64 + 1 - 2 fits although a partial
 	// sum does not.
@@ -221,7 +229,7 @@ func TestLogInsertConflictAndOverflow(t *testing.T) {
 	require.NoError(t, edge.Add(timeid.New(base), math.MaxInt64))
 	require.NoError(t, edge.Add(timeid.New(base.Add(time.Second)), 1))
 	require.NoError(t, edge.Add(timeid.New(base.Add(2*time.Second)), -2))
-	r, err := edge.Read()
+	r, err = edge.Read()
 	require.NoError(t, err)
 	require.Equal(t, int64(math.MaxInt64-1), r.Value)
 	_, ok, err = edge.MergeBefore(base.Add(time.Hour), base)

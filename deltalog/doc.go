@@ -29,7 +29,8 @@
 // # Caveats
 //
 //   - Reusing an ID with another delta is not detected by Add.
-//   - A sum that does not fit fails with crdt.ErrOverflow.
+//   - A sum past int64 reads math.MaxInt64 or math.MinInt64 (Reading;
+//     Stats.BigSum is exact) and is not merged into a cell until it fits.
 //   - Read cost is the number of updates since the newest merge cell, plus
 //     one.
 package deltalog

@@ -7,11 +7,13 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/internal/exact"
 )
 
 // Reading is the result of reading a counter: the value, the aggregates of
 // every update it includes, and how many cells the read examined (its cost).
+// Value is Stats.Sum: when the sum does not fit in int64 both read
+// math.MaxInt64 or math.MinInt64 and Stats.BigSum is exact; the other
+// aggregates are exact too (stats.Summary.Combine).
 type Reading struct {
 	Value int64
 	Stats Stats
@@ -19,45 +21,34 @@ type Reading struct {
 }
 
 // sumVisible folds cells given in clustering order, stopping after the first
-// merge cell. It returns the reading and how many cells it consumed.
-func sumVisible(cells []Cell) (Reading, error) {
+// merge cell.
+func sumVisible(cells []Cell) Reading {
 	var r Reading
-	var total exact.Int128
 	for _, c := range cells {
 		r.Cells++
-		cs := c.stats()
-		total.Add(cs.Sum)
-		cs.Sum = 0
-		s, err := r.Stats.Add(cs)
-		if err != nil {
-			return Reading{}, err
-		}
-		r.Stats = s
+		r.Stats = r.Stats.Combine(c.stats())
 		if c.Kind == KindMerge {
 			break
 		}
 	}
-	v, fits := total.Int64()
-	if !fits {
-		return Reading{}, fmt.Errorf("%w: sum does not fit int64", crdt.ErrOverflow)
-	}
-	r.Stats.Sum, r.Value = v, v
-	return r, nil
+	r.Value = r.Stats.Sum
+	return r
 }
 
-// planMerge computes the merge cell at the newest cell strictly older than
-// cutoff of a log prefix in clustering order that ends at its first merge
-// cell; ok is false when that cell is a merge cell or there is none.
-func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok bool, err error) {
+// planMerge computes the merge cell of a log prefix in clustering order that
+// ends at its first merge cell: at the newest cell strictly older than
+// cutoff, or, when the aggregate there does not fit a cell, at the newest
+// older regular cell whose aggregate fits (SPEC.md 8.3); ok is false when
+// there is none.
+func planMerge(prefix []Cell, cutoff time.Time, written time.Time) (m Cell, ok bool) {
 	i := sort.Search(len(prefix), func(i int) bool { return prefix[i].ID.Time().Before(cutoff) })
-	if i == len(prefix) || prefix[i].Kind == KindMerge {
-		return Cell{}, false, nil
+	var acc Stats
+	for j := len(prefix) - 1; j >= i; j-- {
+		if acc = acc.Combine(prefix[j].stats()); acc.Fits() && prefix[j].Kind == KindRegular {
+			m, ok = Cell{ID: prefix[j].ID, Kind: KindMerge, Delta: acc.Sum, Stats: acc, Written: written.UnixNano()}, true
+		}
 	}
-	r, err := sumVisible(prefix[i:])
-	if err != nil {
-		return Cell{}, false, err
-	}
-	return Cell{ID: prefix[i].ID, Kind: KindMerge, Delta: r.Stats.Sum, Stats: r.Stats, Written: written.UnixNano()}, true, nil
+	return m, ok
 }
 
 // Log is the in-memory form of one counter's cells, keyed by (ID, Kind) in
@@ -154,15 +145,12 @@ func (l *Log) Len() int { return len(l.all()) }
 // Cells returns a copy of the cells in clustering order.
 func (l *Log) Cells() []Cell { return append([]Cell(nil), l.all()...) }
 
-// Read sums the cells from the newest down to the first merge cell; a sum
-// that does not fit is an error wrapping crdt.ErrOverflow.
-func (l *Log) Read() (Reading, error) { return sumVisible(l.all()) }
+// Read sums the cells from the newest down to the first merge cell,
+// exactly (Reading). The error is always nil.
+func (l *Log) Read() (Reading, error) { return sumVisible(l.all()), nil }
 
-// Value returns Read's value, or 0 on overflow; use Read to see the error.
-func (l *Log) Value() int64 {
-	r, _ := l.Read() // the zero Reading on overflow
-	return r.Value
-}
+// Value returns Read's value.
+func (l *Log) Value() int64 { return sumVisible(l.all()).Value }
 
 // visiblePrefix returns the cells up to and including the first merge cell.
 func (l *Log) visiblePrefix() []Cell {
@@ -174,15 +162,16 @@ func (l *Log) visiblePrefix() []Cell {
 
 // MergeBefore writes and returns a merge cell, written at written, at the
 // newest cell strictly older than cutoff, holding the sum of everything at
-// or below it; ok is false when there is nothing to merge. On overflow (an
-// error wrapping crdt.ErrOverflow) l is unchanged. It is correct only if
+// or below it; ok is false when there is nothing to merge. When that sum
+// or its aggregates do not fit a cell (int64, 2^128) it merges at the
+// newest older cell where they fit, or not at all. It is correct only if
 // no regular cell older than cutoff can still arrive, which Counters'
 // write window guarantees.
 func (l *Log) MergeBefore(cutoff, written time.Time) (Cell, bool, error) {
 	_ = *l // a nil receiver panics, even with nothing to merge
-	m, ok, err := planMerge(l.visiblePrefix(), cutoff, written)
-	if err != nil || !ok {
-		return Cell{}, false, err
+	m, ok := planMerge(l.visiblePrefix(), cutoff, written)
+	if !ok {
+		return Cell{}, false, nil
 	}
 	if err := l.Insert(m); err != nil {
 		return Cell{}, false, err
