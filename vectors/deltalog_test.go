@@ -114,10 +114,16 @@ type windowVec struct {
 	Note       string `json:"note,omitempty"`
 }
 
+// readingJSON is a Read. Past int64 or 2^128 (SPEC.md 8.3) value and stats
+// are clamped and the exact_ fields give the count, the sum and the sum of
+// squares exactly (decimal).
 type readingJSON struct {
-	Value I64       `json:"value"`
-	Stats statsJSON `json:"stats"`
-	Cells int       `json:"cells"`
+	Value      I64       `json:"value"`
+	Stats      statsJSON `json:"stats"`
+	Cells      int       `json:"cells"`
+	ExactCount string    `json:"exact_count,omitempty"`
+	ExactSum   string    `json:"exact_sum,omitempty"`
+	ExactSumSq string    `json:"exact_sumsq,omitempty"`
 }
 
 type dStep struct {
@@ -230,6 +236,9 @@ func dStateOf(t *checker, l *deltalog.Log) dState {
 	if err == nil {
 		s := r.Stats
 		st.Read = &readingJSON{Value: I64(r.Value), Cells: r.Cells, Stats: statsJSON{I64(s.Count), I64(s.Sum), I64(s.Min), I64(s.Max), U64(s.SumSqHi), U64(s.SumSqLo)}}
+		if !s.Fits() {
+			st.Read.ExactCount, st.Read.ExactSum, st.Read.ExactSumSq = s.BigCount().String(), s.BigSum().String(), s.SumSquares().String()
+		}
 	}
 	return st
 }
@@ -364,9 +373,17 @@ func genDeltalog(t *checker) any {
 			{Replica: "r1", Op: "insert", Cell: &conflictMerge}}},
 		{Name: "ids with one timestamp order by signed tail bytes", Replicas: []string{"r"}, Steps: []dStep{
 			add("r", vid(0, 1, 0x7f0000000000), 1), add("r", vid(0, 1, 0x800000000000), 2), add("r", vid(0, 0x2000, 0), 4)}},
-		{Name: "exact sums: overflow only when the total does not fit", Replicas: []string{"r1", "r2"}, Steps: []dStep{
+		{Name: "exact sums past int64: reads clamp, the merge cell goes where it fits", Replicas: []string{"r1", "r2"}, Steps: []dStep{
 			add("r1", vid(0, 1, 1), math.MaxInt64), add("r1", vid(1, 1, 1), 1), add("r1", vid(2, 1, 1), -1),
-			add("r2", vid(0, 1, 1), math.MaxInt64), add("r2", vid(1, 1, 1), 1), mb("r2", 5, 100)}},
+			add("r2", vid(0, 1, 1), math.MaxInt64), add("r2", vid(1, 1, 1), 1), mb("r2", 5, 100), mb("r2", 6, 200)},
+			Note: "r1 reads 2^63 - 1 exactly; r2 reads 2^63, clamped to 2^63 - 1 (exact_sum): its merge at cutoff 5 s would hold 2^63, so it goes at the cell at 0 s, the newest whose aggregate fits, and the next merge finds nothing that fits"},
+		{Name: "sum past int64 and back: one merge cell covers everything", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), math.MinInt64), add("r", vid(1, 1, 1), -1), mb("r", 5, 100), add("r", vid(2, 1, 1), 2), mb("r", 5, 200)},
+			Note: "-2^63 - 1 reads clamped to -2^63; the first merge takes the cell at 0 s alone; 2 brings the sum back and the second merge covers all three"},
+		{Name: "sum of squares past 2^128: the merge cell stops below it", Replicas: []string{"r"}, Steps: []dStep{
+			add("r", vid(0, 1, 1), math.MinInt64), add("r", vid(1, 1, 1), math.MaxInt64), add("r", vid(2, 1, 1), math.MinInt64),
+			add("r", vid(3, 1, 1), math.MaxInt64), add("r", vid(4, 1, 1), 1<<33), mb("r", 10, 100), add("r", vid(5, 1, 1), 3)},
+			Note: "the first four squares sum to 2^128 - 2^65 + 2; with (2^33)^2 the read's sum of squares passes 2^128 (exact_sumsq, sumsq clamped to 2^128 - 1) and the merge cell goes at 3 s"},
 		{Name: "empty log", Replicas: []string{"r"}},
 		{Name: "ids of another variant are invalid_txn", Replicas: []string{"r"}, Steps: []dStep{
 			add("r", vid(0, 1, 1), 1), withVariant(add("r", vid(1, 1, 1), 2), 0x00), withVariant(add("r", vid(2, 1, 1), 4), 0x40),
@@ -614,6 +631,21 @@ func checkDeltalog(t *checker, raw []byte) {
 						}
 						require.Equal(t, statsModel(below), *st.Merged.Stats, "step %d merge cell vs model", j)
 						require.Equal(t, st.Merged.Hex, refCell(t, *st.Merged))
+						// It is at the newest cell before the cutoff whose
+						// aggregate fits (SPEC.md 8.3).
+						require.True(t, statsFit(below), "step %d: the merge cell fits", j)
+						cutoff := must(time.Parse(time.RFC3339Nano, st.Cutoff))
+						for k := range m {
+							if id := must(timeid.Parse(k)); id.Compare(mid) > 0 && id.Time().Before(cutoff) {
+								var at []int64
+								for k2, v := range m {
+									if must(timeid.Parse(k2)).Compare(id) <= 0 {
+										at = append(at, v)
+									}
+								}
+								require.False(t, statsFit(at), "step %d: a merge at %s would fit", j, k)
+							}
+						}
 					}
 					continue
 				default:
@@ -636,13 +668,15 @@ func checkDeltalog(t *checker, raw []byte) {
 					vals = append(vals, v)
 				}
 				sm := statsModel(vals)
-				if sm.Count == 0 || fitsInt64(vals) {
-					require.NotNil(t, want.Read, "%s read", name)
-					require.Equal(t, sm, want.Read.Stats, "%s: read stats vs model (sum of every regular cell ever added)", name)
-					require.Equal(t, sm.Sum, want.Read.Value)
-				} else {
-					require.Equal(t, "overflow", want.ReadError)
+				require.NotNil(t, want.Read, "%s read", name)
+				require.Empty(t, want.ReadError)
+				require.Equal(t, sm, want.Read.Stats, "%s: read stats vs model (sum of every regular cell ever added)", name)
+				require.Equal(t, sm.Sum, want.Read.Value)
+				n, sum, sq := exactModel(vals)
+				if statsFit(vals) {
+					n, sum, sq = "", "", ""
 				}
+				require.Equal(t, [3]string{n, sum, sq}, [3]string{want.Read.ExactCount, want.Read.ExactSum, want.Read.ExactSumSq}, "%s: exact", name)
 				// decode(hex) of every cell rebuilds the log.
 				var l deltalog.Log
 				for _, cj := range want.Cells {
@@ -665,22 +699,45 @@ func fitsInt64(vs []int64) bool {
 	return s.IsInt64()
 }
 
-// statsModel computes SPEC.md's merge statistics of a set of deltas.
-func statsModel(vs []int64) statsJSON {
-	if len(vs) == 0 {
-		return statsJSON{}
-	}
+// exactModel returns the count, sum and sum of squares of deltas, exactly.
+func exactModel(vs []int64) (n, sum, sumsq string) {
 	s, sq := new(big.Int), new(big.Int)
-	mn, mx := vs[0], vs[0]
 	for _, v := range vs {
 		b := big.NewInt(v)
 		s.Add(s, b)
 		sq.Add(sq, new(big.Int).Mul(b, b))
+	}
+	return strconv.Itoa(len(vs)), s.String(), sq.String()
+}
+
+// statsFit reports whether a cell holds the statistics of deltas: the
+// sum in int64, the sum of squares below 2^128.
+func statsFit(vs []int64) bool {
+	_, sum, sumsq := exactModel(vs)
+	s, _ := new(big.Int).SetString(sum, 10)
+	sq, _ := new(big.Int).SetString(sumsq, 10)
+	return s.IsInt64() && sq.BitLen() <= 128
+}
+
+// statsModel computes SPEC.md's statistics of a set of deltas; past int64
+// or 2^128 the fields are clamped (SPEC.md 8.3).
+func statsModel(vs []int64) statsJSON {
+	if len(vs) == 0 {
+		return statsJSON{}
+	}
+	mn, mx := vs[0], vs[0]
+	for _, v := range vs {
 		mn, mx = min(mn, v), max(mx, v)
+	}
+	_, sum, sumsq := exactModel(vs)
+	s, _ := new(big.Int).SetString(sum, 10)
+	sq, _ := new(big.Int).SetString(sumsq, 10)
+	if sq.BitLen() > 128 {
+		sq.Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1))
 	}
 	lo := new(big.Int).And(sq, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
 	hi := new(big.Int).Rsh(sq, 64).Uint64()
-	return statsJSON{I64(len(vs)), I64(s.Int64()), I64(mn), I64(mx), U64(hi), U64(lo)}
+	return statsJSON{I64(len(vs)), *clampBig(s), I64(mn), I64(mx), U64(hi), U64(lo)}
 }
 
 // refCompareID is SPEC.md's timeuuid order: the 60-bit timestamp, then

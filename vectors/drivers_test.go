@@ -3810,7 +3810,7 @@ func dvGenDeltalog() dvFile {
 				dvClock(dvKeyOp("compact", k), at(4, 21*time.Minute)),
 				dvKeyOp("read", k),
 			)},
-		{Name: "a merge whose sum overflows writes nothing", Note: "a and b are 2^62 each, c is -2^62 and newer. Reads sum exactly: 2^62. A merge at b would hold a + b = 2^63, which does not fit: it fails overflow and writes nothing, and the log is unchanged",
+		{Name: "a merge whose sum would not fit goes below", Note: "a and b are 2^62 each, c is -2^62 and newer. Reads sum exactly: 2^62. A merge at b would hold a + b = 2^63, which does not fit a cell: the merge cell goes at a, the newest cell whose aggregate fits (SPEC.md 8.3), and the value is unchanged",
 			Options: opts, Steps: []dvStep{
 				dvClock(dvAdd(k, day(5).Add(-30*time.Minute), 0xa, 1<<62), at(5, -30*time.Minute)),
 				dvClock(dvAdd(k, day(5).Add(-20*time.Minute), 0xb, 1<<62), at(5, -20*time.Minute)),
@@ -6845,11 +6845,8 @@ func dvModelDeltalog(v dvVector) []string {
 			for _, d := range read {
 				sum.Add(sum, big.NewInt(int64(*d.Delta)))
 			}
-			if !sum.IsInt64() {
-				errKind = "overflow"
-				break
-			}
-			if dvShow(s.Value) != sum.String() || s.Cells == nil || *s.Cells != len(read) {
+			// Past int64 the value reads clamped (SPEC.md 8.3).
+			if dvShow(s.Value) != strconv.FormatInt(int64(*clampBig(sum)), 10) || s.Cells == nil || *s.Cells != len(read) {
 				bad("value %s over %v cells, the model reads %s over %d", dvShow(s.Value), s.Cells, sum, len(read))
 			}
 			plain := big.NewInt(0)
@@ -6872,10 +6869,15 @@ func dvModelDeltalog(v dvVector) []string {
 				}
 				break
 			}
+			// The merge cell goes at the newest cell from at down whose
+			// aggregate (of it and every cell below) fits (SPEC.md 8.3).
 			sum, sq := new(big.Int), new(big.Int)
 			var count int64
 			var lo, hi int64 = math.MaxInt64, math.MinInt64
-			for _, d := range read[at:] {
+			var cell *dvDesc
+			mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))
+			for j := len(read) - 1; j >= at; j-- {
+				d := read[j]
 				if d.Kind == "m" {
 					sum.Add(sum, big.NewInt(int64(d.Stats.Sum)))
 					h, _ := new(big.Int).SetString(d.Stats.SumSqHi, 10)
@@ -6890,15 +6892,18 @@ func dvModelDeltalog(v dvVector) []string {
 				sq.Add(sq, new(big.Int).Mul(big.NewInt(x), big.NewInt(x)))
 				count++
 				lo, hi = min(lo, x), max(hi, x)
+				if sum.IsInt64() && sq.BitLen() <= 128 {
+					cell = &dvDesc{ID: d.ID, Kind: "m", Delta: dvI(sum.Int64()), Written: dvI(now.UnixNano()),
+						Stats: &dvStats{Count: dvInt(count), Sum: dvInt(sum.Int64()), Min: dvInt(lo), Max: dvInt(hi),
+							SumSqHi: new(big.Int).Rsh(sq, 64).String(), SumSqLo: new(big.Int).And(sq, mask).String()}}
+				}
 			}
-			if !sum.IsInt64() {
-				errKind = "overflow"
+			if cell == nil {
+				if s.Merged == nil || *s.Merged {
+					bad("merged %v, but no cell's aggregate fits", s.Merged)
+				}
 				break
 			}
-			mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))
-			cell := &dvDesc{ID: read[at].ID, Kind: "m", Delta: dvI(sum.Int64()), Written: dvI(now.UnixNano()),
-				Stats: &dvStats{Count: dvInt(count), Sum: dvInt(sum.Int64()), Min: dvInt(lo), Max: dvInt(hi),
-					SumSqHi: new(big.Int).Rsh(sq, 64).String(), SumSqLo: new(big.Int).And(sq, mask).String()}}
 			k, val, err := dvEncDesc("deltalog", cell)
 			if err != nil {
 				bad("%v", err)
@@ -6914,8 +6919,8 @@ func dvModelDeltalog(v dvVector) []string {
 					plain.Add(plain, big.NewInt(d))
 				}
 			}
-			if plain.Cmp(sum) != 0 {
-				bad("the merge cell holds %s, but the updates at or below its id sum to %s", sum, plain)
+			if plain.Cmp(big.NewInt(int64(*cell.Delta))) != 0 {
+				bad("the merge cell holds %d, but the updates at or below its id sum to %s", *cell.Delta, plain)
 			}
 		case "compact":
 			horizon := now.Add(-dvDur(o.CompactGraceNS)).UnixNano()
@@ -7847,6 +7852,9 @@ var dvMutants = []struct {
 	{"deltalog/read past the merge cell", "8.3: a read stops at the first merge cell",
 		"deltalog/counters.go", "return cell.Kind != KindMerge", "return true",
 		"driver_deltalog", "merge cells"},
+	{"deltalog/merge cell where it fits", "8.3: the merge cell goes at the newest cell whose aggregate fits a cell",
+		"deltalog/log.go", "acc.Fits() && prefix[j].Kind == KindRegular", "prefix[j].Kind == KindRegular",
+		"driver_deltalog", "a merge whose sum would not fit goes below"},
 	{"deltalog/compact grace exclusive", "8.5: written <= now - CompactGrace",
 		"deltalog/counters.go", "if cell.Kind == KindMerge && cell.Written <= horizon {", "if cell.Kind == KindMerge && cell.Written < horizon {",
 		"driver_deltalog", "compaction waits CompactGrace, then deletes what a merge cell covers"},

@@ -33,19 +33,24 @@ import (
 // tally.json
 
 // AggJSON is an aggregate state. Sum: sum. Min/Max: min or max, or empty.
-// Stats: count, sum, min, max and sumsq (decimal, up to 2^128), or empty.
+// Stats: count, sum, min, max and sumsq (decimal), or empty. A combination
+// of shards may pass what a state encodes (SPEC.md 7.1): then sum and count
+// are clamped to int64, exact_sum and exact_count give them exactly, and
+// sumsq may pass 2^128.
 // Distinct: the non-zero registers as [index, value] pairs, or empty;
 // estimate is informative (it depends on the estimator, not the format).
 type AggJSON struct {
-	Kind      string  `json:"kind"`
-	Empty     bool    `json:"empty,omitempty"`
-	Count     *I64    `json:"count,omitempty"`
-	Sum       *I64    `json:"sum,omitempty"`
-	Min       *I64    `json:"min,omitempty"`
-	Max       *I64    `json:"max,omitempty"`
-	SumSq     string  `json:"sumsq,omitempty"`
-	Registers regList `json:"registers,omitempty"`
-	Estimate  *U64    `json:"estimate,omitempty"`
+	Kind       string  `json:"kind"`
+	Empty      bool    `json:"empty,omitempty"`
+	Count      *I64    `json:"count,omitempty"`
+	Sum        *I64    `json:"sum,omitempty"`
+	Min        *I64    `json:"min,omitempty"`
+	Max        *I64    `json:"max,omitempty"`
+	SumSq      string  `json:"sumsq,omitempty"`
+	ExactSum   string  `json:"exact_sum,omitempty"`
+	ExactCount string  `json:"exact_count,omitempty"`
+	Registers  regList `json:"registers,omitempty"`
+	Estimate   *U64    `json:"estimate,omitempty"`
 }
 
 // regList is the non-zero registers of a Distinct, carried in JSON as one
@@ -381,7 +386,9 @@ func mkAgg[A tally.Aggregate[A]](newA func() A, add func(A, int64) error, addIte
 
 var aggKinds = map[string]aggKind{
 	"sum": mkAgg(func() *tally.Sum { return new(tally.Sum) }, (*tally.Sum).Add, nil,
-		func(s *tally.Sum) AggJSON { return AggJSON{Kind: "sum", Sum: ip(s.Value())} }),
+		func(s *tally.Sum) AggJSON {
+			return AggJSON{Kind: "sum", Sum: ip(s.Value()), ExactSum: past(s.BigValue())}
+		}),
 	"min": mkAgg(func() *tally.Min { return new(tally.Min) }, func(m *tally.Min, v int64) error { m.Add(v); return nil }, nil,
 		func(m *tally.Min) AggJSON {
 			if v, ok := m.Value(); ok {
@@ -403,7 +410,9 @@ var aggKinds = map[string]aggKind{
 			}
 			mn, _ := s.Min()
 			mx, _ := s.Max()
-			return AggJSON{Kind: "stats", Count: ip(s.Count()), Sum: ip(s.Sum()), Min: ip(mn), Max: ip(mx), SumSq: s.SumOfSquares().String()}
+			c := s.Summary()
+			return AggJSON{Kind: "stats", Count: ip(s.Count()), Sum: ip(s.Sum()), Min: ip(mn), Max: ip(mx), SumSq: s.SumOfSquares().String(),
+				ExactSum: past(c.BigSum()), ExactCount: past(c.BigCount())}
 		}),
 	"distinct": mkAgg(func() *tally.Distinct { return new(tally.Distinct) }, nil, (*tally.Distinct).AddString,
 		func(d *tally.Distinct) AggJSON {
@@ -461,9 +470,25 @@ func decodeAgg(t *checker, kind string, data []byte, shard bool) (any, error) {
 	return st, err
 }
 
+// past returns x in decimal when it does not fit in int64, else "".
+func past(x *big.Int) string {
+	if x.IsInt64() {
+		return ""
+	}
+	return x.String()
+}
+
+// clampBig returns x, or the int64 bound it passes.
+func clampBig(x *big.Int) *I64 {
+	if x.IsInt64() {
+		return ip(x.Int64())
+	}
+	return ip(map[int]int64{1: math.MaxInt64, -1: math.MinInt64}[x.Sign()])
+}
+
 // aggModel computes an aggregate from observations with plain arithmetic,
-// independently of package tally. It returns "overflow" when the exact
-// result does not fit the format.
+// independently of package tally, exactly. It also returns "overflow" when
+// the result does not fit the format (SPEC.md 7.1).
 func aggModel(kind string, o Obs) (AggJSON, string) {
 	out := AggJSON{Kind: kind}
 	switch kind {
@@ -472,10 +497,10 @@ func aggModel(kind string, o Obs) (AggJSON, string) {
 		for _, v := range o.Values {
 			s.Add(s, big.NewInt(int64(v)))
 		}
+		out.Sum, out.ExactSum = clampBig(s), past(s)
 		if !s.IsInt64() {
 			return out, "overflow"
 		}
-		out.Sum = ip(s.Int64())
 	case "min", "max", "stats":
 		if len(o.Values) == 0 {
 			out.Empty = true
@@ -495,10 +520,11 @@ func aggModel(kind string, o Obs) (AggJSON, string) {
 		case "max":
 			out.Max = ip(mx)
 		default:
+			out.Count, out.Sum, out.Min, out.Max, out.SumSq = ip(int64(len(o.Values))), clampBig(s), ip(mn), ip(mx), sq.String()
+			out.ExactSum = past(s)
 			if !s.IsInt64() || sq.BitLen() > 128 {
 				return out, "overflow"
 			}
-			out.Count, out.Sum, out.Min, out.Max, out.SumSq = ip(int64(len(o.Values))), ip(s.Int64()), ip(mn), ip(mx), sq.String()
 		}
 	case "distinct":
 		regs := hllRegisters(o.allItems())
@@ -669,24 +695,37 @@ func genTally(t *checker) any {
 		rs("a", old, ints(3, 50)), rs("b", live, ints(45)))
 	read("stats across shards", "stats", nil, rs("a", old, ints(1, 2)), rs("b", live, ints(3)))
 	read("distinct union", "distinct", nil, rs("a", old, Obs{Items: []string{"x", "y"}}), rs("b", live, Obs{Items: []string{"y", "z"}}))
-	read("sum overflow is an error", "sum", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
 	read("empty counter", "min", nil)
-	read("stats sum overflow is an error", "stats", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
-	read("stats sum of squares past 128 bits is an error", "stats", nil,
+	// Past int64 or 2^128 (SPEC.md 7.1, 7.4): shards that each fit read
+	// exactly together, clamped where an int64 is asked for; GC folds the
+	// longest run of whole expires_at groups whose tally fits and leaves
+	// the rest. Mutator names run against expires_at, so that GC's order
+	// shows.
+	read("sum past int64: the read is exact", "sum", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
+	read("sum below int64: the read is exact", "sum", nil, rs("a", old, ints(math.MinInt64)), rs("b", live, ints(-1)))
+	read("sum past int64: GC folds the shards whose tally fits", "sum", nil,
+		rs("c", old-2000, ints(5)), rs("b", old-1000, ints(math.MaxInt64-5)), rs("a", old, ints(1)))
+	read("sum past int64 and back: GC folds them all", "sum", nil,
+		rs("c", old-2000, ints(math.MaxInt64)), rs("b", old-1000, ints(1)), rs("a", old, ints(-1)))
+	read("sum past int64: GC folds whole expires_at groups", "sum", nil,
+		rs("a", old-1000, ints(7)), rs("b", old, ints(math.MaxInt64)), rs("c", old, ints(1)))
+	read("sum past int64: a tally and a live shard", "sum", &tallyInput{FoldedThrough: I64(old), Obs: ints(math.MaxInt64)},
+		rs("a", live, ints(math.MaxInt64)))
+	read("stats sum past int64: the read is exact", "stats", nil, rs("a", old, ints(math.MaxInt64)), rs("b", live, ints(1)))
+	read("stats sum past int64: GC folds the shards whose tally fits", "stats", nil,
+		rs("b", old-1000, ints(math.MaxInt64)), rs("a", old, ints(1)))
+	read("stats sum of squares past 2^128: the read is exact", "stats", nil,
 		rs("a", old, ints(math.MinInt64, math.MaxInt64)), rs("b", old, ints(math.MinInt64, math.MaxInt64)), rs("c", live, ints(math.MinInt64, math.MaxInt64)))
+	read("stats sum of squares past 2^128: GC folds the shards whose tally fits", "stats", nil,
+		rs("b", old-1000, ints(math.MinInt64, math.MaxInt64, 1<<33)), rs("a", old, ints(math.MinInt64, math.MaxInt64, 1<<33)))
 	read("stats sum of squares just below 2^128", "stats", nil,
 		rs("a", old, ints(math.MinInt64, math.MaxInt64)), rs("b", live, ints(math.MinInt64, math.MaxInt64)))
-	// The combining order (SPEC.md 7.4): the tally, then the shards by
-	// (expires_at, mutator); every partial sum must fit. Each vector gives
-	// another answer in a naive order.
-	read("sum: overflow in (expires_at, mutator) order although the total fits", "sum", nil,
+	// The read is exact, so its order does not matter: a partial sum past
+	// int64 in (expires_at, mutator) order, or the tally's, is no error.
+	read("sum: a partial sum past int64, the total fits", "sum", nil,
 		rs("b", live, ints(math.MaxInt64)), rs("c", live+1000, ints(1)), rs("a", live+2000, ints(-1)))
-	read("sum: fits in (expires_at, mutator) order where mutator order overflows", "sum", nil,
-		rs("a", live+1000, ints(math.MaxInt64)), rs("b", live+2000, ints(1)), rs("c", live, ints(-1)))
-	read("sum: the tally is combined first", "sum", &tallyInput{FoldedThrough: I64(old), Obs: ints(-1)},
+	read("sum: the tally's sum brings the shards' back", "sum", &tallyInput{FoldedThrough: I64(old), Obs: ints(-1)},
 		rs("a", live, ints(math.MaxInt64)), rs("b", live+1000, ints(1)))
-	read("sum: the mutator breaks an expires_at tie", "sum", nil,
-		rs("z", live-1000, ints(math.MaxInt64)), rs("b", live, ints(1)), rs("a", live, ints(-1)))
 
 	sum := func(vs ...any) []byte {
 		e := env("tally.shard", 1).arr(4).str("sum").str("m1").int(exp)
@@ -889,9 +928,10 @@ func checkTally(t *checker, raw []byte) {
 			got := runRead(t, rv)
 			require.Equal(t, rv, got, "reference implementation vs vector")
 			// Model: a read combines the tally with every shard whose
-			// expires_at is above folded_through, in increasing
-			// (expires_at, mutator) order, and fails at the first partial
-			// result that does not fit; GC folds in the same order.
+			// expires_at is above folded_through, exactly, and never
+			// fails; GC folds the final shards in increasing (expires_at,
+			// mutator) order, the longest run of whole expires_at groups
+			// whose result fits the format.
 			var ft int64
 			var all Obs
 			if rv.Tally != nil {
@@ -904,33 +944,37 @@ func checkTally(t *checker, raw []byte) {
 			var del []string
 			nFolded, nLive := 0, 0
 			var merr, ferr string
-			combine := func(acc, o Obs, errp *string) Obs {
-				acc = appendObs(acc, o)
-				if _, e := aggModel(rv.Kind, acc); *errp == "" {
-					*errp = e
-				}
-				return acc
-			}
 			ordered := slices.Clone(rv.Shards)
 			slices.SortFunc(ordered, func(a, b readShard) int {
 				return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), cmp.Compare(a.Mutator, b.Mutator))
 			})
+			var final []readShard
 			for _, s := range ordered {
 				if int64(s.ExpiresAt) > ft {
-					all = combine(all, s.Obs, &merr)
+					all = appendObs(all, s.Obs)
 				}
 				switch {
 				case int64(s.ExpiresAt) <= ft:
 					del = append(del, s.Mutator)
 				case int64(s.ExpiresAt) < cutoff:
-					folded = combine(folded, s.Obs, &ferr)
-					newT = max(newT, int64(s.ExpiresAt))
-					del = append(del, s.Mutator)
-					nFolded++
+					final = append(final, s)
 				default:
 					nLive++
 				}
 			}
+			acc, n := folded, 0
+			for i, s := range final {
+				acc = appendObs(acc, s.Obs)
+				if _, e := aggModel(rv.Kind, acc); e == "" && (i+1 == len(final) || final[i+1].ExpiresAt != s.ExpiresAt) {
+					n = i + 1
+				}
+			}
+			for _, s := range final[:n] {
+				folded = appendObs(folded, s.Obs)
+				newT = max(newT, int64(s.ExpiresAt))
+				del = append(del, s.Mutator)
+			}
+			nFolded, nLive = n, nLive+len(final)-n
 			model, _ := aggModel(rv.Kind, all)
 			require.Equal(t, merr, rv.ReadError, "read error vs model")
 			if merr == "" {
