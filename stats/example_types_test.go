@@ -70,3 +70,17 @@ func ExampleSummary_Combine() {
 	// true n=4 sum=9223372036854775807 min=-9223372036854775808 max=9223372036854775807 sumsq=255211775190703847560637467426407055363
 	// true true
 }
+
+// Fits, BigCount and BigSum tell a Summary past its fields' widths from one
+// that fits.
+func ExampleSummary_Fits() {
+	var s stats.Summary
+	for range 2 {
+		s = s.Combine(stats.Of(math.MinInt64))
+	}
+	fmt.Println(s.Fits(), s.Count, s.BigCount(), s.Sum, s.BigSum())
+	fmt.Println(s) // String gives the exact values
+	// Output:
+	// false 2 2 -9223372036854775808 -18446744073709551616
+	// n=2 sum=-18446744073709551616 min=-9223372036854775808 max=-9223372036854775808 sumsq=170141183460469231731687303715884105728
+}

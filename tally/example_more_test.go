@@ -172,3 +172,36 @@ func ExampleAggregate() {
 	// <nil> true 9223372036854775808
 	// true
 }
+
+// Two servers that cannot see each other each count 2^63 − 1 bytes in
+// their own shards. The read is exact (Value clamps); GC folds the shard
+// the tally can hold and leaves the other; a later negative count brings
+// the sum back and everything folds.
+func ExampleSum_BigValue() {
+	ctx := context.Background()
+	now := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	c, _ := tally.New[*tally.Sum](memory.NewPartitions(), "bytes", exampleConfig(&now))
+	count := func(n int64) {
+		m, _ := c.NewMutator()
+		_ = m.Update(ctx, func(s *tally.Sum) error { return s.Add(n) })
+		now = now.Add(time.Minute)
+	}
+	count(1<<63 - 1)
+	count(1<<63 - 1)
+	v, err := c.Read(ctx)
+	fmt.Println(v.Value(), v.BigValue(), err)
+
+	now = now.Add(49 * time.Hour) // past expiry and Grace
+	plan, _ := c.GC(ctx)
+	fmt.Println("folded", plan.Folded, "live", plan.Live)
+
+	count(-(1<<63 - 1))
+	now = now.Add(49 * time.Hour)
+	plan, _ = c.GC(ctx)
+	v, _ = c.Read(ctx)
+	fmt.Println("folded", plan.Folded, "live", plan.Live, "value", v.Value())
+	// Output:
+	// 9223372036854775807 18446744073709551614 <nil>
+	// folded 1 live 1
+	// folded 2 live 0 value 9223372036854775807
+}
