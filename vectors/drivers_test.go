@@ -3663,6 +3663,20 @@ func dvGenTally() dvFile {
 				dvClock(st("gc", "", nil), dvAt(day(8), time.Hour+33*time.Minute+time.Second)),
 				st("read_complete", "", nil),
 			}},
+		{Name: "GC leaves the shards whose tally would pass int64", Note: "grace 3m. m1 (expires at +1h) and m2 (+1h30m) each add 2^63 − 1: a read gives 2^64 − 2 exactly, 2^63 − 1 where an int64 is asked for (SPEC.md 7.1). At +1h33m1s both are final, but the tally takes m1 alone (7.4): m2 stays live and the value does not change. m3 adds −(2^63 − 1); once it is final, GC folds m2 and m3 on top of the tally, which holds 2^63 − 1",
+			Options: opts(2), Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(10), 0)),
+				up("m1", math.MaxInt64),
+				dvClock(st("new_mutator", "m2", nil), dvAt(day(10), 30*time.Minute)),
+				up("m2", math.MaxInt64),
+				st("read", "", nil),
+				dvClock(st("gc", "", nil), dvAt(day(10), time.Hour+33*time.Minute+time.Second)),
+				st("read_complete", "", nil),
+				dvClock(st("new_mutator", "m3", nil), dvAt(day(10), time.Hour+34*time.Minute)),
+				up("m3", -math.MaxInt64),
+				dvClock(st("gc", "", nil), dvAt(day(10), 2*time.Hour+38*time.Minute)),
+				st("read_complete", "", nil),
+			}},
 		{Name: "a shard inside the tally is skipped and deleted again", Note: "the partition holds a tally folded through +1h (100) and m0's shard, which expired at +1h and is inside it. A read skips m0 (counted once, 100 + 7); GC deletes it again without combining it, and folds m1",
 			Options: opts(2), InitialRows: initial, Steps: []dvStep{
 				dvClock(st("new_mutator", "m1", nil), dvAt(day(7), 10*time.Minute)),
@@ -6399,10 +6413,13 @@ func dvModelTally(v dvVector) []string {
 	shard := func(m *mutModel, sum int64) string {
 		return dvEncValue(&dvDesc{Mutator: m.id, ExpiresAt: dvI(m.expires), Sum: dvI(sum)})
 	}
-	read := func(rows []dvRow) (t, value int64, shards []*dvDesc) {
+	// read returns the exact value of rows (SPEC.md 7.1, 7.4).
+	read := func(rows []dvRow) (t int64, value *big.Int, shards []*dvDesc) {
+		value = new(big.Int)
 		for _, r := range rows {
 			if r.Is.TallyRow {
-				t, value = int64(*r.Is.FoldedThrough), int64(*r.Is.Sum)
+				t = int64(*r.Is.FoldedThrough)
+				value.SetInt64(int64(*r.Is.Sum))
 			} else {
 				shards = append(shards, r.Is)
 			}
@@ -6415,7 +6432,7 @@ func dvModelTally(v dvVector) []string {
 		})
 		for _, s := range shards {
 			if int64(*s.ExpiresAt) > t {
-				value += int64(*s.Sum)
+				value.Add(value, big.NewInt(int64(*s.Sum)))
 			}
 		}
 		return t, value, shards
@@ -6603,17 +6620,17 @@ func dvModelTally(v dvVector) []string {
 				bad("snapshot of %q at %s limit %d, want %q at %s limit %d", c.Key, c.Level, c.Limit, o.Key, level, o.MaxRows)
 			}
 			_, value, _ := read(c.Rows)
-			if dvShow(s.Value) != strconv.FormatInt(value, 10) {
-				bad("value %s, the rows read give %d", dvShow(s.Value), value)
+			if dvShow(s.Value) != strconv.FormatInt(int64(*clampBig(value)), 10) { // clamped past int64
+				bad("value %s, the rows read give %s", dvShow(s.Value), value)
 			}
 			unresolved := false
-			plain := initial
+			plain := new(big.Int).Set(initial)
 			for _, mm := range muts {
 				unresolved = unresolved || mm.pending != ""
-				plain += mm.ack
+				plain.Add(plain, big.NewInt(mm.ack))
 			}
-			if !unresolved && c.Stale == 0 && value != plain {
-				bad("value %d, but the acknowledged updates sum to %d", value, plain)
+			if !unresolved && c.Stale == 0 && value.Cmp(plain) != 0 {
+				bad("value %s, but the acknowledged updates sum to %s", value, plain)
 			}
 		case "gc":
 			c, ok := next("snapshot")
@@ -6632,20 +6649,33 @@ func dvModelTally(v dvVector) []string {
 			}
 			cutoff, newT := now-grace, t
 			gc := dvGC{Delete: []string{}}
+			var final []*dvDesc
 			for _, sh := range shards {
-				exp := int64(*sh.ExpiresAt)
-				switch {
+				switch exp := int64(*sh.ExpiresAt); {
 				case exp <= t:
+					gc.Delete = append(gc.Delete, sh.Mutator)
 				case exp < cutoff:
-					acc += int64(*sh.Sum)
-					newT = max(newT, exp)
-					gc.Folded++
+					final = append(final, sh)
 				default:
 					gc.Live++
-					continue
 				}
+			}
+			// The longest run of whole expires_at groups whose tally fits
+			// in int64 folds; the rest stay live (SPEC.md 7.4).
+			n, run := 0, big.NewInt(acc)
+			for i, sh := range final {
+				run.Add(run, big.NewInt(int64(*sh.Sum)))
+				if run.IsInt64() && (i+1 == len(final) || *final[i+1].ExpiresAt != *sh.ExpiresAt) {
+					n = i + 1
+				}
+			}
+			for _, sh := range final[:n] {
+				acc += int64(*sh.Sum)
+				newT = max(newT, int64(*sh.ExpiresAt))
+				gc.Folded++
 				gc.Delete = append(gc.Delete, sh.Mutator)
 			}
+			gc.Live += len(final) - n
 			if len(gc.Delete) > 0 {
 				slices.Sort(gc.Delete)
 				gc.WriteTS = dvInt(newT)
@@ -7852,6 +7882,9 @@ var dvMutants = []struct {
 	{"deltalog/read past the merge cell", "8.3: a read stops at the first merge cell",
 		"deltalog/counters.go", "return cell.Kind != KindMerge", "return true",
 		"driver_deltalog", "merge cells"},
+	{"tally/GC folds what the tally holds", "7.4: GC folds the longest run of final shards whose tally fits its encoding",
+		"tally/counter.go", "final[i+1].ExpiresAt > s.ExpiresAt) && acc.fits() {", "final[i+1].ExpiresAt > s.ExpiresAt) {",
+		"driver_tally", "GC leaves the shards whose tally would pass int64"},
 	{"deltalog/merge cell where it fits", "8.3: the merge cell goes at the newest cell whose aggregate fits a cell",
 		"deltalog/log.go", "acc.Fits() && prefix[j].Kind == KindRegular", "prefix[j].Kind == KindRegular",
 		"driver_deltalog", "a merge whose sum would not fit goes below"},
