@@ -120,6 +120,29 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 		require.Equal(t, r.Stats, m.Stats, "the merge cell carries the exact aggregates")
 		require.Equal(t, r.Stats, read(t, c, k).Stats)
 	})
+	t.Run("PastInt64KeepsTheKey", func(t *testing.T) {
+		// SPEC.md 8.3: a read past int64 is exact (clamped), the merge cell
+		// goes where it fits, and a later update brings the sum back.
+		c, _, clk, k := kit.Setup(t, newStore)
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.T), math.MaxInt64))
+		clk.T = clk.T.Add(time.Second)
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.T), 1))
+		r := read(t, c, k)
+		require.Equal(t, int64(math.MaxInt64), r.Value)
+		require.Equal(t, "9223372036854775808", r.Stats.BigSum().String())
+		clk.T = clk.T.Add(2 * time.Minute)
+		m, ok, err := c.Merge(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, int64(1), m.Stats.Count, "the merge cell takes 2^63 - 1 alone")
+		require.NoError(t, c.Add(ctx, k, timeid.New(clk.T), -2))
+		clk.T = clk.T.Add(2 * time.Minute)
+		m, ok, err = c.Merge(ctx, k)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, int64(3), m.Stats.Count)
+		require.Equal(t, int64(math.MaxInt64-1), read(t, c, k).Value)
+	})
 	t.Run("LongReadCrossesPages", func(t *testing.T) {
 		c, s, clk, k := kit.Setup(t, newStore)
 		start := clk.T

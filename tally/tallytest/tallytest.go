@@ -15,6 +15,7 @@ package tallytest
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,7 @@ var behaviours = []behaviour{
 	{"ShardRowsFollowTheLayout", shardRows},
 	{"FlushOverwritesItsOwnRow", flushOverwrites},
 	{"GCFoldsFinalShardsIntoTheTallyRow", gcFolds},
+	{"PastInt64KeepsTheKey", pastInt64},
 	{"FoldedShardStaysFoldedAfterALateWrite", foldedStaysFolded},
 	{"GCBatchesCommuteAndRepeat", gcCommute},
 	{"CountersAreIndependent", countersIndependent},
@@ -122,6 +124,32 @@ func value(t *testing.T, c *tally.Counter[*tally.Sum]) int64 {
 	v, err := c.ReadComplete(ctx())
 	require.NoError(t, err)
 	return v.Value()
+}
+
+// pastInt64: shards whose sum passes int64 read exactly (Value clamps),
+// GC folds the one the tally can hold, and a shard that brings the sum
+// back lets GC fold the rest (SPEC.md 7.1, 7.4).
+func pastInt64(t *testing.T, e *env) {
+	c := sumCounter(t, e, e.key)
+	for _, n := range []int64{math.MaxInt64, math.MaxInt64} {
+		require.NoError(t, mutator(t, c).Update(ctx(), add(n)))
+		e.advance(time.Minute)
+	}
+	v, err := c.ReadComplete(ctx())
+	require.NoError(t, err)
+	require.Equal(t, int64(math.MaxInt64), v.Value())
+	require.Equal(t, "18446744073709551614", v.BigValue().String())
+	e.final()
+	plan, err := c.GC(ctx())
+	require.NoError(t, err)
+	require.Equal(t, [2]int{1, 1}, [2]int{plan.Folded, plan.Live})
+	require.Equal(t, int64(math.MaxInt64), value(t, c))
+	require.NoError(t, mutator(t, c).Update(ctx(), add(-math.MaxInt64)))
+	e.final()
+	plan, err = c.GC(ctx())
+	require.NoError(t, err)
+	require.Equal(t, [2]int{2, 0}, [2]int{plan.Folded, plan.Live})
+	require.Equal(t, int64(math.MaxInt64), value(t, c))
 }
 
 // rows reads key's partition completely: row key → value.
