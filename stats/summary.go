@@ -23,8 +23,8 @@ type Summary struct {
 	SumSqHi uint64
 	SumSqLo uint64
 
-	// past is zero unless a Combine passed the widths above (see Fits).
-	past wide
+	// past is nil unless a Combine passed the widths above (see Fits).
+	past *wide
 }
 
 // wide is an exact count, sum and sum of squares (sq + sqTop·2^128): no
@@ -57,13 +57,11 @@ func (s Summary) Combine(o Summary) Summary {
 	if s.Count == 0 {
 		return o
 	}
-	lo, hi := min(s.Min, o.Min), max(s.Max, o.Max)
-	if s.Fits() && o.Fits() {
+	if s.past == nil && o.past == nil {
 		count, ok1 := addInt64(s.Count, o.Count)
 		sum, ok2 := addInt64(s.Sum, o.Sum)
-		sq, ok3 := s.sumSq().Add(o.sumSq())
-		if ok1 && ok2 && ok3 {
-			return Summary{Count: count, Sum: sum, Min: lo, Max: hi, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
+		if sq, ok3 := s.sumSq().Add(o.sumSq()); ok1 && ok2 && ok3 {
+			return Summary{Count: count, Sum: sum, Min: min(s.Min, o.Min), Max: max(s.Max, o.Max), SumSqHi: sq.Hi, SumSqLo: sq.Lo}
 		}
 	}
 	w, v := s.exact(), o.exact()
@@ -74,12 +72,12 @@ func (s Summary) Combine(o Summary) Summary {
 	if !ok {
 		w.sqTop++
 	}
-	n, ok1 := w.count.Int64()
-	sum, ok2 := w.sum.Int64()
-	if ok1 && ok2 && w.sqTop == 0 {
-		return Summary{Count: n, Sum: sum, Min: lo, Max: hi, SumSqHi: sq.Hi, SumSqLo: sq.Lo}
+	r := Summary{Count: w.count.Clamp(), Sum: w.sum.Clamp(), Min: min(s.Min, o.Min), Max: max(s.Max, o.Max), SumSqHi: sq.Hi, SumSqLo: sq.Lo}
+	_, countFits := w.count.Int64()
+	_, sumFits := w.sum.Int64()
+	if !countFits || !sumFits || w.sqTop > 0 {
+		r.past = &w
 	}
-	r := Summary{Count: w.count.Clamp(), Sum: w.sum.Clamp(), Min: lo, Max: hi, SumSqHi: sq.Hi, SumSqLo: sq.Lo, past: w}
 	if w.sqTop > 0 {
 		r.SumSqHi, r.SumSqLo = math.MaxUint64, math.MaxUint64
 	}
@@ -90,6 +88,13 @@ func (s Summary) Combine(o Summary) Summary {
 // the sum of squares does not fit (Fits), it returns s and an error
 // wrapping crdt.ErrOverflow.
 func (s Summary) Add(o Summary) (Summary, error) {
+	if s.past == nil && o.past == nil && s.Count != 0 && o.Count != 0 { // Combine's first case, inlined: the hot path
+		count, ok1 := addInt64(s.Count, o.Count)
+		sum, ok2 := addInt64(s.Sum, o.Sum)
+		if sq, ok3 := s.sumSq().Add(o.sumSq()); ok1 && ok2 && ok3 {
+			return Summary{Count: count, Sum: sum, Min: min(s.Min, o.Min), Max: max(s.Max, o.Max), SumSqHi: sq.Hi, SumSqLo: sq.Lo}, nil
+		}
+	}
 	r := s.Combine(o)
 	if err := r.pastErr(); err != nil {
 		return s, err
@@ -106,8 +111,8 @@ func (s Summary) pastErr() error {
 
 // Fits reports whether the fields hold s exactly: always, except for the
 // result of a Combine that passed them. Only a Summary that fits can be
-// stored (Validate).
-func (s Summary) Fits() bool { return s.past == wide{} }
+// stored (Validate), and only those compare by == (String is exact).
+func (s Summary) Fits() bool { return s.past == nil }
 
 // BigCount returns the exact count as a new big.Int.
 func (s Summary) BigCount() *big.Int { w := s.exact(); return w.count.Big() }
@@ -117,7 +122,7 @@ func (s Summary) BigSum() *big.Int { w := s.exact(); return w.sum.Big() }
 
 func (s Summary) exact() wide {
 	if !s.Fits() {
-		return s.past
+		return *s.past
 	}
 	w := wide{sq: s.sumSq()}
 	w.count.Add(s.Count)

@@ -76,8 +76,11 @@ func (s *Stats) Variance() (float64, bool) { return s.Summary().Variance() }
 // Clone returns a copy of s.
 func (s *Stats) Clone() *Stats { return &Stats{s: s.Summary()} }
 
-// Equal reports whether s and other hold the same cells.
-func (s *Stats) Equal(other *Stats) bool { return s.Summary() == other.Summary() }
+// Equal reports whether s and other hold the same cells, exactly.
+func (s *Stats) Equal(other *Stats) bool {
+	a, b := s.Summary(), other.Summary()
+	return a == b || !a.Fits() && a.String() == b.String()
+}
 
 // Kind returns KindStats.
 func (*Stats) Kind() Kind { return KindStats }
