@@ -16,8 +16,8 @@ import (
 // base or a retirement time, 3 for a retired entry or a UUID id (16
 // bytes), 2 otherwise; versions 1 (no forgot field) to 4 are read.
 // Decoding refuses with crdt.ErrTooLarge more than
-// crdt.DefaultMaxEncodedSize bytes, Options.MaxActors live or MaxRetired
-// retired actors in a half, or MaxEntriesPerActor transactions in an
+// crdt.DefaultMaxEncodedSize bytes, MaxActorsLimit + MaxRetired entries
+// in a half (whatever Options.MaxActors), or MaxEntriesPerActor transactions in an
 // entry; and with crdt.ErrCorruptEncoding (an *InvariantError for the
 // invariants) anything no writer produces. Decoding allocates at most 7
 // bytes per input byte plus 280 per actor and 64 per shared transaction
@@ -316,7 +316,7 @@ func (r *bodyReader) horizon() (int64, error) {
 	var l txnList
 	horizon := int64(0)
 	for h := 0; h < 2; h++ {
-		if _, err := r.body(MaxActorsLimit); err != nil {
+		if _, err := r.body(); err != nil {
 			return 0, err
 		}
 		for r.more() {
@@ -341,7 +341,7 @@ func (r *bodyReader) horizon() (int64, error) {
 // decodeBody reads a body into the empty receiver, l its scratch memory.
 // An id held with different amounts is a conflict, not corruption.
 func (g *GCounter) decodeBody(r *bodyReader, l *txnList) error {
-	n, err := r.body(g.o.MaxActors)
+	n, err := r.body()
 	if err != nil {
 		return err
 	}
@@ -386,12 +386,6 @@ func (g *GCounter) decodeBody(r *bodyReader, l *txnList) error {
 		en.seq, en.total, en.forgot = e.seq, e.total, e.forgot
 		en.encBin, en.encText = l.uuid, l.text // for MergeBinary, which sets enc (see mergeChanged)
 		g.attach(en)
-	}
-	if g.live() > g.o.MaxActors {
-		return fmt.Errorf("%w: %d live actors, limit %d", crdt.ErrTooLarge, g.live(), g.o.MaxActors)
-	}
-	if g.nretired > MaxRetired {
-		return fmt.Errorf("%w: %d retired actors, limit %d (MaxRetired)", crdt.ErrTooLarge, g.nretired, MaxRetired)
 	}
 	g.installDecoded()
 	return nil
@@ -600,15 +594,8 @@ func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
 
 // body reads the next body's header (maxActors live actors, plus
 // MaxRetired retired from version 3 and a base from 4) and returns its length.
-func (r *bodyReader) body(maxActors int) (int, error) {
-	maxEntries := maxActors
-	if r.version >= 3 {
-		maxEntries += MaxRetired
-	}
-	if r.version >= 4 {
-		maxEntries++ // the base
-	}
-	n, err := r.d.ArrayLen(maxEntries)
+func (r *bodyReader) body() (int, error) {
+	n, err := r.d.ArrayLen(maxEntries + b2i(r.version >= 4)) // and the base
 	if err != nil {
 		return 0, err
 	}

@@ -320,7 +320,9 @@ func TestDecodeRejects(t *testing.T) {
 		require.NoError(t, err)
 		small, err := New(Options{MaxActors: 9})
 		require.NoError(t, err)
-		require.ErrorIs(t, small.UnmarshalBinary(b), crdt.ErrTooLarge)
+		require.NoError(t, small.UnmarshalBinary(b)) // MaxActors caps Apply only (SPEC.md 6.7)
+		_, err = small.Apply("z", "z", 1)
+		require.ErrorIs(t, err, crdt.ErrTooLarge)
 	})
 }
 

@@ -71,9 +71,14 @@ func TestMaxActors(t *testing.T) {
 	other, err := New(Options{MaxActors: 2})
 	require.NoError(t, err)
 	apply(t, other, "c", "t3", 1)
-	before := c.Clone()
-	require.ErrorIs(t, c.Merge(other), crdt.ErrTooLarge)
-	require.True(t, c.Equal(before))
+	// Merge is not capped by MaxActors (SPEC.md 6.5): only Apply of a new
+	// (or retired) actor is, while the live actors stay at or above it.
+	require.NoError(t, c.Merge(other))
+	require.Equal(t, 3, c.Positive().Stats().Actors)
+	_, err = c.Apply("d", "t4", 1)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	apply(t, c, "a", "t5", 1)
+	require.Equal(t, int64(4), c.Value())
 	require.ErrorIs(t, Options{HistoryLength: -1}.Validate(), crdt.ErrInvalidConfig)
 }
 

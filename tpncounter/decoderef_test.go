@@ -78,14 +78,11 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 	if version == 1 {
 		fields = 5
 	}
-	maxEntries := g.o.MaxActors
-	if version >= 3 {
-		maxEntries += MaxRetired
-	}
+	limit := MaxActorsLimit + MaxRetired // whatever MaxActors (SPEC.md 6.7)
 	if version >= 4 {
-		maxEntries++
+		limit++
 	}
-	n, err := d.ArrayLen(maxEntries)
+	n, err := d.ArrayLen(limit)
 	if err != nil {
 		return err
 	}
@@ -182,9 +179,6 @@ func (g *GCounter) refDecodeBody(d *wire.Decoder, version uint64) error {
 			return err
 		}
 		g.swap(a, nil, entryFrom(a, seq, total, forgot, lists[0], lists[1]))
-	}
-	if live > g.o.MaxActors || retired > MaxRetired {
-		return fmt.Errorf("%w: %d live and %d retired actors, limits %d and %d", crdt.ErrTooLarge, live, retired, g.o.MaxActors, MaxRetired)
 	}
 	return nil
 }

@@ -403,8 +403,8 @@ func (g *GCounter) applyNew(actor crdt.ActorID, txn crdt.TxnID, h uint64, amount
 	if e == nil && g.dorm.n() > 0 {
 		e = g.wakeActor(actor) // a retired actor writing again
 	}
-	if e == nil && g.live() >= g.o.MaxActors {
-		return 0, fmt.Errorf("%w: adding actor %q would exceed %d actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
+	if e == nil && (g.live() >= g.o.MaxActors || g.count() >= maxEntries) {
+		return 0, fmt.Errorf("%w: adding actor %q would exceed %d live actors or %d entries", crdt.ErrTooLarge, actor, g.o.MaxActors, maxEntries)
 	}
 	if e != nil && e.retired && g.live() >= g.o.MaxActors {
 		return 0, fmt.Errorf("%w: writing again as retired actor %q would exceed %d live actors", crdt.ErrTooLarge, actor, g.o.MaxActors)
@@ -612,11 +612,8 @@ func (g *GCounter) prepareMerge(other *GCounter) (mergePlan, error) {
 			win(oe.actor, oe, de)
 		}
 	}
-	if live > g.o.MaxActors {
-		return mergePlan{}, fmt.Errorf("%w: merge would hold %d live actors, limit %d", crdt.ErrTooLarge, live, g.o.MaxActors)
-	}
-	if retired > MaxRetired {
-		return mergePlan{}, fmt.Errorf("%w: merge would hold %d retired actors, limit %d (MaxRetired)", crdt.ErrTooLarge, retired, MaxRetired)
+	if live+retired > maxEntries { // not MaxActors: siblings' union stays readable
+		return mergePlan{}, fmt.Errorf("%w: merge would hold %d entries, limit %d", crdt.ErrTooLarge, live+retired, maxEntries)
 	}
 	return mp, nil
 }
@@ -723,7 +720,7 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 // larger sequence number; other is never modified, and nil (or g) changes
 // nothing. An id held with two amounts is not an error: the owner's copy
 // counts (see Conflicts). Errors (g unchanged): a value past int64
-// (crdt.ErrOverflow), more than Options.MaxActors actors (crdt.ErrTooLarge).
+// (crdt.ErrOverflow), more than MaxActorsLimit + MaxRetired entries (crdt.ErrTooLarge).
 func (g *GCounter) Merge(other *GCounter) error {
 	if other == nil || other == g {
 		return nil

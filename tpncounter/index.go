@@ -48,8 +48,8 @@ const (
 )
 
 // The layout holds every actor index and ring position.
-var _ = [1]struct{}{}[(MaxActorsLimit<<posBits)>>31] // aix and position fit under soloBit
-var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]   // a ring position fits in posBits
+var _ = [1]struct{}{}[((MaxActorsLimit+MaxRetired)<<posBits)>>31] // aix and position fit under soloBit
+var _ = [1]struct{}{}[MaxEntriesPerActor>>posBits]                // a ring position fits in posBits
 
 // table is an open-addressing hash table with linear probing, one entry
 // per distinct id: its tag in the top 32 bits, its ref in the low 32 (0:

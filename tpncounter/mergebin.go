@@ -38,7 +38,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 	var e rawEntry
 	for h := 0; h < 2 && err == nil; h++ {
 		g := halves[h]
-		if _, err = r.body(MaxActorsLimit); err != nil {
+		if _, err = r.body(); err != nil {
 			break
 		}
 		for r.more() && err == nil {

@@ -62,8 +62,9 @@ type Options struct {
 	// Clock returns the current time for FutureSkew. Nil means time.Now.
 	Clock func() time.Time
 
-	// MaxActors bounds one GCounter's actors in Apply, Merge and the decoder
-	// (crdt.ErrTooLarge). Zero means DefaultMaxActors.
+	// MaxActors bounds one GCounter's live actors in Apply only: a new or
+	// retired actor is refused (crdt.ErrTooLarge) at MaxActors live ones,
+	// while Merge and the decoder accept more (see MaxRetired). Zero means DefaultMaxActors.
 	MaxActors int
 
 	// MaxEncodedSize caps the encoding Apply may grow the state to

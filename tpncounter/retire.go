@@ -10,9 +10,14 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// MaxRetired bounds a half's retired entries in Merge and the decoder
-// (crdt.ErrTooLarge); they do not count against Options.MaxActors.
+// MaxRetired is a half's room for entries beyond MaxActorsLimit: Merge and
+// the decoder refuse a half of more than MaxActorsLimit + MaxRetired
+// entries, live or retired (crdt.ErrTooLarge), a bound on memory that
+// Retire never passes (it keeps the count). Options.MaxActors bounds only
+// Apply, so the union of siblings each within it stays readable (SPEC.md 6.5).
 const MaxRetired = 1 << 16
+
+var maxEntries = MaxActorsLimit + MaxRetired // a var for TestModelGCounterMergeUndo
 
 // Retire replaces actor's live entry by a retired one with its seq and, as
 // its total, everything it counted, so that the state stops carrying an
@@ -21,8 +26,8 @@ const MaxRetired = 1 << 16
 // actor holds one of actor's transactions, unless the copy that counts is
 // another's folded one (actor's copy leaves uncounted). Retiring forgets
 // the transactions, so retire only actors idle longer than any retry, once
-// every state holding them is merged (SPEC.md 6.10). At most MaxRetired
-// per half; they do not count against MaxActors.
+// every state holding them is merged (SPEC.md 6.10). Retired entries do
+// not count against MaxActors.
 func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 	return c.RetireAll(actor)
 }

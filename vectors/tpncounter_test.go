@@ -676,8 +676,9 @@ func genTPN(t *checker) any {
 			ap("r3", "c", "x1", 100), ap("r3", "c", "x4", -1), ap("r3", "c", "x5", 2), ap("r3", "c", "x6", 3),
 			mg("r1", "r3"), ap("r1", "a", "x7", 9), mg("r2", "r1"), cp("r2", "b"), mg("r3", "r2"), cp("r3", "c"),
 			mg("r1", "r3"), mg("r2", "r1"), mg("r3", "r2")}},
-		{Name: "max actors", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"}, Steps: []Step{
-			ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 1), ap("r1", "c", "t3", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
+		{Name: "max actors", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"},
+			Note: "c is refused on r1 (2 live actors), yet merging r2's c in is accepted: MaxActors bounds Apply, not Merge (SPEC.md 6.5)", Steps: []Step{
+				ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 1), ap("r1", "c", "t3", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
 		{Name: "timed: a retry outside the window is refused", Type: "tgcounter", Options: tOptions{HistoryLength: 2, FoldedLength: 1, TxnTime: "timeuuid"},
 			Replicas: []string{"r"}, Steps: timedWindow,
 			Note: "the forgetting-and-window-edge scenario with timed ids: t1 and t2 are forgotten (forgot = t2's time); their retries, and a new id no later than t2, are refused with outside_window instead of counted again; an untimed id is invalid_txn"},
@@ -783,9 +784,10 @@ func genTPN(t *checker) any {
 		tScenario{Name: "merge past int64", Type: "tgcounter", Replicas: []string{"r1", "r2"},
 			Note:  "the merged value is 2^63: Merge accepts it in either order (SPEC.md 6.5 step 3), the value is listed exactly, and any further apply is overflow",
 			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ap("r2", "b", "t2", 1), mg("r1", "r2"), mg("r2", "r1"), ap("r1", "c", "t3", 1)}},
-		tScenario{Name: "merge checks the actor cap", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"},
-			Note:  "merging r2 into r1 would hold 3 actors (MaxActors 2): too_large, r1 unchanged, although the value past int64 alone would merge (SPEC.md 6.5 steps 2 and 3)",
-			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ap("r2", "b", "t2", 1), ap("r2", "c", "t3", 1), mg("r1", "r2")}},
+		tScenario{Name: "merge past MaxActors is accepted", Type: "tgcounter", Options: tOptions{MaxActors: 2}, Replicas: []string{"r1", "r2"},
+			Note: "MaxActors 2: merging r2 into r1 holds 3 live actors and is accepted (SPEC.md 6.5 step 2: siblings each within the cap always merge). A new actor d is too_large while 2 or more are live; b, an existing actor, writes; once b and c are retired d writes (SPEC.md 6.3 step 4)",
+			Steps: []Step{ap("r1", "a", "t1", 1), ap("r2", "b", "t2", 1), ap("r2", "c", "t3", 1), mg("r1", "r2"), ap("r1", "d", "t4", 1), ap("r1", "b", "t5", 1),
+				tRetire("r1", "c"), ap("r1", "d", "t4", 1), tRetire("r1", "b"), ap("r1", "d", "t4", 1)}},
 		tScenario{Name: "merge past int64 in one half", Type: "tpncounter", Replicas: []string{"r1", "r2"},
 			Note:  "merged, N's value is 2^63 and P's 7: the value -2^63 + 7 fits, and Merge accepts it in either order (SPEC.md 6.6). A debit of 7 by c applies (value -2^63); a further debit of 6 would make it -2^63 - 6: overflow",
 			Steps: []Step{ap("r1", "a", "t1", -math.MaxInt64), ap("r2", "b", "t2", -1), ap("r2", "c", "t3", 7), mg("r1", "r2"), mg("r2", "r1"), ap("r1", "c", "d1", -7), ap("r1", "c", "d2", -6)}},
@@ -996,20 +998,27 @@ func genTPN(t *checker) any {
 	var gens []tGenerated
 	for _, g := range []tGenerated{
 		{Name: "4097 live entries and one retired", Entries: []tEntryRange{er("a", 4097, false), er("r", 1, true)},
-			Note: "version 3 allows MaxActors + 65536 entries in the header; the live ones are still at most MaxActors"},
-		{Name: "4096 live entries and one retired", Entries: []tEntryRange{er("a", 4096, false), er("r", 1, true)}},
-		{Name: "65537 retired entries", Entries: []tEntryRange{er("r", 65537, true)}},
-		{Name: "4096 live entries and 65536 retired", Entries: []tEntryRange{er("a", 4096, false), er("r", 65536, true)},
-			Note: "69632 entries: retired entries do not count against MaxActors"},
+			Note: "past MaxActors (4096): the decoder does not check it, a merge of siblings may pass it (SPEC.md 6.7)"},
+		{Name: "65537 retired entries", Entries: []tEntryRange{er("r", 65537, true)},
+			Note: "what retiring 65537 actors one by one writes: it decodes (SPEC.md 6.10)"},
+		{Name: "65536 live entries and 65536 retired", Entries: []tEntryRange{er("a", 65536, false), er("r", 65536, true)},
+			Note: "131072 entries: the bound (SPEC.md 6.7)"},
+		{Name: "65536 live entries and 65537 retired", Entries: []tEntryRange{er("a", 65536, false), er("r", 65537, true)},
+			Note: "131073 entries: too_large from the header"},
 	} {
 		gens = append(gens, g.decode(t))
 	}
 	var merges []tGeneratedMerge
 	for _, g := range []tGeneratedMerge{
-		{Name: "65537 retired entries from two states", Into: []tEntryRange{er("r", 32769, true)},
-			From: []tEntryRange{{Range: idRange{Prefix: "r", First: 32770, Count: 32768, Width: 5}, Retired: true}},
-			Note: "each state holds at most 65536 retired entries, their union one more: too_large, and the receiver is unchanged"},
-		{Name: "65536 retired entries from two states", Into: []tEntryRange{er("r", 32768, true)},
+		{Name: "80000 retired entries from two states", Into: []tEntryRange{er("r", 40000, true)},
+			From: []tEntryRange{{Range: idRange{Prefix: "r", First: 40001, Count: 40000, Width: 5}, Retired: true}},
+			Note: "two siblings of 40000 retired entries each merge: the bound counts entries, live or retired (SPEC.md 6.5 step 2)"},
+		{Name: "4097 live entries from two states", Into: []tEntryRange{er("a", 4096, false)}, From: []tEntryRange{er("b", 1, false)},
+			Note: "past MaxActors (4096): accepted"},
+		{Name: "131073 entries from two states", Into: []tEntryRange{er("a", 65536, false), er("r", 32768, true)},
+			From: []tEntryRange{{Range: idRange{Prefix: "r", First: 32769, Count: 32769, Width: 5}, Retired: true}},
+			Note: "one more than MaxActorsLimit + MaxRetired: too_large, and the receiver is unchanged"},
+		{Name: "131072 entries from two states", Into: []tEntryRange{er("a", 65536, false), er("r", 32768, true)},
 			From: []tEntryRange{{Range: idRange{Prefix: "r", First: 32769, Count: 32768, Width: 5}, Retired: true}}},
 	} {
 		merges = append(merges, g.merge(t))
@@ -1040,7 +1049,9 @@ func genTPN(t *checker) any {
 				"a version 1 entry under version 2"),
 			mal("entry of seven fields", g, env(g, 2).arr(1).arr(7).str("a").uint(1).int(0).int(0).arr(0).arr(0).nil().b, t),
 			mal("negative forgot", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(-1).arr(0).arr(0).b, t),
-			mal("more actors than MaxActors (4096)", g, env(g, 2).arr(4097).b, t),
+			mal("more than 131072 entries", g, env(g, 2).arr(131073).b, t,
+				"MaxActorsLimit + MaxRetired, whatever MaxActors: too_large from the header"),
+			mal("131072 entries, bytes missing", g, env(g, 2).arr(131072).b, t, "within the bound: the missing bytes are corrupt"),
 			mal("more than 4096 txns in one entry", g, env(g, 2).arr(1).arr(6).str("a").uint(1).int(0).int(0).arr(4097).b, t),
 			mal("seq 2^63", g, env(g, 2).arr(1).arr(6).str("a").uint(1<<63).int(0).int(0).arr(1).arr(2).str("t1").int(5).arr(0).b, t,
 				"seq is a uint on the wire but at most 2^63-1"),
@@ -1050,9 +1061,9 @@ func genTPN(t *checker) any {
 				"one txn read, then a folded header of 4096 (above 4095) with nothing after it: too_large from the header"),
 			mal("folded of 4095 after one txn, bytes missing", g, env(g, 2).arr(1).arr(6).str("a").uint(2).int(5).int(0).arr(1).arr(2).str("t1").int(5).raw(0xdc, 0x0f, 0xff).b, t,
 				"4095 is within the cap: the header passes, and the missing bytes are corrupt"),
-			mal("v3: more entries than MaxActors + 65536", g, env(g, 3).arr(4096+65536+1).b, t),
-			mal("v3: MaxActors + 65536 entries, bytes missing", g, env(g, 3).arr(4096+65536).b, t,
-				"69632 entries are within the version 3 cap: the missing bytes are corrupt"),
+			mal("v4: more than a base and 131072 entries", g, env(g, 4).arr(131074).b, t),
+			mal("v4: a base and 131072 entries, bytes missing", g, env(g, 4).arr(131073).b, t,
+				"version 4 adds one for the base: the missing bytes are corrupt"),
 			mal("seq as negative int", g, env(g, 2).arr(1).arr(6).str("a").int(-1).int(0).int(0).arr(0).arr(0).b, t),
 			mal("tpncounter of one half", p, env(p, 2).arr(1).arr(0).b, t),
 			mal("tpncounter of three halves", p, env(p, 2).arr(3).arr(0).arr(0).arr(0).b, t),
@@ -2074,8 +2085,8 @@ func checkTPN(t *checker, raw []byte) {
 	checkGeneratedMerges(t, f.Merges)
 	for _, g := range f.Generated {
 		t.Run("generated decode/"+g.Name, func(t *checker) {
-			// The model: at most MaxActors (4096) live entries and 65536
-			// retired ones; each entry counts 1.
+			// The model: at most 131072 entries, live or retired (not
+			// MaxActors); each entry counts 1.
 			var live, retired int
 			for _, r := range g.Entries {
 				if r.Retired {
@@ -2085,7 +2096,7 @@ func checkTPN(t *checker, raw []byte) {
 				}
 			}
 			want := ""
-			if live > 4096 || retired > 65536 {
+			if live+retired > 131072 {
 				want = "too_large"
 			}
 			require.Equal(t, want, g.Error, "model disagrees with the vector")
@@ -2121,7 +2132,7 @@ func checkGeneratedMerges(t *checker, ms []tGeneratedMerge) {
 				}
 			}
 			want := ""
-			if len(live) > 4096 || len(retired) > 65536 {
+			if len(live)+len(retired) > 131072 {
 				want = "too_large"
 			}
 			require.Equal(t, want, g.Error, "model disagrees with the vector")
