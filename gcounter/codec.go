@@ -51,7 +51,7 @@ func (c *Counter) rows(f func(shared int, suffix string, count int64)) {
 }
 
 // UnmarshalBinary replaces c with data's counter, version 1 or 2, in its
-// canonical form only: at most MaxEncodedSize bytes and MaxActors actors,
+// canonical form only: at most MaxEncodedSize bytes and MaxMergedActors actors,
 // valid and strictly increasing, positive counts (whose sum may pass
 // math.MaxInt64, see Value), no trailing bytes, and (version 2) the encoder's shared
 // lengths. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
@@ -79,7 +79,7 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 
 // decodeRows reads a version 2 body of [shared, suffix, count] rows.
 func decodeRows(d *wire.Decoder) (*Counter, error) {
-	n, err := d.ArrayLen(MaxActors)
+	n, err := d.ArrayLen(MaxMergedActors)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 		if count == 0 {
 			return nil, fmt.Errorf("%w: row %d: actor %q has a zero count (not canonical)", crdt.ErrCorruptEncoding, i, actor)
 		}
-		// Actors are distinct (strictly increasing) and at most MaxActors.
+		// Actors are distinct (strictly increasing) and at most MaxMergedActors.
 		out.add(crdt.ActorID(actor), count, tagOf(actor))
 		out.total.Add(count)
 	}
@@ -119,7 +119,7 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 // decodePairs reads a version 1 body: an array of [actor, count] pairs.
 func decodePairs(d *wire.Decoder) (*Counter, error) {
 	out := &Counter{}
-	err := d.ActorCounts(MaxActors, out.Grow, func(actor crdt.ActorID, count int64) error {
+	err := d.ActorCounts(MaxMergedActors, out.Grow, func(actor crdt.ActorID, count int64) error {
 		out.add(actor, count, tagOf(string(actor)))
 		out.total.Add(count)
 		return nil

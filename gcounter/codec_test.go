@@ -129,19 +129,18 @@ func corruptCases(t testing.TB) []countertest.Case {
 	valid := env(t, "gcounter", 1, []any{p("a", 1)})
 	huge := make([]byte, gcounter.MaxEncodedSize+1)
 	copy(huge, valid)
-	tooMany := append(env(t, "gcounter", 1, nil)[:11], 0xdd, 0, 0, 0x75, 0x31) // array32 of MaxActors+1
+	tooMany := append(env(t, "gcounter", 1, nil)[:11], 0xdd, 0, 1, 0, 1) // array32 of MaxMergedActors+1
 	u64, err := msgpack.Marshal(uint64(math.MaxInt64) + 1)
 	require.NoError(t, err)
 	bigCount := append(append(env(t, "gcounter", 1, nil)[:11], 0x91, 0x92, 0xa1, 'a'), u64...)
 	v2 := func(rows ...[]any) []byte { return env(t, "gcounter", 2, rows) }
 	v2prefix := env(t, "gcounter", 2, nil)[:11]
-	// MaxActors+1 rows as array16 (its smallest header) and array32.
-	tooManyRows := append(append([]byte{}, v2prefix...), 0xdc, 0x75, 0x31)
-	tooManyRows32 := append(append([]byte{}, v2prefix...), 0xdd, 0, 0, 0x75, 0x31)
-	// MaxActors+1 real rows: the cap is checked on the header, before any
+	// MaxMergedActors+1 rows (array32, its smallest header).
+	tooManyRows := append(append([]byte{}, v2prefix...), 0xdd, 0, 1, 0, 1)
+	// MaxMergedActors+1 real rows: the cap is checked on the header, before any
 	// row is read. The ids are fixed-width ASCII, so the canonical shared
 	// prefix is the plain common prefix.
-	rows := make([]any, gcounter.MaxActors+1)
+	rows := make([]any, gcounter.MaxMergedActors+1)
 	prev := ""
 	for i := range rows {
 		id := fmt.Sprintf("%06d", i)
@@ -216,7 +215,6 @@ func corruptCases(t testing.TB) []countertest.Case {
 		{"v2 count above MaxInt64", v2BigCount, crdt.ErrCorruptEncoding},
 		{"v2 trailing byte", append(v2(row(0, "a", 1)), 0xc0), crdt.ErrCorruptEncoding},
 		{"v2 too many rows", tooManyRows, crdt.ErrTooLarge},
-		{"v2 too many rows (array32)", tooManyRows32, crdt.ErrTooLarge},
 		{"v2 too many real rows", tooManyReal, crdt.ErrTooLarge},
 	}
 }

@@ -5,7 +5,8 @@
 //
 // Arithmetic is exact. Increment rejects negative amounts with
 // crdt.ErrInvalidAmount; an increment whose total would pass math.MaxInt64
-// fails with crdt.ErrOverflow, and one past MaxActors with crdt.ErrTooLarge.
+// fails with crdt.ErrOverflow, and a new actor past MaxActors with
+// crdt.ErrTooLarge (Merge and the decoder accept up to MaxMergedActors).
 // Every failing call leaves the counter unchanged. A merge of writers that
 // could not see each other may pass math.MaxInt64: the counter stays
 // readable and mergeable, Value returns math.MaxInt64 and BigValue the
@@ -14,7 +15,7 @@
 // does not allocate; Merge is O(actors of the other counter).
 //
 // MarshalBinary writes format version 2, canonical and bounded by
-// MaxEncodedSize bytes and MaxActors rows (SPEC.md 4.4); version 1 still
+// MaxEncodedSize bytes and MaxMergedActors rows (SPEC.md 4.4); version 1 still
 // decodes. BENCHMARKS.md compares its size with version 1 and JSON
 // (BenchmarkCodecVsJSON).
 //

@@ -13,12 +13,16 @@ import (
 	"github.com/counterkit/counterkit/internal/exact"
 )
 
-// MaxActors is the largest number of actors a Counter holds (Increment,
-// Merge and the decoder refuse more: crdt.ErrTooLarge), so that even a
-// PNCounter of MaxIDLen-byte ids and nine-byte counts stays under
-// crdt.DefaultMaxEncodedSize. Needing more is almost always "actor
-// explosion" (a fresh ActorID per process start).
+// MaxActors is the most actors Increment adds (a new one past it is
+// crdt.ErrTooLarge), so that even a PNCounter of MaxIDLen-byte ids and
+// nine-byte counts stays under crdt.DefaultMaxEncodedSize. Needing more is
+// almost always "actor explosion" (a fresh ActorID per process start).
 const MaxActors = 30000
+
+// MaxMergedActors bounds, for memory, the actors Merge and the decoder
+// accept (crdt.ErrTooLarge): not MaxActors, which writers that could not
+// see each other may pass together without either passing it (SPEC.md 4.2).
+const MaxMergedActors = 1 << 16
 
 // entry is one actor's contribution.
 type entry struct {
@@ -97,10 +101,10 @@ func (c *Counter) fits(n int64) bool {
 	return ok && t <= math.MaxInt64-n
 }
 
-// Grow reserves room for n more actors (capped at MaxActors), like
+// Grow reserves room for n more actors (capped at MaxMergedActors), like
 // slices.Grow: capacity only, never the state; exact on an empty counter.
 func (c *Counter) Grow(n int) {
-	n = min(n, MaxActors-len(c.entries))
+	n = min(n, MaxMergedActors-len(c.entries))
 	if n <= 0 {
 		return
 	}
@@ -182,15 +186,15 @@ func (c *Counter) checkMerge(other *Counter) (int, error) {
 			added++
 		}
 	}
-	if n := len(c.entries) + added; n > MaxActors {
-		return 0, fmt.Errorf("gcounter: merge: %w (%d actors, limit %d)", crdt.ErrTooLarge, n, MaxActors)
+	if n := len(c.entries) + added; n > MaxMergedActors {
+		return 0, fmt.Errorf("gcounter: merge: %w (%d actors, limit %d)", crdt.ErrTooLarge, n, MaxMergedActors)
 	}
 	return added, nil
 }
 
 // Merge sets c to the join of both counters, the larger count per actor:
 // commutative, associative, idempotent; other is never modified and nil is
-// empty. More than MaxActors actors is ErrTooLarge, and c is unchanged; a
+// empty. More than MaxMergedActors actors is ErrTooLarge, and c is unchanged; a
 // merged total past math.MaxInt64 is kept (see Value).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
@@ -210,7 +214,7 @@ func (c *Counter) Merge(other *Counter) error {
 // mergeFits reports, in O(1), whether merging other cannot fail: both
 // actor counts added up fit.
 func (c *Counter) mergeFits(other *Counter) bool {
-	return len(c.entries)+len(other.entries) <= MaxActors
+	return len(c.entries)+len(other.entries) <= MaxMergedActors
 }
 
 // merge is Merge known not to fail. Counters often share actor order (decoded,

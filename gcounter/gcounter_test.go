@@ -117,13 +117,36 @@ func TestMaxActors(t *testing.T) {
 	require.ErrorIs(t, full.Increment("one-too-many", 1), crdt.ErrTooLarge)
 	require.NoError(t, full.Increment(actorN(0), 1), "existing actors still count")
 
+	// Merge is not capped by MaxActors (SPEC.md 4.2): two blind writers
+	// each within it merge past it, and the union round-trips; a new actor
+	// is still refused, existing ones count.
 	other := gcounter.New()
 	require.NoError(t, other.Increment("one-too-many", 1))
+	merged := other.Clone()
+	require.NoError(t, merged.Merge(full))
+	require.NoError(t, full.Merge(other))
+	require.True(t, full.Equal(merged))
+	require.Equal(t, gcounter.MaxActors+1, full.Len())
+	require.ErrorIs(t, full.Increment("another", 1), crdt.ErrTooLarge)
+	require.NoError(t, full.Increment("one-too-many", 1))
+	b, err := full.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, merged.UnmarshalBinary(b))
+	require.True(t, merged.Equal(full))
+	// MaxMergedActors bounds merges, for memory: one more is refused.
+	rest, more := gcounter.New(), gcounter.New()
+	for i := range gcounter.MaxMergedActors - gcounter.MaxActors {
+		c := rest
+		if i >= gcounter.MaxActors {
+			c = more
+		}
+		require.NoError(t, c.Increment(crdt.ActorID(fmt.Sprintf("r%06d", i)), 1))
+	}
+	require.NoError(t, rest.Merge(more))
 	before := full.Clone()
-	require.ErrorIs(t, full.Merge(other), crdt.ErrTooLarge)
+	require.ErrorIs(t, full.Merge(rest), crdt.ErrTooLarge)
 	require.True(t, full.Equal(before))
-	require.ErrorIs(t, other.Merge(full), crdt.ErrTooLarge)
-	require.EqualValues(t, 1, other.Value())
+	require.ErrorIs(t, rest.Merge(full), crdt.ErrTooLarge)
 
 	// The documented guarantee: the largest possible state still encodes
 	// within the decoder's bounds and round-trips. (PNCounter tests check
@@ -133,7 +156,7 @@ func TestMaxActors(t *testing.T) {
 		a := fmt.Sprintf("%06d%s", i, strings.Repeat("w", crdt.MaxIDLen-6))
 		require.NoError(t, worst.Increment(crdt.ActorID(a), math.MaxInt64/gcounter.MaxActors))
 	}
-	b, err := worst.MarshalBinary()
+	b, err = worst.MarshalBinary()
 	require.NoError(t, err)
 	require.LessOrEqual(t, len(b), gcounter.MaxEncodedSize)
 	require.Equal(t, len(b), worst.Stats().EncodedSize)

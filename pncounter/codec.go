@@ -19,7 +19,7 @@ const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
 // MaxRows is the most rows a version 2 encoding may hold: every actor of P
 // and of N, when no actor is in both.
-const MaxRows = 2 * gcounter.MaxActors
+const MaxRows = 2 * gcounter.MaxMergedActors
 
 // minRowSize is the smallest encoded row: fixarray, shared, a one-byte
 // suffix, two counts.
@@ -80,7 +80,7 @@ func (c *Counter) bodySize() int {
 // UnmarshalBinary replaces c with data's counter, version 1 or 2, canonical
 // only: at most MaxEncodedSize bytes, valid strictly increasing actors, per
 // half non-negative counts (whose sum may pass math.MaxInt64) and at most
-// gcounter.MaxActors actors, no trailing bytes; version 2 at most MaxRows rows
+// gcounter.MaxMergedActors actors, no trailing bytes; version 2 at most MaxRows rows
 // with the encoder's shared lengths and a positive count each, version 1
 // positive counts. Errors wrap crdt.ErrCorruptEncoding, ErrTooLarge,
 // ErrTypeMismatch or ErrUnsupportedVersion and leave c unchanged.
@@ -114,7 +114,7 @@ func decodeRows(d *wire.Decoder) (*Counter, error) {
 	out := &Counter{}
 	// Pre-size for the rows the remaining bytes can hold, so that a short
 	// hostile input cannot make the decoder allocate for rows it lacks.
-	grow := min(n, d.Remaining()/minRowSize, gcounter.MaxActors)
+	grow := min(n, d.Remaining()/minRowSize, gcounter.MaxMergedActors)
 	out.Grow(grow, grow)
 	var (
 		prev       string
@@ -157,8 +157,8 @@ func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half st
 	if count == 0 {
 		return nil
 	}
-	if *actors++; *actors > gcounter.MaxActors {
-		return fmt.Errorf("%w: %s has more than %d actors", crdt.ErrTooLarge, half, gcounter.MaxActors)
+	if *actors++; *actors > gcounter.MaxMergedActors {
+		return fmt.Errorf("%w: %s has more than %d actors", crdt.ErrTooLarge, half, gcounter.MaxMergedActors)
 	}
 	if err := increment(g, crdt.ActorID(actor), count); err != nil {
 		return fmt.Errorf("%w: %s: %v", crdt.ErrCorruptEncoding, half, err)
@@ -167,11 +167,12 @@ func addRow(g *gcounter.Counter, actor string, count int64, actors *int, half st
 }
 
 // increment is g.Increment, validating the id, but merging a count that
-// takes the half past math.MaxInt64 (SPEC.md 5.1) instead of refusing it.
+// takes the half past math.MaxInt64 (SPEC.md 5.1) or past MaxActors
+// (a merge's, 4.2) instead of refusing it.
 func increment(g *gcounter.Counter, actor crdt.ActorID, count int64) error {
 	err := g.Increment(actor, count)
-	if errors.Is(err, crdt.ErrOverflow) {
-		err = setCount(g, actor, count) // a new actor: at most MaxActors
+	if errors.Is(err, crdt.ErrOverflow) || errors.Is(err, crdt.ErrTooLarge) {
+		err = setCount(g, actor, count) // a new actor: at most MaxMergedActors
 	}
 	return err
 }
@@ -184,8 +185,8 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 	out := &Counter{}
 	for i, g := range []*gcounter.Counter{&out.p, &out.n} {
 		// Each half is a gcounter version 1 body of sorted [actor, count]
-		// pairs, whose actors are distinct and at most MaxActors.
-		err := d.ActorCounts(gcounter.MaxActors, g.Grow, func(actor crdt.ActorID, count int64) error {
+		// pairs, whose actors are distinct and at most MaxMergedActors.
+		err := d.ActorCounts(gcounter.MaxMergedActors, g.Grow, func(actor crdt.ActorID, count int64) error {
 			if err := increment(g, actor, count); err != nil {
 				return fmt.Errorf("%w: %v", crdt.ErrCorruptEncoding, err)
 			}

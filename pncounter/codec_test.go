@@ -127,11 +127,11 @@ func corruptCases(t testing.TB) []countertest.Case {
 	copy(huge, valid)
 	prefix := env(t, "pncounter", 2, nil)
 	prefix = prefix[:len(prefix)-1]
-	tooManyRows := append(append([]byte{}, prefix...), 0xdd, 0, 0, 0xea, 0x61) // array32 of MaxRows+1
-	// MaxActors+1 rows, every actor in P: too many actors in one half.
+	tooManyRows := append(append([]byte{}, prefix...), 0xdd, 0, 2, 0, 1) // array32 of MaxRows+1
+	// MaxMergedActors+1 rows, every actor in P: too many actors in one half.
 	// The ids are fixed-width ASCII, so the canonical shared prefix is the
 	// plain common prefix.
-	rows := make([]any, gcounter.MaxActors+1)
+	rows := make([]any, gcounter.MaxMergedActors+1)
 	prev := ""
 	for i := range rows {
 		id := fmt.Sprintf("%06d", i)
@@ -145,7 +145,7 @@ func corruptCases(t testing.TB) []countertest.Case {
 	tooManyP := env(t, "pncounter", 2, rows)
 	v1prefix := env(t, "pncounter", 1, nil)
 	v1prefix = v1prefix[:len(v1prefix)-1]
-	tooManyV1 := append(append([]byte{}, v1prefix...), 0x92, 0xdd, 0, 0, 0x75, 0x31) // P: array32 of MaxActors+1
+	tooManyV1 := append(append([]byte{}, v1prefix...), 0x92, 0xdd, 0, 1, 0, 1) // P: array32 of MaxMergedActors+1
 	return []countertest.Case{
 		{"empty input", nil, crdt.ErrCorruptEncoding},
 		{"wrong tag", env(t, "gcounter", 2, []any{}), crdt.ErrTypeMismatch},

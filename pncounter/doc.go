@@ -12,7 +12,7 @@
 // call, Merge included, leaves the counter unchanged.
 //
 // MarshalBinary writes format version 2, canonical and bounded by
-// MaxEncodedSize bytes, MaxRows rows and gcounter.MaxActors actors per half
+// MaxEncodedSize bytes, MaxRows rows and gcounter.MaxMergedActors actors per half
 // (SPEC.md 5.4); version 1 still decodes. BENCHMARKS.md compares its size
 // (BenchmarkCodecVsJSON).
 //

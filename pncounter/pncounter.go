@@ -158,7 +158,7 @@ func (c *Counter) Apply(actor crdt.ActorID, delta int64) error { return c.Increm
 
 // Merge sets c to the join of both counters, P and N merged separately:
 // commutative, associative, idempotent; other is never modified, nil is empty.
-// All or nothing: a half past gcounter.MaxActors (crdt.ErrTooLarge) leaves
+// All or nothing: a half past gcounter.MaxMergedActors (crdt.ErrTooLarge) leaves
 // c unchanged; halves past math.MaxInt64 are kept (see Value).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {

@@ -204,8 +204,9 @@ func TestStatsMatchesEncoding(t *testing.T) {
 
 // TestWorstCaseFitsDecoder builds the largest state the type allows
 // (MaxActors 255-byte actors in each half, 9-byte counts) and checks that
-// it encodes under MaxEncodedSize and round-trips: no state Merge can build
-// is rejected by a peer's decoder.
+// it encodes under MaxEncodedSize and round-trips: no state Increment builds
+// is rejected by a peer's decoder (a merge past MaxActors of long ids may
+// not encode: MarshalBinary refuses it, SPEC.md 4.2).
 func TestWorstCaseFitsDecoder(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two halves of MaxActors actors")

@@ -45,6 +45,9 @@ type gDigest struct {
 // gMaxActors is SPEC.md 4.1's bound, written here independently.
 const gMaxActors = 30000
 
+// gMaxMerged is SPEC.md 4.2's bound on what Merge and the decoder accept.
+const gMaxMerged = 65536
+
 type gFile struct {
 	Comment   string      `json:"comment"`
 	Scenarios []gScenario `json:"scenarios"`
@@ -130,15 +133,20 @@ func genGCounter(t *checker) any {
 			Steps: []Step{
 				incRange("r", "a", 1, gMaxActors, 1),
 				inc("r", "b", 1), inc("r", "b", 0), inc("r", "a00001", 5), inc("r", "", 1), inc("r", "b", math.MaxInt64), inc("r", "zzz", 2)}},
-		{Name: "merge beyond 30000 actors is refused", Replicas: []string{"r1", "r2", "r3"},
-			Note: "r1 holds a00001..a20000, r2 b00001..b10001, r3 a10001..a30000: r1⊔r2 would hold 30001 actors (too_large, r1 unchanged); r1⊔r3 holds exactly 30000",
+		{Name: "merge beyond 30000 actors is accepted", Replicas: []string{"r1", "r2", "r3"},
+			Note: "r1 holds a00001..a20000, r2 b00001..b10001, r3 a10001..a30000: r1⊔r2 holds 30001 actors, accepted (SPEC.md 4.2: MaxActors caps Increment only); then a new actor c is too_large and a present one counts; r1⊔r3 adds a20001..a30000 (40001 actors)",
 			Steps: []Step{
 				incRange("r1", "a", 1, 20000, 1), incRange("r2", "b", 1, 10001, 1), incRange("r3", "a", 10001, 20000, 2),
-				stepMerge("r1", "r2"), stepMerge("r2", "r1"), stepMerge("r1", "r3"), stepMerge("r1", "r2"), stepMerge("r3", "r1")}},
-		{Name: "merge past int64 beyond 30000 actors", Replicas: []string{"r1", "r2"},
-			Note: "the union would exceed 30000 actors and pass int64: too_large, r1 unchanged (SPEC.md 4.2: Merge has no overflow check)",
+				stepMerge("r1", "r2"), inc("r1", "c", 1), inc("r1", "a00001", 1), stepMerge("r2", "r1"), stepMerge("r1", "r3"), stepMerge("r3", "r1")}},
+		{Name: "merge beyond 65536 actors is refused", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note: "r1 a00001..a30000 ⊔ r2 b00001..b30000 holds 60000 actors; with r3's c00001..c05537 it would hold 65537: too_large, r1 unchanged (the bound on memory, SPEC.md 4.2); with r4's c00001..c05536 exactly 65536",
 			Steps: []Step{
-				incRange("r1", "a", 1, gMaxActors, 1), inc("r2", "b", math.MaxInt64-1), stepMerge("r1", "r2")}},
+				incRange("r1", "a", 1, gMaxActors, 1), incRange("r2", "b", 1, gMaxActors, 1), incRange("r3", "c", 1, gMaxMerged-2*gMaxActors+1, 1),
+				incRange("r4", "c", 1, gMaxMerged-2*gMaxActors, 1), stepMerge("r1", "r2"), stepMerge("r1", "r3"), stepMerge("r1", "r4")}},
+		{Name: "merge past int64 beyond 30000 actors", Replicas: []string{"r1", "r2"},
+			Note: "the union holds 30001 actors and passes int64: accepted (SPEC.md 4.2: Merge checks neither MaxActors nor overflow); a present actor's increment is then overflow",
+			Steps: []Step{
+				incRange("r1", "a", 1, gMaxActors, 1), inc("r2", "b", math.MaxInt64-1), stepMerge("r1", "r2"), inc("r1", "b", 1)}},
 		// Front coding (SPEC.md 4.4): node-1 → node-10 shares 6 bytes,
 		// node-10 → node-2 shares 5; "aāx" → "aąy" share the bytes 61 c4
 		// but the prefix stops at the character boundary after "a"; the
@@ -210,7 +218,7 @@ func genGCounter(t *checker) any {
 			mal("pair of one element", g, cat(env(g, 1).arr(1).arr(1).str("a").b), t),
 			mal("body is nil", g, cat(env(g, 1).nil().b), t),
 			mal("body is a map", g, cat(env(g, 1).raw(0x81).str("a").int(1).b), t),
-			mal("more than 30000 actors", g, cat(env(g, 1).arr(30001).b), t, "the cap is checked before the remaining-bytes check"),
+			mal("more than 65536 actors", g, cat(env(g, 1).arr(65537).b), t, "the cap is checked before the remaining-bytes check"),
 			mal("invalid actor", g, pairs("a\x7f", 1), t),
 			mal("trailing bytes", g, cat(pairs("a", 1), []byte{0}), t),
 			mal("v1: rows under version 1", g, row(env(g, 1).arr(1), 0, "a", 1).b, t),
@@ -241,10 +249,12 @@ func genGCounter(t *checker) any {
 			mal("v2: invalid actor built from a valid prefix", g, row(row(v2(2), 0, "a", 1), 1, "\x7f", 1).b, t),
 			mal("v2: zero count", g, row(v2(1), 0, "a", 0).b, t),
 			mal("v2: negative count", g, row(v2(1), 0, "a", -1).b, t),
-			mal("v2: more than 30000 rows", g, append(env(g, 2).b, 0xdc, 0x75, 0x31), t,
-				"30001 in its smallest header (array16) with nothing after it: the cap is checked before the remaining-bytes check"),
-			mal("v2: more than 30000 rows as array32", g, append(env(g, 2).b, 0xdd, 0, 0, 0x75, 0x31), t,
-				"not the smallest header either: the cap is checked first (SPEC.md 3.2)"),
+			mal("v2: more than 65536 rows", g, append(env(g, 2).b, 0xdd, 0, 1, 0, 1), t,
+				"65537 with nothing after it: the cap is checked before the remaining-bytes check"),
+			mal("v2: 30001 rows, bytes missing", g, append(env(g, 2).b, 0xdc, 0x75, 0x31), t,
+				"past MaxActors, the header passes (a merge may hold up to 65536 actors, SPEC.md 4.4): the missing rows are corrupt"),
+			mal("v2: more than 65536 rows as array32 of 2^32-1", g, append(env(g, 2).b, 0xdd, 0xff, 0xff, 0xff, 0xff), t,
+				"the cap is checked first (SPEC.md 3.2)"),
 			mal("v2: trailing bytes", g, append(row(v2(1), 0, "a", 1).b, 0), t),
 			mal("version 3", g, env(g, 3).arr(0).b, t),
 		},
@@ -295,7 +305,7 @@ func gModelStep(m map[string]*gModel, st Step, t *checker) string {
 		for a, n := range m[st.From].counts {
 			out.counts[a] = max(out.counts[a], n)
 		}
-		if len(out.counts) > gMaxActors {
+		if len(out.counts) > gMaxMerged {
 			return "too_large"
 		}
 		out.total.SetInt64(0)

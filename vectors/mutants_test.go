@@ -46,16 +46,21 @@ var vectorMutants = []vectorMutant{
 	// gcounter, pncounter (SPEC.md 4.2, 5.2)
 	{"gcounter/increment cap", "4.2 step 5: a new actor when 30000 are present is too_large",
 		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "gcounter", "30000_actors:_a_new_actor_is_refused"},
-	{"gcounter/merge cap", "4.2 Merge: a union above 30000 actors is too_large",
-		[]edit{{"gcounter/gcounter.go", "if n := len(c.entries) + added; n > MaxActors {", "if n := len(c.entries) + added; false && n > MaxActors {"}}, "gcounter", "merge_beyond_30000_actors_is_refused"},
+	{"gcounter/merge cap", "4.2 Merge: a union above 65536 actors is too_large",
+		[]edit{{"gcounter/gcounter.go", "if n := len(c.entries) + added; n > MaxMergedActors {", "if n := len(c.entries) + added; false && n > MaxMergedActors {"}}, "gcounter", "merge_beyond_65536_actors_is_refused"},
+	{"gcounter/merge not capped by MaxActors", "4.2 Merge: a union above 30000 actors is accepted",
+		[]edit{{"gcounter/gcounter.go", "return len(c.entries)+len(other.entries) <= MaxMergedActors", "return len(c.entries)+len(other.entries) <= MaxActors"},
+			{"gcounter/gcounter.go", "if n := len(c.entries) + added; n > MaxMergedActors {", "if n := len(c.entries) + added; n > MaxActors {"}}, "gcounter", "merge_beyond_30000_actors_is_accepted"},
+	{"gcounter/decoder not capped by MaxActors", "4.4: 30001 rows pass the header",
+		[]edit{{"gcounter/codec.go", "n, err := d.ArrayLen(MaxMergedActors)", "n, err := d.ArrayLen(MaxActors)"}}, "gcounter", "v2:_30001_rows,_bytes_missing"},
 	// gcounter format version 2 (SPEC.md 4.4): the decoder's rules for the
 	// front-coded rows, and the encoder's character boundary (the row
 	// reader and the shared prefix live in internal/wire, shared with
 	// pncounter). (The check
 	// that a rebuilt id is at most 255 bytes has no mutant: the id check
 	// of 2.1 refuses such an id too, with the same kind.)
-	{"gcounter/v2 row cap", "4.4: more than 30000 rows is too_large, before the remaining-bytes check",
-		[]edit{{"gcounter/codec.go", "n, err := d.ArrayLen(MaxActors)", "n, err := d.ArrayLen(1<<31 - 1)"}}, "gcounter", "v2:_more_than_30000_rows"},
+	{"gcounter/v2 row cap", "4.4: more than 65536 rows is too_large, before the remaining-bytes check",
+		[]edit{{"gcounter/codec.go", "n, err := d.ArrayLen(MaxMergedActors)", "n, err := d.ArrayLen(1<<31 - 1)"}}, "gcounter", "v2:_more_than_65536_rows"},
 	{"gcounter/v2 shared within the previous id", "4.4: shared greater than the previous actor's length is corrupt",
 		[]edit{{"internal/wire/frontcode.go", "if shared > int64(len(prev)) {", "if false && shared > int64(len(prev)) {"}}, "gcounter", "v2:_shares_more_than_the_previous_id"},
 	{"gcounter/v2 rows increasing", "4.4: rows strictly increasing by actor",
@@ -75,7 +80,7 @@ var vectorMutants = []vectorMutant{
 	{"pncounter/half cap on increment", "5.1: each half has its own 30000 actors",
 		[]edit{{"gcounter/gcounter.go", "if len(c.entries) >= MaxActors {", "if false && len(c.entries) >= MaxActors {"}}, "pncounter", "30000_actors_in_N"},
 	{"pncounter/merge checks N first", "5.2 Merge: all or nothing, both halves checked first",
-		[]edit{{"pncounter/pncounter.go", "if err := c.n.CheckMerge(&other.n); err != nil {", "if err := c.n.CheckMerge(&other.n); false && err != nil {"}}, "pncounter", "merge_beyond_30000_actors_in_one_half"},
+		[]edit{{"pncounter/pncounter.go", "if err := c.n.CheckMerge(&other.n); err != nil {", "if err := c.n.CheckMerge(&other.n); false && err != nil {"}}, "pncounter", "merge_beyond_65536_actors_in_one_half"},
 	// bounded (SPEC.md 13.4): invariants of the states honest writers produce
 	{"bounded/value at least the bound", "13.4: a value below the bound is corrupt (value-at-least-bound)",
 		[]edit{{"bounded/codec.go", "if above.Sub(o.Bound); above.Clamp() < 0 {", "if above.Sub(o.Bound); false && above.Clamp() < 0 {"}}, "bounded", "value_below_the_bound"},
@@ -271,12 +276,14 @@ var vectorMutants = []vectorMutant{
 		[]edit{{"internal/wire/wire.go", "if !smallest {", "if !smallest && c != 0xd3 {"}}, "envelope", "tally_sum_-2147483648_as_int64"},
 	{"envelope/str16 smallest form", "3.2: a string below 256 bytes in str16 is corrupt",
 		[]edit{{"internal/wire/wire.go", "if !d.minimalHeader(pos, n, 32, true) {", "if !d.minimalHeader(pos, n, 32, true) && c != msgpcode.Str16 {"}}, "envelope", "actor_of_255_bytes_as_str16"},
-	{"pncounter/v2 decode cap per half", "5.4: a half of more than 30000 actors is too_large on decode",
-		[]edit{{"pncounter/codec.go", "if *actors++; *actors > gcounter.MaxActors {", "if *actors++; *actors > gcounter.MaxActors+1 {"}}, "pncounter", "generated_decode/30001_actors_in_P"},
-	{"pncounter/v2 decode cap not on rows", "5.4: the cap is per half: 60000 rows split between the halves decode",
-		[]edit{{"pncounter/codec.go", "\tn, err := d.ArrayLen(MaxRows)", "\tn, err := d.ArrayLen(gcounter.MaxActors)"}}, "pncounter", "30000_actors_in_P_and_30000_others_in_N"},
-	{"pncounter/v1 decode cap", "5.5: a version 1 half of 30001 pairs is too_large from its header",
-		[]edit{{"pncounter/codec.go", "err := d.ActorCounts(gcounter.MaxActors, g.Grow", "err := d.ActorCounts(MaxRows, g.Grow"}}, "pncounter", "v1:_P_of_30001_pairs"},
+	{"pncounter/v2 decode cap per half", "5.4: a half of more than 65536 actors is too_large on decode",
+		[]edit{{"pncounter/codec.go", "if *actors++; *actors > gcounter.MaxMergedActors {", "if *actors++; *actors > gcounter.MaxMergedActors+1 {"}}, "pncounter", "generated_decode/65537_actors_in_P"},
+	{"pncounter/v2 decode cap not on rows", "5.4: the cap is per half: 131072 rows split between the halves decode",
+		[]edit{{"pncounter/codec.go", "\tn, err := d.ArrayLen(MaxRows)", "\tn, err := d.ArrayLen(gcounter.MaxMergedActors)"}}, "pncounter", "65536_actors_in_P_and_65536_others_in_N"},
+	{"pncounter/v1 decode cap", "5.5: a version 1 half of 65537 pairs is too_large from its header",
+		[]edit{{"pncounter/codec.go", "err := d.ActorCounts(gcounter.MaxMergedActors, g.Grow", "err := d.ActorCounts(MaxRows, g.Grow"}}, "pncounter", "v1:_P_of_65537_pairs"},
+	{"pncounter/decoder not capped by MaxActors", "5.4: a half past 30000 actors (a merge's) decodes",
+		[]edit{{"pncounter/codec.go", "if errors.Is(err, crdt.ErrOverflow) || errors.Is(err, crdt.ErrTooLarge) {", "if errors.Is(err, crdt.ErrOverflow) {"}}, "pncounter", "generated_decode/30001_actors_in_P"},
 	{"tgcounter/seq at most 2^63-1", "6.7: seq above 2^63-1 is corrupt",
 		[]edit{{"tpncounter/codec.go", "\t\tif seq > MaxSeq {", "\t\tif false && seq > MaxSeq {"}}, "tpncounter", "seq_2^63"},
 	{"tgcounter/txns per entry", "6.7: a folded array longer than 4096 minus the txns read is too_large",

@@ -216,11 +216,16 @@ func genPNCounter(t *checker) any {
 			Note:  "a00001..a30000 each -1: a new actor's decrement is too_large, its increment is accepted",
 			Steps: []Step{apRange("r", "a", 1, gMaxActors, -1), ap("r", "b", -1), ap("r", "b", 1), ap("r", "a00001", -1)}},
 		pnScenario{Name: "merge beyond 30000 actors in one half", Replicas: []string{"p1", "p2", "n1", "n2", "n3"},
-			Note: "P: a00001..a20000 ⊔ b00001..b10001 is 30001 actors (too_large, all or nothing); N likewise, and P's new actor p is not merged either; a counter with 20000 actors in P and 30000 in N is fine",
+			Note: "P: a00001..a20000 ⊔ b00001..b10001 is 30001 actors, accepted (SPEC.md 5.2: MaxActors caps Apply only); a new actor's credit is then too_large, its debit and a present actor's credit apply. N likewise, with P's actor p; a counter with 30001 actors in P and 30000 in N is fine",
 			Steps: []Step{
-				apRange("p1", "a", 1, 20000, 1), apRange("p2", "b", 1, 10001, 1), stepMerge("p1", "p2"),
-				apRange("n1", "a", 1, 20000, -1), apRange("n2", "b", 1, 10001, -1), ap("n2", "p", 5), stepMerge("n1", "n2"),
+				apRange("p1", "a", 1, 20000, 1), apRange("p2", "b", 1, 10001, 1), stepMerge("p1", "p2"), ap("p1", "q", 1), ap("p1", "q", -1), ap("p1", "a00001", 1),
+				apRange("n1", "a", 1, 20000, -1), apRange("n2", "b", 1, 10001, -1), ap("n2", "p", 5), stepMerge("n1", "n2"), ap("n1", "q", -1),
 				apRange("n3", "c", 1, gMaxActors, -1), stepMerge("p1", "n3"), stepMerge("n2", "p2")}},
+		pnScenario{Name: "merge beyond 65536 actors in one half", Replicas: []string{"n1", "n2", "n3"},
+			Note: "N: a00001..a30000 ⊔ b00001..b30000 ⊔ c00001..c05537 would hold 65537 actors: too_large, n1 unchanged, P's new actor p not merged either (the bound on memory, all or nothing, SPEC.md 5.2)",
+			Steps: []Step{
+				apRange("n1", "a", 1, gMaxActors, -1), apRange("n2", "b", 1, gMaxActors, -1), apRange("n3", "c", 1, gMaxMerged-2*gMaxActors+1, -1), ap("n3", "p", 5),
+				stepMerge("n1", "n2"), stepMerge("n1", "n3")}},
 	)
 	for i := range scs {
 		rs := runPN(t, &scs[i], true)
@@ -262,13 +267,15 @@ func genPNCounter(t *checker) any {
 	var gens []pnGenerated
 	for _, g := range []pnGenerated{
 		{Name: "30001 actors in P", Rows: []pnRowRange{rr("a", gMaxActors+1, 1, 0)},
-			Note: "30001 rows, each with a P count only: too_large, although the body may hold 60000 rows"},
-		{Name: "30001 actors in N", Rows: []pnRowRange{rr("a", gMaxActors+1, 0, 1)}},
-		{Name: "30001 actors in P, their N counts spread", Rows: []pnRowRange{rr("a", 15000, 1, 0), rr("b", 15001, 1, 1)},
-			Note: "a row with both counts adds an actor to each half: P has 30001, N 15001"},
-		{Name: "30000 actors in each half", Rows: []pnRowRange{rr("a", gMaxActors, 1, 1)}},
-		{Name: "30000 actors in P and 30000 others in N", Rows: []pnRowRange{rr("a", gMaxActors, 1, 0), rr("b", gMaxActors, 0, 1)},
-			Note: "60000 rows: the cap is per half, not per row"},
+			Note: "past MaxActors: a merge may hold it, and the decoder accepts it (SPEC.md 5.4)"},
+		{Name: "65537 actors in P", Rows: []pnRowRange{rr("a", gMaxMerged+1, 1, 0)},
+			Note: "65537 rows, each with a P count only: too_large, although the body may hold 131072 rows"},
+		{Name: "65537 actors in N", Rows: []pnRowRange{rr("a", gMaxMerged+1, 0, 1)}},
+		{Name: "65537 actors in P, their N counts spread", Rows: []pnRowRange{rr("a", 32768, 1, 0), rr("b", 32769, 1, 1)},
+			Note: "a row with both counts adds an actor to each half: P has 65537, N 32769"},
+		{Name: "65536 actors in each half", Rows: []pnRowRange{rr("a", gMaxMerged, 1, 1)}},
+		{Name: "65536 actors in P and 65536 others in N", Rows: []pnRowRange{rr("a", gMaxMerged, 1, 0), rr("b", gMaxMerged, 0, 1)},
+			Note: "131072 rows: the cap is per half, not per row"},
 	} {
 		gens = append(gens, g.decode(t))
 	}
@@ -292,7 +299,7 @@ func genPNCounter(t *checker) any {
 			mal("negative N", p, row(v2(1), 0, "a", 0, -3).b, t),
 			mal("invalid actor", p, row(v2(1), 0, "", 1, 0).b, t),
 			mal("actor longer than 255 bytes", p, row(row(v2(2), 0, strings.Repeat("x", 255), 1, 0), 255, "y", 1, 0).b, t),
-			mal("more than 60000 rows", p, append(env(p, 2).b, 0xdd, 0, 0, 0xea, 0x61), t),
+			mal("more than 131072 rows", p, append(env(p, 2).b, 0xdd, 0, 2, 0, 1), t),
 			mal("gcounter envelope", p, env("gcounter", 1).arr(0).b, t),
 			mal("version 3", p, env(p, 3).arr(0).b, t),
 			mal("trailing bytes", p, append(v2(0).b, 0x90), t),
@@ -302,9 +309,11 @@ func genPNCounter(t *checker) any {
 			mal("v1: P zero count", p, env(p, 1).arr(2).arr(1).arr(2).str("a").int(0).arr(0).b, t),
 			mal("v1: N negative count", p, env(p, 1).arr(2).arr(0).arr(1).arr(2).str("a").int(-3).b, t),
 			mal("v1: invalid actor in P", p, env(p, 1).arr(2).arr(1).arr(2).str("").int(1).arr(0).b, t),
-			mal("v1: P of 30001 pairs", p, append(env(p, 1).arr(2).b, 0xdc, 0x75, 0x31), t,
-				"30001 in its smallest header (array16) with nothing after it: the cap is checked before the remaining-bytes check"),
-			mal("v1: N of 30001 pairs", p, append(env(p, 1).arr(2).arr(0).b, 0xdc, 0x75, 0x31), t),
+			mal("v1: P of 65537 pairs", p, append(env(p, 1).arr(2).b, 0xdd, 0, 1, 0, 1), t,
+				"65537 with nothing after it: the cap is checked before the remaining-bytes check"),
+			mal("v1: N of 65537 pairs", p, append(env(p, 1).arr(2).arr(0).b, 0xdd, 0, 1, 0, 1), t),
+			mal("v1: P of 30001 pairs, bytes missing", p, append(env(p, 1).arr(2).b, 0xdc, 0x75, 0x31), t,
+				"past MaxActors the header passes: the missing pairs are corrupt"),
 			mal("v1: rows under version 1", p, row(env(p, 1).arr(1), 0, "a", 1, 0).b, t),
 		},
 	}
@@ -395,7 +404,7 @@ func checkPNCounter(t *checker, raw []byte) {
 	require.NotEmpty(t, f.Generated)
 	for _, g := range f.Generated {
 		t.Run("generated decode/"+g.Name, func(t *checker) {
-			// The model: the cap is 30000 actors with a count in each half.
+			// The model: the cap is 65536 actors with a count in each half.
 			var p, n int
 			for _, r := range g.Rows {
 				if r.P > 0 {
@@ -406,7 +415,7 @@ func checkPNCounter(t *checker, raw []byte) {
 				}
 			}
 			want := ""
-			if p > gMaxActors || n > gMaxActors {
+			if p > gMaxMerged || n > gMaxMerged {
 				want = "too_large"
 			}
 			require.Equal(t, want, g.Error, "model disagrees with the vector")
