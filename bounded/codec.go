@@ -176,7 +176,7 @@ func parse(data []byte, base *Counter) (*Counter, []actorEntry, error) {
 	if err != nil {
 		return nil, nil, corruptf("%v", err)
 	}
-	n, err := d.ArrayLen(MaxActors)
+	n, err := d.ArrayLen(MaxMergedActors)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -21,9 +21,15 @@ const (
 	// transactions one entry may hold in an encoding.
 	MaxWindow = 1024
 
-	// MaxActors is the most actor entries one counter holds. Apply, Merge
-	// and the decoder return crdt.ErrTooLarge beyond it.
+	// MaxActors is the most actor entries an operation leaves: a new
+	// actor beyond it is crdt.ErrTooLarge. Writers that could not see
+	// each other may pass it together without either passing it, so
+	// Merge and the decoder accept up to MaxMergedActors (SPEC.md 13.2).
 	MaxActors = 4096
+
+	// MaxMergedActors bounds, for memory, the entries Merge and the
+	// decoder accept (crdt.ErrTooLarge beyond it).
+	MaxMergedActors = 1 << 16
 )
 
 // Options configure a Counter. Bound and Origin are part of the state and
@@ -773,7 +779,7 @@ func (c *Counter) sameConfig(o *Counter) error {
 
 // Merge sets c to the join of c and other: per actor, the newer entry. It
 // never modifies other. Errors, with c unchanged: another bound or origin
-// (crdt.ErrInvalidConfig), more than MaxActors actors (crdt.ErrTooLarge).
+// (crdt.ErrInvalidConfig), more than MaxMergedActors actors (crdt.ErrTooLarge).
 // A value, received or rights total past int64 is kept (see Value).
 func (c *Counter) Merge(other *Counter) error {
 	if other == nil || other == c {
@@ -808,8 +814,8 @@ func (c *Counter) mergeEntries(win []actorEntry) error {
 			added++
 		}
 	}
-	if len(c.entries)+added > MaxActors {
-		return fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(c.entries)+added, MaxActors)
+	if len(c.entries)+added > MaxMergedActors {
+		return fmt.Errorf("%w: merge would hold %d actors, limit %d", crdt.ErrTooLarge, len(c.entries)+added, MaxMergedActors)
 	}
 	for _, w := range win {
 		c.install(w.a, w.e) // totals past int64 are kept (SPEC.md 13.1)
