@@ -592,8 +592,8 @@ func openBodies(data []byte, tag crdt.TypeTag, halves int) (bodyReader, error) {
 	return bodyReader{d: d, version: version}, nil
 }
 
-// body reads the next body's header (maxActors live actors, plus
-// MaxRetired retired from version 3 and a base from 4) and returns its length.
+// body reads the next body's header (at most maxEntries entries, live or
+// retired, and a base from version 4) and returns its length.
 func (r *bodyReader) body() (int, error) {
 	n, err := r.d.ArrayLen(maxEntries + b2i(r.version >= 4)) // and the base
 	if err != nil {

@@ -719,8 +719,9 @@ func (g *GCounter) swap(actor crdt.ActorID, from, to *entry) {
 // Merge sets g to the join of g and other, per actor the entry with the
 // larger sequence number; other is never modified, and nil (or g) changes
 // nothing. An id held with two amounts is not an error: the owner's copy
-// counts (see Conflicts). Errors (g unchanged): a value past int64
-// (crdt.ErrOverflow), more than MaxActorsLimit + MaxRetired entries (crdt.ErrTooLarge).
+// counts (see Conflicts), and a value past int64 is kept (see Value). The
+// one error, g unchanged: more than MaxActorsLimit + MaxRetired entries
+// (crdt.ErrTooLarge).
 func (g *GCounter) Merge(other *GCounter) error {
 	if other == nil || other == g {
 		return nil
