@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -518,13 +520,18 @@ func partCancelled(ctx context.Context, e *env[store.Partitions]) error {
 func partIsolation(ctx context.Context, e *env[store.Partitions]) error {
 	p := e.fresh()
 	const rows, writers, gens = 8, 3, 40
-	var writing atomic.Int32
+	var writing, ready atomic.Int32
 	writing.Store(writers)
-	// Goroutines 0 to writers-1 write; the last two read p and q until
-	// every writer is done.
+	// Batches take increasing timestamps in the order they are applied,
+	// so that none is shadowed by a later one's and every one is seen.
+	var order sync.Mutex
+	var last int64
+	// Goroutines 0 to writers-1 write once both readers are there; the
+	// last two read p and q until every writer is done.
 	return kitrun.Parallel(writers+2, func(w int) error {
 		if w >= writers {
 			part := []string{"p", "q"}[w-writers]
+			ready.Add(1)
 			for writing.Load() > 0 {
 				got, err := p.Snapshot(ctx, part, rows, store.ReadComplete)
 				if err != nil {
@@ -539,15 +546,22 @@ func partIsolation(ctx context.Context, e *env[store.Partitions]) error {
 			return nil
 		}
 		defer writing.Add(-1)
-		for g := range gens {
-			ts := int64(g*writers + w + 1)
+		for ready.Load() < 2 {
+			runtime.Gosched()
+		}
+		for range gens {
+			order.Lock()
+			last++
+			ts := last
 			batch := make([]store.Mutation, 0, 2*rows)
 			for _, part := range []string{"p", "q"} {
 				for r := range rows {
 					batch = append(batch, put(part, fmt.Sprint(r), fmt.Sprintf("%06d", ts), ts))
 				}
 			}
-			if err := p.Apply(ctx, batch); err != nil {
+			err := p.Apply(ctx, batch)
+			order.Unlock()
+			if err != nil {
 				return err
 			}
 		}
