@@ -189,7 +189,8 @@ func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, tim
 
 // Read returns counter's value and aggregates: the sum of its cells from
 // the newest down to the first merge cell, which it costs (Reading.Cells).
-// Overflow is an error wrapping crdt.ErrOverflow.
+// A sum past int64 does not fail the read: Reading.Value clamps and
+// Stats.BigSum is exact (SPEC.md 8.3).
 func (c *Counters) Read(ctx context.Context, counter string) (r Reading, err error) {
 	ctx, op := c.t.Start(ctx, "read")
 	defer func() { op.End(observe.Event{Err: err, Rows: r.Cells}) }()

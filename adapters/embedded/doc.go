@@ -27,7 +27,9 @@
 //     file first and changes nothing (crdt.ErrCorruptEncoding,
 //     crdt.ErrMisconfiguredStore, crdt.ErrUnsupportedVersion), every
 //     record carries a CRC-32C, DB.Verify checks a live store, and none of
-//     them crashes or hangs.
+//     them crashes or hangs. One exception: a format 1 file (0.1.0) has no
+//     digests and its tombstones no checksum, so damage to a tombstone
+//     made before Open upgrades it is not found (README.md, Layout).
 //   - One process: Open locks the directory; a second Open gets ErrLocked.
 //
 // Fetch and Snapshot read one consistent version; Scan reads

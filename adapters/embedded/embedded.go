@@ -26,7 +26,9 @@ const FileName = "counterkit.db"
 
 // FormatVersion is the on-disk layout this build writes and reads; a
 // greater one is refused (crdt.ErrUnsupportedVersion). Version 2 added the
-// buckets' digests; Open upgrades a version 1 file.
+// buckets' digests; Open upgrades a version 1 file, checking every record
+// it can (a tombstone has no checksum in version 1: damage to one before
+// the upgrade is kept).
 const FormatVersion = 2
 
 // Defaults for the zero Options.
