@@ -4,6 +4,8 @@
 package exact
 
 import (
+	"cmp"
+	"encoding/binary"
 	"math"
 	"math/big"
 	"math/bits"
@@ -46,6 +48,25 @@ func (a Int128) Big() *big.Int {
 	b := new(big.Int).SetInt64(a.hi)
 	b.Lsh(b, 64)
 	return b.Add(b, new(big.Int).SetUint64(a.lo))
+}
+
+// Cmp returns -1, 0 or +1 as a is less than, equal to or greater than b.
+func (a Int128) Cmp(b Int128) int {
+	return cmp.Or(cmp.Compare(a.hi, b.hi), cmp.Compare(a.lo, b.lo))
+}
+
+// Bytes returns the value in 16 bytes, big-endian two's complement.
+func (a Int128) Bytes() [16]byte {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(a.hi))
+	binary.BigEndian.PutUint64(b[8:], a.lo)
+	return b
+}
+
+// FromBytes returns the value of 16 bytes in big-endian two's complement
+// (Bytes).
+func FromBytes(b [16]byte) Int128 {
+	return Int128{hi: int64(binary.BigEndian.Uint64(b[:8])), lo: binary.BigEndian.Uint64(b[8:])}
 }
 
 // Clamp returns the value as an int64: math.MaxInt64 or math.MinInt64

@@ -1,6 +1,7 @@
 package exact_test
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"math/rand"
@@ -83,5 +84,43 @@ func TestUint128AddOverflow(t *testing.T) {
 	s, ok := exact.Uint128{Lo: math.MaxUint64}.Add(exact.Uint128{Lo: 1})
 	if !ok || s != (exact.Uint128{Hi: 1}) {
 		t.Fatalf("carry: got %+v, %v", s, ok)
+	}
+}
+
+// TestInt128CmpAndBytes: Cmp orders as math/big does, and Bytes is the
+// big-endian two's complement FromBytes reads back, around the int64
+// limits and the top of the 128-bit range.
+func TestInt128CmpAndBytes(t *testing.T) {
+	of := func(terms ...int64) exact.Int128 {
+		var a exact.Int128
+		for _, v := range terms {
+			a.Add(v)
+		}
+		return a
+	}
+	top := exact.FromBytes([16]byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	bottom := exact.FromBytes([16]byte{0x80})
+	vals := []exact.Int128{bottom, of(math.MinInt64, math.MinInt64), of(math.MinInt64, -1), of(math.MinInt64), of(-1), of(), of(1),
+		of(math.MaxInt64), of(math.MaxInt64, 1), of(math.MaxInt64, math.MaxInt64, 2), top}
+	twoTo127 := new(big.Int).Lsh(big.NewInt(1), 127)
+	for i, a := range vals {
+		want := new(big.Int).SetBytes(func() []byte { b := a.Bytes(); return b[:] }())
+		if a.Bytes()[0] >= 0x80 {
+			want.Sub(want, new(big.Int).Lsh(twoTo127, 1))
+		}
+		if a.Big().Cmp(want) != 0 {
+			t.Fatalf("Bytes of %s read back as %s", a.Big(), want)
+		}
+		if exact.FromBytes(a.Bytes()) != a {
+			t.Fatalf("FromBytes(Bytes(%s)) differs", a.Big())
+		}
+		for j, b := range vals {
+			if got, want := a.Cmp(b), a.Big().Cmp(b.Big()); got != want || got != cmp.Compare(i, j) {
+				t.Fatalf("Cmp(%s, %s) = %d, want %d", a.Big(), b.Big(), got, want)
+			}
+		}
+	}
+	if top.Big().Cmp(new(big.Int).Sub(twoTo127, big.NewInt(1))) != 0 || bottom.Big().Cmp(new(big.Int).Neg(twoTo127)) != 0 {
+		t.Fatalf("the ends read %s and %s", top.Big(), bottom.Big())
 	}
 }
