@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -173,6 +174,57 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 		if err := d.Finish(); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzInt128 checks that any 16 bytes, as a value, round-trip through
+// Encoder.Int128 and Decoder.Int128, and that any input Decoder.Int128
+// accepts is the one encoding of what it read. Run it with
+//
+//	go test ./internal/wire -run '^$' -fuzz FuzzInt128 -fuzztime 60s
+func FuzzInt128(f *testing.F) {
+	f.Add(make([]byte, 16))
+	f.Add(append([]byte{0xc4, 0x10}, make([]byte, 16)...))
+	f.Add(append([]byte{0xc4, 0x10, 0x40}, make([]byte, 15)...))
+	f.Add([]byte{0xcf, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		encode := func(v exact.Int128) []byte {
+			e := wire.NewEncoder(tag, 1)
+			e.Int128(v)
+			b, err := e.Bytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return bytes.Clone(b)
+		}
+		empty := len(encode(exact.Int128{})) - 1 // the envelope (0 is one byte)
+		if len(data) >= 16 {
+			v := exact.FromBytes([16]byte(data[:16]))
+			b := encode(v)
+			d, _, err := wire.NewDecoder(b, tag, 1, len(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Int128()
+			if err != nil || got != v || d.Finish() != nil {
+				t.Fatalf("Int128 of %s read back as %s, %v", v.Big(), got.Big(), err)
+			}
+		}
+		in := append(encode(exact.Int128{})[:empty], data...)
+		d, _, err := wire.NewDecoder(in, tag, 1, len(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := d.Int128()
+		if err != nil {
+			if !isDecodeSentinel(err) {
+				t.Fatalf("error wraps no sentinel: %v", err)
+			}
+			return
+		}
+		if read := in[:len(in)-d.Remaining()]; !bytes.Equal(read, encode(v)) {
+			t.Fatalf("read %x as %s, whose encoding is %x", read, v.Big(), encode(v))
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/stats"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -75,6 +76,23 @@ func (e *Encoder) String(s string) { e.keep(e.enc.EncodeString(s)) }
 
 // Int writes a signed integer in its smallest msgpack form.
 func (e *Encoder) Int(v int64) { e.keep(e.enc.EncodeInt(v)) }
+
+// int128Size is the length of the bin that holds an integer past int64.
+const int128Size = 16
+
+// Int128 writes v as Int does when it fits in int64, else as a bin 8 of
+// its 16 bytes, big-endian two's complement: one encoding per value
+// (Decoder.Int128).
+func (e *Encoder) Int128(v exact.Int128) {
+	if x, ok := v.Int64(); ok {
+		e.Int(x)
+		return
+	}
+	b := v.Bytes()
+	e.buf.WriteByte(msgpcode.Bin8) // written directly, as TxnID's UUID
+	e.buf.WriteByte(int128Size)
+	e.buf.Write(b[:])
+}
 
 // Uint writes an unsigned integer in its smallest msgpack form.
 func (e *Encoder) Uint(v uint64) { e.keep(e.enc.EncodeUint(v)) }
@@ -345,6 +363,39 @@ func (d *Decoder) Int() (int64, error) {
 	smallest := d.Offset()-pos == size && (v < 0 || c < msgpcode.Int8 || c > msgpcode.Int64)
 	if !smallest {
 		return 0, fmt.Errorf("%w: integer %d not in its smallest form (code 0x%02x)", crdt.ErrCorruptEncoding, v, c)
+	}
+	return v, nil
+}
+
+// Int128 reads what Encoder.Int128 writes: an integer (as Int reads it),
+// or a bin 8 of 16 bytes, big-endian two's complement, holding a value
+// past int64. A bin of another length or header, and one holding a value
+// that fits in int64 (which has one form, the integer), are corrupt.
+func (d *Decoder) Int128() (exact.Int128, error) {
+	var v exact.Int128
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return v, corrupt("integer", err)
+	}
+	if !msgpcode.IsBin(c) {
+		x, err := d.Int()
+		v.Add(x)
+		return v, err
+	}
+	n, err := d.dec.DecodeBytesLen()
+	if err != nil {
+		return v, corrupt("integer", err)
+	}
+	if c != msgpcode.Bin8 || n != int128Size {
+		return v, fmt.Errorf("%w: integer of %d bytes (code 0x%02x), want 16 in a bin 8", crdt.ErrCorruptEncoding, n, c)
+	}
+	b, err := d.take(n, "integer")
+	if err != nil {
+		return v, err
+	}
+	v = exact.FromBytes([int128Size]byte(b))
+	if x, fits := v.Int64(); fits {
+		return exact.Int128{}, fmt.Errorf("%w: integer %d written in 16 bytes: one that fits in int64 is written as an integer", crdt.ErrCorruptEncoding, x)
 	}
 	return v, nil
 }

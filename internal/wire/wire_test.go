@@ -13,6 +13,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -541,5 +542,64 @@ func TestTimeID(t *testing.T) {
 	} {
 		_, err := open(t, body(t, c.write)).TimeID()
 		require.ErrorIs(t, err, c.want, c.name)
+	}
+}
+
+// TestInt128 checks that a value that fits in int64 is written as Int
+// writes it and one past int64 as a bin 8 of 16 bytes, that each reads
+// back, and that every other form is refused.
+func TestInt128(t *testing.T) {
+	of := func(terms ...int64) exact.Int128 {
+		var a exact.Int128
+		for _, v := range terms {
+			a.Add(v)
+		}
+		return a
+	}
+	for _, c := range []struct {
+		v    exact.Int128
+		want string // the value's encoding, hex
+	}{
+		{of(5), "05"},
+		{of(-33), "d0df"},
+		{of(math.MaxInt64), "cf7fffffffffffffff"},
+		{of(math.MinInt64), "d38000000000000000"},
+		{of(math.MaxInt64, 1), "c41000000000000000008000000000000000"},
+		{of(math.MinInt64, -1), "c410ffffffffffffffff7fffffffffffffff"},
+		{exact.FromBytes([16]byte{0x40}), "c41040000000000000000000000000000000"},
+	} {
+		b := body(t, func(e *wire.Encoder) { e.Int128(c.v) })
+		empty := len(body(t, func(e *wire.Encoder) {}))
+		require.Equal(t, c.want, hex.EncodeToString(b[empty:]), c.v.Big().String())
+		d := open(t, b)
+		got, err := d.Int128()
+		require.NoError(t, err)
+		require.Equal(t, c.v, got)
+		require.NoError(t, d.Finish())
+	}
+	sixteen := func(first, last byte) []byte {
+		b := make([]byte, 16)
+		b[0], b[15] = first, last
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		hex  string
+	}{
+		{"5 in 16 bytes", "c410" + hex.EncodeToString(sixteen(0, 5))},
+		{"-1 in 16 bytes", "c410" + strings.Repeat("ff", 16)},
+		{"2^63-1 in 16 bytes", "c410" + "0000000000000000" + "7fffffffffffffff"},
+		{"15 bytes", "c40f" + hex.EncodeToString(sixteen(1, 0)[:15])},
+		{"17 bytes", "c411" + hex.EncodeToString(append(sixteen(1, 0), 0))},
+		{"16 bytes in a bin 16", "c50010" + hex.EncodeToString(sixteen(1, 0))},
+		{"truncated", "c410" + hex.EncodeToString(sixteen(1, 0)[:15])},
+		{"a string", "b0" + hex.EncodeToString(sixteen(1, 0))},
+		{"an integer not in its smallest form", "d005"},
+	} {
+		v, err := hex.DecodeString(c.hex)
+		require.NoError(t, err)
+		b := append(body(t, func(e *wire.Encoder) {}), v...)
+		_, err = open(t, b).Int128()
+		require.ErrorIs(t, err, crdt.ErrCorruptEncoding, c.name)
 	}
 }
