@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 )
 
@@ -182,7 +183,7 @@ func (b base) encoded() []byte {
 	e := wire.NewValueEncoder()
 	e.ArrayLen(baseFields)
 	e.Int(b.cut)
-	e.Int(b.total)
+	e.Int128(b.total)
 	e.Int(b.forgot)
 	return encodedBytes(e)
 }
@@ -394,7 +395,7 @@ func (g *GCounter) decodeBody(r *bodyReader, l *txnList) error {
 // useBase sets the base read into g, which has no entries yet.
 func (g *GCounter) useBase(b base) {
 	g.base = b
-	g.val.Add(b.total)
+	g.val.AddInt128(b.total)
 	g.horizon = max(g.horizon, b.forgot)
 }
 
@@ -757,20 +758,32 @@ func (r *bodyReader) txns(l *txnList, seen *idSet) error {
 	return nil
 }
 
-// readBase reads and checks a base's [cutoff, total, forgot] (after its header).
+// readBase reads and checks a base's [cutoff, total, forgot] (after its
+// header). The total is an integer, or past int64 a bin of 16 bytes
+// (wire.Decoder.Int128, one form per value).
 func readBase(d *wire.Decoder) (base, error) {
 	var b base
 	var err error
-	for _, f := range []*int64{&b.cut, &b.total, &b.forgot} {
-		if *f, err = d.NonNegInt(); err != nil {
-			return b, err
-		}
+	if b.cut, err = d.NonNegInt(); err != nil {
+		return b, err
+	}
+	if b.total, err = d.Int128(); err != nil {
+		return b, err
+	}
+	if b.total.Cmp(exact.Int128{}) < 0 {
+		return b, fmt.Errorf("%w: base total %s is negative", crdt.ErrCorruptEncoding, b.total.Big())
+	}
+	if b.forgot, err = d.NonNegInt(); err != nil {
+		return b, err
 	}
 	if b.cut == 0 || b.cut > maxForgotNanos {
 		return b, invariantf(InvBaseCutoff, "base cutoff %d ns is not a time in 1970..%s (a half without a base writes none)", b.cut, MaxForgot.Format(time.RFC3339))
 	}
 	if err := checkForgot("(base)", b.forgot); err != nil {
 		return b, err
+	}
+	if b.total.Cmp(maxBaseTotal) >= 0 {
+		return b, invariantf(InvBaseTotal, "base total %s is not below 2^126 (Fold stops below it)", b.total.Big())
 	}
 	return b, nil
 }

@@ -3,6 +3,7 @@ package tpncounter
 import (
 	"cmp"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -15,23 +16,49 @@ import (
 // zero Base is a half that never folded.
 type Base struct {
 	Cutoff time.Time
+	// Total is math.MaxInt64 when the sum passes int64, which the lifetime
+	// credits (or debits) of a long-lived account may: BigTotal is exact.
 	Total  int64
 	Forgot time.Time
+
+	// past is the exact total when Total does not hold it (zero otherwise).
+	past exact.Int128
 }
 
-// base is Base in Unix nanoseconds (cut 0: none).
-type base struct{ cut, total, forgot int64 }
+// BigTotal returns the exact total as a new big.Int (see Total).
+func (b Base) BigTotal() *big.Int {
+	if b.past == (exact.Int128{}) {
+		return big.NewInt(b.Total)
+	}
+	return b.past.Big()
+}
+
+// base is Base in Unix nanoseconds (cut 0: none), its total exact.
+type base struct {
+	cut    int64
+	total  exact.Int128
+	forgot int64
+}
 
 // compare orders bases by cutoff, total, forgot (SPEC.md 6.10).
 func (b base) compare(o base) int {
-	return cmp.Or(cmp.Compare(b.cut, o.cut), cmp.Compare(b.total, o.total), cmp.Compare(b.forgot, o.forgot))
+	return cmp.Or(cmp.Compare(b.cut, o.cut), b.total.Cmp(o.total), cmp.Compare(b.forgot, o.forgot))
 }
 
-// baseFields is an encoded base's length (version 4); baseBound bounds it.
+// baseFields is an encoded base's length (version 4); baseBound bounds it:
+// its header, cutoff and forgot, and a total past int64 in a bin of 16
+// bytes (wire.Encoder.Int128).
 const (
 	baseFields = 3
-	baseBound  = 1 + 3*9
+	baseBound  = 1 + 9 + (2 + 16) + 9
 )
+
+// maxBaseTotal is 2^126, which a base's total stays below (SPEC.md 6.10):
+// 2^63 times the largest total a retired entry holds, so never reached in
+// practice, and low enough that a half's value (the base and at most
+// MaxActorsLimit + MaxRetired entries of less than 2^63 each) and a
+// Counter's, summed in 128 bits, never wrap.
+var maxBaseTotal = exact.FromBytes([16]byte{0x40})
 
 // inBase reports whether a base of cutoff cut holds e.
 func (e *entry) inBase(cut int64) bool {
@@ -46,7 +73,11 @@ func (g *GCounter) Base() Base {
 	if g == nil {
 		return Base{}
 	}
-	return Base{Cutoff: timeOf(g.base.cut), Total: g.base.total, Forgot: timeOf(g.base.forgot)}
+	b := Base{Cutoff: timeOf(g.base.cut), Total: g.base.total.Clamp(), Forgot: timeOf(g.base.forgot)}
+	if !fits(g.base.total) {
+		b.past = g.base.total
+	}
+	return b
 }
 
 // Bases returns the bases of the credit and the debit half (see Fold).
@@ -60,12 +91,15 @@ func (c *Counter) Bases() (p, n Base) {
 // Fold moves every entry retired (RetireAllAt) before cutoff into the base,
 // so that a state written by many short-lived actors stays small; the value
 // does not change. The base's cutoff becomes the later of its own and
-// cutoff, its Forgot the latest of what it holds. Entries retired without
-// a time are never folded. It returns how many it folded. Merge keeps the
-// later-cutoff base and drops entries retired before it: exact under the
-// grace period of SPEC.md 6.10 (fold only a grace period in the past: every
-// older retirement has reached every folding state, no older state is
-// merged, and no actor writes again after being retired that long).
+// cutoff, its Forgot the latest of what it holds, and its Total may pass
+// int64 (Base.BigTotal). Entries retired without a time are never folded,
+// and a fold that would take the base's total to 2^126 (never in practice)
+// folds nothing: those entries stay retired. It returns how many it folded.
+// Merge keeps the later-cutoff base and drops entries retired before it:
+// exact under the grace period of SPEC.md 6.10 (fold only a grace period in
+// the past: every older retirement has reached every folding state, no
+// older state is merged, and no actor writes again after being retired that
+// long).
 func (g *GCounter) Fold(cutoff time.Time) int {
 	g.init()
 	if cutoff.UnixNano() <= 0 {
@@ -79,9 +113,8 @@ func (g *GCounter) Fold(cutoff time.Time) int {
 	if n == 0 {
 		return 0
 	}
-	t, _ := total.Int64() // fits: foldFits
-	g.val.Add(t)
-	g.base.total += t
+	g.val.AddInt128(total)
+	g.base.total.AddInt128(total)
 	g.base.forgot = max(g.base.forgot, forgot)
 	g.base.cut = cut
 	g.horizon = max(g.horizon, g.base.forgot)
@@ -96,10 +129,9 @@ func (c *Counter) Fold(cutoff time.Time) int {
 }
 
 // foldFits reports whether the base's total plus those of the entries
-// retired before cut fits in int64 (a half's value may not, SPEC.md 6.10).
+// retired before cut stays below maxBaseTotal (SPEC.md 6.10).
 func (g *GCounter) foldFits(cut int64) bool {
-	t := exact.Int128{}
-	t.Add(g.base.total)
+	t := g.base.total
 	for _, e := range g.entries {
 		if e.inBase(cut) {
 			t.Add(e.total)
@@ -110,7 +142,7 @@ func (g *GCounter) foldFits(cut int64) bool {
 			t.Add(total)
 		}
 	}
-	return fits(t)
+	return t.Cmp(maxBaseTotal) < 0
 }
 
 // dropRetired removes the entries a base of cutoff cut holds, and their

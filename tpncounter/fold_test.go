@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/big"
 	"math/rand"
 	"slices"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/internal/wire"
 	"github.com/counterkit/counterkit/proptest"
 )
@@ -328,7 +330,7 @@ func expectFoldCaught(t *testing.T, what string) {
 
 // encodeV4 returns a tpncounter encoding (debit half empty) of the given
 // version whose credit half is the fields of each element written as they
-// are: a []any is an array of those fields.
+// are: a []any is an empty array, a []byte a raw msgpack value.
 func encodeV4(t testing.TB, version uint64, elems ...[]any) []byte {
 	t.Helper()
 	e := wire.NewEncoder(crdt.TagTPNCounter, version)
@@ -346,6 +348,8 @@ func encodeV4(t testing.TB, version uint64, elems ...[]any) []byte {
 				e.Int(int64(v))
 			case []any:
 				e.ArrayLen(0) // an empty list
+			case []byte:
+				e.Raw(v) // a value written by hand
 			}
 		}
 	}
@@ -517,7 +521,7 @@ func TestFoldMerge(t *testing.T) {
 		}
 		_ = d
 	})
-	t.Run("past int64, Fold folds while the base's total fits", func(t *testing.T) {
+	t.Run("past int64, Fold folds and the base's total passes it too", func(t *testing.T) {
 		b := newT(t, Options{})
 		require.NoError(t, b.UnmarshalBinary(encodeV4(t, 4, []any{2 * sec, 10, 0}, []any{"y", 1, 1, 0, 3 * sec})))
 		for _, zRetired := range []bool{false, true} {
@@ -531,15 +535,170 @@ func TestFoldMerge(t *testing.T) {
 			require.Equal(t, "9223372036854775813", a.BigValue().String())
 			require.Equal(t, int64(math.MaxInt64), a.Value())
 			if zRetired {
-				require.Zero(t, a.Fold(time.Unix(0, 4*sec)), "the base's total would pass int64")
+				require.Equal(t, 2, a.Fold(time.Unix(0, 4*sec)), "y and z fold, the base past int64")
+				pb, _ := a.Bases()
+				require.Equal(t, int64(math.MaxInt64), pb.Total, "clamped")
+				require.Equal(t, "9223372036854775813", pb.BigTotal().String())
 			} else {
-				require.Equal(t, 1, a.Fold(time.Unix(0, 4*sec)), "y folds: the base fits though the value does not")
+				require.Equal(t, 1, a.Fold(time.Unix(0, 4*sec)), "y folds")
 				pb, _ := a.Bases()
 				require.Equal(t, int64(11), pb.Total)
+				require.Equal(t, "11", pb.BigTotal().String())
 			}
 			require.Equal(t, "9223372036854775813", a.BigValue().String())
+			roundTripBytes(t, a)
 		}
 	})
+}
+
+// roundTripBytes checks that c decodes to an equal state with its value,
+// bases and horizon, which encodes to the same bytes.
+func roundTripBytes(t *testing.T, c *Counter) {
+	t.Helper()
+	b := must(c.MarshalBinary())
+	d := newT(t, c.Options())
+	require.NoError(t, d.UnmarshalBinary(b))
+	require.True(t, d.Equal(c))
+	require.Equal(t, c.BigValue(), d.BigValue())
+	p, n := c.Bases()
+	dp, dn := d.Bases()
+	require.Equal(t, [2]Base{p, n}, [2]Base{dp, dn})
+	require.Equal(t, c.Horizon(), d.Horizon())
+	require.Equal(t, b, must(d.MarshalBinary()))
+}
+
+// TestFoldPastInt64: a base's total is the half's lifetime credits or
+// debits, which may pass int64 while the value is 0. Here 12 processes
+// each credit 2^61 and debit it back (value 0), one retired every three
+// days; a fold 33 days after the last takes all of them, both bases
+// holding 12 × 2^61 = 3 × 2^63 exactly, and the state round-trips byte
+// for byte. Fold used to stop at the base that
+// would pass int64, after 3, and keep the 9 others for ever.
+func TestFoldPastInt64(t *testing.T) {
+	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const amount = int64(1) << 61
+	c := newT(t, Options{})
+	for i := range 12 {
+		a := crdt.ActorID(fmt.Sprintf("process-%02d", i))
+		_, err := c.Apply(a, crdt.TxnID(fmt.Sprintf("in-%d", i)), amount)
+		require.NoError(t, err)
+		_, err = c.Apply(a, crdt.TxnID(fmt.Sprintf("out-%d", i)), -amount)
+		require.NoError(t, err)
+		ok, err := c.RetireAllAt(day.Add(time.Duration(3*i)*24*time.Hour), a)
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	before := c.Clone()
+	require.Equal(t, 24, c.Fold(day.Add(66*24*time.Hour)), "every retired entry, in both halves")
+	require.Equal(t, Stats{}, c.Stats())
+	require.Equal(t, int64(0), c.Value())
+	require.Equal(t, "0", c.BigValue().String())
+	want := new(big.Int).Mul(big.NewInt(12), big.NewInt(amount))
+	p, n := c.Bases()
+	for _, b := range []Base{p, n} {
+		require.Equal(t, want, b.BigTotal())
+		require.Equal(t, int64(math.MaxInt64), b.Total)
+		require.Equal(t, day.Add(66*24*time.Hour), b.Cutoff)
+	}
+	roundTripBytes(t, c)
+
+	// A state that did not fold takes the bases, and the base totals add
+	// past int64 fold after fold.
+	require.NoError(t, before.MergeBinary(must(c.MarshalBinary())))
+	require.True(t, before.Equal(c))
+	_, err := c.Apply("process-12", "in-12", amount)
+	require.NoError(t, err)
+	_, err = c.RetireAllAt(day.Add(70*24*time.Hour), "process-12")
+	require.NoError(t, err)
+	require.Equal(t, 1, c.Fold(day.Add(80*24*time.Hour)))
+	p, _ = c.Bases()
+	require.Equal(t, want.Add(want, big.NewInt(amount)), p.BigTotal())
+	require.Equal(t, fmt.Sprint(amount), c.BigValue().String())
+	roundTripBytes(t, c)
+	require.Equal(t, "7", Base{Total: 7}.BigTotal().String(), "a Base built by hand")
+}
+
+// TestFoldStopsBelow2To126: a fold that would take the base's total to
+// 2^126 folds nothing (SPEC.md 6.10); one that stays below it folds.
+func TestFoldStopsBelow2To126(t *testing.T) {
+	top := below2To126()
+	topBin := wideTotal(top)
+	for _, tc := range []struct {
+		total int64
+		folds int
+	}{{0, 1}, {1, 0}} {
+		c := newT(t, Options{})
+		require.NoError(t, c.UnmarshalBinary(encodeV4(t, 4, []any{sec, topBin, 0}, []any{"a", 1, tc.total, 0, 2 * sec})))
+		before := must(c.MarshalBinary())
+		require.Equal(t, tc.folds, c.Fold(at(3)), "retired total %d", tc.total)
+		p, _ := c.Bases()
+		require.Equal(t, top.Big(), p.BigTotal())
+		if tc.folds == 0 {
+			require.Equal(t, before, must(c.MarshalBinary()), "unchanged")
+		}
+		roundTripBytes(t, c)
+	}
+}
+
+// int128 is the sum of terms.
+func int128(terms ...int64) exact.Int128 {
+	var a exact.Int128
+	for _, v := range terms {
+		a.Add(v)
+	}
+	return a
+}
+
+// below2To126 is the largest base total, 2^126 - 1.
+func below2To126() exact.Int128 {
+	v := maxBaseTotal
+	v.Sub(1)
+	return v
+}
+
+// wideTotal is the encoding of a base total past int64 (a raw encodeV4 field).
+func wideTotal(v exact.Int128) []byte {
+	b := v.Bytes()
+	return append([]byte{0xc4, 16}, b[:]...)
+}
+
+// TestFoldMergePastInt64IsOrderFree: bases whose totals pass int64 and
+// differ only beyond it are ordered by the exact total, so Merge picks
+// the same one in either order, and MergeBinary with it.
+func TestFoldMergePastInt64IsOrderFree(t *testing.T) {
+	x, y := int128(math.MaxInt64, 2), int128(math.MaxInt64, 3) // 2^63 + 1, 2^63 + 2
+	states := map[string][]byte{
+		"2^63+1":         encodeV4(t, 4, []any{2 * sec, wideTotal(x), 0}),
+		"2^63+2":         encodeV4(t, 4, []any{2 * sec, wideTotal(y), 0}),
+		"2^63+1, forgot": encodeV4(t, 4, []any{2 * sec, wideTotal(x), 7}),
+		"later cutoff":   encodeV4(t, 4, []any{3 * sec, 5, 0}),
+	}
+	names := slices.Sorted(maps.Keys(states))
+	for _, i := range names {
+		for _, j := range names {
+			ab, ba := newT(t, Options{}), newT(t, Options{})
+			require.NoError(t, ab.UnmarshalBinary(states[i]))
+			require.NoError(t, ba.UnmarshalBinary(states[j]))
+			viaBin := ab.Clone()
+			require.NoError(t, ab.Merge(decoded(t, states[j])))
+			require.NoError(t, ba.Merge(decoded(t, states[i])))
+			require.NoError(t, viaBin.MergeBinary(states[j]))
+			require.True(t, ab.Equal(ba), "%s with %s", i, j)
+			require.True(t, ab.Equal(viaBin), "%s with %s, MergeBinary", i, j)
+			require.Equal(t, must(ab.MarshalBinary()), must(ba.MarshalBinary()))
+			require.Equal(t, ab.BigValue(), ba.BigValue())
+		}
+	}
+	m := decoded(t, states["2^63+1"])
+	require.NoError(t, m.Merge(decoded(t, states["2^63+2"])))
+	require.Equal(t, y.Big(), m.BigValue(), "equal cutoffs: the larger total wins")
+}
+
+func decoded(t *testing.T, b []byte) *Counter {
+	t.Helper()
+	c := newT(t, Options{})
+	require.NoError(t, c.UnmarshalBinary(b))
+	return c
 }
 
 // TestFoldDecodeRefuses: every encoding no writer produces is refused with
@@ -557,6 +716,14 @@ func TestFoldDecodeRefuses(t *testing.T) {
 		{"a base cutoff after MaxForgot", encodeV4(t, 4, []any{maxForgotNanos + 1, 1, 0}), InvBaseCutoff},
 		{"a base forgot after MaxForgot", encodeV4(t, 4, []any{sec, 1, maxForgotNanos + 1}), InvForgotWithinTxnTimes},
 		{"a negative base total", encodeV4(t, 4, []any{sec, -1, 0}), ""},
+		{"a base total that fits in int64 in 16 bytes", encodeV4(t, 4, []any{sec, wideTotal(int128(5)), 0}), ""},
+		{"2^63-1 in 16 bytes", encodeV4(t, 4, []any{sec, wideTotal(int128(math.MaxInt64)), 0}), ""},
+		{"a base total of 15 bytes", encodeV4(t, 4, []any{sec, append([]byte{0xc4, 15, 1}, make([]byte, 14)...), 0}), ""},
+		{"a base total of 17 bytes", encodeV4(t, 4, []any{sec, append([]byte{0xc4, 17, 0, 1}, make([]byte, 15)...), 0}), ""},
+		{"a base total of 16 bytes in a bin 16", encodeV4(t, 4, []any{sec, append([]byte{0xc5, 0, 16, 1}, make([]byte, 15)...), 0}), ""},
+		{"a negative base total in 16 bytes", encodeV4(t, 4, []any{sec, wideTotal(int128(math.MinInt64, -1)), 0}), ""},
+		{"a base total of 2^126", encodeV4(t, 4, []any{sec, wideTotal(maxBaseTotal), 0}), InvBaseTotal},
+		{"a base total of 2^127-1", encodeV4(t, 4, []any{sec, wideTotal(exact.FromBytes([16]byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})), 0}), InvBaseTotal},
 		{"a base after an entry", encodeV4(t, 4, live, []any{sec, 1, 0}), ""},
 		{"two bases", encodeV4(t, 4, []any{sec, 1, 0}, []any{2 * sec, 1, 0}), ""},
 		{"a retirement time of 0", encodeV4(t, 4, []any{"a", 1, 1, 0, 0}), InvRetiredAfterCutoff},
@@ -588,6 +755,9 @@ func TestFoldDecodeRefuses(t *testing.T) {
 	// The valid shapes next to them decode.
 	for _, b := range [][]byte{
 		encodeV4(t, 4, []any{sec, 1, 0}, live),
+		encodeV4(t, 4, []any{sec, math.MaxInt64, 0}, live),
+		encodeV4(t, 4, []any{sec, wideTotal(int128(math.MaxInt64, 1)), 0}, live),
+		encodeV4(t, 4, []any{sec, wideTotal(below2To126()), 0}, live),
 		encodeV4(t, 4, []any{sec, 1, 0}, []any{"a", 1, 1, 0, sec}),
 		encodeV4(t, 4, []any{"a", 1, 1, 0, sec}, []any{"b", 1, 1, 0}),
 	} {

@@ -632,8 +632,8 @@ func (g *GCounter) applyMerge(mp *mergePlan) []*entry {
 		if mp.drop && !brokenMergeKeepsFolded {
 			g.dropRetired(mp.base.cut) // the winning base holds them
 		}
-		g.val.Sub(g.base.total)
-		g.val.Add(mp.base.total)
+		g.val.SubInt128(g.base.total)
+		g.val.AddInt128(mp.base.total)
 		g.base = mp.base
 		g.horizonStale = true
 	}

@@ -187,11 +187,9 @@ func (g *GCounter) checkIndex() error {
 	if retired != g.nretired {
 		return fmt.Errorf("%d retired entries, nretired %d", retired, g.nretired)
 	}
-	val.Add(g.base.total)
+	val.AddInt128(g.base.total)
 	if val != g.val {
-		a, _ := val.Int64()
-		b, _ := g.val.Int64()
-		return fmt.Errorf("value recounted %d, kept %d", a, b)
+		return fmt.Errorf("value recounted %s, kept %s", val.Big(), g.val.Big())
 	}
 	return nil
 }

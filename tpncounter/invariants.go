@@ -30,6 +30,8 @@ const (
 	InvSumFits = "sum-fits"
 	// InvBaseCutoff: a base's cutoff is a time in 1970..MaxForgot.
 	InvBaseCutoff = "base-cutoff"
+	// InvBaseTotal: a base's total is below 2^126 (see Fold).
+	InvBaseTotal = "base-total"
 	// InvRetiredAfterCutoff: a retirement time is in 1970..MaxForgot and not
 	// before its half's base cutoff.
 	InvRetiredAfterCutoff = "retired-after-cutoff"
