@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
 	"os"
 	"testing"
 	"time"
@@ -403,4 +405,59 @@ func TestDroppedWriteInDoubtTakesNewIncarnation(t *testing.T) {
 	require.NoError(t, err)
 	// Acknowledged: a1 1000, a3 5. In doubt: z2 10 (may count or not).
 	require.Contains(t, []int64{1005, 1015}, v, "value %d: an acknowledged credit lost", v)
+}
+
+// TestFoldPastInt64: an account whose processes each credit 2^61 and
+// debit it back keeps folding its retired incarnations although their
+// lifetime credits and debits, the bases' totals, pass int64. Of 12 such
+// processes, one every three days (each reads the account again before it
+// stops), a reader 30 days after the last finds 11 folded (bases of 11 ×
+// 2^61 each) and none left retired; the last, retired by its next visit,
+// is folded RetiredGrace (10 days) later: bases of 12 × 2^61 = 3 × 2^63,
+// balance 0 throughout. Fold used to stop at the base that would pass
+// int64, so 8 retired entries stayed for ever, and every later process
+// added one.
+func TestFoldPastInt64(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	const amount = int64(1) << 61
+	for i := range 12 {
+		l, err := ledger.New(st, advKey, ledger.Options{Actor: "svc", Clock: clock})
+		require.NoError(t, err)
+		_, err = l.Credit(ctx, crdt.TxnID(fmt.Sprint("in-", i)), amount)
+		require.NoError(t, err, "process %d", i)
+		_, err = l.Debit(ctx, crdt.TxnID(fmt.Sprint("out-", i)), amount)
+		require.NoError(t, err, "process %d", i)
+		now = now.Add(3 * 24 * time.Hour)
+		c, err := l.Find(ctx)
+		require.NoError(t, err)
+		require.Equal(t, int64(0), c.Value())
+		require.LessOrEqual(t, c.Stats().Retired, 4, "process %d: only the last 10 days' incarnations stay retired", i)
+	}
+	reader, err := ledger.New(st, advKey, ledger.Options{Actor: "reader", Clock: clock})
+	require.NoError(t, err)
+	for _, visit := range []struct {
+		after         time.Duration
+		live, retired int
+		folded        int64 // processes in each base
+	}{
+		{30 * 24 * time.Hour, 1, 0, 11},
+		{24 * time.Hour, 0, 1, 11}, // the reader retires the last
+		{11 * 24 * time.Hour, 0, 0, 12},
+	} {
+		now = now.Add(visit.after)
+		_, err := reader.Find(ctx)
+		require.NoError(t, err)
+		c := stored(t, st)
+		s := c.Stats()
+		require.Equal(t, [2]int{visit.live, visit.retired}, [2]int{s.Actors, s.Retired}, "live and retired entries")
+		require.Equal(t, int64(0), c.Value())
+		want := new(big.Int).Mul(big.NewInt(visit.folded), big.NewInt(amount))
+		p, n := c.Bases()
+		require.Equal(t, want, p.BigTotal())
+		require.Equal(t, want, n.BigTotal())
+		require.Equal(t, int64(math.MaxInt64), p.Total, "clamped")
+	}
 }
