@@ -1863,6 +1863,9 @@ func dvDecodeState(b []byte) *dvState {
 		if b.Cutoff.IsZero() {
 			return nil
 		}
+		if !b.BigTotal().IsInt64() {
+			panic("driver vectors: a base's total past int64 (SPEC.md 6.7) is not modelled: " + b.BigTotal().String())
+		}
 		d := &dvBase{Cutoff: dvInt(b.Cutoff.UnixNano()), Total: dvInt(b.Total)}
 		if !b.Forgot.IsZero() {
 			d.Forgot = dvInt(b.Forgot.UnixNano())

@@ -61,6 +61,18 @@ type Int string
 // bigInt is v as an Int.
 func bigInt(v *big.Int) Int { return Int(v.String()) }
 
+// big returns v's value (0 for the empty string; a malformed one panics).
+func (v Int) big() *big.Int {
+	if v == "" {
+		return new(big.Int)
+	}
+	b, ok := new(big.Int).SetString(string(v), 10)
+	if !ok {
+		panic(fmt.Sprintf("vectors: %q is not a decimal integer", v))
+	}
+	return b
+}
+
 // U64 is a uint64 carried in JSON as a decimal string.
 type U64 uint64
 
@@ -328,6 +340,19 @@ func (e refEnc) int(v int64) refEnc {
 		return e.raw(0xd2, byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 	}
 	return e.raw(binary.BigEndian.AppendUint64([]byte{0xd3}, uint64(v))...)
+}
+
+// wide writes v as int does when it fits in int64, else as a bin 8 of its
+// 16 bytes, big-endian two's complement (SPEC.md 6.7: a base's total).
+func (e refEnc) wide(v *big.Int) refEnc {
+	if v.IsInt64() {
+		return e.int(v.Int64())
+	}
+	u := new(big.Int).Set(v)
+	if v.Sign() < 0 {
+		u.Add(u, new(big.Int).Lsh(big.NewInt(1), 128))
+	}
+	return e.bin(u.FillBytes(make([]byte, 16)))
 }
 
 func (e refEnc) nil() refEnc { return e.raw(0xc0) }

@@ -44,10 +44,10 @@ type tEntry struct {
 }
 
 // tBase is a half's base (SPEC.md 6.10): what Fold took out of its
-// retired entries.
+// retired entries. Its total may pass int64 (below 2^126).
 type tBase struct {
 	Cutoff I64 `json:"cutoff"`
-	Total  I64 `json:"total"`
+	Total  Int `json:"total"`
 	Forgot I64 `json:"forgot"`
 }
 
@@ -129,13 +129,24 @@ type tScenario struct {
 
 // tInitial is a replica's starting state: its entries (tgcounter) or
 // halves (tpncounter), without forgotten transactions (each total is the
-// sum of its folded record, forgot 0, none retired), and their encoding,
-// which the replica decodes.
+// sum of its folded record, forgot 0, none retired), the halves' bases
+// (absent: none), and their encoding, which the replica decodes.
 type tInitial struct {
 	Entries *[]tEntry `json:"entries,omitempty"`
 	P       *[]tEntry `json:"p,omitempty"`
 	N       *[]tEntry `json:"n,omitempty"`
+	Base    *tBase    `json:"base,omitempty"`
+	PBase   *tBase    `json:"p_base,omitempty"`
+	NBase   *tBase    `json:"n_base,omitempty"`
 	Hex     string    `json:"hex"`
+}
+
+// bases returns the bases of the initial state's halves (nil: none).
+func (in tInitial) bases(typ string) []*tBase {
+	if typ == "tgcounter" {
+		return []*tBase{in.Base}
+	}
+	return []*tBase{in.PBase, in.NBase}
 }
 
 // halves returns the entry lists of the initial state.
@@ -412,7 +423,7 @@ func baseJSON(b tpncounter.Base) *tBase {
 	if b.Cutoff.IsZero() {
 		return nil
 	}
-	j := &tBase{Cutoff: I64(b.Cutoff.UnixNano()), Total: I64(b.Total)}
+	j := &tBase{Cutoff: I64(b.Cutoff.UnixNano()), Total: bigInt(b.BigTotal())}
 	if !b.Forgot.IsZero() {
 		j.Forgot = I64(b.Forgot.UnixNano())
 	}
@@ -468,12 +479,12 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 		if !ok {
 			continue
 		}
-		halves := in.halves(t, sc.Type)
+		halves, bases := in.halves(t, sc.Type), in.bases(sc.Type)
 		if fill {
-			in.Hex = refT(halves...).hex()
+			in.Hex = refTB(bases, halves...).hex()
 			sc.Initial[r] = in
 		}
-		require.Equal(t, refT(halves...).hex(), in.Hex, "initial state of %s: reference encoding of the listed entries", r)
+		require.Equal(t, refTB(bases, halves...).hex(), in.Hex, "initial state of %s: reference encoding of the listed entries and bases", r)
 		var err error
 		switch x := rs[r].(type) {
 		case tg:
@@ -484,7 +495,7 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 		require.NoError(t, err, "initial state of %s", r)
 		got := rs[r].state()
 		got.Conflicts = nil
-		require.Equal(t, tState{Entries: in.Entries, P: in.P, N: in.N}, got, "initial state of %s: decoded entries", r)
+		require.Equal(t, tState{Entries: in.Entries, P: in.P, N: in.N, Base: in.Base, PBase: in.PBase, NBase: in.NBase}, got, "initial state of %s: decoded entries and bases", r)
 	}
 	for i := range sc.Steps {
 		st := &sc.Steps[i]
@@ -559,6 +570,18 @@ func tRetireAll(r string, actors ...string) Step {
 // tRetireAt retires actor with the retirement time at seconds (Unix),
 // carried in amount as Unix ns; tFold folds with the cutoff at seconds.
 func tRetireAt(r, actor string, at int64) Step { return stepOp(r, "retire_at", actor, at*1e9) }
+
+// sixteen is 16 bytes: first, 14 zeros, last.
+func sixteen(first, last byte) []byte {
+	b := make([]byte, 16)
+	b[0], b[15] = first, last
+	return b
+}
+
+// twoTo126 is 2^126 + d, near the bound of a base's total (SPEC.md 6.10).
+func twoTo126(d int64) *big.Int {
+	return new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 126), big.NewInt(d))
+}
 
 func tFold(r string, cutoff int64) Step {
 	return Step{Replica: r, Op: "fold", Amount: ip(cutoff * 1e9)}
@@ -868,9 +891,20 @@ func genTPN(t *checker) any {
 		tScenario{Name: "fold: equal cutoffs, the larger total wins", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3", "r4"},
 			Note:  "r1 folds a and b (retired at 1 s) at 2 s, r2 only a (it never saw b): equal cutoffs, totals 3 and 1. Merged in either order (r3: r1 then r2; r4: r2 then r1), the base of total 3 wins",
 			Steps: []Step{ap("r1", "a", "t1", 1), ap("r1", "b", "t2", 2), mg("r2", "r1"), ra("r1", "a", 1), ra("r1", "b", 1), ra("r2", "a", 1), fo("r1", 2), fo("r2", 2), mg("r3", "r1"), mg("r3", "r2"), mg("r4", "r2"), mg("r4", "r1")}},
-		tScenario{Name: "fold: nothing when the base would pass int64", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3"},
-			Note:  "a credits 2^63-1 and is retired at 1 s; r3 copies that state. r1 merges b's credit of 1, also retired at 1 s: folding both at 2 s would make the base's total 2^63, so nothing is folded (SPEC.md 6.10); r3 folds a",
-			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ra("r1", "a", 1), mg("r3", "r1"), ap("r2", "b", "t2", 1), ra("r2", "b", 1), mg("r1", "r2"), fo("r1", 2), fo("r3", 2)}},
+		tScenario{Name: "fold: a base past int64", Type: "tgcounter", Replicas: []string{"r1", "r2", "r3"},
+			Note:  "a credits 2^63-1 and is retired at 1 s; r3 copies that state. r1 merges b's credit of 1, also retired at 1 s: folding both at 2 s makes the base's total 2^63, past int64, written as a bin 8 of 16 bytes (SPEC.md 6.7, 6.10); r3 folds a alone, a total written as an integer. r3 merging r1 takes its base (equal cutoffs, the larger total)",
+			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ra("r1", "a", 1), mg("r3", "r1"), ap("r2", "b", "t2", 1), ra("r2", "b", 1), mg("r1", "r2"), fo("r1", 2), fo("r3", 2), mg("r3", "r1")}},
+		tScenario{Name: "fold: bases past int64 merge alike in either order", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note: "a credits 2^63-1 and debits it back, b credits and debits 2 (r1); r2 copies that and c credits and debits 1 there. a and b are retired at 1 s on r1, which r2 merges, and c at 1 s on r2. r1 folds at 2 s (each base 2^63 + 1), r2 at 2 s too (2^63 + 2): equal cutoffs, totals that differ only past int64. r3 merges r1 then r2, r4 r2 then r1: both take the larger total, whose base holds c, and end equal to r2 (SPEC.md 6.10)",
+			Steps: []Step{ap("r1", "a", "t1", math.MaxInt64), ap("r1", "a", "d1", -math.MaxInt64), ap("r1", "b", "t2", 2), ap("r1", "b", "d2", -2), mg("r2", "r1"),
+				ap("r2", "c", "t3", 1), ap("r2", "c", "d3", -1), ra("r1", "a", 1), ra("r1", "b", 1), mg("r2", "r1"), ra("r2", "c", 1), fo("r1", 2), fo("r2", 2),
+				mg("r3", "r1"), mg("r3", "r2"), mg("r4", "r2"), mg("r4", "r1"), mg("r2", "r1")}},
+		tScenario{Name: "fold: nothing when the base would reach 2^126", Type: "tpncounter", Replicas: []string{"r1", "r2"},
+			Initial: map[string]tInitial{
+				"r1": {P: &[]tEntry{}, N: &[]tEntry{}, PBase: &tBase{Cutoff: I64(1e9), Total: bigInt(twoTo126(-1))}, NBase: &tBase{Cutoff: I64(1e9), Total: bigInt(twoTo126(-1))}},
+				"r2": {P: &[]tEntry{}, N: &[]tEntry{}, PBase: &tBase{Cutoff: I64(1e9), Total: bigInt(twoTo126(-2))}, NBase: &tBase{Cutoff: I64(1e9), Total: bigInt(twoTo126(-2))}}},
+			Note:  "r1 starts with both bases at 2^126 - 1 (cutoff 1 s), r2 at 2^126 - 2 (value 0). On each, a credits 1 and is retired at 2 s; folding at 3 s would take r1's credit base to 2^126, so nothing is folded, while r2's reaches 2^126 - 1 (SPEC.md 6.10). r1 merging r2 takes its later base and drops a, which that base holds",
+			Steps: []Step{ap("r1", "a", "t1", 1), ra("r1", "a", 2), fo("r1", 3), ap("r2", "a", "t1", 1), ra("r2", "a", 2), fo("r2", 3), mg("r1", "r2")}},
 		tScenario{Name: "fold: two retirements of one entry, the earlier wins", Type: "tpncounter", Replicas: []string{"r1", "r2", "r3", "r4"},
 			Note:  "a, credited on r1, is retired at 5 s on r1, at 3 s on r2 and without a time on r3. Merged in any order the retirement of 3 s wins: a state that folded it must drop the others. r4 merges r3 then r1: the time of 5 s wins over none",
 			Steps: []Step{ap("r1", "a", "t1", 5), mg("r2", "r1"), mg("r3", "r1"), ra("r1", "a", 5), ra("r2", "a", 3), rt("r3", "a"), mg("r4", "r3"), mg("r4", "r1"), mg("r1", "r2"), mg("r2", "r1"), mg("r3", "r1")}},
@@ -1026,7 +1060,7 @@ func genTPN(t *checker) any {
 	return tFile{
 		Merges:    merges,
 		Generated: gens,
-		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 4 where a half has a base or a retired entry a retirement time, version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor, after the base [cutoff, total, forgot] when the half has one (version 4); a retired entry is [actor, seq, total, forgot] or [actor, seq, total, forgot, retired_at]; tpncounter body: [P body, N body]. Steps retire_at and fold carry the retirement time and the cutoff (Unix ns) in amount. A scenario's initial gives some replicas a starting state to decode (hex) instead of the empty one. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
+		Comment:   "Transactional counters (SPEC.md section 6). Encodings in format version 4 where a half has a base or a retired entry a retirement time, version 3 where a state holds a retired entry or a UUID transaction id, version 2 otherwise (SPEC.md 6.7). tgcounter body: array of entries [actor, seq uint, total int, forgot int (Unix ns), history [[txn, amount]...], folded [[txn, amount]...]] sorted by actor, after the base [cutoff, total, forgot] when the half has one (version 4; a total past int64, below 2^126, is a bin 8 of its 16 bytes, big-endian); a retired entry is [actor, seq, total, forgot] or [actor, seq, total, forgot, retired_at]; tpncounter body: [P body, N body]. Steps retire_at and fold carry the retirement time and the cutoff (Unix ns) in amount. A scenario's initial gives some replicas a starting state to decode (hex) instead of the empty one. version1 lists version 1 encodings (entries without forgot) that decoders still read; timeuuids gives TimeUUID's answer for sample ids; decoded lists valid encodings holding conflicting copies of one id (two amounts, or both halves) with the value the owner rule gives them; generated_decodes are tgcounter encodings built from entry ranges and what decoding them gives.",
 		Scenarios: scs,
 		Version1:  compat,
 		TimeUUIDs: tus,
@@ -1104,6 +1138,17 @@ func genTPN(t *checker) any {
 			mal("v4: base after an entry", g, env(g, 4).arr(2).arr(4).str("a").uint(1).int(1).int(0).arr(3).int(1e9).int(1).int(0).b, t,
 				"the base is the first element of its body"),
 			mal("v4: base with a negative total", g, env(g, 4).arr(1).arr(3).int(1e9).int(-1).int(0).b, t),
+			// A base's total past int64 is a bin 8 of 16 bytes (SPEC.md 6.7).
+			mal("v4: base total 5 in 16 bytes", g, env(g, 4).arr(1).arr(3).int(1e9).bin(sixteen(0, 5)).int(0).b, t,
+				"a total that fits in int64 is written as an integer: one encoding per value"),
+			mal("v4: base total 2^63-1 in 16 bytes", g, env(g, 4).arr(1).arr(3).int(1e9).bin(append(make([]byte, 8), 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)).int(0).b, t),
+			mal("v4: base total of 15 bytes", g, env(g, 4).arr(1).arr(3).int(1e9).bin(sixteen(1, 0)[:15]).int(0).b, t),
+			mal("v4: base total of 17 bytes", g, env(g, 4).arr(1).arr(3).int(1e9).bin(append([]byte{0}, sixteen(1, 0)...)).int(0).b, t,
+				"its first 16 bytes, 2^112, would be a valid total"),
+			mal("v4: base total of 16 bytes in a bin 16", g, env(g, 4).arr(1).arr(3).int(1e9).raw(0xc5, 0, 16).raw(sixteen(1, 0)...).int(0).b, t),
+			mal("v4: negative base total in 16 bytes", g, env(g, 4).arr(1).arr(3).int(1e9).wide(new(big.Int).Sub(big.NewInt(math.MinInt64), big.NewInt(1))).int(0).b, t),
+			mal("v4: base total of 2^126", g, env(g, 4).arr(1).arr(3).int(1e9).wide(twoTo126(0)).int(0).b, t,
+				"invariant base-total: Fold keeps a base's total below 2^126"),
 			mal("v4: retirement time 0", g, env(g, 4).arr(1).arr(5).str("a").uint(1).int(1).int(0).int(0).b, t,
 				"invariant retired-after-cutoff: an entry retired without a time has four fields"),
 			mal("v4: retired before the base's cutoff", g, env(g, 4).arr(2).arr(3).int(2e9).int(1).int(0).arr(5).str("a").uint(1).int(1).int(0).int(1e9).b, t,
@@ -1393,7 +1438,7 @@ func (m *tModel) txnsOf(s int) []string {
 // owner copy or else by its forgotten copy, plus the second countings.
 func (m *tModel) halfValue(s int) *big.Int {
 	v := big.NewInt(m.recount[s])
-	v.Add(v, big.NewInt(int64(m.base[s].Total)))
+	v.Add(v, m.base[s].Total.big())
 	for _, x := range m.txnsOf(s) {
 		if o, ok := ownerOf(m.held(s, x)); ok {
 			v.Add(v, big.NewInt(o.amt))
@@ -1543,30 +1588,32 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 		return "", "", ch[0] || ch[1]
 	case "fold":
 		// SPEC.md 6.10: the retired entries retired before the cutoff
-		// leave, their totals and forgot into the base.
+		// leave, their totals and forgot into the base, unless the
+		// base's total would reach 2^126.
 		c := int64(*st.Amount)
 		any := false
 		for s := 0; s < halves; s++ {
-			if !m.halfValue(s).IsInt64() {
-				continue // the base's total might not fit
-			}
 			cut := min(max(c, int64(m.base[s].Cutoff)), maxForgotNanos)
-			n := 0
+			total, forgot := m.base[s].Total.big(), m.base[s].Forgot
+			var gone []string
 			for _, a := range sortedKeys(m.half[s]) {
 				e := m.half[s][a]
 				if !e.retired || e.at == 0 || e.at >= cut {
 					continue
 				}
 				en := m.entry(a, e)
-				m.base[s].Total += en.Total
-				m.base[s].Forgot = max(m.base[s].Forgot, en.Forgot)
+				total.Add(total, big.NewInt(int64(en.Total)))
+				forgot = max(forgot, en.Forgot)
+				gone = append(gone, a)
+			}
+			if len(gone) == 0 || total.Cmp(new(big.Int).Lsh(big.NewInt(1), 126)) >= 0 {
+				continue
+			}
+			for _, a := range gone {
 				delete(m.half[s], a)
-				n++
 			}
-			if n > 0 {
-				m.base[s].Cutoff = I64(cut)
-				any = true
-			}
+			m.base[s] = tBase{Cutoff: I64(cut), Total: bigInt(total), Forgot: forgot}
+			any = true
 		}
 		return "", "", any
 	case "retire", "retire_at":
@@ -1779,7 +1826,7 @@ func cmpBase(a, b tBase) int {
 	case a.Cutoff != b.Cutoff:
 		return cmpInt64(int64(a.Cutoff), int64(b.Cutoff))
 	case a.Total != b.Total:
-		return cmpInt64(int64(a.Total), int64(b.Total))
+		return a.Total.big().Cmp(b.Total.big())
 	}
 	return cmpInt64(int64(a.Forgot), int64(b.Forgot))
 }
@@ -1885,7 +1932,7 @@ func refTB(bases []*tBase, halves ...[]tEntry) refEnc {
 	for i, es := range halves {
 		if i < len(bases) && bases[i] != nil {
 			b := bases[i]
-			e = e.arr(len(es) + 1).arr(3).int(int64(b.Cutoff)).int(int64(b.Total)).int(int64(b.Forgot))
+			e = e.arr(len(es) + 1).arr(3).int(int64(b.Cutoff)).wide(b.Total.big()).int(int64(b.Forgot))
 			e = refTEntriesV(e, es, v)
 			continue
 		}
@@ -1954,8 +2001,12 @@ func checkTPN(t *checker, raw []byte) {
 			for _, r := range sc.Replicas {
 				ms[r] = newTModel(sc.Options)
 				if in, ok := sc.Initial[r]; ok {
+					bases := in.bases(sc.Type)
 					for s, es := range in.halves(t, sc.Type) {
 						ms[r].load(t, s, es)
+						if bases[s] != nil {
+							ms[r].base[s] = *bases[s]
+						}
 					}
 				}
 			}
@@ -1989,18 +2040,18 @@ func checkTPN(t *checker, raw []byte) {
 				r, m := rs[name], ms[name]
 				require.Equal(t, want.Hex, hex.EncodeToString(r.bytes()), "%s encoding", name)
 				var ref refEnc
-				total := func(b *tBase) int64 {
+				total := func(b *tBase) *big.Int {
 					if b == nil {
-						return 0
+						return new(big.Int)
 					}
-					return int64(b.Total)
+					return b.Total.big()
 				}
 				if sc.Type == "tgcounter" {
 					require.NotNil(t, want.Entries)
 					ref = refTB([]*tBase{want.Base}, *want.Entries)
 					require.Equal(t, *want.Entries, m.entries(0), "%s: entries vs model", name)
 					require.Equal(t, want.Base, m.baseOf(0), "%s: base vs model", name)
-					require.Equal(t, want.Value, bigInt(new(big.Int).Add(refTValue(*want.Entries, nil), big.NewInt(total(want.Base)))), "%s: value of the listed entries and base", name)
+					require.Equal(t, want.Value, bigInt(new(big.Int).Add(refTValue(*want.Entries, nil), total(want.Base))), "%s: value of the listed entries and base", name)
 				} else {
 					require.NotNil(t, want.P)
 					ref = refTB([]*tBase{want.PBase, want.NBase}, *want.P, *want.N)
@@ -2008,8 +2059,8 @@ func checkTPN(t *checker, raw []byte) {
 					require.Equal(t, *want.N, m.entries(1), "%s: debit entries vs model", name)
 					require.Equal(t, want.PBase, m.baseOf(0), "%s: credit base vs model", name)
 					require.Equal(t, want.NBase, m.baseOf(1), "%s: debit base vs model", name)
-					v := new(big.Int).Add(refTValue(*want.P, *want.N), big.NewInt(total(want.PBase)))
-					require.Equal(t, want.Value, bigInt(v.Sub(v, big.NewInt(total(want.NBase)))), "%s: value of the listed entries and bases", name)
+					v := new(big.Int).Add(refTValue(*want.P, *want.N), total(want.PBase))
+					require.Equal(t, want.Value, bigInt(v.Sub(v, total(want.NBase))), "%s: value of the listed entries and bases", name)
 				}
 				require.Equal(t, want.Hex, ref.hex(), "%s: reference encoding of the listed entries", name)
 				got := r.state()
