@@ -244,7 +244,8 @@ type sighting struct {
 // writeRoom is what the cap on Apply keeps free below store.MaxValue for
 // what a write changes after its Applys: Compact and retirements add at
 // most 36 bytes to an entry, every live entry at most once, and a fold at
-// most a base (28 bytes) to each half (SPEC.md 6.9).
+// most 30 bytes to each half, a base (37 bytes with a total past int64)
+// less the retired entry it takes out (SPEC.md 6.9).
 func writeRoom(o tpncounter.Options) int {
 	return 36*(cmp.Or(o.MaxActors, tpncounter.DefaultMaxActors)+1) + 64
 }
