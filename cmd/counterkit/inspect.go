@@ -39,7 +39,8 @@ Decodes one counterkit encoding (any type: gcounter, pncounter, tgcounter,
 tpncounter, bounded, tally.shard, tally.tally, deltalog.cell, balance.row,
 ledger.txn)
 and prints what it holds: type, format version, size, value, and per type
-the actors, totals, history and folded records, window and stats.
+the actors, totals, history and folded records, the bases of retired
+actors folded away (their exact total and cutoff), window and stats.
 
 The input is the raw bytes of FILE, of standard input (no FILE, or -), or
 the hexadecimal string given with -hex (spaces allowed). Bytes that do not
@@ -232,12 +233,15 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		var g *tpncounter.GCounter
 		if g, err = tpncounter.NewGCounter(o.counter); err == nil && decoded(g) {
 			d.Value, d.Actors, d.Stats, d.Window = exactValue(g.BigValue()), entries("", g), ptr(Stats(g.Stats())), historyWindow(g.Options())
+			d.Fields = bases(map[string]tpncounter.Base{"base": g.Base()})
 		}
 	case crdt.TagTPNCounter:
 		var c *tpncounter.Counter
 		if c, err = tpncounter.New(o.counter); err == nil && decoded(c) {
 			d.Value, d.Stats, d.Window = exactValue(c.BigValue()), ptr(Stats(c.Stats())), historyWindow(c.Options())
 			d.Actors = append(entries("P", c.Positive()), entries("N", c.Negative())...)
+			p, n := c.Bases()
+			d.Fields = bases(map[string]tpncounter.Base{"base_p": p, "base_n": n})
 		}
 	case crdt.TagBounded:
 		c, err := bounded.Decode(data, o.bounded)
@@ -453,6 +457,39 @@ func txns(ts []Txn) string {
 }
 
 // exactValue is v as an int64, or as itself past int64 (SPEC.md 6.2).
+// Base is what a half's Fold took out of its retired entries
+// (tpncounter.Base): the entries' total, exact, the latest cutoff folded
+// and their latest forgot time.
+type Base struct {
+	Cutoff time.Time `json:"cutoff"`
+	Total  any       `json:"total"`
+	Forgot time.Time `json:"forgot,omitzero"`
+}
+
+// String is the table form.
+func (b Base) String() string {
+	s := fmt.Sprintf("total %v, cutoff %s", b.Total, b.Cutoff.Format(time.RFC3339Nano))
+	if !b.Forgot.IsZero() {
+		s += ", forgot " + b.Forgot.Format(time.RFC3339Nano)
+	}
+	return s
+}
+
+// bases returns the fields of the halves' bases that are set, or nil.
+func bases(halves map[string]tpncounter.Base) map[string]any {
+	var out map[string]any
+	for name, b := range halves {
+		if b.Cutoff.IsZero() {
+			continue // the half never folded
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[name] = Base{Cutoff: b.Cutoff.UTC(), Total: exactValue(b.BigTotal()), Forgot: b.Forgot.UTC()}
+	}
+	return out
+}
+
 func exactValue(v *big.Int) any {
 	if v.IsInt64() {
 		return v.Int64()

@@ -58,6 +58,21 @@ func samples(t *testing.T) map[string][]byte {
 		require.NoError(t, err, i)
 	}
 	at := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	// Two incarnations that each credited 2^62 and debited 2^62−10, retired
+	// and folded: the credits' base passes int64; c keeps writing.
+	folded, err := tpncounter.New(tpncounter.Options{HistoryLength: 2})
+	require.NoError(t, err)
+	for _, actor := range []crdt.ActorID{"old-1", "old-2"} {
+		_, err := folded.Apply(actor, crdt.TxnID(actor+"-in"), 1<<62)
+		require.NoError(t, err)
+		_, err = folded.Apply(actor, crdt.TxnID(actor+"-out"), -(1<<62 - 10))
+		require.NoError(t, err)
+	}
+	_, err = folded.RetireAllAt(at, "old-1", "old-2")
+	require.NoError(t, err)
+	require.Equal(t, 4, folded.Fold(at.Add(time.Hour)))
+	_, err = folded.Apply("c", "t5", 7)
+	require.NoError(t, err)
 	id := timeid.FromParts(at, 1, 2)
 	cell := deltalog.Cell{ID: id, Kind: deltalog.KindRegular, Delta: 7}
 	merge := deltalog.Cell{ID: id, Kind: deltalog.KindMerge, Delta: 12, Written: at.UnixMicro(),
@@ -70,15 +85,16 @@ func samples(t *testing.T) map[string][]byte {
 		return b
 	}
 	return map[string][]byte{
-		"gcounter":       must(g.MarshalBinary()),
-		"pncounter":      must(p.MarshalBinary()),
-		"tgcounter":      must(c.Positive().MarshalBinary()),
-		"tpncounter":     must(c.MarshalBinary()),
-		"deltalog.cell":  must(cell.MarshalBinary()),
-		"deltalog.merge": must(merge.MarshalBinary()),
-		"balance.row":    must(balance.NormalRow(id, 25).MarshalBinary()),
-		"tally.shard":    must(shard.MarshalBinary()),
-		"ledger.txn":     must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at, Version: 3}.MarshalBinary()),
+		"gcounter":          must(g.MarshalBinary()),
+		"pncounter":         must(p.MarshalBinary()),
+		"tgcounter":         must(c.Positive().MarshalBinary()),
+		"tpncounter":        must(c.MarshalBinary()),
+		"tpncounter.folded": must(folded.MarshalBinary()),
+		"deltalog.cell":     must(cell.MarshalBinary()),
+		"deltalog.merge":    must(merge.MarshalBinary()),
+		"balance.row":       must(balance.NormalRow(id, 25).MarshalBinary()),
+		"tally.shard":       must(shard.MarshalBinary()),
+		"ledger.txn":        must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at, Version: 3}.MarshalBinary()),
 	}
 }
 
