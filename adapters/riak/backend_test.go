@@ -1,7 +1,9 @@
 package riak_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 )
 
 // target is a bucket to run a test against.
@@ -246,6 +249,39 @@ func riakMessage(err error) string {
 // 'NAME'" for a bucket's properties, "Invalid bucket type: <<"NAME">>" for
 // the type's properties and "Invalid bucket properties: not_active" for
 // setting them. Nothing here is stored on a real Riak.
+// TestBackendObjectTooLarge: Riak refuses a put that would leave an object,
+// its siblings together, larger than max_object_size (50 MB by default),
+// before applying it: seven writers that did not see each other, each
+// putting a value of store.MaxValue (8 MiB), leave six siblings and the
+// seventh put is refused ("{too_large,N}"), reported as not landed
+// (crdt.ErrUnavailable, sent once); a put with a fresh token supersedes
+// the siblings it read and lands.
+func TestBackendObjectTooLarge(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tg target) {
+		s := newStore(t, tg.cl, tg.opts)
+		key := uniqueKey("too-large")
+		value := bytes.Repeat([]byte{'v'}, store.MaxValue)
+		for i := range 6 {
+			require.NoError(t, s.Put(ctx, key, crdt.ActorID(fmt.Sprint("w", i)), value, nil), "put %d", i)
+		}
+		err := s.Put(ctx, key, "w6", value, nil)
+		require.ErrorIs(t, err, crdt.ErrUnavailable, "refused: known not to have landed")
+		require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite)
+		var re *riak.Error
+		require.ErrorAs(t, err, &re)
+		require.Equal(t, 1, re.Attempts, "not resent: the same put would be refused again")
+		require.Contains(t, riakMessage(err), "too_large")
+
+		sibs, tok, err := s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Len(t, sibs, 6, "the refused put left nothing")
+		require.NoError(t, s.Put(ctx, key, "w6", value, tok))
+		sibs, _, err = s.Fetch(ctx, key)
+		require.NoError(t, err)
+		require.Len(t, sibs, 1)
+	})
+}
+
 func TestBackendRefusals(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tg target) {
 		typ := tg.opts.BucketType

@@ -88,10 +88,13 @@ const (
 var refusedMessages = []string{"overload", "all_nodes_down", "insufficient_vnodes"}
 
 // Riak error messages that mean a write was refused before any vnode applied
-// it because of what is stored: "{too_many_siblings,N}" (the coordinating
-// vnode refuses a put that would leave more than max_siblings siblings,
-// before it forwards the put to the other replicas).
-var staleMessages = []string{"too_many_siblings"}
+// it because of what is stored: the coordinating vnode refuses a put that
+// would leave more than max_siblings siblings ("{too_many_siblings,N}") or
+// an object, its siblings together, larger than max_object_size
+// ("{too_large,N}"; 50 MB by default, while one value is at most
+// store.MaxValue), before it forwards the put to the other replicas. A
+// write with a fresh vclock supersedes the siblings it read and passes.
+var staleMessages = []string{"too_many_siblings", "too_large"}
 
 // Riak error messages that mean the bucket or the request is misconfigured.
 // Riak names a missing bucket type no_type ("Invalid bucket properties:

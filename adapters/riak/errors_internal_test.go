@@ -52,6 +52,7 @@ func TestClassify(t *testing.T) {
 
 		// Riak's own messages.
 		{"too many siblings", wrap(riakErr("{too_many_siblings,101}")), stale, nil},
+		{"object too large", wrap(riakErr("{too_large,58720711}")), stale, nil},
 		{"no type", wrap(riakErr("Invalid bucket properties: no_type")), fatal, crdt.ErrMisconfiguredStore},
 		{"no bucket type for bucket properties", wrap(riakErr("No bucket-type named 'x'")), fatal, crdt.ErrMisconfiguredStore},
 		{"refused bucket properties", wrap(riakErr(`Invalid bucket properties: [{dvv_enabled,"If last_write_wins is true, dvv_enabled must be false"}]`)), fatal, crdt.ErrMisconfiguredStore},

@@ -31,6 +31,22 @@ type object struct {
 	reapAt time.Time
 }
 
+// objectOverhead is what size counts for an object and for each sibling
+// besides its value: more than Riak's encoding of the vclock and of a
+// sibling's metadata (content type, vtag, last-modified), which are tens
+// of bytes each for what the adapter writes.
+const objectOverhead = 1024
+
+// size is the object's size as max_object_size counts it, over-estimated
+// (objectOverhead).
+func (o *object) size() int {
+	n := objectOverhead
+	for _, sib := range o.sibs {
+		n += objectOverhead + len(sib.content.GetValue())
+	}
+	return n
+}
+
 func (o *object) live() bool {
 	return slices.ContainsFunc(o.sibs, func(s sibling) bool { return !s.tombstone() })
 }

@@ -136,6 +136,10 @@ const (
 	// DefaultMaxSiblings is Riak's default max_siblings (riak_kv): a write
 	// that would leave more siblings than this on an object is refused.
 	DefaultMaxSiblings = 100
+	// DefaultMaxObjectSize is Riak's default max_object_size (riak.conf
+	// object.size.maximum, 50MB): a write that would leave a larger object,
+	// every sibling counted, is refused.
+	DefaultMaxObjectSize = 50 << 20
 	// DefaultDeleteMode is Riak's default delete_mode: how long an object
 	// left with only tombstones is kept before it is reaped.
 	DefaultDeleteMode = 3 * time.Second
@@ -155,6 +159,14 @@ type Options struct {
 	// with nothing applied, by the error Riak sends: "{too_many_siblings,N}".
 	// Zero means DefaultMaxSiblings; a negative value means no limit.
 	MaxSiblings int
+	// MaxObjectSize is the largest object, in bytes, a write may leave: its
+	// siblings' values and metadata, counted here as each value plus
+	// objectOverhead (more than Riak's own encoding adds, so that the double
+	// refuses whatever Riak refuses). A put or delete that would leave a
+	// larger one is refused, with nothing applied, by the error Riak sends:
+	// "{too_large,N}". Zero means DefaultMaxObjectSize; a negative value
+	// means no limit.
+	MaxObjectSize int
 	// DeleteMode is how long an object left with only tombstones is kept
 	// before it is reaped (README.md). Zero means DefaultDeleteMode;
 	// ReapImmediately (any negative value) reaps at once.
@@ -174,6 +186,7 @@ type FakeServer struct {
 	vnodes     []string
 	rr         atomic.Uint64
 	maxSibs    int           // < 0: no limit
+	maxSize    int           // bytes; < 0: no limit
 	deleteMode time.Duration // < 0: reap at once
 
 	counts [numOps]atomic.Int64
@@ -232,6 +245,7 @@ func newState(opts Options) *FakeServer {
 	}
 	s := &FakeServer{
 		maxSibs:    cmp.Or(opts.MaxSiblings, DefaultMaxSiblings),
+		maxSize:    cmp.Or(opts.MaxObjectSize, DefaultMaxObjectSize),
 		deleteMode: cmp.Or(opts.DeleteMode, DefaultDeleteMode),
 		types:      map[string]*rpb.RpbBucketProps{"default": typeProps(BucketTypeProps{})},
 		dvv:        map[string]bool{"default": false},
@@ -740,12 +754,16 @@ func (s *FakeServer) objectLocked(id objectID) *object {
 
 // writeLocked returns old with content written under ctx in a bucket of
 // type typ and properties p, coordinated by the next vnode (round robin), or
-// Riak's refusal when the result has more siblings than max_siblings allows.
+// Riak's refusal when the result has more siblings than max_siblings allows
+// or is larger than max_object_size.
 func (s *FakeServer) writeLocked(typ string, p *rpb.RpbBucketProps, old *object, ctx VClock, content *rpbkv.RpbContent, now time.Time) (*object, rpcError) {
 	wp := writeProps{allowMult: p.GetAllowMult(), lastWriteWins: p.GetLastWriteWins(), dvv: s.dvv[typ]}
 	next := apply(old, ctx, content, wp, s.vnodes[int(s.rr.Add(1)-1)%len(s.vnodes)], s.clocks, now)
 	if s.maxSibs >= 0 && len(next.sibs) > s.maxSibs {
 		return nil, rpcError(fmt.Sprintf("{too_many_siblings,%d}", len(next.sibs)))
+	}
+	if n := next.size(); s.maxSize >= 0 && n > s.maxSize {
+		return nil, rpcError(fmt.Sprintf("{too_large,%d}", n))
 	}
 	return next, ""
 }
