@@ -12,7 +12,8 @@ import (
 // (crdt.ErrTooLarge), so that a batch one backend takes every backend takes.
 // They are what Cassandra 4.0 accepts with its default settings: a mutation
 // (one partition's part of a batch) under 16 MiB with its overhead, a batch
-// spanning partitions under 50 KiB (batch_size_fail_threshold_in_kb), at most
+// spanning partitions under 50 KiB (batch_size_fail_threshold_in_kb, which
+// counts each row's timestamps besides its bytes: SpanningOverhead), at most
 // 65,535 statements.
 const (
 	// MaxRowKey is the longest row key, in bytes.
@@ -23,9 +24,15 @@ const (
 	MaxBatch = 10_000
 	// MaxBatchBytes bounds the keys and values of one Apply, summed.
 	MaxBatchBytes = 12 << 20
-	// MaxSpanningBatchBytes bounds the keys and values of an Apply that
-	// addresses more than one partition, summed.
+	// MaxSpanningBatchBytes bounds an Apply that addresses more than one
+	// partition: its keys and values summed, with SpanningOverhead bytes
+	// per mutation.
 	MaxSpanningBatchBytes = 32 << 10
+	// SpanningOverhead is what each mutation counts against
+	// MaxSpanningBatchBytes besides its keys and value: Cassandra counts a
+	// row's timestamp, TTL and deletion time (16 bytes) towards its batch
+	// limit, so many small mutations pass it long before their bytes do.
+	SpanningOverhead = 32
 )
 
 // CheckMutations reports whether muts is a batch every backend must accept,
@@ -47,8 +54,9 @@ func CheckMutations(muts []Mutation) error {
 	switch {
 	case size > MaxBatchBytes:
 		return fmt.Errorf("store: batch of %d bytes (max %d): %w", size, MaxBatchBytes, crdt.ErrTooLarge)
-	case spanning && size > MaxSpanningBatchBytes:
-		return fmt.Errorf("store: batch of %d bytes across partitions (max %d): %w", size, MaxSpanningBatchBytes, crdt.ErrTooLarge)
+	case spanning && size+SpanningOverhead*len(muts) > MaxSpanningBatchBytes:
+		return fmt.Errorf("store: batch of %d mutations and %d bytes across partitions (max %d, counting %d per mutation): %w",
+			len(muts), size, MaxSpanningBatchBytes, SpanningOverhead, crdt.ErrTooLarge)
 	}
 	return nil
 }

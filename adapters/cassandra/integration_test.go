@@ -545,21 +545,23 @@ func integrationBatchTooLarge(t *testing.T, tg *target) {
 	requireCalls(t, calls, 0, 0, 0, "a batch above store.MaxSpanningBatchBytes")
 	noneApplied("a batch refused by Apply")
 
-	// At the limit (16 rows of a 1-byte key and a 2047-byte value): sent
-	// and applied; one byte more is refused.
+	// At the limit (16 rows of a 1-byte key and a 2015-byte value, each
+	// counting store.SpanningOverhead besides): sent and applied; one byte
+	// more is refused.
+	const edgeValue = store.MaxSpanningBatchBytes/16 - 1 - store.SpanningOverhead
 	edge := make([]store.Mutation, 16)
 	for i := range edge {
-		edge[i] = store.Mutation{Partition: uniqueKey(t, fmt.Sprintf("edge%d", i)), Op: store.OpPut, Key: []byte("k"), Value: data[:2047], Timestamp: 100}
+		edge[i] = store.Mutation{Partition: uniqueKey(t, fmt.Sprintf("edge%d", i)), Op: store.OpPut, Key: []byte("k"), Value: data[:edgeValue], Timestamp: 100}
 	}
 	over := append([]store.Mutation(nil), edge...)
-	over[0].Value = data[:2048]
+	over[0].Value = data[:edgeValue+1]
 	require.ErrorIs(t, p.Apply(ctx, over), crdt.ErrTooLarge)
 	cctx, calls = counting(ctx)
 	require.NoError(t, p.Apply(cctx, edge), "a batch of store.MaxSpanningBatchBytes across partitions")
 	requireCalls(t, calls, 0, 1, 0, "a batch at store.MaxSpanningBatchBytes")
 	rows, err := p.Snapshot(ctx, edge[15].Partition, 1, store.ReadComplete)
 	require.NoError(t, err)
-	require.Equal(t, []store.Row{{Key: []byte("k"), Value: data[:2047]}}, rows)
+	require.Equal(t, []store.Row{{Key: []byte("k"), Value: data[:edgeValue]}}, rows)
 
 	// Refused by the server: the same 100 rows sent as one LOGGED batch.
 	stmts, err := p.applyStmts(muts[:1])

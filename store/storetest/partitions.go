@@ -393,11 +393,11 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	}
 	// Batches over the byte limits: two values of MaxValue in one
 	// partition, and a batch spanning two partitions one byte over
-	// MaxSpanningBatchBytes.
+	// MaxSpanningBatchBytes (with SpanningOverhead per mutation).
 	big2 := make([]byte, store.MaxValue)
 	cases = append(cases, refusal{"batch over store.MaxBatchBytes", store.Mutation{Partition: "p", Op: store.OpPut, Key: []byte("big"), Value: big2, Timestamp: 1}, crdt.ErrTooLarge})
 	cases = append(cases, refusal{"spanning batch over store.MaxSpanningBatchBytes", store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte("k"),
-		Value: make([]byte, store.MaxSpanningBatchBytes-len("first")-len("v")-len("k")+1), Timestamp: 1}, crdt.ErrTooLarge})
+		Value: make([]byte, store.MaxSpanningBatchBytes-len("first")-len("v")-len("k")-2*store.SpanningOverhead+1), Timestamp: 1}, crdt.ErrTooLarge})
 	for name, k := range crdttest.InvalidKeys() {
 		cases = append(cases, refusal{"partition key " + name, put(k, "k", "v", 1), crdt.ErrInvalidKey})
 	}
@@ -417,6 +417,16 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	}
 	s.refused(s.p.Apply(ctx, big), crdt.ErrTooLarge, "apply of %d mutations", len(big))
 	s.expect("p", "a batch over store.MaxBatch writes nothing", "")
+	// Many small mutations across two partitions: few bytes, but one more
+	// than MaxSpanningBatchBytes counts with their overhead (Cassandra
+	// refuses about 1,150 such puts: "Batch too large").
+	small := make([]store.Mutation, store.MaxSpanningBatchBytes/(store.SpanningOverhead+3)+1)
+	for i := range small {
+		small[i] = put([]string{"p", "q"}[i%2], fmt.Sprintf("%02x", i%256), "v", int64(i/256+1))
+	}
+	s.refused(s.p.Apply(ctx, small), crdt.ErrTooLarge, "apply of %d small mutations across partitions", len(small))
+	s.expect("p", "a refused spanning batch of small mutations writes nothing", "")
+	s.expect("q", "a refused spanning batch of small mutations writes nothing", "")
 	for name, k := range crdttest.InvalidKeys() {
 		_, err := s.p.Snapshot(ctx, k, 10, store.ReadAny)
 		s.refused(err, crdt.ErrInvalidKey, "snapshot of an invalid partition key (%s)", name)
@@ -433,7 +443,9 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 	for i := range most {
 		most[i] = store.Mutation{Partition: "q", Op: store.OpPut, Key: []byte{byte(i >> 8), byte(i)}, Value: []byte{1}, Timestamp: 1}
 	}
-	half := store.MaxSpanningBatchBytes / 2
+	// Two mutations across two partitions, at MaxSpanningBatchBytes with
+	// their overhead.
+	half := store.MaxSpanningBatchBytes/2 - store.SpanningOverhead
 	for _, c := range []struct {
 		what  string
 		batch []store.Mutation
@@ -441,8 +453,8 @@ func partLimits(ctx context.Context, e *env[store.Partitions]) error {
 		{"a row key of store.MaxRowKey bytes with a value of store.MaxValue bytes",
 			[]store.Mutation{{Partition: "p", Op: store.OpPut, Key: key, Value: bytes.Repeat([]byte("v"), store.MaxValue), Timestamp: 1}}},
 		{"a batch of store.MaxBatchBytes bytes in one partition", fillBytes("r", store.MaxBatchBytes)},
-		{"a batch of store.MaxSpanningBatchBytes bytes across two partitions",
-			append(fillBytes("s", half), fillBytes("t", store.MaxSpanningBatchBytes-half)...)},
+		{"a batch of store.MaxSpanningBatchBytes bytes, overhead counted, across two partitions",
+			append(fillBytes("s", half), fillBytes("t", store.MaxSpanningBatchBytes-2*store.SpanningOverhead-half)...)},
 		{"a batch of store.MaxBatch mutations", most},
 	} {
 		s.do(func() error { return wrap(c.what, s.p.Apply(ctx, c.batch)) })
