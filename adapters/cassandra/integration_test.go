@@ -510,6 +510,40 @@ func fillSiblings(t *testing.T, db *DB, key string, from, to int) {
 //
 // and that the same data in one partition (one mutation, exempt from both
 // thresholds) is accepted.
+// TestIntegrationTombstoneOverwhelming: a read that scans more than
+// tombstone_failure_threshold (100,000) tombstones is aborted by Cassandra,
+// reported as crdt.ErrUnavailable (README, Caveats); fewer are read.
+func TestIntegrationTombstoneOverwhelming(t *testing.T) {
+	eachTarget(t, integrationTombstoneOverwhelming)
+}
+
+func integrationTombstoneOverwhelming(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
+	p := db.Partitions()
+	ctx := context.Background()
+	part := uniqueKey(t, "tombs")
+	deleteRows := func(from, to int) {
+		t.Helper()
+		for b := from; b < to; b += store.MaxBatch {
+			muts := make([]store.Mutation, 0, store.MaxBatch)
+			for i := b; i < min(b+store.MaxBatch, to); i++ {
+				muts = append(muts, store.Mutation{Partition: part, Op: store.OpDelete, Key: []byte(fmt.Sprintf("k%06d", i)), Timestamp: 1})
+			}
+			require.NoError(t, p.Apply(ctx, muts))
+		}
+	}
+	require.NoError(t, p.Apply(ctx, []store.Mutation{{Partition: part, Op: store.OpPut, Key: []byte("z"), Value: []byte{1}, Timestamp: 2}}))
+	deleteRows(0, 90_000)
+	rows, err := p.Snapshot(ctx, part, 10, store.ReadComplete)
+	require.NoError(t, err, "90,000 tombstones: read")
+	require.Len(t, rows, 1)
+	deleteRows(90_000, 101_000)
+	_, err = p.Snapshot(ctx, part, 10, store.ReadComplete)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "101,000 tombstones: Cassandra aborts the read")
+	var rf *gocql.RequestErrReadFailure
+	require.ErrorAs(t, err, &rf)
+}
+
 func TestIntegrationBatchTooLarge(t *testing.T) { eachTarget(t, integrationBatchTooLarge) }
 
 func integrationBatchTooLarge(t *testing.T, tg *target) {

@@ -67,6 +67,24 @@ type modelPartition struct {
 	drop   int64
 }
 
+// tombstonesIn counts the row and range tombstones a read from from to
+// last (inclusive; "": to the end) scans.
+func (p *modelPartition) tombstonesIn(from, last string) int {
+	in := func(k string) bool { return k >= from && (last == "" || k <= last) }
+	n := 0
+	for k := range p.points {
+		if in(k) {
+			n++
+		}
+	}
+	for _, r := range p.ranges {
+		if (r.hi == nil || string(r.hi) > from) && (last == "" || r.lo == nil || string(r.lo) <= last) {
+			n++
+		}
+	}
+	return n
+}
+
 func (p *modelPartition) shadowed(ck string, ts int64) bool {
 	if p.drop >= ts || p.points[ck] >= ts && p.points[ck] != 0 {
 		return true
@@ -294,6 +312,11 @@ const modelMaxMutation = 16 << 20
 // (50 KiB): a batch over more than one partition whose mutations add up to
 // more is refused with "Batch too large" (BatchStatement.verifyBatchSize).
 const modelBatchFail = 50 << 10
+
+// modelTombstoneFail is Cassandra 4.0's default tombstone_failure_threshold:
+// a read that scans more tombstones is aborted (TombstoneOverwhelmingException,
+// a read failure to the client).
+const modelTombstoneFail = 100_000
 
 // modelRowOverhead approximates what a row adds to a mutation besides its
 // key and value bytes (timestamps, flags, lengths).
@@ -622,11 +645,15 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 	}
 	sort.Strings(keys)
 	var next []byte
+	last := "" // the last key the page scans to ("": the partition's end)
 	if len(keys) >= pageSize {
 		keys = keys[:pageSize]
-		last := keys[len(keys)-1]
+		last = keys[len(keys)-1]
 		next = binary.BigEndian.AppendUint32(nil, uint32(len(last)))
 		next = append(next, last...)
+	}
+	if n := p.tombstonesIn(from, last); n > modelTombstoneFail {
+		return nil, nil, &gocql.RequestErrReadFailure{Consistency: gocql.Quorum, NumFailures: 1}
 	}
 	out := make([][]any, len(keys))
 	for i, k := range keys {
