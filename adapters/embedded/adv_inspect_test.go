@@ -349,13 +349,14 @@ func (c *cancelAfter) Err() error {
 	return nil
 }
 
-// manyPartitions writes n partitions of one row each in batches of at most
-// 10,000 (under store.MaxSpanningBatchBytes).
+// manyPartitions writes n partitions of one row each, in batches as large
+// as store.MaxSpanningBatchBytes allows (2 bytes and the overhead each).
 func manyPartitions(t testing.TB, db *embedded.DB, prefix string, n int) {
 	t.Helper()
-	for lo := 0; lo < n; lo += 10000 {
+	const batch = store.MaxSpanningBatchBytes / (2 + store.SpanningOverhead)
+	for lo := 0; lo < n; lo += batch {
 		var muts []store.Mutation
-		for i := lo; i < min(n, lo+10000); i++ {
+		for i := lo; i < min(n, lo+batch); i++ {
 			muts = append(muts, store.Mutation{Partition: fmt.Sprintf("%s%07d", prefix, i), Op: store.OpPut,
 				Key: []byte{'r'}, Value: []byte{'v'}, Timestamp: tsBase})
 		}
@@ -700,10 +701,10 @@ func TestAdvKeysMany(t *testing.T) {
 		k := embedded.KeyInfo{Shape: embedded.ShapePartition, Key: p}
 		for r := range 1 + rng.IntN(3) {
 			m := store.Mutation{Partition: p, Op: store.OpPut, Key: fmt.Appendf(nil, "%d", r), Value: bytes.Repeat([]byte{'x'}, 1+rng.IntN(4)), Timestamp: tsBase}
-			if size+len(m.Key)+len(m.Value) > store.MaxSpanningBatchBytes || len(muts) == store.MaxBatch {
+			if n := len(m.Key) + len(m.Value) + store.SpanningOverhead; size+n > store.MaxSpanningBatchBytes || len(muts) == store.MaxBatch {
 				flush()
 			}
-			muts, size = append(muts, m), size+len(m.Key)+len(m.Value)
+			muts, size = append(muts, m), size+len(m.Key)+len(m.Value)+store.SpanningOverhead
 			k.Entries++
 			k.Bytes += int64(uvarintLen(len(p)) + len(p) + len(m.Key) + 8 + 4 + len(m.Value))
 		}
