@@ -257,6 +257,9 @@ func riakMessage(err error) string {
 // (crdt.ErrUnavailable, sent once); a put with a fresh token supersedes
 // the siblings it read and lands.
 func TestBackendObjectTooLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves about 100 MB of values (1 GB of memory under -race); the full run covers it")
+	}
 	forEachBackend(t, func(t *testing.T, tg target) {
 		s := newStore(t, tg.cl, tg.opts)
 		key := uniqueKey("too-large")
