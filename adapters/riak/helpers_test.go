@@ -109,7 +109,7 @@ func realTarget(t testing.TB) target {
 	if err != nil {
 		t.Fatalf("%s=%s: no Riak answered: %v", EnvRiakAddr, addr, err)
 	}
-	t.Cleanup(func() { _ = cl.Stop() })
+	t.Cleanup(func() { stopCluster(cl) })
 	tg := target{cl: cl, opts: riak.Options{BucketType: os.Getenv(EnvRiakBucketType), Bucket: testBucket}, dvv: true, addr: addr}
 	if tg.opts.BucketType == "" || tg.opts.BucketType == "default" {
 		tg.opts = defaultTypeOptions
