@@ -13,6 +13,10 @@
 // transaction refused and an untimed one counted at most twice. Traces name
 // a transaction record's key record(<txn>).
 //
+// design_rowledger_test.go checks, the same way but on an abstract model,
+// the protocol of a credit keyed by its transaction id (one record read,
+// one row write), before its drivers exist.
+//
 // Its code is tests only; the explorer is in the mc_*_test.go files.
 //
 //	go test -race -v ./modelcheck                                   # CI scopes, with counts
