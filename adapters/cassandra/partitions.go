@@ -7,6 +7,7 @@ import (
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/storekit"
 	"github.com/counterkit/counterkit/store"
 )
 
@@ -83,8 +84,9 @@ func scanRow(iter rowIter) (store.Row, bool) {
 }
 
 // Scan calls fn with the live rows of partition in key order, from the
-// first key ≥ from, a page at a time, until fn returns false or the rows
-// run out.
+// first key ≥ from, a page at a time (the first of at most
+// storekit.FirstPage rows, as most scans stop early), until fn returns
+// false or the rows run out.
 func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
 	op, err := p.readStart(ctx, partition, level)
 	if err != nil {
@@ -95,8 +97,8 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 		cql, args = p.selectCQL(true), []any{partition, from}
 	}
 	var state []byte
-	for {
-		iter := p.db.openPage(ctx, op, cql, args, p.db.pageSize, state)
+	for page := min(p.db.pageSize, storekit.FirstPage); ; page = p.db.pageSize {
+		iter := p.db.openPage(ctx, op, cql, args, page, state)
 		for row, ok := scanRow(iter); ok; row, ok = scanRow(iter) {
 			if !fn(row) {
 				return wrapErr(op.String(), false, iter.Close())

@@ -78,13 +78,19 @@ func PartitionsOf(muts []store.Mutation) []string {
 	return parts
 }
 
+// FirstPage bounds the first page of a scan: most scans stop within a few
+// rows (a lookup by key, the newest cells of a log), so the first page is
+// small and the pages after it full.
+const FirstPage = 8
+
 // ScanPages is Partitions.Scan over a store that reads a page at a time:
-// read returns up to n rows from the row key from on, and ScanPages calls
-// fn with them until fn returns false or a page comes back short.
+// read returns up to n rows from the row key from on (the first page at
+// most FirstPage), and ScanPages calls fn with them until fn returns false
+// or a page comes back short.
 func ScanPages(from []byte, n int, read func(from []byte, n int) ([]store.Row, error), fn func(store.Row) bool) error {
 	next := slices.Clone(from)
-	for {
-		rows, err := read(next, n)
+	for page := min(n, FirstPage); ; page = n {
+		rows, err := read(next, page)
 		if err != nil || len(rows) == 0 {
 			return err
 		}
@@ -95,7 +101,7 @@ func ScanPages(from []byte, n int, read func(from []byte, n int) ([]store.Row, e
 				return nil
 			}
 		}
-		if len(rows) < n {
+		if len(rows) < page {
 			return nil
 		}
 		next = append(last, 0)
