@@ -242,7 +242,13 @@ type MergeReport struct {
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
 // balance unchanged.
-func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport, err error) {
+func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
+	return ac.merge(ctx, account, nil)
+}
+
+// merge is Merge; before, when set, runs after the read, before the merge
+// takes its version (Transactions records the transactions it will sum).
+func (ac *Accounts) merge(ctx context.Context, account string, before func(context.Context, View) error) (rep MergeReport, err error) {
 	ctx, op := ac.t.Start(ctx, "merge")
 	defer func() {
 		e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
@@ -256,6 +262,11 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (rep MergeReport,
 	v, err := ac.view(ctx, account)
 	if err != nil {
 		return MergeReport{}, err
+	}
+	if before != nil {
+		if err := before(ctx, v); err != nil {
+			return MergeReport{}, err
+		}
 	}
 	// The version must sort after every sum row it may cover, so that
 	// validation (ascending version order) meets a merge after the merges

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -83,5 +84,21 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 			}
 		}
 		require.True(t, caught, "no schedule of 20 caught the slow compaction")
+	})
+	t.Run("transactions not recorded", func(t *testing.T) {
+		defer balance.BreakTxnRecords()()
+		c := newTestClock()
+		tx, err := balance.NewTransactions(memory.NewPartitions(), txnOpts(c))
+		require.NoError(t, err)
+		n, err := retriesRecognised(c, tx)
+		require.Error(t, err, "the retry checks missed it")
+		t.Logf("caught at retry %d: %v", n, err)
+	})
+	t.Run("no deadline on a write", func(t *testing.T) {
+		defer balance.BreakTxnDeadline()()
+		outcome, bal, err := stalledWriter()
+		require.NoError(t, err)
+		require.Equal(t, balance.Applied, outcome)
+		require.EqualValues(t, 14, bal, "the stalled writer's row counts again")
 	})
 }

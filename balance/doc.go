@@ -20,6 +20,13 @@
 // as a Conflict. Within one Apply such a reuse is refused
 // (crdt.ErrConflictingTransaction).
 //
+// Transactions credits and debits by transaction id (any caller-chosen
+// string): one record read and one row write per call, whatever the
+// account's rate, writers and history. A retry counts once within
+// RetryWindow (24 hours) of the merge that recorded the transaction, and
+// copies written by writers that cannot see each other are one row
+// (SPEC.md 9.4, with what is not promised). ExampleTransactions.
+//
 // # The guarantee
 //
 // Whatever merges ran, raced or crashed, the balance equals the sum of

@@ -16,3 +16,15 @@ func BreakChainCompaction() (restore func()) {
 	brokenLevelPerMerge = true
 	return func() { brokenLevelPerMerge = false }
 }
+
+// BreakTxnRecords and BreakTxnDeadline switch off Transactions' records
+// and its Deadline.
+func BreakTxnRecords() (restore func()) {
+	brokenTxnNoRecord = true
+	return func() { brokenTxnNoRecord = false }
+}
+
+func BreakTxnDeadline() (restore func()) {
+	brokenTxnNoDeadline = true
+	return func() { brokenTxnNoDeadline = false }
+}

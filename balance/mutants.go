@@ -15,4 +15,10 @@ var (
 	// deleted in the merge that collects them, so a chain unwinds one level
 	// per merge.
 	brokenLevelPerMerge bool
+	// brokenTxnNoRecord: Transactions.Merge does not record the
+	// transactions it sums, so a retry after settling counts again.
+	brokenTxnNoRecord bool
+	// brokenTxnNoDeadline: a call writes its row however long after it
+	// read the record, so one that stalled past settling counts again.
+	brokenTxnNoDeadline bool
 )

@@ -9,4 +9,6 @@ package balance
 const (
 	brokenAmountClaims  = false
 	brokenLevelPerMerge = false
+	brokenTxnNoRecord   = false
+	brokenTxnNoDeadline = false
 )

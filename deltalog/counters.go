@@ -174,7 +174,7 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 func (c *Counters) scanVisible(ctx context.Context, counter string) ([]Cell, time.Time, error) {
 	start := c.opts.Clock()
 	var cells []Cell
-	err := c.t.Scan(ctx, counter, store.ReadComplete, func(cell Cell) bool {
+	err := c.t.Scan(ctx, counter, nil, store.ReadComplete, func(cell Cell) bool {
 		cells = append(cells, cell)
 		return cell.Kind != KindMerge
 	})
@@ -245,7 +245,7 @@ func (c *Counters) Compact(ctx context.Context, counter string) (deleted bool, e
 	var m Cell
 	found := false
 	horizon := c.opts.Clock().Add(-c.opts.CompactGrace).UnixNano()
-	err = c.t.Scan(ctx, counter, store.ReadComplete, func(cell Cell) bool {
+	err = c.t.Scan(ctx, counter, nil, store.ReadComplete, func(cell Cell) bool {
 		if cell.Kind == KindMerge && cell.Written <= horizon {
 			m, found = cell, true
 			return false

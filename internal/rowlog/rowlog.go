@@ -135,14 +135,15 @@ func (t *Table[R]) Snapshot(ctx context.Context, partition string, limit int, le
 	return out, nil
 }
 
-// Scan calls fn with partition's rows in clustering order until fn returns
-// false. A row that does not decode ends the scan with Decode's error.
-func (t *Table[R]) Scan(ctx context.Context, partition string, level store.Read, fn func(R) bool) error {
+// Scan calls fn with partition's rows in clustering order, from the first
+// key ≥ from (nil: the first row), until fn returns false. A row that does
+// not decode ends the scan with Decode's error.
+func (t *Table[R]) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(R) bool) error {
 	if err := t.ready(ctx, partition); err != nil {
 		return err
 	}
 	var bad error
-	err := t.Store.Scan(ctx, partition, nil, level, func(sr store.Row) bool {
+	err := t.Store.Scan(ctx, partition, from, level, func(sr store.Row) bool {
 		r, err := t.Decode(partition, sr)
 		if err != nil {
 			bad = err

@@ -1,0 +1,340 @@
+package balance
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
+)
+
+// Transactions applies credits and debits to accounts by transaction id, a
+// string the caller chooses (an idempotency key), and recognises a retry of
+// the transaction for RetryWindow after a merge recorded it, whatever the
+// rate, the writers and the time between. A call reads the transaction's
+// record and writes one N row; neither depends on the account's size.
+//
+// The transaction's N row is keyed by TxnRowID(txn), so every writer of
+// it, and every retry, writes the same row, which counts once (SPEC.md
+// 9.2). A merge records each transaction whose row it is about to sum,
+// before it writes the tombstones, and settling collects those tombstones
+// no sooner than SettleGrace later; a call writes its row within Deadline
+// of reading the record and not at all if the record is there. SPEC.md
+// 9.4 gives the protocol and the bound it needs (SettleGrace ≥ Deadline +
+// SafetyMargin, which NewTransactions checks).
+//
+// Records are N rows too, one partition per account, RetryWindow and
+// shard (TxnOptions.Shards), next to the account's partition; the first
+// merge in a new RetryWindow deletes those more than RetryWindow old.
+//
+// Transactions holds no per-account state and is safe for concurrent use;
+// any number of them, in any number of processes, may share a store.
+type Transactions struct {
+	ac   *Accounts
+	opts TxnOptions
+}
+
+// TxnOptions configure Transactions; a zero field selects its default.
+type TxnOptions struct {
+	// Options are the accounts' timing (their Window bounds Accounts.Add
+	// only: a transaction's row is not checked against it).
+	Options
+	// RetryWindow is how long a retry is recognised after a merge recorded
+	// the transaction. Default 24 hours; at least SettleGrace.
+	RetryWindow time.Duration
+	// Deadline is how long after reading the transaction's record a call
+	// may still send its row; a call that would send later reads the
+	// record again. Default 5 seconds; SettleGrace must be at least
+	// Deadline + SafetyMargin.
+	Deadline time.Duration
+	// Shards is how many record partitions each RetryWindow of an account
+	// spreads over, 1..256. Default 16.
+	Shards int
+}
+
+// Transactions' defaults.
+const (
+	DefaultRetryWindow = 24 * time.Hour
+	DefaultDeadline    = 5 * time.Second
+	DefaultShards      = 16
+)
+
+// MaxTxnAccountLen is the longest account key Transactions accepts: its
+// record partitions' keys add at most 32 bytes to it.
+const MaxTxnAccountLen = crdt.MaxKeyLen - 32
+
+// Outcome is what Transactions.Apply did.
+type Outcome uint8
+
+// The outcomes.
+const (
+	// Applied: the call wrote the transaction's row. A retry that comes
+	// before a merge recorded the transaction rewrites the same row and is
+	// Applied too: the row counts once either way.
+	Applied Outcome = iota + 1
+	// Duplicate: a merge had recorded the transaction; nothing was written.
+	Duplicate
+)
+
+// String returns "applied" or "duplicate".
+func (o Outcome) String() string {
+	switch o {
+	case Applied:
+		return "applied"
+	case Duplicate:
+		return "duplicate"
+	}
+	return "outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// errLate is a call that read its record more than Deadline ago.
+var errLate = errors.New("balance: record read more than Deadline ago")
+
+// NewTransactions returns Transactions over st. Invalid options wrap
+// crdt.ErrInvalidConfig.
+func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error) {
+	o, err := opts.Options.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	opts.Options = o
+	if opts.RetryWindow == 0 {
+		opts.RetryWindow = DefaultRetryWindow
+	}
+	if opts.Deadline == 0 {
+		opts.Deadline = DefaultDeadline
+	}
+	if opts.Shards == 0 {
+		opts.Shards = DefaultShards
+	}
+	switch {
+	case opts.RetryWindow < o.SettleGrace || opts.RetryWindow%time.Microsecond != 0:
+		return nil, fmt.Errorf("%w: RetryWindow %v must be whole microseconds and at least SettleGrace", crdt.ErrInvalidConfig, opts.RetryWindow)
+	case opts.Deadline < 0 || o.SettleGrace-o.SafetyMargin < opts.Deadline:
+		return nil, fmt.Errorf("%w: SettleGrace %v must be at least Deadline %v + SafetyMargin", crdt.ErrInvalidConfig, o.SettleGrace, opts.Deadline)
+	case opts.Shards < 1 || opts.Shards > 256:
+		return nil, fmt.Errorf("%w: Shards %d is outside 1..256", crdt.ErrInvalidConfig, opts.Shards)
+	}
+	ac, err := New(st, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Transactions{ac: ac, opts: opts}, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (tx *Transactions) Options() TxnOptions { return tx.opts }
+
+// Accounts returns the accounts the transactions are applied to, for
+// Balance, Conflicts and Delete.
+func (tx *Transactions) Accounts() *Accounts { return tx.ac }
+
+// Apply credits (amount > 0) or debits (amount < 0) account by amount
+// under txn, unless a merge recorded txn in the last RetryWindow. It reads
+// the record (one point read in each of the two or three record
+// partitions the window spans, fewer when found), then writes the row.
+// Refused, without writing: an invalid account (crdt.ErrInvalidKey, also
+// past MaxTxnAccountLen) or txn (crdt.ErrInvalidTxnID), a zero amount
+// (crdt.ErrInvalidAmount), txn recorded with another amount
+// (crdt.ErrConflictingTransaction). A store error is returned as the
+// store wraps it (crdt.ErrAmbiguousWrite when the row may have landed: a
+// retry rewrites the same row).
+func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (Outcome, error) {
+	if err := tx.checkAccount(account); err != nil {
+		return 0, err
+	}
+	if err := txn.Validate(); err != nil {
+		return 0, err
+	}
+	if amount == 0 {
+		return 0, fmt.Errorf("%w: transaction %q has a zero amount", crdt.ErrInvalidAmount, txn)
+	}
+	id := TxnRowID(txn)
+	for range 3 {
+		read := tx.opts.Clock()
+		got, found, err := tx.lookup(ctx, account, id, read)
+		switch {
+		case err != nil:
+			return 0, err
+		case found && got != amount:
+			return 0, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, got, amount)
+		case found:
+			return Duplicate, nil
+		}
+		out, buf := newWrite(1)
+		u := [1]update{{Partition: account, Row: NormalRow(id, amount)}}
+		err = tx.ac.t.Apply(ctx, u[:], out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
+			if now.Sub(read) > tx.opts.Deadline && !brokenTxnNoDeadline {
+				return ID{}, 0, store.Mutation{}, errLate
+			}
+			return m.Row.UpdateID, m.Row.Amount, appendPut(&buf, m.Partition, m.Row), nil
+		})
+		if !errors.Is(err, errLate) {
+			if err != nil {
+				return 0, err
+			}
+			return Applied, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: transaction %q: its record was read more than Deadline (%v) before each of 3 writes", crdt.ErrUnavailable, txn, tx.opts.Deadline)
+}
+
+// Recorded returns the amount a merge recorded for txn on account in the
+// last RetryWindow, and whether there is one.
+func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) (amount int64, ok bool, err error) {
+	if err := tx.checkAccount(account); err != nil {
+		return 0, false, err
+	}
+	if err := txn.Validate(); err != nil {
+		return 0, false, err
+	}
+	return tx.lookup(ctx, account, TxnRowID(txn), tx.opts.Clock())
+}
+
+// Balance returns the account's balance (Accounts.Balance).
+func (tx *Transactions) Balance(ctx context.Context, account string) (int64, error) {
+	return tx.ac.Balance(ctx, account)
+}
+
+// Merge is Accounts.Merge that first records every transaction whose row it
+// will sum, one batch per record partition, and deletes the record
+// partitions more than RetryWindow old when it is the account's first
+// merge in a RetryWindow. A crash between any two steps leaves the balance and the
+// records correct: a transaction is recorded only once its row is stored.
+func (tx *Transactions) Merge(ctx context.Context, account string) (MergeReport, error) {
+	if err := tx.checkAccount(account); err != nil {
+		return MergeReport{}, err
+	}
+	return tx.ac.merge(ctx, account, func(ctx context.Context, v View) error {
+		now := tx.opts.Clock()
+		cur := tx.window(now)
+		byPart := map[string][]Row{}
+		for _, r := range v.Live {
+			if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
+				p := tx.recordPartition(account, cur, r.UpdateID)
+				byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
+			}
+		}
+		for p, rows := range byPart {
+			muts := make([]store.Mutation, len(rows))
+			var buf []byte
+			for i, r := range rows {
+				muts[i] = appendPut(&buf, p, r)
+			}
+			if err := tx.ac.t.Write(ctx, muts); err != nil {
+				return err
+			}
+		}
+		if newest := newestSum(v); newest.IsZero() || tx.window(newest.Time()) < cur {
+			return tx.expire(ctx, account, now)
+		}
+		return nil
+	})
+}
+
+// expire deletes account's record partitions of the two windows before the
+// one that now − RetryWindow − 2·FutureSkew falls in: no clock within
+// FutureSkew of now reads them, and they hold only records more than
+// RetryWindow old. (A merge may skip a window; an account idle for longer
+// keeps the windows it skipped.)
+func (tx *Transactions) expire(ctx context.Context, account string, now time.Time) error {
+	last := tx.window(now.Add(-tx.opts.RetryWindow-2*tx.opts.FutureSkew)) - 1
+	var muts []store.Mutation
+	for w := last - 1; w <= last; w++ {
+		for s := range tx.opts.Shards {
+			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
+		}
+	}
+	return tx.ac.t.Write(ctx, muts)
+}
+
+// newestSum returns the version of the newest valid S row of v (zero if
+// none).
+func newestSum(v View) ID {
+	var n ID
+	for _, s := range v.Valid {
+		if n.IsZero() || s.Version.Compare(n) > 0 {
+			n = s.Version
+		}
+	}
+	return n
+}
+
+// lookup finds id's record in the record partitions of the windows of
+// now + FutureSkew, now and now − RetryWindow, newest first.
+func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now time.Time) (amount int64, ok bool, err error) {
+	last := int64(-1 << 63)
+	for _, t := range [...]time.Time{now.Add(tx.opts.FutureSkew), now, now.Add(-tx.opts.RetryWindow)} {
+		w := tx.window(t)
+		if w == last {
+			continue
+		}
+		last = w
+		p := tx.recordPartition(account, w, id)
+		from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})
+		err := tx.ac.t.Scan(ctx, p, from, store.ReadAny, func(r Row) bool {
+			if r.UpdateID == id && r.Kind == KindNormal {
+				amount, ok = r.Amount, true
+			}
+			return false
+		})
+		if err != nil || ok {
+			return amount, ok, err
+		}
+	}
+	return 0, false, nil
+}
+
+// window numbers the RetryWindow t falls in.
+func (tx *Transactions) window(t time.Time) int64 {
+	return t.UnixMicro() / tx.opts.RetryWindow.Microseconds()
+}
+
+func (tx *Transactions) recordPartition(account string, window int64, id ID) string {
+	return tx.partition(account, window, int(id[15])%tx.opts.Shards)
+}
+
+// partition is the key of account's record partition of window and shard:
+// "<account>#txn.<window>.<shard>".
+func (tx *Transactions) partition(account string, window int64, shard int) string {
+	return account + "#txn." + strconv.FormatInt(window, 10) + "." + strconv.Itoa(shard)
+}
+
+func (tx *Transactions) checkAccount(account string) error {
+	if err := crdt.ValidateKey("account key", account); err != nil {
+		return err
+	}
+	if len(account) > MaxTxnAccountLen {
+		return fmt.Errorf("%w: account key is %d bytes, longer than %d", crdt.ErrInvalidKey, len(account), MaxTxnAccountLen)
+	}
+	return nil
+}
+
+// The ids of transactions' rows have times in [1582-10-15, 1900-01-01),
+// which no update Accounts.Add accepts has.
+var (
+	uuidEpoch   = time.Date(1582, time.October, 15, 0, 0, 0, 0, time.UTC)
+	txnIDsBelow = time.Date(1900, time.January, 1, 0, 0, 0, 0, time.UTC)
+	txnIDTicks  = uint64(txnIDsBelow.Unix()-uuidEpoch.Unix()) * 10_000_000
+)
+
+// TxnRowID returns the update id of txn's N row: a version 1 UUID whose 60
+// bits of time (taken modulo the ticks before 1900) and 62 bits of clock
+// sequence and node come from SHA-256 of "counterkit.balance.txn\x00" and
+// txn, so every writer of txn writes one row (SPEC.md 9.4).
+func TxnRowID(txn crdt.TxnID) ID {
+	h := sha256.Sum256(append([]byte("counterkit.balance.txn\x00"), txn...))
+	ticks := binary.BigEndian.Uint64(h[0:8]) % txnIDTicks
+	t := time.Unix(uuidEpoch.Unix()+int64(ticks/10_000_000), int64(ticks%10_000_000)*100)
+	return timeid.FromParts(t, binary.BigEndian.Uint16(h[8:10]), binary.BigEndian.Uint64(h[8:16]))
+}
+
+// IsTxnRowID reports whether id is the id of a transaction's row
+// (TxnRowID's range: a time before 1900).
+func IsTxnRowID(id ID) bool { return id.Time().Before(txnIDsBelow) }

@@ -1,0 +1,149 @@
+package balance_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+)
+
+// counted counts a Partitions' calls and the bytes of the rows it reads
+// and writes.
+type counted struct {
+	store.Partitions
+	calls, read, written atomic.Int64
+}
+
+func (c *counted) Scan(ctx context.Context, p string, from []byte, l store.Read, fn func(store.Row) bool) error {
+	c.calls.Add(1)
+	return c.Partitions.Scan(ctx, p, from, l, func(r store.Row) bool {
+		c.read.Add(int64(len(r.Key) + len(r.Value)))
+		return fn(r)
+	})
+}
+
+func (c *counted) Snapshot(ctx context.Context, p string, limit int, l store.Read) ([]store.Row, error) {
+	c.calls.Add(1)
+	rows, err := c.Partitions.Snapshot(ctx, p, limit, l)
+	for _, r := range rows {
+		c.read.Add(int64(len(r.Key) + len(r.Value)))
+	}
+	return rows, err
+}
+
+func (c *counted) Apply(ctx context.Context, muts []store.Mutation) error {
+	c.calls.Add(1)
+	for _, m := range muts {
+		c.written.Add(int64(len(m.Key) + len(m.Value)))
+	}
+	return c.Partitions.Apply(ctx, muts)
+}
+
+// txnBench is an account a benchmark credits: its store, clock and
+// writers, and the transactions already applied.
+type txnBench struct {
+	st      *counted
+	c       *testClock
+	writers []*balance.Transactions
+	n       int
+}
+
+// Each credit advances the clock by txnStep, and every mergeEvery credits
+// the account is merged (records, sums, settles, collects): a benchmark's
+// cost per credit includes its share of the merges.
+const (
+	txnStep    = 10 * time.Millisecond
+	mergeEvery = 512
+)
+
+func newTxnBench(tb testing.TB, writers int) *txnBench {
+	f := &txnBench{st: &counted{Partitions: memory.NewPartitions()}, c: newTestClock()}
+	for range writers {
+		f.writers = append(f.writers, newTxns(tb, f.st, f.c))
+	}
+	return f
+}
+
+// credit applies the next transaction on writer i.
+func (f *txnBench) credit(ctx context.Context, i int) error {
+	f.n++
+	f.c.Add(txnStep)
+	out, err := f.writers[i%len(f.writers)].Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("txn-%09d", f.n)), 1)
+	if err == nil && out != balance.Applied {
+		err = fmt.Errorf("a new transaction was %v", out)
+	}
+	if err == nil && f.n%mergeEvery == 0 {
+		_, err = f.writers[0].Merge(ctx, acct)
+	}
+	return err
+}
+
+var windowBench struct {
+	once sync.Once
+	f    *txnBench
+	err  error
+}
+
+// BenchmarkTransactionsApply compares a credit on a fresh account with one
+// on an account holding 1,000,000 recorded transactions inside
+// RetryWindow (built once, about 20 s), credited by 32 writers in turn.
+// Each reports store calls and bytes per credit and its time against
+// fresh's in the same run (x-vs-fresh):
+//
+//	taskset -c 1 go test -run '^$' -bench BenchmarkTransactionsApply -benchtime 20000x ./balance
+func BenchmarkTransactionsApply(b *testing.B) {
+	ctx := context.Background()
+	var fresh float64
+	run := func(b *testing.B, f *txnBench, writers int) float64 {
+		b.ReportAllocs()
+		calls, read, written := f.st.calls.Load(), f.st.read.Load(), f.st.written.Load()
+		b.ResetTimer()
+		for i := range b.N {
+			if err := f.credit(ctx, i%writers); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		n := float64(b.N)
+		b.ReportMetric(float64(f.st.calls.Load()-calls)/n, "calls/op")
+		b.ReportMetric(float64(f.st.read.Load()-read)/n, "read-B/op")
+		b.ReportMetric(float64(f.st.written.Load()-written)/n, "written-B/op")
+		ns := float64(b.Elapsed().Nanoseconds()) / n
+		if fresh > 0 {
+			b.ReportMetric(ns/fresh, "x-vs-fresh")
+		}
+		return ns
+	}
+	b.Run("fresh", func(b *testing.B) {
+		fresh = 0
+		fresh = run(b, newTxnBench(b, 1), 1)
+	})
+	b.Run("window=1M/writers=32", func(b *testing.B) {
+		windowBench.once.Do(func() {
+			f := newTxnBench(b, 32)
+			for i := 0; i < benchWindowIDs && windowBench.err == nil; i++ {
+				windowBench.err = f.credit(ctx, i)
+			}
+			windowBench.f = f
+		})
+		if windowBench.err != nil {
+			b.Fatal(windowBench.err)
+		}
+		f := windowBench.f
+		if got := f.n; got < benchWindowIDs || time.Duration(got)*txnStep > f.writers[0].Options().RetryWindow {
+			b.Fatalf("%d transactions over %v: not 1,000,000 inside the window", got, time.Duration(got)*txnStep)
+		}
+		run(b, f, 32)
+	})
+}
+
+// benchWindowIDs is how many transactions the window benchmark's account
+// holds.
+var benchWindowIDs = 1_000_000

@@ -1,0 +1,385 @@
+package balance_test
+
+import (
+	"context"
+	"errors"
+
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+// testClock is a settable testClock for Transactions' options.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+func (c *testClock) Set(t time.Time)     { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+func newTestClock() *testClock           { return &testClock{t: t0} }
+func txnOpts(c *testClock) balance.TxnOptions {
+	return balance.TxnOptions{Options: balance.Options{Clock: c.Now}}
+}
+
+func newTxns(t testing.TB, st store.Partitions, c *testClock) *balance.Transactions {
+	t.Helper()
+	tx, err := balance.NewTransactions(st, txnOpts(c))
+	require.NoError(t, err)
+	return tx
+}
+
+func mustApply(t testing.TB, tx *balance.Transactions, txn crdt.TxnID, amount int64, want balance.Outcome) {
+	t.Helper()
+	got, err := tx.Apply(context.Background(), acct, txn, amount)
+	require.NoError(t, err, "apply %s", txn)
+	require.Equal(t, want, got, "apply %s", txn)
+}
+
+func mustMerge(t testing.TB, tx *balance.Transactions) balance.MergeReport {
+	t.Helper()
+	rep, err := tx.Merge(context.Background(), acct)
+	require.NoError(t, err)
+	return rep
+}
+
+func balanceOf(t testing.TB, tx *balance.Transactions) int64 {
+	t.Helper()
+	v, err := tx.Balance(context.Background(), acct)
+	require.NoError(t, err)
+	return v
+}
+
+// Every retry inside RetryWindow of the merge that recorded the transaction
+// is recognised, whatever merges (settling, collection, expiry of old
+// records) and other transactions run between; the first retry after the
+// window and the expiry of its records counts again (SPEC.md 9.4, the
+// limit for untimed ids).
+func TestTransactionsRetryWindow(t *testing.T) {
+	c := newTestClock()
+	tx := newTxns(t, memory.NewPartitions(), c)
+	retries, err := retriesRecognised(c, tx)
+	require.NoError(t, err)
+	require.Greater(t, retries, 80)
+
+	// Past the window, once a merge has expired x's record partition, x
+	// counts again: an untimed id's limit.
+	before := balanceOf(t, tx)
+	c.Add(4*tx.Options().RetryWindow + 3*tx.Options().FutureSkew)
+	mustMerge(t, tx)
+	_, ok, err := tx.Recorded(context.Background(), acct, "x")
+	require.NoError(t, err)
+	require.False(t, ok, "x's record outlived its expiry")
+	mustApply(t, tx, "x", 7, balance.Applied)
+	require.Equal(t, before+7, balanceOf(t, tx))
+}
+
+// retriesRecognised applies x (7) twice, merges, then across RetryWindow
+// (every 17 minutes, and its last microseconds) applies another
+// transaction, merges and retries x. It returns the retries made and the
+// first that was not a duplicate or left the balance wrong.
+func retriesRecognised(c *testClock, tx *balance.Transactions) (int, error) {
+	ctx := context.Background()
+	apply := func(txn crdt.TxnID, want balance.Outcome) error {
+		got, err := tx.Apply(ctx, acct, txn, 7)
+		if err == nil && got != want {
+			err = fmt.Errorf("%s: %v, want %v", txn, got, want)
+		}
+		return err
+	}
+	for _, want := range []balance.Outcome{balance.Applied, balance.Applied} { // not recorded yet: the same row
+		if err := apply("x", want); err != nil {
+			return 0, err
+		}
+	}
+	c.Add(time.Second)
+	marked := c.Now() // the merge records x at its clock
+	if _, err := tx.Merge(ctx, acct); err != nil {
+		return 0, err
+	}
+	var times []time.Time
+	for d := time.Duration(0); d < tx.Options().RetryWindow; d += 17 * time.Minute {
+		times = append(times, marked.Add(d))
+	}
+	times = append(times, marked.Add(tx.Options().RetryWindow-time.Second), marked.Add(tx.Options().RetryWindow-time.Microsecond))
+	for i, at := range times {
+		c.Set(at)
+		if err := apply(crdt.TxnID(fmt.Sprintf("other-%d", i)), balance.Applied); err != nil {
+			return i, err
+		}
+		if _, err := tx.Merge(ctx, acct); err != nil {
+			return i, err
+		}
+		if err := apply("x", balance.Duplicate); err != nil {
+			return i, fmt.Errorf("%v after x was recorded: %w", at.Sub(marked), err)
+		}
+		if got, err := tx.Balance(ctx, acct); err != nil || got != int64(7*(i+2)) {
+			return i, fmt.Errorf("%v after x was recorded: balance %d (%v), want %d", at.Sub(marked), got, err, 7*(i+2))
+		}
+	}
+	return len(times), nil
+}
+
+// Copies of one transaction applied by many writers that cannot see each
+// other are one row: it counts once, and every later retry on any writer
+// is a duplicate.
+func TestTransactionsTwins(t *testing.T) {
+	c := newTestClock()
+	st := memory.NewPartitions()
+	const writers = 32
+	txs := make([]*balance.Transactions, writers)
+	for i := range txs {
+		txs[i] = newTxns(t, st, c)
+	}
+	var wg sync.WaitGroup
+	for i, tx := range txs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, txn := range []crdt.TxnID{"x", crdt.TxnID(fmt.Sprintf("y%d", i))} {
+				if _, err := tx.Apply(context.Background(), acct, txn, 5); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	want := int64(5 + writers*5)
+	require.Equal(t, want, balanceOf(t, txs[0]))
+	c.Add(time.Second)
+	mustMerge(t, txs[3])
+	for i, tx := range txs {
+		mustApply(t, tx, "x", 5, balance.Duplicate)
+		mustApply(t, tx, crdt.TxnID(fmt.Sprintf("y%d", (i+1)%writers)), 5, balance.Duplicate)
+	}
+	c.Add(2 * time.Minute) // past SettleGrace: settled, rows and tombstones gone
+	mustMerge(t, txs[0])
+	require.Equal(t, want, balanceOf(t, txs[0]))
+	mustApply(t, txs[7], "x", 5, balance.Duplicate)
+}
+
+// heldRow holds the next write of account's partition, as a write that is
+// slow to land.
+func heldRow(inner store.Partitions) (*faulty.Partitions, *atomic.Bool) {
+	var hold atomic.Bool
+	p := faulty.NewPartitions(inner, faulty.Options{Policy: func(call faulty.Call) faulty.Fault {
+		if call.Method == faulty.MethodApply && call.Key == acct && hold.CompareAndSwap(true, false) {
+			return faulty.Hold
+		}
+		return faulty.Pass
+	}})
+	return p, &hold
+}
+
+// A row sent within Deadline of its record read, and landing as late as
+// the timing assumptions allow (SafetyMargin − 2·FutureSkew after it was
+// sent), lands while the merge's tombstone still stands: it counts
+// nothing, and settling deletes it with the tombstone. One landing even
+// later is older than the settling's delete of its key, which shadows it.
+func TestTransactionsLateRowAtTheBound(t *testing.T) {
+	for _, afterSettle := range []bool{false, true} {
+		t.Run(fmt.Sprintf("after settling %v", afterSettle), func(t *testing.T) {
+			c := newTestClock()
+			st, hold := heldRow(memory.NewPartitions())
+			a, b := newTxns(t, st, c), newTxns(t, st, c)
+			o := a.Options()
+			hold.Store(true)
+			_, err := a.Apply(context.Background(), acct, "x", 7) // read at t0, row in flight
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+			mustApply(t, b, "x", 7, balance.Applied)
+			mustMerge(t, b) // records x, then its tombstone
+			_, ok, err := b.Recorded(context.Background(), acct, "x")
+			require.NoError(t, err)
+			require.True(t, ok)
+			latest := t0.Add(o.Deadline + o.SafetyMargin - 2*o.FutureSkew)
+			settle := t0.Add(o.SettleGrace + time.Microsecond)
+			require.True(t, latest.Before(settle), "the bound leaves no room")
+			if !afterSettle {
+				c.Set(latest)
+				require.NoError(t, st.Deliver(0))
+				require.EqualValues(t, 7, balanceOf(t, b))
+			}
+			c.Set(settle)
+			rep := mustMerge(t, b)
+			require.NotEmpty(t, rep.Deleted, "nothing settled")
+			if afterSettle {
+				require.NoError(t, st.Deliver(0))
+			}
+			require.EqualValues(t, 7, balanceOf(t, b))
+		})
+	}
+}
+
+// A writer that stalls between reading x's record (absent) and writing its
+// row, while another writer applies x and merges record, sum and settle
+// it, finds its Deadline passed, reads the record again and answers
+// duplicate: x counts once.
+func TestTransactionsStalledWriter(t *testing.T) {
+	outcome, bal, err := stalledWriter()
+	require.NoError(t, err)
+	require.Equal(t, balance.Duplicate, outcome)
+	require.EqualValues(t, 7, bal)
+}
+
+// stalledWriter runs TestTransactionsStalledWriter's schedule and returns
+// the stalled call's outcome and the balance.
+func stalledWriter() (balance.Outcome, int64, error) {
+	ctx := context.Background()
+	c := newTestClock()
+	inner := memory.NewPartitions()
+	st := faulty.NewPartitions(inner, faulty.Options{})
+	a, err := balance.NewTransactions(st, txnOpts(c))
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := balance.NewTransactions(inner, txnOpts(c))
+	if err != nil {
+		return 0, 0, err
+	}
+	scans := 0
+	var inHook error
+	st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if !after || call.Method != faulty.MethodScan {
+			return nil
+		}
+		if scans++; scans != 2 { // the first lookup's last record partition
+			return nil
+		}
+		if _, err := b.Apply(ctx, acct, "x", 7); err != nil {
+			inHook = err
+		}
+		c.Add(time.Second)
+		if _, err := b.Merge(ctx, acct); err != nil {
+			inHook = err
+		}
+		c.Add(b.Options().SettleGrace + time.Second)
+		if rep, err := b.Merge(ctx, acct); err != nil || len(rep.Deleted) == 0 {
+			inHook = fmt.Errorf("settling: %+v %w", rep, err)
+		}
+		return nil
+	})
+	outcome, err := a.Apply(ctx, acct, "x", 7)
+	if err = errors.Join(inHook, err); err != nil {
+		return 0, 0, err
+	}
+	bal, err := a.Balance(ctx, acct)
+	return outcome, bal, err
+}
+
+// A call that reaches its write more than Deadline after reading the
+// record reads it again; three late tries fail with ErrUnavailable and
+// write nothing.
+func TestTransactionsDeadline(t *testing.T) {
+	for _, late := range []int{1, 3} {
+		t.Run(fmt.Sprintf("late %d times", late), func(t *testing.T) {
+			c := newTestClock()
+			var scans atomic.Int32
+			st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
+			tx := newTxns(t, st, c)
+			st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+				// The last record partition a lookup reads: the call
+				// stalls past Deadline before its write.
+				if after && call.Method == faulty.MethodScan && scans.Add(1)%2 == 0 && int(scans.Load()/2) <= late {
+					c.Add(tx.Options().Deadline + time.Microsecond)
+				}
+				return nil
+			})
+			got, err := tx.Apply(context.Background(), acct, "x", 7)
+			if late == 3 {
+				require.ErrorIs(t, err, crdt.ErrUnavailable)
+				require.Zero(t, balanceOf(t, tx))
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, balance.Applied, got)
+			require.EqualValues(t, 2*(late+1), scans.Load(), "each try reads the record again")
+			require.EqualValues(t, 7, balanceOf(t, tx))
+		})
+	}
+}
+
+// Bad input is refused before anything is stored.
+func TestTransactionsRefuses(t *testing.T) {
+	c := newTestClock()
+	st := memory.NewPartitions()
+	tx := newTxns(t, st, c)
+	ctx := context.Background()
+	mustApply(t, tx, "x", 7, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, tx)
+	before, err := st.Snapshot(ctx, acct, 1000, store.ReadAny)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		account string
+		txn     crdt.TxnID
+		amount  int64
+		want    error
+	}{
+		{"", "y", 1, crdt.ErrInvalidKey},
+		{strings.Repeat("a", balance.MaxTxnAccountLen+1), "y", 1, crdt.ErrInvalidKey},
+		{"a\x00b", "y", 1, crdt.ErrInvalidKey},
+		{acct, "", 1, crdt.ErrInvalidTxnID},
+		{acct, "y\n", 1, crdt.ErrInvalidTxnID},
+		{acct, "y", 0, crdt.ErrInvalidAmount},
+		{acct, "x", 8, crdt.ErrConflictingTransaction},
+		{acct, "x", -7, crdt.ErrConflictingTransaction},
+	} {
+		_, err := tx.Apply(ctx, tc.account, tc.txn, tc.amount)
+		require.ErrorIs(t, err, tc.want, "%q %q %d", tc.account, tc.txn, tc.amount)
+	}
+	after, err := st.Snapshot(ctx, acct, 1000, store.ReadAny)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	_, err = tx.Apply(ctx, strings.Repeat("a", balance.MaxTxnAccountLen), "y", 1)
+	require.NoError(t, err, "the longest account is accepted")
+
+	for _, o := range []balance.TxnOptions{
+		{Deadline: time.Minute}, // SettleGrace 1 min < Deadline + SafetyMargin
+		{Options: balance.Options{SettleGrace: 40 * time.Second}, Deadline: 11 * time.Second},
+		{Deadline: -time.Second},
+		{RetryWindow: 30 * time.Second},
+		{RetryWindow: 24*time.Hour + time.Nanosecond},
+		{Shards: 257},
+		{Shards: -1},
+		{Options: balance.Options{Window: -1}},
+	} {
+		_, err := balance.NewTransactions(st, o)
+		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "%+v", o)
+	}
+	_, err = balance.NewTransactions(st, balance.TxnOptions{Options: balance.Options{SettleGrace: 40 * time.Second}, Deadline: 10 * time.Second})
+	require.NoError(t, err, "SettleGrace = Deadline + SafetyMargin is enough")
+}
+
+// A transaction's row id is a function of the transaction alone, in a
+// range no update Accounts.Add accepts.
+func TestTxnRowID(t *testing.T) {
+	require.Equal(t, balance.TxnRowID("pay-0"), balance.TxnRowID("pay-0"))
+	// Computed apart from the code, by SPEC.md 9.4's steps (in Python:
+	// hashlib.sha256, then the version 1 layout of RFC 4122).
+	require.Equal(t, "29e2c20e-9b5d-10dc-8364-51a5e95cb3ff", balance.TxnRowID("pay-0").String())
+	seen := map[balance.ID]bool{}
+	for i := range 10_000 {
+		id := balance.TxnRowID(crdt.TxnID(fmt.Sprint(i)))
+		require.NoError(t, id.Validate())
+		require.True(t, balance.IsTxnRowID(id))
+		require.False(t, seen[id])
+		seen[id] = true
+	}
+	require.False(t, balance.IsTxnRowID(id(0, 1)))
+	ac, err := balance.New(memory.NewPartitions(), balance.Options{Clock: newTestClock().Now})
+	require.NoError(t, err)
+	err = ac.Add(context.Background(), acct, balance.TxnRowID("pay-0"), 1)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+}
