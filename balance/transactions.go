@@ -277,7 +277,9 @@ func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now t
 		}
 		last = w
 		p := tx.recordPartition(account, w, id)
-		from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})
+		// The key's prefix (id and kind): every N row of id, whatever
+		// the amount in its version, sorts at or after it.
+		from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})[:RowKeyLen-timeid.KeyLen]
 		err := tx.ac.t.Scan(ctx, p, from, store.ReadAny, func(r Row) bool {
 			if r.UpdateID == id && r.Kind == KindNormal {
 				amount, ok = r.Amount, true

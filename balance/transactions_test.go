@@ -317,8 +317,10 @@ func TestTransactionsRefuses(t *testing.T) {
 	tx := newTxns(t, st, c)
 	ctx := context.Background()
 	mustApply(t, tx, "x", 7, balance.Applied)
+	mustApply(t, tx, "d", -7, balance.Applied)
 	c.Add(time.Second)
 	mustMerge(t, tx)
+	mustApply(t, tx, "d", -7, balance.Duplicate) // a debit's record is found too
 	before, err := st.Snapshot(ctx, acct, 1000, store.ReadAny)
 	require.NoError(t, err)
 	for _, tc := range []struct {

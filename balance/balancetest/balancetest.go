@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/rowlog/rowlogtest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
@@ -137,5 +138,54 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Partitions) {
 			require.Equal(t, want, kit.Value(t, a, k))
 		}
 		require.Len(t, rows(t, s, k), 1, "fully merged and collected")
+	})
+	t.Run("TransactionsCountOnce", func(t *testing.T) {
+		// Three writers apply one transaction, a merge records it, and
+		// every retry after is a duplicate: through settling, and until
+		// a merge deletes its record partition past RetryWindow.
+		_, s, c, k := kit.Setup(t, newStore)
+		var txs [3]*balance.Transactions
+		for i := range txs {
+			var err error
+			txs[i], err = balance.NewTransactions(s, balance.TxnOptions{Options: balance.Options{Clock: c.Now}})
+			require.NoError(t, err)
+		}
+		apply := func(tx *balance.Transactions, txn crdt.TxnID, amount int64, want balance.Outcome) {
+			t.Helper()
+			got, err := tx.Apply(ctx, k, txn, amount)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s", txn)
+		}
+		merge := func() {
+			t.Helper()
+			_, err := txs[0].Merge(ctx, k)
+			require.NoError(t, err)
+		}
+		for _, tx := range txs {
+			apply(tx, "x", 7, balance.Applied)
+		}
+		apply(txs[1], "y", -2, balance.Applied)
+		require.Equal(t, int64(5), kit.Value(t, txs[0].Accounts(), k))
+		c.T = c.T.Add(time.Second)
+		merge()
+		for _, tx := range txs {
+			apply(tx, "x", 7, balance.Duplicate)
+			_, err := tx.Apply(ctx, k, "x", 8)
+			require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+		}
+		for range 3 { // settle, collect, compact
+			c.T = c.T.Add(11 * time.Minute)
+			merge()
+			apply(txs[2], "y", -2, balance.Duplicate)
+		}
+		require.Len(t, rows(t, s, k), 1, "fully merged and collected")
+		require.Equal(t, int64(5), kit.Value(t, txs[0].Accounts(), k))
+		c.T = c.T.Add(3*balance.DefaultRetryWindow + time.Minute)
+		merge()
+		for _, txn := range []crdt.TxnID{"x", "y"} {
+			_, ok, err := txs[1].Recorded(ctx, k, txn)
+			require.NoError(t, err)
+			require.False(t, ok, "%s's record partition was not deleted", txn)
+		}
 	})
 }
