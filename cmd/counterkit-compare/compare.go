@@ -38,6 +38,9 @@ goroutines, on a Cassandra keyspace:
                   every -flush-every updates
   deltalog        deltalog.Counters adds on one counter, one Counters per worker
   balance         balance.Accounts adds on one account, one Accounts per worker
+  transactions    balance.Transactions credits by transaction id on one account,
+                  one Transactions per worker; worker 0 merges the account every
+                  50 of its sends
 
 Every write is sent with the client timeout -timeout; a small one makes
 writes time out while they still land. Each transaction is sent once by
@@ -48,8 +51,8 @@ different writer (another ledger, Counters or Accounts instance) than the
 one that last sent it, and again after each failure until it is
 acknowledged. The native counter resends the same c = c + 1 (which counts
 again if the first one landed); the counterkit types resend the same
-transaction or update id (ledger, deltalog, balance) or, for tally, retry
-the write on the mutator that holds it (Mutator.Retry: a shard belongs to
+transaction or update id (ledger, deltalog, balance, transactions) or, for
+tally, retry the write on the mutator that holds it (Mutator.Retry: a shard belongs to
 its mutator). Resends go on after the run for at most -resolve-for; what is
 still unacknowledged then is unresolved. Every statement runs at QUORUM,
 the adapter's default.
@@ -179,7 +182,7 @@ type compareReport struct {
 }
 
 // compareTypes are the types compare runs, in order.
-var compareTypes = []string{"native", "ledger", "ledger-sharded", "tally", "deltalog", "balance"}
+var compareTypes = []string{"native", "ledger", "ledger-sharded", "tally", "deltalog", "balance", "transactions"}
 
 // run is the whole program, testable: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {

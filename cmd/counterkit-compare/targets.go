@@ -68,6 +68,8 @@ func compareTargets(names []string, cfg compareConfig, native nativeCounter, sib
 				a, err := balance.New(part, balance.Options{Clock: cfg.now})
 				return a.Add, a.Balance, err
 			})
+		case "transactions":
+			t, err = transactionsTarget(cfg, part, key)
 		default:
 			return nil, cli.Usagef("%w: unknown type %q", crdt.ErrInvalidConfig, n)
 		}
@@ -169,6 +171,40 @@ func ledgerTarget(cfg compareConfig, st store.Siblings, key, typ string) compare
 // another worker carries the same id.
 func txnID(runID string, t *txn) crdt.TxnID {
 	return crdt.TxnID(fmt.Sprintf("%s-w%d-%d", runID, t.origin, t.seq))
+}
+
+// mergeEvery is how many of its sends the first transactions worker makes
+// between two merges of the account.
+const mergeEvery = 50
+
+// transactionsTarget credits one balance account by transaction id, each
+// worker through its own Transactions; worker 0 also merges the account
+// every mergeEvery of its sends (records, sums, settles), as a service
+// would on a timer.
+func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (compareTarget, error) {
+	open := func() (*balance.Transactions, error) {
+		return balance.NewTransactions(part, balance.TxnOptions{Options: balance.Options{Clock: cfg.now}})
+	}
+	reader, err := open()
+	if err != nil {
+		return compareTarget{}, err
+	}
+	return compareTarget{name: "transactions", counterkit: true,
+		value: func(ctx context.Context) (int64, error) { return reader.Balance(ctx, key) },
+		newWriter: func(w int) (compareWriter, error) {
+			tx, err := open()
+			if err != nil {
+				return compareWriter{}, err
+			}
+			sends := 0
+			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
+				_, err := tx.Apply(ctx, key, txnID(cfg.runID, x), 1)
+				if sends++; w == 0 && sends%mergeEvery == 0 && err == nil {
+					_, err = tx.Merge(ctx, key)
+				}
+				return 1, err
+			}, counterkitRetryable)
+		}}, nil
 }
 
 // addFunc and readFunc are a deltalog Counters' or a balance Accounts' Add
