@@ -8,12 +8,13 @@ import (
 	"testing"
 )
 
-// This file checks a protocol before it is built: the "row ledger", a
-// credit whose cost does not depend on the writers or the window (issue
-// 28, item 2). It is an abstract model, not the drivers: every action
-// below stands for one store call or one step of a balance merge (SPEC.md
-// 9.3), whose own guarantee (a row of one update id counts once while its
-// tombstone exists) the balance package checks.
+// This file checks the protocol of balance.Transactions (SPEC.md 9.4), a
+// credit whose cost does not depend on the writers or the window, on an
+// abstract model: every action below stands for one store call or one
+// step of a balance merge (SPEC.md 9.3), whose own guarantee (a row of one
+// update id counts once while its tombstone exists) the balance package
+// checks, as it checks the driver at the model's bounds
+// (TestTransactionsLateRowAtTheBound, TestTransactionsStalledWriter).
 //
 // The protocol, for one transaction x of an account:
 //   - the account is a balance partition whose N row for x is keyed by x

@@ -14,8 +14,8 @@
 // a transaction record's key record(<txn>).
 //
 // design_rowledger_test.go checks, the same way but on an abstract model,
-// the protocol of a credit keyed by its transaction id (one record read,
-// one row write), before its drivers exist.
+// the protocol of balance.Transactions (SPEC.md 9.4): a credit keyed by
+// its transaction id, one record read and one row write.
 //
 // Its code is tests only; the explorer is in the mc_*_test.go files.
 //
