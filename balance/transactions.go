@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/exact"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -29,9 +30,13 @@ import (
 // 9.4 gives the protocol and the bound it needs (SettleGrace ≥ Deadline +
 // SafetyMargin, which NewTransactions checks).
 //
-// Records are N rows too, one partition per account, RetryWindow and
-// shard (TxnOptions.Shards), next to the account's partition; the first
-// merge in a new RetryWindow deletes those more than RetryWindow old.
+// An account's rows spread over TxnOptions.Partitions balance partitions
+// (RowPartitions), each merged on its own, so that a hot account's
+// partitions stay under MaxRows: a partition holds about its credits of
+// the last SettleGrace plus those since its last merge. Records are N rows
+// too, one partition per account, RetryWindow and record shard
+// (TxnOptions.RecordShards); the first merge in a new RetryWindow deletes
+// those more than RetryWindow old.
 //
 // Transactions holds no per-account state and is safe for concurrent use;
 // any number of them, in any number of processes, may share a store.
@@ -53,16 +58,25 @@ type TxnOptions struct {
 	// record again. Default 5 seconds; SettleGrace must be at least
 	// Deadline + SafetyMargin.
 	Deadline time.Duration
-	// Shards is how many record partitions each RetryWindow of an account
-	// spreads over, 1..256. Default 16.
-	Shards int
+	// Partitions is how many balance partitions an account's rows spread
+	// over, 1..64, each holding about its share of the account's credits
+	// of the last SettleGrace: at most MaxRows (100,000) rows, else reads
+	// and merges fail with crdt.ErrTooLarge. Default 4 (about 6,000
+	// credits per second with the default SettleGrace). It is part of the
+	// account's layout: every Transactions of an account must use the
+	// same.
+	Partitions int
+	// RecordShards is how many record partitions each RetryWindow of an
+	// account spreads over, 1..256. Default 16.
+	RecordShards int
 }
 
 // Transactions' defaults.
 const (
-	DefaultRetryWindow = 24 * time.Hour
-	DefaultDeadline    = 5 * time.Second
-	DefaultShards      = 16
+	DefaultRetryWindow  = 24 * time.Hour
+	DefaultDeadline     = 5 * time.Second
+	DefaultPartitions   = 4
+	DefaultRecordShards = 16
 )
 
 // MaxTxnAccountLen is the longest account key Transactions accepts: its
@@ -110,16 +124,21 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 	if opts.Deadline == 0 {
 		opts.Deadline = DefaultDeadline
 	}
-	if opts.Shards == 0 {
-		opts.Shards = DefaultShards
+	if opts.Partitions == 0 {
+		opts.Partitions = DefaultPartitions
+	}
+	if opts.RecordShards == 0 {
+		opts.RecordShards = DefaultRecordShards
 	}
 	switch {
 	case opts.RetryWindow < o.SettleGrace || opts.RetryWindow%time.Microsecond != 0:
 		return nil, fmt.Errorf("%w: RetryWindow %v must be whole microseconds and at least SettleGrace", crdt.ErrInvalidConfig, opts.RetryWindow)
 	case opts.Deadline < 0 || o.SettleGrace-o.SafetyMargin < opts.Deadline:
 		return nil, fmt.Errorf("%w: SettleGrace %v must be at least Deadline %v + SafetyMargin", crdt.ErrInvalidConfig, o.SettleGrace, opts.Deadline)
-	case opts.Shards < 1 || opts.Shards > 256:
-		return nil, fmt.Errorf("%w: Shards %d is outside 1..256", crdt.ErrInvalidConfig, opts.Shards)
+	case opts.Partitions < 1 || opts.Partitions > 64:
+		return nil, fmt.Errorf("%w: Partitions %d is outside 1..64", crdt.ErrInvalidConfig, opts.Partitions)
+	case opts.RecordShards < 1 || opts.RecordShards > 256:
+		return nil, fmt.Errorf("%w: RecordShards %d is outside 1..256", crdt.ErrInvalidConfig, opts.RecordShards)
 	}
 	ac, err := New(st, o)
 	if err != nil {
@@ -131,9 +150,33 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 // Options returns the options in effect, defaults filled in.
 func (tx *Transactions) Options() TxnOptions { return tx.opts }
 
-// Accounts returns the accounts the transactions are applied to, for
-// Balance, Conflicts and Delete.
+// Accounts returns the Accounts that keeps the transactions' rows, for
+// Conflicts and Delete of each of an account's RowPartitions.
 func (tx *Transactions) Accounts() *Accounts { return tx.ac }
+
+// RowPartitions returns the balance partitions of account's rows:
+// account itself when Partitions is 1, else "<account>#<i>" for i in
+// 0..Partitions−1.
+func (tx *Transactions) RowPartitions(account string) []string {
+	out := make([]string, tx.opts.Partitions)
+	for i := range out {
+		out[i] = tx.rowPartition(account, i)
+	}
+	return out
+}
+
+func (tx *Transactions) rowPartition(account string, i int) string {
+	if tx.opts.Partitions == 1 {
+		return account
+	}
+	return account + "#" + strconv.Itoa(i)
+}
+
+// rowsOf returns the partition of the row id's row: its byte 14 modulo
+// Partitions.
+func (tx *Transactions) rowsOf(account string, id ID) string {
+	return tx.rowPartition(account, int(id[14])%tx.opts.Partitions)
+}
 
 // Apply credits (amount > 0) or debits (amount < 0) account by amount
 // under txn, unless a merge recorded txn in the last RetryWindow. It reads
@@ -168,7 +211,7 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 			return Duplicate, nil
 		}
 		out, buf := newWrite(1)
-		u := [1]update{{Partition: account, Row: NormalRow(id, amount)}}
+		u := [1]update{{Partition: tx.rowsOf(account, id), Row: NormalRow(id, amount)}}
 		err = tx.ac.t.Apply(ctx, u[:], out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
 			if now.Sub(read) > tx.opts.Deadline && !brokenTxnNoDeadline {
 				return ID{}, 0, store.Mutation{}, errLate
@@ -197,45 +240,81 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 	return tx.lookup(ctx, account, TxnRowID(txn), tx.opts.Clock())
 }
 
-// Balance returns the account's balance (Accounts.Balance).
+// Balance returns the account's balance: the sum of its RowPartitions'
+// balances (Accounts.Balance), one read each, exactly (crdt.ErrOverflow
+// when it does not fit int64).
 func (tx *Transactions) Balance(ctx context.Context, account string) (int64, error) {
-	return tx.ac.Balance(ctx, account)
+	if err := tx.checkAccount(account); err != nil {
+		return 0, err
+	}
+	var sum exact.Int128
+	for _, p := range tx.RowPartitions(account) {
+		v, err := tx.ac.Balance(ctx, p)
+		if err != nil {
+			return 0, err
+		}
+		sum.Add(v)
+	}
+	v, ok := sum.Int64()
+	if !ok {
+		return 0, fmt.Errorf("%w: account %q: the balance does not fit int64", crdt.ErrOverflow, account)
+	}
+	return v, nil
 }
 
-// Merge is Accounts.Merge that first records every transaction whose row it
-// will sum, one batch per record partition, and deletes the record
-// partitions more than RetryWindow old when it is the account's first
-// merge in a RetryWindow. A crash between any two steps leaves the balance and the
-// records correct: a transaction is recorded only once its row is stored.
-func (tx *Transactions) Merge(ctx context.Context, account string) (MergeReport, error) {
+// Merge merges each of the account's RowPartitions (Accounts.Merge), each
+// first recording every transaction whose row it will sum, one batch per
+// record partition; the first merge in a RetryWindow (judged by the first
+// row partition) also deletes the record partitions more than RetryWindow
+// old. It returns the partitions' reports, in RowPartitions' order, up to
+// the first error. A crash between any two steps leaves the balance and
+// the records correct: a transaction is recorded only once its row is
+// stored.
+func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeReport, error) {
 	if err := tx.checkAccount(account); err != nil {
-		return MergeReport{}, err
+		return nil, err
 	}
-	return tx.ac.merge(ctx, account, func(ctx context.Context, v View) error {
-		now := tx.opts.Clock()
-		cur := tx.window(now)
-		byPart := map[string][]Row{}
-		for _, r := range v.Live {
-			if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
-				p := tx.recordPartition(account, cur, r.UpdateID)
-				byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
-			}
-		}
-		for p, rows := range byPart {
-			muts := make([]store.Mutation, len(rows))
-			var buf []byte
-			for i, r := range rows {
-				muts[i] = appendPut(&buf, p, r)
-			}
-			if err := tx.ac.t.Write(ctx, muts); err != nil {
+	var reps []MergeReport
+	for i, p := range tx.RowPartitions(account) {
+		rep, err := tx.ac.merge(ctx, p, func(ctx context.Context, v View) error {
+			now := tx.opts.Clock()
+			if err := tx.record(ctx, account, v, tx.window(now)); err != nil {
 				return err
 			}
+			if newest := newestSum(v); i == 0 && (newest.IsZero() || tx.window(newest.Time()) < tx.window(now)) {
+				return tx.expire(ctx, account, now)
+			}
+			return nil
+		})
+		reps = append(reps, rep)
+		if err != nil {
+			return reps, err
 		}
-		if newest := newestSum(v); newest.IsZero() || tx.window(newest.Time()) < cur {
-			return tx.expire(ctx, account, now)
+	}
+	return reps, nil
+}
+
+// record writes, in window w, the record of every live transaction row of
+// v: one batch per record partition.
+func (tx *Transactions) record(ctx context.Context, account string, v View, w int64) error {
+	byPart := map[string][]Row{}
+	for _, r := range v.Live {
+		if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
+			p := tx.recordPartition(account, w, r.UpdateID)
+			byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
 		}
-		return nil
-	})
+	}
+	for p, rows := range byPart {
+		muts := make([]store.Mutation, len(rows))
+		var buf []byte
+		for i, r := range rows {
+			muts[i] = appendPut(&buf, p, r)
+		}
+		if err := tx.ac.t.Write(ctx, muts); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // expire deletes account's record partitions of the two windows before the
@@ -247,7 +326,7 @@ func (tx *Transactions) expire(ctx context.Context, account string, now time.Tim
 	last := tx.window(now.Add(-tx.opts.RetryWindow-2*tx.opts.FutureSkew)) - 1
 	var muts []store.Mutation
 	for w := last - 1; w <= last; w++ {
-		for s := range tx.opts.Shards {
+		for s := range tx.opts.RecordShards {
 			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
 		}
 	}
@@ -299,7 +378,7 @@ func (tx *Transactions) window(t time.Time) int64 {
 }
 
 func (tx *Transactions) recordPartition(account string, window int64, id ID) string {
-	return tx.partition(account, window, int(id[15])%tx.opts.Shards)
+	return tx.partition(account, window, int(id[15])%tx.opts.RecordShards)
 }
 
 // partition is the key of account's record partition of window and shard:

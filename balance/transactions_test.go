@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,11 +49,20 @@ func mustApply(t testing.TB, tx *balance.Transactions, txn crdt.TxnID, amount in
 	require.Equal(t, want, got, "apply %s", txn)
 }
 
-func mustMerge(t testing.TB, tx *balance.Transactions) balance.MergeReport {
+func mustMerge(t testing.TB, tx *balance.Transactions) []balance.MergeReport {
 	t.Helper()
-	rep, err := tx.Merge(context.Background(), acct)
+	reps, err := tx.Merge(context.Background(), acct)
 	require.NoError(t, err)
-	return rep
+	return reps
+}
+
+// deleted returns the rows reps' settling deleted.
+func deleted(reps []balance.MergeReport) []balance.Row {
+	var out []balance.Row
+	for _, r := range reps {
+		out = append(out, r.Deleted...)
+	}
+	return out
 }
 
 func balanceOf(t testing.TB, tx *balance.Transactions) int64 {
@@ -170,12 +180,12 @@ func TestTransactionsTwins(t *testing.T) {
 	mustApply(t, txs[7], "x", 5, balance.Duplicate)
 }
 
-// heldRow holds the next write of account's partition, as a write that is
-// slow to land.
+// heldRow holds the next write of a row partition (not a record
+// partition) once hold is set, as a write that is slow to land.
 func heldRow(inner store.Partitions) (*faulty.Partitions, *atomic.Bool) {
 	var hold atomic.Bool
 	p := faulty.NewPartitions(inner, faulty.Options{Policy: func(call faulty.Call) faulty.Fault {
-		if call.Method == faulty.MethodApply && call.Key == acct && hold.CompareAndSwap(true, false) {
+		if call.Method == faulty.MethodApply && !strings.Contains(call.Key, "#txn.") && hold.CompareAndSwap(true, false) {
 			return faulty.Hold
 		}
 		return faulty.Pass
@@ -212,8 +222,7 @@ func TestTransactionsLateRowAtTheBound(t *testing.T) {
 				require.EqualValues(t, 7, balanceOf(t, b))
 			}
 			c.Set(settle)
-			rep := mustMerge(t, b)
-			require.NotEmpty(t, rep.Deleted, "nothing settled")
+			require.NotEmpty(t, deleted(mustMerge(t, b)), "nothing settled")
 			if afterSettle {
 				require.NoError(t, st.Deliver(0))
 			}
@@ -265,8 +274,8 @@ func stalledWriter() (balance.Outcome, int64, error) {
 			inHook = err
 		}
 		c.Add(b.Options().SettleGrace + time.Second)
-		if rep, err := b.Merge(ctx, acct); err != nil || len(rep.Deleted) == 0 {
-			inHook = fmt.Errorf("settling: %+v %w", rep, err)
+		if reps, err := b.Merge(ctx, acct); err != nil || len(deleted(reps)) == 0 {
+			inHook = fmt.Errorf("settling: %+v %w", reps, err)
 		}
 		return nil
 	})
@@ -353,8 +362,10 @@ func TestTransactionsRefuses(t *testing.T) {
 		{Deadline: -time.Second},
 		{RetryWindow: 30 * time.Second},
 		{RetryWindow: 24*time.Hour + time.Nanosecond},
-		{Shards: 257},
-		{Shards: -1},
+		{RecordShards: 257},
+		{RecordShards: -1},
+		{Partitions: 65},
+		{Partitions: -1},
 		{Options: balance.Options{Window: -1}},
 	} {
 		_, err := balance.NewTransactions(st, o)
@@ -384,4 +395,58 @@ func TestTxnRowID(t *testing.T) {
 	require.NoError(t, err)
 	err = ac.Add(context.Background(), acct, balance.TxnRowID("pay-0"), 1)
 	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+}
+
+// An account's rows spread over its RowPartitions by row id; each
+// partition is merged on its own and the balance is their exact sum.
+func TestTransactionsPartitions(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	one, err := balance.NewTransactions(st, balance.TxnOptions{Options: balance.Options{Clock: c.Now}, Partitions: 1})
+	require.NoError(t, err)
+	require.Equal(t, []string{acct}, one.RowPartitions(acct))
+	tx := newTxns(t, st, c)
+	parts := tx.RowPartitions("b")
+	require.Equal(t, []string{"b#0", "b#1", "b#2", "b#3"}, parts)
+	for i := range 40 {
+		_, err := tx.Apply(ctx, "b", crdt.TxnID(fmt.Sprint(i)), int64(i+1))
+		require.NoError(t, err)
+	}
+	used := 0
+	for _, p := range parts {
+		rows, err := st.Snapshot(ctx, p, 1000, store.ReadAny)
+		require.NoError(t, err)
+		if len(rows) > 0 {
+			used++
+		}
+	}
+	require.Equal(t, 4, used, "40 rows left a partition empty")
+	v, err := tx.Balance(ctx, "b")
+	require.NoError(t, err)
+	require.EqualValues(t, 40*41/2, v)
+	c.Add(time.Second)
+	reps, err := tx.Merge(ctx, "b")
+	require.NoError(t, err)
+	require.Len(t, reps, 4)
+	for _, r := range reps {
+		require.NotNil(t, r.Sum, "a partition was not merged")
+	}
+
+	// Two partitions each near the int64 bound: the sum does not fit.
+	var big []crdt.TxnID
+	seen := map[string]bool{}
+	for i := 0; len(big) < 2; i++ {
+		txn := crdt.TxnID(fmt.Sprint("big-", i))
+		if p := tx.RowPartitions("c")[int(balance.TxnRowID(txn)[14])%4]; !seen[p] {
+			seen[p] = true
+			big = append(big, txn)
+		}
+	}
+	for _, txn := range big {
+		_, err := tx.Apply(ctx, "c", txn, math.MaxInt64)
+		require.NoError(t, err)
+	}
+	_, err = tx.Balance(ctx, "c")
+	require.ErrorIs(t, err, crdt.ErrOverflow)
 }
