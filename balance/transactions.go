@@ -150,13 +150,49 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 // Options returns the options in effect, defaults filled in.
 func (tx *Transactions) Options() TxnOptions { return tx.opts }
 
-// Accounts returns the Accounts that keeps the transactions' rows, for
-// Conflicts and Delete of each of an account's RowPartitions.
-func (tx *Transactions) Accounts() *Accounts { return tx.ac }
+// Conflicts returns the transactions of account whose id was applied with
+// more than one amount (by row id: Conflict.UpdateID is TxnRowID of the
+// transaction), one read of each row partition.
+func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
+	if err := tx.checkAccount(account); err != nil {
+		return nil, err
+	}
+	var out []Conflict
+	for _, p := range tx.RowPartitions(account) {
+		c, err := tx.ac.Conflicts(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c...)
+	}
+	return out, nil
+}
+
+// Delete removes the account: its row partitions and the record
+// partitions of every window a record written in the last RetryWindow,
+// or not yet expired, can be in (one batch).
+func (tx *Transactions) Delete(ctx context.Context, account string) error {
+	if err := tx.checkAccount(account); err != nil {
+		return err
+	}
+	now := tx.opts.Clock()
+	var muts []store.Mutation
+	for _, p := range tx.RowPartitions(account) {
+		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
+	}
+	for w := tx.window(now.Add(-tx.opts.RetryWindow-2*tx.opts.FutureSkew)) - 2; w <= tx.window(now.Add(tx.opts.FutureSkew)); w++ {
+		for s := range tx.opts.RecordShards {
+			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
+		}
+	}
+	return tx.ac.t.Write(ctx, muts)
+}
 
 // RowPartitions returns the balance partitions of account's rows:
 // account itself when Partitions is 1, else "<account>#<i>" for i in
-// 0..Partitions−1.
+// 0..Partitions−1. Only Transactions.Merge may merge them: a merge by
+// Accounts.Merge does not record the transactions it sums, and a retry
+// after its settling counts again.
 func (tx *Transactions) RowPartitions(account string) []string {
 	out := make([]string, tx.opts.Partitions)
 	for i := range out {

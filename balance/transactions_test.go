@@ -450,3 +450,29 @@ func TestTransactionsPartitions(t *testing.T) {
 	_, err = tx.Balance(ctx, "c")
 	require.ErrorIs(t, err, crdt.ErrOverflow)
 }
+
+// Conflicts reports a transaction applied with two amounts before a merge
+// recorded it (one counts); Delete removes the rows and the records.
+func TestTransactionsConflictsAndDelete(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	tx := newTxns(t, st, c)
+	mustApply(t, tx, "x", 7, balance.Applied)
+	mustApply(t, tx, "x", 5, balance.Applied) // not recorded yet: a second row
+	conflicts, err := tx.Conflicts(ctx, acct)
+	require.NoError(t, err)
+	require.Equal(t, []balance.Conflict{{UpdateID: balance.TxnRowID("x"), Counted: 5, Refused: []int64{7}}}, conflicts)
+	require.EqualValues(t, 5, balanceOf(t, tx))
+	c.Add(time.Second)
+	mustMerge(t, tx)
+	mustApply(t, tx, "x", 5, balance.Duplicate)
+	_, err = tx.Apply(ctx, acct, "x", 7)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+
+	require.NoError(t, tx.Delete(ctx, acct))
+	require.Zero(t, balanceOf(t, tx))
+	_, ok, err := tx.Recorded(ctx, acct, "x")
+	require.NoError(t, err)
+	require.False(t, ok, "a record outlived Delete")
+}
