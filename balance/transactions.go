@@ -69,6 +69,14 @@ type TxnOptions struct {
 	// RecordShards is how many record partitions each RetryWindow of an
 	// account spreads over, 1..256. Default 16.
 	RecordShards int
+	// TxnTime, when set, gives every transaction a time carried by every
+	// retry (tpncounter.TimeUUID reads a version 1 UUID's). Apply then
+	// refuses an id without one (crdt.ErrInvalidTxnID), and one not
+	// recorded whose time is more than RetryWindow old or more than
+	// FutureSkew ahead (crdt.ErrOutsideWindow): its record may have
+	// expired, so a late retry is refused rather than counted again. Nil:
+	// a retry after the record expired counts again.
+	TxnTime func(crdt.TxnID) (time.Time, bool)
 }
 
 // Transactions' defaults.
@@ -221,7 +229,8 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // Refused, without writing: an invalid account (crdt.ErrInvalidKey, also
 // past MaxTxnAccountLen) or txn (crdt.ErrInvalidTxnID), a zero amount
 // (crdt.ErrInvalidAmount), txn recorded with another amount
-// (crdt.ErrConflictingTransaction). A store error is returned as the
+// (crdt.ErrConflictingTransaction), with TxnTime a transaction not
+// recorded and outside its window (crdt.ErrOutsideWindow). A store error is returned as the
 // store wraps it (crdt.ErrAmbiguousWrite when the row may have landed: a
 // retry rewrites the same row).
 func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (Outcome, error) {
@@ -234,6 +243,13 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 	if amount == 0 {
 		return 0, fmt.Errorf("%w: transaction %q has a zero amount", crdt.ErrInvalidAmount, txn)
 	}
+	var at time.Time
+	if tx.opts.TxnTime != nil {
+		var ok bool
+		if at, ok = tx.opts.TxnTime(txn); !ok {
+			return 0, fmt.Errorf("%w: transaction %q has no time (TxnOptions.TxnTime)", crdt.ErrInvalidTxnID, txn)
+		}
+	}
 	id := TxnRowID(txn)
 	for range 3 {
 		read := tx.opts.Clock()
@@ -245,6 +261,8 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 			return 0, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, got, amount)
 		case found:
 			return Duplicate, nil
+		case tx.opts.TxnTime != nil && (at.Before(read.Add(-tx.opts.RetryWindow)) || at.After(read.Add(tx.opts.FutureSkew))):
+			return 0, fmt.Errorf("%w: transaction %q of %v is outside [now − RetryWindow, now + FutureSkew]", crdt.ErrOutsideWindow, txn, at)
 		}
 		out, buf := newWrite(1)
 		u := [1]update{{Partition: tx.rowsOf(account, id), Row: NormalRow(id, amount)}}

@@ -476,3 +476,45 @@ func TestTransactionsConflictsAndDelete(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok, "a record outlived Delete")
 }
+
+// With TxnTime, a transaction not recorded whose time is more than
+// RetryWindow old (or more than FutureSkew ahead) is refused, one inside
+// is applied, and one recorded is a duplicate whatever its time.
+func TestTransactionsTimed(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	times := map[crdt.TxnID]time.Time{}
+	tx, err := balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{Options: balance.Options{Clock: c.Now},
+		TxnTime: func(txn crdt.TxnID) (time.Time, bool) { at, ok := times[txn]; return at, ok }})
+	require.NoError(t, err)
+	o := tx.Options()
+	_, err = tx.Apply(ctx, acct, "untimed", 1)
+	require.ErrorIs(t, err, crdt.ErrInvalidTxnID)
+	for txn, at := range map[crdt.TxnID]time.Time{
+		"oldest":   t0.Add(-o.RetryWindow),
+		"too-old":  t0.Add(-o.RetryWindow - time.Microsecond),
+		"ahead":    t0.Add(o.FutureSkew),
+		"too-far":  t0.Add(o.FutureSkew + time.Microsecond),
+		"recorded": t0.Add(-time.Minute),
+	} {
+		times[txn] = at
+	}
+	mustApply(t, tx, "oldest", 1, balance.Applied)
+	mustApply(t, tx, "ahead", 10, balance.Applied)
+	for _, txn := range []crdt.TxnID{"too-old", "too-far"} {
+		_, err := tx.Apply(ctx, acct, txn, 100)
+		require.ErrorIs(t, err, crdt.ErrOutsideWindow, "%s", txn)
+	}
+	mustApply(t, tx, "recorded", 1000, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, tx)
+	c.Add(o.RetryWindow) // "recorded" is now older than the window, but recorded
+	mustApply(t, tx, "recorded", 1000, balance.Duplicate)
+	require.EqualValues(t, 1011, balanceOf(t, tx))
+	// Once a merge expired its record, a retry is refused, not counted.
+	c.Add(3*o.RetryWindow + 3*o.FutureSkew)
+	mustMerge(t, tx)
+	_, err = tx.Apply(ctx, acct, "recorded", 1000)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+	require.EqualValues(t, 1011, balanceOf(t, tx))
+}
