@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -188,7 +189,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	for _, p := range tx.RowPartitions(account) {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
-	for w := tx.window(now.Add(-tx.opts.RetryWindow-2*tx.opts.FutureSkew)) - 2; w <= tx.window(now.Add(tx.opts.FutureSkew)); w++ {
+	for w := tx.window(now) - 3; w <= tx.window(now.Add(tx.opts.RetryWindow+2*tx.opts.FutureSkew)); w++ {
 		for s := range tx.opts.RecordShards {
 			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
 		}
@@ -224,8 +225,8 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 
 // Apply credits (amount > 0) or debits (amount < 0) account by amount
 // under txn, unless a merge recorded txn in the last RetryWindow. It reads
-// the record (one point read in each of the two or three record
-// partitions the window spans, fewer when found), then writes the row.
+// the record (one point read, in the record partition of its clock's
+// window), then writes the row: two store calls.
 // Refused, without writing: an invalid account (crdt.ErrInvalidKey, also
 // past MaxTxnAccountLen) or txn (crdt.ErrInvalidTxnID), a zero amount
 // (crdt.ErrInvalidAmount), txn recorded with another amount
@@ -332,7 +333,7 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	for i, p := range tx.RowPartitions(account) {
 		rep, err := tx.ac.merge(ctx, p, func(ctx context.Context, v View) error {
 			now := tx.opts.Clock()
-			if err := tx.record(ctx, account, v, tx.window(now)); err != nil {
+			if err := tx.record(ctx, account, v, now); err != nil {
 				return err
 			}
 			if newest := newestSum(v); i == 0 && (newest.IsZero() || tx.window(newest.Time()) < tx.window(now)) {
@@ -348,14 +349,16 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	return reps, nil
 }
 
-// record writes, in window w, the record of every live transaction row of
-// v: one batch per record partition.
-func (tx *Transactions) record(ctx context.Context, account string, v View, w int64) error {
+// record writes the record of every live transaction row of v into each of
+// recordWindows(now): one batch per record partition.
+func (tx *Transactions) record(ctx context.Context, account string, v View, now time.Time) error {
 	byPart := map[string][]Row{}
 	for _, r := range v.Live {
 		if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
-			p := tx.recordPartition(account, w, r.UpdateID)
-			byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
+			for w := range tx.recordWindows(now) {
+				p := tx.recordPartition(account, w, r.UpdateID)
+				byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
+			}
 		}
 	}
 	for p, rows := range byPart {
@@ -371,15 +374,14 @@ func (tx *Transactions) record(ctx context.Context, account string, v View, w in
 	return nil
 }
 
-// expire deletes account's record partitions of the two windows before the
-// one that now − RetryWindow − 2·FutureSkew falls in: no clock within
-// FutureSkew of now reads them, and they hold only records more than
-// RetryWindow old. (A merge may skip a window; an account idle for longer
-// keeps the windows it skipped.)
+// expire deletes account's record partitions of the windows two and three
+// before now's: no clock within FutureSkew of now reads them (a call reads
+// its clock's window only), and every record in them that is less than
+// RetryWindow old is in a later window too (recordWindows). (A merge may
+// skip a window; an account idle for longer keeps the windows it skipped.)
 func (tx *Transactions) expire(ctx context.Context, account string, now time.Time) error {
-	last := tx.window(now.Add(-tx.opts.RetryWindow-2*tx.opts.FutureSkew)) - 1
 	var muts []store.Mutation
-	for w := last - 1; w <= last; w++ {
+	for w := tx.window(now) - 3; w <= tx.window(now)-2; w++ {
 		for s := range tx.opts.RecordShards {
 			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
 		}
@@ -399,31 +401,33 @@ func newestSum(v View) ID {
 	return n
 }
 
-// lookup finds id's record in the record partitions of the windows of
-// now + FutureSkew, now and now − RetryWindow, newest first.
+// lookup finds id's record in the record partition of now's window.
 func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now time.Time) (amount int64, ok bool, err error) {
-	last := int64(-1 << 63)
-	for _, t := range [...]time.Time{now.Add(tx.opts.FutureSkew), now, now.Add(-tx.opts.RetryWindow)} {
-		w := tx.window(t)
-		if w == last {
-			continue
+	// The key's prefix (id and kind): every N row of id, whatever the
+	// amount in its version, sorts at or after it.
+	from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})[:RowKeyLen-timeid.KeyLen]
+	err = tx.ac.t.Scan(ctx, tx.recordPartition(account, tx.window(now), id), from, store.ReadAny, func(r Row) bool {
+		if r.UpdateID == id && r.Kind == KindNormal {
+			amount, ok = r.Amount, true
 		}
-		last = w
-		p := tx.recordPartition(account, w, id)
-		// The key's prefix (id and kind): every N row of id, whatever
-		// the amount in its version, sorts at or after it.
-		from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})[:RowKeyLen-timeid.KeyLen]
-		err := tx.ac.t.Scan(ctx, p, from, store.ReadAny, func(r Row) bool {
-			if r.UpdateID == id && r.Kind == KindNormal {
-				amount, ok = r.Amount, true
+		return false
+	})
+	return amount, ok, err
+}
+
+// recordWindows returns the windows a record made at now is written in:
+// every one that [now − FutureSkew, now + RetryWindow + FutureSkew] meets
+// (two or three), so that a call whose clock, within FutureSkew of the
+// merge's, is less than RetryWindow past the record finds it in its own
+// clock's window.
+func (tx *Transactions) recordWindows(now time.Time) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		for w := tx.window(now.Add(-tx.opts.FutureSkew)); w <= tx.window(now.Add(tx.opts.RetryWindow+tx.opts.FutureSkew)); w++ {
+			if !yield(w) {
+				return
 			}
-			return false
-		})
-		if err != nil || ok {
-			return amount, ok, err
 		}
 	}
-	return 0, false, nil
 }
 
 // window numbers the RetryWindow t falls in.
