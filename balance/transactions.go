@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -92,6 +94,10 @@ const (
 // record partitions' keys add at most 32 bytes to it.
 const MaxTxnAccountLen = crdt.MaxKeyLen - 32
 
+// MaxRetryWindow is the longest RetryWindow: ten years, far from the
+// durations' overflow.
+const MaxRetryWindow = 10 * 365 * 24 * time.Hour
+
 // Outcome is what Transactions.Apply did.
 type Outcome uint8
 
@@ -140,8 +146,8 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 		opts.RecordShards = DefaultRecordShards
 	}
 	switch {
-	case opts.RetryWindow < o.SettleGrace || opts.RetryWindow%time.Microsecond != 0:
-		return nil, fmt.Errorf("%w: RetryWindow %v must be whole microseconds and at least SettleGrace", crdt.ErrInvalidConfig, opts.RetryWindow)
+	case opts.RetryWindow < o.SettleGrace || opts.RetryWindow > MaxRetryWindow || opts.RetryWindow%time.Microsecond != 0:
+		return nil, fmt.Errorf("%w: RetryWindow %v must be whole microseconds, at least SettleGrace and at most %v", crdt.ErrInvalidConfig, opts.RetryWindow, MaxRetryWindow)
 	case opts.Deadline < 0 || o.SettleGrace-o.SafetyMargin < opts.Deadline:
 		return nil, fmt.Errorf("%w: SettleGrace %v must be at least Deadline %v + SafetyMargin", crdt.ErrInvalidConfig, o.SettleGrace, opts.Deadline)
 	case opts.Partitions < 1 || opts.Partitions > 64:
@@ -228,7 +234,7 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // the record (one point read, in the record partition of its clock's
 // window), then writes the row: two store calls.
 // Refused, without writing: an invalid account (crdt.ErrInvalidKey, also
-// past MaxTxnAccountLen) or txn (crdt.ErrInvalidTxnID), a zero amount
+// past MaxTxnAccountLen or containing '#') or txn (crdt.ErrInvalidTxnID), a zero amount
 // (crdt.ErrInvalidAmount), txn recorded with another amount
 // (crdt.ErrConflictingTransaction), with TxnTime a transaction not
 // recorded and outside its window (crdt.ErrOutsideWindow). A store error is returned as the
@@ -254,14 +260,14 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 	id := TxnRowID(txn)
 	for range 3 {
 		read := tx.opts.Clock()
-		got, found, err := tx.lookup(ctx, account, id, read)
+		recorded, err := tx.lookup(ctx, account, id, read)
 		switch {
 		case err != nil:
 			return 0, err
-		case found && got != amount:
-			return 0, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, got, amount)
-		case found:
+		case slices.Contains(recorded, amount):
 			return Duplicate, nil
+		case len(recorded) > 0:
+			return 0, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, recorded[0], amount)
 		case tx.opts.TxnTime != nil && (at.Before(read.Add(-tx.opts.RetryWindow)) || at.After(read.Add(tx.opts.FutureSkew))):
 			return 0, fmt.Errorf("%w: transaction %q of %v is outside [now − RetryWindow, now + FutureSkew]", crdt.ErrOutsideWindow, txn, at)
 		}
@@ -283,14 +289,16 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 	return 0, fmt.Errorf("%w: transaction %q: its record was read more than Deadline (%v) before each of 3 writes", crdt.ErrUnavailable, txn, tx.opts.Deadline)
 }
 
-// Recorded returns the amount a merge recorded for txn on account in the
-// last RetryWindow, and whether there is one.
-func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) (amount int64, ok bool, err error) {
+// Recorded returns the amounts merges recorded for txn on account in the
+// last RetryWindow (none: not recorded). An id applied with one amount has
+// one; with several before a merge recorded it (a caller's error, see
+// Conflicts), each merge records the amount that counted when it ran.
+func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
 	if err := tx.checkAccount(account); err != nil {
-		return 0, false, err
+		return nil, err
 	}
 	if err := txn.Validate(); err != nil {
-		return 0, false, err
+		return nil, err
 	}
 	return tx.lookup(ctx, account, TxnRowID(txn), tx.opts.Clock())
 }
@@ -335,6 +343,9 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 			now := tx.opts.Clock()
 			if err := tx.record(ctx, account, v, now); err != nil {
 				return err
+			}
+			if el := tx.opts.Clock().Sub(now); el > tx.opts.MaxMerge {
+				return fmt.Errorf("%w: its records took %v (> MaxMerge %v)", ErrSlowMerge, el, tx.opts.MaxMerge)
 			}
 			if newest := newestSum(v); i == 0 && (newest.IsZero() || tx.window(newest.Time()) < tx.window(now)) {
 				return tx.expire(ctx, account, now)
@@ -401,28 +412,33 @@ func newestSum(v View) ID {
 	return n
 }
 
-// lookup finds id's record in the record partition of now's window.
-func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now time.Time) (amount int64, ok bool, err error) {
+// lookup returns the amounts of id's records in the record partition of
+// now's window, in key order.
+func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now time.Time) (amounts []int64, err error) {
 	// The key's prefix (id and kind): every N row of id, whatever the
 	// amount in its version, sorts at or after it.
 	from := EncodeKey(Key{UpdateID: id, Kind: KindNormal})[:RowKeyLen-timeid.KeyLen]
 	err = tx.ac.t.Scan(ctx, tx.recordPartition(account, tx.window(now), id), from, store.ReadAny, func(r Row) bool {
-		if r.UpdateID == id && r.Kind == KindNormal {
-			amount, ok = r.Amount, true
+		if r.UpdateID != id || r.Kind != KindNormal {
+			return false
 		}
-		return false
+		amounts = append(amounts, r.Amount)
+		return true
 	})
-	return amount, ok, err
+	return amounts, err
 }
 
 // recordWindows returns the windows a record made at now is written in:
-// every one that [now − FutureSkew, now + RetryWindow + FutureSkew] meets
-// (two or three), so that a call whose clock, within FutureSkew of the
-// merge's, is less than RetryWindow past the record finds it in its own
-// clock's window.
+// every one that [now − FutureSkew, now + MaxMerge + RetryWindow +
+// FutureSkew] meets (two or three). A merge whose records are not all
+// acknowledged within MaxMerge of now stops before its tombstones
+// (ErrSlowMerge), so a call whose clock, within FutureSkew of the
+// merge's, is less than RetryWindow past the acknowledgement finds the
+// record in its own clock's window.
 func (tx *Transactions) recordWindows(now time.Time) iter.Seq[int64] {
 	return func(yield func(int64) bool) {
-		for w := tx.window(now.Add(-tx.opts.FutureSkew)); w <= tx.window(now.Add(tx.opts.RetryWindow+tx.opts.FutureSkew)); w++ {
+		last := tx.window(now.Add(tx.opts.MaxMerge + tx.opts.RetryWindow + tx.opts.FutureSkew))
+		for w := tx.window(now.Add(-tx.opts.FutureSkew)); w <= last; w++ {
 			if !yield(w) {
 				return
 			}
@@ -451,6 +467,9 @@ func (tx *Transactions) checkAccount(account string) error {
 	}
 	if len(account) > MaxTxnAccountLen {
 		return fmt.Errorf("%w: account key is %d bytes, longer than %d", crdt.ErrInvalidKey, len(account), MaxTxnAccountLen)
+	}
+	if strings.Contains(account, "#") {
+		return fmt.Errorf("%w: account key %q contains '#', which separates its row and record partitions", crdt.ErrInvalidKey, account)
 	}
 	return nil
 }

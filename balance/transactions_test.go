@@ -89,9 +89,9 @@ func TestTransactionsRetryWindow(t *testing.T) {
 	before := balanceOf(t, tx)
 	c.Add(4*tx.Options().RetryWindow + 3*tx.Options().FutureSkew)
 	mustMerge(t, tx)
-	_, ok, err := tx.Recorded(context.Background(), acct, "x")
+	recorded, err := tx.Recorded(context.Background(), acct, "x")
 	require.NoError(t, err)
-	require.False(t, ok, "x's record outlived its expiry")
+	require.Empty(t, recorded, "x's record outlived its expiry")
 	mustApply(t, tx, "x", 7, balance.Applied)
 	require.Equal(t, before+7, balanceOf(t, tx))
 }
@@ -210,9 +210,9 @@ func TestTransactionsLateRowAtTheBound(t *testing.T) {
 			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
 			mustApply(t, b, "x", 7, balance.Applied)
 			mustMerge(t, b) // records x, then its tombstone
-			_, ok, err := b.Recorded(context.Background(), acct, "x")
+			recorded, err := b.Recorded(context.Background(), acct, "x")
 			require.NoError(t, err)
-			require.True(t, ok)
+			require.Equal(t, []int64{7}, recorded)
 			latest := t0.Add(o.Deadline + o.SafetyMargin - 2*o.FutureSkew)
 			settle := t0.Add(o.SettleGrace + time.Microsecond)
 			require.True(t, latest.Before(settle), "the bound leaves no room")
@@ -341,6 +341,8 @@ func TestTransactionsRefuses(t *testing.T) {
 		{"", "y", 1, crdt.ErrInvalidKey},
 		{strings.Repeat("a", balance.MaxTxnAccountLen+1), "y", 1, crdt.ErrInvalidKey},
 		{"a\x00b", "y", 1, crdt.ErrInvalidKey},
+		{"a#txn.19783.7", "y", 1, crdt.ErrInvalidKey}, // would be a's records
+		{"a#0", "y", 1, crdt.ErrInvalidKey},           // would be a's rows
 		{acct, "", 1, crdt.ErrInvalidTxnID},
 		{acct, "y\n", 1, crdt.ErrInvalidTxnID},
 		{acct, "y", 0, crdt.ErrInvalidAmount},
@@ -362,6 +364,7 @@ func TestTransactionsRefuses(t *testing.T) {
 		{Deadline: -time.Second},
 		{RetryWindow: 30 * time.Second},
 		{RetryWindow: 24*time.Hour + time.Nanosecond},
+		{RetryWindow: balance.MaxRetryWindow + time.Microsecond},
 		{RecordShards: 257},
 		{RecordShards: -1},
 		{Partitions: 65},
@@ -472,9 +475,9 @@ func TestTransactionsConflictsAndDelete(t *testing.T) {
 
 	require.NoError(t, tx.Delete(ctx, acct))
 	require.Zero(t, balanceOf(t, tx))
-	_, ok, err := tx.Recorded(ctx, acct, "x")
+	recorded, err := tx.Recorded(ctx, acct, "x")
 	require.NoError(t, err)
-	require.False(t, ok, "a record outlived Delete")
+	require.Empty(t, recorded, "a record outlived Delete")
 }
 
 // With TxnTime, a transaction not recorded whose time is more than
@@ -548,4 +551,67 @@ func TestTransactionsRecordWindowEdges(t *testing.T) {
 		}
 	}
 	require.Equal(t, 60, checked)
+}
+
+// One id applied with two amounts before a merge recorded it (a caller's
+// error): each merge records the amount that counted when it ran, and a
+// retry with any recorded amount is a duplicate.
+func TestTransactionsTwoAmounts(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st, hold := heldRow(memory.NewPartitions())
+	a, b := newTxns(t, st, c), newTxns(t, st, c)
+	mustApply(t, a, "x", 128, balance.Applied)
+	hold.Store(true)
+	_, err := b.Apply(ctx, acct, "x", 127) // in flight
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	mustMerge(t, a) // records 128
+	require.NoError(t, st.Deliver(0))
+	require.EqualValues(t, 127, balanceOf(t, a), "the smallest amount counts until a merge settles")
+	c.Add(time.Second)
+	mustMerge(t, a) // records 127
+	recorded, err := a.Recorded(ctx, acct, "x")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []int64{127, 128}, recorded)
+	for _, amount := range []int64{127, 128} {
+		mustApply(t, a, "x", amount, balance.Duplicate)
+	}
+	_, err = a.Apply(ctx, acct, "x", 126)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	c.Add(2 * time.Minute)
+	mustMerge(t, a)
+	mustApply(t, b, "x", 127, balance.Duplicate)
+	require.EqualValues(t, 127, balanceOf(t, a))
+}
+
+// A merge whose records take longer than MaxMerge to be acknowledged stops
+// before its tombstones: the rows stay live, and the next merge records
+// them again, so a record is never older than its windows assume.
+func TestTransactionsSlowRecords(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
+	tx := newTxns(t, st, c)
+	mustApply(t, tx, "x", 7, balance.Applied)
+	var slow atomic.Bool
+	slow.Store(true)
+	st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if after && call.Method == faulty.MethodApply && strings.Contains(call.Key, "#txn.") && slow.Load() {
+			c.Add(tx.Options().MaxMerge + time.Microsecond)
+		}
+		return nil
+	})
+	_, err := tx.Merge(ctx, acct)
+	require.ErrorIs(t, err, balance.ErrSlowMerge)
+	rows := 0
+	for _, p := range tx.RowPartitions(acct) {
+		got, err := st.Snapshot(ctx, p, 100, store.ReadAny)
+		require.NoError(t, err)
+		rows += len(got)
+	}
+	require.Equal(t, 1, rows, "the slow merge wrote tombstones")
+	slow.Store(false)
+	mustMerge(t, tx)
+	mustApply(t, tx, "x", 7, balance.Duplicate)
+	require.EqualValues(t, 7, balanceOf(t, tx))
 }
