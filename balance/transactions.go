@@ -41,6 +41,10 @@ import (
 // (TxnOptions.RecordShards); the first merge in a new RetryWindow deletes
 // those more than RetryWindow old.
 //
+// Merge each active account regularly (a hot one every few seconds): only
+// merges record transactions, and until one has, a retry rewrites the
+// same row (counting once) and is answered Applied.
+//
 // Transactions holds no per-account state and is safe for concurrent use;
 // any number of them, in any number of processes, may share a store.
 type Transactions struct {
