@@ -237,13 +237,14 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // under txn, unless a merge recorded txn in the last RetryWindow. It reads
 // the record (one point read, in the record partition of its clock's
 // window), then writes the row: two store calls.
+//
 // Refused, without writing: an invalid account (crdt.ErrInvalidKey, also
-// past MaxTxnAccountLen or containing '#') or txn (crdt.ErrInvalidTxnID), a zero amount
-// (crdt.ErrInvalidAmount), txn recorded with another amount
+// past MaxTxnAccountLen or containing '#') or txn (crdt.ErrInvalidTxnID),
+// a zero amount (crdt.ErrInvalidAmount), txn recorded with another amount
 // (crdt.ErrConflictingTransaction), with TxnTime a transaction not
-// recorded and outside its window (crdt.ErrOutsideWindow). A store error is returned as the
-// store wraps it (crdt.ErrAmbiguousWrite when the row may have landed: a
-// retry rewrites the same row).
+// recorded and outside its window (crdt.ErrOutsideWindow). A store error
+// is returned as the store wraps it (crdt.ErrAmbiguousWrite when the row
+// may have landed: a retry rewrites the same row).
 func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return 0, err
