@@ -188,8 +188,8 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 }
 
 // Delete removes the account: its row partitions and the record
-// partitions of every window a record written in the last RetryWindow,
-// or not yet expired, can be in (one batch).
+// partitions of every window a record not yet expired can be in, made by
+// a merge whose clock is up to FutureSkew ahead (one batch).
 func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
@@ -199,7 +199,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	for _, p := range tx.RowPartitions(account) {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
-	for w := tx.window(now) - 3; w <= tx.window(now.Add(tx.opts.RetryWindow+2*tx.opts.FutureSkew)); w++ {
+	for w := tx.window(now) - 3; w <= tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))); w++ {
 		for s := range tx.opts.RecordShards {
 			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
 		}
@@ -434,16 +434,16 @@ func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now t
 }
 
 // recordWindows returns the windows a record made at now is written in:
-// every one that [now − FutureSkew, now + MaxMerge + RetryWindow +
-// FutureSkew] meets (two or three). A merge whose records are not all
-// acknowledged within MaxMerge of now stops before its tombstones
-// (ErrSlowMerge), so a call whose clock, within FutureSkew of the
-// merge's, is less than RetryWindow past the acknowledgement finds the
-// record in its own clock's window.
+// every one that [now − FutureSkew, lastRecorded(now)] meets (two or
+// three). A merge whose records are not all acknowledged within MaxMerge
+// of now stops before its tombstones (ErrSlowMerge), so a call whose
+// clock, within FutureSkew of the merge's, is less than RetryWindow past
+// the acknowledgement finds the record in its own clock's window; so does
+// one less than RetryWindow past the transaction's TxnTime, which is at
+// most 2·FutureSkew past the merge's clock.
 func (tx *Transactions) recordWindows(now time.Time) iter.Seq[int64] {
 	return func(yield func(int64) bool) {
-		last := tx.window(now.Add(tx.opts.MaxMerge + tx.opts.RetryWindow + tx.opts.FutureSkew))
-		for w := tx.window(now.Add(-tx.opts.FutureSkew)); w <= last; w++ {
+		for w := tx.window(now.Add(-tx.opts.FutureSkew)); w <= tx.window(tx.lastRecorded(now)); w++ {
 			if !yield(w) {
 				return
 			}
@@ -451,9 +451,21 @@ func (tx *Transactions) recordWindows(now time.Time) iter.Seq[int64] {
 	}
 }
 
-// window numbers the RetryWindow t falls in.
+// lastRecorded is the latest time a record made at now is kept for: now +
+// MaxMerge + RetryWindow + 2·FutureSkew.
+func (tx *Transactions) lastRecorded(now time.Time) time.Time {
+	return now.Add(tx.opts.MaxMerge + tx.opts.RetryWindow + 2*tx.opts.FutureSkew)
+}
+
+// window numbers the RetryWindow t falls in: floor(t in µs since 1970 /
+// RetryWindow in µs).
 func (tx *Transactions) window(t time.Time) int64 {
-	return t.UnixMicro() / tx.opts.RetryWindow.Microseconds()
+	us, rw := t.UnixMicro(), tx.opts.RetryWindow.Microseconds()
+	w := us / rw
+	if us%rw < 0 {
+		w--
+	}
+	return w
 }
 
 func (tx *Transactions) recordPartition(account string, window int64, id ID) string {

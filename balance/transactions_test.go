@@ -530,7 +530,7 @@ func TestTransactionsRecordWindowEdges(t *testing.T) {
 	ctx := context.Background()
 	base := newTxns(t, memory.NewPartitions(), newTestClock()).Options()
 	rw, fs := base.RetryWindow, base.FutureSkew
-	boundary := time.UnixMicro((t0.UnixMicro()/rw.Microseconds() + 1) * rw.Microseconds()).UTC()
+	boundary := boundaryAfter(t0, rw)
 	checked := 0
 	for _, m := range []time.Time{boundary.Add(-fs - time.Microsecond), boundary.Add(-time.Microsecond), boundary, boundary.Add(fs)} {
 		for _, d := range []time.Duration{0, time.Microsecond, rw / 2, rw - fs, rw - time.Microsecond} {
@@ -613,5 +613,62 @@ func TestTransactionsSlowRecords(t *testing.T) {
 	slow.Store(false)
 	mustMerge(t, tx)
 	mustApply(t, tx, "x", 7, balance.Duplicate)
+	require.EqualValues(t, 7, balanceOf(t, tx))
+}
+
+// boundaryAfter returns the first start of a RetryWindow-long window after t.
+func boundaryAfter(t time.Time, rw time.Duration) time.Time {
+	return time.UnixMicro((t.UnixMicro()/rw.Microseconds() + 1) * rw.Microseconds()).UTC()
+}
+
+// With TxnTime, a transaction timed 2·FutureSkew past the merge's clock (a
+// writer FutureSkew ahead, timing it FutureSkew ahead of that) and retried
+// just inside RetryWindow of its time, next to a window boundary, finds
+// its record, with MaxMerge below FutureSkew too (found by a reviewer).
+func TestTransactionsTimedWindowEdge(t *testing.T) {
+	c := newTestClock()
+	st := memory.NewPartitions()
+	times := map[crdt.TxnID]time.Time{}
+	mk := func(off time.Duration) *balance.Transactions {
+		tx, err := balance.NewTransactions(st, balance.TxnOptions{
+			Options: balance.Options{MaxMerge: 2 * time.Second, Clock: func() time.Time { return c.Now().Add(off) }},
+			TxnTime: func(txn crdt.TxnID) (time.Time, bool) { at, ok := times[txn]; return at, ok }})
+		require.NoError(t, err)
+		return tx
+	}
+	merger := mk(0)
+	o := merger.Options()
+	ahead, other := mk(o.FutureSkew), mk(0)
+	b := boundaryAfter(t0, o.RetryWindow)
+	c.Set(b.Add(-9 * time.Second))
+	times["x"] = c.Now().Add(2 * o.FutureSkew)
+	mustApply(t, ahead, "x", 7, balance.Applied)
+	mustMerge(t, merger)
+	c.Add(o.SettleGrace + time.Second)
+	mustMerge(t, merger)
+	c.Set(times["x"].Add(o.RetryWindow - time.Microsecond))
+	mustMerge(t, merger)
+	mustApply(t, other, "x", 7, balance.Duplicate)
+	require.EqualValues(t, 7, balanceOf(t, merger))
+}
+
+// Delete removes a record a merge just wrote into the window after the
+// next one (found by a reviewer: the record outlived Delete, and a new
+// credit to the reused account was answered duplicate).
+func TestTransactionsDeleteAtWindowEdge(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	tx := newTxns(t, memory.NewPartitions(), c)
+	o := tx.Options()
+	b := boundaryAfter(t0, o.RetryWindow)
+	c.Set(b.Add(-o.RetryWindow - 14*time.Second))
+	mustApply(t, tx, "x", 7, balance.Applied)
+	mustMerge(t, tx)
+	require.NoError(t, tx.Delete(ctx, acct))
+	c.Set(b.Add(time.Second))
+	recorded, err := tx.Recorded(ctx, acct, "x")
+	require.NoError(t, err)
+	require.Empty(t, recorded, "a record outlived Delete")
+	mustApply(t, tx, "x", 7, balance.Applied)
 	require.EqualValues(t, 7, balanceOf(t, tx))
 }
