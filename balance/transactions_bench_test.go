@@ -53,11 +53,15 @@ type txnBench struct {
 	c       *testClock
 	writers []*balance.Transactions
 	n       int
+	// merged is the time spent in merges; calls, read and written are
+	// the store calls and bytes of merges.
+	merged               time.Duration
+	calls, read, written int64
 }
 
 // Each credit advances the clock by txnStep, and every mergeEvery credits
-// the account is merged (records, sums, settles, collects): a benchmark's
-// cost per credit includes its share of the merges.
+// the account is merged (records, sums, settles, collects), outside the
+// benchmark's timer: merges are reported apart, per credit.
 const (
 	txnStep    = 10 * time.Millisecond
 	mergeEvery = 512
@@ -71,8 +75,9 @@ func newTxnBench(tb testing.TB, writers int) *txnBench {
 	return f
 }
 
-// credit applies the next transaction on writer i.
-func (f *txnBench) credit(ctx context.Context, i int) error {
+// credit applies the next transaction on writer i; every mergeEvery
+// credits it merges the account, with b's timer stopped (b may be nil).
+func (f *txnBench) credit(ctx context.Context, b *testing.B, i int) error {
 	f.n++
 	f.c.Add(txnStep)
 	out, err := f.writers[i%len(f.writers)].Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("txn-%09d", f.n)), 1)
@@ -80,7 +85,19 @@ func (f *txnBench) credit(ctx context.Context, i int) error {
 		err = fmt.Errorf("a new transaction was %v", out)
 	}
 	if err == nil && f.n%mergeEvery == 0 {
+		if b != nil {
+			b.StopTimer()
+		}
+		calls, read, written := f.st.calls.Load(), f.st.read.Load(), f.st.written.Load()
+		start := time.Now()
 		_, err = f.writers[0].Merge(ctx, acct)
+		f.merged += time.Since(start)
+		f.calls += f.st.calls.Load() - calls
+		f.read += f.st.read.Load() - read
+		f.written += f.st.written.Load() - written
+		if b != nil {
+			b.StartTimer()
+		}
 	}
 	return err
 }
@@ -95,7 +112,8 @@ var windowBench struct {
 // on an account holding 1,000,000 recorded transactions inside
 // RetryWindow (built once, about 20 s), credited by 32 writers in turn.
 // Each reports store calls and bytes per credit and its time against
-// fresh's in the same run (x-vs-fresh):
+// fresh's in the same run (x-vs-fresh), and apart the merges' time, calls
+// and bytes per credit (merge-*):
 //
 //	taskset -c 1 go test -run '^$' -bench BenchmarkTransactionsApply -benchtime 20000x ./balance
 func BenchmarkTransactionsApply(b *testing.B) {
@@ -104,17 +122,22 @@ func BenchmarkTransactionsApply(b *testing.B) {
 	run := func(b *testing.B, f *txnBench, writers int) float64 {
 		b.ReportAllocs()
 		calls, read, written := f.st.calls.Load(), f.st.read.Load(), f.st.written.Load()
+		merged, mCalls, mRead, mWritten := f.merged, f.calls, f.read, f.written
 		b.ResetTimer()
 		for i := range b.N {
-			if err := f.credit(ctx, i%writers); err != nil {
+			if err := f.credit(ctx, b, i%writers); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.StopTimer()
 		n := float64(b.N)
-		b.ReportMetric(float64(f.st.calls.Load()-calls)/n, "calls/op")
-		b.ReportMetric(float64(f.st.read.Load()-read)/n, "read-B/op")
-		b.ReportMetric(float64(f.st.written.Load()-written)/n, "written-B/op")
+		mCalls, mRead, mWritten = f.calls-mCalls, f.read-mRead, f.written-mWritten
+		b.ReportMetric(float64(f.st.calls.Load()-calls-mCalls)/n, "calls/op")
+		b.ReportMetric(float64(f.st.read.Load()-read-mRead)/n, "read-B/op")
+		b.ReportMetric(float64(f.st.written.Load()-written-mWritten)/n, "written-B/op")
+		b.ReportMetric(float64((f.merged-merged).Nanoseconds())/n, "merge-ns/op")
+		b.ReportMetric(float64(mCalls)/n, "merge-calls/op")
+		b.ReportMetric(float64(mRead+mWritten)/n, "merge-B/op")
 		ns := float64(b.Elapsed().Nanoseconds()) / n
 		if fresh > 0 {
 			b.ReportMetric(ns/fresh, "x-vs-fresh")
@@ -129,7 +152,7 @@ func BenchmarkTransactionsApply(b *testing.B) {
 		windowBench.once.Do(func() {
 			f := newTxnBench(b, 32)
 			for i := 0; i < benchWindowIDs && windowBench.err == nil; i++ {
-				windowBench.err = f.credit(ctx, i)
+				windowBench.err = f.credit(ctx, nil, i)
 			}
 			windowBench.f = f
 		})
