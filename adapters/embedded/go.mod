@@ -10,6 +10,7 @@ require (
 require (
 	github.com/axiomhq/hyperloglog v0.3.0 // indirect
 	github.com/dgryski/go-metro v0.0.0-20250106013310-edb8663e5e33 // indirect
+	github.com/google/btree v1.1.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/kamstrup/intmap v0.5.2 // indirect
 	github.com/leanovate/gopter v0.2.11 // indirect

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/google/btree"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/storekit"
@@ -35,6 +36,7 @@ type Partitions struct {
 
 	mu    sync.Mutex
 	parts map[string]*partition
+	free  *btree.FreeListG[rowKey] // the partitions' spare B-tree nodes
 }
 
 var _ store.Partitions = (*Partitions)(nil)
@@ -102,6 +104,12 @@ func compareRowKeys(a, b rowKey) int {
 	return strings.Compare(a.tail, b.tail) // equal heads: no tails unless full
 }
 
+// orderDegree is the degree of a partition's B-tree of keys: nodes of up
+// to 2*orderDegree-1 keys.
+const orderDegree = 32
+
+func lessRowKey(a, b rowKey) bool { return compareRowKeys(a, b) < 0 }
+
 type partition struct {
 	// The live rows: short keys' cells in short, longer keys' in long.
 	short map[shortKey]cell
@@ -112,11 +120,8 @@ type partition struct {
 	chunks        [][]byte
 	fill          int
 	size, garbage int
-	// keys holds the keys of the live rows in order when sorted is true; a
-	// write that adds or removes a row clears sorted, and the next read
-	// sorts.
-	keys   []rowKey
-	sorted bool
+	// order holds the keys of the live rows, in order.
+	order *btree.BTreeG[rowKey]
 	// dels holds the deletions that may still shadow a late write: point
 	// deletes by key (the newest per key), range deletes (none covered by
 	// another with a later timestamp), and the newest partition delete.
@@ -172,7 +177,7 @@ func (p *partition) put(k *rowKey, v []byte, ts int64) {
 	if old, ok := p.get(k); ok {
 		p.garbage += int(old.n)
 	} else {
-		p.sorted = false
+		p.order.ReplaceOrInsert(*k)
 	}
 	p.set(k, p.store(v, ts))
 }
@@ -184,8 +189,8 @@ func (p *partition) remove(k *rowKey, c cell) {
 	} else {
 		delete(p.long, *k)
 	}
+	p.order.Delete(*k)
 	p.garbage += int(c.n)
-	p.sorted = false
 }
 
 // compact copies the live values into new chunks once garbage is half of
@@ -268,20 +273,6 @@ func (p *partition) apply(m store.Mutation) {
 	}
 }
 
-// sortedKeys returns the keys of the live rows in order.
-func (p *partition) sortedKeys() []rowKey {
-	if !p.sorted {
-		p.keys = p.keys[:0]
-		for k := range p.short {
-			p.keys = append(p.keys, rowKey{shortKey: k})
-		}
-		p.keys = slices.AppendSeq(p.keys, maps.Keys(p.long))
-		slices.SortFunc(p.keys, compareRowKeys)
-		p.sorted = true
-	}
-	return p.keys
-}
-
 // Apply applies muts atomically.
 func (s *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	if err := ctx.Err(); err != nil {
@@ -294,11 +285,15 @@ func (s *Partitions) Apply(ctx context.Context, muts []store.Mutation) error {
 	defer s.mu.Unlock()
 	if s.parts == nil {
 		s.parts = map[string]*partition{}
+		s.free = btree.NewFreeListG[rowKey](btree.DefaultFreeListSize)
 	}
 	for _, m := range muts {
 		p := s.parts[m.Partition]
 		if p == nil {
-			p = &partition{short: map[shortKey]cell{}, long: map[rowKey]cell{}, points: map[rowKey]int64{}}
+			p = &partition{
+				short: map[shortKey]cell{}, long: map[rowKey]cell{}, points: map[rowKey]int64{},
+				order: btree.NewWithFreeListG(orderDegree, lessRowKey, s.free),
+			}
 			s.parts[m.Partition] = p
 		}
 		p.apply(m)
@@ -314,18 +309,19 @@ func (s *Partitions) rows(partition string, from []byte, n int) []store.Row {
 	if p == nil {
 		return nil
 	}
-	keys := p.sortedKeys()
-	i, _ := slices.BinarySearchFunc(keys, makeRowKey(from), compareRowKeys)
-	keys = keys[i:]
-	if n >= 0 && len(keys) > n {
-		keys = keys[:n]
+	size := p.order.Len()
+	if n >= 0 {
+		size = min(size, n)
 	}
-	out := make([]store.Row, len(keys))
-	for i := range keys {
-		k := &keys[i]
-		c, _ := p.get(k)
-		out[i] = store.Row{Key: k.appendTo(make([]byte, 0, int(k.n)+len(k.tail))), Value: slices.Clone(p.value(c))}
-	}
+	out := make([]store.Row, 0, size)
+	p.order.AscendGreaterOrEqual(makeRowKey(from), func(k rowKey) bool {
+		if len(out) == n {
+			return false
+		}
+		c, _ := p.get(&k)
+		out = append(out, store.Row{Key: k.appendTo(make([]byte, 0, int(k.n)+len(k.tail))), Value: slices.Clone(p.value(c))})
+		return true
+	})
 	return out
 }
 
