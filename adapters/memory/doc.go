@@ -1,7 +1,8 @@
 // Package memory is counterkit's in-memory backend: [Siblings] and
 // [Partitions] implement the two storage shapes, store.Siblings (the
 // ledger, statestore) and store.Partitions (tally, deltalog, balance),
-// with maps behind a mutex.
+// with maps behind a mutex (a partition's row keys also in a B-tree, so a
+// scan costs the rows it reads, not the partition's size).
 //
 // It is the default for tests, examples and single-process programs. Both
 // stores pass the conformance kit of package store/storetest, as the other
