@@ -29,6 +29,8 @@ type counting struct {
 	mem *memory.Partitions
 
 	applies, puts, deletes, partitionDeletes, snapshots, rowsRead atomic.Int64
+	// scans, and the bytes (keys and values) of the rows read and written.
+	scans, bytesRead, bytesWritten atomic.Int64
 }
 
 func (c *counting) Apply(ctx context.Context, muts []store.Mutation) error {
@@ -37,6 +39,7 @@ func (c *counting) Apply(ctx context.Context, muts []store.Mutation) error {
 	}
 	c.applies.Add(1)
 	for _, m := range muts {
+		c.bytesWritten.Add(int64(len(m.Key) + len(m.Value)))
 		switch m.Op {
 		case store.OpPut:
 			c.puts.Add(1)
@@ -50,7 +53,11 @@ func (c *counting) Apply(ctx context.Context, muts []store.Mutation) error {
 }
 
 func (c *counting) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	return c.mem.Scan(ctx, partition, from, level, fn)
+	c.scans.Add(1)
+	return c.mem.Scan(ctx, partition, from, level, func(r store.Row) bool {
+		c.bytesRead.Add(int64(len(r.Key) + len(r.Value)))
+		return fn(r)
+	})
 }
 
 func (c *counting) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
@@ -58,12 +65,18 @@ func (c *counting) Snapshot(ctx context.Context, partition string, limit int, le
 	if err == nil {
 		c.snapshots.Add(1)
 		c.rowsRead.Add(int64(len(rows)))
+		for _, r := range rows {
+			c.bytesRead.Add(int64(len(r.Key) + len(r.Value)))
+		}
 	}
 	return rows, err
 }
 
+// calls returns the store calls made: applies, snapshots and scans.
+func (c *counting) calls() int64 { return c.applies.Load() + c.snapshots.Load() + c.scans.Load() }
+
 func (c *counting) reset() {
-	for _, n := range []*atomic.Int64{&c.applies, &c.puts, &c.deletes, &c.partitionDeletes, &c.snapshots, &c.rowsRead} {
+	for _, n := range []*atomic.Int64{&c.applies, &c.puts, &c.deletes, &c.partitionDeletes, &c.snapshots, &c.rowsRead, &c.scans, &c.bytesRead, &c.bytesWritten} {
 		n.Store(0)
 	}
 }

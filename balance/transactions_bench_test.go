@@ -4,52 +4,18 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
-	"github.com/counterkit/counterkit/store"
 )
-
-// counted counts a Partitions' calls and the bytes of the rows it reads
-// and writes.
-type counted struct {
-	store.Partitions
-	calls, read, written atomic.Int64
-}
-
-func (c *counted) Scan(ctx context.Context, p string, from []byte, l store.Read, fn func(store.Row) bool) error {
-	c.calls.Add(1)
-	return c.Partitions.Scan(ctx, p, from, l, func(r store.Row) bool {
-		c.read.Add(int64(len(r.Key) + len(r.Value)))
-		return fn(r)
-	})
-}
-
-func (c *counted) Snapshot(ctx context.Context, p string, limit int, l store.Read) ([]store.Row, error) {
-	c.calls.Add(1)
-	rows, err := c.Partitions.Snapshot(ctx, p, limit, l)
-	for _, r := range rows {
-		c.read.Add(int64(len(r.Key) + len(r.Value)))
-	}
-	return rows, err
-}
-
-func (c *counted) Apply(ctx context.Context, muts []store.Mutation) error {
-	c.calls.Add(1)
-	for _, m := range muts {
-		c.written.Add(int64(len(m.Key) + len(m.Value)))
-	}
-	return c.Partitions.Apply(ctx, muts)
-}
 
 // txnBench is an account a benchmark credits: its store, clock and
 // writers, and the transactions already applied.
 type txnBench struct {
-	st      *counted
+	st      *counting
 	c       *testClock
 	writers []*balance.Transactions
 	n       int
@@ -68,7 +34,7 @@ const (
 )
 
 func newTxnBench(tb testing.TB, writers int) *txnBench {
-	f := &txnBench{st: &counted{Partitions: memory.NewPartitions()}, c: newTestClock()}
+	f := &txnBench{st: &counting{mem: memory.NewPartitions()}, c: newTestClock()}
 	for range writers {
 		f.writers = append(f.writers, newTxns(tb, f.st, f.c))
 	}
@@ -88,13 +54,13 @@ func (f *txnBench) credit(ctx context.Context, b *testing.B, i int) error {
 		if b != nil {
 			b.StopTimer()
 		}
-		calls, read, written := f.st.calls.Load(), f.st.read.Load(), f.st.written.Load()
+		calls, read, written := f.st.calls(), f.st.bytesRead.Load(), f.st.bytesWritten.Load()
 		start := time.Now()
 		_, err = f.writers[0].Merge(ctx, acct)
 		f.merged += time.Since(start)
-		f.calls += f.st.calls.Load() - calls
-		f.read += f.st.read.Load() - read
-		f.written += f.st.written.Load() - written
+		f.calls += f.st.calls() - calls
+		f.read += f.st.bytesRead.Load() - read
+		f.written += f.st.bytesWritten.Load() - written
 		if b != nil {
 			b.StartTimer()
 		}
@@ -121,7 +87,7 @@ func BenchmarkTransactionsApply(b *testing.B) {
 	var fresh float64
 	run := func(b *testing.B, f *txnBench, writers int) float64 {
 		b.ReportAllocs()
-		calls, read, written := f.st.calls.Load(), f.st.read.Load(), f.st.written.Load()
+		calls, read, written := f.st.calls(), f.st.bytesRead.Load(), f.st.bytesWritten.Load()
 		merged, mCalls, mRead, mWritten := f.merged, f.calls, f.read, f.written
 		b.ResetTimer()
 		for i := range b.N {
@@ -132,9 +98,9 @@ func BenchmarkTransactionsApply(b *testing.B) {
 		b.StopTimer()
 		n := float64(b.N)
 		mCalls, mRead, mWritten = f.calls-mCalls, f.read-mRead, f.written-mWritten
-		b.ReportMetric(float64(f.st.calls.Load()-calls-mCalls)/n, "calls/op")
-		b.ReportMetric(float64(f.st.read.Load()-read-mRead)/n, "read-B/op")
-		b.ReportMetric(float64(f.st.written.Load()-written-mWritten)/n, "written-B/op")
+		b.ReportMetric(float64(f.st.calls()-calls-mCalls)/n, "calls/op")
+		b.ReportMetric(float64(f.st.bytesRead.Load()-read-mRead)/n, "read-B/op")
+		b.ReportMetric(float64(f.st.bytesWritten.Load()-written-mWritten)/n, "written-B/op")
 		b.ReportMetric(float64((f.merged-merged).Nanoseconds())/n, "merge-ns/op")
 		b.ReportMetric(float64(mCalls)/n, "merge-calls/op")
 		b.ReportMetric(float64(mRead+mWritten)/n, "merge-B/op")
