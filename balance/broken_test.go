@@ -101,4 +101,13 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		require.Equal(t, balance.Applied, outcome)
 		require.EqualValues(t, 14, bal, "the stalled writer's row counts again")
 	})
+	// The schedule enumeration catches both.
+	for name, brk := range map[string]func() func(){"records": balance.BreakTxnRecords, "deadline": balance.BreakTxnDeadline} {
+		t.Run("enumeration catches no "+name, func(t *testing.T) {
+			defer brk()()
+			runs, err := enumerateTxn(4)
+			require.Error(t, err, "%d sequences passed", runs)
+			t.Logf("caught after %d sequences: %v", runs, err)
+		})
+	}
 }
