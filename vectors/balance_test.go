@@ -5,8 +5,10 @@ package vectors
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/big"
 	"slices"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/deltalog"
 	"github.com/counterkit/counterkit/timeid"
 	"github.com/stretchr/testify/require"
@@ -147,6 +150,38 @@ type bFile struct {
 	Windows     []windowVec `json:"windows"`
 	Batches     []batchVec  `json:"batches"`
 	Malformed   []Malformed `json:"malformed"`
+	TxnRows     []txnRowVec `json:"txn_rows"`
+}
+
+// txnRowVec is a transaction id's row id (SPEC.md 9.4) and where its row
+// and records go for account "acct" with Partitions 4 and RecordShards 16.
+type txnRowVec struct {
+	Txn          string `json:"txn"`
+	RowID        string `json:"row_id"`
+	RowPartition string `json:"row_partition"`
+	RecordShard  int    `json:"record_shard"`
+	Note         string `json:"note,omitempty"`
+}
+
+// txnRow computes a txnRowVec with balance.Transactions.
+func txnRow(txn, note string) txnRowVec {
+	id := balance.TxnRowID(crdt.TxnID(txn))
+	tx := must(balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{}))
+	return txnRowVec{Txn: txn, RowID: id.String(), RowPartition: tx.RowPartitions("acct")[int(id[14])%4], RecordShard: int(id[15]) % 16, Note: note}
+}
+
+// refTxnRowID is SPEC.md 9.4's row id, written out apart from the code.
+func refTxnRowID(txn string) string {
+	h := sha256.Sum256(append([]byte("counterkit.balance.txn\x00"), txn...))
+	const ticksBelow1900 = 100_103_040_000_000_000
+	ticks := binary.BigEndian.Uint64(h[:8]) % ticksBelow1900
+	var u [16]byte
+	binary.BigEndian.PutUint32(u[0:], uint32(ticks))
+	binary.BigEndian.PutUint16(u[4:], uint16(ticks>>32))
+	binary.BigEndian.PutUint16(u[6:], uint16(ticks>>48)&0x0fff|0x1000)
+	binary.BigEndian.PutUint16(u[8:], binary.BigEndian.Uint16(h[8:10])&0x3fff|0x8000)
+	copy(u[10:], h[10:16])
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
 }
 
 func evaluate(t *checker, ev evalVec) evalVec {
@@ -183,7 +218,7 @@ func evaluate(t *checker, ev evalVec) evalVec {
 
 func genBalance(t *checker) any {
 	var f bFile
-	f.Comment = "Balance rows (SPEC.md section 9): N/S/T rows (row format version 2: an N row's version is its amount's key; version1 lists version 1 rows decoders still read) and the validity rules of Evaluate, including update ids reused with another amount."
+	f.Comment = "Balance rows (SPEC.md section 9): N/S/T rows (row format version 2: an N row's version is its amount's key; version1 lists version 1 rows decoders still read) and the validity rules of Evaluate, including update ids reused with another amount; txn_rows: transaction ids' row ids, row partitions and record shards (SPEC.md 9.4)."
 	N := func(sec float64, amt int64) balance.Row {
 		return balance.Row{UpdateID: vid(sec, 1, 1), Kind: balance.KindNormal, Amount: amt}
 	}
@@ -343,6 +378,15 @@ func genBalance(t *checker) any {
 			return env(r, 2).arr(7).bin(id[:]).uint('N').bin(k[:]).int(1).int(0).bool(false).uint(0).b
 		}(), t, "format version 2: amount 1 under the key of amount 2"),
 	}
+	for _, v := range []struct{ txn, note string }{
+		{"pay-0", "SPEC.md 9.4's example"},
+		{"x", ""},
+		{"6ba7b810-9dad-11d1-80b4-00c04fd430c8", "a UUID is hashed like any id"},
+		{"ключ-✓", "UTF-8"},
+		{strings.Repeat("z", crdt.MaxIDLen), "the longest id"},
+	} {
+		f.TxnRows = append(f.TxnRows, txnRow(v.txn, v.note))
+	}
 	return f
 }
 
@@ -444,6 +488,14 @@ func checkBalance(t *checker, raw []byte) {
 		})
 	}
 	checkMalformed(t, f.Malformed)
+	require.NotEmpty(t, f.TxnRows)
+	for _, v := range f.TxnRows {
+		require.Equal(t, v, txnRow(v.Txn, v.Note), "Transactions")
+		require.Equal(t, v.RowID, refTxnRowID(v.Txn), "reference row id")
+		id := must(timeid.Parse(v.RowID))
+		require.True(t, balance.IsTxnRowID(id))
+		require.Equal(t, fmt.Sprintf("acct#%d", id[14]%4), v.RowPartition)
+	}
 }
 
 // applyBalanceBatch applies a batch with Accounts.Apply (default options
