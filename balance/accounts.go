@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -267,6 +268,10 @@ func (ac *Accounts) merge(ctx context.Context, account string, before func(conte
 		if err := before(ctx, v); err != nil {
 			return MergeReport{}, err
 		}
+	} else if slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal && IsTxnRowID(r.UpdateID) }) {
+		// Summing a transaction's row without recording it would let a
+		// retry after settling count again.
+		return MergeReport{}, fmt.Errorf("%w: account %q holds rows of balance.Transactions: merge it with Transactions.Merge", crdt.ErrTypeMismatch, account)
 	}
 	// The version must sort after every sum row it may cover, so that
 	// validation (ascending version order) meets a merge after the merges

@@ -209,9 +209,9 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 
 // RowPartitions returns the balance partitions of account's rows:
 // account itself when Partitions is 1, else "<account>#<i>" for i in
-// 0..Partitions−1. Only Transactions.Merge may merge them: a merge by
-// Accounts.Merge does not record the transactions it sums, and a retry
-// after its settling counts again.
+// 0..Partitions−1. Only Transactions.Merge merges them: Accounts.Merge,
+// which records nothing, refuses a partition holding live transaction
+// rows (crdt.ErrTypeMismatch).
 func (tx *Transactions) RowPartitions(account string) []string {
 	out := make([]string, tx.opts.Partitions)
 	for i := range out {

@@ -672,3 +672,35 @@ func TestTransactionsDeleteAtWindowEdge(t *testing.T) {
 	mustApply(t, tx, "x", 7, balance.Applied)
 	require.EqualValues(t, 7, balanceOf(t, tx))
 }
+
+// Accounts.Merge refuses a partition holding live transaction rows: it
+// would sum them without recording them (a retry after its settling would
+// count again). Nothing is written.
+func TestTransactionsPlainMergeRefused(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	tx := newTxns(t, st, c)
+	mustApply(t, tx, "x", 7, balance.Applied)
+	ac, err := balance.New(st, balance.Options{Clock: c.Now})
+	require.NoError(t, err)
+	c.Add(time.Second)
+	for _, p := range tx.RowPartitions(acct) {
+		before, err := st.Snapshot(ctx, p, 100, store.ReadAny)
+		require.NoError(t, err)
+		_, err = ac.Merge(ctx, p)
+		if len(before) == 0 {
+			require.NoError(t, err, "an empty partition")
+			continue
+		}
+		require.ErrorIs(t, err, crdt.ErrTypeMismatch)
+		after, err := st.Snapshot(ctx, p, 100, store.ReadAny)
+		require.NoError(t, err)
+		require.Equal(t, before, after)
+	}
+	mustMerge(t, tx)
+	c.Add(2 * time.Minute)
+	mustMerge(t, tx)
+	mustApply(t, tx, "x", 7, balance.Duplicate)
+	require.EqualValues(t, 7, balanceOf(t, tx))
+}
