@@ -7,6 +7,8 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
 )
 
 // Transactions credits an account by idempotency key: a retry before the
@@ -41,4 +43,56 @@ func ExampleTransactions() {
 	// duplicate 2500
 	// duplicate 2500
 	// duplicate 2500
+}
+
+// The safe path when a quarter of the writers' write acknowledgements are
+// lost and a tenth of their writes refused: eight writers take payments, a
+// caller retries every failed one on the next writer until it is
+// acknowledged, and a merge (here on a sound connection) runs between
+// rounds. Each payment counts once, whatever landed twice.
+func ExampleTransactions_retries() {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{
+		Policy: faulty.Only(faulty.Seeded(1, faulty.Rates{LoseAck: 0.25, Refuse: 0.1}), faulty.MethodApply),
+	})
+	opts := balance.TxnOptions{Options: balance.Options{Clock: func() time.Time { return now }}}
+	var writers []*balance.Transactions
+	for range 8 {
+		tx, err := balance.NewTransactions(st, opts)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		writers = append(writers, tx)
+	}
+	merger, err := balance.NewTransactions(mem, opts)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sent, want := 0, int64(0)
+	for round := range 10 {
+		for p := range 40 {
+			txn := crdt.TxnID(fmt.Sprintf("pay-%d-%d", round, p))
+			amount := int64(1 + p%7)
+			want += amount
+			for w := p; ; w++ { // retry on the next writer until acknowledged
+				sent++
+				if _, err := writers[w%len(writers)].Apply(ctx, "seller-42", txn, amount); err == nil {
+					break
+				}
+			}
+		}
+		now = now.Add(time.Minute)
+		if _, err := merger.Merge(ctx, "seller-42"); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	b, err := merger.Balance(ctx, "seller-42")
+	fmt.Println(b == want, err, sent > 400)
+	// Output:
+	// true <nil> true
 }
