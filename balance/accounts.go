@@ -242,7 +242,9 @@ type MergeReport struct {
 // would run ahead of the clock: ErrClockSkew), settling and collection.
 // Steps 5–8 are skipped when there is nothing to do, so a merge of a
 // settled account is one read. A crash between any two steps leaves the
-// balance unchanged.
+// balance unchanged. A partition holding live rows of Transactions is
+// refused (crdt.ErrTypeMismatch, nothing written): Transactions.Merge
+// merges it.
 func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, error) {
 	return ac.merge(ctx, account, nil)
 }
