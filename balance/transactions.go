@@ -332,9 +332,9 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 
 // Merge merges each of the account's RowPartitions (Accounts.Merge), each
 // first recording every transaction whose row it will sum, one batch per
-// record partition; the first merge in a RetryWindow (judged by the first
-// row partition) also deletes the record partitions more than RetryWindow
-// old. It returns the partitions' reports, in RowPartitions' order, up to
+// record partition; the account's first merge in a RetryWindow (no sum row
+// of this window read) then deletes the record partitions more than
+// RetryWindow old. It returns the partitions' reports, in RowPartitions' order, up to
 // the first error. A crash between any two steps leaves the balance and
 // the records correct: a transaction is recorded only once its row is
 // stored.
@@ -343,7 +343,8 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 		return nil, err
 	}
 	var reps []MergeReport
-	for i, p := range tx.RowPartitions(account) {
+	var newest ID // the newest valid S row the merges read
+	for _, p := range tx.RowPartitions(account) {
 		rep, err := tx.ac.merge(ctx, p, func(ctx context.Context, v View) error {
 			now := tx.opts.Clock()
 			if err := tx.record(ctx, account, v, now); err != nil {
@@ -352,8 +353,8 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 			if el := tx.opts.Clock().Sub(now); el > tx.opts.MaxMerge {
 				return fmt.Errorf("%w: its records took %v (> MaxMerge %v)", ErrSlowMerge, el, tx.opts.MaxMerge)
 			}
-			if newest := newestSum(v); i == 0 && (newest.IsZero() || tx.window(newest.Time()) < tx.window(now)) {
-				return tx.expire(ctx, account, now)
+			if n := newestSum(v); newest.IsZero() || n.Compare(newest) > 0 {
+				newest = n
 			}
 			return nil
 		})
@@ -361,6 +362,9 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 		if err != nil {
 			return reps, err
 		}
+	}
+	if now := tx.opts.Clock(); !newest.IsZero() && tx.window(newest.Time()) < tx.window(now) {
+		return reps, tx.expire(ctx, account, now)
 	}
 	return reps, nil
 }

@@ -704,3 +704,24 @@ func TestTransactionsPlainMergeRefused(t *testing.T) {
 	mustApply(t, tx, "x", 7, balance.Duplicate)
 	require.EqualValues(t, 7, balanceOf(t, tx))
 }
+
+// A merge of an account with nothing new writes nothing: the expiry of
+// old records runs once per window, not on every merge of a partition
+// without a sum row.
+func TestTransactionsIdleMergeWritesNothing(t *testing.T) {
+	c := newTestClock()
+	st := &counting{mem: memory.NewPartitions()}
+	tx := newTxns(t, st, c)
+	mustApply(t, tx, "x", 7, balance.Applied)
+	for _, step := range []time.Duration{time.Second, 2 * time.Minute, 11 * time.Minute, 11 * time.Minute} {
+		c.Add(step)
+		mustMerge(t, tx)
+	}
+	before := st.applies.Load()
+	for range 3 {
+		c.Add(time.Minute)
+		mustMerge(t, tx)
+	}
+	require.Equal(t, before, st.applies.Load(), "an idle account's merges wrote")
+	mustApply(t, tx, "x", 7, balance.Duplicate)
+}
