@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,11 +198,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	for _, p := range tx.RowPartitions(account) {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
-	for w := tx.window(now) - 3; w <= tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))); w++ {
-		for s := range tx.opts.RecordShards {
-			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
-		}
-	}
+	muts = tx.deleteRecords(muts, account, tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
 	return tx.ac.t.Write(ctx, muts)
 }
 
@@ -373,9 +368,10 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 // recordWindows(now): one batch per record partition.
 func (tx *Transactions) record(ctx context.Context, account string, v View, now time.Time) error {
 	byPart := map[string][]Row{}
+	first, last := tx.recordWindows(now)
 	for _, r := range v.Live {
 		if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
-			for w := range tx.recordWindows(now) {
+			for w := first; w <= last; w++ {
 				p := tx.recordPartition(account, w, r.UpdateID)
 				byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
 			}
@@ -400,13 +396,18 @@ func (tx *Transactions) record(ctx context.Context, account string, v View, now 
 // RetryWindow old is in a later window too (recordWindows). (A merge may
 // skip a window; an account idle for longer keeps the windows it skipped.)
 func (tx *Transactions) expire(ctx context.Context, account string, now time.Time) error {
-	var muts []store.Mutation
-	for w := tx.window(now) - 3; w <= tx.window(now)-2; w++ {
+	return tx.ac.t.Write(ctx, tx.deleteRecords(nil, account, tx.window(now)-3, tx.window(now)-2))
+}
+
+// deleteRecords appends to muts the deletes of account's record partitions
+// of windows first to last, every shard.
+func (tx *Transactions) deleteRecords(muts []store.Mutation, account string, first, last int64) []store.Mutation {
+	for w := first; w <= last; w++ {
 		for s := range tx.opts.RecordShards {
 			muts = append(muts, store.Mutation{Partition: tx.partition(account, w, s), Op: store.OpDeletePartition})
 		}
 	}
-	return tx.ac.t.Write(ctx, muts)
+	return muts
 }
 
 // newestSum returns the version of the newest valid S row of v (zero if
@@ -437,22 +438,16 @@ func (tx *Transactions) lookup(ctx context.Context, account string, id ID, now t
 	return amounts, err
 }
 
-// recordWindows returns the windows a record made at now is written in:
-// every one that [now − FutureSkew, lastRecorded(now)] meets (two or
+// recordWindows returns the first and last windows a record made at now is
+// written in: every one that [now − FutureSkew, lastRecorded(now)] meets (two or
 // three). A merge whose records are not all acknowledged within MaxMerge
 // of now stops before its tombstones (ErrSlowMerge), so a call whose
 // clock, within FutureSkew of the merge's, is less than RetryWindow past
 // the acknowledgement finds the record in its own clock's window; so does
 // one less than RetryWindow past the transaction's TxnTime, which is at
 // most 2·FutureSkew past the merge's clock.
-func (tx *Transactions) recordWindows(now time.Time) iter.Seq[int64] {
-	return func(yield func(int64) bool) {
-		for w := tx.window(now.Add(-tx.opts.FutureSkew)); w <= tx.window(tx.lastRecorded(now)); w++ {
-			if !yield(w) {
-				return
-			}
-		}
-	}
+func (tx *Transactions) recordWindows(now time.Time) (first, last int64) {
+	return tx.window(now.Add(-tx.opts.FutureSkew)), tx.window(tx.lastRecorded(now))
 }
 
 // lastRecorded is the latest time a record made at now is kept for: now +
@@ -508,7 +503,9 @@ var (
 // sequence and node come from SHA-256 of "counterkit.balance.txn\x00" and
 // txn, so every writer of txn writes one row (SPEC.md 9.4).
 func TxnRowID(txn crdt.TxnID) ID {
-	h := sha256.Sum256(append([]byte("counterkit.balance.txn\x00"), txn...))
+	const prefix = "counterkit.balance.txn\x00"
+	var buf [len(prefix) + crdt.MaxIDLen]byte // on the stack for a valid id
+	h := sha256.Sum256(append(append(buf[:0], prefix...), txn...))
 	ticks := binary.BigEndian.Uint64(h[0:8]) % txnIDTicks
 	t := time.Unix(uuidEpoch.Unix()+int64(ticks/10_000_000), int64(ticks%10_000_000)*100)
 	return timeid.FromParts(t, binary.BigEndian.Uint16(h[8:10]), binary.BigEndian.Uint64(h[8:16]))
