@@ -40,6 +40,9 @@ import (
 // (TxnOptions.RecordShards); the first merge in a new RetryWindow deletes
 // those more than RetryWindow old.
 //
+// On Cassandra, each row partition takes about 50,000 settled credits
+// per gc_grace_seconds before its reads fail (SPEC.md 10.2).
+//
 // Merge each active account regularly (a hot one every few seconds): only
 // merges record transactions, and until one has, a retry rewrites the
 // same row (counting once) and is answered Applied.
@@ -65,12 +68,14 @@ type TxnOptions struct {
 	// Deadline + SafetyMargin.
 	Deadline time.Duration
 	// Partitions is how many balance partitions an account's rows spread
-	// over, 1..64, each holding about its share of the account's credits
-	// of the last SettleGrace: at most MaxRows (100,000) rows, else reads
-	// and merges fail with crdt.ErrTooLarge. Default 4 (about 6,000
-	// credits per second with the default SettleGrace). It is part of the
-	// account's layout: every Transactions of an account must use the
-	// same.
+	// over, 1..64. A partition holds two rows (the row and its tombstone)
+	// for each of its credits of about the last SettleGrace plus two
+	// merge intervals; past MaxRows (100,000) its reads and merges fail
+	// with crdt.ErrTooLarge, which no later merge undoes: size it for the
+	// peak rate. Default 16: about 11,000 credits per second with merges
+	// every 5 seconds and the default SettleGrace (700 a partition). It is
+	// part of the account's layout: every Transactions of an account must
+	// use the same.
 	Partitions int
 	// RecordShards is how many record partitions each RetryWindow of an
 	// account spreads over, 1..256. Default 16.
@@ -89,7 +94,7 @@ type TxnOptions struct {
 const (
 	DefaultRetryWindow  = 24 * time.Hour
 	DefaultDeadline     = 5 * time.Second
-	DefaultPartitions   = 4
+	DefaultPartitions   = 16
 	DefaultRecordShards = 16
 )
 

@@ -166,7 +166,7 @@ type txnRowVec struct {
 // txnRow computes a txnRowVec with balance.Transactions.
 func txnRow(txn, note string) txnRowVec {
 	id := balance.TxnRowID(crdt.TxnID(txn))
-	tx := must(balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{}))
+	tx := must(balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{Partitions: 4}))
 	return txnRowVec{Txn: txn, RowID: id.String(), RowPartition: tx.RowPartitions("acct")[int(id[14])%4], RecordShard: int(id[15]) % 16, Note: note}
 }
 
