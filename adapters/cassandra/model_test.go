@@ -39,7 +39,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -62,6 +64,7 @@ type modelRange struct {
 
 type modelPartition struct {
 	cells  map[string]modelCell
+	sorted []string // cells' keys in order; nil after a change
 	points map[string]int64
 	ranges []modelRange
 	drop   int64
@@ -229,6 +232,9 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 			if old, ok := p.cells[ck]; ok && (old.ts > ts || old.ts == ts && bytes.Compare(old.value, v) >= 0) {
 				return
 			}
+			if _, ok := p.cells[ck]; !ok {
+				p.sorted = nil
+			}
 			p.cells[ck] = modelCell{value: bytes.Clone(v), ts: ts}
 		}, pk, nil
 	}
@@ -281,6 +287,11 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 			switch {
 			case bounded:
 				p.points[point] = max(p.points[point], ts)
+				if c, ok := p.cells[point]; ok && p.shadowed(point, c.ts) {
+					delete(p.cells, point)
+					p.sorted = nil
+				}
+				return // it shadows no other cell
 			case len(cs) == 1:
 				p.drop = max(p.drop, ts)
 			default:
@@ -289,6 +300,7 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 			for ck, c := range p.cells {
 				if p.shadowed(ck, c.ts) {
 					delete(p.cells, ck)
+					p.sorted = nil
 				}
 			}
 		}, pk, nil
@@ -637,13 +649,10 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 	if p == nil {
 		return nil, nil, nil
 	}
-	keys := make([]string, 0, len(p.cells))
-	for k := range p.cells {
-		if k >= from {
-			keys = append(keys, k)
-		}
+	if p.sorted == nil {
+		p.sorted = slices.Sorted(maps.Keys(p.cells))
 	}
-	sort.Strings(keys)
+	keys := p.sorted[sort.SearchStrings(p.sorted, from):]
 	var next []byte
 	last := "" // the last key the page scans to ("": the partition's end)
 	if len(keys) >= pageSize {
