@@ -39,8 +39,8 @@ goroutines, on a Cassandra keyspace:
   deltalog        deltalog.Counters adds on one counter, one Counters per worker
   balance         balance.Accounts adds on one account, one Accounts per worker
   transactions    balance.Transactions credits by transaction id on one account,
-                  one Transactions per worker; worker 0 merges the account every
-                  50 of its sends
+                  one Transactions per worker; worker 0 merges the account
+                  every -merge-every (at its first send after it)
 
 Every write is sent with the client timeout -timeout; a small one makes
 writes time out while they still land. Each transaction is sent once by
@@ -93,8 +93,9 @@ type compareConfig struct {
 	resolveFor           time.Duration
 	shards               int
 	flushEvery           int
-	actors               int // ledger types: actors the workers share; 0: one per worker
-	history              int // ledger types: tpncounter HistoryLength; 0: the default
+	mergeEvery           time.Duration // transactions: between two merges
+	actors               int           // ledger types: actors the workers share; 0: one per worker
+	history              int           // ledger types: tpncounter HistoryLength; 0: the default
 	runID                string
 	seed                 uint64 // draws the resend delays
 	// now is the clock every latency, rate, delay and id time is taken
@@ -174,6 +175,7 @@ type compareReport struct {
 	ResolveFor string       `json:"resolve_for"`
 	Shards     int          `json:"shards"`
 	FlushEvery int          `json:"flush_every"`
+	MergeEvery string       `json:"merge_every"`
 	Actors     int          `json:"ledger_actors,omitempty"`
 	History    int          `json:"ledger_history,omitempty"`
 	Run        string       `json:"run"`
@@ -201,6 +203,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&cfg.resolveFor, "resolve-for", 5*time.Minute, "how long resends go on after the run; what is unacknowledged then is unresolved")
 	fs.IntVar(&cfg.shards, "shards", 8, "ledger-sharded: the number of sub-keys of the account")
 	fs.IntVar(&cfg.flushEvery, "flush-every", 1, "tally: updates staged per flush")
+	fs.DurationVar(&cfg.mergeEvery, "merge-every", 5*time.Second, "transactions: how often worker 0 merges the account")
 	fs.IntVar(&cfg.actors, "actors", 0, "ledger types: distinct ledger actors, shared round robin by the workers (0: one per worker)")
 	fs.IntVar(&cfg.history, "history", 0, "ledger types: transactions each actor's entry remembers (tpncounter HistoryLength; 0: its default)")
 	types := fs.String("types", strings.Join(compareTypes, ","), "the types to run, comma-separated")
@@ -270,6 +273,7 @@ func checkCompareFlags(cfg compareConfig, hosts []string, keyspace, types, forma
 		invalid(cfg.resolveFor <= 0, "-resolve-for must be positive"),
 		invalid(cfg.shards < 1, "-shards must be at least 1"),
 		invalid(cfg.flushEvery < 1, "-flush-every must be at least 1"),
+		invalid(cfg.mergeEvery <= 0, "-merge-every must be positive"),
 		invalid(cfg.actors < 0 || cfg.actors > cfg.workers, "-actors must be in [0, -workers], not %d", cfg.actors),
 		invalid(cfg.history < 0 || cfg.history > tpncounter.MaxHistoryLength, "-history must be in [0, %d], not %d", tpncounter.MaxHistoryLength, cfg.history)); err != nil {
 		return nil, err
@@ -312,7 +316,7 @@ func compareReportFor(cfg compareConfig, store string) compareReport {
 		Store: store, Workers: cfg.workers, Duration: cfg.duration.String(), Count: cfg.count,
 		Timeout: cfg.timeout.String(), ResendMin: cfg.resendMin.String(), ResendMax: cfg.resendMax.String(),
 		ResolveFor: cfg.resolveFor.String(), Shards: cfg.shards,
-		FlushEvery: cfg.flushEvery, Actors: cfg.actors, History: cfg.history, Run: cfg.runID, Seed: cfg.seed,
+		FlushEvery: cfg.flushEvery, MergeEvery: cfg.mergeEvery.String(), Actors: cfg.actors, History: cfg.history, Run: cfg.runID, Seed: cfg.seed,
 	}
 }
 
@@ -556,9 +560,9 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		return enc.Encode(rep)
 	}
 	fmt.Fprintf(w, "store %s, run %s, seed %d\n", rep.Store, rep.Run, rep.Seed)
-	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d%s%s\n\n",
+	fmt.Fprintf(w, "workers %d, %s, client timeout %s, resends after %s to %s for up to %s, shards %d, tally flush every %d, merges every %s%s%s\n\n",
 		rep.Workers, cli.Either(rep.Count > 0, fmt.Sprintf("%d transactions per worker", rep.Count), rep.Duration+" per type"),
-		rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery,
+		rep.Timeout, rep.ResendMin, rep.ResendMax, rep.ResolveFor, rep.Shards, rep.FlushEvery, rep.MergeEvery,
 		cli.Either(rep.Actors > 0, fmt.Sprintf(", ledger actors %d", rep.Actors), ""), cli.Either(rep.History > 0, fmt.Sprintf(", ledger history %d", rep.History), ""))
 	// Numbers align right; the type names, padded to one width, left.
 	width := len("type")

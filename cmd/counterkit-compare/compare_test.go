@@ -152,7 +152,7 @@ func goldenConfig() compareConfig {
 		workers: 1, duration: time.Minute, count: 60,
 		timeout: time.Second, readTimeout: 10 * time.Second,
 		resendMin: 5 * time.Millisecond, resendMax: 20 * time.Millisecond, resolveFor: time.Hour,
-		shards: 4, flushEvery: 1, runID: "golden", seed: 1, now: stepClock(time.Millisecond), sleep: yield,
+		shards: 4, flushEvery: 1, mergeEvery: 200 * time.Millisecond, runID: "golden", seed: 1, now: stepClock(time.Millisecond), sleep: yield,
 	}
 }
 

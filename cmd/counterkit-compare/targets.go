@@ -173,14 +173,10 @@ func txnID(runID string, t *txn) crdt.TxnID {
 	return crdt.TxnID(fmt.Sprintf("%s-w%d-%d", runID, t.origin, t.seq))
 }
 
-// mergeEvery is how many of its sends the first transactions worker makes
-// between two merges of the account.
-const mergeEvery = 50
-
 // transactionsTarget credits one balance account by transaction id, each
 // worker through its own Transactions; worker 0 also merges the account
-// every mergeEvery of its sends (records, sums, settles), as a service
-// would on a timer.
+// (records, sums, settles) at its first send cfg.mergeEvery after its last
+// merge, as a service would on a timer.
 func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (compareTarget, error) {
 	open := func() (*balance.Transactions, error) {
 		return balance.NewTransactions(part, balance.TxnOptions{Options: balance.Options{Clock: cfg.now}})
@@ -196,10 +192,11 @@ func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (c
 			if err != nil {
 				return compareWriter{}, err
 			}
-			sends := 0
+			merged := cfg.now()
 			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
 				_, err := tx.Apply(ctx, key, txnID(cfg.runID, x), 1)
-				if sends++; w == 0 && sends%mergeEvery == 0 && err == nil {
+				if now := cfg.now(); w == 0 && now.Sub(merged) >= cfg.mergeEvery && err == nil {
+					merged = now
 					_, err = tx.Merge(ctx, key)
 				}
 				return 1, err
