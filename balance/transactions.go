@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -191,9 +192,9 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	return out, nil
 }
 
-// Delete removes the account: its row partitions and the record
-// partitions of every window a record not yet expired can be in, made by
-// a merge whose clock is up to FutureSkew ahead (one batch).
+// Delete removes the account: its row partitions, its expiry mark and the
+// record partitions of every window a record not yet expired can be in,
+// made by a merge whose clock is up to FutureSkew ahead (one batch).
 func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
@@ -203,6 +204,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	for _, p := range tx.RowPartitions(account) {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
+	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition})
 	muts = tx.deleteRecords(muts, account, tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
 	return tx.ac.t.Write(ctx, muts)
 }
@@ -332,9 +334,9 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 
 // Merge merges each of the account's RowPartitions (Accounts.Merge), each
 // first recording every transaction whose row it will sum, one batch per
-// record partition; the account's first merge in a RetryWindow (no sum row
-// of this window read) then deletes the record partitions more than
-// RetryWindow old. It returns the partitions' reports, in RowPartitions' order, up to
+// record partition; a merge that read no sum row of its clock's
+// RetryWindow then deletes the record partitions no call reads any more
+// that earlier merges have not (expire). It returns the partitions' reports, in RowPartitions' order, up to
 // the first error. A crash between any two steps leaves the balance and
 // the records correct: a transaction is recorded only once its row is
 // stored.
@@ -364,13 +366,14 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 		}
 	}
 	if now := tx.opts.Clock(); !newest.IsZero() && tx.window(newest.Time()) < tx.window(now) {
-		return reps, tx.expire(ctx, account, now)
+		return reps, tx.expire(ctx, account, tx.window(newest.Time()), tx.window(now))
 	}
 	return reps, nil
 }
 
 // record writes the record of every live transaction row of v into each of
-// recordWindows(now): one batch per record partition.
+// recordWindows(now): one batch per record partition, in byte order of
+// the partitions' keys.
 func (tx *Transactions) record(ctx context.Context, account string, v View, now time.Time) error {
 	byPart := map[string][]Row{}
 	first, last := tx.recordWindows(now)
@@ -382,7 +385,8 @@ func (tx *Transactions) record(ctx context.Context, account string, v View, now 
 			}
 		}
 	}
-	for p, rows := range byPart {
+	for _, p := range slices.Sorted(maps.Keys(byPart)) {
+		rows := byPart[p]
 		muts := make([]store.Mutation, len(rows))
 		var buf []byte
 		for i, r := range rows {
@@ -395,14 +399,57 @@ func (tx *Transactions) record(ctx context.Context, account string, v View, now 
 	return nil
 }
 
-// expire deletes account's record partitions of the windows two and three
-// before now's: no clock within FutureSkew of now reads them (a call reads
-// its clock's window only), and every record in them that is less than
-// RetryWindow old is in a later window too (recordWindows). (A merge may
-// skip a window; an account idle for longer keeps the windows it skipped.)
-func (tx *Transactions) expire(ctx context.Context, account string, now time.Time) error {
-	return tx.ac.t.Write(ctx, tx.deleteRecords(nil, account, tx.window(now)-3, tx.window(now)-2))
+// expire deletes account's record partitions of the windows after the
+// last one expired (the account's expiry mark, or newest − 4 without one)
+// and no later than newest + 2 and now − 2, where newest is the window of
+// the newest sum row the merge read and now the clock's: no clock within
+// FutureSkew of now reads them (a call reads its clock's window only),
+// every record in them that is less than RetryWindow old is in a later
+// window too (recordWindows), and the merges up to that sum row wrote no
+// record after newest + 2. Then it moves the mark. So an account idle for
+// any number of windows leaves no records behind once it is merged again
+// at least four windows after its last sum, and a merge of an account
+// already expired reads the mark and writes nothing. Deletes go oldest
+// first, in batches of at most expireBatch.
+func (tx *Transactions) expire(ctx context.Context, account string, newest, now int64) error {
+	mark := tx.expiredPartition(account)
+	marks, err := tx.ac.t.Snapshot(ctx, mark, 64, store.ReadAny)
+	if err != nil {
+		return err
+	}
+	first, last := newest-3, min(now-2, newest+2)
+	for _, r := range marks {
+		first = max(first, r.Amount+1)
+	}
+	if first > last {
+		return nil
+	}
+	muts := tx.deleteRecords(nil, account, first, last)
+	for len(muts) > 0 {
+		n := min(len(muts), expireBatch)
+		if err := tx.ac.t.Write(ctx, muts[:n]); err != nil {
+			return err
+		}
+		muts = muts[n:]
+	}
+	if last <= 0 { // no window of a sane clock; the mark's amount must not be zero
+		return nil
+	}
+	return tx.ac.writeRows(ctx, mark, marks, []Row{NormalRow(expiryMarkID, last)})
 }
+
+// expireBatch is the most partition deletes expire writes in one batch,
+// half what store.MaxSpanningBatchBytes allows.
+const expireBatch = store.MaxSpanningBatchBytes / store.SpanningOverhead / 2
+
+// expiredPartition is the partition of account's expiry mark:
+// "<account>#txn.expired", holding an N row whose amount is the last
+// window expire deleted (more than one after concurrent merges: the
+// largest counts).
+func (tx *Transactions) expiredPartition(account string) string { return account + "#txn.expired" }
+
+// expiryMarkID is the update id of the expiry mark's row.
+var expiryMarkID = timeid.FromParts(uuidEpoch, 0, 0)
 
 // deleteRecords appends to muts the deletes of account's record partitions
 // of windows first to last, every shard.

@@ -728,3 +728,57 @@ func TestTransactionsIdleMergeWritesNothing(t *testing.T) {
 	require.Equal(t, before, st.applies.Load(), "an idle account's merges wrote")
 	mustApply(t, tx, "x", 7, balance.Duplicate)
 }
+
+// Records expire however long an account idles between bursts: a burst of
+// credits merged in window b, then nothing (not even merges) for 0 to 9
+// windows, then the next burst. After a merge four windows after the last
+// burst no record partition holds a row, and later merges of the idle
+// account read its expiry mark and write nothing.
+func TestTransactionsRecordsExpireAcrossGaps(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := &counting{mem: memory.NewPartitions()}
+	o := txnOpts(c)
+	o.RetryWindow = time.Hour
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	hour := func() int64 { return c.Now().UnixMicro() / time.Hour.Microseconds() }
+	first := hour()
+	n := 0
+	for _, gap := range []int{0, 1, 0, 2, 3, 0, 5, 9, 0} {
+		c.Add(time.Duration(gap+1) * time.Hour)
+		for range 5 {
+			n++
+			mustApply(t, tx, crdt.TxnID(fmt.Sprint("t", n)), 1, balance.Applied)
+		}
+		c.Add(time.Second)
+		mustMerge(t, tx)
+		c.Add(2 * time.Minute)
+		mustMerge(t, tx) // settles
+	}
+	last := hour()
+	stored := func() (rows int) {
+		for w := first - 3; w <= hour()+3; w++ {
+			for s := range tx.Options().RecordShards {
+				rows += len(storedRows(st.mem, fmt.Sprintf("%s#txn.%d.%d", acct, w, s)))
+			}
+		}
+		return rows
+	}
+	require.Positive(t, stored())
+	c.Add(4 * time.Hour)
+	require.Equal(t, last+4, hour())
+	mustMerge(t, tx)
+	require.Zero(t, stored(), "records left after a merge four windows after the last burst")
+	bal, err := tx.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, n, bal)
+
+	applies, snapshots := st.applies.Load(), st.snapshots.Load()
+	for range 3 {
+		c.Add(5 * time.Hour)
+		mustMerge(t, tx)
+	}
+	require.Equal(t, applies, st.applies.Load(), "an expired idle account's merges wrote")
+	require.EqualValues(t, 3*(tx.Options().Partitions+1), st.snapshots.Load()-snapshots, "each merge reads its row partitions and the expiry mark")
+}
