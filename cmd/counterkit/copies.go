@@ -76,3 +76,68 @@ func (p *partitionCopy) Apply(ctx context.Context, muts []store.Mutation) error 
 	}
 	return nil
 }
+
+// copyOnRead is the store of a dry run that spans several partitions
+// (merge transactions): the first time the driver reads a partition, it is
+// copied from src into memory (Snapshot at store.ReadComplete, at most
+// limit rows, copyRows), and every read and write then goes to the copy,
+// never to src. A partition the driver writes without reading it (a
+// Transactions record partition) is not copied: the writes land in memory
+// alone. It counts the mutations applied, by op.
+type copyOnRead struct {
+	src   store.Partitions
+	limit int
+	mem   *memory.Partitions
+
+	mu     sync.Mutex
+	copied map[string]bool
+	ops    map[store.Op]int
+}
+
+func newCopyOnRead(src store.Partitions, limit int) *copyOnRead {
+	return &copyOnRead{src: src, limit: limit, mem: memory.NewPartitions(), copied: map[string]bool{}, ops: map[store.Op]int{}}
+}
+
+// load copies partition from src unless it was copied already.
+func (c *copyOnRead) load(ctx context.Context, partition string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.copied[partition] {
+		return nil
+	}
+	rows, err := c.src.Snapshot(ctx, partition, c.limit, store.ReadComplete)
+	if err == nil {
+		err = copyRows(ctx, c.mem, partition, rows)
+	}
+	if err != nil {
+		return err
+	}
+	c.copied[partition] = true
+	return nil
+}
+
+func (c *copyOnRead) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
+	if err := c.load(ctx, partition); err != nil {
+		return err
+	}
+	return c.mem.Scan(ctx, partition, from, level, fn)
+}
+
+func (c *copyOnRead) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
+	if err := c.load(ctx, partition); err != nil {
+		return nil, err
+	}
+	return c.mem.Snapshot(ctx, partition, limit, level)
+}
+
+func (c *copyOnRead) Apply(ctx context.Context, muts []store.Mutation) error {
+	if err := c.mem.Apply(ctx, muts); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range muts {
+		c.ops[m.Op]++
+	}
+	return nil
+}

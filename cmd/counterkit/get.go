@@ -300,20 +300,28 @@ func readPartition(ctx context.Context, st store.Partitions, key string, limit i
 	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("%w: key %q has no stored rows", crdt.ErrNotFound, key)
 	}
-	// The rows are copied at write timestamp 1, below every timestamp a
-	// driver writes with, so the driver's own writes and deletes on the
-	// copy behave as they would on the store.
 	cp := &partitionCopy{Partitions: memory.NewPartitions()}
+	if err := copyRows(ctx, cp.Partitions, key, rows); err != nil {
+		return nil, nil, err
+	}
+	return rows, cp, nil
+}
+
+// copyRows copies rows into partition key of dst. The rows are copied at
+// write timestamp 1, below every timestamp a driver writes with, so the
+// driver's own writes and deletes on the copy behave as they would on the
+// store.
+func copyRows(ctx context.Context, dst *memory.Partitions, key string, rows []store.Row) error {
 	for rest := rows; len(rest) > 0; rest = rest[min(len(rest), store.MaxBatch):] {
 		muts := make([]store.Mutation, min(len(rest), store.MaxBatch))
 		for i, r := range rest[:len(muts)] {
 			muts[i] = store.Mutation{Partition: key, Op: store.OpPut, Key: r.Key, Value: r.Value, Timestamp: 1}
 		}
-		if err := cp.Partitions.Apply(ctx, muts); err != nil {
-			return nil, nil, err
+		if err := dst.Apply(ctx, muts); err != nil {
+			return err
 		}
 	}
-	return rows, cp, nil
+	return nil
 }
 
 func getPartition(ctx context.Context, st store.Partitions, key, typ string, limit int, level store.Read, res *GetResult) error {

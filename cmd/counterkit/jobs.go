@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,10 +24,11 @@ import (
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
-const jobsUsage = `usage: counterkit gc tally        -store STORE [flags] [KEY...]
-       counterkit compact deltalog  -store STORE [flags] [KEY...]
-       counterkit merge balance     -store STORE [flags] [KEY...]
-       counterkit find ledger       -store STORE [flags] [KEY...]
+const jobsUsage = `usage: counterkit gc tally           -store STORE [flags] [KEY...]
+       counterkit compact deltalog   -store STORE [flags] [KEY...]
+       counterkit merge balance      -store STORE [flags] [KEY...]
+       counterkit merge transactions -store STORE [flags] [ACCOUNT...]
+       counterkit find ledger        -store STORE [flags] [KEY...]
 
 Maintenance jobs. Each runs the counter's own driver on every key given as
 an argument, or, with no KEY, on each line of standard input (blank lines
@@ -43,19 +45,33 @@ compact deltalog deltalog's Counters.Merge, then Counters.Compact: writes a
                  cell older than -compact-grace.
 merge balance    balance's Accounts.Merge: tombstones and a sum row for the
                  rows outside the write window, settles older sum rows and
-                 collects invalid rows.
+                 collects invalid rows. It refuses a partition holding
+                 rows of balance.Transactions (crdt.ErrTypeMismatch).
+merge transactions
+                 balance's Transactions.Merge: merges each of the account's
+                 row partitions (-partitions) as merge balance does, first
+                 recording the transactions it sums, so that a retry is
+                 answered Duplicate; the account's first merge in a retry
+                 window deletes its expired records. The line sums the
+                 partitions' reports.
 find ledger      ledger's Ledger.Find: merges every sibling of the key and
                  writes the result back, collapsing them (any store, Riak
                  included).
 
-The window and grace flags must be the ones the counters' writers use:
-a shorter write window than the writers' lets a merge run before every
-write has landed. Zero means the package's default.
+The window and grace flags, and merge transactions' -partitions and
+-record-shards, must be the ones the counters' writers use: a shorter write
+window than the writers' lets a merge run before every write has landed.
+Zero means the package's default.
 
 -dry-run reads each key, runs the same driver on an in-memory copy of what it
 read (for gc tally, PlanGC), prints what the job would write, and writes
-nothing. A key with nothing stored is an error (crdt.ErrNotFound). The exit
-status is 1 when any key failed; every failure names its sentinel.
+nothing. For merge transactions the copy is of each partition the merge
+reads (the account's row partitions), taken as it first reads it; its
+record writes and deletes go to the copy without reading the records
+stored, and the line adds the rows and partitions it would write and
+delete, records included. A key with nothing stored (for merge
+transactions, no row in any row partition) is an error (crdt.ErrNotFound).
+The exit status is 1 when any key failed; every failure names its sentinel.
 
 ` + storeSpecHelp + `
 Flags:
@@ -76,12 +92,13 @@ type jobDef struct {
 	flags func(fs *pflag.FlagSet, dry *bool) (check func() error, mk func(b *backend) jobRunner)
 }
 
-// jobs are the maintenance jobs by verb.
-var jobs = map[string]jobDef{
-	"gc":      {noun: "tally", partitions: true, flags: gcTallyFlags},
-	"compact": {noun: "deltalog", partitions: true, flags: compactDeltalogFlags},
-	"merge":   {noun: "balance", partitions: true, flags: mergeBalanceFlags},
-	"find":    {noun: "ledger", flags: findLedgerFlags},
+// jobs are the maintenance jobs by verb, one per noun.
+var jobs = map[string][]jobDef{
+	"gc":      {{noun: "tally", partitions: true, flags: gcTallyFlags}},
+	"compact": {{noun: "deltalog", partitions: true, flags: compactDeltalogFlags}},
+	"merge": {{noun: "balance", partitions: true, flags: mergeBalanceFlags},
+		{noun: "transactions", partitions: true, flags: mergeTransactionsFlags}},
+	"find": {{noun: "ledger", flags: findLedgerFlags}},
 }
 
 // jobReport is what a job prints: one result per key.
@@ -107,17 +124,22 @@ type jobResult struct {
 func (r *jobReport) writeTable(io.Writer) {}
 
 func runJob(verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	def := jobs[verb]
 	if verb == "compact" && len(args) > 0 && args[0] == "embedded" {
 		return runCompactEmbedded(args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || args[0] != def.noun {
+	i := slices.IndexFunc(jobs[verb], func(d jobDef) bool { return len(args) > 0 && args[0] == d.noun })
+	if i < 0 {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 			fmt.Fprint(stderr, jobsUsage)
 			return 0
 		}
-		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, def.noun))
+		var nouns []string
+		for _, d := range jobs[verb] {
+			nouns = append(nouns, d.noun)
+		}
+		return fail(stderr, verb, cli.Usagef("%w: name what to %s: counterkit %s %s -store STORE [flags] [KEY...]", crdt.ErrInvalidConfig, verb, verb, strings.Join(nouns, "|")))
 	}
+	def := jobs[verb][i]
 	name := verb + " " + def.noun
 	c := newCommand(name, jobsUsage, stderr)
 	fs := c.fs
@@ -234,19 +256,13 @@ func nonNegative(fs *pflag.FlagSet, names ...string) error {
 	return nil
 }
 
-// partitionJob is a job on partition keys, run by the driver open makes:
-// it adds -max-rows, the most rows a dry run copies, and checks the flags
-// (the duration flags named not negative, -max-rows at least 1, and the
-// driver's acceptance of the options). run gets the driver on the store,
+// partitionJob is a job on partition keys, run by the driver open makes,
+// with partitionFlags' flags and check. run gets the driver on the store,
 // or for a dry run on cp, an in-memory copy of the key's partition (nil
 // otherwise).
 func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partitions) (D, error),
 	run func(ctx context.Context, d D, key string, cp *partitionCopy) (string, error), durations ...string) (func() error, func(*backend) jobRunner) {
-	maxRows := fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
-	check := func() error {
-		_, err := open(memory.NewPartitions())
-		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(err))
-	}
+	maxRows, check := partitionFlags(fs, open, durations...)
 	return check, func(b *backend) jobRunner {
 		return func(ctx context.Context, key string) (string, error) {
 			var cp *partitionCopy
@@ -263,6 +279,18 @@ func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partition
 			}
 			return run(ctx, d, key, cp)
 		}
+	}
+}
+
+// partitionFlags adds -max-rows, the most rows a dry run copies of a
+// partition, and returns the check of a partition job's flags: the duration
+// flags named not negative, -max-rows at least 1, and the driver's
+// acceptance of the options (open on an empty memory store).
+func partitionFlags[D any](fs *pflag.FlagSet, open func(store.Partitions) (D, error), durations ...string) (maxRows *int, check func() error) {
+	maxRows = fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
+	return maxRows, func() error {
+		_, err := open(memory.NewPartitions())
+		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(err))
 	}
 }
 
@@ -372,14 +400,21 @@ func compactDeltalogFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*bac
 		}, "window", "future-skew", "safety-margin", "max-scan", "compact-grace")
 }
 
-func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
-	var o balance.Options
+// balanceFlags adds the flags of balance Options, which merge balance and
+// merge transactions share, and returns their names.
+func balanceFlags(fs *pflag.FlagSet, o *balance.Options) []string {
 	fs.DurationVar(&o.Window, "window", 0, "balance Options.Window: the writers' write window (0: 5m)")
 	fs.DurationVar(&o.FutureSkew, "future-skew", 0, "balance Options.FutureSkew (0: 5s)")
 	fs.DurationVar(&o.SafetyMargin, "safety-margin", 0, "balance Options.SafetyMargin (0: 30s)")
 	fs.DurationVar(&o.MaxMerge, "max-merge", 0, "balance Options.MaxMerge (0: 10s)")
 	fs.DurationVar(&o.SettleGrace, "settle-grace", 0, "balance Options.SettleGrace (0: 1m)")
 	fs.DurationVar(&o.GCGrace, "gc-grace", 0, "balance Options.GCGrace (0: 10m)")
+	return []string{"window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace"}
+}
+
+func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
+	var o balance.Options
+	durations := balanceFlags(fs, &o)
 	return partitionJob(fs, dry, func(st store.Partitions) (*balance.Accounts, error) { return balance.New(st, o) },
 		func(ctx context.Context, a *balance.Accounts, key string, _ *partitionCopy) (string, error) {
 			r, err := a.Merge(ctx, key)
@@ -396,7 +431,82 @@ func mergeBalanceFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backen
 				line += "; " + plural(len(r.Conflicts), "conflicting update id")
 			}
 			return line, nil
-		}, "window", "future-skew", "safety-margin", "max-merge", "settle-grace", "gc-grace")
+		}, durations...)
+}
+
+// mergeTransactionsFlags is merge transactions: Transactions.Merge of each
+// account, summed over its row partitions. A dry run runs it on a
+// copyOnRead of the store.
+func mergeTransactionsFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {
+	var o balance.TxnOptions
+	durations := balanceFlags(fs, &o.Options)
+	fs.DurationVar(&o.RetryWindow, "retry-window", 0, "balance TxnOptions.RetryWindow: how long a retry is recognised after a merge recorded the transaction (0: 24h)")
+	fs.DurationVar(&o.Deadline, "deadline", 0, "balance TxnOptions.Deadline (0: 5s); settle-grace must be at least deadline + safety-margin")
+	fs.IntVar(&o.Partitions, "partitions", 0, "balance TxnOptions.Partitions: the row partitions of an account, 1..64 (0: 16)")
+	fs.IntVar(&o.RecordShards, "record-shards", 0, "balance TxnOptions.RecordShards: the record partitions of a retry window, 1..256 (0: 16)")
+	open := func(st store.Partitions) (*balance.Transactions, error) { return balance.NewTransactions(st, o) }
+	maxRows, check := partitionFlags(fs, open, append(durations, "retry-window", "deadline")...)
+	return check, func(b *backend) jobRunner {
+		return func(ctx context.Context, account string) (string, error) {
+			var cp *copyOnRead
+			st := b.partitions
+			if *dry {
+				cp = newCopyOnRead(b.partitions, *maxRows)
+				st = cp
+			}
+			tx, err := open(st)
+			if err != nil {
+				return "", err
+			}
+			reps, err := tx.Merge(ctx, account)
+			if err != nil {
+				return "", err
+			}
+			var sums, covers, tombstones, settled, deleted, collected, young, conflicts int
+			for _, r := range reps {
+				if r.Sum != nil {
+					sums++
+					covers += int(r.Sum.Covers)
+				}
+				tombstones += len(r.Tombstones)
+				settled += len(r.Settled)
+				deleted += len(r.Deleted)
+				collected += len(r.Collected)
+				young += len(r.TooYoung)
+				conflicts += len(r.Conflicts)
+			}
+			if sums+settled+deleted+collected+young+conflicts == 0 {
+				if err := anyRows(ctx, st, account, tx.RowPartitions(account)); err != nil {
+					return "", err
+				}
+			}
+			sum := "nothing to merge"
+			if sums > 0 {
+				sum = fmt.Sprintf("%s covering %s, %s", plural(sums, "sum row"), plural(covers, "row"), plural(tombstones, "tombstone"))
+			}
+			line := fmt.Sprintf("%s %s: %s; settled %s, deleted %s, collected %s (%d too young)", cli.Either(*dry, "would merge", "merged"),
+				plural(len(reps), "partition"), sum, plural(settled, "sum row"), plural(deleted, "row"), plural(collected, "invalid row"), young)
+			if conflicts > 0 {
+				line += "; " + plural(conflicts, "conflicting update id")
+			}
+			if cp != nil {
+				line += fmt.Sprintf("; would write %s (records included), delete %s and %s", plural(cp.ops[store.OpPut], "row"),
+					plural(cp.ops[store.OpDelete]+cp.ops[store.OpDeleteRange], "row"), plural(cp.ops[store.OpDeletePartition], "partition"))
+			}
+			return line, nil
+		}
+	}
+}
+
+// anyRows fails with crdt.ErrNotFound unless one of the account's
+// partitions holds a row.
+func anyRows(ctx context.Context, st store.Partitions, account string, partitions []string) error {
+	for _, p := range partitions {
+		if _, err := firstRow(ctx, st, p); !errors.Is(err, crdt.ErrNotFound) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: account %q has no stored rows in its %s", crdt.ErrNotFound, account, plural(len(partitions), "row partition"))
 }
 
 func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend) jobRunner) {

@@ -3,13 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/adapters/riak/riaktest"
+	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
@@ -185,4 +191,181 @@ func putLedgerSiblings(t *testing.T, put func(context.Context, string, crdt.Acto
 		require.NoError(t, err)
 		require.NoError(t, put(context.Background(), "acct-1", crdt.ActorID(s.actor), b, nil))
 	}
+}
+
+// withTxns opens the embedded store in dir, runs fn on balance.Transactions
+// over its partitions st (default options; clock nil: the real clock) and
+// closes it.
+func withTxns(t *testing.T, dir string, clock func() time.Time, fn func(ctx context.Context, tx *balance.Transactions, st store.Partitions)) {
+	t.Helper()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	tx, err := balance.NewTransactions(db.Partitions(), balance.TxnOptions{Options: balance.Options{Clock: clock}})
+	require.NoError(t, err)
+	fn(context.Background(), tx, db.Partitions())
+}
+
+// shopTxns credits shop-1 through balance.Transactions at the fixtures'
+// epoch, with transactions t1, t2 and t3 (25, -5, 40: balance 60), and
+// returns the row partitions holding their rows (one each).
+func shopTxns(t *testing.T, dir string) []string {
+	t.Helper()
+	var parts []string
+	withTxns(t, dir, fixedClock(epoch), func(ctx context.Context, tx *balance.Transactions, st store.Partitions) {
+		for i, a := range []int64{25, -5, 40} {
+			o, err := tx.Apply(ctx, "shop-1", crdt.TxnID(fmt.Sprintf("t%d", i+1)), a)
+			require.NoError(t, err)
+			require.Equal(t, balance.Applied, o)
+		}
+		for _, p := range tx.RowPartitions("shop-1") {
+			if _, err := firstRow(ctx, st, p); err == nil {
+				parts = append(parts, p)
+			}
+		}
+	})
+	require.Len(t, parts, 3)
+	return parts
+}
+
+// storedRows returns every partition of the embedded store in dir with its
+// live rows.
+func storedRows(t *testing.T, dir string) map[string][]store.Row {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := embedded.Keys(ctx, dir)
+	require.NoError(t, err)
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	out := map[string][]store.Row{}
+	for _, k := range keys {
+		if k.Shape == embedded.ShapePartition {
+			out[k.Key], err = db.Partitions().Snapshot(ctx, k.Key, balance.MaxRows, store.ReadComplete)
+			require.NoError(t, err)
+		}
+	}
+	return out
+}
+
+const shopMerged = "3 sum rows covering 3 rows, 3 tombstones; settled 0 sum rows, deleted 0 rows, collected 0 invalid rows (0 too young)"
+
+// merge transactions merges every row partition of the account and records
+// its transactions: the balance is unchanged, a retry is Duplicate.
+func TestMergeTransactions(t *testing.T) {
+	dir := fixture(t)
+	emb := "embedded:" + dir
+	shopTxns(t, dir)
+	code, out, errOut := runCmd(t, "", "merge", "transactions", "-store", emb, "-progress", "0", "shop-1")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "shop-1: merged 16 partitions: "+shopMerged+"\n", out)
+	require.Equal(t, "counterkit merge transactions: done: 1 key, 0 failed\n", errOut)
+
+	// The records are in the windows of the merge's clock, the real one.
+	withTxns(t, dir, nil, func(ctx context.Context, tx *balance.Transactions, _ store.Partitions) {
+		v, err := tx.Balance(ctx, "shop-1")
+		require.NoError(t, err)
+		require.Equal(t, int64(60), v)
+		o, err := tx.Apply(ctx, "shop-1", "t1", 25)
+		require.NoError(t, err)
+		require.Equal(t, balance.Duplicate, o)
+		rec, err := tx.Recorded(ctx, "shop-1", "t2")
+		require.NoError(t, err)
+		require.Equal(t, []int64{-5}, rec)
+	})
+
+	// Merged again: nothing to do. An account with no rows, or an invalid
+	// one, fails on its own (exit 1).
+	code, out, errOut = runCmd(t, "", "merge", "transactions", "-store", emb, "-progress", "0", "shop-1", "nobody", "a#b")
+	require.Equal(t, 1, code)
+	require.Equal(t, "shop-1: merged 16 partitions: nothing to merge; settled 0 sum rows, deleted 0 rows, collected 0 invalid rows (0 too young)\n", out)
+	require.Contains(t, errOut, `counterkit merge transactions: nobody: counterkit: not found: account "nobody" has no stored rows in its 16 row partitions (crdt.ErrNotFound)`)
+	require.Contains(t, errOut, "counterkit merge transactions: a#b: ")
+	require.Contains(t, errOut, "(crdt.ErrInvalidKey)")
+	require.Contains(t, errOut, "done: 3 keys, 2 failed")
+}
+
+// Invalid options are usage errors, found before the store is opened:
+// the store named does not exist, and is not created.
+func TestMergeTransactionsInvalidFlags(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	emb := "embedded:" + missing
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-partitions", "65"}, "Partitions 65 is outside 1..64"},
+		{[]string{"-record-shards", "257"}, "RecordShards 257 is outside 1..256"},
+		{[]string{"-deadline", "31s"}, "SettleGrace 1m0s must be at least Deadline 31s + SafetyMargin"},
+		{[]string{"-settle-grace", "40s", "-safety-margin", "36s", "-max-merge", "1s"}, "SettleGrace 40s must be at least Deadline 5s + SafetyMargin"},
+		{[]string{"-retry-window", "30s"}, "RetryWindow 30s must be whole microseconds, at least SettleGrace"},
+		{[]string{"-deadline", "-1s"}, "-deadline must not be negative, not -1s"},
+		{[]string{"-window", "-1s"}, "-window must not be negative, not -1s"},
+		{[]string{"-max-rows", "0"}, "-max-rows must be at least 1, not 0"},
+	} {
+		t.Run(strings.Join(tc.flags, " "), func(t *testing.T) {
+			code, out, errOut := runCmd(t, "", append([]string{"merge", "transactions", "-store", emb, "shop-1"}, tc.flags...)...)
+			require.Equal(t, 2, code, errOut)
+			require.Empty(t, out)
+			require.Contains(t, errOut, "counterkit merge transactions: counterkit: invalid configuration: ")
+			require.Contains(t, errOut, tc.want)
+			require.Contains(t, errOut, "(crdt.ErrInvalidConfig)")
+		})
+	}
+	// Valid flags get as far as the store, which is missing.
+	code, _, errOut := runCmd(t, "", "merge", "transactions", "-store", emb, "-partitions", "64", "-deadline", "30s", "shop-1")
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "crdt.ErrNotFound")
+	_, err := os.Stat(missing)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	// merge names its nouns.
+	code, _, errOut = runCmd(t, "", "merge", "ledger", "-store", emb, "shop-1")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "name what to merge: counterkit merge balance|transactions -store STORE")
+}
+
+// A dry run prints what the merge would write and writes nothing: no row
+// changes, no transaction is recorded. The real merge then does what it
+// said.
+func TestMergeTransactionsDryRun(t *testing.T) {
+	dir := fixture(t)
+	emb := "embedded:" + dir
+	shopTxns(t, dir)
+	before := storedRows(t, dir)
+	code, out, errOut := runCmd(t, "", "merge", "transactions", "-store", emb, "-dry-run", "-progress", "0", "shop-1")
+	require.Equal(t, 0, code, errOut)
+	// 3 tombstones, 3 sum rows and a record of each transaction in each
+	// of the 2 or 3 retry windows its record is written in.
+	m := regexp.MustCompile(`^shop-1: would merge 16 partitions: (.*); would write (\d+) rows \(records included\), delete 0 rows and 0 partitions\n$`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	require.Equal(t, shopMerged, m[1])
+	require.Contains(t, []string{"12", "15"}, m[2])
+	require.Equal(t, "counterkit merge transactions: done: 1 key, 0 failed (dry run: nothing written)\n", errOut)
+	require.Equal(t, before, storedRows(t, dir))
+	withTxns(t, dir, nil, func(ctx context.Context, tx *balance.Transactions, _ store.Partitions) {
+		rec, err := tx.Recorded(ctx, "shop-1", "t1")
+		require.NoError(t, err)
+		require.Empty(t, rec)
+	})
+
+	code, out, errOut = runCmd(t, "", "merge", "transactions", "-store", emb, "-progress", "0", "shop-1")
+	require.Equal(t, 0, code, errOut)
+	require.Equal(t, "shop-1: merged 16 partitions: "+m[1]+"\n", out)
+	require.NotEqual(t, before, storedRows(t, dir))
+}
+
+// merge balance refuses a row partition of balance.Transactions, which it
+// would sum without recording its transactions; nothing is written.
+func TestMergeBalanceRefusesTransactions(t *testing.T) {
+	dir := fixture(t)
+	parts := shopTxns(t, dir)
+	before := storedRows(t, dir)
+	code, out, errOut := runCmd(t, "", append([]string{"merge", "balance", "-store", "embedded:" + dir, "-progress", "0"}, parts...)...)
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	for _, p := range parts {
+		require.Contains(t, errOut, fmt.Sprintf("counterkit merge balance: %s: ", p))
+	}
+	require.Equal(t, len(parts), strings.Count(errOut, "merge it with Transactions.Merge (crdt.ErrTypeMismatch)"), errOut)
+	require.Equal(t, before, storedRows(t, dir))
 }

@@ -42,6 +42,9 @@ commands:
   gc tally          fold the expired shards of tally counters into their tally
   compact deltalog  merge and compact the cells of deltalog counters
   merge balance     run the tombstone merge on balance accounts
+  merge transactions
+                    merge balance.Transactions accounts, recording their
+                    transactions
   find ledger       collapse a ledger's siblings (ledger.Find)
   version           print the version of this build
   help              print this text, or a command's: counterkit help get

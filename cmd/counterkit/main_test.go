@@ -156,7 +156,7 @@ func TestUsage(t *testing.T) {
 	out.Reset()
 	require.Equal(t, 0, run([]string{"help", "inspect"}, nil, &out, &errOut))
 	golden(t, "help-inspect.txt", out.String())
-	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"find", "ledger"},
+	for _, cmd := range [][]string{{"get"}, {"check"}, {"gc", "tally"}, {"compact", "deltalog"}, {"merge", "balance"}, {"merge", "transactions"}, {"find", "ledger"},
 		{"list"}, {"stats"}, {"backup"}, {"version"}, {"compact", "embedded"}} {
 		out.Reset()
 		require.Equal(t, 0, run(append([]string{"help"}, cmd...), nil, &out, &errOut), cmd)
