@@ -493,6 +493,11 @@ type dvOptions struct {
 	MaxMergeNS     *dvInt `json:"max_merge_ns,omitempty"`
 	SettleGraceNS  *dvInt `json:"settle_grace_ns,omitempty"`
 	GCGraceNS      *dvInt `json:"gc_grace_ns,omitempty"`
+	// balance Transactions (SPEC.md 9.4; also retry_window_ns), given in
+	// the vectors whose steps are txn_ ops
+	DeadlineNS   *dvInt `json:"deadline_ns,omitempty"`
+	Partitions   int    `json:"partitions,omitempty"`
+	RecordShards int    `json:"record_shards,omitempty"`
 	// bounded Account (SPEC.md 13.5; also retry_count): Keep and the
 	// counter's window
 	Keep   *dvInt `json:"keep,omitempty"`
@@ -561,6 +566,8 @@ type dvStep struct {
 	MergeCell  *dvDesc  `json:"merge_cell,omitempty"`
 	Deleted    *bool    `json:"deleted,omitempty"`
 	Merge      *dvMerge `json:"merge,omitempty"`
+	// Merges are a txn_merge's reports, one per row partition merged.
+	Merges []*dvMerge `json:"merges,omitempty"`
 
 	// bounded Account (SPEC.md 13.5): To is a transfer's recipient or
 	// Close's heir; the Result's rights and granted (when landed),
@@ -2148,6 +2155,27 @@ func dvRunBalance(v dvVector, replay bool) (dvVector, error) {
 	if err != nil {
 		return dvVector{}, err
 	}
+	var tx *balance.Transactions
+	if o.Partitions > 0 {
+		if tx, err = balance.NewTransactions(st, dvTxnOptions(o, func() time.Time { return now })); err != nil {
+			return dvVector{}, err
+		}
+	}
+	// mapped gives a merge report's version its vector form: the next
+	// number in the node bits, or the vector's when replaying.
+	mapped := func(rep balance.MergeReport, want *dvMerge) *dvMerge {
+		if rep.Version == (timeid.ID{}) {
+			return nil
+		}
+		if _, known := vers.toVector[rep.Version]; !known {
+			v := timeid.FromParts(rep.Version.Time(), 0, uint64(len(vers.toVector)+1))
+			if replay && want != nil {
+				v = dvMustID(want.Version)
+			}
+			vers.add(rep.Version, v)
+		}
+		return dvDescReport(rep, vers.toVector)
+	}
 	if err := st.initial(v.Options.Key, v.InitialRows); err != nil {
 		return dvVector{}, err
 	}
@@ -2172,15 +2200,27 @@ func dvRunBalance(v dvVector, replay bool) (dvVector, error) {
 		case "merge":
 			var rep balance.MergeReport
 			rep, err = a.Merge(ctx, s.Key)
-			if rep.Version != (timeid.ID{}) {
-				if _, known := vers.toVector[rep.Version]; !known {
-					want := timeid.FromParts(rep.Version.Time(), 0, uint64(len(vers.toVector)+1))
-					if replay && s.Merge != nil {
-						want = dvMustID(s.Merge.Version)
-					}
-					vers.add(rep.Version, want)
+			got.Merge = mapped(rep, s.Merge)
+		case "txn_apply":
+			got.Txn = s.Txn
+			var out balance.Outcome
+			if out, err = tx.Apply(ctx, s.Key, crdt.TxnID(s.Txn), int64(*s.Amount)); err == nil {
+				got.Outcome = out.String()
+			}
+		case "txn_balance":
+			var n int64
+			if n, err = tx.Balance(ctx, s.Key); err == nil {
+				got.Value = dvI(n)
+			}
+		case "txn_merge":
+			var reps []balance.MergeReport
+			reps, err = tx.Merge(ctx, s.Key)
+			for i, rep := range reps {
+				var want *dvMerge
+				if i < len(s.Merges) {
+					want = s.Merges[i]
 				}
-				got.Merge = dvDescReport(rep, vers.toVector)
+				got.Merges = append(got.Merges, mapped(rep, want))
 			}
 		default:
 			return dvVector{}, fmt.Errorf("unknown balance op %q", s.Op)
@@ -3924,7 +3964,56 @@ func dvGenBalance() dvFile {
 				dvKeyOp("balance", k),
 			}},
 	}
-	return dvFile{Driver: "balance", Note: "SPEC.md 9.3 and 11.1: balance adds and merges against a scripted partition store", Vectors: dvGenerate("balance", vs),
+	// Transactions (SPEC.md 9.4): 2 row partitions, 2 record shards,
+	// RetryWindow 1h, Deadline 5s. pay-1, pay-3 and pay-4 have their rows
+	// in acct#0, pay-2 in acct#1; pay-4's records are in shard 0, the
+	// others' in shard 1.
+	txo := opts
+	txo.RetryWindowNS, txo.DeadlineNS, txo.Partitions, txo.RecordShards = dvI(int64(time.Hour)), dvI(int64(5*time.Second)), 2, 2
+	txn := func(id string, amount int64, faults ...string) dvStep {
+		return dvStepOf(dvStep{Op: "txn_apply", Key: k, Txn: id, Amount: dvI(amount)}, faults...)
+	}
+	vs = append(vs,
+		dvVector{Name: "transactions: a retry before and after the merge that records it", Note: "each apply scans the record partition acct#txn.<window>.<shard> of its clock's window from the row id's key (one read), then puts the transaction's N row, keyed by its row id, in its row partition. A retry before any merge rewrites the same row (applied; it counts once); pay-3's write is ambiguous and landed. The merge at +1s merges acct#0 then acct#1: after each snapshot it writes the records of the live transaction rows, one batch per record partition in key order, into the windows [m − 5s, m + 10s + 1h + 10s] meets (three here), then steps 4–6. After it a retry is a duplicate with nothing written, and another amount is conflicting",
+			Options: txo, Steps: []dvStep{
+				dvClock(txn("pay-1", 100), at(7, 0)),
+				txn("pay-1", 100),
+				txn("pay-2", -30),
+				txn("pay-3", 5, "", "ambiguous_landed"),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(7, time.Second)),
+				txn("pay-1", 100),
+				txn("pay-3", 5),
+				txn("pay-1", 7),
+				dvKeyOp("txn_balance", k),
+			}},
+		dvVector{Name: "transactions: a stale record read, settling and record expiry", Note: "at +2s the record read is stale (as of before the merge's records): the call rewrites pay-1's row, which its tombstone cancels, so it counts nothing. At +1m5s the merge settles: the rows and their tombstones are deleted. At 1h30m the call's clock is in the next window, which holds the record too: duplicate. At 3h0m30s a merge whose newest sum row read (of +1m5s) is in an earlier window reads the expiry mark acct#txn.expired (empty), deletes the record partitions of the windows from 3 before that sum row's to 2 before its own (every shard, one batch) and writes the mark (the last window deleted). At 4h0m30s a merge deletes the one window after the mark (2 back) and moves the mark, deleting the mark row it read. At 6h every window a merge up to that sum row could have written (up to 2 after its) is deleted: the merge reads the mark and writes nothing",
+			Options: txo, Steps: []dvStep{
+				dvClock(txn("pay-1", 100), at(8, 0)),
+				dvClock(dvKeyOp("txn_merge", k), at(8, time.Second)),
+				dvClock(txn("pay-1", 100, "stale"), at(8, 2*time.Second)),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(8, time.Minute+5*time.Second)),
+				dvKeyOp("txn_balance", k),
+				dvClock(txn("pay-1", 100), at(8, 90*time.Minute)),
+				dvClock(dvKeyOp("txn_merge", k), at(8, 3*time.Hour+30*time.Second)),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(8, 4*time.Hour+30*time.Second)),
+				dvClock(dvKeyOp("txn_merge", k), at(8, 6*time.Hour)),
+			}},
+		dvVector{Name: "transactions: a merge whose records are refused stops before its tombstones", Note: "the merge at +1s reads acct#0 (pay-1 and pay-4) and its first record batch is refused: it fails unavailable and writes no tombstone, so a retry is applied (the same row) and the balance is unchanged. The next merge records both and merges; then a retry is a duplicate",
+			Options: txo, Steps: []dvStep{
+				dvClock(txn("pay-1", 100), at(9, 0)),
+				txn("pay-4", 50),
+				dvClock(dvKeyOp("txn_merge", k, "", "refuse"), at(9, time.Second)),
+				txn("pay-1", 100),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(9, 2*time.Second)),
+				txn("pay-1", 100),
+				dvKeyOp("txn_balance", k),
+			}},
+	)
+	return dvFile{Driver: "balance", Note: "SPEC.md 9.3, 9.4 and 11.1: balance adds and merges, and Transactions' applies and merges, against a scripted partition store", Vectors: dvGenerate("balance", vs),
 		OptionChecks: dvBalanceOptionChecks()}
 }
 
@@ -7035,6 +7124,33 @@ func dvModelBalance(v dvVector) []string {
 		}
 		return s
 	}
+	// Transactions (SPEC.md 9.4): the row partitions, the windows and the
+	// partitions of records.
+	rowParts := []string{o.Key}
+	if o.Partitions > 1 {
+		rowParts = nil
+		for i := range o.Partitions {
+			rowParts = append(rowParts, fmt.Sprint(o.Key, "#", i))
+		}
+	}
+	rwUS := dvDur(o.RetryWindowNS).Microseconds()
+	window := func(t time.Time) int64 {
+		us := t.UnixMicro()
+		w := us / max(rwUS, 1)
+		if us%max(rwUS, 1) < 0 {
+			w--
+		}
+		return w
+	}
+	recordPart := func(w int64, id [16]byte) string {
+		return fmt.Sprintf("%s#txn.%d.%d", o.Key, w, int(id[15])%max(o.RecordShards, 1))
+	}
+	isTxnRow := func(id string) bool { return dvIDTime(id).Year() < 1900 }
+	amountKey := func(amount int64) string {
+		var ver [16]byte
+		binary.BigEndian.PutUint64(ver[8:], uint64(amount))
+		return dvUUID(ver)
+	}
 	evaluate := func(rows []*dvDesc) (balance.View, error) {
 		var rs []balance.Row
 		for _, d := range rows {
@@ -7050,6 +7166,7 @@ func dvModelBalance(v dvVector) []string {
 			now = dvMustTime(s.Clock)
 		}
 		calls := s.Calls
+		part := o.Key // the partition write and snapshot expect
 		next := func(method string) (dvCall, bool) {
 			if len(calls) == 0 || calls[0].Method != method {
 				bad("want a %s call next", method)
@@ -7071,11 +7188,11 @@ func dvModelBalance(v dvVector) []string {
 			var want []dvMut
 			for _, d := range dels {
 				k, _, _ := dvEncDesc("balance", &dvDesc{UpdateID: d.UpdateID, Kind: d.Kind, Version: d.Version})
-				want = append(want, dvMut{Op: "delete", Partition: o.Key, Key: hex.EncodeToString(k), TS: dvInt(ts + int64(len(want)))})
+				want = append(want, dvMut{Op: "delete", Partition: part, Key: hex.EncodeToString(k), TS: dvInt(ts + int64(len(want)))})
 			}
 			for _, d := range puts {
 				k, val, _ := dvEncDesc("balance", &d)
-				want = append(want, dvMut{Op: "put", Partition: o.Key, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val), TS: dvInt(ts + int64(len(want)))})
+				want = append(want, dvMut{Op: "put", Partition: part, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val), TS: dvInt(ts + int64(len(want)))})
 			}
 			if !dvSameMuts(c.Mutations, want) {
 				bad("writes %+v, want %+v", c.Mutations, want)
@@ -7093,8 +7210,8 @@ func dvModelBalance(v dvVector) []string {
 			if !ok {
 				return nil, 0, false
 			}
-			if c.Key != o.Key || c.Level != "any" || c.Limit != balance.MaxRows {
-				bad("snapshot of %q at %s limit %d, want %q at any limit %d", c.Key, c.Level, c.Limit, o.Key, balance.MaxRows)
+			if c.Key != part || c.Level != "any" || c.Limit != balance.MaxRows {
+				bad("snapshot of %q at %s limit %d, want %q at any limit %d", c.Key, c.Level, c.Limit, part, balance.MaxRows)
 			}
 			if errKind = dvReplyKind(c.Reply); errKind != "" {
 				return nil, 0, false
@@ -7105,41 +7222,25 @@ func dvModelBalance(v dvVector) []string {
 			}
 			return rows, c.Stale, true
 		}
-		switch s.Op {
-		case "add":
-			at := dvIDTime(s.ID)
-			if at.Before(now.Add(-dvDur(o.WindowNS))) || at.After(now.Add(dvDur(o.FutureSkewNS))) {
-				errKind = "outside_window"
-				break
-			}
-			var ver [16]byte
-			binary.BigEndian.PutUint64(ver[8:], uint64(*s.Amount))
-			row := dvDesc{UpdateID: s.ID, Kind: "N", Version: dvUUID(ver), Amount: s.Amount}
-			write(nil, []dvDesc{row})
-			if dvLanded(s.Calls[len(s.Calls)-1]) {
-				added[s.ID] = int64(*s.Amount)
-			}
-		case "balance":
-			rows, stale, ok := snapshot()
-			if !ok {
-				break
-			}
-			if stale == 0 && dvShow(s.Value) != strconv.FormatInt(plain(), 10) {
-				bad("balance %s, but the N rows ever added sum to %d", dvShow(s.Value), plain())
-			}
-			if view, err := evaluate(rows); err != nil || dvShow(s.Value) != strconv.FormatInt(view.Value, 10) {
-				bad("balance %s, the rows read evaluate to %d (%v)", dvShow(s.Value), view.Value, err)
-			}
-		case "merge":
+		// mergePart checks one merge of partition part (SPEC.md 9.3) against
+		// its report rep; record, when set, checks the calls between the
+		// snapshot and step 4 (Transactions' records) and says whether
+		// they succeeded. It returns the view of the snapshot and whether
+		// the merge ran to its end.
+		mergePart := func(rep *dvMerge, record func(balance.View) bool) (balance.View, bool) {
 			start := now
+			var view balance.View
 			rows, _, ok := snapshot()
 			if !ok {
-				break
+				return view, false
 			}
 			view, err := evaluate(rows)
 			if err != nil {
 				errKind = dvKind(err)
-				break
+				return view, false
+			}
+			if record != nil && !record(view) {
+				return view, false
 			}
 			// Step 4.
 			vt := now
@@ -7155,16 +7256,15 @@ func dvModelBalance(v dvVector) []string {
 				}
 			}
 			if errKind != "" {
-				if s.Merge != nil {
+				if rep != nil {
 					bad("a merge refused at step 4 reports no version")
 				}
-				break
+				return view, false
 			}
-			if s.Merge == nil {
+			if rep == nil {
 				bad("no merge report")
-				break
+				return view, false
 			}
-			rep := s.Merge
 			if !dvIDTime(rep.Version).Equal(vt) {
 				bad("version at %v, the model takes %v", dvIDTime(rep.Version), vt)
 			}
@@ -7207,7 +7307,7 @@ func dvModelBalance(v dvVector) []string {
 				bad("tombstones %+v and sum %+v, the model writes %+v and %+v", rep.Tombstones, rep.Sum, wroteT, wroteS)
 			}
 			if stopped {
-				break
+				return view, false
 			}
 			// Step 7: only what merges settle grace old cancel.
 			eligible := map[string]bool{}
@@ -7239,7 +7339,7 @@ func dvModelBalance(v dvVector) []string {
 				bad("settled %+v, the model settles %+v", rep.Settled, settle)
 			}
 			if len(rep.Deleted)+len(rep.Settled) > 0 && !write(rep.Deleted, rep.Settled) {
-				break
+				return view, false
 			}
 			// Step 8: only invalid rows, or tombstones whose target step 7
 			// deleted, GC grace old.
@@ -7258,8 +7358,210 @@ func dvModelBalance(v dvVector) []string {
 					bad("too young: %s is not an invalid row younger than GC grace", dvRowKey(d))
 				}
 			}
-			if len(rep.Collected) > 0 {
-				write(rep.Collected, nil)
+			if len(rep.Collected) > 0 && !write(rep.Collected, nil) {
+				return view, false
+			}
+			return view, true
+		}
+		switch s.Op {
+		case "add":
+			at := dvIDTime(s.ID)
+			if at.Before(now.Add(-dvDur(o.WindowNS))) || at.After(now.Add(dvDur(o.FutureSkewNS))) {
+				errKind = "outside_window"
+				break
+			}
+			var ver [16]byte
+			binary.BigEndian.PutUint64(ver[8:], uint64(*s.Amount))
+			row := dvDesc{UpdateID: s.ID, Kind: "N", Version: dvUUID(ver), Amount: s.Amount}
+			write(nil, []dvDesc{row})
+			if dvLanded(s.Calls[len(s.Calls)-1]) {
+				added[s.ID] = int64(*s.Amount)
+			}
+		case "balance":
+			rows, stale, ok := snapshot()
+			if !ok {
+				break
+			}
+			if stale == 0 && dvShow(s.Value) != strconv.FormatInt(plain(), 10) {
+				bad("balance %s, but the N rows ever added sum to %d", dvShow(s.Value), plain())
+			}
+			if view, err := evaluate(rows); err != nil || dvShow(s.Value) != strconv.FormatInt(view.Value, 10) {
+				bad("balance %s, the rows read evaluate to %d (%v)", dvShow(s.Value), view.Value, err)
+			}
+		case "merge":
+			mergePart(s.Merge, nil)
+		case "txn_apply":
+			id, err := dvParseUUID(refTxnRowID(s.Txn))
+			if err != nil {
+				bad("row id: %v", err)
+				break
+			}
+			c, ok := next("scan")
+			if !ok {
+				break
+			}
+			from := hex.EncodeToString(append(dvKeyDesc(id), 'N'))
+			if rp := recordPart(window(now), id); c.Key != rp || c.From != from || c.Level != "any" {
+				bad("scans %q from %s at %s, want %q from %s at any", c.Key, c.From, c.Level, rp, from)
+			}
+			if errKind = dvReplyKind(c.Reply); errKind != "" {
+				break
+			}
+			var amounts []int64
+			for _, r := range c.Rows {
+				if r.Is == nil || r.Is.UpdateID != dvUUID(id) || r.Is.Kind != "N" || r.Is.Amount == nil {
+					break
+				}
+				amounts = append(amounts, int64(*r.Is.Amount))
+			}
+			if want := min(len(amounts)+1, len(c.Rows)); c.Visited == nil || *c.Visited != want {
+				bad("visited %v rows, want %d", c.Visited, want)
+			}
+			outcome := ""
+			switch {
+			case slices.Contains(amounts, int64(*s.Amount)):
+				outcome = "duplicate"
+			case len(amounts) > 0:
+				errKind = "conflicting_transaction"
+			default:
+				part = rowParts[int(id[14])%len(rowParts)]
+				if write(nil, []dvDesc{{UpdateID: dvUUID(id), Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount}}) {
+					outcome = "applied"
+				}
+				if _, seen := added[dvUUID(id)]; !seen && dvLanded(s.Calls[len(s.Calls)-1]) {
+					added[dvUUID(id)] = int64(*s.Amount)
+				}
+			}
+			if s.Outcome != outcome {
+				bad("outcome %q, the model says %q", s.Outcome, outcome)
+			}
+		case "txn_balance":
+			var sum int64
+			fresh := true
+			for _, p := range rowParts {
+				part = p
+				rows, stale, ok := snapshot()
+				if !ok {
+					break
+				}
+				view, err := evaluate(rows)
+				if err != nil {
+					bad("partition %s: %v", p, err)
+				}
+				sum += view.Value
+				fresh = fresh && stale == 0
+			}
+			if errKind == "" && dvShow(s.Value) != strconv.FormatInt(sum, 10) {
+				bad("balance %s, the rows read evaluate to %d", dvShow(s.Value), sum)
+			}
+			if errKind == "" && fresh && sum != plain() {
+				bad("balance %d, but the transactions applied sum to %d", sum, plain())
+			}
+		case "txn_merge":
+			// The records of the live transaction rows a merge read, in
+			// every window [now − FutureSkew, now + MaxMerge + RetryWindow
+			// + 2·FutureSkew] meets, one batch per record partition in key
+			// order.
+			record := func(view balance.View) bool {
+				rowPart := part
+				defer func() { part = rowPart }()
+				first := window(now.Add(-dvDur(o.FutureSkewNS)))
+				last := window(now.Add(dvDur(o.MaxMergeNS) + dvDur(o.RetryWindowNS) + 2*dvDur(o.FutureSkewNS)))
+				byPart := map[string][]dvDesc{}
+				for _, r := range view.Live {
+					if r.Kind != balance.KindNormal || !isTxnRow(dvUUID(r.UpdateID)) {
+						continue
+					}
+					for w := first; w <= last; w++ {
+						p := recordPart(w, r.UpdateID)
+						byPart[p] = append(byPart[p], dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: "N", Version: amountKey(r.Amount), Amount: dvI(r.Amount)})
+					}
+				}
+				for _, p := range slices.Sorted(maps.Keys(byPart)) {
+					if part = p; !write(nil, byPart[p]) {
+						return false
+					}
+				}
+				return true
+			}
+			var newest string
+			merged := 0
+			for i, p := range rowParts {
+				part = p
+				var rep *dvMerge
+				if i < len(s.Merges) {
+					rep = s.Merges[i]
+				}
+				merged++
+				view, ok := mergePart(rep, record)
+				for _, sr := range view.Valid {
+					if v := dvUUID(sr.Version); newest == "" || dvIDTime(v).After(dvIDTime(newest)) {
+						newest = v
+					}
+				}
+				if !ok {
+					break
+				}
+			}
+			if len(s.Merges) != merged {
+				bad("%d merge reports, the model merged %d partitions", len(s.Merges), merged)
+			}
+			if errKind != "" || newest == "" || window(dvIDTime(newest)) >= window(now) {
+				break
+			}
+			// Expiry: the mark, the record partitions after it up to
+			// min(now − 2, newest + 2), then the mark moved.
+			n, c := window(dvIDTime(newest)), window(now)
+			mark := o.Key + "#txn.expired"
+			mc, ok := next("snapshot")
+			if !ok {
+				break
+			}
+			if mc.Key != mark || mc.Level != "any" || mc.Limit != 64 {
+				bad("reads the mark from %q at %s limit %d, want %q at any limit 64", mc.Key, mc.Level, mc.Limit, mark)
+			}
+			if errKind = dvReplyKind(mc.Reply); errKind != "" {
+				break
+			}
+			first, last := n-3, min(c-2, n+2)
+			var marks []dvDesc
+			for _, r := range mc.Rows {
+				marks = append(marks, *r.Is)
+				first = max(first, int64(*r.Is.Amount)+1)
+			}
+			if first > last {
+				break
+			}
+			var dels []dvMut
+			for w := first; w <= last; w++ {
+				for sh := range o.RecordShards {
+					dels = append(dels, dvMut{Op: "delete-partition", Partition: fmt.Sprintf("%s#txn.%d.%d", o.Key, w, sh)})
+				}
+			}
+			for len(dels) > 0 && errKind == "" {
+				batch := dels[:min(len(dels), 512)]
+				dels = dels[len(batch):]
+				c, ok := next("apply")
+				if !ok {
+					break
+				}
+				ts := clock.take(now, len(batch))
+				for k := range batch {
+					batch[k].TS = dvInt(ts + int64(k))
+				}
+				if !dvSameMuts(c.Mutations, batch) {
+					bad("expiry writes %+v, want %+v", c.Mutations, batch)
+				}
+				if dvLanded(c) {
+					for _, m := range c.Mutations {
+						writes = append(writes, dvPW{op: m.Op, partition: m.Partition, ts: int64(m.TS)})
+					}
+				}
+				errKind = dvReplyKind(c.Reply)
+			}
+			if errKind == "" {
+				part = mark
+				write(marks, []dvDesc{{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(last), Amount: dvI(last)}})
 			}
 		default:
 			bad("unknown op")
@@ -7271,12 +7573,20 @@ func dvModelBalance(v dvVector) []string {
 			bad("error %q, the model says %q", s.Error, errKind)
 		}
 		// Whatever was written, the rows evaluate to every N row added.
-		var rows []*dvDesc
-		for _, r := range dvVisible(writes, o.Key) {
-			rows = append(rows, dvDescRow(dvUnhex(r.key), dvUnhex(r.value)))
+		var total int64
+		for _, p := range rowParts {
+			var rows []*dvDesc
+			for _, r := range dvVisible(writes, p) {
+				rows = append(rows, dvDescRow(dvUnhex(r.key), dvUnhex(r.value)))
+			}
+			view, err := evaluate(rows)
+			if err != nil {
+				bad("the stored rows of %s: %v", p, err)
+			}
+			total += view.Value
 		}
-		if view, err := evaluate(rows); err != nil || view.Value != plain() {
-			bad("the stored rows evaluate to %d (%v), but the N rows ever added sum to %d", view.Value, err, plain())
+		if total != plain() {
+			bad("the stored rows evaluate to %d, but the N rows ever added sum to %d", total, plain())
 		}
 	}
 	return out

@@ -77,6 +77,12 @@ func dvBalanceOptions(o dvOptions, clock func() time.Time) balance.Options {
 		GCGrace: dvDur(o.GCGraceNS), Clock: clock}
 }
 
+// dvTxnOptions are the balance Transactions options a vector gives.
+func dvTxnOptions(o dvOptions, clock func() time.Time) balance.TxnOptions {
+	return balance.TxnOptions{Options: dvBalanceOptions(o, clock), RetryWindow: dvDur(o.RetryWindowNS),
+		Deadline: dvDur(o.DeadlineNS), Partitions: o.Partitions, RecordShards: o.RecordShards}
+}
+
 // dvBoundedOptions are the options of a vector's Account of actor, which
 // waits nothing between attempts.
 func dvBoundedOptions(o dvOptions, actor crdt.ActorID) bounded.AccountOptions {
