@@ -38,8 +38,7 @@ import (
 // partitions stay under MaxRows: a partition holds about its credits of
 // the last SettleGrace plus those since its last merge. Records are N rows
 // too, one partition per account, RetryWindow and record shard
-// (TxnOptions.RecordShards); the first merge in a new RetryWindow deletes
-// those more than RetryWindow old.
+// (TxnOptions.RecordShards); merges delete those no call reads any more.
 //
 // On Cassandra, each row partition takes about 50,000 settled credits
 // per gc_grace_seconds before its reads fail (SPEC.md 10.2).
@@ -336,10 +335,10 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 // first recording every transaction whose row it will sum, one batch per
 // record partition; a merge that read no sum row of its clock's
 // RetryWindow then deletes the record partitions no call reads any more
-// that earlier merges have not (expire). It returns the partitions' reports, in RowPartitions' order, up to
-// the first error. A crash between any two steps leaves the balance and
-// the records correct: a transaction is recorded only once its row is
-// stored.
+// that earlier merges have not (expire). It returns the partitions'
+// reports, in RowPartitions' order, up to the first error. A crash between
+// any two steps leaves the balance and the records correct: a transaction
+// is recorded only once its row is stored.
 func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeReport, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
@@ -413,7 +412,7 @@ func (tx *Transactions) record(ctx context.Context, account string, v View, now 
 // first, in batches of at most expireBatch.
 func (tx *Transactions) expire(ctx context.Context, account string, newest, now int64) error {
 	mark := tx.expiredPartition(account)
-	marks, err := tx.ac.t.Snapshot(ctx, mark, 64, store.ReadAny)
+	marks, err := tx.ac.t.Snapshot(ctx, mark, MaxRows, store.ReadAny)
 	if err != nil {
 		return err
 	}

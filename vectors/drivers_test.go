@@ -7517,8 +7517,8 @@ func dvModelBalance(v dvVector) []string {
 			if !ok {
 				break
 			}
-			if mc.Key != mark || mc.Level != "any" || mc.Limit != 64 {
-				bad("reads the mark from %q at %s limit %d, want %q at any limit 64", mc.Key, mc.Level, mc.Limit, mark)
+			if mc.Key != mark || mc.Level != "any" || mc.Limit != balance.MaxRows {
+				bad("reads the mark from %q at %s limit %d, want %q at any limit %d", mc.Key, mc.Level, mc.Limit, mark, balance.MaxRows)
 			}
 			if errKind = dvReplyKind(mc.Reply); errKind != "" {
 				break
