@@ -7370,9 +7370,7 @@ func dvModelBalance(v dvVector) []string {
 				errKind = "outside_window"
 				break
 			}
-			var ver [16]byte
-			binary.BigEndian.PutUint64(ver[8:], uint64(*s.Amount))
-			row := dvDesc{UpdateID: s.ID, Kind: "N", Version: dvUUID(ver), Amount: s.Amount}
+			row := dvDesc{UpdateID: s.ID, Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount}
 			write(nil, []dvDesc{row})
 			if dvLanded(s.Calls[len(s.Calls)-1]) {
 				added[s.ID] = int64(*s.Amount)
