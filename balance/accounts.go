@@ -313,11 +313,12 @@ func (ac *Accounts) merge(ctx context.Context, account string, before func(conte
 		}
 		rep.Settled, rep.Deleted = p.settle, p.deletes
 	}
-	if len(p.gc) > 0 {
-		if err := ac.writeRows(ctx, account, p.gc, nil); err != nil {
+	for gc := p.gc; len(gc) > 0; { // deletes only: any split is safe
+		n := min(len(gc), store.MaxBatch)
+		if err := ac.writeRows(ctx, account, gc[:n], nil); err != nil {
 			return rep, err
 		}
-		rep.Collected = p.gc
+		rep.Collected, gc = p.gc[:len(rep.Collected)+n], gc[n:]
 	}
 	return rep, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/exact"
+	"github.com/counterkit/counterkit/store"
 )
 
 // elem names a countable row: an N or S row by kind and update id.
@@ -194,16 +195,45 @@ type plan struct {
 	gcYoung    []Row // invalid rows kept because they are not old enough
 }
 
+// MaxCover is the most live rows one merge covers (step 5), in clustering
+// order; later merges cover the rest. With it each step's batch stays
+// within store.MaxBatch mutations: a partition never holds more to write
+// than one batch can carry, so no backlog makes it unmergeable.
+const MaxCover = store.MaxBatch / 2
+
 // planSteps computes steps 5–8 for a snapshot view at time now, for a merge
-// with the given version (fresh, newer than every S row it may cover).
+// with the given version (fresh, newer than every S row it may cover). Step
+// 7 settles the valid merges old enough in validation order only as far as
+// its batch stays within store.MaxBatch (at least one merge): as a merge
+// with a longer settleGrace would, which is always safe.
 func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Duration) (plan, error) {
+	p, err := planStepsGrace(v, now, version, settleGrace, gcGrace)
+	if err != nil || len(p.deletes)+len(p.settle) <= store.MaxBatch {
+		return p, err
+	}
+	// Settle fewer merges: those before the first one whose settling
+	// overflows the batch (v.Valid is in time order).
+	for i := len(v.Valid) - 1; i > 0 && len(p.deletes)+len(p.settle) > store.MaxBatch; i-- {
+		if g := now.Sub(v.Valid[i].UpdateID.Time()); g > settleGrace && !v.Valid[i].Settled {
+			if p, err = planStepsGrace(v, now, version, g, gcGrace); err != nil {
+				return p, err
+			}
+		}
+	}
+	return p, nil
+}
+
+func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time.Duration) (plan, error) {
 	var p plan
-	// Steps 5–6: cover every live row, unless there is nothing to merge
-	// (no N row and at most one S row).
+	// Steps 5–6: cover every live row (at most MaxCover), unless there is
+	// nothing to merge (no N row and at most one S row).
 	if len(v.Live) > 1 || slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
 		byID := map[ID]bool{}
 		var sum exact.Int128
 		for _, r := range v.Live {
+			if len(p.tombstones) == MaxCover {
+				break
+			}
 			if byID[r.UpdateID] {
 				// An N and an S row share an update id (a client reused a
 				// merge's id): one tombstone key cannot name both, so the

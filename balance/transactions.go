@@ -345,8 +345,12 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	}
 	var reps []MergeReport
 	var newest ID // the newest valid S row the merges read
+	var mergeErr error
 	for _, p := range tx.RowPartitions(account) {
 		rep, err := tx.ac.merge(ctx, p, func(ctx context.Context, v View) error {
+			if n := newestSum(v); newest.IsZero() || n.Compare(newest) > 0 {
+				newest = n
+			}
 			now := tx.opts.Clock()
 			if err := tx.record(ctx, account, v, now); err != nil {
 				return err
@@ -354,25 +358,27 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 			if el := tx.opts.Clock().Sub(now); el > tx.opts.MaxMerge {
 				return fmt.Errorf("%w: its records took %v (> MaxMerge %v)", ErrSlowMerge, el, tx.opts.MaxMerge)
 			}
-			if n := newestSum(v); newest.IsZero() || n.Compare(newest) > 0 {
-				newest = n
-			}
 			return nil
 		})
 		reps = append(reps, rep)
 		if err != nil {
-			return reps, err
+			mergeErr = err
+			break
 		}
 	}
+	// Expiry deletes only windows no call reads: safe after a failed
+	// merge too, so a partition that keeps failing does not stop it.
 	if now := tx.opts.Clock(); !newest.IsZero() && tx.window(newest.Time()) < tx.window(now) {
-		return reps, tx.expire(ctx, account, tx.window(newest.Time()), tx.window(now))
+		if err := tx.expire(ctx, account, tx.window(newest.Time()), tx.window(now)); err != nil {
+			return reps, errors.Join(mergeErr, err)
+		}
 	}
-	return reps, nil
+	return reps, mergeErr
 }
 
 // record writes the record of every live transaction row of v into each of
-// recordWindows(now): one batch per record partition, in byte order of
-// the partitions' keys.
+// recordWindows(now): one batch per record partition (of at most
+// store.MaxBatch rows), in byte order of the partitions' keys.
 func (tx *Transactions) record(ctx context.Context, account string, v View, now time.Time) error {
 	byPart := map[string][]Row{}
 	first, last := tx.recordWindows(now)
@@ -386,28 +392,34 @@ func (tx *Transactions) record(ctx context.Context, account string, v View, now 
 	}
 	for _, p := range slices.Sorted(maps.Keys(byPart)) {
 		rows := byPart[p]
-		muts := make([]store.Mutation, len(rows))
-		var buf []byte
-		for i, r := range rows {
-			muts[i] = appendPut(&buf, p, r)
-		}
-		if err := tx.ac.t.Write(ctx, muts); err != nil {
-			return err
+		for len(rows) > 0 { // records need no atomicity: any split is safe
+			batch := rows[:min(len(rows), store.MaxBatch)]
+			rows = rows[len(batch):]
+			muts := make([]store.Mutation, len(batch))
+			var buf []byte
+			for i, r := range batch {
+				muts[i] = appendPut(&buf, p, r)
+			}
+			if err := tx.ac.t.Write(ctx, muts); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
 // expire deletes account's record partitions of the windows after the
-// last one expired (the account's expiry mark, or newest − 4 without one)
-// and no later than newest + 2 and now − 2, where newest is the window of
-// the newest sum row the merge read and now the clock's: no clock within
-// FutureSkew of now reads them (a call reads its clock's window only),
-// every record in them that is less than RetryWindow old is in a later
-// window too (recordWindows), and the merges up to that sum row wrote no
-// record after newest + 2. Then it moves the mark. So an account idle for
-// any number of windows leaves no records behind once it is merged again
-// at least four windows after its last sum, and a merge of an account
+// last one expired (the account's expiry mark; without one, newest − 4),
+// at most expireWindows of them, and no later than newest + 2 and now − 2,
+// where newest is the window of the newest sum row the merge read and now
+// the clock's: no clock within FutureSkew of now reads them (a call reads
+// its clock's window only), every record in them that is less than
+// RetryWindow old is in a later window too (recordWindows), and the merges
+// up to that sum row wrote no record after newest + 2. The account's first
+// expiry writes the mark before deleting, and every expiry moves it after.
+// So an account idle for any number of windows leaves no records behind
+// once it is merged again at least four windows after its last sum, an
+// expiry that failed is made up by the next, and a merge of an account
 // already expired reads the mark and writes nothing. Deletes go oldest
 // first, in batches of at most expireBatch.
 func (tx *Transactions) expire(ctx context.Context, account string, newest, now int64) error {
@@ -417,11 +429,24 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		return err
 	}
 	first, last := newest-3, min(now-2, newest+2)
-	for _, r := range marks {
-		first = max(first, r.Amount+1)
+	if len(marks) > 0 {
+		m := marks[0].Amount
+		for _, r := range marks {
+			m = max(m, r.Amount)
+		}
+		first = m + 1 // so windows an expiry that failed left are made up
 	}
+	last = min(last, first+expireWindows-1)
 	if first > last {
 		return nil
+	}
+	if len(marks) == 0 && first > 1 {
+		// The account's first expiry marks where it starts, so that
+		// the next one makes up for it if it fails.
+		if err := tx.ac.writeRows(ctx, mark, nil, []Row{NormalRow(expiryMarkID, first-1)}); err != nil {
+			return err
+		}
+		marks = []Row{NormalRow(expiryMarkID, first-1)}
 	}
 	muts := tx.deleteRecords(nil, account, first, last)
 	for len(muts) > 0 {
@@ -436,6 +461,10 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 	}
 	return tx.ac.writeRows(ctx, mark, marks, []Row{NormalRow(expiryMarkID, last)})
 }
+
+// expireWindows is the most windows one expiry deletes: an account idle
+// for years catches up over a few merges.
+const expireWindows = 64
 
 // expireBatch is the most partition deletes expire writes in one batch,
 // half what store.MaxSpanningBatchBytes allows.

@@ -7281,6 +7281,9 @@ func dvModelBalance(v dvVector) []string {
 				seen := map[timeid.ID]bool{}
 				var total int64
 				for _, r := range view.Live {
+					if len(tombs) == 5000 { // MaxCover (SPEC.md 9.3 step 5)
+						break
+					}
 					if seen[r.UpdateID] {
 						continue
 					}
@@ -7523,12 +7526,23 @@ func dvModelBalance(v dvVector) []string {
 			}
 			first, last := n-3, min(c-2, n+2)
 			var marks []dvDesc
-			for _, r := range mc.Rows {
+			for i, r := range mc.Rows {
 				marks = append(marks, *r.Is)
-				first = max(first, int64(*r.Is.Amount)+1)
+				if m := int64(*r.Is.Amount); i == 0 || m+1 > first {
+					first = m + 1
+				}
 			}
+			last = min(last, first+63)
 			if first > last {
 				break
+			}
+			if len(marks) == 0 { // the first expiry marks where it starts
+				part = mark
+				m := dvDesc{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(first - 1), Amount: dvI(first - 1)}
+				if !write(nil, []dvDesc{m}) {
+					break
+				}
+				marks = []dvDesc{m}
 			}
 			var dels []dvMut
 			for w := first; w <= last; w++ {

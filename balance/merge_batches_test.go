@@ -1,0 +1,91 @@
+package balance_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/stretchr/testify/require"
+)
+
+// No backlog makes a partition unmergeable (SPEC.md 9.3 steps 5, 7, 8 and
+// 9.4's records): every batch a merge writes stays within store.MaxBatch.
+// Each case failed with crdt.ErrTooLarge, for good, before the limits
+// (found by a review): more than 10,000 live rows in one partition (the
+// tombstones, and with one record shard the records), and a merge pause
+// that lets three sums of 3,500 rows each reach SettleGrace together.
+func TestMergeBatchesStayWithinTheStoreLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("about 10,000 credits a case")
+	}
+	ctx := context.Background()
+	balanceIs := func(t *testing.T, tx *balance.Transactions, want int) {
+		t.Helper()
+		v, err := tx.Balance(ctx, acct)
+		require.NoError(t, err)
+		require.EqualValues(t, want, v)
+	}
+	credit := func(t *testing.T, tx *balance.Transactions, from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			_, err := tx.Apply(ctx, acct, crdt.TxnID(fmt.Sprint("c", i)), 1)
+			require.NoError(t, err)
+		}
+	}
+	for _, shards := range []int{1, 16} {
+		t.Run(fmt.Sprint("live rows over MaxBatch, record shards ", shards), func(t *testing.T) {
+			c := newTestClock()
+			o := txnOpts(c)
+			o.Partitions, o.RecordShards = 1, shards
+			tx, err := balance.NewTransactions(memory.NewPartitions(), o)
+			require.NoError(t, err)
+			n := store.MaxBatch + 1
+			credit(t, tx, 0, n)
+			c.Add(time.Second)
+			reps := mustMerge(t, tx)
+			require.Len(t, reps[0].Tombstones, balance.MaxCover, "one merge covers MaxCover rows")
+			balanceIs(t, tx, n)
+			for range 2 {
+				c.Add(time.Second)
+				mustMerge(t, tx)
+			}
+			mustApply(t, tx, "c0", 1, balance.Duplicate)
+			mustApply(t, tx, crdt.TxnID(fmt.Sprint("c", n-1)), 1, balance.Duplicate)
+			c.Add(2 * time.Minute)
+			mustMerge(t, tx)
+			balanceIs(t, tx, n)
+		})
+	}
+	t.Run("a merge pause past SettleGrace", func(t *testing.T) {
+		c := newTestClock()
+		o := txnOpts(c)
+		o.Partitions = 1
+		tx, err := balance.NewTransactions(memory.NewPartitions(), o)
+		require.NoError(t, err)
+		for i := range 3 { // three merges 5 s apart, 3,500 credits each
+			credit(t, tx, i*3500, 3500)
+			c.Add(5 * time.Second)
+			mustMerge(t, tx)
+		}
+		c.Add(2 * time.Minute)
+		deleted := 0 // credits' rows settled
+		for range 3 {
+			for _, r := range mustMerge(t, tx) {
+				require.LessOrEqual(t, len(r.Deleted)+len(r.Settled), store.MaxBatch)
+				for _, d := range r.Deleted {
+					if d.Kind == balance.KindNormal {
+						deleted++
+					}
+				}
+			}
+			balanceIs(t, tx, 3*3500)
+			c.Add(time.Second)
+		}
+		require.Equal(t, 3*3500, deleted, "every credit's row settled over the merges")
+	})
+}
