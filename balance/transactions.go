@@ -48,7 +48,9 @@ import (
 // same row (counting once) and is answered Applied.
 //
 // Transactions holds no per-account state and is safe for concurrent use;
-// any number of them, in any number of processes, may share a store.
+// any number of them, in any number of processes, may share a store. Its
+// partitions are the account key followed by '#' (refused in its account
+// keys): a plain Accounts sharing the store must not use such keys.
 type Transactions struct {
 	ac   *Accounts
 	opts TxnOptions
@@ -193,7 +195,12 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 
 // Delete removes the account: its row partitions, its expiry mark and the
 // record partitions of every window a record not yet expired can be in,
-// made by a merge whose clock is up to FutureSkew ahead (one batch).
+// made by a merge whose clock is up to FutureSkew ahead; in batches of at
+// most expireBatch partition deletes, the row partitions first. If it
+// fails, call it again. Its deletes carry this process's clock: call it
+// once no process writes to or merges the account (and SafetyMargin has
+// passed since), or a process whose clock is behind may write a row or
+// record the deletes shadow or miss (SPEC.md 9.4).
 func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
@@ -205,7 +212,20 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	}
 	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition})
 	muts = tx.deleteRecords(muts, account, tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
-	return tx.ac.t.Write(ctx, muts)
+	return tx.writeBatches(ctx, muts)
+}
+
+// writeBatches writes partition deletes in batches of at most
+// expireBatch, in order.
+func (tx *Transactions) writeBatches(ctx context.Context, muts []store.Mutation) error {
+	for len(muts) > 0 {
+		n := min(len(muts), expireBatch)
+		if err := tx.ac.t.Write(ctx, muts[:n]); err != nil {
+			return err
+		}
+		muts = muts[n:]
+	}
+	return nil
 }
 
 // RowPartitions returns the balance partitions of account's rows:
@@ -448,13 +468,8 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		}
 		marks = []Row{NormalRow(expiryMarkID, first-1)}
 	}
-	muts := tx.deleteRecords(nil, account, first, last)
-	for len(muts) > 0 {
-		n := min(len(muts), expireBatch)
-		if err := tx.ac.t.Write(ctx, muts[:n]); err != nil {
-			return err
-		}
-		muts = muts[n:]
+	if err := tx.writeBatches(ctx, tx.deleteRecords(nil, account, first, last)); err != nil {
+		return err
 	}
 	if last <= 0 { // no window of a sane clock; the mark's amount must not be zero
 		return nil

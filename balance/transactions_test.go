@@ -782,3 +782,26 @@ func TestTransactionsRecordsExpireAcrossGaps(t *testing.T) {
 	require.Equal(t, applies, st.applies.Load(), "an expired idle account's merges wrote")
 	require.EqualValues(t, 3*(tx.Options().Partitions+1), st.snapshots.Load()-snapshots, "each merge reads its row partitions and the expiry mark")
 }
+
+// Delete with the most partitions and record shards (64 and 256: more
+// than 1,500 partition deletes) goes through in batches, and leaves the
+// account empty. Found by a review: one batch past
+// store.MaxSpanningBatchBytes made every such Delete fail too_large.
+func TestTransactionsDeleteWithManyShards(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	o := txnOpts(c)
+	o.RecordShards, o.Partitions = 256, 64
+	tx, err := balance.NewTransactions(memory.NewPartitions(), o)
+	require.NoError(t, err)
+	mustApply(t, tx, "x", 7, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, tx)
+	require.NoError(t, tx.Delete(ctx, acct))
+	v, err := tx.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.Zero(t, v)
+	rec, err := tx.Recorded(ctx, acct, "x")
+	require.NoError(t, err)
+	require.Empty(t, rec)
+}

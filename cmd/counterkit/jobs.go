@@ -58,10 +58,12 @@ find ledger      ledger's Ledger.Find: merges every sibling of the key and
                  writes the result back, collapsing them (any store, Riak
                  included).
 
-The window and grace flags, and merge transactions' -partitions and
--record-shards, must be the ones the counters' writers use: a shorter write
-window than the writers' lets a merge run before every write has landed.
-Zero means the package's default.
+The window and grace flags, and merge transactions' -retry-window,
+-deadline, -partitions and -record-shards, must be the ones the counters'
+writers use: a shorter write window than the writers' lets a merge run
+before every write has landed, and a retry window other than the writers'
+records transactions where their retries do not look. Zero means the
+package's default.
 
 -dry-run reads each key, runs the same driver on an in-memory copy of what it
 read (for gc tally, PlanGC), prints what the job would write, and writes
