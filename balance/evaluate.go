@@ -195,8 +195,8 @@ type plan struct {
 	gcYoung    []Row // invalid rows kept because they are not old enough
 }
 
-// MaxCover is the most live rows one merge covers (step 5), in clustering
-// order; later merges cover the rest. With it each step's batch stays
+// MaxCover is the most live rows one merge covers (step 5), the oldest
+// (the last in clustering order); later merges cover the rest. With it each step's batch stays
 // within store.MaxBatch mutations: a partition never holds more to write
 // than one batch can carry, so no backlog makes it unmergeable.
 const MaxCover = store.MaxBatch / 2
@@ -225,15 +225,12 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 
 func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time.Duration) (plan, error) {
 	var p plan
-	// Steps 5–6: cover every live row (at most MaxCover), unless there is
-	// nothing to merge (no N row and at most one S row).
+	// Steps 5–6: cover every live row (at most MaxCover, the last), unless
+	// there is nothing to merge (no N row and at most one S row).
 	if len(v.Live) > 1 || slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
 		byID := map[ID]bool{}
 		var sum exact.Int128
 		for _, r := range v.Live {
-			if len(p.tombstones) == MaxCover {
-				break
-			}
 			if byID[r.UpdateID] {
 				// An N and an S row share an update id (a client reused a
 				// merge's id): one tombstone key cannot name both, so the
@@ -243,6 +240,15 @@ func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time
 			byID[r.UpdateID] = true
 			sum.Add(r.Amount)
 			p.tombstones = append(p.tombstones, Row{UpdateID: r.UpdateID, Kind: KindTombstone, Version: version, Amount: r.Amount, Target: r.Kind})
+		}
+		if n := len(p.tombstones); n > MaxCover {
+			// Cover the oldest (the last in clustering order, which is
+			// newest id first), so that a backlog drains in order.
+			p.tombstones = p.tombstones[n-MaxCover:]
+			sum = exact.Int128{}
+			for _, t := range p.tombstones {
+				sum.Add(t.Amount)
+			}
 		}
 		amount, fits := sum.Int64()
 		if !fits {

@@ -10,6 +10,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/stretchr/testify/require"
 )
 
@@ -88,4 +89,40 @@ func TestMergeBatchesStayWithinTheStoreLimit(t *testing.T) {
 		}
 		require.Equal(t, 3*3500, deleted, "every credit's row settled over the merges")
 	})
+}
+
+// A plain account with more live rows than MaxCover: each merge covers the
+// MaxCover oldest, so a backlog drains oldest first, and the balance stays
+// exact throughout.
+func TestMergeCoversTheOldestFirst(t *testing.T) {
+	l, _, c := newAccounts(t)
+	ctx := context.Background()
+	n := balance.MaxCover + 1000
+	ids := make([]timeid.ID, n)
+	for i := range n {
+		ids[i] = timeid.New(c.now)
+		require.NoError(t, l.Add(ctx, "a", ids[i], 1))
+		c.now = c.now.Add(10 * time.Microsecond)
+	}
+	c.now = c.now.Add(time.Second)
+	rep, err := l.Merge(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, rep.Tombstones, balance.MaxCover)
+	covered := map[timeid.ID]bool{}
+	for _, tb := range rep.Tombstones {
+		covered[tb.UpdateID] = true
+	}
+	for i, id := range ids {
+		require.Equal(t, i < balance.MaxCover, covered[id], "update %d of %d", i, n)
+	}
+	v, err := l.Balance(ctx, "a")
+	require.NoError(t, err)
+	require.EqualValues(t, n, v)
+	c.now = c.now.Add(time.Second)
+	rep, err = l.Merge(ctx, "a")
+	require.NoError(t, err)
+	require.Len(t, rep.Tombstones, 1000+1, "the rest and the first merge's sum row")
+	v, err = l.Balance(ctx, "a")
+	require.NoError(t, err)
+	require.EqualValues(t, n, v)
 }

@@ -7281,15 +7281,15 @@ func dvModelBalance(v dvVector) []string {
 				seen := map[timeid.ID]bool{}
 				var total int64
 				for _, r := range view.Live {
-					if len(tombs) == 5000 { // MaxCover (SPEC.md 9.3 step 5)
-						break
-					}
 					if seen[r.UpdateID] {
 						continue
 					}
 					seen[r.UpdateID] = true
-					total += r.Amount
 					tombs = append(tombs, dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: "T", Version: rep.Version, Amount: dvI(r.Amount), Target: dvKindName(r.Kind)})
+				}
+				tombs = tombs[max(0, len(tombs)-5000):] // MaxCover, the oldest (SPEC.md 9.3 step 5)
+				for _, d := range tombs {
+					total += int64(*d.Amount)
 				}
 				sum = &dvDesc{UpdateID: rep.Version, Kind: "S", Version: rep.Version, Amount: dvI(total), Covers: dvI(int64(len(tombs))), Settled: dvB(false)}
 			}
