@@ -251,30 +251,52 @@ func (ac *Accounts) Merge(ctx context.Context, account string) (MergeReport, err
 
 // merge is Merge; before, when set, runs after the read, before the merge
 // takes its version (Transactions records the transactions it will sum).
-func (ac *Accounts) merge(ctx context.Context, account string, before func(context.Context, View) error) (rep MergeReport, err error) {
-	ctx, op := ac.t.Start(ctx, "merge")
+func (ac *Accounts) merge(ctx context.Context, account string, before func(context.Context, View) error) (MergeReport, error) {
+	m := ac.startMerge(ctx, account)
+	if m.err == nil && before != nil {
+		m.err = before(m.ctx, m.v)
+	} else if m.err == nil && slices.ContainsFunc(m.v.Live, func(r Row) bool { return r.Kind == KindNormal && IsTxnRowID(r.UpdateID) }) {
+		// Summing a transaction's row without recording it would let a
+		// retry after settling count again.
+		m.err = fmt.Errorf("%w: account %q holds rows of balance.Transactions: merge it with Transactions.Merge", crdt.ErrTypeMismatch, account)
+	}
+	return ac.finishMerge(m, account)
+}
+
+// startedMerge is a merge that has read its snapshot (steps 1–3): its
+// observed operation, the clock before the read, the view, or the error
+// that ends it.
+type startedMerge struct {
+	ctx   context.Context
+	op    observe.Operation
+	start time.Time
+	v     View
+	err   error
+}
+
+// startMerge starts a merge of account: it reads the snapshot.
+func (ac *Accounts) startMerge(ctx context.Context, account string) startedMerge {
+	m := startedMerge{start: ac.opts.Clock()}
+	m.ctx, m.op = ac.t.Start(ctx, "merge")
+	m.v, m.err = ac.view(m.ctx, account)
+	return m
+}
+
+// finishMerge runs steps 4–8 of a started merge (none if it failed) and
+// ends its operation.
+func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport, err error) {
 	defer func() {
 		e := observe.Event{Conflicts: len(rep.Conflicts), Folded: len(rep.Deleted) + len(rep.Collected),
 			Rows: len(rep.Tombstones) + len(rep.Settled) + len(rep.Deleted) + len(rep.Collected)}
 		if rep.Sum != nil {
 			e.Rows++
 		}
-		rowlog.End(&op, err, e)
+		rowlog.End(&m.op, err, e)
 	}()
-	start := ac.opts.Clock()
-	v, err := ac.view(ctx, account)
-	if err != nil {
-		return MergeReport{}, err
+	if m.err != nil {
+		return MergeReport{}, m.err
 	}
-	if before != nil {
-		if err := before(ctx, v); err != nil {
-			return MergeReport{}, err
-		}
-	} else if slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal && IsTxnRowID(r.UpdateID) }) {
-		// Summing a transaction's row without recording it would let a
-		// retry after settling count again.
-		return MergeReport{}, fmt.Errorf("%w: account %q holds rows of balance.Transactions: merge it with Transactions.Merge", crdt.ErrTypeMismatch, account)
-	}
+	ctx, start, v := m.ctx, m.start, m.v
 	// The version must sort after every sum row it may cover, so that
 	// validation (ascending version order) meets a merge after the merges
 	// it builds on.

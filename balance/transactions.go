@@ -351,62 +351,75 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 	return v, nil
 }
 
-// Merge merges each of the account's RowPartitions (Accounts.Merge), each
-// first recording every transaction whose row it will sum, one batch per
-// record partition; a merge that read no sum row of its clock's
+// Merge merges each of the account's RowPartitions (Accounts.Merge): it
+// reads every row partition, then records every transaction whose row the
+// merges will sum (one batch per record partition), then runs each
+// partition's merge steps. A merge that read no sum row of its clock's
 // RetryWindow then deletes the record partitions no call reads any more
 // that earlier merges have not (expire). It returns the partitions'
-// reports, in RowPartitions' order, up to the first error. A crash between
-// any two steps leaves the balance and the records correct: a transaction
-// is recorded only once its row is stored.
+// reports, in RowPartitions' order (empty for a partition that failed),
+// and the errors joined. A crash between any two steps leaves the balance
+// and the records correct: a transaction is recorded only once its row is
+// stored, and summed only once recorded.
 func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeReport, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
 	}
-	var reps []MergeReport
+	parts := tx.RowPartitions(account)
+	merges := make([]startedMerge, len(parts))
 	var newest ID // the newest valid S row the merges read
-	var mergeErr error
-	for _, p := range tx.RowPartitions(account) {
-		rep, err := tx.ac.merge(ctx, p, func(ctx context.Context, v View) error {
-			if n := newestSum(v); newest.IsZero() || n.Compare(newest) > 0 {
+	var views []View
+	for i, p := range parts {
+		merges[i] = tx.ac.startMerge(ctx, p)
+		if merges[i].err == nil {
+			if n := newestSum(merges[i].v); newest.IsZero() || n.Compare(newest) > 0 {
 				newest = n
 			}
-			now := tx.opts.Clock()
-			if err := tx.record(ctx, account, v, now); err != nil {
-				return err
-			}
-			if el := tx.opts.Clock().Sub(now); el > tx.opts.MaxMerge {
-				return fmt.Errorf("%w: its records took %v (> MaxMerge %v)", ErrSlowMerge, el, tx.opts.MaxMerge)
-			}
-			return nil
-		})
-		reps = append(reps, rep)
-		if err != nil {
-			mergeErr = err
-			break
+			views = append(views, merges[i].v)
 		}
+	}
+	now := tx.opts.Clock()
+	recErr := tx.record(ctx, account, views, now)
+	if el := tx.opts.Clock().Sub(now); recErr == nil && el > tx.opts.MaxMerge {
+		recErr = fmt.Errorf("%w: its records took %v (> MaxMerge %v)", ErrSlowMerge, el, tx.opts.MaxMerge)
+	}
+	reps := make([]MergeReport, len(parts))
+	var errs []error
+	for i, p := range parts {
+		if merges[i].err == nil {
+			merges[i].err = recErr
+		}
+		var err error
+		if reps[i], err = tx.ac.finishMerge(merges[i], p); err != nil && !errors.Is(err, recErr) {
+			errs = append(errs, err)
+		}
+	}
+	if recErr != nil {
+		errs = append(errs, recErr)
 	}
 	// Expiry deletes only windows no call reads: safe after a failed
 	// merge too, so a partition that keeps failing does not stop it.
 	if now := tx.opts.Clock(); !newest.IsZero() && tx.window(newest.Time()) < tx.window(now) {
 		if err := tx.expire(ctx, account, tx.window(newest.Time()), tx.window(now)); err != nil {
-			return reps, errors.Join(mergeErr, err)
+			errs = append(errs, err)
 		}
 	}
-	return reps, mergeErr
+	return reps, errors.Join(errs...)
 }
 
-// record writes the record of every live transaction row of v into each of
-// recordWindows(now): one batch per record partition (of at most
+// record writes the record of every live transaction row of views into
+// each of recordWindows(now): one batch per record partition (of at most
 // store.MaxBatch rows), in byte order of the partitions' keys.
-func (tx *Transactions) record(ctx context.Context, account string, v View, now time.Time) error {
+func (tx *Transactions) record(ctx context.Context, account string, views []View, now time.Time) error {
 	byPart := map[string][]Row{}
 	first, last := tx.recordWindows(now)
-	for _, r := range v.Live {
-		if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
-			for w := first; w <= last; w++ {
-				p := tx.recordPartition(account, w, r.UpdateID)
-				byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
+	for _, v := range views {
+		for _, r := range v.Live {
+			if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
+				for w := first; w <= last; w++ {
+					p := tx.recordPartition(account, w, r.UpdateID)
+					byPart[p] = append(byPart[p], NormalRow(r.UpdateID, r.Amount))
+				}
 			}
 		}
 	}

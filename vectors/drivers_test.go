@@ -4001,11 +4001,11 @@ func dvGenBalance() dvFile {
 				dvClock(dvKeyOp("txn_merge", k), at(8, 4*time.Hour+30*time.Second)),
 				dvClock(dvKeyOp("txn_merge", k), at(8, 6*time.Hour)),
 			}},
-		dvVector{Name: "transactions: a merge whose records are refused stops before its tombstones", Note: "the merge at +1s reads acct#0 (pay-1 and pay-4) and its first record batch is refused: it fails unavailable and writes no tombstone, so a retry is applied (the same row) and the balance is unchanged. The next merge records both and merges; then a retry is a duplicate",
+		dvVector{Name: "transactions: a merge whose records are refused stops before its tombstones", Note: "the merge at +1s reads acct#0 (pay-1 and pay-4) and acct#1, and its first record batch is refused: it fails unavailable and writes no tombstone in either partition, so a retry is applied (the same row) and the balance is unchanged. The next merge records both and merges; then a retry is a duplicate",
 			Options: txo, Steps: []dvStep{
 				dvClock(txn("pay-1", 100), at(9, 0)),
 				txn("pay-4", 50),
-				dvClock(dvKeyOp("txn_merge", k, "", "refuse"), at(9, time.Second)),
+				dvClock(dvKeyOp("txn_merge", k, "", "", "refuse"), at(9, time.Second)),
 				txn("pay-1", 100),
 				dvKeyOp("txn_balance", k),
 				dvClock(dvKeyOp("txn_merge", k), at(9, 2*time.Second)),
@@ -7222,26 +7222,24 @@ func dvModelBalance(v dvVector) []string {
 			}
 			return rows, c.Stale, true
 		}
-		// mergePart checks one merge of partition part (SPEC.md 9.3) against
-		// its report rep; record, when set, checks the calls between the
-		// snapshot and step 4 (Transactions' records) and says whether
-		// they succeeded. It returns the view of the snapshot and whether
-		// the merge ran to its end.
-		mergePart := func(rep *dvMerge, record func(balance.View) bool) (balance.View, bool) {
-			start := now
-			var view balance.View
+		// readPart reads partition part for a merge (steps 1–3).
+		readPart := func() ([]*dvDesc, balance.View, bool) {
 			rows, _, ok := snapshot()
 			if !ok {
-				return view, false
+				return nil, balance.View{}, false
 			}
 			view, err := evaluate(rows)
 			if err != nil {
 				errKind = dvKind(err)
-				return view, false
+				return nil, view, false
 			}
-			if record != nil && !record(view) {
-				return view, false
-			}
+			return rows, view, true
+		}
+		// mergePart checks steps 4–8 of a merge of partition part, whose
+		// snapshot read rows (evaluated: view), against its report rep,
+		// and says whether it ran to its end.
+		mergePart := func(rep *dvMerge, rows []*dvDesc, view balance.View) bool {
+			start := now
 			// Step 4.
 			vt := now
 			for _, sr := range view.Valid {
@@ -7259,11 +7257,11 @@ func dvModelBalance(v dvVector) []string {
 				if rep != nil {
 					bad("a merge refused at step 4 reports no version")
 				}
-				return view, false
+				return false
 			}
 			if rep == nil {
 				bad("no merge report")
-				return view, false
+				return false
 			}
 			if !dvIDTime(rep.Version).Equal(vt) {
 				bad("version at %v, the model takes %v", dvIDTime(rep.Version), vt)
@@ -7310,7 +7308,7 @@ func dvModelBalance(v dvVector) []string {
 				bad("tombstones %+v and sum %+v, the model writes %+v and %+v", rep.Tombstones, rep.Sum, wroteT, wroteS)
 			}
 			if stopped {
-				return view, false
+				return false
 			}
 			// Step 7: only what merges settle grace old cancel.
 			eligible := map[string]bool{}
@@ -7342,7 +7340,7 @@ func dvModelBalance(v dvVector) []string {
 				bad("settled %+v, the model settles %+v", rep.Settled, settle)
 			}
 			if len(rep.Deleted)+len(rep.Settled) > 0 && !write(rep.Deleted, rep.Settled) {
-				return view, false
+				return false
 			}
 			// Step 8: only invalid rows, or tombstones whose target step 7
 			// deleted, GC grace old.
@@ -7362,9 +7360,9 @@ func dvModelBalance(v dvVector) []string {
 				}
 			}
 			if len(rep.Collected) > 0 && !write(rep.Collected, nil) {
-				return view, false
+				return false
 			}
-			return view, true
+			return true
 		}
 		switch s.Op {
 		case "add":
@@ -7390,7 +7388,9 @@ func dvModelBalance(v dvVector) []string {
 				bad("balance %s, the rows read evaluate to %d (%v)", dvShow(s.Value), view.Value, err)
 			}
 		case "merge":
-			mergePart(s.Merge, nil)
+			if rows, view, ok := readPart(); ok {
+				mergePart(s.Merge, rows, view)
+			}
 		case "txn_apply":
 			id, err := dvParseUUID(refTxnRowID(s.Txn))
 			if err != nil {
@@ -7459,18 +7459,41 @@ func dvModelBalance(v dvVector) []string {
 				bad("balance %d, but the transactions applied sum to %d", sum, plain())
 			}
 		case "txn_merge":
-			// The records of the live transaction rows a merge read, in
-			// every window [now − FutureSkew, now + MaxMerge + RetryWindow
-			// + 2·FutureSkew] meets, one batch per record partition in key
-			// order.
-			record := func(view balance.View) bool {
-				rowPart := part
-				defer func() { part = rowPart }()
-				first := window(now.Add(-dvDur(o.FutureSkewNS)))
-				last := window(now.Add(dvDur(o.MaxMergeNS) + dvDur(o.RetryWindowNS) + 2*dvDur(o.FutureSkewNS)))
-				byPart := map[string][]dvDesc{}
-				for _, r := range view.Live {
-					if r.Kind != balance.KindNormal || !isTxnRow(dvUUID(r.UpdateID)) {
+			// Every row partition read, then the records of the live
+			// transaction rows they hold, in every window [now −
+			// FutureSkew, now + MaxMerge + RetryWindow + 2·FutureSkew]
+			// meets, one batch per record partition in key order, then
+			// each partition's steps 4–8.
+			type read struct {
+				rows []*dvDesc
+				view balance.View
+				ok   bool
+			}
+			reads := make([]read, len(rowParts))
+			var newest string
+			failed := "" // the first error: the merge goes on after one
+			keep := func() {
+				if failed == "" {
+					failed = errKind
+				}
+			}
+			for i, p := range rowParts {
+				part = p
+				rows, view, ok := readPart()
+				keep()
+				reads[i] = read{rows, view, ok}
+				for _, sr := range view.Valid {
+					if v := dvUUID(sr.Version); newest == "" || dvIDTime(v).After(dvIDTime(newest)) {
+						newest = v
+					}
+				}
+			}
+			first := window(now.Add(-dvDur(o.FutureSkewNS)))
+			last := window(now.Add(dvDur(o.MaxMergeNS) + dvDur(o.RetryWindowNS) + 2*dvDur(o.FutureSkewNS)))
+			byPart := map[string][]dvDesc{}
+			for _, rd := range reads {
+				for _, r := range rd.view.Live {
+					if !rd.ok || r.Kind != balance.KindNormal || !isTxnRow(dvUUID(r.UpdateID)) {
 						continue
 					}
 					for w := first; w <= last; w++ {
@@ -7478,102 +7501,104 @@ func dvModelBalance(v dvVector) []string {
 						byPart[p] = append(byPart[p], dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: "N", Version: amountKey(r.Amount), Amount: dvI(r.Amount)})
 					}
 				}
-				for _, p := range slices.Sorted(maps.Keys(byPart)) {
-					if part = p; !write(nil, byPart[p]) {
-						return false
-					}
-				}
-				return true
 			}
-			var newest string
-			merged := 0
+			recorded := true
+			for _, p := range slices.Sorted(maps.Keys(byPart)) {
+				if part = p; !write(nil, byPart[p]) {
+					recorded = false
+					break
+				}
+			}
+			keep()
+			if len(s.Merges) != len(rowParts) {
+				bad("%d merge reports, want one per row partition (%d)", len(s.Merges), len(rowParts))
+				break
+			}
 			for i, p := range rowParts {
+				if !reads[i].ok || !recorded {
+					if s.Merges[i] != nil {
+						bad("partition %s: a report of a merge that stopped before step 4", p)
+					}
+					continue
+				}
 				part = p
-				var rep *dvMerge
-				if i < len(s.Merges) {
-					rep = s.Merges[i]
+				mergePart(s.Merges[i], reads[i].rows, reads[i].view)
+				keep()
+			}
+			if newest == "" || window(dvIDTime(newest)) >= window(now) {
+				errKind = failed
+				break
+			}
+			errKind = ""
+			func() {
+				// Expiry: the mark, the record partitions after it up to
+				// min(now − 2, newest + 2), then the mark moved.
+				n, c := window(dvIDTime(newest)), window(now)
+				mark := o.Key + "#txn.expired"
+				mc, ok := next("snapshot")
+				if !ok {
+					return
 				}
-				merged++
-				view, ok := mergePart(rep, record)
-				for _, sr := range view.Valid {
-					if v := dvUUID(sr.Version); newest == "" || dvIDTime(v).After(dvIDTime(newest)) {
-						newest = v
+				if mc.Key != mark || mc.Level != "any" || mc.Limit != balance.MaxRows {
+					bad("reads the mark from %q at %s limit %d, want %q at any limit %d", mc.Key, mc.Level, mc.Limit, mark, balance.MaxRows)
+				}
+				if errKind = dvReplyKind(mc.Reply); errKind != "" {
+					return
+				}
+				first, last = n-3, min(c-2, n+2)
+				var marks []dvDesc
+				for i, r := range mc.Rows {
+					marks = append(marks, *r.Is)
+					if m := int64(*r.Is.Amount); i == 0 || m+1 > first {
+						first = m + 1
 					}
 				}
-				if !ok {
-					break
+				last = min(last, first+63)
+				if first > last {
+					return
 				}
-			}
-			if len(s.Merges) != merged {
-				bad("%d merge reports, the model merged %d partitions", len(s.Merges), merged)
-			}
-			if errKind != "" || newest == "" || window(dvIDTime(newest)) >= window(now) {
-				break
-			}
-			// Expiry: the mark, the record partitions after it up to
-			// min(now − 2, newest + 2), then the mark moved.
-			n, c := window(dvIDTime(newest)), window(now)
-			mark := o.Key + "#txn.expired"
-			mc, ok := next("snapshot")
-			if !ok {
-				break
-			}
-			if mc.Key != mark || mc.Level != "any" || mc.Limit != balance.MaxRows {
-				bad("reads the mark from %q at %s limit %d, want %q at any limit %d", mc.Key, mc.Level, mc.Limit, mark, balance.MaxRows)
-			}
-			if errKind = dvReplyKind(mc.Reply); errKind != "" {
-				break
-			}
-			first, last := n-3, min(c-2, n+2)
-			var marks []dvDesc
-			for i, r := range mc.Rows {
-				marks = append(marks, *r.Is)
-				if m := int64(*r.Is.Amount); i == 0 || m+1 > first {
-					first = m + 1
+				if len(marks) == 0 { // the first expiry marks where it starts
+					part = mark
+					m := dvDesc{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(first - 1), Amount: dvI(first - 1)}
+					if !write(nil, []dvDesc{m}) {
+						return
+					}
+					marks = []dvDesc{m}
 				}
-			}
-			last = min(last, first+63)
-			if first > last {
-				break
-			}
-			if len(marks) == 0 { // the first expiry marks where it starts
-				part = mark
-				m := dvDesc{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(first - 1), Amount: dvI(first - 1)}
-				if !write(nil, []dvDesc{m}) {
-					break
-				}
-				marks = []dvDesc{m}
-			}
-			var dels []dvMut
-			for w := first; w <= last; w++ {
-				for sh := range o.RecordShards {
-					dels = append(dels, dvMut{Op: "delete-partition", Partition: fmt.Sprintf("%s#txn.%d.%d", o.Key, w, sh)})
-				}
-			}
-			for len(dels) > 0 && errKind == "" {
-				batch := dels[:min(len(dels), 512)]
-				dels = dels[len(batch):]
-				c, ok := next("apply")
-				if !ok {
-					break
-				}
-				ts := clock.take(now, len(batch))
-				for k := range batch {
-					batch[k].TS = dvInt(ts + int64(k))
-				}
-				if !dvSameMuts(c.Mutations, batch) {
-					bad("expiry writes %+v, want %+v", c.Mutations, batch)
-				}
-				if dvLanded(c) {
-					for _, m := range c.Mutations {
-						writes = append(writes, dvPW{op: m.Op, partition: m.Partition, ts: int64(m.TS)})
+				var dels []dvMut
+				for w := first; w <= last; w++ {
+					for sh := range o.RecordShards {
+						dels = append(dels, dvMut{Op: "delete-partition", Partition: fmt.Sprintf("%s#txn.%d.%d", o.Key, w, sh)})
 					}
 				}
-				errKind = dvReplyKind(c.Reply)
-			}
-			if errKind == "" {
-				part = mark
-				write(marks, []dvDesc{{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(last), Amount: dvI(last)}})
+				for len(dels) > 0 && errKind == "" {
+					batch := dels[:min(len(dels), 512)]
+					dels = dels[len(batch):]
+					c, ok := next("apply")
+					if !ok {
+						break
+					}
+					ts := clock.take(now, len(batch))
+					for k := range batch {
+						batch[k].TS = dvInt(ts + int64(k))
+					}
+					if !dvSameMuts(c.Mutations, batch) {
+						bad("expiry writes %+v, want %+v", c.Mutations, batch)
+					}
+					if dvLanded(c) {
+						for _, m := range c.Mutations {
+							writes = append(writes, dvPW{op: m.Op, partition: m.Partition, ts: int64(m.TS)})
+						}
+					}
+					errKind = dvReplyKind(c.Reply)
+				}
+				if errKind == "" {
+					part = mark
+					write(marks, []dvDesc{{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(last), Amount: dvI(last)}})
+				}
+			}()
+			if failed != "" {
+				errKind = failed
 			}
 		default:
 			bad("unknown op")
