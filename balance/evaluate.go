@@ -196,9 +196,9 @@ type plan struct {
 }
 
 // MaxCover is the most live rows one merge covers (step 5), the oldest
-// (the last in clustering order); later merges cover the rest. With it each step's batch stays
-// within store.MaxBatch mutations: a partition never holds more to write
-// than one batch can carry, so no backlog makes it unmergeable.
+// (the last in clustering order); later merges cover the rest. With it
+// each step's batch stays within store.MaxBatch mutations, so no backlog
+// makes a partition unmergeable.
 const MaxCover = store.MaxBatch / 2
 
 // planSteps computes steps 5–8 for a snapshot view at time now, for a merge
@@ -223,6 +223,8 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 	return p, nil
 }
 
+// planStepsGrace is planSteps with every valid merge old enough by
+// settleGrace settled.
 func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time.Duration) (plan, error) {
 	var p plan
 	// Steps 5–6: cover every live row (at most MaxCover, the last), unless
