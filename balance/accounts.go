@@ -321,7 +321,7 @@ func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport
 			return rep, err
 		}
 		rep.Tombstones = p.tombstones
-		if el := ac.opts.Clock().Sub(start); el > ac.opts.MaxMerge {
+		if el := ac.opts.Clock().Sub(readAt); el > ac.opts.MaxMerge {
 			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, ac.opts.MaxMerge)
 		}
 		if err := ac.writeRows(ctx, account, nil, []Row{p.sum}); err != nil {

@@ -243,14 +243,25 @@ func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time
 			sum.Add(r.Amount)
 			p.tombstones = append(p.tombstones, Row{UpdateID: r.UpdateID, Kind: KindTombstone, Version: version, Amount: r.Amount, Target: r.Kind})
 		}
-		if n := len(p.tombstones); n > MaxCover {
-			// Cover the oldest (the last in clustering order, which is
-			// newest id first), so that a backlog drains in order.
-			p.tombstones = p.tombstones[n-MaxCover:]
-			sum = exact.Int128{}
-			for _, t := range p.tombstones {
-				sum.Add(t.Amount)
+		// Cover the oldest (the last in clustering order, which is newest
+		// id first), so that a backlog drains in order, while the rows
+		// they cancel (every N row of a covered id, whatever its amount)
+		// stay within MaxCover, so that settling them fits one batch.
+		rows := 0
+		for i := len(p.tombstones) - 1; i >= 0; i-- {
+			n := 1
+			if t := p.tombstones[i]; t.Target == KindNormal {
+				n = len(v.normals[t.UpdateID])
 			}
+			if rows+n > MaxCover && rows > 0 {
+				p.tombstones = p.tombstones[i+1:]
+				sum = exact.Int128{}
+				for _, t := range p.tombstones {
+					sum.Add(t.Amount)
+				}
+				break
+			}
+			rows += n
 		}
 		amount, fits := sum.Int64()
 		if !fits {
@@ -281,6 +292,11 @@ func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time
 			continue
 		}
 		for _, r := range v.claimed[s.Version] {
+			if s.Settled && len(p.deletes) >= store.MaxBatch/2 {
+				// Rows come back to a settled merge only as retries:
+				// their deletes wait for later merges.
+				break
+			}
 			if r.Kind == KindSum && (!allGone(v.tombs[r.Version]) || brokenLevelPerMerge && len(v.tombs[r.Version]) > 0) {
 				// A covered sum row stays while it has tombstones: they
 				// cancel retries of the rows it covers until the window

@@ -7285,7 +7285,25 @@ func dvModelBalance(v dvVector) []string {
 					seen[r.UpdateID] = true
 					tombs = append(tombs, dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: "T", Version: rep.Version, Amount: dvI(r.Amount), Target: dvKindName(r.Kind)})
 				}
-				tombs = tombs[max(0, len(tombs)-5000):] // MaxCover, the oldest (SPEC.md 9.3 step 5)
+				// MaxCover (SPEC.md 9.3 step 5): oldest first, while the
+				// rows they cancel number at most 5,000.
+				nRows := map[string]int{}
+				for _, r := range rows {
+					if r.Kind == "N" {
+						nRows[r.UpdateID]++
+					}
+				}
+				for i, cancelled := len(tombs)-1, 0; i >= 0; i-- {
+					n := 1
+					if tombs[i].Target == "N" {
+						n = nRows[tombs[i].UpdateID]
+					}
+					if cancelled+n > 5000 && cancelled > 0 {
+						tombs = tombs[i+1:]
+						break
+					}
+					cancelled += n
+				}
 				for _, d := range tombs {
 					total += int64(*d.Amount)
 				}
