@@ -330,7 +330,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 		return err
 	}
 	prefix := appendPrefix(nil, partition)
-	return storekit.ScanPages(from, p.db.opts.PageSize, func(from []byte, n int) ([]store.Row, error) {
+	return storekit.ScanPages(from, storekit.LocalFirstPage, p.db.opts.PageSize, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

@@ -334,7 +334,7 @@ func (s *Partitions) Scan(ctx context.Context, partition string, from []byte, _ 
 	if page <= 0 {
 		page = DefaultPageSize
 	}
-	return storekit.ScanPages(from, page, func(from []byte, n int) ([]store.Row, error) {
+	return storekit.ScanPages(from, storekit.LocalFirstPage, page, func(from []byte, n int) ([]store.Row, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

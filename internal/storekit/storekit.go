@@ -78,18 +78,23 @@ func PartitionsOf(muts []store.Mutation) []string {
 	return parts
 }
 
-// FirstPage bounds the first page of a scan: most scans stop within a few
-// rows (a lookup by key, the newest cells of a log), so the first page is
-// small and the pages after it full.
+// FirstPage bounds the first page of a scan over the network: most scans
+// stop within a few rows (a lookup by key, the newest cells of a log), so
+// the first page is small and the pages after it full.
 const FirstPage = 8
+
+// LocalFirstPage is the first page of a scan of an in-process store, where
+// a page costs no round trip: a lookup by key reads its row and the one
+// after it.
+const LocalFirstPage = 2
 
 // ScanPages is Partitions.Scan over a store that reads a page at a time:
 // read returns up to n rows from the row key from on (the first page at
-// most FirstPage), and ScanPages calls fn with them until fn returns false
-// or a page comes back short.
-func ScanPages(from []byte, n int, read func(from []byte, n int) ([]store.Row, error), fn func(store.Row) bool) error {
+// most first), and ScanPages calls fn with them until fn returns false or
+// a page comes back short.
+func ScanPages(from []byte, first, n int, read func(from []byte, n int) ([]store.Row, error), fn func(store.Row) bool) error {
 	next := slices.Clone(from)
-	for page := min(n, FirstPage); ; page = n {
+	for page := min(n, first); ; page = n {
 		rows, err := read(next, page)
 		if err != nil || len(rows) == 0 {
 			return err

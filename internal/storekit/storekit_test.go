@@ -74,7 +74,7 @@ func TestScanPages(t *testing.T) {
 				return CloneRows(all[i:min(i+size, n)]), nil
 			}
 			var got []store.Row
-			err := ScanPages(nil, page, read, func(r store.Row) bool {
+			err := ScanPages(nil, FirstPage, page, read, func(r store.Row) bool {
 				got = append(got, CloneRow(r))
 				r.Key[0] = 0xff // fn owns the row: the scan must go on from the row read
 				return len(got) < stop

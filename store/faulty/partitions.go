@@ -133,7 +133,7 @@ func (p *Partitions) Scan(ctx context.Context, partition string, from []byte, le
 // after the first is a call with its own fault and hooks.
 func (p *Partitions) scanPaged(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
 	first := true
-	return storekit.ScanPages(from, p.page, func(from []byte, n int) ([]store.Row, error) {
+	return storekit.ScanPages(from, storekit.FirstPage, p.page, func(from []byte, n int) ([]store.Row, error) {
 		var call Call
 		if !first {
 			var err error
