@@ -22,8 +22,23 @@ import (
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
-// rvWindow is SPEC 9.4's window number of t.
-func rvWindow(t time.Time, rw time.Duration) int64 {
+// faultyHourTxns is Transactions with RetryWindow 1 hour over the given
+// number of row partitions, on a fault wrapper (st) of a memory store
+// (mem) the tests read directly.
+func faultyHourTxns(t testing.TB, partitions int) (*balance.Transactions, *testClock, *memory.Partitions, *faulty.Partitions) {
+	t.Helper()
+	c := newTestClock()
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{})
+	o := txnOpts(c)
+	o.RetryWindow, o.Partitions = time.Hour, partitions
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	return tx, c, mem, st
+}
+
+// windowOf is SPEC 9.4's window number of t.
+func windowOf(t time.Time, rw time.Duration) int64 {
 	us, r := t.UnixMicro(), rw.Microseconds()
 	w := us / r
 	if us%r < 0 {
@@ -32,9 +47,9 @@ func rvWindow(t time.Time, rw time.Duration) int64 {
 	return w
 }
 
-// rvRecordRows counts the rows of account's record partitions of windows
+// recordRows counts the rows of account's record partitions of windows
 // from..to (every shard) in mem.
-func rvRecordRows(t testing.TB, mem store.Partitions, tx *balance.Transactions, account string, from, to int64) (rows int, windows []int64) {
+func recordRows(t testing.TB, mem store.Partitions, tx *balance.Transactions, account string, from, to int64) (rows int, windows []int64) {
 	t.Helper()
 	for w := from; w <= to; w++ {
 		n := 0
@@ -51,9 +66,9 @@ func rvRecordRows(t testing.TB, mem store.Partitions, tx *balance.Transactions, 
 	return rows, windows
 }
 
-// rvTxnIn returns n transaction ids (prefix + number) whose rows are in
+// txnsIn returns n transaction ids (prefix + number) whose rows are in
 // row partition part of Partitions parts.
-func rvTxnIn(prefix string, part, parts, n int) []crdt.TxnID {
+func txnsIn(prefix string, part, parts, n int) []crdt.TxnID {
 	var out []crdt.TxnID
 	for i := 0; len(out) < n; i++ {
 		id := crdt.TxnID(fmt.Sprint(prefix, i))
@@ -64,9 +79,9 @@ func rvTxnIn(prefix string, part, parts, n int) []crdt.TxnID {
 	return out
 }
 
-// rvBurst applies ids (amount 1) with tx, merges, and merges again once
+// burst applies ids (amount 1) with tx, merges, and merges again once
 // settled.
-func rvBurst(t testing.TB, c *testClock, tx *balance.Transactions, ids []crdt.TxnID) {
+func burst(t testing.TB, c *testClock, tx *balance.Transactions, ids []crdt.TxnID) {
 	t.Helper()
 	for _, id := range ids {
 		mustApply(t, tx, id, 1, balance.Applied)
@@ -77,10 +92,10 @@ func rvBurst(t testing.TB, c *testClock, tx *balance.Transactions, ids []crdt.Tx
 	mustMerge(t, tx)
 }
 
-// rvKeepMerging advances the clock by step, applies one fresh transaction
+// keepMerging advances the clock by step, applies one fresh transaction
 // and merges, n times, then merges an idle account twice more, far apart:
 // what SPEC 9.4 says leaves no record of the first burst behind.
-func rvKeepMerging(t testing.TB, c *testClock, tx *balance.Transactions, prefix string, step time.Duration, n int) {
+func keepMerging(t testing.TB, c *testClock, tx *balance.Transactions, prefix string, step time.Duration, n int) {
 	t.Helper()
 	for i := range n {
 		c.Add(step)
@@ -104,20 +119,13 @@ func rvKeepMerging(t testing.TB, c *testClock, tx *balance.Transactions, prefix 
 // is made up by the next").
 func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 	ctx := context.Background()
-	c := newTestClock()
-	mem := memory.NewPartitions()
-	st := faulty.NewPartitions(mem, faulty.Options{})
+	tx, c, mem, st := faultyHourTxns(t, 1)
 	var refuse atomic.Bool
-	o := txnOpts(c)
-	o.RetryWindow = time.Hour
-	o.Partitions = 1
-	tx, err := balance.NewTransactions(st, o)
-	require.NoError(t, err)
 	rw := tx.Options().RetryWindow
 
-	first := rvWindow(c.Now(), rw)
-	rvBurst(t, c, tx, rvTxnIn("burst-", 0, 1, 20))
-	burstRows, _ := rvRecordRows(t, mem, tx, acct, first-3, first+3)
+	first := windowOf(c.Now(), rw)
+	burst(t, c, tx, txnsIn("burst-", 0, 1, 20))
+	burstRows, _ := recordRows(t, mem, tx, acct, first-3, first+3)
 	require.Positive(t, burstRows)
 
 	// Ten windows later: one credit, and its merge's expiry is refused.
@@ -128,26 +136,26 @@ func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 	// Only expiry writes to the first burst's record partitions.
 	st.SetPolicy(func(call faulty.Call) faulty.Fault {
 		if call.Method == faulty.MethodApply && refuse.Load() && call.Key != "" && strings.Contains(call.Key, "#txn.") &&
-			!strings.HasSuffix(call.Key, "#txn.expired") && rvWindowOfKey(call.Key) <= first+3 {
+			!strings.HasSuffix(call.Key, "#txn.expired") && windowOfKey(call.Key) <= first+3 {
 			return faulty.Refuse
 		}
 		return faulty.Pass
 	})
-	_, err = tx.Merge(ctx, acct)
+	_, err := tx.Merge(ctx, acct)
 	require.ErrorIs(t, err, crdt.ErrUnavailable, "the expiry's delete batch is refused")
 	refuse.Store(false)
 
 	// The account carries on, then idles: merged every window for 10
 	// windows, then twice 5 windows apart.
-	rvKeepMerging(t, c, tx, "after-", rw, 10)
-	left, windows := rvRecordRows(t, mem, tx, acct, first-3, rvWindow(c.Now(), rw))
+	keepMerging(t, c, tx, "after-", rw, 10)
+	left, windows := recordRows(t, mem, tx, acct, first-3, windowOf(c.Now(), rw))
 	t.Logf("record rows left of the first burst's windows after 12 more merges: %d in windows %v (burst wrote %d)", left, windows, burstRows)
 	require.Zero(t, left, "records left behind for good after one failed expiry")
 }
 
-// rvWindowOfKey parses the window of a record partition key
+// windowOfKey parses the window of a record partition key
 // "<account>#txn.<w>.<s>" (a huge number for any other key).
-func rvWindowOfKey(key string) int64 {
+func windowOfKey(key string) int64 {
 	i := strings.Index(key, "#txn.")
 	if i < 0 {
 		return 1 << 62
@@ -165,9 +173,7 @@ func rvWindowOfKey(key string) int64 {
 // reads), so the older windows are expired.
 func TestTransactionsExpiryAfterAFailedPartition(t *testing.T) {
 	ctx := context.Background()
-	c := newTestClock()
-	mem := memory.NewPartitions()
-	st := faulty.NewPartitions(mem, faulty.Options{})
+	tx, c, mem, st := faultyHourTxns(t, 2)
 	var refuse atomic.Bool
 	st.SetPolicy(func(call faulty.Call) faulty.Fault {
 		if call.Method == faulty.MethodApply && call.Key == acct+"#1" && refuse.CompareAndSwap(true, false) {
@@ -175,42 +181,35 @@ func TestTransactionsExpiryAfterAFailedPartition(t *testing.T) {
 		}
 		return faulty.Pass
 	})
-	o := txnOpts(c)
-	o.RetryWindow = time.Hour
-	o.Partitions = 2
-	tx, err := balance.NewTransactions(st, o)
-	require.NoError(t, err)
 	rw := tx.Options().RetryWindow
 
-	first := rvWindow(c.Now(), rw)
-	rvBurst(t, c, tx, rvTxnIn("burst-", 0, 2, 20))
+	first := windowOf(c.Now(), rw)
+	burst(t, c, tx, txnsIn("burst-", 0, 2, 20))
 	c.Add(10 * rw)
-	for _, id := range append(rvTxnIn("p0-", 0, 2, 1), rvTxnIn("p1-", 1, 2, 1)...) {
+	for _, id := range append(txnsIn("p0-", 0, 2, 1), txnsIn("p1-", 1, 2, 1)...) {
 		mustApply(t, tx, id, 1, balance.Applied)
 	}
 	c.Add(time.Second)
 	refuse.Store(true)
-	_, err = tx.Merge(ctx, acct)
+	_, err := tx.Merge(ctx, acct)
 	require.ErrorIs(t, err, crdt.ErrUnavailable)
 
-	rvKeepMerging(t, c, tx, "after-", rw, 10)
-	left, windows := rvRecordRows(t, mem, tx, acct, first-3, rvWindow(c.Now(), rw))
+	keepMerging(t, c, tx, "after-", rw, 10)
+	left, windows := recordRows(t, mem, tx, acct, first-3, windowOf(c.Now(), rw))
 	t.Logf("record rows left: %d in windows %v", left, windows)
 	require.Zero(t, left, "records left behind for good after one failed partition merge")
 }
 
 // One row partition whose reads fail for a while (SPEC 10.2: on
 // Cassandra, a partition past tombstone_failure_threshold fails its reads
-// until compaction purges them) stops every Merge of the account at that
-// partition; the partitions before it are still merged and record their
-// transactions, and expiry still runs, so records do not pile up, and
-// none is left once it ends. RetryWindow 1h, merges every 10 minutes and
+// until compaction purges them) fails every Merge of the account; the
+// other partition is still merged and records its transactions, and
+// expiry still runs, so records do not pile up, and none is left once it
+// ends. RetryWindow 1h, merges every 10 minutes and
 // 10 credits a merge in partition 0, for 12 windows.
 func TestTransactionsExpiryPastAStuckPartition(t *testing.T) {
 	ctx := context.Background()
-	c := newTestClock()
-	mem := memory.NewPartitions()
-	st := faulty.NewPartitions(mem, faulty.Options{})
+	tx, c, mem, st := faultyHourTxns(t, 2)
 	var stuck atomic.Bool
 	st.SetPolicy(func(call faulty.Call) faulty.Fault {
 		if call.Method == faulty.MethodSnapshot && call.Key == acct+"#1" && stuck.Load() {
@@ -218,16 +217,11 @@ func TestTransactionsExpiryPastAStuckPartition(t *testing.T) {
 		}
 		return faulty.Pass
 	})
-	o := txnOpts(c)
-	o.RetryWindow = time.Hour
-	o.Partitions = 2
-	tx, err := balance.NewTransactions(st, o)
-	require.NoError(t, err)
 	rw := tx.Options().RetryWindow
-	first := rvWindow(c.Now(), rw)
-	mustApply(t, tx, rvTxnIn("p1-", 1, 2, 1)[0], 1, balance.Applied)
+	first := windowOf(c.Now(), rw)
+	mustApply(t, tx, txnsIn("p1-", 1, 2, 1)[0], 1, balance.Applied)
 	stuck.Store(true)
-	ids := rvTxnIn("p0-", 0, 2, 12*6*10)
+	ids := txnsIn("p0-", 0, 2, 12*6*10)
 	for i := range 12 * 6 {
 		for _, id := range ids[i*10 : i*10+10] {
 			mustApply(t, tx, id, 1, balance.Applied)
@@ -236,11 +230,11 @@ func TestTransactionsExpiryPastAStuckPartition(t *testing.T) {
 		_, err := tx.Merge(ctx, acct)
 		require.ErrorIs(t, err, crdt.ErrUnavailable)
 	}
-	during, _ := rvRecordRows(t, mem, tx, acct, first-3, rvWindow(c.Now(), rw)+3)
+	during, _ := recordRows(t, mem, tx, acct, first-3, windowOf(c.Now(), rw)+3)
 	t.Logf("after 12 windows with partition 1 unreadable: %d record rows (%d credits recorded)", during, 12*6*10)
 	stuck.Store(false)
-	rvKeepMerging(t, c, tx, "after-", rw, 10)
-	left, windows := rvRecordRows(t, mem, tx, acct, first-3, rvWindow(c.Now(), rw))
+	keepMerging(t, c, tx, "after-", rw, 10)
+	left, windows := recordRows(t, mem, tx, acct, first-3, windowOf(c.Now(), rw))
 	t.Logf("then, 12 merges after the partition recovered: %d record rows left in windows %v", left, windows)
 	require.Zero(t, left, "records of the windows the stuck partition spanned are never expired")
 }
