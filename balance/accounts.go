@@ -106,6 +106,9 @@ func (o Options) withDefaults() (Options, error) {
 type Accounts struct {
 	t    rowlog.Table[Row]
 	opts Options
+	// pt, when set, reads placed partitions (placed.go): Transactions'
+	// row partitions.
+	pt *rowlog.Table[placedRow]
 }
 
 // New returns Accounts over st. Invalid options wrap crdt.ErrInvalidConfig.
@@ -183,11 +186,17 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) error {
 		if err := rowlog.InWindow(m.Row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
 			return ID{}, 0, store.Mutation{}, err
 		}
+		if ac.pt != nil {
+			return m.Row.UpdateID, m.Row.Amount, appendPlacedPut(&buf, m.Partition, now.UnixMicro(), m.Row), nil
+		}
 		return m.Row.UpdateID, m.Row.Amount, appendPut(&buf, m.Partition, m.Row), nil
 	})
 }
 
 func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
+	if ac.pt != nil {
+		return ac.placedView(ctx, account)
+	}
 	// A snapshot at store.ReadAny: it must see every acknowledged write,
 	// and tolerates a write that landed without an acknowledgement showing
 	// in one read and not the next, as it tolerates a merge that stopped
@@ -317,17 +326,20 @@ func (ac *Accounts) finishMerge(m startedMerge, account string) (rep MergeReport
 	}
 	rep = MergeReport{Version: version, TooYoung: p.gcYoung, Conflicts: v.Conflicts}
 	if len(p.tombstones) > 0 {
-		if err := ac.writeRows(ctx, account, nil, p.tombstones); err != nil {
+		if err := ac.mergeWrite(ctx, account, v, nil, p.tombstones); err != nil {
 			return rep, err
 		}
 		rep.Tombstones = p.tombstones
 		if el := ac.opts.Clock().Sub(readAt); el > ac.opts.MaxMerge {
 			return rep, fmt.Errorf("%w (%v > %v)", ErrSlowMerge, el, ac.opts.MaxMerge)
 		}
-		if err := ac.writeRows(ctx, account, nil, []Row{p.sum}); err != nil {
+		if err := ac.mergeWrite(ctx, account, v, nil, []Row{p.sum}); err != nil {
 			return rep, err
 		}
 		rep.Sum = &p.sum
+	}
+	if v.places != nil {
+		return rep, ac.removePlaced(ctx, account, v, p, start, &rep)
 	}
 	if len(p.deletes)+len(p.settle) > 0 {
 		if err := ac.writeRows(ctx, account, p.deletes, p.settle); err != nil {

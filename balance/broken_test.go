@@ -101,6 +101,11 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		require.Equal(t, balance.Applied, outcome)
 		require.EqualValues(t, 14, bal, "the stalled writer's row counts again")
 	})
+	t.Run("placed rows removed without what they need", func(t *testing.T) {
+		defer balance.BreakPlacedNeeds()()
+		bal, _, _ := copyAfterItsTombstone(t, 8)
+		require.EqualValues(t, 15, bal, "the copy of another amount counts once its tombstone goes")
+	})
 	// The schedule enumeration catches both.
 	for name, brk := range map[string]func() func(){"records": balance.BreakTxnRecords, "deadline": balance.BreakTxnDeadline} {
 		t.Run("enumeration catches no "+name, func(t *testing.T) {

@@ -47,6 +47,9 @@ type View struct {
 	normals map[ID][]Row
 	// keys holds the key of every row present.
 	keys map[Key]bool
+	// places holds, in a placed partition (placed.go), the places of
+	// every row present, ascending; nil otherwise.
+	places map[Key][]int64
 }
 
 // Conflict is an update id whose N rows carry more than one amount, or
@@ -313,8 +316,10 @@ func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time
 		// in one merge, not one level per merge. Step 8's batch is
 		// written after step 7's, so a tombstone never goes before its
 		// target.
+		// In a placed partition a sum row cannot come back (placed.go):
+		// a tombstone naming one goes with it.
 		for _, t := range v.tombs[s.Version] {
-			if !gone[t.Key()] && old(t) && !v.targetRemains(t, gone) {
+			if !gone[t.Key()] && (old(t) || v.places != nil && t.Target == KindSum) && !v.targetRemains(t, gone) {
 				p.gc = append(p.gc, t)
 				gone[t.Key()] = true
 			}

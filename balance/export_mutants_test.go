@@ -28,3 +28,10 @@ func BreakTxnDeadline() (restore func()) {
 	brokenTxnNoDeadline = true
 	return func() { brokenTxnNoDeadline = false }
 }
+
+// BreakPlacedNeeds makes a merge of a placed partition remove rows without
+// what their removal needs.
+func BreakPlacedNeeds() (restore func()) {
+	brokenPlacedNoNeeds = true
+	return func() { brokenPlacedNoNeeds = false }
+}

@@ -103,6 +103,10 @@ type scenario struct {
 	// heavyCrashes: the crashed runs (8,010 for two merges and an
 	// increment) only with COUNTERKIT_CASES or COUNTERKIT_EXHAUSTIVE set.
 	heavyCrashes bool
+	// placed runs the scenario on a placed partition, as Transactions'
+	// row partitions are (balance.Placed): rows at the time they were
+	// written, the oldest removed by one delete-range.
+	placed bool
 }
 
 var t0 = time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -114,8 +118,12 @@ const acct = "acct"
 // its twin: see twins). It returns the first invariant violation.
 func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 	store := newSpy()
+	write, layout := writeRows, func(ac *balance.Accounts) *balance.Accounts { return ac }
+	if sc.placed {
+		write, layout = writePlaced, balance.Placed
+	}
 	if len(sc.initial) > 0 {
-		if err := writeRows(store, acct, sc.initial...); err != nil {
+		if err := write(store, acct, sc.initial...); err != nil {
 			return err
 		}
 	}
@@ -125,6 +133,7 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 	if err != nil {
 		return err
 	}
+	accounts = layout(accounts)
 	n := len(sc.ops)
 	c := &coop{events: make(chan event), resume: make([]chan bool, n)}
 	landed := map[balance.ID]map[int64]bool{}
@@ -226,7 +235,7 @@ func runInterleaving(sc scenario, choose func(n int) int, quiesce bool) error {
 		step = 0
 		t := t0.Add(2*time.Minute + time.Duration(k)*11*time.Minute)
 		accounts2, _ := balance.New(store, balance.Options{Clock: func() time.Time { return t }})
-		if _, err := accounts2.Merge(context.Background(), acct); err != nil {
+		if _, err := layout(accounts2).Merge(context.Background(), acct); err != nil {
 			return fmt.Errorf("quiescent merge after%s: %v", trace, err)
 		}
 		if err := checkOnce(store.Stored(acct), landed); err != nil {
@@ -359,6 +368,10 @@ func scenarios() []scenario {
 			scenario{name: "rich: two merges + reused settled id " + tn, initial: rich, counts: richCounts, tick: tick, heavy: true,
 				ops: []op{mergeOp("m1"), mergeOp("m2"), increOp("reuse", -200*time.Second, 3, 41)}},
 		)
+	}
+	for _, sc := range out[:len(out):len(out)] {
+		sc.name, sc.placed = "placed: "+sc.name, true
+		out = append(out, sc)
 	}
 	return out
 }

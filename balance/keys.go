@@ -105,7 +105,7 @@ func appendPut(buf *[]byte, account string, r Row) store.Mutation {
 // the bytes of its key and value.
 type oneWrite struct {
 	muts [1]store.Mutation
-	buf  [RowKeyLen + maxRowLen]byte
+	buf  [TxnRowKeyLen + maxRowLen]byte
 }
 
 // newWrite returns room for a batch of n row writes: the mutations and
@@ -124,8 +124,14 @@ type rowKey Key
 
 func (k rowKey) String() string { return fmt.Sprintf("(%s, %s, %s)", k.UpdateID, k.Kind, k.Version) }
 
-// decodeRow returns the row a stored row holds (rowlog.DecodeRow).
+// decodeRow returns the row a stored row holds (rowlog.DecodeRow). A row
+// of a Transactions row partition is crdt.ErrTypeMismatch.
 func decodeRow(account string, sr store.Row) (Row, error) {
+	if len(sr.Key) == TxnRowKeyLen {
+		if _, _, err := DecodeTxnRowKey(sr.Key); err == nil {
+			return Row{}, fmt.Errorf("%w: balance: account %q is a row partition of balance.Transactions: read and merge it with Transactions", crdt.ErrTypeMismatch, account)
+		}
+	}
 	return rowlog.DecodeRow("balance", "account", account, sr, func(b []byte) (rowKey, error) {
 		k, err := DecodeKey(b)
 		return rowKey(k), err

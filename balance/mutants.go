@@ -21,4 +21,9 @@ var (
 	// brokenTxnNoDeadline: a call writes its row however long after it
 	// read the record, so one that stalled past settling counts again.
 	brokenTxnNoDeadline bool
+	// brokenPlacedNoNeeds: a merge of a placed partition removes the
+	// oldest rows without the rows their removal needs (a tombstone's
+	// targets at other places, a sum row's tombstones), so a copy of a
+	// transaction's row, or a sum's covered rows, can count again.
+	brokenPlacedNoNeeds bool
 )

@@ -19,6 +19,7 @@ type storeCalls struct {
 	Applies          int64 // Apply calls (each one write, one batch)
 	Puts             int64 // OpPut mutations (rows written)
 	Deletes          int64 // OpDelete mutations (rows deleted)
+	RangeDeletes     int64 // OpDeleteRange mutations
 	PartitionDeletes int64 // OpDeletePartition mutations
 	Snapshots        int64 // Snapshot calls (each one read)
 	RowsRead         int64 // rows returned by Snapshot
@@ -28,7 +29,7 @@ type storeCalls struct {
 type counting struct {
 	mem *memory.Partitions
 
-	applies, puts, deletes, partitionDeletes, snapshots, rowsRead atomic.Int64
+	applies, puts, deletes, rangeDeletes, partitionDeletes, snapshots, rowsRead atomic.Int64
 	// scans, and the bytes (keys and values) of the rows read and written.
 	scans, bytesRead, bytesWritten atomic.Int64
 }
@@ -45,6 +46,8 @@ func (c *counting) Apply(ctx context.Context, muts []store.Mutation) error {
 			c.puts.Add(1)
 		case store.OpDelete:
 			c.deletes.Add(1)
+		case store.OpDeleteRange:
+			c.rangeDeletes.Add(1)
 		case store.OpDeletePartition:
 			c.partitionDeletes.Add(1)
 		}
@@ -76,7 +79,7 @@ func (c *counting) Snapshot(ctx context.Context, partition string, limit int, le
 func (c *counting) calls() int64 { return c.applies.Load() + c.snapshots.Load() + c.scans.Load() }
 
 func (c *counting) reset() {
-	for _, n := range []*atomic.Int64{&c.applies, &c.puts, &c.deletes, &c.partitionDeletes, &c.snapshots, &c.rowsRead, &c.scans, &c.bytesRead, &c.bytesWritten} {
+	for _, n := range []*atomic.Int64{&c.applies, &c.puts, &c.deletes, &c.rangeDeletes, &c.partitionDeletes, &c.snapshots, &c.rowsRead, &c.scans, &c.bytesRead, &c.bytesWritten} {
 		n.Store(0)
 	}
 }
@@ -98,7 +101,7 @@ func newSpy() *spy {
 func (s *spy) Calls() storeCalls {
 	c := s.c
 	return storeCalls{
-		Applies: c.applies.Load(), Puts: c.puts.Load(), Deletes: c.deletes.Load(),
+		Applies: c.applies.Load(), Puts: c.puts.Load(), Deletes: c.deletes.Load(), RangeDeletes: c.rangeDeletes.Load(),
 		PartitionDeletes: c.partitionDeletes.Load(), Snapshots: c.snapshots.Load(), RowsRead: c.rowsRead.Load(),
 	}
 }
@@ -132,11 +135,37 @@ func storedRows(st store.Partitions, account string) []balance.Row {
 	if err != nil {
 		panic(err)
 	}
-	out := make([]balance.Row, len(rows))
-	for i, r := range rows {
-		if err := out[i].UnmarshalBinary(r.Value); err != nil {
-			panic(fmt.Sprintf("row %x of %q: %v", r.Key, account, err))
+	out := make([]balance.Row, 0, len(rows))
+	seen := map[balance.Row]bool{} // a row placed twice is one row (placed.go)
+	for _, sr := range rows {
+		var r balance.Row
+		if err := r.UnmarshalBinary(sr.Value); err != nil {
+			panic(fmt.Sprintf("row %x of %q: %v", sr.Key, account, err))
+		}
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
 		}
 	}
 	return out
+}
+
+// writePlaced is writeRows for a placed partition: each row at the time of
+// the row it names (an N row's update id, a T row's target, an S row's
+// version), as merges place them, and a sum row stamped with its place.
+func writePlaced(st store.Partitions, account string, rows ...balance.Row) error {
+	ts := stamp.Reserve(time.Time{}, len(rows))
+	muts := make([]store.Mutation, len(rows))
+	for i, r := range rows {
+		v, err := r.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		at := r.UpdateID.Time().UnixMicro()
+		muts[i] = store.Mutation{Partition: account, Op: store.OpPut, Key: balance.EncodeTxnRowKey(at, r.Key()), Value: v, Timestamp: ts + int64(i)}
+		if r.Kind == balance.KindSum {
+			muts[i].Timestamp = at // as merges write sum rows (placed.go)
+		}
+	}
+	return st.Apply(context.Background(), muts)
 }

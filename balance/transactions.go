@@ -52,7 +52,8 @@ import (
 // partitions are the account key followed by '#' (refused in its account
 // keys): a plain Accounts sharing the store must not use such keys.
 type Transactions struct {
-	ac   *Accounts
+	ac   *Accounts // the records and the expiry mark
+	rows *Accounts // the row partitions, placed (placed.go)
 	opts TxnOptions
 }
 
@@ -169,7 +170,7 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 	if err != nil {
 		return nil, err
 	}
-	return &Transactions{ac: ac, opts: opts}, nil
+	return &Transactions{ac: ac, rows: ac.placed(), opts: opts}, nil
 }
 
 // Options returns the options in effect, defaults filled in.
@@ -184,7 +185,7 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	}
 	var out []Conflict
 	for _, p := range tx.RowPartitions(account) {
-		c, err := tx.ac.Conflicts(ctx, p)
+		c, err := tx.rows.Conflicts(ctx, p)
 		if err != nil {
 			return nil, err
 		}
@@ -299,11 +300,11 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 		}
 		out, buf := newWrite(1)
 		u := [1]update{{Partition: tx.rowsOf(account, id), Row: NormalRow(id, amount)}}
-		err = tx.ac.t.Apply(ctx, u[:], out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
+		err = tx.rows.t.Apply(ctx, u[:], out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
 			if now.Sub(read) > tx.opts.Deadline && !brokenTxnNoDeadline {
 				return ID{}, 0, store.Mutation{}, errLate
 			}
-			return m.Row.UpdateID, m.Row.Amount, appendPut(&buf, m.Partition, m.Row), nil
+			return m.Row.UpdateID, m.Row.Amount, appendPlacedPut(&buf, m.Partition, now.UnixMicro(), m.Row), nil
 		})
 		if !errors.Is(err, errLate) {
 			if err != nil {
@@ -338,7 +339,7 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 	}
 	var sum exact.Int128
 	for _, p := range tx.RowPartitions(account) {
-		v, err := tx.ac.Balance(ctx, p)
+		v, err := tx.rows.Balance(ctx, p)
 		if err != nil {
 			return 0, err
 		}
@@ -370,7 +371,7 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	var newest ID // the newest valid S row the merges read
 	var views []View
 	for i, p := range parts {
-		merges[i] = tx.ac.startMerge(ctx, p)
+		merges[i] = tx.rows.startMerge(ctx, p)
 		if merges[i].err == nil {
 			if n := newestSum(merges[i].v); newest.IsZero() || n.Compare(newest) > 0 {
 				newest = n
@@ -390,7 +391,7 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 			merges[i].err = recErr
 		}
 		var err error
-		if reps[i], err = tx.ac.finishMerge(merges[i], p); err != nil && !errors.Is(err, recErr) {
+		if reps[i], err = tx.rows.finishMerge(merges[i], p); err != nil && !errors.Is(err, recErr) {
 			errs = append(errs, err)
 		}
 	}

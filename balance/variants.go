@@ -11,4 +11,5 @@ const (
 	brokenLevelPerMerge = false
 	brokenTxnNoRecord   = false
 	brokenTxnNoDeadline = false
+	brokenPlacedNoNeeds = false
 )

@@ -763,6 +763,8 @@ type dvDesc struct {
 	Covers  *dvInt `json:"covers,omitempty"`
 	Settled *bool  `json:"settled,omitempty"`
 	Target  string `json:"target,omitempty"`
+	// At is the place of a row of a Transactions row partition (µs).
+	At *dvInt `json:"at,omitempty"`
 }
 
 type dvStats struct {
@@ -2122,11 +2124,15 @@ func dvMapID(m map[timeid.ID]timeid.ID, id timeid.ID) timeid.ID {
 // dvMapRow rewrites the ids of a balance row (key and value) with m.
 func dvMapRow(m map[timeid.ID]timeid.ID, k, v []byte) ([]byte, []byte) {
 	key, err := balance.DecodeKey(k)
-	if err != nil {
+	if err == nil {
+		key.UpdateID, key.Version = dvMapID(m, key.UpdateID), dvMapID(m, key.Version)
+		k = balance.EncodeKey(key)
+	} else if at, key, err := balance.DecodeTxnRowKey(k); err == nil {
+		key.UpdateID, key.Version = dvMapID(m, key.UpdateID), dvMapID(m, key.Version)
+		k = balance.EncodeTxnRowKey(at, key)
+	} else {
 		return k, v
 	}
-	key.UpdateID, key.Version = dvMapID(m, key.UpdateID), dvMapID(m, key.Version)
-	k = balance.EncodeKey(key)
 	if len(v) > 0 {
 		var r balance.Row
 		if err := r.UnmarshalBinary(v); err == nil {
@@ -2254,6 +2260,8 @@ func dvDescRow(k, v []byte) *dvDesc {
 	d := &dvDesc{}
 	if key, err := balance.DecodeKey(k); err == nil {
 		d.UpdateID, d.Kind, d.Version = dvUUID(key.UpdateID), dvKindName(key.Kind), dvUUID(key.Version)
+	} else if at, key, err := balance.DecodeTxnRowKey(k); err == nil {
+		d.UpdateID, d.Kind, d.Version, d.At = dvUUID(key.UpdateID), dvKindName(key.Kind), dvUUID(key.Version), dvI(at)
 	}
 	if len(v) > 0 {
 		var r balance.Row
@@ -2547,6 +2555,9 @@ func dvEncDesc(driver string, d *dvDesc) (key, value []byte, err error) {
 			return nil, nil, err
 		}
 		key = append(append(dvKeyDesc(uid), d.Kind...), dvKeyAsc(ver)...)
+		if d.At != nil { // SPEC.md 9.4: ^at as a big-endian uint64 first
+			key = append(binary.BigEndian.AppendUint64(nil, ^uint64(*d.At)), key...)
+		}
 		if d.Amount != nil {
 			m := dvEnvelope("balance.row", 2).arr(7).bin(uid[:]).uint(uint64(d.Kind[0]))
 			if ver == ([16]byte{}) {
@@ -7151,10 +7162,14 @@ func dvModelBalance(v dvVector) []string {
 		binary.BigEndian.PutUint64(ver[8:], uint64(amount))
 		return dvUUID(ver)
 	}
+	// evaluate is Evaluate of rows read; in a row partition of
+	// Transactions one row at two places is one row (SPEC.md 9.4).
 	evaluate := func(rows []*dvDesc) (balance.View, error) {
 		var rs []balance.Row
 		for _, d := range rows {
-			rs = append(rs, dvRowOf(d))
+			if r := dvRowOf(d); !slices.Contains(rs, r) || d.At == nil {
+				rs = append(rs, r)
+			}
 		}
 		return balance.Evaluate(rs)
 	}
@@ -7177,22 +7192,20 @@ func dvModelBalance(v dvVector) []string {
 			return c, true
 		}
 		errKind := ""
-		// write expects one batch of puts (rows) and deletes (keys), in
-		// that order, and records it if it landed.
-		write := func(dels []dvDesc, puts []dvDesc) bool {
+		// writeMuts expects one batch of the mutations want, stamped
+		// with consecutive timestamps but for a sum row of a row
+		// partition of Transactions, stamped with its place (SPEC.md
+		// 9.4), and records it if it landed.
+		writeMuts := func(want []dvMut) bool {
 			c, ok := next("apply")
 			if !ok {
 				return false
 			}
-			ts := clock.take(now, len(dels)+len(puts))
-			var want []dvMut
-			for _, d := range dels {
-				k, _, _ := dvEncDesc("balance", &dvDesc{UpdateID: d.UpdateID, Kind: d.Kind, Version: d.Version})
-				want = append(want, dvMut{Op: "delete", Partition: part, Key: hex.EncodeToString(k), TS: dvInt(ts + int64(len(want)))})
-			}
-			for _, d := range puts {
-				k, val, _ := dvEncDesc("balance", &d)
-				want = append(want, dvMut{Op: "put", Partition: part, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val), TS: dvInt(ts + int64(len(want)))})
+			ts := clock.take(now, len(want))
+			for i := range want {
+				if want[i].TS == 0 {
+					want[i].TS = dvInt(ts + int64(i))
+				}
 			}
 			if !dvSameMuts(c.Mutations, want) {
 				bad("writes %+v, want %+v", c.Mutations, want)
@@ -7204,6 +7217,23 @@ func dvModelBalance(v dvVector) []string {
 			}
 			errKind = dvReplyKind(c.Reply)
 			return errKind == ""
+		}
+		// write expects one batch of deletes (by key), then puts.
+		write := func(dels []dvDesc, puts []dvDesc) bool {
+			var want []dvMut
+			for _, d := range dels {
+				k, _, _ := dvEncDesc("balance", &dvDesc{UpdateID: d.UpdateID, Kind: d.Kind, Version: d.Version, At: d.At})
+				want = append(want, dvMut{Op: "delete", Partition: part, Key: hex.EncodeToString(k)})
+			}
+			for _, d := range puts {
+				k, val, _ := dvEncDesc("balance", &d)
+				m := dvMut{Op: "put", Partition: part, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)}
+				if d.At != nil && d.Kind == "S" {
+					m.TS = *d.At
+				}
+				want = append(want, m)
+			}
+			return writeMuts(want)
 		}
 		snapshot := func() ([]*dvDesc, int, bool) {
 			c, ok := next("snapshot")
@@ -7238,7 +7268,7 @@ func dvModelBalance(v dvVector) []string {
 		// mergePart checks steps 4–8 of a merge of partition part, whose
 		// snapshot read rows (evaluated: view), against its report rep,
 		// and says whether it ran to its end.
-		mergePart := func(rep *dvMerge, rows []*dvDesc, view balance.View) bool {
+		mergePart := func(rep *dvMerge, rows []*dvDesc, view balance.View, placed bool) bool {
 			start := now
 			// Step 4.
 			vt := now
@@ -7308,6 +7338,16 @@ func dvModelBalance(v dvVector) []string {
 					total += int64(*d.Amount)
 				}
 				sum = &dvDesc{UpdateID: rep.Version, Kind: "S", Version: rep.Version, Amount: dvI(total), Covers: dvI(int64(len(tombs))), Settled: dvB(false)}
+				if placed { // SPEC.md 9.4: a sum row at its version's time, a tombstone at its target's newest place
+					sum.At = dvI(vt.UnixMicro())
+					for i, d := range tombs {
+						for _, r := range rows {
+							if r.UpdateID == d.UpdateID && r.Kind == d.Target && (d.Target == "N" || r.Version == d.UpdateID) && (tombs[i].At == nil || *r.At > *tombs[i].At) {
+								tombs[i].At = r.At
+							}
+						}
+					}
+				}
 			}
 			// The report lists what was written: the tombstones once their
 			// batch succeeded, the sum row once it did.
@@ -7322,7 +7362,18 @@ func dvModelBalance(v dvVector) []string {
 					}
 				}
 			}
-			if !reflect.DeepEqual(rep.Tombstones, wroteT) || !reflect.DeepEqual(rep.Sum, wroteS) {
+			unplaced := func(ds []dvDesc) []dvDesc {
+				var out []dvDesc
+				for _, d := range ds {
+					d.At = nil
+					out = append(out, d)
+				}
+				return out
+			}
+			if wroteS != nil {
+				wroteS = &unplaced([]dvDesc{*wroteS})[0]
+			}
+			if wroteT = unplaced(wroteT); !reflect.DeepEqual(rep.Tombstones, wroteT) || !reflect.DeepEqual(rep.Sum, wroteS) {
 				bad("tombstones %+v and sum %+v, the model writes %+v and %+v", rep.Tombstones, rep.Sum, wroteT, wroteS)
 			}
 			if stopped {
@@ -7356,6 +7407,9 @@ func dvModelBalance(v dvVector) []string {
 			}
 			if !reflect.DeepEqual(rep.Settled, settle) {
 				bad("settled %+v, the model settles %+v", rep.Settled, settle)
+			}
+			if placed {
+				return dvPlacedRemoval(rep, rows, view, start, o, part, bad, writeMuts)
 			}
 			if len(rep.Deleted)+len(rep.Settled) > 0 && !write(rep.Deleted, rep.Settled) {
 				return false
@@ -7407,7 +7461,7 @@ func dvModelBalance(v dvVector) []string {
 			}
 		case "merge":
 			if rows, view, ok := readPart(); ok {
-				mergePart(s.Merge, rows, view)
+				mergePart(s.Merge, rows, view, false)
 			}
 		case "txn_apply":
 			id, err := dvParseUUID(refTxnRowID(s.Txn))
@@ -7444,7 +7498,7 @@ func dvModelBalance(v dvVector) []string {
 				errKind = "conflicting_transaction"
 			default:
 				part = rowParts[int(id[14])%len(rowParts)]
-				if write(nil, []dvDesc{{UpdateID: dvUUID(id), Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount}}) {
+				if write(nil, []dvDesc{{UpdateID: dvUUID(id), Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount, At: dvI(now.UnixMicro())}}) {
 					outcome = "applied"
 				}
 				if _, seen := added[dvUUID(id)]; !seen && dvLanded(s.Calls[len(s.Calls)-1]) {
@@ -7540,7 +7594,7 @@ func dvModelBalance(v dvVector) []string {
 					continue
 				}
 				part = p
-				mergePart(s.Merges[i], reads[i].rows, reads[i].view)
+				mergePart(s.Merges[i], reads[i].rows, reads[i].view, true)
 				keep()
 			}
 			if newest == "" || window(dvIDTime(newest)) >= window(now) {
@@ -8524,4 +8578,101 @@ func dvFNV(s string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(s))
 	return h.Sum32()
+}
+
+// dvPlacedRemoval checks steps 7 and 8 of a merge of a row partition of
+// Transactions (SPEC.md 9.4) whose report rep lists, in Deleted and
+// Collected, the rows it removes: each is a row 9.3 deletes (cancelled by
+// a settle-grace-old valid merge's tombstone) or collects (an invalid row
+// GC grace old, or a tombstone of a removed row: GC grace old when it names
+// an N row); removing a tombstone removes every row it names, removing a
+// sum row its tombstones. The batch deletes, in key order, every place of
+// a removed row before the longest run of the snapshot's last rows that
+// are removed and placed before start − SettleGrace, then that run with
+// one delete-range to the partition's end, then puts the settled sum rows
+// at their places, stamped with them.
+func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time.Time, o dvOptions, part string, bad func(string, ...any), writeMuts func([]dvMut) bool) bool {
+	removed := map[string]bool{}
+	for _, d := range append(slices.Clone(rep.Deleted), rep.Collected...) {
+		removed[dvRowKey(d)] = true
+	}
+	eligible := map[string]bool{}
+	for _, sr := range view.Valid {
+		if sr.Settled || dvIDTime(dvUUID(sr.UpdateID)).Before(start.Add(-dvDur(o.SettleGraceNS))) {
+			eligible[dvUUID(sr.Version)] = true
+		}
+	}
+	invalid := map[string]bool{}
+	for _, r := range append(slices.Clone(view.InvalidSums), view.InvalidTombstones...) {
+		invalid[dvRowKey(dvDescBalanceRow(r))] = true
+	}
+	for _, d := range rep.Deleted {
+		cancelled := false
+		for _, r := range rows {
+			cancelled = cancelled || (r.Kind == "T" && eligible[r.Version] && r.UpdateID == d.UpdateID && r.Target == d.Kind)
+		}
+		if !cancelled || (d.Kind != "N" && d.Kind != "S") {
+			bad("step 7 deletes %s, which no tombstone of a settle-grace-old valid merge cancels", dvRowKey(d))
+		}
+	}
+	for _, d := range rep.Collected {
+		old := dvIDTime(d.UpdateID).Before(start.Add(-dvDur(o.GCGraceNS)))
+		ofRemoved := d.Kind == "T" && eligible[d.Version] && (old || d.Target == "S")
+		if !(invalid[dvRowKey(d)] && old) && !ofRemoved {
+			bad("step 8 collects %s, which is not an invalid row GC grace old or a tombstone of a removed row", dvRowKey(d))
+		}
+	}
+	for _, r := range rows {
+		if !removed[dvRowKey(*r)] {
+			continue
+		}
+		for _, n := range rows { // what removing r needs removed too
+			need := (r.Kind == "T" && n.UpdateID == r.UpdateID && n.Kind == r.Target && (r.Target == "N" || n.Version == r.UpdateID)) ||
+				(r.Kind == "S" && n.Kind == "T" && n.Version == r.Version)
+			if need && !removed[dvRowKey(*n)] {
+				bad("removes %s but not %s", dvRowKey(*r), dvRowKey(*n))
+			}
+		}
+	}
+	type entry struct {
+		key string
+		d   *dvDesc
+	}
+	var entries []entry
+	seen := map[string]bool{}
+	for _, r := range rows {
+		k, _, _ := dvEncDesc("balance", &dvDesc{UpdateID: r.UpdateID, Kind: r.Kind, Version: r.Version, At: r.At})
+		if key := hex.EncodeToString(k); !seen[key] {
+			seen[key] = true
+			entries = append(entries, entry{key, r})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(dvUnhex(a.key), dvUnhex(b.key)) })
+	cut := len(entries)
+	closed := start.Add(-dvDur(o.SettleGraceNS)).UnixMicro()
+	for cut > 0 && removed[dvRowKey(*entries[cut-1].d)] && int64(*entries[cut-1].d.At) < closed {
+		cut--
+	}
+	var want []dvMut
+	for _, e := range entries[:cut] {
+		if removed[dvRowKey(*e.d)] {
+			want = append(want, dvMut{Op: "delete", Partition: part, Key: e.key})
+		}
+	}
+	if cut < len(entries) {
+		want = append(want, dvMut{Op: "delete-range", Partition: part, Key: entries[cut].key})
+	}
+	for _, d := range rep.Settled {
+		for _, r := range rows {
+			if r.Kind == "S" && r.UpdateID == d.UpdateID && (d.At == nil || *r.At > *d.At) {
+				d.At = r.At
+			}
+		}
+		k, val, _ := dvEncDesc("balance", &d)
+		want = append(want, dvMut{Op: "put", Partition: part, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val), TS: *d.At})
+	}
+	if len(want) == 0 {
+		return true
+	}
+	return writeMuts(want)
 }

@@ -59,8 +59,8 @@ func (t *Table[R]) ready(ctx context.Context, partition string) error {
 	return t.notDone(ctx)
 }
 
-// Write stamps muts from the process's write clock and applies them in one
-// store call.
+// Write stamps muts from the process's write clock (all but those with a
+// timestamp already) and applies them in one store call.
 func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	if err := t.notDone(ctx); err != nil {
 		return err
@@ -71,7 +71,9 @@ func (t *Table[R]) Write(ctx context.Context, muts []store.Mutation) error {
 	}
 	ts := stamp.Reserve(t.Clock(), n)
 	for i := range muts {
-		muts[i].Timestamp = ts + step*int64(i)
+		if muts[i].Timestamp == 0 {
+			muts[i].Timestamp = ts + step*int64(i)
+		}
 	}
 	return t.Store.Apply(ctx, muts)
 }

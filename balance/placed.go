@@ -1,0 +1,327 @@
+package balance
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
+	"github.com/counterkit/counterkit/store"
+)
+
+// A Transactions row partition is placed: each row key starts with the
+// row's place, the time in microseconds since 1970 its writer chose, so
+// that rows sort newest place first and the oldest rows, once no write can
+// reach their places, leave with one delete-range (SPEC.md 9.4). A row
+// written twice at two places (a retry) is one row held at both.
+
+// TxnRowKeyLen is the length of a row key of a Transactions row partition
+// (EncodeTxnRowKey).
+const TxnRowKeyLen = 8 + RowKeyLen
+
+// EncodeTxnRowKey returns the key of the row k placed at at (µs since
+// 1970, ≥ 0) in a Transactions row partition: ^at as a big-endian uint64
+// (newest place first), then EncodeKey(k).
+func EncodeTxnRowKey(at int64, k Key) []byte {
+	return appendPlacedKey(make([]byte, 0, TxnRowKeyLen), at, k)
+}
+
+func appendPlacedKey(dst []byte, at int64, k Key) []byte {
+	return appendKey(binary.BigEndian.AppendUint64(dst, ^uint64(at)), k)
+}
+
+// DecodeTxnRowKey inverts EncodeTxnRowKey: a key of the wrong length or a
+// negative place is refused with an error wrapping crdt.ErrCorruptEncoding,
+// as is what DecodeKey refuses.
+func DecodeTxnRowKey(b []byte) (at int64, k Key, err error) {
+	if len(b) != TxnRowKeyLen {
+		return 0, Key{}, fmt.Errorf("%w: transaction row key of %d bytes, want %d", crdt.ErrCorruptEncoding, len(b), TxnRowKeyLen)
+	}
+	if at = int64(^binary.BigEndian.Uint64(b)); at < 0 {
+		return 0, Key{}, fmt.Errorf("%w: transaction row key placed at %d", crdt.ErrCorruptEncoding, at)
+	}
+	k, err = DecodeKey(b[8:])
+	return at, k, err
+}
+
+// placedRow is a row of a placed partition and its place.
+type placedRow struct {
+	at  int64
+	row Row
+}
+
+func decodePlacedRow(account string, sr store.Row) (placedRow, error) {
+	var at int64
+	r, err := rowlog.DecodeRow("balance", "account", account, sr, func(b []byte) (rowKey, error) {
+		var k Key
+		var err error
+		at, k, err = DecodeTxnRowKey(b)
+		return rowKey(k), err
+	}, func(b []byte) (Row, rowKey, error) {
+		var r Row
+		err := r.UnmarshalBinary(b)
+		return r, rowKey(r.Key()), err
+	})
+	return placedRow{at, r}, err
+}
+
+// placedView reads a placed partition: the rows, each once, and their
+// places (ascending) in View.places. One row at two places with two
+// contents is crdt.ErrCorruptEncoding.
+func (ac *Accounts) placedView(ctx context.Context, account string) (View, error) {
+	stored, err := ac.pt.Snapshot(ctx, account, MaxRows, store.ReadAny)
+	if err != nil {
+		return View{}, err
+	}
+	places := make(map[Key][]int64, len(stored))
+	rows := make([]Row, 0, len(stored))
+	first := make(map[Key]Row, len(stored))
+	for _, pr := range stored {
+		k := pr.row.Key()
+		if r, ok := first[k]; ok {
+			if r != pr.row {
+				return View{}, fmt.Errorf("%w: account %q: row %s is stored as %s and as %s", crdt.ErrCorruptEncoding, account, rowKey(k), r, pr.row)
+			}
+		} else {
+			first[k] = pr.row
+			rows = append(rows, pr.row)
+		}
+		places[k] = append(places[k], pr.at)
+	}
+	for _, ats := range places {
+		slices.Sort(ats)
+	}
+	v, err := Evaluate(rows)
+	v.places = places
+	return v, err
+}
+
+// placeOf returns where a merge writes the row r of a placed partition: a
+// sum row at its version's time; a tombstone at the newest place of a row
+// it names, or of the row it settles.
+func (v View) placeOf(r Row) int64 {
+	var at int64 = -1
+	newest := func(k Key) {
+		if ats := v.places[k]; len(ats) > 0 {
+			at = max(at, ats[len(ats)-1])
+		}
+	}
+	switch {
+	case r.Kind == KindTombstone && r.Target == KindNormal:
+		for _, n := range v.normals[r.UpdateID] {
+			newest(n.Key())
+		}
+	case r.Kind == KindTombstone:
+		newest(Key{UpdateID: r.UpdateID, Kind: KindSum, Version: r.UpdateID})
+	default:
+		newest(r.Key())
+	}
+	if at < 0 {
+		at = r.Version.Time().UnixMicro()
+	}
+	return at
+}
+
+// placedRemoval is what a merge of a placed partition removes of the rows
+// its plan deletes (gone): the oldest rows, from the row at from to the
+// partition's end, with one delete-range, when each of them is gone and
+// placed before closed; the invalid rows of gone (left by racing or
+// crashed merges, wherever they are placed); and with them the rows
+// removing them needs (a tombstone's targets, a sum row's tombstones), at
+// their other places. Rows of gone not removed stay until a later merge
+// removes them: they count nothing, and the rows that make them count
+// nothing stay with them.
+type placedRemoval struct {
+	from    []byte           // the delete-range's first key; nil: none
+	removed map[Key]bool     // the rows removed
+	dels    []store.Mutation // the places of removed rows before from
+}
+
+func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid []Row) placedRemoval {
+	type entry struct {
+		key []byte
+		at  int64
+		k   Key
+	}
+	var entries []entry
+	for k, ats := range v.places {
+		for _, at := range ats {
+			entries = append(entries, entry{EncodeTxnRowKey(at, k), at, k})
+		}
+	}
+	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	before := closed.UnixMicro()
+	s := len(entries)
+	for s > 0 && gone[entries[s-1].k] && entries[s-1].at < before {
+		s--
+	}
+	// Removing a tombstone needs the rows it names removed too, and
+	// removing a sum row its tombstones; a row whose needs reach a row
+	// that is not gone stays, and so does every row after it.
+	needs := func(k Key) []Key {
+		var out []Key
+		if brokenPlacedNoNeeds {
+			return nil
+		}
+		switch k.Kind {
+		case KindTombstone:
+			for _, n := range v.normals[k.UpdateID] {
+				out = append(out, n.Key())
+			}
+			if k := (Key{UpdateID: k.UpdateID, Kind: KindSum, Version: k.UpdateID}); v.keys[k] {
+				out = append(out, k)
+			}
+		case KindSum:
+			for _, t := range v.tombs[k.Version] {
+				out = append(out, t.Key())
+			}
+		}
+		return out
+	}
+	const (
+		visiting = iota + 1
+		removable
+		stays
+	)
+	state := map[Key]int{}
+	var check func(Key) bool
+	check = func(k Key) bool {
+		switch state[k] {
+		case visiting, removable: // a cycle is removed whole
+			return true
+		case stays:
+			return false
+		}
+		state[k] = visiting
+		ok := gone[k]
+		for _, n := range needs(k) {
+			ok = check(n) && ok
+		}
+		state[k] = removable
+		if !ok {
+			state[k] = stays
+		}
+		return ok
+	}
+	for i := len(entries) - 1; i >= s; i-- {
+		if !check(entries[i].k) {
+			s = i + 1
+		}
+	}
+	removed := map[Key]bool{}
+	var mark func(Key)
+	mark = func(k Key) {
+		if !removed[k] {
+			removed[k] = true
+			for _, n := range needs(k) {
+				mark(n)
+			}
+		}
+	}
+	for _, e := range entries[s:] {
+		mark(e.k)
+	}
+	for _, r := range invalid {
+		if gone[r.Key()] && check(r.Key()) {
+			mark(r.Key())
+		}
+	}
+	out := placedRemoval{removed: removed}
+	if s < len(entries) {
+		out.from = entries[s].key
+	}
+	for _, e := range entries[:s] {
+		if removed[e.k] {
+			out.dels = append(out.dels, store.Mutation{Partition: account, Op: store.OpDelete, Key: e.key})
+		}
+	}
+	return out
+}
+
+// placed returns Accounts like ac whose partitions are placed.
+func (ac *Accounts) placed() *Accounts {
+	c := *ac
+	c.pt = &rowlog.Table[placedRow]{Name: ac.t.Name, Store: ac.t.Store, Clock: ac.t.Clock, Consecutive: ac.t.Consecutive,
+		Decode: decodePlacedRow, CheckKey: ac.t.CheckKey, Observer: ac.t.Observer}
+	return &c
+}
+
+// mergeWrite writes in one batch the deletes del, then the rows put, into
+// account's partition, read as v: at their places (placeOf) when it is
+// placed.
+func (ac *Accounts) mergeWrite(ctx context.Context, account string, v View, del []store.Mutation, put []Row) error {
+	if v.places == nil {
+		return ac.writeRows(ctx, account, nil, put)
+	}
+	muts := append(make([]store.Mutation, 0, len(del)+len(put)), del...)
+	buf := make([]byte, 0, len(put)*(TxnRowKeyLen+maxRowLen))
+	for _, r := range put {
+		if err := r.Validate(); err != nil {
+			return err
+		}
+		at := v.placeOf(r)
+		m := appendPlacedPut(&buf, account, at, r)
+		if r.Kind == KindSum {
+			// Written, and settled, at its place: a delete of it
+			// shadows a settling that a slower merge sends later.
+			m.Timestamp = at
+		}
+		muts = append(muts, m)
+	}
+	return ac.t.Write(ctx, muts)
+}
+
+// appendPlacedPut is appendPut for a row placed at at.
+func appendPlacedPut(buf *[]byte, account string, at int64, r Row) store.Mutation {
+	b := *buf
+	k := len(b)
+	b = appendPlacedKey(b, at, r.Key())
+	v := len(b)
+	b = r.appendEncoding(b, FormatVersion)
+	*buf = b
+	return store.Mutation{Partition: account, Op: store.OpPut, Key: b[k:v:v], Value: b[v:len(b):len(b)]}
+}
+
+// removePlaced is steps 7 and 8 of a merge of a placed partition, in one
+// batch: the settled sum rows, and the rows of the plan's deletes that
+// placedRemoval removes. When the batch would exceed store.MaxBatch it
+// settles only; later merges remove the rows.
+func (ac *Accounts) removePlaced(ctx context.Context, account string, v View, p plan, start time.Time, rep *MergeReport) error {
+	gone := map[Key]bool{}
+	for _, r := range p.deletes {
+		gone[r.Key()] = true
+	}
+	for _, r := range p.gc {
+		gone[r.Key()] = true
+	}
+	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...))
+	del := rm.dels
+	if rm.from != nil {
+		del = append(del, store.Mutation{Partition: account, Op: store.OpDeleteRange, Key: rm.from})
+	}
+	if len(del)+len(p.settle) > store.MaxBatch {
+		del, rm.removed = nil, nil
+	}
+	if len(del)+len(p.settle) == 0 {
+		return nil
+	}
+	if err := ac.mergeWrite(ctx, account, v, del, p.settle); err != nil {
+		return err
+	}
+	rep.Settled = p.settle
+	keep := func(rows []Row) []Row {
+		var out []Row
+		for _, r := range rows {
+			if rm.removed[r.Key()] {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	rep.Deleted, rep.Collected = keep(p.deletes), keep(p.gc)
+	return nil
+}

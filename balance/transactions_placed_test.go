@@ -1,0 +1,75 @@
+package balance_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+// copyAfterItsTombstone applies x (7) on a writer, then x with amount on a
+// writer FutureSkew ahead whose record read comes just before a merge
+// records and sums the first copy: its row lands placed after that
+// merge's tombstone and sum row. A merge past SettleGrace then settles.
+// It returns the balance, the conflicts and the rows left in x's row
+// partition.
+func copyAfterItsTombstone(t *testing.T, amount int64) (int64, []balance.Conflict, int) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
+	tx0 := newTxns(t, st, c)
+	o := tx0.Options()
+	o.Clock = func() time.Time { return c.Now().Add(o.FutureSkew) }
+	tx1, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	mustApply(t, tx0, "x", 7, balance.Applied)
+	merged := false
+	st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if after && call.Method == faulty.MethodScan && !merged {
+			merged = true
+			c.Add(time.Second)
+			mustMerge(t, tx0)
+		}
+		return nil
+	})
+	mustApply(t, tx1, "x", amount, balance.Applied)
+	st.SetHook(nil)
+	c.Add(o.SettleGrace + time.Second)
+	reps := mustMerge(t, tx0)
+	removed := 0
+	for _, r := range reps {
+		removed += len(r.Deleted) + len(r.Collected)
+	}
+	require.Positive(t, removed, "the settling merge removed nothing")
+	bal, err := tx0.Balance(ctx, acct)
+	require.NoError(t, err)
+	conflicts, err := tx0.Conflicts(ctx, acct)
+	require.NoError(t, err)
+	rows := 0
+	for _, p := range tx0.RowPartitions(acct) {
+		n, err := st.Snapshot(ctx, p, balance.MaxRows, store.ReadAny)
+		require.NoError(t, err)
+		rows += len(n)
+	}
+	return bal, conflicts, rows
+}
+
+// A copy of a transaction's row placed after the tombstone that cancels it
+// (a writer that read no record while a merge recorded and summed the
+// transaction) is removed with that tombstone, not left to count once the
+// oldest rows go (SPEC.md 9.4): with the same amount (one row at two
+// places) and with another (a second row of the id, which counts nothing).
+func TestTransactionsCopyAfterItsTombstone(t *testing.T) {
+	for _, amount := range []int64{7, 8} {
+		bal, conflicts, rows := copyAfterItsTombstone(t, amount)
+		require.EqualValues(t, 7, bal, "amount %d", amount)
+		require.Empty(t, conflicts, "amount %d: the refused copy is removed", amount)
+		require.Equal(t, 1, rows, "amount %d: only the settled sum row is left", amount)
+	}
+}
