@@ -129,7 +129,7 @@ func (k rowKey) String() string { return fmt.Sprintf("(%s, %s, %s)", k.UpdateID,
 func decodeRow(account string, sr store.Row) (Row, error) {
 	if len(sr.Key) == TxnRowKeyLen {
 		if _, _, err := DecodeTxnRowKey(sr.Key); err == nil {
-			return Row{}, fmt.Errorf("%w: balance: account %q is a row partition of balance.Transactions: read and merge it with Transactions", crdt.ErrTypeMismatch, account)
+			return Row{}, fmt.Errorf("%w: balance: account %q holds rows of balance.Transactions: merge it with Transactions.Merge", crdt.ErrTypeMismatch, account)
 		}
 	}
 	return rowlog.DecodeRow("balance", "account", account, sr, func(b []byte) (rowKey, error) {

@@ -544,6 +544,46 @@ func integrationTombstoneOverwhelming(t *testing.T, tg *target) {
 	require.ErrorAs(t, err, &rf)
 }
 
+// TestIntegrationRangeTombstonesSeenOnce: what balance.Transactions' row
+// partitions rely on (SPEC.md 10.2): a read scans a range tombstone once,
+// however many older ones it contains, and not the row tombstones it
+// covers. 101,000 row tombstones, then 101,000 open-ended range deletes,
+// each newer and starting earlier than the last, and the rows before them
+// read.
+func TestIntegrationRangeTombstonesSeenOnce(t *testing.T) {
+	eachTarget(t, integrationRangeTombstonesSeenOnce)
+}
+
+func integrationRangeTombstonesSeenOnce(t *testing.T, tg *target) {
+	db := tg.newDB(t, Options{})
+	p := db.Partitions()
+	ctx := context.Background()
+	part := uniqueKey(t, "ranges")
+	const n = 101_000
+	write := func(mut func(i int) store.Mutation) {
+		t.Helper()
+		for b := 0; b < n; b += store.MaxBatch {
+			muts := make([]store.Mutation, 0, store.MaxBatch)
+			for i := b; i < min(b+store.MaxBatch, n); i++ {
+				muts = append(muts, mut(i))
+			}
+			require.NoError(t, p.Apply(ctx, muts))
+		}
+	}
+	require.NoError(t, p.Apply(ctx, []store.Mutation{{Partition: part, Op: store.OpPut, Key: []byte("a"), Value: []byte{1}, Timestamp: 1}}))
+	write(func(i int) store.Mutation {
+		return store.Mutation{Partition: part, Op: store.OpDelete, Key: []byte(fmt.Sprintf("k%06d", i)), Timestamp: 1}
+	})
+	_, err := p.Snapshot(ctx, part, 10, store.ReadComplete)
+	require.ErrorIs(t, err, crdt.ErrUnavailable, "101,000 row tombstones")
+	write(func(i int) store.Mutation {
+		return store.Mutation{Partition: part, Op: store.OpDeleteRange, Key: []byte(fmt.Sprintf("k%06d", n-i)), Timestamp: int64(2 + i)}
+	})
+	rows, err := p.Snapshot(ctx, part, 10, store.ReadComplete)
+	require.NoError(t, err, "the row tombstones under one range tombstone, and 101,000 nested range tombstones")
+	require.Len(t, rows, 1)
+}
+
 func TestIntegrationBatchTooLarge(t *testing.T) { eachTarget(t, integrationBatchTooLarge) }
 
 func integrationBatchTooLarge(t *testing.T, tg *target) {

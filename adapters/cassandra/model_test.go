@@ -66,26 +66,38 @@ type modelPartition struct {
 	cells  map[string]modelCell
 	sorted []string // cells' keys in order; nil after a change
 	points map[string]int64
-	ranges []modelRange
+	ranges []modelRange // none inside another at least as new
 	drop   int64
 }
 
 // tombstonesIn counts the row and range tombstones a read from from to
-// last (inclusive; "": to the end) scans.
+// last (inclusive; "": to the end) scans, as Cassandra counts them: after
+// merging, so a row tombstone that a range tombstone at least as new
+// covers, or a range tombstone inside one at least as new, is not seen.
 func (p *modelPartition) tombstonesIn(from, last string) int {
 	in := func(k string) bool { return k >= from && (last == "" || k <= last) }
 	n := 0
-	for k := range p.points {
-		if in(k) {
+	for k, ts := range p.points {
+		if in(k) && !slices.ContainsFunc(p.ranges, func(r modelRange) bool { return r.ts >= ts && r.holds(k) }) {
 			n++
 		}
 	}
-	for _, r := range p.ranges {
+	for _, r := range p.ranges { // none inside another at least as new
 		if (r.hi == nil || string(r.hi) > from) && (last == "" || r.lo == nil || string(r.lo) <= last) {
 			n++
 		}
 	}
 	return n
+}
+
+// holds reports whether the range deletes the row key k.
+func (r modelRange) holds(k string) bool {
+	return (r.lo == nil || k >= string(r.lo)) && (r.hi == nil || k < string(r.hi))
+}
+
+// contains reports whether the range deletes every key o does.
+func (r modelRange) contains(o modelRange) bool {
+	return (r.lo == nil || o.lo != nil && string(o.lo) >= string(r.lo)) && (r.hi == nil || o.hi != nil && string(o.hi) <= string(r.hi))
 }
 
 func (p *modelPartition) shadowed(ck string, ts int64) bool {
@@ -126,6 +138,20 @@ func newCQLModel(db *DB) *cqlModel {
 
 // attach routes db's I/O (and so every store db hands out from now on) to
 // the model.
+// tombstones returns how many tombstones a read of partition pk scans, in
+// every table.
+func (m *cqlModel) tombstones(pk string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, t := range m.tables {
+		if p := t.parts[pk]; p != nil {
+			n += p.tombstonesIn("", "")
+		}
+	}
+	return n
+}
+
 func (m *cqlModel) attach(db *DB) {
 	db.send = func(ctx context.Context, op Op, stmts []stmt) error { return m.driverSend(ctx, db, op, stmts) }
 	db.openPage = func(ctx context.Context, op Op, cql string, args []any, pageSize int, state []byte) rowIter {
@@ -295,7 +321,12 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 			case len(cs) == 1:
 				p.drop = max(p.drop, ts)
 			default:
-				p.ranges = append(p.ranges, r)
+				// A range inside one at least as new is gone after
+				// merging, as in Cassandra's reads and compactions.
+				if !slices.ContainsFunc(p.ranges, func(o modelRange) bool { return o.ts >= r.ts && o.contains(r) }) {
+					p.ranges = slices.DeleteFunc(p.ranges, func(o modelRange) bool { return r.ts >= o.ts && r.contains(o) })
+					p.ranges = append(p.ranges, r)
+				}
 			}
 			for ck, c := range p.cells {
 				if p.shadowed(ck, c.ts) {

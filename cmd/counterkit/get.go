@@ -362,27 +362,35 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 		res.Summary = logStats(r.Stats)
 		res.Summary["cells_read"] = r.Cells
 	case "balance":
-		a, err := balance.New(cp, balance.Options{})
-		if err != nil {
-			return err
-		}
-		v, err := a.Balance(ctx, key)
-		if err != nil {
-			return err
-		}
-		conflicts, err := a.Conflicts(ctx, key)
-		if err != nil {
-			return err
-		}
-		decoded := make([]balance.Row, len(rows))
-		for i, r := range rows {
-			if err := decoded[i].UnmarshalBinary(r.Value); err != nil {
+		// A row of a Transactions row partition may be stored at two
+		// places: it is one row (SPEC.md 9.4).
+		placed := len(rows[0].Key) == balance.TxnRowKeyLen
+		var decoded []balance.Row
+		for _, r := range rows {
+			var row balance.Row
+			if err := row.UnmarshalBinary(r.Value); err != nil {
 				return err
+			}
+			if !placed || !slices.Contains(decoded, row) {
+				decoded = append(decoded, row)
 			}
 		}
 		view, err := balance.Evaluate(decoded)
 		if err != nil {
 			return err
+		}
+		v, conflicts := view.Value, view.Conflicts
+		if !placed {
+			a, err := balance.New(cp, balance.Options{})
+			if err != nil {
+				return err
+			}
+			if v, err = a.Balance(ctx, key); err != nil {
+				return err
+			}
+			if conflicts, err = a.Conflicts(ctx, key); err != nil {
+				return err
+			}
 		}
 		cs := []string{}
 		for _, c := range conflicts {
@@ -413,6 +421,13 @@ func rowName(typ string, key []byte) (string, error) {
 		}
 		return fmt.Sprintf("%s %s", id, kind), nil
 	default:
+		if len(key) == balance.TxnRowKeyLen { // a row of a Transactions row partition, at its place
+			at, k, err := balance.DecodeTxnRowKey(key)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("%s %s %s at %s", k.UpdateID, k.Kind, k.Version, time.UnixMicro(at).UTC().Format(time.RFC3339Nano)), nil
+		}
 		k, err := balance.DecodeKey(key)
 		if err != nil {
 			return "", err

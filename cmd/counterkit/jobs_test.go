@@ -369,3 +369,14 @@ func TestMergeBalanceRefusesTransactions(t *testing.T) {
 	require.Equal(t, len(parts), strings.Count(errOut, "merge it with Transactions.Merge (crdt.ErrTypeMismatch)"), errOut)
 	require.Equal(t, before, storedRows(t, dir))
 }
+
+// get names a row of a Transactions row partition by its key, place
+// included.
+func TestGetNamesTransactionRows(t *testing.T) {
+	dir := fixture(t)
+	parts := shopTxns(t, dir)
+	code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "balance", parts[0])
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, " N 00000000-0000-0000-")
+	require.Contains(t, out, " at "+epoch.UTC().Format("2006-01-02T15:04:05"))
+}
