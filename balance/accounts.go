@@ -236,8 +236,8 @@ type MergeReport struct {
 	Tombstones []Row // step 5
 	Sum        *Row  // step 6
 	Settled    []Row // step 7: sum rows marked settled
-	Deleted    []Row // step 7: the rows they covered
-	Collected  []Row // step 8: invalid rows removed
+	Deleted    []Row // step 7: the rows they covered (of a Transactions row partition: those removed, SPEC.md 9.4)
+	Collected  []Row // step 8: invalid rows removed (likewise)
 	TooYoung   []Row // step 8: invalid rows not yet GCGrace old
 	// Conflicts are the update ids the merge read with an amount that does
 	// not count (View.Conflicts); a merge deleting such a row reports it.

@@ -38,8 +38,9 @@
 //   - Exactly-once holds within the write window (Options.Window).
 //   - Reads beyond MaxRows rows are refused with crdt.ErrTooLarge: a
 //     partition holds two rows per update of about the last SettleGrace.
-//   - On Cassandra a partition takes about 50,000 settled updates per
-//     gc_grace_seconds before its reads fail (SPEC.md 10.2).
+//   - On Cassandra an Accounts account takes about 50,000 settled updates
+//     per gc_grace_seconds before its reads fail; Transactions' row
+//     partitions have no such limit (SPEC.md 10.2).
 //   - Accounts.Merge merges an account in the store; Example_mergeTrace
 //     shows it step by step.
 package balance

@@ -40,8 +40,10 @@ import (
 // too, one partition per account, RetryWindow and record shard
 // (TxnOptions.RecordShards); merges delete those no call reads any more.
 //
-// On Cassandra, each row partition takes about 50,000 settled credits
-// per gc_grace_seconds before its reads fail (SPEC.md 10.2).
+// A row partition's keys start with each row's place, the time its writer
+// chose, so a merge removes the settled rows with one delete-range (on
+// Cassandra one range tombstone, which reads scan once, SPEC.md 9.4 and
+// 10.2).
 //
 // Merge each active account regularly (a hot one every few seconds): only
 // merges record transactions, and until one has, a retry rewrites the
