@@ -116,6 +116,17 @@ func (s *spy) Stored(account string) []balance.Row { return storedRows(s.c.mem, 
 // writeRows stores rows in account's partition of st in one Apply, stamped
 // as Accounts stamps its writes (after every write of the process so far).
 func writeRows(st store.Partitions, account string, rows ...balance.Row) error {
+	return putRows(st, account, false, rows)
+}
+
+// writePlaced is writeRows for a placed partition: each row at the time of
+// the row it names (an N row's update id, a T row's target, an S row's
+// version), as merges place them, and a sum row stamped with its place.
+func writePlaced(st store.Partitions, account string, rows ...balance.Row) error {
+	return putRows(st, account, true, rows)
+}
+
+func putRows(st store.Partitions, account string, placed bool, rows []balance.Row) error {
 	ts := stamp.Reserve(time.Time{}, len(rows))
 	muts := make([]store.Mutation, len(rows))
 	for i, r := range rows {
@@ -124,6 +135,12 @@ func writeRows(st store.Partitions, account string, rows ...balance.Row) error {
 			return err
 		}
 		muts[i] = store.Mutation{Partition: account, Op: store.OpPut, Key: balance.EncodeKey(r.Key()), Value: v, Timestamp: ts + int64(i)}
+		if at := r.UpdateID.Time().UnixMicro(); placed {
+			muts[i].Key = balance.EncodeTxnRowKey(at, r.Key())
+			if r.Kind == balance.KindSum {
+				muts[i].Timestamp = at // as merges write sum rows (placed.go)
+			}
+		}
 	}
 	return st.Apply(context.Background(), muts)
 }
@@ -148,24 +165,4 @@ func storedRows(st store.Partitions, account string) []balance.Row {
 		}
 	}
 	return out
-}
-
-// writePlaced is writeRows for a placed partition: each row at the time of
-// the row it names (an N row's update id, a T row's target, an S row's
-// version), as merges place them, and a sum row stamped with its place.
-func writePlaced(st store.Partitions, account string, rows ...balance.Row) error {
-	ts := stamp.Reserve(time.Time{}, len(rows))
-	muts := make([]store.Mutation, len(rows))
-	for i, r := range rows {
-		v, err := r.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		at := r.UpdateID.Time().UnixMicro()
-		muts[i] = store.Mutation{Partition: account, Op: store.OpPut, Key: balance.EncodeTxnRowKey(at, r.Key()), Value: v, Timestamp: ts + int64(i)}
-		if r.Kind == balance.KindSum {
-			muts[i].Timestamp = at // as merges write sum rows (placed.go)
-		}
-	}
-	return st.Apply(context.Background(), muts)
 }
