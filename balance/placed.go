@@ -160,8 +160,8 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		s--
 	}
 	// Removing a tombstone needs the rows it names removed too, and
-	// removing a sum row its tombstones; a row whose needs reach a row
-	// that is not gone stays, and so does every row after it.
+	// removing a sum row its tombstones: a row that needs, at any depth, a
+	// row that is not gone stays, and so does every row after it.
 	needs := func(k Key) []Key {
 		var out []Key
 		if brokenPlacedNoNeeds {
@@ -182,33 +182,27 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		}
 		return out
 	}
-	const (
-		visiting = iota + 1
-		removable
-		stays
-	)
-	state := map[Key]int{}
-	var check func(Key) bool
-	check = func(k Key) bool {
-		switch state[k] {
-		case visiting, removable: // a cycle is removed whole
-			return true
-		case stays:
-			return false
-		}
-		state[k] = visiting
-		ok := gone[k]
+	neededBy := map[Key][]Key{}
+	var stays []Key
+	for k := range v.keys {
 		for _, n := range needs(k) {
-			ok = check(n) && ok
+			neededBy[n] = append(neededBy[n], k)
 		}
-		state[k] = removable
-		if !ok {
-			state[k] = stays
+		if !gone[k] {
+			stays = append(stays, k)
 		}
-		return ok
+	}
+	staying := map[Key]bool{}
+	for len(stays) > 0 {
+		k := stays[len(stays)-1]
+		stays = stays[:len(stays)-1]
+		if !staying[k] {
+			staying[k] = true
+			stays = append(stays, neededBy[k]...)
+		}
 	}
 	for i := len(entries) - 1; i >= s; i-- {
-		if !check(entries[i].k) {
+		if staying[entries[i].k] {
 			s = i + 1
 		}
 	}
@@ -226,7 +220,7 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		mark(e.k)
 	}
 	for _, r := range invalid {
-		if gone[r.Key()] && check(r.Key()) {
+		if gone[r.Key()] && !staying[r.Key()] {
 			mark(r.Key())
 		}
 	}
