@@ -101,8 +101,10 @@ func (ac *Accounts) placedView(ctx context.Context, account string) (View, error
 }
 
 // placeOf returns where a merge writes the row r of a placed partition: a
-// sum row at its version's time; a tombstone at the newest place of a row
-// it names, or of the row it settles.
+// tombstone at the newest place of a row it names; a stored row where it
+// is (its newest place); a new sum row at its version's time or, if later,
+// the newest place of a live row, so that the rows it covers are older
+// than it even when written by a clock ahead of the merge's.
 func (v View) placeOf(r Row) int64 {
 	var at int64 = -1
 	newest := func(k Key) {
@@ -118,9 +120,14 @@ func (v View) placeOf(r Row) int64 {
 	case r.Kind == KindTombstone:
 		newest(Key{UpdateID: r.UpdateID, Kind: KindSum, Version: r.UpdateID})
 	default:
-		newest(r.Key())
+		if newest(r.Key()); at < 0 && r.Kind == KindSum {
+			at = r.Version.Time().UnixMicro()
+			for _, l := range v.Live {
+				newest(l.Key())
+			}
+		}
 	}
-	if at < 0 {
+	if at < 0 { // a tombstone names only rows the merge read: not reached
 		at = r.Version.Time().UnixMicro()
 	}
 	return at
@@ -131,8 +138,9 @@ func (v View) placeOf(r Row) int64 {
 // partition's end, with one delete-range, when each of them is gone and
 // placed before closed; the invalid rows of gone (left by racing or
 // crashed merges, wherever they are placed); and with them the rows
-// removing them needs (a tombstone's targets, a sum row's tombstones), at
-// their other places. Rows of gone not removed stay until a later merge
+// removing them needs (a tombstone's targets, a sum row's tombstones, the
+// unsettled valid sum row a tombstone or its target belongs to), at their
+// other places. Rows of gone not removed stay until a later merge
 // removes them: they count nothing, and the rows that make them count
 // nothing stay with them.
 type placedRemoval struct {
@@ -141,7 +149,7 @@ type placedRemoval struct {
 	dels    []store.Mutation // the places of removed rows before from
 }
 
-func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid []Row) placedRemoval {
+func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled []Row) placedRemoval {
 	type entry struct {
 		key []byte
 		at  int64
@@ -159,14 +167,13 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 	for s > 0 && gone[entries[s-1].k] && entries[s-1].at < before {
 		s--
 	}
-	// Removing a tombstone needs the rows it names removed too, and
-	// removing a sum row its tombstones: a row that needs, at any depth, a
-	// row that is not gone stays, and so does every row after it.
-	needs := func(k Key) []Key {
+	// Removing a tombstone needs the rows it names removed too, removing
+	// a sum row its tombstones, and removing a tombstone of a sum row that
+	// stays valid and unsettled, or a row such a tombstone names, needs
+	// that sum row removed: a row that needs, at any depth, a row that is
+	// not gone stays, and so does every row after it.
+	down := func(k Key) []Key {
 		var out []Key
-		if brokenPlacedNoNeeds {
-			return nil
-		}
 		switch k.Kind {
 		case KindTombstone:
 			for _, n := range v.normals[k.UpdateID] {
@@ -181,6 +188,21 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 			}
 		}
 		return out
+	}
+	up := map[Key][]Key{}
+	for _, u := range unsettled {
+		for _, t := range v.tombs[u.Version] {
+			up[t.Key()] = append(up[t.Key()], u.Key())
+			for _, r := range down(t.Key()) {
+				up[r] = append(up[r], u.Key())
+			}
+		}
+	}
+	needs := func(k Key) []Key {
+		if brokenPlacedNoNeeds {
+			return nil
+		}
+		return append(down(k), up[k]...)
 	}
 	neededBy := map[Key][]Key{}
 	var stays []Key
@@ -292,7 +314,13 @@ func (ac *Accounts) removePlaced(ctx context.Context, account string, v View, p 
 	for _, r := range p.gc {
 		gone[r.Key()] = true
 	}
-	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...))
+	var unsettled []Row // valid sum rows this merge leaves unsettled
+	for _, s := range v.Valid {
+		if !s.Settled && !slices.ContainsFunc(p.settle, func(r Row) bool { return r.Key() == s.Key() }) {
+			unsettled = append(unsettled, s)
+		}
+	}
+	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...), unsettled)
 	del := rm.dels
 	if rm.from != nil {
 		del = append(del, store.Mutation{Partition: account, Op: store.OpDeleteRange, Key: rm.from})

@@ -2,6 +2,7 @@ package balance_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
@@ -72,4 +74,35 @@ func TestTransactionsCopyAfterItsTombstone(t *testing.T) {
 		require.Empty(t, conflicts, "amount %d: the refused copy is removed", amount)
 		require.Equal(t, 1, rows, "amount %d: only the settled sum row is left", amount)
 	}
+}
+
+// An idle account's row partitions end with one row, even when a writer
+// whose clock is FutureSkew ahead placed a row after the merge's version
+// (the sum row is placed after every row it covers: SPEC.md 9.4).
+func TestTransactionsIdleAccountCompacts(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	tx0 := newTxns(t, st, c)
+	o := tx0.Options()
+	o.Clock = func() time.Time { return c.Now().Add(o.FutureSkew) }
+	tx1, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	for i := range 20 {
+		mustApply(t, tx1, crdt.TxnID(fmt.Sprint("ahead-", i)), 1, balance.Applied)
+		mustApply(t, tx0, crdt.TxnID(fmt.Sprint("on-time-", i)), 1, balance.Applied)
+	}
+	mustMerge(t, tx0)
+	for range 3 {
+		c.Add(o.SettleGrace + o.FutureSkew + time.Second)
+		mustMerge(t, tx0)
+	}
+	for _, p := range tx0.RowPartitions(acct) {
+		rows, err := st.Snapshot(ctx, p, balance.MaxRows, store.ReadAny)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(rows), 1, "%s: %d rows left", p, len(rows))
+	}
+	bal, err := tx0.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 40, bal)
 }

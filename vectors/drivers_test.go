@@ -7347,8 +7347,15 @@ func dvModelBalance(v dvVector) []string {
 					total += int64(*d.Amount)
 				}
 				sum = &dvDesc{UpdateID: rep.Version, Kind: "S", Version: rep.Version, Amount: dvI(total), Covers: dvI(int64(len(tombs))), Settled: dvB(false)}
-				if placed { // SPEC.md 9.4: a sum row at its version's time, a tombstone at its target's newest place
+				if placed { // SPEC.md 9.4: a sum row at its version's time or the newest live row's place, a tombstone at its target's newest place
 					sum.At = dvI(vt.UnixMicro())
+					for _, l := range view.Live {
+						for _, r := range rows {
+							if r.UpdateID == dvUUID(l.UpdateID) && r.Kind == dvKindName(l.Kind) && r.Version == dvUUID(l.Version) && *r.At > *sum.At {
+								sum.At = r.At
+							}
+						}
+					}
 					for i, d := range tombs {
 						for _, r := range rows {
 							if r.UpdateID == d.UpdateID && r.Kind == d.Target && (d.Target == "N" || r.Version == d.UpdateID) && (tombs[i].At == nil || *r.At > *tombs[i].At) {
@@ -8329,8 +8336,11 @@ var dvMutants = []struct {
 		"balance/placed.go", "			m.Timestamp = at\n", "",
 		"driver_balance", "transactions: a stale record read, settling and record expiry"},
 	{"balance/row partition tombstone at its version", "9.4 Places: a tombstone at the newest place of a row it names",
-		"balance/placed.go", "	if at < 0 {\n		at = r.Version.Time().UnixMicro()", "	if at < 0 || r.Kind == KindTombstone {\n		at = r.Version.Time().UnixMicro()",
+		"balance/placed.go", "	if at < 0 { // a tombstone names only rows the merge read: not reached", "	if at < 0 || r.Kind == KindTombstone {",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
+	{"balance/row partition sum row at its version only", "9.4 Places: a sum row at the newest place of a live row it read if later than its version",
+		"balance/placed.go", "			for _, l := range v.Live {", "			for _, l := range v.Live[:0] {",
+		"driver_balance", "transactions: removal takes a later copy of another amount"},
 	{"balance/row partition removal without its needs", "9.4 Removal: every row a removed row needs, at every place",
 		"balance/placed.go", "		if brokenPlacedNoNeeds {", "		if true {",
 		"driver_balance", "transactions: removal takes a later copy of another amount"},
@@ -8604,7 +8614,8 @@ func dvFNV(s string) uint32 {
 // a settle-grace-old valid merge's tombstone) or collects (an invalid row
 // GC grace old, or a tombstone of a removed row: GC grace old when it names
 // an N row); removing a tombstone removes every row it names, removing a
-// sum row its tombstones. The batch deletes, in key order, every place of
+// sum row its tombstones, and removing a tombstone of a valid sum row left
+// unsettled, or a row such a tombstone names, that sum row. The batch deletes, in key order, every place of
 // a removed row before the longest run of the snapshot's last rows that
 // are removed and placed before start − SettleGrace, then that run with
 // one delete-range to the partition's end, then puts the settled sum rows
@@ -8640,13 +8651,29 @@ func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time
 			bad("step 8 collects %s, which is not an invalid row GC grace old or a tombstone of a removed row", dvRowKey(d))
 		}
 	}
+	settled := map[string]bool{} // valid sum rows settled after this merge
+	for _, sr := range view.Valid {
+		settled[dvUUID(sr.Version)] = sr.Settled
+	}
+	for _, d := range rep.Settled {
+		settled[d.Version] = true
+	}
+	names := func(t, n *dvDesc) bool {
+		return t.Kind == "T" && n.UpdateID == t.UpdateID && n.Kind == t.Target && (t.Target == "N" || n.Version == t.UpdateID)
+	}
 	for _, r := range rows {
 		if !removed[dvRowKey(*r)] {
 			continue
 		}
 		for _, n := range rows { // what removing r needs removed too
-			need := (r.Kind == "T" && n.UpdateID == r.UpdateID && n.Kind == r.Target && (r.Target == "N" || n.Version == r.UpdateID)) ||
-				(r.Kind == "S" && n.Kind == "T" && n.Version == r.Version)
+			need := names(r, n) || (r.Kind == "S" && n.Kind == "T" && n.Version == r.Version)
+			if n.Kind == "S" && !settled[n.Version] {
+				if _, valid := settled[n.Version]; valid { // r is a tombstone of n, or a row one names
+					for _, t := range rows {
+						need = need || (t.Kind == "T" && t.Version == n.Version && (t == r || names(t, r)))
+					}
+				}
+			}
 			if need && !removed[dvRowKey(*n)] {
 				bad("removes %s but not %s", dvRowKey(*r), dvRowKey(*n))
 			}

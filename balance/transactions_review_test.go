@@ -1,0 +1,200 @@
+package balance_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+// These tests, and the random schedules, place rows of Transactions with
+// writers and merges whose clocks differ, racing and nested merges (SPEC.md
+// 9.4, Places and Removal).
+
+// rsBase spaces these tests' clocks far past every other test's, so that
+// the process-wide write stamp (internal/stamp) follows the clocks.
+var rsBase = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func rsClock() *testClock {
+	rsBase = rsBase.Add(30 * 24 * time.Hour)
+	return &testClock{t: rsBase}
+}
+
+// rsWriter is Transactions over st whose clock is c shifted by off.
+func rsWriter(t *testing.T, st store.Partitions, c *testClock, off time.Duration, parts int) *balance.Transactions {
+	t.Helper()
+	tx, err := balance.NewTransactions(st, balance.TxnOptions{Partitions: parts,
+		Options: balance.Options{Clock: func() time.Time { return c.Now().Add(off) }}})
+	require.NoError(t, err)
+	return tx
+}
+
+// rsRows returns the stored rows of account's row partitions.
+func rsRows(t *testing.T, st store.Partitions, tx *balance.Transactions) []store.Row {
+	t.Helper()
+	var out []store.Row
+	for _, p := range tx.RowPartitions(acct) {
+		rows, err := st.Snapshot(context.Background(), p, balance.MaxRows, store.ReadComplete)
+		require.NoError(t, err)
+		out = append(out, rows...)
+	}
+	return out
+}
+
+func rsDump(t *testing.T, rows []store.Row) {
+	for _, r := range rows {
+		at, k, err := balance.DecodeTxnRowKey(r.Key)
+		var row balance.Row
+		_ = row.UnmarshalBinary(r.Value)
+		t.Logf("  place %v %v err=%v row=%v settled=%v", time.UnixMicro(at).UTC().Format("15:04:05.000000"), k.Kind, err, row, row.Settled)
+	}
+}
+
+// A credit written by a writer whose clock is ahead (within FutureSkew)
+// and merged at once is placed after the merge's version; the sum row is
+// placed after it (at the newest place of a row it covers), so once the
+// account is idle its merges remove the row and its tombstone: the
+// partition ends with the settled sum row alone.
+func TestTransactionsRowsPlacedAfterTheLiveSumGo(t *testing.T) {
+	ctx := context.Background()
+	c := rsClock()
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{})
+	w0 := rsWriter(t, st, c, 0, 1)
+	ahead := rsWriter(t, st, c, w0.Options().FutureSkew, 1)
+	mustApply(t, ahead, "x", 7, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, w0) // version ~ c+1s, before x's place c+5s
+	for range 10 {
+		c.Add(w0.Options().GCGrace + time.Minute)
+		mustMerge(t, w0)
+	}
+	bal, err := w0.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, bal)
+	rows := rsRows(t, mem, w0)
+	rsDump(t, rows)
+	require.Equal(t, 1, len(rows), "an idle account merged 10 times keeps more than its settled sum row")
+}
+
+// Two merges within SettleGrace (A covers the live settled sum S0 and b;
+// B covers A's sum and c), then a credit x from a writer whose clock is
+// FutureSkew behind the merger's: x is placed before A's sum row and
+// stays live. The merge past SettleGrace plans S0 and A's sum (covered by
+// B) deleted and settles B; its oldest run stops at x. Removing S0 and
+// A's tombstone naming it needs A's sum row removed (it stays unsettled
+// otherwise, invalid with a tombstone short, and b would count again), so
+// A's sum row, its tombstones and b go too, at their places.
+func TestTransactionsPartialRemovalKeepsCoveredRows(t *testing.T) {
+	ctx := context.Background()
+	c := rsClock()
+	mem := memory.NewPartitions()
+	behind := rsWriter(t, mem, c, 0, 1)
+	fs := behind.Options().FutureSkew
+	merger := rsWriter(t, mem, c, fs, 1)
+	o := merger.Options()
+
+	// An account with one settled sum row S0 (a = 1).
+	mustApply(t, merger, "a", 1, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, merger)
+	c.Add(o.SettleGrace + time.Second)
+	mustMerge(t, merger)
+	mustMerge(t, merger)
+	require.Len(t, rsRows(t, mem, merger), 1)
+
+	c.Add(time.Minute)
+	mustApply(t, merger, "b", 10, balance.Applied) // placed r+5s
+	c.Add(time.Second)
+	mustMerge(t, merger) // A: S0 + b, sum placed r+6s
+	c.Add(time.Second)
+	mustApply(t, merger, "c", 100, balance.Applied) // placed r+7s
+	c.Add(time.Second)
+	mustMerge(t, merger) // B: A + c, sum placed r+8s
+	c.Add(time.Second)
+	mustApply(t, behind, "x", 1000, balance.Applied) // placed r+4s, before A's sum
+	bal, err := merger.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 1111, bal)
+
+	c.Add(o.SettleGrace + 10*time.Second)
+	mustMerge(t, merger) // settles B, deletes A; removes only what is older than x
+	rsDump(t, rsRows(t, mem, merger))
+	bal, err = merger.Balance(ctx, acct)
+	require.NoError(t, err)
+	for range 3 { // later merges keep the wrong balance
+		c.Add(o.GCGrace)
+		mustMerge(t, merger)
+	}
+	after, err := merger.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 1111, bal, "b counted twice (after 3 more merges: %d)", after)
+}
+
+// Two merges race on {S0, n1} (B runs whole between A's read and its
+// writes: B's sum precedes A's, so A's is invalid and so are its
+// tombstones). A third merge E covers B's sum and n2 within SettleGrace.
+// The merge F past SettleGrace settles E and plans B's sum deleted (E
+// covers it); its oldest run is empty (the last stored row is A's
+// tombstone naming S0, invalid and not GCGrace old). F removes A's
+// invalid tombstone naming n1, and n1 with it; removing n1 needs B's sum
+// row removed (unsettled, it would lose a row its tombstone names, and S0
+// would count again), so B's sum row and its tombstones go too.
+func TestTransactionsInvalidTombstoneRemovalKeepsASum(t *testing.T) {
+	ctx := context.Background()
+	c := rsClock()
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{})
+	tx := rsWriter(t, st, c, 0, 1)
+	o := tx.Options()
+
+	mustApply(t, tx, "a", 1, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, tx) // S0
+	c.Add(o.SettleGrace + time.Second)
+	mustMerge(t, tx)
+	require.Len(t, rsRows(t, mem, tx), 1)
+
+	c.Add(5 * time.Second)
+	mustApply(t, tx, "n1", 10, balance.Applied)
+	c.Add(time.Second)
+	nested := false
+	st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if after && call.Method == faulty.MethodSnapshot && !nested {
+			nested = true
+			c.Add(time.Second)
+			mustMerge(t, tx) // B: S0 + n1, valid
+			c.Add(time.Second)
+		}
+		return nil
+	})
+	mustMerge(t, tx) // A: S0 + n1 again, invalid (B precedes it)
+	st.SetHook(nil)
+	require.True(t, nested)
+	c.Add(time.Second)
+	mustApply(t, tx, "n2", 100, balance.Applied)
+	c.Add(time.Second)
+	mustMerge(t, tx) // E: B's sum + n2
+	bal, err := tx.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 111, bal)
+
+	c.Add(o.SettleGrace + time.Second)
+	mustMerge(t, tx) // F
+	rsDump(t, rsRows(t, mem, tx))
+	bal, err = tx.Balance(ctx, acct)
+	require.NoError(t, err)
+	for range 3 { // later merges keep the wrong balance
+		c.Add(o.GCGrace)
+		mustMerge(t, tx)
+	}
+	after, err := tx.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 111, bal, "S0 counted twice (after 3 more merges: %d)", after)
+}
