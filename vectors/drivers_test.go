@@ -3981,6 +3981,8 @@ func dvGenBalance() dvFile {
 	// others' in shard 1.
 	txo := opts
 	txo.RetryWindowNS, txo.DeadlineNS, txo.Partitions, txo.RecordShards = dvI(int64(time.Hour)), dvI(int64(5*time.Second)), 2, 2
+	txo1 := txo
+	txo1.Partitions = 1
 	txn := func(id string, amount int64, faults ...string) dvStep {
 		return dvStepOf(dvStep{Op: "txn_apply", Key: k, Txn: id, Amount: dvI(amount)}, faults...)
 	}
@@ -4030,6 +4032,27 @@ func dvGenBalance() dvFile {
 				dvClock(txn("pay-1", 110, "stale"), at(11, 2*time.Second)),
 				dvKeyOp("txn_balance", k),
 				dvClock(dvKeyOp("txn_merge", k), at(11, time.Minute+5*time.Second)),
+				dvKeyOp("txn_balance", k),
+			}},
+		dvVector{Name: "transactions: removal takes an unsettled sum row whose tombstone goes", Note: "one row partition. a (1) is merged at +1s (S0) and settled at +1m2s, which removes a and its tombstone by range. Merge A at +2m1s covers S0 and b (10); merge B at +2m4s covers A's sum row and c (100). x (1000) comes from a writer whose clock reads +2m0.5s, 3.5s behind: it is placed before A's sum row and stays live. The merge at +3m15s settles B and plans S0, A's sum row and b deleted; its oldest run stops below x, so it removes S0 and A's tombstone naming S0 by range, and A's sum row, which would stay unsettled with a tombstone short, is removed at its place with its other tombstone and b. The balance stays 1111",
+			Options: txo1, Steps: []dvStep{
+				dvClock(txn("a", 1), at(12, 0)),
+				dvClock(dvKeyOp("txn_merge", k), at(12, time.Second)),
+				dvClock(dvKeyOp("txn_merge", k), at(12, time.Minute+2*time.Second)),
+				dvClock(txn("b", 10), at(12, 2*time.Minute)),
+				dvClock(dvKeyOp("txn_merge", k), at(12, 2*time.Minute+time.Second)),
+				dvClock(txn("c", 100), at(12, 2*time.Minute+3*time.Second)),
+				dvClock(dvKeyOp("txn_merge", k), at(12, 2*time.Minute+4*time.Second)),
+				dvClock(txn("x", 1000), at(12, 2*time.Minute+500*time.Millisecond)),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(12, 3*time.Minute+15*time.Second)),
+				dvKeyOp("txn_balance", k),
+			}},
+		dvVector{Name: "transactions: a sum row is placed after a row written by a clock ahead", Note: "one row partition. y (5) comes from a writer whose clock reads +3s; the merge's clock reads +1s, so its version is at +1s, and its sum row is placed at +3s, y's place, after the row it covers. At +1m10s the merge settles it and removes y and its tombstone by range: the sum row alone is left",
+			Options: txo1, Steps: []dvStep{
+				dvClock(txn("y", 5), at(13, 3*time.Second)),
+				dvClock(dvKeyOp("txn_merge", k), at(13, time.Second)),
+				dvClock(dvKeyOp("txn_merge", k), at(13, time.Minute+10*time.Second)),
 				dvKeyOp("txn_balance", k),
 			}},
 	)
@@ -8340,7 +8363,10 @@ var dvMutants = []struct {
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
 	{"balance/row partition sum row at its version only", "9.4 Places: a sum row at the newest place of a live row it read if later than its version",
 		"balance/placed.go", "			for _, l := range v.Live {", "			for _, l := range v.Live[:0] {",
-		"driver_balance", "transactions: removal takes a later copy of another amount"},
+		"driver_balance", "transactions: a sum row is placed after a row written by a clock ahead"},
+	{"balance/row partition removal leaves an unsettled sum row", "9.4 Removal: removing a tombstone of a sum row left unsettled needs that sum row",
+		"balance/placed.go", "		return append(down(k), up[k]...)", "		return down(k)",
+		"driver_balance", "transactions: removal takes an unsettled sum row whose tombstone goes"},
 	{"balance/row partition removal without its needs", "9.4 Removal: every row a removed row needs, at every place",
 		"balance/placed.go", "		if brokenPlacedNoNeeds {", "		if true {",
 		"driver_balance", "transactions: removal takes a later copy of another amount"},
