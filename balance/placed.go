@@ -156,9 +156,12 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		k   Key
 	}
 	var entries []entry
+	buf := make([]byte, 0, len(v.places)*TxnRowKeyLen) // one allocation for every key
 	for k, ats := range v.places {
 		for _, at := range ats {
-			entries = append(entries, entry{EncodeTxnRowKey(at, k), at, k})
+			n := len(buf)
+			buf = appendPlacedKey(buf, at, k)
+			entries = append(entries, entry{buf[n:len(buf):len(buf)], at, k})
 		}
 	}
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
