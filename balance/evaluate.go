@@ -48,8 +48,10 @@ type View struct {
 	// keys holds the key of every row present.
 	keys map[Key]bool
 	// places holds, in a placed partition (placed.go), the places of
-	// every row present, ascending; nil otherwise.
+	// every row present, ascending, and stored its rows as stored, in key
+	// order; nil otherwise.
 	places map[Key][]int64
+	stored []placedRow
 }
 
 // Conflict is an update id whose N rows carry more than one amount, or

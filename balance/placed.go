@@ -1,7 +1,6 @@
 package balance
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -96,7 +95,7 @@ func (ac *Accounts) placedView(ctx context.Context, account string) (View, error
 		slices.Sort(ats)
 	}
 	v, err := Evaluate(rows)
-	v.places = places
+	v.places, v.stored = places, stored
 	return v, err
 }
 
@@ -150,24 +149,10 @@ type placedRemoval struct {
 }
 
 func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled []Row) placedRemoval {
-	type entry struct {
-		key []byte
-		at  int64
-		k   Key
-	}
-	var entries []entry
-	buf := make([]byte, 0, len(v.places)*TxnRowKeyLen) // one allocation for every key
-	for k, ats := range v.places {
-		for _, at := range ats {
-			n := len(buf)
-			buf = appendPlacedKey(buf, at, k)
-			entries = append(entries, entry{buf[n:len(buf):len(buf)], at, k})
-		}
-	}
-	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	entries := v.stored // in key order
 	before := closed.UnixMicro()
 	s := len(entries)
-	for s > 0 && gone[entries[s-1].k] && entries[s-1].at < before {
+	for s > 0 && gone[entries[s-1].row.Key()] && entries[s-1].at < before {
 		s--
 	}
 	// Removing a tombstone needs the rows it names removed too, removing
@@ -192,12 +177,16 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		}
 		return out
 	}
-	up := map[Key][]Key{}
+	up := map[Key][]Key{} // only from rows of gone: the others stay
 	for _, u := range unsettled {
 		for _, t := range v.tombs[u.Version] {
-			up[t.Key()] = append(up[t.Key()], u.Key())
+			if gone[t.Key()] {
+				up[t.Key()] = append(up[t.Key()], u.Key())
+			}
 			for _, r := range down(t.Key()) {
-				up[r] = append(up[r], u.Key())
+				if gone[r] {
+					up[r] = append(up[r], u.Key())
+				}
 			}
 		}
 	}
@@ -210,11 +199,12 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 	neededBy := map[Key][]Key{}
 	var stays []Key
 	for k := range v.keys {
-		for _, n := range needs(k) {
-			neededBy[n] = append(neededBy[n], k)
-		}
 		if !gone[k] {
 			stays = append(stays, k)
+			continue
+		}
+		for _, n := range needs(k) {
+			neededBy[n] = append(neededBy[n], k)
 		}
 	}
 	staying := map[Key]bool{}
@@ -227,7 +217,7 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		}
 	}
 	for i := len(entries) - 1; i >= s; i-- {
-		if staying[entries[i].k] {
+		if staying[entries[i].row.Key()] {
 			s = i + 1
 		}
 	}
@@ -242,7 +232,7 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		}
 	}
 	for _, e := range entries[s:] {
-		mark(e.k)
+		mark(e.row.Key())
 	}
 	for _, r := range invalid {
 		if gone[r.Key()] && !staying[r.Key()] {
@@ -251,11 +241,11 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 	}
 	out := placedRemoval{removed: removed}
 	if s < len(entries) {
-		out.from = entries[s].key
+		out.from = EncodeTxnRowKey(entries[s].at, entries[s].row.Key())
 	}
 	for _, e := range entries[:s] {
-		if removed[e.k] {
-			out.dels = append(out.dels, store.Mutation{Partition: account, Op: store.OpDelete, Key: e.key})
+		if removed[e.row.Key()] {
+			out.dels = append(out.dels, store.Mutation{Partition: account, Op: store.OpDelete, Key: EncodeTxnRowKey(e.at, e.row.Key())})
 		}
 	}
 	return out
