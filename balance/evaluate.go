@@ -213,12 +213,15 @@ const MaxCover = store.MaxBatch / 2
 // with a longer settleGrace would, which is always safe.
 func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Duration) (plan, error) {
 	p, err := planStepsGrace(v, now, version, settleGrace, gcGrace)
-	if err != nil || len(p.deletes)+len(p.settle) <= store.MaxBatch {
+	// A placed partition removes what step 7 deletes by range (placed.go),
+	// not one by one: only its upserts count toward the batch.
+	batch := func() int { return len(p.deletes)*btoi(v.places == nil) + len(p.settle) }
+	if err != nil || batch() <= store.MaxBatch {
 		return p, err
 	}
 	// Settle fewer merges: those before the first one whose settling
 	// overflows the batch (v.Valid is in time order).
-	for i := len(v.Valid) - 1; i > 0 && len(p.deletes)+len(p.settle) > store.MaxBatch; i-- {
+	for i := len(v.Valid) - 1; i > 0 && batch() > store.MaxBatch; i-- {
 		if g := now.Sub(v.Valid[i].UpdateID.Time()); g > settleGrace && !v.Valid[i].Settled {
 			if p, err = planStepsGrace(v, now, version, g, gcGrace); err != nil {
 				return p, err
@@ -297,7 +300,7 @@ func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time
 			continue
 		}
 		for _, r := range v.claimed[s.Version] {
-			if s.Settled && len(p.deletes) >= store.MaxBatch/2 {
+			if s.Settled && len(p.deletes) >= store.MaxBatch/2 && v.places == nil {
 				// Rows come back to a settled merge only as retries:
 				// their deletes wait for later merges.
 				break
@@ -349,4 +352,11 @@ func (v View) targetRemains(t Row, gone map[Key]bool) bool {
 // anyLeft reports whether some of rows is not among gone.
 func anyLeft(rows []Row, gone map[Key]bool) bool {
 	return slices.ContainsFunc(rows, func(r Row) bool { return !gone[r.Key()] })
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

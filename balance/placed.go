@@ -102,8 +102,9 @@ func (ac *Accounts) placedView(ctx context.Context, account string) (View, error
 // placeOf returns where a merge writes the row r of a placed partition: a
 // tombstone at the newest place of a row it names; a stored row where it
 // is (its newest place); a new sum row at its version's time or, if later,
-// the newest place of a live row, so that the rows it covers are older
-// than it even when written by a clock ahead of the merge's.
+// the newest place of a row a live row's tombstone would name, so that the
+// rows it covers are older than it even when written by a clock ahead of
+// the merge's.
 func (v View) placeOf(r Row) int64 {
 	var at int64 = -1
 	newest := func(k Key) {
@@ -122,7 +123,12 @@ func (v View) placeOf(r Row) int64 {
 		if newest(r.Key()); at < 0 && r.Kind == KindSum {
 			at = r.Version.Time().UnixMicro()
 			for _, l := range v.Live {
-				newest(l.Key())
+				if l.Kind != KindNormal {
+					newest(l.Key())
+				}
+				for _, n := range v.normals[l.UpdateID] {
+					newest(n.Key())
+				}
 			}
 		}
 	}
@@ -134,8 +140,8 @@ func (v View) placeOf(r Row) int64 {
 
 // placedRemoval is what a merge of a placed partition removes of the rows
 // its plan deletes (gone): the oldest rows, from the row at from to the
-// partition's end, with one delete-range, when each of them is gone and
-// placed before closed; the invalid rows of gone (left by racing or
+// partition's end, with one delete-range, when each of them is gone (or
+// moved: written again at a new place) and placed before closed; the invalid rows of gone (left by racing or
 // crashed merges, wherever they are placed); and with them the rows
 // removing them needs (a tombstone's targets, a sum row's tombstones, the
 // unsettled valid sum row a tombstone or its target belongs to), at their
@@ -146,13 +152,26 @@ type placedRemoval struct {
 	from    []byte           // the delete-range's first key; nil: none
 	removed map[Key]bool     // the rows removed
 	dels    []store.Mutation // the places of removed rows before from
+	moved   []Row            // invalid rows at or after from, to write again
 }
 
 func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled []Row) placedRemoval {
 	entries := v.stored // in key order
 	before := closed.UnixMicro()
+	// An invalid row not yet GCGrace old, or a sum row settled before
+	// this merge, in the way of the oldest run, is moved (written again
+	// at a new place) rather than stop it: neither is settled later.
+	movable := map[Key]bool{}
+	for _, r := range invalid {
+		movable[r.Key()] = !gone[r.Key()]
+	}
+	for _, r := range v.Valid {
+		movable[r.Key()] = r.Settled && !gone[r.Key()]
+	}
+	// A copy of a row at an older place than its newest is not needed.
+	newest := func(e placedRow) bool { ats := v.places[e.row.Key()]; return e.at == ats[len(ats)-1] }
 	s := len(entries)
-	for s > 0 && gone[entries[s-1].row.Key()] && entries[s-1].at < before {
+	for s > 0 && (gone[entries[s-1].row.Key()] || movable[entries[s-1].row.Key()] || !newest(entries[s-1])) && entries[s-1].at < before {
 		s--
 	}
 	// Removing a tombstone needs the rows it names removed too, removing
@@ -217,9 +236,12 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 		}
 	}
 	for i := len(entries) - 1; i >= s; i-- {
-		if staying[entries[i].row.Key()] {
+		if k := entries[i].row.Key(); staying[k] && !movable[k] && newest(entries[i]) {
 			s = i + 1
 		}
+	}
+	for s < len(entries) && movable[entries[s].row.Key()] && newest(entries[s]) { // moved for nothing
+		s++
 	}
 	removed := map[Key]bool{}
 	var mark func(Key)
@@ -231,15 +253,20 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 			}
 		}
 	}
+	out := placedRemoval{removed: removed}
 	for _, e := range entries[s:] {
-		mark(e.row.Key())
+		switch k := e.row.Key(); {
+		case movable[k] && newest(e):
+			out.moved = append(out.moved, e.row)
+		case !staying[k]:
+			mark(k)
+		} // else an older copy of a row that stays at its newest place
 	}
 	for _, r := range invalid {
 		if gone[r.Key()] && !staying[r.Key()] {
 			mark(r.Key())
 		}
 	}
-	out := placedRemoval{removed: removed}
 	if s < len(entries) {
 		out.from = EncodeTxnRowKey(entries[s].at, entries[s].row.Key())
 	}
@@ -317,6 +344,13 @@ func (ac *Accounts) removePlaced(ctx context.Context, account string, v View, p 
 	del := rm.dels
 	if rm.from != nil {
 		del = append(del, store.Mutation{Partition: account, Op: store.OpDeleteRange, Key: rm.from})
+	}
+	// Moved rows go after the delete-range, at the clock's place and
+	// stamps, which are later than the delete-range's.
+	var buf []byte
+	at := ac.opts.Clock().UnixMicro()
+	for _, r := range rm.moved {
+		del = append(del, appendPlacedPut(&buf, account, at, r))
 	}
 	if len(del)+len(p.settle) > store.MaxBatch {
 		del, rm.removed = nil, nil

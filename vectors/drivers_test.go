@@ -7372,9 +7372,9 @@ func dvModelBalance(v dvVector) []string {
 				sum = &dvDesc{UpdateID: rep.Version, Kind: "S", Version: rep.Version, Amount: dvI(total), Covers: dvI(int64(len(tombs))), Settled: dvB(false)}
 				if placed { // SPEC.md 9.4: a sum row at its version's time or the newest live row's place, a tombstone at its target's newest place
 					sum.At = dvI(vt.UnixMicro())
-					for _, l := range view.Live {
+					for _, l := range view.Live { // a live S row, or any N row of a live N row's id
 						for _, r := range rows {
-							if r.UpdateID == dvUUID(l.UpdateID) && r.Kind == dvKindName(l.Kind) && r.Version == dvUUID(l.Version) && *r.At > *sum.At {
+							if r.UpdateID == dvUUID(l.UpdateID) && r.Kind == dvKindName(l.Kind) && (l.Kind == balance.KindNormal || r.Version == dvUUID(l.Version)) && *r.At > *sum.At {
 								sum.At = r.At
 							}
 						}
@@ -8721,8 +8721,25 @@ func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(dvUnhex(a.key), dvUnhex(b.key)) })
 	cut := len(entries)
 	closed := start.Add(-dvDur(o.SettleGraceNS)).UnixMicro()
-	for cut > 0 && removed[dvRowKey(*entries[cut-1].d)] && int64(*entries[cut-1].d.At) < closed {
+	settledBefore := map[string]bool{}
+	for _, sr := range view.Valid {
+		if sr.Settled {
+			settledBefore[dvRowKey(dvDescBalanceRow(sr))] = true
+		}
+	}
+	moves := func(d *dvDesc) bool {
+		return (invalid[dvRowKey(*d)] || settledBefore[dvRowKey(*d)]) && !removed[dvRowKey(*d)]
+	}
+	newestAt := map[string]int64{} // a copy at an older place is not needed
+	for _, e := range entries {
+		newestAt[dvRowKey(*e.d)] = max(newestAt[dvRowKey(*e.d)], int64(*e.d.At))
+	}
+	newest := func(d *dvDesc) bool { return int64(*d.At) == newestAt[dvRowKey(*d)] }
+	for cut > 0 && (removed[dvRowKey(*entries[cut-1].d)] || moves(entries[cut-1].d) || !newest(entries[cut-1].d)) && int64(*entries[cut-1].d.At) < closed {
 		cut--
+	}
+	for cut < len(entries) && moves(entries[cut].d) && newest(entries[cut].d) { // nothing to move for
+		cut++
 	}
 	var want []dvMut
 	for _, e := range entries[:cut] {
@@ -8732,6 +8749,15 @@ func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time
 	}
 	if cut < len(entries) {
 		want = append(want, dvMut{Op: "delete-range", Partition: part, Key: entries[cut].key})
+	}
+	moved := map[string]bool{} // invalid rows and sum rows settled before, in the run, written again at the clock's place
+	for _, e := range entries[cut:] {
+		if d := *e.d; moves(e.d) && newest(e.d) && !moved[dvRowKey(d)] {
+			moved[dvRowKey(d)] = true
+			d.At = dvI(start.UnixMicro())
+			k, val, _ := dvEncDesc("balance", &d)
+			want = append(want, dvMut{Op: "put", Partition: part, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)})
+		}
 	}
 	for _, d := range rep.Settled {
 		for _, r := range rows {
