@@ -105,6 +105,9 @@ func TestChecksCatchBrokenVariants(t *testing.T) {
 		defer balance.BreakPlacedNeeds()()
 		bal, _, _ := copyAfterItsTombstone(t, 8)
 		require.EqualValues(t, 15, bal, "the copy of another amount counts once its tombstone goes")
+		err := randomSchedules(t, 1, 2000, false)
+		require.Error(t, err, "the random schedules missed it")
+		t.Logf("random schedules: %v", err)
 	})
 	// The schedule enumeration catches both.
 	for name, brk := range map[string]func() func(){"records": balance.BreakTxnRecords, "deadline": balance.BreakTxnDeadline} {
