@@ -403,8 +403,8 @@ func (w *rsWorld) dump() {
 // would (the process-wide stamp of the tests would order them across
 // writers): a sum row's put keeps its timestamp (its place).
 // stampStore stamps a writer's writes from its own clock (strictly
-// increasing), as separate processes do, but a sum row's, which carries
-// its place (SPEC.md 9.4).
+// increasing), as separate processes do, but a sum row's stamped with its
+// place (SPEC.md 9.4).
 type stampStore struct {
 	store.Partitions
 	clock func() time.Time
@@ -415,12 +415,9 @@ func (s *stampStore) Apply(ctx context.Context, muts []store.Mutation) error {
 	base := max(s.clock().UnixMicro(), *s.last+1)
 	out := make([]store.Mutation, len(muts))
 	for i, m := range muts {
-		if m.Op == store.OpPut && !strings.Contains(m.Partition, "#txn") {
-			var r balance.Row
-			if err := r.UnmarshalBinary(m.Value); err == nil && r.Kind == balance.KindSum {
-				out[i] = m
-				continue
-			}
+		if at, k, err := balance.DecodeTxnRowKey(m.Key); m.Op == store.OpPut && err == nil && k.Kind == balance.KindSum && m.Timestamp == at {
+			out[i] = m // a sum row stamped with its place (a moved one is not)
+			continue
 		}
 		m.Timestamp = base + int64(i)
 		out[i] = m
