@@ -155,18 +155,24 @@ type placedRemoval struct {
 	moved   []Row            // invalid rows at or after from, to write again
 }
 
-func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled []Row) placedRemoval {
+func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled, covered []Row) placedRemoval {
 	entries := v.stored // in key order
 	before := closed.UnixMicro()
 	// An invalid row not yet GCGrace old, or a sum row settled before
-	// this merge, in the way of the oldest run, is moved (written again
-	// at a new place) rather than stop it: neither is settled later.
+	// this merge (unless this merge's tombstone names it: it is placed
+	// where the row was), in the way of the oldest run, is moved (written
+	// again at a new place) rather than stop it: neither is settled later.
 	movable := map[Key]bool{}
 	for _, r := range invalid {
 		movable[r.Key()] = !gone[r.Key()]
 	}
 	for _, r := range v.Valid {
 		movable[r.Key()] = r.Settled && !gone[r.Key()]
+	}
+	for _, t := range covered { // this merge's tombstones are placed where it is
+		if t.Target == KindSum {
+			movable[Key{UpdateID: t.UpdateID, Kind: KindSum, Version: t.UpdateID}] = false
+		}
 	}
 	// A copy of a row at an older place than its newest is not needed.
 	newest := func(e placedRow) bool { ats := v.places[e.row.Key()]; return e.at == ats[len(ats)-1] }
@@ -340,15 +346,19 @@ func (ac *Accounts) removePlaced(ctx context.Context, account string, v View, p 
 			unsettled = append(unsettled, s)
 		}
 	}
-	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...), unsettled)
+	var covered []Row // the tombstones this merge wrote
+	if rep.Sum != nil {
+		covered = p.tombstones
+	}
+	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...), unsettled, covered)
 	del := rm.dels
 	if rm.from != nil {
 		del = append(del, store.Mutation{Partition: account, Op: store.OpDeleteRange, Key: rm.from})
 	}
-	// Moved rows go after the delete-range, at the clock's place and
-	// stamps, which are later than the delete-range's.
+	// Moved rows go after the delete-range, placed at the merge's start
+	// (after the run) and stamped after the delete-range.
 	var buf []byte
-	at := ac.opts.Clock().UnixMicro()
+	at := start.UnixMicro()
 	for _, r := range rm.moved {
 		del = append(del, appendPlacedPut(&buf, account, at, r))
 	}

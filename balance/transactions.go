@@ -41,9 +41,9 @@ import (
 // (TxnOptions.RecordShards); merges delete those no call reads any more.
 //
 // A row partition's keys start with each row's place, the time its writer
-// chose, so a merge removes the settled rows with one delete-range (on
-// Cassandra one range tombstone, which reads scan once, SPEC.md 9.4 and
-// 10.2).
+// chose, so a merge removes the settled rows with one delete-range, plus
+// deletes of the few rows that removal needs elsewhere (on Cassandra one
+// range tombstone, which reads scan once, SPEC.md 9.4 and 10.2).
 //
 // Merge each active account regularly (a hot one every few seconds): only
 // merges record transactions, and until one has, a retry rewrites the

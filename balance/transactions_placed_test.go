@@ -106,3 +106,32 @@ func TestTransactionsIdleAccountCompacts(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 40, bal)
 }
+
+// A merge that covers a sum row settled before does not move it out of
+// its oldest run: the tombstone it names it with is placed where the sum
+// row is, which the delete-range would shadow, leaving the merge's sum
+// row a tombstone short (invalid). Here a GCGrace-old invalid sum row
+// placed after the settled one gives the run a reason to pass it.
+func TestMergeDoesNotMoveWhatItCovers(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{now: t0}
+	st := newSpy()
+	ac, err := balance.New(st, balance.Options{Clock: c.Now})
+	require.NoError(t, err)
+	ac = balance.Placed(ac)
+	live := balance.Row{UpdateID: id(-20*time.Minute, 1), Kind: balance.KindSum, Version: id(-20*time.Minute, 1), Amount: 5, Covers: 1, Settled: true}
+	bad := balance.Row{UpdateID: id(-15*time.Minute, 2), Kind: balance.KindSum, Version: id(-15*time.Minute, 2), Amount: 3, Covers: 1}
+	require.NoError(t, writePlaced(st, acct, live, bad))
+	require.NoError(t, ac.Add(ctx, acct, id(0, 3), 1))
+	c.now = t0.Add(time.Second)
+	rep, err := ac.Merge(ctx, acct)
+	require.NoError(t, err)
+	require.NotNil(t, rep.Sum)
+	c.now = t0.Add(2 * time.Second)
+	rep, err = ac.Merge(ctx, acct)
+	require.NoError(t, err)
+	require.Empty(t, rep.TooYoung, "the first merge's sum row turned invalid")
+	bal, err := ac.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 6, bal)
+}

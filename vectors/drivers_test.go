@@ -8644,8 +8644,10 @@ func dvFNV(s string) uint32 {
 // unsettled, or a row such a tombstone names, that sum row. The batch deletes, in key order, every place of
 // a removed row before the longest run of the snapshot's last rows that
 // are removed and placed before start − SettleGrace, then that run with
-// one delete-range to the partition's end, then puts the settled sum rows
-// at their places, stamped with them.
+// one delete-range to the partition's end, then the moved rows at start,
+// then puts the settled sum rows at their places, stamped with them. It
+// checks that what the driver removes is allowed and how it is written,
+// not that it removes all it may (the vectors' replay pins that).
 func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time.Time, o dvOptions, part string, bad func(string, ...any), writeMuts func([]dvMut) bool) bool {
 	removed := map[string]bool{}
 	for _, d := range append(slices.Clone(rep.Deleted), rep.Collected...) {
@@ -8727,8 +8729,18 @@ func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time
 			settledBefore[dvRowKey(dvDescBalanceRow(sr))] = true
 		}
 	}
+	coveredNow := map[string]bool{} // S rows this merge's tombstones name: not moved
+	if rep.Sum != nil {
+		for _, t := range rep.Tombstones {
+			if t.Target == "S" {
+				coveredNow[t.UpdateID] = true
+			}
+		}
+	}
+	// Movable: not gone (approximated by not removed: the model does not
+	// derive gone, so it checks the driver's removal, not its extent).
 	moves := func(d *dvDesc) bool {
-		return (invalid[dvRowKey(*d)] || settledBefore[dvRowKey(*d)]) && !removed[dvRowKey(*d)]
+		return (invalid[dvRowKey(*d)] || settledBefore[dvRowKey(*d)]) && !removed[dvRowKey(*d)] && !(d.Kind == "S" && coveredNow[d.UpdateID])
 	}
 	newestAt := map[string]int64{} // a copy at an older place is not needed
 	for _, e := range entries {
