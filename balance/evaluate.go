@@ -215,7 +215,12 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 	p, err := planStepsGrace(v, now, version, settleGrace, gcGrace)
 	// A placed partition removes what step 7 deletes by range (placed.go),
 	// not one by one: only its upserts count toward the batch.
-	batch := func() int { return len(p.deletes)*btoi(v.places == nil) + len(p.settle) }
+	batch := func() int {
+		if v.places != nil {
+			return len(p.settle)
+		}
+		return len(p.deletes) + len(p.settle)
+	}
 	if err != nil || batch() <= store.MaxBatch {
 		return p, err
 	}
@@ -352,11 +357,4 @@ func (v View) targetRemains(t Row, gone map[Key]bool) bool {
 // anyLeft reports whether some of rows is not among gone.
 func anyLeft(rows []Row, gone map[Key]bool) bool {
 	return slices.ContainsFunc(rows, func(r Row) bool { return !gone[r.Key()] })
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
