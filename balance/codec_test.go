@@ -161,3 +161,26 @@ func FuzzRowDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTxnRowKeyDecode: decoding a row partition's key never panics, and
+// what decodes re-encodes to the same bytes; a key of the plain layout
+// (EncodeKey) is refused.
+//
+//	go test ./balance -run '^$' -fuzz FuzzTxnRowKeyDecode -fuzztime 60s
+func FuzzTxnRowKeyDecode(f *testing.F) {
+	at := int64(1_700_000_000_000_000)
+	for _, r := range rowCases() {
+		at += 1_000_003
+		f.Add(balance.EncodeTxnRowKey(at, r.Key()))
+		f.Add(balance.EncodeKey(r.Key()))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		at, k, err := balance.DecodeTxnRowKey(data)
+		if err != nil {
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+			return
+		}
+		require.GreaterOrEqual(t, at, int64(0))
+		require.Equal(t, data, balance.EncodeTxnRowKey(at, k), "non-canonical key accepted")
+	})
+}
