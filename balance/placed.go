@@ -141,7 +141,8 @@ func (v View) placeOf(r Row) int64 {
 // placedRemoval is what a merge of a placed partition removes of the rows
 // its plan deletes (gone): the oldest rows, from the row at from to the
 // partition's end, with one delete-range, when each of them is gone (or
-// moved: written again at a new place) and placed before closed; the invalid rows of gone (left by racing or
+// invalid and moved: written again at a new place) and placed before
+// closed; the invalid rows of gone (left by racing or
 // crashed merges, wherever they are placed); and with them the rows
 // removing them needs (a tombstone's targets, a sum row's tombstones, the
 // unsettled valid sum row a tombstone or its target belongs to), at their
@@ -155,24 +156,17 @@ type placedRemoval struct {
 	moved   []Row            // invalid rows at or after from, to write again
 }
 
-func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled, covered []Row) placedRemoval {
+func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time, invalid, unsettled []Row) placedRemoval {
 	entries := v.stored // in key order
 	before := closed.UnixMicro()
-	// An invalid row not yet GCGrace old, or a sum row settled before
-	// this merge (unless this merge's tombstone names it: it is placed
-	// where the row was), in the way of the oldest run, is moved (written
-	// again at a new place) rather than stop it: neither is settled later.
+	// An invalid row not yet GCGrace old, in the way of the oldest run, is
+	// moved (written again at a new place) rather than stop it: it counts
+	// nothing, so a move that lands after another merge removed it is
+	// harmless. (A valid row is never moved: a late move would bring back
+	// a row another merge had removed as covered.)
 	movable := map[Key]bool{}
 	for _, r := range invalid {
 		movable[r.Key()] = !gone[r.Key()]
-	}
-	for _, r := range v.Valid {
-		movable[r.Key()] = r.Settled && !gone[r.Key()]
-	}
-	for _, t := range covered { // this merge's tombstones are placed where it is
-		if t.Target == KindSum {
-			movable[Key{UpdateID: t.UpdateID, Kind: KindSum, Version: t.UpdateID}] = false
-		}
 	}
 	// A copy of a row at an older place than its newest is not needed.
 	newest := func(e placedRow) bool { ats := v.places[e.row.Key()]; return e.at == ats[len(ats)-1] }
@@ -346,11 +340,7 @@ func (ac *Accounts) removePlaced(ctx context.Context, account string, v View, p 
 			unsettled = append(unsettled, s)
 		}
 	}
-	var covered []Row // the tombstones this merge wrote
-	if rep.Sum != nil {
-		covered = p.tombstones
-	}
-	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...), unsettled, covered)
+	rm := v.placedRemoval(account, gone, start.Add(-ac.opts.SettleGrace), append(slices.Clip(v.InvalidSums), v.InvalidTombstones...), unsettled)
 	del := rm.dels
 	if rm.from != nil {
 		del = append(del, store.Mutation{Partition: account, Op: store.OpDeleteRange, Key: rm.from})

@@ -107,11 +107,11 @@ func TestTransactionsIdleAccountCompacts(t *testing.T) {
 	require.EqualValues(t, 40, bal)
 }
 
-// A merge that covers a sum row settled before does not move it out of
-// its oldest run: the tombstone it names it with is placed where the sum
-// row is, which the delete-range would shadow, leaving the merge's sum
-// row a tombstone short (invalid). Here a GCGrace-old invalid sum row
-// placed after the settled one gives the run a reason to pass it.
+// A merge that covers a sum row settled before leaves it where it is: the
+// tombstone it names it with is placed there, and a delete-range over it
+// would leave the merge's sum row a tombstone short (invalid). Here a
+// GCGrace-old invalid sum row placed after the settled one gives the run
+// a reason to pass it.
 func TestMergeDoesNotMoveWhatItCovers(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{now: t0}

@@ -8723,25 +8723,10 @@ func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time
 	slices.SortFunc(entries, func(a, b entry) int { return bytes.Compare(dvUnhex(a.key), dvUnhex(b.key)) })
 	cut := len(entries)
 	closed := start.Add(-dvDur(o.SettleGraceNS)).UnixMicro()
-	settledBefore := map[string]bool{}
-	for _, sr := range view.Valid {
-		if sr.Settled {
-			settledBefore[dvRowKey(dvDescBalanceRow(sr))] = true
-		}
-	}
-	coveredNow := map[string]bool{} // S rows this merge's tombstones name: not moved
-	if rep.Sum != nil {
-		for _, t := range rep.Tombstones {
-			if t.Target == "S" {
-				coveredNow[t.UpdateID] = true
-			}
-		}
-	}
-	// Movable: not gone (approximated by not removed: the model does not
-	// derive gone, so it checks the driver's removal, not its extent).
-	moves := func(d *dvDesc) bool {
-		return (invalid[dvRowKey(*d)] || settledBefore[dvRowKey(*d)]) && !removed[dvRowKey(*d)] && !(d.Kind == "S" && coveredNow[d.UpdateID])
-	}
+	// Movable: an invalid row not gone (approximated by not removed: the
+	// model does not derive gone, so it checks the driver's removal, not
+	// its extent).
+	moves := func(d *dvDesc) bool { return invalid[dvRowKey(*d)] && !removed[dvRowKey(*d)] }
 	newestAt := map[string]int64{} // a copy at an older place is not needed
 	for _, e := range entries {
 		newestAt[dvRowKey(*e.d)] = max(newestAt[dvRowKey(*e.d)], int64(*e.d.At))
@@ -8762,7 +8747,7 @@ func dvPlacedRemoval(rep *dvMerge, rows []*dvDesc, view balance.View, start time
 	if cut < len(entries) {
 		want = append(want, dvMut{Op: "delete-range", Partition: part, Key: entries[cut].key})
 	}
-	moved := map[string]bool{} // invalid rows and sum rows settled before, in the run, written again at the clock's place
+	moved := map[string]bool{} // invalid rows in the run, written again at start
 	for _, e := range entries[cut:] {
 		if d := *e.d; moves(e.d) && newest(e.d) && !moved[dvRowKey(d)] {
 			moved[dvRowKey(d)] = true
