@@ -186,10 +186,7 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) error {
 		if err := rowlog.InWindow(m.Row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
 			return ID{}, 0, store.Mutation{}, err
 		}
-		if ac.pt != nil {
-			return m.Row.UpdateID, m.Row.Amount, appendPlacedPut(&buf, m.Partition, now.UnixMicro(), m.Row), nil
-		}
-		return m.Row.UpdateID, m.Row.Amount, appendPut(&buf, m.Partition, m.Row), nil
+		return m.Row.UpdateID, m.Row.Amount, ac.appendN(&buf, m.Partition, now, m.Row), nil
 	})
 }
 

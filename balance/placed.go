@@ -311,6 +311,15 @@ func (ac *Accounts) mergeWrite(ctx context.Context, account string, v View, del 
 	return ac.t.Write(ctx, muts)
 }
 
+// appendN is the write of the N row r into partition at the writer's
+// clock now: placed at now in a placed partition (SPEC.md 9.4).
+func (ac *Accounts) appendN(buf *[]byte, partition string, now time.Time, r Row) store.Mutation {
+	if ac.pt != nil {
+		return appendPlacedPut(buf, partition, now.UnixMicro(), r)
+	}
+	return appendPut(buf, partition, r)
+}
+
 // appendPlacedPut is appendPut for a row placed at at.
 func appendPlacedPut(buf *[]byte, account string, at int64, r Row) store.Mutation {
 	b := *buf

@@ -306,7 +306,7 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 			if now.Sub(read) > tx.opts.Deadline && !brokenTxnNoDeadline {
 				return ID{}, 0, store.Mutation{}, errLate
 			}
-			return m.Row.UpdateID, m.Row.Amount, appendPlacedPut(&buf, m.Partition, now.UnixMicro(), m.Row), nil
+			return m.Row.UpdateID, m.Row.Amount, tx.rows.appendN(&buf, m.Partition, now, m.Row), nil
 		})
 		if !errors.Is(err, errLate) {
 			if err != nil {

@@ -127,16 +127,22 @@ func TestTransactionsPartialRemovalKeepsCoveredRows(t *testing.T) {
 
 	c.Add(o.SettleGrace + 10*time.Second)
 	mustMerge(t, merger) // settles B, removes A with what it needs
-	bal, err = merger.Balance(ctx, acct)
-	require.NoError(t, err)
-	require.EqualValues(t, 1111, bal, "b counted twice")
-	for range 3 {
-		c.Add(o.GCGrace)
-		mustMerge(t, merger)
+	balanceStays(t, merger, c, 1111, "b counted twice")
+}
+
+// balanceStays requires tx's balance to be want, and again after three
+// merges GCGrace apart.
+func balanceStays(t *testing.T, tx *balance.Transactions, c *testClock, want int64, msg string) {
+	t.Helper()
+	for i := range 4 {
+		if i > 0 {
+			c.Add(tx.Options().GCGrace)
+			mustMerge(t, tx)
+		}
+		bal, err := tx.Balance(context.Background(), acct)
+		require.NoError(t, err)
+		require.EqualValues(t, want, bal, "%s (after %d more merges)", msg, i)
 	}
-	bal, err = merger.Balance(ctx, acct)
-	require.NoError(t, err)
-	require.EqualValues(t, 1111, bal, "after 3 more merges")
 }
 
 // Two merges race on {S0, n1} (B runs whole between A's read and its
@@ -189,16 +195,7 @@ func TestTransactionsInvalidTombstoneRemovalKeepsASum(t *testing.T) {
 
 	c.Add(o.SettleGrace + time.Second)
 	mustMerge(t, tx) // F
-	bal, err = tx.Balance(ctx, acct)
-	require.NoError(t, err)
-	require.EqualValues(t, 111, bal, "S0 counted twice")
-	for range 3 {
-		c.Add(o.GCGrace)
-		mustMerge(t, tx)
-	}
-	bal, err = tx.Balance(ctx, acct)
-	require.NoError(t, err)
-	require.EqualValues(t, 111, bal, "after 3 more merges")
+	balanceStays(t, tx, c, 111, "S0 counted twice")
 }
 
 // A backlog of more than MaxCover credits in one row partition (10,000
