@@ -54,9 +54,10 @@ import (
 // partitions are the account key followed by '#' (refused in its account
 // keys): a plain Accounts sharing the store must not use such keys.
 type Transactions struct {
-	ac   *Accounts // the records and the expiry mark
-	rows *Accounts // the row partitions, placed (placed.go)
-	opts TxnOptions
+	ac      *Accounts // the records, the expiry mark and the layout marker
+	rows    *Accounts // the row partitions, placed (placed.go)
+	opts    TxnOptions
+	checked layoutChecks // txnlayout.go
 }
 
 // TxnOptions configure Transactions; a zero field selects its default.
@@ -65,7 +66,8 @@ type TxnOptions struct {
 	// only: a transaction's row is not checked against it).
 	Options
 	// RetryWindow is how long a retry is recognised after a merge recorded
-	// the transaction. Default 24 hours; at least SettleGrace.
+	// the transaction. Default 24 hours; at least SettleGrace. Part of
+	// the layout.
 	RetryWindow time.Duration
 	// Deadline is how long after reading the transaction's record a call
 	// may still send its row; a call that would send later reads the
@@ -79,11 +81,12 @@ type TxnOptions struct {
 	// with crdt.ErrTooLarge, which no later merge undoes: size it for the
 	// peak rate. Default 16: about 11,000 credits per second with merges
 	// every 5 seconds and the default SettleGrace (700 a partition). It is
-	// part of the account's layout: every Transactions of an account must
-	// use the same.
+	// part of the account's layout (with RecordShards and RetryWindow):
+	// the account's first Apply records it, and a Transactions with
+	// another layout is refused (crdt.ErrInvalidConfig).
 	Partitions int
 	// RecordShards is how many record partitions each RetryWindow of an
-	// account spreads over, 1..256. Default 16.
+	// account spreads over, 1..256. Default 16. Part of the layout.
 	RecordShards int
 	// TxnTime, when set, gives every transaction a time carried by every
 	// retry (tpncounter.TimeUUID reads a version 1 UUID's). Apply then
@@ -185,6 +188,9 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
 	}
+	if err := tx.checkLayout(ctx, account, false, false); err != nil {
+		return nil, err
+	}
 	var out []Conflict
 	for _, p := range tx.RowPartitions(account) {
 		c, err := tx.rows.Conflicts(ctx, p)
@@ -208,6 +214,9 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
 	}
+	if err := tx.checkLayout(ctx, account, false, false); err != nil {
+		return err
+	}
 	now := tx.opts.Clock()
 	var muts []store.Mutation
 	for _, p := range tx.RowPartitions(account) {
@@ -215,6 +224,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	}
 	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition})
 	muts = tx.deleteRecords(muts, account, tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
+	muts = append(muts, store.Mutation{Partition: layoutPartition(account), Op: store.OpDeletePartition})
 	return tx.writeBatches(ctx, muts)
 }
 
@@ -260,9 +270,13 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // Apply credits (amount > 0) or debits (amount < 0) account by amount
 // under txn, unless a merge recorded txn in the last RetryWindow. It reads
 // the record (one point read, in the record partition of its clock's
-// window), then writes the row: two store calls.
+// window), then writes the row: two store calls, and a read of the
+// account's layout marker when this Transactions has not checked it in
+// the last second (the account's first Apply writes it).
 //
-// Refused, without writing: an invalid account (crdt.ErrInvalidKey, also
+// Refused, without writing: a Transactions whose Partitions, RecordShards
+// or RetryWindow are not the account's (crdt.ErrInvalidConfig; SPEC.md
+// 9.4 "Layout"), an invalid account (crdt.ErrInvalidKey, also
 // past MaxTxnAccountLen or containing '#') or txn (crdt.ErrInvalidTxnID),
 // a zero amount (crdt.ErrInvalidAmount), txn recorded with another amount
 // (crdt.ErrConflictingTransaction), with TxnTime a transaction not
@@ -278,6 +292,9 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 	}
 	if amount == 0 {
 		return 0, fmt.Errorf("%w: transaction %q has a zero amount", crdt.ErrInvalidAmount, txn)
+	}
+	if err := tx.checkLayout(ctx, account, true, true); err != nil {
+		return 0, err
 	}
 	var at time.Time
 	if tx.opts.TxnTime != nil {
@@ -329,6 +346,9 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 	if err := txn.Validate(); err != nil {
 		return nil, err
 	}
+	if err := tx.checkLayout(ctx, account, true, false); err != nil {
+		return nil, err
+	}
 	return tx.lookup(ctx, account, TxnRowID(txn), tx.opts.Clock())
 }
 
@@ -337,6 +357,9 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 // when it does not fit int64).
 func (tx *Transactions) Balance(ctx context.Context, account string) (int64, error) {
 	if err := tx.checkAccount(account); err != nil {
+		return 0, err
+	}
+	if err := tx.checkLayout(ctx, account, false, false); err != nil {
 		return 0, err
 	}
 	var sum exact.Int128
@@ -366,6 +389,9 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 // stored, and summed only once recorded.
 func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeReport, error) {
 	if err := tx.checkAccount(account); err != nil {
+		return nil, err
+	}
+	if err := tx.checkLayout(ctx, account, false, false); err != nil {
 		return nil, err
 	}
 	parts := tx.RowPartitions(account)

@@ -780,7 +780,7 @@ func TestTransactionsRecordsExpireAcrossGaps(t *testing.T) {
 		mustMerge(t, tx)
 	}
 	require.Equal(t, applies, st.applies.Load(), "an expired idle account's merges wrote")
-	require.EqualValues(t, 3*(tx.Options().Partitions+1), st.snapshots.Load()-snapshots, "each merge reads its row partitions and the expiry mark")
+	require.EqualValues(t, 3*(tx.Options().Partitions+2), st.snapshots.Load()-snapshots, "each merge reads its layout marker, its row partitions and the expiry mark")
 }
 
 // Delete with the most partitions and record shards (64 and 256: more

@@ -4004,7 +4004,7 @@ func dvGenBalance() dvFile {
 			Options: txo, Steps: []dvStep{
 				dvClock(txn("pay-1", 100), at(8, 0)),
 				dvClock(dvKeyOp("txn_merge", k), at(8, time.Second)),
-				dvClock(txn("pay-1", 100, "stale"), at(8, 2*time.Second)),
+				dvClock(txn("pay-1", 100, "", "stale"), at(8, 2*time.Second)),
 				dvKeyOp("txn_balance", k),
 				dvClock(dvKeyOp("txn_merge", k), at(8, time.Minute+5*time.Second)),
 				dvKeyOp("txn_balance", k),
@@ -4018,7 +4018,7 @@ func dvGenBalance() dvFile {
 			Options: txo, Steps: []dvStep{
 				dvClock(txn("pay-1", 100), at(9, 0)),
 				txn("pay-4", 50),
-				dvClock(dvKeyOp("txn_merge", k, "", "", "refuse"), at(9, time.Second)),
+				dvClock(dvKeyOp("txn_merge", k, "", "", "", "refuse"), at(9, time.Second)),
 				txn("pay-1", 100),
 				dvKeyOp("txn_balance", k),
 				dvClock(dvKeyOp("txn_merge", k), at(9, 2*time.Second)),
@@ -4029,7 +4029,7 @@ func dvGenBalance() dvFile {
 			Options: txo, Steps: []dvStep{
 				dvClock(txn("pay-1", 100), at(11, 0)),
 				dvClock(dvKeyOp("txn_merge", k), at(11, time.Second)),
-				dvClock(txn("pay-1", 110, "stale"), at(11, 2*time.Second)),
+				dvClock(txn("pay-1", 110, "", "stale"), at(11, 2*time.Second)),
 				dvKeyOp("txn_balance", k),
 				dvClock(dvKeyOp("txn_merge", k), at(11, time.Minute+5*time.Second)),
 				dvKeyOp("txn_balance", k),
@@ -7147,6 +7147,10 @@ func dvRowKey(d dvDesc) string { return d.UpdateID + "/" + d.Kind + "/" + d.Vers
 // grace old). Which rows are valid and live is Evaluate's (SPEC.md 9.2,
 // locked by balance.json). After every step the rows that landed evaluate
 // to the sum of every N row ever added, and so does every read.
+// dvLayoutMarkID is the update id of a Transactions layout marker's rows
+// (SPEC.md 9.4 "Layout").
+const dvLayoutMarkID = "00000000-0000-1000-8000-000000000001"
+
 func dvModelBalance(v dvVector) []string {
 	var out []string
 	o := v.Options
@@ -7205,6 +7209,7 @@ func dvModelBalance(v dvVector) []string {
 		}
 		return balance.Evaluate(rs)
 	}
+	var trusted *time.Time // the last layout check that passed (Apply's)
 	for i, s := range v.Steps {
 		bad := func(format string, args ...any) {
 			out = append(out, fmt.Sprintf("step %d (%s): ", i+1, s.Op)+fmt.Sprintf(format, args...))
@@ -7475,6 +7480,45 @@ func dvModelBalance(v dvVector) []string {
 			}
 			return true
 		}
+		// layoutOK checks the account's layout marker (SPEC.md 9.4
+		// "Layout"), unless trust and the last check that passed is less
+		// than a second old; with mark, an empty marker gets this
+		// layout.
+		layoutOK := func(trust, mark bool) bool {
+			if trust && trusted != nil && !now.Before(*trusted) && now.Sub(*trusted) < time.Second {
+				return true
+			}
+			part = o.Key + "#txn.layout"
+			rows, _, ok := snapshot()
+			if !ok {
+				return false
+			}
+			mine := int64(o.Partitions-1)<<57 | rwUS<<8 | int64(o.RecordShards-1)
+			var named []int64
+			for _, r := range rows {
+				if r.UpdateID != dvLayoutMarkID || r.Kind != "N" || r.Amount == nil || *r.Amount <= 0 {
+					errKind = "corrupt_encoding"
+					return false
+				}
+				named = append(named, int64(*r.Amount))
+			}
+			switch {
+			case len(named) == 0 && !mark:
+				return true
+			case len(named) == 0:
+				if !write(nil, []dvDesc{{UpdateID: dvLayoutMarkID, Kind: "N", Version: amountKey(mine), Amount: dvI(mine)}}) {
+					return false
+				}
+			case !slices.Contains(named, mine) || slices.Max(named) != mine:
+				errKind = "invalid_config"
+				return false
+			}
+			if trust {
+				t := now
+				trusted = &t
+			}
+			return true
+		}
 		switch s.Op {
 		case "add":
 			at := dvIDTime(s.ID)
@@ -7506,6 +7550,9 @@ func dvModelBalance(v dvVector) []string {
 			id, err := dvParseUUID(refTxnRowID(s.Txn))
 			if err != nil {
 				bad("row id: %v", err)
+				break
+			}
+			if !layoutOK(true, true) {
 				break
 			}
 			c, ok := next("scan")
@@ -7548,6 +7595,9 @@ func dvModelBalance(v dvVector) []string {
 				bad("outcome %q, the model says %q", s.Outcome, outcome)
 			}
 		case "txn_balance":
+			if !layoutOK(false, false) {
+				break
+			}
 			var sum int64
 			fresh := true
 			for _, p := range rowParts {
@@ -7579,6 +7629,9 @@ func dvModelBalance(v dvVector) []string {
 				rows []*dvDesc
 				view balance.View
 				ok   bool
+			}
+			if !layoutOK(false, false) {
+				break
 			}
 			reads := make([]read, len(rowParts))
 			var newest string
@@ -8355,6 +8408,12 @@ var dvMutants = []struct {
 	{"balance/version not after the sum rows", "9.3 step 4: the version follows every valid sum row",
 		"balance/accounts.go", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); !t.Before(vt) {", "if t := s.UpdateID.Time().Add(100 * time.Nanosecond); false && !t.Before(vt) {",
 		"driver_balance", "step 4: the version follows a sum row ahead of the clock"},
+	{"balance/transactions layout trusted forever", "9.4 Layout: Apply trusts a check of the marker for one second",
+		"balance/txnlayout.go", "now.Sub(at) < layoutTrust", "true",
+		"driver_balance", "transactions: a retry before and after the merge that records it"},
+	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout",
+		"balance/txnlayout.go", "	case len(named) == 0 && !write:", "	case len(named) == 0:",
+		"driver_balance", "transactions: a retry before and after the merge that records it"},
 	{"balance/row partition sum row stamped by the clock", "9.4 Places: a merge writes its S row with its place as timestamp",
 		"balance/placed.go", "			m.Timestamp = at\n", "",
 		"driver_balance", "transactions: a stale record read, settling and record expiry"},

@@ -1,0 +1,106 @@
+package balance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
+)
+
+// An account's layout is the options that name its partitions:
+// Partitions, RecordShards and RetryWindow. Two Transactions with different
+// layouts would read and write different partitions of one account: one
+// would miss rows the other wrote, and a retry through one would not find
+// the other's records. So the account's first Apply writes its layout into
+// the account's layout marker, and every call checks it (SPEC.md 9.4
+// "Layout").
+
+// layoutTrust is how long Apply and Recorded trust a layout check of an
+// account (by the Transactions' clock), so that a hot account's calls
+// read the marker about once a second per process.
+const layoutTrust = time.Second
+
+// layoutChecksMax is the most accounts whose last check a Transactions
+// remembers; past it, it forgets them all.
+const layoutChecksMax = 1 << 14
+
+// layoutMarkID is the update id of the layout marker's rows.
+var layoutMarkID = timeid.FromParts(uuidEpoch, 0, 1)
+
+// layoutPartition is the partition of account's layout marker:
+// "<account>#txn.layout", holding an N row of layoutMarkID for each layout
+// an Apply wrote, whose amount is the layout (TxnOptions.layout).
+func layoutPartition(account string) string { return account + "#txn.layout" }
+
+// layout returns o's layout as one positive int64: Partitions − 1 in bits
+// 57–62, RetryWindow in µs in bits 8–56 and RecordShards − 1 in bits 0–7,
+// so that, of two layouts, the one with more Partitions is the larger.
+func (o TxnOptions) layout() int64 {
+	return int64(o.Partitions-1)<<57 | o.RetryWindow.Microseconds()<<8 | int64(o.RecordShards-1)
+}
+
+// layoutString describes a layout (an amount of the marker).
+func layoutString(l int64) string {
+	return fmt.Sprintf("Partitions %d, RecordShards %d, RetryWindow %v",
+		l>>57+1, l&0xff+1, time.Duration(l>>8&(1<<49-1))*time.Microsecond)
+}
+
+// layoutChecks remembers when each account's layout was last found to be
+// this Transactions'.
+type layoutChecks struct {
+	mu sync.Mutex
+	at map[string]time.Time
+}
+
+// checkLayout reads account's layout marker and fails crdt.ErrInvalidConfig
+// unless it is empty or names this Transactions' layout as the largest.
+// With trust, it skips the read within layoutTrust of the last check that
+// passed; with write, an empty marker gets this Transactions' layout.
+func (tx *Transactions) checkLayout(ctx context.Context, account string, trust, write bool) error {
+	now := tx.opts.Clock()
+	if trust {
+		tx.checked.mu.Lock()
+		at, ok := tx.checked.at[account]
+		tx.checked.mu.Unlock()
+		if ok && !now.Before(at) && now.Sub(at) < layoutTrust {
+			return nil
+		}
+	}
+	mine := tx.opts.layout()
+	rows, err := tx.ac.t.Snapshot(ctx, layoutPartition(account), MaxRows, store.ReadAny)
+	if err != nil {
+		return err
+	}
+	var named []int64
+	for _, r := range rows {
+		if r.UpdateID != layoutMarkID || r.Kind != KindNormal || r.Amount <= 0 {
+			return fmt.Errorf("%w: account %q: its layout marker holds a row no Transactions writes (%v)", crdt.ErrCorruptEncoding, account, r.Key())
+		}
+		named = append(named, r.Amount)
+	}
+	switch {
+	case len(named) == 0 && !write:
+		return nil
+	case len(named) == 0:
+		if err := tx.ac.writeRows(ctx, layoutPartition(account), nil, []Row{NormalRow(layoutMarkID, mine)}); err != nil {
+			return err
+		}
+	case !slices.Contains(named, mine) || slices.Max(named) != mine:
+		return fmt.Errorf("%w: account %q has the layout %s; this Transactions has %s (TxnOptions: every Transactions of an account must use the same)",
+			crdt.ErrInvalidConfig, account, layoutString(slices.Max(named)), layoutString(mine))
+	}
+	if trust {
+		tx.checked.mu.Lock()
+		if tx.checked.at == nil || len(tx.checked.at) >= layoutChecksMax {
+			tx.checked.at = map[string]time.Time{}
+		}
+		tx.checked.at[account] = now
+		tx.checked.mu.Unlock()
+	}
+	return nil
+}
