@@ -206,6 +206,40 @@ type plan struct {
 // makes a partition unmergeable.
 const MaxCover = store.MaxBatch / 2
 
+// covered returns the live rows step 5 covers, in clustering order: none
+// when there is nothing to merge (no N row and at most one S row); else
+// one row per update id (an N and an S row that share one: the first,
+// since one tombstone key cannot name both, and the other stays live for
+// a later merge), the oldest (the last in clustering order, newest id
+// first) while the rows they cancel (every N row of a covered id, whatever
+// its amount) number at most MaxCover, so that a backlog drains in order
+// and settling them fits one batch.
+func (v View) covered() []Row {
+	if len(v.Live) <= 1 && !slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
+		return nil
+	}
+	byID := map[ID]bool{}
+	var out []Row
+	for _, r := range v.Live {
+		if !byID[r.UpdateID] {
+			byID[r.UpdateID] = true
+			out = append(out, r)
+		}
+	}
+	rows := 0
+	for i := len(out) - 1; i >= 0; i-- {
+		n := 1
+		if out[i].Kind == KindNormal {
+			n = len(v.normals[out[i].UpdateID])
+		}
+		if rows+n > MaxCover && rows > 0 {
+			return out[i+1:]
+		}
+		rows += n
+	}
+	return out
+}
+
 // planSteps computes steps 5–8 for a snapshot view at time now, for a merge
 // with the given version (fresh, newer than every S row it may cover). Step
 // 7 settles the valid merges old enough in validation order only as far as
@@ -240,41 +274,12 @@ func planSteps(v View, now time.Time, version ID, settleGrace, gcGrace time.Dura
 // settleGrace settled.
 func planStepsGrace(v View, now time.Time, version ID, settleGrace, gcGrace time.Duration) (plan, error) {
 	var p plan
-	// Steps 5–6: cover every live row (at most MaxCover, the last), unless
-	// there is nothing to merge (no N row and at most one S row).
-	if len(v.Live) > 1 || slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
-		byID := map[ID]bool{}
+	// Steps 5–6: cover the live rows covered() selects.
+	if cover := v.covered(); len(cover) > 0 {
 		var sum exact.Int128
-		for _, r := range v.Live {
-			if byID[r.UpdateID] {
-				// An N and an S row share an update id (a client reused a
-				// merge's id): one tombstone key cannot name both, so the
-				// second stays live for a later merge.
-				continue
-			}
-			byID[r.UpdateID] = true
+		for _, r := range cover {
 			sum.Add(r.Amount)
 			p.tombstones = append(p.tombstones, Row{UpdateID: r.UpdateID, Kind: KindTombstone, Version: version, Amount: r.Amount, Target: r.Kind})
-		}
-		// Cover the oldest (the last in clustering order, which is newest
-		// id first), so that a backlog drains in order, while the rows
-		// they cancel (every N row of a covered id, whatever its amount)
-		// stay within MaxCover, so that settling them fits one batch.
-		rows := 0
-		for i := len(p.tombstones) - 1; i >= 0; i-- {
-			n := 1
-			if t := p.tombstones[i]; t.Target == KindNormal {
-				n = len(v.normals[t.UpdateID])
-			}
-			if rows+n > MaxCover && rows > 0 {
-				p.tombstones = p.tombstones[i+1:]
-				sum = exact.Int128{}
-				for _, t := range p.tombstones {
-					sum.Add(t.Amount)
-				}
-				break
-			}
-			rows += n
 		}
 		amount, fits := sum.Int64()
 		if !fits {

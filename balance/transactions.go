@@ -436,14 +436,16 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	return reps, errors.Join(errs...)
 }
 
-// record writes the record of every live transaction row of views into
-// each of recordWindows(now): one batch per record partition (of at most
+// record writes the record of every transaction row step 5 will cover in
+// views (View.covered: at most MaxCover a partition, so a backlog costs a
+// merge no more records than a busy partition does) into each of
+// recordWindows(now): one batch per record partition (of at most
 // store.MaxBatch rows), in byte order of the partitions' keys.
 func (tx *Transactions) record(ctx context.Context, account string, views []View, now time.Time) error {
 	byPart := map[string][]Row{}
 	first, last := tx.recordWindows(now)
 	for _, v := range views {
-		for _, r := range v.Live {
+		for _, r := range v.covered() {
 			if r.Kind == KindNormal && IsTxnRowID(r.UpdateID) && !brokenTxnNoRecord {
 				for w := first; w <= last; w++ {
 					p := tx.recordPartition(account, w, r.UpdateID)

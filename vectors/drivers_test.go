@@ -8451,7 +8451,7 @@ var dvMutants = []struct {
 		"bounded/account.go", "case opts.Keep < 0:", "case false && opts.Keep < 0:",
 		"driver_bounded", "option check 2 (a negative Keep)"},
 	{"balance/one tombstone per update id", "9.3 step 5: an N and an S row of one update id: only the first is covered",
-		"balance/evaluate.go", "\t\t\tif byID[r.UpdateID] {", "\t\t\tif false && byID[r.UpdateID] {",
+		"balance/evaluate.go", "\t\tif !byID[r.UpdateID] {", "\t\tif true {",
 		"driver_balance", "step 5: an N and an S row of one update id: one tombstone"},
 	{"balance/settled merge deletes nothing", "9.3 step 7: a settled merge deletes the rows it cancelled",
 		"balance/evaluate.go", "\t\t\tp.deletes = append(p.deletes, r)\n", "\t\t\t_ = r\n",
