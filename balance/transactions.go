@@ -138,6 +138,15 @@ func (o Outcome) String() string {
 	return "outcome(" + strconv.Itoa(int(o)) + ")"
 }
 
+// checkPlace refuses a clock before 1970, which cannot place a row (a
+// place is whole µs since 1970, SPEC.md 9.4).
+func checkPlace(now time.Time) error {
+	if now.UnixMicro() < 0 {
+		return fmt.Errorf("%w: the clock reads %v, before 1970, where no row can be placed (Options.Clock)", crdt.ErrInvalidConfig, now)
+	}
+	return nil
+}
+
 // errLate is a call that read its record more than Deadline ago.
 var errLate = errors.New("balance: record read more than Deadline ago")
 
@@ -323,6 +332,9 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 			if now.Sub(read) > tx.opts.Deadline && !brokenTxnNoDeadline {
 				return ID{}, 0, store.Mutation{}, errLate
 			}
+			if err := checkPlace(now); err != nil {
+				return ID{}, 0, store.Mutation{}, err
+			}
 			return m.Row.UpdateID, m.Row.Amount, tx.rows.appendN(&buf, m.Partition, now, m.Row), nil
 		})
 		if !errors.Is(err, errLate) {
@@ -389,6 +401,9 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 // stored, and summed only once recorded.
 func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeReport, error) {
 	if err := tx.checkAccount(account); err != nil {
+		return nil, err
+	}
+	if err := checkPlace(tx.opts.Clock()); err != nil {
 		return nil, err
 	}
 	if err := tx.checkLayout(ctx, account, false, false); err != nil {

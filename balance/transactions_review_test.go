@@ -317,3 +317,27 @@ func TestTransactionsRefusedCopyAheadRemoved(t *testing.T) {
 	require.Empty(t, conflicts, "the refused copy is left")
 	require.Len(t, rows, 1, "an idle account merged 7 times keeps %d rows", len(rows))
 }
+
+// A clock before 1970 cannot place a row: Apply and Merge refuse it
+// (crdt.ErrInvalidConfig) and write nothing, so the account stays
+// readable. Found by a review: Apply wrote a row placed at a negative
+// time, which made the row partition corrupt for every later read.
+func TestTransactionsClockBefore1970(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewPartitions()
+	good := newTestClock()
+	tx := newTxns(t, mem, good)
+	mustApply(t, tx, "before", 5, balance.Applied)
+
+	odd := &testClock{t: time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC)}
+	st := &counting{mem: mem}
+	otx := newTxns(t, st, odd)
+	_, err := otx.Apply(ctx, acct, "odd", 7)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	_, err = otx.Merge(ctx, acct)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	require.Zero(t, st.applies.Load(), "a clock before 1970 wrote")
+
+	require.EqualValues(t, 5, balanceOf(t, tx))
+	mustMerge(t, tx)
+}
