@@ -52,7 +52,8 @@ import (
 // Transactions holds no per-account state and is safe for concurrent use;
 // any number of them, in any number of processes, may share a store. Its
 // partitions are the account key followed by '#' (refused in its account
-// keys): a plain Accounts sharing the store must not use such keys.
+// keys), and with Partitions 1 the account key itself: a plain Accounts
+// sharing the store must not use such keys.
 type Transactions struct {
 	ac      *Accounts // the records, the expiry mark and the layout marker
 	rows    *Accounts // the row partitions, placed (placed.go)
@@ -512,6 +513,10 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		m := marks[0].Amount
 		for _, r := range marks {
 			m = max(m, r.Amount)
+		}
+		if m > now+1 { // a merge marks at most its clock's window − 2
+			return fmt.Errorf("%w: account %q: its expiry mark %q names window %d, after the clock's (%d), which no merge writes: expiry stops until the mark is deleted",
+				crdt.ErrCorruptEncoding, account, mark, m, now)
 		}
 		first = m + 1 // so windows an expiry that failed left are made up
 	}

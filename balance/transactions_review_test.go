@@ -3,6 +3,7 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
+	"github.com/counterkit/counterkit/timeid"
 )
 
 // These tests, and the random schedules, place rows of Transactions with
@@ -340,4 +342,46 @@ func TestTransactionsClockBefore1970(t *testing.T) {
 
 	require.EqualValues(t, 5, balanceOf(t, tx))
 	mustMerge(t, tx)
+}
+
+// An expiry mark no merge writes (a window after the clock's) is reported
+// by every merge (crdt.ErrCorruptEncoding, naming the mark's partition)
+// while the row partitions still merge; once the mark is deleted, expiry
+// resumes. Found by a review: a mark of MaxInt64 overflowed, and one far
+// ahead made every later expiry delete nothing, silently.
+func TestTransactionsExpiryMarkAheadIsCorrupt(t *testing.T) {
+	for _, ahead := range []int64{math.MaxInt64, math.MaxInt64 - 100, 1000} {
+		t.Run(fmt.Sprint(ahead), func(t *testing.T) {
+			ctx := context.Background()
+			c := newTestClock()
+			st := memory.NewPartitions()
+			tx := newTxns(t, st, c)
+			rw := tx.Options().RetryWindow.Microseconds()
+			mark := ahead
+			if ahead == 1000 {
+				mark = c.Now().UnixMicro()/rw + ahead
+			}
+			markRow := balance.NormalRow(timeid.FromParts(time.Date(1582, time.October, 15, 0, 0, 0, 0, time.UTC), 0, 0), mark)
+			b, err := markRow.MarshalBinary()
+			require.NoError(t, err)
+			require.NoError(t, st.Apply(ctx, []store.Mutation{{Partition: acct + "#txn.expired", Op: store.OpPut,
+				Key: balance.EncodeKey(markRow.Key()), Value: b, Timestamp: 1}}))
+			mustApply(t, tx, "x", 5, balance.Applied)
+			c.Add(time.Second)
+			mustMerge(t, tx)
+			w := c.Now().UnixMicro() / rw
+			rec := fmt.Sprintf("%s#txn.%d.%d", acct, w, int(balance.TxnRowID("x")[15])%tx.Options().RecordShards)
+			require.Len(t, storedRows(st, rec), 1, "the record of x")
+
+			c.Add(6 * time.Duration(rw) * time.Microsecond) // the next merge expires w
+			_, err = tx.Merge(ctx, acct)
+			require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+			require.ErrorContains(t, err, acct+"#txn.expired")
+			require.EqualValues(t, 5, balanceOf(t, tx))
+
+			require.NoError(t, st.Apply(ctx, []store.Mutation{{Partition: acct + "#txn.expired", Op: store.OpDeletePartition, Timestamp: c.Now().UnixMicro()}}))
+			mustMerge(t, tx)
+			require.Empty(t, storedRows(st, rec), "expiry resumed once the mark was deleted")
+		})
+	}
 }
