@@ -212,14 +212,17 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	return out, nil
 }
 
-// Delete removes the account: its row partitions, its expiry mark and the
-// record partitions of every window a record not yet expired can be in,
-// made by a merge whose clock is up to FutureSkew ahead; in batches of at
-// most expireBatch partition deletes, the row partitions first. If it
-// fails, call it again. Its deletes carry this process's clock: call it
-// once no process writes to or merges the account (and SafetyMargin has
-// passed since), or a process whose clock is behind may write a row or
-// record the deletes shadow or miss (SPEC.md 9.4).
+// Delete removes the account: its row partitions, its expiry mark, the
+// record partitions of every window a record not yet expired can be in
+// (from the window after the expiry mark's or, without one, three before
+// its newest sum row's, however long the account idled, to the last a
+// merge whose clock is up to FutureSkew ahead writes) and its layout
+// marker; in batches of at most expireBatch partition deletes, the row
+// partitions first. If it fails, call it again. Its deletes carry this
+// process's clock: call it once no process writes to or merges the account
+// (and SafetyMargin has passed since), and reuse the key no sooner than
+// SafetyMargin after it returned, or a process whose clock is behind may
+// write a row or record the deletes shadow or miss (SPEC.md 9.4).
 func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
@@ -233,9 +236,46 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
 	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition})
-	muts = tx.deleteRecords(muts, account, tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
+	first := tx.window(now) - 3
+	if f, ok := tx.firstRecordWindow(ctx, account, now); ok && f < first {
+		first = f
+	}
+	muts = tx.deleteRecords(muts, account, first, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
 	muts = append(muts, store.Mutation{Partition: layoutPartition(account), Op: store.OpDeletePartition})
 	return tx.writeBatches(ctx, muts)
+}
+
+// firstRecordWindow returns the first window that may hold account's
+// records, as expire bounds it: the one after the expiry mark's (a mark
+// after now's window + 1 is ignored), or, without a mark, three before the
+// window of the newest sum row its row partitions hold (by their keys: a
+// partition whose read fails, or a key that does not decode, is skipped,
+// so that Delete works on a damaged account). ok is false when neither is
+// found.
+func (tx *Transactions) firstRecordWindow(ctx context.Context, account string, now time.Time) (first int64, ok bool) {
+	marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny)
+	if err == nil && len(marks) > 0 {
+		m := marks[0].Amount
+		for _, r := range marks {
+			m = max(m, r.Amount)
+		}
+		if m <= tx.window(now)+1 {
+			return m + 1, true
+		}
+	}
+	var newest time.Time
+	for _, p := range tx.RowPartitions(account) {
+		_ = tx.ac.t.Store.Scan(ctx, p, nil, store.ReadAny, func(r store.Row) bool {
+			if _, k, err := DecodeTxnRowKey(r.Key); err == nil && k.Kind == KindSum && k.UpdateID.Time().After(newest) {
+				newest = k.UpdateID.Time()
+			}
+			return true
+		})
+	}
+	if newest.IsZero() {
+		return 0, false
+	}
+	return tx.window(newest) - 3, true
 }
 
 // writeBatches writes partition deletes in batches of at most

@@ -238,3 +238,45 @@ func TestTransactionsExpiryPastAStuckPartition(t *testing.T) {
 	t.Logf("then, 12 merges after the partition recovered: %d record rows left in windows %v", left, windows)
 	require.Zero(t, left, "records of the windows the stuck partition spanned are never expired")
 }
+
+// Delete removes the records of an account that idled for windows after
+// its last merge (no merge expired them): from three windows before its
+// newest sum row's without an expiry mark, from the window after the mark
+// with one. Found by a review: Delete deleted windows from its own clock's
+// − 3 only, and the older ones stayed for good (no merge of the account
+// runs after Delete to expire them).
+func TestTransactionsDeleteAfterIdleRemovesRecords(t *testing.T) {
+	for _, marked := range []bool{false, true} {
+		t.Run(fmt.Sprint("marked=", marked), func(t *testing.T) {
+			ctx := context.Background()
+			c := newTestClock()
+			mem := memory.NewPartitions()
+			o := txnOpts(c)
+			o.RetryWindow = time.Hour
+			tx, err := balance.NewTransactions(mem, o)
+			require.NoError(t, err)
+			rw := tx.Options().RetryWindow
+			first := windowOf(c.Now(), rw)
+			for _, id := range []crdt.TxnID{"a", "b", "c", "d"} {
+				mustApply(t, tx, id, 1, balance.Applied)
+			}
+			c.Add(time.Second)
+			mustMerge(t, tx)
+			c.Add(tx.Options().SettleGrace + time.Second)
+			mustMerge(t, tx)
+			if marked { // a merge in a later window expires and marks
+				c.Add(2 * rw)
+				mustApply(t, tx, "e", 1, balance.Applied)
+				mustMerge(t, tx)
+				require.NotEmpty(t, storedRows(mem, acct+"#txn.expired"))
+			}
+			before, _ := recordRows(t, mem, tx, acct, first-3, first+6)
+			require.Positive(t, before)
+
+			c.Add(6 * rw)
+			require.NoError(t, tx.Delete(ctx, acct))
+			left, windows := recordRows(t, mem, tx, acct, first-3, first+6)
+			require.Zero(t, left, "record rows left in windows %v", windows)
+		})
+	}
+}
