@@ -68,14 +68,39 @@ func decodePlacedRow(account string, sr store.Row) (placedRow, error) {
 	return placedRow{at, r}, err
 }
 
-// placedView reads a placed partition: the rows, each once, and their
-// places (ascending) in View.places. One row at two places with two
-// contents is crdt.ErrCorruptEncoding.
+// placedView reads a placed partition (evaluatePlaced).
 func (ac *Accounts) placedView(ctx context.Context, account string) (View, error) {
 	stored, err := ac.pt.Snapshot(ctx, account, MaxRows, store.ReadAny)
 	if err != nil {
 		return View{}, err
 	}
+	return evaluatePlaced(account, stored)
+}
+
+// EvaluateTxnRows returns the View of a Transactions row partition
+// (RowPartitions; its key, partition, names it in errors) from rows, one
+// snapshot of its stored rows in clustering order: the View Transactions'
+// Balance, Conflicts and Merge read from those rows. A row stored at two places counts once. A row key
+// that is not a Transactions row key (EncodeTxnRowKey), a key that
+// disagrees with its value, and one row stored at two places with two
+// contents are refused with an error wrapping crdt.ErrCorruptEncoding, and
+// so is what Evaluate refuses.
+func EvaluateTxnRows(partition string, rows []store.Row) (View, error) {
+	stored := make([]placedRow, len(rows))
+	for i, sr := range rows {
+		var err error
+		if stored[i], err = decodePlacedRow(partition, sr); err != nil {
+			return View{}, err
+		}
+	}
+	return evaluatePlaced(partition, stored)
+}
+
+// evaluatePlaced evaluates the rows of a placed partition, stored in key
+// order: the rows, each once, and their places (ascending) in
+// View.places. One row at two places with two contents is
+// crdt.ErrCorruptEncoding.
+func evaluatePlaced(account string, stored []placedRow) (View, error) {
 	places := make(map[Key][]int64, len(stored))
 	rows := make([]Row, 0, len(stored))
 	first := make(map[Key]Row, len(stored))

@@ -43,7 +43,9 @@ statestore.Load, bounded's Merge) on exactly the siblings printed.
 Partition keys (-type tally, deltalog or balance; embedded and cassandra):
 every row is decoded and described, and the value is what the counter's own
 reader returns on that snapshot (tally Read, deltalog Counters.Read, balance
-Accounts.Balance and Conflicts). The snapshot is one read of the partition,
+Accounts.Balance and Conflicts; for a balance.Transactions row partition,
+which holds row keys of balance.TxnRowKeyLen bytes, balance.EvaluateTxnRows,
+Transactions' reading). The snapshot is one read of the partition,
 at the store's ordinary level (Cassandra: QUORUM), or with -complete at
 store.ReadComplete (Cassandra: ALL).
 
@@ -362,45 +364,54 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 		res.Summary = logStats(r.Stats)
 		res.Summary["cells_read"] = r.Cells
 	case "balance":
-		// A row of a Transactions row partition may be stored at two
-		// places: it is one row (SPEC.md 9.4).
-		placed := len(rows[0].Key) == balance.TxnRowKeyLen
-		var decoded []balance.Row
-		for _, r := range rows {
-			var row balance.Row
-			if err := row.UnmarshalBinary(r.Value); err != nil {
+		// A partition holding a row key of a Transactions row partition
+		// is read as Transactions reads it; any other as Accounts does.
+		if slices.ContainsFunc(rows, func(r store.Row) bool { return len(r.Key) == balance.TxnRowKeyLen }) {
+			view, err := balance.EvaluateTxnRows(key, rows)
+			if err != nil {
 				return err
 			}
-			if !placed || !slices.Contains(decoded, row) {
-				decoded = append(decoded, row)
+			res.Value = view.Value
+			res.Summary = balanceSummary(view, view.Conflicts)
+			return nil
+		}
+		a, err := balance.New(cp, balance.Options{})
+		if err != nil {
+			return err
+		}
+		if res.Value, err = a.Balance(ctx, key); err != nil {
+			return err
+		}
+		conflicts, err := a.Conflicts(ctx, key)
+		if err != nil {
+			return err
+		}
+		// The rows Balance read, each key agreeing with its value: their
+		// classes for the summary.
+		decoded := make([]balance.Row, len(rows))
+		for i, r := range rows {
+			if err := decoded[i].UnmarshalBinary(r.Value); err != nil {
+				return err
 			}
 		}
 		view, err := balance.Evaluate(decoded)
 		if err != nil {
 			return err
 		}
-		v, conflicts := view.Value, view.Conflicts
-		if !placed {
-			a, err := balance.New(cp, balance.Options{})
-			if err != nil {
-				return err
-			}
-			if v, err = a.Balance(ctx, key); err != nil {
-				return err
-			}
-			if conflicts, err = a.Conflicts(ctx, key); err != nil {
-				return err
-			}
-		}
-		cs := []string{}
-		for _, c := range conflicts {
-			cs = append(cs, fmt.Sprintf("%s counted %d refused %v", c.UpdateID, c.Counted, c.Refused))
-		}
-		res.Value = v
-		res.Summary = map[string]any{"live_rows": len(view.Live), "valid_sums": len(view.Valid),
-			"invalid_sums": len(view.InvalidSums), "invalid_tombstones": len(view.InvalidTombstones), "conflicts": cs}
+		res.Summary = balanceSummary(view, conflicts)
 	}
 	return nil
+}
+
+// balanceSummary is get's summary of a balance partition read as view,
+// with conflicts.
+func balanceSummary(view balance.View, conflicts []balance.Conflict) map[string]any {
+	cs := []string{}
+	for _, c := range conflicts {
+		cs = append(cs, fmt.Sprintf("%s counted %d refused %v", c.UpdateID, c.Counted, c.Refused))
+	}
+	return map[string]any{"live_rows": len(view.Live), "valid_sums": len(view.Valid),
+		"invalid_sums": len(view.InvalidSums), "invalid_tombstones": len(view.InvalidTombstones), "conflicts": cs}
 }
 
 // rowName names a stored row by its decoded row key.

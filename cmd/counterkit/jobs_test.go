@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/timeid"
 	"github.com/counterkit/counterkit/tpncounter"
 )
 
@@ -379,4 +381,95 @@ func TestGetNamesTransactionRows(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, out, " N 00000000-0000-0000-")
 	require.Contains(t, out, " at "+epoch.UTC().Format("2006-01-02T15:04:05"))
+}
+
+// damagePlaced rewrites the one row of the Transactions row partition part
+// of shop-1 with the mutations fn returns and returns the error of the
+// library's Balance of the account afterwards.
+func damagePlaced(t *testing.T, dir, part string, fn func(r store.Row, row balance.Row) []store.Mutation) error {
+	t.Helper()
+	var berr error
+	withTxns(t, dir, fixedClock(epoch), func(ctx context.Context, tx *balance.Transactions, st store.Partitions) {
+		r, err := firstRow(ctx, st, part)
+		require.NoError(t, err)
+		var row balance.Row
+		require.NoError(t, row.UnmarshalBinary(r.Value))
+		require.NoError(t, st.Apply(ctx, fn(r, row)))
+		_, berr = tx.Balance(ctx, "shop-1")
+	})
+	return berr
+}
+
+// getRefuses runs get on part and requires it to fail with
+// crdt.ErrCorruptEncoding.
+func getRefuses(t *testing.T, dir, part string) {
+	t.Helper()
+	code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "balance", part)
+	require.Equal(t, 1, code, "get must fail as the library does; it printed:\n%s%s", out, errOut)
+	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
+}
+
+// get reads a Transactions row partition as the library does: a row key
+// that disagrees with its value is corrupt, as Transactions.Balance says.
+func TestGetPlacedKeyValueMismatch(t *testing.T) {
+	dir := fixture(t)
+	parts := shopTxns(t, dir)
+	berr := damagePlaced(t, dir, parts[0], func(r store.Row, row balance.Row) []store.Mutation {
+		other := balance.NormalRow(row.UpdateID, 1_000_000) // the same id, another amount: another key
+		b, err := other.MarshalBinary()
+		require.NoError(t, err)
+		return []store.Mutation{{Partition: parts[0], Op: store.OpPut, Key: r.Key, Value: b, Timestamp: time.Now().UnixMicro()}}
+	})
+	require.ErrorIs(t, berr, crdt.ErrCorruptEncoding, "the library reads the partition as damaged")
+	getRefuses(t, dir, parts[0])
+}
+
+// A plain balance row key among the placed ones of a Transactions row
+// partition is corrupt, whether it sorts after them or first.
+func TestGetPlacedMixedKeys(t *testing.T) {
+	for name, at := range map[string]time.Time{
+		"last":  time.Date(1582, time.October, 15, 0, 0, 1, 0, time.UTC), // sorts after every placed key
+		"first": epoch,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := fixture(t)
+			parts := shopTxns(t, dir)
+			extra := balance.NormalRow(timeid.FromParts(at, 1, 1), 500)
+			berr := damagePlaced(t, dir, parts[0], func(store.Row, balance.Row) []store.Mutation {
+				b, err := extra.MarshalBinary()
+				require.NoError(t, err)
+				return []store.Mutation{{Partition: parts[0], Op: store.OpPut, Key: balance.EncodeKey(extra.Key()), Value: b, Timestamp: time.Now().UnixMicro()}}
+			})
+			require.ErrorIs(t, berr, crdt.ErrCorruptEncoding, "the library reads the partition as damaged")
+			rows := storedRows(t, dir)[parts[0]]
+			require.Len(t, rows, 2)
+			require.Equal(t, name == "first", len(rows[0].Key) == balance.RowKeyLen, "the plain key sorts %s", name)
+			getRefuses(t, dir, parts[0])
+		})
+	}
+}
+
+// A row of a Transactions row partition stored at two places is one row,
+// as the library reads it.
+func TestGetPlacedRowAtTwoPlaces(t *testing.T) {
+	dir := fixture(t)
+	parts := shopTxns(t, dir)
+	require.NoError(t, damagePlaced(t, dir, parts[0], func(r store.Row, row balance.Row) []store.Mutation {
+		again := balance.EncodeTxnRowKey(epoch.Add(time.Second).UnixMicro(), row.Key())
+		return []store.Mutation{{Partition: parts[0], Op: store.OpPut, Key: again, Value: r.Value, Timestamp: time.Now().UnixMicro()}}
+	}))
+	require.Len(t, storedRows(t, dir)[parts[0]], 2)
+	code, out, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "balance", "-o", "json", parts[0])
+	require.Equal(t, 0, code, errOut)
+	var res GetResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	require.Len(t, res.Rows, 2)
+	require.Equal(t, float64(1), res.Summary["live_rows"])
+	var row balance.Row
+	withTxns(t, dir, fixedClock(epoch), func(ctx context.Context, _ *balance.Transactions, st store.Partitions) {
+		r, err := firstRow(ctx, st, parts[0])
+		require.NoError(t, err)
+		require.NoError(t, row.UnmarshalBinary(r.Value))
+	})
+	require.Equal(t, float64(row.Amount), res.Value)
 }
