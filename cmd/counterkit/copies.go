@@ -83,15 +83,17 @@ func (p *partitionCopy) Apply(ctx context.Context, muts []store.Mutation) error 
 // limit rows, copyRows), and every read and write then goes to the copy,
 // never to src. A partition the driver writes without reading it (a
 // Transactions record partition) is not copied: the writes land in memory
-// alone. It counts the mutations applied, by op.
+// alone. It counts the mutations applied, by op, and the rows of the copy
+// the delete-ranges among them covered.
 type copyOnRead struct {
 	src   store.Partitions
 	limit int
 	mem   *memory.Partitions
 
-	mu     sync.Mutex
-	copied map[string]bool
-	ops    map[store.Op]int
+	mu        sync.Mutex
+	copied    map[string]bool
+	ops       map[store.Op]int
+	rangeRows int
 }
 
 func newCopyOnRead(src store.Partitions, limit int) *copyOnRead {
@@ -131,6 +133,16 @@ func (c *copyOnRead) Snapshot(ctx context.Context, partition string, limit int, 
 }
 
 func (c *copyOnRead) Apply(ctx context.Context, muts []store.Mutation) error {
+	var ranged int
+	for _, m := range muts {
+		if m.Op == store.OpDeleteRange {
+			n, err := c.inRange(ctx, m)
+			if err != nil {
+				return err
+			}
+			ranged += n
+		}
+	}
 	if err := c.mem.Apply(ctx, muts); err != nil {
 		return err
 	}
@@ -139,5 +151,19 @@ func (c *copyOnRead) Apply(ctx context.Context, muts []store.Mutation) error {
 	for _, m := range muts {
 		c.ops[m.Op]++
 	}
+	c.rangeRows += ranged
 	return nil
+}
+
+// inRange returns how many rows of the copy the delete-range m covers.
+func (c *copyOnRead) inRange(ctx context.Context, m store.Mutation) (int, error) {
+	n := 0
+	err := c.mem.Scan(ctx, m.Partition, m.Key, store.ReadComplete, func(r store.Row) bool {
+		if m.End != nil && string(r.Key) >= string(m.End) {
+			return false
+		}
+		n++
+		return true
+	})
+	return n, err
 }

@@ -71,9 +71,10 @@ nothing. For merge transactions the copy is of each partition the merge
 reads (the account's row partitions), taken as it first reads it; its
 record writes and deletes go to the copy without reading the records
 stored, and the line adds the rows and partitions it would write and
-delete, records included. A key with nothing stored (for merge
-transactions, no row in any row partition) is an error (crdt.ErrNotFound).
-The exit status is 1 when any key failed; every failure names its sentinel.
+delete, records included (a delete-range counts the rows of the copy it
+removes). A key with nothing stored (for merge transactions, no row in any
+row partition) is an error (crdt.ErrNotFound). The exit status is 1 when
+any key failed; every failure names its sentinel.
 
 ` + storeSpecHelp + `
 Flags:
@@ -493,7 +494,7 @@ func mergeTransactionsFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*b
 			}
 			if cp != nil {
 				line += fmt.Sprintf("; would write %s (records included), delete %s and %s", plural(cp.ops[store.OpPut], "row"),
-					plural(cp.ops[store.OpDelete]+cp.ops[store.OpDeleteRange], "row"), plural(cp.ops[store.OpDeletePartition], "partition"))
+					plural(cp.ops[store.OpDelete]+cp.rangeRows, "row"), plural(cp.ops[store.OpDeletePartition], "partition"))
 			}
 			return line, nil
 		}

@@ -356,6 +356,35 @@ func TestMergeTransactionsDryRun(t *testing.T) {
 	require.NotEqual(t, before, storedRows(t, dir))
 }
 
+// A dry run counts each row a delete-range would remove: here the merge
+// past SettleGrace removes, in each of 3 row partitions, an N row and its
+// tombstone with one delete-range (6 rows), and the account's first
+// expiry deletes the expiry mark it wrote first (7 rows in all).
+func TestMergeTransactionsDryRunCountsRangeRows(t *testing.T) {
+	dir := fixture(t)
+	parts := shopTxns(t, dir)
+	withTxns(t, dir, fixedClock(epoch.Add(time.Second)), func(ctx context.Context, tx *balance.Transactions, _ store.Partitions) {
+		_, err := tx.Merge(ctx, "shop-1")
+		require.NoError(t, err)
+	})
+	count := func() int {
+		n, rows := 0, storedRows(t, dir)
+		for _, p := range parts {
+			n += len(rows[p])
+		}
+		return n
+	}
+	require.Equal(t, 9, count(), "3 N rows, 3 tombstones, 3 sum rows")
+	code, out, errOut := runCmd(t, "", "merge", "transactions", "-store", "embedded:"+dir, "-progress", "0", "-dry-run", "shop-1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "; settled 3 sum rows, deleted 3 rows, collected 3 invalid rows (0 too young); ")
+	require.Contains(t, out, ", delete 7 rows and ")
+	code, out, errOut = runCmd(t, "", "merge", "transactions", "-store", "embedded:"+dir, "-progress", "0", "shop-1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "; settled 3 sum rows, deleted 3 rows, collected 3 invalid rows (0 too young)")
+	require.Equal(t, 3, count(), "the merge leaves the 3 settled sum rows")
+}
+
 // merge balance refuses a row partition of balance.Transactions, which it
 // would sum without recording its transactions; nothing is written.
 func TestMergeBalanceRefusesTransactions(t *testing.T) {
