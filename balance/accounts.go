@@ -210,7 +210,10 @@ func (ac *Accounts) view(ctx context.Context, account string) (View, error) {
 // (Evaluate) in one partition read.
 func (ac *Accounts) Balance(ctx context.Context, account string) (int64, error) {
 	v, err := ac.observedView(ctx, account)
-	return v.Value, err
+	if err != nil {
+		return 0, err
+	}
+	return v.value()
 }
 
 func (ac *Accounts) observedView(ctx context.Context, account string) (View, error) {

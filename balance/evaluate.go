@@ -38,6 +38,8 @@ type View struct {
 	// count (an id reused with another amount), in clustering order.
 	Conflicts []Conflict
 
+	// total is the exact sum of Live (Value when it fits int64).
+	total exact.Int128
 	// claimed maps a valid S row's version to the rows it cancelled (for
 	// an N target, every N row of that update id).
 	claimed map[ID][]Row
@@ -71,6 +73,28 @@ type Conflict struct {
 // invalid (crdt.ErrCorruptEncoding), share a key, or the balance overflows
 // (crdt.ErrOverflow).
 func Evaluate(rows []Row) (View, error) {
+	v, err := evaluate(rows)
+	if err != nil {
+		return View{}, err
+	}
+	if _, err := v.value(); err != nil {
+		return View{}, err
+	}
+	return v, nil
+}
+
+// value returns the balance, crdt.ErrOverflow if it does not fit int64.
+func (v View) value() (int64, error) {
+	value, fits := v.total.Int64()
+	if !fits {
+		return 0, fmt.Errorf("%w: balance does not fit int64", crdt.ErrOverflow)
+	}
+	return value, nil
+}
+
+// evaluate is Evaluate whose balance may not fit int64: View.Value is then
+// 0 and View.total holds it.
+func evaluate(rows []Row) (View, error) {
 	live := map[elem]Row{}
 	var sums []Row
 	v := View{claimed: map[ID][]Row{}, tombs: map[ID][]Row{}, normals: map[ID][]Row{}, keys: map[Key]bool{}}
@@ -181,11 +205,10 @@ func Evaluate(rows []Row) (View, error) {
 		v.Live = append(v.Live, r)
 		total.Add(r.Amount)
 	}
-	value, fits := total.Int64()
-	if !fits {
-		return View{}, fmt.Errorf("%w: balance does not fit int64", crdt.ErrOverflow)
+	v.total = total
+	if value, fits := total.Int64(); fits {
+		v.Value = value
 	}
-	v.Value = value
 	slices.SortFunc(v.Live, CompareRows)
 	return v, nil
 }
@@ -213,7 +236,12 @@ const MaxCover = store.MaxBatch / 2
 // a later merge), the oldest (the last in clustering order, newest id
 // first) while the rows they cancel (every N row of a covered id, whatever
 // its amount) number at most MaxCover, so that a backlog drains in order
-// and settling them fits one batch.
+// and settling them fits one batch. If their sum does not fit int64 (a
+// Transactions row partition may hold more than int64 while the account's
+// balance fits), it covers instead the oldest of them (by their oldest
+// place in a placed partition, else in clustering order) while their
+// running sum fits, at least one: a merge never fails on its sum, and
+// merges cover the oldest live rows in turn, so that removal goes on.
 func (v View) covered() []Row {
 	if len(v.Live) <= 1 && !slices.ContainsFunc(v.Live, func(r Row) bool { return r.Kind == KindNormal }) {
 		return nil
@@ -233,12 +261,43 @@ func (v View) covered() []Row {
 			n = len(v.normals[out[i].UpdateID])
 		}
 		if rows+n > MaxCover && rows > 0 {
-			return out[i+1:]
+			out = out[i+1:]
+			break
 		}
 		rows += n
 	}
-	return out
+	var sum exact.Int128
+	for _, r := range out {
+		sum.Add(r.Amount)
+	}
+	if _, fits := sum.Int64(); fits {
+		return out
+	}
+	age := make([]int, len(out)) // indexes of out, oldest first
+	for i := range age {
+		age[i] = len(out) - 1 - i
+	}
+	if v.places != nil {
+		slices.SortStableFunc(age, func(a, b int) int { return cmp.Compare(v.places[out[a].Key()][0], v.places[out[b].Key()][0]) })
+	}
+	take := map[int]bool{}
+	sum = exact.Int128{}
+	for _, i := range age {
+		if sum.Add(out[i].Amount); len(take) > 0 && !fitsInt64(sum) {
+			break
+		}
+		take[i] = true
+	}
+	var kept []Row
+	for i, r := range out {
+		if take[i] {
+			kept = append(kept, r)
+		}
+	}
+	return kept
 }
+
+func fitsInt64(a exact.Int128) bool { _, fits := a.Int64(); return fits }
 
 // planSteps computes steps 5–8 for a snapshot view at time now, for a merge
 // with the given version (fresh, newer than every S row it may cover). Step

@@ -93,7 +93,14 @@ func EvaluateTxnRows(partition string, rows []store.Row) (View, error) {
 			return View{}, err
 		}
 	}
-	return evaluatePlaced(partition, stored)
+	v, err := evaluatePlaced(partition, stored)
+	if err == nil {
+		_, err = v.value()
+	}
+	if err != nil {
+		return View{}, err
+	}
+	return v, nil
 }
 
 // evaluatePlaced evaluates the rows of a placed partition, stored in key
@@ -119,7 +126,7 @@ func evaluatePlaced(account string, stored []placedRow) (View, error) {
 	for _, ats := range places {
 		slices.Sort(ats)
 	}
-	v, err := Evaluate(rows)
+	v, err := evaluate(rows)
 	v.places, v.stored = places, stored
 	return v, err
 }

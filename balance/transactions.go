@@ -405,9 +405,9 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 	return tx.lookup(ctx, account, TxnRowID(txn), tx.opts.Clock())
 }
 
-// Balance returns the account's balance: the sum of its RowPartitions'
-// balances (Accounts.Balance), one read each, exactly (crdt.ErrOverflow
-// when it does not fit int64).
+// Balance returns the account's balance: the exact sum of its
+// RowPartitions' balances (one read each; a partition's may pass int64
+// while the sum fits), crdt.ErrOverflow when it does not fit int64.
 func (tx *Transactions) Balance(ctx context.Context, account string) (int64, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return 0, err
@@ -417,11 +417,11 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 	}
 	var sum exact.Int128
 	for _, p := range tx.RowPartitions(account) {
-		v, err := tx.rows.Balance(ctx, p)
+		v, err := tx.rows.observedView(ctx, p)
 		if err != nil {
 			return 0, err
 		}
-		sum.Add(v)
+		sum.AddInt128(v.total)
 	}
 	v, ok := sum.Int64()
 	if !ok {

@@ -16,10 +16,14 @@ import (
 
 // txnIn returns a transaction id (prefix-i) whose row is in row
 // partition k of 2.
-func txnIn(prefix string, k int) crdt.TxnID {
+func txnIn(prefix string, k int) crdt.TxnID { return txnInOf(prefix, k, 2) }
+
+// txnInOf returns a transaction id (prefix-i) whose row is in row
+// partition k of partitions.
+func txnInOf(prefix string, k, partitions int) crdt.TxnID {
 	for i := 0; ; i++ {
 		id := crdt.TxnID(fmt.Sprintf("%s-%d", prefix, i))
-		if int(balance.TxnRowID(id)[14])%2 == k {
+		if int(balance.TxnRowID(id)[14])%partitions == k {
 			return id
 		}
 	}
