@@ -25,8 +25,11 @@ var (
 	ErrInvalidKey = crdt.ErrInvalidKey
 
 	// ErrSlowMerge is returned when a merge ran longer than
-	// Options.MaxMerge before writing its sum row. It then writes nothing
-	// more; tombstones it already wrote are void and collected later.
+	// Options.MaxMerge before writing its sum row (or, in
+	// Transactions.Merge, its records). It then writes nothing more to
+	// that partition; tombstones it already wrote are void and collected
+	// later. (Transactions.Merge still expires record partitions no call
+	// reads, which is safe after any failure.)
 	ErrSlowMerge = fmt.Errorf("%w: merge ran longer than MaxMerge", crdt.ErrUnavailable)
 
 	// ErrClockSkew is returned when a merge's clock is behind the newest sum

@@ -388,8 +388,9 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 	return 0, fmt.Errorf("%w: transaction %q: its record was read more than Deadline (%v) before each of 3 writes", crdt.ErrUnavailable, txn, tx.opts.Deadline)
 }
 
-// Recorded returns the amounts merges recorded for txn on account in the
-// last RetryWindow (none: not recorded). An id applied with one amount has
+// Recorded returns the amounts merges recorded for txn on account that a
+// retry now would find: at least those of the last RetryWindow, and
+// perhaps older ones not yet expired (none: not recorded). An id applied with one amount has
 // one; with several before a merge recorded it (a caller's error, see
 // Conflicts), each merge records the amount that counted when it ran.
 func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
