@@ -2,12 +2,14 @@ package balance_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -95,4 +97,39 @@ func ExampleTransactions_retries() {
 	fmt.Println(b == want, err, sent > 400)
 	// Output:
 	// true <nil> true
+}
+
+// Every Transactions of an account must use its layout (Partitions,
+// RecordShards, RetryWindow): the account's first Apply records it, and a
+// process configured otherwise is refused rather than read and write other
+// partitions of the account.
+func ExampleTransactions_layout() {
+	ctx := context.Background()
+	st := memory.NewPartitions()
+	sixteen, _ := balance.NewTransactions(st, balance.TxnOptions{})
+	thirtyTwo, _ := balance.NewTransactions(st, balance.TxnOptions{Partitions: 32})
+	outcome, err := sixteen.Apply(ctx, "seller-42", "pay-0", 2500)
+	fmt.Println(outcome, err)
+	_, err = thirtyTwo.Apply(ctx, "seller-42", "pay-1", 100)
+	fmt.Println(errors.Is(err, crdt.ErrInvalidConfig))
+	_, err = thirtyTwo.Apply(ctx, "seller-7", "pay-1", 100)
+	fmt.Println(err)
+	// Output:
+	// applied <nil>
+	// true
+	// <nil>
+}
+
+// EvaluateTxnRows reads one stored row partition of Transactions as
+// Transactions does: an inspection tool's view of a snapshot.
+func ExampleEvaluateTxnRows() {
+	ctx := context.Background()
+	st := memory.NewPartitions()
+	tx, _ := balance.NewTransactions(st, balance.TxnOptions{Partitions: 1})
+	_, _ = tx.Apply(ctx, "seller-42", "pay-0", 2500)
+	_, _ = tx.Apply(ctx, "seller-42", "pay-1", -300)
+	rows, _ := st.Snapshot(ctx, tx.RowPartitions("seller-42")[0], balance.MaxRows, store.ReadComplete)
+	v, err := balance.EvaluateTxnRows("seller-42", rows)
+	fmt.Println(len(rows), v.Value, err)
+	// Output: 2 2200 <nil>
 }
