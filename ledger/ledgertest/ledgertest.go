@@ -13,8 +13,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,6 +26,7 @@ import (
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/kitrun"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
@@ -44,6 +47,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		{"LedgerCreditDebit", testLedgerBasics},
 		{"LedgerHistoryExample", testHistoryExample},
 		{"LedgerLateRetryRecognisedThenRefused", testTimedLateRetry},
+		{"RetryWindowBoundaryDefaults", testRetryWindowBoundary},
 		{"ConcurrentLedgersExact", testConcurrentLedgers},
 		{"AmbiguousWriteRetry", testAmbiguousRetry},
 		{"RefusedWriteRetry", testRefusedRetry},
@@ -305,4 +309,157 @@ func testRefusedRetry(t *testing.T, s store.Siblings, key string) {
 // transaction records (ledger.IsRecordKey) pass untouched.
 func counterCalls(p faulty.Policy) faulty.Policy {
 	return faulty.Keys(p, func(k string) bool { return !ledger.IsRecordKey(k) })
+}
+
+// testRetryWindowBoundary is the ledger's retry window at its boundary,
+// with the defaults (only Actor and Clock set; untimed ids): x is credited
+// by writer "origin" and y by a Book ("booker", MaxOpen 1) at t0; then
+// 1,200 credits of 1 (× COUNTERKIT_CASES) from many writers at once,
+// spread over the window's first 23 hours in 8 phases: two long-lived
+// ledgers each driven by two goroutines (group commit), a ledger restarted
+// every phase (a new incarnation), and the Book alternating between the
+// account and another one (an eviction at every switch). "origin" never
+// writes again, so it is retired (RetireAfter, 1 h) long before the
+// retries. At t0 + RetryWindow − 1 ns, x and y are retried on every kind
+// of writer: each must be a duplicate and the value exact (SPEC.md 6.11).
+func testRetryWindowBoundary(t *testing.T, st store.Siblings, key string) {
+	credits := proptest.Scale(1200)
+	ctx := context.Background()
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	var ns atomic.Int64
+	ns.Store(t0.UnixNano())
+	clock := func() time.Time { return time.Unix(0, ns.Load()) }
+	set := func(d time.Duration) { ns.Store(t0.Add(d).UnixNano()) }
+	newLedger := func(actor crdt.ActorID) *ledger.Ledger {
+		l, err := ledger.New(st, key, ledger.Options{Actor: actor, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	other := key + "-other"
+	book, err := ledger.NewBook(st, ledger.BookOptions{Options: ledger.Options{Actor: "booker", Clock: clock}, MaxOpen: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isDup := func(o tpncounter.Outcome) bool { return o == tpncounter.Duplicate || o == tpncounter.DuplicateFolded }
+
+	origin := newLedger("origin")
+	if r, err := origin.Credit(ctx, "x", 1000); err != nil || r.Outcome != tpncounter.Applied {
+		t.Fatalf("x: %+v %v", r, err)
+	}
+	originWriter := origin.Writer()
+	if r, err := book.Credit(ctx, key, "y", 500); err != nil || r.Outcome != tpncounter.Applied {
+		t.Fatalf("y: %+v %v", r, err)
+	}
+	want := int64(1500)
+	stable := []*ledger.Ledger{newLedger("s0"), newLedger("s1")}
+	const phases = 8
+	last := ledger.DefaultRetryWindow - time.Hour
+	per := max(credits/phases/6, 1)
+	for p := 0; p < phases; p++ {
+		set(last * time.Duration(p) / (phases - 1))
+		restarted := newLedger("r") // a restart: a new incarnation every phase
+		var wg sync.WaitGroup
+		errs := make(chan error, 6)
+		run := func(g int, credit func(i int) (tpncounter.Outcome, error)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < per; i++ {
+					o, err := credit(i)
+					if err != nil || o != tpncounter.Applied {
+						errs <- fmt.Errorf("phase %d, goroutine %d, credit %d: %v %v", p, g, i, o, err)
+						return
+					}
+				}
+			}()
+		}
+		id := func(g, i int) crdt.TxnID { return crdt.TxnID(fmt.Sprintf("p%d-g%d-%d", p, g, i)) }
+		for g := 0; g < 4; g++ {
+			l := stable[g%2]
+			run(g, func(i int) (tpncounter.Outcome, error) {
+				r, err := l.Credit(ctx, id(g, i), 1)
+				return r.Outcome, err
+			})
+		}
+		run(4, func(i int) (tpncounter.Outcome, error) {
+			r, err := restarted.Credit(ctx, id(4, i), 1)
+			return r.Outcome, err
+		})
+		run(5, func(i int) (tpncounter.Outcome, error) {
+			// The other account first: the Book (MaxOpen 1) evicts key's
+			// ledger, and reopens it for the credit that counts.
+			if _, err := book.Credit(ctx, other, id(5, i), 1); err != nil {
+				return 0, err
+			}
+			r, err := book.Credit(ctx, key, id(5, i), 1)
+			return r.Outcome, err
+		})
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		want += int64(6 * per)
+	}
+	c, err := newLedger("reader").Find(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Value() != want {
+		t.Fatalf("value %d before the retries, want %d", c.Value(), want)
+	}
+	_, stillLive := maps.Collect(c.LiveActors())[originWriter]
+	t.Logf("%d credits from %d writers over %v; origin %s live: %v; state: %+v; book: %+v", 6*per*phases+2, phases+4, last, originWriter, stillLive, c.Stats(), book.Stats())
+
+	set(ledger.DefaultRetryWindow - time.Nanosecond) // the last moment inside the window
+	var evictions atomic.Int64                       // ids of the eviction credits (the clock stays put)
+	for _, w := range []struct {
+		name  string
+		retry func(txn crdt.TxnID, amount int64) (ledger.Result, error)
+	}{
+		{"a fresh ledger", func(txn crdt.TxnID, amount int64) (ledger.Result, error) {
+			return newLedger("fresh").Credit(ctx, txn, amount)
+		}},
+		{"origin restarted", func(txn crdt.TxnID, amount int64) (ledger.Result, error) {
+			return newLedger("origin").Credit(ctx, txn, amount)
+		}},
+		{"the original origin ledger", func(txn crdt.TxnID, amount int64) (ledger.Result, error) {
+			return origin.Credit(ctx, txn, amount)
+		}},
+		{"a long-lived writer", func(txn crdt.TxnID, amount int64) (ledger.Result, error) {
+			return stable[0].Credit(ctx, txn, amount)
+		}},
+		{"the Book after an eviction", func(txn crdt.TxnID, amount int64) (ledger.Result, error) {
+			if _, err := book.Credit(ctx, other, crdt.TxnID(fmt.Sprint("evict-", txn, evictions.Add(1))), 1); err != nil {
+				return ledger.Result{}, err
+			}
+			r, err := book.Credit(ctx, key, txn, amount)
+			return r.Result, err
+		}},
+	} {
+		for _, tx := range []struct {
+			txn    crdt.TxnID
+			amount int64
+		}{{"x", 1000}, {"y", 500}} {
+			r, err := w.retry(tx.txn, tx.amount)
+			if err != nil {
+				t.Fatalf("retry of %s on %s at RetryWindow − 1 ns: %v", tx.txn, w.name, err)
+			}
+			if !isDup(r.Outcome) || r.Value != want {
+				t.Errorf("retry of %s on %s at RetryWindow − 1 ns: outcome %v, value %d; want a duplicate and %d", tx.txn, w.name, r.Outcome, r.Value, want)
+			}
+		}
+	}
+	if now := clock(); !now.Equal(t0.Add(ledger.DefaultRetryWindow - time.Nanosecond)) {
+		t.Fatalf("the clock moved during the retries: %v", now)
+	}
+	v, err := newLedger("auditor").Value(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v != want {
+		t.Fatalf("value %d after the retries, want %d", v, want)
+	}
 }
