@@ -80,11 +80,14 @@ func (ac *Accounts) placedView(ctx context.Context, account string) (View, error
 // EvaluateTxnRows returns the View of a Transactions row partition
 // (RowPartitions; its key, partition, names it in errors) from rows, one
 // snapshot of its stored rows in clustering order: the View Transactions'
-// Balance, Conflicts and Merge read from those rows. A row stored at two places counts once. A row key
-// that is not a Transactions row key (EncodeTxnRowKey), a key that
-// disagrees with its value, and one row stored at two places with two
-// contents are refused with an error wrapping crdt.ErrCorruptEncoding, and
-// so is what Evaluate refuses.
+// Balance, Conflicts and Merge read from those rows. A row stored at two
+// places counts once. A row key that is not a Transactions row key
+// (EncodeTxnRowKey), a key that disagrees with its value, and one row
+// stored at two places with two contents are refused with an error
+// wrapping crdt.ErrCorruptEncoding, and so is what Evaluate refuses; a
+// partition whose own balance does not fit int64 is crdt.ErrOverflow,
+// though Transactions.Balance, which sums the partitions exactly, may
+// read it.
 func EvaluateTxnRows(partition string, rows []store.Row) (View, error) {
 	stored := make([]placedRow, len(rows))
 	for i, sr := range rows {

@@ -52,8 +52,7 @@ import (
 // Transactions holds no per-account state and is safe for concurrent use;
 // any number of them, in any number of processes, may share a store. Its
 // partitions are the account key followed by '#' (refused in its account
-// keys), and with Partitions 1 the account key itself: a plain Accounts
-// sharing the store must not use such keys.
+// keys): a plain Accounts sharing the store must not use such keys.
 type Transactions struct {
 	ac      *Accounts // the records, the expiry mark and the layout marker
 	rows    *Accounts // the row partitions, placed (placed.go)
@@ -198,7 +197,7 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
 	}
-	if err := tx.checkLayout(ctx, account, false, false); err != nil {
+	if _, err := tx.checkLayout(ctx, account, false); err != nil {
 		return nil, err
 	}
 	var out []Conflict
@@ -214,10 +213,10 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 
 // Delete removes the account: its row partitions, its expiry mark, the
 // record partitions of every window a record not yet expired can be in
-// (from the window after the expiry mark's or, without one, three before
-// its newest sum row's, however long the account idled, to the last a
-// merge whose clock is up to FutureSkew ahead writes) and its layout
-// marker; in batches of at most expireBatch partition deletes, the row
+// (those of its clock's windows, from three before to the last a merge
+// whose clock is up to FutureSkew ahead writes, and those its merges
+// wrote before, as expiry bounds them, however long the account idled)
+// and its layout marker; in batches of at most expireBatch partition deletes, the row
 // partitions first. If it fails, call it again. Its deletes carry this
 // process's clock: call it once no process writes to or merges the account
 // (and SafetyMargin has passed since), and reuse the key no sooner than
@@ -227,7 +226,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
 	}
-	if err := tx.checkLayout(ctx, account, false, false); err != nil {
+	if _, err := tx.checkLayout(ctx, account, false); err != nil {
 		return err
 	}
 	now := tx.opts.Clock()
@@ -236,33 +235,29 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
 	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition})
-	first := tx.window(now) - 3
-	if f, ok := tx.firstRecordWindow(ctx, account, now); ok && f < first {
-		first = f
+	first, last := tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew)))
+	if f, l, ok := tx.oldRecordWindows(ctx, account, now); ok {
+		if l < first-1 { // apart from the clock's windows
+			muts = tx.deleteRecords(muts, account, f, l)
+		} else {
+			first = min(first, f)
+		}
 	}
-	muts = tx.deleteRecords(muts, account, first, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew))))
+	muts = tx.deleteRecords(muts, account, first, last)
 	muts = append(muts, store.Mutation{Partition: layoutPartition(account), Op: store.OpDeletePartition})
 	return tx.writeBatches(ctx, muts)
 }
 
-// firstRecordWindow returns the first window that may hold account's
-// records, as expire bounds it: the one after the expiry mark's (a mark
-// after now's window + 1 is ignored), or, without a mark, three before the
-// window of the newest sum row its row partitions hold (by their keys: a
-// partition whose read fails, or a key that does not decode, is skipped,
-// so that Delete works on a damaged account). ok is false when neither is
+// oldRecordWindows returns the windows that may still hold records
+// account's merges wrote before its last windows, as expire bounds them:
+// up to two after the window of the newest sum row its row partitions hold
+// (by their keys: a partition whose read fails, or a key that does not
+// decode, is skipped, so that Delete works on a damaged account), from the
+// one after the expiry mark's (a mark after now's window + 1 is ignored)
+// or, without one, three before; at most deleteWindows of them. Without a
+// sum row, the expireWindows after the mark's. ok is false when neither is
 // found.
-func (tx *Transactions) firstRecordWindow(ctx context.Context, account string, now time.Time) (first int64, ok bool) {
-	marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny)
-	if err == nil && len(marks) > 0 {
-		m := marks[0].Amount
-		for _, r := range marks {
-			m = max(m, r.Amount)
-		}
-		if m <= tx.window(now)+1 {
-			return m + 1, true
-		}
-	}
+func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (first, last int64, ok bool) {
 	var newest time.Time
 	for _, p := range tx.RowPartitions(account) {
 		_ = tx.ac.t.Store.Scan(ctx, p, nil, store.ReadAny, func(r store.Row) bool {
@@ -272,11 +267,31 @@ func (tx *Transactions) firstRecordWindow(ctx context.Context, account string, n
 			return true
 		})
 	}
-	if newest.IsZero() {
-		return 0, false
+	mark, marked := int64(0), false
+	if marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny); err == nil && len(marks) > 0 {
+		mark = marks[0].Amount
+		for _, r := range marks {
+			mark = max(mark, r.Amount)
+		}
+		marked = mark <= tx.window(now)+1
 	}
-	return tx.window(newest) - 3, true
+	switch {
+	case !newest.IsZero():
+		n := tx.window(newest)
+		first, last = n-3, n+2
+		if marked {
+			first = mark + 1
+		}
+		return max(first, last-deleteWindows+1), last, first <= last
+	case marked:
+		return mark + 1, mark + expireWindows, true
+	}
+	return 0, 0, false
 }
+
+// deleteWindows is the most windows before its clock's that Delete
+// deletes records in.
+const deleteWindows = 1024
 
 // writeBatches writes partition deletes in batches of at most
 // expireBatch, in order.
@@ -292,8 +307,9 @@ func (tx *Transactions) writeBatches(ctx context.Context, muts []store.Mutation)
 }
 
 // RowPartitions returns the balance partitions of account's rows:
-// account itself when Partitions is 1, else "<account>#<i>" for i in
-// 0..Partitions−1. Only Transactions.Merge merges them: Accounts.Merge,
+// "<account>#<i>" for i in 0..Partitions−1, so that the partitions of a
+// smaller Partitions are among those of a larger (SPEC.md 9.4 "Layout").
+// Only Transactions.Merge merges them: Accounts.Merge,
 // which records nothing, refuses a partition holding live transaction
 // rows (crdt.ErrTypeMismatch).
 func (tx *Transactions) RowPartitions(account string) []string {
@@ -305,9 +321,6 @@ func (tx *Transactions) RowPartitions(account string) []string {
 }
 
 func (tx *Transactions) rowPartition(account string, i int) string {
-	if tx.opts.Partitions == 1 {
-		return account
-	}
 	return account + "#" + strconv.Itoa(i)
 }
 
@@ -343,15 +356,19 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 	if amount == 0 {
 		return 0, fmt.Errorf("%w: transaction %q has a zero amount", crdt.ErrInvalidAmount, txn)
 	}
-	if err := tx.checkLayout(ctx, account, true, true); err != nil {
-		return 0, err
-	}
 	var at time.Time
 	if tx.opts.TxnTime != nil {
 		var ok bool
 		if at, ok = tx.opts.TxnTime(txn); !ok {
 			return 0, fmt.Errorf("%w: transaction %q has no time (TxnOptions.TxnTime)", crdt.ErrInvalidTxnID, txn)
 		}
+	}
+	if err := checkPlace(tx.opts.Clock()); err != nil {
+		return 0, err
+	}
+	unmarked, err := tx.checkLayout(ctx, account, true)
+	if err != nil {
+		return 0, err
 	}
 	id := TxnRowID(txn)
 	for range 3 {
@@ -366,6 +383,12 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 			return 0, fmt.Errorf("%w: transaction %q was recorded with amount %d, not %d", crdt.ErrConflictingTransaction, txn, recorded[0], amount)
 		case tx.opts.TxnTime != nil && (at.Before(read.Add(-tx.opts.RetryWindow)) || at.After(read.Add(tx.opts.FutureSkew))):
 			return 0, fmt.Errorf("%w: transaction %q of %v is outside [now − RetryWindow, now + FutureSkew]", crdt.ErrOutsideWindow, txn, at)
+		}
+		if unmarked { // the account's first row: its layout first
+			if err := tx.markLayout(ctx, account); err != nil {
+				return 0, err
+			}
+			unmarked = false
 		}
 		out, buf := newWrite(1)
 		u := [1]update{{Partition: tx.rowsOf(account, id), Row: NormalRow(id, amount)}}
@@ -400,7 +423,7 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 	if err := txn.Validate(); err != nil {
 		return nil, err
 	}
-	if err := tx.checkLayout(ctx, account, true, false); err != nil {
+	if _, err := tx.checkLayout(ctx, account, true); err != nil {
 		return nil, err
 	}
 	return tx.lookup(ctx, account, TxnRowID(txn), tx.opts.Clock())
@@ -413,7 +436,7 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 	if err := tx.checkAccount(account); err != nil {
 		return 0, err
 	}
-	if err := tx.checkLayout(ctx, account, false, false); err != nil {
+	if _, err := tx.checkLayout(ctx, account, false); err != nil {
 		return 0, err
 	}
 	var sum exact.Int128
@@ -448,7 +471,7 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	if err := checkPlace(tx.opts.Clock()); err != nil {
 		return nil, err
 	}
-	if err := tx.checkLayout(ctx, account, false, false); err != nil {
+	if _, err := tx.checkLayout(ctx, account, false); err != nil {
 		return nil, err
 	}
 	parts := tx.RowPartitions(account)

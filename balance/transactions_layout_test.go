@@ -222,3 +222,72 @@ func TestTransactionsLayoutCorruptMarker(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
 	require.Equal(t, applies, st.applies.Load())
 }
+
+// Partitions 1 racing Partitions 2 on an account's first use: the row
+// partitions of a smaller Partitions are among a larger's, so the larger
+// reads the smaller's row. Found by a review: with Partitions 1 the row
+// partition was the account key itself, which no larger layout reads, and
+// the acknowledged credit was lost.
+func TestTransactionsLayoutRaceOnePartition(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	small, large := layoutTxns(t, st, c, 1, 0, 0), layoutTxns(t, st, c, 2, 0, 0)
+	hold := make(chan struct{})
+	held := &holdFirstApply{Partitions: st, partition: acct + "#txn.layout", release: hold, reached: make(chan struct{})}
+	smallHeld := layoutTxns(t, held, c, 1, 0, 0)
+	done := make(chan error, 1)
+	go func() { _, err := smallHeld.Apply(ctx, acct, "s-1", 1); done <- err }()
+	<-held.reached
+	mustApplyTo(t, large, "l-1", 10, balance.Applied)
+	close(hold)
+	require.NoError(t, <-done)
+	_, err := small.Apply(ctx, acct, "s-2", 2)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig, "the smaller layout is refused")
+	v, err := large.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 11, v, "the larger layout reads the smaller's row")
+}
+
+// A clock before 1970 writes nothing, not even the layout marker, so it
+// cannot claim a fresh account's layout (a review found Apply wrote the
+// marker before it refused the clock).
+func TestTransactionsClockBefore1970WritesNoMarker(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewPartitions()
+	odd := &testClock{t: time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC)}
+	st := &counting{mem: mem}
+	otx := layoutTxns(t, st, odd, 64, 0, 0)
+	_, err := otx.Apply(ctx, acct, "odd", 7)
+	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
+	require.Zero(t, st.applies.Load(), "a refused Apply with a clock before 1970 wrote")
+	good := newTxns(t, mem, newTestClock())
+	mustApply(t, good, "pay-1", 1, balance.Applied)
+}
+
+// An Apply refused before its row (a TxnTime id without a time, or one
+// outside its window) writes nothing, not even a fresh account's layout
+// marker: the marker is written just before the account's first row.
+func TestTransactionsRefusedApplyWritesNoMarker(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		at   func(now time.Time) (time.Time, bool)
+		want error
+	}{
+		{"no time", func(time.Time) (time.Time, bool) { return time.Time{}, false }, crdt.ErrInvalidTxnID},
+		{"outside window", func(now time.Time) (time.Time, bool) { return now.Add(-48 * time.Hour), true }, crdt.ErrOutsideWindow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newTestClock()
+			st := &counting{mem: memory.NewPartitions()}
+			o := txnOpts(c)
+			o.TxnTime = func(crdt.TxnID) (time.Time, bool) { return tc.at(c.Now()) }
+			tx, err := balance.NewTransactions(st, o)
+			require.NoError(t, err)
+			_, err = tx.Apply(ctx, acct, "late", 5)
+			require.ErrorIs(t, err, tc.want)
+			require.Zero(t, st.applies.Load(), "a refused Apply wrote")
+		})
+	}
+}

@@ -408,7 +408,7 @@ func TestTransactionsPartitions(t *testing.T) {
 	st := memory.NewPartitions()
 	one, err := balance.NewTransactions(st, balance.TxnOptions{Options: balance.Options{Clock: c.Now}, Partitions: 1})
 	require.NoError(t, err)
-	require.Equal(t, []string{acct}, one.RowPartitions(acct))
+	require.Equal(t, []string{acct + "#0"}, one.RowPartitions(acct))
 	tx := newTxns(t, st, c)
 	parts := tx.RowPartitions("b")
 	require.Len(t, parts, balance.DefaultPartitions)

@@ -58,49 +58,60 @@ type layoutChecks struct {
 }
 
 // checkLayout reads account's layout marker and fails crdt.ErrInvalidConfig
-// unless it is empty or names this Transactions' layout as the largest.
-// With trust, it skips the read within layoutTrust of the last check that
-// passed; with write, an empty marker gets this Transactions' layout.
-func (tx *Transactions) checkLayout(ctx context.Context, account string, trust, write bool) error {
+// unless it is empty or names this Transactions' layout as the largest;
+// empty reports an empty marker. With trust, it skips the read within
+// layoutTrust of the last check that passed on a marker naming the layout.
+func (tx *Transactions) checkLayout(ctx context.Context, account string, trust bool) (empty bool, err error) {
 	now := tx.opts.Clock()
 	if trust {
 		tx.checked.mu.Lock()
 		at, ok := tx.checked.at[account]
 		tx.checked.mu.Unlock()
 		if ok && !now.Before(at) && now.Sub(at) < layoutTrust {
-			return nil
+			return false, nil
 		}
 	}
 	mine := tx.opts.layout()
 	rows, err := tx.ac.t.Snapshot(ctx, layoutPartition(account), MaxRows, store.ReadAny)
 	if err != nil {
-		return err
+		return false, err
 	}
 	var named []int64
 	for _, r := range rows {
 		if r.UpdateID != layoutMarkID || r.Kind != KindNormal || r.Amount <= 0 {
-			return fmt.Errorf("%w: account %q: its layout marker holds a row no Transactions writes (%v)", crdt.ErrCorruptEncoding, account, r.Key())
+			return false, fmt.Errorf("%w: account %q: its layout marker holds a row no Transactions writes (%v)", crdt.ErrCorruptEncoding, account, r.Key())
 		}
 		named = append(named, r.Amount)
 	}
 	switch {
-	case len(named) == 0 && !write:
-		return nil
 	case len(named) == 0:
-		if err := tx.ac.writeRows(ctx, layoutPartition(account), nil, []Row{NormalRow(layoutMarkID, mine)}); err != nil {
-			return err
-		}
+		return true, nil
 	case !slices.Contains(named, mine) || slices.Max(named) != mine:
-		return fmt.Errorf("%w: account %q has the layout %s; this Transactions has %s (TxnOptions: every Transactions of an account must use the same)",
+		return false, fmt.Errorf("%w: account %q has the layout %s; this Transactions has %s (TxnOptions: every Transactions of an account must use the same)",
 			crdt.ErrInvalidConfig, account, layoutString(slices.Max(named)), layoutString(mine))
 	}
 	if trust {
-		tx.checked.mu.Lock()
-		if tx.checked.at == nil || len(tx.checked.at) >= layoutChecksMax {
-			tx.checked.at = map[string]time.Time{}
-		}
-		tx.checked.at[account] = now
-		tx.checked.mu.Unlock()
+		tx.trustLayout(account, now)
 	}
+	return false, nil
+}
+
+// markLayout writes this Transactions' layout into account's empty marker
+// (Apply, before its first row) and trusts it from now.
+func (tx *Transactions) markLayout(ctx context.Context, account string) error {
+	now := tx.opts.Clock()
+	if err := tx.ac.writeRows(ctx, layoutPartition(account), nil, []Row{NormalRow(layoutMarkID, tx.opts.layout())}); err != nil {
+		return err
+	}
+	tx.trustLayout(account, now)
 	return nil
+}
+
+func (tx *Transactions) trustLayout(account string, now time.Time) {
+	tx.checked.mu.Lock()
+	defer tx.checked.mu.Unlock()
+	if tx.checked.at == nil || len(tx.checked.at) >= layoutChecksMax {
+		tx.checked.at = map[string]time.Time{}
+	}
+	tx.checked.at[account] = now
 }

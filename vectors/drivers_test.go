@@ -7173,8 +7173,8 @@ func dvModelBalance(v dvVector) []string {
 	}
 	// Transactions (SPEC.md 9.4): the row partitions, the windows and the
 	// partitions of records.
-	rowParts := []string{o.Key}
-	if o.Partitions > 1 {
+	rowParts := []string{o.Key} // a plain account's
+	if o.Partitions > 0 {
 		rowParts = nil
 		for i := range o.Partitions {
 			rowParts = append(rowParts, fmt.Sprint(o.Key, "#", i))
@@ -7482,9 +7482,9 @@ func dvModelBalance(v dvVector) []string {
 		}
 		// layoutOK checks the account's layout marker (SPEC.md 9.4
 		// "Layout"), unless trust and the last check that passed is less
-		// than a second old; with mark, an empty marker gets this
-		// layout.
-		layoutOK := func(trust, mark bool) bool {
+		// than a second old; *empty reports an empty marker.
+		mine := int64(o.Partitions-1)<<57 | rwUS<<8 | int64(o.RecordShards-1)
+		layoutOK := func(trust bool, empty *bool) bool {
 			if trust && trusted != nil && !now.Before(*trusted) && now.Sub(*trusted) < time.Second {
 				return true
 			}
@@ -7493,7 +7493,6 @@ func dvModelBalance(v dvVector) []string {
 			if !ok {
 				return false
 			}
-			mine := int64(o.Partitions-1)<<57 | rwUS<<8 | int64(o.RecordShards-1)
 			var named []int64
 			for _, r := range rows {
 				if r.UpdateID != dvLayoutMarkID || r.Kind != "N" || r.Amount == nil || *r.Amount <= 0 {
@@ -7503,12 +7502,11 @@ func dvModelBalance(v dvVector) []string {
 				named = append(named, int64(*r.Amount))
 			}
 			switch {
-			case len(named) == 0 && !mark:
-				return true
 			case len(named) == 0:
-				if !write(nil, []dvDesc{{UpdateID: dvLayoutMarkID, Kind: "N", Version: amountKey(mine), Amount: dvI(mine)}}) {
-					return false
+				if empty != nil {
+					*empty = true
 				}
+				return true
 			case !slices.Contains(named, mine) || slices.Max(named) != mine:
 				errKind = "invalid_config"
 				return false
@@ -7552,7 +7550,8 @@ func dvModelBalance(v dvVector) []string {
 				bad("row id: %v", err)
 				break
 			}
-			if !layoutOK(true, true) {
+			unmarked := false
+			if !layoutOK(true, &unmarked) {
 				break
 			}
 			c, ok := next("scan")
@@ -7583,6 +7582,14 @@ func dvModelBalance(v dvVector) []string {
 			case len(amounts) > 0:
 				errKind = "conflicting_transaction"
 			default:
+				if unmarked { // the account's first row: its layout first
+					part = o.Key + "#txn.layout"
+					if !write(nil, []dvDesc{{UpdateID: dvLayoutMarkID, Kind: "N", Version: amountKey(mine), Amount: dvI(mine)}}) {
+						break
+					}
+					t := now
+					trusted = &t
+				}
 				part = rowParts[int(id[14])%len(rowParts)]
 				if write(nil, []dvDesc{{UpdateID: dvUUID(id), Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount, At: dvI(now.UnixMicro())}}) {
 					outcome = "applied"
@@ -7595,7 +7602,7 @@ func dvModelBalance(v dvVector) []string {
 				bad("outcome %q, the model says %q", s.Outcome, outcome)
 			}
 		case "txn_balance":
-			if !layoutOK(false, false) {
+			if !layoutOK(false, nil) {
 				break
 			}
 			var sum int64
@@ -7630,7 +7637,7 @@ func dvModelBalance(v dvVector) []string {
 				view balance.View
 				ok   bool
 			}
-			if !layoutOK(false, false) {
+			if !layoutOK(false, nil) {
 				break
 			}
 			reads := make([]read, len(rowParts))
@@ -8411,8 +8418,8 @@ var dvMutants = []struct {
 	{"balance/transactions layout trusted forever", "9.4 Layout: Apply trusts a check of the marker for one second",
 		"balance/txnlayout.go", "now.Sub(at) < layoutTrust", "true",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
-	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout",
-		"balance/txnlayout.go", "	case len(named) == 0 && !write:", "	case len(named) == 0:",
+	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout before its row",
+		"balance/transactions.go", "		if unmarked { // the account's first row: its layout first", "		if unmarked && false {",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
 	{"balance/row partition sum row stamped by the clock", "9.4 Places: a merge writes its S row with its place as timestamp",
 		"balance/placed.go", "			m.Timestamp = at\n", "",
