@@ -165,13 +165,17 @@ func TestRetryAfterOtherCredits(t *testing.T) {
 // window, is a duplicate. The credits go to the handler in process.
 func TestRetryAfterTenThousandCredits(t *testing.T) {
 	const others = 10_000
-	mem := memory.NewSiblings()
-	retry, v := lateRetry(t, mem, others)
-	if !isDuplicate(retry.Outcome) || retry.Balance != 100+others || v != 100+others {
-		t.Fatalf("retry of pay-0 after %d other credits: %+v, balance %d; want duplicate, %d", others, retry, v, 100+others)
-	}
-	if got := stored(t, mem, "hot"); got != 100+others {
-		t.Fatalf("stored %d, want %d", got, 100+others)
+	for _, sc := range stores {
+		t.Run(sc.name, func(t *testing.T) {
+			st := sc.open(t)
+			retry, v := lateRetry(t, st, others)
+			if !isDuplicate(retry.Outcome) || retry.Balance != 100+others || v != 100+others {
+				t.Fatalf("retry of pay-0 after %d other credits: %+v, balance %d; want duplicate, %d", others, retry, v, 100+others)
+			}
+			if got := stored(t, st, "hot"); got != 100+others {
+				t.Fatalf("stored %d, want %d", got, 100+others)
+			}
+		})
 	}
 }
 
