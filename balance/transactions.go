@@ -234,9 +234,15 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	for _, p := range tx.RowPartitions(account) {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
-	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition})
 	first, last := tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew)))
-	if f, l, ok := tx.oldRecordWindows(ctx, account, now); ok {
+	if f, l, marked, ok := tx.oldRecordWindows(ctx, account, now); ok {
+		if !marked && f > 1 {
+			// Keep where the old windows start for a Delete called again
+			// after this one failed: the row partitions go first.
+			if err := tx.ac.writeRows(ctx, tx.expiredPartition(account), nil, []Row{NormalRow(expiryMarkID, f-1)}); err != nil {
+				return err
+			}
+		}
 		if l < first-1 { // apart from the clock's windows
 			muts = tx.deleteRecords(muts, account, f, l)
 		} else {
@@ -244,7 +250,8 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 		}
 	}
 	muts = tx.deleteRecords(muts, account, first, last)
-	muts = append(muts, store.Mutation{Partition: layoutPartition(account), Op: store.OpDeletePartition})
+	muts = append(muts, store.Mutation{Partition: tx.expiredPartition(account), Op: store.OpDeletePartition},
+		store.Mutation{Partition: layoutPartition(account), Op: store.OpDeletePartition})
 	return tx.writeBatches(ctx, muts)
 }
 
@@ -255,9 +262,9 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 // decode, is skipped, so that Delete works on a damaged account), from the
 // one after the expiry mark's (a mark after now's window + 1 is ignored)
 // or, without one, three before; at most deleteWindows of them. Without a
-// sum row, the expireWindows after the mark's. ok is false when neither is
-// found.
-func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (first, last int64, ok bool) {
+// sum row, the expireWindows after the mark's. marked reports a mark
+// used; ok is false when neither is found.
+func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (first, last int64, marked, ok bool) {
 	var newest time.Time
 	for _, p := range tx.RowPartitions(account) {
 		_ = tx.ac.t.Store.Scan(ctx, p, nil, store.ReadAny, func(r store.Row) bool {
@@ -267,7 +274,7 @@ func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, no
 			return true
 		})
 	}
-	mark, marked := int64(0), false
+	mark := int64(0)
 	if marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny); err == nil && len(marks) > 0 {
 		mark = marks[0].Amount
 		for _, r := range marks {
@@ -282,11 +289,11 @@ func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, no
 		if marked {
 			first = mark + 1
 		}
-		return max(first, last-deleteWindows+1), last, first <= last
+		return max(first, last-deleteWindows+1), last, marked, first <= last
 	case marked:
-		return mark + 1, mark + expireWindows, true
+		return mark + 1, mark + expireWindows, true, true
 	}
-	return 0, 0, false
+	return 0, 0, false, false
 }
 
 // deleteWindows is the most windows before its clock's that Delete
@@ -384,26 +391,31 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 		case tx.opts.TxnTime != nil && (at.Before(read.Add(-tx.opts.RetryWindow)) || at.After(read.Add(tx.opts.FutureSkew))):
 			return 0, fmt.Errorf("%w: transaction %q of %v is outside [now − RetryWindow, now + FutureSkew]", crdt.ErrOutsideWindow, txn, at)
 		}
-		if unmarked { // the account's first row: its layout first
-			if err := tx.markLayout(ctx, account); err != nil {
-				return 0, err
-			}
-			unmarked = false
+		// The row, and on the account's first row its layout with it, in
+		// one batch.
+		u := []update{{Partition: tx.rowsOf(account, id), Row: NormalRow(id, amount)}}
+		if unmarked {
+			u = append([]update{{Partition: layoutPartition(account), Row: NormalRow(layoutMarkID, tx.opts.layout())}}, u...)
 		}
-		out, buf := newWrite(1)
-		u := [1]update{{Partition: tx.rowsOf(account, id), Row: NormalRow(id, amount)}}
-		err = tx.rows.t.Apply(ctx, u[:], out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
+		out, buf := newWrite(len(u))
+		err = tx.rows.t.Apply(ctx, u, out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
 			if now.Sub(read) > tx.opts.Deadline && !brokenTxnNoDeadline {
 				return ID{}, 0, store.Mutation{}, errLate
 			}
 			if err := checkPlace(now); err != nil {
 				return ID{}, 0, store.Mutation{}, err
 			}
+			if m.Row.UpdateID == layoutMarkID {
+				return m.Row.UpdateID, m.Row.Amount, appendPut(&buf, m.Partition, m.Row), nil
+			}
 			return m.Row.UpdateID, m.Row.Amount, tx.rows.appendN(&buf, m.Partition, now, m.Row), nil
 		})
 		if !errors.Is(err, errLate) {
 			if err != nil {
 				return 0, err
+			}
+			if unmarked {
+				tx.trustLayout(account, tx.opts.Clock())
 			}
 			return Applied, nil
 		}
@@ -578,11 +590,12 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		for _, r := range marks {
 			m = max(m, r.Amount)
 		}
-		if m > now+1 { // a merge marks at most its clock's window − 2
-			return fmt.Errorf("%w: account %q: its expiry mark %q names window %d, after the clock's (%d), which no merge writes: expiry stops until the mark is deleted",
-				crdt.ErrCorruptEncoding, account, mark, m, now)
+		// A merge marks at most its clock's window − 2: a mark after
+		// now + 1 is another RetryWindow's (a layout race) or damage. It
+		// is read as no mark, and the mark written below replaces it.
+		if m <= now+1 {
+			first = m + 1 // so windows an expiry that failed left are made up
 		}
-		first = m + 1 // so windows an expiry that failed left are made up
 	}
 	last = min(last, first+expireWindows-1)
 	if first > last {

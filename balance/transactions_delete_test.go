@@ -10,7 +10,9 @@ import (
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -83,4 +85,48 @@ func TestTransactionsDeleteDamagedMarkBounded(t *testing.T) {
 
 func expiryID() balance.ID {
 	return timeid.FromParts(time.Date(1582, time.October, 15, 0, 0, 0, 0, time.UTC), 0, 0)
+}
+
+// A Delete that fails after its first batch (RecordShards 256: several
+// batches), called again, leaves no record of an account that idled:
+// Delete first writes where the old windows start as the expiry mark,
+// which it deletes last. Found by a review: the first batch deleted the
+// row partitions and the mark, from which Delete finds those windows.
+func TestTransactionsDeleteCalledAgain(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{})
+	o := txnOpts(c)
+	o.RetryWindow, o.RecordShards = time.Hour, 256
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	rw := tx.Options().RetryWindow
+	first := windowOf(c.Now(), rw)
+	for _, id := range []crdt.TxnID{"a", "b", "c", "d", "e", "f"} {
+		mustApply(t, tx, id, 1, balance.Applied)
+	}
+	c.Add(time.Second)
+	mustMerge(t, tx)
+	c.Add(tx.Options().SettleGrace + time.Second)
+	mustMerge(t, tx)
+	before, ws := recordRows(t, mem, tx, acct, first-3, first+3)
+	require.Positive(t, before)
+	t.Logf("records before Delete: %d rows in windows %v", before, ws)
+
+	c.Add(10 * rw) // idle
+	var deletes atomic.Int32
+	st.SetPolicy(func(call faulty.Call) faulty.Fault {
+		if call.Method == faulty.MethodApply && len(call.Batch) > 0 && call.Batch[0].Op == store.OpDeletePartition {
+			if deletes.Add(1) == 2 {
+				return faulty.Refuse
+			}
+		}
+		return faulty.Pass
+	})
+	require.Error(t, tx.Delete(ctx, acct), "the second batch is refused")
+	st.SetPolicy(nil)
+	require.NoError(t, tx.Delete(ctx, acct), "called again")
+	left, windows := recordRows(t, mem, tx, acct, first-4, first+14)
+	require.Zero(t, left, "Delete, failed then called again, left %d record rows in windows %v", left, windows)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -231,7 +232,6 @@ func TestTransactionsLayoutCorruptMarker(t *testing.T) {
 	require.Equal(t, applies, st.applies.Load())
 }
 
-
 // A clock before 1970 writes nothing, not even the layout marker, so it
 // cannot claim a fresh account's layout (a review found Apply wrote the
 // marker before it refused the clock).
@@ -273,4 +273,32 @@ func TestTransactionsRefusedApplyWritesNoMarker(t *testing.T) {
 			require.Zero(t, st.applies.Load(), "a refused Apply wrote")
 		})
 	}
+}
+
+// The layout marker goes in the same batch as the account's first row, so
+// an Apply whose row is never sent writes no marker either: here the
+// record read is slow (past Deadline), Apply reads again, and by then its
+// TxnTime is outside the window (a review found the marker, written before
+// the row, left behind by such a refused call).
+func TestTransactionsLateRefusedApplyWritesNoMarker(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{})
+	o := txnOpts(c)
+	var at time.Time
+	o.TxnTime = func(crdt.TxnID) (time.Time, bool) { return at, true }
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	at = c.Now().Add(-tx.Options().RetryWindow + 2*time.Second) // inside the window at the first read only
+	st.SetHook(func(_ context.Context, call faulty.Call, after bool) error {
+		if after && call.Method == faulty.MethodScan {
+			c.Add(6 * time.Second) // a slow record read: the row would be late
+		}
+		return nil
+	})
+	_, err = tx.Apply(ctx, acct, "late", 5)
+	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
+	require.Empty(t, storedRows(mem, acct+"#txn.layout"), "a refused Apply wrote the layout marker")
+	require.Empty(t, storedRows(mem, tx.RowPartitions(acct)[int(balance.TxnRowID("late")[14])%tx.Options().Partitions]))
 }

@@ -6,6 +6,7 @@ import (
 
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,7 +186,8 @@ func TestTransactionsTwins(t *testing.T) {
 func heldRow(inner store.Partitions) (*faulty.Partitions, *atomic.Bool) {
 	var hold atomic.Bool
 	p := faulty.NewPartitions(inner, faulty.Options{Policy: func(call faulty.Call) faulty.Fault {
-		if call.Method == faulty.MethodApply && !strings.Contains(call.Key, "#txn.") && hold.CompareAndSwap(true, false) {
+		rows := slices.ContainsFunc(call.Batch, func(m store.Mutation) bool { return !strings.Contains(m.Partition, "#txn.") })
+		if call.Method == faulty.MethodApply && rows && hold.CompareAndSwap(true, false) {
 			return faulty.Hold
 		}
 		return faulty.Pass

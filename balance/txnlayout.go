@@ -96,17 +96,7 @@ func (tx *Transactions) checkLayout(ctx context.Context, account string, trust b
 	return false, nil
 }
 
-// markLayout writes this Transactions' layout into account's empty marker
-// (Apply, before its first row) and trusts it from now.
-func (tx *Transactions) markLayout(ctx context.Context, account string) error {
-	now := tx.opts.Clock()
-	if err := tx.ac.writeRows(ctx, layoutPartition(account), nil, []Row{NormalRow(layoutMarkID, tx.opts.layout())}); err != nil {
-		return err
-	}
-	tx.trustLayout(account, now)
-	return nil
-}
-
+// trustLayout trusts a check of account's layout, or its marking, at now.
 func (tx *Transactions) trustLayout(account string, now time.Time) {
 	tx.checked.mu.Lock()
 	defer tx.checked.mu.Unlock()

@@ -7582,17 +7582,23 @@ func dvModelBalance(v dvVector) []string {
 			case len(amounts) > 0:
 				errKind = "conflicting_transaction"
 			default:
-				if unmarked { // the account's first row: its layout first
-					part = o.Key + "#txn.layout"
-					if !write(nil, []dvDesc{{UpdateID: dvLayoutMarkID, Kind: "N", Version: amountKey(mine), Amount: dvI(mine)}}) {
-						break
-					}
-					t := now
-					trusted = &t
+				// The row, and on the account's first row its layout
+				// first, in one batch.
+				var want []dvMut
+				if unmarked {
+					k, val, _ := dvEncDesc("balance", &dvDesc{UpdateID: dvLayoutMarkID, Kind: "N", Version: amountKey(mine), Amount: dvI(mine)})
+					want = append(want, dvMut{Op: "put", Partition: o.Key + "#txn.layout", Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)})
 				}
+				row := dvDesc{UpdateID: dvUUID(id), Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount, At: dvI(now.UnixMicro())}
+				k, val, _ := dvEncDesc("balance", &row)
 				part = rowParts[int(id[14])%len(rowParts)]
-				if write(nil, []dvDesc{{UpdateID: dvUUID(id), Kind: "N", Version: amountKey(int64(*s.Amount)), Amount: s.Amount, At: dvI(now.UnixMicro())}}) {
+				want = append(want, dvMut{Op: "put", Partition: part, Key: hex.EncodeToString(k), Value: hex.EncodeToString(val)})
+				if writeMuts(want) {
 					outcome = "applied"
+					if unmarked {
+						t := now
+						trusted = &t
+					}
 				}
 				if _, seen := added[dvUUID(id)]; !seen && dvLanded(s.Calls[len(s.Calls)-1]) {
 					added[dvUUID(id)] = int64(*s.Amount)
@@ -8418,8 +8424,8 @@ var dvMutants = []struct {
 	{"balance/transactions layout trusted forever", "9.4 Layout: Apply trusts a check of the marker for one second",
 		"balance/txnlayout.go", "now.Sub(at) < layoutTrust", "true",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
-	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout before its row",
-		"balance/transactions.go", "		if unmarked { // the account's first row: its layout first", "		if unmarked && false {",
+	{"balance/transactions layout not marked", "9.4 Layout: an Apply that reads an empty marker writes its layout with its row",
+		"balance/transactions.go", "			u = append([]update{{Partition: layoutPartition(account)", "			_ = append([]update{{Partition: layoutPartition(account)",
 		"driver_balance", "transactions: a retry before and after the merge that records it"},
 	{"balance/row partition sum row stamped by the clock", "9.4 Places: a merge writes its S row with its place as timestamp",
 		"balance/placed.go", "			m.Timestamp = at\n", "",
