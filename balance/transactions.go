@@ -217,7 +217,10 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 // whose clock is up to FutureSkew ahead writes, and those its merges
 // wrote before, as expiry bounds them, however long the account idled)
 // and its layout marker; in batches of at most expireBatch partition deletes, the row
-// partitions first. If it fails, call it again. Its deletes carry this
+// partitions first (without an expiry mark, it first writes one where the
+// old windows start, so that a Delete called again finds them). A layout
+// marker of another layout refuses it (crdt.ErrInvalidConfig); a damaged
+// one does not. If it fails, call it again. Its deletes carry this
 // process's clock: call it once no process writes to or merges the account
 // (and SafetyMargin has passed since), and reuse the key no sooner than
 // SafetyMargin after it returned, or a process whose clock is behind may
@@ -226,7 +229,9 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 	if err := tx.checkAccount(account); err != nil {
 		return err
 	}
-	if _, err := tx.checkLayout(ctx, account, false); err != nil {
+	// A damaged marker does not stop Delete, which removes it with the
+	// rest, by this Transactions' layout.
+	if _, err := tx.checkLayout(ctx, account, false); err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
 		return err
 	}
 	now := tx.opts.Clock()
@@ -235,18 +240,19 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 		muts = append(muts, store.Mutation{Partition: p, Op: store.OpDeletePartition})
 	}
 	first, last := tx.window(now)-3, tx.window(tx.lastRecorded(now.Add(tx.opts.FutureSkew)))
-	if f, l, marked, ok := tx.oldRecordWindows(ctx, account, now); ok {
-		if !marked && f > 1 {
-			// Keep where the old windows start for a Delete called again
-			// after this one failed: the row partitions go first.
-			if err := tx.ac.writeRows(ctx, tx.expiredPartition(account), nil, []Row{NormalRow(expiryMarkID, f-1)}); err != nil {
+	if old, ok := tx.oldRecordWindows(ctx, account, now); ok {
+		if !old.marked && old.first > 1 {
+			// Keep where the old windows start (replacing a mark ahead)
+			// for a Delete called again after this one failed: the row
+			// partitions go first.
+			if err := tx.ac.writeRows(ctx, tx.expiredPartition(account), old.marks, []Row{NormalRow(expiryMarkID, old.first-1)}); err != nil {
 				return err
 			}
 		}
-		if l < first-1 { // apart from the clock's windows
-			muts = tx.deleteRecords(muts, account, f, l)
+		if old.last < first-1 { // apart from the clock's windows
+			muts = tx.deleteRecords(muts, account, old.first, old.last)
 		} else {
-			first = min(first, f)
+			first = min(first, old.first)
 		}
 	}
 	muts = tx.deleteRecords(muts, account, first, last)
@@ -262,9 +268,9 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 // decode, is skipped, so that Delete works on a damaged account), from the
 // one after the expiry mark's (a mark after now's window + 1 is ignored)
 // or, without one, three before; at most deleteWindows of them. Without a
-// sum row, the expireWindows after the mark's. marked reports a mark
-// used; ok is false when neither is found.
-func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (first, last int64, marked, ok bool) {
+// sum row, the expireWindows after the mark's. ok is false when neither is
+// found.
+func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, now time.Time) (old oldRecords, ok bool) {
 	var newest time.Time
 	for _, p := range tx.RowPartitions(account) {
 		_ = tx.ac.t.Store.Scan(ctx, p, nil, store.ReadAny, func(r store.Row) bool {
@@ -274,26 +280,34 @@ func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, no
 			return true
 		})
 	}
-	mark := int64(0)
-	if marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny); err == nil && len(marks) > 0 {
-		mark = marks[0].Amount
-		for _, r := range marks {
-			mark = max(mark, r.Amount)
-		}
-		marked = mark <= tx.window(now)+1
+	marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny)
+	if err != nil {
+		marks = nil
 	}
+	mark, marked := markOf(marks, tx.window(now))
+	old = oldRecords{marks: marks, marked: marked}
 	switch {
 	case !newest.IsZero():
 		n := tx.window(newest)
-		first, last = n-3, n+2
+		old.first, old.last = n-3, n+2
 		if marked {
-			first = mark + 1
+			old.first = mark + 1
 		}
-		return max(first, last-deleteWindows+1), last, marked, first <= last
+		old.first = max(old.first, old.last-deleteWindows+1)
+		return old, old.first <= old.last
 	case marked:
-		return mark + 1, mark + expireWindows, true, true
+		old.first, old.last = mark+1, mark+expireWindows
+		return old, true
 	}
-	return 0, 0, false, false
+	return old, false
+}
+
+// oldRecords are the windows oldRecordWindows found, and the expiry mark
+// rows read (marked: one not ahead of the clock).
+type oldRecords struct {
+	first, last int64
+	marks       []Row
+	marked      bool
 }
 
 // deleteWindows is the most windows before its clock's that Delete
@@ -585,26 +599,19 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		return err
 	}
 	first, last := newest-3, min(now-2, newest+2)
-	if len(marks) > 0 {
-		m := marks[0].Amount
-		for _, r := range marks {
-			m = max(m, r.Amount)
-		}
-		// A merge marks at most its clock's window − 2: a mark after
-		// now + 1 is another RetryWindow's (a layout race) or damage. It
-		// is read as no mark, and the mark written below replaces it.
-		if m <= now+1 {
-			first = m + 1 // so windows an expiry that failed left are made up
-		}
+	m, marked := markOf(marks, now)
+	if marked {
+		first = m + 1 // so windows an expiry that failed left are made up
 	}
 	last = min(last, first+expireWindows-1)
 	if first > last {
 		return nil
 	}
-	if len(marks) == 0 && first > 1 {
-		// The account's first expiry marks where it starts, so that
-		// the next one makes up for it if it fails.
-		if err := tx.ac.writeRows(ctx, mark, nil, []Row{NormalRow(expiryMarkID, first-1)}); err != nil {
+	if !marked && first > 1 {
+		// The account's first expiry marks where it starts (replacing
+		// a mark ahead), so that the next one makes up for it if it
+		// fails.
+		if err := tx.ac.writeRows(ctx, mark, marks, []Row{NormalRow(expiryMarkID, first-1)}); err != nil {
 			return err
 		}
 		marks = []Row{NormalRow(expiryMarkID, first-1)}
@@ -616,6 +623,22 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		return nil
 	}
 	return tx.ac.writeRows(ctx, mark, marks, []Row{NormalRow(expiryMarkID, last)})
+}
+
+// markOf returns the expiry mark of the mark rows read, the largest
+// amount, and whether there is one. A merge marks at most its clock's
+// window − 2, so a mark after now + 1 is another RetryWindow's (a layout
+// race) or damage: it is read as no mark, and the next mark written
+// replaces it.
+func markOf(marks []Row, now int64) (m int64, ok bool) {
+	if len(marks) == 0 {
+		return 0, false
+	}
+	m = marks[0].Amount
+	for _, r := range marks {
+		m = max(m, r.Amount)
+	}
+	return m, m <= now+1
 }
 
 // expireWindows is the most windows one expiry deletes: an account idle

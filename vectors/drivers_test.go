@@ -7724,20 +7724,23 @@ func dvModelBalance(v dvVector) []string {
 				}
 				first, last = n-3, min(c-2, n+2)
 				var marks []dvDesc
-				for i, r := range mc.Rows {
+				m := int64(math.MinInt64)
+				for _, r := range mc.Rows {
 					marks = append(marks, *r.Is)
-					if m := int64(*r.Is.Amount); i == 0 || m+1 > first {
-						first = m + 1
-					}
+					m = max(m, int64(*r.Is.Amount))
+				}
+				marked := len(marks) > 0 && m <= c+1 // a mark ahead is none
+				if marked {
+					first = m + 1
 				}
 				last = min(last, first+63)
 				if first > last {
 					return
 				}
-				if len(marks) == 0 { // the first expiry marks where it starts
+				if !marked { // the first expiry marks where it starts, replacing a mark ahead
 					part = mark
 					m := dvDesc{UpdateID: "00000000-0000-1000-8000-000000000000", Kind: "N", Version: amountKey(first - 1), Amount: dvI(first - 1)}
-					if !write(nil, []dvDesc{m}) {
+					if !write(marks, []dvDesc{m}) {
 						return
 					}
 					marks = []dvDesc{m}
