@@ -129,7 +129,7 @@ func ExampleEvaluateTxnRows() {
 	_, _ = tx.Apply(ctx, "seller-42", "pay-0", 2500)
 	_, _ = tx.Apply(ctx, "seller-42", "pay-1", -300)
 	rows, _ := st.Snapshot(ctx, tx.RowPartitions("seller-42")[0], balance.MaxRows, store.ReadComplete)
-	v, err := balance.EvaluateTxnRows("seller-42", rows)
+	v, err := balance.EvaluateTxnRows(tx.RowPartitions("seller-42")[0], rows)
 	fmt.Println(len(rows), v.Value, err)
 	// Output: 2 2200 <nil>
 }

@@ -49,7 +49,8 @@ import (
 // merges record transactions, and until one has, a retry rewrites the
 // same row (counting once) and is answered Applied.
 //
-// Transactions holds no per-account state and is safe for concurrent use;
+// Transactions keeps only when it last checked each account's layout (at
+// most 16,384 accounts) and is safe for concurrent use;
 // any number of them, in any number of processes, may share a store. Its
 // partitions are the account key followed by '#' (refused in its account
 // keys): a plain Accounts sharing the store must not use such keys.
@@ -192,7 +193,8 @@ func (tx *Transactions) Options() TxnOptions { return tx.opts }
 
 // Conflicts returns the transactions of account whose id was applied with
 // more than one amount (by row id: Conflict.UpdateID is TxnRowID of the
-// transaction), one read of each row partition.
+// transaction), one read of each row partition, after the account's layout
+// check (as Balance's).
 func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
@@ -211,16 +213,18 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	return out, nil
 }
 
-// Delete removes the account: its row partitions, its expiry mark, the
-// record partitions of every window a record not yet expired can be in
-// (those of its clock's windows, from three before to the last a merge
-// whose clock is up to FutureSkew ahead writes, and those its merges
-// wrote before, as expiry bounds them, however long the account idled)
-// and its layout marker; in batches of at most expireBatch partition deletes, the row
-// partitions first (without an expiry mark, it first writes one where the
-// old windows start, so that a Delete called again finds them). A layout
-// marker of another layout refuses it (crdt.ErrInvalidConfig); a damaged
-// one does not. If it fails, call it again. Its deletes carry this
+// Delete removes the account, in this order, in batches of at most
+// expireBatch partition deletes: its row partitions; the record
+// partitions of every window a record not yet expired can be in (those
+// its merges wrote before, as expiry bounds them, however long the account
+// idled: at most 1,024 windows, or 64 after the expiry mark without a sum
+// row; and those of its clock's windows, from three before to the last a
+// merge whose clock is up to FutureSkew ahead writes); its expiry mark;
+// its layout marker. Without an expiry mark (or with one ahead of its
+// clock) it first writes one where the old windows start, so that a
+// Delete called again finds them. A layout marker of another layout
+// refuses it (crdt.ErrInvalidConfig); a damaged one does not. If it
+// fails, call it again. Its deletes carry this
 // process's clock: call it once no process writes to or merges the account
 // (and SafetyMargin has passed since), and reuse the key no sooner than
 // SafetyMargin after it returned, or a process whose clock is behind may
@@ -360,7 +364,8 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 //
 // Refused, without writing: a Transactions whose Partitions, RecordShards
 // or RetryWindow are not the account's (crdt.ErrInvalidConfig; SPEC.md
-// 9.4 "Layout"), an invalid account (crdt.ErrInvalidKey, also
+// 9.4 "Layout"; a damaged marker: crdt.ErrCorruptEncoding), a clock
+// before 1970 (crdt.ErrInvalidConfig), an invalid account (crdt.ErrInvalidKey, also
 // past MaxTxnAccountLen or containing '#') or txn (crdt.ErrInvalidTxnID),
 // a zero amount (crdt.ErrInvalidAmount), txn recorded with another amount
 // (crdt.ErrConflictingTransaction), with TxnTime a transaction not
@@ -441,7 +446,8 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 // retry now would find: at least those of the last RetryWindow, and
 // perhaps older ones not yet expired (none: not recorded). An id applied with one amount has
 // one; with several before a merge recorded it (a caller's error, see
-// Conflicts), each merge records the amount that counted when it ran.
+// Conflicts), each merge records the amount that counted when it ran. It
+// checks the account's layout as Apply does (without writing).
 func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
@@ -457,7 +463,9 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 
 // Balance returns the account's balance: the exact sum of its
 // RowPartitions' balances (one read each; a partition's may pass int64
-// while the sum fits), crdt.ErrOverflow when it does not fit int64.
+// while the sum fits), crdt.ErrOverflow when it does not fit int64. It
+// first reads the account's layout marker (crdt.ErrInvalidConfig for
+// another layout, crdt.ErrCorruptEncoding for a damaged marker).
 func (tx *Transactions) Balance(ctx context.Context, account string) (int64, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return 0, err
@@ -483,9 +491,11 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 // Merge merges each of the account's RowPartitions (Accounts.Merge): it
 // reads every row partition, then records every transaction whose row the
 // merges will sum (one batch per record partition), then runs each
-// partition's merge steps. A merge that read no sum row of its clock's
-// RetryWindow then deletes the record partitions no call reads any more
-// that earlier merges have not (expire). It returns the partitions'
+// partition's merge steps. A merge whose newest sum row read is in a
+// window before its clock's then deletes the record partitions no call
+// reads any more that earlier merges have not (expire). It first refuses
+// a clock before 1970 and checks the account's layout
+// (crdt.ErrInvalidConfig; a damaged marker crdt.ErrCorruptEncoding). It returns the partitions'
 // reports, in RowPartitions' order (empty for a partition that failed),
 // and the errors joined. A crash between any two steps leaves the balance
 // and the records correct: a transaction is recorded only once its row is

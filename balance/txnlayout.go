@@ -22,7 +22,7 @@ import (
 
 // layoutTrust is how long Apply and Recorded trust a layout check of an
 // account (by the Transactions' clock), so that a hot account's calls
-// read the marker about once a second per process.
+// read the marker about once a second per Transactions.
 const layoutTrust = time.Second
 
 // layoutChecksMax is the most accounts whose last check a Transactions
