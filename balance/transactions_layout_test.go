@@ -214,8 +214,8 @@ func layoutRow(t *testing.T, tx *balance.Transactions) []store.Mutation {
 	return []store.Mutation{{Partition: acct + "#txn.layout", Op: store.OpPut, Key: rows[0].Key, Value: rows[0].Value, Timestamp: time.Now().UnixMicro()}}
 }
 
-// A marker holding a row no Transactions writes is corrupt: every call
-// fails crdt.ErrCorruptEncoding and writes nothing.
+// A marker holding a row no Transactions writes is corrupt: every call but
+// Delete fails crdt.ErrCorruptEncoding and writes nothing.
 func TestTransactionsLayoutCorruptMarker(t *testing.T) {
 	ctx := context.Background()
 	c := newTestClock()
@@ -230,6 +230,12 @@ func TestTransactionsLayoutCorruptMarker(t *testing.T) {
 	_, err = tx.Balance(ctx, acct)
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
 	require.Equal(t, applies, st.applies.Load())
+
+	// Delete, the only way to change a layout, goes past a damaged marker
+	// (a review found it refused too, leaving the account neither usable
+	// nor deletable), and the account is usable again.
+	require.NoError(t, tx.Delete(ctx, acct))
+	mustApply(t, tx, "pay-1", 1, balance.Applied)
 }
 
 // A clock before 1970 writes nothing, not even the layout marker, so it
