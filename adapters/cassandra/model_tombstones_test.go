@@ -11,6 +11,7 @@ import (
 
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/timeid"
 )
 
@@ -118,4 +119,37 @@ func creditAndMerge(credits, rate int, mergeEvery time.Duration, c *stepClock, c
 		}
 	}
 	return credits, nil
+}
+
+// TestModelLedgerRestartTombstones: on Cassandra every incarnation of a
+// ledger writer has its own row of the key (store.Siblings keeps one value
+// per actor), and the first Put that merges it after it stopped deletes
+// that row: one row tombstone, which reads of the key scan until
+// gc_grace_seconds has passed and compaction purged it. So the key's reads
+// scan one tombstone per incarnation that stopped within gc_grace_seconds
+// (a process restart, or a Book reopening the key without the incarnation
+// it dropped), and past tombstone_failure_threshold (100,000; warnings
+// from 1,000) they fail (crdt.ErrUnavailable): 100,000 restarts within 10
+// days, one every 8.6 seconds (SPEC.md 10.2). The model purges nothing:
+// each of 1,000 restarts, one a minute, leaves one tombstone more.
+func TestModelLedgerRestartTombstones(t *testing.T) {
+	const restarts = 1000
+	ctx := context.Background()
+	s, m := modelSiblings(t)
+	c := &stepClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for i := 0; i < restarts; i++ {
+		l, err := ledger.New(s, "acct", ledger.Options{Actor: "svc", Clock: c.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Credit(ctx, crdt.TxnID(fmt.Sprint("t", i)), 1); err != nil {
+			t.Fatalf("restart %d: %v", i, err)
+		}
+		// The restarts before this one left a tombstone each.
+		if got := m.tombstones("acct"); got != i {
+			t.Fatalf("after restart %d the key's reads scan %d tombstones, want %d", i, got, i)
+		}
+		c.Add(time.Minute)
+	}
+	t.Logf("%d restarts: %d tombstones", restarts, m.tombstones("acct"))
 }

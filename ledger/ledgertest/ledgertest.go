@@ -48,6 +48,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		{"LedgerHistoryExample", testHistoryExample},
 		{"LedgerLateRetryRecognisedThenRefused", testTimedLateRetry},
 		{"RetryWindowBoundaryDefaults", testRetryWindowBoundary},
+		{"RestartsStayBounded", testRestartsStayBounded},
 		{"ConcurrentLedgersExact", testConcurrentLedgers},
 		{"AmbiguousWriteRetry", testAmbiguousRetry},
 		{"RefusedWriteRetry", testRefusedRetry},
