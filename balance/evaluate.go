@@ -71,16 +71,16 @@ type Conflict struct {
 // Evaluate interprets a snapshot of one account's rows (any order) under the
 // validity rules of SPEC.md 9.2. It fails only if the rows are
 // invalid (crdt.ErrCorruptEncoding), share a key, or the balance overflows
-// (crdt.ErrOverflow).
+// (crdt.ErrOverflow). With crdt.ErrOverflow it returns the View all the
+// same, whose Value is then 0: its rows are still the snapshot's (a
+// Transactions row partition may hold more than int64, SPEC.md 9.4).
 func Evaluate(rows []Row) (View, error) {
 	v, err := evaluate(rows)
 	if err != nil {
 		return View{}, err
 	}
-	if _, err := v.value(); err != nil {
-		return View{}, err
-	}
-	return v, nil
+	_, err = v.value()
+	return v, err
 }
 
 // value returns the balance, crdt.ErrOverflow if it does not fit int64.

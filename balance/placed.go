@@ -86,8 +86,8 @@ func (ac *Accounts) placedView(ctx context.Context, account string) (View, error
 // stored at two places with two contents are refused with an error
 // wrapping crdt.ErrCorruptEncoding, and so is what Evaluate refuses; a
 // partition whose own balance does not fit int64 is crdt.ErrOverflow,
-// though Transactions.Balance, which sums the partitions exactly, may
-// read it.
+// returned with the View as Evaluate does, though Transactions.Balance,
+// which sums the partitions exactly, may read it.
 func EvaluateTxnRows(partition string, rows []store.Row) (View, error) {
 	stored := make([]placedRow, len(rows))
 	for i, sr := range rows {
@@ -97,13 +97,11 @@ func EvaluateTxnRows(partition string, rows []store.Row) (View, error) {
 		}
 	}
 	v, err := evaluatePlaced(partition, stored)
-	if err == nil {
-		_, err = v.value()
-	}
 	if err != nil {
 		return View{}, err
 	}
-	return v, nil
+	_, err = v.value()
+	return v, err
 }
 
 // evaluatePlaced evaluates the rows of a placed partition, stored in key

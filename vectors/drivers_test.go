@@ -4055,6 +4055,20 @@ func dvGenBalance() dvFile {
 				dvClock(dvKeyOp("txn_merge", k), at(13, time.Minute+10*time.Second)),
 				dvKeyOp("txn_balance", k),
 			}},
+		dvVector{Name: "transactions: a row partition past int64 merges its oldest rows", Note: "pay-3 (2^63 − 1) and pay-1 (1, placed 1s later) are in acct#0, pay-2 (−30) in acct#1: acct#0 sums past int64, the account does not, and the balance is their exact sum. The merge at +2s covers in acct#0 only the oldest rows by place whose running sum fits, pay-3 (step 5; pay-1 comes first in clustering order), and records only the rows it covers: a retry of pay-1 rewrites its row (applied, counted once), one of pay-3 is a duplicate. The merge at +3s covers pay-1, the oldest row left whose sum fits (the sum row of 2^63 − 1 is placed after it), and records it: then its retry is a duplicate",
+			Options: txo, Steps: []dvStep{
+				dvClock(txn("pay-3", math.MaxInt64), at(14, 0)),
+				txn("pay-2", -30),
+				dvClock(txn("pay-1", 1), at(14, time.Second)),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(14, 2*time.Second)),
+				txn("pay-1", 1),
+				txn("pay-3", math.MaxInt64),
+				dvKeyOp("txn_balance", k),
+				dvClock(dvKeyOp("txn_merge", k), at(14, 3*time.Second)),
+				txn("pay-1", 1),
+				dvKeyOp("txn_balance", k),
+			}},
 	)
 	return dvFile{Driver: "balance", Note: "SPEC.md 9.3, 9.4 and 11.1: balance adds and merges, and Transactions' applies and merges, against a scripted partition store", Vectors: dvGenerate("balance", vs),
 		OptionChecks: dvBalanceOptionChecks()}
@@ -7171,6 +7185,23 @@ func dvModelBalance(v dvVector) []string {
 		}
 		return s
 	}
+	// exactly is the sum of every N row added, and live the sum of a
+	// view's live rows, in integers of any size: a row partition of
+	// Transactions may hold more than int64 (SPEC.md 9.4).
+	exactly := func() *big.Int {
+		s := new(big.Int)
+		for _, a := range added {
+			s.Add(s, big.NewInt(a))
+		}
+		return s
+	}
+	live := func(v balance.View) *big.Int {
+		s := new(big.Int)
+		for _, r := range v.Live {
+			s.Add(s, big.NewInt(r.Amount))
+		}
+		return s
+	}
 	// Transactions (SPEC.md 9.4): the row partitions, the windows and the
 	// partitions of records.
 	rowParts := []string{o.Key} // a plain account's
@@ -7208,6 +7239,73 @@ func dvModelBalance(v dvVector) []string {
 			}
 		}
 		return balance.Evaluate(rs)
+	}
+	// covered is step 5's selection (SPEC.md 9.3) of a merge of rows read,
+	// whose view is view: one live row per update id; the oldest while
+	// the rows they cancel number at most MaxCover (5,000); and if their
+	// sum does not fit in int64, the oldest of those (in a row partition
+	// of Transactions by the oldest place a row's key was read at, else
+	// from the last) while their running sum fits, at least one.
+	covered := func(view balance.View, rows []*dvDesc) []balance.Row {
+		seen := map[timeid.ID]bool{}
+		var out []balance.Row
+		for _, r := range view.Live {
+			if !seen[r.UpdateID] {
+				seen[r.UpdateID] = true
+				out = append(out, r)
+			}
+		}
+		nRows := map[string]int{}
+		for _, r := range rows {
+			if r.Kind == "N" {
+				nRows[r.UpdateID]++
+			}
+		}
+		for i, cancelled := len(out)-1, 0; i >= 0; i-- {
+			n := 1
+			if out[i].Kind == balance.KindNormal {
+				n = nRows[dvUUID(out[i].UpdateID)]
+			}
+			if cancelled+n > 5000 && cancelled > 0 {
+				out = out[i+1:]
+				break
+			}
+			cancelled += n
+		}
+		sum := new(big.Int)
+		for _, r := range out {
+			sum.Add(sum, big.NewInt(r.Amount))
+		}
+		if sum.IsInt64() {
+			return out
+		}
+		oldest := make([]int, len(out)) // indexes of out, oldest first
+		place := make([]int64, len(out))
+		for i, r := range out {
+			oldest[i] = len(out) - 1 - i
+			place[i] = math.MaxInt64
+			for _, d := range rows {
+				if d.At != nil && dvRowOf(d).Key() == r.Key() {
+					place[i] = min(place[i], int64(*d.At))
+				}
+			}
+		}
+		slices.SortStableFunc(oldest, func(a, b int) int { return cmp.Compare(place[a], place[b]) })
+		take := map[int]bool{}
+		sum.SetInt64(0)
+		for _, i := range oldest {
+			if sum.Add(sum, big.NewInt(out[i].Amount)); len(take) > 0 && !sum.IsInt64() {
+				break
+			}
+			take[i] = true
+		}
+		var kept []balance.Row
+		for i, r := range out {
+			if take[i] {
+				kept = append(kept, r)
+			}
+		}
+		return kept
 	}
 	var trusted *time.Time // the last layout check that passed (Apply's)
 	for i, s := range v.Steps {
@@ -7296,7 +7394,7 @@ func dvModelBalance(v dvVector) []string {
 				return nil, balance.View{}, false
 			}
 			view, err := evaluate(rows)
-			if err != nil {
+			if err != nil && (o.Partitions == 0 || !errors.Is(err, crdt.ErrOverflow)) {
 				errKind = dvKind(err)
 				return nil, view, false
 			}
@@ -7343,33 +7441,9 @@ func dvModelBalance(v dvVector) []string {
 				}
 			}
 			if nN > 0 || len(view.Live) > 1 {
-				seen := map[timeid.ID]bool{}
 				var total int64
-				for _, r := range view.Live {
-					if seen[r.UpdateID] {
-						continue
-					}
-					seen[r.UpdateID] = true
+				for _, r := range covered(view, rows) {
 					tombs = append(tombs, dvDesc{UpdateID: dvUUID(r.UpdateID), Kind: "T", Version: rep.Version, Amount: dvI(r.Amount), Target: dvKindName(r.Kind)})
-				}
-				// MaxCover (SPEC.md 9.3 step 5): oldest first, while the
-				// rows they cancel number at most 5,000.
-				nRows := map[string]int{}
-				for _, r := range rows {
-					if r.Kind == "N" {
-						nRows[r.UpdateID]++
-					}
-				}
-				for i, cancelled := len(tombs)-1, 0; i >= 0; i-- {
-					n := 1
-					if tombs[i].Target == "N" {
-						n = nRows[tombs[i].UpdateID]
-					}
-					if cancelled+n > 5000 && cancelled > 0 {
-						tombs = tombs[i+1:]
-						break
-					}
-					cancelled += n
 				}
 				for _, d := range tombs {
 					total += int64(*d.Amount)
@@ -7611,7 +7685,7 @@ func dvModelBalance(v dvVector) []string {
 			if !layoutOK(false, nil) {
 				break
 			}
-			var sum int64
+			sum := new(big.Int) // exactly: a partition may pass int64
 			fresh := true
 			for _, p := range rowParts {
 				part = p
@@ -7620,17 +7694,20 @@ func dvModelBalance(v dvVector) []string {
 					break
 				}
 				view, err := evaluate(rows)
-				if err != nil {
+				if err != nil && !errors.Is(err, crdt.ErrOverflow) {
 					bad("partition %s: %v", p, err)
 				}
-				sum += view.Value
+				sum.Add(sum, live(view))
 				fresh = fresh && stale == 0
 			}
-			if errKind == "" && dvShow(s.Value) != strconv.FormatInt(sum, 10) {
-				bad("balance %s, the rows read evaluate to %d", dvShow(s.Value), sum)
+			if errKind == "" && !sum.IsInt64() {
+				errKind = "overflow"
 			}
-			if errKind == "" && fresh && sum != plain() {
-				bad("balance %d, but the transactions applied sum to %d", sum, plain())
+			if errKind == "" && dvShow(s.Value) != sum.String() {
+				bad("balance %s, the rows read evaluate to %s", dvShow(s.Value), sum)
+			}
+			if errKind == "" && fresh && sum.Cmp(exactly()) != 0 {
+				bad("balance %s, but the transactions applied sum to %s", sum, exactly())
 			}
 		case "txn_merge":
 			// Every row partition read, then the records of the live
@@ -7669,8 +7746,11 @@ func dvModelBalance(v dvVector) []string {
 			last := window(now.Add(dvDur(o.MaxMergeNS) + dvDur(o.RetryWindowNS) + 2*dvDur(o.FutureSkewNS)))
 			byPart := map[string][]dvDesc{}
 			for _, rd := range reads {
-				for _, r := range rd.view.Live {
-					if !rd.ok || r.Kind != balance.KindNormal || !isTxnRow(dvUUID(r.UpdateID)) {
+				if !rd.ok {
+					continue
+				}
+				for _, r := range covered(rd.view, rd.rows) {
+					if r.Kind != balance.KindNormal || !isTxnRow(dvUUID(r.UpdateID)) {
 						continue
 					}
 					for w := first; w <= last; w++ {
@@ -7790,20 +7870,20 @@ func dvModelBalance(v dvVector) []string {
 			bad("error %q, the model says %q", s.Error, errKind)
 		}
 		// Whatever was written, the rows evaluate to every N row added.
-		var total int64
+		total := new(big.Int)
 		for _, p := range rowParts {
 			var rows []*dvDesc
 			for _, r := range dvVisible(writes, p) {
 				rows = append(rows, dvDescRow(dvUnhex(r.key), dvUnhex(r.value)))
 			}
 			view, err := evaluate(rows)
-			if err != nil {
+			if err != nil && (o.Partitions == 0 || !errors.Is(err, crdt.ErrOverflow)) {
 				bad("the stored rows of %s: %v", p, err)
 			}
-			total += view.Value
+			total.Add(total, live(view))
 		}
-		if total != plain() {
-			bad("the stored rows evaluate to %d, but the N rows ever added sum to %d", total, plain())
+		if total.Cmp(exactly()) != 0 {
+			bad("the stored rows evaluate to %s, but the N rows ever added sum to %s", total, exactly())
 		}
 	}
 	return out
@@ -8469,6 +8549,12 @@ var dvMutants = []struct {
 	{"balance/one tombstone per update id", "9.3 step 5: an N and an S row of one update id: only the first is covered",
 		"balance/evaluate.go", "\t\tif !byID[r.UpdateID] {", "\t\tif true {",
 		"driver_balance", "step 5: an N and an S row of one update id: one tombstone"},
+	{"balance/a sum past int64 covered whole", "9.3 step 5: a sum that does not fit covers the oldest while their running sum fits",
+		"balance/evaluate.go", "\tif _, fits := sum.Int64(); fits {\n\t\treturn out", "\tif _, fits := sum.Int64(); true || fits {\n\t\treturn out",
+		"driver_balance", "transactions: a row partition past int64 merges its oldest rows"},
+	{"balance/a sum past int64 covered in clustering order", "9.3 step 5 and 9.4: in a row partition the oldest by place",
+		"balance/evaluate.go", "\tif v.places != nil {\n\t\tslices.SortStableFunc(age", "\tif false {\n\t\tslices.SortStableFunc(age",
+		"driver_balance", "transactions: a row partition past int64 merges its oldest rows"},
 	{"balance/settled merge deletes nothing", "9.3 step 7: a settled merge deletes the rows it cancelled",
 		"balance/evaluate.go", "\t\t\tp.deletes = append(p.deletes, r)\n", "\t\t\t_ = r\n",
 		"driver_balance", "merge steps 4 to 8 over time"},
