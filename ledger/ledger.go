@@ -656,19 +656,30 @@ func (l *Ledger) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 	// The operation starts before its first store call, so that the
 	// store's calls are reported inside it (observe.Start).
 	ctx, op := observe.Start(ctx, l.opts.Observer, "ledger", "update")
-	err := checkUpdate(txn, amount)
-	if at, ok := l.txnTime(txn); err == nil && l.opts.Counter.TxnTime != nil {
-		if skew := l.opts.Counter.FutureSkew; !ok {
-			err = fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
-		} else if at.After(l.now().Add(skew)) {
-			err = fmt.Errorf("%w: transaction %q is more than %v after the clock (Options.Counter.FutureSkew)", crdt.ErrOutsideWindow, txn, skew)
-		}
-	}
-	if err != nil {
+	if err := l.checkCall(txn, amount); err != nil {
 		op.End(observe.Event{Err: err})
 		return Result{}, err
 	}
 	return l.run(call{ctx: ctx, txn: txn, amount: amount, op: op})
+}
+
+// checkCall refuses, before anything is read or written, an update of txn
+// with amount that Update refuses whatever the store holds: an invalid id
+// or amount, and, with Options.Counter.TxnTime, an id that carries no time
+// or one more than FutureSkew after the clock (SPEC.md 6.11 step 1).
+func (l *Ledger) checkCall(txn crdt.TxnID, amount int64) error {
+	if err := checkUpdate(txn, amount); err != nil {
+		return err
+	}
+	if l.opts.Counter.TxnTime == nil {
+		return nil
+	}
+	if at, ok := l.txnTime(txn); !ok {
+		return fmt.Errorf("%w: %q carries no time (Options.Counter.TxnTime)", crdt.ErrInvalidTxnID, txn)
+	} else if skew := l.opts.Counter.FutureSkew; at.After(l.now().Add(skew)) {
+		return fmt.Errorf("%w: transaction %q is more than %v after the clock (Options.Counter.FutureSkew)", crdt.ErrOutsideWindow, txn, skew)
+	}
+	return nil
 }
 
 // judge returns what txn's records x say of a call of txn with amount at

@@ -38,7 +38,8 @@ const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 //
 // The sub-keys are account/0 … account/n-1; a marker under the account key
 // fixes n for the account's lifetime (SPEC.md 6.12: the layout, the
-// refusals, crdt.ErrInvalidConfig, and what racing first uses can count).
+// refusals, crdt.ErrInvalidConfig, and what racing first uses, or a
+// refused one's marker landing late, can do).
 //
 // Cost: a credit reads and writes one sub-key, whose state holds an entry
 // for every incarnation that wrote there: sharding divides the writes per
@@ -176,9 +177,11 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 
 // Update is Ledger.Update on txn's sub-key (Result.Value is that
 // sub-key's); a layout it may not write is refused with
-// crdt.ErrInvalidConfig (see Sharded).
+// crdt.ErrInvalidConfig (see Sharded). What Update refuses whatever the
+// store holds (an invalid id or amount, an id TxnTime refuses) is refused
+// before the layout is read or written.
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
-	if err := checkUpdate(txn, amount); err != nil {
+	if err := s.sub(s.route(txn)).checkCall(txn, amount); err != nil {
 		return Result{}, err
 	}
 	if err := s.layout(ctx, false); err != nil {
