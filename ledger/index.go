@@ -33,11 +33,13 @@ const DefaultRetryWindow = 24 * time.Hour
 // MaxRetryWindow is the largest Options.RetryWindow.
 const MaxRetryWindow = 400 * 24 * time.Hour
 
-// txnFormat is the format version of an index record.
-const txnFormat = 1
+// txnFormat is the newest format version of an index record: 1 without a
+// key, 2 with one.
+const txnFormat = 2
 
-// maxRecord bounds an index record's encoding: two ids and two integers.
-const maxRecord = 2*crdt.MaxIDLen + 64
+// maxRecord bounds an index record's encoding: two ids, a key and three
+// integers.
+const maxRecord = 2*crdt.MaxIDLen + crdt.MaxKeyLen + 64
 
 // Record is a transaction record: Txn was applied with Amount (negative
 // for a debit) by Writer, first at At, and Writer's entry held it at
@@ -49,6 +51,10 @@ type Record struct {
 	Writer  crdt.ActorID
 	At      time.Time
 	Version uint64
+	// Key is the key whose state holds Writer's entry: a Sharded's
+	// sub-key, whose records are the account's (format version 2); ""
+	// for a plain ledger's record, of the key it is kept for (version 1).
+	Key string
 }
 
 // RecordKey is the store key of txn's record for account: a fixed prefix
@@ -85,18 +91,25 @@ func checkKey(what, key string) error {
 
 // MarshalBinary encodes r (SPEC.md 6.11): the envelope "ledger.txn",
 // version 1, and the array [txn, amount, writer, at in Unix nanoseconds,
-// version].
+// version]; with a Key, version 2 and the key after them.
 func (r Record) MarshalBinary() ([]byte, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	e := wire.NewEncoder(crdt.TagLedgerTxn, txnFormat)
-	e.ArrayLen(5)
+	format, n := uint64(1), 5
+	if r.Key != "" {
+		format, n = 2, 6
+	}
+	e := wire.NewEncoder(crdt.TagLedgerTxn, format)
+	e.ArrayLen(n)
 	e.String(string(r.Txn))
 	e.Int(r.Amount)
 	e.String(string(r.Writer))
 	e.Int(r.At.UnixNano())
 	e.Uint(r.Version)
+	if r.Key != "" {
+		e.String(r.Key)
+	}
 	return e.Bytes()
 }
 
@@ -104,11 +117,11 @@ func (r Record) MarshalBinary() ([]byte, error) {
 // wrap crdt.ErrCorruptEncoding, crdt.ErrTypeMismatch,
 // crdt.ErrUnsupportedVersion or crdt.ErrTooLarge).
 func (r *Record) UnmarshalBinary(b []byte) error {
-	d, _, err := wire.NewDecoder(b, crdt.TagLedgerTxn, txnFormat, maxRecord)
+	d, format, err := wire.NewDecoder(b, crdt.TagLedgerTxn, txnFormat, maxRecord)
 	if err != nil {
 		return err
 	}
-	if err := d.Tuple(5, "transaction record"); err != nil {
+	if err := d.Tuple(4+int(format), "transaction record"); err != nil {
 		return err
 	}
 	var x Record
@@ -128,6 +141,14 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 	if x.Version, err = d.Uint(); err != nil {
 		return err
 	}
+	if format == 2 {
+		if x.Key, err = d.String(crdt.MaxKeyLen); err != nil {
+			return err
+		}
+		if x.Key == "" {
+			return fmt.Errorf("%w: transaction record with an empty key", crdt.ErrCorruptEncoding)
+		}
+	}
 	if err := d.Finish(); err != nil {
 		return err
 	}
@@ -141,7 +162,8 @@ func (r *Record) UnmarshalBinary(b []byte) error {
 
 // check refuses a record no ledger writes: an invalid id, a zero amount or
 // one whose magnitude does not fit, a time not after 1970, version 0 (an
-// entry that held a transaction has written at least once).
+// entry that held a transaction has written at least once), an invalid
+// key.
 func (r Record) check() error {
 	if err := r.Txn.Validate(); err != nil {
 		return err
@@ -158,21 +180,29 @@ func (r Record) check() error {
 	if r.Version == 0 {
 		return fmt.Errorf("%w: transaction record at version 0", crdt.ErrInvalidAmount)
 	}
+	if r.Key != "" {
+		return crdt.ValidateKey("transaction record's key", r.Key)
+	}
 	return nil
 }
 
 // indexed is what the index knows of a transaction: the records of it still
-// inside the retry window, and the token of the fetch that read them.
+// inside the retry window, of copies in this ledger's key (records) and in
+// another key of its Sharded account (elsewhere: two layouts raced, SPEC.md
+// 6.12), and the token of the fetch that read them. Only records are
+// judged against the key's state; both answer a call (judge).
 type indexed struct {
-	records []Record
-	token   store.Token
+	records, elsewhere []Record
+	token              store.Token
 }
 
-// match returns the record with amount, if any.
+// match returns the record with amount, if any, of this key first.
 func (x indexed) match(amount int64) (Record, bool) {
-	for _, r := range x.records {
-		if r.Amount == amount {
-			return r, true
+	for _, rs := range [2][]Record{x.records, x.elsewhere} {
+		for _, r := range rs {
+			if r.Amount == amount {
+				return r, true
+			}
 		}
 	}
 	return Record{}, false
@@ -196,10 +226,13 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 		if err := r.UnmarshalBinary(b); err != nil {
 			return indexed{}, fmt.Errorf("ledger %q: record of %q, sibling %d of %d: %w", l.key, txn, i+1, len(sibs), err)
 		}
-		if r.Txn != txn || r.At.UnixNano() < oldest {
-			continue
+		switch {
+		case r.Txn != txn || r.At.UnixNano() < oldest:
+		case r.Key != "" && r.Key != l.key:
+			x.elsewhere = append(x.elsewhere, r)
+		default:
+			x.records = append(x.records, r)
 		}
-		x.records = append(x.records, r)
 	}
 	return x, nil
 }
@@ -393,8 +426,12 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 	return nil
 }
 
-// putRecord puts rec under its key with token.
+// putRecord puts rec under its key with token; a Sharded's sub-ledger
+// names its key in it.
 func (l *Ledger) putRecord(ctx context.Context, rec Record, token store.Token) error {
+	if l.indexBase != l.key {
+		rec.Key = l.key
+	}
 	b, err := rec.MarshalBinary()
 	if err == nil {
 		err = l.records.Put(ctx, RecordKey(l.indexBase, rec.Txn), l.writer, b, token)
@@ -526,7 +563,7 @@ func (l *Ledger) resettle(ctx context.Context, fetched *tpncounter.Counter) erro
 // is superseded by another (each names a copy that counts, or counted:
 // SPEC.md 6.11 step 3).
 func (x indexed) putToken() store.Token {
-	if len(x.records) > 0 {
+	if len(x.records) > 0 || len(x.elsewhere) > 0 {
 		return nil
 	}
 	return x.token

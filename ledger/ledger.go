@@ -691,8 +691,8 @@ func (l *Ledger) judge(x indexed, txn crdt.TxnID, amount int64, now time.Time) (
 	if r, ok := x.match(amount); ok {
 		return &r, nil
 	}
-	if len(x.records) > 0 {
-		return nil, fmt.Errorf("%w: ledger %q: transaction %q was applied with amount %d, not %d", crdt.ErrConflictingTransaction, l.key, txn, x.records[0].Amount, amount)
+	if rs := slices.Concat(x.records, x.elsewhere); len(rs) > 0 {
+		return nil, fmt.Errorf("%w: ledger %q: transaction %q was applied with amount %d, not %d", crdt.ErrConflictingTransaction, l.key, txn, rs[0].Amount, amount)
 	}
 	if at, ok := l.txnTime(txn); ok && at.Before(now.Add(-l.opts.RetryWindow)) {
 		return nil, fmt.Errorf("%w: ledger %q: transaction %q from %s is older than the retry window (%v)", crdt.ErrOutsideWindow, l.key, txn, at.UTC().Format(time.RFC3339Nano), l.opts.RetryWindow)

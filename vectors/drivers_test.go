@@ -668,6 +668,9 @@ type dvRecord struct {
 	Writer  string `json:"writer"`
 	At      string `json:"at"`
 	Version string `json:"version"`
+	// Key is the key whose state holds Writer's entry (format version 2:
+	// a Sharded's sub-key), absent in version 1.
+	Key string `json:"key,omitempty"`
 }
 
 // dvDecodeRecord decodes a transaction record with the real decoder; nil
@@ -677,7 +680,7 @@ func dvDecodeRecord(b []byte) *dvRecord {
 	if err := r.UnmarshalBinary(b); err != nil {
 		return nil
 	}
-	return &dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10)}
+	return &dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer), At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10), Key: r.Key}
 }
 
 // dvState is a decoded tpncounter (SPEC.md 6.7).
@@ -2375,6 +2378,9 @@ func dvEncRecord(r *dvRecord) ([]byte, error) {
 	version, err := strconv.ParseUint(r.Version, 10, 64)
 	if err != nil {
 		return nil, err
+	}
+	if r.Key != "" {
+		return dvEnvelope("ledger.txn", 2).arr(6).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()).uint(version).str(r.Key), nil
 	}
 	return dvEnvelope("ledger.txn", 1).arr(5).str(r.Txn).int(int64(r.Amount)).str(r.Writer).int(at.UnixNano()).uint(version), nil
 }
@@ -4889,9 +4895,16 @@ func (m *dvModel) set(method string) []dvCall {
 }
 
 // live returns the records of txn among siblings that are inside the
-// window at the model's clock: with TxnTime, all of them while txn's time
-// is inside it (SPEC.md 6.11, Window).
+// window at the model's clock (with TxnTime, all of them while txn's time
+// is inside it: SPEC.md 6.11, Window) and name no other key than the
+// model's: those a copy is judged by.
 func (m *dvModel) live(txn string, sibs []dvSibling) []dvRecord {
+	return slices.DeleteFunc(m.liveAll(txn, sibs), func(r dvRecord) bool { return r.Key != "" && r.Key != m.v.Options.Key })
+}
+
+// liveAll is live with the records naming another key of the account
+// (two sharded layouts raced, SPEC.md 6.12): those a call is answered by.
+func (m *dvModel) liveAll(txn string, sibs []dvSibling) []dvRecord {
 	var out []dvRecord
 	oldest := m.now.Add(-m.window)
 	timed, ok := dvTxnTime(txn)
@@ -4936,6 +4949,9 @@ func (m *dvModel) samePuts(L *dvLedgerModel, what string, puts []dvCall, want []
 	}
 	for _, r := range want {
 		if t, ok := token(r); ok {
+			if m.recBase != m.v.Options.Key { // a sub-key's record names it
+				r.Key = m.v.Options.Key
+			}
 			wantS = append(wantS, fmt.Sprintf("%s %+v as %s token %q", dvRecordKey(m.recBase, r.Txn), r, L.writer, t))
 		}
 	}
@@ -5223,7 +5239,7 @@ func (m *dvModel) resettle(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntries) 
 // putToken is the token of a record Put after the fetch f of txn's record
 // (SPEC.md 6.11 step 3): f's, when f read no live record of txn, else none.
 func (m *dvModel) putToken(txn string, f dvCall) string {
-	if len(m.live(txn, f.Siblings)) > 0 {
+	if len(m.liveAll(txn, f.Siblings)) > 0 {
 		return ""
 	}
 	return f.Token
@@ -5340,7 +5356,7 @@ func (m *dvModel) answer(fs *dvFetchSet, txn string) ([]dvRecord, dvCall) {
 	}
 	f := fs.byKey[key][0]
 	fs.byKey[key] = fs.byKey[key][1:]
-	return m.live(txn, f.Siblings), f
+	return m.liveAll(txn, f.Siblings), f
 }
 
 func (m *dvModel) checkFetchSet(fs *dvFetchSet) {
@@ -8381,7 +8397,7 @@ var dvMutants = []struct {
 		"ledger/sharded.go", "err, doubt = retry.AmbiguousErr(err), true", "err = retry.AmbiguousErr(err)",
 		"driver_ledger", "sharded: a marker put in doubt, then refused, fails ambiguous_write"},
 	{"ledger/dead record trusted", "6.11 Window: a record is live when at >= t - W",
-		"ledger/index.go", "if r.Txn != txn || r.At.UnixNano() < oldest {", "if r.Txn != txn || r.At.UnixNano() < oldest-oldest {",
+		"ledger/index.go", "case r.Txn != txn || r.At.UnixNano() < oldest:", "case r.Txn != txn || r.At.UnixNano() < oldest-oldest:",
 		"driver_ledger", "records: past the retry window an untimed retry is applied again"},
 	{"ledger/pending transaction taken out at its own writer's record", "6.11 step 4: a record naming the ledger's own incarnation keeps the txn",
 		"ledger/index.go", "if r.Writer == l.writer {", "if false && r.Writer == l.writer {",
@@ -8429,7 +8445,7 @@ var dvMutants = []struct {
 		"ledger/index.go", "case p.judge != nil && p.rec.Writer != l.writer:", "case false:",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
 	{"ledger/record put superseding live records", "6.11 step 3: a record Put takes its fetch's token only when that fetch read no live record",
-		"ledger/index.go", "if len(x.records) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
+		"ledger/index.go", "if len(x.records) > 0 || len(x.elsewhere) > 0 {\n\t\treturn nil", "if false {\n\t\treturn nil",
 		"driver_ledger", "records: a writer records the copy that counts before giving its own up"},
 	{"ledger/a copy given up kept", "6.11 step 6: once its record is written, a copy given up is taken out",
 		"ledger/index.go", "l.takeOut(l.writer, l.stored, true, given...)", "_ = given //",
@@ -8725,10 +8741,19 @@ var dvMutants = []struct {
 		"ledger/index.go", "if errors.Is(errs[i], crdt.ErrCorruptEncoding) {", "if false && errors.Is(errs[i], crdt.ErrCorruptEncoding) {",
 		"driver_ledger", "records: a record that does not decode fails its call alone"},
 	{"ledger/a record of another transaction read as this one's", "6.11 Window: records of another txn under the same key are passed over",
-		"ledger/index.go", "if r.Txn != txn || r.At.UnixNano() < oldest {", "if r.At.UnixNano() < oldest {",
+		"ledger/index.go", "case r.Txn != txn || r.At.UnixNano() < oldest:", "case r.At.UnixNano() < oldest:",
 		"driver_ledger", "records: a record of another transaction under the key is passed over"},
+	{"ledger/a record of another key judged", "6.11 Window: a record naming another key of the account is not judged",
+		"ledger/index.go", "\t\tcase r.Key != \"\" && r.Key != l.key:", "\t\tcase false:",
+		"driver_ledger", "sharded: after a race, a record of another sub-key is not judged"},
+	{"ledger/a record of another key superseded", "6.11 step 3: a record Put after a fetch that read another key's record takes no token",
+		"ledger/index.go", "if len(x.records) > 0 || len(x.elsewhere) > 0 {", "if len(x.records) > 0 {",
+		"driver_ledger", "sharded: after a race, a record of another sub-key is not judged"},
+	{"ledger/a sub-key's record without its key", "6.11 Encoding: a Sharded's sub-ledger names its key (version 2)",
+		"ledger/index.go", "\tif l.indexBase != l.key {\n\t\trec.Key = l.key", "\tif false {\n\t\trec.Key = l.key",
+		"driver_ledger", "sharded: the first write puts the layout marker"},
 	{"ledger/a record of another amount ignored", "6.11 step 1: a live record of txn with another amount fails the call conflicting_transaction",
-		"ledger/ledger.go", "\tif len(x.records) > 0 {\n\t\treturn nil, fmt.Errorf(\"%w: ledger %q: transaction %q was applied with amount", "\tif false && len(x.records) > 0 {\n\t\treturn nil, fmt.Errorf(\"%w: ledger %q: transaction %q was applied with amount",
+		"ledger/ledger.go", "\tif rs := slices.Concat(x.records, x.elsewhere); len(rs) > 0 {", "\tif rs := slices.Concat(x.records, x.elsewhere); false && len(rs) > 0 {",
 		"driver_ledger", "records: a retry the counter forgot is answered from its record"},
 	{"ledger/an id with no time applied under TxnTime", "6.11 step 1: with TxnTime, a txn with no time is invalid_txn before anything else",
 		"ledger/ledger.go", "if at, ok := l.txnTime(txn); !ok {", "if at, ok := l.txnTime(txn); false && !ok {",

@@ -74,13 +74,19 @@ var ledgerRecordCases = []struct {
 	{"the smallest debit", ledger.Record{Txn: "t", Amount: -math.MaxInt64, Writer: "w", At: time.Unix(0, math.MaxInt64).UTC(), Version: 70000}},
 	{"a one-byte amount at a uint16 time", ledger.Record{Txn: "x", Amount: 1, Writer: "w", At: time.Unix(0, 65535).UTC(), Version: 1 << 33}},
 	{"a UUID id, not shortened", ledger.Record{Txn: "3c8f2e10-cd7e-11f0-8de9-0242ac120002", Amount: 7, Writer: "app-1~qrstuvwx", At: time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC), Version: 1<<64 - 2}},
-	{"the largest record (555 bytes)", ledgerLargest},
+	{"the largest record without a key (555 bytes)", ledgerLargestV1},
+	{"a Sharded sub-key's record (version 2)", ledger.Record{Txn: "pay-0", Amount: 100, Writer: "svc~abcdefgh", At: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), Version: 1, Key: "wallet-7/3"}},
+	{"the largest record (812 bytes)", ledgerLargest},
 }
 
-// ledgerLargest is the longest record an encoder writes: two ids of 255
-// bytes and three integers of 9 bytes, 555 bytes in all, below the
-// decoder's cap of 574 (SPEC.md 3.4).
-var ledgerLargest = ledger.Record{Txn: crdt.TxnID(strings.Repeat("t", crdt.MaxIDLen)), Amount: -math.MaxInt64, Writer: crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen)), At: time.Unix(0, math.MaxInt64).UTC(), Version: 1<<64 - 1}
+// ledgerLargestV1 is the longest record without a key: two ids of 255
+// bytes and three integers of 9 bytes, 555 bytes in all. ledgerLargest,
+// the longest an encoder writes, adds a key of 255 bytes: 812 bytes, below
+// the decoder's cap of 829 (SPEC.md 3.4).
+var (
+	ledgerLargestV1 = ledger.Record{Txn: crdt.TxnID(strings.Repeat("t", crdt.MaxIDLen)), Amount: -math.MaxInt64, Writer: crdt.ActorID(strings.Repeat("w", crdt.MaxIDLen)), At: time.Unix(0, math.MaxInt64).UTC(), Version: 1<<64 - 1}
+	ledgerLargest   = ledger.Record{Txn: ledgerLargestV1.Txn, Amount: ledgerLargestV1.Amount, Writer: ledgerLargestV1.Writer, At: ledgerLargestV1.At, Version: ledgerLargestV1.Version, Key: strings.Repeat("k", crdt.MaxKeyLen)}
+)
 
 var ledgerKeyCases = [][2]string{{"acct", "t1"}, {"acct", "t2"}, {"acct/0", "t1"}, {"", "t1"}, {"wallet-7", "order-1"}, {"a\x00b", "c"}, {"a", "b\x00c"}}
 
@@ -117,10 +123,17 @@ func genLedgerVectors(t *testing.T) any {
 		{"an amount not in its smallest form", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").raw(0xd0, 0x05).str("w").int(at).uint(1) })},
 		{"a version not in its smallest form", enc("ledger.txn", 1, func(m dvMP) dvMP { return m.arr(5).str("t").int(1).str("w").int(at).raw(0xcd, 0x00, 0x07) })},
 		{"a trailing byte", enc("ledger.txn", 1, func(m dvMP) dvMP { return rec("t", 1, "w", at)(m).raw(0xc0) })},
-		{"format version 2", enc("ledger.txn", 2, rec("t", 1, "w", at))},
+		{"format version 2 with five fields", enc("ledger.txn", 2, rec("t", 1, "w", at))},
+		{"format version 2 with an empty key", enc("ledger.txn", 2, func(m dvMP) dvMP { return m.arr(6).str("t").int(1).str("w").int(at).uint(1).str("") })},
+		{"format version 2 with a control character in the key", enc("ledger.txn", 2, func(m dvMP) dvMP { return m.arr(6).str("t").int(1).str("w").int(at).uint(1).str("k\x00") })},
+		{"format version 2 with a key of 256 bytes", enc("ledger.txn", 2, func(m dvMP) dvMP {
+			return m.arr(6).str("t").int(1).str("w").int(at).uint(1).str(strings.Repeat("k", crdt.MaxKeyLen+1))
+		})},
+		{"format version 2 with seven fields", enc("ledger.txn", 2, func(m dvMP) dvMP { return m.arr(7).str("t").int(1).str("w").int(at).uint(1).str("k").uint(1) })},
+		{"format version 3", enc("ledger.txn", 3, func(m dvMP) dvMP { return m.arr(6).str("t").int(1).str("w").int(at).uint(1).str("k") })},
 		{"another type's tag", enc("tpncounter", 1, rec("t", 1, "w", at))},
-		{"574 bytes: the largest record and 19 trailing bytes", hex.EncodeToString(ledgerPadded(t, 574))},
-		{"575 bytes: the largest record and 20 trailing bytes", hex.EncodeToString(ledgerPadded(t, 575))},
+		{"829 bytes: the largest record and 17 trailing bytes", hex.EncodeToString(ledgerPadded(t, 829))},
+		{"830 bytes: the largest record and 18 trailing bytes", hex.EncodeToString(ledgerPadded(t, 830))},
 	}
 	for _, c := range bad {
 		var r ledger.Record
@@ -141,6 +154,8 @@ func genLedgerVectors(t *testing.T) any {
 		{"the amount -2^63", func(r *ledger.Record) { r.Amount = math.MinInt64 }},
 		{"a time of 0", func(r *ledger.Record) { r.At = time.Unix(0, 0).UTC() }},
 		{"version 0", func(r *ledger.Record) { r.Version = 0 }},
+		{"a control character in the key", func(r *ledger.Record) { r.Key = "k\x00" }},
+		{"a key of 256 bytes", func(r *ledger.Record) { r.Key = strings.Repeat("k", crdt.MaxKeyLen+1) }},
 	}
 	for _, c := range refuse {
 		r := ok
@@ -148,18 +163,18 @@ func genLedgerVectors(t *testing.T) any {
 		_, err := r.MarshalBinary()
 		require.Error(t, err, c.name)
 		v.Refusals = append(v.Refusals, ledgerRefusalVec{Name: c.name, Record: dvRecord{Txn: string(r.Txn), Amount: dvInt(r.Amount), Writer: string(r.Writer),
-			At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10)}, Error: dvKind(err)})
+			At: r.At.Format(time.RFC3339Nano), Version: strconv.FormatUint(r.Version, 10), Key: r.Key}, Error: dvKind(err)})
 	}
 	return v
 }
 
 // ledgerPadded is the largest record followed by nil bytes (0xc0), n bytes
-// in all: at the cap (574) a decoder refuses it for the trailing bytes
+// in all: at the cap (829) a decoder refuses it for the trailing bytes
 // (corrupt), beyond it for its size (too_large).
 func ledgerPadded(t *testing.T, n int) []byte {
 	b, err := ledgerLargest.MarshalBinary()
 	require.NoError(t, err)
-	require.Len(t, b, 555)
+	require.Len(t, b, 812)
 	for len(b) < n {
 		b = append(b, 0xc0)
 	}
@@ -201,7 +216,7 @@ func checkLedgerVectors(t *testing.T, raw []byte) {
 			require.NoError(t, err)
 			version, err := strconv.ParseUint(c.Record.Version, 10, 64)
 			require.NoError(t, err)
-			r := ledger.Record{Txn: crdt.TxnID(c.Record.Txn), Amount: int64(c.Record.Amount), Writer: crdt.ActorID(c.Record.Writer), At: at, Version: version}
+			r := ledger.Record{Txn: crdt.TxnID(c.Record.Txn), Amount: int64(c.Record.Amount), Writer: crdt.ActorID(c.Record.Writer), At: at, Version: version, Key: c.Record.Key}
 			b, err := r.MarshalBinary()
 			require.Error(t, err, c.Name)
 			require.Nil(t, b, c.Name)

@@ -280,6 +280,9 @@ func Describe(data []byte, o decodeOpts) (*Description, error) {
 		if decoded(&r) {
 			d.Value, d.Fields = r.Amount, map[string]any{"txn": string(r.Txn), "amount": r.Amount, "writer": string(r.Writer),
 				"at": r.At.UTC().Format(time.RFC3339Nano), "writer_version": r.Version}
+			if r.Key != "" {
+				d.Fields["key"] = r.Key
+			}
 		}
 	default:
 		return nil, fmt.Errorf("%w: unknown type tag %q", crdt.ErrTypeMismatch, tag)

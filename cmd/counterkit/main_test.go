@@ -95,6 +95,7 @@ func samples(t *testing.T) map[string][]byte {
 		"balance.row":       must(balance.NormalRow(id, 25).MarshalBinary()),
 		"tally.shard":       must(shard.MarshalBinary()),
 		"ledger.txn":        must(ledger.Record{Txn: "pay-0", Amount: -40, Writer: "svc~abcdefgh", At: at, Version: 3}.MarshalBinary()),
+		"ledger.txn.key":    must(ledger.Record{Txn: "pay-1", Amount: 7, Writer: "svc~abcdefgh", At: at, Version: 4, Key: "wallet/3"}.MarshalBinary()),
 	}
 }
 
