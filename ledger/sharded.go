@@ -26,9 +26,11 @@ const MaxShards = 1024
 // itself; the number of sub-keys follows in decimal.
 const shardedMarkerPrefix = "counterkit.ledger.sharded/1 shards="
 
-// Sharded is a hot account: one balance spread over n sub-keys, each a plain
-// Ledger key, so that many concurrent actors credit and debit it without
-// all reading and rewriting one key.
+// Sharded is a hot account: one balance spread over n sub-keys, each
+// stored as a plain Ledger key, so that many concurrent actors credit and
+// debit it without all reading and rewriting one key. Write a sub-key only
+// through a Sharded: a plain Ledger opened on one keeps its records under
+// its own key, so it does not recognise a retry the Sharded recorded.
 //
 // A transaction belongs to the sub-key ShardOf(txn, n): every attempt and
 // every retry of it, by any actor in any process, goes to that sub-key and
