@@ -51,9 +51,10 @@ type Record struct {
 	Writer  crdt.ActorID
 	At      time.Time
 	Version uint64
-	// Key is the key whose state holds Writer's entry: a Sharded's
-	// sub-key, whose records are the account's (format version 2); ""
-	// for a plain ledger's record, of the key it is kept for (version 1).
+	// Key is the key whose state holds Writer's entry, which a Sharded's
+	// sub-ledger names, since its records are the account's (format
+	// version 2). "" (version 1) names no key: every reader takes the
+	// record as its own key's.
 	Key string
 }
 

@@ -7271,9 +7271,11 @@ func dvModelBalance(v dvVector) []string {
 				out = append(out, r)
 			}
 		}
-		nRows := map[string]int{}
+		nRows := map[string]int{} // an id's N rows, each once whatever its places
+		seenRow := map[balance.Key]bool{}
 		for _, r := range rows {
-			if r.Kind == "N" {
+			if k := dvRowOf(r).Key(); r.Kind == "N" && !seenRow[k] {
+				seenRow[k] = true
 				nRows[r.UpdateID]++
 			}
 		}

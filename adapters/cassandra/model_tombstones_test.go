@@ -130,7 +130,7 @@ func creditAndMerge(credits, rate int, mergeEvery time.Duration, c *stepClock, c
 // (a process restart, or a Book reopening the key without the incarnation
 // it dropped), and past tombstone_failure_threshold (100,000; warnings
 // from 1,000) they fail (crdt.ErrUnavailable): 100,000 restarts within 10
-// days, one every 8.6 seconds (SPEC.md 10.2). The model purges nothing:
+// days, one every 8.6 seconds (SPEC.md 10.1). The model purges nothing:
 // each of 1,000 restarts, one a minute, leaves one tombstone more.
 func TestModelLedgerRestartTombstones(t *testing.T) {
 	const restarts = 1000

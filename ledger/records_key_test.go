@@ -1,0 +1,119 @@
+package ledger
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// subLedgerWithRecords is a Sharded account's sub-ledger on acct/2 (records
+// under the account key, as Sharded.sub sets up), with the records recs
+// put under t1's record key in that sibling order (no token).
+func subLedgerWithRecords(t *testing.T, recs ...Record) (*Ledger, indexed, time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	st := memory.NewSiblings()
+	l, err := New(st, "acct/2", Options{Actor: "b", Clock: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.indexBase = "acct"
+	for _, r := range recs {
+		b, err := r.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(ctx, RecordKey("acct", r.Txn), r.Writer, b, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := l.lookup(ctx, "t1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, x, now
+}
+
+// SPEC.md 6.11 Window: with two live records of t1 and this amount, the
+// first in sibling order naming another sub-key, the call is answered from
+// the second, this key's.
+func TestRecordOfThisKeyAnswersFirst(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	other := Record{Txn: "t1", Amount: 5, Writer: "a~aaaaaa00", At: at, Version: 1, Key: "acct/0"}
+	own := Record{Txn: "t1", Amount: 5, Writer: "b~bbbbbb02", At: at, Version: 1, Key: "acct/2"}
+	l, x, now := subLedgerWithRecords(t, other, own)
+	r, err := l.judge(x, "t1", 5, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("siblings [%s (key acct/0), %s (key acct/2)]: the call is known from %s", other.Writer, own.Writer, r.Writer)
+	if r.Writer != own.Writer {
+		t.Fatalf("answered from %s", r.Writer)
+	}
+}
+
+// SPEC.md 6.11 Encoding: a version 1 record (no key) under a Sharded
+// account's record key is taken by a sub-ledger as its own key's.
+func TestRecordWithoutKeyIsThisKeys(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	v1 := Record{Txn: "t1", Amount: 5, Writer: "a~aaaaaa00", At: at, Version: 1}
+	_, x, _ := subLedgerWithRecords(t, v1)
+	t.Logf("version 1 record on sub-key acct/2: judged (records) %d, not judged (elsewhere) %d", len(x.records), len(x.elsewhere))
+	if len(x.records) != 1 || len(x.elsewhere) != 0 {
+		t.Fatal("a version 1 record was not taken as this key's")
+	}
+}
+
+// SPEC.md 6.11 step 3, confirming: a live record of this amount naming
+// another writer on another key does not make the records "name only
+// other writers": no settling; the record Put takes no token.
+func TestRecordOfAnotherKeyNotConfirmed(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	other := Record{Txn: "t1", Amount: 5, Writer: "a~aaaaaa00", At: at, Version: 1, Key: "acct/0"}
+	l, x, _ := subLedgerWithRecords(t, other)
+	settles := x.namesOnlyOthers(l.writer, 5)
+	t.Logf("only another key's record of amount 5, naming %s: settles=%v, put token nil=%v", other.Writer, settles, x.putToken() == nil)
+	if settles || x.putToken() != nil {
+		t.Fatal("another key's record settles the copy, or lets a record Put supersede it")
+	}
+}
+
+// SPEC.md 6.10 and 6.11 Window: a live record of another key naming
+// another writer whose version the state does not reach does not keep an
+// actor from retiring (unsure); the same record naming this key does.
+func TestRecordOfAnotherKeyNotCheckedByRetirement(t *testing.T) {
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	own := Record{Txn: "t1", Amount: 5, Writer: "A~aaaaaaaa", At: at, Version: 1, Key: "acct/2"}
+	other := Record{Txn: "t1", Amount: 5, Writer: "W~wwwwwwww", At: at, Version: 7, Key: "acct/0"}
+	l, _, now := subLedgerWithRecords(t, own, other)
+	merged, err := counterHolding(l, "A~aaaaaaaa", "t1", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when, ok, late, unsure := l.lastApplied(context.Background(), merged, "A~aaaaaaaa", []crdt.TxnID{"t1"}, now)
+	t.Logf("lastApplied: at=%v ok=%v late=%v unsure=%v", when, ok, late, unsure)
+	if unsure {
+		t.Fatal("unsure")
+	}
+	// The same record naming this key is judged: unsure (stale).
+	other.Key = "acct/2"
+	l2, _, _ := subLedgerWithRecords(t, own, other)
+	if _, _, _, unsure := l2.lastApplied(context.Background(), merged, "A~aaaaaaaa", []crdt.TxnID{"t1"}, now); !unsure {
+		t.Fatal("the same record naming this key left the actor checked")
+	}
+}
+
+// counterHolding is a counter of l's options where actor applied txn.
+func counterHolding(l *Ledger, actor crdt.ActorID, txn crdt.TxnID, amount int64) (*tpncounter.Counter, error) {
+	c, err := tpncounter.New(l.copts)
+	if err != nil {
+		return nil, err
+	}
+	_, err = c.Apply(actor, txn, amount)
+	return c, err
+}
