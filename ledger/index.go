@@ -347,8 +347,15 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 	var out []crdt.TxnID
 	for _, i := range mine {
 		rec := recs[i].rec
+		o, deferred := xs[i].onlyElsewhere(rec.Amount)
 		switch {
 		case errs[i] != nil:
+		case deferred:
+			// Recorded first on another key of the account (a layout
+			// race, SPEC.md 6.11 step 3): that copy counts, this one is
+			// taken out and not recorded.
+			owners[i] = &tpncounter.Copy{Actor: o.Writer, Amount: o.Amount, Folded: true}
+			out = append(out, rec.Txn)
 		case !xs[i].namesOnlyOthers(l.writer, rec.Amount):
 			recs[i].token = xs[i].putToken()
 			puts = append(puts, i)
@@ -570,6 +577,22 @@ func (x indexed) putToken() store.Token {
 	return x.token
 }
 
+// onlyElsewhere returns a record of another key with amount when x has
+// one and no record of this key has amount.
+func (x indexed) onlyElsewhere(amount int64) (Record, bool) {
+	for _, r := range x.records {
+		if r.Amount == amount {
+			return Record{}, false
+		}
+	}
+	for _, r := range x.elsewhere {
+		if r.Amount == amount {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
 // namesOnlyOthers reports whether x has a record with amount and every such
 // record names a writer other than w.
 func (x indexed) namesOnlyOthers(w crdt.ActorID, amount int64) bool {
@@ -754,10 +777,12 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 
 // takenElsewhere reports whether txn, which fetched does not hold, is
 // counted by another writer: a record live at at (when this ledger applied
-// it) names another, whose entry fetched holds at or after that version.
-// One naming this writer means its copy landed: false. A fetch with only
-// earlier versions of every writer recorded cannot tell: an error wrapping
-// crdt.ErrUnavailable (taking txn out could leave it held by no one).
+// it) names another, whose entry fetched holds at or after that version,
+// or names another key of the account (its copy landed there, SPEC.md
+// 6.11 step 4). One naming this writer means its copy landed: false. A
+// fetch with only earlier versions of every writer recorded cannot tell:
+// an error wrapping crdt.ErrUnavailable (taking txn out could leave it
+// held by no one).
 func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter, txn crdt.TxnID, at time.Time) (bool, error) {
 	x, err := l.lookup(ctx, txn, at)
 	if err != nil {
@@ -768,6 +793,9 @@ func (l *Ledger) takenElsewhere(ctx context.Context, fetched *tpncounter.Counter
 		if r.Writer == l.writer {
 			return false, nil
 		}
+	}
+	if len(x.elsewhere) > 0 {
+		return true, nil
 	}
 	for _, r := range x.records {
 		if v := fetched.Version(r.Writer); v >= r.Version || v == 0 && foldedAfter(fetched, r.At) {

@@ -5385,8 +5385,9 @@ func (m *dvModel) checkFetchSet(fs *dvFetchSet) {
 // retractLate is SPEC.md 6.11 step 4: while L's write is pending, the
 // record of every unacknowledged transaction of it that the fetch lacks is
 // read, in id order. A live record naming L's own writer keeps the
-// transaction; else one naming another writer whose entry the fetch holds
-// at or past the record's version takes it out of the pending write; else
+// transaction; else one naming another key of the account, or another
+// writer whose entry the fetch holds at or past the record's version,
+// takes it out of the pending write; else
 // a record of another writer means the fetch is older than the record,
 // and the attempt fails unavailable. It returns the error kind of a failed
 // attempt ("" if none).
@@ -5409,6 +5410,8 @@ func (m *dvModel) retractLate(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntrie
 			switch {
 			case r.Writer == L.writer:
 				own = true
+			case r.Key != "" && r.Key != m.v.Options.Key: // landed on another key of the account
+				covered = true
 			case fetched.version(r.Writer) >= rv:
 				covered = true
 			default:
@@ -8747,13 +8750,16 @@ var dvMutants = []struct {
 		"driver_ledger", "records: a record of another transaction under the key is passed over"},
 	{"ledger/a record of another key judged", "6.11 Window: a record naming another key of the account is not judged",
 		"ledger/index.go", "\t\tcase r.Key != \"\" && r.Key != l.key:", "\t\tcase false:",
-		"driver_ledger", "sharded: after a race, a record of another sub-key is not judged"},
+		"driver_ledger", "sharded: after a race, a record of another sub-key takes a pending copy out"},
 	{"ledger/a record of another key superseded", "6.11 step 3: a record Put after a fetch that read another key's record takes no token",
 		"ledger/index.go", "if len(x.records) > 0 || len(x.elsewhere) > 0 {", "if len(x.records) > 0 {",
-		"driver_ledger", "sharded: after a race, a record of another sub-key is not judged"},
+		"driver_ledger", "sharded: after a race, a record of another sub-key and amount stays"},
 	{"ledger/a sub-key's record without its key", "6.11 Encoding: a Sharded's sub-ledger names its key (version 2)",
 		"ledger/index.go", "\tif l.indexBase != l.key {\n\t\trec.Key = l.key", "\tif false {\n\t\trec.Key = l.key",
 		"driver_ledger", "sharded: the first write puts the layout marker"},
+	{"ledger/a pending copy kept beside another key's record", "6.11 step 4: a record of another key takes a pending transaction out",
+		"ledger/index.go", "\tif len(x.elsewhere) > 0 {\n\t\treturn true, nil", "\tif false {\n\t\treturn true, nil",
+		"driver_ledger", "sharded: after a race, a record of another sub-key takes a pending copy out"},
 	{"ledger/a record of another amount ignored", "6.11 step 1: a live record of txn with another amount fails the call conflicting_transaction",
 		"ledger/ledger.go", "\tif rs := slices.Concat(x.records, x.elsewhere); len(rs) > 0 {", "\tif rs := slices.Concat(x.records, x.elsewhere); false && len(rs) > 0 {",
 		"driver_ledger", "records: a retry the counter forgot is answered from its record"},
