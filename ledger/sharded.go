@@ -72,8 +72,10 @@ type Sharded struct {
 	recheck atomic.Pointer[time.Time]
 	failed  atomic.Uint64
 	// width is the number of sub-keys Value sums: the largest n the
-	// account's markers name (at least n), under layoutMu.
-	width int
+	// account's markers name (at least n); others, the other n they name
+	// (two first uses raced), ascending; both under layoutMu.
+	width  int
+	others []int
 }
 
 // NewSharded returns a hot-account ledger spreading account over n
@@ -181,7 +183,9 @@ func (s *Sharded) Debit(ctx context.Context, txn crdt.TxnID, amount int64) (Resu
 // sub-key's); a layout it may not write is refused with
 // crdt.ErrInvalidConfig (see Sharded). What Update refuses whatever the
 // store holds (an invalid id or amount, an id TxnTime refuses) is refused
-// before the layout is read or written.
+// before the layout is read or written. On an account whose markers name
+// other layouts (two first uses raced), it first reads txn's sub-key under
+// each, and a state there that holds txn answers the call (SPEC.md 6.12).
 func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Result, error) {
 	if err := s.sub(s.route(txn)).checkCall(txn, amount); err != nil {
 		return Result{}, err
@@ -189,8 +193,42 @@ func (s *Sharded) Update(ctx context.Context, txn crdt.TxnID, amount int64) (Res
 	if err := s.layout(ctx, false); err != nil {
 		return Result{}, err
 	}
+	if r, ok, err := s.elsewhere(ctx, txn, amount); ok || err != nil {
+		return r, err
+	}
 	r, err := s.sub(s.route(txn)).Update(ctx, txn, amount)
 	return r, s.wrote(err)
+}
+
+// elsewhere answers a write of txn from txn's sub-key under each other n
+// the markers name (two first uses raced, SPEC.md 6.12), read in order of
+// n, when its state holds txn: a copy the smaller layout landed but has
+// not recorded yet. ok is false when none does (the write goes on).
+func (s *Sharded) elsewhere(ctx context.Context, txn crdt.TxnID, amount int64) (r Result, ok bool, err error) {
+	s.layoutMu.Lock()
+	others := s.others
+	s.layoutMu.Unlock()
+	own := s.route(txn)
+	for _, n := range others {
+		i := ShardOf(txn, n)
+		if i == own {
+			continue
+		}
+		l, err := New(s.store, s.Key(i), s.opts) // a reader: it never writes
+		if err != nil {
+			return Result{}, false, err
+		}
+		l.indexBase = s.account
+		merged, err := l.readView(ctx)
+		if err != nil {
+			return Result{}, false, err
+		}
+		out, owner, err := merged.Known(txn, amount)
+		if err != nil || out != 0 {
+			return Result{Outcome: out, Owner: owner, Attempts: 1, Landed: err == nil, Value: merged.Value()}, err == nil, err
+		}
+	}
+	return Result{}, false, nil
 }
 
 // wrote passes on a sub-key write's error; a failure voids the trust.
@@ -339,6 +377,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) (err error) {
 				return fmt.Errorf("%w: account %q was given the layouts %v concurrently; only %d may write or look up transactions, and Value reads for every n", crdt.ErrInvalidConfig, s.account, ns, largest)
 			}
 			s.width = max(largest, s.n)
+			s.others = slices.DeleteFunc(slices.Sorted(slices.Values(ns)), func(m int) bool { return m == s.n })
 		} else if !again && !s.layoutOK.Load() {
 			// (A read writes nothing; seen before, absent now is a stale
 			// replica, with nothing to refuse.)

@@ -156,6 +156,57 @@ func TestShardedRaceSmallerPendingTakenOut(t *testing.T) {
 	}
 }
 
+// The smaller n's call of x lands on its sub-key but ends ambiguous_write
+// (its acknowledgement lost, or its record Put refused), so no record of
+// x exists. An hour later the retry reaches the larger n (also after the
+// smaller restarted and was refused with nothing to land): the larger
+// reads x's sub-key under the smaller layout first (SPEC.md 6.12), finds
+// the copy, and answers duplicate. x counts once.
+func TestShardedRaceSmallerCopyUnrecorded(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		fault   string
+		restart bool
+	}{
+		{"ack lost", "loseack", false},
+		{"ack lost, n=2 restarts and is refused", "loseack", true},
+		{"record put refused", "recfail", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+			fs, s4, s2 := racedLayouts(t, clock)
+			x := splitTxn("x-")
+			sub, rec := s2.Key(s2.Shard(x)), ledger.RecordKey("hot", x)
+			switch c.fault {
+			case "loseack":
+				fs.SetPolicy(faulty.Keys(faulty.Script(faulty.Pass, faulty.LoseAck, faulty.Refuse, faulty.Refuse), func(k string) bool { return k == sub }))
+			case "recfail":
+				fs.SetPolicy(faulty.Keys(faulty.Only(faulty.Script(faulty.Refuse, faulty.Refuse, faulty.Refuse, faulty.Refuse), faulty.MethodPut), func(k string) bool { return k == rec }))
+			}
+			_, err := s2.Credit(ctx, x, 7)
+			fs.SetPolicy(nil)
+			require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+
+			clock.Add(time.Hour)
+			if c.restart {
+				s2, err = ledger.NewSharded(fs, "hot", 2, ledger.Options{Actor: "B", Clock: clock.Now})
+				require.NoError(t, err)
+				_, err = s2.Credit(ctx, x, 7)
+				require.ErrorIs(t, err, crdt.ErrInvalidConfig, "the restarted n=2 is refused")
+			}
+			r, err := s4.Credit(ctx, x, 7)
+			require.NoError(t, err)
+			require.NotEqual(t, tpncounter.Applied, r.Outcome, "x's copy is in the store: the retry is recognised")
+			_, err = s4.Credit(ctx, x, 8)
+			require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+			v, err := s4.Value(ctx)
+			require.NoError(t, err)
+			require.Equal(t, int64(30+7), v, "x counted once")
+		})
+	}
+}
+
 // writesOn checks the account after the race of x (7), a second later:
 // n=2 is refused; a retry of x through n=4 is not applied again; a credit
 // of another transaction on x's n=4 sub-key lands; the value is the

@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // The sharded ledger's vectors (SPEC.md 6.12) and their model.
@@ -139,6 +142,14 @@ func dvLedgerShardedVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("b", "t6", 3),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "sharded: after a race, the larger reads the smaller's sub-key first",
+			Note:    "b, over 3 sub-keys, puts its marker and credits t5. a, over 2, reads the account key one state stale (no marker), puts its marker beside b's and credits t1 on acct/0, whose record put (after the confirming fetch) is refused: the credit fails ambiguous_write, t1 landed but unrecorded. A second later b credits t1: it reads the marker again, finds both layouts, and, the larger, reads t1's sub-key under 2 (acct/0) before its own (acct/2): that state holds t1, so the call is a duplicate (owner a's writer) with nothing written. Value counts t1 once",
+			Options: opts(2, 10, 10), Ledgers: []dvLedger{a2, b3}, Steps: []dvStep{
+				dvCredit("b", "t5", 1),
+				dvRecFaults(dvCredit("a", "t1", 5, "stale"), "t1", "", "", "refuse"),
+				dvAtClock(dvCredit("b", "t1", 5), time.Second),
+				dvAtClock(dvLedgerOp("value", "b"), time.Second),
+			}},
 		{Name: "sharded: a plain ledger's key cannot be sharded",
 			Note:    "the account key holds a plain ledger's state: every operation of a sharded ledger fails invalid_config",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{a2},
@@ -156,6 +167,7 @@ type dvShardedModel struct {
 	ok      bool      // the marker was seen or written
 	recheck time.Time // a write reads the marker again from then on
 	width   int       // the sub-keys Value reads
+	others  []int     // the other n the markers name, ascending
 	subs    map[int]*dvLedgerModel
 }
 
@@ -231,6 +243,10 @@ func dvModelSharded(v dvVector) []string {
 			return m, S.subs[i]
 		}
 		if write {
+			if done := S.elsewhere(v, s, &k, bad); done {
+				S.checkPending(s, bad)
+				continue
+			}
 			m, L := sub(dvShardOf(s.Txn, S.d.Shards))
 			m.begin(i, s, s.Calls[k:])
 			m.run(L, s)
@@ -319,6 +335,7 @@ func (S *dvShardedModel) layout(v dvVector, s dvStep, now time.Time, write bool,
 				return k, "invalid_config"
 			}
 			S.width = max(largest, n)
+			S.others = slices.DeleteFunc(slices.Sorted(slices.Values(ns)), func(m int) bool { return m == n })
 		} else if write && !S.ok {
 			p := dvCall{}
 			if k < len(s.Calls) {
@@ -347,6 +364,69 @@ func (S *dvShardedModel) layout(v dvVector, s dvStep, now time.Time, write bool,
 		}
 		return k, ""
 	}
+}
+
+// elsewhere is SPEC.md 6.12's read of the write's transaction on its
+// sub-key under each other n the markers name (ascending; none that is the
+// write's own sub-key): a state that holds it answers the write, and the
+// step ends (done). k counts the step's calls made.
+func (S *dvShardedModel) elsewhere(v dvVector, s dvStep, k *int, bad func(string, ...any)) (done bool) {
+	own := dvShardOf(s.Txn, S.d.Shards)
+	amount := int64(*s.Amount)
+	if s.Op == "debit" {
+		amount = -amount
+	}
+	for _, n := range S.others {
+		j := dvShardOf(s.Txn, n)
+		if j == own {
+			continue
+		}
+		key := v.Options.Key + "/" + strconv.Itoa(j)
+		if *k >= len(s.Calls) || s.Calls[*k].Method != "fetch" || s.Calls[*k].Key != key {
+			bad("call %d: want a fetch of %q (the transaction's sub-key under %d)", *k+1, key, n)
+			return true
+		}
+		f := s.Calls[*k]
+		*k++
+		if f.Reply != "ok" {
+			if s.Error != "unavailable" || *k != len(s.Calls) {
+				bad("a failed read of %s: error %q after %d calls, the model says unavailable after %d", key, s.Error, len(s.Calls), *k)
+			}
+			return true
+		}
+		st, err := tpncounter.New(tpncounter.Options{})
+		if err != nil {
+			bad("%v", err)
+			return true
+		}
+		for _, sb := range f.Siblings {
+			c, err := tpncounter.New(tpncounter.Options{})
+			if err == nil {
+				err = c.UnmarshalBinary(dvUnhex(sb.Value))
+			}
+			if err == nil {
+				err = st.Merge(c)
+			}
+			if err != nil {
+				bad("%s: %v", key, err)
+				return true
+			}
+		}
+		out, _, err := st.Known(crdt.TxnID(s.Txn), amount)
+		switch {
+		case err != nil:
+			if s.Error != dvKind(err) || *k != len(s.Calls) {
+				bad("error %q after %d calls, the model says %q from %s after %d", s.Error, len(s.Calls), dvKind(err), key, *k)
+			}
+			return true
+		case out != 0:
+			if s.Error != "" || s.Outcome != dvOutcome(out) || *k != len(s.Calls) || dvShow(s.Value) != strconv.FormatInt(st.Value(), 10) {
+				bad("outcome %q (error %q, value %s) after %d calls, the model says %q from %s (value %d) after %d", s.Outcome, s.Error, dvShow(s.Value), len(s.Calls), dvOutcome(out), key, st.Value(), *k)
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // checkPending compares step s's pending with the model's: whether a
