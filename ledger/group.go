@@ -268,6 +268,9 @@ func (l *Ledger) cycle(group []*call) {
 			for _, c := range group {
 				if c.txn == recs[i].rec.Txn && c.err == nil && c.res.Landed && c.applied {
 					c.res.Outcome, c.res.Owner = tpncounter.Duplicate, *o
+					if o.Amount != c.amount { // a copy of another key and amount counts
+						c.res.Outcome = tpncounter.Superseded
+					}
 				}
 			}
 		}

@@ -352,8 +352,8 @@ func (l *Ledger) record(ctx context.Context, recs []pendingRecord) (errs []error
 		case errs[i] != nil:
 		case deferred:
 			// Recorded first on another key of the account (a layout
-			// race, SPEC.md 6.11 step 3): that copy counts, this one is
-			// taken out and not recorded.
+			// race, SPEC.md 6.11 step 3): that copy counts, whatever its
+			// amount; this one is taken out and not recorded.
 			owners[i] = &tpncounter.Copy{Actor: o.Writer, Amount: o.Amount, Folded: true}
 			out = append(out, rec.Txn)
 		case !xs[i].namesOnlyOthers(l.writer, rec.Amount):
@@ -577,8 +577,8 @@ func (x indexed) putToken() store.Token {
 	return x.token
 }
 
-// onlyElsewhere returns a record of another key with amount when x has
-// one and no record of this key has amount.
+// onlyElsewhere returns a record of another key, of amount if there is
+// one, when x has one and no record of this key has amount.
 func (x indexed) onlyElsewhere(amount int64) (Record, bool) {
 	for _, r := range x.records {
 		if r.Amount == amount {
@@ -589,6 +589,9 @@ func (x indexed) onlyElsewhere(amount int64) (Record, bool) {
 		if r.Amount == amount {
 			return r, true
 		}
+	}
+	if len(x.elsewhere) > 0 {
+		return x.elsewhere[0], true
 	}
 	return Record{}, false
 }

@@ -156,6 +156,42 @@ func TestShardedRaceSmallerPendingTakenOut(t *testing.T) {
 	}
 }
 
+// Racing calls of x with two amounts: n=4 credits x with 7 while n=2,
+// during n=4's record lookup, lands x with 9 and records it. n=4's copy has
+// no record of its key, so it defers to n=2's whatever its amount: it is
+// answered superseded (owner: n=2's copy of 9), and x counts once, with 9.
+func TestShardedRaceConflictingAmounts(t *testing.T) {
+	ctx := context.Background()
+	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fs, s4, s2 := racedLayouts(t, clock)
+	x := splitTxn("x-")
+	rec := ledger.RecordKey("hot", x)
+	var fired bool
+	var s2err error
+	fs.SetHook(func(ctx context.Context, c faulty.Call, after bool) error {
+		if after && !fired && c.Method == faulty.MethodFetch && c.Key == rec {
+			fired = true
+			_, s2err = s2.Credit(ctx, x, 9)
+		}
+		return nil
+	})
+	r, err := s4.Credit(ctx, x, 7)
+	fs.SetHook(nil)
+	require.NoError(t, s2err)
+	require.NoError(t, err)
+	require.Equal(t, tpncounter.Superseded, r.Outcome)
+	require.Equal(t, int64(9), r.Owner.Amount)
+	clock.Add(2 * ledger.LayoutRecheck)
+	r, err = s4.Credit(ctx, x, 9)
+	require.NoError(t, err)
+	require.NotEqual(t, tpncounter.Applied, r.Outcome)
+	_, err = s4.Credit(ctx, x, 7)
+	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	v, err := s4.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(30+9), v)
+}
+
 // The smaller n's call of x lands on its sub-key but ends ambiguous_write
 // (its acknowledgement lost, or its record Put refused), so no record of
 // x exists. An hour later the retry reaches the larger n (also after the

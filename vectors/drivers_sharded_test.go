@@ -134,14 +134,6 @@ func dvLedgerShardedVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("b", "t6", 3),
 				dvLedgerOp("value", "b"),
 			}},
-		{Name: "sharded: after a race, a record of another sub-key and amount stays",
-			Note:    "b, over 3 sub-keys, puts its marker and credits t1 (5) on acct/2, and its record put (after the record's confirming fetch) is refused: the credit fails ambiguous_write and b owes the record. a, over 2, reads the account key one state stale (no marker), puts its marker beside b's and credits t1 with 7 on acct/0 (no record yet: applied), recording it on acct/0. b's next credit, t6 on acct/2, reads the marker again, finds both layouts and, the larger, first writes its owed record: t1's live record is another key's, of another amount, so b puts its own beside it with no token (SPEC.md 6.11 step 3), superseding nothing. Both count (the Limit)",
-			Options: opts(2, 10, 10), Ledgers: []dvLedger{a2, b3}, Steps: []dvStep{
-				dvRecFaults(dvCredit("b", "t1", 5), "t1", "", "", "refuse"),
-				dvCredit("a", "t1", 7, "stale"),
-				dvCredit("b", "t6", 3),
-				dvLedgerOp("value", "b"),
-			}},
 		{Name: "sharded: after a race, the larger reads the smaller's sub-key first",
 			Note:    "b, over 3 sub-keys, puts its marker and credits t5. a, over 2, reads the account key one state stale (no marker), puts its marker beside b's and credits t1 on acct/0, whose record put (after the confirming fetch) is refused: the credit fails ambiguous_write, t1 landed but unrecorded. A second later b credits t1: it reads the marker again, finds both layouts, and, the larger, reads t1's sub-key under 2 (acct/0) before its own (acct/2): that state holds t1, so the call is a duplicate (owner a's writer) with nothing written. Value counts t1 once",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{a2, b3}, Steps: []dvStep{
