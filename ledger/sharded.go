@@ -214,12 +214,10 @@ func (s *Sharded) elsewhere(ctx context.Context, txn crdt.TxnID, amount int64) (
 		if i == own {
 			continue
 		}
-		l, err := New(s.store, s.Key(i), s.opts) // a reader: it never writes
-		if err != nil {
-			return Result{}, false, err
-		}
-		l.indexBase = s.account
+		l := s.reader(i)
+		l.mu.Lock()
 		merged, err := l.readView(ctx)
+		l.mu.Unlock()
 		if err != nil {
 			return Result{}, false, err
 		}

@@ -24,6 +24,20 @@ func racedLayouts(t *testing.T, clock *fakeClock) (fs *faulty.Siblings, s4, s2 *
 	return fs, s4, s2
 }
 
+// onRecordLookup makes fn run once, right after the first fetch of x's
+// record through fs: n=4's lookup, before it applies x.
+func onRecordLookup(fs *faulty.Siblings, x crdt.TxnID, fn func(ctx context.Context)) {
+	rec := ledger.RecordKey("hot", x)
+	fired := false
+	fs.SetHook(func(ctx context.Context, c faulty.Call, after bool) error {
+		if after && !fired && c.Method == faulty.MethodFetch && c.Key == rec {
+			fired = true
+			fn(ctx)
+		}
+		return nil
+	})
+}
+
 // splitTxn returns a transaction whose sub-key differs under 2 and 4.
 func splitTxn(prefix string) crdt.TxnID {
 	for i := 0; ; i++ {
@@ -70,16 +84,8 @@ func TestShardedRaceNoFault(t *testing.T) {
 	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	fs, s4, s2 := racedLayouts(t, clock)
 	x := splitTxn("x-")
-	rec := ledger.RecordKey("hot", x)
-	var fired bool
 	var s2err error
-	fs.SetHook(func(ctx context.Context, c faulty.Call, after bool) error {
-		if after && !fired && c.Method == faulty.MethodFetch && c.Key == rec {
-			fired = true // n=4's lookup of x's record: now n=2's copy lands
-			_, s2err = s2.Credit(ctx, x, 7)
-		}
-		return nil
-	})
+	onRecordLookup(fs, x, func(ctx context.Context) { _, s2err = s2.Credit(ctx, x, 7) })
 	r, err := s4.Credit(ctx, x, 7)
 	fs.SetHook(nil)
 	require.NoError(t, s2err)
@@ -165,16 +171,8 @@ func TestShardedRaceConflictingAmounts(t *testing.T) {
 	clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	fs, s4, s2 := racedLayouts(t, clock)
 	x := splitTxn("x-")
-	rec := ledger.RecordKey("hot", x)
-	var fired bool
 	var s2err error
-	fs.SetHook(func(ctx context.Context, c faulty.Call, after bool) error {
-		if after && !fired && c.Method == faulty.MethodFetch && c.Key == rec {
-			fired = true
-			_, s2err = s2.Credit(ctx, x, 9)
-		}
-		return nil
-	})
+	onRecordLookup(fs, x, func(ctx context.Context) { _, s2err = s2.Credit(ctx, x, 9) })
 	r, err := s4.Credit(ctx, x, 7)
 	fs.SetHook(nil)
 	require.NoError(t, s2err)
