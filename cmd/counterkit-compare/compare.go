@@ -70,6 +70,16 @@ Then every counter is read back with -read-timeout and compared:
                 legitimately be missing)
   per_s         acknowledged transactions per second of the run
   p50, p99      latency of one acknowledged write
+  client µs     this process's CPU time (user + system) over the type's
+                run and resends, per acknowledged transaction: the
+                client's cost, merges included
+  server µs     with -server-pid, the same for the server's process (a
+                Cassandra on this host; its background work, such as
+                compaction, counts in the run it falls in)
+Below the table each counterkit type is compared with the native counter
+of the same run, per acknowledged transaction: per_s, and client plus
+server CPU (client alone without -server-pid), as ratios (1.00× is the
+same as native).
 The tables are created if missing (cassandra.CreateSchema for the counterkit
 types); every run writes fresh keys named compare-RUN-TYPE.
 
@@ -98,6 +108,8 @@ type compareConfig struct {
 	history              int           // ledger types: tpncounter HistoryLength; 0: the default
 	runID                string
 	seed                 uint64 // draws the resend delays
+	// cpu measures the CPU each type's run uses (nil: not measured).
+	cpu cpuMeter
 	// now is the clock every latency, rate, delay and id time is taken
 	// from; sleep waits (tests give a stepping clock and a yield).
 	now   func() time.Time
@@ -154,8 +166,67 @@ type compareRow struct {
 	// are also unresolved); FirstFailure is the first such error.
 	GaveUp       int64  `json:"gave_up,omitempty"`
 	FirstFailure string `json:"first_failure,omitempty"`
-	Error        string `json:"error,omitempty"`
-	counterkit   bool
+	// ClientCPUus and ServerCPUus are the CPU time in µs that the
+	// client process and the server process used over the run and the
+	// resends, per acknowledged transaction (nil: not measured).
+	ClientCPUus *float64 `json:"client_cpu_us,omitempty"`
+	ServerCPUus *float64 `json:"server_cpu_us,omitempty"`
+	// CPUError is why the CPU was not measured, if it failed.
+	CPUError string `json:"cpu_error,omitempty"`
+	// VsNative is this row against the native counter's, in the same run.
+	VsNative   *vsNative `json:"vs_native,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	counterkit bool
+}
+
+// vsNative is a counterkit row's ratios to the native counter's row: per
+// acknowledged transaction, so above 1 is more transactions a second and
+// more CPU per transaction than the native counter.
+type vsNative struct {
+	PerSecond float64 `json:"per_second"`
+	// CPU is client plus server CPU per transaction (client alone when
+	// the server's is not measured).
+	CPU       *float64 `json:"cpu,omitempty"`
+	ClientCPU *float64 `json:"client_cpu,omitempty"`
+	ServerCPU *float64 `json:"server_cpu,omitempty"`
+}
+
+// againstNative sets VsNative on every counterkit row that ran, when rows
+// hold a native row that ran and acknowledged writes.
+func againstNative(rows []compareRow) {
+	i := slices.IndexFunc(rows, func(r compareRow) bool { return !r.counterkit && r.Error == "" && r.PerSecond > 0 })
+	if i < 0 {
+		return
+	}
+	n := rows[i]
+	ratio := func(a, b *float64) *float64 {
+		if a == nil || b == nil || *b <= 0 {
+			return nil
+		}
+		v := *a / *b
+		return &v
+	}
+	sum := func(r compareRow) *float64 {
+		if r.ClientCPUus == nil {
+			return nil
+		}
+		v := *r.ClientCPUus
+		if r.ServerCPUus != nil {
+			v += *r.ServerCPUus
+		}
+		return &v
+	}
+	for j := range rows {
+		r := &rows[j]
+		if !r.counterkit || r.Error != "" {
+			continue
+		}
+		r.VsNative = &vsNative{PerSecond: r.PerSecond / n.PerSecond,
+			ClientCPU: ratio(r.ClientCPUus, n.ClientCPUus), ServerCPU: ratio(r.ServerCPUus, n.ServerCPUus)}
+		if (r.ServerCPUus == nil) == (n.ServerCPUus == nil) {
+			r.VsNative.CPU = ratio(sum(*r), sum(n))
+		}
+	}
 }
 
 // exact reports whether a row stayed within what its transactions allow:
@@ -212,6 +283,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&output, "o", "table", "output format: table or json")
 	fs.StringVar(&output, "output", "table", "output format: table or json")
 	prefix := fs.String("prefix", "", "the counterkit tables' prefix (empty: the adapter's default, counterkit_)")
+	serverPID := fs.Int("server-pid", 0, "the Cassandra server's process id on this host (Linux): its CPU per transaction is measured too")
 	fs.Usage = func() { fmt.Fprint(stderr, compareUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -227,6 +299,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	names, err := checkCompareFlags(cfg, cli.SplitList(*hosts), *keyspace, *types, output)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if cfg.cpu, err = newCPUMeter(*serverPID); err != nil {
+		return fail(stderr, cli.Usagef("%w: -server-pid %d: %w", crdt.ErrInvalidConfig, *serverPID, err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.readTimeout)
 	cs, err := openCompareCassandra(ctx, cli.SplitList(*hosts), *keyspace, *prefix, cfg.readTimeout)
@@ -331,6 +406,7 @@ func runComparison(ctx context.Context, cfg compareConfig, targets []compareTarg
 		}
 		rows = append(rows, r)
 	}
+	againstNative(rows)
 	return rows
 }
 
@@ -412,6 +488,7 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 		ws[i] = w
 	}
 	q := &resendQueue{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.seed, 1)), making: cfg.workers}
+	cpu := startCPU(cfg.cpu)
 	start := cfg.now()
 	deadline := start.Add(cfg.duration)
 	stats := make([]workerStats, cfg.workers)
@@ -423,6 +500,7 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	}
 	wg.Wait()
 	elapsed := cfg.now().Sub(start)
+	cpu.stop()
 	var lat []time.Duration
 	for _, s := range stats {
 		row.Distinct += s.distinct
@@ -440,6 +518,7 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	for _, left := range q.waiting {
 		row.Unresolved += left.amount
 	}
+	cpu.set(&row)
 	rctx, cancel := context.WithTimeout(ctx, cfg.readTimeout)
 	defer cancel()
 	// The final read is retried, within -read-timeout, while the store
@@ -461,6 +540,50 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	slices.Sort(lat)
 	row.P50ms, row.P99ms = percentileMS(lat, 50), percentileMS(lat, 99)
 	return row
+}
+
+// cpuSpan is the CPU a run used, from startCPU to stop.
+type cpuSpan struct {
+	meter cpuMeter
+	start cpuTimes
+	used  cpuTimes
+	err   error
+}
+
+func startCPU(m cpuMeter) *cpuSpan {
+	c := &cpuSpan{meter: m}
+	if m != nil {
+		c.start, c.err = m()
+	}
+	return c
+}
+
+func (c *cpuSpan) stop() {
+	if c.meter == nil || c.err != nil {
+		return
+	}
+	end, err := c.meter()
+	c.used = cpuTimes{client: end.client - c.start.client, server: end.server - c.start.server, hasServer: end.hasServer}
+	c.err = err
+}
+
+// set sets row's CPU per acknowledged transaction, or row.CPUError.
+func (c *cpuSpan) set(row *compareRow) {
+	switch {
+	case c.meter == nil:
+		return
+	case c.err != nil:
+		row.CPUError = c.err.Error()
+		return
+	}
+	per := func(d time.Duration) *float64 {
+		v := float64(d) / float64(time.Microsecond) / float64(max(row.Acknowledged, 1))
+		return &v
+	}
+	row.ClientCPUus = per(c.used.client)
+	if c.used.hasServer {
+		row.ServerCPUus = per(c.used.server)
+	}
 }
 
 // percentileMS returns the p-th percentile (nearest rank) of sorted, in
@@ -570,19 +693,24 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		width = max(width, len(r.Type))
 	}
 	name := func(s string) string { return fmt.Sprintf("%-*s", width, s) }
+	// The CPU columns are shown when a row measured them.
+	client := slices.ContainsFunc(rep.Rows, func(r compareRow) bool { return r.ClientCPUus != nil })
+	server := slices.ContainsFunc(rep.Rows, func(r compareRow) bool { return r.ServerCPUus != nil })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, name("type")+"\tdistinct\tacked\tresent\tunresolved\twrites\tfinal\tdrift\tdrift %\tper_s\tp50 ms\tp99 ms\t")
+	fmt.Fprintln(tw, name("type")+"\tdistinct\tacked\tresent\tunresolved\twrites\tfinal\tdrift\tdrift %\tper_s\tp50 ms\tp99 ms\t"+
+		cli.Either(client, "client µs\t", "")+cli.Either(server, "server µs\t", ""))
 	for _, r := range rep.Rows {
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t\t\t\n", name(r.Type))
+			fmt.Fprintf(tw, "%s\t\t\t\t\t\t\t\t\t\t\t\t%s%s\n", name(r.Type), cli.Either(client, "\t", ""), cli.Either(server, "\t", ""))
 			continue
 		}
 		pct := "-"
 		if r.Distinct > 0 {
 			pct = fmt.Sprintf("%+.2f", 100*float64(r.Drift)/float64(r.Distinct))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%+d\t%s\t%.0f\t%.2f\t%.2f\t\n",
-			name(r.Type), r.Distinct, r.Acknowledged, r.Resent, r.Unresolved, r.Writes, r.Final, r.Drift, pct, r.PerSecond, r.P50ms, r.P99ms)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%+d\t%s\t%.0f\t%.2f\t%.2f\t%s%s\n",
+			name(r.Type), r.Distinct, r.Acknowledged, r.Resent, r.Unresolved, r.Writes, r.Final, r.Drift, pct, r.PerSecond, r.P50ms, r.P99ms,
+			cli.Either(client, optional(r.ClientCPUus, "%.1f")+"\t", ""), cli.Either(server, optional(r.ServerCPUus, "%.1f")+"\t", ""))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -594,12 +722,40 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		if r.GaveUp > 0 {
 			fmt.Fprintf(w, "%s: gave up %d transactions after a definite failure, first: %s\n", r.Type, r.GaveUp, r.FirstFailure)
 		}
+		if r.CPUError != "" {
+			fmt.Fprintf(w, "%s: CPU not measured: %s\n", r.Type, r.CPUError)
+		}
+	}
+	if slices.ContainsFunc(rep.Rows, func(r compareRow) bool { return r.VsNative != nil }) {
+		fmt.Fprintln(w, "\nagainst native, per acknowledged transaction:")
+		for _, r := range rep.Rows {
+			if v := r.VsNative; v != nil {
+				fmt.Fprintf(w, "%s: per_s %.2f×", r.Type, v.PerSecond)
+				if v.CPU != nil {
+					fmt.Fprintf(w, ", CPU %.2f×", *v.CPU)
+				}
+				if v.ServerCPU != nil {
+					fmt.Fprintf(w, " (client %s, server %.2f×)", optional(v.ClientCPU, "%.2f×"), *v.ServerCPU)
+				} else if v.ClientCPU != nil {
+					fmt.Fprint(w, " (client only)")
+				}
+				fmt.Fprintln(w)
+			}
+		}
 	}
 	fmt.Fprintln(w)
 	for _, r := range rep.Rows {
 		fmt.Fprintf(w, "%s: %s\n", r.Type, driftVerdict(r))
 	}
 	return nil
+}
+
+// optional formats *v, or "-" when v is nil.
+func optional(v *float64, format string) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf(format, *v)
 }
 
 func driftVerdict(r compareRow) string {

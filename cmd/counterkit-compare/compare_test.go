@@ -387,6 +387,8 @@ func TestCompareUsage(t *testing.T) {
 		{[]string{"-hosts", "h1", "-keyspace", "ks", "-resend-min", "2s", "-resend-max", "1s"}, "-resend-min <= -resend-max"},
 		{[]string{"-hosts", "h1", "-keyspace", "ks", "-resolve-for", "0s"}, "-resolve-for must be positive"},
 		{[]string{"-hosts", "h1", "-keyspace", "ks", "extra"}, `unexpected argument "extra"`},
+		{[]string{"-hosts", "h1", "-keyspace", "ks", "-server-pid", "-3"}, "-server-pid -3: a process id is positive"},
+		{[]string{"-hosts", "h1", "-keyspace", "ks", "-server-pid", "2147483646"}, "-server-pid 2147483646: server CPU: "},
 	} {
 		var out, errOut bytes.Buffer
 		require.Equal(t, 2, run(tc.args, &out, &errOut), tc.args)
