@@ -83,7 +83,7 @@ type childEnv struct {
 }
 
 func crashWorkloads() []crashWorkload {
-	return []crashWorkload{newSiblingsWorkload(), newPartitionsWorkload(), newLedgerWorkload(), newDeltalogWorkload(), newBalanceWorkload(), newTallyWorkload()}
+	return []crashWorkload{newSiblingsWorkload(), newPartitionsWorkload(), newLedgerWorkload(), newDeltalogWorkload(), newBalanceWorkload(), newTallyWorkload(), newTransactionsWorkload()}
 }
 
 // payload is the value written for id: its id, then filler derived from
