@@ -183,6 +183,13 @@ func (c *Counter[A]) load(ctx context.Context, complete bool) (view[A], error) {
 			if v.tally, err = DecodeTally[A](r.Value); err != nil {
 				return view[A]{}, fmt.Errorf("tally: %q tally: %w", c.key, err)
 			}
+			// GC folds only shards that expired Grace before its clock, so
+			// a tally folded through this clock's future was written by no
+			// GC; read, it would hide every later shard (SPEC.md 7.4).
+			if now := c.nowMicros(); v.tally.FoldedThrough > now {
+				return view[A]{}, fmt.Errorf("%w: tally: %q tally folded through %s, after this process's clock %s",
+					crdt.ErrCorruptEncoding, c.key, time.UnixMicro(v.tally.FoldedThrough).UTC().Format(time.RFC3339Nano), time.UnixMicro(now).UTC().Format(time.RFC3339Nano))
+			}
 			continue
 		}
 		s, err := DecodeShard[A](r.Value)

@@ -3739,10 +3739,21 @@ func dvGenTally() dvFile {
 			}},
 		{Name: "a shard inside the tally is skipped and deleted again", Note: "the partition holds a tally folded through +1h (100) and m0's shard, which expired at +1h and is inside it. A read skips m0 (counted once, 100 + 7); GC deletes it again without combining it, and folds m1",
 			Options: opts(2), InitialRows: initial, Steps: []dvStep{
-				dvClock(st("new_mutator", "m1", nil), dvAt(day(7), 10*time.Minute)),
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(7), time.Hour+10*time.Minute)),
 				up("m1", 7),
 				st("read", "", nil),
-				dvClock(st("gc", "", nil), dvAt(day(7), 2*time.Hour)),
+				dvClock(st("gc", "", nil), dvAt(day(7), 3*time.Hour)),
+				st("read", "", nil),
+			}},
+		{Name: "a tally folded through the future is corrupt", Note: "the same partition read at +59m59.999999s, before the tally's folded_through (+1h): no GC writes that, and read it would hide m1's shard (+7), so the read and GC fail corrupt and GC writes nothing. A mutator never reads: its update is written. At +1h the same rows read 107, and a GC at +1h13m1s folds m1",
+			Options: opts(2), InitialRows: initial, Steps: []dvStep{
+				dvClock(st("new_mutator", "m1", nil), dvAt(day(7), 10*time.Minute)),
+				up("m1", 7),
+				dvClock(st("read", "", nil), dvAt(day(7), time.Hour-time.Microsecond)),
+				st("read_complete", "", nil),
+				st("gc", "", nil),
+				dvClock(st("read", "", nil), dvAt(day(7), time.Hour)),
+				dvClock(st("gc", "", nil), dvAt(day(7), time.Hour+13*time.Minute+time.Second)),
 				st("read", "", nil),
 			}},
 		{Name: "a flush whose write timestamp reaches expires_at is expired", Note: "margin 1µs, lifetime 1h: at expires_at − 2µs the mutator may still write, and ts = max(last_ts + 1, now) climbs by one per flush. The flush of 1 writes at expires_at − 2µs, the flush of 2 at expires_at − 1µs, just before; the flush of 4 would write at expires_at: it is expired, makes no call and discards the staged 4, and the mutator is dead. A read shows 3",
@@ -6787,7 +6798,11 @@ func dvModelTally(v dvVector) []string {
 			if c.Key != o.Key || c.Level != level || c.Limit != o.MaxRows {
 				bad("snapshot of %q at %s limit %d, want %q at %s limit %d", c.Key, c.Level, c.Limit, o.Key, level, o.MaxRows)
 			}
-			_, value, _ := read(c.Rows)
+			t, value, _ := read(c.Rows)
+			if t > now { // folded through the future: no GC wrote it (7.4)
+				errKind = "corrupt"
+				break
+			}
 			if dvShow(s.Value) != strconv.FormatInt(int64(*clampBig(value)), 10) { // clamped past int64
 				bad("value %s, the rows read give %s", dvShow(s.Value), value)
 			}
@@ -6809,6 +6824,10 @@ func dvModelTally(v dvVector) []string {
 				bad("GC must read %q completely with limit %d", o.Key, o.MaxRows)
 			}
 			t, _, shards := read(c.Rows)
+			if t > now {
+				errKind = "corrupt"
+				break
+			}
 			acc := int64(0)
 			for _, r := range c.Rows {
 				if r.Is.TallyRow {
@@ -8504,6 +8523,9 @@ var dvMutants = []struct {
 	{"tally/read counts a shard inside the tally", "7.4: shards at or below folded_through are skipped",
 		"tally/counter.go", "if s.ExpiresAt <= v.tally.FoldedThrough {", "if false && s.ExpiresAt <= v.tally.FoldedThrough {",
 		"driver_tally", "a shard inside the tally is skipped and deleted again"},
+	{"tally/a tally folded through the future read", "7.4: a tally folded through the reader's future is corrupt",
+		"tally/counter.go", "if now := c.nowMicros(); v.tally.FoldedThrough > now {", "if now := c.nowMicros(); false && v.tally.FoldedThrough > now {",
+		"driver_tally", "a tally folded through the future is corrupt"},
 	{"deltalog/window bound exclusive", "8.4: now - Window is accepted",
 		"internal/rowlog/rowlog.go", "t.Before(now.Add(-window)) ||", "!t.After(now.Add(-window)) ||",
 		"driver_deltalog", "add writes one cell; a resend rewrites it"},
