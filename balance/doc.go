@@ -42,6 +42,11 @@
 //   - On Cassandra an Accounts account takes about 50,000 settled updates
 //     per gc_grace_seconds before its reads fail; Transactions' row
 //     partitions have no such limit (SPEC.md 10.2).
+//   - A row that does not decode stops the Balance and Conflicts of its
+//     account and the merge of its partition (crdt.ErrCorruptEncoding,
+//     naming the row; Transactions.Merge goes on with the other
+//     partitions), until the partition is restored from a backup or the
+//     account deleted (Transactions.Delete works on a damaged account).
 //   - Accounts.Merge merges an account in the store; Example_mergeTrace
 //     shows it step by step.
 package balance

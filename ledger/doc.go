@@ -46,7 +46,10 @@
 //
 //   - A corrupt sibling stops every operation on the key
 //     (crdt.ErrCorruptEncoding), writing nothing over it; a corrupt record
-//     stops only its own transaction's calls.
+//     stops only its own transaction's calls. `counterkit find ledger
+//     -drop-corrupt` writes the merge of the key's other siblings over a
+//     corrupt one (what it held is lost), or restore the key from a
+//     backup.
 //   - An Update that could make the state larger than store.MaxValue
 //     (8 MiB), less room for the write's own retirements (SPEC.md 6.9), is
 //     refused with crdt.ErrTooLarge and changes nothing stored.

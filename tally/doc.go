@@ -32,6 +32,10 @@
 //     exactly (Sum.BigValue, stats.Summary.Fits) and GC leaves them
 //     unfolded while the tally would not fit.
 //   - Mutator ids must never be reused for a key (Options.NewID).
+//   - A row that does not decode, or a tally folded through a time after
+//     the reader's clock (which no GC writes), stops Read and GC
+//     (crdt.ErrCorruptEncoding); mutators, which never read, go on
+//     writing.
 //
 // # Storage
 //

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
 )
 
 // frozenSiblings is a store.Siblings holding the siblings one Fetch
@@ -166,4 +170,55 @@ func (c *copyOnRead) inRange(ctx context.Context, m store.Mutation) (int, error)
 		return true
 	})
 	return n, err
+}
+
+// corruptSiblings is the store of find ledger -drop-corrupt: its Fetch of
+// key leaves out the values that are not well-formed ledger states
+// (crdt.ErrCorruptEncoding) and returns the store's token, which covers
+// them, so the ledger's write replaces them. Every other call, and every
+// other key, goes to the store unchanged.
+type corruptSiblings struct {
+	store.Siblings
+	key     string
+	counter tpncounter.Options
+
+	mu      sync.Mutex
+	dropped []string // what keep left out, each once
+}
+
+// keep returns the values that are not corrupt and records the others.
+func (c *corruptSiblings) keep(values [][]byte) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out [][]byte
+	for i, v := range values {
+		s, err := tpncounter.New(c.counter)
+		if err == nil {
+			err = s.UnmarshalBinary(v)
+		}
+		if errors.Is(err, crdt.ErrCorruptEncoding) {
+			sum := sha256.Sum256(v)
+			if d := fmt.Sprintf("sibling %d of %d, %d bytes, sha256 %x: %v", i+1, len(values), len(v), sum[:8], err); !slices.Contains(c.dropped, d) {
+				c.dropped = append(c.dropped, d)
+			}
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// last returns what the Fetches of key left out.
+func (c *corruptSiblings) last() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dropped
+}
+
+func (c *corruptSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	values, tok, err := c.Siblings.Fetch(ctx, key)
+	if err != nil || key != c.key {
+		return values, tok, err
+	}
+	return c.keep(values), tok, nil
 }

@@ -56,7 +56,13 @@ merge transactions
                  partitions' reports.
 find ledger      ledger's Ledger.Find: merges every sibling of the key and
                  writes the result back, collapsing them (any store, Riak
-                 included).
+                 included). A sibling that is not a well-formed state
+                 (crdt.ErrCorruptEncoding) stops it; with -drop-corrupt
+                 such siblings are reported (size, SHA-256, error) and
+                 left out of the merge, whose write replaces them: what
+                 they held is lost, so back the store up first. It drops
+                 nothing a newer release wrote (crdt.ErrUnsupportedVersion)
+                 or another type's encoding (crdt.ErrTypeMismatch).
 
 The window and grace flags, and merge transactions' -retry-window,
 -deadline, -partitions and -record-shards, must be the ones the counters'
@@ -517,6 +523,7 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 	history := fs.Int("history", 0, "tpncounter Options.HistoryLength the ledger's writers use (0: the default)")
 	folded := fs.Int("folded", 0, "tpncounter Options.FoldedLength the ledger's writers use (0: same as -history)")
 	retries := fs.Int("retries", 0, "ledger Options.RetryCount (0: the default)")
+	dropCorrupt := fs.Bool("drop-corrupt", false, "leave the siblings that are not well-formed states (crdt.ErrCorruptEncoding) out of the merge, so that its write replaces them; what they held is lost")
 	options := func() ledger.Options {
 		return ledger.Options{Actor: crdt.ActorID(*actor), RetryCount: *retries,
 			Counter: tpncounter.Options{HistoryLength: *history, FoldedLength: *folded}}
@@ -532,8 +539,16 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			if err != nil {
 				return "", err
 			}
+			drop := &corruptSiblings{Siblings: b.siblings, key: key, counter: opts.Counter}
+			var st store.Siblings = b.siblings
+			if *dropCorrupt {
+				st = drop
+				if values = drop.keep(values); len(values) == 0 {
+					return "", fmt.Errorf("%w: every sibling of %q is corrupt (%s): nothing to keep; restore the key from a backup", crdt.ErrCorruptEncoding, key, strings.Join(drop.last(), "; "))
+				}
+			}
 			frozen := &frozenSiblings{key: key, values: values}
-			l, err := ledger.New(cli.Either[store.Siblings](*dry, frozen, b.siblings), key, opts)
+			l, err := ledger.New(cli.Either[store.Siblings](*dry, frozen, st), key, opts)
 			if err != nil {
 				return "", err
 			}
@@ -544,6 +559,9 @@ func findLedgerFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*backend)
 			s := c.Stats()
 			what := cli.Either(*dry, fmt.Sprintf("would collapse %s into one value of %d bytes", plural(len(values), "sibling"), len(frozen.written())),
 				"collapsed "+plural(len(values), "sibling"))
+			if d := drop.last(); len(d) > 0 {
+				what = cli.Either(*dry, "would drop ", "dropped ") + plural(len(d), "corrupt sibling") + " (" + strings.Join(d, "; ") + "); " + what
+			}
 			return fmt.Sprintf("%s (value %d, %s, %s in history, %d folded)", what, c.Value(), plural(s.Actors, "actor"), plural(s.History, "transaction"), s.Folded), nil
 		}
 	}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
+	"github.com/counterkit/counterkit/tpncounter"
+)
+
+// withSiblings opens the embedded store in dir, runs fn on its siblings
+// and closes it.
+func withSiblings(t *testing.T, dir string, fn func(ctx context.Context, sib store.Siblings)) {
+	t.Helper()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, db.Close()) }()
+	fn(context.Background(), db.Siblings())
+}
+
+// A ledger key holding a sibling that is not a well-formed state stops
+// every operation on it, find ledger included. find ledger -drop-corrupt
+// reports it and writes the merge of the others over it: the key reads
+// and writes again, with the value the well-formed siblings hold. It
+// never drops a sibling a newer release wrote, and with nothing to keep
+// it writes nothing.
+func TestFindLedgerDropCorrupt(t *testing.T) {
+	dir := fixture(t)
+	emb := "embedded:" + dir
+	want := value(t, emb, "ledger", "acct-1") // two well-formed siblings
+	var good []byte
+	withSiblings(t, dir, func(ctx context.Context, sib store.Siblings) {
+		vals, _, err := sib.Fetch(ctx, "acct-1")
+		require.NoError(t, err)
+		good = vals[0]
+		require.NoError(t, sib.Put(ctx, "acct-1", "vandal", good[:40], nil)) // a torn state
+		require.NoError(t, sib.Put(ctx, "torn-only", "vandal", good[:40], nil))
+		newer := append([]byte(nil), good...)
+		i := strings.Index(string(newer), "tpncounter") + len("tpncounter")
+		newer[i] = 99 // envelope format version 99: a newer release's
+		require.NoError(t, sib.Put(ctx, "newer", "a", good, nil))
+		require.NoError(t, sib.Put(ctx, "newer", "b", newer, nil))
+	})
+	fails := func(want string, args ...string) string {
+		t.Helper()
+		code, out, errOut := runCmd(t, "", args...)
+		require.Equal(t, 1, code, out+errOut)
+		require.Contains(t, errOut, want)
+		return errOut
+	}
+	fails("crdt.ErrCorruptEncoding", "get", "-store", emb, "-type", "ledger", "acct-1")
+	fails("crdt.ErrCorruptEncoding", "find", "ledger", "-store", emb, "-progress", "0", "acct-1")
+
+	code, out, errOut := runCmd(t, "", "find", "ledger", "-store", emb, "-progress", "0", "-drop-corrupt", "-dry-run", "acct-1")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `^acct-1: would drop 1 corrupt sibling \(sibling 3 of 3, 40 bytes, sha256 [0-9a-f]{16}: .*corrupt encoding.*\); would collapse 2 siblings into one value of \d+ bytes \(value 26,`, out)
+	fails("crdt.ErrCorruptEncoding", "get", "-store", emb, "-type", "ledger", "acct-1") // a dry run writes nothing
+
+	code, out, errOut = runCmd(t, "", "find", "ledger", "-store", emb, "-progress", "0", "-drop-corrupt", "acct-1")
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, `^acct-1: dropped 1 corrupt sibling \(sibling 3 of 3, 40 bytes, sha256 [0-9a-f]{16}: .*\); collapsed 2 siblings \(value 26,`, out)
+	require.Equal(t, strings.Replace(want, "siblings 2", "siblings 1", 1), value(t, emb, "ledger", "acct-1"))
+
+	// Nothing to keep: refused, nothing written.
+	errOut = fails("every sibling of \"torn-only\" is corrupt", "find", "ledger", "-store", emb, "-progress", "0", "-drop-corrupt", "torn-only")
+	require.Contains(t, errOut, "restore the key from a backup")
+	// A newer release's sibling is not dropped.
+	fails("crdt.ErrUnsupportedVersion", "find", "ledger", "-store", emb, "-progress", "0", "-drop-corrupt", "newer")
+	withSiblings(t, dir, func(ctx context.Context, sib store.Siblings) {
+		for key, n := range map[string]int{"torn-only": 1, "newer": 2} {
+			vals, _, err := sib.Fetch(ctx, key)
+			require.NoError(t, err)
+			require.Len(t, vals, n, key)
+		}
+		c, err := tpncounter.New(tpncounter.Options{})
+		require.NoError(t, err)
+		require.ErrorIs(t, c.UnmarshalBinary(good[:40]), crdt.ErrCorruptEncoding)
+	})
+}
