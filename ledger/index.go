@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -230,12 +231,29 @@ func (l *Ledger) lookup(ctx context.Context, txn crdt.TxnID, now time.Time) (ind
 		switch {
 		case r.Txn != txn || r.At.UnixNano() < oldest:
 		case r.Key != "" && r.Key != l.key:
+			if !l.sameAccount(r.Key) {
+				return indexed{}, fmt.Errorf("%w: ledger %q: record of %q, sibling %d of %d, names key %q, not a sub-key of this account: no writer makes it",
+					crdt.ErrCorruptEncoding, l.key, txn, i+1, len(sibs), r.Key)
+			}
 			x.elsewhere = append(x.elsewhere, r)
 		default:
 			x.records = append(x.records, r)
 		}
 	}
 	return x, nil
+}
+
+// sameAccount reports whether key is another sub-key of the Sharded
+// account this ledger's key is a sub-key of (account/i, i in
+// 0..MaxShards−1, whatever layout): the only other key a record under this
+// account's record keys can name (SPEC.md 6.11). A plain ledger has none.
+func (l *Ledger) sameAccount(key string) bool {
+	i, ok := strings.CutPrefix(key, l.indexBase+"/")
+	if l.indexBase == l.key || !ok {
+		return false
+	}
+	n, err := strconv.Atoi(i)
+	return err == nil && n >= 0 && n < MaxShards && strconv.Itoa(n) == i
 }
 
 // lookupAll reads, at once, the records of the calls whose transaction

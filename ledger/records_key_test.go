@@ -2,6 +2,9 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +119,72 @@ func counterHolding(l *Ledger, actor crdt.ActorID, txn crdt.TxnID, amount int64)
 	}
 	_, err = c.Apply(actor, txn, amount)
 	return c, err
+}
+
+// SPEC.md 6.11 Encoding: a record names its own key or another sub-key of
+// its Sharded account, nothing else: a record naming another account (or
+// the account's own base key, or a sub-key out of range or not in
+// canonical form, or any key under a plain ledger's records) was written by
+// no ledger, and taken as a copy elsewhere it would answer a call that
+// never counted. It is crdt.ErrCorruptEncoding, naming the record; the
+// sub-keys of any layout are accepted.
+func TestRecordOfAnotherAccountIsCorrupt(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	rec := func(key string) Record {
+		return Record{Txn: "t1", Amount: 5, Writer: "a~aaaaaa00", At: at, Version: 1, Key: key}
+	}
+	for _, key := range []string{"acct/0", "acct/1023", "acct/7"} {
+		_, x, _ := subLedgerWithRecords(t, rec(key))
+		if len(x.elsewhere) != 1 {
+			t.Fatalf("a record of sub-key %q was not taken as a copy elsewhere", key)
+		}
+	}
+	for _, key := range []string{"other", "other/1", "acct", "acct/", "acct/1024", "acct/01", "acct/-1", "acct/+1", "acct/2/1", "acctx/1"} {
+		st := memory.NewSiblings()
+		l, err := New(st, "acct/2", Options{Actor: "b", Clock: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.indexBase = "acct"
+		b, err := rec(key).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(ctx, RecordKey("acct", "t1"), "a", b, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.Update(ctx, "t1", 5)
+		if !errors.Is(err, crdt.ErrCorruptEncoding) || !strings.Contains(err.Error(), fmt.Sprintf("names key %q", key)) {
+			t.Fatalf("sub-ledger, record naming %q: %v", key, err)
+		}
+		if vals, _, _ := st.Fetch(ctx, "acct/2"); len(vals) != 0 {
+			t.Fatalf("record naming %q: the call wrote the key", key)
+		}
+	}
+	// A plain ledger's records name its key or none.
+	for _, key := range []string{"acct/0", "other", "acct"} {
+		st := memory.NewSiblings()
+		l, err := New(st, "acct", Options{Actor: "b", Clock: func() time.Time { return at }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := rec(key).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Put(ctx, RecordKey("acct", "t1"), "a", b, nil); err != nil {
+			t.Fatal(err)
+		}
+		r, err := l.Update(ctx, "t1", 5)
+		if key == "acct" {
+			if err != nil || r.Outcome != tpncounter.Duplicate {
+				t.Fatalf("plain ledger, a record of its own key: %v, %v", r.Outcome, err)
+			}
+			continue
+		}
+		if !errors.Is(err, crdt.ErrCorruptEncoding) {
+			t.Fatalf("plain ledger, record naming %q: %v", key, err)
+		}
+	}
 }

@@ -3119,6 +3119,10 @@ func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	if err != nil {
 		panic(err)
 	}
+	foreign, err := ledger.Record{Txn: "l1", Amount: 2, Writer: "z~zzzzzzzz", At: dvT0, Version: 1, Key: "other"}.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
 	bx1, err := tpncounter.New(tpncounter.Options{})
 	if err == nil {
 		_, err = bx1.Apply("b~bbbbbbbb", "x", 5)
@@ -3158,6 +3162,12 @@ func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvRecFaults(dvGroup("a", []dvStep{dvMemberOf(c, "l0", 1), dvMemberOf(c, "l1", 2), dvMemberOf(c, "l2", 3)}), "l1", dvSeed([]byte{0xc0})),
 				dvLedgerOp("value", "a"),
 			}},
+		{Name: "records: a record naming another account fails its call alone",
+			Note:    "behind l0, a group of l1 and l2; l1's record key holds a live record of l1 with l1's amount (2) naming the key \"other\": neither this ledger's key nor, for a plain ledger, any other key a record may name (6.11 Encoding), so it answers nothing: l1 fails corrupt and changes nothing, and l2 is applied and lands in the attempt's put",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
+				dvRecFaults(dvGroup("a", []dvStep{dvMemberOf(c, "l0", 1), dvMemberOf(c, "l1", 2), dvMemberOf(c, "l2", 3)}), "l1", dvSeed(foreign)),
+				dvLedgerOp("value", "a"),
+			}},
 		{Name: "records: a record of another transaction under the key is passed over",
 			Note:    "t1's record key holds a live record of t9 (amount 9, writer z~zzzzzzzz), as a hash collision would leave: t1's lookup passes over it (neither known nor conflicting_transaction), t1 is applied, and its record is put with the token of the fetch that read the other",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:1], Steps: []dvStep{
@@ -3172,6 +3182,17 @@ func dvLedgerLookupVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvLedgerOp("value", "a"),
 			}},
 	}
+}
+
+// dvSubKeyOf reports whether a record under the records of account may
+// name key, read by the ledger on own: only a sub-ledger (own is not the
+// account) reads records of other keys, the account's sub-keys
+// account/i, i in 0..1023 in decimal without leading zeros (SPEC.md 6.11
+// Encoding).
+func dvSubKeyOf(account, own, key string) bool {
+	i, ok := strings.CutPrefix(key, account+"/")
+	n, err := strconv.Atoi(i)
+	return own != account && ok && err == nil && n >= 0 && n < 1024 && strconv.Itoa(n) == i
 }
 
 // dvSeed is a record fault that puts b under the record key (as actor
@@ -5764,6 +5785,12 @@ func (m *dvModel) lookup(fs *dvFetchSet, c *dvMember) bool {
 			// A sibling that does not decode: this call fails, the
 			// others go on.
 			c.errKind, c.done = "corrupt", true
+			return true
+		}
+	}
+	for _, r := range recs {
+		if r.Key != "" && r.Key != m.v.Options.Key && !dvSubKeyOf(m.recBase, m.v.Options.Key, r.Key) {
+			c.errKind, c.done = "corrupt", true // no writer names that key (6.11 Encoding)
 			return true
 		}
 	}
@@ -8767,6 +8794,9 @@ var dvMutants = []struct {
 	{"ledger/a record that does not decode fails the attempt", "6.11 step 1: a record sibling that does not decode fails that call alone (corrupt)",
 		"ledger/index.go", "if errors.Is(errs[i], crdt.ErrCorruptEncoding) {", "if false && errors.Is(errs[i], crdt.ErrCorruptEncoding) {",
 		"driver_ledger", "records: a record that does not decode fails its call alone"},
+	{"ledger/a record naming another account answers", "6.11 Encoding: a record naming a key that is not one of its account's sub-keys is corrupt",
+		"ledger/index.go", "\t\t\tif !l.sameAccount(r.Key) {", "\t\t\tif false && !l.sameAccount(r.Key) {",
+		"driver_ledger", "records: a record naming another account fails its call alone"},
 	{"ledger/a record of another transaction read as this one's", "6.11 Window: records of another txn under the same key are passed over",
 		"ledger/index.go", "case r.Txn != txn || r.At.UnixNano() < oldest:", "case r.At.UnixNano() < oldest:",
 		"driver_ledger", "records: a record of another transaction under the key is passed over"},
