@@ -636,19 +636,19 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 }
 
 // markOf returns the expiry mark of the mark rows read, the largest
-// amount, and whether there is one. A merge marks at most its clock's
-// window − 2, so a mark after now + 1 is another RetryWindow's (a layout
-// race) or damage: it is read as no mark, and the next mark written
-// replaces it.
+// amount of an N row, and whether there is one. Merges write N rows of
+// amount at least 1, so another row is damage: it is passed over, and
+// deleted with the rows read when the next mark is written. A merge marks
+// at most its clock's window − 2, so a mark after now + 1 is another
+// RetryWindow's (a layout race) or damage: it is read as no mark, and the
+// next mark written replaces it.
 func markOf(marks []Row, now int64) (m int64, ok bool) {
-	if len(marks) == 0 {
-		return 0, false
-	}
-	m = marks[0].Amount
 	for _, r := range marks {
-		m = max(m, r.Amount)
+		if r.Kind == KindNormal && r.Amount >= 1 {
+			m, ok = max(m, r.Amount), true
+		}
 	}
-	return m, m <= now+1
+	return m, ok && m <= now+1
 }
 
 // expireWindows is the most windows one expiry deletes: an account idle

@@ -8,6 +8,7 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -118,8 +119,11 @@ func keepMerging(t testing.TB, c *testClock, tx *balance.Transactions, prefix st
 // no record of the first burst is left (SPEC 9.4: "an expiry that failed
 // is made up by the next").
 func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
-	for _, ahead := range []bool{false, true} { // also with a mark ahead of the clock, read as none (a review found it stopped the make-up)
-		t.Run(fmt.Sprint("ahead mark=", ahead), func(t *testing.T) {
+	// Also with mark rows no merge writes, passed over (reviews found each
+	// stopped the make-up): a mark ahead of the clock, marks below 1, and a
+	// row of another kind.
+	for _, damage := range []string{"", "ahead", "negative", "min", "sum row"} {
+		t.Run("damage="+damage, func(t *testing.T) {
 			ctx := context.Background()
 			tx, c, mem, st := faultyHourTxns(t, 1)
 			var refuse atomic.Bool
@@ -132,8 +136,16 @@ func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 
 			// Ten windows later: one credit, and its merge's expiry is refused.
 			c.Add(10 * rw)
-			if ahead {
-				putAheadMark(t, mem, windowOf(c.Now(), rw)+1000)
+			switch now := windowOf(c.Now(), rw); damage {
+			case "ahead":
+				putAheadMark(t, mem, now+1000)
+			case "negative":
+				putAheadMark(t, mem, -64)
+			case "min":
+				putAheadMark(t, mem, math.MinInt64+1)
+			case "sum row":
+				id := expiryID()
+				putMarkRow(t, mem, balance.Row{UpdateID: id, Kind: balance.KindSum, Version: id, Amount: first + 5, Covers: 1})
 			}
 			mustApply(t, tx, "later-0", 1, balance.Applied)
 			c.Add(time.Second)
@@ -165,7 +177,12 @@ func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 // timestamp 1 so that any later delete of it wins.
 func putAheadMark(t *testing.T, mem store.Partitions, w int64) {
 	t.Helper()
-	row := balance.NormalRow(expiryID(), w)
+	putMarkRow(t, mem, balance.NormalRow(expiryID(), w))
+}
+
+// putMarkRow stores row in the expiry mark's partition, at timestamp 1.
+func putMarkRow(t *testing.T, mem store.Partitions, row balance.Row) {
+	t.Helper()
 	b, err := row.MarshalBinary()
 	require.NoError(t, err)
 	require.NoError(t, mem.Apply(context.Background(), []store.Mutation{{Partition: acct + "#txn.expired", Op: store.OpPut,

@@ -7871,12 +7871,14 @@ func dvModelBalance(v dvVector) []string {
 				}
 				first, last = n-3, min(c-2, n+2)
 				var marks []dvDesc
-				m := int64(math.MinInt64)
+				m, any := int64(0), false
 				for _, r := range mc.Rows {
 					marks = append(marks, *r.Is)
-					m = max(m, int64(*r.Is.Amount))
+					if a := int64(*r.Is.Amount); r.Is.Kind == "N" && a >= 1 { // others are damage: passed over
+						m, any = max(m, a), true
+					}
 				}
-				marked := len(marks) > 0 && m <= c+1 // a mark ahead is none
+				marked := any && m <= c+1 // a mark ahead is none
 				if marked {
 					first = m + 1
 				}
