@@ -184,10 +184,10 @@ func (ac *Accounts) apply(ctx context.Context, ups []update) error {
 	out, buf := newWrite(len(ups))
 	return ac.t.Apply(ctx, ups, out, func(m update, now time.Time) (ID, int64, store.Mutation, error) {
 		if err := m.Row.Validate(); err != nil {
-			return ID{}, 0, store.Mutation{}, err
+			return ID{}, 0, store.Mutation{}, fmt.Errorf("balance %q: %w", m.Partition, err)
 		}
 		if err := rowlog.InWindow(m.Row.UpdateID, now, ac.opts.Window, ac.opts.FutureSkew); err != nil {
-			return ID{}, 0, store.Mutation{}, err
+			return ID{}, 0, store.Mutation{}, fmt.Errorf("balance %q: %w", m.Partition, err)
 		}
 		return m.Row.UpdateID, m.Row.Amount, ac.appendN(&buf, m.Partition, now, m.Row), nil
 	})

@@ -481,7 +481,7 @@ func (a *Account) cycle(ctx context.Context, op func(c *Counter) (bool, error)) 
 		}
 		if err != nil {
 			undo()
-			return res, err
+			return res, fmt.Errorf("bounded %q: %w", a.key, err)
 		}
 		res.Value, res.Rights, res.Granted = merged.Value(), max(0, a.spendable(merged)), given
 		// Nothing to write: no change, no pending write, and the store

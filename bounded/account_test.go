@@ -2,6 +2,7 @@ package bounded_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -61,6 +62,7 @@ func TestAccountRefusesBadInput(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrInvalidActor, "to itself")
 	_, err = a.Credit(ctx, "c1", 5)
 	require.ErrorIs(t, err, crdt.ErrConflictingTransaction)
+	require.ErrorContains(t, err, fmt.Sprintf("bounded %q: ", a.Key()), "the error names the account")
 	v, err := a.Value(ctx)
 	require.NoError(t, err)
 	require.Equal(t, int64(math.MaxInt64), v, "nothing changed")

@@ -162,9 +162,12 @@ func (c *Counters) Apply(ctx context.Context, b *Batch) error {
 	}
 	return c.t.Apply(ctx, es, make([]store.Mutation, 0, len(es)), func(e entry, now time.Time) (ID, int64, store.Mutation, error) {
 		if err := rowlog.InWindow(e.Row.ID, now, c.opts.Window, c.opts.FutureSkew); err != nil {
-			return ID{}, 0, store.Mutation{}, err
+			return ID{}, 0, store.Mutation{}, fmt.Errorf("deltalog %q: %w", e.Partition, err)
 		}
 		m, err := cellMutation(e.Partition, e.Row) // validates the cell
+		if err != nil {
+			err = fmt.Errorf("deltalog %q: %w", e.Partition, err)
+		}
 		return e.Row.ID, e.Row.Delta, m, err
 	})
 }

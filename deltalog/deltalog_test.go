@@ -104,6 +104,15 @@ func TestAddRefusesBadInput(t *testing.T) {
 			if tc.want == deltalog.ErrInvalidKey {
 				require.ErrorContains(t, err, crdt.CheckID(tc.counter), "the error gives the reason")
 			}
+			// In a batch, the error names the counter whose update is bad.
+			var b deltalog.Batch
+			b.Add("good", timeid.New(now), 1)
+			b.Add(tc.counter, tc.id, tc.delta)
+			err = c.Apply(ctx, &b)
+			require.ErrorIs(t, err, tc.want)
+			if tc.counter == "k" {
+				require.ErrorContains(t, err, `deltalog "k": `)
+			}
 		})
 	}
 	require.Zero(t, store.Calls().Applies, "nothing was written")

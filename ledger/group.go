@@ -407,7 +407,7 @@ func (l *Ledger) attempt(ctx context.Context, open []*call, attempt int) []*call
 			out, err = merged.Apply(l.writer, c.txn, c.amount)
 		}
 		if err != nil {
-			c.err = err // the state is unchanged: only this call fails
+			c.err = fmt.Errorf("ledger %q: %w", l.key, err) // the state is unchanged: only this call fails
 			continue
 		}
 		if out == tpncounter.Applied {

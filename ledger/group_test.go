@@ -473,6 +473,7 @@ func TestGroupCommitMembersJudgedAlone(t *testing.T) {
 	require.NoError(t, a[1].err)
 	require.Equal(t, tpncounter.Applied, a[1].res.Outcome)
 	require.ErrorIs(t, a[2].err, crdt.ErrConflictingTransaction)
+	require.ErrorContains(t, a[2].err, fmt.Sprintf("ledger %q: ", l.Key()), "the error names the account")
 	require.NoError(t, a[3].err)
 	require.Equal(t, tpncounter.Duplicate, a[3].res.Outcome)
 	require.True(t, a[3].res.Landed)

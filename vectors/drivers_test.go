@@ -8692,7 +8692,7 @@ var dvMutants = []struct {
 		"ledger/group.go", "\t\tc.res.Outcome = out\n\t\tif c.applied {", "\t\tc.res.Outcome = tpncounter.Applied\n\t\tif c.applied {",
 		"driver_ledger", "group: duplicate members"},
 	{"ledger/group: a conflicting member acknowledged", "6.9 group commit: a member whose Apply fails gets that error and changes nothing",
-		"ledger/group.go", "\t\t\tc.err = err // the state is unchanged: only this call fails\n\t\t\tcontinue", "\t\t\tc.res.Outcome = tpncounter.Applied\n\t\t\twrites = append(writes, c)\n\t\t\tcontinue",
+		"ledger/group.go", "\t\t\tc.err = fmt.Errorf(\"ledger %q: %w\", l.key, err) // the state is unchanged: only this call fails\n\t\t\tcontinue", "\t\t\tc.res.Outcome = tpncounter.Applied\n\t\t\twrites = append(writes, c)\n\t\t\tcontinue",
 		"driver_ledger", "group: a conflicting member"},
 	{"ledger/group: an ambiguous group put acknowledged", "6.9 group commit: ambiguous_write keeps the state pending and the cycle retries",
 		"ledger/ledger.go", "\t\terr = retry.AmbiguousErr(err)\n", "\t\tif len(applied) > 1 {\n\t\t\tl.cyc.Landed(merged, b)\n\t\t\tl.unacked = nil\n\t\t\treturn true, nil\n\t\t}\n\t\terr = retry.AmbiguousErr(err)\n",
