@@ -33,4 +33,7 @@
 //     Stats.BigSum is exact) and is not merged into a cell until it fits.
 //   - Read cost is the number of updates since the newest merge cell, plus
 //     one.
+//   - A cell that does not decode stops Read, Merge and Compact of its
+//     counter (crdt.ErrCorruptEncoding, naming it) until it is restored
+//     from a backup or the counter deleted (Delete).
 package deltalog
