@@ -249,7 +249,7 @@ func (tx *Transactions) Delete(ctx context.Context, account string) error {
 			// Keep where the old windows start (replacing a mark ahead)
 			// for a Delete called again after this one failed: the row
 			// partitions go first.
-			if err := tx.ac.writeRows(ctx, tx.expiredPartition(account), old.marks, []Row{NormalRow(expiryMarkID, old.first-1)}); err != nil {
+			if err := tx.writeMark(ctx, tx.expiredPartition(account), old.marks, old.damaged, old.first-1); err != nil {
 				return err
 			}
 		}
@@ -284,12 +284,12 @@ func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, no
 			return true
 		})
 	}
-	marks, err := tx.ac.t.Snapshot(ctx, tx.expiredPartition(account), MaxRows, store.ReadAny)
+	marks, damaged, err := tx.readMarks(ctx, tx.expiredPartition(account))
 	if err != nil {
-		marks = nil
+		marks, damaged = nil, nil
 	}
 	mark, marked := markOf(marks, tx.window(now))
-	old = oldRecords{marks: marks, marked: marked}
+	old = oldRecords{marks: marks, damaged: damaged, marked: marked}
 	switch {
 	case !newest.IsZero():
 		n := tx.window(newest)
@@ -311,6 +311,7 @@ func (tx *Transactions) oldRecordWindows(ctx context.Context, account string, no
 type oldRecords struct {
 	first, last int64
 	marks       []Row
+	damaged     [][]byte // mark rows that do not decode
 	marked      bool
 }
 
@@ -604,7 +605,7 @@ func (tx *Transactions) record(ctx context.Context, account string, views []View
 // first, in batches of at most expireBatch.
 func (tx *Transactions) expire(ctx context.Context, account string, newest, now int64) error {
 	mark := tx.expiredPartition(account)
-	marks, err := tx.ac.t.Snapshot(ctx, mark, MaxRows, store.ReadAny)
+	marks, damaged, err := tx.readMarks(ctx, mark)
 	if err != nil {
 		return err
 	}
@@ -621,10 +622,10 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 		// The account's first expiry marks where it starts (replacing
 		// a mark ahead), so that the next one makes up for it if it
 		// fails.
-		if err := tx.ac.writeRows(ctx, mark, marks, []Row{NormalRow(expiryMarkID, first-1)}); err != nil {
+		if err := tx.writeMark(ctx, mark, marks, damaged, first-1); err != nil {
 			return err
 		}
-		marks = []Row{NormalRow(expiryMarkID, first-1)}
+		marks, damaged = []Row{NormalRow(expiryMarkID, first-1)}, nil
 	}
 	if err := tx.writeBatches(ctx, tx.deleteRecords(nil, account, first, last)); err != nil {
 		return err
@@ -632,7 +633,40 @@ func (tx *Transactions) expire(ctx context.Context, account string, newest, now 
 	if last <= 0 { // no window of a sane clock; the mark's amount must not be zero
 		return nil
 	}
-	return tx.ac.writeRows(ctx, mark, marks, []Row{NormalRow(expiryMarkID, last)})
+	return tx.writeMark(ctx, mark, marks, damaged, last)
+}
+
+// readMarks reads the expiry mark partition: the rows that decode, and
+// the keys of those that do not (damage: no merge writes them), which are
+// passed over, as markOf passes over rows of another kind or amount, and
+// deleted when the next mark is written.
+func (tx *Transactions) readMarks(ctx context.Context, mark string) (marks []Row, damaged [][]byte, err error) {
+	stored, err := tx.ac.t.Store.Snapshot(ctx, mark, MaxRows, store.ReadAny)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, sr := range stored {
+		if r, err := decodeRow(mark, sr); err != nil {
+			damaged = append(damaged, sr.Key)
+		} else {
+			marks = append(marks, r)
+		}
+	}
+	return marks, damaged, nil
+}
+
+// writeMark writes the expiry mark w in one batch that deletes the mark
+// rows read, those that did not decode included.
+func (tx *Transactions) writeMark(ctx context.Context, mark string, marks []Row, damaged [][]byte, w int64) error {
+	muts := make([]store.Mutation, 0, len(damaged)+len(marks)+1)
+	for _, k := range damaged {
+		muts = append(muts, store.Mutation{Partition: mark, Op: store.OpDelete, Key: k})
+	}
+	for _, r := range marks {
+		muts = append(muts, store.Mutation{Partition: mark, Op: store.OpDelete, Key: EncodeKey(r.Key())})
+	}
+	var buf []byte
+	return tx.ac.t.Write(ctx, append(muts, appendPut(&buf, mark, NormalRow(expiryMarkID, w))))
 }
 
 // markOf returns the expiry mark of the mark rows read, the largest

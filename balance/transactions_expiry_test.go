@@ -122,7 +122,7 @@ func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 	// Also with mark rows no merge writes, passed over (reviews found each
 	// stopped the make-up): a mark ahead of the clock, marks below 1, and a
 	// row of another kind.
-	for _, damage := range []string{"", "ahead", "negative", "min", "sum row"} {
+	for _, damage := range []string{"", "ahead", "negative", "min", "sum row", "undecodable"} {
 		t.Run("damage="+damage, func(t *testing.T) {
 			ctx := context.Background()
 			tx, c, mem, st := faultyHourTxns(t, 1)
@@ -146,6 +146,9 @@ func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 			case "sum row":
 				id := expiryID()
 				putMarkRow(t, mem, balance.Row{UpdateID: id, Kind: balance.KindSum, Version: id, Amount: first + 5, Covers: 1})
+			case "undecodable":
+				require.NoError(t, mem.Apply(ctx, []store.Mutation{{Partition: acct + "#txn.expired", Op: store.OpPut,
+					Key: []byte("damaged"), Value: []byte{0xc1}, Timestamp: 1}}))
 			}
 			mustApply(t, tx, "later-0", 1, balance.Applied)
 			c.Add(time.Second)
@@ -168,6 +171,9 @@ func TestTransactionsFailedExpiryIsMadeUp(t *testing.T) {
 			left, windows := recordRows(t, mem, tx, acct, first-3, windowOf(c.Now(), rw))
 			t.Logf("record rows left of the first burst's windows after 12 more merges: %d in windows %v (burst wrote %d)", left, windows, burstRows)
 			require.Zero(t, left, "records left behind for good after one failed expiry")
+			rows, err := mem.Snapshot(ctx, acct+"#txn.expired", 10, store.ReadAny)
+			require.NoError(t, err)
+			require.Len(t, rows, 1, "the mark rows no merge writes were deleted with the mark")
 		})
 	}
 }
