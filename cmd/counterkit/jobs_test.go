@@ -163,6 +163,15 @@ func TestRiakFake(t *testing.T) {
 	require.Equal(t, "acct-1: collapsed 2 siblings (value 26, 2 actors, 3 transactions in history, 0 folded)\n", out)
 	n, _ := srv.Siblings("counterkit", "ledgers", "acct-1")
 	require.Equal(t, 1, n)
+	// A torn sibling beside it: -drop-corrupt writes over it on Riak too.
+	vals, _, err := sib.Fetch(ctx, "acct-1")
+	require.NoError(t, err)
+	require.NoError(t, sib.Put(ctx, "acct-1", "vandal", vals[0][:40], nil))
+	code, out, errOut = runCmd(t, "", "find", "ledger", "-store", spec, "-drop-corrupt", "acct-1")
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "acct-1: dropped 1 corrupt sibling (sibling 2 of 2, 40 bytes")
+	n, _ = srv.Siblings("counterkit", "ledgers", "acct-1")
+	require.Equal(t, 1, n)
 
 	// A default-type bucket: get reads it, find refuses to write there.
 	def := "riak:" + srv.Addr() + "/default/ledgers"
