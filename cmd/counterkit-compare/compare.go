@@ -71,15 +71,17 @@ Then every counter is read back with -read-timeout and compared:
   per_s         acknowledged transactions per second of the run
   p50, p99      latency of one acknowledged write
   client µs     this process's CPU time (user + system) over the type's
-                run and resends, per acknowledged transaction: the
-                client's cost, merges included
-  server µs     with -server-pid, the same for the server's process (a
-                Cassandra on this host; its background work, such as
-                compaction, counts in the run it falls in)
+                run and resends, per acknowledged transaction (of the
+                maintenance jobs only transactions' merges run)
+  server µs     with -server-pid, the same for that one server process (a
+                Cassandra node on this host); work a type leaves to the
+                server, such as flushes and compaction, may fall in the
+                next type's run
 Below the table each counterkit type is compared with the native counter
 of the same run, per acknowledged transaction: per_s, and client plus
 server CPU (client alone without -server-pid), as ratios (1.00× is the
-same as native).
+same as native). For CPU, run one type against native (-types
+native,TYPE) on a one-node cluster.
 The tables are created if missing (cassandra.CreateSchema for the counterkit
 types); every run writes fresh keys named compare-RUN-TYPE.
 

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/adapters/embedded"
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -81,4 +83,46 @@ func TestFindLedgerDropCorrupt(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorIs(t, c.UnmarshalBinary(good[:40]), crdt.ErrCorruptEncoding)
 	})
+}
+
+// find ledger -drop-corrupt reads a key more than once (its own read,
+// then Ledger.Find's), and a writer may add a sibling in between, so one
+// corrupt sibling can be at another position in each read: it is reported
+// once, by its content. This is the job's sequence on a memory store, with
+// one write between the job's read and Find's.
+func TestFindLedgerDropCorruptReportsEachOnce(t *testing.T) {
+	ctx := context.Background()
+	st := memory.NewSiblings()
+	l, err := ledger.New(st, "acct", ledger.Options{Actor: "a"})
+	require.NoError(t, err)
+	_, err = l.Credit(ctx, "t1", 5)
+	require.NoError(t, err)
+	vals, _, err := st.Fetch(ctx, "acct")
+	require.NoError(t, err)
+	require.Len(t, vals, 1)
+	require.NoError(t, st.Put(ctx, "acct", "vandal", vals[0][:40], nil)) // one torn sibling
+
+	drop := &corruptSiblings{Siblings: st, key: "acct"}
+	// The job's own read (fetchSiblings, then keep).
+	first, _, err := st.Fetch(ctx, "acct")
+	require.NoError(t, err)
+	kept := drop.keep(first)
+	require.Len(t, kept, 1)
+
+	// A writer that did not see the others adds a sibling before Find
+	// reads.
+	require.NoError(t, st.Put(ctx, "acct", "b", kept[0], nil))
+
+	// Find's read, through the job's store.
+	_, _, err = drop.Fetch(ctx, "acct")
+	require.NoError(t, err)
+	all, _, _ := st.Fetch(ctx, "acct")
+	corrupt := 0
+	for _, v := range all {
+		if len(v) == 40 {
+			corrupt++
+		}
+	}
+	t.Logf("siblings: %d, corrupt: %d; reported: %q", len(all), corrupt, drop.last())
+	require.Len(t, drop.last(), corrupt, "the job reports as many dropped siblings as there were")
 }
