@@ -278,6 +278,11 @@ func TestCrash(t *testing.T) {
 		}
 	}
 	t.Logf("%d kills, %d writes tried, %d acknowledged, all checked; %v", kills, totalTries, totalAcks, notes)
+	for _, wl := range wls {
+		if s, ok := wl.(interface{ summary() string }); ok {
+			t.Log(s.summary())
+		}
+	}
 	if totalAcks == 0 {
 		t.Fatal("no write was acknowledged: the crash test checked nothing")
 	}

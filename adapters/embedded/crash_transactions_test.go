@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,10 +24,16 @@ import (
 // be the last balance plus every acknowledged transaction of the round
 // once, plus some subset of the round's unacknowledged ones. Then the
 // parent resends every unacknowledged one, as a caller whose process died
-// retries through another, and merges: the balance must then count every
-// transaction ever tried exactly once.
+// retries through another, and some acknowledged in earlier rounds (11
+// minutes of clock apart, so merges have settled and removed their rows:
+// only their records recognise them), and merges: the balance must then
+// count every transaction ever tried exactly once.
 type transactionsWorkload struct {
 	balance map[string]int64 // per account, as of the last check
+	old     []oldTxn         // transactions acknowledged in earlier rounds
+	// oldResent counts the resends of old transactions, oldDuplicates
+	// those answered from their records.
+	oldResent, oldDuplicates int
 
 	mu   sync.Mutex
 	tx   *balance.Transactions // child
@@ -35,11 +42,29 @@ type transactionsWorkload struct {
 
 var transactionsAccounts = []string{"hot/t0", "hot/t1"}
 
+// oldTxn is a transaction record acknowledged in round round.
+type oldTxn struct {
+	rec   string
+	round int
+}
+
+// oldResends is how many transactions of earlier rounds the parent resends
+// after each kill, from rounds within oldRounds of it: inside RetryWindow
+// (24 hours of 11-minute rounds is 130).
+const (
+	oldResends = 8
+	oldRounds  = 100
+)
+
 func newTransactionsWorkload() *transactionsWorkload {
 	return &transactionsWorkload{balance: map[string]int64{}}
 }
 
 func (*transactionsWorkload) name() string { return "transactions" }
+
+func (w *transactionsWorkload) summary() string {
+	return fmt.Sprintf("transactions: %d resends of earlier rounds' transactions, %d answered duplicate", w.oldResent, w.oldDuplicates)
+}
 
 func (w *transactionsWorkload) step(ctx context.Context, env *childEnv, rng *rand.Rand, try, ack func(string)) error {
 	w.mu.Lock()
@@ -128,6 +153,29 @@ func (w *transactionsWorkload) check(ctx context.Context, db *embedded.DB, round
 		if _, err := tx.Apply(ctx, f[0], crdt.TxnID(f[1]), amount); err != nil {
 			return fmt.Errorf("resending %s after the kill: %w", r, err)
 		}
+	}
+	// Transactions acknowledged two or more rounds ago, resent: they count
+	// nothing more (want is unchanged).
+	w.old = slices.DeleteFunc(w.old, func(o oldTxn) bool { return o.round < round-oldRounds })
+	rng := rand.New(rand.NewPCG(uint64(round), 7))
+	for range min(oldResends, len(w.old)) {
+		o := w.old[rng.IntN(len(w.old))]
+		if o.round > round-2 {
+			continue
+		}
+		f := strings.Split(o.rec, "|")
+		amount, _ := strconv.ParseInt(f[2], 10, 64)
+		out, err := tx.Apply(ctx, f[0], crdt.TxnID(f[1]), amount)
+		if err != nil {
+			return fmt.Errorf("resending %s of round %d: %w", o.rec, o.round, err)
+		}
+		w.oldResent++
+		if out == balance.Duplicate {
+			w.oldDuplicates++
+		}
+	}
+	for _, r := range acks {
+		w.old = append(w.old, oldTxn{rec: r, round: round})
 	}
 	for _, acct := range transactionsAccounts {
 		if _, err := tx.Merge(ctx, acct); err != nil {
