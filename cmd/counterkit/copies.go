@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -184,7 +182,8 @@ type corruptSiblings struct {
 	counter tpncounter.Options
 
 	mu      sync.Mutex
-	dropped []string // what keep left out, each once
+	dropped []string          // what keep left out, each once
+	seen    map[[32]byte]bool // the SHA-256 of each sibling in dropped
 }
 
 // keep returns the values that are not corrupt and records the others.
@@ -200,9 +199,12 @@ func (c *corruptSiblings) keep(values [][]byte) [][]byte {
 		if errors.Is(err, crdt.ErrCorruptEncoding) {
 			// Each sibling is reported once, by its content: reads may
 			// list it at other positions.
-			sum := sha256.Sum256(v)
-			if id := fmt.Sprintf("sha256 %x", sum[:8]); !slices.ContainsFunc(c.dropped, func(d string) bool { return strings.Contains(d, id) }) {
-				c.dropped = append(c.dropped, fmt.Sprintf("sibling %d of %d, %d bytes, %s: %v", i+1, len(values), len(v), id, err))
+			if sum := sha256.Sum256(v); !c.seen[sum] {
+				if c.seen == nil {
+					c.seen = map[[32]byte]bool{}
+				}
+				c.seen[sum] = true
+				c.dropped = append(c.dropped, fmt.Sprintf("sibling %d of %d, %d bytes, sha256 %x: %v", i+1, len(values), len(v), sum[:8], err))
 			}
 			continue
 		}
