@@ -739,9 +739,26 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 	if len(recs) == 0 {
 		return true
 	}
+	// A record already made (by a call, a give-up, or a pass of another
+	// Ledger value: a restart, a Book reopening the key) is not made
+	// again, so that passes that keep declining do not pile siblings up
+	// on a record key (SPEC.md 6.11 step 5). The others are put with the
+	// lookup's token when it found no live record, replacing dead ones.
+	xs, errs := make([]indexed, len(recs)), make([]error, len(recs))
+	each(len(recs), func(i int) { xs[i], errs[i] = l.lookup(ctx, recs[i].rec.Txn, now) })
+	var todo []pendingRecord
+	for i, p := range recs {
+		if errs[i] != nil {
+			return false // tried again at a later pass
+		}
+		if !slices.ContainsFunc(xs[i].records, func(r Record) bool { return r.Writer == p.rec.Writer && r.Amount == p.rec.Amount }) {
+			p.token = xs[i].putToken()
+			todo = append(todo, p)
+		}
+	}
 	// Not all written (one already owed too): do not retire; the kept
 	// records are written before the next cycle (flush), and it tries again.
-	errs, _ := l.record(ctx, recs)
+	errs, _ = l.record(ctx, todo)
 	return !slices.ContainsFunc(errs, func(err error) bool { return err != nil })
 }
 

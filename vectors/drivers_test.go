@@ -2858,13 +2858,22 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 	}
 	return []dvVector{
 		{Name: "retire: an idle writer is retired after its transactions are recorded",
-			Note:    "a writes t1 and stops. Two hours later (RetireAfter is one hour) b's first write sees a's entry: it fetches the record of a's newest transaction to date it (written at the start: idle for two hours), puts a record of each transaction a's entry holds (writer a, at now, no token), then puts the state with a's entry retired (its total counts t1). A retry of t1 on a is answered duplicate from its record alone, the counter no longer holding it: owner a, folded. a's next credit makes its entry live again at a larger seq",
+			Note:    "a writes t1 and stops. Two hours later (RetireAfter is one hour) b's first write sees a's entry: it fetches the record of a's newest transaction to date it (written at the start: idle for two hours), fetches the record key of each transaction a's entry holds, finds t1's own record (writer a, amount 5) live, so puts none, then puts the state with a's entry retired (its total counts t1). A retry of t1 on a is answered duplicate from its record alone, the counter no longer holding it: owner a, folded. a's next credit makes its entry live again at a larger seq",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "t1", 5),
 				dvAtClock(dvCredit("b", "t2", 7), later),
 				dvAtClock(dvCredit("a", "t1", 5), later),
 				dvAtClock(dvCredit("a", "t3", 1), later),
 				dvAtClock(dvLedgerOp("value", "b"), later),
+			}},
+		{Name: "retire: an idle writer's unrecorded transaction is recorded before it retires",
+			Note:    "a's credit of t1 lands but its record put is refused (ambiguous_write), and a stops, its record owed. Two hours later b's first write sees a's entry: t1 has no record, so a is idle from that pass. An hour and five minutes later b's pass finds a due: it fetches t1's record key (no live record), puts the record (writer a, at now, with that fetch's token), then puts the state with a retired. A retry of t1 on b is a duplicate from that record",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvRecFaults(dvCredit("a", "t1", 5), "t1", "", "", "refuse"),
+				dvAtClock(dvCredit("b", "t2", 7), later),
+				dvAtClock(dvCredit("b", "t3", 1), later+65*time.Minute),
+				dvAtClock(dvCredit("b", "t1", 5), later+65*time.Minute),
+				dvAtClock(dvLedgerOp("value", "b"), later+65*time.Minute),
 			}},
 		func() dvVector {
 			o := opts(2, 10, 10)
@@ -2880,12 +2889,13 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				}}
 		}(),
 		{Name: "retire: declined while a record put is refused",
-			Note:    "b's write would retire a, but the put of t1's record (writer a) is refused: a stays live in that write, and the record is kept. b's next credit first writes it (flush: it fetches t1's record, finds a's own, and puts it, no token), then retires a, whose record was written: a second record put of t1 at the same time, then the put with a retired",
+			Note:    "a's credit of t1 lands with its record put refused, and a stops. b's write two hours later finds a idle from then (t1 has no record); its write an hour and five minutes later would retire a, but the put of t1's record (writer a) is refused: a stays live in that write, and the record is kept. b's next credit first writes it (flush: it fetches t1's record key and puts it, no token), then retires a, whose record is now live: its fetch finds it, no record put, then the put with a retired",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
-				dvCredit("a", "t1", 5),
-				dvAtClock(dvRecFaults(dvCredit("b", "t2", 7), "t1", "", "refuse"), later),
-				dvAtClock(dvCredit("b", "t3", 1), later),
-				dvAtClock(dvLedgerOp("value", "a"), later),
+				dvRecFaults(dvCredit("a", "t1", 5), "t1", "", "", "refuse"),
+				dvAtClock(dvCredit("b", "t2", 7), later),
+				dvAtClock(dvRecFaults(dvCredit("b", "t3", 1), "t1", "", "", "refuse"), later+65*time.Minute),
+				dvAtClock(dvCredit("b", "t4", 2), later+65*time.Minute),
+				dvAtClock(dvLedgerOp("value", "a"), later+65*time.Minute),
 			}},
 		{Name: "records: a retry the counter forgot is answered from its record",
 			Note:    "history and folded length 1: after a's credits t2, t3 and t4, a's entry has forgotten t1. A retry of t1, on a or on b, is a duplicate from t1's record (owner a, folded), nothing written; t1 with another amount is conflicting_transaction at the record, read after the counter's fetch (which no longer holds t1), nothing written",
@@ -3089,13 +3099,14 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvLedgerOp("value", "a"),
 			}},
 		{Name: "retire: the records of a retired writer carry its version",
-			Note:    "a credits t1 and t2 and debits t3: its entries are at seq 2 in P and 1 in N, version 3. Two hours later b's write dates a by the records of t2 and t3 (its newest credit and newest debit: the later of their times) and retires it, first putting a record of t1, t2 and t3 each with writer a and version 3 (a's version in the state written)",
+			Note:    "a credits t1 and t2 and debits t3: its entries are at seq 2 in P and 1 in N, version 3. 25 hours later (past the 24-hour retry window: a's records are dead) b's first write finds no live record to date a by: a is idle from then. An hour and five minutes later b's pass retires a, first putting a record of t1, t2 and t3 each with writer a and version 3 (a's version in the state written), each with the token of its fetch, which found only a dead record",
 			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
 				dvCredit("a", "t1", 5),
 				dvCredit("a", "t2", 7),
 				dvDebit("a", "t3", 2),
-				dvAtClock(dvCredit("b", "t4", 1), later),
-				dvAtClock(dvLedgerOp("value", "b"), later),
+				dvAtClock(dvCredit("b", "t4", 1), 25*time.Hour),
+				dvAtClock(dvCredit("b", "t5", 3), 26*time.Hour+5*time.Minute),
+				dvAtClock(dvLedgerOp("value", "b"), 26*time.Hour+5*time.Minute),
 			}},
 	}
 }
@@ -3416,7 +3427,7 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				}}
 		}(),
 		{Name: "retire: writers holding one id as a credit and a debit are not retired",
-			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds b idle (dated by its record of x) and a not yet (no record names it: idle from then); two hours on, c's pass finds both idle and records their transactions (x with writer a, amount 5, and with writer b, amount -5), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
+			Note:    "a credits x; its put lands but the put of x's record is refused (ambiguous_write, the record kept unwritten). b, reading stale (before a's put) and finding no record, debits x: the two siblings hold x in both halves, counted once, by a's credit (the smaller id). Two hours later c's first write finds b idle (dated by its record of x) and a not yet (no record names it: idle from then); two hours on, c's pass finds both idle and records their transactions (x with writer a, amount 5; b's own record, writer b, amount -5, is live, so not put again), but Retire declines each and RetireAll declines both, since x is held in both halves: the put leaves both entries live",
 			Options: opts(1, 10, 10), Ledgers: dvLedgersABC, Steps: []dvStep{
 				dvRecFaults(dvCredit("a", "x", 5), "x", "", "", "refuse"),
 				dvDebit("b", "x", 5, "stale"),
@@ -5641,20 +5652,18 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 		return nil
 	}
 	at := m.now.Format(time.RFC3339Nano)
-	puts := m.set("put")
-	// The write's own state (the put after these), for a record naming
-	// L's writer: its version in the state written.
+	// The write's own state (the put after the records' fetches and
+	// puts), for a record naming L's writer: its version in the state
+	// written.
 	written := dvEntries{}
-	if m.k < len(m.calls) && m.calls[m.k].Method == "put" && m.calls[m.k].Key == m.v.Options.Key {
-		written.add(m.calls[m.k].State)
-	}
-	reply := map[string]string{}
-	for _, p := range puts {
-		if p.Record != nil {
-			reply[p.Key+" "+p.Record.Writer] = p.Reply
+	for _, c := range m.calls[m.k:] {
+		if !ledger.IsRecordKey(c.Key) {
+			if c.Method == "put" && c.Key == m.v.Options.Key {
+				written.add(c.State)
+			}
+			break
 		}
 	}
-	var want []dvRecord
 	budget, tried := ledger.MaxRetirePerWrite, map[string]bool{}
 	unrecorded := false
 	record := func(a string) bool {
@@ -5664,25 +5673,7 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 		}
 		budget--
 		tried[a] = true
-		sg.recorded = true
-		for _, x := range merged.held(a) {
-			// The copy that counts, when it has this amount (step 6).
-			w := a
-			if o, amount, _, ok := merged.owner(x.Txn); ok && amount == int64(x.Amount) {
-				w = o
-			}
-			v := merged.version(w)
-			if w == L.writer {
-				// Its version last known stored; else in the state
-				// written.
-				v = cmp.Or(L.stored, written.version(w))
-			}
-			r := dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: w, At: at, Version: strconv.FormatUint(max(v, 1), 10)}
-			want = append(want, r)
-			if reply[dvRecordKey(m.recBase, r.Txn)+" "+w] != "ok" {
-				sg.recorded = false
-			}
-		}
+		sg.recorded = m.recordRetiring(L, merged, written, a, at)
 		L.sightings[a] = sg
 		return sg.recorded
 	}
@@ -5716,15 +5707,80 @@ func (m *dvModel) retire(L *dvLedgerModel, merged dvEntries, idle []string) map[
 			}
 		}
 	}
-	for _, r := range m.recordPuts(L, "retirement", puts, want, "") {
-		L.unindexed[r.Txn] = r
-	}
 	// The next pass is on the next write when records are left to write
 	// (refused, or beyond the 16 actors a pass records).
 	if unrecorded {
 		L.nextPass = time.Time{}
 	}
 	return out
+}
+
+// recordRetiring is SPEC.md 6.11 step 5 for actor a: the record keys of
+// its transactions are fetched (a set; fetches of the next actor's that
+// follow with no put between are left in m.spare), and the records that
+// no live record already makes (same writer and amount) are put (a set),
+// with the fetch's token when it found no live record. A failed fetch puts
+// nothing; a failed put is owed. It reports whether all were made.
+func (m *dvModel) recordRetiring(L *dvLedgerModel, merged, written dvEntries, a, at string) bool {
+	var want []dvRecord
+	var keys []string
+	for _, x := range merged.held(a) {
+		// The copy that counts, when it has this amount (step 6).
+		w := a
+		if o, amount, _, ok := merged.owner(x.Txn); ok && amount == int64(x.Amount) {
+			w = o
+		}
+		v := merged.version(w)
+		if w == L.writer {
+			// Its version last known stored; else in the state written.
+			v = cmp.Or(L.stored, written.version(w))
+		}
+		want = append(want, dvRecord{Txn: x.Txn, Amount: x.Amount, Writer: w, At: at, Version: strconv.FormatUint(max(v, 1), 10)})
+		keys = append(keys, dvRecordKey(m.recBase, x.Txn))
+	}
+	if len(want) == 0 {
+		return true
+	}
+	fetches := append(m.spare, m.set("fetch")...)
+	m.spare = nil
+	byKey := map[string]dvCall{}
+	for _, f := range fetches {
+		if _, dup := byKey[f.Key]; !dup && slices.Contains(keys, f.Key) {
+			byKey[f.Key] = f
+		} else {
+			m.spare = append(m.spare, f)
+		}
+	}
+	if len(byKey) != len(slices.Compact(slices.Sorted(slices.Values(keys)))) {
+		m.bad("retirement of %s: record fetches %v, want %v", a, slices.Sorted(maps.Keys(byKey)), keys)
+		return false
+	}
+	toks := map[string]string{}
+	var put []dvRecord
+	for _, r := range want {
+		f := byKey[dvRecordKey(m.recBase, r.Txn)]
+		if f.Reply != "ok" {
+			return false // nothing put: tried again at a later pass
+		}
+		if !slices.ContainsFunc(m.live(r.Txn, f.Siblings), func(l dvRecord) bool { return l.Writer == r.Writer && l.Amount == r.Amount }) {
+			put = append(put, r)
+			toks[f.Key] = m.putToken(r.Txn, f)
+		}
+	}
+	if len(put) == 0 {
+		return true
+	}
+	puts := m.set("put")
+	if !m.samePuts(L, "retirement of "+a, puts, put, func(r dvRecord) (string, bool) { return toks[dvRecordKey(m.recBase, r.Txn)], true }) {
+		return false
+	}
+	ok := true
+	for _, p := range puts {
+		if p.Reply != "ok" {
+			L.unindexed[p.Record.Txn], ok = *p.Record, false
+		}
+	}
+	return ok
 }
 
 // groups returns, for the actors of from, the sets of live actors linked
@@ -7989,9 +8045,9 @@ var dvWrongExpectations = []struct {
 	{"no pass when the clock went back", "driver_ledger.json", "retire: a pass when the clock went back",
 		func(v *dvVector) { c := &v.Steps[3].Calls; *c = slices.Delete(*c, 2, 3) },
 		"calls[2].key", "record fetches [counterkit.txn/1IGP4SAISLKOHAUUGQOCH0MEGDF0L36B], want"},
-	{"an actor retired without its records written", "driver_ledger.json", "retire: idle from the first pass that saw its version",
-		func(v *dvVector) { c := &v.Steps[5].Calls; *c = slices.Delete(*c, 4, 6) },
-		"step 6 (credit): error", "retirement: record puts [], want"},
+	{"an actor retired without its records written", "driver_ledger.json", "retire: an idle writer's unrecorded transaction is recorded before it retires",
+		func(v *dvVector) { c := &v.Steps[2].Calls; *c = slices.Delete(*c, 4, 5) },
+		"step 3 (credit): error", "retirement of a~aaaaaaaa: record puts [], want"},
 	{"a put with the token of an older fetch", "driver_ledger.json", "siblings merged",
 		func(v *dvVector) { v.Steps[3].Calls[4].Token = v.Steps[2].Calls[0].Token[:4] },
 		"calls[4].token", "token"},
@@ -8017,12 +8073,18 @@ var dvWrongExpectations = []struct {
 	{"a retirement without dating the idle actor", "driver_ledger.json", "retire: an idle writer is retired after its transactions are recorded",
 		func(v *dvVector) { c := &v.Steps[1].Calls; *c = slices.Delete(*c, 2, 3) },
 		"calls", "record fetches"},
-	{"a retirement record naming the retiring ledger", "driver_ledger.json", "retire: an idle writer is retired after its transactions are recorded",
-		func(v *dvVector) { dvEditRecord(&v.Steps[1].Calls[3], func(r *dvRecord) { r.Writer = "b~bbbbbbbb" }) },
-		"calls[3].value", "retirement: record puts"},
+	{"a retirement record naming the retiring ledger", "driver_ledger.json", "retire: an idle writer's unrecorded transaction is recorded before it retires",
+		func(v *dvVector) { dvEditRecord(&v.Steps[2].Calls[4], func(r *dvRecord) { r.Writer = "b~bbbbbbbb" }) },
+		"calls[4].value", "retirement of a~aaaaaaaa: record puts"},
+	{"a retirement record put again when one is live", "driver_ledger.json", "retire: declined while a record put is refused",
+		func(v *dvVector) {
+			c := &v.Steps[3].Calls
+			*c = slices.Insert(*c, 5, (*c)[1])
+		},
+		"step 4 (credit): calls", `a put of "acct" must follow`},
 	{"a retirement despite a refused record put", "driver_ledger.json", "retire: declined while a record put is refused",
-		func(v *dvVector) { v.Steps[1].Calls[3].Reply = "ok" },
-		"calls[4].value", "put writes"},
+		func(v *dvVector) { v.Steps[2].Calls[4].Reply = "ok" },
+		"calls[5].value", "put writes"},
 	{"a put that keeps what the compaction plan forgets", "driver_ledger.json", "records: a retry the counter forgot is answered from its record",
 		func(v *dvVector) {
 			c := &v.Steps[3].Calls[2]
@@ -8077,8 +8139,8 @@ var dvWrongExpectations = []struct {
 		func(v *dvVector) { dvEditRecord(&v.Steps[1].Calls[4], func(r *dvRecord) { r.Version = "1" }) },
 		"calls[4].value", "records: record puts"},
 	{"a retirement record without the retired writer's version", "driver_ledger.json", "retire: the records of a retired writer carry its version",
-		func(v *dvVector) { dvEditRecord(&v.Steps[3].Calls[5], func(r *dvRecord) { r.Version = "1" }) },
-		"calls[5].value", "retirement: record puts"},
+		func(v *dvVector) { dvEditRecord(&v.Steps[4].Calls[9], func(r *dvRecord) { r.Version = "1" }) },
+		"calls[9].value", "retirement of a~aaaaaaaa: record puts"},
 	{"a group member applied twice", "driver_ledger.json", "group: duplicate members",
 		func(v *dvVector) { v.Steps[0].Group[3].Outcome = "applied" },
 		"group[3].outcome", "outcome"},
@@ -8188,7 +8250,7 @@ var dvWrongExpectations = []struct {
 		"calls[4].state.p[1].total", "the model says 12"},
 	{"writers holding an id in both halves retired", "driver_ledger.json", "retire: writers holding one id as a credit and a debit are not retired",
 		func(v *dvVector) {
-			dvEditState(&v.Steps[3].Calls[4], func(s *dvState) {
+			dvEditState(&v.Steps[3].Calls[5], func(s *dvState) {
 				for _, es := range [][]dvEntry{s.P, s.N} {
 					for i := range es {
 						if es[i].Actor != "c~cccccccc" {
@@ -8198,7 +8260,7 @@ var dvWrongExpectations = []struct {
 				}
 			})
 		},
-		"calls[4].state.n[0].retired", "put writes map[y:1 z:1], want map[x:5 x (N):-5 y:1 z:1]"},
+		"calls[5].state.n[0].retired", "put writes map[y:1 z:1], want map[x:5 x (N):-5 y:1 z:1]"},
 	{"a seventeenth record lookup in one write", "driver_ledger.json", "retire: at most 16 record lookups per write",
 		func(v *dvVector) {
 			c := &v.Steps[0].Calls
@@ -8221,7 +8283,7 @@ var dvWrongExpectations = []struct {
 			at := slices.IndexFunc(*c, func(c dvCall) bool { return c.Method == "put" }) // after the record fetches
 			*c = slices.Insert(*c, at, v.Steps[3].Calls[k])
 		},
-		"step 3 (credit): calls", "step 3 (credit t3): retirement: record puts"},
+		"step 3 (credit): calls", "step 3 (credit t3): retirement of p03: record puts"},
 	{"a generated put of another hash", "driver_ledger.json", "group: too large for the store: the last member refused",
 		func(v *dvVector) {
 			c := &v.Steps[0].Calls[9]
@@ -8409,7 +8471,11 @@ var dvMutants = []struct {
 	{"ledger/retirement without records", "6.11 step 5: the retired entry's transactions are recorded first",
 		"ledger/index.go", "func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {",
 		"func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, now time.Time) bool {\n\treturn true",
-		"driver_ledger", "retire: an idle writer is retired after its transactions are recorded"},
+		"driver_ledger", "retire: an idle writer's unrecorded transaction is recorded before it retires"},
+	{"ledger/retirement record made again", "6.11 step 5: a record already made is not put again",
+		"ledger/index.go", "if !slices.ContainsFunc(xs[i].records, func(r Record) bool { return r.Writer == p.rec.Writer && r.Amount == p.rec.Amount }) {",
+		"if true || !slices.ContainsFunc(xs[i].records, func(r Record) bool { return r.Writer == p.rec.Writer && r.Amount == p.rec.Amount }) {",
+		"driver_ledger", "retire: declined while a record put is refused"},
 	{"ledger/retirement despite a refused record put", "6.11 step 5: if one fails, B is not retired",
 		"ledger/index.go", "return !slices.ContainsFunc(errs, func(err error) bool { return err != nil })", "return true || !slices.ContainsFunc(errs, func(err error) bool { return err != nil })",
 		"driver_ledger", "retire: declined while a record put is refused"},
