@@ -40,7 +40,9 @@ goroutines, on a Cassandra keyspace:
   balance         balance.Accounts adds on one account, one Accounts per worker
   transactions    balance.Transactions credits by transaction id on one account,
                   one Transactions per worker; worker 0 merges the account
-                  every -merge-every (at its first send after it)
+                  every -merge-every (at its first send after it), each
+                  merge with -read-timeout; below the table, the merges
+                  run and failed
 
 Every write is sent with the client timeout -timeout; a small one makes
 writes time out while they still land. Each transaction is sent once by
@@ -146,6 +148,15 @@ type compareWriter struct {
 	// retryable reports whether a caller resends after err; false means
 	// the transaction definitely failed and is given up.
 	retryable func(err error) bool
+	// merges, if set, reports the maintenance the writer ran beside its
+	// sends (transactions: its merges), once the run is over.
+	merges func() maintenance
+}
+
+// maintenance counts the maintenance jobs a writer ran and how many failed.
+type maintenance struct {
+	runs, failed int64
+	first        error // the first failure
 }
 
 // compareRow is one type's line of the report.
@@ -175,6 +186,12 @@ type compareRow struct {
 	ServerCPUus *float64 `json:"server_cpu_us,omitempty"`
 	// CPUError is why the CPU was not measured, if it failed.
 	CPUError string `json:"cpu_error,omitempty"`
+	// Merges counts the maintenance jobs run during the run
+	// (transactions: merges), MergesFailed those that failed, and
+	// FirstMergeFailure is the first failure.
+	Merges            int64  `json:"merges,omitempty"`
+	MergesFailed      int64  `json:"merges_failed,omitempty"`
+	FirstMergeFailure string `json:"first_merge_failure,omitempty"`
 	// VsNative is this row against the native counter's, in the same run.
 	VsNative   *vsNative `json:"vs_native,omitempty"`
 	Error      string    `json:"error,omitempty"`
@@ -520,6 +537,16 @@ func runTarget(ctx context.Context, cfg compareConfig, t compareTarget) compareR
 	for _, left := range q.waiting {
 		row.Unresolved += left.amount
 	}
+	for _, w := range ws {
+		if w.merges != nil {
+			m := w.merges()
+			row.Merges += m.runs
+			row.MergesFailed += m.failed
+			if m.first != nil && row.FirstMergeFailure == "" {
+				row.FirstMergeFailure = m.first.Error()
+			}
+		}
+	}
 	cpu.set(&row)
 	rctx, cancel := context.WithTimeout(ctx, cfg.readTimeout)
 	defer cancel()
@@ -726,6 +753,13 @@ func writeCompareReport(w io.Writer, format string, rep compareReport) error {
 		}
 		if r.CPUError != "" {
 			fmt.Fprintf(w, "%s: CPU not measured: %s\n", r.Type, r.CPUError)
+		}
+		if r.Merges > 0 {
+			fmt.Fprintf(w, "%s: %d merges, %d failed", r.Type, r.Merges, r.MergesFailed)
+			if r.FirstMergeFailure != "" {
+				fmt.Fprintf(w, ", first: %s", r.FirstMergeFailure)
+			}
+			fmt.Fprintln(w)
 		}
 	}
 	if slices.ContainsFunc(rep.Rows, func(r compareRow) bool { return r.VsNative != nil }) {

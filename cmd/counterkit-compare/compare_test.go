@@ -230,6 +230,39 @@ func TestCompareConcurrentWorkers(t *testing.T) {
 	require.Equal(t, 0, compareStatus(&bytes.Buffer{}, rep))
 }
 
+// Worker 0 merges the transactions account with -read-timeout, not the
+// writes' -timeout: a merge reads every row partition, which on a real
+// server takes longer than a write's timeout of a few milliseconds. With
+// the write timeout every merge failed and the run measured no merge.
+// Each row partition's snapshot here takes 3 ms, longer than the 2 ms
+// write timeout; the merges all succeed and are counted.
+func TestCompareMergesOutliveTheWriteTimeout(t *testing.T) {
+	cfg := goldenConfig()
+	cfg.count, cfg.runID, cfg.mergeEvery = 10, "slowmerge", time.Nanosecond
+	cfg.now, cfg.sleep, cfg.timeout = time.Now, sleepCtx, 2*time.Millisecond
+	part := faulty.NewPartitions(memory.NewPartitions(), faulty.Options{})
+	rowPartition := regexp.MustCompile(`#[0-9]+$`)
+	part.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
+		if !after && call.Method == faulty.MethodSnapshot && rowPartition.MatchString(call.Key) {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(3 * time.Millisecond):
+			}
+		}
+		return nil
+	})
+	targets, err := compareTargets([]string{"transactions"}, cfg, nil, nil, part)
+	require.NoError(t, err)
+	rows := runComparison(context.Background(), cfg, targets, nil)
+	require.Len(t, rows, 1)
+	r := rows[0]
+	require.Empty(t, r.Error)
+	require.Equal(t, int64(10), r.Merges, "a merge after each of the 10 sends")
+	require.Zero(t, r.MergesFailed, r.FirstMergeFailure)
+	require.True(t, r.exact(), driftVerdict(r))
+}
+
 // A counterkit row outside [distinct - unresolved, distinct] fails the run;
 // the native counter's drift does not.
 func TestCompareStatus(t *testing.T) {

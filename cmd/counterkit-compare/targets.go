@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -176,7 +177,8 @@ func txnID(runID string, t *txn) crdt.TxnID {
 // transactionsTarget credits one balance account by transaction id, each
 // worker through its own Transactions; worker 0 also merges the account
 // (records, sums, settles) at its first send cfg.mergeEvery after its last
-// merge, as a service would on a timer.
+// merge, as a service would on a timer: with its own timeout
+// (-read-timeout, not the writes' -timeout), its failures counted apart.
 func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (compareTarget, error) {
 	open := func() (*balance.Transactions, error) {
 		return balance.NewTransactions(part, balance.TxnOptions{Options: balance.Options{Clock: cfg.now}})
@@ -193,14 +195,23 @@ func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (c
 				return compareWriter{}, err
 			}
 			merged := cfg.now()
-			return oneWriter(func(ctx context.Context, x *txn) (int, error) {
+			var m maintenance
+			cw, err := oneWriter(func(ctx context.Context, x *txn) (int, error) {
 				_, err := tx.Apply(ctx, key, txnID(cfg.runID, x), 1)
-				if now := cfg.now(); w == 0 && now.Sub(merged) >= cfg.mergeEvery && err == nil {
+				if now := cfg.now(); w == 0 && now.Sub(merged) >= cfg.mergeEvery {
 					merged = now
-					_, err = tx.Merge(ctx, key)
+					mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.readTimeout)
+					if _, merr := tx.Merge(mctx, key); merr != nil {
+						m.failed++
+						m.first = cmp.Or(m.first, merr)
+					}
+					cancel()
+					m.runs++
 				}
 				return 1, err
 			}, counterkitRetryable)
+			cw.merges = func() maintenance { return m }
+			return cw, err
 		}}, nil
 }
 
