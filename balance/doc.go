@@ -37,8 +37,9 @@
 // # Caveats
 //
 //   - Exactly-once holds within the write window (Options.Window).
-//   - Reads beyond MaxRows rows are refused with crdt.ErrTooLarge: a
-//     partition holds two rows per update of about the last SettleGrace.
+//   - Reads beyond MaxRows rows are refused with crdt.ErrTooLarge (a
+//     Transactions row partition's beyond MaxBacklogRows): a partition
+//     holds two rows per update of about the last SettleGrace.
 //   - On Cassandra an Accounts account takes about 50,000 settled updates
 //     per gc_grace_seconds before its reads fail; Transactions' row
 //     partitions have no such limit (SPEC.md 10.2).

@@ -3,6 +3,7 @@ package balance
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -68,9 +69,19 @@ func decodePlacedRow(account string, sr store.Row) (placedRow, error) {
 	return placedRow{at, r}, err
 }
 
+// MaxBacklogRows bounds the rows of a Transactions row partition: a read
+// that finds more than MaxRows reads again, up to MaxBacklogRows, so that
+// a backlog (merges paused, or a burst of retries before a merge, each a
+// copy of its row) and the tombstones of the merges that drain it stay
+// readable and mergeable (SPEC.md 9.4).
+const MaxBacklogRows = 2 * MaxRows
+
 // placedView reads a placed partition (evaluatePlaced).
 func (ac *Accounts) placedView(ctx context.Context, account string) (View, error) {
 	stored, err := ac.pt.Snapshot(ctx, account, MaxRows, store.ReadAny)
+	if errors.Is(err, crdt.ErrTooLarge) {
+		stored, err = ac.pt.Snapshot(ctx, account, MaxBacklogRows, store.ReadAny)
+	}
 	if err != nil {
 		return View{}, err
 	}

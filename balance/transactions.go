@@ -78,10 +78,14 @@ type TxnOptions struct {
 	// Partitions is how many balance partitions an account's rows spread
 	// over, 1..64. A partition holds two rows (the row and its tombstone)
 	// for each of its credits of about the last SettleGrace plus two
-	// merge intervals; past MaxRows (100,000) its reads and merges fail
-	// with crdt.ErrTooLarge, which no later merge undoes: size it for the
-	// peak rate. Default 16: about 11,000 credits per second with merges
-	// every 5 seconds and the default SettleGrace (700 a partition). It is
+	// merge intervals, and a copy of the row for each retry before a
+	// merge recorded it. A read past MaxRows (100,000) reads again up to
+	// MaxBacklogRows, so that a backlog drains; past that its reads and
+	// merges fail with crdt.ErrTooLarge, which no later merge undoes:
+	// size it for the peak rate with room for a backlog (SPEC.md 9.4).
+	// Default 16: a steady 11,200 credits per second with merges every
+	// 5 seconds and the default SettleGrace keeps about 91,000 rows a
+	// partition. It is
 	// part of the account's layout (with RecordShards and RetryWindow):
 	// the account's first Apply records it, and a Transactions with
 	// another layout is refused (crdt.ErrInvalidConfig).
@@ -121,8 +125,9 @@ type Outcome uint8
 // The outcomes.
 const (
 	// Applied: the call wrote the transaction's row. A retry that comes
-	// before a merge recorded the transaction rewrites the same row and is
-	// Applied too: the row counts once either way.
+	// before a merge recorded the transaction writes the same row again
+	// (a copy at its own place, until a merge removes it) and is Applied
+	// too: the row counts once either way.
 	Applied Outcome = iota + 1
 	// Duplicate: a merge had recorded the transaction; nothing was written.
 	Duplicate

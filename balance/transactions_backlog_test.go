@@ -12,6 +12,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/balance"
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -74,4 +75,53 @@ func TestTransactionsBacklogDrains(t *testing.T) {
 		mustMerge(t, tx)
 	}
 	require.Equal(t, 1, len(storedRows(mem, tx.RowPartitions(acct)[0])), "the idle account's backlog drained to one sum row")
+}
+
+// A backlog that, with the tombstones of the merges draining it, passes
+// MaxRows stays readable and mergeable, and drains: a row partition's
+// read that finds more than MaxRows reads again up to MaxBacklogRows.
+// Found by a review from the docs: after a five-minute merger outage at
+// 3,000 credits a second, merges every 5 s covered 5,000 rows each and,
+// before the first settled (SettleGrace), took a partition past 100,000
+// rows: every later Balance and Merge failed crdt.ErrTooLarge, for good.
+func TestTransactionsBacklogPastMaxRowsDrains(t *testing.T) {
+	if testing.Short() {
+		t.Skip("60,000 credits and 28 merges of up to 130,000 rows: not with -short")
+	}
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	o := txnOpts(c)
+	o.Partitions, o.RecordShards = 1, 1
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	const backlog = 60_000
+	for i := range backlog {
+		if i%10_000 == 0 {
+			c.Add(time.Second) // within Deadline of each Apply's lookup
+		}
+		_, err := tx.Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("b-%d", i)), 1)
+		require.NoError(t, err)
+	}
+	rows := func() int {
+		r, err := st.Snapshot(ctx, acct+"#0", 10*balance.MaxRows, store.ReadAny)
+		require.NoError(t, err)
+		return len(r)
+	}
+	most := 0
+	for m := 1; m <= 28; m++ { // merges every 5 s: the last settles the rest
+		c.Add(5 * time.Second)
+		_, err := tx.Merge(ctx, acct)
+		require.NoError(t, err, "merge %d", m)
+		most = max(most, rows())
+		if m%4 == 0 {
+			b, err := tx.Balance(ctx, acct)
+			require.NoError(t, err, "balance after merge %d", m)
+			require.Equal(t, int64(backlog), b, "balance after merge %d", m)
+		}
+	}
+	left := rows()
+	t.Logf("%d rows at most, %d left after 28 merges", most, left)
+	require.Greater(t, most, balance.MaxRows, "the merges took the partition past MaxRows")
+	require.Less(t, left, 10, "the backlog drained")
 }
