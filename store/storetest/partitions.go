@@ -419,7 +419,8 @@ func partRefusals(ctx context.Context, e *env[store.Partitions]) error {
 	s.expect("p", "a batch over store.MaxBatch writes nothing", "")
 	// Many small mutations across two partitions: few bytes, but one more
 	// than MaxSpanningBatchBytes counts with their overhead (Cassandra
-	// refuses about 1,150 such puts: "Batch too large").
+	// refuses a batch across partitions past batch_size_fail_threshold,
+	// 50 KiB by default: "Batch too large").
 	small := make([]store.Mutation, store.MaxSpanningBatchBytes/(store.SpanningOverhead+3)+1)
 	for i := range small {
 		small[i] = put([]string{"p", "q"}[i%2], fmt.Sprintf("%02x", i%256), "v", int64(i/256+1))
