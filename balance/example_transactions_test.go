@@ -120,6 +120,30 @@ func ExampleTransactions_layout() {
 	// <nil>
 }
 
+// AccountLayout reads the layout an account's first Apply recorded, so
+// that a tool opens a Transactions that reads the account, whatever the
+// options of the service that wrote it.
+func ExampleAccountLayout() {
+	ctx := context.Background()
+	st := memory.NewPartitions()
+	svc, _ := balance.NewTransactions(st, balance.TxnOptions{Partitions: 4, RetryWindow: time.Hour})
+	if _, err := svc.Apply(ctx, "seller-42", "pay-0", 2500); err != nil {
+		fmt.Println(err)
+		return
+	}
+	layout, ok, err := balance.AccountLayout(ctx, st, "seller-42")
+	fmt.Println(layout.Partitions, layout.RecordShards, layout.RetryWindow, ok, err)
+	tool, _ := balance.NewTransactions(st, layout)
+	b, err := tool.Balance(ctx, "seller-42")
+	fmt.Println(b, err)
+	_, ok, err = balance.AccountLayout(ctx, st, "seller-7")
+	fmt.Println(ok, err)
+	// Output:
+	// 4 16 1h0m0s true <nil>
+	// 2500 <nil>
+	// false <nil>
+}
+
 // EvaluateTxnRows reads one stored row partition of Transactions as
 // Transactions does: an inspection tool's view of a snapshot.
 func ExampleEvaluateTxnRows() {

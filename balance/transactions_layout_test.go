@@ -139,6 +139,10 @@ func TestTransactionsLayoutRaceLargerWins(t *testing.T) {
 			require.EqualValues(t, 31, v, "the larger layout reads the smaller's row")
 			_, err = large.Merge(ctx, acct)
 			require.NoError(t, err)
+			layout, ok, err := balance.AccountLayout(ctx, st, acct)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, large.Options().Partitions, layout.Partitions, "AccountLayout names the larger")
 		})
 	}
 }
@@ -224,6 +228,10 @@ func TestTransactionsLayoutCorruptMarker(t *testing.T) {
 	bad, err := balance.New(st.mem, balance.Options{Clock: c.Now})
 	require.NoError(t, err)
 	require.NoError(t, bad.Add(ctx, acct+"#txn.layout", timeid.FromParts(c.Now(), 1, 1), 5))
+	_, _, err = balance.AccountLayout(ctx, st, acct)
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	_, _, err = balance.AccountLayout(ctx, st, "")
+	require.ErrorIs(t, err, crdt.ErrInvalidKey)
 	applies := st.applies.Load()
 	_, err = tx.Apply(ctx, acct, "pay-1", 1)
 	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/internal/rowlog"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/timeid"
 )
@@ -46,8 +47,14 @@ func (o TxnOptions) layout() int64 {
 
 // layoutString describes a layout (an amount of the marker).
 func layoutString(l int64) string {
-	return fmt.Sprintf("Partitions %d, RecordShards %d, RetryWindow %v",
-		l>>57+1, l&0xff+1, time.Duration(l>>8&(1<<49-1))*time.Microsecond)
+	o := layoutOptions(l)
+	return fmt.Sprintf("Partitions %d, RecordShards %d, RetryWindow %v", o.Partitions, o.RecordShards, o.RetryWindow)
+}
+
+// layoutOptions returns the options layout l names (the others zero).
+func layoutOptions(l int64) TxnOptions {
+	return TxnOptions{Partitions: int(l>>57) + 1, RecordShards: int(l&0xff) + 1,
+		RetryWindow: time.Duration(l>>8&(1<<49-1)) * time.Microsecond}
 }
 
 // layoutChecks remembers when each account's layout was last found to be
@@ -72,16 +79,9 @@ func (tx *Transactions) checkLayout(ctx context.Context, account string, trust b
 		}
 	}
 	mine := tx.opts.layout()
-	rows, err := tx.ac.t.Snapshot(ctx, layoutPartition(account), MaxRows, store.ReadAny)
+	named, err := readLayouts(ctx, &tx.ac.t, account)
 	if err != nil {
 		return false, err
-	}
-	var named []int64
-	for _, r := range rows {
-		if r.UpdateID != layoutMarkID || r.Kind != KindNormal || r.Amount <= 0 {
-			return false, fmt.Errorf("%w: account %q: its layout marker holds a row no Transactions writes (%v)", crdt.ErrCorruptEncoding, account, r.Key())
-		}
-		named = append(named, r.Amount)
 	}
 	switch {
 	case len(named) == 0:
@@ -94,6 +94,43 @@ func (tx *Transactions) checkLayout(ctx context.Context, account string, trust b
 		tx.trustLayout(account, now)
 	}
 	return false, nil
+}
+
+// readLayouts returns the layouts account's marker names.
+func readLayouts(ctx context.Context, t *rowlog.Table[Row], account string) ([]int64, error) {
+	rows, err := t.Snapshot(ctx, layoutPartition(account), MaxRows, store.ReadAny)
+	if err != nil {
+		return nil, err
+	}
+	var named []int64
+	for _, r := range rows {
+		if r.UpdateID != layoutMarkID || r.Kind != KindNormal || r.Amount <= 0 {
+			return nil, fmt.Errorf("%w: account %q: its layout marker holds a row no Transactions writes (%v)", crdt.ErrCorruptEncoding, account, r.Key())
+		}
+		named = append(named, r.Amount)
+	}
+	return named, nil
+}
+
+// AccountLayout reads account's layout marker in st (SPEC.md 9.4
+// "Layout"): the Partitions, RecordShards and RetryWindow its first Apply
+// recorded (the largest named, after a layout race), in TxnOptions whose
+// other fields are zero, to open a Transactions that reads the account;
+// ok is false when no Apply wrote the marker. A marker row no
+// Transactions writes is crdt.ErrCorruptEncoding.
+func AccountLayout(ctx context.Context, st store.Partitions, account string) (o TxnOptions, ok bool, err error) {
+	if err := crdt.ValidateKey("account key", account); err != nil {
+		return TxnOptions{}, false, err
+	}
+	ac, err := New(st, Options{})
+	if err != nil {
+		return TxnOptions{}, false, err
+	}
+	named, err := readLayouts(ctx, &ac.t, account)
+	if err != nil || len(named) == 0 {
+		return TxnOptions{}, false, err
+	}
+	return layoutOptions(slices.Max(named)), true, nil
 }
 
 // trustLayout trusts a check of account's layout, or its marking, at now.

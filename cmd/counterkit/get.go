@@ -40,6 +40,13 @@ sibling is decoded and described as inspect does, and the value is the
 merge of all of them, computed by the counter's own driver (ledger.Value,
 statestore.Load, bounded's Merge) on exactly the siblings printed.
 
+A balance.Transactions account (-type transactions; embedded and
+cassandra): KEY is the account; its layout is read from its marker
+(balance.AccountLayout), and the value is Transactions.Balance of that
+layout, the summary its layout and Conflicts (one read of each row
+partition, at the ordinary level; -complete and -max-rows do not apply).
+An account whose marker no Apply wrote is crdt.ErrNotFound.
+
 Partition keys (-type tally, deltalog or balance; embedded and cassandra):
 every row is decoded and described, and the value is what the counter's own
 reader returns on that snapshot (tally Read, deltalog Counters.Read, balance
@@ -145,7 +152,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("get", getUsage, stderr)
 	fs := c.fs
 	cf := addCommonFlags(fs)
-	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter, bounded (sibling keys), tally, deltalog, balance (partition keys)")
+	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter, bounded (sibling keys), tally, deltalog, balance (partition keys), transactions (a balance.Transactions account)")
 	opts := addDecodeFlags(fs)
 	maxRows := fs.Int("max-rows", balance.MaxRows, "partition keys: the most rows read (at least 1)")
 	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
@@ -155,11 +162,11 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	o, oerr := opts()
 	spec, serr := parseStore(*cf.store)
 	key := fs.Arg(0)
-	isSibling, isPartition := slices.Contains(siblingTypes, *typ), slices.Contains(partitionTypes, *typ)
+	isSibling, isPartition := slices.Contains(siblingTypes, *typ), slices.Contains(partitionTypes, *typ) || *typ == "transactions"
 	if err := cmp.Or(checkTimeout(*cf.timeout),
 		invalidIf(fs.NArg() != 1, "give exactly one KEY (got %d arguments)", fs.NArg()),
 		invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), oerr, serr,
-		invalidIf(!isSibling && !isPartition, "-type must be one of %s, not %q", strings.Join(slices.Concat(siblingTypes, partitionTypes), ", "), *typ),
+		invalidIf(!isSibling && !isPartition, "-type must be one of %s, not %q", strings.Join(slices.Concat(siblingTypes, partitionTypes, []string{"transactions"}), ", "), *typ),
 		invalidIf(isPartition && spec.kind == "riak", "riak holds sibling keys only, not %s", *typ),
 		cli.Usage(crdt.ValidateKey("key", key))); err != nil {
 		return fail(stderr, "get", err)
@@ -172,9 +179,12 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	}
 	defer b.close()
 	res := &GetResult{Store: spec.String(), Key: key, Type: *typ}
-	if isSibling {
+	switch {
+	case isSibling:
 		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
-	} else {
+	case *typ == "transactions":
+		err = getTransactions(ctx, b.partitions, key, res)
+	default:
 		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, cli.Either(*complete, store.ReadComplete, store.ReadAny), res)
 	}
 	if errors.Is(err, crdt.ErrNotFound) && b.verify != nil {
@@ -187,6 +197,34 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 		err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
 	}
 	return c.emitResult(stdout, res, err)
+}
+
+// getTransactions reads a balance.Transactions account as a Transactions
+// of the layout its marker names reads it: Balance, then Conflicts.
+func getTransactions(ctx context.Context, st store.Partitions, account string, res *GetResult) error {
+	layout, ok, err := balance.AccountLayout(ctx, st, account)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: account %q has no layout marker (no Apply wrote it)", crdt.ErrNotFound, account)
+	}
+	tx, err := balance.NewTransactions(st, layout)
+	if err != nil {
+		return err
+	}
+	v, err := tx.Balance(ctx, account)
+	if err != nil {
+		return err
+	}
+	conflicts, err := tx.Conflicts(ctx, account)
+	if err != nil {
+		return err
+	}
+	res.Value = v
+	res.Summary = map[string]any{"partitions": layout.Partitions, "record_shards": layout.RecordShards,
+		"retry_window": layout.RetryWindow.String(), "conflicts": conflictLines(conflicts)}
+	return nil
 }
 
 // typeTags are the encodings each sibling type stores.
@@ -406,12 +444,17 @@ func getPartition(ctx context.Context, st store.Partitions, key, typ string, lim
 // balanceSummary is get's summary of a balance partition read as view,
 // with conflicts.
 func balanceSummary(view balance.View, conflicts []balance.Conflict) map[string]any {
+	return map[string]any{"live_rows": len(view.Live), "valid_sums": len(view.Valid),
+		"invalid_sums": len(view.InvalidSums), "invalid_tombstones": len(view.InvalidTombstones), "conflicts": conflictLines(conflicts)}
+}
+
+// conflictLines describes conflicting update ids, one line each.
+func conflictLines(conflicts []balance.Conflict) []string {
 	cs := []string{}
 	for _, c := range conflicts {
 		cs = append(cs, fmt.Sprintf("%s counted %d refused %v", c.UpdateID, c.Counted, c.Refused))
 	}
-	return map[string]any{"live_rows": len(view.Live), "valid_sums": len(view.Valid),
-		"invalid_sums": len(view.InvalidSums), "invalid_tombstones": len(view.InvalidTombstones), "conflicts": cs}
+	return cs
 }
 
 // rowName names a stored row by its decoded row key.

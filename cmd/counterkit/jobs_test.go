@@ -285,6 +285,21 @@ func TestMergeTransactions(t *testing.T) {
 		require.Equal(t, []int64{-5}, rec)
 	})
 
+	// get reads the account as its layout's Transactions does; an account
+	// no Apply wrote is not found.
+	code, out, errOut = runCmd(t, "", "get", "-store", emb, "-type", "transactions", "-o", "json", "shop-1")
+	require.Equal(t, 0, code, errOut)
+	var got GetResult
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.EqualValues(t, 60, got.Value)
+	require.EqualValues(t, 16, got.Summary["partitions"])
+	require.Equal(t, "24h0m0s", got.Summary["retry_window"])
+	require.Empty(t, got.Summary["conflicts"])
+	code, _, errOut = runCmd(t, "", "get", "-store", emb, "-type", "transactions", "nobody")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `account "nobody" has no layout marker`)
+	require.Contains(t, errOut, "(crdt.ErrNotFound)")
+
 	// Merged again: nothing to do. An account with no rows, or an invalid
 	// one, fails on its own (exit 1).
 	code, out, errOut = runCmd(t, "", "merge", "transactions", "-store", emb, "-progress", "0", "shop-1", "nobody", "a#b")
