@@ -807,3 +807,52 @@ func TestTransactionsDeleteWithManyShards(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rec)
 }
+
+// Balance, Conflicts and Merge read the account's row partitions at once
+// (on Cassandra, sixteen round trips in one's time): every read waits here
+// until all have started, which sequential reads never do.
+func TestTransactionsReadsPartitionsAtOnce(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	mem := memory.NewPartitions()
+	st := faulty.NewPartitions(mem, faulty.Options{})
+	o := txnOpts(c)
+	o.Partitions = 4
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	_, err = tx.Apply(ctx, acct, "pay-1", 5)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var started int
+	all := make(chan struct{})
+	st.SetHook(func(ctx context.Context, call faulty.Call, after bool) error {
+		if after || call.Method != faulty.MethodSnapshot || !slices.Contains(tx.RowPartitions(acct), call.Key) {
+			return nil
+		}
+		mu.Lock()
+		ch := all
+		if started++; started == len(tx.RowPartitions(acct)) {
+			close(ch)
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+			return nil
+		case <-time.After(2 * time.Second):
+			return fmt.Errorf("%w: read of %s alone", crdt.ErrUnavailable, call.Key)
+		}
+	})
+	for _, op := range []struct {
+		name string
+		run  func() error
+	}{
+		{"Balance", func() error { _, err := tx.Balance(ctx, acct); return err }},
+		{"Conflicts", func() error { _, err := tx.Conflicts(ctx, acct); return err }},
+		{"Merge", func() error { _, err := tx.Merge(ctx, acct); return err }},
+	} {
+		mu.Lock()
+		started, all = 0, make(chan struct{})
+		mu.Unlock()
+		require.NoError(t, op.run(), op.name)
+	}
+}
