@@ -148,9 +148,11 @@ type compareWriter struct {
 	// retryable reports whether a caller resends after err; false means
 	// the transaction definitely failed and is given up.
 	retryable func(err error) bool
-	// merges, if set, reports the maintenance the writer ran beside its
-	// sends (transactions: its merges), once the run is over.
-	merges func() maintenance
+	// maintain, if set, runs after each send, outside its latency: the
+	// maintenance a service runs on a timer (transactions: worker 0's
+	// merges). merges reports what it ran, once the run is over.
+	maintain func(ctx context.Context)
+	merges   func() maintenance
 }
 
 // maintenance counts the maintenance jobs a writer ran and how many failed.
@@ -287,7 +289,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.count, "count", 0, "transactions per worker and type (0: as many as -duration allows)")
 	fs.IntVar(&cfg.workers, "workers", 32, "concurrent writers per type")
 	fs.DurationVar(&cfg.timeout, "timeout", 200*time.Millisecond, "client timeout of every write: small values make writes time out while still landing")
-	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "timeout of the final reads and of connecting")
+	fs.DurationVar(&cfg.readTimeout, "read-timeout", 30*time.Second, "timeout of the final reads, of connecting and of each transactions merge")
 	fs.DurationVar(&cfg.resendMin, "resend-min", 2*time.Second, "the shortest delay before a failed transaction is resent")
 	fs.DurationVar(&cfg.resendMax, "resend-max", time.Minute, "the longest delay before a failed transaction is resent (inside the deltalog and balance write windows: 10m and 5m)")
 	fs.DurationVar(&cfg.resolveFor, "resolve-for", 5*time.Minute, "how long resends go on after the run; what is unacknowledged then is unresolved")
@@ -647,6 +649,9 @@ func runWorker(ctx context.Context, cfg compareConfig, q *resendQueue, id int, w
 		sctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 		writes, err := w.send(sctx, t)
 		cancel()
+		if w.maintain != nil {
+			defer w.maintain(ctx)
+		}
 		s.writes += int64(writes)
 		switch {
 		case err != nil && w.retryable(err):

@@ -177,8 +177,9 @@ func txnID(runID string, t *txn) crdt.TxnID {
 // transactionsTarget credits one balance account by transaction id, each
 // worker through its own Transactions; worker 0 also merges the account
 // (records, sums, settles) at its first send cfg.mergeEvery after its last
-// merge, as a service would on a timer: with its own timeout
-// (-read-timeout, not the writes' -timeout), its failures counted apart.
+// merge, as a service would on a timer: after the send and outside its
+// latency, with its own timeout (-read-timeout, not the writes'
+// -timeout), its failures counted apart.
 func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (compareTarget, error) {
 	open := func() (*balance.Transactions, error) {
 		return balance.NewTransactions(part, balance.TxnOptions{Options: balance.Options{Clock: cfg.now}})
@@ -194,23 +195,27 @@ func transactionsTarget(cfg compareConfig, part store.Partitions, key string) (c
 			if err != nil {
 				return compareWriter{}, err
 			}
-			merged := cfg.now()
-			var m maintenance
 			cw, err := oneWriter(func(ctx context.Context, x *txn) (int, error) {
 				_, err := tx.Apply(ctx, key, txnID(cfg.runID, x), 1)
-				if now := cfg.now(); w == 0 && now.Sub(merged) >= cfg.mergeEvery {
-					merged = now
-					mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.readTimeout)
-					if _, merr := tx.Merge(mctx, key); merr != nil {
-						m.failed++
-						m.first = cmp.Or(m.first, merr)
-					}
-					cancel()
-					m.runs++
-				}
 				return 1, err
 			}, counterkitRetryable)
-			cw.merges = func() maintenance { return m }
+			if w == 0 {
+				merged := cfg.now()
+				var m maintenance
+				cw.maintain = func(ctx context.Context) {
+					if now := cfg.now(); now.Sub(merged) >= cfg.mergeEvery {
+						merged = now
+						mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.readTimeout)
+						defer cancel()
+						if _, err := tx.Merge(mctx, key); err != nil {
+							m.failed++
+							m.first = cmp.Or(m.first, err)
+						}
+						m.runs++
+					}
+				}
+				cw.merges = func() maintenance { return m }
+			}
 			return cw, err
 		}}, nil
 }
