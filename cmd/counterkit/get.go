@@ -154,7 +154,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	cf := addCommonFlags(fs)
 	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter, bounded (sibling keys), tally, deltalog, balance (partition keys), transactions (a balance.Transactions account)")
 	opts := addDecodeFlags(fs)
-	maxRows := fs.Int("max-rows", balance.MaxRows, "partition keys: the most rows read (at least 1)")
+	maxRows := fs.Int("max-rows", balance.MaxBacklogRows, "partition keys: the most rows read (at least 1)")
 	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
 	if code := c.parse(args); code >= 0 {
 		return code

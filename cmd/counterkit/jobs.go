@@ -296,7 +296,7 @@ func partitionJob[D any](fs *pflag.FlagSet, dry *bool, open func(store.Partition
 // flags named not negative, -max-rows at least 1, and the driver's
 // acceptance of the options (open on an empty memory store).
 func partitionFlags[D any](fs *pflag.FlagSet, open func(store.Partitions) (D, error), durations ...string) (maxRows *int, check func() error) {
-	maxRows = fs.Int("max-rows", balance.MaxRows, "dry run: the most rows copied (at least 1)")
+	maxRows = fs.Int("max-rows", balance.MaxBacklogRows, "dry run: the most rows copied of a partition (at least 1)")
 	return maxRows, func() error {
 		_, err := open(memory.NewPartitions())
 		return cmp.Or(nonNegative(fs, durations...), invalidIf(*maxRows < 1, "-max-rows must be at least 1, not %d", *maxRows), configError(err))
