@@ -110,8 +110,9 @@ type Accounts struct {
 	t    rowlog.Table[Row]
 	opts Options
 	// pt, when set, reads placed partitions (placed.go): Transactions'
-	// row partitions.
-	pt *rowlog.Table[placedRow]
+	// row partitions, up to backlog rows past MaxRows.
+	pt      *rowlog.Table[placedRow]
+	backlog int
 }
 
 // New returns Accounts over st. Invalid options wrap crdt.ErrInvalidConfig.

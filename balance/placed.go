@@ -69,18 +69,19 @@ func decodePlacedRow(account string, sr store.Row) (placedRow, error) {
 	return placedRow{at, r}, err
 }
 
-// MaxBacklogRows bounds the rows of a Transactions row partition: a read
-// that finds more than MaxRows reads again, up to MaxBacklogRows, so that
-// a backlog (merges paused, or a burst of retries before a merge, each a
-// copy of its row) and the tombstones of the merges that drain it stay
-// readable and mergeable (SPEC.md 9.4).
+// MaxBacklogRows bounds the rows of a Transactions row partition (the
+// default of TxnOptions.BacklogRows): a read that finds more than MaxRows
+// reads again, up to MaxBacklogRows, so that a backlog (merges paused, or
+// a burst of retries before a merge, each a copy of its row) and the
+// tombstones of the merges that drain it stay readable and mergeable
+// (SPEC.md 9.4).
 const MaxBacklogRows = 2 * MaxRows
 
 // placedView reads a placed partition (evaluatePlaced).
 func (ac *Accounts) placedView(ctx context.Context, account string) (View, error) {
 	stored, err := ac.pt.Snapshot(ctx, account, MaxRows, store.ReadAny)
 	if errors.Is(err, crdt.ErrTooLarge) {
-		stored, err = ac.pt.Snapshot(ctx, account, MaxBacklogRows, store.ReadAny)
+		stored, err = ac.pt.Snapshot(ctx, account, ac.backlog, store.ReadAny)
 	}
 	if err != nil {
 		return View{}, err
@@ -323,10 +324,11 @@ func (v View) placedRemoval(account string, gone map[Key]bool, closed time.Time,
 }
 
 // placed returns Accounts like ac whose partitions are placed.
-func (ac *Accounts) placed() *Accounts {
+func (ac *Accounts) placed(backlog int) *Accounts {
 	c := *ac
 	c.pt = &rowlog.Table[placedRow]{Name: ac.t.Name, Store: ac.t.Store, Clock: ac.t.Clock, Consecutive: ac.t.Consecutive,
 		Decode: decodePlacedRow, CheckKey: ac.t.CheckKey, Observer: ac.t.Observer}
+	c.backlog = backlog
 	return &c
 }
 

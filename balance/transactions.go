@@ -94,6 +94,14 @@ type TxnOptions struct {
 	// RecordShards is how many record partitions each RetryWindow of an
 	// account spreads over, 1..256. Default 16. Part of the layout.
 	RecordShards int
+	// BacklogRows is the most rows a read of a row partition takes once
+	// it found more than MaxRows (SPEC.md 9.4), MaxRows..100,000,000:
+	// past it the partition's reads and merges fail crdt.ErrTooLarge.
+	// Default MaxBacklogRows. Not part of the layout: to drain a partition
+	// past the default, merge the account with a larger BacklogRows
+	// (counterkit merge transactions -backlog-rows) until it is under;
+	// each read of it then holds its rows in memory at once.
+	BacklogRows int
 	// TxnTime, when set, gives every transaction a time carried by every
 	// retry (tpncounter.TimeUUID reads a version 1 UUID's). Apply then
 	// refuses an id without one (crdt.ErrInvalidTxnID), and one not
@@ -111,6 +119,9 @@ const (
 	DefaultPartitions   = 16
 	DefaultRecordShards = 16
 )
+
+// maxBacklogRowsOption bounds TxnOptions.BacklogRows.
+const maxBacklogRowsOption = 100_000_000
 
 // MaxTxnAccountLen is the longest account key Transactions accepts: its
 // record partitions' keys add at most 32 bytes to it.
@@ -177,6 +188,9 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 	if opts.RecordShards == 0 {
 		opts.RecordShards = DefaultRecordShards
 	}
+	if opts.BacklogRows == 0 {
+		opts.BacklogRows = MaxBacklogRows
+	}
 	switch {
 	case opts.RetryWindow < o.SettleGrace || opts.RetryWindow > MaxRetryWindow || opts.RetryWindow%time.Microsecond != 0:
 		return nil, fmt.Errorf("%w: RetryWindow %v must be whole microseconds, at least SettleGrace and at most %v", crdt.ErrInvalidConfig, opts.RetryWindow, MaxRetryWindow)
@@ -186,12 +200,14 @@ func NewTransactions(st store.Partitions, opts TxnOptions) (*Transactions, error
 		return nil, fmt.Errorf("%w: Partitions %d is outside 1..64", crdt.ErrInvalidConfig, opts.Partitions)
 	case opts.RecordShards < 1 || opts.RecordShards > 256:
 		return nil, fmt.Errorf("%w: RecordShards %d is outside 1..256", crdt.ErrInvalidConfig, opts.RecordShards)
+	case opts.BacklogRows < MaxRows || opts.BacklogRows > maxBacklogRowsOption:
+		return nil, fmt.Errorf("%w: BacklogRows %d is outside %d..%d", crdt.ErrInvalidConfig, opts.BacklogRows, MaxRows, maxBacklogRowsOption)
 	}
 	ac, err := New(st, o)
 	if err != nil {
 		return nil, err
 	}
-	return &Transactions{ac: ac, rows: ac.placed(), opts: opts}, nil
+	return &Transactions{ac: ac, rows: ac.placed(opts.BacklogRows), opts: opts}, nil
 }
 
 // Options returns the options in effect, defaults filled in.

@@ -125,3 +125,42 @@ func TestTransactionsBacklogPastMaxRowsDrains(t *testing.T) {
 	require.Greater(t, most, balance.MaxRows, "the merges took the partition past MaxRows")
 	require.Less(t, left, 10, "the backlog drained")
 }
+
+// A row partition past BacklogRows fails its reads and merges
+// crdt.ErrTooLarge; a Transactions with a larger BacklogRows (not part of
+// the layout) reads and merges it, and its merges drain it. BacklogRows
+// outside MaxRows..100,000,000 is crdt.ErrInvalidConfig.
+func TestTransactionsBacklogRows(t *testing.T) {
+	for _, n := range []int{-1, 1, balance.MaxRows - 1, 100_000_001} {
+		_, err := balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{BacklogRows: n})
+		require.ErrorIs(t, err, crdt.ErrInvalidConfig, "BacklogRows %d", n)
+	}
+	if testing.Short() {
+		t.Skip("100,100 credits: not with -short")
+	}
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	o := txnOpts(c)
+	o.Partitions, o.RecordShards, o.BacklogRows = 1, 1, balance.MaxRows
+	tight, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	const n = balance.MaxRows + 100
+	for i := range n {
+		if i%10_000 == 0 {
+			c.Add(time.Second)
+		}
+		_, err := tight.Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("b-%d", i)), 1)
+		require.NoError(t, err)
+	}
+	_, err = tight.Balance(ctx, acct)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	_, err = tight.Merge(ctx, acct)
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	o.BacklogRows = 0 // the default, MaxBacklogRows
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	b, err := tx.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, n, b)
+}

@@ -453,6 +453,7 @@ func mergeTransactionsFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*b
 	fs.DurationVar(&o.Deadline, "deadline", 0, "balance TxnOptions.Deadline (0: 5s); settle-grace must be at least deadline + safety-margin")
 	fs.IntVar(&o.Partitions, "partitions", 0, "balance TxnOptions.Partitions: the row partitions of an account, 1..64 (0: 16)")
 	fs.IntVar(&o.RecordShards, "record-shards", 0, "balance TxnOptions.RecordShards: the record partitions of a retry window, 1..256 (0: 16)")
+	fs.IntVar(&o.BacklogRows, "backlog-rows", 0, "balance TxnOptions.BacklogRows: the most rows a read of a row partition takes past 100,000 (0: 200,000); raise it to drain a partition past that")
 	open := func(st store.Partitions) (*balance.Transactions, error) { return balance.NewTransactions(st, o) }
 	maxRows, check := partitionFlags(fs, open, append(durations, "retry-window", "deadline")...)
 	return check, func(b *backend) jobRunner {
@@ -460,7 +461,7 @@ func mergeTransactionsFlags(fs *pflag.FlagSet, dry *bool) (func() error, func(*b
 			var cp *copyOnRead
 			st := b.partitions
 			if *dry {
-				cp = newCopyOnRead(b.partitions, *maxRows)
+				cp = newCopyOnRead(b.partitions, max(*maxRows, o.BacklogRows))
 				st = cp
 			}
 			tx, err := open(st)
