@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -215,7 +214,7 @@ func (tx *Transactions) Options() TxnOptions { return tx.opts }
 
 // Conflicts returns the transactions of account whose id was applied with
 // more than one amount (by row id: Conflict.UpdateID is TxnRowID of the
-// transaction), one read of each row partition (all at once), after the account's layout
+// transaction), one read of each row partition, after the account's layout
 // check (as Balance's).
 func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Conflict, error) {
 	if err := tx.checkAccount(account); err != nil {
@@ -224,31 +223,15 @@ func (tx *Transactions) Conflicts(ctx context.Context, account string) ([]Confli
 	if _, err := tx.checkLayout(ctx, account, false); err != nil {
 		return nil, err
 	}
-	parts := tx.RowPartitions(account)
-	cs, errs := make([][]Conflict, len(parts)), make([]error, len(parts))
-	each(len(parts), func(i int) { cs[i], errs[i] = tx.rows.Conflicts(ctx, parts[i]) })
 	var out []Conflict
-	for i := range parts {
-		if errs[i] != nil {
-			return nil, errs[i]
+	for _, p := range tx.RowPartitions(account) {
+		c, err := tx.rows.Conflicts(ctx, p)
+		if err != nil {
+			return nil, err
 		}
-		out = append(out, cs[i]...)
+		out = append(out, c...)
 	}
 	return out, nil
-}
-
-// each calls fn(i) for every i < n at once, and returns when all have
-// returned: the reads of an account's row partitions (SPEC.md 9.4).
-func each(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(i)
-		}()
-	}
-	wg.Wait()
 }
 
 // Delete removes the account, in this order, in batches of at most
@@ -501,7 +484,7 @@ func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.T
 }
 
 // Balance returns the account's balance: the exact sum of its
-// RowPartitions' balances (one read each, all at once; a partition's may pass int64
+// RowPartitions' balances (one read each; a partition's may pass int64
 // while the sum fits), crdt.ErrOverflow when it does not fit int64. It
 // first reads the account's layout marker (crdt.ErrInvalidConfig for
 // another layout, crdt.ErrCorruptEncoding for a damaged marker).
@@ -512,15 +495,13 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 	if _, err := tx.checkLayout(ctx, account, false); err != nil {
 		return 0, err
 	}
-	parts := tx.RowPartitions(account)
-	views, errs := make([]View, len(parts)), make([]error, len(parts))
-	each(len(parts), func(i int) { views[i], errs[i] = tx.rows.observedView(ctx, parts[i]) })
 	var sum exact.Int128
-	for i := range parts {
-		if errs[i] != nil {
-			return 0, errs[i]
+	for _, p := range tx.RowPartitions(account) {
+		v, err := tx.rows.observedView(ctx, p)
+		if err != nil {
+			return 0, err
 		}
-		sum.AddInt128(views[i].total)
+		sum.AddInt128(v.total)
 	}
 	v, ok := sum.Int64()
 	if !ok {
@@ -530,7 +511,7 @@ func (tx *Transactions) Balance(ctx context.Context, account string) (int64, err
 }
 
 // Merge merges each of the account's RowPartitions (Accounts.Merge): it
-// reads every row partition (all at once), then records every transaction whose row the
+// reads every row partition, then records every transaction whose row the
 // merges will sum (one batch per record partition), then runs each
 // partition's merge steps. A merge whose newest sum row read is in a
 // window before its clock's then deletes the record partitions no call
@@ -555,8 +536,8 @@ func (tx *Transactions) Merge(ctx context.Context, account string) ([]MergeRepor
 	merges := make([]startedMerge, len(parts))
 	var newest ID // the newest valid S row the merges read
 	var views []View
-	each(len(parts), func(i int) { merges[i] = tx.rows.startMerge(ctx, parts[i]) })
-	for i := range parts {
+	for i, p := range parts {
+		merges[i] = tx.rows.startMerge(ctx, p)
 		if merges[i].err == nil {
 			if n := newestSum(merges[i].v); newest.IsZero() || n.Compare(newest) > 0 {
 				newest = n

@@ -1277,64 +1277,11 @@ func (p *dvPartitions) states(partition string) [][]store.Row {
 	return p.hist[partition]
 }
 
-// dvRowSnapshots reports whether calls a and b are in one set (SPEC.md
-// 11.1): snapshots of one Transactions account's row partitions
-// (<account>#<i>), which its Balance, Conflicts and Merge read at once.
-func dvRowSnapshots(a, b dvCall) bool {
-	acct := func(c dvCall) (string, bool) {
-		i := strings.LastIndexByte(c.Key, '#')
-		if c.Method != "snapshot" || i < 0 || i == len(c.Key)-1 {
-			return "", false
-		}
-		_, err := strconv.ParseUint(c.Key[i+1:], 10, 8)
-		return c.Key[:i], err == nil
-	}
-	x, ok := acct(a)
-	y, ok2 := acct(b)
-	return ok && ok2 && x == y
-}
-
-// dvSortRowSnapshots returns calls with each set of row partition
-// snapshots sorted by key, as a vector lists them.
-func dvSortRowSnapshots(calls []dvCall) []dvCall {
-	out := slices.Clone(calls)
-	for i := 0; i < len(out); {
-		j := i + 1
-		for j < len(out) && dvRowSnapshots(out[i], out[j]) {
-			j++
-		}
-		slices.SortStableFunc(out[i:j], func(a, b dvCall) int { return strings.Compare(a.Key, b.Key) })
-		i = j
-	}
-	return out
-}
-
-// expectSnapshot is expect for a snapshot of partition: when the next
-// call of the script is in a set of row partition snapshots, the set's
-// entry of partition, taken in its place.
-func (r *dvRec) expectSnapshot(partition string) (dvCall, bool) {
-	for j := r.next; j < len(r.script) && (j == r.next || dvRowSnapshots(r.script[r.next], r.script[j])); j++ {
-		if r.script[j].Method == "snapshot" && r.script[j].Key == partition {
-			if j != r.next {
-				r.script = slices.Clone(r.script)
-				r.script[r.next], r.script[j] = r.script[j], r.script[r.next]
-			}
-			break
-		}
-	}
-	return r.expect("snapshot")
-}
-
 // read answers a Snapshot or Scan: the rows (all of the partition from
 // from) and the error.
 func (p *dvPartitions) read(ctx context.Context, call *dvCall, partition string, from []byte) ([]store.Row, error) {
 	if p.rec.replay {
-		exp, ok := dvCall{}, false
-		if call.Method == "snapshot" {
-			exp, ok = p.rec.expectSnapshot(partition)
-		} else {
-			exp, ok = p.rec.expect(call.Method)
-		}
+		exp, ok := p.rec.expect(call.Method)
 		if !ok {
 			call.Reply = "unscripted"
 			return nil, errDVUnscripted
@@ -1378,8 +1325,6 @@ func (p *dvPartitions) read(ctx context.Context, call *dvCall, partition string,
 }
 
 func (p *dvPartitions) Snapshot(ctx context.Context, partition string, limit int, level store.Read) ([]store.Row, error) {
-	p.rec.mu.Lock() // Transactions reads its row partitions at once
-	defer p.rec.mu.Unlock()
 	call := dvCall{Method: "snapshot", Key: partition, Level: dvLevel(level), Limit: limit}
 	rows, err := p.read(ctx, &call, partition, nil)
 	p.rec.calls = append(p.rec.calls, call)
@@ -1387,8 +1332,6 @@ func (p *dvPartitions) Snapshot(ctx context.Context, partition string, limit int
 }
 
 func (p *dvPartitions) Scan(ctx context.Context, partition string, from []byte, level store.Read, fn func(store.Row) bool) error {
-	p.rec.mu.Lock()
-	defer p.rec.mu.Unlock()
 	call := dvCall{Method: "scan", Key: partition, From: hex.EncodeToString(from), Level: dvLevel(level)}
 	rows, err := p.read(ctx, &call, partition, from)
 	if err == nil {
@@ -1406,8 +1349,6 @@ func (p *dvPartitions) Scan(ctx context.Context, partition string, from []byte, 
 }
 
 func (p *dvPartitions) Apply(ctx context.Context, muts []store.Mutation) error {
-	p.rec.mu.Lock()
-	defer p.rec.mu.Unlock()
 	call := dvCall{Method: "apply"}
 	for _, m := range muts {
 		call.Mutations = append(call.Mutations, dvMut{Op: m.Op.String(), Partition: m.Partition,
@@ -2294,7 +2235,7 @@ func dvRunBalance(v dvVector, replay bool) (dvVector, error) {
 			return dvVector{}, fmt.Errorf("unknown balance op %q", s.Op)
 		}
 		got.Error = dvKind(err)
-		got.Calls = dvNormRows(dvSortRowSnapshots(rec.calls), func(k, v []byte) ([]byte, []byte) { return dvMapRow(vers.toVector, k, v) }, dvDescRow)
+		got.Calls = dvNormRows(rec.calls, func(k, v []byte) ([]byte, []byte) { return dvMapRow(vers.toVector, k, v) }, dvDescRow)
 		out.Steps = append(out.Steps, got)
 	}
 	return out, nil
