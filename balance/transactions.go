@@ -84,8 +84,8 @@ type TxnOptions struct {
 	// merges fail with crdt.ErrTooLarge, which no later merge undoes:
 	// size it for the peak rate with room for a backlog (SPEC.md 9.4).
 	// Default 16: 3,000 credits per second with merges every 5 seconds
-	// survive a five-minute merger pause; the most it keeps up with,
-	// about 11,200, survives none. It is
+	// survive a five-minute merger pause; 11,200 (about 91,000 rows a
+	// partition) survive a 10-second one, not 30 seconds. It is
 	// part of the account's layout (with RecordShards and RetryWindow):
 	// the account's first Apply records it, and a Transactions with
 	// another layout is refused (crdt.ErrInvalidConfig).
