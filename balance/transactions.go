@@ -801,7 +801,10 @@ func (tx *Transactions) partition(account string, window int64, shard int) strin
 	return account + "#txn." + strconv.FormatInt(window, 10) + "." + strconv.Itoa(shard)
 }
 
-func (tx *Transactions) checkAccount(account string) error {
+func (tx *Transactions) checkAccount(account string) error { return checkTxnAccount(account) }
+
+// checkTxnAccount refuses an account key Transactions does not take.
+func checkTxnAccount(account string) error {
 	if err := crdt.ValidateKey("account key", account); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package balance_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -315,4 +316,33 @@ func TestTransactionsLateRefusedApplyWritesNoMarker(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrOutsideWindow)
 	require.Empty(t, storedRows(mem, acct+"#txn.layout"), "a refused Apply wrote the layout marker")
 	require.Empty(t, storedRows(mem, tx.RowPartitions(acct)[int(balance.TxnRowID("late")[14])%tx.Options().Partitions]))
+}
+
+// AccountLayout's options open a Transactions that reads the account,
+// a RetryWindow shorter than the default SettleGrace included (a review
+// found NewTransactions refused them), and it refuses the account keys
+// Transactions refuses.
+func TestAccountLayoutOpensShortRetryWindow(t *testing.T) {
+	ctx := context.Background()
+	c := newTestClock()
+	st := memory.NewPartitions()
+	o := txnOpts(c)
+	o.SettleGrace, o.MaxMerge, o.RetryWindow = 35*time.Second, 5*time.Second, 40*time.Second
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	_, err = tx.Apply(ctx, acct, "pay-1", 7)
+	require.NoError(t, err)
+	layout, ok, err := balance.AccountLayout(ctx, st, acct)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, 40*time.Second, layout.RetryWindow)
+	rd, err := balance.NewTransactions(st, layout)
+	require.NoError(t, err)
+	b, err := rd.Balance(ctx, acct)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, b)
+	for _, bad := range []string{"", "a#b", strings.Repeat("k", balance.MaxTxnAccountLen+1)} {
+		_, _, err := balance.AccountLayout(ctx, st, bad)
+		require.ErrorIs(t, err, crdt.ErrInvalidKey, "%q", bad)
+	}
 }

@@ -114,12 +114,16 @@ func readLayouts(ctx context.Context, t *rowlog.Table[Row], account string) ([]i
 
 // AccountLayout reads account's layout marker in st (SPEC.md 9.4
 // "Layout"): the Partitions, RecordShards and RetryWindow its first Apply
-// recorded (the largest named, after a layout race), in TxnOptions whose
-// other fields are zero, to open a Transactions that reads the account;
-// ok is false when no Apply wrote the marker. A marker row no
-// Transactions writes is crdt.ErrCorruptEncoding.
+// recorded (the largest named, after a layout race), in TxnOptions that
+// open a Transactions that reads the account: their other fields are
+// zero, except that a RetryWindow shorter than the default SettleGrace
+// (1 minute) comes with timing Options scaled to it (SettleGrace the
+// RetryWindow), which bear on merges, not on reads; ok is false when no
+// Apply wrote the marker. An account key Transactions refuses is
+// crdt.ErrInvalidKey; a marker row no Transactions writes, or one naming
+// a RetryWindow no Transactions takes, is crdt.ErrCorruptEncoding.
 func AccountLayout(ctx context.Context, st store.Partitions, account string) (o TxnOptions, ok bool, err error) {
-	if err := crdt.ValidateKey("account key", account); err != nil {
+	if err := checkTxnAccount(account); err != nil {
 		return TxnOptions{}, false, err
 	}
 	ac, err := New(st, Options{})
@@ -130,7 +134,15 @@ func AccountLayout(ctx context.Context, st store.Partitions, account string) (o 
 	if err != nil || len(named) == 0 {
 		return TxnOptions{}, false, err
 	}
-	return layoutOptions(slices.Max(named)), true, nil
+	o = layoutOptions(slices.Max(named))
+	if o.RetryWindow <= 0 || o.RetryWindow > MaxRetryWindow {
+		return TxnOptions{}, false, fmt.Errorf("%w: account %q: its layout marker names %s, which no Transactions takes",
+			crdt.ErrCorruptEncoding, account, layoutString(slices.Max(named)))
+	}
+	if r := o.RetryWindow; r < time.Minute {
+		o.SettleGrace, o.SafetyMargin, o.MaxMerge, o.FutureSkew, o.Deadline = r, r/4, r/4, r/16, r/4
+	}
+	return o, true, nil
 }
 
 // trustLayout trusts a check of account's layout, or its marking, at now.

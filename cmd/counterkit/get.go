@@ -43,9 +43,11 @@ statestore.Load, bounded's Merge) on exactly the siblings printed.
 A balance.Transactions account (-type transactions; embedded and
 cassandra): KEY is the account; its layout is read from its marker
 (balance.AccountLayout), and the value is Transactions.Balance of that
-layout, the summary its layout and Conflicts (one read of each row
-partition, at the ordinary level; -complete and -max-rows do not apply).
-An account whose marker no Apply wrote is crdt.ErrNotFound.
+layout, the summary its layout and Conflicts (two reads of each row
+partition, at the ordinary level: Balance's, then Conflicts'; -complete
+does not apply, and -max-rows is the reads' TxnOptions.BacklogRows, at
+least 100,000). An account whose marker no Apply wrote is
+crdt.ErrNotFound.
 
 Partition keys (-type tally, deltalog or balance; embedded and cassandra):
 every row is decoded and described, and the value is what the counter's own
@@ -154,7 +156,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	cf := addCommonFlags(fs)
 	typ := fs.String("type", "", "the key's type: ledger, gcounter, pncounter, bounded (sibling keys), tally, deltalog, balance (partition keys), transactions (a balance.Transactions account)")
 	opts := addDecodeFlags(fs)
-	maxRows := fs.Int("max-rows", balance.MaxBacklogRows, "partition keys: the most rows read (at least 1)")
+	maxRows := fs.Int("max-rows", balance.MaxBacklogRows, "partition keys: the most rows read (at least 1); -type transactions: its reads' BacklogRows")
 	complete := fs.Bool("complete", false, "partition keys: read completely (store.ReadComplete; Cassandra: ALL) instead of at the ordinary level (QUORUM)")
 	if code := c.parse(args); code >= 0 {
 		return code
@@ -183,7 +185,7 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 	case isSibling:
 		err = getSiblings(ctx, b.siblings, key, *typ, o, res)
 	case *typ == "transactions":
-		err = getTransactions(ctx, b.partitions, key, res)
+		err = getTransactions(ctx, b.partitions, key, max(*maxRows, balance.MaxRows), res)
 	default:
 		err = getPartition(ctx, b.partitions, key, *typ, *maxRows, cli.Either(*complete, store.ReadComplete, store.ReadAny), res)
 	}
@@ -200,8 +202,9 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 }
 
 // getTransactions reads a balance.Transactions account as a Transactions
-// of the layout its marker names reads it: Balance, then Conflicts.
-func getTransactions(ctx context.Context, st store.Partitions, account string, res *GetResult) error {
+// of the layout its marker names reads it, with backlog as its
+// BacklogRows: Balance, then Conflicts.
+func getTransactions(ctx context.Context, st store.Partitions, account string, backlog int, res *GetResult) error {
 	layout, ok, err := balance.AccountLayout(ctx, st, account)
 	if err != nil {
 		return err
@@ -209,6 +212,7 @@ func getTransactions(ctx context.Context, st store.Partitions, account string, r
 	if !ok {
 		return fmt.Errorf("%w: account %q has no layout marker (no Apply wrote it)", crdt.ErrNotFound, account)
 	}
+	layout.BacklogRows = backlog
 	tx, err := balance.NewTransactions(st, layout)
 	if err != nil {
 		return err

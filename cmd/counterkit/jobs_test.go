@@ -299,6 +299,9 @@ func TestMergeTransactions(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, `account "nobody" has no layout marker`)
 	require.Contains(t, errOut, "(crdt.ErrNotFound)")
+	code, _, errOut = runCmd(t, "", "get", "-store", emb, "-type", "transactions", "a#b")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "(crdt.ErrInvalidKey)", "an account key Transactions refuses is not 'not found'")
 
 	// Merged again: nothing to do. An account with no rows, or an invalid
 	// one, fails on its own (exit 1).
