@@ -90,19 +90,8 @@ func TestTransactionsBacklogPastMaxRowsDrains(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := newTestClock()
-	st := memory.NewPartitions()
-	o := txnOpts(c)
-	o.Partitions, o.RecordShards = 1, 1
-	tx, err := balance.NewTransactions(st, o)
-	require.NoError(t, err)
 	const backlog = 60_000
-	for i := range backlog {
-		if i%10_000 == 0 {
-			c.Add(time.Second) // within Deadline of each Apply's lookup
-		}
-		_, err := tx.Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("b-%d", i)), 1)
-		require.NoError(t, err)
-	}
+	st, tx := backlogAccount(t, c, 0, backlog)
 	rows := func() int {
 		r, err := st.Snapshot(ctx, acct+"#0", 10*balance.MaxRows, store.ReadAny)
 		require.NoError(t, err)
@@ -128,8 +117,8 @@ func TestTransactionsBacklogPastMaxRowsDrains(t *testing.T) {
 
 // A row partition past BacklogRows fails its reads and merges
 // crdt.ErrTooLarge; a Transactions with a larger BacklogRows (not part of
-// the layout) reads and merges it, and its merges drain it. BacklogRows
-// outside MaxRows..100,000,000 is crdt.ErrInvalidConfig.
+// the layout) reads it. BacklogRows outside MaxRows..100,000,000 is
+// crdt.ErrInvalidConfig.
 func TestTransactionsBacklogRows(t *testing.T) {
 	for _, n := range []int{-1, 1, balance.MaxRows - 1, 100_000_001} {
 		_, err := balance.NewTransactions(memory.NewPartitions(), balance.TxnOptions{BacklogRows: n})
@@ -140,27 +129,37 @@ func TestTransactionsBacklogRows(t *testing.T) {
 	}
 	ctx := context.Background()
 	c := newTestClock()
-	st := memory.NewPartitions()
-	o := txnOpts(c)
-	o.Partitions, o.RecordShards, o.BacklogRows = 1, 1, balance.MaxRows
-	tight, err := balance.NewTransactions(st, o)
-	require.NoError(t, err)
 	const n = balance.MaxRows + 100
-	for i := range n {
-		if i%10_000 == 0 {
-			c.Add(time.Second)
-		}
-		_, err := tight.Apply(ctx, acct, crdt.TxnID(fmt.Sprintf("b-%d", i)), 1)
-		require.NoError(t, err)
-	}
-	_, err = tight.Balance(ctx, acct)
+	st, tight := backlogAccount(t, c, balance.MaxRows, n)
+	_, err := tight.Balance(ctx, acct)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
 	_, err = tight.Merge(ctx, acct)
 	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	o := tight.Options()
 	o.BacklogRows = 0 // the default, MaxBacklogRows
 	tx, err := balance.NewTransactions(st, o)
 	require.NoError(t, err)
 	b, err := tx.Balance(ctx, acct)
 	require.NoError(t, err)
 	require.EqualValues(t, n, b)
+}
+
+// backlogAccount is a Transactions of one row partition and one record
+// shard, with backlogRows as its BacklogRows, whose account holds n
+// credits of 1 never merged.
+func backlogAccount(t *testing.T, c *testClock, backlogRows, n int) (*memory.Partitions, *balance.Transactions) {
+	t.Helper()
+	st := memory.NewPartitions()
+	o := txnOpts(c)
+	o.Partitions, o.RecordShards, o.BacklogRows = 1, 1, backlogRows
+	tx, err := balance.NewTransactions(st, o)
+	require.NoError(t, err)
+	for i := range n {
+		if i%10_000 == 0 {
+			c.Add(time.Second) // within Deadline of each Apply's lookup
+		}
+		_, err := tx.Apply(context.Background(), acct, crdt.TxnID(fmt.Sprintf("b-%d", i)), 1)
+		require.NoError(t, err)
+	}
+	return st, tx
 }
