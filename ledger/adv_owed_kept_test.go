@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -39,8 +41,12 @@ import (
 // twice through every later Find. The owed record of the other copy now
 // stays owed, and a's confirmation settles its copy: once.
 func TestOwedRecordKeptBesideTheCallsRecord(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { owedRecordKeptBeside(t, memory.NewSiblings()) })
+	t.Run("one value per actor", func(t *testing.T) { owedRecordKeptBeside(t, &perActorSiblings{}) })
+}
+
+func owedRecordKeptBeside(t *testing.T, mem store.Siblings) {
 	ctx := context.Background()
-	mem := memory.NewSiblings()
 	clock := newFakeClock(time.Unix(1_800_000_000, 0))
 	la := newLane(mem)
 	o := limitOptions(clock, "a", -1)
@@ -136,4 +142,51 @@ func TestOwedRecordKeptBesideTheCallsRecord(t *testing.T) {
 	require.False(t, holdsTxn(stored(t, mem), b.Writer(), "x"), "b folded x into its total and forgot it")
 	run.settle(a, b)
 	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
+}
+
+// perActorSiblings is a store.Siblings that keeps one value per actor and
+// key, as the Cassandra adapter does (SPEC.md 10.1: a Put also supersedes
+// the putting actor's previous value).
+type perActorSiblings struct {
+	mu   sync.Mutex
+	next uint64
+	keys map[string][]actorValue
+}
+
+type actorValue struct {
+	dot   uint64
+	actor crdt.ActorID
+	value []byte
+}
+
+const perActorTokens = store.DotTokens('a')
+
+func (s *perActorSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var vals [][]byte
+	var dots []uint64
+	for _, v := range s.keys[key] {
+		vals, dots = append(vals, v.value), append(dots, v.dot)
+	}
+	if len(dots) == 0 {
+		return nil, nil, nil
+	}
+	return vals, perActorTokens.Encode(dots), nil
+}
+
+func (s *perActorSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	dots, err := perActorTokens.Decode(token)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = map[string][]actorValue{}
+	}
+	s.next++
+	rows := slices.DeleteFunc(slices.Clone(s.keys[key]), func(v actorValue) bool { return v.actor == actor || slices.Contains(dots, v.dot) })
+	s.keys[key] = append(rows, actorValue{s.next, actor, slices.Clone(value)})
+	return nil
 }

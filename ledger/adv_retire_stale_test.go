@@ -13,6 +13,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
 	"github.com/counterkit/counterkit/tpncounter"
 )
@@ -127,7 +128,7 @@ func (r *limitRun) settle(ls ...*ledger.Ledger) {
 // limitLedger makes ledger name of a limit test over mem, on a lane of its
 // own (COUNTERKIT_WATCH_TRACE traces its store calls): history and folded
 // record of one transaction, RetireAfter retire, the test's clock.
-func limitLedger(t *testing.T, mem *memory.Siblings, clock *fakeClock, name crdt.ActorID, retire time.Duration) (*lane, *ledger.Ledger) {
+func limitLedger(t *testing.T, mem store.Siblings, clock *fakeClock, name crdt.ActorID, retire time.Duration) (*lane, *ledger.Ledger) {
 	t.Helper()
 	ln := newLane(mem)
 	if os.Getenv("COUNTERKIT_WATCH_TRACE") != "" {
