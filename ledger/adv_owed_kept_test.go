@@ -146,7 +146,9 @@ func owedRecordKeptBeside(t *testing.T, mem store.Siblings) {
 
 // perActorSiblings is a store.Siblings that keeps one value per actor and
 // key, as the Cassandra adapter does (SPEC.md 10.1: a Put also supersedes
-// the putting actor's previous value).
+// the putting actor's previous value). It has no write timestamps: a Put
+// that lands late replaces a newer one, which on Cassandra it would not,
+// so it serves only tests whose Puts land in order.
 type perActorSiblings struct {
 	mu   sync.Mutex
 	next uint64
