@@ -95,9 +95,9 @@ func (v View) value() (int64, error) {
 // evaluate is Evaluate whose balance may not fit int64: View.Value is then
 // 0 and View.total holds it.
 func evaluate(rows []Row) (View, error) {
-	live := map[elem]Row{}
+	live := make(map[elem]Row, len(rows))
 	var sums []Row
-	v := View{claimed: map[ID][]Row{}, tombs: map[ID][]Row{}, normals: map[ID][]Row{}, keys: map[Key]bool{}}
+	v := View{claimed: map[ID][]Row{}, tombs: map[ID][]Row{}, normals: make(map[ID][]Row, len(rows)), keys: make(map[Key]bool, len(rows))}
 	for _, r := range rows {
 		if err := r.Validate(); err != nil {
 			return View{}, fmt.Errorf("%w: stored row %s: %v", crdt.ErrCorruptEncoding, r, err)
@@ -201,6 +201,7 @@ func evaluate(rows []Row) (View, error) {
 	}
 	sort.Slice(v.Conflicts, func(i, j int) bool { return v.Conflicts[i].UpdateID.Compare(v.Conflicts[j].UpdateID) > 0 })
 	var total exact.Int128
+	v.Live = make([]Row, 0, len(live))
 	for _, r := range live {
 		v.Live = append(v.Live, r)
 		total.Add(r.Amount)
