@@ -383,17 +383,25 @@ type enumScenario struct {
 	run     func(w *enumWorld) (all []*ledger.Ledger, c *ledger.Ledger, actors []crdt.ActorID)
 }
 
+// bAndC sets up the two-writer scenarios: b, which never retires others,
+// and c, the writer whose passes retire b (RetireAfter one hour), each
+// having written once; c's path is the one the enumeration faults.
+func (w *enumWorld) bAndC() (pb *enumPath, b, c *ledger.Ledger) {
+	pb, pc := w.path("b"), w.path("c")
+	w.c = pc
+	b, c = w.ledger(pb, "b", -1), w.ledger(pc, "c", time.Hour)
+	w.call(b, "b0", 1)
+	w.call(c, "c0", 1)
+	return pb, b, c
+}
+
 var enumScenarios = []enumScenario{
 	{
 		// b's call of x lands; its record put (the call's own) races c's
 		// pass retiring b, an hour later.
 		name: "own-record/2-writers", writers: 2,
 		run: func(w *enumWorld) ([]*ledger.Ledger, *ledger.Ledger, []crdt.ActorID) {
-			pb, pc := w.path("b"), w.path("c")
-			w.c = pc
-			b, c := w.ledger(pb, "b", -1), w.ledger(pc, "c", time.Hour)
-			w.call(b, "b0", 1)
-			w.call(c, "c0", 1)
+			pb, b, c := w.bAndC()
 			w.t0 = w.clock.Now()
 			w.goCall(b, pb, "x", 100)
 			w.clock.Add(10 * time.Minute)
@@ -407,11 +415,7 @@ var enumScenarios = []enumScenario{
 		// its flush of the owed record races c's pass retiring b.
 		name: "owed-flush/2-writers", writers: 2,
 		run: func(w *enumWorld) ([]*ledger.Ledger, *ledger.Ledger, []crdt.ActorID) {
-			pb, pc := w.path("b"), w.path("c")
-			w.c = pc
-			b, c := w.ledger(pb, "b", -1), w.ledger(pc, "c", time.Hour)
-			w.call(b, "b0", 1)
-			w.call(c, "c0", 1)
+			pb, b, c := w.bAndC()
 			pb.SetPolicy(faulty.Keys(faulty.Only(faulty.Script(faulty.Refuse, faulty.Refuse, faulty.Refuse, faulty.Refuse), faulty.MethodPut), func(k string) bool { return k == w.xKey }))
 			w.t0 = w.clock.Now()
 			w.call(b, "x", 100)
