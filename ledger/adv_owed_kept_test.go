@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -42,7 +41,7 @@ import (
 // stays owed, and a's confirmation settles its copy: once.
 func TestOwedRecordKeptBesideTheCallsRecord(t *testing.T) {
 	t.Run("memory", func(t *testing.T) { owedRecordKeptBeside(t, memory.NewSiblings()) })
-	t.Run("one value per actor", func(t *testing.T) { owedRecordKeptBeside(t, &perActorSiblings{}) })
+	t.Run("one row per actor", func(t *testing.T) { owedRecordKeptBeside(t, &ledger.RowStore{}) })
 }
 
 func owedRecordKeptBeside(t *testing.T, mem store.Siblings) {
@@ -142,53 +141,4 @@ func owedRecordKeptBeside(t *testing.T, mem store.Siblings) {
 	require.False(t, holdsTxn(stored(t, mem), b.Writer(), "x"), "b folded x into its total and forgot it")
 	run.settle(a, b)
 	require.Equal(t, run.want, stored(t, mem).Value(), "each transaction counted once")
-}
-
-// perActorSiblings is a store.Siblings that keeps one value per actor and
-// key, as the Cassandra adapter does (SPEC.md 10.1: a Put also supersedes
-// the putting actor's previous value). It has no write timestamps: a Put
-// that lands late replaces a newer one, which on Cassandra it would not,
-// so it serves only tests whose Puts land in order.
-type perActorSiblings struct {
-	mu   sync.Mutex
-	next uint64
-	keys map[string][]actorValue
-}
-
-type actorValue struct {
-	dot   uint64
-	actor crdt.ActorID
-	value []byte
-}
-
-const perActorTokens = store.DotTokens('a')
-
-func (s *perActorSiblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var vals [][]byte
-	var dots []uint64
-	for _, v := range s.keys[key] {
-		vals, dots = append(vals, v.value), append(dots, v.dot)
-	}
-	if len(dots) == 0 {
-		return nil, nil, nil
-	}
-	return vals, perActorTokens.Encode(dots), nil
-}
-
-func (s *perActorSiblings) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
-	dots, err := perActorTokens.Decode(token)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.keys == nil {
-		s.keys = map[string][]actorValue{}
-	}
-	s.next++
-	rows := slices.DeleteFunc(slices.Clone(s.keys[key]), func(v actorValue) bool { return v.actor == actor || slices.Contains(dots, v.dot) })
-	s.keys[key] = append(rows, actorValue{s.next, actor, slices.Clone(value)})
-	return nil
 }

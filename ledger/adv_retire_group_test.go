@@ -286,87 +286,122 @@ func TestAdvLargeGroupRetiresBounded(t *testing.T) {
 		n     int
 		holds []advHold
 	}{{"chain", 40, chainHolds(40)}, {"star", 40, starHolds(40)}, {"folded-ring", 20, foldedRingHolds(20)}} {
-		t.Run(tc.name, func(t *testing.T) {
-			n := tc.n
-			ctx := context.Background()
-			st := newRecordCounter(memory.NewSiblings())
-			want := storeState(t, st, tc.holds)
-			members := actorsOf(tc.holds)
-			require.Len(t, members, n)
-			if tc.name == "folded-ring" {
-				own, ok := stored(t, st).Owner("s1")
-				require.True(t, ok)
-				require.True(t, own.Folded, "s1 counts through a folded copy")
-				require.NotEmpty(t, stored(t, st).Conflicts(), "k held with two amounts")
+		for _, rows := range []bool{false, true} {
+			name := tc.name
+			if rows {
+				name += ", one row per actor"
 			}
-			t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-			clock := newFakeClock(t0)
-			c := advLedger(t, st, clock, "c", time.Hour)
-			// Each record names the copy that counts (SPEC.md 6.11 step 5):
-			// the owner of its transaction in the stored state.
-			owners := map[crdt.TxnID]advHold{}
-			holders := map[crdt.TxnID]int{}
-			perMember := map[crdt.ActorID]int{}
-			for _, h := range tc.holds {
-				o, ok := stored(t, st).Owner(h.txn)
-				require.True(t, ok)
-				if o.Amount == h.amount {
-					owners[h.txn] = advHold{o.Actor, h.txn, o.Amount}
-				} else {
-					owners[h.txn+"/"+crdt.TxnID(h.actor)] = h // a conflicting copy names itself
-				}
-				holders[h.txn]++
-				perMember[h.actor]++
-			}
-			most := 0
-			for _, k := range perMember {
-				most = max(most, k)
-			}
-			firstDue := -1
-			retiredAt := -1
-			for i := 0; i < 120 && retiredAt < 0; i++ {
-				_, err := c.Credit(ctx, crdt.TxnID(fmt.Sprint("c", i)), 1000)
-				require.NoError(t, err)
-				want += 1000
-				txns := st.take()
-				for x := range txns {
-					if _, member := holders[x]; !member {
-						delete(txns, x) // c's own
-					}
-				}
-				require.LessOrEqual(t, len(txns), ledger.MaxRetirePerWrite*most,
-					"write %d Put the records of %d transactions", i, len(txns))
-				s := stored(t, st)
-				require.Equal(t, want, s.Value(), "value after write %d", i)
-				live := liveOf(s, members)
-				if clock.Now().Before(t0.Add(time.Hour)) {
-					require.Len(t, live, n, "a member retired before it was idle for RetireAfter (write %d)", i)
-				} else if firstDue < 0 {
-					firstDue = i
-				}
-				if len(live) == 0 {
-					retiredAt = i
-				} else {
-					require.Len(t, live, n, "the group retires whole or not at all (write %d)", i)
-				}
-				clock.Add(time.Minute)
-			}
-			require.GreaterOrEqual(t, retiredAt, 0, "the group never retired")
-			// A write reads the records of at most MaxRetirePerWrite
-			// copies of due members (one member's, however many) to look
-			// for a late one: at least MaxRetirePerWrite/most members.
-			perWrite := max(1, ledger.MaxRetirePerWrite/most)
-			bound := (n+perWrite-1)/perWrite + 1
-			require.LessOrEqual(t, retiredAt-firstDue+1, bound,
-				"retired %d writes after it became idle; at most %d", retiredAt-firstDue+1, bound)
-			for _, o := range owners {
-				n := st.puts(o)
-				require.GreaterOrEqual(t, n, 1, "record Puts of %v", o)
-				require.LessOrEqual(t, n, holders[o.txn], "record Puts of %v", o)
-			}
-			requireRetriesKnown(t, st, clock, tc.holds, want)
-		})
+			t.Run(name, func(t *testing.T) { largeGroupRetiresBounded(t, tc.name, tc.n, tc.holds, rows) })
+		}
 	}
+}
+
+// largeGroupRetiresBounded is TestAdvLargeGroupRetiresBounded's case name,
+// on a RowStore with rows.
+func largeGroupRetiresBounded(t *testing.T, name string, n int, holds []advHold, rows bool) {
+	var inner store.Siblings = memory.NewSiblings()
+	if rows {
+		inner = &ledger.RowStore{}
+	}
+	ctx := context.Background()
+	st := newRecordCounter(inner)
+	want := storeState(t, st, holds)
+	members := actorsOf(holds)
+	require.Len(t, members, n)
+	if name == "folded-ring" {
+		own, ok := stored(t, st).Owner("s1")
+		require.True(t, ok)
+		require.True(t, own.Folded, "s1 counts through a folded copy")
+		require.NotEmpty(t, stored(t, st).Conflicts(), "k held with two amounts")
+	}
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := newFakeClock(t0)
+	c := advLedger(t, st, clock, "c", time.Hour)
+	// Each record names the copy that counts (SPEC.md 6.11 step 5):
+	// the owner of its transaction in the stored state.
+	owners := map[crdt.TxnID]advHold{}
+	holders := map[crdt.TxnID]int{}
+	perMember := map[crdt.ActorID]int{}
+	for _, h := range holds {
+		o, ok := stored(t, st).Owner(h.txn)
+		require.True(t, ok)
+		if o.Amount == h.amount {
+			owners[h.txn] = advHold{o.Actor, h.txn, o.Amount}
+		} else {
+			owners[h.txn+"/"+crdt.TxnID(h.actor)] = h // a conflicting copy names itself
+		}
+		holders[h.txn]++
+		perMember[h.actor]++
+	}
+	most := 0
+	for _, k := range perMember {
+		most = max(most, k)
+	}
+	firstDue := -1
+	retiredAt := -1
+	for i := 0; i < 120 && retiredAt < 0; i++ {
+		_, err := c.Credit(ctx, crdt.TxnID(fmt.Sprint("c", i)), 1000)
+		require.NoError(t, err)
+		want += 1000
+		txns := st.take()
+		for x := range txns {
+			if _, member := holders[x]; !member {
+				delete(txns, x) // c's own
+			}
+		}
+		require.LessOrEqual(t, len(txns), ledger.MaxRetirePerWrite*most,
+			"write %d Put the records of %d transactions", i, len(txns))
+		s := stored(t, st)
+		require.Equal(t, want, s.Value(), "value after write %d", i)
+		live := liveOf(s, members)
+		if clock.Now().Before(t0.Add(time.Hour)) {
+			require.Len(t, live, n, "a member retired before it was idle for RetireAfter (write %d)", i)
+		} else if firstDue < 0 {
+			firstDue = i
+		}
+		if len(live) == 0 {
+			retiredAt = i
+		} else {
+			require.Len(t, live, n, "the group retires whole or not at all (write %d)", i)
+		}
+		clock.Add(time.Minute)
+	}
+	require.GreaterOrEqual(t, retiredAt, 0, "the group never retired")
+	// A write reads the records of at most MaxRetirePerWrite
+	// copies of due members (one member's, however many) to look
+	// for a late one: at least MaxRetirePerWrite/most members.
+	perWrite := max(1, ledger.MaxRetirePerWrite/most)
+	bound := (n+perWrite-1)/perWrite + 1
+	require.LessOrEqual(t, retiredAt-firstDue+1, bound,
+		"retired %d writes after it became idle; at most %d", retiredAt-firstDue+1, bound)
+	for _, o := range owners {
+		n := st.puts(o)
+		require.GreaterOrEqual(t, n, 1, "record Puts of %v", o)
+		require.LessOrEqual(t, n, holders[o.txn], "record Puts of %v", o)
+	}
+	if !rows || name != "folded-ring" {
+		requireRetriesKnown(t, st, clock, holds, want)
+		return
+	}
+	// k is held with two amounts (a caller's error), and the retirement
+	// puts a record of each under k's record key as one actor: a row per
+	// actor keeps the last (SPEC.md 10.1). A retry with the other amount
+	// is refused as conflicting, counting nothing.
+	r := advLedger(t, st, clock, "retry", -1)
+	conflicts := 0
+	for _, h := range holds {
+		res, err := r.Update(ctx, h.txn, h.amount)
+		if h.txn == "k" && errors.Is(err, crdt.ErrConflictingTransaction) {
+			conflicts++
+			continue
+		}
+		require.NoError(t, err, "retry of %v", h)
+		require.Contains(t, []tpncounter.Outcome{tpncounter.Duplicate, tpncounter.DuplicateFolded}, res.Outcome, "retry of %v", h)
+	}
+	require.Equal(t, 1, conflicts, "the retry of k with the amount whose record was replaced")
+	v, err := r.Value(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, v, "value after the retries")
 }
 
 // linkedGroups returns the live actors of c linked by transactions their

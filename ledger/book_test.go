@@ -138,6 +138,10 @@ type bookSim struct {
 	// dropPending makes the Book drop idle ledgers with a pending write
 	// (broken).
 	dropPending bool
+	// rows runs the Book on a RowStore (one row per actor, as on
+	// Cassandra); untimedRows on one whose late Puts take their write
+	// time as they land (a broken double).
+	rows, untimedRows bool
 }
 
 // bookRun is what one run saw.
@@ -161,11 +165,18 @@ func runBookSim(seed int64, cfg bookSim) (bookRun, error) {
 	ctx := context.Background()
 	rng := rand.New(rand.NewSource(seed))
 	counter := tpncounter.Options{HistoryLength: tpncounter.MaxHistoryLength}
-	inner := memory.NewSiblings()
+	var inner store.Siblings = memory.NewSiblings()
+	if cfg.rows || cfg.untimedRows {
+		inner = &RowStore{Untimed: cfg.untimedRows}
+	}
 	fs := faulty.NewSiblings(inner, faulty.Options{RecordWrites: true,
 		Policy: FreshRecords(faulty.Seeded(seed, faulty.Rates{Refuse: 0.05, LoseAck: 0.08, Lose: 0.15, Hold: 0.02, Stale: 0.1, MaxStaleness: 2}))})
 	ov := newOverlap(fs)
-	b, err := NewBook(ov, BookOptions{MaxOpen: cfg.maxOpen,
+	var st store.Siblings = ov
+	if cfg.rows || cfg.untimedRows {
+		st = StampPuts(ov)
+	}
+	b, err := NewBook(st, BookOptions{MaxOpen: cfg.maxOpen,
 		Options: Options{Actor: "svc", RetryCount: 1, Backoff: Backoff{Initial: -1}, Counter: counter}})
 	if err != nil {
 		return bookRun{}, err
@@ -313,6 +324,31 @@ func TestBookConcurrent(t *testing.T) {
 		run.acked, run.abandonedAmbiguous, run.abandonedRefused, run.doubled, run.stats.Opened, run.stats.Evicted, run.faults)
 	require.Positive(t, run.abandonedAmbiguous)
 	require.Positive(t, run.stats.Evicted)
+}
+
+// TestBookConcurrentRowsPerActor: the same on a store with one row per
+// actor (RowStore, as on Cassandra), where the Book's writes to a key,
+// its transaction records included, replace its own earlier row. On a
+// double whose held writes take their write time as they land, a late
+// write replaces a newer one, and the simulation catches that.
+func TestBookConcurrentRowsPerActor(t *testing.T) {
+	seed := proptest.Seed()
+	t.Logf("seed %d; replay: %s (the goroutines' interleaving is not replayed)", seed, proptest.Replay(t, seed))
+	run, err := runBookSim(seed, bookSim{keys: 48, workers: 6, maxOpen: 6, txns: proptest.Scale(800), rows: true})
+	require.NoError(t, err)
+	t.Logf("%d acknowledged, %d given up after an ambiguous write, %d after a refusal; %d delivered twice; faults %v",
+		run.acked, run.abandonedAmbiguous, run.abandonedRefused, run.doubled, run.faults)
+	require.Positive(t, run.faults[faulty.Hold])
+
+	rng := rand.New(rand.NewSource(seed))
+	n := proptest.Scale(20)
+	for i := 0; i < n; i++ {
+		if _, err := runBookSim(rng.Int63(), bookSim{keys: 48, workers: 6, maxOpen: 6, txns: 400, untimedRows: true}); err != nil {
+			t.Logf("late writes landing with their landing time caught after %d runs: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatalf("seed %d: %d runs never caught late writes replacing newer rows", seed, n)
 }
 
 // TestBookCatchesDroppedPending: a Book that drops idle ledgers holding a

@@ -56,7 +56,7 @@ type recorder struct {
 	// records at once, and the layers below (holder's source, note's
 	// maps) are not safe for concurrent use.
 	mu     sync.Mutex
-	inner  *memory.Siblings
+	inner  store.Siblings
 	landed map[crdt.TxnID]int64
 	opts   tpncounter.Options
 	err    error
@@ -137,7 +137,7 @@ type holder struct {
 func (h *holder) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
 	if h.pHold > 0 && h.r.Float64() < h.pHold {
 		h.held = append(h.held, func() error {
-			ctx := context.Background()
+			ctx := context.WithoutCancel(ctx) // keeps a write time (ledger.RowStore)
 			if err := h.rec.inner.Put(ctx, key, actor, value, token); err != nil {
 				return err
 			}
@@ -179,6 +179,10 @@ type ledgerSim struct {
 	// behaviour that loses acknowledged writes (a broken variant).
 	restarts, stable   bool
 	restarted, delayed int
+	// rows runs the ledgers on a RowStore (one row per actor, as on
+	// Cassandra), or with untimedRows one whose late Puts take their write
+	// time as they land (a broken double).
+	rows, untimedRows bool
 	// groups submits concurrent Updates to one ledger as a group (see
 	// TestLedgerSimulationGroups); grouped counts the calls that queued
 	// behind a running cycle. A client abandons some transactions refused
@@ -217,7 +221,11 @@ func (s *ledgerSim) newLedger(a int, opts tpncounter.Options) (*ledger.Ledger, e
 	if s.groups {
 		retries = 1 // writes refused outright are frequent enough
 	}
-	l, err := ledger.New(s.rec, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: retries, Counter: opts, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: s.maxGroup})
+	var st store.Siblings = s.rec
+	if s.rows || s.untimedRows {
+		st = ledger.StampPuts(st)
+	}
+	l, err := ledger.New(st, simKey, ledger.Options{Actor: crdt.ActorID(fmt.Sprintf("ledger-%d", a)), RetryCount: retries, Counter: opts, Backoff: ledger.Backoff{Initial: -1}, MaxGroup: s.maxGroup})
 	if err == nil && s.stable {
 		ledger.ContinueActorEntry(l)
 	}
@@ -234,7 +242,10 @@ func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
 	if timed {
 		opts.TxnTime = stepTime
 	}
-	inner := memory.NewSiblings()
+	var inner store.Siblings = memory.NewSiblings()
+	if s.rows || s.untimedRows {
+		inner = &ledger.RowStore{Untimed: s.untimedRows}
+	}
 	rates := faulty.Rates{Refuse: 0.08, LoseAck: 0.12, Lose: 0.08, Stale: 0.2, MaxStaleness: 2}
 	var hook faulty.Hook
 	if s.groups {
@@ -785,6 +796,40 @@ func TestLedgerSimulationRestarts(t *testing.T) {
 		}
 	}
 	t.Fatalf("seed %d: %d schedules never caught a restart continuing its actor's entry", seed, n)
+}
+
+// TestLedgerSimulationRowsPerActor: the restarts simulation on a store
+// shaped as the Cassandra adapter's table (ledger.RowStore: one row per actor,
+// last write wins by write time), where a ledger's Put replaces its own
+// earlier row, a transaction record's included. On a double whose late
+// Puts take their write time as they land, a held Put replaces its
+// writer's newer row, and the simulation catches that.
+func TestLedgerSimulationRowsPerActor(t *testing.T) {
+	props, params := simProperties(t)
+	restarted, delayed := 0, 0
+	props.Property("restarts and late Puts lose nothing, one row per actor", prop.ForAll(func(seed int64) string {
+		s, err := runLedgerSimWith(seed, 60, &ledgerSim{restarts: true, rows: true})
+		if err != nil {
+			return fmt.Sprintf("schedule seed %d: %v", seed, err)
+		}
+		restarted += s.restarted
+		delayed += s.delayed
+		return ""
+	}, gen.Int64()))
+	props.TestingRun(t)
+	t.Logf("%d schedules of 60 steps over 5 ledgers; restarts %d, Puts landed late %d", params.MinSuccessfulTests, restarted, delayed)
+	require.Positive(t, delayed)
+
+	seed := proptest.Seed()
+	rng := rand.New(rand.NewSource(seed))
+	n := proptest.Scale(400)
+	for i := 0; i < n; i++ {
+		if _, err := runLedgerSimWith(rng.Int63(), 60, &ledgerSim{restarts: true, untimedRows: true}); err != nil {
+			t.Logf("late Puts landing with their landing time caught after %d schedules: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatalf("seed %d: %d schedules never caught late Puts replacing newer rows", seed, n)
 }
 
 // A ledger simulation with faults must see siblings and faults at all, or
