@@ -19,3 +19,11 @@ func BreakGroup(v string) (restore func()) {
 	brokenKeepRefused = v == GroupKeepRefused
 	return func() { brokenAckEarly, brokenDropOnRetry, brokenKeepRefused = false, false, false }
 }
+
+// BreakRetirement makes every Ledger of the process retire idle writers
+// without recording their transactions, and returns a function that
+// switches it off again.
+func BreakRetirement() (restore func()) {
+	brokenRetireUnrecorded = true
+	return func() { brokenRetireUnrecorded = false }
+}

@@ -2,7 +2,7 @@
 
 package ledger
 
-// Known-broken variants of group commit, built only with the
+// Known-broken variants of group commit and retirement, built only with the
 // counterkit_mutants build tag. Tests switch them on
 // (export_mutants_test.go) to show that the tests and the simulation catch
 // them. They apply to every Ledger of the process, so the tests that set
@@ -21,4 +21,8 @@ var (
 	// when the shared write is refused: the others are told the write was
 	// refused, yet stay in the state and land with a later write.
 	brokenKeepRefused bool
+	// brokenRetireUnrecorded retires an idle writer without recording
+	// the transactions its entry holds: a retry of one after the
+	// retirement finds no record, and may count again.
+	brokenRetireUnrecorded bool
 )

@@ -6,13 +6,24 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/proptest"
+	"github.com/stretchr/testify/require"
 )
 
 // The broken variants of group commit (mutants.go) are the failures group
 // commit must not have; the group simulation must catch each of them. Run
 // with -tags counterkit_mutants.
+func TestRetirementRecordRaceCatchesUnrecordedRetirement(t *testing.T) {
+	restore := ledger.BreakRetirement()
+	defer restore()
+	n, failing := ledgertest.CountRetirementRecordRace(t, memory.NewSiblings(), "k")
+	t.Logf("a retirement that records nothing: %d of %d schedules fail", failing, n)
+	require.Positive(t, failing)
+}
+
 func TestLedgerSimulationGroupsCatchesBrokenVariants(t *testing.T) {
 	for _, v := range []string{ledger.GroupAckEarly, ledger.GroupDropOnRetry, ledger.GroupKeepRefused} {
 		t.Run(v, func(t *testing.T) {

@@ -2,7 +2,7 @@
 
 package ledger
 
-// The group commit as documented. Built with the counterkit_mutants tag,
+// The group commit and retirement as documented. Built with the counterkit_mutants tag,
 // these become variables that tests set to known-broken variants
 // (mutants.go); here they are false constants, so the branches that read
 // them are compiled out.
@@ -10,4 +10,6 @@ const (
 	brokenAckEarly    = false
 	brokenDropOnRetry = false
 	brokenKeepRefused = false
+	// retirement records the transactions of the writer it retires
+	brokenRetireUnrecorded = false
 )

@@ -11,6 +11,7 @@ import (
 	"github.com/counterkit/counterkit/adapters/riak"
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
+	"github.com/counterkit/counterkit/ledger/ledgertest"
 	"github.com/counterkit/counterkit/store/faulty"
 )
 
@@ -130,4 +131,16 @@ func TestRetirementRecordsDoNotPileUp(t *testing.T) {
 	require.NoError(t, err, "F's write to the account two days later")
 	require.Equal(t, want, got)
 	require.LessOrEqual(t, n, 3, "siblings of x's record key")
+}
+
+// TestRetirementRecordRaceEnumerated: every scenario of the retirement
+// record race (ledgertest.RetirementRecordRace, three writers too) on the
+// test double, through the adapter with its default options; conformance
+// runs the two-writer scenarios on every target.
+func TestRetirementRecordRaceEnumerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,585 schedules: about 15 s; run without -short")
+	}
+	_, cl := fakeCluster(t)
+	ledgertest.RetirementRecordRace(t, newStore(t, cl, riak.Options{}), uniqueKey("race"))
 }

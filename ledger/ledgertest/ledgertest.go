@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Siblings) {
 		{"ConcurrentLedgersExact", testConcurrentLedgers},
 		{"AmbiguousWriteRetry", testAmbiguousRetry},
 		{"RefusedWriteRetry", testRefusedRetry},
+		{"RetirementRecordRace", testRetirementRecordRace},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStore(t)
