@@ -53,7 +53,7 @@ const shAccount = "hot"
 // the key's live siblings in the inner store: they have landed.
 type shRecorder struct {
 	store.Siblings
-	inner  *memory.Siblings
+	inner  store.Siblings
 	opts   tpncounter.Options
 	mu     sync.Mutex
 	landed map[crdt.TxnID]int64
@@ -61,7 +61,7 @@ type shRecorder struct {
 	err    error
 }
 
-func newRecorder(outer store.Siblings, inner *memory.Siblings, opts tpncounter.Options) *shRecorder {
+func newRecorder(outer store.Siblings, inner store.Siblings, opts tpncounter.Options) *shRecorder {
 	return &shRecorder{Siblings: outer, inner: inner, opts: opts,
 		landed: map[crdt.TxnID]int64{}, where: map[crdt.TxnID]map[string]bool{}}
 }
@@ -216,6 +216,9 @@ type shSim struct {
 	// acknowledged transaction must answer Duplicate or DuplicateFolded.
 	// restarts holds writes in flight and restarts actors.
 	stale, restarts bool
+	// rows runs on a RowStore (one row per actor, as on Cassandra);
+	// untimedRows on one whose late Puts take their landing time (broken).
+	rows, untimedRows bool
 
 	// What the schedule exercised.
 	resent, recognised, reapplied, doubled, siblings, restarted, delivered int
@@ -224,7 +227,11 @@ type shSim struct {
 func (s *shSim) newActor(a int) (*Sharded, error) {
 	opts := s.opts
 	opts.Actor = crdt.ActorID(fmt.Sprintf("actor-%d", a))
-	sh, err := NewSharded(s.rec, shAccount, s.n, opts)
+	var st store.Siblings = s.rec
+	if s.rows || s.untimedRows {
+		st = StampPuts(st)
+	}
+	sh, err := NewSharded(st, shAccount, s.n, opts)
 	if err == nil && s.route != nil {
 		sh.route = s.route(sh)
 	}
@@ -242,7 +249,10 @@ func runShardedSim(seed int64, steps int, s *shSim) (*shSim, error) {
 	if s.restarts {
 		rates.Hold = 0.06
 	}
-	inner := memory.NewSiblings()
+	var inner store.Siblings = memory.NewSiblings()
+	if s.rows || s.untimedRows {
+		inner = &RowStore{Untimed: s.untimedRows}
+	}
 	s.fs = faulty.NewSiblings(inner, faulty.Options{Policy: FreshRecords(faulty.Seeded(seed, rates)), RecordWrites: true})
 	s.rec = newRecorder(s.fs, inner, counter)
 	s.r = rand.New(rand.NewSource(seed))
@@ -502,6 +512,28 @@ func TestShardedSimulationStale(t *testing.T) {
 	require.Positive(t, tot.siblings)
 	require.Positive(t, tot.restarted)
 	require.Positive(t, tot.delivered)
+}
+
+// TestShardedSimulationRowsPerActor: the same on a store with one row per
+// actor (RowStore, as on Cassandra), where an actor's Put replaces its
+// earlier row: the layout marker's and transaction records' too. On a
+// double whose late Puts take their landing time, a late Put replaces its
+// writer's newer row, and the simulation catches that.
+func TestShardedSimulationRowsPerActor(t *testing.T) {
+	tot := shardedSchedules(t, 30, shSim{stale: true, restarts: true, rows: true})
+	require.Positive(t, tot.recognised)
+	require.Positive(t, tot.delivered)
+
+	seed := proptest.Seed()
+	rng := rand.New(rand.NewSource(seed))
+	n := proptest.Scale(100)
+	for i := 0; i < n; i++ {
+		if _, err := runShardedSim(rng.Int63(), 60, &shSim{stale: true, restarts: true, untimedRows: true}); err != nil {
+			t.Logf("late Puts landing with their landing time caught after %d schedules: %v", i+1, err)
+			return
+		}
+	}
+	t.Fatalf("seed %d: %d schedules never caught late Puts replacing newer rows", seed, n)
 }
 
 // TestShardedSimulationCatchesBrokenRouting: routings that depend on more
