@@ -765,37 +765,14 @@ func TestLedgerSimulationTimed(t *testing.T) {
 // after a restart (the old behaviour) forks it, and the simulation catches
 // that.
 func TestLedgerSimulationRestarts(t *testing.T) {
-	props, params := simProperties(t)
-	restarted, delayed := 0, 0
-	props.Property("restarts and late Puts lose nothing", prop.ForAll(func(seed int64) string {
-		s, err := runLedgerSimWith(seed, 60, &ledgerSim{restarts: true})
-		if err != nil {
-			return fmt.Sprintf("schedule seed %d: %v", seed, err)
-		}
-		restarted += s.restarted
-		delayed += s.delayed
-		return ""
-	}, gen.Int64()))
-	props.TestingRun(t)
-	t.Logf("%d schedules of 60 steps over 5 ledgers; restarts %d, Puts landed late %d", params.MinSuccessfulTests, restarted, delayed)
+	restarted, _ := restartSchedules(t, ledgerSim{restarts: true}, "restarts and late Puts lose nothing")
 	require.Positive(t, restarted)
-	require.Positive(t, delayed)
-
 	if testing.Short() {
 		return // the race pass (sampler): the full pass runs the search below
 	}
-	seed := proptest.Seed()
-	rng := rand.New(rand.NewSource(seed))
 	// A fork needs a restart while a Put is in flight: most seeds find one
 	// within 400 schedules, a few need more; the search stops at the first.
-	n := 10 * proptest.Scale(400)
-	for i := 0; i < n; i++ {
-		if _, err := runLedgerSimWith(rng.Int63(), 60, &ledgerSim{restarts: true, stable: true}); err != nil {
-			t.Logf("the old behaviour (a restart continues the entry) caught after %d schedules: %v", i+1, err)
-			return
-		}
-	}
-	t.Fatalf("seed %d: %d schedules never caught a restart continuing its actor's entry", seed, n)
+	catchBroken(t, 10*proptest.Scale(400), ledgerSim{restarts: true, stable: true}, "a restart continuing its actor's entry")
 }
 
 // TestLedgerSimulationRowsPerActor: the restarts simulation on a store
@@ -805,10 +782,18 @@ func TestLedgerSimulationRestarts(t *testing.T) {
 // Puts take their write time as they land, a held Put replaces its
 // writer's newer row, and the simulation catches that.
 func TestLedgerSimulationRowsPerActor(t *testing.T) {
+	restartSchedules(t, ledgerSim{restarts: true, rows: true}, "restarts and late Puts lose nothing, one row per actor")
+	catchBroken(t, proptest.Scale(400), ledgerSim{restarts: true, untimedRows: true}, "late Puts replacing newer rows")
+}
+
+// restartSchedules runs the simulation property of mode, named name, and
+// returns the restarts and the Puts landed late it made (some late Puts
+// required).
+func restartSchedules(t *testing.T, mode ledgerSim, name string) (restarted, delayed int) {
 	props, params := simProperties(t)
-	restarted, delayed := 0, 0
-	props.Property("restarts and late Puts lose nothing, one row per actor", prop.ForAll(func(seed int64) string {
-		s, err := runLedgerSimWith(seed, 60, &ledgerSim{restarts: true, rows: true})
+	props.Property(name, prop.ForAll(func(seed int64) string {
+		m := mode
+		s, err := runLedgerSimWith(seed, 60, &m)
 		if err != nil {
 			return fmt.Sprintf("schedule seed %d: %v", seed, err)
 		}
@@ -819,17 +804,22 @@ func TestLedgerSimulationRowsPerActor(t *testing.T) {
 	props.TestingRun(t)
 	t.Logf("%d schedules of 60 steps over 5 ledgers; restarts %d, Puts landed late %d", params.MinSuccessfulTests, restarted, delayed)
 	require.Positive(t, delayed)
+	return restarted, delayed
+}
 
+// catchBroken runs up to n schedules of mode, a broken variant (what),
+// and fails unless one of them fails.
+func catchBroken(t *testing.T, n int, mode ledgerSim, what string) {
 	seed := proptest.Seed()
 	rng := rand.New(rand.NewSource(seed))
-	n := proptest.Scale(400)
 	for i := 0; i < n; i++ {
-		if _, err := runLedgerSimWith(rng.Int63(), 60, &ledgerSim{restarts: true, untimedRows: true}); err != nil {
-			t.Logf("late Puts landing with their landing time caught after %d schedules: %v", i+1, err)
+		m := mode
+		if _, err := runLedgerSimWith(rng.Int63(), 60, &m); err != nil {
+			t.Logf("%s caught after %d schedules: %v", what, i+1, err)
 			return
 		}
 	}
-	t.Fatalf("seed %d: %d schedules never caught late Puts replacing newer rows", seed, n)
+	t.Fatalf("seed %d: %d schedules never caught %s", seed, n, what)
 }
 
 // A ledger simulation with faults must see siblings and faults at all, or
