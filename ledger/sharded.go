@@ -379,7 +379,7 @@ func (s *Sharded) layout(ctx context.Context, again bool) (err error) {
 		} else if !again && !s.layoutOK.Load() {
 			// (A read writes nothing; seen before, absent now is a stale
 			// replica, with nothing to refuse.)
-			switch err = s.store.Put(ctx, s.account, s.opts.Actor, s.marker, token); retry.Classify(err) {
+			switch err = s.store.Put(ctx, s.account, markerActor(s.opts.Actor, s.n), s.marker, token); retry.Classify(err) {
 			case retry.Invalid:
 				return fmt.Errorf("sharded ledger %q: put layout: %w", s.account, err)
 			case retry.Ambiguous: // or an error the store did not classify
@@ -401,6 +401,15 @@ func (s *Sharded) layout(ctx context.Context, again bool) (err error) {
 		}
 		return nil
 	}
+}
+
+// markerActor is the actor the layout marker of n shards is put as:
+// actor, "~n" and n (SPEC.md 6.12). One per n, so that two processes of
+// one actor racing first uses with different n keep both markers on a
+// store that keeps one value per actor (10.1); an incarnation id has 8
+// characters after its "~".
+func markerActor(actor crdt.ActorID, n int) crdt.ActorID {
+	return actor + "~n" + crdt.ActorID(strconv.Itoa(n))
 }
 
 // land writes what the sub-ledgers hold in doubt (see Ledger.Pending).

@@ -333,8 +333,8 @@ func (S *dvShardedModel) layout(v dvVector, s dvStep, now time.Time, write bool,
 			if k < len(s.Calls) {
 				p = s.Calls[k]
 			}
-			if p.Method != "put" || p.Key != v.Options.Key || p.Actor != S.d.Actor || p.Token != f.Token || p.Value != dvMarker(n) {
-				bad("call %d: want a put of the marker %q as %s with token %q, got %+v", k+1, dvMarker(n), S.d.Actor, f.Token, p)
+			if actor := fmt.Sprintf("%s~n%d", S.d.Actor, n); p.Method != "put" || p.Key != v.Options.Key || p.Actor != actor || p.Token != f.Token || p.Value != dvMarker(n) {
+				bad("call %d: want a put of the marker %q as %s with token %q, got %+v", k+1, dvMarker(n), actor, f.Token, p)
 				return len(s.Calls), s.Error
 			}
 			k++
