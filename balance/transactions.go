@@ -468,8 +468,11 @@ func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnI
 // retry now would find: at least those of the last RetryWindow, and
 // perhaps older ones not yet expired (none: not recorded). An id applied with one amount has
 // one; with several before a merge recorded it (a caller's error, see
-// Conflicts), each merge records the amount that counted when it ran. It
-// checks the account's layout as Apply does (without writing).
+// Conflicts), each merge records the amount that counted when it ran. The
+// window runs from a merge's records being acknowledged (SPEC.md 9.4):
+// records of a merge that failed may be found, then not after the next
+// window boundary. It checks the account's layout as Apply does (without
+// writing).
 func (tx *Transactions) Recorded(ctx context.Context, account string, txn crdt.TxnID) ([]int64, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return nil, err
