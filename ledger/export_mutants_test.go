@@ -20,6 +20,14 @@ func BreakGroup(v string) (restore func()) {
 	return func() { brokenAckEarly, brokenDropOnRetry, brokenKeepRefused = false, false, false }
 }
 
+// BreakDating makes every Ledger date an idle writer by the records of
+// its newest credit and debit it finds, even when one is missing, and
+// returns a function that switches it off again.
+func BreakDating() (restore func()) {
+	brokenDateByAnyRecord = true
+	return func() { brokenDateByAnyRecord = false }
+}
+
 // BreakRetirement makes every Ledger of the process retire idle writers
 // without recording their transactions, and returns a function that
 // switches it off again.

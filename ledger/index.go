@@ -786,17 +786,22 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 }
 
 // lastApplied returns when actor last applied one of txns, by their
-// records naming it (false when none can be read). late reports a copy of
+// records naming it (false unless each has one: a txn whose record is
+// owed, or names another writer, may have been applied later). late reports a copy of
 // actor's another writer counted first, which actor's ledger takes out
 // (SPEC.md 6.11 step 3) unless retired first; unsure, a record not read or
 // newer than merged (a give-up's included): not all copies are judged.
 func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late, unsure bool) {
 	held := maps.Collect(merged.Transactions(actor))
+	dated := 0 // txns with a record naming actor
 	for _, txn := range txns {
 		x, err := l.lookup(ctx, txn, now)
 		if err != nil {
 			unsure = true
 			continue
+		}
+		if slices.ContainsFunc(x.records, func(r Record) bool { return r.Writer == actor }) {
+			dated++
 		}
 		for _, r := range x.records {
 			if r.Writer == actor && r.At.After(at) {
@@ -813,7 +818,7 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 			unsure = true
 		}
 	}
-	return at, !at.IsZero(), late, unsure
+	return at, (dated == len(txns) || brokenDateByAnyRecord) && !at.IsZero(), late, unsure
 }
 
 // takenElsewhere reports whether txn, which fetched does not hold, is

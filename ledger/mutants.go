@@ -25,4 +25,8 @@ var (
 	// the transactions its entry holds: a retry of one after the
 	// retirement finds no record, and may count again.
 	brokenRetireUnrecorded bool
+	// brokenDateByAnyRecord dates an idle writer by the records it finds
+	// of its newest credit and debit, even when one has none naming it
+	// (owed): a writer that applied a credit since is retired too early.
+	brokenDateByAnyRecord bool
 )

@@ -5,6 +5,7 @@ package ledger_test
 import (
 	"math/rand"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/ledger"
@@ -22,6 +23,14 @@ func TestRetirementRecordRaceCatchesUnrecordedRetirement(t *testing.T) {
 	n, failing := ledgertest.CountRetirementRecordRace(t, memory.NewSiblings(), "k")
 	t.Logf("a retirement that records nothing: %d of %d schedules fail", failing, n)
 	require.Positive(t, failing)
+}
+
+func TestLedgerSimulationRetirementCatchesEarlyDating(t *testing.T) {
+	restore := ledger.BreakDating()
+	defer restore()
+	_, err := runLedgerSimWith(307, 60, &ledgerSim{restarts: true, retire: time.Hour, stepDur: 9 * time.Minute, maxHeld: 3})
+	t.Logf("dating by any record found: %v", err)
+	require.Error(t, err)
 }
 
 func TestLedgerSimulationGroupsCatchesBrokenVariants(t *testing.T) {

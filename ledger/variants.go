@@ -12,4 +12,6 @@ const (
 	brokenKeepRefused = false
 	// retirement records the transactions of the writer it retires
 	brokenRetireUnrecorded = false
+	// an idle writer is dated only when each of its newest txns has a record naming it
+	brokenDateByAnyRecord = false
 )

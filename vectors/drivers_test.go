@@ -2875,6 +2875,15 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvAtClock(dvCredit("b", "t1", 5), later+65*time.Minute),
 				dvAtClock(dvLedgerOp("value", "b"), later+65*time.Minute),
 			}},
+		{Name: "retire: dated only when its newest credit and debit both have a record naming it",
+			Note:    "a debits t1 (recorded) and, thirty minutes later, credits t2, whose record put is refused (ambiguous_write), and stops, its record owed. Ninety minutes in, b's first write sees a's entry: t1's record names a at the start, but a's newest credit, t2, has no record naming it (a may have applied it at any time since), so a is idle from that pass, not from the start, and is not retired. Sixty-one minutes later b's pass finds a due: it records t2 (writer a), then retires a",
+			Options: opts(2, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvDebit("a", "t1", 3),
+				dvAtClock(dvRecFaults(dvCredit("a", "t2", 5), "t2", "", "", "refuse"), 30*time.Minute),
+				dvAtClock(dvCredit("b", "t3", 7), 90*time.Minute),
+				dvAtClock(dvCredit("b", "t4", 1), 151*time.Minute),
+				dvAtClock(dvLedgerOp("value", "b"), 151*time.Minute),
+			}},
 		func() dvVector {
 			o := opts(2, 10, 10)
 			o.MaxActors = 2
@@ -5564,9 +5573,13 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 			lookups += len(newest)
 			var last time.Time
 			late, unsure := false, false
+			named := 0 // txns with a record naming a
 			judge := func(txns []dvTxn) {
 				for _, x := range txns {
 					recs, f := m.answer(fs, x.Txn)
+					if slices.ContainsFunc(recs, func(r dvRecord) bool { return r.Writer == a }) {
+						named++
+					}
 					for _, r := range recs {
 						if at, err := time.Parse(time.RFC3339Nano, r.At); err == nil && r.Writer == a && at.After(last) {
 							last = at
@@ -5595,7 +5608,9 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 				}
 			}
 			judge(newest)
-			if !sg.dated && !last.IsZero() && last.Before(sg.since) {
+			// Dated only when each of them has a record naming a: one
+			// whose record is owed may have been applied since.
+			if !sg.dated && named == len(newest) && !last.IsZero() && last.Before(sg.since) {
 				sg.since = last
 			}
 			// Once it is due, the records of its other copies are read
@@ -8781,6 +8796,9 @@ var dvMutants = []struct {
 	{"ledger/a put the store refused as too large kept pending", "6.9: a put refused for what it is (too_large) is not retried and leaves nothing pending",
 		"ledger/ledger.go", "\tcase retry.Classify(err) == retry.Invalid:", "\tcase false:",
 		"driver_ledger", "too large for the store: a put refused"},
+	{"ledger/dated by any record of its newest", "6.9 RetireAfter: an actor is dated by its records only when its newest credit and debit each have one naming it",
+		"ledger/index.go", "(dated == len(txns) || brokenDateByAnyRecord) && !at.IsZero()", "!at.IsZero()",
+		"driver_ledger", "retire: dated only when its newest credit and debit both have a record naming it"},
 	{"ledger/idle exactly RetireAfter not retired", "6.9 RetireAfter: an actor unchanged for at least RetireAfter is retired",
 		"ledger/ledger.go", "ready := !now.Before(due)", "ready := now.After(due)",
 		"driver_ledger", "retire: an actor idle exactly RetireAfter is retired, not before"},
