@@ -28,6 +28,20 @@ func eachSiblingShape(t *testing.T, fn func(t *testing.T, inner store.Siblings, 
 	})
 }
 
+// sameActorShardings returns two Sharded values of account "hot" with one
+// Actor ("svc"), over 4 and 2 sub-keys, each through its own faulty
+// wrapper of inner, on one fake clock.
+func sameActorShardings(t *testing.T, inner store.Siblings, stamp func(store.Siblings) store.Siblings) (clock *fakeClock, fs4, fs2 *faulty.Siblings, s4, s2 *ledger.Sharded) {
+	clock = newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	opts := ledger.Options{Actor: "svc", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}, RetryCount: 1}
+	fs4, fs2 = faulty.NewSiblings(inner, faulty.Options{}), faulty.NewSiblings(inner, faulty.Options{})
+	s4, err := ledger.NewSharded(stamp(fs4), "hot", 4, opts)
+	require.NoError(t, err)
+	s2, err = ledger.NewSharded(stamp(fs2), "hot", 2, opts)
+	require.NoError(t, err)
+	return clock, fs4, fs2, s4, s2
+}
+
 // txnOutside returns a transaction whose sub-key under 4 is 2 or 3 (not a
 // sub-key of n=2).
 func txnOutside(prefix string) crdt.TxnID {
@@ -52,13 +66,7 @@ func txnOutside(prefix string) crdt.TxnID {
 func TestShardedRaceSameActorKeepsBothMarkers(t *testing.T) {
 	eachSiblingShape(t, func(t *testing.T, inner store.Siblings, stamp func(store.Siblings) store.Siblings) {
 		ctx := context.Background()
-		clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		opts := ledger.Options{Actor: "svc", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}, RetryCount: 1}
-		fs := faulty.NewSiblings(inner, faulty.Options{})
-		s4, err := ledger.NewSharded(stamp(inner), "hot", 4, opts)
-		require.NoError(t, err)
-		s2, err := ledger.NewSharded(stamp(fs), "hot", 2, opts)
-		require.NoError(t, err)
+		clock, _, fs, s4, s2 := sameActorShardings(t, inner, stamp)
 		x := txnOutside("x-")
 
 		var r4 ledger.Result
@@ -71,7 +79,7 @@ func TestShardedRaceSameActorKeepsBothMarkers(t *testing.T) {
 			}
 			return nil
 		})
-		_, err = s2.Credit(ctx, "b", 20)
+		_, err := s2.Credit(ctx, "b", 20)
 		fs.SetHook(nil)
 		require.NoError(t, err)
 		require.NoError(t, err4)
@@ -118,14 +126,7 @@ func TestShardedRaceSameActorKeepsBothMarkers(t *testing.T) {
 func TestShardedRaceSameActorLandsTheSmallers(t *testing.T) {
 	eachSiblingShape(t, func(t *testing.T, inner store.Siblings, stamp func(store.Siblings) store.Siblings) {
 		ctx := context.Background()
-		clock := newFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		opts := ledger.Options{Actor: "svc", Clock: clock.Now, Backoff: ledger.Backoff{Initial: -1}, RetryCount: 1}
-		fs4 := faulty.NewSiblings(inner, faulty.Options{})
-		fs2 := faulty.NewSiblings(inner, faulty.Options{})
-		s4, err := ledger.NewSharded(stamp(fs4), "hot", 4, opts)
-		require.NoError(t, err)
-		s2, err := ledger.NewSharded(stamp(fs2), "hot", 2, opts)
-		require.NoError(t, err)
+		clock, fs4, fs2, s4, s2 := sameActorShardings(t, inner, stamp)
 		x := splitTxn("x-")
 		rec := ledger.RecordKey("hot", x)
 
@@ -140,7 +141,7 @@ func TestShardedRaceSameActorLandsTheSmallers(t *testing.T) {
 			}
 			return nil
 		})
-		_, err = s4.Credit(ctx, "a", 20)
+		_, err := s4.Credit(ctx, "a", 20)
 		fs4.SetHook(nil)
 		require.NoError(t, err)
 		require.ErrorIs(t, err2, crdt.ErrAmbiguousWrite, "n=2's record Put refused: x landed, its record owed")
