@@ -41,6 +41,7 @@ import (
 	"math/rand"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/store"
@@ -272,6 +273,14 @@ type Options struct {
 	// History is how many distinct states per key or partition are kept
 	// for stale reads: zero means DefaultHistory, negative none.
 	History int
+	// MaxLag, when positive, bounds stale reads by time as well: a stale
+	// read serves only a state that was still the newest no more than
+	// MaxLag ago by Clock, and otherwise the current one (a pass). A state
+	// is superseded when the wrapper next records another, so give it
+	// RecordWrites. Zero: stale reads lag by states only.
+	MaxLag time.Duration
+	// Clock is MaxLag's clock; nil means time.Now.
+	Clock func() time.Time
 	// RecordWrites makes the wrapper read a key or partition back after
 	// every write through it that took effect and record the result for
 	// stale reads, so that a stale read can show a state no reader saw.
@@ -498,53 +507,71 @@ func (c *core) Counts() map[Fault]int {
 	return maps.Clone(c.counts)
 }
 
-// history keeps the last few distinct states of each key, oldest first.
-// Two states in a row that equal calls equal are kept as one, which
-// merge, if not nil, updates.
+// history keeps the last few distinct states of each key, oldest first,
+// each with the time the next one replaced it. Two states in a row that
+// equal calls equal are kept as one, which merge, if not nil, updates.
 type history[S any] struct {
 	mu     sync.Mutex
 	depth  int
+	maxLag time.Duration
+	now    func() time.Time
 	equal  func(a, b S) bool
 	merge  func(old *S, s S)
-	states map[string][]S
+	states map[string][]histState[S]
+}
+
+type histState[S any] struct {
+	s     S
+	until time.Time // when the next state replaced it (zero: newest)
 }
 
 // newHistory returns the history o.History asks for.
 func newHistory[S any](o Options, equal func(a, b S) bool, merge func(old *S, s S)) history[S] {
-	return history[S]{depth: max(cmp.Or(o.History, DefaultHistory), 0), equal: equal, merge: merge}
+	now := o.Clock
+	if now == nil {
+		now = time.Now
+	}
+	return history[S]{depth: max(cmp.Or(o.History, DefaultHistory), 0), maxLag: o.MaxLag, now: now, equal: equal, merge: merge}
 }
 
 // add records s for key.
 func (h *history[S]) add(key string, s S) { h.older(key, &s, 0, nil) }
 
 // older records fresh for key if it is not nil, then returns the state age
-// states before the newest of key that ok accepts, or the oldest accepted
-// one if there are fewer; false if no state other than the newest is
-// accepted (always when age ≤ 0).
+// states before the newest of key that ok accepts and that was the newest
+// within maxLag, or the oldest such one if there are fewer; false if no
+// state other than the newest is accepted (always when age ≤ 0).
 func (h *history[S]) older(key string, fresh *S, age int, ok func(S) bool) (S, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st := h.states[key]
 	if n := len(st); fresh != nil && h.depth > 0 {
-		if n > 0 && h.equal(st[n-1], *fresh) {
+		if n > 0 && h.equal(st[n-1].s, *fresh) {
 			if h.merge != nil {
-				h.merge(&st[n-1], *fresh)
+				h.merge(&st[n-1].s, *fresh)
 			}
 		} else {
-			st = slices.Delete(append(st, *fresh), 0, max(n+1-h.depth, 0))
+			if n > 0 && h.maxLag > 0 {
+				st[n-1].until = h.now()
+			}
+			st = slices.Delete(append(st, histState[S]{s: *fresh}), 0, max(n+1-h.depth, 0))
 			if h.states == nil {
-				h.states = map[string][]S{}
+				h.states = map[string][]histState[S]{}
 			}
 			h.states[key] = st
 		}
 	}
 	var found S
 	any := false
+	var now time.Time
+	if h.maxLag > 0 && age > 0 {
+		now = h.now()
+	}
 	for i := len(st) - 2; i >= 0 && age > 0; i-- {
-		if ok != nil && !ok(st[i]) {
+		if ok != nil && !ok(st[i].s) || h.maxLag > 0 && now.Sub(st[i].until) > h.maxLag {
 			continue
 		}
-		found, any = st[i], true
+		found, any = st[i].s, true
 		age--
 	}
 	return found, any

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
 	"github.com/counterkit/counterkit/crdt"
@@ -195,6 +196,39 @@ func TestSiblingsStale(t *testing.T) {
 	again, _, _ := s.Fetch(bg, "k")
 	if string(again[0]) == "z" {
 		t.Fatal("a stale read shares memory with the wrapper's history")
+	}
+}
+
+func TestStaleWithinMaxLag(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	s := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{RecordWrites: true, MaxLag: 5 * time.Second, Clock: func() time.Time { return now }})
+	for i := range 3 { // "0" newest until +10 s, "1" until +20 s, "2" newest
+		_, tok, err := s.Fetch(bg, "k")
+		must(t, err)
+		must(t, s.Put(bg, "k", "a", []byte(strconv.Itoa(i)), tok))
+		now = now.Add(10 * time.Second)
+	}
+	now = now.Add(-8 * time.Second) // "1" replaced 2 s ago, "0" 12 s ago
+	passes := s.Counts()[faulty.Pass]
+	for _, c := range []struct {
+		after time.Duration
+		age   int
+		want  string
+	}{
+		{0, 1, "[1]"}, {0, 2, "[1]"}, {0, 3, "[1]"}, // "0" lags more than 5 s
+		{3, 1, "[1]"}, // replaced exactly 5 s ago
+		{4, 1, "[2]"}, // 6 s: served fresh
+	} {
+		now = now.Add(c.after * time.Second)
+		s.SetPolicy(faulty.Script(faulty.StaleBy(c.age)))
+		vals, _, err := s.Fetch(bg, "k")
+		must(t, err)
+		if got := fmt.Sprintf("%s", vals); got != c.want {
+			t.Errorf("+%v, age %d: %s, want %s", c.after, c.age, got, c.want)
+		}
+	}
+	if got := s.Counts()[faulty.Pass] - passes; got != 1 {
+		t.Errorf("%d reads past MaxLag counted as passes, want 1", got)
 	}
 }
 
