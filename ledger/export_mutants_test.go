@@ -28,6 +28,14 @@ func BreakDating() (restore func()) {
 	return func() { brokenDateByAnyRecord = false }
 }
 
+// BreakLongDoubt makes every Ledger send a copy in doubt for RetireAfter/2
+// again beside another writer's copy, and name it in a retirement pass's
+// records, and returns a function that switches it off again.
+func BreakLongDoubt() (restore func()) {
+	brokenLongDoubt = true
+	return func() { brokenLongDoubt = false }
+}
+
 // BreakRetirement makes every Ledger of the process retire idle writers
 // without recording their transactions, and returns a function that
 // switches it off again.

@@ -733,6 +733,13 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 		if o, ok := merged.Owner(txn); ok && o.Actor != actor && o.Amount == amount {
 			w = o.Actor
 		}
+		if _, doubt := l.unacked[txn]; w == l.writer && doubt && !brokenLongDoubt {
+			// The copy that counts is this ledger's, in a write not known
+			// to have landed: a pass over a state without it would retire
+			// actor with the copy counted, and this record would keep
+			// ours from being taken out (SPEC.md 6.11 step 5). Later.
+			return false
+		}
 		v := merged.Version(w)
 		if w == l.writer && l.stored > 0 {
 			v = l.stored // a version the store holds (SPEC.md 6.9)

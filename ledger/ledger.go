@@ -797,10 +797,16 @@ func (o ledgerOps) Join(dst, src *tpncounter.Counter) error {
 // retractLate takes out of this ledger's pending write each transaction it
 // applied, never saw land and the store does not hold, that a record live
 // when applied says another writer counted (a retry there): a take-out
-// written whatever the store shows (SPEC.md 6.11 step 4).
+// written whatever the store shows (SPEC.md 6.11 step 4). A copy in doubt
+// for RetireAfter/2 is judged so even when the store holds the
+// transaction: sent again, it could meet the retry's copy while another
+// ledger's pass retires that copy's writer, idle by then, from a read
+// without it, counting the transaction twice.
 func (l *Ledger) retractLate(ctx context.Context, fetched *tpncounter.Counter) error {
+	now := l.now()
 	for _, x := range slices.Sorted(maps.Keys(l.unacked)) { // in order: SPEC.md 6.11 step 4
-		if fetched.Status(x) != tpncounter.Unknown {
+		long := l.opts.RetireAfter > 0 && now.Sub(l.unacked[x]) >= l.opts.RetireAfter/2 && !brokenLongDoubt
+		if fetched.Status(x) != tpncounter.Unknown && !long {
 			continue
 		}
 		elsewhere, err := l.takenElsewhere(ctx, fetched, x, l.unacked[x])

@@ -29,4 +29,10 @@ var (
 	// of its newest credit and debit, even when one has none naming it
 	// (owed): a writer that applied a credit since is retired too early.
 	brokenDateByAnyRecord bool
+	// brokenLongDoubt sends a copy in doubt for RetireAfter/2 again
+	// beside another writer's copy that the store holds, and lets a pass
+	// record that copy, not yet landed, as the one that counts: a pass of
+	// another ledger that retires the other writer from a read without
+	// it counts the transaction twice.
+	brokenLongDoubt bool
 )

@@ -14,4 +14,6 @@ const (
 	brokenRetireUnrecorded = false
 	// an idle writer is dated only when each of its newest txns has a record naming it
 	brokenDateByAnyRecord = false
+	// a copy in doubt for RetireAfter/2 is judged by its records, and a pass records none of its own in doubt
+	brokenLongDoubt = false
 )

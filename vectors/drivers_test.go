@@ -3059,6 +3059,32 @@ func dvLedgerWindowVectors(opts func(retries, h, f int) dvOptions) []dvVector {
 				dvCredit("a", "t3", 1),
 				dvLedgerOp("value", "b"),
 			}},
+		{Name: "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's",
+			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost: a's pending write holds x, unacknowledged. b applies the caller's retry of x and records it (writer b). 30 minutes later (RetireAfter/2) a credits y: its fetch holds x in b's entry, but a's copy has been in doubt for RetireAfter/2, so a reads x's record, which names b at a version the fetch holds: x is taken out of the pending write, and a puts y alone. Sent again with x, a's write would meet b's copy while another ledger's pass, from a read without a's write, could retire b (idle for RetireAfter by then) with x counted in its total",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("b", "x", 5),
+				dvAtClock(dvCredit("a", "y", 1), 30*time.Minute),
+				dvAtClock(dvLedgerOp("value", "b"), 30*time.Minute),
+			}},
+		{Name: "records: a copy in doubt for less than RetireAfter/2 meets the retry's",
+			Note:    "as \"records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's\", with a's credit of y 1 ns before RetireAfter/2: the fetch knows x (b's copy), so a reads no record of it, and its put carries x and y; the copies meet and x counts once",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvCredit("b", "x", 5),
+				dvAtClock(dvCredit("a", "y", 1), 30*time.Minute-time.Nanosecond),
+				dvAtClock(dvLedgerOp("value", "b"), 30*time.Minute),
+			}},
+		{Name: "retire: a pass does not record its own copy in doubt as the one that counts",
+			Note:    "retry_count 1, RetireAfter 1 hour. a's puts of x are ambiguous twice and lost (pending). b applies the caller's retry of x; the put of its record is refused (owed). At 0:08 a's credit y (both puts lost again) makes a pass that first sees b: x has no record, so b is idle from then. At 1:08 a credits z: x, in doubt for over RetireAfter/2, has no record to judge it by, so it stays; b is due, but the copy that counts in a's state is a's own copy of x, in a write not known to have landed: a records nothing for b and does not retire it (the pass is due again at the next write). A record naming a would keep a's copy from being taken out if another ledger's pass, from a read without a's write, retired b with x counted. z's put lands with x: a owes x's record",
+			Options: opts(1, 10, 10), Ledgers: dvLedgersABC[:2], Steps: []dvStep{
+				dvCredit("a", "x", 5, "", "ambiguous_lost", "", "ambiguous_lost"),
+				dvRecFaults(dvCredit("b", "x", 5), "x", "", "", "refuse"),
+				dvAtClock(dvCredit("a", "y", 1, "", "ambiguous_lost", "", "ambiguous_lost"), 8*time.Minute),
+				dvAtClock(dvCredit("a", "z", 2), 68*time.Minute),
+				dvAtClock(dvCredit("a", "w", 3), 68*time.Minute),
+				dvAtClock(dvLedgerOp("value", "b"), 68*time.Minute),
+			}},
 		{Name: "retire: a writer ahead of the store finds its entry retired",
 			Note:    "retry_count 2. a credits t1; its credit of t2 is refused three times (unavailable): t2 is taken back out, so a's entry is ahead of the stored one (6.9), and a reads apart. Two hours later b's first write retires a at the stored version (recording t1 first). a's credit t4 reads its entry retired: it drops its state beyond the store and takes its next incarnation (later_writers: a~aaaaaaab), which writes t4 alone. Writing the entry a holds, newer than the retired one, would bring back whatever the retirement let leave without counting. The caller's retry of t2 is applied, and a retry of t1 is a duplicate from its record",
 			Options: opts(2, 10, 10), Ledgers: []dvLedger{{Actor: "a", Writer: "a~aaaaaaaa", LaterWriters: []string{"a~aaaaaaab"}}, dvLedgersABC[1]}, Steps: []dvStep{
@@ -4762,7 +4788,7 @@ func dvModelLedger(v dvVector) []string {
 
 func dvNewLedgerModel(writer string, later []string) *dvLedgerModel {
 	return &dvLedgerModel{writer: writer, later: later, last: map[string]int64{}, lastState: dvEntries{}, ownAt: map[string]time.Time{}, ownSeq: map[string]string{},
-		unacked: map[string]bool{}, unindexed: map[string]dvRecord{}, giving: map[string]bool{}, gaveUp: map[string]bool{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
+		unacked: map[string]time.Time{}, unindexed: map[string]dvRecord{}, giving: map[string]bool{}, gaveUp: map[string]bool{}, met: map[string]dvMet{}, sightings: map[string]dvSighting{}}
 }
 
 // dvNewModel is the model of one key of vector v whose records are those
@@ -4822,13 +4848,13 @@ type dvLedgerModel struct {
 	lastState dvEntries        // that put's state, with what L took out since
 	sent      dvEntries        // while pending: the ambiguous put's state as sent
 	pending   bool
-	ahead     bool                // a put refused with none pending took its transactions back out (6.9)
-	stored    uint64              // its writer's version last known stored: a landed put, a read in place (6.9)
-	unacked   map[string]bool     // transactions of pending puts whose callers were not told they landed
-	unindexed map[string]dvRecord // records not yet written
-	giving    map[string]bool     // those of them that give L's copy up (6.11 step 6)
-	gaveUp    map[string]bool     // transactions whose copy L gave up: no put of L holds it
-	met       map[string]dvMet    // its copies that met another writer's (settle)
+	ahead     bool                 // a put refused with none pending took its transactions back out (6.9)
+	stored    uint64               // its writer's version last known stored: a landed put, a read in place (6.9)
+	unacked   map[string]time.Time // transactions of pending puts whose callers were not told they landed: when applied
+	unindexed map[string]dvRecord  // records not yet written
+	giving    map[string]bool      // those of them that give L's copy up (6.11 step 6)
+	gaveUp    map[string]bool      // transactions whose copy L gave up: no put of L holds it
+	met       map[string]dvMet     // its copies that met another writer's (settle)
 	sightings map[string]dvSighting
 	// The schedule of RetireAfter's passes (SPEC.md 6.9): the last pass,
 	// and when the next is due (zero: on the next write).
@@ -4889,7 +4915,7 @@ func (m *dvModel) renew(L *dvLedgerModel) {
 	doubt := false // a write in doubt forgotten, which may still land: a new incarnation
 	if m.now.Sub(L.read) > m.grace/2 {
 		doubt = L.pending || len(L.unacked) > 0
-		L.last, L.lastState, L.pending, L.ahead, L.unacked = map[string]int64{}, dvEntries{}, false, false, map[string]bool{}
+		L.last, L.lastState, L.pending, L.ahead, L.unacked = map[string]int64{}, dvEntries{}, false, false, map[string]time.Time{}
 	}
 	if !doubt && (L.pending || len(L.unacked) > 0 || L.changed().IsZero() || m.now.Sub(L.changed()) <= max(m.retireAfter, 0)+m.grace/2) {
 		return
@@ -5340,7 +5366,7 @@ func (m *dvModel) owe(L *dvLedgerModel, state dvEntries) {
 			L.met[t] = dvMet{rec: dvRecord{Txn: t, Amount: dvInt(a)}, holder: w}
 		}
 	}
-	L.unacked = map[string]bool{}
+	L.unacked = map[string]time.Time{}
 }
 
 // owner is the copy of txn that counts (SPEC.md 6.6): its actor and signed
@@ -5375,7 +5401,7 @@ func (m dvEntries) owner(txn string) (actor string, amount int64, folded, ok boo
 // heldKind is the error kind of a failed call of txn: with ambiguous_write
 // too while txn is in the ledger's pending write (SPEC.md 6.9).
 func (m *dvModel) heldKind(L *dvLedgerModel, txn, kind string) string {
-	if L.pending && L.unacked[txn] && kind != "ambiguous_write" {
+	if _, doubt := L.unacked[txn]; L.pending && doubt && kind != "ambiguous_write" {
 		return "ambiguous_write+" + kind
 	}
 	return kind
@@ -5449,7 +5475,9 @@ func (m *dvModel) retractLate(L *dvLedgerModel, fs *dvFetchSet, fetched dvEntrie
 	}
 	view := fetched.txns()
 	for _, t := range slices.Sorted(maps.Keys(L.unacked)) {
-		if _, ok := view[t]; ok {
+		// In doubt for RetireAfter/2: judged even when the fetch knows it.
+		long := m.retireAfter > 0 && m.now.Sub(L.unacked[t]) >= m.retireAfter/2
+		if _, ok := view[t]; ok && !long {
 			continue
 		}
 		recs, f := m.answer(fs, t)
@@ -5744,6 +5772,9 @@ func (m *dvModel) recordRetiring(L *dvLedgerModel, merged, written dvEntries, a,
 		w := a
 		if o, amount, _, ok := merged.owner(x.Txn); ok && amount == int64(x.Amount) {
 			w = o
+		}
+		if _, doubt := L.unacked[x.Txn]; w == L.writer && doubt {
+			return false // L's own copy in doubt counts: not recorded, nothing fetched
 		}
 		v := merged.version(w)
 		if w == L.writer {
@@ -6510,7 +6541,7 @@ func (m *dvModel) cycle(L *dvLedgerModel, members []*dvMember, s dvStep, value *
 			L.last, L.lastState, L.sent, L.pending = written, state, maps.Clone(state), true
 			for _, c := range writers {
 				if c.applied {
-					L.unacked[c.s.Txn] = true
+					L.unacked[c.s.Txn] = m.now
 				}
 			}
 		case "too_large":
@@ -8826,6 +8857,15 @@ var dvMutants = []struct {
 	{"ledger/a call that could fold an unrecorded transaction applied", "6.11 step 3: a call is held back while the unrecorded txns and this attempt's number H + F",
 		"ledger/group.go", "unrecorded+appliedNow >= windowOf(l.copts) &&", "unrecorded+appliedNow >= windowOf(l.copts)+1 &&",
 		"driver_ledger", "records: a call that could fold an unrecorded transaction is held back"},
+	{"ledger/a copy in doubt for long sent again beside the retry's", "6.11 step 4: a copy in doubt for RetireAfter/2 is judged by its records even when the fetch knows the txn",
+		"ledger/ledger.go", "if fetched.Status(x) != tpncounter.Unknown && !long {", "if fetched.Status(x) != tpncounter.Unknown && !long && false || fetched.Status(x) != tpncounter.Unknown {",
+		"driver_ledger", "records: a copy in doubt for RetireAfter/2 is taken out when the account holds the retry's"},
+	{"ledger/a copy in doubt judged before RetireAfter/2", "6.11 step 4: a copy in doubt for less than RetireAfter/2 that the fetch knows is kept",
+		"ledger/ledger.go", "now.Sub(l.unacked[x]) >= l.opts.RetireAfter/2 &&", "now.Sub(l.unacked[x]) >= l.opts.RetireAfter/4 &&",
+		"driver_ledger", "records: a copy in doubt for less than RetireAfter/2 meets the retry's"},
+	{"ledger/a pass records its own copy in doubt", "6.11 step 5: a pass records nothing for an actor whose copy yields to this ledger's copy in doubt",
+		"ledger/index.go", "if _, doubt := l.unacked[txn]; w == l.writer && doubt && !brokenLongDoubt {", "if _, doubt := l.unacked[txn]; false && w == l.writer && doubt && !brokenLongDoubt {",
+		"driver_ledger", "retire: a pass does not record its own copy in doubt as the one that counts"},
 	{"ledger/a full account refused for good", "6.9 RetireAfter: a call with no room for the ledger's entry runs the pass at once",
 		"ledger/group.go", "if errors.Is(err, crdt.ErrTooLarge) && !passed", "if false && errors.Is(err, crdt.ErrTooLarge) && !passed",
 		"driver_ledger", "retire: a full account makes room for a new writer"},
