@@ -3,6 +3,7 @@ package ledger
 import (
 	"time"
 
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/retry"
 	"github.com/counterkit/counterkit/store/faulty"
 )
@@ -12,6 +13,10 @@ import (
 // It exists so that the simulation can show that this loses acknowledged
 // writes after a restart.
 func ContinueActorEntry(l *Ledger) { l.setWriter(l.opts.Actor, l.own) }
+
+// SetWriter makes a new l write as incarnation w of its actor (a
+// simulation that replays its seed chooses them).
+func SetWriter(l *Ledger, w crdt.ActorID) { l.setWriter(w, l.own) }
 
 // BackoffLimit is the longest wait b allows before the retry after attempt.
 func BackoffLimit(b Backoff, attempt int) time.Duration {

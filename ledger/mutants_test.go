@@ -33,6 +33,17 @@ func TestLedgerSimulationRetirementCatchesEarlyDating(t *testing.T) {
 	require.Error(t, err)
 }
 
+func TestLongDoubtCatchesCopiesSentAgain(t *testing.T) {
+	restore := ledger.BreakLongDoubt()
+	defer restore()
+	got, want := longDoubtRace(t)
+	require.Equal(t, want+7, got, "x (7) counted twice")
+	m := longDoubt(false)
+	_, err := runLedgerSimWith(166, 60, &m)
+	t.Logf("copies in doubt sent again after RetireAfter: %v", err)
+	require.Error(t, err)
+}
+
 func TestLedgerSimulationGroupsCatchesBrokenVariants(t *testing.T) {
 	for _, v := range []string{ledger.GroupAckEarly, ledger.GroupDropOnRetry, ledger.GroupKeepRefused} {
 		t.Run(v, func(t *testing.T) {

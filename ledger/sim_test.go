@@ -166,6 +166,7 @@ func (h *holder) drop(i int) {
 
 type ledgerSim struct {
 	r       *rand.Rand
+	inc     *rand.Rand // incarnation ids, so that a seed replays
 	rec     *recorder
 	hold    *holder
 	faulty  *faulty.Siblings
@@ -199,10 +200,11 @@ type ledgerSim struct {
 	retire, stepDur time.Duration
 	maxHeld         int
 	clock           *fakeClock
-	// fresh turns stale reads off: they lag by states, not time, so with
-	// a short RetireAfter one may lag behind a write older than it, which
-	// SPEC.md 6.10 assumes never happens.
-	fresh bool
+	// maxLag, in retire mode, bounds stale reads by the clock's time as
+	// well as by states: a stale read shows a state that was the newest
+	// within maxLag. Unbounded, a read may lag behind a write older than
+	// RetireAfter, which SPEC.md 6.10 assumes never happens.
+	maxLag time.Duration
 	// groups submits concurrent Updates to one ledger as a group (see
 	// TestLedgerSimulationGroups); grouped counts the calls that queued
 	// behind a running cycle. A client abandons some transactions refused
@@ -250,10 +252,19 @@ func (s *ledgerSim) newLedger(a int, opts tpncounter.Options) (*ledger.Ledger, e
 		o.RetireAfter, o.Clock = s.retire, s.clock.Now
 	}
 	l, err := ledger.New(st, simKey, o)
-	if err == nil && s.stable {
+	if err != nil {
+		return nil, err
+	}
+	const digits = "234567abcdefghijklmnopqrstuvwxyz" // an incarnation's (SPEC.md 6.9)
+	id := make([]byte, 8)
+	for i := range id {
+		id[i] = digits[s.inc.Intn(len(digits))]
+	}
+	ledger.SetWriter(l, crdt.ActorID(fmt.Sprintf("%s~%s", o.Actor, id)))
+	if s.stable {
 		ledger.ContinueActorEntry(l)
 	}
-	return l, err
+	return l, nil
 }
 
 func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
@@ -281,16 +292,13 @@ func runLedgerSimWith(seed int64, steps int, s *ledgerSim) (*ledgerSim, error) {
 		s.tainted, s.abandoned = map[crdt.TxnID]bool{}, map[crdt.TxnID]bool{}
 		hook = s.hook
 	}
-	if s.fresh {
-		rates.Stale = 0
-	}
 	s.policy = ledger.FreshRecords(faulty.Seeded(seed, rates))
-	fs := faulty.NewSiblings(inner, faulty.Options{
-		Policy:       s.policy,
-		Hook:         hook,
-		RecordWrites: true,
-	})
-	s.r, s.faulty = rand.New(rand.NewSource(seed)), fs
+	fo := faulty.Options{Policy: s.policy, Hook: hook, RecordWrites: true, MaxLag: s.maxLag}
+	if s.clock != nil {
+		fo.Clock = s.clock.Now
+	}
+	fs := faulty.NewSiblings(inner, fo)
+	s.r, s.inc, s.faulty = rand.New(rand.NewSource(seed)), rand.New(rand.NewSource(^seed)), fs
 	s.hold = &holder{Siblings: fs, r: s.r}
 	rec := &recorder{Siblings: s.hold, inner: inner, landed: map[crdt.TxnID]int64{}, opts: opts}
 	s.rec, s.hold.rec = rec, rec
@@ -887,6 +895,12 @@ func catchBroken(t *testing.T, n int, mode ledgerSim, what string) {
 // read then hid the other copy of that credit, and retiring it counted
 // the credit twice. A writer is now dated only when each of its newest
 // credit and debit has a record naming it (SPEC.md 6.9).
+//
+// The second half (longDoubt) retires writers while alive and sends
+// writes in doubt again after RetireAfter, with reads lagging at most
+// RetireAfter/2. Schedule 166 counted a transaction twice before copies
+// in doubt that long were judged by their records (SPEC.md 6.11 step 4;
+// TestLongDoubtTakenOutBeforeItMeets).
 func TestLedgerSimulationRetirement(t *testing.T) {
 	for _, rows := range []bool{false, true} {
 		t.Run(fmt.Sprint("rows=", rows), func(t *testing.T) {
@@ -896,12 +910,23 @@ func TestLedgerSimulationRetirement(t *testing.T) {
 				t.Fatalf("schedule seed 307: %v", err)
 			}
 			restartSchedules(t, mode, "restarts, late Puts and retirement lose nothing")
-			// Writers retired while alive: steps longer than RetireAfter,
-			// with reads that never lag (see ledgerSim.fresh).
-			restartSchedules(t, ledgerSim{restarts: true, rows: rows, retire: 10 * time.Minute, stepDur: 11 * time.Minute, maxHeld: 1, fresh: true},
-				"a short RetireAfter loses nothing with fresh reads")
+			// Writers retired while alive (steps longer than RetireAfter),
+			// writes in doubt sent again after RetireAfter, and reads that
+			// lag by at most RetireAfter/2 (see ledgerSim.maxLag).
+			m = longDoubt(rows)
+			if _, err := runLedgerSimWith(166, 60, &m); err != nil {
+				t.Fatalf("schedule seed 166: %v", err)
+			}
+			restartSchedules(t, longDoubt(rows), "a short RetireAfter loses nothing with reads lagging less than it")
 		})
 	}
+}
+
+// longDoubt is the restarts simulation with RetireAfter 10 minutes and 11
+// minutes a step: every idle writer is due at the next step, and a write
+// in doubt is sent again after RetireAfter (SPEC.md 6.11 step 4).
+func longDoubt(rows bool) ledgerSim {
+	return ledgerSim{restarts: true, rows: rows, retire: 10 * time.Minute, stepDur: 11 * time.Minute, maxHeld: 1, maxLag: 5 * time.Minute}
 }
 
 // A ledger simulation with faults must see siblings and faults at all, or
