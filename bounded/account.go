@@ -310,10 +310,10 @@ func (a *Account) Value(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-// Close gives every right this account may spend to the outstanding
-// requests, then to heir (when not empty), writes, and makes every later
-// call fail with ErrClosed. Rights with no taker stay with this
-// incarnation.
+// Close withdraws this account's own request, gives every right it may
+// spend to the outstanding requests, then to heir (when not empty),
+// writes, and makes every later call fail with ErrClosed. Rights with no
+// taker stay with this incarnation.
 func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) {
 	if heir != "" {
 		if err := heir.Validate(); err != nil {
@@ -325,8 +325,11 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 	keep := a.opts.Keep
 	a.opts.Keep = 0
 	res, err := a.cycle(ctx, func(c *Counter) (bool, error) {
-		if heir == "" || heir == a.writer {
-			return false, nil // the cycle grants the requests
+		// Its own request goes: rights granted to it after Close would
+		// be stuck in an incarnation that never debits again.
+		withdrawn, err := c.Withdraw(a.writer)
+		if err != nil || heir == "" || heir == a.writer {
+			return withdrawn, err // the cycle grants the requests
 		}
 		given, err := a.grant(c) // requests first
 		if err != nil {
@@ -335,7 +338,7 @@ func (a *Account) Close(ctx context.Context, heir crdt.ActorID) (Result, error) 
 		if rest := a.spendable(c); rest > 0 {
 			return true, c.Transfer(a.writer, heir, rest)
 		}
-		return given > 0, nil
+		return withdrawn || given > 0, nil
 	})
 	a.opts.Keep = keep
 	if err == nil {
@@ -387,10 +390,11 @@ func (o accountOps) Absorb(dst *Counter, sibs [][]byte) (held bool, err error) {
 }
 
 // settle takes back every transaction this account holds that an actor
-// with a smaller id also holds, so that it counts once, by the smallest
-// holder's copy (a credit whose rights it spent stays, and a debit whose
-// return would take the value further past int64). It returns the
-// transactions taken back.
+// with a smaller id also holds with the same amount, so that it counts
+// once, by the smallest holder's copy (a credit whose rights it spent
+// stays, and a debit whose return would take the value further past
+// int64; copies of other amounts, a caller's reuse of an id, all count).
+// It returns the transactions taken back.
 func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 	for x := range a.unconfirmed {
 		if _, ok := c.Holds(a.writer, x); !ok {
@@ -403,7 +407,10 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 	}
 	var out []crdt.TxnID
 	for _, t := range e.recent {
-		if hs := c.holders[t.ID]; len(hs) < 2 || hs[0] == a.writer {
+		if !slices.ContainsFunc(c.holders[t.ID], func(h crdt.ActorID) bool {
+			amount, _ := c.Holds(h, t.ID)
+			return h < a.writer && amount == t.Amount
+		}) {
 			continue
 		}
 		if _, err := c.Retract(a.writer, t.ID); err != nil {
@@ -435,7 +442,9 @@ func (a *Account) grant(c *Counter) (int64, error) {
 			continue
 		}
 		g := min(spare, r.Amount)
-		if err := c.Transfer(a.writer, r.Actor, g); err != nil {
+		if err := c.Transfer(a.writer, r.Actor, g); errors.Is(err, crdt.ErrOverflow) {
+			continue // r's rights would pass int64 (a value past it): r debits first
+		} else if err != nil {
 			return given, err
 		}
 		spare -= g

@@ -37,12 +37,12 @@
 // A transaction acknowledged by an Account counts, and a retry on any
 // account within the window is a Duplicate. crdt.ErrUnavailable means it
 // did not land; crdt.ErrAmbiguousWrite means it may have: retry on the same
-// Account. When a retry elsewhere made two actors hold a transaction, the
-// larger holder takes its copy back, except a credit whose rights it spent
-// or a copy held by an incarnation that is gone (Counter.Doubled).
-// Rights of an incarnation that is gone stay in the value but no debit
-// can use them; Close gives them to the outstanding requests, then to an
-// heir.
+// Account. When a retry elsewhere made two actors hold a transaction with
+// one amount, the larger holder takes its copy back, except a credit whose
+// rights it spent or a copy held by an incarnation that is gone
+// (Counter.Doubled). Rights of an incarnation that is gone stay in the
+// value but no debit can use them; Close withdraws its request and gives
+// its rights to the outstanding requests, then to an heir.
 //
 // SPEC.md 13.5 specifies the Account's rules; README.md has the design
 // notes and limits; ExampleAccount shows two accounts moving rights.

@@ -224,6 +224,9 @@ const (
 	dvbBadInput      = "bad input before any store call; a refused fetch ends the call"
 	dvbCorrupt       = "a corrupt sibling stops every call; nothing is written over it"
 	dvbPastInt64     = "past int64: the key stays readable and writable"
+	dvbSettleAmount  = "settle: a copy of another amount is not taken back"
+	dvbCloseWithdraw = "close: withdraws the account's own request"
+	dvbGrantPastMax  = "grant: a request whose rights would pass int64 is skipped"
 )
 
 func dvGenBounded() dvFile {
@@ -295,6 +298,13 @@ func dvGenBounded() dvFile {
 			dvbNote(dvbOp("debit", "b", "d1", 10, "stale2"), "another stale read: b spends the rights"),
 			dvbNote(dvbOp("sync", "b", "", 0), "Retract refused: x1 stays doubled; the siblings are merged"),
 		}},
+		{Name: dvbSettleAmount, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "x1", 10),
+			dvbNote(dvbOp("credit", "b", "x1", 7, "stale"), "a stale read: b applies x1 with another amount (a caller's reuse of an id); two siblings"),
+			dvbNote(dvbOp("sync", "b", "", 0), "the smaller holder's copy has another amount: b keeps its acknowledged copy; both count"),
+			dvbNote(dvbOp("credit", "b", "x1", 7), "b's copy: duplicate"),
+			dvbNote(dvbOp("credit", "a", "x1", 10), "a's copy: duplicate"),
+		}},
 		{Name: dvbNoWrite, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
 			dvbOp("sync", "a", "", 0),
 			dvbOp("credit", "a", "c1", 5),
@@ -313,6 +323,13 @@ func dvGenBounded() dvFile {
 			dvbNote(dvbOp("debit", "b", "db", 6), "the heir spends what it got"),
 			dvbNote(dvbTo("close", "c", "", 0), "no heir, no request: nothing to write"),
 		}},
+		{Name: dvbCloseWithdraw, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbOp("credit", "a", "c1", 10),
+			dvbNote(dvbOp("debit", "b", "d1", 4), "asks for 4"),
+			dvbNote(dvbTo("close", "b", "a~aaaaaaaa", 0), "withdraws b's request (written); b has nothing for the heir"),
+			dvbNote(dvbOp("credit", "a", "c2", 10), "no request left: a grants nothing"),
+			dvbNote(dvbOp("sync", "a", "", 0), "nothing to write"),
+		}},
 		{Name: dvbCorrupt, Options: dvbOptions(2, 0), Ledgers: abc,
 			InitialSiblings: []dvSibling{{Value: "c0"}},
 			Steps: []dvStep{
@@ -330,6 +347,14 @@ func dvGenBounded() dvFile {
 			dvbNote(dvbOp("debit", "b", "d1", 20), "towards int64: applied (2^63, which value reads as 2^63-1)"),
 			dvbNote(dvbOp("debit", "a", "d2", 1), "2^63-1: applied"),
 			dvbNote(dvbOp("value", "b", "", 0), "fits again"),
+		}},
+		{Name: dvbGrantPastMax, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
+			dvbNote(dvbOp("credit", "b", "t1", 1<<63-4, "", "ambiguous_lost", "", "refuse", "", "refuse"), "ambiguous_write: pending, in doubt, not spendable"),
+			dvbOp("credit", "a", "t2", 1<<63-4),
+			dvbNote(dvbOp("debit", "b", "t3", 10), "nothing spendable: asks for 10; the put lands t1 too, taking the value past int64"),
+			dvbNote(dvbOp("debit", "a", "t4", 10), "granting b's request would take b's rights past int64: skipped, and the debit applies"),
+			dvbNote(dvbOp("sync", "a", "", 0), "b's request stays; nothing to write"),
+			dvbNote(dvbOp("debit", "b", "t3", 10), "b's own debit: t1 is spendable now; withdraws"),
 		}},
 		{Name: dvbBadInput, Options: dvbOptions(2, 0), Ledgers: abc, Steps: []dvStep{
 			dvbNote(dvbOp("credit", "a", "t1", -5), "an amount below 1: invalid_amount, before any store call"),
@@ -569,7 +594,9 @@ func (m *dvbModel) grant(acc *dvbAcct, keep int64) int64 {
 			continue
 		}
 		g := min(spare, n)
-		if k := bm.transfer(A, r, g); k != "" {
+		if k := bm.transfer(A, r, g); k == "overflow" {
+			continue // 13.5 step 5: r's rights would pass int64
+		} else if k != "" {
 			m.fail("grant to %s: %s", r, k)
 			return given
 		}
@@ -699,9 +726,11 @@ func (m *dvbModel) cycle(acc *dvbAcct, cur *dvbCall, keep int64, op func() (bool
 		if e := acc.s.entries[A]; e != nil {
 			for _, t := range slices.Clone(e.recent) {
 				txn := t[0].(string)
-				hs, _ := acc.s.holderActors(txn)
-				if len(hs) < 2 || hs[0] == A {
-					continue
+				hs, amounts := acc.s.holderActors(txn)
+				if !slices.ContainsFunc(hs, func(h string) bool {
+					return h < A && amounts[slices.Index(hs, h)] == t[1].(int64)
+				}) {
+					continue // 13.5 step 3: no smaller holder of this amount
 				}
 				done, k := acc.s.retract(A, txn)
 				if k == "insufficient_rights" || k == "overflow" {
@@ -916,14 +945,15 @@ func dvModelBounded(v dvVector) []string {
 				break
 			}
 			r = m.cycle(acc, cur, 0, func() (bool, string) {
+				withdrawn := acc.s.withdraw(A) // 13.5 Close: its own request goes
 				if heir == "" || heir == A {
-					return false, ""
+					return withdrawn, ""
 				}
 				given := m.grant(acc, 0)
 				if rest := acc.spendable(); rest > 0 {
 					return true, acc.s.transfer(A, heir, rest)
 				}
-				return given > 0, ""
+				return withdrawn || given > 0, ""
 			})
 			if r.err == "" && !r.stop {
 				acc.closed = true
@@ -1125,7 +1155,13 @@ func init() {
 		{"bounded/an asking account gives to larger requesters", "13.5 step 5: stop when asking and r >= A",
 			"if spare <= 0 || (asking && r.Actor >= a.writer) {", "if spare <= 0 || (asking && r.Actor >= a.writer && false) {", dvbGrantAsking},
 		{"bounded/settle takes back the smallest holder's copy", "13.5 step 3: the smallest holder keeps its copy",
-			"if hs := c.holders[t.ID]; len(hs) < 2 || hs[0] == a.writer {", "if hs := c.holders[t.ID]; len(hs) < 2 || hs[len(hs)-1] == a.writer {", dvbSettle},
+			"return h < a.writer && amount == t.Amount", "return h > a.writer && amount == t.Amount", dvbSettle},
+		{"bounded/settle takes back a copy of another amount", "13.5 step 3: only a smaller holder's copy of the same amount takes a copy back",
+			"return h < a.writer && amount == t.Amount", "return h < a.writer && (amount == t.Amount || true)", dvbSettleAmount},
+		{"bounded/a grant past int64 fails the call", "13.5 step 5: a Transfer refused overflow skips the request",
+			"errors.Is(err, crdt.ErrOverflow) {\n\t\t\tcontinue // r's rights", "false {\n\t\t\tcontinue // r's rights", dvbGrantPastMax},
+		{"bounded/Close keeps its own request", "13.5 Close: step 4 first withdraws A's request",
+			"withdrawn, err := c.Withdraw(a.writer)", "withdrawn, err := false, error(nil)", dvbCloseWithdraw},
 		{"bounded/settle fails on a spent copy", "13.5 step 3: a Retract refused insufficient_rights is skipped",
 			"if errors.Is(err, crdt.ErrInsufficientRights) || errors.Is(err, crdt.ErrOverflow) {", "if false && errors.Is(err, crdt.ErrInsufficientRights) || errors.Is(err, crdt.ErrOverflow) {", dvbSettleSpent},
 		{"bounded/unconfirmed credits spendable", "13.5: spendable = rights(A) - the credits in U",

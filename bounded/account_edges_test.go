@@ -1,0 +1,111 @@
+package bounded_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/bounded"
+	"github.com/counterkit/counterkit/crdt"
+	"github.com/counterkit/counterkit/store/faulty"
+)
+
+// edgeAccount opens an Account of actor over st that does not wait between
+// attempts.
+func edgeAccount(t *testing.T, st *faulty.Siblings, actor crdt.ActorID) *bounded.Account {
+	t.Helper()
+	a, err := bounded.Open(st, "k", bounded.AccountOptions{Actor: actor, Backoff: bounded.Backoff{Initial: -1}})
+	require.NoError(t, err)
+	return a
+}
+
+// TestGrantSkipsARequestPastInt64 (found by a review): past int64, a
+// debit that moves the value back applies (SPEC.md 13.5, Value). b's
+// credit of 2^63−4 is in doubt when b asks for 10, and a's credit of as
+// much takes the value past int64; a's step 5 granting b's request would
+// take b's rights past int64 too. That grant failed the call, so no Debit,
+// Sync or Close of a could write until b debits. It is skipped instead.
+func TestGrantSkipsARequestPastInt64(t *testing.T) {
+	ctx := context.Background()
+	st := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+	a, b := edgeAccount(t, st, "a"), edgeAccount(t, st, "b")
+	st.SetPolicy(func(c faulty.Call) faulty.Fault { // b's put is lost, then refused
+		if c.Method == faulty.MethodPut {
+			return faulty.Lose
+		}
+		if c.N > 1 {
+			return faulty.Refuse
+		}
+		return faulty.Pass
+	})
+	_, err := b.Credit(ctx, "t1", math.MaxInt64-3)
+	require.ErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	st.SetPolicy(nil)
+	_, err = a.Credit(ctx, "t2", math.MaxInt64-3)
+	require.NoError(t, err)
+	r, err := b.Debit(ctx, "t3", 10) // t1 in doubt is not spendable: b asks for 10
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.Equal(t, int64(10), r.Requested)
+	r, err = a.Debit(ctx, "t4", 10)
+	require.NoError(t, err, "a debit that moves the value back applies")
+	require.Equal(t, bounded.Applied, r.Outcome)
+	c, err := a.Sync(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(10), c.Outstanding(b.Writer()), "b's request waits for b's debit")
+	_, err = a.Close(ctx, "")
+	require.NoError(t, err)
+}
+
+// TestCopyOfAnotherAmountNotTakenBack (found by a review): a caller reuses
+// id t with another amount on an Account whose read is stale. Both calls
+// are acknowledged, so both copies count; settling took back the larger
+// holder's acknowledged copy because the smaller holds t, whatever its
+// amount. A copy is taken back only for one of its own amount (SPEC.md
+// 13.5 step 3).
+func TestCopyOfAnotherAmountNotTakenBack(t *testing.T) {
+	ctx := context.Background()
+	st := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{RecordWrites: true})
+	a, b := edgeAccount(t, st, "a"), edgeAccount(t, st, "b")
+	require.Less(t, a.Writer(), b.Writer())
+	_, err := a.Sync(ctx) // a's next stale read shows the empty key
+	require.NoError(t, err)
+	r, err := b.Credit(ctx, "t", 5)
+	require.NoError(t, err)
+	require.Equal(t, bounded.Applied, r.Outcome)
+	st.SetPolicy(faulty.Only(faulty.Script(faulty.Stale), faulty.MethodFetch))
+	r, err = a.Credit(ctx, "t", 7)
+	require.NoError(t, err)
+	require.Equal(t, bounded.Applied, r.Outcome, "a did not see b's copy")
+	st.SetPolicy(nil)
+	c, err := b.Sync(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []bounded.Holder{{Actor: a.Writer(), Amount: 7}, {Actor: b.Writer(), Amount: 5}}, c.Holders("t"))
+	require.Equal(t, int64(12), c.Value(), "both acknowledged calls count")
+	require.Equal(t, []crdt.TxnID{"t"}, c.Doubled())
+}
+
+// TestCloseWithdrawsItsRequest (found by a review): an Account that asked
+// for rights and then closed kept its request, and the others went on
+// granting to it, rights no debit could use again. Close withdraws it.
+func TestCloseWithdrawsItsRequest(t *testing.T) {
+	ctx := context.Background()
+	st := faulty.NewSiblings(memory.NewSiblings(), faulty.Options{})
+	a, b := edgeAccount(t, st, "a"), edgeAccount(t, st, "b")
+	_, err := a.Credit(ctx, "c1", 10)
+	require.NoError(t, err)
+	r, err := b.Debit(ctx, "d1", 4)
+	require.ErrorIs(t, err, crdt.ErrInsufficientRights)
+	require.Equal(t, int64(4), r.Requested)
+	_, err = b.Close(ctx, a.Writer())
+	require.NoError(t, err)
+	_, err = a.Credit(ctx, "c2", 10) // a's write grants what is requested
+	require.NoError(t, err)
+	c, err := a.Sync(ctx)
+	require.NoError(t, err)
+	require.Zero(t, c.Outstanding(b.Writer()))
+	require.Zero(t, c.Rights(b.Writer()), "nothing granted to the closed incarnation")
+	require.Equal(t, int64(20), c.Rights(a.Writer()))
+}
