@@ -58,6 +58,9 @@ func hotRun(partitions, rate int, mergeEvery, d time.Duration) (most int, err er
 // second, and at 1,000 a second until it fails; COUNTERKIT_CASES=1 adds
 // the default Partitions at 11,000 a second (1.6 million credits).
 func TestTransactionsHotAccountRows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sequential, about 40,000 credits: the first pass runs it")
+	}
 	const mergeEvery, d = 5 * time.Second, 150 * time.Second
 	grace := time.Minute // the default SettleGrace
 	bound := func(rate int) int { return int(2 * float64(rate) * (grace + 2*mergeEvery).Seconds()) }

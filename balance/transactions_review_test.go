@@ -247,6 +247,9 @@ func TestTransactionsBacklogCompacts(t *testing.T) {
 // levels off as without the race (about 26,000 rows). (It used to stop the
 // run for GCGrace, and the partition passed MaxRows in four minutes.)
 func TestTransactionsRacingMergeDoesNotBlockRemoval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sequential, 60,000 credits: the first pass runs it")
+	}
 	c := rsClock()
 	mem := memory.NewPartitions()
 	st := faulty.NewPartitions(mem, faulty.Options{})
