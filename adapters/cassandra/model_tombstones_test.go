@@ -34,6 +34,9 @@ func (c *stepClock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.U
 // 100 updates a second, merged every 20 seconds, on the model (which
 // purges nothing).
 func TestModelAccountsTombstones(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sequential, up to 150,000 updates: the first pass runs it")
+	}
 	ctx := context.Background()
 	p, _ := modelPartitions(t, Options{})
 	c := &stepClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -63,6 +66,9 @@ func TestModelAccountsTombstones(t *testing.T) {
 // Accounts account (120,000 in CI; 500,000 with COUNTERKIT_CASES), and its
 // reads scan a handful of tombstones.
 func TestModelTransactionsTombstones(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sequential, 120,000 credits: the first pass runs it")
+	}
 	credits := 120_000
 	if os.Getenv("COUNTERKIT_CASES") != "" {
 		credits = 500_000
