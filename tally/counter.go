@@ -62,9 +62,10 @@ type Options struct {
 	// Observer, when set, receives one observe.Event per Flush, Update,
 	// Retry, Abandon, GC, Read and ReadComplete.
 	Observer observe.Observer
-	// MaxRows is the most rows (shards plus the tally) a read accepts; a
-	// counter with more is refused with an error wrapping crdt.ErrTooLarge
-	// until a GC folds its final shards. 0 means DefaultMaxRows.
+	// MaxRows is the most rows (shards plus the tally) a read accepts, GC's
+	// read included; a counter with more is refused with an error wrapping
+	// crdt.ErrTooLarge until a GC run with a larger MaxRows folds its final
+	// shards. 0 means DefaultMaxRows.
 	MaxRows int
 }
 
@@ -246,11 +247,13 @@ func (p GCPlan) Empty() bool { return len(p.Batch.Delete) == 0 }
 // by expires_at, whose tally fits, and leaves the others to reads. Applying the plan late, twice, or in any order with another
 // GC's converges to the same state.
 func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
+	// The cutoff is taken before the read: a read that takes long then
+	// shows every write made before the cutoff (SPEC.md 7.5).
+	cutoff := c.nowMicros() - c.cfg.Grace.Microseconds()
 	v, err := c.load(ctx, true)
 	if err != nil {
 		return GCPlan{}, err
 	}
-	cutoff := c.nowMicros() - c.cfg.Grace.Microseconds()
 	t := v.tally
 	var plan GCPlan
 	var final []Shard[A]
@@ -267,9 +270,15 @@ func (c *Counter[A]) PlanGC(ctx context.Context) (GCPlan, error) {
 		}
 	}
 	// Fold the longest run of final shards, whole expires_at groups, whose
-	// combination the tally's encoding holds (SPEC.md 7.4); the rest stay.
+	// combination the tally's encoding holds and whose deletes fit in one
+	// batch beside the tally (SPEC.md 7.4); the rest stay, for the next GC.
+	room := store.MaxBatch - 1
+	if len(plan.Batch.Delete) > room {
+		plan.Batch.Delete = plan.Batch.Delete[:room]
+	}
+	room -= len(plan.Batch.Delete)
 	acc, n := t.State.Clone(), 0
-	for i, s := range final {
+	for i, s := range final[:min(len(final), room)] {
 		if err := acc.Combine(s.State); err != nil {
 			return GCPlan{}, fmt.Errorf("tally: gc %q: %w", c.key, err)
 		}
