@@ -24,13 +24,20 @@
 // A read returns exactly the sum of acknowledged updates, compacted or
 // not, under the timing assumptions of SPEC.md 8.4 (the guarantee is in
 // 8.5): a retry whose ID has aged out of the window is refused, never
-// counted twice. A scan slower than MaxScan fails with ErrSlowScan.
+// counted twice. A read or merge scan slower than MaxScan fails with
+// ErrSlowScan.
 //
 // # Caveats
 //
 //   - Reusing an ID with another delta is not detected by Add.
 //   - A sum past int64 reads math.MaxInt64 or math.MinInt64 (Reading;
-//     Stats.BigSum is exact) and is not merged into a cell until it fits.
+//     Stats.BigSum is exact) and is not merged into a cell until it fits;
+//     a sum of squares past 2^128 only grows, so no later merge fits and
+//     read cost grows with every update.
+//   - A Read may see part of an Apply that runs at the same time.
+//   - Delete shadows every cell written at or before its timestamp: an
+//     update a process whose clock is behind acknowledges within
+//     FutureSkew after a Delete may be lost.
 //   - Read cost is the number of updates since the newest merge cell, plus
 //     one.
 //   - A cell that does not decode stops Read, Merge and Compact of its

@@ -178,6 +178,11 @@ func DecodeRow[K comparable, R any](pkg, noun, partition string, sr store.Row, k
 		return zero, fmt.Errorf("%s: %s %q: %w", pkg, noun, partition, err)
 	}
 	r, rk, err := value(sr.Value)
+	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
+		// Another type's value, or one too large or of a later version,
+		// is a damaged row too.
+		err = fmt.Errorf("%w: %w", crdt.ErrCorruptEncoding, err)
+	}
 	if err != nil {
 		return zero, fmt.Errorf("%s: %s %q: row %v: %w", pkg, noun, partition, k, err)
 	}
