@@ -408,8 +408,11 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 	var out []crdt.TxnID
 	for _, t := range e.recent {
 		if !slices.ContainsFunc(c.holders[t.ID], func(h crdt.ActorID) bool {
+			if h >= a.writer {
+				return false // the smallest holder keeps its copy (no scan: the common case)
+			}
 			amount, _ := c.Holds(h, t.ID)
-			return h < a.writer && amount == t.Amount
+			return amount == t.Amount
 		}) {
 			continue
 		}
