@@ -105,7 +105,8 @@ func (o Options) withDefaults() (Options, error) {
 //
 // Before calling the store, every method refuses an invalid account key
 // (ErrInvalidKey) and a done context (crdt.ErrUnavailable and the
-// context's error).
+// context's error); Apply of an empty batch calls nothing and returns nil
+// (SPEC.md 9.3).
 type Accounts struct {
 	t    rowlog.Table[Row]
 	opts Options

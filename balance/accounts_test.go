@@ -94,6 +94,12 @@ func TestApplyIsAllOrNothing(t *testing.T) {
 	a, _ := l.Balance(ctx, "a")
 	b, _ := l.Balance(ctx, "b")
 	require.Equal(t, [2]int64{-5, 5}, [2]int64{a, b})
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	calls := s.Calls()
+	require.NoError(t, l.Apply(done, &balance.Batch{}), "an empty batch calls nothing, even on a done context")
+	require.Equal(t, calls, s.Calls())
+	require.ErrorIs(t, l.Apply(done, &transfer), crdt.ErrUnavailable)
 }
 
 // Validity rules, checked on hand-built partitions.

@@ -86,7 +86,8 @@ func (o Options) withDefaults() (Options, error) {
 //
 // Before calling the store, every method refuses an invalid counter key
 // (ErrInvalidKey) and a done context (crdt.ErrUnavailable and the
-// context's error).
+// context's error); Apply of an empty batch calls nothing and returns nil
+// (SPEC.md 8.4).
 type Counters struct {
 	t    rowlog.Table[Cell]
 	opts Options

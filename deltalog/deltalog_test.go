@@ -196,6 +196,12 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 	require.Equal(t, int64(-5), ra.Value)
 	require.Equal(t, int64(5), rb.Value)
 	require.NoError(t, c.Apply(ctx, &deltalog.Batch{}), "empty batch is a no-op")
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	calls := store.Calls()
+	require.NoError(t, c.Apply(done, nil), "an empty batch calls nothing, even on a done context")
+	require.Equal(t, calls, store.Calls())
+	require.ErrorIs(t, c.Apply(done, &transfer), crdt.ErrUnavailable)
 }
 
 func TestLogInsertConflictAndOverflow(t *testing.T) {
