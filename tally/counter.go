@@ -356,9 +356,10 @@ func event(st sendStats, err error) observe.Event {
 }
 
 // send runs write up to 1+Retries times until it succeeds, stopping with
-// errLate once stillOK (when set) says false. Its error wraps
-// crdt.ErrAmbiguousWrite when any attempt may have landed, else
-// crdt.ErrUnavailable.
+// errLate once stillOK (when set) says false, and at a write refused for
+// what it is (too large, an invalid key: retry.Invalid). Its error wraps
+// crdt.ErrAmbiguousWrite when any attempt may have landed, else the
+// refusal (crdt.ErrUnavailable, or the invalid write's sentinel).
 func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func() bool, st *sendStats) error {
 	var last error
 	ambiguous := false
@@ -386,7 +387,9 @@ func (c *Counter[A]) send(ctx context.Context, write func() error, stillOK func(
 			return nil
 		}
 		last = err
-		if !errors.Is(err, crdt.ErrUnavailable) {
+		if k := retry.Classify(err); k == retry.Invalid {
+			break
+		} else if k == retry.Ambiguous {
 			ambiguous = true
 		}
 	}

@@ -225,6 +225,31 @@ func TestDefiniteFailureDiscardsStaged(t *testing.T) {
 	require.Equal(t, int64(11), f.value(t))
 }
 
+// TestRefusedForWhatItIsIsDefinite: a write the store refuses for what it
+// is (crdt.ErrTooLarge) is sent once and is not in doubt: the flush's
+// updates are discarded, as for a refusal, and nothing stays unresolved.
+func TestRefusedForWhatItIsIsDefinite(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	m := f.mutator(t)
+	require.NoError(t, m.Update(ctx, add(1)))
+	before := f.store.calls()[1]
+	f.store.SetHook(func(_ context.Context, c faulty.Call, after bool) error {
+		if !after && c.Method == faulty.MethodApply {
+			return fmt.Errorf("%w: refused by the store", crdt.ErrTooLarge)
+		}
+		return nil
+	})
+	err := m.Update(ctx, add(5))
+	require.ErrorIs(t, err, crdt.ErrTooLarge)
+	require.NotErrorIs(t, err, crdt.ErrAmbiguousWrite)
+	require.False(t, m.Unresolved())
+	require.Equal(t, before+1, f.store.calls()[1], "not sent again")
+	f.store.SetHook(nil)
+	require.NoError(t, m.Update(ctx, add(10)))
+	require.Equal(t, int64(11), f.value(t))
+}
+
 func TestMixedFailuresAreAmbiguous(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t)

@@ -8749,7 +8749,7 @@ var dvMutants = []struct {
 		"tally/counter.go", "\t\tif stillOK != nil && !stillOK() {", "\t\tif false && stillOK != nil && !stillOK() {",
 		"driver_tally", "a send stops resending at expires_at"},
 	{"tally/a refused attempt not resent", "7.4: a failed attempt, refused or ambiguous, is resent",
-		"tally/counter.go", "\t\tlast = err\n\t\tif !errors.Is(err, crdt.ErrUnavailable) {", "\t\tlast = err\n\t\tif errors.Is(err, crdt.ErrUnavailable) {\n\t\t\tbreak\n\t\t}\n\t\tif !errors.Is(err, crdt.ErrUnavailable) {",
+		"tally/counter.go", "\t\tlast = err\n\t\tif k := retry.Classify(err); k == retry.Invalid {", "\t\tlast = err\n\t\tif errors.Is(err, crdt.ErrUnavailable) {\n\t\t\tbreak\n\t\t}\n\t\tif k := retry.Classify(err); k == retry.Invalid {",
 		"driver_tally", "a refused attempt is resent"},
 	{"tally/a failed retry without the send's kinds", "7.4: Retry and Abandon that fail are ambiguous_write together with the send's kinds",
 		"tally/mutator.go", "\treturn retry.AmbiguousErr(m.write(ctx, target, ts))", "\tif err := retry.AmbiguousErr(m.write(ctx, target, ts)); err != nil {\n\t\treturn crdt.ErrAmbiguousWrite\n\t}\n\treturn nil",
