@@ -51,7 +51,7 @@ func (d *DB) Backup(ctx context.Context, dir string) error {
 		if d.opts.unchecked {
 			return nil
 		}
-		r, err := openChecked(tmp, d.opts.LockTimeout, false)
+		r, err := openChecked(tmp, fileLockTimeout(d.opts.LockTimeout), false)
 		if err == nil {
 			r.db.Close()
 		}

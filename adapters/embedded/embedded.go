@@ -33,8 +33,13 @@ const FormatVersion = 2
 
 // Defaults for the zero Options.
 const (
-	// DefaultLockTimeout is how long Open waits for the directory's lock.
-	DefaultLockTimeout = 100 * time.Millisecond
+	// DefaultLockTimeout is how long Open waits for the directory's lock,
+	// and the least it waits for the data file's, which only a reader or,
+	// for an instant, a subprocess can hold once the directory's is taken:
+	// a child that the process forks (os/exec) shares its open files, and
+	// their locks, until it starts its program, so a file just closed can
+	// stay locked that long on a loaded machine.
+	DefaultLockTimeout = time.Second
 	// DefaultTombstoneGrace is how long a deletion is kept after it was
 	// applied (ten days, Cassandra's gc_grace_seconds).
 	DefaultTombstoneGrace = 10 * 24 * time.Hour
@@ -57,8 +62,9 @@ var ErrClosed = fmt.Errorf("%w: embedded: database closed", crdt.ErrUnavailable)
 
 // Options configures Open. The zero value is ready to use.
 type Options struct {
-	// LockTimeout is how long Open waits for another process to release
-	// the directory before failing with ErrLocked; zero means
+	// LockTimeout is how long Open waits for another DB to release the
+	// directory before failing with ErrLocked; zero means
+	// DefaultLockTimeout. The data file's lock, taken next, waits at least
 	// DefaultLockTimeout.
 	LockTimeout time.Duration
 
@@ -153,12 +159,14 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, err)
 	}
-	r, err := openChecked(path, opts.LockTimeout, opts.unchecked)
+	fileOpts := opts
+	fileOpts.LockTimeout = fileLockTimeout(opts.LockTimeout)
+	r, err := openChecked(path, fileOpts.LockTimeout, opts.unchecked)
 	if err != nil {
 		return nil, err
 	}
 	r.db.Close()
-	bdb, err := openBolt(path, opts, false)
+	bdb, err := openBolt(path, fileOpts, false)
 	if err != nil {
 		return nil, err
 	}
@@ -171,6 +179,13 @@ func Open(dir string, opts Options) (db *DB, err error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// fileLockTimeout is how long a data file's lock is waited for once its
+// directory's lock is held: no other DB can hold it then, only a reader or
+// a forked child for an instant (DefaultLockTimeout).
+func fileLockTimeout(dirTimeout time.Duration) time.Duration {
+	return max(dirTimeout, DefaultLockTimeout)
 }
 
 // checkError reports a failed file check.

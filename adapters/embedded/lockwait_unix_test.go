@@ -1,0 +1,47 @@
+//go:build unix
+
+package embedded_test
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+)
+
+// TestOpenWaitsForTheDataFilesLock: once Open holds the directory, the
+// data file's lock can only be held by a reader or, for an instant, by a
+// subprocess that inherited a just-closed file (a fork shares the lock
+// until the child runs its program; under load that took over 100 ms and
+// failed a test run). Open then waits for it at least
+// DefaultLockTimeout, whatever a shorter LockTimeout asks, while another
+// DB on the directory is still refused within LockTimeout.
+func TestOpenWaitsForTheDataFilesLock(t *testing.T) {
+	dir := t.TempDir()
+	db, err := embedded.Open(dir, embedded.Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	f, err := os.Open(filepath.Join(dir, embedded.FileName))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, syscall.Flock(int(f.Fd()), syscall.LOCK_SH))
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		close(released)
+	}()
+	db, err = embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
+	require.NoError(t, err, "the data file's lock is waited for")
+	<-released
+
+	_, err = embedded.Open(dir, embedded.Options{LockTimeout: time.Millisecond})
+	require.ErrorIs(t, err, embedded.ErrLocked, "the directory's is not")
+	require.NoError(t, db.Close())
+}
