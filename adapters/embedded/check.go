@@ -285,7 +285,8 @@ func (c *fileCheck) bucket(root uint64, inline []byte, depth int, sum *bucketSum
 }
 
 // tree checks the subtree at page id, whose keys must lie in [lo, hi)
-// (nil: unbounded); it returns the subtree's greatest key.
+// (nil: unbounded) and start with lo when set; it returns the subtree's
+// greatest key.
 func (c *fileCheck) tree(id uint64, lo, hi []byte, level, depth int, sum *bucketSum) ([]byte, error) {
 	if level > maxTreeDepth {
 		return nil, damaged("tree deeper than %d levels", maxTreeDepth)
@@ -321,9 +322,12 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	}
 	var prev []byte
 	// inOrder is key(i), checked to lie after prev and within [lo, hi).
+	// A page below a branch starts with the branch element's key (lo):
+	// the engine finds a page's element in its parent by that first key
+	// when it writes the page again, and would add a second one otherwise.
 	inOrder := func(i int) ([]byte, uint32, []byte, error) {
 		k, fl, v, err := key(i)
-		if err == nil && ((i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) ||
+		if err == nil && ((i > 0 && bytes.Compare(prev, k) >= 0) || (i == 0 && lo != nil && !bytes.Equal(k, lo)) ||
 			(hi != nil && bytes.Compare(k, hi) >= 0)) {
 			err = damaged("page %d: key %d out of order", id, i)
 		}
