@@ -159,7 +159,8 @@ type Partitions interface {
 	// Snapshot returns every live row of partition in key order, read in
 	// isolation: each batch applied to the partition is either wholly in
 	// it or wholly absent. A partition of more than limit rows is refused
-	// with an error wrapping crdt.ErrTooLarge.
+	// with an error wrapping crdt.ErrTooLarge (math.MaxInt: no limit); a
+	// negative limit with one wrapping crdt.ErrInvalidConfig.
 	Snapshot(ctx context.Context, partition string, limit int, level Read) ([]Row, error)
 
 	// Apply applies muts atomically: either every mutation takes effect

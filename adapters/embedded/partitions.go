@@ -343,8 +343,12 @@ func (p *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
 	}
+	n, err := storekit.ReadLimit(limit)
+	if err != nil {
+		return nil, err
+	}
 	prefix := appendPrefix(nil, partition)
-	rows, err := p.read(prefix, prefix, limit+1)
+	rows, err := p.read(prefix, prefix, n)
 	return storekit.Limit("embedded", partition, limit, rows, err)
 }
 

@@ -349,7 +349,11 @@ func (s *Partitions) Snapshot(ctx context.Context, partition string, limit int, 
 	if err := storekit.CheckKey(ctx, "partition key", partition); err != nil {
 		return nil, err
 	}
+	n, err := storekit.ReadLimit(limit)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return storekit.Limit("memory", partition, limit, s.rows(partition, nil, limit+1), nil)
+	return storekit.Limit("memory", partition, limit, s.rows(partition, nil, n), nil)
 }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
@@ -113,7 +114,20 @@ func ScanPages(from []byte, first, n int, read func(from []byte, n int) ([]store
 	}
 }
 
-// Limit returns rows, read with a limit of limit+1, or an error wrapping
+// ReadLimit is how many rows a Snapshot of limit reads: limit+1, or
+// math.MaxInt for math.MaxInt. A negative limit wraps
+// crdt.ErrInvalidConfig.
+func ReadLimit(limit int) (int, error) {
+	switch {
+	case limit < 0:
+		return 0, fmt.Errorf("%w: snapshot limit %d", crdt.ErrInvalidConfig, limit)
+	case limit == math.MaxInt:
+		return limit, nil
+	}
+	return limit + 1, nil
+}
+
+// Limit returns rows, read with a limit of ReadLimit(limit), or an error wrapping
 // crdt.ErrTooLarge when they are more than limit; name prefixes the error.
 func Limit(name, partition string, limit int, rows []store.Row, err error) ([]store.Row, error) {
 	if err != nil {

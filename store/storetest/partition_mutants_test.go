@@ -158,6 +158,9 @@ func (s *modelStore) Snapshot(ctx context.Context, partition string, limit int, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if limit < 0 {
+		return nil, fmt.Errorf("model: limit %d: %w", limit, crdt.ErrInvalidConfig)
+	}
 	rows := s.read(partition)
 	if len(rows) > limit {
 		return nil, fmt.Errorf("model: %d rows: %w", len(rows), crdt.ErrTooLarge)
@@ -306,6 +309,21 @@ var partitionMutants = []struct {
 		in := memory.NewPartitions()
 		return &partWrap{Partitions: in, snapshot: func(ctx context.Context, p string, _ int, l store.Read) ([]store.Row, error) {
 			return in.Snapshot(ctx, p, 1<<30, l)
+		}}
+	}},
+	{"Snapshot reads limit+1 rows, which wraps at math.MaxInt", []string{"snapshot"}, func() store.Partitions {
+		in := memory.NewPartitions()
+		return &partWrap{Partitions: in, snapshot: func(ctx context.Context, p string, limit int, l store.Read) ([]store.Row, error) {
+			if limit+1 < 0 {
+				return nil, nil // a read of a negative number of rows
+			}
+			return in.Snapshot(ctx, p, limit, l)
+		}}
+	}},
+	{"Snapshot takes a negative limit as 0", []string{"snapshot"}, func() store.Partitions {
+		in := memory.NewPartitions()
+		return &partWrap{Partitions: in, snapshot: func(ctx context.Context, p string, limit int, l store.Read) ([]store.Row, error) {
+			return in.Snapshot(ctx, p, max(limit, 0), l)
 		}}
 	}},
 	{"Snapshot not isolated", []string{"isolation"}, func() store.Partitions {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand"
 	"runtime"
 	"slices"
@@ -33,7 +34,8 @@ import (
 //     (nil End: no bound), keys compared as unsigned bytes;
 //   - scan: key order, from, stopping early, a partition of more than one
 //     page (1,500 rows), rows handed out that stay valid;
-//   - snapshot: order, the empty partition, the limit (crdt.ErrTooLarge);
+//   - snapshot: order, the empty partition, the limit (crdt.ErrTooLarge;
+//     math.MaxInt reads all; a negative one is crdt.ErrInvalidConfig);
 //   - atomic: a batch over several partitions with one invalid mutation
 //     writes nothing;
 //   - refusals: every refusal of store.CheckMutations, with its sentinel,
@@ -327,10 +329,14 @@ func partSnapshot(ctx context.Context, e *env[store.Partitions]) error {
 		got, err := s.p.Snapshot(ctx, "p", 1500, level)
 		s.same("snapshot of 1500 rows with limit 1500", want, got, err)
 	}
+	got, err = s.p.Snapshot(ctx, "p", math.MaxInt, store.ReadComplete)
+	s.same("snapshot of 1500 rows with limit math.MaxInt", want, got, err)
 	for _, limit := range []int{1499, 10, 0} {
 		_, err := s.p.Snapshot(ctx, "p", limit, store.ReadComplete)
 		s.refused(err, crdt.ErrTooLarge, "snapshot of 1500 rows with limit %d", limit)
 	}
+	_, err = s.p.Snapshot(ctx, "p", -1, store.ReadComplete)
+	s.refused(err, crdt.ErrInvalidConfig, "snapshot with limit -1")
 	// Deleted rows do not count against the limit.
 	s.apply(delRange("p", nil, want[1000].Key, 2))
 	got, err = s.p.Snapshot(ctx, "p", 500, store.ReadComplete)
