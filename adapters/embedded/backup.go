@@ -18,8 +18,10 @@ import (
 
 // Backup writes a consistent copy of the store into dir, which must not
 // exist or be empty, while writes go on; Open(dir, ...) opens it. The copy
-// is checked as Open checks a file before it gets FileName, so dir holds a
-// complete backup or none. It fails with an error wrapping
+// is written as CopyTempName and checked as Open checks a file before it
+// gets FileName, so dir holds a complete backup or none: a dir that holds
+// only an interrupted Backup's CopyTempName is refused by Open
+// (crdt.ErrMisconfiguredStore) and taken by a new Backup. It fails with an error wrapping
 // crdt.ErrInvalidConfig when dir holds files, ErrLocked when another DB or
 // Backup holds dir, crdt.ErrUnavailable when dir cannot be written,
 // crdt.ErrCorruptEncoding when the store fails the check, or ctx's error.
@@ -33,14 +35,10 @@ func (d *DB) Backup(ctx context.Context, dir string) error {
 	if dir == "" {
 		return fmt.Errorf("embedded: backup: empty directory name: %w", crdt.ErrInvalidConfig)
 	}
-	switch entries, err := os.ReadDir(dir); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
-	case len(entries) > 0:
-		return fmt.Errorf("embedded: backup: %s holds %s: %w", dir, entries[0].Name(), crdt.ErrInvalidConfig)
+	if err := copyTarget("backup", dir, false); err != nil {
+		return err
 	}
-	return writeInto("backup", dir, d.opts.LockTimeout, nil, func(tmp string) error {
+	return writeInto("backup", dir, d.opts.LockTimeout, func() error { return copyTarget("backup", dir, true) }, func(tmp string) error {
 		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
 			return fmt.Errorf("embedded: backup: %w: %w", crdt.ErrUnavailable, err)
@@ -59,9 +57,13 @@ func (d *DB) Backup(ctx context.Context, dir string) error {
 	})
 }
 
+// CopyTempName is the file Backup and Compact write and check before it
+// gets FileName: a directory holding only it holds an interrupted copy.
+const CopyTempName = FileName + ".copy"
+
 // writeInto makes dir's data file under dir's lock (dir made if absent,
 // and removed on failure): prepare (if not nil) refuses an unfit dir,
-// write fills FileName+".new", check checks it, and only then does it get
+// write fills CopyTempName, check checks it, and only then does it get
 // FileName, durably; op names the operation in errors.
 func writeInto(op, dir string, timeout time.Duration, prepare func() error, write, check func(tmp string) error) (err error) {
 	_, statErr := os.Stat(dir)
@@ -83,8 +85,7 @@ func writeInto(op, dir string, timeout time.Duration, prepare func() error, writ
 			return err
 		}
 	}
-	path := filepath.Join(dir, FileName)
-	tmp := path + ".new"
+	path, tmp := filepath.Join(dir, FileName), filepath.Join(dir, CopyTempName)
 	if err = write(tmp); err == nil {
 		err = check(tmp)
 	}

@@ -252,6 +252,10 @@ func create(dir, path string, opts Options) error {
 	}
 	tmp := path + ".new"
 	for _, e := range entries {
+		if e.Name() == CopyTempName {
+			return fmt.Errorf("embedded: %s holds only an interrupted backup or compaction (%s), not a store: %w",
+				dir, CopyTempName, crdt.ErrMisconfiguredStore)
+		}
 		if e.Name() != filepath.Base(tmp) {
 			return fmt.Errorf("embedded: %s holds %s but no %s: not a counterkit data directory: %w",
 				dir, e.Name(), FileName, crdt.ErrMisconfiguredStore)

@@ -200,7 +200,7 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	if to == "" {
 		return res, fmt.Errorf("embedded: compact: empty directory name: %w", crdt.ErrInvalidConfig)
 	}
-	if err := compactTarget(to, false); err != nil {
+	if err := copyTarget("compact", to, false); err != nil {
 		return res, err
 	}
 	// checkedKeys checks every record of tx and lists its keys.
@@ -216,7 +216,7 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 			return err
 		}
 		res.BytesBefore, res.Keys = tx.Size(), len(before)
-		return writeInto("compact", to, DefaultLockTimeout, func() error { return compactTarget(to, true) }, func(tmp string) error {
+		return writeInto("compact", to, DefaultLockTimeout, func() error { return copyTarget("compact", to, true) }, func(tmp string) error {
 			dst, err := openBolt(tmp, Options{LockTimeout: DefaultLockTimeout}, false)
 			if err != nil {
 				return err
@@ -246,21 +246,20 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 	return res, nil
 }
 
-// compactTarget is emptyOrAbsent for Compact's target, which may also
-// hold only an interrupted compaction's temporary file (a crash, or a
-// command that stopped waiting): passed over, or, with remove (under the
-// target's lock: no other Compact writes it), deleted.
-func compactTarget(to string, remove bool) error {
-	tmp := FileName + ".new"
-	if entries, err := os.ReadDir(to); err == nil && len(entries) == 1 && entries[0].Name() == tmp && entries[0].Type().IsRegular() {
+// copyTarget is emptyOrAbsent for the target of Backup or Compact (op),
+// which may also hold only an interrupted copy's CopyTempName (a crash,
+// or a command that stopped waiting): passed over, or, with remove (under
+// the target's lock: no other copy writes it), deleted.
+func copyTarget(op, to string, remove bool) error {
+	if entries, err := os.ReadDir(to); err == nil && len(entries) == 1 && entries[0].Name() == CopyTempName && entries[0].Type().IsRegular() {
 		if !remove {
 			return nil
 		}
-		if err := os.Remove(filepath.Join(to, tmp)); err != nil {
-			return fmt.Errorf("embedded: compact: remove an interrupted copy: %w: %w", crdt.ErrUnavailable, err)
+		if err := os.Remove(filepath.Join(to, CopyTempName)); err != nil {
+			return fmt.Errorf("embedded: %s: remove an interrupted copy: %w: %w", op, crdt.ErrUnavailable, err)
 		}
 	}
-	return emptyOrAbsent("compact", to)
+	return emptyOrAbsent(op, to)
 }
 
 // readOnly is a data file opened read-only and checked.

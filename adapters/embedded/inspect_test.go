@@ -421,7 +421,7 @@ func TestCompact(t *testing.T) {
 	// compaction is compacted into (the file replaced); with anything
 	// else beside it, refused and left as it was.
 	interrupted := filepath.Join(t.TempDir(), "interrupted")
-	tmp := filepath.Join(interrupted, embedded.FileName+".new")
+	tmp := filepath.Join(interrupted, embedded.CopyTempName)
 	if err := os.MkdirAll(interrupted, 0o755); err != nil {
 		t.Fatal(err)
 	}
