@@ -93,27 +93,35 @@ var dataBuckets = allBuckets[1:]
 var keyDigest = []byte("digest")
 
 // encodeDigests makes the digest record: per data bucket n, sum, seq
-// (8 bytes each), then a CRC-32C of those bytes.
-func encodeDigests(s []bucketSum) []byte {
-	b := make([]byte, 0, 24*len(s)+4)
+// (8 bytes each), the engine's id of the transaction that writes it (8
+// bytes), then a CRC-32C of those bytes.
+func encodeDigests(s []bucketSum, txid uint64) []byte {
+	b := make([]byte, 0, 24*len(s)+12)
 	for _, x := range s {
 		b = binary.BigEndian.AppendUint64(b, x.n)
 		b = binary.BigEndian.AppendUint64(b, x.sum)
 		b = binary.BigEndian.AppendUint64(b, x.seq)
 	}
+	b = binary.BigEndian.AppendUint64(b, txid)
 	return binary.BigEndian.AppendUint32(b, crcUpdate(0, b))
 }
 
-func decodeDigests(b []byte) ([]bucketSum, error) {
-	if len(b) != 24*len(dataBuckets)+4 || binary.BigEndian.Uint32(b[len(b)-4:]) != crcUpdate(0, b[:len(b)-4]) {
-		return nil, fmt.Errorf("embedded: the digest record is damaged: %w", crdt.ErrCorruptEncoding)
+// decodeDigests reads a digest record; txid is 0 in a record written
+// before records held it.
+func decodeDigests(b []byte) (s []bucketSum, txid uint64, err error) {
+	n := 24 * len(dataBuckets)
+	if len(b) != n+4 && len(b) != n+12 || binary.BigEndian.Uint32(b[len(b)-4:]) != crcUpdate(0, b[:len(b)-4]) {
+		return nil, 0, fmt.Errorf("embedded: the digest record is damaged: %w", crdt.ErrCorruptEncoding)
 	}
-	s := make([]bucketSum, len(dataBuckets))
+	s = make([]bucketSum, len(dataBuckets))
 	for i := range s {
 		r := b[24*i:]
 		s[i] = bucketSum{binary.BigEndian.Uint64(r), binary.BigEndian.Uint64(r[8:]), binary.BigEndian.Uint64(r[16:])}
 	}
-	return s, nil
+	if len(b) == n+12 {
+		txid = binary.BigEndian.Uint64(b[n:])
+	}
+	return s, txid, nil
 }
 
 // fileCheck walks one version of the file.
@@ -121,6 +129,7 @@ type fileCheck struct {
 	data  []byte // the file, mapped
 	ps    uint64
 	hwm   uint64
+	tx    uint64 // the transaction of the meta page checked by
 	state []byte // per page: 0 not seen, 1 reachable, 2 free, 3 meta or freelist
 
 	// Found in the root bucket.
@@ -191,7 +200,7 @@ func checkFile(data []byte, wantTx uint64) (*fileCheck, error) {
 	if m.root < 2 || m.root >= m.hwm {
 		return nil, damaged("root page %d outside [2, %d)", m.root, m.hwm)
 	}
-	c := &fileCheck{data: data, ps: ps, hwm: m.hwm, state: make([]byte, m.hwm), sums: map[string]*bucketSum{}}
+	c := &fileCheck{data: data, ps: ps, hwm: m.hwm, tx: m.tx, state: make([]byte, m.hwm), sums: map[string]*bucketSum{}}
 	c.state[0], c.state[1] = 3, 3
 	if m.freelist != noFreelist {
 		if err := c.freelist(m.freelist); err != nil {
@@ -410,9 +419,14 @@ func (c *fileCheck) compareDigests() error {
 	if c.digest == nil {
 		return damaged("the digest record is missing")
 	}
-	want, err := decodeDigests(c.digest)
+	want, txid, err := decodeDigests(c.digest)
 	if err != nil {
 		return err
+	}
+	if txid != 0 && txid != c.tx {
+		// A page holding the record and its bucket's entries went back
+		// to an earlier commit's content: a lost write.
+		return damaged("the digest record was written by transaction %d, the file is at %d (a lost page write?)", txid, c.tx)
 	}
 	for i, b := range dataBuckets {
 		got := c.sums[string(b)]

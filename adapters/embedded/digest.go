@@ -75,7 +75,7 @@ func (w *wtx) finish() error {
 		return nil
 	}
 	meta := w.tx.Bucket(bucketMeta)
-	sums, err := decodeDigests(meta.Get(keyDigest))
+	sums, _, err := decodeDigests(meta.Get(keyDigest))
 	if err != nil {
 		return err
 	}
@@ -87,5 +87,23 @@ func (w *wtx) finish() error {
 			return fmt.Errorf("embedded: bucket %q would hold %d entries: %w", name, int64(sums[i].n), crdt.ErrCorruptEncoding)
 		}
 	}
-	return meta.Put(keyDigest, encodeDigests(sums))
+	return meta.Put(keyDigest, encodeDigests(sums, uint64(w.tx.ID())))
+}
+
+// restampDigests writes the digest record again in tx, naming tx: for a
+// file whose records were copied from another (Compact).
+func restampDigests(tx *bolt.Tx) error {
+	meta := tx.Bucket(bucketMeta)
+	if meta == nil {
+		return fmt.Errorf("embedded: the meta bucket is missing: %w", crdt.ErrCorruptEncoding)
+	}
+	b := meta.Get(keyDigest)
+	if b == nil {
+		return nil // a format 1 file: no digests
+	}
+	sums, _, err := decodeDigests(b)
+	if err != nil {
+		return err
+	}
+	return meta.Put(keyDigest, encodeDigests(sums, uint64(tx.ID())))
 }

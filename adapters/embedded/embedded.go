@@ -218,7 +218,7 @@ func (d *DB) upgrade() error {
 				return err
 			}
 		}
-		return putFormat(tx.Bucket(bucketMeta), sums)
+		return putFormat(tx, sums)
 	})
 	if err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
 		err = fmt.Errorf("embedded: upgrade %s to format %d: %w: %w", d.path, FormatVersion, crdt.ErrUnavailable, err)
@@ -276,7 +276,7 @@ func create(dir, path string, opts Options) error {
 				return err
 			}
 		}
-		return putFormat(tx.Bucket(bucketMeta), make([]bucketSum, len(dataBuckets)))
+		return putFormat(tx, make([]bucketSum, len(dataBuckets)))
 	})
 	if cerr := bdb.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("embedded: %w: %w", crdt.ErrUnavailable, cerr)
@@ -355,8 +355,9 @@ func (d *DB) checkFormat() (version int, err error) {
 }
 
 // putFormat writes the digests sums and the marker of FormatVersion.
-func putFormat(meta *bolt.Bucket, sums []bucketSum) error {
-	if err := meta.Put(keyDigest, encodeDigests(sums)); err != nil {
+func putFormat(tx *bolt.Tx, sums []bucketSum) error {
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keyDigest, encodeDigests(sums, uint64(tx.ID()))); err != nil {
 		return err
 	}
 	return meta.Put(keyFormat, binary.BigEndian.AppendUint16(append([]byte(nil), formatMagic...), FormatVersion))

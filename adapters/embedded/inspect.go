@@ -221,7 +221,11 @@ func Compact(ctx context.Context, dir, to string) (res CompactResult, err error)
 			if err != nil {
 				return err
 			}
-			if err := syncClose(dst, bolt.Compact(dst, tx.DB(), compactTxBytes)); err != nil {
+			err = bolt.Compact(dst, tx.DB(), compactTxBytes)
+			if err == nil {
+				err = dst.Update(restampDigests) // the copy's transactions are its own
+			}
+			if err := syncClose(dst, err); err != nil {
 				return fmt.Errorf("embedded: compact: %w: %w", crdt.ErrUnavailable, err)
 			}
 			return nil
