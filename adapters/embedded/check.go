@@ -411,8 +411,9 @@ func (c *fileCheck) elements(p []byte, id uint64, lo, hi []byte, level, depth in
 	return nil, damaged("page %d: type %#x where a branch or leaf page belongs", id, flags)
 }
 
-// compareDigests checks the walk's digests against the stored record.
-func (c *fileCheck) compareDigests() error {
+// compareDigests checks the walk's digests against the stored record of
+// a file of format version.
+func (c *fileCheck) compareDigests(version int) error {
 	if c.other {
 		return damaged("the meta bucket holds an unknown key")
 	}
@@ -422,6 +423,9 @@ func (c *fileCheck) compareDigests() error {
 	want, txid, err := decodeDigests(c.digest)
 	if err != nil {
 		return err
+	}
+	if version >= 3 && txid == 0 {
+		return damaged("the digest record names no transaction")
 	}
 	if txid != 0 && txid != c.tx {
 		// A page holding the record and its bucket's entries went back

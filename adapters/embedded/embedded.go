@@ -26,10 +26,11 @@ const FileName = "counterkit.db"
 
 // FormatVersion is the on-disk layout this build writes and reads; a
 // greater one is refused (crdt.ErrUnsupportedVersion). Version 2 added the
-// buckets' digests; Open upgrades a version 1 file, checking every record
-// it can (a tombstone has no checksum in version 1: damage to one before
-// the upgrade is kept).
-const FormatVersion = 2
+// buckets' digests; version 3 names in the digest record the transaction
+// that wrote it. Open upgrades an older file: a version 1 file checking
+// every record it can (a tombstone has no checksum in version 1: damage
+// to one before the upgrade is kept).
+const FormatVersion = 3
 
 // Defaults for the zero Options.
 const (
@@ -171,8 +172,8 @@ func Open(dir string, opts Options) (db *DB, err error) {
 		return nil, err
 	}
 	db = &DB{bolt: bdb, path: path, opts: opts, lock: lock}
-	if r.version == 1 && !opts.unchecked {
-		err = db.upgrade()
+	if r.version < FormatVersion && !opts.unchecked {
+		err = db.upgrade(r.version)
 	}
 	if err != nil {
 		bdb.Close()
@@ -200,9 +201,18 @@ func checkError(path string, err error) error {
 	return fmt.Errorf("embedded: check %s: %w: %w", path, crdt.ErrUnavailable, err)
 }
 
-// upgrade computes the digests of a version 1 file and marks it version 2.
-func (d *DB) upgrade() error {
+// upgrade marks a file of an older format (checked) FormatVersion: it
+// computes the digests of a version 1 file and writes the record again,
+// naming its transaction.
+func (d *DB) upgrade(version int) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
+		if version > 1 {
+			sums, _, err := decodeDigests(tx.Bucket(bucketMeta).Get(keyDigest))
+			if err != nil {
+				return err
+			}
+			return putFormat(tx, sums)
+		}
 		// The digests vouch for what they sum: check every record first.
 		if err := checkRecords(tx); err != nil {
 			return err
@@ -641,7 +651,7 @@ func (d *DB) Verify() error {
 		err := d.view(func(tx *bolt.Tx) error {
 			walk, err := checkMapped(f, tx.Size(), uint64(tx.ID()))
 			if err == nil {
-				err = walk.compareDigests()
+				err = walk.compareDigests(FormatVersion)
 			}
 			if err == nil {
 				err = checkRecords(tx)

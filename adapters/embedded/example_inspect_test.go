@@ -50,6 +50,6 @@ func ExampleKeys() {
 	// Output:
 	// siblings account-1: 2 entries
 	// partition pageviews: 1 entries
-	// 2 sibling values, 1 rows, format 2
+	// 2 sibling values, 1 rows, format 3
 	// compacted: 2 keys
 }

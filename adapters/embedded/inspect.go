@@ -342,7 +342,7 @@ func openChecked(path string, timeout time.Duration, unchecked bool) (r *readOnl
 		return nil, err
 	}
 	if r.version >= 2 && !unchecked {
-		if err := r.walk.compareDigests(); err != nil {
+		if err := r.walk.compareDigests(r.version); err != nil {
 			return nil, checkError(path, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
@@ -259,8 +260,14 @@ func setFormat(t *testing.T, dir string, v uint16) {
 		m := tx.Bucket([]byte("meta"))
 		f := bytes.Clone(m.Get([]byte("format")))
 		binary.BigEndian.PutUint16(f[len(f)-2:], v)
-		if v == 1 {
+		switch v {
+		case 1:
 			if err := m.Delete([]byte("digest")); err != nil {
+				return err
+			}
+		case 2:
+			// The record without the transaction that wrote it.
+			if err := m.Put([]byte("digest"), digestWithoutTx(m.Get([]byte("digest")))); err != nil {
 				return err
 			}
 		}
@@ -269,6 +276,13 @@ func setFormat(t *testing.T, dir string, v uint16) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// digestWithoutTx is a digest record of format 3 in format 2's layout:
+// without the transaction id (the 8 bytes before the CRC-32C).
+func digestWithoutTx(rec []byte) []byte {
+	b := bytes.Clone(rec[:len(rec)-12])
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
 }
 
 // inspectAll runs Keys, ReadStats and Compact (into a new directory) on

@@ -147,8 +147,47 @@ func firstOpenChild(dir string) {
 	fmt.Printf("ok %d %s\n", st.Ino, key)
 }
 
+// TestOpenUpgradesFormat2: a file of format 2 (a digest record without
+// the transaction that wrote it) opens, intact, and becomes format 3; the
+// same record in a file marked format 3 is damage.
+func TestOpenUpgradesFormat2(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, dir := openTemp(t, embedded.Options{})
+	fill(t, db, "u", 10)
+	db.Close()
+	setFormat(t, dir, 2)
+	if st, err := embedded.ReadStats(ctx, dir); err != nil || st.FormatVersion != 2 {
+		t.Fatalf("before: %+v, %v", st, err)
+	}
+	orig, err := os.ReadFile(filepath.Join(dir, embedded.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err = embedded.Open(dir, embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intact(t, db, "u", 10)
+	if err := db.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if st, err := embedded.ReadStats(ctx, dir); err != nil || st.FormatVersion != embedded.FormatVersion {
+		t.Fatalf("after: %+v, %v", st, err)
+	}
+
+	// The format 2 record under a format 3 marker.
+	if err := os.WriteFile(filepath.Join(dir, embedded.FileName), orig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	setFormat(t, dir, embedded.FormatVersion)
+	_, err = embedded.Open(dir, embedded.Options{})
+	wantErr(t, err, crdt.ErrCorruptEncoding)
+}
+
 // TestOpenUpgradesFormat1 opens a file of format 1 (no digests): Open
-// computes the digests and marks it format 2; the data is intact and
+// computes the digests and marks it format 3; the data is intact and
 // damage is found afterwards.
 func TestOpenUpgradesFormat1(t *testing.T) {
 	t.Parallel()

@@ -15,7 +15,7 @@ import (
 	"github.com/counterkit/counterkit/store"
 )
 
-// One flipped bit in a point tombstone's timestamp: a format 2 file is
+// One flipped bit in a point tombstone's timestamp: a current-format file is
 // refused; a format 1 file (0.1.0, no digests, tombstones without a
 // checksum) is upgraded over the damage, which then hides a later write.
 // The second half is the limit README.md (Layout and checks) states: if
