@@ -393,7 +393,9 @@ func (tx *Transactions) rowsOf(account string, id ID) string {
 // (crdt.ErrConflictingTransaction), with TxnTime a transaction not
 // recorded and outside its window (crdt.ErrOutsideWindow). A store error
 // is returned as the store wraps it (crdt.ErrAmbiguousWrite when the row
-// may have landed: a retry rewrites the same row).
+// may have landed: a retry rewrites the same row). Apply does not read the
+// balance, so a credit that takes it past int64 is stored: Balance and
+// Merge then fail crdt.ErrOverflow until debits bring it back.
 func (tx *Transactions) Apply(ctx context.Context, account string, txn crdt.TxnID, amount int64) (Outcome, error) {
 	if err := tx.checkAccount(account); err != nil {
 		return 0, err
