@@ -21,10 +21,11 @@ import (
 // is written as CopyTempName and checked as Open checks a file before it
 // gets FileName, so dir holds a complete backup or none: a dir that holds
 // only an interrupted Backup's CopyTempName is refused by Open
-// (crdt.ErrMisconfiguredStore) and taken by a new Backup. It fails with an error wrapping
-// crdt.ErrInvalidConfig when dir holds files, ErrLocked when another DB or
-// Backup holds dir, crdt.ErrUnavailable when dir cannot be written,
-// crdt.ErrCorruptEncoding when the store fails the check, or ctx's error.
+// (crdt.ErrMisconfiguredStore) and taken by a new Backup. It fails with
+// an error wrapping crdt.ErrInvalidConfig when dir holds other files,
+// ErrLocked when another DB or Backup holds dir, crdt.ErrUnavailable when
+// dir cannot be written, crdt.ErrCorruptEncoding when the store fails the
+// check, or ctx's error.
 func (d *DB) Backup(ctx context.Context, dir string) error {
 	if d.closed.Load() {
 		return ErrClosed

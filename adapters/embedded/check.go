@@ -129,7 +129,7 @@ type fileCheck struct {
 	data  []byte // the file, mapped
 	ps    uint64
 	hwm   uint64
-	tx    uint64 // the transaction of the meta page checked by
+	tx    uint64 // the meta page's transaction: the version checked
 	state []byte // per page: 0 not seen, 1 reachable, 2 free, 3 meta or freelist
 
 	// Found in the root bucket.

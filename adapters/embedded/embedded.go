@@ -201,8 +201,8 @@ func checkError(path string, err error) error {
 	return fmt.Errorf("embedded: check %s: %w: %w", path, crdt.ErrUnavailable, err)
 }
 
-// upgrade marks a file of an older format (checked) FormatVersion: it
-// computes the digests of a version 1 file and writes the record again,
+// upgrade brings a checked file of an older format to FormatVersion: it
+// computes a version 1 file's digests, and writes the digest record again,
 // naming its transaction.
 func (d *DB) upgrade(version int) error {
 	err := d.bolt.Update(func(tx *bolt.Tx) error {
