@@ -71,7 +71,7 @@ func writeInto(op, dir string, timeout time.Duration, prepare func() error, writ
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("embedded: %s: %w: %w", op, crdt.ErrUnavailable, err)
 	}
-	lock, err := lockDir(dir, timeout)
+	lock, err := lockDir(dir, timeout, false)
 	if err != nil {
 		return err
 	}

@@ -53,6 +53,10 @@ const (
 // the limits every store accepts (store.MaxValue, MaxRowKey, MaxBatch).
 const MaxBatchBytes = 256 << 20
 
+// ErrReadOnly is the error of a write to a DB opened with
+// Options.ReadOnly. It wraps crdt.ErrInvalidConfig.
+var ErrReadOnly = fmt.Errorf("%w: embedded: opened read-only", crdt.ErrInvalidConfig)
+
 // ErrLocked is returned by Open when another DB, in this process or
 // another, holds the directory. It wraps crdt.ErrUnavailable.
 var ErrLocked = fmt.Errorf("%w: embedded: directory in use (locked by another open DB)", crdt.ErrUnavailable)
@@ -84,6 +88,12 @@ type Options struct {
 	// never come from it.
 	Now func() time.Time
 
+	// ReadOnly opens an existing store to read it: the directory is locked
+	// shared (other read-only DBs may open it, a writing one may not),
+	// nothing in it is created, changed or upgraded, and every write
+	// fails with ErrReadOnly.
+	ReadOnly bool
+
 	// unchecked turns the file check and the digests off (tests and
 	// benchmarks compare the store with and without them).
 	unchecked bool
@@ -92,11 +102,12 @@ type Options struct {
 // DB is an open data directory. It is safe for concurrent use; Close it
 // to release the directory's lock.
 type DB struct {
-	bolt  *bolt.DB
-	path  string
-	opts  Options
-	group group
-	lock  *os.File // the directory, flocked while the DB is open
+	bolt    *bolt.DB
+	path    string
+	opts    Options
+	version int // the file's format: FormatVersion unless opened ReadOnly
+	group   group
+	lock    *os.File // the directory, flocked while the DB is open
 
 	closed atomic.Bool
 	// failed is set when a commit failed: the file may hold a write the
@@ -127,7 +138,8 @@ var (
 // crdt.ErrMisconfiguredStore when dir is not a counterkit data directory;
 // crdt.ErrCorruptEncoding when the data file is damaged anywhere (Open
 // checks the whole file first); crdt.ErrUnsupportedVersion when its format
-// is newer.
+// is newer. With Options.ReadOnly it creates, changes and upgrades
+// nothing: a directory without a data file is crdt.ErrNotFound.
 func Open(dir string, opts Options) (db *DB, err error) {
 	if dir == "" {
 		return nil, fmt.Errorf("embedded: empty directory name: %w", crdt.ErrInvalidConfig)
@@ -140,10 +152,15 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	path := filepath.Join(dir, FileName)
+	if opts.ReadOnly {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, fmt.Errorf("embedded: no data file %s in %s: %w", FileName, dir, crdt.ErrNotFound)
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("embedded: create directory: %w: %w", crdt.ErrUnavailable, err)
 	}
-	lock, err := lockDir(dir, opts.LockTimeout)
+	lock, err := lockDir(dir, opts.LockTimeout, opts.ReadOnly)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +169,7 @@ func Open(dir string, opts Options) (db *DB, err error) {
 			lock.Close()
 		}
 	}()
-	path := filepath.Join(dir, FileName)
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) && !opts.ReadOnly {
 		if err := create(dir, path, opts); err != nil {
 			return nil, err
 		}
@@ -166,12 +182,15 @@ func Open(dir string, opts Options) (db *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.ReadOnly {
+		return &DB{bolt: r.db.bolt, path: path, opts: opts, version: r.version, lock: lock}, nil
+	}
 	r.db.Close()
 	bdb, err := openBolt(path, fileOpts, false)
 	if err != nil {
 		return nil, err
 	}
-	db = &DB{bolt: bdb, path: path, opts: opts, lock: lock}
+	db = &DB{bolt: bdb, path: path, opts: opts, version: FormatVersion, lock: lock}
 	if r.version < FormatVersion && !opts.unchecked {
 		err = db.upgrade(r.version)
 	}
@@ -437,6 +456,9 @@ func (d *DB) update(fn func(*wtx) error, size int) error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
 	if p := d.failed.Load(); p != nil {
 		return fmt.Errorf("embedded: an earlier commit failed (%v); close and reopen %s: %w", *p, d.path, crdt.ErrUnavailable)
 	}
@@ -650,8 +672,8 @@ func (d *DB) Verify() error {
 	for attempt := 0; ; attempt++ {
 		err := d.view(func(tx *bolt.Tx) error {
 			walk, err := checkMapped(f, tx.Size(), uint64(tx.ID()))
-			if err == nil {
-				err = walk.compareDigests(FormatVersion)
+			if err == nil && d.version >= 2 {
+				err = walk.compareDigests(d.version)
 			}
 			if err == nil {
 				err = checkRecords(tx)

@@ -23,7 +23,7 @@ func mapFile(f *os.File, n int) ([]byte, func(), error) {
 // lockDir holds the directory open; the data file's own lock (the
 // engine's) keeps a second DB out. Concurrent first Opens are serialised
 // on unix systems only.
-func lockDir(dir string, _ time.Duration) (*os.File, error) {
+func lockDir(dir string, _ time.Duration, _ bool) (*os.File, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open directory: %w: %w", crdt.ErrUnavailable, err)

@@ -23,14 +23,18 @@ func mapFile(f *os.File, n int) ([]byte, func(), error) {
 
 // lockDir takes an exclusive flock on the directory itself, so that one
 // Open at a time creates, checks or opens its data file.
-func lockDir(dir string, timeout time.Duration) (*os.File, error) {
+func lockDir(dir string, timeout time.Duration, shared bool) (*os.File, error) {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("embedded: open directory: %w: %w", crdt.ErrUnavailable, err)
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		how := syscall.LOCK_EX
+		if shared {
+			how = syscall.LOCK_SH
+		}
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return f, nil
 		}

@@ -48,7 +48,7 @@ type backuper interface {
 }
 
 // openBackupSource opens the store a backup copies; tests replace it.
-var openBackupSource = func(dir string) (backupSource, error) { return openEmbedded(dir) }
+var openBackupSource = func(dir string) (backupSource, error) { return openEmbedded(dir, false) }
 
 // backupSource is an open embedded store.
 type backupSource = io.Closer
@@ -113,7 +113,7 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 	}
 	// The copy opens, verifies and holds the same keys.
 	err = withDeadline(ctx, func() error {
-		db, err := openEmbedded(to)
+		db, err := openEmbedded(to, false)
 		if err != nil {
 			return err
 		}

@@ -188,7 +188,7 @@ func checkEmbeddedWork(ctx context.Context, dir string) (*checkReport, error) {
 	}
 	rep := newCheckReport("embedded:" + dir)
 	err := withDeadline(ctx, func() error {
-		db, err := openEmbedded(dir)
+		db, err := openEmbedded(dir, false)
 		if err != nil {
 			return err
 		}

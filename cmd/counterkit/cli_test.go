@@ -294,7 +294,7 @@ func TestBackupAndRestore(t *testing.T) {
 	calls := 0
 	defer func(f func(string) (backupSource, error)) { openBackupSource = f }(openBackupSource)
 	openBackupSource = func(d string) (backupSource, error) {
-		db, err := openEmbedded(d)
+		db, err := openEmbedded(d, false)
 		if err != nil {
 			return nil, err
 		}
@@ -317,7 +317,7 @@ func TestBackupAndRestore(t *testing.T) {
 
 	// A Backup that writes a damaged copy is caught by the verification.
 	openBackupSource = func(d string) (backupSource, error) {
-		db, err := openEmbedded(d)
+		db, err := openEmbedded(d, false)
 		if err != nil {
 			return nil, err
 		}
@@ -330,7 +330,7 @@ func TestBackupAndRestore(t *testing.T) {
 
 	// An adapter without the method is told apart.
 	openBackupSource = func(d string) (backupSource, error) {
-		db, err := openEmbedded(d)
+		db, err := openEmbedded(d, false)
 		if err != nil {
 			return nil, err
 		}

@@ -122,13 +122,14 @@ func listEmbedded(ctx context.Context, dir string, o listOptions) (*keyList, err
 	return out, nil
 }
 
-const listUsage = `usage: counterkit list -store embedded:DIR [-kind siblings|partitions] [-prefix P] [-limit N]
+const listUsage = `usage: counterkit list -store embedded:DIR [-kind siblings|partitions] [-key-prefix P] [-limit N]
 
 Lists the keys of an embedded store: every sibling key (ledger, gcounter,
 pncounter, bounded) and every partition key (tally, deltalog, balance) that
 holds a value, sorted. It reads the data file read-only and does not check
-the values (counterkit check embedded does). The directory must not be in
-use by a service (embedded.ErrLocked).
+the values: counterkit check embedded checks the file and every stored
+value's checksum, and counterkit get decodes a key's value as its type.
+The directory must not be in use by a service (embedded.ErrLocked).
 `
 
 func runList(args []string, stdout, stderr io.Writer) int {

@@ -96,7 +96,8 @@ type storeOpts struct {
 	prefix  string        // cassandra table prefix
 	timeout time.Duration // connect and request timeout
 	// write: the command writes (jobs); a Riak bucket of the default type
-	// is then refused, as riak.NewSiblings does by default.
+	// is then refused, as riak.NewSiblings does by default, and an
+	// embedded store is opened to write (else read-only: not upgraded).
 	write bool
 }
 
@@ -113,7 +114,7 @@ type backend struct {
 func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, error) {
 	switch spec.kind {
 	case "embedded":
-		db, err := openEmbedded(spec.dir)
+		db, err := openEmbedded(spec.dir, o.write)
 		if err != nil {
 			return nil, err
 		}
@@ -143,18 +144,19 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 	}
 }
 
-// openEmbedded opens an existing data directory. It never creates one:
-// a directory without a data file is reported with crdt.ErrNotFound.
-// The embedded store locks its directory, so a service that has it open
-// makes this fail with embedded.ErrLocked.
-func openEmbedded(dir string) (*embedded.DB, error) {
+// openEmbedded opens an existing data directory, read-only unless write
+// (then an older format is upgraded). It never creates one: a directory
+// without a data file is reported with crdt.ErrNotFound. The embedded
+// store locks its directory, so a service that has it open makes this
+// fail with embedded.ErrLocked.
+func openEmbedded(dir string, write bool) (*embedded.DB, error) {
 	if _, err := os.Stat(filepath.Join(dir, embedded.FileName)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
 		}
 		return nil, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
 	}
-	db, err := embedded.Open(dir, embedded.Options{})
+	db, err := embedded.Open(dir, embedded.Options{ReadOnly: !write})
 	if errors.Is(err, embedded.ErrLocked) {
 		return nil, fmt.Errorf("%w (a running service holds %s: stop it, or read through the service)", err, dir)
 	}

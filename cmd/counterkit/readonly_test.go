@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/counterkit/counterkit/adapters/embedded"
+)
+
+// Commands that only read (get, check, backup's source, every job with
+// -dry-run) open the embedded store read-only: a store of an older format
+// (here format 1, which README.md advises keeping as the way back from
+// damage its upgrade cannot see) is not upgraded, not a byte of it changes
+// (found by a review: each of them upgraded it in place); a job that
+// writes does upgrade it.
+func TestReadingCommandsChangeNothing(t *testing.T) {
+	dir := fixture(t)
+	path := filepath.Join(dir, embedded.FileName)
+	b, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, b.Update(func(tx *bolt.Tx) error {
+		m := tx.Bucket([]byte("meta"))
+		f := bytes.Clone(m.Get([]byte("format")))
+		f[len(f)-2], f[len(f)-1] = 0, 1
+		if err := m.Put([]byte("format"), f); err != nil {
+			return err
+		}
+		return m.Delete([]byte("digest"))
+	}))
+	require.NoError(t, b.Close())
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	emb := "embedded:" + dir
+	for _, args := range [][]string{
+		{"get", "-store", emb, "-type", "ledger", "acct-1"},
+		{"get", "-store", emb, "-type", "balance", "seller-1"},
+		{"check", "embedded", "-store", emb},
+		{"backup", "-store", emb, "-to", filepath.Join(t.TempDir(), "copy")},
+		{"find", "ledger", "-store", emb, "-dry-run", "acct-1"},
+		{"gc", "tally", "-store", emb, "-dry-run", "pageviews"},
+		{"compact", "deltalog", "-store", emb, "-dry-run", "dl-1"},
+		{"merge", "balance", "-store", emb, "-dry-run", "seller-1"},
+	} {
+		code, _, errOut := runCmd(t, "", args...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		after, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(before, after), "%v changed the store", args)
+	}
+	code, _, errOut := runCmd(t, "", "gc", "tally", "-store", emb, "pageviews")
+	require.Equal(t, 0, code, errOut)
+	st, err := embedded.ReadStats(t.Context(), dir)
+	require.NoError(t, err)
+	require.Equal(t, embedded.FormatVersion, st.FormatVersion, "a job that writes upgrades the store")
+}
