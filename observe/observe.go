@@ -52,9 +52,12 @@ type Event struct {
 	Err      error
 	Start    time.Time
 	Duration time.Duration
-	// Attempts is the number of store writes tried; Ambiguous and Refused
-	// count those that answered crdt.ErrAmbiguousWrite and
-	// crdt.ErrUnavailable.
+	// Attempts is the number of times the operation ran its cycle: 1, and
+	// one more for each time it sent its write again (a ledger's Put of
+	// the key, a log's Apply); an operation refused before it wrote, or
+	// with nothing to write, made one. Ambiguous and Refused count the
+	// attempts that ended with crdt.ErrAmbiguousWrite and with
+	// crdt.ErrUnavailable (a refused read included).
 	Attempts, Ambiguous, Refused int
 	Siblings                     int // stored values a read merged
 	Conflicts                    int // ids found stored with two amounts and resolved

@@ -103,6 +103,21 @@ var errorTypes = []struct {
 	{crdt.ErrMisconfiguredStore, "misconfigured_store"},
 }
 
+// ErrorSummary is err's message without what it says of the call: the
+// text of the sentinel ErrorType names (no key, id or amount), else
+// ErrorType's name; "" for nil.
+func ErrorSummary(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, t := range errorTypes {
+		if errors.Is(err, t.err) {
+			return t.err.Error()
+		}
+	}
+	return ErrorType(err)
+}
+
 // ErrorType names err for OpenTelemetry's error.type: the crdt sentinel it
 // wraps ("ambiguous_write", "invalid_key", ...), "canceled" or "timeout",
 // else what an ErrorType() method in its chain returns, else OtherError;

@@ -182,6 +182,16 @@ func TestErrorType(t *testing.T) {
 	}
 }
 
+// ErrorSummary keeps the sentinel's text and drops what the error says
+// of the call (its key, id, amount).
+func TestErrorSummary(t *testing.T) {
+	require.Equal(t, "", observe.ErrorSummary(nil))
+	require.Equal(t, crdt.ErrOutsideWindow.Error(), observe.ErrorSummary(fmt.Errorf("deltalog %q: id 42: %w", "jane@example.com", crdt.ErrOutsideWindow)))
+	require.Equal(t, crdt.ErrAmbiguousWrite.Error(), observe.ErrorSummary(fmt.Errorf("%w: %w", crdt.ErrAmbiguousWrite, context.DeadlineExceeded)))
+	require.Equal(t, "throttled", observe.ErrorSummary(fmt.Errorf("key k: %w", typedErr{})))
+	require.Equal(t, observe.OtherError, observe.ErrorSummary(errors.New("key k: something else")))
+}
+
 type namedStore struct{ store.Siblings }
 
 func (namedStore) System() string { return "acme" }

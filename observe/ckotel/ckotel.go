@@ -19,9 +19,11 @@
 // target ("fetch", or "fetch <collection>"), with the database semantic
 // conventions (db.system.name, db.operation.name, db.namespace,
 // db.collection.name, db.response.returned_rows, db.operation.batch.size).
-// A failed operation has status Error, error.type naming the crdt
-// sentinel its error wraps (observe.ErrorType) and an exception event of
-// that type. Non-zero counts (observe.Event.Counts, and lag in seconds)
+// An operation with an error has error.type naming the crdt sentinel its
+// error wraps (observe.ErrorType); a failed one (observe.Event.Failed: not
+// a refusal of its input or its age, nor canceled by its caller) also has
+// status Error and an exception event of that type, whose message is the
+// sentinel's text (observe.ErrorSummary). Non-zero counts (observe.Event.Counts, and lag in seconds)
 // are attributes under counterkit.*.
 //
 // # Metrics
@@ -36,14 +38,14 @@
 // counterkit.operation, counterkit.outcome and, on failure, error.type:
 //
 //	counterkit.operation.duration  histogram  s
-//	counterkit.attempts            counter    store writes tried (retries included)
+//	counterkit.attempts            counter    cycles run: one per operation, one more per write sent again
 //	counterkit.retries             counter    attempts beyond the first
-//	counterkit.writes.ambiguous    counter    writes that may or may not have landed
-//	counterkit.writes.refused      counter    writes known not to have landed
+//	counterkit.writes.ambiguous    counter    attempts whose write may or may not have landed
+//	counterkit.writes.refused      counter    attempts the store refused (crdt.ErrUnavailable)
 //	counterkit.duplicates          counter    retries recognised (outcome: duplicate, duplicate_folded)
 //	counterkit.window.refusals     counter    updates refused for their time: outside the window, or expired
 //	counterkit.siblings.merged     counter    stored values merged beyond the first
-//	counterkit.conflicts           gauge      ids held with two amounts in the state last written
+//	counterkit.conflicts           gauge      ids held with two amounts in the state last read or written (a ledger's; a balance account's when it has any)
 //	counterkit.gc.folded           counter    shards, cells or rows a GC or merge folded
 //	counterkit.actors.retired      counter    actor entries a ledger write retired
 //	counterkit.gc.lag              histogram  s: how far behind a GC or merge ran
@@ -142,10 +144,10 @@ func New(o Options) (observe.Observer, error) {
 		errs = append(errs, err)
 		return c
 	}
-	b.attempts = counter("counterkit.attempts", "{write}", "Store writes tried, retries included.")
+	b.attempts = counter("counterkit.attempts", "{attempt}", "Cycles run: one per operation, one more per write sent again.")
 	b.retries = counter("counterkit.retries", "{write}", "Store writes tried beyond the first of an operation.")
-	b.ambiguous = counter("counterkit.writes.ambiguous", "{write}", "Writes that may or may not have landed.")
-	b.refused = counter("counterkit.writes.refused", "{write}", "Writes known not to have landed.")
+	b.ambiguous = counter("counterkit.writes.ambiguous", "{attempt}", "Attempts whose write may or may not have landed.")
+	b.refused = counter("counterkit.writes.refused", "{attempt}", "Attempts the store refused: nothing landed.")
 	b.duplicates = counter("counterkit.duplicates", "{update}", "Retries recognised as already counted.")
 	b.refusals = counter("counterkit.window.refusals", "{update}", "Updates refused for their time: outside the window, or expired.")
 	b.siblings = counter("counterkit.siblings.merged", "{value}", "Stored values merged beyond the first.")
@@ -156,7 +158,7 @@ func New(o Options) (observe.Observer, error) {
 		errs = append(errs, err)
 		return g
 	}
-	b.conflicts = gauge("counterkit.conflicts", "{id}", "Ids held with two amounts in the state last written.")
+	b.conflicts = gauge("counterkit.conflicts", "{id}", "Ids held with two amounts in the state last read or written.")
 	b.actors = gauge("counterkit.state.actors", "{actor}", "Actors in the state written or read.")
 	seconds := func(name, desc string, bounds []float64) metric.Float64Histogram {
 		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc),
@@ -261,10 +263,10 @@ func (b *bridge) finish(span trace.Span, e observe.Event) {
 		}
 	}
 	span.SetAttributes(a...)
-	if e.Err != nil {
+	if e.Failed() {
 		typ := observe.ErrorType(e.Err)
 		span.AddEvent(semconv.ExceptionEventName, trace.WithTimestamp(e.Start.Add(e.Duration)), trace.WithAttributes(
-			semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(e.Err.Error())))
+			semconv.ExceptionTypeKey.String(typ), semconv.ExceptionMessageKey.String(observe.ErrorSummary(e.Err))))
 		span.SetStatus(codes.Error, typ)
 	}
 	span.End(trace.WithTimestamp(e.Start.Add(e.Duration)))
@@ -314,6 +316,8 @@ func (b *bridge) record(ctx context.Context, e observe.Event) {
 	}
 	if e.Actors > 0 {
 		b.actors.Record(ctx, int64(e.Actors), set)
+	}
+	if e.Actors > 0 || e.Conflicts > 0 { // a ledger's state, or a balance account's conflicts
 		b.conflicts.Record(ctx, int64(e.Conflicts), set)
 	}
 }
