@@ -74,7 +74,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if *from == "" && *cf.store != "" {
-		return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
+		return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir, true) },
 			func(ctx context.Context, dir string) (*backupResult, error) { return backup(ctx, dir, *to) })
 	}
 	// -from URL: download a running service's copy (embedded.DB.BackupHandler).
@@ -82,7 +82,7 @@ func runBackup(args []string, stdout, stderr io.Writer) int {
 	if err := cmp.Or(invalidIf(*from == "", "give -store embedded:DIR or -from URL"), invalidIf(*cf.store != "", "give -store or -from, not both"),
 		invalidIf(c.fs.NArg() > 0, "backup takes no arguments (got %q)", c.fs.Arg(0)), checkTimeout(*cf.timeout),
 		invalidIf(uerr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "",
-			"-from must be an http:// or https:// URL of the service's backup handler, not %q", *from), emptyTarget(*to, "")); err != nil {
+			"-from must be an http:// or https:// URL of the service's backup handler, not %q", *from), emptyTarget(*to, "", false)); err != nil {
 		return fail(stderr, "backup", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *cf.timeout)

@@ -281,7 +281,7 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 	if code := c.parse(args); code >= 0 {
 		return code
 	}
-	return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir) },
+	return onEmbedded(c, cf, stdout, func(dir string) error { return emptyTarget(*to, dir, true) },
 		func(ctx context.Context, dir string) (*compactResult, error) {
 			r, err := readEngine(ctx, dir, func(ctx context.Context, dir string) (embedded.CompactResult, error) {
 				return embedded.Compact(ctx, dir, *to)
@@ -291,8 +291,9 @@ func runCompactEmbedded(args []string, stdout, stderr io.Writer) int {
 }
 
 // emptyTarget checks that to names a new or empty directory other than
-// dir. Errors are usage errors.
-func emptyTarget(to, dir string) error {
+// dir, or with copying one that holds only an interrupted copy (Backup's
+// or Compact's CopyTempName, which they replace). Errors are usage errors.
+func emptyTarget(to, dir string, copying bool) error {
 	if to == "" {
 		return cli.Usagef("%w: give -to NEWDIR", crdt.ErrInvalidConfig)
 	}
@@ -307,6 +308,8 @@ func emptyTarget(to, dir string) error {
 		return nil
 	case err != nil:
 		return cli.Usagef("%w: -to %s: %v", crdt.ErrInvalidConfig, to, err)
+	case copying && len(entries) == 1 && entries[0].Name() == embedded.CopyTempName && entries[0].Type().IsRegular():
+		return nil // an interrupted copy, which Backup and Compact replace
 	case len(entries) > 0:
 		return cli.Usagef("%w: -to %s is not empty", crdt.ErrInvalidConfig, to)
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/pflag"
 
@@ -133,8 +135,31 @@ func checkTimeout(d time.Duration) error {
 // error, 1 otherwise. Internal store keys (binary, quoted with escapes) are
 // left out of the message.
 func fail(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "counterkit %s: %s (%s)\n", cmd, redact(err), sentinelName(err))
+	fmt.Fprintf(stderr, "counterkit %s: %s (%s)\n", printable(cmd), printable(redact(err)), sentinelName(err))
 	return cli.Status(err)
+}
+
+// printable escapes control characters and bytes that are not UTF-8 in s
+// (\xNN), so that a key read from standard input or a server's answer
+// cannot drive the operator's terminal.
+func printable(s string) string {
+	bad := func(r rune) bool { return r == utf8.RuneError || unicode.IsControl(r) && r != '\t' }
+	if !strings.ContainsFunc(s, bad) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if bad(r) && !(r == utf8.RuneError && n == 3) {
+			for _, c := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&b, "\\x%02x", c)
+			}
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // internalKey matches a quoted string holding escaped bytes: a store's

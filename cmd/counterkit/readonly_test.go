@@ -58,3 +58,41 @@ func TestReadingCommandsChangeNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, embedded.FormatVersion, st.FormatVersion, "a job that writes upgrades the store")
 }
+
+// compact embedded and backup -store take a -to directory that holds only
+// an interrupted copy (embedded.CopyTempName), as the library does; a
+// restore (-from) still wants it empty (a review found the command
+// refusing what Compact accepts).
+func TestCopyIntoAnInterruptedCopy(t *testing.T) {
+	dir := fixture(t)
+	interrupted := func() string {
+		to := filepath.Join(t.TempDir(), "to")
+		require.NoError(t, os.MkdirAll(to, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(to, embedded.CopyTempName), []byte("half a copy"), 0o600))
+		return to
+	}
+	for _, args := range [][]string{
+		{"compact", "embedded", "-store", "embedded:" + dir, "-to"},
+		{"backup", "-store", "embedded:" + dir, "-to"},
+	} {
+		to := interrupted()
+		code, _, errOut := runCmd(t, "", append(args, to)...)
+		require.Equal(t, 0, code, "%v: %s", args, errOut)
+		_, err := os.Stat(filepath.Join(to, embedded.CopyTempName))
+		require.True(t, os.IsNotExist(err), "%v left the partial copy", args)
+	}
+	code, _, errOut := runCmd(t, "", "backup", "-from", "http://127.0.0.1:1/backup", "-to", interrupted())
+	require.Equal(t, 2, code, errOut)
+	require.Contains(t, errOut, "is not empty")
+}
+
+// Error lines escape control characters and bytes that are not UTF-8: a
+// key read from standard input, or a backup server's answer, cannot drive
+// the terminal (a review found both echoed raw).
+func TestErrorLinesArePrintable(t *testing.T) {
+	require.Equal(t, `x\x1b[2Jy \xff tab	é`, printable("x\x1b[2Jy \xff tab\té"))
+	dir := fixture(t)
+	_, _, errOut := runCmd(t, "x\x1b[2Jy\n", "find", "ledger", "-store", "embedded:"+dir, "-dry-run")
+	require.Contains(t, errOut, `x\x1b[2Jy`)
+	require.NotContains(t, errOut, "\x1b")
+}
