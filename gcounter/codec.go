@@ -13,7 +13,8 @@ import (
 // prefixes, as generated ids do.
 const FormatVersion = 2
 
-// MaxEncodedSize is the largest input UnmarshalBinary accepts.
+// MaxEncodedSize is the largest input UnmarshalBinary accepts, and the
+// largest encoding MarshalBinary writes.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
 // minRowSize is the smallest encoded version 2 row: fixarray, shared, a
@@ -36,7 +37,7 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 		e.String(suffix)
 		e.Int(count)
 	})
-	return e.Bytes()
+	return checkedSize(e.Bytes())
 }
 
 // rows calls f with each version 2 row, in actor order.
@@ -137,4 +138,14 @@ func (c *Counter) bodySize() int {
 		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(shared)) + wire.StrSize(len(suffix)) + wire.UintSize(uint64(count))
 	})
 	return n
+}
+
+// checkedSize refuses an encoding its decoder would refuse: a union of
+// states of up to MaxMergedActors actors with long ids, which Merge can
+// build, may pass MaxEncodedSize.
+func checkedSize(b []byte, err error) ([]byte, error) {
+	if err == nil && len(b) > MaxEncodedSize {
+		return nil, fmt.Errorf("%w: gcounter encoding is %d bytes, limit %d", crdt.ErrTooLarge, len(b), MaxEncodedSize)
+	}
+	return b, err
 }

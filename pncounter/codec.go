@@ -14,7 +14,8 @@ import (
 // Version 2 writes a row per actor and front-codes the sorted ids.
 const FormatVersion = 2
 
-// MaxEncodedSize is the largest input UnmarshalBinary accepts.
+// MaxEncodedSize is the largest input UnmarshalBinary accepts, and the
+// largest encoding MarshalBinary writes.
 const MaxEncodedSize = crdt.DefaultMaxEncodedSize
 
 // MaxRows is the most rows a version 2 encoding may hold: every actor of P
@@ -63,7 +64,7 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 		e.Int(r.p)
 		e.Int(r.n)
 	}
-	return e.Bytes()
+	return checkedSize(e.Bytes())
 }
 
 // bodySize is the size of the version 2 body MarshalBinary writes.
@@ -197,4 +198,14 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkedSize refuses an encoding its decoder would refuse: a union of
+// states of up to MaxMergedActors actors with long ids, which Merge can
+// build, may pass MaxEncodedSize.
+func checkedSize(b []byte, err error) ([]byte, error) {
+	if err == nil && len(b) > MaxEncodedSize {
+		return nil, fmt.Errorf("%w: pncounter encoding is %d bytes, limit %d", crdt.ErrTooLarge, len(b), MaxEncodedSize)
+	}
+	return b, err
 }

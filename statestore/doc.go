@@ -14,4 +14,18 @@
 // wrapping crdt.ErrAmbiguousWrite, retry with Save and the state Update
 // returned, not with Update. Give each concurrent writer its own actor:
 // two writers updating as one actor lose an increment.
+//
+// Update counts on the store's read-your-writes (README.md, Assumptions):
+// a read that misses this actor's last write (a stale replica) makes it
+// count from the older state, and that write's increment is lost
+// (TestLimitStaleReadLosesAnIncrement). Unlike the ledger, nothing here
+// keeps the last write to merge it back.
+//
+// Nothing removes an actor from a G-Counter. A key whose siblings, each
+// within the store's limit, merge into a state above it (store.MaxValue,
+// 8 MiB: about 30,000 actors with 255-byte ids) still loads, but every
+// Update fails with crdt.ErrTooLarge, writing nothing
+// (TestLimitUnionAboveTheStoresLimit); gcounter's and pncounter's encoders
+// refuse a state above their MaxEncodedSize (16 MiB) the same way. Keep
+// actors few: one per writer, not one per process start.
 package statestore
