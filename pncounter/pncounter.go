@@ -80,7 +80,9 @@ func (c *Counter) addPast(g *gcounter.Counter, actor crdt.ActorID, n, sign int64
 	v := c.BigValue()
 	next := new(big.Int).Add(v, big.NewInt(sign*n))
 	count := g.Get(actor)
-	if count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || v.Sign() == next.Sign()) {
+	// Out of range, the value may only move back towards it, as it does
+	// when the half's total fits (SPEC.md 5.2).
+	if count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || next.CmpAbs(v) >= 0) {
 		return overflow
 	}
 	return setCount(g, actor, count+n)

@@ -74,7 +74,7 @@ var vectorMutants = []vectorMutant{
 	{"gcounter/v2 zero count", "4.4: a count of 0 is corrupt",
 		[]edit{{"gcounter/codec.go", "if count == 0 {", "if false && count == 0 {"}}, "gcounter", "v2:_zero_count"},
 	{"pncounter/count and value, not the half", "5.2: a half's total may pass 2^63-1 while the count and the value fit",
-		[]edit{{"pncounter/pncounter.go", "if count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || v.Sign() == next.Sign()) {", "if _ = next; true {"}}, "pncounter", "extremes:_an_actor's_count_and_the_value"},
+		[]edit{{"pncounter/pncounter.go", "if count > math.MaxInt64-n || !next.IsInt64() && (v.IsInt64() || next.CmpAbs(v) >= 0) {", "if _ = next; true {"}}, "pncounter", "extremes:_an_actor's_count_and_the_value"},
 	{"gcounter/increment past int64", "4.2 step 3: an increment whose total would pass 2^63-1 is overflow",
 		[]edit{{"gcounter/gcounter.go", "\tif !c.fits(n) {", "\tif false && !c.fits(n) {"}}, "gcounter", "merge_past_int64"},
 	{"pncounter/half cap on increment", "5.1: each half has its own 30000 actors",
