@@ -220,7 +220,12 @@ func runGet(args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("key %q not found in a damaged data file (the damage may hide it): %w", key, verr)
 		}
 	}
-	if errors.Is(err, crdt.ErrCorruptEncoding) {
+	switch {
+	case errors.Is(err, crdt.ErrCorruptEncoding) && !isSibling:
+		// A partition's rows carry no type: another type's rows fail to
+		// decode as damaged ones do.
+		err = fmt.Errorf("key %q: stored rows do not decode as %s rows: damaged, or another type's (tally, deltalog, balance, transactions): %w", key, *typ, err)
+	case errors.Is(err, crdt.ErrCorruptEncoding):
 		err = fmt.Errorf("key %q: stored data is damaged: %w", key, err)
 	}
 	return c.emitResult(stdout, res, err)

@@ -82,9 +82,7 @@ removes). A key with nothing stored (for merge transactions, no row in any
 row partition) is an error (crdt.ErrNotFound). The exit status is 1 when
 any key failed; every failure names its sentinel.
 
-` + storeSpecHelp + `
-Flags:
-`
+` + storeSpecHelp
 
 // jobRunner runs a job on one key and returns its line of output.
 type jobRunner func(ctx context.Context, key string) (string, error)

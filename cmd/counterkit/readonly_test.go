@@ -96,3 +96,14 @@ func TestErrorLinesArePrintable(t *testing.T) {
 	require.Contains(t, errOut, `x\x1b[2Jy`)
 	require.NotContains(t, errOut, "\x1b")
 }
+
+// get with the -type of another partition type says the rows may be
+// another type's, not only damaged (a review: a healthy tally read as a
+// deltalog was called damaged).
+func TestGetPartitionOfAnotherType(t *testing.T) {
+	dir := fixture(t)
+	code, _, errOut := runCmd(t, "", "get", "-store", "embedded:"+dir, "-type", "deltalog", "pageviews")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "damaged, or another type's")
+	require.Contains(t, errOut, "crdt.ErrCorruptEncoding")
+}
