@@ -178,12 +178,23 @@ func pickMeta(data []byte, wantTx uint64) (boltMeta, error) {
 		return boltMeta{}, damaged("meta page 1: %v", err1)
 	case m0.pageSize != m1.pageSize:
 		return boltMeta{}, damaged("meta pages disagree on the page size (%d, %d)", m0.pageSize, m1.pageSize)
-	case m0.tx != m1.tx+1 && m1.tx != m0.tx+1:
+	case m0.tx != m1.tx+1 && m1.tx != m0.tx+1 && !copiedThenWritten(m0.tx, m1.tx):
 		return boltMeta{}, damaged("meta pages hold transactions %d and %d, not two consecutive ones", m0.tx, m1.tx)
 	case m0.tx > m1.tx:
 		return m0, nil
 	}
 	return m1, nil
+}
+
+// copiedThenWritten reports whether meta pages 0 and 1 holding
+// transactions tx0 and tx1 are those of a copy the engine wrote (Backup,
+// Restore: transaction T on page 0, T−1 on page 1) with an odd T, written
+// once since: the engine writes transaction n to page n mod 2, so that
+// write, T+1, replaced page 0, and page 1 still holds T−1, on the page
+// that no write of the engine gives an even transaction. The next write
+// makes them consecutive again.
+func copiedThenWritten(tx0, tx1 uint64) bool {
+	return tx0%2 == 0 && tx1%2 == 0 && tx0 == tx1+2
 }
 
 // checkFile checks the file mapped at data (the version of transaction

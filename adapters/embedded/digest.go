@@ -91,7 +91,9 @@ func (w *wtx) finish() error {
 }
 
 // restampDigests writes the digest record again in tx, naming tx: for a
-// file whose records were copied from another (Compact).
+// file whose records were copied from another (Compact). A record of
+// format 1 (none) or 2 (naming no transaction) is left as it is, so that
+// the copy stays what its format marker says.
 func restampDigests(tx *bolt.Tx) error {
 	meta := tx.Bucket(bucketMeta)
 	if meta == nil {
@@ -101,9 +103,9 @@ func restampDigests(tx *bolt.Tx) error {
 	if b == nil {
 		return nil // a format 1 file: no digests
 	}
-	sums, _, err := decodeDigests(b)
-	if err != nil {
-		return err
+	sums, txid, err := decodeDigests(b)
+	if err != nil || txid == 0 {
+		return err // a format 2 record names no transaction: kept as it is
 	}
 	return meta.Put(keyDigest, encodeDigests(sums, uint64(tx.ID())))
 }
