@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/counterkit/counterkit/adapters/embedded"
 )
 
@@ -81,27 +79,11 @@ func TestCompactOfFormat2StaysFormat2(t *testing.T) {
 	if _, err := embedded.Compact(context.Background(), dir, to); err != nil {
 		t.Fatal(err)
 	}
-	var got, want int
-	for i, d := range []string{dir, to} {
-		b, err := bolt.Open(filepath.Join(d, embedded.FileName), 0o600, &bolt.Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = b.View(func(tx *bolt.Tx) error {
-			n := len(tx.Bucket([]byte("meta")).Get([]byte("digest")))
-			if i == 0 {
-				want = n
-			} else {
-				got = n
-			}
-			return nil
-		})
-		b.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+	v, want := formatOf(t, dir)
+	if v != 2 {
+		t.Fatalf("the original is format %d", v)
 	}
-	if got != want {
-		t.Fatalf("the copy's digest record has %d bytes, the format 2 original's %d", got, want)
+	if v, got := formatOf(t, to); v != 2 || got != want {
+		t.Fatalf("the copy is format %d with a digest record of %d bytes, the format 2 original's %d", v, got, want)
 	}
 }

@@ -278,6 +278,24 @@ func setFormat(t *testing.T, dir string, v uint16) {
 	}
 }
 
+// formatOf returns the format marker of dir's data file and the length
+// of its digest record (0: none), read with the engine alone.
+func formatOf(t *testing.T, dir string) (version, digestLen int) {
+	t.Helper()
+	b, err := bolt.Open(filepath.Join(dir, embedded.FileName), 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket([]byte("meta"))
+		f := m.Get([]byte("format"))
+		version, digestLen = int(binary.BigEndian.Uint16(f[len(f)-2:])), len(m.Get([]byte("digest")))
+		return nil
+	})
+	return version, digestLen
+}
+
 // digestWithoutTx is a digest record of format 3 in format 2's layout:
 // without the transaction id (the 8 bytes before the CRC-32C).
 func digestWithoutTx(rec []byte) []byte {

@@ -3,7 +3,6 @@ package embedded_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +17,6 @@ import (
 	"github.com/counterkit/counterkit/adapters/embedded"
 	"github.com/counterkit/counterkit/proptest"
 	"github.com/counterkit/counterkit/store"
-	bolt "go.etcd.io/bbolt"
 )
 
 // seqModel is what the store should hold.
@@ -65,23 +63,6 @@ func seqReplace(t *testing.T, dir, from string) {
 	if err := os.Rename(filepath.Join(from, embedded.FileName), filepath.Join(dir, embedded.FileName)); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func seqFormat(t *testing.T, dir string) (int, int) {
-	b, err := bolt.Open(filepath.Join(dir, embedded.FileName), 0o600, &bolt.Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	v, rl := 0, 0
-	b.View(func(tx *bolt.Tx) error {
-		m := tx.Bucket([]byte("meta"))
-		f := m.Get([]byte("format"))
-		v = int(binary.BigEndian.Uint16(f[len(f)-2:]))
-		rl = len(m.Get([]byte("digest")))
-		return nil
-	})
-	return v, rl
 }
 
 func seqApply(t *testing.T, db *embedded.DB, m *seqModel, muts ...store.Mutation) {
@@ -225,7 +206,7 @@ func seqStep(t *testing.T, dir string, m *seqModel, op string, step int) {
 		}
 		seqReplace(t, dir, to)
 	case "fmt2":
-		if v, rl := seqFormat(t, dir); v >= 2 && rl == 24*6+12 {
+		if v, rl := formatOf(t, dir); v >= 2 && rl == 24*6+12 {
 			setFormat(t, dir, 2)
 		}
 	case "fmt1":
@@ -334,7 +315,7 @@ func seqCheck(t *testing.T, dir string, m *seqModel) {
 		}
 		db.Close()
 		seqCheckReadOnly(t, d, mm)
-		if v, _ := seqFormat(t, d); v != embedded.FormatVersion {
+		if v, _ := formatOf(t, d); v != embedded.FormatVersion {
 			t.Fatalf("format %d after a writable open", v)
 		}
 	}
