@@ -45,13 +45,7 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 		e.Raw(c.entries[a].enc) // every installed entry carries its encoding
 	}
 	b, err := e.Bytes()
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxEncodedSize {
-		return nil, fmt.Errorf("%w: bounded encoding of %d bytes, limit %d", crdt.ErrTooLarge, len(b), MaxEncodedSize)
-	}
-	return b, nil
+	return wire.Sized(crdt.TagBounded, MaxEncodedSize, b, err)
 }
 
 // encodeEntry returns the encoding of actor's entry e.

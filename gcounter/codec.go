@@ -37,7 +37,8 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 		e.String(suffix)
 		e.Int(count)
 	})
-	return checkedSize(e.Bytes())
+	b, err := e.Bytes()
+	return wire.Sized(crdt.TagGCounter, MaxEncodedSize, b, err)
 }
 
 // rows calls f with each version 2 row, in actor order.
@@ -138,14 +139,4 @@ func (c *Counter) bodySize() int {
 		n += wire.ArrayHeaderSize(3) + wire.UintSize(uint64(shared)) + wire.StrSize(len(suffix)) + wire.UintSize(uint64(count))
 	})
 	return n
-}
-
-// checkedSize refuses an encoding its decoder would refuse: a union of
-// states of up to MaxMergedActors actors with long ids, which Merge can
-// build, may pass MaxEncodedSize.
-func checkedSize(b []byte, err error) ([]byte, error) {
-	if err == nil && len(b) > MaxEncodedSize {
-		return nil, fmt.Errorf("%w: gcounter encoding is %d bytes, limit %d", crdt.ErrTooLarge, len(b), MaxEncodedSize)
-	}
-	return b, err
 }

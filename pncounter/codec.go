@@ -64,7 +64,8 @@ func (c *Counter) MarshalBinary() ([]byte, error) {
 		e.Int(r.p)
 		e.Int(r.n)
 	}
-	return checkedSize(e.Bytes())
+	b, err := e.Bytes()
+	return wire.Sized(crdt.TagPNCounter, MaxEncodedSize, b, err)
 }
 
 // bodySize is the size of the version 2 body MarshalBinary writes.
@@ -198,14 +199,4 @@ func decodeBodyV1(d *wire.Decoder) (*Counter, error) {
 		}
 	}
 	return out, nil
-}
-
-// checkedSize refuses an encoding its decoder would refuse: a union of
-// states of up to MaxMergedActors actors with long ids, which Merge can
-// build, may pass MaxEncodedSize.
-func checkedSize(b []byte, err error) ([]byte, error) {
-	if err == nil && len(b) > MaxEncodedSize {
-		return nil, fmt.Errorf("%w: pncounter encoding is %d bytes, limit %d", crdt.ErrTooLarge, len(b), MaxEncodedSize)
-	}
-	return b, err
 }

@@ -56,10 +56,7 @@ func marshal(tag crdt.TypeTag, halves ...*GCounter) ([]byte, error) {
 		v = max(v, hv)
 	}
 	b[vpos] = byte(v)
-	if len(b) > crdt.DefaultMaxEncodedSize {
-		return nil, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(b), crdt.DefaultMaxEncodedSize)
-	}
-	return b, nil
+	return wire.Sized(tag, crdt.DefaultMaxEncodedSize, b, nil)
 }
 
 // appendBody appends g's body, makes g.sized exact and returns its version.

@@ -132,11 +132,25 @@ type Decoder struct {
 	dec  *msgpack.Decoder
 }
 
+// Sized returns b, an encoding of tag (err: its encoder's), or the error
+// NewDecoder with maxSize would refuse it with: an encoder never writes
+// bytes its decoder refuses.
+func Sized(tag crdt.TypeTag, maxSize int, b []byte, err error) ([]byte, error) {
+	if err == nil && len(b) > maxSize {
+		return nil, tooLarge(tag, len(b), maxSize)
+	}
+	return b, err
+}
+
+func tooLarge(tag crdt.TypeTag, n, maxSize int) error {
+	return fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, n, maxSize)
+}
+
 // NewDecoder checks the size against maxSize and the envelope's tag, and returns
 // the decoder at the body and the version, in 1..maxVersion.
 func NewDecoder(data []byte, tag crdt.TypeTag, maxVersion uint64, maxSize int) (*Decoder, uint64, error) {
 	if len(data) > maxSize {
-		return nil, 0, fmt.Errorf("%w: %s encoding is %d bytes, limit %d", crdt.ErrTooLarge, tag, len(data), maxSize)
+		return nil, 0, tooLarge(tag, len(data), maxSize)
 	}
 	d := &Decoder{data: data, r: bytes.NewReader(data)}
 	d.dec = msgpack.NewDecoder(d.r)

@@ -603,3 +603,27 @@ func TestInt128(t *testing.T) {
 		require.ErrorIs(t, err, crdt.ErrCorruptEncoding, c.name)
 	}
 }
+
+// Sized refuses exactly what NewDecoder refuses for its size, with the
+// same error, and passes an encoder's own error through.
+func TestSizedMirrorsTheDecoder(t *testing.T) {
+	e := wire.NewEncoder(crdt.TagGCounter, 2)
+	e.ArrayLen(0)
+	b, err := e.Bytes()
+	require.NoError(t, err)
+	for _, max := range []int{len(b) - 1, len(b)} {
+		got, serr := wire.Sized(crdt.TagGCounter, max, b, nil)
+		_, _, derr := wire.NewDecoder(b, crdt.TagGCounter, 2, max)
+		if max < len(b) {
+			require.ErrorIs(t, serr, crdt.ErrTooLarge)
+			require.Nil(t, got)
+			require.EqualError(t, serr, derr.Error())
+		} else {
+			require.NoError(t, serr)
+			require.Equal(t, b, got)
+		}
+	}
+	boom := errors.New("boom")
+	_, err = wire.Sized(crdt.TagGCounter, 1, nil, boom)
+	require.ErrorIs(t, err, boom)
+}
