@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
@@ -232,6 +235,12 @@ func (s *service) handleWrite(op string, apply func(context.Context, string, crd
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: `"txn": ` + err.Error()})
 			return
 		}
+		if strings.ContainsRune(req.Txn, utf8.RuneError) {
+			// encoding/json decodes a lone surrogate escape (\udc00) as
+			// U+FFFD: ids that differ only there would be one transaction.
+			writeJSON(w, http.StatusBadRequest, errorResponse{Error: `"txn" must not contain U+FFFD (a lone surrogate escape decodes to it)`})
+			return
+		}
 		if req.Amount <= 0 {
 			writeJSON(w, http.StatusBadRequest, errorResponse{Error: fmt.Sprintf(`"amount" must be a positive integer, not %d`, req.Amount)})
 			return
@@ -446,9 +455,19 @@ func (s *service) fail(w http.ResponseWriter, r *http.Request, err error, write 
 }
 
 // decodeBody decodes one JSON object of at most maxBody bytes into v,
-// refusing unknown fields and trailing data.
+// refusing a body that is not UTF-8 (encoding/json would replace each
+// invalid byte with U+FFFD, so that "inv\xff" and "inv\xfe" decode to one
+// id), unknown fields and trailing data. A key given twice takes its last
+// value, as encoding/json does.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) error {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
+	if !utf8.Valid(body) {
+		return errors.New("body: not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("body: %w", err)

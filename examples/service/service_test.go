@@ -225,6 +225,39 @@ func TestBadRequests(t *testing.T) {
 	}
 }
 
+// TestIDsJSONWouldMerge: encoding/json decodes each invalid UTF-8 byte and
+// each lone surrogate escape to U+FFFD, so that two different ids would
+// decode to one and the second transaction be answered duplicate, never
+// counted. The service refuses them instead.
+func TestIDsJSONWouldMerge(t *testing.T) {
+	mem := memory.NewSiblings()
+	_, srv := newTestService(t, mem)
+	for _, body := range []string{
+		"{\"txn\": \"inv\xff\", \"amount\": 10}",
+		"{\"txn\": \"inv\xfe\", \"amount\": 20}",
+		"{\"txn\": \"inv\", \"amount\": 30, \"x\xff\": 1}", // not UTF-8 outside the id
+		`{"txn": "inv\udc00", "amount": 40}`,
+		`{"txn": "inv\udfff", "amount": 50}`,
+		`{"txn": "inv\ufffd", "amount": 60}`,
+		"{\"txn\": \"inv\uFFFD\", \"amount\": 70}",
+	} {
+		var e errorResponse
+		callJSON(t, srv.URL, "POST", "/accounts/frank/credit", body, http.StatusBadRequest, &e)
+		if e.Error == "" {
+			t.Fatalf("%q: no error message", body)
+		}
+	}
+	if got := stored(t, mem, "frank"); got != 0 {
+		t.Fatalf("frank: %d after refused requests, want 0", got)
+	}
+	// A valid surrogate pair is a character like any other.
+	var w writeResponse
+	callJSON(t, srv.URL, "POST", "/accounts/frank/credit", `{"txn": "inv\ud83d\ude00", "amount": 5}`, http.StatusOK, &w)
+	if w.Outcome != "applied" || w.Txn != "inv\U0001F600" {
+		t.Fatalf("an id with a surrogate pair: %+v", w)
+	}
+}
+
 func TestMetrics(t *testing.T) {
 	// The first Put (the account's) loses its acknowledgement: the ledger
 	// retries, finds the transaction landed, and the metrics count the
