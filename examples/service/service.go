@@ -40,6 +40,7 @@ type config struct {
 type service struct {
 	cfg     config
 	book    *ledger.Book
+	store   store.Siblings // the Book's store, observed
 	metrics *metrics
 	log     *slog.Logger
 	mux     *http.ServeMux
@@ -60,7 +61,8 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 	if err != nil {
 		return nil, err
 	}
-	book, err := ledger.NewBook(observe.Siblings(st, m.observer), ledger.BookOptions{
+	st = observe.Siblings(st, m.observer)
+	book, err := ledger.NewBook(st, ledger.BookOptions{
 		Options: ledger.Options{
 			Actor:       cfg.Actor,
 			RetireAfter: cfg.RetireAfter,
@@ -76,7 +78,7 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 	if err != nil {
 		return nil, errors.Join(err, m.close())
 	}
-	s := &service{cfg: cfg, book: book, metrics: m, log: log, mux: http.NewServeMux()}
+	s := &service{cfg: cfg, book: book, store: st, metrics: m, log: log, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST /accounts/{id}/credit", s.handleWrite("credit", book.Credit))
 	s.mux.HandleFunc("POST /accounts/{id}/debit", s.handleWrite("debit", book.Debit))
 	s.mux.HandleFunc("GET /accounts/{id}", s.handleValue)
@@ -350,17 +352,40 @@ type copyJSON struct {
 	Amount int64  `json:"amount"`
 }
 
-// handleHistory runs Book.Find, which reads and merges the account's
-// siblings, compacts this actor's entry and writes the key back, and shows
-// the counter it returns.
+// handleHistory fetches the account's siblings and shows their merge: what
+// the store holds, without the writes the Book has not seen land. It writes
+// nothing (Book.Find would compact this actor's entry and write the key
+// back, creating it for an account never written).
 func (s *service) handleHistory(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	c, err := s.book.Find(r.Context(), accountKey(id))
+	c, err := s.stored(r.Context(), accountKey(id))
 	if err != nil {
 		s.fail(w, r, err, false)
 		return
 	}
 	writeJSON(w, http.StatusOK, history(id, c))
+}
+
+// stored reads key's siblings from the store and returns their merge.
+func (s *service) stored(ctx context.Context, key string) (*tpncounter.Counter, error) {
+	if err := crdt.ValidateKey("ledger key", key); err != nil {
+		return nil, err
+	}
+	sibs, _, err := s.store.Fetch(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("ledger %q: fetch: %w", key, err)
+	}
+	// The Book's ledgers use the default counter options too.
+	c, err := tpncounter.New(tpncounter.Options{})
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range sibs {
+		if err := c.MergeBinary(b); err != nil {
+			return nil, fmt.Errorf("ledger %q: sibling %d of %d: %w", key, i+1, len(sibs), err)
+		}
+	}
+	return c, nil
 }
 
 // history describes c.

@@ -13,10 +13,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/counterkit/counterkit/adapters/memory"
+	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/ledger"
 	"github.com/counterkit/counterkit/store"
 	"github.com/counterkit/counterkit/store/faulty"
@@ -150,6 +152,44 @@ func TestCreditDebitValueHistory(t *testing.T) {
 	}
 }
 
+// countPuts counts the Puts to its store.
+type countPuts struct {
+	store.Siblings
+	puts atomic.Int64
+}
+
+func (c *countPuts) Put(ctx context.Context, key string, actor crdt.ActorID, value []byte, token store.Token) error {
+	c.puts.Add(1)
+	return c.Siblings.Put(ctx, key, actor, value, token)
+}
+
+// TestReadsWriteNothing: a GET, of an account never written or of one
+// that was, puts nothing into the store.
+func TestReadsWriteNothing(t *testing.T) {
+	st := &countPuts{Siblings: memory.NewSiblings()}
+	_, srv := newTestService(t, st)
+	reads := func(account string) {
+		t.Helper()
+		before := st.puts.Load()
+		var h historyResponse
+		callJSON(t, srv.URL, "GET", "/accounts/"+account+"/history", "", http.StatusOK, &h)
+		if h.Account != account || account == "nobody" && (h.Balance != 0 || len(h.Actors) != 0) {
+			t.Fatalf("history of %s: %+v", account, h)
+		}
+		balance(t, srv.URL, account)
+		callJSON(t, srv.URL, "GET", "/accounts/"+account+"/history", "", http.StatusOK, nil)
+		if n := st.puts.Load() - before; n != 0 {
+			t.Fatalf("GETs of %s: %d Puts, want none", account, n)
+		}
+	}
+	reads("nobody")
+	if sibs, _, err := st.Fetch(context.Background(), accountKey("nobody")); err != nil || len(sibs) != 0 {
+		t.Fatalf("an account only read: %d siblings (%v), want none", len(sibs), err)
+	}
+	callJSON(t, srv.URL, "POST", "/accounts/gina/credit", `{"txn": "t1", "amount": 10}`, http.StatusOK, nil)
+	reads("gina")
+}
+
 func TestRetryIsIdempotent(t *testing.T) {
 	mem := memory.NewSiblings()
 	_, srv := newTestService(t, mem)
@@ -210,6 +250,7 @@ func TestBadRequests(t *testing.T) {
 		{"POST", "/accounts/a/credit", `{"txn": "t1", "amount": 1, "pad": "` + strings.Repeat(" ", maxBody) + `"}`},
 		{"POST", "/accounts/" + long + "/credit", `{"txn": "t1", "amount": 1}`},
 		{"GET", "/accounts/" + long, ""},
+		{"GET", "/accounts/" + long + "/history", ""},
 	} {
 		var e errorResponse
 		callJSON(t, srv.URL, c.method, c.path, c.body, http.StatusBadRequest, &e)
