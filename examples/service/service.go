@@ -88,11 +88,46 @@ func newService(st store.Siblings, cfg config, log *slog.Logger) (*service, erro
 	return s, nil
 }
 
-// ServeHTTP serves one request, counting it as in flight.
+// ServeHTTP serves one request, counting it as in flight. The mux's own
+// answers (no pattern matched) stay as they are, a redirect to a cleaned
+// path included, but for 404 and 405, which answer in JSON.
 func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		w = &jsonErrors{ResponseWriter: w, r: r}
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// jsonErrors replaces the plain text body of a 404 or 405 with an
+// errorResponse.
+type jsonErrors struct {
+	http.ResponseWriter
+	r        *http.Request
+	replaced bool
+}
+
+func (j *jsonErrors) WriteHeader(status int) {
+	var msg string
+	switch status {
+	case http.StatusNotFound:
+		msg = fmt.Sprintf("no endpoint %s %s", j.r.Method, j.r.URL.Path)
+	case http.StatusMethodNotAllowed:
+		msg = fmt.Sprintf("method %s not allowed for %s; allowed: %s", j.r.Method, j.r.URL.Path, j.Header().Get("Allow"))
+	default:
+		j.ResponseWriter.WriteHeader(status)
+		return
+	}
+	j.replaced = true
+	writeJSON(j.ResponseWriter, status, errorResponse{Error: msg})
+}
+
+func (j *jsonErrors) Write(b []byte) (int, error) {
+	if j.replaced {
+		return len(b), nil
+	}
+	return j.ResponseWriter.Write(b)
 }
 
 // Serve serves HTTP on ln until ctx is done, then shuts down: it stops
@@ -215,7 +250,8 @@ type writeResponse struct {
 	Attempts int `json:"attempts"`
 }
 
-// errorResponse is the body of every answer that is not 200.
+// errorResponse is the body of every answer that is not 200 (but for a
+// 307 redirect to a cleaned path, which has none).
 type errorResponse struct {
 	Error string `json:"error"`
 	// Retry says whether and how to retry.

@@ -258,8 +258,32 @@ func TestBadRequests(t *testing.T) {
 			t.Fatalf("%s %s: no error message", c.path, c.body)
 		}
 	}
-	if status, _ := call(t, srv.URL, "GET", "/accounts/a/credit", ""); status != http.StatusMethodNotAllowed {
-		t.Fatalf("GET of a credit: status %d, want 405", status)
+	// The mux's own answers: 404 and 405 in JSON too.
+	for _, c := range []struct {
+		method, path string
+		status       int
+	}{
+		{"GET", "/accounts/a/credit", http.StatusMethodNotAllowed},
+		{"DELETE", "/accounts/a", http.StatusMethodNotAllowed},
+		{"GET", "/nothing", http.StatusNotFound},
+		{"POST", "/accounts/a/transfer", http.StatusNotFound},
+	} {
+		var e errorResponse
+		callJSON(t, srv.URL, c.method, c.path, "", c.status, &e)
+		if e.Error == "" {
+			t.Fatalf("%s %s: no error message", c.method, c.path)
+		}
+	}
+	// An empty account id: the mux redirects to the cleaned path, where a
+	// POST is not allowed.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Post(srv.URL+"/accounts//credit", "application/json", strings.NewReader(`{"txn": "t1", "amount": 1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != "/accounts/credit" {
+		t.Fatalf("POST /accounts//credit: %d to %q, want 307 to /accounts/credit", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	if got := balance(t, srv.URL, "a"); got != 0 {
 		t.Fatalf("a: %d after refused requests, want 0", got)
