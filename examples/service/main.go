@@ -10,8 +10,10 @@
 //	GET  /healthz
 //
 // Credits and debits are idempotent by txn within ledger.Options.RetryWindow
-// (SPEC.md 6.11). README.md gives the flags, every answer (200 duplicate,
-// 409, 503: retry with the same txn and amount) and the graceful shutdown.
+// (SPEC.md 6.11). README.md gives the flags, every answer (200 applied,
+// duplicate or duplicate_folded; 400; 409, superseded or not; 422; 503:
+// retry with the same txn and amount; 500; 404, 405 and the mux's 307) and
+// the graceful shutdown.
 //
 //	go -C examples/service run . -data /tmp/counterkit-service -addr localhost:8080
 package main
