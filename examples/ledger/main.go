@@ -281,8 +281,9 @@ func run(inner store.Siblings, w workload) (*result, error) {
 		fmt.Printf("%d accounts: %d ok, %d wrong; at most %d actor entries in one account\n",
 			len(accounts), len(accounts)-wrong, wrong, maxEntries)
 	}
-	fmt.Printf("%d Applied answers for %d distinct transactions: both actors of a concurrent delivery are told Applied;\n"+
-		"the owner (Result.Owner, Counter.Owner) names the writer whose copy counts: a writer told Applied (BookResult.Writer) for %d of the %d still known\n",
+	fmt.Printf("%d Applied answers for %d distinct transactions: both actors of a concurrent delivery may be told Applied, and it counts once;\n"+
+		"the owner of a transaction (Counter.Owner, chosen by actor id, not by who was told Applied) is a writer told Applied (BookResult.Writer) for %d of the %d the counter still holds.\n"+
+		"Neither Result.Outcome nor Result.Owner runs a side effect once: use an outbox (package ledger's documentation, \"Side effects\")\n",
 		st.applied.Load(), nTxns, owners, known)
 	var failed []error
 	if wrong > 0 {
