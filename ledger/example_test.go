@@ -194,6 +194,11 @@ func ExampleLedger_Credit_timed() {
 // receipt column); the one consumer sends each entry not done and marks it
 // done. It runs between the two deliveries here, and the second upsert does
 // not make it send again: an outbox that deleted sent entries would.
+//
+// A delivery upserts the receipt only when its amount is the one that
+// counts as it saw the transaction: Applied, Duplicate or DuplicateFolded.
+// Superseded means another copy of the id, with another amount or sign,
+// counts (Result.Owner): that copy's delivery writes the receipt.
 func ExampleResult_outbox() {
 	ctx := context.Background()
 	st := memory.NewSiblings()
@@ -215,11 +220,11 @@ func ExampleResult_outbox() {
 	for _, l := range []*ledger.Ledger{a, b} {
 		r, err := l.Credit(ctx, "order-1", 100)
 		fmt.Println(r.Outcome, err)
-		if err == nil {
+		if err == nil && r.Outcome != tpncounter.Superseded {
 			if outbox["order-1"] == nil {
 				outbox["order-1"] = &entry{}
 			}
-			outbox["order-1"].receipt = "receipt: order-1, 100"
+			outbox["order-1"].receipt = fmt.Sprintf("receipt: order-1, %d", r.Owner.Amount)
 		}
 		consume()
 	}
