@@ -55,8 +55,8 @@ func TestClassify(t *testing.T) {
 		{"object too large", wrap(riakErr("{too_large,58720711}")), stale, nil},
 		{"no type", wrap(riakErr("Invalid bucket properties: no_type")), fatal, crdt.ErrMisconfiguredStore},
 		{"no bucket type for bucket properties", wrap(riakErr("No bucket-type named 'x'")), fatal, crdt.ErrMisconfiguredStore},
-		{"refused bucket properties", wrap(riakErr(`Invalid bucket properties: [{dvv_enabled,"If last_write_wins is true, dvv_enabled must be false"}]`)), fatal, crdt.ErrMisconfiguredStore},
-		{"refused bucket properties, ~p over two lines", wrap(riakErr("Invalid bucket properties: [{n_val,not_integer},\n                             {consistent,\"cannot update consistent property\"}]")), fatal, crdt.ErrMisconfiguredStore},
+		{"refused bucket properties", wrap(riakErr("Invalid bucket properties: [{dvv_enabled,\n                                \"If last_write_wins is true, dvv_enabled must be false\"}]")), fatal, crdt.ErrMisconfiguredStore},
+		{"refused bucket properties, ~p over two lines", wrap(riakErr("Invalid bucket properties: [{n_val,not_integer},\n                            {consistent,\"cannot update consistent property\"}]")), fatal, crdt.ErrMisconfiguredStore},
 		{"no type crash", wrap(riakErr("Error processing incoming message: error:{badmatch,{error,no_type}}:" +
 			"[{riak_kv_pb_object,process,2,[{file,\"src/riak_kv_pb_object.erl\"},{line,210}]}]")), fatal, crdt.ErrMisconfiguredStore},
 		{"bad vclock crash", wrap(riakErr("Error processing incoming message: error:data_error:" +

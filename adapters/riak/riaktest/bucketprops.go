@@ -2,7 +2,6 @@ package riaktest
 
 import (
 	"math"
-	"strconv"
 	"strings"
 
 	rpb "github.com/basho/riak-go-client/rpb/riak"
@@ -23,32 +22,40 @@ type propError struct {
 	atom         bool
 }
 
-func (e propError) String() string {
+// term is e as the Erlang term Riak prints.
+func (e propError) term() *pterm {
+	reason := pString(e.reason)
 	if e.atom {
-		return "{" + e.prop + "," + e.reason + "}"
+		reason = pAtom(e.reason)
 	}
-	return "{" + e.prop + "," + strconv.Quote(e.reason) + "}"
+	return pTuple(pAtom(e.prop), reason)
 }
 
+// invalidPropsPrefix starts Riak's refusal of bucket properties.
+const invalidPropsPrefix = "Invalid bucket properties: "
+
 // invalidProps is the message Riak's protocol-buffers bucket service sends
-// for refused properties: "Invalid bucket properties: " and the error list
-// printed with ~p. Riak's ~p breaks a list longer than its line width over
-// several lines; this prints it on one.
+// for refused properties: riak_core_pb_bucket prints the error list with
+// io_lib:format and the format "Invalid bucket properties: ~p". ~p breaks
+// a list that does not fit in 80 columns after the prefix over several
+// lines, each element under the first, and a {Property, Reason} tuple
+// that does not fit after its property; erlPrint does as it does.
 func invalidProps(errs []propError) string {
 	if errs == nil {
-		return "Invalid bucket properties: "
+		return invalidPropsPrefix
 	}
-	parts := make([]string, len(errs))
+	terms := make([]*pterm, len(errs))
 	for i, e := range errs {
-		parts[i] = e.String()
+		terms[i] = e.term()
 	}
-	return "Invalid bucket properties: [" + strings.Join(parts, ",") + "]"
+	return invalidPropsPrefix + erlPrint(pList(terms...), len(invalidPropsPrefix)+1)
 }
 
 // erlAtom prints name as Erlang's ~p prints the atom Riak decodes it to:
-// bare if it is a lower-case identifier, in single quotes otherwise.
+// bare if it is a lower-case identifier and not a reserved word, in single
+// quotes otherwise.
 func erlAtom(name string) string {
-	bare := name != ""
+	bare := name != "" && !erlReserved[name]
 	for i, r := range name {
 		switch {
 		case r >= 'a' && r <= 'z':
@@ -61,6 +68,15 @@ func erlAtom(name string) string {
 		return name
 	}
 	return "'" + strings.ReplaceAll(strings.ReplaceAll(name, `\`, `\\`), "'", `\'`) + "'"
+}
+
+// erlReserved are the reserved words of Erlang/OTP 25 (erl_scan), which
+// ~p prints in quotes although they are lower-case identifiers.
+var erlReserved = map[string]bool{
+	"after": true, "and": true, "andalso": true, "band": true, "begin": true, "bnot": true, "bor": true,
+	"bsl": true, "bsr": true, "bxor": true, "case": true, "catch": true, "cond": true, "div": true,
+	"end": true, "fun": true, "if": true, "let": true, "not": true, "of": true, "or": true,
+	"orelse": true, "receive": true, "rem": true, "try": true, "when": true, "xor": true,
 }
 
 // prepend mirrors how riak_kv_bucket accumulates errors ([Err | Errors]),

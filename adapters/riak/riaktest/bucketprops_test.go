@@ -11,9 +11,15 @@ import (
 
 // Riak's refusals, as its protocol-buffers bucket service sends them
 // (riak_core_pb_bucket formats riak_kv_bucket's error list with ~p).
+// A list that does not fit in 80 columns after the 27-character prefix is
+// broken after each element, the next indented to column 29 (nl), and a
+// {Property, Reason} tuple that does not fit after its property, the
+// reason 4 columns further in (nl4).
 const (
-	wantLWWWithDVV = `Invalid bucket properties: [{dvv_enabled,"If last_write_wins is true, dvv_enabled must be false"}]`
-	wantDTMult     = `Invalid bucket properties: [{allow_mult,"Data Type buckets must be allow_mult=true"}]`
+	nl             = "\n                            "
+	nl4            = nl + "    "
+	wantLWWWithDVV = `Invalid bucket properties: [{dvv_enabled,` + nl4 + `"If last_write_wins is true, dvv_enabled must be false"}]`
+	wantDTMult     = `Invalid bucket properties: [{allow_mult,` + nl4 + `"Data Type buckets must be allow_mult=true"}]`
 )
 
 // TestBucketPropsValidation sets properties on buckets and bucket types the
@@ -59,18 +65,19 @@ func TestBucketPropsValidation(t *testing.T) {
 			"Invalid bucket properties: [{datatype,\"`datatype` must not be defined.\"}]"},
 		{"datatype on a default-type bucket", "default", "b", &rpb.RpbBucketProps{Datatype: []byte("counter")}, ""},
 		{"consistent on a plain type", dvvType, "b", &rpb.RpbBucketProps{Consistent: yes},
-			`Invalid bucket properties: [{consistent,"Write once buckets must not be consistent=true"}]`},
+			`Invalid bucket properties: [{consistent,` + nl4 + `"Write once buckets must not be consistent=true"}]`},
 		{"consistent=false on a plain type", dvvType, "b", &rpb.RpbBucketProps{Consistent: no}, ""},
 		{"consistent on a default-type bucket", "default", "b", &rpb.RpbBucketProps{Consistent: yes},
 			`Invalid bucket properties: [{consistent,"cannot update consistent property"}]`},
 		{"write_once on a plain type", dvvType, "", &rpb.RpbBucketProps{WriteOnce: yes},
-			"Invalid bucket properties: [{write_once,\"Cannot set existing bucket type to `write_once`\"}]"},
+			"Invalid bucket properties: [{write_once," + nl4 + "\"Cannot set existing bucket type to `write_once`\"}]"},
 		{"write_once on a default-type bucket", "default", "b", &rpb.RpbBucketProps{WriteOnce: yes},
 			`Invalid bucket properties: [{write_once,"cannot update write_once property"}]`},
 		{"n_val 0", dvvType, "b", &rpb.RpbBucketProps{NVal: proto.Uint32(0)}, `Invalid bucket properties: [{n_val,not_integer}]`},
 		{"n_val 5", dvvType, "b", &rpb.RpbBucketProps{NVal: proto.Uint32(5)}, ""},
 		{"several refusals, in Riak's order", dvvType, "b", &rpb.RpbBucketProps{LastWriteWins: yes, Consistent: yes, NVal: proto.Uint32(0)},
-			`Invalid bucket properties: [{dvv_enabled,"If last_write_wins is true, dvv_enabled must be false"},{n_val,not_integer},{consistent,"Write once buckets must not be consistent=true"}]`},
+			`Invalid bucket properties: [{dvv_enabled,` + nl4 + `"If last_write_wins is true, dvv_enabled must be false"},` +
+				nl + `{n_val,not_integer},` + nl + `{consistent,` + nl4 + `"Write once buckets must not be consistent=true"}]`},
 		{"the default type itself", "default", "", &rpb.RpbBucketProps{AllowMult: yes}, "Invalid bucket properties: no_default_update"},
 		{"a bucket of an unknown type", "nope", "b", &rpb.RpbBucketProps{AllowMult: yes}, "No bucket-type named 'nope'"},
 		{"an unknown type itself", "nope", "", &rpb.RpbBucketProps{AllowMult: yes}, "Invalid bucket properties: not_active"},
@@ -80,7 +87,7 @@ func TestBucketPropsValidation(t *testing.T) {
 		{"r 0 on a type", dvvType, "", &rpb.RpbBucketProps{R: zero}, `Invalid bucket properties: [{r,not_valid_quorum}]`},
 		{"w 0 on a default-type bucket", "default", "b", &rpb.RpbBucketProps{W: zero}, `Invalid bucket properties: [{w,not_valid_quorum}]`},
 		{"r, w and rw 0, in Riak's order", dvvType, "b", &rpb.RpbBucketProps{R: zero, W: zero, Rw: zero, NVal: zero},
-			`Invalid bucket properties: [{rw,not_valid_quorum},{w,not_valid_quorum},{r,not_valid_quorum},{n_val,not_integer}]`},
+			`Invalid bucket properties: [{rw,not_valid_quorum},` + nl + `{w,not_valid_quorum},` + nl + `{r,not_valid_quorum},` + nl + `{n_val,not_integer}]`},
 		{"r default", dvvType, "b", &rpb.RpbBucketProps{R: proto.Uint32(quorumDefault)}, `Invalid bucket properties: [{r,not_valid_quorum}]`},
 		{"pr default", dvvType, "b", &rpb.RpbBucketProps{Pr: proto.Uint32(quorumDefault)}, `Invalid bucket properties: [{pr,not_valid_quorum}]`},
 		{"pr, pw and dw 0", dvvType, "b", &rpb.RpbBucketProps{Pr: zero, Pw: zero, Dw: zero}, ""},
@@ -133,9 +140,9 @@ func TestCreateBucketTypeValidation(t *testing.T) {
 		p    BucketTypeProps
 		want string // "" if Riak accepts
 	}{
-		{"lww with dvv", BucketTypeProps{AllowMult: true, LastWriteWins: true}, `[{dvv_enabled,"If last_write_wins is true, dvv_enabled must be false"}]`},
+		{"lww with dvv", BucketTypeProps{AllowMult: true, LastWriteWins: true}, `[{dvv_enabled,` + nl4 + `"If last_write_wins is true, dvv_enabled must be false"}]`},
 		{"lww without dvv", BucketTypeProps{LastWriteWins: true, DisableDVV: true}, ""},
-		{"datatype without allow_mult", BucketTypeProps{Datatype: "set"}, `[{allow_mult,"Data Type buckets must be allow_mult=true"}]`},
+		{"datatype without allow_mult", BucketTypeProps{Datatype: "set"}, `[{allow_mult,` + nl4 + `"Data Type buckets must be allow_mult=true"}]`},
 		{"datatype", BucketTypeProps{Datatype: "set", AllowMult: true}, ""},
 		{"allow_mult off", BucketTypeProps{}, ""},
 	} {
@@ -157,7 +164,7 @@ func TestCreateBucketTypeValidation(t *testing.T) {
 }
 
 func TestErlAtom(t *testing.T) {
-	for in, want := range map[string]string{"set": "set", "hll": "hll", "gSet_2": "gSet_2", "Set": "'Set'", "a-b": "'a-b'", "": "''", "it's": `'it\'s'`} {
+	for in, want := range map[string]string{"set": "set", "hll": "hll", "gSet_2": "gSet_2", "Set": "'Set'", "a-b": "'a-b'", "": "''", "it's": `'it\'s'`, "end": "'end'", "maybe": "maybe"} {
 		require.Equal(t, want, erlAtom(in), in)
 	}
 }
