@@ -701,9 +701,25 @@ func decodeContext(b []byte) (VClock, rpcError) {
 	return vc, ""
 }
 
+// zeroLength is Riak 3.2's refusal of a get or put (riak_kv_pb_object's
+// process/2 clauses, in their order) whose bucket or key is empty, or
+// whose type is present but empty; "" if it has none of these. A put
+// without a key (the field absent) is not refused: Riak makes up a key.
+func zeroLength(bucket, key, typ []byte, keyOptional bool) rpcError {
+	switch {
+	case len(bucket) == 0:
+		return "Bucket cannot be zero-length"
+	case len(key) == 0 && !(keyOptional && key == nil):
+		return "Key cannot be zero-length"
+	case typ != nil && len(typ) == 0:
+		return "Type cannot be zero-length"
+	}
+	return ""
+}
+
 func (s *FakeServer) get(m *rpbkv.RpbGetReq) (byte, proto.Message, rpcError) {
-	if len(m.Bucket) == 0 || len(m.Key) == 0 {
-		return 0, nil, "bucket and key are required"
+	if rerr := zeroLength(m.Bucket, m.Key, m.Type, false); rerr != "" {
+		return 0, nil, rerr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -769,8 +785,8 @@ func (s *FakeServer) writeLocked(typ string, p *rpb.RpbBucketProps, old *object,
 }
 
 func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
-	if len(m.Bucket) == 0 {
-		return 0, nil, "bucket is required"
+	if rerr := zeroLength(m.Bucket, m.Key, m.Type, true); rerr != "" {
+		return 0, nil, rerr
 	}
 	if m.Content == nil {
 		return 0, nil, "content is required"
@@ -787,7 +803,7 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 		return 0, nil, rerr
 	}
 	key, generated := string(m.Key), false
-	if key == "" {
+	if m.Key == nil { // absent, not empty: Riak generates a key
 		var b [10]byte
 		_, _ = rand.Read(b[:])
 		key, generated = hex.EncodeToString(b[:]), true
@@ -824,9 +840,15 @@ func (s *FakeServer) put(m *rpbkv.RpbPutReq) (byte, proto.Message, rpcError) {
 	return codePutResp, resp, ""
 }
 
+// del deletes as Riak 3.2 does. Its protocol-buffers delete has no
+// zero-length check on the key (riak_kv_pb_object checks only get and
+// put): a delete of the empty key looks it up, finds nothing (no put can
+// store it) and succeeds, or with a vclock writes a tombstone no get can
+// read, which is reaped. The double finds nothing there either, and
+// succeeds storing nothing.
 func (s *FakeServer) del(m *rpbkv.RpbDelReq) (byte, proto.Message, rpcError) {
-	if len(m.Bucket) == 0 || len(m.Key) == 0 {
-		return 0, nil, "bucket and key are required"
+	if len(m.Bucket) == 0 {
+		return 0, nil, "bucket is required"
 	}
 	ctx, rerr := decodeContext(m.Vclock)
 	if rerr != "" {

@@ -428,3 +428,26 @@ func deleteCmd(t *testing.T, typ, key string, vclock []byte) riakc.Command {
 	require.NoError(t, err)
 	return cmd
 }
+
+// TestEmptyKeyIsRefused: riak-go-client's WithKey("") sends the key field
+// present but empty, which Riak 3.2 refuses ("Key cannot be zero-length",
+// riak_kv_pb_object) and stores nothing; only a put without the field
+// gets a key made up by the server.
+func TestEmptyKeyIsRefused(t *testing.T) {
+	srv := startDVV(t)
+	cl := client(t, srv)
+	err := store(cl, dvvType, "", "x", nil)
+	var re riakc.RiakError
+	require.True(t, errors.As(unwrapClient(err), &re), "%v", err)
+	require.Equal(t, "Key cannot be zero-length", re.Errmsg)
+	n, _ := srv.Siblings(dvvType, bucket, "")
+	require.Zero(t, n)
+
+	cmd, err := riakc.NewStoreValueCommandBuilder().WithBucketType(dvvType).WithBucket(bucket).
+		WithContent(&riakc.Object{Value: []byte("x"), ContentType: "text/plain"}).Build()
+	require.NoError(t, err)
+	require.NoError(t, cl.Execute(cmd))
+	key := cmd.(*riakc.StoreValueCommand).Response.GeneratedKey
+	require.NotEmpty(t, key)
+	require.Equal(t, []string{"x"}, values(fetch(t, cl, dvvType, key)))
+}
