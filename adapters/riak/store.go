@@ -3,6 +3,8 @@ package riak
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -184,9 +186,16 @@ func NewSiblings(ctx context.Context, cl *riakc.Cluster, opts Options) (*Sibling
 // skipped, but their vclock is in the token (Fetch asks for it on a key
 // that holds only tombstones), so the next Put replaces them.
 //
-// Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTypeMismatch (a
-// sibling not of ContentType), crdt.ErrTooLarge (more than MaxSiblings
-// siblings) or crdt.ErrInvalidKey (nothing sent).
+// A sibling of another content type (written by another client) is not a
+// counter's: Fetch hands it up, in its place, as a stand-in value that
+// names its content type and that every counter decoder refuses with
+// crdt.ErrCorruptEncoding (see foreignSibling). So it stops operations on
+// the key as a corrupt value does, and the token covers it like any other
+// sibling, so that a Put or Delete with that token replaces it:
+// `counterkit find ledger -drop-corrupt` repairs the key.
+//
+// Errors wrap crdt.ErrUnavailable (after retries), crdt.ErrTooLarge (more
+// than MaxSiblings siblings) or crdt.ErrInvalidKey (nothing sent).
 func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token, error) {
 	if err := crdt.ValidateKey("key", key); err != nil {
 		return nil, nil, err
@@ -216,8 +225,8 @@ func (s *Siblings) Fetch(ctx context.Context, key string) ([][]byte, store.Token
 			continue
 		}
 		if o.ContentType != ContentType {
-			return nil, nil, &Error{Op: "fetch", Key: key, Attempts: 1, Kind: crdt.ErrTypeMismatch,
-				Err: fmt.Errorf("sibling has content type %q, want %q", o.ContentType, ContentType)}
+			sibs = append(sibs, foreignSibling(o.ContentType, o.Value))
+			continue
 		}
 		sibs = append(sibs, o.Value)
 	}
@@ -288,4 +297,36 @@ func (s *Siblings) Delete(ctx context.Context, key string, token store.Token) er
 		},
 	})
 	return err
+}
+
+// maxForeignContentType bounds how much of a foreign content type
+// foreignSibling quotes.
+const maxForeignContentType = 128
+
+// foreignSibling is what Fetch returns in place of a sibling whose content
+// type is not ContentType: a msgpack string, for example
+//
+//	riak: sibling of content type "application/json", not application/x-counterkit+msgpack (2 bytes, sha256 44136fa355b3678a)
+//
+// Every counterkit value is a msgpack array (the envelope, SPEC.md 3.3),
+// so every decoder refuses this one with crdt.ErrCorruptEncoding, whatever
+// the sibling holds: a value of another application is never taken for a
+// counter, and a key holding one can be repaired like a key holding a
+// corrupt value. The digest of the sibling's value keeps two foreign
+// siblings apart.
+func foreignSibling(contentType string, value []byte) []byte {
+	if len(contentType) > maxForeignContentType {
+		contentType = contentType[:maxForeignContentType] + "..."
+	}
+	sum := sha256.Sum256(value)
+	text := fmt.Sprintf("riak: sibling of content type %q, not %s (%d bytes, sha256 %x)",
+		contentType, ContentType, len(value), sum[:8])
+	// A str 8 or str 16 header: the text is at most a few hundred bytes.
+	var b []byte
+	if len(text) < 1<<8 {
+		b = append(make([]byte, 0, 2+len(text)), 0xd9, byte(len(text)))
+	} else {
+		b = binary.BigEndian.AppendUint16(append(make([]byte, 0, 3+len(text)), 0xda), uint16(len(text)))
+	}
+	return append(b, text...)
 }

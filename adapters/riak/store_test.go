@@ -433,18 +433,6 @@ func TestBadInput(t *testing.T) {
 	require.ErrorIs(t, err, crdt.ErrInvalidConfig)
 }
 
-func TestForeignContentTypeIsRefused(t *testing.T) {
-	_, cl := fakeCluster(t)
-	s := newStore(t, cl, riak.Options{})
-	key := uniqueKey("foreign")
-	cmd, err := riakc.NewStoreValueCommandBuilder().WithBucketType(fakeType).WithBucket(testBucket).WithKey(key).
-		WithContent(&riakc.Object{Value: []byte("{}"), ContentType: "application/json"}).Build()
-	require.NoError(t, err)
-	require.NoError(t, cl.Execute(cmd))
-	_, _, err = s.Fetch(ctx, key)
-	require.ErrorIs(t, err, crdt.ErrTypeMismatch)
-}
-
 // TestKeysAreValidated: every entry point refuses a key crdt.ValidateKey
 // refuses, with crdt.ErrInvalidKey and before sending anything, and accepts
 // the longest valid key.
