@@ -191,7 +191,24 @@ func (c *Counter) RetireAllAt(now time.Time, actors ...crdt.ActorID) (bool, erro
 		return false, err
 	}
 	c.link()
-	return retireHalves(at, actors, &c.p, &c.n)
+	return retireHalves(at, nil, actors, &c.p, &c.n)
+}
+
+// RetireLateAt is RetireAllAt in which each copy of a transaction of late
+// that one entry alone holds leaves without counting: another writer
+// counted that transaction and no longer holds it, so the copy is a late
+// one, which its own writer would take out (SPEC.md 6.10, 6.11 step 3).
+func (c *Counter) RetireLateAt(now time.Time, late []crdt.TxnID, actors ...crdt.ActorID) (bool, error) {
+	at, err := retireTime(now)
+	if err != nil {
+		return false, err
+	}
+	set := make(map[crdt.TxnID]bool, len(late))
+	for _, x := range late {
+		set[x] = true
+	}
+	c.link()
+	return retireHalves(at, set, actors, &c.p, &c.n)
 }
 
 // RetireAt is Retire with the retirement time now (Counter.RetireAllAt).
@@ -201,7 +218,7 @@ func (g *GCounter) RetireAt(now time.Time, actor crdt.ActorID) (bool, error) {
 		return false, err
 	}
 	g.init()
-	return retireHalves(at, []crdt.ActorID{actor}, g)
+	return retireHalves(at, nil, []crdt.ActorID{actor}, g)
 }
 
 func retireTime(now time.Time) (int64, error) {

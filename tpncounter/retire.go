@@ -41,13 +41,13 @@ func (c *Counter) Retire(actor crdt.ActorID) (bool, error) {
 // passed over.
 func (c *Counter) RetireAll(actors ...crdt.ActorID) (bool, error) {
 	c.link()
-	return retireHalves(0, actors, &c.p, &c.n)
+	return retireHalves(0, nil, actors, &c.p, &c.n)
 }
 
 // Retire is Counter.Retire for one GCounter.
 func (g *GCounter) Retire(actor crdt.ActorID) (bool, error) {
 	g.init()
-	return retireHalves(0, []crdt.ActorID{actor}, g)
+	return retireHalves(0, nil, []crdt.ActorID{actor}, g)
 }
 
 // Seqs returns actor's seq in each half (credits, debits; 0 for none).
@@ -61,8 +61,9 @@ func (c *Counter) Seqs(actor crdt.ActorID) (seqs [2]uint64) {
 	return seqs
 }
 
-// retireHalves retires actors' live entries in every half, all or none.
-func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, error) {
+// retireHalves retires actors' live entries in every half, all or none;
+// the copies of late that one entry alone holds leave uncounted.
+func retireHalves(at int64, late map[crdt.TxnID]bool, actors []crdt.ActorID, halves ...*GCounter) (bool, error) {
 	group := make(map[crdt.ActorID]bool, len(actors))
 	for _, a := range actors {
 		if err := a.Validate(); err != nil {
@@ -85,7 +86,7 @@ func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, e
 			if e == nil || e.retired || slices.ContainsFunc(swaps, func(s swap) bool { return s.from == e }) {
 				continue
 			}
-			r, ok, err := g.retired(e, group, at)
+			r, ok, err := g.retired(e, group, late, at)
 			if err != nil || !ok {
 				return false, err
 			}
@@ -100,10 +101,11 @@ func retireHalves(at int64, actors []crdt.ActorID, halves ...*GCounter) (bool, e
 }
 
 // retired returns the retired entry that replaces e (total: what e counts,
-// see contrib; retirement time at, 0 for none, not before the base's
-// cutoff), or false when an actor outside group (any, for a nil group) in
-// either half holds one of e's transactions.
-func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*entry, bool, error) {
+// see contrib, less the copies of late only e holds; retirement time at,
+// 0 for none, not before the base's cutoff), or false when an actor
+// outside group (any, for a nil group) in either half holds one of e's
+// transactions.
+func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, late map[crdt.TxnID]bool, at int64) (*entry, bool, error) {
 	var total exact.Int128
 	total.Add(e.total)
 	forgot := e.forgot
@@ -112,7 +114,8 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 		q := e.pos(off)
 		id := e.id(q)
 		owns := true
-		if h, f := g.counts(r); h+f > 1 && !brokenRetireShared {
+		h, f := g.counts(r)
+		if h+f > 1 && !brokenRetireShared {
 			rec := &g.multi[r]
 			owns = rec.own == e.locAt(q)
 			if owns || rec.nfold == 0 {
@@ -129,6 +132,9 @@ func (g *GCounter) retired(e *entry, group map[crdt.ActorID]bool, at int64) (*en
 		}
 		if g.twin != nil && g.twin.get(id) != 0 && !brokenRetireShared {
 			return nil, false, nil
+		}
+		if h+f == 1 && late[crdt.TxnID(id)] {
+			owns = false // counted elsewhere: its copy leaves uncounted
 		}
 		switch {
 		case off >= e.nf() && owns:

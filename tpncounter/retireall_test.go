@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -137,3 +138,48 @@ func TestRetireAllKeepsValue(t *testing.T) {
 }
 
 func isConflict(err error) bool { return err != nil && errors.Is(err, crdt.ErrConflictingTransaction) }
+
+// RetireLateAt: b counted x and u in its totals (folded out and forgotten);
+// a's copies of them landed late, in its history or, once a compacted,
+// in its folded record and total. Retiring a with them late leaves them
+// out of its retired total, in both halves; a's own w still counts. The
+// value drops by exactly the late copies.
+func TestRetireLateAtLeavesLateCopiesOut(t *testing.T) {
+	for _, folded := range []bool{false, true} {
+		t.Run(fmt.Sprint("folded=", folded), func(t *testing.T) {
+			o := Options{HistoryLength: 1, FoldedLength: 1}
+			a, b := newT(t, o), newT(t, o)
+			for _, s := range []struct {
+				x crdt.TxnID
+				n int64
+			}{{"x", 5}, {"u", -2}, {"y", 1}, {"y2", 1}, {"y3", 1}, {"d1", -1}, {"d2", -1}, {"d3", -1}} {
+				_, err := b.Apply("b", s.x, s.n)
+				require.NoError(t, err)
+				_, err = b.Compact("b")
+				require.NoError(t, err)
+			}
+			require.False(t, b.HasTransaction("x"), "b forgot x")
+			require.False(t, b.HasTransaction("u"), "b forgot u")
+			for _, s := range []struct {
+				x crdt.TxnID
+				n int64
+			}{{"x", 5}, {"u", -2}, {"w", 3}, {"w2", -4}} {
+				_, err := a.Apply("a", s.x, s.n)
+				require.NoError(t, err)
+			}
+			if folded {
+				_, err := a.Compact("a")
+				require.NoError(t, err)
+				e, _ := a.Positive().Entry("a")
+				require.Contains(t, e.Folded, Txn{ID: "x", Amount: 5}, "a folded x")
+			}
+			require.NoError(t, a.Merge(b))
+			want := b.Value() + 3 - 4 // x and u once, in b's totals
+			require.Equal(t, want+5-2, a.Value(), "the late copies count a second time")
+			ok, err := a.RetireLateAt(time.Unix(100, 0), []crdt.TxnID{"x", "u", "nothing"}, "a")
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, want, a.Value(), "a's late copies left out")
+		})
+	}
+}

@@ -432,6 +432,8 @@ type Step struct {
 	// Actors are the actors a tpncounter retire_all step retires together
 	// (SPEC.md 6.10 RetireAll).
 	Actors []string `json:"actors,omitempty"`
+	// Txns are a retire_late step's late copies (SPEC.md 6.10 RetireLateAt).
+	Txns   []string `json:"txns,omitempty"`
 	Amount *I64     `json:"amount,omitempty"`
 	From   string   `json:"from,omitempty"`
 	// Beyond marks a retry deliberately sent after the transaction left

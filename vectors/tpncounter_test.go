@@ -348,6 +348,7 @@ type tReplica interface {
 	retire(a crdt.ActorID) (bool, error)
 	retireAt(a crdt.ActorID, at int64) (bool, error)
 	retireAll(as []crdt.ActorID) (bool, error)
+	retireLate(as []crdt.ActorID, late []crdt.TxnID, at int64) (bool, error)
 	fold(cutoff int64) bool
 	merge(o tReplica) error
 	bytes() []byte
@@ -370,6 +371,9 @@ func (r tg) retireAt(a crdt.ActorID, at int64) (bool, error) {
 }
 func (r tg) retireAll([]crdt.ActorID) (bool, error) {
 	panic("retire_all: a tgcounter has no RetireAll")
+}
+func (r tg) retireLate([]crdt.ActorID, []crdt.TxnID, int64) (bool, error) {
+	panic("retire_late: a tgcounter has no RetireLateAt")
 }
 func (r tg) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
 func (r tg) merge(o tReplica) error                { return r.c.Merge(o.(tg).c) }
@@ -401,12 +405,15 @@ func (r tpn) retireAt(a crdt.ActorID, at int64) (bool, error) {
 	return r.c.RetireAllAt(time.Unix(0, at), a)
 }
 func (r tpn) retireAll(as []crdt.ActorID) (bool, error) { return r.c.RetireAll(as...) }
-func (r tpn) fold(cutoff int64) bool                    { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
-func (r tpn) merge(o tReplica) error                    { return r.c.Merge(o.(tpn).c) }
-func (r tpn) bytes() []byte                             { return must(r.c.MarshalBinary()) }
-func (r tpn) value() *big.Int                           { return r.c.BigValue() }
-func (r tpn) status(x crdt.TxnID) tpncounter.Status     { return r.c.Status(x) }
-func (r tpn) amount(x crdt.TxnID) (int64, bool)         { return r.c.Amount(x) }
+func (r tpn) retireLate(as []crdt.ActorID, late []crdt.TxnID, at int64) (bool, error) {
+	return r.c.RetireLateAt(time.Unix(0, at), late, as...)
+}
+func (r tpn) fold(cutoff int64) bool                { return r.c.Fold(time.Unix(0, cutoff)) > 0 }
+func (r tpn) merge(o tReplica) error                { return r.c.Merge(o.(tpn).c) }
+func (r tpn) bytes() []byte                         { return must(r.c.MarshalBinary()) }
+func (r tpn) value() *big.Int                       { return r.c.BigValue() }
+func (r tpn) status(x crdt.TxnID) tpncounter.Status { return r.c.Status(x) }
+func (r tpn) amount(x crdt.TxnID) (int64, bool)     { return r.c.Amount(x) }
 func (r tpn) state() tState {
 	p, n := tEntries(r.c.Positive()), tEntries(r.c.Negative())
 	pb, nb := r.c.Bases()
@@ -514,17 +521,25 @@ func runT(t *checker, sc *tScenario, fill bool) map[string]tReplica {
 				var o tpncounter.Outcome
 				o, err = r.apply(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)), crdt.TxnID(idOf(t, x.Txn, "")), int64(*x.Amount))
 				outcome = outcomeNames[o]
-			case "compact", "retire", "retire_at", "retire_all":
+			case "compact", "retire", "retire_at", "retire_all", "retire_late":
 				var ch bool
 				switch x.Op {
 				case "compact":
 					ch, err = r.compact(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
-				case "retire_all":
+				case "retire_all", "retire_late":
 					as := make([]crdt.ActorID, len(x.Actors))
 					for i, a := range x.Actors {
 						as[i] = crdt.ActorID(a)
 					}
-					ch, err = r.retireAll(as)
+					if x.Op == "retire_all" {
+						ch, err = r.retireAll(as)
+						break
+					}
+					late := make([]crdt.TxnID, len(x.Txns))
+					for i, id := range x.Txns {
+						late[i] = crdt.TxnID(id)
+					}
+					ch, err = r.retireLate(as, late, int64(*x.Amount))
 				case "retire":
 					ch, err = r.retire(crdt.ActorID(idOf(t, x.Actor, x.ActorHex)))
 				default:
@@ -565,6 +580,12 @@ func tRetire(r, actor string) Step { s := stepOp(r, "retire", actor, 0); s.Amoun
 // tRetireAll retires actors together (RetireAll).
 func tRetireAll(r string, actors ...string) Step {
 	return Step{Replica: r, Op: "retire_all", Actors: actors}
+}
+
+// tRetireLate retires actors together at seconds (Unix), the copies of
+// late that one entry alone holds leaving uncounted (RetireLateAt).
+func tRetireLate(r string, at int64, actors []string, late ...string) Step {
+	return Step{Replica: r, Op: "retire_late", Actors: actors, Txns: late, Amount: ip(at * 1e9)}
 }
 
 // tRetireAt retires actor with the retirement time at seconds (Unix),
@@ -873,6 +894,14 @@ func genTPN(t *checker) any {
 				ap("r3", "a", "x", 5), ap("r3", "a", "y", 1), ap("r3", "a", "y2", 2), cp("r3", "a"), ap("r2", "b", "z2", 4), cp("r2", "b"), mg("r3", "r2"), tRetireAll("r3", "a", "b"),
 				ap("r4", "c", "x", 5), mg("r4", "r2"), tRetireAll("r4", "a", "b"), tRetireAll("r4", "a", "b", ""), tRetireAll("r4", "a", "b", "c"),
 				ap("r4", "d", "v", 7), ap("r2", "e", "v", -7), mg("r4", "r2"), tRetireAll("r4", "d", "e")}},
+		tScenario{Name: "retire: a late copy leaves without counting", Type: "tpncounter", Options: tOptions{HistoryLength: 1, FoldedLength: 1},
+			Replicas: []string{"r1", "r2", "r3", "r4"},
+			Note:     "r1: b credits x (5) and debits u (2), then applies and compacts until it has forgotten both (counted in its totals). r2: a's copies of x and u land late, beside a's own w (3) and v (7), which c (r4) holds too. Merged into r1, x and u count twice. RetireLateAt of a with x, u, v and an id a does not hold is declined while c holds v (a's copy of v counts, c's is in a history), as RetireAll is; of a and c together it retires both: x and u leave a's totals (its copies were the only ones, and late), w counts, v counts once (in a's retired total, the owner's), and the value counts x and u once. r3: the same late list on a state where b still holds x in its history: the owner rule decides, as RetireAll's (a alone is declined; a and b retire with x counted once), and the list changes nothing",
+			Steps: []Step{ap("r1", "b", "x", 5), ap("r1", "b", "u", -2), ap("r1", "b", "y", 1), cp("r1", "b"), ap("r1", "b", "y2", 1), cp("r1", "b"), ap("r1", "b", "y3", 1), cp("r1", "b"),
+				ap("r1", "b", "d1", -1), cp("r1", "b"), ap("r1", "b", "d2", -1), cp("r1", "b"), ap("r1", "b", "d3", -1), cp("r1", "b"),
+				ap("r2", "a", "x", 5), ap("r2", "a", "u", -2), ap("r2", "a", "w", 3), ap("r2", "a", "v", 7), ap("r4", "c", "v", 7), mg("r1", "r2"), mg("r1", "r4"),
+				tRetireLate("r1", 100, []string{"a"}, "x", "u", "v", "nothing"), tRetireLate("r1", 100, []string{"a", "c"}, "x", "u", "v", "nothing"),
+				ap("r3", "b", "x", 5), mg("r3", "r2"), tRetireLate("r3", 100, []string{"a"}, "x"), tRetireLate("r3", 100, []string{"a", "b", "c"}, "x")}},
 	)
 	// Retirement times and bases (SPEC.md 6.10, format version 4).
 	ra, fo := tRetireAt, tFold
@@ -1308,7 +1337,7 @@ func (m *tModel) held(s int, x string) []tHeld {
 // retired: a history copy counts in its retired total only when it is the
 // owner's, and a folded copy (already in the total) leaves it when it is
 // not.
-func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64) bool {
+func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64, late map[string]bool) bool {
 	retiring := false
 	for a := range group {
 		for s := 0; s < halves; s++ {
@@ -1354,8 +1383,8 @@ func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64) bool 
 			}
 			var kept []tItem
 			for _, it := range e.items {
-				if !it.gone && owners[s][it.txn].actor != a {
-					continue // another copy counts: out of this total
+				if !it.gone && (owners[s][it.txn].actor != a || late[it.txn] && len(m.held(s, it.txn)) == 1) {
+					continue // another copy counts, or counted: out of this total
 				}
 				it.gone = true
 				kept = append(kept, it)
@@ -1627,8 +1656,8 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			at = new(int64)
 			*at = int64(*st.Amount)
 		}
-		return "", "", m.retireGroup(halves, map[string]bool{a: true}, at)
-	case "retire_all":
+		return "", "", m.retireGroup(halves, map[string]bool{a: true}, at, nil)
+	case "retire_all", "retire_late":
 		group := map[string]bool{}
 		for _, a := range st.Actors {
 			if !validID(a) {
@@ -1636,7 +1665,16 @@ func (m *tModel) step(t *checker, typ string, ms map[string]*tModel, st Step) (e
 			}
 			group[a] = true
 		}
-		return "", "", m.retireGroup(halves, group, nil)
+		if st.Op == "retire_all" {
+			return "", "", m.retireGroup(halves, group, nil, nil)
+		}
+		// SPEC.md 6.10 RetireLateAt: RetireAllAt, and a copy of a late
+		// transaction that one entry alone holds leaves without counting.
+		at, late := int64(*st.Amount), map[string]bool{}
+		for _, x := range st.Txns {
+			late[x] = true
+		}
+		return "", "", m.retireGroup(halves, group, &at, late)
 	case "merge":
 		// SPEC.md 6.10: the larger base (cutoff, total, forgot) wins; per
 		// actor the larger entry, gone when retired before its cutoff.
@@ -2029,7 +2067,7 @@ func checkTPN(t *checker, raw []byte) {
 					switch st.Op {
 					case "apply":
 						require.Equal(t, outcome, st.Outcome, "model disagrees with vector at step %d", j)
-					case "compact", "retire", "retire_at", "retire_all", "fold":
+					case "compact", "retire", "retire_at", "retire_all", "retire_late", "fold":
 						require.NotNil(t, st.Changed, "step %d", j)
 						require.Equal(t, changed, *st.Changed, "model disagrees with vector at step %d", j)
 					}
