@@ -19,7 +19,7 @@ import (
 // 5-day gap the stale read keeps the carry and a later read makes it:
 // x counts once. After 10 days, RetiredGrace after the take-out, the
 // stale read drops it (its entry may have been folded by then,
-// TestLimitGraceDropCarryAcrossAFoldedHalf), and x counts twice: the limit
+// TestGraceDropCarryAcrossAFoldedHalf), and x counts twice: the limit
 // SPEC.md 6.10 states.
 func TestLimitGraceDropCarryStalePastTheGrace(t *testing.T) {
 	for _, gap := range []time.Duration{5*24*time.Hour + time.Minute, 10*24*time.Hour + time.Minute} {

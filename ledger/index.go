@@ -438,6 +438,7 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 		return fmt.Errorf("%w: ledger %q: taking back %q before a read", crdt.ErrUnavailable, l.key, txns[0])
 	}
 	local := l.cyc.Local.Clone()
+	held := maps.Collect(local.Transactions(w))
 	for _, x := range txns {
 		if _, err := local.Retract(w, x); err != nil {
 			return fmt.Errorf("ledger %q: taking back %q: %w", l.key, x, err)
@@ -446,7 +447,7 @@ func (l *Ledger) takeOut(w crdt.ActorID, v uint64, given bool, txns ...crdt.TxnI
 	l.cyc.Local, l.cyc.Ahead = local, l.cyc.Ahead || given
 	if !given {
 		for _, x := range txns {
-			l.takenOut = append(l.takenOut, Record{Txn: x, Writer: w, Version: v, At: l.now()})
+			l.takenOut = append(l.takenOut, Record{Txn: x, Amount: held[x], Writer: w, Version: v, At: l.now()})
 		}
 	}
 	return nil
@@ -726,7 +727,11 @@ func (l *Ledger) recordRetiring(ctx context.Context, merged *tpncounter.Counter,
 		return true
 	}
 	var recs []pendingRecord
+	late := l.sightings[actor].late
 	for txn, amount := range merged.Transactions(actor) {
+		if slices.Contains(late, txn) {
+			continue // another writer counted it, and recorded it (SPEC.md 6.11 step 5)
+		}
 		// The record names the copy that counts: the retired actor's, or
 		// the one its copy of the same amount leaves in favour of (step 6).
 		w := actor
@@ -794,11 +799,12 @@ func newestTxns(c *tpncounter.Counter, actor crdt.ActorID) []crdt.TxnID {
 
 // lastApplied returns when actor last applied one of txns, by their
 // records naming it (false unless each has one: a txn whose record is
-// owed, or names another writer, may have been applied later). late reports a copy of
-// actor's another writer counted first, which actor's ledger takes out
-// (SPEC.md 6.11 step 3) unless retired first; unsure, a record not read or
-// newer than merged (a give-up's included): not all copies are judged.
-func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok, late, unsure bool) {
+// owed, or names another writer, may have been applied later). late lists
+// actor's copies of txns another writer counted first, which its ledger
+// would take out (SPEC.md 6.11 step 3) and a retirement leaves out;
+// unsure, a record not read or newer than merged (a give-up's included):
+// not all copies are judged.
+func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, actor crdt.ActorID, txns []crdt.TxnID, now time.Time) (at time.Time, ok bool, late []crdt.TxnID, unsure bool) {
 	held := maps.Collect(merged.Transactions(actor))
 	dated := 0 // txns with a record naming actor
 	for _, txn := range txns {
@@ -820,7 +826,7 @@ func (l *Ledger) lastApplied(ctx context.Context, merged *tpncounter.Counter, ac
 		}
 		switch v, _ := judgeCopies(merged, x, Record{Txn: txn, Amount: held[txn]}, actor); v {
 		case counted:
-			late = true
+			late = append(late, txn)
 		case stale:
 			unsure = true
 		}

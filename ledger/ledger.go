@@ -233,12 +233,13 @@ type sighting struct {
 	since   time.Time
 	dated   bool
 	// checked: once due, the records of all its transactions were read at
-	// this version, against a state no older than them; late: one is a
-	// copy another writer counted first (SPEC.md 6.9, 6.11 step 3), which
-	// its own ledger must take out: not retired at this version.
-	checked, late bool
-	pass          bool // seen in the latest pass
-	recorded      bool // its transactions are recorded at this version
+	// this version, against a state no older than them.
+	checked bool
+	// late: its copies of transactions another writer counted first
+	// (SPEC.md 6.9, 6.11 step 3), which leave uncounted when it retires.
+	late     []crdt.TxnID
+	pass     bool // seen in the latest pass
+	recorded bool // its transactions are recorded at this version
 }
 
 // writeRoom is what the cap on Apply keeps free below store.MaxValue for
@@ -331,11 +332,13 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 					s.since = at
 				}
 				due := !now.Before(dueAt())
-				if !late && !unsure && due {
+				if !unsure && due {
 					rest := slices.DeleteFunc(slices.Sorted(maps.Keys(maps.Collect(merged.Transactions(a)))), func(x crdt.TxnID) bool { return slices.Contains(newest, x) })
 					if unsure = len(rest) > 0 && restRead && lookups+len(rest) > MaxRetirePerWrite; len(rest) > 0 && !unsure { // else at the next pass
 						lookups, restRead = lookups+len(rest), true
-						_, _, late, unsure = l.lastApplied(ctx, merged, a, rest, now)
+						var more []crdt.TxnID
+						_, _, more, unsure = l.lastApplied(ctx, merged, a, rest, now)
+						late = append(late, more...)
 					}
 				}
 				s.dated, s.checked, s.late = true, !unsure && due, late
@@ -346,7 +349,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		undated = undated || !s.dated || ready && !s.checked
 		s.pass = true
 		l.sightings[a] = s
-		if ready && s.checked && !s.late {
+		if ready && s.checked {
 			idle = append(idle, a)
 		} else if !ready && due.Before(next) {
 			next = due
@@ -387,7 +390,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			unrecorded = true
 			continue
 		}
-		if ok, _ := merged.RetireAllAt(now, a); ok {
+		if ok, _ := merged.RetireLateAt(now, l.sightings[a].late, a); ok {
 			l.stats.retired++
 		} else {
 			shared = append(shared, a)
@@ -415,7 +418,11 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			unrecorded = true
 			continue
 		}
-		if ok, _ := merged.RetireAllAt(now, g...); ok {
+		var late []crdt.TxnID
+		for _, a := range g {
+			late = append(late, l.sightings[a].late...)
+		}
+		if ok, _ := merged.RetireLateAt(now, late, g...); ok {
 			l.stats.retired += len(g)
 		}
 	}
@@ -728,16 +735,23 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		return nil, nil, err // no read (renewStale), as a failed fetch
 	}
 	l.own.read = l.now()
+	retired := !held && !pending && fetched != l.cyc.Local && retiredIn(fetched, l.writer)
+	if retired {
+		if retired, err = l.retiredWithout(ctx, fetched); err != nil {
+			return nil, nil, err
+		}
+	}
 	switch {
 	case held:
 		l.owe(fetched) // the write in doubt is in the store after all
 		if l.cyc.Sent != nil {
 			l.stored = max(l.stored, l.cyc.Sent.Version(l.writer))
 		}
-	case !pending && l.takenOut == nil && fetched != l.cyc.Local && retiredIn(fetched, l.writer):
+	case retired:
 		// This ledger's entry, ahead of the store (a refusal, a give-up),
 		// was retired: its newer entry would bring back what that let go.
-		l.cyc.Local, l.cyc.Ahead = fetched, false
+		// The retirement left out every copy it has taken out too.
+		l.cyc.Local, l.cyc.Ahead, l.takenOut = fetched, false, nil
 		l.incarnate() // SPEC.md 6.9
 	case pending:
 		if len(l.unacked) > 0 {
@@ -763,6 +777,41 @@ func (l *Ledger) read(ctx context.Context) (fetched *tpncounter.Counter, token s
 		l.stored = fetched.Version(l.writer)
 	}
 	return fetched, token, nil
+}
+
+// retiredWithout reports whether the retirement of this ledger's entry in
+// fetched left out every copy this ledger took out and has not written
+// (takenOut): the pass that retired it left out each copy it judged late
+// (SPEC.md 6.9), which the records live at its retirement time judge
+// again. One whose records died before that (RetryWindow) was counted by
+// the retirement: then this ledger's newer entry, which takes it out, must
+// win over the retired one. A failed read of a record is an error.
+func (l *Ledger) retiredWithout(ctx context.Context, fetched *tpncounter.Counter) (bool, error) {
+	if len(l.takenOut) == 0 {
+		return true, nil
+	}
+	var at time.Time
+	for _, h := range []*tpncounter.GCounter{fetched.Positive(), fetched.Negative()} {
+		if e, ok := h.Entry(l.writer); ok && (at.IsZero() || e.RetiredAt.Before(at)) {
+			if e.RetiredAt.IsZero() {
+				return false, nil
+			}
+			at = e.RetiredAt
+		}
+	}
+	for _, t := range l.takenOut {
+		if t.Writer != l.writer {
+			return false, nil
+		}
+		x, err := l.lookup(ctx, t.Txn, at)
+		if err != nil {
+			return false, err
+		}
+		if v, _ := judgeCopies(fetched, x, t, l.writer); v != counted {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // retiredIn reports whether c holds w's entries, all retired.

@@ -3397,8 +3397,8 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 			if err != nil {
 				panic(err)
 			}
-			return dvVector{Name: "retire: an idle writer holding a copy another writer counted first is not retired",
-				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late, and p's own ledger takes it out when it reads again (6.11 step 3). c's first write dates p by the record of its newest transaction, x: the record names q, not p, so p is idle from then; and judges p's copy: q is past its record without x, so q counted it and p's copy is late. q holds nothing: idle from then. Two hours on, c's pass retires q (no transaction to record) but not p, whose late copy was found at this version. The value still counts x twice: only p's ledger can take its copy out",
+			return dvVector{Name: "retire: an idle writer holding a copy another writer counted first retires without it",
+				Note:    "the key holds p's entry with x in its history (version 1) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late, and p's own ledger would take it out if it read again (6.11 step 3). c's first write dates p by the record of its newest transaction, x: the record names q, not p, so p is idle from then; and judges p's copy: q is past its record without x, so q counted it and p's copy is late. q holds nothing: idle from then. Two hours on, c's pass retires q (no transaction to record) and p with its late copy left out (RetireLateAt, 6.10: p's retired total 0), putting no record for x, whose record names q. The value counts x once",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
 				Steps: []dvStep{
 					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(rec)),
@@ -3425,8 +3425,8 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 			if err != nil {
 				panic(err)
 			}
-			return dvVector{Name: "retire: an idle writer holding a late copy that is not its newest is not retired",
-				Note:    "the key holds p's entry with x and w in its history (version 2) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late. c's first write dates p by the record of its newest credit, w (p's own): idle from then. Two hours on, p is due: c's pass reads the records of all its copies, w's and x's; x's names q, past it without x, so p's copy of x is late and p is not retired, though x is not its newest credit. q holds nothing and retires. Retiring p would count x in its retired total as q's does, for good",
+			return dvVector{Name: "retire: an idle writer holding a late copy that is not its newest retires without it",
+				Note:    "the key holds p's entry with x and w in its history (version 2) and q's entry past x (version 3, total 5: q applied x, recorded it at version 1, folded and forgot it), so x counts twice: p's copy landed late. c's first write dates p by the record of its newest credit, w (p's own): idle from then. Two hours on, p is due: c's pass reads the records of all its copies, w's and x's; x's names q, past it without x, so p's copy of x is late, though x is not its newest credit. p retires with that copy left out (retired total 3: w), and q, which holds nothing. The value counts x once. Judging only the newest would record x naming p and count x in p's retired total as q's does, for good",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
 				Steps: []dvStep{
 					dvRecFaults(dvCredit("c", "y", 1), "w", dvSeed(recW)),
@@ -3452,7 +3452,7 @@ func dvLedgerRetireAllVectors(opts func(retries, h, f int) dvOptions) []dvVector
 				panic(err)
 			}
 			return dvVector{Name: "retire: an idle writer whose copy is judged against a stale read is not retired",
-				Note:    "the key holds p's entry with x in its history (version 1); x's record names q at version 1, but no read shows q's entry: the reads are older than the record. c's first write dates p (idle from then: the record names q) and cannot judge p's copy (stale: q below its record's version), so p is not checked; two hours on, c's pass reads x's record again, still stale: p is not retired (retiring it could make a late copy count twice for good). Then q's entry (version 3, total 5: it counted x and forgot it) lands under the key before c's next fetch: p's copy is judged late, and p is not retired at that version either",
+				Note:    "the key holds p's entry with x in its history (version 1); x's record names q at version 1, but no read shows q's entry: the reads are older than the record. c's first write dates p (idle from then: the record names q) and cannot judge p's copy (stale: q below its record's version), so p is not checked; two hours on, c's pass reads x's record again, still stale: p is not retired (retiring it could make a late copy count twice for good). Then q's entry (version 3, total 5: it counted x and forgot it) lands under the key before c's next fetch: p's copy is judged late, and p retires at that pass with it left out (6.10 RetireLateAt): the value counts x once",
 				Options: opts(1, 10, 10), Ledgers: dvLedgersABC, InitialSiblings: []dvSibling{{Value: hex.EncodeToString(b), State: st}},
 				Steps: []dvStep{
 					dvRecFaults(dvCredit("c", "y", 1), "x", dvSeed(rec)),
@@ -4719,9 +4719,11 @@ type dvSighting struct {
 	since    time.Time
 	dated    bool
 	recorded bool // its transactions' records written at this version
-	// checked: its newest transactions' records read at this version;
-	// late: one is a copy counted by another writer first (6.9).
-	checked, late bool
+	// checked: its newest transactions' records read at this version.
+	checked bool
+	// late: its copies counted by another writer first (6.9), which leave
+	// uncounted when it retires.
+	late []string
 }
 
 // dvModelLedger checks ledger vectors against SPEC.md 6.9-6.11, with the
@@ -5582,7 +5584,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		// write: a record naming another writer dates that writer. Read
 		// again once it is due, unless read at this version: one of them
 		// counted by another writer first (judgeCopies: counted) is a
-		// late copy, and it is not retired at this version.
+		// late copy, which leaves uncounted when the actor retires.
 		var newest []dvTxn
 		credit, debit := dvTxn{}, dvTxn{}
 		for _, x := range merged.held(a) { // P then N, oldest first
@@ -5600,7 +5602,8 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		if (!sg.dated || !sg.checked && !m.now.Before(sg.since.Add(m.retireAfter))) && lookups+len(newest) <= ledger.MaxRetirePerWrite {
 			lookups += len(newest)
 			var last time.Time
-			late, unsure := false, false
+			var late []string
+			unsure := false
 			named := 0 // txns with a record naming a
 			judge := func(txns []dvTxn) {
 				for _, x := range txns {
@@ -5631,7 +5634,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 					case f.Reply != "ok", v == "stale":
 						unsure = true // not judged: read again at the next pass
 					case v == "counted":
-						late = true
+						late = append(late, x.Txn)
 					}
 				}
 			}
@@ -5652,7 +5655,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 			for _, x := range newest {
 				delete(rest, x.Txn)
 			}
-			if !late && !unsure && len(rest) > 0 && due {
+			if !unsure && len(rest) > 0 && due {
 				unsure = restRead && lookups+len(rest) > ledger.MaxRetirePerWrite
 				if !unsure {
 					lookups, restRead = lookups+len(rest), true
@@ -5665,7 +5668,7 @@ func (m *dvModel) idle(L *dvLedgerModel, fs *dvFetchSet, merged dvEntries, appli
 		due := sg.since.Add(m.retireAfter)
 		undated = undated || !sg.dated || !sg.checked && !m.now.Before(due)
 		switch {
-		case sg.late, !sg.checked && !m.now.Before(due):
+		case !sg.checked && !m.now.Before(due):
 		case !m.now.Before(due):
 			retire = append(retire, a)
 		case due.Before(next):
@@ -5768,6 +5771,9 @@ func (m *dvModel) recordRetiring(L *dvLedgerModel, merged, written dvEntries, a,
 	var want []dvRecord
 	var keys []string
 	for _, x := range merged.held(a) {
+		if slices.Contains(L.sightings[a].late, x.Txn) {
+			continue // another writer counted it, and recorded it (step 5)
+		}
 		// The copy that counts, when it has this amount (step 6).
 		w := a
 		if o, amount, _, ok := merged.owner(x.Txn); ok && amount == int64(x.Amount) {
@@ -8550,7 +8556,7 @@ var dvMutants = []struct {
 		"ledger/group.go", "\tl.checkRecorded(ctx, group)\n", "\n",
 		"driver_ledger", "a resend after a pending write is a duplicate that lands it"},
 	{"ledger/retired entry ahead written", "6.9: a read apart that shows the ledger's entry retired drops what is ahead of the store and takes a new incarnation",
-		"ledger/ledger.go", "case !pending && l.takenOut == nil && fetched != l.cyc.Local && retiredIn(fetched, l.writer):", "case false && retiredIn(fetched, l.writer):",
+		"ledger/ledger.go", "retired := !held && !pending && fetched != l.cyc.Local && retiredIn(fetched, l.writer)", "retired := false && retiredIn(fetched, l.writer)",
 		"driver_ledger", "retire: a writer ahead of the store finds its entry retired"},
 	{"ledger/refused state read in place", "6.9: reads keep the fetch apart from a refused put's state taken back out",
 		"internal/retry/cycle.go", "c.Seen, c.Ahead = nil, true", "c.Seen = nil",
@@ -8585,9 +8591,12 @@ var dvMutants = []struct {
 	{"ledger/a retirement record naming its own writer above the store", "6.9: a record a pass names its own writer in carries its version in the state read",
 		"ledger/index.go", "v = l.stored // a version the store holds", "v = max(v, l.stored) // a version the store holds",
 		"driver_ledger", "retire: actors recorded by earlier writes retire more than 16 at once"},
-	{"ledger/an idle actor with a late copy retired", "6.9 RetireAfter: an actor whose newest copy another writer counted first is not retired at that version",
-		"ledger/index.go", "			late = true", "			late = false",
-		"driver_ledger", "retire: an idle writer holding a copy another writer counted first is not retired"},
+	{"ledger/an idle actor retired with its late copy counted", "6.9 RetireAfter: an actor's copies another writer counted first leave uncounted when it retires",
+		"ledger/ledger.go", "merged.RetireLateAt(now, l.sightings[a].late, a)", "merged.RetireLateAt(now, nil, a)",
+		"driver_ledger", "retire: an idle writer holding a copy another writer counted first retires without it"},
+	{"ledger/a late copy recorded as the retired writer's", "6.11 step 5: a pass puts no record for a late copy",
+		"ledger/index.go", "continue // another writer counted it, and recorded it", "_ = 0 // another writer counted it, and recorded it",
+		"driver_ledger", "retire: an idle writer holding a copy another writer counted first retires without it"},
 	{"ledger/an actor judged against a stale read retired", "6.9 RetireAfter: an actor whose newest copy is judged against a state older than its records is not retired at that pass",
 		"ledger/ledger.go", "s.dated, s.checked, s.late = true, !unsure && due, late", "s.dated, s.checked, s.late = true, due, late",
 		"driver_ledger", "retire: an idle writer whose copy is judged against a stale read is not retired"},
@@ -8786,8 +8795,8 @@ var dvMutants = []struct {
 		"ledger/ledger.go", "\tfor _, g := range sharingGroups(merged, shared) {", "\tfor _, g := range [][]crdt.ActorID(nil) {",
 		"driver_ledger", "retire: idle writers that share a transaction retire together"},
 	{"ledger/a late copy looked for only among the newest", "6.9 RetireAfter: once due, the records of all the actor's copies are read to find a late one",
-		"ledger/ledger.go", "if !late && !unsure && due {", "if false {",
-		"driver_ledger", "retire: an idle writer holding a late copy that is not its newest is not retired"},
+		"ledger/ledger.go", "if !unsure && due {", "if false {",
+		"driver_ledger", "retire: an idle writer holding a late copy that is not its newest retires without it"},
 	{"ledger/a group retired before every member is recorded", "6.9 RetireAfter: a group retires once every member is recorded",
 		"ledger/ledger.go", "\t\t\tall = record(a) && all", "\t\t\t_ = record(a)",
 		"driver_ledger", "retire: idle writers that share a transaction wait for all their records"},
