@@ -21,6 +21,12 @@ package cassandra
 //     batch_size_fail_threshold_in_kb (50 KiB) is refused whole ("Batch too
 //     large");
 //   - a table that does not exist is refused ("unconfigured table");
+//   - a write or read is refused, in Cassandra 4.0's words, when it binds
+//     an empty partition key ("Key may not be empty"), a partition key or
+//     the clustering value of a row write above 65535 bytes ("Key length
+//     of N is longer than maximum of 65535"), a text value that is not
+//     UTF-8 ("String didn't validate."), or null to a key column compared
+//     by = ("Invalid null value in condition for column c");
 //   - the cluster is one node at replication factor 1: a level asking for
 //     two or three replicas is unavailable;
 //   - requests go through the driver's retry loop (drive), and, when the
@@ -46,6 +52,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
@@ -112,11 +119,13 @@ func (p *modelPartition) shadowed(ck string, ts int64) bool {
 	return false
 }
 
-// modelTable is one table: columns pk (partition key), ck (clustering
-// column) and val (value), named as in the adapter's schema.
+// modelTable is one table: columns pk (partition key, text), ck
+// (clustering column: text when ckText, else blob) and val (value, blob),
+// named as in the adapter's schema.
 type modelTable struct {
 	name        string // quoted "ks"."table"
 	pk, ck, val string
+	ckText      bool
 	parts       map[string]*modelPartition
 }
 
@@ -167,7 +176,7 @@ func (m *cqlModel) createTables(db *DB) {
 	for short, cols := range map[string][3]string{tableSiblings: {"key", "actor", "value"}, tablePartitions: {"partition", "key", "value"}} {
 		name := db.tables[short]
 		if m.tables[name] == nil {
-			m.tables[name] = &modelTable{name: name, pk: cols[0], ck: cols[1], val: cols[2], parts: map[string]*modelPartition{}}
+			m.tables[name] = &modelTable{name: name, pk: cols[0], ck: cols[1], val: cols[2], ckText: short == tableSiblings, parts: map[string]*modelPartition{}}
 		}
 	}
 }
@@ -207,17 +216,89 @@ func conds(where string, args []any) ([]cond, error) {
 	return out, nil
 }
 
-func asString(v any) (string, error) {
+// modelMaxKey is the longest partition key, and the longest clustering
+// value of a row write, Cassandra 4.0 accepts: FBUtilities.MAX_UNSIGNED_SHORT.
+const modelMaxKey = 65535
+
+// boundBytes returns the bytes gocql sends for a value bound to a text or
+// blob column, and whether it is sent as null (nil, or a nil []byte).
+func boundBytes(v any) ([]byte, bool, error) {
 	switch x := v.(type) {
+	case nil:
+		return nil, true, nil
 	case string:
-		return x, nil
+		return []byte(x), false, nil
 	case []byte:
-		if x == nil {
-			return "", fmt.Errorf("model: null value")
-		}
-		return string(x), nil
+		return x, x == nil, nil
 	}
-	return "", fmt.Errorf("model: value of type %T", v)
+	return nil, false, fmt.Errorf("model: value of type %T", v)
+}
+
+// bindKey checks a value bound to primary key column col (text or blob) by
+// "=", or an INSERT's value for it, as Cassandra 4.0 does on binding: a text
+// value must be UTF-8 (the bind marker's validation: "String didn't
+// validate."), and the value may not be null (EQRestriction.appendTo).
+func bindKey(col string, text bool, v any) (string, error) {
+	b, null, err := boundBytes(v)
+	switch {
+	case err != nil:
+		return "", err
+	case text && !utf8.Valid(b):
+		return "", invalidRequest("String didn't validate.")
+	case null:
+		return "", invalidRequest("Invalid null value in condition for column " + col)
+	}
+	return string(b), nil
+}
+
+// checkKeyLength refuses a key above modelMaxKey bytes: a partition key
+// (QueryProcessor.validateKey, on writes and reads) or the clustering value
+// of a row written or deleted (ModificationStatement.validateClustering).
+func checkKeyLength(k string) error {
+	if len(k) > modelMaxKey {
+		return invalidRequest(fmt.Sprintf("Key length of %d is longer than maximum of %d", len(k), modelMaxKey))
+	}
+	return nil
+}
+
+// partitionKey binds the value of the table's partition key (text) and
+// checks it as QueryProcessor.validateKey does: not empty, not above
+// modelMaxKey bytes.
+func (t *modelTable) partitionKey(v any) (string, error) {
+	pk, err := bindKey(t.pk, true, v)
+	if err != nil {
+		return "", err
+	}
+	if pk == "" {
+		return "", invalidRequest("Key may not be empty")
+	}
+	return pk, checkKeyLength(pk)
+}
+
+// clusteringKey binds a value of the table's clustering column by "=" (or
+// an INSERT's): an empty value is a valid row key.
+func (t *modelTable) clusteringKey(v any) (string, error) {
+	ck, err := bindKey(t.ck, t.ckText, v)
+	if err != nil {
+		return "", err
+	}
+	return ck, checkKeyLength(ck)
+}
+
+// clusteringBound binds a slice bound (>=, <) on the clustering column:
+// Cassandra 4.0 checks neither its length nor (the adapter never sends
+// one) null, which the model leaves to be a fault.
+func (t *modelTable) clusteringBound(v any) (string, error) {
+	b, null, err := boundBytes(v)
+	switch {
+	case err != nil:
+		return "", err
+	case t.ckText && !utf8.Valid(b):
+		return "", invalidRequest("String didn't validate.")
+	case null:
+		return "", fmt.Errorf("model: null bound on %s", t.ck)
+	}
+	return string(b), nil
 }
 
 // op is one parsed write, checked before a batch applies anything.
@@ -234,14 +315,13 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 		for i, c := range cols {
 			vals[c] = s.args[i]
 		}
-		pk, err := asString(vals[t.pk])
+		// Checked in Cassandra's order: the partition key, then the
+		// clustering value.
+		pk, err := t.partitionKey(vals[t.pk])
 		if err != nil {
 			return nil, "", err
 		}
-		if pk == "" {
-			return nil, "", fmt.Errorf("model: empty partition key")
-		}
-		ck, err := asString(vals[t.ck])
+		ck, err := t.clusteringKey(vals[t.ck])
 		if err != nil {
 			return nil, "", err
 		}
@@ -280,7 +360,7 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 		if cs[0].col != t.pk || cs[0].op != "=" {
 			return nil, "", fmt.Errorf("model: delete must restrict %s by =, got %q", t.pk, mm[2])
 		}
-		pk, err := asString(cs[0].val)
+		pk, err := t.partitionKey(cs[0].val)
 		if err != nil {
 			return nil, "", err
 		}
@@ -290,7 +370,11 @@ func (m *cqlModel) parseWrite(s stmt) (modelOp, string, error) {
 			if c.col != t.ck {
 				return nil, "", fmt.Errorf("model: restriction on %s", c.col)
 			}
-			v, err := asString(c.val)
+			bind := t.clusteringBound
+			if c.op == "=" {
+				bind = t.clusteringKey
+			}
+			v, err := bind(c.val)
 			if err != nil {
 				return nil, "", err
 			}
@@ -460,10 +544,9 @@ func travel(ctx context.Context) error {
 
 var tableRE = regexp.MustCompile(`(?:INTO|FROM) ("[a-z0-9_]+"\."([a-z0-9_]+)")`)
 
-// checkRequest refuses what the node refuses before executing cql at cons:
-// a table that does not exist (the prepare fails), and a level needing
-// more replicas than there are.
-func (m *cqlModel) checkRequest(cql string, cons gocql.Consistency) error {
+// checkTable refuses cql when the table it names does not exist: the
+// prepare fails.
+func (m *cqlModel) checkTable(cql string) error {
 	mm := tableRE.FindStringSubmatch(cql)
 	if mm == nil {
 		return &modelFault{fmt.Errorf("model: no table in %q", cql)}
@@ -474,10 +557,31 @@ func (m *cqlModel) checkRequest(cql string, cons gocql.Consistency) error {
 	if t == nil {
 		return invalidRequest("unconfigured table " + mm[2])
 	}
+	return nil
+}
+
+// checkReplicas refuses a request at cons needing more replicas than
+// there are. Cassandra checks it after building the request's mutations
+// or read commands, so after the checks of its bound values.
+func checkReplicas(cons gocql.Consistency) error {
 	if n := replicasFor(cons); n > modelNodes {
 		return &gocql.RequestErrUnavailable{Consistency: cons, Required: n, Alive: modelNodes}
 	}
 	return nil
+}
+
+// asFault returns err as the node's refusal when it is one (an
+// InvalidRequest of the value checks), and as a modelFault otherwise.
+func asFault(err error) error {
+	var inv *gocql.RequestErrInvalid
+	if err == nil || errors.As(err, &inv) {
+		return err
+	}
+	var fault *modelFault
+	if errors.As(err, &fault) {
+		return err
+	}
+	return &modelFault{err}
 }
 
 // driverSend is db.send on the model: the driver's attempts (drive), each
@@ -515,12 +619,26 @@ func (m *cqlModel) driverSend(ctx context.Context, db *DB, op Op, stmts []stmt) 
 }
 
 // send is one attempt of a write at the node: checks, then the statements
-// applied as one batch, or refused whole.
+// applied as one batch, or refused whole. The checks run in Cassandra
+// 4.0's order: the tables (at prepare), each statement's bound values (as
+// its mutations are built), the batch size (BatchStatement.verifyBatchSize),
+// the replicas (StorageProxy), the mutation size.
 func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
 	for _, s := range stmts {
-		if err := m.checkRequest(s.cql, cons); err != nil {
+		if err := m.checkTable(s.cql); err != nil {
 			return err
 		}
+	}
+	ops := make([]modelOp, len(stmts))
+	for i, s := range stmts {
+		o, pk, err := m.parseWrite(s)
+		if err != nil {
+			return asFault(err)
+		}
+		if pk != s.key {
+			return &modelFault{fmt.Errorf("model: statement names partition %q, writes %q", s.key, pk)}
+		}
+		ops[i] = o
 	}
 	size, total := map[string]int{}, 0
 	for _, s := range stmts {
@@ -536,21 +654,13 @@ func (m *cqlModel) send(stmts []stmt, cons gocql.Consistency) error {
 	if batchlogged(stmts) && total > modelBatchFail {
 		return invalidRequest("Batch too large")
 	}
+	if err := checkReplicas(cons); err != nil {
+		return err
+	}
 	for _, n := range size {
 		if n > modelMaxMutation {
 			return invalidRequest(fmt.Sprintf("Rejected an oversized mutation (%d/%d) for keyspace: ks", n, modelMaxMutation))
 		}
-	}
-	ops := make([]modelOp, len(stmts))
-	for i, s := range stmts {
-		o, pk, err := m.parseWrite(s)
-		if err != nil {
-			return &modelFault{err}
-		}
-		if pk != s.key {
-			return &modelFault{fmt.Errorf("model: statement names partition %q, writes %q", s.key, pk)}
-		}
-		ops[i] = o
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -615,12 +725,12 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 		if err := travel(ctx); err != nil {
 			return err
 		}
-		if err := m.checkRequest(cql, cons); err != nil {
+		if err := m.checkTable(cql); err != nil {
 			return err
 		}
-		rows, next, err := m.read(op, cql, args, pageSize, state)
+		rows, next, err := m.read(op, cql, args, pageSize, state, cons)
 		if err != nil {
-			return &modelFault{err}
+			return asFault(err)
 		}
 		it = &modelIter{rows: rows, state: next}
 		return travel(ctx)
@@ -635,7 +745,10 @@ func (m *cqlModel) driverPage(ctx context.Context, db *DB, op Op, cql string, ar
 	return it
 }
 
-func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byte) ([][]any, []byte, error) {
+// read is one page of a SELECT at cons, checked in Cassandra 4.0's order
+// (SelectStatement.getSliceCommands): the bound values, the partition key
+// (QueryProcessor.validateKey), the replicas.
+func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byte, cons gocql.Consistency) ([][]any, []byte, error) {
 	if op.isWrite() {
 		return nil, nil, fmt.Errorf("model: read under write op %v", op)
 	}
@@ -656,7 +769,7 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 	if cs[0].col != t.pk || cs[0].op != "=" {
 		return nil, nil, fmt.Errorf("model: read must restrict %s by =", t.pk)
 	}
-	pk, err := asString(cs[0].val)
+	pk, err := bindKey(t.pk, true, cs[0].val)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -665,9 +778,15 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 		if c.col != t.ck || c.op != ">=" {
 			return nil, nil, fmt.Errorf("model: read restriction %s %s", c.col, c.op)
 		}
-		if from, err = asString(c.val); err != nil {
+		if from, err = t.clusteringBound(c.val); err != nil {
 			return nil, nil, err
 		}
+	}
+	if pk, err = t.partitionKey(pk); err != nil {
+		return nil, nil, err
+	}
+	if err := checkReplicas(cons); err != nil {
+		return nil, nil, err
 	}
 	if len(state) > 0 {
 		// The paging state is the last key returned, behind a length.
@@ -701,7 +820,7 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 		for _, col := range cols {
 			switch col {
 			case t.ck:
-				if t.ck == "actor" {
+				if t.ckText {
 					out[i] = append(out[i], k)
 				} else {
 					out[i] = append(out[i], []byte(k))
