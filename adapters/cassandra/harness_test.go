@@ -7,7 +7,10 @@ package cassandra
 // RF 1; CASSANDRA_KEYSPACE names it, default a random counterkit_it_xxxxxxxx)
 // and drops it when the package's tests finish. A keyspace named by
 // CASSANDRA_KEYSPACE that already exists is used as it is (the adapter's
-// tables are created in it if missing) and never dropped.
+// tables are created in it if missing) and never dropped; its replication
+// is not checked here: the tests that need RF 1 (a write at THREE refused
+// as unavailable) read it from system_schema.keyspaces and skip, saying
+// why, when it is not (needSingleReplica, targets_test.go).
 
 import (
 	"context"

@@ -302,6 +302,7 @@ func integrationErrorMapping(t *testing.T, tg *target) {
 	// which makes the outcome ambiguous; see
 	// TestIntegrationRetriedWriteIsAmbiguous) that is a certain "not
 	// applied".
+	needSingleReplica(t, tg, "the rest of this test")
 	three := tg.newDB(t, Options{
 		Consistency: map[Op]gocql.Consistency{OpSiblingsPut: gocql.Three, OpSiblingsFetch: gocql.All},
 		RetryPolicy: &gocql.SimpleRetryPolicy{NumRetries: 0},
@@ -398,6 +399,7 @@ func TestIntegrationRetriedWriteIsAmbiguous(t *testing.T) {
 }
 
 func integrationRetriedWriteIsAmbiguous(t *testing.T, tg *target) {
+	needSingleReplica(t, tg, "this test")
 	ctx := context.Background()
 	levels := map[Op]gocql.Consistency{
 		OpSiblingsPut: gocql.Three, OpPartitionApply: gocql.Three,

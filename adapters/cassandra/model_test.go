@@ -28,7 +28,8 @@ package cassandra
 //     UTF-8 ("String didn't validate."), or null to a key column compared
 //     by = ("Invalid null value in condition for column c");
 //   - the cluster is one node at replication factor 1: a level asking for
-//     two or three replicas is unavailable;
+//     two or three replicas is unavailable; system_schema.keyspaces gives
+//     every keyspace SimpleStrategy at RF 1;
 //   - requests go through the driver's retry loop (drive), and, when the
 //     context has a deadline, take time both ways, so a deadline can pass
 //     before a write lands or after.
@@ -130,17 +131,20 @@ type modelTable struct {
 }
 
 type cqlModel struct {
-	mu      sync.Mutex
-	tables  map[string]*modelTable
-	reads   int
-	writes  int // statements or batches sent
-	batches []int
+	mu     sync.Mutex
+	tables map[string]*modelTable
+	// keyspaces holds the replication column of system_schema.keyspaces:
+	// every keyspace of the model is SimpleStrategy at modelNodes.
+	keyspaces map[string]map[string]string
+	reads     int
+	writes    int // statements or batches sent
+	batches   []int
 	// fail, when set, is returned by the next write instead of applying it.
 	fail error
 }
 
 func newCQLModel(db *DB) *cqlModel {
-	m := &cqlModel{tables: map[string]*modelTable{}}
+	m := &cqlModel{tables: map[string]*modelTable{}, keyspaces: map[string]map[string]string{}}
 	m.createTables(db)
 	return m
 }
@@ -173,6 +177,10 @@ func (m *cqlModel) attach(db *DB) {
 func (m *cqlModel) createTables(db *DB) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.keyspaces[db.keyspace] = map[string]string{
+		"class":              "org.apache.cassandra.locator.SimpleStrategy",
+		"replication_factor": fmt.Sprint(modelNodes),
+	}
 	for short, cols := range map[string][3]string{tableSiblings: {"key", "actor", "value"}, tablePartitions: {"partition", "key", "value"}} {
 		name := db.tables[short]
 		if m.tables[name] == nil {
@@ -191,7 +199,7 @@ var (
 	insertRE = regexp.MustCompile(`^INSERT INTO (\S+) \(([a-z, ]+)\) VALUES \(([?, ]+)\) USING TIMESTAMP \?$`)
 	deleteRE = regexp.MustCompile(`^DELETE FROM (\S+) USING TIMESTAMP \? WHERE (.+)$`)
 	selectRE = regexp.MustCompile(`^SELECT (.+) FROM (\S+) WHERE (.+)$`)
-	condRE   = regexp.MustCompile(`^([a-z]+) (=|>=|<|>|<=) \?$`)
+	condRE   = regexp.MustCompile(`^([a-z_]+) (=|>=|<|>|<=) \?$`)
 )
 
 type cond struct {
@@ -545,11 +553,14 @@ func travel(ctx context.Context) error {
 var tableRE = regexp.MustCompile(`(?:INTO|FROM) ("[a-z0-9_]+"\."([a-z0-9_]+)")`)
 
 // checkTable refuses cql when the table it names does not exist: the
-// prepare fails.
+// prepare fails. system_schema.keyspaces exists.
 func (m *cqlModel) checkTable(cql string) error {
 	mm := tableRE.FindStringSubmatch(cql)
 	if mm == nil {
 		return &modelFault{fmt.Errorf("model: no table in %q", cql)}
+	}
+	if mm[1] == modelKeyspacesTable {
+		return nil
 	}
 	m.mu.Lock()
 	t := m.tables[mm[1]]
@@ -702,6 +713,8 @@ func (it *modelIter) Scan(dest ...any) bool {
 			*d = bytes.Clone(v.([]byte))
 		case *int64:
 			*d = v.(int64)
+		case *map[string]string:
+			*d = maps.Clone(v.(map[string]string))
 		default:
 			it.err = fmt.Errorf("model: scan into %T", dest[i])
 			return false
@@ -758,6 +771,9 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if mm[2] == modelKeyspacesTable {
+		return m.readKeyspaces(mm[1], mm[3], args, cons)
+	}
 	t := m.tables[mm[2]]
 	if t == nil {
 		return nil, nil, fmt.Errorf("model: unknown table %s", mm[2])
@@ -835,6 +851,35 @@ func (m *cqlModel) read(op Op, cql string, args []any, pageSize int, state []byt
 		}
 	}
 	return out, next, nil
+}
+
+// modelKeyspacesTable is system_schema.keyspaces as a statement names it.
+const modelKeyspacesTable = `"system_schema"."keyspaces"`
+
+// readKeyspaces reads the replication of one keyspace from
+// system_schema.keyspaces ("SELECT replication ... WHERE keyspace_name =
+// ?"): one row, or none when the keyspace does not exist.
+func (m *cqlModel) readKeyspaces(cols, where string, args []any, cons gocql.Consistency) ([][]any, []byte, error) {
+	cs, err := conds(where, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cols != "replication" || len(cs) != 1 || cs[0].col != "keyspace_name" || cs[0].op != "=" {
+		return nil, nil, fmt.Errorf("model: read of system_schema.keyspaces: SELECT %s WHERE %s", cols, where)
+	}
+	ks, err := bindKey("keyspace_name", true, cs[0].val)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkReplicas(cons); err != nil {
+		return nil, nil, err
+	}
+	m.reads++
+	rep, ok := m.keyspaces[ks]
+	if !ok {
+		return nil, nil, nil
+	}
+	return [][]any{{maps.Clone(rep)}}, nil, nil
 }
 
 // counts returns the statements (or batches) written and the pages read.

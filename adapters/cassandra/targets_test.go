@@ -12,6 +12,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -84,6 +86,63 @@ func (tg *target) siblingRows(t testing.TB, db *DB, key string) map[crdt.ActorID
 	return out
 }
 
+// replicationSelect reads a keyspace's replication options.
+const replicationSelect = `SELECT replication FROM "system_schema"."keyspaces" WHERE keyspace_name = ?`
+
+// replication returns the replication options of tg's keyspace from
+// system_schema.keyspaces, read through a DB's one-page read on both
+// targets (the model keeps that table for its keyspaces): a keyspace
+// named by CASSANDRA_KEYSPACE that already existed is used as it is.
+func (tg *target) replication(t testing.TB) map[string]string {
+	t.Helper()
+	db := tg.newDB(t, Options{})
+	iter := db.openPage(context.Background(), OpPartitionRead, replicationSelect, []any{tg.keyspace}, 1, nil)
+	var rep map[string]string
+	found := iter.Scan(&rep)
+	require.NoError(t, iter.Close())
+	require.True(t, found, "keyspace %s is not in system_schema.keyspaces", tg.keyspace)
+	return rep
+}
+
+// replicationFactor returns the total replication factor of replication
+// options: SimpleStrategy's replication_factor, or the sum of
+// NetworkTopologyStrategy's factors per data center; 0 for another
+// strategy or a factor it cannot read (a transient one, "3/1").
+func replicationFactor(rep map[string]string) int {
+	class := rep["class"]
+	class = class[strings.LastIndex(class, ".")+1:]
+	total := 0
+	for k, v := range rep {
+		switch {
+		case k == "class":
+			continue
+		case class == "SimpleStrategy" && k != "replication_factor":
+			continue
+		case class != "SimpleStrategy" && class != "NetworkTopologyStrategy":
+			return 0
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0
+		}
+		total += n
+	}
+	return total
+}
+
+// needSingleReplica skips t unless tg's keyspace keeps one replica of each
+// partition (SimpleStrategy or NetworkTopologyStrategy, total RF 1): what
+// follows relies on a write at THREE being refused as unavailable. The
+// model's keyspace always does; a reused CASSANDRA_KEYSPACE may not.
+func needSingleReplica(t *testing.T, tg *target, what string) {
+	t.Helper()
+	rep := tg.replication(t)
+	if rf := replicationFactor(rep); rf != 1 {
+		t.Skipf("keyspace %s has replication %v (total RF %d): %s needs RF 1, where a write at THREE is refused as unavailable; "+
+			"unset CASSANDRA_KEYSPACE to let the suite create a keyspace at RF 1", tg.keyspace, rep, rf, what)
+	}
+}
+
 // openModel returns a target on a fresh model with the default tables of
 // keyspace "ks" created.
 func openModel(t testing.TB) *target {
@@ -116,4 +175,46 @@ func eachTarget(t *testing.T, body func(t *testing.T, tg *target)) {
 	for _, tgt := range targets {
 		t.Run(tgt.name, func(t *testing.T) { body(t, tgt.open(t)) })
 	}
+}
+
+// TestReplicationFactor: the total RF of system_schema.keyspaces'
+// replication options, and the model's answer for its keyspace.
+func TestReplicationFactor(t *testing.T) {
+	for _, c := range []struct {
+		rep  map[string]string
+		want int
+	}{
+		{map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "1"}, 1},
+		{map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "3"}, 3},
+		{map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1"}, 1},
+		{map[string]string{"class": "org.apache.cassandra.locator.NetworkTopologyStrategy", "dc1": "1", "dc2": "1"}, 2},
+		{map[string]string{"class": "org.apache.cassandra.locator.SimpleStrategy", "replication_factor": "3/1"}, 0},
+		{map[string]string{"class": "org.apache.cassandra.locator.LocalStrategy"}, 0},
+		{map[string]string{"class": "org.apache.cassandra.locator.EverywhereStrategy"}, 0},
+		{map[string]string{}, 0},
+	} {
+		require.Equal(t, c.want, replicationFactor(c.rep), "%v", c.rep)
+	}
+
+	tg := openModel(t)
+	require.Equal(t, 1, replicationFactor(tg.replication(t)))
+	needSingleReplica(t, tg, "nothing") // does not skip
+
+	// A keyspace the model does not have has no row.
+	db := tg.newDB(t, Options{})
+	iter := db.openPage(context.Background(), OpPartitionRead, replicationSelect, []any{"other"}, 1, nil)
+	var rep map[string]string
+	require.False(t, iter.Scan(&rep))
+	require.NoError(t, iter.Close())
+
+	// A keyspace at RF 3 (as a reused CASSANDRA_KEYSPACE may be) skips.
+	tg.model.mu.Lock()
+	tg.model.keyspaces[tg.keyspace]["replication_factor"] = "3"
+	tg.model.mu.Unlock()
+	skipped := false
+	t.Run("keyspace at RF 3", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		needSingleReplica(t, tg, "this check")
+	})
+	require.True(t, skipped)
 }
