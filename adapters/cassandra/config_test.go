@@ -66,6 +66,19 @@ func TestCheckIdentifier(t *testing.T) {
 		require.Error(t, err, "%q", name)
 		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "%q", name)
 	}
+	// Cassandra's own keyspaces, refused up front; names around them pass.
+	for _, name := range []string{"system", "system_schema", "system_auth", "system_distributed", "system_traces", "system_views", "system_virtual_schema"} {
+		err := CheckIdentifier(name)
+		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "%q", name)
+		require.ErrorContains(t, err, "system keyspace", "%q", name)
+		_, err = New(&gocql.Session{}, name, Options{})
+		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "New with keyspace %q", name)
+		_, err = CreateKeyspaceStatement(name, 1)
+		require.ErrorIs(t, err, crdt.ErrInvalidIdentifier, "CreateKeyspaceStatement(%q)", name)
+	}
+	for _, name := range []string{"systems", "system_", "my_system", "system_schema2", "systemauth"} {
+		require.NoError(t, CheckIdentifier(name), name)
+	}
 }
 
 // TestCheckIdentifierModel compares CheckIdentifier with a regular
@@ -91,7 +104,7 @@ func TestCheckIdentifierModel(t *testing.T) {
 		}
 		name := b.String()
 		err := CheckIdentifier(name)
-		require.Equal(t, model.MatchString(name), err == nil, "%q: %v", name, err)
+		require.Equal(t, model.MatchString(name) && !slices.Contains(systemKeyspaces, name), err == nil, "%q: %v", name, err)
 		if err == nil {
 			require.Equal(t, 2, strings.Count(quote(name), `"`))
 		}

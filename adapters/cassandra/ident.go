@@ -2,6 +2,7 @@ package cassandra
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/counterkit/counterkit/crdt"
 )
@@ -20,12 +21,23 @@ const MaxKeyLen = crdt.MaxKeyLen
 // crdt.ErrInvalidIdentifier.
 var ErrInvalidKey = crdt.ErrInvalidKey
 
+// systemKeyspaces are the keyspaces Cassandra (4.0 and later) keeps for
+// itself.
+var systemKeyspaces = []string{
+	"system", "system_schema", "system_auth", "system_distributed",
+	"system_traces", "system_views", "system_virtual_schema",
+}
+
 // CheckIdentifier reports whether name is a keyspace or table name the
 // adapter will put into CQL text. Only lower-case ASCII letters, digits and
 // underscores are accepted, starting with a letter, 1..MaxIdentifierLen
 // characters; the adapter then always double-quotes the name, so reserved
 // words are harmless and nothing in a name can change the meaning of a
-// statement. The error wraps crdt.ErrInvalidIdentifier.
+// statement. The names of Cassandra's own keyspaces (system,
+// system_schema, system_auth, system_distributed, system_traces,
+// system_views, system_virtual_schema) are refused, for tables too: the
+// adapter's table names, a prefix and a fixed suffix, never are one. The
+// error wraps crdt.ErrInvalidIdentifier.
 func CheckIdentifier(name string) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %q "+format, append([]any{crdt.ErrInvalidIdentifier, truncate(name, 60)}, args...)...)
@@ -42,6 +54,9 @@ func CheckIdentifier(name string) error {
 		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
 			return bad("contains %q at byte %d; only a-z, 0-9 and _ are allowed", c, i)
 		}
+	}
+	if slices.Contains(systemKeyspaces, name) {
+		return bad("is the name of a Cassandra system keyspace")
 	}
 	return nil
 }
