@@ -43,3 +43,17 @@ func BreakRetirement() (restore func()) {
 	brokenRetireUnrecorded = true
 	return func() { brokenRetireUnrecorded = false }
 }
+
+// Late-copy retirement variants for BreakLate.
+const (
+	LateDeclined = "declines a writer holding a late copy"
+	LateAll      = "leaves every copy a writer alone holds out"
+)
+
+// BreakLate switches on the broken variant v of the pass's retirement of
+// a writer holding late copies for every Ledger of the process, and
+// returns a function that switches it off again.
+func BreakLate(v string) (restore func()) {
+	brokenLateDeclined, brokenLateAll = v == LateDeclined, v == LateAll
+	return func() { brokenLateDeclined, brokenLateAll = false, false }
+}

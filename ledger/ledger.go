@@ -349,7 +349,7 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 		undated = undated || !s.dated || ready && !s.checked
 		s.pass = true
 		l.sightings[a] = s
-		if ready && s.checked {
+		if ready && s.checked && !(brokenLateDeclined && len(s.late) > 0) {
 			idle = append(idle, a)
 		} else if !ready && due.Before(next) {
 			next = due
@@ -390,7 +390,11 @@ func (l *Ledger) retirePass(ctx context.Context, merged *tpncounter.Counter, now
 			unrecorded = true
 			continue
 		}
-		if ok, _ := merged.RetireLateAt(now, l.sightings[a].late, a); ok {
+		late := l.sightings[a].late
+		if brokenLateAll {
+			late = slices.Collect(maps.Keys(maps.Collect(merged.Transactions(a))))
+		}
+		if ok, _ := merged.RetireLateAt(now, late, a); ok {
 			l.stats.retired++
 		} else {
 			shared = append(shared, a)

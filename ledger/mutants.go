@@ -35,4 +35,12 @@ var (
 	// another ledger that retires the other writer from a read without
 	// it counts the transaction twice.
 	brokenLongDoubt bool
+	// brokenLateDeclined declines, as a pass did before, to retire an
+	// idle writer holding a late copy: a writer that stopped leaves it
+	// counted twice for good.
+	brokenLateDeclined bool
+	// brokenLateAll retires an idle writer with every copy it alone
+	// holds left out, late or not: transactions it alone counted are
+	// lost.
+	brokenLateAll bool
 )

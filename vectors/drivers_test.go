@@ -8592,7 +8592,7 @@ var dvMutants = []struct {
 		"ledger/index.go", "v = l.stored // a version the store holds", "v = max(v, l.stored) // a version the store holds",
 		"driver_ledger", "retire: actors recorded by earlier writes retire more than 16 at once"},
 	{"ledger/an idle actor retired with its late copy counted", "6.9 RetireAfter: an actor's copies another writer counted first leave uncounted when it retires",
-		"ledger/ledger.go", "merged.RetireLateAt(now, l.sightings[a].late, a)", "merged.RetireLateAt(now, nil, a)",
+		"ledger/ledger.go", "late := l.sightings[a].late", "late := []crdt.TxnID(nil)",
 		"driver_ledger", "retire: an idle writer holding a copy another writer counted first retires without it"},
 	{"ledger/a late copy recorded as the retired writer's", "6.11 step 5: a pass puts no record for a late copy",
 		"ledger/index.go", "continue // another writer counted it, and recorded it", "_ = 0 // another writer counted it, and recorded it",
