@@ -406,8 +406,9 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 		return nil, nil
 	}
 	var out []crdt.TxnID
+	var buf [1]crdt.ActorID
 	for _, t := range e.recent {
-		if !slices.ContainsFunc(c.holders[t.ID], func(h crdt.ActorID) bool {
+		if !slices.ContainsFunc(c.holdersOf(t.ID, &buf), func(h crdt.ActorID) bool {
 			if h >= a.writer {
 				return false // the smallest holder keeps its copy (no scan: the common case)
 			}

@@ -110,17 +110,11 @@ func corruptf(format string, args ...any) error {
 }
 
 func decode(data []byte, window int) (*Counter, error) {
-	c, es, err := parse(data, nil)
+	c, _, err := parse(data, nil)
 	if err != nil {
 		return nil, err
 	}
-	c.o.Window = window
-	c.holders = map[crdt.TxnID][]crdt.ActorID{}
-	for _, ae := range es { // by actor, so each holder list is sorted
-		for _, t := range ae.e.recent {
-			c.holders[t.ID] = append(c.holders[t.ID], ae.a)
-		}
-	}
+	c.o.Window = window // the holders index is built when first needed
 	return c, nil
 }
 
@@ -148,7 +142,7 @@ func (c *Counter) mergeEncoded(data []byte, orig map[crdt.ActorID]*entry, covere
 }
 
 // parse reads an encoding, checked as UnmarshalBinary documents, and
-// returns its counter, without holders, and its entries by actor. An entry
+// returns its counter, without its holders index, and its entries by actor. An entry
 // whose bytes equal base's encoding of it is not decoded: base's is used.
 func parse(data []byte, base *Counter) (*Counter, []actorEntry, error) {
 	d, _, err := wire.NewDecoder(data, crdt.TagBounded, FormatVersion, MaxEncodedSize)
@@ -175,6 +169,7 @@ func parse(data []byte, base *Counter) (*Counter, []actorEntry, error) {
 		return nil, nil, err
 	}
 	es := make([]actorEntry, 0, min(n, d.Remaining()/8))
+	var sc scratch
 	for i := range n {
 		pos := len(data) - d.Remaining()
 		if err := d.Tuple(7, "entry"); err != nil {
@@ -193,7 +188,7 @@ func parse(data []byte, base *Counter) (*Counter, []actorEntry, error) {
 			if err := a.Validate(); err != nil {
 				return nil, nil, corruptf("entry %d: %v", i, err)
 			}
-			e, err := decodeEntry(d, data, a)
+			e, err := decodeEntry(d, data, a, &sc)
 			if err != nil {
 				return nil, nil, fmt.Errorf("entry %d: %w", i, err)
 			}
@@ -248,7 +243,8 @@ func invariantf(name, format string, args ...any) error {
 	return &InvariantError{Invariant: name, Detail: fmt.Sprintf(format, args...)}
 }
 
-// checkEntries returns the counter of these entries, without holders, or
+// checkEntries returns the counter of these entries, without its holders
+// index, or
 // an *InvariantError when the total an entry gave does not fit in int64,
 // the value is below the bound or some actor's rights are below zero.
 // Serial writers never produce these: each actor's rights are at least
@@ -325,9 +321,18 @@ func checkSeq(a crdt.ActorID, e *entry) error {
 
 func fitsInt64(a exact.Int128) bool { _, ok := a.Int64(); return ok }
 
+// scratch is the memory decodeEntry reuses from one entry to the next.
+type scratch struct {
+	spans []span
+	seen  map[crdt.TxnID]struct{}
+}
+
+// A span is an id's offset and length in an entry's ids.
+type span struct{ off, n int }
+
 // decodeEntry reads the rest of actor a's entry, after its actor id; data
 // is the decoder's input.
-func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID) (*entry, error) {
+func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID, sc *scratch) (*entry, error) {
 	var err error
 	e := &entry{}
 	if e.seq, err = d.Uint(); err != nil {
@@ -380,8 +385,8 @@ func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID) (*entry, error) {
 	}
 	// The ids are read in place, then made substrings of one copy of the
 	// entry's bytes: one allocation for all of them.
-	type span struct{ off, n int }
-	spans := make([]span, 0, cap(e.recent))
+	spans := sc.spans[:0]
+	defer func() { sc.spans = spans }()
 	start := len(data) - d.Remaining()
 	var cr, db exact.Int128
 	for range nr {
@@ -415,7 +420,7 @@ func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID) (*entry, error) {
 		}
 		e.recent[i].ID = id
 	}
-	if dup := duplicateID(e.recent); dup != "" {
+	if dup := duplicateID(e.recent, &sc.seen); dup != "" {
 		return nil, corruptf("actor %q holds transaction %q twice", a, dup)
 	}
 	cr.Sub(e.credits)
@@ -429,8 +434,9 @@ func decodeEntry(d *wire.Decoder, data []byte, a crdt.ActorID) (*entry, error) {
 	return e, nil
 }
 
-// duplicateID returns an id held twice in ts, or "".
-func duplicateID(ts []Txn) crdt.TxnID {
+// duplicateID returns an id held twice in ts, or "", using *seen (made
+// when nil) as scratch.
+func duplicateID(ts []Txn, seen *map[crdt.TxnID]struct{}) crdt.TxnID {
 	if len(ts) <= 64 {
 		for i := range ts {
 			for j := i + 1; j < len(ts); j++ {
@@ -441,12 +447,16 @@ func duplicateID(ts []Txn) crdt.TxnID {
 		}
 		return ""
 	}
-	seen := make(map[crdt.TxnID]struct{}, len(ts))
+	if *seen == nil {
+		*seen = make(map[crdt.TxnID]struct{}, MaxWindow)
+	}
+	m := *seen
+	defer clear(m)
 	for _, t := range ts {
-		if _, ok := seen[t.ID]; ok {
+		if _, ok := m[t.ID]; ok {
 			return t.ID
 		}
-		seen[t.ID] = struct{}{}
+		m[t.ID] = struct{}{}
 	}
 	return ""
 }

@@ -166,14 +166,23 @@ func (e *entry) next() (*entry, error) {
 // Counter is a bounded counter: a PN counter whose value never goes below
 // Options.Bound, as every debit is within its actor's rights. The zero
 // value is an empty counter with Bound 0. It is not safe for concurrent
-// use.
+// use, not even by its read methods alone: the first of Holders, Known
+// or Doubled after a decode builds an index of the transactions.
 type Counter struct {
 	o       Options // resolved; the zero value means the defaults
 	entries map[crdt.ActorID]*entry
 	// Derived from entries, kept up to date by install.
-	recv    map[crdt.ActorID]exact.Int128 // rights every actor gave each actor
-	holders map[crdt.TxnID][]crdt.ActorID // who holds each recent transaction
-	value   exact.Int128
+	recv map[crdt.ActorID]exact.Int128 // rights every actor gave each actor
+	// The holders index, who holds each recent transaction: solo maps one
+	// that a single actor holds to that actor, multi one that two or more
+	// hold to them, sorted. Built when first needed (nil solo: not yet,
+	// and install leaves it so), as it costs a map slot per transaction,
+	// several times the transaction's bytes in an encoding: decoding
+	// does not build it (TestDecodeMemory), and a reader that only asks
+	// for the value never does.
+	solo  map[crdt.TxnID]crdt.ActorID
+	multi map[crdt.TxnID][]crdt.ActorID
+	value exact.Int128
 }
 
 // New returns an empty Counter. The error wraps crdt.ErrInvalidConfig.
@@ -350,7 +359,8 @@ func (c *Counter) Holders(txn crdt.TxnID) []Holder {
 		return nil
 	}
 	var out []Holder
-	for _, a := range c.holders[txn] {
+	var buf [1]crdt.ActorID
+	for _, a := range c.holdersOf(txn, &buf) {
 		if amt, ok := c.Holds(a, txn); ok {
 			out = append(out, Holder{a, amt})
 		}
@@ -367,21 +377,94 @@ func (c *Counter) Doubled() []crdt.TxnID {
 	if c == nil {
 		return nil
 	}
+	c.index()
 	var out []crdt.TxnID
-	for x, hs := range c.holders {
-		if len(hs) > 1 {
-			out = append(out, x)
-		}
+	for x := range c.multi {
+		out = append(out, x)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// holdersOf returns the actors that hold txn, sorted, in buf when one
+// does. The list must not be changed.
+func (c *Counter) holdersOf(txn crdt.TxnID, buf *[1]crdt.ActorID) []crdt.ActorID {
+	c.index()
+	if a, ok := c.solo[txn]; ok {
+		buf[0] = a
+		return buf[:]
+	}
+	return c.multi[txn]
+}
+
+// held reports whether some actor holds txn.
+func (c *Counter) held(txn crdt.TxnID) bool {
+	c.index()
+	if _, ok := c.solo[txn]; ok {
+		return true
+	}
+	_, ok := c.multi[txn]
+	return ok
+}
+
+// index builds the holders index if it is not built.
+func (c *Counter) index() {
+	if c.solo != nil || c.entries == nil {
+		return
+	}
+	c.solo = map[crdt.TxnID]crdt.ActorID{}
+	c.multi = map[crdt.TxnID][]crdt.ActorID{}
+	for _, a := range c.Actors() { // sorted, so each holder list is
+		for _, t := range c.entries[a].recent {
+			if hs, ok := c.multi[t.ID]; ok {
+				c.multi[t.ID] = append(hs, a) // a list not yet shared
+			} else if b, ok := c.solo[t.ID]; ok {
+				delete(c.solo, t.ID)
+				c.multi[t.ID] = []crdt.ActorID{b, a}
+			} else {
+				c.solo[t.ID] = a
+			}
+		}
+	}
+}
+
+// addHolder records that actor holds txn.
+func (c *Counter) addHolder(txn crdt.TxnID, actor crdt.ActorID) {
+	if hs, ok := c.multi[txn]; ok {
+		i, _ := slices.BinarySearch(hs, actor)
+		c.multi[txn] = slices.Insert(slices.Clip(hs), i, actor) // a new array: lists are shared by clones
+		return
+	}
+	if b, ok := c.solo[txn]; ok {
+		delete(c.solo, txn)
+		c.multi[txn] = []crdt.ActorID{min(actor, b), max(actor, b)}
+		return
+	}
+	c.solo[txn] = actor
+}
+
+// dropHolder records that actor no longer holds txn.
+func (c *Counter) dropHolder(txn crdt.TxnID, actor crdt.ActorID) {
+	if hs, ok := c.multi[txn]; ok {
+		hs = slices.DeleteFunc(slices.Clone(hs), func(a crdt.ActorID) bool { return a == actor })
+		if len(hs) == 1 {
+			delete(c.multi, txn)
+			c.solo[txn] = hs[0]
+		} else {
+			c.multi[txn] = hs
+		}
+		return
+	}
+	if c.solo[txn] == actor {
+		delete(c.solo, txn)
+	}
 }
 
 // Known reports whether some actor holds txn, and what Apply would answer
 // for it with the given signed amount: Duplicate when a holder's copy has
 // that amount, crdt.ErrConflictingTransaction when none has.
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
-	if c == nil || len(c.holders[txn]) == 0 {
+	if c == nil || !c.held(txn) {
 		return false, nil
 	}
 	hs := c.Holders(txn)
@@ -408,7 +491,8 @@ func (c *Counter) init() {
 	if c.entries == nil {
 		c.entries = map[crdt.ActorID]*entry{}
 		c.recv = map[crdt.ActorID]exact.Int128{}
-		c.holders = map[crdt.TxnID][]crdt.ActorID{}
+		c.solo = map[crdt.TxnID]crdt.ActorID{}
+		c.multi = map[crdt.TxnID][]crdt.ActorID{}
 	}
 }
 
@@ -668,19 +752,15 @@ func (c *Counter) install(actor crdt.ActorID, e *entry) {
 		c.entries[actor] = e
 	}
 	c.count(e, 1)
+	if c.solo == nil {
+		return // index builds it from the entries
+	}
 	gone, added := windowChange(old, e)
 	for _, t := range gone {
-		hs := slices.DeleteFunc(slices.Clone(c.holders[t.ID]), func(a crdt.ActorID) bool { return a == actor })
-		if len(hs) == 0 {
-			delete(c.holders, t.ID)
-		} else {
-			c.holders[t.ID] = hs
-		}
+		c.dropHolder(t.ID, actor)
 	}
 	for _, t := range added {
-		hs := c.holders[t.ID]
-		i, _ := slices.BinarySearch(hs, actor)
-		c.holders[t.ID] = slices.Insert(slices.Clip(hs), i, actor) // a new array: lists are shared by clones
+		c.addHolder(t.ID, actor)
 	}
 }
 
@@ -829,7 +909,8 @@ func (c *Counter) Clone() *Counter {
 	if c.entries != nil {
 		n.entries = maps.Clone(c.entries) // entries are immutable
 		n.recv = maps.Clone(c.recv)
-		n.holders = maps.Clone(c.holders) // holder lists are replaced, never changed in place
+		n.solo = maps.Clone(c.solo)
+		n.multi = maps.Clone(c.multi) // holder lists are replaced, never changed in place
 	}
 	return n
 }
