@@ -65,7 +65,9 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	}
 	var out *Counter
 	if version == 1 {
-		out, err = decodePairs(d)
+		if out, err = decodePairs(d); err == nil {
+			err = fitsNewest(envelopeSize+out.bodySize(), crdt.TagGCounter)
+		}
 	} else {
 		out, err = decodeRows(d)
 	}
@@ -76,6 +78,18 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 		return fmt.Errorf("gcounter: decode: %w", err)
 	}
 	*c = *out
+	return nil
+}
+
+// fitsNewest refuses, with crdt.ErrTooLarge, a version 1 state whose
+// encoding in FormatVersion, size bytes, is above MaxEncodedSize: it is
+// written back in that form (SPEC.md 3.3), and a state that cannot be
+// written back is not accepted. Version 2 adds a byte per actor, the
+// shared length, and saves the prefixes actors share.
+func fitsNewest(size int, tag crdt.TypeTag) error {
+	if size > MaxEncodedSize {
+		return fmt.Errorf("%w: a version 1 state whose version %d encoding is %d bytes, limit %d", crdt.ErrTooLarge, FormatVersion, size, MaxEncodedSize)
+	}
 	return nil
 }
 

@@ -93,7 +93,11 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 	}
 	var out *Counter
 	if version == 1 {
-		out, err = decodeBodyV1(d)
+		if out, err = decodeBodyV1(d); err == nil && envelopeSize+out.bodySize() > MaxEncodedSize {
+			// Written back in version 2 (SPEC.md 5.3), a row per actor with
+			// both counts: a state that cannot be is not accepted.
+			err = fmt.Errorf("%w: a version 1 state whose version %d encoding is %d bytes, limit %d", crdt.ErrTooLarge, FormatVersion, envelopeSize+out.bodySize(), MaxEncodedSize)
+		}
 	} else {
 		out, err = decodeRows(d)
 	}
