@@ -238,7 +238,7 @@ func (en *entry) encoded() []byte {
 func (g *GCounter) UnmarshalBinary(data []byte) error {
 	g.init()
 	n := &GCounter{o: g.o}
-	if err := unmarshal(data, crdt.TagTGCounter, n); err != nil {
+	if err := unmarshal(data, crdt.TagTGCounter, true, n); err != nil {
 		return err
 	}
 	*g = *n
@@ -247,10 +247,17 @@ func (g *GCounter) UnmarshalBinary(data []byte) error {
 
 // UnmarshalBinary is GCounter.UnmarshalBinary for a Counter.
 func (c *Counter) UnmarshalBinary(data []byte) error {
+	return c.decode(data, true)
+}
+
+// decode is UnmarshalBinary; canonical false accepts a version above the
+// one the state needs (MergeBinary's changed entries, in the whole
+// input's version).
+func (c *Counter) decode(data []byte, canonical bool) error {
 	c.p.init()
 	n := &Counter{}
 	n.p.o, n.n.o = c.p.o, c.p.o
-	if err := unmarshal(data, crdt.TagTPNCounter, &n.p, &n.n); err != nil {
+	if err := unmarshal(data, crdt.TagTPNCounter, canonical, &n.p, &n.n); err != nil {
 		return err
 	}
 	*c = *n
@@ -266,7 +273,9 @@ func (c *Counter) UnmarshalBinary(data []byte) error {
 
 // unmarshal decodes data into the empty halves; the first half's sized bounds
 // both re-encoded bodies (data plus version 1 entries' forgot fields).
-func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
+// canonical refuses a version above the one the encoder writes the state
+// in: each state has one encoding.
+func unmarshal(data []byte, tag crdt.TypeTag, canonical bool, halves ...*GCounter) error {
 	r, err := openBodies(data, tag, len(halves))
 	if err != nil {
 		return err
@@ -281,7 +290,49 @@ func unmarshal(data []byte, tag crdt.TypeTag, halves ...*GCounter) error {
 		entries += g.count()
 	}
 	halves[0].sized = len(data) + 9*entries
-	return r.d.Finish()
+	if err := r.d.Finish(); err != nil {
+		return err
+	}
+	need := uint64(2)
+	for _, g := range halves {
+		need = max(need, g.decodedVersion())
+	}
+	if canonical && r.version > need {
+		return fmt.Errorf("%w: a state of version %d under version %d (not canonical)", crdt.ErrCorruptEncoding, need, r.version)
+	}
+	if r.version == 1 {
+		// Version 2 adds a forgot field per entry: a version 1 state near
+		// the limit may not fit in the form it is written back in.
+		if _, err := marshal(tag, halves...); err != nil {
+			return fmt.Errorf("%w: the version 1 state's version %d encoding is above the limit (%v)", crdt.ErrTooLarge, need, err)
+		}
+	}
+	return nil
+}
+
+// decodedVersion returns the version marshal writes g's body in, for g as
+// decoded (its entries' encBin and encText as read): 4 with a base or a
+// retirement time, 3 with a retired entry or a UUID id, 2 otherwise (see
+// appendBody).
+func (g *GCounter) decodedVersion() uint64 {
+	d := &g.dorm
+	if g.base.cut != 0 || d.n() > 0 && d.timed(0, d.n()) {
+		return FormatVersion
+	}
+	var v uint64 = 2
+	if d.n() > 0 {
+		v = 3
+	}
+	for _, en := range g.ents {
+		switch {
+		case en == nil:
+		case en.retired && en.retiredAt != 0:
+			return FormatVersion
+		case en.retired || en.encBin || en.encText:
+			v = 3
+		}
+	}
+	return v
 }
 
 // MaxSeq is the largest sequence number decoded: it fits a signed 64-bit integer.

@@ -106,7 +106,7 @@ func (s memShape) encoding(size int) []byte {
 		}
 		lists = append(lists, list)
 	}
-	e := wire.NewEncoder(crdt.TagTGCounter, FormatVersion)
+	e := wire.NewEncoder(crdt.TagTGCounter, 2) // the version of a state without UUID ids or retired entries
 	e.ArrayLen(len(lists))
 	for a, list := range lists {
 		// As a writer leaves them: a history of at most

@@ -36,7 +36,23 @@ func refUnmarshalGCounter(g *GCounter, data []byte) error {
 	if err := d.Finish(); err != nil {
 		return err
 	}
+	if err := refEncoderVersion(crdt.TagTGCounter, version, n); err != nil {
+		return err
+	}
 	*g = *n
+	return nil
+}
+
+// refEncoderVersion refuses what the encoder does not write back in
+// version, and a version 1 state whose encoding is too large.
+func refEncoderVersion(tag crdt.TypeTag, version uint64, halves ...*GCounter) error {
+	b, err := marshal(tag, halves...)
+	if err != nil {
+		return fmt.Errorf("%w: version 1: %v", crdt.ErrTooLarge, err)
+	}
+	if w := uint64(b[2+len(tag)]); w < version {
+		return fmt.Errorf("%w: a state of version %d under version %d (not canonical)", crdt.ErrCorruptEncoding, w, version)
+	}
 	return nil
 }
 
@@ -64,6 +80,9 @@ func refUnmarshalCounter(c *Counter, data []byte) error {
 		return err
 	}
 	if err := d.Finish(); err != nil {
+		return err
+	}
+	if err := refEncoderVersion(crdt.TagTPNCounter, version, &n.p, &n.n); err != nil {
 		return err
 	}
 	*c = *n

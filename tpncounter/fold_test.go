@@ -530,7 +530,11 @@ func TestFoldMerge(t *testing.T) {
 				z = []any{"z", 1, math.MaxInt64 - 5, 0, 3 * sec}
 			}
 			a := newT(t, Options{})
-			require.NoError(t, a.UnmarshalBinary(encodeV4(t, 4, z)))
+			v := uint64(2) // a live entry
+			if zRetired {
+				v = 4 // a retirement time
+			}
+			require.NoError(t, a.UnmarshalBinary(encodeV4(t, v, z)))
 			require.NoError(t, a.Merge(b))
 			require.Equal(t, "9223372036854775813", a.BigValue().String())
 			require.Equal(t, int64(math.MaxInt64), a.Value())

@@ -132,7 +132,7 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 		return err
 	}
 	o := &Counter{p: GCounter{o: c.p.o}}
-	if err := o.UnmarshalBinary(part); err != nil {
+	if err := o.decode(part, false); err != nil {
 		return err
 	}
 	// Keep the decoded entries' encodings, as read, for MarshalBinary.
