@@ -44,10 +44,9 @@ func uuidTicks(t time.Time) uint64 {
 		return 0
 	}
 	// Avoid time.Duration overflow (about 292 years) by splitting seconds.
-	const max = 1<<60 - 1
 	secs := t.Unix() - uuidEpoch.Unix()
-	if secs >= max/10_000_000 {
-		return max
+	if secs >= maxTicks/10_000_000 {
+		return maxTicks
 	}
 	return uint64(secs)*10_000_000 + uint64(t.Nanosecond()/100)
 }
@@ -64,8 +63,10 @@ func New(t time.Time) ID {
 }
 
 // FromParts builds a version 1 UUID from a timestamp and an explicit 14-bit
-// clock sequence and 48-bit node. It is deterministic and exists for tests,
-// examples and golden files that need reproducible IDs.
+// clock sequence and 48-bit node: the top 2 bits of clockSeq and the top
+// 16 bits of node are dropped, so nodes that differ only there give equal
+// IDs. It is deterministic and exists for tests, examples and golden files
+// that need reproducible IDs.
 func FromParts(t time.Time, clockSeq uint16, node uint64) ID {
 	var tail [8]byte
 	binary.BigEndian.PutUint64(tail[:], node) // its low 48 bits in tail[2:]
@@ -86,14 +87,20 @@ func fromTicks(ticks uint64, tail [8]byte) ID {
 	return id
 }
 
-// Parse parses the canonical textual form of a version 1 UUID. The error
-// wraps crdt.ErrInvalidTxnID.
+// Parse parses the canonical textual form of a version 1 UUID, the one
+// String returns: 36 characters, lowercase hex digits in groups of
+// 8-4-4-4-12 separated by hyphens. Other forms (uppercase, braces, a
+// "urn:uuid:" prefix, no hyphens) are refused. The error wraps
+// crdt.ErrInvalidTxnID.
 func Parse(s string) (ID, error) {
 	u, err := uuid.Parse(s)
 	if err != nil {
 		return ID{}, fmt.Errorf("%w: %q is not a UUID: %v", crdt.ErrInvalidTxnID, s, err)
 	}
 	id := ID(u)
+	if id.String() != s {
+		return ID{}, fmt.Errorf("%w: %q is not in the canonical form %s", crdt.ErrInvalidTxnID, s, id)
+	}
 	if err := id.Validate(); err != nil {
 		return ID{}, err
 	}
@@ -154,11 +161,19 @@ func (id ID) Compare(other ID) int {
 	return 0
 }
 
+// maxTicks is the largest timestamp an ID holds (60 bits: 5236-03-31).
+const maxTicks = 1<<60 - 1
+
 // NextTick returns an id one timestamp tick (100ns) after id's, with the
-// same clock sequence and node. It sorts after every id that carries id's
-// timestamp.
-func (id ID) NextTick() ID {
+// same clock sequence and node, and true: it sorts after every id that
+// carries id's timestamp. At the largest timestamp there is none: it
+// returns id and false.
+func (id ID) NextTick() (ID, bool) {
+	t := id.ticks()
+	if t == maxTicks {
+		return id, false
+	}
 	var tail [8]byte
 	copy(tail[:], id[8:])
-	return fromTicks(id.ticks()+1, tail)
+	return fromTicks(t+1, tail), true
 }

@@ -49,8 +49,51 @@ func TestTimeAndOrder(t *testing.T) {
 	b := timeid.FromParts(base, 0x00ff, 0) // byte 9 = 0xff (-1 signed)
 	require.Equal(t, 1, a.Compare(b), "0x01 > 0xff as signed bytes")
 	require.Equal(t, 0, a.Compare(a))
-	require.Equal(t, 1, a.NextTick().Compare(a))
-	require.Equal(t, 100*time.Nanosecond, a.NextTick().Time().Sub(a.Time()))
+	next, ok := a.NextTick()
+	require.True(t, ok)
+	require.Equal(t, 1, next.Compare(a))
+	require.Equal(t, 100*time.Nanosecond, next.Time().Sub(a.Time()))
+}
+
+// TestNextTickAtTheLargestTimestamp: the 60-bit timestamp ends in 5236;
+// NextTick there reports none instead of wrapping to 1582.
+func TestNextTickAtTheLargestTimestamp(t *testing.T) {
+	last := timeid.FromParts(time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), 1, 1) // clamped
+	require.Equal(t, 5236, last.Time().Year())
+	next, ok := last.NextTick()
+	require.False(t, ok)
+	require.Equal(t, last, next)
+	before := last
+	before[3]-- // the timestamp's low byte (0xff): one tick earlier
+	require.Equal(t, -1, before.Compare(last))
+	next, ok = before.NextTick()
+	require.True(t, ok)
+	require.Equal(t, last, next)
+}
+
+// TestParseCanonicalOnly: Parse reads the form String writes, and no other.
+func TestParseCanonicalOnly(t *testing.T) {
+	const s = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
+	id, err := timeid.Parse(s)
+	require.NoError(t, err)
+	require.Equal(t, s, id.String())
+	for _, other := range []string{
+		"6BA7B810-9DAD-11D1-80B4-00C04FD430C8",
+		"{6ba7b810-9dad-11d1-80b4-00c04fd430c8}",
+		"urn:uuid:6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+		"6ba7b8109dad11d180b400c04fd430c8",
+	} {
+		_, err := timeid.Parse(other)
+		require.ErrorIs(t, err, crdt.ErrInvalidTxnID, other)
+	}
+}
+
+// TestFromPartsDropsHighBits: only the low 48 bits of node and 14 of
+// clockSeq are kept.
+func TestFromPartsDropsHighBits(t *testing.T) {
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.Equal(t, timeid.FromParts(at, 1, 5), timeid.FromParts(at, 1, 0xffff<<48|5))
+	require.Equal(t, timeid.FromParts(at, 1, 5), timeid.FromParts(at, 0xc001, 5))
 }
 
 // randomID returns 16 bytes drawn to make ties likely: a few timestamps, a

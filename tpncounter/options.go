@@ -112,7 +112,10 @@ func (o Options) Validate() error {
 // TimeUUID is an Options.TxnTime for transaction ids that are version 1
 // (time-based) UUIDs in their canonical text form, such as
 // "6ba7b810-9dad-11d1-80b4-00c04fd430c8": it returns the time the UUID
-// encodes. Other ids have no time.
+// encodes. Other ids have no time. Uppercase hex digits are accepted too,
+// but ids compare byte by byte: a retry that writes a transaction's UUID
+// in another case is a different transaction (and, not being canonical
+// lowercase text, is kept as text rather than as 16 bytes, SPEC.md 6.7).
 func TimeUUID(txn crdt.TxnID) (time.Time, bool) {
 	u, err := uuid.Parse(string(txn))
 	if err != nil || u.Version() != 1 || u.Variant() != uuid.RFC4122 || len(txn) != 36 {
