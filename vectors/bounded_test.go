@@ -625,6 +625,12 @@ func genBoundedVectors(t *testing.T) any {
 		{Name: "rights given beyond int64", Hex: env + "9300a091" + entry("b", "03"+"cf7fffffffffffffff"+"0000"+"92"+"92a161cf7fffffffffffffff"+"92a163cf7fffffffffffffff"+"90")},
 		{Name: "sequence number below the writes shown", Hex: env + "9300a091" + entry("a", "01"+"030000"+"90"+"92"+"92a17801"+"92a17902")},
 		{Name: "sequence number equal to the writes shown", Hex: env + "9300a091" + entry("a", "05"+"090401"+"91"+"92a16202"+"91"+"92a17801")},
+		{Name: "an invalid recipient", Hex: env + "9300a091" + entry("a", "02"+"050000"+"91"+"92a10001"+"90")},
+		{Name: "an invalid transaction id", Hex: env + "9300a091" + entry("a", "01"+"050000"+"90"+"91"+"92a1ff05")},
+		// Caps (13.4): an array header over its cap is too_large before
+		// the bytes it claims are read (3.2).
+		{Name: "more than 4096 recipients", Hex: env + "9300a091" + entry("a", "01"+"050000"+"dc1001")},
+		{Name: "more than 1024 recent transactions", Hex: env + "9300a091" + entry("a", "01"+"050000"+"90"+"dc0401")},
 		{Name: "trailing byte", Hex: env + "9300a09000"},
 		{Name: "truncated", Hex: env + "9300a091"},
 	} {
