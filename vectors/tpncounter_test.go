@@ -1156,6 +1156,13 @@ func genTPN(t *checker) any {
 				"invariant sum-fits: Apply keeps an actor's total plus its history within int64 (SPEC.md 6.3 step 5)"),
 			mal("history beyond MaxHistoryLength + 1", g, entry(env(g, 2).arr(1), "a", 1026, 0, manyTxns(1026), nil).b, t,
 				"invariant history-within-cap: Apply folds the history down to HistoryLength (at most 1024), then appends one"),
+			// A state is written in the lowest version that holds it (SPEC.md 3.2, 6.7).
+			mal("v3: empty tgcounter", g, env(g, 3).arr(0).b, t, "version above the state's: an empty state is written in version 2"),
+			mal("v4: empty tgcounter", g, env(g, 4).arr(0).b, t),
+			mal("v3: empty tpncounter", p, env(p, 3).arr(2).arr(0).arr(0).b, t),
+			mal("v4: empty tpncounter", p, env(p, 4).arr(2).arr(0).arr(0).b, t),
+			mal("v3: a live entry with a plain id", g, entry(env(g, 3).arr(1), "a", 1, 0, [][2]any{{"t1", 5}}, nil).b, t,
+				"version 3 is for retired entries and UUID ids"),
 			// Version 4: bases and retirement times (SPEC.md 6.7, 6.10).
 			mal("v3: retired entry with a retirement time", g, env(g, 3).arr(1).arr(5).str("a").uint(1).int(1).int(0).int(1e9).b, t,
 				"retirement times exist from version 4"),
@@ -1368,11 +1375,13 @@ func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64, late 
 		return false
 	}
 	owners := [2]map[string]tHeld{{}, {}}
+	sole := [2]map[string]bool{{}, {}} // held by one entry, before any retires
 	for s := 0; s < halves; s++ {
 		for _, x := range m.txnsOf(s) {
 			if o, ok := ownerOf(m.held(s, x)); ok {
 				owners[s][x] = o
 			}
+			sole[s][x] = len(m.held(s, x)) == 1
 		}
 	}
 	for s := 0; s < halves; s++ {
@@ -1383,7 +1392,7 @@ func (m *tModel) retireGroup(halves int, group map[string]bool, at *int64, late 
 			}
 			var kept []tItem
 			for _, it := range e.items {
-				if !it.gone && (owners[s][it.txn].actor != a || late[it.txn] && len(m.held(s, it.txn)) == 1) {
+				if !it.gone && (owners[s][it.txn].actor != a || late[it.txn] && sole[s][it.txn]) {
 					continue // another copy counts, or counted: out of this total
 				}
 				it.gone = true
