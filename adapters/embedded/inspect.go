@@ -134,15 +134,19 @@ type Stats struct {
 	Buckets []BucketStats
 }
 
-// BucketStats is the engine's account of one bucket.
+// BucketStats is the engine's account of one bucket. A small bucket is
+// stored inline, inside its parent's page (bbolt's inline buckets): it
+// then has no pages of its own (LeafPages, BranchPages and BytesAllocated
+// 0), and BytesInUse is what it takes of its parent's page.
 type BucketStats struct {
 	Name           string
 	Keys           int // entries
 	Depth          int // levels of its B+tree
 	LeafPages      int // overflow pages included
 	BranchPages    int // overflow pages included
-	BytesInUse     int
+	BytesInUse     int // an inline bucket's included
 	BytesAllocated int
+	Inline         bool // stored inside its parent's page
 }
 
 // ReadStats returns the size of the data file of dir and counts of what it
@@ -166,9 +170,16 @@ func ReadStats(ctx context.Context, dir string) (*Stats, error) {
 		}
 		return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
 			st := b.Stats()
-			s.Buckets = append(s.Buckets, BucketStats{Name: string(name), Keys: st.KeyN, Depth: st.Depth,
+			bs := BucketStats{Name: string(name), Keys: st.KeyN, Depth: st.Depth,
 				LeafPages: st.LeafPageN + st.LeafOverflowN, BranchPages: st.BranchPageN + st.BranchOverflowN,
-				BytesInUse: st.LeafInuse + st.BranchInuse, BytesAllocated: st.LeafAlloc + st.BranchAlloc})
+				BytesInUse: st.LeafInuse + st.BranchInuse, BytesAllocated: st.LeafAlloc + st.BranchAlloc}
+			if b.Root() == 0 {
+				// An inline bucket's bytes are in its parent's page: bbolt
+				// counts them apart (in a page of the bucket's own,
+				// LeafInuse has those of its inline sub-buckets).
+				bs.Inline, bs.BytesInUse = true, st.InlineBucketInuse
+			}
+			s.Buckets = append(s.Buckets, bs)
 			return nil
 		})
 	})

@@ -247,6 +247,62 @@ func TestReadStatsFreePages(t *testing.T) {
 	}
 }
 
+// ReadStats counts the bytes of a bucket bbolt stores inline, inside its
+// parent's page (a small one: no pages of its own), and marks it Inline; a
+// bucket with pages of its own is not.
+func TestReadStatsInlineBuckets(t *testing.T) {
+	t.Parallel()
+	db, dir := openTemp(t, embedded.Options{})
+	ctx := context.Background()
+	if err := db.Siblings().Put(ctx, "k", "x", []byte("hello"), nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 { // rows enough for pages of their own
+		id := fmt.Sprintf("r%d", i)
+		if err := db.Partitions().Apply(ctx, []store.Mutation{{Partition: "part", Op: store.OpPut,
+			Key: []byte(id), Value: payload(id), Timestamp: tsBase + int64(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	st, err := embedded.ReadStats(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bolt.Open(filepath.Join(dir, embedded.FileName), 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	want := map[string]bolt.BucketStats{}
+	b.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(name []byte, bk *bolt.Bucket) error {
+			want[string(name)] = bk.Stats()
+			return nil
+		})
+	})
+	for _, bs := range st.Buckets {
+		w := want[bs.Name]
+		inline := w.InlineBucketN > 0
+		switch {
+		case bs.Inline != inline:
+			t.Errorf("bucket %s: Inline %v, the engine's InlineBucketN %d", bs.Name, bs.Inline, w.InlineBucketN)
+		case inline && (bs.BytesInUse != w.InlineBucketInuse || bs.LeafPages != 0 || bs.BytesAllocated != 0):
+			t.Errorf("inline bucket %s: %+v, the engine: %d bytes inline", bs.Name, bs, w.InlineBucketInuse)
+		case !inline && bs.BytesInUse != w.LeafInuse+w.BranchInuse:
+			t.Errorf("bucket %s: %+v, the engine: %d bytes in its pages", bs.Name, bs, w.LeafInuse+w.BranchInuse)
+		}
+	}
+	i := slices.IndexFunc(st.Buckets, func(b embedded.BucketStats) bool { return b.Name == "siblings" })
+	if i < 0 || !st.Buckets[i].Inline || st.Buckets[i].Keys != 1 || st.Buckets[i].BytesInUse <= len("hello") {
+		t.Fatalf("the siblings bucket of one small value: %+v, want inline with its bytes counted", st.Buckets)
+	}
+	i = slices.IndexFunc(st.Buckets, func(b embedded.BucketStats) bool { return b.Name == "rows" })
+	if i < 0 || st.Buckets[i].Inline || st.Buckets[i].LeafPages == 0 || st.Buckets[i].BytesInUse == 0 {
+		t.Fatalf("the rows bucket of 100 rows: %+v, want pages of its own", st.Buckets)
+	}
+}
+
 // setFormat rewrites the format marker of the data file in dir to version
 // v; v == 1 also removes the digests, as a version 1 file has none.
 func setFormat(t *testing.T, dir string, v uint16) {

@@ -28,7 +28,9 @@ place while the service is stopped.
 -store: the command opens DIR itself and copies it with the adapter's
 online backup (DB.Backup), so no service may hold DIR (that fails with
 embedded.ErrLocked). It then opens the copy, verifies it (DB.Verify) and
-compares its keys with the store's.
+compares its keys with the store's. A check that -timeout stops is
+reported as such (crdt.ErrUnavailable): the copy is written but
+unchecked, and counterkit check embedded checks it.
 
 -from: a running service serves the copy. It mounts the adapter's handler
 on its administrative mux,
@@ -52,6 +54,16 @@ var openBackupSource = func(dir string) (backupSource, error) { return openEmbed
 
 // backupSource is an open embedded store.
 type backupSource = io.Closer
+
+// openBackupCopy opens the copy a backup wrote, to verify it; tests
+// replace it.
+var openBackupCopy = func(dir string) (backupCopy, error) { return openEmbedded(dir, false) }
+
+// backupCopy is an open copy: DB.Verify checks it.
+type backupCopy interface {
+	Verify() error
+	io.Closer
+}
 
 // backupResult is what backup prints.
 type backupResult struct {
@@ -111,20 +123,34 @@ func backup(ctx context.Context, dir, to string) (*backupResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The copy opens, verifies and holds the same keys.
+	// The copy opens, verifies and holds the same keys. A check that
+	// -timeout stops found nothing wrong: it did not finish.
+	timedOut := func(err error) bool {
+		return errors.Is(err, errNotRead) || ctx.Err() != nil && errors.Is(err, ctx.Err())
+	}
+	unchecked := func() error {
+		return fmt.Errorf("%w: the backup in %s was written but not checked within -timeout: check it with counterkit check embedded -store embedded:%s",
+			crdt.ErrUnavailable, to, to)
+	}
 	err = withDeadline(ctx, func() error {
-		db, err := openEmbedded(to, false)
+		db, err := openBackupCopy(to)
 		if err != nil {
 			return err
 		}
 		defer db.Close()
 		return db.Verify()
 	})
-	if err != nil {
+	switch {
+	case timedOut(err):
+		return nil, unchecked()
+	case err != nil:
 		return nil, fmt.Errorf("the backup in %s does not verify: %w", to, err)
 	}
 	after, err := listEmbedded(ctx, to, listOptions{})
-	if err != nil {
+	switch {
+	case timedOut(err):
+		return nil, unchecked()
+	case err != nil:
 		return nil, err
 	}
 	switch {

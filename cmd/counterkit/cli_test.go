@@ -341,6 +341,83 @@ func TestBackupAndRestore(t *testing.T) {
 	require.Contains(t, errOut, "has no online backup (DB.Backup)")
 }
 
+// A backup whose check of the copy -timeout stops says the copy was
+// written but not checked (crdt.ErrUnavailable), not that it does not
+// verify: the check found nothing. The verification blocks until the
+// command's context is done, which the test ends itself.
+func TestBackupVerifyTimeout(t *testing.T) {
+	dir := fixture(t)
+	to := filepath.Join(t.TempDir(), "backup")
+	entered, release, closed := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer func(f func(string) (backupCopy, error)) { openBackupCopy = f }(openBackupCopy)
+	openBackupCopy = func(d string) (backupCopy, error) {
+		db, err := openEmbedded(d, false)
+		if err != nil {
+			return nil, err
+		}
+		return blockingVerify{db, entered, release, closed}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-entered
+		cancel() // -timeout runs out during the check
+	}()
+	res, err := backup(ctx, dir, to)
+	require.Nil(t, res)
+	require.ErrorIs(t, err, crdt.ErrUnavailable)
+	require.NotErrorIs(t, err, crdt.ErrCorruptEncoding)
+	var errOut strings.Builder
+	require.Equal(t, 1, fail(&errOut, "backup", err))
+	require.Equal(t, "counterkit backup: counterkit: store unavailable: the backup in "+to+" was written but not checked within -timeout: "+
+		"check it with counterkit check embedded -store embedded:"+to+" (crdt.ErrUnavailable)\n", errOut.String())
+
+	// The copy is there and checks.
+	close(release)
+	<-closed
+	code, out, stderr := runCmd(t, "", "list", "-store", "embedded:"+to)
+	require.Equal(t, 0, code, stderr)
+	_, want, _ := runCmd(t, "", "list", "-store", "embedded:"+dir)
+	require.Equal(t, strings.ReplaceAll(want, dir, to), out)
+
+	// A check that fails is still a copy that does not verify.
+	openBackupCopy = func(d string) (backupCopy, error) {
+		db, err := openEmbedded(d, false)
+		if err != nil {
+			return nil, err
+		}
+		return failingVerify{db}, nil
+	}
+	_, err = backup(context.Background(), dir, filepath.Join(t.TempDir(), "bad"))
+	require.ErrorIs(t, err, crdt.ErrCorruptEncoding)
+	require.Contains(t, err.Error(), "does not verify")
+}
+
+// blockingVerify is a copy whose Verify signals entered and returns once
+// release is closed; Close then signals closed.
+type blockingVerify struct {
+	*embedded.DB
+	entered, release, closed chan struct{}
+}
+
+func (b blockingVerify) Verify() error {
+	close(b.entered)
+	<-b.release
+	return nil
+}
+
+func (b blockingVerify) Close() error {
+	defer close(b.closed)
+	return b.DB.Close()
+}
+
+// failingVerify is a copy that does not verify.
+type failingVerify struct{ *embedded.DB }
+
+func (failingVerify) Verify() error {
+	return fmt.Errorf("%w: a page is damaged", crdt.ErrCorruptEncoding)
+}
+
 // damagingBackup copies the file and flips the last byte of every copy of
 // one stored value.
 type damagingBackup struct{ fileBackup }
@@ -510,6 +587,97 @@ func TestBounded(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "crdt.ErrTypeMismatch")
 	_ = crdt.TagBounded
+}
+
+// get and list fail the same way on a directory that is not a store: the
+// same exit status, sentinel and message, the adapter's.
+func TestGetAndListOnOddDirectories(t *testing.T) {
+	write := func(path, content string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+	}
+	for _, tc := range []struct {
+		name     string
+		make     func(dir string) // dir does not exist yet
+		sentinel string
+		message  string // DIR for the directory
+	}{
+		{"missing", func(string) {}, "crdt.ErrNotFound", "counterkit: not found: no counterkit data file counterkit.db in DIR"},
+		{"empty", func(d string) { require.NoError(t, os.MkdirAll(d, 0o755)) }, "crdt.ErrNotFound",
+			"counterkit: not found: no counterkit data file counterkit.db in DIR"},
+		{"not a store", func(d string) { write(filepath.Join(d, "notes.txt"), "hello") }, "crdt.ErrNotFound",
+			"counterkit: not found: no counterkit data file counterkit.db in DIR"},
+		{"only an interrupted copy", func(d string) { write(filepath.Join(d, embedded.CopyTempName), "partial") }, "crdt.ErrNotFound",
+			"counterkit: not found: no counterkit data file counterkit.db in DIR"},
+		{"a file", func(d string) { write(d, "not a directory") }, "crdt.ErrNotFound",
+			"counterkit: not found: no counterkit data file counterkit.db in DIR (DIR is a file, not a directory)"},
+		{"a link to nothing", func(d string) {
+			require.NoError(t, os.MkdirAll(d, 0o755))
+			if err := os.Symlink(filepath.Join(d, "gone"), filepath.Join(d, embedded.FileName)); err != nil {
+				t.Skip("no symbolic links:", err)
+			}
+		}, "crdt.ErrMisconfiguredStore", "embedded: DIR/counterkit.db is a symbolic link to nothing: counterkit: store misconfigured"},
+		{"a directory as data file", func(d string) { require.NoError(t, os.MkdirAll(filepath.Join(d, embedded.FileName), 0o755)) },
+			"crdt.ErrMisconfiguredStore", "embedded: DIR/counterkit.db is not a regular file"},
+		{"an empty data file", func(d string) { write(filepath.Join(d, embedded.FileName), "") }, "crdt.ErrCorruptEncoding",
+			"embedded: DIR/counterkit.db is empty (truncated?): counterkit: corrupt encoding"},
+		{"a data file of garbage", func(d string) { write(filepath.Join(d, embedded.FileName), strings.Repeat("counterkit", 8000)) },
+			"crdt.ErrCorruptEncoding", "embedded: DIR/counterkit.db is not a readable data file: counterkit: corrupt encoding"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			tc.make(dir)
+			emb := "embedded:" + dir
+			var messages []string
+			for _, args := range [][]string{{"get", "-store", emb, "-type", "gcounter", "views"}, {"list", "-store", emb}} {
+				code, out, errOut := runCmd(t, "", args...)
+				require.Equal(t, 1, code, "%s: %s", args[0], errOut)
+				require.Empty(t, out, args[0])
+				msg, ok := strings.CutPrefix(errOut, "counterkit "+args[0]+": ")
+				require.True(t, ok, errOut)
+				msg = strings.ReplaceAll(msg, dir, "DIR")
+				require.True(t, strings.HasSuffix(msg, " ("+tc.sentinel+")\n"), "%s: %s", args[0], errOut)
+				require.True(t, strings.HasPrefix(msg, tc.message), "%s: %s", args[0], errOut)
+				messages = append(messages, msg)
+			}
+			require.Equal(t, messages[0], messages[1], "get and list word it differently")
+		})
+	}
+}
+
+// stats counts the bytes of the buckets the engine stores inline, inside
+// its parent's page (the fixture's siblings and meta are small enough),
+// and says that they are inline instead of showing 0 bytes in use.
+func TestStatsInlineBuckets(t *testing.T) {
+	dir := fixture(t)
+	code, out, errOut := runCmd(t, "", "stats", "-store", "embedded:"+dir, "-o", "json")
+	require.Equal(t, 0, code, errOut)
+	var s engineStats
+	require.NoError(t, json.Unmarshal([]byte(out), &s))
+	byName := map[string]bucketStats{}
+	for _, b := range s.Buckets {
+		byName[b.Name] = b
+	}
+	for _, name := range []string{"siblings", "meta"} {
+		b := byName[name]
+		require.True(t, b.Inline, "%s: %+v", name, b)
+		require.Positive(t, b.Keys, name)
+		require.Zero(t, b.LeafPages, name)
+		require.Zero(t, b.BytesAllocated, name)
+		// The page header, an element header per key, the keys and values.
+		require.Greater(t, b.BytesInUse, 16+16*b.Keys, "%s: %+v", name, b)
+	}
+	require.Contains(t, out, `"inline": true`)
+	rows := byName["rows"]
+	require.False(t, rows.Inline, "%+v", rows)
+	require.Equal(t, 1, rows.LeafPages)
+	require.Equal(t, s.PageSize, rows.BytesAllocated)
+
+	code, out, errOut = runCmd(t, "", "stats", "-store", "embedded:"+dir)
+	require.Equal(t, 0, code, errOut)
+	require.Regexp(t, fmt.Sprintf(`\n +siblings +%d +1 +0 +0 +%d +inline\n`, byName["siblings"].Keys, byName["siblings"].BytesInUse), out)
+	require.Regexp(t, fmt.Sprintf(`\n +rows +%d +1 +1 +0 +%d +%d\n`, rows.Keys, rows.BytesInUse, s.PageSize), out)
+	require.Contains(t, out, "\ninline: a small bucket the engine stores inside its parent's page")
 }
 
 // withDeadline turns a panic or memory fault into crdt.ErrCorruptEncoding

@@ -40,9 +40,12 @@ func withDeadline(ctx context.Context, fn func() error) error {
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("%w: the data file was not read within -timeout (a damaged file can make the engine loop: run counterkit check embedded)", crdt.ErrUnavailable)
+		return errNotRead
 	}
 }
+
+// errNotRead is withDeadline's error when ctx ends first.
+var errNotRead = fmt.Errorf("%w: the data file was not read within -timeout (a damaged file can make the engine loop: run counterkit check embedded)", crdt.ErrUnavailable)
 
 // readEngine runs one of the adapter's read-only functions on dir within
 // ctx (withDeadline), wording its errors for a missing or locked store as
@@ -52,7 +55,7 @@ func readEngine[T any](ctx context.Context, dir string, read func(context.Contex
 	err := withDeadline(ctx, func() (err error) {
 		switch v, err = read(ctx, dir); {
 		case errors.Is(err, crdt.ErrNotFound):
-			return fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
+			return noDataFile(dir)
 		case errors.Is(err, embedded.ErrLocked):
 			return fmt.Errorf("%w (a running service holds %s: stop it first)", embedded.ErrLocked, dir)
 		}
@@ -198,6 +201,7 @@ type bucketStats struct {
 	BranchPages    int    `json:"branch_pages"`
 	BytesInUse     int    `json:"bytes_in_use"`
 	BytesAllocated int    `json:"bytes_allocated"`
+	Inline         bool   `json:"inline"` // inside its parent's page
 }
 
 func (s *engineStats) writeTable(w io.Writer) {
@@ -213,10 +217,18 @@ func (s *engineStats) writeTable(w io.Writer) {
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "bucket\tkeys\tdepth\tleaf pages\tbranch pages\tbytes in use\tbytes allocated\t")
+	inline := false
 	for _, b := range s.Buckets {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", b.Name, b.Keys, b.Depth, b.LeafPages, b.BranchPages, b.BytesInUse, b.BytesAllocated)
+		alloc := fmt.Sprint(b.BytesAllocated)
+		if b.Inline {
+			alloc, inline = "inline", true
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", b.Name, b.Keys, b.Depth, b.LeafPages, b.BranchPages, b.BytesInUse, alloc)
 	}
 	tw.Flush()
+	if inline {
+		fmt.Fprintln(w, "\ninline: a small bucket the engine stores inside its parent's page, with no pages of its own")
+	}
 }
 
 const statsUsage = `usage: counterkit stats -store embedded:DIR
@@ -224,8 +236,11 @@ const statsUsage = `usage: counterkit stats -store embedded:DIR
 Prints the size of an embedded store: the data file, its pages and free
 pages, the number of sibling keys and values and of partitions and rows,
 and per engine bucket (siblings, rows, the tombstone buckets points, ranges
-and drops, the gc index, meta) its keys, depth, pages and bytes. It reads
-the data file read-only; the directory must not be in use by a service.
+and drops, the gc index, meta) its keys, depth, pages and bytes. A small
+bucket is stored inline, inside its parent's page: it has no pages of its
+own and allocates no bytes ("inline"; in JSON "inline": true), and its bytes
+in use are what it takes of that page. It reads the data file read-only;
+the directory must not be in use by a service.
 `
 
 func runStats(args []string, stdout, stderr io.Writer) int {

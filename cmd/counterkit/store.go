@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	gocql "github.com/apache/cassandra-gocql-driver/v2"
@@ -150,9 +151,12 @@ func openStore(ctx context.Context, spec storeSpec, o storeOpts) (*backend, erro
 // store locks its directory, so a service that has it open makes this
 // fail with embedded.ErrLocked.
 func openEmbedded(dir string, write bool) (*embedded.DB, error) {
-	if _, err := os.Stat(filepath.Join(dir, embedded.FileName)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: no counterkit data file %s in %s", crdt.ErrNotFound, embedded.FileName, dir)
+	// As the adapter does (embedded.Open, Keys): the data file itself,
+	// not what a symbolic link names (one to nothing is a misconfigured
+	// store), and a file where the directory should be holds none.
+	if _, err := os.Lstat(filepath.Join(dir, embedded.FileName)); err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil, noDataFile(dir)
 		}
 		return nil, fmt.Errorf("%w: %v", crdt.ErrUnavailable, err)
 	}
@@ -161,6 +165,16 @@ func openEmbedded(dir string, write bool) (*embedded.DB, error) {
 		return nil, fmt.Errorf("%w (a running service holds %s: stop it, or read through the service)", err, dir)
 	}
 	return db, err
+}
+
+// noDataFile is the error for an embedded store's directory without a data
+// file, as every command words it.
+func noDataFile(dir string) error {
+	why := ""
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		why = " (" + dir + " is a file, not a directory)"
+	}
+	return fmt.Errorf("%w: no counterkit data file %s in %s%s", crdt.ErrNotFound, embedded.FileName, dir, why)
 }
 
 // cassandraSession connects to hosts with the keyspace as default.
