@@ -20,6 +20,8 @@ import (
 // skipped entries are those c already passed). An entry that is c's with
 // its oldest transactions gone and new ones appended (a writer's next
 // writes: the ledger's common case) is changed in place (see shift).
+// Like UnmarshalBinary it refuses a version above the one the input's
+// state needs (its one encoding), skipped entries included.
 func (c *Counter) MergeBinary(data []byte) error {
 	c.link()
 	sc := c.merge // made at the first entry c does not hold as it is
@@ -36,6 +38,9 @@ func (c *Counter) MergeBinary(data []byte) error {
 		err = errOldFormat
 	}
 	var e rawEntry
+	// need is the version the input's state needs (decodedVersion), from
+	// its arrays as read; a skipped entry's is its held encoding's.
+	need := uint64(2)
 	for h := 0; h < 2 && err == nil; h++ {
 		g := halves[h]
 		if _, err = r.body(); err != nil {
@@ -45,6 +50,7 @@ func (c *Counter) MergeBinary(data []byte) error {
 			if err = r.next(&e); err != nil {
 				break
 			}
+			need = max(need, shapeVersion[e.shape])
 			if e.shape == baseShape {
 				// A base differing from c's takes part (it may win, see Fold).
 				if enc := data[e.start:r.d.Offset()]; !bytes.Equal(enc, g.base.encoded()) {
@@ -62,6 +68,9 @@ func (c *Counter) MergeBinary(data []byte) error {
 			}
 			if held != nil && bytes.HasPrefix(data[e.start:], held) {
 				r.d.SkipTo(e.start + len(held))
+				if l != nil && l.encBin { // held is l's encoding: see entry.encBin
+					need = max(need, 3)
+				}
 				continue
 			}
 			if err = r.fields(&e); err != nil {
@@ -79,6 +88,9 @@ func (c *Counter) MergeBinary(data []byte) error {
 				err = r.txns(&sc.list, nil)
 			}
 			fast = fast && isShift
+			if e.shape == liveShape && (sc.list.uuid || sc.list.text) {
+				need = max(need, 3) // as decodedVersion: encBin or encText
+			}
 			if err == nil {
 				sc.changed[h] = append(sc.changed[h], data[e.start:r.d.Offset()])
 				sc.actors[h] = append(sc.actors[h], e.actor)
@@ -87,6 +99,9 @@ func (c *Counter) MergeBinary(data []byte) error {
 	}
 	if err == nil {
 		err = r.d.Finish()
+	}
+	if err == nil && r.version > need {
+		err = errOverstated // not canonical (SPEC.md 6.7): the decoder's error
 	}
 	if err != nil {
 		// An older format, or input the decoder refuses: decoding reports it.
@@ -149,6 +164,18 @@ func (c *Counter) mergeChanged(version uint64, bases [2][]byte) error {
 
 // errOldFormat sends version 1 input, not comparable with c's entries, to the decoder.
 var errOldFormat = errors.New("tpncounter: version 1 encoding")
+
+// errOverstated sends input under a version above its state's to the
+// decoder, which refuses it as unmarshal does. MergeBinary's need is
+// never above the decoder's (encBin implies a 16-byte id in enc), so it
+// refuses all the decoder refuses; were it below, the decoder would
+// accept and merge, only slower.
+var errOverstated = errors.New("tpncounter: version above the state's")
+
+// shapeVersion is the version an array of each shape needs (see
+// decodedVersion): 4 for a base or a retirement time, 3 for a retired
+// entry; a live entry needs 3 only with a UUID id.
+var shapeVersion = [...]uint64{badShape: 2, baseShape: FormatVersion, liveShape: 2, retiredShape: 3, timedShape: FormatVersion}
 
 // mergeScratch is MergeBinary's memory, kept in the Counter for reuse; it
 // holds nothing of the input between calls (release).

@@ -1,11 +1,14 @@
 package tpncounter
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/counterkit/counterkit/crdt"
 	"github.com/counterkit/counterkit/internal/wire"
@@ -14,6 +17,10 @@ import (
 // TestDecodeRefusesOverstatedVersion: each state has one encoding, in the
 // version the encoder writes for it (6.7), so a state under a higher
 // version is corrupt; the versions it needs decode, as does an older one.
+// Each input also goes, as either half of a tpncounter (asCounter), to
+// Counter.UnmarshalBinary and to MergeBinary, which must give the same
+// result and error (checkShiftMerge) into an empty Counter and into one
+// holding the state, whose entry MergeBinary then passes over unread.
 func TestDecodeRefusesOverstatedVersion(t *testing.T) {
 	const uuid = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
 	tg := func(version uint64, entry func(*wire.Encoder)) []byte {
@@ -55,6 +62,20 @@ func TestDecodeRefusesOverstatedVersion(t *testing.T) {
 		e.Int(5)
 		e.Int(0)
 	}
+	timed := func(e *wire.Encoder) { // version 4's, retired at 1 s
+		e.ArrayLen(5)
+		e.String("a")
+		e.Uint(1)
+		e.Int(5)
+		e.Int(0)
+		e.Int(1e9)
+	}
+	baseOnly := func(e *wire.Encoder) { // cutoff 1 s, total 7
+		e.ArrayLen(3)
+		e.Int(1e9)
+		e.Int(7)
+		e.Int(0)
+	}
 	for _, c := range []struct {
 		name string
 		data []byte
@@ -82,9 +103,30 @@ func TestDecodeRefusesOverstatedVersion(t *testing.T) {
 		{"UUID id, v4", tg(4, live(uuid, true)), 0},
 		{"retired entry, v3", tg(3, retired), 3},
 		{"retired entry, v4", tg(4, retired), 0},
+		{"retired entry with a time, v4", tg(4, timed), 4},
+		{"base, v4", tg(4, baseOnly), 4},
 	} {
 		var g GCounter
 		err := g.UnmarshalBinary(c.data)
+		for h := range 2 {
+			data := asCounter(c.data, h)
+			var d Counter
+			derr := d.UnmarshalBinary(data)
+			if (derr == nil) != (err == nil) {
+				t.Errorf("%s, half %d: Counter.UnmarshalBinary: %v; GCounter's: %v", c.name, h, derr, err)
+			}
+			for _, recv := range []string{"empty", "holding the state"} {
+				m := newT(t, Options{})
+				if recv != "empty" {
+					require.NoError(t, m.UnmarshalBinary(lowest(t, data)))
+					must(m.MarshalBinary()) // the entry's encoding cached, as a writer's is
+				}
+				if err := checkShiftMerge(m, data); err != nil {
+					t.Errorf("%s, half %d, into a Counter %s: %v", c.name, h, recv, err)
+				}
+				mergesOwnUndecoded(t, m, data)
+			}
+		}
 		if c.want == 0 {
 			if !errors.Is(err, crdt.ErrCorruptEncoding) {
 				t.Errorf("%s: err = %v, want ErrCorruptEncoding", c.name, err)
@@ -107,7 +149,76 @@ func TestDecodeRefusesOverstatedVersion(t *testing.T) {
 		if err := c.UnmarshalBinary(data); (err == nil) != want || err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
 			t.Errorf("empty tpncounter, v%d: err = %v", v, err)
 		}
+		if err := newT(t, Options{}).MergeBinary(data); (err == nil) != want || err != nil && !errors.Is(err, crdt.ErrCorruptEncoding) {
+			t.Errorf("empty tpncounter, v%d: MergeBinary: err = %v", v, err)
+		}
 	}
+	// A UUID id in P and a retired entry in N need version 3, in either order.
+	for _, v := range []uint64{3, 4} {
+		for _, swap := range []bool{false, true} {
+			e := wire.NewEncoder(crdt.TagTPNCounter, v)
+			e.ArrayLen(2)
+			for i, entry := range []func(*wire.Encoder){live(uuid, true), retired} {
+				if swap {
+					entry = [...]func(*wire.Encoder){retired, live(uuid, true)}[i]
+				}
+				e.ArrayLen(1)
+				entry(e)
+			}
+			data := must(e.Bytes())
+			for _, recv := range []string{"empty", "holding the state"} {
+				m := newT(t, Options{})
+				if recv != "empty" {
+					require.NoError(t, m.UnmarshalBinary(lowest(t, data)))
+					must(m.MarshalBinary())
+				}
+				err := m.Clone().MergeBinary(data)
+				if (err == nil) != (v == 3) {
+					t.Errorf("UUID id and retired entry, v%d, swapped %v, into a Counter %s: MergeBinary: %v", v, swap, recv, err)
+				}
+				if err := checkShiftMerge(m, data); err != nil {
+					t.Errorf("UUID id and retired entry, v%d, swapped %v, into a Counter %s: %v", v, swap, recv, err)
+				}
+				mergesOwnUndecoded(t, m, data)
+			}
+		}
+	}
+}
+
+// mergesOwnUndecoded checks, if data is c's own encoding, that MergeBinary
+// passes over all of it: it allocates less than decoding data does, which
+// it would not if it took data's version for one above its state's and
+// had the decoder judge it.
+func mergesOwnUndecoded(t *testing.T, c *Counter, data []byte) {
+	t.Helper()
+	if !bytes.Equal(must(c.MarshalBinary()), data) {
+		return
+	}
+	dec := testing.AllocsPerRun(5, func() {
+		var d Counter
+		require.NoError(t, d.UnmarshalBinary(data))
+	})
+	mb := testing.AllocsPerRun(5, func() { require.NoError(t, c.MergeBinary(data)) })
+	if mb >= dec {
+		t.Errorf("MergeBinary of a Counter's own encoding %x: %v allocations, decoding it %v", data, mb, dec)
+	}
+}
+
+// lowest returns data (a tgcounter or tpncounter encoding) under the
+// lowest version that decodes it.
+func lowest(t *testing.T, data []byte) []byte {
+	t.Helper()
+	vpos := 2 + int(data[1]&0x1f) // [tag, version, body], the tag a fixstr
+	for v := byte(1); v <= FormatVersion; v++ {
+		b := bytes.Clone(data)
+		b[vpos] = v
+		var c Counter
+		if c.UnmarshalBinary(b) == nil {
+			return b
+		}
+	}
+	t.Fatalf("%x decodes under no version", data)
+	return nil
 }
 
 func hexBytes(t *testing.T, s string) []byte {
