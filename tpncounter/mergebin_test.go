@@ -322,7 +322,9 @@ func TestMergeBinaryShiftEdges(t *testing.T) {
 // FuzzMergeBinary checks that MergeBinary of any input gives what decoding
 // it and Merge give (checkShiftMerge) into a receiver holding two writers'
 // entries; the seeds are those writers' next states, so that inputs near
-// them take the shift path, which checks only the ids an entry adds.
+// them take the shift path, which checks only the ids an entry adds, and
+// every encoding of the vectors (vectorEncodings; a tgcounter's body as
+// either half of a tpncounter, see asCounter), malformed ones included.
 //
 // Run: go test ./tpncounter -run '^$' -fuzz '^FuzzMergeBinary$' -fuzztime 60s
 func FuzzMergeBinary(f *testing.F) {
@@ -356,6 +358,12 @@ func FuzzMergeBinary(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(must(w1.MarshalBinary()))
+	for _, b := range vectorEncodings(f) {
+		f.Add(asCounter(b, 0))
+		if !bytes.Equal(asCounter(b, 1), b) {
+			f.Add(asCounter(b, 1))
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := newC()
 		if err := c.UnmarshalBinary(recv); err != nil {
