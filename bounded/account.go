@@ -406,13 +406,11 @@ func (a *Account) settle(c *Counter) ([]crdt.TxnID, error) {
 		return nil, nil
 	}
 	var out []crdt.TxnID
-	var buf [1]crdt.ActorID
 	for _, t := range e.recent {
-		if !slices.ContainsFunc(c.holdersOf(t.ID, &buf), func(h crdt.ActorID) bool {
+		if !c.anyHolder(t.ID, func(h crdt.ActorID, amount int64) bool {
 			if h >= a.writer {
 				return false // the smallest holder keeps its copy (no scan: the common case)
 			}
-			amount, _ := c.Holds(h, t.ID)
 			return amount == t.Amount
 		}) {
 			continue

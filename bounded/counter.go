@@ -173,15 +173,13 @@ type Counter struct {
 	entries map[crdt.ActorID]*entry
 	// Derived from entries, kept up to date by install.
 	recv map[crdt.ActorID]exact.Int128 // rights every actor gave each actor
-	// The holders index, who holds each recent transaction: solo maps one
-	// that a single actor holds to that actor, multi one that two or more
-	// hold to them, sorted. Built when first needed (nil solo: not yet,
-	// and install leaves it so), as it costs a map slot per transaction,
-	// several times the transaction's bytes in an encoding: decoding
-	// does not build it (TestDecodeMemory), and a reader that only asks
+	// The holders index, who holds each recent transaction (index.go).
+	// Built when first needed (nil: not yet, and install leaves it so),
+	// as it costs a table slot per transaction, about 1.7 times the
+	// transaction's bytes in an encoding: decoding does not build it
+	// (TestDecodeMemory, TestIndexMemory), and a reader that only asks
 	// for the value never does.
-	solo  map[crdt.TxnID]crdt.ActorID
-	multi map[crdt.TxnID][]crdt.ActorID
+	idx   *holdIndex
 	value exact.Int128
 }
 
@@ -359,11 +357,8 @@ func (c *Counter) Holders(txn crdt.TxnID) []Holder {
 		return nil
 	}
 	var out []Holder
-	var buf [1]crdt.ActorID
-	for _, a := range c.holdersOf(txn, &buf) {
-		if amt, ok := c.Holds(a, txn); ok {
-			out = append(out, Holder{a, amt})
-		}
+	for a, amt := range c.holding(txn) {
+		out = append(out, Holder{a, amt})
 	}
 	return out
 }
@@ -378,100 +373,37 @@ func (c *Counter) Doubled() []crdt.TxnID {
 		return nil
 	}
 	c.index()
+	if c.idx == nil {
+		return nil
+	}
 	var out []crdt.TxnID
-	for x := range c.multi {
-		out = append(out, x)
+	for _, hs := range c.idx.multi {
+		if len(hs) > 0 {
+			_, t := c.idx.at(hs[0])
+			out = append(out, t.ID)
+		}
 	}
 	slices.Sort(out)
 	return out
-}
-
-// holdersOf returns the actors that hold txn, sorted, in buf when one
-// does. The list must not be changed.
-func (c *Counter) holdersOf(txn crdt.TxnID, buf *[1]crdt.ActorID) []crdt.ActorID {
-	c.index()
-	if a, ok := c.solo[txn]; ok {
-		buf[0] = a
-		return buf[:]
-	}
-	return c.multi[txn]
-}
-
-// held reports whether some actor holds txn.
-func (c *Counter) held(txn crdt.TxnID) bool {
-	c.index()
-	if _, ok := c.solo[txn]; ok {
-		return true
-	}
-	_, ok := c.multi[txn]
-	return ok
-}
-
-// index builds the holders index if it is not built.
-func (c *Counter) index() {
-	if c.solo != nil || c.entries == nil {
-		return
-	}
-	c.solo = map[crdt.TxnID]crdt.ActorID{}
-	c.multi = map[crdt.TxnID][]crdt.ActorID{}
-	for _, a := range c.Actors() { // sorted, so each holder list is
-		for _, t := range c.entries[a].recent {
-			if hs, ok := c.multi[t.ID]; ok {
-				c.multi[t.ID] = append(hs, a) // a list not yet shared
-			} else if b, ok := c.solo[t.ID]; ok {
-				delete(c.solo, t.ID)
-				c.multi[t.ID] = []crdt.ActorID{b, a}
-			} else {
-				c.solo[t.ID] = a
-			}
-		}
-	}
-}
-
-// addHolder records that actor holds txn.
-func (c *Counter) addHolder(txn crdt.TxnID, actor crdt.ActorID) {
-	if hs, ok := c.multi[txn]; ok {
-		i, _ := slices.BinarySearch(hs, actor)
-		c.multi[txn] = slices.Insert(slices.Clip(hs), i, actor) // a new array: lists are shared by clones
-		return
-	}
-	if b, ok := c.solo[txn]; ok {
-		delete(c.solo, txn)
-		c.multi[txn] = []crdt.ActorID{min(actor, b), max(actor, b)}
-		return
-	}
-	c.solo[txn] = actor
-}
-
-// dropHolder records that actor no longer holds txn.
-func (c *Counter) dropHolder(txn crdt.TxnID, actor crdt.ActorID) {
-	if hs, ok := c.multi[txn]; ok {
-		hs = slices.DeleteFunc(slices.Clone(hs), func(a crdt.ActorID) bool { return a == actor })
-		if len(hs) == 1 {
-			delete(c.multi, txn)
-			c.solo[txn] = hs[0]
-		} else {
-			c.multi[txn] = hs
-		}
-		return
-	}
-	if c.solo[txn] == actor {
-		delete(c.solo, txn)
-	}
 }
 
 // Known reports whether some actor holds txn, and what Apply would answer
 // for it with the given signed amount: Duplicate when a holder's copy has
 // that amount, crdt.ErrConflictingTransaction when none has.
 func (c *Counter) Known(txn crdt.TxnID, amount int64) (bool, error) {
-	if c == nil || !c.held(txn) {
+	known, first := false, int64(0)
+	for _, amt := range c.holding(txn) {
+		if amt == amount {
+			return true, nil
+		}
+		if !known {
+			known, first = true, amt
+		}
+	}
+	if !known {
 		return false, nil
 	}
-	hs := c.Holders(txn)
-	if slices.ContainsFunc(hs, func(h Holder) bool { return h.Amount == amount }) {
-		return true, nil
-	}
-	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, hs[0].Amount, amount)
+	return true, fmt.Errorf("%w: transaction %q has amount %d, retried with %d", crdt.ErrConflictingTransaction, txn, first, amount)
 }
 
 // Holds reports whether actor holds txn among its recent transactions, and
@@ -491,8 +423,7 @@ func (c *Counter) init() {
 	if c.entries == nil {
 		c.entries = map[crdt.ActorID]*entry{}
 		c.recv = map[crdt.ActorID]exact.Int128{}
-		c.solo = map[crdt.TxnID]crdt.ActorID{}
-		c.multi = map[crdt.TxnID][]crdt.ActorID{}
+		c.idx = newHoldIndex(0, 0)
 	}
 }
 
@@ -752,15 +683,8 @@ func (c *Counter) install(actor crdt.ActorID, e *entry) {
 		c.entries[actor] = e
 	}
 	c.count(e, 1)
-	if c.solo == nil {
-		return // index builds it from the entries
-	}
-	gone, added := windowChange(old, e)
-	for _, t := range gone {
-		c.dropHolder(t.ID, actor)
-	}
-	for _, t := range added {
-		c.addHolder(t.ID, actor)
+	if c.idx != nil { // else index builds it from the entries
+		c.idx.update(actor, old, e)
 	}
 }
 
@@ -777,41 +701,6 @@ func (c *Counter) count(e *entry, sign int64) {
 		r.Add(sign * g.amount)
 		c.recv[g.to] = r
 	}
-}
-
-// windowChange returns the transactions old holds and e does not, and the
-// reverse; a window slid by up to two is found without building a set.
-func windowChange(old, e *entry) (gone, added []Txn) {
-	var o, n []Txn
-	if old != nil {
-		o = old.recent
-	}
-	if e != nil {
-		n = e.recent
-	}
-	for d := 0; d <= 2 && d <= len(o); d++ {
-		keep := o[d:]
-		if len(keep) <= len(n) && slices.EqualFunc(keep, n[:len(keep)], func(a, b Txn) bool { return a.ID == b.ID }) {
-			return o[:d], n[len(keep):]
-		}
-	}
-	in := make(map[crdt.TxnID]bool, len(n))
-	for _, t := range n {
-		in[t.ID] = true
-	}
-	was := make(map[crdt.TxnID]bool, len(o))
-	for _, t := range o {
-		was[t.ID] = true
-		if !in[t.ID] {
-			gone = append(gone, t)
-		}
-	}
-	for _, t := range n {
-		if !was[t.ID] {
-			added = append(added, t)
-		}
-	}
-	return gone, added
 }
 
 // newer reports whether entry a wins over entry b in Merge: the larger
@@ -909,8 +798,7 @@ func (c *Counter) Clone() *Counter {
 	if c.entries != nil {
 		n.entries = maps.Clone(c.entries) // entries are immutable
 		n.recv = maps.Clone(c.recv)
-		n.solo = maps.Clone(c.solo)
-		n.multi = maps.Clone(c.multi) // holder lists are replaced, never changed in place
+		n.idx = c.idx.clone()
 	}
 	return n
 }
